@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("fanin-gen: not implemented yet");
+    std::process::exit(2);
+}

@@ -1,0 +1,1 @@
+//! Placement algorithms (filled in by the placement issue).

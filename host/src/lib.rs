@@ -1,0 +1,1 @@
+//! fanin host library.

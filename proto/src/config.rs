@@ -1,0 +1,332 @@
+//! Control-plane configuration: a switch's identity, forwarding table and job table.
+//!
+//! This is the per-switch file that `fanin place` emits and that `fanin switchd`, the RTL
+//! register driver and the testbenches load (JSON via serde). [`SwitchConfig::validate`]
+//! rejects anything the data path could misbehave on, with an error naming the job and field.
+
+use core::net::Ipv4Addr;
+use serde::{Deserialize, Serialize};
+
+use crate::wire::{FANIN_UDP_PORT, MAX_ELEMENTS, MAX_WORKERS};
+
+/// One end of a job's tree edge: where to send frames, and out of which port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// Ethernet address of the next hop.
+    pub mac: [u8; 6],
+    /// IPv4 address.
+    pub ip: Ipv4Addr,
+    /// UDP port.
+    #[serde(default = "default_port")]
+    pub udp_port: u16,
+    /// Egress port of this switch (ignored by the software switch, which uses sockets).
+    #[serde(default)]
+    pub port: u8,
+}
+
+fn default_port() -> u16 {
+    FANIN_UDP_PORT
+}
+
+/// A child of this switch in a job's tree: a worker or a lower switch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Child {
+    /// Where results for this child are sent.
+    pub endpoint: Endpoint,
+    /// Worker ranks this child delivers in its non-bypass packets (a worker: one bit).
+    pub ranks: u64,
+}
+
+/// Where a switch sits in a job's tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Role {
+    /// The top of the tree: completes the sum and multicasts the result down.
+    Root,
+    /// Below another aggregation node: sends its aggregate (and bypassed packets) up.
+    Inner {
+        /// The parent aggregation node.
+        parent: Endpoint,
+        /// This switch's child index at the parent.
+        index_at_parent: u8,
+    },
+}
+
+/// How a job's slots complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Mode {
+    /// Complete when every expected contribution has arrived.
+    Static,
+    /// Canary style: also flush a partial aggregate `flush_after` ticks after its first
+    /// contribution, and reclaim a flushed slot `reclaim_after` ticks after the flush.
+    Timeout {
+        /// Ticks from a slot's first contribution to its flush.
+        flush_after: u64,
+        /// Ticks from a flush to the slot's reclaim.
+        reclaim_after: u64,
+    },
+}
+
+/// A job-table entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobEntry {
+    /// Job id.
+    pub job: u16,
+    /// Root or inner node.
+    pub role: Role,
+    /// Completion mode.
+    #[serde(default = "default_mode")]
+    pub mode: Mode,
+    /// Children `0..degree_limit` are aggregated here; the rest are forwarded unaggregated.
+    pub degree_limit: u8,
+    /// Children, by child index.
+    pub children: Vec<Child>,
+    /// All worker ranks below this switch (at the root: every rank of the job).
+    pub ranks: u64,
+    /// First slot of the job's range.
+    pub slot_base: u32,
+    /// Number of slots in the job's range (each slot has two shadow copies).
+    pub slot_count: u32,
+    /// Most copies the job may hold busy at once (0 means `2 * slot_count`).
+    #[serde(default)]
+    pub quota: u32,
+}
+
+fn default_mode() -> Mode {
+    Mode::Static
+}
+
+impl JobEntry {
+    /// Ranks this switch must hold before it completes a block.
+    pub fn expected(&self) -> u64 {
+        match self.role {
+            Role::Root => self.ranks,
+            Role::Inner { .. } => self.children.iter().take(self.degree_limit as usize).fold(0, |m, c| m | c.ranks),
+        }
+    }
+
+    /// Effective quota (copies).
+    pub fn effective_quota(&self) -> u32 {
+        if self.quota == 0 {
+            self.slot_count.saturating_mul(2)
+        } else {
+            self.quota
+        }
+    }
+
+    /// Expected fan-in: the number of children.
+    pub fn fan_in(&self) -> usize {
+        self.children.len()
+    }
+}
+
+/// Sizes of a switch's tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Params {
+    /// Number of aggregation slots (each with two shadow copies).
+    pub slots: u32,
+    /// int32 lanes per slot: the largest element count a packet may carry.
+    pub elements: u16,
+    /// Job-table entries.
+    pub max_jobs: u16,
+    /// Children per job entry.
+    pub max_children: u8,
+    /// Forwarding-table entries.
+    pub max_routes: u16,
+    /// Number of switch ports.
+    pub ports: u8,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self { slots: 256, elements: 64, max_jobs: 16, max_children: 16, max_routes: 64, ports: 4 }
+    }
+}
+
+/// A forwarding-table entry: frames to `ip` leave through `port`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Route {
+    /// Destination address (exact match).
+    pub ip: Ipv4Addr,
+    /// Egress port.
+    pub port: u8,
+}
+
+/// Everything one switch loads: identity, table sizes, forwarding table and job table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchConfig {
+    /// Human-readable name (e.g. the topology node id).
+    pub name: String,
+    /// The switch's own Ethernet address.
+    pub mac: [u8; 6],
+    /// The switch's own IPv4 address: fanin packets to it are aggregated.
+    pub ip: Ipv4Addr,
+    /// The UDP port fanin packets are addressed to.
+    #[serde(default = "default_port")]
+    pub udp_port: u16,
+    /// Table sizes.
+    #[serde(default)]
+    pub params: Params,
+    /// Forwarding table for frames not addressed to the switch.
+    #[serde(default)]
+    pub routes: Vec<Route>,
+    /// Job table.
+    #[serde(default)]
+    pub jobs: Vec<JobEntry>,
+}
+
+/// A configuration the switch refuses, naming what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A table-size parameter is out of range.
+    #[error("parameter {name} = {value} is out of range ({why})")]
+    BadParam {
+        /// Parameter name.
+        name: &'static str,
+        /// Its value.
+        value: u64,
+        /// The allowed range.
+        why: &'static str,
+    },
+    /// Two job entries share a job id.
+    #[error("job {0}: duplicate job id")]
+    DuplicateJob(u16),
+    /// More jobs than the job table holds.
+    #[error("{0} jobs exceed the job table ({1} entries)")]
+    TooManyJobs(usize, u16),
+    /// More routes than the forwarding table holds.
+    #[error("{0} routes exceed the forwarding table ({1} entries)")]
+    TooManyRoutes(usize, u16),
+    /// A job entry is inconsistent.
+    #[error("job {job}: {why}")]
+    BadJob {
+        /// The job id.
+        job: u16,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+impl SwitchConfig {
+    /// A switch with default table sizes, no routes and no jobs.
+    pub fn new(name: &str, mac: [u8; 6], ip: Ipv4Addr) -> Self {
+        Self { name: name.into(), mac, ip, udp_port: FANIN_UDP_PORT, params: Params::default(), routes: vec![], jobs: vec![] }
+    }
+
+    /// Checks the whole configuration.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.params.validate()?;
+        if self.routes.len() > self.params.max_routes as usize {
+            return Err(ConfigError::TooManyRoutes(self.routes.len(), self.params.max_routes));
+        }
+        if self.jobs.len() > self.params.max_jobs as usize {
+            return Err(ConfigError::TooManyJobs(self.jobs.len(), self.params.max_jobs));
+        }
+        for (i, j) in self.jobs.iter().enumerate() {
+            j.validate(&self.params)?;
+            for other in &self.jobs[..i] {
+                if other.job == j.job {
+                    return Err(ConfigError::DuplicateJob(j.job));
+                }
+                check_disjoint_ranges(other, j)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Two jobs' slot ranges must not overlap: a slot belongs to one job.
+pub fn check_disjoint_ranges(a: &JobEntry, b: &JobEntry) -> Result<(), ConfigError> {
+    let (a0, a1) = (a.slot_base as u64, a.slot_base as u64 + a.slot_count as u64);
+    let (b0, b1) = (b.slot_base as u64, b.slot_base as u64 + b.slot_count as u64);
+    if a0 < b1 && b0 < a1 {
+        return Err(ConfigError::BadJob {
+            job: b.job,
+            why: format!("slots {b0}..{b1} overlap job {}'s slots {a0}..{a1}", a.job),
+        });
+    }
+    Ok(())
+}
+
+impl Params {
+    /// Checks the table sizes.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |name, value: u64, why| Err(ConfigError::BadParam { name, value, why });
+        if self.slots == 0 || self.slots > 1 << 20 {
+            return bad("slots", self.slots as u64, "1..=1048576");
+        }
+        if self.elements == 0 || self.elements > MAX_ELEMENTS {
+            return bad("elements", self.elements as u64, "1..=256");
+        }
+        if self.max_jobs == 0 {
+            return bad("max_jobs", 0, "at least 1");
+        }
+        if self.max_children == 0 || self.max_children as u32 > MAX_WORKERS {
+            return bad("max_children", self.max_children as u64, "1..=64");
+        }
+        if self.ports < 1 {
+            return bad("ports", 0, "at least 1");
+        }
+        Ok(())
+    }
+}
+
+impl JobEntry {
+    /// Checks one entry against the table sizes.
+    pub fn validate(&self, p: &Params) -> Result<(), ConfigError> {
+        let bad = |why: String| Err(ConfigError::BadJob { job: self.job, why });
+        if self.children.is_empty() {
+            return bad("no children".into());
+        }
+        if self.children.len() > p.max_children as usize {
+            return bad(format!("{} children exceed the limit of {}", self.children.len(), p.max_children));
+        }
+        if self.degree_limit == 0 {
+            return bad("degree_limit must be at least 1".into());
+        }
+        if matches!(self.role, Role::Root) && (self.degree_limit as usize) < self.children.len() {
+            return bad(format!(
+                "the root must aggregate all {} children (degree_limit {}): it has no parent to forward to",
+                self.children.len(),
+                self.degree_limit
+            ));
+        }
+        if self.ranks == 0 {
+            return bad("ranks is empty".into());
+        }
+        let mut seen = 0u64;
+        for (i, c) in self.children.iter().enumerate() {
+            if c.ranks == 0 {
+                return bad(format!("child {i} delivers no ranks"));
+            }
+            if c.ranks & seen != 0 {
+                return bad(format!("child {i} shares ranks with an earlier child"));
+            }
+            if c.ranks & !self.ranks != 0 {
+                return bad(format!("child {i} delivers ranks outside the job entry's ranks"));
+            }
+            if c.endpoint.port >= p.ports {
+                return bad(format!("child {i} port {} does not exist ({} ports)", c.endpoint.port, p.ports));
+            }
+            seen |= c.ranks;
+        }
+        if let Role::Inner { parent, .. } = self.role {
+            if parent.port >= p.ports {
+                return bad(format!("parent port {} does not exist ({} ports)", parent.port, p.ports));
+            }
+        }
+        if self.slot_count == 0 {
+            return bad("slot_count must be at least 1".into());
+        }
+        if self.slot_base as u64 + self.slot_count as u64 > p.slots as u64 {
+            return bad(format!("slots {}..{} exceed the {} slots", self.slot_base, self.slot_base as u64 + self.slot_count as u64, p.slots));
+        }
+        if let Mode::Timeout { flush_after, reclaim_after } = self.mode {
+            if flush_after == 0 || reclaim_after == 0 {
+                return bad("timeouts must be at least 1 tick".into());
+            }
+        }
+        Ok(())
+    }
+}

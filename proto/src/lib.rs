@@ -1,0 +1,21 @@
+//! fanin-proto: the fanin wire format and the reference model of the aggregation switch.
+//!
+//! This crate is the single definition of fanin's behaviour. It does no I/O:
+//! - [`wire`] parses and emits the fanin header and whole Ethernet/IPv4/UDP frames;
+//! - [`config`] is the control-plane job table that `fanin place` emits and switches load;
+//! - [`model`] is the deterministic switch state machine
+//!   `(state, input frame, time) -> (output frames, counter changes)`;
+//! - [`worker`] is the host side of the protocol (windowing, retransmission);
+//! - [`quant`] is the float <-> int32 quantisation scheme;
+//! - [`netsim`] is an in-memory network of switches and workers used by the property tests.
+//!
+//! The RTL (fanin-hdl), the software switch (fanin `switchd`) and the testbench scoreboard
+//! (fanin-sim) are all checked against [`model::Switch`].
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod model;
+pub mod netsim;
+pub mod quant;
+pub mod wire;
+pub mod worker;

@@ -1,0 +1,612 @@
+//! The reference model of a fanin switch: a deterministic state machine
+//! `(state, input frame, time) -> (output frames, counter changes)`.
+//!
+//! docs/protocol.md ("Switch semantics") describes the same rules in prose; the RTL,
+//! the software switch and the testbench scoreboard are all checked against this code.
+
+mod counters;
+mod slot;
+
+pub use counters::{Counter, Counters, PortCounters};
+pub use slot::{newer, saturating_add, CopyState, SlotCopy};
+
+use core::net::Ipv4Addr;
+use std::collections::BTreeMap;
+
+use crate::config::{check_disjoint_ranges, ConfigError, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig};
+use crate::wire::frame::{classify, FrameError};
+use crate::wire::{Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, Repr, WireError};
+
+/// A frame the switch sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// Egress port.
+    pub port: u8,
+    /// Ethernet frame without FCS.
+    pub frame: Vec<u8>,
+}
+
+/// Why a contribution was forwarded unaggregated (or, at the root, dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BypassReason {
+    /// The slot copy is busy with another block.
+    Collision,
+    /// The job holds its quota of busy copies.
+    Quota,
+    /// The child is beyond the degree limit.
+    Degree,
+    /// The block was already sent up, flushed or reclaimed here.
+    Straggler,
+    /// The packet already carried the bypass flag.
+    Transit,
+}
+
+/// Why a frame addressed to the switch was dropped as malformed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum MalformedReason {
+    /// Ethernet/IPv4/UDP problem.
+    #[error("{0}")]
+    Frame(FrameError),
+    /// fanin header problem.
+    #[error("{0}")]
+    Wire(WireError),
+    /// Child index beyond the job's children.
+    #[error("child index out of range")]
+    ChildOutOfRange,
+    /// Contributor bitmap has ranks the sending child does not deliver.
+    #[error("contributors not delivered by this child")]
+    RanksNotOfChild,
+    /// Contributor bitmap has ranks outside the job entry.
+    #[error("contributors outside the job")]
+    RanksNotOfJob,
+    /// More elements than the slot has lanes.
+    #[error("more elements than slot lanes")]
+    TooManyElements,
+    /// Element count differs from the block's first contribution.
+    #[error("element count differs from the block's")]
+    ElementMismatch,
+    /// A result addressed to the job's root.
+    #[error("result sent to the root")]
+    ResultAtRoot,
+}
+
+/// What the switch did with one input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// Added into a slot; the block is not complete yet.
+    Aggregated,
+    /// Added, and the block completed (aggregate sent up, or result multicast).
+    Completed,
+    /// Already held: suppressed.
+    Duplicate,
+    /// Already held; the stored aggregate was re-sent upward.
+    Reemitted,
+    /// Already complete at the root: the result was replayed to the sender.
+    Replayed,
+    /// Overlapped the slot's contributors in part: dropped.
+    Overlap,
+    /// Forwarded toward the parent with the bypass flag.
+    Bypassed(BypassReason),
+    /// Root could not aggregate it (collision or quota): dropped, sender retransmits.
+    RootDrop(BypassReason),
+    /// A result from the parent, multicast to the children.
+    ResultForwarded,
+    /// Unknown job: dropped.
+    UnknownJob,
+    /// Malformed: dropped.
+    Malformed(MalformedReason),
+    /// Not for the switch: switched by the forwarding table.
+    Forwarded,
+    /// Not for the switch and no route: dropped.
+    NoRoute,
+    /// Not IPv4: dropped.
+    NonIp,
+}
+
+/// Outputs and verdict of one input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reaction {
+    /// Frames sent, in order.
+    pub outputs: Vec<Output>,
+    /// What happened.
+    pub verdict: Verdict,
+}
+
+#[derive(Debug, Clone)]
+struct JobState {
+    entry: JobEntry,
+    busy: u32,
+}
+
+/// The reference switch.
+#[derive(Debug, Clone)]
+pub struct Switch {
+    me: L4Addr,
+    params: Params,
+    routes: BTreeMap<Ipv4Addr, u8>,
+    jobs: BTreeMap<u16, JobState>,
+    owner: Vec<Option<u16>>,
+    slots: Vec<[SlotCopy; 2]>,
+    counters: Counters,
+}
+
+impl Switch {
+    /// Builds a switch from a validated configuration.
+    pub fn new(cfg: &SwitchConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let p = cfg.params;
+        let lanes = p.elements as usize;
+        let mut s = Self {
+            me: L4Addr { mac: cfg.mac, ip: cfg.ip, port: cfg.udp_port },
+            params: p,
+            routes: BTreeMap::new(),
+            jobs: BTreeMap::new(),
+            owner: vec![None; p.slots as usize],
+            slots: (0..p.slots).map(|_| [SlotCopy::new(lanes), SlotCopy::new(lanes)]).collect(),
+            counters: Counters::new(p.ports as usize),
+        };
+        for r in &cfg.routes {
+            s.set_route(r.ip, r.port)?;
+        }
+        for j in &cfg.jobs {
+            s.set_job(j.clone())?;
+        }
+        Ok(s)
+    }
+
+    /// Table sizes.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// The switch's own address.
+    pub fn address(&self) -> L4Addr {
+        self.me
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Busy copies of `job`, if the job exists.
+    pub fn job_busy(&self, job: u16) -> Option<u32> {
+        self.jobs.get(&job).map(|j| j.busy)
+    }
+
+    /// The job entry of `job`.
+    pub fn job(&self, job: u16) -> Option<&JobEntry> {
+        self.jobs.get(&job).map(|j| &j.entry)
+    }
+
+    /// A slot copy, for inspection.
+    pub fn copy(&self, slot: u32, copy: usize) -> &SlotCopy {
+        &self.slots[slot as usize][copy]
+    }
+
+    /// Adds or replaces a forwarding-table entry.
+    pub fn set_route(&mut self, ip: Ipv4Addr, port: u8) -> Result<(), ConfigError> {
+        if port >= self.params.ports {
+            return Err(ConfigError::BadParam { name: "route port", value: port as u64, why: "below the port count" });
+        }
+        if !self.routes.contains_key(&ip) && self.routes.len() >= self.params.max_routes as usize {
+            return Err(ConfigError::TooManyRoutes(self.routes.len() + 1, self.params.max_routes));
+        }
+        self.routes.insert(ip, port);
+        Ok(())
+    }
+
+    /// Adds or replaces a job entry. A replaced job's slots are freed. On error nothing changes.
+    pub fn set_job(&mut self, entry: JobEntry) -> Result<(), ConfigError> {
+        entry.validate(&self.params)?;
+        for other in self.jobs.values().filter(|o| o.entry.job != entry.job) {
+            check_disjoint_ranges(&other.entry, &entry)?;
+        }
+        if !self.jobs.contains_key(&entry.job) && self.jobs.len() >= self.params.max_jobs as usize {
+            return Err(ConfigError::TooManyJobs(self.jobs.len() + 1, self.params.max_jobs));
+        }
+        self.remove_job(entry.job);
+        for s in entry.slot_base..entry.slot_base + entry.slot_count {
+            self.owner[s as usize] = Some(entry.job);
+        }
+        self.jobs.insert(entry.job, JobState { entry, busy: 0 });
+        Ok(())
+    }
+
+    /// Removes a job and frees its slots. Returns whether it existed.
+    pub fn remove_job(&mut self, job: u16) -> bool {
+        let Some(js) = self.jobs.remove(&job) else { return false };
+        for s in js.entry.slot_base..js.entry.slot_base + js.entry.slot_count {
+            self.owner[s as usize] = None;
+            for c in &mut self.slots[s as usize] {
+                c.state = CopyState::Free;
+            }
+        }
+        let used = self.counters.get(Counter::SlotsInUse) - js.busy as u64;
+        self.counters.set(Counter::SlotsInUse, used);
+        true
+    }
+
+    /// Handles one received frame at tick `now` on ingress `port`.
+    pub fn handle(&mut self, now: u64, port: u8, frame: &[u8]) -> Reaction {
+        if let Some(pc) = self.counters.ports.get_mut(port as usize) {
+            pc.rx_packets += 1;
+            pc.rx_bytes += frame.len() as u64;
+        }
+        let mut out = Vec::new();
+        let verdict = self.dispatch(now, port, frame, &mut out);
+        self.count(verdict);
+        for o in &out {
+            if let Some(pc) = self.counters.ports.get_mut(o.port as usize) {
+                pc.tx_packets += 1;
+                pc.tx_bytes += o.frame.len() as u64;
+            }
+        }
+        Reaction { outputs: out, verdict }
+    }
+
+    fn count(&mut self, v: Verdict) {
+        let c = &mut self.counters;
+        match v {
+            Verdict::Aggregated | Verdict::Completed => c.inc(Counter::Aggregated),
+            Verdict::Duplicate => c.inc(Counter::Duplicates),
+            Verdict::Reemitted => {
+                c.inc(Counter::Duplicates);
+                c.inc(Counter::Reemits);
+            }
+            Verdict::Replayed => {
+                c.inc(Counter::Duplicates);
+                c.inc(Counter::ResultsSent);
+            }
+            Verdict::Overlap => c.inc(Counter::Overlaps),
+            Verdict::Bypassed(r) => c.inc(match r {
+                BypassReason::Collision => Counter::BypassCollision,
+                BypassReason::Quota => Counter::BypassQuota,
+                BypassReason::Degree => Counter::BypassDegree,
+                BypassReason::Straggler => Counter::BypassStraggler,
+                BypassReason::Transit => Counter::BypassTransit,
+            }),
+            Verdict::RootDrop(_) => c.inc(Counter::RootDrops),
+            Verdict::ResultForwarded => {}
+            Verdict::UnknownJob => c.inc(Counter::UnknownJob),
+            Verdict::Malformed(_) => c.inc(Counter::Malformed),
+            Verdict::Forwarded => c.inc(Counter::Forwarded),
+            Verdict::NoRoute => c.inc(Counter::NoRoute),
+            Verdict::NonIp => c.inc(Counter::NonIp),
+        }
+    }
+
+    fn dispatch(&mut self, now: u64, port: u8, frame: &[u8], out: &mut Vec<Output>) -> Verdict {
+        let (dst, udp) = match classify(frame) {
+            FrameKind::NonIp => return Verdict::NonIp,
+            FrameKind::BadIpv4(e) => return Verdict::Malformed(MalformedReason::Frame(e)),
+            FrameKind::Ipv4 { dst, udp } => (dst, udp),
+        };
+        if dst != self.me.ip {
+            return match self.routes.get(&dst) {
+                Some(&p) => {
+                    out.push(Output { port: p, frame: frame.to_vec() });
+                    Verdict::Forwarded
+                }
+                None => Verdict::NoRoute,
+            };
+        }
+        let d = match udp {
+            Some(Ok(d)) if d.dst.port == self.me.port => d,
+            Some(Err(e)) => return Verdict::Malformed(MalformedReason::Frame(e)),
+            _ => return Verdict::Malformed(MalformedReason::Frame(FrameError::NotFanin)),
+        };
+        let pkt = match Packet::new_checked(d.payload) {
+            Ok(p) => p,
+            Err(e) => return Verdict::Malformed(MalformedReason::Wire(e)),
+        };
+        let repr = match Repr::parse(&pkt) {
+            Ok(r) => r,
+            Err(e) => return Verdict::Malformed(MalformedReason::Wire(e)),
+        };
+        if !self.jobs.contains_key(&repr.job) {
+            return Verdict::UnknownJob;
+        }
+        match repr.ptype {
+            PacketType::Contribution => self.contribution(now, port, &d, &repr, &pkt.elements(), out),
+            PacketType::Result => self.result(&d, &repr, out),
+        }
+    }
+
+    fn result(&mut self, d: &Datagram, repr: &Repr, out: &mut Vec<Output>) -> Verdict {
+        let js = &self.jobs[&repr.job];
+        if matches!(js.entry.role, Role::Root) {
+            return Verdict::Malformed(MalformedReason::ResultAtRoot);
+        }
+        let (slot, ci) = index(&js.entry, repr.block);
+        for (i, c) in js.entry.children.iter().enumerate() {
+            let mut payload = d.payload.to_vec();
+            let mut p = Packet::new_unchecked(&mut payload[..]);
+            p.set_child(i as u8);
+            p.set_flags(repr.flags.with(Flags::MULTICAST));
+            out.push(self.send(self.me, c.endpoint, &payload));
+        }
+        self.counters.add(Counter::ResultsSent, js.entry.children.len() as u64);
+        let copy = &self.slots[slot][ci];
+        if copy.state != CopyState::Free && copy.job == repr.job && copy.block == repr.block {
+            self.set_state(slot, ci, CopyState::Done);
+        }
+        Verdict::ResultForwarded
+    }
+
+    fn contribution(&mut self, now: u64, port: u8, d: &Datagram, r: &Repr, data: &[i32], out: &mut Vec<Output>) -> Verdict {
+        let entry = &self.jobs[&r.job].entry;
+        let root = matches!(entry.role, Role::Root);
+        if r.bitmap & !entry.ranks != 0 {
+            return Verdict::Malformed(MalformedReason::RanksNotOfJob);
+        }
+        if r.elements > self.params.elements {
+            return Verdict::Malformed(MalformedReason::TooManyElements);
+        }
+        if !r.flags.has(Flags::BYPASS) {
+            let Some(child) = entry.children.get(r.child as usize) else {
+                return Verdict::Malformed(MalformedReason::ChildOutOfRange);
+            };
+            if r.bitmap & !child.ranks != 0 {
+                return Verdict::Malformed(MalformedReason::RanksNotOfChild);
+            }
+            if r.child >= entry.degree_limit {
+                return self.bypass(d, r, BypassReason::Degree, out);
+            }
+        } else if !root {
+            return self.bypass(d, r, BypassReason::Transit, out);
+        }
+        let (slot, ci) = index(entry, r.block);
+        let copy = &self.slots[slot][ci];
+        let same = copy.state != CopyState::Free && copy.job == r.job;
+        if same && copy.block == r.block {
+            return self.same_block(now, port, d, r, data, slot, ci, out);
+        }
+        if same && newer(copy.block, r.block) {
+            // An older block than the copy holds: by the window rule its result was delivered.
+            return if root { Verdict::Duplicate } else { self.bypass(d, r, BypassReason::Straggler, out) };
+        }
+        let overwritable = !copy.state.busy() || (same && copy.state == CopyState::Emitted);
+        if !overwritable {
+            return self.refuse(d, r, BypassReason::Collision, root, out);
+        }
+        let js = &self.jobs[&r.job];
+        let freed = u32::from(copy.state.busy());
+        if js.busy - freed >= js.entry.effective_quota() {
+            return self.refuse(d, r, BypassReason::Quota, root, out);
+        }
+        self.set_state(slot, ci, CopyState::Free);
+        self.slots[slot][ci].start(r.job, r.block, r.bitmap, r.exponent, r.flags, data, now);
+        self.set_state_busy_from_free(slot, ci);
+        self.try_complete(now, slot, ci, out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn same_block(&mut self, now: u64, port: u8, d: &Datagram, r: &Repr, data: &[i32], slot: usize, ci: usize, out: &mut Vec<Output>) -> Verdict {
+        let copy = &self.slots[slot][ci];
+        let held = copy.bitmap;
+        let subset = r.bitmap & !held == 0;
+        let disjoint = r.bitmap & held == 0;
+        match copy.state {
+            CopyState::Aggregating => {
+                if subset {
+                    Verdict::Duplicate
+                } else if !disjoint {
+                    Verdict::Overlap
+                } else if r.elements != copy.elements {
+                    Verdict::Malformed(MalformedReason::ElementMismatch)
+                } else {
+                    self.slots[slot][ci].merge(r.bitmap, r.exponent, r.flags, data);
+                    self.try_complete(now, slot, ci, out)
+                }
+            }
+            CopyState::Emitted if subset => {
+                out.push(self.aggregate_frame(slot, ci));
+                Verdict::Reemitted
+            }
+            CopyState::Done if matches!(self.jobs[&r.job].entry.role, Role::Root) => {
+                if subset {
+                    out.push(self.replay(port, d, r, slot, ci));
+                    Verdict::Replayed
+                } else {
+                    Verdict::Overlap
+                }
+            }
+            _ if !disjoint && !subset => Verdict::Overlap,
+            // Emitted/Done/Stale at an inner switch: the block already left this switch.
+            _ => self.bypass(d, r, BypassReason::Straggler, out),
+        }
+    }
+
+    fn try_complete(&mut self, now: u64, slot: usize, ci: usize, out: &mut Vec<Output>) -> Verdict {
+        let copy = &self.slots[slot][ci];
+        let entry = &self.jobs[&copy.job].entry;
+        if copy.bitmap != entry.expected() {
+            return Verdict::Aggregated;
+        }
+        self.counters.inc(Counter::Completions);
+        match entry.role {
+            Role::Root => {
+                let n = entry.children.len();
+                for i in 0..n {
+                    let f = self.result_frame(slot, ci, i);
+                    out.push(f);
+                }
+                self.counters.add(Counter::ResultsSent, n as u64);
+                self.set_state(slot, ci, CopyState::Done);
+            }
+            Role::Inner { .. } => {
+                self.set_state(slot, ci, CopyState::Emitted);
+                self.slots[slot][ci].timer = now;
+                out.push(self.aggregate_frame(slot, ci));
+            }
+        }
+        Verdict::Completed
+    }
+
+    /// Forwards a contribution to the parent with the bypass flag, or drops it at the root.
+    fn refuse(&mut self, d: &Datagram, r: &Repr, why: BypassReason, root: bool, out: &mut Vec<Output>) -> Verdict {
+        if root {
+            Verdict::RootDrop(why)
+        } else {
+            self.bypass(d, r, why, out)
+        }
+    }
+
+    fn bypass(&mut self, d: &Datagram, r: &Repr, why: BypassReason, out: &mut Vec<Output>) -> Verdict {
+        let Role::Inner { parent, .. } = self.jobs[&r.job].entry.role else {
+            unreachable!("bypass is only chosen at inner switches")
+        };
+        let mut payload = d.payload.to_vec();
+        Packet::new_unchecked(&mut payload[..]).set_flags(r.flags.with(Flags::BYPASS));
+        let src = L4Addr { mac: self.me.mac, ..d.src };
+        out.push(self.send(src, parent, &payload));
+        Verdict::Bypassed(why)
+    }
+
+    fn replay(&self, port: u8, d: &Datagram, r: &Repr, slot: usize, ci: usize) -> Output {
+        let copy = &self.slots[slot][ci];
+        let repr = Repr {
+            ptype: PacketType::Result,
+            flags: copy.flags,
+            exponent: copy.exponent,
+            job: copy.job,
+            elements: copy.elements,
+            block: copy.block,
+            child: r.child,
+            bitmap: copy.bitmap,
+        };
+        let to = Endpoint { mac: d.src.mac, ip: d.src.ip, udp_port: d.src.port, port };
+        self.send(self.me, to, &repr.to_bytes(copy.payload()))
+    }
+
+    fn result_frame(&self, slot: usize, ci: usize, child: usize) -> Output {
+        let copy = &self.slots[slot][ci];
+        let entry = &self.jobs[&copy.job].entry;
+        let repr = Repr {
+            ptype: PacketType::Result,
+            flags: copy.flags.with(Flags::MULTICAST),
+            exponent: copy.exponent,
+            job: copy.job,
+            elements: copy.elements,
+            block: copy.block,
+            child: child as u8,
+            bitmap: copy.bitmap,
+        };
+        self.send(self.me, entry.children[child].endpoint, &repr.to_bytes(copy.payload()))
+    }
+
+    fn aggregate_frame(&self, slot: usize, ci: usize) -> Output {
+        let copy = &self.slots[slot][ci];
+        let entry = &self.jobs[&copy.job].entry;
+        let Role::Inner { parent, index_at_parent } = entry.role else {
+            unreachable!("only inner switches send aggregates up")
+        };
+        let partial = copy.bitmap != entry.expected();
+        let flags = if partial { copy.flags.with(Flags::PARTIAL) } else { copy.flags };
+        let repr = Repr {
+            ptype: PacketType::Contribution,
+            flags,
+            exponent: copy.exponent,
+            job: copy.job,
+            elements: copy.elements,
+            block: copy.block,
+            child: index_at_parent,
+            bitmap: copy.bitmap,
+        };
+        self.send(self.me, parent, &repr.to_bytes(copy.payload()))
+    }
+
+    fn send(&self, src: L4Addr, to: Endpoint, payload: &[u8]) -> Output {
+        let dst = L4Addr { mac: to.mac, ip: to.ip, port: to.udp_port };
+        Output { port: to.port, frame: Datagram { src, dst, payload }.to_frame(false) }
+    }
+
+    /// Moves a copy to `state`, keeping the busy counts right.
+    fn set_state(&mut self, slot: usize, ci: usize, state: CopyState) {
+        let copy = &mut self.slots[slot][ci];
+        let was = copy.state.busy();
+        copy.state = state;
+        let now_busy = state.busy();
+        if was != now_busy {
+            let job = copy.job;
+            self.adjust_busy(job, now_busy);
+        }
+    }
+
+    fn set_state_busy_from_free(&mut self, slot: usize, ci: usize) {
+        let job = self.slots[slot][ci].job;
+        self.adjust_busy(job, true);
+    }
+
+    fn adjust_busy(&mut self, job: u16, up: bool) {
+        let js = self.jobs.get_mut(&job).expect("slot owned by a configured job");
+        let used = self.counters.get(Counter::SlotsInUse);
+        if up {
+            js.busy += 1;
+            self.counters.set(Counter::SlotsInUse, used + 1);
+            if used + 1 > self.counters.get(Counter::SlotsHighWater) {
+                self.counters.set(Counter::SlotsHighWater, used + 1);
+            }
+        } else {
+            js.busy -= 1;
+            self.counters.set(Counter::SlotsInUse, used - 1);
+        }
+    }
+
+    /// Runs the timer scan over every slot at tick `now`.
+    pub fn tick(&mut self, now: u64) -> Vec<Output> {
+        let mut out = Vec::new();
+        for s in 0..self.slots.len() as u32 {
+            out.extend(self.scan_slot(now, s));
+        }
+        out
+    }
+
+    /// Runs the timer scan over one slot (both copies), as the hardware scanner does.
+    pub fn scan_slot(&mut self, now: u64, slot: u32) -> Vec<Output> {
+        let mut out = Vec::new();
+        let s = slot as usize;
+        let Some(job) = self.owner.get(s).copied().flatten() else { return out };
+        let entry = &self.jobs[&job].entry;
+        let Mode::Timeout { flush_after, reclaim_after } = entry.mode else { return out };
+        let root = matches!(entry.role, Role::Root);
+        for ci in 0..2 {
+            let copy = &self.slots[s][ci];
+            let age = now.saturating_sub(copy.timer);
+            match copy.state {
+                CopyState::Aggregating if !root && age >= flush_after => {
+                    self.counters.inc(Counter::Timeouts);
+                    self.set_state(s, ci, CopyState::Emitted);
+                    self.slots[s][ci].timer = now;
+                    out.push(self.aggregate_frame(s, ci));
+                }
+                CopyState::Aggregating if root && age >= flush_after.saturating_add(reclaim_after) => {
+                    self.counters.inc(Counter::Reclaims);
+                    self.set_state(s, ci, CopyState::Free);
+                }
+                CopyState::Emitted if age >= reclaim_after => {
+                    self.counters.inc(Counter::Reclaims);
+                    self.set_state(s, ci, CopyState::Stale);
+                }
+                _ => {}
+            }
+        }
+        for o in &out {
+            if let Some(pc) = self.counters.ports.get_mut(o.port as usize) {
+                pc.tx_packets += 1;
+                pc.tx_bytes += o.frame.len() as u64;
+            }
+        }
+        out
+    }
+}
+
+/// Slot index and shadow copy of `block` in a job's range.
+pub fn index(entry: &JobEntry, block: u32) -> (usize, usize) {
+    let n = entry.slot_count;
+    ((entry.slot_base + block % n) as usize, ((block / n) % 2) as usize)
+}
+
+#[cfg(test)]
+mod tests;

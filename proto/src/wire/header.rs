@@ -1,0 +1,368 @@
+//! The 22-byte fanin header, smoltcp style: [`Packet`] over a byte buffer plus [`Repr`].
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 1 | version |
+//! | 1 | 1 | type |
+//! | 2 | 1 | flags |
+//! | 3 | 1 | exponent (i8) |
+//! | 4 | 2 | job id |
+//! | 6 | 2 | element count |
+//! | 8 | 4 | block id |
+//! | 12 | 1 | child index |
+//! | 13 | 1 | contribution count |
+//! | 14 | 8 | contributor bitmap |
+//! | 22 | 4·n | elements (i32, big-endian) |
+
+use super::{WireError, ELEMENT_BYTES, HEADER_LEN, MAX_ELEMENTS, VERSION};
+
+/// Byte ranges of the header fields.
+pub mod field {
+    use core::ops::{Range, RangeFrom};
+    /// Protocol version.
+    pub const VERSION: usize = 0;
+    /// Packet type.
+    pub const TYPE: usize = 1;
+    /// Flag bits.
+    pub const FLAGS: usize = 2;
+    /// Scale exponent (i8).
+    pub const EXPONENT: usize = 3;
+    /// Job id.
+    pub const JOB: Range<usize> = 4..6;
+    /// Element count.
+    pub const ELEMENTS: Range<usize> = 6..8;
+    /// Block (sequence) id.
+    pub const BLOCK: Range<usize> = 8..12;
+    /// Sender's child index at the receiving switch.
+    pub const CHILD: usize = 12;
+    /// Number of contributions summed into the packet.
+    pub const COUNT: usize = 13;
+    /// Contributor bitmap (one bit per worker rank).
+    pub const BITMAP: Range<usize> = 14..22;
+    /// The elements.
+    pub const PAYLOAD: RangeFrom<usize> = 22..;
+}
+
+/// Packet types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum PacketType {
+    /// A worker's contribution, or a partial aggregate, travelling up the tree.
+    Contribution = 1,
+    /// The finished sum, travelling down the tree.
+    Result = 2,
+}
+
+impl PacketType {
+    /// Decodes a type byte.
+    pub fn from_u8(v: u8) -> Option<Self> {
+        match v {
+            1 => Some(Self::Contribution),
+            2 => Some(Self::Result),
+            _ => None,
+        }
+    }
+}
+
+/// Header flag bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+pub struct Flags(pub u8);
+
+impl Flags {
+    /// Do not aggregate: forward toward the root, which aggregates it.
+    pub const BYPASS: u8 = 0x01;
+    /// A result copy multicast down the tree (clear on a unicast reply to a duplicate).
+    pub const MULTICAST: u8 = 0x02;
+    /// A partial aggregate flushed by a timeout.
+    pub const PARTIAL: u8 = 0x04;
+    /// Some lane saturated while summing.
+    pub const OVERFLOW: u8 = 0x08;
+    /// Contributions with different exponents were summed.
+    pub const EXP_MISMATCH: u8 = 0x10;
+    /// All defined bits; the rest are reserved and must be zero.
+    pub const DEFINED: u8 = 0x1f;
+
+    /// True if every bit of `bit` is set.
+    pub fn has(self, bit: u8) -> bool {
+        self.0 & bit == bit
+    }
+    /// Returns a copy with `bit` set.
+    pub fn with(self, bit: u8) -> Self {
+        Self(self.0 | bit)
+    }
+    /// Returns a copy with `bit` cleared.
+    pub fn without(self, bit: u8) -> Self {
+        Self(self.0 & !bit)
+    }
+}
+
+/// A read/write view of a fanin header and payload.
+#[derive(Debug, Clone)]
+pub struct Packet<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// Wraps a buffer without checking its length.
+    pub fn new_unchecked(buffer: T) -> Self {
+        Self { buffer }
+    }
+
+    /// Wraps a buffer and checks that every accessor is in bounds.
+    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
+        let p = Self::new_unchecked(buffer);
+        p.check_len()?;
+        Ok(p)
+    }
+
+    /// Checks that the buffer holds the header and exactly `element_count` elements.
+    ///
+    /// After this succeeds no accessor can panic.
+    pub fn check_len(&self) -> Result<(), WireError> {
+        let len = self.buffer.as_ref().len();
+        if len < HEADER_LEN {
+            return Err(WireError::Truncated);
+        }
+        if len != HEADER_LEN + self.element_count() as usize * ELEMENT_BYTES {
+            return Err(WireError::BadLength);
+        }
+        Ok(())
+    }
+
+    /// Returns the underlying buffer.
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    fn b(&self) -> &[u8] {
+        self.buffer.as_ref()
+    }
+    /// Protocol version.
+    pub fn version(&self) -> u8 {
+        self.b()[field::VERSION]
+    }
+    /// Raw packet type byte.
+    pub fn packet_type(&self) -> u8 {
+        self.b()[field::TYPE]
+    }
+    /// Flag bits.
+    pub fn flags(&self) -> Flags {
+        Flags(self.b()[field::FLAGS])
+    }
+    /// Scale exponent: elements are `value · 2^-exponent`.
+    pub fn exponent(&self) -> i8 {
+        self.b()[field::EXPONENT] as i8
+    }
+    /// Job id.
+    pub fn job(&self) -> u16 {
+        be16(&self.b()[field::JOB])
+    }
+    /// Element count.
+    pub fn element_count(&self) -> u16 {
+        be16(&self.b()[field::ELEMENTS])
+    }
+    /// Block id.
+    pub fn block(&self) -> u32 {
+        let s = &self.b()[field::BLOCK];
+        u32::from_be_bytes([s[0], s[1], s[2], s[3]])
+    }
+    /// Sender's child index at the receiving switch.
+    pub fn child(&self) -> u8 {
+        self.b()[field::CHILD]
+    }
+    /// Number of contributions summed into this packet.
+    pub fn count(&self) -> u8 {
+        self.b()[field::COUNT]
+    }
+    /// Contributor bitmap.
+    pub fn bitmap(&self) -> u64 {
+        let s = &self.b()[field::BITMAP];
+        let mut a = [0u8; 8];
+        a.copy_from_slice(s);
+        u64::from_be_bytes(a)
+    }
+    /// Element `i` of the payload (`i < element_count()`).
+    pub fn element(&self, i: usize) -> i32 {
+        let o = HEADER_LEN + i * ELEMENT_BYTES;
+        let s = &self.b()[o..o + ELEMENT_BYTES];
+        i32::from_be_bytes([s[0], s[1], s[2], s[3]])
+    }
+    /// All elements, decoded.
+    pub fn elements(&self) -> Vec<i32> {
+        (0..self.element_count() as usize).map(|i| self.element(i)).collect()
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    fn bm(&mut self) -> &mut [u8] {
+        self.buffer.as_mut()
+    }
+    /// Sets the flags byte.
+    pub fn set_flags(&mut self, f: Flags) {
+        self.bm()[field::FLAGS] = f.0;
+    }
+    /// Sets the child index.
+    pub fn set_child(&mut self, c: u8) {
+        self.bm()[field::CHILD] = c;
+    }
+    /// Sets element `i`.
+    pub fn set_element(&mut self, i: usize, v: i32) {
+        let o = HEADER_LEN + i * ELEMENT_BYTES;
+        self.bm()[o..o + ELEMENT_BYTES].copy_from_slice(&v.to_be_bytes());
+    }
+}
+
+fn be16(s: &[u8]) -> u16 {
+    u16::from_be_bytes([s[0], s[1]])
+}
+
+/// High-level representation of a fanin header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Repr {
+    /// Packet type.
+    pub ptype: PacketType,
+    /// Flag bits.
+    pub flags: Flags,
+    /// Scale exponent.
+    pub exponent: i8,
+    /// Job id.
+    pub job: u16,
+    /// Number of elements in the payload.
+    pub elements: u16,
+    /// Block id.
+    pub block: u32,
+    /// Sender's child index at the receiver.
+    pub child: u8,
+    /// Contributor bitmap; the count field is its popcount.
+    pub bitmap: u64,
+}
+
+impl Repr {
+    /// Parses and validates a header. The buffer must already pass `check_len`.
+    pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Self, WireError> {
+        p.check_len()?;
+        if p.version() != VERSION {
+            return Err(WireError::BadVersion);
+        }
+        let ptype = PacketType::from_u8(p.packet_type()).ok_or(WireError::BadType)?;
+        if p.flags().0 & !Flags::DEFINED != 0 {
+            return Err(WireError::BadFlags);
+        }
+        if p.element_count() > MAX_ELEMENTS {
+            return Err(WireError::TooManyElements);
+        }
+        if p.bitmap() == 0 {
+            return Err(WireError::EmptyBitmap);
+        }
+        if p.count() as u32 != p.bitmap().count_ones() {
+            return Err(WireError::BadCount);
+        }
+        Ok(Self {
+            ptype,
+            flags: p.flags(),
+            exponent: p.exponent(),
+            job: p.job(),
+            elements: p.element_count(),
+            block: p.block(),
+            child: p.child(),
+            bitmap: p.bitmap(),
+        })
+    }
+
+    /// Number of bytes the header plus payload occupy.
+    pub fn buffer_len(&self) -> usize {
+        HEADER_LEN + self.elements as usize * ELEMENT_BYTES
+    }
+
+    /// Number of contributions summed into the packet.
+    pub fn count(&self) -> u8 {
+        self.bitmap.count_ones() as u8
+    }
+
+    /// Writes the header into `p` (whose buffer must be `buffer_len()` long).
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
+        let b = p.bm();
+        b[field::VERSION] = VERSION;
+        b[field::TYPE] = self.ptype as u8;
+        b[field::FLAGS] = self.flags.0;
+        b[field::EXPONENT] = self.exponent as u8;
+        b[field::JOB].copy_from_slice(&self.job.to_be_bytes());
+        b[field::ELEMENTS].copy_from_slice(&self.elements.to_be_bytes());
+        b[field::BLOCK].copy_from_slice(&self.block.to_be_bytes());
+        b[field::CHILD] = self.child;
+        b[field::COUNT] = self.count();
+        b[field::BITMAP].copy_from_slice(&self.bitmap.to_be_bytes());
+    }
+
+    /// Builds a complete header + payload buffer. `data.len()` must equal `elements`.
+    pub fn to_bytes(&self, data: &[i32]) -> Vec<u8> {
+        assert_eq!(data.len(), self.elements as usize, "payload length must match the element count");
+        let mut buf = vec![0u8; self.buffer_len()];
+        let mut p = Packet::new_unchecked(&mut buf[..]);
+        self.emit(&mut p);
+        for (i, v) in data.iter().enumerate() {
+            p.set_element(i, *v);
+        }
+        buf
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Repr {
+        Repr {
+            ptype: PacketType::Contribution,
+            flags: Flags(Flags::PARTIAL),
+            exponent: -3,
+            job: 0x0102,
+            elements: 2,
+            block: 0x0a0b0c0d,
+            child: 5,
+            bitmap: 0b1011,
+        }
+    }
+
+    #[test]
+    fn emit_exact_bytes() {
+        let bytes = sample().to_bytes(&[1, -2]);
+        let want: [u8; 30] = [
+            1, 1, 0x04, 0xfd, 0x01, 0x02, 0x00, 0x02, 0x0a, 0x0b, 0x0c, 0x0d, 5, 3, 0, 0, 0, 0, 0, 0, 0, 0x0b,
+            0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe,
+        ];
+        assert_eq!(bytes, want);
+    }
+
+    #[test]
+    fn parse_round_trip() {
+        let bytes = sample().to_bytes(&[1, -2]);
+        let p = Packet::new_checked(&bytes[..]).unwrap();
+        assert_eq!(Repr::parse(&p).unwrap(), sample());
+        assert_eq!(p.elements(), vec![1, -2]);
+    }
+
+    #[test]
+    fn rejects_each_malformation() {
+        let good = sample().to_bytes(&[1, -2]);
+        assert_eq!(Packet::new_checked(&good[..10]).unwrap_err(), WireError::Truncated);
+        assert_eq!(Packet::new_checked(&good[..29]).unwrap_err(), WireError::BadLength);
+        let mut b = good.clone();
+        b[0] = 2;
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Err(WireError::BadVersion));
+        let mut b = good.clone();
+        b[1] = 7;
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Err(WireError::BadType));
+        let mut b = good.clone();
+        b[2] = 0x80;
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Err(WireError::BadFlags));
+        let mut b = good.clone();
+        b[13] = 2;
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Err(WireError::BadCount));
+        let mut b = good.clone();
+        b[14..22].fill(0);
+        b[13] = 0;
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Err(WireError::EmptyBitmap));
+        let big = Repr { elements: 300, ..sample() }.to_bytes(&[0; 300]);
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&big[..])), Err(WireError::TooManyElements));
+    }
+}
