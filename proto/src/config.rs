@@ -102,7 +102,11 @@ impl JobEntry {
     pub fn expected(&self) -> u64 {
         match self.role {
             Role::Root => self.ranks,
-            Role::Inner { .. } => self.children.iter().take(self.degree_limit as usize).fold(0, |m, c| m | c.ranks),
+            Role::Inner { .. } => self
+                .children
+                .iter()
+                .take(self.degree_limit as usize)
+                .fold(0, |m, c| m | c.ranks),
         }
     }
 
@@ -140,7 +144,14 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Self { slots: 256, elements: 64, max_jobs: 16, max_children: 16, max_routes: 64, ports: 4 }
+        Self {
+            slots: 256,
+            elements: 64,
+            max_jobs: 16,
+            max_children: 16,
+            max_routes: 64,
+            ports: 4,
+        }
     }
 }
 
@@ -211,17 +222,31 @@ pub enum ConfigError {
 impl SwitchConfig {
     /// A switch with default table sizes, no routes and no jobs.
     pub fn new(name: &str, mac: [u8; 6], ip: Ipv4Addr) -> Self {
-        Self { name: name.into(), mac, ip, udp_port: FANIN_UDP_PORT, params: Params::default(), routes: vec![], jobs: vec![] }
+        Self {
+            name: name.into(),
+            mac,
+            ip,
+            udp_port: FANIN_UDP_PORT,
+            params: Params::default(),
+            routes: vec![],
+            jobs: vec![],
+        }
     }
 
     /// Checks the whole configuration.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.params.validate()?;
         if self.routes.len() > self.params.max_routes as usize {
-            return Err(ConfigError::TooManyRoutes(self.routes.len(), self.params.max_routes));
+            return Err(ConfigError::TooManyRoutes(
+                self.routes.len(),
+                self.params.max_routes,
+            ));
         }
         if self.jobs.len() > self.params.max_jobs as usize {
-            return Err(ConfigError::TooManyJobs(self.jobs.len(), self.params.max_jobs));
+            return Err(ConfigError::TooManyJobs(
+                self.jobs.len(),
+                self.params.max_jobs,
+            ));
         }
         for (i, j) in self.jobs.iter().enumerate() {
             j.validate(&self.params)?;
@@ -280,7 +305,11 @@ impl JobEntry {
             return bad("no children".into());
         }
         if self.children.len() > p.max_children as usize {
-            return bad(format!("{} children exceed the limit of {}", self.children.len(), p.max_children));
+            return bad(format!(
+                "{} children exceed the limit of {}",
+                self.children.len(),
+                p.max_children
+            ));
         }
         if self.degree_limit == 0 {
             return bad("degree_limit must be at least 1".into());
@@ -304,25 +333,42 @@ impl JobEntry {
                 return bad(format!("child {i} shares ranks with an earlier child"));
             }
             if c.ranks & !self.ranks != 0 {
-                return bad(format!("child {i} delivers ranks outside the job entry's ranks"));
+                return bad(format!(
+                    "child {i} delivers ranks outside the job entry's ranks"
+                ));
             }
             if c.endpoint.port >= p.ports {
-                return bad(format!("child {i} port {} does not exist ({} ports)", c.endpoint.port, p.ports));
+                return bad(format!(
+                    "child {i} port {} does not exist ({} ports)",
+                    c.endpoint.port, p.ports
+                ));
             }
             seen |= c.ranks;
         }
         if let Role::Inner { parent, .. } = self.role {
             if parent.port >= p.ports {
-                return bad(format!("parent port {} does not exist ({} ports)", parent.port, p.ports));
+                return bad(format!(
+                    "parent port {} does not exist ({} ports)",
+                    parent.port, p.ports
+                ));
             }
         }
         if self.slot_count == 0 {
             return bad("slot_count must be at least 1".into());
         }
         if self.slot_base as u64 + self.slot_count as u64 > p.slots as u64 {
-            return bad(format!("slots {}..{} exceed the {} slots", self.slot_base, self.slot_base as u64 + self.slot_count as u64, p.slots));
+            return bad(format!(
+                "slots {}..{} exceed the {} slots",
+                self.slot_base,
+                self.slot_base as u64 + self.slot_count as u64,
+                p.slots
+            ));
         }
-        if let Mode::Timeout { flush_after, reclaim_after } = self.mode {
+        if let Mode::Timeout {
+            flush_after,
+            reclaim_after,
+        } = self.mode
+        {
             if flush_after == 0 || reclaim_after == 0 {
                 return bad("timeouts must be at least 1 tick".into());
             }

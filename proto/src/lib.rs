@@ -7,6 +7,7 @@
 //!   `(state, input frame, time) -> (output frames, counter changes)`;
 //! - [`worker`] is the host side of the protocol (windowing, retransmission);
 //! - [`quant`] is the float <-> int32 quantisation scheme;
+//! - [`plan`] turns a physical tree of switches and workers into every node's configuration;
 //! - [`netsim`] is an in-memory network of switches and workers used by the property tests.
 //!
 //! The RTL (fanin-hdl), the software switch (fanin `switchd`) and the testbench scoreboard
@@ -16,6 +17,7 @@
 pub mod config;
 pub mod model;
 pub mod netsim;
+pub mod plan;
 pub mod quant;
 pub mod wire;
 pub mod worker;

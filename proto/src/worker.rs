@@ -27,3 +27,294 @@ pub struct Assignment {
     /// Elements per packet.
     pub elements: u16,
 }
+
+use crate::wire::{Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, Repr};
+
+/// Sending parameters a worker chooses (within its [`Assignment`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sending {
+    /// Blocks in flight: block `b` is sent only once every block below `b - window + 1` has its result.
+    pub window: u32,
+    /// Ticks after which an unanswered contribution is sent again.
+    pub retransmit_after: u64,
+    /// Block id of the first block (successive allreduces of a job use fresh block ids).
+    pub first_block: u32,
+    /// Exponent written into every packet.
+    pub exponent: i8,
+}
+
+/// A worker refuses to start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkerError {
+    /// Window of 0, or above the job's slot count.
+    #[error("window {window} must be between 1 and the job's slot count {limit}")]
+    BadWindow {
+        /// Requested window.
+        window: u32,
+        /// Largest allowed.
+        limit: u32,
+    },
+    /// The assignment is inconsistent.
+    #[error("bad assignment: {0}")]
+    BadAssignment(&'static str),
+    /// The retransmission timeout is zero.
+    #[error("retransmit_after must be at least 1 tick")]
+    BadTimeout,
+}
+
+/// What a received frame meant to the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Received {
+    /// A new result for a block.
+    Result {
+        /// Block index within this worker's tensor.
+        index: usize,
+    },
+    /// A result for a block already answered.
+    Duplicate,
+    /// Not a result for this worker's job and blocks, or not a complete sum.
+    Ignored,
+}
+
+/// Counters of one worker.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerStats {
+    /// Contributions sent, first transmissions only.
+    pub sent: u64,
+    /// Contributions sent again after a timeout.
+    pub retransmissions: u64,
+    /// Results accepted.
+    pub results: u64,
+    /// Results for blocks already answered.
+    pub duplicate_results: u64,
+    /// Frames ignored.
+    pub ignored: u64,
+}
+
+/// One worker's allreduce of one tensor of int32 elements.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    a: Assignment,
+    s: Sending,
+    blocks: Vec<Vec<i32>>,
+    results: Vec<Option<(Vec<i32>, Flags)>>,
+    sent_at: Vec<Option<u64>>,
+    next: usize,
+    low: usize,
+    stats: WorkerStats,
+}
+
+impl Worker {
+    /// Splits `data` into blocks of `assignment.elements` and prepares to send them.
+    pub fn new(a: Assignment, s: Sending, data: &[i32]) -> Result<Self, WorkerError> {
+        if s.window == 0 || s.window > a.window_limit {
+            return Err(WorkerError::BadWindow {
+                window: s.window,
+                limit: a.window_limit,
+            });
+        }
+        if s.retransmit_after == 0 {
+            return Err(WorkerError::BadTimeout);
+        }
+        if a.elements == 0 || a.elements > crate::wire::MAX_ELEMENTS {
+            return Err(WorkerError::BadAssignment("elements must be 1..=256"));
+        }
+        if a.workers == 0 || a.workers as u32 > crate::wire::MAX_WORKERS || a.rank >= a.workers {
+            return Err(WorkerError::BadAssignment(
+                "rank must be below workers, workers at most 64",
+            ));
+        }
+        let blocks: Vec<Vec<i32>> = data
+            .chunks(a.elements as usize)
+            .map(|c| c.to_vec())
+            .collect();
+        let n = blocks.len();
+        Ok(Self {
+            a,
+            s,
+            blocks,
+            results: vec![None; n],
+            sent_at: vec![None; n],
+            next: 0,
+            low: 0,
+            stats: WorkerStats::default(),
+        })
+    }
+
+    /// The assignment.
+    pub fn assignment(&self) -> &Assignment {
+        &self.a
+    }
+
+    /// Number of blocks.
+    pub fn blocks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Blocks with a result.
+    pub fn completed(&self) -> usize {
+        self.results.iter().filter(|r| r.is_some()).count()
+    }
+
+    /// True when every block has its result.
+    pub fn done(&self) -> bool {
+        self.low == self.blocks.len()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> WorkerStats {
+        self.stats
+    }
+
+    /// Index of the lowest block without a result (what a stuck worker is waiting for).
+    pub fn waiting_for(&self) -> Option<u32> {
+        (!self.done()).then(|| self.s.first_block.wrapping_add(self.low as u32))
+    }
+
+    /// The concatenated sums and the OR of the results' flags, once done.
+    pub fn result(&self) -> Option<(Vec<i32>, Flags)> {
+        if !self.done() {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut f = 0;
+        for (d, fl) in self.results.iter().flatten() {
+            out.extend_from_slice(d);
+            f |= fl.0;
+        }
+        Some((out, Flags(f)))
+    }
+
+    /// Earliest tick at which [`Worker::poll`] has something to send.
+    pub fn deadline(&self) -> Option<u64> {
+        if self.done() {
+            return None;
+        }
+        if self.next < self.blocks.len() && self.next < self.low + self.s.window as usize {
+            return Some(0);
+        }
+        (self.low..self.next)
+            .filter(|&i| self.results[i].is_none())
+            .filter_map(|i| self.sent_at[i])
+            .map(|t| t + self.s.retransmit_after)
+            .min()
+    }
+
+    /// Block indices to send at tick `now`: expired retransmissions, then new blocks the
+    /// window allows. Build each with [`Worker::frame`] or [`Worker::payload`].
+    pub fn poll(&mut self, now: u64) -> Vec<usize> {
+        let mut out = Vec::new();
+        for i in self.low..self.next {
+            if self.results[i].is_none()
+                && self.sent_at[i].is_some_and(|t| now >= t + self.s.retransmit_after)
+            {
+                out.push(i);
+                self.sent_at[i] = Some(now);
+                self.stats.retransmissions += 1;
+            }
+        }
+        while self.next < self.blocks.len() && self.next < self.low + self.s.window as usize {
+            out.push(self.next);
+            self.sent_at[self.next] = Some(now);
+            self.stats.sent += 1;
+            self.next += 1;
+        }
+        out
+    }
+
+    /// Takes a received Ethernet frame.
+    pub fn receive(&mut self, frame: &[u8]) -> Received {
+        let r = self.accept(frame);
+        match r {
+            Received::Result { .. } => self.stats.results += 1,
+            Received::Duplicate => self.stats.duplicate_results += 1,
+            Received::Ignored => self.stats.ignored += 1,
+        }
+        r
+    }
+
+    /// Takes a received fanin datagram payload (what a UDP socket delivers).
+    pub fn receive_payload(&mut self, payload: &[u8]) -> Received {
+        let r = self.accept_payload(payload);
+        match r {
+            Received::Result { .. } => self.stats.results += 1,
+            Received::Duplicate => self.stats.duplicate_results += 1,
+            Received::Ignored => self.stats.ignored += 1,
+        }
+        r
+    }
+
+    fn accept(&mut self, frame: &[u8]) -> Received {
+        match crate::wire::frame::classify(frame) {
+            FrameKind::Ipv4 {
+                udp: Some(Ok(d)), ..
+            } => self.accept_payload(d.payload),
+            _ => Received::Ignored,
+        }
+    }
+
+    fn accept_payload(&mut self, payload: &[u8]) -> Received {
+        let Ok(p) = Packet::new_checked(payload) else {
+            return Received::Ignored;
+        };
+        let Ok(r) = Repr::parse(&p) else {
+            return Received::Ignored;
+        };
+        let all = if self.a.workers as u32 == 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.a.workers) - 1
+        };
+        if r.ptype != PacketType::Result || r.job != self.a.job || r.bitmap != all {
+            return Received::Ignored;
+        }
+        let index = r.block.wrapping_sub(self.s.first_block) as usize;
+        if index >= self.blocks.len() || r.elements as usize != self.blocks[index].len() {
+            return Received::Ignored;
+        }
+        if self.results[index].is_some() {
+            return Received::Duplicate;
+        }
+        self.results[index] = Some((p.elements(), r.flags));
+        while self.low < self.blocks.len() && self.results[self.low].is_some() {
+            self.low += 1;
+        }
+        Received::Result { index }
+    }
+
+    /// The contribution datagram payload of block `i`.
+    pub fn payload(&self, i: usize) -> Vec<u8> {
+        let repr = Repr {
+            ptype: PacketType::Contribution,
+            flags: Flags(0),
+            exponent: self.s.exponent,
+            job: self.a.job,
+            elements: self.blocks[i].len() as u16,
+            block: self.s.first_block.wrapping_add(i as u32),
+            child: self.a.child,
+            bitmap: 1u64 << self.a.rank,
+        };
+        repr.to_bytes(&self.blocks[i])
+    }
+
+    /// The contribution of block `i` as an Ethernet frame (with a UDP checksum).
+    pub fn frame(&self, i: usize) -> Vec<u8> {
+        let payload = self.payload(i);
+        let src = L4Addr {
+            mac: self.a.me.mac,
+            ip: self.a.me.ip,
+            port: self.a.me.udp_port,
+        };
+        let dst = L4Addr {
+            mac: self.a.parent.mac,
+            ip: self.a.parent.ip,
+            port: self.a.parent.udp_port,
+        };
+        Datagram {
+            src,
+            dst,
+            payload: &payload,
+        }
+        .to_frame(true)
+    }
+}

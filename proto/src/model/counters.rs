@@ -96,7 +96,10 @@ pub struct Counters {
 impl Counters {
     /// Zeroed counters for `ports` ports.
     pub fn new(ports: usize) -> Self {
-        Self { values: [0; Counter::COUNT], ports: vec![PortCounters::default(); ports] }
+        Self {
+            values: [0; Counter::COUNT],
+            ports: vec![PortCounters::default(); ports],
+        }
     }
     /// Reads a counter.
     pub fn get(&self, c: Counter) -> u64 {
@@ -113,6 +116,9 @@ impl Counters {
     }
     /// `(name, value)` pairs in register order.
     pub fn named(&self) -> Vec<(&'static str, u64)> {
-        Counter::ALL.iter().map(|&c| (c.name(), self.get(c))).collect()
+        Counter::ALL
+            .iter()
+            .map(|&c| (c.name(), self.get(c)))
+            .collect()
     }
 }

@@ -13,8 +13,10 @@ pub use slot::{newer, saturating_add, CopyState, SlotCopy};
 use core::net::Ipv4Addr;
 use std::collections::BTreeMap;
 
-use crate::config::{check_disjoint_ranges, ConfigError, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig};
-use crate::wire::frame::{classify, FrameError};
+use crate::config::{
+    check_disjoint_ranges, ConfigError, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig,
+};
+use crate::wire::frame::{classify, udp_checksum_ok, FrameError};
 use crate::wire::{Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, Repr, WireError};
 
 /// A frame the switch sends.
@@ -137,12 +139,18 @@ impl Switch {
         let p = cfg.params;
         let lanes = p.elements as usize;
         let mut s = Self {
-            me: L4Addr { mac: cfg.mac, ip: cfg.ip, port: cfg.udp_port },
+            me: L4Addr {
+                mac: cfg.mac,
+                ip: cfg.ip,
+                port: cfg.udp_port,
+            },
             params: p,
             routes: BTreeMap::new(),
             jobs: BTreeMap::new(),
             owner: vec![None; p.slots as usize],
-            slots: (0..p.slots).map(|_| [SlotCopy::new(lanes), SlotCopy::new(lanes)]).collect(),
+            slots: (0..p.slots)
+                .map(|_| [SlotCopy::new(lanes), SlotCopy::new(lanes)])
+                .collect(),
             counters: Counters::new(p.ports as usize),
         };
         for r in &cfg.routes {
@@ -187,10 +195,17 @@ impl Switch {
     /// Adds or replaces a forwarding-table entry.
     pub fn set_route(&mut self, ip: Ipv4Addr, port: u8) -> Result<(), ConfigError> {
         if port >= self.params.ports {
-            return Err(ConfigError::BadParam { name: "route port", value: port as u64, why: "below the port count" });
+            return Err(ConfigError::BadParam {
+                name: "route port",
+                value: port as u64,
+                why: "below the port count",
+            });
         }
         if !self.routes.contains_key(&ip) && self.routes.len() >= self.params.max_routes as usize {
-            return Err(ConfigError::TooManyRoutes(self.routes.len() + 1, self.params.max_routes));
+            return Err(ConfigError::TooManyRoutes(
+                self.routes.len() + 1,
+                self.params.max_routes,
+            ));
         }
         self.routes.insert(ip, port);
         Ok(())
@@ -203,7 +218,10 @@ impl Switch {
             check_disjoint_ranges(&other.entry, &entry)?;
         }
         if !self.jobs.contains_key(&entry.job) && self.jobs.len() >= self.params.max_jobs as usize {
-            return Err(ConfigError::TooManyJobs(self.jobs.len() + 1, self.params.max_jobs));
+            return Err(ConfigError::TooManyJobs(
+                self.jobs.len() + 1,
+                self.params.max_jobs,
+            ));
         }
         self.remove_job(entry.job);
         for s in entry.slot_base..entry.slot_base + entry.slot_count {
@@ -215,7 +233,9 @@ impl Switch {
 
     /// Removes a job and frees its slots. Returns whether it existed.
     pub fn remove_job(&mut self, job: u16) -> bool {
-        let Some(js) = self.jobs.remove(&job) else { return false };
+        let Some(js) = self.jobs.remove(&job) else {
+            return false;
+        };
         for s in js.entry.slot_base..js.entry.slot_base + js.entry.slot_count {
             self.owner[s as usize] = None;
             for c in &mut self.slots[s as usize] {
@@ -242,7 +262,10 @@ impl Switch {
                 pc.tx_bytes += o.frame.len() as u64;
             }
         }
-        Reaction { outputs: out, verdict }
+        Reaction {
+            outputs: out,
+            verdict,
+        }
     }
 
     fn count(&mut self, v: Verdict) {
@@ -285,13 +308,19 @@ impl Switch {
         if dst != self.me.ip {
             return match self.routes.get(&dst) {
                 Some(&p) => {
-                    out.push(Output { port: p, frame: frame.to_vec() });
+                    out.push(Output {
+                        port: p,
+                        frame: frame.to_vec(),
+                    });
                     Verdict::Forwarded
                 }
                 None => Verdict::NoRoute,
             };
         }
         let d = match udp {
+            Some(Ok(_)) if !udp_checksum_ok(frame) => {
+                return Verdict::Malformed(MalformedReason::Frame(FrameError::BadUdpChecksum))
+            }
             Some(Ok(d)) if d.dst.port == self.me.port => d,
             Some(Err(e)) => return Verdict::Malformed(MalformedReason::Frame(e)),
             _ => return Verdict::Malformed(MalformedReason::Frame(FrameError::NotFanin)),
@@ -308,7 +337,9 @@ impl Switch {
             return Verdict::UnknownJob;
         }
         match repr.ptype {
-            PacketType::Contribution => self.contribution(now, port, &d, &repr, &pkt.elements(), out),
+            PacketType::Contribution => {
+                self.contribution(now, port, &d, &repr, &pkt.elements(), out)
+            }
             PacketType::Result => self.result(&d, &repr, out),
         }
     }
@@ -326,7 +357,8 @@ impl Switch {
             p.set_flags(repr.flags.with(Flags::MULTICAST));
             out.push(self.send(self.me, c.endpoint, &payload));
         }
-        self.counters.add(Counter::ResultsSent, js.entry.children.len() as u64);
+        self.counters
+            .add(Counter::ResultsSent, js.entry.children.len() as u64);
         let copy = &self.slots[slot][ci];
         if copy.state != CopyState::Free && copy.job == repr.job && copy.block == repr.block {
             self.set_state(slot, ci, CopyState::Done);
@@ -334,7 +366,15 @@ impl Switch {
         Verdict::ResultForwarded
     }
 
-    fn contribution(&mut self, now: u64, port: u8, d: &Datagram, r: &Repr, data: &[i32], out: &mut Vec<Output>) -> Verdict {
+    fn contribution(
+        &mut self,
+        now: u64,
+        port: u8,
+        d: &Datagram,
+        r: &Repr,
+        data: &[i32],
+        out: &mut Vec<Output>,
+    ) -> Verdict {
         let entry = &self.jobs[&r.job].entry;
         let root = matches!(entry.role, Role::Root);
         if r.bitmap & !entry.ranks != 0 {
@@ -364,11 +404,28 @@ impl Switch {
         }
         if same && newer(copy.block, r.block) {
             // An older block than the copy holds: by the window rule its result was delivered.
-            return if root { Verdict::Duplicate } else { self.bypass(d, r, BypassReason::Straggler, out) };
+            return if root {
+                Verdict::Duplicate
+            } else {
+                self.bypass(d, r, BypassReason::Straggler, out)
+            };
         }
-        let overwritable = !copy.state.busy() || (same && copy.state == CopyState::Emitted);
+        // The window rule makes a newer block safe to start over an emitted older one. At the
+        // root, an aggregating older block is reclaimed only once it is stale (its workers
+        // are gone): reclaiming on a timer would discard sums live workers cannot resend
+        // faster than the timer.
+        let stale_root = root
+            && same
+            && copy.state == CopyState::Aggregating
+            && newer(r.block, copy.block)
+            && self.stale(copy, now);
+        let overwritable =
+            !copy.state.busy() || (same && copy.state == CopyState::Emitted) || stale_root;
         if !overwritable {
             return self.refuse(d, r, BypassReason::Collision, root, out);
+        }
+        if stale_root {
+            self.counters.inc(Counter::Reclaims);
         }
         let js = &self.jobs[&r.job];
         let freed = u32::from(copy.state.busy());
@@ -382,7 +439,17 @@ impl Switch {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn same_block(&mut self, now: u64, port: u8, d: &Datagram, r: &Repr, data: &[i32], slot: usize, ci: usize, out: &mut Vec<Output>) -> Verdict {
+    fn same_block(
+        &mut self,
+        now: u64,
+        port: u8,
+        d: &Datagram,
+        r: &Repr,
+        data: &[i32],
+        slot: usize,
+        ci: usize,
+        out: &mut Vec<Output>,
+    ) -> Verdict {
         let copy = &self.slots[slot][ci];
         let held = copy.bitmap;
         let subset = r.bitmap & !held == 0;
@@ -445,7 +512,14 @@ impl Switch {
     }
 
     /// Forwards a contribution to the parent with the bypass flag, or drops it at the root.
-    fn refuse(&mut self, d: &Datagram, r: &Repr, why: BypassReason, root: bool, out: &mut Vec<Output>) -> Verdict {
+    fn refuse(
+        &mut self,
+        d: &Datagram,
+        r: &Repr,
+        why: BypassReason,
+        root: bool,
+        out: &mut Vec<Output>,
+    ) -> Verdict {
         if root {
             Verdict::RootDrop(why)
         } else {
@@ -453,13 +527,22 @@ impl Switch {
         }
     }
 
-    fn bypass(&mut self, d: &Datagram, r: &Repr, why: BypassReason, out: &mut Vec<Output>) -> Verdict {
+    fn bypass(
+        &mut self,
+        d: &Datagram,
+        r: &Repr,
+        why: BypassReason,
+        out: &mut Vec<Output>,
+    ) -> Verdict {
         let Role::Inner { parent, .. } = self.jobs[&r.job].entry.role else {
             unreachable!("bypass is only chosen at inner switches")
         };
         let mut payload = d.payload.to_vec();
         Packet::new_unchecked(&mut payload[..]).set_flags(r.flags.with(Flags::BYPASS));
-        let src = L4Addr { mac: self.me.mac, ..d.src };
+        let src = L4Addr {
+            mac: self.me.mac,
+            ..d.src
+        };
         out.push(self.send(src, parent, &payload));
         Verdict::Bypassed(why)
     }
@@ -476,7 +559,12 @@ impl Switch {
             child: r.child,
             bitmap: copy.bitmap,
         };
-        let to = Endpoint { mac: d.src.mac, ip: d.src.ip, udp_port: d.src.port, port };
+        let to = Endpoint {
+            mac: d.src.mac,
+            ip: d.src.ip,
+            udp_port: d.src.port,
+            port,
+        };
         self.send(self.me, to, &repr.to_bytes(copy.payload()))
     }
 
@@ -493,17 +581,29 @@ impl Switch {
             child: child as u8,
             bitmap: copy.bitmap,
         };
-        self.send(self.me, entry.children[child].endpoint, &repr.to_bytes(copy.payload()))
+        self.send(
+            self.me,
+            entry.children[child].endpoint,
+            &repr.to_bytes(copy.payload()),
+        )
     }
 
     fn aggregate_frame(&self, slot: usize, ci: usize) -> Output {
         let copy = &self.slots[slot][ci];
         let entry = &self.jobs[&copy.job].entry;
-        let Role::Inner { parent, index_at_parent } = entry.role else {
+        let Role::Inner {
+            parent,
+            index_at_parent,
+        } = entry.role
+        else {
             unreachable!("only inner switches send aggregates up")
         };
         let partial = copy.bitmap != entry.expected();
-        let flags = if partial { copy.flags.with(Flags::PARTIAL) } else { copy.flags };
+        let flags = if partial {
+            copy.flags.with(Flags::PARTIAL)
+        } else {
+            copy.flags
+        };
         let repr = Repr {
             ptype: PacketType::Contribution,
             flags,
@@ -518,8 +618,15 @@ impl Switch {
     }
 
     fn send(&self, src: L4Addr, to: Endpoint, payload: &[u8]) -> Output {
-        let dst = L4Addr { mac: to.mac, ip: to.ip, port: to.udp_port };
-        Output { port: to.port, frame: Datagram { src, dst, payload }.to_frame(false) }
+        let dst = L4Addr {
+            mac: to.mac,
+            ip: to.ip,
+            port: to.udp_port,
+        };
+        Output {
+            port: to.port,
+            frame: Datagram { src, dst, payload }.to_frame(false),
+        }
     }
 
     /// Moves a copy to `state`, keeping the busy counts right.
@@ -540,7 +647,10 @@ impl Switch {
     }
 
     fn adjust_busy(&mut self, job: u16, up: bool) {
-        let js = self.jobs.get_mut(&job).expect("slot owned by a configured job");
+        let js = self
+            .jobs
+            .get_mut(&job)
+            .expect("slot owned by a configured job");
         let used = self.counters.get(Counter::SlotsInUse);
         if up {
             js.busy += 1;
@@ -551,6 +661,17 @@ impl Switch {
         } else {
             js.busy -= 1;
             self.counters.set(Counter::SlotsInUse, used - 1);
+        }
+    }
+
+    /// True if an aggregating copy at the root is older than its job's flush plus reclaim time.
+    fn stale(&self, copy: &SlotCopy, now: u64) -> bool {
+        match self.jobs[&copy.job].entry.mode {
+            Mode::Timeout {
+                flush_after,
+                reclaim_after,
+            } => now.saturating_sub(copy.timer) >= flush_after.saturating_add(reclaim_after),
+            Mode::Static => false,
         }
     }
 
@@ -567,9 +688,17 @@ impl Switch {
     pub fn scan_slot(&mut self, now: u64, slot: u32) -> Vec<Output> {
         let mut out = Vec::new();
         let s = slot as usize;
-        let Some(job) = self.owner.get(s).copied().flatten() else { return out };
+        let Some(job) = self.owner.get(s).copied().flatten() else {
+            return out;
+        };
         let entry = &self.jobs[&job].entry;
-        let Mode::Timeout { flush_after, reclaim_after } = entry.mode else { return out };
+        let Mode::Timeout {
+            flush_after,
+            reclaim_after,
+        } = entry.mode
+        else {
+            return out;
+        };
         let root = matches!(entry.role, Role::Root);
         for ci in 0..2 {
             let copy = &self.slots[s][ci];
@@ -580,10 +709,6 @@ impl Switch {
                     self.set_state(s, ci, CopyState::Emitted);
                     self.slots[s][ci].timer = now;
                     out.push(self.aggregate_frame(s, ci));
-                }
-                CopyState::Aggregating if root && age >= flush_after.saturating_add(reclaim_after) => {
-                    self.counters.inc(Counter::Reclaims);
-                    self.set_state(s, ci, CopyState::Free);
                 }
                 CopyState::Emitted if age >= reclaim_after => {
                     self.counters.inc(Counter::Reclaims);
@@ -605,7 +730,10 @@ impl Switch {
 /// Slot index and shadow copy of `block` in a job's range.
 pub fn index(entry: &JobEntry, block: u32) -> (usize, usize) {
     let n = entry.slot_count;
-    ((entry.slot_base + block % n) as usize, ((block / n) % 2) as usize)
+    (
+        (entry.slot_base + block % n) as usize,
+        ((block / n) % 2) as usize,
+    )
 }
 
 #[cfg(test)]

@@ -65,7 +65,16 @@ impl SlotCopy {
 
     /// Starts a new epoch for `(job, block)` with a first contribution.
     #[allow(clippy::too_many_arguments)]
-    pub fn start(&mut self, job: u16, block: u32, bitmap: u64, exponent: i8, flags: Flags, data: &[i32], now: u64) {
+    pub fn start(
+        &mut self,
+        job: u16,
+        block: u32,
+        bitmap: u64,
+        exponent: i8,
+        flags: Flags,
+        data: &[i32],
+        now: u64,
+    ) {
         self.state = CopyState::Aggregating;
         self.job = job;
         self.block = block;

@@ -48,6 +48,9 @@ pub enum FrameError {
     /// UDP header truncated or its length disagrees with the IPv4 length.
     #[error("UDP length disagrees with the IPv4 length")]
     BadUdpLength,
+    /// Non-zero UDP checksum that does not match.
+    #[error("bad UDP checksum")]
+    BadUdpChecksum,
 }
 
 /// What a received frame is, as far as the switch's data path cares.
@@ -76,7 +79,11 @@ pub fn classify(frame: &[u8]) -> FrameKind<'_> {
     }
     let ip_bytes = &frame[14..];
     let ip = Ipv4Packet::new_unchecked(ip_bytes);
-    if ip_bytes.len() < 20 || ip.version() != 4 || ip.header_len() < 20 || ip_bytes.len() < ip.header_len() as usize {
+    if ip_bytes.len() < 20
+        || ip.version() != 4
+        || ip.header_len() < 20
+        || ip_bytes.len() < ip.header_len() as usize
+    {
         return FrameKind::BadIpv4(FrameError::BadIpv4);
     }
     let total = ip.total_len() as usize;
@@ -94,15 +101,29 @@ pub fn classify(frame: &[u8]) -> FrameKind<'_> {
     let udp_bytes = &ip_bytes[20..total];
     let udp = UdpPacket::new_unchecked(udp_bytes);
     if udp_bytes.len() < 8 || udp.len() as usize != udp_bytes.len() {
-        return FrameKind::Ipv4 { dst, udp: Some(Err(FrameError::BadUdpLength)) };
+        return FrameKind::Ipv4 {
+            dst,
+            udp: Some(Err(FrameError::BadUdpLength)),
+        };
     }
     let mac = |a: EthernetAddress| a.0;
     let d = Datagram {
-        src: L4Addr { mac: mac(eth.src_addr()), ip: ip.src_addr(), port: udp.src_port() },
-        dst: L4Addr { mac: mac(eth.dst_addr()), ip: dst, port: udp.dst_port() },
+        src: L4Addr {
+            mac: mac(eth.src_addr()),
+            ip: ip.src_addr(),
+            port: udp.src_port(),
+        },
+        dst: L4Addr {
+            mac: mac(eth.dst_addr()),
+            ip: dst,
+            port: udp.dst_port(),
+        },
         payload: &udp_bytes[8..],
     };
-    FrameKind::Ipv4 { dst, udp: Some(Ok(d)) }
+    FrameKind::Ipv4 {
+        dst,
+        udp: Some(Ok(d)),
+    }
 }
 
 impl Datagram<'_> {
@@ -151,10 +172,14 @@ impl Datagram<'_> {
 
 /// Verifies a frame's UDP checksum (true when it is 0, i.e. absent). The frame must classify as UDP.
 pub fn udp_checksum_ok(frame: &[u8]) -> bool {
-    if let FrameKind::Ipv4 { udp: Some(Ok(d)), .. } = classify(frame) {
+    if let FrameKind::Ipv4 {
+        udp: Some(Ok(d)), ..
+    } = classify(frame)
+    {
         let total = 34 + 8 + d.payload.len();
         let udp = UdpPacket::new_unchecked(&frame[34..total]);
-        udp.checksum() == 0 || udp.verify_checksum(&IpAddress::Ipv4(d.src.ip), &IpAddress::Ipv4(d.dst.ip))
+        udp.checksum() == 0
+            || udp.verify_checksum(&IpAddress::Ipv4(d.src.ip), &IpAddress::Ipv4(d.dst.ip))
     } else {
         false
     }
@@ -165,21 +190,35 @@ mod tests {
     use super::*;
 
     fn addr(last: u8, port: u16) -> L4Addr {
-        L4Addr { mac: [2, 0, 0, 0, 0, last], ip: Ipv4Addr::new(10, 0, 0, last), port }
+        L4Addr {
+            mac: [2, 0, 0, 0, 0, last],
+            ip: Ipv4Addr::new(10, 0, 0, last),
+            port,
+        }
     }
 
     #[test]
     fn frame_exact_bytes_and_round_trip() {
-        let d = Datagram { src: addr(1, 1000), dst: addr(2, 48879), payload: &[0xaa, 0xbb] };
+        let d = Datagram {
+            src: addr(1, 1000),
+            dst: addr(2, 48879),
+            payload: &[0xaa, 0xbb],
+        };
         let f = d.to_frame(false);
         assert_eq!(f.len(), 44);
         assert_eq!(&f[0..14], &[2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00]);
         // version/IHL, DSCP, total length 30, ident 0, DF, TTL 64, UDP
         assert_eq!(&f[14..24], &[0x45, 0, 0, 30, 0, 0, 0x40, 0, 64, 17]);
         assert_eq!(&f[26..34], &[10, 0, 0, 1, 10, 0, 0, 2]);
-        assert_eq!(&f[34..44], &[0x03, 0xe8, 0xbe, 0xef, 0, 10, 0, 0, 0xaa, 0xbb]);
+        assert_eq!(
+            &f[34..44],
+            &[0x03, 0xe8, 0xbe, 0xef, 0, 10, 0, 0, 0xaa, 0xbb]
+        );
         match classify(&f) {
-            FrameKind::Ipv4 { dst, udp: Some(Ok(got)) } => {
+            FrameKind::Ipv4 {
+                dst,
+                udp: Some(Ok(got)),
+            } => {
                 assert_eq!(dst, Ipv4Addr::new(10, 0, 0, 2));
                 assert_eq!(got, d);
             }
@@ -193,11 +232,18 @@ mod tests {
 
     #[test]
     fn classify_rejects_broken_ipv4() {
-        let d = Datagram { src: addr(1, 1), dst: addr(2, 2), payload: &[1, 2, 3] };
+        let d = Datagram {
+            src: addr(1, 1),
+            dst: addr(2, 2),
+            payload: &[1, 2, 3],
+        };
         let f = d.to_frame(true);
         let mut bad = f.clone();
         bad[24] ^= 0xff; // checksum byte
-        assert_eq!(classify(&bad), FrameKind::BadIpv4(FrameError::BadIpChecksum));
+        assert_eq!(
+            classify(&bad),
+            FrameKind::BadIpv4(FrameError::BadIpChecksum)
+        );
         assert_eq!(classify(&f[..20]), FrameKind::BadIpv4(FrameError::BadIpv4));
         let mut arp = f.clone();
         arp[12] = 0x08;
@@ -206,7 +252,13 @@ mod tests {
         assert_eq!(classify(&f[..10]), FrameKind::NonIp);
         let mut bad_udp = f.clone();
         bad_udp[39] = 99; // UDP length
-        assert!(matches!(classify(&bad_udp), FrameKind::Ipv4 { udp: Some(Err(FrameError::BadUdpLength)), .. }));
+        assert!(matches!(
+            classify(&bad_udp),
+            FrameKind::Ipv4 {
+                udp: Some(Err(FrameError::BadUdpLength)),
+                ..
+            }
+        ));
         let mut ck = f.clone();
         ck[44] ^= 1; // payload byte: UDP checksum no longer matches
         assert!(!udp_checksum_ok(&ck));

@@ -64,7 +64,9 @@ impl PacketType {
 }
 
 /// Header flag bits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct Flags(pub u8);
 
 impl Flags {
@@ -188,7 +190,9 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
     /// All elements, decoded.
     pub fn elements(&self) -> Vec<i32> {
-        (0..self.element_count() as usize).map(|i| self.element(i)).collect()
+        (0..self.element_count() as usize)
+            .map(|i| self.element(i))
+            .collect()
     }
 }
 
@@ -295,7 +299,11 @@ impl Repr {
 
     /// Builds a complete header + payload buffer. `data.len()` must equal `elements`.
     pub fn to_bytes(&self, data: &[i32]) -> Vec<u8> {
-        assert_eq!(data.len(), self.elements as usize, "payload length must match the element count");
+        assert_eq!(
+            data.len(),
+            self.elements as usize,
+            "payload length must match the element count"
+        );
         let mut buf = vec![0u8; self.buffer_len()];
         let mut p = Packet::new_unchecked(&mut buf[..]);
         self.emit(&mut p);
@@ -327,8 +335,8 @@ mod tests {
     fn emit_exact_bytes() {
         let bytes = sample().to_bytes(&[1, -2]);
         let want: [u8; 30] = [
-            1, 1, 0x04, 0xfd, 0x01, 0x02, 0x00, 0x02, 0x0a, 0x0b, 0x0c, 0x0d, 5, 3, 0, 0, 0, 0, 0, 0, 0, 0x0b,
-            0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe,
+            1, 1, 0x04, 0xfd, 0x01, 0x02, 0x00, 0x02, 0x0a, 0x0b, 0x0c, 0x0d, 5, 3, 0, 0, 0, 0, 0,
+            0, 0, 0x0b, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe,
         ];
         assert_eq!(bytes, want);
     }
@@ -344,25 +352,53 @@ mod tests {
     #[test]
     fn rejects_each_malformation() {
         let good = sample().to_bytes(&[1, -2]);
-        assert_eq!(Packet::new_checked(&good[..10]).unwrap_err(), WireError::Truncated);
-        assert_eq!(Packet::new_checked(&good[..29]).unwrap_err(), WireError::BadLength);
+        assert_eq!(
+            Packet::new_checked(&good[..10]).unwrap_err(),
+            WireError::Truncated
+        );
+        assert_eq!(
+            Packet::new_checked(&good[..29]).unwrap_err(),
+            WireError::BadLength
+        );
         let mut b = good.clone();
         b[0] = 2;
-        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Err(WireError::BadVersion));
+        assert_eq!(
+            Repr::parse(&Packet::new_unchecked(&b[..])),
+            Err(WireError::BadVersion)
+        );
         let mut b = good.clone();
         b[1] = 7;
-        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Err(WireError::BadType));
+        assert_eq!(
+            Repr::parse(&Packet::new_unchecked(&b[..])),
+            Err(WireError::BadType)
+        );
         let mut b = good.clone();
         b[2] = 0x80;
-        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Err(WireError::BadFlags));
+        assert_eq!(
+            Repr::parse(&Packet::new_unchecked(&b[..])),
+            Err(WireError::BadFlags)
+        );
         let mut b = good.clone();
         b[13] = 2;
-        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Err(WireError::BadCount));
+        assert_eq!(
+            Repr::parse(&Packet::new_unchecked(&b[..])),
+            Err(WireError::BadCount)
+        );
         let mut b = good.clone();
         b[14..22].fill(0);
         b[13] = 0;
-        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Err(WireError::EmptyBitmap));
-        let big = Repr { elements: 300, ..sample() }.to_bytes(&[0; 300]);
-        assert_eq!(Repr::parse(&Packet::new_unchecked(&big[..])), Err(WireError::TooManyElements));
+        assert_eq!(
+            Repr::parse(&Packet::new_unchecked(&b[..])),
+            Err(WireError::EmptyBitmap)
+        );
+        let big = Repr {
+            elements: 300,
+            ..sample()
+        }
+        .to_bytes(&[0; 300]);
+        assert_eq!(
+            Repr::parse(&Packet::new_unchecked(&big[..])),
+            Err(WireError::TooManyElements)
+        );
     }
 }

@@ -1,0 +1,431 @@
+//! From a physical tree of switches and workers to every node's configuration.
+//!
+//! The single place that decides ranks, child indices, degree-limited rank sets, ports,
+//! routes and addresses of a job's tree. `fanin place --emit-config`, `fanin allreduce`,
+//! the property tests and the RTL testbenches all build their configurations here.
+//!
+//! Ports: a switch's port 0 faces its parent (if any) and ports `1..` face its children in
+//! order. Aggregating switches form the job's aggregation tree: each worker or aggregating
+//! switch reports to its nearest aggregating ancestor; non-aggregating switches only
+//! forward. The tree's top node must aggregate: it is the job's root.
+
+use core::net::Ipv4Addr;
+
+use crate::config::{Child, Endpoint, JobEntry, Mode, Params, Role, Route, SwitchConfig};
+use crate::wire::{FANIN_UDP_PORT, MAX_WORKERS};
+use crate::worker::Assignment;
+
+/// What a node of the physical tree is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeKind {
+    /// A switch. `aggregate` puts it in the job's aggregation tree; `degree_limit` caps
+    /// how many of its aggregation children it sums (None: all).
+    Switch {
+        /// Aggregates this job (blue) or only forwards (red).
+        aggregate: bool,
+        /// Largest number of aggregation children summed here.
+        degree_limit: Option<u8>,
+    },
+    /// A worker (server).
+    Worker,
+}
+
+/// One node of the physical tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSpec {
+    /// Name, for configs and error messages.
+    pub name: String,
+    /// Index of the parent node; `None` for the top.
+    pub parent: Option<usize>,
+    /// Switch or worker.
+    pub kind: NodeKind,
+}
+
+/// How nodes get addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Addressing {
+    /// Node `i` gets 10.1.(i/256).(i%256), MAC 02:fa:00:00:(i/256):(i%256), and the fanin port.
+    Network,
+    /// Every node is 127.0.0.1 with UDP port `base + i` (for local `fanin switchd` trees); no routes.
+    Loopback {
+        /// UDP port of node 0.
+        base: u16,
+    },
+}
+
+impl Addressing {
+    /// Address of node `i`.
+    pub fn endpoint(self, i: usize) -> Endpoint {
+        let (hi, lo) = ((i / 256) as u8, (i % 256) as u8);
+        let mac = [0x02, 0xfa, 0, 0, hi, lo];
+        match self {
+            Addressing::Network => Endpoint {
+                mac,
+                ip: Ipv4Addr::new(10, 1, hi, lo),
+                udp_port: FANIN_UDP_PORT,
+                port: 0,
+            },
+            Addressing::Loopback { base } => Endpoint {
+                mac,
+                ip: Ipv4Addr::LOCALHOST,
+                udp_port: base + i as u16,
+                port: 0,
+            },
+        }
+    }
+}
+
+/// Job-wide settings of a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobSpec {
+    /// Job id.
+    pub job: u16,
+    /// Slots per switch for this job (the workers' window limit).
+    pub slot_count: u32,
+    /// Elements per packet.
+    pub elements: u16,
+    /// Completion mode at every aggregating switch.
+    pub mode: Mode,
+    /// Addressing scheme.
+    pub addressing: Addressing,
+}
+
+/// Every node's configuration for one job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// One config per switch, in node order (`switch_nodes[i]` is its node index).
+    pub switches: Vec<SwitchConfig>,
+    /// Node index of each entry of `switches`.
+    pub switch_nodes: Vec<usize>,
+    /// One assignment per worker, by rank.
+    pub workers: Vec<Assignment>,
+    /// Node index of each worker, by rank.
+    pub worker_nodes: Vec<usize>,
+    /// Node index of the root.
+    pub root: usize,
+}
+
+/// A tree that cannot be turned into a plan.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// Structural problem, naming the node.
+    #[error("node {node}: {why}")]
+    Node {
+        /// Node name.
+        node: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// Job-level problem.
+    #[error("{0}")]
+    Job(String),
+}
+
+/// Builds every node's configuration for `spec` over `nodes`.
+pub fn build(nodes: &[NodeSpec], spec: JobSpec) -> Result<Plan, PlanError> {
+    let n = nodes.len();
+    let err = |i: usize, why: String| PlanError::Node {
+        node: nodes[i].name.clone(),
+        why,
+    };
+    let mut kids: Vec<Vec<usize>> = vec![vec![]; n];
+    let mut top = None;
+    for (i, nd) in nodes.iter().enumerate() {
+        match nd.parent {
+            Some(p) if p >= n => return Err(err(i, format!("parent index {p} does not exist"))),
+            Some(p) => {
+                if nodes[p].kind == NodeKind::Worker {
+                    return Err(err(i, format!("parent {} is a worker", nodes[p].name)));
+                }
+                kids[p].push(i);
+            }
+            None if top.is_some() => return Err(err(i, "second node without a parent".into())),
+            None => top = Some(i),
+        }
+    }
+    let root = top.ok_or_else(|| PlanError::Job("no node without a parent (cycle?)".into()))?;
+    if !matches!(
+        nodes[root].kind,
+        NodeKind::Switch {
+            aggregate: true,
+            ..
+        }
+    ) {
+        return Err(err(
+            root,
+            "the top node must be an aggregating switch (the job's root)".into(),
+        ));
+    }
+    // Depth-first order from the root; detects unreachable nodes (cycles).
+    let mut order = Vec::with_capacity(n);
+    let mut stack = vec![root];
+    while let Some(v) = stack.pop() {
+        order.push(v);
+        stack.extend(kids[v].iter().rev());
+    }
+    if order.len() != n {
+        let lost = (0..n).find(|i| !order.contains(i)).unwrap_or(0);
+        return Err(err(lost, "not reachable from the top (cycle)".into()));
+    }
+    let blue = |i: usize| {
+        matches!(
+            nodes[i].kind,
+            NodeKind::Switch {
+                aggregate: true,
+                ..
+            }
+        )
+    };
+    // Ranks in DFS order.
+    let worker_nodes: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&i| nodes[i].kind == NodeKind::Worker)
+        .collect();
+    if worker_nodes.is_empty() {
+        return Err(PlanError::Job("the tree has no workers".into()));
+    }
+    if worker_nodes.len() as u32 > MAX_WORKERS {
+        return Err(PlanError::Job(format!(
+            "{} workers exceed the {MAX_WORKERS} a job can hold",
+            worker_nodes.len()
+        )));
+    }
+    let mut rank = vec![u8::MAX; n];
+    for (r, &w) in worker_nodes.iter().enumerate() {
+        rank[w] = r as u8;
+    }
+    // Aggregation parent (nearest blue ancestor) and physical port toward each descendant.
+    let mut agg_parent = vec![None; n];
+    for &v in &order {
+        let mut p = nodes[v].parent;
+        while let Some(q) = p {
+            if blue(q) {
+                break;
+            }
+            p = nodes[q].parent;
+        }
+        agg_parent[v] = p;
+    }
+    let mut agg_kids: Vec<Vec<usize>> = vec![vec![]; n];
+    for &v in &order {
+        if v != root && (blue(v) || nodes[v].kind == NodeKind::Worker) {
+            let p = agg_parent[v].ok_or_else(|| err(v, "has no aggregating ancestor".into()))?;
+            agg_kids[p].push(v);
+        }
+    }
+    // subtree ranks and delivered ranks, bottom-up.
+    let mut subtree = vec![0u64; n];
+    let mut delivered = vec![0u64; n];
+    for &v in order.iter().rev() {
+        if nodes[v].kind == NodeKind::Worker {
+            subtree[v] = 1 << rank[v];
+            delivered[v] = subtree[v];
+        } else {
+            subtree[v] = kids[v].iter().fold(0, |m, &c| m | subtree[c]);
+            if blue(v) {
+                let lim = limit(nodes[v].kind, agg_kids[v].len());
+                delivered[v] = agg_kids[v]
+                    .iter()
+                    .take(lim)
+                    .fold(0, |m, &c| m | delivered[c]);
+            }
+        }
+    }
+    let addr = |i: usize| spec.addressing.endpoint(i);
+    // Port of switch s toward descendant d: 1 + index of the child subtree containing d.
+    let port_toward = |s: usize, d: usize| -> u8 {
+        let mut x = d;
+        while nodes[x].parent != Some(s) {
+            x = nodes[x].parent.expect("descendant");
+        }
+        1 + kids[s].iter().position(|&k| k == x).expect("child") as u8
+    };
+    let ports_of = |s: usize| (1 + kids[s].len()).max(2) as u8;
+    let max_children = agg_kids.iter().map(Vec::len).max().unwrap_or(1).max(1);
+    let mut switches = Vec::new();
+    let mut switch_nodes = Vec::new();
+    for &s in &order {
+        let NodeKind::Switch { .. } = nodes[s].kind else {
+            continue;
+        };
+        let me = addr(s);
+        let mut cfg = SwitchConfig::new(&nodes[s].name, me.mac, me.ip);
+        cfg.udp_port = me.udp_port;
+        cfg.params = Params {
+            slots: spec.slot_count.max(1),
+            elements: spec.elements,
+            max_children: max_children.min(MAX_WORKERS as usize) as u8,
+            ports: ports_of(s),
+            max_routes: (n as u16).max(1),
+            ..Params::default()
+        };
+        if spec.addressing == Addressing::Network {
+            for d in 0..n {
+                if d == s {
+                    continue;
+                }
+                let port = if is_ancestor(nodes, s, d) {
+                    port_toward(s, d)
+                } else {
+                    0
+                };
+                cfg.routes.push(Route {
+                    ip: addr(d).ip,
+                    port,
+                });
+            }
+        }
+        if blue(s) {
+            let children = agg_kids[s]
+                .iter()
+                .map(|&c| Child {
+                    endpoint: Endpoint {
+                        port: port_toward(s, c),
+                        ..addr(c)
+                    },
+                    ranks: delivered[c],
+                })
+                .collect::<Vec<_>>();
+            let role = match agg_parent[s] {
+                None => Role::Root,
+                Some(p) => Role::Inner {
+                    parent: addr(p),
+                    index_at_parent: agg_kids[p]
+                        .iter()
+                        .position(|&k| k == s)
+                        .expect("child of parent") as u8,
+                },
+            };
+            let lim = limit(nodes[s].kind, children.len());
+            if role == Role::Root && lim < children.len() {
+                return Err(err(
+                    s,
+                    "the root cannot have a degree limit below its fan-in".into(),
+                ));
+            }
+            cfg.jobs.push(JobEntry {
+                job: spec.job,
+                role,
+                mode: spec.mode,
+                degree_limit: lim as u8,
+                children,
+                ranks: subtree[s],
+                slot_base: 0,
+                slot_count: spec.slot_count,
+                quota: 0,
+            });
+        }
+        cfg.validate().map_err(|e| err(s, e.to_string()))?;
+        switches.push(cfg);
+        switch_nodes.push(s);
+    }
+    let workers = worker_nodes
+        .iter()
+        .map(|&w| {
+            let p = agg_parent[w].expect("worker has an aggregating ancestor");
+            Assignment {
+                job: spec.job,
+                rank: rank[w],
+                workers: worker_nodes.len() as u8,
+                child: agg_kids[p].iter().position(|&k| k == w).expect("child") as u8,
+                me: addr(w),
+                parent: addr(p),
+                window_limit: spec.slot_count,
+                elements: spec.elements,
+            }
+        })
+        .collect();
+    Ok(Plan {
+        switches,
+        switch_nodes,
+        workers,
+        worker_nodes,
+        root,
+    })
+}
+
+fn limit(kind: NodeKind, fan_in: usize) -> usize {
+    match kind {
+        NodeKind::Switch {
+            degree_limit: Some(d),
+            ..
+        } => (d as usize).min(fan_in).max(1),
+        _ => fan_in,
+    }
+}
+
+fn is_ancestor(nodes: &[NodeSpec], a: usize, mut d: usize) -> bool {
+    while let Some(p) = nodes[d].parent {
+        if p == a {
+            return true;
+        }
+        d = p;
+    }
+    false
+}
+
+/// A single aggregating switch (the root) with `workers` workers: the SwitchML setup.
+pub fn star(workers: usize) -> Vec<NodeSpec> {
+    let mut v = vec![NodeSpec {
+        name: "root".into(),
+        parent: None,
+        kind: NodeKind::Switch {
+            aggregate: true,
+            degree_limit: None,
+        },
+    }];
+    for i in 0..workers {
+        v.push(NodeSpec {
+            name: format!("w{i}"),
+            parent: Some(0),
+            kind: NodeKind::Worker,
+        });
+    }
+    v
+}
+
+/// Merges plans of several jobs over the same nodes into one config per switch, giving
+/// each job its own slot range (jobs in order, ranges back to back).
+pub fn merge(plans: &[Plan]) -> Result<Vec<SwitchConfig>, PlanError> {
+    let first = plans
+        .first()
+        .ok_or_else(|| PlanError::Job("no plans to merge".into()))?;
+    let mut out = first.switches.clone();
+    for cfg in &mut out {
+        cfg.jobs.clear();
+    }
+    let mut base = 0u32;
+    for p in plans {
+        if p.switch_nodes != first.switch_nodes {
+            return Err(PlanError::Job("plans are over different trees".into()));
+        }
+        let count = p
+            .switches
+            .iter()
+            .flat_map(|s| &s.jobs)
+            .map(|j| j.slot_count)
+            .max()
+            .unwrap_or(0);
+        for (cfg, src) in out.iter_mut().zip(&p.switches) {
+            cfg.params.max_children = cfg.params.max_children.max(src.params.max_children);
+            cfg.params.elements = cfg.params.elements.max(src.params.elements);
+            for j in &src.jobs {
+                cfg.jobs.push(JobEntry {
+                    slot_base: base,
+                    ..j.clone()
+                });
+            }
+        }
+        base += count;
+    }
+    for cfg in &mut out {
+        cfg.params.slots = base.max(1);
+        cfg.params.max_jobs = cfg.params.max_jobs.max(plans.len() as u16);
+        cfg.validate().map_err(|e| PlanError::Node {
+            node: cfg.name.clone(),
+            why: e.to_string(),
+        })?;
+    }
+    Ok(out)
+}
