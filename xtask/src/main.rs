@@ -1,1 +1,146 @@
-fn main() {}
+//! `cargo xtask setup|demo|test`: one command each for a fresh Debian machine.
+//!
+//! `setup` installs the system packages fanin needs (apt-get, as root) when they are
+//! missing; `demo` and `test` run `setup` first. Every step is a subprocess whose failure
+//! stops the run with a non-zero exit.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{bail, Context, Result};
+
+/// A system tool and the Debian package that provides it.
+struct Need {
+    /// What to probe for.
+    probe: Probe,
+    /// Debian package.
+    package: &'static str,
+    /// Why fanin needs it.
+    why: &'static str,
+}
+
+enum Probe {
+    /// A program on PATH.
+    Program(&'static str),
+    /// A file matching one of these glob-free paths or directory prefixes.
+    AnyFile(&'static [&'static str]),
+    /// A shared library known to the dynamic linker.
+    Library(&'static str),
+}
+
+const NEEDS: &[Need] = &[
+    Need { probe: Probe::Program("verilator"), package: "verilator", why: "cycle-accurate simulation and lint of the RTL" },
+    Need { probe: Probe::Program("yosys"), package: "yosys", why: "synthesis checks and resource reports" },
+    Need { probe: Probe::Program("iverilog"), package: "iverilog", why: "second simulator for speed comparison" },
+    Need { probe: Probe::AnyFile(&["/usr/include/pcap.h", "/usr/include/pcap/pcap.h"]), package: "libpcap-dev", why: "pcap capture" },
+    Need { probe: Probe::Program("tshark"), package: "tshark", why: "Wireshark dissector test" },
+    Need { probe: Probe::Library("libclang"), package: "libclang-dev", why: "bindgen for the Verilator shim" },
+    Need { probe: Probe::Program("tclsh"), package: "tcl", why: "syntax check of the Vivado build scripts" },
+    Need { probe: Probe::Program("iperf3"), package: "iperf3", why: "baseline of the sender goodput bench" },
+    Need { probe: Probe::Program("g++"), package: "g++", why: "compiles the Verilator model" },
+    Need { probe: Probe::Program("make"), package: "make", why: "Verilator's build" },
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let r = match args.first().map(String::as_str) {
+        Some("setup") => setup(),
+        Some("demo") => setup().and_then(|_| demo()),
+        Some("test") => setup().and_then(|_| test(&args[1..])),
+        _ => {
+            eprintln!("usage: cargo xtask setup | demo | test [--slow]");
+            return ExitCode::from(2);
+        }
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn present(p: &Probe) -> bool {
+    match p {
+        Probe::Program(name) => Command::new("sh").args(["-c", &format!("command -v {name}")]).output().map(|o| o.status.success()).unwrap_or(false),
+        Probe::AnyFile(paths) => paths.iter().any(|p| Path::new(p).exists()),
+        Probe::Library(name) => Command::new("sh")
+            .args(["-c", &format!("ldconfig -p | grep -q '{name}' || ls /usr/lib/llvm-*/lib/{name}*.so* >/dev/null 2>&1")])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false),
+    }
+}
+
+/// Installs whatever system packages are missing.
+fn setup() -> Result<()> {
+    let missing: Vec<&Need> = NEEDS.iter().filter(|n| !present(&n.probe)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let pkgs: Vec<&str> = missing.iter().map(|n| n.package).collect();
+    for n in &missing {
+        eprintln!("xtask: missing {} ({})", n.package, n.why);
+    }
+    let root = Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0")).unwrap_or(false);
+    if !root {
+        bail!("run as root, or install them yourself: sudo apt-get install -y {}", pkgs.join(" "));
+    }
+    eprintln!("xtask: apt-get install {}", pkgs.join(" "));
+    run(Command::new("apt-get").args(["update", "-qq"]).env("DEBIAN_FRONTEND", "noninteractive"))?;
+    run(Command::new("apt-get").args(["install", "-y", "-qq", "--no-install-recommends"]).args(&pkgs).env("DEBIAN_FRONTEND", "noninteractive"))?;
+    let still: Vec<&str> = NEEDS.iter().filter(|n| !present(&n.probe)).map(|n| n.package).collect();
+    if !still.is_empty() {
+        bail!("apt-get finished but these are still missing: {}", still.join(" "));
+    }
+    Ok(())
+}
+
+fn root_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root_dir());
+    c
+}
+
+fn run(c: &mut Command) -> Result<()> {
+    let shown = format!("{c:?}");
+    let st = c.status().with_context(|| format!("could not start {shown}"))?;
+    if !st.success() {
+        bail!("{shown} failed ({st})");
+    }
+    Ok(())
+}
+
+fn banner(s: &str) {
+    println!("\n==== {s} ====");
+}
+
+/// The storefront: every capability that has landed, with verified results.
+fn demo() -> Result<()> {
+    let out = root_dir().join("target/demo");
+    std::fs::create_dir_all(&out)?;
+    banner("1. reference model: allreduce over a two-level tree with loss, duplication and reordering");
+    run(cargo().args(["run", "--quiet", "--release", "-p", "fanin-proto", "--example", "netsim_allreduce"]))?;
+    println!("\ndemo: all steps verified");
+    Ok(())
+}
+
+/// The whole test suite. `--slow` (or FANIN_SLOW=1) adds the long tier.
+fn test(args: &[String]) -> Result<()> {
+    let slow = args.iter().any(|a| a == "--slow") || std::env::var("FANIN_SLOW").is_ok_and(|v| v == "1");
+    banner("build");
+    run(cargo().args(["build", "--workspace", "--all-targets"]))?;
+    banner("tests");
+    let mut c = cargo();
+    c.args(["test", "--workspace"]);
+    if slow {
+        c.env("FANIN_SLOW", "1");
+    }
+    run(&mut c)?;
+    Ok(())
+}
