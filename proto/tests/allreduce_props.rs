@@ -229,7 +229,7 @@ fn run(sc: &Scenario) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(config(48))]
+    #![proptest_config(config(400))]
 
     /// Loss, duplication, reordering, stragglers, timeouts, degree limits, several jobs and
     /// 1–3 level trees mixing aggregating and forwarding-only switches.
@@ -240,7 +240,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(24))]
+    #![proptest_config(config(100))]
 
     /// Heavy loss on deep trees in timeout mode: flushes, stragglers and reclaims.
     #[test]
