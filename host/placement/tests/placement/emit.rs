@@ -1,0 +1,143 @@
+//! Emitted configurations validate and load into the reference model.
+
+use fanin_placement::aggtree::AggTree;
+use fanin_placement::emit::{emit, EmitOptions};
+use fanin_placement::metrics::Scale;
+use fanin_placement::paring::{atp, paring, ParingConfig};
+use fanin_placement::rational::int;
+use fanin_placement::topology::fat_tree;
+use fanin_placement::{place, TreeAlgo};
+use fanin_proto::config::Role;
+use fanin_proto::model::Switch;
+
+use crate::common::seven;
+
+fn check(e: &fanin_placement::emit::Emitted) {
+    for cfg in &e.switches {
+        cfg.validate().unwrap();
+        Switch::new(cfg).unwrap_or_else(|err| panic!("{}: {err}", cfg.name));
+    }
+}
+
+#[test]
+fn soar_tree_configs_follow_the_blue_tree() {
+    let t = seven(["r", "a", "b", "l1", "l2", "l3", "l4"], [2, 6, 5, 4]);
+    let s = Scale::new(&t).unwrap();
+    let p = place(TreeAlgo::Soar, &t, &s, &t.loads(), &[true; 7], 2, 0).unwrap();
+    let e = emit(
+        &[(0, AggTree::from_tree(&t, &t.loads(), &p.blue))],
+        &EmitOptions::default(),
+    )
+    .unwrap();
+    check(&e);
+    let names: Vec<&str> = e.switches.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["d", "b", "l2"]);
+    let root = &e.switches[0].jobs[0];
+    assert_eq!(root.role, Role::Root);
+    assert_eq!(root.ranks, (1 << 17) - 1);
+    // d's children: l1's two workers, l2 (blue), b (blue).
+    assert_eq!(root.children.len(), 4);
+    let b = &e.switches[1].jobs[0];
+    assert_eq!(b.children.len(), 9);
+    assert_eq!(b.degree_limit, 9);
+    match b.role {
+        Role::Inner {
+            parent,
+            index_at_parent,
+        } => {
+            assert_eq!(parent.ip, e.switches[0].ip);
+            assert_eq!(index_at_parent, 3);
+            assert_eq!(root.children[3].ranks, b.ranks);
+        }
+        Role::Root => panic!("b is inner"),
+    }
+    assert_eq!(e.workers.len(), 17);
+    let w = &e.workers[2];
+    assert_eq!((w.rank, w.workers, w.parent.ip), (2, 17, e.switches[2].ip));
+}
+
+#[test]
+fn base_port_gives_distinct_local_ports_and_multi_jobs_share_switches() {
+    let t = seven(["r", "a", "b", "l1", "l2", "l3", "l4"], [2, 6, 5, 4]);
+    let jobs = vec![
+        (0, AggTree::from_tree(&t, &t.loads(), &[1, 2])),
+        (1, AggTree::from_tree(&t, &t.loads(), &[2, 4])),
+    ];
+    let e = emit(
+        &jobs,
+        &EmitOptions {
+            slots: 32,
+            base_port: Some(40000),
+        },
+    )
+    .unwrap();
+    check(&e);
+    let mut ports: Vec<u16> = e
+        .switches
+        .iter()
+        .map(|c| c.udp_port)
+        .chain(e.workers.iter().map(|w| w.me.udp_port))
+        .collect();
+    let total = ports.len();
+    ports.sort_unstable();
+    ports.dedup();
+    assert_eq!(
+        ports.len(),
+        total - 17,
+        "workers of two jobs share their servers' ports"
+    );
+    let b = e.switches.iter().find(|c| c.name == "b").unwrap();
+    assert_eq!(b.jobs.len(), 2);
+    assert_eq!((b.jobs[0].slot_base, b.jobs[1].slot_base), (0, 32));
+    assert!(e
+        .switches
+        .iter()
+        .all(|c| c.ip == std::net::Ipv4Addr::LOCALHOST));
+}
+
+#[test]
+fn too_many_workers_is_one_clear_error() {
+    let t = fanin_placement::topology::binary_tree(16).unwrap();
+    let loads = vec![9; 15];
+    let e = emit(
+        &[(0, AggTree::from_tree(&t, &loads, &[]))],
+        &EmitOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("135 workers") && e.contains("at most 64"), "{e}");
+}
+
+#[test]
+fn paring_and_atp_configs_load_with_degree_limits() {
+    let mut g = fat_tree(4).unwrap();
+    let order = fanin_placement::topology::programmable_order(&g, 4);
+    g.set_programmable(&order[..6]);
+    let cfg = ParingConfig {
+        workers: 9,
+        capacity: int(2),
+        rate_limit: int(1),
+        gradient: int(1),
+    };
+    for p in [paring(&g, &cfg).unwrap(), atp(&g, &cfg).unwrap()] {
+        let e = emit(&[(0, AggTree::from_graph(&g, &p))], &EmitOptions::default()).unwrap();
+        check(&e);
+        assert_eq!(e.workers.len(), 9);
+        assert_eq!(
+            e.switches
+                .iter()
+                .find(|c| c.jobs[0].role == Role::Root)
+                .unwrap()
+                .name,
+            g.vertices[p.ps].id
+        );
+        for a in &p.nodes[1..] {
+            let c = e
+                .switches
+                .iter()
+                .find(|c| c.name == g.vertices[a.vertex].id)
+                .unwrap();
+            assert_eq!(c.jobs[0].degree_limit as usize, a.limit);
+        }
+    }
+}

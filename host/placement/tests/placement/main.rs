@@ -1,0 +1,10 @@
+//! Integration tests of fanin-placement: one binary, topic modules.
+
+mod cli;
+mod common;
+mod emit;
+mod examples;
+mod invariants;
+mod oracle;
+mod paring;
+mod topology;
