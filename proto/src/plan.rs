@@ -121,8 +121,14 @@ pub enum PlanError {
     Job(String),
 }
 
-/// Builds every node's configuration for `spec` over `nodes`.
+/// Builds every node's configuration for `spec` over `nodes`, addressed by `spec.addressing`.
 pub fn build(nodes: &[NodeSpec], spec: JobSpec) -> Result<Plan, PlanError> {
+    build_with(nodes, spec, &|i| spec.addressing.endpoint(i))
+}
+
+/// Like [`build`], with node `i` at address `addr(i)` (its `port` field is ignored).
+/// Forwarding tables are filled only if every node has a distinct IPv4 address.
+pub fn build_with(nodes: &[NodeSpec], spec: JobSpec, addr: &dyn Fn(usize) -> Endpoint) -> Result<Plan, PlanError> {
     let n = nodes.len();
     let err = |i: usize, why: String| PlanError::Node {
         node: nodes[i].name.clone(),
@@ -232,7 +238,13 @@ pub fn build(nodes: &[NodeSpec], spec: JobSpec) -> Result<Plan, PlanError> {
             }
         }
     }
-    let addr = |i: usize| spec.addressing.endpoint(i);
+    let addr = |i: usize| Endpoint { port: 0, ..addr(i) };
+    let distinct_ips = {
+        let mut ips: Vec<Ipv4Addr> = (0..n).map(|i| addr(i).ip).collect();
+        ips.sort_unstable();
+        ips.dedup();
+        ips.len() == n
+    };
     // Port of switch s toward descendant d: 1 + index of the child subtree containing d.
     let port_toward = |s: usize, d: usize| -> u8 {
         let mut x = d;
@@ -260,7 +272,7 @@ pub fn build(nodes: &[NodeSpec], spec: JobSpec) -> Result<Plan, PlanError> {
             max_routes: (n as u16).max(1),
             ..Params::default()
         };
-        if spec.addressing == Addressing::Network {
+        if distinct_ips {
             for d in 0..n {
                 if d == s {
                     continue;

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::Path;
 
-use fanin_proto::config::{Child, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig};
+use fanin_proto::config::{Endpoint, JobEntry, Mode, Params, SwitchConfig};
+use fanin_proto::plan::{self, Addressing as PlanAddressing, JobSpec, NodeKind, NodeSpec};
 use fanin_proto::wire::{DEFAULT_ELEMENTS, FANIN_UDP_PORT, MAX_WORKERS};
 use fanin_proto::worker::Assignment;
 
@@ -57,6 +58,9 @@ pub enum EmitError {
     /// Ports or slots overflow.
     #[error("{0}")]
     Overflow(String),
+    /// The job's tree cannot be planned.
+    #[error("job {0}: {1}")]
+    Plan(u16, String),
     /// The generated configuration fails validation (a bug).
     #[error("configuration of {0:?} is invalid: {1}")]
     Invalid(String, fanin_proto::config::ConfigError),
@@ -131,6 +135,10 @@ impl Addressing {
 }
 
 /// Emits the configurations of several jobs (job id, tree) that share the switches.
+///
+/// Each job's tree is turned into configurations by `fanin_proto::plan::build_with`, the
+/// single definition of ranks, child indices, degree-limited rank sets and roles; this
+/// function only assigns addresses and slot ranges and merges jobs per switch.
 pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, EmitError> {
     let addr = Addressing::new(jobs, opts.base_port)?;
     let mut configs: BTreeMap<u32, SwitchConfig> = BTreeMap::new();
@@ -141,100 +149,54 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
             return Err(EmitError::NoWorkers(*job));
         }
         if ws.len() > MAX_WORKERS as usize {
-            return Err(EmitError::TooManyWorkers {
-                job: *job,
-                workers: ws.len(),
-                max: MAX_WORKERS,
-            });
+            return Err(EmitError::TooManyWorkers { job: *job, workers: ws.len(), max: MAX_WORKERS });
+        }
+        if let Some(n) = tree.nodes.iter().find(|n| n.children.len() > MAX_WORKERS as usize) {
+            return Err(EmitError::TooManyChildren(n.name.clone(), n.children.len()));
         }
         let slot_base = (slot_job as u32)
             .checked_mul(opts.slots)
             .ok_or_else(|| EmitError::Overflow("too many jobs for the slot space".into()))?;
-        let mut rank_of = vec![0u64; tree.nodes.len()];
-        for (r, &w) in ws.iter().enumerate() {
-            rank_of[w] = 1u64 << r;
-        }
-        // Subtree ranks (all) and delivered ranks (what non-bypass packets carry).
-        let (all, delivered) = ranks(tree, &rank_of);
-        let mut parent = vec![(0usize, 0u8); tree.nodes.len()];
-        for (v, node) in tree.nodes.iter().enumerate() {
-            for (i, &c) in node.children.iter().enumerate() {
-                parent[c] = (v, i as u8);
-            }
-        }
-        for (v, node) in tree.nodes.iter().enumerate() {
-            if node.kind == AggKind::Worker {
-                let (p, idx) = parent[v];
-                workers.push(Assignment {
-                    job: *job,
-                    rank: rank_of[v].trailing_zeros() as u8,
-                    workers: ws.len() as u8,
-                    child: idx,
-                    me: addr.endpoint(node.addr, 0),
-                    parent: addr.endpoint(tree.nodes[p].addr, 0),
-                    window_limit: opts.slots,
-                    elements: DEFAULT_ELEMENTS,
-                });
-                continue;
-            }
-            if node.children.len() > MAX_WORKERS as usize {
-                return Err(EmitError::TooManyChildren(
-                    node.name.clone(),
-                    node.children.len(),
-                ));
-            }
-            let children = node
-                .children
-                .iter()
-                .enumerate()
-                .map(|(i, &c)| Child {
-                    endpoint: addr.endpoint(tree.nodes[c].addr, i as u8 + 1),
-                    ranks: delivered[c],
-                })
-                .collect::<Vec<_>>();
-            let role = match node.kind {
-                AggKind::Root => Role::Root,
-                _ => {
-                    let (p, idx) = parent[v];
-                    Role::Inner {
-                        parent: addr.endpoint(tree.nodes[p].addr, 0),
-                        index_at_parent: idx,
-                    }
-                }
-            };
-            let degree_limit = if node.kind == AggKind::Root {
-                children.len()
-            } else {
-                node.degree_limit.clamp(1, children.len())
-            };
-            let entry = JobEntry {
-                job: *job,
-                role,
-                mode: Mode::Static,
-                degree_limit: degree_limit as u8,
-                children,
-                ranks: all[v],
-                slot_base,
-                slot_count: opts.slots,
-                quota: 0,
-            };
-            let cfg = configs.entry(node.addr).or_insert_with(|| {
-                let mut c =
-                    SwitchConfig::new(&node.name, Addressing::mac(node.addr), addr.ip(node.addr));
-                c.udp_port = addr.port(node.addr);
-                c
-            });
-            cfg.jobs.push(entry);
+        let nodes = plan_nodes(tree);
+        let spec = JobSpec { job: *job, slot_count: opts.slots, elements: DEFAULT_ELEMENTS, mode: Mode::Static, addressing: PlanAddressing::Network };
+        let plan = plan::build_with(&nodes, spec, &|i| addr.endpoint(tree.nodes[i].addr, 0)).map_err(|e| EmitError::Plan(*job, e.to_string()))?;
+        workers.extend(plan.workers);
+        for (cfg, &v) in plan.switches.into_iter().zip(&plan.switch_nodes) {
+            let a = tree.nodes[v].addr;
+            let merged = configs.entry(a).or_insert_with(|| SwitchConfig { jobs: Vec::new(), routes: Vec::new(), ..cfg.clone() });
+            merged.jobs.extend(cfg.jobs.into_iter().map(|j| JobEntry { slot_base, ..j }));
         }
     }
     let mut switches = Vec::new();
     for (_, mut cfg) in configs {
         size_params(&mut cfg)?;
-        cfg.validate()
-            .map_err(|e| EmitError::Invalid(cfg.name.clone(), e))?;
+        cfg.validate().map_err(|e| EmitError::Invalid(cfg.name.clone(), e))?;
         switches.push(cfg);
     }
     Ok(Emitted { switches, workers })
+}
+
+/// The tree as `fanin_proto::plan` nodes: every non-worker node aggregates.
+pub fn plan_nodes(tree: &AggTree) -> Vec<NodeSpec> {
+    let mut parent = vec![None; tree.nodes.len()];
+    for (v, node) in tree.nodes.iter().enumerate() {
+        for &c in &node.children {
+            parent[c] = Some(v);
+        }
+    }
+    tree.nodes
+        .iter()
+        .enumerate()
+        .map(|(v, n)| NodeSpec {
+            name: n.name.clone(),
+            parent: parent[v],
+            kind: match n.kind {
+                AggKind::Worker => NodeKind::Worker,
+                AggKind::Root => NodeKind::Switch { aggregate: true, degree_limit: None },
+                AggKind::Switch => NodeKind::Switch { aggregate: true, degree_limit: Some(n.degree_limit.clamp(1, MAX_WORKERS as usize) as u8) },
+            },
+        })
+        .collect()
 }
 
 /// Table sizes: the defaults, grown to fit the emitted jobs.
@@ -261,32 +223,6 @@ fn size_params(cfg: &mut SwitchConfig) -> Result<(), EmitError> {
         ..d
     };
     Ok(())
-}
-
-/// Per node: all ranks below it, and the ranks its non-bypass packets carry.
-fn ranks(tree: &AggTree, own: &[u64]) -> (Vec<u64>, Vec<u64>) {
-    let n = tree.nodes.len();
-    let mut all = own.to_vec();
-    let mut delivered = own.to_vec();
-    let mut order = Vec::with_capacity(n);
-    let mut stack = vec![0usize];
-    while let Some(v) = stack.pop() {
-        order.push(v);
-        stack.extend(&tree.nodes[v].children);
-    }
-    for &v in order.iter().rev() {
-        let node = &tree.nodes[v];
-        if node.kind == AggKind::Worker {
-            continue;
-        }
-        all[v] = node.children.iter().fold(0, |m, &c| m | all[c]);
-        delivered[v] = node
-            .children
-            .iter()
-            .take(node.degree_limit)
-            .fold(0, |m, &c| m | delivered[c]);
-    }
-    (all, delivered)
 }
 
 /// File name for a node name: unsafe characters become `_`.
