@@ -1,1 +1,18 @@
-//! fanin host library.
+//! fanin host tools: the software switch (`fanin switchd`), the gradient sender
+//! (`fanin send`), counters (`fanin stats`) and a local allreduce (`fanin allreduce`).
+//!
+//! Behaviour lives in `fanin-proto`; this crate only moves datagrams:
+//! - [`link`]: the I/O trait with a UDP socket, a pcap tap and a fault injector;
+//! - [`switchd`]: the reference model behind a socket, and its stats service;
+//! - [`sender`] and [`scheme`]: one worker's allreduce and its quantisation scheme;
+//! - [`tensor`]: tensor files; [`allreduce`]: the local end-to-end run;
+//! - [`cli`]: argument parsing and validation; [`error`]: exit statuses.
+
+pub mod allreduce;
+pub mod cli;
+pub mod error;
+pub mod link;
+pub mod scheme;
+pub mod sender;
+pub mod switchd;
+pub mod tensor;

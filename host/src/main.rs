@@ -1,1 +1,44 @@
-fn main() {}
+//! The `fanin` command.
+
+use clap::{Parser, Subcommand};
+use fanin::cli;
+
+/// fanin: in-network aggregation host tools.
+#[derive(Debug, Parser)]
+#[command(name = "fanin", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Run the software switch (the reference model behind a UDP socket).
+    Switchd(cli::SwitchdArgs),
+    /// Run one worker: send a tensor, receive the sum.
+    Send(cli::SendArgs),
+    /// Print a running switchd's counters.
+    Stats(cli::StatsArgs),
+    /// Run a local switch and N workers for one allreduce.
+    Allreduce(cli::AllreduceArgs),
+    /// Place aggregation on a topology and emit per-switch configurations.
+    Place(fanin_placement::cli::PlaceArgs),
+    /// Reproduce a placement evaluation.
+    Experiment(fanin_placement::cli::ExperimentArgs),
+}
+
+fn main() {
+    let args = Cli::parse();
+    let r = match &args.cmd {
+        Cmd::Switchd(a) => cli::run_switchd(a),
+        Cmd::Send(a) => cli::run_send(a),
+        Cmd::Stats(a) => cli::run_stats(a),
+        Cmd::Allreduce(a) => cli::run_allreduce(a),
+        Cmd::Place(a) => fanin_placement::cli::run_place(a),
+        Cmd::Experiment(a) => fanin_placement::cli::run_experiment(a),
+    };
+    if let Err(e) = r {
+        eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
+        std::process::exit(fanin::error::exit_code(&e));
+    }
+}

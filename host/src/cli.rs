@@ -1,0 +1,688 @@
+//! Command-line arguments of `fanin switchd`, `send`, `stats` and `allreduce`: parsed by
+//! clap, then validated into typed configurations before any work starts.
+
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, UdpSocket};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use fanin_proto::config::{Endpoint, SwitchConfig};
+use fanin_proto::quant::{EXP_MAX, EXP_MIN};
+use fanin_proto::wire::{Flags, FANIN_UDP_PORT, MAX_ELEMENTS, MAX_WORKERS};
+use fanin_proto::worker::Assignment;
+
+use crate::allreduce::{self, AllreduceConfig};
+use crate::error::input_error;
+use crate::link::{mac_for, FaultSpec, Faulty, Link, PcapTap, UdpLink};
+use crate::scheme::QuantMode;
+use crate::sender::{self, SendConfig};
+use crate::switchd::{self, Control, SingleJob, SoftSwitch};
+use crate::tensor;
+
+fn probability(s: &str) -> Result<f64, String> {
+    let p: f64 = s.parse().map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{p} is not a probability between 0 and 1"))
+    }
+}
+
+/// Seeded fault-injection flags.
+#[derive(Debug, Clone, Args)]
+pub struct FaultArgs {
+    /// Probability that a datagram is lost (each direction).
+    #[arg(long, default_value = "0", value_parser = probability, value_name = "P")]
+    pub loss: f64,
+    /// Probability that a datagram is duplicated (each direction).
+    #[arg(long, default_value = "0", value_parser = probability, value_name = "P")]
+    pub dup: f64,
+    /// Probability that a datagram is held back behind later ones (each direction).
+    #[arg(long, default_value = "0", value_parser = probability, value_name = "P")]
+    pub reorder: f64,
+    /// Seed of the fault generator.
+    #[arg(long = "fault-seed", default_value_t = 1, value_name = "S")]
+    pub fault_seed: u64,
+}
+
+impl FaultArgs {
+    fn spec(&self) -> FaultSpec {
+        FaultSpec {
+            loss: self.loss,
+            dup: self.dup,
+            reorder: self.reorder,
+            seed: self.fault_seed,
+        }
+    }
+}
+
+/// `fanin switchd`: the software switch.
+#[derive(Debug, Clone, Args)]
+pub struct SwitchdArgs {
+    /// Switch configuration (SwitchConfig JSON, as `fanin place` emits per switch).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["worker", "job"])]
+    pub config: Option<PathBuf>,
+    /// UDP address to listen on [default: the configuration's ip:udp_port, or 127.0.0.1:48879].
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddrV4>,
+    /// TCP address serving `fanin stats` [default: the listen address].
+    #[arg(long, value_name = "ADDR")]
+    pub stats: Option<SocketAddrV4>,
+    /// Single job without a file: a worker's address, once per rank in order.
+    #[arg(long, value_name = "ADDR")]
+    pub worker: Vec<SocketAddrV4>,
+    /// Single job without a file: the job id.
+    #[arg(long)]
+    pub job: Option<u16>,
+    /// Single job without a file: elements per packet.
+    #[arg(long, default_value_t = 64)]
+    pub elements: u16,
+    /// Single job without a file: slots of the job.
+    #[arg(long, default_value_t = 256)]
+    pub slots: u32,
+    /// Capture every datagram in and out as pcap.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    /// Fault injection.
+    #[command(flatten)]
+    pub faults: FaultArgs,
+}
+
+/// A validated switchd invocation.
+#[derive(Debug, Clone)]
+pub struct SwitchdConfig {
+    /// The switch.
+    pub switch: SwitchConfig,
+    /// Where to listen (port 0: any).
+    pub listen: SocketAddrV4,
+    /// Where to serve stats (None: same address as `listen`).
+    pub stats: Option<SocketAddrV4>,
+    /// Capture file.
+    pub pcap: Option<PathBuf>,
+    /// Faults.
+    pub faults: FaultSpec,
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &PathBuf, what: &str) -> anyhow::Result<T> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| input_error(format!("cannot read {what} {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| input_error(format!("{what} {} is not valid: {e}", path.display())))
+}
+
+impl SwitchdArgs {
+    /// Validates the flags into a configuration.
+    pub fn validate(&self) -> anyhow::Result<SwitchdConfig> {
+        let (switch, listen) = if let Some(path) = &self.config {
+            let cfg: SwitchConfig = read_json(path, "switch configuration")?;
+            cfg.validate().map_err(|e| {
+                input_error(format!("switch configuration {}: {e}", path.display()))
+            })?;
+            let listen = self
+                .listen
+                .unwrap_or(SocketAddrV4::new(cfg.ip, cfg.udp_port));
+            (cfg, listen)
+        } else {
+            if self.worker.is_empty() {
+                return Err(input_error(
+                    "give a job table: --config FILE, or --worker ADDR once per worker",
+                ));
+            }
+            if self.worker.len() > MAX_WORKERS as usize {
+                return Err(input_error(format!(
+                    "{} workers exceed the {MAX_WORKERS} a job can hold",
+                    self.worker.len()
+                )));
+            }
+            let listen = self
+                .listen
+                .unwrap_or(SocketAddrV4::new(Ipv4Addr::LOCALHOST, FANIN_UDP_PORT));
+            let j = SingleJob {
+                job: self.job.unwrap_or(1),
+                workers: self.worker.clone(),
+                elements: self.elements,
+                slots: self.slots,
+            };
+            let cfg = switchd::single_job_config(listen, &j);
+            cfg.validate()
+                .map_err(|e| input_error(format!("switch flags: {e}")))?;
+            (cfg, listen)
+        };
+        Ok(SwitchdConfig {
+            switch,
+            listen,
+            stats: self.stats,
+            pcap: self.pcap.clone(),
+            faults: self.faults.spec(),
+        })
+    }
+}
+
+/// Binds the UDP data socket and the TCP stats listener (same port number by default).
+fn bind_switch(c: &SwitchdConfig) -> anyhow::Result<(UdpSocket, TcpListener)> {
+    let tries = if c.listen.port() == 0 && c.stats.is_none() {
+        20
+    } else {
+        1
+    };
+    let mut last = None;
+    for _ in 0..tries {
+        let udp = UdpSocket::bind(c.listen)
+            .with_context(|| format!("cannot listen on udp {}", c.listen))?;
+        let at = match (c.stats, udp.local_addr()?) {
+            (Some(s), _) => s,
+            (None, std::net::SocketAddr::V4(a)) => a,
+            (None, a) => anyhow::bail!("unexpected local address {a}"),
+        };
+        match TcpListener::bind(at) {
+            Ok(t) => return Ok((udp, t)),
+            Err(e) => last = Some((at, e)),
+        }
+    }
+    let (at, e) = last.expect("at least one try");
+    Err(anyhow::anyhow!(
+        "cannot serve stats on tcp {at}: {e} (choose another with --stats ADDR)"
+    ))
+}
+
+/// Runs `fanin switchd` until SIGINT or SIGTERM, then prints the final counters.
+pub fn run_switchd(args: &SwitchdArgs) -> anyhow::Result<()> {
+    let c = args.validate()?;
+    let (udp, tcp) = bind_switch(&c)?;
+    let mut sw = SoftSwitch::new(&c.switch).map_err(|e| input_error(e.to_string()))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).context("cannot install signal handler")?;
+    }
+    let udp_link = UdpLink::from_socket(udp)?;
+    let local = udp_link.local_addr();
+    let stats_at = tcp.local_addr()?;
+    let mut link: Box<dyn Link> = Box::new(udp_link);
+    if let Some(p) = &c.pcap {
+        let me = if local.ip().is_unspecified() {
+            SocketAddrV4::new(c.switch.ip, local.port())
+        } else {
+            local
+        };
+        link = Box::new(
+            PcapTap::create(link, me, p)
+                .map_err(|e| input_error(format!("cannot create {}: {e}", p.display())))?,
+        );
+    }
+    if !c.faults.is_none() {
+        link = Box::new(Faulty::new(link, c.faults));
+    }
+    let (req_tx, req_rx) = mpsc::channel();
+    let stats_stop = stop.clone();
+    std::thread::spawn(move || switchd::serve_stats(tcp, req_tx, stats_stop));
+    println!(
+        "fanin switchd {}: listening on {local} (udp), stats on {stats_at} (tcp), {} job(s)",
+        c.switch.name,
+        c.switch.jobs.len()
+    );
+    let ctl = Control {
+        stop,
+        stats: req_rx,
+    };
+    let snap = switchd::run(&c.switch.name, &mut sw, &mut link, &ctl);
+    println!("fanin switchd {}: stopped; final counters:", c.switch.name);
+    print!("{}", snap.to_text());
+    Ok(())
+}
+
+/// `fanin send`: one worker.
+#[derive(Debug, Clone, Args)]
+pub struct SendArgs {
+    /// Tensor file: raw little-endian f32, or .npy (f32).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "synthetic",
+        required_unless_present = "synthetic"
+    )]
+    pub input: Option<PathBuf>,
+    /// Use N synthetic elements uniform in [-1, 1) instead of a file.
+    #[arg(long, value_name = "N")]
+    pub synthetic: Option<usize>,
+    /// Seed of the synthetic tensor.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Expected element count of --input (checked).
+    #[arg(long, value_name = "N")]
+    pub elements: Option<usize>,
+    /// Worker assignment JSON: one assignment, or the list `fanin place` writes to
+    /// workers.json (then --rank, and --job if several jobs, pick the entry).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["switch", "workers", "child"])]
+    pub assignment: Option<PathBuf>,
+    /// The switch (parent) to send to.
+    #[arg(long, value_name = "ADDR", required_unless_present = "assignment")]
+    pub switch: Option<SocketAddrV4>,
+    /// This worker's rank.
+    #[arg(long)]
+    pub rank: Option<u8>,
+    /// Workers in the job.
+    #[arg(long, required_unless_present = "assignment")]
+    pub workers: Option<u8>,
+    /// Job id.
+    #[arg(long)]
+    pub job: Option<u16>,
+    /// Child index at the switch [default: the rank].
+    #[arg(long)]
+    pub child: Option<u8>,
+    /// Local UDP address, where results arrive [default: the assignment's; required otherwise].
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<SocketAddrV4>,
+    /// Elements per packet (without --assignment).
+    #[arg(long, default_value_t = 64)]
+    pub packet_elements: u16,
+    /// The job's slot count at the switch, the largest window (without --assignment).
+    #[arg(long, default_value_t = 256)]
+    pub slots: u32,
+    /// Blocks in flight.
+    #[arg(long, default_value_t = 64)]
+    pub window: u32,
+    /// Retransmission timeout in milliseconds.
+    #[arg(long, default_value_t = 20)]
+    pub retransmit_ms: u64,
+    /// Block id of the first packet (use fresh ids for successive runs of a job on one switch).
+    #[arg(long, default_value_t = 0)]
+    pub first_block: u32,
+    /// Fixed-point mode: q = round(x·2^E) with this exponent, no exponent vote.
+    #[arg(long, value_name = "E", allow_hyphen_values = true)]
+    pub scale: Option<i8>,
+    /// Give up after this many seconds without a new result.
+    #[arg(long, default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Write the dequantized sums here (.npy, or raw little-endian f32).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Capture every frame sent and received as pcap.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A validated `fanin send`.
+#[derive(Debug, Clone)]
+pub struct SendJob {
+    /// The worker.
+    pub config: SendConfig,
+    /// The tensor.
+    pub data: Vec<f32>,
+    /// Local address.
+    pub bind: SocketAddrV4,
+    /// Output file.
+    pub out: Option<PathBuf>,
+    /// Capture file.
+    pub pcap: Option<PathBuf>,
+}
+
+impl SendArgs {
+    /// Reads the input and validates every flag.
+    pub fn validate(&self) -> anyhow::Result<SendJob> {
+        let assignment = if let Some(p) = &self.assignment {
+            self.pick_assignment(p)?
+        } else {
+            let workers = self.workers.expect("clap requires --workers");
+            let rank = self.rank.unwrap_or(0);
+            if workers == 0 || workers as u32 > MAX_WORKERS || rank >= workers {
+                return Err(input_error(format!(
+                    "--rank {rank} must be below --workers {workers}, which is at most {MAX_WORKERS}"
+                )));
+            }
+            let sw = self.switch.expect("clap requires --switch");
+            let bind = self.bind.ok_or_else(|| {
+                input_error(
+                    "give --bind ADDR: the switch sends results to the address in its job table",
+                )
+            })?;
+            Assignment {
+                job: self.job.unwrap_or(1),
+                rank,
+                workers,
+                child: self.child.unwrap_or(rank),
+                me: endpoint(bind),
+                parent: endpoint(sw),
+                window_limit: self.slots,
+                elements: self.packet_elements,
+            }
+        };
+        if assignment.elements == 0 || assignment.elements > MAX_ELEMENTS {
+            return Err(input_error(format!(
+                "packet elements {} must be 1..={MAX_ELEMENTS}",
+                assignment.elements
+            )));
+        }
+        if self.window == 0 || self.window > assignment.window_limit {
+            return Err(input_error(format!(
+                "--window {} must be between 1 and the job's slot count {}",
+                self.window, assignment.window_limit
+            )));
+        }
+        if let Some(e) = self.scale {
+            if !(EXP_MIN..=EXP_MAX).contains(&e) {
+                return Err(input_error(format!(
+                    "--scale {e} must be {EXP_MIN}..={EXP_MAX}"
+                )));
+            }
+        }
+        if !(self.timeout > 0.0 && self.timeout.is_finite()) || self.retransmit_ms == 0 {
+            return Err(input_error(
+                "--timeout and --retransmit-ms must be positive",
+            ));
+        }
+        let data = match (&self.input, self.synthetic) {
+            (Some(p), _) => {
+                let v = tensor::read(p).map_err(|e| input_error(e.to_string()))?;
+                if let Some(want) = self.elements {
+                    if v.len() != want {
+                        return Err(input_error(
+                            tensor::TensorError::Count {
+                                path: p.clone(),
+                                got: v.len(),
+                                want,
+                            }
+                            .to_string(),
+                        ));
+                    }
+                }
+                v
+            }
+            (None, Some(0)) => return Err(input_error("--synthetic needs at least 1 element")),
+            (None, Some(n)) => tensor::synthetic(n, self.seed),
+            (None, None) => unreachable!("clap requires an input"),
+        };
+        if data.len() > u32::MAX as usize / 2 {
+            return Err(input_error("tensors are limited to 2^31 elements"));
+        }
+        tensor::check_finite(&data).map_err(|e| input_error(e.to_string()))?;
+        let bind = self
+            .bind
+            .unwrap_or(SocketAddrV4::new(assignment.me.ip, assignment.me.udp_port));
+        Ok(SendJob {
+            config: SendConfig {
+                assignment,
+                window: self.window,
+                retransmit: Duration::from_millis(self.retransmit_ms),
+                first_block: self.first_block,
+                quant: self.scale.map_or(QuantMode::Auto, QuantMode::Scale),
+                timeout: Duration::from_secs_f64(self.timeout),
+                progress: !self.json,
+            },
+            data,
+            bind,
+            out: self.out.clone(),
+            pcap: self.pcap.clone(),
+        })
+    }
+}
+
+impl SendArgs {
+    /// Reads an assignment file: one object, or a list selected by --rank and --job.
+    fn pick_assignment(&self, p: &PathBuf) -> anyhow::Result<Assignment> {
+        let v: serde_json::Value = read_json(p, "assignment")?;
+        if !v.is_array() {
+            return serde_json::from_value(v)
+                .map_err(|e| input_error(format!("assignment {} is not valid: {e}", p.display())));
+        }
+        let all: Vec<Assignment> = serde_json::from_value(v).map_err(|e| {
+            input_error(format!("assignment list {} is not valid: {e}", p.display()))
+        })?;
+        let hits: Vec<&Assignment> = all
+            .iter()
+            .filter(|a| {
+                self.rank.is_none_or(|r| a.rank == r) && self.job.is_none_or(|j| a.job == j)
+            })
+            .collect();
+        match hits.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(input_error(format!(
+                "no assignment in {} matches --rank {:?} --job {:?}",
+                p.display(),
+                self.rank,
+                self.job
+            ))),
+            _ => Err(input_error(format!(
+                "{} holds {} assignments: pick one with --rank (and --job)",
+                p.display(),
+                hits.len()
+            ))),
+        }
+    }
+}
+
+fn endpoint(a: SocketAddrV4) -> Endpoint {
+    Endpoint {
+        mac: mac_for(*a.ip()),
+        ip: *a.ip(),
+        udp_port: a.port(),
+        port: 0,
+    }
+}
+
+/// Runs `fanin send`.
+pub fn run_send(args: &SendArgs) -> anyhow::Result<()> {
+    let job = args.validate()?;
+    let udp = UdpLink::bind(job.bind).with_context(|| format!("cannot bind udp {}", job.bind))?;
+    let mut link: Box<dyn Link> = Box::new(udp);
+    if let Some(p) = &job.pcap {
+        let me = if job.bind.ip().is_unspecified() {
+            SocketAddrV4::new(job.config.assignment.me.ip, link.local_addr().port())
+        } else {
+            link.local_addr()
+        };
+        link = Box::new(
+            PcapTap::create(link, me, p)
+                .map_err(|e| input_error(format!("cannot create {}: {e}", p.display())))?,
+        );
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).context("cannot install signal handler")?;
+    }
+    let r = sender::run(&job.config, &job.data, &mut link, Some(&stop));
+    let _ = link.flush();
+    let rep = r.map_err(|e| match e {
+        sender::SendError::Agree(a) => input_error(a.to_string()),
+        sender::SendError::Setup(s) => input_error(s.to_string()),
+        e => anyhow::Error::new(e),
+    })?;
+    if let Some(p) = &job.out {
+        tensor::write(p, &rep.values)?;
+    }
+    if rep.flags.has(Flags::OVERFLOW) {
+        eprintln!("warning: some sums saturated int32; use a smaller --scale (or none)");
+    }
+    let a = &job.config.assignment;
+    if args.json {
+        let j = serde_json::json!({
+            "job": a.job, "rank": a.rank, "elements": rep.values.len(),
+            "exponent": rep.exponent, "flags": rep.flags.0,
+            "seconds": rep.elapsed.as_secs_f64(), "total_seconds": rep.total.as_secs_f64(),
+            "goodput_gbps": rep.goodput_gbps(), "elements_per_sec": rep.elements_per_sec(),
+            "packets_per_sec": rep.packets_per_sec(), "packets": rep.packets,
+            "retransmissions": rep.retransmissions, "received": rep.received,
+        });
+        println!("{j}");
+    } else {
+        println!(
+            "fanin send: job {} rank {}: {}",
+            a.job,
+            a.rank,
+            rep.summary()
+        );
+    }
+    Ok(())
+}
+
+/// `fanin stats`: a running switchd's counters.
+#[derive(Debug, Clone, Args)]
+pub struct StatsArgs {
+    /// The switchd's stats address (its listen address unless it was given --stats).
+    pub addr: SocketAddrV4,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `fanin stats`.
+pub fn run_stats(args: &StatsArgs) -> anyhow::Result<()> {
+    let snap = switchd::fetch_stats(args.addr, Duration::from_secs(3))
+        .with_context(|| format!("no switchd answering on tcp {}", args.addr))?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&snap)?);
+    } else {
+        print!("{}", snap.to_text());
+    }
+    Ok(())
+}
+
+/// `fanin allreduce`: a local switch and N workers, one allreduce.
+#[derive(Debug, Clone, Args)]
+pub struct AllreduceArgs {
+    /// Number of workers.
+    #[arg(long)]
+    pub workers: u8,
+    /// Elements per worker.
+    #[arg(long)]
+    pub elements: usize,
+    /// Check every result against a local float sum within the quantisation bound.
+    #[arg(long)]
+    pub verify: bool,
+    /// Integer tensors at --scale 0: check the sums are exact.
+    #[arg(long)]
+    pub int: bool,
+    /// Seed of the synthetic tensors (rank r uses seed + r).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Elements per packet.
+    #[arg(long, default_value_t = 64)]
+    pub packet_elements: u16,
+    /// Slots of the job at the switch.
+    #[arg(long, default_value_t = 256)]
+    pub slots: u32,
+    /// Blocks in flight per worker.
+    #[arg(long, default_value_t = 64)]
+    pub window: u32,
+    /// Retransmission timeout in milliseconds.
+    #[arg(long, default_value_t = 20)]
+    pub retransmit_ms: u64,
+    /// Give up after this many seconds without progress.
+    #[arg(long, default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Faults at the switch.
+    #[command(flatten)]
+    pub faults: FaultArgs,
+}
+
+impl AllreduceArgs {
+    /// Validates the flags.
+    pub fn validate(&self) -> anyhow::Result<AllreduceConfig> {
+        if self.workers == 0 || self.workers as u32 > MAX_WORKERS {
+            return Err(input_error(format!("--workers must be 1..={MAX_WORKERS}")));
+        }
+        if self.elements == 0 {
+            return Err(input_error("--elements must be at least 1"));
+        }
+        if self.packet_elements == 0 || self.packet_elements > MAX_ELEMENTS {
+            return Err(input_error(format!(
+                "--packet-elements must be 1..={MAX_ELEMENTS}"
+            )));
+        }
+        if self.window == 0 || self.window > self.slots {
+            return Err(input_error(format!(
+                "--window {} must be between 1 and --slots {}",
+                self.window, self.slots
+            )));
+        }
+        if self.faults.loss >= 1.0 {
+            return Err(input_error(
+                "--loss 1 loses everything; nothing could finish",
+            ));
+        }
+        if !(self.timeout > 0.0 && self.timeout.is_finite()) || self.retransmit_ms == 0 {
+            return Err(input_error(
+                "--timeout and --retransmit-ms must be positive",
+            ));
+        }
+        Ok(AllreduceConfig {
+            workers: self.workers,
+            elements: self.elements,
+            packet_elements: self.packet_elements,
+            slots: self.slots,
+            window: self.window,
+            retransmit: Duration::from_millis(self.retransmit_ms),
+            faults: self.faults.spec(),
+            seed: self.seed,
+            verify: self.verify,
+            int: self.int,
+            timeout: Duration::from_secs_f64(self.timeout),
+        })
+    }
+}
+
+/// Runs `fanin allreduce` and prints its figures; fails on any mismatch.
+pub fn run_allreduce(args: &AllreduceArgs) -> anyhow::Result<()> {
+    let cfg = args.validate()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone()).context("cannot install signal handler")?;
+    }
+    let r = allreduce::run(&cfg, stop)?;
+    let secs = r.elapsed.as_secs_f64();
+    let n = cfg.workers as f64;
+    let total_elems = cfg.elements as f64 * n;
+    println!(
+        "allreduce: {} workers x {} elements in {secs:.3}s, exponent {}",
+        cfg.workers, cfg.elements, r.workers[0].exponent
+    );
+    let g: Vec<f64> = r.workers.iter().map(|w| w.goodput_gbps()).collect();
+    println!(
+        "  goodput per worker: min {:.3} / max {:.3} Gbps; all workers: {:.3} Gbps, {:.0} elements/s, {:.0} packets/s",
+        g.iter().cloned().fold(f64::MAX, f64::min),
+        g.iter().cloned().fold(0.0, f64::max),
+        total_elems * 32.0 / secs / 1e9,
+        total_elems / secs,
+        r.workers.iter().map(|w| (w.packets + w.retransmissions) as f64).sum::<f64>() / secs,
+    );
+    println!(
+        "  packets {} sent, {} retransmissions, {} results received",
+        r.workers.iter().map(|w| w.packets).sum::<u64>(),
+        r.workers.iter().map(|w| w.retransmissions).sum::<u64>(),
+        r.workers.iter().map(|w| w.received).sum::<u64>(),
+    );
+    let s = &r.switch;
+    let f = s.host.faults;
+    println!(
+        "  switch: aggregated {}, completions {}, results_sent {}, duplicates {}, root_drops {}, malformed {}; faults: {} lost, {} duplicated, {} reordered",
+        s.get("aggregated"), s.get("completions"), s.get("results_sent"), s.get("duplicates"),
+        s.get("root_drops"), s.get("malformed"), f.lost, f.duplicated, f.reordered
+    );
+    if cfg.verify || cfg.int {
+        let (bad, count) = &r.mismatches;
+        if *count > 0 {
+            for b in bad {
+                eprintln!("  mismatch: {b}");
+            }
+            anyhow::bail!(
+                "verification failed: {count} of {} results differ from the local sum (first: {})",
+                r.checked,
+                bad[0]
+            );
+        }
+        if cfg.int {
+            println!("  verify: {} sums checked, all exact", r.checked);
+        } else {
+            println!(
+                "  verify: {} sums checked, all within the quantisation bound (worst error {:.3e} of the bound)",
+                r.checked, r.worst_ratio
+            );
+        }
+    }
+    Ok(())
+}

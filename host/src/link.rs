@@ -1,0 +1,581 @@
+//! Datagram I/O behind one small trait, so a UDP socket, a pcap tap and a fault injector
+//! stack like smoltcp's `phy` wrappers: `Faulty<PcapTap<UdpLink>>` is a lossy, captured socket.
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use fanin_proto::wire::{Datagram, L4Addr};
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::DataLink;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Largest datagram a link receives (fanin packets are at most 22 + 1024 bytes).
+pub const MAX_DATAGRAM: usize = 2048;
+/// Datagrams moved per `recvmmsg`/`sendmmsg` call.
+pub const BATCH: usize = 64;
+
+/// One UDP datagram and the peer it came from or goes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dgram {
+    /// Sender (received) or receiver (to send).
+    pub peer: SocketAddrV4,
+    /// UDP payload.
+    pub data: Vec<u8>,
+}
+
+/// A datagram link: the one I/O interface the switch and the sender are written against.
+pub trait Link: Send {
+    /// The address this link sends from and receives on.
+    fn local_addr(&self) -> SocketAddrV4;
+    /// Sends and drains every datagram of `out`. An error names the first failure after all
+    /// datagrams were attempted.
+    fn send(&mut self, out: &mut Vec<Dgram>) -> io::Result<()>;
+    /// Appends received datagrams to `into`, waiting at most `wait` for the first one.
+    fn recv(&mut self, into: &mut Vec<Dgram>, wait: Duration) -> io::Result<()>;
+    /// Flushes anything buffered (capture files).
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Faults injected by this link or any it wraps.
+    fn fault_counts(&self) -> FaultCounts {
+        FaultCounts::default()
+    }
+}
+
+impl<L: Link + ?Sized> Link for Box<L> {
+    fn local_addr(&self) -> SocketAddrV4 {
+        (**self).local_addr()
+    }
+    fn send(&mut self, out: &mut Vec<Dgram>) -> io::Result<()> {
+        (**self).send(out)
+    }
+    fn recv(&mut self, into: &mut Vec<Dgram>, wait: Duration) -> io::Result<()> {
+        (**self).recv(into, wait)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        (**self).flush()
+    }
+    fn fault_counts(&self) -> FaultCounts {
+        (**self).fault_counts()
+    }
+}
+
+/// A UDP socket driven with `recvmmsg`/`sendmmsg` (one system call per batch).
+pub struct UdpLink {
+    sock: UdpSocket,
+    local: SocketAddrV4,
+    rx: Vec<[u8; MAX_DATAGRAM]>,
+}
+
+impl UdpLink {
+    /// Binds a socket at `addr` (port 0 picks a free port).
+    pub fn bind(addr: SocketAddrV4) -> io::Result<Self> {
+        Self::from_socket(UdpSocket::bind(addr)?)
+    }
+
+    /// Wraps an already bound IPv4 socket.
+    pub fn from_socket(sock: UdpSocket) -> io::Result<Self> {
+        let local = match sock.local_addr()? {
+            SocketAddr::V4(a) => a,
+            SocketAddr::V6(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "fanin links are IPv4",
+                ))
+            }
+        };
+        sock.set_nonblocking(true)?;
+        grow_buffers(&sock, 8 << 20);
+        Ok(Self {
+            sock,
+            local,
+            rx: vec![[0u8; MAX_DATAGRAM]; BATCH],
+        })
+    }
+}
+
+/// Asks for large socket buffers (forcing past `rmem_max` where permitted); best effort.
+fn grow_buffers(sock: &UdpSocket, bytes: libc::c_int) {
+    let fd = sock.as_raw_fd();
+    for (force, plain) in [
+        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+    ] {
+        let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        let v = &bytes as *const libc::c_int as *const libc::c_void;
+        // SAFETY: fd is a live socket and v points at a c_int of length len.
+        unsafe {
+            if libc::setsockopt(fd, libc::SOL_SOCKET, force, v, len) != 0 {
+                libc::setsockopt(fd, libc::SOL_SOCKET, plain, v, len);
+            }
+        }
+    }
+}
+
+fn to_sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*a.ip()).to_be(),
+        },
+        sin_zero: [0; 8],
+    }
+}
+
+fn from_sockaddr(s: &libc::sockaddr_in) -> SocketAddrV4 {
+    SocketAddrV4::new(
+        Ipv4Addr::from(u32::from_be(s.sin_addr.s_addr)),
+        u16::from_be(s.sin_port),
+    )
+}
+
+/// Waits until `fd` is readable or `wait` passes; true if readable.
+fn wait_readable(fd: i32, wait: Duration) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: wait.as_secs() as libc::time_t,
+        tv_nsec: wait.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: pfd and ts are valid for the duration of the call.
+    let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok(false)
+        } else {
+            Err(e)
+        };
+    }
+    Ok(r > 0)
+}
+
+impl Link for UdpLink {
+    fn local_addr(&self) -> SocketAddrV4 {
+        self.local
+    }
+
+    fn send(&mut self, out: &mut Vec<Dgram>) -> io::Result<()> {
+        let fd = self.sock.as_raw_fd();
+        let mut first_err = None;
+        for chunk in out.chunks(BATCH) {
+            let addrs: Vec<libc::sockaddr_in> = chunk.iter().map(|d| to_sockaddr(d.peer)).collect();
+            let mut iovs: Vec<libc::iovec> = chunk
+                .iter()
+                .map(|d| libc::iovec {
+                    iov_base: d.data.as_ptr() as *mut libc::c_void,
+                    iov_len: d.data.len(),
+                })
+                .collect();
+            let mut hdrs: Vec<libc::mmsghdr> = (0..chunk.len())
+                .map(|i| {
+                    // SAFETY: mmsghdr is plain data; all-zero is a valid value.
+                    let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                    h.msg_hdr.msg_name = &addrs[i] as *const _ as *mut libc::c_void;
+                    h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
+                    h.msg_hdr.msg_iov = &mut iovs[i];
+                    h.msg_hdr.msg_iovlen = 1;
+                    h
+                })
+                .collect();
+            let mut done = 0;
+            while done < hdrs.len() {
+                // SAFETY: the headers point into addrs/iovs/chunk, which outlive the call.
+                let n = unsafe {
+                    libc::sendmmsg(fd, hdrs[done..].as_mut_ptr(), (hdrs.len() - done) as u32, 0)
+                };
+                if n >= 0 {
+                    done += n as usize;
+                    continue;
+                }
+                let e = io::Error::last_os_error();
+                match e.kind() {
+                    io::ErrorKind::Interrupted => {}
+                    io::ErrorKind::WouldBlock => {
+                        // Socket buffer full: wait for room rather than dropping.
+                        let mut pfd = libc::pollfd {
+                            fd,
+                            events: libc::POLLOUT,
+                            revents: 0,
+                        };
+                        // SAFETY: pfd is valid for the call.
+                        unsafe { libc::poll(&mut pfd, 1, 10) };
+                    }
+                    // A stale ICMP error from an earlier datagram; this one was not sent.
+                    io::ErrorKind::ConnectionRefused => {}
+                    _ => {
+                        first_err.get_or_insert(io::Error::new(
+                            e.kind(),
+                            format!("cannot send to {}: {e}", chunk[done].peer),
+                        ));
+                        done += 1;
+                    }
+                }
+            }
+        }
+        out.clear();
+        first_err.map_or(Ok(()), Err)
+    }
+
+    fn recv(&mut self, into: &mut Vec<Dgram>, wait: Duration) -> io::Result<()> {
+        let fd = self.sock.as_raw_fd();
+        if !wait_readable(fd, wait)? {
+            return Ok(());
+        }
+        // SAFETY: sockaddr_in is plain data.
+        let mut addrs: Vec<libc::sockaddr_in> = vec![unsafe { std::mem::zeroed() }; BATCH];
+        let mut iovs: Vec<libc::iovec> = self
+            .rx
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr() as *mut libc::c_void,
+                iov_len: MAX_DATAGRAM,
+            })
+            .collect();
+        let mut hdrs: Vec<libc::mmsghdr> = (0..BATCH)
+            .map(|i| {
+                // SAFETY: mmsghdr is plain data; all-zero is a valid value.
+                let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                h.msg_hdr.msg_name = &mut addrs[i] as *mut _ as *mut libc::c_void;
+                h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
+                h.msg_hdr.msg_iov = &mut iovs[i];
+                h.msg_hdr.msg_iovlen = 1;
+                h
+            })
+            .collect();
+        // SAFETY: every header points at a live buffer and address of the stated sizes.
+        let n = unsafe {
+            libc::recvmmsg(
+                fd,
+                hdrs.as_mut_ptr(),
+                BATCH as u32,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock
+                | io::ErrorKind::Interrupted
+                | io::ErrorKind::ConnectionRefused => Ok(()),
+                _ => Err(e),
+            };
+        }
+        for i in 0..n as usize {
+            let len = (hdrs[i].msg_len as usize).min(MAX_DATAGRAM);
+            into.push(Dgram {
+                peer: from_sockaddr(&addrs[i]),
+                data: self.rx[i][..len].to_vec(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The Ethernet address the capture gives an IPv4 host: `02:00` followed by its address.
+pub fn mac_for(ip: Ipv4Addr) -> [u8; 6] {
+    let o = ip.octets();
+    [0x02, 0x00, o[0], o[1], o[2], o[3]]
+}
+
+/// An [`L4Addr`] for a socket address, with the MAC from [`mac_for`].
+pub fn l4(a: SocketAddrV4) -> L4Addr {
+    L4Addr {
+        mac: mac_for(*a.ip()),
+        ip: *a.ip(),
+        port: a.port(),
+    }
+}
+
+/// Records every datagram the inner link sends or receives as an Ethernet/IPv4/UDP frame
+/// (valid IPv4 and UDP checksums) in a pcap file.
+pub struct PcapTap<L> {
+    inner: L,
+    me: SocketAddrV4,
+    writer: PcapWriter<BufWriter<File>>,
+}
+
+impl<L: Link> PcapTap<L> {
+    /// Captures `inner` into a new file at `path`. `me` is the local address written into
+    /// frames (a socket bound to 0.0.0.0 has no address of its own to show).
+    pub fn create(inner: L, me: SocketAddrV4, path: &Path) -> io::Result<Self> {
+        let f = File::create(path)?;
+        let header = PcapHeader {
+            datalink: DataLink::ETHERNET,
+            ..PcapHeader::default()
+        };
+        let writer =
+            PcapWriter::with_header(BufWriter::new(f), header).map_err(io::Error::other)?;
+        Ok(Self { inner, me, writer })
+    }
+
+    fn record(&mut self, src: SocketAddrV4, dst: SocketAddrV4, payload: &[u8]) -> io::Result<()> {
+        let frame = Datagram {
+            src: l4(src),
+            dst: l4(dst),
+            payload,
+        }
+        .to_frame(true);
+        let ts = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let pkt = PcapPacket::new(ts, frame.len() as u32, &frame[..]).map_err(io::Error::other)?;
+        self.writer.write_packet(&pkt).map_err(io::Error::other)?;
+        Ok(())
+    }
+}
+
+impl<L: Link> Link for PcapTap<L> {
+    fn local_addr(&self) -> SocketAddrV4 {
+        self.inner.local_addr()
+    }
+    fn send(&mut self, out: &mut Vec<Dgram>) -> io::Result<()> {
+        for d in out.iter() {
+            self.record(self.me, d.peer, &d.data)?;
+        }
+        self.inner.send(out)
+    }
+    fn recv(&mut self, into: &mut Vec<Dgram>, wait: Duration) -> io::Result<()> {
+        let from = into.len();
+        self.inner.recv(into, wait)?;
+        for d in &into[from..] {
+            self.record(d.peer, self.me, &d.data)?;
+        }
+        Ok(())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush().map_err(io::Error::other)?;
+        self.inner.flush()
+    }
+    fn fault_counts(&self) -> FaultCounts {
+        self.inner.fault_counts()
+    }
+}
+
+/// Seeded link faults, applied to every datagram in each direction.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FaultSpec {
+    /// Probability a datagram is dropped.
+    pub loss: f64,
+    /// Probability a datagram is delivered twice.
+    pub dup: f64,
+    /// Probability a datagram is held back behind later ones.
+    pub reorder: f64,
+    /// Seed of the fault generator.
+    pub seed: u64,
+}
+
+impl FaultSpec {
+    /// True if no fault can happen.
+    pub fn is_none(&self) -> bool {
+        self.loss == 0.0 && self.dup == 0.0 && self.reorder == 0.0
+    }
+}
+
+/// Faults actually injected.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FaultCounts {
+    /// Datagrams dropped.
+    pub lost: u64,
+    /// Extra copies delivered.
+    pub duplicated: u64,
+    /// Datagrams held back behind later ones.
+    pub reordered: u64,
+}
+
+/// Loses, duplicates and reorders datagrams crossing the inner link, in both directions.
+///
+/// A reordered datagram is held back and released after the rest of its batch and the next
+/// batch in the same direction (or at the next receive, for sends), so later datagrams
+/// overtake it.
+pub struct Faulty<L> {
+    inner: L,
+    spec: FaultSpec,
+    rng: ChaCha8Rng,
+    held_tx: Vec<Dgram>,
+    held_rx: Vec<Dgram>,
+    counts: FaultCounts,
+}
+
+impl<L: Link> Faulty<L> {
+    /// Wraps `inner` with the faults of `spec`.
+    pub fn new(inner: L, spec: FaultSpec) -> Self {
+        Self {
+            inner,
+            rng: ChaCha8Rng::seed_from_u64(spec.seed),
+            spec,
+            held_tx: vec![],
+            held_rx: vec![],
+            counts: FaultCounts::default(),
+        }
+    }
+
+    /// Faults injected so far.
+    pub fn counts(&self) -> FaultCounts {
+        self.counts
+    }
+
+    /// Applies faults to `batch`; returns what passes now, with previously held datagrams last.
+    fn apply(&mut self, batch: Vec<Dgram>, tx: bool) -> Vec<Dgram> {
+        let mut pass = Vec::with_capacity(batch.len() + 1);
+        let mut hold = Vec::new();
+        for d in batch {
+            if self.rng.gen_bool(self.spec.loss) {
+                self.counts.lost += 1;
+                continue;
+            }
+            if self.rng.gen_bool(self.spec.dup) {
+                self.counts.duplicated += 1;
+                pass.push(d.clone());
+            }
+            if self.rng.gen_bool(self.spec.reorder) {
+                self.counts.reordered += 1;
+                hold.push(d);
+            } else {
+                pass.push(d);
+            }
+        }
+        let held = if tx {
+            &mut self.held_tx
+        } else {
+            &mut self.held_rx
+        };
+        pass.append(held);
+        *held = hold;
+        pass
+    }
+}
+
+impl<L: Link> Link for Faulty<L> {
+    fn local_addr(&self) -> SocketAddrV4 {
+        self.inner.local_addr()
+    }
+    fn send(&mut self, out: &mut Vec<Dgram>) -> io::Result<()> {
+        let batch = std::mem::take(out);
+        let mut pass = self.apply(batch, true);
+        self.inner.send(&mut pass)
+    }
+    fn recv(&mut self, into: &mut Vec<Dgram>, wait: Duration) -> io::Result<()> {
+        if !self.held_tx.is_empty() {
+            let mut late = std::mem::take(&mut self.held_tx);
+            self.inner.send(&mut late)?;
+        }
+        let wait = if self.held_rx.is_empty() {
+            wait
+        } else {
+            Duration::ZERO
+        };
+        let mut got = Vec::new();
+        self.inner.recv(&mut got, wait)?;
+        let pass = self.apply(got, false);
+        into.extend(pass);
+        Ok(())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+    fn fault_counts(&self) -> FaultCounts {
+        let i = self.inner.fault_counts();
+        FaultCounts {
+            lost: self.counts.lost + i.lost,
+            duplicated: self.counts.duplicated + i.duplicated,
+            reordered: self.counts.reordered + i.reordered,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An in-memory link: sends are recorded, receives come from a queue.
+    #[derive(Default)]
+    struct Mem {
+        sent: Vec<Dgram>,
+        inbox: Vec<Dgram>,
+    }
+
+    impl Link for Mem {
+        fn local_addr(&self) -> SocketAddrV4 {
+            SocketAddrV4::new(Ipv4Addr::LOCALHOST, 1)
+        }
+        fn send(&mut self, out: &mut Vec<Dgram>) -> io::Result<()> {
+            self.sent.append(out);
+            Ok(())
+        }
+        fn recv(&mut self, into: &mut Vec<Dgram>, _: Duration) -> io::Result<()> {
+            into.append(&mut self.inbox);
+            Ok(())
+        }
+    }
+
+    fn dg(i: u8) -> Dgram {
+        Dgram {
+            peer: SocketAddrV4::new(Ipv4Addr::LOCALHOST, 2),
+            data: vec![i],
+        }
+    }
+
+    #[test]
+    fn faults_are_seeded_and_conserve_datagrams() {
+        let spec = FaultSpec {
+            loss: 0.2,
+            dup: 0.2,
+            reorder: 0.2,
+            seed: 7,
+        };
+        let run = || {
+            let mut f = Faulty::new(Mem::default(), spec);
+            for i in 0..50 {
+                f.send(&mut vec![dg(i)]).unwrap();
+            }
+            f.recv(&mut vec![], Duration::ZERO).unwrap();
+            (f.inner.sent.clone(), f.counts())
+        };
+        let (a, ca) = run();
+        let (b, cb) = run();
+        assert_eq!(a, b, "same seed, same faults");
+        assert_eq!(ca, cb);
+        assert_eq!(a.len() as u64, 50 - ca.lost + ca.duplicated);
+        assert!(ca.lost > 0 && ca.duplicated > 0 && ca.reordered > 0);
+        let order: Vec<u8> = a.iter().map(|d| d.data[0]).collect();
+        assert!(
+            order.windows(2).any(|w| w[0] > w[1]),
+            "something was reordered"
+        );
+    }
+
+    #[test]
+    fn udp_link_round_trip_batches() {
+        let mut a = UdpLink::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let mut b = UdpLink::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let mut out: Vec<Dgram> = (0..100u8)
+            .map(|i| Dgram {
+                peer: b.local_addr(),
+                data: vec![i; 1 + i as usize],
+            })
+            .collect();
+        a.send(&mut out).unwrap();
+        assert!(out.is_empty());
+        let mut got = Vec::new();
+        let t = std::time::Instant::now();
+        while got.len() < 100 && t.elapsed() < Duration::from_secs(5) {
+            b.recv(&mut got, Duration::from_millis(100)).unwrap();
+        }
+        assert_eq!(got.len(), 100);
+        for (i, d) in got.iter().enumerate() {
+            assert_eq!(d.peer, a.local_addr());
+            assert_eq!(d.data, vec![i as u8; 1 + i]);
+        }
+    }
+}

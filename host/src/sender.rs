@@ -1,0 +1,328 @@
+//! One worker's allreduce over a [`Link`]: preamble (exponent and length agreement), then
+//! the quantised tensor, windowed with retransmission, driven by [`fanin_proto::worker::Worker`].
+
+use std::net::SocketAddrV4;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use fanin_proto::quant;
+use fanin_proto::wire::{Flags, Packet, PacketType};
+use fanin_proto::worker::{Assignment, Received, Sending, Worker, WorkerError};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::link::{Dgram, Link};
+use crate::scheme::{self, AgreeError, QuantMode};
+
+/// Everything one worker needs, validated.
+#[derive(Debug, Clone)]
+pub struct SendConfig {
+    /// Where the worker sits in the job's tree.
+    pub assignment: Assignment,
+    /// Blocks in flight.
+    pub window: u32,
+    /// Time after which an unanswered block is sent again.
+    pub retransmit: Duration,
+    /// Block id of the preamble; the tensor's blocks follow it.
+    pub first_block: u32,
+    /// Quantisation.
+    pub quant: QuantMode,
+    /// Give up after this long without a new result.
+    pub timeout: Duration,
+    /// Draw a progress bar (on a terminal).
+    pub progress: bool,
+}
+
+/// What a finished worker reports.
+#[derive(Debug, Clone)]
+pub struct SendReport {
+    /// Dequantized sums.
+    pub values: Vec<f32>,
+    /// The int32 sums before dequantization.
+    pub sums: Vec<i32>,
+    /// The agreed exponent.
+    pub exponent: i8,
+    /// OR of the results' flags.
+    pub flags: Flags,
+    /// Wall time of the tensor phase (after the preamble).
+    pub elapsed: Duration,
+    /// Wall time of the whole run.
+    pub total: Duration,
+    /// Contribution packets sent (first transmissions).
+    pub packets: u64,
+    /// Contributions sent again after a timeout.
+    pub retransmissions: u64,
+    /// Result packets received (including duplicates).
+    pub received: u64,
+}
+
+impl SendReport {
+    /// Tensor payload bits per second of the tensor phase, in Gbit/s.
+    pub fn goodput_gbps(&self) -> f64 {
+        self.values.len() as f64 * 32.0 / self.elapsed.as_secs_f64().max(1e-9) / 1e9
+    }
+    /// Elements per second of the tensor phase.
+    pub fn elements_per_sec(&self) -> f64 {
+        self.values.len() as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+    /// Contribution packets (with retransmissions) per second of the tensor phase.
+    pub fn packets_per_sec(&self) -> f64 {
+        (self.packets + self.retransmissions) as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+    /// One human-readable summary line.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} elements in {:.3}s: goodput {:.3} Gbps, {:.0} elements/s, {:.0} packets/s; {} packets, {} retransmissions, {} results received, exponent {}",
+            self.values.len(),
+            self.elapsed.as_secs_f64(),
+            self.goodput_gbps(),
+            self.elements_per_sec(),
+            self.packets_per_sec(),
+            self.packets,
+            self.retransmissions,
+            self.received,
+            self.exponent
+        )
+    }
+}
+
+/// Why a worker failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The assignment or sending parameters are unusable.
+    #[error("{0}")]
+    Setup(#[from] WorkerError),
+    /// The workers cannot agree (length, mode, scale).
+    #[error("{0}")]
+    Agree(#[from] AgreeError),
+    /// Nothing ever came back.
+    #[error("no reply from the switch at {switch} within {secs:.1}s: is `fanin switchd` running there, with this worker (job {job}, rank {rank}) in its job table?")]
+    Unreachable {
+        /// The parent address.
+        switch: SocketAddrV4,
+        /// Seconds waited.
+        secs: f64,
+        /// Job.
+        job: u16,
+        /// Rank.
+        rank: u8,
+    },
+    /// Results stopped arriving.
+    #[error("timed out after {secs:.1}s without progress, waiting for block {block} ({done} of {blocks} blocks of the {phase} done); last saw {last}")]
+    Stalled {
+        /// Seconds without progress.
+        secs: f64,
+        /// Lowest unanswered block id.
+        block: u32,
+        /// Blocks answered.
+        done: usize,
+        /// Blocks in the phase.
+        blocks: usize,
+        /// "preamble" or "tensor".
+        phase: &'static str,
+        /// Description of the last datagram received.
+        last: String,
+    },
+    /// The link failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Stopped by a signal.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// What the worker last received, for timeout messages.
+#[derive(Default)]
+struct LastSeen {
+    at: Option<(Instant, String)>,
+    any: bool,
+}
+
+impl LastSeen {
+    fn note(&mut self, d: &Dgram) {
+        self.any = true;
+        let what = match Packet::new_checked(&d.data[..]) {
+            Ok(p) => {
+                let kind = match PacketType::from_u8(p.packet_type()) {
+                    Some(PacketType::Result) => "result",
+                    Some(PacketType::Contribution) => "contribution",
+                    None => "packet of unknown type",
+                };
+                format!(
+                    "a {kind} for job {} block {} with {} of the contributions",
+                    p.job(),
+                    p.block(),
+                    p.count()
+                )
+            }
+            Err(e) => format!("a malformed datagram ({e})"),
+        };
+        self.at = Some((Instant::now(), format!("{what} from {}", d.peer)));
+    }
+
+    fn describe(&self) -> String {
+        match &self.at {
+            Some((t, what)) => format!("{what}, {:.1}s ago", t.elapsed().as_secs_f64()),
+            None => "nothing at all".into(),
+        }
+    }
+}
+
+struct Driver<'a> {
+    link: &'a mut dyn Link,
+    cfg: &'a SendConfig,
+    start: Instant,
+    stop: Option<&'a AtomicBool>,
+    seen: LastSeen,
+    received: u64,
+    out: Vec<Dgram>,
+    inbox: Vec<Dgram>,
+}
+
+impl Driver<'_> {
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_micros() as u64
+    }
+
+    fn run(
+        &mut self,
+        w: &mut Worker,
+        phase: &'static str,
+        bar: Option<&ProgressBar>,
+    ) -> Result<(), SendError> {
+        let parent = self.cfg.assignment.parent;
+        let to = SocketAddrV4::new(parent.ip, parent.udp_port);
+        let mut last_progress = Instant::now();
+        let mut done = 0usize;
+        while !w.done() {
+            if self.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return Err(SendError::Interrupted);
+            }
+            let now = self.now();
+            for i in w.poll(now) {
+                self.out.push(Dgram {
+                    peer: to,
+                    data: w.payload(i),
+                });
+            }
+            if !self.out.is_empty() {
+                self.link.send(&mut self.out)?;
+            }
+            let wait = w
+                .deadline()
+                .map_or(1000, |d| d.saturating_sub(self.now()))
+                .clamp(0, 10_000);
+            self.link
+                .recv(&mut self.inbox, Duration::from_micros(wait))?;
+            let mut got = 0;
+            for d in self.inbox.drain(..) {
+                self.received += 1;
+                self.seen.note(&d);
+                if let Received::Result { .. } = w.receive_payload(&d.data) {
+                    got += 1;
+                }
+            }
+            if got > 0 {
+                done += got;
+                last_progress = Instant::now();
+                if let Some(b) = bar {
+                    b.inc(got as u64 * self.cfg.assignment.elements as u64);
+                }
+            } else if last_progress.elapsed() >= self.cfg.timeout {
+                let secs = last_progress.elapsed().as_secs_f64();
+                return Err(if self.seen.any {
+                    SendError::Stalled {
+                        secs,
+                        block: w.waiting_for().unwrap_or(0),
+                        done,
+                        blocks: w.blocks(),
+                        phase,
+                        last: self.seen.describe(),
+                    }
+                } else {
+                    SendError::Unreachable {
+                        switch: to,
+                        secs,
+                        job: self.cfg.assignment.job,
+                        rank: self.cfg.assignment.rank,
+                    }
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs one worker's allreduce of `data` over `link`. `stop` interrupts it.
+pub fn run(
+    cfg: &SendConfig,
+    data: &[f32],
+    link: &mut dyn Link,
+    stop: Option<&AtomicBool>,
+) -> Result<SendReport, SendError> {
+    let a = &cfg.assignment;
+    let workers = a.workers as u32;
+    let mk = |first_block: u32, exponent: i8, v: &[i32]| {
+        Worker::new(
+            a.clone(),
+            Sending {
+                window: cfg.window,
+                retransmit_after: cfg.retransmit.as_micros().max(1) as u64,
+                first_block,
+                exponent,
+            },
+            v,
+        )
+    };
+    let t0 = Instant::now();
+    let mut d = Driver {
+        link,
+        cfg,
+        start: t0,
+        stop,
+        seen: LastSeen::default(),
+        received: 0,
+        out: Vec::with_capacity(cfg.window as usize),
+        inbox: Vec::with_capacity(crate::link::BATCH),
+    };
+    let pre = scheme::preamble(cfg.quant, data, workers);
+    let mut w = mk(cfg.first_block, 0, &pre)?;
+    d.run(&mut w, "preamble", None)?;
+    let (sums, _) = w.result().expect("done");
+    let e = scheme::agree(cfg.quant, &sums, data.len(), workers)?;
+    let pre_blocks = w.blocks() as u32;
+    let pre_stats = w.stats();
+
+    let q = quant::quantize(data, e);
+    let mut w = mk(cfg.first_block.wrapping_add(pre_blocks), e, &q)?;
+    let bar = (cfg.progress && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
+        let b = ProgressBar::new(data.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} elements ({per_sec}, eta {eta})",
+            )
+            .expect("static template"),
+        );
+        b
+    });
+    let t1 = Instant::now();
+    let r = d.run(&mut w, "tensor", bar.as_ref());
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    r?;
+    let elapsed = t1.elapsed();
+    d.link.flush()?;
+    let (sums, flags) = w.result().expect("done");
+    let s = w.stats();
+    Ok(SendReport {
+        values: quant::dequantize(&sums, e),
+        sums,
+        exponent: e,
+        flags,
+        elapsed,
+        total: t0.elapsed(),
+        packets: s.sent + pre_stats.sent,
+        retransmissions: s.retransmissions + pre_stats.retransmissions,
+        received: d.received,
+    })
+}

@@ -1,0 +1,133 @@
+-- Wireshark dissector for the fanin header (docs/protocol.md, proto/src/wire/header.rs).
+--
+--   tshark -X lua_script:tools/wireshark/fanin.lua -r capture.pcap -V
+--   wireshark -X lua_script:tools/wireshark/fanin.lua capture.pcap
+-- or copy this file into Wireshark's personal plugins folder.
+--
+-- Registered on UDP port FANIN_UDP_PORT and as a UDP heuristic (version 1, type 1 or 2,
+-- length exactly header + 4 x element count), so captures on other ports decode too.
+-- The constants below are checked against fanin-proto by host/tests/cli/wireshark.rs.
+
+local FANIN_UDP_PORT = 48879
+local HEADER_LEN = 22
+local ELEMENT_BYTES = 4
+local VERSION = 1
+local MAX_ELEMENTS = 256
+
+local fanin = Proto("fanin", "fanin in-network aggregation")
+
+local types = { [1] = "Contribution", [2] = "Result" }
+
+local f = fanin.fields
+f.version = ProtoField.uint8("fanin.version", "Version", base.DEC)
+f.type = ProtoField.uint8("fanin.type", "Type", base.DEC, types)
+f.flags = ProtoField.uint8("fanin.flags", "Flags", base.HEX)
+f.flag_bypass = ProtoField.bool("fanin.flags.bypass", "Bypass", 8, nil, 0x01)
+f.flag_multicast = ProtoField.bool("fanin.flags.multicast", "Multicast", 8, nil, 0x02)
+f.flag_partial = ProtoField.bool("fanin.flags.partial", "Partial", 8, nil, 0x04)
+f.flag_overflow = ProtoField.bool("fanin.flags.overflow", "Overflow", 8, nil, 0x08)
+f.flag_exp_mismatch = ProtoField.bool("fanin.flags.exp_mismatch", "Exponent mismatch", 8, nil, 0x10)
+f.flag_reserved = ProtoField.uint8("fanin.flags.reserved", "Reserved", base.HEX, nil, 0xe0)
+f.exponent = ProtoField.int8("fanin.exponent", "Exponent", base.DEC)
+f.job = ProtoField.uint16("fanin.job", "Job", base.DEC)
+f.elements = ProtoField.uint16("fanin.elements", "Element count", base.DEC)
+f.block = ProtoField.uint32("fanin.block", "Block", base.DEC)
+f.child = ProtoField.uint8("fanin.child", "Child index", base.DEC)
+f.count = ProtoField.uint8("fanin.count", "Contribution count", base.DEC)
+f.bitmap = ProtoField.uint64("fanin.bitmap", "Contributor bitmap", base.HEX)
+f.element = ProtoField.int32("fanin.element", "Element", base.DEC)
+
+local e_short = ProtoExpert.new("fanin.short", "Shorter than the fanin header",
+  expert.group.MALFORMED, expert.severity.ERROR)
+local e_length = ProtoExpert.new("fanin.bad_length", "Element count disagrees with the datagram length",
+  expert.group.MALFORMED, expert.severity.ERROR)
+local e_version = ProtoExpert.new("fanin.bad_version", "Unsupported version",
+  expert.group.MALFORMED, expert.severity.ERROR)
+local e_type = ProtoExpert.new("fanin.bad_type", "Unknown packet type",
+  expert.group.MALFORMED, expert.severity.ERROR)
+local e_flags = ProtoExpert.new("fanin.bad_flags", "Reserved flag bits set",
+  expert.group.MALFORMED, expert.severity.ERROR)
+local e_count = ProtoExpert.new("fanin.bad_count", "Count disagrees with the contributor bitmap",
+  expert.group.MALFORMED, expert.severity.ERROR)
+local e_many = ProtoExpert.new("fanin.too_many", "More elements than any configuration allows",
+  expert.group.MALFORMED, expert.severity.ERROR)
+fanin.experts = { e_short, e_length, e_version, e_type, e_flags, e_count, e_many }
+
+local function popcount64(v)
+  local n = 0
+  local hi, lo = v:higher(), v:lower()
+  for _, w in ipairs({ hi, lo }) do
+    while w ~= 0 do
+      n = n + (w % 2)
+      w = math.floor(w / 2)
+    end
+  end
+  return n
+end
+
+function fanin.dissector(tvb, pinfo, tree)
+  local len = tvb:len()
+  pinfo.cols.protocol = "FANIN"
+  local t = tree:add(fanin, tvb())
+  if len < HEADER_LEN then
+    t:add_proto_expert_info(e_short)
+    return len
+  end
+  local version = tvb(0, 1):uint()
+  local ptype = tvb(1, 1):uint()
+  local flags = tvb(2, 1):uint()
+  local job = tvb(4, 2):uint()
+  local n = tvb(6, 2):uint()
+  local block = tvb(8, 4):uint()
+  local count = tvb(13, 1):uint()
+  local bitmap = tvb(14, 8):uint64()
+
+  local vi = t:add(f.version, tvb(0, 1))
+  if version ~= VERSION then vi:add_proto_expert_info(e_version) end
+  local ti = t:add(f.type, tvb(1, 1))
+  if types[ptype] == nil then ti:add_proto_expert_info(e_type) end
+  local fl = t:add(f.flags, tvb(2, 1))
+  fl:add(f.flag_bypass, tvb(2, 1))
+  fl:add(f.flag_multicast, tvb(2, 1))
+  fl:add(f.flag_partial, tvb(2, 1))
+  fl:add(f.flag_overflow, tvb(2, 1))
+  fl:add(f.flag_exp_mismatch, tvb(2, 1))
+  fl:add(f.flag_reserved, tvb(2, 1))
+  if bit.band(flags, 0xe0) ~= 0 then fl:add_proto_expert_info(e_flags) end
+  t:add(f.exponent, tvb(3, 1))
+  t:add(f.job, tvb(4, 2))
+  local ni = t:add(f.elements, tvb(6, 2))
+  if n > MAX_ELEMENTS then ni:add_proto_expert_info(e_many) end
+  if len ~= HEADER_LEN + ELEMENT_BYTES * n then ni:add_proto_expert_info(e_length) end
+  t:add(f.block, tvb(8, 4))
+  t:add(f.child, tvb(12, 1))
+  local ci = t:add(f.count, tvb(13, 1))
+  if count ~= popcount64(bitmap) then ci:add_proto_expert_info(e_count) end
+  t:add(f.bitmap, tvb(14, 8))
+
+  local avail = math.min(n, math.floor((len - HEADER_LEN) / ELEMENT_BYTES))
+  if avail > 0 then
+    local et = t:add(fanin, tvb(HEADER_LEN, avail * ELEMENT_BYTES), "Elements (" .. avail .. ")")
+    for i = 0, avail - 1 do
+      et:add(f.element, tvb(HEADER_LEN + i * ELEMENT_BYTES, ELEMENT_BYTES))
+    end
+  end
+
+  pinfo.cols.info = string.format("%s job=%d block=%d count=%d elements=%d exp=%d",
+    types[ptype] or ("type " .. ptype), job, block, count, n, tvb(3, 1):int())
+  return len
+end
+
+local function heuristic(tvb, pinfo, tree)
+  local len = tvb:len()
+  if len < HEADER_LEN then return false end
+  if tvb(0, 1):uint() ~= VERSION then return false end
+  local ptype = tvb(1, 1):uint()
+  if ptype ~= 1 and ptype ~= 2 then return false end
+  if len ~= HEADER_LEN + ELEMENT_BYTES * tvb(6, 2):uint() then return false end
+  fanin.dissector(tvb, pinfo, tree)
+  return true
+end
+
+DissectorTable.get("udp.port"):add(FANIN_UDP_PORT, fanin)
+fanin:register_heuristic("udp", heuristic)
