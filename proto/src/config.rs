@@ -86,7 +86,7 @@ pub struct JobEntry {
     pub ranks: u64,
     /// First slot of the job's range.
     pub slot_base: u32,
-    /// Number of slots in the job's range (each slot has two shadow copies).
+    /// Number of slots in the job's range, a power of two (each slot has two shadow copies).
     pub slot_count: u32,
     /// Most copies the job may hold busy at once (0 means `2 * slot_count`).
     #[serde(default)]
@@ -353,8 +353,8 @@ impl JobEntry {
                 ));
             }
         }
-        if self.slot_count == 0 {
-            return bad("slot_count must be at least 1".into());
+        if !self.slot_count.is_power_of_two() {
+            return bad(format!("slot_count {} must be a power of two (hardware indexes slots by the block's low bits)", self.slot_count));
         }
         if self.slot_base as u64 + self.slot_count as u64 > p.slots as u64 {
             return bad(format!(

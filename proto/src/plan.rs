@@ -44,7 +44,8 @@ pub struct NodeSpec {
 /// How nodes get addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Addressing {
-    /// Node `i` gets 10.1.(i/256).(i%256), MAC 02:fa:00:00:(i/256):(i%256), and the fanin port.
+    /// Node `i` gets 10.1.(a/256).(a%256) with `a = i + 1`, MAC 02:fa:00:00:(a/256):(a%256),
+    /// and the fanin port.
     Network,
     /// Every node is 127.0.0.1 with UDP port `base + i` (for local `fanin switchd` trees); no routes.
     Loopback {
@@ -56,7 +57,8 @@ pub enum Addressing {
 impl Addressing {
     /// Address of node `i`.
     pub fn endpoint(self, i: usize) -> Endpoint {
-        let (hi, lo) = ((i / 256) as u8, (i % 256) as u8);
+        let a = i + 1;
+        let (hi, lo) = ((a / 256) as u8, (a % 256) as u8);
         let mac = [0x02, 0xfa, 0, 0, hi, lo];
         match self {
             Addressing::Network => Endpoint {

@@ -135,7 +135,7 @@ fn run(sc: &Scenario) -> Result<(), TestCaseError> {
     };
     let mut runs = Vec::new();
     for j in 0..sc.jobs {
-        let slot_count = rng.gen_range(1..=4);
+        let slot_count = 1 << rng.gen_range(0..=2);
         let elements = rng.gen_range(1..=6);
         let spec = JobSpec {
             job: 10 + j as u16,
