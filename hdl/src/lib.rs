@@ -1,1 +1,15 @@
-//! rust-hdl designs of the fanin switch (filled in by the RTL issue).
+//! rust-hdl description of the fanin aggregation switch core.
+#![allow(clippy::needless_range_loop)]
+
+pub mod config;
+pub mod core;
+pub mod parse;
+pub mod ram;
+pub mod regs;
+pub mod rx;
+pub mod sim;
+pub mod tx;
+pub mod verilog;
+
+pub use config::{ConfigError, CoreConfig};
+pub use verilog::verilog;

@@ -1,1 +1,15 @@
-//! Verilator testbench harness (filled in by the sim issue).
+//! fanin-sim: cycle-accurate testbenches for the fanin RTL, in Rust, around a Verilator model.
+//!
+//! - [`model`]: the safe API over the Verilated core (reset, tick, ports by name, VCD);
+//! - [`axis`]: AXI-Stream frame sources and sinks with idle and backpressure inserters;
+//! - [`axil`]: an AXI4-Lite master;
+//! - [`tb`]: the testbench that steps them together with idle/backpressure pacing.
+//!
+//! See sim/README.md for the build pipeline and how to add a test.
+
+pub mod axil;
+pub mod axis;
+pub mod model;
+pub mod tb;
+
+pub use model::{Model, PortId, SimError};

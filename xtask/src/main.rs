@@ -139,7 +139,8 @@ fn test(args: &[String]) -> Result<()> {
     let mut c = cargo();
     c.args(["test", "--workspace"]);
     if slow {
-        c.env("FANIN_SLOW", "1");
+        // The slow tier: tests marked #[ignore = "slow tier ..."], and longer soak counts.
+        c.env("FANIN_SLOW", "1").args(["--", "--include-ignored"]);
     }
     run(&mut c)?;
     Ok(())

@@ -1,0 +1,200 @@
+//! Core configuration: the generator's parameters, named configurations and validation.
+
+use serde::Serialize;
+
+/// Why a configuration cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("configuration {config}: {what}")]
+pub struct ConfigError {
+    /// Configuration name.
+    pub config: String,
+    /// What is wrong and how to fix it.
+    pub what: String,
+}
+
+/// Parameters of one generated core.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CoreConfig {
+    /// Configuration name.
+    pub name: String,
+    /// Number of ports P (2..=8).
+    pub ports: u8,
+    /// AXI-Stream data width DATA_W per port (64, 256 or 512).
+    pub data_w: u32,
+    /// Internal bus width ENGINE_W in bits (a power of two, at least P × DATA_W).
+    pub engine_w: u32,
+    /// Aggregation slots S (each with two shadow copies).
+    pub slots: u32,
+    /// int32 lanes per slot E.
+    pub lanes: u32,
+    /// Job-table entries.
+    pub max_jobs: u32,
+    /// Children per job.
+    pub max_children: u32,
+    /// Forwarding-table entries.
+    pub max_routes: u32,
+    /// Largest frame (bytes, without FCS) the ingress buffers accept.
+    pub max_frame: u32,
+    /// Maximum frames' worth of buffering per ingress port.
+    pub rx_frames: u32,
+    /// Target clock in MHz (documentation and the manifest; not used by the logic).
+    pub clock_mhz: u32,
+}
+
+impl CoreConfig {
+    /// The named configurations `fanin-gen --list` prints.
+    pub fn named() -> Vec<CoreConfig> {
+        let base = CoreConfig {
+            name: "default".into(),
+            ports: 4,
+            data_w: 64,
+            engine_w: 256,
+            slots: 256,
+            lanes: 64,
+            max_jobs: 16,
+            max_children: 16,
+            max_routes: 16,
+            max_frame: 1518,
+            rx_frames: 2,
+            clock_mhz: 156,
+        };
+        vec![
+            base.clone(),
+            CoreConfig {
+                name: "sume".into(),
+                slots: 4096,
+                max_routes: 64,
+                clock_mhz: 200,
+                ..base.clone()
+            },
+            CoreConfig {
+                name: "alveo".into(),
+                ports: 2,
+                data_w: 512,
+                engine_w: 1024,
+                slots: 16384,
+                lanes: 64,
+                max_jobs: 64,
+                max_routes: 64,
+                clock_mhz: 322,
+                ..base
+            },
+        ]
+    }
+
+    /// Looks up a named configuration.
+    pub fn by_name(name: &str) -> Result<CoreConfig, ConfigError> {
+        Self::named()
+            .into_iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| ConfigError {
+                config: name.into(),
+                what: format!(
+                    "no such configuration; known: {}",
+                    Self::named()
+                        .iter()
+                        .map(|c| c.name.clone())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+    }
+
+    /// Checks every parameter and their combinations.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |what: String| {
+            Err(ConfigError {
+                config: self.name.clone(),
+                what,
+            })
+        };
+        if !(2..=8).contains(&self.ports) {
+            return bad(format!("ports = {} is out of range (2..=8)", self.ports));
+        }
+        if ![64, 256, 512].contains(&self.data_w) {
+            return bad(format!(
+                "data_w = {} is not one of 64, 256, 512",
+                self.data_w
+            ));
+        }
+        if ![128, 256, 512, 1024, 2048].contains(&self.engine_w) {
+            return bad(format!(
+                "engine_w = {} must be a power of two in 128..=2048",
+                self.engine_w
+            ));
+        }
+        if self.engine_w < self.ports as u32 * self.data_w {
+            return bad(format!(
+                "engine_w = {} is narrower than ports × data_w = {}: the engine could not absorb every port at line rate; \
+                 raise engine_w or lower ports/data_w",
+                self.engine_w,
+                self.ports as u32 * self.data_w
+            ));
+        }
+        if self.slots == 0 || !self.slots.is_power_of_two() || self.slots > 1 << 20 {
+            return bad(format!(
+                "slots = {} must be a power of two in 1..=1048576",
+                self.slots
+            ));
+        }
+        let lane_row = self.engine_w / 32;
+        if self.lanes == 0
+            || self.lanes > fanin_proto::wire::MAX_ELEMENTS as u32
+            || self.lanes % lane_row != 0
+            || !(self.lanes / lane_row).is_power_of_two()
+        {
+            return bad(format!(
+                "lanes = {} must be at most {} and a power-of-two multiple of engine_w/32 = {}",
+                self.lanes,
+                fanin_proto::wire::MAX_ELEMENTS,
+                lane_row
+            ));
+        }
+        if self.max_jobs == 0 || self.max_jobs > 256 {
+            return bad(format!(
+                "max_jobs = {} is out of range (1..=256)",
+                self.max_jobs
+            ));
+        }
+        if self.max_children == 0 || self.max_children > fanin_proto::wire::MAX_WORKERS {
+            return bad(format!(
+                "max_children = {} is out of range (1..=64)",
+                self.max_children
+            ));
+        }
+        if self.max_routes == 0 || self.max_routes > 256 {
+            return bad(format!(
+                "max_routes = {} is out of range (1..=256)",
+                self.max_routes
+            ));
+        }
+        if self.max_frame < fanin_proto::wire::MAX_FANIN_FRAME as u32 || self.max_frame > 9600 {
+            return bad(format!(
+                "max_frame = {} must hold the largest fanin frame ({} bytes) and be at most 9600",
+                self.max_frame,
+                fanin_proto::wire::MAX_FANIN_FRAME
+            ));
+        }
+        if self.rx_frames < 2 {
+            return bad(
+                "rx_frames must be at least 2 (one frame arriving while one is processed)".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Payload rows of one maximum frame.
+    pub fn frame_rows(&self) -> usize {
+        (self.max_frame as usize - 64).div_ceil(self.engine_w as usize / 8) + 1
+    }
+
+    /// Ingress payload rows per port (a power of two).
+    pub fn rx_rows(&self) -> usize {
+        (self.frame_rows() * self.rx_frames as usize).next_power_of_two()
+    }
+
+    /// Egress payload rows per port (a power of two).
+    pub fn tx_rows(&self) -> usize {
+        (self.frame_rows() * 2).next_power_of_two()
+    }
+}

@@ -1,0 +1,226 @@
+//! The frame parser: Ethernet/IPv4/UDP classification and fanin header checks, exactly as
+//! `fanin_proto::wire::frame::classify`, `Packet::new_checked` and `Repr::parse` decide.
+//!
+//! Input is the first 80 bytes of the frame (AXI-Stream byte order: byte 0 in bits 7:0)
+//! and the frame length. 80 bytes cover the longest IPv4 header (14 + 60) for the
+//! header-checksum check and the whole 64-byte L2-L4 + fanin header region.
+
+use crate::ram::ByteSwap;
+use rust_hdl::prelude::*;
+
+/// Bytes of the frame the parser sees.
+pub const PARSE_BYTES: usize = 80;
+/// Bits of the frame the parser sees.
+pub const PARSE_W: usize = PARSE_BYTES * 8;
+
+/// Parser verdict: not IPv4 (dropped, `non_ip`).
+pub const CLASS_NON_IP: u64 = 0;
+/// Parser verdict: malformed (dropped, `malformed`).
+pub const CLASS_MALFORMED: u64 = 1;
+/// Parser verdict: valid IPv4 not addressed to the switch (forwarding table).
+pub const CLASS_ROUTE: u64 = 2;
+/// Parser verdict: a well-formed fanin packet addressed to the switch.
+pub const CLASS_FANIN: u64 = 3;
+
+/// Combinational frame parser.
+#[derive(LogicBlock)]
+pub struct Parser {
+    /// First 80 frame bytes, byte 0 in bits 7:0.
+    pub hdr: Signal<In, Bits<PARSE_W>>,
+    /// Frame length in bytes.
+    pub len: Signal<In, Bits<16>>,
+    /// The switch's IPv4 address.
+    pub me_ip: Signal<In, Bits<32>>,
+    /// The switch's fanin UDP port.
+    pub me_port: Signal<In, Bits<16>>,
+    /// One of the `CLASS_*` codes.
+    pub kind: Signal<Out, Bits<2>>,
+    /// Destination MAC.
+    pub dst_mac: Signal<Out, Bits<48>>,
+    /// Source MAC.
+    pub src_mac: Signal<Out, Bits<48>>,
+    /// Source IPv4.
+    pub src_ip: Signal<Out, Bits<32>>,
+    /// Destination IPv4 (forwarding key).
+    pub dst_ip: Signal<Out, Bits<32>>,
+    /// UDP source port.
+    pub src_port: Signal<Out, Bits<16>>,
+    /// fanin packet type (1 contribution, 2 result).
+    pub ptype: Signal<Out, Bits<8>>,
+    /// fanin flags.
+    pub flags: Signal<Out, Bits<8>>,
+    /// fanin exponent.
+    pub exponent: Signal<Out, Bits<8>>,
+    /// Job id.
+    pub job: Signal<Out, Bits<16>>,
+    /// Element count.
+    pub elements: Signal<Out, Bits<16>>,
+    /// Block id.
+    pub block: Signal<Out, Bits<32>>,
+    /// Child index.
+    pub child: Signal<Out, Bits<8>>,
+    /// Contributor bitmap.
+    pub bitmap: Signal<Out, Bits<64>>,
+    swap: ByteSwap<PARSE_W>,
+    be: Signal<Local, Bits<PARSE_W>>,
+    ihl: Signal<Local, Bits<16>>,
+    total: Signal<Local, Bits<16>>,
+    iplen: Signal<Local, Bits<16>>,
+    wmask: Signal<Local, Bits<32>>,
+    cs: Vec<Signal<Local, Bits<24>>>,
+    fold1: Signal<Local, Bits<24>>,
+    fold2: Signal<Local, Bits<24>>,
+    non_ip: Signal<Local, bool>,
+    ip_bad: Signal<Local, bool>,
+    udp_cand: Signal<Local, bool>,
+    udp_bad: Signal<Local, bool>,
+    wire_bad: Signal<Local, bool>,
+    pl: Signal<Local, Bits<16>>,
+    pl20: Signal<Local, Bits<20>>,
+    want20: Signal<Local, Bits<20>>,
+    pc1: Signal<Local, Bits<64>>,
+    pc2: Signal<Local, Bits<64>>,
+    pc3: Signal<Local, Bits<64>>,
+    pc4: Signal<Local, Bits<64>>,
+    pc5: Signal<Local, Bits<64>>,
+    pc6: Signal<Local, Bits<64>>,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Self {
+            hdr: Default::default(),
+            len: Default::default(),
+            me_ip: Default::default(),
+            me_port: Default::default(),
+            kind: Default::default(),
+            dst_mac: Default::default(),
+            src_mac: Default::default(),
+            src_ip: Default::default(),
+            dst_ip: Default::default(),
+            src_port: Default::default(),
+            ptype: Default::default(),
+            flags: Default::default(),
+            exponent: Default::default(),
+            job: Default::default(),
+            elements: Default::default(),
+            block: Default::default(),
+            child: Default::default(),
+            bitmap: Default::default(),
+            swap: Default::default(),
+            be: Default::default(),
+            ihl: Default::default(),
+            total: Default::default(),
+            iplen: Default::default(),
+            wmask: Default::default(),
+            cs: (0..31).map(|_| Default::default()).collect(),
+            fold1: Default::default(),
+            fold2: Default::default(),
+            non_ip: Default::default(),
+            ip_bad: Default::default(),
+            udp_cand: Default::default(),
+            udp_bad: Default::default(),
+            wire_bad: Default::default(),
+            pl: Default::default(),
+            pl20: Default::default(),
+            want20: Default::default(),
+            pc1: Default::default(),
+            pc2: Default::default(),
+            pc3: Default::default(),
+            pc4: Default::default(),
+            pc5: Default::default(),
+            pc6: Default::default(),
+        }
+    }
+}
+
+impl Logic for Parser {
+    #[hdl_gen]
+    fn update(&mut self) {
+        // Network byte order view: frame byte `o` of an `n`-byte field sits at bit 640-8(o+n).
+        self.swap.a.next = self.hdr.val();
+        self.be.next = self.swap.y.val();
+        self.dst_mac.next = self.be.val().get_bits::<48>(592);
+        self.src_mac.next = self.be.val().get_bits::<48>(544);
+        self.ihl.next = bit_cast::<16, 4>(self.be.val().get_bits::<4>(520)) << 2;
+        self.total.next = self.be.val().get_bits::<16>(496);
+        self.src_ip.next = self.be.val().get_bits::<32>(400);
+        self.dst_ip.next = self.be.val().get_bits::<32>(368);
+        self.src_port.next = self.be.val().get_bits::<16>(352);
+        self.iplen.next = self.len.val() - 14;
+        // Ethernet: shorter than a header, or not IPv4.
+        self.non_ip.next = (self.len.val() < 14) | (self.be.val().get_bits::<16>(528) != 0x0800);
+        // IPv4 header checksum over ihl*4 bytes (16-bit words from frame byte 14).
+        // (A 24-bit slice shifted right by 8 zero-extends a word: `bit_cast` cannot take a loop index.)
+        self.wmask.next = !(bits::<32>(0xffff_ffffu64) << bit_cast::<32, 16>(self.ihl.val() >> 1));
+        self.cs[0].next = 0.into();
+        for w in 0..30 {
+            if self.wmask.val().get_bit(w) {
+                self.cs[w + 1].next =
+                    self.cs[w].val() + (self.be.val().get_bits::<24>(504 - 16 * w) >> 8);
+            } else {
+                self.cs[w + 1].next = self.cs[w].val();
+            }
+        }
+        self.fold1.next = (self.cs[30].val() & 0xffff) + (self.cs[30].val() >> 16);
+        self.fold2.next = (self.fold1.val() & 0xffff) + (self.fold1.val() >> 16);
+        self.ip_bad.next = (self.len.val() < 34)
+            | (self.be.val().get_bits::<4>(524) != 4)
+            | (self.ihl.val() < 20)
+            | (self.iplen.val() < self.ihl.val())
+            | (self.total.val() < self.ihl.val())
+            | (self.total.val() > self.iplen.val())
+            | (self.fold2.val() != 0xffff);
+        // Unfragmented UDP without options, and a UDP length that matches the IPv4 length.
+        self.udp_cand.next = (self.be.val().get_bits::<8>(448) == 17)
+            & (self.ihl.val() == 20)
+            & !self.be.val().get_bit(477)
+            & (self.be.val().get_bits::<13>(464) == 0);
+        self.udp_bad.next = (self.total.val() < 28)
+            | (self.be.val().get_bits::<16>(320) != (self.total.val() - 20));
+        // fanin header (Packet::new_checked, then Repr::parse, in that order).
+        self.pl.next = self.total.val() - 28;
+        self.ptype.next = self.be.val().get_bits::<8>(288);
+        self.flags.next = self.be.val().get_bits::<8>(280);
+        self.exponent.next = self.be.val().get_bits::<8>(272);
+        self.job.next = self.be.val().get_bits::<16>(256);
+        self.elements.next = self.be.val().get_bits::<16>(240);
+        self.block.next = self.be.val().get_bits::<32>(208);
+        self.child.next = self.be.val().get_bits::<8>(200);
+        self.bitmap.next = self.be.val().get_bits::<64>(128);
+        // 20-bit length arithmetic: 4 * elements + 22 must not wrap.
+        self.pl20.next = bit_cast::<20, 16>(self.pl.val());
+        self.want20.next = (bit_cast::<20, 16>(self.elements.val()) << 2) + 22;
+        // Population count of the bitmap (SWAR), compared with the count byte.
+        self.pc1.next = self.bitmap.val() - ((self.bitmap.val() >> 1) & 0x5555_5555_5555_5555u64);
+        self.pc2.next = (self.pc1.val() & 0x3333_3333_3333_3333u64)
+            + ((self.pc1.val() >> 2) & 0x3333_3333_3333_3333u64);
+        self.pc3.next = (self.pc2.val() + (self.pc2.val() >> 4)) & 0x0f0f_0f0f_0f0f_0f0fu64;
+        self.pc4.next = self.pc3.val() + (self.pc3.val() >> 8);
+        self.pc5.next = self.pc4.val() + (self.pc4.val() >> 16);
+        self.pc6.next = (self.pc5.val() + (self.pc5.val() >> 32)) & 0x7f;
+        self.wire_bad.next = (self.pl.val() < 22)
+            | (self.pl20.val() != self.want20.val())
+            | (self.be.val().get_bits::<8>(296) != 1)
+            | ((self.ptype.val() != 1) & (self.ptype.val() != 2))
+            | ((self.flags.val() & 0xe0) != 0)
+            | (self.elements.val() > 256)
+            | (self.bitmap.val() == 0)
+            | (self.pc6.val() != bit_cast::<64, 8>(self.be.val().get_bits::<8>(192)));
+        if self.non_ip.val() {
+            self.kind.next = 0.into();
+        } else if self.ip_bad.val() {
+            self.kind.next = 1.into();
+        } else if self.dst_ip.val() != self.me_ip.val() {
+            self.kind.next = 2.into();
+        } else if !self.udp_cand.val()
+            | self.udp_bad.val()
+            | (self.be.val().get_bits::<16>(336) != self.me_port.val())
+            | self.wire_bad.val()
+        {
+            self.kind.next = 1.into();
+        } else {
+            self.kind.next = 3.into();
+        }
+    }
+}

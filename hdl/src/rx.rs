@@ -1,0 +1,283 @@
+//! Ingress: store-and-forward buffering of one port.
+//!
+//! The first 80 bytes of a frame are captured into a descriptor (parser input; bytes
+//! 0..64 are the L2-L4 + fanin header region). Bytes from 64 on (the fanin payload, or
+//! the rest of any other frame) are written through a gearbox into `WB`-bit rows, so the
+//! engine reads a whole internal-bus row per cycle and payload lanes are row-aligned.
+//! A frame is committed only at `tlast`: one with `tuser[0]` set or longer than
+//! `max_frame` is discarded (nothing of it reaches the engine) and counted.
+
+use crate::parse::PARSE_W;
+use crate::ram::{FaninRam, ADDR_W};
+use rust_hdl::prelude::*;
+
+/// Width of an ingress descriptor: 640-bit capture, 16-bit length, 16-bit first row.
+pub const DESC_W: usize = PARSE_W + 32;
+/// Descriptor FIFO depth (frames buffered per port).
+pub const DESC_DEPTH: usize = 8;
+
+/// One ingress port.
+#[derive(LogicBlock)]
+pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset.
+    pub rst: Signal<In, bool>,
+    /// AXI-Stream data.
+    pub tdata: Signal<In, Bits<DW>>,
+    /// AXI-Stream byte enables (contiguous from byte 0).
+    pub tkeep: Signal<In, Bits<KW>>,
+    /// AXI-Stream valid.
+    pub tvalid: Signal<In, bool>,
+    /// AXI-Stream ready.
+    pub tready: Signal<Out, bool>,
+    /// AXI-Stream last beat.
+    pub tlast: Signal<In, bool>,
+    /// AXI-Stream bad-frame flag (valid on the `tlast` beat).
+    pub tuser: Signal<In, bool>,
+    /// A committed frame's descriptor is available.
+    pub d_valid: Signal<Out, bool>,
+    /// Consume the descriptor.
+    pub d_pop: Signal<In, bool>,
+    /// Captured first 80 bytes.
+    pub d_hdr: Signal<Out, Bits<PARSE_W>>,
+    /// Frame length in bytes.
+    pub d_len: Signal<Out, Bits<16>>,
+    /// First payload row of the frame.
+    pub d_row: Signal<Out, Bits<16>>,
+    /// Payload row read address (engine).
+    pub r_addr: Signal<In, Bits<16>>,
+    /// Payload row, one cycle after `r_addr`.
+    pub r_data: Signal<Out, Bits<WB>>,
+    /// Release rows up to (not including) `rel_row`.
+    pub rel: Signal<In, bool>,
+    /// New read pointer on `rel`.
+    pub rel_row: Signal<In, Bits<16>>,
+    /// Pulse: a frame was discarded for `tuser` or length.
+    pub bad: Signal<Out, bool>,
+    /// Payload rows buffered.
+    pub c_rows: Constant<Bits<16>>,
+    /// Rows one maximum frame can need.
+    pub c_maxrows: Constant<Bits<16>>,
+    /// Chunks (DW beats) per row, minus one.
+    pub c_cmax: Constant<Bits<8>>,
+    /// Beats that hold the 64-byte header region.
+    pub c_hbeats: Constant<Bits<16>>,
+    /// Beats that hold the 80-byte parser capture.
+    pub c_cbeats: Constant<Bits<16>>,
+    /// DATA_W as a constant.
+    pub c_dw: Constant<Bits<16>>,
+    /// Bytes 1..=KW, for the last-beat byte count.
+    pub c_nb: Vec<Constant<Bits<16>>>,
+    data: FaninRam<WB>,
+    desc: FaninRam<DESC_W>,
+    in_frame: DFF<bool>,
+    drop: DFF<bool>,
+    beat: DFF<Bits<16>>,
+    hshift: DFF<Bits<16>>,
+    chunk: DFF<Bits<8>>,
+    cshift: DFF<Bits<16>>,
+    wrow: DFF<Bits<16>>,
+    row0: DFF<Bits<16>>,
+    rdrow: DFF<Bits<16>>,
+    lenq: DFF<Bits<16>>,
+    hdr: DFF<Bits<PARSE_W>>,
+    dw: DFF<Bits<4>>,
+    dwq: DFF<Bits<4>>,
+    dr: DFF<Bits<4>>,
+    popped: DFF<bool>,
+    hnext: Signal<Local, Bits<PARSE_W>>,
+    nb: Signal<Local, Bits<16>>,
+    flen: Signal<Local, Bits<16>>,
+    acc: Signal<Local, bool>,
+    dfill: Signal<Local, Bits<4>>,
+    wr: Signal<Local, bool>,
+    room: Signal<Local, bool>,
+}
+
+impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
+    /// An ingress port buffering `rows` payload rows; frames above `max_frame` bytes are dropped.
+    pub fn new(rows: usize, max_frame: usize) -> Self {
+        let wbb = WB / 8;
+        let maxrows = (max_frame.saturating_sub(64)).div_ceil(wbb) + 1;
+        Self {
+            clock: Default::default(),
+            rst: Default::default(),
+            tdata: Default::default(),
+            tkeep: Default::default(),
+            tvalid: Default::default(),
+            tready: Default::default(),
+            tlast: Default::default(),
+            tuser: Default::default(),
+            d_valid: Default::default(),
+            d_pop: Default::default(),
+            d_hdr: Default::default(),
+            d_len: Default::default(),
+            d_row: Default::default(),
+            r_addr: Default::default(),
+            r_data: Default::default(),
+            rel: Default::default(),
+            rel_row: Default::default(),
+            bad: Default::default(),
+            c_rows: Constant::new((rows as u64).into()),
+            c_maxrows: Constant::new((maxrows as u64).into()),
+            c_cmax: Constant::new(((WB / DW - 1) as u64).into()),
+            c_hbeats: Constant::new(((512 / DW) as u64).into()),
+            c_cbeats: Constant::new((PARSE_W.div_ceil(DW) as u64).into()),
+            c_dw: Constant::new((DW as u64).into()),
+            c_nb: (1..=KW).map(|i| Constant::new((i as u64).into())).collect(),
+            data: FaninRam::new(rows, WB / DW),
+            desc: FaninRam::new(DESC_DEPTH, 1),
+            in_frame: Default::default(),
+            drop: Default::default(),
+            beat: Default::default(),
+            hshift: Default::default(),
+            chunk: Default::default(),
+            cshift: Default::default(),
+            wrow: Default::default(),
+            row0: Default::default(),
+            rdrow: Default::default(),
+            lenq: Default::default(),
+            hdr: Default::default(),
+            dw: Default::default(),
+            dwq: Default::default(),
+            dr: Default::default(),
+            popped: Default::default(),
+            hnext: Default::default(),
+            nb: Default::default(),
+            flen: Default::default(),
+            acc: Default::default(),
+            dfill: Default::default(),
+            wr: Default::default(),
+            room: Default::default(),
+        }
+    }
+}
+
+impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, in_frame, drop, beat, hshift, chunk, cshift, wrow, row0, rdrow, lenq, hdr,
+            dw, dwq, dr, popped
+        );
+        self.data.clock.next = self.clock.val();
+        self.desc.clock.next = self.clock.val();
+        // FIFO fill in a sized signal: Verilog would widen the subtraction next to a literal.
+        self.dfill.next = self.dw.q.val() - self.dr.q.val();
+        // Accept a new frame only with room for a maximum frame and a descriptor slot.
+        self.room.next = ((self.wrow.q.val() - self.rdrow.q.val()) + self.c_maxrows.val()
+            <= self.c_rows.val())
+            & (self.dfill.val() < 7);
+        self.tready.next = self.in_frame.q.val() | self.room.val();
+        self.acc.next = self.tvalid.val() & self.tready.val();
+        // Bytes in this beat (tkeep is contiguous from byte 0).
+        self.nb.next = 0.into();
+        for i in 0..KW {
+            if self.tkeep.val().get_bit(i) {
+                self.nb.next = self.c_nb[i].val();
+            }
+        }
+        self.flen.next = self.lenq.q.val() + self.nb.val();
+        // Header capture.
+        if !self.in_frame.q.val() {
+            self.hnext.next = bit_cast::<PARSE_W, DW>(self.tdata.val());
+        } else if self.beat.q.val() < self.c_cbeats.val() {
+            self.hnext.next = self.hdr.q.val()
+                | (bit_cast::<PARSE_W, DW>(self.tdata.val()) << self.hshift.q.val());
+        } else {
+            self.hnext.next = self.hdr.q.val();
+        }
+        // Payload gearbox write.
+        self.data.waddr.next = bit_cast::<ADDR_W, 16>(self.wrow.q.val());
+        self.data.wdata.next = bit_cast::<WB, DW>(self.tdata.val()) << self.cshift.q.val();
+        self.data.we.next = 0.into();
+        self.desc.we.next = 0.into();
+        self.desc.waddr.next = bit_cast::<ADDR_W, 4>(self.dw.q.val());
+        self.desc.wdata.next = bit_cast::<DESC_W, PARSE_W>(self.hnext.val())
+            | (bit_cast::<DESC_W, 16>(self.flen.val()) << 640)
+            | (bit_cast::<DESC_W, 16>(self.row0.q.val()) << 656);
+        self.bad.next = false;
+        self.wr.next = false;
+        if self.acc.val() {
+            self.hdr.d.next = self.hnext.val();
+            self.lenq.d.next = self.lenq.q.val() + self.nb.val();
+            self.beat.d.next = self.beat.q.val() + 1;
+            self.hshift.d.next = self.hshift.q.val() + self.c_dw.val();
+            if !self.in_frame.q.val() {
+                self.in_frame.d.next = true;
+                self.beat.d.next = 1.into();
+                self.hshift.d.next = self.c_dw.val();
+                self.lenq.d.next = self.nb.val();
+            }
+            if ((self.beat.q.val() >= self.c_hbeats.val()) & self.in_frame.q.val())
+                & !self.drop.q.val()
+            {
+                if (self.wrow.q.val() - self.row0.q.val()) >= self.c_maxrows.val() {
+                    self.drop.d.next = true;
+                } else {
+                    self.wr.next = true;
+                    self.data.we.next =
+                        bit_cast::<32, 1>(1.into()) << bit_cast::<32, 8>(self.chunk.q.val());
+                    if self.chunk.q.val() == self.c_cmax.val() {
+                        self.chunk.d.next = 0.into();
+                        self.cshift.d.next = 0.into();
+                        self.wrow.d.next = self.wrow.q.val() + 1;
+                    } else {
+                        self.chunk.d.next = self.chunk.q.val() + 1;
+                        self.cshift.d.next = self.cshift.q.val() + self.c_dw.val();
+                    }
+                }
+            }
+            if self.tlast.val() {
+                self.in_frame.d.next = false;
+                self.drop.d.next = false;
+                self.chunk.d.next = 0.into();
+                self.cshift.d.next = 0.into();
+                if self.tuser.val() | self.drop.q.val() {
+                    // Discard: rewind the payload write pointer.
+                    self.wrow.d.next = self.row0.q.val();
+                    self.bad.next = true;
+                } else {
+                    self.desc.we.next = 1.into();
+                    self.dw.d.next = self.dw.q.val() + 1;
+                    // Commit: the next frame starts on a fresh row.
+                    if self.wr.val() | (self.chunk.q.val() != 0) {
+                        self.wrow.d.next = self.wrow.q.val() + 1;
+                        self.row0.d.next = self.wrow.q.val() + 1;
+                    } else {
+                        self.row0.d.next = self.wrow.q.val();
+                    }
+                }
+            }
+        }
+        // Descriptor FIFO read side: data is valid one cycle after the write pointer moved
+        // and one cycle after a pop.
+        self.dwq.d.next = self.dw.q.val();
+        self.desc.raddr.next = bit_cast::<ADDR_W, 4>(self.dr.q.val());
+        self.d_valid.next = (self.dwq.q.val() != self.dr.q.val()) & !self.popped.q.val();
+        self.popped.d.next = self.d_pop.val();
+        if self.d_pop.val() {
+            self.dr.d.next = self.dr.q.val() + 1;
+        }
+        self.d_hdr.next = self.desc.rdata.val().get_bits::<PARSE_W>(0);
+        self.d_len.next = self.desc.rdata.val().get_bits::<16>(640);
+        self.d_row.next = self.desc.rdata.val().get_bits::<16>(656);
+        self.data.raddr.next = bit_cast::<ADDR_W, 16>(self.r_addr.val());
+        self.r_data.next = self.data.rdata.val();
+        if self.rel.val() {
+            self.rdrow.d.next = self.rel_row.val();
+        }
+        if self.rst.val() {
+            self.in_frame.d.next = false;
+            self.drop.d.next = false;
+            self.wrow.d.next = 0.into();
+            self.row0.d.next = 0.into();
+            self.rdrow.d.next = 0.into();
+            self.dw.d.next = 0.into();
+            self.dr.d.next = 0.into();
+            self.chunk.d.next = 0.into();
+            self.cshift.d.next = 0.into();
+        }
+    }
+}

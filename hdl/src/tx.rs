@@ -1,0 +1,263 @@
+//! Egress: a frame queue of one port, serialised to AXI-Stream.
+//!
+//! The engine writes a frame as `WB`-bit payload rows followed by a descriptor (the
+//! 64-byte header region and the frame length). A frame is sent only once complete,
+//! so the MAC never sees an underrun.
+
+use crate::ram::{FaninRam, ADDR_W};
+use rust_hdl::prelude::*;
+
+/// Width of an egress descriptor: 512-bit header region, 16-bit length, 16-bit first row.
+pub const TXD_W: usize = 512 + 32;
+/// Egress descriptor FIFO depth.
+pub const TXD_DEPTH: usize = 8;
+
+/// One egress port.
+#[derive(LogicBlock)]
+pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Synchronous reset.
+    pub rst: Signal<In, bool>,
+    /// Room for one more maximum-size frame.
+    pub ready: Signal<Out, bool>,
+    /// Write one payload row.
+    pub w_we: Signal<In, bool>,
+    /// The payload row.
+    pub w_row: Signal<In, Bits<WB>>,
+    /// Commit the frame written since the last push.
+    pub push: Signal<In, bool>,
+    /// Its 64-byte header region (byte 0 in bits 7:0).
+    pub p_hdr: Signal<In, Bits<512>>,
+    /// Its length in bytes.
+    pub p_len: Signal<In, Bits<16>>,
+    /// AXI-Stream data.
+    pub tdata: Signal<Out, Bits<DW>>,
+    /// AXI-Stream byte enables.
+    pub tkeep: Signal<Out, Bits<KW>>,
+    /// AXI-Stream valid.
+    pub tvalid: Signal<Out, bool>,
+    /// AXI-Stream ready.
+    pub tready: Signal<In, bool>,
+    /// AXI-Stream last.
+    pub tlast: Signal<Out, bool>,
+    /// AXI-Stream user (always 0: emitted frames are good).
+    pub tuser: Signal<Out, bool>,
+    /// Pulse with the length of each frame sent (tx counters).
+    pub sent: Signal<Out, bool>,
+    /// Length of the frame `sent` reports.
+    pub sent_len: Signal<Out, Bits<64>>,
+    /// Payload rows buffered.
+    pub c_rows: Constant<Bits<16>>,
+    /// Rows one maximum frame can need.
+    pub c_maxrows: Constant<Bits<16>>,
+    /// Chunks per row minus one.
+    pub c_cmax: Constant<Bits<8>>,
+    /// Beats of the header region.
+    pub c_hbeats: Constant<Bits<16>>,
+    /// DATA_W.
+    pub c_dw: Constant<Bits<16>>,
+    /// Bytes per beat.
+    pub c_kb: Constant<Bits<16>>,
+    /// log2 of bytes per row.
+    pub c_rowlog: Constant<Bits<16>>,
+    /// Bytes per row minus one.
+    pub c_rowmask: Constant<Bits<16>>,
+    data: FaninRam<WB>,
+    desc: FaninRam<TXD_W>,
+    wrow: DFF<Bits<16>>,
+    frow: DFF<Bits<16>>,
+    rdrow: DFF<Bits<16>>,
+    dw: DFF<Bits<4>>,
+    dwq: DFF<Bits<4>>,
+    dr: DFF<Bits<4>>,
+    busy: DFF<bool>,
+    hdr: DFF<Bits<512>>,
+    len: DFF<Bits<16>>,
+    row0: DFF<Bits<16>>,
+    beat: DFF<Bits<16>>,
+    sent_b: DFF<Bits<16>>,
+    hshift: DFF<Bits<16>>,
+    chunk: DFF<Bits<8>>,
+    cshift: DFF<Bits<16>>,
+    prow: DFF<Bits<16>>,
+    dvalid: Signal<Local, bool>,
+    dfill: Signal<Local, Bits<4>>,
+    rem: Signal<Local, Bits<16>>,
+    last: Signal<Local, bool>,
+    prow_n: Signal<Local, Bits<16>>,
+    nrows: Signal<Local, Bits<16>>,
+}
+
+impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
+    /// An egress port buffering `rows` payload rows for frames up to `max_frame` bytes.
+    pub fn new(rows: usize, max_frame: usize) -> Self {
+        let wbb = WB / 8;
+        let maxrows = (max_frame.saturating_sub(64)).div_ceil(wbb) + 1;
+        Self {
+            clock: Default::default(),
+            rst: Default::default(),
+            ready: Default::default(),
+            w_we: Default::default(),
+            w_row: Default::default(),
+            push: Default::default(),
+            p_hdr: Default::default(),
+            p_len: Default::default(),
+            tdata: Default::default(),
+            tkeep: Default::default(),
+            tvalid: Default::default(),
+            tready: Default::default(),
+            tlast: Default::default(),
+            tuser: Default::default(),
+            sent: Default::default(),
+            sent_len: Default::default(),
+            c_rows: Constant::new((rows as u64).into()),
+            c_maxrows: Constant::new((maxrows as u64).into()),
+            c_cmax: Constant::new(((WB / DW - 1) as u64).into()),
+            c_hbeats: Constant::new(((512 / DW) as u64).into()),
+            c_dw: Constant::new((DW as u64).into()),
+            c_kb: Constant::new(((DW / 8) as u64).into()),
+            c_rowlog: Constant::new((wbb.trailing_zeros() as u64).into()),
+            c_rowmask: Constant::new(((wbb - 1) as u64).into()),
+            data: FaninRam::new(rows, 1),
+            desc: FaninRam::new(TXD_DEPTH, 1),
+            wrow: Default::default(),
+            frow: Default::default(),
+            rdrow: Default::default(),
+            dw: Default::default(),
+            dwq: Default::default(),
+            dr: Default::default(),
+            busy: Default::default(),
+            hdr: Default::default(),
+            len: Default::default(),
+            row0: Default::default(),
+            beat: Default::default(),
+            sent_b: Default::default(),
+            hshift: Default::default(),
+            chunk: Default::default(),
+            cshift: Default::default(),
+            prow: Default::default(),
+            dvalid: Default::default(),
+            dfill: Default::default(),
+            rem: Default::default(),
+            last: Default::default(),
+            prow_n: Default::default(),
+            nrows: Default::default(),
+        }
+    }
+}
+
+impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, wrow, frow, rdrow, dw, dwq, dr, busy, hdr, len, row0, beat, sent_b,
+            hshift, chunk, cshift, prow
+        );
+        self.data.clock.next = self.clock.val();
+        self.desc.clock.next = self.clock.val();
+        // Write side (engine). FIFO fill in a sized signal: Verilog would widen it next to a literal.
+        self.dfill.next = self.dw.q.val() - self.dr.q.val();
+        self.ready.next = ((self.wrow.q.val() - self.rdrow.q.val()) + self.c_maxrows.val()
+            <= self.c_rows.val())
+            & (self.dfill.val() < 7);
+        self.data.waddr.next = bit_cast::<ADDR_W, 16>(self.wrow.q.val());
+        self.data.wdata.next = self.w_row.val();
+        self.data.we.next = bit_cast::<32, 1>(self.w_we.val().into());
+        if self.w_we.val() {
+            self.wrow.d.next = self.wrow.q.val() + 1;
+        }
+        self.desc.waddr.next = bit_cast::<ADDR_W, 4>(self.dw.q.val());
+        self.desc.wdata.next = bit_cast::<TXD_W, 512>(self.p_hdr.val())
+            | (bit_cast::<TXD_W, 16>(self.p_len.val()) << 512)
+            | (bit_cast::<TXD_W, 16>(self.frow.q.val()) << 528);
+        self.desc.we.next = bit_cast::<32, 1>(self.push.val().into());
+        if self.push.val() {
+            self.dw.d.next = self.dw.q.val() + 1;
+            if self.w_we.val() {
+                self.frow.d.next = self.wrow.q.val() + 1;
+            } else {
+                self.frow.d.next = self.wrow.q.val();
+            }
+        }
+        // Payload rows of the frame in flight: ceil((len - 64) / row bytes).
+        if self.len.q.val() > 64 {
+            self.nrows.next = (self.len.q.val() - 64 + self.c_rowmask.val()) >> self.c_rowlog.val();
+        } else {
+            self.nrows.next = 0.into();
+        }
+        // Read side: serialise header beats, then payload chunks.
+        self.dwq.d.next = self.dw.q.val();
+        self.desc.raddr.next = bit_cast::<ADDR_W, 4>(self.dr.q.val());
+        self.dvalid.next = (self.dwq.q.val() != self.dr.q.val()) & !self.busy.q.val();
+        self.rem.next = self.len.q.val() - self.sent_b.q.val();
+        self.last.next = self.rem.val() <= self.c_kb.val();
+        self.tvalid.next = self.busy.q.val();
+        self.tlast.next = self.busy.q.val() & self.last.val();
+        self.tuser.next = false;
+        self.sent.next = false;
+        self.sent_len.next = bit_cast::<64, 16>(self.len.q.val());
+        if self.last.val() {
+            self.tkeep.next = !(!bits::<KW>(0) << bit_cast::<KW, 16>(self.rem.val()));
+        } else {
+            self.tkeep.next = !bits::<KW>(0);
+        }
+        if self.beat.q.val() < self.c_hbeats.val() {
+            self.tdata.next = bit_cast::<DW, 512>(self.hdr.q.val() >> self.hshift.q.val());
+        } else {
+            self.tdata.next = bit_cast::<DW, WB>(self.data.rdata.val() >> self.cshift.q.val());
+        }
+        self.prow_n.next = self.prow.q.val();
+        if !self.busy.q.val() {
+            if self.dvalid.val() {
+                self.busy.d.next = true;
+                self.dr.d.next = self.dr.q.val() + 1;
+                self.hdr.d.next = self.desc.rdata.val().get_bits::<512>(0);
+                self.len.d.next = self.desc.rdata.val().get_bits::<16>(512);
+                self.row0.d.next = self.desc.rdata.val().get_bits::<16>(528);
+                self.beat.d.next = 0.into();
+                self.sent_b.d.next = 0.into();
+                self.hshift.d.next = 0.into();
+                self.chunk.d.next = 0.into();
+                self.cshift.d.next = 0.into();
+                self.prow.d.next = 0.into();
+                self.prow_n.next = 0.into();
+            }
+        } else if self.tready.val() {
+            self.beat.d.next = self.beat.q.val() + 1;
+            self.sent_b.d.next = self.sent_b.q.val() + self.c_kb.val();
+            self.hshift.d.next = self.hshift.q.val() + self.c_dw.val();
+            if self.beat.q.val() >= self.c_hbeats.val() {
+                if self.chunk.q.val() == self.c_cmax.val() {
+                    self.chunk.d.next = 0.into();
+                    self.cshift.d.next = 0.into();
+                    self.prow.d.next = self.prow.q.val() + 1;
+                    self.prow_n.next = self.prow.q.val() + 1;
+                } else {
+                    self.chunk.d.next = self.chunk.q.val() + 1;
+                    self.cshift.d.next = self.cshift.q.val() + self.c_dw.val();
+                }
+            }
+            if self.last.val() {
+                self.busy.d.next = false;
+                self.sent.next = true;
+                self.rdrow.d.next = self.row0.q.val() + self.nrows.val();
+            }
+        }
+        // Prefetch: the RAM samples the row the next beat needs.
+        if self.busy.q.val() {
+            self.data.raddr.next = bit_cast::<ADDR_W, 16>(self.row0.q.val() + self.prow_n.val());
+        } else {
+            self.data.raddr.next =
+                bit_cast::<ADDR_W, 16>(self.desc.rdata.val().get_bits::<16>(528));
+        }
+        if self.rst.val() {
+            self.wrow.d.next = 0.into();
+            self.frow.d.next = 0.into();
+            self.rdrow.d.next = 0.into();
+            self.dw.d.next = 0.into();
+            self.dr.d.next = 0.into();
+            self.busy.d.next = false;
+        }
+    }
+}

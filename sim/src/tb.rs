@@ -1,0 +1,136 @@
+//! A testbench: the model, an AXI-Stream source and sink per port, and an AXI4-Lite master,
+//! stepped together one clock cycle at a time (corundum's `Tb` shape).
+
+use crate::axil::{AxilMaster, Done, Op};
+use crate::axis::{AxisSink, AxisSource};
+use crate::model::{Model, SimError};
+
+/// Idle and backpressure probabilities for every stream of a testbench.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pacing {
+    /// Probability a source inserts an idle cycle before a beat.
+    pub idle: f64,
+    /// Probability a sink deasserts `tready` in a cycle.
+    pub backpressure: f64,
+}
+
+impl Pacing {
+    /// Full rate both ways.
+    pub const FULL: Pacing = Pacing { idle: 0.0, backpressure: 0.0 };
+    /// The four corners every directed test runs under.
+    pub const CORNERS: [Pacing; 4] = [
+        Pacing { idle: 0.0, backpressure: 0.0 },
+        Pacing { idle: 0.3, backpressure: 0.0 },
+        Pacing { idle: 0.0, backpressure: 0.3 },
+        Pacing { idle: 0.3, backpressure: 0.3 },
+    ];
+}
+
+/// Model plus drivers and monitors.
+pub struct Tb {
+    /// The DUT.
+    pub m: Model,
+    /// One source per input port.
+    pub src: Vec<AxisSource>,
+    /// One sink per output port.
+    pub sink: Vec<AxisSink>,
+    /// Register master.
+    pub axil: AxilMaster,
+}
+
+impl Tb {
+    /// Builds and resets a testbench for `config` with `pacing`, seeded by `seed`.
+    pub fn new(config: &str, pacing: Pacing, seed: u64) -> Result<Self, SimError> {
+        let mut m = Model::new(config)?;
+        let ports = (0..).take_while(|p| m.port(&format!("s_axis_{p}_tdata")).is_ok()).count();
+        let src = (0..ports).map(|p| AxisSource::new(&m, &format!("s_axis_{p}"), pacing.idle, seed ^ (p as u64 * 0x9e37))).collect::<Result<Vec<_>, _>>()?;
+        let sink = (0..ports).map(|p| AxisSink::new(&m, &format!("m_axis_{p}"), pacing.backpressure, seed ^ (p as u64 * 0x7f4a + 1))).collect::<Result<Vec<_>, _>>()?;
+        let axil = AxilMaster::new(&m)?;
+        m.reset(8);
+        Ok(Self { m, src, sink, axil })
+    }
+
+    /// Number of ports.
+    pub fn ports(&self) -> usize {
+        self.src.len()
+    }
+
+    /// One clock cycle.
+    pub fn step(&mut self) {
+        for s in &mut self.src {
+            s.drive(&mut self.m);
+        }
+        for s in &mut self.sink {
+            s.drive(&mut self.m);
+        }
+        self.axil.drive(&mut self.m);
+        self.m.settle();
+        for s in &mut self.src {
+            s.sample(&self.m);
+        }
+        for s in &mut self.sink {
+            s.sample(&self.m);
+        }
+        self.axil.sample(&self.m);
+        self.m.posedge();
+    }
+
+    /// Steps until `done(self)` holds, failing after `max` cycles.
+    pub fn run_until(&mut self, max: u64, what: &str, mut done: impl FnMut(&Tb) -> bool) -> Result<(), SimError> {
+        let start = self.m.cycle();
+        while !done(self) {
+            if self.m.cycle() - start >= max {
+                return Err(SimError::Check(format!("timed out after {max} cycles waiting for {what}")));
+            }
+            self.step();
+        }
+        Ok(())
+    }
+
+    /// Steps until every source has sent everything and the outputs have been quiet for `quiet` cycles.
+    pub fn drain(&mut self, quiet: u64, max: u64) -> Result<(), SimError> {
+        let start = self.m.cycle();
+        let mut last = (0u64, self.m.cycle());
+        loop {
+            let beats: u64 = self.sink.iter().map(|s| s.beats).sum::<u64>() + self.src.iter().map(|s| s.beats).sum::<u64>();
+            if beats != last.0 {
+                last = (beats, self.m.cycle());
+            }
+            if self.src.iter().all(|s| s.pending() == 0) && self.axil.idle() && self.m.cycle() - last.1 >= quiet {
+                return Ok(());
+            }
+            if self.m.cycle() - start >= max {
+                return Err(SimError::Check(format!("did not drain within {max} cycles")));
+            }
+            self.step();
+        }
+    }
+
+    /// Performs one register access to completion.
+    pub fn access(&mut self, op: Op) -> Result<Done, SimError> {
+        self.axil.push(op);
+        self.run_until(1000, "an AXI4-Lite response", |t| !t.axil.done.is_empty())?;
+        let d = self.axil.done.pop_front().expect("done");
+        if d.resp != 0 {
+            return Err(SimError::Check(format!("{op:?} answered with response {}", d.resp)));
+        }
+        Ok(d)
+    }
+
+    /// Writes a register.
+    pub fn write(&mut self, addr: u32, data: u32) -> Result<(), SimError> {
+        self.access(Op::Write { addr, data }).map(|_| ())
+    }
+
+    /// Reads a register.
+    pub fn read(&mut self, addr: u32) -> Result<u32, SimError> {
+        self.access(Op::Read { addr }).map(|d| d.data)
+    }
+
+    /// Reads a 64-bit counter stored as low word at `addr`, high word at `addr + 4`.
+    pub fn read64(&mut self, addr: u32) -> Result<u64, SimError> {
+        let lo = self.read(addr)? as u64;
+        let hi = self.read(addr + 4)? as u64;
+        Ok(hi << 32 | lo)
+    }
+}
