@@ -82,7 +82,10 @@ impl AxilMaster {
     pub fn drive(&mut self, m: &mut Model) {
         if self.state == State::Idle {
             self.state = match self.queue.front() {
-                Some(Op::Write { .. }) => State::Write { aw: false, w: false },
+                Some(Op::Write { .. }) => State::Write {
+                    aw: false,
+                    w: false,
+                },
                 Some(Op::Read { .. }) => State::Read { ar: false },
                 None => State::Idle,
             };
@@ -116,7 +119,11 @@ impl AxilMaster {
                 w |= m.get(self.w[2]) == 1 && m.get(self.w[3]) == 1;
                 if bv {
                     let op = self.queue.pop_front().expect("op in flight");
-                    self.done.push_back(Done { op, data: 0, resp: m.get(self.b[0]) as u8 });
+                    self.done.push_back(Done {
+                        op,
+                        data: 0,
+                        resp: m.get(self.b[0]) as u8,
+                    });
                     self.state = State::Idle;
                 } else {
                     self.state = State::Write { aw, w };
@@ -126,7 +133,11 @@ impl AxilMaster {
                 ar |= m.get(self.ar[1]) == 1 && m.get(self.ar[2]) == 1;
                 if m.get(self.r[2]) == 1 {
                     let op = self.queue.pop_front().expect("op in flight");
-                    self.done.push_back(Done { op, data: m.get(self.r[0]) as u32, resp: m.get(self.r[1]) as u8 });
+                    self.done.push_back(Done {
+                        op,
+                        data: m.get(self.r[0]) as u32,
+                        resp: m.get(self.r[1]) as u8,
+                    });
                     self.state = State::Idle;
                 } else {
                     self.state = State::Read { ar };

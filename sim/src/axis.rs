@@ -25,7 +25,15 @@ impl Ports {
     fn new(m: &Model, prefix: &str) -> Result<Self, SimError> {
         let p = |s: &str| m.port(&format!("{prefix}_{s}"));
         let tdata = p("tdata")?;
-        Ok(Self { tdata, tkeep: p("tkeep")?, tvalid: p("tvalid")?, tready: p("tready")?, tlast: p("tlast")?, tuser: p("tuser")?, bytes: m.width(tdata) as usize / 8 })
+        Ok(Self {
+            tdata,
+            tkeep: p("tkeep")?,
+            tvalid: p("tvalid")?,
+            tready: p("tready")?,
+            tlast: p("tlast")?,
+            tuser: p("tuser")?,
+            bytes: m.width(tdata) as usize / 8,
+        })
     }
 }
 
@@ -58,7 +66,17 @@ impl AxisSource {
     pub fn new(m: &Model, prefix: &str, idle: f64, seed: u64) -> Result<Self, SimError> {
         let p = Ports::new(m, prefix)?;
         let words = vec![0; p.bytes.div_ceil(4)];
-        Ok(Self { p, queue: VecDeque::new(), pos: 0, idle, rng: ChaCha8Rng::seed_from_u64(seed), valid: false, words, sent: 0, beats: 0 })
+        Ok(Self {
+            p,
+            queue: VecDeque::new(),
+            pos: 0,
+            idle,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            valid: false,
+            words,
+            sent: 0,
+            beats: 0,
+        })
     }
 
     /// Queues a frame.
@@ -74,7 +92,8 @@ impl AxisSource {
     /// Drives this cycle's beat (or idle).
     pub fn drive(&mut self, m: &mut Model) {
         if !self.valid {
-            self.valid = !self.queue.is_empty() && !(self.idle > 0.0 && self.rng.gen_bool(self.idle));
+            self.valid =
+                !self.queue.is_empty() && !(self.idle > 0.0 && self.rng.gen_bool(self.idle));
         }
         if !self.valid {
             m.set(self.p.tvalid, 0);
@@ -91,7 +110,10 @@ impl AxisSource {
         if self.p.bytes > 8 {
             m.set_wide(self.p.tdata, &self.words);
         } else {
-            m.set(self.p.tdata, self.words[0] as u64 | (self.words.get(1).copied().unwrap_or(0) as u64) << 32);
+            m.set(
+                self.p.tdata,
+                self.words[0] as u64 | (self.words.get(1).copied().unwrap_or(0) as u64) << 32,
+            );
         }
         let keep = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
         m.set(self.p.tkeep, keep);
@@ -138,7 +160,17 @@ impl AxisSink {
     pub fn new(m: &Model, prefix: &str, backpressure: f64, seed: u64) -> Result<Self, SimError> {
         let p = Ports::new(m, prefix)?;
         let words = vec![0; p.bytes.div_ceil(4)];
-        Ok(Self { p, backpressure, rng: ChaCha8Rng::seed_from_u64(seed), ready: true, cur: Vec::new(), words, frames: Vec::new(), beats: 0, first_beat: Vec::new() })
+        Ok(Self {
+            p,
+            backpressure,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            ready: true,
+            cur: Vec::new(),
+            words,
+            frames: Vec::new(),
+            beats: 0,
+            first_beat: Vec::new(),
+        })
     }
 
     /// Drives `tready` for this cycle.
@@ -173,7 +205,10 @@ impl AxisSink {
         }
         if m.get(self.p.tlast) == 1 {
             let bad = m.get(self.p.tuser) & 1 == 1;
-            self.frames.push(Frame { data: std::mem::take(&mut self.cur), bad });
+            self.frames.push(Frame {
+                data: std::mem::take(&mut self.cur),
+                bad,
+            });
         }
     }
 }

@@ -3,13 +3,15 @@
 //! - [`model`]: the safe API over the Verilated core (reset, tick, ports by name, VCD);
 //! - [`axis`]: AXI-Stream frame sources and sinks with idle and backpressure inserters;
 //! - [`axil`]: an AXI4-Lite master;
-//! - [`tb`]: the testbench that steps them together with idle/backpressure pacing.
+//! - [`tb`]: the testbench that steps them together with idle/backpressure pacing;
+//! - [`scoreboard`]: the reference model fed the same frames, compared frame by frame.
 //!
 //! See sim/README.md for the build pipeline and how to add a test.
 
 pub mod axil;
 pub mod axis;
 pub mod model;
+pub mod scoreboard;
 pub mod tb;
 
 pub use model::{Model, PortId, SimError};

@@ -87,16 +87,35 @@ impl Model {
         let ports: Vec<PortInfo> = (0..n)
             .map(|i| unsafe {
                 PortInfo {
-                    name: CStr::from_ptr((vt.port_name)(i)).to_string_lossy().into_owned(),
+                    name: CStr::from_ptr((vt.port_name)(i))
+                        .to_string_lossy()
+                        .into_owned(),
                     width: (vt.port_width)(i) as u32,
                     output: (vt.port_is_output)(i) != 0,
                 }
             })
             .collect();
-        let by_name: HashMap<String, PortId> = ports.iter().enumerate().map(|(i, p)| (p.name.clone(), PortId(i as c_int))).collect();
-        let clk = *by_name.get("clk").ok_or_else(|| SimError::NoPort("clk".into()))?;
-        let rst = *by_name.get("rst").ok_or_else(|| SimError::NoPort("rst".into()))?;
-        Ok(Self { vt, h, ports, by_name, clk, rst, cycle: 0, tracing: false })
+        let by_name: HashMap<String, PortId> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.name.clone(), PortId(i as c_int)))
+            .collect();
+        let clk = *by_name
+            .get("clk")
+            .ok_or_else(|| SimError::NoPort("clk".into()))?;
+        let rst = *by_name
+            .get("rst")
+            .ok_or_else(|| SimError::NoPort("rst".into()))?;
+        Ok(Self {
+            vt,
+            h,
+            ports,
+            by_name,
+            clk,
+            rst,
+            cycle: 0,
+            tracing: false,
+        })
     }
 
     /// Configuration name.
@@ -111,7 +130,10 @@ impl Model {
 
     /// Looks up a port.
     pub fn port(&self, name: &str) -> Result<PortId, SimError> {
-        self.by_name.get(name).copied().ok_or_else(|| SimError::NoPort(name.into()))
+        self.by_name
+            .get(name)
+            .copied()
+            .ok_or_else(|| SimError::NoPort(name.into()))
     }
 
     /// Width of a port in bits.
@@ -121,7 +143,11 @@ impl Model {
 
     /// Drives an input of at most 64 bits.
     pub fn set(&mut self, p: PortId, v: u64) {
-        debug_assert!(!self.ports[p.0 as usize].output, "{} is an output", self.ports[p.0 as usize].name);
+        debug_assert!(
+            !self.ports[p.0 as usize].output,
+            "{} is an output",
+            self.ports[p.0 as usize].name
+        );
         // SAFETY: valid handle and port index from this model.
         unsafe { (self.vt.set_u64)(self.h, p.0, v) }
     }

@@ -16,13 +16,28 @@ pub struct Pacing {
 
 impl Pacing {
     /// Full rate both ways.
-    pub const FULL: Pacing = Pacing { idle: 0.0, backpressure: 0.0 };
+    pub const FULL: Pacing = Pacing {
+        idle: 0.0,
+        backpressure: 0.0,
+    };
     /// The four corners every directed test runs under.
     pub const CORNERS: [Pacing; 4] = [
-        Pacing { idle: 0.0, backpressure: 0.0 },
-        Pacing { idle: 0.3, backpressure: 0.0 },
-        Pacing { idle: 0.0, backpressure: 0.3 },
-        Pacing { idle: 0.3, backpressure: 0.3 },
+        Pacing {
+            idle: 0.0,
+            backpressure: 0.0,
+        },
+        Pacing {
+            idle: 0.3,
+            backpressure: 0.0,
+        },
+        Pacing {
+            idle: 0.0,
+            backpressure: 0.3,
+        },
+        Pacing {
+            idle: 0.3,
+            backpressure: 0.3,
+        },
     ];
 }
 
@@ -42,9 +57,29 @@ impl Tb {
     /// Builds and resets a testbench for `config` with `pacing`, seeded by `seed`.
     pub fn new(config: &str, pacing: Pacing, seed: u64) -> Result<Self, SimError> {
         let mut m = Model::new(config)?;
-        let ports = (0..).take_while(|p| m.port(&format!("s_axis_{p}_tdata")).is_ok()).count();
-        let src = (0..ports).map(|p| AxisSource::new(&m, &format!("s_axis_{p}"), pacing.idle, seed ^ (p as u64 * 0x9e37))).collect::<Result<Vec<_>, _>>()?;
-        let sink = (0..ports).map(|p| AxisSink::new(&m, &format!("m_axis_{p}"), pacing.backpressure, seed ^ (p as u64 * 0x7f4a + 1))).collect::<Result<Vec<_>, _>>()?;
+        let ports = (0..)
+            .take_while(|p| m.port(&format!("s_axis_{p}_tdata")).is_ok())
+            .count();
+        let src = (0..ports)
+            .map(|p| {
+                AxisSource::new(
+                    &m,
+                    &format!("s_axis_{p}"),
+                    pacing.idle,
+                    seed ^ (p as u64 * 0x9e37),
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let sink = (0..ports)
+            .map(|p| {
+                AxisSink::new(
+                    &m,
+                    &format!("m_axis_{p}"),
+                    pacing.backpressure,
+                    seed ^ (p as u64 * 0x7f4a + 1),
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let axil = AxilMaster::new(&m)?;
         m.reset(8);
         Ok(Self { m, src, sink, axil })
@@ -76,11 +111,18 @@ impl Tb {
     }
 
     /// Steps until `done(self)` holds, failing after `max` cycles.
-    pub fn run_until(&mut self, max: u64, what: &str, mut done: impl FnMut(&Tb) -> bool) -> Result<(), SimError> {
+    pub fn run_until(
+        &mut self,
+        max: u64,
+        what: &str,
+        mut done: impl FnMut(&Tb) -> bool,
+    ) -> Result<(), SimError> {
         let start = self.m.cycle();
         while !done(self) {
             if self.m.cycle() - start >= max {
-                return Err(SimError::Check(format!("timed out after {max} cycles waiting for {what}")));
+                return Err(SimError::Check(format!(
+                    "timed out after {max} cycles waiting for {what}"
+                )));
             }
             self.step();
         }
@@ -92,15 +134,21 @@ impl Tb {
         let start = self.m.cycle();
         let mut last = (0u64, self.m.cycle());
         loop {
-            let beats: u64 = self.sink.iter().map(|s| s.beats).sum::<u64>() + self.src.iter().map(|s| s.beats).sum::<u64>();
+            let beats: u64 = self.sink.iter().map(|s| s.beats).sum::<u64>()
+                + self.src.iter().map(|s| s.beats).sum::<u64>();
             if beats != last.0 {
                 last = (beats, self.m.cycle());
             }
-            if self.src.iter().all(|s| s.pending() == 0) && self.axil.idle() && self.m.cycle() - last.1 >= quiet {
+            if self.src.iter().all(|s| s.pending() == 0)
+                && self.axil.idle()
+                && self.m.cycle() - last.1 >= quiet
+            {
                 return Ok(());
             }
             if self.m.cycle() - start >= max {
-                return Err(SimError::Check(format!("did not drain within {max} cycles")));
+                return Err(SimError::Check(format!(
+                    "did not drain within {max} cycles"
+                )));
             }
             self.step();
         }
@@ -112,7 +160,10 @@ impl Tb {
         self.run_until(1000, "an AXI4-Lite response", |t| !t.axil.done.is_empty())?;
         let d = self.axil.done.pop_front().expect("done");
         if d.resp != 0 {
-            return Err(SimError::Check(format!("{op:?} answered with response {}", d.resp)));
+            return Err(SimError::Check(format!(
+                "{op:?} answered with response {}",
+                d.resp
+            )));
         }
         Ok(d)
     }

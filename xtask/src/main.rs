@@ -29,16 +29,56 @@ enum Probe {
 }
 
 const NEEDS: &[Need] = &[
-    Need { probe: Probe::Program("verilator"), package: "verilator", why: "cycle-accurate simulation and lint of the RTL" },
-    Need { probe: Probe::Program("yosys"), package: "yosys", why: "synthesis checks and resource reports" },
-    Need { probe: Probe::Program("iverilog"), package: "iverilog", why: "second simulator for speed comparison" },
-    Need { probe: Probe::AnyFile(&["/usr/include/pcap.h", "/usr/include/pcap/pcap.h"]), package: "libpcap-dev", why: "pcap capture" },
-    Need { probe: Probe::Program("tshark"), package: "tshark", why: "Wireshark dissector test" },
-    Need { probe: Probe::Library("libclang"), package: "libclang-dev", why: "bindgen for the Verilator shim" },
-    Need { probe: Probe::Program("tclsh"), package: "tcl", why: "syntax check of the Vivado build scripts" },
-    Need { probe: Probe::Program("iperf3"), package: "iperf3", why: "baseline of the sender goodput bench" },
-    Need { probe: Probe::Program("g++"), package: "g++", why: "compiles the Verilator model" },
-    Need { probe: Probe::Program("make"), package: "make", why: "Verilator's build" },
+    Need {
+        probe: Probe::Program("verilator"),
+        package: "verilator",
+        why: "cycle-accurate simulation and lint of the RTL",
+    },
+    Need {
+        probe: Probe::Program("yosys"),
+        package: "yosys",
+        why: "synthesis checks and resource reports",
+    },
+    Need {
+        probe: Probe::Program("iverilog"),
+        package: "iverilog",
+        why: "second simulator for speed comparison",
+    },
+    Need {
+        probe: Probe::AnyFile(&["/usr/include/pcap.h", "/usr/include/pcap/pcap.h"]),
+        package: "libpcap-dev",
+        why: "pcap capture",
+    },
+    Need {
+        probe: Probe::Program("tshark"),
+        package: "tshark",
+        why: "Wireshark dissector test",
+    },
+    Need {
+        probe: Probe::Library("libclang"),
+        package: "libclang-dev",
+        why: "bindgen for the Verilator shim",
+    },
+    Need {
+        probe: Probe::Program("tclsh"),
+        package: "tcl",
+        why: "syntax check of the Vivado build scripts",
+    },
+    Need {
+        probe: Probe::Program("iperf3"),
+        package: "iperf3",
+        why: "baseline of the sender goodput bench",
+    },
+    Need {
+        probe: Probe::Program("g++"),
+        package: "g++",
+        why: "compiles the Verilator model",
+    },
+    Need {
+        probe: Probe::Program("make"),
+        package: "make",
+        why: "Verilator's build",
+    },
 ];
 
 fn main() -> ExitCode {
@@ -83,22 +123,44 @@ fn setup() -> Result<()> {
     for n in &missing {
         eprintln!("xtask: missing {} ({})", n.package, n.why);
     }
-    let root = Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0")).unwrap_or(false);
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0"))
+        .unwrap_or(false);
     if !root {
-        bail!("run as root, or install them yourself: sudo apt-get install -y {}", pkgs.join(" "));
+        bail!(
+            "run as root, or install them yourself: sudo apt-get install -y {}",
+            pkgs.join(" ")
+        );
     }
     eprintln!("xtask: apt-get install {}", pkgs.join(" "));
-    run(Command::new("apt-get").args(["update", "-qq"]).env("DEBIAN_FRONTEND", "noninteractive"))?;
-    run(Command::new("apt-get").args(["install", "-y", "-qq", "--no-install-recommends"]).args(&pkgs).env("DEBIAN_FRONTEND", "noninteractive"))?;
-    let still: Vec<&str> = NEEDS.iter().filter(|n| !present(&n.probe)).map(|n| n.package).collect();
+    run(Command::new("apt-get")
+        .args(["update", "-qq"])
+        .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-qq", "--no-install-recommends"])
+        .args(&pkgs)
+        .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    let still: Vec<&str> = NEEDS
+        .iter()
+        .filter(|n| !present(&n.probe))
+        .map(|n| n.package)
+        .collect();
     if !still.is_empty() {
-        bail!("apt-get finished but these are still missing: {}", still.join(" "));
+        bail!(
+            "apt-get finished but these are still missing: {}",
+            still.join(" ")
+        );
     }
     Ok(())
 }
 
 fn root_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
 }
 
 fn cargo() -> Command {
@@ -109,7 +171,9 @@ fn cargo() -> Command {
 
 fn run(c: &mut Command) -> Result<()> {
     let shown = format!("{c:?}");
-    let st = c.status().with_context(|| format!("could not start {shown}"))?;
+    let st = c
+        .status()
+        .with_context(|| format!("could not start {shown}"))?;
     if !st.success() {
         bail!("{shown} failed ({st})");
     }
@@ -124,15 +188,178 @@ fn banner(s: &str) {
 fn demo() -> Result<()> {
     let out = root_dir().join("target/demo");
     std::fs::create_dir_all(&out)?;
-    banner("1. reference model: allreduce over a two-level tree with loss, duplication and reordering");
-    run(cargo().args(["run", "--quiet", "--release", "-p", "fanin-proto", "--example", "netsim_allreduce"]))?;
+    banner("building (release)");
+    run(cargo().args([
+        "build",
+        "--quiet",
+        "--release",
+        "-p",
+        "fanin",
+        "-p",
+        "fanin-gen",
+        "-p",
+        "fanin-sim",
+        "-p",
+        "fanin-proto",
+        "--examples",
+        "--bins",
+    ]))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root_dir().join("target"));
+    let bin = |name: &str| target.join("release").join(name);
+
+    banner(
+        "1. reference model: allreduce over a two-level tree with loss, duplication and reordering",
+    );
+    run(cargo().args([
+        "run",
+        "--quiet",
+        "--release",
+        "-p",
+        "fanin-proto",
+        "--example",
+        "netsim_allreduce",
+    ]))?;
+
+    banner(
+        "2. software switch: 4 workers x 1M float elements over UDP, checked against the float sum",
+    );
+    run(Command::new(bin("fanin")).args([
+        "allreduce",
+        "--workers",
+        "4",
+        "--elements",
+        "1000000",
+        "--verify",
+    ]))?;
+    banner("2b. software switch: 8 workers, exact int32 sums through 1% loss, duplication and reordering");
+    run(Command::new(bin("fanin")).args([
+        "allreduce",
+        "--workers",
+        "8",
+        "--elements",
+        "200000",
+        "--int",
+        "--loss",
+        "0.01",
+        "--dup",
+        "0.01",
+        "--reorder",
+        "0.01",
+    ]))?;
+
+    banner("3. placement on bt:256 with power-law loads, k = 16");
+    placement(&bin("fanin"))?;
+    banner("3b. PARING vs DeepSys on fat-tree k=4 (the PARING paper's Sec. II setting)");
+    for algo in ["deepsys", "paring"] {
+        run(Command::new(bin("fanin")).args([
+            "place",
+            "--topology",
+            "fat-tree:4",
+            "--algo",
+            algo,
+            "--workers",
+            "7",
+            "--capacity-gbps",
+            "2",
+            "--rate-limit-gbps",
+            "1",
+            "--gradient-gb",
+            "1",
+        ]))?;
+    }
+
+    banner(
+        "4. RTL: Verilog and manifest for the default configuration (linted and synthesised in CI)",
+    );
+    let rtl = out.join("rtl");
+    run(Command::new(bin("fanin-gen"))
+        .args(["--config", "default", "--out"])
+        .arg(&rtl))?;
+    let v = std::fs::read_to_string(rtl.join("fanin_core.v"))?;
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(rtl.join("manifest.json"))?)?;
+    let modules = v.lines().filter(|l| l.starts_with("module ")).count();
+    println!(
+        "{}: {} lines, {modules} modules, top fanin_core with {} ports",
+        rtl.join("fanin_core.v").display(),
+        v.lines().count(),
+        m["ports"].as_array().map_or(0, |p| p.len())
+    );
+
+    banner("5. Verilator model: full-rate traffic on every port, every frame checked against the model");
+    run(Command::new(bin("simspeed")).args(["--config", "default", "--cycles", "1000000"]))?;
+
     println!("\ndemo: all steps verified");
+    Ok(())
+}
+
+/// Runs SOAR, SMC and the baselines on one instance and checks who wins which metric.
+fn placement(fanin: &Path) -> Result<()> {
+    let mut rows = Vec::new();
+    for algo in [
+        "soar", "smc", "top", "max", "level", "random", "all-red", "all-blue",
+    ] {
+        let o = Command::new(fanin)
+            .args([
+                "place",
+                "--topology",
+                "bt:256",
+                "--algo",
+                algo,
+                "--k",
+                "16",
+                "--loads",
+                "power-law",
+                "--seed",
+                "1",
+                "--json",
+            ])
+            .output()
+            .with_context(|| format!("running fanin place --algo {algo}"))?;
+        if !o.status.success() {
+            bail!(
+                "fanin place --algo {algo} failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)?;
+        let num = |k: &str| {
+            v[k].as_f64()
+                .with_context(|| format!("{algo}: no {k} in output"))
+        };
+        rows.push((
+            algo,
+            num("utilization")?,
+            num("congestion")?,
+            num("seconds")?,
+        ));
+    }
+    println!(
+        "{:10} {:>12} {:>11} {:>10}",
+        "algorithm", "utilization", "congestion", "seconds"
+    );
+    for (a, u, c, s) in &rows {
+        println!("{a:10} {u:>12.1} {c:>11.1} {s:>10.4}");
+    }
+    let k_limited: Vec<_> = rows.iter().filter(|r| r.0 != "all-blue").collect();
+    let soar = rows[0];
+    let smc = rows[1];
+    if k_limited.iter().any(|r| r.1 < soar.1) {
+        bail!("SOAR is not the lowest utilisation among k-limited placements");
+    }
+    if k_limited.iter().any(|r| r.2 < smc.2) {
+        bail!("SMC is not the lowest congestion among k-limited placements");
+    }
+    println!("verified: SOAR has the least utilisation and SMC the least congestion of all k = 16 placements");
     Ok(())
 }
 
 /// The whole test suite. `--slow` (or FANIN_SLOW=1) adds the long tier.
 fn test(args: &[String]) -> Result<()> {
-    let slow = args.iter().any(|a| a == "--slow") || std::env::var("FANIN_SLOW").is_ok_and(|v| v == "1");
+    let slow =
+        args.iter().any(|a| a == "--slow") || std::env::var("FANIN_SLOW").is_ok_and(|v| v == "1");
     banner("build");
     run(cargo().args(["build", "--workspace", "--all-targets"]))?;
     banner("tests");

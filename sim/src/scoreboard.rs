@@ -1,0 +1,122 @@
+//! The scoreboard: the same inputs go to the RTL and to `fanin_proto::model::Switch`; every
+//! output frame (per egress port, in order) and every counter must match exactly.
+
+use fanin_hdl::regs::RegMap;
+use fanin_hdl::CoreConfig;
+use fanin_proto::config::SwitchConfig;
+use fanin_proto::model::{Counter, Switch};
+
+use crate::model::SimError;
+use crate::tb::Tb;
+
+/// Reference model plus the frames it says each egress port must emit.
+pub struct Scoreboard {
+    /// The reference switch.
+    pub model: Switch,
+    /// Expected frames per egress port, in order.
+    pub expected: Vec<Vec<Vec<u8>>>,
+    /// Register map of the DUT's configuration.
+    pub regs: RegMap,
+}
+
+impl Scoreboard {
+    /// A scoreboard for a DUT of configuration `core` programmed with `cfg`.
+    pub fn new(core: &CoreConfig, cfg: &SwitchConfig) -> Result<Self, SimError> {
+        let model =
+            Switch::new(cfg).map_err(|e| SimError::Check(format!("reference config: {e}")))?;
+        Ok(Self {
+            model,
+            expected: vec![Vec::new(); core.ports as usize],
+            regs: RegMap::new(core),
+        })
+    }
+
+    /// Feeds a frame the engine takes from ingress `port` to the model at tick `now`.
+    pub fn feed(&mut self, now: u64, port: u8, frame: &[u8]) {
+        for o in self.model.handle(now, port, frame).outputs {
+            self.expected[o.port as usize].push(o.frame);
+        }
+    }
+
+    /// Compares every sink's frames with the expected ones, exactly and in order.
+    pub fn check_frames(&self, tb: &Tb) -> Result<(), SimError> {
+        for (p, sink) in tb.sink.iter().enumerate() {
+            let got: Vec<&Vec<u8>> = sink.frames.iter().map(|f| &f.data).collect();
+            let want: Vec<&Vec<u8>> = self.expected[p].iter().collect();
+            if let Some(i) = (0..got.len().max(want.len())).find(|&i| got.get(i) != want.get(i)) {
+                return Err(SimError::Check(format!(
+                    "port {p}: frame {i} differs (got {} frames, expected {}):\n  got  {}\n  want {}",
+                    got.len(),
+                    want.len(),
+                    got.get(i).map(|f| hex(f)).unwrap_or_else(|| "nothing".into()),
+                    want.get(i).map(|f| hex(f)).unwrap_or_else(|| "nothing".into())
+                )));
+            }
+            if let Some(f) = sink.frames.iter().find(|f| f.bad) {
+                return Err(SimError::Check(format!(
+                    "port {p}: DUT marked an emitted frame bad: {}",
+                    hex(&f.data)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads every global and per-port counter over AXI4-Lite and compares with the model.
+    pub fn check_counters(&self, tb: &mut Tb) -> Result<(), SimError> {
+        let mut diffs = Vec::new();
+        for &c in Counter::ALL {
+            let got = tb.read64(self.regs.counter_base + 8 * c as u32)?;
+            let want = self.model.counters().get(c);
+            if got != want {
+                diffs.push(format!("{}: rtl {got} model {want}", c.name()));
+            }
+        }
+        for (p, pc) in self.model.counters().ports.iter().enumerate() {
+            let base = self.regs.port_base + 32 * p as u32;
+            for (i, (name, want)) in [
+                ("rx_packets", pc.rx_packets),
+                ("rx_bytes", pc.rx_bytes),
+                ("tx_packets", pc.tx_packets),
+                ("tx_bytes", pc.tx_bytes),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let got = tb.read64(base + 8 * i as u32)?;
+                if got != want {
+                    diffs.push(format!("port{p}_{name}: rtl {got} model {want}"));
+                }
+            }
+        }
+        if diffs.is_empty() {
+            Ok(())
+        } else {
+            Err(SimError::Check(format!(
+                "counters differ: {}",
+                diffs.join(", ")
+            )))
+        }
+    }
+}
+
+/// Programs the DUT's identity and forwarding table from a switch configuration.
+pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), SimError> {
+    if !cfg.jobs.is_empty() && !regs.regs.iter().any(|r| r.name.starts_with("job_")) {
+        return Err(SimError::Check(
+            "this RTL has no job-table registers yet".into(),
+        ));
+    }
+    tb.write(regs.addr("me_ip"), u32::from(cfg.ip))?;
+    tb.write(regs.addr("me_udp_port"), cfg.udp_port as u32)?;
+    for (i, r) in cfg.routes.iter().enumerate() {
+        tb.write(regs.addr("route_ip"), u32::from(r.ip))?;
+        tb.write(regs.addr("route_port"), r.port as u32 | 0x80)?;
+        tb.write(regs.addr("route_commit"), i as u32)?;
+    }
+    Ok(())
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
