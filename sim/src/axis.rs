@@ -93,7 +93,7 @@ impl AxisSource {
     pub fn drive(&mut self, m: &mut Model) {
         if !self.valid {
             self.valid =
-                !self.queue.is_empty() && !(self.idle > 0.0 && self.rng.gen_bool(self.idle));
+                !(self.queue.is_empty() || self.idle > 0.0 && self.rng.gen_bool(self.idle));
         }
         if !self.valid {
             m.set(self.p.tvalid, 0);
