@@ -34,9 +34,13 @@ fn main() {
     let mut reg = String::new();
     let mut names = Vec::new();
     for name in &configs {
-        let cfg = fanin_hdl::CoreConfig::by_name(name).unwrap_or_else(|e| panic!("FANIN_SIM_CONFIGS: {e}"));
+        let cfg = fanin_hdl::CoreConfig::by_name(name)
+            .unwrap_or_else(|e| panic!("FANIN_SIM_CONFIGS: {e}"));
         let v = fanin_hdl::verilog(&cfg).unwrap_or_else(|e| panic!("{e}"));
-        let id: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let id: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
         let dir = out.join(&id);
         std::fs::create_dir_all(&dir).unwrap();
         write_if_changed(&dir.join("fanin_core.v"), &v);
@@ -45,7 +49,21 @@ fn main() {
         // Files of an earlier run with other options would be compiled into the unity file.
         let _ = std::fs::remove_dir_all(&obj);
         let st = Command::new("verilator")
-            .args(["--cc", "--prefix", &prefix, "--top-module", "fanin_core", "-O3", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "-Wno-style"])
+            .args([
+                "--cc",
+                "--prefix",
+                &prefix,
+                "--top-module",
+                "fanin_core",
+                "-O3",
+                "--x-assign",
+                "fast",
+                "--x-initial",
+                "fast",
+                "-Wno-fatal",
+                "-Wno-lint",
+                "-Wno-style",
+            ])
             .args(if trace { &["--trace"][..] } else { &[][..] })
             .arg("--Mdir")
             .arg(&obj)
@@ -58,13 +76,21 @@ fn main() {
         write_if_changed(&dir.join("shim.cpp"), &cpp);
         write_if_changed(&dir.join("shim.h"), &h);
         let mut unity = String::new();
-        let mut cpps: Vec<_> = std::fs::read_dir(&obj).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "cpp")).collect();
+        let mut cpps: Vec<_> = std::fs::read_dir(&obj)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+            .collect();
         cpps.sort();
         for p in cpps {
             let _ = writeln!(unity, "#include \"{}\"", p.display());
         }
         write_if_changed(&dir.join("unity.cpp"), &unity);
-        cc_build(&inc, trace).include(&obj).file(dir.join("shim.cpp")).file(dir.join("unity.cpp")).compile(&format!("fanin_model_{id}"));
+        cc_build(&inc, trace)
+            .include(&obj)
+            .file(dir.join("shim.cpp"))
+            .file(dir.join("unity.cpp"))
+            .compile(&format!("fanin_model_{id}"));
         bindgen::Builder::default()
             .header(dir.join("shim.h").to_string_lossy())
             .allowlist_function(format!("fanin_{id}_.*"))
@@ -92,7 +118,11 @@ fn main() {
 }
 
 fn verilator_root() -> PathBuf {
-    let o = Command::new("verilator").arg("--getenv").arg("VERILATOR_ROOT").output().expect("verilator not found: run `cargo xtask setup`");
+    let o = Command::new("verilator")
+        .arg("--getenv")
+        .arg("VERILATOR_ROOT")
+        .output()
+        .expect("verilator not found: run `cargo xtask setup`");
     PathBuf::from(String::from_utf8(o.stdout).unwrap().trim())
 }
 
@@ -116,7 +146,8 @@ fn cc_build(inc: &Path, trace: bool) -> cc::Build {
 /// The Verilator runtime, compiled once for every configuration.
 fn runtime(inc: &Path, trace: bool) {
     let mut b = cc_build(inc, trace);
-    b.file(inc.join("verilated.cpp")).file(inc.join("verilated_threads.cpp"));
+    b.file(inc.join("verilated.cpp"))
+        .file(inc.join("verilated_threads.cpp"));
     if trace {
         b.file(inc.join("verilated_vcd_c.cpp"));
     }
@@ -135,12 +166,16 @@ fn parse_ports(header: &Path) -> Vec<Port> {
     let mut v = Vec::new();
     for line in text.lines() {
         let l = line.trim();
-        let Some(rest) = l.strip_prefix("VL_") else { continue };
+        let Some(rest) = l.strip_prefix("VL_") else {
+            continue;
+        };
         let output = rest.starts_with("OUT");
         if !(output || rest.starts_with("IN")) {
             continue;
         }
-        let Some(args) = rest.split_once('(').map(|(_, a)| a.trim_end_matches(");")) else { continue };
+        let Some(args) = rest.split_once('(').map(|(_, a)| a.trim_end_matches(");")) else {
+            continue;
+        };
         let parts: Vec<&str> = args.split(',').collect();
         if parts.len() < 3 {
             continue;
@@ -148,7 +183,11 @@ fn parse_ports(header: &Path) -> Vec<Port> {
         let name = parts[0].trim_start_matches('&').to_string();
         let msb: u32 = parts[1].parse().unwrap();
         let lsb: u32 = parts[2].parse().unwrap();
-        v.push(Port { name, output, width: msb - lsb + 1 });
+        v.push(Port {
+            name,
+            output,
+            width: msb - lsb + 1,
+        });
     }
     assert!(!v.is_empty(), "no ports found in {}", header.display());
     v
@@ -182,31 +221,88 @@ fn shim(id: &str, prefix: &str, ports: &[Port], trace: bool) -> (String, String)
     let mut c = String::new();
     let _ = writeln!(c, "/* Generated by fanin-sim's build.rs. */\n#include \"{prefix}.h\"\n#include \"verilated.h\"\n#include \"shim.h\"");
     if trace {
-        let _ = writeln!(c, "#include \"verilated_vcd_c.h\"\ntypedef VerilatedVcdC Tfp;");
+        let _ = writeln!(
+            c,
+            "#include \"verilated_vcd_c.h\"\ntypedef VerilatedVcdC Tfp;"
+        );
     } else {
-        let _ = writeln!(c, "struct Tfp {{ void close() {{}} void dump(uint64_t) {{}} }};");
+        let _ = writeln!(
+            c,
+            "struct Tfp {{ void close() {{}} void dump(uint64_t) {{}} }};"
+        );
     }
-    let _ = writeln!(c, "struct H {{ VerilatedContext* ctx; {prefix}* m; Tfp* tfp; }};");
-    let _ = writeln!(c, "static const char* NAMES[] = {{{}}};", ports.iter().map(|p| format!("\"{}\"", p.name)).collect::<Vec<_>>().join(", "));
-    let _ = writeln!(c, "static const int WIDTHS[] = {{{}}};", ports.iter().map(|p| p.width.to_string()).collect::<Vec<_>>().join(", "));
-    let _ = writeln!(c, "static const int OUTS[] = {{{}}};", ports.iter().map(|p| (p.output as u8).to_string()).collect::<Vec<_>>().join(", "));
+    let _ = writeln!(
+        c,
+        "struct H {{ VerilatedContext* ctx; {prefix}* m; Tfp* tfp; }};"
+    );
+    let _ = writeln!(
+        c,
+        "static const char* NAMES[] = {{{}}};",
+        ports
+            .iter()
+            .map(|p| format!("\"{}\"", p.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        c,
+        "static const int WIDTHS[] = {{{}}};",
+        ports
+            .iter()
+            .map(|p| p.width.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let _ = writeln!(
+        c,
+        "static const int OUTS[] = {{{}}};",
+        ports
+            .iter()
+            .map(|p| (p.output as u8).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let n = ports.len();
     let _ = writeln!(c, "extern \"C\" {{");
     let _ = writeln!(c, "void* {}(void) {{ H* h = new H; h->ctx = new VerilatedContext; h->ctx->traceEverOn(true); h->m = new {prefix}(h->ctx, \"TOP\"); h->tfp = nullptr; return h; }}", f("new"));
     let _ = writeln!(c, "void {}(void* p) {{ H* h = (H*)p; if (h->tfp) {{ h->tfp->close(); delete h->tfp; }} h->m->final(); delete h->m; delete h->ctx; delete h; }}", f("free"));
     let _ = writeln!(c, "void {}(void* p) {{ ((H*)p)->m->eval(); }}", f("eval"));
     let _ = writeln!(c, "int {}(void) {{ return {n}; }}", f("port_count"));
-    let _ = writeln!(c, "const char* {}(int i) {{ return (i >= 0 && i < {n}) ? NAMES[i] : nullptr; }}", f("port_name"));
-    let _ = writeln!(c, "int {}(int i) {{ return (i >= 0 && i < {n}) ? WIDTHS[i] : 0; }}", f("port_width"));
-    let _ = writeln!(c, "int {}(int i) {{ return (i >= 0 && i < {n}) ? OUTS[i] : 0; }}", f("port_is_output"));
+    let _ = writeln!(
+        c,
+        "const char* {}(int i) {{ return (i >= 0 && i < {n}) ? NAMES[i] : nullptr; }}",
+        f("port_name")
+    );
+    let _ = writeln!(
+        c,
+        "int {}(int i) {{ return (i >= 0 && i < {n}) ? WIDTHS[i] : 0; }}",
+        f("port_width")
+    );
+    let _ = writeln!(
+        c,
+        "int {}(int i) {{ return (i >= 0 && i < {n}) ? OUTS[i] : 0; }}",
+        f("port_is_output")
+    );
     // set / get by words
-    let _ = writeln!(c, "void {}(void* p, int i, const uint32_t* w) {{ {prefix}* m = ((H*)p)->m; switch (i) {{", f("set"));
+    let _ = writeln!(
+        c,
+        "void {}(void* p, int i, const uint32_t* w) {{ {prefix}* m = ((H*)p)->m; switch (i) {{",
+        f("set")
+    );
     for (i, p) in ports.iter().enumerate().filter(|(_, p)| !p.output) {
         if p.width > 64 {
             let words = p.width.div_ceil(32);
-            let _ = writeln!(c, "  case {i}: for (int k = 0; k < {words}; k++) m->{}[k] = w[k]; break;", p.name);
+            let _ = writeln!(
+                c,
+                "  case {i}: for (int k = 0; k < {words}; k++) m->{}[k] = w[k]; break;",
+                p.name
+            );
         } else if p.width > 32 {
-            let _ = writeln!(c, "  case {i}: m->{} = ((uint64_t)w[1] << 32) | w[0]; break;", p.name);
+            let _ = writeln!(
+                c,
+                "  case {i}: m->{} = ((uint64_t)w[1] << 32) | w[0]; break;",
+                p.name
+            );
         } else {
             let _ = writeln!(c, "  case {i}: m->{} = w[0]; break;", p.name);
         }
@@ -216,34 +312,66 @@ fn shim(id: &str, prefix: &str, ports: &[Port], trace: bool) -> (String, String)
     for (i, p) in ports.iter().enumerate() {
         if p.width > 64 {
             let words = p.width.div_ceil(32);
-            let _ = writeln!(c, "  case {i}: for (int k = 0; k < {words}; k++) w[k] = m->{}[k]; break;", p.name);
+            let _ = writeln!(
+                c,
+                "  case {i}: for (int k = 0; k < {words}; k++) w[k] = m->{}[k]; break;",
+                p.name
+            );
         } else if p.width > 32 {
-            let _ = writeln!(c, "  case {i}: w[0] = (uint32_t)m->{0}; w[1] = (uint32_t)(m->{0} >> 32); break;", p.name);
+            let _ = writeln!(
+                c,
+                "  case {i}: w[0] = (uint32_t)m->{0}; w[1] = (uint32_t)(m->{0} >> 32); break;",
+                p.name
+            );
         } else {
             let _ = writeln!(c, "  case {i}: w[0] = m->{}; break;", p.name);
         }
     }
     let _ = writeln!(c, "  default: break; }} }}");
-    let _ = writeln!(c, "void {}(void* p, int i, uint64_t v) {{ {prefix}* m = ((H*)p)->m; switch (i) {{", f("set_u64"));
-    for (i, p) in ports.iter().enumerate().filter(|(_, p)| !p.output && p.width <= 64) {
+    let _ = writeln!(
+        c,
+        "void {}(void* p, int i, uint64_t v) {{ {prefix}* m = ((H*)p)->m; switch (i) {{",
+        f("set_u64")
+    );
+    for (i, p) in ports
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.output && p.width <= 64)
+    {
         let _ = writeln!(c, "  case {i}: m->{} = v; break;", p.name);
     }
     let _ = writeln!(c, "  default: break; }} }}");
-    let _ = writeln!(c, "uint64_t {}(const void* p, int i) {{ const {prefix}* m = ((const H*)p)->m; switch (i) {{", f("get_u64"));
+    let _ = writeln!(
+        c,
+        "uint64_t {}(const void* p, int i) {{ const {prefix}* m = ((const H*)p)->m; switch (i) {{",
+        f("get_u64")
+    );
     for (i, p) in ports.iter().enumerate() {
         if p.width <= 64 {
             let _ = writeln!(c, "  case {i}: return m->{};", p.name);
         } else {
-            let _ = writeln!(c, "  case {i}: return ((uint64_t)m->{0}[1] << 32) | m->{0}[0];", p.name);
+            let _ = writeln!(
+                c,
+                "  case {i}: return ((uint64_t)m->{0}[1] << 32) | m->{0}[0];",
+                p.name
+            );
         }
     }
     let _ = writeln!(c, "  default: return 0; }} }}");
     if trace {
         let _ = writeln!(c, "int {}(void* p, const char* path) {{ H* h = (H*)p; if (h->tfp) return 0; h->tfp = new VerilatedVcdC; h->m->trace(h->tfp, 99); h->tfp->open(path); return h->tfp->isOpen() ? 1 : 0; }}", f("trace_open"));
     } else {
-        let _ = writeln!(c, "int {}(void* p, const char* path) {{ (void)p; (void)path; return -1; }}", f("trace_open"));
+        let _ = writeln!(
+            c,
+            "int {}(void* p, const char* path) {{ (void)p; (void)path; return -1; }}",
+            f("trace_open")
+        );
     }
-    let _ = writeln!(c, "void {}(void* p, uint64_t t) {{ H* h = (H*)p; if (h->tfp) h->tfp->dump(t); }}", f("trace_dump"));
+    let _ = writeln!(
+        c,
+        "void {}(void* p, uint64_t t) {{ H* h = (H*)p; if (h->tfp) h->tfp->dump(t); }}",
+        f("trace_dump")
+    );
     let _ = writeln!(c, "void {}(void* p) {{ H* h = (H*)p; if (h->tfp) {{ h->tfp->close(); delete h->tfp; h->tfp = nullptr; }} }}", f("trace_close"));
     let _ = writeln!(c, "}}");
     (c, h)

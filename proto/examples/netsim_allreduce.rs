@@ -10,26 +10,74 @@ use fanin_proto::quant;
 use fanin_proto::worker::Sending;
 
 fn main() {
-    let sw = |name: &str, parent, aggregate, degree_limit| NodeSpec { name: name.into(), parent, kind: NodeKind::Switch { aggregate, degree_limit } };
-    let mut nodes = vec![sw("root", None, true, None), sw("tor-a", Some(0), true, Some(2)), sw("tor-b", Some(0), false, None)];
+    let sw = |name: &str, parent, aggregate, degree_limit| NodeSpec {
+        name: name.into(),
+        parent,
+        kind: NodeKind::Switch {
+            aggregate,
+            degree_limit,
+        },
+    };
+    let mut nodes = vec![
+        sw("root", None, true, None),
+        sw("tor-a", Some(0), true, Some(2)),
+        sw("tor-b", Some(0), false, None),
+    ];
     for i in 0..8 {
-        nodes.push(NodeSpec { name: format!("w{i}"), parent: Some(if i < 4 { 1 } else { 2 }), kind: NodeKind::Worker });
+        nodes.push(NodeSpec {
+            name: format!("w{i}"),
+            parent: Some(if i < 4 { 1 } else { 2 }),
+            kind: NodeKind::Worker,
+        });
     }
-    let spec = JobSpec { job: 1, slot_count: 16, elements: 64, mode: Mode::Static, addressing: Addressing::Network };
+    let spec = JobSpec {
+        job: 1,
+        slot_count: 16,
+        elements: 64,
+        mode: Mode::Static,
+        addressing: Addressing::Network,
+    };
     let plan = plan::build(&nodes, spec).expect("valid tree");
     // Float gradients, quantised at one agreed exponent.
     let len = 4096;
-    let grads: Vec<Vec<f32>> = (0..8).map(|r| (0..len).map(|i| ((i * 7 + r * 13) % 101) as f32 / 50.0 - 1.0).collect()).collect();
-    let e = grads.iter().map(|g| quant::exponent_for(g.iter().fold(0f32, |m, v| m.max(v.abs())), 8)).min().unwrap();
+    let grads: Vec<Vec<f32>> = (0..8)
+        .map(|r| {
+            (0..len)
+                .map(|i| ((i * 7 + r * 13) % 101) as f32 / 50.0 - 1.0)
+                .collect()
+        })
+        .collect();
+    let e = grads
+        .iter()
+        .map(|g| quant::exponent_for(g.iter().fold(0f32, |m, v| m.max(v.abs())), 8))
+        .min()
+        .unwrap();
     let data: Vec<Vec<i32>> = grads.iter().map(|g| quant::quantize(g, e)).collect();
-    let sending = Sending { window: 16, retransmit_after: 200, first_block: 0, exponent: e };
-    let runs = [JobRun { plan: plan.clone(), sending, data: data.clone(), start: vec![] }];
-    let faults = Faults { loss: 0.05, dup: 0.05, jitter: 20, delay: 5 };
+    let sending = Sending {
+        window: 16,
+        retransmit_after: 200,
+        first_block: 0,
+        exponent: e,
+    };
+    let runs = [JobRun {
+        plan: plan.clone(),
+        sending,
+        data: data.clone(),
+        start: vec![],
+    }];
+    let faults = Faults {
+        loss: 0.05,
+        dup: 0.05,
+        jitter: 20,
+        delay: 5,
+    };
     let mut net = Net::new(&nodes, &runs, faults, 42).expect("network");
     let out = net.run(10_000_000);
     assert!(out.finished, "allreduce did not finish");
     let exact: Vec<i32> = (0..len).map(|i| data.iter().map(|d| d[i]).sum()).collect();
-    let float: Vec<f64> = (0..len).map(|i| grads.iter().map(|g| g[i] as f64).sum()).collect();
+    let float: Vec<f64> = (0..len)
+        .map(|i| grads.iter().map(|g| g[i] as f64).sum())
+        .collect();
     let bound = quant::error_bound(8, e);
     let mut worst = 0f64;
     for a in &plan.workers {
@@ -40,10 +88,19 @@ fn main() {
             worst = worst.max((*q as f64 * 2f64.powi(-(e as i32)) - f).abs());
         }
     }
-    assert!(worst <= bound, "quantisation error {worst} above bound {bound}");
+    assert!(
+        worst <= bound,
+        "quantisation error {worst} above bound {bound}"
+    );
     let retx: u64 = net.workers().map(|w| w.stats().retransmissions).sum();
-    println!("workers 8, elements {len}, blocks {} per worker, exponent {e}", len / 64);
-    println!("link faults: 5% loss, 5% duplication, jitter 20 ticks -> {} frames lost of {} delivered", out.lost, out.delivered);
+    println!(
+        "workers 8, elements {len}, blocks {} per worker, exponent {e}",
+        len / 64
+    );
+    println!(
+        "link faults: 5% loss, 5% duplication, jitter 20 ticks -> {} frames lost of {} delivered",
+        out.lost, out.delivered
+    );
     println!("finished at tick {}; {retx} retransmissions", out.time);
     for (i, &n) in plan.switch_nodes.iter().enumerate() {
         let c = net.switch(n).counters();

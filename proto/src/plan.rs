@@ -130,7 +130,11 @@ pub fn build(nodes: &[NodeSpec], spec: JobSpec) -> Result<Plan, PlanError> {
 
 /// Like [`build`], with node `i` at address `addr(i)` (its `port` field is ignored).
 /// Forwarding tables are filled only if every node has a distinct IPv4 address.
-pub fn build_with(nodes: &[NodeSpec], spec: JobSpec, addr: &dyn Fn(usize) -> Endpoint) -> Result<Plan, PlanError> {
+pub fn build_with(
+    nodes: &[NodeSpec],
+    spec: JobSpec,
+    addr: &dyn Fn(usize) -> Endpoint,
+) -> Result<Plan, PlanError> {
     let n = nodes.len();
     let err = |i: usize, why: String| PlanError::Node {
         node: nodes[i].name.clone(),

@@ -4,8 +4,9 @@
 //! Seeded: `PROPTEST_RNG_SEED` (default below) fixes the run; `PROPTEST_CASES` raises the
 //! count for soak runs. A failure prints the scenario, whose `seed` replays it.
 
+mod common;
+
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -15,23 +16,6 @@ use fanin_proto::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec};
 use fanin_proto::worker::Sending;
 
 const DEFAULT_SEED: u64 = 0x00fa_0001;
-
-fn config(cases: u32) -> Config {
-    let seed = std::env::var("PROPTEST_RNG_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_SEED);
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(cases);
-    Config {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
 
 #[derive(Debug, Clone)]
 struct Scenario {
@@ -229,7 +213,7 @@ fn run(sc: &Scenario) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(config(400))]
+    #![proptest_config(common::config(DEFAULT_SEED, 400))]
 
     /// Loss, duplication, reordering, stragglers, timeouts, degree limits, several jobs and
     /// 1–3 level trees mixing aggregating and forwarding-only switches.
@@ -240,7 +224,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(100))]
+    #![proptest_config(common::config(DEFAULT_SEED, 100))]
 
     /// Heavy loss on deep trees in timeout mode: flushes, stragglers and reclaims.
     #[test]

@@ -1,31 +1,15 @@
 //! Arbitrary and mutated bytes against the parser and the switch: no panics, every frame
 //! accounted for, and job state never corrupted. Seeded like the other property tests.
 
+mod common;
+
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed};
 
 use fanin_proto::config::Mode;
 use fanin_proto::model::{Counter, Switch, Verdict};
 use fanin_proto::plan::{self, Addressing, JobSpec};
 use fanin_proto::wire::{frame::classify, Datagram, L4Addr, Packet, Repr, HEADER_LEN};
 use fanin_proto::worker::{Sending, Worker};
-
-fn config(cases: u32) -> Config {
-    let seed = std::env::var("PROPTEST_RNG_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0xfa);
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(cases);
-    Config {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..Config::default()
-    }
-}
 
 fn setup() -> (Switch, Vec<Worker>) {
     let spec = JobSpec {
@@ -100,7 +84,7 @@ fn verdict_total(s: &Switch) -> u64 {
 }
 
 proptest! {
-    #![proptest_config(config(2000))]
+    #![proptest_config(common::config(0xfa, 2000))]
 
     #[test]
     fn header_parser_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..1200)) {

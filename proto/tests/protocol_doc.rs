@@ -21,7 +21,10 @@ fn header_rows(doc: &str) -> Vec<(usize, usize, String)> {
                 return None;
             }
             let off = cells[1].parse().ok()?;
-            let size = cells[2].parse().ok().or_else(|| (cells[2] == "4·n").then_some(0))?;
+            let size = cells[2]
+                .parse()
+                .ok()
+                .or_else(|| (cells[2] == "4·n").then_some(0))?;
             Some((off, size, cells[3].to_string()))
         })
         .take_while(|(_, size, _)| *size != 0)
@@ -44,7 +47,8 @@ fn header_table_matches_the_field_module() {
         (field::COUNT, 1, "count"),
         (field::BITMAP.start, field::BITMAP.len(), "bitmap"),
     ];
-    let got: Vec<(usize, usize, &str)> = rows.iter().map(|(o, s, n)| (*o, *s, n.as_str())).collect();
+    let got: Vec<(usize, usize, &str)> =
+        rows.iter().map(|(o, s, n)| (*o, *s, n.as_str())).collect();
     assert_eq!(got, want);
     assert!(d.contains(&format!("| {HEADER_LEN} | 4·n | elements |")));
 }
@@ -53,17 +57,36 @@ fn header_table_matches_the_field_module() {
 fn constants_and_flags_are_documented() {
     let d = doc();
     assert!(d.contains(&format!("**{FANIN_UDP_PORT}**")), "UDP port");
-    assert!(d.contains(&format!("byte **{PAYLOAD_OFFSET}**")), "payload offset");
-    for (v, name) in [(Flags::BYPASS, "BYPASS"), (Flags::MULTICAST, "MULTICAST"), (Flags::PARTIAL, "PARTIAL"), (Flags::OVERFLOW, "OVERFLOW"), (Flags::EXP_MISMATCH, "EXP_MISMATCH")] {
-        assert!(d.contains(&format!("| 0x{v:02x} | {name} |")), "flag {name}");
+    assert!(
+        d.contains(&format!("byte **{PAYLOAD_OFFSET}**")),
+        "payload offset"
+    );
+    for (v, name) in [
+        (Flags::BYPASS, "BYPASS"),
+        (Flags::MULTICAST, "MULTICAST"),
+        (Flags::PARTIAL, "PARTIAL"),
+        (Flags::OVERFLOW, "OVERFLOW"),
+        (Flags::EXP_MISMATCH, "EXP_MISMATCH"),
+    ] {
+        assert!(
+            d.contains(&format!("| 0x{v:02x} | {name} |")),
+            "flag {name}"
+        );
     }
-    assert!(d.contains(&format!("| 0x{:02x} | — |", !Flags::DEFINED)), "reserved bits");
+    assert!(
+        d.contains(&format!("| 0x{:02x} | — |", !Flags::DEFINED)),
+        "reserved bits"
+    );
 }
 
 #[test]
 fn every_counter_is_documented() {
     let d = doc();
     for c in Counter::ALL {
-        assert!(d.contains(c.name()), "counter {} missing from docs/protocol.md", c.name());
+        assert!(
+            d.contains(c.name()),
+            "counter {} missing from docs/protocol.md",
+            c.name()
+        );
     }
 }

@@ -3,7 +3,7 @@
 
 use fanin_hdl::regs::RegMap;
 use fanin_hdl::CoreConfig;
-use fanin_proto::config::SwitchConfig;
+use fanin_proto::config::{Params, SwitchConfig};
 use fanin_proto::model::{Counter, Switch};
 
 use crate::model::SimError;
@@ -97,6 +97,18 @@ impl Scoreboard {
                 diffs.join(", ")
             )))
         }
+    }
+}
+
+/// The reference model's table sizes for a core configuration.
+pub fn params(core: &CoreConfig) -> Params {
+    Params {
+        slots: core.slots,
+        elements: core.lanes as u16,
+        max_jobs: core.max_jobs as u16,
+        max_children: core.max_children as u8,
+        max_routes: core.max_routes as u16,
+        ports: core.ports,
     }
 }
 

@@ -549,16 +549,7 @@ impl Switch {
 
     fn replay(&self, port: u8, d: &Datagram, r: &Repr, slot: usize, ci: usize) -> Output {
         let copy = &self.slots[slot][ci];
-        let repr = Repr {
-            ptype: PacketType::Result,
-            flags: copy.flags,
-            exponent: copy.exponent,
-            job: copy.job,
-            elements: copy.elements,
-            block: copy.block,
-            child: r.child,
-            bitmap: copy.bitmap,
-        };
+        let repr = header(copy, PacketType::Result, copy.flags, r.child);
         let to = Endpoint {
             mac: d.src.mac,
             ip: d.src.ip,
@@ -571,16 +562,12 @@ impl Switch {
     fn result_frame(&self, slot: usize, ci: usize, child: usize) -> Output {
         let copy = &self.slots[slot][ci];
         let entry = &self.jobs[&copy.job].entry;
-        let repr = Repr {
-            ptype: PacketType::Result,
-            flags: copy.flags.with(Flags::MULTICAST),
-            exponent: copy.exponent,
-            job: copy.job,
-            elements: copy.elements,
-            block: copy.block,
-            child: child as u8,
-            bitmap: copy.bitmap,
-        };
+        let repr = header(
+            copy,
+            PacketType::Result,
+            copy.flags.with(Flags::MULTICAST),
+            child as u8,
+        );
         self.send(
             self.me,
             entry.children[child].endpoint,
@@ -604,16 +591,7 @@ impl Switch {
         } else {
             copy.flags
         };
-        let repr = Repr {
-            ptype: PacketType::Contribution,
-            flags,
-            exponent: copy.exponent,
-            job: copy.job,
-            elements: copy.elements,
-            block: copy.block,
-            child: index_at_parent,
-            bitmap: copy.bitmap,
-        };
+        let repr = header(copy, PacketType::Contribution, flags, index_at_parent);
         self.send(self.me, parent, &repr.to_bytes(copy.payload()))
     }
 
@@ -724,6 +702,20 @@ impl Switch {
             }
         }
         out
+    }
+}
+
+/// The header of a packet carrying a slot copy's block.
+fn header(copy: &SlotCopy, ptype: PacketType, flags: Flags, child: u8) -> Repr {
+    Repr {
+        ptype,
+        flags,
+        exponent: copy.exponent,
+        job: copy.job,
+        elements: copy.elements,
+        block: copy.block,
+        child,
+        bitmap: copy.bitmap,
     }
 }
 

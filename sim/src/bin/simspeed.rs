@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use clap::Parser;
 use fanin_hdl::CoreConfig;
-use fanin_proto::config::{Params, Route, SwitchConfig};
+use fanin_proto::config::{Route, SwitchConfig};
 use fanin_proto::wire::{Datagram, L4Addr};
-use fanin_sim::scoreboard::{program, Scoreboard};
+use fanin_sim::scoreboard::{params, program, Scoreboard};
 use fanin_sim::tb::{Pacing, Tb};
 
 #[derive(Parser)]
@@ -33,14 +33,7 @@ fn main() -> anyhow::Result<()> {
     let a = Args::parse();
     let core = CoreConfig::by_name(&a.config)?;
     let mut cfg = SwitchConfig::new("dut", addr(1).mac, addr(1).ip);
-    cfg.params = Params {
-        slots: core.slots,
-        elements: core.lanes as u16,
-        max_jobs: core.max_jobs as u16,
-        max_children: core.max_children as u8,
-        max_routes: core.max_routes as u16,
-        ports: core.ports,
-    };
+    cfg.params = params(&core);
     cfg.routes = (0..core.ports)
         .map(|p| Route {
             ip: addr(p + 2).ip,

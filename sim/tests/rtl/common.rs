@@ -3,9 +3,9 @@
 use core::net::Ipv4Addr;
 
 use fanin_hdl::CoreConfig;
-use fanin_proto::config::{Params, Route, SwitchConfig};
+use fanin_proto::config::{Route, SwitchConfig};
 use fanin_proto::wire::{Datagram, L4Addr, FANIN_UDP_PORT};
-use fanin_sim::scoreboard::{program, Scoreboard};
+use fanin_sim::scoreboard::{params, program, Scoreboard};
 use fanin_sim::tb::{Pacing, Tb};
 
 pub const CONFIG: &str = "default";
@@ -42,14 +42,7 @@ pub fn me() -> L4Addr {
 /// The switch: hosts 1..=4 behind ports 0..=3.
 pub fn switch_config(core: &CoreConfig) -> SwitchConfig {
     let mut cfg = SwitchConfig::new("dut", me().mac, me().ip);
-    cfg.params = Params {
-        slots: core.slots,
-        elements: core.lanes as u16,
-        max_jobs: core.max_jobs as u16,
-        max_children: core.max_children as u8,
-        max_routes: core.max_routes as u16,
-        ports: core.ports,
-    };
+    cfg.params = params(core);
     cfg.routes = (0..core.ports)
         .map(|p| Route {
             ip: host(p + 1).ip,

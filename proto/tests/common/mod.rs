@@ -1,0 +1,22 @@
+//! Shared by proto's property-test binaries.
+
+use proptest::test_runner::{Config, RngSeed};
+
+/// A seeded proptest config: `PROPTEST_RNG_SEED` (default `seed`) fixes the run and
+/// `PROPTEST_CASES` overrides `cases` for soak runs.
+pub fn config(seed: u64, cases: u32) -> Config {
+    let seed = std::env::var("PROPTEST_RNG_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(seed);
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(cases);
+    Config {
+        cases,
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
