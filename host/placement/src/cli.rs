@@ -86,6 +86,9 @@ pub struct PlaceArgs {
     /// Make only the first M fat-tree switches programmable (documented order; default all).
     #[arg(long)]
     pub programmable: Option<usize>,
+    /// Coarse-grained INA routing: no partial aggregation (paring, atp; deepsys is unchanged).
+    #[arg(long)]
+    pub coarse: bool,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -145,6 +148,8 @@ pub struct GraphJob {
     pub algo: Algo,
     /// Parameters.
     pub cfg: ParingConfig,
+    /// Coarse-grained routing (no partial aggregation).
+    pub coarse: bool,
 }
 
 /// `fanin place` after validation.
@@ -184,6 +189,7 @@ impl PlaceArgs {
                     ("--rate-limit-gbps", self.rate_limit_gbps.is_some()),
                     ("--gradient-gb", self.gradient_gb.is_some()),
                     ("--programmable", self.programmable.is_some()),
+                    ("--coarse", self.coarse),
                 ] {
                     if set {
                         bail!(
@@ -291,6 +297,7 @@ impl PlaceArgs {
                     graph,
                     algo: self.algo,
                     cfg,
+                    coarse: self.coarse,
                 }))
             }
         }
@@ -452,12 +459,15 @@ fn run_tree(job: &TreeJob, args: &PlaceArgs, opts: &EmitOptions) -> Result<Strin
 fn run_graph(job: &GraphJob, args: &PlaceArgs, opts: &EmitOptions) -> Result<String> {
     let g = &job.graph;
     let t0 = Instant::now();
-    let p: GraphPlacement = match job.algo {
-        Algo::Paring => paring::paring(g, &job.cfg)?,
-        Algo::Deepsys => paring::deepsys(g, &job.cfg)?,
-        Algo::Atp => paring::atp(g, &job.cfg)?,
+    let p: GraphPlacement = match (job.algo, job.coarse) {
+        (Algo::Paring, false) => paring::paring(g, &job.cfg)?,
+        (Algo::Paring, true) => paring::paring_coarse(g, &job.cfg)?,
+        (Algo::Deepsys, _) => paring::deepsys(g, &job.cfg)?,
+        (Algo::Atp, false) => paring::atp(g, &job.cfg)?,
+        (Algo::Atp, true) => paring::atp_coarse(g, &job.cfg)?,
         _ => unreachable!("validated"),
     };
+    let routing = if job.coarse { "coarse" } else { "fine" };
     let secs = t0.elapsed().as_secs_f64();
     let dist = paring::distances(g);
     let name = |v: usize| g.vertices[v].id.clone();
@@ -469,7 +479,7 @@ fn run_graph(job: &GraphJob, args: &PlaceArgs, opts: &EmitOptions) -> Result<Str
     }
     let aggs: Vec<_> = p.nodes.iter().map(|a| json!({"id": name(a.vertex), "children": a.children.len(), "degree_limit": a.limit})).collect();
     let v = json!({
-        "algorithm": p.algorithm, "topology": job.spec, "ps": name(p.ps), "workers": p.workers.iter().map(|&w| name(w)).collect::<Vec<_>>(),
+        "algorithm": p.algorithm, "routing": routing, "topology": job.spec, "ps": name(p.ps), "workers": p.workers.iter().map(|&w| name(w)).collect::<Vec<_>>(),
         "rate_gbps": num(&p.rate), "rate_exact": exact(&p.rate), "hops": p.hops,
         "traffic_gb": num(&p.traffic), "traffic_exact": exact(&p.traffic), "time_s": num(&p.time), "time_exact": exact(&p.time),
         "aggregators": aggs, "tree": edges, "seconds": secs,
@@ -484,6 +494,7 @@ fn run_graph(job: &GraphJob, args: &PlaceArgs, opts: &EmitOptions) -> Result<Str
     }
     let mut rows = vec![
         ("algorithm".to_string(), p.algorithm.clone()),
+        ("routing".into(), routing.into()),
         (
             "topology".into(),
             format!("{} ({} vertices)", job.spec, g.len()),

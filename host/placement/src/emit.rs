@@ -149,28 +149,50 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
             return Err(EmitError::NoWorkers(*job));
         }
         if ws.len() > MAX_WORKERS as usize {
-            return Err(EmitError::TooManyWorkers { job: *job, workers: ws.len(), max: MAX_WORKERS });
+            return Err(EmitError::TooManyWorkers {
+                job: *job,
+                workers: ws.len(),
+                max: MAX_WORKERS,
+            });
         }
-        if let Some(n) = tree.nodes.iter().find(|n| n.children.len() > MAX_WORKERS as usize) {
+        if let Some(n) = tree
+            .nodes
+            .iter()
+            .find(|n| n.children.len() > MAX_WORKERS as usize)
+        {
             return Err(EmitError::TooManyChildren(n.name.clone(), n.children.len()));
         }
         let slot_base = (slot_job as u32)
             .checked_mul(opts.slots)
             .ok_or_else(|| EmitError::Overflow("too many jobs for the slot space".into()))?;
         let nodes = plan_nodes(tree);
-        let spec = JobSpec { job: *job, slot_count: opts.slots, elements: DEFAULT_ELEMENTS, mode: Mode::Static, addressing: PlanAddressing::Network };
-        let plan = plan::build_with(&nodes, spec, &|i| addr.endpoint(tree.nodes[i].addr, 0)).map_err(|e| EmitError::Plan(*job, e.to_string()))?;
+        let spec = JobSpec {
+            job: *job,
+            slot_count: opts.slots,
+            elements: DEFAULT_ELEMENTS,
+            mode: Mode::Static,
+            addressing: PlanAddressing::Network,
+        };
+        let plan = plan::build_with(&nodes, spec, &|i| addr.endpoint(tree.nodes[i].addr, 0))
+            .map_err(|e| EmitError::Plan(*job, e.to_string()))?;
         workers.extend(plan.workers);
         for (cfg, &v) in plan.switches.into_iter().zip(&plan.switch_nodes) {
             let a = tree.nodes[v].addr;
-            let merged = configs.entry(a).or_insert_with(|| SwitchConfig { jobs: Vec::new(), routes: Vec::new(), ..cfg.clone() });
-            merged.jobs.extend(cfg.jobs.into_iter().map(|j| JobEntry { slot_base, ..j }));
+            let merged = configs.entry(a).or_insert_with(|| SwitchConfig {
+                jobs: Vec::new(),
+                routes: Vec::new(),
+                ..cfg.clone()
+            });
+            merged
+                .jobs
+                .extend(cfg.jobs.into_iter().map(|j| JobEntry { slot_base, ..j }));
         }
     }
     let mut switches = Vec::new();
     for (_, mut cfg) in configs {
         size_params(&mut cfg)?;
-        cfg.validate().map_err(|e| EmitError::Invalid(cfg.name.clone(), e))?;
+        cfg.validate()
+            .map_err(|e| EmitError::Invalid(cfg.name.clone(), e))?;
         switches.push(cfg);
     }
     Ok(Emitted { switches, workers })
@@ -192,8 +214,14 @@ pub fn plan_nodes(tree: &AggTree) -> Vec<NodeSpec> {
             parent: parent[v],
             kind: match n.kind {
                 AggKind::Worker => NodeKind::Worker,
-                AggKind::Root => NodeKind::Switch { aggregate: true, degree_limit: None },
-                AggKind::Switch => NodeKind::Switch { aggregate: true, degree_limit: Some(n.degree_limit.clamp(1, MAX_WORKERS as usize) as u8) },
+                AggKind::Root => NodeKind::Switch {
+                    aggregate: true,
+                    degree_limit: None,
+                },
+                AggKind::Switch => NodeKind::Switch {
+                    aggregate: true,
+                    degree_limit: Some(n.degree_limit.clamp(1, MAX_WORKERS as usize) as u8),
+                },
             },
         })
         .collect()

@@ -33,6 +33,12 @@ pub enum Name {
     ParingProgrammable,
     /// PARING Figs. 8–10: fat-tree k = 6, rate-limit sweep.
     ParingRate,
+    /// PARING Figs. 11–13: group 1 under coarse-grained routing.
+    ParingWorkersCoarse,
+    /// PARING Figs. 14–16: group 2 under coarse-grained routing.
+    ParingProgrammableCoarse,
+    /// PARING Figs. 17–19: group 3 under coarse-grained routing.
+    ParingRateCoarse,
     /// All of the above.
     All,
 }
@@ -47,9 +53,12 @@ pub fn run(name: Name, out: &Path, reps: usize, seed: u64) -> Result<String> {
         Name::Smc => tree_sweep(out, reps, seed, false),
         Name::SoarMulti => multi_sweep(out, reps, seed, true),
         Name::SmcMulti => multi_sweep(out, reps, seed, false),
-        Name::ParingWorkers => paring_sweep(out, Sweep::Workers),
-        Name::ParingProgrammable => paring_sweep(out, Sweep::Programmable),
-        Name::ParingRate => paring_sweep(out, Sweep::Rate),
+        Name::ParingWorkers => paring_sweep(out, Sweep::Workers, false),
+        Name::ParingProgrammable => paring_sweep(out, Sweep::Programmable, false),
+        Name::ParingRate => paring_sweep(out, Sweep::Rate, false),
+        Name::ParingWorkersCoarse => paring_sweep(out, Sweep::Workers, true),
+        Name::ParingProgrammableCoarse => paring_sweep(out, Sweep::Programmable, true),
+        Name::ParingRateCoarse => paring_sweep(out, Sweep::Rate, true),
         Name::All => {
             let mut s = String::new();
             for n in [
@@ -60,6 +69,9 @@ pub fn run(name: Name, out: &Path, reps: usize, seed: u64) -> Result<String> {
                 Name::ParingWorkers,
                 Name::ParingProgrammable,
                 Name::ParingRate,
+                Name::ParingWorkersCoarse,
+                Name::ParingProgrammableCoarse,
+                Name::ParingRateCoarse,
             ] {
                 s += &run(n, out, reps, seed)?;
                 s += "\n";
@@ -368,10 +380,11 @@ fn paring_graph(m: usize) -> Graph {
     g
 }
 
-/// PARING groups 1–3 (fine-grained routing): fat-tree k = 6, B = 10 Gbps, b = 1627 MB.
-fn paring_sweep(out: &Path, sweep: Sweep) -> Result<String> {
+/// PARING groups 1–3 (fine-grained routing) or 4–6 (`coarse`: no partial aggregation):
+/// fat-tree k = 6, B = 10 Gbps, b = 1627 MB.
+fn paring_sweep(out: &Path, sweep: Sweep, coarse: bool) -> Result<String> {
     let gradient = parse_rat("1627/1024").expect("constant");
-    let (tag, xs, x_label): (&str, Vec<String>, &str) = match sweep {
+    let (base, xs, x_label): (&str, Vec<String>, &str) = match sweep {
         Sweep::Workers => (
             "paring-workers",
             [5, 10, 15, 20, 25, 30, 35]
@@ -394,6 +407,11 @@ fn paring_sweep(out: &Path, sweep: Sweep) -> Result<String> {
             "R (Gbps)",
         ),
     };
+    let tag = if coarse {
+        format!("{base}-coarse")
+    } else {
+        base.to_string()
+    };
     let names = ["paring", "deepsys", "atp"];
     let mut rows: Vec<Vec<GraphPlacement>> = vec![Vec::new(); names.len()];
     let mut csv = String::from("x,algorithm,rate_gbps,traffic_gb,time_s,hops\n");
@@ -410,11 +428,19 @@ fn paring_sweep(out: &Path, sweep: Sweep) -> Result<String> {
             rate_limit: r,
             gradient: gradient.clone(),
         };
-        let res = [
-            paring::paring(&g, &cfg)?,
-            paring::deepsys(&g, &cfg)?,
-            paring::atp(&g, &cfg)?,
-        ];
+        let res = if coarse {
+            [
+                paring::paring_coarse(&g, &cfg)?,
+                paring::deepsys(&g, &cfg)?,
+                paring::atp_coarse(&g, &cfg)?,
+            ]
+        } else {
+            [
+                paring::paring(&g, &cfg)?,
+                paring::deepsys(&g, &cfg)?,
+                paring::atp(&g, &cfg)?,
+            ]
+        };
         for (i, p) in res.into_iter().enumerate() {
             writeln!(
                 csv,
@@ -429,11 +455,15 @@ fn paring_sweep(out: &Path, sweep: Sweep) -> Result<String> {
         }
     }
     std::fs::write(out.join(format!("{tag}.csv")), csv)?;
-    let figs = match sweep {
-        Sweep::Workers => [2, 3, 4],
-        Sweep::Programmable => [5, 6, 7],
-        Sweep::Rate => [8, 9, 10],
+    let figs = match (sweep, coarse) {
+        (Sweep::Workers, false) => [2, 3, 4],
+        (Sweep::Programmable, false) => [5, 6, 7],
+        (Sweep::Rate, false) => [8, 9, 10],
+        (Sweep::Workers, true) => [11, 12, 13],
+        (Sweep::Programmable, true) => [14, 15, 16],
+        (Sweep::Rate, true) => [17, 18, 19],
     };
+    let routing = if coarse { "coarse" } else { "fine" };
     let xv: Vec<f64> = xs.iter().map(|x| to_f64(&parse_rat(x).unwrap())).collect();
     type Metric = (&'static str, &'static str, fn(&GraphPlacement) -> f64);
     let metrics: [Metric; 3] = [
@@ -452,7 +482,7 @@ fn paring_sweep(out: &Path, sweep: Sweep) -> Result<String> {
             .collect();
         line_chart(
             &out.join(format!("paring-fig{fig}-{mname}.svg")),
-            &format!("PARING Fig. {fig}: {mname} vs {x_label}"),
+            &format!("PARING Fig. {fig}: {mname} vs {x_label} ({routing}-grained routing)"),
             x_label,
             ylabel,
             &series,
@@ -460,7 +490,7 @@ fn paring_sweep(out: &Path, sweep: Sweep) -> Result<String> {
         )?;
     }
     let mut summary = vec![(
-        format!("{tag}: fat-tree k=6, B=10 Gbps, b=1627 MB"),
+        format!("{tag}: fat-tree k=6, B=10 Gbps, b=1627 MB, {routing}-grained routing"),
         "rate Gbps / traffic GB / time s".to_string(),
     )];
     for (xi, x) in xs.iter().enumerate() {

@@ -2,8 +2,8 @@
 //! placement (DeepSys placement, aggregation at the first programmable switch on the path).
 
 use super::{
-    check, distances, idle_servers, programmable, select_ps, AggVertex, GraphPlacement,
-    ParingConfig,
+    check, coarse, distances, idle_servers, programmable, select_ps, tree_hops, AggVertex,
+    GraphPlacement, ParingConfig,
 };
 use crate::rational::{floor_div, int, Rat};
 use crate::topology::Graph;
@@ -50,8 +50,64 @@ pub fn atp(g: &Graph, cfg: &ParingConfig) -> Result<GraphPlacement, PlacementErr
     let (ps, workers) = placement(g, &dist, cfg);
     let (_, up) = g.bfs_tree(ps);
     let prog = programmable(g);
+    for r in atp_rates(g, cfg) {
+        let (nodes, hops, fits) = atp_tree(g, &dist, (ps, &workers), (&up, &prog), cfg, &r);
+        if fits {
+            return Ok(GraphPlacement::finish(
+                "atp", ps, workers, nodes, r, hops, cfg,
+            ));
+        }
+    }
+    unreachable!("r = B / n always lets the PS fuse every stream")
+}
+
+/// ATP-like under coarse-grained routing: for each of ATP's candidate rates r, from the
+/// fine-grained ATP rate down, the fine-grained ATP tree at r is adjusted
+/// ([`coarse::adjust`]) with fan-in limit ⌊B/r⌋; the first r at which the PS can fuse all it
+/// then receives is the rate.
+pub fn atp_coarse(g: &Graph, cfg: &ParingConfig) -> Result<GraphPlacement, PlacementError> {
+    let fine = atp(g, cfg)?;
+    let dist = distances(g);
+    let (ps, workers) = placement(g, &dist, cfg);
+    let (_, up) = g.bfs_tree(ps);
+    let prog = programmable(g);
+    for r in atp_rates(g, cfg).into_iter().filter(|r| *r <= fine.rate) {
+        let (nodes, _, _) = atp_tree(g, &dist, (ps, &workers), (&up, &prog), cfg, &r);
+        let limit = floor_div(&cfg.capacity, &r) as usize;
+        if let Some(nodes) = coarse::adjust(g, &dist, &nodes, ps, limit) {
+            let hops = tree_hops(&nodes, &dist);
+            return Ok(GraphPlacement::finish(
+                "atp", ps, workers, nodes, r, hops, cfg,
+            ));
+        }
+    }
+    unreachable!("r = B / n lets every vertex fuse every stream")
+}
+
+/// ATP's candidate rates, descending: R, then every B/m < R for m = 1..=n + switches.
+fn atp_rates(g: &Graph, cfg: &ParingConfig) -> Vec<Rat> {
+    let mut rates: Vec<Rat> = vec![cfg.rate_limit.clone()];
+    for m in 1..=(cfg.workers + programmable(g).len()) as i64 {
+        let r = &cfg.capacity / int(m);
+        if r < cfg.rate_limit {
+            rates.push(r);
+        }
+    }
+    rates
+}
+
+/// The fine-grained ATP tree at rate r: aggregating vertices (PS first), Σ hops, and
+/// whether the PS can fuse every stream it receives.
+fn atp_tree(
+    g: &Graph,
+    dist: &[Vec<u32>],
+    (ps, workers): (usize, &[usize]),
+    (up, prog): (&[Option<usize>], &[usize]),
+    cfg: &ParingConfig,
+    r: &Rat,
+) -> (Vec<AggVertex>, u64, bool) {
     let mut is_agg = vec![false; g.len()];
-    for &s in &prog {
+    for &s in prog {
         is_agg[s] = true;
     }
     is_agg[ps] = true;
@@ -61,70 +117,56 @@ pub fn atp(g: &Graph, cfg: &ParingConfig) -> Result<GraphPlacement, PlacementErr
             return v;
         }
     };
-    let mut rates: Vec<Rat> = vec![cfg.rate_limit.clone()];
-    for m in 1..=(workers.len() + prog.len()) as i64 {
-        let r = &cfg.capacity / int(m);
-        if r < cfg.rate_limit {
-            rates.push(r);
-        }
+    let slots = floor_div(&cfg.capacity, r) as usize;
+    // Aggregation points deepest first, so switch outputs are known before their parents.
+    let mut order: Vec<usize> = prog
+        .iter()
+        .copied()
+        .filter(|&s| dist[ps][s] != u32::MAX)
+        .collect();
+    order.sort_unstable_by_key(|&s| (std::cmp::Reverse(dist[ps][s]), s));
+    let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); g.len()];
+    for &w in workers {
+        incoming[first_agg(w)].push(w);
     }
-    for r in rates {
-        let slots = floor_div(&cfg.capacity, &r) as usize;
-        // Aggregation points deepest first, so switch outputs are known before their parents.
-        let mut order: Vec<usize> = prog
-            .iter()
-            .copied()
-            .filter(|&s| dist[ps][s] != u32::MAX)
-            .collect();
-        order.sort_unstable_by_key(|&s| (std::cmp::Reverse(dist[ps][s]), s));
-        let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); g.len()];
-        for &w in &workers {
-            incoming[first_agg(w)].push(w);
+    let mut hops = 0u64;
+    let mut ps_streams = 0usize;
+    let mut nodes = Vec::new();
+    for &s in &order {
+        let mut kids = std::mem::take(&mut incoming[s]);
+        if kids.is_empty() {
+            continue;
         }
-        let mut hops = 0u64;
-        let mut ps_streams = 0usize;
-        let mut nodes = Vec::new();
-        for &s in &order {
-            let mut kids = std::mem::take(&mut incoming[s]);
-            if kids.is_empty() {
-                continue;
+        kids.sort_unstable();
+        let limit = kids.len().min(slots);
+        for (i, &c) in kids.iter().enumerate() {
+            if i < limit {
+                hops += dist[c][s] as u64;
+            } else {
+                hops += dist[c][ps] as u64;
+                ps_streams += 1;
             }
-            kids.sort_unstable();
-            let limit = kids.len().min(slots);
-            for (i, &c) in kids.iter().enumerate() {
-                if i < limit {
-                    hops += dist[c][s] as u64;
-                } else {
-                    hops += dist[c][ps] as u64;
-                    ps_streams += 1;
-                }
-            }
-            if limit > 0 {
-                incoming[first_agg(s)].push(s);
-            }
-            nodes.push(AggVertex {
-                vertex: s,
-                children: kids,
-                limit,
-            });
         }
-        let mut root_kids = std::mem::take(&mut incoming[ps]);
-        root_kids.sort_unstable();
-        for &c in &root_kids {
-            hops += dist[c][ps] as u64;
+        if limit > 0 {
+            incoming[first_agg(s)].push(s);
         }
-        ps_streams += root_kids.len();
-        if ps_streams <= slots {
-            let mut all = vec![AggVertex {
-                vertex: ps,
-                limit: root_kids.len(),
-                children: root_kids,
-            }];
-            all.extend(nodes.into_iter().filter(|a| a.limit > 0));
-            return Ok(GraphPlacement::finish(
-                "atp", ps, workers, all, r, hops, cfg,
-            ));
-        }
+        nodes.push(AggVertex {
+            vertex: s,
+            children: kids,
+            limit,
+        });
     }
-    unreachable!("r = B / n always lets the PS fuse every stream")
+    let mut root_kids = std::mem::take(&mut incoming[ps]);
+    root_kids.sort_unstable();
+    for &c in &root_kids {
+        hops += dist[c][ps] as u64;
+    }
+    ps_streams += root_kids.len();
+    let mut all = vec![AggVertex {
+        vertex: ps,
+        limit: root_kids.len(),
+        children: root_kids,
+    }];
+    all.extend(nodes.into_iter().filter(|a| a.limit > 0));
+    (all, hops, ps_streams <= slots)
 }

@@ -1,12 +1,14 @@
 //! PARING on general graphs: PS selection (Step 1), the degree-limited rate (Step 2) and
 //! the degree-constrained Steiner aggregation tree (Step 3), plus the DeepSys and ATP-like
-//! baselines. Rates are exact rationals in Gbps; traffic is in GB; time in seconds.
+//! baselines, each with fine-grained (partial aggregation allowed) or coarse-grained routing
+//! ([`coarse`]). Rates are exact rationals in Gbps; traffic is in GB; time in seconds.
 
 mod baselines;
+pub mod coarse;
 mod improve;
 mod steiner;
 
-pub use baselines::{atp, deepsys};
+pub use baselines::{atp, atp_coarse, deepsys};
 pub use steiner::CapMode;
 
 use num_traits::{ToPrimitive, Zero};
@@ -222,62 +224,143 @@ pub fn tree_rate(nodes: &[AggVertex], cfg: &ParingConfig) -> Rat {
 /// connects all workers the rate is lowered (line 13's rule) and Step 3 retried. Each tree
 /// is improved by a rate-preserving local search. The result is the best, by (rate, then
 /// traffic), of those trees, the locally improved first-programmable-switch tree on the same
-/// PS, and the DeepSys star, keeping only trees at least as good as DeepSys on both.
+/// PS, their coarse-grained adjustments and the DeepSys star, keeping only trees at least as
+/// good as DeepSys on both.
 pub fn paring(g: &Graph, cfg: &ParingConfig) -> Result<GraphPlacement, PlacementError> {
+    Ok(paring_both(g, cfg)?.0)
+}
+
+/// PARING under coarse-grained routing (no partial aggregation): the fine candidate trees
+/// and Step 3 restricted to clean spiders, each adjusted by [`coarse::adjust`] at its own
+/// rate (lowered by line 13's rule until the PS can fuse all it receives), and coarse ATP;
+/// the best by (rate, then traffic) that is at least as good as DeepSys on both, else the
+/// DeepSys star. Never better than [`paring`], which also considers these trees.
+pub fn paring_coarse(g: &Graph, cfg: &ParingConfig) -> Result<GraphPlacement, PlacementError> {
+    Ok(paring_both(g, cfg)?.1)
+}
+
+/// Adjusts `nodes` (a tree at rate `from`) to coarse-grained routing at the highest rate of
+/// line 13's sequence from `from` at which that succeeds.
+fn coarse_candidate(
+    g: &Graph,
+    dist: &[Vec<u32>],
+    p: &GraphPlacement,
+    cfg: &ParingConfig,
+) -> Option<GraphPlacement> {
+    let mut r = p.rate.clone();
+    loop {
+        let limit = floor_div(&cfg.capacity, &r)
+            .to_usize()
+            .unwrap_or(usize::MAX);
+        if let Some(nodes) = coarse::adjust(g, dist, &p.nodes, p.ps, limit) {
+            let rate = tree_rate(&nodes, cfg);
+            let hops = tree_hops(&nodes, dist);
+            return Some(GraphPlacement::finish(
+                "paring",
+                p.ps,
+                p.workers.clone(),
+                nodes,
+                rate,
+                hops,
+                cfg,
+            ));
+        }
+        if limit >= cfg.workers {
+            return None;
+        }
+        r = next_rate(&cfg.capacity, &r);
+    }
+}
+
+/// The best of `cands` and `base` by (rate, then traffic), among those that are at least as
+/// good as `base` on both.
+fn pick(base: &GraphPlacement, cands: &[GraphPlacement]) -> GraphPlacement {
+    let mut best = GraphPlacement {
+        algorithm: "paring".into(),
+        ..base.clone()
+    };
+    for c in cands {
+        let dominates_base = c.rate >= base.rate && c.hops <= base.hops;
+        let better = c.rate > best.rate || (c.rate == best.rate && c.hops < best.hops);
+        if dominates_base && better {
+            best = c.clone();
+        }
+    }
+    best
+}
+
+/// PARING's fine-grained and coarse-grained results on the same candidates.
+fn paring_both(
+    g: &Graph,
+    cfg: &ParingConfig,
+) -> Result<(GraphPlacement, GraphPlacement), PlacementError> {
     check(g, cfg)?;
     let dist = distances(g);
     let ps = select_ps(g, &dist, cfg.workers);
     let switches = programmable(g);
     let terminals: Vec<usize> = idle_servers(g).into_iter().filter(|&v| v != ps).collect();
     let base = deepsys(g, cfg)?;
-    let mut r = step2_rate(switches.len(), cfg);
-    let mut cands = Vec::new();
-    loop {
-        let kept: Vec<usize> = switches
-            .iter()
-            .copied()
-            .filter(|_| cfg.capacity >= &r * int(2))
-            .collect();
-        for mode in [CapMode::ThreeHalves, CapMode::Strict] {
-            let inst = steiner::Instance {
-                dist: &dist,
-                ps,
-                ps_degree: ps_degree(&cfg.capacity, &r),
-                switches: &kept,
-                switch_degree: switch_degree(&cfg.capacity, &r),
-                terminals: &terminals,
-                n: cfg.workers,
-                mode,
-            };
-            if let Some(nodes) = steiner::spider_tree(&inst) {
-                let rate = tree_rate(&nodes, cfg);
-                let limit = floor_div(&cfg.capacity, &rate) as usize;
-                let search = improve::Search {
+    // A tree at its own rate, improved by the rate-preserving local search.
+    let improved = |nodes: &[AggVertex], kept: &[usize]| {
+        let rate = tree_rate(nodes, cfg);
+        let limit = floor_div(&cfg.capacity, &rate) as usize;
+        let search = improve::Search {
+            dist: &dist,
+            ps,
+            ps_limit: limit,
+            switches: kept,
+            switch_limit: limit,
+            terminals: &terminals,
+        };
+        let nodes = search.run(nodes);
+        debug_assert!(tree_rate(&nodes, cfg) >= rate);
+        placement_of(ps, nodes, rate, &terminals, &dist, cfg)
+    };
+    // Step 3 from Step 2's rate down, until some variant connects every worker; `coarse`
+    // keeps only spiders that respect coarse-grained routing.
+    let grow = |coarse: Option<&Graph>| {
+        let mut r = step2_rate(switches.len(), cfg);
+        let mut trees = Vec::new();
+        loop {
+            let kept: Vec<usize> = switches
+                .iter()
+                .copied()
+                .filter(|_| cfg.capacity >= &r * int(2))
+                .collect();
+            for mode in [CapMode::ThreeHalves, CapMode::Strict] {
+                let inst = steiner::Instance {
                     dist: &dist,
                     ps,
-                    ps_limit: limit,
+                    ps_degree: ps_degree(&cfg.capacity, &r),
                     switches: &kept,
-                    switch_limit: limit,
+                    switch_degree: switch_degree(&cfg.capacity, &r),
                     terminals: &terminals,
+                    n: cfg.workers,
+                    mode,
+                    coarse,
                 };
-                let nodes = search.run(&nodes);
-                debug_assert!(tree_rate(&nodes, cfg) >= rate);
-                let hops = tree_hops(&nodes, &dist);
-                let workers = nodes
-                    .iter()
-                    .flat_map(|a| a.children.iter().copied())
-                    .filter(|c| terminals.contains(c))
-                    .collect();
-                cands.push(GraphPlacement::finish(
-                    "paring", ps, workers, nodes, rate, hops, cfg,
-                ));
+                if let Some(nodes) = steiner::spider_tree(&inst) {
+                    if coarse.is_some() {
+                        let rate = tree_rate(&nodes, cfg);
+                        trees.push(placement_of(
+                            ps,
+                            nodes.clone(),
+                            rate,
+                            &terminals,
+                            &dist,
+                            cfg,
+                        ));
+                    }
+                    trees.push(improved(&nodes, &kept));
+                }
             }
+            if !trees.is_empty() || floor_div(&cfg.capacity, &r) >= cfg.workers as u64 {
+                return trees;
+            }
+            r = next_rate(&cfg.capacity, &r);
         }
-        if !cands.is_empty() {
-            break;
-        }
-        r = next_rate(&cfg.capacity, &r);
-    }
+    };
+    let mut cands = grow(None);
     // The first-programmable-switch tree on the same PS, when it bypasses nothing, also
     // seeds the local search (our Alg. 3 is weaker on traffic than the paper reports).
     let seed = atp(g, cfg)?;
@@ -293,28 +376,39 @@ pub fn paring(g: &Graph, cfg: &ParingConfig) -> Result<GraphPlacement, Placement
         };
         let nodes = search.run(&seed.nodes);
         let rate = tree_rate(&nodes, cfg);
-        let hops = tree_hops(&nodes, &dist);
-        let workers = nodes
-            .iter()
-            .flat_map(|a| a.children.iter().copied())
-            .filter(|c| terminals.contains(c))
-            .collect();
-        cands.push(GraphPlacement::finish(
-            "paring", ps, workers, nodes, rate, hops, cfg,
-        ));
+        cands.push(placement_of(ps, nodes, rate, &terminals, &dist, cfg));
     }
-    let mut best = GraphPlacement {
+    // Coarse: every tree adjusted, plus Step 3 restricted to clean spiders, and coarse ATP.
+    let mut coarse: Vec<GraphPlacement> = cands
+        .iter()
+        .chain(&grow(Some(g)))
+        .filter_map(|c| coarse_candidate(g, &dist, c, cfg))
+        .collect();
+    coarse.push(GraphPlacement {
         algorithm: "paring".into(),
-        ..base.clone()
-    };
-    for c in cands {
-        let dominates_base = c.rate >= base.rate && c.hops <= base.hops;
-        let better = c.rate > best.rate || (c.rate == best.rate && c.hops < best.hops);
-        if dominates_base && better {
-            best = c;
-        }
-    }
-    Ok(best)
+        ..atp_coarse(g, cfg)?
+    });
+    let coarse_best = pick(&base, &coarse);
+    cands.extend(coarse);
+    Ok((pick(&base, &cands), coarse_best))
+}
+
+/// The placement of a tree at `rate`: its workers are the terminals among the children.
+fn placement_of(
+    ps: usize,
+    nodes: Vec<AggVertex>,
+    rate: Rat,
+    terminals: &[usize],
+    dist: &[Vec<u32>],
+    cfg: &ParingConfig,
+) -> GraphPlacement {
+    let hops = tree_hops(&nodes, dist);
+    let workers = nodes
+        .iter()
+        .flat_map(|a| a.children.iter().copied())
+        .filter(|c| terminals.contains(c))
+        .collect();
+    GraphPlacement::finish("paring", ps, workers, nodes, rate, hops, cfg)
 }
 
 /// Σ hops over the edges of a tree whose children are all aggregated.

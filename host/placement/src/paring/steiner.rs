@@ -6,11 +6,13 @@
 //! yet in the tree, the cheapest edge to a tree vertex with a free degree. A centre's degree
 //! grows by i (in the tree) or i + 1 (new: its parent edge counts). The cap ⌊3d(v)/2⌋ is
 //! cumulative over the whole run ([`CapMode::Strict`] uses d(v) instead). Reusing a tree
-//! vertex as a centre costs nothing extra.
+//! vertex as a centre costs nothing extra. With [`Instance::coarse`] only spiders that keep
+//! the tree coarse-grained are considered (docs/placement.md, "Coarse-grained routing").
 
 use std::cmp::Ordering;
 
-use super::AggVertex;
+use super::{coarse, AggVertex};
+use crate::topology::Graph;
 
 /// How far a vertex may exceed its degree limit d(v).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +42,9 @@ pub struct Instance<'a> {
     pub n: usize,
     /// Degree cap.
     pub mode: CapMode,
+    /// Coarse-grained routing: only add spiders whose edges cross no aggregating switch and
+    /// whose new centre lies on no existing edge's every shortest path.
+    pub coarse: Option<&'a Graph>,
 }
 
 struct Spider {
@@ -70,6 +75,9 @@ pub fn spider_tree(inst: &Instance) -> Option<Vec<AggVertex>> {
     let mut deleted = vec![false; nv];
     let mut connected = vec![false; nv];
     let mut parent: Vec<Option<usize>> = vec![None; nv];
+    // Aggregating switches so far (coarse mode).
+    let mut agg = vec![false; nv];
+    let mut aggs: Vec<usize> = Vec::new();
     let mut m = 0usize;
     while m < inst.n {
         let q = inst.n - m;
@@ -95,6 +103,32 @@ pub fn spider_tree(inst: &Instance) -> Option<Vec<AggVertex>> {
                 let Some(room) = cap(v).checked_sub(deg[v] + extra) else {
                     continue;
                 };
+                // Coarse mode: the aggregators once v is one, and whether an edge is clean.
+                let mut is_agg_v = Vec::new();
+                let mut aggs_v = Vec::new();
+                if inst.coarse.is_some() {
+                    is_agg_v = agg.clone();
+                    aggs_v = aggs.clone();
+                    if v != inst.ps && !is_agg_v[v] {
+                        is_agg_v[v] = true;
+                        aggs_v.push(v);
+                    }
+                }
+                let clean = |c: usize, p: usize| match inst.coarse {
+                    None => true,
+                    Some(g) => coarse::crossed(g, inst.dist, &is_agg_v, &aggs_v, c, p).is_none(),
+                };
+                if inst.coarse.is_some() && !in_tree[v] {
+                    let dd = inst.dist;
+                    let crossed = (0..nv).any(|c| {
+                        parent[c].is_some_and(|p| {
+                            dd[c][v].saturating_add(dd[v][p]) == dd[c][p] && !clean(c, p)
+                        })
+                    });
+                    if crossed {
+                        continue;
+                    }
+                }
                 let (conn, conn_cost) = if in_tree[v] {
                     (None, 0u64)
                 } else {
@@ -102,18 +136,25 @@ pub fn spider_tree(inst: &Instance) -> Option<Vec<AggVertex>> {
                         .iter()
                         .copied()
                         .filter(|&u| in_tree[u] && !deleted[u] && deg[u] < cap(u))
+                        .filter(|&u| clean(v, u))
                         .min_by_key(|&u| (inst.dist[v][u], u));
                     match u {
                         Some(u) => (Some(u), inst.dist[v][u] as u64),
                         None => continue,
                     }
                 };
-                let imax = room.min(d[v]).min(inst.n - m).min(free.len());
+                let mut near = free.clone();
+                near.sort_unstable_by_key(|&t| (inst.dist[v][t], t));
+                let want = room.min(d[v]).min(inst.n - m);
+                let near: Vec<usize> = near
+                    .into_iter()
+                    .filter(|&t| clean(t, v))
+                    .take(want)
+                    .collect();
+                let imax = near.len();
                 if imax == 0 {
                     continue;
                 }
-                let mut near = free.clone();
-                near.sort_unstable_by_key(|&t| (inst.dist[v][t], t));
                 let mut cost = conn_cost;
                 for i in 1..=imax {
                     cost += inst.dist[v][near[i - 1]] as u64;
@@ -149,6 +190,10 @@ pub fn spider_tree(inst: &Instance) -> Option<Vec<AggVertex>> {
                 }
             }
             let s = best?;
+            if s.centre != inst.ps && !agg[s.centre] {
+                agg[s.centre] = true;
+                aggs.push(s.centre);
+            }
             if let Some(u) = s.conn {
                 parent[s.centre] = Some(u);
                 deg[u] += 1;

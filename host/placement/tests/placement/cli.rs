@@ -34,6 +34,7 @@ fn bad_flags_give_one_line() {
         ("--topology bt:16 --algo soar --k 2 --loads zipf", "--loads zipf"),
         ("--topology bt:16 --algo soar --k 2 --workers 3", "--workers applies to"),
         ("--topology bt:x --algo soar --k 2", "N must be a number"),
+        ("--topology bt:16 --algo soar --k 2 --coarse", "--coarse applies to"),
     ] {
         let e = error(line);
         assert!(e.contains(want), "{line}: {e:?} lacks {want:?}");
@@ -81,4 +82,41 @@ fn emit_config_writes_files_that_load() {
     }
     assert!(n >= 2, "root plus at least one blue switch");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn coarse_place_emits_full_fan_in_configs() {
+    let dir = std::env::temp_dir().join(format!("fanin-coarse-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for algo in ["paring", "atp"] {
+        let line = format!("--topology fat-tree:6 --programmable 8 --algo {algo} --workers 20 --capacity-gbps 10 --rate-limit-gbps 5 --gradient-gb 1627/1024 --coarse --json --emit-config {}", dir.display());
+        let a = args(&line);
+        assert!(a.coarse);
+        match a.validate().unwrap() {
+            PlaceJob::Graph(g) => assert!(g.coarse),
+            PlaceJob::Tree(_) => unreachable!(),
+        }
+        fanin_placement::cli::run_place(&a).unwrap();
+        let mut n = 0;
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let p = f.unwrap().path();
+            if p.file_name().unwrap() == "workers.json" {
+                continue;
+            }
+            let c: fanin_proto::config::SwitchConfig =
+                serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            fanin_proto::model::Switch::new(&c).unwrap();
+            for j in &c.jobs {
+                assert_eq!(
+                    j.degree_limit as usize,
+                    j.children.len(),
+                    "{algo} {}",
+                    c.name
+                );
+            }
+            n += 1;
+        }
+        assert!(n >= 2, "{algo}: the PS and at least one aggregating switch");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -1,6 +1,7 @@
 //! Integration tests of fanin-placement: one binary, topic modules.
 
 mod cli;
+mod coarse;
 mod common;
 mod emit;
 mod examples;

@@ -10,7 +10,7 @@ use crate::common::{base_seed, rat, rng};
 
 /// Fig. 1's cluster as we read it: 12 of 20 switches programmable; the PS's own edge switch,
 /// the second aggregation switch of every pod and cores c1..c3 are not.
-fn sec2_graph() -> Graph {
+pub fn sec2_graph() -> Graph {
     let mut g = fat_tree(4).unwrap();
     let off = ["p0e0", "p0a1", "p1a1", "p2a1", "p3a1", "c1", "c2", "c3"];
     let on: Vec<usize> = (0..g.len())
@@ -46,7 +46,7 @@ fn sec2_example_deepsys_and_paring() {
     check_valid(&g, &cfg, &p);
 }
 
-fn check_valid(g: &Graph, cfg: &ParingConfig, p: &GraphPlacement) {
+pub fn check_valid(g: &Graph, cfg: &ParingConfig, p: &GraphPlacement) {
     let ctx = format!(
         "{} n={} B={} R={}",
         p.algorithm, cfg.workers, cfg.capacity, cfg.rate_limit
