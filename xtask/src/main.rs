@@ -24,8 +24,8 @@ enum Probe {
     Program(&'static str),
     /// A file matching one of these glob-free paths or directory prefixes.
     AnyFile(&'static [&'static str]),
-    /// A shared library known to the dynamic linker.
-    Library(&'static str),
+    /// An installed Debian package (for libraries found through it, like libclang for bindgen).
+    Package(&'static str),
 }
 
 const NEEDS: &[Need] = &[
@@ -55,7 +55,7 @@ const NEEDS: &[Need] = &[
         why: "Wireshark dissector test",
     },
     Need {
-        probe: Probe::Library("libclang"),
+        probe: Probe::Package("libclang-dev"),
         package: "libclang-dev",
         why: "bindgen for the Verilator shim",
     },
@@ -103,12 +103,16 @@ fn main() -> ExitCode {
 
 fn present(p: &Probe) -> bool {
     match p {
-        Probe::Program(name) => Command::new("sh").args(["-c", &format!("command -v {name}")]).output().map(|o| o.status.success()).unwrap_or(false),
+        Probe::Program(name) => Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false),
         Probe::AnyFile(paths) => paths.iter().any(|p| Path::new(p).exists()),
-        Probe::Library(name) => Command::new("sh")
-            .args(["-c", &format!("ldconfig -p | grep -q '{name}' || ls /usr/lib/llvm-*/lib/{name}*.so* >/dev/null 2>&1")])
-            .status()
-            .map(|s| s.success())
+        Probe::Package(name) => Command::new("dpkg-query")
+            .args(["-W", "-f=${Status}", name])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
             .unwrap_or(false),
     }
 }
@@ -288,7 +292,11 @@ fn demo() -> Result<()> {
         m["ports"].as_array().map_or(0, |p| p.len())
     );
 
-    banner("5. Verilator model: full-rate traffic on every port, every frame checked against the model");
+    banner("5. Verilator model: an allreduce of 3 workers through the RTL with 2% loss, duplication, reordering");
+    run(Command::new(bin("rtl_allreduce")).args(["--config", "default"]))?;
+    banner("5b. Verilator model: line rate with every port at 100% load on the same slots");
+    run(Command::new(bin("linerate")).args(["--config", "default", "--blocks", "500"]))?;
+    banner("5c. Verilator model: simulation speed under full-rate forwarding traffic");
     run(Command::new(bin("simspeed")).args(["--config", "default", "--cycles", "1000000"]))?;
 
     println!("\ndemo: all steps verified");
