@@ -1,4 +1,8 @@
-//! fanin-gen: writes the Verilog, manifest and register header of a core configuration.
+//! fanin-gen: writes the Verilog, manifest and register header of a core configuration,
+//! board build directories ([`board`]) and yosys resource reports ([`report`]).
+
+pub mod board;
+pub mod report;
 
 use anyhow::{Context, Result};
 use fanin_hdl::regs::RegMap;

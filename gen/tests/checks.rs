@@ -133,10 +133,44 @@ fn synth(name: &str) -> String {
     std::fs::read_to_string(d.join("stat.txt")).unwrap()
 }
 
+/// Block-RAM bits yosys mapped in module `module` of a `stat` report (0 if none).
+fn bram_bits(stat: &str, module: &str) -> u64 {
+    let head = format!("=== {module} ===");
+    let Some(i) = stat.find(&head) else {
+        return 0;
+    };
+    let rest = &stat[i + head.len()..];
+    let sect = &rest[..rest.find("===").unwrap_or(rest.len())];
+    let count = |cell: &str| -> u64 {
+        sect.lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                (w.next() == Some(cell)).then(|| w.next().unwrap().parse::<u64>().unwrap())
+            })
+            .sum()
+    };
+    count("RAMB36E2") * 36 * 1024 + count("RAMB18E2") * 18 * 1024
+}
+
 fn assert_synth_ok(name: &str, stat: &str) {
     assert!(
         stat.contains("RAMB"),
         "{name}: no block RAM inferred:\n{stat}"
+    );
+    // The slot memory (S slots x 2 copies x E int32 lanes) and the slot metadata
+    // (2S x 192 bits) are block RAM, sized with the slot count.
+    let cfg = CoreConfig::by_name(name).unwrap();
+    let slot_bits = 2 * cfg.slots as u64 * cfg.lanes as u64 * 32;
+    let got = bram_bits(stat, "fanin_acc_ram");
+    assert!(
+        got >= slot_bits,
+        "{name}: slot memory not in block RAM ({got} BRAM bits for {slot_bits} slot bits)"
+    );
+    let meta_bits = 2 * cfg.slots as u64 * 192;
+    let got = bram_bits(stat, "fanin_meta");
+    assert!(
+        got >= meta_bits,
+        "{name}: slot metadata not in block RAM ({got} BRAM bits for {meta_bits})"
     );
     for latch in ["LDCE", "LDPE", "$_DLATCH", "$dlatch"] {
         assert!(

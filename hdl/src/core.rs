@@ -2,8 +2,11 @@
 //! register interface. Ports are rust-hdl `Vec`s; `verilog.rs` wraps the generated top in
 //! `fanin_core` with flat per-port names.
 
+use crate::acc::Acc;
 use crate::config::CoreConfig;
+use crate::hdrgen::HdrGen;
 use crate::parse::{Parser, PARSE_W};
+use crate::ram::{FaninRam, ADDR_W};
 use crate::regs;
 use crate::rx::Rx;
 use crate::tx::Tx;
@@ -17,10 +20,31 @@ fn k16(v: u64) -> Constant<Bits<16>> {
     Constant::new(v.into())
 }
 
+/// Width of a packed job-table entry (layout in docs/rtl.md, "Job table").
+pub const JOB_W: usize = 512;
+/// Width of a child-table entry: ranks 63:0, MAC 111:64, IPv4 143:112, UDP 159:144, port 167:160.
+pub const CHILD_W: usize = 168;
+/// Width of a slot-copy metadata word (layout in docs/rtl.md, "Slot metadata").
+pub const META_W: usize = 192;
+
 // Engine states (literals in the HDL: rust-hdl prints named constants as identifiers):
-// 0 idle, 1 decide (descriptor latched, parser and lookups), 2 copy payload rows to an
-// egress port, 3 release the ingress rows.
+//  0 IDLE     pick a frame (round robin) or a timer-scan visit
+//  1 PARSE    parser + forwarding CAM + job CAM; child-table read
+//  2 LOOK     child entry latched; slot metadata read
+//  3 DECIDE   the model's contribution/result decision
+//  4 RMW      one slot row per cycle: start or merge (Acc pipeline)
+//  5 RMW_END  metadata write (with the OVERFLOW flag of the rows), completion
+//  6 ESET     emission: child-table read for multicast frames
+//  7 EWAIT    emission: destination latched
+//  8 ERDY     emission: wait for egress room
+//  9 ECOPY    emission: one payload row per cycle (ingress rows or slot rows), push
+// 10 DONE     release the ingress rows
+// 11 SCAN     timer scan: metadata read of (scan_ptr, scan_c)
+// 12 SDEC     timer scan decision (flush / reclaim)
+// 13 SNEXT    next copy / slot
 // Parser classes: see `crate::parse::CLASS_*`.
+// Actions chosen in DECIDE: 0 drop, 1 route (original frame), 2 bypass, 3 result multicast
+// from the ingress rows, 4 aggregate (RMW), 5 re-emit, 6 replay.
 
 /// The fanin switch core for bus width `DW` (`KW` = DW/8) and internal bus width `WB`.
 #[derive(LogicBlock)]
@@ -87,20 +111,131 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pub rvalid: Signal<Out, bool>,
     /// AXI4-Lite read data ready.
     pub rready: Signal<In, bool>,
+    /// Monitor: the engine took a frame or the timer scan visited a slot this cycle.
+    pub dbg_valid: Signal<Out, bool>,
+    /// Monitor: 0 frame taken from ingress port `dbg_arg`; 1 timer scan of slot `dbg_arg`.
+    pub dbg_kind: Signal<Out, bool>,
+    /// Monitor: port or slot.
+    pub dbg_arg: Signal<Out, Bits<32>>,
+    /// Monitor: the tick the decision uses as the model's `now`.
+    pub dbg_tick: Signal<Out, Bits<32>>,
     rx: Vec<Rx<DW, KW, WB>>,
     tx: Vec<Tx<DW, KW, WB>>,
     parser: Parser,
+    acc: Acc<WB>,
+    hg: HdrGen,
+    meta: FaninRam<META_W>,
+    chram: FaninRam<CHILD_W>,
+    // Job table (packed entries), epochs and busy counts.
+    jtab: Vec<DFF<Bits<JOB_W>>>,
+    jepoch: Vec<DFF<Bits<16>>>,
+    jbusy: Vec<DFF<Bits<32>>>,
     // Engine.
-    state: DFF<Bits<3>>,
+    state: DFF<Bits<5>>,
     sel: DFF<Bits<4>>,
     last: DFF<Bits<4>>,
     hdr: DFF<Bits<PARSE_W>>,
+    udp_ok: DFF<bool>,
     len: DFF<Bits<16>>,
     row0: DFF<Bits<16>>,
     nrows: DFF<Bits<16>>,
     ri: DFF<Bits<16>>,
     v1: DFF<bool>,
     oport: DFF<Bits<4>>,
+    ji: DFF<Bits<8>>,
+    je: DFF<Bits<JOB_W>>,
+    jep: DFF<Bits<16>>,
+    chr: DFF<Bits<CHILD_W>>,
+    cadr: DFF<Bits<ADDR_W>>,
+    cm: DFF<Bits<META_W>>,
+    agg_op: DFF<Bits<2>>,
+    complete: DFF<bool>,
+    ovf_acc: DFF<bool>,
+    nr: DFF<Bits<16>>,
+    ei: DFF<Bits<8>>,
+    e_mc: DFF<bool>,
+    e_slot: DFF<bool>,
+    e_orig: DFF<bool>,
+    e_scan: DFF<bool>,
+    now_r: DFF<Bits<32>>,
+    o_dst_mac: DFF<Bits<48>>,
+    o_src_mac: DFF<Bits<48>>,
+    o_src_ip: DFF<Bits<32>>,
+    o_dst_ip: DFF<Bits<32>>,
+    o_src_port: DFF<Bits<16>>,
+    o_dst_port: DFF<Bits<16>>,
+    o_ptype: DFF<Bits<8>>,
+    o_flags: DFF<Bits<8>>,
+    o_exp: DFF<Bits<8>>,
+    o_job: DFF<Bits<16>>,
+    o_elements: DFF<Bits<16>>,
+    o_block: DFF<Bits<32>>,
+    o_child: DFF<Bits<8>>,
+    o_bitmap: DFF<Bits<64>>,
+    // Timer and scan.
+    tick_cnt: DFF<Bits<32>>,
+    now: DFF<Bits<32>>,
+    tick_div: DFF<Bits<32>>,
+    scan_ticks: DFF<Bits<32>>,
+    sweep_on: DFF<bool>,
+    sweep_t0: DFF<Bits<32>>,
+    scan_ptr: DFF<Bits<ADDR_W>>,
+    scan_c: DFF<bool>,
+    scan_turn: DFF<bool>,
+    // Decision helpers.
+    jhit: Signal<Local, bool>,
+    any_to: Signal<Local, bool>,
+    scan_own: Signal<Local, bool>,
+    dact: Signal<Local, Bits<4>>,
+    hwc: Signal<Local, bool>,
+    cr: Signal<Local, bool>,
+    fl: Signal<Local, Bits<8>>,
+    ci: Signal<Local, bool>,
+    jsel: Signal<Local, Bits<8>>,
+    jent: Signal<Local, Bits<JOB_W>>,
+    jsel_ep: Signal<Local, Bits<16>>,
+    chaddr: Signal<Local, Bits<ADDR_W>>,
+    slot: Signal<Local, Bits<ADDR_W>>,
+    m: Signal<Local, Bits<META_W>>,
+    m_st: Signal<Local, Bits<3>>,
+    m_jidx: Signal<Local, Bits<8>>,
+    m_block: Signal<Local, Bits<32>>,
+    m_bitmap: Signal<Local, Bits<64>>,
+    m_exp: Signal<Local, Bits<8>>,
+    m_flags: Signal<Local, Bits<8>>,
+    m_elem: Signal<Local, Bits<16>>,
+    m_timer: Signal<Local, Bits<32>>,
+    live: Signal<Local, bool>,
+    st: Signal<Local, Bits<3>>,
+    busy_st: Signal<Local, bool>,
+    same: Signal<Local, bool>,
+    samebl: Signal<Local, bool>,
+    subset: Signal<Local, bool>,
+    disjoint: Signal<Local, bool>,
+    d_cb: Signal<Local, Bits<32>>,
+    d_bc: Signal<Local, Bits<32>>,
+    newer_cb: Signal<Local, bool>,
+    newer_bc: Signal<Local, bool>,
+    age: Signal<Local, Bits<32>>,
+    lim33: Signal<Local, Bits<33>>,
+    stale: Signal<Local, bool>,
+    busy_cur: Signal<Local, Bits<32>>,
+    busy_left: Signal<Local, Bits<32>>,
+    newbm: Signal<Local, Bits<64>>,
+    mflags: Signal<Local, Bits<8>>,
+    sflags: Signal<Local, Bits<8>>,
+    rows_p: Signal<Local, Bits<16>>,
+    rows_o: Signal<Local, Bits<16>>,
+    sj: Signal<Local, Bits<JOB_W>>,
+    sj_ep: Signal<Local, Bits<16>>,
+    sj_busy: Signal<Local, Bits<32>>,
+    acc_row: Signal<Local, Bits<WB>>,
+    bz_inc: Signal<Local, bool>,
+    bz_dec: Signal<Local, bool>,
+    bz_j: Signal<Local, Bits<8>>,
+    jc: Signal<Local, bool>,
+    jc_busy: Signal<Local, Bits<32>>,
+    jpack: Signal<Local, Bits<JOB_W>>,
     vb: Vec<Signal<Local, Bits<8>>>,
     hb: Vec<Signal<Local, Bits<8>>>,
     pick: Signal<Local, Bits<8>>,
@@ -122,6 +257,25 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Registers.
     me_ip: DFF<Bits<32>>,
     me_port: DFF<Bits<16>>,
+    me_mac: DFF<Bits<48>>,
+    st_jid: DFF<Bits<16>>,
+    st_jctrl: DFF<Bits<32>>,
+    st_jranks: DFF<Bits<64>>,
+    st_jexp: DFF<Bits<64>>,
+    st_jsbase: DFF<Bits<32>>,
+    st_jscount: DFF<Bits<32>>,
+    st_jquota: DFF<Bits<32>>,
+    st_jflush: DFF<Bits<32>>,
+    st_jreclaim: DFF<Bits<32>>,
+    st_pmac: DFF<Bits<48>>,
+    st_pip: DFF<Bits<32>>,
+    st_pudp: DFF<Bits<16>>,
+    st_pport: DFF<Bits<8>>,
+    st_cmac: DFF<Bits<48>>,
+    st_cip: DFF<Bits<32>>,
+    st_cudp: DFF<Bits<16>>,
+    st_cport: DFF<Bits<8>>,
+    st_cranks: DFF<Bits<64>>,
     st_route_ip: DFF<Bits<32>>,
     st_route_port: DFF<Bits<8>>,
     cnt: Vec<DFF<Bits<64>>>,
@@ -142,6 +296,22 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     c_rowlog: Constant<Bits<16>>,
     c_rowmask: Constant<Bits<16>>,
     c_info: Vec<Constant<Bits<32>>>,
+    c_idx8: Vec<Constant<Bits<8>>>,
+    c_mclog: Constant<Bits<16>>,
+    c_mcmask: Constant<Bits<ADDR_W>>,
+    c_rpclog: Constant<Bits<16>>,
+    c_lprlog: Constant<Bits<16>>,
+    c_lanes: Constant<Bits<16>>,
+    c_smask: Constant<Bits<ADDR_W>>,
+    c_slast: Constant<Bits<ADDR_W>>,
+    a_me_mac_lo: Constant<Bits<16>>,
+    a_me_mac_hi: Constant<Bits<16>>,
+    a_tick_div: Constant<Bits<16>>,
+    a_tick: Constant<Bits<16>>,
+    a_scan_ticks: Constant<Bits<16>>,
+    a_job: Constant<Bits<16>>,
+    a_child: Constant<Bits<16>>,
+    a_busy: Constant<Bits<16>>,
     a_me_ip: Constant<Bits<16>>,
     a_me_port: Constant<Bits<16>>,
     a_route_ip: Constant<Bits<16>>,
@@ -159,6 +329,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
         let nr = cfg.max_routes as usize;
         let wbb = WB / 8;
         let map = regs::RegMap::new(cfg);
+        let nj = cfg.max_jobs as usize;
+        let mclog = (cfg.max_children as usize)
+            .next_power_of_two()
+            .trailing_zeros() as usize;
+        let rpc = cfg.lanes as usize * 32 / WB;
+        let lpr = WB / 32;
         let a = |name: &str| k16(map.addr(name) as u64);
         Self {
             clock: Default::default(),
@@ -198,11 +374,115 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             tx: (0..p)
                 .map(|_| Tx::new(cfg.tx_rows(), cfg.max_frame as usize))
                 .collect(),
+            dbg_valid: Default::default(),
+            dbg_kind: Default::default(),
+            dbg_arg: Default::default(),
+            dbg_tick: Default::default(),
             parser: Default::default(),
+            acc: Acc::new(2 * cfg.slots as usize * rpc),
+            hg: Default::default(),
+            meta: FaninRam::new(2 * cfg.slots as usize, 1),
+            chram: FaninRam::new(nj << mclog, 1),
+            jtab: n(nj),
+            jepoch: n(nj),
+            jbusy: n(nj),
+            ji: Default::default(),
+            je: Default::default(),
+            jep: Default::default(),
+            chr: Default::default(),
+            cadr: Default::default(),
+            cm: Default::default(),
+            agg_op: Default::default(),
+            complete: Default::default(),
+            ovf_acc: Default::default(),
+            nr: Default::default(),
+            ei: Default::default(),
+            e_mc: Default::default(),
+            e_slot: Default::default(),
+            e_orig: Default::default(),
+            e_scan: Default::default(),
+            now_r: Default::default(),
+            o_dst_mac: Default::default(),
+            o_src_mac: Default::default(),
+            o_src_ip: Default::default(),
+            o_dst_ip: Default::default(),
+            o_src_port: Default::default(),
+            o_dst_port: Default::default(),
+            o_ptype: Default::default(),
+            o_flags: Default::default(),
+            o_exp: Default::default(),
+            o_job: Default::default(),
+            o_elements: Default::default(),
+            o_block: Default::default(),
+            o_child: Default::default(),
+            o_bitmap: Default::default(),
+            tick_cnt: Default::default(),
+            now: Default::default(),
+            tick_div: Default::default(),
+            scan_ticks: Default::default(),
+            sweep_on: Default::default(),
+            sweep_t0: Default::default(),
+            scan_ptr: Default::default(),
+            scan_c: Default::default(),
+            scan_turn: Default::default(),
+            jhit: Default::default(),
+            any_to: Default::default(),
+            scan_own: Default::default(),
+            dact: Default::default(),
+            hwc: Default::default(),
+            cr: Default::default(),
+            fl: Default::default(),
+            ci: Default::default(),
+            jsel: Default::default(),
+            jent: Default::default(),
+            jsel_ep: Default::default(),
+            chaddr: Default::default(),
+            slot: Default::default(),
+            m: Default::default(),
+            m_st: Default::default(),
+            m_jidx: Default::default(),
+            m_block: Default::default(),
+            m_bitmap: Default::default(),
+            m_exp: Default::default(),
+            m_flags: Default::default(),
+            m_elem: Default::default(),
+            m_timer: Default::default(),
+            live: Default::default(),
+            st: Default::default(),
+            busy_st: Default::default(),
+            same: Default::default(),
+            samebl: Default::default(),
+            subset: Default::default(),
+            disjoint: Default::default(),
+            d_cb: Default::default(),
+            d_bc: Default::default(),
+            newer_cb: Default::default(),
+            newer_bc: Default::default(),
+            age: Default::default(),
+            lim33: Default::default(),
+            stale: Default::default(),
+            busy_cur: Default::default(),
+            busy_left: Default::default(),
+            newbm: Default::default(),
+            mflags: Default::default(),
+            sflags: Default::default(),
+            rows_p: Default::default(),
+            rows_o: Default::default(),
+            sj: Default::default(),
+            sj_ep: Default::default(),
+            sj_busy: Default::default(),
+            acc_row: Default::default(),
+            bz_inc: Default::default(),
+            bz_dec: Default::default(),
+            bz_j: Default::default(),
+            jc: Default::default(),
+            jc_busy: Default::default(),
+            jpack: Default::default(),
             state: Default::default(),
             sel: Default::default(),
             last: Default::default(),
             hdr: Default::default(),
+            udp_ok: Default::default(),
             len: Default::default(),
             row0: Default::default(),
             nrows: Default::default(),
@@ -228,6 +508,25 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             route_valid: n(nr),
             me_ip: Default::default(),
             me_port: Default::default(),
+            me_mac: Default::default(),
+            st_jid: Default::default(),
+            st_jctrl: Default::default(),
+            st_jranks: Default::default(),
+            st_jexp: Default::default(),
+            st_jsbase: Default::default(),
+            st_jscount: Default::default(),
+            st_jquota: Default::default(),
+            st_jflush: Default::default(),
+            st_jreclaim: Default::default(),
+            st_pmac: Default::default(),
+            st_pip: Default::default(),
+            st_pudp: Default::default(),
+            st_pport: Default::default(),
+            st_cmac: Default::default(),
+            st_cip: Default::default(),
+            st_cudp: Default::default(),
+            st_cport: Default::default(),
+            st_cranks: Default::default(),
             st_route_ip: Default::default(),
             st_route_port: Default::default(),
             cnt: n(fanin_proto::model::Counter::COUNT),
@@ -243,7 +542,25 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             wr: Default::default(),
             c_onehot: (0..8).map(|i| Constant::new((1u64 << i).into())).collect(),
             c_idx4: (0..8).map(|i| Constant::new((i as u64).into())).collect(),
-            c_idx16: (0..nr.max(fanin_proto::model::Counter::COUNT).max(8))
+            c_idx8: (0..nj.max(8))
+                .map(|i| Constant::new((i as u64).into()))
+                .collect(),
+            c_mclog: k16(mclog as u64),
+            c_mcmask: Constant::new(((1u64 << mclog) - 1).into()),
+            c_rpclog: k16(rpc.trailing_zeros() as u64),
+            c_lprlog: k16(lpr.trailing_zeros() as u64),
+            c_lanes: k16(cfg.lanes as u64),
+            c_smask: Constant::new(((cfg.slots - 1) as u64).into()),
+            c_slast: Constant::new(((cfg.slots - 1) as u64).into()),
+            a_me_mac_lo: a("me_mac_lo"),
+            a_me_mac_hi: a("me_mac_hi"),
+            a_tick_div: a("tick_div"),
+            a_tick: a("tick"),
+            a_scan_ticks: a("scan_ticks"),
+            a_job: k16(regs::JOB_BASE as u64),
+            a_child: k16(regs::CHILD_BASE as u64),
+            a_busy: k16(regs::JOB_BUSY_BASE as u64),
+            c_idx16: (0..nr.max(fanin_proto::model::Counter::COUNT).max(nj).max(8))
                 .map(|i| k16(i as u64))
                 .collect(),
             c_rowlog: k16(wbb.trailing_zeros() as u64),
@@ -275,14 +592,73 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             sel,
             last,
             hdr,
+            udp_ok,
             len,
             row0,
             nrows,
             ri,
             v1,
             oport,
+            ji,
+            je,
+            jep,
+            chr,
+            cadr,
+            cm,
+            agg_op,
+            complete,
+            ovf_acc,
+            nr,
+            ei,
+            e_mc,
+            e_slot,
+            e_orig,
+            e_scan,
+            now_r,
+            o_dst_mac,
+            o_src_mac,
+            o_src_ip,
+            o_dst_ip,
+            o_src_port,
+            o_dst_port,
+            o_ptype,
+            o_flags,
+            o_exp,
+            o_job,
+            o_elements,
+            o_block,
+            o_child,
+            o_bitmap,
+            tick_cnt,
+            now,
+            tick_div,
+            scan_ticks,
+            sweep_on,
+            sweep_t0,
+            scan_ptr,
+            scan_c,
+            scan_turn,
             me_ip,
             me_port,
+            me_mac,
+            st_jid,
+            st_jctrl,
+            st_jranks,
+            st_jexp,
+            st_jsbase,
+            st_jscount,
+            st_jquota,
+            st_jflush,
+            st_jreclaim,
+            st_pmac,
+            st_pip,
+            st_pudp,
+            st_pport,
+            st_cmac,
+            st_cip,
+            st_cudp,
+            st_cport,
+            st_cranks,
             st_route_ip,
             st_route_port,
             bvalid_r,
@@ -297,9 +673,27 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.route_valid[r].clock.next = self.clock.val();
             self.route_valid[r].d.next = self.route_valid[r].q.val();
         }
+        for j in 0..self.jtab.len() {
+            self.jtab[j].clock.next = self.clock.val();
+            self.jtab[j].d.next = self.jtab[j].q.val();
+            self.jepoch[j].clock.next = self.clock.val();
+            self.jepoch[j].d.next = self.jepoch[j].q.val();
+            self.jbusy[j].clock.next = self.clock.val();
+            self.jbusy[j].d.next = self.jbusy[j].q.val();
+        }
         for k in 0..self.cnt.len() {
             self.cnt[k].clock.next = self.clock.val();
             self.cnt[k].d.next = self.cnt[k].q.val();
+        }
+        self.acc.clock.next = self.clock.val();
+        self.meta.clock.next = self.clock.val();
+        self.chram.clock.next = self.clock.val();
+        // Timer: `tick_div` cycles per tick.
+        if self.tick_cnt.q.val() + 1 >= self.tick_div.q.val() {
+            self.tick_cnt.d.next = 0.into();
+            self.now.d.next = self.now.q.val() + 1;
+        } else {
+            self.tick_cnt.d.next = self.tick_cnt.q.val() + 1;
         }
         // Payload row of the selected ingress port; room at the chosen egress port.
         self.rx_row_data.next = self.rx[0].r_data.val();
@@ -312,6 +706,26 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.tx_ready_sel.next = self.tx[p].ready.val();
             }
         }
+        if self.e_slot.q.val() {
+            self.acc_row.next = self.acc.rd.val();
+        } else {
+            self.acc_row.next = self.rx_row_data.val();
+        }
+        // Header of originated frames.
+        self.hg.dst_mac.next = self.o_dst_mac.q.val();
+        self.hg.src_mac.next = self.o_src_mac.q.val();
+        self.hg.src_ip.next = self.o_src_ip.q.val();
+        self.hg.dst_ip.next = self.o_dst_ip.q.val();
+        self.hg.src_port.next = self.o_src_port.q.val();
+        self.hg.dst_port.next = self.o_dst_port.q.val();
+        self.hg.ptype.next = self.o_ptype.q.val();
+        self.hg.flags.next = self.o_flags.q.val();
+        self.hg.exponent.next = self.o_exp.q.val();
+        self.hg.job.next = self.o_job.q.val();
+        self.hg.elements.next = self.o_elements.q.val();
+        self.hg.block.next = self.o_block.q.val();
+        self.hg.child.next = self.o_child.q.val();
+        self.hg.bitmap.next = self.o_bitmap.q.val();
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
         for p in 0..self.rx.len() {
             self.rx[p].clock.next = self.clock.val();
@@ -336,9 +750,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.tx[p].tready.next = self.m_tready[p].val();
             self.tx[p].w_we.next = false;
             self.tx[p].push.next = false;
-            self.tx[p].w_row.next = self.rx_row_data.val();
-            self.tx[p].p_hdr.next = self.hdr.q.val().get_bits::<512>(0);
-            self.tx[p].p_len.next = self.len.q.val();
+            self.tx[p].w_row.next = self.acc_row.val();
+            if self.e_orig.q.val() {
+                self.tx[p].p_hdr.next = self.hdr.q.val().get_bits::<512>(0);
+                self.tx[p].p_len.next = self.len.q.val();
+            } else {
+                self.tx[p].p_hdr.next = self.hg.hdr.val();
+                self.tx[p].p_len.next = self.hg.len.val();
+            }
             self.rxp[p].clock.next = self.clock.val();
             self.rxp[p].d.next = self.rxp[p].q.val();
             self.rxb[p].clock.next = self.clock.val();
@@ -384,7 +803,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.pidx.next = self.c_idx4[p].val();
             }
         }
-        // Per-port muxes for the selected ingress port and the chosen egress port.
         self.cur_len.next = self.rx[0].d_len.val();
         for p in 0..self.rx.len() {
             if self.pidx.val() == self.c_idx4[p].val() {
@@ -402,6 +820,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.parser.len.next = self.len.q.val();
         self.parser.me_ip.next = self.me_ip.q.val();
         self.parser.me_port.next = self.me_port.q.val();
+        self.parser.udp_ok.next = self.udp_ok.q.val();
         // Forwarding table (exact match on the destination IPv4 address).
         self.rhit.next = false;
         self.rport.next = 0.into();
@@ -412,76 +831,562 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.rport.next = self.route_port[r].q.val();
             }
         }
+        // Job table CAM on the parsed job id.
+        self.jhit.next = false;
+        self.jsel.next = 0.into();
+        self.jent.next = self.jtab[0].q.val();
+        self.jsel_ep.next = self.jepoch[0].q.val();
+        for j in 0..self.jtab.len() {
+            if self.jtab[j].q.val().get_bit(0)
+                & (self.jtab[j].q.val().get_bits::<16>(32) == self.parser.job.val())
+            {
+                self.jhit.next = true;
+                self.jsel.next = self.c_idx8[j].val();
+                self.jent.next = self.jtab[j].q.val();
+                self.jsel_ep.next = self.jepoch[j].q.val();
+            }
+        }
+        // Busy count of the latched job.
+        self.busy_cur.next = self.jbusy[0].q.val();
+        for j in 0..self.jtab.len() {
+            if self.ji.q.val() == self.c_idx8[j].val() {
+                self.busy_cur.next = self.jbusy[j].q.val();
+            }
+        }
+        // The slot under the scan pointer belongs to a timeout-mode job (others are skipped:
+        // `Switch::scan_slot` does nothing for them).
+        self.scan_own.next = false;
+        for j in 0..self.jtab.len() {
+            if self.jtab[j].q.val().get_bit(0)
+                & self.jtab[j].q.val().get_bit(2)
+                & ((bit_cast::<32, ADDR_W>(self.scan_ptr.q.val())
+                    - self.jtab[j].q.val().get_bits::<32>(192))
+                    < self.jtab[j].q.val().get_bits::<32>(224))
+            {
+                self.scan_own.next = true;
+            }
+        }
+        // Child table read address (PARSE overrides it with the packet's child).
+        self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.ji.q.val()) << self.c_mclog.val())
+            | bit_cast::<ADDR_W, 8>(self.ei.q.val());
+        // Slot copy of the packet's block: slot_base + (block mod count), copy (block / count) mod 2.
+        self.slot.next = (bit_cast::<ADDR_W, 32>(self.je.q.val().get_bits::<32>(192))
+            + bit_cast::<ADDR_W, 32>(
+                self.parser.block.val() & (self.je.q.val().get_bits::<32>(224) - 1),
+            ))
+            & self.c_smask.val();
+        self.ci.next = (self.parser.block.val() & self.je.q.val().get_bits::<32>(224)) != 0;
+        self.meta.raddr.next = self.cadr.q.val();
+        self.meta.waddr.next = self.cadr.q.val();
+        self.meta.wdata.next = self.cm.q.val();
+        self.meta.we.next = 0.into();
+        // Metadata of the copy just read.
+        self.m.next = self.meta.rdata.val();
+        self.m_st.next = self.m.val().get_bits::<3>(0);
+        self.m_jidx.next = self.m.val().get_bits::<8>(8);
+        self.m_block.next = self.m.val().get_bits::<32>(32);
+        self.m_bitmap.next = self.m.val().get_bits::<64>(64);
+        self.m_exp.next = self.m.val().get_bits::<8>(128);
+        self.m_flags.next = self.m.val().get_bits::<8>(136);
+        self.m_elem.next = self.m.val().get_bits::<16>(144);
+        self.m_timer.next = self.m.val().get_bits::<32>(160);
+        // The job entry the copy was written under (timer scan).
+        self.sj.next = self.jtab[0].q.val();
+        self.sj_ep.next = self.jepoch[0].q.val();
+        self.sj_busy.next = self.jbusy[0].q.val();
+        for j in 0..self.jtab.len() {
+            if self.m_jidx.val() == self.c_idx8[j].val() {
+                self.sj.next = self.jtab[j].q.val();
+                self.sj_ep.next = self.jepoch[j].q.val();
+                self.sj_busy.next = self.jbusy[j].q.val();
+            }
+        }
+        // A copy is live only if written under the current epoch of its job entry;
+        // otherwise it is Free (its job was replaced or removed).
+        if self.e_scan.q.val() {
+            self.live.next =
+                self.sj.val().get_bit(0) & (self.m.val().get_bits::<16>(16) == self.sj_ep.val());
+        } else {
+            self.live.next = (self.m_jidx.val() == self.ji.q.val())
+                & (self.m.val().get_bits::<16>(16) == self.jep.q.val());
+        }
+        if self.live.val() {
+            self.st.next = self.m_st.val();
+        } else {
+            self.st.next = 0.into();
+        }
+        self.busy_st.next = (self.st.val() == 1) | (self.st.val() == 2);
+        self.same.next = self.st.val() != 0;
+        self.samebl.next = self.same.val() & (self.m_block.val() == self.parser.block.val());
+        self.subset.next = (self.parser.bitmap.val() & !self.m_bitmap.val()) == 0;
+        self.disjoint.next = (self.parser.bitmap.val() & self.m_bitmap.val()) == 0;
+        self.d_cb.next = self.m_block.val() - self.parser.block.val();
+        self.d_bc.next = self.parser.block.val() - self.m_block.val();
+        self.newer_cb.next = !self.d_cb.val().get_bit(31) & (self.d_cb.val() != 0);
+        self.newer_bc.next = !self.d_bc.val().get_bit(31) & (self.d_bc.val() != 0);
+        self.age.next = self.now_r.q.val() - self.m_timer.val();
+        self.lim33.next = bit_cast::<33, 32>(self.je.q.val().get_bits::<32>(288))
+            + bit_cast::<33, 32>(self.je.q.val().get_bits::<32>(320));
+        self.stale.next =
+            self.je.q.val().get_bit(2) & (bit_cast::<33, 32>(self.age.val()) >= self.lim33.val());
+        if self.busy_st.val() {
+            self.busy_left.next = self.busy_cur.val() - 1;
+        } else {
+            self.busy_left.next = self.busy_cur.val();
+        }
+        self.newbm.next = self.m_bitmap.val() | self.parser.bitmap.val();
+        if self.parser.exponent.val() != self.m_exp.val() {
+            self.mflags.next = self.m_flags.val() | (self.parser.flags.val() & 0x18) | 0x10;
+        } else {
+            self.mflags.next = self.m_flags.val() | (self.parser.flags.val() & 0x18);
+        }
+        self.sflags.next = self.parser.flags.val() & 0x18;
+        self.rows_p.next =
+            ((self.parser.elements.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
+        self.rows_o.next =
+            ((self.o_elements.q.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
+        // Slot data path.
+        self.acc.op.next = 0.into();
+        self.acc.addr.next =
+            (self.cadr.q.val() << self.c_rpclog.val()) + bit_cast::<ADDR_W, 16>(self.ri.q.val());
+        self.acc.lim.next = self.o_elements.q.val() - (self.ri.q.val() << self.c_lprlog.val());
+        self.acc.b.next = self.rx_row_data.val();
+        self.bz_inc.next = false;
+        self.bz_dec.next = false;
+        self.bz_j.next = self.ji.q.val();
+        self.dbg_valid.next = false;
+        self.dbg_kind.next = false;
+        self.dbg_arg.next = 0.into();
+        self.dbg_tick.next = self.now.q.val();
         self.ev.next = 0.into();
+        self.dact.next = 0.into();
+        self.hwc.next = false;
+        self.cr.next = false;
+        self.fl.next = 0.into();
         self.v1.d.next = false;
         match self.state.q.val().index() {
             0 => {
-                // S_IDLE
-                if self.any.val() {
+                // IDLE
+                if self.any.val()
+                    & !(self.sweep_on.q.val() & self.scan_own.val() & self.scan_turn.q.val())
+                {
                     self.sel.d.next = self.pidx.val();
                     self.last.d.next = self.pidx.val();
                     self.len.d.next = self.cur_len.val();
                     self.nrows.d.next = self.cur_rows.val();
                     self.ri.d.next = 0.into();
+                    self.now_r.d.next = self.now.q.val();
+                    self.e_scan.d.next = false;
+                    self.scan_turn.d.next = true;
+                    self.dbg_valid.next = true;
+                    self.dbg_arg.next = bit_cast::<32, 4>(self.pidx.val());
                     for p in 0..self.rx.len() {
                         if self.pidx.val() == self.c_idx4[p].val() {
                             self.rx[p].d_pop.next = true;
                             self.rx_ev[p].next = true;
                             self.hdr.d.next = self.rx[p].d_hdr.val();
+                            self.udp_ok.d.next = self.rx[p].d_udp_ok.val();
                             self.row0.d.next = self.rx[p].d_row.val();
                         }
                     }
-                    self.state.d.next = bits::<3>(1);
+                    self.state.d.next = 1.into();
+                } else if self.sweep_on.q.val() & self.scan_own.val() {
+                    self.scan_turn.d.next = false;
+                    self.now_r.d.next = self.now.q.val();
+                    self.e_scan.d.next = true;
+                    self.scan_c.d.next = false;
+                    self.cadr.d.next = self.scan_ptr.q.val() << 1;
+                    self.dbg_valid.next = true;
+                    self.dbg_kind.next = true;
+                    self.dbg_arg.next = bit_cast::<32, ADDR_W>(self.scan_ptr.q.val());
+                    self.state.d.next = 11.into();
+                }
+                if self.sweep_on.q.val() & !self.scan_own.val() {
+                    // Not a timeout-mode slot: skip it without a visit.
+                    if self.scan_ptr.q.val() == self.c_slast.val() {
+                        self.scan_ptr.d.next = 0.into();
+                        self.sweep_on.d.next = false;
+                    } else {
+                        self.scan_ptr.d.next = self.scan_ptr.q.val() + 1;
+                    }
                 }
             }
             1 => {
-                // S_DECIDE
+                // PARSE
+                self.e_orig.d.next = false;
+                self.e_mc.d.next = false;
+                self.e_slot.d.next = false;
+                self.ji.d.next = self.jsel.val();
+                self.je.d.next = self.jent.val();
+                self.jep.d.next = self.jsel_ep.val();
+                self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << self.c_mclog.val())
+                    | (bit_cast::<ADDR_W, 8>(self.parser.child.val()) & self.c_mcmask.val());
                 // Counter indices are `Counter as usize` (checked by a unit test).
                 match self.parser.kind.val().index() {
                     0 => {
                         // CLASS_NON_IP
                         self.ev.next = bits::<32>(1) << 20;
-                        self.state.d.next = bits::<3>(3);
+                        self.state.d.next = 10.into();
                     }
                     1 => {
                         // CLASS_MALFORMED
                         self.ev.next = bits::<32>(1) << 15;
-                        self.state.d.next = bits::<3>(3);
+                        self.state.d.next = 10.into();
                     }
                     2 => {
                         // CLASS_ROUTE
                         if self.rhit.val() {
+                            self.ev.next = bits::<32>(1) << 18;
                             self.oport.d.next = self.rport.val();
-                            self.state.d.next = bits::<3>(2);
+                            self.e_orig.d.next = true;
+                            self.state.d.next = 6.into();
                         } else {
                             self.ev.next = bits::<32>(1) << 19;
-                            self.state.d.next = bits::<3>(3);
+                            self.state.d.next = 10.into();
                         }
                     }
                     3 => {
                         // CLASS_FANIN
-                        // No job table yet: every fanin packet is for an unknown job.
-                        self.ev.next = bits::<32>(1) << 14;
-                        self.state.d.next = bits::<3>(3);
+                        if self.jhit.val() {
+                            self.state.d.next = 2.into();
+                        } else {
+                            self.ev.next = bits::<32>(1) << 14;
+                            self.state.d.next = 10.into();
+                        }
                     }
                     _ => {}
                 }
             }
             2 => {
-                // S_COPY
-                // Wait for egress room, then stream the payload rows (one per cycle).
-                if self.tx_ready_sel.val() | (self.ri.q.val() != 0) {
-                    if self.ri.q.val() != self.nrows.q.val() {
-                        self.ri.d.next = self.ri.q.val() + 1;
-                        self.v1.d.next = true;
-                    } else if !self.v1.q.val() {
-                        for p in 0..self.rx.len() {
-                            if self.oport.q.val() == self.c_idx4[p].val() {
-                                self.tx[p].push.next = true;
-                            }
+                // LOOK: child entry arrives; read the slot copy's metadata.
+                self.chr.d.next = self.chram.rdata.val();
+                self.cadr.d.next =
+                    (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                self.meta.raddr.next =
+                    (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                self.state.d.next = 3.into();
+            }
+            3 => {
+                // DECIDE (Switch::contribution / result / same_block / try_complete).
+                self.state.d.next = 10.into();
+                self.ovf_acc.d.next = false;
+                self.ri.d.next = 0.into();
+                self.ei.d.next = 0.into();
+                // Fields of originated frames, by default from the packet.
+                self.o_src_mac.d.next = self.me_mac.q.val();
+                self.o_src_ip.d.next = self.me_ip.q.val();
+                self.o_src_port.d.next = self.me_port.q.val();
+                self.o_dst_mac.d.next = self.je.q.val().get_bits::<48>(384);
+                self.o_dst_ip.d.next = self.je.q.val().get_bits::<32>(352);
+                self.o_dst_port.d.next = self.je.q.val().get_bits::<16>(432);
+                self.oport.d.next = self.je.q.val().get_bits::<4>(448);
+                self.o_ptype.d.next = self.parser.ptype.val();
+                self.o_flags.d.next = self.parser.flags.val();
+                self.o_exp.d.next = self.parser.exponent.val();
+                self.o_job.d.next = self.parser.job.val();
+                self.o_elements.d.next = self.parser.elements.val();
+                self.o_block.d.next = self.parser.block.val();
+                self.o_child.d.next = self.parser.child.val();
+                self.o_bitmap.d.next = self.parser.bitmap.val();
+                // Aggregation defaults: start a new epoch of the copy.
+                self.cm.d.next = bits::<META_W>(1)
+                    | (bit_cast::<META_W, 8>(self.ji.q.val()) << 8)
+                    | (bit_cast::<META_W, 16>(self.jep.q.val()) << 16)
+                    | (bit_cast::<META_W, 32>(self.parser.block.val()) << 32)
+                    | (bit_cast::<META_W, 64>(self.parser.bitmap.val()) << 64)
+                    | (bit_cast::<META_W, 8>(self.parser.exponent.val()) << 128)
+                    | (bit_cast::<META_W, 8>(self.sflags.val()) << 136)
+                    | (bit_cast::<META_W, 16>(self.parser.elements.val()) << 144)
+                    | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
+                self.agg_op.d.next = 1.into();
+                self.complete.d.next =
+                    self.parser.bitmap.val() == self.je.q.val().get_bits::<64>(128);
+                self.nr.d.next = self.rows_p.val();
+                if self.parser.ptype.val() == 2 {
+                    // Result.
+                    if !self.je.q.val().get_bit(1) {
+                        self.ev.next = bits::<32>(1) << 15;
+                    } else {
+                        self.o_src_ip.d.next = self.me_ip.q.val();
+                        self.o_flags.d.next = self.parser.flags.val() | 0x02;
+                        self.e_mc.d.next = true;
+                        self.state.d.next = 6.into();
+                        if self.samebl.val() {
+                            // The copy holding this block is Done.
+                            self.meta.wdata.next = (self.m.val() & !bits::<META_W>(7)) | 3;
+                            self.meta.we.next = 1.into();
+                            self.bz_dec.next = self.busy_st.val();
                         }
-                        self.ev.next = bits::<32>(1) << 18;
-                        self.state.d.next = bits::<3>(3);
+                    }
+                } else if (self.parser.bitmap.val() & !self.je.q.val().get_bits::<64>(64)) != 0 {
+                    self.ev.next = bits::<32>(1) << 15;
+                } else if self.parser.elements.val() > self.c_lanes.val() {
+                    self.ev.next = bits::<32>(1) << 15;
+                } else if !self.parser.flags.val().get_bit(0)
+                    & (self.parser.child.val() >= self.je.q.val().get_bits::<8>(16))
+                {
+                    self.ev.next = bits::<32>(1) << 15;
+                } else if !self.parser.flags.val().get_bit(0)
+                    & ((self.parser.bitmap.val() & !self.chr.q.val().get_bits::<64>(0)) != 0)
+                {
+                    self.ev.next = bits::<32>(1) << 15;
+                } else if !self.parser.flags.val().get_bit(0)
+                    & (self.parser.child.val() >= self.je.q.val().get_bits::<8>(8))
+                {
+                    // Degree limit: bypass.
+                    self.ev.next = bits::<32>(1) << 10;
+                    self.dact.next = 2.into();
+                } else if self.parser.flags.val().get_bit(0) & self.je.q.val().get_bit(1) {
+                    // Transit.
+                    self.ev.next = bits::<32>(1) << 12;
+                    self.dact.next = 2.into();
+                } else if self.samebl.val() {
+                    // Same block (Switch::same_block).
+                    if self.st.val() == 1 {
+                        if self.subset.val() {
+                            self.ev.next = bits::<32>(1) << 5;
+                        } else if !self.disjoint.val() {
+                            self.ev.next = bits::<32>(1) << 6;
+                        } else if self.parser.elements.val() != self.m_elem.val() {
+                            self.ev.next = bits::<32>(1) << 15;
+                        } else {
+                            // Merge.
+                            self.ev.next = bits::<32>(1) << 2;
+                            self.dact.next = 4.into();
+                            self.agg_op.d.next = 2.into();
+                            self.complete.d.next =
+                                self.newbm.val() == self.je.q.val().get_bits::<64>(128);
+                            self.cm.d.next = (self.m.val()
+                                & !((bits::<META_W>(0xff) << 136)
+                                    | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
+                                | (bit_cast::<META_W, 64>(self.newbm.val()) << 64)
+                                | (bit_cast::<META_W, 8>(self.mflags.val()) << 136);
+                        }
+                    } else if (self.st.val() == 2) & self.subset.val() {
+                        // Emitted: re-emit the stored aggregate.
+                        self.ev.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 7);
+                        self.dact.next = 5.into();
+                    } else if (self.st.val() == 3) & !self.je.q.val().get_bit(1) {
+                        if self.subset.val() {
+                            // Done at the root: replay to the sender.
+                            self.ev.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 4);
+                            self.dact.next = 6.into();
+                        } else {
+                            self.ev.next = bits::<32>(1) << 6;
+                        }
+                    } else if !self.disjoint.val() & !self.subset.val() {
+                        self.ev.next = bits::<32>(1) << 6;
+                    } else {
+                        self.ev.next = bits::<32>(1) << 11;
+                        self.dact.next = 2.into();
+                    }
+                } else if self.same.val() & self.newer_cb.val() {
+                    // An older block than the copy holds.
+                    if self.je.q.val().get_bit(1) {
+                        self.ev.next = bits::<32>(1) << 11;
+                        self.dact.next = 2.into();
+                    } else {
+                        self.ev.next = bits::<32>(1) << 5;
+                    }
+                } else if self.busy_st.val()
+                    & !(self.st.val() == 2)
+                    & !(!self.je.q.val().get_bit(1)
+                        & (self.st.val() == 1)
+                        & self.newer_bc.val()
+                        & self.stale.val())
+                {
+                    // Collision: root drop or bypass.
+                    if self.je.q.val().get_bit(1) {
+                        self.ev.next = bits::<32>(1) << 8;
+                        self.dact.next = 2.into();
+                    } else {
+                        self.ev.next = bits::<32>(1) << 13;
+                    }
+                } else if self.busy_left.val() >= self.je.q.val().get_bits::<32>(256) {
+                    // Quota (a stale root copy counts as reclaimed even so).
+                    if self.je.q.val().get_bit(1) {
+                        self.ev.next = bits::<32>(1) << 9;
+                        self.dact.next = 2.into();
+                    } else if (self.st.val() == 1) & self.busy_st.val() {
+                        self.ev.next = (bits::<32>(1) << 13) | (bits::<32>(1) << 17);
+                    } else {
+                        self.ev.next = bits::<32>(1) << 13;
+                    }
+                } else {
+                    // Start a new epoch of the copy.
+                    if !self.je.q.val().get_bit(1) & (self.st.val() == 1) {
+                        self.ev.next = (bits::<32>(1) << 2) | (bits::<32>(1) << 17);
+                    } else {
+                        self.ev.next = bits::<32>(1) << 2;
+                    }
+                    self.dact.next = 4.into();
+                }
+                match self.dact.val().index() {
+                    2 => {
+                        // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
+                        self.o_src_ip.d.next = self.parser.src_ip.val();
+                        self.o_src_port.d.next = self.parser.src_port.val();
+                        self.o_flags.d.next = self.parser.flags.val() | 0x01;
+                        self.state.d.next = 6.into();
+                    }
+                    4 => {
+                        self.state.d.next = 4.into();
+                    }
+                    5 => {
+                        // Re-emit the stored aggregate (Switch::aggregate_frame).
+                        self.e_slot.d.next = true;
+                        self.o_ptype.d.next = 1.into();
+                        if self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128) {
+                            self.o_flags.d.next = self.m_flags.val() | 0x04;
+                        } else {
+                            self.o_flags.d.next = self.m_flags.val();
+                        }
+                        self.o_exp.d.next = self.m_exp.val();
+                        self.o_elements.d.next = self.m_elem.val();
+                        self.o_block.d.next = self.m_block.val();
+                        self.o_child.d.next = self.je.q.val().get_bits::<8>(24);
+                        self.o_bitmap.d.next = self.m_bitmap.val();
+                        self.state.d.next = 6.into();
+                    }
+                    6 => {
+                        // Replay the result to the sender out of the ingress port.
+                        self.e_slot.d.next = true;
+                        self.o_ptype.d.next = 2.into();
+                        self.o_flags.d.next = self.m_flags.val();
+                        self.o_exp.d.next = self.m_exp.val();
+                        self.o_elements.d.next = self.m_elem.val();
+                        self.o_block.d.next = self.m_block.val();
+                        self.o_bitmap.d.next = self.m_bitmap.val();
+                        self.o_dst_mac.d.next = self.parser.src_mac.val();
+                        self.o_dst_ip.d.next = self.parser.src_ip.val();
+                        self.o_dst_port.d.next = self.parser.src_port.val();
+                        self.oport.d.next = self.sel.q.val();
+                        self.state.d.next = 6.into();
+                    }
+                    _ => {}
+                }
+            }
+            4 => {
+                // RMW: one slot row per cycle; the Acc pipeline forwards distance-1 hazards.
+                if self.ri.q.val() != self.nr.q.val() {
+                    self.acc.op.next = self.agg_op.q.val();
+                    self.ri.d.next = self.ri.q.val() + 1;
+                } else if !self.acc.busy.val() {
+                    self.state.d.next = 5.into();
+                }
+                if self.acc.ovf.val() {
+                    self.ovf_acc.d.next = true;
+                }
+            }
+            5 => {
+                // RMW_END: metadata write (Switch::try_complete).
+                self.cr.next = self.complete.q.val() & !self.je.q.val().get_bit(1);
+                if self.ovf_acc.q.val() {
+                    self.fl.next = self.cm.q.val().get_bits::<8>(136) | 0x08;
+                } else {
+                    self.fl.next = self.cm.q.val().get_bits::<8>(136);
+                }
+                if self.complete.q.val() {
+                    if self.je.q.val().get_bit(1) {
+                        self.meta.wdata.next = (self.cm.q.val()
+                            & !(bits::<META_W>(7)
+                                | (bits::<META_W>(0xff) << 136)
+                                | (bits::<META_W>(0xffff_ffffu64) << 160)))
+                            | 2
+                            | (bit_cast::<META_W, 8>(self.fl.val()) << 136)
+                            | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
+                    } else {
+                        self.meta.wdata.next = (self.cm.q.val()
+                            & !(bits::<META_W>(7) | (bits::<META_W>(0xff) << 136)))
+                            | 3
+                            | (bit_cast::<META_W, 8>(self.fl.val()) << 136);
+                    }
+                } else {
+                    self.meta.wdata.next = (self.cm.q.val() & !(bits::<META_W>(0xff) << 136))
+                        | (bit_cast::<META_W, 8>(self.fl.val()) << 136);
+                }
+                self.meta.we.next = 1.into();
+                if self.agg_op.q.val() == 1 {
+                    self.hwc.next = !self.busy_st.val();
+                    self.bz_inc.next = !self.busy_st.val() & !self.cr.val();
+                    self.bz_dec.next = self.busy_st.val() & self.cr.val();
+                } else {
+                    self.bz_dec.next = self.cr.val();
+                }
+                self.o_exp.d.next = self.cm.q.val().get_bits::<8>(128);
+                self.o_bitmap.d.next = self.cm.q.val().get_bits::<64>(64);
+                self.e_slot.d.next = true;
+                if self.complete.q.val() {
+                    self.ev.next = bits::<32>(1) << 3;
+                    self.state.d.next = 6.into();
+                    if self.je.q.val().get_bit(1) {
+                        // Aggregate upward.
+                        self.o_ptype.d.next = 1.into();
+                        self.o_flags.d.next = self.fl.val();
+                        self.o_child.d.next = self.je.q.val().get_bits::<8>(24);
+                    } else {
+                        // Result multicast to the children.
+                        self.o_ptype.d.next = 2.into();
+                        self.o_flags.d.next = self.fl.val() | 0x02;
+                        self.e_mc.d.next = true;
+                    }
+                } else {
+                    self.state.d.next = 10.into();
+                }
+            }
+            6 => {
+                // ESET: the child-table read of child `ei` is under way.
+                if self.e_orig.q.val() {
+                    self.nr.d.next = self.nrows.q.val();
+                } else {
+                    self.nr.d.next = self.rows_o.val();
+                }
+                self.ri.d.next = 0.into();
+                self.state.d.next = 7.into();
+            }
+            7 => {
+                // EWAIT
+                if self.e_mc.q.val() {
+                    self.oport.d.next = self.chram.rdata.val().get_bits::<4>(160);
+                    self.o_dst_mac.d.next = self.chram.rdata.val().get_bits::<48>(64);
+                    self.o_dst_ip.d.next = self.chram.rdata.val().get_bits::<32>(112);
+                    self.o_dst_port.d.next = self.chram.rdata.val().get_bits::<16>(144);
+                    self.o_child.d.next = self.ei.q.val();
+                }
+                self.state.d.next = 8.into();
+            }
+            8 => {
+                // ERDY: room for a maximum frame at the egress port.
+                if self.tx_ready_sel.val() {
+                    self.state.d.next = 9.into();
+                }
+            }
+            9 => {
+                // ECOPY: one payload row per cycle, then the descriptor.
+                if self.ri.q.val() != self.nr.q.val() {
+                    if self.e_slot.q.val() {
+                        self.acc.op.next = 3.into();
+                    }
+                    self.ri.d.next = self.ri.q.val() + 1;
+                    self.v1.d.next = true;
+                } else if !self.v1.q.val() {
+                    for p in 0..self.rx.len() {
+                        if self.oport.q.val() == self.c_idx4[p].val() {
+                            self.tx[p].push.next = true;
+                        }
+                    }
+                    if self.e_mc.q.val() {
+                        self.ev.next = bits::<32>(1) << 4;
+                    }
+                    if self.e_mc.q.val()
+                        & ((self.ei.q.val() + 1) < self.je.q.val().get_bits::<8>(16))
+                    {
+                        self.ei.d.next = self.ei.q.val() + 1;
+                        self.state.d.next = 6.into();
+                    } else if self.e_scan.q.val() {
+                        self.state.d.next = 13.into();
+                    } else {
+                        self.state.d.next = 10.into();
                     }
                 }
                 if self.v1.q.val() {
@@ -492,37 +1397,109 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                 }
             }
-            3 => {
-                // S_DONE
+            10 => {
+                // DONE
                 for p in 0..self.rx.len() {
                     if self.sel.q.val() == self.c_idx4[p].val() {
                         self.rx[p].rel.next = true;
                     }
                 }
-                self.state.d.next = bits::<3>(0);
+                self.state.d.next = 0.into();
+            }
+            11 => {
+                // SCAN: metadata of (scan_ptr, scan_c) under way.
+                self.state.d.next = 12.into();
+            }
+            12 => {
+                // SDEC (Switch::scan_slot for one copy).
+                self.state.d.next = 13.into();
+                if self.sj.val().get_bit(2)
+                    & self.sj.val().get_bit(1)
+                    & (self.st.val() == 1)
+                    & (self.age.val() >= self.sj.val().get_bits::<32>(288))
+                {
+                    // Flush the partial aggregate upward.
+                    self.ev.next = bits::<32>(1) << 16;
+                    self.meta.wdata.next = (self.m.val()
+                        & !(bits::<META_W>(7) | (bits::<META_W>(0xffff_ffffu64) << 160)))
+                        | 2
+                        | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
+                    self.meta.we.next = 1.into();
+                    self.ji.d.next = self.m_jidx.val();
+                    self.je.d.next = self.sj.val();
+                    self.jep.d.next = self.sj_ep.val();
+                    self.e_slot.d.next = true;
+                    self.e_mc.d.next = false;
+                    self.e_orig.d.next = false;
+                    self.o_src_mac.d.next = self.me_mac.q.val();
+                    self.o_src_ip.d.next = self.me_ip.q.val();
+                    self.o_src_port.d.next = self.me_port.q.val();
+                    self.o_dst_mac.d.next = self.sj.val().get_bits::<48>(384);
+                    self.o_dst_ip.d.next = self.sj.val().get_bits::<32>(352);
+                    self.o_dst_port.d.next = self.sj.val().get_bits::<16>(432);
+                    self.oport.d.next = self.sj.val().get_bits::<4>(448);
+                    self.o_ptype.d.next = 1.into();
+                    if self.m_bitmap.val() != self.sj.val().get_bits::<64>(128) {
+                        self.o_flags.d.next = self.m_flags.val() | 0x04;
+                    } else {
+                        self.o_flags.d.next = self.m_flags.val();
+                    }
+                    self.o_exp.d.next = self.m_exp.val();
+                    self.o_job.d.next = self.sj.val().get_bits::<16>(32);
+                    self.o_elements.d.next = self.m_elem.val();
+                    self.o_block.d.next = self.m_block.val();
+                    self.o_child.d.next = self.sj.val().get_bits::<8>(24);
+                    self.o_bitmap.d.next = self.m_bitmap.val();
+                    self.state.d.next = 6.into();
+                } else if self.sj.val().get_bit(2)
+                    & (self.st.val() == 2)
+                    & (self.age.val() >= self.sj.val().get_bits::<32>(320))
+                {
+                    // Reclaim the emitted copy: Stale.
+                    self.ev.next = bits::<32>(1) << 17;
+                    self.meta.wdata.next = (self.m.val() & !bits::<META_W>(7)) | 4;
+                    self.meta.we.next = 1.into();
+                    self.bz_dec.next = true;
+                    self.bz_j.next = self.m_jidx.val();
+                }
+            }
+            13 => {
+                // SNEXT
+                if !self.scan_c.q.val() {
+                    self.scan_c.d.next = true;
+                    self.cadr.d.next = (self.scan_ptr.q.val() << 1) | 1;
+                    self.state.d.next = 11.into();
+                } else {
+                    self.scan_c.d.next = false;
+                    if self.scan_ptr.q.val() == self.c_slast.val() {
+                        self.scan_ptr.d.next = 0.into();
+                        self.sweep_on.d.next = false;
+                    } else {
+                        self.scan_ptr.d.next = self.scan_ptr.q.val() + 1;
+                    }
+                    self.state.d.next = 0.into();
+                }
             }
             _ => {
-                self.state.d.next = bits::<3>(0);
+                self.state.d.next = 0.into();
             }
         }
-        // Counters.
-        for k in 0..self.cnt.len() {
-            if self.ev.val().get_bit(k) {
-                self.cnt[k].d.next = self.cnt[k].q.val() + 1;
+        self.chram.raddr.next = self.chaddr.val();
+        // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists.
+        self.any_to.next = false;
+        for j in 0..self.jtab.len() {
+            if self.jtab[j].q.val().get_bit(0) & self.jtab[j].q.val().get_bit(2) {
+                self.any_to.next = true;
             }
         }
-        for p in 0..self.rx.len() {
-            if self.rx_ev[p].val() {
-                self.rxp[p].d.next = self.rxp[p].q.val() + 1;
-                self.rxb[p].d.next = self.rxb[p].q.val() + bit_cast::<64, 16>(self.cur_len.val());
-            }
-            if self.tx[p].sent.val() {
-                self.txp[p].d.next = self.txp[p].q.val() + 1;
-                self.txb[p].d.next = self.txb[p].q.val() + self.tx[p].sent_len.val();
-            }
-            if self.rx[p].bad.val() {
-                self.rxbad[p].d.next = self.rxbad[p].q.val() + 1;
-            }
+        if !self.sweep_on.q.val()
+            & self.any_to.val()
+            & (self.scan_ticks.q.val() != 0)
+            & ((self.now.q.val() - self.sweep_t0.q.val()) >= self.scan_ticks.q.val())
+        {
+            self.sweep_on.d.next = true;
+            self.sweep_t0.d.next = self.now.q.val();
+            self.scan_ptr.d.next = 0.into();
         }
         // AXI4-Lite: a write needs address and data together; one outstanding read.
         self.wr.next = self.awvalid.val() & self.wvalid.val() & !self.bvalid_r.q.val();
@@ -535,12 +1512,140 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else if self.bready.val() {
             self.bvalid_r.d.next = false;
         }
+        self.jpack.next = bit_cast::<JOB_W, 32>(self.st_jctrl.q.val())
+            | (bit_cast::<JOB_W, 16>(self.st_jid.q.val()) << 32)
+            | (bit_cast::<JOB_W, 64>(self.st_jranks.q.val()) << 64)
+            | (bit_cast::<JOB_W, 64>(self.st_jexp.q.val()) << 128)
+            | (bit_cast::<JOB_W, 32>(self.st_jsbase.q.val()) << 192)
+            | (bit_cast::<JOB_W, 32>(self.st_jscount.q.val()) << 224)
+            | (bit_cast::<JOB_W, 32>(self.st_jquota.q.val()) << 256)
+            | (bit_cast::<JOB_W, 32>(self.st_jflush.q.val()) << 288)
+            | (bit_cast::<JOB_W, 32>(self.st_jreclaim.q.val()) << 320)
+            | (bit_cast::<JOB_W, 32>(self.st_pip.q.val()) << 352)
+            | (bit_cast::<JOB_W, 48>(self.st_pmac.q.val()) << 384)
+            | (bit_cast::<JOB_W, 16>(self.st_pudp.q.val()) << 432)
+            | (bit_cast::<JOB_W, 8>(self.st_pport.q.val()) << 448);
+        self.jc.next = false;
+        self.jc_busy.next = self.jbusy[0].q.val();
+        for j in 0..self.jtab.len() {
+            if self.wdata.val().get_bits::<8>(0) == self.c_idx8[j].val() {
+                self.jc_busy.next = self.jbusy[j].q.val();
+            }
+        }
+        self.chram.waddr.next = (bit_cast::<ADDR_W, 8>(self.wdata.val().get_bits::<8>(8))
+            << self.c_mclog.val())
+            | (bit_cast::<ADDR_W, 8>(self.wdata.val().get_bits::<8>(0)) & self.c_mcmask.val());
+        self.chram.wdata.next = bit_cast::<CHILD_W, 64>(self.st_cranks.q.val())
+            | (bit_cast::<CHILD_W, 48>(self.st_cmac.q.val()) << 64)
+            | (bit_cast::<CHILD_W, 32>(self.st_cip.q.val()) << 112)
+            | (bit_cast::<CHILD_W, 16>(self.st_cudp.q.val()) << 144)
+            | (bit_cast::<CHILD_W, 8>(self.st_cport.q.val()) << 160);
+        self.chram.we.next = 0.into();
         if self.wr.val() {
             if self.awaddr.val() == self.a_me_ip.val() {
                 self.me_ip.d.next = self.wdata.val();
             }
             if self.awaddr.val() == self.a_me_port.val() {
                 self.me_port.d.next = self.wdata.val().get_bits::<16>(0);
+            }
+            if self.awaddr.val() == self.a_me_mac_lo.val() {
+                self.me_mac.d.next = (self.me_mac.q.val() & 0xffff_0000_0000u64)
+                    | bit_cast::<48, 32>(self.wdata.val());
+            }
+            if self.awaddr.val() == self.a_me_mac_hi.val() {
+                self.me_mac.d.next = (self.me_mac.q.val() & 0xffff_ffffu64)
+                    | (bit_cast::<48, 16>(self.wdata.val().get_bits::<16>(0)) << 32);
+            }
+            if self.awaddr.val() == self.a_tick_div.val() {
+                self.tick_div.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_scan_ticks.val() {
+                self.scan_ticks.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_job.val() {
+                self.st_jid.d.next = self.wdata.val().get_bits::<16>(0);
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x04 {
+                self.st_jctrl.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x08 {
+                self.st_jranks.d.next = (self.st_jranks.q.val() & 0xffff_ffff_0000_0000u64)
+                    | bit_cast::<64, 32>(self.wdata.val());
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x0c {
+                self.st_jranks.d.next = (self.st_jranks.q.val() & 0xffff_ffffu64)
+                    | (bit_cast::<64, 32>(self.wdata.val()) << 32);
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x10 {
+                self.st_jexp.d.next = (self.st_jexp.q.val() & 0xffff_ffff_0000_0000u64)
+                    | bit_cast::<64, 32>(self.wdata.val());
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x14 {
+                self.st_jexp.d.next = (self.st_jexp.q.val() & 0xffff_ffffu64)
+                    | (bit_cast::<64, 32>(self.wdata.val()) << 32);
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x18 {
+                self.st_jsbase.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x1c {
+                self.st_jscount.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x20 {
+                self.st_jquota.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x24 {
+                self.st_jflush.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x28 {
+                self.st_jreclaim.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x2c {
+                self.st_pmac.d.next = (self.st_pmac.q.val() & 0xffff_0000_0000u64)
+                    | bit_cast::<48, 32>(self.wdata.val());
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x30 {
+                self.st_pmac.d.next = (self.st_pmac.q.val() & 0xffff_ffffu64)
+                    | (bit_cast::<48, 16>(self.wdata.val().get_bits::<16>(0)) << 32);
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x34 {
+                self.st_pip.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x38 {
+                self.st_pudp.d.next = self.wdata.val().get_bits::<16>(0);
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x3c {
+                self.st_pport.d.next = self.wdata.val().get_bits::<8>(0);
+            }
+            if self.awaddr.val() == self.a_job.val() + 0x40 {
+                self.jc.next = true;
+            }
+            if self.awaddr.val() == self.a_child.val() {
+                self.st_cmac.d.next = (self.st_cmac.q.val() & 0xffff_0000_0000u64)
+                    | bit_cast::<48, 32>(self.wdata.val());
+            }
+            if self.awaddr.val() == self.a_child.val() + 0x04 {
+                self.st_cmac.d.next = (self.st_cmac.q.val() & 0xffff_ffffu64)
+                    | (bit_cast::<48, 16>(self.wdata.val().get_bits::<16>(0)) << 32);
+            }
+            if self.awaddr.val() == self.a_child.val() + 0x08 {
+                self.st_cip.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_child.val() + 0x0c {
+                self.st_cudp.d.next = self.wdata.val().get_bits::<16>(0);
+            }
+            if self.awaddr.val() == self.a_child.val() + 0x10 {
+                self.st_cport.d.next = self.wdata.val().get_bits::<8>(0);
+            }
+            if self.awaddr.val() == self.a_child.val() + 0x14 {
+                self.st_cranks.d.next = (self.st_cranks.q.val() & 0xffff_ffff_0000_0000u64)
+                    | bit_cast::<64, 32>(self.wdata.val());
+            }
+            if self.awaddr.val() == self.a_child.val() + 0x18 {
+                self.st_cranks.d.next = (self.st_cranks.q.val() & 0xffff_ffffu64)
+                    | (bit_cast::<64, 32>(self.wdata.val()) << 32);
+            }
+            if self.awaddr.val() == self.a_child.val() + 0x1c {
+                self.chram.we.next = 1.into();
             }
             if self.awaddr.val() == self.a_route_ip.val() {
                 self.st_route_ip.d.next = self.wdata.val();
@@ -573,6 +1678,26 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         if self.araddr.val() == self.a_me_port.val() {
             self.rd.next = bit_cast::<32, 16>(self.me_port.q.val());
+        }
+        if self.araddr.val() == self.a_me_mac_lo.val() {
+            self.rd.next = self.me_mac.q.val().get_bits::<32>(0);
+        }
+        if self.araddr.val() == self.a_me_mac_hi.val() {
+            self.rd.next = bit_cast::<32, 16>(self.me_mac.q.val().get_bits::<16>(32));
+        }
+        if self.araddr.val() == self.a_tick_div.val() {
+            self.rd.next = self.tick_div.q.val();
+        }
+        if self.araddr.val() == self.a_tick.val() {
+            self.rd.next = self.now.q.val();
+        }
+        if self.araddr.val() == self.a_scan_ticks.val() {
+            self.rd.next = self.scan_ticks.q.val();
+        }
+        for j in 0..self.jtab.len() {
+            if self.araddr.val() == self.a_busy.val() + (self.c_idx16[j].val() << 2) {
+                self.rd.next = self.jbusy[j].q.val();
+            }
         }
         for k in 0..self.cnt.len() {
             if self.araddr.val() == self.a_cnt.val() + (self.c_idx16[k].val() << 3) {
@@ -617,8 +1742,70 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else if self.rready.val() {
             self.rvalid_r.d.next = false;
         }
+        // Counters.
+        for k in 0..self.cnt.len() {
+            if self.ev.val().get_bit(k) {
+                self.cnt[k].d.next = self.cnt[k].q.val() + 1;
+            }
+        }
+        for p in 0..self.rx.len() {
+            if self.rx_ev[p].val() {
+                self.rxp[p].d.next = self.rxp[p].q.val() + 1;
+                self.rxb[p].d.next = self.rxb[p].q.val() + bit_cast::<64, 16>(self.cur_len.val());
+            }
+            if self.tx[p].sent.val() {
+                self.txp[p].d.next = self.txp[p].q.val() + 1;
+                self.txb[p].d.next = self.txb[p].q.val() + self.tx[p].sent_len.val();
+            }
+            if self.rx[p].bad.val() {
+                self.rxbad[p].d.next = self.rxbad[p].q.val() + 1;
+            }
+        }
+        // Occupancy: slots_in_use (counter 0), its high water (counter 1), per-job busy copies.
+        if self.bz_inc.val() {
+            self.cnt[0].d.next = self.cnt[0].q.val() + 1;
+        }
+        if self.bz_dec.val() {
+            self.cnt[0].d.next = self.cnt[0].q.val() - 1;
+        }
+        if self.hwc.val() & ((self.cnt[0].q.val() + 1) > self.cnt[1].q.val()) {
+            self.cnt[1].d.next = self.cnt[0].q.val() + 1;
+        }
+        for j in 0..self.jtab.len() {
+            if self.bz_j.val() == self.c_idx8[j].val() {
+                if self.bz_inc.val() {
+                    self.jbusy[j].d.next = self.jbusy[j].q.val() + 1;
+                }
+                if self.bz_dec.val() {
+                    self.jbusy[j].d.next = self.jbusy[j].q.val() - 1;
+                }
+            }
+        }
+        // Job commit (after the engine's updates: the commit wins).
+        if self.jc.val() {
+            self.cnt[0].d.next = self.cnt[0].q.val() - bit_cast::<64, 32>(self.jc_busy.val());
+            for j in 0..self.jtab.len() {
+                if self.wdata.val().get_bits::<8>(0) == self.c_idx8[j].val() {
+                    self.jtab[j].d.next = self.jpack.val();
+                    self.jepoch[j].d.next = self.jepoch[j].q.val() + 1;
+                    self.jbusy[j].d.next = 0.into();
+                }
+            }
+        }
         if self.rst.val() {
-            self.state.d.next = bits::<3>(0);
+            self.state.d.next = 0.into();
+            self.tick_cnt.d.next = 0.into();
+            self.now.d.next = 0.into();
+            self.tick_div.d.next = 1.into();
+            self.scan_ticks.d.next = 1.into();
+            self.sweep_on.d.next = false;
+            self.sweep_t0.d.next = 0.into();
+            self.scan_ptr.d.next = 0.into();
+            self.scan_c.d.next = false;
+            for j in 0..self.jtab.len() {
+                self.jtab[j].d.next = 0.into();
+                self.jbusy[j].d.next = 0.into();
+            }
             self.bvalid_r.d.next = false;
             self.rvalid_r.d.next = false;
             for r in 0..self.route_valid.len() {

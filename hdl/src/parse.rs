@@ -33,6 +33,8 @@ pub struct Parser {
     pub me_ip: Signal<In, Bits<32>>,
     /// The switch's fanin UDP port.
     pub me_port: Signal<In, Bits<16>>,
+    /// The UDP checksum is absent or correct (computed by the ingress over the whole datagram).
+    pub udp_ok: Signal<In, bool>,
     /// One of the `CLASS_*` codes.
     pub kind: Signal<Out, Bits<2>>,
     /// Destination MAC.
@@ -93,6 +95,7 @@ impl Default for Parser {
             len: Default::default(),
             me_ip: Default::default(),
             me_port: Default::default(),
+            udp_ok: Default::default(),
             kind: Default::default(),
             dst_mac: Default::default(),
             src_mac: Default::default(),
@@ -215,6 +218,7 @@ impl Logic for Parser {
             self.kind.next = 2.into();
         } else if !self.udp_cand.val()
             | self.udp_bad.val()
+            | !self.udp_ok.val()
             | (self.be.val().get_bits::<16>(336) != self.me_port.val())
             | self.wire_bad.val()
         {

@@ -37,6 +37,62 @@ pub const PORT_BASE: u32 = 0x400;
 /// Base of the per-port bad-frame counters (4 bytes per port).
 pub const RX_BAD_BASE: u32 = 0x600;
 
+/// Base of the job-table staging registers.
+pub const JOB_BASE: u32 = 0x800;
+/// Base of the child-table staging registers.
+pub const CHILD_BASE: u32 = 0x880;
+/// Base of the per-entry busy-copy counters (4 bytes per job-table entry).
+pub const JOB_BUSY_BASE: u32 = 0xa00;
+
+/// Job staging registers: (offset from `JOB_BASE`, name, doc). Committed by `job_commit`.
+pub const JOB_REGS: &[(u32, &str, &str)] = &[
+    (0x00, "job_id", "Staging: job id (bits 15:0)."),
+    (0x04, "job_ctrl", "Staging: bit 0 valid (0 removes the entry), bit 1 inner (0 root), bit 2 timeout mode (0 static), bits 15:8 degree_limit, bits 23:16 number of children, bits 31:24 index_at_parent."),
+    (0x08, "job_ranks_lo", "Staging: ranks bits 31:0."),
+    (0x0c, "job_ranks_hi", "Staging: ranks bits 63:32."),
+    (0x10, "job_expected_lo", "Staging: expected contributors (JobEntry::expected(), written by the driver) bits 31:0."),
+    (0x14, "job_expected_hi", "Staging: expected contributors bits 63:32."),
+    (0x18, "job_slot_base", "Staging: first slot of the job's range."),
+    (0x1c, "job_slot_count", "Staging: slots in the range (a power of two)."),
+    (0x20, "job_quota", "Staging: effective quota in copies (JobEntry::effective_quota(), written by the driver)."),
+    (0x24, "job_flush_after", "Staging: timeout mode flush_after in ticks (32 bits; the driver clamps)."),
+    (0x28, "job_reclaim_after", "Staging: timeout mode reclaim_after in ticks (32 bits; the driver clamps)."),
+    (0x2c, "job_parent_mac_lo", "Staging: parent MAC bytes 2..5 (byte 2 in bits 31:24)."),
+    (0x30, "job_parent_mac_hi", "Staging: parent MAC bytes 0..1 (byte 0 in bits 15:8)."),
+    (0x34, "job_parent_ip", "Staging: parent IPv4 address."),
+    (0x38, "job_parent_udp", "Staging: parent UDP port (bits 15:0)."),
+    (0x3c, "job_parent_port", "Staging: egress port toward the parent."),
+    (0x40, "job_commit", "Write an entry index: copies the staged job into that entry, frees its slot copies (busy count to 0, slots_in_use reduced)."),
+];
+
+/// Child staging registers: (offset from `CHILD_BASE`, name, doc). Committed by `child_commit`.
+pub const CHILD_REGS: &[(u32, &str, &str)] = &[
+    (
+        0x00,
+        "child_mac_lo",
+        "Staging: child MAC bytes 2..5 (byte 2 in bits 31:24).",
+    ),
+    (
+        0x04,
+        "child_mac_hi",
+        "Staging: child MAC bytes 0..1 (byte 0 in bits 15:8).",
+    ),
+    (0x08, "child_ip", "Staging: child IPv4 address."),
+    (0x0c, "child_udp", "Staging: child UDP port (bits 15:0)."),
+    (0x10, "child_port", "Staging: egress port toward the child."),
+    (
+        0x14,
+        "child_ranks_lo",
+        "Staging: ranks the child delivers, bits 31:0.",
+    ),
+    (0x18, "child_ranks_hi", "Staging: ranks bits 63:32."),
+    (
+        0x1c,
+        "child_commit",
+        "Write (entry << 8) | child index: copies the staged child into the child table.",
+    ),
+];
+
 /// Identification value of register 0 ("FANI").
 pub const ID_VALUE: u32 = 0x4641_4e49;
 
@@ -107,6 +163,50 @@ impl RegMap {
             Access::RW,
             "The fanin UDP port (low 16 bits).",
         );
+        r(
+            0x48,
+            "me_mac_lo",
+            Access::RW,
+            "The switch's MAC address bytes 2..5 (byte 2 in bits 31:24).",
+        );
+        r(
+            0x4c,
+            "me_mac_hi",
+            Access::RW,
+            "The switch's MAC address bytes 0..1 (byte 0 in bits 15:8).",
+        );
+        r(
+            0x50,
+            "tick_div",
+            Access::RW,
+            "Tick prescaler: clock cycles per timer tick (reset 1; 0 acts as 1).",
+        );
+        r(
+            0x54,
+            "tick",
+            Access::RO,
+            "The current tick (32 bits, wraps): the model's `now`.",
+        );
+        r(
+            0x58,
+            "scan_ticks",
+            Access::RW,
+            "Timer scan: ticks between the starts of two sweeps over all slots while a timeout-mode job is configured (reset 1: sweep continuously; 0 stops the scan).",
+        );
+        for (o, name, doc) in JOB_REGS {
+            r(JOB_BASE + o, name, Access::WO, doc);
+        }
+        for (o, name, doc) in CHILD_REGS {
+            r(CHILD_BASE + o, name, Access::WO, doc);
+        }
+        for j in 0..cfg.max_jobs {
+            r(
+                JOB_BUSY_BASE + 4 * j,
+                &format!("job{j}_busy"),
+                Access::RO,
+                &format!("Job-table entry {j}: busy copies (Switch::job_busy)."),
+            );
+        }
         r(
             0x80,
             "route_ip",
@@ -224,4 +324,102 @@ impl RegMap {
         }
         s
     }
+}
+
+fn mac_words(mac: [u8; 6]) -> (u32, u32) {
+    (
+        u32::from_be_bytes([mac[2], mac[3], mac[4], mac[5]]),
+        u32::from(u16::from_be_bytes([mac[0], mac[1]])),
+    )
+}
+
+/// Register writes `(address, value)` that set the switch's identity: IPv4, UDP port, MAC.
+pub fn identity_writes(ip: core::net::Ipv4Addr, udp_port: u16, mac: [u8; 6]) -> Vec<(u32, u32)> {
+    let (lo, hi) = mac_words(mac);
+    vec![
+        (0x40, u32::from(ip)),
+        (0x44, udp_port as u32),
+        (0x48, lo),
+        (0x4c, hi),
+    ]
+}
+
+/// Register writes `(address, value)` that program job-table entry `entry` with `job` and
+/// its children (the driver's side of the staging-register protocol: children first, then
+/// the job commit, which makes the entry live). Derived fields (`expected`,
+/// `effective_quota`) are computed here, as the hardware expects. Timeouts above
+/// `u32::MAX` ticks are clamped.
+pub fn job_writes(entry: u8, job: &fanin_proto::config::JobEntry) -> Vec<(u32, u32)> {
+    use fanin_proto::config::{Mode, Role};
+    let mut w = Vec::new();
+    for (i, c) in job.children.iter().enumerate() {
+        let (lo, hi) = mac_words(c.endpoint.mac);
+        let b = CHILD_BASE;
+        w.extend([
+            (b, lo),
+            (b + 0x04, hi),
+            (b + 0x08, u32::from(c.endpoint.ip)),
+            (b + 0x0c, c.endpoint.udp_port as u32),
+            (b + 0x10, c.endpoint.port as u32),
+            (b + 0x14, c.ranks as u32),
+            (b + 0x18, (c.ranks >> 32) as u32),
+            (b + 0x1c, (entry as u32) << 8 | i as u32),
+        ]);
+    }
+    let (inner, iap, parent) = match job.role {
+        Role::Root => (0, 0, None),
+        Role::Inner {
+            parent,
+            index_at_parent,
+        } => (1, index_at_parent, Some(parent)),
+    };
+    let (timeout, flush, reclaim) = match job.mode {
+        Mode::Static => (0, 0, 0),
+        Mode::Timeout {
+            flush_after,
+            reclaim_after,
+        } => (
+            1,
+            flush_after.min(u32::MAX as u64) as u32,
+            reclaim_after.min(u32::MAX as u64) as u32,
+        ),
+    };
+    let b = JOB_BASE;
+    let ctrl = 1
+        | inner << 1
+        | timeout << 2
+        | (job.degree_limit as u32) << 8
+        | (job.children.len() as u32) << 16
+        | (iap as u32) << 24;
+    let exp = job.expected();
+    w.extend([
+        (b, job.job as u32),
+        (b + 0x04, ctrl),
+        (b + 0x08, job.ranks as u32),
+        (b + 0x0c, (job.ranks >> 32) as u32),
+        (b + 0x10, exp as u32),
+        (b + 0x14, (exp >> 32) as u32),
+        (b + 0x18, job.slot_base),
+        (b + 0x1c, job.slot_count),
+        (b + 0x20, job.effective_quota()),
+        (b + 0x24, flush),
+        (b + 0x28, reclaim),
+    ]);
+    if let Some(p) = parent {
+        let (lo, hi) = mac_words(p.mac);
+        w.extend([
+            (b + 0x2c, lo),
+            (b + 0x30, hi),
+            (b + 0x34, u32::from(p.ip)),
+            (b + 0x38, p.udp_port as u32),
+            (b + 0x3c, p.port as u32),
+        ]);
+    }
+    w.push((b + 0x40, entry as u32));
+    w
+}
+
+/// Register writes that remove job-table entry `entry` (its slot copies become free).
+pub fn job_remove_writes(entry: u8) -> Vec<(u32, u32)> {
+    vec![(JOB_BASE + 0x04, 0), (JOB_BASE + 0x40, entry as u32)]
 }

@@ -11,8 +11,9 @@ use crate::parse::PARSE_W;
 use crate::ram::{FaninRam, ADDR_W};
 use rust_hdl::prelude::*;
 
-/// Width of an ingress descriptor: 640-bit capture, 16-bit length, 16-bit first row.
-pub const DESC_W: usize = PARSE_W + 32;
+/// Width of an ingress descriptor: 640-bit capture, 16-bit length, 16-bit first row,
+/// UDP-checksum-ok flag (bit 672).
+pub const DESC_W: usize = PARSE_W + 40;
 /// Descriptor FIFO depth (frames buffered per port).
 pub const DESC_DEPTH: usize = 8;
 
@@ -45,6 +46,10 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     pub d_len: Signal<Out, Bits<16>>,
     /// First payload row of the frame.
     pub d_row: Signal<Out, Bits<16>>,
+    /// The UDP checksum is 0 (absent) or correct (`udp_checksum_ok`), computed over the
+    /// UDP length as the frame streams in; meaningful only for IPv4/UDP frames without
+    /// options, which is all the parser accepts.
+    pub d_udp_ok: Signal<Out, bool>,
     /// Payload row read address (engine).
     pub r_addr: Signal<In, Bits<16>>,
     /// Payload row, one cycle after `r_addr`.
@@ -59,6 +64,8 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     pub c_rows: Constant<Bits<16>>,
     /// Rows one maximum frame can need.
     pub c_maxrows: Constant<Bits<16>>,
+    /// `max_frame`: longer frames are discarded.
+    pub c_maxlen: Constant<Bits<16>>,
     /// Chunks (DW beats) per row, minus one.
     pub c_cmax: Constant<Bits<8>>,
     /// Beats that hold the 64-byte header region.
@@ -86,6 +93,13 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     dwq: DFF<Bits<4>>,
     dr: DFF<Bits<4>>,
     popped: DFF<bool>,
+    usum: DFF<Bits<32>>,
+    usb: UdpSum<DW>,
+    utot: Signal<Local, Bits<32>>,
+    ufin: Signal<Local, Bits<32>>,
+    uf1: Signal<Local, Bits<32>>,
+    uf2: Signal<Local, Bits<32>>,
+    uok: Signal<Local, bool>,
     hnext: Signal<Local, Bits<PARSE_W>>,
     nb: Signal<Local, Bits<16>>,
     flen: Signal<Local, Bits<16>>,
@@ -114,6 +128,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             d_hdr: Default::default(),
             d_len: Default::default(),
             d_row: Default::default(),
+            d_udp_ok: Default::default(),
             r_addr: Default::default(),
             r_data: Default::default(),
             rel: Default::default(),
@@ -121,6 +136,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             bad: Default::default(),
             c_rows: Constant::new((rows as u64).into()),
             c_maxrows: Constant::new((maxrows as u64).into()),
+            c_maxlen: Constant::new((max_frame as u64).into()),
             c_cmax: Constant::new(((WB / DW - 1) as u64).into()),
             c_hbeats: Constant::new(((512 / DW) as u64).into()),
             c_cbeats: Constant::new((PARSE_W.div_ceil(DW) as u64).into()),
@@ -143,6 +159,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             dwq: Default::default(),
             dr: Default::default(),
             popped: Default::default(),
+            usum: Default::default(),
+            usb: Default::default(),
+            utot: Default::default(),
+            ufin: Default::default(),
+            uf1: Default::default(),
+            uf2: Default::default(),
+            uok: Default::default(),
             hnext: Default::default(),
             nb: Default::default(),
             flen: Default::default(),
@@ -159,7 +182,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
     fn update(&mut self) {
         dff_setup!(
             self, clock, in_frame, drop, beat, hshift, chunk, cshift, wrow, row0, rdrow, lenq, hdr,
-            dw, dwq, dr, popped
+            dw, dwq, dr, popped, usum
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
@@ -178,7 +201,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
                 self.nb.next = self.c_nb[i].val();
             }
         }
-        self.flen.next = self.lenq.q.val() + self.nb.val();
+        // (A frame's first beat may also be its last: start from 0, not the previous length.)
+        if self.in_frame.q.val() {
+            self.flen.next = self.lenq.q.val() + self.nb.val();
+        } else {
+            self.flen.next = self.nb.val();
+        }
         // Header capture.
         if !self.in_frame.q.val() {
             self.hnext.next = bit_cast::<PARSE_W, DW>(self.tdata.val());
@@ -188,6 +216,32 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         } else {
             self.hnext.next = self.hdr.q.val();
         }
+        // UDP checksum: one's-complement sum of the big-endian words of bytes
+        // 34 .. 34 + udp_len (odd length: the last byte padded with zero), plus the pseudo
+        // header at tlast.
+        self.usb.tdata.next = self.tdata.val();
+        self.usb.in_frame.next = self.in_frame.q.val();
+        self.usb.beat.next = self.beat.q.val();
+        self.usb.hdr.next = self.hdr.q.val();
+        if self.in_frame.q.val() {
+            self.utot.next = self.usum.q.val() + self.usb.sum.val();
+        } else {
+            self.utot.next = self.usb.sum.val();
+        }
+        self.ufin.next = self.utot.val()
+            + 17
+            + bit_cast::<32, 16>(self.usb.ulen.val())
+            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(208)) << 8)
+                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(216)))
+            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(224)) << 8)
+                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(232)))
+            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(240)) << 8)
+                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(248)))
+            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(256)) << 8)
+                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(264)));
+        self.uf1.next = (self.ufin.val() & 0xffff) + (self.ufin.val() >> 16);
+        self.uf2.next = (self.uf1.val() & 0xffff) + (self.uf1.val() >> 16);
+        self.uok.next = (self.uf2.val() == 0xffff) | (self.hnext.val().get_bits::<16>(320) == 0);
         // Payload gearbox write.
         self.data.waddr.next = bit_cast::<ADDR_W, 16>(self.wrow.q.val());
         self.data.wdata.next = bit_cast::<WB, DW>(self.tdata.val()) << self.cshift.q.val();
@@ -196,11 +250,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.desc.waddr.next = bit_cast::<ADDR_W, 4>(self.dw.q.val());
         self.desc.wdata.next = bit_cast::<DESC_W, PARSE_W>(self.hnext.val())
             | (bit_cast::<DESC_W, 16>(self.flen.val()) << 640)
-            | (bit_cast::<DESC_W, 16>(self.row0.q.val()) << 656);
+            | (bit_cast::<DESC_W, 16>(self.row0.q.val()) << 656)
+            | (bit_cast::<DESC_W, 1>(self.uok.val().into()) << 672);
         self.bad.next = false;
         self.wr.next = false;
         if self.acc.val() {
             self.hdr.d.next = self.hnext.val();
+            self.usum.d.next = self.utot.val();
             self.lenq.d.next = self.lenq.q.val() + self.nb.val();
             self.beat.d.next = self.beat.q.val() + 1;
             self.hshift.d.next = self.hshift.q.val() + self.c_dw.val();
@@ -234,7 +290,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
                 self.drop.d.next = false;
                 self.chunk.d.next = 0.into();
                 self.cshift.d.next = 0.into();
-                if self.tuser.val() | self.drop.q.val() {
+                if self.tuser.val() | self.drop.q.val() | (self.flen.val() > self.c_maxlen.val()) {
                     // Discard: rewind the payload write pointer.
                     self.wrow.d.next = self.row0.q.val();
                     self.bad.next = true;
@@ -263,6 +319,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.d_hdr.next = self.desc.rdata.val().get_bits::<PARSE_W>(0);
         self.d_len.next = self.desc.rdata.val().get_bits::<16>(640);
         self.d_row.next = self.desc.rdata.val().get_bits::<16>(656);
+        self.d_udp_ok.next = self.desc.rdata.val().get_bit(672);
         self.data.raddr.next = bit_cast::<ADDR_W, 16>(self.r_addr.val());
         self.r_data.next = self.data.rdata.val();
         if self.rel.val() {
@@ -279,5 +336,90 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
             self.chunk.d.next = 0.into();
             self.cshift.d.next = 0.into();
         }
+    }
+}
+
+/// The UDP checksum share of one beat: the sum of the big-endian 16-bit words whose
+/// bytes lie in `[34, 34 + udp_len)` (a word straddling the end keeps its first byte),
+/// and the UDP length (bytes 38..39, from this beat or the capture of earlier beats; it
+/// is known before any byte it masks arrives). A leaf fed only by ports and registers:
+/// `bit_cast` cannot take a loop index in `#[hdl_gen]`, and a sub-block fed by values
+/// computed in rust-hdl's single `always` block looks like a loop to Verilator.
+#[derive(LogicBlock, Default)]
+pub struct UdpSum<const DW: usize> {
+    /// The beat (byte 0 in bits 7:0).
+    pub tdata: Signal<In, Bits<DW>>,
+    /// The beat is not the frame's first.
+    pub in_frame: Signal<In, bool>,
+    /// Beats of the frame before this one (when `in_frame`).
+    pub beat: Signal<In, Bits<16>>,
+    /// Capture of the earlier beats.
+    pub hdr: Signal<In, Bits<PARSE_W>>,
+    /// The sum (not folded).
+    pub sum: Signal<Out, Bits<32>>,
+    /// The UDP length field.
+    pub ulen: Signal<Out, Bits<16>>,
+}
+
+impl<const DW: usize> Logic for UdpSum<DW> {
+    fn update(&mut self) {
+        let kw = DW / 8;
+        let boff = if self.in_frame.val() {
+            self.beat.val().index() * kw
+        } else {
+            0
+        };
+        let byte = |k: usize| -> u64 {
+            if k >= boff && k - boff < kw {
+                self.tdata.val().get_bits::<8>(8 * (k - boff)).index() as u64
+            } else if self.in_frame.val() {
+                self.hdr.val().get_bits::<8>(8 * k).index() as u64
+            } else {
+                0
+            }
+        };
+        let ulen = (byte(38) << 8 | byte(39)) as usize;
+        let uend = ulen + 34;
+        let mut s = 0u64;
+        for w in 0..kw / 2 {
+            let o = boff + 2 * w;
+            let hi = self.tdata.val().get_bits::<8>(16 * w).index() as u64;
+            let lo = self.tdata.val().get_bits::<8>(16 * w + 8).index() as u64;
+            if o >= 34 && o < uend {
+                s += if o + 1 < uend { hi << 8 | lo } else { hi << 8 };
+            }
+        }
+        self.sum.next = (s & 0xffff_ffff).into();
+        self.ulen.next = (ulen as u64).into();
+    }
+    fn connect(&mut self) {
+        self.sum.connect();
+        self.ulen.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let kw = DW / 8;
+        let lg = kw.trailing_zeros();
+        let mut v = format!(
+            "wire [16:0] boff = in_frame ? {{1'b0, beat}} << {lg} : 17'd0;\n\
+             wire [7:0] b38 = (boff <= 17'd38 && 17'd38 - boff < 17'd{kw}) ? tdata[(38 - boff) * 8 +: 8] : (in_frame ? hdr[304 +: 8] : 8'd0);\n\
+             wire [7:0] b39 = (boff <= 17'd39 && 17'd39 - boff < 17'd{kw}) ? tdata[(39 - boff) * 8 +: 8] : (in_frame ? hdr[312 +: 8] : 8'd0);\n\
+             assign ulen = {{b38, b39}};\n\
+             wire [16:0] uend = {{1'b0, b38, b39}} + 17'd34;\n"
+        );
+        let mut terms = Vec::new();
+        for w in 0..kw / 2 {
+            let (a, b) = (16 * w, 16 * w + 8);
+            v.push_str(&format!(
+                "wire [16:0] o{w} = boff + 17'd{o};\n\
+                 wire [31:0] t{w} = (o{w} >= 17'd34 && o{w} < uend) ? \
+                 ((o{w} + 17'd1 < uend) ? {{16'd0, tdata[{ah}:{a}], tdata[{bh}:{b}]}} : {{16'd0, tdata[{ah}:{a}], 8'd0}}) : 32'd0;\n",
+                o = 2 * w,
+                ah = a + 7,
+                bh = b + 7
+            ));
+            terms.push(format!("t{w}"));
+        }
+        v.push_str(&format!("assign sum = {};\n", terms.join(" + ")));
+        Verilog::Custom(v)
     }
 }

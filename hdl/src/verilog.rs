@@ -141,6 +141,21 @@ fn wrapper(cfg: &CoreConfig) -> String {
         ports.push(format!("{d} wire {range}s_axil_{n}"));
         conns.push(format!(".{n}(s_axil_{n})"));
     }
+    // Engine monitor for testbenches (docs/rtl.md, "Monitor port"); boards leave it open.
+    for (n, w) in [
+        ("dbg_valid", 1),
+        ("dbg_kind", 1),
+        ("dbg_arg", 32),
+        ("dbg_tick", 32),
+    ] {
+        let range = if w > 1 {
+            format!("[{}:0] ", w - 1)
+        } else {
+            String::new()
+        };
+        ports.push(format!("output wire {range}{n}"));
+        conns.push(format!(".{n}({n})"));
+    }
     let mut s = String::new();
     let _ = writeln!(
         s,

@@ -6,7 +6,7 @@ use fanin_hdl::parse::{
 };
 use fanin_hdl::sim::settle;
 use fanin_proto::model::Counter;
-use fanin_proto::wire::frame::classify;
+use fanin_proto::wire::frame::{classify, udp_checksum_ok};
 use fanin_proto::wire::{Datagram, FrameKind, L4Addr, Packet, PacketType, Repr};
 use rand::{Rng, SeedableRng};
 use rust_hdl::prelude::*;
@@ -20,6 +20,9 @@ fn model_class(f: &[u8]) -> u64 {
         FrameKind::NonIp => CLASS_NON_IP,
         FrameKind::BadIpv4(_) => CLASS_MALFORMED,
         FrameKind::Ipv4 { dst, .. } if dst != ME => CLASS_ROUTE,
+        FrameKind::Ipv4 {
+            udp: Some(Ok(_)), ..
+        } if !udp_checksum_ok(f) => CLASS_MALFORMED,
         FrameKind::Ipv4 {
             udp: Some(Ok(d)), ..
         } if d.dst.port == PORT => match Packet::new_checked(d.payload) {
@@ -154,6 +157,13 @@ fn parser_matches_model() {
         uut.len.next = (f.len() as u64).into();
         uut.me_ip.next = (u32::from(ME) as u64).into();
         uut.me_port.next = (PORT as u64).into();
+        // The ingress computes the UDP checksum verdict (checked in engine.rs); here it is given.
+        uut.udp_ok.next = match classify(&f) {
+            FrameKind::Ipv4 {
+                udp: Some(Ok(_)), ..
+            } => udp_checksum_ok(&f),
+            _ => true,
+        };
         settle(&mut uut);
         let want = model_class(&f);
         let got = uut.kind.val().index() as u64;

@@ -50,6 +50,7 @@ pub struct AxilMaster {
     state: State,
     /// Completed accesses, in order.
     pub done: VecDeque<Done>,
+    idle_driven: bool,
 }
 
 impl AxilMaster {
@@ -65,6 +66,7 @@ impl AxilMaster {
             queue: VecDeque::new(),
             state: State::Idle,
             done: VecDeque::new(),
+            idle_driven: false,
         })
     }
 
@@ -80,6 +82,15 @@ impl AxilMaster {
 
     /// Drives this cycle's signals.
     pub fn drive(&mut self, m: &mut Model) {
+        // Idle with nothing queued: the signals are already low; skip the port writes.
+        if self.state == State::Idle && self.queue.is_empty() {
+            if self.idle_driven {
+                return;
+            }
+            self.idle_driven = true;
+        } else {
+            self.idle_driven = false;
+        }
         if self.state == State::Idle {
             self.state = match self.queue.front() {
                 Some(Op::Write { .. }) => State::Write {

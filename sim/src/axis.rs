@@ -59,6 +59,8 @@ pub struct AxisSource {
     pub sent: u64,
     /// Beats transferred.
     pub beats: u64,
+    /// Every fully transferred frame, in order (the scoreboard replays them).
+    pub completed: Vec<Frame>,
 }
 
 impl AxisSource {
@@ -76,6 +78,7 @@ impl AxisSource {
             words,
             sent: 0,
             beats: 0,
+            completed: Vec::new(),
         })
     }
 
@@ -131,7 +134,8 @@ impl AxisSource {
         let len = self.queue[0].data.len();
         self.pos += self.p.bytes;
         if self.pos >= len {
-            self.queue.pop_front();
+            let f = self.queue.pop_front().expect("frame in flight");
+            self.completed.push(f);
             self.pos = 0;
             self.sent += 1;
         }

@@ -1,5 +1,6 @@
 //! fanin-sim: cycle-accurate testbenches for the fanin RTL, in Rust, around a Verilator model.
 //!
+//! - [`allreduce`]: a closed-loop allreduce of reference workers through the core;
 //! - [`model`]: the safe API over the Verilated core (reset, tick, ports by name, VCD);
 //! - [`axis`]: AXI-Stream frame sources and sinks with idle and backpressure inserters;
 //! - [`axil`]: an AXI4-Lite master;
@@ -8,6 +9,7 @@
 //!
 //! See sim/README.md for the build pipeline and how to add a test.
 
+pub mod allreduce;
 pub mod axil;
 pub mod axis;
 pub mod model;

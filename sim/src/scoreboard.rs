@@ -7,7 +7,7 @@ use fanin_proto::config::{Params, SwitchConfig};
 use fanin_proto::model::{Counter, Switch};
 
 use crate::model::SimError;
-use crate::tb::Tb;
+use crate::tb::{DbgEvent, Tb};
 
 /// Reference model plus the frames it says each egress port must emit.
 pub struct Scoreboard {
@@ -17,6 +17,9 @@ pub struct Scoreboard {
     pub expected: Vec<Vec<Vec<u8>>>,
     /// Register map of the DUT's configuration.
     pub regs: RegMap,
+    max_frame: usize,
+    replayed: usize,
+    next: Vec<usize>,
 }
 
 impl Scoreboard {
@@ -24,10 +27,14 @@ impl Scoreboard {
     pub fn new(core: &CoreConfig, cfg: &SwitchConfig) -> Result<Self, SimError> {
         let model =
             Switch::new(cfg).map_err(|e| SimError::Check(format!("reference config: {e}")))?;
+        let ports = core.ports as usize;
         Ok(Self {
             model,
-            expected: vec![Vec::new(); core.ports as usize],
+            expected: vec![Vec::new(); ports],
             regs: RegMap::new(core),
+            max_frame: core.max_frame as usize,
+            replayed: 0,
+            next: vec![0; ports],
         })
     }
 
@@ -36,6 +43,49 @@ impl Scoreboard {
         for o in self.model.handle(now, port, frame).outputs {
             self.expected[o.port as usize].push(o.frame);
         }
+    }
+
+    /// Replays the engine's decisions recorded since the last call into the model: each frame
+    /// event takes the next frame its port delivered that ingress did not drop (bad or
+    /// longer than `max_frame`), each scan event runs the model's scan of that slot.
+    pub fn replay(&mut self, tb: &Tb) -> Result<(), SimError> {
+        if !tb.has_monitor() {
+            return Err(SimError::Check(
+                "the core has no dbg_* monitor port; feed frames with Scoreboard::feed".into(),
+            ));
+        }
+        for ev in &tb.events[self.replayed..] {
+            match *ev {
+                DbgEvent::Frame { port, tick } => {
+                    let p = port as usize;
+                    let done = &tb
+                        .src
+                        .get(p)
+                        .ok_or_else(|| {
+                            SimError::Check(format!("event for port {p}, which does not exist"))
+                        })?
+                        .completed;
+                    let i = (self.next[p]..done.len())
+                        .find(|&i| !done[i].bad && done[i].data.len() <= self.max_frame)
+                        .ok_or_else(|| {
+                            SimError::Check(format!(
+                                "engine took a frame from port {p}, but none was delivered there"
+                            ))
+                        })?;
+                    self.next[p] = i + 1;
+                    for o in self.model.handle(tick as u64, port, &done[i].data).outputs {
+                        self.expected[o.port as usize].push(o.frame);
+                    }
+                }
+                DbgEvent::Scan { slot, tick } => {
+                    for o in self.model.scan_slot(tick as u64, slot) {
+                        self.expected[o.port as usize].push(o.frame);
+                    }
+                }
+            }
+        }
+        self.replayed = tb.events.len();
+        Ok(())
     }
 
     /// Compares every sink's frames with the expected ones, exactly and in order.
@@ -119,12 +169,18 @@ pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), Sim
             "this RTL has no job-table registers yet".into(),
         ));
     }
-    tb.write(regs.addr("me_ip"), u32::from(cfg.ip))?;
-    tb.write(regs.addr("me_udp_port"), cfg.udp_port as u32)?;
+    for (addr, data) in fanin_hdl::regs::identity_writes(cfg.ip, cfg.udp_port, cfg.mac) {
+        tb.write(addr, data)?;
+    }
     for (i, r) in cfg.routes.iter().enumerate() {
         tb.write(regs.addr("route_ip"), u32::from(r.ip))?;
         tb.write(regs.addr("route_port"), r.port as u32 | 0x80)?;
         tb.write(regs.addr("route_commit"), i as u32)?;
+    }
+    for (i, job) in cfg.jobs.iter().enumerate() {
+        for (addr, data) in fanin_hdl::regs::job_writes(i as u8, job) {
+            tb.write(addr, data)?;
+        }
     }
     Ok(())
 }

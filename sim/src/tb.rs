@@ -3,7 +3,26 @@
 
 use crate::axil::{AxilMaster, Done, Op};
 use crate::axis::{AxisSink, AxisSource};
-use crate::model::{Model, SimError};
+use crate::model::{Model, PortId, SimError};
+
+/// One decision of the engine, read from the `dbg_*` monitor port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbgEvent {
+    /// The engine took the next committed frame of an ingress port at a tick.
+    Frame {
+        /// Ingress port.
+        port: u8,
+        /// The model's `now`.
+        tick: u32,
+    },
+    /// The timer scan visited a slot at a tick.
+    Scan {
+        /// Slot index.
+        slot: u32,
+        /// The model's `now`.
+        tick: u32,
+    },
+}
 
 /// Idle and backpressure probabilities for every stream of a testbench.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,6 +70,9 @@ pub struct Tb {
     pub sink: Vec<AxisSink>,
     /// Register master.
     pub axil: AxilMaster,
+    /// Engine decisions seen on the monitor port, in order.
+    pub events: Vec<DbgEvent>,
+    dbg: Option<[PortId; 4]>,
 }
 
 impl Tb {
@@ -81,8 +103,24 @@ impl Tb {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let axil = AxilMaster::new(&m)?;
+        let dbg = match (
+            m.port("dbg_valid"),
+            m.port("dbg_kind"),
+            m.port("dbg_arg"),
+            m.port("dbg_tick"),
+        ) {
+            (Ok(v), Ok(k), Ok(a), Ok(t)) => Some([v, k, a, t]),
+            _ => None,
+        };
         m.reset(8);
-        Ok(Self { m, src, sink, axil })
+        Ok(Self {
+            m,
+            src,
+            sink,
+            axil,
+            events: Vec::new(),
+            dbg,
+        })
     }
 
     /// Number of ports.
@@ -107,7 +145,25 @@ impl Tb {
             s.sample(&self.m);
         }
         self.axil.sample(&self.m);
+        if let Some([v, k, a, t]) = self.dbg {
+            if self.m.get(v) == 1 {
+                let (arg, tick) = (self.m.get(a) as u32, self.m.get(t) as u32);
+                self.events.push(if self.m.get(k) == 0 {
+                    DbgEvent::Frame {
+                        port: arg as u8,
+                        tick,
+                    }
+                } else {
+                    DbgEvent::Scan { slot: arg, tick }
+                });
+            }
+        }
         self.m.posedge();
+    }
+
+    /// True if the core has the `dbg_*` monitor port.
+    pub fn has_monitor(&self) -> bool {
+        self.dbg.is_some()
     }
 
     /// Steps until `done(self)` holds, failing after `max` cycles.

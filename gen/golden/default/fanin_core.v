@@ -3,7 +3,7 @@
 /* verilator lint_off DECLFILENAME */
 
 
-module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep$0,s_tkeep$1,s_tkeep$2,s_tkeep$3,s_tvalid$0,s_tvalid$1,s_tvalid$2,s_tvalid$3,s_tready$0,s_tready$1,s_tready$2,s_tready$3,s_tlast$0,s_tlast$1,s_tlast$2,s_tlast$3,s_tuser$0,s_tuser$1,s_tuser$2,s_tuser$3,m_tdata$0,m_tdata$1,m_tdata$2,m_tdata$3,m_tkeep$0,m_tkeep$1,m_tkeep$2,m_tkeep$3,m_tvalid$0,m_tvalid$1,m_tvalid$2,m_tvalid$3,m_tready$0,m_tready$1,m_tready$2,m_tready$3,m_tlast$0,m_tlast$1,m_tlast$2,m_tlast$3,m_tuser$0,m_tuser$1,m_tuser$2,m_tuser$3,awaddr,awvalid,awready,wdata,wstrb,wvalid,wready,bresp,bvalid,bready,araddr,arvalid,arready,rdata,rresp,rvalid,rready);
+module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep$0,s_tkeep$1,s_tkeep$2,s_tkeep$3,s_tvalid$0,s_tvalid$1,s_tvalid$2,s_tvalid$3,s_tready$0,s_tready$1,s_tready$2,s_tready$3,s_tlast$0,s_tlast$1,s_tlast$2,s_tlast$3,s_tuser$0,s_tuser$1,s_tuser$2,s_tuser$3,m_tdata$0,m_tdata$1,m_tdata$2,m_tdata$3,m_tkeep$0,m_tkeep$1,m_tkeep$2,m_tkeep$3,m_tvalid$0,m_tvalid$1,m_tvalid$2,m_tvalid$3,m_tready$0,m_tready$1,m_tready$2,m_tready$3,m_tlast$0,m_tlast$1,m_tlast$2,m_tlast$3,m_tuser$0,m_tuser$1,m_tuser$2,m_tuser$3,awaddr,awvalid,awready,wdata,wstrb,wvalid,wready,bresp,bvalid,bready,araddr,arvalid,arready,rdata,rresp,rvalid,rready,dbg_valid,dbg_kind,dbg_arg,dbg_tick);
     
     // Module arguments
     input wire  clock;
@@ -73,6 +73,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     output reg  [1:0] rresp;
     output reg  rvalid;
     input wire  rready;
+    output reg  dbg_valid;
+    output reg  dbg_kind;
+    output reg  [31:0] dbg_arg;
+    output reg  [31:0] dbg_tick;
     
     // Constant declarations
     localparam  c_onehot$0 = 8'h1;
@@ -125,6 +129,37 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_info$8 = 32'h10;
     localparam  c_info$9 = 32'h10;
     localparam  c_info$10 = 32'h5ee;
+    localparam  c_idx8$0 = 8'h0;
+    localparam  c_idx8$1 = 8'h1;
+    localparam  c_idx8$2 = 8'h2;
+    localparam  c_idx8$3 = 8'h3;
+    localparam  c_idx8$4 = 8'h4;
+    localparam  c_idx8$5 = 8'h5;
+    localparam  c_idx8$6 = 8'h6;
+    localparam  c_idx8$7 = 8'h7;
+    localparam  c_idx8$8 = 8'h8;
+    localparam  c_idx8$9 = 8'h9;
+    localparam  c_idx8$10 = 8'ha;
+    localparam  c_idx8$11 = 8'hb;
+    localparam  c_idx8$12 = 8'hc;
+    localparam  c_idx8$13 = 8'hd;
+    localparam  c_idx8$14 = 8'he;
+    localparam  c_idx8$15 = 8'hf;
+    localparam  c_mclog = 16'h4;
+    localparam  c_mcmask = 24'hf;
+    localparam  c_rpclog = 16'h3;
+    localparam  c_lprlog = 16'h3;
+    localparam  c_lanes = 16'h40;
+    localparam  c_smask = 24'hff;
+    localparam  c_slast = 24'hff;
+    localparam  a_me_mac_lo = 16'h48;
+    localparam  a_me_mac_hi = 16'h4c;
+    localparam  a_tick_div = 16'h50;
+    localparam  a_tick = 16'h54;
+    localparam  a_scan_ticks = 16'h58;
+    localparam  a_job = 16'h800;
+    localparam  a_child = 16'h880;
+    localparam  a_busy = 16'ha00;
     localparam  a_me_ip = 16'h40;
     localparam  a_me_port = 16'h44;
     localparam  a_route_ip = 16'h80;
@@ -148,6 +183,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [639:0] rx$0$d_hdr;
     wire  [15:0] rx$0$d_len;
     wire  [15:0] rx$0$d_row;
+    wire  rx$0$d_udp_ok;
     reg  [15:0] rx$0$r_addr;
     wire  [255:0] rx$0$r_data;
     reg  rx$0$rel;
@@ -166,6 +202,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [639:0] rx$1$d_hdr;
     wire  [15:0] rx$1$d_len;
     wire  [15:0] rx$1$d_row;
+    wire  rx$1$d_udp_ok;
     reg  [15:0] rx$1$r_addr;
     wire  [255:0] rx$1$r_data;
     reg  rx$1$rel;
@@ -184,6 +221,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [639:0] rx$2$d_hdr;
     wire  [15:0] rx$2$d_len;
     wire  [15:0] rx$2$d_row;
+    wire  rx$2$d_udp_ok;
     reg  [15:0] rx$2$r_addr;
     wire  [255:0] rx$2$r_data;
     reg  rx$2$rel;
@@ -202,6 +240,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [639:0] rx$3$d_hdr;
     wire  [15:0] rx$3$d_len;
     wire  [15:0] rx$3$d_row;
+    wire  rx$3$d_udp_ok;
     reg  [15:0] rx$3$r_addr;
     wire  [255:0] rx$3$r_data;
     reg  rx$3$rel;
@@ -275,6 +314,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] parser$len;
     reg  [31:0] parser$me_ip;
     reg  [15:0] parser$me_port;
+    reg  parser$udp_ok;
     wire  [1:0] parser$kind;
     wire  [47:0] parser$dst_mac;
     wire  [47:0] parser$src_mac;
@@ -289,8 +329,188 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [31:0] parser$block;
     wire  [7:0] parser$child;
     wire  [63:0] parser$bitmap;
-    reg  [2:0] state$d;
-    wire  [2:0] state$q;
+    reg  acc$clock;
+    reg  [1:0] acc$op;
+    reg  [23:0] acc$addr;
+    reg  [15:0] acc$lim;
+    reg  [255:0] acc$b;
+    wire  [255:0] acc$rd;
+    wire  acc$ovf;
+    wire  acc$busy;
+    reg  [47:0] hg$dst_mac;
+    reg  [47:0] hg$src_mac;
+    reg  [31:0] hg$src_ip;
+    reg  [31:0] hg$dst_ip;
+    reg  [15:0] hg$src_port;
+    reg  [15:0] hg$dst_port;
+    reg  [7:0] hg$ptype;
+    reg  [7:0] hg$flags;
+    reg  [7:0] hg$exponent;
+    reg  [15:0] hg$job;
+    reg  [15:0] hg$elements;
+    reg  [31:0] hg$block;
+    reg  [7:0] hg$child;
+    reg  [63:0] hg$bitmap;
+    wire  [511:0] hg$hdr;
+    wire  [15:0] hg$len;
+    reg  meta$clock;
+    reg  [23:0] meta$waddr;
+    reg  [191:0] meta$wdata;
+    reg  [31:0] meta$we;
+    reg  [23:0] meta$raddr;
+    wire  [191:0] meta$rdata;
+    reg  chram$clock;
+    reg  [23:0] chram$waddr;
+    reg  [167:0] chram$wdata;
+    reg  [31:0] chram$we;
+    reg  [23:0] chram$raddr;
+    wire  [167:0] chram$rdata;
+    reg  [511:0] jtab$0$d;
+    wire  [511:0] jtab$0$q;
+    reg  jtab$0$clock;
+    reg  [511:0] jtab$1$d;
+    wire  [511:0] jtab$1$q;
+    reg  jtab$1$clock;
+    reg  [511:0] jtab$2$d;
+    wire  [511:0] jtab$2$q;
+    reg  jtab$2$clock;
+    reg  [511:0] jtab$3$d;
+    wire  [511:0] jtab$3$q;
+    reg  jtab$3$clock;
+    reg  [511:0] jtab$4$d;
+    wire  [511:0] jtab$4$q;
+    reg  jtab$4$clock;
+    reg  [511:0] jtab$5$d;
+    wire  [511:0] jtab$5$q;
+    reg  jtab$5$clock;
+    reg  [511:0] jtab$6$d;
+    wire  [511:0] jtab$6$q;
+    reg  jtab$6$clock;
+    reg  [511:0] jtab$7$d;
+    wire  [511:0] jtab$7$q;
+    reg  jtab$7$clock;
+    reg  [511:0] jtab$8$d;
+    wire  [511:0] jtab$8$q;
+    reg  jtab$8$clock;
+    reg  [511:0] jtab$9$d;
+    wire  [511:0] jtab$9$q;
+    reg  jtab$9$clock;
+    reg  [511:0] jtab$10$d;
+    wire  [511:0] jtab$10$q;
+    reg  jtab$10$clock;
+    reg  [511:0] jtab$11$d;
+    wire  [511:0] jtab$11$q;
+    reg  jtab$11$clock;
+    reg  [511:0] jtab$12$d;
+    wire  [511:0] jtab$12$q;
+    reg  jtab$12$clock;
+    reg  [511:0] jtab$13$d;
+    wire  [511:0] jtab$13$q;
+    reg  jtab$13$clock;
+    reg  [511:0] jtab$14$d;
+    wire  [511:0] jtab$14$q;
+    reg  jtab$14$clock;
+    reg  [511:0] jtab$15$d;
+    wire  [511:0] jtab$15$q;
+    reg  jtab$15$clock;
+    reg  [15:0] jepoch$0$d;
+    wire  [15:0] jepoch$0$q;
+    reg  jepoch$0$clock;
+    reg  [15:0] jepoch$1$d;
+    wire  [15:0] jepoch$1$q;
+    reg  jepoch$1$clock;
+    reg  [15:0] jepoch$2$d;
+    wire  [15:0] jepoch$2$q;
+    reg  jepoch$2$clock;
+    reg  [15:0] jepoch$3$d;
+    wire  [15:0] jepoch$3$q;
+    reg  jepoch$3$clock;
+    reg  [15:0] jepoch$4$d;
+    wire  [15:0] jepoch$4$q;
+    reg  jepoch$4$clock;
+    reg  [15:0] jepoch$5$d;
+    wire  [15:0] jepoch$5$q;
+    reg  jepoch$5$clock;
+    reg  [15:0] jepoch$6$d;
+    wire  [15:0] jepoch$6$q;
+    reg  jepoch$6$clock;
+    reg  [15:0] jepoch$7$d;
+    wire  [15:0] jepoch$7$q;
+    reg  jepoch$7$clock;
+    reg  [15:0] jepoch$8$d;
+    wire  [15:0] jepoch$8$q;
+    reg  jepoch$8$clock;
+    reg  [15:0] jepoch$9$d;
+    wire  [15:0] jepoch$9$q;
+    reg  jepoch$9$clock;
+    reg  [15:0] jepoch$10$d;
+    wire  [15:0] jepoch$10$q;
+    reg  jepoch$10$clock;
+    reg  [15:0] jepoch$11$d;
+    wire  [15:0] jepoch$11$q;
+    reg  jepoch$11$clock;
+    reg  [15:0] jepoch$12$d;
+    wire  [15:0] jepoch$12$q;
+    reg  jepoch$12$clock;
+    reg  [15:0] jepoch$13$d;
+    wire  [15:0] jepoch$13$q;
+    reg  jepoch$13$clock;
+    reg  [15:0] jepoch$14$d;
+    wire  [15:0] jepoch$14$q;
+    reg  jepoch$14$clock;
+    reg  [15:0] jepoch$15$d;
+    wire  [15:0] jepoch$15$q;
+    reg  jepoch$15$clock;
+    reg  [31:0] jbusy$0$d;
+    wire  [31:0] jbusy$0$q;
+    reg  jbusy$0$clock;
+    reg  [31:0] jbusy$1$d;
+    wire  [31:0] jbusy$1$q;
+    reg  jbusy$1$clock;
+    reg  [31:0] jbusy$2$d;
+    wire  [31:0] jbusy$2$q;
+    reg  jbusy$2$clock;
+    reg  [31:0] jbusy$3$d;
+    wire  [31:0] jbusy$3$q;
+    reg  jbusy$3$clock;
+    reg  [31:0] jbusy$4$d;
+    wire  [31:0] jbusy$4$q;
+    reg  jbusy$4$clock;
+    reg  [31:0] jbusy$5$d;
+    wire  [31:0] jbusy$5$q;
+    reg  jbusy$5$clock;
+    reg  [31:0] jbusy$6$d;
+    wire  [31:0] jbusy$6$q;
+    reg  jbusy$6$clock;
+    reg  [31:0] jbusy$7$d;
+    wire  [31:0] jbusy$7$q;
+    reg  jbusy$7$clock;
+    reg  [31:0] jbusy$8$d;
+    wire  [31:0] jbusy$8$q;
+    reg  jbusy$8$clock;
+    reg  [31:0] jbusy$9$d;
+    wire  [31:0] jbusy$9$q;
+    reg  jbusy$9$clock;
+    reg  [31:0] jbusy$10$d;
+    wire  [31:0] jbusy$10$q;
+    reg  jbusy$10$clock;
+    reg  [31:0] jbusy$11$d;
+    wire  [31:0] jbusy$11$q;
+    reg  jbusy$11$clock;
+    reg  [31:0] jbusy$12$d;
+    wire  [31:0] jbusy$12$q;
+    reg  jbusy$12$clock;
+    reg  [31:0] jbusy$13$d;
+    wire  [31:0] jbusy$13$q;
+    reg  jbusy$13$clock;
+    reg  [31:0] jbusy$14$d;
+    wire  [31:0] jbusy$14$q;
+    reg  jbusy$14$clock;
+    reg  [31:0] jbusy$15$d;
+    wire  [31:0] jbusy$15$q;
+    reg  jbusy$15$clock;
+    reg  [4:0] state$d;
+    wire  [4:0] state$q;
     reg  state$clock;
     reg  [3:0] sel$d;
     wire  [3:0] sel$q;
@@ -301,6 +521,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [639:0] hdr$d;
     wire  [639:0] hdr$q;
     reg  hdr$clock;
+    reg  udp_ok$d;
+    wire  udp_ok$q;
+    reg  udp_ok$clock;
     reg  [15:0] len$d;
     wire  [15:0] len$q;
     reg  len$clock;
@@ -319,6 +542,123 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [3:0] oport$d;
     wire  [3:0] oport$q;
     reg  oport$clock;
+    reg  [7:0] ji$d;
+    wire  [7:0] ji$q;
+    reg  ji$clock;
+    reg  [511:0] je$d;
+    wire  [511:0] je$q;
+    reg  je$clock;
+    reg  [15:0] jep$d;
+    wire  [15:0] jep$q;
+    reg  jep$clock;
+    reg  [167:0] chr$d;
+    wire  [167:0] chr$q;
+    reg  chr$clock;
+    reg  [23:0] cadr$d;
+    wire  [23:0] cadr$q;
+    reg  cadr$clock;
+    reg  [191:0] cm$d;
+    wire  [191:0] cm$q;
+    reg  cm$clock;
+    reg  [1:0] agg_op$d;
+    wire  [1:0] agg_op$q;
+    reg  agg_op$clock;
+    reg  complete$d;
+    wire  complete$q;
+    reg  complete$clock;
+    reg  ovf_acc$d;
+    wire  ovf_acc$q;
+    reg  ovf_acc$clock;
+    reg  [15:0] nr$d;
+    wire  [15:0] nr$q;
+    reg  nr$clock;
+    reg  [7:0] ei$d;
+    wire  [7:0] ei$q;
+    reg  ei$clock;
+    reg  e_mc$d;
+    wire  e_mc$q;
+    reg  e_mc$clock;
+    reg  e_slot$d;
+    wire  e_slot$q;
+    reg  e_slot$clock;
+    reg  e_orig$d;
+    wire  e_orig$q;
+    reg  e_orig$clock;
+    reg  e_scan$d;
+    wire  e_scan$q;
+    reg  e_scan$clock;
+    reg  [31:0] now_r$d;
+    wire  [31:0] now_r$q;
+    reg  now_r$clock;
+    reg  [47:0] o_dst_mac$d;
+    wire  [47:0] o_dst_mac$q;
+    reg  o_dst_mac$clock;
+    reg  [47:0] o_src_mac$d;
+    wire  [47:0] o_src_mac$q;
+    reg  o_src_mac$clock;
+    reg  [31:0] o_src_ip$d;
+    wire  [31:0] o_src_ip$q;
+    reg  o_src_ip$clock;
+    reg  [31:0] o_dst_ip$d;
+    wire  [31:0] o_dst_ip$q;
+    reg  o_dst_ip$clock;
+    reg  [15:0] o_src_port$d;
+    wire  [15:0] o_src_port$q;
+    reg  o_src_port$clock;
+    reg  [15:0] o_dst_port$d;
+    wire  [15:0] o_dst_port$q;
+    reg  o_dst_port$clock;
+    reg  [7:0] o_ptype$d;
+    wire  [7:0] o_ptype$q;
+    reg  o_ptype$clock;
+    reg  [7:0] o_flags$d;
+    wire  [7:0] o_flags$q;
+    reg  o_flags$clock;
+    reg  [7:0] o_exp$d;
+    wire  [7:0] o_exp$q;
+    reg  o_exp$clock;
+    reg  [15:0] o_job$d;
+    wire  [15:0] o_job$q;
+    reg  o_job$clock;
+    reg  [15:0] o_elements$d;
+    wire  [15:0] o_elements$q;
+    reg  o_elements$clock;
+    reg  [31:0] o_block$d;
+    wire  [31:0] o_block$q;
+    reg  o_block$clock;
+    reg  [7:0] o_child$d;
+    wire  [7:0] o_child$q;
+    reg  o_child$clock;
+    reg  [63:0] o_bitmap$d;
+    wire  [63:0] o_bitmap$q;
+    reg  o_bitmap$clock;
+    reg  [31:0] tick_cnt$d;
+    wire  [31:0] tick_cnt$q;
+    reg  tick_cnt$clock;
+    reg  [31:0] now$d;
+    wire  [31:0] now$q;
+    reg  now$clock;
+    reg  [31:0] tick_div$d;
+    wire  [31:0] tick_div$q;
+    reg  tick_div$clock;
+    reg  [31:0] scan_ticks$d;
+    wire  [31:0] scan_ticks$q;
+    reg  scan_ticks$clock;
+    reg  sweep_on$d;
+    wire  sweep_on$q;
+    reg  sweep_on$clock;
+    reg  [31:0] sweep_t0$d;
+    wire  [31:0] sweep_t0$q;
+    reg  sweep_t0$clock;
+    reg  [23:0] scan_ptr$d;
+    wire  [23:0] scan_ptr$q;
+    reg  scan_ptr$clock;
+    reg  scan_c$d;
+    wire  scan_c$q;
+    reg  scan_c$clock;
+    reg  scan_turn$d;
+    wire  scan_turn$q;
+    reg  scan_turn$clock;
     reg  [31:0] route_ip$0$d;
     wire  [31:0] route_ip$0$q;
     reg  route_ip$0$clock;
@@ -469,6 +809,63 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] me_port$d;
     wire  [15:0] me_port$q;
     reg  me_port$clock;
+    reg  [47:0] me_mac$d;
+    wire  [47:0] me_mac$q;
+    reg  me_mac$clock;
+    reg  [15:0] st_jid$d;
+    wire  [15:0] st_jid$q;
+    reg  st_jid$clock;
+    reg  [31:0] st_jctrl$d;
+    wire  [31:0] st_jctrl$q;
+    reg  st_jctrl$clock;
+    reg  [63:0] st_jranks$d;
+    wire  [63:0] st_jranks$q;
+    reg  st_jranks$clock;
+    reg  [63:0] st_jexp$d;
+    wire  [63:0] st_jexp$q;
+    reg  st_jexp$clock;
+    reg  [31:0] st_jsbase$d;
+    wire  [31:0] st_jsbase$q;
+    reg  st_jsbase$clock;
+    reg  [31:0] st_jscount$d;
+    wire  [31:0] st_jscount$q;
+    reg  st_jscount$clock;
+    reg  [31:0] st_jquota$d;
+    wire  [31:0] st_jquota$q;
+    reg  st_jquota$clock;
+    reg  [31:0] st_jflush$d;
+    wire  [31:0] st_jflush$q;
+    reg  st_jflush$clock;
+    reg  [31:0] st_jreclaim$d;
+    wire  [31:0] st_jreclaim$q;
+    reg  st_jreclaim$clock;
+    reg  [47:0] st_pmac$d;
+    wire  [47:0] st_pmac$q;
+    reg  st_pmac$clock;
+    reg  [31:0] st_pip$d;
+    wire  [31:0] st_pip$q;
+    reg  st_pip$clock;
+    reg  [15:0] st_pudp$d;
+    wire  [15:0] st_pudp$q;
+    reg  st_pudp$clock;
+    reg  [7:0] st_pport$d;
+    wire  [7:0] st_pport$q;
+    reg  st_pport$clock;
+    reg  [47:0] st_cmac$d;
+    wire  [47:0] st_cmac$q;
+    reg  st_cmac$clock;
+    reg  [31:0] st_cip$d;
+    wire  [31:0] st_cip$q;
+    reg  st_cip$clock;
+    reg  [15:0] st_cudp$d;
+    wire  [15:0] st_cudp$q;
+    reg  st_cudp$clock;
+    reg  [7:0] st_cport$d;
+    wire  [7:0] st_cport$q;
+    reg  st_cport$clock;
+    reg  [63:0] st_cranks$d;
+    wire  [63:0] st_cranks$q;
+    reg  st_cranks$clock;
     reg  [31:0] st_route_ip$d;
     wire  [31:0] st_route_ip$q;
     reg  st_route_ip$clock;
@@ -609,6 +1006,59 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  rdata_r$clock;
     
     // Local signals
+    reg  jhit;
+    reg  any_to;
+    reg  scan_own;
+    reg  [3:0] dact;
+    reg  hwc;
+    reg  cr;
+    reg  [7:0] fl;
+    reg  ci;
+    reg  [7:0] jsel;
+    reg  [511:0] jent;
+    reg  [15:0] jsel_ep;
+    reg  [23:0] chaddr;
+    reg  [23:0] slot;
+    reg  [191:0] m;
+    reg  [2:0] m_st;
+    reg  [7:0] m_jidx;
+    reg  [31:0] m_block;
+    reg  [63:0] m_bitmap;
+    reg  [7:0] m_exp;
+    reg  [7:0] m_flags;
+    reg  [15:0] m_elem;
+    reg  [31:0] m_timer;
+    reg  live;
+    reg  [2:0] st;
+    reg  busy_st;
+    reg  same;
+    reg  samebl;
+    reg  subset;
+    reg  disjoint;
+    reg  [31:0] d_cb;
+    reg  [31:0] d_bc;
+    reg  newer_cb;
+    reg  newer_bc;
+    reg  [31:0] age;
+    reg  [32:0] lim33;
+    reg  stale;
+    reg  [31:0] busy_cur;
+    reg  [31:0] busy_left;
+    reg  [63:0] newbm;
+    reg  [7:0] mflags;
+    reg  [7:0] sflags;
+    reg  [15:0] rows_p;
+    reg  [15:0] rows_o;
+    reg  [511:0] sj;
+    reg  [15:0] sj_ep;
+    reg  [31:0] sj_busy;
+    reg  [255:0] acc_row;
+    reg  bz_inc;
+    reg  bz_dec;
+    reg  [7:0] bz_j;
+    reg  jc;
+    reg  [31:0] jc_busy;
+    reg  [511:0] jpack;
     reg  [7:0] vb$0;
     reg  [7:0] vb$1;
     reg  [7:0] vb$2;
@@ -660,6 +1110,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_hdr(rx$0$d_hdr),
         .d_len(rx$0$d_len),
         .d_row(rx$0$d_row),
+        .d_udp_ok(rx$0$d_udp_ok),
         .r_addr(rx$0$r_addr),
         .r_data(rx$0$r_data),
         .rel(rx$0$rel),
@@ -680,6 +1131,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_hdr(rx$1$d_hdr),
         .d_len(rx$1$d_len),
         .d_row(rx$1$d_row),
+        .d_udp_ok(rx$1$d_udp_ok),
         .r_addr(rx$1$r_addr),
         .r_data(rx$1$r_data),
         .rel(rx$1$rel),
@@ -700,6 +1152,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_hdr(rx$2$d_hdr),
         .d_len(rx$2$d_len),
         .d_row(rx$2$d_row),
+        .d_udp_ok(rx$2$d_udp_ok),
         .r_addr(rx$2$r_addr),
         .r_data(rx$2$r_data),
         .rel(rx$2$rel),
@@ -720,6 +1173,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_hdr(rx$3$d_hdr),
         .d_len(rx$3$d_len),
         .d_row(rx$3$d_row),
+        .d_udp_ok(rx$3$d_udp_ok),
         .r_addr(rx$3$r_addr),
         .r_data(rx$3$r_data),
         .rel(rx$3$rel),
@@ -803,6 +1257,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .len(parser$len),
         .me_ip(parser$me_ip),
         .me_port(parser$me_port),
+        .udp_ok(parser$udp_ok),
         .kind(parser$kind),
         .dst_mac(parser$dst_mac),
         .src_mac(parser$src_mac),
@@ -817,6 +1272,290 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .block(parser$block),
         .child(parser$child),
         .bitmap(parser$bitmap)
+    );
+    fanin_acc acc(
+        .clock(acc$clock),
+        .op(acc$op),
+        .addr(acc$addr),
+        .lim(acc$lim),
+        .b(acc$b),
+        .rd(acc$rd),
+        .ovf(acc$ovf),
+        .busy(acc$busy)
+    );
+    fanin_hg hg(
+        .dst_mac(hg$dst_mac),
+        .src_mac(hg$src_mac),
+        .src_ip(hg$src_ip),
+        .dst_ip(hg$dst_ip),
+        .src_port(hg$src_port),
+        .dst_port(hg$dst_port),
+        .ptype(hg$ptype),
+        .flags(hg$flags),
+        .exponent(hg$exponent),
+        .job(hg$job),
+        .elements(hg$elements),
+        .block(hg$block),
+        .child(hg$child),
+        .bitmap(hg$bitmap),
+        .hdr(hg$hdr),
+        .len(hg$len)
+    );
+    fanin_meta meta(
+        .clock(meta$clock),
+        .waddr(meta$waddr),
+        .wdata(meta$wdata),
+        .we(meta$we),
+        .raddr(meta$raddr),
+        .rdata(meta$rdata)
+    );
+    fanin_chram chram(
+        .clock(chram$clock),
+        .waddr(chram$waddr),
+        .wdata(chram$wdata),
+        .we(chram$we),
+        .raddr(chram$raddr),
+        .rdata(chram$rdata)
+    );
+    fanin_jtab_0 jtab$0(
+        .d(jtab$0$d),
+        .q(jtab$0$q),
+        .clock(jtab$0$clock)
+    );
+    fanin_jtab_1 jtab$1(
+        .d(jtab$1$d),
+        .q(jtab$1$q),
+        .clock(jtab$1$clock)
+    );
+    fanin_jtab_2 jtab$2(
+        .d(jtab$2$d),
+        .q(jtab$2$q),
+        .clock(jtab$2$clock)
+    );
+    fanin_jtab_3 jtab$3(
+        .d(jtab$3$d),
+        .q(jtab$3$q),
+        .clock(jtab$3$clock)
+    );
+    fanin_jtab_4 jtab$4(
+        .d(jtab$4$d),
+        .q(jtab$4$q),
+        .clock(jtab$4$clock)
+    );
+    fanin_jtab_5 jtab$5(
+        .d(jtab$5$d),
+        .q(jtab$5$q),
+        .clock(jtab$5$clock)
+    );
+    fanin_jtab_6 jtab$6(
+        .d(jtab$6$d),
+        .q(jtab$6$q),
+        .clock(jtab$6$clock)
+    );
+    fanin_jtab_7 jtab$7(
+        .d(jtab$7$d),
+        .q(jtab$7$q),
+        .clock(jtab$7$clock)
+    );
+    fanin_jtab_8 jtab$8(
+        .d(jtab$8$d),
+        .q(jtab$8$q),
+        .clock(jtab$8$clock)
+    );
+    fanin_jtab_9 jtab$9(
+        .d(jtab$9$d),
+        .q(jtab$9$q),
+        .clock(jtab$9$clock)
+    );
+    fanin_jtab_10 jtab$10(
+        .d(jtab$10$d),
+        .q(jtab$10$q),
+        .clock(jtab$10$clock)
+    );
+    fanin_jtab_11 jtab$11(
+        .d(jtab$11$d),
+        .q(jtab$11$q),
+        .clock(jtab$11$clock)
+    );
+    fanin_jtab_12 jtab$12(
+        .d(jtab$12$d),
+        .q(jtab$12$q),
+        .clock(jtab$12$clock)
+    );
+    fanin_jtab_13 jtab$13(
+        .d(jtab$13$d),
+        .q(jtab$13$q),
+        .clock(jtab$13$clock)
+    );
+    fanin_jtab_14 jtab$14(
+        .d(jtab$14$d),
+        .q(jtab$14$q),
+        .clock(jtab$14$clock)
+    );
+    fanin_jtab_15 jtab$15(
+        .d(jtab$15$d),
+        .q(jtab$15$q),
+        .clock(jtab$15$clock)
+    );
+    fanin_jepoch_0 jepoch$0(
+        .d(jepoch$0$d),
+        .q(jepoch$0$q),
+        .clock(jepoch$0$clock)
+    );
+    fanin_jepoch_1 jepoch$1(
+        .d(jepoch$1$d),
+        .q(jepoch$1$q),
+        .clock(jepoch$1$clock)
+    );
+    fanin_jepoch_2 jepoch$2(
+        .d(jepoch$2$d),
+        .q(jepoch$2$q),
+        .clock(jepoch$2$clock)
+    );
+    fanin_jepoch_3 jepoch$3(
+        .d(jepoch$3$d),
+        .q(jepoch$3$q),
+        .clock(jepoch$3$clock)
+    );
+    fanin_jepoch_4 jepoch$4(
+        .d(jepoch$4$d),
+        .q(jepoch$4$q),
+        .clock(jepoch$4$clock)
+    );
+    fanin_jepoch_5 jepoch$5(
+        .d(jepoch$5$d),
+        .q(jepoch$5$q),
+        .clock(jepoch$5$clock)
+    );
+    fanin_jepoch_6 jepoch$6(
+        .d(jepoch$6$d),
+        .q(jepoch$6$q),
+        .clock(jepoch$6$clock)
+    );
+    fanin_jepoch_7 jepoch$7(
+        .d(jepoch$7$d),
+        .q(jepoch$7$q),
+        .clock(jepoch$7$clock)
+    );
+    fanin_jepoch_8 jepoch$8(
+        .d(jepoch$8$d),
+        .q(jepoch$8$q),
+        .clock(jepoch$8$clock)
+    );
+    fanin_jepoch_9 jepoch$9(
+        .d(jepoch$9$d),
+        .q(jepoch$9$q),
+        .clock(jepoch$9$clock)
+    );
+    fanin_jepoch_10 jepoch$10(
+        .d(jepoch$10$d),
+        .q(jepoch$10$q),
+        .clock(jepoch$10$clock)
+    );
+    fanin_jepoch_11 jepoch$11(
+        .d(jepoch$11$d),
+        .q(jepoch$11$q),
+        .clock(jepoch$11$clock)
+    );
+    fanin_jepoch_12 jepoch$12(
+        .d(jepoch$12$d),
+        .q(jepoch$12$q),
+        .clock(jepoch$12$clock)
+    );
+    fanin_jepoch_13 jepoch$13(
+        .d(jepoch$13$d),
+        .q(jepoch$13$q),
+        .clock(jepoch$13$clock)
+    );
+    fanin_jepoch_14 jepoch$14(
+        .d(jepoch$14$d),
+        .q(jepoch$14$q),
+        .clock(jepoch$14$clock)
+    );
+    fanin_jepoch_15 jepoch$15(
+        .d(jepoch$15$d),
+        .q(jepoch$15$q),
+        .clock(jepoch$15$clock)
+    );
+    fanin_jbusy_0 jbusy$0(
+        .d(jbusy$0$d),
+        .q(jbusy$0$q),
+        .clock(jbusy$0$clock)
+    );
+    fanin_jbusy_1 jbusy$1(
+        .d(jbusy$1$d),
+        .q(jbusy$1$q),
+        .clock(jbusy$1$clock)
+    );
+    fanin_jbusy_2 jbusy$2(
+        .d(jbusy$2$d),
+        .q(jbusy$2$q),
+        .clock(jbusy$2$clock)
+    );
+    fanin_jbusy_3 jbusy$3(
+        .d(jbusy$3$d),
+        .q(jbusy$3$q),
+        .clock(jbusy$3$clock)
+    );
+    fanin_jbusy_4 jbusy$4(
+        .d(jbusy$4$d),
+        .q(jbusy$4$q),
+        .clock(jbusy$4$clock)
+    );
+    fanin_jbusy_5 jbusy$5(
+        .d(jbusy$5$d),
+        .q(jbusy$5$q),
+        .clock(jbusy$5$clock)
+    );
+    fanin_jbusy_6 jbusy$6(
+        .d(jbusy$6$d),
+        .q(jbusy$6$q),
+        .clock(jbusy$6$clock)
+    );
+    fanin_jbusy_7 jbusy$7(
+        .d(jbusy$7$d),
+        .q(jbusy$7$q),
+        .clock(jbusy$7$clock)
+    );
+    fanin_jbusy_8 jbusy$8(
+        .d(jbusy$8$d),
+        .q(jbusy$8$q),
+        .clock(jbusy$8$clock)
+    );
+    fanin_jbusy_9 jbusy$9(
+        .d(jbusy$9$d),
+        .q(jbusy$9$q),
+        .clock(jbusy$9$clock)
+    );
+    fanin_jbusy_10 jbusy$10(
+        .d(jbusy$10$d),
+        .q(jbusy$10$q),
+        .clock(jbusy$10$clock)
+    );
+    fanin_jbusy_11 jbusy$11(
+        .d(jbusy$11$d),
+        .q(jbusy$11$q),
+        .clock(jbusy$11$clock)
+    );
+    fanin_jbusy_12 jbusy$12(
+        .d(jbusy$12$d),
+        .q(jbusy$12$q),
+        .clock(jbusy$12$clock)
+    );
+    fanin_jbusy_13 jbusy$13(
+        .d(jbusy$13$d),
+        .q(jbusy$13$q),
+        .clock(jbusy$13$clock)
+    );
+    fanin_jbusy_14 jbusy$14(
+        .d(jbusy$14$d),
+        .q(jbusy$14$q),
+        .clock(jbusy$14$clock)
+    );
+    fanin_jbusy_15 jbusy$15(
+        .d(jbusy$15$d),
+        .q(jbusy$15$q),
+        .clock(jbusy$15$clock)
     );
     fanin_state state(
         .d(state$d),
@@ -837,6 +1576,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(hdr$d),
         .q(hdr$q),
         .clock(hdr$clock)
+    );
+    fanin_udp_ok udp_ok(
+        .d(udp_ok$d),
+        .q(udp_ok$q),
+        .clock(udp_ok$clock)
     );
     fanin_len len(
         .d(len$d),
@@ -867,6 +1611,201 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(oport$d),
         .q(oport$q),
         .clock(oport$clock)
+    );
+    fanin_ji ji(
+        .d(ji$d),
+        .q(ji$q),
+        .clock(ji$clock)
+    );
+    fanin_je je(
+        .d(je$d),
+        .q(je$q),
+        .clock(je$clock)
+    );
+    fanin_jep jep(
+        .d(jep$d),
+        .q(jep$q),
+        .clock(jep$clock)
+    );
+    fanin_chr chr(
+        .d(chr$d),
+        .q(chr$q),
+        .clock(chr$clock)
+    );
+    fanin_cadr cadr(
+        .d(cadr$d),
+        .q(cadr$q),
+        .clock(cadr$clock)
+    );
+    fanin_cm cm(
+        .d(cm$d),
+        .q(cm$q),
+        .clock(cm$clock)
+    );
+    fanin_agg_op agg_op(
+        .d(agg_op$d),
+        .q(agg_op$q),
+        .clock(agg_op$clock)
+    );
+    fanin_complete complete(
+        .d(complete$d),
+        .q(complete$q),
+        .clock(complete$clock)
+    );
+    fanin_ovf_acc ovf_acc(
+        .d(ovf_acc$d),
+        .q(ovf_acc$q),
+        .clock(ovf_acc$clock)
+    );
+    fanin_nr nr(
+        .d(nr$d),
+        .q(nr$q),
+        .clock(nr$clock)
+    );
+    fanin_ei ei(
+        .d(ei$d),
+        .q(ei$q),
+        .clock(ei$clock)
+    );
+    fanin_e_mc e_mc(
+        .d(e_mc$d),
+        .q(e_mc$q),
+        .clock(e_mc$clock)
+    );
+    fanin_e_slot e_slot(
+        .d(e_slot$d),
+        .q(e_slot$q),
+        .clock(e_slot$clock)
+    );
+    fanin_e_orig e_orig(
+        .d(e_orig$d),
+        .q(e_orig$q),
+        .clock(e_orig$clock)
+    );
+    fanin_e_scan e_scan(
+        .d(e_scan$d),
+        .q(e_scan$q),
+        .clock(e_scan$clock)
+    );
+    fanin_now_r now_r(
+        .d(now_r$d),
+        .q(now_r$q),
+        .clock(now_r$clock)
+    );
+    fanin_o_dst_mac o_dst_mac(
+        .d(o_dst_mac$d),
+        .q(o_dst_mac$q),
+        .clock(o_dst_mac$clock)
+    );
+    fanin_o_src_mac o_src_mac(
+        .d(o_src_mac$d),
+        .q(o_src_mac$q),
+        .clock(o_src_mac$clock)
+    );
+    fanin_o_src_ip o_src_ip(
+        .d(o_src_ip$d),
+        .q(o_src_ip$q),
+        .clock(o_src_ip$clock)
+    );
+    fanin_o_dst_ip o_dst_ip(
+        .d(o_dst_ip$d),
+        .q(o_dst_ip$q),
+        .clock(o_dst_ip$clock)
+    );
+    fanin_o_src_port o_src_port(
+        .d(o_src_port$d),
+        .q(o_src_port$q),
+        .clock(o_src_port$clock)
+    );
+    fanin_o_dst_port o_dst_port(
+        .d(o_dst_port$d),
+        .q(o_dst_port$q),
+        .clock(o_dst_port$clock)
+    );
+    fanin_o_ptype o_ptype(
+        .d(o_ptype$d),
+        .q(o_ptype$q),
+        .clock(o_ptype$clock)
+    );
+    fanin_o_flags o_flags(
+        .d(o_flags$d),
+        .q(o_flags$q),
+        .clock(o_flags$clock)
+    );
+    fanin_o_exp o_exp(
+        .d(o_exp$d),
+        .q(o_exp$q),
+        .clock(o_exp$clock)
+    );
+    fanin_o_job o_job(
+        .d(o_job$d),
+        .q(o_job$q),
+        .clock(o_job$clock)
+    );
+    fanin_o_elements o_elements(
+        .d(o_elements$d),
+        .q(o_elements$q),
+        .clock(o_elements$clock)
+    );
+    fanin_o_block o_block(
+        .d(o_block$d),
+        .q(o_block$q),
+        .clock(o_block$clock)
+    );
+    fanin_o_child o_child(
+        .d(o_child$d),
+        .q(o_child$q),
+        .clock(o_child$clock)
+    );
+    fanin_o_bitmap o_bitmap(
+        .d(o_bitmap$d),
+        .q(o_bitmap$q),
+        .clock(o_bitmap$clock)
+    );
+    fanin_tick_cnt tick_cnt(
+        .d(tick_cnt$d),
+        .q(tick_cnt$q),
+        .clock(tick_cnt$clock)
+    );
+    fanin_now now(
+        .d(now$d),
+        .q(now$q),
+        .clock(now$clock)
+    );
+    fanin_tick_div tick_div(
+        .d(tick_div$d),
+        .q(tick_div$q),
+        .clock(tick_div$clock)
+    );
+    fanin_scan_ticks scan_ticks(
+        .d(scan_ticks$d),
+        .q(scan_ticks$q),
+        .clock(scan_ticks$clock)
+    );
+    fanin_sweep_on sweep_on(
+        .d(sweep_on$d),
+        .q(sweep_on$q),
+        .clock(sweep_on$clock)
+    );
+    fanin_sweep_t0 sweep_t0(
+        .d(sweep_t0$d),
+        .q(sweep_t0$q),
+        .clock(sweep_t0$clock)
+    );
+    fanin_scan_ptr scan_ptr(
+        .d(scan_ptr$d),
+        .q(scan_ptr$q),
+        .clock(scan_ptr$clock)
+    );
+    fanin_scan_c scan_c(
+        .d(scan_c$d),
+        .q(scan_c$q),
+        .clock(scan_c$clock)
+    );
+    fanin_scan_turn scan_turn(
+        .d(scan_turn$d),
+        .q(scan_turn$q),
+        .clock(scan_turn$clock)
     );
     fanin_route_ip_0 route_ip$0(
         .d(route_ip$0$d),
@@ -1118,6 +2057,101 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(me_port$q),
         .clock(me_port$clock)
     );
+    fanin_me_mac me_mac(
+        .d(me_mac$d),
+        .q(me_mac$q),
+        .clock(me_mac$clock)
+    );
+    fanin_st_jid st_jid(
+        .d(st_jid$d),
+        .q(st_jid$q),
+        .clock(st_jid$clock)
+    );
+    fanin_st_jctrl st_jctrl(
+        .d(st_jctrl$d),
+        .q(st_jctrl$q),
+        .clock(st_jctrl$clock)
+    );
+    fanin_st_jranks st_jranks(
+        .d(st_jranks$d),
+        .q(st_jranks$q),
+        .clock(st_jranks$clock)
+    );
+    fanin_st_jexp st_jexp(
+        .d(st_jexp$d),
+        .q(st_jexp$q),
+        .clock(st_jexp$clock)
+    );
+    fanin_st_jsbase st_jsbase(
+        .d(st_jsbase$d),
+        .q(st_jsbase$q),
+        .clock(st_jsbase$clock)
+    );
+    fanin_st_jscount st_jscount(
+        .d(st_jscount$d),
+        .q(st_jscount$q),
+        .clock(st_jscount$clock)
+    );
+    fanin_st_jquota st_jquota(
+        .d(st_jquota$d),
+        .q(st_jquota$q),
+        .clock(st_jquota$clock)
+    );
+    fanin_st_jflush st_jflush(
+        .d(st_jflush$d),
+        .q(st_jflush$q),
+        .clock(st_jflush$clock)
+    );
+    fanin_st_jreclaim st_jreclaim(
+        .d(st_jreclaim$d),
+        .q(st_jreclaim$q),
+        .clock(st_jreclaim$clock)
+    );
+    fanin_st_pmac st_pmac(
+        .d(st_pmac$d),
+        .q(st_pmac$q),
+        .clock(st_pmac$clock)
+    );
+    fanin_st_pip st_pip(
+        .d(st_pip$d),
+        .q(st_pip$q),
+        .clock(st_pip$clock)
+    );
+    fanin_st_pudp st_pudp(
+        .d(st_pudp$d),
+        .q(st_pudp$q),
+        .clock(st_pudp$clock)
+    );
+    fanin_st_pport st_pport(
+        .d(st_pport$d),
+        .q(st_pport$q),
+        .clock(st_pport$clock)
+    );
+    fanin_st_cmac st_cmac(
+        .d(st_cmac$d),
+        .q(st_cmac$q),
+        .clock(st_cmac$clock)
+    );
+    fanin_st_cip st_cip(
+        .d(st_cip$d),
+        .q(st_cip$q),
+        .clock(st_cip$clock)
+    );
+    fanin_st_cudp st_cudp(
+        .d(st_cudp$d),
+        .q(st_cudp$q),
+        .clock(st_cudp$clock)
+    );
+    fanin_st_cport st_cport(
+        .d(st_cport$d),
+        .q(st_cport$q),
+        .clock(st_cport$clock)
+    );
+    fanin_st_cranks st_cranks(
+        .d(st_cranks$d),
+        .q(st_cranks$q),
+        .clock(st_cranks$clock)
+    );
     fanin_st_route_ip st_route_ip(
         .d(st_route_ip$d),
         .q(st_route_ip$q),
@@ -1355,14 +2389,73 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sel$clock = clock;
         last$clock = clock;
         hdr$clock = clock;
+        udp_ok$clock = clock;
         len$clock = clock;
         row0$clock = clock;
         nrows$clock = clock;
         ri$clock = clock;
         v1$clock = clock;
         oport$clock = clock;
+        ji$clock = clock;
+        je$clock = clock;
+        jep$clock = clock;
+        chr$clock = clock;
+        cadr$clock = clock;
+        cm$clock = clock;
+        agg_op$clock = clock;
+        complete$clock = clock;
+        ovf_acc$clock = clock;
+        nr$clock = clock;
+        ei$clock = clock;
+        e_mc$clock = clock;
+        e_slot$clock = clock;
+        e_orig$clock = clock;
+        e_scan$clock = clock;
+        now_r$clock = clock;
+        o_dst_mac$clock = clock;
+        o_src_mac$clock = clock;
+        o_src_ip$clock = clock;
+        o_dst_ip$clock = clock;
+        o_src_port$clock = clock;
+        o_dst_port$clock = clock;
+        o_ptype$clock = clock;
+        o_flags$clock = clock;
+        o_exp$clock = clock;
+        o_job$clock = clock;
+        o_elements$clock = clock;
+        o_block$clock = clock;
+        o_child$clock = clock;
+        o_bitmap$clock = clock;
+        tick_cnt$clock = clock;
+        now$clock = clock;
+        tick_div$clock = clock;
+        scan_ticks$clock = clock;
+        sweep_on$clock = clock;
+        sweep_t0$clock = clock;
+        scan_ptr$clock = clock;
+        scan_c$clock = clock;
+        scan_turn$clock = clock;
         me_ip$clock = clock;
         me_port$clock = clock;
+        me_mac$clock = clock;
+        st_jid$clock = clock;
+        st_jctrl$clock = clock;
+        st_jranks$clock = clock;
+        st_jexp$clock = clock;
+        st_jsbase$clock = clock;
+        st_jscount$clock = clock;
+        st_jquota$clock = clock;
+        st_jflush$clock = clock;
+        st_jreclaim$clock = clock;
+        st_pmac$clock = clock;
+        st_pip$clock = clock;
+        st_pudp$clock = clock;
+        st_pport$clock = clock;
+        st_cmac$clock = clock;
+        st_cip$clock = clock;
+        st_cudp$clock = clock;
+        st_cport$clock = clock;
+        st_cranks$clock = clock;
         st_route_ip$clock = clock;
         st_route_port$clock = clock;
         bvalid_r$clock = clock;
@@ -1372,14 +2465,73 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sel$d = sel$q;
         last$d = last$q;
         hdr$d = hdr$q;
+        udp_ok$d = udp_ok$q;
         len$d = len$q;
         row0$d = row0$q;
         nrows$d = nrows$q;
         ri$d = ri$q;
         v1$d = v1$q;
         oport$d = oport$q;
+        ji$d = ji$q;
+        je$d = je$q;
+        jep$d = jep$q;
+        chr$d = chr$q;
+        cadr$d = cadr$q;
+        cm$d = cm$q;
+        agg_op$d = agg_op$q;
+        complete$d = complete$q;
+        ovf_acc$d = ovf_acc$q;
+        nr$d = nr$q;
+        ei$d = ei$q;
+        e_mc$d = e_mc$q;
+        e_slot$d = e_slot$q;
+        e_orig$d = e_orig$q;
+        e_scan$d = e_scan$q;
+        now_r$d = now_r$q;
+        o_dst_mac$d = o_dst_mac$q;
+        o_src_mac$d = o_src_mac$q;
+        o_src_ip$d = o_src_ip$q;
+        o_dst_ip$d = o_dst_ip$q;
+        o_src_port$d = o_src_port$q;
+        o_dst_port$d = o_dst_port$q;
+        o_ptype$d = o_ptype$q;
+        o_flags$d = o_flags$q;
+        o_exp$d = o_exp$q;
+        o_job$d = o_job$q;
+        o_elements$d = o_elements$q;
+        o_block$d = o_block$q;
+        o_child$d = o_child$q;
+        o_bitmap$d = o_bitmap$q;
+        tick_cnt$d = tick_cnt$q;
+        now$d = now$q;
+        tick_div$d = tick_div$q;
+        scan_ticks$d = scan_ticks$q;
+        sweep_on$d = sweep_on$q;
+        sweep_t0$d = sweep_t0$q;
+        scan_ptr$d = scan_ptr$q;
+        scan_c$d = scan_c$q;
+        scan_turn$d = scan_turn$q;
         me_ip$d = me_ip$q;
         me_port$d = me_port$q;
+        me_mac$d = me_mac$q;
+        st_jid$d = st_jid$q;
+        st_jctrl$d = st_jctrl$q;
+        st_jranks$d = st_jranks$q;
+        st_jexp$d = st_jexp$q;
+        st_jsbase$d = st_jsbase$q;
+        st_jscount$d = st_jscount$q;
+        st_jquota$d = st_jquota$q;
+        st_jflush$d = st_jflush$q;
+        st_jreclaim$d = st_jreclaim$q;
+        st_pmac$d = st_pmac$q;
+        st_pip$d = st_pip$q;
+        st_pudp$d = st_pudp$q;
+        st_pport$d = st_pport$q;
+        st_cmac$d = st_cmac$q;
+        st_cip$d = st_cip$q;
+        st_cudp$d = st_cudp$q;
+        st_cport$d = st_cport$q;
+        st_cranks$d = st_cranks$q;
         st_route_ip$d = st_route_ip$q;
         st_route_port$d = st_route_port$q;
         bvalid_r$d = bvalid_r$q;
@@ -1481,6 +2633,102 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         route_port$15$d = route_port$15$q;
         route_valid$15$clock = clock;
         route_valid$15$d = route_valid$15$q;
+        jtab$0$clock = clock;
+        jtab$0$d = jtab$0$q;
+        jepoch$0$clock = clock;
+        jepoch$0$d = jepoch$0$q;
+        jbusy$0$clock = clock;
+        jbusy$0$d = jbusy$0$q;
+        jtab$1$clock = clock;
+        jtab$1$d = jtab$1$q;
+        jepoch$1$clock = clock;
+        jepoch$1$d = jepoch$1$q;
+        jbusy$1$clock = clock;
+        jbusy$1$d = jbusy$1$q;
+        jtab$2$clock = clock;
+        jtab$2$d = jtab$2$q;
+        jepoch$2$clock = clock;
+        jepoch$2$d = jepoch$2$q;
+        jbusy$2$clock = clock;
+        jbusy$2$d = jbusy$2$q;
+        jtab$3$clock = clock;
+        jtab$3$d = jtab$3$q;
+        jepoch$3$clock = clock;
+        jepoch$3$d = jepoch$3$q;
+        jbusy$3$clock = clock;
+        jbusy$3$d = jbusy$3$q;
+        jtab$4$clock = clock;
+        jtab$4$d = jtab$4$q;
+        jepoch$4$clock = clock;
+        jepoch$4$d = jepoch$4$q;
+        jbusy$4$clock = clock;
+        jbusy$4$d = jbusy$4$q;
+        jtab$5$clock = clock;
+        jtab$5$d = jtab$5$q;
+        jepoch$5$clock = clock;
+        jepoch$5$d = jepoch$5$q;
+        jbusy$5$clock = clock;
+        jbusy$5$d = jbusy$5$q;
+        jtab$6$clock = clock;
+        jtab$6$d = jtab$6$q;
+        jepoch$6$clock = clock;
+        jepoch$6$d = jepoch$6$q;
+        jbusy$6$clock = clock;
+        jbusy$6$d = jbusy$6$q;
+        jtab$7$clock = clock;
+        jtab$7$d = jtab$7$q;
+        jepoch$7$clock = clock;
+        jepoch$7$d = jepoch$7$q;
+        jbusy$7$clock = clock;
+        jbusy$7$d = jbusy$7$q;
+        jtab$8$clock = clock;
+        jtab$8$d = jtab$8$q;
+        jepoch$8$clock = clock;
+        jepoch$8$d = jepoch$8$q;
+        jbusy$8$clock = clock;
+        jbusy$8$d = jbusy$8$q;
+        jtab$9$clock = clock;
+        jtab$9$d = jtab$9$q;
+        jepoch$9$clock = clock;
+        jepoch$9$d = jepoch$9$q;
+        jbusy$9$clock = clock;
+        jbusy$9$d = jbusy$9$q;
+        jtab$10$clock = clock;
+        jtab$10$d = jtab$10$q;
+        jepoch$10$clock = clock;
+        jepoch$10$d = jepoch$10$q;
+        jbusy$10$clock = clock;
+        jbusy$10$d = jbusy$10$q;
+        jtab$11$clock = clock;
+        jtab$11$d = jtab$11$q;
+        jepoch$11$clock = clock;
+        jepoch$11$d = jepoch$11$q;
+        jbusy$11$clock = clock;
+        jbusy$11$d = jbusy$11$q;
+        jtab$12$clock = clock;
+        jtab$12$d = jtab$12$q;
+        jepoch$12$clock = clock;
+        jepoch$12$d = jepoch$12$q;
+        jbusy$12$clock = clock;
+        jbusy$12$d = jbusy$12$q;
+        jtab$13$clock = clock;
+        jtab$13$d = jtab$13$q;
+        jepoch$13$clock = clock;
+        jepoch$13$d = jepoch$13$q;
+        jbusy$13$clock = clock;
+        jbusy$13$d = jbusy$13$q;
+        jtab$14$clock = clock;
+        jtab$14$d = jtab$14$q;
+        jepoch$14$clock = clock;
+        jepoch$14$d = jepoch$14$q;
+        jbusy$14$clock = clock;
+        jbusy$14$d = jbusy$14$q;
+        jtab$15$clock = clock;
+        jtab$15$d = jtab$15$q;
+        jepoch$15$clock = clock;
+        jepoch$15$d = jepoch$15$q;
+        jbusy$15$clock = clock;
+        jbusy$15$d = jbusy$15$q;
         cnt$0$clock = clock;
         cnt$0$d = cnt$0$q;
         cnt$1$clock = clock;
@@ -1523,6 +2771,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cnt$19$d = cnt$19$q;
         cnt$20$clock = clock;
         cnt$20$d = cnt$20$q;
+        acc$clock = clock;
+        meta$clock = clock;
+        chram$clock = clock;
+        if (tick_cnt$q + 32'h1 >= tick_div$q) begin
+            tick_cnt$d = 32'h0;
+            now$d = now$q + 32'h1;
+        end
+        else begin
+            tick_cnt$d = tick_cnt$q + 32'h1;
+        end
         rx_row_data = rx$0$r_data;
         tx_ready_sel = 1'b0;
         if (sel$q == c_idx4$0) begin
@@ -1549,6 +2807,26 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (oport$q == c_idx4$3) begin
             tx_ready_sel = tx$3$ready;
         end
+        if (e_slot$q) begin
+            acc_row = acc$rd;
+        end
+        else begin
+            acc_row = rx_row_data;
+        end
+        hg$dst_mac = o_dst_mac$q;
+        hg$src_mac = o_src_mac$q;
+        hg$src_ip = o_src_ip$q;
+        hg$dst_ip = o_dst_ip$q;
+        hg$src_port = o_src_port$q;
+        hg$dst_port = o_dst_port$q;
+        hg$ptype = o_ptype$q;
+        hg$flags = o_flags$q;
+        hg$exponent = o_exp$q;
+        hg$job = o_job$q;
+        hg$elements = o_elements$q;
+        hg$block = o_block$q;
+        hg$child = o_child$q;
+        hg$bitmap = o_bitmap$q;
         rx$0$clock = clock;
         rx$0$rst = rst;
         rx$0$tdata = s_tdata$0;
@@ -1571,9 +2849,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$0$tready = m_tready$0;
         tx$0$w_we = 1'b0;
         tx$0$push = 1'b0;
-        tx$0$w_row = rx_row_data;
-        tx$0$p_hdr = hdr$q[(32'h0)+:(512)];
-        tx$0$p_len = len$q;
+        tx$0$w_row = acc_row;
+        if (e_orig$q) begin
+            tx$0$p_hdr = hdr$q[(32'h0)+:(512)];
+            tx$0$p_len = len$q;
+        end
+        else begin
+            tx$0$p_hdr = hg$hdr;
+            tx$0$p_len = hg$len;
+        end
         rxp$0$clock = clock;
         rxp$0$d = rxp$0$q;
         rxb$0$clock = clock;
@@ -1607,9 +2891,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$1$tready = m_tready$1;
         tx$1$w_we = 1'b0;
         tx$1$push = 1'b0;
-        tx$1$w_row = rx_row_data;
-        tx$1$p_hdr = hdr$q[(32'h0)+:(512)];
-        tx$1$p_len = len$q;
+        tx$1$w_row = acc_row;
+        if (e_orig$q) begin
+            tx$1$p_hdr = hdr$q[(32'h0)+:(512)];
+            tx$1$p_len = len$q;
+        end
+        else begin
+            tx$1$p_hdr = hg$hdr;
+            tx$1$p_len = hg$len;
+        end
         rxp$1$clock = clock;
         rxp$1$d = rxp$1$q;
         rxb$1$clock = clock;
@@ -1643,9 +2933,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$2$tready = m_tready$2;
         tx$2$w_we = 1'b0;
         tx$2$push = 1'b0;
-        tx$2$w_row = rx_row_data;
-        tx$2$p_hdr = hdr$q[(32'h0)+:(512)];
-        tx$2$p_len = len$q;
+        tx$2$w_row = acc_row;
+        if (e_orig$q) begin
+            tx$2$p_hdr = hdr$q[(32'h0)+:(512)];
+            tx$2$p_len = len$q;
+        end
+        else begin
+            tx$2$p_hdr = hg$hdr;
+            tx$2$p_len = hg$len;
+        end
         rxp$2$clock = clock;
         rxp$2$d = rxp$2$q;
         rxb$2$clock = clock;
@@ -1679,9 +2975,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$3$tready = m_tready$3;
         tx$3$w_we = 1'b0;
         tx$3$push = 1'b0;
-        tx$3$w_row = rx_row_data;
-        tx$3$p_hdr = hdr$q[(32'h0)+:(512)];
-        tx$3$p_len = len$q;
+        tx$3$w_row = acc_row;
+        if (e_orig$q) begin
+            tx$3$p_hdr = hdr$q[(32'h0)+:(512)];
+            tx$3$p_len = len$q;
+        end
+        else begin
+            tx$3$p_hdr = hg$hdr;
+            tx$3$p_len = hg$len;
+        end
         rxp$3$clock = clock;
         rxp$3$d = rxp$3$q;
         rxb$3$clock = clock;
@@ -1799,6 +3101,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         parser$len = len$q;
         parser$me_ip = me_ip$q;
         parser$me_port = me_port$q;
+        parser$udp_ok = udp_ok$q;
         rhit = 1'b0;
         rport = 32'h0;
         if (route_valid$0$q & (route_ip$0$q == parser$dst_ip)) begin
@@ -1865,72 +3168,467 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             rhit = 1'b1;
             rport = route_port$15$q;
         end
+        jhit = 1'b0;
+        jsel = 32'h0;
+        jent = jtab$0$q;
+        jsel_ep = jepoch$0$q;
+        if (jtab$0$q[32'h0] & (jtab$0$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$0;
+            jent = jtab$0$q;
+            jsel_ep = jepoch$0$q;
+        end
+        if (jtab$1$q[32'h0] & (jtab$1$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$1;
+            jent = jtab$1$q;
+            jsel_ep = jepoch$1$q;
+        end
+        if (jtab$2$q[32'h0] & (jtab$2$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$2;
+            jent = jtab$2$q;
+            jsel_ep = jepoch$2$q;
+        end
+        if (jtab$3$q[32'h0] & (jtab$3$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$3;
+            jent = jtab$3$q;
+            jsel_ep = jepoch$3$q;
+        end
+        if (jtab$4$q[32'h0] & (jtab$4$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$4;
+            jent = jtab$4$q;
+            jsel_ep = jepoch$4$q;
+        end
+        if (jtab$5$q[32'h0] & (jtab$5$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$5;
+            jent = jtab$5$q;
+            jsel_ep = jepoch$5$q;
+        end
+        if (jtab$6$q[32'h0] & (jtab$6$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$6;
+            jent = jtab$6$q;
+            jsel_ep = jepoch$6$q;
+        end
+        if (jtab$7$q[32'h0] & (jtab$7$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$7;
+            jent = jtab$7$q;
+            jsel_ep = jepoch$7$q;
+        end
+        if (jtab$8$q[32'h0] & (jtab$8$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$8;
+            jent = jtab$8$q;
+            jsel_ep = jepoch$8$q;
+        end
+        if (jtab$9$q[32'h0] & (jtab$9$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$9;
+            jent = jtab$9$q;
+            jsel_ep = jepoch$9$q;
+        end
+        if (jtab$10$q[32'h0] & (jtab$10$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$10;
+            jent = jtab$10$q;
+            jsel_ep = jepoch$10$q;
+        end
+        if (jtab$11$q[32'h0] & (jtab$11$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$11;
+            jent = jtab$11$q;
+            jsel_ep = jepoch$11$q;
+        end
+        if (jtab$12$q[32'h0] & (jtab$12$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$12;
+            jent = jtab$12$q;
+            jsel_ep = jepoch$12$q;
+        end
+        if (jtab$13$q[32'h0] & (jtab$13$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$13;
+            jent = jtab$13$q;
+            jsel_ep = jepoch$13$q;
+        end
+        if (jtab$14$q[32'h0] & (jtab$14$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$14;
+            jent = jtab$14$q;
+            jsel_ep = jepoch$14$q;
+        end
+        if (jtab$15$q[32'h0] & (jtab$15$q[(32'h20)+:(16)] == parser$job)) begin
+            jhit = 1'b1;
+            jsel = c_idx8$15;
+            jent = jtab$15$q;
+            jsel_ep = jepoch$15$q;
+        end
+        busy_cur = jbusy$0$q;
+        if (ji$q == c_idx8$0) begin
+            busy_cur = jbusy$0$q;
+        end
+        if (ji$q == c_idx8$1) begin
+            busy_cur = jbusy$1$q;
+        end
+        if (ji$q == c_idx8$2) begin
+            busy_cur = jbusy$2$q;
+        end
+        if (ji$q == c_idx8$3) begin
+            busy_cur = jbusy$3$q;
+        end
+        if (ji$q == c_idx8$4) begin
+            busy_cur = jbusy$4$q;
+        end
+        if (ji$q == c_idx8$5) begin
+            busy_cur = jbusy$5$q;
+        end
+        if (ji$q == c_idx8$6) begin
+            busy_cur = jbusy$6$q;
+        end
+        if (ji$q == c_idx8$7) begin
+            busy_cur = jbusy$7$q;
+        end
+        if (ji$q == c_idx8$8) begin
+            busy_cur = jbusy$8$q;
+        end
+        if (ji$q == c_idx8$9) begin
+            busy_cur = jbusy$9$q;
+        end
+        if (ji$q == c_idx8$10) begin
+            busy_cur = jbusy$10$q;
+        end
+        if (ji$q == c_idx8$11) begin
+            busy_cur = jbusy$11$q;
+        end
+        if (ji$q == c_idx8$12) begin
+            busy_cur = jbusy$12$q;
+        end
+        if (ji$q == c_idx8$13) begin
+            busy_cur = jbusy$13$q;
+        end
+        if (ji$q == c_idx8$14) begin
+            busy_cur = jbusy$14$q;
+        end
+        if (ji$q == c_idx8$15) begin
+            busy_cur = jbusy$15$q;
+        end
+        scan_own = 1'b0;
+        if (jtab$0$q[32'h0] & jtab$0$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$0$q[(32'hc0)+:(32)]) < jtab$0$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$1$q[32'h0] & jtab$1$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$1$q[(32'hc0)+:(32)]) < jtab$1$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$2$q[32'h0] & jtab$2$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$2$q[(32'hc0)+:(32)]) < jtab$2$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$3$q[32'h0] & jtab$3$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$3$q[(32'hc0)+:(32)]) < jtab$3$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$4$q[32'h0] & jtab$4$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$4$q[(32'hc0)+:(32)]) < jtab$4$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$5$q[32'h0] & jtab$5$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$5$q[(32'hc0)+:(32)]) < jtab$5$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$6$q[32'h0] & jtab$6$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$6$q[(32'hc0)+:(32)]) < jtab$6$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$7$q[32'h0] & jtab$7$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$7$q[(32'hc0)+:(32)]) < jtab$7$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$8$q[32'h0] & jtab$8$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$8$q[(32'hc0)+:(32)]) < jtab$8$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$9$q[32'h0] & jtab$9$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$9$q[(32'hc0)+:(32)]) < jtab$9$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$10$q[32'h0] & jtab$10$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$10$q[(32'hc0)+:(32)]) < jtab$10$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$11$q[32'h0] & jtab$11$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$11$q[(32'hc0)+:(32)]) < jtab$11$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$12$q[32'h0] & jtab$12$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$12$q[(32'hc0)+:(32)]) < jtab$12$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$13$q[32'h0] & jtab$13$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$13$q[(32'hc0)+:(32)]) < jtab$13$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$14$q[32'h0] & jtab$14$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$14$q[(32'hc0)+:(32)]) < jtab$14$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        if (jtab$15$q[32'h0] & jtab$15$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$15$q[(32'hc0)+:(32)]) < jtab$15$q[(32'he0)+:(32)])) begin
+            scan_own = 1'b1;
+        end
+        chaddr = (((ji$q) & 24'hffffff) << c_mclog) | ((ei$q) & 24'hffffff);
+        slot = (((je$q[(32'hc0)+:(32)]) & 24'hffffff) + ((parser$block & (je$q[(32'he0)+:(32)] - 32'h1)) & 24'hffffff)) & c_smask;
+        ci = (parser$block & je$q[(32'he0)+:(32)]) != 32'h0;
+        meta$raddr = cadr$q;
+        meta$waddr = cadr$q;
+        meta$wdata = cm$q;
+        meta$we = 32'h0;
+        m = meta$rdata;
+        m_st = m[(32'h0)+:(3)];
+        m_jidx = m[(32'h8)+:(8)];
+        m_block = m[(32'h20)+:(32)];
+        m_bitmap = m[(32'h40)+:(64)];
+        m_exp = m[(32'h80)+:(8)];
+        m_flags = m[(32'h88)+:(8)];
+        m_elem = m[(32'h90)+:(16)];
+        m_timer = m[(32'ha0)+:(32)];
+        sj = jtab$0$q;
+        sj_ep = jepoch$0$q;
+        sj_busy = jbusy$0$q;
+        if (m_jidx == c_idx8$0) begin
+            sj = jtab$0$q;
+            sj_ep = jepoch$0$q;
+            sj_busy = jbusy$0$q;
+        end
+        if (m_jidx == c_idx8$1) begin
+            sj = jtab$1$q;
+            sj_ep = jepoch$1$q;
+            sj_busy = jbusy$1$q;
+        end
+        if (m_jidx == c_idx8$2) begin
+            sj = jtab$2$q;
+            sj_ep = jepoch$2$q;
+            sj_busy = jbusy$2$q;
+        end
+        if (m_jidx == c_idx8$3) begin
+            sj = jtab$3$q;
+            sj_ep = jepoch$3$q;
+            sj_busy = jbusy$3$q;
+        end
+        if (m_jidx == c_idx8$4) begin
+            sj = jtab$4$q;
+            sj_ep = jepoch$4$q;
+            sj_busy = jbusy$4$q;
+        end
+        if (m_jidx == c_idx8$5) begin
+            sj = jtab$5$q;
+            sj_ep = jepoch$5$q;
+            sj_busy = jbusy$5$q;
+        end
+        if (m_jidx == c_idx8$6) begin
+            sj = jtab$6$q;
+            sj_ep = jepoch$6$q;
+            sj_busy = jbusy$6$q;
+        end
+        if (m_jidx == c_idx8$7) begin
+            sj = jtab$7$q;
+            sj_ep = jepoch$7$q;
+            sj_busy = jbusy$7$q;
+        end
+        if (m_jidx == c_idx8$8) begin
+            sj = jtab$8$q;
+            sj_ep = jepoch$8$q;
+            sj_busy = jbusy$8$q;
+        end
+        if (m_jidx == c_idx8$9) begin
+            sj = jtab$9$q;
+            sj_ep = jepoch$9$q;
+            sj_busy = jbusy$9$q;
+        end
+        if (m_jidx == c_idx8$10) begin
+            sj = jtab$10$q;
+            sj_ep = jepoch$10$q;
+            sj_busy = jbusy$10$q;
+        end
+        if (m_jidx == c_idx8$11) begin
+            sj = jtab$11$q;
+            sj_ep = jepoch$11$q;
+            sj_busy = jbusy$11$q;
+        end
+        if (m_jidx == c_idx8$12) begin
+            sj = jtab$12$q;
+            sj_ep = jepoch$12$q;
+            sj_busy = jbusy$12$q;
+        end
+        if (m_jidx == c_idx8$13) begin
+            sj = jtab$13$q;
+            sj_ep = jepoch$13$q;
+            sj_busy = jbusy$13$q;
+        end
+        if (m_jidx == c_idx8$14) begin
+            sj = jtab$14$q;
+            sj_ep = jepoch$14$q;
+            sj_busy = jbusy$14$q;
+        end
+        if (m_jidx == c_idx8$15) begin
+            sj = jtab$15$q;
+            sj_ep = jepoch$15$q;
+            sj_busy = jbusy$15$q;
+        end
+        if (e_scan$q) begin
+            live = sj[32'h0] & (m[(32'h10)+:(16)] == sj_ep);
+        end
+        else begin
+            live = (m_jidx == ji$q) & (m[(32'h10)+:(16)] == jep$q);
+        end
+        if (live) begin
+            st = m_st;
+        end
+        else begin
+            st = 32'h0;
+        end
+        busy_st = (st == 32'h1) | (st == 32'h2);
+        same = st != 32'h0;
+        samebl = same & (m_block == parser$block);
+        subset = (parser$bitmap & ~m_bitmap) == 32'h0;
+        disjoint = (parser$bitmap & m_bitmap) == 32'h0;
+        d_cb = m_block - parser$block;
+        d_bc = parser$block - m_block;
+        newer_cb = ~d_cb[32'h1f] & (d_cb != 32'h0);
+        newer_bc = ~d_bc[32'h1f] & (d_bc != 32'h0);
+        age = now_r$q - m_timer;
+        lim33 = ((je$q[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je$q[(32'h140)+:(32)]) & 33'h1ffffffff);
+        stale = je$q[32'h2] & (((age) & 33'h1ffffffff) >= lim33);
+        if (busy_st) begin
+            busy_left = busy_cur - 32'h1;
+        end
+        else begin
+            busy_left = busy_cur;
+        end
+        newbm = m_bitmap | parser$bitmap;
+        if (parser$exponent != m_exp) begin
+            mflags = m_flags | (parser$flags & 32'h18) | 32'h10;
+        end
+        else begin
+            mflags = m_flags | (parser$flags & 32'h18);
+        end
+        sflags = parser$flags & 32'h18;
+        rows_p = ((parser$elements << 32'h2) + c_rowmask) >> c_rowlog;
+        rows_o = ((o_elements$q << 32'h2) + c_rowmask) >> c_rowlog;
+        acc$op = 32'h0;
+        acc$addr = (cadr$q << c_rpclog) + ((ri$q) & 24'hffffff);
+        acc$lim = o_elements$q - (ri$q << c_lprlog);
+        acc$b = rx_row_data;
+        bz_inc = 1'b0;
+        bz_dec = 1'b0;
+        bz_j = ji$q;
+        dbg_valid = 1'b0;
+        dbg_kind = 1'b0;
+        dbg_arg = 32'h0;
+        dbg_tick = now$q;
         ev = 32'h0;
+        dact = 32'h0;
+        hwc = 1'b0;
+        cr = 1'b0;
+        fl = 32'h0;
         v1$d = 1'b0;
         case (state$q)
             0:
                 begin
-                    if (any) begin
+                    if (any & ~(sweep_on$q & scan_own & scan_turn$q)) begin
                         sel$d = pidx;
                         last$d = pidx;
                         len$d = cur_len;
                         nrows$d = cur_rows;
                         ri$d = 32'h0;
+                        now_r$d = now$q;
+                        e_scan$d = 1'b0;
+                        scan_turn$d = 1'b1;
+                        dbg_valid = 1'b1;
+                        dbg_arg = ((pidx) & 32'hffffffff);
                         if (pidx == c_idx4$0) begin
                             rx$0$d_pop = 1'b1;
                             rx_ev$0 = 1'b1;
                             hdr$d = rx$0$d_hdr;
+                            udp_ok$d = rx$0$d_udp_ok;
                             row0$d = rx$0$d_row;
                         end
                         if (pidx == c_idx4$1) begin
                             rx$1$d_pop = 1'b1;
                             rx_ev$1 = 1'b1;
                             hdr$d = rx$1$d_hdr;
+                            udp_ok$d = rx$1$d_udp_ok;
                             row0$d = rx$1$d_row;
                         end
                         if (pidx == c_idx4$2) begin
                             rx$2$d_pop = 1'b1;
                             rx_ev$2 = 1'b1;
                             hdr$d = rx$2$d_hdr;
+                            udp_ok$d = rx$2$d_udp_ok;
                             row0$d = rx$2$d_row;
                         end
                         if (pidx == c_idx4$3) begin
                             rx$3$d_pop = 1'b1;
                             rx_ev$3 = 1'b1;
                             hdr$d = rx$3$d_hdr;
+                            udp_ok$d = rx$3$d_udp_ok;
                             row0$d = rx$3$d_row;
                         end
-                        state$d = ((32'h1) & 3'h7);
+                        state$d = 32'h1;
+                    end
+                    else if (sweep_on$q & scan_own) begin
+                        scan_turn$d = 1'b0;
+                        now_r$d = now$q;
+                        e_scan$d = 1'b1;
+                        scan_c$d = 1'b0;
+                        cadr$d = scan_ptr$q << 32'h1;
+                        dbg_valid = 1'b1;
+                        dbg_kind = 1'b1;
+                        dbg_arg = ((scan_ptr$q) & 32'hffffffff);
+                        state$d = 32'hb;
+                    end
+                    if (sweep_on$q & ~scan_own) begin
+                        if (scan_ptr$q == c_slast) begin
+                            scan_ptr$d = 32'h0;
+                            sweep_on$d = 1'b0;
+                        end
+                        else begin
+                            scan_ptr$d = scan_ptr$q + 32'h1;
+                        end
                     end
                 end
             1:
                 begin
+                    e_orig$d = 1'b0;
+                    e_mc$d = 1'b0;
+                    e_slot$d = 1'b0;
+                    ji$d = jsel;
+                    je$d = jent;
+                    jep$d = jsel_ep;
+                    chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((parser$child) & 24'hffffff) & c_mcmask);
                     case (parser$kind)
                         0:
                             begin
                                 ev = ((32'h1) & 32'hffffffff) << 32'h14;
-                                state$d = ((32'h3) & 3'h7);
+                                state$d = 32'ha;
                             end
                         1:
                             begin
                                 ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                                state$d = ((32'h3) & 3'h7);
+                                state$d = 32'ha;
                             end
                         2:
                             begin
                                 if (rhit) begin
+                                    ev = ((32'h1) & 32'hffffffff) << 32'h12;
                                     oport$d = rport;
-                                    state$d = ((32'h2) & 3'h7);
+                                    e_orig$d = 1'b1;
+                                    state$d = 32'h6;
                                 end
                                 else begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'h13;
-                                    state$d = ((32'h3) & 3'h7);
+                                    state$d = 32'ha;
                                 end
                             end
                         3:
                             begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'he;
-                                state$d = ((32'h3) & 3'h7);
+                                if (jhit) begin
+                                    state$d = 32'h2;
+                                end
+                                else begin
+                                    ev = ((32'h1) & 32'hffffffff) << 32'he;
+                                    state$d = 32'ha;
+                                end
                             end
                         default:
                             begin
@@ -1939,26 +3637,325 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             2:
                 begin
-                    if (tx_ready_sel | (ri$q != 32'h0)) begin
-                        if (ri$q != nrows$q) begin
-                            ri$d = ri$q + 32'h1;
-                            v1$d = 1'b1;
+                    chr$d = chram$rdata;
+                    cadr$d = (slot << 32'h1) | ((ci) & 24'hffffff);
+                    meta$raddr = (slot << 32'h1) | ((ci) & 24'hffffff);
+                    state$d = 32'h3;
+                end
+            3:
+                begin
+                    state$d = 32'ha;
+                    ovf_acc$d = 1'b0;
+                    ri$d = 32'h0;
+                    ei$d = 32'h0;
+                    o_src_mac$d = me_mac$q;
+                    o_src_ip$d = me_ip$q;
+                    o_src_port$d = me_port$q;
+                    o_dst_mac$d = je$q[(32'h180)+:(48)];
+                    o_dst_ip$d = je$q[(32'h160)+:(32)];
+                    o_dst_port$d = je$q[(32'h1b0)+:(16)];
+                    oport$d = je$q[(32'h1c0)+:(4)];
+                    o_ptype$d = parser$ptype;
+                    o_flags$d = parser$flags;
+                    o_exp$d = parser$exponent;
+                    o_job$d = parser$job;
+                    o_elements$d = parser$elements;
+                    o_block$d = parser$block;
+                    o_child$d = parser$child;
+                    o_bitmap$d = parser$bitmap;
+                    cm$d = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((parser$block) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((parser$bitmap) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((parser$exponent) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((sflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((parser$elements) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                    agg_op$d = 32'h1;
+                    complete$d = parser$bitmap == je$q[(32'h80)+:(64)];
+                    nr$d = rows_p;
+                    if (parser$ptype == 32'h2) begin
+                        if (~je$q[32'h1]) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'hf;
                         end
-                        else if (~v1$q) begin
-                            if (oport$q == c_idx4$0) begin
-                                tx$0$push = 1'b1;
+                        else begin
+                            o_src_ip$d = me_ip$q;
+                            o_flags$d = parser$flags | 32'h2;
+                            e_mc$d = 1'b1;
+                            state$d = 32'h6;
+                            if (samebl) begin
+                                meta$wdata = (m & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+                                meta$we = 32'h1;
+                                bz_dec = busy_st;
                             end
-                            if (oport$q == c_idx4$1) begin
-                                tx$1$push = 1'b1;
+                        end
+                    end
+                    else if ((parser$bitmap & ~je$q[(32'h40)+:(64)]) != 32'h0) begin
+                        ev = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (parser$elements > c_lanes) begin
+                        ev = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (~parser$flags[32'h0] & (parser$child >= je$q[(32'h10)+:(8)])) begin
+                        ev = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (~parser$flags[32'h0] & ((parser$bitmap & ~chr$q[(32'h0)+:(64)]) != 32'h0)) begin
+                        ev = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (~parser$flags[32'h0] & (parser$child >= je$q[(32'h8)+:(8)])) begin
+                        ev = ((32'h1) & 32'hffffffff) << 32'ha;
+                        dact = 32'h2;
+                    end
+                    else if (parser$flags[32'h0] & je$q[32'h1]) begin
+                        ev = ((32'h1) & 32'hffffffff) << 32'hc;
+                        dact = 32'h2;
+                    end
+                    else if (samebl) begin
+                        if (st == 32'h1) begin
+                            if (subset) begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'h5;
                             end
-                            if (oport$q == c_idx4$2) begin
-                                tx$2$push = 1'b1;
+                            else if (~disjoint) begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'h6;
                             end
-                            if (oport$q == c_idx4$3) begin
-                                tx$3$push = 1'b1;
+                            else if (parser$elements != m_elem) begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'hf;
                             end
-                            ev = ((32'h1) & 32'hffffffff) << 32'h12;
-                            state$d = ((32'h3) & 3'h7);
+                            else begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'h2;
+                                dact = 32'h4;
+                                agg_op$d = 32'h2;
+                                complete$d = newbm == je$q[(32'h80)+:(64)];
+                                cm$d = (m & ~((((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((newbm) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((mflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
+                            end
+                        end
+                        else if ((st == 32'h2) & subset) begin
+                            ev = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h7);
+                            dact = 32'h5;
+                        end
+                        else if ((st == 32'h3) & ~je$q[32'h1]) begin
+                            if (subset) begin
+                                ev = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h4);
+                                dact = 32'h6;
+                            end
+                            else begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'h6;
+                            end
+                        end
+                        else if (~disjoint & ~subset) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'h6;
+                        end
+                        else begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'hb;
+                            dact = 32'h2;
+                        end
+                    end
+                    else if (same & newer_cb) begin
+                        if (je$q[32'h1]) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'hb;
+                            dact = 32'h2;
+                        end
+                        else begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'h5;
+                        end
+                    end
+                    else if (busy_st & ~(st == 32'h2) & ~(~je$q[32'h1] & (st == 32'h1) & newer_bc & stale)) begin
+                        if (je$q[32'h1]) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'h8;
+                            dact = 32'h2;
+                        end
+                        else begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'hd;
+                        end
+                    end
+                    else if (busy_left >= je$q[(32'h100)+:(32)]) begin
+                        if (je$q[32'h1]) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'h9;
+                            dact = 32'h2;
+                        end
+                        else if ((st == 32'h1) & busy_st) begin
+                            ev = (((32'h1) & 32'hffffffff) << 32'hd) | (((32'h1) & 32'hffffffff) << 32'h11);
+                        end
+                        else begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'hd;
+                        end
+                    end
+                    else begin
+                        if (~je$q[32'h1] & (st == 32'h1)) begin
+                            ev = (((32'h1) & 32'hffffffff) << 32'h2) | (((32'h1) & 32'hffffffff) << 32'h11);
+                        end
+                        else begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'h2;
+                        end
+                        dact = 32'h4;
+                    end
+                    case (dact)
+                        2:
+                            begin
+                                o_src_ip$d = parser$src_ip;
+                                o_src_port$d = parser$src_port;
+                                o_flags$d = parser$flags | 32'h1;
+                                state$d = 32'h6;
+                            end
+                        4:
+                            begin
+                                state$d = 32'h4;
+                            end
+                        5:
+                            begin
+                                e_slot$d = 1'b1;
+                                o_ptype$d = 32'h1;
+                                if (m_bitmap != je$q[(32'h80)+:(64)]) begin
+                                    o_flags$d = m_flags | 32'h4;
+                                end
+                                else begin
+                                    o_flags$d = m_flags;
+                                end
+                                o_exp$d = m_exp;
+                                o_elements$d = m_elem;
+                                o_block$d = m_block;
+                                o_child$d = je$q[(32'h18)+:(8)];
+                                o_bitmap$d = m_bitmap;
+                                state$d = 32'h6;
+                            end
+                        6:
+                            begin
+                                e_slot$d = 1'b1;
+                                o_ptype$d = 32'h2;
+                                o_flags$d = m_flags;
+                                o_exp$d = m_exp;
+                                o_elements$d = m_elem;
+                                o_block$d = m_block;
+                                o_bitmap$d = m_bitmap;
+                                o_dst_mac$d = parser$src_mac;
+                                o_dst_ip$d = parser$src_ip;
+                                o_dst_port$d = parser$src_port;
+                                oport$d = sel$q;
+                                state$d = 32'h6;
+                            end
+                        default:
+                            begin
+                            end
+                    endcase
+                end
+            4:
+                begin
+                    if (ri$q != nr$q) begin
+                        acc$op = agg_op$q;
+                        ri$d = ri$q + 32'h1;
+                    end
+                    else if (~acc$busy) begin
+                        state$d = 32'h5;
+                    end
+                    if (acc$ovf) begin
+                        ovf_acc$d = 1'b1;
+                    end
+                end
+            5:
+                begin
+                    cr = complete$q & ~je$q[32'h1];
+                    if (ovf_acc$q) begin
+                        fl = cm$q[(32'h88)+:(8)] | 32'h8;
+                    end
+                    else begin
+                        fl = cm$q[(32'h88)+:(8)];
+                    end
+                    if (complete$q) begin
+                        if (je$q[32'h1]) begin
+                            meta$wdata = (cm$q & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((fl) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                        end
+                        else begin
+                            meta$wdata = (cm$q & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88))) | 32'h3 | (((fl) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
+                        end
+                    end
+                    else begin
+                        meta$wdata = (cm$q & ~(((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88)) | (((fl) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
+                    end
+                    meta$we = 32'h1;
+                    if (agg_op$q == 32'h1) begin
+                        hwc = ~busy_st;
+                        bz_inc = ~busy_st & ~cr;
+                        bz_dec = busy_st & cr;
+                    end
+                    else begin
+                        bz_dec = cr;
+                    end
+                    o_exp$d = cm$q[(32'h80)+:(8)];
+                    o_bitmap$d = cm$q[(32'h40)+:(64)];
+                    e_slot$d = 1'b1;
+                    if (complete$q) begin
+                        ev = ((32'h1) & 32'hffffffff) << 32'h3;
+                        state$d = 32'h6;
+                        if (je$q[32'h1]) begin
+                            o_ptype$d = 32'h1;
+                            o_flags$d = fl;
+                            o_child$d = je$q[(32'h18)+:(8)];
+                        end
+                        else begin
+                            o_ptype$d = 32'h2;
+                            o_flags$d = fl | 32'h2;
+                            e_mc$d = 1'b1;
+                        end
+                    end
+                    else begin
+                        state$d = 32'ha;
+                    end
+                end
+            6:
+                begin
+                    if (e_orig$q) begin
+                        nr$d = nrows$q;
+                    end
+                    else begin
+                        nr$d = rows_o;
+                    end
+                    ri$d = 32'h0;
+                    state$d = 32'h7;
+                end
+            7:
+                begin
+                    if (e_mc$q) begin
+                        oport$d = chram$rdata[(32'ha0)+:(4)];
+                        o_dst_mac$d = chram$rdata[(32'h40)+:(48)];
+                        o_dst_ip$d = chram$rdata[(32'h70)+:(32)];
+                        o_dst_port$d = chram$rdata[(32'h90)+:(16)];
+                        o_child$d = ei$q;
+                    end
+                    state$d = 32'h8;
+                end
+            8:
+                begin
+                    if (tx_ready_sel) begin
+                        state$d = 32'h9;
+                    end
+                end
+            9:
+                begin
+                    if (ri$q != nr$q) begin
+                        if (e_slot$q) begin
+                            acc$op = 32'h3;
+                        end
+                        ri$d = ri$q + 32'h1;
+                        v1$d = 1'b1;
+                    end
+                    else if (~v1$q) begin
+                        if (oport$q == c_idx4$0) begin
+                            tx$0$push = 1'b1;
+                        end
+                        if (oport$q == c_idx4$1) begin
+                            tx$1$push = 1'b1;
+                        end
+                        if (oport$q == c_idx4$2) begin
+                            tx$2$push = 1'b1;
+                        end
+                        if (oport$q == c_idx4$3) begin
+                            tx$3$push = 1'b1;
+                        end
+                        if (e_mc$q) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'h4;
+                        end
+                        if (e_mc$q & ((ei$q + 32'h1) < je$q[(32'h10)+:(8)])) begin
+                            ei$d = ei$q + 32'h1;
+                            state$d = 32'h6;
+                        end
+                        else if (e_scan$q) begin
+                            state$d = 32'hd;
+                        end
+                        else begin
+                            state$d = 32'ha;
                         end
                     end
                     if (v1$q) begin
@@ -1976,7 +3973,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                     end
                 end
-            3:
+            10:
                 begin
                     if (sel$q == c_idx4$0) begin
                         rx$0$rel = 1'b1;
@@ -1990,119 +3987,133 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     if (sel$q == c_idx4$3) begin
                         rx$3$rel = 1'b1;
                     end
-                    state$d = ((32'h0) & 3'h7);
+                    state$d = 32'h0;
+                end
+            11:
+                begin
+                    state$d = 32'hc;
+                end
+            12:
+                begin
+                    state$d = 32'hd;
+                    if (sj[32'h2] & sj[32'h1] & (st == 32'h1) & (age >= sj[(32'h120)+:(32)])) begin
+                        ev = ((32'h1) & 32'hffffffff) << 32'h10;
+                        meta$wdata = (m & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                        meta$we = 32'h1;
+                        ji$d = m_jidx;
+                        je$d = sj;
+                        jep$d = sj_ep;
+                        e_slot$d = 1'b1;
+                        e_mc$d = 1'b0;
+                        e_orig$d = 1'b0;
+                        o_src_mac$d = me_mac$q;
+                        o_src_ip$d = me_ip$q;
+                        o_src_port$d = me_port$q;
+                        o_dst_mac$d = sj[(32'h180)+:(48)];
+                        o_dst_ip$d = sj[(32'h160)+:(32)];
+                        o_dst_port$d = sj[(32'h1b0)+:(16)];
+                        oport$d = sj[(32'h1c0)+:(4)];
+                        o_ptype$d = 32'h1;
+                        if (m_bitmap != sj[(32'h80)+:(64)]) begin
+                            o_flags$d = m_flags | 32'h4;
+                        end
+                        else begin
+                            o_flags$d = m_flags;
+                        end
+                        o_exp$d = m_exp;
+                        o_job$d = sj[(32'h20)+:(16)];
+                        o_elements$d = m_elem;
+                        o_block$d = m_block;
+                        o_child$d = sj[(32'h18)+:(8)];
+                        o_bitmap$d = m_bitmap;
+                        state$d = 32'h6;
+                    end
+                    else if (sj[32'h2] & (st == 32'h2) & (age >= sj[(32'h140)+:(32)])) begin
+                        ev = ((32'h1) & 32'hffffffff) << 32'h11;
+                        meta$wdata = (m & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h4;
+                        meta$we = 32'h1;
+                        bz_dec = 1'b1;
+                        bz_j = m_jidx;
+                    end
+                end
+            13:
+                begin
+                    if (~scan_c$q) begin
+                        scan_c$d = 1'b1;
+                        cadr$d = (scan_ptr$q << 32'h1) | 32'h1;
+                        state$d = 32'hb;
+                    end
+                    else begin
+                        scan_c$d = 1'b0;
+                        if (scan_ptr$q == c_slast) begin
+                            scan_ptr$d = 32'h0;
+                            sweep_on$d = 1'b0;
+                        end
+                        else begin
+                            scan_ptr$d = scan_ptr$q + 32'h1;
+                        end
+                        state$d = 32'h0;
+                    end
                 end
             default:
                 begin
-                    state$d = ((32'h0) & 3'h7);
+                    state$d = 32'h0;
                 end
         endcase
-        if (ev[0]) begin
-            cnt$0$d = cnt$0$q + 32'h1;
+        chram$raddr = chaddr;
+        any_to = 1'b0;
+        if (jtab$0$q[32'h0] & jtab$0$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[1]) begin
-            cnt$1$d = cnt$1$q + 32'h1;
+        if (jtab$1$q[32'h0] & jtab$1$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[2]) begin
-            cnt$2$d = cnt$2$q + 32'h1;
+        if (jtab$2$q[32'h0] & jtab$2$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[3]) begin
-            cnt$3$d = cnt$3$q + 32'h1;
+        if (jtab$3$q[32'h0] & jtab$3$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[4]) begin
-            cnt$4$d = cnt$4$q + 32'h1;
+        if (jtab$4$q[32'h0] & jtab$4$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[5]) begin
-            cnt$5$d = cnt$5$q + 32'h1;
+        if (jtab$5$q[32'h0] & jtab$5$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[6]) begin
-            cnt$6$d = cnt$6$q + 32'h1;
+        if (jtab$6$q[32'h0] & jtab$6$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[7]) begin
-            cnt$7$d = cnt$7$q + 32'h1;
+        if (jtab$7$q[32'h0] & jtab$7$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[8]) begin
-            cnt$8$d = cnt$8$q + 32'h1;
+        if (jtab$8$q[32'h0] & jtab$8$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[9]) begin
-            cnt$9$d = cnt$9$q + 32'h1;
+        if (jtab$9$q[32'h0] & jtab$9$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[10]) begin
-            cnt$10$d = cnt$10$q + 32'h1;
+        if (jtab$10$q[32'h0] & jtab$10$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[11]) begin
-            cnt$11$d = cnt$11$q + 32'h1;
+        if (jtab$11$q[32'h0] & jtab$11$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[12]) begin
-            cnt$12$d = cnt$12$q + 32'h1;
+        if (jtab$12$q[32'h0] & jtab$12$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[13]) begin
-            cnt$13$d = cnt$13$q + 32'h1;
+        if (jtab$13$q[32'h0] & jtab$13$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[14]) begin
-            cnt$14$d = cnt$14$q + 32'h1;
+        if (jtab$14$q[32'h0] & jtab$14$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[15]) begin
-            cnt$15$d = cnt$15$q + 32'h1;
+        if (jtab$15$q[32'h0] & jtab$15$q[32'h2]) begin
+            any_to = 1'b1;
         end
-        if (ev[16]) begin
-            cnt$16$d = cnt$16$q + 32'h1;
-        end
-        if (ev[17]) begin
-            cnt$17$d = cnt$17$q + 32'h1;
-        end
-        if (ev[18]) begin
-            cnt$18$d = cnt$18$q + 32'h1;
-        end
-        if (ev[19]) begin
-            cnt$19$d = cnt$19$q + 32'h1;
-        end
-        if (ev[20]) begin
-            cnt$20$d = cnt$20$q + 32'h1;
-        end
-        if (rx_ev$0) begin
-            rxp$0$d = rxp$0$q + 32'h1;
-            rxb$0$d = rxb$0$q + ((cur_len) & 64'hffffffffffffffff);
-        end
-        if (tx$0$sent) begin
-            txp$0$d = txp$0$q + 32'h1;
-            txb$0$d = txb$0$q + tx$0$sent_len;
-        end
-        if (rx$0$bad) begin
-            rxbad$0$d = rxbad$0$q + 32'h1;
-        end
-        if (rx_ev$1) begin
-            rxp$1$d = rxp$1$q + 32'h1;
-            rxb$1$d = rxb$1$q + ((cur_len) & 64'hffffffffffffffff);
-        end
-        if (tx$1$sent) begin
-            txp$1$d = txp$1$q + 32'h1;
-            txb$1$d = txb$1$q + tx$1$sent_len;
-        end
-        if (rx$1$bad) begin
-            rxbad$1$d = rxbad$1$q + 32'h1;
-        end
-        if (rx_ev$2) begin
-            rxp$2$d = rxp$2$q + 32'h1;
-            rxb$2$d = rxb$2$q + ((cur_len) & 64'hffffffffffffffff);
-        end
-        if (tx$2$sent) begin
-            txp$2$d = txp$2$q + 32'h1;
-            txb$2$d = txb$2$q + tx$2$sent_len;
-        end
-        if (rx$2$bad) begin
-            rxbad$2$d = rxbad$2$q + 32'h1;
-        end
-        if (rx_ev$3) begin
-            rxp$3$d = rxp$3$q + 32'h1;
-            rxb$3$d = rxb$3$q + ((cur_len) & 64'hffffffffffffffff);
-        end
-        if (tx$3$sent) begin
-            txp$3$d = txp$3$q + 32'h1;
-            txb$3$d = txb$3$q + tx$3$sent_len;
-        end
-        if (rx$3$bad) begin
-            rxbad$3$d = rxbad$3$q + 32'h1;
+        if (~sweep_on$q & any_to & (scan_ticks$q != 32'h0) & ((now$q - sweep_t0$q) >= scan_ticks$q)) begin
+            sweep_on$d = 1'b1;
+            sweep_t0$d = now$q;
+            scan_ptr$d = 32'h0;
         end
         wr = awvalid & wvalid & ~bvalid_r$q;
         awready = wr;
@@ -2115,12 +4126,153 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else if (bready) begin
             bvalid_r$d = 1'b0;
         end
+        jpack = ((st_jctrl$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((st_jranks$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jexp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((st_jsbase$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((st_jscount$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((st_jquota$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((st_jflush$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h120) | (((st_jreclaim$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((st_pip$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h160) | (((st_pmac$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h180) | (((st_pudp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b0) | (((st_pport$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c0);
+        jc = 1'b0;
+        jc_busy = jbusy$0$q;
+        if (wdata[(32'h0)+:(8)] == c_idx8$0) begin
+            jc_busy = jbusy$0$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$1) begin
+            jc_busy = jbusy$1$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$2) begin
+            jc_busy = jbusy$2$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$3) begin
+            jc_busy = jbusy$3$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$4) begin
+            jc_busy = jbusy$4$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$5) begin
+            jc_busy = jbusy$5$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$6) begin
+            jc_busy = jbusy$6$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$7) begin
+            jc_busy = jbusy$7$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$8) begin
+            jc_busy = jbusy$8$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$9) begin
+            jc_busy = jbusy$9$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$10) begin
+            jc_busy = jbusy$10$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$11) begin
+            jc_busy = jbusy$11$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$12) begin
+            jc_busy = jbusy$12$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$13) begin
+            jc_busy = jbusy$13$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$14) begin
+            jc_busy = jbusy$14$q;
+        end
+        if (wdata[(32'h0)+:(8)] == c_idx8$15) begin
+            jc_busy = jbusy$15$q;
+        end
+        chram$waddr = (((wdata[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((wdata[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
+        chram$wdata = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+        chram$we = 32'h0;
         if (wr) begin
             if (awaddr == a_me_ip) begin
                 me_ip$d = wdata;
             end
             if (awaddr == a_me_port) begin
                 me_port$d = wdata[(32'h0)+:(16)];
+            end
+            if (awaddr == a_me_mac_lo) begin
+                me_mac$d = (me_mac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
+            end
+            if (awaddr == a_me_mac_hi) begin
+                me_mac$d = (me_mac$q & 64'hffffffff) | (((wdata[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (awaddr == a_tick_div) begin
+                tick_div$d = wdata;
+            end
+            if (awaddr == a_scan_ticks) begin
+                scan_ticks$d = wdata;
+            end
+            if (awaddr == a_job) begin
+                st_jid$d = wdata[(32'h0)+:(16)];
+            end
+            if (awaddr == a_job + 32'h4) begin
+                st_jctrl$d = wdata;
+            end
+            if (awaddr == a_job + 32'h8) begin
+                st_jranks$d = (st_jranks$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
+            end
+            if (awaddr == a_job + 32'hc) begin
+                st_jranks$d = (st_jranks$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (awaddr == a_job + 32'h10) begin
+                st_jexp$d = (st_jexp$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
+            end
+            if (awaddr == a_job + 32'h14) begin
+                st_jexp$d = (st_jexp$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (awaddr == a_job + 32'h18) begin
+                st_jsbase$d = wdata;
+            end
+            if (awaddr == a_job + 32'h1c) begin
+                st_jscount$d = wdata;
+            end
+            if (awaddr == a_job + 32'h20) begin
+                st_jquota$d = wdata;
+            end
+            if (awaddr == a_job + 32'h24) begin
+                st_jflush$d = wdata;
+            end
+            if (awaddr == a_job + 32'h28) begin
+                st_jreclaim$d = wdata;
+            end
+            if (awaddr == a_job + 32'h2c) begin
+                st_pmac$d = (st_pmac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
+            end
+            if (awaddr == a_job + 32'h30) begin
+                st_pmac$d = (st_pmac$q & 64'hffffffff) | (((wdata[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (awaddr == a_job + 32'h34) begin
+                st_pip$d = wdata;
+            end
+            if (awaddr == a_job + 32'h38) begin
+                st_pudp$d = wdata[(32'h0)+:(16)];
+            end
+            if (awaddr == a_job + 32'h3c) begin
+                st_pport$d = wdata[(32'h0)+:(8)];
+            end
+            if (awaddr == a_job + 32'h40) begin
+                jc = 1'b1;
+            end
+            if (awaddr == a_child) begin
+                st_cmac$d = (st_cmac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
+            end
+            if (awaddr == a_child + 32'h4) begin
+                st_cmac$d = (st_cmac$q & 64'hffffffff) | (((wdata[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (awaddr == a_child + 32'h8) begin
+                st_cip$d = wdata;
+            end
+            if (awaddr == a_child + 32'hc) begin
+                st_cudp$d = wdata[(32'h0)+:(16)];
+            end
+            if (awaddr == a_child + 32'h10) begin
+                st_cport$d = wdata[(32'h0)+:(8)];
+            end
+            if (awaddr == a_child + 32'h14) begin
+                st_cranks$d = (st_cranks$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
+            end
+            if (awaddr == a_child + 32'h18) begin
+                st_cranks$d = (st_cranks$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (awaddr == a_child + 32'h1c) begin
+                chram$we = 32'h1;
             end
             if (awaddr == a_route_ip) begin
                 st_route_ip$d = wdata;
@@ -2254,6 +4406,69 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         if (araddr == a_me_port) begin
             rd = ((me_port$q) & 32'hffffffff);
+        end
+        if (araddr == a_me_mac_lo) begin
+            rd = me_mac$q[(32'h0)+:(32)];
+        end
+        if (araddr == a_me_mac_hi) begin
+            rd = ((me_mac$q[(32'h20)+:(16)]) & 32'hffffffff);
+        end
+        if (araddr == a_tick_div) begin
+            rd = tick_div$q;
+        end
+        if (araddr == a_tick) begin
+            rd = now$q;
+        end
+        if (araddr == a_scan_ticks) begin
+            rd = scan_ticks$q;
+        end
+        if (araddr == a_busy + (c_idx16$0 << 32'h2)) begin
+            rd = jbusy$0$q;
+        end
+        if (araddr == a_busy + (c_idx16$1 << 32'h2)) begin
+            rd = jbusy$1$q;
+        end
+        if (araddr == a_busy + (c_idx16$2 << 32'h2)) begin
+            rd = jbusy$2$q;
+        end
+        if (araddr == a_busy + (c_idx16$3 << 32'h2)) begin
+            rd = jbusy$3$q;
+        end
+        if (araddr == a_busy + (c_idx16$4 << 32'h2)) begin
+            rd = jbusy$4$q;
+        end
+        if (araddr == a_busy + (c_idx16$5 << 32'h2)) begin
+            rd = jbusy$5$q;
+        end
+        if (araddr == a_busy + (c_idx16$6 << 32'h2)) begin
+            rd = jbusy$6$q;
+        end
+        if (araddr == a_busy + (c_idx16$7 << 32'h2)) begin
+            rd = jbusy$7$q;
+        end
+        if (araddr == a_busy + (c_idx16$8 << 32'h2)) begin
+            rd = jbusy$8$q;
+        end
+        if (araddr == a_busy + (c_idx16$9 << 32'h2)) begin
+            rd = jbusy$9$q;
+        end
+        if (araddr == a_busy + (c_idx16$10 << 32'h2)) begin
+            rd = jbusy$10$q;
+        end
+        if (araddr == a_busy + (c_idx16$11 << 32'h2)) begin
+            rd = jbusy$11$q;
+        end
+        if (araddr == a_busy + (c_idx16$12 << 32'h2)) begin
+            rd = jbusy$12$q;
+        end
+        if (araddr == a_busy + (c_idx16$13 << 32'h2)) begin
+            rd = jbusy$13$q;
+        end
+        if (araddr == a_busy + (c_idx16$14 << 32'h2)) begin
+            rd = jbusy$14$q;
+        end
+        if (araddr == a_busy + (c_idx16$15 << 32'h2)) begin
+            rd = jbusy$15$q;
         end
         if (araddr == a_cnt + (c_idx16$0 << 32'h3)) begin
             rd = cnt$0$q[(32'h0)+:(32)];
@@ -2496,8 +4711,375 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else if (rready) begin
             rvalid_r$d = 1'b0;
         end
+        if (ev[0]) begin
+            cnt$0$d = cnt$0$q + 32'h1;
+        end
+        if (ev[1]) begin
+            cnt$1$d = cnt$1$q + 32'h1;
+        end
+        if (ev[2]) begin
+            cnt$2$d = cnt$2$q + 32'h1;
+        end
+        if (ev[3]) begin
+            cnt$3$d = cnt$3$q + 32'h1;
+        end
+        if (ev[4]) begin
+            cnt$4$d = cnt$4$q + 32'h1;
+        end
+        if (ev[5]) begin
+            cnt$5$d = cnt$5$q + 32'h1;
+        end
+        if (ev[6]) begin
+            cnt$6$d = cnt$6$q + 32'h1;
+        end
+        if (ev[7]) begin
+            cnt$7$d = cnt$7$q + 32'h1;
+        end
+        if (ev[8]) begin
+            cnt$8$d = cnt$8$q + 32'h1;
+        end
+        if (ev[9]) begin
+            cnt$9$d = cnt$9$q + 32'h1;
+        end
+        if (ev[10]) begin
+            cnt$10$d = cnt$10$q + 32'h1;
+        end
+        if (ev[11]) begin
+            cnt$11$d = cnt$11$q + 32'h1;
+        end
+        if (ev[12]) begin
+            cnt$12$d = cnt$12$q + 32'h1;
+        end
+        if (ev[13]) begin
+            cnt$13$d = cnt$13$q + 32'h1;
+        end
+        if (ev[14]) begin
+            cnt$14$d = cnt$14$q + 32'h1;
+        end
+        if (ev[15]) begin
+            cnt$15$d = cnt$15$q + 32'h1;
+        end
+        if (ev[16]) begin
+            cnt$16$d = cnt$16$q + 32'h1;
+        end
+        if (ev[17]) begin
+            cnt$17$d = cnt$17$q + 32'h1;
+        end
+        if (ev[18]) begin
+            cnt$18$d = cnt$18$q + 32'h1;
+        end
+        if (ev[19]) begin
+            cnt$19$d = cnt$19$q + 32'h1;
+        end
+        if (ev[20]) begin
+            cnt$20$d = cnt$20$q + 32'h1;
+        end
+        if (rx_ev$0) begin
+            rxp$0$d = rxp$0$q + 32'h1;
+            rxb$0$d = rxb$0$q + ((cur_len) & 64'hffffffffffffffff);
+        end
+        if (tx$0$sent) begin
+            txp$0$d = txp$0$q + 32'h1;
+            txb$0$d = txb$0$q + tx$0$sent_len;
+        end
+        if (rx$0$bad) begin
+            rxbad$0$d = rxbad$0$q + 32'h1;
+        end
+        if (rx_ev$1) begin
+            rxp$1$d = rxp$1$q + 32'h1;
+            rxb$1$d = rxb$1$q + ((cur_len) & 64'hffffffffffffffff);
+        end
+        if (tx$1$sent) begin
+            txp$1$d = txp$1$q + 32'h1;
+            txb$1$d = txb$1$q + tx$1$sent_len;
+        end
+        if (rx$1$bad) begin
+            rxbad$1$d = rxbad$1$q + 32'h1;
+        end
+        if (rx_ev$2) begin
+            rxp$2$d = rxp$2$q + 32'h1;
+            rxb$2$d = rxb$2$q + ((cur_len) & 64'hffffffffffffffff);
+        end
+        if (tx$2$sent) begin
+            txp$2$d = txp$2$q + 32'h1;
+            txb$2$d = txb$2$q + tx$2$sent_len;
+        end
+        if (rx$2$bad) begin
+            rxbad$2$d = rxbad$2$q + 32'h1;
+        end
+        if (rx_ev$3) begin
+            rxp$3$d = rxp$3$q + 32'h1;
+            rxb$3$d = rxb$3$q + ((cur_len) & 64'hffffffffffffffff);
+        end
+        if (tx$3$sent) begin
+            txp$3$d = txp$3$q + 32'h1;
+            txb$3$d = txb$3$q + tx$3$sent_len;
+        end
+        if (rx$3$bad) begin
+            rxbad$3$d = rxbad$3$q + 32'h1;
+        end
+        if (bz_inc) begin
+            cnt$0$d = cnt$0$q + 32'h1;
+        end
+        if (bz_dec) begin
+            cnt$0$d = cnt$0$q - 32'h1;
+        end
+        if (hwc & ((cnt$0$q + 32'h1) > cnt$1$q)) begin
+            cnt$1$d = cnt$0$q + 32'h1;
+        end
+        if (bz_j == c_idx8$0) begin
+            if (bz_inc) begin
+                jbusy$0$d = jbusy$0$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$0$d = jbusy$0$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$1) begin
+            if (bz_inc) begin
+                jbusy$1$d = jbusy$1$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$1$d = jbusy$1$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$2) begin
+            if (bz_inc) begin
+                jbusy$2$d = jbusy$2$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$2$d = jbusy$2$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$3) begin
+            if (bz_inc) begin
+                jbusy$3$d = jbusy$3$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$3$d = jbusy$3$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$4) begin
+            if (bz_inc) begin
+                jbusy$4$d = jbusy$4$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$4$d = jbusy$4$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$5) begin
+            if (bz_inc) begin
+                jbusy$5$d = jbusy$5$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$5$d = jbusy$5$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$6) begin
+            if (bz_inc) begin
+                jbusy$6$d = jbusy$6$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$6$d = jbusy$6$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$7) begin
+            if (bz_inc) begin
+                jbusy$7$d = jbusy$7$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$7$d = jbusy$7$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$8) begin
+            if (bz_inc) begin
+                jbusy$8$d = jbusy$8$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$8$d = jbusy$8$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$9) begin
+            if (bz_inc) begin
+                jbusy$9$d = jbusy$9$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$9$d = jbusy$9$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$10) begin
+            if (bz_inc) begin
+                jbusy$10$d = jbusy$10$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$10$d = jbusy$10$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$11) begin
+            if (bz_inc) begin
+                jbusy$11$d = jbusy$11$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$11$d = jbusy$11$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$12) begin
+            if (bz_inc) begin
+                jbusy$12$d = jbusy$12$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$12$d = jbusy$12$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$13) begin
+            if (bz_inc) begin
+                jbusy$13$d = jbusy$13$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$13$d = jbusy$13$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$14) begin
+            if (bz_inc) begin
+                jbusy$14$d = jbusy$14$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$14$d = jbusy$14$q - 32'h1;
+            end
+        end
+        if (bz_j == c_idx8$15) begin
+            if (bz_inc) begin
+                jbusy$15$d = jbusy$15$q + 32'h1;
+            end
+            if (bz_dec) begin
+                jbusy$15$d = jbusy$15$q - 32'h1;
+            end
+        end
+        if (jc) begin
+            cnt$0$d = cnt$0$q - ((jc_busy) & 64'hffffffffffffffff);
+            if (wdata[(32'h0)+:(8)] == c_idx8$0) begin
+                jtab$0$d = jpack;
+                jepoch$0$d = jepoch$0$q + 32'h1;
+                jbusy$0$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$1) begin
+                jtab$1$d = jpack;
+                jepoch$1$d = jepoch$1$q + 32'h1;
+                jbusy$1$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$2) begin
+                jtab$2$d = jpack;
+                jepoch$2$d = jepoch$2$q + 32'h1;
+                jbusy$2$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$3) begin
+                jtab$3$d = jpack;
+                jepoch$3$d = jepoch$3$q + 32'h1;
+                jbusy$3$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$4) begin
+                jtab$4$d = jpack;
+                jepoch$4$d = jepoch$4$q + 32'h1;
+                jbusy$4$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$5) begin
+                jtab$5$d = jpack;
+                jepoch$5$d = jepoch$5$q + 32'h1;
+                jbusy$5$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$6) begin
+                jtab$6$d = jpack;
+                jepoch$6$d = jepoch$6$q + 32'h1;
+                jbusy$6$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$7) begin
+                jtab$7$d = jpack;
+                jepoch$7$d = jepoch$7$q + 32'h1;
+                jbusy$7$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$8) begin
+                jtab$8$d = jpack;
+                jepoch$8$d = jepoch$8$q + 32'h1;
+                jbusy$8$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$9) begin
+                jtab$9$d = jpack;
+                jepoch$9$d = jepoch$9$q + 32'h1;
+                jbusy$9$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$10) begin
+                jtab$10$d = jpack;
+                jepoch$10$d = jepoch$10$q + 32'h1;
+                jbusy$10$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$11) begin
+                jtab$11$d = jpack;
+                jepoch$11$d = jepoch$11$q + 32'h1;
+                jbusy$11$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$12) begin
+                jtab$12$d = jpack;
+                jepoch$12$d = jepoch$12$q + 32'h1;
+                jbusy$12$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$13) begin
+                jtab$13$d = jpack;
+                jepoch$13$d = jepoch$13$q + 32'h1;
+                jbusy$13$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$14) begin
+                jtab$14$d = jpack;
+                jepoch$14$d = jepoch$14$q + 32'h1;
+                jbusy$14$d = 32'h0;
+            end
+            if (wdata[(32'h0)+:(8)] == c_idx8$15) begin
+                jtab$15$d = jpack;
+                jepoch$15$d = jepoch$15$q + 32'h1;
+                jbusy$15$d = 32'h0;
+            end
+        end
         if (rst) begin
-            state$d = ((32'h0) & 3'h7);
+            state$d = 32'h0;
+            tick_cnt$d = 32'h0;
+            now$d = 32'h0;
+            tick_div$d = 32'h1;
+            scan_ticks$d = 32'h1;
+            sweep_on$d = 1'b0;
+            sweep_t0$d = 32'h0;
+            scan_ptr$d = 32'h0;
+            scan_c$d = 1'b0;
+            jtab$0$d = 32'h0;
+            jbusy$0$d = 32'h0;
+            jtab$1$d = 32'h0;
+            jbusy$1$d = 32'h0;
+            jtab$2$d = 32'h0;
+            jbusy$2$d = 32'h0;
+            jtab$3$d = 32'h0;
+            jbusy$3$d = 32'h0;
+            jtab$4$d = 32'h0;
+            jbusy$4$d = 32'h0;
+            jtab$5$d = 32'h0;
+            jbusy$5$d = 32'h0;
+            jtab$6$d = 32'h0;
+            jbusy$6$d = 32'h0;
+            jtab$7$d = 32'h0;
+            jbusy$7$d = 32'h0;
+            jtab$8$d = 32'h0;
+            jbusy$8$d = 32'h0;
+            jtab$9$d = 32'h0;
+            jbusy$9$d = 32'h0;
+            jtab$10$d = 32'h0;
+            jbusy$10$d = 32'h0;
+            jtab$11$d = 32'h0;
+            jbusy$11$d = 32'h0;
+            jtab$12$d = 32'h0;
+            jbusy$12$d = 32'h0;
+            jtab$13$d = 32'h0;
+            jbusy$13$d = 32'h0;
+            jtab$14$d = 32'h0;
+            jbusy$14$d = 32'h0;
+            jtab$15$d = 32'h0;
+            jbusy$15$d = 32'h0;
             bvalid_r$d = 1'b0;
             rvalid_r$d = 1'b0;
             route_valid$0$d = 1'b0;
@@ -2563,6 +5145,403 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
 endmodule // fanin_core_impl
 
 
+module fanin_acc(clock,op,addr,lim,b,rd,ovf,busy);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [1:0] op;
+    input wire  [23:0] addr;
+    input wire  [15:0] lim;
+    input wire  [255:0] b;
+    output reg  [255:0] rd;
+    output reg  ovf;
+    output reg  busy;
+    
+    // Stub signals
+    reg  ram$clock;
+    reg  [23:0] ram$waddr;
+    reg  [255:0] ram$wdata;
+    reg  [31:0] ram$we;
+    reg  [23:0] ram$raddr;
+    wire  [255:0] ram$rdata;
+    reg  [255:0] add$rdata;
+    reg  add$fwd;
+    reg  [255:0] add$fwd_data;
+    reg  [255:0] add$b;
+    reg  [1:0] add$op;
+    reg  [15:0] add$lim;
+    wire  [255:0] add$cur;
+    wire  [255:0] add$y;
+    wire  add$ovf;
+    reg  [1:0] op1$d;
+    wire  [1:0] op1$q;
+    reg  op1$clock;
+    reg  [23:0] addr1$d;
+    wire  [23:0] addr1$q;
+    reg  addr1$clock;
+    reg  [15:0] lim1$d;
+    wire  [15:0] lim1$q;
+    reg  lim1$clock;
+    reg  fwd$d;
+    wire  fwd$q;
+    reg  fwd$clock;
+    reg  [255:0] fwd_data$d;
+    wire  [255:0] fwd_data$q;
+    reg  fwd_data$clock;
+    reg  ovf2$d;
+    wire  ovf2$q;
+    reg  ovf2$clock;
+    reg  v2$d;
+    wire  v2$q;
+    reg  v2$clock;
+    
+    // Local signals
+    reg  we;
+    
+    // Sub module instances
+    fanin_acc_ram ram(
+        .clock(ram$clock),
+        .waddr(ram$waddr),
+        .wdata(ram$wdata),
+        .we(ram$we),
+        .raddr(ram$raddr),
+        .rdata(ram$rdata)
+    );
+    fanin_acc_add add(
+        .rdata(add$rdata),
+        .fwd(add$fwd),
+        .fwd_data(add$fwd_data),
+        .b(add$b),
+        .op(add$op),
+        .lim(add$lim),
+        .cur(add$cur),
+        .y(add$y),
+        .ovf(add$ovf)
+    );
+    fanin_acc_op1 op1(
+        .d(op1$d),
+        .q(op1$q),
+        .clock(op1$clock)
+    );
+    fanin_acc_addr1 addr1(
+        .d(addr1$d),
+        .q(addr1$q),
+        .clock(addr1$clock)
+    );
+    fanin_acc_lim1 lim1(
+        .d(lim1$d),
+        .q(lim1$q),
+        .clock(lim1$clock)
+    );
+    fanin_acc_fwd fwd(
+        .d(fwd$d),
+        .q(fwd$q),
+        .clock(fwd$clock)
+    );
+    fanin_acc_fwd_data fwd_data(
+        .d(fwd_data$d),
+        .q(fwd_data$q),
+        .clock(fwd_data$clock)
+    );
+    fanin_acc_ovf2 ovf2(
+        .d(ovf2$d),
+        .q(ovf2$q),
+        .clock(ovf2$clock)
+    );
+    fanin_acc_v2 v2(
+        .d(v2$d),
+        .q(v2$q),
+        .clock(v2$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        op1$clock = clock;
+        addr1$clock = clock;
+        lim1$clock = clock;
+        fwd$clock = clock;
+        fwd_data$clock = clock;
+        ovf2$clock = clock;
+        v2$clock = clock;
+        op1$d = op1$q;
+        addr1$d = addr1$q;
+        lim1$d = lim1$q;
+        fwd$d = fwd$q;
+        fwd_data$d = fwd_data$q;
+        ovf2$d = ovf2$q;
+        v2$d = v2$q;
+        ram$clock = clock;
+        ram$raddr = addr;
+        op1$d = op;
+        addr1$d = addr;
+        lim1$d = lim;
+        add$rdata = ram$rdata;
+        add$fwd = fwd$q;
+        add$fwd_data = fwd_data$q;
+        add$b = b;
+        add$op = op1$q;
+        add$lim = lim1$q;
+        rd = add$cur;
+        ovf2$d = add$ovf;
+        ovf = ovf2$q;
+        v2$d = op1$q != 32'h0;
+        busy = (op1$q != 32'h0) | v2$q;
+        we = (op1$q == 32'h1) | (op1$q == 32'h2);
+        ram$waddr = addr1$q;
+        ram$wdata = add$y;
+        ram$we = ((we) & 32'hffffffff);
+        fwd$d = we & (addr == addr1$q);
+        fwd_data$d = add$y;
+    end
+    
+endmodule // fanin_acc
+
+
+module fanin_acc_add(rdata,fwd,fwd_data,b,op,lim,cur,y,ovf);
+    
+    // Module arguments
+    input wire  [255:0] rdata;
+    input wire  fwd;
+    input wire  [255:0] fwd_data;
+    input wire  [255:0] b;
+    input wire  [1:0] op;
+    input wire  [15:0] lim;
+    output reg  [255:0] cur;
+    output reg  [255:0] y;
+    output reg  ovf;
+    
+    // Update code (custom)
+    wire [255:0] a = fwd ? fwd_data : rdata;
+    assign cur = a;
+    wire [255:0] sum;
+    wire [31:0] a0 = {a[7:0], a[15:8], a[23:16], a[31:24]};
+    wire [31:0] b0 = {b[7:0], b[15:8], b[23:16], b[31:24]};
+    wire [32:0] s0 = {a0[31], a0} + {b0[31], b0};
+    wire o0 = s0[32] ^ s0[31];
+    wire [31:0] r0 = o0 ? (s0[32] ? 32'h80000000 : 32'h7fffffff) : s0[31:0];
+    assign sum[31:0] = {r0[7:0], r0[15:8], r0[23:16], r0[31:24]};
+    wire [31:0] a1 = {a[39:32], a[47:40], a[55:48], a[63:56]};
+    wire [31:0] b1 = {b[39:32], b[47:40], b[55:48], b[63:56]};
+    wire [32:0] s1 = {a1[31], a1} + {b1[31], b1};
+    wire o1 = s1[32] ^ s1[31];
+    wire [31:0] r1 = o1 ? (s1[32] ? 32'h80000000 : 32'h7fffffff) : s1[31:0];
+    assign sum[63:32] = {r1[7:0], r1[15:8], r1[23:16], r1[31:24]};
+    wire [31:0] a2 = {a[71:64], a[79:72], a[87:80], a[95:88]};
+    wire [31:0] b2 = {b[71:64], b[79:72], b[87:80], b[95:88]};
+    wire [32:0] s2 = {a2[31], a2} + {b2[31], b2};
+    wire o2 = s2[32] ^ s2[31];
+    wire [31:0] r2 = o2 ? (s2[32] ? 32'h80000000 : 32'h7fffffff) : s2[31:0];
+    assign sum[95:64] = {r2[7:0], r2[15:8], r2[23:16], r2[31:24]};
+    wire [31:0] a3 = {a[103:96], a[111:104], a[119:112], a[127:120]};
+    wire [31:0] b3 = {b[103:96], b[111:104], b[119:112], b[127:120]};
+    wire [32:0] s3 = {a3[31], a3} + {b3[31], b3};
+    wire o3 = s3[32] ^ s3[31];
+    wire [31:0] r3 = o3 ? (s3[32] ? 32'h80000000 : 32'h7fffffff) : s3[31:0];
+    assign sum[127:96] = {r3[7:0], r3[15:8], r3[23:16], r3[31:24]};
+    wire [31:0] a4 = {a[135:128], a[143:136], a[151:144], a[159:152]};
+    wire [31:0] b4 = {b[135:128], b[143:136], b[151:144], b[159:152]};
+    wire [32:0] s4 = {a4[31], a4} + {b4[31], b4};
+    wire o4 = s4[32] ^ s4[31];
+    wire [31:0] r4 = o4 ? (s4[32] ? 32'h80000000 : 32'h7fffffff) : s4[31:0];
+    assign sum[159:128] = {r4[7:0], r4[15:8], r4[23:16], r4[31:24]};
+    wire [31:0] a5 = {a[167:160], a[175:168], a[183:176], a[191:184]};
+    wire [31:0] b5 = {b[167:160], b[175:168], b[183:176], b[191:184]};
+    wire [32:0] s5 = {a5[31], a5} + {b5[31], b5};
+    wire o5 = s5[32] ^ s5[31];
+    wire [31:0] r5 = o5 ? (s5[32] ? 32'h80000000 : 32'h7fffffff) : s5[31:0];
+    assign sum[191:160] = {r5[7:0], r5[15:8], r5[23:16], r5[31:24]};
+    wire [31:0] a6 = {a[199:192], a[207:200], a[215:208], a[223:216]};
+    wire [31:0] b6 = {b[199:192], b[207:200], b[215:208], b[223:216]};
+    wire [32:0] s6 = {a6[31], a6} + {b6[31], b6};
+    wire o6 = s6[32] ^ s6[31];
+    wire [31:0] r6 = o6 ? (s6[32] ? 32'h80000000 : 32'h7fffffff) : s6[31:0];
+    assign sum[223:192] = {r6[7:0], r6[15:8], r6[23:16], r6[31:24]};
+    wire [31:0] a7 = {a[231:224], a[239:232], a[247:240], a[255:248]};
+    wire [31:0] b7 = {b[231:224], b[239:232], b[247:240], b[255:248]};
+    wire [32:0] s7 = {a7[31], a7} + {b7[31], b7};
+    wire o7 = s7[32] ^ s7[31];
+    wire [31:0] r7 = o7 ? (s7[32] ? 32'h80000000 : 32'h7fffffff) : s7[31:0];
+    assign sum[255:224] = {r7[7:0], r7[15:8], r7[23:16], r7[31:24]};
+    assign ovf = (op == 2'd2) & ((o0 & (lim > 16'd0)) | (o1 & (lim > 16'd1)) | (o2 & (lim > 16'd2)) | (o3 & (lim > 16'd3)) | (o4 & (lim > 16'd4)) | (o5 & (lim > 16'd5)) | (o6 & (lim > 16'd6)) | (o7 & (lim > 16'd7)));
+    assign y = (op == 2'd1) ? b : (op == 2'd2) ? sum : a;
+endmodule // fanin_acc_add
+
+
+module fanin_acc_addr1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_addr1
+
+
+module fanin_acc_fwd(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_fwd
+
+
+module fanin_acc_fwd_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_fwd_data
+
+
+module fanin_acc_lim1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_lim1
+
+
+module fanin_acc_op1(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_op1
+
+
+module fanin_acc_ovf2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_ovf2
+
+
+module fanin_acc_ram(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [255:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [255:0] rdata;
+    
+    // Update code (custom)
+    // 4096 x 256 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 12 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [255:0] mem [0:4095];
+    reg [255:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[11:0]];
+        if (we[0]) mem[waddr[11:0]][0 +: 256] <= wdata[0 +: 256];
+    end
+endmodule // fanin_acc_ram
+
+
+module fanin_acc_v2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_v2
+
+
+module fanin_agg_op(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_agg_op
+
+
 module fanin_bvalid_r(d,q,clock);
     
     // Module arguments
@@ -2580,6 +5559,86 @@ module fanin_bvalid_r(d,q,clock);
     end
           
 endmodule // fanin_bvalid_r
+
+
+module fanin_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cadr
+
+
+module fanin_chr(d,q,clock);
+    
+    // Module arguments
+    input wire  [167:0] d;
+    output reg  [167:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 168'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_chr
+
+
+module fanin_chram(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [167:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [167:0] rdata;
+    
+    // Update code (custom)
+    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 8 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [167:0] mem [0:255];
+    reg [167:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[7:0]];
+        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
+    end
+endmodule // fanin_chram
+
+
+module fanin_cm(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cm
 
 
 module fanin_cnt_0(d,q,clock);
@@ -2981,6 +6040,120 @@ module fanin_cnt_9(d,q,clock);
 endmodule // fanin_cnt_9
 
 
+module fanin_complete(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_complete
+
+
+module fanin_e_mc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_e_mc
+
+
+module fanin_e_orig(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_e_orig
+
+
+module fanin_e_scan(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_e_scan
+
+
+module fanin_e_slot(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_e_slot
+
+
+module fanin_ei(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ei
+
+
 module fanin_hdr(d,q,clock);
     
     // Module arguments
@@ -2998,6 +6171,1052 @@ module fanin_hdr(d,q,clock);
     end
           
 endmodule // fanin_hdr
+
+
+module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,hdr,len);
+    
+    // Module arguments
+    input wire  [47:0] dst_mac;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] src_port;
+    input wire  [15:0] dst_port;
+    input wire  [7:0] ptype;
+    input wire  [7:0] flags;
+    input wire  [7:0] exponent;
+    input wire  [15:0] job;
+    input wire  [15:0] elements;
+    input wire  [31:0] block;
+    input wire  [7:0] child;
+    input wire  [63:0] bitmap;
+    output reg  [511:0] hdr;
+    output reg  [15:0] len;
+    
+    // Stub signals
+    reg  [511:0] swap$a;
+    wire  [511:0] swap$y;
+    
+    // Local signals
+    reg  [15:0] total;
+    reg  [19:0] cs0;
+    reg  [19:0] cs1;
+    reg  [19:0] cs2;
+    reg  [15:0] csum;
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    reg  [63:0] pc3;
+    reg  [63:0] pc4;
+    reg  [63:0] pc5;
+    reg  [63:0] pc6;
+    reg  [511:0] be;
+    
+    // Sub module instances
+    fanin_hg_swap swap(
+        .a(swap$a),
+        .y(swap$y)
+    );
+    
+    // Update code
+    always @(*) begin
+        total = (elements << 32'h2) + 32'h32;
+        len = (elements << 32'h2) + 32'h40;
+        cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
+        cs1 = (cs0 & 32'hffff) + (cs0 >> 32'h10);
+        cs2 = (cs1 & 32'hffff) + (cs1 >> 32'h10);
+        csum = ~cs2[(32'h0)+:(16)];
+        pc1 = bitmap - ((bitmap >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+        pc4 = pc3 + (pc3 >> 32'h8);
+        pc5 = pc4 + (pc4 >> 32'h10);
+        pc6 = (pc5 + (pc5 >> 32'h20)) & 32'h7f;
+        be = (((dst_mac) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0) | (((src_mac) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a0) | (((((32'h800) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h190) | (((((32'h4500) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h180) | (((total) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h170) | (((((32'h4000) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h150) | (((((32'h4011) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((csum) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h130) | (((src_ip) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h110) | (((dst_ip) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf0) | (((src_port) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((dst_port) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hd0) | (((total - 32'h14) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((((32'h1) & 8'hff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha8) | (((ptype) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0) | (((flags) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h98) | (((exponent) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((job) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((elements) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((block) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((child) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h48) | (((pc6[(32'h0)+:(8)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | ((bitmap) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        swap$a = be;
+        hdr = swap$y;
+    end
+    
+endmodule // fanin_hg
+
+
+module fanin_hg_swap(a,y);
+    
+    // Module arguments
+    input wire  [511:0] a;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+    assign y = {a[7:0], a[15:8], a[23:16], a[31:24], a[39:32], a[47:40], a[55:48], a[63:56], a[71:64], a[79:72], a[87:80], a[95:88], a[103:96], a[111:104], a[119:112], a[127:120], a[135:128], a[143:136], a[151:144], a[159:152], a[167:160], a[175:168], a[183:176], a[191:184], a[199:192], a[207:200], a[215:208], a[223:216], a[231:224], a[239:232], a[247:240], a[255:248], a[263:256], a[271:264], a[279:272], a[287:280], a[295:288], a[303:296], a[311:304], a[319:312], a[327:320], a[335:328], a[343:336], a[351:344], a[359:352], a[367:360], a[375:368], a[383:376], a[391:384], a[399:392], a[407:400], a[415:408], a[423:416], a[431:424], a[439:432], a[447:440], a[455:448], a[463:456], a[471:464], a[479:472], a[487:480], a[495:488], a[503:496], a[511:504]};
+endmodule // fanin_hg_swap
+
+
+module fanin_jbusy_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_0
+
+
+module fanin_jbusy_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_1
+
+
+module fanin_jbusy_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_10
+
+
+module fanin_jbusy_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_11
+
+
+module fanin_jbusy_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_12
+
+
+module fanin_jbusy_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_13
+
+
+module fanin_jbusy_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_14
+
+
+module fanin_jbusy_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_15
+
+
+module fanin_jbusy_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_2
+
+
+module fanin_jbusy_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_3
+
+
+module fanin_jbusy_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_4
+
+
+module fanin_jbusy_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_5
+
+
+module fanin_jbusy_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_6
+
+
+module fanin_jbusy_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_7
+
+
+module fanin_jbusy_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_8
+
+
+module fanin_jbusy_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbusy_9
+
+
+module fanin_je(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_je
+
+
+module fanin_jep(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jep
+
+
+module fanin_jepoch_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_0
+
+
+module fanin_jepoch_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_1
+
+
+module fanin_jepoch_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_10
+
+
+module fanin_jepoch_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_11
+
+
+module fanin_jepoch_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_12
+
+
+module fanin_jepoch_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_13
+
+
+module fanin_jepoch_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_14
+
+
+module fanin_jepoch_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_15
+
+
+module fanin_jepoch_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_2
+
+
+module fanin_jepoch_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_3
+
+
+module fanin_jepoch_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_4
+
+
+module fanin_jepoch_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_5
+
+
+module fanin_jepoch_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_6
+
+
+module fanin_jepoch_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_7
+
+
+module fanin_jepoch_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_8
+
+
+module fanin_jepoch_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jepoch_9
+
+
+module fanin_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ji
+
+
+module fanin_jtab_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_0
+
+
+module fanin_jtab_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_1
+
+
+module fanin_jtab_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_10
+
+
+module fanin_jtab_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_11
+
+
+module fanin_jtab_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_12
+
+
+module fanin_jtab_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_13
+
+
+module fanin_jtab_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_14
+
+
+module fanin_jtab_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_15
+
+
+module fanin_jtab_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_2
+
+
+module fanin_jtab_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_3
+
+
+module fanin_jtab_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_4
+
+
+module fanin_jtab_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_5
+
+
+module fanin_jtab_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_6
+
+
+module fanin_jtab_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_7
+
+
+module fanin_jtab_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_8
+
+
+module fanin_jtab_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jtab_9
 
 
 module fanin_last(d,q,clock);
@@ -3057,6 +7276,25 @@ module fanin_me_ip(d,q,clock);
 endmodule // fanin_me_ip
 
 
+module fanin_me_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_me_mac
+
+
 module fanin_me_port(d,q,clock);
     
     // Module arguments
@@ -3074,6 +7312,86 @@ module fanin_me_port(d,q,clock);
     end
           
 endmodule // fanin_me_port
+
+
+module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [191:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [191:0] rdata;
+    
+    // Update code (custom)
+    // 512 x 192 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 9 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [191:0] mem [0:511];
+    reg [191:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[8:0]];
+        if (we[0]) mem[waddr[8:0]][0 +: 192] <= wdata[0 +: 192];
+    end
+endmodule // fanin_meta
+
+
+module fanin_now(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_now
+
+
+module fanin_now_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_now_r
+
+
+module fanin_nr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_nr
 
 
 module fanin_nrows(d,q,clock);
@@ -3095,6 +7413,272 @@ module fanin_nrows(d,q,clock);
 endmodule // fanin_nrows
 
 
+module fanin_o_bitmap(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_bitmap
+
+
+module fanin_o_block(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_block
+
+
+module fanin_o_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_child
+
+
+module fanin_o_dst_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_dst_ip
+
+
+module fanin_o_dst_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_dst_mac
+
+
+module fanin_o_dst_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_dst_port
+
+
+module fanin_o_elements(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_elements
+
+
+module fanin_o_exp(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_exp
+
+
+module fanin_o_flags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_flags
+
+
+module fanin_o_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_job
+
+
+module fanin_o_ptype(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_ptype
+
+
+module fanin_o_src_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_src_ip
+
+
+module fanin_o_src_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_src_mac
+
+
+module fanin_o_src_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_o_src_port
+
+
 module fanin_oport(d,q,clock);
     
     // Module arguments
@@ -3114,13 +7698,33 @@ module fanin_oport(d,q,clock);
 endmodule // fanin_oport
 
 
-module fanin_parser(hdr,len,me_ip,me_port,kind,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
+module fanin_ovf_acc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovf_acc
+
+
+module fanin_parser(hdr,len,me_ip,me_port,udp_ok,kind,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
     
     // Module arguments
     input wire  [639:0] hdr;
     input wire  [15:0] len;
     input wire  [31:0] me_ip;
     input wire  [15:0] me_port;
+    input wire  udp_ok;
     output reg  [1:0] kind;
     output reg  [47:0] dst_mac;
     output reg  [47:0] src_mac;
@@ -3427,7 +8031,7 @@ module fanin_parser(hdr,len,me_ip,me_port,kind,dst_mac,src_mac,src_ip,dst_ip,src
         else if (dst_ip != me_ip) begin
             kind = 32'h2;
         end
-        else if (~udp_cand | udp_bad | (be[(32'h150)+:(16)] != me_port) | wire_bad) begin
+        else if (~udp_cand | udp_bad | ~udp_ok | (be[(32'h150)+:(16)] != me_port) | wire_bad) begin
             kind = 32'h1;
         end
         else begin
@@ -4437,7 +9041,7 @@ module fanin_rvalid_r(d,q,clock);
 endmodule // fanin_rvalid_r
 
 
-module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -4453,6 +9057,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  [639:0] d_hdr;
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
+    output reg  d_udp_ok;
     input wire  [15:0] r_addr;
     output reg  [255:0] r_data;
     input wire  rel;
@@ -4462,6 +9067,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     // Constant declarations
     localparam  c_rows = 16'h80;
     localparam  c_maxrows = 16'h2f;
+    localparam  c_maxlen = 16'h5ee;
     localparam  c_cmax = 8'h3;
     localparam  c_hbeats = 16'h8;
     localparam  c_cbeats = 16'ha;
@@ -4484,10 +9090,10 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     wire  [255:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [671:0] desc$wdata;
+    reg  [679:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [671:0] desc$rdata;
+    wire  [679:0] desc$rdata;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
@@ -4533,8 +9139,22 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  popped$d;
     wire  popped$q;
     reg  popped$clock;
+    reg  [31:0] usum$d;
+    wire  [31:0] usum$q;
+    reg  usum$clock;
+    reg  [63:0] usb$tdata;
+    reg  usb$in_frame;
+    reg  [15:0] usb$beat;
+    reg  [639:0] usb$hdr;
+    wire  [31:0] usb$sum;
+    wire  [15:0] usb$ulen;
     
     // Local signals
+    reg  [31:0] utot;
+    reg  [31:0] ufin;
+    reg  [31:0] uf1;
+    reg  [31:0] uf2;
+    reg  uok;
     reg  [639:0] hnext;
     reg  [15:0] nb;
     reg  [15:0] flen;
@@ -4635,6 +9255,19 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(popped$q),
         .clock(popped$clock)
     );
+    fanin_rx_0_usum usum(
+        .d(usum$d),
+        .q(usum$q),
+        .clock(usum$clock)
+    );
+    fanin_rx_0_usb usb(
+        .tdata(usb$tdata),
+        .in_frame(usb$in_frame),
+        .beat(usb$beat),
+        .hdr(usb$hdr),
+        .sum(usb$sum),
+        .ulen(usb$ulen)
+    );
     
     // Update code
     always @(*) begin
@@ -4653,6 +9286,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dwq$clock = clock;
         dr$clock = clock;
         popped$clock = clock;
+        usum$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -4668,6 +9302,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dwq$d = dwq$q;
         dr$d = dr$q;
         popped$d = popped$q;
+        usum$d = usum$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -4699,7 +9334,12 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         if (tkeep[7]) begin
             nb = c_nb$7;
         end
-        flen = lenq$q + nb;
+        if (in_frame$q) begin
+            flen = lenq$q + nb;
+        end
+        else begin
+            flen = nb;
+        end
         if (~in_frame$q) begin
             hnext = ((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         end
@@ -4709,16 +9349,31 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         else begin
             hnext = hdr$q;
         end
+        usb$tdata = tdata;
+        usb$in_frame = in_frame$q;
+        usb$beat = beat$q;
+        usb$hdr = hdr$q;
+        if (in_frame$q) begin
+            utot = usum$q + usb$sum;
+        end
+        else begin
+            utot = usb$sum;
+        end
+        ufin = utot + 32'h11 + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
+        uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
+        uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
+        uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = ((tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
         desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        desc$wdata = ((hnext) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0);
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
+            usum$d = utot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -4751,7 +9406,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
                 drop$d = 1'b0;
                 chunk$d = 32'h0;
                 cshift$d = 32'h0;
-                if (tuser | drop$q) begin
+                if (tuser | drop$q | (flen > c_maxlen)) begin
                     wrow$d = row0$q;
                     bad = 1'b1;
                 end
@@ -4778,6 +9433,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
+        d_udp_ok = desc$rdata[32'h2a0];
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -4887,20 +9543,20 @@ module fanin_rx_0_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [671:0] wdata;
+    input wire  [679:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [671:0] rdata;
+    output reg  [679:0] rdata;
     
     // Update code (custom)
-    // 8 x 672 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 680 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [671:0] mem [0:7];
-    reg [671:0] rdata_r;
+    (* ram_style = "block" *) reg [679:0] mem [0:7];
+    reg [679:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 672] <= wdata[0 +: 672];
+        if (we[0]) mem[waddr[2:0]][0 +: 680] <= wdata[0 +: 680];
     end
 endmodule // fanin_rx_0_desc
 
@@ -5114,6 +9770,53 @@ module fanin_rx_0_row0(d,q,clock);
 endmodule // fanin_rx_0_row0
 
 
+module fanin_rx_0_usb(tdata,in_frame,beat,hdr,sum,ulen);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  in_frame;
+    input wire  [15:0] beat;
+    input wire  [639:0] hdr;
+    output reg  [31:0] sum;
+    output reg  [15:0] ulen;
+    
+    // Update code (custom)
+    wire [16:0] boff = in_frame ? {1'b0, beat} << 3 : 17'd0;
+    wire [7:0] b38 = (boff <= 17'd38 && 17'd38 - boff < 17'd8) ? tdata[(38 - boff) * 8 +: 8] : (in_frame ? hdr[304 +: 8] : 8'd0);
+    wire [7:0] b39 = (boff <= 17'd39 && 17'd39 - boff < 17'd8) ? tdata[(39 - boff) * 8 +: 8] : (in_frame ? hdr[312 +: 8] : 8'd0);
+    assign ulen = {b38, b39};
+    wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
+    wire [16:0] o0 = boff + 17'd0;
+    wire [31:0] t0 = (o0 >= 17'd34 && o0 < uend) ? ((o0 + 17'd1 < uend) ? {16'd0, tdata[7:0], tdata[15:8]} : {16'd0, tdata[7:0], 8'd0}) : 32'd0;
+    wire [16:0] o1 = boff + 17'd2;
+    wire [31:0] t1 = (o1 >= 17'd34 && o1 < uend) ? ((o1 + 17'd1 < uend) ? {16'd0, tdata[23:16], tdata[31:24]} : {16'd0, tdata[23:16], 8'd0}) : 32'd0;
+    wire [16:0] o2 = boff + 17'd4;
+    wire [31:0] t2 = (o2 >= 17'd34 && o2 < uend) ? ((o2 + 17'd1 < uend) ? {16'd0, tdata[39:32], tdata[47:40]} : {16'd0, tdata[39:32], 8'd0}) : 32'd0;
+    wire [16:0] o3 = boff + 17'd6;
+    wire [31:0] t3 = (o3 >= 17'd34 && o3 < uend) ? ((o3 + 17'd1 < uend) ? {16'd0, tdata[55:48], tdata[63:56]} : {16'd0, tdata[55:48], 8'd0}) : 32'd0;
+    assign sum = t0 + t1 + t2 + t3;
+endmodule // fanin_rx_0_usb
+
+
+module fanin_rx_0_usum(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_usum
+
+
 module fanin_rx_0_wrow(d,q,clock);
     
     // Module arguments
@@ -5133,7 +9836,7 @@ module fanin_rx_0_wrow(d,q,clock);
 endmodule // fanin_rx_0_wrow
 
 
-module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -5149,6 +9852,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  [639:0] d_hdr;
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
+    output reg  d_udp_ok;
     input wire  [15:0] r_addr;
     output reg  [255:0] r_data;
     input wire  rel;
@@ -5158,6 +9862,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     // Constant declarations
     localparam  c_rows = 16'h80;
     localparam  c_maxrows = 16'h2f;
+    localparam  c_maxlen = 16'h5ee;
     localparam  c_cmax = 8'h3;
     localparam  c_hbeats = 16'h8;
     localparam  c_cbeats = 16'ha;
@@ -5180,10 +9885,10 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     wire  [255:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [671:0] desc$wdata;
+    reg  [679:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [671:0] desc$rdata;
+    wire  [679:0] desc$rdata;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
@@ -5229,8 +9934,22 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  popped$d;
     wire  popped$q;
     reg  popped$clock;
+    reg  [31:0] usum$d;
+    wire  [31:0] usum$q;
+    reg  usum$clock;
+    reg  [63:0] usb$tdata;
+    reg  usb$in_frame;
+    reg  [15:0] usb$beat;
+    reg  [639:0] usb$hdr;
+    wire  [31:0] usb$sum;
+    wire  [15:0] usb$ulen;
     
     // Local signals
+    reg  [31:0] utot;
+    reg  [31:0] ufin;
+    reg  [31:0] uf1;
+    reg  [31:0] uf2;
+    reg  uok;
     reg  [639:0] hnext;
     reg  [15:0] nb;
     reg  [15:0] flen;
@@ -5331,6 +10050,19 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(popped$q),
         .clock(popped$clock)
     );
+    fanin_rx_1_usum usum(
+        .d(usum$d),
+        .q(usum$q),
+        .clock(usum$clock)
+    );
+    fanin_rx_1_usb usb(
+        .tdata(usb$tdata),
+        .in_frame(usb$in_frame),
+        .beat(usb$beat),
+        .hdr(usb$hdr),
+        .sum(usb$sum),
+        .ulen(usb$ulen)
+    );
     
     // Update code
     always @(*) begin
@@ -5349,6 +10081,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dwq$clock = clock;
         dr$clock = clock;
         popped$clock = clock;
+        usum$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -5364,6 +10097,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dwq$d = dwq$q;
         dr$d = dr$q;
         popped$d = popped$q;
+        usum$d = usum$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -5395,7 +10129,12 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         if (tkeep[7]) begin
             nb = c_nb$7;
         end
-        flen = lenq$q + nb;
+        if (in_frame$q) begin
+            flen = lenq$q + nb;
+        end
+        else begin
+            flen = nb;
+        end
         if (~in_frame$q) begin
             hnext = ((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         end
@@ -5405,16 +10144,31 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         else begin
             hnext = hdr$q;
         end
+        usb$tdata = tdata;
+        usb$in_frame = in_frame$q;
+        usb$beat = beat$q;
+        usb$hdr = hdr$q;
+        if (in_frame$q) begin
+            utot = usum$q + usb$sum;
+        end
+        else begin
+            utot = usb$sum;
+        end
+        ufin = utot + 32'h11 + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
+        uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
+        uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
+        uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = ((tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
         desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        desc$wdata = ((hnext) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0);
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
+            usum$d = utot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -5447,7 +10201,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
                 drop$d = 1'b0;
                 chunk$d = 32'h0;
                 cshift$d = 32'h0;
-                if (tuser | drop$q) begin
+                if (tuser | drop$q | (flen > c_maxlen)) begin
                     wrow$d = row0$q;
                     bad = 1'b1;
                 end
@@ -5474,6 +10228,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
+        d_udp_ok = desc$rdata[32'h2a0];
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -5583,20 +10338,20 @@ module fanin_rx_1_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [671:0] wdata;
+    input wire  [679:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [671:0] rdata;
+    output reg  [679:0] rdata;
     
     // Update code (custom)
-    // 8 x 672 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 680 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [671:0] mem [0:7];
-    reg [671:0] rdata_r;
+    (* ram_style = "block" *) reg [679:0] mem [0:7];
+    reg [679:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 672] <= wdata[0 +: 672];
+        if (we[0]) mem[waddr[2:0]][0 +: 680] <= wdata[0 +: 680];
     end
 endmodule // fanin_rx_1_desc
 
@@ -5810,6 +10565,53 @@ module fanin_rx_1_row0(d,q,clock);
 endmodule // fanin_rx_1_row0
 
 
+module fanin_rx_1_usb(tdata,in_frame,beat,hdr,sum,ulen);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  in_frame;
+    input wire  [15:0] beat;
+    input wire  [639:0] hdr;
+    output reg  [31:0] sum;
+    output reg  [15:0] ulen;
+    
+    // Update code (custom)
+    wire [16:0] boff = in_frame ? {1'b0, beat} << 3 : 17'd0;
+    wire [7:0] b38 = (boff <= 17'd38 && 17'd38 - boff < 17'd8) ? tdata[(38 - boff) * 8 +: 8] : (in_frame ? hdr[304 +: 8] : 8'd0);
+    wire [7:0] b39 = (boff <= 17'd39 && 17'd39 - boff < 17'd8) ? tdata[(39 - boff) * 8 +: 8] : (in_frame ? hdr[312 +: 8] : 8'd0);
+    assign ulen = {b38, b39};
+    wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
+    wire [16:0] o0 = boff + 17'd0;
+    wire [31:0] t0 = (o0 >= 17'd34 && o0 < uend) ? ((o0 + 17'd1 < uend) ? {16'd0, tdata[7:0], tdata[15:8]} : {16'd0, tdata[7:0], 8'd0}) : 32'd0;
+    wire [16:0] o1 = boff + 17'd2;
+    wire [31:0] t1 = (o1 >= 17'd34 && o1 < uend) ? ((o1 + 17'd1 < uend) ? {16'd0, tdata[23:16], tdata[31:24]} : {16'd0, tdata[23:16], 8'd0}) : 32'd0;
+    wire [16:0] o2 = boff + 17'd4;
+    wire [31:0] t2 = (o2 >= 17'd34 && o2 < uend) ? ((o2 + 17'd1 < uend) ? {16'd0, tdata[39:32], tdata[47:40]} : {16'd0, tdata[39:32], 8'd0}) : 32'd0;
+    wire [16:0] o3 = boff + 17'd6;
+    wire [31:0] t3 = (o3 >= 17'd34 && o3 < uend) ? ((o3 + 17'd1 < uend) ? {16'd0, tdata[55:48], tdata[63:56]} : {16'd0, tdata[55:48], 8'd0}) : 32'd0;
+    assign sum = t0 + t1 + t2 + t3;
+endmodule // fanin_rx_1_usb
+
+
+module fanin_rx_1_usum(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_usum
+
+
 module fanin_rx_1_wrow(d,q,clock);
     
     // Module arguments
@@ -5829,7 +10631,7 @@ module fanin_rx_1_wrow(d,q,clock);
 endmodule // fanin_rx_1_wrow
 
 
-module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -5845,6 +10647,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  [639:0] d_hdr;
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
+    output reg  d_udp_ok;
     input wire  [15:0] r_addr;
     output reg  [255:0] r_data;
     input wire  rel;
@@ -5854,6 +10657,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     // Constant declarations
     localparam  c_rows = 16'h80;
     localparam  c_maxrows = 16'h2f;
+    localparam  c_maxlen = 16'h5ee;
     localparam  c_cmax = 8'h3;
     localparam  c_hbeats = 16'h8;
     localparam  c_cbeats = 16'ha;
@@ -5876,10 +10680,10 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     wire  [255:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [671:0] desc$wdata;
+    reg  [679:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [671:0] desc$rdata;
+    wire  [679:0] desc$rdata;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
@@ -5925,8 +10729,22 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  popped$d;
     wire  popped$q;
     reg  popped$clock;
+    reg  [31:0] usum$d;
+    wire  [31:0] usum$q;
+    reg  usum$clock;
+    reg  [63:0] usb$tdata;
+    reg  usb$in_frame;
+    reg  [15:0] usb$beat;
+    reg  [639:0] usb$hdr;
+    wire  [31:0] usb$sum;
+    wire  [15:0] usb$ulen;
     
     // Local signals
+    reg  [31:0] utot;
+    reg  [31:0] ufin;
+    reg  [31:0] uf1;
+    reg  [31:0] uf2;
+    reg  uok;
     reg  [639:0] hnext;
     reg  [15:0] nb;
     reg  [15:0] flen;
@@ -6027,6 +10845,19 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(popped$q),
         .clock(popped$clock)
     );
+    fanin_rx_2_usum usum(
+        .d(usum$d),
+        .q(usum$q),
+        .clock(usum$clock)
+    );
+    fanin_rx_2_usb usb(
+        .tdata(usb$tdata),
+        .in_frame(usb$in_frame),
+        .beat(usb$beat),
+        .hdr(usb$hdr),
+        .sum(usb$sum),
+        .ulen(usb$ulen)
+    );
     
     // Update code
     always @(*) begin
@@ -6045,6 +10876,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dwq$clock = clock;
         dr$clock = clock;
         popped$clock = clock;
+        usum$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -6060,6 +10892,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dwq$d = dwq$q;
         dr$d = dr$q;
         popped$d = popped$q;
+        usum$d = usum$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -6091,7 +10924,12 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         if (tkeep[7]) begin
             nb = c_nb$7;
         end
-        flen = lenq$q + nb;
+        if (in_frame$q) begin
+            flen = lenq$q + nb;
+        end
+        else begin
+            flen = nb;
+        end
         if (~in_frame$q) begin
             hnext = ((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         end
@@ -6101,16 +10939,31 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         else begin
             hnext = hdr$q;
         end
+        usb$tdata = tdata;
+        usb$in_frame = in_frame$q;
+        usb$beat = beat$q;
+        usb$hdr = hdr$q;
+        if (in_frame$q) begin
+            utot = usum$q + usb$sum;
+        end
+        else begin
+            utot = usb$sum;
+        end
+        ufin = utot + 32'h11 + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
+        uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
+        uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
+        uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = ((tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
         desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        desc$wdata = ((hnext) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0);
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
+            usum$d = utot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -6143,7 +10996,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
                 drop$d = 1'b0;
                 chunk$d = 32'h0;
                 cshift$d = 32'h0;
-                if (tuser | drop$q) begin
+                if (tuser | drop$q | (flen > c_maxlen)) begin
                     wrow$d = row0$q;
                     bad = 1'b1;
                 end
@@ -6170,6 +11023,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
+        d_udp_ok = desc$rdata[32'h2a0];
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -6279,20 +11133,20 @@ module fanin_rx_2_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [671:0] wdata;
+    input wire  [679:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [671:0] rdata;
+    output reg  [679:0] rdata;
     
     // Update code (custom)
-    // 8 x 672 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 680 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [671:0] mem [0:7];
-    reg [671:0] rdata_r;
+    (* ram_style = "block" *) reg [679:0] mem [0:7];
+    reg [679:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 672] <= wdata[0 +: 672];
+        if (we[0]) mem[waddr[2:0]][0 +: 680] <= wdata[0 +: 680];
     end
 endmodule // fanin_rx_2_desc
 
@@ -6506,6 +11360,53 @@ module fanin_rx_2_row0(d,q,clock);
 endmodule // fanin_rx_2_row0
 
 
+module fanin_rx_2_usb(tdata,in_frame,beat,hdr,sum,ulen);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  in_frame;
+    input wire  [15:0] beat;
+    input wire  [639:0] hdr;
+    output reg  [31:0] sum;
+    output reg  [15:0] ulen;
+    
+    // Update code (custom)
+    wire [16:0] boff = in_frame ? {1'b0, beat} << 3 : 17'd0;
+    wire [7:0] b38 = (boff <= 17'd38 && 17'd38 - boff < 17'd8) ? tdata[(38 - boff) * 8 +: 8] : (in_frame ? hdr[304 +: 8] : 8'd0);
+    wire [7:0] b39 = (boff <= 17'd39 && 17'd39 - boff < 17'd8) ? tdata[(39 - boff) * 8 +: 8] : (in_frame ? hdr[312 +: 8] : 8'd0);
+    assign ulen = {b38, b39};
+    wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
+    wire [16:0] o0 = boff + 17'd0;
+    wire [31:0] t0 = (o0 >= 17'd34 && o0 < uend) ? ((o0 + 17'd1 < uend) ? {16'd0, tdata[7:0], tdata[15:8]} : {16'd0, tdata[7:0], 8'd0}) : 32'd0;
+    wire [16:0] o1 = boff + 17'd2;
+    wire [31:0] t1 = (o1 >= 17'd34 && o1 < uend) ? ((o1 + 17'd1 < uend) ? {16'd0, tdata[23:16], tdata[31:24]} : {16'd0, tdata[23:16], 8'd0}) : 32'd0;
+    wire [16:0] o2 = boff + 17'd4;
+    wire [31:0] t2 = (o2 >= 17'd34 && o2 < uend) ? ((o2 + 17'd1 < uend) ? {16'd0, tdata[39:32], tdata[47:40]} : {16'd0, tdata[39:32], 8'd0}) : 32'd0;
+    wire [16:0] o3 = boff + 17'd6;
+    wire [31:0] t3 = (o3 >= 17'd34 && o3 < uend) ? ((o3 + 17'd1 < uend) ? {16'd0, tdata[55:48], tdata[63:56]} : {16'd0, tdata[55:48], 8'd0}) : 32'd0;
+    assign sum = t0 + t1 + t2 + t3;
+endmodule // fanin_rx_2_usb
+
+
+module fanin_rx_2_usum(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_usum
+
+
 module fanin_rx_2_wrow(d,q,clock);
     
     // Module arguments
@@ -6525,7 +11426,7 @@ module fanin_rx_2_wrow(d,q,clock);
 endmodule // fanin_rx_2_wrow
 
 
-module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -6541,6 +11442,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  [639:0] d_hdr;
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
+    output reg  d_udp_ok;
     input wire  [15:0] r_addr;
     output reg  [255:0] r_data;
     input wire  rel;
@@ -6550,6 +11452,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     // Constant declarations
     localparam  c_rows = 16'h80;
     localparam  c_maxrows = 16'h2f;
+    localparam  c_maxlen = 16'h5ee;
     localparam  c_cmax = 8'h3;
     localparam  c_hbeats = 16'h8;
     localparam  c_cbeats = 16'ha;
@@ -6572,10 +11475,10 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     wire  [255:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [671:0] desc$wdata;
+    reg  [679:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [671:0] desc$rdata;
+    wire  [679:0] desc$rdata;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
@@ -6621,8 +11524,22 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  popped$d;
     wire  popped$q;
     reg  popped$clock;
+    reg  [31:0] usum$d;
+    wire  [31:0] usum$q;
+    reg  usum$clock;
+    reg  [63:0] usb$tdata;
+    reg  usb$in_frame;
+    reg  [15:0] usb$beat;
+    reg  [639:0] usb$hdr;
+    wire  [31:0] usb$sum;
+    wire  [15:0] usb$ulen;
     
     // Local signals
+    reg  [31:0] utot;
+    reg  [31:0] ufin;
+    reg  [31:0] uf1;
+    reg  [31:0] uf2;
+    reg  uok;
     reg  [639:0] hnext;
     reg  [15:0] nb;
     reg  [15:0] flen;
@@ -6723,6 +11640,19 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(popped$q),
         .clock(popped$clock)
     );
+    fanin_rx_3_usum usum(
+        .d(usum$d),
+        .q(usum$q),
+        .clock(usum$clock)
+    );
+    fanin_rx_3_usb usb(
+        .tdata(usb$tdata),
+        .in_frame(usb$in_frame),
+        .beat(usb$beat),
+        .hdr(usb$hdr),
+        .sum(usb$sum),
+        .ulen(usb$ulen)
+    );
     
     // Update code
     always @(*) begin
@@ -6741,6 +11671,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dwq$clock = clock;
         dr$clock = clock;
         popped$clock = clock;
+        usum$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -6756,6 +11687,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dwq$d = dwq$q;
         dr$d = dr$q;
         popped$d = popped$q;
+        usum$d = usum$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -6787,7 +11719,12 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         if (tkeep[7]) begin
             nb = c_nb$7;
         end
-        flen = lenq$q + nb;
+        if (in_frame$q) begin
+            flen = lenq$q + nb;
+        end
+        else begin
+            flen = nb;
+        end
         if (~in_frame$q) begin
             hnext = ((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         end
@@ -6797,16 +11734,31 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         else begin
             hnext = hdr$q;
         end
+        usb$tdata = tdata;
+        usb$in_frame = in_frame$q;
+        usb$beat = beat$q;
+        usb$hdr = hdr$q;
+        if (in_frame$q) begin
+            utot = usum$q + usb$sum;
+        end
+        else begin
+            utot = usb$sum;
+        end
+        ufin = utot + 32'h11 + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
+        uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
+        uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
+        uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = ((tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
         desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 672'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        desc$wdata = ((hnext) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0);
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
+            usum$d = utot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -6839,7 +11791,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
                 drop$d = 1'b0;
                 chunk$d = 32'h0;
                 cshift$d = 32'h0;
-                if (tuser | drop$q) begin
+                if (tuser | drop$q | (flen > c_maxlen)) begin
                     wrow$d = row0$q;
                     bad = 1'b1;
                 end
@@ -6866,6 +11818,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
+        d_udp_ok = desc$rdata[32'h2a0];
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -6975,20 +11928,20 @@ module fanin_rx_3_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [671:0] wdata;
+    input wire  [679:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [671:0] rdata;
+    output reg  [679:0] rdata;
     
     // Update code (custom)
-    // 8 x 672 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 680 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [671:0] mem [0:7];
-    reg [671:0] rdata_r;
+    (* ram_style = "block" *) reg [679:0] mem [0:7];
+    reg [679:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 672] <= wdata[0 +: 672];
+        if (we[0]) mem[waddr[2:0]][0 +: 680] <= wdata[0 +: 680];
     end
 endmodule // fanin_rx_3_desc
 
@@ -7200,6 +12153,53 @@ module fanin_rx_3_row0(d,q,clock);
     end
           
 endmodule // fanin_rx_3_row0
+
+
+module fanin_rx_3_usb(tdata,in_frame,beat,hdr,sum,ulen);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  in_frame;
+    input wire  [15:0] beat;
+    input wire  [639:0] hdr;
+    output reg  [31:0] sum;
+    output reg  [15:0] ulen;
+    
+    // Update code (custom)
+    wire [16:0] boff = in_frame ? {1'b0, beat} << 3 : 17'd0;
+    wire [7:0] b38 = (boff <= 17'd38 && 17'd38 - boff < 17'd8) ? tdata[(38 - boff) * 8 +: 8] : (in_frame ? hdr[304 +: 8] : 8'd0);
+    wire [7:0] b39 = (boff <= 17'd39 && 17'd39 - boff < 17'd8) ? tdata[(39 - boff) * 8 +: 8] : (in_frame ? hdr[312 +: 8] : 8'd0);
+    assign ulen = {b38, b39};
+    wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
+    wire [16:0] o0 = boff + 17'd0;
+    wire [31:0] t0 = (o0 >= 17'd34 && o0 < uend) ? ((o0 + 17'd1 < uend) ? {16'd0, tdata[7:0], tdata[15:8]} : {16'd0, tdata[7:0], 8'd0}) : 32'd0;
+    wire [16:0] o1 = boff + 17'd2;
+    wire [31:0] t1 = (o1 >= 17'd34 && o1 < uend) ? ((o1 + 17'd1 < uend) ? {16'd0, tdata[23:16], tdata[31:24]} : {16'd0, tdata[23:16], 8'd0}) : 32'd0;
+    wire [16:0] o2 = boff + 17'd4;
+    wire [31:0] t2 = (o2 >= 17'd34 && o2 < uend) ? ((o2 + 17'd1 < uend) ? {16'd0, tdata[39:32], tdata[47:40]} : {16'd0, tdata[39:32], 8'd0}) : 32'd0;
+    wire [16:0] o3 = boff + 17'd6;
+    wire [31:0] t3 = (o3 >= 17'd34 && o3 < uend) ? ((o3 + 17'd1 < uend) ? {16'd0, tdata[55:48], tdata[63:56]} : {16'd0, tdata[55:48], 8'd0}) : 32'd0;
+    assign sum = t0 + t1 + t2 + t3;
+endmodule // fanin_rx_3_usb
+
+
+module fanin_rx_3_usum(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_usum
 
 
 module fanin_rx_3_wrow(d,q,clock);
@@ -7449,6 +12449,82 @@ module fanin_rxp_3(d,q,clock);
 endmodule // fanin_rxp_3
 
 
+module fanin_scan_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_scan_c
+
+
+module fanin_scan_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_scan_ptr
+
+
+module fanin_scan_ticks(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_scan_ticks
+
+
+module fanin_scan_turn(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_scan_turn
+
+
 module fanin_sel(d,q,clock);
     
     // Module arguments
@@ -7466,6 +12542,348 @@ module fanin_sel(d,q,clock);
     end
           
 endmodule // fanin_sel
+
+
+module fanin_st_cip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_cip
+
+
+module fanin_st_cmac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_cmac
+
+
+module fanin_st_cport(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_cport
+
+
+module fanin_st_cranks(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_cranks
+
+
+module fanin_st_cudp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_cudp
+
+
+module fanin_st_jctrl(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jctrl
+
+
+module fanin_st_jexp(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jexp
+
+
+module fanin_st_jflush(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jflush
+
+
+module fanin_st_jid(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jid
+
+
+module fanin_st_jquota(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jquota
+
+
+module fanin_st_jranks(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jranks
+
+
+module fanin_st_jreclaim(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jreclaim
+
+
+module fanin_st_jsbase(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jsbase
+
+
+module fanin_st_jscount(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jscount
+
+
+module fanin_st_pip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_pip
+
+
+module fanin_st_pmac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_pmac
+
+
+module fanin_st_pport(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_pport
+
+
+module fanin_st_pudp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_pudp
 
 
 module fanin_st_route_ip(d,q,clock);
@@ -7509,13 +12927,13 @@ endmodule // fanin_st_route_port
 module fanin_state(d,q,clock);
     
     // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 3'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
@@ -7523,6 +12941,82 @@ module fanin_state(d,q,clock);
     end
           
 endmodule // fanin_state
+
+
+module fanin_sweep_on(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sweep_on
+
+
+module fanin_sweep_t0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sweep_t0
+
+
+module fanin_tick_cnt(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tick_cnt
+
+
+module fanin_tick_div(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tick_div
 
 
 module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid,tready,tlast,tuser,sent,sent_len);
@@ -10437,6 +15931,25 @@ module fanin_txp_3(d,q,clock);
 endmodule // fanin_txp_3
 
 
+module fanin_udp_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_udp_ok
+
+
 module fanin_v1(d,q,clock);
     
     // Module arguments
@@ -10523,7 +16036,11 @@ module fanin_core (
     output wire [31:0] s_axil_rdata,
     output wire [1:0] s_axil_rresp,
     output wire s_axil_rvalid,
-    input wire s_axil_rready
+    input wire s_axil_rready,
+    output wire dbg_valid,
+    output wire dbg_kind,
+    output wire [31:0] dbg_arg,
+    output wire [31:0] dbg_tick
 );
 fanin_core_impl core (
     .clock(clk),
@@ -10592,6 +16109,10 @@ fanin_core_impl core (
     .rdata(s_axil_rdata),
     .rresp(s_axil_rresp),
     .rvalid(s_axil_rvalid),
-    .rready(s_axil_rready)
+    .rready(s_axil_rready),
+    .dbg_valid(dbg_valid),
+    .dbg_kind(dbg_kind),
+    .dbg_arg(dbg_arg),
+    .dbg_tick(dbg_tick)
 );
 endmodule // fanin_core

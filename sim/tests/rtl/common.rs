@@ -65,20 +65,26 @@ pub fn udp(src: L4Addr, dst: L4Addr, len: usize, fill: u8) -> Vec<u8> {
 
 /// A programmed testbench and its scoreboard.
 pub fn setup(pacing: Pacing, seed: u64) -> (Tb, Scoreboard) {
+    setup_with(&switch_config(&core()), pacing, seed)
+}
+
+/// A testbench programmed with `cfg` (table sizes replaced by the core's) and its scoreboard.
+pub fn setup_with(cfg: &SwitchConfig, pacing: Pacing, seed: u64) -> (Tb, Scoreboard) {
     let core = core();
-    let cfg = switch_config(&core);
+    let mut cfg = cfg.clone();
+    cfg.params = params(&core);
     let mut tb = Tb::new(CONFIG, pacing, seed).unwrap();
     let sb = Scoreboard::new(&core, &cfg).unwrap();
     program(&mut tb, &sb.regs, &cfg).unwrap();
     (tb, sb)
 }
 
-/// Drains the testbench and checks frames and counters; panics with the seed on failure.
-pub fn finish(tb: &mut Tb, sb: &Scoreboard, what: &str, pacing: Pacing, seed: u64) {
-    tb.drain(200, 2_000_000)
-        .unwrap_or_else(|e| panic!("{what} {pacing:?} seed {seed}: {e}"));
-    sb.check_frames(tb)
-        .unwrap_or_else(|e| panic!("{what} {pacing:?} seed {seed}: {e}"));
-    sb.check_counters(tb)
-        .unwrap_or_else(|e| panic!("{what} {pacing:?} seed {seed}: {e}"));
+/// Drains the testbench, replays the engine's decisions into the model, and checks frames
+/// and counters; panics with the seed on failure.
+pub fn finish(tb: &mut Tb, sb: &mut Scoreboard, what: &str, pacing: Pacing, seed: u64) {
+    let fail = |e: fanin_sim::SimError| -> ! { panic!("{what} {pacing:?} seed {seed}: {e}") };
+    tb.drain(300, 2_000_000).unwrap_or_else(|e| fail(e));
+    sb.replay(tb).unwrap_or_else(|e| fail(e));
+    sb.check_frames(tb).unwrap_or_else(|e| fail(e));
+    sb.check_counters(tb).unwrap_or_else(|e| fail(e));
 }

@@ -16,7 +16,6 @@ fn forwarding_table_switches_non_fanin_frames() {
             for p in 0..ports {
                 let to = host((p + 1) % ports + 1);
                 let f = udp(host(p + 1), to, 18 + 97 * round as usize, round);
-                sb.feed(0, p, &f);
                 tb.src[p as usize].push(f, false);
             }
         }
@@ -24,12 +23,10 @@ fn forwarding_table_switches_non_fanin_frames() {
         let mut stranger = host(1);
         stranger.ip = "10.9.9.9".parse().unwrap();
         let f = udp(host(1), stranger, 40, 7);
-        sb.feed(0, 0, &f);
         tb.src[0].push(f.clone(), false);
         let mut arp = f;
         arp[12..14].copy_from_slice(&[0x08, 0x06]);
-        sb.feed(0, 1, &arp);
         tb.src[1].push(arp, false);
-        finish(&mut tb, &sb, "forwarding", pacing, s);
+        finish(&mut tb, &mut sb, "forwarding", pacing, s);
     }
 }

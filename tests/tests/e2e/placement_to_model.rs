@@ -17,20 +17,48 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 fn run(nodes: &[NodeSpec], mode: Mode, seed: u64) {
-    let spec = JobSpec { job: 5, slot_count: 8, elements: 16, mode, addressing: Addressing::Network };
+    let spec = JobSpec {
+        job: 5,
+        slot_count: 8,
+        elements: 16,
+        mode,
+        addressing: Addressing::Network,
+    };
     let plan = plan::build(nodes, spec).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let n = plan.workers.len();
-    let data: Vec<Vec<i32>> = (0..n).map(|_| (0..100).map(|_| rng.gen_range(-1000..1000)).collect()).collect();
-    let sending = Sending { window: 8, retransmit_after: 300, first_block: 0, exponent: 0 };
-    let runs = [JobRun { plan: plan.clone(), sending, data: data.clone(), start: vec![] }];
-    let faults = Faults { loss: 0.1, dup: 0.05, jitter: 10, delay: 2 };
+    let data: Vec<Vec<i32>> = (0..n)
+        .map(|_| (0..100).map(|_| rng.gen_range(-1000..1000)).collect())
+        .collect();
+    let sending = Sending {
+        window: 8,
+        retransmit_after: 300,
+        first_block: 0,
+        exponent: 0,
+    };
+    let runs = [JobRun {
+        plan: plan.clone(),
+        sending,
+        data: data.clone(),
+        start: vec![],
+    }];
+    let faults = Faults {
+        loss: 0.1,
+        dup: 0.05,
+        jitter: 10,
+        delay: 2,
+    };
     let mut net = Net::new(nodes, &runs, faults, seed).unwrap();
     let out = net.run(20_000_000);
     assert!(out.finished, "seed {seed}: allreduce did not finish");
     let want: Vec<i32> = (0..100).map(|i| data.iter().map(|d| d[i]).sum()).collect();
     for a in &plan.workers {
-        assert_eq!(net.worker(5, a.rank).unwrap().result().unwrap().0, want, "seed {seed}: rank {}", a.rank);
+        assert_eq!(
+            net.worker(5, a.rank).unwrap().result().unwrap().0,
+            want,
+            "seed {seed}: rank {}",
+            a.rank
+        );
     }
 }
 
@@ -47,9 +75,22 @@ fn soar_placement_on_a_binary_tree_aggregates_exactly() {
         let p = soar(&tree, &scale, &loads, &avail, k).unwrap();
         let agg = AggTree::from_tree(&tree, &loads, &p.blue);
         let nodes = plan_nodes(&agg);
-        let switches = nodes.iter().filter(|n| matches!(n.kind, NodeKind::Switch { .. })).count();
-        assert!(switches <= k + 1, "k={k}: {switches} aggregation nodes for {} blue", p.blue.len());
-        for mode in [Mode::Static, Mode::Timeout { flush_after: 200, reclaim_after: 2000 }] {
+        let switches = nodes
+            .iter()
+            .filter(|n| matches!(n.kind, NodeKind::Switch { .. }))
+            .count();
+        assert!(
+            switches <= k + 1,
+            "k={k}: {switches} aggregation nodes for {} blue",
+            p.blue.len()
+        );
+        for mode in [
+            Mode::Static,
+            Mode::Timeout {
+                flush_after: 200,
+                reclaim_after: 2000,
+            },
+        ] {
             run(&nodes, mode, 100 + k as u64);
         }
     }
@@ -58,12 +99,25 @@ fn soar_placement_on_a_binary_tree_aggregates_exactly() {
 #[test]
 fn paring_tree_with_degree_limits_aggregates_exactly() {
     let mut g = fat_tree(4).unwrap();
-    let switches: Vec<usize> = (0..g.len()).filter(|&v| matches!(g.vertices[v].kind, Kind::Switch { .. })).collect();
+    let switches: Vec<usize> = (0..g.len())
+        .filter(|&v| matches!(g.vertices[v].kind, Kind::Switch { .. }))
+        .collect();
     g.set_programmable(&switches);
-    let cfg = ParingConfig { workers: 7, capacity: int(2), rate_limit: int(1), gradient: int(1) };
+    let cfg = ParingConfig {
+        workers: 7,
+        capacity: int(2),
+        rate_limit: int(1),
+        gradient: int(1),
+    };
     let p = paring(&g, &cfg).unwrap();
     let agg = AggTree::from_graph(&g, &p);
     let nodes = plan_nodes(&agg);
-    assert!(nodes.iter().any(|n| matches!(n.kind, NodeKind::Switch { degree_limit: Some(_), .. })));
+    assert!(nodes.iter().any(|n| matches!(
+        n.kind,
+        NodeKind::Switch {
+            degree_limit: Some(_),
+            ..
+        }
+    )));
     run(&nodes, Mode::Static, 7);
 }

@@ -1,0 +1,6 @@
+# fanin: NetFPGA SUME configuration/bitstream settings. Part: xc7vx690tffg1761-3.
+# Source: NetFPGA SUME Reference Manual (Digilent), configuration bank voltage 1.8 V.
+set_property CFGBVS GND [current_design]
+set_property CONFIG_VOLTAGE 1.8 [current_design]
+set_property BITSTREAM.GENERAL.COMPRESS true [current_design]
+set_property BITSTREAM.CONFIG.UNUSEDPIN Pullup [current_design]

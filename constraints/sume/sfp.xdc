@@ -1,0 +1,26 @@
+# fanin: NetFPGA SUME SFP+ cages (4 x 10GBASE-R, GTH quad 119, refclk quad 118). Part: xc7vx690tffg1761-3.
+# Pin data: NetFPGA SUME Reference Manual (Digilent) and the NetFPGA-SUME master XDC,
+# cross-checked with corundum fpga/mqnic/NetFPGA_SUME/fpga/fpga.xdc and the VC709 XDC
+# (same xc7vx690t-ffg1761 package: A6 = MGTHRXP3_119).
+# Port p of the core is SFP cage p+1 ("nf0".."nf3" on the bracket). Only P pins are placed;
+# Vivado places the N pin of each differential pair.
+
+set_property -dict {LOC A6} [get_ports {sfp_rx_p[0]}] ;# MGTHRXP3_119 GTHE2_CHANNEL_X1Y39
+set_property -dict {LOC B4} [get_ports {sfp_tx_p[0]}] ;# MGTHTXP3_119 GTHE2_CHANNEL_X1Y39
+set_property -dict {LOC B8} [get_ports {sfp_rx_p[1]}] ;# MGTHRXP2_119 GTHE2_CHANNEL_X1Y38
+set_property -dict {LOC C2} [get_ports {sfp_tx_p[1]}] ;# MGTHTXP2_119 GTHE2_CHANNEL_X1Y38
+set_property -dict {LOC C6} [get_ports {sfp_rx_p[2]}] ;# MGTHRXP1_119 GTHE2_CHANNEL_X1Y37
+set_property -dict {LOC D4} [get_ports {sfp_tx_p[2]}] ;# MGTHTXP1_119 GTHE2_CHANNEL_X1Y37
+set_property -dict {LOC D8} [get_ports {sfp_rx_p[3]}] ;# MGTHRXP0_119 GTHE2_CHANNEL_X1Y36
+set_property -dict {LOC E2} [get_ports {sfp_tx_p[3]}] ;# MGTHTXP0_119 GTHE2_CHANNEL_X1Y36
+
+# 156.25 MHz SFP+ reference clock from the Si5324 jitter attenuator (IC20), MGTREFCLK0_118.
+set_property -dict {LOC E10} [get_ports sfp_refclk_p]
+set_property -dict {LOC E9} [get_ports sfp_refclk_n]
+create_clock -period 6.400 -name sfp_refclk [get_ports sfp_refclk_p]
+
+# SFP+ transmitter disable, driven by the 10G Ethernet subsystems.
+set_property -dict {LOC M18 IOSTANDARD LVCMOS15 SLEW SLOW DRIVE 12} [get_ports {sfp_tx_disable[0]}]
+set_property -dict {LOC B31 IOSTANDARD LVCMOS15 SLEW SLOW DRIVE 12} [get_ports {sfp_tx_disable[1]}]
+set_property -dict {LOC J38 IOSTANDARD LVCMOS15 SLEW SLOW DRIVE 12} [get_ports {sfp_tx_disable[2]}]
+set_property -dict {LOC L21 IOSTANDARD LVCMOS15 SLEW SLOW DRIVE 12} [get_ports {sfp_tx_disable[3]}]

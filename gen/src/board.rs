@@ -1,0 +1,889 @@
+//! Board build directories: `fanin-gen --board sume|au250|au280 --out DIR`.
+//!
+//! A build directory holds the generated core, a generated board wrapper `fpga_<board>.v`
+//! (clocks, resets and MAC/PCS IP only, after corundum's `fpga_core` / `fpga_<board>` split),
+//! the board's XDC files from `constraints/<board>/`, vendor IP as Tcl (`ip/*.tcl`, never
+//! `.xci`), a non-project Vivado script `build.tcl` and a README.
+
+use anyhow::{bail, Context, Result};
+use fanin_hdl::CoreConfig;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// A supported FPGA board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Board {
+    /// NetFPGA SUME: Virtex-7 690T, 4 × SFP+ (10GBASE-R).
+    Sume,
+    /// Alveo U250: Virtex UltraScale+ VU13P, 2 × QSFP28 (100G CMAC).
+    Au250,
+    /// Alveo U280: Virtex UltraScale+ VU37P (HBM), 2 × QSFP28 (100G CMAC).
+    Au280,
+}
+
+/// The board's XDC files: `(file name, contents)`, embedded from `constraints/<board>/`.
+type Files = &'static [(&'static str, &'static str)];
+
+const SUME_XDC: Files = &[
+    (
+        "clocks.xdc",
+        include_str!("../../constraints/sume/clocks.xdc"),
+    ),
+    ("sfp.xdc", include_str!("../../constraints/sume/sfp.xdc")),
+    ("leds.xdc", include_str!("../../constraints/sume/leds.xdc")),
+    (
+        "config.xdc",
+        include_str!("../../constraints/sume/config.xdc"),
+    ),
+];
+const AU250_XDC: Files = &[
+    (
+        "clocks.xdc",
+        include_str!("../../constraints/au250/clocks.xdc"),
+    ),
+    ("qsfp.xdc", include_str!("../../constraints/au250/qsfp.xdc")),
+    ("gpio.xdc", include_str!("../../constraints/au250/gpio.xdc")),
+    (
+        "config.xdc",
+        include_str!("../../constraints/au250/config.xdc"),
+    ),
+];
+const AU280_XDC: Files = &[
+    (
+        "clocks.xdc",
+        include_str!("../../constraints/au280/clocks.xdc"),
+    ),
+    ("qsfp.xdc", include_str!("../../constraints/au280/qsfp.xdc")),
+    ("gpio.xdc", include_str!("../../constraints/au280/gpio.xdc")),
+    (
+        "config.xdc",
+        include_str!("../../constraints/au280/config.xdc"),
+    ),
+];
+
+impl Board {
+    /// Every supported board.
+    pub const ALL: [Board; 3] = [Board::Sume, Board::Au250, Board::Au280];
+
+    /// Looks a board up by its command-line name.
+    pub fn parse(s: &str) -> Result<Board> {
+        Board::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .with_context(|| format!("unknown board '{s}'; known: sume, au250, au280"))
+    }
+
+    /// Command-line and directory name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Board::Sume => "sume",
+            Board::Au250 => "au250",
+            Board::Au280 => "au280",
+        }
+    }
+
+    /// The Vivado part.
+    pub fn part(self) -> &'static str {
+        match self {
+            Board::Sume => "xc7vx690tffg1761-3",
+            Board::Au250 => "xcu250-figd2104-2L-e",
+            Board::Au280 => "xcu280-fsvh2892-2L-e",
+        }
+    }
+
+    /// The named core configuration built for this board by default.
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Board::Sume => "sume",
+            Board::Au250 | Board::Au280 => "alveo",
+        }
+    }
+
+    /// Top module of the board wrapper.
+    pub fn top(self) -> String {
+        format!("fpga_{}", self.name())
+    }
+
+    /// Number of Ethernet ports (MACs) and their AXI-Stream width.
+    pub fn macs(self) -> (u8, u32) {
+        match self {
+            Board::Sume => (4, 64),
+            Board::Au250 | Board::Au280 => (2, 512),
+        }
+    }
+
+    /// Frequency of the board oscillator that feeds the core MMCM, MHz.
+    fn sysclk_mhz(self) -> f64 {
+        match self {
+            Board::Sume => 200.0,
+            Board::Au250 => 300.0,
+            Board::Au280 => 100.0,
+        }
+    }
+
+    /// The board's XDC files.
+    pub fn constraints(self) -> Files {
+        match self {
+            Board::Sume => SUME_XDC,
+            Board::Au250 => AU250_XDC,
+            Board::Au280 => AU280_XDC,
+        }
+    }
+
+    /// Refuses a configuration whose ports do not match the board's MACs.
+    pub fn check(self, cfg: &CoreConfig) -> Result<()> {
+        let (n, w) = self.macs();
+        if cfg.ports != n || cfg.data_w != w {
+            bail!(
+                "configuration {} has {} ports × {} bit, but board {} has {n} MACs × {w} bit; use --config {}",
+                cfg.name,
+                cfg.ports,
+                cfg.data_w,
+                self.name(),
+                self.config_name()
+            );
+        }
+        Ok(())
+    }
+
+    /// Every file of the build directory: `(relative path, contents)`.
+    pub fn files(self, cfg: &CoreConfig) -> Result<Vec<(String, String)>> {
+        self.check(cfg)?;
+        let mut v = crate::outputs(cfg)?;
+        v.push((format!("{}.v", self.top()), wrapper(self, cfg)));
+        for (n, t) in self.constraints() {
+            v.push((format!("constraints/{n}"), t.to_string()));
+        }
+        for (n, t) in ip_tcl(self, cfg) {
+            v.push((format!("ip/{n}"), t));
+        }
+        v.push(("build.tcl".into(), build_tcl(self, cfg)));
+        v.push(("README.md".into(), readme(self, cfg)));
+        Ok(v)
+    }
+}
+
+/// Writes the build directory of `board` with configuration `cfg` into `dir`.
+pub fn write(board: Board, cfg: &CoreConfig, dir: &Path) -> Result<()> {
+    for (name, text) in board.files(cfg)? {
+        let p = dir.join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Core clock period in ns for a configuration.
+pub fn core_period_ns(cfg: &CoreConfig) -> f64 {
+    1000.0 / cfg.clock_mhz as f64
+}
+
+fn header(board: Board, cfg: &CoreConfig, comment: &str) -> String {
+    format!(
+        "{comment} Generated by fanin-gen for board {} ({}), configuration '{}'. Do not edit.\n\
+         {comment} Regenerate: cargo run -p fanin-gen -- --board {} --out DIR\n",
+        board.name(),
+        board.part(),
+        cfg.name,
+        board.name()
+    )
+}
+
+/// Connections of `fanin_core`'s ports to wrapper nets named `core_<port>`; ports the
+/// wrapper does not know (e.g. `dbg_*` monitors) stay unconnected (inputs tied to 0).
+fn core_instance(cfg: &CoreConfig) -> (String, String) {
+    let mut decls = String::new();
+    let mut conns = Vec::new();
+    for (name, dir, width) in fanin_hdl::verilog::top_ports(cfg) {
+        let range = if width > 1 {
+            format!("[{}:0] ", width - 1)
+        } else {
+            String::new()
+        };
+        if name == "clk" {
+            conns.push(".clk(core_clk)".to_string());
+        } else if name == "rst" {
+            conns.push(".rst(core_rst)".to_string());
+        } else if name.starts_with("s_axis_")
+            || name.starts_with("m_axis_")
+            || name.starts_with("s_axil_")
+        {
+            let _ = writeln!(decls, "wire {range}core_{name};");
+            conns.push(format!(".{name}(core_{name})"));
+        } else if dir == "input" {
+            conns.push(format!(".{name}({width}'d0)"));
+        } else {
+            conns.push(format!(".{name}()"));
+        }
+    }
+    let inst = format!(
+        "fanin_core core_inst (\n    {}\n);\n",
+        conns.join(",\n    ")
+    );
+    (decls, inst)
+}
+
+/// Clock (MMCM from `ip/clk_core.tcl`), reset synchronisers and the JTAG-to-AXI master.
+fn common_logic() -> String {
+    r#"// ---- Clocks: one MMCM (ip/clk_core.tcl): core_clk at the configuration's target
+// frequency, init_clk at 100 MHz for the MAC/PCS IP's free-running clock.
+wire core_clk, init_clk, mmcm_locked;
+clk_core clk_core_inst (
+    .clk_in1_p(sysclk_p),
+    .clk_in1_n(sysclk_n),
+    .clk_out1(core_clk),
+    .clk_out2(init_clk),
+    .locked(mmcm_locked)
+);
+
+// ---- Resets: asserted while the MMCM is unlocked, released synchronously.
+(* ASYNC_REG = "TRUE" *) reg [3:0] core_rst_sync = 4'hf;
+always @(posedge core_clk or negedge mmcm_locked)
+    if (!mmcm_locked) core_rst_sync <= 4'hf;
+    else core_rst_sync <= {core_rst_sync[2:0], 1'b0};
+wire core_rst = core_rst_sync[3];
+
+(* ASYNC_REG = "TRUE" *) reg [3:0] init_rst_sync = 4'hf;
+always @(posedge init_clk or negedge mmcm_locked)
+    if (!mmcm_locked) init_rst_sync <= 4'hf;
+    else init_rst_sync <= {init_rst_sync[2:0], 1'b0};
+wire init_rst = init_rst_sync[3];
+
+// ---- Control: JTAG-to-AXI master (ip/jtag_axil.tcl, AXI4-Lite) on core_clk.
+wire [31:0] jtag_awaddr, jtag_araddr;
+jtag_axil jtag_axil_inst (
+    .aclk(core_clk),
+    .aresetn(~core_rst),
+    .m_axi_awaddr(jtag_awaddr),
+    .m_axi_awprot(),
+    .m_axi_awvalid(core_s_axil_awvalid),
+    .m_axi_awready(core_s_axil_awready),
+    .m_axi_wdata(core_s_axil_wdata),
+    .m_axi_wstrb(core_s_axil_wstrb),
+    .m_axi_wvalid(core_s_axil_wvalid),
+    .m_axi_wready(core_s_axil_wready),
+    .m_axi_bresp(core_s_axil_bresp),
+    .m_axi_bvalid(core_s_axil_bvalid),
+    .m_axi_bready(core_s_axil_bready),
+    .m_axi_araddr(jtag_araddr),
+    .m_axi_arprot(),
+    .m_axi_arvalid(core_s_axil_arvalid),
+    .m_axi_arready(core_s_axil_arready),
+    .m_axi_rdata(core_s_axil_rdata),
+    .m_axi_rresp(core_s_axil_rresp),
+    .m_axi_rvalid(core_s_axil_rvalid),
+    .m_axi_rready(core_s_axil_rready)
+);
+assign core_s_axil_awaddr = jtag_awaddr[15:0];
+assign core_s_axil_araddr = jtag_araddr[15:0];
+
+"#
+    .to_string()
+}
+
+/// The two clock-crossing FIFOs of port `p` between the MAC (`mac_clk`) and the core.
+fn cdc_fifos(p: u8, dw: u32, mac_clk: &str, mac_rst: &str) -> String {
+    let kw = dw / 8;
+    format!(
+        r#"// Port {p}: MAC -> core and core -> MAC through packet-mode async FIFOs (ip/axis_cdc_fifo.tcl).
+wire [{dm}:0] mac{p}_rx_tdata;
+wire [{km}:0] mac{p}_rx_tkeep;
+wire mac{p}_rx_tvalid, mac{p}_rx_tlast, mac{p}_rx_bad;
+wire [{dm}:0] mac{p}_tx_tdata;
+wire [{km}:0] mac{p}_tx_tkeep;
+wire mac{p}_tx_tvalid, mac{p}_tx_tready, mac{p}_tx_tlast, mac{p}_tx_tuser;
+axis_cdc_fifo rx_fifo_{p} (
+    .s_axis_aresetn(~{mac_rst}),
+    .s_axis_aclk({mac_clk}),
+    .s_axis_tvalid(mac{p}_rx_tvalid),
+    .s_axis_tready(),
+    .s_axis_tdata(mac{p}_rx_tdata),
+    .s_axis_tkeep(mac{p}_rx_tkeep),
+    .s_axis_tlast(mac{p}_rx_tlast),
+    .s_axis_tuser(mac{p}_rx_bad),
+    .m_axis_aclk(core_clk),
+    .m_axis_tvalid(core_s_axis_{p}_tvalid),
+    .m_axis_tready(core_s_axis_{p}_tready),
+    .m_axis_tdata(core_s_axis_{p}_tdata),
+    .m_axis_tkeep(core_s_axis_{p}_tkeep),
+    .m_axis_tlast(core_s_axis_{p}_tlast),
+    .m_axis_tuser(core_s_axis_{p}_tuser)
+);
+axis_cdc_fifo tx_fifo_{p} (
+    .s_axis_aresetn(~core_rst),
+    .s_axis_aclk(core_clk),
+    .s_axis_tvalid(core_m_axis_{p}_tvalid),
+    .s_axis_tready(core_m_axis_{p}_tready),
+    .s_axis_tdata(core_m_axis_{p}_tdata),
+    .s_axis_tkeep(core_m_axis_{p}_tkeep),
+    .s_axis_tlast(core_m_axis_{p}_tlast),
+    .s_axis_tuser(core_m_axis_{p}_tuser),
+    .m_axis_aclk({mac_clk}),
+    .m_axis_tvalid(mac{p}_tx_tvalid),
+    .m_axis_tready(mac{p}_tx_tready),
+    .m_axis_tdata(mac{p}_tx_tdata),
+    .m_axis_tkeep(mac{p}_tx_tkeep),
+    .m_axis_tlast(mac{p}_tx_tlast),
+    .m_axis_tuser(mac{p}_tx_tuser)
+);
+
+"#,
+        dm = dw - 1,
+        km = kw - 1,
+    )
+}
+
+/// The generated board wrapper `fpga_<board>.v`.
+pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
+    let mut s = header(board, cfg, "//");
+    s.push_str(
+        "// Board wrapper: clocks, resets and MAC/PCS IP only; all switch logic is in fanin_core.\n\
+         `resetall\n`timescale 1ns / 1ps\n`default_nettype none\n\n",
+    );
+    let ports: Vec<&str> = match board {
+        Board::Sume => vec![
+            "input  wire       sysclk_p",
+            "input  wire       sysclk_n",
+            "input  wire       sfp_refclk_p",
+            "input  wire       sfp_refclk_n",
+            "input  wire [3:0] sfp_rx_p",
+            "input  wire [3:0] sfp_rx_n",
+            "output wire [3:0] sfp_tx_p",
+            "output wire [3:0] sfp_tx_n",
+            "output wire [3:0] sfp_tx_disable",
+            "output wire [3:0] sfp_led",
+            "output wire [1:0] led",
+        ],
+        Board::Au250 => vec![
+            "input  wire       sysclk_p",
+            "input  wire       sysclk_n",
+            "input  wire       qsfp0_refclk_p",
+            "input  wire       qsfp0_refclk_n",
+            "input  wire [3:0] qsfp0_rx_p",
+            "input  wire [3:0] qsfp0_rx_n",
+            "output wire [3:0] qsfp0_tx_p",
+            "output wire [3:0] qsfp0_tx_n",
+            "output wire       qsfp0_modsell",
+            "output wire       qsfp0_resetl",
+            "output wire       qsfp0_lpmode",
+            "output wire       qsfp0_refclk_reset",
+            "output wire [1:0] qsfp0_fs",
+            "input  wire       qsfp1_refclk_p",
+            "input  wire       qsfp1_refclk_n",
+            "input  wire [3:0] qsfp1_rx_p",
+            "input  wire [3:0] qsfp1_rx_n",
+            "output wire [3:0] qsfp1_tx_p",
+            "output wire [3:0] qsfp1_tx_n",
+            "output wire       qsfp1_modsell",
+            "output wire       qsfp1_resetl",
+            "output wire       qsfp1_lpmode",
+            "output wire       qsfp1_refclk_reset",
+            "output wire [1:0] qsfp1_fs",
+            "output wire [2:0] led",
+        ],
+        Board::Au280 => vec![
+            "input  wire       sysclk_p",
+            "input  wire       sysclk_n",
+            "input  wire       qsfp0_refclk_p",
+            "input  wire       qsfp0_refclk_n",
+            "input  wire [3:0] qsfp0_rx_p",
+            "input  wire [3:0] qsfp0_rx_n",
+            "output wire [3:0] qsfp0_tx_p",
+            "output wire [3:0] qsfp0_tx_n",
+            "output wire       qsfp0_refclk_oe_b",
+            "output wire       qsfp0_refclk_fs",
+            "input  wire       qsfp1_refclk_p",
+            "input  wire       qsfp1_refclk_n",
+            "input  wire [3:0] qsfp1_rx_p",
+            "input  wire [3:0] qsfp1_rx_n",
+            "output wire [3:0] qsfp1_tx_p",
+            "output wire [3:0] qsfp1_tx_n",
+            "output wire       qsfp1_refclk_oe_b",
+            "output wire       qsfp1_refclk_fs",
+            "output wire       hbm_cattrip",
+        ],
+    };
+    let _ = writeln!(
+        s,
+        "module {} (\n    {}\n);\n",
+        board.top(),
+        ports.join(",\n    ")
+    );
+    let (decls, inst) = core_instance(cfg);
+    s.push_str("// ---- Core nets.\n");
+    s.push_str(&decls);
+    s.push('\n');
+    s.push_str(&common_logic());
+    match board {
+        Board::Sume => s.push_str(&sume_macs(cfg)),
+        Board::Au250 | Board::Au280 => s.push_str(&cmac_macs(board, cfg)),
+    }
+    s.push_str("// ---- The switch core (generated from hdl/).\n");
+    s.push_str(&inst);
+    let _ = writeln!(s, "\nendmodule // {}\n\n`resetall", board.top());
+    s
+}
+
+/// SUME: four Xilinx 10G Ethernet Subsystems (MAC + 10GBASE-R PCS/PMA); port 0 holds the
+/// shared logic (QPLL, coreclk), ports 1..3 use it.
+fn sume_macs(cfg: &CoreConfig) -> String {
+    let mut s = String::from(
+        r#"// ---- MAC/PCS: Xilinx 10G Ethernet Subsystem (axi_10g_ethernet), 64-bit AXIS at
+// coreclk = 156.25 MHz. Port 0 (ip/eth10g_shared.tcl) includes the shared logic; ports 1..3
+// (ip/eth10g_nonshared.tcl) use its QPLL and clocks.
+wire mac_clk, mac_rst, qplllock, qplloutclk, qplloutrefclk, txusrclk, txusrclk2;
+wire txuserrdy, gttxreset, gtrxreset, reset_counter_done;
+wire [31:0] pcspma_status;
+assign led = {qplllock, mmcm_locked};
+
+"#,
+    );
+    for p in 0..cfg.ports {
+        s.push_str(&cdc_fifos(p, cfg.data_w, "mac_clk", "mac_rst"));
+        let shared = p == 0;
+        let module = if shared {
+            "eth10g_shared"
+        } else {
+            "eth10g_nonshared"
+        };
+        let _ = writeln!(s, "{module} eth10g_{p} (");
+        let mut c: Vec<String> = vec![
+            ".tx_axis_aresetn(~mac_rst)".into(),
+            ".rx_axis_aresetn(~mac_rst)".into(),
+            ".tx_ifg_delay(8'd0)".into(),
+            ".dclk(init_clk)".into(),
+            format!(".txp(sfp_tx_p[{p}])"),
+            format!(".txn(sfp_tx_n[{p}])"),
+            format!(".rxp(sfp_rx_p[{p}])"),
+            format!(".rxn(sfp_rx_n[{p}])"),
+            ".signal_detect(1'b1)".into(),
+            ".tx_fault(1'b0)".into(),
+            format!(".tx_disable(sfp_tx_disable[{p}])"),
+            format!(".pcspma_status(pcspma_status[{}+:8])", 8 * p),
+            ".sim_speedup_control(1'b0)".into(),
+            ".rxrecclk_out()".into(),
+            "// MAC enabled, FCS added on TX and stripped on RX (frames without FCS, as the core expects).".into(),
+            ".mac_tx_configuration_vector(80'h2)".into(),
+            ".mac_rx_configuration_vector(80'h2)".into(),
+            ".mac_status_vector()".into(),
+            ".pcs_pma_configuration_vector(536'd0)".into(),
+            ".pcs_pma_status_vector()".into(),
+        ];
+        if shared {
+            c.extend(
+                [
+                    ".reset(init_rst)",
+                    ".refclk_p(sfp_refclk_p)",
+                    ".refclk_n(sfp_refclk_n)",
+                    ".areset_datapathclk_out(mac_rst)",
+                    ".txusrclk_out(txusrclk)",
+                    ".txusrclk2_out(txusrclk2)",
+                    ".gttxreset_out(gttxreset)",
+                    ".gtrxreset_out(gtrxreset)",
+                    ".txuserrdy_out(txuserrdy)",
+                    ".coreclk_out(mac_clk)",
+                    ".resetdone_out()",
+                    ".reset_counter_done_out(reset_counter_done)",
+                    ".qplllock_out(qplllock)",
+                    ".qplloutclk_out(qplloutclk)",
+                    ".qplloutrefclk_out(qplloutrefclk)",
+                ]
+                .map(String::from),
+            );
+        } else {
+            c.extend(
+                [
+                    ".areset(init_rst)",
+                    ".areset_coreclk(mac_rst)",
+                    ".coreclk(mac_clk)",
+                    ".txusrclk(txusrclk)",
+                    ".txusrclk2(txusrclk2)",
+                    ".txoutclk()",
+                    ".txuserrdy(txuserrdy)",
+                    ".tx_resetdone()",
+                    ".rx_resetdone()",
+                    ".gttxreset(gttxreset)",
+                    ".gtrxreset(gtrxreset)",
+                    ".qplllock(qplllock)",
+                    ".qplloutclk(qplloutclk)",
+                    ".qplloutrefclk(qplloutrefclk)",
+                    ".reset_counter_done(reset_counter_done)",
+                ]
+                .map(String::from),
+            );
+        }
+        c.extend([
+            format!(".s_axis_tx_tdata(mac{p}_tx_tdata)"),
+            format!(".s_axis_tx_tkeep(mac{p}_tx_tkeep)"),
+            format!(".s_axis_tx_tlast(mac{p}_tx_tlast)"),
+            format!(".s_axis_tx_tready(mac{p}_tx_tready)"),
+            format!(".s_axis_tx_tuser(mac{p}_tx_tuser)"),
+            format!(".s_axis_tx_tvalid(mac{p}_tx_tvalid)"),
+            ".s_axis_pause_tdata(16'd0)".into(),
+            ".s_axis_pause_tvalid(1'b0)".into(),
+            format!(".m_axis_rx_tdata(mac{p}_rx_tdata)"),
+            format!(".m_axis_rx_tkeep(mac{p}_rx_tkeep)"),
+            format!(".m_axis_rx_tlast(mac{p}_rx_tlast)"),
+            format!(".m_axis_rx_tuser(mac{p}_rx_good)"),
+            format!(".m_axis_rx_tvalid(mac{p}_rx_tvalid)"),
+            ".tx_statistics_valid()".into(),
+            ".tx_statistics_vector()".into(),
+            ".rx_statistics_valid()".into(),
+            ".rx_statistics_vector()".into(),
+        ]);
+        let mut body = String::new();
+        let n = c.iter().filter(|l| !l.starts_with("//")).count();
+        let mut k = 0;
+        for l in &c {
+            if l.starts_with("//") {
+                let _ = writeln!(body, "    {l}");
+            } else {
+                k += 1;
+                let _ = writeln!(body, "    {l}{}", if k < n { "," } else { "" });
+            }
+        }
+        let decl = format!(
+            "// The 10G MAC's rx tuser is 1 for a good frame; the core's tuser is 1 for a bad one.\nwire mac{p}_rx_good;\nassign mac{p}_rx_bad = mac{p}_rx_tlast & ~mac{p}_rx_good;\nassign sfp_led[{p}] = pcspma_status[{b}];\n",
+            b = 8 * p
+        );
+        // Declarations go before the instance that drives them.
+        let at = s.rfind(&format!("{module} eth10g_{p} (")).unwrap();
+        s.insert_str(at, &decl);
+        s.push_str(&body);
+        s.push_str(");\n\n");
+    }
+    s
+}
+
+/// Alveo: two CMACs (100G, RS-FEC, 512-bit AXIS at the GT's txusrclk2 = 322.27 MHz).
+fn cmac_macs(board: Board, cfg: &CoreConfig) -> String {
+    let mut s = String::from(
+        "// ---- MAC/PCS: Xilinx UltraScale+ 100G Ethernet (cmac_usplus), one per QSFP28 cage\n\
+         // (ip/cmac_qsfp<N>.tcl); 512-bit AXIS in each CMAC's gt_txusrclk2 domain.\n",
+    );
+    match board {
+        Board::Au250 => s.push_str(
+            "// QSFP modules selected, out of reset, high power; Si5335 FS = 0b10 (161.1328125 MHz).\n\
+             assign qsfp0_modsell = 1'b0;\nassign qsfp0_resetl = 1'b1;\nassign qsfp0_lpmode = 1'b0;\n\
+             assign qsfp0_refclk_reset = 1'b0;\nassign qsfp0_fs = 2'b10;\n\
+             assign qsfp1_modsell = 1'b0;\nassign qsfp1_resetl = 1'b1;\nassign qsfp1_lpmode = 1'b0;\n\
+             assign qsfp1_refclk_reset = 1'b0;\nassign qsfp1_fs = 2'b10;\n\
+             wire [1:0] cmac_aligned;\nassign led = {cmac_aligned, mmcm_locked};\n\n",
+        ),
+        Board::Au280 => s.push_str(
+            "// SI546 reference clocks enabled at 161.1328125 MHz; HBM CATTRIP held low.\n\
+             assign qsfp0_refclk_oe_b = 1'b0;\nassign qsfp0_refclk_fs = 1'b1;\n\
+             assign qsfp1_refclk_oe_b = 1'b0;\nassign qsfp1_refclk_fs = 1'b1;\n\
+             assign hbm_cattrip = 1'b0;\nwire [1:0] cmac_aligned;\n\n",
+        ),
+        Board::Sume => unreachable!(),
+    }
+    for p in 0..cfg.ports {
+        let _ = writeln!(s, "wire mac{p}_clk, mac{p}_rx_rst, mac{p}_tx_rst;");
+        s.push_str(&cdc_fifos(
+            p,
+            cfg.data_w,
+            &format!("mac{p}_clk"),
+            &format!("mac{p}_rx_rst"),
+        ));
+        let _ = writeln!(
+            s,
+            "// The CMAC's rx tuser is 1 for a bad frame on the tlast beat, as the core expects.\n\
+             wire mac{p}_rx_tuser;\nassign mac{p}_rx_bad = mac{p}_rx_tlast & mac{p}_rx_tuser;"
+        );
+        let _ = write!(
+            s,
+            r#"cmac_qsfp{p} cmac_{p} (
+    .gt_rxp_in(qsfp{p}_rx_p),
+    .gt_rxn_in(qsfp{p}_rx_n),
+    .gt_txp_out(qsfp{p}_tx_p),
+    .gt_txn_out(qsfp{p}_tx_n),
+    .gt_txusrclk2(mac{p}_clk),
+    .gt_loopback_in(12'd0),
+    .gt_rxrecclkout(),
+    .gt_powergoodout(),
+    .gt_ref_clk_out(),
+    .gtwiz_reset_tx_datapath(1'b0),
+    .gtwiz_reset_rx_datapath(1'b0),
+    .sys_reset(init_rst),
+    .gt_ref_clk_p(qsfp{p}_refclk_p),
+    .gt_ref_clk_n(qsfp{p}_refclk_n),
+    .init_clk(init_clk),
+    .rx_clk(mac{p}_clk),
+    .rx_axis_tvalid(mac{p}_rx_tvalid),
+    .rx_axis_tdata(mac{p}_rx_tdata),
+    .rx_axis_tlast(mac{p}_rx_tlast),
+    .rx_axis_tkeep(mac{p}_rx_tkeep),
+    .rx_axis_tuser(mac{p}_rx_tuser),
+    .rx_preambleout(),
+    .usr_rx_reset(mac{p}_rx_rst),
+    .stat_rx_aligned(cmac_aligned[{p}]),
+    .ctl_rx_enable(1'b1),
+    .ctl_rx_force_resync(1'b0),
+    .ctl_rx_test_pattern(1'b0),
+    .ctl_rsfec_ieee_error_indication_mode(1'b0),
+    .ctl_rx_rsfec_enable(1'b1),
+    .ctl_rx_rsfec_enable_correction(1'b1),
+    .ctl_rx_rsfec_enable_indication(1'b1),
+    .ctl_tx_rsfec_enable(1'b1),
+    // Transmit only once the receiver is aligned; until then send remote-fault indication.
+    .ctl_tx_enable(cmac_aligned[{p}]),
+    .ctl_tx_send_idle(1'b0),
+    .ctl_tx_send_rfi(~cmac_aligned[{p}]),
+    .ctl_tx_send_lfi(1'b0),
+    .ctl_tx_test_pattern(1'b0),
+    .core_rx_reset(1'b0),
+    .core_tx_reset(1'b0),
+    .tx_axis_tready(mac{p}_tx_tready),
+    .tx_axis_tvalid(mac{p}_tx_tvalid),
+    .tx_axis_tdata(mac{p}_tx_tdata),
+    .tx_axis_tlast(mac{p}_tx_tlast),
+    .tx_axis_tkeep(mac{p}_tx_tkeep),
+    .tx_axis_tuser(mac{p}_tx_tuser),
+    .tx_ovfout(),
+    .tx_unfout(),
+    .tx_preamblein(56'd0),
+    .usr_tx_reset(mac{p}_tx_rst),
+    .core_drp_reset(1'b0),
+    .drp_clk(1'b0),
+    .drp_addr(10'd0),
+    .drp_di(16'd0),
+    .drp_en(1'b0),
+    .drp_do(),
+    .drp_rdy(),
+    .drp_we(1'b0)
+);
+
+"#
+        );
+    }
+    s
+}
+
+/// Vendor IP as Tcl: `(file name, script)`. Each script creates one IP into `$fanin_ip_dir`.
+pub fn ip_tcl(board: Board, cfg: &CoreConfig) -> Vec<(String, String)> {
+    let h = header(board, cfg, "#");
+    let ip = |name: &str, module: &str, props: &[(&str, String)]| -> (String, String) {
+        let mut t = h.clone();
+        let _ = writeln!(
+            t,
+            "create_ip -name {name} -vendor xilinx.com -library ip -module_name {module} -dir $fanin_ip_dir"
+        );
+        let _ = writeln!(t, "set_property -dict [list \\");
+        for (k, v) in props {
+            let _ = writeln!(t, "    CONFIG.{k} {{{v}}} \\");
+        }
+        let _ = writeln!(t, "] [get_ips {module}]");
+        (format!("{module}.tcl"), t)
+    };
+    let mut v = vec![
+        ip(
+            "clk_wiz",
+            "clk_core",
+            &[
+                ("PRIM_SOURCE", "Differential_clock_capable_pin".into()),
+                ("PRIM_IN_FREQ", format!("{:.3}", board.sysclk_mhz())),
+                ("CLKOUT2_USED", "true".into()),
+                (
+                    "CLKOUT1_REQUESTED_OUT_FREQ",
+                    format!("{:.3}", cfg.clock_mhz as f64),
+                ),
+                ("CLKOUT2_REQUESTED_OUT_FREQ", "100.000".into()),
+                ("USE_RESET", "false".into()),
+                ("USE_LOCKED", "true".into()),
+            ],
+        ),
+        ip(
+            "jtag_axi",
+            "jtag_axil",
+            &[
+                // 2 = AXI4-Lite.
+                ("PROTOCOL", "2".into()),
+                ("M_AXI_ADDR_WIDTH", "32".into()),
+                ("M_AXI_DATA_WIDTH", "32".into()),
+            ],
+        ),
+        ip(
+            "axis_data_fifo",
+            "axis_cdc_fifo",
+            &[
+                ("TDATA_NUM_BYTES", (cfg.data_w / 8).to_string()),
+                ("TUSER_WIDTH", "1".into()),
+                ("HAS_TKEEP", "1".into()),
+                ("HAS_TLAST", "1".into()),
+                ("IS_ACLK_ASYNC", "1".into()),
+                // 2 = packet mode: a frame leaves only once complete, so a MAC never underruns.
+                ("FIFO_MODE", "2".into()),
+                ("FIFO_DEPTH", "512".into()),
+            ],
+        ),
+    ];
+    match board {
+        Board::Sume => {
+            for (module, level) in [("eth10g_shared", "1"), ("eth10g_nonshared", "0")] {
+                v.push(ip(
+                    "axi_10g_ethernet",
+                    module,
+                    &[
+                        ("Management_Interface", "false".into()),
+                        ("base_kr", "BASE-R".into()),
+                        // 1 = shared logic (QPLL, clocking) in the core.
+                        ("SupportLevel", level.into()),
+                        ("autonegotiation", "false".into()),
+                        ("Statistics_Gathering", "false".into()),
+                        ("DClkRate", "100".into()),
+                    ],
+                ));
+            }
+        }
+        Board::Au250 | Board::Au280 => {
+            // (CMAC site, first GT channel) per QSFP cage, from the boards' GT quad placement.
+            let sites = if board == Board::Au250 {
+                [("CMACE4_X0Y8", "X1Y44"), ("CMACE4_X0Y7", "X1Y40")]
+            } else {
+                [("CMACE4_X0Y6", "X0Y40"), ("CMACE4_X0Y7", "X0Y44")]
+            };
+            for (p, (cmac, gt0)) in sites.iter().enumerate() {
+                let (col, y) = gt0.split_once('Y').unwrap();
+                let y: u32 = y.parse().unwrap();
+                let mut props: Vec<(&str, String)> = vec![
+                    ("CMAC_CAUI4_MODE", "1".into()),
+                    ("NUM_LANES", "4x25".into()),
+                    ("GT_REF_CLK_FREQ", "161.1328125".into()),
+                    ("USER_INTERFACE", "AXIS".into()),
+                    ("GT_DRP_CLK", "100".into()),
+                    ("TX_FLOW_CONTROL", "0".into()),
+                    ("RX_FLOW_CONTROL", "0".into()),
+                    ("INCLUDE_RS_FEC", "1".into()),
+                    ("CMAC_CORE_SELECT", cmac.to_string()),
+                    ("GT_GROUP_SELECT", format!("{gt0}~{col}Y{}", y + 3)),
+                ];
+                let lanes: Vec<(String, String)> = (0..4)
+                    .map(|l| (format!("LANE{}_GT_LOC", l + 1), format!("{col}Y{}", y + l)))
+                    .collect();
+                let lane_refs: Vec<(&str, String)> =
+                    lanes.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                props.extend(lane_refs);
+                props.push(("ENABLE_PIPELINE_REG", "1".into()));
+                v.push(ip("cmac_usplus", &format!("cmac_qsfp{p}"), &props));
+            }
+        }
+    }
+    v
+}
+
+/// The non-project Vivado script.
+pub fn build_tcl(board: Board, cfg: &CoreConfig) -> String {
+    let mut t = header(board, cfg, "#");
+    let _ = write!(
+        t,
+        r#"# Non-project flow: vivado -mode batch -source build.tcl
+# Creates the IP from ip/*.tcl, reads fanin_core.v, {top}.v and constraints/*.xdc, runs
+# synthesis, place and route, writes reports into out/, and the bitstream out/{top}.bit only
+# when timing is met. Exits 1 on a timing failure, 2 on a clock set-up error.
+
+set part {part}
+set top {top}
+# core_clk target: {mhz} MHz (configuration '{cfg}').
+set core_period {period:.3}
+
+set here [file dirname [file normalize [info script]]]
+cd $here
+file mkdir out
+set fanin_ip_dir [file join $here out ip]
+file mkdir $fanin_ip_dir
+
+create_project -in_memory -part $part
+set_property target_language Verilog [current_project]
+foreach f [lsort [glob -directory [file join $here ip] *.tcl]] {{
+    source $f
+}}
+generate_target all [get_ips]
+synth_ip [get_ips]
+
+read_verilog [list [file join $here fanin_core.v] [file join $here $top.v]]
+foreach f [lsort [glob -directory [file join $here constraints] *.xdc]] {{
+    read_xdc $f
+}}
+
+synth_design -top $top -part $part
+set clk [get_clocks core_clk]
+if {{[llength $clk] != 1}} {{
+    puts "ERROR: fanin: no clock named core_clk after synthesis (see constraints/clocks.xdc)"
+    exit 2
+}}
+set period [get_property PERIOD $clk]
+if {{abs($period - $core_period) > 0.01 * $core_period}} {{
+    puts "ERROR: fanin: core_clk period $period ns, the configuration needs $core_period ns (ip/clk_core.tcl)"
+    exit 2
+}}
+write_checkpoint -force out/post_synth.dcp
+report_utilization -file out/utilization_synth.rpt
+
+opt_design
+place_design
+phys_opt_design
+route_design
+write_checkpoint -force out/post_route.dcp
+report_timing_summary -max_paths 20 -report_unconstrained -file out/timing_summary.rpt
+report_utilization -file out/utilization.rpt
+report_utilization -hierarchical -file out/utilization_hier.rpt
+
+set wns [get_property SLACK [get_timing_paths -max_paths 1 -nworst 1 -setup]]
+set whs [get_property SLACK [get_timing_paths -max_paths 1 -nworst 1 -hold]]
+if {{$wns eq "" || $whs eq "" || $wns < 0 || $whs < 0}} {{
+    puts "ERROR: fanin: timing not met: WNS=$wns ns WHS=$whs ns (out/timing_summary.rpt)"
+    exit 1
+}}
+write_bitstream -force out/$top.bit
+puts "fanin: timing met (WNS=$wns ns, WHS=$whs ns); wrote out/$top.bit"
+exit 0
+"#,
+        part = board.part(),
+        top = board.top(),
+        mhz = cfg.clock_mhz,
+        cfg = cfg.name,
+        period = core_period_ns(cfg),
+    );
+    t
+}
+
+/// The build directory's README.
+pub fn readme(board: Board, cfg: &CoreConfig) -> String {
+    let mut ip: Vec<String> = ip_tcl(board, cfg).into_iter().map(|(n, _)| n).collect();
+    ip.sort();
+    format!(
+        "# fanin for {name} ({part}), configuration `{cfg}`\n\n\
+         Generated by `cargo run -p fanin-gen -- --board {name} --out DIR`. Do not edit; regenerate.\n\n\
+         ## Build\n\n\
+         ```\nvivado -mode batch -source build.tcl\n```\n\n\
+         Needs Vivado with the {ipnote} IP licence. Writes `out/timing_summary.rpt`, \
+         `out/utilization*.rpt`, checkpoints, and `out/{top}.bit` when timing is met; \
+         exits 1 on a timing failure.\n\n\
+         ## Files\n\n\
+         * `fanin_core.v`: the switch core (generated from `hdl/`), `manifest.json`, `fanin_regs.h`.\n\
+         * `{top}.v`: board wrapper: clocks, resets, MAC/PCS IP, clock-crossing FIFOs, JTAG-to-AXI.\n\
+         * `constraints/*.xdc`: pins and clocks (core_clk target {mhz} MHz).\n\
+         * `ip/*.tcl`: vendor IP, created at build time: {ips}.\n\
+         * `build.tcl`: the non-project Vivado flow.\n\n\
+         ## Control\n\n\
+         The AXI-Lite register port (`fanin_regs.h`) is driven by a JTAG-to-AXI master: after \
+         programming, in the Vivado hardware manager, e.g. \
+         `create_hw_axi_txn rd [get_hw_axis hw_axi_1] -type read -address 0x0 -len 1; run_hw_axi rd`.\n\n\
+         See docs/boards.md in the fanin repository for the design choices and known limits.\n",
+        name = board.name(),
+        part = board.part(),
+        cfg = cfg.name,
+        top = board.top(),
+        mhz = cfg.clock_mhz,
+        ips = ip.join(", "),
+        ipnote = if board == Board::Sume {
+            "10G Ethernet Subsystem (axi_10g_ethernet)"
+        } else {
+            "UltraScale+ 100G Ethernet (cmac_usplus, no-charge)"
+        },
+    )
+}

@@ -1,0 +1,545 @@
+//! Resource report without Vivado: yosys `synth_xilinx` on the core, then cell counts and
+//! the critical path's logic depth in LUT levels, measured on the mapped netlist.
+//!
+//! Depth method: the flattened, mapped netlist is read back (yosys `write_blif`) and every
+//! combinational path from a timing start point (top-level input, FF `Q`, block-RAM / URAM /
+//! DSP / SRL output) to an end point (FF or RAM input, top-level output) is weighted by the
+//! LUTs on it: `LUT1..LUT6`, `INV` and distributed-RAM read ports count one level each;
+//! `MUXF7/8/9` and `CARRY4/8` count zero (they sit in the same slice as the LUT that feeds
+//! them and add tens of picoseconds, not a LUT-plus-route delay). The longest such path is
+//! the reported `depth`; the carry cells and wide muxes on it are listed separately.
+
+use anyhow::{bail, Context, Result};
+use fanin_hdl::CoreConfig;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The FPGA family handed to yosys `synth_xilinx -family`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// 7-series (NetFPGA SUME's Virtex-7).
+    Xc7,
+    /// UltraScale+ (Alveo U250/U280).
+    Xcup,
+}
+
+impl Family {
+    /// The yosys `-family` argument.
+    pub fn yosys_name(self) -> &'static str {
+        match self {
+            Family::Xc7 => "xc7",
+            Family::Xcup => "xcup",
+        }
+    }
+
+    /// The family a named configuration targets: `sume` is a Virtex-7, the rest UltraScale+.
+    pub fn for_config(cfg: &CoreConfig) -> Family {
+        if cfg.name == "sume" {
+            Family::Xc7
+        } else {
+            Family::Xcup
+        }
+    }
+
+    /// Parses `xc7` / `xcup`.
+    pub fn parse(s: &str) -> Result<Family> {
+        match s {
+            "xc7" => Ok(Family::Xc7),
+            "xcup" => Ok(Family::Xcup),
+            _ => bail!("unknown family '{s}': use xc7 (SUME) or xcup (Alveo)"),
+        }
+    }
+}
+
+/// Resource figures of one synthesised configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resources {
+    /// Cell count per mapped cell type.
+    pub cells: BTreeMap<String, u64>,
+    /// LUTs (`LUT1..LUT6`; distributed RAM and SRLs are counted separately in `lutram`).
+    pub lut: u64,
+    /// LUTs used as memory (distributed RAM, SRL), in LUT equivalents.
+    pub lutram: u64,
+    /// Flip-flops.
+    pub ff: u64,
+    /// RAMB36 primitives.
+    pub ramb36: u64,
+    /// RAMB18 primitives.
+    pub ramb18: u64,
+    /// URAM288 primitives.
+    pub uram: u64,
+    /// DSP48 slices.
+    pub dsp: u64,
+    /// LUT levels on the critical path.
+    pub depth: u32,
+    /// Cell types along the critical path, start to end.
+    pub path: Vec<String>,
+    /// Net names at the critical path's start (a register/RAM output or input port) and end.
+    pub path_nets: (String, String),
+}
+
+impl Resources {
+    /// Block RAM in 36 Kb equivalents: RAMB36 + RAMB18 / 2, rounded up.
+    pub fn bram36(&self) -> u64 {
+        self.ramb36 + self.ramb18.div_ceil(2)
+    }
+
+    /// The report's last line: `resources: LUT=.. FF=.. BRAM36=.. depth=..`.
+    pub fn summary_line(&self) -> String {
+        format!(
+            "resources: LUT={} FF={} BRAM36={} depth={}",
+            self.lut,
+            self.ff,
+            self.bram36(),
+            self.depth
+        )
+    }
+
+    /// The full human-readable report; its last line is [`Resources::summary_line`].
+    pub fn render(&self, config: &str, family: Family) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "fanin-gen report: config {config}, yosys synth_xilinx -family {}",
+            family.yosys_name()
+        );
+        let _ = writeln!(s, "  LUT      {:>8}", self.lut);
+        let _ = writeln!(s, "  LUTRAM   {:>8}  (distributed RAM / SRL)", self.lutram);
+        let _ = writeln!(s, "  FF       {:>8}", self.ff);
+        let _ = writeln!(s, "  RAMB36   {:>8}", self.ramb36);
+        let _ = writeln!(s, "  RAMB18   {:>8}", self.ramb18);
+        let _ = writeln!(s, "  BRAM36   {:>8}  (RAMB36 + RAMB18/2)", self.bram36());
+        if family == Family::Xcup {
+            let _ = writeln!(s, "  URAM     {:>8}", self.uram);
+        }
+        let _ = writeln!(s, "  DSP      {:>8}", self.dsp);
+        let carries = self.path.iter().filter(|t| t.starts_with("CARRY")).count();
+        let muxes = self.path.iter().filter(|t| t.starts_with("MUXF")).count();
+        let _ = writeln!(
+            s,
+            "  depth    {:>8}  LUT levels on the critical path ({carries} carry cells, {muxes} MUXF on it)",
+            self.depth
+        );
+        let _ = writeln!(s, "  path: {}", self.path.join(" -> "));
+        let _ = writeln!(s, "  from {} to {}", self.path_nets.0, self.path_nets.1);
+        s.push_str(&self.summary_line());
+        s.push('\n');
+        s
+    }
+}
+
+/// The yosys script: flattened, no I/O buffers (the core is not a chip top level).
+pub fn yosys_script(family: Family, top: &str) -> String {
+    let uram = if family == Family::Xcup { " -uram" } else { "" };
+    format!(
+        "read_verilog fanin_core.v; \
+         synth_xilinx -top {top} -family {} -flatten -noiopad -noclkbuf{uram}; \
+         tee -q -o stat.txt stat; write_blif -buf BUF I O mapped.blif",
+        family.yosys_name()
+    )
+}
+
+/// Writes the core of `cfg` into `dir`, synthesises it with yosys (killed after `timeout`)
+/// and measures the mapped netlist.
+pub fn run(cfg: &CoreConfig, family: Family, dir: &Path, timeout: Duration) -> Result<Resources> {
+    run_with(cfg, family, dir, timeout, None)
+}
+
+/// Memories of at least this many bits are what-if candidates for URAM (4 Mbit: well past
+/// the point where a 288 Kb URAM beats eight 36 Kb block RAMs).
+pub const URAM_WHAT_IF_BITS: u64 = 4 << 20;
+
+/// What-if: rewrites `(* ram_style = "block" *)` to `"ultra"` on memories of at least
+/// `min_bits` bits in generated Verilog; returns the new text and how many were changed.
+pub fn promote_to_uram(v: &str, min_bits: u64) -> (String, usize) {
+    const ATTR: &str = "(* ram_style = \"block\" *) reg [";
+    let mut n = 0;
+    let mut out = String::with_capacity(v.len());
+    for line in v.split_inclusive('\n') {
+        let size = line.trim_start().strip_prefix(ATTR).and_then(|r| {
+            let (hi, rest) = r.split_once(":0] mem [0:")?;
+            let (last, _) = rest.split_once(']')?;
+            Some((hi.trim().parse::<u64>().ok()? + 1) * (last.trim().parse::<u64>().ok()? + 1))
+        });
+        if size.is_some_and(|b| b >= min_bits) {
+            n += 1;
+            out.push_str(&line.replacen("\"block\"", "\"ultra\"", 1));
+        } else {
+            out.push_str(line);
+        }
+    }
+    (out, n)
+}
+
+/// [`run`], optionally with memories of at least `uram_min_bits` bits moved to URAM.
+pub fn run_with(
+    cfg: &CoreConfig,
+    family: Family,
+    dir: &Path,
+    timeout: Duration,
+    uram_min_bits: Option<u64>,
+) -> Result<Resources> {
+    crate::write(cfg, dir)?;
+    if let Some(min) = uram_min_bits {
+        let p = dir.join("fanin_core.v");
+        let (v, n) = promote_to_uram(&std::fs::read_to_string(&p)?, min);
+        if n == 0 {
+            bail!(
+                "--uram-what-if: no block-RAM memory of {min} bits or more in {}",
+                cfg.name
+            );
+        }
+        std::fs::write(&p, v)?;
+    }
+    let stderr = std::fs::File::create(dir.join("yosys.stderr"))?;
+    let mut child = Command::new("yosys")
+        .args([
+            "-q",
+            "-l",
+            "yosys.log",
+            "-p",
+            &yosys_script(family, "fanin_core"),
+        ])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .context("running yosys (install it: cargo xtask setup, or apt-get install yosys)")?;
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "yosys did not finish within {} s on {}; raise --timeout",
+                timeout.as_secs(),
+                cfg.name
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    if !status.success() {
+        bail!(
+            "yosys failed on {} ({status}); see {} and yosys.stderr (keep them with --out DIR)",
+            cfg.name,
+            dir.join("yosys.log").display()
+        );
+    }
+    let blif = std::fs::read_to_string(dir.join("mapped.blif")).context("reading mapped.blif")?;
+    analyse(&Netlist::from_blif(&blif, "fanin_core")?)
+}
+
+/// One mapped cell: type and `(port bit, net)` connections.
+#[derive(Debug, Clone)]
+struct Cell {
+    ty: String,
+    conns: Vec<(String, String)>,
+}
+
+/// The mapped netlist of one module, read from yosys `write_blif -buf BUF I O`.
+#[derive(Debug, Clone, Default)]
+pub struct Netlist {
+    cells: Vec<Cell>,
+}
+
+impl Netlist {
+    /// Parses the `.model top` section of a BLIF file written by yosys.
+    pub fn from_blif(text: &str, top: &str) -> Result<Netlist> {
+        let mut nl = Netlist::default();
+        let mut in_top = false;
+        let mut found = false;
+        let mut pending = String::new();
+        for raw in text.lines() {
+            if let Some(cont) = raw.strip_suffix('\\') {
+                pending.push_str(cont);
+                pending.push(' ');
+                continue;
+            }
+            pending.push_str(raw);
+            let line = std::mem::take(&mut pending);
+            let mut it = line.split_whitespace();
+            match it.next() {
+                Some(".model") => {
+                    in_top = it.next() == Some(top);
+                    found |= in_top;
+                }
+                Some(".subckt") if in_top => {
+                    let ty = it
+                        .next()
+                        .context("BLIF .subckt without a type")?
+                        .to_string();
+                    let conns = it
+                        .filter_map(|a| a.split_once('='))
+                        .map(|(p, n)| (p.to_string(), n.to_string()))
+                        .collect();
+                    nl.cells.push(Cell { ty, conns });
+                }
+                _ => {}
+            }
+        }
+        if !found {
+            bail!("module {top} not in the netlist");
+        }
+        Ok(nl)
+    }
+}
+
+/// Whether a port (bit) of a combinational cell is an output: `O`, `CO`, `DO*`, `SPO`, `DPO`.
+fn is_output(port: &str) -> bool {
+    let base = port.split('[').next().unwrap_or(port);
+    base == "O" || base == "CO" || base.starts_with("DO") || base == "SPO" || base == "DPO"
+}
+
+/// How a cell type behaves for timing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Combinational, with this many LUT levels.
+    Comb(u32),
+    /// Sequential: outputs start paths, inputs end them.
+    Seq,
+}
+
+fn kind(ty: &str) -> Kind {
+    if ty.starts_with("LUT") || ty == "INV" {
+        Kind::Comb(1)
+    } else if ty.starts_with("MUXF") || ty.starts_with("CARRY") || ty == "BUF" {
+        Kind::Comb(0)
+    } else if ty.starts_with("RAM32")
+        || ty.starts_with("RAM64")
+        || ty.starts_with("RAM128")
+        || ty.starts_with("RAM256")
+        || ty.starts_with("RAM16")
+    {
+        // Distributed RAM: the read port is a LUT read by address.
+        Kind::Comb(1)
+    } else {
+        // FD*, RAMB*, URAM288, DSP48*, SRL*, I/O and clock buffers.
+        Kind::Seq
+    }
+}
+
+fn is_ff(ty: &str) -> bool {
+    ty.starts_with("FD")
+}
+
+fn lutram_luts(ty: &str) -> u64 {
+    match ty {
+        "RAM32M" | "RAM64M" => 4,
+        "RAM32M16" | "RAM64M8" => 8,
+        "RAM32X1D" | "RAM64X1D" => 2,
+        "RAM128X1D" => 4,
+        "RAM256X1D" => 8,
+        t if t.starts_with("RAM") && !t.starts_with("RAMB") => 1,
+        t if t.starts_with("SRL") => 1,
+        _ => 0,
+    }
+}
+
+/// Counts cells and finds the deepest combinational path of a mapped netlist.
+pub fn analyse(m: &Netlist) -> Result<Resources> {
+    let mut r = Resources::default();
+    for c in &m.cells {
+        *r.cells.entry(c.ty.clone()).or_default() += 1;
+        let t = c.ty.as_str();
+        match t {
+            _ if t.starts_with("LUT") => r.lut += 1,
+            _ if is_ff(t) => r.ff += 1,
+            _ if t.starts_with("RAMB36") => r.ramb36 += 1,
+            _ if t.starts_with("RAMB18") => r.ramb18 += 1,
+            _ if t.starts_with("URAM") => r.uram += 1,
+            _ if t.starts_with("DSP") => r.dsp += 1,
+            _ => r.lutram += lutram_luts(t),
+        }
+    }
+    let (depth, path, nets) = critical_path(m)?;
+    r.depth = depth;
+    r.path = path;
+    r.path_nets = nets;
+    Ok(r)
+}
+
+type CriticalPath = (u32, Vec<String>, (String, String));
+
+fn critical_path(m: &Netlist) -> Result<CriticalPath> {
+    let cells: Vec<&Cell> = m.cells.iter().collect();
+    // Driver of every net: the combinational cell driving it, if any.
+    let mut driver: HashMap<&str, usize> = HashMap::new();
+    for (i, c) in cells.iter().enumerate() {
+        if let Kind::Comb(_) = kind(&c.ty) {
+            for (p, n) in &c.conns {
+                if is_output(p) {
+                    driver.insert(n.as_str(), i);
+                }
+            }
+        }
+    }
+    // Longest LUT-weighted arrival at the output of each combinational cell, iteratively.
+    const UNSEEN: u32 = u32::MAX;
+    const ACTIVE: u32 = u32::MAX - 1;
+    let mut level = vec![UNSEEN; cells.len()];
+    let mut pred: Vec<Option<usize>> = vec![None; cells.len()];
+    let inputs = |i: usize| -> Vec<usize> {
+        let c = cells[i];
+        let mut v = Vec::new();
+        for (p, n) in &c.conns {
+            if !is_output(p) {
+                v.extend(driver.get(n.as_str()).copied());
+            }
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    for root in 0..cells.len() {
+        if level[root] != UNSEEN || !matches!(kind(&cells[root].ty), Kind::Comb(_)) {
+            continue;
+        }
+        let mut stack = vec![(root, inputs(root), 0usize)];
+        level[root] = ACTIVE;
+        while let Some((i, ins, k)) = stack.last_mut() {
+            if *k < ins.len() {
+                let j = ins[*k];
+                *k += 1;
+                if level[j] == ACTIVE {
+                    bail!(
+                        "combinational loop through a {} cell in the mapped netlist",
+                        cells[j].ty
+                    );
+                }
+                if level[j] == UNSEEN {
+                    level[j] = ACTIVE;
+                    let ij = inputs(j);
+                    stack.push((j, ij, 0));
+                }
+                continue;
+            }
+            let i = *i;
+            let (best, arg) = ins
+                .iter()
+                .map(|&j| (level[j], Some(j)))
+                .max_by_key(|x| x.0)
+                .unwrap_or((0, None));
+            let Kind::Comb(w) = kind(&cells[i].ty) else {
+                unreachable!()
+            };
+            level[i] = best + w;
+            pred[i] = arg;
+            stack.pop();
+        }
+    }
+    let Some((end, &depth)) = level
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| matches!(kind(&cells[*i].ty), Kind::Comb(_)))
+        .max_by_key(|x| *x.1)
+    else {
+        return Ok((0, Vec::new(), Default::default()));
+    };
+    let mut path = Vec::new();
+    let mut cur = Some(end);
+    let mut first = end;
+    while let Some(i) = cur {
+        path.push(cells[i].ty.clone());
+        first = i;
+        cur = pred[i];
+    }
+    path.reverse();
+    let end_net = cells[end]
+        .conns
+        .iter()
+        .find(|(p, _)| is_output(p))
+        .map(|(_, n)| n.clone())
+        .unwrap_or_default();
+    let start_net = cells[first]
+        .conns
+        .iter()
+        .find(|(p, n)| !is_output(p) && !driver.contains_key(n.as_str()) && !n.starts_with('$'))
+        .map(|(_, n)| n.clone())
+        .unwrap_or_default();
+    Ok((depth, path, (start_net, end_net)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FF -> LUT2 -> MUXF7 -> LUT3 -> FF beside a 1-LUT side path, a buffer, and a RAMB36.
+    const BLIF: &str = "\
+.model other
+.subckt LUT1 I0=a O=b
+.end
+.model top
+.inputs a
+.outputs q
+.subckt FDRE C=clk CE=$true D=a Q=n3 R=$false
+.subckt LUT2 I0=n3 I1=a O=n4
+.subckt LUT1 I0=n3 O=n5
+.subckt MUXF7 I0=n4 I1=n3 S=a O=n6
+.subckt BUF I=n6 O=n6b
+.subckt LUT3 I0=n6b I1=$false \\
+ I2=a O=n7
+.subckt FDRE C=clk CE=$true D=n7 Q=n8 R=$false
+.subckt CARRY4 CI=$false CO[0]=c0 CO[1]=c1 CO[2]=c2 CO[3]=c3 CYINIT=$false DI[0]=n8 O[0]=q S[0]=n8
+.subckt RAMB36E2 DINADIN[0]=n8 DOUTADOUT[0]=n9
+.end
+";
+
+    #[test]
+    fn depth_counts_luts_not_muxes_or_carries() {
+        let nl = Netlist::from_blif(BLIF, "top").unwrap();
+        let r = analyse(&nl).unwrap();
+        assert_eq!(r.depth, 2);
+        assert_eq!(r.lut, 3);
+        assert_eq!(r.ff, 2);
+        assert_eq!(r.ramb36, 1);
+        assert_eq!(r.bram36(), 1);
+        assert_eq!(
+            r.path,
+            ["LUT2", "MUXF7", "BUF", "LUT3"].map(String::from).to_vec()
+        );
+        assert_eq!(r.summary_line(), "resources: LUT=3 FF=2 BRAM36=1 depth=2");
+        assert_eq!(r.path_nets, ("n3".to_string(), "n7".to_string()));
+        assert!(r
+            .render("x", Family::Xcup)
+            .ends_with("resources: LUT=3 FF=2 BRAM36=1 depth=2\n"));
+    }
+
+    #[test]
+    fn combinational_loop_is_an_error() {
+        let b = ".model top\n.subckt LUT1 I0=y O=x\n.subckt LUT1 I0=x O=y\n.end\n";
+        let nl = Netlist::from_blif(b, "top").unwrap();
+        assert!(analyse(&nl).unwrap_err().to_string().contains("loop"));
+    }
+
+    #[test]
+    fn uram_what_if_rewrites_only_large_memories() {
+        let v = "x\n    (* ram_style = \"block\" *) reg [1023:0] mem [0:65535];\n\
+                 (* ram_style = \"block\" *) reg [63:0] mem [0:31];\n";
+        let (out, n) = promote_to_uram(v, URAM_WHAT_IF_BITS);
+        assert_eq!(n, 1);
+        assert!(out.contains("(* ram_style = \"ultra\" *) reg [1023:0] mem [0:65535];"));
+        assert!(out.contains("(* ram_style = \"block\" *) reg [63:0] mem [0:31];"));
+        assert_eq!(out.len(), v.len());
+    }
+
+    #[test]
+    fn missing_top_is_an_error() {
+        assert!(Netlist::from_blif(BLIF, "nope").is_err());
+    }
+
+    #[test]
+    fn bram36_rounds_ramb18_pairs_up() {
+        let r = Resources {
+            ramb36: 4,
+            ramb18: 3,
+            ..Default::default()
+        };
+        assert_eq!(r.bram36(), 6);
+    }
+}

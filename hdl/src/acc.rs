@@ -1,0 +1,234 @@
+//! The aggregation data path: slot memory with a one-row-per-cycle read-modify-write
+//! pipeline, int32 saturating lane adders and distance-1 hazard forwarding.
+//!
+//! Pipeline (one row per cycle, never stalls):
+//!
+//! * stage 0 (cycle t): `op`, `addr`, `lim` are presented; the RAM read of `addr` starts.
+//! * stage 1 (cycle t+1): the slot row arrives; `b` (the ingress row read in cycle t)
+//!   arrives; `y = b` (start), `y = sat(row + b)` (merge) or `y = row` (read); starts and
+//!   merges write `y` back to `addr` at the end of the cycle; `rd` is the row as read.
+//! * stage 2 (cycle t+2): `ovf` reports whether the merge saturated a valid lane.
+//!
+//! The RAM is read-old-data, so a read issued in the same cycle as the write to the same
+//! row (a packet to the same slot right behind the previous one) would see the old row:
+//! the forwarding register then supplies the row being written instead. Reads issued
+//! later see the RAM. Those are the only hazards (distance 1).
+
+use crate::ram::{FaninRam, ADDR_W};
+use rust_hdl::prelude::*;
+
+/// No operation.
+pub const OP_NONE: u64 = 0;
+/// Write `b` (the first contribution of a block).
+pub const OP_START: u64 = 1;
+/// Write `sat(row + b)`.
+pub const OP_MERGE: u64 = 2;
+/// Read the row (emission).
+pub const OP_READ: u64 = 3;
+
+/// Stage 1 of the pipeline as one leaf: the forwarding mux, the per-lane int32 saturating
+/// adders over rows of big-endian (wire order) lanes, and the op mux. `ovf` reports
+/// saturation of a merge in lanes `0..lim` only (lanes past the block's elements hold
+/// don't-care bytes). One leaf, so that Verilator sees no false combinational loop
+/// through rust-hdl's single `always` block per module.
+#[derive(LogicBlock, Default)]
+pub struct SatAdd<const W: usize> {
+    /// The RAM's row (read-old data).
+    pub rdata: Signal<In, Bits<W>>,
+    /// Use `fwd_data` instead of `rdata` (the row was written in the read's cycle).
+    pub fwd: Signal<In, bool>,
+    /// The row written in the read's cycle.
+    pub fwd_data: Signal<In, Bits<W>>,
+    /// Ingress row (wire byte order: lane `l` is bytes `4l..4l+4`, big-endian).
+    pub b: Signal<In, Bits<W>>,
+    /// Stage-1 op (`OP_*`).
+    pub op: Signal<In, Bits<2>>,
+    /// Number of valid lanes in this row.
+    pub lim: Signal<In, Bits<16>>,
+    /// The slot row before the op (after forwarding).
+    pub cur: Signal<Out, Bits<W>>,
+    /// `b` (start), lane-wise saturating `cur + b` (merge) or `cur`.
+    pub y: Signal<Out, Bits<W>>,
+    /// A merge saturated a valid lane.
+    pub ovf: Signal<Out, bool>,
+}
+
+fn lane_get<const W: usize>(v: Bits<W>, l: usize) -> i32 {
+    let mut x: u32 = 0;
+    for k in 0..4 {
+        let byte = v.get_bits::<8>(32 * l + 8 * k).index() as u32;
+        x = (x << 8) | byte;
+    }
+    x as i32
+}
+
+fn lane_set<const W: usize>(v: Bits<W>, l: usize, x: i32) -> Bits<W> {
+    let x = x as u32;
+    let mut v = v;
+    for k in 0..4 {
+        let byte = (x >> (8 * (3 - k))) & 0xff;
+        for i in 0..8 {
+            v = v.replace_bit(32 * l + 8 * k + i, (byte >> i) & 1 == 1);
+        }
+    }
+    v
+}
+
+impl<const W: usize> Logic for SatAdd<W> {
+    fn update(&mut self) {
+        let cur = if self.fwd.val() {
+            self.fwd_data.val()
+        } else {
+            self.rdata.val()
+        };
+        let mut sum = Bits::<W>::default();
+        let mut ovf = false;
+        let lim = self.lim.val().index();
+        for l in 0..W / 32 {
+            let (s, o) =
+                fanin_proto::model::saturating_add(lane_get(cur, l), lane_get(self.b.val(), l));
+            sum = lane_set(sum, l, s);
+            ovf |= o && l < lim;
+        }
+        let op = self.op.val().index() as u64;
+        self.cur.next = cur;
+        self.y.next = match op {
+            OP_START => self.b.val(),
+            OP_MERGE => sum,
+            _ => cur,
+        };
+        self.ovf.next = op == OP_MERGE && ovf;
+    }
+    fn connect(&mut self) {
+        self.cur.connect();
+        self.y.connect();
+        self.ovf.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut s = String::from(
+            "wire [W1:0] a = fwd ? fwd_data : rdata;\nassign cur = a;\nwire [W1:0] sum;\n",
+        )
+        .replace("W1", &(W - 1).to_string());
+        let mut ovf = Vec::new();
+        for l in 0..W / 32 {
+            let sw = |v: &str| {
+                format!(
+                    "{{{v}[{}:{}], {v}[{}:{}], {v}[{}:{}], {v}[{}:{}]}}",
+                    32 * l + 7,
+                    32 * l,
+                    32 * l + 15,
+                    32 * l + 8,
+                    32 * l + 23,
+                    32 * l + 16,
+                    32 * l + 31,
+                    32 * l + 24
+                )
+            };
+            s.push_str(&format!(
+                "wire [31:0] a{l} = {};\nwire [31:0] b{l} = {};\n\
+                 wire [32:0] s{l} = {{a{l}[31], a{l}}} + {{b{l}[31], b{l}}};\n\
+                 wire o{l} = s{l}[32] ^ s{l}[31];\n\
+                 wire [31:0] r{l} = o{l} ? (s{l}[32] ? 32'h80000000 : 32'h7fffffff) : s{l}[31:0];\n\
+                 assign sum[{}:{}] = {{r{l}[7:0], r{l}[15:8], r{l}[23:16], r{l}[31:24]}};\n",
+                sw("a"),
+                sw("b"),
+                32 * l + 31,
+                32 * l
+            ));
+            ovf.push(format!("(o{l} & (lim > 16'd{l}))"));
+        }
+        s.push_str(&format!(
+            "assign ovf = (op == 2'd2) & ({});\nassign y = (op == 2'd1) ? b : (op == 2'd2) ? sum : a;\n",
+            ovf.join(" | ")
+        ));
+        Verilog::Custom(s)
+    }
+}
+
+/// Slot memory plus the read-modify-write pipeline (see the module docs).
+#[derive(LogicBlock)]
+pub struct Acc<const W: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Stage 0: one of `OP_*`.
+    pub op: Signal<In, Bits<2>>,
+    /// Stage 0: slot row address.
+    pub addr: Signal<In, Bits<ADDR_W>>,
+    /// Stage 0: valid lanes in the row (for the overflow flag).
+    pub lim: Signal<In, Bits<16>>,
+    /// Stage 1: the ingress row of the op issued one cycle earlier.
+    pub b: Signal<In, Bits<W>>,
+    /// Stage 1: the row as read (after forwarding), before the op: emission data.
+    pub rd: Signal<Out, Bits<W>>,
+    /// Stage 2: the merge of the previous cycle saturated a valid lane (registered, so
+    /// that no combinational path runs from `b` back to the engine).
+    pub ovf: Signal<Out, bool>,
+    /// An op is in stage 1 or its overflow is in stage 2.
+    pub busy: Signal<Out, bool>,
+    ram: FaninRam<W>,
+    add: SatAdd<W>,
+    op1: DFF<Bits<2>>,
+    addr1: DFF<Bits<ADDR_W>>,
+    lim1: DFF<Bits<16>>,
+    fwd: DFF<bool>,
+    fwd_data: DFF<Bits<W>>,
+    ovf2: DFF<bool>,
+    v2: DFF<bool>,
+    we: Signal<Local, bool>,
+}
+
+impl<const W: usize> Acc<W> {
+    /// A slot memory of `rows` rows.
+    pub fn new(rows: usize) -> Self {
+        Self {
+            clock: Default::default(),
+            op: Default::default(),
+            addr: Default::default(),
+            lim: Default::default(),
+            b: Default::default(),
+            rd: Default::default(),
+            ovf: Default::default(),
+            busy: Default::default(),
+            ram: FaninRam::new(rows, 1),
+            add: Default::default(),
+            op1: Default::default(),
+            addr1: Default::default(),
+            lim1: Default::default(),
+            fwd: Default::default(),
+            fwd_data: Default::default(),
+            ovf2: Default::default(),
+            v2: Default::default(),
+            we: Default::default(),
+        }
+    }
+}
+
+impl<const W: usize> Logic for Acc<W> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, op1, addr1, lim1, fwd, fwd_data, ovf2, v2);
+        self.ram.clock.next = self.clock.val();
+        self.ram.raddr.next = self.addr.val();
+        self.op1.d.next = self.op.val();
+        self.addr1.d.next = self.addr.val();
+        self.lim1.d.next = self.lim.val();
+        self.add.rdata.next = self.ram.rdata.val();
+        self.add.fwd.next = self.fwd.q.val();
+        self.add.fwd_data.next = self.fwd_data.q.val();
+        self.add.b.next = self.b.val();
+        self.add.op.next = self.op1.q.val();
+        self.add.lim.next = self.lim1.q.val();
+        self.rd.next = self.add.cur.val();
+        self.ovf2.d.next = self.add.ovf.val();
+        self.ovf.next = self.ovf2.q.val();
+        self.v2.d.next = self.op1.q.val() != 0;
+        self.busy.next = (self.op1.q.val() != 0) | self.v2.q.val();
+        self.we.next = (self.op1.q.val() == 1) | (self.op1.q.val() == 2);
+        self.ram.waddr.next = self.addr1.q.val();
+        self.ram.wdata.next = self.add.y.val();
+        self.ram.we.next = bit_cast::<32, 1>(self.we.val().into());
+        // A read issued now of the row written now would return the old row: forward.
+        self.fwd.d.next = self.we.val() & (self.addr.val() == self.addr1.q.val());
+        self.fwd_data.d.next = self.add.y.val();
+    }
+}

@@ -1,0 +1,109 @@
+//! Header builder: the 64-byte header region (Ethernet + IPv4 + UDP + fanin header) of a
+//! frame the switch originates, exactly as `Datagram::to_frame(false)` writes it: IHL 5,
+//! DSCP/ECN 0, ident 0, DF, TTL 64, correct header checksum, UDP checksum 0; the fanin
+//! count byte is the population count of the bitmap.
+
+use crate::ram::ByteSwap;
+use rust_hdl::prelude::*;
+
+/// Combinational header builder. Output in AXI-Stream byte order (byte 0 in bits 7:0).
+#[derive(LogicBlock, Default)]
+pub struct HdrGen {
+    /// Destination MAC.
+    pub dst_mac: Signal<In, Bits<48>>,
+    /// Source MAC.
+    pub src_mac: Signal<In, Bits<48>>,
+    /// Source IPv4.
+    pub src_ip: Signal<In, Bits<32>>,
+    /// Destination IPv4.
+    pub dst_ip: Signal<In, Bits<32>>,
+    /// UDP source port.
+    pub src_port: Signal<In, Bits<16>>,
+    /// UDP destination port.
+    pub dst_port: Signal<In, Bits<16>>,
+    /// fanin type.
+    pub ptype: Signal<In, Bits<8>>,
+    /// fanin flags.
+    pub flags: Signal<In, Bits<8>>,
+    /// fanin exponent.
+    pub exponent: Signal<In, Bits<8>>,
+    /// Job id.
+    pub job: Signal<In, Bits<16>>,
+    /// Element count.
+    pub elements: Signal<In, Bits<16>>,
+    /// Block id.
+    pub block: Signal<In, Bits<32>>,
+    /// Child index.
+    pub child: Signal<In, Bits<8>>,
+    /// Contributor bitmap.
+    pub bitmap: Signal<In, Bits<64>>,
+    /// The header region.
+    pub hdr: Signal<Out, Bits<512>>,
+    /// Frame length: 64 + 4 * elements.
+    pub len: Signal<Out, Bits<16>>,
+    swap: ByteSwap<512>,
+    total: Signal<Local, Bits<16>>,
+    cs0: Signal<Local, Bits<20>>,
+    cs1: Signal<Local, Bits<20>>,
+    cs2: Signal<Local, Bits<20>>,
+    csum: Signal<Local, Bits<16>>,
+    pc1: Signal<Local, Bits<64>>,
+    pc2: Signal<Local, Bits<64>>,
+    pc3: Signal<Local, Bits<64>>,
+    pc4: Signal<Local, Bits<64>>,
+    pc5: Signal<Local, Bits<64>>,
+    pc6: Signal<Local, Bits<64>>,
+    be: Signal<Local, Bits<512>>,
+}
+
+impl Logic for HdrGen {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.total.next = (self.elements.val() << 2) + 50;
+        self.len.next = (self.elements.val() << 2) + 64;
+        self.cs0.next = bit_cast::<20, 16>(self.total.val())
+            + 0x4500
+            + 0x4000
+            + 0x4011
+            + bit_cast::<20, 16>(self.src_ip.val().get_bits::<16>(16))
+            + bit_cast::<20, 16>(self.src_ip.val().get_bits::<16>(0))
+            + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(16))
+            + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(0));
+        self.cs1.next = (self.cs0.val() & 0xffff) + (self.cs0.val() >> 16);
+        self.cs2.next = (self.cs1.val() & 0xffff) + (self.cs1.val() >> 16);
+        self.csum.next = !self.cs2.val().get_bits::<16>(0);
+        self.pc1.next = self.bitmap.val() - ((self.bitmap.val() >> 1) & 0x5555_5555_5555_5555u64);
+        self.pc2.next = (self.pc1.val() & 0x3333_3333_3333_3333u64)
+            + ((self.pc1.val() >> 2) & 0x3333_3333_3333_3333u64);
+        self.pc3.next = (self.pc2.val() + (self.pc2.val() >> 4)) & 0x0f0f_0f0f_0f0f_0f0fu64;
+        self.pc4.next = self.pc3.val() + (self.pc3.val() >> 8);
+        self.pc5.next = self.pc4.val() + (self.pc4.val() >> 16);
+        self.pc6.next = (self.pc5.val() + (self.pc5.val() >> 32)) & 0x7f;
+        // Network order: byte `o` of an `n`-byte field at bit 512 - 8(o + n).
+        self.be.next = (bit_cast::<512, 48>(self.dst_mac.val()) << 464)
+            | (bit_cast::<512, 48>(self.src_mac.val()) << 416)
+            | (bit_cast::<512, 16>(bits::<16>(0x0800)) << 400)
+            | (bit_cast::<512, 16>(bits::<16>(0x4500)) << 384)
+            | (bit_cast::<512, 16>(self.total.val()) << 368)
+            | (bit_cast::<512, 16>(bits::<16>(0x4000)) << 336)
+            | (bit_cast::<512, 16>(bits::<16>(0x4011)) << 320)
+            | (bit_cast::<512, 16>(self.csum.val()) << 304)
+            | (bit_cast::<512, 32>(self.src_ip.val()) << 272)
+            | (bit_cast::<512, 32>(self.dst_ip.val()) << 240)
+            | (bit_cast::<512, 16>(self.src_port.val()) << 224)
+            | (bit_cast::<512, 16>(self.dst_port.val()) << 208)
+            | (bit_cast::<512, 16>(self.total.val() - 20) << 192)
+            | (bit_cast::<512, 8>(bits::<8>(1)) << 168)
+            | (bit_cast::<512, 8>(self.ptype.val()) << 160)
+            | (bit_cast::<512, 8>(self.flags.val()) << 152)
+            | (bit_cast::<512, 8>(self.exponent.val()) << 144)
+            | (bit_cast::<512, 16>(self.job.val()) << 128)
+            | (bit_cast::<512, 16>(self.elements.val()) << 112)
+            | (bit_cast::<512, 32>(self.block.val()) << 80)
+            | (bit_cast::<512, 8>(self.child.val()) << 72)
+            | (bit_cast::<512, 8>(self.pc6.val().get_bits::<8>(0)) << 64)
+            | bit_cast::<512, 64>(self.bitmap.val());
+        self.swap.a.next = self.be.val();
+        self.hdr.next = self.swap.y.val();
+    }
+}

@@ -1,0 +1,156 @@
+//! `linerate --config NAME`: every input port offers back-to-back contribution frames at
+//! 100% load; the contributions of each block arrive on all ports at once, so consecutive
+//! frames hit the same slot. Prints per-port throughput (beats/cycle), aggregated elements
+//! per cycle, frames lost or mis-aggregated (checked against the reference model, must be 0)
+//! and the latency from a block's last contribution beat to its first result beat.
+//! The last line is `linerate: X beats/cycle/port`.
+
+use std::collections::HashMap;
+
+use clap::Parser;
+use fanin_hdl::CoreConfig;
+use fanin_proto::config::{Mode, Route};
+use fanin_proto::plan::{self, Addressing, JobSpec};
+use fanin_proto::wire::{frame::classify, FrameKind, Packet};
+use fanin_proto::worker::{Sending, Worker};
+use fanin_sim::scoreboard::{params, program, Scoreboard};
+use fanin_sim::tb::{Pacing, Tb};
+
+#[derive(Parser)]
+struct Args {
+    /// Configuration (must be built in: FANIN_SIM_CONFIGS).
+    #[arg(long, default_value = "default")]
+    config: String,
+    /// Blocks per worker.
+    #[arg(long, default_value_t = 2000)]
+    blocks: u32,
+}
+
+fn block_of(frame: &[u8]) -> Option<u32> {
+    match classify(frame) {
+        FrameKind::Ipv4 {
+            udp: Some(Ok(d)), ..
+        } => Packet::new_checked(d.payload).ok().map(|p| p.block()),
+        _ => None,
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let a = Args::parse();
+    let core = CoreConfig::by_name(&a.config)?;
+    let ports = core.ports as usize;
+    let lanes = core.lanes as u16;
+    // One worker per port, all children of the root (the DUT); slots as many as the core has.
+    let slots = core.slots.min(1 << 12);
+    let spec = JobSpec {
+        job: 1,
+        slot_count: slots,
+        elements: lanes,
+        mode: Mode::Static,
+        addressing: Addressing::Network,
+    };
+    let plan = plan::build(&plan::star(ports), spec)?;
+    let mut cfg = plan.switches[0].clone();
+    cfg.params = params(&core);
+    for (i, c) in cfg.jobs[0].children.iter_mut().enumerate() {
+        c.endpoint.port = i as u8;
+    }
+    cfg.routes = plan
+        .workers
+        .iter()
+        .map(|w| Route {
+            ip: w.me.ip,
+            port: w.rank,
+        })
+        .collect();
+    let elements = a.blocks as usize * lanes as usize;
+    let sending = Sending {
+        window: 1,
+        retransmit_after: u64::MAX / 2,
+        first_block: 0,
+        exponent: 0,
+    };
+    let workers: Vec<Worker> = plan
+        .workers
+        .iter()
+        .map(|w| Worker::new(w.clone(), sending, &vec![w.rank as i32 + 1; elements]))
+        .collect::<Result<_, _>>()?;
+    let mut tb = Tb::new(&a.config, Pacing::FULL, 1)?;
+    let mut sb = Scoreboard::new(&core, &cfg)?;
+    program(&mut tb, &sb.regs, &cfg)?;
+    // Open loop: every block is offered at once on every port (the worker's frame builder only).
+    for b in 0..a.blocks as usize {
+        for (p, w) in workers.iter().enumerate() {
+            tb.src[p].push(w.frame(b), false);
+        }
+    }
+    let start = tb.m.cycle();
+    let mut last_in: HashMap<u32, u64> = HashMap::new();
+    let mut done_at = vec![0u64; ports];
+    while tb.src.iter().any(|s| s.pending() > 0) {
+        let before: Vec<u64> = tb.src.iter().map(|s| s.sent).collect();
+        tb.step();
+        for (p, s) in tb.src.iter().enumerate() {
+            if s.sent > before[p] {
+                let f = &s.completed[s.completed.len() - 1];
+                if let Some(b) = block_of(&f.data) {
+                    last_in.insert(b, tb.m.cycle());
+                }
+                if s.pending() == 0 {
+                    done_at[p] = tb.m.cycle() - start;
+                }
+            }
+        }
+    }
+    tb.drain(500, 50_000_000)?;
+    sb.replay(&tb)?;
+    let mismatch = sb.check_frames(&tb).err();
+    let beats: Vec<u64> = tb.src.iter().map(|s| s.beats).collect();
+    let per_port: Vec<f64> = beats
+        .iter()
+        .zip(&done_at)
+        .map(|(&b, &c)| b as f64 / c.max(1) as f64)
+        .collect();
+    let span = *done_at.iter().max().unwrap_or(&1);
+    let results: u64 = tb.sink.iter().map(|s| s.frames.len() as u64).sum();
+    let mut lat = Vec::new();
+    for s in &tb.sink {
+        for (f, &t) in s.frames.iter().zip(&s.first_beat) {
+            if let Some(b) = block_of(&f.data) {
+                if let Some(&tin) = last_in.get(&b) {
+                    lat.push(t.saturating_sub(tin));
+                }
+            }
+        }
+    }
+    lat.sort_unstable();
+    let expected_results = a.blocks as u64 * ports as u64;
+    let lost = expected_results.saturating_sub(results) + mismatch.is_some() as u64;
+    println!(
+        "config {}: {} ports x {} bits, {} lanes/slot, {} blocks x {} workers",
+        a.config, ports, core.data_w, lanes, a.blocks, ports
+    );
+    for (p, x) in per_port.iter().enumerate() {
+        println!(
+            "  port {p}: {} beats in {} cycles = {x:.3} beats/cycle",
+            beats[p], done_at[p]
+        );
+    }
+    println!(
+        "aggregated elements per cycle: {:.2}",
+        (a.blocks as f64 * lanes as f64 * ports as f64) / span as f64
+    );
+    println!(
+        "frames lost or mis-aggregated: {lost}{}",
+        mismatch.map(|e| format!(" ({e})")).unwrap_or_default()
+    );
+    if !lat.is_empty() {
+        println!("latency last contribution beat -> first result beat: min {} / median {} / max {} cycles", lat[0], lat[lat.len() / 2], lat[lat.len() - 1]);
+    }
+    let x = per_port.iter().sum::<f64>() / ports as f64;
+    println!("linerate: {x:.3} beats/cycle/port");
+    if lost > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
