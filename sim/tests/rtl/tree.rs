@@ -98,12 +98,12 @@ fn two_level_tree_of_cores() {
                 r.step();
                 cycles += 1;
             }
-            for port in 0..a.ports() {
-                let new: Vec<Vec<u8>> = a.sink[port].frames[seen_a[port]..]
+            for (port, seen) in seen_a.iter_mut().enumerate() {
+                let new: Vec<Vec<u8>> = a.sink[port].frames[*seen..]
                     .iter()
                     .map(|f| f.data.clone())
                     .collect();
-                seen_a[port] = a.sink[port].frames.len();
+                *seen = a.sink[port].frames.len();
                 for f in new {
                     if port == 0 {
                         r.src[1].push(f, false); // a's uplink is wired to r's port 1
@@ -112,12 +112,12 @@ fn two_level_tree_of_cores() {
                     }
                 }
             }
-            for port in 0..r.ports() {
-                let new: Vec<Vec<u8>> = r.sink[port].frames[seen_r[port]..]
+            for (port, seen) in seen_r.iter_mut().enumerate() {
+                let new: Vec<Vec<u8>> = r.sink[port].frames[*seen..]
                     .iter()
                     .map(|f| f.data.clone())
                     .collect();
-                seen_r[port] = r.sink[port].frames.len();
+                *seen = r.sink[port].frames.len();
                 for f in new {
                     if port == 1 {
                         a.src[0].push(f, false);
