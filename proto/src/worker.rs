@@ -28,6 +28,44 @@ pub struct Assignment {
     pub elements: u16,
 }
 
+impl Assignment {
+    /// This worker's contribution datagram payload for `block` at `exponent`.
+    pub fn contribution_payload(&self, block: u32, exponent: i8, data: &[i32]) -> Vec<u8> {
+        let repr = Repr {
+            ptype: PacketType::Contribution,
+            flags: Flags(0),
+            exponent,
+            job: self.job,
+            elements: data.len() as u16,
+            block,
+            child: self.child,
+            bitmap: 1u64 << self.rank,
+        };
+        repr.to_bytes(data)
+    }
+
+    /// The same as an Ethernet frame to the parent (with a UDP checksum).
+    pub fn contribution_frame(&self, block: u32, exponent: i8, data: &[i32]) -> Vec<u8> {
+        let payload = self.contribution_payload(block, exponent, data);
+        let src = L4Addr {
+            mac: self.me.mac,
+            ip: self.me.ip,
+            port: self.me.udp_port,
+        };
+        let dst = L4Addr {
+            mac: self.parent.mac,
+            ip: self.parent.ip,
+            port: self.parent.udp_port,
+        };
+        Datagram {
+            src,
+            dst,
+            payload: &payload,
+        }
+        .to_frame(true)
+    }
+}
+
 use crate::wire::{Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, Repr};
 
 /// Sending parameters a worker chooses (within its [`Assignment`]).
@@ -284,37 +322,19 @@ impl Worker {
 
     /// The contribution datagram payload of block `i`.
     pub fn payload(&self, i: usize) -> Vec<u8> {
-        let repr = Repr {
-            ptype: PacketType::Contribution,
-            flags: Flags(0),
-            exponent: self.s.exponent,
-            job: self.a.job,
-            elements: self.blocks[i].len() as u16,
-            block: self.s.first_block.wrapping_add(i as u32),
-            child: self.a.child,
-            bitmap: 1u64 << self.a.rank,
-        };
-        repr.to_bytes(&self.blocks[i])
+        self.a.contribution_payload(
+            self.s.first_block.wrapping_add(i as u32),
+            self.s.exponent,
+            &self.blocks[i],
+        )
     }
 
     /// The contribution of block `i` as an Ethernet frame (with a UDP checksum).
     pub fn frame(&self, i: usize) -> Vec<u8> {
-        let payload = self.payload(i);
-        let src = L4Addr {
-            mac: self.a.me.mac,
-            ip: self.a.me.ip,
-            port: self.a.me.udp_port,
-        };
-        let dst = L4Addr {
-            mac: self.a.parent.mac,
-            ip: self.a.parent.ip,
-            port: self.a.parent.udp_port,
-        };
-        Datagram {
-            src,
-            dst,
-            payload: &payload,
-        }
-        .to_frame(true)
+        self.a.contribution_frame(
+            self.s.first_block.wrapping_add(i as u32),
+            self.s.exponent,
+            &self.blocks[i],
+        )
     }
 }

@@ -23,34 +23,7 @@ fn star(n: usize, mode: Mode) -> (Switch, plan::Plan) {
 
 /// The contribution frame of worker `rank` for `block` with `data`.
 fn contrib(p: &plan::Plan, rank: usize, block: u32, data: &[i32]) -> Vec<u8> {
-    let a = &p.workers[rank];
-    let repr = Repr {
-        ptype: PacketType::Contribution,
-        flags: Flags(0),
-        exponent: 0,
-        job: a.job,
-        elements: data.len() as u16,
-        block,
-        child: a.child,
-        bitmap: 1 << a.rank,
-    };
-    let payload = repr.to_bytes(data);
-    let src = L4Addr {
-        mac: a.me.mac,
-        ip: a.me.ip,
-        port: a.me.udp_port,
-    };
-    let dst = L4Addr {
-        mac: a.parent.mac,
-        ip: a.parent.ip,
-        port: a.parent.udp_port,
-    };
-    Datagram {
-        src,
-        dst,
-        payload: &payload,
-    }
-    .to_frame(true)
+    p.workers[rank].contribution_frame(block, 0, data)
 }
 
 /// Recomputes the UDP checksum after a test mutated the payload.

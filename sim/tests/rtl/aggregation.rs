@@ -4,7 +4,6 @@
 use fanin_proto::config::{Mode, SwitchConfig};
 use fanin_proto::model::Counter;
 use fanin_proto::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec, Plan};
-use fanin_proto::wire::{Datagram, Flags, L4Addr, PacketType, Repr};
 use fanin_sim::tb::{Pacing, Tb};
 
 use crate::common::*;
@@ -55,34 +54,7 @@ fn inner(lim: Option<u8>, mode: Mode) -> (SwitchConfig, Plan) {
 
 /// Worker `rank`'s contribution frame for `block`.
 fn contrib(p: &Plan, rank: usize, block: u32, data: &[i32]) -> Vec<u8> {
-    let a = &p.workers[rank];
-    let r = Repr {
-        ptype: PacketType::Contribution,
-        flags: Flags(0),
-        exponent: 0,
-        job: a.job,
-        elements: data.len() as u16,
-        block,
-        child: a.child,
-        bitmap: 1 << a.rank,
-    };
-    let payload = r.to_bytes(data);
-    let src = L4Addr {
-        mac: a.me.mac,
-        ip: a.me.ip,
-        port: a.me.udp_port,
-    };
-    let dst = L4Addr {
-        mac: a.parent.mac,
-        ip: a.parent.ip,
-        port: a.parent.udp_port,
-    };
-    Datagram {
-        src,
-        dst,
-        payload: &payload,
-    }
-    .to_frame(true)
+    p.workers[rank].contribution_frame(block, 0, data)
 }
 
 /// Port a worker's frames arrive on at `cfg`'s switch.
