@@ -2,11 +2,14 @@
 //!
 //! A build directory holds the generated core, a generated board wrapper `fpga_<board>.v`
 //! (clocks, resets and MAC/PCS IP only, after corundum's `fpga_core` / `fpga_<board>` split),
-//! the board's XDC files from `constraints/<board>/`, vendor IP as Tcl (`ip/*.tcl`, never
-//! `.xci`), a non-project Vivado script `build.tcl` and a README.
+//! the hand-written board RTL `fanin_board.v` (from `gen/rtl/`: the RX frame-drop FIFOs, the
+//! board register window and, on SUME, the Si5324 initialiser), the board's XDC files from
+//! `constraints/<board>/` plus the generated `constraints/fanin_board.xdc`, vendor IP as Tcl
+//! (`ip/*.tcl`, never `.xci`), a non-project Vivado script `build.tcl` and a README.
 
+use crate::report::Family;
 use anyhow::{bail, Context, Result};
-use fanin_hdl::CoreConfig;
+use fanin_hdl::{CoreConfig, RamStyle};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -30,6 +33,7 @@ const SUME_XDC: Files = &[
         include_str!("../../constraints/sume/clocks.xdc"),
     ),
     ("sfp.xdc", include_str!("../../constraints/sume/sfp.xdc")),
+    ("i2c.xdc", include_str!("../../constraints/sume/i2c.xdc")),
     ("leds.xdc", include_str!("../../constraints/sume/leds.xdc")),
     (
         "config.xdc",
@@ -130,8 +134,27 @@ impl Board {
         }
     }
 
-    /// Refuses a configuration whose ports do not match the board's MACs.
+    /// The FPGA family of the board's part.
+    pub fn family(self) -> Family {
+        match self {
+            Board::Sume => Family::Xc7,
+            Board::Au250 | Board::Au280 => Family::Xcup,
+        }
+    }
+
+    /// Refuses a configuration whose ports do not match the board's MACs, or that asks for
+    /// a memory the board's FPGA lacks (UltraRAM on the Virtex-7 of SUME).
     pub fn check(self, cfg: &CoreConfig) -> Result<()> {
+        if cfg.slot_ram == RamStyle::Ultra && !self.family().has_uram() {
+            bail!(
+                "configuration {} puts the slot memory in UltraRAM (slot_ram = ultra), but board {} \
+                 ({}) is 7-series and has none; use --config {}",
+                cfg.name,
+                self.name(),
+                self.part(),
+                self.config_name()
+            );
+        }
         let (n, w) = self.macs();
         if cfg.ports != n || cfg.data_w != w {
             bail!(
@@ -151,9 +174,11 @@ impl Board {
         self.check(cfg)?;
         let mut v = crate::outputs(cfg)?;
         v.push((format!("{}.v", self.top()), wrapper(self, cfg)));
+        v.push((BOARD_RTL.into(), board_rtl(self, cfg)?));
         for (n, t) in self.constraints() {
             v.push((format!("constraints/{n}"), t.to_string()));
         }
+        v.push(("constraints/fanin_board.xdc".into(), board_xdc(self, cfg)));
         for (n, t) in ip_tcl(self, cfg) {
             v.push((format!("ip/{n}"), t));
         }
@@ -179,6 +204,206 @@ pub fn write(board: Board, cfg: &CoreConfig, dir: &Path) -> Result<()> {
 /// Core clock period in ns for a configuration.
 pub fn core_period_ns(cfg: &CoreConfig) -> f64 {
     1000.0 / cfg.clock_mhz as f64
+}
+
+/// The MAC's AXI-Stream clock period in ns: the 10G subsystem's 156.25 MHz `coreclk`, the
+/// CMAC's 322.265625 MHz `gt_txusrclk2`.
+pub fn mac_period_ns(board: Board) -> f64 {
+    match board {
+        Board::Sume => 1000.0 / 156.25,
+        Board::Au250 | Board::Au280 => 1000.0 / 322.265625,
+    }
+}
+
+/// File name of the hand-written board RTL in a build directory.
+pub const BOARD_RTL: &str = "fanin_board.v";
+
+/// Base address of the board register window on the JTAG-to-AXI bus; the core's registers
+/// are below it (the core sees the low 16 address bits). The window is read-only.
+pub const BOARD_REGS_BASE: u32 = 0x1_0000;
+/// Window offset of port `p`'s RX drop counter (`+ 4·p`): frames its RX FIFO dropped whole
+/// because it was full (32 bits, wraps).
+pub const BOARD_REG_RX_DROPS: u32 = 0x000;
+/// Window offset of the board status word: bit 0 the transceiver reference clock is set up
+/// (SUME: the Si5324 is programmed and its lock time has passed; 1 on Alveo), bit 1 the
+/// Si5324 did not acknowledge its programming after every retry (SUME).
+pub const BOARD_REG_STATUS: u32 = 0x040;
+
+/// Depth (beats) of port RX FIFOs: at least 512, and two maximum frames.
+pub fn rx_fifo_depth(cfg: &CoreConfig) -> u32 {
+    let beats = cfg.max_frame.div_ceil(cfg.data_w / 8);
+    (2 * beats).next_power_of_two().max(512)
+}
+
+/// One I²C write of the Si5324 set-up: 7-bit device address and the bytes after the
+/// address byte (for the Si5324 the first is the register, auto-incremented after each).
+#[derive(Debug, Clone, Copy)]
+pub struct I2cWrite {
+    /// 7-bit device address.
+    pub addr: u8,
+    /// Bytes after the address byte.
+    pub bytes: &'static [u8],
+    /// What the write sets (the ROM comment).
+    pub what: &'static str,
+}
+
+/// PCA9548 I²C mux on SUME's FPGA I²C bus.
+pub const PCA9548_ADDR: u8 = 0x74;
+/// The Si5324 jitter attenuator, behind mux channel 4.
+pub const SI5324_ADDR: u8 = 0x68;
+
+/// The Si5324 programming for a 156.25 MHz SFP+ reference clock on SUME, in bus order.
+/// Values: the NetFPGA SUME reference designs' `config_SI5324()`
+/// (NetFPGA-SUME-live, projects/acceptance_test/sw/embedded/src/nf_sume_10g_loopback/iic_si5324.c;
+/// mux address and channel from iic_config.h there), identical to corundum's
+/// fpga/mqnic/NetFPGA_SUME/fpga/rtl/si5324_i2c_init.v; field layout from the Si5324
+/// data sheet / Any-Frequency Precision Clocks family reference manual (divider fields hold
+/// N − 1, N1_HS and N2_HS hold N − 4). With the 114.285 MHz crystal on XA/XB (free run,
+/// CKIN2): f3 = 114.285 MHz / 30476 = 3.75 kHz, fOSC = f3 · 10 · 150000 = 5.625 GHz,
+/// CKOUT1 = fOSC / (9 · 4) = 156.25 MHz (`si5324_output_is_156_25_mhz` checks the fields).
+pub const SI5324_INIT: &[I2cWrite] = &[
+    I2cWrite {
+        addr: PCA9548_ADDR,
+        bytes: &[0x10],
+        what: "PCA9548: enable channel 4 (Si5324) only",
+    },
+    I2cWrite {
+        addr: SI5324_ADDR,
+        bytes: &[0, 0x54, 0xE4, 0x12, 0x15, 0x92],
+        what: "regs 0-4: free run, no bypass; CKIN1 > CKIN2; BWSEL_REG = 1; CKIN1, \
+               outputs off in ICAL; auto revertive",
+    },
+    I2cWrite {
+        addr: SI5324_ADDR,
+        bytes: &[10, 0x08, 0x40],
+        what: "regs 10-11: CKOUT2 disabled, CKOUT1 enabled; CKIN1 and CKIN2 powered",
+    },
+    I2cWrite {
+        addr: SI5324_ADDR,
+        bytes: &[25, 0xA0],
+        what: "reg 25: N1_HS = 9",
+    },
+    I2cWrite {
+        addr: SI5324_ADDR,
+        bytes: &[31, 0x00, 0x00, 0x03],
+        what: "regs 31-33: NC1_LS = 4",
+    },
+    I2cWrite {
+        addr: SI5324_ADDR,
+        bytes: &[40, 0xC2, 0x49, 0xEF],
+        what: "regs 40-42: N2_HS = 10, N2_LS = 150000",
+    },
+    I2cWrite {
+        addr: SI5324_ADDR,
+        bytes: &[43, 0x00, 0x77, 0x0B],
+        what: "regs 43-45: N31 = 30476",
+    },
+    I2cWrite {
+        addr: SI5324_ADDR,
+        bytes: &[46, 0x00, 0x77, 0x0B],
+        what: "regs 46-48: N32 = 30476",
+    },
+    I2cWrite {
+        addr: SI5324_ADDR,
+        bytes: &[136, 0x40],
+        what: "reg 136: ICAL = 1 (self-calibration, then lock)",
+    },
+];
+
+/// The I²C master's ROM for `writes`: `(entry, comment)` with entry = `{start, stop, byte}`.
+pub fn i2c_rom(writes: &[I2cWrite]) -> Vec<(u16, String)> {
+    let mut rom = Vec::new();
+    for w in writes {
+        rom.push((
+            0x200 | u16::from(w.addr) << 1,
+            format!("START, 0x{:02x} write: {}", w.addr, w.what),
+        ));
+        for (k, b) in w.bytes.iter().enumerate() {
+            let stop = if k + 1 == w.bytes.len() { 0x100 } else { 0 };
+            let note = if stop != 0 { ", STOP" } else { "" };
+            rom.push((stop | u16::from(*b), format!("0x{b:02x}{note}")));
+        }
+    }
+    rom
+}
+
+/// The hand-written board RTL (`fanin_board.v`): the RX frame-drop FIFO and the register
+/// window for every board, the Si5324 initialiser (with its ROM) for SUME.
+pub fn board_rtl(board: Board, cfg: &CoreConfig) -> Result<String> {
+    let mut s = header(board, cfg, "//");
+    s.push_str(
+        "// Hand-written board RTL from gen/rtl/ (Verilog-2001).\n\
+         /* verilator lint_off DECLFILENAME */\n`resetall\n`timescale 1ns / 1ps\n`default_nettype none\n\n",
+    );
+    s.push_str(include_str!("../rtl/fanin_rx_fifo.v"));
+    s.push('\n');
+    s.push_str(include_str!("../rtl/fanin_board_regs.v"));
+    if board == Board::Sume {
+        s.push('\n');
+        s.push_str(&si5324_init_rtl(SI5324_INIT)?);
+    }
+    s.push_str("\n`resetall\n");
+    Ok(s)
+}
+
+/// `fanin_si5324_init` with the ROM of `writes` filled in.
+pub fn si5324_init_rtl(writes: &[I2cWrite]) -> Result<String> {
+    let rom = i2c_rom(writes);
+    if writes.iter().any(|w| w.addr > 0x7f || w.bytes.is_empty()) {
+        bail!("I2C ROM: every write needs a 7-bit address and at least one byte");
+    }
+    // The index must also hold ROM_LEN (the end).
+    let idx_w = (usize::BITS - rom.len().leading_zeros()) as usize;
+    let mut cases = String::new();
+    for (i, (e, note)) in rom.iter().enumerate() {
+        let _ = writeln!(cases, "        {idx_w}'d{i}: rom = 10'h{e:03x}; // {note}");
+    }
+    let t = include_str!("../rtl/fanin_si5324_init.v")
+        .replace("@IDX_W@", &idx_w.to_string())
+        .replace("@ROM_LEN@", &format!("{idx_w}'d{}", rom.len()))
+        .replace("@ROM@\n", &cases);
+    Ok(t)
+}
+
+/// `constraints/fanin_board.xdc`: timing exceptions for the clock-domain crossings of
+/// `fanin_board.v` (generated: the delays follow the board's clocks).
+pub fn board_xdc(board: Board, cfg: &CoreConfig) -> String {
+    let maxd = core_period_ns(cfg).min(mac_period_ns(board));
+    let cells = |pat: &str| format!("[get_cells -hierarchical -filter {{NAME =~ {pat}}}]");
+    let mut t = format!(
+        "# fanin: clock-domain crossings of fanin_board.v (generated). Part: {part}.\n\
+         # Source: fanin-gen, from the CDC structure of gen/rtl/*.v (no pins). Delays: the\n\
+         # shorter of core_clk ({core:.3} ns) and the MAC clock ({mac:.3} ns).\n\n\
+         # RX FIFOs: Gray read pointer into the write domain; req/ack toggles; the committed\n\
+         # pointer and drop count held stable by the handshake while the read side samples them.\n",
+        part = board.part(),
+        core = core_period_ns(cfg),
+        mac = mac_period_ns(board),
+    );
+    for (from, to) in [
+        ("*rx_fifo_*/rd_gray_reg*", "*rx_fifo_*/rd_gray_cdc1_reg*"),
+        ("*rx_fifo_*/wr_req_reg*", "*rx_fifo_*/rd_req_cdc1_reg*"),
+        ("*rx_fifo_*/rd_ack_reg*", "*rx_fifo_*/wr_ack_cdc1_reg*"),
+        ("*rx_fifo_*/wr_hold_ptr_reg*", "*rx_fifo_*/rd_commit_reg*"),
+        ("*rx_fifo_*/wr_hold_drops_reg*", "*rx_fifo_*/rd_drops_reg*"),
+    ] {
+        let _ = writeln!(
+            t,
+            "set_max_delay -datapath_only -from {} -to {} {maxd:.3}",
+            cells(from),
+            cells(to)
+        );
+    }
+    let _ = writeln!(
+        t,
+        "# Reset synchronisers: asserted asynchronously from either domain.\n\
+         set_false_path -to [get_pins -of_objects {} -filter {{IS_PRESET || IS_RESET}}]\n\
+         # Board status bits: slow levels into a two-flop synchroniser.\n\
+         set_false_path -to {}",
+        cells("*rx_fifo_*/*_rst_sync_reg*"),
+        cells("*board_regs_inst/status_cdc1_reg*")
+    );
+    t
 }
 
 fn header(board: Board, cfg: &CoreConfig, comment: &str) -> String {
@@ -226,8 +451,8 @@ fn core_instance(cfg: &CoreConfig) -> (String, String) {
     (decls, inst)
 }
 
-/// Clock (MMCM from `ip/clk_core.tcl`), reset synchronisers and the JTAG-to-AXI master.
-fn common_logic() -> String {
+/// Clock (MMCM from `ip/clk_core.tcl`) and reset synchronisers.
+fn clocks_and_resets() -> String {
     r#"// ---- Clocks: one MMCM (ip/clk_core.tcl): core_clk at the configuration's target
 // frequency, init_clk at 100 MHz for the MAC/PCS IP's free-running clock.
 wire core_clk, init_clk, mmcm_locked;
@@ -252,65 +477,139 @@ always @(posedge init_clk or negedge mmcm_locked)
     else init_rst_sync <= {init_rst_sync[2:0], 1'b0};
 wire init_rst = init_rst_sync[3];
 
-// ---- Control: JTAG-to-AXI master (ip/jtag_axil.tcl, AXI4-Lite) on core_clk.
-wire [31:0] jtag_awaddr, jtag_araddr;
+"#
+    .to_string()
+}
+
+/// The JTAG-to-AXI master and the register split: the core below [`BOARD_REGS_BASE`], the
+/// board window (RX drop counters, status) at and above it.
+fn control(cfg: &CoreConfig) -> String {
+    let mut s = String::from(
+        r#"// ---- Control: JTAG-to-AXI master (ip/jtag_axil.tcl, AXI4-Lite) on core_clk, split by
+// fanin_board_regs (fanin_board.v): the core's registers below 0x10000, the read-only board
+// window (RX drop counters, status) from 0x10000.
+wire [31:0] jtag_awaddr, jtag_wdata, jtag_araddr, jtag_rdata;
+wire [3:0] jtag_wstrb;
+wire [1:0] jtag_bresp, jtag_rresp;
+wire jtag_awvalid, jtag_awready, jtag_wvalid, jtag_wready, jtag_bvalid, jtag_bready;
+wire jtag_arvalid, jtag_arready, jtag_rvalid, jtag_rready;
 jtag_axil jtag_axil_inst (
     .aclk(core_clk),
     .aresetn(~core_rst),
     .m_axi_awaddr(jtag_awaddr),
     .m_axi_awprot(),
-    .m_axi_awvalid(core_s_axil_awvalid),
-    .m_axi_awready(core_s_axil_awready),
-    .m_axi_wdata(core_s_axil_wdata),
-    .m_axi_wstrb(core_s_axil_wstrb),
-    .m_axi_wvalid(core_s_axil_wvalid),
-    .m_axi_wready(core_s_axil_wready),
-    .m_axi_bresp(core_s_axil_bresp),
-    .m_axi_bvalid(core_s_axil_bvalid),
-    .m_axi_bready(core_s_axil_bready),
+    .m_axi_awvalid(jtag_awvalid),
+    .m_axi_awready(jtag_awready),
+    .m_axi_wdata(jtag_wdata),
+    .m_axi_wstrb(jtag_wstrb),
+    .m_axi_wvalid(jtag_wvalid),
+    .m_axi_wready(jtag_wready),
+    .m_axi_bresp(jtag_bresp),
+    .m_axi_bvalid(jtag_bvalid),
+    .m_axi_bready(jtag_bready),
     .m_axi_araddr(jtag_araddr),
     .m_axi_arprot(),
-    .m_axi_arvalid(core_s_axil_arvalid),
-    .m_axi_arready(core_s_axil_arready),
-    .m_axi_rdata(core_s_axil_rdata),
-    .m_axi_rresp(core_s_axil_rresp),
-    .m_axi_rvalid(core_s_axil_rvalid),
-    .m_axi_rready(core_s_axil_rready)
+    .m_axi_arvalid(jtag_arvalid),
+    .m_axi_arready(jtag_arready),
+    .m_axi_rdata(jtag_rdata),
+    .m_axi_rresp(jtag_rresp),
+    .m_axi_rvalid(jtag_rvalid),
+    .m_axi_rready(jtag_rready)
 );
-assign core_s_axil_awaddr = jtag_awaddr[15:0];
-assign core_s_axil_araddr = jtag_araddr[15:0];
+"#,
+    );
+    let _ = write!(
+        s,
+        r#"fanin_board_regs #(
+    .PORTS({ports}),
+    .RX_DROPS(16'h{drops:04x}),
+    .STATUS(16'h{status:04x}),
+    .STATUS_W(2)
+) board_regs_inst (
+    .clk(core_clk),
+    .rst(core_rst),
+    .s_axil_awaddr(jtag_awaddr),
+    .s_axil_awvalid(jtag_awvalid),
+    .s_axil_awready(jtag_awready),
+    .s_axil_wdata(jtag_wdata),
+    .s_axil_wstrb(jtag_wstrb),
+    .s_axil_wvalid(jtag_wvalid),
+    .s_axil_wready(jtag_wready),
+    .s_axil_bresp(jtag_bresp),
+    .s_axil_bvalid(jtag_bvalid),
+    .s_axil_bready(jtag_bready),
+    .s_axil_araddr(jtag_araddr),
+    .s_axil_arvalid(jtag_arvalid),
+    .s_axil_arready(jtag_arready),
+    .s_axil_rdata(jtag_rdata),
+    .s_axil_rresp(jtag_rresp),
+    .s_axil_rvalid(jtag_rvalid),
+    .s_axil_rready(jtag_rready),
+    .m_axil_awaddr(core_s_axil_awaddr),
+    .m_axil_awvalid(core_s_axil_awvalid),
+    .m_axil_awready(core_s_axil_awready),
+    .m_axil_wdata(core_s_axil_wdata),
+    .m_axil_wstrb(core_s_axil_wstrb),
+    .m_axil_wvalid(core_s_axil_wvalid),
+    .m_axil_wready(core_s_axil_wready),
+    .m_axil_bresp(core_s_axil_bresp),
+    .m_axil_bvalid(core_s_axil_bvalid),
+    .m_axil_bready(core_s_axil_bready),
+    .m_axil_araddr(core_s_axil_araddr),
+    .m_axil_arvalid(core_s_axil_arvalid),
+    .m_axil_arready(core_s_axil_arready),
+    .m_axil_rdata(core_s_axil_rdata),
+    .m_axil_rresp(core_s_axil_rresp),
+    .m_axil_rvalid(core_s_axil_rvalid),
+    .m_axil_rready(core_s_axil_rready),
+    .rx_drops(rx_drops),
+    .status_async(board_status)
+);
 
-"#
-    .to_string()
+"#,
+        ports = cfg.ports,
+        drops = BOARD_REG_RX_DROPS,
+        status = BOARD_REG_STATUS,
+    );
+    s
 }
 
-/// The two clock-crossing FIFOs of port `p` between the MAC (`mac_clk`) and the core.
-fn cdc_fifos(p: u8, dw: u32, mac_clk: &str, mac_rst: &str) -> String {
+/// The clock-crossing FIFOs of port `p` between the MAC (`mac_clk`) and the core: RX
+/// through `fanin_rx_fifo` (drops whole frames when full: a MAC receiver cannot wait), TX
+/// through the packet-mode `axis_cdc_fifo` IP (a frame leaves only once complete, so the
+/// MAC never underruns).
+fn cdc_fifos(p: u8, cfg: &CoreConfig, mac_clk: &str, mac_rst: &str) -> String {
+    let dw = cfg.data_w;
     let kw = dw / 8;
     format!(
-        r#"// Port {p}: MAC -> core and core -> MAC through packet-mode async FIFOs (ip/axis_cdc_fifo.tcl).
+        r#"// Port {p}: MAC -> core through fanin_rx_fifo (fanin_board.v; whole frames, drops counted),
+// core -> MAC through a packet-mode async FIFO (ip/axis_cdc_fifo.tcl).
 wire [{dm}:0] mac{p}_rx_tdata;
 wire [{km}:0] mac{p}_rx_tkeep;
 wire mac{p}_rx_tvalid, mac{p}_rx_tlast, mac{p}_rx_bad;
 wire [{dm}:0] mac{p}_tx_tdata;
 wire [{km}:0] mac{p}_tx_tkeep;
 wire mac{p}_tx_tvalid, mac{p}_tx_tready, mac{p}_tx_tlast, mac{p}_tx_tuser;
-axis_cdc_fifo rx_fifo_{p} (
-    .s_axis_aresetn(~{mac_rst}),
-    .s_axis_aclk({mac_clk}),
-    .s_axis_tvalid(mac{p}_rx_tvalid),
-    .s_axis_tready(),
+fanin_rx_fifo #(
+    .DATA_W({dw}),
+    .ADDR_W({aw})
+) rx_fifo_{p} (
+    .s_clk({mac_clk}),
+    .s_rst({mac_rst}),
     .s_axis_tdata(mac{p}_rx_tdata),
     .s_axis_tkeep(mac{p}_rx_tkeep),
+    .s_axis_tvalid(mac{p}_rx_tvalid),
     .s_axis_tlast(mac{p}_rx_tlast),
     .s_axis_tuser(mac{p}_rx_bad),
-    .m_axis_aclk(core_clk),
-    .m_axis_tvalid(core_s_axis_{p}_tvalid),
-    .m_axis_tready(core_s_axis_{p}_tready),
+    .m_clk(core_clk),
+    .m_rst(core_rst),
     .m_axis_tdata(core_s_axis_{p}_tdata),
     .m_axis_tkeep(core_s_axis_{p}_tkeep),
+    .m_axis_tvalid(core_s_axis_{p}_tvalid),
+    .m_axis_tready(core_s_axis_{p}_tready),
     .m_axis_tlast(core_s_axis_{p}_tlast),
-    .m_axis_tuser(core_s_axis_{p}_tuser)
+    .m_axis_tuser(core_s_axis_{p}_tuser),
+    .m_drop_count(rx_drops[{lo} +: 32])
 );
 axis_cdc_fifo tx_fifo_{p} (
     .s_axis_aresetn(~core_rst),
@@ -333,6 +632,8 @@ axis_cdc_fifo tx_fifo_{p} (
 "#,
         dm = dw - 1,
         km = kw - 1,
+        aw = rx_fifo_depth(cfg).trailing_zeros(),
+        lo = 32 * p as u32,
     )
 }
 
@@ -356,6 +657,10 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
             "output wire [3:0] sfp_tx_disable",
             "output wire [3:0] sfp_led",
             "output wire [1:0] led",
+            "inout  wire       i2c_scl",
+            "inout  wire       i2c_sda",
+            "output wire       i2c_mux_reset",
+            "output wire       si5324_rst",
         ],
         Board::Au250 => vec![
             "input  wire       sysclk_p",
@@ -416,15 +721,60 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
     s.push_str("// ---- Core nets.\n");
     s.push_str(&decls);
     s.push('\n');
-    s.push_str(&common_logic());
+    s.push_str(&clocks_and_resets());
+    let _ = writeln!(
+        s,
+        "// ---- Board window contents (fanin_board_regs): RX drop counters, status bits.\n\
+         wire [{}:0] rx_drops;\nwire [1:0] board_status;\n",
+        32 * cfg.ports as u32 - 1
+    );
     match board {
-        Board::Sume => s.push_str(&sume_macs(cfg)),
-        Board::Au250 | Board::Au280 => s.push_str(&cmac_macs(board, cfg)),
+        Board::Sume => {
+            s.push_str(&sume_refclk());
+            s.push_str(&sume_macs(cfg));
+        }
+        Board::Au250 | Board::Au280 => {
+            s.push_str("// The CMAC reference clocks need no set-up: status bit 0 always set.\n");
+            s.push_str("assign board_status = 2'b01;\n\n");
+            s.push_str(&cmac_macs(board, cfg));
+        }
     }
+    s.push_str(&control(cfg));
     s.push_str("// ---- The switch core (generated from hdl/).\n");
     s.push_str(&inst);
     let _ = writeln!(s, "\nendmodule // {}\n\n`resetall", board.top());
     s
+}
+
+/// SUME: the Si5324 that makes the SFP+ reference clock, programmed over I²C after reset;
+/// the 10G subsystems are held in reset (`eth_rst`) until it is done.
+fn sume_refclk() -> String {
+    r#"// ---- SFP+ reference clock: the Si5324 jitter attenuator (behind the PCA9548 I2C mux,
+// channel 4) is programmed for 156.25 MHz after reset by fanin_si5324_init (fanin_board.v;
+// ROM from gen/src/board.rs SI5324_INIT). The 10G subsystems stay in reset until it is done
+// (eth_rst). The mux and Si5324 reset pins are active high on SUME and follow init_rst.
+wire si5324_scl_low, si5324_sda_low, si5324_done, si5324_error;
+fanin_si5324_init #(
+    .CLK_HZ(100000000),
+    .I2C_HZ(100000)
+) si5324_init_inst (
+    .clk(init_clk),
+    .rst(init_rst),
+    .sda_i(i2c_sda),
+    .scl_low(si5324_scl_low),
+    .sda_low(si5324_sda_low),
+    .done(si5324_done),
+    .error(si5324_error)
+);
+assign i2c_scl = si5324_scl_low ? 1'b0 : 1'bz;
+assign i2c_sda = si5324_sda_low ? 1'b0 : 1'bz;
+assign i2c_mux_reset = init_rst;
+assign si5324_rst = init_rst;
+assign board_status = {si5324_error, si5324_done};
+wire eth_rst = init_rst | ~si5324_done;
+
+"#
+    .to_string()
 }
 
 /// SUME: four Xilinx 10G Ethernet Subsystems (MAC + 10GBASE-R PCS/PMA); port 0 holds the
@@ -442,7 +792,7 @@ assign led = {qplllock, mmcm_locked};
 "#,
     );
     for p in 0..cfg.ports {
-        s.push_str(&cdc_fifos(p, cfg.data_w, "mac_clk", "mac_rst"));
+        s.push_str(&cdc_fifos(p, cfg, "mac_clk", "mac_rst"));
         let shared = p == 0;
         let module = if shared {
             "eth10g_shared"
@@ -475,7 +825,7 @@ assign led = {qplllock, mmcm_locked};
         if shared {
             c.extend(
                 [
-                    ".reset(init_rst)",
+                    ".reset(eth_rst)",
                     ".refclk_p(sfp_refclk_p)",
                     ".refclk_n(sfp_refclk_n)",
                     ".areset_datapathclk_out(mac_rst)",
@@ -496,7 +846,7 @@ assign led = {qplllock, mmcm_locked};
         } else {
             c.extend(
                 [
-                    ".areset(init_rst)",
+                    ".areset(eth_rst)",
                     ".areset_coreclk(mac_rst)",
                     ".coreclk(mac_clk)",
                     ".txusrclk(txusrclk)",
@@ -585,7 +935,7 @@ fn cmac_macs(board: Board, cfg: &CoreConfig) -> String {
         let _ = writeln!(s, "wire mac{p}_clk, mac{p}_rx_rst, mac{p}_tx_rst;");
         s.push_str(&cdc_fifos(
             p,
-            cfg.data_w,
+            cfg,
             &format!("mac{p}_clk"),
             &format!("mac{p}_rx_rst"),
         ));
@@ -781,7 +1131,7 @@ pub fn build_tcl(board: Board, cfg: &CoreConfig) -> String {
     let _ = write!(
         t,
         r#"# Non-project flow: vivado -mode batch -source build.tcl
-# Creates the IP from ip/*.tcl, reads fanin_core.v, {top}.v and constraints/*.xdc, runs
+# Creates the IP from ip/*.tcl, reads fanin_core.v, fanin_board.v, {top}.v and constraints/*.xdc, runs
 # synthesis, place and route, writes reports into out/, and the bitstream out/{top}.bit only
 # when timing is met. Exits 1 on a timing failure, 2 on a clock set-up error.
 
@@ -804,7 +1154,7 @@ foreach f [lsort [glob -directory [file join $here ip] *.tcl]] {{
 generate_target all [get_ips]
 synth_ip [get_ips]
 
-read_verilog [list [file join $here fanin_core.v] [file join $here $top.v]]
+read_verilog [list [file join $here fanin_core.v] [file join $here fanin_board.v] [file join $here $top.v]]
 foreach f [lsort [glob -directory [file join $here constraints] *.xdc]] {{
     read_xdc $f
 }}
@@ -855,6 +1205,24 @@ exit 0
 pub fn readme(board: Board, cfg: &CoreConfig) -> String {
     let mut ip: Vec<String> = ip_tcl(board, cfg).into_iter().map(|(n, _)| n).collect();
     ip.sort();
+    let refclk = if board == Board::Sume {
+        "\n## SFP+ reference clock\n\n\
+         The Si5324 that makes the 156.25 MHz SFP+ reference clock is programmed over I2C \
+         after every reset by `fanin_si5324_init` (in `fanin_board.v`; register values from \
+         the NetFPGA SUME reference designs, see docs/boards.md); the 10G subsystems stay \
+         in reset until it is done (about 1 s). Board status bit 0 (address 0x10040) shows \
+         it done, bit 1 that the Si5324 never acknowledged; LED 1 is the QPLL lock.\n"
+    } else {
+        ""
+    };
+    let mut regs = String::new();
+    for p in 0..cfg.ports {
+        let _ = write!(
+            regs,
+            "`0x{:05x}` port {p}, ",
+            BOARD_REGS_BASE + BOARD_REG_RX_DROPS + 4 * p as u32
+        );
+    }
     format!(
         "# fanin for {name} ({part}), configuration `{cfg}`\n\n\
          Generated by `cargo run -p fanin-gen -- --board {name} --out DIR`. Do not edit; regenerate.\n\n\
@@ -866,13 +1234,19 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
          ## Files\n\n\
          * `fanin_core.v`: the switch core (generated from `hdl/`), `manifest.json`, `fanin_regs.h`.\n\
          * `{top}.v`: board wrapper: clocks, resets, MAC/PCS IP, clock-crossing FIFOs, JTAG-to-AXI.\n\
-         * `constraints/*.xdc`: pins and clocks (core_clk target {mhz} MHz).\n\
+         * `fanin_board.v`: hand-written board RTL: the RX FIFOs that drop whole frames when \
+         full, the register split{si}.\n\
+         * `constraints/*.xdc`: pins and clocks (core_clk target {mhz} MHz); \
+         `constraints/fanin_board.xdc`: the clock-domain crossings of `fanin_board.v`.\n\
          * `ip/*.tcl`: vendor IP, created at build time: {ips}.\n\
          * `build.tcl`: the non-project Vivado flow.\n\n\
          ## Control\n\n\
          The AXI-Lite register port (`fanin_regs.h`) is driven by a JTAG-to-AXI master: after \
          programming, in the Vivado hardware manager, e.g. \
          `create_hw_axi_txn rd [get_hw_axis hw_axi_1] -type read -address 0x0 -len 1; run_hw_axi rd`.\n\n\
+         Addresses from `0x{base:05x}` are a read-only board window: frames an RX FIFO \
+         dropped whole because the core fell behind (32 bits, wrapping): {regs}and the status \
+         word at `0x{status:05x}`.\n{refclk}\n\
          See docs/boards.md in the fanin repository for the design choices and known limits.\n",
         name = board.name(),
         part = board.part(),
@@ -880,10 +1254,98 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
         top = board.top(),
         mhz = cfg.clock_mhz,
         ips = ip.join(", "),
+        base = BOARD_REGS_BASE,
+        status = BOARD_REGS_BASE + BOARD_REG_STATUS,
+        si = if board == Board::Sume {
+            ", the Si5324 I2C initialiser"
+        } else {
+            ""
+        },
         ipnote = if board == Board::Sume {
             "10G Ethernet Subsystem (axi_10g_ethernet)"
         } else {
             "UltraScale+ 100G Ethernet (cmac_usplus, no-charge)"
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The value of Si5324 register `reg` after [`SI5324_INIT`] (auto-increment writes).
+    fn si5324_reg(reg: u8) -> u8 {
+        let mut v = None;
+        for w in SI5324_INIT.iter().filter(|w| w.addr == SI5324_ADDR) {
+            let start = w.bytes[0];
+            for (k, b) in w.bytes[1..].iter().enumerate() {
+                if start as usize + k == reg as usize {
+                    v = Some(*b);
+                }
+            }
+        }
+        v.unwrap_or_else(|| panic!("register {reg} is not written"))
+    }
+
+    /// The register fields (Si5324 data sheet layout) give 156.25 MHz on CKOUT1 from the
+    /// 114.285 MHz crystal, with the DSPLL inside its 4.85-5.67 GHz range.
+    #[test]
+    fn si5324_output_is_156_25_mhz() {
+        let r = |n| u32::from(si5324_reg(n));
+        let n1_hs = (r(25) >> 5) + 4;
+        let nc1_ls = ((r(31) & 0xf) << 16 | r(32) << 8 | r(33)) + 1;
+        let n2_hs = (r(40) >> 5) + 4;
+        let n2_ls = ((r(40) & 0xf) << 16 | r(41) << 8 | r(42)) + 1;
+        let n31 = ((r(43) & 0x7) << 16 | r(44) << 8 | r(45)) + 1;
+        let n32 = ((r(46) & 0x7) << 16 | r(47) << 8 | r(48)) + 1;
+        assert_eq!(
+            (n1_hs, nc1_ls, n2_hs, n2_ls, n31),
+            (9, 4, 10, 150_000, 30_476)
+        );
+        assert_eq!(n32, n31);
+        let f3 = 114.285e6 / f64::from(n31);
+        assert!((2e3..=2e6).contains(&f3), "f3 = {f3}");
+        let fosc = f3 * f64::from(n2_hs) * f64::from(n2_ls);
+        assert!((4.85e9..=5.67e9).contains(&fosc), "fOSC = {fosc}");
+        let fout = fosc / f64::from(n1_hs * nc1_ls);
+        assert!((fout - 156.25e6).abs() < 1.0, "CKOUT1 = {fout}");
+        // Free run on, ICAL last.
+        assert_eq!(si5324_reg(0) & 0x40, 0x40);
+        let last = SI5324_INIT.last().unwrap();
+        assert_eq!((last.addr, last.bytes), (SI5324_ADDR, &[136u8, 0x40][..]));
+        // The mux is switched to channel 4 before anything else.
+        assert_eq!(
+            (SI5324_INIT[0].addr, SI5324_INIT[0].bytes),
+            (PCA9548_ADDR, &[0x10u8][..])
+        );
+    }
+
+    /// Each write becomes START + address byte, its bytes, STOP on the last byte.
+    #[test]
+    fn i2c_rom_frames_every_write() {
+        let rom = i2c_rom(SI5324_INIT);
+        let n: usize = SI5324_INIT.iter().map(|w| w.bytes.len() + 1).sum();
+        assert_eq!(rom.len(), n);
+        let mut i = 0;
+        for w in SI5324_INIT {
+            assert_eq!(rom[i].0, 0x200 | u16::from(w.addr) << 1);
+            for (k, b) in w.bytes.iter().enumerate() {
+                let stop = if k + 1 == w.bytes.len() { 0x100 } else { 0 };
+                assert_eq!(rom[i + 1 + k].0, stop | u16::from(*b));
+            }
+            i += w.bytes.len() + 1;
+        }
+        let v = si5324_init_rtl(SI5324_INIT).unwrap();
+        assert!(v.contains("localparam [IDX_W-1:0] ROM_LEN = 6'd39;"), "{v}");
+        assert!(!v.contains("@ROM") && !v.contains("@IDX_W@"));
+    }
+
+    #[test]
+    fn rx_fifo_holds_two_maximum_frames() {
+        let mut cfg = CoreConfig::by_name("sume").unwrap();
+        assert_eq!(rx_fifo_depth(&cfg), 512);
+        cfg.max_frame = 9600;
+        assert_eq!(rx_fifo_depth(&cfg), 4096);
+        assert_eq!(rx_fifo_depth(&CoreConfig::by_name("alveo").unwrap()), 512);
+    }
 }

@@ -35,7 +35,8 @@ struct Args {
     /// yosys family for --report: xc7 or xcup (default: xc7 for sume, xcup otherwise).
     #[arg(long)]
     family: Option<String>,
-    /// With --report: what-if, memories of 4 Mbit or more synthesised as URAM (UltraScale+).
+    /// With --report: what-if, the block-RAM memories of 4 Mbit or more synthesised as URAM
+    /// (UltraScale+; memories the configuration already puts in URAM stay there).
     #[arg(long)]
     uram_what_if: bool,
     /// Seconds after which --report gives up on yosys.
@@ -48,8 +49,9 @@ fn main() -> Result<()> {
     if a.list {
         for c in CoreConfig::named() {
             println!(
-                "{:8} ports={} data_w={} engine_w={} slots={} lanes={} jobs={} routes={} clock={}MHz",
-                c.name, c.ports, c.data_w, c.engine_w, c.slots, c.lanes, c.max_jobs, c.max_routes, c.clock_mhz
+                "{:8} ports={} data_w={} engine_w={} slots={} lanes={} jobs={} routes={} clock={}MHz slot_ram={}",
+                c.name, c.ports, c.data_w, c.engine_w, c.slots, c.lanes, c.max_jobs, c.max_routes, c.clock_mhz,
+                c.slot_ram.attr()
             );
         }
         return Ok(());
@@ -101,7 +103,10 @@ fn main() -> Result<()> {
             let _ = std::fs::remove_dir_all(&dir);
         }
         let label = if a.uram_what_if {
-            format!("{} (what-if: memories >= 4 Mbit as URAM)", cfg.name)
+            format!(
+                "{} (what-if: block-RAM memories >= 4 Mbit as URAM)",
+                cfg.name
+            )
         } else {
             cfg.name.clone()
         };

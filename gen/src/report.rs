@@ -10,7 +10,7 @@
 //! the reported `depth`; the carry cells and wide muxes on it are listed separately.
 
 use anyhow::{bail, Context, Result};
-use fanin_hdl::CoreConfig;
+use fanin_hdl::{CoreConfig, RamStyle};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -35,13 +35,32 @@ impl Family {
         }
     }
 
-    /// The family a named configuration targets: `sume` is a Virtex-7, the rest UltraScale+.
+    /// The family a named configuration targets: `sume` is a Virtex-7, the rest (and any
+    /// configuration with UltraRAM) UltraScale+.
     pub fn for_config(cfg: &CoreConfig) -> Family {
-        if cfg.name == "sume" {
+        if cfg.name == "sume" && cfg.slot_ram != RamStyle::Ultra {
             Family::Xc7
         } else {
             Family::Xcup
         }
+    }
+
+    /// Whether the family has UltraRAM (URAM288).
+    pub fn has_uram(self) -> bool {
+        self == Family::Xcup
+    }
+
+    /// Refuses a configuration that asks for a memory this family lacks.
+    pub fn check(self, cfg: &CoreConfig) -> Result<()> {
+        if cfg.slot_ram == RamStyle::Ultra && !self.has_uram() {
+            bail!(
+                "configuration {} puts the slot memory in UltraRAM (slot_ram = ultra), which \
+                 family {} does not have; use --family xcup, or a configuration with slot_ram = block",
+                cfg.name,
+                self.yosys_name()
+            );
+        }
+        Ok(())
     }
 
     /// Parses `xc7` / `xcup`.
@@ -148,8 +167,9 @@ pub fn run(cfg: &CoreConfig, family: Family, dir: &Path, timeout: Duration) -> R
     run_with(cfg, family, dir, timeout, None)
 }
 
-/// Memories of at least this many bits are what-if candidates for URAM (4 Mbit: well past
-/// the point where a 288 Kb URAM beats eight 36 Kb block RAMs).
+/// Block-RAM memories of at least this many bits are what-if candidates for URAM (4 Mbit:
+/// well past the point where a 288 Kb URAM beats eight 36 Kb block RAMs). Memories the
+/// configuration already puts in URAM (`slot_ram = ultra`) are counted as they are.
 pub const URAM_WHAT_IF_BITS: u64 = 4 << 20;
 
 /// What-if: rewrites `(* ram_style = "block" *)` to `"ultra"` on memories of at least
@@ -182,6 +202,7 @@ pub fn run_with(
     timeout: Duration,
     uram_min_bits: Option<u64>,
 ) -> Result<Resources> {
+    family.check(cfg)?;
     crate::write(cfg, dir)?;
     if let Some(min) = uram_min_bits {
         let p = dir.join("fanin_core.v");

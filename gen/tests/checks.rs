@@ -5,7 +5,7 @@
 //! (or `cargo test -- --include-ignored`) runs them.
 //! Verilator and yosys must be installed: these tests fail, not skip, without them.
 
-use fanin_hdl::CoreConfig;
+use fanin_hdl::{CoreConfig, RamStyle};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -121,7 +121,7 @@ fn verilator_lint_every_configuration() {
 fn synth(name: &str) -> String {
     let d = out_dir(name);
     let out = Command::new("yosys")
-        .args(["-q", "-p", "read_verilog fanin_core.v; synth_xilinx -top fanin_core -family xcup; tee -o stat.txt stat"])
+        .args(["-q", "-p", "read_verilog fanin_core.v; synth_xilinx -top fanin_core -family xcup -uram; tee -o stat.txt stat"])
         .current_dir(&d)
         .output()
         .expect("yosys must be installed (see README setup)");
@@ -133,23 +133,30 @@ fn synth(name: &str) -> String {
     std::fs::read_to_string(d.join("stat.txt")).unwrap()
 }
 
-/// Block-RAM bits yosys mapped in module `module` of a `stat` report (0 if none).
-fn bram_bits(stat: &str, module: &str) -> u64 {
+/// How many `cell`s module `module` has in a yosys `stat` report (0 if none).
+fn cells(stat: &str, module: &str, cell: &str) -> u64 {
     let head = format!("=== {module} ===");
     let Some(i) = stat.find(&head) else {
         return 0;
     };
     let rest = &stat[i + head.len()..];
     let sect = &rest[..rest.find("===").unwrap_or(rest.len())];
-    let count = |cell: &str| -> u64 {
-        sect.lines()
-            .filter_map(|l| {
-                let mut w = l.split_whitespace();
-                (w.next() == Some(cell)).then(|| w.next().unwrap().parse::<u64>().unwrap())
-            })
-            .sum()
-    };
-    count("RAMB36E2") * 36 * 1024 + count("RAMB18E2") * 18 * 1024
+    sect.lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(cell)).then(|| w.next().unwrap().parse::<u64>().unwrap())
+        })
+        .sum()
+}
+
+/// Block-RAM bits yosys mapped in module `module` of a `stat` report (0 if none).
+fn bram_bits(stat: &str, module: &str) -> u64 {
+    cells(stat, module, "RAMB36E2") * 36 * 1024 + cells(stat, module, "RAMB18E2") * 18 * 1024
+}
+
+/// UltraRAM bits (URAM288: 4K x 72) yosys mapped in module `module` (0 if none).
+fn uram_bits(stat: &str, module: &str) -> u64 {
+    cells(stat, module, "URAM288") * 288 * 1024
 }
 
 fn assert_synth_ok(name: &str, stat: &str) {
@@ -157,14 +164,18 @@ fn assert_synth_ok(name: &str, stat: &str) {
         stat.contains("RAMB"),
         "{name}: no block RAM inferred:\n{stat}"
     );
-    // The slot memory (S slots x 2 copies x E int32 lanes) and the slot metadata
-    // (2S x 192 bits) are block RAM, sized with the slot count.
+    // The slot memory (S slots x 2 copies x E int32 lanes) is in the configuration's
+    // `slot_ram` (block RAM or URAM) and the slot metadata (2S x 192 bits) in block RAM,
+    // sized with the slot count.
     let cfg = CoreConfig::by_name(name).unwrap();
     let slot_bits = 2 * cfg.slots as u64 * cfg.lanes as u64 * 32;
-    let got = bram_bits(stat, "fanin_acc_ram");
+    let (got, want) = match cfg.slot_ram {
+        RamStyle::Block => (bram_bits(stat, "fanin_acc_ram"), "block RAM"),
+        RamStyle::Ultra => (uram_bits(stat, "fanin_acc_ram"), "URAM"),
+    };
     assert!(
         got >= slot_bits,
-        "{name}: slot memory not in block RAM ({got} BRAM bits for {slot_bits} slot bits)"
+        "{name}: slot memory not in {want} ({got} bits mapped for {slot_bits} slot bits)"
     );
     let meta_bits = 2 * cfg.slots as u64 * 192;
     let got = bram_bits(stat, "fanin_meta");
@@ -194,5 +205,112 @@ fn yosys_synth_large() {
     for n in ["sume", "alveo"] {
         let s = synth(n);
         assert_synth_ok(n, &s);
+    }
+}
+
+/// The text of module `module` in generated Verilog.
+fn module_text<'a>(v: &'a str, module: &str) -> &'a str {
+    let start = v
+        .find(&format!("module {module}("))
+        .or_else(|| v.find(&format!("module {module} (")))
+        .unwrap_or_else(|| panic!("no module {module}"));
+    let end = start + v[start..].find("endmodule").unwrap();
+    &v[start..end]
+}
+
+/// The accumulator's slot-row memory carries the configuration's `slot_ram` style:
+/// `alveo` asks for URAM, `default` and `sume` (7-series: no URAM) for block RAM; every
+/// other memory stays block RAM.
+#[test]
+fn slot_memory_ram_style_follows_configuration() {
+    let want = [
+        ("default", RamStyle::Block),
+        ("sume", RamStyle::Block),
+        ("alveo", RamStyle::Ultra),
+    ];
+    for (name, style) in want {
+        let cfg = CoreConfig::by_name(name).unwrap();
+        assert_eq!(cfg.slot_ram, style, "{name}");
+        let v = fanin_hdl::verilog(&cfg).unwrap();
+        let acc = module_text(&v, "fanin_acc_ram");
+        assert!(
+            acc.contains(&format!("(* ram_style = \"{}\" *)", style.attr())),
+            "{name}: the slot memory (fanin_acc_ram) is not ram_style {} (hdl/src/core.rs \
+             must build it with Acc::with_style(.., cfg.slot_ram)):\n{acc}",
+            style.attr()
+        );
+        let ultra = v.matches("ram_style = \"ultra\"").count();
+        assert_eq!(
+            ultra,
+            usize::from(style == RamStyle::Ultra),
+            "{name}: only the slot memory may ask for URAM"
+        );
+    }
+}
+
+/// A small configuration (64 slots) with `slot_ram = ultra` for the yosys test below.
+fn small_ultra() -> CoreConfig {
+    CoreConfig {
+        name: "small_ultra".into(),
+        slots: 64,
+        slot_ram: RamStyle::Ultra,
+        ..CoreConfig::by_name("default").unwrap()
+    }
+}
+
+/// yosys 0.23 maps the generated ultra slot memory to URAM288 and nothing else (the RAM
+/// module alone: seconds, not the minutes of the whole core), and the same memory with
+/// `slot_ram = block` to block RAM.
+#[test]
+fn yosys_maps_ultra_slot_memory_to_uram288() {
+    for style in [RamStyle::Ultra, RamStyle::Block] {
+        let cfg = CoreConfig {
+            slot_ram: style,
+            ..small_ultra()
+        };
+        let d = std::env::temp_dir().join(format!(
+            "fanin-gen-test-{}-uram-{}",
+            std::process::id(),
+            style.attr()
+        ));
+        fanin_gen::write(&cfg, &d).unwrap();
+        let v = std::fs::read_to_string(d.join("fanin_core.v")).unwrap();
+        assert!(
+            module_text(&v, "fanin_acc_ram")
+                .contains(&format!("(* ram_style = \"{}\" *)", style.attr())),
+            "the slot memory does not carry slot_ram = {} (hdl/src/core.rs must build it with \
+             Acc::with_style(.., cfg.slot_ram))",
+            style.attr()
+        );
+        let out = Command::new("yosys")
+            .args([
+                "-q",
+                "-p",
+                "read_verilog fanin_core.v; synth_xilinx -top fanin_acc_ram -family xcup -uram; \
+                 tee -o stat.txt stat",
+            ])
+            .current_dir(&d)
+            .output()
+            .expect("yosys must be installed (see README setup)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stat = std::fs::read_to_string(d.join("stat.txt")).unwrap();
+        // 2 copies x 64 slots x 4 rows of 512 bits: 512 x 512 = ceil(512/72) = 8 URAM288.
+        let slot_bits = 2 * cfg.slots as u64 * cfg.lanes as u64 * 32;
+        let (uram, bram) = (
+            uram_bits(&stat, "fanin_acc_ram"),
+            bram_bits(&stat, "fanin_acc_ram"),
+        );
+        match style {
+            RamStyle::Ultra => {
+                assert_eq!(cells(&stat, "fanin_acc_ram", "URAM288"), 8, "{stat}");
+                assert!(uram >= slot_bits && bram == 0, "{stat}");
+            }
+            RamStyle::Block => assert!(bram >= slot_bits && uram == 0, "{stat}"),
+        }
+        let _ = std::fs::remove_dir_all(d);
     }
 }

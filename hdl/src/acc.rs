@@ -9,12 +9,13 @@
 //!   merges write `y` back to `addr` at the end of the cycle; `rd` is the row as read.
 //! * stage 2 (cycle t+2): `ovf` reports whether the merge saturated a valid lane.
 //!
-//! The RAM is read-old-data, so a read issued in the same cycle as the write to the same
-//! row (a packet to the same slot right behind the previous one) would see the old row:
-//! the forwarding register then supplies the row being written instead. Reads issued
-//! later see the RAM. Those are the only hazards (distance 1).
+//! A read issued in the same cycle as the write to the same row (a packet to the same
+//! slot right behind the previous one) would see the old row (block RAM) or an undefined
+//! one (UltraRAM): the forwarding register then supplies the row being written instead,
+//! whatever the RAM returned. Reads issued later see the RAM. Those are the only hazards
+//! (distance 1).
 
-use crate::ram::{FaninRam, ADDR_W};
+use crate::ram::{FaninRam, RamStyle, ADDR_W};
 use rust_hdl::prelude::*;
 
 /// No operation.
@@ -178,8 +179,15 @@ pub struct Acc<const W: usize> {
 }
 
 impl<const W: usize> Acc<W> {
-    /// A slot memory of `rows` rows.
+    /// A slot memory of `rows` rows in block RAM.
     pub fn new(rows: usize) -> Self {
+        Self::with_style(rows, RamStyle::Block)
+    }
+
+    /// A slot memory of `rows` rows in the memory `style` asks for (the configuration's
+    /// `slot_ram`). UltraRAM is safe here: the only same-row read-during-write (distance 1)
+    /// is served by the forwarding register, never by the RAM.
+    pub fn with_style(rows: usize, style: RamStyle) -> Self {
         Self {
             clock: Default::default(),
             op: Default::default(),
@@ -189,7 +197,7 @@ impl<const W: usize> Acc<W> {
             rd: Default::default(),
             ovf: Default::default(),
             busy: Default::default(),
-            ram: FaninRam::new(rows, 1),
+            ram: FaninRam::with_style(rows, 1, style),
             add: Default::default(),
             op1: Default::default(),
             addr1: Default::default(),

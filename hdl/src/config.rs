@@ -39,6 +39,32 @@ pub struct CoreConfig {
     pub rx_frames: u32,
     /// Target clock in MHz (documentation and the manifest; not used by the logic).
     pub clock_mhz: u32,
+    /// Memory for the accumulator's slot rows (`2·S·E·32` bits): block RAM on every
+    /// family, UltraRAM on UltraScale+ only (the generator refuses it for 7-series).
+    pub slot_ram: RamStyle,
+}
+
+/// The memory a large RAM asks synthesis for: the `ram_style` attribute of its Verilog.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RamStyle {
+    /// Block RAM (RAMB36/RAMB18): every family; read-old-data on a same-cycle read and write.
+    #[default]
+    Block,
+    /// UltraRAM (URAM288, 4K × 72 bit): UltraScale+ only. What a read returns when it hits
+    /// the row written in the same cycle is not read-old-data; the memory's user must not
+    /// depend on it (the accumulator forwards that case, see `acc.rs`).
+    Ultra,
+}
+
+impl RamStyle {
+    /// The Verilog `ram_style` attribute value (`block`, `ultra`).
+    pub fn attr(self) -> &'static str {
+        match self {
+            RamStyle::Block => "block",
+            RamStyle::Ultra => "ultra",
+        }
+    }
 }
 
 impl CoreConfig {
@@ -48,7 +74,7 @@ impl CoreConfig {
             name: "default".into(),
             ports: 4,
             data_w: 64,
-            engine_w: 256,
+            engine_w: 512,
             slots: 256,
             lanes: 64,
             max_jobs: 16,
@@ -57,6 +83,7 @@ impl CoreConfig {
             max_frame: 1518,
             rx_frames: 2,
             clock_mhz: 156,
+            slot_ram: RamStyle::Block,
         };
         vec![
             base.clone(),
@@ -77,6 +104,9 @@ impl CoreConfig {
                 max_jobs: 64,
                 max_routes: 64,
                 clock_mhz: 322,
+                // 64 Mbit of slot rows: ≈ 1,820 RAMB36 would not fit a U280 (2,016) beside
+                // the rest; as URAM it is 240 of the U280's 960 (docs/boards.md).
+                slot_ram: RamStyle::Ultra,
                 ..base
             },
         ]

@@ -4,7 +4,12 @@
 
 // The decision mirrors the model branch by branch, in its order: several branches share a
 // verdict (e.g. the malformed ones), and the collision condition is spelled as the model's.
-#![allow(clippy::if_same_then_else, clippy::nonminimal_bool)]
+// `hdl_gen` translates plain `match` arms only (no guards), so conditions stay inside the arms.
+#![allow(
+    clippy::if_same_then_else,
+    clippy::nonminimal_bool,
+    clippy::collapsible_match
+)]
 
 use crate::acc::Acc;
 use crate::config::CoreConfig;
@@ -140,21 +145,18 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     last: DFF<Bits<4>>,
     hdr: DFF<Bits<PARSE_W>>,
     udp_ok: DFF<bool>,
+    ip_ok: DFF<bool>,
     len: DFF<Bits<16>>,
     row0: DFF<Bits<16>>,
     nrows: DFF<Bits<16>>,
     ri: DFF<Bits<16>>,
     v1: DFF<bool>,
-    oport: DFF<Bits<4>>,
     ji: DFF<Bits<8>>,
     je: DFF<Bits<JOB_W>>,
     jep: DFF<Bits<16>>,
     chr: DFF<Bits<CHILD_W>>,
     cadr: DFF<Bits<ADDR_W>>,
-    cm: DFF<Bits<META_W>>,
     agg_op: DFF<Bits<2>>,
-    complete: DFF<bool>,
-    ovf_acc: DFF<bool>,
     nr: DFF<Bits<16>>,
     ei: DFF<Bits<8>>,
     e_mc: DFF<bool>,
@@ -176,6 +178,46 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     o_block: DFF<Bits<32>>,
     o_child: DFF<Bits<8>>,
     o_bitmap: DFF<Bits<64>>,
+    // Back end: the item it works on (written by the front end at hand-over).
+    bstate: DFF<Bits<4>>,
+    b_sel: DFF<Bits<4>>,
+    s1_sel: DFF<Bits<4>>,
+    b_row0: DFF<Bits<16>>,
+    b_nrows: DFF<Bits<16>>,
+    b_rel: DFF<bool>,
+    b_cadr: DFF<Bits<ADDR_W>>,
+    b_hdr: DFF<Bits<512>>,
+    b_len: DFF<Bits<16>>,
+    b_ji: DFF<Bits<8>>,
+    b_nch: DFF<Bits<8>>,
+    b_emit: DFF<bool>,
+    b_eovf: DFF<bool>,
+    // Multicast rounds: child scan and destination ports.
+    cs_i: DFF<Bits<8>>,
+    cs_j: DFF<Bits<8>>,
+    cs_v: DFF<bool>,
+    more: DFF<bool>,
+    pmask: DFF<Bits<8>>,
+    pp_mac: Vec<DFF<Bits<48>>>,
+    pp_ip: Vec<DFF<Bits<32>>>,
+    pp_udp: Vec<DFF<Bits<16>>>,
+    pp_child: Vec<DFF<Bits<8>>>,
+    chram2: FaninRam<CHILD_W>,
+    // Overflow bit per slot copy, with the tags that follow RMW rows through the Acc.
+    ovram: FaninRam<2>,
+    t1_v: DFF<bool>,
+    t1_first: DFF<bool>,
+    t1_start: DFF<bool>,
+    t1_a: DFF<Bits<ADDR_W>>,
+    t2_v: DFF<bool>,
+    t2_first: DFF<bool>,
+    t2_start: DFF<bool>,
+    t2_a: DFF<Bits<ADDR_W>>,
+    ov_run: DFF<bool>,
+    ow_v: DFF<bool>,
+    ow_a: DFF<Bits<ADDR_W>>,
+    ow_val: DFF<bool>,
+    or_a: DFF<Bits<ADDR_W>>,
     // Timer and scan.
     tick_cnt: DFF<Bits<32>>,
     now: DFF<Bits<32>>,
@@ -193,7 +235,29 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dact: Signal<Local, Bits<4>>,
     hwc: Signal<Local, bool>,
     cr: Signal<Local, bool>,
-    fl: Signal<Local, Bits<8>>,
+    cmw: Signal<Local, Bits<META_W>>,
+    cpl: Signal<Local, bool>,
+    aop: Signal<Local, Bits<2>>,
+    h_go: Signal<Local, bool>,
+    h_st: Signal<Local, Bits<4>>,
+    b_free: Signal<Local, bool>,
+    b_done: Signal<Local, bool>,
+    ev_b: Signal<Local, Bits<32>>,
+    nr1: Signal<Local, Bits<16>>,
+    enr: Signal<Local, Bits<16>>,
+    pm_low: Signal<Local, Bits<8>>,
+    pport: Signal<Local, Bits<4>>,
+    all_rdy: Signal<Local, bool>,
+    cs_port: Signal<Local, Bits<4>>,
+    cs_hit: Signal<Local, bool>,
+    tg_v: Signal<Local, bool>,
+    tg_first: Signal<Local, bool>,
+    ov_ra: Signal<Local, Bits<ADDR_W>>,
+    ov_rd: Signal<Local, bool>,
+    ov_prev: Signal<Local, bool>,
+    ov_new: Signal<Local, bool>,
+    ov_cur: Signal<Local, bool>,
+    hdr_ok: Signal<Local, bool>,
     ci: Signal<Local, bool>,
     jsel: Signal<Local, Bits<8>>,
     jent: Signal<Local, Bits<JOB_W>>,
@@ -249,7 +313,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     cur_len: Signal<Local, Bits<16>>,
     cur_rows: Signal<Local, Bits<16>>,
     rx_row_data: Signal<Local, Bits<WB>>,
-    tx_ready_sel: Signal<Local, bool>,
     rhit: Signal<Local, bool>,
     rport: Signal<Local, Bits<4>>,
     ev: Signal<Local, Bits<32>>,
@@ -383,7 +446,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             dbg_arg: Default::default(),
             dbg_tick: Default::default(),
             parser: Default::default(),
-            acc: Acc::new(2 * cfg.slots as usize * rpc),
+            acc: Acc::with_style(2 * cfg.slots as usize * rpc, cfg.slot_ram),
             hg: Default::default(),
             meta: FaninRam::new(2 * cfg.slots as usize, 1),
             chram: FaninRam::new(nj << mclog, 1),
@@ -395,11 +458,68 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             jep: Default::default(),
             chr: Default::default(),
             cadr: Default::default(),
-            cm: Default::default(),
             agg_op: Default::default(),
-            complete: Default::default(),
-            ovf_acc: Default::default(),
             nr: Default::default(),
+            bstate: Default::default(),
+            b_sel: Default::default(),
+            s1_sel: Default::default(),
+            b_row0: Default::default(),
+            b_nrows: Default::default(),
+            b_rel: Default::default(),
+            b_cadr: Default::default(),
+            b_hdr: Default::default(),
+            b_len: Default::default(),
+            b_ji: Default::default(),
+            b_nch: Default::default(),
+            b_emit: Default::default(),
+            b_eovf: Default::default(),
+            cs_i: Default::default(),
+            cs_j: Default::default(),
+            cs_v: Default::default(),
+            more: Default::default(),
+            pmask: Default::default(),
+            pp_mac: n(p),
+            pp_ip: n(p),
+            pp_udp: n(p),
+            pp_child: n(p),
+            chram2: FaninRam::new(nj << mclog, 1),
+            ovram: FaninRam::new(2 * cfg.slots as usize, 1),
+            t1_v: Default::default(),
+            t1_first: Default::default(),
+            t1_start: Default::default(),
+            t1_a: Default::default(),
+            t2_v: Default::default(),
+            t2_first: Default::default(),
+            t2_start: Default::default(),
+            t2_a: Default::default(),
+            ov_run: Default::default(),
+            ow_v: Default::default(),
+            ow_a: Default::default(),
+            ow_val: Default::default(),
+            or_a: Default::default(),
+            cmw: Default::default(),
+            cpl: Default::default(),
+            aop: Default::default(),
+            h_go: Default::default(),
+            h_st: Default::default(),
+            b_free: Default::default(),
+            b_done: Default::default(),
+            ev_b: Default::default(),
+            nr1: Default::default(),
+            enr: Default::default(),
+            pm_low: Default::default(),
+            pport: Default::default(),
+            all_rdy: Default::default(),
+            cs_port: Default::default(),
+            cs_hit: Default::default(),
+            tg_v: Default::default(),
+            tg_first: Default::default(),
+            ov_ra: Default::default(),
+            ov_rd: Default::default(),
+            ov_prev: Default::default(),
+            ov_new: Default::default(),
+            ov_cur: Default::default(),
+            hdr_ok: Default::default(),
             ei: Default::default(),
             e_mc: Default::default(),
             e_slot: Default::default(),
@@ -435,7 +555,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             dact: Default::default(),
             hwc: Default::default(),
             cr: Default::default(),
-            fl: Default::default(),
             ci: Default::default(),
             jsel: Default::default(),
             jent: Default::default(),
@@ -487,12 +606,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             last: Default::default(),
             hdr: Default::default(),
             udp_ok: Default::default(),
+            ip_ok: Default::default(),
             len: Default::default(),
             row0: Default::default(),
             nrows: Default::default(),
             ri: Default::default(),
             v1: Default::default(),
-            oport: Default::default(),
             vb: n(9),
             hb: n(9),
             pick: Default::default(),
@@ -502,7 +621,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             cur_len: Default::default(),
             cur_rows: Default::default(),
             rx_row_data: Default::default(),
-            tx_ready_sel: Default::default(),
             rhit: Default::default(),
             rport: Default::default(),
             ev: Default::default(),
@@ -597,22 +715,50 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             last,
             hdr,
             udp_ok,
+            ip_ok,
             len,
             row0,
             nrows,
             ri,
             v1,
-            oport,
             ji,
             je,
             jep,
             chr,
             cadr,
-            cm,
             agg_op,
-            complete,
-            ovf_acc,
             nr,
+            bstate,
+            b_sel,
+            s1_sel,
+            b_row0,
+            b_nrows,
+            b_rel,
+            b_cadr,
+            b_hdr,
+            b_len,
+            b_ji,
+            b_nch,
+            b_emit,
+            b_eovf,
+            cs_i,
+            cs_j,
+            cs_v,
+            more,
+            pmask,
+            t1_v,
+            t1_first,
+            t1_start,
+            t1_a,
+            t2_v,
+            t2_first,
+            t2_start,
+            t2_a,
+            ov_run,
+            ow_v,
+            ow_a,
+            ow_val,
+            or_a,
             ei,
             e_mc,
             e_slot,
@@ -689,9 +835,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.cnt[k].clock.next = self.clock.val();
             self.cnt[k].d.next = self.cnt[k].q.val();
         }
+        for p in 0..self.pp_mac.len() {
+            self.pp_mac[p].clock.next = self.clock.val();
+            self.pp_mac[p].d.next = self.pp_mac[p].q.val();
+            self.pp_ip[p].clock.next = self.clock.val();
+            self.pp_ip[p].d.next = self.pp_ip[p].q.val();
+            self.pp_udp[p].clock.next = self.clock.val();
+            self.pp_udp[p].d.next = self.pp_udp[p].q.val();
+            self.pp_child[p].clock.next = self.clock.val();
+            self.pp_child[p].d.next = self.pp_child[p].q.val();
+        }
         self.acc.clock.next = self.clock.val();
         self.meta.clock.next = self.clock.val();
         self.chram.clock.next = self.clock.val();
+        self.chram2.clock.next = self.clock.val();
+        self.ovram.clock.next = self.clock.val();
         // Timer: `tick_div` cycles per tick.
         if self.tick_cnt.q.val() + 1 >= self.tick_div.q.val() {
             self.tick_cnt.d.next = 0.into();
@@ -699,21 +857,56 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.tick_cnt.d.next = self.tick_cnt.q.val() + 1;
         }
-        // Payload row of the selected ingress port; room at the chosen egress port.
+        // Payload row read in the previous cycle (the port is the one of that cycle's item:
+        // the next item may already have started).
+        self.s1_sel.d.next = self.b_sel.q.val();
         self.rx_row_data.next = self.rx[0].r_data.val();
-        self.tx_ready_sel.next = false;
         for p in 0..self.rx.len() {
-            if self.sel.q.val() == self.c_idx4[p].val() {
+            if self.s1_sel.q.val() == self.c_idx4[p].val() {
                 self.rx_row_data.next = self.rx[p].r_data.val();
-            }
-            if self.oport.q.val() == self.c_idx4[p].val() {
-                self.tx_ready_sel.next = self.tx[p].ready.val();
             }
         }
         if self.e_slot.q.val() {
             self.acc_row.next = self.acc.rd.val();
         } else {
             self.acc_row.next = self.rx_row_data.val();
+        }
+        // Destination ports of the back end's item: the lowest one is pushed next.
+        self.pm_low.next = self.pmask.q.val() & (!self.pmask.q.val() + 1);
+        self.pport.next = 0.into();
+        self.all_rdy.next = true;
+        for p in 0..self.rx.len() {
+            if self.pm_low.val().get_bit(p) {
+                self.pport.next = self.c_idx4[p].val();
+            }
+            if self.pmask.q.val().get_bit(p) & !self.tx[p].ready.val() {
+                self.all_rdy.next = false;
+            }
+        }
+        // The slot copy's overflow bit (see the back end): read, forwarded, and as of this
+        // cycle (`ov_cur`, for headers of frames built from slot rows).
+        if self.t1_v.q.val() {
+            self.ov_ra.next = self.t1_a.q.val();
+        } else {
+            self.ov_ra.next = self.b_cadr.q.val();
+        }
+        self.ovram.raddr.next = self.ov_ra.val();
+        self.or_a.d.next = self.ov_ra.val();
+        if self.ow_v.q.val() & (self.ow_a.q.val() == self.or_a.q.val()) {
+            self.ov_rd.next = self.ow_val.q.val();
+        } else {
+            self.ov_rd.next = self.ovram.rdata.val().get_bit(0);
+        }
+        if self.t2_first.q.val() {
+            self.ov_prev.next = !self.t2_start.q.val() & self.ov_rd.val();
+        } else {
+            self.ov_prev.next = self.ov_run.q.val();
+        }
+        self.ov_new.next = self.ov_prev.val() | self.acc.ovf.val();
+        if self.t2_v.q.val() & (self.t2_a.q.val() == self.b_cadr.q.val()) {
+            self.ov_cur.next = self.ov_new.val();
+        } else {
+            self.ov_cur.next = self.ov_rd.val();
         }
         // Header of originated frames.
         self.hg.dst_mac.next = self.o_dst_mac.q.val();
@@ -723,13 +916,29 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.hg.src_port.next = self.o_src_port.q.val();
         self.hg.dst_port.next = self.o_dst_port.q.val();
         self.hg.ptype.next = self.o_ptype.q.val();
-        self.hg.flags.next = self.o_flags.q.val();
+        // (The copy's overflow bit joins the flags of frames built from slot rows.)
+        if self.b_eovf.q.val() & self.ov_cur.val() {
+            self.hg.flags.next = self.o_flags.q.val() | 0x08;
+        } else {
+            self.hg.flags.next = self.o_flags.q.val();
+        }
         self.hg.exponent.next = self.o_exp.q.val();
         self.hg.job.next = self.o_job.q.val();
         self.hg.elements.next = self.o_elements.q.val();
         self.hg.block.next = self.o_block.q.val();
         self.hg.child.next = self.o_child.q.val();
         self.hg.bitmap.next = self.o_bitmap.q.val();
+        if self.e_mc.q.val() {
+            // Multicast: the destination of the port whose descriptor is pushed.
+            for p in 0..self.rx.len() {
+                if self.pport.val() == self.c_idx4[p].val() {
+                    self.hg.dst_mac.next = self.pp_mac[p].q.val();
+                    self.hg.dst_ip.next = self.pp_ip[p].q.val();
+                    self.hg.dst_port.next = self.pp_udp[p].q.val();
+                    self.hg.child.next = self.pp_child[p].q.val();
+                }
+            }
+        }
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
         for p in 0..self.rx.len() {
             self.rx[p].clock.next = self.clock.val();
@@ -740,8 +949,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.rx[p].tlast.next = self.s_tlast[p].val();
             self.rx[p].tuser.next = self.s_tuser[p].val();
             self.s_tready[p].next = self.rx[p].tready.val();
-            self.rx[p].r_addr.next = self.row0.q.val() + self.ri.q.val();
-            self.rx[p].rel_row.next = self.row0.q.val() + self.nrows.q.val();
+            self.rx[p].r_addr.next = self.b_row0.q.val() + self.ri.q.val();
+            self.rx[p].rel_row.next = self.b_row0.q.val() + self.b_nrows.q.val();
             self.rx[p].d_pop.next = false;
             self.rx[p].rel.next = false;
             self.tx[p].clock.next = self.clock.val();
@@ -756,8 +965,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.tx[p].push.next = false;
             self.tx[p].w_row.next = self.acc_row.val();
             if self.e_orig.q.val() {
-                self.tx[p].p_hdr.next = self.hdr.q.val().get_bits::<512>(0);
-                self.tx[p].p_len.next = self.len.q.val();
+                self.tx[p].p_hdr.next = self.b_hdr.q.val();
+                self.tx[p].p_len.next = self.b_len.q.val();
             } else {
                 self.tx[p].p_hdr.next = self.hg.hdr.val();
                 self.tx[p].p_len.next = self.hg.len.val();
@@ -825,6 +1034,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.parser.me_ip.next = self.me_ip.q.val();
         self.parser.me_port.next = self.me_port.q.val();
         self.parser.udp_ok.next = self.udp_ok.q.val();
+        self.parser.ip_ok.next = self.ip_ok.q.val();
         // Forwarding table (exact match on the destination IPv4 address).
         self.rhit.next = false;
         self.rport.next = 0.into();
@@ -882,7 +1092,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.ci.next = (self.parser.block.val() & self.je.q.val().get_bits::<32>(224)) != 0;
         self.meta.raddr.next = self.cadr.q.val();
         self.meta.waddr.next = self.cadr.q.val();
-        self.meta.wdata.next = self.cm.q.val();
+        self.meta.wdata.next = 0.into();
         self.meta.we.next = 0.into();
         // Metadata of the copy just read.
         self.m.next = self.meta.rdata.val();
@@ -952,7 +1162,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Slot data path.
         self.acc.op.next = 0.into();
         self.acc.addr.next =
-            (self.cadr.q.val() << self.c_rpclog.val()) + bit_cast::<ADDR_W, 16>(self.ri.q.val());
+            (self.b_cadr.q.val() << self.c_rpclog.val()) + bit_cast::<ADDR_W, 16>(self.ri.q.val());
         self.acc.lim.next = self.o_elements.q.val() - (self.ri.q.val() << self.c_lprlog.val());
         self.acc.b.next = self.rx_row_data.val();
         self.bz_inc.next = false;
@@ -963,11 +1173,204 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dbg_arg.next = 0.into();
         self.dbg_tick.next = self.now.q.val();
         self.ev.next = 0.into();
+        self.ev_b.next = 0.into();
         self.dact.next = 0.into();
         self.hwc.next = false;
         self.cr.next = false;
-        self.fl.next = 0.into();
         self.v1.d.next = false;
+        // ---- Back end: the row work of one item at a time, in decision order. ----
+        // 0 idle, 1 RMW, 3 child scan of a multicast round, 5 copy the payload rows to
+        // every destination port, 6 push one descriptor per destination port, 7 release only.
+        self.b_done.next = false;
+        self.tg_v.next = false;
+        self.tg_first.next = false;
+        if self.nr.q.val() == 0 {
+            self.nr1.next = 1.into();
+        } else {
+            self.nr1.next = self.nr.q.val();
+        }
+        if self.e_orig.q.val() {
+            self.enr.next = self.b_nrows.q.val();
+        } else {
+            self.enr.next = self.rows_o.val();
+        }
+        self.cs_port.next = self.chram2.rdata.val().get_bits::<4>(160);
+        self.cs_hit.next =
+            (self.pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.cs_port.val()))) != 0;
+        self.chram2.raddr.next = (bit_cast::<ADDR_W, 8>(self.b_ji.q.val()) << self.c_mclog.val())
+            | (bit_cast::<ADDR_W, 8>(self.cs_i.q.val()) & self.c_mcmask.val());
+        // A header that carries the copy's overflow bit waits until that bit was read
+        // for its own copy (the read port may have served an RMW tag the cycle before).
+        self.hdr_ok.next = !self.b_eovf.q.val() | (self.or_a.q.val() == self.b_cadr.q.val());
+        match self.bstate.q.val().index() {
+            1 => {
+                // RMW: one slot row per cycle through the Acc (an item without rows still
+                // records its overflow bit). The next item's rows may follow at once.
+                self.tg_v.next = true;
+                self.tg_first.next = self.ri.q.val() == 0;
+                if self.ri.q.val() < self.nr.q.val() {
+                    self.acc.op.next = self.agg_op.q.val();
+                }
+                self.ri.d.next = self.ri.q.val() + 1;
+                if (self.ri.q.val() + 1) >= self.nr1.val() {
+                    self.ri.d.next = 0.into();
+                    if !self.b_emit.q.val() {
+                        self.b_done.next = true;
+                        self.bstate.d.next = 0.into();
+                    } else if self.e_mc.q.val() {
+                        self.bstate.d.next = 3.into();
+                    } else {
+                        self.bstate.d.next = 5.into();
+                    }
+                }
+            }
+            3 => {
+                // Child scan of one multicast round: the children from `ei` on while their
+                // ports are distinct (one frame per port per round keeps every port's frames
+                // in child order); a child on a port already taken starts the next round.
+                if self.cs_i.q.val() < self.b_nch.q.val() {
+                    self.cs_v.d.next = true;
+                    self.cs_j.d.next = self.cs_i.q.val();
+                    self.cs_i.d.next = self.cs_i.q.val() + 1;
+                } else {
+                    self.cs_v.d.next = false;
+                }
+                if self.cs_v.q.val() & self.cs_hit.val() {
+                    self.ei.d.next = self.cs_j.q.val();
+                    self.more.d.next = true;
+                    self.bstate.d.next = 5.into();
+                } else {
+                    if self.cs_v.q.val() {
+                        self.pmask.d.next = self.pmask.q.val()
+                            | (bits::<8>(1) << bit_cast::<8, 4>(self.cs_port.val()));
+                        for p in 0..self.rx.len() {
+                            if self.cs_port.val() == self.c_idx4[p].val() {
+                                self.pp_mac[p].d.next = self.chram2.rdata.val().get_bits::<48>(64);
+                                self.pp_ip[p].d.next = self.chram2.rdata.val().get_bits::<32>(112);
+                                self.pp_udp[p].d.next = self.chram2.rdata.val().get_bits::<16>(144);
+                                self.pp_child[p].d.next = self.cs_j.q.val();
+                            }
+                        }
+                    }
+                    if self.cs_i.q.val() >= self.b_nch.q.val() {
+                        self.more.d.next = false;
+                        self.bstate.d.next = 5.into();
+                    }
+                }
+            }
+            5 => {
+                // Copy the payload rows (slot rows or ingress rows) to all destination ports
+                // at once, starting when every one of them has room for a maximum frame.
+                if (self.ri.q.val() != 0) | self.all_rdy.val() {
+                    if self.ri.q.val() != self.enr.val() {
+                        if self.e_slot.q.val() {
+                            self.acc.op.next = 3.into();
+                        }
+                        self.ri.d.next = self.ri.q.val() + 1;
+                        self.v1.d.next = true;
+                        if (self.ri.q.val() + 1) == self.enr.val() {
+                            self.bstate.d.next = 6.into();
+                        }
+                    } else {
+                        self.bstate.d.next = 6.into();
+                    }
+                }
+            }
+            6 => {
+                // One descriptor per cycle, lowest destination port first.
+                if self.hdr_ok.val() {
+                    for p in 0..self.rx.len() {
+                        if self.pm_low.val().get_bit(p) {
+                            self.tx[p].push.next = true;
+                        }
+                    }
+                    if self.e_mc.q.val() & (self.pm_low.val() != 0) {
+                        self.ev_b.next = bits::<32>(1) << 4;
+                    }
+                    self.pmask.d.next = self.pmask.q.val() & !self.pm_low.val();
+                    if (self.pmask.q.val() & !self.pm_low.val()) == 0 {
+                        if self.more.q.val() {
+                            // The next multicast round.
+                            self.cs_i.d.next = self.ei.q.val();
+                            self.cs_v.d.next = false;
+                            self.more.d.next = false;
+                            self.ri.d.next = 0.into();
+                            self.bstate.d.next = 3.into();
+                        } else {
+                            self.b_done.next = true;
+                            self.bstate.d.next = 0.into();
+                        }
+                    }
+                }
+            }
+            7 => {
+                // Release only (the frame was dropped or only counted).
+                self.b_done.next = true;
+                self.bstate.d.next = 0.into();
+            }
+            _ => {}
+        }
+        if self.b_done.val() & self.b_rel.q.val() {
+            for p in 0..self.rx.len() {
+                if self.b_sel.q.val() == self.c_idx4[p].val() {
+                    self.rx[p].rel.next = true;
+                }
+            }
+        }
+        if self.v1.q.val() {
+            for p in 0..self.rx.len() {
+                if self.pmask.q.val().get_bit(p) {
+                    self.tx[p].w_we.next = true;
+                }
+            }
+        }
+        // Overflow bit of every slot copy (`ovram`), kept by the back end: the tag of each
+        // RMW row follows the Acc pipeline; at stage 2 the row's saturation is ORed into the
+        // copy's bit (the first row of a start clears it). The decision never needs the bit;
+        // frames built from slot rows OR it into their flags when pushed.
+        self.t1_v.d.next = self.tg_v.val();
+        self.t1_first.d.next = self.tg_first.val();
+        self.t1_start.d.next = self.agg_op.q.val() == 1;
+        self.t1_a.d.next = self.b_cadr.q.val();
+        self.t2_v.d.next = self.t1_v.q.val();
+        self.t2_first.d.next = self.t1_first.q.val();
+        self.t2_start.d.next = self.t1_start.q.val();
+        self.t2_a.d.next = self.t1_a.q.val();
+        self.ovram.waddr.next = self.t2_a.q.val();
+        self.ovram.wdata.next = bit_cast::<2, 1>(self.ov_new.val().into());
+        self.ovram.we.next = 0.into();
+        self.ow_v.d.next = false;
+        if self.t2_v.q.val() {
+            self.ovram.we.next = 1.into();
+            self.ow_v.d.next = true;
+            self.ow_a.d.next = self.t2_a.q.val();
+            self.ow_val.d.next = self.ov_new.val();
+            self.ov_run.d.next = self.ov_new.val();
+        }
+        // ---- Hand-over: the front end gives the back end its next item when it is idle or
+        // finishing this cycle. Item defaults first, then the deciding state's fields.
+        self.b_free.next = (self.bstate.q.val() == 0) | self.b_done.val();
+        self.h_go.next = false;
+        self.h_st.next = 0.into();
+        if self.b_free.val() {
+            self.b_sel.d.next = self.sel.q.val();
+            self.b_row0.d.next = self.row0.q.val();
+            self.b_nrows.d.next = self.nrows.q.val();
+            self.b_rel.d.next = !self.e_scan.q.val();
+            self.b_hdr.d.next = self.hdr.q.val().get_bits::<512>(0);
+            self.b_len.d.next = self.len.q.val();
+            self.e_orig.d.next = false;
+            self.e_mc.d.next = false;
+            self.e_slot.d.next = false;
+            self.b_emit.d.next = false;
+            self.b_eovf.d.next = false;
+            self.ri.d.next = 0.into();
+            self.ei.d.next = 0.into();
+            self.cs_i.d.next = 0.into();
+            self.cs_v.d.next = false;
+            self.more.d.next = false;
+        }
+        // ---- Front end: one decision at a time, in the order of the dbg events. ----
         match self.state.q.val().index() {
             0 => {
                 // IDLE
@@ -978,7 +1381,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.last.d.next = self.pidx.val();
                     self.len.d.next = self.cur_len.val();
                     self.nrows.d.next = self.cur_rows.val();
-                    self.ri.d.next = 0.into();
                     self.now_r.d.next = self.now.q.val();
                     self.e_scan.d.next = false;
                     self.scan_turn.d.next = true;
@@ -990,6 +1392,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.rx_ev[p].next = true;
                             self.hdr.d.next = self.rx[p].d_hdr.val();
                             self.udp_ok.d.next = self.rx[p].d_udp_ok.val();
+                            self.ip_ok.d.next = self.rx[p].d_ip_ok.val();
                             self.row0.d.next = self.rx[p].d_row.val();
                         }
                     }
@@ -1016,49 +1419,46 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
             1 => {
-                // PARSE
-                self.e_orig.d.next = false;
-                self.e_mc.d.next = false;
-                self.e_slot.d.next = false;
+                // PARSE: a frame that is not a contribution or result of a known job is
+                // handed over at once (forwarded, or only released and counted).
                 self.ji.d.next = self.jsel.val();
                 self.je.d.next = self.jent.val();
                 self.jep.d.next = self.jsel_ep.val();
                 self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << self.c_mclog.val())
                     | (bit_cast::<ADDR_W, 8>(self.parser.child.val()) & self.c_mcmask.val());
-                // Counter indices are `Counter as usize` (checked by a unit test).
-                match self.parser.kind.val().index() {
-                    0 => {
-                        // CLASS_NON_IP
-                        self.ev.next = bits::<32>(1) << 20;
-                        self.state.d.next = 10.into();
-                    }
-                    1 => {
-                        // CLASS_MALFORMED
-                        self.ev.next = bits::<32>(1) << 15;
-                        self.state.d.next = 10.into();
-                    }
-                    2 => {
-                        // CLASS_ROUTE
-                        if self.rhit.val() {
-                            self.ev.next = bits::<32>(1) << 18;
-                            self.oport.d.next = self.rport.val();
-                            self.e_orig.d.next = true;
-                            self.state.d.next = 6.into();
-                        } else {
-                            self.ev.next = bits::<32>(1) << 19;
-                            self.state.d.next = 10.into();
+                if (self.parser.kind.val() == 3) & self.jhit.val() {
+                    self.state.d.next = 2.into();
+                } else if self.b_free.val() {
+                    self.h_go.next = true;
+                    self.h_st.next = 7.into();
+                    self.state.d.next = 0.into();
+                    // Counter indices are `Counter as usize` (checked by a unit test).
+                    match self.parser.kind.val().index() {
+                        0 => {
+                            // CLASS_NON_IP
+                            self.ev.next = bits::<32>(1) << 20;
                         }
-                    }
-                    3 => {
-                        // CLASS_FANIN
-                        if self.jhit.val() {
-                            self.state.d.next = 2.into();
-                        } else {
+                        1 => {
+                            // CLASS_MALFORMED
+                            self.ev.next = bits::<32>(1) << 15;
+                        }
+                        2 => {
+                            // CLASS_ROUTE
+                            if self.rhit.val() {
+                                self.ev.next = bits::<32>(1) << 18;
+                                self.e_orig.d.next = true;
+                                self.pmask.d.next =
+                                    bits::<8>(1) << bit_cast::<8, 4>(self.rport.val());
+                                self.h_st.next = 5.into();
+                            } else {
+                                self.ev.next = bits::<32>(1) << 19;
+                            }
+                        }
+                        _ => {
+                            // CLASS_FANIN of an unknown job
                             self.ev.next = bits::<32>(1) << 14;
-                            self.state.d.next = 10.into();
                         }
                     }
-                    _ => {}
                 }
             }
             2 => {
@@ -1071,344 +1471,260 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.state.d.next = 3.into();
             }
             3 => {
-                // DECIDE (Switch::contribution / result / same_block / try_complete).
-                self.state.d.next = 10.into();
-                self.ovf_acc.d.next = false;
-                self.ri.d.next = 0.into();
-                self.ei.d.next = 0.into();
-                // Fields of originated frames, by default from the packet.
-                self.o_src_mac.d.next = self.me_mac.q.val();
-                self.o_src_ip.d.next = self.me_ip.q.val();
-                self.o_src_port.d.next = self.me_port.q.val();
-                self.o_dst_mac.d.next = self.je.q.val().get_bits::<48>(384);
-                self.o_dst_ip.d.next = self.je.q.val().get_bits::<32>(352);
-                self.o_dst_port.d.next = self.je.q.val().get_bits::<16>(432);
-                self.oport.d.next = self.je.q.val().get_bits::<4>(448);
-                self.o_ptype.d.next = self.parser.ptype.val();
-                self.o_flags.d.next = self.parser.flags.val();
-                self.o_exp.d.next = self.parser.exponent.val();
-                self.o_job.d.next = self.parser.job.val();
-                self.o_elements.d.next = self.parser.elements.val();
-                self.o_block.d.next = self.parser.block.val();
-                self.o_child.d.next = self.parser.child.val();
-                self.o_bitmap.d.next = self.parser.bitmap.val();
-                // Aggregation defaults: start a new epoch of the copy.
-                self.cm.d.next = bits::<META_W>(1)
-                    | (bit_cast::<META_W, 8>(self.ji.q.val()) << 8)
-                    | (bit_cast::<META_W, 16>(self.jep.q.val()) << 16)
-                    | (bit_cast::<META_W, 32>(self.parser.block.val()) << 32)
-                    | (bit_cast::<META_W, 64>(self.parser.bitmap.val()) << 64)
-                    | (bit_cast::<META_W, 8>(self.parser.exponent.val()) << 128)
-                    | (bit_cast::<META_W, 8>(self.sflags.val()) << 136)
-                    | (bit_cast::<META_W, 16>(self.parser.elements.val()) << 144)
-                    | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
-                self.agg_op.d.next = 1.into();
-                self.complete.d.next =
-                    self.parser.bitmap.val() == self.je.q.val().get_bits::<64>(128);
-                self.nr.d.next = self.rows_p.val();
-                if self.parser.ptype.val() == 2 {
-                    // Result.
-                    if !self.je.q.val().get_bit(1) {
-                        self.ev.next = bits::<32>(1) << 15;
-                    } else {
-                        self.o_src_ip.d.next = self.me_ip.q.val();
-                        self.o_flags.d.next = self.parser.flags.val() | 0x02;
-                        self.e_mc.d.next = true;
-                        self.state.d.next = 6.into();
-                        if self.samebl.val() {
-                            // The copy holding this block is Done.
-                            self.meta.wdata.next = (self.m.val() & !bits::<META_W>(7)) | 3;
-                            self.meta.we.next = 1.into();
-                            self.bz_dec.next = self.busy_st.val();
-                        }
-                    }
-                } else if (self.parser.bitmap.val() & !self.je.q.val().get_bits::<64>(64)) != 0 {
-                    self.ev.next = bits::<32>(1) << 15;
-                } else if self.parser.elements.val() > self.c_lanes.val() {
-                    self.ev.next = bits::<32>(1) << 15;
-                } else if !self.parser.flags.val().get_bit(0)
-                    & (self.parser.child.val() >= self.je.q.val().get_bits::<8>(16))
-                {
-                    self.ev.next = bits::<32>(1) << 15;
-                } else if !self.parser.flags.val().get_bit(0)
-                    & ((self.parser.bitmap.val() & !self.chr.q.val().get_bits::<64>(0)) != 0)
-                {
-                    self.ev.next = bits::<32>(1) << 15;
-                } else if !self.parser.flags.val().get_bit(0)
-                    & (self.parser.child.val() >= self.je.q.val().get_bits::<8>(8))
-                {
-                    // Degree limit: bypass.
-                    self.ev.next = bits::<32>(1) << 10;
-                    self.dact.next = 2.into();
-                } else if self.parser.flags.val().get_bit(0) & self.je.q.val().get_bit(1) {
-                    // Transit.
-                    self.ev.next = bits::<32>(1) << 12;
-                    self.dact.next = 2.into();
-                } else if self.samebl.val() {
-                    // Same block (Switch::same_block).
-                    if self.st.val() == 1 {
-                        if self.subset.val() {
-                            self.ev.next = bits::<32>(1) << 5;
-                        } else if !self.disjoint.val() {
-                            self.ev.next = bits::<32>(1) << 6;
-                        } else if self.parser.elements.val() != self.m_elem.val() {
+                // DECIDE (Switch::contribution / result / same_block / try_complete): slot
+                // metadata, busy counts and counters change here, in decision order; the rows
+                // are the back end's. Waits until the back end can take the item.
+                if self.b_free.val() {
+                    self.h_go.next = true;
+                    self.h_st.next = 7.into();
+                    self.state.d.next = 0.into();
+                    self.b_cadr.d.next = self.cadr.q.val();
+                    self.b_ji.d.next = self.ji.q.val();
+                    self.b_nch.d.next = self.je.q.val().get_bits::<8>(16);
+                    // Fields of originated frames, by default from the packet.
+                    self.o_src_mac.d.next = self.me_mac.q.val();
+                    self.o_src_ip.d.next = self.me_ip.q.val();
+                    self.o_src_port.d.next = self.me_port.q.val();
+                    self.o_dst_mac.d.next = self.je.q.val().get_bits::<48>(384);
+                    self.o_dst_ip.d.next = self.je.q.val().get_bits::<32>(352);
+                    self.o_dst_port.d.next = self.je.q.val().get_bits::<16>(432);
+                    self.pmask.d.next =
+                        bits::<8>(1) << bit_cast::<8, 4>(self.je.q.val().get_bits::<4>(448));
+                    self.o_ptype.d.next = self.parser.ptype.val();
+                    self.o_flags.d.next = self.parser.flags.val();
+                    self.o_exp.d.next = self.parser.exponent.val();
+                    self.o_job.d.next = self.parser.job.val();
+                    self.o_elements.d.next = self.parser.elements.val();
+                    self.o_block.d.next = self.parser.block.val();
+                    self.o_child.d.next = self.parser.child.val();
+                    self.o_bitmap.d.next = self.parser.bitmap.val();
+                    // Aggregation defaults: start a new epoch of the copy.
+                    self.cmw.next = bits::<META_W>(1)
+                        | (bit_cast::<META_W, 8>(self.ji.q.val()) << 8)
+                        | (bit_cast::<META_W, 16>(self.jep.q.val()) << 16)
+                        | (bit_cast::<META_W, 32>(self.parser.block.val()) << 32)
+                        | (bit_cast::<META_W, 64>(self.parser.bitmap.val()) << 64)
+                        | (bit_cast::<META_W, 8>(self.parser.exponent.val()) << 128)
+                        | (bit_cast::<META_W, 8>(self.sflags.val()) << 136)
+                        | (bit_cast::<META_W, 16>(self.parser.elements.val()) << 144)
+                        | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
+                    self.aop.next = 1.into();
+                    self.cpl.next = self.parser.bitmap.val() == self.je.q.val().get_bits::<64>(128);
+                    self.nr.d.next = self.rows_p.val();
+                    if self.parser.ptype.val() == 2 {
+                        // Result.
+                        if !self.je.q.val().get_bit(1) {
                             self.ev.next = bits::<32>(1) << 15;
                         } else {
-                            // Merge.
-                            self.ev.next = bits::<32>(1) << 2;
-                            self.dact.next = 4.into();
-                            self.agg_op.d.next = 2.into();
-                            self.complete.d.next =
-                                self.newbm.val() == self.je.q.val().get_bits::<64>(128);
-                            self.cm.d.next = (self.m.val()
-                                & !((bits::<META_W>(0xff) << 136)
-                                    | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
-                                | (bit_cast::<META_W, 64>(self.newbm.val()) << 64)
-                                | (bit_cast::<META_W, 8>(self.mflags.val()) << 136);
+                            self.o_src_ip.d.next = self.me_ip.q.val();
+                            self.o_flags.d.next = self.parser.flags.val() | 0x02;
+                            self.e_mc.d.next = true;
+                            self.pmask.d.next = 0.into();
+                            self.h_st.next = 3.into();
+                            if self.samebl.val() {
+                                // The copy holding this block is Done.
+                                self.meta.wdata.next = (self.m.val() & !bits::<META_W>(7)) | 3;
+                                self.meta.we.next = 1.into();
+                                self.bz_dec.next = self.busy_st.val();
+                            }
                         }
-                    } else if (self.st.val() == 2) & self.subset.val() {
-                        // Emitted: re-emit the stored aggregate.
-                        self.ev.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 7);
-                        self.dact.next = 5.into();
-                    } else if (self.st.val() == 3) & !self.je.q.val().get_bit(1) {
-                        if self.subset.val() {
-                            // Done at the root: replay to the sender.
-                            self.ev.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 4);
-                            self.dact.next = 6.into();
-                        } else {
-                            self.ev.next = bits::<32>(1) << 6;
-                        }
-                    } else if !self.disjoint.val() & !self.subset.val() {
-                        self.ev.next = bits::<32>(1) << 6;
-                    } else {
-                        self.ev.next = bits::<32>(1) << 11;
-                        self.dact.next = 2.into();
-                    }
-                } else if self.same.val() & self.newer_cb.val() {
-                    // An older block than the copy holds.
-                    if self.je.q.val().get_bit(1) {
-                        self.ev.next = bits::<32>(1) << 11;
-                        self.dact.next = 2.into();
-                    } else {
-                        self.ev.next = bits::<32>(1) << 5;
-                    }
-                } else if self.busy_st.val()
-                    & !(self.st.val() == 2)
-                    & !(!self.je.q.val().get_bit(1)
-                        & (self.st.val() == 1)
-                        & self.newer_bc.val()
-                        & self.stale.val())
-                {
-                    // Collision: root drop or bypass.
-                    if self.je.q.val().get_bit(1) {
-                        self.ev.next = bits::<32>(1) << 8;
-                        self.dact.next = 2.into();
-                    } else {
-                        self.ev.next = bits::<32>(1) << 13;
-                    }
-                } else if self.busy_left.val() >= self.je.q.val().get_bits::<32>(256) {
-                    // Quota (a stale root copy counts as reclaimed even so).
-                    if self.je.q.val().get_bit(1) {
-                        self.ev.next = bits::<32>(1) << 9;
-                        self.dact.next = 2.into();
-                    } else if (self.st.val() == 1) & self.busy_st.val() {
-                        self.ev.next = (bits::<32>(1) << 13) | (bits::<32>(1) << 17);
-                    } else {
-                        self.ev.next = bits::<32>(1) << 13;
-                    }
-                } else {
-                    // Start a new epoch of the copy.
-                    if !self.je.q.val().get_bit(1) & (self.st.val() == 1) {
-                        self.ev.next = (bits::<32>(1) << 2) | (bits::<32>(1) << 17);
-                    } else {
-                        self.ev.next = bits::<32>(1) << 2;
-                    }
-                    self.dact.next = 4.into();
-                }
-                match self.dact.val().index() {
-                    2 => {
-                        // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
-                        self.o_src_ip.d.next = self.parser.src_ip.val();
-                        self.o_src_port.d.next = self.parser.src_port.val();
-                        self.o_flags.d.next = self.parser.flags.val() | 0x01;
-                        self.state.d.next = 6.into();
-                    }
-                    4 => {
-                        self.state.d.next = 4.into();
-                    }
-                    5 => {
-                        // Re-emit the stored aggregate (Switch::aggregate_frame).
-                        self.e_slot.d.next = true;
-                        self.o_ptype.d.next = 1.into();
-                        if self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128) {
-                            self.o_flags.d.next = self.m_flags.val() | 0x04;
-                        } else {
-                            self.o_flags.d.next = self.m_flags.val();
-                        }
-                        self.o_exp.d.next = self.m_exp.val();
-                        self.o_elements.d.next = self.m_elem.val();
-                        self.o_block.d.next = self.m_block.val();
-                        self.o_child.d.next = self.je.q.val().get_bits::<8>(24);
-                        self.o_bitmap.d.next = self.m_bitmap.val();
-                        self.state.d.next = 6.into();
-                    }
-                    6 => {
-                        // Replay the result to the sender out of the ingress port.
-                        self.e_slot.d.next = true;
-                        self.o_ptype.d.next = 2.into();
-                        self.o_flags.d.next = self.m_flags.val();
-                        self.o_exp.d.next = self.m_exp.val();
-                        self.o_elements.d.next = self.m_elem.val();
-                        self.o_block.d.next = self.m_block.val();
-                        self.o_bitmap.d.next = self.m_bitmap.val();
-                        self.o_dst_mac.d.next = self.parser.src_mac.val();
-                        self.o_dst_ip.d.next = self.parser.src_ip.val();
-                        self.o_dst_port.d.next = self.parser.src_port.val();
-                        self.oport.d.next = self.sel.q.val();
-                        self.state.d.next = 6.into();
-                    }
-                    _ => {}
-                }
-            }
-            4 => {
-                // RMW: one slot row per cycle; the Acc pipeline forwards distance-1 hazards.
-                if self.ri.q.val() != self.nr.q.val() {
-                    self.acc.op.next = self.agg_op.q.val();
-                    self.ri.d.next = self.ri.q.val() + 1;
-                } else if !self.acc.busy.val() {
-                    self.state.d.next = 5.into();
-                }
-                if self.acc.ovf.val() {
-                    self.ovf_acc.d.next = true;
-                }
-            }
-            5 => {
-                // RMW_END: metadata write (Switch::try_complete).
-                self.cr.next = self.complete.q.val() & !self.je.q.val().get_bit(1);
-                if self.ovf_acc.q.val() {
-                    self.fl.next = self.cm.q.val().get_bits::<8>(136) | 0x08;
-                } else {
-                    self.fl.next = self.cm.q.val().get_bits::<8>(136);
-                }
-                if self.complete.q.val() {
-                    if self.je.q.val().get_bit(1) {
-                        self.meta.wdata.next = (self.cm.q.val()
-                            & !(bits::<META_W>(7)
-                                | (bits::<META_W>(0xff) << 136)
-                                | (bits::<META_W>(0xffff_ffffu64) << 160)))
-                            | 2
-                            | (bit_cast::<META_W, 8>(self.fl.val()) << 136)
-                            | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
-                    } else {
-                        self.meta.wdata.next = (self.cm.q.val()
-                            & !(bits::<META_W>(7) | (bits::<META_W>(0xff) << 136)))
-                            | 3
-                            | (bit_cast::<META_W, 8>(self.fl.val()) << 136);
-                    }
-                } else {
-                    self.meta.wdata.next = (self.cm.q.val() & !(bits::<META_W>(0xff) << 136))
-                        | (bit_cast::<META_W, 8>(self.fl.val()) << 136);
-                }
-                self.meta.we.next = 1.into();
-                if self.agg_op.q.val() == 1 {
-                    self.hwc.next = !self.busy_st.val();
-                    self.bz_inc.next = !self.busy_st.val() & !self.cr.val();
-                    self.bz_dec.next = self.busy_st.val() & self.cr.val();
-                } else {
-                    self.bz_dec.next = self.cr.val();
-                }
-                self.o_exp.d.next = self.cm.q.val().get_bits::<8>(128);
-                self.o_bitmap.d.next = self.cm.q.val().get_bits::<64>(64);
-                self.e_slot.d.next = true;
-                if self.complete.q.val() {
-                    self.ev.next = bits::<32>(1) << 3;
-                    self.state.d.next = 6.into();
-                    if self.je.q.val().get_bit(1) {
-                        // Aggregate upward.
-                        self.o_ptype.d.next = 1.into();
-                        self.o_flags.d.next = self.fl.val();
-                        self.o_child.d.next = self.je.q.val().get_bits::<8>(24);
-                    } else {
-                        // Result multicast to the children.
-                        self.o_ptype.d.next = 2.into();
-                        self.o_flags.d.next = self.fl.val() | 0x02;
-                        self.e_mc.d.next = true;
-                    }
-                } else {
-                    self.state.d.next = 10.into();
-                }
-            }
-            6 => {
-                // ESET: the child-table read of child `ei` is under way.
-                if self.e_orig.q.val() {
-                    self.nr.d.next = self.nrows.q.val();
-                } else {
-                    self.nr.d.next = self.rows_o.val();
-                }
-                self.ri.d.next = 0.into();
-                self.state.d.next = 7.into();
-            }
-            7 => {
-                // EWAIT
-                if self.e_mc.q.val() {
-                    self.oport.d.next = self.chram.rdata.val().get_bits::<4>(160);
-                    self.o_dst_mac.d.next = self.chram.rdata.val().get_bits::<48>(64);
-                    self.o_dst_ip.d.next = self.chram.rdata.val().get_bits::<32>(112);
-                    self.o_dst_port.d.next = self.chram.rdata.val().get_bits::<16>(144);
-                    self.o_child.d.next = self.ei.q.val();
-                }
-                self.state.d.next = 8.into();
-            }
-            8 => {
-                // ERDY: room for a maximum frame at the egress port.
-                if self.tx_ready_sel.val() {
-                    self.state.d.next = 9.into();
-                }
-            }
-            9 => {
-                // ECOPY: one payload row per cycle, then the descriptor.
-                if self.ri.q.val() != self.nr.q.val() {
-                    if self.e_slot.q.val() {
-                        self.acc.op.next = 3.into();
-                    }
-                    self.ri.d.next = self.ri.q.val() + 1;
-                    self.v1.d.next = true;
-                } else if !self.v1.q.val() {
-                    for p in 0..self.rx.len() {
-                        if self.oport.q.val() == self.c_idx4[p].val() {
-                            self.tx[p].push.next = true;
-                        }
-                    }
-                    if self.e_mc.q.val() {
-                        self.ev.next = bits::<32>(1) << 4;
-                    }
-                    if self.e_mc.q.val()
-                        & ((self.ei.q.val() + 1) < self.je.q.val().get_bits::<8>(16))
+                    } else if (self.parser.bitmap.val() & !self.je.q.val().get_bits::<64>(64)) != 0
                     {
-                        self.ei.d.next = self.ei.q.val() + 1;
-                        self.state.d.next = 6.into();
-                    } else if self.e_scan.q.val() {
-                        self.state.d.next = 13.into();
-                    } else {
-                        self.state.d.next = 10.into();
-                    }
-                }
-                if self.v1.q.val() {
-                    for p in 0..self.rx.len() {
-                        if self.oport.q.val() == self.c_idx4[p].val() {
-                            self.tx[p].w_we.next = true;
+                        self.ev.next = bits::<32>(1) << 15;
+                    } else if self.parser.elements.val() > self.c_lanes.val() {
+                        self.ev.next = bits::<32>(1) << 15;
+                    } else if !self.parser.flags.val().get_bit(0)
+                        & (self.parser.child.val() >= self.je.q.val().get_bits::<8>(16))
+                    {
+                        self.ev.next = bits::<32>(1) << 15;
+                    } else if !self.parser.flags.val().get_bit(0)
+                        & ((self.parser.bitmap.val() & !self.chr.q.val().get_bits::<64>(0)) != 0)
+                    {
+                        self.ev.next = bits::<32>(1) << 15;
+                    } else if !self.parser.flags.val().get_bit(0)
+                        & (self.parser.child.val() >= self.je.q.val().get_bits::<8>(8))
+                    {
+                        // Degree limit: bypass.
+                        self.ev.next = bits::<32>(1) << 10;
+                        self.dact.next = 2.into();
+                    } else if self.parser.flags.val().get_bit(0) & self.je.q.val().get_bit(1) {
+                        // Transit.
+                        self.ev.next = bits::<32>(1) << 12;
+                        self.dact.next = 2.into();
+                    } else if self.samebl.val() {
+                        // Same block (Switch::same_block).
+                        if self.st.val() == 1 {
+                            if self.subset.val() {
+                                self.ev.next = bits::<32>(1) << 5;
+                            } else if !self.disjoint.val() {
+                                self.ev.next = bits::<32>(1) << 6;
+                            } else if self.parser.elements.val() != self.m_elem.val() {
+                                self.ev.next = bits::<32>(1) << 15;
+                            } else {
+                                // Merge.
+                                self.ev.next = bits::<32>(1) << 2;
+                                self.dact.next = 4.into();
+                                self.aop.next = 2.into();
+                                self.cpl.next =
+                                    self.newbm.val() == self.je.q.val().get_bits::<64>(128);
+                                self.cmw.next = (self.m.val()
+                                    & !((bits::<META_W>(0xff) << 136)
+                                        | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
+                                    | (bit_cast::<META_W, 64>(self.newbm.val()) << 64)
+                                    | (bit_cast::<META_W, 8>(self.mflags.val()) << 136);
+                            }
+                        } else if (self.st.val() == 2) & self.subset.val() {
+                            // Emitted: re-emit the stored aggregate.
+                            self.ev.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 7);
+                            self.dact.next = 5.into();
+                        } else if (self.st.val() == 3) & !self.je.q.val().get_bit(1) {
+                            if self.subset.val() {
+                                // Done at the root: replay to the sender.
+                                self.ev.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 4);
+                                self.dact.next = 6.into();
+                            } else {
+                                self.ev.next = bits::<32>(1) << 6;
+                            }
+                        } else if !self.disjoint.val() & !self.subset.val() {
+                            self.ev.next = bits::<32>(1) << 6;
+                        } else {
+                            self.ev.next = bits::<32>(1) << 11;
+                            self.dact.next = 2.into();
                         }
+                    } else if self.same.val() & self.newer_cb.val() {
+                        // An older block than the copy holds.
+                        if self.je.q.val().get_bit(1) {
+                            self.ev.next = bits::<32>(1) << 11;
+                            self.dact.next = 2.into();
+                        } else {
+                            self.ev.next = bits::<32>(1) << 5;
+                        }
+                    } else if self.busy_st.val()
+                        & !(self.st.val() == 2)
+                        & !(!self.je.q.val().get_bit(1)
+                            & (self.st.val() == 1)
+                            & self.newer_bc.val()
+                            & self.stale.val())
+                    {
+                        // Collision: root drop or bypass.
+                        if self.je.q.val().get_bit(1) {
+                            self.ev.next = bits::<32>(1) << 8;
+                            self.dact.next = 2.into();
+                        } else {
+                            self.ev.next = bits::<32>(1) << 13;
+                        }
+                    } else if self.busy_left.val() >= self.je.q.val().get_bits::<32>(256) {
+                        // Quota (a stale root copy counts as reclaimed even so).
+                        if self.je.q.val().get_bit(1) {
+                            self.ev.next = bits::<32>(1) << 9;
+                            self.dact.next = 2.into();
+                        } else if (self.st.val() == 1) & self.busy_st.val() {
+                            self.ev.next = (bits::<32>(1) << 13) | (bits::<32>(1) << 17);
+                        } else {
+                            self.ev.next = bits::<32>(1) << 13;
+                        }
+                    } else {
+                        // Start a new epoch of the copy.
+                        if !self.je.q.val().get_bit(1) & (self.st.val() == 1) {
+                            self.ev.next = (bits::<32>(1) << 2) | (bits::<32>(1) << 17);
+                        } else {
+                            self.ev.next = bits::<32>(1) << 2;
+                        }
+                        self.dact.next = 4.into();
                     }
-                }
-            }
-            10 => {
-                // DONE
-                for p in 0..self.rx.len() {
-                    if self.sel.q.val() == self.c_idx4[p].val() {
-                        self.rx[p].rel.next = true;
+                    match self.dact.val().index() {
+                        2 => {
+                            // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
+                            self.o_src_ip.d.next = self.parser.src_ip.val();
+                            self.o_src_port.d.next = self.parser.src_port.val();
+                            self.o_flags.d.next = self.parser.flags.val() | 0x01;
+                            self.h_st.next = 5.into();
+                        }
+                        4 => {
+                            // Aggregate: the copy's metadata after the merge (Switch::try_complete:
+                            // Emitted at an inner switch, Done at the root on completion).
+                            self.h_st.next = 1.into();
+                            self.cr.next = self.cpl.val() & !self.je.q.val().get_bit(1);
+                            if self.cpl.val() {
+                                if self.je.q.val().get_bit(1) {
+                                    self.meta.wdata.next = (self.cmw.val()
+                                        & !(bits::<META_W>(7)
+                                            | (bits::<META_W>(0xffff_ffffu64) << 160)))
+                                        | 2
+                                        | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
+                                } else {
+                                    self.meta.wdata.next =
+                                        (self.cmw.val() & !bits::<META_W>(7)) | 3;
+                                }
+                            } else {
+                                self.meta.wdata.next = self.cmw.val();
+                            }
+                            self.meta.we.next = 1.into();
+                            if self.aop.val() == 1 {
+                                self.hwc.next = !self.busy_st.val();
+                                self.bz_inc.next = !self.busy_st.val() & !self.cr.val();
+                                self.bz_dec.next = self.busy_st.val() & self.cr.val();
+                            } else {
+                                self.bz_dec.next = self.cr.val();
+                            }
+                            if self.cpl.val() {
+                                self.ev.next = self.ev.val() | (bits::<32>(1) << 3);
+                                self.b_emit.d.next = true;
+                                self.e_slot.d.next = true;
+                                self.b_eovf.d.next = true;
+                                self.o_exp.d.next = self.cmw.val().get_bits::<8>(128);
+                                self.o_bitmap.d.next = self.cmw.val().get_bits::<64>(64);
+                                if self.je.q.val().get_bit(1) {
+                                    // Aggregate upward.
+                                    self.o_ptype.d.next = 1.into();
+                                    self.o_flags.d.next = self.cmw.val().get_bits::<8>(136);
+                                    self.o_child.d.next = self.je.q.val().get_bits::<8>(24);
+                                } else {
+                                    // Result multicast to the children.
+                                    self.o_ptype.d.next = 2.into();
+                                    self.o_flags.d.next = self.cmw.val().get_bits::<8>(136) | 0x02;
+                                    self.e_mc.d.next = true;
+                                    self.pmask.d.next = 0.into();
+                                }
+                            }
+                        }
+                        5 => {
+                            // Re-emit the stored aggregate (Switch::aggregate_frame).
+                            self.e_slot.d.next = true;
+                            self.o_ptype.d.next = 1.into();
+                            if self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128) {
+                                self.o_flags.d.next = self.m_flags.val() | 0x04;
+                            } else {
+                                self.o_flags.d.next = self.m_flags.val();
+                            }
+                            self.o_exp.d.next = self.m_exp.val();
+                            self.o_elements.d.next = self.m_elem.val();
+                            self.o_block.d.next = self.m_block.val();
+                            self.o_child.d.next = self.je.q.val().get_bits::<8>(24);
+                            self.o_bitmap.d.next = self.m_bitmap.val();
+                            self.b_eovf.d.next = true;
+                            self.h_st.next = 5.into();
+                        }
+                        6 => {
+                            // Replay the result to the sender out of the ingress port.
+                            self.e_slot.d.next = true;
+                            self.b_eovf.d.next = true;
+                            self.o_ptype.d.next = 2.into();
+                            self.o_flags.d.next = self.m_flags.val();
+                            self.o_exp.d.next = self.m_exp.val();
+                            self.o_elements.d.next = self.m_elem.val();
+                            self.o_block.d.next = self.m_block.val();
+                            self.o_bitmap.d.next = self.m_bitmap.val();
+                            self.o_dst_mac.d.next = self.parser.src_mac.val();
+                            self.o_dst_ip.d.next = self.parser.src_ip.val();
+                            self.o_dst_port.d.next = self.parser.src_port.val();
+                            self.pmask.d.next = bits::<8>(1) << bit_cast::<8, 4>(self.sel.q.val());
+                            self.h_st.next = 5.into();
+                        }
+                        _ => {}
                     }
+                    self.agg_op.d.next = self.aop.val();
                 }
-                self.state.d.next = 0.into();
             }
             11 => {
                 // SCAN: metadata of (scan_ptr, scan_c) under way.
@@ -1422,39 +1738,42 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & (self.st.val() == 1)
                     & (self.age.val() >= self.sj.val().get_bits::<32>(288))
                 {
-                    // Flush the partial aggregate upward.
-                    self.ev.next = bits::<32>(1) << 16;
-                    self.meta.wdata.next = (self.m.val()
-                        & !(bits::<META_W>(7) | (bits::<META_W>(0xffff_ffffu64) << 160)))
-                        | 2
-                        | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
-                    self.meta.we.next = 1.into();
-                    self.ji.d.next = self.m_jidx.val();
-                    self.je.d.next = self.sj.val();
-                    self.jep.d.next = self.sj_ep.val();
-                    self.e_slot.d.next = true;
-                    self.e_mc.d.next = false;
-                    self.e_orig.d.next = false;
-                    self.o_src_mac.d.next = self.me_mac.q.val();
-                    self.o_src_ip.d.next = self.me_ip.q.val();
-                    self.o_src_port.d.next = self.me_port.q.val();
-                    self.o_dst_mac.d.next = self.sj.val().get_bits::<48>(384);
-                    self.o_dst_ip.d.next = self.sj.val().get_bits::<32>(352);
-                    self.o_dst_port.d.next = self.sj.val().get_bits::<16>(432);
-                    self.oport.d.next = self.sj.val().get_bits::<4>(448);
-                    self.o_ptype.d.next = 1.into();
-                    if self.m_bitmap.val() != self.sj.val().get_bits::<64>(128) {
-                        self.o_flags.d.next = self.m_flags.val() | 0x04;
+                    // Flush the partial aggregate upward (once the back end can take it).
+                    if self.b_free.val() {
+                        self.h_go.next = true;
+                        self.h_st.next = 5.into();
+                        self.b_cadr.d.next = self.cadr.q.val();
+                        self.b_eovf.d.next = true;
+                        self.ev.next = bits::<32>(1) << 16;
+                        self.meta.wdata.next = (self.m.val()
+                            & !(bits::<META_W>(7) | (bits::<META_W>(0xffff_ffffu64) << 160)))
+                            | 2
+                            | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
+                        self.meta.we.next = 1.into();
+                        self.e_slot.d.next = true;
+                        self.o_src_mac.d.next = self.me_mac.q.val();
+                        self.o_src_ip.d.next = self.me_ip.q.val();
+                        self.o_src_port.d.next = self.me_port.q.val();
+                        self.o_dst_mac.d.next = self.sj.val().get_bits::<48>(384);
+                        self.o_dst_ip.d.next = self.sj.val().get_bits::<32>(352);
+                        self.o_dst_port.d.next = self.sj.val().get_bits::<16>(432);
+                        self.pmask.d.next =
+                            bits::<8>(1) << bit_cast::<8, 4>(self.sj.val().get_bits::<4>(448));
+                        self.o_ptype.d.next = 1.into();
+                        if self.m_bitmap.val() != self.sj.val().get_bits::<64>(128) {
+                            self.o_flags.d.next = self.m_flags.val() | 0x04;
+                        } else {
+                            self.o_flags.d.next = self.m_flags.val();
+                        }
+                        self.o_exp.d.next = self.m_exp.val();
+                        self.o_job.d.next = self.sj.val().get_bits::<16>(32);
+                        self.o_elements.d.next = self.m_elem.val();
+                        self.o_block.d.next = self.m_block.val();
+                        self.o_child.d.next = self.sj.val().get_bits::<8>(24);
+                        self.o_bitmap.d.next = self.m_bitmap.val();
                     } else {
-                        self.o_flags.d.next = self.m_flags.val();
+                        self.state.d.next = 12.into();
                     }
-                    self.o_exp.d.next = self.m_exp.val();
-                    self.o_job.d.next = self.sj.val().get_bits::<16>(32);
-                    self.o_elements.d.next = self.m_elem.val();
-                    self.o_block.d.next = self.m_block.val();
-                    self.o_child.d.next = self.sj.val().get_bits::<8>(24);
-                    self.o_bitmap.d.next = self.m_bitmap.val();
-                    self.state.d.next = 6.into();
                 } else if self.sj.val().get_bit(2)
                     & (self.st.val() == 2)
                     & (self.age.val() >= self.sj.val().get_bits::<32>(320))
@@ -1489,6 +1808,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
         }
         self.chram.raddr.next = self.chaddr.val();
+        if self.h_go.val() {
+            self.bstate.d.next = self.h_st.val();
+        }
         // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists.
         self.any_to.next = false;
         for j in 0..self.jtab.len() {
@@ -1667,6 +1989,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
         }
+        // The back end's copy of the child table (its own read port for multicast rounds).
+        self.chram2.waddr.next = self.chram.waddr.val();
+        self.chram2.wdata.next = self.chram.wdata.val();
+        self.chram2.we.next = self.chram.we.val();
         self.arready.next = !self.rvalid_r.q.val();
         self.rvalid.next = self.rvalid_r.q.val();
         self.rdata.next = self.rdata_r.q.val();
@@ -1746,9 +2072,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else if self.rready.val() {
             self.rvalid_r.d.next = false;
         }
-        // Counters.
+        // Counters (the front end's decisions and the back end's multicast pushes).
         for k in 0..self.cnt.len() {
-            if self.ev.val().get_bit(k) {
+            if self.ev.val().get_bit(k) & self.ev_b.val().get_bit(k) {
+                self.cnt[k].d.next = self.cnt[k].q.val() + 2;
+            } else if self.ev.val().get_bit(k) | self.ev_b.val().get_bit(k) {
                 self.cnt[k].d.next = self.cnt[k].q.val() + 1;
             }
         }

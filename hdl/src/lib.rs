@@ -13,5 +13,5 @@ pub mod sim;
 pub mod tx;
 pub mod verilog;
 
-pub use config::{ConfigError, CoreConfig};
+pub use config::{ConfigError, CoreConfig, RamStyle};
 pub use verilog::verilog;

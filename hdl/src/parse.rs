@@ -1,9 +1,10 @@
 //! The frame parser: Ethernet/IPv4/UDP classification and fanin header checks, exactly as
 //! `fanin_proto::wire::frame::classify`, `Packet::new_checked` and `Repr::parse` decide.
 //!
-//! Input is the first 80 bytes of the frame (AXI-Stream byte order: byte 0 in bits 7:0)
-//! and the frame length. 80 bytes cover the longest IPv4 header (14 + 60) for the
-//! header-checksum check and the whole 64-byte L2-L4 + fanin header region.
+//! Input is the first 80 bytes of the frame (AXI-Stream byte order: byte 0 in bits 7:0),
+//! the frame length, and the two checksum verdicts the ingress computes as the frame
+//! streams in (IPv4 header checksum over IHL words, UDP checksum). The decisions use bytes
+//! 0..64 (the L2-L4 + fanin header region); bytes 64..80 are captured but unused here.
 
 use crate::ram::ByteSwap;
 use rust_hdl::prelude::*;
@@ -23,7 +24,7 @@ pub const CLASS_ROUTE: u64 = 2;
 pub const CLASS_FANIN: u64 = 3;
 
 /// Combinational frame parser.
-#[derive(LogicBlock)]
+#[derive(LogicBlock, Default)]
 pub struct Parser {
     /// First 80 frame bytes, byte 0 in bits 7:0.
     pub hdr: Signal<In, Bits<PARSE_W>>,
@@ -35,6 +36,10 @@ pub struct Parser {
     pub me_port: Signal<In, Bits<16>>,
     /// The UDP checksum is absent or correct (computed by the ingress over the whole datagram).
     pub udp_ok: Signal<In, bool>,
+    /// The IPv4 header checksum over `4·IHL` bytes from byte 14 is correct (computed by the
+    /// ingress, `Rx::d_ip_ok`). Used only for frames holding the whole IPv4 header with
+    /// IHL >= 5; any other frame is malformed (or not IPv4) whatever its value.
+    pub ip_ok: Signal<In, bool>,
     /// One of the `CLASS_*` codes.
     pub kind: Signal<Out, Bits<2>>,
     /// Destination MAC.
@@ -68,10 +73,6 @@ pub struct Parser {
     ihl: Signal<Local, Bits<16>>,
     total: Signal<Local, Bits<16>>,
     iplen: Signal<Local, Bits<16>>,
-    wmask: Signal<Local, Bits<32>>,
-    cs: Vec<Signal<Local, Bits<24>>>,
-    fold1: Signal<Local, Bits<24>>,
-    fold2: Signal<Local, Bits<24>>,
     non_ip: Signal<Local, bool>,
     ip_bad: Signal<Local, bool>,
     udp_cand: Signal<Local, bool>,
@@ -86,55 +87,6 @@ pub struct Parser {
     pc4: Signal<Local, Bits<64>>,
     pc5: Signal<Local, Bits<64>>,
     pc6: Signal<Local, Bits<64>>,
-}
-
-impl Default for Parser {
-    fn default() -> Self {
-        Self {
-            hdr: Default::default(),
-            len: Default::default(),
-            me_ip: Default::default(),
-            me_port: Default::default(),
-            udp_ok: Default::default(),
-            kind: Default::default(),
-            dst_mac: Default::default(),
-            src_mac: Default::default(),
-            src_ip: Default::default(),
-            dst_ip: Default::default(),
-            src_port: Default::default(),
-            ptype: Default::default(),
-            flags: Default::default(),
-            exponent: Default::default(),
-            job: Default::default(),
-            elements: Default::default(),
-            block: Default::default(),
-            child: Default::default(),
-            bitmap: Default::default(),
-            swap: Default::default(),
-            be: Default::default(),
-            ihl: Default::default(),
-            total: Default::default(),
-            iplen: Default::default(),
-            wmask: Default::default(),
-            cs: (0..31).map(|_| Default::default()).collect(),
-            fold1: Default::default(),
-            fold2: Default::default(),
-            non_ip: Default::default(),
-            ip_bad: Default::default(),
-            udp_cand: Default::default(),
-            udp_bad: Default::default(),
-            wire_bad: Default::default(),
-            pl: Default::default(),
-            pl20: Default::default(),
-            want20: Default::default(),
-            pc1: Default::default(),
-            pc2: Default::default(),
-            pc3: Default::default(),
-            pc4: Default::default(),
-            pc5: Default::default(),
-            pc6: Default::default(),
-        }
-    }
 }
 
 impl Logic for Parser {
@@ -153,27 +105,16 @@ impl Logic for Parser {
         self.iplen.next = self.len.val() - 14;
         // Ethernet: shorter than a header, or not IPv4.
         self.non_ip.next = (self.len.val() < 14) | (self.be.val().get_bits::<16>(528) != 0x0800);
-        // IPv4 header checksum over ihl*4 bytes (16-bit words from frame byte 14).
-        // (A 24-bit slice shifted right by 8 zero-extends a word: `bit_cast` cannot take a loop index.)
-        self.wmask.next = !(bits::<32>(0xffff_ffffu64) << bit_cast::<32, 16>(self.ihl.val() >> 1));
-        self.cs[0].next = 0.into();
-        for w in 0..30 {
-            if self.wmask.val().get_bit(w) {
-                self.cs[w + 1].next =
-                    self.cs[w].val() + (self.be.val().get_bits::<24>(504 - 16 * w) >> 8);
-            } else {
-                self.cs[w + 1].next = self.cs[w].val();
-            }
-        }
-        self.fold1.next = (self.cs[30].val() & 0xffff) + (self.cs[30].val() >> 16);
-        self.fold2.next = (self.fold1.val() & 0xffff) + (self.fold1.val() >> 16);
+        // IPv4 header: the checksum over ihl*4 bytes comes from the ingress (`ip_ok`); the
+        // length checks here reject every frame for which that verdict is not meaningful
+        // (shorter than 14 + ihl*4 bytes, or ihl < 20).
         self.ip_bad.next = (self.len.val() < 34)
             | (self.be.val().get_bits::<4>(524) != 4)
             | (self.ihl.val() < 20)
             | (self.iplen.val() < self.ihl.val())
             | (self.total.val() < self.ihl.val())
             | (self.total.val() > self.iplen.val())
-            | (self.fold2.val() != 0xffff);
+            | !self.ip_ok.val();
         // Unfragmented UDP without options, and a UDP length that matches the IPv4 length.
         self.udp_cand.next = (self.be.val().get_bits::<8>(448) == 17)
             & (self.ihl.val() == 20)

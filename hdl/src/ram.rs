@@ -1,13 +1,17 @@
 //! Custom-Verilog leaves: the inferable RAM and a byte-order swap (pure wiring).
 
+pub use crate::config::RamStyle;
 use rust_hdl::prelude::*;
 
 /// Core-wide RAM address width; each RAM uses only the low `ceil(log2(depth))` bits.
 pub const ADDR_W: usize = 24;
 
-/// Simple dual-port RAM with synchronous read-old-data, written in a style yosys and
-/// Vivado infer as block RAM (no `initial` block). Writes are split into `chunks`
-/// equal chunks, each with its own enable bit (`we[k]`), for the ingress gearbox.
+/// Simple dual-port RAM with a one-cycle synchronous read, written in a style yosys and
+/// Vivado infer as block RAM or UltraRAM ([`RamStyle`], fixed at construction; no `initial`
+/// block). Block RAM reads old data on a same-cycle write to the read row; UltraRAM does
+/// not promise that, so its user must not read a row in the cycle it writes it (or must
+/// forward, as the accumulator does). Writes are split into `chunks` equal chunks, each
+/// with its own enable bit (`we[k]`), for the ingress gearbox.
 #[derive(LogicBlock)]
 pub struct FaninRam<const W: usize> {
     /// Clock.
@@ -20,16 +24,22 @@ pub struct FaninRam<const W: usize> {
     pub we: Signal<In, Bits<32>>,
     /// Read address.
     pub raddr: Signal<In, Bits<ADDR_W>>,
-    /// Read data, one cycle after `raddr` (old data on a same-cycle write).
+    /// Read data, one cycle after `raddr` (block RAM: old data on a same-cycle write).
     pub rdata: Signal<Out, Bits<W>>,
     _depth: usize,
     _chunks: usize,
+    _style: RamStyle,
     _mem: Vec<Bits<W>>,
 }
 
 impl<const W: usize> FaninRam<W> {
-    /// A RAM of `depth` words written in `chunks` chunks.
+    /// A block RAM of `depth` words written in `chunks` chunks.
     pub fn new(depth: usize, chunks: usize) -> Self {
+        Self::with_style(depth, chunks, RamStyle::Block)
+    }
+
+    /// A RAM of `depth` words written in `chunks` chunks, in the memory `style` asks for.
+    pub fn with_style(depth: usize, chunks: usize, style: RamStyle) -> Self {
         assert!(depth >= 2 && (1..=32).contains(&chunks) && W % chunks == 0);
         Self {
             clock: Default::default(),
@@ -40,6 +50,7 @@ impl<const W: usize> FaninRam<W> {
             rdata: Default::default(),
             _depth: depth,
             _chunks: chunks,
+            _style: style,
             // The native simulator only needs the memory in small test configurations.
             _mem: if depth * W <= (1 << 22) {
                 vec![Bits::default(); depth]
@@ -51,6 +62,11 @@ impl<const W: usize> FaninRam<W> {
 
     fn aw(&self) -> usize {
         (usize::BITS - (self._depth - 1).leading_zeros()) as usize
+    }
+
+    /// The memory this RAM asks synthesis for.
+    pub fn style(&self) -> RamStyle {
+        self._style
     }
 }
 
@@ -89,10 +105,19 @@ impl<const W: usize> Logic for FaninRam<W> {
                 lo = k * cw
             ));
         }
+        // Block RAM keeps the original text (the golden `default` Verilog is byte-stable).
+        let (kind, note) = match self._style {
+            RamStyle::Block => ("read-old-data", ""),
+            RamStyle::Ultra => (
+                "UltraRAM",
+                "\n// UltraRAM: a read of the row written in the same cycle is not read-old-data;\n\
+                 // the user of this memory forwards that case.",
+            ),
+        };
         Verilog::Custom(format!(
-            "// {depth} x {W} simple dual-port RAM, read-old-data, {chunks} write chunk(s).
+            "// {depth} x {W} simple dual-port RAM, {kind}, {chunks} write chunk(s).{note}
 // Only the low {aw} address bits and {chunks} enable bits are used by this instance.
-(* ram_style = \"block\" *) reg [{wm}:0] mem [0:{dm}];
+(* ram_style = \"{style}\" *) reg [{wm}:0] mem [0:{dm}];
 reg [{wm}:0] rdata_r;
 assign rdata = rdata_r;
 always @(posedge clock) begin
@@ -101,6 +126,7 @@ always @(posedge clock) begin
 ",
             depth = self._depth,
             chunks = self._chunks,
+            style = self._style.attr(),
             wm = W - 1,
             dm = self._depth - 1,
             am = aw - 1,
@@ -146,5 +172,38 @@ impl<const N: usize> Logic for ByteSwap<N> {
             .map(|b| format!("a[{}:{}]", b * 8 + 7, b * 8))
             .collect();
         Verilog::Custom(format!("assign y = {{{}}};\n", parts.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(style: RamStyle) -> String {
+        match FaninRam::<64>::with_style(1024, 2, style).hdl() {
+            Verilog::Custom(s) => s,
+            _ => unreachable!(),
+        }
+    }
+
+    /// Block RAM keeps the exact text it had before the style existed (golden Verilog).
+    #[test]
+    fn block_ram_text_is_unchanged() {
+        assert!(text(RamStyle::Block).starts_with(
+            "// 1024 x 64 simple dual-port RAM, read-old-data, 2 write chunk(s).\n\
+             // Only the low 10 address bits and 2 enable bits are used by this instance.\n\
+             (* ram_style = \"block\" *) reg [63:0] mem [0:1023];\n"
+        ));
+        assert_eq!(FaninRam::<64>::new(1024, 2).style(), RamStyle::Block);
+    }
+
+    #[test]
+    fn ultra_ram_asks_for_uram() {
+        let t = text(RamStyle::Ultra);
+        assert!(
+            t.contains("(* ram_style = \"ultra\" *) reg [63:0] mem [0:1023];"),
+            "{t}"
+        );
+        assert!(!t.contains("\"block\""));
     }
 }

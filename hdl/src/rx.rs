@@ -6,14 +6,17 @@
 //! engine reads a whole internal-bus row per cycle and payload lanes are row-aligned.
 //! A frame is committed only at `tlast`: one with `tuser[0]` set or longer than
 //! `max_frame` is discarded (nothing of it reaches the engine) and counted.
+//! The IPv4 header checksum and the UDP checksum are summed as the frame streams in, one
+//! beat per cycle, and their verdicts travel in the descriptor.
 
 use crate::parse::PARSE_W;
 use crate::ram::{FaninRam, ADDR_W};
 use rust_hdl::prelude::*;
 
-/// Width of an ingress descriptor: 640-bit capture, 16-bit length, 16-bit first row,
-/// UDP-checksum-ok flag (bit 672).
-pub const DESC_W: usize = PARSE_W + 40;
+/// Width of an ingress descriptor: 640-bit capture (bits 639:0), 16-bit length (655:640),
+/// 16-bit first row (671:656), UDP-checksum-ok flag (bit 672), IPv4-header-checksum-ok
+/// flag (bit 673).
+pub const DESC_W: usize = PARSE_W + 41;
 /// Descriptor FIFO depth (frames buffered per port).
 pub const DESC_DEPTH: usize = 8;
 
@@ -50,6 +53,12 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     /// UDP length as the frame streams in; meaningful only for IPv4/UDP frames without
     /// options, which is all the parser accepts.
     pub d_udp_ok: Signal<Out, bool>,
+    /// The IPv4 header checksum is correct: the one's-complement sum of the big-endian
+    /// words of bytes `14 .. 14 + 4·IHL` (IHL = low nibble of byte 14) is 0xffff, as
+    /// smoltcp's `Ipv4Packet::verify_checksum`, summed as the frame streams in.
+    /// Meaningful only when the frame holds the whole header (at least `14 + 4·IHL`
+    /// bytes); the parser rejects every other frame (and IHL < 5) for other reasons.
+    pub d_ip_ok: Signal<Out, bool>,
     /// Payload row read address (engine).
     pub r_addr: Signal<In, Bits<16>>,
     /// Payload row, one cycle after `r_addr`.
@@ -95,6 +104,12 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     popped: DFF<bool>,
     usum: DFF<Bits<32>>,
     usb: UdpSum<DW>,
+    isum: DFF<Bits<32>>,
+    isb: IpSum<DW>,
+    itot: Signal<Local, Bits<32>>,
+    if1: Signal<Local, Bits<32>>,
+    if2: Signal<Local, Bits<32>>,
+    iok: Signal<Local, bool>,
     utot: Signal<Local, Bits<32>>,
     ufin: Signal<Local, Bits<32>>,
     uf1: Signal<Local, Bits<32>>,
@@ -129,6 +144,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             d_len: Default::default(),
             d_row: Default::default(),
             d_udp_ok: Default::default(),
+            d_ip_ok: Default::default(),
             r_addr: Default::default(),
             r_data: Default::default(),
             rel: Default::default(),
@@ -161,6 +177,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             popped: Default::default(),
             usum: Default::default(),
             usb: Default::default(),
+            isum: Default::default(),
+            isb: Default::default(),
+            itot: Default::default(),
+            if1: Default::default(),
+            if2: Default::default(),
+            iok: Default::default(),
             utot: Default::default(),
             ufin: Default::default(),
             uf1: Default::default(),
@@ -182,7 +204,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
     fn update(&mut self) {
         dff_setup!(
             self, clock, in_frame, drop, beat, hshift, chunk, cshift, wrow, row0, rdrow, lenq, hdr,
-            dw, dwq, dr, popped, usum
+            dw, dwq, dr, popped, usum, isum
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
@@ -242,6 +264,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.uf1.next = (self.ufin.val() & 0xffff) + (self.ufin.val() >> 16);
         self.uf2.next = (self.uf1.val() & 0xffff) + (self.uf1.val() >> 16);
         self.uok.next = (self.uf2.val() == 0xffff) | (self.hnext.val().get_bits::<16>(320) == 0);
+        // IPv4 header checksum: one's-complement sum of the big-endian words of bytes
+        // 14 .. 14 + 4·IHL, each beat adding only its own words; folded at tlast (the sum of
+        // at most 30 words fits in 21 bits, so two folds reach 16 bits).
+        self.isb.tdata.next = self.tdata.val();
+        self.isb.in_frame.next = self.in_frame.q.val();
+        self.isb.beat.next = self.beat.q.val();
+        self.isb.hdr.next = self.hdr.q.val();
+        if self.in_frame.q.val() {
+            self.itot.next = self.isum.q.val() + self.isb.sum.val();
+        } else {
+            self.itot.next = self.isb.sum.val();
+        }
+        self.if1.next = (self.itot.val() & 0xffff) + (self.itot.val() >> 16);
+        self.if2.next = (self.if1.val() & 0xffff) + (self.if1.val() >> 16);
+        self.iok.next = self.if2.val() == 0xffff;
         // Payload gearbox write.
         self.data.waddr.next = bit_cast::<ADDR_W, 16>(self.wrow.q.val());
         self.data.wdata.next = bit_cast::<WB, DW>(self.tdata.val()) << self.cshift.q.val();
@@ -251,12 +288,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.desc.wdata.next = bit_cast::<DESC_W, PARSE_W>(self.hnext.val())
             | (bit_cast::<DESC_W, 16>(self.flen.val()) << 640)
             | (bit_cast::<DESC_W, 16>(self.row0.q.val()) << 656)
-            | (bit_cast::<DESC_W, 1>(self.uok.val().into()) << 672);
+            | (bit_cast::<DESC_W, 1>(self.uok.val().into()) << 672)
+            | (bit_cast::<DESC_W, 1>(self.iok.val().into()) << 673);
         self.bad.next = false;
         self.wr.next = false;
         if self.acc.val() {
             self.hdr.d.next = self.hnext.val();
             self.usum.d.next = self.utot.val();
+            self.isum.d.next = self.itot.val();
             self.lenq.d.next = self.lenq.q.val() + self.nb.val();
             self.beat.d.next = self.beat.q.val() + 1;
             self.hshift.d.next = self.hshift.q.val() + self.c_dw.val();
@@ -320,6 +359,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.d_len.next = self.desc.rdata.val().get_bits::<16>(640);
         self.d_row.next = self.desc.rdata.val().get_bits::<16>(656);
         self.d_udp_ok.next = self.desc.rdata.val().get_bit(672);
+        self.d_ip_ok.next = self.desc.rdata.val().get_bit(673);
         self.data.raddr.next = bit_cast::<ADDR_W, 16>(self.r_addr.val());
         self.r_data.next = self.data.rdata.val();
         if self.rel.val() {
@@ -420,6 +460,113 @@ impl<const DW: usize> Logic for UdpSum<DW> {
             terms.push(format!("t{w}"));
         }
         v.push_str(&format!("assign sum = {};\n", terms.join(" + ")));
+        Verilog::Custom(v)
+    }
+}
+
+/// First byte of the IPv4 header (after the 14-byte Ethernet header).
+const IP_FIRST: usize = 14;
+/// One past the last byte of the longest IPv4 header (IHL 15).
+const IP_LAST: usize = IP_FIRST + 60;
+
+/// The IPv4 header checksum share of one beat: the sum of the big-endian 16-bit words
+/// of this beat whose bytes lie in `[14, 14 + 4·IHL)`. IHL is the low nibble of byte 14,
+/// taken from this beat or from the capture of earlier beats (a beat before the one
+/// holding byte 14 has no word in the range, whatever IHL is). Each word lane has only
+/// the few beat indices for which it can lie in bytes 14..74; the masked words are added
+/// in a balanced tree. A leaf for the same reasons as [`UdpSum`].
+#[derive(LogicBlock, Default)]
+pub struct IpSum<const DW: usize> {
+    /// The beat (byte 0 in bits 7:0).
+    pub tdata: Signal<In, Bits<DW>>,
+    /// The beat is not the frame's first.
+    pub in_frame: Signal<In, bool>,
+    /// Beats of the frame before this one (when `in_frame`).
+    pub beat: Signal<In, Bits<16>>,
+    /// Capture of the earlier beats.
+    pub hdr: Signal<In, Bits<PARSE_W>>,
+    /// The sum (not folded, at most 30 · 0xffff).
+    pub sum: Signal<Out, Bits<32>>,
+}
+
+impl<const DW: usize> Logic for IpSum<DW> {
+    fn update(&mut self) {
+        let kw = DW / 8;
+        let bidx = if self.in_frame.val() {
+            self.beat.val().index()
+        } else {
+            0
+        };
+        let b14 = if bidx == IP_FIRST / kw {
+            self.tdata.val().get_bits::<8>(8 * (IP_FIRST % kw)).index()
+        } else {
+            self.hdr.val().get_bits::<8>(8 * IP_FIRST).index()
+        };
+        let hend = IP_FIRST + 4 * (b14 & 15);
+        let mut s = 0u64;
+        for w in 0..kw / 2 {
+            let o = bidx * kw + 2 * w;
+            if o >= IP_FIRST && o < hend {
+                let hi = self.tdata.val().get_bits::<8>(16 * w).index() as u64;
+                let lo = self.tdata.val().get_bits::<8>(16 * w + 8).index() as u64;
+                s += hi << 8 | lo;
+            }
+        }
+        self.sum.next = s.into();
+    }
+    fn connect(&mut self) {
+        self.sum.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let kw = DW / 8;
+        let (b14, l14) = (IP_FIRST / kw, IP_FIRST % kw);
+        let mut v = format!(
+            "wire [15:0] bidx = in_frame ? beat : 16'd0;\n\
+             wire [7:0] b14 = (bidx == 16'd{b14}) ? tdata[{lh}:{ll}] : hdr[{hh}:{hl}];\n\
+             wire [6:0] hend = {{1'b0, b14[3:0], 2'b00}} + 7'd{IP_FIRST};\n",
+            ll = 8 * l14,
+            lh = 8 * l14 + 7,
+            hl = 8 * IP_FIRST,
+            hh = 8 * IP_FIRST + 7
+        );
+        let mut terms = Vec::new();
+        for w in 0..kw / 2 {
+            // Beats in which lane `w` holds a word of bytes 14..74.
+            let conds: Vec<String> = (0..)
+                .map(|b| (b, b * kw + 2 * w))
+                .take_while(|&(_, o)| o < IP_LAST)
+                .filter(|&(_, o)| o >= IP_FIRST)
+                .map(|(b, o)| format!("(bidx == 16'd{b} && 7'd{o} < hend)"))
+                .collect();
+            if conds.is_empty() {
+                continue;
+            }
+            let (a, b) = (16 * w, 16 * w + 8);
+            v.push_str(&format!(
+                "wire [31:0] t{w} = ({c}) ? {{16'd0, tdata[{ah}:{a}], tdata[{bh}:{b}]}} : 32'd0;\n",
+                c = conds.join(" || "),
+                ah = a + 7,
+                bh = b + 7
+            ));
+            terms.push(format!("t{w}"));
+        }
+        // Balanced adder tree.
+        let mut level = 0;
+        while terms.len() > 1 {
+            let mut next = Vec::new();
+            for (i, pair) in terms.chunks(2).enumerate() {
+                if let [x, y] = pair {
+                    let n = format!("s{level}_{i}");
+                    v.push_str(&format!("wire [31:0] {n} = {x} + {y};\n"));
+                    next.push(n);
+                } else {
+                    next.push(pair[0].clone());
+                }
+            }
+            terms = next;
+            level += 1;
+        }
+        v.push_str(&format!("assign sum = {};\n", terms[0]));
         Verilog::Custom(v)
     }
 }

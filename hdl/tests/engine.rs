@@ -210,6 +210,7 @@ fn tiny() -> CoreConfig {
         max_frame: 1088,
         rx_frames: 2,
         clock_mhz: 100,
+        slot_ram: fanin_hdl::RamStyle::Block,
     }
 }
 

@@ -116,13 +116,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_idx16$18 = 16'h12;
     localparam  c_idx16$19 = 16'h13;
     localparam  c_idx16$20 = 16'h14;
-    localparam  c_rowlog = 16'h5;
-    localparam  c_rowmask = 16'h1f;
+    localparam  c_rowlog = 16'h6;
+    localparam  c_rowmask = 16'h3f;
     localparam  c_info$0 = 32'h46414e49;
     localparam  c_info$1 = 32'h1;
     localparam  c_info$2 = 32'h4;
     localparam  c_info$3 = 32'h40;
-    localparam  c_info$4 = 32'h100;
+    localparam  c_info$4 = 32'h200;
     localparam  c_info$5 = 32'h100;
     localparam  c_info$6 = 32'h40;
     localparam  c_info$7 = 32'h10;
@@ -147,8 +147,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_idx8$15 = 8'hf;
     localparam  c_mclog = 16'h4;
     localparam  c_mcmask = 24'hf;
-    localparam  c_rpclog = 16'h3;
-    localparam  c_lprlog = 16'h3;
+    localparam  c_rpclog = 16'h2;
+    localparam  c_lprlog = 16'h4;
     localparam  c_lanes = 16'h40;
     localparam  c_smask = 24'hff;
     localparam  c_slast = 24'hff;
@@ -184,8 +184,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [15:0] rx$0$d_len;
     wire  [15:0] rx$0$d_row;
     wire  rx$0$d_udp_ok;
+    wire  rx$0$d_ip_ok;
     reg  [15:0] rx$0$r_addr;
-    wire  [255:0] rx$0$r_data;
+    wire  [511:0] rx$0$r_data;
     reg  rx$0$rel;
     reg  [15:0] rx$0$rel_row;
     wire  rx$0$bad;
@@ -203,8 +204,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [15:0] rx$1$d_len;
     wire  [15:0] rx$1$d_row;
     wire  rx$1$d_udp_ok;
+    wire  rx$1$d_ip_ok;
     reg  [15:0] rx$1$r_addr;
-    wire  [255:0] rx$1$r_data;
+    wire  [511:0] rx$1$r_data;
     reg  rx$1$rel;
     reg  [15:0] rx$1$rel_row;
     wire  rx$1$bad;
@@ -222,8 +224,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [15:0] rx$2$d_len;
     wire  [15:0] rx$2$d_row;
     wire  rx$2$d_udp_ok;
+    wire  rx$2$d_ip_ok;
     reg  [15:0] rx$2$r_addr;
-    wire  [255:0] rx$2$r_data;
+    wire  [511:0] rx$2$r_data;
     reg  rx$2$rel;
     reg  [15:0] rx$2$rel_row;
     wire  rx$2$bad;
@@ -241,8 +244,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [15:0] rx$3$d_len;
     wire  [15:0] rx$3$d_row;
     wire  rx$3$d_udp_ok;
+    wire  rx$3$d_ip_ok;
     reg  [15:0] rx$3$r_addr;
-    wire  [255:0] rx$3$r_data;
+    wire  [511:0] rx$3$r_data;
     reg  rx$3$rel;
     reg  [15:0] rx$3$rel_row;
     wire  rx$3$bad;
@@ -250,7 +254,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  tx$0$rst;
     wire  tx$0$ready;
     reg  tx$0$w_we;
-    reg  [255:0] tx$0$w_row;
+    reg  [511:0] tx$0$w_row;
     reg  tx$0$push;
     reg  [511:0] tx$0$p_hdr;
     reg  [15:0] tx$0$p_len;
@@ -266,7 +270,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  tx$1$rst;
     wire  tx$1$ready;
     reg  tx$1$w_we;
-    reg  [255:0] tx$1$w_row;
+    reg  [511:0] tx$1$w_row;
     reg  tx$1$push;
     reg  [511:0] tx$1$p_hdr;
     reg  [15:0] tx$1$p_len;
@@ -282,7 +286,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  tx$2$rst;
     wire  tx$2$ready;
     reg  tx$2$w_we;
-    reg  [255:0] tx$2$w_row;
+    reg  [511:0] tx$2$w_row;
     reg  tx$2$push;
     reg  [511:0] tx$2$p_hdr;
     reg  [15:0] tx$2$p_len;
@@ -298,7 +302,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  tx$3$rst;
     wire  tx$3$ready;
     reg  tx$3$w_we;
-    reg  [255:0] tx$3$w_row;
+    reg  [511:0] tx$3$w_row;
     reg  tx$3$push;
     reg  [511:0] tx$3$p_hdr;
     reg  [15:0] tx$3$p_len;
@@ -315,6 +319,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] parser$me_ip;
     reg  [15:0] parser$me_port;
     reg  parser$udp_ok;
+    reg  parser$ip_ok;
     wire  [1:0] parser$kind;
     wire  [47:0] parser$dst_mac;
     wire  [47:0] parser$src_mac;
@@ -333,8 +338,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] acc$op;
     reg  [23:0] acc$addr;
     reg  [15:0] acc$lim;
-    reg  [255:0] acc$b;
-    wire  [255:0] acc$rd;
+    reg  [511:0] acc$b;
+    wire  [511:0] acc$rd;
     wire  acc$ovf;
     wire  acc$busy;
     reg  [47:0] hg$dst_mac;
@@ -524,6 +529,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  udp_ok$d;
     wire  udp_ok$q;
     reg  udp_ok$clock;
+    reg  ip_ok$d;
+    wire  ip_ok$q;
+    reg  ip_ok$clock;
     reg  [15:0] len$d;
     wire  [15:0] len$q;
     reg  len$clock;
@@ -539,9 +547,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  v1$d;
     wire  v1$q;
     reg  v1$clock;
-    reg  [3:0] oport$d;
-    wire  [3:0] oport$q;
-    reg  oport$clock;
     reg  [7:0] ji$d;
     wire  [7:0] ji$q;
     reg  ji$clock;
@@ -557,18 +562,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] cadr$d;
     wire  [23:0] cadr$q;
     reg  cadr$clock;
-    reg  [191:0] cm$d;
-    wire  [191:0] cm$q;
-    reg  cm$clock;
     reg  [1:0] agg_op$d;
     wire  [1:0] agg_op$q;
     reg  agg_op$clock;
-    reg  complete$d;
-    wire  complete$q;
-    reg  complete$clock;
-    reg  ovf_acc$d;
-    wire  ovf_acc$q;
-    reg  ovf_acc$clock;
     reg  [15:0] nr$d;
     wire  [15:0] nr$q;
     reg  nr$clock;
@@ -632,6 +628,159 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] o_bitmap$d;
     wire  [63:0] o_bitmap$q;
     reg  o_bitmap$clock;
+    reg  [3:0] bstate$d;
+    wire  [3:0] bstate$q;
+    reg  bstate$clock;
+    reg  [3:0] b_sel$d;
+    wire  [3:0] b_sel$q;
+    reg  b_sel$clock;
+    reg  [3:0] s1_sel$d;
+    wire  [3:0] s1_sel$q;
+    reg  s1_sel$clock;
+    reg  [15:0] b_row0$d;
+    wire  [15:0] b_row0$q;
+    reg  b_row0$clock;
+    reg  [15:0] b_nrows$d;
+    wire  [15:0] b_nrows$q;
+    reg  b_nrows$clock;
+    reg  b_rel$d;
+    wire  b_rel$q;
+    reg  b_rel$clock;
+    reg  [23:0] b_cadr$d;
+    wire  [23:0] b_cadr$q;
+    reg  b_cadr$clock;
+    reg  [511:0] b_hdr$d;
+    wire  [511:0] b_hdr$q;
+    reg  b_hdr$clock;
+    reg  [15:0] b_len$d;
+    wire  [15:0] b_len$q;
+    reg  b_len$clock;
+    reg  [7:0] b_ji$d;
+    wire  [7:0] b_ji$q;
+    reg  b_ji$clock;
+    reg  [7:0] b_nch$d;
+    wire  [7:0] b_nch$q;
+    reg  b_nch$clock;
+    reg  b_emit$d;
+    wire  b_emit$q;
+    reg  b_emit$clock;
+    reg  b_eovf$d;
+    wire  b_eovf$q;
+    reg  b_eovf$clock;
+    reg  [7:0] cs_i$d;
+    wire  [7:0] cs_i$q;
+    reg  cs_i$clock;
+    reg  [7:0] cs_j$d;
+    wire  [7:0] cs_j$q;
+    reg  cs_j$clock;
+    reg  cs_v$d;
+    wire  cs_v$q;
+    reg  cs_v$clock;
+    reg  more$d;
+    wire  more$q;
+    reg  more$clock;
+    reg  [7:0] pmask$d;
+    wire  [7:0] pmask$q;
+    reg  pmask$clock;
+    reg  [47:0] pp_mac$0$d;
+    wire  [47:0] pp_mac$0$q;
+    reg  pp_mac$0$clock;
+    reg  [47:0] pp_mac$1$d;
+    wire  [47:0] pp_mac$1$q;
+    reg  pp_mac$1$clock;
+    reg  [47:0] pp_mac$2$d;
+    wire  [47:0] pp_mac$2$q;
+    reg  pp_mac$2$clock;
+    reg  [47:0] pp_mac$3$d;
+    wire  [47:0] pp_mac$3$q;
+    reg  pp_mac$3$clock;
+    reg  [31:0] pp_ip$0$d;
+    wire  [31:0] pp_ip$0$q;
+    reg  pp_ip$0$clock;
+    reg  [31:0] pp_ip$1$d;
+    wire  [31:0] pp_ip$1$q;
+    reg  pp_ip$1$clock;
+    reg  [31:0] pp_ip$2$d;
+    wire  [31:0] pp_ip$2$q;
+    reg  pp_ip$2$clock;
+    reg  [31:0] pp_ip$3$d;
+    wire  [31:0] pp_ip$3$q;
+    reg  pp_ip$3$clock;
+    reg  [15:0] pp_udp$0$d;
+    wire  [15:0] pp_udp$0$q;
+    reg  pp_udp$0$clock;
+    reg  [15:0] pp_udp$1$d;
+    wire  [15:0] pp_udp$1$q;
+    reg  pp_udp$1$clock;
+    reg  [15:0] pp_udp$2$d;
+    wire  [15:0] pp_udp$2$q;
+    reg  pp_udp$2$clock;
+    reg  [15:0] pp_udp$3$d;
+    wire  [15:0] pp_udp$3$q;
+    reg  pp_udp$3$clock;
+    reg  [7:0] pp_child$0$d;
+    wire  [7:0] pp_child$0$q;
+    reg  pp_child$0$clock;
+    reg  [7:0] pp_child$1$d;
+    wire  [7:0] pp_child$1$q;
+    reg  pp_child$1$clock;
+    reg  [7:0] pp_child$2$d;
+    wire  [7:0] pp_child$2$q;
+    reg  pp_child$2$clock;
+    reg  [7:0] pp_child$3$d;
+    wire  [7:0] pp_child$3$q;
+    reg  pp_child$3$clock;
+    reg  chram2$clock;
+    reg  [23:0] chram2$waddr;
+    reg  [167:0] chram2$wdata;
+    reg  [31:0] chram2$we;
+    reg  [23:0] chram2$raddr;
+    wire  [167:0] chram2$rdata;
+    reg  ovram$clock;
+    reg  [23:0] ovram$waddr;
+    reg  [1:0] ovram$wdata;
+    reg  [31:0] ovram$we;
+    reg  [23:0] ovram$raddr;
+    wire  [1:0] ovram$rdata;
+    reg  t1_v$d;
+    wire  t1_v$q;
+    reg  t1_v$clock;
+    reg  t1_first$d;
+    wire  t1_first$q;
+    reg  t1_first$clock;
+    reg  t1_start$d;
+    wire  t1_start$q;
+    reg  t1_start$clock;
+    reg  [23:0] t1_a$d;
+    wire  [23:0] t1_a$q;
+    reg  t1_a$clock;
+    reg  t2_v$d;
+    wire  t2_v$q;
+    reg  t2_v$clock;
+    reg  t2_first$d;
+    wire  t2_first$q;
+    reg  t2_first$clock;
+    reg  t2_start$d;
+    wire  t2_start$q;
+    reg  t2_start$clock;
+    reg  [23:0] t2_a$d;
+    wire  [23:0] t2_a$q;
+    reg  t2_a$clock;
+    reg  ov_run$d;
+    wire  ov_run$q;
+    reg  ov_run$clock;
+    reg  ow_v$d;
+    wire  ow_v$q;
+    reg  ow_v$clock;
+    reg  [23:0] ow_a$d;
+    wire  [23:0] ow_a$q;
+    reg  ow_a$clock;
+    reg  ow_val$d;
+    wire  ow_val$q;
+    reg  ow_val$clock;
+    reg  [23:0] or_a$d;
+    wire  [23:0] or_a$q;
+    reg  or_a$clock;
     reg  [31:0] tick_cnt$d;
     wire  [31:0] tick_cnt$q;
     reg  tick_cnt$clock;
@@ -1012,7 +1161,29 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [3:0] dact;
     reg  hwc;
     reg  cr;
-    reg  [7:0] fl;
+    reg  [191:0] cmw;
+    reg  cpl;
+    reg  [1:0] aop;
+    reg  h_go;
+    reg  [3:0] h_st;
+    reg  b_free;
+    reg  b_done;
+    reg  [31:0] ev_b;
+    reg  [15:0] nr1;
+    reg  [15:0] enr;
+    reg  [7:0] pm_low;
+    reg  [3:0] pport;
+    reg  all_rdy;
+    reg  [3:0] cs_port;
+    reg  cs_hit;
+    reg  tg_v;
+    reg  tg_first;
+    reg  [23:0] ov_ra;
+    reg  ov_rd;
+    reg  ov_prev;
+    reg  ov_new;
+    reg  ov_cur;
+    reg  hdr_ok;
     reg  ci;
     reg  [7:0] jsel;
     reg  [511:0] jent;
@@ -1052,7 +1223,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [511:0] sj;
     reg  [15:0] sj_ep;
     reg  [31:0] sj_busy;
-    reg  [255:0] acc_row;
+    reg  [511:0] acc_row;
     reg  bz_inc;
     reg  bz_dec;
     reg  [7:0] bz_j;
@@ -1083,8 +1254,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [3:0] pidx;
     reg  [15:0] cur_len;
     reg  [15:0] cur_rows;
-    reg  [255:0] rx_row_data;
-    reg  tx_ready_sel;
+    reg  [511:0] rx_row_data;
     reg  rhit;
     reg  [3:0] rport;
     reg  [31:0] ev;
@@ -1111,6 +1281,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_len(rx$0$d_len),
         .d_row(rx$0$d_row),
         .d_udp_ok(rx$0$d_udp_ok),
+        .d_ip_ok(rx$0$d_ip_ok),
         .r_addr(rx$0$r_addr),
         .r_data(rx$0$r_data),
         .rel(rx$0$rel),
@@ -1132,6 +1303,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_len(rx$1$d_len),
         .d_row(rx$1$d_row),
         .d_udp_ok(rx$1$d_udp_ok),
+        .d_ip_ok(rx$1$d_ip_ok),
         .r_addr(rx$1$r_addr),
         .r_data(rx$1$r_data),
         .rel(rx$1$rel),
@@ -1153,6 +1325,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_len(rx$2$d_len),
         .d_row(rx$2$d_row),
         .d_udp_ok(rx$2$d_udp_ok),
+        .d_ip_ok(rx$2$d_ip_ok),
         .r_addr(rx$2$r_addr),
         .r_data(rx$2$r_data),
         .rel(rx$2$rel),
@@ -1174,6 +1347,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_len(rx$3$d_len),
         .d_row(rx$3$d_row),
         .d_udp_ok(rx$3$d_udp_ok),
+        .d_ip_ok(rx$3$d_ip_ok),
         .r_addr(rx$3$r_addr),
         .r_data(rx$3$r_data),
         .rel(rx$3$rel),
@@ -1258,6 +1432,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .me_ip(parser$me_ip),
         .me_port(parser$me_port),
         .udp_ok(parser$udp_ok),
+        .ip_ok(parser$ip_ok),
         .kind(parser$kind),
         .dst_mac(parser$dst_mac),
         .src_mac(parser$src_mac),
@@ -1582,6 +1757,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(udp_ok$q),
         .clock(udp_ok$clock)
     );
+    fanin_ip_ok ip_ok(
+        .d(ip_ok$d),
+        .q(ip_ok$q),
+        .clock(ip_ok$clock)
+    );
     fanin_len len(
         .d(len$d),
         .q(len$q),
@@ -1606,11 +1786,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(v1$d),
         .q(v1$q),
         .clock(v1$clock)
-    );
-    fanin_oport oport(
-        .d(oport$d),
-        .q(oport$q),
-        .clock(oport$clock)
     );
     fanin_ji ji(
         .d(ji$d),
@@ -1637,25 +1812,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(cadr$q),
         .clock(cadr$clock)
     );
-    fanin_cm cm(
-        .d(cm$d),
-        .q(cm$q),
-        .clock(cm$clock)
-    );
     fanin_agg_op agg_op(
         .d(agg_op$d),
         .q(agg_op$q),
         .clock(agg_op$clock)
-    );
-    fanin_complete complete(
-        .d(complete$d),
-        .q(complete$q),
-        .clock(complete$clock)
-    );
-    fanin_ovf_acc ovf_acc(
-        .d(ovf_acc$d),
-        .q(ovf_acc$q),
-        .clock(ovf_acc$clock)
     );
     fanin_nr nr(
         .d(nr$d),
@@ -1761,6 +1921,257 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(o_bitmap$d),
         .q(o_bitmap$q),
         .clock(o_bitmap$clock)
+    );
+    fanin_bstate bstate(
+        .d(bstate$d),
+        .q(bstate$q),
+        .clock(bstate$clock)
+    );
+    fanin_b_sel b_sel(
+        .d(b_sel$d),
+        .q(b_sel$q),
+        .clock(b_sel$clock)
+    );
+    fanin_s1_sel s1_sel(
+        .d(s1_sel$d),
+        .q(s1_sel$q),
+        .clock(s1_sel$clock)
+    );
+    fanin_b_row0 b_row0(
+        .d(b_row0$d),
+        .q(b_row0$q),
+        .clock(b_row0$clock)
+    );
+    fanin_b_nrows b_nrows(
+        .d(b_nrows$d),
+        .q(b_nrows$q),
+        .clock(b_nrows$clock)
+    );
+    fanin_b_rel b_rel(
+        .d(b_rel$d),
+        .q(b_rel$q),
+        .clock(b_rel$clock)
+    );
+    fanin_b_cadr b_cadr(
+        .d(b_cadr$d),
+        .q(b_cadr$q),
+        .clock(b_cadr$clock)
+    );
+    fanin_b_hdr b_hdr(
+        .d(b_hdr$d),
+        .q(b_hdr$q),
+        .clock(b_hdr$clock)
+    );
+    fanin_b_len b_len(
+        .d(b_len$d),
+        .q(b_len$q),
+        .clock(b_len$clock)
+    );
+    fanin_b_ji b_ji(
+        .d(b_ji$d),
+        .q(b_ji$q),
+        .clock(b_ji$clock)
+    );
+    fanin_b_nch b_nch(
+        .d(b_nch$d),
+        .q(b_nch$q),
+        .clock(b_nch$clock)
+    );
+    fanin_b_emit b_emit(
+        .d(b_emit$d),
+        .q(b_emit$q),
+        .clock(b_emit$clock)
+    );
+    fanin_b_eovf b_eovf(
+        .d(b_eovf$d),
+        .q(b_eovf$q),
+        .clock(b_eovf$clock)
+    );
+    fanin_cs_i cs_i(
+        .d(cs_i$d),
+        .q(cs_i$q),
+        .clock(cs_i$clock)
+    );
+    fanin_cs_j cs_j(
+        .d(cs_j$d),
+        .q(cs_j$q),
+        .clock(cs_j$clock)
+    );
+    fanin_cs_v cs_v(
+        .d(cs_v$d),
+        .q(cs_v$q),
+        .clock(cs_v$clock)
+    );
+    fanin_more more(
+        .d(more$d),
+        .q(more$q),
+        .clock(more$clock)
+    );
+    fanin_pmask pmask(
+        .d(pmask$d),
+        .q(pmask$q),
+        .clock(pmask$clock)
+    );
+    fanin_pp_mac_0 pp_mac$0(
+        .d(pp_mac$0$d),
+        .q(pp_mac$0$q),
+        .clock(pp_mac$0$clock)
+    );
+    fanin_pp_mac_1 pp_mac$1(
+        .d(pp_mac$1$d),
+        .q(pp_mac$1$q),
+        .clock(pp_mac$1$clock)
+    );
+    fanin_pp_mac_2 pp_mac$2(
+        .d(pp_mac$2$d),
+        .q(pp_mac$2$q),
+        .clock(pp_mac$2$clock)
+    );
+    fanin_pp_mac_3 pp_mac$3(
+        .d(pp_mac$3$d),
+        .q(pp_mac$3$q),
+        .clock(pp_mac$3$clock)
+    );
+    fanin_pp_ip_0 pp_ip$0(
+        .d(pp_ip$0$d),
+        .q(pp_ip$0$q),
+        .clock(pp_ip$0$clock)
+    );
+    fanin_pp_ip_1 pp_ip$1(
+        .d(pp_ip$1$d),
+        .q(pp_ip$1$q),
+        .clock(pp_ip$1$clock)
+    );
+    fanin_pp_ip_2 pp_ip$2(
+        .d(pp_ip$2$d),
+        .q(pp_ip$2$q),
+        .clock(pp_ip$2$clock)
+    );
+    fanin_pp_ip_3 pp_ip$3(
+        .d(pp_ip$3$d),
+        .q(pp_ip$3$q),
+        .clock(pp_ip$3$clock)
+    );
+    fanin_pp_udp_0 pp_udp$0(
+        .d(pp_udp$0$d),
+        .q(pp_udp$0$q),
+        .clock(pp_udp$0$clock)
+    );
+    fanin_pp_udp_1 pp_udp$1(
+        .d(pp_udp$1$d),
+        .q(pp_udp$1$q),
+        .clock(pp_udp$1$clock)
+    );
+    fanin_pp_udp_2 pp_udp$2(
+        .d(pp_udp$2$d),
+        .q(pp_udp$2$q),
+        .clock(pp_udp$2$clock)
+    );
+    fanin_pp_udp_3 pp_udp$3(
+        .d(pp_udp$3$d),
+        .q(pp_udp$3$q),
+        .clock(pp_udp$3$clock)
+    );
+    fanin_pp_child_0 pp_child$0(
+        .d(pp_child$0$d),
+        .q(pp_child$0$q),
+        .clock(pp_child$0$clock)
+    );
+    fanin_pp_child_1 pp_child$1(
+        .d(pp_child$1$d),
+        .q(pp_child$1$q),
+        .clock(pp_child$1$clock)
+    );
+    fanin_pp_child_2 pp_child$2(
+        .d(pp_child$2$d),
+        .q(pp_child$2$q),
+        .clock(pp_child$2$clock)
+    );
+    fanin_pp_child_3 pp_child$3(
+        .d(pp_child$3$d),
+        .q(pp_child$3$q),
+        .clock(pp_child$3$clock)
+    );
+    fanin_chram2 chram2(
+        .clock(chram2$clock),
+        .waddr(chram2$waddr),
+        .wdata(chram2$wdata),
+        .we(chram2$we),
+        .raddr(chram2$raddr),
+        .rdata(chram2$rdata)
+    );
+    fanin_ovram ovram(
+        .clock(ovram$clock),
+        .waddr(ovram$waddr),
+        .wdata(ovram$wdata),
+        .we(ovram$we),
+        .raddr(ovram$raddr),
+        .rdata(ovram$rdata)
+    );
+    fanin_t1_v t1_v(
+        .d(t1_v$d),
+        .q(t1_v$q),
+        .clock(t1_v$clock)
+    );
+    fanin_t1_first t1_first(
+        .d(t1_first$d),
+        .q(t1_first$q),
+        .clock(t1_first$clock)
+    );
+    fanin_t1_start t1_start(
+        .d(t1_start$d),
+        .q(t1_start$q),
+        .clock(t1_start$clock)
+    );
+    fanin_t1_a t1_a(
+        .d(t1_a$d),
+        .q(t1_a$q),
+        .clock(t1_a$clock)
+    );
+    fanin_t2_v t2_v(
+        .d(t2_v$d),
+        .q(t2_v$q),
+        .clock(t2_v$clock)
+    );
+    fanin_t2_first t2_first(
+        .d(t2_first$d),
+        .q(t2_first$q),
+        .clock(t2_first$clock)
+    );
+    fanin_t2_start t2_start(
+        .d(t2_start$d),
+        .q(t2_start$q),
+        .clock(t2_start$clock)
+    );
+    fanin_t2_a t2_a(
+        .d(t2_a$d),
+        .q(t2_a$q),
+        .clock(t2_a$clock)
+    );
+    fanin_ov_run ov_run(
+        .d(ov_run$d),
+        .q(ov_run$q),
+        .clock(ov_run$clock)
+    );
+    fanin_ow_v ow_v(
+        .d(ow_v$d),
+        .q(ow_v$q),
+        .clock(ow_v$clock)
+    );
+    fanin_ow_a ow_a(
+        .d(ow_a$d),
+        .q(ow_a$q),
+        .clock(ow_a$clock)
+    );
+    fanin_ow_val ow_val(
+        .d(ow_val$d),
+        .q(ow_val$q),
+        .clock(ow_val$clock)
+    );
+    fanin_or_a or_a(
+        .d(or_a$d),
+        .q(or_a$q),
+        .clock(or_a$clock)
     );
     fanin_tick_cnt tick_cnt(
         .d(tick_cnt$d),
@@ -2390,22 +2801,50 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         last$clock = clock;
         hdr$clock = clock;
         udp_ok$clock = clock;
+        ip_ok$clock = clock;
         len$clock = clock;
         row0$clock = clock;
         nrows$clock = clock;
         ri$clock = clock;
         v1$clock = clock;
-        oport$clock = clock;
         ji$clock = clock;
         je$clock = clock;
         jep$clock = clock;
         chr$clock = clock;
         cadr$clock = clock;
-        cm$clock = clock;
         agg_op$clock = clock;
-        complete$clock = clock;
-        ovf_acc$clock = clock;
         nr$clock = clock;
+        bstate$clock = clock;
+        b_sel$clock = clock;
+        s1_sel$clock = clock;
+        b_row0$clock = clock;
+        b_nrows$clock = clock;
+        b_rel$clock = clock;
+        b_cadr$clock = clock;
+        b_hdr$clock = clock;
+        b_len$clock = clock;
+        b_ji$clock = clock;
+        b_nch$clock = clock;
+        b_emit$clock = clock;
+        b_eovf$clock = clock;
+        cs_i$clock = clock;
+        cs_j$clock = clock;
+        cs_v$clock = clock;
+        more$clock = clock;
+        pmask$clock = clock;
+        t1_v$clock = clock;
+        t1_first$clock = clock;
+        t1_start$clock = clock;
+        t1_a$clock = clock;
+        t2_v$clock = clock;
+        t2_first$clock = clock;
+        t2_start$clock = clock;
+        t2_a$clock = clock;
+        ov_run$clock = clock;
+        ow_v$clock = clock;
+        ow_a$clock = clock;
+        ow_val$clock = clock;
+        or_a$clock = clock;
         ei$clock = clock;
         e_mc$clock = clock;
         e_slot$clock = clock;
@@ -2466,22 +2905,50 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         last$d = last$q;
         hdr$d = hdr$q;
         udp_ok$d = udp_ok$q;
+        ip_ok$d = ip_ok$q;
         len$d = len$q;
         row0$d = row0$q;
         nrows$d = nrows$q;
         ri$d = ri$q;
         v1$d = v1$q;
-        oport$d = oport$q;
         ji$d = ji$q;
         je$d = je$q;
         jep$d = jep$q;
         chr$d = chr$q;
         cadr$d = cadr$q;
-        cm$d = cm$q;
         agg_op$d = agg_op$q;
-        complete$d = complete$q;
-        ovf_acc$d = ovf_acc$q;
         nr$d = nr$q;
+        bstate$d = bstate$q;
+        b_sel$d = b_sel$q;
+        s1_sel$d = s1_sel$q;
+        b_row0$d = b_row0$q;
+        b_nrows$d = b_nrows$q;
+        b_rel$d = b_rel$q;
+        b_cadr$d = b_cadr$q;
+        b_hdr$d = b_hdr$q;
+        b_len$d = b_len$q;
+        b_ji$d = b_ji$q;
+        b_nch$d = b_nch$q;
+        b_emit$d = b_emit$q;
+        b_eovf$d = b_eovf$q;
+        cs_i$d = cs_i$q;
+        cs_j$d = cs_j$q;
+        cs_v$d = cs_v$q;
+        more$d = more$q;
+        pmask$d = pmask$q;
+        t1_v$d = t1_v$q;
+        t1_first$d = t1_first$q;
+        t1_start$d = t1_start$q;
+        t1_a$d = t1_a$q;
+        t2_v$d = t2_v$q;
+        t2_first$d = t2_first$q;
+        t2_start$d = t2_start$q;
+        t2_a$d = t2_a$q;
+        ov_run$d = ov_run$q;
+        ow_v$d = ow_v$q;
+        ow_a$d = ow_a$q;
+        ow_val$d = ow_val$q;
+        or_a$d = or_a$q;
         ei$d = ei$q;
         e_mc$d = e_mc$q;
         e_slot$d = e_slot$q;
@@ -2771,9 +3238,43 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cnt$19$d = cnt$19$q;
         cnt$20$clock = clock;
         cnt$20$d = cnt$20$q;
+        pp_mac$0$clock = clock;
+        pp_mac$0$d = pp_mac$0$q;
+        pp_ip$0$clock = clock;
+        pp_ip$0$d = pp_ip$0$q;
+        pp_udp$0$clock = clock;
+        pp_udp$0$d = pp_udp$0$q;
+        pp_child$0$clock = clock;
+        pp_child$0$d = pp_child$0$q;
+        pp_mac$1$clock = clock;
+        pp_mac$1$d = pp_mac$1$q;
+        pp_ip$1$clock = clock;
+        pp_ip$1$d = pp_ip$1$q;
+        pp_udp$1$clock = clock;
+        pp_udp$1$d = pp_udp$1$q;
+        pp_child$1$clock = clock;
+        pp_child$1$d = pp_child$1$q;
+        pp_mac$2$clock = clock;
+        pp_mac$2$d = pp_mac$2$q;
+        pp_ip$2$clock = clock;
+        pp_ip$2$d = pp_ip$2$q;
+        pp_udp$2$clock = clock;
+        pp_udp$2$d = pp_udp$2$q;
+        pp_child$2$clock = clock;
+        pp_child$2$d = pp_child$2$q;
+        pp_mac$3$clock = clock;
+        pp_mac$3$d = pp_mac$3$q;
+        pp_ip$3$clock = clock;
+        pp_ip$3$d = pp_ip$3$q;
+        pp_udp$3$clock = clock;
+        pp_udp$3$d = pp_udp$3$q;
+        pp_child$3$clock = clock;
+        pp_child$3$d = pp_child$3$q;
         acc$clock = clock;
         meta$clock = clock;
         chram$clock = clock;
+        chram2$clock = clock;
+        ovram$clock = clock;
         if (tick_cnt$q + 32'h1 >= tick_div$q) begin
             tick_cnt$d = 32'h0;
             now$d = now$q + 32'h1;
@@ -2781,37 +3282,79 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             tick_cnt$d = tick_cnt$q + 32'h1;
         end
+        s1_sel$d = b_sel$q;
         rx_row_data = rx$0$r_data;
-        tx_ready_sel = 1'b0;
-        if (sel$q == c_idx4$0) begin
+        if (s1_sel$q == c_idx4$0) begin
             rx_row_data = rx$0$r_data;
         end
-        if (oport$q == c_idx4$0) begin
-            tx_ready_sel = tx$0$ready;
-        end
-        if (sel$q == c_idx4$1) begin
+        if (s1_sel$q == c_idx4$1) begin
             rx_row_data = rx$1$r_data;
         end
-        if (oport$q == c_idx4$1) begin
-            tx_ready_sel = tx$1$ready;
-        end
-        if (sel$q == c_idx4$2) begin
+        if (s1_sel$q == c_idx4$2) begin
             rx_row_data = rx$2$r_data;
         end
-        if (oport$q == c_idx4$2) begin
-            tx_ready_sel = tx$2$ready;
-        end
-        if (sel$q == c_idx4$3) begin
+        if (s1_sel$q == c_idx4$3) begin
             rx_row_data = rx$3$r_data;
-        end
-        if (oport$q == c_idx4$3) begin
-            tx_ready_sel = tx$3$ready;
         end
         if (e_slot$q) begin
             acc_row = acc$rd;
         end
         else begin
             acc_row = rx_row_data;
+        end
+        pm_low = pmask$q & (~pmask$q + 32'h1);
+        pport = 32'h0;
+        all_rdy = 1'b1;
+        if (pm_low[0]) begin
+            pport = c_idx4$0;
+        end
+        if (pmask$q[0] & ~tx$0$ready) begin
+            all_rdy = 1'b0;
+        end
+        if (pm_low[1]) begin
+            pport = c_idx4$1;
+        end
+        if (pmask$q[1] & ~tx$1$ready) begin
+            all_rdy = 1'b0;
+        end
+        if (pm_low[2]) begin
+            pport = c_idx4$2;
+        end
+        if (pmask$q[2] & ~tx$2$ready) begin
+            all_rdy = 1'b0;
+        end
+        if (pm_low[3]) begin
+            pport = c_idx4$3;
+        end
+        if (pmask$q[3] & ~tx$3$ready) begin
+            all_rdy = 1'b0;
+        end
+        if (t1_v$q) begin
+            ov_ra = t1_a$q;
+        end
+        else begin
+            ov_ra = b_cadr$q;
+        end
+        ovram$raddr = ov_ra;
+        or_a$d = ov_ra;
+        if (ow_v$q & (ow_a$q == or_a$q)) begin
+            ov_rd = ow_val$q;
+        end
+        else begin
+            ov_rd = ovram$rdata[32'h0];
+        end
+        if (t2_first$q) begin
+            ov_prev = ~t2_start$q & ov_rd;
+        end
+        else begin
+            ov_prev = ov_run$q;
+        end
+        ov_new = ov_prev | acc$ovf;
+        if (t2_v$q & (t2_a$q == b_cadr$q)) begin
+            ov_cur = ov_new;
+        end
+        else begin
+            ov_cur = ov_rd;
         end
         hg$dst_mac = o_dst_mac$q;
         hg$src_mac = o_src_mac$q;
@@ -2820,13 +3363,44 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hg$src_port = o_src_port$q;
         hg$dst_port = o_dst_port$q;
         hg$ptype = o_ptype$q;
-        hg$flags = o_flags$q;
+        if (b_eovf$q & ov_cur) begin
+            hg$flags = o_flags$q | 32'h8;
+        end
+        else begin
+            hg$flags = o_flags$q;
+        end
         hg$exponent = o_exp$q;
         hg$job = o_job$q;
         hg$elements = o_elements$q;
         hg$block = o_block$q;
         hg$child = o_child$q;
         hg$bitmap = o_bitmap$q;
+        if (e_mc$q) begin
+            if (pport == c_idx4$0) begin
+                hg$dst_mac = pp_mac$0$q;
+                hg$dst_ip = pp_ip$0$q;
+                hg$dst_port = pp_udp$0$q;
+                hg$child = pp_child$0$q;
+            end
+            if (pport == c_idx4$1) begin
+                hg$dst_mac = pp_mac$1$q;
+                hg$dst_ip = pp_ip$1$q;
+                hg$dst_port = pp_udp$1$q;
+                hg$child = pp_child$1$q;
+            end
+            if (pport == c_idx4$2) begin
+                hg$dst_mac = pp_mac$2$q;
+                hg$dst_ip = pp_ip$2$q;
+                hg$dst_port = pp_udp$2$q;
+                hg$child = pp_child$2$q;
+            end
+            if (pport == c_idx4$3) begin
+                hg$dst_mac = pp_mac$3$q;
+                hg$dst_ip = pp_ip$3$q;
+                hg$dst_port = pp_udp$3$q;
+                hg$child = pp_child$3$q;
+            end
+        end
         rx$0$clock = clock;
         rx$0$rst = rst;
         rx$0$tdata = s_tdata$0;
@@ -2835,8 +3409,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rx$0$tlast = s_tlast$0;
         rx$0$tuser = s_tuser$0;
         s_tready$0 = rx$0$tready;
-        rx$0$r_addr = row0$q + ri$q;
-        rx$0$rel_row = row0$q + nrows$q;
+        rx$0$r_addr = b_row0$q + ri$q;
+        rx$0$rel_row = b_row0$q + b_nrows$q;
         rx$0$d_pop = 1'b0;
         rx$0$rel = 1'b0;
         tx$0$clock = clock;
@@ -2851,8 +3425,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$0$push = 1'b0;
         tx$0$w_row = acc_row;
         if (e_orig$q) begin
-            tx$0$p_hdr = hdr$q[(32'h0)+:(512)];
-            tx$0$p_len = len$q;
+            tx$0$p_hdr = b_hdr$q;
+            tx$0$p_len = b_len$q;
         end
         else begin
             tx$0$p_hdr = hg$hdr;
@@ -2877,8 +3451,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rx$1$tlast = s_tlast$1;
         rx$1$tuser = s_tuser$1;
         s_tready$1 = rx$1$tready;
-        rx$1$r_addr = row0$q + ri$q;
-        rx$1$rel_row = row0$q + nrows$q;
+        rx$1$r_addr = b_row0$q + ri$q;
+        rx$1$rel_row = b_row0$q + b_nrows$q;
         rx$1$d_pop = 1'b0;
         rx$1$rel = 1'b0;
         tx$1$clock = clock;
@@ -2893,8 +3467,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$1$push = 1'b0;
         tx$1$w_row = acc_row;
         if (e_orig$q) begin
-            tx$1$p_hdr = hdr$q[(32'h0)+:(512)];
-            tx$1$p_len = len$q;
+            tx$1$p_hdr = b_hdr$q;
+            tx$1$p_len = b_len$q;
         end
         else begin
             tx$1$p_hdr = hg$hdr;
@@ -2919,8 +3493,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rx$2$tlast = s_tlast$2;
         rx$2$tuser = s_tuser$2;
         s_tready$2 = rx$2$tready;
-        rx$2$r_addr = row0$q + ri$q;
-        rx$2$rel_row = row0$q + nrows$q;
+        rx$2$r_addr = b_row0$q + ri$q;
+        rx$2$rel_row = b_row0$q + b_nrows$q;
         rx$2$d_pop = 1'b0;
         rx$2$rel = 1'b0;
         tx$2$clock = clock;
@@ -2935,8 +3509,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$2$push = 1'b0;
         tx$2$w_row = acc_row;
         if (e_orig$q) begin
-            tx$2$p_hdr = hdr$q[(32'h0)+:(512)];
-            tx$2$p_len = len$q;
+            tx$2$p_hdr = b_hdr$q;
+            tx$2$p_len = b_len$q;
         end
         else begin
             tx$2$p_hdr = hg$hdr;
@@ -2961,8 +3535,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rx$3$tlast = s_tlast$3;
         rx$3$tuser = s_tuser$3;
         s_tready$3 = rx$3$tready;
-        rx$3$r_addr = row0$q + ri$q;
-        rx$3$rel_row = row0$q + nrows$q;
+        rx$3$r_addr = b_row0$q + ri$q;
+        rx$3$rel_row = b_row0$q + b_nrows$q;
         rx$3$d_pop = 1'b0;
         rx$3$rel = 1'b0;
         tx$3$clock = clock;
@@ -2977,8 +3551,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$3$push = 1'b0;
         tx$3$w_row = acc_row;
         if (e_orig$q) begin
-            tx$3$p_hdr = hdr$q[(32'h0)+:(512)];
-            tx$3$p_len = len$q;
+            tx$3$p_hdr = b_hdr$q;
+            tx$3$p_len = b_len$q;
         end
         else begin
             tx$3$p_hdr = hg$hdr;
@@ -3102,6 +3676,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         parser$me_ip = me_ip$q;
         parser$me_port = me_port$q;
         parser$udp_ok = udp_ok$q;
+        parser$ip_ok = ip_ok$q;
         rhit = 1'b0;
         rport = 32'h0;
         if (route_valid$0$q & (route_ip$0$q == parser$dst_ip)) begin
@@ -3371,7 +3946,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         ci = (parser$block & je$q[(32'he0)+:(32)]) != 32'h0;
         meta$raddr = cadr$q;
         meta$waddr = cadr$q;
-        meta$wdata = cm$q;
+        meta$wdata = 32'h0;
         meta$we = 32'h0;
         m = meta$rdata;
         m_st = m[(32'h0)+:(3)];
@@ -3506,7 +4081,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rows_p = ((parser$elements << 32'h2) + c_rowmask) >> c_rowlog;
         rows_o = ((o_elements$q << 32'h2) + c_rowmask) >> c_rowlog;
         acc$op = 32'h0;
-        acc$addr = (cadr$q << c_rpclog) + ((ri$q) & 24'hffffff);
+        acc$addr = (b_cadr$q << c_rpclog) + ((ri$q) & 24'hffffff);
         acc$lim = o_elements$q - (ri$q << c_lprlog);
         acc$b = rx_row_data;
         bz_inc = 1'b0;
@@ -3517,11 +4092,231 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dbg_arg = 32'h0;
         dbg_tick = now$q;
         ev = 32'h0;
+        ev_b = 32'h0;
         dact = 32'h0;
         hwc = 1'b0;
         cr = 1'b0;
-        fl = 32'h0;
         v1$d = 1'b0;
+        b_done = 1'b0;
+        tg_v = 1'b0;
+        tg_first = 1'b0;
+        if (nr$q == 32'h0) begin
+            nr1 = 32'h1;
+        end
+        else begin
+            nr1 = nr$q;
+        end
+        if (e_orig$q) begin
+            enr = b_nrows$q;
+        end
+        else begin
+            enr = rows_o;
+        end
+        cs_port = chram2$rdata[(32'ha0)+:(4)];
+        cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
+        chram2$raddr = (((b_ji$q) & 24'hffffff) << c_mclog) | (((cs_i$q) & 24'hffffff) & c_mcmask);
+        hdr_ok = ~b_eovf$q | (or_a$q == b_cadr$q);
+        case (bstate$q)
+            1:
+                begin
+                    tg_v = 1'b1;
+                    tg_first = ri$q == 32'h0;
+                    if (ri$q < nr$q) begin
+                        acc$op = agg_op$q;
+                    end
+                    ri$d = ri$q + 32'h1;
+                    if ((ri$q + 32'h1) >= nr1) begin
+                        ri$d = 32'h0;
+                        if (~b_emit$q) begin
+                            b_done = 1'b1;
+                            bstate$d = 32'h0;
+                        end
+                        else if (e_mc$q) begin
+                            bstate$d = 32'h3;
+                        end
+                        else begin
+                            bstate$d = 32'h5;
+                        end
+                    end
+                end
+            3:
+                begin
+                    if (cs_i$q < b_nch$q) begin
+                        cs_v$d = 1'b1;
+                        cs_j$d = cs_i$q;
+                        cs_i$d = cs_i$q + 32'h1;
+                    end
+                    else begin
+                        cs_v$d = 1'b0;
+                    end
+                    if (cs_v$q & cs_hit) begin
+                        ei$d = cs_j$q;
+                        more$d = 1'b1;
+                        bstate$d = 32'h5;
+                    end
+                    else begin
+                        if (cs_v$q) begin
+                            pmask$d = pmask$q | (((32'h1) & 8'hff) << ((cs_port) & 8'hff));
+                            if (cs_port == c_idx4$0) begin
+                                pp_mac$0$d = chram2$rdata[(32'h40)+:(48)];
+                                pp_ip$0$d = chram2$rdata[(32'h70)+:(32)];
+                                pp_udp$0$d = chram2$rdata[(32'h90)+:(16)];
+                                pp_child$0$d = cs_j$q;
+                            end
+                            if (cs_port == c_idx4$1) begin
+                                pp_mac$1$d = chram2$rdata[(32'h40)+:(48)];
+                                pp_ip$1$d = chram2$rdata[(32'h70)+:(32)];
+                                pp_udp$1$d = chram2$rdata[(32'h90)+:(16)];
+                                pp_child$1$d = cs_j$q;
+                            end
+                            if (cs_port == c_idx4$2) begin
+                                pp_mac$2$d = chram2$rdata[(32'h40)+:(48)];
+                                pp_ip$2$d = chram2$rdata[(32'h70)+:(32)];
+                                pp_udp$2$d = chram2$rdata[(32'h90)+:(16)];
+                                pp_child$2$d = cs_j$q;
+                            end
+                            if (cs_port == c_idx4$3) begin
+                                pp_mac$3$d = chram2$rdata[(32'h40)+:(48)];
+                                pp_ip$3$d = chram2$rdata[(32'h70)+:(32)];
+                                pp_udp$3$d = chram2$rdata[(32'h90)+:(16)];
+                                pp_child$3$d = cs_j$q;
+                            end
+                        end
+                        if (cs_i$q >= b_nch$q) begin
+                            more$d = 1'b0;
+                            bstate$d = 32'h5;
+                        end
+                    end
+                end
+            5:
+                begin
+                    if ((ri$q != 32'h0) | all_rdy) begin
+                        if (ri$q != enr) begin
+                            if (e_slot$q) begin
+                                acc$op = 32'h3;
+                            end
+                            ri$d = ri$q + 32'h1;
+                            v1$d = 1'b1;
+                            if ((ri$q + 32'h1) == enr) begin
+                                bstate$d = 32'h6;
+                            end
+                        end
+                        else begin
+                            bstate$d = 32'h6;
+                        end
+                    end
+                end
+            6:
+                begin
+                    if (hdr_ok) begin
+                        if (pm_low[0]) begin
+                            tx$0$push = 1'b1;
+                        end
+                        if (pm_low[1]) begin
+                            tx$1$push = 1'b1;
+                        end
+                        if (pm_low[2]) begin
+                            tx$2$push = 1'b1;
+                        end
+                        if (pm_low[3]) begin
+                            tx$3$push = 1'b1;
+                        end
+                        if (e_mc$q & (pm_low != 32'h0)) begin
+                            ev_b = ((32'h1) & 32'hffffffff) << 32'h4;
+                        end
+                        pmask$d = pmask$q & ~pm_low;
+                        if ((pmask$q & ~pm_low) == 32'h0) begin
+                            if (more$q) begin
+                                cs_i$d = ei$q;
+                                cs_v$d = 1'b0;
+                                more$d = 1'b0;
+                                ri$d = 32'h0;
+                                bstate$d = 32'h3;
+                            end
+                            else begin
+                                b_done = 1'b1;
+                                bstate$d = 32'h0;
+                            end
+                        end
+                    end
+                end
+            7:
+                begin
+                    b_done = 1'b1;
+                    bstate$d = 32'h0;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (b_done & b_rel$q) begin
+            if (b_sel$q == c_idx4$0) begin
+                rx$0$rel = 1'b1;
+            end
+            if (b_sel$q == c_idx4$1) begin
+                rx$1$rel = 1'b1;
+            end
+            if (b_sel$q == c_idx4$2) begin
+                rx$2$rel = 1'b1;
+            end
+            if (b_sel$q == c_idx4$3) begin
+                rx$3$rel = 1'b1;
+            end
+        end
+        if (v1$q) begin
+            if (pmask$q[0]) begin
+                tx$0$w_we = 1'b1;
+            end
+            if (pmask$q[1]) begin
+                tx$1$w_we = 1'b1;
+            end
+            if (pmask$q[2]) begin
+                tx$2$w_we = 1'b1;
+            end
+            if (pmask$q[3]) begin
+                tx$3$w_we = 1'b1;
+            end
+        end
+        t1_v$d = tg_v;
+        t1_first$d = tg_first;
+        t1_start$d = agg_op$q == 32'h1;
+        t1_a$d = b_cadr$q;
+        t2_v$d = t1_v$q;
+        t2_first$d = t1_first$q;
+        t2_start$d = t1_start$q;
+        t2_a$d = t1_a$q;
+        ovram$waddr = t2_a$q;
+        ovram$wdata = ((ov_new) & 2'h3);
+        ovram$we = 32'h0;
+        ow_v$d = 1'b0;
+        if (t2_v$q) begin
+            ovram$we = 32'h1;
+            ow_v$d = 1'b1;
+            ow_a$d = t2_a$q;
+            ow_val$d = ov_new;
+            ov_run$d = ov_new;
+        end
+        b_free = (bstate$q == 32'h0) | b_done;
+        h_go = 1'b0;
+        h_st = 32'h0;
+        if (b_free) begin
+            b_sel$d = sel$q;
+            b_row0$d = row0$q;
+            b_nrows$d = nrows$q;
+            b_rel$d = ~e_scan$q;
+            b_hdr$d = hdr$q[(32'h0)+:(512)];
+            b_len$d = len$q;
+            e_orig$d = 1'b0;
+            e_mc$d = 1'b0;
+            e_slot$d = 1'b0;
+            b_emit$d = 1'b0;
+            b_eovf$d = 1'b0;
+            ri$d = 32'h0;
+            ei$d = 32'h0;
+            cs_i$d = 32'h0;
+            cs_v$d = 1'b0;
+            more$d = 1'b0;
+        end
         case (state$q)
             0:
                 begin
@@ -3530,7 +4325,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         last$d = pidx;
                         len$d = cur_len;
                         nrows$d = cur_rows;
-                        ri$d = 32'h0;
                         now_r$d = now$q;
                         e_scan$d = 1'b0;
                         scan_turn$d = 1'b1;
@@ -3541,6 +4335,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             rx_ev$0 = 1'b1;
                             hdr$d = rx$0$d_hdr;
                             udp_ok$d = rx$0$d_udp_ok;
+                            ip_ok$d = rx$0$d_ip_ok;
                             row0$d = rx$0$d_row;
                         end
                         if (pidx == c_idx4$1) begin
@@ -3548,6 +4343,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             rx_ev$1 = 1'b1;
                             hdr$d = rx$1$d_hdr;
                             udp_ok$d = rx$1$d_udp_ok;
+                            ip_ok$d = rx$1$d_ip_ok;
                             row0$d = rx$1$d_row;
                         end
                         if (pidx == c_idx4$2) begin
@@ -3555,6 +4351,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             rx_ev$2 = 1'b1;
                             hdr$d = rx$2$d_hdr;
                             udp_ok$d = rx$2$d_udp_ok;
+                            ip_ok$d = rx$2$d_ip_ok;
                             row0$d = rx$2$d_row;
                         end
                         if (pidx == c_idx4$3) begin
@@ -3562,6 +4359,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             rx_ev$3 = 1'b1;
                             hdr$d = rx$3$d_hdr;
                             udp_ok$d = rx$3$d_udp_ok;
+                            ip_ok$d = rx$3$d_ip_ok;
                             row0$d = rx$3$d_row;
                         end
                         state$d = 32'h1;
@@ -3589,51 +4387,44 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             1:
                 begin
-                    e_orig$d = 1'b0;
-                    e_mc$d = 1'b0;
-                    e_slot$d = 1'b0;
                     ji$d = jsel;
                     je$d = jent;
                     jep$d = jsel_ep;
                     chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((parser$child) & 24'hffffff) & c_mcmask);
-                    case (parser$kind)
-                        0:
-                            begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'h14;
-                                state$d = 32'ha;
-                            end
-                        1:
-                            begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                                state$d = 32'ha;
-                            end
-                        2:
-                            begin
-                                if (rhit) begin
-                                    ev = ((32'h1) & 32'hffffffff) << 32'h12;
-                                    oport$d = rport;
-                                    e_orig$d = 1'b1;
-                                    state$d = 32'h6;
+                    if ((parser$kind == 32'h3) & jhit) begin
+                        state$d = 32'h2;
+                    end
+                    else if (b_free) begin
+                        h_go = 1'b1;
+                        h_st = 32'h7;
+                        state$d = 32'h0;
+                        case (parser$kind)
+                            0:
+                                begin
+                                    ev = ((32'h1) & 32'hffffffff) << 32'h14;
                                 end
-                                else begin
-                                    ev = ((32'h1) & 32'hffffffff) << 32'h13;
-                                    state$d = 32'ha;
+                            1:
+                                begin
+                                    ev = ((32'h1) & 32'hffffffff) << 32'hf;
                                 end
-                            end
-                        3:
-                            begin
-                                if (jhit) begin
-                                    state$d = 32'h2;
+                            2:
+                                begin
+                                    if (rhit) begin
+                                        ev = ((32'h1) & 32'hffffffff) << 32'h12;
+                                        e_orig$d = 1'b1;
+                                        pmask$d = ((32'h1) & 8'hff) << ((rport) & 8'hff);
+                                        h_st = 32'h5;
+                                    end
+                                    else begin
+                                        ev = ((32'h1) & 32'hffffffff) << 32'h13;
+                                    end
                                 end
-                                else begin
+                            default:
+                                begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'he;
-                                    state$d = 32'ha;
                                 end
-                            end
-                        default:
-                            begin
-                            end
-                    endcase
+                        endcase
+                    end
                 end
             2:
                 begin
@@ -3644,350 +4435,240 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             3:
                 begin
-                    state$d = 32'ha;
-                    ovf_acc$d = 1'b0;
-                    ri$d = 32'h0;
-                    ei$d = 32'h0;
-                    o_src_mac$d = me_mac$q;
-                    o_src_ip$d = me_ip$q;
-                    o_src_port$d = me_port$q;
-                    o_dst_mac$d = je$q[(32'h180)+:(48)];
-                    o_dst_ip$d = je$q[(32'h160)+:(32)];
-                    o_dst_port$d = je$q[(32'h1b0)+:(16)];
-                    oport$d = je$q[(32'h1c0)+:(4)];
-                    o_ptype$d = parser$ptype;
-                    o_flags$d = parser$flags;
-                    o_exp$d = parser$exponent;
-                    o_job$d = parser$job;
-                    o_elements$d = parser$elements;
-                    o_block$d = parser$block;
-                    o_child$d = parser$child;
-                    o_bitmap$d = parser$bitmap;
-                    cm$d = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((parser$block) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((parser$bitmap) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((parser$exponent) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((sflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((parser$elements) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
-                    agg_op$d = 32'h1;
-                    complete$d = parser$bitmap == je$q[(32'h80)+:(64)];
-                    nr$d = rows_p;
-                    if (parser$ptype == 32'h2) begin
-                        if (~je$q[32'h1]) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                        end
-                        else begin
-                            o_src_ip$d = me_ip$q;
-                            o_flags$d = parser$flags | 32'h2;
-                            e_mc$d = 1'b1;
-                            state$d = 32'h6;
-                            if (samebl) begin
-                                meta$wdata = (m & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
-                                meta$we = 32'h1;
-                                bz_dec = busy_st;
-                            end
-                        end
-                    end
-                    else if ((parser$bitmap & ~je$q[(32'h40)+:(64)]) != 32'h0) begin
-                        ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                    end
-                    else if (parser$elements > c_lanes) begin
-                        ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                    end
-                    else if (~parser$flags[32'h0] & (parser$child >= je$q[(32'h10)+:(8)])) begin
-                        ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                    end
-                    else if (~parser$flags[32'h0] & ((parser$bitmap & ~chr$q[(32'h0)+:(64)]) != 32'h0)) begin
-                        ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                    end
-                    else if (~parser$flags[32'h0] & (parser$child >= je$q[(32'h8)+:(8)])) begin
-                        ev = ((32'h1) & 32'hffffffff) << 32'ha;
-                        dact = 32'h2;
-                    end
-                    else if (parser$flags[32'h0] & je$q[32'h1]) begin
-                        ev = ((32'h1) & 32'hffffffff) << 32'hc;
-                        dact = 32'h2;
-                    end
-                    else if (samebl) begin
-                        if (st == 32'h1) begin
-                            if (subset) begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'h5;
-                            end
-                            else if (~disjoint) begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'h6;
-                            end
-                            else if (parser$elements != m_elem) begin
+                    if (b_free) begin
+                        h_go = 1'b1;
+                        h_st = 32'h7;
+                        state$d = 32'h0;
+                        b_cadr$d = cadr$q;
+                        b_ji$d = ji$q;
+                        b_nch$d = je$q[(32'h10)+:(8)];
+                        o_src_mac$d = me_mac$q;
+                        o_src_ip$d = me_ip$q;
+                        o_src_port$d = me_port$q;
+                        o_dst_mac$d = je$q[(32'h180)+:(48)];
+                        o_dst_ip$d = je$q[(32'h160)+:(32)];
+                        o_dst_port$d = je$q[(32'h1b0)+:(16)];
+                        pmask$d = ((32'h1) & 8'hff) << ((je$q[(32'h1c0)+:(4)]) & 8'hff);
+                        o_ptype$d = parser$ptype;
+                        o_flags$d = parser$flags;
+                        o_exp$d = parser$exponent;
+                        o_job$d = parser$job;
+                        o_elements$d = parser$elements;
+                        o_block$d = parser$block;
+                        o_child$d = parser$child;
+                        o_bitmap$d = parser$bitmap;
+                        cmw = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((parser$block) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((parser$bitmap) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((parser$exponent) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((sflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((parser$elements) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                        aop = 32'h1;
+                        cpl = parser$bitmap == je$q[(32'h80)+:(64)];
+                        nr$d = rows_p;
+                        if (parser$ptype == 32'h2) begin
+                            if (~je$q[32'h1]) begin
                                 ev = ((32'h1) & 32'hffffffff) << 32'hf;
                             end
                             else begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'h2;
-                                dact = 32'h4;
-                                agg_op$d = 32'h2;
-                                complete$d = newbm == je$q[(32'h80)+:(64)];
-                                cm$d = (m & ~((((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((newbm) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((mflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
+                                o_src_ip$d = me_ip$q;
+                                o_flags$d = parser$flags | 32'h2;
+                                e_mc$d = 1'b1;
+                                pmask$d = 32'h0;
+                                h_st = 32'h3;
+                                if (samebl) begin
+                                    meta$wdata = (m & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+                                    meta$we = 32'h1;
+                                    bz_dec = busy_st;
+                                end
                             end
                         end
-                        else if ((st == 32'h2) & subset) begin
-                            ev = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h7);
-                            dact = 32'h5;
+                        else if ((parser$bitmap & ~je$q[(32'h40)+:(64)]) != 32'h0) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'hf;
                         end
-                        else if ((st == 32'h3) & ~je$q[32'h1]) begin
-                            if (subset) begin
-                                ev = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h4);
-                                dact = 32'h6;
-                            end
-                            else begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'h6;
-                            end
+                        else if (parser$elements > c_lanes) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'hf;
                         end
-                        else if (~disjoint & ~subset) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'h6;
+                        else if (~parser$flags[32'h0] & (parser$child >= je$q[(32'h10)+:(8)])) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'hf;
                         end
-                        else begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'hb;
+                        else if (~parser$flags[32'h0] & ((parser$bitmap & ~chr$q[(32'h0)+:(64)]) != 32'h0)) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'hf;
+                        end
+                        else if (~parser$flags[32'h0] & (parser$child >= je$q[(32'h8)+:(8)])) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'ha;
                             dact = 32'h2;
                         end
-                    end
-                    else if (same & newer_cb) begin
-                        if (je$q[32'h1]) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'hb;
+                        else if (parser$flags[32'h0] & je$q[32'h1]) begin
+                            ev = ((32'h1) & 32'hffffffff) << 32'hc;
                             dact = 32'h2;
                         end
-                        else begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'h5;
-                        end
-                    end
-                    else if (busy_st & ~(st == 32'h2) & ~(~je$q[32'h1] & (st == 32'h1) & newer_bc & stale)) begin
-                        if (je$q[32'h1]) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'h8;
-                            dact = 32'h2;
-                        end
-                        else begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'hd;
-                        end
-                    end
-                    else if (busy_left >= je$q[(32'h100)+:(32)]) begin
-                        if (je$q[32'h1]) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'h9;
-                            dact = 32'h2;
-                        end
-                        else if ((st == 32'h1) & busy_st) begin
-                            ev = (((32'h1) & 32'hffffffff) << 32'hd) | (((32'h1) & 32'hffffffff) << 32'h11);
-                        end
-                        else begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'hd;
-                        end
-                    end
-                    else begin
-                        if (~je$q[32'h1] & (st == 32'h1)) begin
-                            ev = (((32'h1) & 32'hffffffff) << 32'h2) | (((32'h1) & 32'hffffffff) << 32'h11);
-                        end
-                        else begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'h2;
-                        end
-                        dact = 32'h4;
-                    end
-                    case (dact)
-                        2:
-                            begin
-                                o_src_ip$d = parser$src_ip;
-                                o_src_port$d = parser$src_port;
-                                o_flags$d = parser$flags | 32'h1;
-                                state$d = 32'h6;
-                            end
-                        4:
-                            begin
-                                state$d = 32'h4;
-                            end
-                        5:
-                            begin
-                                e_slot$d = 1'b1;
-                                o_ptype$d = 32'h1;
-                                if (m_bitmap != je$q[(32'h80)+:(64)]) begin
-                                    o_flags$d = m_flags | 32'h4;
+                        else if (samebl) begin
+                            if (st == 32'h1) begin
+                                if (subset) begin
+                                    ev = ((32'h1) & 32'hffffffff) << 32'h5;
+                                end
+                                else if (~disjoint) begin
+                                    ev = ((32'h1) & 32'hffffffff) << 32'h6;
+                                end
+                                else if (parser$elements != m_elem) begin
+                                    ev = ((32'h1) & 32'hffffffff) << 32'hf;
                                 end
                                 else begin
-                                    o_flags$d = m_flags;
+                                    ev = ((32'h1) & 32'hffffffff) << 32'h2;
+                                    dact = 32'h4;
+                                    aop = 32'h2;
+                                    cpl = newbm == je$q[(32'h80)+:(64)];
+                                    cmw = (m & ~((((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((newbm) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((mflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
                                 end
-                                o_exp$d = m_exp;
-                                o_elements$d = m_elem;
-                                o_block$d = m_block;
-                                o_child$d = je$q[(32'h18)+:(8)];
-                                o_bitmap$d = m_bitmap;
-                                state$d = 32'h6;
                             end
-                        6:
-                            begin
-                                e_slot$d = 1'b1;
-                                o_ptype$d = 32'h2;
-                                o_flags$d = m_flags;
-                                o_exp$d = m_exp;
-                                o_elements$d = m_elem;
-                                o_block$d = m_block;
-                                o_bitmap$d = m_bitmap;
-                                o_dst_mac$d = parser$src_mac;
-                                o_dst_ip$d = parser$src_ip;
-                                o_dst_port$d = parser$src_port;
-                                oport$d = sel$q;
-                                state$d = 32'h6;
+                            else if ((st == 32'h2) & subset) begin
+                                ev = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h7);
+                                dact = 32'h5;
                             end
-                        default:
-                            begin
+                            else if ((st == 32'h3) & ~je$q[32'h1]) begin
+                                if (subset) begin
+                                    ev = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h4);
+                                    dact = 32'h6;
+                                end
+                                else begin
+                                    ev = ((32'h1) & 32'hffffffff) << 32'h6;
+                                end
                             end
-                    endcase
-                end
-            4:
-                begin
-                    if (ri$q != nr$q) begin
-                        acc$op = agg_op$q;
-                        ri$d = ri$q + 32'h1;
-                    end
-                    else if (~acc$busy) begin
-                        state$d = 32'h5;
-                    end
-                    if (acc$ovf) begin
-                        ovf_acc$d = 1'b1;
-                    end
-                end
-            5:
-                begin
-                    cr = complete$q & ~je$q[32'h1];
-                    if (ovf_acc$q) begin
-                        fl = cm$q[(32'h88)+:(8)] | 32'h8;
-                    end
-                    else begin
-                        fl = cm$q[(32'h88)+:(8)];
-                    end
-                    if (complete$q) begin
-                        if (je$q[32'h1]) begin
-                            meta$wdata = (cm$q & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((fl) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                            else if (~disjoint & ~subset) begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'h6;
+                            end
+                            else begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'hb;
+                                dact = 32'h2;
+                            end
+                        end
+                        else if (same & newer_cb) begin
+                            if (je$q[32'h1]) begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'hb;
+                                dact = 32'h2;
+                            end
+                            else begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'h5;
+                            end
+                        end
+                        else if (busy_st & ~(st == 32'h2) & ~(~je$q[32'h1] & (st == 32'h1) & newer_bc & stale)) begin
+                            if (je$q[32'h1]) begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'h8;
+                                dact = 32'h2;
+                            end
+                            else begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'hd;
+                            end
+                        end
+                        else if (busy_left >= je$q[(32'h100)+:(32)]) begin
+                            if (je$q[32'h1]) begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'h9;
+                                dact = 32'h2;
+                            end
+                            else if ((st == 32'h1) & busy_st) begin
+                                ev = (((32'h1) & 32'hffffffff) << 32'hd) | (((32'h1) & 32'hffffffff) << 32'h11);
+                            end
+                            else begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'hd;
+                            end
                         end
                         else begin
-                            meta$wdata = (cm$q & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88))) | 32'h3 | (((fl) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
+                            if (~je$q[32'h1] & (st == 32'h1)) begin
+                                ev = (((32'h1) & 32'hffffffff) << 32'h2) | (((32'h1) & 32'hffffffff) << 32'h11);
+                            end
+                            else begin
+                                ev = ((32'h1) & 32'hffffffff) << 32'h2;
+                            end
+                            dact = 32'h4;
                         end
+                        case (dact)
+                            2:
+                                begin
+                                    o_src_ip$d = parser$src_ip;
+                                    o_src_port$d = parser$src_port;
+                                    o_flags$d = parser$flags | 32'h1;
+                                    h_st = 32'h5;
+                                end
+                            4:
+                                begin
+                                    h_st = 32'h1;
+                                    cr = cpl & ~je$q[32'h1];
+                                    if (cpl) begin
+                                        if (je$q[32'h1]) begin
+                                            meta$wdata = (cmw & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                                        end
+                                        else begin
+                                            meta$wdata = (cmw & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+                                        end
+                                    end
+                                    else begin
+                                        meta$wdata = cmw;
+                                    end
+                                    meta$we = 32'h1;
+                                    if (aop == 32'h1) begin
+                                        hwc = ~busy_st;
+                                        bz_inc = ~busy_st & ~cr;
+                                        bz_dec = busy_st & cr;
+                                    end
+                                    else begin
+                                        bz_dec = cr;
+                                    end
+                                    if (cpl) begin
+                                        ev = ev | (((32'h1) & 32'hffffffff) << 32'h3);
+                                        b_emit$d = 1'b1;
+                                        e_slot$d = 1'b1;
+                                        b_eovf$d = 1'b1;
+                                        o_exp$d = cmw[(32'h80)+:(8)];
+                                        o_bitmap$d = cmw[(32'h40)+:(64)];
+                                        if (je$q[32'h1]) begin
+                                            o_ptype$d = 32'h1;
+                                            o_flags$d = cmw[(32'h88)+:(8)];
+                                            o_child$d = je$q[(32'h18)+:(8)];
+                                        end
+                                        else begin
+                                            o_ptype$d = 32'h2;
+                                            o_flags$d = cmw[(32'h88)+:(8)] | 32'h2;
+                                            e_mc$d = 1'b1;
+                                            pmask$d = 32'h0;
+                                        end
+                                    end
+                                end
+                            5:
+                                begin
+                                    e_slot$d = 1'b1;
+                                    o_ptype$d = 32'h1;
+                                    if (m_bitmap != je$q[(32'h80)+:(64)]) begin
+                                        o_flags$d = m_flags | 32'h4;
+                                    end
+                                    else begin
+                                        o_flags$d = m_flags;
+                                    end
+                                    o_exp$d = m_exp;
+                                    o_elements$d = m_elem;
+                                    o_block$d = m_block;
+                                    o_child$d = je$q[(32'h18)+:(8)];
+                                    o_bitmap$d = m_bitmap;
+                                    b_eovf$d = 1'b1;
+                                    h_st = 32'h5;
+                                end
+                            6:
+                                begin
+                                    e_slot$d = 1'b1;
+                                    b_eovf$d = 1'b1;
+                                    o_ptype$d = 32'h2;
+                                    o_flags$d = m_flags;
+                                    o_exp$d = m_exp;
+                                    o_elements$d = m_elem;
+                                    o_block$d = m_block;
+                                    o_bitmap$d = m_bitmap;
+                                    o_dst_mac$d = parser$src_mac;
+                                    o_dst_ip$d = parser$src_ip;
+                                    o_dst_port$d = parser$src_port;
+                                    pmask$d = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
+                                    h_st = 32'h5;
+                                end
+                            default:
+                                begin
+                                end
+                        endcase
+                        agg_op$d = aop;
                     end
-                    else begin
-                        meta$wdata = (cm$q & ~(((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88)) | (((fl) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
-                    end
-                    meta$we = 32'h1;
-                    if (agg_op$q == 32'h1) begin
-                        hwc = ~busy_st;
-                        bz_inc = ~busy_st & ~cr;
-                        bz_dec = busy_st & cr;
-                    end
-                    else begin
-                        bz_dec = cr;
-                    end
-                    o_exp$d = cm$q[(32'h80)+:(8)];
-                    o_bitmap$d = cm$q[(32'h40)+:(64)];
-                    e_slot$d = 1'b1;
-                    if (complete$q) begin
-                        ev = ((32'h1) & 32'hffffffff) << 32'h3;
-                        state$d = 32'h6;
-                        if (je$q[32'h1]) begin
-                            o_ptype$d = 32'h1;
-                            o_flags$d = fl;
-                            o_child$d = je$q[(32'h18)+:(8)];
-                        end
-                        else begin
-                            o_ptype$d = 32'h2;
-                            o_flags$d = fl | 32'h2;
-                            e_mc$d = 1'b1;
-                        end
-                    end
-                    else begin
-                        state$d = 32'ha;
-                    end
-                end
-            6:
-                begin
-                    if (e_orig$q) begin
-                        nr$d = nrows$q;
-                    end
-                    else begin
-                        nr$d = rows_o;
-                    end
-                    ri$d = 32'h0;
-                    state$d = 32'h7;
-                end
-            7:
-                begin
-                    if (e_mc$q) begin
-                        oport$d = chram$rdata[(32'ha0)+:(4)];
-                        o_dst_mac$d = chram$rdata[(32'h40)+:(48)];
-                        o_dst_ip$d = chram$rdata[(32'h70)+:(32)];
-                        o_dst_port$d = chram$rdata[(32'h90)+:(16)];
-                        o_child$d = ei$q;
-                    end
-                    state$d = 32'h8;
-                end
-            8:
-                begin
-                    if (tx_ready_sel) begin
-                        state$d = 32'h9;
-                    end
-                end
-            9:
-                begin
-                    if (ri$q != nr$q) begin
-                        if (e_slot$q) begin
-                            acc$op = 32'h3;
-                        end
-                        ri$d = ri$q + 32'h1;
-                        v1$d = 1'b1;
-                    end
-                    else if (~v1$q) begin
-                        if (oport$q == c_idx4$0) begin
-                            tx$0$push = 1'b1;
-                        end
-                        if (oport$q == c_idx4$1) begin
-                            tx$1$push = 1'b1;
-                        end
-                        if (oport$q == c_idx4$2) begin
-                            tx$2$push = 1'b1;
-                        end
-                        if (oport$q == c_idx4$3) begin
-                            tx$3$push = 1'b1;
-                        end
-                        if (e_mc$q) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'h4;
-                        end
-                        if (e_mc$q & ((ei$q + 32'h1) < je$q[(32'h10)+:(8)])) begin
-                            ei$d = ei$q + 32'h1;
-                            state$d = 32'h6;
-                        end
-                        else if (e_scan$q) begin
-                            state$d = 32'hd;
-                        end
-                        else begin
-                            state$d = 32'ha;
-                        end
-                    end
-                    if (v1$q) begin
-                        if (oport$q == c_idx4$0) begin
-                            tx$0$w_we = 1'b1;
-                        end
-                        if (oport$q == c_idx4$1) begin
-                            tx$1$w_we = 1'b1;
-                        end
-                        if (oport$q == c_idx4$2) begin
-                            tx$2$w_we = 1'b1;
-                        end
-                        if (oport$q == c_idx4$3) begin
-                            tx$3$w_we = 1'b1;
-                        end
-                    end
-                end
-            10:
-                begin
-                    if (sel$q == c_idx4$0) begin
-                        rx$0$rel = 1'b1;
-                    end
-                    if (sel$q == c_idx4$1) begin
-                        rx$1$rel = 1'b1;
-                    end
-                    if (sel$q == c_idx4$2) begin
-                        rx$2$rel = 1'b1;
-                    end
-                    if (sel$q == c_idx4$3) begin
-                        rx$3$rel = 1'b1;
-                    end
-                    state$d = 32'h0;
                 end
             11:
                 begin
@@ -3997,36 +4678,39 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     state$d = 32'hd;
                     if (sj[32'h2] & sj[32'h1] & (st == 32'h1) & (age >= sj[(32'h120)+:(32)])) begin
-                        ev = ((32'h1) & 32'hffffffff) << 32'h10;
-                        meta$wdata = (m & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
-                        meta$we = 32'h1;
-                        ji$d = m_jidx;
-                        je$d = sj;
-                        jep$d = sj_ep;
-                        e_slot$d = 1'b1;
-                        e_mc$d = 1'b0;
-                        e_orig$d = 1'b0;
-                        o_src_mac$d = me_mac$q;
-                        o_src_ip$d = me_ip$q;
-                        o_src_port$d = me_port$q;
-                        o_dst_mac$d = sj[(32'h180)+:(48)];
-                        o_dst_ip$d = sj[(32'h160)+:(32)];
-                        o_dst_port$d = sj[(32'h1b0)+:(16)];
-                        oport$d = sj[(32'h1c0)+:(4)];
-                        o_ptype$d = 32'h1;
-                        if (m_bitmap != sj[(32'h80)+:(64)]) begin
-                            o_flags$d = m_flags | 32'h4;
+                        if (b_free) begin
+                            h_go = 1'b1;
+                            h_st = 32'h5;
+                            b_cadr$d = cadr$q;
+                            b_eovf$d = 1'b1;
+                            ev = ((32'h1) & 32'hffffffff) << 32'h10;
+                            meta$wdata = (m & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                            meta$we = 32'h1;
+                            e_slot$d = 1'b1;
+                            o_src_mac$d = me_mac$q;
+                            o_src_ip$d = me_ip$q;
+                            o_src_port$d = me_port$q;
+                            o_dst_mac$d = sj[(32'h180)+:(48)];
+                            o_dst_ip$d = sj[(32'h160)+:(32)];
+                            o_dst_port$d = sj[(32'h1b0)+:(16)];
+                            pmask$d = ((32'h1) & 8'hff) << ((sj[(32'h1c0)+:(4)]) & 8'hff);
+                            o_ptype$d = 32'h1;
+                            if (m_bitmap != sj[(32'h80)+:(64)]) begin
+                                o_flags$d = m_flags | 32'h4;
+                            end
+                            else begin
+                                o_flags$d = m_flags;
+                            end
+                            o_exp$d = m_exp;
+                            o_job$d = sj[(32'h20)+:(16)];
+                            o_elements$d = m_elem;
+                            o_block$d = m_block;
+                            o_child$d = sj[(32'h18)+:(8)];
+                            o_bitmap$d = m_bitmap;
                         end
                         else begin
-                            o_flags$d = m_flags;
+                            state$d = 32'hc;
                         end
-                        o_exp$d = m_exp;
-                        o_job$d = sj[(32'h20)+:(16)];
-                        o_elements$d = m_elem;
-                        o_block$d = m_block;
-                        o_child$d = sj[(32'h18)+:(8)];
-                        o_bitmap$d = m_bitmap;
-                        state$d = 32'h6;
                     end
                     else if (sj[32'h2] & (st == 32'h2) & (age >= sj[(32'h140)+:(32)])) begin
                         ev = ((32'h1) & 32'hffffffff) << 32'h11;
@@ -4061,6 +4745,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
         endcase
         chram$raddr = chaddr;
+        if (h_go) begin
+            bstate$d = h_st;
+        end
         any_to = 1'b0;
         if (jtab$0$q[32'h0] & jtab$0$q[32'h2]) begin
             any_to = 1'b1;
@@ -4363,6 +5050,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             end
         end
+        chram2$waddr = chram$waddr;
+        chram2$wdata = chram$wdata;
+        chram2$we = chram$we;
         arready = ~rvalid_r$q;
         rvalid = rvalid_r$q;
         rdata = rdata_r$q;
@@ -4711,67 +5401,130 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else if (rready) begin
             rvalid_r$d = 1'b0;
         end
-        if (ev[0]) begin
+        if (ev[0] & ev_b[0]) begin
+            cnt$0$d = cnt$0$q + 32'h2;
+        end
+        else if (ev[0] | ev_b[0]) begin
             cnt$0$d = cnt$0$q + 32'h1;
         end
-        if (ev[1]) begin
+        if (ev[1] & ev_b[1]) begin
+            cnt$1$d = cnt$1$q + 32'h2;
+        end
+        else if (ev[1] | ev_b[1]) begin
             cnt$1$d = cnt$1$q + 32'h1;
         end
-        if (ev[2]) begin
+        if (ev[2] & ev_b[2]) begin
+            cnt$2$d = cnt$2$q + 32'h2;
+        end
+        else if (ev[2] | ev_b[2]) begin
             cnt$2$d = cnt$2$q + 32'h1;
         end
-        if (ev[3]) begin
+        if (ev[3] & ev_b[3]) begin
+            cnt$3$d = cnt$3$q + 32'h2;
+        end
+        else if (ev[3] | ev_b[3]) begin
             cnt$3$d = cnt$3$q + 32'h1;
         end
-        if (ev[4]) begin
+        if (ev[4] & ev_b[4]) begin
+            cnt$4$d = cnt$4$q + 32'h2;
+        end
+        else if (ev[4] | ev_b[4]) begin
             cnt$4$d = cnt$4$q + 32'h1;
         end
-        if (ev[5]) begin
+        if (ev[5] & ev_b[5]) begin
+            cnt$5$d = cnt$5$q + 32'h2;
+        end
+        else if (ev[5] | ev_b[5]) begin
             cnt$5$d = cnt$5$q + 32'h1;
         end
-        if (ev[6]) begin
+        if (ev[6] & ev_b[6]) begin
+            cnt$6$d = cnt$6$q + 32'h2;
+        end
+        else if (ev[6] | ev_b[6]) begin
             cnt$6$d = cnt$6$q + 32'h1;
         end
-        if (ev[7]) begin
+        if (ev[7] & ev_b[7]) begin
+            cnt$7$d = cnt$7$q + 32'h2;
+        end
+        else if (ev[7] | ev_b[7]) begin
             cnt$7$d = cnt$7$q + 32'h1;
         end
-        if (ev[8]) begin
+        if (ev[8] & ev_b[8]) begin
+            cnt$8$d = cnt$8$q + 32'h2;
+        end
+        else if (ev[8] | ev_b[8]) begin
             cnt$8$d = cnt$8$q + 32'h1;
         end
-        if (ev[9]) begin
+        if (ev[9] & ev_b[9]) begin
+            cnt$9$d = cnt$9$q + 32'h2;
+        end
+        else if (ev[9] | ev_b[9]) begin
             cnt$9$d = cnt$9$q + 32'h1;
         end
-        if (ev[10]) begin
+        if (ev[10] & ev_b[10]) begin
+            cnt$10$d = cnt$10$q + 32'h2;
+        end
+        else if (ev[10] | ev_b[10]) begin
             cnt$10$d = cnt$10$q + 32'h1;
         end
-        if (ev[11]) begin
+        if (ev[11] & ev_b[11]) begin
+            cnt$11$d = cnt$11$q + 32'h2;
+        end
+        else if (ev[11] | ev_b[11]) begin
             cnt$11$d = cnt$11$q + 32'h1;
         end
-        if (ev[12]) begin
+        if (ev[12] & ev_b[12]) begin
+            cnt$12$d = cnt$12$q + 32'h2;
+        end
+        else if (ev[12] | ev_b[12]) begin
             cnt$12$d = cnt$12$q + 32'h1;
         end
-        if (ev[13]) begin
+        if (ev[13] & ev_b[13]) begin
+            cnt$13$d = cnt$13$q + 32'h2;
+        end
+        else if (ev[13] | ev_b[13]) begin
             cnt$13$d = cnt$13$q + 32'h1;
         end
-        if (ev[14]) begin
+        if (ev[14] & ev_b[14]) begin
+            cnt$14$d = cnt$14$q + 32'h2;
+        end
+        else if (ev[14] | ev_b[14]) begin
             cnt$14$d = cnt$14$q + 32'h1;
         end
-        if (ev[15]) begin
+        if (ev[15] & ev_b[15]) begin
+            cnt$15$d = cnt$15$q + 32'h2;
+        end
+        else if (ev[15] | ev_b[15]) begin
             cnt$15$d = cnt$15$q + 32'h1;
         end
-        if (ev[16]) begin
+        if (ev[16] & ev_b[16]) begin
+            cnt$16$d = cnt$16$q + 32'h2;
+        end
+        else if (ev[16] | ev_b[16]) begin
             cnt$16$d = cnt$16$q + 32'h1;
         end
-        if (ev[17]) begin
+        if (ev[17] & ev_b[17]) begin
+            cnt$17$d = cnt$17$q + 32'h2;
+        end
+        else if (ev[17] | ev_b[17]) begin
             cnt$17$d = cnt$17$q + 32'h1;
         end
-        if (ev[18]) begin
+        if (ev[18] & ev_b[18]) begin
+            cnt$18$d = cnt$18$q + 32'h2;
+        end
+        else if (ev[18] | ev_b[18]) begin
             cnt$18$d = cnt$18$q + 32'h1;
         end
-        if (ev[19]) begin
+        if (ev[19] & ev_b[19]) begin
+            cnt$19$d = cnt$19$q + 32'h2;
+        end
+        else if (ev[19] | ev_b[19]) begin
             cnt$19$d = cnt$19$q + 32'h1;
         end
-        if (ev[20]) begin
+        if (ev[20] & ev_b[20]) begin
+            cnt$20$d = cnt$20$q + 32'h2;
+        end
+        else if (ev[20] | ev_b[20]) begin
             cnt$20$d = cnt$20$q + 32'h1;
         end
         if (rx_ev$0) begin
@@ -5152,26 +5905,26 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf,busy);
     input wire  [1:0] op;
     input wire  [23:0] addr;
     input wire  [15:0] lim;
-    input wire  [255:0] b;
-    output reg  [255:0] rd;
+    input wire  [511:0] b;
+    output reg  [511:0] rd;
     output reg  ovf;
     output reg  busy;
     
     // Stub signals
     reg  ram$clock;
     reg  [23:0] ram$waddr;
-    reg  [255:0] ram$wdata;
+    reg  [511:0] ram$wdata;
     reg  [31:0] ram$we;
     reg  [23:0] ram$raddr;
-    wire  [255:0] ram$rdata;
-    reg  [255:0] add$rdata;
+    wire  [511:0] ram$rdata;
+    reg  [511:0] add$rdata;
     reg  add$fwd;
-    reg  [255:0] add$fwd_data;
-    reg  [255:0] add$b;
+    reg  [511:0] add$fwd_data;
+    reg  [511:0] add$b;
     reg  [1:0] add$op;
     reg  [15:0] add$lim;
-    wire  [255:0] add$cur;
-    wire  [255:0] add$y;
+    wire  [511:0] add$cur;
+    wire  [511:0] add$y;
     wire  add$ovf;
     reg  [1:0] op1$d;
     wire  [1:0] op1$q;
@@ -5185,8 +5938,8 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf,busy);
     reg  fwd$d;
     wire  fwd$q;
     reg  fwd$clock;
-    reg  [255:0] fwd_data$d;
-    wire  [255:0] fwd_data$q;
+    reg  [511:0] fwd_data$d;
+    wire  [511:0] fwd_data$q;
     reg  fwd_data$clock;
     reg  ovf2$d;
     wire  ovf2$q;
@@ -5300,20 +6053,20 @@ endmodule // fanin_acc
 module fanin_acc_add(rdata,fwd,fwd_data,b,op,lim,cur,y,ovf);
     
     // Module arguments
-    input wire  [255:0] rdata;
+    input wire  [511:0] rdata;
     input wire  fwd;
-    input wire  [255:0] fwd_data;
-    input wire  [255:0] b;
+    input wire  [511:0] fwd_data;
+    input wire  [511:0] b;
     input wire  [1:0] op;
     input wire  [15:0] lim;
-    output reg  [255:0] cur;
-    output reg  [255:0] y;
+    output reg  [511:0] cur;
+    output reg  [511:0] y;
     output reg  ovf;
     
     // Update code (custom)
-    wire [255:0] a = fwd ? fwd_data : rdata;
+    wire [511:0] a = fwd ? fwd_data : rdata;
     assign cur = a;
-    wire [255:0] sum;
+    wire [511:0] sum;
     wire [31:0] a0 = {a[7:0], a[15:8], a[23:16], a[31:24]};
     wire [31:0] b0 = {b[7:0], b[15:8], b[23:16], b[31:24]};
     wire [32:0] s0 = {a0[31], a0} + {b0[31], b0};
@@ -5362,7 +6115,55 @@ module fanin_acc_add(rdata,fwd,fwd_data,b,op,lim,cur,y,ovf);
     wire o7 = s7[32] ^ s7[31];
     wire [31:0] r7 = o7 ? (s7[32] ? 32'h80000000 : 32'h7fffffff) : s7[31:0];
     assign sum[255:224] = {r7[7:0], r7[15:8], r7[23:16], r7[31:24]};
-    assign ovf = (op == 2'd2) & ((o0 & (lim > 16'd0)) | (o1 & (lim > 16'd1)) | (o2 & (lim > 16'd2)) | (o3 & (lim > 16'd3)) | (o4 & (lim > 16'd4)) | (o5 & (lim > 16'd5)) | (o6 & (lim > 16'd6)) | (o7 & (lim > 16'd7)));
+    wire [31:0] a8 = {a[263:256], a[271:264], a[279:272], a[287:280]};
+    wire [31:0] b8 = {b[263:256], b[271:264], b[279:272], b[287:280]};
+    wire [32:0] s8 = {a8[31], a8} + {b8[31], b8};
+    wire o8 = s8[32] ^ s8[31];
+    wire [31:0] r8 = o8 ? (s8[32] ? 32'h80000000 : 32'h7fffffff) : s8[31:0];
+    assign sum[287:256] = {r8[7:0], r8[15:8], r8[23:16], r8[31:24]};
+    wire [31:0] a9 = {a[295:288], a[303:296], a[311:304], a[319:312]};
+    wire [31:0] b9 = {b[295:288], b[303:296], b[311:304], b[319:312]};
+    wire [32:0] s9 = {a9[31], a9} + {b9[31], b9};
+    wire o9 = s9[32] ^ s9[31];
+    wire [31:0] r9 = o9 ? (s9[32] ? 32'h80000000 : 32'h7fffffff) : s9[31:0];
+    assign sum[319:288] = {r9[7:0], r9[15:8], r9[23:16], r9[31:24]};
+    wire [31:0] a10 = {a[327:320], a[335:328], a[343:336], a[351:344]};
+    wire [31:0] b10 = {b[327:320], b[335:328], b[343:336], b[351:344]};
+    wire [32:0] s10 = {a10[31], a10} + {b10[31], b10};
+    wire o10 = s10[32] ^ s10[31];
+    wire [31:0] r10 = o10 ? (s10[32] ? 32'h80000000 : 32'h7fffffff) : s10[31:0];
+    assign sum[351:320] = {r10[7:0], r10[15:8], r10[23:16], r10[31:24]};
+    wire [31:0] a11 = {a[359:352], a[367:360], a[375:368], a[383:376]};
+    wire [31:0] b11 = {b[359:352], b[367:360], b[375:368], b[383:376]};
+    wire [32:0] s11 = {a11[31], a11} + {b11[31], b11};
+    wire o11 = s11[32] ^ s11[31];
+    wire [31:0] r11 = o11 ? (s11[32] ? 32'h80000000 : 32'h7fffffff) : s11[31:0];
+    assign sum[383:352] = {r11[7:0], r11[15:8], r11[23:16], r11[31:24]};
+    wire [31:0] a12 = {a[391:384], a[399:392], a[407:400], a[415:408]};
+    wire [31:0] b12 = {b[391:384], b[399:392], b[407:400], b[415:408]};
+    wire [32:0] s12 = {a12[31], a12} + {b12[31], b12};
+    wire o12 = s12[32] ^ s12[31];
+    wire [31:0] r12 = o12 ? (s12[32] ? 32'h80000000 : 32'h7fffffff) : s12[31:0];
+    assign sum[415:384] = {r12[7:0], r12[15:8], r12[23:16], r12[31:24]};
+    wire [31:0] a13 = {a[423:416], a[431:424], a[439:432], a[447:440]};
+    wire [31:0] b13 = {b[423:416], b[431:424], b[439:432], b[447:440]};
+    wire [32:0] s13 = {a13[31], a13} + {b13[31], b13};
+    wire o13 = s13[32] ^ s13[31];
+    wire [31:0] r13 = o13 ? (s13[32] ? 32'h80000000 : 32'h7fffffff) : s13[31:0];
+    assign sum[447:416] = {r13[7:0], r13[15:8], r13[23:16], r13[31:24]};
+    wire [31:0] a14 = {a[455:448], a[463:456], a[471:464], a[479:472]};
+    wire [31:0] b14 = {b[455:448], b[463:456], b[471:464], b[479:472]};
+    wire [32:0] s14 = {a14[31], a14} + {b14[31], b14};
+    wire o14 = s14[32] ^ s14[31];
+    wire [31:0] r14 = o14 ? (s14[32] ? 32'h80000000 : 32'h7fffffff) : s14[31:0];
+    assign sum[479:448] = {r14[7:0], r14[15:8], r14[23:16], r14[31:24]};
+    wire [31:0] a15 = {a[487:480], a[495:488], a[503:496], a[511:504]};
+    wire [31:0] b15 = {b[487:480], b[495:488], b[503:496], b[511:504]};
+    wire [32:0] s15 = {a15[31], a15} + {b15[31], b15};
+    wire o15 = s15[32] ^ s15[31];
+    wire [31:0] r15 = o15 ? (s15[32] ? 32'h80000000 : 32'h7fffffff) : s15[31:0];
+    assign sum[511:480] = {r15[7:0], r15[15:8], r15[23:16], r15[31:24]};
+    assign ovf = (op == 2'd2) & ((o0 & (lim > 16'd0)) | (o1 & (lim > 16'd1)) | (o2 & (lim > 16'd2)) | (o3 & (lim > 16'd3)) | (o4 & (lim > 16'd4)) | (o5 & (lim > 16'd5)) | (o6 & (lim > 16'd6)) | (o7 & (lim > 16'd7)) | (o8 & (lim > 16'd8)) | (o9 & (lim > 16'd9)) | (o10 & (lim > 16'd10)) | (o11 & (lim > 16'd11)) | (o12 & (lim > 16'd12)) | (o13 & (lim > 16'd13)) | (o14 & (lim > 16'd14)) | (o15 & (lim > 16'd15)));
     assign y = (op == 2'd1) ? b : (op == 2'd2) ? sum : a;
 endmodule // fanin_acc_add
 
@@ -5408,13 +6209,13 @@ endmodule // fanin_acc_fwd
 module fanin_acc_fwd_data(d,q,clock);
     
     // Module arguments
-    input wire  [255:0] d;
-    output reg  [255:0] q;
+    input wire  [511:0] d;
+    output reg  [511:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 256'h0;
+       q = 512'h0;
     end
     
     always @(posedge clock) begin
@@ -5486,20 +6287,20 @@ module fanin_acc_ram(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [255:0] wdata;
+    input wire  [511:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [255:0] rdata;
+    output reg  [511:0] rdata;
     
     // Update code (custom)
-    // 4096 x 256 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 12 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [255:0] mem [0:4095];
-    reg [255:0] rdata_r;
+    // 2048 x 512 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 11 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [511:0] mem [0:2047];
+    reg [511:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
-        rdata_r <= mem[raddr[11:0]];
-        if (we[0]) mem[waddr[11:0]][0 +: 256] <= wdata[0 +: 256];
+        rdata_r <= mem[raddr[10:0]];
+        if (we[0]) mem[waddr[10:0]][0 +: 512] <= wdata[0 +: 512];
     end
 endmodule // fanin_acc_ram
 
@@ -5540,6 +6341,234 @@ module fanin_agg_op(d,q,clock);
     end
           
 endmodule // fanin_agg_op
+
+
+module fanin_b_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_cadr
+
+
+module fanin_b_emit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_emit
+
+
+module fanin_b_eovf(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_eovf
+
+
+module fanin_b_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_hdr
+
+
+module fanin_b_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_ji
+
+
+module fanin_b_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_len
+
+
+module fanin_b_nch(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_nch
+
+
+module fanin_b_nrows(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_nrows
+
+
+module fanin_b_rel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_rel
+
+
+module fanin_b_row0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_row0
+
+
+module fanin_b_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_sel
+
+
+module fanin_bstate(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_bstate
 
 
 module fanin_bvalid_r(d,q,clock);
@@ -5622,23 +6651,27 @@ module fanin_chram(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_chram
 
 
-module fanin_cm(d,q,clock);
+module fanin_chram2(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
     input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [167:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [167:0] rdata;
     
     // Update code (custom)
-    initial begin
-       q = 192'h0;
-    end
-    
+    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 8 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [167:0] mem [0:255];
+    reg [167:0] rdata_r;
+    assign rdata = rdata_r;
     always @(posedge clock) begin
-       q <= d;
+        rdata_r <= mem[raddr[7:0]];
+        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
     end
-          
-endmodule // fanin_cm
+endmodule // fanin_chram2
 
 
 module fanin_cnt_0(d,q,clock);
@@ -6040,7 +7073,45 @@ module fanin_cnt_9(d,q,clock);
 endmodule // fanin_cnt_9
 
 
-module fanin_complete(d,q,clock);
+module fanin_cs_i(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cs_i
+
+
+module fanin_cs_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cs_j
+
+
+module fanin_cs_v(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -6056,7 +7127,7 @@ module fanin_complete(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_complete
+endmodule // fanin_cs_v
 
 
 module fanin_e_mc(d,q,clock);
@@ -6248,6 +7319,25 @@ module fanin_hg_swap(a,y);
     // Update code (custom)
     assign y = {a[7:0], a[15:8], a[23:16], a[31:24], a[39:32], a[47:40], a[55:48], a[63:56], a[71:64], a[79:72], a[87:80], a[95:88], a[103:96], a[111:104], a[119:112], a[127:120], a[135:128], a[143:136], a[151:144], a[159:152], a[167:160], a[175:168], a[183:176], a[191:184], a[199:192], a[207:200], a[215:208], a[223:216], a[231:224], a[239:232], a[247:240], a[255:248], a[263:256], a[271:264], a[279:272], a[287:280], a[295:288], a[303:296], a[311:304], a[319:312], a[327:320], a[335:328], a[343:336], a[351:344], a[359:352], a[367:360], a[375:368], a[383:376], a[391:384], a[399:392], a[407:400], a[415:408], a[423:416], a[431:424], a[439:432], a[447:440], a[455:448], a[463:456], a[471:464], a[479:472], a[487:480], a[495:488], a[503:496], a[511:504]};
 endmodule // fanin_hg_swap
+
+
+module fanin_ip_ok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ip_ok
 
 
 module fanin_jbusy_0(d,q,clock);
@@ -7337,6 +8427,25 @@ module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_meta
 
 
+module fanin_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_more
+
+
 module fanin_now(d,q,clock);
     
     // Module arguments
@@ -7679,26 +8788,26 @@ module fanin_o_src_port(d,q,clock);
 endmodule // fanin_o_src_port
 
 
-module fanin_oport(d,q,clock);
+module fanin_or_a(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [23:0] d;
+    output reg  [23:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 24'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_oport
+endmodule // fanin_or_a
 
 
-module fanin_ovf_acc(d,q,clock);
+module fanin_ov_run(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -7714,10 +8823,90 @@ module fanin_ovf_acc(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_ovf_acc
+endmodule // fanin_ov_run
 
 
-module fanin_parser(hdr,len,me_ip,me_port,udp_ok,kind,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
+module fanin_ovram(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [1:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [1:0] rdata;
+    
+    // Update code (custom)
+    // 512 x 2 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 9 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [1:0] mem [0:511];
+    reg [1:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[8:0]];
+        if (we[0]) mem[waddr[8:0]][0 +: 2] <= wdata[0 +: 2];
+    end
+endmodule // fanin_ovram
+
+
+module fanin_ow_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ow_a
+
+
+module fanin_ow_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ow_v
+
+
+module fanin_ow_val(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ow_val
+
+
+module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
     
     // Module arguments
     input wire  [639:0] hdr;
@@ -7725,6 +8914,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,kind,dst_mac,src_mac,src_ip,dst
     input wire  [31:0] me_ip;
     input wire  [15:0] me_port;
     input wire  udp_ok;
+    input wire  ip_ok;
     output reg  [1:0] kind;
     output reg  [47:0] dst_mac;
     output reg  [47:0] src_mac;
@@ -7749,40 +8939,6 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,kind,dst_mac,src_mac,src_ip,dst
     reg  [15:0] ihl;
     reg  [15:0] total;
     reg  [15:0] iplen;
-    reg  [31:0] wmask;
-    reg  [23:0] cs$0;
-    reg  [23:0] cs$1;
-    reg  [23:0] cs$2;
-    reg  [23:0] cs$3;
-    reg  [23:0] cs$4;
-    reg  [23:0] cs$5;
-    reg  [23:0] cs$6;
-    reg  [23:0] cs$7;
-    reg  [23:0] cs$8;
-    reg  [23:0] cs$9;
-    reg  [23:0] cs$10;
-    reg  [23:0] cs$11;
-    reg  [23:0] cs$12;
-    reg  [23:0] cs$13;
-    reg  [23:0] cs$14;
-    reg  [23:0] cs$15;
-    reg  [23:0] cs$16;
-    reg  [23:0] cs$17;
-    reg  [23:0] cs$18;
-    reg  [23:0] cs$19;
-    reg  [23:0] cs$20;
-    reg  [23:0] cs$21;
-    reg  [23:0] cs$22;
-    reg  [23:0] cs$23;
-    reg  [23:0] cs$24;
-    reg  [23:0] cs$25;
-    reg  [23:0] cs$26;
-    reg  [23:0] cs$27;
-    reg  [23:0] cs$28;
-    reg  [23:0] cs$29;
-    reg  [23:0] cs$30;
-    reg  [23:0] fold1;
-    reg  [23:0] fold2;
     reg  non_ip;
     reg  ip_bad;
     reg  udp_cand;
@@ -7817,191 +8973,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,kind,dst_mac,src_mac,src_ip,dst
         src_port = be[(32'h160)+:(16)];
         iplen = len - 32'he;
         non_ip = (len < 32'he) | (be[(32'h210)+:(16)] != 32'h800);
-        wmask = ~(((64'hffffffff) & 32'hffffffff) << ((ihl >> 32'h1) & 32'hffffffff));
-        cs$0 = 32'h0;
-        if (wmask[0]) begin
-            cs$1 = cs$0 + (be[(32'h1f8 - 32'h10 * 0)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$1 = cs$0;
-        end
-        if (wmask[1]) begin
-            cs$2 = cs$1 + (be[(32'h1f8 - 32'h10 * 1)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$2 = cs$1;
-        end
-        if (wmask[2]) begin
-            cs$3 = cs$2 + (be[(32'h1f8 - 32'h10 * 2)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$3 = cs$2;
-        end
-        if (wmask[3]) begin
-            cs$4 = cs$3 + (be[(32'h1f8 - 32'h10 * 3)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$4 = cs$3;
-        end
-        if (wmask[4]) begin
-            cs$5 = cs$4 + (be[(32'h1f8 - 32'h10 * 4)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$5 = cs$4;
-        end
-        if (wmask[5]) begin
-            cs$6 = cs$5 + (be[(32'h1f8 - 32'h10 * 5)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$6 = cs$5;
-        end
-        if (wmask[6]) begin
-            cs$7 = cs$6 + (be[(32'h1f8 - 32'h10 * 6)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$7 = cs$6;
-        end
-        if (wmask[7]) begin
-            cs$8 = cs$7 + (be[(32'h1f8 - 32'h10 * 7)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$8 = cs$7;
-        end
-        if (wmask[8]) begin
-            cs$9 = cs$8 + (be[(32'h1f8 - 32'h10 * 8)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$9 = cs$8;
-        end
-        if (wmask[9]) begin
-            cs$10 = cs$9 + (be[(32'h1f8 - 32'h10 * 9)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$10 = cs$9;
-        end
-        if (wmask[10]) begin
-            cs$11 = cs$10 + (be[(32'h1f8 - 32'h10 * 10)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$11 = cs$10;
-        end
-        if (wmask[11]) begin
-            cs$12 = cs$11 + (be[(32'h1f8 - 32'h10 * 11)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$12 = cs$11;
-        end
-        if (wmask[12]) begin
-            cs$13 = cs$12 + (be[(32'h1f8 - 32'h10 * 12)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$13 = cs$12;
-        end
-        if (wmask[13]) begin
-            cs$14 = cs$13 + (be[(32'h1f8 - 32'h10 * 13)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$14 = cs$13;
-        end
-        if (wmask[14]) begin
-            cs$15 = cs$14 + (be[(32'h1f8 - 32'h10 * 14)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$15 = cs$14;
-        end
-        if (wmask[15]) begin
-            cs$16 = cs$15 + (be[(32'h1f8 - 32'h10 * 15)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$16 = cs$15;
-        end
-        if (wmask[16]) begin
-            cs$17 = cs$16 + (be[(32'h1f8 - 32'h10 * 16)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$17 = cs$16;
-        end
-        if (wmask[17]) begin
-            cs$18 = cs$17 + (be[(32'h1f8 - 32'h10 * 17)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$18 = cs$17;
-        end
-        if (wmask[18]) begin
-            cs$19 = cs$18 + (be[(32'h1f8 - 32'h10 * 18)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$19 = cs$18;
-        end
-        if (wmask[19]) begin
-            cs$20 = cs$19 + (be[(32'h1f8 - 32'h10 * 19)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$20 = cs$19;
-        end
-        if (wmask[20]) begin
-            cs$21 = cs$20 + (be[(32'h1f8 - 32'h10 * 20)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$21 = cs$20;
-        end
-        if (wmask[21]) begin
-            cs$22 = cs$21 + (be[(32'h1f8 - 32'h10 * 21)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$22 = cs$21;
-        end
-        if (wmask[22]) begin
-            cs$23 = cs$22 + (be[(32'h1f8 - 32'h10 * 22)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$23 = cs$22;
-        end
-        if (wmask[23]) begin
-            cs$24 = cs$23 + (be[(32'h1f8 - 32'h10 * 23)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$24 = cs$23;
-        end
-        if (wmask[24]) begin
-            cs$25 = cs$24 + (be[(32'h1f8 - 32'h10 * 24)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$25 = cs$24;
-        end
-        if (wmask[25]) begin
-            cs$26 = cs$25 + (be[(32'h1f8 - 32'h10 * 25)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$26 = cs$25;
-        end
-        if (wmask[26]) begin
-            cs$27 = cs$26 + (be[(32'h1f8 - 32'h10 * 26)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$27 = cs$26;
-        end
-        if (wmask[27]) begin
-            cs$28 = cs$27 + (be[(32'h1f8 - 32'h10 * 27)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$28 = cs$27;
-        end
-        if (wmask[28]) begin
-            cs$29 = cs$28 + (be[(32'h1f8 - 32'h10 * 28)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$29 = cs$28;
-        end
-        if (wmask[29]) begin
-            cs$30 = cs$29 + (be[(32'h1f8 - 32'h10 * 29)+:(24)] >> 32'h8);
-        end
-        else begin
-            cs$30 = cs$29;
-        end
-        fold1 = (cs$30 & 32'hffff) + (cs$30 >> 32'h10);
-        fold2 = (fold1 & 32'hffff) + (fold1 >> 32'h10);
-        ip_bad = (len < 32'h22) | (be[(32'h20c)+:(4)] != 32'h4) | (ihl < 32'h14) | (iplen < ihl) | (total < ihl) | (total > iplen) | (fold2 != 32'hffff);
+        ip_bad = (len < 32'h22) | (be[(32'h20c)+:(4)] != 32'h4) | (ihl < 32'h14) | (iplen < ihl) | (total < ihl) | (total > iplen) | ~ip_ok;
         udp_cand = (be[(32'h1c0)+:(8)] == 32'h11) & (ihl == 32'h14) & ~be[32'h1dd] & (be[(32'h1d0)+:(13)] == 32'h0);
         udp_bad = (total < 32'h1c) | (be[(32'h140)+:(16)] != (total - 32'h14));
         pl = total - 32'h1c;
@@ -8051,6 +9023,329 @@ module fanin_parser_swap(a,y);
     // Update code (custom)
     assign y = {a[7:0], a[15:8], a[23:16], a[31:24], a[39:32], a[47:40], a[55:48], a[63:56], a[71:64], a[79:72], a[87:80], a[95:88], a[103:96], a[111:104], a[119:112], a[127:120], a[135:128], a[143:136], a[151:144], a[159:152], a[167:160], a[175:168], a[183:176], a[191:184], a[199:192], a[207:200], a[215:208], a[223:216], a[231:224], a[239:232], a[247:240], a[255:248], a[263:256], a[271:264], a[279:272], a[287:280], a[295:288], a[303:296], a[311:304], a[319:312], a[327:320], a[335:328], a[343:336], a[351:344], a[359:352], a[367:360], a[375:368], a[383:376], a[391:384], a[399:392], a[407:400], a[415:408], a[423:416], a[431:424], a[439:432], a[447:440], a[455:448], a[463:456], a[471:464], a[479:472], a[487:480], a[495:488], a[503:496], a[511:504], a[519:512], a[527:520], a[535:528], a[543:536], a[551:544], a[559:552], a[567:560], a[575:568], a[583:576], a[591:584], a[599:592], a[607:600], a[615:608], a[623:616], a[631:624], a[639:632]};
 endmodule // fanin_parser_swap
+
+
+module fanin_pmask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pmask
+
+
+module fanin_pp_child_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_child_0
+
+
+module fanin_pp_child_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_child_1
+
+
+module fanin_pp_child_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_child_2
+
+
+module fanin_pp_child_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_child_3
+
+
+module fanin_pp_ip_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_ip_0
+
+
+module fanin_pp_ip_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_ip_1
+
+
+module fanin_pp_ip_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_ip_2
+
+
+module fanin_pp_ip_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_ip_3
+
+
+module fanin_pp_mac_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_mac_0
+
+
+module fanin_pp_mac_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_mac_1
+
+
+module fanin_pp_mac_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_mac_2
+
+
+module fanin_pp_mac_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_mac_3
+
+
+module fanin_pp_udp_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_udp_0
+
+
+module fanin_pp_udp_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_udp_1
+
+
+module fanin_pp_udp_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_udp_2
+
+
+module fanin_pp_udp_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pp_udp_3
 
 
 module fanin_rdata_r(d,q,clock);
@@ -9041,7 +10336,7 @@ module fanin_rvalid_r(d,q,clock);
 endmodule // fanin_rvalid_r
 
 
-module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -9058,17 +10353,18 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
     output reg  d_udp_ok;
+    output reg  d_ip_ok;
     input wire  [15:0] r_addr;
-    output reg  [255:0] r_data;
+    output reg  [511:0] r_data;
     input wire  rel;
     input wire  [15:0] rel_row;
     output reg  bad;
     
     // Constant declarations
-    localparam  c_rows = 16'h80;
-    localparam  c_maxrows = 16'h2f;
+    localparam  c_rows = 16'h40;
+    localparam  c_maxrows = 16'h18;
     localparam  c_maxlen = 16'h5ee;
-    localparam  c_cmax = 8'h3;
+    localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_cbeats = 16'ha;
     localparam  c_dw = 16'h40;
@@ -9084,16 +10380,16 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     // Stub signals
     reg  data$clock;
     reg  [23:0] data$waddr;
-    reg  [255:0] data$wdata;
+    reg  [511:0] data$wdata;
     reg  [31:0] data$we;
     reg  [23:0] data$raddr;
-    wire  [255:0] data$rdata;
+    wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [679:0] desc$wdata;
+    reg  [680:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [679:0] desc$rdata;
+    wire  [680:0] desc$rdata;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
@@ -9148,8 +10444,20 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [639:0] usb$hdr;
     wire  [31:0] usb$sum;
     wire  [15:0] usb$ulen;
+    reg  [31:0] isum$d;
+    wire  [31:0] isum$q;
+    reg  isum$clock;
+    reg  [63:0] isb$tdata;
+    reg  isb$in_frame;
+    reg  [15:0] isb$beat;
+    reg  [639:0] isb$hdr;
+    wire  [31:0] isb$sum;
     
     // Local signals
+    reg  [31:0] itot;
+    reg  [31:0] if1;
+    reg  [31:0] if2;
+    reg  iok;
     reg  [31:0] utot;
     reg  [31:0] ufin;
     reg  [31:0] uf1;
@@ -9268,6 +10576,18 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .sum(usb$sum),
         .ulen(usb$ulen)
     );
+    fanin_rx_0_isum isum(
+        .d(isum$d),
+        .q(isum$q),
+        .clock(isum$clock)
+    );
+    fanin_rx_0_isb isb(
+        .tdata(isb$tdata),
+        .in_frame(isb$in_frame),
+        .beat(isb$beat),
+        .hdr(isb$hdr),
+        .sum(isb$sum)
+    );
     
     // Update code
     always @(*) begin
@@ -9287,6 +10607,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dr$clock = clock;
         popped$clock = clock;
         usum$clock = clock;
+        isum$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -9303,6 +10624,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dr$d = dr$q;
         popped$d = popped$q;
         usum$d = usum$q;
+        isum$d = isum$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -9363,17 +10685,31 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
         uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
         uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
+        isb$tdata = tdata;
+        isb$in_frame = in_frame$q;
+        isb$beat = beat$q;
+        isb$hdr = hdr$q;
+        if (in_frame$q) begin
+            itot = isum$q + isb$sum;
+        end
+        else begin
+            itot = isb$sum;
+        end
+        if1 = (itot & 32'hffff) + (itot >> 32'h10);
+        if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
+        iok = if2 == 32'hffff;
         data$waddr = ((wrow$q) & 24'hffffff);
-        data$wdata = ((tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
+        data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
         desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0);
+        desc$wdata = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
             usum$d = utot;
+            isum$d = itot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -9434,6 +10770,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
         d_udp_ok = desc$rdata[32'h2a0];
+        d_ip_ok = desc$rdata[32'h2a1];
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -9517,23 +10854,27 @@ module fanin_rx_0_data(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [255:0] wdata;
+    input wire  [511:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [255:0] rdata;
+    output reg  [511:0] rdata;
     
     // Update code (custom)
-    // 128 x 256 simple dual-port RAM, read-old-data, 4 write chunk(s).
-    // Only the low 7 address bits and 4 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [255:0] mem [0:127];
-    reg [255:0] rdata_r;
+    // 64 x 512 simple dual-port RAM, read-old-data, 8 write chunk(s).
+    // Only the low 6 address bits and 8 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [511:0] mem [0:63];
+    reg [511:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
-        rdata_r <= mem[raddr[6:0]];
-        if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
-        if (we[1]) mem[waddr[6:0]][64 +: 64] <= wdata[64 +: 64];
-        if (we[2]) mem[waddr[6:0]][128 +: 64] <= wdata[128 +: 64];
-        if (we[3]) mem[waddr[6:0]][192 +: 64] <= wdata[192 +: 64];
+        rdata_r <= mem[raddr[5:0]];
+        if (we[0]) mem[waddr[5:0]][0 +: 64] <= wdata[0 +: 64];
+        if (we[1]) mem[waddr[5:0]][64 +: 64] <= wdata[64 +: 64];
+        if (we[2]) mem[waddr[5:0]][128 +: 64] <= wdata[128 +: 64];
+        if (we[3]) mem[waddr[5:0]][192 +: 64] <= wdata[192 +: 64];
+        if (we[4]) mem[waddr[5:0]][256 +: 64] <= wdata[256 +: 64];
+        if (we[5]) mem[waddr[5:0]][320 +: 64] <= wdata[320 +: 64];
+        if (we[6]) mem[waddr[5:0]][384 +: 64] <= wdata[384 +: 64];
+        if (we[7]) mem[waddr[5:0]][448 +: 64] <= wdata[448 +: 64];
     end
 endmodule // fanin_rx_0_data
 
@@ -9543,20 +10884,20 @@ module fanin_rx_0_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [679:0] wdata;
+    input wire  [680:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [679:0] rdata;
+    output reg  [680:0] rdata;
     
     // Update code (custom)
-    // 8 x 680 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 681 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [679:0] mem [0:7];
-    reg [679:0] rdata_r;
+    (* ram_style = "block" *) reg [680:0] mem [0:7];
+    reg [680:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 680] <= wdata[0 +: 680];
+        if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
     end
 endmodule // fanin_rx_0_desc
 
@@ -9692,6 +11033,49 @@ module fanin_rx_0_in_frame(d,q,clock);
     end
           
 endmodule // fanin_rx_0_in_frame
+
+
+module fanin_rx_0_isb(tdata,in_frame,beat,hdr,sum);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  in_frame;
+    input wire  [15:0] beat;
+    input wire  [639:0] hdr;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [15:0] bidx = in_frame ? beat : 16'd0;
+    wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
+    wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
+    wire [31:0] t0 = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? {16'd0, tdata[7:0], tdata[15:8]} : 32'd0;
+    wire [31:0] t1 = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? {16'd0, tdata[23:16], tdata[31:24]} : 32'd0;
+    wire [31:0] t2 = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? {16'd0, tdata[39:32], tdata[47:40]} : 32'd0;
+    wire [31:0] t3 = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? {16'd0, tdata[55:48], tdata[63:56]} : 32'd0;
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_0_isb
+
+
+module fanin_rx_0_isum(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_isum
 
 
 module fanin_rx_0_lenq(d,q,clock);
@@ -9836,7 +11220,7 @@ module fanin_rx_0_wrow(d,q,clock);
 endmodule // fanin_rx_0_wrow
 
 
-module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -9853,17 +11237,18 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
     output reg  d_udp_ok;
+    output reg  d_ip_ok;
     input wire  [15:0] r_addr;
-    output reg  [255:0] r_data;
+    output reg  [511:0] r_data;
     input wire  rel;
     input wire  [15:0] rel_row;
     output reg  bad;
     
     // Constant declarations
-    localparam  c_rows = 16'h80;
-    localparam  c_maxrows = 16'h2f;
+    localparam  c_rows = 16'h40;
+    localparam  c_maxrows = 16'h18;
     localparam  c_maxlen = 16'h5ee;
-    localparam  c_cmax = 8'h3;
+    localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_cbeats = 16'ha;
     localparam  c_dw = 16'h40;
@@ -9879,16 +11264,16 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     // Stub signals
     reg  data$clock;
     reg  [23:0] data$waddr;
-    reg  [255:0] data$wdata;
+    reg  [511:0] data$wdata;
     reg  [31:0] data$we;
     reg  [23:0] data$raddr;
-    wire  [255:0] data$rdata;
+    wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [679:0] desc$wdata;
+    reg  [680:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [679:0] desc$rdata;
+    wire  [680:0] desc$rdata;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
@@ -9943,8 +11328,20 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [639:0] usb$hdr;
     wire  [31:0] usb$sum;
     wire  [15:0] usb$ulen;
+    reg  [31:0] isum$d;
+    wire  [31:0] isum$q;
+    reg  isum$clock;
+    reg  [63:0] isb$tdata;
+    reg  isb$in_frame;
+    reg  [15:0] isb$beat;
+    reg  [639:0] isb$hdr;
+    wire  [31:0] isb$sum;
     
     // Local signals
+    reg  [31:0] itot;
+    reg  [31:0] if1;
+    reg  [31:0] if2;
+    reg  iok;
     reg  [31:0] utot;
     reg  [31:0] ufin;
     reg  [31:0] uf1;
@@ -10063,6 +11460,18 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .sum(usb$sum),
         .ulen(usb$ulen)
     );
+    fanin_rx_1_isum isum(
+        .d(isum$d),
+        .q(isum$q),
+        .clock(isum$clock)
+    );
+    fanin_rx_1_isb isb(
+        .tdata(isb$tdata),
+        .in_frame(isb$in_frame),
+        .beat(isb$beat),
+        .hdr(isb$hdr),
+        .sum(isb$sum)
+    );
     
     // Update code
     always @(*) begin
@@ -10082,6 +11491,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dr$clock = clock;
         popped$clock = clock;
         usum$clock = clock;
+        isum$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -10098,6 +11508,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dr$d = dr$q;
         popped$d = popped$q;
         usum$d = usum$q;
+        isum$d = isum$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -10158,17 +11569,31 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
         uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
         uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
+        isb$tdata = tdata;
+        isb$in_frame = in_frame$q;
+        isb$beat = beat$q;
+        isb$hdr = hdr$q;
+        if (in_frame$q) begin
+            itot = isum$q + isb$sum;
+        end
+        else begin
+            itot = isb$sum;
+        end
+        if1 = (itot & 32'hffff) + (itot >> 32'h10);
+        if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
+        iok = if2 == 32'hffff;
         data$waddr = ((wrow$q) & 24'hffffff);
-        data$wdata = ((tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
+        data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
         desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0);
+        desc$wdata = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
             usum$d = utot;
+            isum$d = itot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -10229,6 +11654,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
         d_udp_ok = desc$rdata[32'h2a0];
+        d_ip_ok = desc$rdata[32'h2a1];
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -10312,23 +11738,27 @@ module fanin_rx_1_data(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [255:0] wdata;
+    input wire  [511:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [255:0] rdata;
+    output reg  [511:0] rdata;
     
     // Update code (custom)
-    // 128 x 256 simple dual-port RAM, read-old-data, 4 write chunk(s).
-    // Only the low 7 address bits and 4 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [255:0] mem [0:127];
-    reg [255:0] rdata_r;
+    // 64 x 512 simple dual-port RAM, read-old-data, 8 write chunk(s).
+    // Only the low 6 address bits and 8 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [511:0] mem [0:63];
+    reg [511:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
-        rdata_r <= mem[raddr[6:0]];
-        if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
-        if (we[1]) mem[waddr[6:0]][64 +: 64] <= wdata[64 +: 64];
-        if (we[2]) mem[waddr[6:0]][128 +: 64] <= wdata[128 +: 64];
-        if (we[3]) mem[waddr[6:0]][192 +: 64] <= wdata[192 +: 64];
+        rdata_r <= mem[raddr[5:0]];
+        if (we[0]) mem[waddr[5:0]][0 +: 64] <= wdata[0 +: 64];
+        if (we[1]) mem[waddr[5:0]][64 +: 64] <= wdata[64 +: 64];
+        if (we[2]) mem[waddr[5:0]][128 +: 64] <= wdata[128 +: 64];
+        if (we[3]) mem[waddr[5:0]][192 +: 64] <= wdata[192 +: 64];
+        if (we[4]) mem[waddr[5:0]][256 +: 64] <= wdata[256 +: 64];
+        if (we[5]) mem[waddr[5:0]][320 +: 64] <= wdata[320 +: 64];
+        if (we[6]) mem[waddr[5:0]][384 +: 64] <= wdata[384 +: 64];
+        if (we[7]) mem[waddr[5:0]][448 +: 64] <= wdata[448 +: 64];
     end
 endmodule // fanin_rx_1_data
 
@@ -10338,20 +11768,20 @@ module fanin_rx_1_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [679:0] wdata;
+    input wire  [680:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [679:0] rdata;
+    output reg  [680:0] rdata;
     
     // Update code (custom)
-    // 8 x 680 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 681 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [679:0] mem [0:7];
-    reg [679:0] rdata_r;
+    (* ram_style = "block" *) reg [680:0] mem [0:7];
+    reg [680:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 680] <= wdata[0 +: 680];
+        if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
     end
 endmodule // fanin_rx_1_desc
 
@@ -10487,6 +11917,49 @@ module fanin_rx_1_in_frame(d,q,clock);
     end
           
 endmodule // fanin_rx_1_in_frame
+
+
+module fanin_rx_1_isb(tdata,in_frame,beat,hdr,sum);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  in_frame;
+    input wire  [15:0] beat;
+    input wire  [639:0] hdr;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [15:0] bidx = in_frame ? beat : 16'd0;
+    wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
+    wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
+    wire [31:0] t0 = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? {16'd0, tdata[7:0], tdata[15:8]} : 32'd0;
+    wire [31:0] t1 = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? {16'd0, tdata[23:16], tdata[31:24]} : 32'd0;
+    wire [31:0] t2 = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? {16'd0, tdata[39:32], tdata[47:40]} : 32'd0;
+    wire [31:0] t3 = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? {16'd0, tdata[55:48], tdata[63:56]} : 32'd0;
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_1_isb
+
+
+module fanin_rx_1_isum(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_isum
 
 
 module fanin_rx_1_lenq(d,q,clock);
@@ -10631,7 +12104,7 @@ module fanin_rx_1_wrow(d,q,clock);
 endmodule // fanin_rx_1_wrow
 
 
-module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -10648,17 +12121,18 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
     output reg  d_udp_ok;
+    output reg  d_ip_ok;
     input wire  [15:0] r_addr;
-    output reg  [255:0] r_data;
+    output reg  [511:0] r_data;
     input wire  rel;
     input wire  [15:0] rel_row;
     output reg  bad;
     
     // Constant declarations
-    localparam  c_rows = 16'h80;
-    localparam  c_maxrows = 16'h2f;
+    localparam  c_rows = 16'h40;
+    localparam  c_maxrows = 16'h18;
     localparam  c_maxlen = 16'h5ee;
-    localparam  c_cmax = 8'h3;
+    localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_cbeats = 16'ha;
     localparam  c_dw = 16'h40;
@@ -10674,16 +12148,16 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     // Stub signals
     reg  data$clock;
     reg  [23:0] data$waddr;
-    reg  [255:0] data$wdata;
+    reg  [511:0] data$wdata;
     reg  [31:0] data$we;
     reg  [23:0] data$raddr;
-    wire  [255:0] data$rdata;
+    wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [679:0] desc$wdata;
+    reg  [680:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [679:0] desc$rdata;
+    wire  [680:0] desc$rdata;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
@@ -10738,8 +12212,20 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [639:0] usb$hdr;
     wire  [31:0] usb$sum;
     wire  [15:0] usb$ulen;
+    reg  [31:0] isum$d;
+    wire  [31:0] isum$q;
+    reg  isum$clock;
+    reg  [63:0] isb$tdata;
+    reg  isb$in_frame;
+    reg  [15:0] isb$beat;
+    reg  [639:0] isb$hdr;
+    wire  [31:0] isb$sum;
     
     // Local signals
+    reg  [31:0] itot;
+    reg  [31:0] if1;
+    reg  [31:0] if2;
+    reg  iok;
     reg  [31:0] utot;
     reg  [31:0] ufin;
     reg  [31:0] uf1;
@@ -10858,6 +12344,18 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .sum(usb$sum),
         .ulen(usb$ulen)
     );
+    fanin_rx_2_isum isum(
+        .d(isum$d),
+        .q(isum$q),
+        .clock(isum$clock)
+    );
+    fanin_rx_2_isb isb(
+        .tdata(isb$tdata),
+        .in_frame(isb$in_frame),
+        .beat(isb$beat),
+        .hdr(isb$hdr),
+        .sum(isb$sum)
+    );
     
     // Update code
     always @(*) begin
@@ -10877,6 +12375,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dr$clock = clock;
         popped$clock = clock;
         usum$clock = clock;
+        isum$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -10893,6 +12392,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dr$d = dr$q;
         popped$d = popped$q;
         usum$d = usum$q;
+        isum$d = isum$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -10953,17 +12453,31 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
         uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
         uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
+        isb$tdata = tdata;
+        isb$in_frame = in_frame$q;
+        isb$beat = beat$q;
+        isb$hdr = hdr$q;
+        if (in_frame$q) begin
+            itot = isum$q + isb$sum;
+        end
+        else begin
+            itot = isb$sum;
+        end
+        if1 = (itot & 32'hffff) + (itot >> 32'h10);
+        if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
+        iok = if2 == 32'hffff;
         data$waddr = ((wrow$q) & 24'hffffff);
-        data$wdata = ((tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
+        data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
         desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0);
+        desc$wdata = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
             usum$d = utot;
+            isum$d = itot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -11024,6 +12538,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
         d_udp_ok = desc$rdata[32'h2a0];
+        d_ip_ok = desc$rdata[32'h2a1];
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -11107,23 +12622,27 @@ module fanin_rx_2_data(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [255:0] wdata;
+    input wire  [511:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [255:0] rdata;
+    output reg  [511:0] rdata;
     
     // Update code (custom)
-    // 128 x 256 simple dual-port RAM, read-old-data, 4 write chunk(s).
-    // Only the low 7 address bits and 4 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [255:0] mem [0:127];
-    reg [255:0] rdata_r;
+    // 64 x 512 simple dual-port RAM, read-old-data, 8 write chunk(s).
+    // Only the low 6 address bits and 8 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [511:0] mem [0:63];
+    reg [511:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
-        rdata_r <= mem[raddr[6:0]];
-        if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
-        if (we[1]) mem[waddr[6:0]][64 +: 64] <= wdata[64 +: 64];
-        if (we[2]) mem[waddr[6:0]][128 +: 64] <= wdata[128 +: 64];
-        if (we[3]) mem[waddr[6:0]][192 +: 64] <= wdata[192 +: 64];
+        rdata_r <= mem[raddr[5:0]];
+        if (we[0]) mem[waddr[5:0]][0 +: 64] <= wdata[0 +: 64];
+        if (we[1]) mem[waddr[5:0]][64 +: 64] <= wdata[64 +: 64];
+        if (we[2]) mem[waddr[5:0]][128 +: 64] <= wdata[128 +: 64];
+        if (we[3]) mem[waddr[5:0]][192 +: 64] <= wdata[192 +: 64];
+        if (we[4]) mem[waddr[5:0]][256 +: 64] <= wdata[256 +: 64];
+        if (we[5]) mem[waddr[5:0]][320 +: 64] <= wdata[320 +: 64];
+        if (we[6]) mem[waddr[5:0]][384 +: 64] <= wdata[384 +: 64];
+        if (we[7]) mem[waddr[5:0]][448 +: 64] <= wdata[448 +: 64];
     end
 endmodule // fanin_rx_2_data
 
@@ -11133,20 +12652,20 @@ module fanin_rx_2_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [679:0] wdata;
+    input wire  [680:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [679:0] rdata;
+    output reg  [680:0] rdata;
     
     // Update code (custom)
-    // 8 x 680 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 681 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [679:0] mem [0:7];
-    reg [679:0] rdata_r;
+    (* ram_style = "block" *) reg [680:0] mem [0:7];
+    reg [680:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 680] <= wdata[0 +: 680];
+        if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
     end
 endmodule // fanin_rx_2_desc
 
@@ -11282,6 +12801,49 @@ module fanin_rx_2_in_frame(d,q,clock);
     end
           
 endmodule // fanin_rx_2_in_frame
+
+
+module fanin_rx_2_isb(tdata,in_frame,beat,hdr,sum);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  in_frame;
+    input wire  [15:0] beat;
+    input wire  [639:0] hdr;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [15:0] bidx = in_frame ? beat : 16'd0;
+    wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
+    wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
+    wire [31:0] t0 = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? {16'd0, tdata[7:0], tdata[15:8]} : 32'd0;
+    wire [31:0] t1 = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? {16'd0, tdata[23:16], tdata[31:24]} : 32'd0;
+    wire [31:0] t2 = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? {16'd0, tdata[39:32], tdata[47:40]} : 32'd0;
+    wire [31:0] t3 = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? {16'd0, tdata[55:48], tdata[63:56]} : 32'd0;
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_2_isb
+
+
+module fanin_rx_2_isum(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_isum
 
 
 module fanin_rx_2_lenq(d,q,clock);
@@ -11426,7 +12988,7 @@ module fanin_rx_2_wrow(d,q,clock);
 endmodule // fanin_rx_2_wrow
 
 
-module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -11443,17 +13005,18 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
     output reg  d_udp_ok;
+    output reg  d_ip_ok;
     input wire  [15:0] r_addr;
-    output reg  [255:0] r_data;
+    output reg  [511:0] r_data;
     input wire  rel;
     input wire  [15:0] rel_row;
     output reg  bad;
     
     // Constant declarations
-    localparam  c_rows = 16'h80;
-    localparam  c_maxrows = 16'h2f;
+    localparam  c_rows = 16'h40;
+    localparam  c_maxrows = 16'h18;
     localparam  c_maxlen = 16'h5ee;
-    localparam  c_cmax = 8'h3;
+    localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_cbeats = 16'ha;
     localparam  c_dw = 16'h40;
@@ -11469,16 +13032,16 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     // Stub signals
     reg  data$clock;
     reg  [23:0] data$waddr;
-    reg  [255:0] data$wdata;
+    reg  [511:0] data$wdata;
     reg  [31:0] data$we;
     reg  [23:0] data$raddr;
-    wire  [255:0] data$rdata;
+    wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [679:0] desc$wdata;
+    reg  [680:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [679:0] desc$rdata;
+    wire  [680:0] desc$rdata;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
@@ -11533,8 +13096,20 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [639:0] usb$hdr;
     wire  [31:0] usb$sum;
     wire  [15:0] usb$ulen;
+    reg  [31:0] isum$d;
+    wire  [31:0] isum$q;
+    reg  isum$clock;
+    reg  [63:0] isb$tdata;
+    reg  isb$in_frame;
+    reg  [15:0] isb$beat;
+    reg  [639:0] isb$hdr;
+    wire  [31:0] isb$sum;
     
     // Local signals
+    reg  [31:0] itot;
+    reg  [31:0] if1;
+    reg  [31:0] if2;
+    reg  iok;
     reg  [31:0] utot;
     reg  [31:0] ufin;
     reg  [31:0] uf1;
@@ -11653,6 +13228,18 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .sum(usb$sum),
         .ulen(usb$ulen)
     );
+    fanin_rx_3_isum isum(
+        .d(isum$d),
+        .q(isum$q),
+        .clock(isum$clock)
+    );
+    fanin_rx_3_isb isb(
+        .tdata(isb$tdata),
+        .in_frame(isb$in_frame),
+        .beat(isb$beat),
+        .hdr(isb$hdr),
+        .sum(isb$sum)
+    );
     
     // Update code
     always @(*) begin
@@ -11672,6 +13259,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dr$clock = clock;
         popped$clock = clock;
         usum$clock = clock;
+        isum$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -11688,6 +13276,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dr$d = dr$q;
         popped$d = popped$q;
         usum$d = usum$q;
+        isum$d = isum$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -11748,17 +13337,31 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
         uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
         uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
+        isb$tdata = tdata;
+        isb$in_frame = in_frame$q;
+        isb$beat = beat$q;
+        isb$hdr = hdr$q;
+        if (in_frame$q) begin
+            itot = isum$q + isb$sum;
+        end
+        else begin
+            itot = isb$sum;
+        end
+        if1 = (itot & 32'hffff) + (itot >> 32'h10);
+        if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
+        iok = if2 == 32'hffff;
         data$waddr = ((wrow$q) & 24'hffffff);
-        data$wdata = ((tdata) & 256'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
+        data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
         desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 680'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0);
+        desc$wdata = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
             usum$d = utot;
+            isum$d = itot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -11819,6 +13422,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
         d_udp_ok = desc$rdata[32'h2a0];
+        d_ip_ok = desc$rdata[32'h2a1];
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -11902,23 +13506,27 @@ module fanin_rx_3_data(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [255:0] wdata;
+    input wire  [511:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [255:0] rdata;
+    output reg  [511:0] rdata;
     
     // Update code (custom)
-    // 128 x 256 simple dual-port RAM, read-old-data, 4 write chunk(s).
-    // Only the low 7 address bits and 4 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [255:0] mem [0:127];
-    reg [255:0] rdata_r;
+    // 64 x 512 simple dual-port RAM, read-old-data, 8 write chunk(s).
+    // Only the low 6 address bits and 8 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [511:0] mem [0:63];
+    reg [511:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
-        rdata_r <= mem[raddr[6:0]];
-        if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
-        if (we[1]) mem[waddr[6:0]][64 +: 64] <= wdata[64 +: 64];
-        if (we[2]) mem[waddr[6:0]][128 +: 64] <= wdata[128 +: 64];
-        if (we[3]) mem[waddr[6:0]][192 +: 64] <= wdata[192 +: 64];
+        rdata_r <= mem[raddr[5:0]];
+        if (we[0]) mem[waddr[5:0]][0 +: 64] <= wdata[0 +: 64];
+        if (we[1]) mem[waddr[5:0]][64 +: 64] <= wdata[64 +: 64];
+        if (we[2]) mem[waddr[5:0]][128 +: 64] <= wdata[128 +: 64];
+        if (we[3]) mem[waddr[5:0]][192 +: 64] <= wdata[192 +: 64];
+        if (we[4]) mem[waddr[5:0]][256 +: 64] <= wdata[256 +: 64];
+        if (we[5]) mem[waddr[5:0]][320 +: 64] <= wdata[320 +: 64];
+        if (we[6]) mem[waddr[5:0]][384 +: 64] <= wdata[384 +: 64];
+        if (we[7]) mem[waddr[5:0]][448 +: 64] <= wdata[448 +: 64];
     end
 endmodule // fanin_rx_3_data
 
@@ -11928,20 +13536,20 @@ module fanin_rx_3_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [679:0] wdata;
+    input wire  [680:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [679:0] rdata;
+    output reg  [680:0] rdata;
     
     // Update code (custom)
-    // 8 x 680 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 681 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [679:0] mem [0:7];
-    reg [679:0] rdata_r;
+    (* ram_style = "block" *) reg [680:0] mem [0:7];
+    reg [680:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 680] <= wdata[0 +: 680];
+        if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
     end
 endmodule // fanin_rx_3_desc
 
@@ -12077,6 +13685,49 @@ module fanin_rx_3_in_frame(d,q,clock);
     end
           
 endmodule // fanin_rx_3_in_frame
+
+
+module fanin_rx_3_isb(tdata,in_frame,beat,hdr,sum);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  in_frame;
+    input wire  [15:0] beat;
+    input wire  [639:0] hdr;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [15:0] bidx = in_frame ? beat : 16'd0;
+    wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
+    wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
+    wire [31:0] t0 = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? {16'd0, tdata[7:0], tdata[15:8]} : 32'd0;
+    wire [31:0] t1 = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? {16'd0, tdata[23:16], tdata[31:24]} : 32'd0;
+    wire [31:0] t2 = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? {16'd0, tdata[39:32], tdata[47:40]} : 32'd0;
+    wire [31:0] t3 = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? {16'd0, tdata[55:48], tdata[63:56]} : 32'd0;
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_3_isb
+
+
+module fanin_rx_3_isum(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_isum
 
 
 module fanin_rx_3_lenq(d,q,clock);
@@ -12447,6 +14098,25 @@ module fanin_rxp_3(d,q,clock);
     end
           
 endmodule // fanin_rxp_3
+
+
+module fanin_s1_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s1_sel
 
 
 module fanin_scan_c(d,q,clock);
@@ -12981,6 +14651,158 @@ module fanin_sweep_t0(d,q,clock);
 endmodule // fanin_sweep_t0
 
 
+module fanin_t1_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t1_a
+
+
+module fanin_t1_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t1_first
+
+
+module fanin_t1_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t1_start
+
+
+module fanin_t1_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t1_v
+
+
+module fanin_t2_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t2_a
+
+
+module fanin_t2_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t2_first
+
+
+module fanin_t2_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t2_start
+
+
+module fanin_t2_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t2_v
+
+
 module fanin_tick_cnt(d,q,clock);
     
     // Module arguments
@@ -13026,7 +14848,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     input wire  rst;
     output reg  ready;
     input wire  w_we;
-    input wire  [255:0] w_row;
+    input wire  [511:0] w_row;
     input wire  push;
     input wire  [511:0] p_hdr;
     input wire  [15:0] p_len;
@@ -13040,22 +14862,22 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     output reg  [63:0] sent_len;
     
     // Constant declarations
-    localparam  c_rows = 16'h80;
-    localparam  c_maxrows = 16'h2f;
-    localparam  c_cmax = 8'h3;
+    localparam  c_rows = 16'h40;
+    localparam  c_maxrows = 16'h18;
+    localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
-    localparam  c_rowlog = 16'h5;
-    localparam  c_rowmask = 16'h1f;
+    localparam  c_rowlog = 16'h6;
+    localparam  c_rowmask = 16'h3f;
     
     // Stub signals
     reg  data$clock;
     reg  [23:0] data$waddr;
-    reg  [255:0] data$wdata;
+    reg  [511:0] data$wdata;
     reg  [31:0] data$we;
     reg  [23:0] data$raddr;
-    wire  [255:0] data$rdata;
+    wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
     reg  [543:0] desc$wdata;
@@ -13440,20 +15262,20 @@ module fanin_tx_0_data(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [255:0] wdata;
+    input wire  [511:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [255:0] rdata;
+    output reg  [511:0] rdata;
     
     // Update code (custom)
-    // 128 x 256 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 7 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [255:0] mem [0:127];
-    reg [255:0] rdata_r;
+    // 64 x 512 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 6 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [511:0] mem [0:63];
+    reg [511:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
-        rdata_r <= mem[raddr[6:0]];
-        if (we[0]) mem[waddr[6:0]][0 +: 256] <= wdata[0 +: 256];
+        rdata_r <= mem[raddr[5:0]];
+        if (we[0]) mem[waddr[5:0]][0 +: 512] <= wdata[0 +: 512];
     end
 endmodule // fanin_tx_0_data
 
@@ -13716,7 +15538,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     input wire  rst;
     output reg  ready;
     input wire  w_we;
-    input wire  [255:0] w_row;
+    input wire  [511:0] w_row;
     input wire  push;
     input wire  [511:0] p_hdr;
     input wire  [15:0] p_len;
@@ -13730,22 +15552,22 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     output reg  [63:0] sent_len;
     
     // Constant declarations
-    localparam  c_rows = 16'h80;
-    localparam  c_maxrows = 16'h2f;
-    localparam  c_cmax = 8'h3;
+    localparam  c_rows = 16'h40;
+    localparam  c_maxrows = 16'h18;
+    localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
-    localparam  c_rowlog = 16'h5;
-    localparam  c_rowmask = 16'h1f;
+    localparam  c_rowlog = 16'h6;
+    localparam  c_rowmask = 16'h3f;
     
     // Stub signals
     reg  data$clock;
     reg  [23:0] data$waddr;
-    reg  [255:0] data$wdata;
+    reg  [511:0] data$wdata;
     reg  [31:0] data$we;
     reg  [23:0] data$raddr;
-    wire  [255:0] data$rdata;
+    wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
     reg  [543:0] desc$wdata;
@@ -14130,20 +15952,20 @@ module fanin_tx_1_data(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [255:0] wdata;
+    input wire  [511:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [255:0] rdata;
+    output reg  [511:0] rdata;
     
     // Update code (custom)
-    // 128 x 256 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 7 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [255:0] mem [0:127];
-    reg [255:0] rdata_r;
+    // 64 x 512 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 6 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [511:0] mem [0:63];
+    reg [511:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
-        rdata_r <= mem[raddr[6:0]];
-        if (we[0]) mem[waddr[6:0]][0 +: 256] <= wdata[0 +: 256];
+        rdata_r <= mem[raddr[5:0]];
+        if (we[0]) mem[waddr[5:0]][0 +: 512] <= wdata[0 +: 512];
     end
 endmodule // fanin_tx_1_data
 
@@ -14406,7 +16228,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     input wire  rst;
     output reg  ready;
     input wire  w_we;
-    input wire  [255:0] w_row;
+    input wire  [511:0] w_row;
     input wire  push;
     input wire  [511:0] p_hdr;
     input wire  [15:0] p_len;
@@ -14420,22 +16242,22 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     output reg  [63:0] sent_len;
     
     // Constant declarations
-    localparam  c_rows = 16'h80;
-    localparam  c_maxrows = 16'h2f;
-    localparam  c_cmax = 8'h3;
+    localparam  c_rows = 16'h40;
+    localparam  c_maxrows = 16'h18;
+    localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
-    localparam  c_rowlog = 16'h5;
-    localparam  c_rowmask = 16'h1f;
+    localparam  c_rowlog = 16'h6;
+    localparam  c_rowmask = 16'h3f;
     
     // Stub signals
     reg  data$clock;
     reg  [23:0] data$waddr;
-    reg  [255:0] data$wdata;
+    reg  [511:0] data$wdata;
     reg  [31:0] data$we;
     reg  [23:0] data$raddr;
-    wire  [255:0] data$rdata;
+    wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
     reg  [543:0] desc$wdata;
@@ -14820,20 +16642,20 @@ module fanin_tx_2_data(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [255:0] wdata;
+    input wire  [511:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [255:0] rdata;
+    output reg  [511:0] rdata;
     
     // Update code (custom)
-    // 128 x 256 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 7 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [255:0] mem [0:127];
-    reg [255:0] rdata_r;
+    // 64 x 512 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 6 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [511:0] mem [0:63];
+    reg [511:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
-        rdata_r <= mem[raddr[6:0]];
-        if (we[0]) mem[waddr[6:0]][0 +: 256] <= wdata[0 +: 256];
+        rdata_r <= mem[raddr[5:0]];
+        if (we[0]) mem[waddr[5:0]][0 +: 512] <= wdata[0 +: 512];
     end
 endmodule // fanin_tx_2_data
 
@@ -15096,7 +16918,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     input wire  rst;
     output reg  ready;
     input wire  w_we;
-    input wire  [255:0] w_row;
+    input wire  [511:0] w_row;
     input wire  push;
     input wire  [511:0] p_hdr;
     input wire  [15:0] p_len;
@@ -15110,22 +16932,22 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     output reg  [63:0] sent_len;
     
     // Constant declarations
-    localparam  c_rows = 16'h80;
-    localparam  c_maxrows = 16'h2f;
-    localparam  c_cmax = 8'h3;
+    localparam  c_rows = 16'h40;
+    localparam  c_maxrows = 16'h18;
+    localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
-    localparam  c_rowlog = 16'h5;
-    localparam  c_rowmask = 16'h1f;
+    localparam  c_rowlog = 16'h6;
+    localparam  c_rowmask = 16'h3f;
     
     // Stub signals
     reg  data$clock;
     reg  [23:0] data$waddr;
-    reg  [255:0] data$wdata;
+    reg  [511:0] data$wdata;
     reg  [31:0] data$we;
     reg  [23:0] data$raddr;
-    wire  [255:0] data$rdata;
+    wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
     reg  [543:0] desc$wdata;
@@ -15510,20 +17332,20 @@ module fanin_tx_3_data(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [255:0] wdata;
+    input wire  [511:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [255:0] rdata;
+    output reg  [511:0] rdata;
     
     // Update code (custom)
-    // 128 x 256 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 7 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [255:0] mem [0:127];
-    reg [255:0] rdata_r;
+    // 64 x 512 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 6 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [511:0] mem [0:63];
+    reg [511:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
-        rdata_r <= mem[raddr[6:0]];
-        if (we[0]) mem[waddr[6:0]][0 +: 256] <= wdata[0 +: 256];
+        rdata_r <= mem[raddr[5:0]];
+        if (we[0]) mem[waddr[5:0]][0 +: 512] <= wdata[0 +: 512];
     end
 endmodule // fanin_tx_3_data
 

@@ -109,7 +109,10 @@ fn completion_at_fan_in_multicasts_the_result() {
 #[test]
 fn same_slot_back_to_back_from_every_port() {
     // slot_count 4: blocks 0 and 8 share copy 0 of slot 0, 4 uses copy 1; all ports at once.
+    // Full-width blocks (every lane, several engine rows): the back end's rows of one frame
+    // run while the next frame is decided, and the next item's rows follow without a gap.
     let (cfg, p) = star(3, Mode::Static);
+    let lanes = fanin_hdl::CoreConfig::by_name("default").unwrap().lanes as usize;
     run(
         "back to back",
         &cfg,
@@ -117,7 +120,10 @@ fn same_slot_back_to_back_from_every_port() {
         |tb| {
             for b in [0u32, 4, 8, 12, 16] {
                 for r in 0..3 {
-                    tb.src[port_of(&cfg, &p, r)].push(contrib(&p, r, b, &[i32::MAX / 4; 8]), false);
+                    let v: Vec<i32> = (0..lanes as i32)
+                        .map(|l| i32::MAX / 4 - l * 7 + r as i32)
+                        .collect();
+                    tb.src[port_of(&cfg, &p, r)].push(contrib(&p, r, b, &v), false);
                 }
             }
         },
