@@ -4,11 +4,35 @@
 //! `FANIN_SIM_CONFIGS` (comma-separated, default `default`) picks the configurations built
 //! into the crate. Everything lives in this package's OUT_DIR, which cargo keys by package
 //! and profile, so parallel test binaries share one finished build and never race on it.
-//! A configuration change (or any change to fanin-hdl) rebuilds.
+//!
+//! Each configuration (and the Verilator runtime) is built into its own directory named
+//! after a hash of everything its C++ depends on: the Verilog, this file, the Verilator
+//! version and the flags. A directory that holds a finished build is reused, so changing
+//! `FANIN_SIM_CONFIGS` or an edit to fanin-hdl that leaves a configuration's Verilog alone
+//! rebuilds nothing but the Rust. Configurations are built in parallel (up to cargo's job
+//! count).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Verilator's options for every model (besides `--cc`, `--prefix`, `--top-module`,
+/// `--Mdir`; `--trace` with `FANIN_SIM_TRACE=1`).
+const VERILATOR_ARGS: &[&str] = &[
+    "-O3",
+    "--x-assign",
+    "fast",
+    "--x-initial",
+    "fast",
+    "-Wno-fatal",
+    "-Wno-lint",
+    "-Wno-style",
+];
+
+/// C++ options for the model and the runtime, after the `cc` crate's `-O3`.
+const CXX_FLAGS: &[&str] = &[];
 
 struct Port {
     name: String,
@@ -16,10 +40,39 @@ struct Port {
     width: u32,
 }
 
+/// What build.rs compiles: the runtime, or one configuration's model.
+enum Job {
+    Runtime {
+        dir: PathBuf,
+    },
+    Model {
+        name: String,
+        id: String,
+        verilog: String,
+        dir: PathBuf,
+    },
+}
+
+/// Flags and settings shared by every job.
+struct Settings {
+    inc: PathBuf,
+    trace: bool,
+    verilator_args: Vec<String>,
+    cxx_flags: Vec<String>,
+}
+
 fn main() {
+    for v in [
+        "FANIN_SIM_CONFIGS",
+        "FANIN_SIM_TRACE",
+        "FANIN_SIM_VERILATOR_ARGS",
+        "FANIN_SIM_CXXFLAGS",
+        "CXX",
+        "CXXFLAGS",
+    ] {
+        println!("cargo:rerun-if-env-changed={v}");
+    }
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-env-changed=FANIN_SIM_CONFIGS");
-    println!("cargo:rerun-if-env-changed=FANIN_SIM_TRACE");
     let trace = std::env::var("FANIN_SIM_TRACE").is_ok_and(|v| v == "1");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let configs: Vec<String> = std::env::var("FANIN_SIM_CONFIGS")
@@ -28,85 +81,112 @@ fn main() {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
+    let words = |var: &str| -> Vec<String> {
+        std::env::var(var)
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
     let root = verilator_root();
-    let inc = root.join("include");
-    runtime(&inc, trace);
-    let mut reg = String::new();
-    let mut names = Vec::new();
+    let st = Settings {
+        inc: root.join("include"),
+        trace,
+        verilator_args: VERILATOR_ARGS
+            .iter()
+            .map(|s| s.to_string())
+            .chain(words("FANIN_SIM_VERILATOR_ARGS"))
+            .chain(trace.then(|| "--trace".to_string()))
+            .collect(),
+        cxx_flags: CXX_FLAGS
+            .iter()
+            .map(|s| s.to_string())
+            .chain(words("FANIN_SIM_CXXFLAGS"))
+            .collect(),
+    };
+    // Everything the C++ of a job depends on besides its own Verilog.
+    let common = [
+        include_str!("build.rs").to_string(),
+        tool_version("verilator"),
+        tool_version(&std::env::var("CXX").unwrap_or_else(|_| "c++".into())),
+        format!("{:?} {:?} {trace}", st.verilator_args, st.cxx_flags),
+        ["CXX", "CXXFLAGS", "TARGET", "OPT_LEVEL"]
+            .map(|v| std::env::var(v).unwrap_or_default())
+            .join("\n"),
+    ]
+    .join("\n\0");
+    let mut jobs = vec![Job::Runtime {
+        dir: out.join(format!("runtime-{:016x}", fnv(&common))),
+    }];
     for name in &configs {
         let cfg = fanin_hdl::CoreConfig::by_name(name)
             .unwrap_or_else(|e| panic!("FANIN_SIM_CONFIGS: {e}"));
-        let v = fanin_hdl::verilog(&cfg).unwrap_or_else(|e| panic!("{e}"));
+        let verilog = fanin_hdl::verilog(&cfg).unwrap_or_else(|e| panic!("{e}"));
         let id: String = name
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
-        let dir = out.join(&id);
-        std::fs::create_dir_all(&dir).unwrap();
-        write_if_changed(&dir.join("fanin_core.v"), &v);
-        let obj = dir.join("obj");
-        let prefix = format!("V{id}");
-        // Files of an earlier run with other options would be compiled into the unity file.
-        let _ = std::fs::remove_dir_all(&obj);
-        let st = Command::new("verilator")
-            .args([
-                "--cc",
-                "--prefix",
-                &prefix,
-                "--top-module",
-                "fanin_core",
-                "-O3",
-                "--x-assign",
-                "fast",
-                "--x-initial",
-                "fast",
-                "-Wno-fatal",
-                "-Wno-lint",
-                "-Wno-style",
-            ])
-            .args(if trace { &["--trace"][..] } else { &[][..] })
-            .arg("--Mdir")
-            .arg(&obj)
-            .arg(dir.join("fanin_core.v"))
-            .status()
-            .expect("verilator not found: run `cargo xtask setup` (apt-get install verilator)");
-        assert!(st.success(), "verilator failed for configuration {name}");
-        let ports = parse_ports(&obj.join(format!("{prefix}.h")));
-        let (cpp, h) = shim(&id, &prefix, &ports, trace);
-        write_if_changed(&dir.join("shim.cpp"), &cpp);
-        write_if_changed(&dir.join("shim.h"), &h);
-        let mut unity = String::new();
-        let mut cpps: Vec<_> = std::fs::read_dir(&obj)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
-            .collect();
-        cpps.sort();
-        for p in cpps {
-            let _ = writeln!(unity, "#include \"{}\"", p.display());
+        let key = fnv(&format!("{common}\n\0{name}\n\0{verilog}"));
+        jobs.push(Job::Model {
+            name: name.clone(),
+            dir: out.join(format!("{id}-{key:016x}")),
+            id,
+            verilog,
+        });
+    }
+    // Unfinished jobs, on up to NUM_JOBS threads.
+    let todo: Vec<&Job> = jobs.iter().filter(|j| !finished(j)).collect();
+    let threads = std::env::var("NUM_JOBS")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(1)
+        .clamp(1, todo.len().max(1));
+    let next = AtomicUsize::new(0);
+    let errors = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let Some(job) = todo.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    break;
+                };
+                if let Err(e) = run(job, &st) {
+                    errors.lock().unwrap().push(e);
+                }
+            });
         }
-        write_if_changed(&dir.join("unity.cpp"), &unity);
-        cc_build(&inc, trace)
-            .include(&obj)
-            .file(dir.join("shim.cpp"))
-            .file(dir.join("unity.cpp"))
-            .compile(&format!("fanin_model_{id}"));
-        bindgen::Builder::default()
-            .header(dir.join("shim.h").to_string_lossy())
-            .allowlist_function(format!("fanin_{id}_.*"))
-            .generate()
-            .expect("bindgen failed (is libclang-dev installed? run `cargo xtask setup`)")
-            .write_to_file(dir.join("bindings.rs"))
-            .unwrap();
-        let _ = writeln!(reg, "/// Bindings of configuration `{name}`.\npub mod {id} {{\n    #![allow(non_camel_case_types, dead_code, missing_docs)]\n    include!(concat!(env!(\"OUT_DIR\"), \"/{id}/bindings.rs\"));\n}}");
+    });
+    let errors = errors.into_inner().unwrap();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    // Link lines: the models before the runtime they call, then the C++ library.
+    let mut reg = String::new();
+    let mut names = Vec::new();
+    for job in jobs.iter().rev() {
+        let (dir, lib) = match job {
+            Job::Runtime { dir } => (dir, "fanin_verilated".to_string()),
+            Job::Model { id, dir, .. } => (dir, format!("fanin_model_{id}")),
+        };
+        println!("cargo:rustc-link-search=native={}", dir.display());
+        println!("cargo:rustc-link-lib=static={lib}");
+    }
+    let cxx_lib = match std::env::var("CARGO_CFG_TARGET_OS").as_deref() {
+        Ok("macos") | Ok("ios") | Ok("freebsd") | Ok("openbsd") => "c++",
+        _ => "stdc++",
+    };
+    println!("cargo:rustc-link-lib={cxx_lib}");
+    for job in &jobs {
+        let Job::Model { name, id, dir, .. } = job else {
+            continue;
+        };
+        let sub = dir.file_name().unwrap().to_string_lossy();
+        let _ = writeln!(reg, "/// Bindings of configuration `{name}`.\npub mod {id} {{\n    #![allow(non_camel_case_types, dead_code, missing_docs)]\n    include!(concat!(env!(\"OUT_DIR\"), \"/{sub}/bindings.rs\"));\n}}");
         let f = |s: &str| format!("{id}::fanin_{id}_{s}");
         let _ = writeln!(
             reg,
-            "static VT_{uid}: VTable = VTable {{ name: {name:?}, new: {}, free: {}, eval: {}, port_count: {}, port_name: {}, port_width: {}, port_is_output: {}, set: {}, get: {}, set_u64: {}, get_u64: {}, trace_open: {}, trace_dump: {}, trace_close: {} }};",
-            f("new"), f("free"), f("eval"), f("port_count"), f("port_name"), f("port_width"), f("port_is_output"), f("set"), f("get"), f("set_u64"), f("get_u64"), f("trace_open"), f("trace_dump"), f("trace_close"),
+            "static VT_{uid}: VTable = VTable {{ name: {name:?}, new: {}, free: {}, eval: {}, eval_edge: {}, edge_skips_ico: {}, port_count: {}, port_name: {}, port_width: {}, port_is_output: {}, set: {}, get: {}, set_u64: {}, get_u64: {}, trace_open: {}, trace_dump: {}, trace_close: {} }};",
+            f("new"), f("free"), f("eval"), f("eval_edge"), f("edge_skips_ico"), f("port_count"), f("port_name"), f("port_width"), f("port_is_output"), f("set"), f("get"), f("set_u64"), f("get_u64"), f("trace_open"), f("trace_dump"), f("trace_close"),
             uid = id.to_uppercase()
         );
-        names.push((name.clone(), id));
+        names.push((name.clone(), id.clone()));
     }
     let _ = writeln!(reg, "/// Configurations built into this crate (`FANIN_SIM_CONFIGS`).\npub const BUILT: &[&str] = &[{}];", names.iter().map(|(n, _)| format!("{n:?}")).collect::<Vec<_>>().join(", "));
     let _ = writeln!(reg, "/// The vtable of a built configuration.\npub fn vtable(name: &str) -> Option<&'static VTable> {{\n    match name {{");
@@ -115,6 +195,175 @@ fn main() {
     }
     let _ = writeln!(reg, "        _ => None,\n    }}\n}}");
     write_if_changed(&out.join("models.rs"), &reg);
+}
+
+/// 64-bit FNV-1a: stable across Rust versions, unlike `DefaultHasher`.
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn tool_version(tool: &str) -> String {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
+}
+
+fn job_dir(job: &Job) -> &Path {
+    match job {
+        Job::Runtime { dir } | Job::Model { dir, .. } => dir,
+    }
+}
+
+/// A job's directory holds a finished build (its stamp is written last).
+fn finished(job: &Job) -> bool {
+    job_dir(job).join("stamp").exists()
+}
+
+fn run(job: &Job, st: &Settings) -> Result<(), String> {
+    let dir = job_dir(job);
+    // A directory without a stamp is a build that was interrupted: start over.
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    match job {
+        Job::Runtime { dir } => runtime(dir, st)?,
+        Job::Model {
+            name,
+            id,
+            verilog,
+            dir,
+        } => model(name, id, verilog, dir, st)?,
+    }
+    std::fs::write(dir.join("stamp"), "").map_err(|e| e.to_string())
+}
+
+/// One configuration: Verilator, the shim, the C++ library and its bindings.
+fn model(name: &str, id: &str, verilog: &str, dir: &Path, st: &Settings) -> Result<(), String> {
+    let err = |what: &str| format!("configuration {name}: {what}");
+    std::fs::write(dir.join("fanin_core.v"), verilog).map_err(|e| err(&e.to_string()))?;
+    let obj = dir.join("obj");
+    let prefix = format!("V{id}");
+    let status = Command::new("verilator")
+        .args(["--cc", "--prefix", &prefix, "--top-module", "fanin_core"])
+        .args(&st.verilator_args)
+        .arg("--Mdir")
+        .arg(&obj)
+        .arg(dir.join("fanin_core.v"))
+        .status()
+        .map_err(|e| {
+            err(&format!(
+                "verilator not found ({e}): run `cargo xtask setup` (apt-get install verilator)"
+            ))
+        })?;
+    if !status.success() {
+        return Err(err("verilator failed"));
+    }
+    let ports = parse_ports(&obj.join(format!("{prefix}.h")));
+    let skip = patch_edge_eval(&obj, &prefix, id).map_err(|e| err(&e))?;
+    if !skip {
+        println!("cargo:warning=fanin-sim: configuration {name}: Verilator's eval() layout not recognised; every clock edge re-evaluates the input logic (exact, slower)");
+    }
+    let (cpp, h) = shim(id, &prefix, &ports, st.trace, skip);
+    std::fs::write(dir.join("shim.cpp"), cpp).map_err(|e| err(&e.to_string()))?;
+    std::fs::write(dir.join("shim.h"), h).map_err(|e| err(&e.to_string()))?;
+    let mut unity = String::new();
+    let mut cpps: Vec<_> = std::fs::read_dir(&obj)
+        .map_err(|e| err(&e.to_string()))?
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cpp"))
+        .collect();
+    cpps.sort();
+    for p in cpps {
+        let _ = writeln!(unity, "#include \"{}\"", p.display());
+    }
+    std::fs::write(dir.join("unity.cpp"), unity).map_err(|e| err(&e.to_string()))?;
+    cc_build(st)
+        .out_dir(dir)
+        .include(&obj)
+        .file(dir.join("shim.cpp"))
+        .file(dir.join("unity.cpp"))
+        .try_compile(&format!("fanin_model_{id}"))
+        .map_err(|e| err(&format!("C++ build failed: {e}")))?;
+    bindgen::Builder::default()
+        .header(dir.join("shim.h").to_string_lossy())
+        .allowlist_function(format!("fanin_{id}_.*"))
+        .generate()
+        .map_err(|e| {
+            err(&format!(
+                "bindgen failed (is libclang-dev installed? run `cargo xtask setup`): {e}"
+            ))
+        })?
+        .write_to_file(dir.join("bindings.rs"))
+        .map_err(|e| err(&e.to_string()))
+}
+
+/// Lets the evaluation at a rising clock edge skip Verilator's input-combinational (`ico`)
+/// pass. Verilator 5's `eval()` always runs it first, although at the edge only `clk` has
+/// changed since the settle that ran it; the logic it computes does not read `clk` (checked
+/// here), so it is still up to date and the pass is redundant. `eval()` is patched to skip
+/// it while the thread-local `fanin_<id>_skip_ico` is set, which only the shim's
+/// `eval_edge` does ([`Model::posedge`] calls it when no input changed since the settle).
+/// Returns false, leaving the files alone, if the generated code is not laid out as
+/// expected (another Verilator version) or the `ico` logic reads `clk`.
+fn patch_edge_eval(obj: &Path, prefix: &str, id: &str) -> Result<bool, String> {
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(obj).map_err(|e| e.to_string())? {
+        let p = e.map_err(|e| e.to_string())?.path();
+        if p.extension().is_some_and(|e| e == "cpp") {
+            let text = std::fs::read_to_string(&p).map_err(|e| e.to_string())?;
+            files.push((p, text));
+        }
+    }
+    // Every function of the ico region must leave `clk` alone.
+    for (_, text) in &files {
+        let mut in_ico = false;
+        for line in text.lines() {
+            if !line.starts_with(' ') && line.contains("___ico") && line.ends_with('{') {
+                in_ico = true;
+            } else if line == "}" {
+                in_ico = false;
+            } else if in_ico && reads_clk(line) {
+                return Ok(false);
+            }
+        }
+    }
+    let head = format!("void {prefix}___024root___eval({prefix}___024root* vlSelf) {{");
+    let from = "    vlSelf->__VicoIterCount = 0U;\n    __VicoContinue = 1U;\n";
+    let flag = format!("fanin_{id}_skip_ico");
+    let to = format!("    vlSelf->__VicoIterCount = 0U;\n    __VicoContinue = !{flag};\n");
+    for (p, text) in &files {
+        let Some(start) = text.find(&head) else {
+            continue;
+        };
+        let body_end = text[start..]
+            .find("\n}\n")
+            .map_or(text.len(), |e| start + e);
+        let Some(at) = text[start..body_end].find(from).map(|i| start + i) else {
+            return Ok(false);
+        };
+        let patched = format!(
+            "{}extern thread_local bool {flag};\n{}{to}{}",
+            &text[..start],
+            &text[start..at],
+            &text[at + from.len()..]
+        );
+        std::fs::write(p, patched).map_err(|e| e.to_string())?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// A generated C++ line that reads the top-level `clk`.
+fn reads_clk(line: &str) -> bool {
+    line.match_indices("->clk").any(|(i, m)| {
+        !line[i + m.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
 }
 
 fn verilator_root() -> PathBuf {
@@ -126,32 +375,38 @@ fn verilator_root() -> PathBuf {
     PathBuf::from(String::from_utf8(o.stdout).unwrap().trim())
 }
 
-fn cc_build(inc: &Path, trace: bool) -> cc::Build {
+fn cc_build(st: &Settings) -> cc::Build {
     let mut b = cc::Build::new();
-    b.define("VM_TRACE", if trace { "1" } else { "0" });
+    b.define("VM_TRACE", if st.trace { "1" } else { "0" });
     b.cpp(true)
         .std("c++17")
         .opt_level(3)
         .debug(false)
-        .include(inc)
-        .include(inc.join("vltstd"))
+        .cargo_metadata(false)
+        .include(&st.inc)
+        .include(st.inc.join("vltstd"))
         .flag_if_supported("-Wno-unused-parameter")
         .flag_if_supported("-Wno-unused-variable")
         .flag_if_supported("-Wno-sign-compare")
         .flag_if_supported("-Wno-shadow")
         .warnings(false);
+    for f in &st.cxx_flags {
+        b.flag(f);
+    }
     b
 }
 
 /// The Verilator runtime, compiled once for every configuration.
-fn runtime(inc: &Path, trace: bool) {
-    let mut b = cc_build(inc, trace);
-    b.file(inc.join("verilated.cpp"))
-        .file(inc.join("verilated_threads.cpp"));
-    if trace {
-        b.file(inc.join("verilated_vcd_c.cpp"));
+fn runtime(dir: &Path, st: &Settings) -> Result<(), String> {
+    let mut b = cc_build(st);
+    b.out_dir(dir)
+        .file(st.inc.join("verilated.cpp"))
+        .file(st.inc.join("verilated_threads.cpp"));
+    if st.trace {
+        b.file(st.inc.join("verilated_vcd_c.cpp"));
     }
-    b.compile("fanin_verilated");
+    b.try_compile("fanin_verilated")
+        .map_err(|e| format!("Verilator runtime: C++ build failed: {e}"))
 }
 
 fn write_if_changed(p: &Path, s: &str) {
@@ -194,7 +449,7 @@ fn parse_ports(header: &Path) -> Vec<Port> {
 }
 
 /// The C shim: ports addressed by index, wide ports passed as 32-bit words by pointer.
-fn shim(id: &str, prefix: &str, ports: &[Port], trace: bool) -> (String, String) {
+fn shim(id: &str, prefix: &str, ports: &[Port], trace: bool, skip: bool) -> (String, String) {
     let f = |s: &str| format!("fanin_{id}_{s}");
     let mut h = String::new();
     let _ = writeln!(h, "/* Generated by fanin-sim's build.rs. */\n#include <stdint.h>\n#ifdef __cplusplus\nextern \"C\" {{\n#endif");
@@ -202,6 +457,8 @@ fn shim(id: &str, prefix: &str, ports: &[Port], trace: bool) -> (String, String)
         format!("void* {}(void)", f("new")),
         format!("void {}(void* m)", f("free")),
         format!("void {}(void* m)", f("eval")),
+        format!("void {}(void* m)", f("eval_edge")),
+        format!("int {}(void)", f("edge_skips_ico")),
         format!("int {}(void)", f("port_count")),
         format!("const char* {}(int i)", f("port_name")),
         format!("int {}(int i)", f("port_width")),
@@ -267,6 +524,20 @@ fn shim(id: &str, prefix: &str, ports: &[Port], trace: bool) -> (String, String)
     let _ = writeln!(c, "void* {}(void) {{ H* h = new H; h->ctx = new VerilatedContext; h->ctx->traceEverOn(true); h->m = new {prefix}(h->ctx, \"TOP\"); h->tfp = nullptr; return h; }}", f("new"));
     let _ = writeln!(c, "void {}(void* p) {{ H* h = (H*)p; if (h->tfp) {{ h->tfp->close(); delete h->tfp; }} h->m->final(); delete h->m; delete h->ctx; delete h; }}", f("free"));
     let _ = writeln!(c, "void {}(void* p) {{ ((H*)p)->m->eval(); }}", f("eval"));
+    // See `patch_edge_eval`: the flag is read by the patched eval() of this thread's model.
+    let _ = writeln!(c, "thread_local bool {} = false;", f("skip_ico"));
+    let _ = writeln!(
+        c,
+        "void {}(void* p) {{ {skip} = true; ((H*)p)->m->eval(); {skip} = false; }}",
+        f("eval_edge"),
+        skip = f("skip_ico")
+    );
+    let _ = writeln!(
+        c,
+        "int {}(void) {{ return {}; }}",
+        f("edge_skips_ico"),
+        skip as u8
+    );
     let _ = writeln!(c, "int {}(void) {{ return {n}; }}", f("port_count"));
     let _ = writeln!(
         c,

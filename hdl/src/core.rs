@@ -36,24 +36,19 @@ pub const CHILD_W: usize = 168;
 /// Width of a slot-copy metadata word (layout in docs/rtl.md, "Slot metadata").
 pub const META_W: usize = 192;
 
-// Engine states (literals in the HDL: rust-hdl prints named constants as identifiers):
+// Front-end states (literals in the HDL: rust-hdl prints named constants as identifiers):
 //  0 IDLE     pick a frame (round robin) or a timer-scan visit
-//  1 PARSE    parser + forwarding CAM + job CAM; child-table read
-//  2 LOOK     child entry latched; slot metadata read
-//  3 DECIDE   the model's contribution/result decision
-//  4 RMW      one slot row per cycle: start or merge (Acc pipeline)
-//  5 RMW_END  metadata write (with the OVERFLOW flag of the rows), completion
-//  6 ESET     emission: child-table read for multicast frames
-//  7 EWAIT    emission: destination latched
-//  8 ERDY     emission: wait for egress room
-//  9 ECOPY    emission: one payload row per cycle (ingress rows or slot rows), push
-// 10 DONE     release the ingress rows
+//  4 PREP     parser on the latched frame; its outputs registered
+//  1 PARSE    forwarding CAM + job CAM; child-table read; hand-over of non-job frames
+//  2 LOOK     child entry latched; slot metadata read; busy count latched
+//  3 DECIDE   the model's contribution/result decision; hand-over of the item
 // 11 SCAN     timer scan: metadata read of (scan_ptr, scan_c)
-// 12 SDEC     timer scan decision (flush / reclaim)
+// 12 SDEC     timer scan decision (flush: hand-over / reclaim)
 // 13 SNEXT    next copy / slot
+// Back-end states (`bstate`): 0 idle, 1 RMW, 3 child scan (multicast round), 5 copy rows,
+// 6 push descriptors, 7 release only.
 // Parser classes: see `crate::parse::CLASS_*`.
-// Actions chosen in DECIDE: 0 drop, 1 route (original frame), 2 bypass, 3 result multicast
-// from the ingress rows, 4 aggregate (RMW), 5 re-emit, 6 replay.
+// Actions chosen in DECIDE: 0 drop, 2 bypass, 4 aggregate (RMW), 5 re-emit, 6 replay.
 
 /// The fanin switch core for bus width `DW` (`KW` = DW/8) and internal bus width `WB`.
 #[derive(LogicBlock)]
@@ -144,6 +139,21 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     sel: DFF<Bits<4>>,
     last: DFF<Bits<4>>,
     hdr: DFF<Bits<PARSE_W>>,
+    // Parser outputs, registered (PREP): the decision logic starts from flip-flops.
+    pr_bitmap: DFF<Bits<64>>,
+    pr_block: DFF<Bits<32>>,
+    pr_child: DFF<Bits<8>>,
+    pr_dst_ip: DFF<Bits<32>>,
+    pr_elements: DFF<Bits<16>>,
+    pr_exponent: DFF<Bits<8>>,
+    pr_flags: DFF<Bits<8>>,
+    pr_job: DFF<Bits<16>>,
+    pr_kind: DFF<Bits<2>>,
+    pr_ptype: DFF<Bits<8>>,
+    pr_src_ip: DFF<Bits<32>>,
+    pr_src_mac: DFF<Bits<48>>,
+    pr_src_port: DFF<Bits<16>>,
+    bcur: DFF<Bits<32>>,
     udp_ok: DFF<bool>,
     ip_ok: DFF<bool>,
     len: DFF<Bits<16>>,
@@ -605,6 +615,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             sel: Default::default(),
             last: Default::default(),
             hdr: Default::default(),
+            pr_bitmap: Default::default(),
+            pr_block: Default::default(),
+            pr_child: Default::default(),
+            pr_dst_ip: Default::default(),
+            pr_elements: Default::default(),
+            pr_exponent: Default::default(),
+            pr_flags: Default::default(),
+            pr_job: Default::default(),
+            pr_kind: Default::default(),
+            pr_ptype: Default::default(),
+            pr_src_ip: Default::default(),
+            pr_src_mac: Default::default(),
+            pr_src_port: Default::default(),
+            bcur: Default::default(),
             udp_ok: Default::default(),
             ip_ok: Default::default(),
             len: Default::default(),
@@ -714,6 +738,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             sel,
             last,
             hdr,
+            pr_bitmap,
+            pr_block,
+            pr_child,
+            pr_dst_ip,
+            pr_elements,
+            pr_exponent,
+            pr_flags,
+            pr_job,
+            pr_kind,
+            pr_ptype,
+            pr_src_ip,
+            pr_src_mac,
+            pr_src_port,
+            bcur,
             udp_ok,
             ip_ok,
             len,
@@ -1035,12 +1073,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.parser.me_port.next = self.me_port.q.val();
         self.parser.udp_ok.next = self.udp_ok.q.val();
         self.parser.ip_ok.next = self.ip_ok.q.val();
+        self.pr_bitmap.d.next = self.parser.bitmap.val();
+        self.pr_block.d.next = self.parser.block.val();
+        self.pr_child.d.next = self.parser.child.val();
+        self.pr_dst_ip.d.next = self.parser.dst_ip.val();
+        self.pr_elements.d.next = self.parser.elements.val();
+        self.pr_exponent.d.next = self.parser.exponent.val();
+        self.pr_flags.d.next = self.parser.flags.val();
+        self.pr_job.d.next = self.parser.job.val();
+        self.pr_kind.d.next = self.parser.kind.val();
+        self.pr_ptype.d.next = self.parser.ptype.val();
+        self.pr_src_ip.d.next = self.parser.src_ip.val();
+        self.pr_src_mac.d.next = self.parser.src_mac.val();
+        self.pr_src_port.d.next = self.parser.src_port.val();
         // Forwarding table (exact match on the destination IPv4 address).
         self.rhit.next = false;
         self.rport.next = 0.into();
         for r in 0..self.route_ip.len() {
-            if self.route_valid[r].q.val() & (self.route_ip[r].q.val() == self.parser.dst_ip.val())
-            {
+            if self.route_valid[r].q.val() & (self.route_ip[r].q.val() == self.pr_dst_ip.q.val()) {
                 self.rhit.next = true;
                 self.rport.next = self.route_port[r].q.val();
             }
@@ -1052,7 +1102,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.jsel_ep.next = self.jepoch[0].q.val();
         for j in 0..self.jtab.len() {
             if self.jtab[j].q.val().get_bit(0)
-                & (self.jtab[j].q.val().get_bits::<16>(32) == self.parser.job.val())
+                & (self.jtab[j].q.val().get_bits::<16>(32) == self.pr_job.q.val())
             {
                 self.jhit.next = true;
                 self.jsel.next = self.c_idx8[j].val();
@@ -1086,10 +1136,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Slot copy of the packet's block: slot_base + (block mod count), copy (block / count) mod 2.
         self.slot.next = (bit_cast::<ADDR_W, 32>(self.je.q.val().get_bits::<32>(192))
             + bit_cast::<ADDR_W, 32>(
-                self.parser.block.val() & (self.je.q.val().get_bits::<32>(224) - 1),
+                self.pr_block.q.val() & (self.je.q.val().get_bits::<32>(224) - 1),
             ))
             & self.c_smask.val();
-        self.ci.next = (self.parser.block.val() & self.je.q.val().get_bits::<32>(224)) != 0;
+        self.ci.next = (self.pr_block.q.val() & self.je.q.val().get_bits::<32>(224)) != 0;
         self.meta.raddr.next = self.cadr.q.val();
         self.meta.waddr.next = self.cadr.q.val();
         self.meta.wdata.next = 0.into();
@@ -1131,11 +1181,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.busy_st.next = (self.st.val() == 1) | (self.st.val() == 2);
         self.same.next = self.st.val() != 0;
-        self.samebl.next = self.same.val() & (self.m_block.val() == self.parser.block.val());
-        self.subset.next = (self.parser.bitmap.val() & !self.m_bitmap.val()) == 0;
-        self.disjoint.next = (self.parser.bitmap.val() & self.m_bitmap.val()) == 0;
-        self.d_cb.next = self.m_block.val() - self.parser.block.val();
-        self.d_bc.next = self.parser.block.val() - self.m_block.val();
+        self.samebl.next = self.same.val() & (self.m_block.val() == self.pr_block.q.val());
+        self.subset.next = (self.pr_bitmap.q.val() & !self.m_bitmap.val()) == 0;
+        self.disjoint.next = (self.pr_bitmap.q.val() & self.m_bitmap.val()) == 0;
+        self.d_cb.next = self.m_block.val() - self.pr_block.q.val();
+        self.d_bc.next = self.pr_block.q.val() - self.m_block.val();
         self.newer_cb.next = !self.d_cb.val().get_bit(31) & (self.d_cb.val() != 0);
         self.newer_bc.next = !self.d_bc.val().get_bit(31) & (self.d_bc.val() != 0);
         self.age.next = self.now_r.q.val() - self.m_timer.val();
@@ -1144,19 +1194,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.stale.next =
             self.je.q.val().get_bit(2) & (bit_cast::<33, 32>(self.age.val()) >= self.lim33.val());
         if self.busy_st.val() {
-            self.busy_left.next = self.busy_cur.val() - 1;
+            self.busy_left.next = self.bcur.q.val() - 1;
         } else {
-            self.busy_left.next = self.busy_cur.val();
+            self.busy_left.next = self.bcur.q.val();
         }
-        self.newbm.next = self.m_bitmap.val() | self.parser.bitmap.val();
-        if self.parser.exponent.val() != self.m_exp.val() {
-            self.mflags.next = self.m_flags.val() | (self.parser.flags.val() & 0x18) | 0x10;
+        self.newbm.next = self.m_bitmap.val() | self.pr_bitmap.q.val();
+        if self.pr_exponent.q.val() != self.m_exp.val() {
+            self.mflags.next = self.m_flags.val() | (self.pr_flags.q.val() & 0x18) | 0x10;
         } else {
-            self.mflags.next = self.m_flags.val() | (self.parser.flags.val() & 0x18);
+            self.mflags.next = self.m_flags.val() | (self.pr_flags.q.val() & 0x18);
         }
-        self.sflags.next = self.parser.flags.val() & 0x18;
+        self.sflags.next = self.pr_flags.q.val() & 0x18;
         self.rows_p.next =
-            ((self.parser.elements.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
+            ((self.pr_elements.q.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
         self.rows_o.next =
             ((self.o_elements.q.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
         // Slot data path.
@@ -1396,7 +1446,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.row0.d.next = self.rx[p].d_row.val();
                         }
                     }
-                    self.state.d.next = 1.into();
+                    self.state.d.next = 4.into();
                 } else if self.sweep_on.q.val() & self.scan_own.val() {
                     self.scan_turn.d.next = false;
                     self.now_r.d.next = self.now.q.val();
@@ -1418,6 +1468,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                 }
             }
+            4 => {
+                // PREP: the parser works on the latched frame; its outputs are registered.
+                self.state.d.next = 1.into();
+            }
             1 => {
                 // PARSE: a frame that is not a contribution or result of a known job is
                 // handed over at once (forwarded, or only released and counted).
@@ -1425,15 +1479,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.je.d.next = self.jent.val();
                 self.jep.d.next = self.jsel_ep.val();
                 self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << self.c_mclog.val())
-                    | (bit_cast::<ADDR_W, 8>(self.parser.child.val()) & self.c_mcmask.val());
-                if (self.parser.kind.val() == 3) & self.jhit.val() {
+                    | (bit_cast::<ADDR_W, 8>(self.pr_child.q.val()) & self.c_mcmask.val());
+                if (self.pr_kind.q.val() == 3) & self.jhit.val() {
                     self.state.d.next = 2.into();
                 } else if self.b_free.val() {
                     self.h_go.next = true;
                     self.h_st.next = 7.into();
                     self.state.d.next = 0.into();
                     // Counter indices are `Counter as usize` (checked by a unit test).
-                    match self.parser.kind.val().index() {
+                    match self.pr_kind.q.val().index() {
                         0 => {
                             // CLASS_NON_IP
                             self.ev.next = bits::<32>(1) << 20;
@@ -1462,8 +1516,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
             2 => {
-                // LOOK: child entry arrives; read the slot copy's metadata.
+                // LOOK: child entry arrives; read the slot copy's metadata; latch the job's
+                // busy count (only decisions change it, and they are sequential).
                 self.chr.d.next = self.chram.rdata.val();
+                self.bcur.d.next = self.busy_cur.val();
                 self.cadr.d.next =
                     (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
                 self.meta.raddr.next =
@@ -1490,34 +1546,34 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.o_dst_port.d.next = self.je.q.val().get_bits::<16>(432);
                     self.pmask.d.next =
                         bits::<8>(1) << bit_cast::<8, 4>(self.je.q.val().get_bits::<4>(448));
-                    self.o_ptype.d.next = self.parser.ptype.val();
-                    self.o_flags.d.next = self.parser.flags.val();
-                    self.o_exp.d.next = self.parser.exponent.val();
-                    self.o_job.d.next = self.parser.job.val();
-                    self.o_elements.d.next = self.parser.elements.val();
-                    self.o_block.d.next = self.parser.block.val();
-                    self.o_child.d.next = self.parser.child.val();
-                    self.o_bitmap.d.next = self.parser.bitmap.val();
+                    self.o_ptype.d.next = self.pr_ptype.q.val();
+                    self.o_flags.d.next = self.pr_flags.q.val();
+                    self.o_exp.d.next = self.pr_exponent.q.val();
+                    self.o_job.d.next = self.pr_job.q.val();
+                    self.o_elements.d.next = self.pr_elements.q.val();
+                    self.o_block.d.next = self.pr_block.q.val();
+                    self.o_child.d.next = self.pr_child.q.val();
+                    self.o_bitmap.d.next = self.pr_bitmap.q.val();
                     // Aggregation defaults: start a new epoch of the copy.
                     self.cmw.next = bits::<META_W>(1)
                         | (bit_cast::<META_W, 8>(self.ji.q.val()) << 8)
                         | (bit_cast::<META_W, 16>(self.jep.q.val()) << 16)
-                        | (bit_cast::<META_W, 32>(self.parser.block.val()) << 32)
-                        | (bit_cast::<META_W, 64>(self.parser.bitmap.val()) << 64)
-                        | (bit_cast::<META_W, 8>(self.parser.exponent.val()) << 128)
+                        | (bit_cast::<META_W, 32>(self.pr_block.q.val()) << 32)
+                        | (bit_cast::<META_W, 64>(self.pr_bitmap.q.val()) << 64)
+                        | (bit_cast::<META_W, 8>(self.pr_exponent.q.val()) << 128)
                         | (bit_cast::<META_W, 8>(self.sflags.val()) << 136)
-                        | (bit_cast::<META_W, 16>(self.parser.elements.val()) << 144)
+                        | (bit_cast::<META_W, 16>(self.pr_elements.q.val()) << 144)
                         | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
                     self.aop.next = 1.into();
-                    self.cpl.next = self.parser.bitmap.val() == self.je.q.val().get_bits::<64>(128);
+                    self.cpl.next = self.pr_bitmap.q.val() == self.je.q.val().get_bits::<64>(128);
                     self.nr.d.next = self.rows_p.val();
-                    if self.parser.ptype.val() == 2 {
+                    if self.pr_ptype.q.val() == 2 {
                         // Result.
                         if !self.je.q.val().get_bit(1) {
                             self.ev.next = bits::<32>(1) << 15;
                         } else {
                             self.o_src_ip.d.next = self.me_ip.q.val();
-                            self.o_flags.d.next = self.parser.flags.val() | 0x02;
+                            self.o_flags.d.next = self.pr_flags.q.val() | 0x02;
                             self.e_mc.d.next = true;
                             self.pmask.d.next = 0.into();
                             self.h_st.next = 3.into();
@@ -1528,26 +1584,25 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                                 self.bz_dec.next = self.busy_st.val();
                             }
                         }
-                    } else if (self.parser.bitmap.val() & !self.je.q.val().get_bits::<64>(64)) != 0
+                    } else if (self.pr_bitmap.q.val() & !self.je.q.val().get_bits::<64>(64)) != 0 {
+                        self.ev.next = bits::<32>(1) << 15;
+                    } else if self.pr_elements.q.val() > self.c_lanes.val() {
+                        self.ev.next = bits::<32>(1) << 15;
+                    } else if !self.pr_flags.q.val().get_bit(0)
+                        & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(16))
                     {
                         self.ev.next = bits::<32>(1) << 15;
-                    } else if self.parser.elements.val() > self.c_lanes.val() {
-                        self.ev.next = bits::<32>(1) << 15;
-                    } else if !self.parser.flags.val().get_bit(0)
-                        & (self.parser.child.val() >= self.je.q.val().get_bits::<8>(16))
+                    } else if !self.pr_flags.q.val().get_bit(0)
+                        & ((self.pr_bitmap.q.val() & !self.chr.q.val().get_bits::<64>(0)) != 0)
                     {
                         self.ev.next = bits::<32>(1) << 15;
-                    } else if !self.parser.flags.val().get_bit(0)
-                        & ((self.parser.bitmap.val() & !self.chr.q.val().get_bits::<64>(0)) != 0)
-                    {
-                        self.ev.next = bits::<32>(1) << 15;
-                    } else if !self.parser.flags.val().get_bit(0)
-                        & (self.parser.child.val() >= self.je.q.val().get_bits::<8>(8))
+                    } else if !self.pr_flags.q.val().get_bit(0)
+                        & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(8))
                     {
                         // Degree limit: bypass.
                         self.ev.next = bits::<32>(1) << 10;
                         self.dact.next = 2.into();
-                    } else if self.parser.flags.val().get_bit(0) & self.je.q.val().get_bit(1) {
+                    } else if self.pr_flags.q.val().get_bit(0) & self.je.q.val().get_bit(1) {
                         // Transit.
                         self.ev.next = bits::<32>(1) << 12;
                         self.dact.next = 2.into();
@@ -1558,7 +1613,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                                 self.ev.next = bits::<32>(1) << 5;
                             } else if !self.disjoint.val() {
                                 self.ev.next = bits::<32>(1) << 6;
-                            } else if self.parser.elements.val() != self.m_elem.val() {
+                            } else if self.pr_elements.q.val() != self.m_elem.val() {
                                 self.ev.next = bits::<32>(1) << 15;
                             } else {
                                 // Merge.
@@ -1635,9 +1690,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     match self.dact.val().index() {
                         2 => {
                             // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
-                            self.o_src_ip.d.next = self.parser.src_ip.val();
-                            self.o_src_port.d.next = self.parser.src_port.val();
-                            self.o_flags.d.next = self.parser.flags.val() | 0x01;
+                            self.o_src_ip.d.next = self.pr_src_ip.q.val();
+                            self.o_src_port.d.next = self.pr_src_port.q.val();
+                            self.o_flags.d.next = self.pr_flags.q.val() | 0x01;
                             self.h_st.next = 5.into();
                         }
                         4 => {
@@ -1715,9 +1770,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.o_elements.d.next = self.m_elem.val();
                             self.o_block.d.next = self.m_block.val();
                             self.o_bitmap.d.next = self.m_bitmap.val();
-                            self.o_dst_mac.d.next = self.parser.src_mac.val();
-                            self.o_dst_ip.d.next = self.parser.src_ip.val();
-                            self.o_dst_port.d.next = self.parser.src_port.val();
+                            self.o_dst_mac.d.next = self.pr_src_mac.q.val();
+                            self.o_dst_ip.d.next = self.pr_src_ip.q.val();
+                            self.o_dst_port.d.next = self.pr_src_port.q.val();
                             self.pmask.d.next = bits::<8>(1) << bit_cast::<8, 4>(self.sel.q.val());
                             self.h_st.next = 5.into();
                         }

@@ -105,6 +105,11 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     usum: DFF<Bits<32>>,
     usb: UdpSum<DW>,
     isum: DFF<Bits<32>>,
+    pend: DFF<bool>,
+    p_desc: DFF<Bits<DESC_W>>,
+    p_utot: DFF<Bits<32>>,
+    p_itot: DFF<Bits<32>>,
+    p_ulen: DFF<Bits<16>>,
     isb: IpSum<DW>,
     itot: Signal<Local, Bits<32>>,
     if1: Signal<Local, Bits<32>>,
@@ -178,6 +183,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             usum: Default::default(),
             usb: Default::default(),
             isum: Default::default(),
+            pend: Default::default(),
+            p_desc: Default::default(),
+            p_utot: Default::default(),
+            p_itot: Default::default(),
+            p_ulen: Default::default(),
             isb: Default::default(),
             itot: Default::default(),
             if1: Default::default(),
@@ -204,7 +214,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
     fn update(&mut self) {
         dff_setup!(
             self, clock, in_frame, drop, beat, hshift, chunk, cshift, wrow, row0, rdrow, lenq, hdr,
-            dw, dwq, dr, popped, usum, isum
+            dw, dwq, dr, popped, usum, isum, pend, p_desc, p_utot, p_itot, p_ulen
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
@@ -213,7 +223,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         // Accept a new frame only with room for a maximum frame and a descriptor slot.
         self.room.next = ((self.wrow.q.val() - self.rdrow.q.val()) + self.c_maxrows.val()
             <= self.c_rows.val())
-            & (self.dfill.val() < 7);
+            & ((self.dfill.val() + bit_cast::<4, 1>(self.pend.q.val().into())) < 7);
         self.tready.next = self.in_frame.q.val() | self.room.val();
         self.acc.next = self.tvalid.val() & self.tready.val();
         // Bytes in this beat (tkeep is contiguous from byte 0).
@@ -250,20 +260,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         } else {
             self.utot.next = self.usb.sum.val();
         }
-        self.ufin.next = self.utot.val()
+        // The verdicts are finished one cycle after tlast from the registered sums (the
+        // descriptor is written then), which keeps the fold off the per-beat path.
+        self.ufin.next = self.p_utot.q.val()
             + 17
-            + bit_cast::<32, 16>(self.usb.ulen.val())
-            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(208)) << 8)
-                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(216)))
-            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(224)) << 8)
-                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(232)))
-            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(240)) << 8)
-                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(248)))
-            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(256)) << 8)
-                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(264)));
+            + bit_cast::<32, 16>(self.p_ulen.q.val())
+            + ((bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(208)) << 8)
+                | bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(216)))
+            + ((bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(224)) << 8)
+                | bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(232)))
+            + ((bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(240)) << 8)
+                | bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(248)))
+            + ((bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(256)) << 8)
+                | bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(264)));
         self.uf1.next = (self.ufin.val() & 0xffff) + (self.ufin.val() >> 16);
         self.uf2.next = (self.uf1.val() & 0xffff) + (self.uf1.val() >> 16);
-        self.uok.next = (self.uf2.val() == 0xffff) | (self.hnext.val().get_bits::<16>(320) == 0);
+        self.uok.next = (self.uf2.val() == 0xffff) | (self.p_desc.q.val().get_bits::<16>(320) == 0);
         // IPv4 header checksum: one's-complement sum of the big-endian words of bytes
         // 14 .. 14 + 4·IHL, each beat adding only its own words; folded at tlast (the sum of
         // at most 30 words fits in 21 bits, so two folds reach 16 bits).
@@ -276,20 +288,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         } else {
             self.itot.next = self.isb.sum.val();
         }
-        self.if1.next = (self.itot.val() & 0xffff) + (self.itot.val() >> 16);
+        self.if1.next = (self.p_itot.q.val() & 0xffff) + (self.p_itot.q.val() >> 16);
         self.if2.next = (self.if1.val() & 0xffff) + (self.if1.val() >> 16);
         self.iok.next = self.if2.val() == 0xffff;
         // Payload gearbox write.
         self.data.waddr.next = bit_cast::<ADDR_W, 16>(self.wrow.q.val());
         self.data.wdata.next = bit_cast::<WB, DW>(self.tdata.val()) << self.cshift.q.val();
         self.data.we.next = 0.into();
-        self.desc.we.next = 0.into();
         self.desc.waddr.next = bit_cast::<ADDR_W, 4>(self.dw.q.val());
-        self.desc.wdata.next = bit_cast::<DESC_W, PARSE_W>(self.hnext.val())
-            | (bit_cast::<DESC_W, 16>(self.flen.val()) << 640)
-            | (bit_cast::<DESC_W, 16>(self.row0.q.val()) << 656)
+        self.desc.wdata.next = self.p_desc.q.val()
             | (bit_cast::<DESC_W, 1>(self.uok.val().into()) << 672)
             | (bit_cast::<DESC_W, 1>(self.iok.val().into()) << 673);
+        self.desc.we.next = bit_cast::<32, 1>(self.pend.q.val().into());
+        self.pend.d.next = false;
+        if self.pend.q.val() {
+            self.dw.d.next = self.dw.q.val() + 1;
+        }
         self.bad.next = false;
         self.wr.next = false;
         if self.acc.val() {
@@ -334,8 +348,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
                     self.wrow.d.next = self.row0.q.val();
                     self.bad.next = true;
                 } else {
-                    self.desc.we.next = 1.into();
-                    self.dw.d.next = self.dw.q.val() + 1;
+                    self.pend.d.next = true;
+                    self.p_desc.d.next = bit_cast::<DESC_W, PARSE_W>(self.hnext.val())
+                        | (bit_cast::<DESC_W, 16>(self.flen.val()) << 640)
+                        | (bit_cast::<DESC_W, 16>(self.row0.q.val()) << 656);
+                    self.p_utot.d.next = self.utot.val();
+                    self.p_itot.d.next = self.itot.val();
+                    self.p_ulen.d.next = self.usb.ulen.val();
                     // Commit: the next frame starts on a fresh row.
                     if self.wr.val() | (self.chunk.q.val() != 0) {
                         self.wrow.d.next = self.wrow.q.val() + 1;
@@ -373,6 +392,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
             self.rdrow.d.next = 0.into();
             self.dw.d.next = 0.into();
             self.dr.d.next = 0.into();
+            self.pend.d.next = false;
             self.chunk.d.next = 0.into();
             self.cshift.d.next = 0.into();
         }

@@ -72,6 +72,7 @@ pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
     dwq: DFF<Bits<4>>,
     dr: DFF<Bits<4>>,
     busy: DFF<bool>,
+    dr_moved: DFF<bool>,
     hdr: DFF<Bits<512>>,
     len: DFF<Bits<16>>,
     row0: DFF<Bits<16>>,
@@ -82,6 +83,7 @@ pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
     cshift: DFF<Bits<16>>,
     prow: DFF<Bits<16>>,
     dvalid: Signal<Local, bool>,
+    ld: Signal<Local, bool>,
     dfill: Signal<Local, Bits<4>>,
     rem: Signal<Local, Bits<16>>,
     last: Signal<Local, bool>,
@@ -128,6 +130,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
             dwq: Default::default(),
             dr: Default::default(),
             busy: Default::default(),
+            dr_moved: Default::default(),
             hdr: Default::default(),
             len: Default::default(),
             row0: Default::default(),
@@ -138,6 +141,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
             cshift: Default::default(),
             prow: Default::default(),
             dvalid: Default::default(),
+            ld: Default::default(),
             dfill: Default::default(),
             rem: Default::default(),
             last: Default::default(),
@@ -152,7 +156,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
     fn update(&mut self) {
         dff_setup!(
             self, clock, wrow, frow, rdrow, dw, dwq, dr, busy, hdr, len, row0, beat, sent_b,
-            hshift, chunk, cshift, prow
+            hshift, chunk, cshift, prow, dr_moved
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
@@ -189,7 +193,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
         // Read side: serialise header beats, then payload chunks.
         self.dwq.d.next = self.dw.q.val();
         self.desc.raddr.next = bit_cast::<ADDR_W, 4>(self.dr.q.val());
-        self.dvalid.next = (self.dwq.q.val() != self.dr.q.val()) & !self.busy.q.val();
+        // The next descriptor is there and the RAM shows it (the read address moved at least
+        // a cycle ago): it may start on the cycle after the current frame's last beat.
+        self.dvalid.next = (self.dwq.q.val() != self.dr.q.val()) & !self.dr_moved.q.val();
+        self.dr_moved.d.next = false;
+        self.ld.next = false;
         self.rem.next = self.len.q.val() - self.sent_b.q.val();
         self.last.next = self.rem.val() <= self.c_kb.val();
         self.tvalid.next = self.busy.q.val();
@@ -209,20 +217,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
         }
         self.prow_n.next = self.prow.q.val();
         if !self.busy.q.val() {
-            if self.dvalid.val() {
-                self.busy.d.next = true;
-                self.dr.d.next = self.dr.q.val() + 1;
-                self.hdr.d.next = self.desc.rdata.val().get_bits::<512>(0);
-                self.len.d.next = self.desc.rdata.val().get_bits::<16>(512);
-                self.row0.d.next = self.desc.rdata.val().get_bits::<16>(528);
-                self.beat.d.next = 0.into();
-                self.sent_b.d.next = 0.into();
-                self.hshift.d.next = 0.into();
-                self.chunk.d.next = 0.into();
-                self.cshift.d.next = 0.into();
-                self.prow.d.next = 0.into();
-                self.prow_n.next = 0.into();
-            }
+            self.ld.next = self.dvalid.val();
         } else if self.tready.val() {
             self.beat.d.next = self.beat.q.val() + 1;
             self.sent_b.d.next = self.sent_b.q.val() + self.c_kb.val();
@@ -242,10 +237,26 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
                 self.busy.d.next = false;
                 self.sent.next = true;
                 self.rdrow.d.next = self.row0.q.val() + self.nrows.val();
+                // Back to back: the next frame starts with the next beat.
+                self.ld.next = self.dvalid.val();
             }
         }
+        if self.ld.val() {
+            self.busy.d.next = true;
+            self.dr.d.next = self.dr.q.val() + 1;
+            self.dr_moved.d.next = true;
+            self.hdr.d.next = self.desc.rdata.val().get_bits::<512>(0);
+            self.len.d.next = self.desc.rdata.val().get_bits::<16>(512);
+            self.row0.d.next = self.desc.rdata.val().get_bits::<16>(528);
+            self.beat.d.next = 0.into();
+            self.sent_b.d.next = 0.into();
+            self.hshift.d.next = 0.into();
+            self.chunk.d.next = 0.into();
+            self.cshift.d.next = 0.into();
+            self.prow.d.next = 0.into();
+        }
         // Prefetch: the RAM samples the row the next beat needs.
-        if self.busy.q.val() {
+        if self.busy.q.val() & !self.ld.val() {
             self.data.raddr.next = bit_cast::<ADDR_W, 16>(self.row0.q.val() + self.prow_n.val());
         } else {
             self.data.raddr.next =
@@ -258,6 +269,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
             self.dw.d.next = 0.into();
             self.dr.d.next = 0.into();
             self.busy.d.next = false;
+            self.dr_moved.d.next = false;
         }
     }
 }

@@ -10,6 +10,8 @@ pub struct VTable {
     new: unsafe extern "C" fn() -> *mut c_void,
     free: unsafe extern "C" fn(*mut c_void),
     eval: unsafe extern "C" fn(*mut c_void),
+    eval_edge: unsafe extern "C" fn(*mut c_void),
+    edge_skips_ico: unsafe extern "C" fn() -> c_int,
     port_count: unsafe extern "C" fn() -> c_int,
     port_name: unsafe extern "C" fn(c_int) -> *const c_char,
     port_width: unsafe extern "C" fn(c_int) -> c_int,
@@ -75,6 +77,10 @@ pub struct Model {
     rst: PortId,
     cycle: u64,
     tracing: bool,
+    /// An input changed since the last evaluation.
+    dirty: bool,
+    /// The clock edge may skip the input logic when no input changed (see `posedge`).
+    edge_skip: bool,
 }
 
 impl Model {
@@ -115,12 +121,22 @@ impl Model {
             rst,
             cycle: 0,
             tracing: false,
+            dirty: true,
+            edge_skip: unsafe { (vt.edge_skips_ico)() } != 0
+                && !std::env::var("FANIN_SIM_FULL_EVAL").is_ok_and(|v| v == "1"),
         })
     }
 
     /// Configuration name.
     pub fn config(&self) -> &'static str {
         self.vt.name
+    }
+
+    /// True if a clock edge that follows a settle with unchanged inputs evaluates only the
+    /// clocked logic (the default where build.rs could patch Verilator's `eval()`; set
+    /// `FANIN_SIM_FULL_EVAL=1` to evaluate everything on every edge, as plain Verilator).
+    pub fn edge_skips_input_logic(&self) -> bool {
+        self.edge_skip
     }
 
     /// All ports.
@@ -148,6 +164,7 @@ impl Model {
             "{} is an output",
             self.ports[p.0 as usize].name
         );
+        self.dirty = true;
         // SAFETY: valid handle and port index from this model.
         unsafe { (self.vt.set_u64)(self.h, p.0, v) }
     }
@@ -156,6 +173,7 @@ impl Model {
     pub fn set_wide(&mut self, p: PortId, words: &[u32]) {
         let need = self.width(p).div_ceil(32) as usize;
         assert!(words.len() >= need, "port needs {need} words");
+        self.dirty = true;
         // SAFETY: `words` holds at least the port's word count.
         unsafe { (self.vt.set)(self.h, p.0, words.as_ptr()) }
     }
@@ -176,19 +194,32 @@ impl Model {
 
     /// Settles combinational logic with the clock low (inputs may have changed).
     pub fn settle(&mut self) {
-        self.set(self.clk, 0);
-        // SAFETY: valid handle.
-        unsafe { (self.vt.eval)(self.h) };
+        // SAFETY: valid handle and port index; then a full evaluation.
+        unsafe {
+            (self.vt.set_u64)(self.h, self.clk.0, 0);
+            (self.vt.eval)(self.h);
+        }
+        self.dirty = false;
         if self.tracing {
             unsafe { (self.vt.trace_dump)(self.h, self.cycle * 10) };
         }
     }
 
-    /// Rising clock edge: registers capture the current inputs.
+    /// Rising clock edge: registers capture the current inputs. If no input changed since
+    /// the last [`settle`](Self::settle), the input logic it computed is still current and
+    /// only the clocked logic (and what depends on it) is evaluated.
     pub fn posedge(&mut self) {
-        self.set(self.clk, 1);
-        // SAFETY: valid handle.
-        unsafe { (self.vt.eval)(self.h) };
+        // SAFETY: valid handle and port index; `eval_edge` skips only the input logic, which
+        // does not read `clk` (build.rs checks) and whose inputs are unchanged (`dirty`).
+        unsafe {
+            (self.vt.set_u64)(self.h, self.clk.0, 1);
+            if self.edge_skip && !self.dirty {
+                (self.vt.eval_edge)(self.h);
+            } else {
+                (self.vt.eval)(self.h);
+            }
+        }
+        self.dirty = false;
         if self.tracing {
             unsafe { (self.vt.trace_dump)(self.h, self.cycle * 10 + 5) };
         }
