@@ -41,11 +41,13 @@ pub const META_W: usize = 192;
 //  4 PREP     parser on the latched frame; its outputs registered
 //  1 PARSE    forwarding CAM + job CAM; child-table read; hand-over of non-job frames
 //  2 LOOK     child entry latched; slot metadata read; busy count latched
+//  5 PRED     the decision's conditions registered
 //  3 DECIDE   the model's contribution/result decision; hand-over of the item
 // 11 SCAN     timer scan: metadata read of (scan_ptr, scan_c)
 // 12 SDEC     timer scan decision (flush: hand-over / reclaim)
 // 13 SNEXT    next copy / slot
 // Back-end states (`bstate`): 0 idle, 1 RMW, 3 child scan (multicast round), 5 copy rows,
+// 8 first header registered,
 // 6 push descriptors, 7 release only.
 // Parser classes: see `crate::parse::CLASS_*`.
 // Actions chosen in DECIDE: 0 drop, 2 bypass, 4 aggregate (RMW), 5 re-emit, 6 replay.
@@ -154,6 +156,26 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pr_src_mac: DFF<Bits<48>>,
     pr_src_port: DFF<Bits<16>>,
     bcur: DFF<Bits<32>>,
+    // Predicates of the decision, registered in PRED.
+    q_st: DFF<Bits<3>>,
+    q_busy_st: DFF<bool>,
+    q_same: DFF<bool>,
+    q_samebl: DFF<bool>,
+    q_subset: DFF<bool>,
+    q_disjoint: DFF<bool>,
+    q_newer_cb: DFF<bool>,
+    q_newer_bc: DFF<bool>,
+    q_stale: DFF<bool>,
+    q_qfull: DFF<bool>,
+    q_badrank: DFF<bool>,
+    q_toolong: DFF<bool>,
+    q_badchild: DFF<bool>,
+    q_chrank: DFF<bool>,
+    q_degree: DFF<bool>,
+    q_cpl0: DFF<bool>,
+    q_cpl1: DFF<bool>,
+    q_elne: DFF<bool>,
+    q_partial: DFF<bool>,
     udp_ok: DFF<bool>,
     ip_ok: DFF<bool>,
     len: DFF<Bits<16>>,
@@ -208,6 +230,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     cs_v: DFF<bool>,
     more: DFF<bool>,
     pmask: DFF<Bits<8>>,
+    hlow: DFF<Bits<8>>,
     pp_mac: Vec<DFF<Bits<48>>>,
     pp_ip: Vec<DFF<Bits<32>>>,
     pp_udp: Vec<DFF<Bits<16>>>,
@@ -268,6 +291,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ov_new: Signal<Local, bool>,
     ov_cur: Signal<Local, bool>,
     hdr_ok: Signal<Local, bool>,
+    h_latch: Signal<Local, bool>,
     ci: Signal<Local, bool>,
     jsel: Signal<Local, Bits<8>>,
     jent: Signal<Local, Bits<JOB_W>>,
@@ -488,6 +512,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             cs_v: Default::default(),
             more: Default::default(),
             pmask: Default::default(),
+            hlow: Default::default(),
             pp_mac: n(p),
             pp_ip: n(p),
             pp_udp: n(p),
@@ -530,6 +555,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             ov_new: Default::default(),
             ov_cur: Default::default(),
             hdr_ok: Default::default(),
+            h_latch: Default::default(),
             ei: Default::default(),
             e_mc: Default::default(),
             e_slot: Default::default(),
@@ -629,6 +655,25 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pr_src_mac: Default::default(),
             pr_src_port: Default::default(),
             bcur: Default::default(),
+            q_st: Default::default(),
+            q_busy_st: Default::default(),
+            q_same: Default::default(),
+            q_samebl: Default::default(),
+            q_subset: Default::default(),
+            q_disjoint: Default::default(),
+            q_newer_cb: Default::default(),
+            q_newer_bc: Default::default(),
+            q_stale: Default::default(),
+            q_qfull: Default::default(),
+            q_badrank: Default::default(),
+            q_toolong: Default::default(),
+            q_badchild: Default::default(),
+            q_chrank: Default::default(),
+            q_degree: Default::default(),
+            q_cpl0: Default::default(),
+            q_cpl1: Default::default(),
+            q_elne: Default::default(),
+            q_partial: Default::default(),
             udp_ok: Default::default(),
             ip_ok: Default::default(),
             len: Default::default(),
@@ -752,6 +797,25 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             pr_src_mac,
             pr_src_port,
             bcur,
+            q_st,
+            q_busy_st,
+            q_same,
+            q_samebl,
+            q_subset,
+            q_disjoint,
+            q_newer_cb,
+            q_newer_bc,
+            q_stale,
+            q_qfull,
+            q_badrank,
+            q_toolong,
+            q_badchild,
+            q_chrank,
+            q_degree,
+            q_cpl0,
+            q_cpl1,
+            q_elne,
+            q_partial,
             udp_ok,
             ip_ok,
             len,
@@ -784,6 +848,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             cs_v,
             more,
             pmask,
+            hlow,
             t1_v,
             t1_first,
             t1_start,
@@ -977,6 +1042,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
         }
+        self.hg.clock.next = self.clock.val();
+        self.hg.orig.next = self.e_orig.q.val();
+        self.hg.orig_hdr.next = self.b_hdr.q.val();
+        self.hg.orig_len.next = self.b_len.q.val();
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
         for p in 0..self.rx.len() {
             self.rx[p].clock.next = self.clock.val();
@@ -1002,13 +1071,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.tx[p].w_we.next = false;
             self.tx[p].push.next = false;
             self.tx[p].w_row.next = self.acc_row.val();
-            if self.e_orig.q.val() {
-                self.tx[p].p_hdr.next = self.b_hdr.q.val();
-                self.tx[p].p_len.next = self.b_len.q.val();
-            } else {
-                self.tx[p].p_hdr.next = self.hg.hdr.val();
-                self.tx[p].p_len.next = self.hg.len.val();
-            }
+            self.tx[p].p_hdr.next = self.hg.hdr_q.val();
+            self.tx[p].p_len.next = self.hg.len_q.val();
             self.rxp[p].clock.next = self.clock.val();
             self.rxp[p].d.next = self.rxp[p].q.val();
             self.rxb[p].clock.next = self.clock.val();
@@ -1232,6 +1296,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // 0 idle, 1 RMW, 3 child scan of a multicast round, 5 copy the payload rows to
         // every destination port, 6 push one descriptor per destination port, 7 release only.
         self.b_done.next = false;
+        self.h_latch.next = false;
         self.tg_v.next = false;
         self.tg_first.next = false;
         if self.nr.q.val() == 0 {
@@ -1319,38 +1384,44 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.ri.d.next = self.ri.q.val() + 1;
                         self.v1.d.next = true;
                         if (self.ri.q.val() + 1) == self.enr.val() {
-                            self.bstate.d.next = 6.into();
+                            self.bstate.d.next = 8.into();
                         }
                     } else {
-                        self.bstate.d.next = 6.into();
+                        self.bstate.d.next = 8.into();
                     }
                 }
             }
-            6 => {
-                // One descriptor per cycle, lowest destination port first.
+            8 => {
+                // The first destination's header, registered (the hdrgen's checksum stays
+                // off the push path); waits for the copy's overflow bit to be readable.
                 if self.hdr_ok.val() {
-                    for p in 0..self.rx.len() {
-                        if self.pm_low.val().get_bit(p) {
-                            self.tx[p].push.next = true;
-                        }
+                    self.h_latch.next = true;
+                    self.bstate.d.next = 6.into();
+                }
+            }
+            6 => {
+                // Push the registered header to its port; prepare the next destination's
+                // (one descriptor per cycle, lowest port first).
+                for p in 0..self.rx.len() {
+                    if self.hlow.q.val().get_bit(p) {
+                        self.tx[p].push.next = true;
                     }
-                    if self.e_mc.q.val() & (self.pm_low.val() != 0) {
-                        self.ev_b.next = bits::<32>(1) << 4;
-                    }
-                    self.pmask.d.next = self.pmask.q.val() & !self.pm_low.val();
-                    if (self.pmask.q.val() & !self.pm_low.val()) == 0 {
-                        if self.more.q.val() {
-                            // The next multicast round.
-                            self.cs_i.d.next = self.ei.q.val();
-                            self.cs_v.d.next = false;
-                            self.more.d.next = false;
-                            self.ri.d.next = 0.into();
-                            self.bstate.d.next = 3.into();
-                        } else {
-                            self.b_done.next = true;
-                            self.bstate.d.next = 0.into();
-                        }
-                    }
+                }
+                if self.e_mc.q.val() & (self.hlow.q.val() != 0) {
+                    self.ev_b.next = bits::<32>(1) << 4;
+                }
+                if self.pmask.q.val() != 0 {
+                    self.h_latch.next = true;
+                } else if self.more.q.val() {
+                    // The next multicast round.
+                    self.cs_i.d.next = self.ei.q.val();
+                    self.cs_v.d.next = false;
+                    self.more.d.next = false;
+                    self.ri.d.next = 0.into();
+                    self.bstate.d.next = 3.into();
+                } else {
+                    self.b_done.next = true;
+                    self.bstate.d.next = 0.into();
                 }
             }
             7 => {
@@ -1359,6 +1430,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.bstate.d.next = 0.into();
             }
             _ => {}
+        }
+        self.hg.ld.next = self.h_latch.val();
+        if self.h_latch.val() {
+            self.hlow.d.next = self.pm_low.val();
+            self.pmask.d.next = self.pmask.q.val() & !self.pm_low.val();
         }
         if self.b_done.val() & self.b_rel.q.val() {
             for p in 0..self.rx.len() {
@@ -1524,6 +1600,34 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
                 self.meta.raddr.next =
                     (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                self.state.d.next = 5.into();
+            }
+            5 => {
+                // PRED: the decision's conditions on the copy's metadata, the packet and the
+                // job entry, registered (the metadata read stays on the same address).
+                self.q_st.d.next = self.st.val();
+                self.q_busy_st.d.next = self.busy_st.val();
+                self.q_same.d.next = self.same.val();
+                self.q_samebl.d.next = self.samebl.val();
+                self.q_subset.d.next = self.subset.val();
+                self.q_disjoint.d.next = self.disjoint.val();
+                self.q_newer_cb.d.next = self.newer_cb.val();
+                self.q_newer_bc.d.next = self.newer_bc.val();
+                self.q_stale.d.next = self.stale.val();
+                self.q_qfull.d.next = self.busy_left.val() >= self.je.q.val().get_bits::<32>(256);
+                self.q_badrank.d.next =
+                    (self.pr_bitmap.q.val() & !self.je.q.val().get_bits::<64>(64)) != 0;
+                self.q_toolong.d.next = self.pr_elements.q.val() > self.c_lanes.val();
+                self.q_badchild.d.next = !self.pr_flags.q.val().get_bit(0)
+                    & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(16));
+                self.q_chrank.d.next = !self.pr_flags.q.val().get_bit(0)
+                    & ((self.pr_bitmap.q.val() & !self.chr.q.val().get_bits::<64>(0)) != 0);
+                self.q_degree.d.next = !self.pr_flags.q.val().get_bit(0)
+                    & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(8));
+                self.q_cpl0.d.next = self.pr_bitmap.q.val() == self.je.q.val().get_bits::<64>(128);
+                self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_bits::<64>(128);
+                self.q_elne.d.next = self.pr_elements.q.val() != self.m_elem.val();
+                self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128);
                 self.state.d.next = 3.into();
             }
             3 => {
@@ -1565,7 +1669,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         | (bit_cast::<META_W, 16>(self.pr_elements.q.val()) << 144)
                         | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
                     self.aop.next = 1.into();
-                    self.cpl.next = self.pr_bitmap.q.val() == self.je.q.val().get_bits::<64>(128);
+                    self.cpl.next = self.q_cpl0.q.val();
                     self.nr.d.next = self.rows_p.val();
                     if self.pr_ptype.q.val() == 2 {
                         // Result.
@@ -1577,28 +1681,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.e_mc.d.next = true;
                             self.pmask.d.next = 0.into();
                             self.h_st.next = 3.into();
-                            if self.samebl.val() {
+                            if self.q_samebl.q.val() {
                                 // The copy holding this block is Done.
                                 self.meta.wdata.next = (self.m.val() & !bits::<META_W>(7)) | 3;
                                 self.meta.we.next = 1.into();
-                                self.bz_dec.next = self.busy_st.val();
+                                self.bz_dec.next = self.q_busy_st.q.val();
                             }
                         }
-                    } else if (self.pr_bitmap.q.val() & !self.je.q.val().get_bits::<64>(64)) != 0 {
+                    } else if self.q_badrank.q.val() {
                         self.ev.next = bits::<32>(1) << 15;
-                    } else if self.pr_elements.q.val() > self.c_lanes.val() {
+                    } else if self.q_toolong.q.val() {
                         self.ev.next = bits::<32>(1) << 15;
-                    } else if !self.pr_flags.q.val().get_bit(0)
-                        & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(16))
-                    {
+                    } else if self.q_badchild.q.val() {
                         self.ev.next = bits::<32>(1) << 15;
-                    } else if !self.pr_flags.q.val().get_bit(0)
-                        & ((self.pr_bitmap.q.val() & !self.chr.q.val().get_bits::<64>(0)) != 0)
-                    {
+                    } else if self.q_chrank.q.val() {
                         self.ev.next = bits::<32>(1) << 15;
-                    } else if !self.pr_flags.q.val().get_bit(0)
-                        & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(8))
-                    {
+                    } else if self.q_degree.q.val() {
                         // Degree limit: bypass.
                         self.ev.next = bits::<32>(1) << 10;
                         self.dact.next = 2.into();
@@ -1606,47 +1704,46 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         // Transit.
                         self.ev.next = bits::<32>(1) << 12;
                         self.dact.next = 2.into();
-                    } else if self.samebl.val() {
+                    } else if self.q_samebl.q.val() {
                         // Same block (Switch::same_block).
-                        if self.st.val() == 1 {
-                            if self.subset.val() {
+                        if self.q_st.q.val() == 1 {
+                            if self.q_subset.q.val() {
                                 self.ev.next = bits::<32>(1) << 5;
-                            } else if !self.disjoint.val() {
+                            } else if !self.q_disjoint.q.val() {
                                 self.ev.next = bits::<32>(1) << 6;
-                            } else if self.pr_elements.q.val() != self.m_elem.val() {
+                            } else if self.q_elne.q.val() {
                                 self.ev.next = bits::<32>(1) << 15;
                             } else {
                                 // Merge.
                                 self.ev.next = bits::<32>(1) << 2;
                                 self.dact.next = 4.into();
                                 self.aop.next = 2.into();
-                                self.cpl.next =
-                                    self.newbm.val() == self.je.q.val().get_bits::<64>(128);
+                                self.cpl.next = self.q_cpl1.q.val();
                                 self.cmw.next = (self.m.val()
                                     & !((bits::<META_W>(0xff) << 136)
                                         | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
                                     | (bit_cast::<META_W, 64>(self.newbm.val()) << 64)
                                     | (bit_cast::<META_W, 8>(self.mflags.val()) << 136);
                             }
-                        } else if (self.st.val() == 2) & self.subset.val() {
+                        } else if (self.q_st.q.val() == 2) & self.q_subset.q.val() {
                             // Emitted: re-emit the stored aggregate.
                             self.ev.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 7);
                             self.dact.next = 5.into();
-                        } else if (self.st.val() == 3) & !self.je.q.val().get_bit(1) {
-                            if self.subset.val() {
+                        } else if (self.q_st.q.val() == 3) & !self.je.q.val().get_bit(1) {
+                            if self.q_subset.q.val() {
                                 // Done at the root: replay to the sender.
                                 self.ev.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 4);
                                 self.dact.next = 6.into();
                             } else {
                                 self.ev.next = bits::<32>(1) << 6;
                             }
-                        } else if !self.disjoint.val() & !self.subset.val() {
+                        } else if !self.q_disjoint.q.val() & !self.q_subset.q.val() {
                             self.ev.next = bits::<32>(1) << 6;
                         } else {
                             self.ev.next = bits::<32>(1) << 11;
                             self.dact.next = 2.into();
                         }
-                    } else if self.same.val() & self.newer_cb.val() {
+                    } else if self.q_same.q.val() & self.q_newer_cb.q.val() {
                         // An older block than the copy holds.
                         if self.je.q.val().get_bit(1) {
                             self.ev.next = bits::<32>(1) << 11;
@@ -1654,12 +1751,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         } else {
                             self.ev.next = bits::<32>(1) << 5;
                         }
-                    } else if self.busy_st.val()
-                        & !(self.st.val() == 2)
+                    } else if self.q_busy_st.q.val()
+                        & !(self.q_st.q.val() == 2)
                         & !(!self.je.q.val().get_bit(1)
-                            & (self.st.val() == 1)
-                            & self.newer_bc.val()
-                            & self.stale.val())
+                            & (self.q_st.q.val() == 1)
+                            & self.q_newer_bc.q.val()
+                            & self.q_stale.q.val())
                     {
                         // Collision: root drop or bypass.
                         if self.je.q.val().get_bit(1) {
@@ -1668,19 +1765,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         } else {
                             self.ev.next = bits::<32>(1) << 13;
                         }
-                    } else if self.busy_left.val() >= self.je.q.val().get_bits::<32>(256) {
+                    } else if self.q_qfull.q.val() {
                         // Quota (a stale root copy counts as reclaimed even so).
                         if self.je.q.val().get_bit(1) {
                             self.ev.next = bits::<32>(1) << 9;
                             self.dact.next = 2.into();
-                        } else if (self.st.val() == 1) & self.busy_st.val() {
+                        } else if (self.q_st.q.val() == 1) & self.q_busy_st.q.val() {
                             self.ev.next = (bits::<32>(1) << 13) | (bits::<32>(1) << 17);
                         } else {
                             self.ev.next = bits::<32>(1) << 13;
                         }
                     } else {
                         // Start a new epoch of the copy.
-                        if !self.je.q.val().get_bit(1) & (self.st.val() == 1) {
+                        if !self.je.q.val().get_bit(1) & (self.q_st.q.val() == 1) {
                             self.ev.next = (bits::<32>(1) << 2) | (bits::<32>(1) << 17);
                         } else {
                             self.ev.next = bits::<32>(1) << 2;
@@ -1716,9 +1813,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             }
                             self.meta.we.next = 1.into();
                             if self.aop.val() == 1 {
-                                self.hwc.next = !self.busy_st.val();
-                                self.bz_inc.next = !self.busy_st.val() & !self.cr.val();
-                                self.bz_dec.next = self.busy_st.val() & self.cr.val();
+                                self.hwc.next = !self.q_busy_st.q.val();
+                                self.bz_inc.next = !self.q_busy_st.q.val() & !self.cr.val();
+                                self.bz_dec.next = self.q_busy_st.q.val() & self.cr.val();
                             } else {
                                 self.bz_dec.next = self.cr.val();
                             }
@@ -1747,7 +1844,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             // Re-emit the stored aggregate (Switch::aggregate_frame).
                             self.e_slot.d.next = true;
                             self.o_ptype.d.next = 1.into();
-                            if self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128) {
+                            if self.q_partial.q.val() {
                                 self.o_flags.d.next = self.m_flags.val() | 0x04;
                             } else {
                                 self.o_flags.d.next = self.m_flags.val();

@@ -39,6 +39,22 @@ pub struct HdrGen {
     pub bitmap: Signal<In, Bits<64>>,
     /// The header region.
     pub hdr: Signal<Out, Bits<512>>,
+    /// Clock of the header register.
+    pub clock: Signal<In, Clock>,
+    /// Load the header register: with `orig`, `orig_hdr`/`orig_len`; else `hdr`/`len`.
+    pub ld: Signal<In, bool>,
+    /// Load the original header (a routed frame) instead of a built one.
+    pub orig: Signal<In, bool>,
+    /// Original header region.
+    pub orig_hdr: Signal<In, Bits<512>>,
+    /// Original frame length.
+    pub orig_len: Signal<In, Bits<16>>,
+    /// The header register (the engine pushes it; the checksum stays off the push path).
+    pub hdr_q: Signal<Out, Bits<512>>,
+    /// The length register.
+    pub len_q: Signal<Out, Bits<16>>,
+    hq: DFF<Bits<512>>,
+    lq: DFF<Bits<16>>,
     /// Frame length: 64 + 4 * elements.
     pub len: Signal<Out, Bits<16>>,
     swap: ByteSwap<512>,
@@ -59,6 +75,7 @@ pub struct HdrGen {
 impl Logic for HdrGen {
     #[hdl_gen]
     fn update(&mut self) {
+        dff_setup!(self, clock, hq, lq);
         self.total.next = (self.elements.val() << 2) + 50;
         self.len.next = (self.elements.val() << 2) + 64;
         self.cs0.next = bit_cast::<20, 16>(self.total.val())
@@ -105,5 +122,16 @@ impl Logic for HdrGen {
             | bit_cast::<512, 64>(self.bitmap.val());
         self.swap.a.next = self.be.val();
         self.hdr.next = self.swap.y.val();
+        if self.ld.val() {
+            if self.orig.val() {
+                self.hq.d.next = self.orig_hdr.val();
+                self.lq.d.next = self.orig_len.val();
+            } else {
+                self.hq.d.next = self.swap.y.val();
+                self.lq.d.next = self.len.val();
+            }
+        }
+        self.hdr_q.next = self.hq.q.val();
+        self.len_q.next = self.lq.q.val();
     }
 }

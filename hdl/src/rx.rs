@@ -105,6 +105,13 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     usum: DFF<Bits<32>>,
     usb: UdpSum<DW>,
     isum: DFF<Bits<32>>,
+    s1_v: DFF<bool>,
+    s1_first: DFF<bool>,
+    s1_us: DFF<Bits<32>>,
+    s1_is: DFF<Bits<32>>,
+    pend_a: DFF<bool>,
+    pa_desc: DFF<Bits<DESC_W>>,
+    pa_ulen: DFF<Bits<16>>,
     pend: DFF<bool>,
     p_desc: DFF<Bits<DESC_W>>,
     p_utot: DFF<Bits<32>>,
@@ -183,6 +190,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             usum: Default::default(),
             usb: Default::default(),
             isum: Default::default(),
+            s1_v: Default::default(),
+            s1_first: Default::default(),
+            s1_us: Default::default(),
+            s1_is: Default::default(),
+            pend_a: Default::default(),
+            pa_desc: Default::default(),
+            pa_ulen: Default::default(),
             pend: Default::default(),
             p_desc: Default::default(),
             p_utot: Default::default(),
@@ -214,7 +228,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
     fn update(&mut self) {
         dff_setup!(
             self, clock, in_frame, drop, beat, hshift, chunk, cshift, wrow, row0, rdrow, lenq, hdr,
-            dw, dwq, dr, popped, usum, isum, pend, p_desc, p_utot, p_itot, p_ulen
+            dw, dwq, dr, popped, usum, isum, s1_v, s1_first, s1_us, s1_is, pend_a, pa_desc,
+            pa_ulen, pend, p_desc, p_utot, p_itot, p_ulen
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
@@ -223,7 +238,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         // Accept a new frame only with room for a maximum frame and a descriptor slot.
         self.room.next = ((self.wrow.q.val() - self.rdrow.q.val()) + self.c_maxrows.val()
             <= self.c_rows.val())
-            & ((self.dfill.val() + bit_cast::<4, 1>(self.pend.q.val().into())) < 7);
+            & ((self.dfill.val()
+                + bit_cast::<4, 1>(self.pend_a.q.val().into())
+                + bit_cast::<4, 1>(self.pend.q.val().into()))
+                < 7);
         self.tready.next = self.in_frame.q.val() | self.room.val();
         self.acc.next = self.tvalid.val() & self.tready.val();
         // Bytes in this beat (tkeep is contiguous from byte 0).
@@ -255,10 +273,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.usb.in_frame.next = self.in_frame.q.val();
         self.usb.beat.next = self.beat.q.val();
         self.usb.hdr.next = self.hdr.q.val();
-        if self.in_frame.q.val() {
-            self.utot.next = self.usum.q.val() + self.usb.sum.val();
+        // Each beat's sums are registered (`s1_*`) and accumulated the cycle after.
+        if self.s1_first.q.val() {
+            self.utot.next = self.s1_us.q.val();
         } else {
-            self.utot.next = self.usb.sum.val();
+            self.utot.next = self.usum.q.val() + self.s1_us.q.val();
         }
         // The verdicts are finished one cycle after tlast from the registered sums (the
         // descriptor is written then), which keeps the fold off the per-beat path.
@@ -283,10 +302,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.isb.in_frame.next = self.in_frame.q.val();
         self.isb.beat.next = self.beat.q.val();
         self.isb.hdr.next = self.hdr.q.val();
-        if self.in_frame.q.val() {
-            self.itot.next = self.isum.q.val() + self.isb.sum.val();
+        if self.s1_first.q.val() {
+            self.itot.next = self.s1_is.q.val();
         } else {
-            self.itot.next = self.isb.sum.val();
+            self.itot.next = self.isum.q.val() + self.s1_is.q.val();
         }
         self.if1.next = (self.p_itot.q.val() & 0xffff) + (self.p_itot.q.val() >> 16);
         self.if2.next = (self.if1.val() & 0xffff) + (self.if1.val() >> 16);
@@ -300,7 +319,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
             | (bit_cast::<DESC_W, 1>(self.uok.val().into()) << 672)
             | (bit_cast::<DESC_W, 1>(self.iok.val().into()) << 673);
         self.desc.we.next = bit_cast::<32, 1>(self.pend.q.val().into());
-        self.pend.d.next = false;
+        // Descriptor pipeline: tlast (A: fields) -> +1 (totals incl. the last beat) -> +2
+        // (verdicts, write).
+        if self.s1_v.q.val() {
+            self.usum.d.next = self.utot.val();
+            self.isum.d.next = self.itot.val();
+        }
+        self.s1_v.d.next = self.acc.val();
+        self.s1_first.d.next = !self.in_frame.q.val();
+        self.s1_us.d.next = self.usb.sum.val();
+        self.s1_is.d.next = self.isb.sum.val();
+        self.pend_a.d.next = false;
+        self.pend.d.next = self.pend_a.q.val();
+        self.p_desc.d.next = self.pa_desc.q.val();
+        self.p_ulen.d.next = self.pa_ulen.q.val();
+        self.p_utot.d.next = self.utot.val();
+        self.p_itot.d.next = self.itot.val();
         if self.pend.q.val() {
             self.dw.d.next = self.dw.q.val() + 1;
         }
@@ -308,8 +342,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.wr.next = false;
         if self.acc.val() {
             self.hdr.d.next = self.hnext.val();
-            self.usum.d.next = self.utot.val();
-            self.isum.d.next = self.itot.val();
             self.lenq.d.next = self.lenq.q.val() + self.nb.val();
             self.beat.d.next = self.beat.q.val() + 1;
             self.hshift.d.next = self.hshift.q.val() + self.c_dw.val();
@@ -348,13 +380,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
                     self.wrow.d.next = self.row0.q.val();
                     self.bad.next = true;
                 } else {
-                    self.pend.d.next = true;
-                    self.p_desc.d.next = bit_cast::<DESC_W, PARSE_W>(self.hnext.val())
+                    self.pend_a.d.next = true;
+                    self.pa_desc.d.next = bit_cast::<DESC_W, PARSE_W>(self.hnext.val())
                         | (bit_cast::<DESC_W, 16>(self.flen.val()) << 640)
                         | (bit_cast::<DESC_W, 16>(self.row0.q.val()) << 656);
-                    self.p_utot.d.next = self.utot.val();
-                    self.p_itot.d.next = self.itot.val();
-                    self.p_ulen.d.next = self.usb.ulen.val();
+                    self.pa_ulen.d.next = self.usb.ulen.val();
                     // Commit: the next frame starts on a fresh row.
                     if self.wr.val() | (self.chunk.q.val() != 0) {
                         self.wrow.d.next = self.wrow.q.val() + 1;
@@ -393,6 +423,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
             self.dw.d.next = 0.into();
             self.dr.d.next = 0.into();
             self.pend.d.next = false;
+            self.pend_a.d.next = false;
+            self.s1_v.d.next = false;
             self.chunk.d.next = 0.into();
             self.cshift.d.next = 0.into();
         }

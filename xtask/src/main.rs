@@ -368,11 +368,22 @@ fn placement(fanin: &Path) -> Result<()> {
 fn test(args: &[String]) -> Result<()> {
     let slow =
         args.iter().any(|a| a == "--slow") || std::env::var("FANIN_SLOW").is_ok_and(|v| v == "1");
+    // The slow tier also runs the RTL suite against `alveo` (sim/tests/rtl/configs.rs), so
+    // both steps build it into fanin-sim (unless FANIN_SIM_CONFIGS says otherwise).
+    let sim_configs = |c: &mut Command| {
+        if slow && std::env::var_os("FANIN_SIM_CONFIGS").is_none() {
+            c.env("FANIN_SIM_CONFIGS", "default,alveo");
+        }
+    };
     banner("build");
-    run(cargo().args(["build", "--workspace", "--all-targets"]))?;
+    let mut b = cargo();
+    b.args(["build", "--workspace", "--all-targets"]);
+    sim_configs(&mut b);
+    run(&mut b)?;
     banner("tests");
     let mut c = cargo();
     c.args(["test", "--workspace"]);
+    sim_configs(&mut c);
     if slow {
         // The slow tier: tests marked #[ignore = "slow tier ..."], and longer soak counts.
         c.env("FANIN_SLOW", "1").args(["--", "--include-ignored"]);

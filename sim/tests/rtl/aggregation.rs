@@ -18,10 +18,10 @@ fn spec(job: u16, mode: Mode) -> JobSpec {
     }
 }
 
-/// A root switch (the DUT) with `n` workers on ports 1..=n.
+/// A root switch (the DUT) with `n` workers on ports 1..=n (folded onto the core's ports).
 fn star(n: usize, mode: Mode) -> (SwitchConfig, Plan) {
     let p = plan::build(&plan::star(n), spec(7, mode)).unwrap();
-    (p.switches[0].clone(), p)
+    (fold(&p.switches[0], &core()), p)
 }
 
 /// Root r (worker 3 on its port 2), inner switch a (the DUT; workers 0..3 on ports 1..3,
@@ -49,7 +49,7 @@ fn inner(lim: Option<u8>, mode: Mode) -> (SwitchConfig, Plan) {
         w("w3", 0),
     ];
     let p = plan::build(&nodes, spec(7, mode)).unwrap();
-    (p.switches[1].clone(), p)
+    (fold(&p.switches[1], &core()), p)
 }
 
 /// Worker `rank`'s contribution frame for `block`.
@@ -112,7 +112,7 @@ fn same_slot_back_to_back_from_every_port() {
     // Full-width blocks (every lane, several engine rows): the back end's rows of one frame
     // run while the next frame is decided, and the next item's rows follow without a gap.
     let (cfg, p) = star(3, Mode::Static);
-    let lanes = fanin_hdl::CoreConfig::by_name("default").unwrap().lanes as usize;
+    let lanes = core().lanes as usize;
     run(
         "back to back",
         &cfg,
@@ -202,8 +202,9 @@ fn timeout_flushes_partial_aggregates_and_reclaims() {
         |tb| {
             tb.src[port_of(&cfg, &p, 0)].push(contrib(&p, 0, 0, &[1; 8]), false);
             tb.src[port_of(&cfg, &p, 1)].push(contrib(&p, 1, 1, &[2; 8]), false);
-            // Let the flush and the reclaim happen, then a straggler arrives.
-            for _ in 0..3000 {
+            // Let the flush and the reclaim happen, then a straggler arrives. A timer sweep
+            // takes at least one cycle per slot of the core: wait for a few of them.
+            for _ in 0..3000.max(3 * core().slots) {
                 tb.step();
             }
             tb.src[port_of(&cfg, &p, 2)].push(contrib(&p, 2, 0, &[3; 8]), false);
@@ -216,7 +217,10 @@ fn several_concurrent_jobs() {
     let nodes = plan::star(3);
     let a = plan::build(&nodes, spec(7, Mode::Static)).unwrap();
     let b = plan::build(&nodes, spec(9, Mode::Static)).unwrap();
-    let cfg = plan::merge(&[a.clone(), b.clone()]).unwrap().remove(0);
+    let cfg = fold(
+        &plan::merge(&[a.clone(), b.clone()]).unwrap().remove(0),
+        &core(),
+    );
     run("two jobs", &cfg, &[(Counter::Completions, 8)], |tb| {
         for blk in 0..4u32 {
             for r in 0..3 {

@@ -1,6 +1,8 @@
-//! Shared setup: the `default` core, a switch config for it, frame builders.
+//! Shared setup: the configuration under test (`FANIN_SIM_CONFIG`, default `default`), a
+//! switch config for it, frame builders.
 
 use core::net::Ipv4Addr;
+use std::sync::OnceLock;
 
 use fanin_hdl::CoreConfig;
 use fanin_proto::config::{Route, SwitchConfig};
@@ -8,7 +10,17 @@ use fanin_proto::wire::{Datagram, L4Addr, FANIN_UDP_PORT};
 use fanin_sim::scoreboard::{params, program, Scoreboard};
 use fanin_sim::tb::{Pacing, Tb};
 
-pub const CONFIG: &str = "default";
+/// The configuration the tests run against: `FANIN_SIM_CONFIG` (it must be built in:
+/// `FANIN_SIM_CONFIGS`), or `default`.
+pub fn config() -> &'static str {
+    static C: OnceLock<String> = OnceLock::new();
+    C.get_or_init(|| {
+        std::env::var("FANIN_SIM_CONFIG")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "default".into())
+    })
+}
 
 /// Seed of randomised tests: `FANIN_SEED` or a fixed default.
 pub fn seed() -> u64 {
@@ -19,7 +31,32 @@ pub fn seed() -> u64 {
 }
 
 pub fn core() -> CoreConfig {
-    CoreConfig::by_name(CONFIG).unwrap()
+    CoreConfig::by_name(config()).unwrap()
+}
+
+/// Port `p` of a plan's switch on a core with `ports` ports: ports the core has are kept,
+/// the others (children beyond the last port) share ports `1..ports` round robin, as
+/// `fanin_sim::allreduce` does. The identity on a core with enough ports.
+pub fn fold_port(p: u8, ports: u8) -> u8 {
+    if p < ports {
+        p
+    } else {
+        1 + (p - 1) % (ports - 1).max(1)
+    }
+}
+
+/// `cfg` with every route and child endpoint on a port of `core` ([`fold_port`]).
+pub fn fold(cfg: &SwitchConfig, core: &CoreConfig) -> SwitchConfig {
+    let mut cfg = cfg.clone();
+    for r in &mut cfg.routes {
+        r.port = fold_port(r.port, core.ports);
+    }
+    for j in &mut cfg.jobs {
+        for c in &mut j.children {
+            c.endpoint.port = fold_port(c.endpoint.port, core.ports);
+        }
+    }
+    cfg
 }
 
 /// Host `i` (1-based) is 10.1.0.(i+1); the switch is 10.1.0.1.
@@ -39,7 +76,7 @@ pub fn me() -> L4Addr {
     }
 }
 
-/// The switch: hosts 1..=4 behind ports 0..=3.
+/// The switch: hosts 1..=P behind ports 0..P.
 pub fn switch_config(core: &CoreConfig) -> SwitchConfig {
     let mut cfg = SwitchConfig::new("dut", me().mac, me().ip);
     cfg.params = params(core);
@@ -68,12 +105,13 @@ pub fn setup(pacing: Pacing, seed: u64) -> (Tb, Scoreboard) {
     setup_with(&switch_config(&core()), pacing, seed)
 }
 
-/// A testbench programmed with `cfg` (table sizes replaced by the core's) and its scoreboard.
+/// A testbench programmed with `cfg` (table sizes replaced by the core's, ports folded onto
+/// the core's by [`fold`]) and its scoreboard.
 pub fn setup_with(cfg: &SwitchConfig, pacing: Pacing, seed: u64) -> (Tb, Scoreboard) {
     let core = core();
-    let mut cfg = cfg.clone();
+    let mut cfg = fold(cfg, &core);
     cfg.params = params(&core);
-    let mut tb = Tb::new(CONFIG, pacing, seed).unwrap();
+    let mut tb = Tb::new(config(), pacing, seed).unwrap();
     let sb = Scoreboard::new(&core, &cfg).unwrap();
     program(&mut tb, &sb.regs, &cfg).unwrap();
     (tb, sb)

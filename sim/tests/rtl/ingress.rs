@@ -29,9 +29,11 @@ fn oversize_and_bad_frames_are_dropped_at_ingress() {
     for pacing in Pacing::CORNERS {
         let s = seed();
         let (mut tb, mut sb) = setup(pacing, s);
-        let good = udp(host(1), host(3), 100, 1);
-        let oversize = udp(host(1), host(3), core.max_frame as usize - 42 + 1, 2);
-        let jumbo = udp(host(1), host(3), 9000 - 42, 3);
+        // To the host behind port 2 (port 1 on a two-port core).
+        let to = host(core.ports.min(3));
+        let good = udp(host(1), to, 100, 1);
+        let oversize = udp(host(1), to, core.max_frame as usize - 42 + 1, 2);
+        let jumbo = udp(host(1), to, 9000 - 42, 3);
         tb.src[0].push(oversize, false);
         tb.src[0].push(good.clone(), true);
         tb.src[0].push(jumbo, false);

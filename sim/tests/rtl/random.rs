@@ -30,7 +30,7 @@ fn random_allreduces_match_the_model_exactly() {
             pacing,
             seed: s,
         };
-        match run(CONFIG, &setup) {
+        match run(config(), &setup) {
             Ok(o) => eprintln!("seed {s}: {o:?}"),
             Err(e) => panic!("seed {s} ({setup:?}): {e}"),
         }

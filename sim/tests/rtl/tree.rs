@@ -1,7 +1,9 @@
 //! A two-level tree of two Verilated cores: inner switch `a` (workers 0..3, degree limit 2,
 //! so worker 2 is bypassed to the root) has its upstream port 0 wired to port 1 of root `r`
 //! (worker 3 on port 2). Each core is checked against its own reference model; every worker
-//! must end with the exact sum.
+//! must end with the exact sum. On a core with fewer ports, devices share ports as
+//! [`fold`] puts them (a shared port is a segment: a frame goes to the worker on it it is
+//! addressed to, otherwise to the switch on it).
 
 use fanin_proto::config::Mode;
 use fanin_proto::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec};
@@ -46,8 +48,15 @@ fn two_level_tree_of_cores() {
             addressing: Addressing::Network,
         };
         let p = plan::build(&nodes, spec).unwrap();
-        let (mut r, mut sr) = setup_with(&p.switches[0], pacing, s);
-        let (mut a, mut sa) = setup_with(&p.switches[1], pacing, s + 1);
+        let core = core();
+        let (rc, ac) = (fold(&p.switches[0], &core), fold(&p.switches[1], &core));
+        let (mut r, mut sr) = setup_with(&rc, pacing, s);
+        let (mut a, mut sa) = setup_with(&ac, pacing, s + 1);
+        let port_to = |cfg: &fanin_proto::config::SwitchConfig, ip| {
+            cfg.routes.iter().find(|x| x.ip == ip).unwrap().port as usize
+        };
+        // r's port toward a, a's port toward r.
+        let (r_to_a, a_up) = (port_to(&rc, ac.ip), port_to(&ac, rc.ip));
         let mut rng = ChaCha8Rng::seed_from_u64(s);
         let data: Vec<Vec<i32>> = (0..4)
             .map(|_| (0..400).map(|_| rng.gen_range(-1000..1000)).collect())
@@ -63,13 +72,29 @@ fn two_level_tree_of_cores() {
             .iter()
             .map(|x| Worker::new(x.clone(), sending, &data[x.rank as usize]).unwrap())
             .collect();
-        // (is under a, port) of each worker.
+        // (is under a, port) of each worker: workers 0..3 are under a, worker 3 under r.
+        let ips: Vec<_> = (0..p.workers.len())
+            .map(|rank| {
+                p.workers
+                    .iter()
+                    .find(|w| w.rank as usize == rank)
+                    .unwrap()
+                    .me
+                    .ip
+            })
+            .collect();
         let at = |rank: usize| {
             if rank < 3 {
-                (true, 1 + rank)
+                (true, port_to(&ac, ips[rank]))
             } else {
-                (false, 2)
+                (false, port_to(&rc, ips[rank]))
             }
+        };
+        // Workers attached to r directly (they may share r's port toward a).
+        let under_r = [ips[3]];
+        let dst_of = |f: &[u8]| match classify(f) {
+            FrameKind::Ipv4 { dst, .. } => Some(dst),
+            _ => None,
         };
         let mut seen_a = vec![0usize; a.ports()];
         let mut seen_r = vec![0usize; r.ports()];
@@ -105,8 +130,8 @@ fn two_level_tree_of_cores() {
                     .collect();
                 *seen = a.sink[port].frames.len();
                 for f in new {
-                    if port == 0 {
-                        r.src[1].push(f, false); // a's uplink is wired to r's port 1
+                    if port == a_up {
+                        r.src[r_to_a].push(f, false); // a's uplink is wired to r's port 1
                     } else {
                         deliver(&f, &mut ws);
                     }
@@ -119,8 +144,8 @@ fn two_level_tree_of_cores() {
                     .collect();
                 *seen = r.sink[port].frames.len();
                 for f in new {
-                    if port == 1 {
-                        a.src[0].push(f, false);
+                    if port == r_to_a && !dst_of(&f).is_some_and(|d| under_r.contains(&d)) {
+                        a.src[a_up].push(f, false);
                     } else {
                         deliver(&f, &mut ws);
                     }
