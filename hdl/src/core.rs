@@ -44,6 +44,7 @@ pub const META_W: usize = 192;
 //  5 PRED     the decision's conditions registered
 //  3 DECIDE   the model's contribution/result decision; hand-over of the item
 // 11 SCAN     timer scan: metadata read of (scan_ptr, scan_c)
+// 14 SPRED    the scan decision's conditions registered
 // 12 SDEC     timer scan decision (flush: hand-over / reclaim)
 // 13 SNEXT    next copy / slot
 // Back-end states (`bstate`): 0 idle, 1 RMW, 3 child scan (multicast round), 5 copy rows,
@@ -176,6 +177,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     q_cpl1: DFF<bool>,
     q_elne: DFF<bool>,
     q_partial: DFF<bool>,
+    q_sj: DFF<Bits<JOB_W>>,
+    q_sflush: DFF<bool>,
+    q_srecl: DFF<bool>,
+    q_spartial: DFF<bool>,
     udp_ok: DFF<bool>,
     ip_ok: DFF<bool>,
     len: DFF<Bits<16>>,
@@ -231,6 +236,13 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     more: DFF<bool>,
     pmask: DFF<Bits<8>>,
     hlow: DFF<Bits<8>>,
+    hlow_s: DFF<Bits<8>>,
+    hs_mac: DFF<Bits<48>>,
+    hs_ip: DFF<Bits<32>>,
+    hs_udp: DFF<Bits<16>>,
+    hs_child: DFF<Bits<8>>,
+    v_a: DFF<bool>,
+    v_b: DFF<bool>,
     pp_mac: Vec<DFF<Bits<48>>>,
     pp_ip: Vec<DFF<Bits<32>>>,
     pp_udp: Vec<DFF<Bits<16>>>,
@@ -513,6 +525,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             more: Default::default(),
             pmask: Default::default(),
             hlow: Default::default(),
+            hlow_s: Default::default(),
+            hs_mac: Default::default(),
+            hs_ip: Default::default(),
+            hs_udp: Default::default(),
+            hs_child: Default::default(),
+            v_a: Default::default(),
+            v_b: Default::default(),
             pp_mac: n(p),
             pp_ip: n(p),
             pp_udp: n(p),
@@ -674,6 +693,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             q_cpl1: Default::default(),
             q_elne: Default::default(),
             q_partial: Default::default(),
+            q_sj: Default::default(),
+            q_sflush: Default::default(),
+            q_srecl: Default::default(),
+            q_spartial: Default::default(),
             udp_ok: Default::default(),
             ip_ok: Default::default(),
             len: Default::default(),
@@ -816,6 +839,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             q_cpl1,
             q_elne,
             q_partial,
+            q_sj,
+            q_sflush,
+            q_srecl,
+            q_spartial,
             udp_ok,
             ip_ok,
             len,
@@ -849,6 +876,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             more,
             pmask,
             hlow,
+            hlow_s,
+            hs_mac,
+            hs_ip,
+            hs_udp,
+            hs_child,
+            v_a,
+            v_b,
             t1_v,
             t1_first,
             t1_start,
@@ -1032,15 +1066,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.hg.child.next = self.o_child.q.val();
         self.hg.bitmap.next = self.o_bitmap.q.val();
         if self.e_mc.q.val() {
-            // Multicast: the destination of the port whose descriptor is pushed.
-            for p in 0..self.rx.len() {
-                if self.pport.val() == self.c_idx4[p].val() {
-                    self.hg.dst_mac.next = self.pp_mac[p].q.val();
-                    self.hg.dst_ip.next = self.pp_ip[p].q.val();
-                    self.hg.dst_port.next = self.pp_udp[p].q.val();
-                    self.hg.child.next = self.pp_child[p].q.val();
-                }
-            }
+            // Multicast: the destination selected the cycle before (`hs_*`).
+            self.hg.dst_mac.next = self.hs_mac.q.val();
+            self.hg.dst_ip.next = self.hs_ip.q.val();
+            self.hg.dst_port.next = self.hs_udp.q.val();
+            self.hg.child.next = self.hs_child.q.val();
         }
         self.hg.clock.next = self.clock.val();
         self.hg.orig.next = self.e_orig.q.val();
@@ -1297,6 +1327,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // every destination port, 6 push one descriptor per destination port, 7 release only.
         self.b_done.next = false;
         self.h_latch.next = false;
+        self.v_a.d.next = false;
+        self.hg.ld.next = false;
         self.tg_v.next = false;
         self.tg_first.next = false;
         if self.nr.q.val() == 0 {
@@ -1392,36 +1424,47 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
             8 => {
-                // The first destination's header, registered (the hdrgen's checksum stays
-                // off the push path); waits for the copy's overflow bit to be readable.
+                // Destinations, three stages per port, one port per cycle: select (its
+                // child's fields into `hs_*`), build (HdrGen's header register), push.
+                // Starts once the copy's overflow bit is readable (it joins the flags).
+                self.v_b.d.next = false;
                 if self.hdr_ok.val() {
-                    self.h_latch.next = true;
+                    self.h_latch.next = self.pmask.q.val() != 0;
                     self.bstate.d.next = 6.into();
                 }
             }
             6 => {
-                // Push the registered header to its port; prepare the next destination's
-                // (one descriptor per cycle, lowest port first).
-                for p in 0..self.rx.len() {
-                    if self.hlow.q.val().get_bit(p) {
-                        self.tx[p].push.next = true;
+                if self.v_b.q.val() {
+                    for p in 0..self.rx.len() {
+                        if self.hlow.q.val().get_bit(p) {
+                            self.tx[p].push.next = true;
+                        }
+                    }
+                    if self.e_mc.q.val() {
+                        self.ev_b.next = bits::<32>(1) << 4;
                     }
                 }
-                if self.e_mc.q.val() & (self.hlow.q.val() != 0) {
-                    self.ev_b.next = bits::<32>(1) << 4;
+                self.v_b.d.next = self.v_a.q.val();
+                if self.v_a.q.val() {
+                    self.hg.ld.next = true;
+                    self.hlow.d.next = self.hlow_s.q.val();
                 }
                 if self.pmask.q.val() != 0 {
                     self.h_latch.next = true;
-                } else if self.more.q.val() {
-                    // The next multicast round.
-                    self.cs_i.d.next = self.ei.q.val();
-                    self.cs_v.d.next = false;
-                    self.more.d.next = false;
-                    self.ri.d.next = 0.into();
-                    self.bstate.d.next = 3.into();
-                } else {
-                    self.b_done.next = true;
-                    self.bstate.d.next = 0.into();
+                } else if !self.v_a.q.val() {
+                    // This cycle's push (if any) is the last of the round.
+                    self.v_b.d.next = false;
+                    if self.more.q.val() {
+                        // The next multicast round.
+                        self.cs_i.d.next = self.ei.q.val();
+                        self.cs_v.d.next = false;
+                        self.more.d.next = false;
+                        self.ri.d.next = 0.into();
+                        self.bstate.d.next = 3.into();
+                    } else {
+                        self.b_done.next = true;
+                        self.bstate.d.next = 0.into();
+                    }
                 }
             }
             7 => {
@@ -1431,10 +1474,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             _ => {}
         }
-        self.hg.ld.next = self.h_latch.val();
         if self.h_latch.val() {
-            self.hlow.d.next = self.pm_low.val();
+            // Select the lowest remaining destination port.
+            self.v_a.d.next = true;
+            self.hlow_s.d.next = self.pm_low.val();
             self.pmask.d.next = self.pmask.q.val() & !self.pm_low.val();
+            for p in 0..self.rx.len() {
+                if self.pport.val() == self.c_idx4[p].val() {
+                    self.hs_mac.d.next = self.pp_mac[p].q.val();
+                    self.hs_ip.d.next = self.pp_ip[p].q.val();
+                    self.hs_udp.d.next = self.pp_udp[p].q.val();
+                    self.hs_child.d.next = self.pp_child[p].q.val();
+                }
+            }
         }
         if self.b_done.val() & self.b_rel.q.val() {
             for p in 0..self.rx.len() {
@@ -1880,16 +1932,25 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             11 => {
                 // SCAN: metadata of (scan_ptr, scan_c) under way.
+                self.state.d.next = 14.into();
+            }
+            14 => {
+                // SPRED: the scan decision's conditions and the copy's job entry, registered.
+                self.q_sj.d.next = self.sj.val();
+                self.q_sflush.d.next = self.sj.val().get_bit(2)
+                    & self.sj.val().get_bit(1)
+                    & (self.st.val() == 1)
+                    & (self.age.val() >= self.sj.val().get_bits::<32>(288));
+                self.q_srecl.d.next = self.sj.val().get_bit(2)
+                    & (self.st.val() == 2)
+                    & (self.age.val() >= self.sj.val().get_bits::<32>(320));
+                self.q_spartial.d.next = self.m_bitmap.val() != self.sj.val().get_bits::<64>(128);
                 self.state.d.next = 12.into();
             }
             12 => {
                 // SDEC (Switch::scan_slot for one copy).
                 self.state.d.next = 13.into();
-                if self.sj.val().get_bit(2)
-                    & self.sj.val().get_bit(1)
-                    & (self.st.val() == 1)
-                    & (self.age.val() >= self.sj.val().get_bits::<32>(288))
-                {
+                if self.q_sflush.q.val() {
                     // Flush the partial aggregate upward (once the back end can take it).
                     if self.b_free.val() {
                         self.h_go.next = true;
@@ -1906,30 +1967,27 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.o_src_mac.d.next = self.me_mac.q.val();
                         self.o_src_ip.d.next = self.me_ip.q.val();
                         self.o_src_port.d.next = self.me_port.q.val();
-                        self.o_dst_mac.d.next = self.sj.val().get_bits::<48>(384);
-                        self.o_dst_ip.d.next = self.sj.val().get_bits::<32>(352);
-                        self.o_dst_port.d.next = self.sj.val().get_bits::<16>(432);
+                        self.o_dst_mac.d.next = self.q_sj.q.val().get_bits::<48>(384);
+                        self.o_dst_ip.d.next = self.q_sj.q.val().get_bits::<32>(352);
+                        self.o_dst_port.d.next = self.q_sj.q.val().get_bits::<16>(432);
                         self.pmask.d.next =
-                            bits::<8>(1) << bit_cast::<8, 4>(self.sj.val().get_bits::<4>(448));
+                            bits::<8>(1) << bit_cast::<8, 4>(self.q_sj.q.val().get_bits::<4>(448));
                         self.o_ptype.d.next = 1.into();
-                        if self.m_bitmap.val() != self.sj.val().get_bits::<64>(128) {
+                        if self.q_spartial.q.val() {
                             self.o_flags.d.next = self.m_flags.val() | 0x04;
                         } else {
                             self.o_flags.d.next = self.m_flags.val();
                         }
                         self.o_exp.d.next = self.m_exp.val();
-                        self.o_job.d.next = self.sj.val().get_bits::<16>(32);
+                        self.o_job.d.next = self.q_sj.q.val().get_bits::<16>(32);
                         self.o_elements.d.next = self.m_elem.val();
                         self.o_block.d.next = self.m_block.val();
-                        self.o_child.d.next = self.sj.val().get_bits::<8>(24);
+                        self.o_child.d.next = self.q_sj.q.val().get_bits::<8>(24);
                         self.o_bitmap.d.next = self.m_bitmap.val();
                     } else {
                         self.state.d.next = 12.into();
                     }
-                } else if self.sj.val().get_bit(2)
-                    & (self.st.val() == 2)
-                    & (self.age.val() >= self.sj.val().get_bits::<32>(320))
-                {
+                } else if self.q_srecl.q.val() {
                     // Reclaim the emitted copy: Stale.
                     self.ev.next = bits::<32>(1) << 17;
                     self.meta.wdata.next = (self.m.val() & !bits::<META_W>(7)) | 4;

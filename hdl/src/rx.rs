@@ -107,8 +107,10 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     isum: DFF<Bits<32>>,
     s1_v: DFF<bool>,
     s1_first: DFF<bool>,
-    s1_us: DFF<Bits<32>>,
-    s1_is: DFF<Bits<32>>,
+    s1_us: DFF<Bits<DW>>,
+    s1_is: DFF<Bits<DW>>,
+    uws: WordSum<DW>,
+    iws: WordSum<DW>,
     pend_a: DFF<bool>,
     pa_desc: DFF<Bits<DESC_W>>,
     pa_ulen: DFF<Bits<16>>,
@@ -194,6 +196,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             s1_first: Default::default(),
             s1_us: Default::default(),
             s1_is: Default::default(),
+            uws: Default::default(),
+            iws: Default::default(),
             pend_a: Default::default(),
             pa_desc: Default::default(),
             pa_ulen: Default::default(),
@@ -273,11 +277,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.usb.in_frame.next = self.in_frame.q.val();
         self.usb.beat.next = self.beat.q.val();
         self.usb.hdr.next = self.hdr.q.val();
-        // Each beat's sums are registered (`s1_*`) and accumulated the cycle after.
+        // Each beat's masked words are registered (`s1_*`), summed and accumulated the
+        // cycle after.
+        self.uws.tw.next = self.s1_us.q.val();
+        self.iws.tw.next = self.s1_is.q.val();
         if self.s1_first.q.val() {
-            self.utot.next = self.s1_us.q.val();
+            self.utot.next = self.uws.sum.val();
         } else {
-            self.utot.next = self.usum.q.val() + self.s1_us.q.val();
+            self.utot.next = self.usum.q.val() + self.uws.sum.val();
         }
         // The verdicts are finished one cycle after tlast from the registered sums (the
         // descriptor is written then), which keeps the fold off the per-beat path.
@@ -303,9 +310,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.isb.beat.next = self.beat.q.val();
         self.isb.hdr.next = self.hdr.q.val();
         if self.s1_first.q.val() {
-            self.itot.next = self.s1_is.q.val();
+            self.itot.next = self.iws.sum.val();
         } else {
-            self.itot.next = self.isum.q.val() + self.s1_is.q.val();
+            self.itot.next = self.isum.q.val() + self.iws.sum.val();
         }
         self.if1.next = (self.p_itot.q.val() & 0xffff) + (self.p_itot.q.val() >> 16);
         self.if2.next = (self.if1.val() & 0xffff) + (self.if1.val() >> 16);
@@ -327,8 +334,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         }
         self.s1_v.d.next = self.acc.val();
         self.s1_first.d.next = !self.in_frame.q.val();
-        self.s1_us.d.next = self.usb.sum.val();
-        self.s1_is.d.next = self.isb.sum.val();
+        self.s1_us.d.next = self.usb.tw.val();
+        self.s1_is.d.next = self.isb.tw.val();
         self.pend_a.d.next = false;
         self.pend.d.next = self.pend_a.q.val();
         self.p_desc.d.next = self.pa_desc.q.val();
@@ -447,8 +454,9 @@ pub struct UdpSum<const DW: usize> {
     pub beat: Signal<In, Bits<16>>,
     /// Capture of the earlier beats.
     pub hdr: Signal<In, Bits<PARSE_W>>,
-    /// The sum (not folded).
-    pub sum: Signal<Out, Bits<32>>,
+    /// The beat with every byte outside the UDP datagram zeroed (its words are summed by
+    /// [`WordSum`] a cycle later).
+    pub tw: Signal<Out, Bits<DW>>,
     /// The UDP length field.
     pub ulen: Signal<Out, Bits<16>>,
 }
@@ -472,20 +480,23 @@ impl<const DW: usize> Logic for UdpSum<DW> {
         };
         let ulen = (byte(38) << 8 | byte(39)) as usize;
         let uend = ulen + 34;
-        let mut s = 0u64;
+        let mut t = Bits::<DW>::default();
         for w in 0..kw / 2 {
             let o = boff + 2 * w;
-            let hi = self.tdata.val().get_bits::<8>(16 * w).index() as u64;
-            let lo = self.tdata.val().get_bits::<8>(16 * w + 8).index() as u64;
             if o >= 34 && o < uend {
-                s += if o + 1 < uend { hi << 8 | lo } else { hi << 8 };
+                for i in 0..8 {
+                    t = t.replace_bit(16 * w + i, self.tdata.val().get_bit(16 * w + i));
+                    if o + 1 < uend {
+                        t = t.replace_bit(16 * w + 8 + i, self.tdata.val().get_bit(16 * w + 8 + i));
+                    }
+                }
             }
         }
-        self.sum.next = (s & 0xffff_ffff).into();
+        self.tw.next = t;
         self.ulen.next = (ulen as u64).into();
     }
     fn connect(&mut self) {
-        self.sum.connect();
+        self.tw.connect();
         self.ulen.connect();
     }
     fn hdl(&self) -> Verilog {
@@ -498,20 +509,17 @@ impl<const DW: usize> Logic for UdpSum<DW> {
              assign ulen = {{b38, b39}};\n\
              wire [16:0] uend = {{1'b0, b38, b39}} + 17'd34;\n"
         );
-        let mut terms = Vec::new();
         for w in 0..kw / 2 {
             let (a, b) = (16 * w, 16 * w + 8);
             v.push_str(&format!(
                 "wire [16:0] o{w} = boff + 17'd{o};\n\
-                 wire [31:0] t{w} = (o{w} >= 17'd34 && o{w} < uend) ? \
-                 ((o{w} + 17'd1 < uend) ? {{16'd0, tdata[{ah}:{a}], tdata[{bh}:{b}]}} : {{16'd0, tdata[{ah}:{a}], 8'd0}}) : 32'd0;\n",
+                 assign tw[{ah}:{a}] = (o{w} >= 17'd34 && o{w} < uend) ? tdata[{ah}:{a}] : 8'd0;\n\
+                 assign tw[{bh}:{b}] = (o{w} >= 17'd34 && o{w} + 17'd1 < uend) ? tdata[{bh}:{b}] : 8'd0;\n",
                 o = 2 * w,
                 ah = a + 7,
                 bh = b + 7
             ));
-            terms.push(format!("t{w}"));
         }
-        v.push_str(&format!("assign sum = {};\n", terms.join(" + ")));
         Verilog::Custom(v)
     }
 }
@@ -537,8 +545,9 @@ pub struct IpSum<const DW: usize> {
     pub beat: Signal<In, Bits<16>>,
     /// Capture of the earlier beats.
     pub hdr: Signal<In, Bits<PARSE_W>>,
-    /// The sum (not folded, at most 30 · 0xffff).
-    pub sum: Signal<Out, Bits<32>>,
+    /// The beat with every word outside the IPv4 header zeroed (summed by [`WordSum`]
+    /// a cycle later; at most 30 words in all, 30 · 0xffff).
+    pub tw: Signal<Out, Bits<DW>>,
 }
 
 impl<const DW: usize> Logic for IpSum<DW> {
@@ -555,19 +564,19 @@ impl<const DW: usize> Logic for IpSum<DW> {
             self.hdr.val().get_bits::<8>(8 * IP_FIRST).index()
         };
         let hend = IP_FIRST + 4 * (b14 & 15);
-        let mut s = 0u64;
+        let mut t = Bits::<DW>::default();
         for w in 0..kw / 2 {
             let o = bidx * kw + 2 * w;
             if o >= IP_FIRST && o < hend {
-                let hi = self.tdata.val().get_bits::<8>(16 * w).index() as u64;
-                let lo = self.tdata.val().get_bits::<8>(16 * w + 8).index() as u64;
-                s += hi << 8 | lo;
+                for i in 0..16 {
+                    t = t.replace_bit(16 * w + i, self.tdata.val().get_bit(16 * w + i));
+                }
             }
         }
-        self.sum.next = s.into();
+        self.tw.next = t;
     }
     fn connect(&mut self) {
-        self.sum.connect();
+        self.tw.connect();
     }
     fn hdl(&self) -> Verilog {
         let kw = DW / 8;
@@ -581,7 +590,6 @@ impl<const DW: usize> Logic for IpSum<DW> {
             hl = 8 * IP_FIRST,
             hh = 8 * IP_FIRST + 7
         );
-        let mut terms = Vec::new();
         for w in 0..kw / 2 {
             // Beats in which lane `w` holds a word of bytes 14..74.
             let conds: Vec<String> = (0..)
@@ -590,19 +598,56 @@ impl<const DW: usize> Logic for IpSum<DW> {
                 .filter(|&(_, o)| o >= IP_FIRST)
                 .map(|(b, o)| format!("(bidx == 16'd{b} && 7'd{o} < hend)"))
                 .collect();
+            let (a, h) = (16 * w, 16 * w + 15);
             if conds.is_empty() {
-                continue;
+                v.push_str(&format!("assign tw[{h}:{a}] = 16'd0;\n"));
+            } else {
+                v.push_str(&format!(
+                    "assign tw[{h}:{a}] = ({c}) ? tdata[{h}:{a}] : 16'd0;\n",
+                    c = conds.join(" || ")
+                ));
             }
+        }
+        Verilog::Custom(v)
+    }
+}
+
+/// The sum of the big-endian 16-bit words of a beat (word `w` = byte `2w` · 256 + byte
+/// `2w + 1`), in a balanced adder tree: the second stage of the ingress checksums, fed
+/// from a register so that masking and adding are in different cycles.
+#[derive(LogicBlock, Default)]
+pub struct WordSum<const DW: usize> {
+    /// The masked beat.
+    pub tw: Signal<In, Bits<DW>>,
+    /// The sum (not folded).
+    pub sum: Signal<Out, Bits<32>>,
+}
+
+impl<const DW: usize> Logic for WordSum<DW> {
+    fn update(&mut self) {
+        let mut s = 0u64;
+        for w in 0..DW / 16 {
+            let hi = self.tw.val().get_bits::<8>(16 * w).index() as u64;
+            let lo = self.tw.val().get_bits::<8>(16 * w + 8).index() as u64;
+            s += hi << 8 | lo;
+        }
+        self.sum.next = (s & 0xffff_ffff).into();
+    }
+    fn connect(&mut self) {
+        self.sum.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = String::new();
+        let mut terms = Vec::new();
+        for w in 0..DW / 16 {
             let (a, b) = (16 * w, 16 * w + 8);
             v.push_str(&format!(
-                "wire [31:0] t{w} = ({c}) ? {{16'd0, tdata[{ah}:{a}], tdata[{bh}:{b}]}} : 32'd0;\n",
-                c = conds.join(" || "),
+                "wire [31:0] t{w} = {{16'd0, tw[{ah}:{a}], tw[{bh}:{b}]}};\n",
                 ah = a + 7,
                 bh = b + 7
             ));
             terms.push(format!("t{w}"));
         }
-        // Balanced adder tree.
         let mut level = 0;
         while terms.len() > 1 {
             let mut next = Vec::new();

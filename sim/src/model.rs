@@ -81,6 +81,8 @@ pub struct Model {
     dirty: bool,
     /// The clock edge may skip the input logic when no input changed (see `posedge`).
     edge_skip: bool,
+    /// Input values at each clock edge, while recording (see `record_inputs`).
+    recording: Option<Vec<u32>>,
 }
 
 impl Model {
@@ -124,6 +126,7 @@ impl Model {
             dirty: true,
             edge_skip: unsafe { (vt.edge_skips_ico)() } != 0
                 && !std::env::var("FANIN_SIM_FULL_EVAL").is_ok_and(|v| v == "1"),
+            recording: None,
         })
     }
 
@@ -209,6 +212,17 @@ impl Model {
     /// the last [`settle`](Self::settle), the input logic it computed is still current and
     /// only the clocked logic (and what depends on it) is evaluated.
     pub fn posedge(&mut self) {
+        if let Some(mut rec) = self.recording.take() {
+            let mut w = Vec::new();
+            for (i, p) in self.ports.iter().enumerate() {
+                if !p.output && i != self.clk.0 as usize {
+                    w.resize(p.width.div_ceil(32) as usize, 0);
+                    self.get_wide(PortId(i as c_int), &mut w);
+                    rec.extend_from_slice(&w);
+                }
+            }
+            self.recording = Some(rec);
+        }
         // SAFETY: valid handle and port index; `eval_edge` skips only the input logic, which
         // does not read `clk` (build.rs checks) and whose inputs are unchanged (`dirty`).
         unsafe {
@@ -258,6 +272,27 @@ impl Model {
         }
         self.tracing = true;
         Ok(())
+    }
+
+    /// Starts recording the inputs at every clock edge from now on (for replaying the same
+    /// stimulus in another simulator): per edge, every input but `clk` in port order, each as
+    /// its 32-bit words (see [`recorded_inputs`](Self::recorded_inputs)).
+    pub fn record_inputs(&mut self) {
+        self.recording = Some(Vec::new());
+    }
+
+    /// The inputs recorded so far: the inputs in port order (without `clk`) and, per clock
+    /// edge, their words concatenated (`width.div_ceil(32)` words each, least significant
+    /// first).
+    pub fn recorded_inputs(&self) -> (Vec<&PortInfo>, &[u32]) {
+        let inputs = self
+            .ports
+            .iter()
+            .enumerate()
+            .filter(|&(i, p)| !p.output && i != self.clk.0 as usize)
+            .map(|(_, p)| p)
+            .collect();
+        (inputs, self.recording.as_deref().unwrap_or(&[]))
     }
 
     /// Stops tracing and closes the VCD file.
