@@ -14,7 +14,7 @@
 use crate::acc::Acc;
 use crate::config::CoreConfig;
 use crate::hdrgen::HdrGen;
-use crate::parse::{Parser, PARSE_W};
+use crate::parse::{Classify, Parser, PARSE_W};
 use crate::ram::{FaninRam, ADDR_W};
 use crate::regs;
 use crate::rx::Rx;
@@ -38,7 +38,8 @@ pub const META_W: usize = 192;
 
 // Front-end states (literals in the HDL: rust-hdl prints named constants as identifiers):
 //  0 IDLE     pick a frame (round robin) or a timer-scan visit
-//  4 PREP     parser on the latched frame; its outputs registered
+//  4 PREP     parser on the latched frame; its checks and fields registered
+//  6 PREP2    the class (Classify on the registered checks) registered
 //  1 PARSE    forwarding CAM + job CAM; child-table read; hand-over of non-job frames
 //  2 LOOK     child entry latched; slot metadata read; busy count latched
 //  5 PRED     the decision's conditions registered
@@ -157,6 +158,13 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pr_src_mac: DFF<Bits<48>>,
     pr_src_port: DFF<Bits<16>>,
     bcur: DFF<Bits<32>>,
+    pc_non_ip: DFF<bool>,
+    pc_ip_bad: DFF<bool>,
+    pc_route: DFF<bool>,
+    pc_bad: DFF<bool>,
+    pc_pc: DFF<Bits<64>>,
+    pc_count: DFF<Bits<8>>,
+    cls: Classify,
     // Predicates of the decision, registered in PRED.
     q_st: DFF<Bits<3>>,
     q_busy_st: DFF<bool>,
@@ -674,6 +682,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pr_src_mac: Default::default(),
             pr_src_port: Default::default(),
             bcur: Default::default(),
+            pc_non_ip: Default::default(),
+            pc_ip_bad: Default::default(),
+            pc_route: Default::default(),
+            pc_bad: Default::default(),
+            pc_pc: Default::default(),
+            pc_count: Default::default(),
+            cls: Default::default(),
             q_st: Default::default(),
             q_busy_st: Default::default(),
             q_same: Default::default(),
@@ -820,6 +835,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             pr_src_mac,
             pr_src_port,
             bcur,
+            pc_non_ip,
+            pc_ip_bad,
+            pc_route,
+            pc_bad,
+            pc_pc,
+            pc_count,
             q_st,
             q_busy_st,
             q_same,
@@ -1175,7 +1196,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pr_exponent.d.next = self.parser.exponent.val();
         self.pr_flags.d.next = self.parser.flags.val();
         self.pr_job.d.next = self.parser.job.val();
-        self.pr_kind.d.next = self.parser.kind.val();
+        // The class a cycle after the checks (Classify on the registered checks, PREP2).
+        self.pc_non_ip.d.next = self.parser.c_non_ip.val();
+        self.pc_ip_bad.d.next = self.parser.c_ip_bad.val();
+        self.pc_route.d.next = self.parser.c_route.val();
+        self.pc_bad.d.next = self.parser.c_bad.val();
+        self.pc_pc.d.next = self.parser.c_pc.val();
+        self.pc_count.d.next = self.parser.c_count.val();
+        self.cls.non_ip.next = self.pc_non_ip.q.val();
+        self.cls.ip_bad.next = self.pc_ip_bad.q.val();
+        self.cls.route.next = self.pc_route.q.val();
+        self.cls.bad.next = self.pc_bad.q.val();
+        self.cls.pc.next = self.pc_pc.q.val();
+        self.cls.count.next = self.pc_count.q.val();
+        self.pr_kind.d.next = self.cls.kind.val();
         self.pr_ptype.d.next = self.parser.ptype.val();
         self.pr_src_ip.d.next = self.parser.src_ip.val();
         self.pr_src_mac.d.next = self.parser.src_mac.val();
@@ -1597,7 +1631,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
             4 => {
-                // PREP: the parser works on the latched frame; its outputs are registered.
+                // PREP: the parser works on the latched frame; its checks and fields are
+                // registered.
+                self.state.d.next = 6.into();
+            }
+            6 => {
+                // PREP2: the class from the registered checks, registered.
                 self.state.d.next = 1.into();
             }
             1 => {

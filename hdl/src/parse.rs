@@ -40,8 +40,22 @@ pub struct Parser {
     /// ingress, `Rx::d_ip_ok`). Used only for frames holding the whole IPv4 header with
     /// IHL >= 5; any other frame is malformed (or not IPv4) whatever its value.
     pub ip_ok: Signal<In, bool>,
-    /// One of the `CLASS_*` codes.
+    /// One of the `CLASS_*` codes (the checks below through [`Classify`]).
     pub kind: Signal<Out, Bits<2>>,
+    /// Check: not IPv4 (or too short for Ethernet).
+    pub c_non_ip: Signal<Out, bool>,
+    /// Check: malformed IPv4 header (incl. the ingress checksum verdict).
+    pub c_ip_bad: Signal<Out, bool>,
+    /// Check: not addressed to the switch.
+    pub c_route: Signal<Out, bool>,
+    /// Check: not a well-formed UDP datagram to the fanin port, or a fanin header that
+    /// fails every check but the bitmap's population count.
+    pub c_bad: Signal<Out, bool>,
+    /// Population counts of the bitmap's bytes (a nibble per byte, low nibble).
+    pub c_pc: Signal<Out, Bits<64>>,
+    /// The header's count byte (must equal the bitmap's population count).
+    pub c_count: Signal<Out, Bits<8>>,
+    cls: Classify,
     /// Destination MAC.
     pub dst_mac: Signal<Out, Bits<48>>,
     /// Source MAC.
@@ -84,9 +98,6 @@ pub struct Parser {
     pc1: Signal<Local, Bits<64>>,
     pc2: Signal<Local, Bits<64>>,
     pc3: Signal<Local, Bits<64>>,
-    pc4: Signal<Local, Bits<64>>,
-    pc5: Signal<Local, Bits<64>>,
-    pc6: Signal<Local, Bits<64>>,
 }
 
 impl Logic for Parser {
@@ -140,29 +151,79 @@ impl Logic for Parser {
         self.pc2.next = (self.pc1.val() & 0x3333_3333_3333_3333u64)
             + ((self.pc1.val() >> 2) & 0x3333_3333_3333_3333u64);
         self.pc3.next = (self.pc2.val() + (self.pc2.val() >> 4)) & 0x0f0f_0f0f_0f0f_0f0fu64;
-        self.pc4.next = self.pc3.val() + (self.pc3.val() >> 8);
-        self.pc5.next = self.pc4.val() + (self.pc4.val() >> 16);
-        self.pc6.next = (self.pc5.val() + (self.pc5.val() >> 32)) & 0x7f;
         self.wire_bad.next = (self.pl.val() < 22)
             | (self.pl20.val() != self.want20.val())
             | (self.be.val().get_bits::<8>(296) != 1)
             | ((self.ptype.val() != 1) & (self.ptype.val() != 2))
             | ((self.flags.val() & 0xe0) != 0)
             | (self.elements.val() > 256)
-            | (self.bitmap.val() == 0)
-            | (self.pc6.val() != bit_cast::<64, 8>(self.be.val().get_bits::<8>(192)));
+            | (self.bitmap.val() == 0);
+        self.c_non_ip.next = self.non_ip.val();
+        self.c_ip_bad.next = self.ip_bad.val();
+        self.c_route.next = self.dst_ip.val() != self.me_ip.val();
+        self.c_bad.next = !self.udp_cand.val()
+            | self.udp_bad.val()
+            | !self.udp_ok.val()
+            | (self.be.val().get_bits::<16>(336) != self.me_port.val())
+            | self.wire_bad.val();
+        self.c_pc.next = self.pc3.val();
+        self.c_count.next = self.be.val().get_bits::<8>(192);
+        self.cls.non_ip.next = self.c_non_ip.val();
+        self.cls.ip_bad.next = self.c_ip_bad.val();
+        self.cls.route.next = self.c_route.val();
+        self.cls.bad.next = self.c_bad.val();
+        self.cls.pc.next = self.c_pc.val();
+        self.cls.count.next = self.c_count.val();
+        self.kind.next = self.cls.kind.val();
+    }
+}
+
+/// The parser's verdict from its checks: the priority of `classify` (not IPv4, malformed
+/// IPv4, routed, then the UDP/fanin checks) and the bitmap's population count summed from
+/// per-byte counts (a small adder tree). A block of its own so that the core can register
+/// the checks and classify a cycle later.
+#[derive(LogicBlock, Default)]
+pub struct Classify {
+    /// Not IPv4.
+    pub non_ip: Signal<In, bool>,
+    /// Malformed IPv4.
+    pub ip_bad: Signal<In, bool>,
+    /// Not addressed to the switch.
+    pub route: Signal<In, bool>,
+    /// UDP / fanin header checks failed (all but the population count).
+    pub bad: Signal<In, bool>,
+    /// Per-byte population counts of the bitmap (low nibble of each byte).
+    pub pc: Signal<In, Bits<64>>,
+    /// The count byte.
+    pub count: Signal<In, Bits<8>>,
+    /// One of the `CLASS_*` codes.
+    pub kind: Signal<Out, Bits<2>>,
+    s01: Signal<Local, Bits<8>>,
+    s23: Signal<Local, Bits<8>>,
+    s45: Signal<Local, Bits<8>>,
+    s67: Signal<Local, Bits<8>>,
+    pop: Signal<Local, Bits<8>>,
+}
+
+impl Logic for Classify {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.s01.next = bit_cast::<8, 4>(self.pc.val().get_bits::<4>(0))
+            + bit_cast::<8, 4>(self.pc.val().get_bits::<4>(8));
+        self.s23.next = bit_cast::<8, 4>(self.pc.val().get_bits::<4>(16))
+            + bit_cast::<8, 4>(self.pc.val().get_bits::<4>(24));
+        self.s45.next = bit_cast::<8, 4>(self.pc.val().get_bits::<4>(32))
+            + bit_cast::<8, 4>(self.pc.val().get_bits::<4>(40));
+        self.s67.next = bit_cast::<8, 4>(self.pc.val().get_bits::<4>(48))
+            + bit_cast::<8, 4>(self.pc.val().get_bits::<4>(56));
+        self.pop.next = (self.s01.val() + self.s23.val()) + (self.s45.val() + self.s67.val());
         if self.non_ip.val() {
             self.kind.next = 0.into();
         } else if self.ip_bad.val() {
             self.kind.next = 1.into();
-        } else if self.dst_ip.val() != self.me_ip.val() {
+        } else if self.route.val() {
             self.kind.next = 2.into();
-        } else if !self.udp_cand.val()
-            | self.udp_bad.val()
-            | !self.udp_ok.val()
-            | (self.be.val().get_bits::<16>(336) != self.me_port.val())
-            | self.wire_bad.val()
-        {
+        } else if self.bad.val() | (self.pop.val() != self.count.val()) {
             self.kind.next = 1.into();
         } else {
             self.kind.next = 3.into();

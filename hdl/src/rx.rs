@@ -113,12 +113,12 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     iws: WordSum<DW>,
     pend_a: DFF<bool>,
     pa_desc: DFF<Bits<DESC_W>>,
-    pa_ulen: DFF<Bits<16>>,
+    pa_pseudo: DFF<Bits<32>>,
+    pseudo: Signal<Local, Bits<32>>,
     pend: DFF<bool>,
     p_desc: DFF<Bits<DESC_W>>,
     p_utot: DFF<Bits<32>>,
     p_itot: DFF<Bits<32>>,
-    p_ulen: DFF<Bits<16>>,
     isb: IpSum<DW>,
     itot: Signal<Local, Bits<32>>,
     if1: Signal<Local, Bits<32>>,
@@ -200,12 +200,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             iws: Default::default(),
             pend_a: Default::default(),
             pa_desc: Default::default(),
-            pa_ulen: Default::default(),
+            pa_pseudo: Default::default(),
+            pseudo: Default::default(),
             pend: Default::default(),
             p_desc: Default::default(),
             p_utot: Default::default(),
             p_itot: Default::default(),
-            p_ulen: Default::default(),
             isb: Default::default(),
             itot: Default::default(),
             if1: Default::default(),
@@ -233,7 +233,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         dff_setup!(
             self, clock, in_frame, drop, beat, hshift, chunk, cshift, wrow, row0, rdrow, lenq, hdr,
             dw, dwq, dr, popped, usum, isum, s1_v, s1_first, s1_us, s1_is, pend_a, pa_desc,
-            pa_ulen, pend, p_desc, p_utot, p_itot, p_ulen
+            pa_pseudo, pend, p_desc, p_utot, p_itot
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
@@ -288,17 +288,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         }
         // The verdicts are finished one cycle after tlast from the registered sums (the
         // descriptor is written then), which keeps the fold off the per-beat path.
-        self.ufin.next = self.p_utot.q.val()
-            + 17
-            + bit_cast::<32, 16>(self.p_ulen.q.val())
-            + ((bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(208)) << 8)
-                | bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(216)))
-            + ((bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(224)) << 8)
-                | bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(232)))
-            + ((bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(240)) << 8)
-                | bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(248)))
-            + ((bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(256)) << 8)
-                | bit_cast::<32, 8>(self.p_desc.q.val().get_bits::<8>(264)));
+        // (The pseudo header was summed at tlast and added to the total a cycle later.)
+        self.ufin.next = self.p_utot.q.val();
+        self.pseudo.next = bits::<32>(17)
+            + bit_cast::<32, 16>(self.usb.ulen.val())
+            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(208)) << 8)
+                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(216)))
+            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(224)) << 8)
+                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(232)))
+            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(240)) << 8)
+                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(248)))
+            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(256)) << 8)
+                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(264)));
         self.uf1.next = (self.ufin.val() & 0xffff) + (self.ufin.val() >> 16);
         self.uf2.next = (self.uf1.val() & 0xffff) + (self.uf1.val() >> 16);
         self.uok.next = (self.uf2.val() == 0xffff) | (self.p_desc.q.val().get_bits::<16>(320) == 0);
@@ -339,8 +340,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.pend_a.d.next = false;
         self.pend.d.next = self.pend_a.q.val();
         self.p_desc.d.next = self.pa_desc.q.val();
-        self.p_ulen.d.next = self.pa_ulen.q.val();
-        self.p_utot.d.next = self.utot.val();
+        self.p_utot.d.next = self.utot.val() + self.pa_pseudo.q.val();
         self.p_itot.d.next = self.itot.val();
         if self.pend.q.val() {
             self.dw.d.next = self.dw.q.val() + 1;
@@ -391,7 +391,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
                     self.pa_desc.d.next = bit_cast::<DESC_W, PARSE_W>(self.hnext.val())
                         | (bit_cast::<DESC_W, 16>(self.flen.val()) << 640)
                         | (bit_cast::<DESC_W, 16>(self.row0.q.val()) << 656);
-                    self.pa_ulen.d.next = self.usb.ulen.val();
+                    self.pa_pseudo.d.next = self.pseudo.val();
                     // Commit: the next frame starts on a fresh row.
                     if self.wr.val() | (self.chunk.q.val() != 0) {
                         self.wrow.d.next = self.wrow.q.val() + 1;
