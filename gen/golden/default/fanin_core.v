@@ -321,6 +321,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  parser$udp_ok;
     reg  parser$ip_ok;
     wire  [1:0] parser$kind;
+    wire  parser$c_non_ip;
+    wire  parser$c_ip_bad;
+    wire  parser$c_route;
+    wire  parser$c_bad;
+    wire  [63:0] parser$c_pc;
+    wire  [7:0] parser$c_count;
     wire  [47:0] parser$dst_mac;
     wire  [47:0] parser$src_mac;
     wire  [31:0] parser$src_ip;
@@ -357,6 +363,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] hg$child;
     reg  [63:0] hg$bitmap;
     wire  [511:0] hg$hdr;
+    reg  hg$clock;
+    reg  hg$ld;
+    reg  hg$orig;
+    reg  [511:0] hg$orig_hdr;
+    reg  [15:0] hg$orig_len;
+    wire  [511:0] hg$hdr_q;
+    wire  [15:0] hg$len_q;
     wire  [15:0] hg$len;
     reg  meta$clock;
     reg  [23:0] meta$waddr;
@@ -526,6 +539,142 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [639:0] hdr$d;
     wire  [639:0] hdr$q;
     reg  hdr$clock;
+    reg  [63:0] pr_bitmap$d;
+    wire  [63:0] pr_bitmap$q;
+    reg  pr_bitmap$clock;
+    reg  [31:0] pr_block$d;
+    wire  [31:0] pr_block$q;
+    reg  pr_block$clock;
+    reg  [7:0] pr_child$d;
+    wire  [7:0] pr_child$q;
+    reg  pr_child$clock;
+    reg  [31:0] pr_dst_ip$d;
+    wire  [31:0] pr_dst_ip$q;
+    reg  pr_dst_ip$clock;
+    reg  [15:0] pr_elements$d;
+    wire  [15:0] pr_elements$q;
+    reg  pr_elements$clock;
+    reg  [7:0] pr_exponent$d;
+    wire  [7:0] pr_exponent$q;
+    reg  pr_exponent$clock;
+    reg  [7:0] pr_flags$d;
+    wire  [7:0] pr_flags$q;
+    reg  pr_flags$clock;
+    reg  [15:0] pr_job$d;
+    wire  [15:0] pr_job$q;
+    reg  pr_job$clock;
+    reg  [1:0] pr_kind$d;
+    wire  [1:0] pr_kind$q;
+    reg  pr_kind$clock;
+    reg  [7:0] pr_ptype$d;
+    wire  [7:0] pr_ptype$q;
+    reg  pr_ptype$clock;
+    reg  [31:0] pr_src_ip$d;
+    wire  [31:0] pr_src_ip$q;
+    reg  pr_src_ip$clock;
+    reg  [47:0] pr_src_mac$d;
+    wire  [47:0] pr_src_mac$q;
+    reg  pr_src_mac$clock;
+    reg  [15:0] pr_src_port$d;
+    wire  [15:0] pr_src_port$q;
+    reg  pr_src_port$clock;
+    reg  [31:0] bcur$d;
+    wire  [31:0] bcur$q;
+    reg  bcur$clock;
+    reg  pc_non_ip$d;
+    wire  pc_non_ip$q;
+    reg  pc_non_ip$clock;
+    reg  pc_ip_bad$d;
+    wire  pc_ip_bad$q;
+    reg  pc_ip_bad$clock;
+    reg  pc_route$d;
+    wire  pc_route$q;
+    reg  pc_route$clock;
+    reg  pc_bad$d;
+    wire  pc_bad$q;
+    reg  pc_bad$clock;
+    reg  [63:0] pc_pc$d;
+    wire  [63:0] pc_pc$q;
+    reg  pc_pc$clock;
+    reg  [7:0] pc_count$d;
+    wire  [7:0] pc_count$q;
+    reg  pc_count$clock;
+    reg  cls$non_ip;
+    reg  cls$ip_bad;
+    reg  cls$route;
+    reg  cls$bad;
+    reg  [63:0] cls$pc;
+    reg  [7:0] cls$count;
+    wire  [1:0] cls$kind;
+    reg  [2:0] q_st$d;
+    wire  [2:0] q_st$q;
+    reg  q_st$clock;
+    reg  q_busy_st$d;
+    wire  q_busy_st$q;
+    reg  q_busy_st$clock;
+    reg  q_same$d;
+    wire  q_same$q;
+    reg  q_same$clock;
+    reg  q_samebl$d;
+    wire  q_samebl$q;
+    reg  q_samebl$clock;
+    reg  q_subset$d;
+    wire  q_subset$q;
+    reg  q_subset$clock;
+    reg  q_disjoint$d;
+    wire  q_disjoint$q;
+    reg  q_disjoint$clock;
+    reg  q_newer_cb$d;
+    wire  q_newer_cb$q;
+    reg  q_newer_cb$clock;
+    reg  q_newer_bc$d;
+    wire  q_newer_bc$q;
+    reg  q_newer_bc$clock;
+    reg  q_stale$d;
+    wire  q_stale$q;
+    reg  q_stale$clock;
+    reg  q_qfull$d;
+    wire  q_qfull$q;
+    reg  q_qfull$clock;
+    reg  q_badrank$d;
+    wire  q_badrank$q;
+    reg  q_badrank$clock;
+    reg  q_toolong$d;
+    wire  q_toolong$q;
+    reg  q_toolong$clock;
+    reg  q_badchild$d;
+    wire  q_badchild$q;
+    reg  q_badchild$clock;
+    reg  q_chrank$d;
+    wire  q_chrank$q;
+    reg  q_chrank$clock;
+    reg  q_degree$d;
+    wire  q_degree$q;
+    reg  q_degree$clock;
+    reg  q_cpl0$d;
+    wire  q_cpl0$q;
+    reg  q_cpl0$clock;
+    reg  q_cpl1$d;
+    wire  q_cpl1$q;
+    reg  q_cpl1$clock;
+    reg  q_elne$d;
+    wire  q_elne$q;
+    reg  q_elne$clock;
+    reg  q_partial$d;
+    wire  q_partial$q;
+    reg  q_partial$clock;
+    reg  [511:0] q_sj$d;
+    wire  [511:0] q_sj$q;
+    reg  q_sj$clock;
+    reg  q_sflush$d;
+    wire  q_sflush$q;
+    reg  q_sflush$clock;
+    reg  q_srecl$d;
+    wire  q_srecl$q;
+    reg  q_srecl$clock;
+    reg  q_spartial$d;
+    wire  q_spartial$q;
+    reg  q_spartial$clock;
     reg  udp_ok$d;
     wire  udp_ok$q;
     reg  udp_ok$clock;
@@ -682,6 +831,30 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] pmask$d;
     wire  [7:0] pmask$q;
     reg  pmask$clock;
+    reg  [7:0] hlow$d;
+    wire  [7:0] hlow$q;
+    reg  hlow$clock;
+    reg  [7:0] hlow_s$d;
+    wire  [7:0] hlow_s$q;
+    reg  hlow_s$clock;
+    reg  [47:0] hs_mac$d;
+    wire  [47:0] hs_mac$q;
+    reg  hs_mac$clock;
+    reg  [31:0] hs_ip$d;
+    wire  [31:0] hs_ip$q;
+    reg  hs_ip$clock;
+    reg  [15:0] hs_udp$d;
+    wire  [15:0] hs_udp$q;
+    reg  hs_udp$clock;
+    reg  [7:0] hs_child$d;
+    wire  [7:0] hs_child$q;
+    reg  hs_child$clock;
+    reg  v_a$d;
+    wire  v_a$q;
+    reg  v_a$clock;
+    reg  v_b$d;
+    wire  v_b$q;
+    reg  v_b$clock;
     reg  [47:0] pp_mac$0$d;
     wire  [47:0] pp_mac$0$q;
     reg  pp_mac$0$clock;
@@ -1184,6 +1357,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  ov_new;
     reg  ov_cur;
     reg  hdr_ok;
+    reg  h_latch;
     reg  ci;
     reg  [7:0] jsel;
     reg  [511:0] jent;
@@ -1434,6 +1608,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .udp_ok(parser$udp_ok),
         .ip_ok(parser$ip_ok),
         .kind(parser$kind),
+        .c_non_ip(parser$c_non_ip),
+        .c_ip_bad(parser$c_ip_bad),
+        .c_route(parser$c_route),
+        .c_bad(parser$c_bad),
+        .c_pc(parser$c_pc),
+        .c_count(parser$c_count),
         .dst_mac(parser$dst_mac),
         .src_mac(parser$src_mac),
         .src_ip(parser$src_ip),
@@ -1474,6 +1654,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .child(hg$child),
         .bitmap(hg$bitmap),
         .hdr(hg$hdr),
+        .clock(hg$clock),
+        .ld(hg$ld),
+        .orig(hg$orig),
+        .orig_hdr(hg$orig_hdr),
+        .orig_len(hg$orig_len),
+        .hdr_q(hg$hdr_q),
+        .len_q(hg$len_q),
         .len(hg$len)
     );
     fanin_meta meta(
@@ -1752,6 +1939,230 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(hdr$q),
         .clock(hdr$clock)
     );
+    fanin_pr_bitmap pr_bitmap(
+        .d(pr_bitmap$d),
+        .q(pr_bitmap$q),
+        .clock(pr_bitmap$clock)
+    );
+    fanin_pr_block pr_block(
+        .d(pr_block$d),
+        .q(pr_block$q),
+        .clock(pr_block$clock)
+    );
+    fanin_pr_child pr_child(
+        .d(pr_child$d),
+        .q(pr_child$q),
+        .clock(pr_child$clock)
+    );
+    fanin_pr_dst_ip pr_dst_ip(
+        .d(pr_dst_ip$d),
+        .q(pr_dst_ip$q),
+        .clock(pr_dst_ip$clock)
+    );
+    fanin_pr_elements pr_elements(
+        .d(pr_elements$d),
+        .q(pr_elements$q),
+        .clock(pr_elements$clock)
+    );
+    fanin_pr_exponent pr_exponent(
+        .d(pr_exponent$d),
+        .q(pr_exponent$q),
+        .clock(pr_exponent$clock)
+    );
+    fanin_pr_flags pr_flags(
+        .d(pr_flags$d),
+        .q(pr_flags$q),
+        .clock(pr_flags$clock)
+    );
+    fanin_pr_job pr_job(
+        .d(pr_job$d),
+        .q(pr_job$q),
+        .clock(pr_job$clock)
+    );
+    fanin_pr_kind pr_kind(
+        .d(pr_kind$d),
+        .q(pr_kind$q),
+        .clock(pr_kind$clock)
+    );
+    fanin_pr_ptype pr_ptype(
+        .d(pr_ptype$d),
+        .q(pr_ptype$q),
+        .clock(pr_ptype$clock)
+    );
+    fanin_pr_src_ip pr_src_ip(
+        .d(pr_src_ip$d),
+        .q(pr_src_ip$q),
+        .clock(pr_src_ip$clock)
+    );
+    fanin_pr_src_mac pr_src_mac(
+        .d(pr_src_mac$d),
+        .q(pr_src_mac$q),
+        .clock(pr_src_mac$clock)
+    );
+    fanin_pr_src_port pr_src_port(
+        .d(pr_src_port$d),
+        .q(pr_src_port$q),
+        .clock(pr_src_port$clock)
+    );
+    fanin_bcur bcur(
+        .d(bcur$d),
+        .q(bcur$q),
+        .clock(bcur$clock)
+    );
+    fanin_pc_non_ip pc_non_ip(
+        .d(pc_non_ip$d),
+        .q(pc_non_ip$q),
+        .clock(pc_non_ip$clock)
+    );
+    fanin_pc_ip_bad pc_ip_bad(
+        .d(pc_ip_bad$d),
+        .q(pc_ip_bad$q),
+        .clock(pc_ip_bad$clock)
+    );
+    fanin_pc_route pc_route(
+        .d(pc_route$d),
+        .q(pc_route$q),
+        .clock(pc_route$clock)
+    );
+    fanin_pc_bad pc_bad(
+        .d(pc_bad$d),
+        .q(pc_bad$q),
+        .clock(pc_bad$clock)
+    );
+    fanin_pc_pc pc_pc(
+        .d(pc_pc$d),
+        .q(pc_pc$q),
+        .clock(pc_pc$clock)
+    );
+    fanin_pc_count pc_count(
+        .d(pc_count$d),
+        .q(pc_count$q),
+        .clock(pc_count$clock)
+    );
+    fanin_cls cls(
+        .non_ip(cls$non_ip),
+        .ip_bad(cls$ip_bad),
+        .route(cls$route),
+        .bad(cls$bad),
+        .pc(cls$pc),
+        .count(cls$count),
+        .kind(cls$kind)
+    );
+    fanin_q_st q_st(
+        .d(q_st$d),
+        .q(q_st$q),
+        .clock(q_st$clock)
+    );
+    fanin_q_busy_st q_busy_st(
+        .d(q_busy_st$d),
+        .q(q_busy_st$q),
+        .clock(q_busy_st$clock)
+    );
+    fanin_q_same q_same(
+        .d(q_same$d),
+        .q(q_same$q),
+        .clock(q_same$clock)
+    );
+    fanin_q_samebl q_samebl(
+        .d(q_samebl$d),
+        .q(q_samebl$q),
+        .clock(q_samebl$clock)
+    );
+    fanin_q_subset q_subset(
+        .d(q_subset$d),
+        .q(q_subset$q),
+        .clock(q_subset$clock)
+    );
+    fanin_q_disjoint q_disjoint(
+        .d(q_disjoint$d),
+        .q(q_disjoint$q),
+        .clock(q_disjoint$clock)
+    );
+    fanin_q_newer_cb q_newer_cb(
+        .d(q_newer_cb$d),
+        .q(q_newer_cb$q),
+        .clock(q_newer_cb$clock)
+    );
+    fanin_q_newer_bc q_newer_bc(
+        .d(q_newer_bc$d),
+        .q(q_newer_bc$q),
+        .clock(q_newer_bc$clock)
+    );
+    fanin_q_stale q_stale(
+        .d(q_stale$d),
+        .q(q_stale$q),
+        .clock(q_stale$clock)
+    );
+    fanin_q_qfull q_qfull(
+        .d(q_qfull$d),
+        .q(q_qfull$q),
+        .clock(q_qfull$clock)
+    );
+    fanin_q_badrank q_badrank(
+        .d(q_badrank$d),
+        .q(q_badrank$q),
+        .clock(q_badrank$clock)
+    );
+    fanin_q_toolong q_toolong(
+        .d(q_toolong$d),
+        .q(q_toolong$q),
+        .clock(q_toolong$clock)
+    );
+    fanin_q_badchild q_badchild(
+        .d(q_badchild$d),
+        .q(q_badchild$q),
+        .clock(q_badchild$clock)
+    );
+    fanin_q_chrank q_chrank(
+        .d(q_chrank$d),
+        .q(q_chrank$q),
+        .clock(q_chrank$clock)
+    );
+    fanin_q_degree q_degree(
+        .d(q_degree$d),
+        .q(q_degree$q),
+        .clock(q_degree$clock)
+    );
+    fanin_q_cpl0 q_cpl0(
+        .d(q_cpl0$d),
+        .q(q_cpl0$q),
+        .clock(q_cpl0$clock)
+    );
+    fanin_q_cpl1 q_cpl1(
+        .d(q_cpl1$d),
+        .q(q_cpl1$q),
+        .clock(q_cpl1$clock)
+    );
+    fanin_q_elne q_elne(
+        .d(q_elne$d),
+        .q(q_elne$q),
+        .clock(q_elne$clock)
+    );
+    fanin_q_partial q_partial(
+        .d(q_partial$d),
+        .q(q_partial$q),
+        .clock(q_partial$clock)
+    );
+    fanin_q_sj q_sj(
+        .d(q_sj$d),
+        .q(q_sj$q),
+        .clock(q_sj$clock)
+    );
+    fanin_q_sflush q_sflush(
+        .d(q_sflush$d),
+        .q(q_sflush$q),
+        .clock(q_sflush$clock)
+    );
+    fanin_q_srecl q_srecl(
+        .d(q_srecl$d),
+        .q(q_srecl$q),
+        .clock(q_srecl$clock)
+    );
+    fanin_q_spartial q_spartial(
+        .d(q_spartial$d),
+        .q(q_spartial$q),
+        .clock(q_spartial$clock)
+    );
     fanin_udp_ok udp_ok(
         .d(udp_ok$d),
         .q(udp_ok$q),
@@ -2011,6 +2422,46 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(pmask$d),
         .q(pmask$q),
         .clock(pmask$clock)
+    );
+    fanin_hlow hlow(
+        .d(hlow$d),
+        .q(hlow$q),
+        .clock(hlow$clock)
+    );
+    fanin_hlow_s hlow_s(
+        .d(hlow_s$d),
+        .q(hlow_s$q),
+        .clock(hlow_s$clock)
+    );
+    fanin_hs_mac hs_mac(
+        .d(hs_mac$d),
+        .q(hs_mac$q),
+        .clock(hs_mac$clock)
+    );
+    fanin_hs_ip hs_ip(
+        .d(hs_ip$d),
+        .q(hs_ip$q),
+        .clock(hs_ip$clock)
+    );
+    fanin_hs_udp hs_udp(
+        .d(hs_udp$d),
+        .q(hs_udp$q),
+        .clock(hs_udp$clock)
+    );
+    fanin_hs_child hs_child(
+        .d(hs_child$d),
+        .q(hs_child$q),
+        .clock(hs_child$clock)
+    );
+    fanin_v_a v_a(
+        .d(v_a$d),
+        .q(v_a$q),
+        .clock(v_a$clock)
+    );
+    fanin_v_b v_b(
+        .d(v_b$d),
+        .q(v_b$q),
+        .clock(v_b$clock)
     );
     fanin_pp_mac_0 pp_mac$0(
         .d(pp_mac$0$d),
@@ -2800,6 +3251,49 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sel$clock = clock;
         last$clock = clock;
         hdr$clock = clock;
+        pr_bitmap$clock = clock;
+        pr_block$clock = clock;
+        pr_child$clock = clock;
+        pr_dst_ip$clock = clock;
+        pr_elements$clock = clock;
+        pr_exponent$clock = clock;
+        pr_flags$clock = clock;
+        pr_job$clock = clock;
+        pr_kind$clock = clock;
+        pr_ptype$clock = clock;
+        pr_src_ip$clock = clock;
+        pr_src_mac$clock = clock;
+        pr_src_port$clock = clock;
+        bcur$clock = clock;
+        pc_non_ip$clock = clock;
+        pc_ip_bad$clock = clock;
+        pc_route$clock = clock;
+        pc_bad$clock = clock;
+        pc_pc$clock = clock;
+        pc_count$clock = clock;
+        q_st$clock = clock;
+        q_busy_st$clock = clock;
+        q_same$clock = clock;
+        q_samebl$clock = clock;
+        q_subset$clock = clock;
+        q_disjoint$clock = clock;
+        q_newer_cb$clock = clock;
+        q_newer_bc$clock = clock;
+        q_stale$clock = clock;
+        q_qfull$clock = clock;
+        q_badrank$clock = clock;
+        q_toolong$clock = clock;
+        q_badchild$clock = clock;
+        q_chrank$clock = clock;
+        q_degree$clock = clock;
+        q_cpl0$clock = clock;
+        q_cpl1$clock = clock;
+        q_elne$clock = clock;
+        q_partial$clock = clock;
+        q_sj$clock = clock;
+        q_sflush$clock = clock;
+        q_srecl$clock = clock;
+        q_spartial$clock = clock;
         udp_ok$clock = clock;
         ip_ok$clock = clock;
         len$clock = clock;
@@ -2832,6 +3326,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cs_v$clock = clock;
         more$clock = clock;
         pmask$clock = clock;
+        hlow$clock = clock;
+        hlow_s$clock = clock;
+        hs_mac$clock = clock;
+        hs_ip$clock = clock;
+        hs_udp$clock = clock;
+        hs_child$clock = clock;
+        v_a$clock = clock;
+        v_b$clock = clock;
         t1_v$clock = clock;
         t1_first$clock = clock;
         t1_start$clock = clock;
@@ -2904,6 +3406,49 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sel$d = sel$q;
         last$d = last$q;
         hdr$d = hdr$q;
+        pr_bitmap$d = pr_bitmap$q;
+        pr_block$d = pr_block$q;
+        pr_child$d = pr_child$q;
+        pr_dst_ip$d = pr_dst_ip$q;
+        pr_elements$d = pr_elements$q;
+        pr_exponent$d = pr_exponent$q;
+        pr_flags$d = pr_flags$q;
+        pr_job$d = pr_job$q;
+        pr_kind$d = pr_kind$q;
+        pr_ptype$d = pr_ptype$q;
+        pr_src_ip$d = pr_src_ip$q;
+        pr_src_mac$d = pr_src_mac$q;
+        pr_src_port$d = pr_src_port$q;
+        bcur$d = bcur$q;
+        pc_non_ip$d = pc_non_ip$q;
+        pc_ip_bad$d = pc_ip_bad$q;
+        pc_route$d = pc_route$q;
+        pc_bad$d = pc_bad$q;
+        pc_pc$d = pc_pc$q;
+        pc_count$d = pc_count$q;
+        q_st$d = q_st$q;
+        q_busy_st$d = q_busy_st$q;
+        q_same$d = q_same$q;
+        q_samebl$d = q_samebl$q;
+        q_subset$d = q_subset$q;
+        q_disjoint$d = q_disjoint$q;
+        q_newer_cb$d = q_newer_cb$q;
+        q_newer_bc$d = q_newer_bc$q;
+        q_stale$d = q_stale$q;
+        q_qfull$d = q_qfull$q;
+        q_badrank$d = q_badrank$q;
+        q_toolong$d = q_toolong$q;
+        q_badchild$d = q_badchild$q;
+        q_chrank$d = q_chrank$q;
+        q_degree$d = q_degree$q;
+        q_cpl0$d = q_cpl0$q;
+        q_cpl1$d = q_cpl1$q;
+        q_elne$d = q_elne$q;
+        q_partial$d = q_partial$q;
+        q_sj$d = q_sj$q;
+        q_sflush$d = q_sflush$q;
+        q_srecl$d = q_srecl$q;
+        q_spartial$d = q_spartial$q;
         udp_ok$d = udp_ok$q;
         ip_ok$d = ip_ok$q;
         len$d = len$q;
@@ -2936,6 +3481,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cs_v$d = cs_v$q;
         more$d = more$q;
         pmask$d = pmask$q;
+        hlow$d = hlow$q;
+        hlow_s$d = hlow_s$q;
+        hs_mac$d = hs_mac$q;
+        hs_ip$d = hs_ip$q;
+        hs_udp$d = hs_udp$q;
+        hs_child$d = hs_child$q;
+        v_a$d = v_a$q;
+        v_b$d = v_b$q;
         t1_v$d = t1_v$q;
         t1_first$d = t1_first$q;
         t1_start$d = t1_start$q;
@@ -3376,31 +3929,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hg$child = o_child$q;
         hg$bitmap = o_bitmap$q;
         if (e_mc$q) begin
-            if (pport == c_idx4$0) begin
-                hg$dst_mac = pp_mac$0$q;
-                hg$dst_ip = pp_ip$0$q;
-                hg$dst_port = pp_udp$0$q;
-                hg$child = pp_child$0$q;
-            end
-            if (pport == c_idx4$1) begin
-                hg$dst_mac = pp_mac$1$q;
-                hg$dst_ip = pp_ip$1$q;
-                hg$dst_port = pp_udp$1$q;
-                hg$child = pp_child$1$q;
-            end
-            if (pport == c_idx4$2) begin
-                hg$dst_mac = pp_mac$2$q;
-                hg$dst_ip = pp_ip$2$q;
-                hg$dst_port = pp_udp$2$q;
-                hg$child = pp_child$2$q;
-            end
-            if (pport == c_idx4$3) begin
-                hg$dst_mac = pp_mac$3$q;
-                hg$dst_ip = pp_ip$3$q;
-                hg$dst_port = pp_udp$3$q;
-                hg$child = pp_child$3$q;
-            end
+            hg$dst_mac = hs_mac$q;
+            hg$dst_ip = hs_ip$q;
+            hg$dst_port = hs_udp$q;
+            hg$child = hs_child$q;
         end
+        hg$clock = clock;
+        hg$orig = e_orig$q;
+        hg$orig_hdr = b_hdr$q;
+        hg$orig_len = b_len$q;
         rx$0$clock = clock;
         rx$0$rst = rst;
         rx$0$tdata = s_tdata$0;
@@ -3424,14 +3961,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$0$w_we = 1'b0;
         tx$0$push = 1'b0;
         tx$0$w_row = acc_row;
-        if (e_orig$q) begin
-            tx$0$p_hdr = b_hdr$q;
-            tx$0$p_len = b_len$q;
-        end
-        else begin
-            tx$0$p_hdr = hg$hdr;
-            tx$0$p_len = hg$len;
-        end
+        tx$0$p_hdr = hg$hdr_q;
+        tx$0$p_len = hg$len_q;
         rxp$0$clock = clock;
         rxp$0$d = rxp$0$q;
         rxb$0$clock = clock;
@@ -3466,14 +3997,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$1$w_we = 1'b0;
         tx$1$push = 1'b0;
         tx$1$w_row = acc_row;
-        if (e_orig$q) begin
-            tx$1$p_hdr = b_hdr$q;
-            tx$1$p_len = b_len$q;
-        end
-        else begin
-            tx$1$p_hdr = hg$hdr;
-            tx$1$p_len = hg$len;
-        end
+        tx$1$p_hdr = hg$hdr_q;
+        tx$1$p_len = hg$len_q;
         rxp$1$clock = clock;
         rxp$1$d = rxp$1$q;
         rxb$1$clock = clock;
@@ -3508,14 +4033,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$2$w_we = 1'b0;
         tx$2$push = 1'b0;
         tx$2$w_row = acc_row;
-        if (e_orig$q) begin
-            tx$2$p_hdr = b_hdr$q;
-            tx$2$p_len = b_len$q;
-        end
-        else begin
-            tx$2$p_hdr = hg$hdr;
-            tx$2$p_len = hg$len;
-        end
+        tx$2$p_hdr = hg$hdr_q;
+        tx$2$p_len = hg$len_q;
         rxp$2$clock = clock;
         rxp$2$d = rxp$2$q;
         rxb$2$clock = clock;
@@ -3550,14 +4069,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$3$w_we = 1'b0;
         tx$3$push = 1'b0;
         tx$3$w_row = acc_row;
-        if (e_orig$q) begin
-            tx$3$p_hdr = b_hdr$q;
-            tx$3$p_len = b_len$q;
-        end
-        else begin
-            tx$3$p_hdr = hg$hdr;
-            tx$3$p_len = hg$len;
-        end
+        tx$3$p_hdr = hg$hdr_q;
+        tx$3$p_len = hg$len_q;
         rxp$3$clock = clock;
         rxp$3$d = rxp$3$q;
         rxb$3$clock = clock;
@@ -3677,69 +4190,94 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         parser$me_port = me_port$q;
         parser$udp_ok = udp_ok$q;
         parser$ip_ok = ip_ok$q;
+        pr_bitmap$d = parser$bitmap;
+        pr_block$d = parser$block;
+        pr_child$d = parser$child;
+        pr_dst_ip$d = parser$dst_ip;
+        pr_elements$d = parser$elements;
+        pr_exponent$d = parser$exponent;
+        pr_flags$d = parser$flags;
+        pr_job$d = parser$job;
+        pc_non_ip$d = parser$c_non_ip;
+        pc_ip_bad$d = parser$c_ip_bad;
+        pc_route$d = parser$c_route;
+        pc_bad$d = parser$c_bad;
+        pc_pc$d = parser$c_pc;
+        pc_count$d = parser$c_count;
+        cls$non_ip = pc_non_ip$q;
+        cls$ip_bad = pc_ip_bad$q;
+        cls$route = pc_route$q;
+        cls$bad = pc_bad$q;
+        cls$pc = pc_pc$q;
+        cls$count = pc_count$q;
+        pr_kind$d = cls$kind;
+        pr_ptype$d = parser$ptype;
+        pr_src_ip$d = parser$src_ip;
+        pr_src_mac$d = parser$src_mac;
+        pr_src_port$d = parser$src_port;
         rhit = 1'b0;
         rport = 32'h0;
-        if (route_valid$0$q & (route_ip$0$q == parser$dst_ip)) begin
+        if (route_valid$0$q & (route_ip$0$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$0$q;
         end
-        if (route_valid$1$q & (route_ip$1$q == parser$dst_ip)) begin
+        if (route_valid$1$q & (route_ip$1$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$1$q;
         end
-        if (route_valid$2$q & (route_ip$2$q == parser$dst_ip)) begin
+        if (route_valid$2$q & (route_ip$2$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$2$q;
         end
-        if (route_valid$3$q & (route_ip$3$q == parser$dst_ip)) begin
+        if (route_valid$3$q & (route_ip$3$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$3$q;
         end
-        if (route_valid$4$q & (route_ip$4$q == parser$dst_ip)) begin
+        if (route_valid$4$q & (route_ip$4$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$4$q;
         end
-        if (route_valid$5$q & (route_ip$5$q == parser$dst_ip)) begin
+        if (route_valid$5$q & (route_ip$5$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$5$q;
         end
-        if (route_valid$6$q & (route_ip$6$q == parser$dst_ip)) begin
+        if (route_valid$6$q & (route_ip$6$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$6$q;
         end
-        if (route_valid$7$q & (route_ip$7$q == parser$dst_ip)) begin
+        if (route_valid$7$q & (route_ip$7$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$7$q;
         end
-        if (route_valid$8$q & (route_ip$8$q == parser$dst_ip)) begin
+        if (route_valid$8$q & (route_ip$8$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$8$q;
         end
-        if (route_valid$9$q & (route_ip$9$q == parser$dst_ip)) begin
+        if (route_valid$9$q & (route_ip$9$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$9$q;
         end
-        if (route_valid$10$q & (route_ip$10$q == parser$dst_ip)) begin
+        if (route_valid$10$q & (route_ip$10$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$10$q;
         end
-        if (route_valid$11$q & (route_ip$11$q == parser$dst_ip)) begin
+        if (route_valid$11$q & (route_ip$11$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$11$q;
         end
-        if (route_valid$12$q & (route_ip$12$q == parser$dst_ip)) begin
+        if (route_valid$12$q & (route_ip$12$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$12$q;
         end
-        if (route_valid$13$q & (route_ip$13$q == parser$dst_ip)) begin
+        if (route_valid$13$q & (route_ip$13$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$13$q;
         end
-        if (route_valid$14$q & (route_ip$14$q == parser$dst_ip)) begin
+        if (route_valid$14$q & (route_ip$14$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$14$q;
         end
-        if (route_valid$15$q & (route_ip$15$q == parser$dst_ip)) begin
+        if (route_valid$15$q & (route_ip$15$q == pr_dst_ip$q)) begin
             rhit = 1'b1;
             rport = route_port$15$q;
         end
@@ -3747,97 +4285,97 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jsel = 32'h0;
         jent = jtab$0$q;
         jsel_ep = jepoch$0$q;
-        if (jtab$0$q[32'h0] & (jtab$0$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$0$q[32'h0] & (jtab$0$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$0;
             jent = jtab$0$q;
             jsel_ep = jepoch$0$q;
         end
-        if (jtab$1$q[32'h0] & (jtab$1$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$1$q[32'h0] & (jtab$1$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$1;
             jent = jtab$1$q;
             jsel_ep = jepoch$1$q;
         end
-        if (jtab$2$q[32'h0] & (jtab$2$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$2$q[32'h0] & (jtab$2$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$2;
             jent = jtab$2$q;
             jsel_ep = jepoch$2$q;
         end
-        if (jtab$3$q[32'h0] & (jtab$3$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$3$q[32'h0] & (jtab$3$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$3;
             jent = jtab$3$q;
             jsel_ep = jepoch$3$q;
         end
-        if (jtab$4$q[32'h0] & (jtab$4$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$4$q[32'h0] & (jtab$4$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$4;
             jent = jtab$4$q;
             jsel_ep = jepoch$4$q;
         end
-        if (jtab$5$q[32'h0] & (jtab$5$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$5$q[32'h0] & (jtab$5$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$5;
             jent = jtab$5$q;
             jsel_ep = jepoch$5$q;
         end
-        if (jtab$6$q[32'h0] & (jtab$6$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$6$q[32'h0] & (jtab$6$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$6;
             jent = jtab$6$q;
             jsel_ep = jepoch$6$q;
         end
-        if (jtab$7$q[32'h0] & (jtab$7$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$7$q[32'h0] & (jtab$7$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$7;
             jent = jtab$7$q;
             jsel_ep = jepoch$7$q;
         end
-        if (jtab$8$q[32'h0] & (jtab$8$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$8$q[32'h0] & (jtab$8$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$8;
             jent = jtab$8$q;
             jsel_ep = jepoch$8$q;
         end
-        if (jtab$9$q[32'h0] & (jtab$9$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$9$q[32'h0] & (jtab$9$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$9;
             jent = jtab$9$q;
             jsel_ep = jepoch$9$q;
         end
-        if (jtab$10$q[32'h0] & (jtab$10$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$10$q[32'h0] & (jtab$10$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$10;
             jent = jtab$10$q;
             jsel_ep = jepoch$10$q;
         end
-        if (jtab$11$q[32'h0] & (jtab$11$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$11$q[32'h0] & (jtab$11$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$11;
             jent = jtab$11$q;
             jsel_ep = jepoch$11$q;
         end
-        if (jtab$12$q[32'h0] & (jtab$12$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$12$q[32'h0] & (jtab$12$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$12;
             jent = jtab$12$q;
             jsel_ep = jepoch$12$q;
         end
-        if (jtab$13$q[32'h0] & (jtab$13$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$13$q[32'h0] & (jtab$13$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$13;
             jent = jtab$13$q;
             jsel_ep = jepoch$13$q;
         end
-        if (jtab$14$q[32'h0] & (jtab$14$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$14$q[32'h0] & (jtab$14$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$14;
             jent = jtab$14$q;
             jsel_ep = jepoch$14$q;
         end
-        if (jtab$15$q[32'h0] & (jtab$15$q[(32'h20)+:(16)] == parser$job)) begin
+        if (jtab$15$q[32'h0] & (jtab$15$q[(32'h20)+:(16)] == pr_job$q)) begin
             jhit = 1'b1;
             jsel = c_idx8$15;
             jent = jtab$15$q;
@@ -3942,8 +4480,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             scan_own = 1'b1;
         end
         chaddr = (((ji$q) & 24'hffffff) << c_mclog) | ((ei$q) & 24'hffffff);
-        slot = (((je$q[(32'hc0)+:(32)]) & 24'hffffff) + ((parser$block & (je$q[(32'he0)+:(32)] - 32'h1)) & 24'hffffff)) & c_smask;
-        ci = (parser$block & je$q[(32'he0)+:(32)]) != 32'h0;
+        slot = (((je$q[(32'hc0)+:(32)]) & 24'hffffff) + ((pr_block$q & (je$q[(32'he0)+:(32)] - 32'h1)) & 24'hffffff)) & c_smask;
+        ci = (pr_block$q & je$q[(32'he0)+:(32)]) != 32'h0;
         meta$raddr = cadr$q;
         meta$waddr = cadr$q;
         meta$wdata = 32'h0;
@@ -4054,31 +4592,31 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         busy_st = (st == 32'h1) | (st == 32'h2);
         same = st != 32'h0;
-        samebl = same & (m_block == parser$block);
-        subset = (parser$bitmap & ~m_bitmap) == 32'h0;
-        disjoint = (parser$bitmap & m_bitmap) == 32'h0;
-        d_cb = m_block - parser$block;
-        d_bc = parser$block - m_block;
+        samebl = same & (m_block == pr_block$q);
+        subset = (pr_bitmap$q & ~m_bitmap) == 32'h0;
+        disjoint = (pr_bitmap$q & m_bitmap) == 32'h0;
+        d_cb = m_block - pr_block$q;
+        d_bc = pr_block$q - m_block;
         newer_cb = ~d_cb[32'h1f] & (d_cb != 32'h0);
         newer_bc = ~d_bc[32'h1f] & (d_bc != 32'h0);
         age = now_r$q - m_timer;
         lim33 = ((je$q[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je$q[(32'h140)+:(32)]) & 33'h1ffffffff);
         stale = je$q[32'h2] & (((age) & 33'h1ffffffff) >= lim33);
         if (busy_st) begin
-            busy_left = busy_cur - 32'h1;
+            busy_left = bcur$q - 32'h1;
         end
         else begin
-            busy_left = busy_cur;
+            busy_left = bcur$q;
         end
-        newbm = m_bitmap | parser$bitmap;
-        if (parser$exponent != m_exp) begin
-            mflags = m_flags | (parser$flags & 32'h18) | 32'h10;
+        newbm = m_bitmap | pr_bitmap$q;
+        if (pr_exponent$q != m_exp) begin
+            mflags = m_flags | (pr_flags$q & 32'h18) | 32'h10;
         end
         else begin
-            mflags = m_flags | (parser$flags & 32'h18);
+            mflags = m_flags | (pr_flags$q & 32'h18);
         end
-        sflags = parser$flags & 32'h18;
-        rows_p = ((parser$elements << 32'h2) + c_rowmask) >> c_rowlog;
+        sflags = pr_flags$q & 32'h18;
+        rows_p = ((pr_elements$q << 32'h2) + c_rowmask) >> c_rowlog;
         rows_o = ((o_elements$q << 32'h2) + c_rowmask) >> c_rowlog;
         acc$op = 32'h0;
         acc$addr = (b_cadr$q << c_rpclog) + ((ri$q) & 24'hffffff);
@@ -4098,6 +4636,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cr = 1'b0;
         v1$d = 1'b0;
         b_done = 1'b0;
+        h_latch = 1'b0;
+        v_a$d = 1'b0;
+        hg$ld = 1'b0;
         tg_v = 1'b0;
         tg_first = 1'b0;
         if (nr$q == 32'h0) begin
@@ -4198,45 +4739,61 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             ri$d = ri$q + 32'h1;
                             v1$d = 1'b1;
                             if ((ri$q + 32'h1) == enr) begin
-                                bstate$d = 32'h6;
+                                bstate$d = 32'h8;
                             end
                         end
                         else begin
-                            bstate$d = 32'h6;
+                            bstate$d = 32'h8;
                         end
+                    end
+                end
+            8:
+                begin
+                    v_b$d = 1'b0;
+                    if (hdr_ok) begin
+                        h_latch = pmask$q != 32'h0;
+                        bstate$d = 32'h6;
                     end
                 end
             6:
                 begin
-                    if (hdr_ok) begin
-                        if (pm_low[0]) begin
+                    if (v_b$q) begin
+                        if (hlow$q[0]) begin
                             tx$0$push = 1'b1;
                         end
-                        if (pm_low[1]) begin
+                        if (hlow$q[1]) begin
                             tx$1$push = 1'b1;
                         end
-                        if (pm_low[2]) begin
+                        if (hlow$q[2]) begin
                             tx$2$push = 1'b1;
                         end
-                        if (pm_low[3]) begin
+                        if (hlow$q[3]) begin
                             tx$3$push = 1'b1;
                         end
-                        if (e_mc$q & (pm_low != 32'h0)) begin
+                        if (e_mc$q) begin
                             ev_b = ((32'h1) & 32'hffffffff) << 32'h4;
                         end
-                        pmask$d = pmask$q & ~pm_low;
-                        if ((pmask$q & ~pm_low) == 32'h0) begin
-                            if (more$q) begin
-                                cs_i$d = ei$q;
-                                cs_v$d = 1'b0;
-                                more$d = 1'b0;
-                                ri$d = 32'h0;
-                                bstate$d = 32'h3;
-                            end
-                            else begin
-                                b_done = 1'b1;
-                                bstate$d = 32'h0;
-                            end
+                    end
+                    v_b$d = v_a$q;
+                    if (v_a$q) begin
+                        hg$ld = 1'b1;
+                        hlow$d = hlow_s$q;
+                    end
+                    if (pmask$q != 32'h0) begin
+                        h_latch = 1'b1;
+                    end
+                    else if (~v_a$q) begin
+                        v_b$d = 1'b0;
+                        if (more$q) begin
+                            cs_i$d = ei$q;
+                            cs_v$d = 1'b0;
+                            more$d = 1'b0;
+                            ri$d = 32'h0;
+                            bstate$d = 32'h3;
+                        end
+                        else begin
+                            b_done = 1'b1;
+                            bstate$d = 32'h0;
                         end
                     end
                 end
@@ -4249,6 +4806,35 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                 end
         endcase
+        if (h_latch) begin
+            v_a$d = 1'b1;
+            hlow_s$d = pm_low;
+            pmask$d = pmask$q & ~pm_low;
+            if (pport == c_idx4$0) begin
+                hs_mac$d = pp_mac$0$q;
+                hs_ip$d = pp_ip$0$q;
+                hs_udp$d = pp_udp$0$q;
+                hs_child$d = pp_child$0$q;
+            end
+            if (pport == c_idx4$1) begin
+                hs_mac$d = pp_mac$1$q;
+                hs_ip$d = pp_ip$1$q;
+                hs_udp$d = pp_udp$1$q;
+                hs_child$d = pp_child$1$q;
+            end
+            if (pport == c_idx4$2) begin
+                hs_mac$d = pp_mac$2$q;
+                hs_ip$d = pp_ip$2$q;
+                hs_udp$d = pp_udp$2$q;
+                hs_child$d = pp_child$2$q;
+            end
+            if (pport == c_idx4$3) begin
+                hs_mac$d = pp_mac$3$q;
+                hs_ip$d = pp_ip$3$q;
+                hs_udp$d = pp_udp$3$q;
+                hs_child$d = pp_child$3$q;
+            end
+        end
         if (b_done & b_rel$q) begin
             if (b_sel$q == c_idx4$0) begin
                 rx$0$rel = 1'b1;
@@ -4362,7 +4948,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             ip_ok$d = rx$3$d_ip_ok;
                             row0$d = rx$3$d_row;
                         end
-                        state$d = 32'h1;
+                        state$d = 32'h4;
                     end
                     else if (sweep_on$q & scan_own) begin
                         scan_turn$d = 1'b0;
@@ -4385,20 +4971,28 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                     end
                 end
+            4:
+                begin
+                    state$d = 32'h6;
+                end
+            6:
+                begin
+                    state$d = 32'h1;
+                end
             1:
                 begin
                     ji$d = jsel;
                     je$d = jent;
                     jep$d = jsel_ep;
-                    chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((parser$child) & 24'hffffff) & c_mcmask);
-                    if ((parser$kind == 32'h3) & jhit) begin
+                    chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_child$q) & 24'hffffff) & c_mcmask);
+                    if ((pr_kind$q == 32'h3) & jhit) begin
                         state$d = 32'h2;
                     end
                     else if (b_free) begin
                         h_go = 1'b1;
                         h_st = 32'h7;
                         state$d = 32'h0;
-                        case (parser$kind)
+                        case (pr_kind$q)
                             0:
                                 begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'h14;
@@ -4429,8 +5023,32 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             2:
                 begin
                     chr$d = chram$rdata;
+                    bcur$d = busy_cur;
                     cadr$d = (slot << 32'h1) | ((ci) & 24'hffffff);
                     meta$raddr = (slot << 32'h1) | ((ci) & 24'hffffff);
+                    state$d = 32'h5;
+                end
+            5:
+                begin
+                    q_st$d = st;
+                    q_busy_st$d = busy_st;
+                    q_same$d = same;
+                    q_samebl$d = samebl;
+                    q_subset$d = subset;
+                    q_disjoint$d = disjoint;
+                    q_newer_cb$d = newer_cb;
+                    q_newer_bc$d = newer_bc;
+                    q_stale$d = stale;
+                    q_qfull$d = busy_left >= je$q[(32'h100)+:(32)];
+                    q_badrank$d = (pr_bitmap$q & ~je$q[(32'h40)+:(64)]) != 32'h0;
+                    q_toolong$d = pr_elements$q > c_lanes;
+                    q_badchild$d = ~pr_flags$q[32'h0] & (pr_child$q >= je$q[(32'h10)+:(8)]);
+                    q_chrank$d = ~pr_flags$q[32'h0] & ((pr_bitmap$q & ~chr$q[(32'h0)+:(64)]) != 32'h0);
+                    q_degree$d = ~pr_flags$q[32'h0] & (pr_child$q >= je$q[(32'h8)+:(8)]);
+                    q_cpl0$d = pr_bitmap$q == je$q[(32'h80)+:(64)];
+                    q_cpl1$d = newbm == je$q[(32'h80)+:(64)];
+                    q_elne$d = pr_elements$q != m_elem;
+                    q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
                     state$d = 32'h3;
                 end
             3:
@@ -4449,80 +5067,80 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         o_dst_ip$d = je$q[(32'h160)+:(32)];
                         o_dst_port$d = je$q[(32'h1b0)+:(16)];
                         pmask$d = ((32'h1) & 8'hff) << ((je$q[(32'h1c0)+:(4)]) & 8'hff);
-                        o_ptype$d = parser$ptype;
-                        o_flags$d = parser$flags;
-                        o_exp$d = parser$exponent;
-                        o_job$d = parser$job;
-                        o_elements$d = parser$elements;
-                        o_block$d = parser$block;
-                        o_child$d = parser$child;
-                        o_bitmap$d = parser$bitmap;
-                        cmw = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((parser$block) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((parser$bitmap) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((parser$exponent) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((sflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((parser$elements) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                        o_ptype$d = pr_ptype$q;
+                        o_flags$d = pr_flags$q;
+                        o_exp$d = pr_exponent$q;
+                        o_job$d = pr_job$q;
+                        o_elements$d = pr_elements$q;
+                        o_block$d = pr_block$q;
+                        o_child$d = pr_child$q;
+                        o_bitmap$d = pr_bitmap$q;
+                        cmw = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((pr_block$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((pr_bitmap$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((pr_exponent$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((sflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((pr_elements$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
                         aop = 32'h1;
-                        cpl = parser$bitmap == je$q[(32'h80)+:(64)];
+                        cpl = q_cpl0$q;
                         nr$d = rows_p;
-                        if (parser$ptype == 32'h2) begin
+                        if (pr_ptype$q == 32'h2) begin
                             if (~je$q[32'h1]) begin
                                 ev = ((32'h1) & 32'hffffffff) << 32'hf;
                             end
                             else begin
                                 o_src_ip$d = me_ip$q;
-                                o_flags$d = parser$flags | 32'h2;
+                                o_flags$d = pr_flags$q | 32'h2;
                                 e_mc$d = 1'b1;
                                 pmask$d = 32'h0;
                                 h_st = 32'h3;
-                                if (samebl) begin
+                                if (q_samebl$q) begin
                                     meta$wdata = (m & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
                                     meta$we = 32'h1;
-                                    bz_dec = busy_st;
+                                    bz_dec = q_busy_st$q;
                                 end
                             end
                         end
-                        else if ((parser$bitmap & ~je$q[(32'h40)+:(64)]) != 32'h0) begin
+                        else if (q_badrank$q) begin
                             ev = ((32'h1) & 32'hffffffff) << 32'hf;
                         end
-                        else if (parser$elements > c_lanes) begin
+                        else if (q_toolong$q) begin
                             ev = ((32'h1) & 32'hffffffff) << 32'hf;
                         end
-                        else if (~parser$flags[32'h0] & (parser$child >= je$q[(32'h10)+:(8)])) begin
+                        else if (q_badchild$q) begin
                             ev = ((32'h1) & 32'hffffffff) << 32'hf;
                         end
-                        else if (~parser$flags[32'h0] & ((parser$bitmap & ~chr$q[(32'h0)+:(64)]) != 32'h0)) begin
+                        else if (q_chrank$q) begin
                             ev = ((32'h1) & 32'hffffffff) << 32'hf;
                         end
-                        else if (~parser$flags[32'h0] & (parser$child >= je$q[(32'h8)+:(8)])) begin
+                        else if (q_degree$q) begin
                             ev = ((32'h1) & 32'hffffffff) << 32'ha;
                             dact = 32'h2;
                         end
-                        else if (parser$flags[32'h0] & je$q[32'h1]) begin
+                        else if (pr_flags$q[32'h0] & je$q[32'h1]) begin
                             ev = ((32'h1) & 32'hffffffff) << 32'hc;
                             dact = 32'h2;
                         end
-                        else if (samebl) begin
-                            if (st == 32'h1) begin
-                                if (subset) begin
+                        else if (q_samebl$q) begin
+                            if (q_st$q == 32'h1) begin
+                                if (q_subset$q) begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'h5;
                                 end
-                                else if (~disjoint) begin
+                                else if (~q_disjoint$q) begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'h6;
                                 end
-                                else if (parser$elements != m_elem) begin
+                                else if (q_elne$q) begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'hf;
                                 end
                                 else begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'h2;
                                     dact = 32'h4;
                                     aop = 32'h2;
-                                    cpl = newbm == je$q[(32'h80)+:(64)];
+                                    cpl = q_cpl1$q;
                                     cmw = (m & ~((((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((newbm) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((mflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
                                 end
                             end
-                            else if ((st == 32'h2) & subset) begin
+                            else if ((q_st$q == 32'h2) & q_subset$q) begin
                                 ev = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h7);
                                 dact = 32'h5;
                             end
-                            else if ((st == 32'h3) & ~je$q[32'h1]) begin
-                                if (subset) begin
+                            else if ((q_st$q == 32'h3) & ~je$q[32'h1]) begin
+                                if (q_subset$q) begin
                                     ev = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h4);
                                     dact = 32'h6;
                                 end
@@ -4530,7 +5148,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     ev = ((32'h1) & 32'hffffffff) << 32'h6;
                                 end
                             end
-                            else if (~disjoint & ~subset) begin
+                            else if (~q_disjoint$q & ~q_subset$q) begin
                                 ev = ((32'h1) & 32'hffffffff) << 32'h6;
                             end
                             else begin
@@ -4538,7 +5156,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 dact = 32'h2;
                             end
                         end
-                        else if (same & newer_cb) begin
+                        else if (q_same$q & q_newer_cb$q) begin
                             if (je$q[32'h1]) begin
                                 ev = ((32'h1) & 32'hffffffff) << 32'hb;
                                 dact = 32'h2;
@@ -4547,7 +5165,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 ev = ((32'h1) & 32'hffffffff) << 32'h5;
                             end
                         end
-                        else if (busy_st & ~(st == 32'h2) & ~(~je$q[32'h1] & (st == 32'h1) & newer_bc & stale)) begin
+                        else if (q_busy_st$q & ~(q_st$q == 32'h2) & ~(~je$q[32'h1] & (q_st$q == 32'h1) & q_newer_bc$q & q_stale$q)) begin
                             if (je$q[32'h1]) begin
                                 ev = ((32'h1) & 32'hffffffff) << 32'h8;
                                 dact = 32'h2;
@@ -4556,12 +5174,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 ev = ((32'h1) & 32'hffffffff) << 32'hd;
                             end
                         end
-                        else if (busy_left >= je$q[(32'h100)+:(32)]) begin
+                        else if (q_qfull$q) begin
                             if (je$q[32'h1]) begin
                                 ev = ((32'h1) & 32'hffffffff) << 32'h9;
                                 dact = 32'h2;
                             end
-                            else if ((st == 32'h1) & busy_st) begin
+                            else if ((q_st$q == 32'h1) & q_busy_st$q) begin
                                 ev = (((32'h1) & 32'hffffffff) << 32'hd) | (((32'h1) & 32'hffffffff) << 32'h11);
                             end
                             else begin
@@ -4569,7 +5187,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             end
                         end
                         else begin
-                            if (~je$q[32'h1] & (st == 32'h1)) begin
+                            if (~je$q[32'h1] & (q_st$q == 32'h1)) begin
                                 ev = (((32'h1) & 32'hffffffff) << 32'h2) | (((32'h1) & 32'hffffffff) << 32'h11);
                             end
                             else begin
@@ -4580,9 +5198,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         case (dact)
                             2:
                                 begin
-                                    o_src_ip$d = parser$src_ip;
-                                    o_src_port$d = parser$src_port;
-                                    o_flags$d = parser$flags | 32'h1;
+                                    o_src_ip$d = pr_src_ip$q;
+                                    o_src_port$d = pr_src_port$q;
+                                    o_flags$d = pr_flags$q | 32'h1;
                                     h_st = 32'h5;
                                 end
                             4:
@@ -4602,9 +5220,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     end
                                     meta$we = 32'h1;
                                     if (aop == 32'h1) begin
-                                        hwc = ~busy_st;
-                                        bz_inc = ~busy_st & ~cr;
-                                        bz_dec = busy_st & cr;
+                                        hwc = ~q_busy_st$q;
+                                        bz_inc = ~q_busy_st$q & ~cr;
+                                        bz_dec = q_busy_st$q & cr;
                                     end
                                     else begin
                                         bz_dec = cr;
@@ -4633,7 +5251,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 begin
                                     e_slot$d = 1'b1;
                                     o_ptype$d = 32'h1;
-                                    if (m_bitmap != je$q[(32'h80)+:(64)]) begin
+                                    if (q_partial$q) begin
                                         o_flags$d = m_flags | 32'h4;
                                     end
                                     else begin
@@ -4657,9 +5275,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     o_elements$d = m_elem;
                                     o_block$d = m_block;
                                     o_bitmap$d = m_bitmap;
-                                    o_dst_mac$d = parser$src_mac;
-                                    o_dst_ip$d = parser$src_ip;
-                                    o_dst_port$d = parser$src_port;
+                                    o_dst_mac$d = pr_src_mac$q;
+                                    o_dst_ip$d = pr_src_ip$q;
+                                    o_dst_port$d = pr_src_port$q;
                                     pmask$d = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
                                     h_st = 32'h5;
                                 end
@@ -4672,12 +5290,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             11:
                 begin
+                    state$d = 32'he;
+                end
+            14:
+                begin
+                    q_sj$d = sj;
+                    q_sflush$d = sj[32'h2] & sj[32'h1] & (st == 32'h1) & (age >= sj[(32'h120)+:(32)]);
+                    q_srecl$d = sj[32'h2] & (st == 32'h2) & (age >= sj[(32'h140)+:(32)]);
+                    q_spartial$d = m_bitmap != sj[(32'h80)+:(64)];
                     state$d = 32'hc;
                 end
             12:
                 begin
                     state$d = 32'hd;
-                    if (sj[32'h2] & sj[32'h1] & (st == 32'h1) & (age >= sj[(32'h120)+:(32)])) begin
+                    if (q_sflush$q) begin
                         if (b_free) begin
                             h_go = 1'b1;
                             h_st = 32'h5;
@@ -4690,29 +5316,29 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             o_src_mac$d = me_mac$q;
                             o_src_ip$d = me_ip$q;
                             o_src_port$d = me_port$q;
-                            o_dst_mac$d = sj[(32'h180)+:(48)];
-                            o_dst_ip$d = sj[(32'h160)+:(32)];
-                            o_dst_port$d = sj[(32'h1b0)+:(16)];
-                            pmask$d = ((32'h1) & 8'hff) << ((sj[(32'h1c0)+:(4)]) & 8'hff);
+                            o_dst_mac$d = q_sj$q[(32'h180)+:(48)];
+                            o_dst_ip$d = q_sj$q[(32'h160)+:(32)];
+                            o_dst_port$d = q_sj$q[(32'h1b0)+:(16)];
+                            pmask$d = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
                             o_ptype$d = 32'h1;
-                            if (m_bitmap != sj[(32'h80)+:(64)]) begin
+                            if (q_spartial$q) begin
                                 o_flags$d = m_flags | 32'h4;
                             end
                             else begin
                                 o_flags$d = m_flags;
                             end
                             o_exp$d = m_exp;
-                            o_job$d = sj[(32'h20)+:(16)];
+                            o_job$d = q_sj$q[(32'h20)+:(16)];
                             o_elements$d = m_elem;
                             o_block$d = m_block;
-                            o_child$d = sj[(32'h18)+:(8)];
+                            o_child$d = q_sj$q[(32'h18)+:(8)];
                             o_bitmap$d = m_bitmap;
                         end
                         else begin
                             state$d = 32'hc;
                         end
                     end
-                    else if (sj[32'h2] & (st == 32'h2) & (age >= sj[(32'h140)+:(32)])) begin
+                    else if (q_srecl$q) begin
                         ev = ((32'h1) & 32'hffffffff) << 32'h11;
                         meta$wdata = (m & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h4;
                         meta$we = 32'h1;
@@ -6552,6 +7178,25 @@ module fanin_b_sel(d,q,clock);
 endmodule // fanin_b_sel
 
 
+module fanin_bcur(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_bcur
+
+
 module fanin_bstate(d,q,clock);
     
     // Module arguments
@@ -6672,6 +7317,51 @@ module fanin_chram2(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
     end
 endmodule // fanin_chram2
+
+
+module fanin_cls(non_ip,ip_bad,route,bad,pc,count,kind);
+    
+    // Module arguments
+    input wire  non_ip;
+    input wire  ip_bad;
+    input wire  route;
+    input wire  bad;
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  [1:0] kind;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    reg  [7:0] pop;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
+        if (non_ip) begin
+            kind = 32'h0;
+        end
+        else if (ip_bad) begin
+            kind = 32'h1;
+        end
+        else if (route) begin
+            kind = 32'h2;
+        end
+        else if (bad | (pop != count)) begin
+            kind = 32'h1;
+        end
+        else begin
+            kind = 32'h3;
+        end
+    end
+    
+endmodule // fanin_cls
 
 
 module fanin_cnt_0(d,q,clock);
@@ -7244,7 +7934,7 @@ module fanin_hdr(d,q,clock);
 endmodule // fanin_hdr
 
 
-module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,hdr,len);
+module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,hdr,clock,ld,orig,orig_hdr,orig_len,hdr_q,len_q,len);
     
     // Module arguments
     input wire  [47:0] dst_mac;
@@ -7262,9 +7952,22 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     input wire  [7:0] child;
     input wire  [63:0] bitmap;
     output reg  [511:0] hdr;
+    input wire  clock;
+    input wire  ld;
+    input wire  orig;
+    input wire  [511:0] orig_hdr;
+    input wire  [15:0] orig_len;
+    output reg  [511:0] hdr_q;
+    output reg  [15:0] len_q;
     output reg  [15:0] len;
     
     // Stub signals
+    reg  [511:0] hq$d;
+    wire  [511:0] hq$q;
+    reg  hq$clock;
+    reg  [15:0] lq$d;
+    wire  [15:0] lq$q;
+    reg  lq$clock;
     reg  [511:0] swap$a;
     wire  [511:0] swap$y;
     
@@ -7283,6 +7986,16 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     reg  [511:0] be;
     
     // Sub module instances
+    fanin_hg_hq hq(
+        .d(hq$d),
+        .q(hq$q),
+        .clock(hq$clock)
+    );
+    fanin_hg_lq lq(
+        .d(lq$d),
+        .q(lq$q),
+        .clock(lq$clock)
+    );
     fanin_hg_swap swap(
         .a(swap$a),
         .y(swap$y)
@@ -7290,6 +8003,10 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     
     // Update code
     always @(*) begin
+        hq$clock = clock;
+        lq$clock = clock;
+        hq$d = hq$q;
+        lq$d = lq$q;
         total = (elements << 32'h2) + 32'h32;
         len = (elements << 32'h2) + 32'h40;
         cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
@@ -7305,9 +8022,59 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         be = (((dst_mac) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0) | (((src_mac) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a0) | (((((32'h800) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h190) | (((((32'h4500) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h180) | (((total) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h170) | (((((32'h4000) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h150) | (((((32'h4011) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((csum) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h130) | (((src_ip) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h110) | (((dst_ip) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf0) | (((src_port) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((dst_port) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hd0) | (((total - 32'h14) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((((32'h1) & 8'hff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha8) | (((ptype) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0) | (((flags) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h98) | (((exponent) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((job) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((elements) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((block) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((child) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h48) | (((pc6[(32'h0)+:(8)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | ((bitmap) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         swap$a = be;
         hdr = swap$y;
+        if (ld) begin
+            if (orig) begin
+                hq$d = orig_hdr;
+                lq$d = orig_len;
+            end
+            else begin
+                hq$d = swap$y;
+                lq$d = len;
+            end
+        end
+        hdr_q = hq$q;
+        len_q = lq$q;
     end
     
 endmodule // fanin_hg
+
+
+module fanin_hg_hq(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_hq
+
+
+module fanin_hg_lq(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_lq
 
 
 module fanin_hg_swap(a,y);
@@ -7319,6 +8086,120 @@ module fanin_hg_swap(a,y);
     // Update code (custom)
     assign y = {a[7:0], a[15:8], a[23:16], a[31:24], a[39:32], a[47:40], a[55:48], a[63:56], a[71:64], a[79:72], a[87:80], a[95:88], a[103:96], a[111:104], a[119:112], a[127:120], a[135:128], a[143:136], a[151:144], a[159:152], a[167:160], a[175:168], a[183:176], a[191:184], a[199:192], a[207:200], a[215:208], a[223:216], a[231:224], a[239:232], a[247:240], a[255:248], a[263:256], a[271:264], a[279:272], a[287:280], a[295:288], a[303:296], a[311:304], a[319:312], a[327:320], a[335:328], a[343:336], a[351:344], a[359:352], a[367:360], a[375:368], a[383:376], a[391:384], a[399:392], a[407:400], a[415:408], a[423:416], a[431:424], a[439:432], a[447:440], a[455:448], a[463:456], a[471:464], a[479:472], a[487:480], a[495:488], a[503:496], a[511:504]};
 endmodule // fanin_hg_swap
+
+
+module fanin_hlow(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hlow
+
+
+module fanin_hlow_s(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hlow_s
+
+
+module fanin_hs_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hs_child
+
+
+module fanin_hs_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hs_ip
+
+
+module fanin_hs_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hs_mac
+
+
+module fanin_hs_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hs_udp
 
 
 module fanin_ip_ok(d,q,clock);
@@ -8906,7 +9787,7 @@ module fanin_ow_val(d,q,clock);
 endmodule // fanin_ow_val
 
 
-module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
+module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_route,c_bad,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
     
     // Module arguments
     input wire  [639:0] hdr;
@@ -8916,6 +9797,12 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,dst_mac,src_mac,src_
     input wire  udp_ok;
     input wire  ip_ok;
     output reg  [1:0] kind;
+    output reg  c_non_ip;
+    output reg  c_ip_bad;
+    output reg  c_route;
+    output reg  c_bad;
+    output reg  [63:0] c_pc;
+    output reg  [7:0] c_count;
     output reg  [47:0] dst_mac;
     output reg  [47:0] src_mac;
     output reg  [31:0] src_ip;
@@ -8931,6 +9818,13 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,dst_mac,src_mac,src_
     output reg  [63:0] bitmap;
     
     // Stub signals
+    reg  cls$non_ip;
+    reg  cls$ip_bad;
+    reg  cls$route;
+    reg  cls$bad;
+    reg  [63:0] cls$pc;
+    reg  [7:0] cls$count;
+    wire  [1:0] cls$kind;
     reg  [639:0] swap$a;
     wire  [639:0] swap$y;
     
@@ -8950,11 +9844,17 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,dst_mac,src_mac,src_
     reg  [63:0] pc1;
     reg  [63:0] pc2;
     reg  [63:0] pc3;
-    reg  [63:0] pc4;
-    reg  [63:0] pc5;
-    reg  [63:0] pc6;
     
     // Sub module instances
+    fanin_parser_cls cls(
+        .non_ip(cls$non_ip),
+        .ip_bad(cls$ip_bad),
+        .route(cls$route),
+        .bad(cls$bad),
+        .pc(cls$pc),
+        .count(cls$count),
+        .kind(cls$kind)
+    );
     fanin_parser_swap swap(
         .a(swap$a),
         .y(swap$y)
@@ -8990,20 +9890,60 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,dst_mac,src_mac,src_
         pc1 = bitmap - ((bitmap >> 32'h1) & 64'h5555555555555555);
         pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
         pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-        pc4 = pc3 + (pc3 >> 32'h8);
-        pc5 = pc4 + (pc4 >> 32'h10);
-        pc6 = (pc5 + (pc5 >> 32'h20)) & 32'h7f;
-        wire_bad = (pl < 32'h16) | (pl20 != want20) | (be[(32'h128)+:(8)] != 32'h1) | ((ptype != 32'h1) & (ptype != 32'h2)) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0) | (pc6 != ((be[(32'hc0)+:(8)]) & 64'hffffffffffffffff));
+        wire_bad = (pl < 32'h16) | (pl20 != want20) | (be[(32'h128)+:(8)] != 32'h1) | ((ptype != 32'h1) & (ptype != 32'h2)) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
+        c_non_ip = non_ip;
+        c_ip_bad = ip_bad;
+        c_route = dst_ip != me_ip;
+        c_bad = ~udp_cand | udp_bad | ~udp_ok | (be[(32'h150)+:(16)] != me_port) | wire_bad;
+        c_pc = pc3;
+        c_count = be[(32'hc0)+:(8)];
+        cls$non_ip = c_non_ip;
+        cls$ip_bad = c_ip_bad;
+        cls$route = c_route;
+        cls$bad = c_bad;
+        cls$pc = c_pc;
+        cls$count = c_count;
+        kind = cls$kind;
+    end
+    
+endmodule // fanin_parser
+
+
+module fanin_parser_cls(non_ip,ip_bad,route,bad,pc,count,kind);
+    
+    // Module arguments
+    input wire  non_ip;
+    input wire  ip_bad;
+    input wire  route;
+    input wire  bad;
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  [1:0] kind;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    reg  [7:0] pop;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
         if (non_ip) begin
             kind = 32'h0;
         end
         else if (ip_bad) begin
             kind = 32'h1;
         end
-        else if (dst_ip != me_ip) begin
+        else if (route) begin
             kind = 32'h2;
         end
-        else if (~udp_cand | udp_bad | ~udp_ok | (be[(32'h150)+:(16)] != me_port) | wire_bad) begin
+        else if (bad | (pop != count)) begin
             kind = 32'h1;
         end
         else begin
@@ -9011,7 +9951,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,dst_mac,src_mac,src_
         end
     end
     
-endmodule // fanin_parser
+endmodule // fanin_parser_cls
 
 
 module fanin_parser_swap(a,y);
@@ -9023,6 +9963,120 @@ module fanin_parser_swap(a,y);
     // Update code (custom)
     assign y = {a[7:0], a[15:8], a[23:16], a[31:24], a[39:32], a[47:40], a[55:48], a[63:56], a[71:64], a[79:72], a[87:80], a[95:88], a[103:96], a[111:104], a[119:112], a[127:120], a[135:128], a[143:136], a[151:144], a[159:152], a[167:160], a[175:168], a[183:176], a[191:184], a[199:192], a[207:200], a[215:208], a[223:216], a[231:224], a[239:232], a[247:240], a[255:248], a[263:256], a[271:264], a[279:272], a[287:280], a[295:288], a[303:296], a[311:304], a[319:312], a[327:320], a[335:328], a[343:336], a[351:344], a[359:352], a[367:360], a[375:368], a[383:376], a[391:384], a[399:392], a[407:400], a[415:408], a[423:416], a[431:424], a[439:432], a[447:440], a[455:448], a[463:456], a[471:464], a[479:472], a[487:480], a[495:488], a[503:496], a[511:504], a[519:512], a[527:520], a[535:528], a[543:536], a[551:544], a[559:552], a[567:560], a[575:568], a[583:576], a[591:584], a[599:592], a[607:600], a[615:608], a[623:616], a[631:624], a[639:632]};
 endmodule // fanin_parser_swap
+
+
+module fanin_pc_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_bad
+
+
+module fanin_pc_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_count
+
+
+module fanin_pc_ip_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_ip_bad
+
+
+module fanin_pc_non_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_non_ip
+
+
+module fanin_pc_pc(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_pc
+
+
+module fanin_pc_route(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_route
 
 
 module fanin_pmask(d,q,clock);
@@ -9346,6 +10400,690 @@ module fanin_pp_udp_3(d,q,clock);
     end
           
 endmodule // fanin_pp_udp_3
+
+
+module fanin_pr_bitmap(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_bitmap
+
+
+module fanin_pr_block(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_block
+
+
+module fanin_pr_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_child
+
+
+module fanin_pr_dst_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_dst_ip
+
+
+module fanin_pr_elements(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_elements
+
+
+module fanin_pr_exponent(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_exponent
+
+
+module fanin_pr_flags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_flags
+
+
+module fanin_pr_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_job
+
+
+module fanin_pr_kind(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_kind
+
+
+module fanin_pr_ptype(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_ptype
+
+
+module fanin_pr_src_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_src_ip
+
+
+module fanin_pr_src_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_src_mac
+
+
+module fanin_pr_src_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pr_src_port
+
+
+module fanin_q_badchild(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_badchild
+
+
+module fanin_q_badrank(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_badrank
+
+
+module fanin_q_busy_st(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_busy_st
+
+
+module fanin_q_chrank(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_chrank
+
+
+module fanin_q_cpl0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_cpl0
+
+
+module fanin_q_cpl1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_cpl1
+
+
+module fanin_q_degree(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_degree
+
+
+module fanin_q_disjoint(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_disjoint
+
+
+module fanin_q_elne(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_elne
+
+
+module fanin_q_newer_bc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_newer_bc
+
+
+module fanin_q_newer_cb(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_newer_cb
+
+
+module fanin_q_partial(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_partial
+
+
+module fanin_q_qfull(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_qfull
+
+
+module fanin_q_same(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_same
+
+
+module fanin_q_samebl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_samebl
+
+
+module fanin_q_sflush(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_sflush
+
+
+module fanin_q_sj(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_sj
+
+
+module fanin_q_spartial(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_spartial
+
+
+module fanin_q_srecl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_srecl
+
+
+module fanin_q_st(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 3'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_st
+
+
+module fanin_q_stale(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_stale
+
+
+module fanin_q_subset(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_subset
+
+
+module fanin_q_toolong(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_toolong
 
 
 module fanin_rdata_r(d,q,clock);
@@ -10442,18 +12180,56 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  usb$in_frame;
     reg  [15:0] usb$beat;
     reg  [639:0] usb$hdr;
-    wire  [31:0] usb$sum;
+    wire  [63:0] usb$tw;
     wire  [15:0] usb$ulen;
     reg  [31:0] isum$d;
     wire  [31:0] isum$q;
     reg  isum$clock;
+    reg  s1_v$d;
+    wire  s1_v$q;
+    reg  s1_v$clock;
+    reg  s1_first$d;
+    wire  s1_first$q;
+    reg  s1_first$clock;
+    reg  [63:0] s1_us$d;
+    wire  [63:0] s1_us$q;
+    reg  s1_us$clock;
+    reg  [63:0] s1_is$d;
+    wire  [63:0] s1_is$q;
+    reg  s1_is$clock;
+    reg  [63:0] uws$tw;
+    wire  [31:0] uws$sum;
+    reg  [63:0] iws$tw;
+    wire  [31:0] iws$sum;
+    reg  pend_a$d;
+    wire  pend_a$q;
+    reg  pend_a$clock;
+    reg  [680:0] pa_desc$d;
+    wire  [680:0] pa_desc$q;
+    reg  pa_desc$clock;
+    reg  [31:0] pa_pseudo$d;
+    wire  [31:0] pa_pseudo$q;
+    reg  pa_pseudo$clock;
+    reg  pend$d;
+    wire  pend$q;
+    reg  pend$clock;
+    reg  [680:0] p_desc$d;
+    wire  [680:0] p_desc$q;
+    reg  p_desc$clock;
+    reg  [31:0] p_utot$d;
+    wire  [31:0] p_utot$q;
+    reg  p_utot$clock;
+    reg  [31:0] p_itot$d;
+    wire  [31:0] p_itot$q;
+    reg  p_itot$clock;
     reg  [63:0] isb$tdata;
     reg  isb$in_frame;
     reg  [15:0] isb$beat;
     reg  [639:0] isb$hdr;
-    wire  [31:0] isb$sum;
+    wire  [63:0] isb$tw;
     
     // Local signals
+    reg  [31:0] pseudo;
     reg  [31:0] itot;
     reg  [31:0] if1;
     reg  [31:0] if2;
@@ -10573,7 +12349,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .in_frame(usb$in_frame),
         .beat(usb$beat),
         .hdr(usb$hdr),
-        .sum(usb$sum),
+        .tw(usb$tw),
         .ulen(usb$ulen)
     );
     fanin_rx_0_isum isum(
@@ -10581,12 +12357,75 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(isum$q),
         .clock(isum$clock)
     );
+    fanin_rx_0_s1_v s1_v(
+        .d(s1_v$d),
+        .q(s1_v$q),
+        .clock(s1_v$clock)
+    );
+    fanin_rx_0_s1_first s1_first(
+        .d(s1_first$d),
+        .q(s1_first$q),
+        .clock(s1_first$clock)
+    );
+    fanin_rx_0_s1_us s1_us(
+        .d(s1_us$d),
+        .q(s1_us$q),
+        .clock(s1_us$clock)
+    );
+    fanin_rx_0_s1_is s1_is(
+        .d(s1_is$d),
+        .q(s1_is$q),
+        .clock(s1_is$clock)
+    );
+    fanin_rx_0_uws uws(
+        .tw(uws$tw),
+        .sum(uws$sum)
+    );
+    fanin_rx_0_iws iws(
+        .tw(iws$tw),
+        .sum(iws$sum)
+    );
+    fanin_rx_0_pend_a pend_a(
+        .d(pend_a$d),
+        .q(pend_a$q),
+        .clock(pend_a$clock)
+    );
+    fanin_rx_0_pa_desc pa_desc(
+        .d(pa_desc$d),
+        .q(pa_desc$q),
+        .clock(pa_desc$clock)
+    );
+    fanin_rx_0_pa_pseudo pa_pseudo(
+        .d(pa_pseudo$d),
+        .q(pa_pseudo$q),
+        .clock(pa_pseudo$clock)
+    );
+    fanin_rx_0_pend pend(
+        .d(pend$d),
+        .q(pend$q),
+        .clock(pend$clock)
+    );
+    fanin_rx_0_p_desc p_desc(
+        .d(p_desc$d),
+        .q(p_desc$q),
+        .clock(p_desc$clock)
+    );
+    fanin_rx_0_p_utot p_utot(
+        .d(p_utot$d),
+        .q(p_utot$q),
+        .clock(p_utot$clock)
+    );
+    fanin_rx_0_p_itot p_itot(
+        .d(p_itot$d),
+        .q(p_itot$q),
+        .clock(p_itot$clock)
+    );
     fanin_rx_0_isb isb(
         .tdata(isb$tdata),
         .in_frame(isb$in_frame),
         .beat(isb$beat),
         .hdr(isb$hdr),
-        .sum(isb$sum)
+        .tw(isb$tw)
     );
     
     // Update code
@@ -10608,6 +12447,17 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$clock = clock;
         usum$clock = clock;
         isum$clock = clock;
+        s1_v$clock = clock;
+        s1_first$clock = clock;
+        s1_us$clock = clock;
+        s1_is$clock = clock;
+        pend_a$clock = clock;
+        pa_desc$clock = clock;
+        pa_pseudo$clock = clock;
+        pend$clock = clock;
+        p_desc$clock = clock;
+        p_utot$clock = clock;
+        p_itot$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -10625,10 +12475,21 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$d = popped$q;
         usum$d = usum$q;
         isum$d = isum$q;
+        s1_v$d = s1_v$q;
+        s1_first$d = s1_first$q;
+        s1_us$d = s1_us$q;
+        s1_is$d = s1_is$q;
+        pend_a$d = pend_a$q;
+        pa_desc$d = pa_desc$q;
+        pa_pseudo$d = pa_pseudo$q;
+        pend$d = pend$q;
+        p_desc$d = p_desc$q;
+        p_utot$d = p_utot$q;
+        p_itot$d = p_itot$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
-        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & (dfill < 32'h7);
+        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & ((dfill + ((pend_a$q) & 4'hf) + ((pend$q) & 4'hf)) < 32'h7);
         tready = in_frame$q | room;
         acc = tvalid & tready;
         nb = 32'h0;
@@ -10675,41 +12536,58 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usb$in_frame = in_frame$q;
         usb$beat = beat$q;
         usb$hdr = hdr$q;
-        if (in_frame$q) begin
-            utot = usum$q + usb$sum;
+        uws$tw = s1_us$q;
+        iws$tw = s1_is$q;
+        if (s1_first$q) begin
+            utot = uws$sum;
         end
         else begin
-            utot = usb$sum;
+            utot = usum$q + uws$sum;
         end
-        ufin = utot + 32'h11 + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
+        ufin = p_utot$q;
+        pseudo = ((32'h11) & 32'hffffffff) + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
         uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
         uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
-        uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
+        uok = (uf2 == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
         isb$tdata = tdata;
         isb$in_frame = in_frame$q;
         isb$beat = beat$q;
         isb$hdr = hdr$q;
-        if (in_frame$q) begin
-            itot = isum$q + isb$sum;
+        if (s1_first$q) begin
+            itot = iws$sum;
         end
         else begin
-            itot = isb$sum;
+            itot = isum$q + iws$sum;
         end
-        if1 = (itot & 32'hffff) + (itot >> 32'h10);
+        if1 = (p_itot$q & 32'hffff) + (p_itot$q >> 32'h10);
         if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
         iok = if2 == 32'hffff;
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
-        desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$we = ((pend$q) & 32'hffffffff);
+        if (s1_v$q) begin
+            usum$d = utot;
+            isum$d = itot;
+        end
+        s1_v$d = acc;
+        s1_first$d = ~in_frame$q;
+        s1_us$d = usb$tw;
+        s1_is$d = isb$tw;
+        pend_a$d = 1'b0;
+        pend$d = pend_a$q;
+        p_desc$d = pa_desc$q;
+        p_utot$d = utot + pa_pseudo$q;
+        p_itot$d = itot;
+        if (pend$q) begin
+            dw$d = dw$q + 32'h1;
+        end
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
-            usum$d = utot;
-            isum$d = itot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -10747,8 +12625,9 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
                     bad = 1'b1;
                 end
                 else begin
-                    desc$we = 32'h1;
-                    dw$d = dw$q + 32'h1;
+                    pend_a$d = 1'b1;
+                    pa_desc$d = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+                    pa_pseudo$d = pseudo;
                     if (wr | (chunk$q != 32'h0)) begin
                         wrow$d = wrow$q + 32'h1;
                         row0$d = wrow$q + 32'h1;
@@ -10784,6 +12663,9 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             rdrow$d = 32'h0;
             dw$d = 32'h0;
             dr$d = 32'h0;
+            pend$d = 1'b0;
+            pend_a$d = 1'b0;
+            s1_v$d = 1'b0;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
         end
@@ -11035,27 +12917,23 @@ module fanin_rx_0_in_frame(d,q,clock);
 endmodule // fanin_rx_0_in_frame
 
 
-module fanin_rx_0_isb(tdata,in_frame,beat,hdr,sum);
+module fanin_rx_0_isb(tdata,in_frame,beat,hdr,tw);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  in_frame;
     input wire  [15:0] beat;
     input wire  [639:0] hdr;
-    output reg  [31:0] sum;
+    output reg  [63:0] tw;
     
     // Update code (custom)
     wire [15:0] bidx = in_frame ? beat : 16'd0;
     wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
     wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
-    wire [31:0] t0 = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? {16'd0, tdata[7:0], tdata[15:8]} : 32'd0;
-    wire [31:0] t1 = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? {16'd0, tdata[23:16], tdata[31:24]} : 32'd0;
-    wire [31:0] t2 = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? {16'd0, tdata[39:32], tdata[47:40]} : 32'd0;
-    wire [31:0] t3 = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? {16'd0, tdata[55:48], tdata[63:56]} : 32'd0;
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    assign tw[15:0] = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? tdata[15:0] : 16'd0;
+    assign tw[31:16] = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? tdata[31:16] : 16'd0;
+    assign tw[47:32] = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? tdata[47:32] : 16'd0;
+    assign tw[63:48] = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? tdata[63:48] : 16'd0;
 endmodule // fanin_rx_0_isb
 
 
@@ -11078,6 +12956,24 @@ module fanin_rx_0_isum(d,q,clock);
 endmodule // fanin_rx_0_isum
 
 
+module fanin_rx_0_iws(tw,sum);
+    
+    // Module arguments
+    input wire  [63:0] tw;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
+    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
+    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
+    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_0_iws
+
+
 module fanin_rx_0_lenq(d,q,clock);
     
     // Module arguments
@@ -11095,6 +12991,139 @@ module fanin_rx_0_lenq(d,q,clock);
     end
           
 endmodule // fanin_rx_0_lenq
+
+
+module fanin_rx_0_p_desc(d,q,clock);
+    
+    // Module arguments
+    input wire  [680:0] d;
+    output reg  [680:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 681'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_p_desc
+
+
+module fanin_rx_0_p_itot(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_p_itot
+
+
+module fanin_rx_0_p_utot(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_p_utot
+
+
+module fanin_rx_0_pa_desc(d,q,clock);
+    
+    // Module arguments
+    input wire  [680:0] d;
+    output reg  [680:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 681'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_pa_desc
+
+
+module fanin_rx_0_pa_pseudo(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_pa_pseudo
+
+
+module fanin_rx_0_pend(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_pend
+
+
+module fanin_rx_0_pend_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_pend_a
 
 
 module fanin_rx_0_popped(d,q,clock);
@@ -11154,14 +13183,90 @@ module fanin_rx_0_row0(d,q,clock);
 endmodule // fanin_rx_0_row0
 
 
-module fanin_rx_0_usb(tdata,in_frame,beat,hdr,sum,ulen);
+module fanin_rx_0_s1_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_s1_first
+
+
+module fanin_rx_0_s1_is(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_s1_is
+
+
+module fanin_rx_0_s1_us(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_s1_us
+
+
+module fanin_rx_0_s1_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_s1_v
+
+
+module fanin_rx_0_usb(tdata,in_frame,beat,hdr,tw,ulen);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  in_frame;
     input wire  [15:0] beat;
     input wire  [639:0] hdr;
-    output reg  [31:0] sum;
+    output reg  [63:0] tw;
     output reg  [15:0] ulen;
     
     // Update code (custom)
@@ -11171,14 +13276,17 @@ module fanin_rx_0_usb(tdata,in_frame,beat,hdr,sum,ulen);
     assign ulen = {b38, b39};
     wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
     wire [16:0] o0 = boff + 17'd0;
-    wire [31:0] t0 = (o0 >= 17'd34 && o0 < uend) ? ((o0 + 17'd1 < uend) ? {16'd0, tdata[7:0], tdata[15:8]} : {16'd0, tdata[7:0], 8'd0}) : 32'd0;
+    assign tw[7:0] = (o0 >= 17'd34 && o0 < uend) ? tdata[7:0] : 8'd0;
+    assign tw[15:8] = (o0 >= 17'd34 && o0 + 17'd1 < uend) ? tdata[15:8] : 8'd0;
     wire [16:0] o1 = boff + 17'd2;
-    wire [31:0] t1 = (o1 >= 17'd34 && o1 < uend) ? ((o1 + 17'd1 < uend) ? {16'd0, tdata[23:16], tdata[31:24]} : {16'd0, tdata[23:16], 8'd0}) : 32'd0;
+    assign tw[23:16] = (o1 >= 17'd34 && o1 < uend) ? tdata[23:16] : 8'd0;
+    assign tw[31:24] = (o1 >= 17'd34 && o1 + 17'd1 < uend) ? tdata[31:24] : 8'd0;
     wire [16:0] o2 = boff + 17'd4;
-    wire [31:0] t2 = (o2 >= 17'd34 && o2 < uend) ? ((o2 + 17'd1 < uend) ? {16'd0, tdata[39:32], tdata[47:40]} : {16'd0, tdata[39:32], 8'd0}) : 32'd0;
+    assign tw[39:32] = (o2 >= 17'd34 && o2 < uend) ? tdata[39:32] : 8'd0;
+    assign tw[47:40] = (o2 >= 17'd34 && o2 + 17'd1 < uend) ? tdata[47:40] : 8'd0;
     wire [16:0] o3 = boff + 17'd6;
-    wire [31:0] t3 = (o3 >= 17'd34 && o3 < uend) ? ((o3 + 17'd1 < uend) ? {16'd0, tdata[55:48], tdata[63:56]} : {16'd0, tdata[55:48], 8'd0}) : 32'd0;
-    assign sum = t0 + t1 + t2 + t3;
+    assign tw[55:48] = (o3 >= 17'd34 && o3 < uend) ? tdata[55:48] : 8'd0;
+    assign tw[63:56] = (o3 >= 17'd34 && o3 + 17'd1 < uend) ? tdata[63:56] : 8'd0;
 endmodule // fanin_rx_0_usb
 
 
@@ -11199,6 +13307,24 @@ module fanin_rx_0_usum(d,q,clock);
     end
           
 endmodule // fanin_rx_0_usum
+
+
+module fanin_rx_0_uws(tw,sum);
+    
+    // Module arguments
+    input wire  [63:0] tw;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
+    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
+    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
+    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_0_uws
 
 
 module fanin_rx_0_wrow(d,q,clock);
@@ -11326,18 +13452,56 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  usb$in_frame;
     reg  [15:0] usb$beat;
     reg  [639:0] usb$hdr;
-    wire  [31:0] usb$sum;
+    wire  [63:0] usb$tw;
     wire  [15:0] usb$ulen;
     reg  [31:0] isum$d;
     wire  [31:0] isum$q;
     reg  isum$clock;
+    reg  s1_v$d;
+    wire  s1_v$q;
+    reg  s1_v$clock;
+    reg  s1_first$d;
+    wire  s1_first$q;
+    reg  s1_first$clock;
+    reg  [63:0] s1_us$d;
+    wire  [63:0] s1_us$q;
+    reg  s1_us$clock;
+    reg  [63:0] s1_is$d;
+    wire  [63:0] s1_is$q;
+    reg  s1_is$clock;
+    reg  [63:0] uws$tw;
+    wire  [31:0] uws$sum;
+    reg  [63:0] iws$tw;
+    wire  [31:0] iws$sum;
+    reg  pend_a$d;
+    wire  pend_a$q;
+    reg  pend_a$clock;
+    reg  [680:0] pa_desc$d;
+    wire  [680:0] pa_desc$q;
+    reg  pa_desc$clock;
+    reg  [31:0] pa_pseudo$d;
+    wire  [31:0] pa_pseudo$q;
+    reg  pa_pseudo$clock;
+    reg  pend$d;
+    wire  pend$q;
+    reg  pend$clock;
+    reg  [680:0] p_desc$d;
+    wire  [680:0] p_desc$q;
+    reg  p_desc$clock;
+    reg  [31:0] p_utot$d;
+    wire  [31:0] p_utot$q;
+    reg  p_utot$clock;
+    reg  [31:0] p_itot$d;
+    wire  [31:0] p_itot$q;
+    reg  p_itot$clock;
     reg  [63:0] isb$tdata;
     reg  isb$in_frame;
     reg  [15:0] isb$beat;
     reg  [639:0] isb$hdr;
-    wire  [31:0] isb$sum;
+    wire  [63:0] isb$tw;
     
     // Local signals
+    reg  [31:0] pseudo;
     reg  [31:0] itot;
     reg  [31:0] if1;
     reg  [31:0] if2;
@@ -11457,7 +13621,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .in_frame(usb$in_frame),
         .beat(usb$beat),
         .hdr(usb$hdr),
-        .sum(usb$sum),
+        .tw(usb$tw),
         .ulen(usb$ulen)
     );
     fanin_rx_1_isum isum(
@@ -11465,12 +13629,75 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(isum$q),
         .clock(isum$clock)
     );
+    fanin_rx_1_s1_v s1_v(
+        .d(s1_v$d),
+        .q(s1_v$q),
+        .clock(s1_v$clock)
+    );
+    fanin_rx_1_s1_first s1_first(
+        .d(s1_first$d),
+        .q(s1_first$q),
+        .clock(s1_first$clock)
+    );
+    fanin_rx_1_s1_us s1_us(
+        .d(s1_us$d),
+        .q(s1_us$q),
+        .clock(s1_us$clock)
+    );
+    fanin_rx_1_s1_is s1_is(
+        .d(s1_is$d),
+        .q(s1_is$q),
+        .clock(s1_is$clock)
+    );
+    fanin_rx_1_uws uws(
+        .tw(uws$tw),
+        .sum(uws$sum)
+    );
+    fanin_rx_1_iws iws(
+        .tw(iws$tw),
+        .sum(iws$sum)
+    );
+    fanin_rx_1_pend_a pend_a(
+        .d(pend_a$d),
+        .q(pend_a$q),
+        .clock(pend_a$clock)
+    );
+    fanin_rx_1_pa_desc pa_desc(
+        .d(pa_desc$d),
+        .q(pa_desc$q),
+        .clock(pa_desc$clock)
+    );
+    fanin_rx_1_pa_pseudo pa_pseudo(
+        .d(pa_pseudo$d),
+        .q(pa_pseudo$q),
+        .clock(pa_pseudo$clock)
+    );
+    fanin_rx_1_pend pend(
+        .d(pend$d),
+        .q(pend$q),
+        .clock(pend$clock)
+    );
+    fanin_rx_1_p_desc p_desc(
+        .d(p_desc$d),
+        .q(p_desc$q),
+        .clock(p_desc$clock)
+    );
+    fanin_rx_1_p_utot p_utot(
+        .d(p_utot$d),
+        .q(p_utot$q),
+        .clock(p_utot$clock)
+    );
+    fanin_rx_1_p_itot p_itot(
+        .d(p_itot$d),
+        .q(p_itot$q),
+        .clock(p_itot$clock)
+    );
     fanin_rx_1_isb isb(
         .tdata(isb$tdata),
         .in_frame(isb$in_frame),
         .beat(isb$beat),
         .hdr(isb$hdr),
-        .sum(isb$sum)
+        .tw(isb$tw)
     );
     
     // Update code
@@ -11492,6 +13719,17 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$clock = clock;
         usum$clock = clock;
         isum$clock = clock;
+        s1_v$clock = clock;
+        s1_first$clock = clock;
+        s1_us$clock = clock;
+        s1_is$clock = clock;
+        pend_a$clock = clock;
+        pa_desc$clock = clock;
+        pa_pseudo$clock = clock;
+        pend$clock = clock;
+        p_desc$clock = clock;
+        p_utot$clock = clock;
+        p_itot$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -11509,10 +13747,21 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$d = popped$q;
         usum$d = usum$q;
         isum$d = isum$q;
+        s1_v$d = s1_v$q;
+        s1_first$d = s1_first$q;
+        s1_us$d = s1_us$q;
+        s1_is$d = s1_is$q;
+        pend_a$d = pend_a$q;
+        pa_desc$d = pa_desc$q;
+        pa_pseudo$d = pa_pseudo$q;
+        pend$d = pend$q;
+        p_desc$d = p_desc$q;
+        p_utot$d = p_utot$q;
+        p_itot$d = p_itot$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
-        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & (dfill < 32'h7);
+        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & ((dfill + ((pend_a$q) & 4'hf) + ((pend$q) & 4'hf)) < 32'h7);
         tready = in_frame$q | room;
         acc = tvalid & tready;
         nb = 32'h0;
@@ -11559,41 +13808,58 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usb$in_frame = in_frame$q;
         usb$beat = beat$q;
         usb$hdr = hdr$q;
-        if (in_frame$q) begin
-            utot = usum$q + usb$sum;
+        uws$tw = s1_us$q;
+        iws$tw = s1_is$q;
+        if (s1_first$q) begin
+            utot = uws$sum;
         end
         else begin
-            utot = usb$sum;
+            utot = usum$q + uws$sum;
         end
-        ufin = utot + 32'h11 + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
+        ufin = p_utot$q;
+        pseudo = ((32'h11) & 32'hffffffff) + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
         uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
         uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
-        uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
+        uok = (uf2 == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
         isb$tdata = tdata;
         isb$in_frame = in_frame$q;
         isb$beat = beat$q;
         isb$hdr = hdr$q;
-        if (in_frame$q) begin
-            itot = isum$q + isb$sum;
+        if (s1_first$q) begin
+            itot = iws$sum;
         end
         else begin
-            itot = isb$sum;
+            itot = isum$q + iws$sum;
         end
-        if1 = (itot & 32'hffff) + (itot >> 32'h10);
+        if1 = (p_itot$q & 32'hffff) + (p_itot$q >> 32'h10);
         if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
         iok = if2 == 32'hffff;
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
-        desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$we = ((pend$q) & 32'hffffffff);
+        if (s1_v$q) begin
+            usum$d = utot;
+            isum$d = itot;
+        end
+        s1_v$d = acc;
+        s1_first$d = ~in_frame$q;
+        s1_us$d = usb$tw;
+        s1_is$d = isb$tw;
+        pend_a$d = 1'b0;
+        pend$d = pend_a$q;
+        p_desc$d = pa_desc$q;
+        p_utot$d = utot + pa_pseudo$q;
+        p_itot$d = itot;
+        if (pend$q) begin
+            dw$d = dw$q + 32'h1;
+        end
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
-            usum$d = utot;
-            isum$d = itot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -11631,8 +13897,9 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
                     bad = 1'b1;
                 end
                 else begin
-                    desc$we = 32'h1;
-                    dw$d = dw$q + 32'h1;
+                    pend_a$d = 1'b1;
+                    pa_desc$d = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+                    pa_pseudo$d = pseudo;
                     if (wr | (chunk$q != 32'h0)) begin
                         wrow$d = wrow$q + 32'h1;
                         row0$d = wrow$q + 32'h1;
@@ -11668,6 +13935,9 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             rdrow$d = 32'h0;
             dw$d = 32'h0;
             dr$d = 32'h0;
+            pend$d = 1'b0;
+            pend_a$d = 1'b0;
+            s1_v$d = 1'b0;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
         end
@@ -11919,27 +14189,23 @@ module fanin_rx_1_in_frame(d,q,clock);
 endmodule // fanin_rx_1_in_frame
 
 
-module fanin_rx_1_isb(tdata,in_frame,beat,hdr,sum);
+module fanin_rx_1_isb(tdata,in_frame,beat,hdr,tw);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  in_frame;
     input wire  [15:0] beat;
     input wire  [639:0] hdr;
-    output reg  [31:0] sum;
+    output reg  [63:0] tw;
     
     // Update code (custom)
     wire [15:0] bidx = in_frame ? beat : 16'd0;
     wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
     wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
-    wire [31:0] t0 = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? {16'd0, tdata[7:0], tdata[15:8]} : 32'd0;
-    wire [31:0] t1 = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? {16'd0, tdata[23:16], tdata[31:24]} : 32'd0;
-    wire [31:0] t2 = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? {16'd0, tdata[39:32], tdata[47:40]} : 32'd0;
-    wire [31:0] t3 = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? {16'd0, tdata[55:48], tdata[63:56]} : 32'd0;
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    assign tw[15:0] = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? tdata[15:0] : 16'd0;
+    assign tw[31:16] = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? tdata[31:16] : 16'd0;
+    assign tw[47:32] = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? tdata[47:32] : 16'd0;
+    assign tw[63:48] = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? tdata[63:48] : 16'd0;
 endmodule // fanin_rx_1_isb
 
 
@@ -11962,6 +14228,24 @@ module fanin_rx_1_isum(d,q,clock);
 endmodule // fanin_rx_1_isum
 
 
+module fanin_rx_1_iws(tw,sum);
+    
+    // Module arguments
+    input wire  [63:0] tw;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
+    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
+    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
+    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_1_iws
+
+
 module fanin_rx_1_lenq(d,q,clock);
     
     // Module arguments
@@ -11979,6 +14263,139 @@ module fanin_rx_1_lenq(d,q,clock);
     end
           
 endmodule // fanin_rx_1_lenq
+
+
+module fanin_rx_1_p_desc(d,q,clock);
+    
+    // Module arguments
+    input wire  [680:0] d;
+    output reg  [680:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 681'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_p_desc
+
+
+module fanin_rx_1_p_itot(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_p_itot
+
+
+module fanin_rx_1_p_utot(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_p_utot
+
+
+module fanin_rx_1_pa_desc(d,q,clock);
+    
+    // Module arguments
+    input wire  [680:0] d;
+    output reg  [680:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 681'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_pa_desc
+
+
+module fanin_rx_1_pa_pseudo(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_pa_pseudo
+
+
+module fanin_rx_1_pend(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_pend
+
+
+module fanin_rx_1_pend_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_pend_a
 
 
 module fanin_rx_1_popped(d,q,clock);
@@ -12038,14 +14455,90 @@ module fanin_rx_1_row0(d,q,clock);
 endmodule // fanin_rx_1_row0
 
 
-module fanin_rx_1_usb(tdata,in_frame,beat,hdr,sum,ulen);
+module fanin_rx_1_s1_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_s1_first
+
+
+module fanin_rx_1_s1_is(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_s1_is
+
+
+module fanin_rx_1_s1_us(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_s1_us
+
+
+module fanin_rx_1_s1_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_s1_v
+
+
+module fanin_rx_1_usb(tdata,in_frame,beat,hdr,tw,ulen);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  in_frame;
     input wire  [15:0] beat;
     input wire  [639:0] hdr;
-    output reg  [31:0] sum;
+    output reg  [63:0] tw;
     output reg  [15:0] ulen;
     
     // Update code (custom)
@@ -12055,14 +14548,17 @@ module fanin_rx_1_usb(tdata,in_frame,beat,hdr,sum,ulen);
     assign ulen = {b38, b39};
     wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
     wire [16:0] o0 = boff + 17'd0;
-    wire [31:0] t0 = (o0 >= 17'd34 && o0 < uend) ? ((o0 + 17'd1 < uend) ? {16'd0, tdata[7:0], tdata[15:8]} : {16'd0, tdata[7:0], 8'd0}) : 32'd0;
+    assign tw[7:0] = (o0 >= 17'd34 && o0 < uend) ? tdata[7:0] : 8'd0;
+    assign tw[15:8] = (o0 >= 17'd34 && o0 + 17'd1 < uend) ? tdata[15:8] : 8'd0;
     wire [16:0] o1 = boff + 17'd2;
-    wire [31:0] t1 = (o1 >= 17'd34 && o1 < uend) ? ((o1 + 17'd1 < uend) ? {16'd0, tdata[23:16], tdata[31:24]} : {16'd0, tdata[23:16], 8'd0}) : 32'd0;
+    assign tw[23:16] = (o1 >= 17'd34 && o1 < uend) ? tdata[23:16] : 8'd0;
+    assign tw[31:24] = (o1 >= 17'd34 && o1 + 17'd1 < uend) ? tdata[31:24] : 8'd0;
     wire [16:0] o2 = boff + 17'd4;
-    wire [31:0] t2 = (o2 >= 17'd34 && o2 < uend) ? ((o2 + 17'd1 < uend) ? {16'd0, tdata[39:32], tdata[47:40]} : {16'd0, tdata[39:32], 8'd0}) : 32'd0;
+    assign tw[39:32] = (o2 >= 17'd34 && o2 < uend) ? tdata[39:32] : 8'd0;
+    assign tw[47:40] = (o2 >= 17'd34 && o2 + 17'd1 < uend) ? tdata[47:40] : 8'd0;
     wire [16:0] o3 = boff + 17'd6;
-    wire [31:0] t3 = (o3 >= 17'd34 && o3 < uend) ? ((o3 + 17'd1 < uend) ? {16'd0, tdata[55:48], tdata[63:56]} : {16'd0, tdata[55:48], 8'd0}) : 32'd0;
-    assign sum = t0 + t1 + t2 + t3;
+    assign tw[55:48] = (o3 >= 17'd34 && o3 < uend) ? tdata[55:48] : 8'd0;
+    assign tw[63:56] = (o3 >= 17'd34 && o3 + 17'd1 < uend) ? tdata[63:56] : 8'd0;
 endmodule // fanin_rx_1_usb
 
 
@@ -12083,6 +14579,24 @@ module fanin_rx_1_usum(d,q,clock);
     end
           
 endmodule // fanin_rx_1_usum
+
+
+module fanin_rx_1_uws(tw,sum);
+    
+    // Module arguments
+    input wire  [63:0] tw;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
+    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
+    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
+    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_1_uws
 
 
 module fanin_rx_1_wrow(d,q,clock);
@@ -12210,18 +14724,56 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  usb$in_frame;
     reg  [15:0] usb$beat;
     reg  [639:0] usb$hdr;
-    wire  [31:0] usb$sum;
+    wire  [63:0] usb$tw;
     wire  [15:0] usb$ulen;
     reg  [31:0] isum$d;
     wire  [31:0] isum$q;
     reg  isum$clock;
+    reg  s1_v$d;
+    wire  s1_v$q;
+    reg  s1_v$clock;
+    reg  s1_first$d;
+    wire  s1_first$q;
+    reg  s1_first$clock;
+    reg  [63:0] s1_us$d;
+    wire  [63:0] s1_us$q;
+    reg  s1_us$clock;
+    reg  [63:0] s1_is$d;
+    wire  [63:0] s1_is$q;
+    reg  s1_is$clock;
+    reg  [63:0] uws$tw;
+    wire  [31:0] uws$sum;
+    reg  [63:0] iws$tw;
+    wire  [31:0] iws$sum;
+    reg  pend_a$d;
+    wire  pend_a$q;
+    reg  pend_a$clock;
+    reg  [680:0] pa_desc$d;
+    wire  [680:0] pa_desc$q;
+    reg  pa_desc$clock;
+    reg  [31:0] pa_pseudo$d;
+    wire  [31:0] pa_pseudo$q;
+    reg  pa_pseudo$clock;
+    reg  pend$d;
+    wire  pend$q;
+    reg  pend$clock;
+    reg  [680:0] p_desc$d;
+    wire  [680:0] p_desc$q;
+    reg  p_desc$clock;
+    reg  [31:0] p_utot$d;
+    wire  [31:0] p_utot$q;
+    reg  p_utot$clock;
+    reg  [31:0] p_itot$d;
+    wire  [31:0] p_itot$q;
+    reg  p_itot$clock;
     reg  [63:0] isb$tdata;
     reg  isb$in_frame;
     reg  [15:0] isb$beat;
     reg  [639:0] isb$hdr;
-    wire  [31:0] isb$sum;
+    wire  [63:0] isb$tw;
     
     // Local signals
+    reg  [31:0] pseudo;
     reg  [31:0] itot;
     reg  [31:0] if1;
     reg  [31:0] if2;
@@ -12341,7 +14893,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .in_frame(usb$in_frame),
         .beat(usb$beat),
         .hdr(usb$hdr),
-        .sum(usb$sum),
+        .tw(usb$tw),
         .ulen(usb$ulen)
     );
     fanin_rx_2_isum isum(
@@ -12349,12 +14901,75 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(isum$q),
         .clock(isum$clock)
     );
+    fanin_rx_2_s1_v s1_v(
+        .d(s1_v$d),
+        .q(s1_v$q),
+        .clock(s1_v$clock)
+    );
+    fanin_rx_2_s1_first s1_first(
+        .d(s1_first$d),
+        .q(s1_first$q),
+        .clock(s1_first$clock)
+    );
+    fanin_rx_2_s1_us s1_us(
+        .d(s1_us$d),
+        .q(s1_us$q),
+        .clock(s1_us$clock)
+    );
+    fanin_rx_2_s1_is s1_is(
+        .d(s1_is$d),
+        .q(s1_is$q),
+        .clock(s1_is$clock)
+    );
+    fanin_rx_2_uws uws(
+        .tw(uws$tw),
+        .sum(uws$sum)
+    );
+    fanin_rx_2_iws iws(
+        .tw(iws$tw),
+        .sum(iws$sum)
+    );
+    fanin_rx_2_pend_a pend_a(
+        .d(pend_a$d),
+        .q(pend_a$q),
+        .clock(pend_a$clock)
+    );
+    fanin_rx_2_pa_desc pa_desc(
+        .d(pa_desc$d),
+        .q(pa_desc$q),
+        .clock(pa_desc$clock)
+    );
+    fanin_rx_2_pa_pseudo pa_pseudo(
+        .d(pa_pseudo$d),
+        .q(pa_pseudo$q),
+        .clock(pa_pseudo$clock)
+    );
+    fanin_rx_2_pend pend(
+        .d(pend$d),
+        .q(pend$q),
+        .clock(pend$clock)
+    );
+    fanin_rx_2_p_desc p_desc(
+        .d(p_desc$d),
+        .q(p_desc$q),
+        .clock(p_desc$clock)
+    );
+    fanin_rx_2_p_utot p_utot(
+        .d(p_utot$d),
+        .q(p_utot$q),
+        .clock(p_utot$clock)
+    );
+    fanin_rx_2_p_itot p_itot(
+        .d(p_itot$d),
+        .q(p_itot$q),
+        .clock(p_itot$clock)
+    );
     fanin_rx_2_isb isb(
         .tdata(isb$tdata),
         .in_frame(isb$in_frame),
         .beat(isb$beat),
         .hdr(isb$hdr),
-        .sum(isb$sum)
+        .tw(isb$tw)
     );
     
     // Update code
@@ -12376,6 +14991,17 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$clock = clock;
         usum$clock = clock;
         isum$clock = clock;
+        s1_v$clock = clock;
+        s1_first$clock = clock;
+        s1_us$clock = clock;
+        s1_is$clock = clock;
+        pend_a$clock = clock;
+        pa_desc$clock = clock;
+        pa_pseudo$clock = clock;
+        pend$clock = clock;
+        p_desc$clock = clock;
+        p_utot$clock = clock;
+        p_itot$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -12393,10 +15019,21 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$d = popped$q;
         usum$d = usum$q;
         isum$d = isum$q;
+        s1_v$d = s1_v$q;
+        s1_first$d = s1_first$q;
+        s1_us$d = s1_us$q;
+        s1_is$d = s1_is$q;
+        pend_a$d = pend_a$q;
+        pa_desc$d = pa_desc$q;
+        pa_pseudo$d = pa_pseudo$q;
+        pend$d = pend$q;
+        p_desc$d = p_desc$q;
+        p_utot$d = p_utot$q;
+        p_itot$d = p_itot$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
-        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & (dfill < 32'h7);
+        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & ((dfill + ((pend_a$q) & 4'hf) + ((pend$q) & 4'hf)) < 32'h7);
         tready = in_frame$q | room;
         acc = tvalid & tready;
         nb = 32'h0;
@@ -12443,41 +15080,58 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usb$in_frame = in_frame$q;
         usb$beat = beat$q;
         usb$hdr = hdr$q;
-        if (in_frame$q) begin
-            utot = usum$q + usb$sum;
+        uws$tw = s1_us$q;
+        iws$tw = s1_is$q;
+        if (s1_first$q) begin
+            utot = uws$sum;
         end
         else begin
-            utot = usb$sum;
+            utot = usum$q + uws$sum;
         end
-        ufin = utot + 32'h11 + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
+        ufin = p_utot$q;
+        pseudo = ((32'h11) & 32'hffffffff) + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
         uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
         uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
-        uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
+        uok = (uf2 == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
         isb$tdata = tdata;
         isb$in_frame = in_frame$q;
         isb$beat = beat$q;
         isb$hdr = hdr$q;
-        if (in_frame$q) begin
-            itot = isum$q + isb$sum;
+        if (s1_first$q) begin
+            itot = iws$sum;
         end
         else begin
-            itot = isb$sum;
+            itot = isum$q + iws$sum;
         end
-        if1 = (itot & 32'hffff) + (itot >> 32'h10);
+        if1 = (p_itot$q & 32'hffff) + (p_itot$q >> 32'h10);
         if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
         iok = if2 == 32'hffff;
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
-        desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$we = ((pend$q) & 32'hffffffff);
+        if (s1_v$q) begin
+            usum$d = utot;
+            isum$d = itot;
+        end
+        s1_v$d = acc;
+        s1_first$d = ~in_frame$q;
+        s1_us$d = usb$tw;
+        s1_is$d = isb$tw;
+        pend_a$d = 1'b0;
+        pend$d = pend_a$q;
+        p_desc$d = pa_desc$q;
+        p_utot$d = utot + pa_pseudo$q;
+        p_itot$d = itot;
+        if (pend$q) begin
+            dw$d = dw$q + 32'h1;
+        end
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
-            usum$d = utot;
-            isum$d = itot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -12515,8 +15169,9 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
                     bad = 1'b1;
                 end
                 else begin
-                    desc$we = 32'h1;
-                    dw$d = dw$q + 32'h1;
+                    pend_a$d = 1'b1;
+                    pa_desc$d = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+                    pa_pseudo$d = pseudo;
                     if (wr | (chunk$q != 32'h0)) begin
                         wrow$d = wrow$q + 32'h1;
                         row0$d = wrow$q + 32'h1;
@@ -12552,6 +15207,9 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             rdrow$d = 32'h0;
             dw$d = 32'h0;
             dr$d = 32'h0;
+            pend$d = 1'b0;
+            pend_a$d = 1'b0;
+            s1_v$d = 1'b0;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
         end
@@ -12803,27 +15461,23 @@ module fanin_rx_2_in_frame(d,q,clock);
 endmodule // fanin_rx_2_in_frame
 
 
-module fanin_rx_2_isb(tdata,in_frame,beat,hdr,sum);
+module fanin_rx_2_isb(tdata,in_frame,beat,hdr,tw);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  in_frame;
     input wire  [15:0] beat;
     input wire  [639:0] hdr;
-    output reg  [31:0] sum;
+    output reg  [63:0] tw;
     
     // Update code (custom)
     wire [15:0] bidx = in_frame ? beat : 16'd0;
     wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
     wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
-    wire [31:0] t0 = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? {16'd0, tdata[7:0], tdata[15:8]} : 32'd0;
-    wire [31:0] t1 = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? {16'd0, tdata[23:16], tdata[31:24]} : 32'd0;
-    wire [31:0] t2 = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? {16'd0, tdata[39:32], tdata[47:40]} : 32'd0;
-    wire [31:0] t3 = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? {16'd0, tdata[55:48], tdata[63:56]} : 32'd0;
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    assign tw[15:0] = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? tdata[15:0] : 16'd0;
+    assign tw[31:16] = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? tdata[31:16] : 16'd0;
+    assign tw[47:32] = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? tdata[47:32] : 16'd0;
+    assign tw[63:48] = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? tdata[63:48] : 16'd0;
 endmodule // fanin_rx_2_isb
 
 
@@ -12846,6 +15500,24 @@ module fanin_rx_2_isum(d,q,clock);
 endmodule // fanin_rx_2_isum
 
 
+module fanin_rx_2_iws(tw,sum);
+    
+    // Module arguments
+    input wire  [63:0] tw;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
+    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
+    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
+    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_2_iws
+
+
 module fanin_rx_2_lenq(d,q,clock);
     
     // Module arguments
@@ -12863,6 +15535,139 @@ module fanin_rx_2_lenq(d,q,clock);
     end
           
 endmodule // fanin_rx_2_lenq
+
+
+module fanin_rx_2_p_desc(d,q,clock);
+    
+    // Module arguments
+    input wire  [680:0] d;
+    output reg  [680:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 681'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_p_desc
+
+
+module fanin_rx_2_p_itot(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_p_itot
+
+
+module fanin_rx_2_p_utot(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_p_utot
+
+
+module fanin_rx_2_pa_desc(d,q,clock);
+    
+    // Module arguments
+    input wire  [680:0] d;
+    output reg  [680:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 681'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_pa_desc
+
+
+module fanin_rx_2_pa_pseudo(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_pa_pseudo
+
+
+module fanin_rx_2_pend(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_pend
+
+
+module fanin_rx_2_pend_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_pend_a
 
 
 module fanin_rx_2_popped(d,q,clock);
@@ -12922,14 +15727,90 @@ module fanin_rx_2_row0(d,q,clock);
 endmodule // fanin_rx_2_row0
 
 
-module fanin_rx_2_usb(tdata,in_frame,beat,hdr,sum,ulen);
+module fanin_rx_2_s1_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_s1_first
+
+
+module fanin_rx_2_s1_is(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_s1_is
+
+
+module fanin_rx_2_s1_us(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_s1_us
+
+
+module fanin_rx_2_s1_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_s1_v
+
+
+module fanin_rx_2_usb(tdata,in_frame,beat,hdr,tw,ulen);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  in_frame;
     input wire  [15:0] beat;
     input wire  [639:0] hdr;
-    output reg  [31:0] sum;
+    output reg  [63:0] tw;
     output reg  [15:0] ulen;
     
     // Update code (custom)
@@ -12939,14 +15820,17 @@ module fanin_rx_2_usb(tdata,in_frame,beat,hdr,sum,ulen);
     assign ulen = {b38, b39};
     wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
     wire [16:0] o0 = boff + 17'd0;
-    wire [31:0] t0 = (o0 >= 17'd34 && o0 < uend) ? ((o0 + 17'd1 < uend) ? {16'd0, tdata[7:0], tdata[15:8]} : {16'd0, tdata[7:0], 8'd0}) : 32'd0;
+    assign tw[7:0] = (o0 >= 17'd34 && o0 < uend) ? tdata[7:0] : 8'd0;
+    assign tw[15:8] = (o0 >= 17'd34 && o0 + 17'd1 < uend) ? tdata[15:8] : 8'd0;
     wire [16:0] o1 = boff + 17'd2;
-    wire [31:0] t1 = (o1 >= 17'd34 && o1 < uend) ? ((o1 + 17'd1 < uend) ? {16'd0, tdata[23:16], tdata[31:24]} : {16'd0, tdata[23:16], 8'd0}) : 32'd0;
+    assign tw[23:16] = (o1 >= 17'd34 && o1 < uend) ? tdata[23:16] : 8'd0;
+    assign tw[31:24] = (o1 >= 17'd34 && o1 + 17'd1 < uend) ? tdata[31:24] : 8'd0;
     wire [16:0] o2 = boff + 17'd4;
-    wire [31:0] t2 = (o2 >= 17'd34 && o2 < uend) ? ((o2 + 17'd1 < uend) ? {16'd0, tdata[39:32], tdata[47:40]} : {16'd0, tdata[39:32], 8'd0}) : 32'd0;
+    assign tw[39:32] = (o2 >= 17'd34 && o2 < uend) ? tdata[39:32] : 8'd0;
+    assign tw[47:40] = (o2 >= 17'd34 && o2 + 17'd1 < uend) ? tdata[47:40] : 8'd0;
     wire [16:0] o3 = boff + 17'd6;
-    wire [31:0] t3 = (o3 >= 17'd34 && o3 < uend) ? ((o3 + 17'd1 < uend) ? {16'd0, tdata[55:48], tdata[63:56]} : {16'd0, tdata[55:48], 8'd0}) : 32'd0;
-    assign sum = t0 + t1 + t2 + t3;
+    assign tw[55:48] = (o3 >= 17'd34 && o3 < uend) ? tdata[55:48] : 8'd0;
+    assign tw[63:56] = (o3 >= 17'd34 && o3 + 17'd1 < uend) ? tdata[63:56] : 8'd0;
 endmodule // fanin_rx_2_usb
 
 
@@ -12967,6 +15851,24 @@ module fanin_rx_2_usum(d,q,clock);
     end
           
 endmodule // fanin_rx_2_usum
+
+
+module fanin_rx_2_uws(tw,sum);
+    
+    // Module arguments
+    input wire  [63:0] tw;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
+    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
+    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
+    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_2_uws
 
 
 module fanin_rx_2_wrow(d,q,clock);
@@ -13094,18 +15996,56 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  usb$in_frame;
     reg  [15:0] usb$beat;
     reg  [639:0] usb$hdr;
-    wire  [31:0] usb$sum;
+    wire  [63:0] usb$tw;
     wire  [15:0] usb$ulen;
     reg  [31:0] isum$d;
     wire  [31:0] isum$q;
     reg  isum$clock;
+    reg  s1_v$d;
+    wire  s1_v$q;
+    reg  s1_v$clock;
+    reg  s1_first$d;
+    wire  s1_first$q;
+    reg  s1_first$clock;
+    reg  [63:0] s1_us$d;
+    wire  [63:0] s1_us$q;
+    reg  s1_us$clock;
+    reg  [63:0] s1_is$d;
+    wire  [63:0] s1_is$q;
+    reg  s1_is$clock;
+    reg  [63:0] uws$tw;
+    wire  [31:0] uws$sum;
+    reg  [63:0] iws$tw;
+    wire  [31:0] iws$sum;
+    reg  pend_a$d;
+    wire  pend_a$q;
+    reg  pend_a$clock;
+    reg  [680:0] pa_desc$d;
+    wire  [680:0] pa_desc$q;
+    reg  pa_desc$clock;
+    reg  [31:0] pa_pseudo$d;
+    wire  [31:0] pa_pseudo$q;
+    reg  pa_pseudo$clock;
+    reg  pend$d;
+    wire  pend$q;
+    reg  pend$clock;
+    reg  [680:0] p_desc$d;
+    wire  [680:0] p_desc$q;
+    reg  p_desc$clock;
+    reg  [31:0] p_utot$d;
+    wire  [31:0] p_utot$q;
+    reg  p_utot$clock;
+    reg  [31:0] p_itot$d;
+    wire  [31:0] p_itot$q;
+    reg  p_itot$clock;
     reg  [63:0] isb$tdata;
     reg  isb$in_frame;
     reg  [15:0] isb$beat;
     reg  [639:0] isb$hdr;
-    wire  [31:0] isb$sum;
+    wire  [63:0] isb$tw;
     
     // Local signals
+    reg  [31:0] pseudo;
     reg  [31:0] itot;
     reg  [31:0] if1;
     reg  [31:0] if2;
@@ -13225,7 +16165,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .in_frame(usb$in_frame),
         .beat(usb$beat),
         .hdr(usb$hdr),
-        .sum(usb$sum),
+        .tw(usb$tw),
         .ulen(usb$ulen)
     );
     fanin_rx_3_isum isum(
@@ -13233,12 +16173,75 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(isum$q),
         .clock(isum$clock)
     );
+    fanin_rx_3_s1_v s1_v(
+        .d(s1_v$d),
+        .q(s1_v$q),
+        .clock(s1_v$clock)
+    );
+    fanin_rx_3_s1_first s1_first(
+        .d(s1_first$d),
+        .q(s1_first$q),
+        .clock(s1_first$clock)
+    );
+    fanin_rx_3_s1_us s1_us(
+        .d(s1_us$d),
+        .q(s1_us$q),
+        .clock(s1_us$clock)
+    );
+    fanin_rx_3_s1_is s1_is(
+        .d(s1_is$d),
+        .q(s1_is$q),
+        .clock(s1_is$clock)
+    );
+    fanin_rx_3_uws uws(
+        .tw(uws$tw),
+        .sum(uws$sum)
+    );
+    fanin_rx_3_iws iws(
+        .tw(iws$tw),
+        .sum(iws$sum)
+    );
+    fanin_rx_3_pend_a pend_a(
+        .d(pend_a$d),
+        .q(pend_a$q),
+        .clock(pend_a$clock)
+    );
+    fanin_rx_3_pa_desc pa_desc(
+        .d(pa_desc$d),
+        .q(pa_desc$q),
+        .clock(pa_desc$clock)
+    );
+    fanin_rx_3_pa_pseudo pa_pseudo(
+        .d(pa_pseudo$d),
+        .q(pa_pseudo$q),
+        .clock(pa_pseudo$clock)
+    );
+    fanin_rx_3_pend pend(
+        .d(pend$d),
+        .q(pend$q),
+        .clock(pend$clock)
+    );
+    fanin_rx_3_p_desc p_desc(
+        .d(p_desc$d),
+        .q(p_desc$q),
+        .clock(p_desc$clock)
+    );
+    fanin_rx_3_p_utot p_utot(
+        .d(p_utot$d),
+        .q(p_utot$q),
+        .clock(p_utot$clock)
+    );
+    fanin_rx_3_p_itot p_itot(
+        .d(p_itot$d),
+        .q(p_itot$q),
+        .clock(p_itot$clock)
+    );
     fanin_rx_3_isb isb(
         .tdata(isb$tdata),
         .in_frame(isb$in_frame),
         .beat(isb$beat),
         .hdr(isb$hdr),
-        .sum(isb$sum)
+        .tw(isb$tw)
     );
     
     // Update code
@@ -13260,6 +16263,17 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$clock = clock;
         usum$clock = clock;
         isum$clock = clock;
+        s1_v$clock = clock;
+        s1_first$clock = clock;
+        s1_us$clock = clock;
+        s1_is$clock = clock;
+        pend_a$clock = clock;
+        pa_desc$clock = clock;
+        pa_pseudo$clock = clock;
+        pend$clock = clock;
+        p_desc$clock = clock;
+        p_utot$clock = clock;
+        p_itot$clock = clock;
         in_frame$d = in_frame$q;
         drop$d = drop$q;
         beat$d = beat$q;
@@ -13277,10 +16291,21 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$d = popped$q;
         usum$d = usum$q;
         isum$d = isum$q;
+        s1_v$d = s1_v$q;
+        s1_first$d = s1_first$q;
+        s1_us$d = s1_us$q;
+        s1_is$d = s1_is$q;
+        pend_a$d = pend_a$q;
+        pa_desc$d = pa_desc$q;
+        pa_pseudo$d = pa_pseudo$q;
+        pend$d = pend$q;
+        p_desc$d = p_desc$q;
+        p_utot$d = p_utot$q;
+        p_itot$d = p_itot$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
-        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & (dfill < 32'h7);
+        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & ((dfill + ((pend_a$q) & 4'hf) + ((pend$q) & 4'hf)) < 32'h7);
         tready = in_frame$q | room;
         acc = tvalid & tready;
         nb = 32'h0;
@@ -13327,41 +16352,58 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usb$in_frame = in_frame$q;
         usb$beat = beat$q;
         usb$hdr = hdr$q;
-        if (in_frame$q) begin
-            utot = usum$q + usb$sum;
+        uws$tw = s1_us$q;
+        iws$tw = s1_is$q;
+        if (s1_first$q) begin
+            utot = uws$sum;
         end
         else begin
-            utot = usb$sum;
+            utot = usum$q + uws$sum;
         end
-        ufin = utot + 32'h11 + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
+        ufin = p_utot$q;
+        pseudo = ((32'h11) & 32'hffffffff) + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
         uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
         uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
-        uok = (uf2 == 32'hffff) | (hnext[(32'h140)+:(16)] == 32'h0);
+        uok = (uf2 == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
         isb$tdata = tdata;
         isb$in_frame = in_frame$q;
         isb$beat = beat$q;
         isb$hdr = hdr$q;
-        if (in_frame$q) begin
-            itot = isum$q + isb$sum;
+        if (s1_first$q) begin
+            itot = iws$sum;
         end
         else begin
-            itot = isb$sum;
+            itot = isum$q + iws$sum;
         end
-        if1 = (itot & 32'hffff) + (itot >> 32'h10);
+        if1 = (p_itot$q & 32'hffff) + (p_itot$q >> 32'h10);
         if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
         iok = if2 == 32'hffff;
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
         data$we = 32'h0;
-        desc$we = 32'h0;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290) | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$we = ((pend$q) & 32'hffffffff);
+        if (s1_v$q) begin
+            usum$d = utot;
+            isum$d = itot;
+        end
+        s1_v$d = acc;
+        s1_first$d = ~in_frame$q;
+        s1_us$d = usb$tw;
+        s1_is$d = isb$tw;
+        pend_a$d = 1'b0;
+        pend$d = pend_a$q;
+        p_desc$d = pa_desc$q;
+        p_utot$d = utot + pa_pseudo$q;
+        p_itot$d = itot;
+        if (pend$q) begin
+            dw$d = dw$q + 32'h1;
+        end
         bad = 1'b0;
         wr = 1'b0;
         if (acc) begin
             hdr$d = hnext;
-            usum$d = utot;
-            isum$d = itot;
             lenq$d = lenq$q + nb;
             beat$d = beat$q + 32'h1;
             hshift$d = hshift$q + c_dw;
@@ -13399,8 +16441,9 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
                     bad = 1'b1;
                 end
                 else begin
-                    desc$we = 32'h1;
-                    dw$d = dw$q + 32'h1;
+                    pend_a$d = 1'b1;
+                    pa_desc$d = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+                    pa_pseudo$d = pseudo;
                     if (wr | (chunk$q != 32'h0)) begin
                         wrow$d = wrow$q + 32'h1;
                         row0$d = wrow$q + 32'h1;
@@ -13436,6 +16479,9 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             rdrow$d = 32'h0;
             dw$d = 32'h0;
             dr$d = 32'h0;
+            pend$d = 1'b0;
+            pend_a$d = 1'b0;
+            s1_v$d = 1'b0;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
         end
@@ -13687,27 +16733,23 @@ module fanin_rx_3_in_frame(d,q,clock);
 endmodule // fanin_rx_3_in_frame
 
 
-module fanin_rx_3_isb(tdata,in_frame,beat,hdr,sum);
+module fanin_rx_3_isb(tdata,in_frame,beat,hdr,tw);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  in_frame;
     input wire  [15:0] beat;
     input wire  [639:0] hdr;
-    output reg  [31:0] sum;
+    output reg  [63:0] tw;
     
     // Update code (custom)
     wire [15:0] bidx = in_frame ? beat : 16'd0;
     wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
     wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
-    wire [31:0] t0 = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? {16'd0, tdata[7:0], tdata[15:8]} : 32'd0;
-    wire [31:0] t1 = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? {16'd0, tdata[23:16], tdata[31:24]} : 32'd0;
-    wire [31:0] t2 = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? {16'd0, tdata[39:32], tdata[47:40]} : 32'd0;
-    wire [31:0] t3 = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? {16'd0, tdata[55:48], tdata[63:56]} : 32'd0;
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    assign tw[15:0] = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? tdata[15:0] : 16'd0;
+    assign tw[31:16] = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? tdata[31:16] : 16'd0;
+    assign tw[47:32] = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? tdata[47:32] : 16'd0;
+    assign tw[63:48] = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? tdata[63:48] : 16'd0;
 endmodule // fanin_rx_3_isb
 
 
@@ -13730,6 +16772,24 @@ module fanin_rx_3_isum(d,q,clock);
 endmodule // fanin_rx_3_isum
 
 
+module fanin_rx_3_iws(tw,sum);
+    
+    // Module arguments
+    input wire  [63:0] tw;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
+    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
+    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
+    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_3_iws
+
+
 module fanin_rx_3_lenq(d,q,clock);
     
     // Module arguments
@@ -13747,6 +16807,139 @@ module fanin_rx_3_lenq(d,q,clock);
     end
           
 endmodule // fanin_rx_3_lenq
+
+
+module fanin_rx_3_p_desc(d,q,clock);
+    
+    // Module arguments
+    input wire  [680:0] d;
+    output reg  [680:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 681'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_p_desc
+
+
+module fanin_rx_3_p_itot(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_p_itot
+
+
+module fanin_rx_3_p_utot(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_p_utot
+
+
+module fanin_rx_3_pa_desc(d,q,clock);
+    
+    // Module arguments
+    input wire  [680:0] d;
+    output reg  [680:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 681'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_pa_desc
+
+
+module fanin_rx_3_pa_pseudo(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_pa_pseudo
+
+
+module fanin_rx_3_pend(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_pend
+
+
+module fanin_rx_3_pend_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_pend_a
 
 
 module fanin_rx_3_popped(d,q,clock);
@@ -13806,14 +16999,90 @@ module fanin_rx_3_row0(d,q,clock);
 endmodule // fanin_rx_3_row0
 
 
-module fanin_rx_3_usb(tdata,in_frame,beat,hdr,sum,ulen);
+module fanin_rx_3_s1_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_s1_first
+
+
+module fanin_rx_3_s1_is(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_s1_is
+
+
+module fanin_rx_3_s1_us(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_s1_us
+
+
+module fanin_rx_3_s1_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_s1_v
+
+
+module fanin_rx_3_usb(tdata,in_frame,beat,hdr,tw,ulen);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  in_frame;
     input wire  [15:0] beat;
     input wire  [639:0] hdr;
-    output reg  [31:0] sum;
+    output reg  [63:0] tw;
     output reg  [15:0] ulen;
     
     // Update code (custom)
@@ -13823,14 +17092,17 @@ module fanin_rx_3_usb(tdata,in_frame,beat,hdr,sum,ulen);
     assign ulen = {b38, b39};
     wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
     wire [16:0] o0 = boff + 17'd0;
-    wire [31:0] t0 = (o0 >= 17'd34 && o0 < uend) ? ((o0 + 17'd1 < uend) ? {16'd0, tdata[7:0], tdata[15:8]} : {16'd0, tdata[7:0], 8'd0}) : 32'd0;
+    assign tw[7:0] = (o0 >= 17'd34 && o0 < uend) ? tdata[7:0] : 8'd0;
+    assign tw[15:8] = (o0 >= 17'd34 && o0 + 17'd1 < uend) ? tdata[15:8] : 8'd0;
     wire [16:0] o1 = boff + 17'd2;
-    wire [31:0] t1 = (o1 >= 17'd34 && o1 < uend) ? ((o1 + 17'd1 < uend) ? {16'd0, tdata[23:16], tdata[31:24]} : {16'd0, tdata[23:16], 8'd0}) : 32'd0;
+    assign tw[23:16] = (o1 >= 17'd34 && o1 < uend) ? tdata[23:16] : 8'd0;
+    assign tw[31:24] = (o1 >= 17'd34 && o1 + 17'd1 < uend) ? tdata[31:24] : 8'd0;
     wire [16:0] o2 = boff + 17'd4;
-    wire [31:0] t2 = (o2 >= 17'd34 && o2 < uend) ? ((o2 + 17'd1 < uend) ? {16'd0, tdata[39:32], tdata[47:40]} : {16'd0, tdata[39:32], 8'd0}) : 32'd0;
+    assign tw[39:32] = (o2 >= 17'd34 && o2 < uend) ? tdata[39:32] : 8'd0;
+    assign tw[47:40] = (o2 >= 17'd34 && o2 + 17'd1 < uend) ? tdata[47:40] : 8'd0;
     wire [16:0] o3 = boff + 17'd6;
-    wire [31:0] t3 = (o3 >= 17'd34 && o3 < uend) ? ((o3 + 17'd1 < uend) ? {16'd0, tdata[55:48], tdata[63:56]} : {16'd0, tdata[55:48], 8'd0}) : 32'd0;
-    assign sum = t0 + t1 + t2 + t3;
+    assign tw[55:48] = (o3 >= 17'd34 && o3 < uend) ? tdata[55:48] : 8'd0;
+    assign tw[63:56] = (o3 >= 17'd34 && o3 + 17'd1 < uend) ? tdata[63:56] : 8'd0;
 endmodule // fanin_rx_3_usb
 
 
@@ -13851,6 +17123,24 @@ module fanin_rx_3_usum(d,q,clock);
     end
           
 endmodule // fanin_rx_3_usum
+
+
+module fanin_rx_3_uws(tw,sum);
+    
+    // Module arguments
+    input wire  [63:0] tw;
+    output reg  [31:0] sum;
+    
+    // Update code (custom)
+    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
+    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
+    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
+    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
+    wire [31:0] s0_0 = t0 + t1;
+    wire [31:0] s0_1 = t2 + t3;
+    wire [31:0] s1_0 = s0_0 + s0_1;
+    assign sum = s1_0;
+endmodule // fanin_rx_3_uws
 
 
 module fanin_rx_3_wrow(d,q,clock);
@@ -14905,6 +18195,9 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  busy$d;
     wire  busy$q;
     reg  busy$clock;
+    reg  dr_moved$d;
+    wire  dr_moved$q;
+    reg  dr_moved$clock;
     reg  [511:0] hdr$d;
     wire  [511:0] hdr$q;
     reg  hdr$clock;
@@ -14935,6 +18228,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     
     // Local signals
     reg  dvalid;
+    reg  ld;
     reg  [3:0] dfill;
     reg  [15:0] rem;
     reg  last;
@@ -14992,6 +18286,11 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .d(busy$d),
         .q(busy$q),
         .clock(busy$clock)
+    );
+    fanin_tx_0_dr_moved dr_moved(
+        .d(dr_moved$d),
+        .q(dr_moved$q),
+        .clock(dr_moved$clock)
     );
     fanin_tx_0_hdr hdr(
         .d(hdr$d),
@@ -15057,6 +18356,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         chunk$clock = clock;
         cshift$clock = clock;
         prow$clock = clock;
+        dr_moved$clock = clock;
         wrow$d = wrow$q;
         frow$d = frow$q;
         rdrow$d = rdrow$q;
@@ -15073,6 +18373,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         chunk$d = chunk$q;
         cshift$d = cshift$q;
         prow$d = prow$q;
+        dr_moved$d = dr_moved$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -15103,7 +18404,9 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         end
         dwq$d = dw$q;
         desc$raddr = ((dr$q) & 24'hffffff);
-        dvalid = (dwq$q != dr$q) & ~busy$q;
+        dvalid = (dwq$q != dr$q) & ~dr_moved$q;
+        dr_moved$d = 1'b0;
+        ld = 1'b0;
         rem = len$q - sent_b$q;
         last = rem <= c_kb;
         tvalid = busy$q;
@@ -15125,20 +18428,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         end
         prow_n = prow$q;
         if (~busy$q) begin
-            if (dvalid) begin
-                busy$d = 1'b1;
-                dr$d = dr$q + 32'h1;
-                hdr$d = desc$rdata[(32'h0)+:(512)];
-                len$d = desc$rdata[(32'h200)+:(16)];
-                row0$d = desc$rdata[(32'h210)+:(16)];
-                beat$d = 32'h0;
-                sent_b$d = 32'h0;
-                hshift$d = 32'h0;
-                chunk$d = 32'h0;
-                cshift$d = 32'h0;
-                prow$d = 32'h0;
-                prow_n = 32'h0;
-            end
+            ld = dvalid;
         end
         else if (tready) begin
             beat$d = beat$q + 32'h1;
@@ -15160,9 +18450,24 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
                 busy$d = 1'b0;
                 sent = 1'b1;
                 rdrow$d = row0$q + nrows;
+                ld = dvalid;
             end
         end
-        if (busy$q) begin
+        if (ld) begin
+            busy$d = 1'b1;
+            dr$d = dr$q + 32'h1;
+            dr_moved$d = 1'b1;
+            hdr$d = desc$rdata[(32'h0)+:(512)];
+            len$d = desc$rdata[(32'h200)+:(16)];
+            row0$d = desc$rdata[(32'h210)+:(16)];
+            beat$d = 32'h0;
+            sent_b$d = 32'h0;
+            hshift$d = 32'h0;
+            chunk$d = 32'h0;
+            cshift$d = 32'h0;
+            prow$d = 32'h0;
+        end
+        if (busy$q & ~ld) begin
             data$raddr = ((row0$q + prow_n) & 24'hffffff);
         end
         else begin
@@ -15175,6 +18480,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             dw$d = 32'h0;
             dr$d = 32'h0;
             busy$d = 1'b0;
+            dr_moved$d = 1'b0;
         end
     end
     
@@ -15320,6 +18626,25 @@ module fanin_tx_0_dr(d,q,clock);
     end
           
 endmodule // fanin_tx_0_dr
+
+
+module fanin_tx_0_dr_moved(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_0_dr_moved
 
 
 module fanin_tx_0_dw(d,q,clock);
@@ -15595,6 +18920,9 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  busy$d;
     wire  busy$q;
     reg  busy$clock;
+    reg  dr_moved$d;
+    wire  dr_moved$q;
+    reg  dr_moved$clock;
     reg  [511:0] hdr$d;
     wire  [511:0] hdr$q;
     reg  hdr$clock;
@@ -15625,6 +18953,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     
     // Local signals
     reg  dvalid;
+    reg  ld;
     reg  [3:0] dfill;
     reg  [15:0] rem;
     reg  last;
@@ -15682,6 +19011,11 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .d(busy$d),
         .q(busy$q),
         .clock(busy$clock)
+    );
+    fanin_tx_1_dr_moved dr_moved(
+        .d(dr_moved$d),
+        .q(dr_moved$q),
+        .clock(dr_moved$clock)
     );
     fanin_tx_1_hdr hdr(
         .d(hdr$d),
@@ -15747,6 +19081,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         chunk$clock = clock;
         cshift$clock = clock;
         prow$clock = clock;
+        dr_moved$clock = clock;
         wrow$d = wrow$q;
         frow$d = frow$q;
         rdrow$d = rdrow$q;
@@ -15763,6 +19098,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         chunk$d = chunk$q;
         cshift$d = cshift$q;
         prow$d = prow$q;
+        dr_moved$d = dr_moved$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -15793,7 +19129,9 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         end
         dwq$d = dw$q;
         desc$raddr = ((dr$q) & 24'hffffff);
-        dvalid = (dwq$q != dr$q) & ~busy$q;
+        dvalid = (dwq$q != dr$q) & ~dr_moved$q;
+        dr_moved$d = 1'b0;
+        ld = 1'b0;
         rem = len$q - sent_b$q;
         last = rem <= c_kb;
         tvalid = busy$q;
@@ -15815,20 +19153,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         end
         prow_n = prow$q;
         if (~busy$q) begin
-            if (dvalid) begin
-                busy$d = 1'b1;
-                dr$d = dr$q + 32'h1;
-                hdr$d = desc$rdata[(32'h0)+:(512)];
-                len$d = desc$rdata[(32'h200)+:(16)];
-                row0$d = desc$rdata[(32'h210)+:(16)];
-                beat$d = 32'h0;
-                sent_b$d = 32'h0;
-                hshift$d = 32'h0;
-                chunk$d = 32'h0;
-                cshift$d = 32'h0;
-                prow$d = 32'h0;
-                prow_n = 32'h0;
-            end
+            ld = dvalid;
         end
         else if (tready) begin
             beat$d = beat$q + 32'h1;
@@ -15850,9 +19175,24 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
                 busy$d = 1'b0;
                 sent = 1'b1;
                 rdrow$d = row0$q + nrows;
+                ld = dvalid;
             end
         end
-        if (busy$q) begin
+        if (ld) begin
+            busy$d = 1'b1;
+            dr$d = dr$q + 32'h1;
+            dr_moved$d = 1'b1;
+            hdr$d = desc$rdata[(32'h0)+:(512)];
+            len$d = desc$rdata[(32'h200)+:(16)];
+            row0$d = desc$rdata[(32'h210)+:(16)];
+            beat$d = 32'h0;
+            sent_b$d = 32'h0;
+            hshift$d = 32'h0;
+            chunk$d = 32'h0;
+            cshift$d = 32'h0;
+            prow$d = 32'h0;
+        end
+        if (busy$q & ~ld) begin
             data$raddr = ((row0$q + prow_n) & 24'hffffff);
         end
         else begin
@@ -15865,6 +19205,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             dw$d = 32'h0;
             dr$d = 32'h0;
             busy$d = 1'b0;
+            dr_moved$d = 1'b0;
         end
     end
     
@@ -16010,6 +19351,25 @@ module fanin_tx_1_dr(d,q,clock);
     end
           
 endmodule // fanin_tx_1_dr
+
+
+module fanin_tx_1_dr_moved(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_1_dr_moved
 
 
 module fanin_tx_1_dw(d,q,clock);
@@ -16285,6 +19645,9 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  busy$d;
     wire  busy$q;
     reg  busy$clock;
+    reg  dr_moved$d;
+    wire  dr_moved$q;
+    reg  dr_moved$clock;
     reg  [511:0] hdr$d;
     wire  [511:0] hdr$q;
     reg  hdr$clock;
@@ -16315,6 +19678,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     
     // Local signals
     reg  dvalid;
+    reg  ld;
     reg  [3:0] dfill;
     reg  [15:0] rem;
     reg  last;
@@ -16372,6 +19736,11 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .d(busy$d),
         .q(busy$q),
         .clock(busy$clock)
+    );
+    fanin_tx_2_dr_moved dr_moved(
+        .d(dr_moved$d),
+        .q(dr_moved$q),
+        .clock(dr_moved$clock)
     );
     fanin_tx_2_hdr hdr(
         .d(hdr$d),
@@ -16437,6 +19806,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         chunk$clock = clock;
         cshift$clock = clock;
         prow$clock = clock;
+        dr_moved$clock = clock;
         wrow$d = wrow$q;
         frow$d = frow$q;
         rdrow$d = rdrow$q;
@@ -16453,6 +19823,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         chunk$d = chunk$q;
         cshift$d = cshift$q;
         prow$d = prow$q;
+        dr_moved$d = dr_moved$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -16483,7 +19854,9 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         end
         dwq$d = dw$q;
         desc$raddr = ((dr$q) & 24'hffffff);
-        dvalid = (dwq$q != dr$q) & ~busy$q;
+        dvalid = (dwq$q != dr$q) & ~dr_moved$q;
+        dr_moved$d = 1'b0;
+        ld = 1'b0;
         rem = len$q - sent_b$q;
         last = rem <= c_kb;
         tvalid = busy$q;
@@ -16505,20 +19878,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         end
         prow_n = prow$q;
         if (~busy$q) begin
-            if (dvalid) begin
-                busy$d = 1'b1;
-                dr$d = dr$q + 32'h1;
-                hdr$d = desc$rdata[(32'h0)+:(512)];
-                len$d = desc$rdata[(32'h200)+:(16)];
-                row0$d = desc$rdata[(32'h210)+:(16)];
-                beat$d = 32'h0;
-                sent_b$d = 32'h0;
-                hshift$d = 32'h0;
-                chunk$d = 32'h0;
-                cshift$d = 32'h0;
-                prow$d = 32'h0;
-                prow_n = 32'h0;
-            end
+            ld = dvalid;
         end
         else if (tready) begin
             beat$d = beat$q + 32'h1;
@@ -16540,9 +19900,24 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
                 busy$d = 1'b0;
                 sent = 1'b1;
                 rdrow$d = row0$q + nrows;
+                ld = dvalid;
             end
         end
-        if (busy$q) begin
+        if (ld) begin
+            busy$d = 1'b1;
+            dr$d = dr$q + 32'h1;
+            dr_moved$d = 1'b1;
+            hdr$d = desc$rdata[(32'h0)+:(512)];
+            len$d = desc$rdata[(32'h200)+:(16)];
+            row0$d = desc$rdata[(32'h210)+:(16)];
+            beat$d = 32'h0;
+            sent_b$d = 32'h0;
+            hshift$d = 32'h0;
+            chunk$d = 32'h0;
+            cshift$d = 32'h0;
+            prow$d = 32'h0;
+        end
+        if (busy$q & ~ld) begin
             data$raddr = ((row0$q + prow_n) & 24'hffffff);
         end
         else begin
@@ -16555,6 +19930,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             dw$d = 32'h0;
             dr$d = 32'h0;
             busy$d = 1'b0;
+            dr_moved$d = 1'b0;
         end
     end
     
@@ -16700,6 +20076,25 @@ module fanin_tx_2_dr(d,q,clock);
     end
           
 endmodule // fanin_tx_2_dr
+
+
+module fanin_tx_2_dr_moved(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_2_dr_moved
 
 
 module fanin_tx_2_dw(d,q,clock);
@@ -16975,6 +20370,9 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  busy$d;
     wire  busy$q;
     reg  busy$clock;
+    reg  dr_moved$d;
+    wire  dr_moved$q;
+    reg  dr_moved$clock;
     reg  [511:0] hdr$d;
     wire  [511:0] hdr$q;
     reg  hdr$clock;
@@ -17005,6 +20403,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     
     // Local signals
     reg  dvalid;
+    reg  ld;
     reg  [3:0] dfill;
     reg  [15:0] rem;
     reg  last;
@@ -17062,6 +20461,11 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .d(busy$d),
         .q(busy$q),
         .clock(busy$clock)
+    );
+    fanin_tx_3_dr_moved dr_moved(
+        .d(dr_moved$d),
+        .q(dr_moved$q),
+        .clock(dr_moved$clock)
     );
     fanin_tx_3_hdr hdr(
         .d(hdr$d),
@@ -17127,6 +20531,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         chunk$clock = clock;
         cshift$clock = clock;
         prow$clock = clock;
+        dr_moved$clock = clock;
         wrow$d = wrow$q;
         frow$d = frow$q;
         rdrow$d = rdrow$q;
@@ -17143,6 +20548,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         chunk$d = chunk$q;
         cshift$d = cshift$q;
         prow$d = prow$q;
+        dr_moved$d = dr_moved$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
@@ -17173,7 +20579,9 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         end
         dwq$d = dw$q;
         desc$raddr = ((dr$q) & 24'hffffff);
-        dvalid = (dwq$q != dr$q) & ~busy$q;
+        dvalid = (dwq$q != dr$q) & ~dr_moved$q;
+        dr_moved$d = 1'b0;
+        ld = 1'b0;
         rem = len$q - sent_b$q;
         last = rem <= c_kb;
         tvalid = busy$q;
@@ -17195,20 +20603,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         end
         prow_n = prow$q;
         if (~busy$q) begin
-            if (dvalid) begin
-                busy$d = 1'b1;
-                dr$d = dr$q + 32'h1;
-                hdr$d = desc$rdata[(32'h0)+:(512)];
-                len$d = desc$rdata[(32'h200)+:(16)];
-                row0$d = desc$rdata[(32'h210)+:(16)];
-                beat$d = 32'h0;
-                sent_b$d = 32'h0;
-                hshift$d = 32'h0;
-                chunk$d = 32'h0;
-                cshift$d = 32'h0;
-                prow$d = 32'h0;
-                prow_n = 32'h0;
-            end
+            ld = dvalid;
         end
         else if (tready) begin
             beat$d = beat$q + 32'h1;
@@ -17230,9 +20625,24 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
                 busy$d = 1'b0;
                 sent = 1'b1;
                 rdrow$d = row0$q + nrows;
+                ld = dvalid;
             end
         end
-        if (busy$q) begin
+        if (ld) begin
+            busy$d = 1'b1;
+            dr$d = dr$q + 32'h1;
+            dr_moved$d = 1'b1;
+            hdr$d = desc$rdata[(32'h0)+:(512)];
+            len$d = desc$rdata[(32'h200)+:(16)];
+            row0$d = desc$rdata[(32'h210)+:(16)];
+            beat$d = 32'h0;
+            sent_b$d = 32'h0;
+            hshift$d = 32'h0;
+            chunk$d = 32'h0;
+            cshift$d = 32'h0;
+            prow$d = 32'h0;
+        end
+        if (busy$q & ~ld) begin
             data$raddr = ((row0$q + prow_n) & 24'hffffff);
         end
         else begin
@@ -17245,6 +20655,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             dw$d = 32'h0;
             dr$d = 32'h0;
             busy$d = 1'b0;
+            dr_moved$d = 1'b0;
         end
     end
     
@@ -17390,6 +20801,25 @@ module fanin_tx_3_dr(d,q,clock);
     end
           
 endmodule // fanin_tx_3_dr
+
+
+module fanin_tx_3_dr_moved(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_3_dr_moved
 
 
 module fanin_tx_3_dw(d,q,clock);
@@ -17789,6 +21219,44 @@ module fanin_v1(d,q,clock);
     end
           
 endmodule // fanin_v1
+
+
+module fanin_v_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_v_a
+
+
+module fanin_v_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_v_b
 
 // Top level: flat port names; all logic is in fanin_core_impl.
 module fanin_core (
