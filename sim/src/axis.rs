@@ -105,18 +105,19 @@ impl AxisSource {
         let f = &self.queue[0];
         let n = (f.data.len() - self.pos).min(self.p.bytes);
         let beat = &f.data[self.pos..self.pos + n];
-        self.words.iter_mut().for_each(|w| *w = 0);
-        for (i, b) in beat.iter().enumerate() {
-            self.words[i / 4] |= (*b as u32) << (8 * (i % 4));
-        }
         let last = self.pos + n == f.data.len();
         if self.p.bytes > 8 {
+            self.words.fill(0);
+            for (w, c) in self.words.iter_mut().zip(beat.chunks(4)) {
+                let mut b = [0; 4];
+                b[..c.len()].copy_from_slice(c);
+                *w = u32::from_le_bytes(b);
+            }
             m.set_wide(self.p.tdata, &self.words);
         } else {
-            m.set(
-                self.p.tdata,
-                self.words[0] as u64 | (self.words.get(1).copied().unwrap_or(0) as u64) << 32,
-            );
+            let mut b = [0; 8];
+            b[..n].copy_from_slice(beat);
+            m.set(self.p.tdata, u64::from_le_bytes(b));
         }
         let keep = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
         m.set(self.p.tkeep, keep);
@@ -202,15 +203,30 @@ impl AxisSink {
                 self.words[1] = (v >> 32) as u32;
             }
         }
-        for i in 0..self.p.bytes {
-            if keep >> i & 1 == 1 {
-                self.cur.push((self.words[i / 4] >> (8 * (i % 4))) as u8);
+        let all = if self.p.bytes >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.p.bytes) - 1
+        };
+        if keep & all == all {
+            let mut left = self.p.bytes;
+            for w in &self.words {
+                let k = left.min(4);
+                self.cur.extend_from_slice(&w.to_le_bytes()[..k]);
+                left -= k;
+            }
+        } else {
+            for i in 0..self.p.bytes {
+                if keep >> i & 1 == 1 {
+                    self.cur.push((self.words[i / 4] >> (8 * (i % 4))) as u8);
+                }
             }
         }
         if m.get(self.p.tlast) == 1 {
             let bad = m.get(self.p.tuser) & 1 == 1;
+            let cap = self.cur.len();
             self.frames.push(Frame {
-                data: std::mem::take(&mut self.cur),
+                data: std::mem::replace(&mut self.cur, Vec::with_capacity(cap)),
                 bad,
             });
         }

@@ -40,6 +40,10 @@ struct Args {
     /// Cycles of the same stimulus to replay under Icarus Verilog (0: no Icarus run).
     #[arg(long, default_value_t = 5_000)]
     icarus_cycles: u64,
+    /// Wall-clock seconds the Icarus replay may take before it is stopped (the ratio is
+    /// then a lower bound).
+    #[arg(long, default_value_t = 30.0)]
+    icarus_timeout: f64,
 }
 
 fn addr(i: u8) -> L4Addr {
@@ -144,13 +148,19 @@ fn main() -> anyhow::Result<()> {
     let rate = cycles as f64 / secs;
     println!("simspeed: {rate:.0} cycles/s ({secs:.2} s wall, testbench included, one core)");
     if a.icarus_cycles > 0 {
-        icarus(&a.config, &core, a.icarus_cycles, rate)?;
+        icarus(&a.config, &core, a.icarus_cycles, a.icarus_timeout, rate)?;
     }
     Ok(())
 }
 
 /// Replays the first `cycles` cycles of the stimulus under Icarus Verilog.
-fn icarus(config: &str, core: &CoreConfig, cycles: u64, verilator_rate: f64) -> anyhow::Result<()> {
+fn icarus(
+    config: &str,
+    core: &CoreConfig,
+    cycles: u64,
+    timeout: f64,
+    verilator_rate: f64,
+) -> anyhow::Result<()> {
     let have = |tool: &str, arg: &str| {
         Command::new(tool)
             .arg(arg)
@@ -166,9 +176,20 @@ fn icarus(config: &str, core: &CoreConfig, cycles: u64, verilator_rate: f64) -> 
     let want: Vec<u64> = t.tb.sink.iter().map(|s| s.beats).collect();
     let dir = std::env::temp_dir().join(format!("fanin-simspeed-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let r = replay(&dir, core, &t.tb);
+    let r = replay(&dir, core, &t.tb, timeout);
     let _ = std::fs::remove_dir_all(&dir);
     let (edges, got, secs) = r?;
+    let Some(got) = got else {
+        let bound = edges as f64 / secs;
+        println!(
+            "icarus: below {bound:.1} cycles/s ({edges} cycles of the same stimulus not replayed within {secs:.0} s; stopped)"
+        );
+        println!(
+            "ratio verilator/icarus: above {:.0}x",
+            verilator_rate / bound
+        );
+        return Ok(());
+    };
     if got != want {
         bail!(
             "icarus: output beats per port {got:?} differ from the Verilator model's {want:?} over the same {edges} cycles"
@@ -183,8 +204,14 @@ fn icarus(config: &str, core: &CoreConfig, cycles: u64, verilator_rate: f64) -> 
 }
 
 /// Writes the Verilog, the vectors and a testbench into `dir`, runs them; returns the clock
-/// edges replayed (after reset), the output beats per port and the replay's wall time.
-fn replay(dir: &Path, core: &CoreConfig, tb: &Tb) -> anyhow::Result<(u64, Vec<u64>, f64)> {
+/// edges replayed (after reset), the output beats per port (None if the replay was stopped
+/// after `timeout` seconds) and the replay's wall time.
+fn replay(
+    dir: &Path,
+    core: &CoreConfig,
+    tb: &Tb,
+    timeout: f64,
+) -> anyhow::Result<(u64, Option<Vec<u64>>, f64)> {
     let (inputs, words) = tb.m.recorded_inputs();
     let per_edge: usize = inputs.iter().map(|p| p.width.div_ceil(32) as usize).sum();
     let edges = words.len() / per_edge;
@@ -277,22 +304,37 @@ fn replay(dir: &Path, core: &CoreConfig, tb: &Tb) -> anyhow::Result<(u64, Vec<u6
     if !out.status.success() {
         bail!("iverilog failed: {}", String::from_utf8_lossy(&out.stderr));
     }
-    let vvp = |n: usize| -> anyhow::Result<(f64, String)> {
+    // Runs `n` edges; None if stopped after `timeout` seconds.
+    let vvp = |n: usize| -> anyhow::Result<(f64, Option<String>)> {
         let t = Instant::now();
-        let o = Command::new("vvp")
+        let mut child = Command::new("vvp")
             .arg("-n")
             .arg(dir.join("sim.vvp"))
             .arg(format!("+cycles={n}"))
-            .output()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .context("running vvp")?;
+        while child.try_wait()?.is_none() {
+            if t.elapsed().as_secs_f64() > timeout {
+                child.kill()?;
+                child.wait()?;
+                return Ok((t.elapsed().as_secs_f64(), None));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let o = child.wait_with_output()?;
         let secs = t.elapsed().as_secs_f64();
         if !o.status.success() {
             bail!("vvp failed: {}", String::from_utf8_lossy(&o.stderr));
         }
-        Ok((secs, String::from_utf8_lossy(&o.stdout).into_owned()))
+        Ok((secs, Some(String::from_utf8_lossy(&o.stdout).into_owned())))
     };
     let (idle, _) = vvp(0)?;
     let (busy, stdout) = vvp(edges)?;
+    let Some(stdout) = stdout else {
+        return Ok((edges as u64, None, busy));
+    };
     let beats: Vec<u64> = stdout
         .lines()
         .find_map(|l| l.strip_prefix("beats "))
@@ -300,5 +342,5 @@ fn replay(dir: &Path, core: &CoreConfig, tb: &Tb) -> anyhow::Result<(u64, Vec<u6
         .split_whitespace()
         .map(|x| x.parse())
         .collect::<Result<_, _>>()?;
-    Ok((edges as u64, beats, (busy - idle).max(1e-9)))
+    Ok((edges as u64, Some(beats), (busy - idle).max(1e-9)))
 }
