@@ -164,8 +164,6 @@ pub struct Acc<const W: usize> {
     /// Stage 2: the merge of the previous cycle saturated a valid lane (registered, so
     /// that no combinational path runs from `b` back to the engine).
     pub ovf: Signal<Out, bool>,
-    /// An op is in stage 1 or its overflow is in stage 2.
-    pub busy: Signal<Out, bool>,
     ram: FaninRam<W>,
     add: SatAdd<W>,
     op1: DFF<Bits<2>>,
@@ -174,7 +172,6 @@ pub struct Acc<const W: usize> {
     fwd: DFF<bool>,
     fwd_data: DFF<Bits<W>>,
     ovf2: DFF<bool>,
-    v2: DFF<bool>,
     we: Signal<Local, bool>,
 }
 
@@ -196,7 +193,6 @@ impl<const W: usize> Acc<W> {
             b: Default::default(),
             rd: Default::default(),
             ovf: Default::default(),
-            busy: Default::default(),
             ram: FaninRam::with_style(rows, 1, style),
             add: Default::default(),
             op1: Default::default(),
@@ -205,7 +201,6 @@ impl<const W: usize> Acc<W> {
             fwd: Default::default(),
             fwd_data: Default::default(),
             ovf2: Default::default(),
-            v2: Default::default(),
             we: Default::default(),
         }
     }
@@ -214,7 +209,7 @@ impl<const W: usize> Acc<W> {
 impl<const W: usize> Logic for Acc<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, op1, addr1, lim1, fwd, fwd_data, ovf2, v2);
+        dff_setup!(self, clock, op1, addr1, lim1, fwd, fwd_data, ovf2);
         self.ram.clock.next = self.clock.val();
         self.ram.raddr.next = self.addr.val();
         self.op1.d.next = self.op.val();
@@ -229,8 +224,6 @@ impl<const W: usize> Logic for Acc<W> {
         self.rd.next = self.add.cur.val();
         self.ovf2.d.next = self.add.ovf.val();
         self.ovf.next = self.ovf2.q.val();
-        self.v2.d.next = self.op1.q.val() != 0;
-        self.busy.next = (self.op1.q.val() != 0) | self.v2.q.val();
         self.we.next = (self.op1.q.val() == 1) | (self.op1.q.val() == 2);
         self.ram.waddr.next = self.addr1.q.val();
         self.ram.wdata.next = self.add.y.val();

@@ -350,7 +350,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     rows_o: Signal<Local, Bits<16>>,
     sj: Signal<Local, Bits<JOB_W>>,
     sj_ep: Signal<Local, Bits<16>>,
-    sj_busy: Signal<Local, Bits<32>>,
     acc_row: Signal<Local, Bits<WB>>,
     bz_inc: Signal<Local, bool>,
     bz_dec: Signal<Local, bool>,
@@ -656,7 +655,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             rows_o: Default::default(),
             sj: Default::default(),
             sj_ep: Default::default(),
-            sj_busy: Default::default(),
             acc_row: Default::default(),
             bz_inc: Default::default(),
             bz_dec: Default::default(),
@@ -1285,12 +1283,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // The job entry the copy was written under (timer scan).
         self.sj.next = self.jtab[0].q.val();
         self.sj_ep.next = self.jepoch[0].q.val();
-        self.sj_busy.next = self.jbusy[0].q.val();
         for j in 0..self.jtab.len() {
             if self.m_jidx.val() == self.c_idx8[j].val() {
                 self.sj.next = self.jtab[j].q.val();
                 self.sj_ep.next = self.jepoch[j].q.val();
-                self.sj_busy.next = self.jbusy[j].q.val();
             }
         }
         // A copy is live only if written under the current epoch of its job entry;

@@ -347,7 +347,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [511:0] acc$b;
     wire  [511:0] acc$rd;
     wire  acc$ovf;
-    wire  acc$busy;
     reg  [47:0] hg$dst_mac;
     reg  [47:0] hg$src_mac;
     reg  [31:0] hg$src_ip;
@@ -1396,7 +1395,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] rows_o;
     reg  [511:0] sj;
     reg  [15:0] sj_ep;
-    reg  [31:0] sj_busy;
     reg  [511:0] acc_row;
     reg  bz_inc;
     reg  bz_dec;
@@ -1635,8 +1633,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .lim(acc$lim),
         .b(acc$b),
         .rd(acc$rd),
-        .ovf(acc$ovf),
-        .busy(acc$busy)
+        .ovf(acc$ovf)
     );
     fanin_hg hg(
         .dst_mac(hg$dst_mac),
@@ -4497,86 +4494,69 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         m_timer = m[(32'ha0)+:(32)];
         sj = jtab$0$q;
         sj_ep = jepoch$0$q;
-        sj_busy = jbusy$0$q;
         if (m_jidx == c_idx8$0) begin
             sj = jtab$0$q;
             sj_ep = jepoch$0$q;
-            sj_busy = jbusy$0$q;
         end
         if (m_jidx == c_idx8$1) begin
             sj = jtab$1$q;
             sj_ep = jepoch$1$q;
-            sj_busy = jbusy$1$q;
         end
         if (m_jidx == c_idx8$2) begin
             sj = jtab$2$q;
             sj_ep = jepoch$2$q;
-            sj_busy = jbusy$2$q;
         end
         if (m_jidx == c_idx8$3) begin
             sj = jtab$3$q;
             sj_ep = jepoch$3$q;
-            sj_busy = jbusy$3$q;
         end
         if (m_jidx == c_idx8$4) begin
             sj = jtab$4$q;
             sj_ep = jepoch$4$q;
-            sj_busy = jbusy$4$q;
         end
         if (m_jidx == c_idx8$5) begin
             sj = jtab$5$q;
             sj_ep = jepoch$5$q;
-            sj_busy = jbusy$5$q;
         end
         if (m_jidx == c_idx8$6) begin
             sj = jtab$6$q;
             sj_ep = jepoch$6$q;
-            sj_busy = jbusy$6$q;
         end
         if (m_jidx == c_idx8$7) begin
             sj = jtab$7$q;
             sj_ep = jepoch$7$q;
-            sj_busy = jbusy$7$q;
         end
         if (m_jidx == c_idx8$8) begin
             sj = jtab$8$q;
             sj_ep = jepoch$8$q;
-            sj_busy = jbusy$8$q;
         end
         if (m_jidx == c_idx8$9) begin
             sj = jtab$9$q;
             sj_ep = jepoch$9$q;
-            sj_busy = jbusy$9$q;
         end
         if (m_jidx == c_idx8$10) begin
             sj = jtab$10$q;
             sj_ep = jepoch$10$q;
-            sj_busy = jbusy$10$q;
         end
         if (m_jidx == c_idx8$11) begin
             sj = jtab$11$q;
             sj_ep = jepoch$11$q;
-            sj_busy = jbusy$11$q;
         end
         if (m_jidx == c_idx8$12) begin
             sj = jtab$12$q;
             sj_ep = jepoch$12$q;
-            sj_busy = jbusy$12$q;
         end
         if (m_jidx == c_idx8$13) begin
             sj = jtab$13$q;
             sj_ep = jepoch$13$q;
-            sj_busy = jbusy$13$q;
         end
         if (m_jidx == c_idx8$14) begin
             sj = jtab$14$q;
             sj_ep = jepoch$14$q;
-            sj_busy = jbusy$14$q;
         end
         if (m_jidx == c_idx8$15) begin
             sj = jtab$15$q;
             sj_ep = jepoch$15$q;
-            sj_busy = jbusy$15$q;
         end
         if (e_scan$q) begin
             live = sj[32'h0] & (m[(32'h10)+:(16)] == sj_ep);
@@ -6524,7 +6504,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
 endmodule // fanin_core_impl
 
 
-module fanin_acc(clock,op,addr,lim,b,rd,ovf,busy);
+module fanin_acc(clock,op,addr,lim,b,rd,ovf);
     
     // Module arguments
     input wire  clock;
@@ -6534,7 +6514,6 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf,busy);
     input wire  [511:0] b;
     output reg  [511:0] rd;
     output reg  ovf;
-    output reg  busy;
     
     // Stub signals
     reg  ram$clock;
@@ -6570,9 +6549,6 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf,busy);
     reg  ovf2$d;
     wire  ovf2$q;
     reg  ovf2$clock;
-    reg  v2$d;
-    wire  v2$q;
-    reg  v2$clock;
     
     // Local signals
     reg  we;
@@ -6627,11 +6603,6 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf,busy);
         .q(ovf2$q),
         .clock(ovf2$clock)
     );
-    fanin_acc_v2 v2(
-        .d(v2$d),
-        .q(v2$q),
-        .clock(v2$clock)
-    );
     
     // Update code
     always @(*) begin
@@ -6641,14 +6612,12 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf,busy);
         fwd$clock = clock;
         fwd_data$clock = clock;
         ovf2$clock = clock;
-        v2$clock = clock;
         op1$d = op1$q;
         addr1$d = addr1$q;
         lim1$d = lim1$q;
         fwd$d = fwd$q;
         fwd_data$d = fwd_data$q;
         ovf2$d = ovf2$q;
-        v2$d = v2$q;
         ram$clock = clock;
         ram$raddr = addr;
         op1$d = op;
@@ -6663,8 +6632,6 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf,busy);
         rd = add$cur;
         ovf2$d = add$ovf;
         ovf = ovf2$q;
-        v2$d = op1$q != 32'h0;
-        busy = (op1$q != 32'h0) | v2$q;
         we = (op1$q == 32'h1) | (op1$q == 32'h2);
         ram$waddr = addr1$q;
         ram$wdata = add$y;
@@ -6929,25 +6896,6 @@ module fanin_acc_ram(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[10:0]][0 +: 512] <= wdata[0 +: 512];
     end
 endmodule // fanin_acc_ram
-
-
-module fanin_acc_v2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_acc_v2
 
 
 module fanin_agg_op(d,q,clock);
