@@ -134,10 +134,41 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hg: HdrGen,
     meta: FaninRam<META_W>,
     chram: FaninRam<CHILD_W>,
-    // Job table (packed entries), epochs and busy counts.
-    jtab: Vec<DFF<Bits<JOB_W>>>,
-    jepoch: Vec<DFF<Bits<16>>>,
+    // Job table: the packed entries in `jram` (read by index), the lookup keys in
+    // registers (`jk`: control, id, epoch, slot base and count), busy counts.
+    jram: FaninRam<JOB_W>,
+    jk: Vec<DFF<Bits<128>>>,
     jbusy: Vec<DFF<Bits<32>>>,
+    // Job and route lookups: per-entry hits (PREP), first hit one-hot (PREP2).
+    jh: Vec<DFF<bool>>,
+    jone: Vec<DFF<bool>>,
+    rh: Vec<DFF<bool>>,
+    rone: Vec<DFF<bool>>,
+    // Timer-scan ownership of the slot under the pointer, two registered stages.
+    own_in: Vec<DFF<bool>>,
+    // Pipeline registers that keep the decision logic shallow.
+    jgen: DFF<Bits<16>>,
+    jhit_q: DFF<bool>,
+    rhit_q: DFF<bool>,
+    pk_any: DFF<bool>,
+    pk_idx: DFF<Bits<4>>,
+    pk_len: DFF<Bits<16>>,
+    own_q: DFF<bool>,
+    own_age: DFF<Bits<2>>,
+    q_rows: DFF<Bits<16>>,
+    q_rle1: DFF<bool>,
+    rl: DFF<bool>,
+    sage: DFF<Bits<32>>,
+    bq_inc: DFF<bool>,
+    bq_dec: DFF<bool>,
+    bq_hwc: DFF<bool>,
+    bq_j: DFF<Bits<8>>,
+    jc_q: DFF<bool>,
+    jc_i: DFF<Bits<8>>,
+    jc2: DFF<bool>,
+    jc_bq: DFF<Bits<32>>,
+    evq: DFF<Bits<32>>,
+    evbq: DFF<Bits<32>>,
     // Engine.
     state: DFF<Bits<5>>,
     sel: DFF<Bits<4>>,
@@ -282,7 +313,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     scan_c: DFF<bool>,
     scan_turn: DFF<bool>,
     // Decision helpers.
-    jhit: Signal<Local, bool>,
     any_to: Signal<Local, bool>,
     scan_own: Signal<Local, bool>,
     dact: Signal<Local, Bits<4>>,
@@ -314,8 +344,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     h_latch: Signal<Local, bool>,
     ci: Signal<Local, bool>,
     jsel: Signal<Local, Bits<8>>,
-    jent: Signal<Local, Bits<JOB_W>>,
-    jsel_ep: Signal<Local, Bits<16>>,
+    jpre: Vec<Signal<Local, bool>>,
+    rpre: Vec<Signal<Local, bool>>,
+    rpm: Signal<Local, Bits<8>>,
+    jcb: Signal<Local, Bits<64>>,
     chaddr: Signal<Local, Bits<ADDR_W>>,
     slot: Signal<Local, Bits<ADDR_W>>,
     m: Signal<Local, Bits<META_W>>,
@@ -364,16 +396,14 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     any: Signal<Local, bool>,
     pidx: Signal<Local, Bits<4>>,
     cur_len: Signal<Local, Bits<16>>,
-    cur_rows: Signal<Local, Bits<16>>,
     rx_row_data: Signal<Local, Bits<WB>>,
-    rhit: Signal<Local, bool>,
-    rport: Signal<Local, Bits<4>>,
     ev: Signal<Local, Bits<32>>,
     rx_ev: Vec<Signal<Local, bool>>,
     // Routes.
     route_ip: Vec<DFF<Bits<32>>>,
     route_port: Vec<DFF<Bits<4>>>,
     route_valid: Vec<DFF<bool>>,
+    route_pm: Vec<DFF<Bits<8>>>,
     // Registers.
     me_ip: DFF<Bits<32>>,
     me_port: DFF<Bits<16>>,
@@ -503,9 +533,36 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             hg: Default::default(),
             meta: FaninRam::new(2 * cfg.slots as usize, 1),
             chram: FaninRam::new(nj << mclog, 1),
-            jtab: n(nj),
-            jepoch: n(nj),
+            jram: FaninRam::new(nj.max(2), 1),
+            jk: n(nj),
             jbusy: n(nj),
+            jh: n(nj),
+            jone: n(nj),
+            rh: n(nr),
+            rone: n(nr),
+            own_in: n(nj),
+            jgen: Default::default(),
+            jhit_q: Default::default(),
+            rhit_q: Default::default(),
+            pk_any: Default::default(),
+            pk_idx: Default::default(),
+            pk_len: Default::default(),
+            own_q: Default::default(),
+            own_age: Default::default(),
+            q_rows: Default::default(),
+            q_rle1: Default::default(),
+            rl: Default::default(),
+            sage: Default::default(),
+            bq_inc: Default::default(),
+            bq_dec: Default::default(),
+            bq_hwc: Default::default(),
+            bq_j: Default::default(),
+            jc_q: Default::default(),
+            jc_i: Default::default(),
+            jc2: Default::default(),
+            jc_bq: Default::default(),
+            evq: Default::default(),
+            evbq: Default::default(),
             ji: Default::default(),
             je: Default::default(),
             jep: Default::default(),
@@ -611,7 +668,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             scan_ptr: Default::default(),
             scan_c: Default::default(),
             scan_turn: Default::default(),
-            jhit: Default::default(),
             any_to: Default::default(),
             scan_own: Default::default(),
             dact: Default::default(),
@@ -619,8 +675,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             cr: Default::default(),
             ci: Default::default(),
             jsel: Default::default(),
-            jent: Default::default(),
-            jsel_ep: Default::default(),
+            jpre: n(nj + 1),
+            rpre: n(nr + 1),
+            rpm: Default::default(),
+            jcb: Default::default(),
             chaddr: Default::default(),
             slot: Default::default(),
             m: Default::default(),
@@ -724,15 +782,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             any: Default::default(),
             pidx: Default::default(),
             cur_len: Default::default(),
-            cur_rows: Default::default(),
             rx_row_data: Default::default(),
-            rhit: Default::default(),
-            rport: Default::default(),
             ev: Default::default(),
             rx_ev: n(p),
             route_ip: n(nr),
             route_port: n(nr),
             route_valid: n(nr),
+            route_pm: n(nr),
             me_ip: Default::default(),
             me_port: Default::default(),
             me_mac: Default::default(),
@@ -969,7 +1025,29 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             st_route_port,
             bvalid_r,
             rvalid_r,
-            rdata_r
+            rdata_r,
+            jgen,
+            jhit_q,
+            rhit_q,
+            pk_any,
+            pk_idx,
+            pk_len,
+            own_q,
+            own_age,
+            q_rows,
+            q_rle1,
+            rl,
+            sage,
+            bq_inc,
+            bq_dec,
+            bq_hwc,
+            bq_j,
+            jc_q,
+            jc_i,
+            jc2,
+            jc_bq,
+            evq,
+            evbq
         );
         for r in 0..self.route_ip.len() {
             self.route_ip[r].clock.next = self.clock.val();
@@ -978,12 +1056,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.route_port[r].d.next = self.route_port[r].q.val();
             self.route_valid[r].clock.next = self.clock.val();
             self.route_valid[r].d.next = self.route_valid[r].q.val();
+            self.route_pm[r].clock.next = self.clock.val();
+            self.route_pm[r].d.next = self.route_pm[r].q.val();
+            self.rh[r].clock.next = self.clock.val();
+            self.rh[r].d.next = self.rh[r].q.val();
+            self.rone[r].clock.next = self.clock.val();
+            self.rone[r].d.next = self.rone[r].q.val();
         }
-        for j in 0..self.jtab.len() {
-            self.jtab[j].clock.next = self.clock.val();
-            self.jtab[j].d.next = self.jtab[j].q.val();
-            self.jepoch[j].clock.next = self.clock.val();
-            self.jepoch[j].d.next = self.jepoch[j].q.val();
+        for j in 0..self.jk.len() {
+            self.jk[j].clock.next = self.clock.val();
+            self.jk[j].d.next = self.jk[j].q.val();
+            self.jh[j].clock.next = self.clock.val();
+            self.jh[j].d.next = self.jh[j].q.val();
+            self.jone[j].clock.next = self.clock.val();
+            self.jone[j].d.next = self.jone[j].q.val();
+            self.own_in[j].clock.next = self.clock.val();
+            self.own_in[j].d.next = self.own_in[j].q.val();
             self.jbusy[j].clock.next = self.clock.val();
             self.jbusy[j].d.next = self.jbusy[j].q.val();
         }
@@ -1003,6 +1091,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.acc.clock.next = self.clock.val();
         self.meta.clock.next = self.clock.val();
+        self.jram.clock.next = self.clock.val();
         self.chram.clock.next = self.clock.val();
         self.chram2.clock.next = self.clock.val();
         self.ovram.clock.next = self.clock.val();
@@ -1173,12 +1262,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.cur_len.next = self.rx[p].d_len.val();
             }
         }
-        if self.cur_len.val() > 64 {
-            self.cur_rows.next =
-                (self.cur_len.val() - 64 + self.c_rowmask.val()) >> self.c_rowlog.val();
-        } else {
-            self.cur_rows.next = 0.into();
-        }
+        // The pick, registered: IDLE acts on the arbitration of the cycle before. A
+        // descriptor only disappears when IDLE pops it, and IDLE comes back at least six
+        // cycles after a pop, so the registered pick is never stale when it is used.
+        self.pk_any.d.next = self.any.val();
+        self.pk_idx.d.next = self.pidx.val();
+        self.pk_len.d.next = self.cur_len.val();
         // Parser on the latched frame.
         self.parser.hdr.next = self.hdr.q.val();
         self.parser.len.next = self.len.q.val();
@@ -1212,60 +1301,89 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pr_src_ip.d.next = self.parser.src_ip.val();
         self.pr_src_mac.d.next = self.parser.src_mac.val();
         self.pr_src_port.d.next = self.parser.src_port.val();
-        // Forwarding table (exact match on the destination IPv4 address).
-        self.rhit.next = false;
-        self.rport.next = 0.into();
-        for r in 0..self.route_ip.len() {
-            if self.route_valid[r].q.val() & (self.route_ip[r].q.val() == self.pr_dst_ip.q.val()) {
-                self.rhit.next = true;
-                self.rport.next = self.route_port[r].q.val();
+        // Forwarding table (exact match on the destination IPv4 address) and job table
+        // (match on the job id), in three steps so that no step is deep: every entry's hit
+        // (registered every cycle from the parser's fields, used in PREP2), the first hit
+        // as a one-hot vector (prefix OR, registered, used in PARSE), then an AND-OR of
+        // the entries' fields under the one-hot. The lowest-numbered matching entry wins.
+        for r in 0..self.rh.len() {
+            self.rh[r].d.next =
+                self.route_valid[r].q.val() & (self.route_ip[r].q.val() == self.parser.dst_ip.val());
+        }
+        self.rpre[0].next = false;
+        self.rhit_q.d.next = false;
+        for r in 0..self.rh.len() {
+            self.rpre[r + 1].next = self.rpre[r].val() | self.rh[r].q.val();
+            self.rone[r].d.next = self.rh[r].q.val() & !self.rpre[r].val();
+            if self.rh[r].q.val() {
+                self.rhit_q.d.next = true;
             }
         }
-        // Job table CAM on the parsed job id.
-        self.jhit.next = false;
+        self.rpm.next = 0.into();
+        for r in 0..self.rone.len() {
+            if self.rone[r].q.val() {
+                self.rpm.next = self.rpm.val() | self.route_pm[r].q.val();
+            }
+        }
+        for j in 0..self.jh.len() {
+            self.jh[j].d.next = self.jk[j].q.val().get_bit(0)
+                & (self.jk[j].q.val().get_bits::<16>(32) == self.parser.job.val());
+        }
+        self.jpre[0].next = false;
+        self.jhit_q.d.next = false;
+        for j in 0..self.jh.len() {
+            self.jpre[j + 1].next = self.jpre[j].val() | self.jh[j].q.val();
+            self.jone[j].d.next = self.jh[j].q.val() & !self.jpre[j].val();
+            if self.jh[j].q.val() {
+                self.jhit_q.d.next = true;
+            }
+        }
         self.jsel.next = 0.into();
-        self.jent.next = self.jtab[0].q.val();
-        self.jsel_ep.next = self.jepoch[0].q.val();
-        for j in 0..self.jtab.len() {
-            if self.jtab[j].q.val().get_bit(0)
-                & (self.jtab[j].q.val().get_bits::<16>(32) == self.pr_job.q.val())
-            {
-                self.jhit.next = true;
-                self.jsel.next = self.c_idx8[j].val();
-                self.jent.next = self.jtab[j].q.val();
-                self.jsel_ep.next = self.jepoch[j].q.val();
+        for j in 0..self.jone.len() {
+            if self.jone[j].q.val() {
+                self.jsel.next = self.jsel.val() | self.c_idx8[j].val();
             }
         }
+        // The entry itself is read from `jram` (address in PARSE, data in LOOK); the timer
+        // scan reads the entry a slot copy was written under (address in SLAT).
+        self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.jsel.val());
+        self.jram.waddr.next = bit_cast::<ADDR_W, 8>(self.jc_i.q.val());
+        self.jram.we.next = 0.into();
         // Busy count of the latched job.
-        self.busy_cur.next = self.jbusy[0].q.val();
-        for j in 0..self.jtab.len() {
+        self.busy_cur.next = 0.into();
+        for j in 0..self.jbusy.len() {
             if self.ji.q.val() == self.c_idx8[j].val() {
-                self.busy_cur.next = self.jbusy[j].q.val();
+                self.busy_cur.next = self.busy_cur.val() | self.jbusy[j].q.val();
             }
         }
         // The slot under the scan pointer belongs to a timeout-mode job (others are skipped:
-        // `Switch::scan_slot` does nothing for them).
-        self.scan_own.next = false;
-        for j in 0..self.jtab.len() {
-            if self.jtab[j].q.val().get_bit(0)
-                & self.jtab[j].q.val().get_bit(2)
+        // `Switch::scan_slot` does nothing for them): per entry, then ORed, each registered;
+        // `own_age` counts the cycles since the pointer moved (2: `own_q` is current).
+        for j in 0..self.jk.len() {
+            self.own_in[j].d.next = self.jk[j].q.val().get_bit(0)
+                & self.jk[j].q.val().get_bit(2)
                 & ((bit_cast::<32, ADDR_W>(self.scan_ptr.q.val())
-                    - self.jtab[j].q.val().get_bits::<32>(192))
-                    < self.jtab[j].q.val().get_bits::<32>(224))
-            {
-                self.scan_own.next = true;
-            }
+                    - self.jk[j].q.val().get_bits::<32>(64))
+                    < self.jk[j].q.val().get_bits::<32>(96));
+        }
+        self.scan_own.next = false;
+        for j in 0..self.own_in.len() {
+            self.scan_own.next = self.scan_own.val() | self.own_in[j].q.val();
+        }
+        self.own_q.d.next = self.scan_own.val();
+        if self.own_age.q.val() != 2 {
+            self.own_age.d.next = self.own_age.q.val() + 1;
         }
         // Child table read address (PARSE overrides it with the packet's child).
         self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.ji.q.val()) << self.c_mclog.val())
             | bit_cast::<ADDR_W, 8>(self.ei.q.val());
         // Slot copy of the packet's block: slot_base + (block mod count), copy (block / count) mod 2.
-        self.slot.next = (bit_cast::<ADDR_W, 32>(self.je.q.val().get_bits::<32>(192))
+        self.slot.next = (bit_cast::<ADDR_W, 32>(self.jram.rdata.val().get_bits::<32>(192))
             + bit_cast::<ADDR_W, 32>(
-                self.pr_block.q.val() & (self.je.q.val().get_bits::<32>(224) - 1),
+                self.pr_block.q.val() & (self.jram.rdata.val().get_bits::<32>(224) - 1),
             ))
             & self.c_smask.val();
-        self.ci.next = (self.pr_block.q.val() & self.je.q.val().get_bits::<32>(224)) != 0;
+        self.ci.next = (self.pr_block.q.val() & self.jram.rdata.val().get_bits::<32>(224)) != 0;
         self.meta.raddr.next = self.cadr.q.val();
         self.meta.waddr.next = self.cadr.q.val();
         self.meta.wdata.next = 0.into();
@@ -1281,14 +1399,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.m_elem.next = self.m.val().get_bits::<16>(144);
         self.m_timer.next = self.m.val().get_bits::<32>(160);
         // The job entry the copy was written under (timer scan).
-        self.sj.next = self.jtab[0].q.val();
-        self.sj_ep.next = self.jepoch[0].q.val();
-        for j in 0..self.jtab.len() {
-            if self.m_jidx.val() == self.c_idx8[j].val() {
-                self.sj.next = self.jtab[j].q.val();
-                self.sj_ep.next = self.jepoch[j].q.val();
-            }
-        }
+        self.sj.next = self.jram.rdata.val();
+        self.sj_ep.next = self.jram.rdata.val().get_bits::<16>(464);
         // A copy is live only if written under the current epoch of its job entry;
         // otherwise it is Free (its job was replaced or removed).
         if self.e_scan.q.val() {
@@ -1389,7 +1501,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.acc.op.next = self.agg_op.q.val();
                 }
                 self.ri.d.next = self.ri.q.val() + 1;
-                if (self.ri.q.val() + 1) >= self.nr1.val() {
+                // `rl`: this is the item's last RMW cycle (set at hand-over for row 0).
+                self.rl.d.next = (self.ri.q.val() + 2) >= self.nr1.val();
+                if self.rl.q.val() {
                     self.ri.d.next = 0.into();
                     if !self.b_emit.q.val() {
                         self.b_done.next = true;
@@ -1582,20 +1696,23 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         match self.state.q.val().index() {
             0 => {
                 // IDLE
-                if self.any.val()
-                    & !(self.sweep_on.q.val() & self.scan_own.val() & self.scan_turn.q.val())
+                // (`own_q` is the scan pointer's ownership once `own_age` is 2.)
+                if self.pk_any.q.val()
+                    & !(self.sweep_on.q.val()
+                        & self.own_q.q.val()
+                        & (self.own_age.q.val() == 2)
+                        & self.scan_turn.q.val())
                 {
-                    self.sel.d.next = self.pidx.val();
-                    self.last.d.next = self.pidx.val();
-                    self.len.d.next = self.cur_len.val();
-                    self.nrows.d.next = self.cur_rows.val();
+                    self.sel.d.next = self.pk_idx.q.val();
+                    self.last.d.next = self.pk_idx.q.val();
+                    self.len.d.next = self.pk_len.q.val();
                     self.now_r.d.next = self.now.q.val();
                     self.e_scan.d.next = false;
                     self.scan_turn.d.next = true;
                     self.dbg_valid.next = true;
-                    self.dbg_arg.next = bit_cast::<32, 4>(self.pidx.val());
+                    self.dbg_arg.next = bit_cast::<32, 4>(self.pk_idx.q.val());
                     for p in 0..self.rx.len() {
-                        if self.pidx.val() == self.c_idx4[p].val() {
+                        if self.pk_idx.q.val() == self.c_idx4[p].val() {
                             self.rx[p].d_pop.next = true;
                             self.rx_ev[p].next = true;
                             self.hdr.d.next = self.rx[p].d_hdr.val();
@@ -1605,7 +1722,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         }
                     }
                     self.state.d.next = 4.into();
-                } else if self.sweep_on.q.val() & self.scan_own.val() {
+                } else if self.sweep_on.q.val() & self.own_q.q.val() & (self.own_age.q.val() == 2) {
                     self.scan_turn.d.next = false;
                     self.now_r.d.next = self.now.q.val();
                     self.e_scan.d.next = true;
@@ -1616,8 +1733,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.dbg_arg.next = bit_cast::<32, ADDR_W>(self.scan_ptr.q.val());
                     self.state.d.next = 11.into();
                 }
-                if self.sweep_on.q.val() & !self.scan_own.val() {
+                if self.sweep_on.q.val() & !self.own_q.q.val() & (self.own_age.q.val() == 2) {
                     // Not a timeout-mode slot: skip it without a visit.
+                    self.own_age.d.next = 0.into();
                     if self.scan_ptr.q.val() == self.c_slast.val() {
                         self.scan_ptr.d.next = 0.into();
                         self.sweep_on.d.next = false;
@@ -1628,22 +1746,27 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             4 => {
                 // PREP: the parser works on the latched frame; its checks and fields are
-                // registered.
+                // registered (and the table entries' hits); the frame's payload rows.
+                if self.len.q.val() > 64 {
+                    self.nrows.d.next =
+                        (self.len.q.val() - 64 + self.c_rowmask.val()) >> self.c_rowlog.val();
+                } else {
+                    self.nrows.d.next = 0.into();
+                }
                 self.state.d.next = 6.into();
             }
             6 => {
-                // PREP2: the class from the registered checks, registered.
+                // PREP2: the class from the registered checks, registered; the first hit of
+                // each table.
                 self.state.d.next = 1.into();
             }
             1 => {
                 // PARSE: a frame that is not a contribution or result of a known job is
                 // handed over at once (forwarded, or only released and counted).
                 self.ji.d.next = self.jsel.val();
-                self.je.d.next = self.jent.val();
-                self.jep.d.next = self.jsel_ep.val();
                 self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << self.c_mclog.val())
                     | (bit_cast::<ADDR_W, 8>(self.pr_child.q.val()) & self.c_mcmask.val());
-                if (self.pr_kind.q.val() == 3) & self.jhit.val() {
+                if (self.pr_kind.q.val() == 3) & self.jhit_q.q.val() {
                     self.state.d.next = 2.into();
                 } else if self.b_free.val() {
                     self.h_go.next = true;
@@ -1661,11 +1784,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         }
                         2 => {
                             // CLASS_ROUTE
-                            if self.rhit.val() {
+                            if self.rhit_q.q.val() {
                                 self.ev.next = bits::<32>(1) << 18;
                                 self.e_orig.d.next = true;
-                                self.pmask.d.next =
-                                    bits::<8>(1) << bit_cast::<8, 4>(self.rport.val());
+                                self.pmask.d.next = self.rpm.val();
                                 self.h_st.next = 5.into();
                             } else {
                                 self.ev.next = bits::<32>(1) << 19;
@@ -1683,6 +1805,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // busy count (only decisions change it, and they are sequential).
                 self.chr.d.next = self.chram.rdata.val();
                 self.bcur.d.next = self.busy_cur.val();
+                self.je.d.next = self.jram.rdata.val();
+                self.jep.d.next = self.jram.rdata.val().get_bits::<16>(464);
                 self.cadr.d.next =
                     (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
                 self.meta.raddr.next =
@@ -1715,6 +1839,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_bits::<64>(128);
                 self.q_elne.d.next = self.pr_elements.q.val() != self.m_elem.val();
                 self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128);
+                self.q_rows.d.next = self.rows_p.val();
+                self.q_rle1.d.next = self.rows_p.val() <= 1;
                 self.state.d.next = 3.into();
             }
             3 => {
@@ -1757,7 +1883,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
                     self.aop.next = 1.into();
                     self.cpl.next = self.q_cpl0.q.val();
-                    self.nr.d.next = self.rows_p.val();
+                    self.nr.d.next = self.q_rows.q.val();
                     if self.pr_ptype.q.val() == 2 {
                         // Result.
                         if !self.je.q.val().get_bit(1) {
@@ -1967,6 +2093,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             11 => {
                 // SCAN: metadata of (scan_ptr, scan_c) under way.
+                self.state.d.next = 15.into();
+            }
+            15 => {
+                // SLAT: the copy's metadata is here: read the job entry it was written
+                // under; its age, registered.
+                self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.m_jidx.val());
+                self.sage.d.next = self.age.val();
                 self.state.d.next = 14.into();
             }
             14 => {
@@ -1975,10 +2108,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_sflush.d.next = self.sj.val().get_bit(2)
                     & self.sj.val().get_bit(1)
                     & (self.st.val() == 1)
-                    & (self.age.val() >= self.sj.val().get_bits::<32>(288));
+                    & (self.sage.q.val() >= self.sj.val().get_bits::<32>(288));
                 self.q_srecl.d.next = self.sj.val().get_bit(2)
                     & (self.st.val() == 2)
-                    & (self.age.val() >= self.sj.val().get_bits::<32>(320));
+                    & (self.sage.q.val() >= self.sj.val().get_bits::<32>(320));
                 self.q_spartial.d.next = self.m_bitmap.val() != self.sj.val().get_bits::<64>(128);
                 self.state.d.next = 12.into();
             }
@@ -2039,6 +2172,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.state.d.next = 11.into();
                 } else {
                     self.scan_c.d.next = false;
+                    self.own_age.d.next = 0.into();
                     if self.scan_ptr.q.val() == self.c_slast.val() {
                         self.scan_ptr.d.next = 0.into();
                         self.sweep_on.d.next = false;
@@ -2055,11 +2189,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chram.raddr.next = self.chaddr.val();
         if self.h_go.val() {
             self.bstate.d.next = self.h_st.val();
+            self.rl.d.next = self.q_rle1.q.val();
         }
         // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists.
         self.any_to.next = false;
-        for j in 0..self.jtab.len() {
-            if self.jtab[j].q.val().get_bit(0) & self.jtab[j].q.val().get_bit(2) {
+        for j in 0..self.jk.len() {
+            if self.jk[j].q.val().get_bit(0) & self.jk[j].q.val().get_bit(2) {
                 self.any_to.next = true;
             }
         }
@@ -2071,6 +2206,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.sweep_on.d.next = true;
             self.sweep_t0.d.next = self.now.q.val();
             self.scan_ptr.d.next = 0.into();
+            self.own_age.d.next = 0.into();
         }
         // AXI4-Lite: a write needs address and data together; one outstanding read.
         self.wr.next = self.awvalid.val() & self.wvalid.val() & !self.bvalid_r.q.val();
@@ -2097,12 +2233,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<JOB_W, 16>(self.st_pudp.q.val()) << 432)
             | (bit_cast::<JOB_W, 8>(self.st_pport.q.val()) << 448);
         self.jc.next = false;
-        self.jc_busy.next = self.jbusy[0].q.val();
-        for j in 0..self.jtab.len() {
-            if self.wdata.val().get_bits::<8>(0) == self.c_idx8[j].val() {
-                self.jc_busy.next = self.jbusy[j].q.val();
-            }
-        }
         self.chram.waddr.next = (bit_cast::<ADDR_W, 8>(self.wdata.val().get_bits::<8>(8))
             << self.c_mclog.val())
             | (bit_cast::<ADDR_W, 8>(self.wdata.val().get_bits::<8>(0)) & self.c_mcmask.val());
@@ -2230,6 +2360,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.route_ip[r].d.next = self.st_route_ip.q.val();
                         self.route_port[r].d.next = self.st_route_port.q.val().get_bits::<4>(0);
                         self.route_valid[r].d.next = self.st_route_port.q.val().get_bit(7);
+                        self.route_pm[r].d.next = bits::<8>(1)
+                            << bit_cast::<8, 4>(self.st_route_port.q.val().get_bits::<4>(0));
                     }
                 }
             }
@@ -2269,7 +2401,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.araddr.val() == self.a_scan_ticks.val() {
             self.rd.next = self.scan_ticks.q.val();
         }
-        for j in 0..self.jtab.len() {
+        for j in 0..self.jbusy.len() {
             if self.araddr.val() == self.a_busy.val() + (self.c_idx16[j].val() << 2) {
                 self.rd.next = self.jbusy[j].q.val();
             }
@@ -2317,18 +2449,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else if self.rready.val() {
             self.rvalid_r.d.next = false;
         }
-        // Counters (the front end's decisions and the back end's multicast pushes).
+        // Counters (the front end's decisions and the back end's multicast pushes), a
+        // cycle after the events (registered: the decision logic stays shallow).
+        self.evq.d.next = self.ev.val();
+        self.evbq.d.next = self.ev_b.val();
         for k in 0..self.cnt.len() {
-            if self.ev.val().get_bit(k) & self.ev_b.val().get_bit(k) {
+            if self.evq.q.val().get_bit(k) & self.evbq.q.val().get_bit(k) {
                 self.cnt[k].d.next = self.cnt[k].q.val() + 2;
-            } else if self.ev.val().get_bit(k) | self.ev_b.val().get_bit(k) {
+            } else if self.evq.q.val().get_bit(k) | self.evbq.q.val().get_bit(k) {
                 self.cnt[k].d.next = self.cnt[k].q.val() + 1;
             }
         }
         for p in 0..self.rx.len() {
             if self.rx_ev[p].val() {
                 self.rxp[p].d.next = self.rxp[p].q.val() + 1;
-                self.rxb[p].d.next = self.rxb[p].q.val() + bit_cast::<64, 16>(self.cur_len.val());
+                self.rxb[p].d.next = self.rxb[p].q.val() + bit_cast::<64, 16>(self.pk_len.q.val());
             }
             if self.tx[p].sent.val() {
                 self.txp[p].d.next = self.txp[p].q.val() + 1;
@@ -2338,36 +2473,59 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.rxbad[p].d.next = self.rxbad[p].q.val() + 1;
             }
         }
-        // Occupancy: slots_in_use (counter 0), its high water (counter 1), per-job busy copies.
-        if self.bz_inc.val() {
-            self.cnt[0].d.next = self.cnt[0].q.val() + 1;
+        // Occupancy: slots_in_use (counter 0), its high water (counter 1), per-job busy
+        // copies, a cycle after the decision (`bq_*`; the next decision of any job reads
+        // its busy count at least four cycles later). A job commit takes effect a cycle
+        // after its register write (`jc_q`: table entry, epoch, busy count 0) and leaves
+        // slots_in_use a cycle later (`jc2`), so a busy update decided before the commit
+        // is applied before it, and one decided in the commit's own cycle is overridden.
+        self.bq_inc.d.next = self.bz_inc.val();
+        self.bq_dec.d.next = self.bz_dec.val();
+        self.bq_hwc.d.next = self.hwc.val();
+        self.bq_j.d.next = self.bz_j.val();
+        self.jc_q.d.next = self.jc.val();
+        self.jc_i.d.next = self.wdata.val().get_bits::<8>(0);
+        self.jc2.d.next = self.jc_q.q.val();
+        if self.jc2.q.val() {
+            self.jcb.next = bit_cast::<64, 32>(self.jc_bq.q.val());
+        } else {
+            self.jcb.next = 0.into();
         }
-        if self.bz_dec.val() {
-            self.cnt[0].d.next = self.cnt[0].q.val() - 1;
+        if self.bq_inc.q.val() {
+            self.cnt[0].d.next = self.cnt[0].q.val() + 1 - self.jcb.val();
+        } else if self.bq_dec.q.val() {
+            self.cnt[0].d.next = self.cnt[0].q.val() - 1 - self.jcb.val();
+        } else {
+            self.cnt[0].d.next = self.cnt[0].q.val() - self.jcb.val();
         }
-        if self.hwc.val() & ((self.cnt[0].q.val() + 1) > self.cnt[1].q.val()) {
+        if self.bq_hwc.q.val() & ((self.cnt[0].q.val() + 1) > self.cnt[1].q.val()) {
             self.cnt[1].d.next = self.cnt[0].q.val() + 1;
         }
-        for j in 0..self.jtab.len() {
-            if self.bz_j.val() == self.c_idx8[j].val() {
-                if self.bz_inc.val() {
+        self.jram.wdata.next = self.jpack.val() | (bit_cast::<JOB_W, 16>(self.jgen.q.val()) << 464);
+        self.jc_busy.next = 0.into();
+        for j in 0..self.jbusy.len() {
+            if self.bq_j.q.val() == self.c_idx8[j].val() {
+                if self.bq_inc.q.val() {
                     self.jbusy[j].d.next = self.jbusy[j].q.val() + 1;
                 }
-                if self.bz_dec.val() {
+                if self.bq_dec.q.val() {
                     self.jbusy[j].d.next = self.jbusy[j].q.val() - 1;
                 }
             }
-        }
-        // Job commit (after the engine's updates: the commit wins).
-        if self.jc.val() {
-            self.cnt[0].d.next = self.cnt[0].q.val() - bit_cast::<64, 32>(self.jc_busy.val());
-            for j in 0..self.jtab.len() {
-                if self.wdata.val().get_bits::<8>(0) == self.c_idx8[j].val() {
-                    self.jtab[j].d.next = self.jpack.val();
-                    self.jepoch[j].d.next = self.jepoch[j].q.val() + 1;
+            if self.jc_i.q.val() == self.c_idx8[j].val() {
+                self.jc_busy.next = self.jc_busy.val() | self.jbusy[j].q.val();
+                if self.jc_q.q.val() {
+                    self.jk[j].d.next = bit_cast::<128, 48>(self.jpack.val().get_bits::<48>(0))
+                        | (bit_cast::<128, 16>(self.jgen.q.val()) << 48)
+                        | (bit_cast::<128, 64>(self.jpack.val().get_bits::<64>(192)) << 64);
+                    self.jram.we.next = 1.into();
                     self.jbusy[j].d.next = 0.into();
                 }
             }
+        }
+        self.jc_bq.d.next = self.jc_busy.val();
+        if self.jc_q.q.val() {
+            self.jgen.d.next = self.jgen.q.val() + 1;
         }
         if self.rst.val() {
             self.state.d.next = 0.into();
@@ -2379,10 +2537,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.sweep_t0.d.next = 0.into();
             self.scan_ptr.d.next = 0.into();
             self.scan_c.d.next = false;
-            for j in 0..self.jtab.len() {
-                self.jtab[j].d.next = 0.into();
+            for j in 0..self.jk.len() {
+                self.jk[j].d.next = 0.into();
                 self.jbusy[j].d.next = 0.into();
             }
+            self.own_age.d.next = 0.into();
+            self.jc_q.d.next = false;
+            self.jc2.d.next = false;
+            self.bq_inc.d.next = false;
+            self.bq_dec.d.next = false;
             self.bvalid_r.d.next = false;
             self.rvalid_r.d.next = false;
             for r in 0..self.route_valid.len() {

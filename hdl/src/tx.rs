@@ -73,6 +73,7 @@ pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
     dr: DFF<Bits<4>>,
     busy: DFF<bool>,
     dr_moved: DFF<bool>,
+    rdy: DFF<bool>,
     hdr: DFF<Bits<512>>,
     len: DFF<Bits<16>>,
     row0: DFF<Bits<16>>,
@@ -131,6 +132,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
             dr: Default::default(),
             busy: Default::default(),
             dr_moved: Default::default(),
+            rdy: Default::default(),
             hdr: Default::default(),
             len: Default::default(),
             row0: Default::default(),
@@ -156,15 +158,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
     fn update(&mut self) {
         dff_setup!(
             self, clock, wrow, frow, rdrow, dw, dwq, dr, busy, hdr, len, row0, beat, sent_b,
-            hshift, chunk, cshift, prow, dr_moved
+            hshift, chunk, cshift, prow, dr_moved, rdy
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
         // Write side (engine). FIFO fill in a sized signal: Verilog would widen it next to a literal.
         self.dfill.next = self.dw.q.val() - self.dr.q.val();
-        self.ready.next = ((self.wrow.q.val() - self.rdrow.q.val()) + self.c_maxrows.val()
-            <= self.c_rows.val())
-            & (self.dfill.val() < 7);
+        // `ready` is registered (the engine's copy decision starts from a flip-flop), so it
+        // is a cycle old: it keeps room for the row and the descriptor that cycle may add.
+        self.rdy.d.next = ((self.wrow.q.val() - self.rdrow.q.val()) + self.c_maxrows.val()
+            < self.c_rows.val())
+            & (self.dfill.val() < 6);
+        self.ready.next = self.rdy.q.val();
         self.data.waddr.next = bit_cast::<ADDR_W, 16>(self.wrow.q.val());
         self.data.wdata.next = self.w_row.val();
         self.data.we.next = bit_cast::<32, 1>(self.w_we.val().into());

@@ -382,102 +382,60 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] chram$we;
     reg  [23:0] chram$raddr;
     wire  [167:0] chram$rdata;
-    reg  [511:0] jtab$0$d;
-    wire  [511:0] jtab$0$q;
-    reg  jtab$0$clock;
-    reg  [511:0] jtab$1$d;
-    wire  [511:0] jtab$1$q;
-    reg  jtab$1$clock;
-    reg  [511:0] jtab$2$d;
-    wire  [511:0] jtab$2$q;
-    reg  jtab$2$clock;
-    reg  [511:0] jtab$3$d;
-    wire  [511:0] jtab$3$q;
-    reg  jtab$3$clock;
-    reg  [511:0] jtab$4$d;
-    wire  [511:0] jtab$4$q;
-    reg  jtab$4$clock;
-    reg  [511:0] jtab$5$d;
-    wire  [511:0] jtab$5$q;
-    reg  jtab$5$clock;
-    reg  [511:0] jtab$6$d;
-    wire  [511:0] jtab$6$q;
-    reg  jtab$6$clock;
-    reg  [511:0] jtab$7$d;
-    wire  [511:0] jtab$7$q;
-    reg  jtab$7$clock;
-    reg  [511:0] jtab$8$d;
-    wire  [511:0] jtab$8$q;
-    reg  jtab$8$clock;
-    reg  [511:0] jtab$9$d;
-    wire  [511:0] jtab$9$q;
-    reg  jtab$9$clock;
-    reg  [511:0] jtab$10$d;
-    wire  [511:0] jtab$10$q;
-    reg  jtab$10$clock;
-    reg  [511:0] jtab$11$d;
-    wire  [511:0] jtab$11$q;
-    reg  jtab$11$clock;
-    reg  [511:0] jtab$12$d;
-    wire  [511:0] jtab$12$q;
-    reg  jtab$12$clock;
-    reg  [511:0] jtab$13$d;
-    wire  [511:0] jtab$13$q;
-    reg  jtab$13$clock;
-    reg  [511:0] jtab$14$d;
-    wire  [511:0] jtab$14$q;
-    reg  jtab$14$clock;
-    reg  [511:0] jtab$15$d;
-    wire  [511:0] jtab$15$q;
-    reg  jtab$15$clock;
-    reg  [15:0] jepoch$0$d;
-    wire  [15:0] jepoch$0$q;
-    reg  jepoch$0$clock;
-    reg  [15:0] jepoch$1$d;
-    wire  [15:0] jepoch$1$q;
-    reg  jepoch$1$clock;
-    reg  [15:0] jepoch$2$d;
-    wire  [15:0] jepoch$2$q;
-    reg  jepoch$2$clock;
-    reg  [15:0] jepoch$3$d;
-    wire  [15:0] jepoch$3$q;
-    reg  jepoch$3$clock;
-    reg  [15:0] jepoch$4$d;
-    wire  [15:0] jepoch$4$q;
-    reg  jepoch$4$clock;
-    reg  [15:0] jepoch$5$d;
-    wire  [15:0] jepoch$5$q;
-    reg  jepoch$5$clock;
-    reg  [15:0] jepoch$6$d;
-    wire  [15:0] jepoch$6$q;
-    reg  jepoch$6$clock;
-    reg  [15:0] jepoch$7$d;
-    wire  [15:0] jepoch$7$q;
-    reg  jepoch$7$clock;
-    reg  [15:0] jepoch$8$d;
-    wire  [15:0] jepoch$8$q;
-    reg  jepoch$8$clock;
-    reg  [15:0] jepoch$9$d;
-    wire  [15:0] jepoch$9$q;
-    reg  jepoch$9$clock;
-    reg  [15:0] jepoch$10$d;
-    wire  [15:0] jepoch$10$q;
-    reg  jepoch$10$clock;
-    reg  [15:0] jepoch$11$d;
-    wire  [15:0] jepoch$11$q;
-    reg  jepoch$11$clock;
-    reg  [15:0] jepoch$12$d;
-    wire  [15:0] jepoch$12$q;
-    reg  jepoch$12$clock;
-    reg  [15:0] jepoch$13$d;
-    wire  [15:0] jepoch$13$q;
-    reg  jepoch$13$clock;
-    reg  [15:0] jepoch$14$d;
-    wire  [15:0] jepoch$14$q;
-    reg  jepoch$14$clock;
-    reg  [15:0] jepoch$15$d;
-    wire  [15:0] jepoch$15$q;
-    reg  jepoch$15$clock;
+    reg  jram$clock;
+    reg  [23:0] jram$waddr;
+    reg  [511:0] jram$wdata;
+    reg  [31:0] jram$we;
+    reg  [23:0] jram$raddr;
+    wire  [511:0] jram$rdata;
+    reg  [127:0] jk$0$d;
+    wire  [127:0] jk$0$q;
+    reg  jk$0$clock;
+    reg  [127:0] jk$1$d;
+    wire  [127:0] jk$1$q;
+    reg  jk$1$clock;
+    reg  [127:0] jk$2$d;
+    wire  [127:0] jk$2$q;
+    reg  jk$2$clock;
+    reg  [127:0] jk$3$d;
+    wire  [127:0] jk$3$q;
+    reg  jk$3$clock;
+    reg  [127:0] jk$4$d;
+    wire  [127:0] jk$4$q;
+    reg  jk$4$clock;
+    reg  [127:0] jk$5$d;
+    wire  [127:0] jk$5$q;
+    reg  jk$5$clock;
+    reg  [127:0] jk$6$d;
+    wire  [127:0] jk$6$q;
+    reg  jk$6$clock;
+    reg  [127:0] jk$7$d;
+    wire  [127:0] jk$7$q;
+    reg  jk$7$clock;
+    reg  [127:0] jk$8$d;
+    wire  [127:0] jk$8$q;
+    reg  jk$8$clock;
+    reg  [127:0] jk$9$d;
+    wire  [127:0] jk$9$q;
+    reg  jk$9$clock;
+    reg  [127:0] jk$10$d;
+    wire  [127:0] jk$10$q;
+    reg  jk$10$clock;
+    reg  [127:0] jk$11$d;
+    wire  [127:0] jk$11$q;
+    reg  jk$11$clock;
+    reg  [127:0] jk$12$d;
+    wire  [127:0] jk$12$q;
+    reg  jk$12$clock;
+    reg  [127:0] jk$13$d;
+    wire  [127:0] jk$13$q;
+    reg  jk$13$clock;
+    reg  [127:0] jk$14$d;
+    wire  [127:0] jk$14$q;
+    reg  jk$14$clock;
+    reg  [127:0] jk$15$d;
+    wire  [127:0] jk$15$q;
+    reg  jk$15$clock;
     reg  [31:0] jbusy$0$d;
     wire  [31:0] jbusy$0$q;
     reg  jbusy$0$clock;
@@ -526,6 +484,312 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jbusy$15$d;
     wire  [31:0] jbusy$15$q;
     reg  jbusy$15$clock;
+    reg  jh$0$d;
+    wire  jh$0$q;
+    reg  jh$0$clock;
+    reg  jh$1$d;
+    wire  jh$1$q;
+    reg  jh$1$clock;
+    reg  jh$2$d;
+    wire  jh$2$q;
+    reg  jh$2$clock;
+    reg  jh$3$d;
+    wire  jh$3$q;
+    reg  jh$3$clock;
+    reg  jh$4$d;
+    wire  jh$4$q;
+    reg  jh$4$clock;
+    reg  jh$5$d;
+    wire  jh$5$q;
+    reg  jh$5$clock;
+    reg  jh$6$d;
+    wire  jh$6$q;
+    reg  jh$6$clock;
+    reg  jh$7$d;
+    wire  jh$7$q;
+    reg  jh$7$clock;
+    reg  jh$8$d;
+    wire  jh$8$q;
+    reg  jh$8$clock;
+    reg  jh$9$d;
+    wire  jh$9$q;
+    reg  jh$9$clock;
+    reg  jh$10$d;
+    wire  jh$10$q;
+    reg  jh$10$clock;
+    reg  jh$11$d;
+    wire  jh$11$q;
+    reg  jh$11$clock;
+    reg  jh$12$d;
+    wire  jh$12$q;
+    reg  jh$12$clock;
+    reg  jh$13$d;
+    wire  jh$13$q;
+    reg  jh$13$clock;
+    reg  jh$14$d;
+    wire  jh$14$q;
+    reg  jh$14$clock;
+    reg  jh$15$d;
+    wire  jh$15$q;
+    reg  jh$15$clock;
+    reg  jone$0$d;
+    wire  jone$0$q;
+    reg  jone$0$clock;
+    reg  jone$1$d;
+    wire  jone$1$q;
+    reg  jone$1$clock;
+    reg  jone$2$d;
+    wire  jone$2$q;
+    reg  jone$2$clock;
+    reg  jone$3$d;
+    wire  jone$3$q;
+    reg  jone$3$clock;
+    reg  jone$4$d;
+    wire  jone$4$q;
+    reg  jone$4$clock;
+    reg  jone$5$d;
+    wire  jone$5$q;
+    reg  jone$5$clock;
+    reg  jone$6$d;
+    wire  jone$6$q;
+    reg  jone$6$clock;
+    reg  jone$7$d;
+    wire  jone$7$q;
+    reg  jone$7$clock;
+    reg  jone$8$d;
+    wire  jone$8$q;
+    reg  jone$8$clock;
+    reg  jone$9$d;
+    wire  jone$9$q;
+    reg  jone$9$clock;
+    reg  jone$10$d;
+    wire  jone$10$q;
+    reg  jone$10$clock;
+    reg  jone$11$d;
+    wire  jone$11$q;
+    reg  jone$11$clock;
+    reg  jone$12$d;
+    wire  jone$12$q;
+    reg  jone$12$clock;
+    reg  jone$13$d;
+    wire  jone$13$q;
+    reg  jone$13$clock;
+    reg  jone$14$d;
+    wire  jone$14$q;
+    reg  jone$14$clock;
+    reg  jone$15$d;
+    wire  jone$15$q;
+    reg  jone$15$clock;
+    reg  rh$0$d;
+    wire  rh$0$q;
+    reg  rh$0$clock;
+    reg  rh$1$d;
+    wire  rh$1$q;
+    reg  rh$1$clock;
+    reg  rh$2$d;
+    wire  rh$2$q;
+    reg  rh$2$clock;
+    reg  rh$3$d;
+    wire  rh$3$q;
+    reg  rh$3$clock;
+    reg  rh$4$d;
+    wire  rh$4$q;
+    reg  rh$4$clock;
+    reg  rh$5$d;
+    wire  rh$5$q;
+    reg  rh$5$clock;
+    reg  rh$6$d;
+    wire  rh$6$q;
+    reg  rh$6$clock;
+    reg  rh$7$d;
+    wire  rh$7$q;
+    reg  rh$7$clock;
+    reg  rh$8$d;
+    wire  rh$8$q;
+    reg  rh$8$clock;
+    reg  rh$9$d;
+    wire  rh$9$q;
+    reg  rh$9$clock;
+    reg  rh$10$d;
+    wire  rh$10$q;
+    reg  rh$10$clock;
+    reg  rh$11$d;
+    wire  rh$11$q;
+    reg  rh$11$clock;
+    reg  rh$12$d;
+    wire  rh$12$q;
+    reg  rh$12$clock;
+    reg  rh$13$d;
+    wire  rh$13$q;
+    reg  rh$13$clock;
+    reg  rh$14$d;
+    wire  rh$14$q;
+    reg  rh$14$clock;
+    reg  rh$15$d;
+    wire  rh$15$q;
+    reg  rh$15$clock;
+    reg  rone$0$d;
+    wire  rone$0$q;
+    reg  rone$0$clock;
+    reg  rone$1$d;
+    wire  rone$1$q;
+    reg  rone$1$clock;
+    reg  rone$2$d;
+    wire  rone$2$q;
+    reg  rone$2$clock;
+    reg  rone$3$d;
+    wire  rone$3$q;
+    reg  rone$3$clock;
+    reg  rone$4$d;
+    wire  rone$4$q;
+    reg  rone$4$clock;
+    reg  rone$5$d;
+    wire  rone$5$q;
+    reg  rone$5$clock;
+    reg  rone$6$d;
+    wire  rone$6$q;
+    reg  rone$6$clock;
+    reg  rone$7$d;
+    wire  rone$7$q;
+    reg  rone$7$clock;
+    reg  rone$8$d;
+    wire  rone$8$q;
+    reg  rone$8$clock;
+    reg  rone$9$d;
+    wire  rone$9$q;
+    reg  rone$9$clock;
+    reg  rone$10$d;
+    wire  rone$10$q;
+    reg  rone$10$clock;
+    reg  rone$11$d;
+    wire  rone$11$q;
+    reg  rone$11$clock;
+    reg  rone$12$d;
+    wire  rone$12$q;
+    reg  rone$12$clock;
+    reg  rone$13$d;
+    wire  rone$13$q;
+    reg  rone$13$clock;
+    reg  rone$14$d;
+    wire  rone$14$q;
+    reg  rone$14$clock;
+    reg  rone$15$d;
+    wire  rone$15$q;
+    reg  rone$15$clock;
+    reg  own_in$0$d;
+    wire  own_in$0$q;
+    reg  own_in$0$clock;
+    reg  own_in$1$d;
+    wire  own_in$1$q;
+    reg  own_in$1$clock;
+    reg  own_in$2$d;
+    wire  own_in$2$q;
+    reg  own_in$2$clock;
+    reg  own_in$3$d;
+    wire  own_in$3$q;
+    reg  own_in$3$clock;
+    reg  own_in$4$d;
+    wire  own_in$4$q;
+    reg  own_in$4$clock;
+    reg  own_in$5$d;
+    wire  own_in$5$q;
+    reg  own_in$5$clock;
+    reg  own_in$6$d;
+    wire  own_in$6$q;
+    reg  own_in$6$clock;
+    reg  own_in$7$d;
+    wire  own_in$7$q;
+    reg  own_in$7$clock;
+    reg  own_in$8$d;
+    wire  own_in$8$q;
+    reg  own_in$8$clock;
+    reg  own_in$9$d;
+    wire  own_in$9$q;
+    reg  own_in$9$clock;
+    reg  own_in$10$d;
+    wire  own_in$10$q;
+    reg  own_in$10$clock;
+    reg  own_in$11$d;
+    wire  own_in$11$q;
+    reg  own_in$11$clock;
+    reg  own_in$12$d;
+    wire  own_in$12$q;
+    reg  own_in$12$clock;
+    reg  own_in$13$d;
+    wire  own_in$13$q;
+    reg  own_in$13$clock;
+    reg  own_in$14$d;
+    wire  own_in$14$q;
+    reg  own_in$14$clock;
+    reg  own_in$15$d;
+    wire  own_in$15$q;
+    reg  own_in$15$clock;
+    reg  [15:0] jgen$d;
+    wire  [15:0] jgen$q;
+    reg  jgen$clock;
+    reg  jhit_q$d;
+    wire  jhit_q$q;
+    reg  jhit_q$clock;
+    reg  rhit_q$d;
+    wire  rhit_q$q;
+    reg  rhit_q$clock;
+    reg  pk_any$d;
+    wire  pk_any$q;
+    reg  pk_any$clock;
+    reg  [3:0] pk_idx$d;
+    wire  [3:0] pk_idx$q;
+    reg  pk_idx$clock;
+    reg  [15:0] pk_len$d;
+    wire  [15:0] pk_len$q;
+    reg  pk_len$clock;
+    reg  own_q$d;
+    wire  own_q$q;
+    reg  own_q$clock;
+    reg  [1:0] own_age$d;
+    wire  [1:0] own_age$q;
+    reg  own_age$clock;
+    reg  [15:0] q_rows$d;
+    wire  [15:0] q_rows$q;
+    reg  q_rows$clock;
+    reg  q_rle1$d;
+    wire  q_rle1$q;
+    reg  q_rle1$clock;
+    reg  rl$d;
+    wire  rl$q;
+    reg  rl$clock;
+    reg  [31:0] sage$d;
+    wire  [31:0] sage$q;
+    reg  sage$clock;
+    reg  bq_inc$d;
+    wire  bq_inc$q;
+    reg  bq_inc$clock;
+    reg  bq_dec$d;
+    wire  bq_dec$q;
+    reg  bq_dec$clock;
+    reg  bq_hwc$d;
+    wire  bq_hwc$q;
+    reg  bq_hwc$clock;
+    reg  [7:0] bq_j$d;
+    wire  [7:0] bq_j$q;
+    reg  bq_j$clock;
+    reg  jc_q$d;
+    wire  jc_q$q;
+    reg  jc_q$clock;
+    reg  [7:0] jc_i$d;
+    wire  [7:0] jc_i$q;
+    reg  jc_i$clock;
+    reg  jc2$d;
+    wire  jc2$q;
+    reg  jc2$clock;
+    reg  [31:0] jc_bq$d;
+    wire  [31:0] jc_bq$q;
+    reg  jc_bq$clock;
+    reg  [31:0] evq$d;
+    wire  [31:0] evq$q;
+    reg  evq$clock;
+    reg  [31:0] evbq$d;
+    wire  [31:0] evbq$q;
+    reg  evbq$clock;
     reg  [4:0] state$d;
     wire  [4:0] state$q;
     reg  state$clock;
@@ -1124,6 +1388,54 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  route_valid$15$d;
     wire  route_valid$15$q;
     reg  route_valid$15$clock;
+    reg  [7:0] route_pm$0$d;
+    wire  [7:0] route_pm$0$q;
+    reg  route_pm$0$clock;
+    reg  [7:0] route_pm$1$d;
+    wire  [7:0] route_pm$1$q;
+    reg  route_pm$1$clock;
+    reg  [7:0] route_pm$2$d;
+    wire  [7:0] route_pm$2$q;
+    reg  route_pm$2$clock;
+    reg  [7:0] route_pm$3$d;
+    wire  [7:0] route_pm$3$q;
+    reg  route_pm$3$clock;
+    reg  [7:0] route_pm$4$d;
+    wire  [7:0] route_pm$4$q;
+    reg  route_pm$4$clock;
+    reg  [7:0] route_pm$5$d;
+    wire  [7:0] route_pm$5$q;
+    reg  route_pm$5$clock;
+    reg  [7:0] route_pm$6$d;
+    wire  [7:0] route_pm$6$q;
+    reg  route_pm$6$clock;
+    reg  [7:0] route_pm$7$d;
+    wire  [7:0] route_pm$7$q;
+    reg  route_pm$7$clock;
+    reg  [7:0] route_pm$8$d;
+    wire  [7:0] route_pm$8$q;
+    reg  route_pm$8$clock;
+    reg  [7:0] route_pm$9$d;
+    wire  [7:0] route_pm$9$q;
+    reg  route_pm$9$clock;
+    reg  [7:0] route_pm$10$d;
+    wire  [7:0] route_pm$10$q;
+    reg  route_pm$10$clock;
+    reg  [7:0] route_pm$11$d;
+    wire  [7:0] route_pm$11$q;
+    reg  route_pm$11$clock;
+    reg  [7:0] route_pm$12$d;
+    wire  [7:0] route_pm$12$q;
+    reg  route_pm$12$clock;
+    reg  [7:0] route_pm$13$d;
+    wire  [7:0] route_pm$13$q;
+    reg  route_pm$13$clock;
+    reg  [7:0] route_pm$14$d;
+    wire  [7:0] route_pm$14$q;
+    reg  route_pm$14$clock;
+    reg  [7:0] route_pm$15$d;
+    wire  [7:0] route_pm$15$q;
+    reg  route_pm$15$clock;
     reg  [31:0] me_ip$d;
     wire  [31:0] me_ip$q;
     reg  me_ip$clock;
@@ -1327,7 +1639,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  rdata_r$clock;
     
     // Local signals
-    reg  jhit;
     reg  any_to;
     reg  scan_own;
     reg  [3:0] dact;
@@ -1359,8 +1670,42 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  h_latch;
     reg  ci;
     reg  [7:0] jsel;
-    reg  [511:0] jent;
-    reg  [15:0] jsel_ep;
+    reg  jpre$0;
+    reg  jpre$1;
+    reg  jpre$2;
+    reg  jpre$3;
+    reg  jpre$4;
+    reg  jpre$5;
+    reg  jpre$6;
+    reg  jpre$7;
+    reg  jpre$8;
+    reg  jpre$9;
+    reg  jpre$10;
+    reg  jpre$11;
+    reg  jpre$12;
+    reg  jpre$13;
+    reg  jpre$14;
+    reg  jpre$15;
+    reg  jpre$16;
+    reg  rpre$0;
+    reg  rpre$1;
+    reg  rpre$2;
+    reg  rpre$3;
+    reg  rpre$4;
+    reg  rpre$5;
+    reg  rpre$6;
+    reg  rpre$7;
+    reg  rpre$8;
+    reg  rpre$9;
+    reg  rpre$10;
+    reg  rpre$11;
+    reg  rpre$12;
+    reg  rpre$13;
+    reg  rpre$14;
+    reg  rpre$15;
+    reg  rpre$16;
+    reg  [7:0] rpm;
+    reg  [63:0] jcb;
     reg  [23:0] chaddr;
     reg  [23:0] slot;
     reg  [191:0] m;
@@ -1425,10 +1770,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  any;
     reg  [3:0] pidx;
     reg  [15:0] cur_len;
-    reg  [15:0] cur_rows;
     reg  [511:0] rx_row_data;
-    reg  rhit;
-    reg  [3:0] rport;
     reg  [31:0] ev;
     reg  rx_ev$0;
     reg  rx_ev$1;
@@ -1676,165 +2018,93 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .raddr(chram$raddr),
         .rdata(chram$rdata)
     );
-    fanin_jtab_0 jtab$0(
-        .d(jtab$0$d),
-        .q(jtab$0$q),
-        .clock(jtab$0$clock)
+    fanin_jram jram(
+        .clock(jram$clock),
+        .waddr(jram$waddr),
+        .wdata(jram$wdata),
+        .we(jram$we),
+        .raddr(jram$raddr),
+        .rdata(jram$rdata)
     );
-    fanin_jtab_1 jtab$1(
-        .d(jtab$1$d),
-        .q(jtab$1$q),
-        .clock(jtab$1$clock)
+    fanin_jk_0 jk$0(
+        .d(jk$0$d),
+        .q(jk$0$q),
+        .clock(jk$0$clock)
     );
-    fanin_jtab_2 jtab$2(
-        .d(jtab$2$d),
-        .q(jtab$2$q),
-        .clock(jtab$2$clock)
+    fanin_jk_1 jk$1(
+        .d(jk$1$d),
+        .q(jk$1$q),
+        .clock(jk$1$clock)
     );
-    fanin_jtab_3 jtab$3(
-        .d(jtab$3$d),
-        .q(jtab$3$q),
-        .clock(jtab$3$clock)
+    fanin_jk_2 jk$2(
+        .d(jk$2$d),
+        .q(jk$2$q),
+        .clock(jk$2$clock)
     );
-    fanin_jtab_4 jtab$4(
-        .d(jtab$4$d),
-        .q(jtab$4$q),
-        .clock(jtab$4$clock)
+    fanin_jk_3 jk$3(
+        .d(jk$3$d),
+        .q(jk$3$q),
+        .clock(jk$3$clock)
     );
-    fanin_jtab_5 jtab$5(
-        .d(jtab$5$d),
-        .q(jtab$5$q),
-        .clock(jtab$5$clock)
+    fanin_jk_4 jk$4(
+        .d(jk$4$d),
+        .q(jk$4$q),
+        .clock(jk$4$clock)
     );
-    fanin_jtab_6 jtab$6(
-        .d(jtab$6$d),
-        .q(jtab$6$q),
-        .clock(jtab$6$clock)
+    fanin_jk_5 jk$5(
+        .d(jk$5$d),
+        .q(jk$5$q),
+        .clock(jk$5$clock)
     );
-    fanin_jtab_7 jtab$7(
-        .d(jtab$7$d),
-        .q(jtab$7$q),
-        .clock(jtab$7$clock)
+    fanin_jk_6 jk$6(
+        .d(jk$6$d),
+        .q(jk$6$q),
+        .clock(jk$6$clock)
     );
-    fanin_jtab_8 jtab$8(
-        .d(jtab$8$d),
-        .q(jtab$8$q),
-        .clock(jtab$8$clock)
+    fanin_jk_7 jk$7(
+        .d(jk$7$d),
+        .q(jk$7$q),
+        .clock(jk$7$clock)
     );
-    fanin_jtab_9 jtab$9(
-        .d(jtab$9$d),
-        .q(jtab$9$q),
-        .clock(jtab$9$clock)
+    fanin_jk_8 jk$8(
+        .d(jk$8$d),
+        .q(jk$8$q),
+        .clock(jk$8$clock)
     );
-    fanin_jtab_10 jtab$10(
-        .d(jtab$10$d),
-        .q(jtab$10$q),
-        .clock(jtab$10$clock)
+    fanin_jk_9 jk$9(
+        .d(jk$9$d),
+        .q(jk$9$q),
+        .clock(jk$9$clock)
     );
-    fanin_jtab_11 jtab$11(
-        .d(jtab$11$d),
-        .q(jtab$11$q),
-        .clock(jtab$11$clock)
+    fanin_jk_10 jk$10(
+        .d(jk$10$d),
+        .q(jk$10$q),
+        .clock(jk$10$clock)
     );
-    fanin_jtab_12 jtab$12(
-        .d(jtab$12$d),
-        .q(jtab$12$q),
-        .clock(jtab$12$clock)
+    fanin_jk_11 jk$11(
+        .d(jk$11$d),
+        .q(jk$11$q),
+        .clock(jk$11$clock)
     );
-    fanin_jtab_13 jtab$13(
-        .d(jtab$13$d),
-        .q(jtab$13$q),
-        .clock(jtab$13$clock)
+    fanin_jk_12 jk$12(
+        .d(jk$12$d),
+        .q(jk$12$q),
+        .clock(jk$12$clock)
     );
-    fanin_jtab_14 jtab$14(
-        .d(jtab$14$d),
-        .q(jtab$14$q),
-        .clock(jtab$14$clock)
+    fanin_jk_13 jk$13(
+        .d(jk$13$d),
+        .q(jk$13$q),
+        .clock(jk$13$clock)
     );
-    fanin_jtab_15 jtab$15(
-        .d(jtab$15$d),
-        .q(jtab$15$q),
-        .clock(jtab$15$clock)
+    fanin_jk_14 jk$14(
+        .d(jk$14$d),
+        .q(jk$14$q),
+        .clock(jk$14$clock)
     );
-    fanin_jepoch_0 jepoch$0(
-        .d(jepoch$0$d),
-        .q(jepoch$0$q),
-        .clock(jepoch$0$clock)
-    );
-    fanin_jepoch_1 jepoch$1(
-        .d(jepoch$1$d),
-        .q(jepoch$1$q),
-        .clock(jepoch$1$clock)
-    );
-    fanin_jepoch_2 jepoch$2(
-        .d(jepoch$2$d),
-        .q(jepoch$2$q),
-        .clock(jepoch$2$clock)
-    );
-    fanin_jepoch_3 jepoch$3(
-        .d(jepoch$3$d),
-        .q(jepoch$3$q),
-        .clock(jepoch$3$clock)
-    );
-    fanin_jepoch_4 jepoch$4(
-        .d(jepoch$4$d),
-        .q(jepoch$4$q),
-        .clock(jepoch$4$clock)
-    );
-    fanin_jepoch_5 jepoch$5(
-        .d(jepoch$5$d),
-        .q(jepoch$5$q),
-        .clock(jepoch$5$clock)
-    );
-    fanin_jepoch_6 jepoch$6(
-        .d(jepoch$6$d),
-        .q(jepoch$6$q),
-        .clock(jepoch$6$clock)
-    );
-    fanin_jepoch_7 jepoch$7(
-        .d(jepoch$7$d),
-        .q(jepoch$7$q),
-        .clock(jepoch$7$clock)
-    );
-    fanin_jepoch_8 jepoch$8(
-        .d(jepoch$8$d),
-        .q(jepoch$8$q),
-        .clock(jepoch$8$clock)
-    );
-    fanin_jepoch_9 jepoch$9(
-        .d(jepoch$9$d),
-        .q(jepoch$9$q),
-        .clock(jepoch$9$clock)
-    );
-    fanin_jepoch_10 jepoch$10(
-        .d(jepoch$10$d),
-        .q(jepoch$10$q),
-        .clock(jepoch$10$clock)
-    );
-    fanin_jepoch_11 jepoch$11(
-        .d(jepoch$11$d),
-        .q(jepoch$11$q),
-        .clock(jepoch$11$clock)
-    );
-    fanin_jepoch_12 jepoch$12(
-        .d(jepoch$12$d),
-        .q(jepoch$12$q),
-        .clock(jepoch$12$clock)
-    );
-    fanin_jepoch_13 jepoch$13(
-        .d(jepoch$13$d),
-        .q(jepoch$13$q),
-        .clock(jepoch$13$clock)
-    );
-    fanin_jepoch_14 jepoch$14(
-        .d(jepoch$14$d),
-        .q(jepoch$14$q),
-        .clock(jepoch$14$clock)
-    );
-    fanin_jepoch_15 jepoch$15(
-        .d(jepoch$15$d),
-        .q(jepoch$15$q),
-        .clock(jepoch$15$clock)
+    fanin_jk_15 jk$15(
+        .d(jk$15$d),
+        .q(jk$15$q),
+        .clock(jk$15$clock)
     );
     fanin_jbusy_0 jbusy$0(
         .d(jbusy$0$d),
@@ -1915,6 +2185,516 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(jbusy$15$d),
         .q(jbusy$15$q),
         .clock(jbusy$15$clock)
+    );
+    fanin_jh_0 jh$0(
+        .d(jh$0$d),
+        .q(jh$0$q),
+        .clock(jh$0$clock)
+    );
+    fanin_jh_1 jh$1(
+        .d(jh$1$d),
+        .q(jh$1$q),
+        .clock(jh$1$clock)
+    );
+    fanin_jh_2 jh$2(
+        .d(jh$2$d),
+        .q(jh$2$q),
+        .clock(jh$2$clock)
+    );
+    fanin_jh_3 jh$3(
+        .d(jh$3$d),
+        .q(jh$3$q),
+        .clock(jh$3$clock)
+    );
+    fanin_jh_4 jh$4(
+        .d(jh$4$d),
+        .q(jh$4$q),
+        .clock(jh$4$clock)
+    );
+    fanin_jh_5 jh$5(
+        .d(jh$5$d),
+        .q(jh$5$q),
+        .clock(jh$5$clock)
+    );
+    fanin_jh_6 jh$6(
+        .d(jh$6$d),
+        .q(jh$6$q),
+        .clock(jh$6$clock)
+    );
+    fanin_jh_7 jh$7(
+        .d(jh$7$d),
+        .q(jh$7$q),
+        .clock(jh$7$clock)
+    );
+    fanin_jh_8 jh$8(
+        .d(jh$8$d),
+        .q(jh$8$q),
+        .clock(jh$8$clock)
+    );
+    fanin_jh_9 jh$9(
+        .d(jh$9$d),
+        .q(jh$9$q),
+        .clock(jh$9$clock)
+    );
+    fanin_jh_10 jh$10(
+        .d(jh$10$d),
+        .q(jh$10$q),
+        .clock(jh$10$clock)
+    );
+    fanin_jh_11 jh$11(
+        .d(jh$11$d),
+        .q(jh$11$q),
+        .clock(jh$11$clock)
+    );
+    fanin_jh_12 jh$12(
+        .d(jh$12$d),
+        .q(jh$12$q),
+        .clock(jh$12$clock)
+    );
+    fanin_jh_13 jh$13(
+        .d(jh$13$d),
+        .q(jh$13$q),
+        .clock(jh$13$clock)
+    );
+    fanin_jh_14 jh$14(
+        .d(jh$14$d),
+        .q(jh$14$q),
+        .clock(jh$14$clock)
+    );
+    fanin_jh_15 jh$15(
+        .d(jh$15$d),
+        .q(jh$15$q),
+        .clock(jh$15$clock)
+    );
+    fanin_jone_0 jone$0(
+        .d(jone$0$d),
+        .q(jone$0$q),
+        .clock(jone$0$clock)
+    );
+    fanin_jone_1 jone$1(
+        .d(jone$1$d),
+        .q(jone$1$q),
+        .clock(jone$1$clock)
+    );
+    fanin_jone_2 jone$2(
+        .d(jone$2$d),
+        .q(jone$2$q),
+        .clock(jone$2$clock)
+    );
+    fanin_jone_3 jone$3(
+        .d(jone$3$d),
+        .q(jone$3$q),
+        .clock(jone$3$clock)
+    );
+    fanin_jone_4 jone$4(
+        .d(jone$4$d),
+        .q(jone$4$q),
+        .clock(jone$4$clock)
+    );
+    fanin_jone_5 jone$5(
+        .d(jone$5$d),
+        .q(jone$5$q),
+        .clock(jone$5$clock)
+    );
+    fanin_jone_6 jone$6(
+        .d(jone$6$d),
+        .q(jone$6$q),
+        .clock(jone$6$clock)
+    );
+    fanin_jone_7 jone$7(
+        .d(jone$7$d),
+        .q(jone$7$q),
+        .clock(jone$7$clock)
+    );
+    fanin_jone_8 jone$8(
+        .d(jone$8$d),
+        .q(jone$8$q),
+        .clock(jone$8$clock)
+    );
+    fanin_jone_9 jone$9(
+        .d(jone$9$d),
+        .q(jone$9$q),
+        .clock(jone$9$clock)
+    );
+    fanin_jone_10 jone$10(
+        .d(jone$10$d),
+        .q(jone$10$q),
+        .clock(jone$10$clock)
+    );
+    fanin_jone_11 jone$11(
+        .d(jone$11$d),
+        .q(jone$11$q),
+        .clock(jone$11$clock)
+    );
+    fanin_jone_12 jone$12(
+        .d(jone$12$d),
+        .q(jone$12$q),
+        .clock(jone$12$clock)
+    );
+    fanin_jone_13 jone$13(
+        .d(jone$13$d),
+        .q(jone$13$q),
+        .clock(jone$13$clock)
+    );
+    fanin_jone_14 jone$14(
+        .d(jone$14$d),
+        .q(jone$14$q),
+        .clock(jone$14$clock)
+    );
+    fanin_jone_15 jone$15(
+        .d(jone$15$d),
+        .q(jone$15$q),
+        .clock(jone$15$clock)
+    );
+    fanin_rh_0 rh$0(
+        .d(rh$0$d),
+        .q(rh$0$q),
+        .clock(rh$0$clock)
+    );
+    fanin_rh_1 rh$1(
+        .d(rh$1$d),
+        .q(rh$1$q),
+        .clock(rh$1$clock)
+    );
+    fanin_rh_2 rh$2(
+        .d(rh$2$d),
+        .q(rh$2$q),
+        .clock(rh$2$clock)
+    );
+    fanin_rh_3 rh$3(
+        .d(rh$3$d),
+        .q(rh$3$q),
+        .clock(rh$3$clock)
+    );
+    fanin_rh_4 rh$4(
+        .d(rh$4$d),
+        .q(rh$4$q),
+        .clock(rh$4$clock)
+    );
+    fanin_rh_5 rh$5(
+        .d(rh$5$d),
+        .q(rh$5$q),
+        .clock(rh$5$clock)
+    );
+    fanin_rh_6 rh$6(
+        .d(rh$6$d),
+        .q(rh$6$q),
+        .clock(rh$6$clock)
+    );
+    fanin_rh_7 rh$7(
+        .d(rh$7$d),
+        .q(rh$7$q),
+        .clock(rh$7$clock)
+    );
+    fanin_rh_8 rh$8(
+        .d(rh$8$d),
+        .q(rh$8$q),
+        .clock(rh$8$clock)
+    );
+    fanin_rh_9 rh$9(
+        .d(rh$9$d),
+        .q(rh$9$q),
+        .clock(rh$9$clock)
+    );
+    fanin_rh_10 rh$10(
+        .d(rh$10$d),
+        .q(rh$10$q),
+        .clock(rh$10$clock)
+    );
+    fanin_rh_11 rh$11(
+        .d(rh$11$d),
+        .q(rh$11$q),
+        .clock(rh$11$clock)
+    );
+    fanin_rh_12 rh$12(
+        .d(rh$12$d),
+        .q(rh$12$q),
+        .clock(rh$12$clock)
+    );
+    fanin_rh_13 rh$13(
+        .d(rh$13$d),
+        .q(rh$13$q),
+        .clock(rh$13$clock)
+    );
+    fanin_rh_14 rh$14(
+        .d(rh$14$d),
+        .q(rh$14$q),
+        .clock(rh$14$clock)
+    );
+    fanin_rh_15 rh$15(
+        .d(rh$15$d),
+        .q(rh$15$q),
+        .clock(rh$15$clock)
+    );
+    fanin_rone_0 rone$0(
+        .d(rone$0$d),
+        .q(rone$0$q),
+        .clock(rone$0$clock)
+    );
+    fanin_rone_1 rone$1(
+        .d(rone$1$d),
+        .q(rone$1$q),
+        .clock(rone$1$clock)
+    );
+    fanin_rone_2 rone$2(
+        .d(rone$2$d),
+        .q(rone$2$q),
+        .clock(rone$2$clock)
+    );
+    fanin_rone_3 rone$3(
+        .d(rone$3$d),
+        .q(rone$3$q),
+        .clock(rone$3$clock)
+    );
+    fanin_rone_4 rone$4(
+        .d(rone$4$d),
+        .q(rone$4$q),
+        .clock(rone$4$clock)
+    );
+    fanin_rone_5 rone$5(
+        .d(rone$5$d),
+        .q(rone$5$q),
+        .clock(rone$5$clock)
+    );
+    fanin_rone_6 rone$6(
+        .d(rone$6$d),
+        .q(rone$6$q),
+        .clock(rone$6$clock)
+    );
+    fanin_rone_7 rone$7(
+        .d(rone$7$d),
+        .q(rone$7$q),
+        .clock(rone$7$clock)
+    );
+    fanin_rone_8 rone$8(
+        .d(rone$8$d),
+        .q(rone$8$q),
+        .clock(rone$8$clock)
+    );
+    fanin_rone_9 rone$9(
+        .d(rone$9$d),
+        .q(rone$9$q),
+        .clock(rone$9$clock)
+    );
+    fanin_rone_10 rone$10(
+        .d(rone$10$d),
+        .q(rone$10$q),
+        .clock(rone$10$clock)
+    );
+    fanin_rone_11 rone$11(
+        .d(rone$11$d),
+        .q(rone$11$q),
+        .clock(rone$11$clock)
+    );
+    fanin_rone_12 rone$12(
+        .d(rone$12$d),
+        .q(rone$12$q),
+        .clock(rone$12$clock)
+    );
+    fanin_rone_13 rone$13(
+        .d(rone$13$d),
+        .q(rone$13$q),
+        .clock(rone$13$clock)
+    );
+    fanin_rone_14 rone$14(
+        .d(rone$14$d),
+        .q(rone$14$q),
+        .clock(rone$14$clock)
+    );
+    fanin_rone_15 rone$15(
+        .d(rone$15$d),
+        .q(rone$15$q),
+        .clock(rone$15$clock)
+    );
+    fanin_own_in_0 own_in$0(
+        .d(own_in$0$d),
+        .q(own_in$0$q),
+        .clock(own_in$0$clock)
+    );
+    fanin_own_in_1 own_in$1(
+        .d(own_in$1$d),
+        .q(own_in$1$q),
+        .clock(own_in$1$clock)
+    );
+    fanin_own_in_2 own_in$2(
+        .d(own_in$2$d),
+        .q(own_in$2$q),
+        .clock(own_in$2$clock)
+    );
+    fanin_own_in_3 own_in$3(
+        .d(own_in$3$d),
+        .q(own_in$3$q),
+        .clock(own_in$3$clock)
+    );
+    fanin_own_in_4 own_in$4(
+        .d(own_in$4$d),
+        .q(own_in$4$q),
+        .clock(own_in$4$clock)
+    );
+    fanin_own_in_5 own_in$5(
+        .d(own_in$5$d),
+        .q(own_in$5$q),
+        .clock(own_in$5$clock)
+    );
+    fanin_own_in_6 own_in$6(
+        .d(own_in$6$d),
+        .q(own_in$6$q),
+        .clock(own_in$6$clock)
+    );
+    fanin_own_in_7 own_in$7(
+        .d(own_in$7$d),
+        .q(own_in$7$q),
+        .clock(own_in$7$clock)
+    );
+    fanin_own_in_8 own_in$8(
+        .d(own_in$8$d),
+        .q(own_in$8$q),
+        .clock(own_in$8$clock)
+    );
+    fanin_own_in_9 own_in$9(
+        .d(own_in$9$d),
+        .q(own_in$9$q),
+        .clock(own_in$9$clock)
+    );
+    fanin_own_in_10 own_in$10(
+        .d(own_in$10$d),
+        .q(own_in$10$q),
+        .clock(own_in$10$clock)
+    );
+    fanin_own_in_11 own_in$11(
+        .d(own_in$11$d),
+        .q(own_in$11$q),
+        .clock(own_in$11$clock)
+    );
+    fanin_own_in_12 own_in$12(
+        .d(own_in$12$d),
+        .q(own_in$12$q),
+        .clock(own_in$12$clock)
+    );
+    fanin_own_in_13 own_in$13(
+        .d(own_in$13$d),
+        .q(own_in$13$q),
+        .clock(own_in$13$clock)
+    );
+    fanin_own_in_14 own_in$14(
+        .d(own_in$14$d),
+        .q(own_in$14$q),
+        .clock(own_in$14$clock)
+    );
+    fanin_own_in_15 own_in$15(
+        .d(own_in$15$d),
+        .q(own_in$15$q),
+        .clock(own_in$15$clock)
+    );
+    fanin_jgen jgen(
+        .d(jgen$d),
+        .q(jgen$q),
+        .clock(jgen$clock)
+    );
+    fanin_jhit_q jhit_q(
+        .d(jhit_q$d),
+        .q(jhit_q$q),
+        .clock(jhit_q$clock)
+    );
+    fanin_rhit_q rhit_q(
+        .d(rhit_q$d),
+        .q(rhit_q$q),
+        .clock(rhit_q$clock)
+    );
+    fanin_pk_any pk_any(
+        .d(pk_any$d),
+        .q(pk_any$q),
+        .clock(pk_any$clock)
+    );
+    fanin_pk_idx pk_idx(
+        .d(pk_idx$d),
+        .q(pk_idx$q),
+        .clock(pk_idx$clock)
+    );
+    fanin_pk_len pk_len(
+        .d(pk_len$d),
+        .q(pk_len$q),
+        .clock(pk_len$clock)
+    );
+    fanin_own_q own_q(
+        .d(own_q$d),
+        .q(own_q$q),
+        .clock(own_q$clock)
+    );
+    fanin_own_age own_age(
+        .d(own_age$d),
+        .q(own_age$q),
+        .clock(own_age$clock)
+    );
+    fanin_q_rows q_rows(
+        .d(q_rows$d),
+        .q(q_rows$q),
+        .clock(q_rows$clock)
+    );
+    fanin_q_rle1 q_rle1(
+        .d(q_rle1$d),
+        .q(q_rle1$q),
+        .clock(q_rle1$clock)
+    );
+    fanin_rl rl(
+        .d(rl$d),
+        .q(rl$q),
+        .clock(rl$clock)
+    );
+    fanin_sage sage(
+        .d(sage$d),
+        .q(sage$q),
+        .clock(sage$clock)
+    );
+    fanin_bq_inc bq_inc(
+        .d(bq_inc$d),
+        .q(bq_inc$q),
+        .clock(bq_inc$clock)
+    );
+    fanin_bq_dec bq_dec(
+        .d(bq_dec$d),
+        .q(bq_dec$q),
+        .clock(bq_dec$clock)
+    );
+    fanin_bq_hwc bq_hwc(
+        .d(bq_hwc$d),
+        .q(bq_hwc$q),
+        .clock(bq_hwc$clock)
+    );
+    fanin_bq_j bq_j(
+        .d(bq_j$d),
+        .q(bq_j$q),
+        .clock(bq_j$clock)
+    );
+    fanin_jc_q jc_q(
+        .d(jc_q$d),
+        .q(jc_q$q),
+        .clock(jc_q$clock)
+    );
+    fanin_jc_i jc_i(
+        .d(jc_i$d),
+        .q(jc_i$q),
+        .clock(jc_i$clock)
+    );
+    fanin_jc2 jc2(
+        .d(jc2$d),
+        .q(jc2$q),
+        .clock(jc2$clock)
+    );
+    fanin_jc_bq jc_bq(
+        .d(jc_bq$d),
+        .q(jc_bq$q),
+        .clock(jc_bq$clock)
+    );
+    fanin_evq evq(
+        .d(evq$d),
+        .q(evq$q),
+        .clock(evq$clock)
+    );
+    fanin_evbq evbq(
+        .d(evbq$d),
+        .q(evbq$q),
+        .clock(evbq$clock)
     );
     fanin_state state(
         .d(state$d),
@@ -2906,6 +3686,86 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(route_valid$15$q),
         .clock(route_valid$15$clock)
     );
+    fanin_route_pm_0 route_pm$0(
+        .d(route_pm$0$d),
+        .q(route_pm$0$q),
+        .clock(route_pm$0$clock)
+    );
+    fanin_route_pm_1 route_pm$1(
+        .d(route_pm$1$d),
+        .q(route_pm$1$q),
+        .clock(route_pm$1$clock)
+    );
+    fanin_route_pm_2 route_pm$2(
+        .d(route_pm$2$d),
+        .q(route_pm$2$q),
+        .clock(route_pm$2$clock)
+    );
+    fanin_route_pm_3 route_pm$3(
+        .d(route_pm$3$d),
+        .q(route_pm$3$q),
+        .clock(route_pm$3$clock)
+    );
+    fanin_route_pm_4 route_pm$4(
+        .d(route_pm$4$d),
+        .q(route_pm$4$q),
+        .clock(route_pm$4$clock)
+    );
+    fanin_route_pm_5 route_pm$5(
+        .d(route_pm$5$d),
+        .q(route_pm$5$q),
+        .clock(route_pm$5$clock)
+    );
+    fanin_route_pm_6 route_pm$6(
+        .d(route_pm$6$d),
+        .q(route_pm$6$q),
+        .clock(route_pm$6$clock)
+    );
+    fanin_route_pm_7 route_pm$7(
+        .d(route_pm$7$d),
+        .q(route_pm$7$q),
+        .clock(route_pm$7$clock)
+    );
+    fanin_route_pm_8 route_pm$8(
+        .d(route_pm$8$d),
+        .q(route_pm$8$q),
+        .clock(route_pm$8$clock)
+    );
+    fanin_route_pm_9 route_pm$9(
+        .d(route_pm$9$d),
+        .q(route_pm$9$q),
+        .clock(route_pm$9$clock)
+    );
+    fanin_route_pm_10 route_pm$10(
+        .d(route_pm$10$d),
+        .q(route_pm$10$q),
+        .clock(route_pm$10$clock)
+    );
+    fanin_route_pm_11 route_pm$11(
+        .d(route_pm$11$d),
+        .q(route_pm$11$q),
+        .clock(route_pm$11$clock)
+    );
+    fanin_route_pm_12 route_pm$12(
+        .d(route_pm$12$d),
+        .q(route_pm$12$q),
+        .clock(route_pm$12$clock)
+    );
+    fanin_route_pm_13 route_pm$13(
+        .d(route_pm$13$d),
+        .q(route_pm$13$q),
+        .clock(route_pm$13$clock)
+    );
+    fanin_route_pm_14 route_pm$14(
+        .d(route_pm$14$d),
+        .q(route_pm$14$q),
+        .clock(route_pm$14$clock)
+    );
+    fanin_route_pm_15 route_pm$15(
+        .d(route_pm$15$d),
+        .q(route_pm$15$q),
+        .clock(route_pm$15$clock)
+    );
     fanin_me_ip me_ip(
         .d(me_ip$d),
         .q(me_ip$q),
@@ -3399,6 +4259,28 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bvalid_r$clock = clock;
         rvalid_r$clock = clock;
         rdata_r$clock = clock;
+        jgen$clock = clock;
+        jhit_q$clock = clock;
+        rhit_q$clock = clock;
+        pk_any$clock = clock;
+        pk_idx$clock = clock;
+        pk_len$clock = clock;
+        own_q$clock = clock;
+        own_age$clock = clock;
+        q_rows$clock = clock;
+        q_rle1$clock = clock;
+        rl$clock = clock;
+        sage$clock = clock;
+        bq_inc$clock = clock;
+        bq_dec$clock = clock;
+        bq_hwc$clock = clock;
+        bq_j$clock = clock;
+        jc_q$clock = clock;
+        jc_i$clock = clock;
+        jc2$clock = clock;
+        jc_bq$clock = clock;
+        evq$clock = clock;
+        evbq$clock = clock;
         state$d = state$q;
         sel$d = sel$q;
         last$d = last$q;
@@ -3554,196 +4436,378 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bvalid_r$d = bvalid_r$q;
         rvalid_r$d = rvalid_r$q;
         rdata_r$d = rdata_r$q;
+        jgen$d = jgen$q;
+        jhit_q$d = jhit_q$q;
+        rhit_q$d = rhit_q$q;
+        pk_any$d = pk_any$q;
+        pk_idx$d = pk_idx$q;
+        pk_len$d = pk_len$q;
+        own_q$d = own_q$q;
+        own_age$d = own_age$q;
+        q_rows$d = q_rows$q;
+        q_rle1$d = q_rle1$q;
+        rl$d = rl$q;
+        sage$d = sage$q;
+        bq_inc$d = bq_inc$q;
+        bq_dec$d = bq_dec$q;
+        bq_hwc$d = bq_hwc$q;
+        bq_j$d = bq_j$q;
+        jc_q$d = jc_q$q;
+        jc_i$d = jc_i$q;
+        jc2$d = jc2$q;
+        jc_bq$d = jc_bq$q;
+        evq$d = evq$q;
+        evbq$d = evbq$q;
         route_ip$0$clock = clock;
         route_ip$0$d = route_ip$0$q;
         route_port$0$clock = clock;
         route_port$0$d = route_port$0$q;
         route_valid$0$clock = clock;
         route_valid$0$d = route_valid$0$q;
+        route_pm$0$clock = clock;
+        route_pm$0$d = route_pm$0$q;
+        rh$0$clock = clock;
+        rh$0$d = rh$0$q;
+        rone$0$clock = clock;
+        rone$0$d = rone$0$q;
         route_ip$1$clock = clock;
         route_ip$1$d = route_ip$1$q;
         route_port$1$clock = clock;
         route_port$1$d = route_port$1$q;
         route_valid$1$clock = clock;
         route_valid$1$d = route_valid$1$q;
+        route_pm$1$clock = clock;
+        route_pm$1$d = route_pm$1$q;
+        rh$1$clock = clock;
+        rh$1$d = rh$1$q;
+        rone$1$clock = clock;
+        rone$1$d = rone$1$q;
         route_ip$2$clock = clock;
         route_ip$2$d = route_ip$2$q;
         route_port$2$clock = clock;
         route_port$2$d = route_port$2$q;
         route_valid$2$clock = clock;
         route_valid$2$d = route_valid$2$q;
+        route_pm$2$clock = clock;
+        route_pm$2$d = route_pm$2$q;
+        rh$2$clock = clock;
+        rh$2$d = rh$2$q;
+        rone$2$clock = clock;
+        rone$2$d = rone$2$q;
         route_ip$3$clock = clock;
         route_ip$3$d = route_ip$3$q;
         route_port$3$clock = clock;
         route_port$3$d = route_port$3$q;
         route_valid$3$clock = clock;
         route_valid$3$d = route_valid$3$q;
+        route_pm$3$clock = clock;
+        route_pm$3$d = route_pm$3$q;
+        rh$3$clock = clock;
+        rh$3$d = rh$3$q;
+        rone$3$clock = clock;
+        rone$3$d = rone$3$q;
         route_ip$4$clock = clock;
         route_ip$4$d = route_ip$4$q;
         route_port$4$clock = clock;
         route_port$4$d = route_port$4$q;
         route_valid$4$clock = clock;
         route_valid$4$d = route_valid$4$q;
+        route_pm$4$clock = clock;
+        route_pm$4$d = route_pm$4$q;
+        rh$4$clock = clock;
+        rh$4$d = rh$4$q;
+        rone$4$clock = clock;
+        rone$4$d = rone$4$q;
         route_ip$5$clock = clock;
         route_ip$5$d = route_ip$5$q;
         route_port$5$clock = clock;
         route_port$5$d = route_port$5$q;
         route_valid$5$clock = clock;
         route_valid$5$d = route_valid$5$q;
+        route_pm$5$clock = clock;
+        route_pm$5$d = route_pm$5$q;
+        rh$5$clock = clock;
+        rh$5$d = rh$5$q;
+        rone$5$clock = clock;
+        rone$5$d = rone$5$q;
         route_ip$6$clock = clock;
         route_ip$6$d = route_ip$6$q;
         route_port$6$clock = clock;
         route_port$6$d = route_port$6$q;
         route_valid$6$clock = clock;
         route_valid$6$d = route_valid$6$q;
+        route_pm$6$clock = clock;
+        route_pm$6$d = route_pm$6$q;
+        rh$6$clock = clock;
+        rh$6$d = rh$6$q;
+        rone$6$clock = clock;
+        rone$6$d = rone$6$q;
         route_ip$7$clock = clock;
         route_ip$7$d = route_ip$7$q;
         route_port$7$clock = clock;
         route_port$7$d = route_port$7$q;
         route_valid$7$clock = clock;
         route_valid$7$d = route_valid$7$q;
+        route_pm$7$clock = clock;
+        route_pm$7$d = route_pm$7$q;
+        rh$7$clock = clock;
+        rh$7$d = rh$7$q;
+        rone$7$clock = clock;
+        rone$7$d = rone$7$q;
         route_ip$8$clock = clock;
         route_ip$8$d = route_ip$8$q;
         route_port$8$clock = clock;
         route_port$8$d = route_port$8$q;
         route_valid$8$clock = clock;
         route_valid$8$d = route_valid$8$q;
+        route_pm$8$clock = clock;
+        route_pm$8$d = route_pm$8$q;
+        rh$8$clock = clock;
+        rh$8$d = rh$8$q;
+        rone$8$clock = clock;
+        rone$8$d = rone$8$q;
         route_ip$9$clock = clock;
         route_ip$9$d = route_ip$9$q;
         route_port$9$clock = clock;
         route_port$9$d = route_port$9$q;
         route_valid$9$clock = clock;
         route_valid$9$d = route_valid$9$q;
+        route_pm$9$clock = clock;
+        route_pm$9$d = route_pm$9$q;
+        rh$9$clock = clock;
+        rh$9$d = rh$9$q;
+        rone$9$clock = clock;
+        rone$9$d = rone$9$q;
         route_ip$10$clock = clock;
         route_ip$10$d = route_ip$10$q;
         route_port$10$clock = clock;
         route_port$10$d = route_port$10$q;
         route_valid$10$clock = clock;
         route_valid$10$d = route_valid$10$q;
+        route_pm$10$clock = clock;
+        route_pm$10$d = route_pm$10$q;
+        rh$10$clock = clock;
+        rh$10$d = rh$10$q;
+        rone$10$clock = clock;
+        rone$10$d = rone$10$q;
         route_ip$11$clock = clock;
         route_ip$11$d = route_ip$11$q;
         route_port$11$clock = clock;
         route_port$11$d = route_port$11$q;
         route_valid$11$clock = clock;
         route_valid$11$d = route_valid$11$q;
+        route_pm$11$clock = clock;
+        route_pm$11$d = route_pm$11$q;
+        rh$11$clock = clock;
+        rh$11$d = rh$11$q;
+        rone$11$clock = clock;
+        rone$11$d = rone$11$q;
         route_ip$12$clock = clock;
         route_ip$12$d = route_ip$12$q;
         route_port$12$clock = clock;
         route_port$12$d = route_port$12$q;
         route_valid$12$clock = clock;
         route_valid$12$d = route_valid$12$q;
+        route_pm$12$clock = clock;
+        route_pm$12$d = route_pm$12$q;
+        rh$12$clock = clock;
+        rh$12$d = rh$12$q;
+        rone$12$clock = clock;
+        rone$12$d = rone$12$q;
         route_ip$13$clock = clock;
         route_ip$13$d = route_ip$13$q;
         route_port$13$clock = clock;
         route_port$13$d = route_port$13$q;
         route_valid$13$clock = clock;
         route_valid$13$d = route_valid$13$q;
+        route_pm$13$clock = clock;
+        route_pm$13$d = route_pm$13$q;
+        rh$13$clock = clock;
+        rh$13$d = rh$13$q;
+        rone$13$clock = clock;
+        rone$13$d = rone$13$q;
         route_ip$14$clock = clock;
         route_ip$14$d = route_ip$14$q;
         route_port$14$clock = clock;
         route_port$14$d = route_port$14$q;
         route_valid$14$clock = clock;
         route_valid$14$d = route_valid$14$q;
+        route_pm$14$clock = clock;
+        route_pm$14$d = route_pm$14$q;
+        rh$14$clock = clock;
+        rh$14$d = rh$14$q;
+        rone$14$clock = clock;
+        rone$14$d = rone$14$q;
         route_ip$15$clock = clock;
         route_ip$15$d = route_ip$15$q;
         route_port$15$clock = clock;
         route_port$15$d = route_port$15$q;
         route_valid$15$clock = clock;
         route_valid$15$d = route_valid$15$q;
-        jtab$0$clock = clock;
-        jtab$0$d = jtab$0$q;
-        jepoch$0$clock = clock;
-        jepoch$0$d = jepoch$0$q;
+        route_pm$15$clock = clock;
+        route_pm$15$d = route_pm$15$q;
+        rh$15$clock = clock;
+        rh$15$d = rh$15$q;
+        rone$15$clock = clock;
+        rone$15$d = rone$15$q;
+        jk$0$clock = clock;
+        jk$0$d = jk$0$q;
+        jh$0$clock = clock;
+        jh$0$d = jh$0$q;
+        jone$0$clock = clock;
+        jone$0$d = jone$0$q;
+        own_in$0$clock = clock;
+        own_in$0$d = own_in$0$q;
         jbusy$0$clock = clock;
         jbusy$0$d = jbusy$0$q;
-        jtab$1$clock = clock;
-        jtab$1$d = jtab$1$q;
-        jepoch$1$clock = clock;
-        jepoch$1$d = jepoch$1$q;
+        jk$1$clock = clock;
+        jk$1$d = jk$1$q;
+        jh$1$clock = clock;
+        jh$1$d = jh$1$q;
+        jone$1$clock = clock;
+        jone$1$d = jone$1$q;
+        own_in$1$clock = clock;
+        own_in$1$d = own_in$1$q;
         jbusy$1$clock = clock;
         jbusy$1$d = jbusy$1$q;
-        jtab$2$clock = clock;
-        jtab$2$d = jtab$2$q;
-        jepoch$2$clock = clock;
-        jepoch$2$d = jepoch$2$q;
+        jk$2$clock = clock;
+        jk$2$d = jk$2$q;
+        jh$2$clock = clock;
+        jh$2$d = jh$2$q;
+        jone$2$clock = clock;
+        jone$2$d = jone$2$q;
+        own_in$2$clock = clock;
+        own_in$2$d = own_in$2$q;
         jbusy$2$clock = clock;
         jbusy$2$d = jbusy$2$q;
-        jtab$3$clock = clock;
-        jtab$3$d = jtab$3$q;
-        jepoch$3$clock = clock;
-        jepoch$3$d = jepoch$3$q;
+        jk$3$clock = clock;
+        jk$3$d = jk$3$q;
+        jh$3$clock = clock;
+        jh$3$d = jh$3$q;
+        jone$3$clock = clock;
+        jone$3$d = jone$3$q;
+        own_in$3$clock = clock;
+        own_in$3$d = own_in$3$q;
         jbusy$3$clock = clock;
         jbusy$3$d = jbusy$3$q;
-        jtab$4$clock = clock;
-        jtab$4$d = jtab$4$q;
-        jepoch$4$clock = clock;
-        jepoch$4$d = jepoch$4$q;
+        jk$4$clock = clock;
+        jk$4$d = jk$4$q;
+        jh$4$clock = clock;
+        jh$4$d = jh$4$q;
+        jone$4$clock = clock;
+        jone$4$d = jone$4$q;
+        own_in$4$clock = clock;
+        own_in$4$d = own_in$4$q;
         jbusy$4$clock = clock;
         jbusy$4$d = jbusy$4$q;
-        jtab$5$clock = clock;
-        jtab$5$d = jtab$5$q;
-        jepoch$5$clock = clock;
-        jepoch$5$d = jepoch$5$q;
+        jk$5$clock = clock;
+        jk$5$d = jk$5$q;
+        jh$5$clock = clock;
+        jh$5$d = jh$5$q;
+        jone$5$clock = clock;
+        jone$5$d = jone$5$q;
+        own_in$5$clock = clock;
+        own_in$5$d = own_in$5$q;
         jbusy$5$clock = clock;
         jbusy$5$d = jbusy$5$q;
-        jtab$6$clock = clock;
-        jtab$6$d = jtab$6$q;
-        jepoch$6$clock = clock;
-        jepoch$6$d = jepoch$6$q;
+        jk$6$clock = clock;
+        jk$6$d = jk$6$q;
+        jh$6$clock = clock;
+        jh$6$d = jh$6$q;
+        jone$6$clock = clock;
+        jone$6$d = jone$6$q;
+        own_in$6$clock = clock;
+        own_in$6$d = own_in$6$q;
         jbusy$6$clock = clock;
         jbusy$6$d = jbusy$6$q;
-        jtab$7$clock = clock;
-        jtab$7$d = jtab$7$q;
-        jepoch$7$clock = clock;
-        jepoch$7$d = jepoch$7$q;
+        jk$7$clock = clock;
+        jk$7$d = jk$7$q;
+        jh$7$clock = clock;
+        jh$7$d = jh$7$q;
+        jone$7$clock = clock;
+        jone$7$d = jone$7$q;
+        own_in$7$clock = clock;
+        own_in$7$d = own_in$7$q;
         jbusy$7$clock = clock;
         jbusy$7$d = jbusy$7$q;
-        jtab$8$clock = clock;
-        jtab$8$d = jtab$8$q;
-        jepoch$8$clock = clock;
-        jepoch$8$d = jepoch$8$q;
+        jk$8$clock = clock;
+        jk$8$d = jk$8$q;
+        jh$8$clock = clock;
+        jh$8$d = jh$8$q;
+        jone$8$clock = clock;
+        jone$8$d = jone$8$q;
+        own_in$8$clock = clock;
+        own_in$8$d = own_in$8$q;
         jbusy$8$clock = clock;
         jbusy$8$d = jbusy$8$q;
-        jtab$9$clock = clock;
-        jtab$9$d = jtab$9$q;
-        jepoch$9$clock = clock;
-        jepoch$9$d = jepoch$9$q;
+        jk$9$clock = clock;
+        jk$9$d = jk$9$q;
+        jh$9$clock = clock;
+        jh$9$d = jh$9$q;
+        jone$9$clock = clock;
+        jone$9$d = jone$9$q;
+        own_in$9$clock = clock;
+        own_in$9$d = own_in$9$q;
         jbusy$9$clock = clock;
         jbusy$9$d = jbusy$9$q;
-        jtab$10$clock = clock;
-        jtab$10$d = jtab$10$q;
-        jepoch$10$clock = clock;
-        jepoch$10$d = jepoch$10$q;
+        jk$10$clock = clock;
+        jk$10$d = jk$10$q;
+        jh$10$clock = clock;
+        jh$10$d = jh$10$q;
+        jone$10$clock = clock;
+        jone$10$d = jone$10$q;
+        own_in$10$clock = clock;
+        own_in$10$d = own_in$10$q;
         jbusy$10$clock = clock;
         jbusy$10$d = jbusy$10$q;
-        jtab$11$clock = clock;
-        jtab$11$d = jtab$11$q;
-        jepoch$11$clock = clock;
-        jepoch$11$d = jepoch$11$q;
+        jk$11$clock = clock;
+        jk$11$d = jk$11$q;
+        jh$11$clock = clock;
+        jh$11$d = jh$11$q;
+        jone$11$clock = clock;
+        jone$11$d = jone$11$q;
+        own_in$11$clock = clock;
+        own_in$11$d = own_in$11$q;
         jbusy$11$clock = clock;
         jbusy$11$d = jbusy$11$q;
-        jtab$12$clock = clock;
-        jtab$12$d = jtab$12$q;
-        jepoch$12$clock = clock;
-        jepoch$12$d = jepoch$12$q;
+        jk$12$clock = clock;
+        jk$12$d = jk$12$q;
+        jh$12$clock = clock;
+        jh$12$d = jh$12$q;
+        jone$12$clock = clock;
+        jone$12$d = jone$12$q;
+        own_in$12$clock = clock;
+        own_in$12$d = own_in$12$q;
         jbusy$12$clock = clock;
         jbusy$12$d = jbusy$12$q;
-        jtab$13$clock = clock;
-        jtab$13$d = jtab$13$q;
-        jepoch$13$clock = clock;
-        jepoch$13$d = jepoch$13$q;
+        jk$13$clock = clock;
+        jk$13$d = jk$13$q;
+        jh$13$clock = clock;
+        jh$13$d = jh$13$q;
+        jone$13$clock = clock;
+        jone$13$d = jone$13$q;
+        own_in$13$clock = clock;
+        own_in$13$d = own_in$13$q;
         jbusy$13$clock = clock;
         jbusy$13$d = jbusy$13$q;
-        jtab$14$clock = clock;
-        jtab$14$d = jtab$14$q;
-        jepoch$14$clock = clock;
-        jepoch$14$d = jepoch$14$q;
+        jk$14$clock = clock;
+        jk$14$d = jk$14$q;
+        jh$14$clock = clock;
+        jh$14$d = jh$14$q;
+        jone$14$clock = clock;
+        jone$14$d = jone$14$q;
+        own_in$14$clock = clock;
+        own_in$14$d = own_in$14$q;
         jbusy$14$clock = clock;
         jbusy$14$d = jbusy$14$q;
-        jtab$15$clock = clock;
-        jtab$15$d = jtab$15$q;
-        jepoch$15$clock = clock;
-        jepoch$15$d = jepoch$15$q;
+        jk$15$clock = clock;
+        jk$15$d = jk$15$q;
+        jh$15$clock = clock;
+        jh$15$d = jh$15$q;
+        jone$15$clock = clock;
+        jone$15$d = jone$15$q;
+        own_in$15$clock = clock;
+        own_in$15$d = own_in$15$q;
         jbusy$15$clock = clock;
         jbusy$15$d = jbusy$15$q;
         cnt$0$clock = clock;
@@ -3822,6 +4886,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pp_child$3$d = pp_child$3$q;
         acc$clock = clock;
         meta$clock = clock;
+        jram$clock = clock;
         chram$clock = clock;
         chram2$clock = clock;
         ovram$clock = clock;
@@ -4175,12 +5240,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (pidx == c_idx4$3) begin
             cur_len = rx$3$d_len;
         end
-        if (cur_len > 32'h40) begin
-            cur_rows = (cur_len - 32'h40 + c_rowmask) >> c_rowlog;
-        end
-        else begin
-            cur_rows = 32'h0;
-        end
+        pk_any$d = any;
+        pk_idx$d = pidx;
+        pk_len$d = cur_len;
         parser$hdr = hdr$q;
         parser$len = len$q;
         parser$me_ip = me_ip$q;
@@ -4212,273 +5274,392 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pr_src_ip$d = parser$src_ip;
         pr_src_mac$d = parser$src_mac;
         pr_src_port$d = parser$src_port;
-        rhit = 1'b0;
-        rport = 32'h0;
-        if (route_valid$0$q & (route_ip$0$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$0$q;
+        rh$0$d = route_valid$0$q & (route_ip$0$q == parser$dst_ip);
+        rh$1$d = route_valid$1$q & (route_ip$1$q == parser$dst_ip);
+        rh$2$d = route_valid$2$q & (route_ip$2$q == parser$dst_ip);
+        rh$3$d = route_valid$3$q & (route_ip$3$q == parser$dst_ip);
+        rh$4$d = route_valid$4$q & (route_ip$4$q == parser$dst_ip);
+        rh$5$d = route_valid$5$q & (route_ip$5$q == parser$dst_ip);
+        rh$6$d = route_valid$6$q & (route_ip$6$q == parser$dst_ip);
+        rh$7$d = route_valid$7$q & (route_ip$7$q == parser$dst_ip);
+        rh$8$d = route_valid$8$q & (route_ip$8$q == parser$dst_ip);
+        rh$9$d = route_valid$9$q & (route_ip$9$q == parser$dst_ip);
+        rh$10$d = route_valid$10$q & (route_ip$10$q == parser$dst_ip);
+        rh$11$d = route_valid$11$q & (route_ip$11$q == parser$dst_ip);
+        rh$12$d = route_valid$12$q & (route_ip$12$q == parser$dst_ip);
+        rh$13$d = route_valid$13$q & (route_ip$13$q == parser$dst_ip);
+        rh$14$d = route_valid$14$q & (route_ip$14$q == parser$dst_ip);
+        rh$15$d = route_valid$15$q & (route_ip$15$q == parser$dst_ip);
+        rpre$0 = 1'b0;
+        rhit_q$d = 1'b0;
+        rpre$1 = rpre$0 | rh$0$q;
+        rone$0$d = rh$0$q & ~rpre$0;
+        if (rh$0$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$1$q & (route_ip$1$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$1$q;
+        rpre$2 = rpre$1 | rh$1$q;
+        rone$1$d = rh$1$q & ~rpre$1;
+        if (rh$1$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$2$q & (route_ip$2$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$2$q;
+        rpre$3 = rpre$2 | rh$2$q;
+        rone$2$d = rh$2$q & ~rpre$2;
+        if (rh$2$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$3$q & (route_ip$3$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$3$q;
+        rpre$4 = rpre$3 | rh$3$q;
+        rone$3$d = rh$3$q & ~rpre$3;
+        if (rh$3$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$4$q & (route_ip$4$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$4$q;
+        rpre$5 = rpre$4 | rh$4$q;
+        rone$4$d = rh$4$q & ~rpre$4;
+        if (rh$4$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$5$q & (route_ip$5$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$5$q;
+        rpre$6 = rpre$5 | rh$5$q;
+        rone$5$d = rh$5$q & ~rpre$5;
+        if (rh$5$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$6$q & (route_ip$6$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$6$q;
+        rpre$7 = rpre$6 | rh$6$q;
+        rone$6$d = rh$6$q & ~rpre$6;
+        if (rh$6$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$7$q & (route_ip$7$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$7$q;
+        rpre$8 = rpre$7 | rh$7$q;
+        rone$7$d = rh$7$q & ~rpre$7;
+        if (rh$7$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$8$q & (route_ip$8$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$8$q;
+        rpre$9 = rpre$8 | rh$8$q;
+        rone$8$d = rh$8$q & ~rpre$8;
+        if (rh$8$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$9$q & (route_ip$9$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$9$q;
+        rpre$10 = rpre$9 | rh$9$q;
+        rone$9$d = rh$9$q & ~rpre$9;
+        if (rh$9$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$10$q & (route_ip$10$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$10$q;
+        rpre$11 = rpre$10 | rh$10$q;
+        rone$10$d = rh$10$q & ~rpre$10;
+        if (rh$10$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$11$q & (route_ip$11$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$11$q;
+        rpre$12 = rpre$11 | rh$11$q;
+        rone$11$d = rh$11$q & ~rpre$11;
+        if (rh$11$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$12$q & (route_ip$12$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$12$q;
+        rpre$13 = rpre$12 | rh$12$q;
+        rone$12$d = rh$12$q & ~rpre$12;
+        if (rh$12$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$13$q & (route_ip$13$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$13$q;
+        rpre$14 = rpre$13 | rh$13$q;
+        rone$13$d = rh$13$q & ~rpre$13;
+        if (rh$13$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$14$q & (route_ip$14$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$14$q;
+        rpre$15 = rpre$14 | rh$14$q;
+        rone$14$d = rh$14$q & ~rpre$14;
+        if (rh$14$q) begin
+            rhit_q$d = 1'b1;
         end
-        if (route_valid$15$q & (route_ip$15$q == pr_dst_ip$q)) begin
-            rhit = 1'b1;
-            rport = route_port$15$q;
+        rpre$16 = rpre$15 | rh$15$q;
+        rone$15$d = rh$15$q & ~rpre$15;
+        if (rh$15$q) begin
+            rhit_q$d = 1'b1;
         end
-        jhit = 1'b0;
+        rpm = 32'h0;
+        if (rone$0$q) begin
+            rpm = rpm | route_pm$0$q;
+        end
+        if (rone$1$q) begin
+            rpm = rpm | route_pm$1$q;
+        end
+        if (rone$2$q) begin
+            rpm = rpm | route_pm$2$q;
+        end
+        if (rone$3$q) begin
+            rpm = rpm | route_pm$3$q;
+        end
+        if (rone$4$q) begin
+            rpm = rpm | route_pm$4$q;
+        end
+        if (rone$5$q) begin
+            rpm = rpm | route_pm$5$q;
+        end
+        if (rone$6$q) begin
+            rpm = rpm | route_pm$6$q;
+        end
+        if (rone$7$q) begin
+            rpm = rpm | route_pm$7$q;
+        end
+        if (rone$8$q) begin
+            rpm = rpm | route_pm$8$q;
+        end
+        if (rone$9$q) begin
+            rpm = rpm | route_pm$9$q;
+        end
+        if (rone$10$q) begin
+            rpm = rpm | route_pm$10$q;
+        end
+        if (rone$11$q) begin
+            rpm = rpm | route_pm$11$q;
+        end
+        if (rone$12$q) begin
+            rpm = rpm | route_pm$12$q;
+        end
+        if (rone$13$q) begin
+            rpm = rpm | route_pm$13$q;
+        end
+        if (rone$14$q) begin
+            rpm = rpm | route_pm$14$q;
+        end
+        if (rone$15$q) begin
+            rpm = rpm | route_pm$15$q;
+        end
+        jh$0$d = jk$0$q[32'h0] & (jk$0$q[(32'h20)+:(16)] == parser$job);
+        jh$1$d = jk$1$q[32'h0] & (jk$1$q[(32'h20)+:(16)] == parser$job);
+        jh$2$d = jk$2$q[32'h0] & (jk$2$q[(32'h20)+:(16)] == parser$job);
+        jh$3$d = jk$3$q[32'h0] & (jk$3$q[(32'h20)+:(16)] == parser$job);
+        jh$4$d = jk$4$q[32'h0] & (jk$4$q[(32'h20)+:(16)] == parser$job);
+        jh$5$d = jk$5$q[32'h0] & (jk$5$q[(32'h20)+:(16)] == parser$job);
+        jh$6$d = jk$6$q[32'h0] & (jk$6$q[(32'h20)+:(16)] == parser$job);
+        jh$7$d = jk$7$q[32'h0] & (jk$7$q[(32'h20)+:(16)] == parser$job);
+        jh$8$d = jk$8$q[32'h0] & (jk$8$q[(32'h20)+:(16)] == parser$job);
+        jh$9$d = jk$9$q[32'h0] & (jk$9$q[(32'h20)+:(16)] == parser$job);
+        jh$10$d = jk$10$q[32'h0] & (jk$10$q[(32'h20)+:(16)] == parser$job);
+        jh$11$d = jk$11$q[32'h0] & (jk$11$q[(32'h20)+:(16)] == parser$job);
+        jh$12$d = jk$12$q[32'h0] & (jk$12$q[(32'h20)+:(16)] == parser$job);
+        jh$13$d = jk$13$q[32'h0] & (jk$13$q[(32'h20)+:(16)] == parser$job);
+        jh$14$d = jk$14$q[32'h0] & (jk$14$q[(32'h20)+:(16)] == parser$job);
+        jh$15$d = jk$15$q[32'h0] & (jk$15$q[(32'h20)+:(16)] == parser$job);
+        jpre$0 = 1'b0;
+        jhit_q$d = 1'b0;
+        jpre$1 = jpre$0 | jh$0$q;
+        jone$0$d = jh$0$q & ~jpre$0;
+        if (jh$0$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$2 = jpre$1 | jh$1$q;
+        jone$1$d = jh$1$q & ~jpre$1;
+        if (jh$1$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$3 = jpre$2 | jh$2$q;
+        jone$2$d = jh$2$q & ~jpre$2;
+        if (jh$2$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$4 = jpre$3 | jh$3$q;
+        jone$3$d = jh$3$q & ~jpre$3;
+        if (jh$3$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$5 = jpre$4 | jh$4$q;
+        jone$4$d = jh$4$q & ~jpre$4;
+        if (jh$4$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$6 = jpre$5 | jh$5$q;
+        jone$5$d = jh$5$q & ~jpre$5;
+        if (jh$5$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$7 = jpre$6 | jh$6$q;
+        jone$6$d = jh$6$q & ~jpre$6;
+        if (jh$6$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$8 = jpre$7 | jh$7$q;
+        jone$7$d = jh$7$q & ~jpre$7;
+        if (jh$7$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$9 = jpre$8 | jh$8$q;
+        jone$8$d = jh$8$q & ~jpre$8;
+        if (jh$8$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$10 = jpre$9 | jh$9$q;
+        jone$9$d = jh$9$q & ~jpre$9;
+        if (jh$9$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$11 = jpre$10 | jh$10$q;
+        jone$10$d = jh$10$q & ~jpre$10;
+        if (jh$10$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$12 = jpre$11 | jh$11$q;
+        jone$11$d = jh$11$q & ~jpre$11;
+        if (jh$11$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$13 = jpre$12 | jh$12$q;
+        jone$12$d = jh$12$q & ~jpre$12;
+        if (jh$12$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$14 = jpre$13 | jh$13$q;
+        jone$13$d = jh$13$q & ~jpre$13;
+        if (jh$13$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$15 = jpre$14 | jh$14$q;
+        jone$14$d = jh$14$q & ~jpre$14;
+        if (jh$14$q) begin
+            jhit_q$d = 1'b1;
+        end
+        jpre$16 = jpre$15 | jh$15$q;
+        jone$15$d = jh$15$q & ~jpre$15;
+        if (jh$15$q) begin
+            jhit_q$d = 1'b1;
+        end
         jsel = 32'h0;
-        jent = jtab$0$q;
-        jsel_ep = jepoch$0$q;
-        if (jtab$0$q[32'h0] & (jtab$0$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$0;
-            jent = jtab$0$q;
-            jsel_ep = jepoch$0$q;
+        if (jone$0$q) begin
+            jsel = jsel | c_idx8$0;
         end
-        if (jtab$1$q[32'h0] & (jtab$1$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$1;
-            jent = jtab$1$q;
-            jsel_ep = jepoch$1$q;
+        if (jone$1$q) begin
+            jsel = jsel | c_idx8$1;
         end
-        if (jtab$2$q[32'h0] & (jtab$2$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$2;
-            jent = jtab$2$q;
-            jsel_ep = jepoch$2$q;
+        if (jone$2$q) begin
+            jsel = jsel | c_idx8$2;
         end
-        if (jtab$3$q[32'h0] & (jtab$3$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$3;
-            jent = jtab$3$q;
-            jsel_ep = jepoch$3$q;
+        if (jone$3$q) begin
+            jsel = jsel | c_idx8$3;
         end
-        if (jtab$4$q[32'h0] & (jtab$4$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$4;
-            jent = jtab$4$q;
-            jsel_ep = jepoch$4$q;
+        if (jone$4$q) begin
+            jsel = jsel | c_idx8$4;
         end
-        if (jtab$5$q[32'h0] & (jtab$5$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$5;
-            jent = jtab$5$q;
-            jsel_ep = jepoch$5$q;
+        if (jone$5$q) begin
+            jsel = jsel | c_idx8$5;
         end
-        if (jtab$6$q[32'h0] & (jtab$6$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$6;
-            jent = jtab$6$q;
-            jsel_ep = jepoch$6$q;
+        if (jone$6$q) begin
+            jsel = jsel | c_idx8$6;
         end
-        if (jtab$7$q[32'h0] & (jtab$7$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$7;
-            jent = jtab$7$q;
-            jsel_ep = jepoch$7$q;
+        if (jone$7$q) begin
+            jsel = jsel | c_idx8$7;
         end
-        if (jtab$8$q[32'h0] & (jtab$8$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$8;
-            jent = jtab$8$q;
-            jsel_ep = jepoch$8$q;
+        if (jone$8$q) begin
+            jsel = jsel | c_idx8$8;
         end
-        if (jtab$9$q[32'h0] & (jtab$9$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$9;
-            jent = jtab$9$q;
-            jsel_ep = jepoch$9$q;
+        if (jone$9$q) begin
+            jsel = jsel | c_idx8$9;
         end
-        if (jtab$10$q[32'h0] & (jtab$10$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$10;
-            jent = jtab$10$q;
-            jsel_ep = jepoch$10$q;
+        if (jone$10$q) begin
+            jsel = jsel | c_idx8$10;
         end
-        if (jtab$11$q[32'h0] & (jtab$11$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$11;
-            jent = jtab$11$q;
-            jsel_ep = jepoch$11$q;
+        if (jone$11$q) begin
+            jsel = jsel | c_idx8$11;
         end
-        if (jtab$12$q[32'h0] & (jtab$12$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$12;
-            jent = jtab$12$q;
-            jsel_ep = jepoch$12$q;
+        if (jone$12$q) begin
+            jsel = jsel | c_idx8$12;
         end
-        if (jtab$13$q[32'h0] & (jtab$13$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$13;
-            jent = jtab$13$q;
-            jsel_ep = jepoch$13$q;
+        if (jone$13$q) begin
+            jsel = jsel | c_idx8$13;
         end
-        if (jtab$14$q[32'h0] & (jtab$14$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$14;
-            jent = jtab$14$q;
-            jsel_ep = jepoch$14$q;
+        if (jone$14$q) begin
+            jsel = jsel | c_idx8$14;
         end
-        if (jtab$15$q[32'h0] & (jtab$15$q[(32'h20)+:(16)] == pr_job$q)) begin
-            jhit = 1'b1;
-            jsel = c_idx8$15;
-            jent = jtab$15$q;
-            jsel_ep = jepoch$15$q;
+        if (jone$15$q) begin
+            jsel = jsel | c_idx8$15;
         end
-        busy_cur = jbusy$0$q;
+        jram$raddr = ((jsel) & 24'hffffff);
+        jram$waddr = ((jc_i$q) & 24'hffffff);
+        jram$we = 32'h0;
+        busy_cur = 32'h0;
         if (ji$q == c_idx8$0) begin
-            busy_cur = jbusy$0$q;
+            busy_cur = busy_cur | jbusy$0$q;
         end
         if (ji$q == c_idx8$1) begin
-            busy_cur = jbusy$1$q;
+            busy_cur = busy_cur | jbusy$1$q;
         end
         if (ji$q == c_idx8$2) begin
-            busy_cur = jbusy$2$q;
+            busy_cur = busy_cur | jbusy$2$q;
         end
         if (ji$q == c_idx8$3) begin
-            busy_cur = jbusy$3$q;
+            busy_cur = busy_cur | jbusy$3$q;
         end
         if (ji$q == c_idx8$4) begin
-            busy_cur = jbusy$4$q;
+            busy_cur = busy_cur | jbusy$4$q;
         end
         if (ji$q == c_idx8$5) begin
-            busy_cur = jbusy$5$q;
+            busy_cur = busy_cur | jbusy$5$q;
         end
         if (ji$q == c_idx8$6) begin
-            busy_cur = jbusy$6$q;
+            busy_cur = busy_cur | jbusy$6$q;
         end
         if (ji$q == c_idx8$7) begin
-            busy_cur = jbusy$7$q;
+            busy_cur = busy_cur | jbusy$7$q;
         end
         if (ji$q == c_idx8$8) begin
-            busy_cur = jbusy$8$q;
+            busy_cur = busy_cur | jbusy$8$q;
         end
         if (ji$q == c_idx8$9) begin
-            busy_cur = jbusy$9$q;
+            busy_cur = busy_cur | jbusy$9$q;
         end
         if (ji$q == c_idx8$10) begin
-            busy_cur = jbusy$10$q;
+            busy_cur = busy_cur | jbusy$10$q;
         end
         if (ji$q == c_idx8$11) begin
-            busy_cur = jbusy$11$q;
+            busy_cur = busy_cur | jbusy$11$q;
         end
         if (ji$q == c_idx8$12) begin
-            busy_cur = jbusy$12$q;
+            busy_cur = busy_cur | jbusy$12$q;
         end
         if (ji$q == c_idx8$13) begin
-            busy_cur = jbusy$13$q;
+            busy_cur = busy_cur | jbusy$13$q;
         end
         if (ji$q == c_idx8$14) begin
-            busy_cur = jbusy$14$q;
+            busy_cur = busy_cur | jbusy$14$q;
         end
         if (ji$q == c_idx8$15) begin
-            busy_cur = jbusy$15$q;
+            busy_cur = busy_cur | jbusy$15$q;
         end
+        own_in$0$d = jk$0$q[32'h0] & jk$0$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$0$q[(32'h40)+:(32)]) < jk$0$q[(32'h60)+:(32)]);
+        own_in$1$d = jk$1$q[32'h0] & jk$1$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$1$q[(32'h40)+:(32)]) < jk$1$q[(32'h60)+:(32)]);
+        own_in$2$d = jk$2$q[32'h0] & jk$2$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$2$q[(32'h40)+:(32)]) < jk$2$q[(32'h60)+:(32)]);
+        own_in$3$d = jk$3$q[32'h0] & jk$3$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$3$q[(32'h40)+:(32)]) < jk$3$q[(32'h60)+:(32)]);
+        own_in$4$d = jk$4$q[32'h0] & jk$4$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$4$q[(32'h40)+:(32)]) < jk$4$q[(32'h60)+:(32)]);
+        own_in$5$d = jk$5$q[32'h0] & jk$5$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$5$q[(32'h40)+:(32)]) < jk$5$q[(32'h60)+:(32)]);
+        own_in$6$d = jk$6$q[32'h0] & jk$6$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$6$q[(32'h40)+:(32)]) < jk$6$q[(32'h60)+:(32)]);
+        own_in$7$d = jk$7$q[32'h0] & jk$7$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$7$q[(32'h40)+:(32)]) < jk$7$q[(32'h60)+:(32)]);
+        own_in$8$d = jk$8$q[32'h0] & jk$8$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$8$q[(32'h40)+:(32)]) < jk$8$q[(32'h60)+:(32)]);
+        own_in$9$d = jk$9$q[32'h0] & jk$9$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$9$q[(32'h40)+:(32)]) < jk$9$q[(32'h60)+:(32)]);
+        own_in$10$d = jk$10$q[32'h0] & jk$10$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$10$q[(32'h40)+:(32)]) < jk$10$q[(32'h60)+:(32)]);
+        own_in$11$d = jk$11$q[32'h0] & jk$11$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$11$q[(32'h40)+:(32)]) < jk$11$q[(32'h60)+:(32)]);
+        own_in$12$d = jk$12$q[32'h0] & jk$12$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$12$q[(32'h40)+:(32)]) < jk$12$q[(32'h60)+:(32)]);
+        own_in$13$d = jk$13$q[32'h0] & jk$13$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$13$q[(32'h40)+:(32)]) < jk$13$q[(32'h60)+:(32)]);
+        own_in$14$d = jk$14$q[32'h0] & jk$14$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$14$q[(32'h40)+:(32)]) < jk$14$q[(32'h60)+:(32)]);
+        own_in$15$d = jk$15$q[32'h0] & jk$15$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$15$q[(32'h40)+:(32)]) < jk$15$q[(32'h60)+:(32)]);
         scan_own = 1'b0;
-        if (jtab$0$q[32'h0] & jtab$0$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$0$q[(32'hc0)+:(32)]) < jtab$0$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$1$q[32'h0] & jtab$1$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$1$q[(32'hc0)+:(32)]) < jtab$1$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$2$q[32'h0] & jtab$2$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$2$q[(32'hc0)+:(32)]) < jtab$2$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$3$q[32'h0] & jtab$3$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$3$q[(32'hc0)+:(32)]) < jtab$3$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$4$q[32'h0] & jtab$4$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$4$q[(32'hc0)+:(32)]) < jtab$4$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$5$q[32'h0] & jtab$5$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$5$q[(32'hc0)+:(32)]) < jtab$5$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$6$q[32'h0] & jtab$6$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$6$q[(32'hc0)+:(32)]) < jtab$6$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$7$q[32'h0] & jtab$7$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$7$q[(32'hc0)+:(32)]) < jtab$7$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$8$q[32'h0] & jtab$8$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$8$q[(32'hc0)+:(32)]) < jtab$8$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$9$q[32'h0] & jtab$9$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$9$q[(32'hc0)+:(32)]) < jtab$9$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$10$q[32'h0] & jtab$10$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$10$q[(32'hc0)+:(32)]) < jtab$10$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$11$q[32'h0] & jtab$11$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$11$q[(32'hc0)+:(32)]) < jtab$11$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$12$q[32'h0] & jtab$12$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$12$q[(32'hc0)+:(32)]) < jtab$12$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$13$q[32'h0] & jtab$13$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$13$q[(32'hc0)+:(32)]) < jtab$13$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$14$q[32'h0] & jtab$14$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$14$q[(32'hc0)+:(32)]) < jtab$14$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
-        end
-        if (jtab$15$q[32'h0] & jtab$15$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jtab$15$q[(32'hc0)+:(32)]) < jtab$15$q[(32'he0)+:(32)])) begin
-            scan_own = 1'b1;
+        scan_own = scan_own | own_in$0$q;
+        scan_own = scan_own | own_in$1$q;
+        scan_own = scan_own | own_in$2$q;
+        scan_own = scan_own | own_in$3$q;
+        scan_own = scan_own | own_in$4$q;
+        scan_own = scan_own | own_in$5$q;
+        scan_own = scan_own | own_in$6$q;
+        scan_own = scan_own | own_in$7$q;
+        scan_own = scan_own | own_in$8$q;
+        scan_own = scan_own | own_in$9$q;
+        scan_own = scan_own | own_in$10$q;
+        scan_own = scan_own | own_in$11$q;
+        scan_own = scan_own | own_in$12$q;
+        scan_own = scan_own | own_in$13$q;
+        scan_own = scan_own | own_in$14$q;
+        scan_own = scan_own | own_in$15$q;
+        own_q$d = scan_own;
+        if (own_age$q != 32'h2) begin
+            own_age$d = own_age$q + 32'h1;
         end
         chaddr = (((ji$q) & 24'hffffff) << c_mclog) | ((ei$q) & 24'hffffff);
-        slot = (((je$q[(32'hc0)+:(32)]) & 24'hffffff) + ((pr_block$q & (je$q[(32'he0)+:(32)] - 32'h1)) & 24'hffffff)) & c_smask;
-        ci = (pr_block$q & je$q[(32'he0)+:(32)]) != 32'h0;
+        slot = (((jram$rdata[(32'hc0)+:(32)]) & 24'hffffff) + ((pr_block$q & (jram$rdata[(32'he0)+:(32)] - 32'h1)) & 24'hffffff)) & c_smask;
+        ci = (pr_block$q & jram$rdata[(32'he0)+:(32)]) != 32'h0;
         meta$raddr = cadr$q;
         meta$waddr = cadr$q;
         meta$wdata = 32'h0;
@@ -4492,72 +5673,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         m_flags = m[(32'h88)+:(8)];
         m_elem = m[(32'h90)+:(16)];
         m_timer = m[(32'ha0)+:(32)];
-        sj = jtab$0$q;
-        sj_ep = jepoch$0$q;
-        if (m_jidx == c_idx8$0) begin
-            sj = jtab$0$q;
-            sj_ep = jepoch$0$q;
-        end
-        if (m_jidx == c_idx8$1) begin
-            sj = jtab$1$q;
-            sj_ep = jepoch$1$q;
-        end
-        if (m_jidx == c_idx8$2) begin
-            sj = jtab$2$q;
-            sj_ep = jepoch$2$q;
-        end
-        if (m_jidx == c_idx8$3) begin
-            sj = jtab$3$q;
-            sj_ep = jepoch$3$q;
-        end
-        if (m_jidx == c_idx8$4) begin
-            sj = jtab$4$q;
-            sj_ep = jepoch$4$q;
-        end
-        if (m_jidx == c_idx8$5) begin
-            sj = jtab$5$q;
-            sj_ep = jepoch$5$q;
-        end
-        if (m_jidx == c_idx8$6) begin
-            sj = jtab$6$q;
-            sj_ep = jepoch$6$q;
-        end
-        if (m_jidx == c_idx8$7) begin
-            sj = jtab$7$q;
-            sj_ep = jepoch$7$q;
-        end
-        if (m_jidx == c_idx8$8) begin
-            sj = jtab$8$q;
-            sj_ep = jepoch$8$q;
-        end
-        if (m_jidx == c_idx8$9) begin
-            sj = jtab$9$q;
-            sj_ep = jepoch$9$q;
-        end
-        if (m_jidx == c_idx8$10) begin
-            sj = jtab$10$q;
-            sj_ep = jepoch$10$q;
-        end
-        if (m_jidx == c_idx8$11) begin
-            sj = jtab$11$q;
-            sj_ep = jepoch$11$q;
-        end
-        if (m_jidx == c_idx8$12) begin
-            sj = jtab$12$q;
-            sj_ep = jepoch$12$q;
-        end
-        if (m_jidx == c_idx8$13) begin
-            sj = jtab$13$q;
-            sj_ep = jepoch$13$q;
-        end
-        if (m_jidx == c_idx8$14) begin
-            sj = jtab$14$q;
-            sj_ep = jepoch$14$q;
-        end
-        if (m_jidx == c_idx8$15) begin
-            sj = jtab$15$q;
-            sj_ep = jepoch$15$q;
-        end
+        sj = jram$rdata;
+        sj_ep = jram$rdata[(32'h1d0)+:(16)];
         if (e_scan$q) begin
             live = sj[32'h0] & (m[(32'h10)+:(16)] == sj_ep);
         end
@@ -4646,7 +5763,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         acc$op = agg_op$q;
                     end
                     ri$d = ri$q + 32'h1;
-                    if ((ri$q + 32'h1) >= nr1) begin
+                    rl$d = (ri$q + 32'h2) >= nr1;
+                    if (rl$q) begin
                         ri$d = 32'h0;
                         if (~b_emit$q) begin
                             b_done = 1'b1;
@@ -4886,17 +6004,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         case (state$q)
             0:
                 begin
-                    if (any & ~(sweep_on$q & scan_own & scan_turn$q)) begin
-                        sel$d = pidx;
-                        last$d = pidx;
-                        len$d = cur_len;
-                        nrows$d = cur_rows;
+                    if (pk_any$q & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q)) begin
+                        sel$d = pk_idx$q;
+                        last$d = pk_idx$q;
+                        len$d = pk_len$q;
                         now_r$d = now$q;
                         e_scan$d = 1'b0;
                         scan_turn$d = 1'b1;
                         dbg_valid = 1'b1;
-                        dbg_arg = ((pidx) & 32'hffffffff);
-                        if (pidx == c_idx4$0) begin
+                        dbg_arg = ((pk_idx$q) & 32'hffffffff);
+                        if (pk_idx$q == c_idx4$0) begin
                             rx$0$d_pop = 1'b1;
                             rx_ev$0 = 1'b1;
                             hdr$d = rx$0$d_hdr;
@@ -4904,7 +6021,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             ip_ok$d = rx$0$d_ip_ok;
                             row0$d = rx$0$d_row;
                         end
-                        if (pidx == c_idx4$1) begin
+                        if (pk_idx$q == c_idx4$1) begin
                             rx$1$d_pop = 1'b1;
                             rx_ev$1 = 1'b1;
                             hdr$d = rx$1$d_hdr;
@@ -4912,7 +6029,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             ip_ok$d = rx$1$d_ip_ok;
                             row0$d = rx$1$d_row;
                         end
-                        if (pidx == c_idx4$2) begin
+                        if (pk_idx$q == c_idx4$2) begin
                             rx$2$d_pop = 1'b1;
                             rx_ev$2 = 1'b1;
                             hdr$d = rx$2$d_hdr;
@@ -4920,7 +6037,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             ip_ok$d = rx$2$d_ip_ok;
                             row0$d = rx$2$d_row;
                         end
-                        if (pidx == c_idx4$3) begin
+                        if (pk_idx$q == c_idx4$3) begin
                             rx$3$d_pop = 1'b1;
                             rx_ev$3 = 1'b1;
                             hdr$d = rx$3$d_hdr;
@@ -4930,7 +6047,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                         state$d = 32'h4;
                     end
-                    else if (sweep_on$q & scan_own) begin
+                    else if (sweep_on$q & own_q$q & (own_age$q == 32'h2)) begin
                         scan_turn$d = 1'b0;
                         now_r$d = now$q;
                         e_scan$d = 1'b1;
@@ -4941,7 +6058,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         dbg_arg = ((scan_ptr$q) & 32'hffffffff);
                         state$d = 32'hb;
                     end
-                    if (sweep_on$q & ~scan_own) begin
+                    if (sweep_on$q & ~own_q$q & (own_age$q == 32'h2)) begin
+                        own_age$d = 32'h0;
                         if (scan_ptr$q == c_slast) begin
                             scan_ptr$d = 32'h0;
                             sweep_on$d = 1'b0;
@@ -4953,6 +6071,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             4:
                 begin
+                    if (len$q > 32'h40) begin
+                        nrows$d = (len$q - 32'h40 + c_rowmask) >> c_rowlog;
+                    end
+                    else begin
+                        nrows$d = 32'h0;
+                    end
                     state$d = 32'h6;
                 end
             6:
@@ -4962,10 +6086,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             1:
                 begin
                     ji$d = jsel;
-                    je$d = jent;
-                    jep$d = jsel_ep;
                     chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_child$q) & 24'hffffff) & c_mcmask);
-                    if ((pr_kind$q == 32'h3) & jhit) begin
+                    if ((pr_kind$q == 32'h3) & jhit_q$q) begin
                         state$d = 32'h2;
                     end
                     else if (b_free) begin
@@ -4983,10 +6105,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 end
                             2:
                                 begin
-                                    if (rhit) begin
+                                    if (rhit_q$q) begin
                                         ev = ((32'h1) & 32'hffffffff) << 32'h12;
                                         e_orig$d = 1'b1;
-                                        pmask$d = ((32'h1) & 8'hff) << ((rport) & 8'hff);
+                                        pmask$d = rpm;
                                         h_st = 32'h5;
                                     end
                                     else begin
@@ -5004,6 +6126,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     chr$d = chram$rdata;
                     bcur$d = busy_cur;
+                    je$d = jram$rdata;
+                    jep$d = jram$rdata[(32'h1d0)+:(16)];
                     cadr$d = (slot << 32'h1) | ((ci) & 24'hffffff);
                     meta$raddr = (slot << 32'h1) | ((ci) & 24'hffffff);
                     state$d = 32'h5;
@@ -5029,6 +6153,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_cpl1$d = newbm == je$q[(32'h80)+:(64)];
                     q_elne$d = pr_elements$q != m_elem;
                     q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
+                    q_rows$d = rows_p;
+                    q_rle1$d = rows_p <= 32'h1;
                     state$d = 32'h3;
                 end
             3:
@@ -5058,7 +6184,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         cmw = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((pr_block$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((pr_bitmap$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((pr_exponent$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((sflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((pr_elements$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
                         aop = 32'h1;
                         cpl = q_cpl0$q;
-                        nr$d = rows_p;
+                        nr$d = q_rows$q;
                         if (pr_ptype$q == 32'h2) begin
                             if (~je$q[32'h1]) begin
                                 ev = ((32'h1) & 32'hffffffff) << 32'hf;
@@ -5270,13 +6396,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             11:
                 begin
+                    state$d = 32'hf;
+                end
+            15:
+                begin
+                    jram$raddr = ((m_jidx) & 24'hffffff);
+                    sage$d = age;
                     state$d = 32'he;
                 end
             14:
                 begin
                     q_sj$d = sj;
-                    q_sflush$d = sj[32'h2] & sj[32'h1] & (st == 32'h1) & (age >= sj[(32'h120)+:(32)]);
-                    q_srecl$d = sj[32'h2] & (st == 32'h2) & (age >= sj[(32'h140)+:(32)]);
+                    q_sflush$d = sj[32'h2] & sj[32'h1] & (st == 32'h1) & (sage$q >= sj[(32'h120)+:(32)]);
+                    q_srecl$d = sj[32'h2] & (st == 32'h2) & (sage$q >= sj[(32'h140)+:(32)]);
                     q_spartial$d = m_bitmap != sj[(32'h80)+:(64)];
                     state$d = 32'hc;
                 end
@@ -5335,6 +6467,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     end
                     else begin
                         scan_c$d = 1'b0;
+                        own_age$d = 32'h0;
                         if (scan_ptr$q == c_slast) begin
                             scan_ptr$d = 32'h0;
                             sweep_on$d = 1'b0;
@@ -5353,60 +6486,62 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chram$raddr = chaddr;
         if (h_go) begin
             bstate$d = h_st;
+            rl$d = q_rle1$q;
         end
         any_to = 1'b0;
-        if (jtab$0$q[32'h0] & jtab$0$q[32'h2]) begin
+        if (jk$0$q[32'h0] & jk$0$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$1$q[32'h0] & jtab$1$q[32'h2]) begin
+        if (jk$1$q[32'h0] & jk$1$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$2$q[32'h0] & jtab$2$q[32'h2]) begin
+        if (jk$2$q[32'h0] & jk$2$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$3$q[32'h0] & jtab$3$q[32'h2]) begin
+        if (jk$3$q[32'h0] & jk$3$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$4$q[32'h0] & jtab$4$q[32'h2]) begin
+        if (jk$4$q[32'h0] & jk$4$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$5$q[32'h0] & jtab$5$q[32'h2]) begin
+        if (jk$5$q[32'h0] & jk$5$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$6$q[32'h0] & jtab$6$q[32'h2]) begin
+        if (jk$6$q[32'h0] & jk$6$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$7$q[32'h0] & jtab$7$q[32'h2]) begin
+        if (jk$7$q[32'h0] & jk$7$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$8$q[32'h0] & jtab$8$q[32'h2]) begin
+        if (jk$8$q[32'h0] & jk$8$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$9$q[32'h0] & jtab$9$q[32'h2]) begin
+        if (jk$9$q[32'h0] & jk$9$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$10$q[32'h0] & jtab$10$q[32'h2]) begin
+        if (jk$10$q[32'h0] & jk$10$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$11$q[32'h0] & jtab$11$q[32'h2]) begin
+        if (jk$11$q[32'h0] & jk$11$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$12$q[32'h0] & jtab$12$q[32'h2]) begin
+        if (jk$12$q[32'h0] & jk$12$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$13$q[32'h0] & jtab$13$q[32'h2]) begin
+        if (jk$13$q[32'h0] & jk$13$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$14$q[32'h0] & jtab$14$q[32'h2]) begin
+        if (jk$14$q[32'h0] & jk$14$q[32'h2]) begin
             any_to = 1'b1;
         end
-        if (jtab$15$q[32'h0] & jtab$15$q[32'h2]) begin
+        if (jk$15$q[32'h0] & jk$15$q[32'h2]) begin
             any_to = 1'b1;
         end
         if (~sweep_on$q & any_to & (scan_ticks$q != 32'h0) & ((now$q - sweep_t0$q) >= scan_ticks$q)) begin
             sweep_on$d = 1'b1;
             sweep_t0$d = now$q;
             scan_ptr$d = 32'h0;
+            own_age$d = 32'h0;
         end
         wr = awvalid & wvalid & ~bvalid_r$q;
         awready = wr;
@@ -5421,55 +6556,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         jpack = ((st_jctrl$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((st_jranks$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jexp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((st_jsbase$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((st_jscount$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((st_jquota$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((st_jflush$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h120) | (((st_jreclaim$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((st_pip$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h160) | (((st_pmac$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h180) | (((st_pudp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b0) | (((st_pport$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c0);
         jc = 1'b0;
-        jc_busy = jbusy$0$q;
-        if (wdata[(32'h0)+:(8)] == c_idx8$0) begin
-            jc_busy = jbusy$0$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$1) begin
-            jc_busy = jbusy$1$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$2) begin
-            jc_busy = jbusy$2$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$3) begin
-            jc_busy = jbusy$3$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$4) begin
-            jc_busy = jbusy$4$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$5) begin
-            jc_busy = jbusy$5$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$6) begin
-            jc_busy = jbusy$6$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$7) begin
-            jc_busy = jbusy$7$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$8) begin
-            jc_busy = jbusy$8$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$9) begin
-            jc_busy = jbusy$9$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$10) begin
-            jc_busy = jbusy$10$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$11) begin
-            jc_busy = jbusy$11$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$12) begin
-            jc_busy = jbusy$12$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$13) begin
-            jc_busy = jbusy$13$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$14) begin
-            jc_busy = jbusy$14$q;
-        end
-        if (wdata[(32'h0)+:(8)] == c_idx8$15) begin
-            jc_busy = jbusy$15$q;
-        end
         chram$waddr = (((wdata[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((wdata[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
         chram$wdata = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
         chram$we = 32'h0;
@@ -5578,81 +6664,97 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     route_ip$0$d = st_route_ip$q;
                     route_port$0$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$0$d = st_route_port$q[32'h7];
+                    route_pm$0$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$1) begin
                     route_ip$1$d = st_route_ip$q;
                     route_port$1$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$1$d = st_route_port$q[32'h7];
+                    route_pm$1$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$2) begin
                     route_ip$2$d = st_route_ip$q;
                     route_port$2$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$2$d = st_route_port$q[32'h7];
+                    route_pm$2$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$3) begin
                     route_ip$3$d = st_route_ip$q;
                     route_port$3$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$3$d = st_route_port$q[32'h7];
+                    route_pm$3$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$4) begin
                     route_ip$4$d = st_route_ip$q;
                     route_port$4$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$4$d = st_route_port$q[32'h7];
+                    route_pm$4$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$5) begin
                     route_ip$5$d = st_route_ip$q;
                     route_port$5$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$5$d = st_route_port$q[32'h7];
+                    route_pm$5$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$6) begin
                     route_ip$6$d = st_route_ip$q;
                     route_port$6$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$6$d = st_route_port$q[32'h7];
+                    route_pm$6$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$7) begin
                     route_ip$7$d = st_route_ip$q;
                     route_port$7$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$7$d = st_route_port$q[32'h7];
+                    route_pm$7$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$8) begin
                     route_ip$8$d = st_route_ip$q;
                     route_port$8$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$8$d = st_route_port$q[32'h7];
+                    route_pm$8$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$9) begin
                     route_ip$9$d = st_route_ip$q;
                     route_port$9$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$9$d = st_route_port$q[32'h7];
+                    route_pm$9$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$10) begin
                     route_ip$10$d = st_route_ip$q;
                     route_port$10$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$10$d = st_route_port$q[32'h7];
+                    route_pm$10$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$11) begin
                     route_ip$11$d = st_route_ip$q;
                     route_port$11$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$11$d = st_route_port$q[32'h7];
+                    route_pm$11$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$12) begin
                     route_ip$12$d = st_route_ip$q;
                     route_port$12$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$12$d = st_route_port$q[32'h7];
+                    route_pm$12$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$13) begin
                     route_ip$13$d = st_route_ip$q;
                     route_port$13$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$13$d = st_route_port$q[32'h7];
+                    route_pm$13$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$14) begin
                     route_ip$14$d = st_route_ip$q;
                     route_port$14$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$14$d = st_route_port$q[32'h7];
+                    route_pm$14$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$15) begin
                     route_ip$15$d = st_route_ip$q;
                     route_port$15$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$15$d = st_route_port$q[32'h7];
+                    route_pm$15$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
             end
         end
@@ -6007,135 +7109,137 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else if (rready) begin
             rvalid_r$d = 1'b0;
         end
-        if (ev[0] & ev_b[0]) begin
+        evq$d = ev;
+        evbq$d = ev_b;
+        if (evq$q[0] & evbq$q[0]) begin
             cnt$0$d = cnt$0$q + 32'h2;
         end
-        else if (ev[0] | ev_b[0]) begin
+        else if (evq$q[0] | evbq$q[0]) begin
             cnt$0$d = cnt$0$q + 32'h1;
         end
-        if (ev[1] & ev_b[1]) begin
+        if (evq$q[1] & evbq$q[1]) begin
             cnt$1$d = cnt$1$q + 32'h2;
         end
-        else if (ev[1] | ev_b[1]) begin
+        else if (evq$q[1] | evbq$q[1]) begin
             cnt$1$d = cnt$1$q + 32'h1;
         end
-        if (ev[2] & ev_b[2]) begin
+        if (evq$q[2] & evbq$q[2]) begin
             cnt$2$d = cnt$2$q + 32'h2;
         end
-        else if (ev[2] | ev_b[2]) begin
+        else if (evq$q[2] | evbq$q[2]) begin
             cnt$2$d = cnt$2$q + 32'h1;
         end
-        if (ev[3] & ev_b[3]) begin
+        if (evq$q[3] & evbq$q[3]) begin
             cnt$3$d = cnt$3$q + 32'h2;
         end
-        else if (ev[3] | ev_b[3]) begin
+        else if (evq$q[3] | evbq$q[3]) begin
             cnt$3$d = cnt$3$q + 32'h1;
         end
-        if (ev[4] & ev_b[4]) begin
+        if (evq$q[4] & evbq$q[4]) begin
             cnt$4$d = cnt$4$q + 32'h2;
         end
-        else if (ev[4] | ev_b[4]) begin
+        else if (evq$q[4] | evbq$q[4]) begin
             cnt$4$d = cnt$4$q + 32'h1;
         end
-        if (ev[5] & ev_b[5]) begin
+        if (evq$q[5] & evbq$q[5]) begin
             cnt$5$d = cnt$5$q + 32'h2;
         end
-        else if (ev[5] | ev_b[5]) begin
+        else if (evq$q[5] | evbq$q[5]) begin
             cnt$5$d = cnt$5$q + 32'h1;
         end
-        if (ev[6] & ev_b[6]) begin
+        if (evq$q[6] & evbq$q[6]) begin
             cnt$6$d = cnt$6$q + 32'h2;
         end
-        else if (ev[6] | ev_b[6]) begin
+        else if (evq$q[6] | evbq$q[6]) begin
             cnt$6$d = cnt$6$q + 32'h1;
         end
-        if (ev[7] & ev_b[7]) begin
+        if (evq$q[7] & evbq$q[7]) begin
             cnt$7$d = cnt$7$q + 32'h2;
         end
-        else if (ev[7] | ev_b[7]) begin
+        else if (evq$q[7] | evbq$q[7]) begin
             cnt$7$d = cnt$7$q + 32'h1;
         end
-        if (ev[8] & ev_b[8]) begin
+        if (evq$q[8] & evbq$q[8]) begin
             cnt$8$d = cnt$8$q + 32'h2;
         end
-        else if (ev[8] | ev_b[8]) begin
+        else if (evq$q[8] | evbq$q[8]) begin
             cnt$8$d = cnt$8$q + 32'h1;
         end
-        if (ev[9] & ev_b[9]) begin
+        if (evq$q[9] & evbq$q[9]) begin
             cnt$9$d = cnt$9$q + 32'h2;
         end
-        else if (ev[9] | ev_b[9]) begin
+        else if (evq$q[9] | evbq$q[9]) begin
             cnt$9$d = cnt$9$q + 32'h1;
         end
-        if (ev[10] & ev_b[10]) begin
+        if (evq$q[10] & evbq$q[10]) begin
             cnt$10$d = cnt$10$q + 32'h2;
         end
-        else if (ev[10] | ev_b[10]) begin
+        else if (evq$q[10] | evbq$q[10]) begin
             cnt$10$d = cnt$10$q + 32'h1;
         end
-        if (ev[11] & ev_b[11]) begin
+        if (evq$q[11] & evbq$q[11]) begin
             cnt$11$d = cnt$11$q + 32'h2;
         end
-        else if (ev[11] | ev_b[11]) begin
+        else if (evq$q[11] | evbq$q[11]) begin
             cnt$11$d = cnt$11$q + 32'h1;
         end
-        if (ev[12] & ev_b[12]) begin
+        if (evq$q[12] & evbq$q[12]) begin
             cnt$12$d = cnt$12$q + 32'h2;
         end
-        else if (ev[12] | ev_b[12]) begin
+        else if (evq$q[12] | evbq$q[12]) begin
             cnt$12$d = cnt$12$q + 32'h1;
         end
-        if (ev[13] & ev_b[13]) begin
+        if (evq$q[13] & evbq$q[13]) begin
             cnt$13$d = cnt$13$q + 32'h2;
         end
-        else if (ev[13] | ev_b[13]) begin
+        else if (evq$q[13] | evbq$q[13]) begin
             cnt$13$d = cnt$13$q + 32'h1;
         end
-        if (ev[14] & ev_b[14]) begin
+        if (evq$q[14] & evbq$q[14]) begin
             cnt$14$d = cnt$14$q + 32'h2;
         end
-        else if (ev[14] | ev_b[14]) begin
+        else if (evq$q[14] | evbq$q[14]) begin
             cnt$14$d = cnt$14$q + 32'h1;
         end
-        if (ev[15] & ev_b[15]) begin
+        if (evq$q[15] & evbq$q[15]) begin
             cnt$15$d = cnt$15$q + 32'h2;
         end
-        else if (ev[15] | ev_b[15]) begin
+        else if (evq$q[15] | evbq$q[15]) begin
             cnt$15$d = cnt$15$q + 32'h1;
         end
-        if (ev[16] & ev_b[16]) begin
+        if (evq$q[16] & evbq$q[16]) begin
             cnt$16$d = cnt$16$q + 32'h2;
         end
-        else if (ev[16] | ev_b[16]) begin
+        else if (evq$q[16] | evbq$q[16]) begin
             cnt$16$d = cnt$16$q + 32'h1;
         end
-        if (ev[17] & ev_b[17]) begin
+        if (evq$q[17] & evbq$q[17]) begin
             cnt$17$d = cnt$17$q + 32'h2;
         end
-        else if (ev[17] | ev_b[17]) begin
+        else if (evq$q[17] | evbq$q[17]) begin
             cnt$17$d = cnt$17$q + 32'h1;
         end
-        if (ev[18] & ev_b[18]) begin
+        if (evq$q[18] & evbq$q[18]) begin
             cnt$18$d = cnt$18$q + 32'h2;
         end
-        else if (ev[18] | ev_b[18]) begin
+        else if (evq$q[18] | evbq$q[18]) begin
             cnt$18$d = cnt$18$q + 32'h1;
         end
-        if (ev[19] & ev_b[19]) begin
+        if (evq$q[19] & evbq$q[19]) begin
             cnt$19$d = cnt$19$q + 32'h2;
         end
-        else if (ev[19] | ev_b[19]) begin
+        else if (evq$q[19] | evbq$q[19]) begin
             cnt$19$d = cnt$19$q + 32'h1;
         end
-        if (ev[20] & ev_b[20]) begin
+        if (evq$q[20] & evbq$q[20]) begin
             cnt$20$d = cnt$20$q + 32'h2;
         end
-        else if (ev[20] | ev_b[20]) begin
+        else if (evq$q[20] | evbq$q[20]) begin
             cnt$20$d = cnt$20$q + 32'h1;
         end
         if (rx_ev$0) begin
             rxp$0$d = rxp$0$q + 32'h1;
-            rxb$0$d = rxb$0$q + ((cur_len) & 64'hffffffffffffffff);
+            rxb$0$d = rxb$0$q + ((pk_len$q) & 64'hffffffffffffffff);
         end
         if (tx$0$sent) begin
             txp$0$d = txp$0$q + 32'h1;
@@ -6146,7 +7250,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         if (rx_ev$1) begin
             rxp$1$d = rxp$1$q + 32'h1;
-            rxb$1$d = rxb$1$q + ((cur_len) & 64'hffffffffffffffff);
+            rxb$1$d = rxb$1$q + ((pk_len$q) & 64'hffffffffffffffff);
         end
         if (tx$1$sent) begin
             txp$1$d = txp$1$q + 32'h1;
@@ -6157,7 +7261,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         if (rx_ev$2) begin
             rxp$2$d = rxp$2$q + 32'h1;
-            rxb$2$d = rxb$2$q + ((cur_len) & 64'hffffffffffffffff);
+            rxb$2$d = rxb$2$q + ((pk_len$q) & 64'hffffffffffffffff);
         end
         if (tx$2$sent) begin
             txp$2$d = txp$2$q + 32'h1;
@@ -6168,7 +7272,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         if (rx_ev$3) begin
             rxp$3$d = rxp$3$q + 32'h1;
-            rxb$3$d = rxb$3$q + ((cur_len) & 64'hffffffffffffffff);
+            rxb$3$d = rxb$3$q + ((pk_len$q) & 64'hffffffffffffffff);
         end
         if (tx$3$sent) begin
             txp$3$d = txp$3$q + 32'h1;
@@ -6177,225 +7281,292 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (rx$3$bad) begin
             rxbad$3$d = rxbad$3$q + 32'h1;
         end
-        if (bz_inc) begin
-            cnt$0$d = cnt$0$q + 32'h1;
+        bq_inc$d = bz_inc;
+        bq_dec$d = bz_dec;
+        bq_hwc$d = hwc;
+        bq_j$d = bz_j;
+        jc_q$d = jc;
+        jc_i$d = wdata[(32'h0)+:(8)];
+        jc2$d = jc_q$q;
+        if (jc2$q) begin
+            jcb = ((jc_bq$q) & 64'hffffffffffffffff);
         end
-        if (bz_dec) begin
-            cnt$0$d = cnt$0$q - 32'h1;
+        else begin
+            jcb = 32'h0;
         end
-        if (hwc & ((cnt$0$q + 32'h1) > cnt$1$q)) begin
+        if (bq_inc$q) begin
+            cnt$0$d = cnt$0$q + 32'h1 - jcb;
+        end
+        else if (bq_dec$q) begin
+            cnt$0$d = cnt$0$q - 32'h1 - jcb;
+        end
+        else begin
+            cnt$0$d = cnt$0$q - jcb;
+        end
+        if (bq_hwc$q & ((cnt$0$q + 32'h1) > cnt$1$q)) begin
             cnt$1$d = cnt$0$q + 32'h1;
         end
-        if (bz_j == c_idx8$0) begin
-            if (bz_inc) begin
+        jram$wdata = jpack | (((jgen$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0);
+        jc_busy = 32'h0;
+        if (bq_j$q == c_idx8$0) begin
+            if (bq_inc$q) begin
                 jbusy$0$d = jbusy$0$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$0$d = jbusy$0$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$1) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$0) begin
+            jc_busy = jc_busy | jbusy$0$q;
+            if (jc_q$q) begin
+                jk$0$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$0$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$1) begin
+            if (bq_inc$q) begin
                 jbusy$1$d = jbusy$1$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$1$d = jbusy$1$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$2) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$1) begin
+            jc_busy = jc_busy | jbusy$1$q;
+            if (jc_q$q) begin
+                jk$1$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$1$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$2) begin
+            if (bq_inc$q) begin
                 jbusy$2$d = jbusy$2$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$2$d = jbusy$2$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$3) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$2) begin
+            jc_busy = jc_busy | jbusy$2$q;
+            if (jc_q$q) begin
+                jk$2$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$2$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$3) begin
+            if (bq_inc$q) begin
                 jbusy$3$d = jbusy$3$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$3$d = jbusy$3$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$4) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$3) begin
+            jc_busy = jc_busy | jbusy$3$q;
+            if (jc_q$q) begin
+                jk$3$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$3$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$4) begin
+            if (bq_inc$q) begin
                 jbusy$4$d = jbusy$4$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$4$d = jbusy$4$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$5) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$4) begin
+            jc_busy = jc_busy | jbusy$4$q;
+            if (jc_q$q) begin
+                jk$4$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$4$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$5) begin
+            if (bq_inc$q) begin
                 jbusy$5$d = jbusy$5$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$5$d = jbusy$5$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$6) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$5) begin
+            jc_busy = jc_busy | jbusy$5$q;
+            if (jc_q$q) begin
+                jk$5$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$5$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$6) begin
+            if (bq_inc$q) begin
                 jbusy$6$d = jbusy$6$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$6$d = jbusy$6$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$7) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$6) begin
+            jc_busy = jc_busy | jbusy$6$q;
+            if (jc_q$q) begin
+                jk$6$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$6$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$7) begin
+            if (bq_inc$q) begin
                 jbusy$7$d = jbusy$7$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$7$d = jbusy$7$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$8) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$7) begin
+            jc_busy = jc_busy | jbusy$7$q;
+            if (jc_q$q) begin
+                jk$7$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$7$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$8) begin
+            if (bq_inc$q) begin
                 jbusy$8$d = jbusy$8$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$8$d = jbusy$8$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$9) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$8) begin
+            jc_busy = jc_busy | jbusy$8$q;
+            if (jc_q$q) begin
+                jk$8$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$8$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$9) begin
+            if (bq_inc$q) begin
                 jbusy$9$d = jbusy$9$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$9$d = jbusy$9$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$10) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$9) begin
+            jc_busy = jc_busy | jbusy$9$q;
+            if (jc_q$q) begin
+                jk$9$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$9$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$10) begin
+            if (bq_inc$q) begin
                 jbusy$10$d = jbusy$10$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$10$d = jbusy$10$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$11) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$10) begin
+            jc_busy = jc_busy | jbusy$10$q;
+            if (jc_q$q) begin
+                jk$10$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$10$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$11) begin
+            if (bq_inc$q) begin
                 jbusy$11$d = jbusy$11$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$11$d = jbusy$11$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$12) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$11) begin
+            jc_busy = jc_busy | jbusy$11$q;
+            if (jc_q$q) begin
+                jk$11$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$11$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$12) begin
+            if (bq_inc$q) begin
                 jbusy$12$d = jbusy$12$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$12$d = jbusy$12$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$13) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$12) begin
+            jc_busy = jc_busy | jbusy$12$q;
+            if (jc_q$q) begin
+                jk$12$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$12$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$13) begin
+            if (bq_inc$q) begin
                 jbusy$13$d = jbusy$13$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$13$d = jbusy$13$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$14) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$13) begin
+            jc_busy = jc_busy | jbusy$13$q;
+            if (jc_q$q) begin
+                jk$13$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$13$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$14) begin
+            if (bq_inc$q) begin
                 jbusy$14$d = jbusy$14$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$14$d = jbusy$14$q - 32'h1;
             end
         end
-        if (bz_j == c_idx8$15) begin
-            if (bz_inc) begin
+        if (jc_i$q == c_idx8$14) begin
+            jc_busy = jc_busy | jbusy$14$q;
+            if (jc_q$q) begin
+                jk$14$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
+                jbusy$14$d = 32'h0;
+            end
+        end
+        if (bq_j$q == c_idx8$15) begin
+            if (bq_inc$q) begin
                 jbusy$15$d = jbusy$15$q + 32'h1;
             end
-            if (bz_dec) begin
+            if (bq_dec$q) begin
                 jbusy$15$d = jbusy$15$q - 32'h1;
             end
         end
-        if (jc) begin
-            cnt$0$d = cnt$0$q - ((jc_busy) & 64'hffffffffffffffff);
-            if (wdata[(32'h0)+:(8)] == c_idx8$0) begin
-                jtab$0$d = jpack;
-                jepoch$0$d = jepoch$0$q + 32'h1;
-                jbusy$0$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$1) begin
-                jtab$1$d = jpack;
-                jepoch$1$d = jepoch$1$q + 32'h1;
-                jbusy$1$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$2) begin
-                jtab$2$d = jpack;
-                jepoch$2$d = jepoch$2$q + 32'h1;
-                jbusy$2$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$3) begin
-                jtab$3$d = jpack;
-                jepoch$3$d = jepoch$3$q + 32'h1;
-                jbusy$3$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$4) begin
-                jtab$4$d = jpack;
-                jepoch$4$d = jepoch$4$q + 32'h1;
-                jbusy$4$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$5) begin
-                jtab$5$d = jpack;
-                jepoch$5$d = jepoch$5$q + 32'h1;
-                jbusy$5$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$6) begin
-                jtab$6$d = jpack;
-                jepoch$6$d = jepoch$6$q + 32'h1;
-                jbusy$6$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$7) begin
-                jtab$7$d = jpack;
-                jepoch$7$d = jepoch$7$q + 32'h1;
-                jbusy$7$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$8) begin
-                jtab$8$d = jpack;
-                jepoch$8$d = jepoch$8$q + 32'h1;
-                jbusy$8$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$9) begin
-                jtab$9$d = jpack;
-                jepoch$9$d = jepoch$9$q + 32'h1;
-                jbusy$9$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$10) begin
-                jtab$10$d = jpack;
-                jepoch$10$d = jepoch$10$q + 32'h1;
-                jbusy$10$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$11) begin
-                jtab$11$d = jpack;
-                jepoch$11$d = jepoch$11$q + 32'h1;
-                jbusy$11$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$12) begin
-                jtab$12$d = jpack;
-                jepoch$12$d = jepoch$12$q + 32'h1;
-                jbusy$12$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$13) begin
-                jtab$13$d = jpack;
-                jepoch$13$d = jepoch$13$q + 32'h1;
-                jbusy$13$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$14) begin
-                jtab$14$d = jpack;
-                jepoch$14$d = jepoch$14$q + 32'h1;
-                jbusy$14$d = 32'h0;
-            end
-            if (wdata[(32'h0)+:(8)] == c_idx8$15) begin
-                jtab$15$d = jpack;
-                jepoch$15$d = jepoch$15$q + 32'h1;
+        if (jc_i$q == c_idx8$15) begin
+            jc_busy = jc_busy | jbusy$15$q;
+            if (jc_q$q) begin
+                jk$15$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jram$we = 32'h1;
                 jbusy$15$d = 32'h0;
             end
+        end
+        jc_bq$d = jc_busy;
+        if (jc_q$q) begin
+            jgen$d = jgen$q + 32'h1;
         end
         if (rst) begin
             state$d = 32'h0;
@@ -6407,38 +7578,43 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             sweep_t0$d = 32'h0;
             scan_ptr$d = 32'h0;
             scan_c$d = 1'b0;
-            jtab$0$d = 32'h0;
+            jk$0$d = 32'h0;
             jbusy$0$d = 32'h0;
-            jtab$1$d = 32'h0;
+            jk$1$d = 32'h0;
             jbusy$1$d = 32'h0;
-            jtab$2$d = 32'h0;
+            jk$2$d = 32'h0;
             jbusy$2$d = 32'h0;
-            jtab$3$d = 32'h0;
+            jk$3$d = 32'h0;
             jbusy$3$d = 32'h0;
-            jtab$4$d = 32'h0;
+            jk$4$d = 32'h0;
             jbusy$4$d = 32'h0;
-            jtab$5$d = 32'h0;
+            jk$5$d = 32'h0;
             jbusy$5$d = 32'h0;
-            jtab$6$d = 32'h0;
+            jk$6$d = 32'h0;
             jbusy$6$d = 32'h0;
-            jtab$7$d = 32'h0;
+            jk$7$d = 32'h0;
             jbusy$7$d = 32'h0;
-            jtab$8$d = 32'h0;
+            jk$8$d = 32'h0;
             jbusy$8$d = 32'h0;
-            jtab$9$d = 32'h0;
+            jk$9$d = 32'h0;
             jbusy$9$d = 32'h0;
-            jtab$10$d = 32'h0;
+            jk$10$d = 32'h0;
             jbusy$10$d = 32'h0;
-            jtab$11$d = 32'h0;
+            jk$11$d = 32'h0;
             jbusy$11$d = 32'h0;
-            jtab$12$d = 32'h0;
+            jk$12$d = 32'h0;
             jbusy$12$d = 32'h0;
-            jtab$13$d = 32'h0;
+            jk$13$d = 32'h0;
             jbusy$13$d = 32'h0;
-            jtab$14$d = 32'h0;
+            jk$14$d = 32'h0;
             jbusy$14$d = 32'h0;
-            jtab$15$d = 32'h0;
+            jk$15$d = 32'h0;
             jbusy$15$d = 32'h0;
+            own_age$d = 32'h0;
+            jc_q$d = 1'b0;
+            jc2$d = 1'b0;
+            bq_inc$d = 1'b0;
+            bq_dec$d = 1'b0;
             bvalid_r$d = 1'b0;
             rvalid_r$d = 1'b0;
             route_valid$0$d = 1'b0;
@@ -7143,6 +8319,82 @@ module fanin_bcur(d,q,clock);
     end
           
 endmodule // fanin_bcur
+
+
+module fanin_bq_dec(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_bq_dec
+
+
+module fanin_bq_hwc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_bq_hwc
+
+
+module fanin_bq_inc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_bq_inc
+
+
+module fanin_bq_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_bq_j
 
 
 module fanin_bstate(d,q,clock);
@@ -7863,6 +9115,44 @@ module fanin_ei(d,q,clock);
 endmodule // fanin_ei
 
 
+module fanin_evbq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_evbq
+
+
+module fanin_evq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_evq
+
+
 module fanin_hdr(d,q,clock);
     
     // Module arguments
@@ -8473,6 +9763,82 @@ module fanin_jbusy_9(d,q,clock);
 endmodule // fanin_jbusy_9
 
 
+module fanin_jc2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jc2
+
+
+module fanin_jc_bq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jc_bq
+
+
+module fanin_jc_i(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jc_i
+
+
+module fanin_jc_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jc_q
+
+
 module fanin_je(d,q,clock);
     
     // Module arguments
@@ -8511,7 +9877,7 @@ module fanin_jep(d,q,clock);
 endmodule // fanin_jep
 
 
-module fanin_jepoch_0(d,q,clock);
+module fanin_jgen(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -8527,292 +9893,330 @@ module fanin_jepoch_0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_jepoch_0
+endmodule // fanin_jgen
 
 
-module fanin_jepoch_1(d,q,clock);
+module fanin_jh_0(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_1
+endmodule // fanin_jh_0
 
 
-module fanin_jepoch_10(d,q,clock);
+module fanin_jh_1(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_10
+endmodule // fanin_jh_1
 
 
-module fanin_jepoch_11(d,q,clock);
+module fanin_jh_10(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_11
+endmodule // fanin_jh_10
 
 
-module fanin_jepoch_12(d,q,clock);
+module fanin_jh_11(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_12
+endmodule // fanin_jh_11
 
 
-module fanin_jepoch_13(d,q,clock);
+module fanin_jh_12(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_13
+endmodule // fanin_jh_12
 
 
-module fanin_jepoch_14(d,q,clock);
+module fanin_jh_13(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_14
+endmodule // fanin_jh_13
 
 
-module fanin_jepoch_15(d,q,clock);
+module fanin_jh_14(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_15
+endmodule // fanin_jh_14
 
 
-module fanin_jepoch_2(d,q,clock);
+module fanin_jh_15(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_2
+endmodule // fanin_jh_15
 
 
-module fanin_jepoch_3(d,q,clock);
+module fanin_jh_2(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_3
+endmodule // fanin_jh_2
 
 
-module fanin_jepoch_4(d,q,clock);
+module fanin_jh_3(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_4
+endmodule // fanin_jh_3
 
 
-module fanin_jepoch_5(d,q,clock);
+module fanin_jh_4(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_5
+endmodule // fanin_jh_4
 
 
-module fanin_jepoch_6(d,q,clock);
+module fanin_jh_5(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_6
+endmodule // fanin_jh_5
 
 
-module fanin_jepoch_7(d,q,clock);
+module fanin_jh_6(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_7
+endmodule // fanin_jh_6
 
 
-module fanin_jepoch_8(d,q,clock);
+module fanin_jh_7(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_8
+endmodule // fanin_jh_7
 
 
-module fanin_jepoch_9(d,q,clock);
+module fanin_jh_8(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jepoch_9
+endmodule // fanin_jh_8
+
+
+module fanin_jh_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jh_9
+
+
+module fanin_jhit_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jhit_q
 
 
 module fanin_ji(d,q,clock);
@@ -8834,308 +10238,635 @@ module fanin_ji(d,q,clock);
 endmodule // fanin_ji
 
 
-module fanin_jtab_0(d,q,clock);
+module fanin_jk_0(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_0
+endmodule // fanin_jk_0
 
 
-module fanin_jtab_1(d,q,clock);
+module fanin_jk_1(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_1
+endmodule // fanin_jk_1
 
 
-module fanin_jtab_10(d,q,clock);
+module fanin_jk_10(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_10
+endmodule // fanin_jk_10
 
 
-module fanin_jtab_11(d,q,clock);
+module fanin_jk_11(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_11
+endmodule // fanin_jk_11
 
 
-module fanin_jtab_12(d,q,clock);
+module fanin_jk_12(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_12
+endmodule // fanin_jk_12
 
 
-module fanin_jtab_13(d,q,clock);
+module fanin_jk_13(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_13
+endmodule // fanin_jk_13
 
 
-module fanin_jtab_14(d,q,clock);
+module fanin_jk_14(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_14
+endmodule // fanin_jk_14
 
 
-module fanin_jtab_15(d,q,clock);
+module fanin_jk_15(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_15
+endmodule // fanin_jk_15
 
 
-module fanin_jtab_2(d,q,clock);
+module fanin_jk_2(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_2
+endmodule // fanin_jk_2
 
 
-module fanin_jtab_3(d,q,clock);
+module fanin_jk_3(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_3
+endmodule // fanin_jk_3
 
 
-module fanin_jtab_4(d,q,clock);
+module fanin_jk_4(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_4
+endmodule // fanin_jk_4
 
 
-module fanin_jtab_5(d,q,clock);
+module fanin_jk_5(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_5
+endmodule // fanin_jk_5
 
 
-module fanin_jtab_6(d,q,clock);
+module fanin_jk_6(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_6
+endmodule // fanin_jk_6
 
 
-module fanin_jtab_7(d,q,clock);
+module fanin_jk_7(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_7
+endmodule // fanin_jk_7
 
 
-module fanin_jtab_8(d,q,clock);
+module fanin_jk_8(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_8
+endmodule // fanin_jk_8
 
 
-module fanin_jtab_9(d,q,clock);
+module fanin_jk_9(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jtab_9
+endmodule // fanin_jk_9
+
+
+module fanin_jone_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_0
+
+
+module fanin_jone_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_1
+
+
+module fanin_jone_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_10
+
+
+module fanin_jone_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_11
+
+
+module fanin_jone_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_12
+
+
+module fanin_jone_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_13
+
+
+module fanin_jone_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_14
+
+
+module fanin_jone_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_15
+
+
+module fanin_jone_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_2
+
+
+module fanin_jone_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_3
+
+
+module fanin_jone_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_4
+
+
+module fanin_jone_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_5
+
+
+module fanin_jone_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_6
+
+
+module fanin_jone_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_7
+
+
+module fanin_jone_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_8
+
+
+module fanin_jone_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jone_9
+
+
+module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [511:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [511:0] rdata;
+    
+    // Update code (custom)
+    // 16 x 512 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 4 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [511:0] mem [0:15];
+    reg [511:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[3:0]];
+        if (we[0]) mem[waddr[3:0]][0 +: 512] <= wdata[0 +: 512];
+    end
+endmodule // fanin_jram
 
 
 module fanin_last(d,q,clock);
@@ -9735,6 +11466,348 @@ module fanin_ow_val(d,q,clock);
 endmodule // fanin_ow_val
 
 
+module fanin_own_age(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_age
+
+
+module fanin_own_in_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_0
+
+
+module fanin_own_in_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_1
+
+
+module fanin_own_in_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_10
+
+
+module fanin_own_in_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_11
+
+
+module fanin_own_in_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_12
+
+
+module fanin_own_in_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_13
+
+
+module fanin_own_in_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_14
+
+
+module fanin_own_in_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_15
+
+
+module fanin_own_in_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_2
+
+
+module fanin_own_in_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_3
+
+
+module fanin_own_in_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_4
+
+
+module fanin_own_in_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_5
+
+
+module fanin_own_in_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_6
+
+
+module fanin_own_in_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_7
+
+
+module fanin_own_in_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_8
+
+
+module fanin_own_in_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_in_9
+
+
+module fanin_own_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_own_q
+
+
 module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_route,c_bad,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
     
     // Module arguments
@@ -10025,6 +12098,63 @@ module fanin_pc_route(d,q,clock);
     end
           
 endmodule // fanin_pc_route
+
+
+module fanin_pk_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pk_any
+
+
+module fanin_pk_idx(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pk_idx
+
+
+module fanin_pk_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pk_len
 
 
 module fanin_pmask(d,q,clock);
@@ -10844,6 +12974,44 @@ module fanin_q_qfull(d,q,clock);
 endmodule // fanin_q_qfull
 
 
+module fanin_q_rle1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_rle1
+
+
+module fanin_q_rows(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_rows
+
+
 module fanin_q_same(d,q,clock);
     
     // Module arguments
@@ -11053,6 +13221,329 @@ module fanin_rdata_r(d,q,clock);
 endmodule // fanin_rdata_r
 
 
+module fanin_rh_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_0
+
+
+module fanin_rh_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_1
+
+
+module fanin_rh_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_10
+
+
+module fanin_rh_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_11
+
+
+module fanin_rh_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_12
+
+
+module fanin_rh_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_13
+
+
+module fanin_rh_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_14
+
+
+module fanin_rh_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_15
+
+
+module fanin_rh_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_2
+
+
+module fanin_rh_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_3
+
+
+module fanin_rh_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_4
+
+
+module fanin_rh_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_5
+
+
+module fanin_rh_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_6
+
+
+module fanin_rh_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_7
+
+
+module fanin_rh_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_8
+
+
+module fanin_rh_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rh_9
+
+
+module fanin_rhit_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rhit_q
+
+
 module fanin_ri(d,q,clock);
     
     // Module arguments
@@ -11070,6 +13561,329 @@ module fanin_ri(d,q,clock);
     end
           
 endmodule // fanin_ri
+
+
+module fanin_rl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rl
+
+
+module fanin_rone_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_0
+
+
+module fanin_rone_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_1
+
+
+module fanin_rone_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_10
+
+
+module fanin_rone_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_11
+
+
+module fanin_rone_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_12
+
+
+module fanin_rone_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_13
+
+
+module fanin_rone_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_14
+
+
+module fanin_rone_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_15
+
+
+module fanin_rone_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_2
+
+
+module fanin_rone_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_3
+
+
+module fanin_rone_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_4
+
+
+module fanin_rone_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_5
+
+
+module fanin_rone_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_6
+
+
+module fanin_rone_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_7
+
+
+module fanin_rone_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_8
+
+
+module fanin_rone_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rone_9
 
 
 module fanin_route_ip_0(d,q,clock);
@@ -11374,6 +14188,310 @@ module fanin_route_ip_9(d,q,clock);
     end
           
 endmodule // fanin_route_ip_9
+
+
+module fanin_route_pm_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_0
+
+
+module fanin_route_pm_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_1
+
+
+module fanin_route_pm_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_10
+
+
+module fanin_route_pm_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_11
+
+
+module fanin_route_pm_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_12
+
+
+module fanin_route_pm_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_13
+
+
+module fanin_route_pm_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_14
+
+
+module fanin_route_pm_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_15
+
+
+module fanin_route_pm_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_2
+
+
+module fanin_route_pm_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_3
+
+
+module fanin_route_pm_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_4
+
+
+module fanin_route_pm_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_5
+
+
+module fanin_route_pm_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_6
+
+
+module fanin_route_pm_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_7
+
+
+module fanin_route_pm_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_8
+
+
+module fanin_route_pm_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_route_pm_9
 
 
 module fanin_route_port_0(d,q,clock);
@@ -17357,6 +20475,25 @@ module fanin_s1_sel(d,q,clock);
 endmodule // fanin_s1_sel
 
 
+module fanin_sage(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sage
+
+
 module fanin_scan_c(d,q,clock);
     
     // Module arguments
@@ -18146,6 +21283,9 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  dr_moved$d;
     wire  dr_moved$q;
     reg  dr_moved$clock;
+    reg  rdy$d;
+    wire  rdy$q;
+    reg  rdy$clock;
     reg  [511:0] hdr$d;
     wire  [511:0] hdr$q;
     reg  hdr$clock;
@@ -18240,6 +21380,11 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(dr_moved$q),
         .clock(dr_moved$clock)
     );
+    fanin_tx_0_rdy rdy(
+        .d(rdy$d),
+        .q(rdy$q),
+        .clock(rdy$clock)
+    );
     fanin_tx_0_hdr hdr(
         .d(hdr$d),
         .q(hdr$q),
@@ -18305,6 +21450,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         cshift$clock = clock;
         prow$clock = clock;
         dr_moved$clock = clock;
+        rdy$clock = clock;
         wrow$d = wrow$q;
         frow$d = frow$q;
         rdrow$d = rdrow$q;
@@ -18322,10 +21468,12 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         cshift$d = cshift$q;
         prow$d = prow$q;
         dr_moved$d = dr_moved$q;
+        rdy$d = rdy$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
-        ready = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & (dfill < 32'h7);
+        rdy$d = ((wrow$q - rdrow$q) + c_maxrows < c_rows) & (dfill < 32'h6);
+        ready = rdy$q;
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = w_row;
         data$we = ((w_we) & 32'hffffffff);
@@ -18747,6 +21895,25 @@ module fanin_tx_0_rdrow(d,q,clock);
 endmodule // fanin_tx_0_rdrow
 
 
+module fanin_tx_0_rdy(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_0_rdy
+
+
 module fanin_tx_0_row0(d,q,clock);
     
     // Module arguments
@@ -18871,6 +22038,9 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  dr_moved$d;
     wire  dr_moved$q;
     reg  dr_moved$clock;
+    reg  rdy$d;
+    wire  rdy$q;
+    reg  rdy$clock;
     reg  [511:0] hdr$d;
     wire  [511:0] hdr$q;
     reg  hdr$clock;
@@ -18965,6 +22135,11 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(dr_moved$q),
         .clock(dr_moved$clock)
     );
+    fanin_tx_1_rdy rdy(
+        .d(rdy$d),
+        .q(rdy$q),
+        .clock(rdy$clock)
+    );
     fanin_tx_1_hdr hdr(
         .d(hdr$d),
         .q(hdr$q),
@@ -19030,6 +22205,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         cshift$clock = clock;
         prow$clock = clock;
         dr_moved$clock = clock;
+        rdy$clock = clock;
         wrow$d = wrow$q;
         frow$d = frow$q;
         rdrow$d = rdrow$q;
@@ -19047,10 +22223,12 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         cshift$d = cshift$q;
         prow$d = prow$q;
         dr_moved$d = dr_moved$q;
+        rdy$d = rdy$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
-        ready = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & (dfill < 32'h7);
+        rdy$d = ((wrow$q - rdrow$q) + c_maxrows < c_rows) & (dfill < 32'h6);
+        ready = rdy$q;
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = w_row;
         data$we = ((w_we) & 32'hffffffff);
@@ -19472,6 +22650,25 @@ module fanin_tx_1_rdrow(d,q,clock);
 endmodule // fanin_tx_1_rdrow
 
 
+module fanin_tx_1_rdy(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_1_rdy
+
+
 module fanin_tx_1_row0(d,q,clock);
     
     // Module arguments
@@ -19596,6 +22793,9 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  dr_moved$d;
     wire  dr_moved$q;
     reg  dr_moved$clock;
+    reg  rdy$d;
+    wire  rdy$q;
+    reg  rdy$clock;
     reg  [511:0] hdr$d;
     wire  [511:0] hdr$q;
     reg  hdr$clock;
@@ -19690,6 +22890,11 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(dr_moved$q),
         .clock(dr_moved$clock)
     );
+    fanin_tx_2_rdy rdy(
+        .d(rdy$d),
+        .q(rdy$q),
+        .clock(rdy$clock)
+    );
     fanin_tx_2_hdr hdr(
         .d(hdr$d),
         .q(hdr$q),
@@ -19755,6 +22960,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         cshift$clock = clock;
         prow$clock = clock;
         dr_moved$clock = clock;
+        rdy$clock = clock;
         wrow$d = wrow$q;
         frow$d = frow$q;
         rdrow$d = rdrow$q;
@@ -19772,10 +22978,12 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         cshift$d = cshift$q;
         prow$d = prow$q;
         dr_moved$d = dr_moved$q;
+        rdy$d = rdy$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
-        ready = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & (dfill < 32'h7);
+        rdy$d = ((wrow$q - rdrow$q) + c_maxrows < c_rows) & (dfill < 32'h6);
+        ready = rdy$q;
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = w_row;
         data$we = ((w_we) & 32'hffffffff);
@@ -20197,6 +23405,25 @@ module fanin_tx_2_rdrow(d,q,clock);
 endmodule // fanin_tx_2_rdrow
 
 
+module fanin_tx_2_rdy(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_2_rdy
+
+
 module fanin_tx_2_row0(d,q,clock);
     
     // Module arguments
@@ -20321,6 +23548,9 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  dr_moved$d;
     wire  dr_moved$q;
     reg  dr_moved$clock;
+    reg  rdy$d;
+    wire  rdy$q;
+    reg  rdy$clock;
     reg  [511:0] hdr$d;
     wire  [511:0] hdr$q;
     reg  hdr$clock;
@@ -20415,6 +23645,11 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(dr_moved$q),
         .clock(dr_moved$clock)
     );
+    fanin_tx_3_rdy rdy(
+        .d(rdy$d),
+        .q(rdy$q),
+        .clock(rdy$clock)
+    );
     fanin_tx_3_hdr hdr(
         .d(hdr$d),
         .q(hdr$q),
@@ -20480,6 +23715,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         cshift$clock = clock;
         prow$clock = clock;
         dr_moved$clock = clock;
+        rdy$clock = clock;
         wrow$d = wrow$q;
         frow$d = frow$q;
         rdrow$d = rdrow$q;
@@ -20497,10 +23733,12 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         cshift$d = cshift$q;
         prow$d = prow$q;
         dr_moved$d = dr_moved$q;
+        rdy$d = rdy$q;
         data$clock = clock;
         desc$clock = clock;
         dfill = dw$q - dr$q;
-        ready = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & (dfill < 32'h7);
+        rdy$d = ((wrow$q - rdrow$q) + c_maxrows < c_rows) & (dfill < 32'h6);
+        ready = rdy$q;
         data$waddr = ((wrow$q) & 24'hffffff);
         data$wdata = w_row;
         data$we = ((w_we) & 32'hffffffff);
@@ -20920,6 +24158,25 @@ module fanin_tx_3_rdrow(d,q,clock);
     end
           
 endmodule // fanin_tx_3_rdrow
+
+
+module fanin_tx_3_rdy(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_3_rdy
 
 
 module fanin_tx_3_row0(d,q,clock);
