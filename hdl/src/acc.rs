@@ -29,7 +29,7 @@ pub const OP_READ: u64 = 3;
 
 /// Stage 1 of the pipeline as one leaf: the forwarding mux, the per-lane int32 saturating
 /// adders over rows of big-endian (wire order) lanes, and the op mux. `ovf` reports
-/// saturation of a merge in lanes `0..lim` only (lanes past the block's elements hold
+/// saturation of a merge in the lanes set in `lm` only (lanes past the block's elements hold
 /// don't-care bytes). One leaf, so that Verilator sees no false combinational loop
 /// through rust-hdl's single `always` block per module.
 #[derive(LogicBlock, Default)]
@@ -44,8 +44,8 @@ pub struct SatAdd<const W: usize> {
     pub b: Signal<In, Bits<W>>,
     /// Stage-1 op (`OP_*`).
     pub op: Signal<In, Bits<2>>,
-    /// Number of valid lanes in this row.
-    pub lim: Signal<In, Bits<16>>,
+    /// Valid lanes of this row: bit `l` for lane `l` (see [`LaneMask`]).
+    pub lm: Signal<In, Bits<64>>,
     /// The slot row before the op (after forwarding).
     pub cur: Signal<Out, Bits<W>>,
     /// `b` (start), lane-wise saturating `cur + b` (merge) or `cur`.
@@ -84,12 +84,12 @@ impl<const W: usize> Logic for SatAdd<W> {
         };
         let mut sum = Bits::<W>::default();
         let mut ovf = false;
-        let lim = self.lim.val().index();
+        let lm = self.lm.val();
         for l in 0..W / 32 {
             let (s, o) =
                 fanin_proto::model::saturating_add(lane_get(cur, l), lane_get(self.b.val(), l));
             sum = lane_set(sum, l, s);
-            ovf |= o && l < lim;
+            ovf |= o && lm.get_bit(l);
         }
         let op = self.op.val().index() as u64;
         self.cur.next = cur;
@@ -136,7 +136,7 @@ impl<const W: usize> Logic for SatAdd<W> {
                 32 * l + 31,
                 32 * l
             ));
-            ovf.push(format!("(o{l} & (lim > 16'd{l}))"));
+            ovf.push(format!("(o{l} & lm[{l}])"));
         }
         s.push_str(&format!(
             "assign ovf = (op == 2'd2) & ({});\nassign y = (op == 2'd1) ? b : (op == 2'd2) ? sum : a;\n",
@@ -147,6 +147,37 @@ impl<const W: usize> Logic for SatAdd<W> {
 }
 
 /// Slot memory plus the read-modify-write pipeline (see the module docs).
+/// The valid-lane mask of a row: bit `l` set for every lane `l < lim` (of 64), one
+/// comparison with a constant per bit, so the saturation check after the adders is a
+/// plain AND-OR.
+#[derive(LogicBlock, Default)]
+pub struct LaneMask {
+    /// Number of valid lanes.
+    pub lim: Signal<In, Bits<16>>,
+    /// Bit `l`: `l < lim`.
+    pub mask: Signal<Out, Bits<64>>,
+}
+
+impl Logic for LaneMask {
+    fn update(&mut self) {
+        let lim = self.lim.val().index();
+        let mut m = 0u64;
+        for l in 0..64 {
+            if l < lim {
+                m |= 1 << l;
+            }
+        }
+        self.mask.next = m.into();
+    }
+    fn connect(&mut self) {
+        self.mask.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let bits: Vec<String> = (0..64).rev().map(|l| format!("(lim > 16'd{l})")).collect();
+        Verilog::Custom(format!("assign mask = {{{}}};\n", bits.join(", ")))
+    }
+}
+
 #[derive(LogicBlock)]
 pub struct Acc<const W: usize> {
     /// Clock.
@@ -168,7 +199,8 @@ pub struct Acc<const W: usize> {
     add: SatAdd<W>,
     op1: DFF<Bits<2>>,
     addr1: DFF<Bits<ADDR_W>>,
-    lim1: DFF<Bits<16>>,
+    lmask: LaneMask,
+    lm1: DFF<Bits<64>>,
     fwd: DFF<bool>,
     fwd_data: DFF<Bits<W>>,
     ovf2: DFF<bool>,
@@ -197,7 +229,8 @@ impl<const W: usize> Acc<W> {
             add: Default::default(),
             op1: Default::default(),
             addr1: Default::default(),
-            lim1: Default::default(),
+            lmask: Default::default(),
+            lm1: Default::default(),
             fwd: Default::default(),
             fwd_data: Default::default(),
             ovf2: Default::default(),
@@ -209,18 +242,19 @@ impl<const W: usize> Acc<W> {
 impl<const W: usize> Logic for Acc<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, op1, addr1, lim1, fwd, fwd_data, ovf2);
+        dff_setup!(self, clock, op1, addr1, lm1, fwd, fwd_data, ovf2);
         self.ram.clock.next = self.clock.val();
         self.ram.raddr.next = self.addr.val();
         self.op1.d.next = self.op.val();
         self.addr1.d.next = self.addr.val();
-        self.lim1.d.next = self.lim.val();
+        self.lmask.lim.next = self.lim.val();
+        self.lm1.d.next = self.lmask.mask.val();
         self.add.rdata.next = self.ram.rdata.val();
         self.add.fwd.next = self.fwd.q.val();
         self.add.fwd_data.next = self.fwd_data.q.val();
         self.add.b.next = self.b.val();
         self.add.op.next = self.op1.q.val();
-        self.add.lim.next = self.lim1.q.val();
+        self.add.lm.next = self.lm1.q.val();
         self.rd.next = self.add.cur.val();
         self.ovf2.d.next = self.add.ovf.val();
         self.ovf.next = self.ovf2.q.val();

@@ -14,7 +14,7 @@
 use crate::acc::Acc;
 use crate::config::CoreConfig;
 use crate::hdrgen::HdrGen;
-use crate::parse::{Classify, Parser, PARSE_W};
+use crate::parse::{Classify, Parser, PopCheck, PARSE_W};
 use crate::ram::{FaninRam, ADDR_W};
 use crate::regs;
 use crate::rx::Rx;
@@ -39,7 +39,7 @@ pub const META_W: usize = 192;
 // Front-end states (literals in the HDL: rust-hdl prints named constants as identifiers):
 //  0 IDLE     pick a frame (round robin) or a timer-scan visit
 //  4 PREP     parser on the latched frame; its checks and fields registered
-//  6 PREP2    the class (Classify on the registered checks) registered
+//  6 PREP2    population-count check registered; first table hits (one-hot) registered
 //  1 PARSE    forwarding CAM + job CAM; child-table read; hand-over of non-job frames
 //  2 LOOK     child entry latched; slot metadata read; busy count latched
 //  5 PRED     the decision's conditions registered
@@ -183,7 +183,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pr_exponent: DFF<Bits<8>>,
     pr_flags: DFF<Bits<8>>,
     pr_job: DFF<Bits<16>>,
-    pr_kind: DFF<Bits<2>>,
+    pc_popok: DFF<bool>,
+    pr_kind: Signal<Local, Bits<2>>,
     pr_ptype: DFF<Bits<8>>,
     pr_src_ip: DFF<Bits<32>>,
     pr_src_mac: DFF<Bits<48>>,
@@ -196,6 +197,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pc_pc: DFF<Bits<64>>,
     pc_count: DFF<Bits<8>>,
     cls: Classify,
+    pchk: PopCheck,
     // Predicates of the decision, registered in PRED.
     q_st: DFF<Bits<3>>,
     q_busy_st: DFF<bool>,
@@ -282,6 +284,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hs_child: DFF<Bits<8>>,
     v_a: DFF<bool>,
     v_b: DFF<bool>,
+    v_c: DFF<bool>,
+    hlow1: DFF<Bits<8>>,
     pp_mac: Vec<DFF<Bits<48>>>,
     pp_ip: Vec<DFF<Bits<32>>>,
     pp_udp: Vec<DFF<Bits<16>>>,
@@ -434,6 +438,13 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     txp: Vec<DFF<Bits<64>>>,
     txb: Vec<DFF<Bits<64>>>,
     rxbad: Vec<DFF<Bits<32>>>,
+    // AXI4-Lite read: a read in its second cycle, and its registered selects.
+    rs: DFF<bool>,
+    s_info: Vec<DFF<bool>>,
+    s_misc: DFF<Bits<8>>,
+    s_busy: Vec<DFF<bool>>,
+    s_cnt: Vec<DFF<Bits<2>>>,
+    s_port: Vec<DFF<Bits<16>>>,
     bvalid_r: DFF<bool>,
     rvalid_r: DFF<bool>,
     rdata_r: DFF<Bits<32>>,
@@ -596,6 +607,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             hs_child: Default::default(),
             v_a: Default::default(),
             v_b: Default::default(),
+            v_c: Default::default(),
+            hlow1: Default::default(),
             pp_mac: n(p),
             pp_ip: n(p),
             pp_udp: n(p),
@@ -733,6 +746,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pr_flags: Default::default(),
             pr_job: Default::default(),
             pr_kind: Default::default(),
+            pc_popok: Default::default(),
             pr_ptype: Default::default(),
             pr_src_ip: Default::default(),
             pr_src_mac: Default::default(),
@@ -745,6 +759,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pc_pc: Default::default(),
             pc_count: Default::default(),
             cls: Default::default(),
+            pchk: Default::default(),
             q_st: Default::default(),
             q_busy_st: Default::default(),
             q_same: Default::default(),
@@ -818,6 +833,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             txp: n(p),
             txb: n(p),
             rxbad: n(p),
+            rs: Default::default(),
+            s_info: n(map.info_values().len()),
+            s_misc: Default::default(),
+            s_busy: n(nj),
+            s_cnt: n(fanin_proto::model::Counter::COUNT),
+            s_port: n(p),
             bvalid_r: Default::default(),
             rvalid_r: Default::default(),
             rdata_r: Default::default(),
@@ -883,7 +904,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             pr_exponent,
             pr_flags,
             pr_job,
-            pr_kind,
+            pc_popok,
             pr_ptype,
             pr_src_ip,
             pr_src_mac,
@@ -958,6 +979,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             hs_child,
             v_a,
             v_b,
+            v_c,
+            hlow1,
             t1_v,
             t1_first,
             t1_start,
@@ -1026,6 +1049,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             bvalid_r,
             rvalid_r,
             rdata_r,
+            rs,
+            s_misc,
             jgen,
             jhit_q,
             rhit_q,
@@ -1078,6 +1103,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         for k in 0..self.cnt.len() {
             self.cnt[k].clock.next = self.clock.val();
             self.cnt[k].d.next = self.cnt[k].q.val();
+            self.s_cnt[k].clock.next = self.clock.val();
+            self.s_cnt[k].d.next = self.s_cnt[k].q.val();
+        }
+        for i in 0..self.s_info.len() {
+            self.s_info[i].clock.next = self.clock.val();
+            self.s_info[i].d.next = self.s_info[i].q.val();
+        }
+        for j in 0..self.s_busy.len() {
+            self.s_busy[j].clock.next = self.clock.val();
+            self.s_busy[j].d.next = self.s_busy[j].q.val();
+        }
+        for p in 0..self.s_port.len() {
+            self.s_port[p].clock.next = self.clock.val();
+            self.s_port[p].d.next = self.s_port[p].q.val();
         }
         for p in 0..self.pp_mac.len() {
             self.pp_mac[p].clock.next = self.clock.val();
@@ -1283,7 +1322,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pr_exponent.d.next = self.parser.exponent.val();
         self.pr_flags.d.next = self.parser.flags.val();
         self.pr_job.d.next = self.parser.job.val();
-        // The class a cycle after the checks (Classify on the registered checks, PREP2).
+        // The checks registered in PREP, the population count's check in PREP2; the class
+        // (Classify on those registers) in PARSE.
         self.pc_non_ip.d.next = self.parser.c_non_ip.val();
         self.pc_ip_bad.d.next = self.parser.c_ip_bad.val();
         self.pc_route.d.next = self.parser.c_route.val();
@@ -1294,9 +1334,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.cls.ip_bad.next = self.pc_ip_bad.q.val();
         self.cls.route.next = self.pc_route.q.val();
         self.cls.bad.next = self.pc_bad.q.val();
-        self.cls.pc.next = self.pc_pc.q.val();
-        self.cls.count.next = self.pc_count.q.val();
-        self.pr_kind.d.next = self.cls.kind.val();
+        self.pchk.pc.next = self.pc_pc.q.val();
+        self.pchk.count.next = self.pc_count.q.val();
+        self.pc_popok.d.next = self.pchk.ok.val();
+        self.cls.pop_ok.next = self.pc_popok.q.val();
+        self.pr_kind.next = self.cls.kind.val();
         self.pr_ptype.d.next = self.parser.ptype.val();
         self.pr_src_ip.d.next = self.parser.src_ip.val();
         self.pr_src_mac.d.next = self.parser.src_mac.val();
@@ -1307,8 +1349,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // as a one-hot vector (prefix OR, registered, used in PARSE), then an AND-OR of
         // the entries' fields under the one-hot. The lowest-numbered matching entry wins.
         for r in 0..self.rh.len() {
-            self.rh[r].d.next =
-                self.route_valid[r].q.val() & (self.route_ip[r].q.val() == self.parser.dst_ip.val());
+            self.rh[r].d.next = self.route_valid[r].q.val()
+                & (self.route_ip[r].q.val() == self.parser.dst_ip.val());
         }
         self.rpre[0].next = false;
         self.rhit_q.d.next = false;
@@ -1471,6 +1513,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.h_latch.next = false;
         self.v_a.d.next = false;
         self.hg.ld.next = false;
+        self.hg.ld1.next = false;
         self.tg_v.next = false;
         self.tg_first.next = false;
         if self.nr.q.val() == 0 {
@@ -1568,10 +1611,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
             8 => {
-                // Destinations, three stages per port, one port per cycle: select (its
-                // child's fields into `hs_*`), build (HdrGen's header register), push.
-                // Starts once the copy's overflow bit is readable (it joins the flags).
+                // Destinations, four stages per port, one port per cycle: select (its
+                // child's fields into `hs_*`), build in two (HdrGen's field registers, then
+                // its header register), push. Starts once the copy's overflow bit is
+                // readable (it joins the flags).
                 self.v_b.d.next = false;
+                self.v_c.d.next = false;
                 if self.hdr_ok.val() {
                     self.h_latch.next = self.pmask.q.val() != 0;
                     self.bstate.d.next = 6.into();
@@ -1588,14 +1633,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.ev_b.next = bits::<32>(1) << 4;
                     }
                 }
-                self.v_b.d.next = self.v_a.q.val();
+                self.v_b.d.next = self.v_c.q.val();
+                self.v_c.d.next = self.v_a.q.val();
                 if self.v_a.q.val() {
+                    self.hg.ld1.next = true;
+                    self.hlow1.d.next = self.hlow_s.q.val();
+                }
+                if self.v_c.q.val() {
                     self.hg.ld.next = true;
-                    self.hlow.d.next = self.hlow_s.q.val();
+                    self.hlow.d.next = self.hlow1.q.val();
                 }
                 if self.pmask.q.val() != 0 {
                     self.h_latch.next = true;
-                } else if !self.v_a.q.val() {
+                } else if !self.v_a.q.val() & !self.v_c.q.val() {
                     // This cycle's push (if any) is the last of the round.
                     self.v_b.d.next = false;
                     if self.more.q.val() {
@@ -1766,14 +1816,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.ji.d.next = self.jsel.val();
                 self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << self.c_mclog.val())
                     | (bit_cast::<ADDR_W, 8>(self.pr_child.q.val()) & self.c_mcmask.val());
-                if (self.pr_kind.q.val() == 3) & self.jhit_q.q.val() {
+                if (self.pr_kind.val() == 3) & self.jhit_q.q.val() {
                     self.state.d.next = 2.into();
                 } else if self.b_free.val() {
                     self.h_go.next = true;
                     self.h_st.next = 7.into();
                     self.state.d.next = 0.into();
                     // Counter indices are `Counter as usize` (checked by a unit test).
-                    match self.pr_kind.q.val().index() {
+                    match self.pr_kind.val().index() {
                         0 => {
                             // CLASS_NON_IP
                             self.ev.next = bits::<32>(1) << 20;
@@ -2370,80 +2420,124 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chram2.waddr.next = self.chram.waddr.val();
         self.chram2.wdata.next = self.chram.wdata.val();
         self.chram2.we.next = self.chram.we.val();
-        self.arready.next = !self.rvalid_r.q.val();
+        self.arready.next = !self.rvalid_r.q.val() & !self.rs.q.val();
         self.rvalid.next = self.rvalid_r.q.val();
         self.rdata.next = self.rdata_r.q.val();
         self.rresp.next = 0.into();
-        self.rd.next = 0.into();
-        for i in 0..self.c_info.len() {
-            if self.araddr.val() == (self.c_idx16[i].val() << 2) {
-                self.rd.next = self.c_info[i].val();
-            }
+        // Reads take two cycles: the cycle a read is accepted registers one select per
+        // readable register (the address compared with each register's address); the
+        // next cycle ORs the selected values (every address is distinct, so at most one
+        // select is set) into the read data.
+        for i in 0..self.s_info.len() {
+            self.s_info[i].d.next = self.araddr.val() == (self.c_idx16[i].val() << 2);
         }
-        if self.araddr.val() == self.a_me_ip.val() {
-            self.rd.next = self.me_ip.q.val();
+        self.s_misc.d.next = bit_cast::<8, 1>((self.araddr.val() == self.a_me_ip.val()).into())
+            | (bit_cast::<8, 1>((self.araddr.val() == self.a_me_port.val()).into()) << 1)
+            | (bit_cast::<8, 1>((self.araddr.val() == self.a_me_mac_lo.val()).into()) << 2)
+            | (bit_cast::<8, 1>((self.araddr.val() == self.a_me_mac_hi.val()).into()) << 3)
+            | (bit_cast::<8, 1>((self.araddr.val() == self.a_tick_div.val()).into()) << 4)
+            | (bit_cast::<8, 1>((self.araddr.val() == self.a_tick.val()).into()) << 5)
+            | (bit_cast::<8, 1>((self.araddr.val() == self.a_scan_ticks.val()).into()) << 6);
+        for j in 0..self.s_busy.len() {
+            self.s_busy[j].d.next =
+                self.araddr.val() == self.a_busy.val() + (self.c_idx16[j].val() << 2);
         }
-        if self.araddr.val() == self.a_me_port.val() {
-            self.rd.next = bit_cast::<32, 16>(self.me_port.q.val());
-        }
-        if self.araddr.val() == self.a_me_mac_lo.val() {
-            self.rd.next = self.me_mac.q.val().get_bits::<32>(0);
-        }
-        if self.araddr.val() == self.a_me_mac_hi.val() {
-            self.rd.next = bit_cast::<32, 16>(self.me_mac.q.val().get_bits::<16>(32));
-        }
-        if self.araddr.val() == self.a_tick_div.val() {
-            self.rd.next = self.tick_div.q.val();
-        }
-        if self.araddr.val() == self.a_tick.val() {
-            self.rd.next = self.now.q.val();
-        }
-        if self.araddr.val() == self.a_scan_ticks.val() {
-            self.rd.next = self.scan_ticks.q.val();
-        }
-        for j in 0..self.jbusy.len() {
-            if self.araddr.val() == self.a_busy.val() + (self.c_idx16[j].val() << 2) {
-                self.rd.next = self.jbusy[j].q.val();
-            }
-        }
-        for k in 0..self.cnt.len() {
+        for k in 0..self.s_cnt.len() {
+            self.s_cnt[k].d.next = 0.into();
             if self.araddr.val() == self.a_cnt.val() + (self.c_idx16[k].val() << 3) {
-                self.rd.next = self.cnt[k].q.val().get_bits::<32>(0);
+                self.s_cnt[k].d.next = 1.into();
             }
             if self.araddr.val() == self.a_cnt.val() + (self.c_idx16[k].val() << 3) + 4 {
-                self.rd.next = self.cnt[k].q.val().get_bits::<32>(32);
+                self.s_cnt[k].d.next = 2.into();
             }
         }
-        for p in 0..self.rx.len() {
-            if self.araddr.val() == self.a_port.val() + (self.c_idx16[p].val() << 5) {
-                self.rd.next = self.rxp[p].q.val().get_bits::<32>(0);
-            }
-            if self.araddr.val() == self.a_port.val() + (self.c_idx16[p].val() << 5) + 4 {
-                self.rd.next = self.rxp[p].q.val().get_bits::<32>(32);
-            }
-            if self.araddr.val() == self.a_port.val() + (self.c_idx16[p].val() << 5) + 8 {
-                self.rd.next = self.rxb[p].q.val().get_bits::<32>(0);
-            }
-            if self.araddr.val() == self.a_port.val() + (self.c_idx16[p].val() << 5) + 12 {
-                self.rd.next = self.rxb[p].q.val().get_bits::<32>(32);
-            }
-            if self.araddr.val() == self.a_port.val() + (self.c_idx16[p].val() << 5) + 16 {
-                self.rd.next = self.txp[p].q.val().get_bits::<32>(0);
-            }
-            if self.araddr.val() == self.a_port.val() + (self.c_idx16[p].val() << 5) + 20 {
-                self.rd.next = self.txp[p].q.val().get_bits::<32>(32);
-            }
-            if self.araddr.val() == self.a_port.val() + (self.c_idx16[p].val() << 5) + 24 {
-                self.rd.next = self.txb[p].q.val().get_bits::<32>(0);
-            }
-            if self.araddr.val() == self.a_port.val() + (self.c_idx16[p].val() << 5) + 28 {
-                self.rd.next = self.txb[p].q.val().get_bits::<32>(32);
+        for p in 0..self.s_port.len() {
+            self.s_port[p].d.next = 0.into();
+            for w in 0..8 {
+                if self.araddr.val()
+                    == self.a_port.val()
+                        + (self.c_idx16[p].val() << 5)
+                        + (self.c_idx16[w].val() << 2)
+                {
+                    self.s_port[p].d.next = bits::<16>(1) << self.c_idx16[w].val();
+                }
             }
             if self.araddr.val() == self.a_rxbad.val() + (self.c_idx16[p].val() << 2) {
-                self.rd.next = self.rxbad[p].q.val();
+                self.s_port[p].d.next = bits::<16>(1) << 8;
             }
         }
-        if self.arvalid.val() & !self.rvalid_r.q.val() {
+        self.rd.next = 0.into();
+        for i in 0..self.s_info.len() {
+            if self.s_info[i].q.val() {
+                self.rd.next = self.rd.val() | self.c_info[i].val();
+            }
+        }
+        if self.s_misc.q.val().get_bit(0) {
+            self.rd.next = self.rd.val() | self.me_ip.q.val();
+        }
+        if self.s_misc.q.val().get_bit(1) {
+            self.rd.next = self.rd.val() | bit_cast::<32, 16>(self.me_port.q.val());
+        }
+        if self.s_misc.q.val().get_bit(2) {
+            self.rd.next = self.rd.val() | self.me_mac.q.val().get_bits::<32>(0);
+        }
+        if self.s_misc.q.val().get_bit(3) {
+            self.rd.next =
+                self.rd.val() | bit_cast::<32, 16>(self.me_mac.q.val().get_bits::<16>(32));
+        }
+        if self.s_misc.q.val().get_bit(4) {
+            self.rd.next = self.rd.val() | self.tick_div.q.val();
+        }
+        if self.s_misc.q.val().get_bit(5) {
+            self.rd.next = self.rd.val() | self.now.q.val();
+        }
+        if self.s_misc.q.val().get_bit(6) {
+            self.rd.next = self.rd.val() | self.scan_ticks.q.val();
+        }
+        for j in 0..self.s_busy.len() {
+            if self.s_busy[j].q.val() {
+                self.rd.next = self.rd.val() | self.jbusy[j].q.val();
+            }
+        }
+        for k in 0..self.s_cnt.len() {
+            if self.s_cnt[k].q.val().get_bit(0) {
+                self.rd.next = self.rd.val() | self.cnt[k].q.val().get_bits::<32>(0);
+            }
+            if self.s_cnt[k].q.val().get_bit(1) {
+                self.rd.next = self.rd.val() | self.cnt[k].q.val().get_bits::<32>(32);
+            }
+        }
+        for p in 0..self.s_port.len() {
+            if self.s_port[p].q.val().get_bit(0) {
+                self.rd.next = self.rd.val() | self.rxp[p].q.val().get_bits::<32>(0);
+            }
+            if self.s_port[p].q.val().get_bit(1) {
+                self.rd.next = self.rd.val() | self.rxp[p].q.val().get_bits::<32>(32);
+            }
+            if self.s_port[p].q.val().get_bit(2) {
+                self.rd.next = self.rd.val() | self.rxb[p].q.val().get_bits::<32>(0);
+            }
+            if self.s_port[p].q.val().get_bit(3) {
+                self.rd.next = self.rd.val() | self.rxb[p].q.val().get_bits::<32>(32);
+            }
+            if self.s_port[p].q.val().get_bit(4) {
+                self.rd.next = self.rd.val() | self.txp[p].q.val().get_bits::<32>(0);
+            }
+            if self.s_port[p].q.val().get_bit(5) {
+                self.rd.next = self.rd.val() | self.txp[p].q.val().get_bits::<32>(32);
+            }
+            if self.s_port[p].q.val().get_bit(6) {
+                self.rd.next = self.rd.val() | self.txb[p].q.val().get_bits::<32>(0);
+            }
+            if self.s_port[p].q.val().get_bit(7) {
+                self.rd.next = self.rd.val() | self.txb[p].q.val().get_bits::<32>(32);
+            }
+            if self.s_port[p].q.val().get_bit(8) {
+                self.rd.next = self.rd.val() | self.rxbad[p].q.val();
+            }
+        }
+        self.rs.d.next = self.arvalid.val() & !self.rvalid_r.q.val() & !self.rs.q.val();
+        if self.rs.q.val() {
             self.rvalid_r.d.next = true;
             self.rdata_r.d.next = self.rd.val();
         } else if self.rready.val() {

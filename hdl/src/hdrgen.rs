@@ -6,7 +6,10 @@
 use crate::ram::ByteSwap;
 use rust_hdl::prelude::*;
 
-/// Combinational header builder. Output in AXI-Stream byte order (byte 0 in bits 7:0).
+/// Header builder in two registered stages: `ld1` registers the fields with the partial
+/// IPv4 checksum and the bitmap's population count; `hdr`/`len` are built from those
+/// registers, and `ld` loads them (or the original header) into the header register.
+/// Output in AXI-Stream byte order (byte 0 in bits 7:0).
 #[derive(LogicBlock, Default)]
 pub struct HdrGen {
     /// Destination MAC.
@@ -39,8 +42,10 @@ pub struct HdrGen {
     pub bitmap: Signal<In, Bits<64>>,
     /// The header region.
     pub hdr: Signal<Out, Bits<512>>,
-    /// Clock of the header register.
+    /// Clock of the header registers.
     pub clock: Signal<In, Clock>,
+    /// Register the fields above (stage 1); `hdr` and `len` show them from the next cycle.
+    pub ld1: Signal<In, bool>,
     /// Load the header register: with `orig`, `orig_hdr`/`orig_len`; else `hdr`/`len`.
     pub ld: Signal<In, bool>,
     /// Load the original header (a routed frame) instead of a built one.
@@ -55,8 +60,25 @@ pub struct HdrGen {
     pub len_q: Signal<Out, Bits<16>>,
     hq: DFF<Bits<512>>,
     lq: DFF<Bits<16>>,
-    /// Frame length: 64 + 4 * elements.
+    /// Frame length: 64 + 4 * elements (of the registered fields).
     pub len: Signal<Out, Bits<16>>,
+    r_dst_mac: DFF<Bits<48>>,
+    r_src_mac: DFF<Bits<48>>,
+    r_src_ip: DFF<Bits<32>>,
+    r_dst_ip: DFF<Bits<32>>,
+    r_src_port: DFF<Bits<16>>,
+    r_dst_port: DFF<Bits<16>>,
+    r_ptype: DFF<Bits<8>>,
+    r_flags: DFF<Bits<8>>,
+    r_exp: DFF<Bits<8>>,
+    r_job: DFF<Bits<16>>,
+    r_elements: DFF<Bits<16>>,
+    r_block: DFF<Bits<32>>,
+    r_child: DFF<Bits<8>>,
+    r_bitmap: DFF<Bits<64>>,
+    r_cs0: DFF<Bits<20>>,
+    r_total: DFF<Bits<16>>,
+    r_pc: DFF<Bits<8>>,
     swap: ByteSwap<512>,
     total: Signal<Local, Bits<16>>,
     cs0: Signal<Local, Bits<20>>,
@@ -75,9 +97,13 @@ pub struct HdrGen {
 impl Logic for HdrGen {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, hq, lq);
+        dff_setup!(
+            self, clock, hq, lq, r_dst_mac, r_src_mac, r_src_ip, r_dst_ip, r_src_port, r_dst_port,
+            r_ptype, r_flags, r_exp, r_job, r_elements, r_block, r_child, r_bitmap, r_cs0, r_total,
+            r_pc
+        );
+        // Stage 1: the fields, the checksum's sum before folding, the population count.
         self.total.next = (self.elements.val() << 2) + 50;
-        self.len.next = (self.elements.val() << 2) + 64;
         self.cs0.next = bit_cast::<20, 16>(self.total.val())
             + 0x4500
             + 0x4000
@@ -86,9 +112,6 @@ impl Logic for HdrGen {
             + bit_cast::<20, 16>(self.src_ip.val().get_bits::<16>(0))
             + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(16))
             + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(0));
-        self.cs1.next = (self.cs0.val() & 0xffff) + (self.cs0.val() >> 16);
-        self.cs2.next = (self.cs1.val() & 0xffff) + (self.cs1.val() >> 16);
-        self.csum.next = !self.cs2.val().get_bits::<16>(0);
         self.pc1.next = self.bitmap.val() - ((self.bitmap.val() >> 1) & 0x5555_5555_5555_5555u64);
         self.pc2.next = (self.pc1.val() & 0x3333_3333_3333_3333u64)
             + ((self.pc1.val() >> 2) & 0x3333_3333_3333_3333u64);
@@ -96,30 +119,54 @@ impl Logic for HdrGen {
         self.pc4.next = self.pc3.val() + (self.pc3.val() >> 8);
         self.pc5.next = self.pc4.val() + (self.pc4.val() >> 16);
         self.pc6.next = (self.pc5.val() + (self.pc5.val() >> 32)) & 0x7f;
+        if self.ld1.val() {
+            self.r_dst_mac.d.next = self.dst_mac.val();
+            self.r_src_mac.d.next = self.src_mac.val();
+            self.r_src_ip.d.next = self.src_ip.val();
+            self.r_dst_ip.d.next = self.dst_ip.val();
+            self.r_src_port.d.next = self.src_port.val();
+            self.r_dst_port.d.next = self.dst_port.val();
+            self.r_ptype.d.next = self.ptype.val();
+            self.r_flags.d.next = self.flags.val();
+            self.r_exp.d.next = self.exponent.val();
+            self.r_job.d.next = self.job.val();
+            self.r_elements.d.next = self.elements.val();
+            self.r_block.d.next = self.block.val();
+            self.r_child.d.next = self.child.val();
+            self.r_bitmap.d.next = self.bitmap.val();
+            self.r_cs0.d.next = self.cs0.val();
+            self.r_total.d.next = self.total.val();
+            self.r_pc.d.next = self.pc6.val().get_bits::<8>(0);
+        }
+        // Stage 2: fold the checksum, lay the header out.
+        self.len.next = self.r_total.q.val() + 14;
+        self.cs1.next = (self.r_cs0.q.val() & 0xffff) + (self.r_cs0.q.val() >> 16);
+        self.cs2.next = (self.cs1.val() & 0xffff) + (self.cs1.val() >> 16);
+        self.csum.next = !self.cs2.val().get_bits::<16>(0);
         // Network order: byte `o` of an `n`-byte field at bit 512 - 8(o + n).
-        self.be.next = (bit_cast::<512, 48>(self.dst_mac.val()) << 464)
-            | (bit_cast::<512, 48>(self.src_mac.val()) << 416)
+        self.be.next = (bit_cast::<512, 48>(self.r_dst_mac.q.val()) << 464)
+            | (bit_cast::<512, 48>(self.r_src_mac.q.val()) << 416)
             | (bit_cast::<512, 16>(bits::<16>(0x0800)) << 400)
             | (bit_cast::<512, 16>(bits::<16>(0x4500)) << 384)
-            | (bit_cast::<512, 16>(self.total.val()) << 368)
+            | (bit_cast::<512, 16>(self.r_total.q.val()) << 368)
             | (bit_cast::<512, 16>(bits::<16>(0x4000)) << 336)
             | (bit_cast::<512, 16>(bits::<16>(0x4011)) << 320)
             | (bit_cast::<512, 16>(self.csum.val()) << 304)
-            | (bit_cast::<512, 32>(self.src_ip.val()) << 272)
-            | (bit_cast::<512, 32>(self.dst_ip.val()) << 240)
-            | (bit_cast::<512, 16>(self.src_port.val()) << 224)
-            | (bit_cast::<512, 16>(self.dst_port.val()) << 208)
-            | (bit_cast::<512, 16>(self.total.val() - 20) << 192)
+            | (bit_cast::<512, 32>(self.r_src_ip.q.val()) << 272)
+            | (bit_cast::<512, 32>(self.r_dst_ip.q.val()) << 240)
+            | (bit_cast::<512, 16>(self.r_src_port.q.val()) << 224)
+            | (bit_cast::<512, 16>(self.r_dst_port.q.val()) << 208)
+            | (bit_cast::<512, 16>(self.r_total.q.val() - 20) << 192)
             | (bit_cast::<512, 8>(bits::<8>(1)) << 168)
-            | (bit_cast::<512, 8>(self.ptype.val()) << 160)
-            | (bit_cast::<512, 8>(self.flags.val()) << 152)
-            | (bit_cast::<512, 8>(self.exponent.val()) << 144)
-            | (bit_cast::<512, 16>(self.job.val()) << 128)
-            | (bit_cast::<512, 16>(self.elements.val()) << 112)
-            | (bit_cast::<512, 32>(self.block.val()) << 80)
-            | (bit_cast::<512, 8>(self.child.val()) << 72)
-            | (bit_cast::<512, 8>(self.pc6.val().get_bits::<8>(0)) << 64)
-            | bit_cast::<512, 64>(self.bitmap.val());
+            | (bit_cast::<512, 8>(self.r_ptype.q.val()) << 160)
+            | (bit_cast::<512, 8>(self.r_flags.q.val()) << 152)
+            | (bit_cast::<512, 8>(self.r_exp.q.val()) << 144)
+            | (bit_cast::<512, 16>(self.r_job.q.val()) << 128)
+            | (bit_cast::<512, 16>(self.r_elements.q.val()) << 112)
+            | (bit_cast::<512, 32>(self.r_block.q.val()) << 80)
+            | (bit_cast::<512, 8>(self.r_child.q.val()) << 72)
+            | (bit_cast::<512, 8>(self.r_pc.q.val()) << 64)
+            | bit_cast::<512, 64>(self.r_bitmap.q.val());
         self.swap.a.next = self.be.val();
         self.hdr.next = self.swap.y.val();
         if self.ld.val() {

@@ -56,6 +56,7 @@ pub struct Parser {
     /// The header's count byte (must equal the bitmap's population count).
     pub c_count: Signal<Out, Bits<8>>,
     cls: Classify,
+    pchk: PopCheck,
     /// Destination MAC.
     pub dst_mac: Signal<Out, Bits<48>>,
     /// Source MAC.
@@ -172,16 +173,16 @@ impl Logic for Parser {
         self.cls.ip_bad.next = self.c_ip_bad.val();
         self.cls.route.next = self.c_route.val();
         self.cls.bad.next = self.c_bad.val();
-        self.cls.pc.next = self.c_pc.val();
-        self.cls.count.next = self.c_count.val();
+        self.pchk.pc.next = self.c_pc.val();
+        self.pchk.count.next = self.c_count.val();
+        self.cls.pop_ok.next = self.pchk.ok.val();
         self.kind.next = self.cls.kind.val();
     }
 }
 
 /// The parser's verdict from its checks: the priority of `classify` (not IPv4, malformed
-/// IPv4, routed, then the UDP/fanin checks) and the bitmap's population count summed from
-/// per-byte counts (a small adder tree). A block of its own so that the core can register
-/// the checks and classify a cycle later.
+/// IPv4, routed, then the UDP/fanin checks and the population count). A block of its own
+/// so that the core can register the checks and classify from flip-flops.
 #[derive(LogicBlock, Default)]
 pub struct Classify {
     /// Not IPv4.
@@ -192,12 +193,39 @@ pub struct Classify {
     pub route: Signal<In, bool>,
     /// UDP / fanin header checks failed (all but the population count).
     pub bad: Signal<In, bool>,
+    /// The count byte equals the bitmap's population count ([`PopCheck`]).
+    pub pop_ok: Signal<In, bool>,
+    /// One of the `CLASS_*` codes.
+    pub kind: Signal<Out, Bits<2>>,
+}
+
+impl Logic for Classify {
+    #[hdl_gen]
+    fn update(&mut self) {
+        if self.non_ip.val() {
+            self.kind.next = 0.into();
+        } else if self.ip_bad.val() {
+            self.kind.next = 1.into();
+        } else if self.route.val() {
+            self.kind.next = 2.into();
+        } else if self.bad.val() | !self.pop_ok.val() {
+            self.kind.next = 1.into();
+        } else {
+            self.kind.next = 3.into();
+        }
+    }
+}
+
+/// The count byte against the bitmap's population count, summed from per-byte counts (a
+/// small adder tree).
+#[derive(LogicBlock, Default)]
+pub struct PopCheck {
     /// Per-byte population counts of the bitmap (low nibble of each byte).
     pub pc: Signal<In, Bits<64>>,
     /// The count byte.
     pub count: Signal<In, Bits<8>>,
-    /// One of the `CLASS_*` codes.
-    pub kind: Signal<Out, Bits<2>>,
+    /// They agree.
+    pub ok: Signal<Out, bool>,
     s01: Signal<Local, Bits<8>>,
     s23: Signal<Local, Bits<8>>,
     s45: Signal<Local, Bits<8>>,
@@ -205,7 +233,7 @@ pub struct Classify {
     pop: Signal<Local, Bits<8>>,
 }
 
-impl Logic for Classify {
+impl Logic for PopCheck {
     #[hdl_gen]
     fn update(&mut self) {
         self.s01.next = bit_cast::<8, 4>(self.pc.val().get_bits::<4>(0))
@@ -217,16 +245,6 @@ impl Logic for Classify {
         self.s67.next = bit_cast::<8, 4>(self.pc.val().get_bits::<4>(48))
             + bit_cast::<8, 4>(self.pc.val().get_bits::<4>(56));
         self.pop.next = (self.s01.val() + self.s23.val()) + (self.s45.val() + self.s67.val());
-        if self.non_ip.val() {
-            self.kind.next = 0.into();
-        } else if self.ip_bad.val() {
-            self.kind.next = 1.into();
-        } else if self.route.val() {
-            self.kind.next = 2.into();
-        } else if self.bad.val() | (self.pop.val() != self.count.val()) {
-            self.kind.next = 1.into();
-        } else {
-            self.kind.next = 3.into();
-        }
+        self.ok.next = self.pop.val() == self.count.val();
     }
 }

@@ -119,7 +119,8 @@ fn hazard_forwarding_accumulator() {
     );
 }
 
-/// The header builder writes exactly `Datagram::to_frame(false)`'s first 64 bytes.
+/// The header builder writes exactly `Datagram::to_frame(false)`'s first 64 bytes, a cycle
+/// after its fields were registered.
 #[test]
 fn header_builder_matches_to_frame() {
     let seed = seed();
@@ -180,6 +181,11 @@ fn header_builder_matches_to_frame() {
         uut.block.next = (repr.block as u64).into();
         uut.child.next = (repr.child as u64).into();
         uut.bitmap.next = repr.bitmap.into();
+        uut.ld1.next = true;
+        tick(&mut uut, |u| &mut u.clock);
+        // Stage 1 registered the fields; a changed input no longer matters.
+        uut.ld1.next = false;
+        uut.bitmap.next = (!repr.bitmap).into();
         settle(&mut uut);
         let h = uut.hdr.val();
         let got: Vec<u8> = (0..64)
@@ -292,6 +298,14 @@ impl Bench {
         self.cycle();
         self.c.arvalid.next = false;
         settle(&mut *self.c);
+        for _ in 0..4 {
+            if self.c.rvalid.val() {
+                break;
+            }
+            self.cycle();
+            settle(&mut *self.c);
+        }
+        assert!(self.c.rvalid.val(), "no read response from {a:#x}");
         let v = self.c.rdata.val().index() as u32;
         self.c.rready.next = true;
         self.cycle();

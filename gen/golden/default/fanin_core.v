@@ -363,6 +363,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] hg$bitmap;
     wire  [511:0] hg$hdr;
     reg  hg$clock;
+    reg  hg$ld1;
     reg  hg$ld;
     reg  hg$orig;
     reg  [511:0] hg$orig_hdr;
@@ -826,9 +827,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] pr_job$d;
     wire  [15:0] pr_job$q;
     reg  pr_job$clock;
-    reg  [1:0] pr_kind$d;
-    wire  [1:0] pr_kind$q;
-    reg  pr_kind$clock;
+    reg  pc_popok$d;
+    wire  pc_popok$q;
+    reg  pc_popok$clock;
     reg  [7:0] pr_ptype$d;
     wire  [7:0] pr_ptype$q;
     reg  pr_ptype$clock;
@@ -866,9 +867,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  cls$ip_bad;
     reg  cls$route;
     reg  cls$bad;
-    reg  [63:0] cls$pc;
-    reg  [7:0] cls$count;
+    reg  cls$pop_ok;
     wire  [1:0] cls$kind;
+    reg  [63:0] pchk$pc;
+    reg  [7:0] pchk$count;
+    wire  pchk$ok;
     reg  [2:0] q_st$d;
     wire  [2:0] q_st$q;
     reg  q_st$clock;
@@ -1118,6 +1121,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  v_b$d;
     wire  v_b$q;
     reg  v_b$clock;
+    reg  v_c$d;
+    wire  v_c$q;
+    reg  v_c$clock;
+    reg  [7:0] hlow1$d;
+    wire  [7:0] hlow1$q;
+    reg  hlow1$clock;
     reg  [47:0] pp_mac$0$d;
     wire  [47:0] pp_mac$0$q;
     reg  pp_mac$0$clock;
@@ -1628,6 +1637,168 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] rxbad$3$d;
     wire  [31:0] rxbad$3$q;
     reg  rxbad$3$clock;
+    reg  rs$d;
+    wire  rs$q;
+    reg  rs$clock;
+    reg  s_info$0$d;
+    wire  s_info$0$q;
+    reg  s_info$0$clock;
+    reg  s_info$1$d;
+    wire  s_info$1$q;
+    reg  s_info$1$clock;
+    reg  s_info$2$d;
+    wire  s_info$2$q;
+    reg  s_info$2$clock;
+    reg  s_info$3$d;
+    wire  s_info$3$q;
+    reg  s_info$3$clock;
+    reg  s_info$4$d;
+    wire  s_info$4$q;
+    reg  s_info$4$clock;
+    reg  s_info$5$d;
+    wire  s_info$5$q;
+    reg  s_info$5$clock;
+    reg  s_info$6$d;
+    wire  s_info$6$q;
+    reg  s_info$6$clock;
+    reg  s_info$7$d;
+    wire  s_info$7$q;
+    reg  s_info$7$clock;
+    reg  s_info$8$d;
+    wire  s_info$8$q;
+    reg  s_info$8$clock;
+    reg  s_info$9$d;
+    wire  s_info$9$q;
+    reg  s_info$9$clock;
+    reg  s_info$10$d;
+    wire  s_info$10$q;
+    reg  s_info$10$clock;
+    reg  [7:0] s_misc$d;
+    wire  [7:0] s_misc$q;
+    reg  s_misc$clock;
+    reg  s_busy$0$d;
+    wire  s_busy$0$q;
+    reg  s_busy$0$clock;
+    reg  s_busy$1$d;
+    wire  s_busy$1$q;
+    reg  s_busy$1$clock;
+    reg  s_busy$2$d;
+    wire  s_busy$2$q;
+    reg  s_busy$2$clock;
+    reg  s_busy$3$d;
+    wire  s_busy$3$q;
+    reg  s_busy$3$clock;
+    reg  s_busy$4$d;
+    wire  s_busy$4$q;
+    reg  s_busy$4$clock;
+    reg  s_busy$5$d;
+    wire  s_busy$5$q;
+    reg  s_busy$5$clock;
+    reg  s_busy$6$d;
+    wire  s_busy$6$q;
+    reg  s_busy$6$clock;
+    reg  s_busy$7$d;
+    wire  s_busy$7$q;
+    reg  s_busy$7$clock;
+    reg  s_busy$8$d;
+    wire  s_busy$8$q;
+    reg  s_busy$8$clock;
+    reg  s_busy$9$d;
+    wire  s_busy$9$q;
+    reg  s_busy$9$clock;
+    reg  s_busy$10$d;
+    wire  s_busy$10$q;
+    reg  s_busy$10$clock;
+    reg  s_busy$11$d;
+    wire  s_busy$11$q;
+    reg  s_busy$11$clock;
+    reg  s_busy$12$d;
+    wire  s_busy$12$q;
+    reg  s_busy$12$clock;
+    reg  s_busy$13$d;
+    wire  s_busy$13$q;
+    reg  s_busy$13$clock;
+    reg  s_busy$14$d;
+    wire  s_busy$14$q;
+    reg  s_busy$14$clock;
+    reg  s_busy$15$d;
+    wire  s_busy$15$q;
+    reg  s_busy$15$clock;
+    reg  [1:0] s_cnt$0$d;
+    wire  [1:0] s_cnt$0$q;
+    reg  s_cnt$0$clock;
+    reg  [1:0] s_cnt$1$d;
+    wire  [1:0] s_cnt$1$q;
+    reg  s_cnt$1$clock;
+    reg  [1:0] s_cnt$2$d;
+    wire  [1:0] s_cnt$2$q;
+    reg  s_cnt$2$clock;
+    reg  [1:0] s_cnt$3$d;
+    wire  [1:0] s_cnt$3$q;
+    reg  s_cnt$3$clock;
+    reg  [1:0] s_cnt$4$d;
+    wire  [1:0] s_cnt$4$q;
+    reg  s_cnt$4$clock;
+    reg  [1:0] s_cnt$5$d;
+    wire  [1:0] s_cnt$5$q;
+    reg  s_cnt$5$clock;
+    reg  [1:0] s_cnt$6$d;
+    wire  [1:0] s_cnt$6$q;
+    reg  s_cnt$6$clock;
+    reg  [1:0] s_cnt$7$d;
+    wire  [1:0] s_cnt$7$q;
+    reg  s_cnt$7$clock;
+    reg  [1:0] s_cnt$8$d;
+    wire  [1:0] s_cnt$8$q;
+    reg  s_cnt$8$clock;
+    reg  [1:0] s_cnt$9$d;
+    wire  [1:0] s_cnt$9$q;
+    reg  s_cnt$9$clock;
+    reg  [1:0] s_cnt$10$d;
+    wire  [1:0] s_cnt$10$q;
+    reg  s_cnt$10$clock;
+    reg  [1:0] s_cnt$11$d;
+    wire  [1:0] s_cnt$11$q;
+    reg  s_cnt$11$clock;
+    reg  [1:0] s_cnt$12$d;
+    wire  [1:0] s_cnt$12$q;
+    reg  s_cnt$12$clock;
+    reg  [1:0] s_cnt$13$d;
+    wire  [1:0] s_cnt$13$q;
+    reg  s_cnt$13$clock;
+    reg  [1:0] s_cnt$14$d;
+    wire  [1:0] s_cnt$14$q;
+    reg  s_cnt$14$clock;
+    reg  [1:0] s_cnt$15$d;
+    wire  [1:0] s_cnt$15$q;
+    reg  s_cnt$15$clock;
+    reg  [1:0] s_cnt$16$d;
+    wire  [1:0] s_cnt$16$q;
+    reg  s_cnt$16$clock;
+    reg  [1:0] s_cnt$17$d;
+    wire  [1:0] s_cnt$17$q;
+    reg  s_cnt$17$clock;
+    reg  [1:0] s_cnt$18$d;
+    wire  [1:0] s_cnt$18$q;
+    reg  s_cnt$18$clock;
+    reg  [1:0] s_cnt$19$d;
+    wire  [1:0] s_cnt$19$q;
+    reg  s_cnt$19$clock;
+    reg  [1:0] s_cnt$20$d;
+    wire  [1:0] s_cnt$20$q;
+    reg  s_cnt$20$clock;
+    reg  [15:0] s_port$0$d;
+    wire  [15:0] s_port$0$q;
+    reg  s_port$0$clock;
+    reg  [15:0] s_port$1$d;
+    wire  [15:0] s_port$1$q;
+    reg  s_port$1$clock;
+    reg  [15:0] s_port$2$d;
+    wire  [15:0] s_port$2$q;
+    reg  s_port$2$clock;
+    reg  [15:0] s_port$3$d;
+    wire  [15:0] s_port$3$q;
+    reg  s_port$3$clock;
     reg  bvalid_r$d;
     wire  bvalid_r$q;
     reg  bvalid_r$clock;
@@ -1639,6 +1810,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  rdata_r$clock;
     
     // Local signals
+    reg  [1:0] pr_kind;
     reg  any_to;
     reg  scan_own;
     reg  [3:0] dact;
@@ -1994,6 +2166,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .bitmap(hg$bitmap),
         .hdr(hg$hdr),
         .clock(hg$clock),
+        .ld1(hg$ld1),
         .ld(hg$ld),
         .orig(hg$orig),
         .orig_hdr(hg$orig_hdr),
@@ -2756,10 +2929,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pr_job$q),
         .clock(pr_job$clock)
     );
-    fanin_pr_kind pr_kind(
-        .d(pr_kind$d),
-        .q(pr_kind$q),
-        .clock(pr_kind$clock)
+    fanin_pc_popok pc_popok(
+        .d(pc_popok$d),
+        .q(pc_popok$q),
+        .clock(pc_popok$clock)
     );
     fanin_pr_ptype pr_ptype(
         .d(pr_ptype$d),
@@ -2821,9 +2994,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .ip_bad(cls$ip_bad),
         .route(cls$route),
         .bad(cls$bad),
-        .pc(cls$pc),
-        .count(cls$count),
+        .pop_ok(cls$pop_ok),
         .kind(cls$kind)
+    );
+    fanin_pchk pchk(
+        .pc(pchk$pc),
+        .count(pchk$count),
+        .ok(pchk$ok)
     );
     fanin_q_st q_st(
         .d(q_st$d),
@@ -3239,6 +3416,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(v_b$d),
         .q(v_b$q),
         .clock(v_b$clock)
+    );
+    fanin_v_c v_c(
+        .d(v_c$d),
+        .q(v_c$q),
+        .clock(v_c$clock)
+    );
+    fanin_hlow1 hlow1(
+        .d(hlow1$d),
+        .q(hlow1$q),
+        .clock(hlow1$clock)
     );
     fanin_pp_mac_0 pp_mac$0(
         .d(pp_mac$0$d),
@@ -4086,6 +4273,276 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(rxbad$3$q),
         .clock(rxbad$3$clock)
     );
+    fanin_rs rs(
+        .d(rs$d),
+        .q(rs$q),
+        .clock(rs$clock)
+    );
+    fanin_s_info_0 s_info$0(
+        .d(s_info$0$d),
+        .q(s_info$0$q),
+        .clock(s_info$0$clock)
+    );
+    fanin_s_info_1 s_info$1(
+        .d(s_info$1$d),
+        .q(s_info$1$q),
+        .clock(s_info$1$clock)
+    );
+    fanin_s_info_2 s_info$2(
+        .d(s_info$2$d),
+        .q(s_info$2$q),
+        .clock(s_info$2$clock)
+    );
+    fanin_s_info_3 s_info$3(
+        .d(s_info$3$d),
+        .q(s_info$3$q),
+        .clock(s_info$3$clock)
+    );
+    fanin_s_info_4 s_info$4(
+        .d(s_info$4$d),
+        .q(s_info$4$q),
+        .clock(s_info$4$clock)
+    );
+    fanin_s_info_5 s_info$5(
+        .d(s_info$5$d),
+        .q(s_info$5$q),
+        .clock(s_info$5$clock)
+    );
+    fanin_s_info_6 s_info$6(
+        .d(s_info$6$d),
+        .q(s_info$6$q),
+        .clock(s_info$6$clock)
+    );
+    fanin_s_info_7 s_info$7(
+        .d(s_info$7$d),
+        .q(s_info$7$q),
+        .clock(s_info$7$clock)
+    );
+    fanin_s_info_8 s_info$8(
+        .d(s_info$8$d),
+        .q(s_info$8$q),
+        .clock(s_info$8$clock)
+    );
+    fanin_s_info_9 s_info$9(
+        .d(s_info$9$d),
+        .q(s_info$9$q),
+        .clock(s_info$9$clock)
+    );
+    fanin_s_info_10 s_info$10(
+        .d(s_info$10$d),
+        .q(s_info$10$q),
+        .clock(s_info$10$clock)
+    );
+    fanin_s_misc s_misc(
+        .d(s_misc$d),
+        .q(s_misc$q),
+        .clock(s_misc$clock)
+    );
+    fanin_s_busy_0 s_busy$0(
+        .d(s_busy$0$d),
+        .q(s_busy$0$q),
+        .clock(s_busy$0$clock)
+    );
+    fanin_s_busy_1 s_busy$1(
+        .d(s_busy$1$d),
+        .q(s_busy$1$q),
+        .clock(s_busy$1$clock)
+    );
+    fanin_s_busy_2 s_busy$2(
+        .d(s_busy$2$d),
+        .q(s_busy$2$q),
+        .clock(s_busy$2$clock)
+    );
+    fanin_s_busy_3 s_busy$3(
+        .d(s_busy$3$d),
+        .q(s_busy$3$q),
+        .clock(s_busy$3$clock)
+    );
+    fanin_s_busy_4 s_busy$4(
+        .d(s_busy$4$d),
+        .q(s_busy$4$q),
+        .clock(s_busy$4$clock)
+    );
+    fanin_s_busy_5 s_busy$5(
+        .d(s_busy$5$d),
+        .q(s_busy$5$q),
+        .clock(s_busy$5$clock)
+    );
+    fanin_s_busy_6 s_busy$6(
+        .d(s_busy$6$d),
+        .q(s_busy$6$q),
+        .clock(s_busy$6$clock)
+    );
+    fanin_s_busy_7 s_busy$7(
+        .d(s_busy$7$d),
+        .q(s_busy$7$q),
+        .clock(s_busy$7$clock)
+    );
+    fanin_s_busy_8 s_busy$8(
+        .d(s_busy$8$d),
+        .q(s_busy$8$q),
+        .clock(s_busy$8$clock)
+    );
+    fanin_s_busy_9 s_busy$9(
+        .d(s_busy$9$d),
+        .q(s_busy$9$q),
+        .clock(s_busy$9$clock)
+    );
+    fanin_s_busy_10 s_busy$10(
+        .d(s_busy$10$d),
+        .q(s_busy$10$q),
+        .clock(s_busy$10$clock)
+    );
+    fanin_s_busy_11 s_busy$11(
+        .d(s_busy$11$d),
+        .q(s_busy$11$q),
+        .clock(s_busy$11$clock)
+    );
+    fanin_s_busy_12 s_busy$12(
+        .d(s_busy$12$d),
+        .q(s_busy$12$q),
+        .clock(s_busy$12$clock)
+    );
+    fanin_s_busy_13 s_busy$13(
+        .d(s_busy$13$d),
+        .q(s_busy$13$q),
+        .clock(s_busy$13$clock)
+    );
+    fanin_s_busy_14 s_busy$14(
+        .d(s_busy$14$d),
+        .q(s_busy$14$q),
+        .clock(s_busy$14$clock)
+    );
+    fanin_s_busy_15 s_busy$15(
+        .d(s_busy$15$d),
+        .q(s_busy$15$q),
+        .clock(s_busy$15$clock)
+    );
+    fanin_s_cnt_0 s_cnt$0(
+        .d(s_cnt$0$d),
+        .q(s_cnt$0$q),
+        .clock(s_cnt$0$clock)
+    );
+    fanin_s_cnt_1 s_cnt$1(
+        .d(s_cnt$1$d),
+        .q(s_cnt$1$q),
+        .clock(s_cnt$1$clock)
+    );
+    fanin_s_cnt_2 s_cnt$2(
+        .d(s_cnt$2$d),
+        .q(s_cnt$2$q),
+        .clock(s_cnt$2$clock)
+    );
+    fanin_s_cnt_3 s_cnt$3(
+        .d(s_cnt$3$d),
+        .q(s_cnt$3$q),
+        .clock(s_cnt$3$clock)
+    );
+    fanin_s_cnt_4 s_cnt$4(
+        .d(s_cnt$4$d),
+        .q(s_cnt$4$q),
+        .clock(s_cnt$4$clock)
+    );
+    fanin_s_cnt_5 s_cnt$5(
+        .d(s_cnt$5$d),
+        .q(s_cnt$5$q),
+        .clock(s_cnt$5$clock)
+    );
+    fanin_s_cnt_6 s_cnt$6(
+        .d(s_cnt$6$d),
+        .q(s_cnt$6$q),
+        .clock(s_cnt$6$clock)
+    );
+    fanin_s_cnt_7 s_cnt$7(
+        .d(s_cnt$7$d),
+        .q(s_cnt$7$q),
+        .clock(s_cnt$7$clock)
+    );
+    fanin_s_cnt_8 s_cnt$8(
+        .d(s_cnt$8$d),
+        .q(s_cnt$8$q),
+        .clock(s_cnt$8$clock)
+    );
+    fanin_s_cnt_9 s_cnt$9(
+        .d(s_cnt$9$d),
+        .q(s_cnt$9$q),
+        .clock(s_cnt$9$clock)
+    );
+    fanin_s_cnt_10 s_cnt$10(
+        .d(s_cnt$10$d),
+        .q(s_cnt$10$q),
+        .clock(s_cnt$10$clock)
+    );
+    fanin_s_cnt_11 s_cnt$11(
+        .d(s_cnt$11$d),
+        .q(s_cnt$11$q),
+        .clock(s_cnt$11$clock)
+    );
+    fanin_s_cnt_12 s_cnt$12(
+        .d(s_cnt$12$d),
+        .q(s_cnt$12$q),
+        .clock(s_cnt$12$clock)
+    );
+    fanin_s_cnt_13 s_cnt$13(
+        .d(s_cnt$13$d),
+        .q(s_cnt$13$q),
+        .clock(s_cnt$13$clock)
+    );
+    fanin_s_cnt_14 s_cnt$14(
+        .d(s_cnt$14$d),
+        .q(s_cnt$14$q),
+        .clock(s_cnt$14$clock)
+    );
+    fanin_s_cnt_15 s_cnt$15(
+        .d(s_cnt$15$d),
+        .q(s_cnt$15$q),
+        .clock(s_cnt$15$clock)
+    );
+    fanin_s_cnt_16 s_cnt$16(
+        .d(s_cnt$16$d),
+        .q(s_cnt$16$q),
+        .clock(s_cnt$16$clock)
+    );
+    fanin_s_cnt_17 s_cnt$17(
+        .d(s_cnt$17$d),
+        .q(s_cnt$17$q),
+        .clock(s_cnt$17$clock)
+    );
+    fanin_s_cnt_18 s_cnt$18(
+        .d(s_cnt$18$d),
+        .q(s_cnt$18$q),
+        .clock(s_cnt$18$clock)
+    );
+    fanin_s_cnt_19 s_cnt$19(
+        .d(s_cnt$19$d),
+        .q(s_cnt$19$q),
+        .clock(s_cnt$19$clock)
+    );
+    fanin_s_cnt_20 s_cnt$20(
+        .d(s_cnt$20$d),
+        .q(s_cnt$20$q),
+        .clock(s_cnt$20$clock)
+    );
+    fanin_s_port_0 s_port$0(
+        .d(s_port$0$d),
+        .q(s_port$0$q),
+        .clock(s_port$0$clock)
+    );
+    fanin_s_port_1 s_port$1(
+        .d(s_port$1$d),
+        .q(s_port$1$q),
+        .clock(s_port$1$clock)
+    );
+    fanin_s_port_2 s_port$2(
+        .d(s_port$2$d),
+        .q(s_port$2$q),
+        .clock(s_port$2$clock)
+    );
+    fanin_s_port_3 s_port$3(
+        .d(s_port$3$d),
+        .q(s_port$3$q),
+        .clock(s_port$3$clock)
+    );
     fanin_bvalid_r bvalid_r(
         .d(bvalid_r$d),
         .q(bvalid_r$q),
@@ -4116,7 +4573,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pr_exponent$clock = clock;
         pr_flags$clock = clock;
         pr_job$clock = clock;
-        pr_kind$clock = clock;
+        pc_popok$clock = clock;
         pr_ptype$clock = clock;
         pr_src_ip$clock = clock;
         pr_src_mac$clock = clock;
@@ -4191,6 +4648,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hs_child$clock = clock;
         v_a$clock = clock;
         v_b$clock = clock;
+        v_c$clock = clock;
+        hlow1$clock = clock;
         t1_v$clock = clock;
         t1_first$clock = clock;
         t1_start$clock = clock;
@@ -4259,6 +4718,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bvalid_r$clock = clock;
         rvalid_r$clock = clock;
         rdata_r$clock = clock;
+        rs$clock = clock;
+        s_misc$clock = clock;
         jgen$clock = clock;
         jhit_q$clock = clock;
         rhit_q$clock = clock;
@@ -4293,7 +4754,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pr_exponent$d = pr_exponent$q;
         pr_flags$d = pr_flags$q;
         pr_job$d = pr_job$q;
-        pr_kind$d = pr_kind$q;
+        pc_popok$d = pc_popok$q;
         pr_ptype$d = pr_ptype$q;
         pr_src_ip$d = pr_src_ip$q;
         pr_src_mac$d = pr_src_mac$q;
@@ -4368,6 +4829,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hs_child$d = hs_child$q;
         v_a$d = v_a$q;
         v_b$d = v_b$q;
+        v_c$d = v_c$q;
+        hlow1$d = hlow1$q;
         t1_v$d = t1_v$q;
         t1_first$d = t1_first$q;
         t1_start$d = t1_start$q;
@@ -4436,6 +4899,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bvalid_r$d = bvalid_r$q;
         rvalid_r$d = rvalid_r$q;
         rdata_r$d = rdata_r$q;
+        rs$d = rs$q;
+        s_misc$d = s_misc$q;
         jgen$d = jgen$q;
         jhit_q$d = jhit_q$q;
         rhit_q$d = rhit_q$q;
@@ -4812,46 +5277,150 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$15$d = jbusy$15$q;
         cnt$0$clock = clock;
         cnt$0$d = cnt$0$q;
+        s_cnt$0$clock = clock;
+        s_cnt$0$d = s_cnt$0$q;
         cnt$1$clock = clock;
         cnt$1$d = cnt$1$q;
+        s_cnt$1$clock = clock;
+        s_cnt$1$d = s_cnt$1$q;
         cnt$2$clock = clock;
         cnt$2$d = cnt$2$q;
+        s_cnt$2$clock = clock;
+        s_cnt$2$d = s_cnt$2$q;
         cnt$3$clock = clock;
         cnt$3$d = cnt$3$q;
+        s_cnt$3$clock = clock;
+        s_cnt$3$d = s_cnt$3$q;
         cnt$4$clock = clock;
         cnt$4$d = cnt$4$q;
+        s_cnt$4$clock = clock;
+        s_cnt$4$d = s_cnt$4$q;
         cnt$5$clock = clock;
         cnt$5$d = cnt$5$q;
+        s_cnt$5$clock = clock;
+        s_cnt$5$d = s_cnt$5$q;
         cnt$6$clock = clock;
         cnt$6$d = cnt$6$q;
+        s_cnt$6$clock = clock;
+        s_cnt$6$d = s_cnt$6$q;
         cnt$7$clock = clock;
         cnt$7$d = cnt$7$q;
+        s_cnt$7$clock = clock;
+        s_cnt$7$d = s_cnt$7$q;
         cnt$8$clock = clock;
         cnt$8$d = cnt$8$q;
+        s_cnt$8$clock = clock;
+        s_cnt$8$d = s_cnt$8$q;
         cnt$9$clock = clock;
         cnt$9$d = cnt$9$q;
+        s_cnt$9$clock = clock;
+        s_cnt$9$d = s_cnt$9$q;
         cnt$10$clock = clock;
         cnt$10$d = cnt$10$q;
+        s_cnt$10$clock = clock;
+        s_cnt$10$d = s_cnt$10$q;
         cnt$11$clock = clock;
         cnt$11$d = cnt$11$q;
+        s_cnt$11$clock = clock;
+        s_cnt$11$d = s_cnt$11$q;
         cnt$12$clock = clock;
         cnt$12$d = cnt$12$q;
+        s_cnt$12$clock = clock;
+        s_cnt$12$d = s_cnt$12$q;
         cnt$13$clock = clock;
         cnt$13$d = cnt$13$q;
+        s_cnt$13$clock = clock;
+        s_cnt$13$d = s_cnt$13$q;
         cnt$14$clock = clock;
         cnt$14$d = cnt$14$q;
+        s_cnt$14$clock = clock;
+        s_cnt$14$d = s_cnt$14$q;
         cnt$15$clock = clock;
         cnt$15$d = cnt$15$q;
+        s_cnt$15$clock = clock;
+        s_cnt$15$d = s_cnt$15$q;
         cnt$16$clock = clock;
         cnt$16$d = cnt$16$q;
+        s_cnt$16$clock = clock;
+        s_cnt$16$d = s_cnt$16$q;
         cnt$17$clock = clock;
         cnt$17$d = cnt$17$q;
+        s_cnt$17$clock = clock;
+        s_cnt$17$d = s_cnt$17$q;
         cnt$18$clock = clock;
         cnt$18$d = cnt$18$q;
+        s_cnt$18$clock = clock;
+        s_cnt$18$d = s_cnt$18$q;
         cnt$19$clock = clock;
         cnt$19$d = cnt$19$q;
+        s_cnt$19$clock = clock;
+        s_cnt$19$d = s_cnt$19$q;
         cnt$20$clock = clock;
         cnt$20$d = cnt$20$q;
+        s_cnt$20$clock = clock;
+        s_cnt$20$d = s_cnt$20$q;
+        s_info$0$clock = clock;
+        s_info$0$d = s_info$0$q;
+        s_info$1$clock = clock;
+        s_info$1$d = s_info$1$q;
+        s_info$2$clock = clock;
+        s_info$2$d = s_info$2$q;
+        s_info$3$clock = clock;
+        s_info$3$d = s_info$3$q;
+        s_info$4$clock = clock;
+        s_info$4$d = s_info$4$q;
+        s_info$5$clock = clock;
+        s_info$5$d = s_info$5$q;
+        s_info$6$clock = clock;
+        s_info$6$d = s_info$6$q;
+        s_info$7$clock = clock;
+        s_info$7$d = s_info$7$q;
+        s_info$8$clock = clock;
+        s_info$8$d = s_info$8$q;
+        s_info$9$clock = clock;
+        s_info$9$d = s_info$9$q;
+        s_info$10$clock = clock;
+        s_info$10$d = s_info$10$q;
+        s_busy$0$clock = clock;
+        s_busy$0$d = s_busy$0$q;
+        s_busy$1$clock = clock;
+        s_busy$1$d = s_busy$1$q;
+        s_busy$2$clock = clock;
+        s_busy$2$d = s_busy$2$q;
+        s_busy$3$clock = clock;
+        s_busy$3$d = s_busy$3$q;
+        s_busy$4$clock = clock;
+        s_busy$4$d = s_busy$4$q;
+        s_busy$5$clock = clock;
+        s_busy$5$d = s_busy$5$q;
+        s_busy$6$clock = clock;
+        s_busy$6$d = s_busy$6$q;
+        s_busy$7$clock = clock;
+        s_busy$7$d = s_busy$7$q;
+        s_busy$8$clock = clock;
+        s_busy$8$d = s_busy$8$q;
+        s_busy$9$clock = clock;
+        s_busy$9$d = s_busy$9$q;
+        s_busy$10$clock = clock;
+        s_busy$10$d = s_busy$10$q;
+        s_busy$11$clock = clock;
+        s_busy$11$d = s_busy$11$q;
+        s_busy$12$clock = clock;
+        s_busy$12$d = s_busy$12$q;
+        s_busy$13$clock = clock;
+        s_busy$13$d = s_busy$13$q;
+        s_busy$14$clock = clock;
+        s_busy$14$d = s_busy$14$q;
+        s_busy$15$clock = clock;
+        s_busy$15$d = s_busy$15$q;
+        s_port$0$clock = clock;
+        s_port$0$d = s_port$0$q;
+        s_port$1$clock = clock;
+        s_port$1$d = s_port$1$q;
+        s_port$2$clock = clock;
+        s_port$2$d = s_port$2$q;
+        s_port$3$clock = clock;
+        s_port$3$d = s_port$3$q;
         pp_mac$0$clock = clock;
         pp_mac$0$d = pp_mac$0$q;
         pp_ip$0$clock = clock;
@@ -5267,9 +5836,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cls$ip_bad = pc_ip_bad$q;
         cls$route = pc_route$q;
         cls$bad = pc_bad$q;
-        cls$pc = pc_pc$q;
-        cls$count = pc_count$q;
-        pr_kind$d = cls$kind;
+        pchk$pc = pc_pc$q;
+        pchk$count = pc_count$q;
+        pc_popok$d = pchk$ok;
+        cls$pop_ok = pc_popok$q;
+        pr_kind = cls$kind;
         pr_ptype$d = parser$ptype;
         pr_src_ip$d = parser$src_ip;
         pr_src_mac$d = parser$src_mac;
@@ -5736,6 +6307,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         h_latch = 1'b0;
         v_a$d = 1'b0;
         hg$ld = 1'b0;
+        hg$ld1 = 1'b0;
         tg_v = 1'b0;
         tg_first = 1'b0;
         if (nr$q == 32'h0) begin
@@ -5848,6 +6420,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             8:
                 begin
                     v_b$d = 1'b0;
+                    v_c$d = 1'b0;
                     if (hdr_ok) begin
                         h_latch = pmask$q != 32'h0;
                         bstate$d = 32'h6;
@@ -5872,15 +6445,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             ev_b = ((32'h1) & 32'hffffffff) << 32'h4;
                         end
                     end
-                    v_b$d = v_a$q;
+                    v_b$d = v_c$q;
+                    v_c$d = v_a$q;
                     if (v_a$q) begin
+                        hg$ld1 = 1'b1;
+                        hlow1$d = hlow_s$q;
+                    end
+                    if (v_c$q) begin
                         hg$ld = 1'b1;
-                        hlow$d = hlow_s$q;
+                        hlow$d = hlow1$q;
                     end
                     if (pmask$q != 32'h0) begin
                         h_latch = 1'b1;
                     end
-                    else if (~v_a$q) begin
+                    else if (~v_a$q & ~v_c$q) begin
                         v_b$d = 1'b0;
                         if (more$q) begin
                             cs_i$d = ei$q;
@@ -6087,14 +6665,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     ji$d = jsel;
                     chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_child$q) & 24'hffffff) & c_mcmask);
-                    if ((pr_kind$q == 32'h3) & jhit_q$q) begin
+                    if ((pr_kind == 32'h3) & jhit_q$q) begin
                         state$d = 32'h2;
                     end
                     else if (b_free) begin
                         h_go = 1'b1;
                         h_st = 32'h7;
                         state$d = 32'h0;
-                        case (pr_kind$q)
+                        case (pr_kind)
                             0:
                                 begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'h14;
@@ -6761,348 +7339,636 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chram2$waddr = chram$waddr;
         chram2$wdata = chram$wdata;
         chram2$we = chram$we;
-        arready = ~rvalid_r$q;
+        arready = ~rvalid_r$q & ~rs$q;
         rvalid = rvalid_r$q;
         rdata = rdata_r$q;
         rresp = 32'h0;
-        rd = 32'h0;
-        if (araddr == (c_idx16$0 << 32'h2)) begin
-            rd = c_info$0;
-        end
-        if (araddr == (c_idx16$1 << 32'h2)) begin
-            rd = c_info$1;
-        end
-        if (araddr == (c_idx16$2 << 32'h2)) begin
-            rd = c_info$2;
-        end
-        if (araddr == (c_idx16$3 << 32'h2)) begin
-            rd = c_info$3;
-        end
-        if (araddr == (c_idx16$4 << 32'h2)) begin
-            rd = c_info$4;
-        end
-        if (araddr == (c_idx16$5 << 32'h2)) begin
-            rd = c_info$5;
-        end
-        if (araddr == (c_idx16$6 << 32'h2)) begin
-            rd = c_info$6;
-        end
-        if (araddr == (c_idx16$7 << 32'h2)) begin
-            rd = c_info$7;
-        end
-        if (araddr == (c_idx16$8 << 32'h2)) begin
-            rd = c_info$8;
-        end
-        if (araddr == (c_idx16$9 << 32'h2)) begin
-            rd = c_info$9;
-        end
-        if (araddr == (c_idx16$10 << 32'h2)) begin
-            rd = c_info$10;
-        end
-        if (araddr == a_me_ip) begin
-            rd = me_ip$q;
-        end
-        if (araddr == a_me_port) begin
-            rd = ((me_port$q) & 32'hffffffff);
-        end
-        if (araddr == a_me_mac_lo) begin
-            rd = me_mac$q[(32'h0)+:(32)];
-        end
-        if (araddr == a_me_mac_hi) begin
-            rd = ((me_mac$q[(32'h20)+:(16)]) & 32'hffffffff);
-        end
-        if (araddr == a_tick_div) begin
-            rd = tick_div$q;
-        end
-        if (araddr == a_tick) begin
-            rd = now$q;
-        end
-        if (araddr == a_scan_ticks) begin
-            rd = scan_ticks$q;
-        end
-        if (araddr == a_busy + (c_idx16$0 << 32'h2)) begin
-            rd = jbusy$0$q;
-        end
-        if (araddr == a_busy + (c_idx16$1 << 32'h2)) begin
-            rd = jbusy$1$q;
-        end
-        if (araddr == a_busy + (c_idx16$2 << 32'h2)) begin
-            rd = jbusy$2$q;
-        end
-        if (araddr == a_busy + (c_idx16$3 << 32'h2)) begin
-            rd = jbusy$3$q;
-        end
-        if (araddr == a_busy + (c_idx16$4 << 32'h2)) begin
-            rd = jbusy$4$q;
-        end
-        if (araddr == a_busy + (c_idx16$5 << 32'h2)) begin
-            rd = jbusy$5$q;
-        end
-        if (araddr == a_busy + (c_idx16$6 << 32'h2)) begin
-            rd = jbusy$6$q;
-        end
-        if (araddr == a_busy + (c_idx16$7 << 32'h2)) begin
-            rd = jbusy$7$q;
-        end
-        if (araddr == a_busy + (c_idx16$8 << 32'h2)) begin
-            rd = jbusy$8$q;
-        end
-        if (araddr == a_busy + (c_idx16$9 << 32'h2)) begin
-            rd = jbusy$9$q;
-        end
-        if (araddr == a_busy + (c_idx16$10 << 32'h2)) begin
-            rd = jbusy$10$q;
-        end
-        if (araddr == a_busy + (c_idx16$11 << 32'h2)) begin
-            rd = jbusy$11$q;
-        end
-        if (araddr == a_busy + (c_idx16$12 << 32'h2)) begin
-            rd = jbusy$12$q;
-        end
-        if (araddr == a_busy + (c_idx16$13 << 32'h2)) begin
-            rd = jbusy$13$q;
-        end
-        if (araddr == a_busy + (c_idx16$14 << 32'h2)) begin
-            rd = jbusy$14$q;
-        end
-        if (araddr == a_busy + (c_idx16$15 << 32'h2)) begin
-            rd = jbusy$15$q;
-        end
+        s_info$0$d = araddr == (c_idx16$0 << 32'h2);
+        s_info$1$d = araddr == (c_idx16$1 << 32'h2);
+        s_info$2$d = araddr == (c_idx16$2 << 32'h2);
+        s_info$3$d = araddr == (c_idx16$3 << 32'h2);
+        s_info$4$d = araddr == (c_idx16$4 << 32'h2);
+        s_info$5$d = araddr == (c_idx16$5 << 32'h2);
+        s_info$6$d = araddr == (c_idx16$6 << 32'h2);
+        s_info$7$d = araddr == (c_idx16$7 << 32'h2);
+        s_info$8$d = araddr == (c_idx16$8 << 32'h2);
+        s_info$9$d = araddr == (c_idx16$9 << 32'h2);
+        s_info$10$d = araddr == (c_idx16$10 << 32'h2);
+        s_misc$d = (((araddr == a_me_ip)) & 8'hff) | ((((araddr == a_me_port)) & 8'hff) << 32'h1) | ((((araddr == a_me_mac_lo)) & 8'hff) << 32'h2) | ((((araddr == a_me_mac_hi)) & 8'hff) << 32'h3) | ((((araddr == a_tick_div)) & 8'hff) << 32'h4) | ((((araddr == a_tick)) & 8'hff) << 32'h5) | ((((araddr == a_scan_ticks)) & 8'hff) << 32'h6);
+        s_busy$0$d = araddr == a_busy + (c_idx16$0 << 32'h2);
+        s_busy$1$d = araddr == a_busy + (c_idx16$1 << 32'h2);
+        s_busy$2$d = araddr == a_busy + (c_idx16$2 << 32'h2);
+        s_busy$3$d = araddr == a_busy + (c_idx16$3 << 32'h2);
+        s_busy$4$d = araddr == a_busy + (c_idx16$4 << 32'h2);
+        s_busy$5$d = araddr == a_busy + (c_idx16$5 << 32'h2);
+        s_busy$6$d = araddr == a_busy + (c_idx16$6 << 32'h2);
+        s_busy$7$d = araddr == a_busy + (c_idx16$7 << 32'h2);
+        s_busy$8$d = araddr == a_busy + (c_idx16$8 << 32'h2);
+        s_busy$9$d = araddr == a_busy + (c_idx16$9 << 32'h2);
+        s_busy$10$d = araddr == a_busy + (c_idx16$10 << 32'h2);
+        s_busy$11$d = araddr == a_busy + (c_idx16$11 << 32'h2);
+        s_busy$12$d = araddr == a_busy + (c_idx16$12 << 32'h2);
+        s_busy$13$d = araddr == a_busy + (c_idx16$13 << 32'h2);
+        s_busy$14$d = araddr == a_busy + (c_idx16$14 << 32'h2);
+        s_busy$15$d = araddr == a_busy + (c_idx16$15 << 32'h2);
+        s_cnt$0$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$0 << 32'h3)) begin
-            rd = cnt$0$q[(32'h0)+:(32)];
+            s_cnt$0$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$0 << 32'h3) + 32'h4) begin
-            rd = cnt$0$q[(32'h20)+:(32)];
+            s_cnt$0$d = 32'h2;
         end
+        s_cnt$1$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$1 << 32'h3)) begin
-            rd = cnt$1$q[(32'h0)+:(32)];
+            s_cnt$1$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$1 << 32'h3) + 32'h4) begin
-            rd = cnt$1$q[(32'h20)+:(32)];
+            s_cnt$1$d = 32'h2;
         end
+        s_cnt$2$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$2 << 32'h3)) begin
-            rd = cnt$2$q[(32'h0)+:(32)];
+            s_cnt$2$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$2 << 32'h3) + 32'h4) begin
-            rd = cnt$2$q[(32'h20)+:(32)];
+            s_cnt$2$d = 32'h2;
         end
+        s_cnt$3$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$3 << 32'h3)) begin
-            rd = cnt$3$q[(32'h0)+:(32)];
+            s_cnt$3$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$3 << 32'h3) + 32'h4) begin
-            rd = cnt$3$q[(32'h20)+:(32)];
+            s_cnt$3$d = 32'h2;
         end
+        s_cnt$4$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$4 << 32'h3)) begin
-            rd = cnt$4$q[(32'h0)+:(32)];
+            s_cnt$4$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$4 << 32'h3) + 32'h4) begin
-            rd = cnt$4$q[(32'h20)+:(32)];
+            s_cnt$4$d = 32'h2;
         end
+        s_cnt$5$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$5 << 32'h3)) begin
-            rd = cnt$5$q[(32'h0)+:(32)];
+            s_cnt$5$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$5 << 32'h3) + 32'h4) begin
-            rd = cnt$5$q[(32'h20)+:(32)];
+            s_cnt$5$d = 32'h2;
         end
+        s_cnt$6$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$6 << 32'h3)) begin
-            rd = cnt$6$q[(32'h0)+:(32)];
+            s_cnt$6$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$6 << 32'h3) + 32'h4) begin
-            rd = cnt$6$q[(32'h20)+:(32)];
+            s_cnt$6$d = 32'h2;
         end
+        s_cnt$7$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$7 << 32'h3)) begin
-            rd = cnt$7$q[(32'h0)+:(32)];
+            s_cnt$7$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$7 << 32'h3) + 32'h4) begin
-            rd = cnt$7$q[(32'h20)+:(32)];
+            s_cnt$7$d = 32'h2;
         end
+        s_cnt$8$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$8 << 32'h3)) begin
-            rd = cnt$8$q[(32'h0)+:(32)];
+            s_cnt$8$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$8 << 32'h3) + 32'h4) begin
-            rd = cnt$8$q[(32'h20)+:(32)];
+            s_cnt$8$d = 32'h2;
         end
+        s_cnt$9$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$9 << 32'h3)) begin
-            rd = cnt$9$q[(32'h0)+:(32)];
+            s_cnt$9$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$9 << 32'h3) + 32'h4) begin
-            rd = cnt$9$q[(32'h20)+:(32)];
+            s_cnt$9$d = 32'h2;
         end
+        s_cnt$10$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$10 << 32'h3)) begin
-            rd = cnt$10$q[(32'h0)+:(32)];
+            s_cnt$10$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$10 << 32'h3) + 32'h4) begin
-            rd = cnt$10$q[(32'h20)+:(32)];
+            s_cnt$10$d = 32'h2;
         end
+        s_cnt$11$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$11 << 32'h3)) begin
-            rd = cnt$11$q[(32'h0)+:(32)];
+            s_cnt$11$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$11 << 32'h3) + 32'h4) begin
-            rd = cnt$11$q[(32'h20)+:(32)];
+            s_cnt$11$d = 32'h2;
         end
+        s_cnt$12$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$12 << 32'h3)) begin
-            rd = cnt$12$q[(32'h0)+:(32)];
+            s_cnt$12$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$12 << 32'h3) + 32'h4) begin
-            rd = cnt$12$q[(32'h20)+:(32)];
+            s_cnt$12$d = 32'h2;
         end
+        s_cnt$13$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$13 << 32'h3)) begin
-            rd = cnt$13$q[(32'h0)+:(32)];
+            s_cnt$13$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$13 << 32'h3) + 32'h4) begin
-            rd = cnt$13$q[(32'h20)+:(32)];
+            s_cnt$13$d = 32'h2;
         end
+        s_cnt$14$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$14 << 32'h3)) begin
-            rd = cnt$14$q[(32'h0)+:(32)];
+            s_cnt$14$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$14 << 32'h3) + 32'h4) begin
-            rd = cnt$14$q[(32'h20)+:(32)];
+            s_cnt$14$d = 32'h2;
         end
+        s_cnt$15$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$15 << 32'h3)) begin
-            rd = cnt$15$q[(32'h0)+:(32)];
+            s_cnt$15$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$15 << 32'h3) + 32'h4) begin
-            rd = cnt$15$q[(32'h20)+:(32)];
+            s_cnt$15$d = 32'h2;
         end
+        s_cnt$16$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$16 << 32'h3)) begin
-            rd = cnt$16$q[(32'h0)+:(32)];
+            s_cnt$16$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$16 << 32'h3) + 32'h4) begin
-            rd = cnt$16$q[(32'h20)+:(32)];
+            s_cnt$16$d = 32'h2;
         end
+        s_cnt$17$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$17 << 32'h3)) begin
-            rd = cnt$17$q[(32'h0)+:(32)];
+            s_cnt$17$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$17 << 32'h3) + 32'h4) begin
-            rd = cnt$17$q[(32'h20)+:(32)];
+            s_cnt$17$d = 32'h2;
         end
+        s_cnt$18$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$18 << 32'h3)) begin
-            rd = cnt$18$q[(32'h0)+:(32)];
+            s_cnt$18$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$18 << 32'h3) + 32'h4) begin
-            rd = cnt$18$q[(32'h20)+:(32)];
+            s_cnt$18$d = 32'h2;
         end
+        s_cnt$19$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$19 << 32'h3)) begin
-            rd = cnt$19$q[(32'h0)+:(32)];
+            s_cnt$19$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$19 << 32'h3) + 32'h4) begin
-            rd = cnt$19$q[(32'h20)+:(32)];
+            s_cnt$19$d = 32'h2;
         end
+        s_cnt$20$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$20 << 32'h3)) begin
-            rd = cnt$20$q[(32'h0)+:(32)];
+            s_cnt$20$d = 32'h1;
         end
         if (araddr == a_cnt + (c_idx16$20 << 32'h3) + 32'h4) begin
-            rd = cnt$20$q[(32'h20)+:(32)];
+            s_cnt$20$d = 32'h2;
         end
-        if (araddr == a_port + (c_idx16$0 << 32'h5)) begin
-            rd = rxp$0$q[(32'h0)+:(32)];
+        s_port$0$d = 32'h0;
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$0 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$0;
         end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + 32'h4) begin
-            rd = rxp$0$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$1 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$1;
         end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + 32'h8) begin
-            rd = rxb$0$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$2 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$2;
         end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + 32'hc) begin
-            rd = rxb$0$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$3 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$3;
         end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + 32'h10) begin
-            rd = txp$0$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$4 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$4;
         end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + 32'h14) begin
-            rd = txp$0$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$5 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$5;
         end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + 32'h18) begin
-            rd = txb$0$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$6 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$6;
         end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + 32'h1c) begin
-            rd = txb$0$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$7 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$7;
         end
         if (araddr == a_rxbad + (c_idx16$0 << 32'h2)) begin
-            rd = rxbad$0$q;
+            s_port$0$d = ((32'h1) & 16'hffff) << 32'h8;
         end
-        if (araddr == a_port + (c_idx16$1 << 32'h5)) begin
-            rd = rxp$1$q[(32'h0)+:(32)];
+        s_port$1$d = 32'h0;
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$0 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$0;
         end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + 32'h4) begin
-            rd = rxp$1$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$1 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$1;
         end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + 32'h8) begin
-            rd = rxb$1$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$2 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$2;
         end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + 32'hc) begin
-            rd = rxb$1$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$3 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$3;
         end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + 32'h10) begin
-            rd = txp$1$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$4 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$4;
         end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + 32'h14) begin
-            rd = txp$1$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$5 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$5;
         end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + 32'h18) begin
-            rd = txb$1$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$6 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$6;
         end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + 32'h1c) begin
-            rd = txb$1$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$7 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$7;
         end
         if (araddr == a_rxbad + (c_idx16$1 << 32'h2)) begin
-            rd = rxbad$1$q;
+            s_port$1$d = ((32'h1) & 16'hffff) << 32'h8;
         end
-        if (araddr == a_port + (c_idx16$2 << 32'h5)) begin
-            rd = rxp$2$q[(32'h0)+:(32)];
+        s_port$2$d = 32'h0;
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$0 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$0;
         end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + 32'h4) begin
-            rd = rxp$2$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$1 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$1;
         end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + 32'h8) begin
-            rd = rxb$2$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$2 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$2;
         end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + 32'hc) begin
-            rd = rxb$2$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$3 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$3;
         end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + 32'h10) begin
-            rd = txp$2$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$4 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$4;
         end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + 32'h14) begin
-            rd = txp$2$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$5 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$5;
         end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + 32'h18) begin
-            rd = txb$2$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$6 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$6;
         end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + 32'h1c) begin
-            rd = txb$2$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$7 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$7;
         end
         if (araddr == a_rxbad + (c_idx16$2 << 32'h2)) begin
-            rd = rxbad$2$q;
+            s_port$2$d = ((32'h1) & 16'hffff) << 32'h8;
         end
-        if (araddr == a_port + (c_idx16$3 << 32'h5)) begin
-            rd = rxp$3$q[(32'h0)+:(32)];
+        s_port$3$d = 32'h0;
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$0 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$0;
         end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + 32'h4) begin
-            rd = rxp$3$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$1 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$1;
         end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + 32'h8) begin
-            rd = rxb$3$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$2 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$2;
         end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + 32'hc) begin
-            rd = rxb$3$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$3 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$3;
         end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + 32'h10) begin
-            rd = txp$3$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$4 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$4;
         end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + 32'h14) begin
-            rd = txp$3$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$5 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$5;
         end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + 32'h18) begin
-            rd = txb$3$q[(32'h0)+:(32)];
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$6 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$6;
         end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + 32'h1c) begin
-            rd = txb$3$q[(32'h20)+:(32)];
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$7 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$7;
         end
         if (araddr == a_rxbad + (c_idx16$3 << 32'h2)) begin
-            rd = rxbad$3$q;
+            s_port$3$d = ((32'h1) & 16'hffff) << 32'h8;
         end
-        if (arvalid & ~rvalid_r$q) begin
+        rd = 32'h0;
+        if (s_info$0$q) begin
+            rd = rd | c_info$0;
+        end
+        if (s_info$1$q) begin
+            rd = rd | c_info$1;
+        end
+        if (s_info$2$q) begin
+            rd = rd | c_info$2;
+        end
+        if (s_info$3$q) begin
+            rd = rd | c_info$3;
+        end
+        if (s_info$4$q) begin
+            rd = rd | c_info$4;
+        end
+        if (s_info$5$q) begin
+            rd = rd | c_info$5;
+        end
+        if (s_info$6$q) begin
+            rd = rd | c_info$6;
+        end
+        if (s_info$7$q) begin
+            rd = rd | c_info$7;
+        end
+        if (s_info$8$q) begin
+            rd = rd | c_info$8;
+        end
+        if (s_info$9$q) begin
+            rd = rd | c_info$9;
+        end
+        if (s_info$10$q) begin
+            rd = rd | c_info$10;
+        end
+        if (s_misc$q[32'h0]) begin
+            rd = rd | me_ip$q;
+        end
+        if (s_misc$q[32'h1]) begin
+            rd = rd | ((me_port$q) & 32'hffffffff);
+        end
+        if (s_misc$q[32'h2]) begin
+            rd = rd | me_mac$q[(32'h0)+:(32)];
+        end
+        if (s_misc$q[32'h3]) begin
+            rd = rd | ((me_mac$q[(32'h20)+:(16)]) & 32'hffffffff);
+        end
+        if (s_misc$q[32'h4]) begin
+            rd = rd | tick_div$q;
+        end
+        if (s_misc$q[32'h5]) begin
+            rd = rd | now$q;
+        end
+        if (s_misc$q[32'h6]) begin
+            rd = rd | scan_ticks$q;
+        end
+        if (s_busy$0$q) begin
+            rd = rd | jbusy$0$q;
+        end
+        if (s_busy$1$q) begin
+            rd = rd | jbusy$1$q;
+        end
+        if (s_busy$2$q) begin
+            rd = rd | jbusy$2$q;
+        end
+        if (s_busy$3$q) begin
+            rd = rd | jbusy$3$q;
+        end
+        if (s_busy$4$q) begin
+            rd = rd | jbusy$4$q;
+        end
+        if (s_busy$5$q) begin
+            rd = rd | jbusy$5$q;
+        end
+        if (s_busy$6$q) begin
+            rd = rd | jbusy$6$q;
+        end
+        if (s_busy$7$q) begin
+            rd = rd | jbusy$7$q;
+        end
+        if (s_busy$8$q) begin
+            rd = rd | jbusy$8$q;
+        end
+        if (s_busy$9$q) begin
+            rd = rd | jbusy$9$q;
+        end
+        if (s_busy$10$q) begin
+            rd = rd | jbusy$10$q;
+        end
+        if (s_busy$11$q) begin
+            rd = rd | jbusy$11$q;
+        end
+        if (s_busy$12$q) begin
+            rd = rd | jbusy$12$q;
+        end
+        if (s_busy$13$q) begin
+            rd = rd | jbusy$13$q;
+        end
+        if (s_busy$14$q) begin
+            rd = rd | jbusy$14$q;
+        end
+        if (s_busy$15$q) begin
+            rd = rd | jbusy$15$q;
+        end
+        if (s_cnt$0$q[32'h0]) begin
+            rd = rd | cnt$0$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$0$q[32'h1]) begin
+            rd = rd | cnt$0$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$1$q[32'h0]) begin
+            rd = rd | cnt$1$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$1$q[32'h1]) begin
+            rd = rd | cnt$1$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$2$q[32'h0]) begin
+            rd = rd | cnt$2$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$2$q[32'h1]) begin
+            rd = rd | cnt$2$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$3$q[32'h0]) begin
+            rd = rd | cnt$3$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$3$q[32'h1]) begin
+            rd = rd | cnt$3$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$4$q[32'h0]) begin
+            rd = rd | cnt$4$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$4$q[32'h1]) begin
+            rd = rd | cnt$4$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$5$q[32'h0]) begin
+            rd = rd | cnt$5$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$5$q[32'h1]) begin
+            rd = rd | cnt$5$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$6$q[32'h0]) begin
+            rd = rd | cnt$6$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$6$q[32'h1]) begin
+            rd = rd | cnt$6$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$7$q[32'h0]) begin
+            rd = rd | cnt$7$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$7$q[32'h1]) begin
+            rd = rd | cnt$7$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$8$q[32'h0]) begin
+            rd = rd | cnt$8$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$8$q[32'h1]) begin
+            rd = rd | cnt$8$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$9$q[32'h0]) begin
+            rd = rd | cnt$9$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$9$q[32'h1]) begin
+            rd = rd | cnt$9$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$10$q[32'h0]) begin
+            rd = rd | cnt$10$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$10$q[32'h1]) begin
+            rd = rd | cnt$10$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$11$q[32'h0]) begin
+            rd = rd | cnt$11$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$11$q[32'h1]) begin
+            rd = rd | cnt$11$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$12$q[32'h0]) begin
+            rd = rd | cnt$12$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$12$q[32'h1]) begin
+            rd = rd | cnt$12$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$13$q[32'h0]) begin
+            rd = rd | cnt$13$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$13$q[32'h1]) begin
+            rd = rd | cnt$13$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$14$q[32'h0]) begin
+            rd = rd | cnt$14$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$14$q[32'h1]) begin
+            rd = rd | cnt$14$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$15$q[32'h0]) begin
+            rd = rd | cnt$15$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$15$q[32'h1]) begin
+            rd = rd | cnt$15$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$16$q[32'h0]) begin
+            rd = rd | cnt$16$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$16$q[32'h1]) begin
+            rd = rd | cnt$16$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$17$q[32'h0]) begin
+            rd = rd | cnt$17$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$17$q[32'h1]) begin
+            rd = rd | cnt$17$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$18$q[32'h0]) begin
+            rd = rd | cnt$18$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$18$q[32'h1]) begin
+            rd = rd | cnt$18$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$19$q[32'h0]) begin
+            rd = rd | cnt$19$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$19$q[32'h1]) begin
+            rd = rd | cnt$19$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$20$q[32'h0]) begin
+            rd = rd | cnt$20$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$20$q[32'h1]) begin
+            rd = rd | cnt$20$q[(32'h20)+:(32)];
+        end
+        if (s_port$0$q[32'h0]) begin
+            rd = rd | rxp$0$q[(32'h0)+:(32)];
+        end
+        if (s_port$0$q[32'h1]) begin
+            rd = rd | rxp$0$q[(32'h20)+:(32)];
+        end
+        if (s_port$0$q[32'h2]) begin
+            rd = rd | rxb$0$q[(32'h0)+:(32)];
+        end
+        if (s_port$0$q[32'h3]) begin
+            rd = rd | rxb$0$q[(32'h20)+:(32)];
+        end
+        if (s_port$0$q[32'h4]) begin
+            rd = rd | txp$0$q[(32'h0)+:(32)];
+        end
+        if (s_port$0$q[32'h5]) begin
+            rd = rd | txp$0$q[(32'h20)+:(32)];
+        end
+        if (s_port$0$q[32'h6]) begin
+            rd = rd | txb$0$q[(32'h0)+:(32)];
+        end
+        if (s_port$0$q[32'h7]) begin
+            rd = rd | txb$0$q[(32'h20)+:(32)];
+        end
+        if (s_port$0$q[32'h8]) begin
+            rd = rd | rxbad$0$q;
+        end
+        if (s_port$1$q[32'h0]) begin
+            rd = rd | rxp$1$q[(32'h0)+:(32)];
+        end
+        if (s_port$1$q[32'h1]) begin
+            rd = rd | rxp$1$q[(32'h20)+:(32)];
+        end
+        if (s_port$1$q[32'h2]) begin
+            rd = rd | rxb$1$q[(32'h0)+:(32)];
+        end
+        if (s_port$1$q[32'h3]) begin
+            rd = rd | rxb$1$q[(32'h20)+:(32)];
+        end
+        if (s_port$1$q[32'h4]) begin
+            rd = rd | txp$1$q[(32'h0)+:(32)];
+        end
+        if (s_port$1$q[32'h5]) begin
+            rd = rd | txp$1$q[(32'h20)+:(32)];
+        end
+        if (s_port$1$q[32'h6]) begin
+            rd = rd | txb$1$q[(32'h0)+:(32)];
+        end
+        if (s_port$1$q[32'h7]) begin
+            rd = rd | txb$1$q[(32'h20)+:(32)];
+        end
+        if (s_port$1$q[32'h8]) begin
+            rd = rd | rxbad$1$q;
+        end
+        if (s_port$2$q[32'h0]) begin
+            rd = rd | rxp$2$q[(32'h0)+:(32)];
+        end
+        if (s_port$2$q[32'h1]) begin
+            rd = rd | rxp$2$q[(32'h20)+:(32)];
+        end
+        if (s_port$2$q[32'h2]) begin
+            rd = rd | rxb$2$q[(32'h0)+:(32)];
+        end
+        if (s_port$2$q[32'h3]) begin
+            rd = rd | rxb$2$q[(32'h20)+:(32)];
+        end
+        if (s_port$2$q[32'h4]) begin
+            rd = rd | txp$2$q[(32'h0)+:(32)];
+        end
+        if (s_port$2$q[32'h5]) begin
+            rd = rd | txp$2$q[(32'h20)+:(32)];
+        end
+        if (s_port$2$q[32'h6]) begin
+            rd = rd | txb$2$q[(32'h0)+:(32)];
+        end
+        if (s_port$2$q[32'h7]) begin
+            rd = rd | txb$2$q[(32'h20)+:(32)];
+        end
+        if (s_port$2$q[32'h8]) begin
+            rd = rd | rxbad$2$q;
+        end
+        if (s_port$3$q[32'h0]) begin
+            rd = rd | rxp$3$q[(32'h0)+:(32)];
+        end
+        if (s_port$3$q[32'h1]) begin
+            rd = rd | rxp$3$q[(32'h20)+:(32)];
+        end
+        if (s_port$3$q[32'h2]) begin
+            rd = rd | rxb$3$q[(32'h0)+:(32)];
+        end
+        if (s_port$3$q[32'h3]) begin
+            rd = rd | rxb$3$q[(32'h20)+:(32)];
+        end
+        if (s_port$3$q[32'h4]) begin
+            rd = rd | txp$3$q[(32'h0)+:(32)];
+        end
+        if (s_port$3$q[32'h5]) begin
+            rd = rd | txp$3$q[(32'h20)+:(32)];
+        end
+        if (s_port$3$q[32'h6]) begin
+            rd = rd | txb$3$q[(32'h0)+:(32)];
+        end
+        if (s_port$3$q[32'h7]) begin
+            rd = rd | txb$3$q[(32'h20)+:(32)];
+        end
+        if (s_port$3$q[32'h8]) begin
+            rd = rd | rxbad$3$q;
+        end
+        rs$d = arvalid & ~rvalid_r$q & ~rs$q;
+        if (rs$q) begin
             rvalid_r$d = 1'b1;
             rdata_r$d = rd;
         end
@@ -7703,7 +8569,7 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
     reg  [511:0] add$fwd_data;
     reg  [511:0] add$b;
     reg  [1:0] add$op;
-    reg  [15:0] add$lim;
+    reg  [63:0] add$lm;
     wire  [511:0] add$cur;
     wire  [511:0] add$y;
     wire  add$ovf;
@@ -7713,9 +8579,11 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
     reg  [23:0] addr1$d;
     wire  [23:0] addr1$q;
     reg  addr1$clock;
-    reg  [15:0] lim1$d;
-    wire  [15:0] lim1$q;
-    reg  lim1$clock;
+    reg  [15:0] lmask$lim;
+    wire  [63:0] lmask$mask;
+    reg  [63:0] lm1$d;
+    wire  [63:0] lm1$q;
+    reg  lm1$clock;
     reg  fwd$d;
     wire  fwd$q;
     reg  fwd$clock;
@@ -7744,7 +8612,7 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
         .fwd_data(add$fwd_data),
         .b(add$b),
         .op(add$op),
-        .lim(add$lim),
+        .lm(add$lm),
         .cur(add$cur),
         .y(add$y),
         .ovf(add$ovf)
@@ -7759,10 +8627,14 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
         .q(addr1$q),
         .clock(addr1$clock)
     );
-    fanin_acc_lim1 lim1(
-        .d(lim1$d),
-        .q(lim1$q),
-        .clock(lim1$clock)
+    fanin_acc_lmask lmask(
+        .lim(lmask$lim),
+        .mask(lmask$mask)
+    );
+    fanin_acc_lm1 lm1(
+        .d(lm1$d),
+        .q(lm1$q),
+        .clock(lm1$clock)
     );
     fanin_acc_fwd fwd(
         .d(fwd$d),
@@ -7784,13 +8656,13 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
     always @(*) begin
         op1$clock = clock;
         addr1$clock = clock;
-        lim1$clock = clock;
+        lm1$clock = clock;
         fwd$clock = clock;
         fwd_data$clock = clock;
         ovf2$clock = clock;
         op1$d = op1$q;
         addr1$d = addr1$q;
-        lim1$d = lim1$q;
+        lm1$d = lm1$q;
         fwd$d = fwd$q;
         fwd_data$d = fwd_data$q;
         ovf2$d = ovf2$q;
@@ -7798,13 +8670,14 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
         ram$raddr = addr;
         op1$d = op;
         addr1$d = addr;
-        lim1$d = lim;
+        lmask$lim = lim;
+        lm1$d = lmask$mask;
         add$rdata = ram$rdata;
         add$fwd = fwd$q;
         add$fwd_data = fwd_data$q;
         add$b = b;
         add$op = op1$q;
-        add$lim = lim1$q;
+        add$lm = lm1$q;
         rd = add$cur;
         ovf2$d = add$ovf;
         ovf = ovf2$q;
@@ -7819,7 +8692,7 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
 endmodule // fanin_acc
 
 
-module fanin_acc_add(rdata,fwd,fwd_data,b,op,lim,cur,y,ovf);
+module fanin_acc_add(rdata,fwd,fwd_data,b,op,lm,cur,y,ovf);
     
     // Module arguments
     input wire  [511:0] rdata;
@@ -7827,7 +8700,7 @@ module fanin_acc_add(rdata,fwd,fwd_data,b,op,lim,cur,y,ovf);
     input wire  [511:0] fwd_data;
     input wire  [511:0] b;
     input wire  [1:0] op;
-    input wire  [15:0] lim;
+    input wire  [63:0] lm;
     output reg  [511:0] cur;
     output reg  [511:0] y;
     output reg  ovf;
@@ -7932,7 +8805,7 @@ module fanin_acc_add(rdata,fwd,fwd_data,b,op,lim,cur,y,ovf);
     wire o15 = s15[32] ^ s15[31];
     wire [31:0] r15 = o15 ? (s15[32] ? 32'h80000000 : 32'h7fffffff) : s15[31:0];
     assign sum[511:480] = {r15[7:0], r15[15:8], r15[23:16], r15[31:24]};
-    assign ovf = (op == 2'd2) & ((o0 & (lim > 16'd0)) | (o1 & (lim > 16'd1)) | (o2 & (lim > 16'd2)) | (o3 & (lim > 16'd3)) | (o4 & (lim > 16'd4)) | (o5 & (lim > 16'd5)) | (o6 & (lim > 16'd6)) | (o7 & (lim > 16'd7)) | (o8 & (lim > 16'd8)) | (o9 & (lim > 16'd9)) | (o10 & (lim > 16'd10)) | (o11 & (lim > 16'd11)) | (o12 & (lim > 16'd12)) | (o13 & (lim > 16'd13)) | (o14 & (lim > 16'd14)) | (o15 & (lim > 16'd15)));
+    assign ovf = (op == 2'd2) & ((o0 & lm[0]) | (o1 & lm[1]) | (o2 & lm[2]) | (o3 & lm[3]) | (o4 & lm[4]) | (o5 & lm[5]) | (o6 & lm[6]) | (o7 & lm[7]) | (o8 & lm[8]) | (o9 & lm[9]) | (o10 & lm[10]) | (o11 & lm[11]) | (o12 & lm[12]) | (o13 & lm[13]) | (o14 & lm[14]) | (o15 & lm[15]));
     assign y = (op == 2'd1) ? b : (op == 2'd2) ? sum : a;
 endmodule // fanin_acc_add
 
@@ -7994,23 +8867,34 @@ module fanin_acc_fwd_data(d,q,clock);
 endmodule // fanin_acc_fwd_data
 
 
-module fanin_acc_lim1(d,q,clock);
+module fanin_acc_lm1(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [63:0] d;
+    output reg  [63:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_acc_lim1
+endmodule // fanin_acc_lm1
+
+
+module fanin_acc_lmask(lim,mask);
+    
+    // Module arguments
+    input wire  [15:0] lim;
+    output reg  [63:0] mask;
+    
+    // Update code (custom)
+    assign mask = {(lim > 16'd63), (lim > 16'd62), (lim > 16'd61), (lim > 16'd60), (lim > 16'd59), (lim > 16'd58), (lim > 16'd57), (lim > 16'd56), (lim > 16'd55), (lim > 16'd54), (lim > 16'd53), (lim > 16'd52), (lim > 16'd51), (lim > 16'd50), (lim > 16'd49), (lim > 16'd48), (lim > 16'd47), (lim > 16'd46), (lim > 16'd45), (lim > 16'd44), (lim > 16'd43), (lim > 16'd42), (lim > 16'd41), (lim > 16'd40), (lim > 16'd39), (lim > 16'd38), (lim > 16'd37), (lim > 16'd36), (lim > 16'd35), (lim > 16'd34), (lim > 16'd33), (lim > 16'd32), (lim > 16'd31), (lim > 16'd30), (lim > 16'd29), (lim > 16'd28), (lim > 16'd27), (lim > 16'd26), (lim > 16'd25), (lim > 16'd24), (lim > 16'd23), (lim > 16'd22), (lim > 16'd21), (lim > 16'd20), (lim > 16'd19), (lim > 16'd18), (lim > 16'd17), (lim > 16'd16), (lim > 16'd15), (lim > 16'd14), (lim > 16'd13), (lim > 16'd12), (lim > 16'd11), (lim > 16'd10), (lim > 16'd9), (lim > 16'd8), (lim > 16'd7), (lim > 16'd6), (lim > 16'd5), (lim > 16'd4), (lim > 16'd3), (lim > 16'd2), (lim > 16'd1), (lim > 16'd0)};
+endmodule // fanin_acc_lmask
 
 
 module fanin_acc_op1(d,q,clock);
@@ -8519,31 +9403,18 @@ module fanin_chram2(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_chram2
 
 
-module fanin_cls(non_ip,ip_bad,route,bad,pc,count,kind);
+module fanin_cls(non_ip,ip_bad,route,bad,pop_ok,kind);
     
     // Module arguments
     input wire  non_ip;
     input wire  ip_bad;
     input wire  route;
     input wire  bad;
-    input wire  [63:0] pc;
-    input wire  [7:0] count;
+    input wire  pop_ok;
     output reg  [1:0] kind;
-    
-    // Local signals
-    reg  [7:0] s01;
-    reg  [7:0] s23;
-    reg  [7:0] s45;
-    reg  [7:0] s67;
-    reg  [7:0] pop;
     
     // Update code
     always @(*) begin
-        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
-        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
-        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
-        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
-        pop = (s01 + s23) + (s45 + s67);
         if (non_ip) begin
             kind = 32'h0;
         end
@@ -8553,7 +9424,7 @@ module fanin_cls(non_ip,ip_bad,route,bad,pc,count,kind);
         else if (route) begin
             kind = 32'h2;
         end
-        else if (bad | (pop != count)) begin
+        else if (bad | ~pop_ok) begin
             kind = 32'h1;
         end
         else begin
@@ -9172,7 +10043,7 @@ module fanin_hdr(d,q,clock);
 endmodule // fanin_hdr
 
 
-module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,hdr,clock,ld,orig,orig_hdr,orig_len,hdr_q,len_q,len);
+module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,hdr,clock,ld1,ld,orig,orig_hdr,orig_len,hdr_q,len_q,len);
     
     // Module arguments
     input wire  [47:0] dst_mac;
@@ -9191,6 +10062,7 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     input wire  [63:0] bitmap;
     output reg  [511:0] hdr;
     input wire  clock;
+    input wire  ld1;
     input wire  ld;
     input wire  orig;
     input wire  [511:0] orig_hdr;
@@ -9206,6 +10078,57 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     reg  [15:0] lq$d;
     wire  [15:0] lq$q;
     reg  lq$clock;
+    reg  [47:0] r_dst_mac$d;
+    wire  [47:0] r_dst_mac$q;
+    reg  r_dst_mac$clock;
+    reg  [47:0] r_src_mac$d;
+    wire  [47:0] r_src_mac$q;
+    reg  r_src_mac$clock;
+    reg  [31:0] r_src_ip$d;
+    wire  [31:0] r_src_ip$q;
+    reg  r_src_ip$clock;
+    reg  [31:0] r_dst_ip$d;
+    wire  [31:0] r_dst_ip$q;
+    reg  r_dst_ip$clock;
+    reg  [15:0] r_src_port$d;
+    wire  [15:0] r_src_port$q;
+    reg  r_src_port$clock;
+    reg  [15:0] r_dst_port$d;
+    wire  [15:0] r_dst_port$q;
+    reg  r_dst_port$clock;
+    reg  [7:0] r_ptype$d;
+    wire  [7:0] r_ptype$q;
+    reg  r_ptype$clock;
+    reg  [7:0] r_flags$d;
+    wire  [7:0] r_flags$q;
+    reg  r_flags$clock;
+    reg  [7:0] r_exp$d;
+    wire  [7:0] r_exp$q;
+    reg  r_exp$clock;
+    reg  [15:0] r_job$d;
+    wire  [15:0] r_job$q;
+    reg  r_job$clock;
+    reg  [15:0] r_elements$d;
+    wire  [15:0] r_elements$q;
+    reg  r_elements$clock;
+    reg  [31:0] r_block$d;
+    wire  [31:0] r_block$q;
+    reg  r_block$clock;
+    reg  [7:0] r_child$d;
+    wire  [7:0] r_child$q;
+    reg  r_child$clock;
+    reg  [63:0] r_bitmap$d;
+    wire  [63:0] r_bitmap$q;
+    reg  r_bitmap$clock;
+    reg  [19:0] r_cs0$d;
+    wire  [19:0] r_cs0$q;
+    reg  r_cs0$clock;
+    reg  [15:0] r_total$d;
+    wire  [15:0] r_total$q;
+    reg  r_total$clock;
+    reg  [7:0] r_pc$d;
+    wire  [7:0] r_pc$q;
+    reg  r_pc$clock;
     reg  [511:0] swap$a;
     wire  [511:0] swap$y;
     
@@ -9234,6 +10157,91 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         .q(lq$q),
         .clock(lq$clock)
     );
+    fanin_hg_r_dst_mac r_dst_mac(
+        .d(r_dst_mac$d),
+        .q(r_dst_mac$q),
+        .clock(r_dst_mac$clock)
+    );
+    fanin_hg_r_src_mac r_src_mac(
+        .d(r_src_mac$d),
+        .q(r_src_mac$q),
+        .clock(r_src_mac$clock)
+    );
+    fanin_hg_r_src_ip r_src_ip(
+        .d(r_src_ip$d),
+        .q(r_src_ip$q),
+        .clock(r_src_ip$clock)
+    );
+    fanin_hg_r_dst_ip r_dst_ip(
+        .d(r_dst_ip$d),
+        .q(r_dst_ip$q),
+        .clock(r_dst_ip$clock)
+    );
+    fanin_hg_r_src_port r_src_port(
+        .d(r_src_port$d),
+        .q(r_src_port$q),
+        .clock(r_src_port$clock)
+    );
+    fanin_hg_r_dst_port r_dst_port(
+        .d(r_dst_port$d),
+        .q(r_dst_port$q),
+        .clock(r_dst_port$clock)
+    );
+    fanin_hg_r_ptype r_ptype(
+        .d(r_ptype$d),
+        .q(r_ptype$q),
+        .clock(r_ptype$clock)
+    );
+    fanin_hg_r_flags r_flags(
+        .d(r_flags$d),
+        .q(r_flags$q),
+        .clock(r_flags$clock)
+    );
+    fanin_hg_r_exp r_exp(
+        .d(r_exp$d),
+        .q(r_exp$q),
+        .clock(r_exp$clock)
+    );
+    fanin_hg_r_job r_job(
+        .d(r_job$d),
+        .q(r_job$q),
+        .clock(r_job$clock)
+    );
+    fanin_hg_r_elements r_elements(
+        .d(r_elements$d),
+        .q(r_elements$q),
+        .clock(r_elements$clock)
+    );
+    fanin_hg_r_block r_block(
+        .d(r_block$d),
+        .q(r_block$q),
+        .clock(r_block$clock)
+    );
+    fanin_hg_r_child r_child(
+        .d(r_child$d),
+        .q(r_child$q),
+        .clock(r_child$clock)
+    );
+    fanin_hg_r_bitmap r_bitmap(
+        .d(r_bitmap$d),
+        .q(r_bitmap$q),
+        .clock(r_bitmap$clock)
+    );
+    fanin_hg_r_cs0 r_cs0(
+        .d(r_cs0$d),
+        .q(r_cs0$q),
+        .clock(r_cs0$clock)
+    );
+    fanin_hg_r_total r_total(
+        .d(r_total$d),
+        .q(r_total$q),
+        .clock(r_total$clock)
+    );
+    fanin_hg_r_pc r_pc(
+        .d(r_pc$d),
+        .q(r_pc$q),
+        .clock(r_pc$clock)
+    );
     fanin_hg_swap swap(
         .a(swap$a),
         .y(swap$y)
@@ -9243,21 +10251,74 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     always @(*) begin
         hq$clock = clock;
         lq$clock = clock;
+        r_dst_mac$clock = clock;
+        r_src_mac$clock = clock;
+        r_src_ip$clock = clock;
+        r_dst_ip$clock = clock;
+        r_src_port$clock = clock;
+        r_dst_port$clock = clock;
+        r_ptype$clock = clock;
+        r_flags$clock = clock;
+        r_exp$clock = clock;
+        r_job$clock = clock;
+        r_elements$clock = clock;
+        r_block$clock = clock;
+        r_child$clock = clock;
+        r_bitmap$clock = clock;
+        r_cs0$clock = clock;
+        r_total$clock = clock;
+        r_pc$clock = clock;
         hq$d = hq$q;
         lq$d = lq$q;
+        r_dst_mac$d = r_dst_mac$q;
+        r_src_mac$d = r_src_mac$q;
+        r_src_ip$d = r_src_ip$q;
+        r_dst_ip$d = r_dst_ip$q;
+        r_src_port$d = r_src_port$q;
+        r_dst_port$d = r_dst_port$q;
+        r_ptype$d = r_ptype$q;
+        r_flags$d = r_flags$q;
+        r_exp$d = r_exp$q;
+        r_job$d = r_job$q;
+        r_elements$d = r_elements$q;
+        r_block$d = r_block$q;
+        r_child$d = r_child$q;
+        r_bitmap$d = r_bitmap$q;
+        r_cs0$d = r_cs0$q;
+        r_total$d = r_total$q;
+        r_pc$d = r_pc$q;
         total = (elements << 32'h2) + 32'h32;
-        len = (elements << 32'h2) + 32'h40;
         cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
-        cs1 = (cs0 & 32'hffff) + (cs0 >> 32'h10);
-        cs2 = (cs1 & 32'hffff) + (cs1 >> 32'h10);
-        csum = ~cs2[(32'h0)+:(16)];
         pc1 = bitmap - ((bitmap >> 32'h1) & 64'h5555555555555555);
         pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
         pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
         pc4 = pc3 + (pc3 >> 32'h8);
         pc5 = pc4 + (pc4 >> 32'h10);
         pc6 = (pc5 + (pc5 >> 32'h20)) & 32'h7f;
-        be = (((dst_mac) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0) | (((src_mac) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a0) | (((((32'h800) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h190) | (((((32'h4500) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h180) | (((total) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h170) | (((((32'h4000) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h150) | (((((32'h4011) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((csum) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h130) | (((src_ip) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h110) | (((dst_ip) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf0) | (((src_port) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((dst_port) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hd0) | (((total - 32'h14) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((((32'h1) & 8'hff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha8) | (((ptype) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0) | (((flags) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h98) | (((exponent) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((job) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((elements) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((block) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((child) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h48) | (((pc6[(32'h0)+:(8)]) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | ((bitmap) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        if (ld1) begin
+            r_dst_mac$d = dst_mac;
+            r_src_mac$d = src_mac;
+            r_src_ip$d = src_ip;
+            r_dst_ip$d = dst_ip;
+            r_src_port$d = src_port;
+            r_dst_port$d = dst_port;
+            r_ptype$d = ptype;
+            r_flags$d = flags;
+            r_exp$d = exponent;
+            r_job$d = job;
+            r_elements$d = elements;
+            r_block$d = block;
+            r_child$d = child;
+            r_bitmap$d = bitmap;
+            r_cs0$d = cs0;
+            r_total$d = total;
+            r_pc$d = pc6[(32'h0)+:(8)];
+        end
+        len = r_total$q + 32'he;
+        cs1 = (r_cs0$q & 32'hffff) + (r_cs0$q >> 32'h10);
+        cs2 = (cs1 & 32'hffff) + (cs1 >> 32'h10);
+        csum = ~cs2[(32'h0)+:(16)];
+        be = (((r_dst_mac$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0) | (((r_src_mac$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a0) | (((((32'h800) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h190) | (((((32'h4500) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h180) | (((r_total$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h170) | (((((32'h4000) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h150) | (((((32'h4011) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((csum) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h130) | (((r_src_ip$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h110) | (((r_dst_ip$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf0) | (((r_src_port$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((r_dst_port$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hd0) | (((r_total$q - 32'h14) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((((32'h1) & 8'hff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha8) | (((r_ptype$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0) | (((r_flags$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h98) | (((r_exp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((r_job$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((r_elements$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((r_block$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((r_child$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h48) | (((r_pc$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | ((r_bitmap$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         swap$a = be;
         hdr = swap$y;
         if (ld) begin
@@ -9315,6 +10376,329 @@ module fanin_hg_lq(d,q,clock);
 endmodule // fanin_hg_lq
 
 
+module fanin_hg_r_bitmap(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_bitmap
+
+
+module fanin_hg_r_block(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_block
+
+
+module fanin_hg_r_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_child
+
+
+module fanin_hg_r_cs0(d,q,clock);
+    
+    // Module arguments
+    input wire  [19:0] d;
+    output reg  [19:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 20'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_cs0
+
+
+module fanin_hg_r_dst_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_dst_ip
+
+
+module fanin_hg_r_dst_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_dst_mac
+
+
+module fanin_hg_r_dst_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_dst_port
+
+
+module fanin_hg_r_elements(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_elements
+
+
+module fanin_hg_r_exp(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_exp
+
+
+module fanin_hg_r_flags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_flags
+
+
+module fanin_hg_r_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_job
+
+
+module fanin_hg_r_pc(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_pc
+
+
+module fanin_hg_r_ptype(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_ptype
+
+
+module fanin_hg_r_src_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_src_ip
+
+
+module fanin_hg_r_src_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_src_mac
+
+
+module fanin_hg_r_src_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_src_port
+
+
+module fanin_hg_r_total(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_r_total
+
+
 module fanin_hg_swap(a,y);
     
     // Module arguments
@@ -9343,6 +10727,25 @@ module fanin_hlow(d,q,clock);
     end
           
 endmodule // fanin_hlow
+
+
+module fanin_hlow1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hlow1
 
 
 module fanin_hlow_s(d,q,clock);
@@ -11843,9 +13246,11 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     reg  cls$ip_bad;
     reg  cls$route;
     reg  cls$bad;
-    reg  [63:0] cls$pc;
-    reg  [7:0] cls$count;
+    reg  cls$pop_ok;
     wire  [1:0] cls$kind;
+    reg  [63:0] pchk$pc;
+    reg  [7:0] pchk$count;
+    wire  pchk$ok;
     reg  [639:0] swap$a;
     wire  [639:0] swap$y;
     
@@ -11872,9 +13277,13 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         .ip_bad(cls$ip_bad),
         .route(cls$route),
         .bad(cls$bad),
-        .pc(cls$pc),
-        .count(cls$count),
+        .pop_ok(cls$pop_ok),
         .kind(cls$kind)
+    );
+    fanin_parser_pchk pchk(
+        .pc(pchk$pc),
+        .count(pchk$count),
+        .ok(pchk$ok)
     );
     fanin_parser_swap swap(
         .a(swap$a),
@@ -11922,24 +13331,53 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         cls$ip_bad = c_ip_bad;
         cls$route = c_route;
         cls$bad = c_bad;
-        cls$pc = c_pc;
-        cls$count = c_count;
+        pchk$pc = c_pc;
+        pchk$count = c_count;
+        cls$pop_ok = pchk$ok;
         kind = cls$kind;
     end
     
 endmodule // fanin_parser
 
 
-module fanin_parser_cls(non_ip,ip_bad,route,bad,pc,count,kind);
+module fanin_parser_cls(non_ip,ip_bad,route,bad,pop_ok,kind);
     
     // Module arguments
     input wire  non_ip;
     input wire  ip_bad;
     input wire  route;
     input wire  bad;
+    input wire  pop_ok;
+    output reg  [1:0] kind;
+    
+    // Update code
+    always @(*) begin
+        if (non_ip) begin
+            kind = 32'h0;
+        end
+        else if (ip_bad) begin
+            kind = 32'h1;
+        end
+        else if (route) begin
+            kind = 32'h2;
+        end
+        else if (bad | ~pop_ok) begin
+            kind = 32'h1;
+        end
+        else begin
+            kind = 32'h3;
+        end
+    end
+    
+endmodule // fanin_parser_cls
+
+
+module fanin_parser_pchk(pc,count,ok);
+    
+    // Module arguments
     input wire  [63:0] pc;
     input wire  [7:0] count;
-    output reg  [1:0] kind;
+    output reg  ok;
     
     // Local signals
     reg  [7:0] s01;
@@ -11955,24 +13393,10 @@ module fanin_parser_cls(non_ip,ip_bad,route,bad,pc,count,kind);
         s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
         s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
         pop = (s01 + s23) + (s45 + s67);
-        if (non_ip) begin
-            kind = 32'h0;
-        end
-        else if (ip_bad) begin
-            kind = 32'h1;
-        end
-        else if (route) begin
-            kind = 32'h2;
-        end
-        else if (bad | (pop != count)) begin
-            kind = 32'h1;
-        end
-        else begin
-            kind = 32'h3;
-        end
+        ok = pop == count;
     end
     
-endmodule // fanin_parser_cls
+endmodule // fanin_parser_pchk
 
 
 module fanin_parser_swap(a,y);
@@ -12081,6 +13505,25 @@ module fanin_pc_pc(d,q,clock);
 endmodule // fanin_pc_pc
 
 
+module fanin_pc_popok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_popok
+
+
 module fanin_pc_route(d,q,clock);
     
     // Module arguments
@@ -12098,6 +13541,33 @@ module fanin_pc_route(d,q,clock);
     end
           
 endmodule // fanin_pc_route
+
+
+module fanin_pchk(pc,count,ok);
+    
+    // Module arguments
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  ok;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    reg  [7:0] pop;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
+        ok = pop == count;
+    end
+    
+endmodule // fanin_pchk
 
 
 module fanin_pk_any(d,q,clock);
@@ -12630,25 +14100,6 @@ module fanin_pr_job(d,q,clock);
     end
           
 endmodule // fanin_pr_job
-
-
-module fanin_pr_kind(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_kind
 
 
 module fanin_pr_ptype(d,q,clock);
@@ -15119,6 +16570,25 @@ module fanin_row0(d,q,clock);
     end
           
 endmodule // fanin_row0
+
+
+module fanin_rs(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rs
 
 
 module fanin_rvalid_r(d,q,clock);
@@ -20475,6 +21945,1013 @@ module fanin_s1_sel(d,q,clock);
 endmodule // fanin_s1_sel
 
 
+module fanin_s_busy_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_0
+
+
+module fanin_s_busy_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_1
+
+
+module fanin_s_busy_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_10
+
+
+module fanin_s_busy_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_11
+
+
+module fanin_s_busy_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_12
+
+
+module fanin_s_busy_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_13
+
+
+module fanin_s_busy_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_14
+
+
+module fanin_s_busy_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_15
+
+
+module fanin_s_busy_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_2
+
+
+module fanin_s_busy_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_3
+
+
+module fanin_s_busy_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_4
+
+
+module fanin_s_busy_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_5
+
+
+module fanin_s_busy_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_6
+
+
+module fanin_s_busy_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_7
+
+
+module fanin_s_busy_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_8
+
+
+module fanin_s_busy_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_busy_9
+
+
+module fanin_s_cnt_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_0
+
+
+module fanin_s_cnt_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_1
+
+
+module fanin_s_cnt_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_10
+
+
+module fanin_s_cnt_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_11
+
+
+module fanin_s_cnt_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_12
+
+
+module fanin_s_cnt_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_13
+
+
+module fanin_s_cnt_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_14
+
+
+module fanin_s_cnt_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_15
+
+
+module fanin_s_cnt_16(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_16
+
+
+module fanin_s_cnt_17(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_17
+
+
+module fanin_s_cnt_18(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_18
+
+
+module fanin_s_cnt_19(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_19
+
+
+module fanin_s_cnt_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_2
+
+
+module fanin_s_cnt_20(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_20
+
+
+module fanin_s_cnt_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_3
+
+
+module fanin_s_cnt_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_4
+
+
+module fanin_s_cnt_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_5
+
+
+module fanin_s_cnt_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_6
+
+
+module fanin_s_cnt_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_7
+
+
+module fanin_s_cnt_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_8
+
+
+module fanin_s_cnt_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_9
+
+
+module fanin_s_info_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_0
+
+
+module fanin_s_info_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_1
+
+
+module fanin_s_info_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_10
+
+
+module fanin_s_info_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_2
+
+
+module fanin_s_info_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_3
+
+
+module fanin_s_info_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_4
+
+
+module fanin_s_info_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_5
+
+
+module fanin_s_info_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_6
+
+
+module fanin_s_info_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_7
+
+
+module fanin_s_info_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_8
+
+
+module fanin_s_info_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_info_9
+
+
+module fanin_s_misc(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_misc
+
+
+module fanin_s_port_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_port_0
+
+
+module fanin_s_port_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_port_1
+
+
+module fanin_s_port_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_port_2
+
+
+module fanin_s_port_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_port_3
+
+
 module fanin_sage(d,q,clock);
     
     // Module arguments
@@ -24462,6 +26939,25 @@ module fanin_v_b(d,q,clock);
     end
           
 endmodule // fanin_v_b
+
+
+module fanin_v_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_v_c
 
 // Top level: flat port names; all logic is in fanin_core_impl.
 module fanin_core (
