@@ -135,9 +135,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     meta: FaninRam<META_W>,
     chram: FaninRam<CHILD_W>,
     // Job table: the packed entries in `jram` (read by index), the lookup keys in
-    // registers (`jk`: control, id, epoch, slot base and count), busy counts.
+    // registers (`jk`: control, id, epoch, slot base, count and count - 1), busy counts.
     jram: FaninRam<JOB_W>,
-    jk: Vec<DFF<Bits<128>>>,
+    jk: Vec<DFF<Bits<160>>>,
     jbusy: Vec<DFF<Bits<32>>>,
     // Job and route lookups: per-entry hits (PREP), first hit one-hot (PREP2).
     jh: Vec<DFF<bool>>,
@@ -147,6 +147,20 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Timer-scan ownership of the slot under the pointer, two registered stages.
     own_in: Vec<DFF<bool>>,
     // Pipeline registers that keep the decision logic shallow.
+    la_hdr: DFF<Bits<PARSE_W>>,
+    la_len: DFF<Bits<16>>,
+    la_udp: DFF<bool>,
+    la_ip: DFF<bool>,
+    la_row: DFF<Bits<16>>,
+    la_src: DFF<Bits<4>>,
+    la_age: DFF<Bits<2>>,
+    dq_ev: DFF<Bits<32>>,
+    dq_act: DFF<Bits<4>>,
+    dq_aop: DFF<Bits<2>>,
+    dq_cpl: DFF<bool>,
+    dq_merge: DFF<bool>,
+    any_to: DFF<bool>,
+    mq: DFF<Bits<META_W>>,
     jgen: DFF<Bits<16>>,
     jhit_q: DFF<bool>,
     rhit_q: DFF<bool>,
@@ -194,6 +208,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pc_ip_bad: DFF<bool>,
     pc_route: DFF<bool>,
     pc_bad: DFF<bool>,
+    pc_wbad: DFF<bool>,
     pc_pc: DFF<Bits<64>>,
     pc_count: DFF<Bits<8>>,
     cls: Classify,
@@ -262,6 +277,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     s1_sel: DFF<Bits<4>>,
     b_row0: DFF<Bits<16>>,
     b_nrows: DFF<Bits<16>>,
+    b_enr: DFF<Bits<16>>,
     b_rel: DFF<bool>,
     b_cadr: DFF<Bits<ADDR_W>>,
     b_hdr: DFF<Bits<512>>,
@@ -317,7 +333,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     scan_c: DFF<bool>,
     scan_turn: DFF<bool>,
     // Decision helpers.
-    any_to: Signal<Local, bool>,
     scan_own: Signal<Local, bool>,
     dact: Signal<Local, Bits<4>>,
     hwc: Signal<Local, bool>,
@@ -326,14 +341,19 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     cpl: Signal<Local, bool>,
     aop: Signal<Local, Bits<2>>,
     h_go: Signal<Local, bool>,
+    pick_now: Signal<Local, bool>,
+    pick_ok: Signal<Local, bool>,
+    la_ok: Signal<Local, bool>,
     h_st: Signal<Local, Bits<4>>,
     b_free: Signal<Local, bool>,
     b_done: Signal<Local, bool>,
     ev_b: Signal<Local, Bits<32>>,
     nr1: Signal<Local, Bits<16>>,
-    enr: Signal<Local, Bits<16>>,
     pm_low: Signal<Local, Bits<8>>,
-    pport: Signal<Local, Bits<4>>,
+    sel_mac: Signal<Local, Bits<48>>,
+    sel_ip: Signal<Local, Bits<32>>,
+    sel_udp: Signal<Local, Bits<16>>,
+    sel_child: Signal<Local, Bits<8>>,
     all_rdy: Signal<Local, bool>,
     cs_port: Signal<Local, Bits<4>>,
     cs_hit: Signal<Local, bool>,
@@ -354,6 +374,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jcb: Signal<Local, Bits<64>>,
     chaddr: Signal<Local, Bits<ADDR_W>>,
     slot: Signal<Local, Bits<ADDR_W>>,
+    sb_base: Signal<Local, Bits<32>>,
+    sb_count: Signal<Local, Bits<32>>,
+    sb_cmask: Signal<Local, Bits<32>>,
     m: Signal<Local, Bits<META_W>>,
     m_st: Signal<Local, Bits<3>>,
     m_jidx: Signal<Local, Bits<8>>,
@@ -383,7 +406,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     mflags: Signal<Local, Bits<8>>,
     sflags: Signal<Local, Bits<8>>,
     rows_p: Signal<Local, Bits<16>>,
-    rows_o: Signal<Local, Bits<16>>,
+    rows_m: Signal<Local, Bits<16>>,
     sj: Signal<Local, Bits<JOB_W>>,
     sj_ep: Signal<Local, Bits<16>>,
     acc_row: Signal<Local, Bits<WB>>,
@@ -438,6 +461,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     txp: Vec<DFF<Bits<64>>>,
     txb: Vec<DFF<Bits<64>>>,
     rxbad: Vec<DFF<Bits<32>>>,
+    dv: Vec<DFF<bool>>,
     // AXI4-Lite read: a read in its second cycle, and its registered selects.
     rs: DFF<bool>,
     s_info: Vec<DFF<bool>>,
@@ -553,6 +577,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             rone: n(nr),
             own_in: n(nj),
             jgen: Default::default(),
+            la_hdr: Default::default(),
+            la_len: Default::default(),
+            la_udp: Default::default(),
+            la_ip: Default::default(),
+            la_row: Default::default(),
+            la_src: Default::default(),
+            la_age: Default::default(),
+            dq_ev: Default::default(),
+            dq_act: Default::default(),
+            dq_aop: Default::default(),
+            dq_cpl: Default::default(),
+            dq_merge: Default::default(),
+            any_to: Default::default(),
+            mq: Default::default(),
             jhit_q: Default::default(),
             rhit_q: Default::default(),
             pk_any: Default::default(),
@@ -586,6 +624,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             s1_sel: Default::default(),
             b_row0: Default::default(),
             b_nrows: Default::default(),
+            b_enr: Default::default(),
             b_rel: Default::default(),
             b_cadr: Default::default(),
             b_hdr: Default::default(),
@@ -632,14 +671,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             cpl: Default::default(),
             aop: Default::default(),
             h_go: Default::default(),
+            pick_now: Default::default(),
+            pick_ok: Default::default(),
+            la_ok: Default::default(),
             h_st: Default::default(),
             b_free: Default::default(),
             b_done: Default::default(),
             ev_b: Default::default(),
             nr1: Default::default(),
-            enr: Default::default(),
             pm_low: Default::default(),
-            pport: Default::default(),
+            sel_mac: Default::default(),
+            sel_ip: Default::default(),
+            sel_udp: Default::default(),
+            sel_child: Default::default(),
             all_rdy: Default::default(),
             cs_port: Default::default(),
             cs_hit: Default::default(),
@@ -681,7 +725,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             scan_ptr: Default::default(),
             scan_c: Default::default(),
             scan_turn: Default::default(),
-            any_to: Default::default(),
             scan_own: Default::default(),
             dact: Default::default(),
             hwc: Default::default(),
@@ -694,6 +737,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             jcb: Default::default(),
             chaddr: Default::default(),
             slot: Default::default(),
+            sb_base: Default::default(),
+            sb_count: Default::default(),
+            sb_cmask: Default::default(),
             m: Default::default(),
             m_st: Default::default(),
             m_jidx: Default::default(),
@@ -723,7 +769,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             mflags: Default::default(),
             sflags: Default::default(),
             rows_p: Default::default(),
-            rows_o: Default::default(),
+            rows_m: Default::default(),
             sj: Default::default(),
             sj_ep: Default::default(),
             acc_row: Default::default(),
@@ -756,6 +802,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pc_ip_bad: Default::default(),
             pc_route: Default::default(),
             pc_bad: Default::default(),
+            pc_wbad: Default::default(),
             pc_pc: Default::default(),
             pc_count: Default::default(),
             cls: Default::default(),
@@ -833,6 +880,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             txp: n(p),
             txb: n(p),
             rxbad: n(p),
+            dv: n(p),
             rs: Default::default(),
             s_info: n(map.info_values().len()),
             s_misc: Default::default(),
@@ -914,6 +962,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             pc_ip_bad,
             pc_route,
             pc_bad,
+            pc_wbad,
             pc_pc,
             pc_count,
             q_st,
@@ -958,6 +1007,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             s1_sel,
             b_row0,
             b_nrows,
+            b_enr,
             b_rel,
             b_cadr,
             b_hdr,
@@ -1051,6 +1101,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             rdata_r,
             rs,
             s_misc,
+            any_to,
+            mq,
+            la_hdr,
+            la_len,
+            la_udp,
+            la_ip,
+            la_row,
+            la_src,
+            la_age,
+            dq_ev,
+            dq_act,
+            dq_aop,
+            dq_cpl,
+            dq_merge,
             jgen,
             jhit_q,
             rhit_q,
@@ -1157,11 +1221,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // Destination ports of the back end's item: the lowest one is pushed next.
         self.pm_low.next = self.pmask.q.val() & (!self.pmask.q.val() + 1);
-        self.pport.next = 0.into();
+        self.sel_mac.next = 0.into();
+        self.sel_ip.next = 0.into();
+        self.sel_udp.next = 0.into();
+        self.sel_child.next = 0.into();
         self.all_rdy.next = true;
         for p in 0..self.rx.len() {
             if self.pm_low.val().get_bit(p) {
-                self.pport.next = self.c_idx4[p].val();
+                self.sel_mac.next = self.sel_mac.val() | self.pp_mac[p].q.val();
+                self.sel_ip.next = self.sel_ip.val() | self.pp_ip[p].q.val();
+                self.sel_udp.next = self.sel_udp.val() | self.pp_udp[p].q.val();
+                self.sel_child.next = self.sel_child.val() | self.pp_child[p].q.val();
             }
             if self.pmask.q.val().get_bit(p) & !self.tx[p].ready.val() {
                 self.all_rdy.next = false;
@@ -1258,6 +1328,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.txp[p].d.next = self.txp[p].q.val();
             self.txb[p].clock.next = self.clock.val();
             self.txb[p].d.next = self.txb[p].q.val();
+            self.dv[p].clock.next = self.clock.val();
+            self.dv[p].d.next = self.dv[p].q.val();
             self.rxbad[p].clock.next = self.clock.val();
             self.rxbad[p].d.next = self.rxbad[p].q.val();
             self.rx_ev[p].next = false;
@@ -1266,7 +1338,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.vb[0].next = 0.into();
         self.hb[0].next = 0.into();
         for p in 0..self.rx.len() {
-            if self.rx[p].d_valid.val() {
+            self.dv[p].d.next = self.rx[p].d_valid.val();
+        }
+        for p in 0..self.rx.len() {
+            if self.dv[p].q.val() {
                 self.vb[p + 1].next = self.vb[p].val() | self.c_onehot[p].val();
                 if self.c_idx4[p].val() > self.last.q.val() {
                     self.hb[p + 1].next = self.hb[p].val() | self.c_onehot[p].val();
@@ -1301,57 +1376,53 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.cur_len.next = self.rx[p].d_len.val();
             }
         }
-        // The pick, registered: IDLE acts on the arbitration of the cycle before. A
-        // descriptor only disappears when IDLE pops it, and IDLE comes back at least six
-        // cycles after a pop, so the registered pick is never stale when it is used.
+        // The pick, registered, from the ports' registered `d_valid` (`dv`): IDLE acts on
+        // the arbitration of the cycle before. A descriptor only disappears when IDLE pops
+        // it (`d_valid` drops the cycle after), and IDLE comes back at least four cycles
+        // after a pop, so the registered pick is never stale when it is used.
         self.pk_any.d.next = self.any.val();
         self.pk_idx.d.next = self.pidx.val();
         self.pk_len.d.next = self.cur_len.val();
-        // Parser on the latched frame.
-        self.parser.hdr.next = self.hdr.q.val();
-        self.parser.len.next = self.len.q.val();
+        // Look-ahead: the head descriptor of the picked port, registered every cycle
+        // (`la_*`), and the parser on it, so that a frame's fields and checks are ready in
+        // the cycle it is taken. `la_ok`: `la_*` hold the picked port's current head (the
+        // same port as the cycle before, and no pop in the last three cycles: a pop
+        // changes the head two cycles later).
+        for p in 0..self.rx.len() {
+            if self.pk_idx.q.val() == self.c_idx4[p].val() {
+                self.la_hdr.d.next = self.rx[p].d_hdr.val();
+                self.la_len.d.next = self.rx[p].d_len.val();
+                self.la_udp.d.next = self.rx[p].d_udp_ok.val();
+                self.la_ip.d.next = self.rx[p].d_ip_ok.val();
+                self.la_row.d.next = self.rx[p].d_row.val();
+            }
+        }
+        self.la_src.d.next = self.pk_idx.q.val();
+        if self.la_age.q.val() != 3 {
+            self.la_age.d.next = self.la_age.q.val() + 1;
+        }
+        self.la_ok.next = (self.la_age.q.val() == 3) & (self.la_src.q.val() == self.pk_idx.q.val());
+        self.parser.hdr.next = self.la_hdr.q.val();
+        self.parser.len.next = self.la_len.q.val();
         self.parser.me_ip.next = self.me_ip.q.val();
         self.parser.me_port.next = self.me_port.q.val();
-        self.parser.udp_ok.next = self.udp_ok.q.val();
-        self.parser.ip_ok.next = self.ip_ok.q.val();
-        self.pr_bitmap.d.next = self.parser.bitmap.val();
-        self.pr_block.d.next = self.parser.block.val();
-        self.pr_child.d.next = self.parser.child.val();
-        self.pr_dst_ip.d.next = self.parser.dst_ip.val();
-        self.pr_elements.d.next = self.parser.elements.val();
-        self.pr_exponent.d.next = self.parser.exponent.val();
-        self.pr_flags.d.next = self.parser.flags.val();
-        self.pr_job.d.next = self.parser.job.val();
-        // The checks registered in PREP, the population count's check in PREP2; the class
-        // (Classify on those registers) in PARSE.
-        self.pc_non_ip.d.next = self.parser.c_non_ip.val();
-        self.pc_ip_bad.d.next = self.parser.c_ip_bad.val();
-        self.pc_route.d.next = self.parser.c_route.val();
-        self.pc_bad.d.next = self.parser.c_bad.val();
-        self.pc_pc.d.next = self.parser.c_pc.val();
-        self.pc_count.d.next = self.parser.c_count.val();
+        self.parser.udp_ok.next = self.la_udp.q.val();
+        self.parser.ip_ok.next = self.la_ip.q.val();
         self.cls.non_ip.next = self.pc_non_ip.q.val();
         self.cls.ip_bad.next = self.pc_ip_bad.q.val();
         self.cls.route.next = self.pc_route.q.val();
         self.cls.bad.next = self.pc_bad.q.val();
+        self.cls.wire_bad.next = self.pc_wbad.q.val();
         self.pchk.pc.next = self.pc_pc.q.val();
         self.pchk.count.next = self.pc_count.q.val();
         self.pc_popok.d.next = self.pchk.ok.val();
         self.cls.pop_ok.next = self.pc_popok.q.val();
         self.pr_kind.next = self.cls.kind.val();
-        self.pr_ptype.d.next = self.parser.ptype.val();
-        self.pr_src_ip.d.next = self.parser.src_ip.val();
-        self.pr_src_mac.d.next = self.parser.src_mac.val();
-        self.pr_src_port.d.next = self.parser.src_port.val();
         // Forwarding table (exact match on the destination IPv4 address) and job table
         // (match on the job id), in three steps so that no step is deep: every entry's hit
         // (registered every cycle from the parser's fields, used in PREP2), the first hit
         // as a one-hot vector (prefix OR, registered, used in PARSE), then an AND-OR of
         // the entries' fields under the one-hot. The lowest-numbered matching entry wins.
-        for r in 0..self.rh.len() {
-            self.rh[r].d.next = self.route_valid[r].q.val()
-                & (self.route_ip[r].q.val() == self.parser.dst_ip.val());
-        }
         self.rpre[0].next = false;
         self.rhit_q.d.next = false;
         for r in 0..self.rh.len() {
@@ -1366,10 +1437,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             if self.rone[r].q.val() {
                 self.rpm.next = self.rpm.val() | self.route_pm[r].q.val();
             }
-        }
-        for j in 0..self.jh.len() {
-            self.jh[j].d.next = self.jk[j].q.val().get_bit(0)
-                & (self.jk[j].q.val().get_bits::<16>(32) == self.parser.job.val());
         }
         self.jpre[0].next = false;
         self.jhit_q.d.next = false;
@@ -1420,18 +1487,30 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.ji.q.val()) << self.c_mclog.val())
             | bit_cast::<ADDR_W, 8>(self.ei.q.val());
         // Slot copy of the packet's block: slot_base + (block mod count), copy (block / count) mod 2.
-        self.slot.next = (bit_cast::<ADDR_W, 32>(self.jram.rdata.val().get_bits::<32>(192))
-            + bit_cast::<ADDR_W, 32>(
-                self.pr_block.q.val() & (self.jram.rdata.val().get_bits::<32>(224) - 1),
-            ))
+        // (PARSE: from the matching entry's keys, so that the metadata read starts there.)
+        self.sb_base.next = 0.into();
+        self.sb_count.next = 0.into();
+        self.sb_cmask.next = 0.into();
+        for j in 0..self.jone.len() {
+            if self.jone[j].q.val() {
+                self.sb_base.next = self.sb_base.val() | self.jk[j].q.val().get_bits::<32>(64);
+                self.sb_count.next = self.sb_count.val() | self.jk[j].q.val().get_bits::<32>(96);
+                self.sb_cmask.next = self.sb_cmask.val() | self.jk[j].q.val().get_bits::<32>(128);
+            }
+        }
+        self.slot.next = (bit_cast::<ADDR_W, 32>(self.sb_base.val())
+            + bit_cast::<ADDR_W, 32>(self.pr_block.q.val() & self.sb_cmask.val()))
             & self.c_smask.val();
-        self.ci.next = (self.pr_block.q.val() & self.jram.rdata.val().get_bits::<32>(224)) != 0;
+        self.ci.next = (self.pr_block.q.val() & self.sb_count.val()) != 0;
         self.meta.raddr.next = self.cadr.q.val();
         self.meta.waddr.next = self.cadr.q.val();
         self.meta.wdata.next = 0.into();
         self.meta.we.next = 0.into();
         // Metadata of the copy just read.
-        self.m.next = self.meta.rdata.val();
+        // (registered: the copy's metadata is read from `mq`, a cycle after the RAM shows
+        // it; the read address stays put for the whole decision or scan visit.)
+        self.mq.d.next = self.meta.rdata.val();
+        self.m.next = self.mq.q.val();
         self.m_st.next = self.m.val().get_bits::<3>(0);
         self.m_jidx.next = self.m.val().get_bits::<8>(8);
         self.m_block.next = self.m.val().get_bits::<32>(32);
@@ -1464,8 +1543,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.disjoint.next = (self.pr_bitmap.q.val() & self.m_bitmap.val()) == 0;
         self.d_cb.next = self.m_block.val() - self.pr_block.q.val();
         self.d_bc.next = self.pr_block.q.val() - self.m_block.val();
-        self.newer_cb.next = !self.d_cb.val().get_bit(31) & (self.d_cb.val() != 0);
-        self.newer_bc.next = !self.d_bc.val().get_bit(31) & (self.d_bc.val() != 0);
+        // (d != 0 is the blocks' inequality, off the subtraction's carry chain.)
+        self.newer_cb.next =
+            !self.d_cb.val().get_bit(31) & (self.m_block.val() != self.pr_block.q.val());
+        self.newer_bc.next =
+            !self.d_bc.val().get_bit(31) & (self.m_block.val() != self.pr_block.q.val());
         self.age.next = self.now_r.q.val() - self.m_timer.val();
         self.lim33.next = bit_cast::<33, 32>(self.je.q.val().get_bits::<32>(288))
             + bit_cast::<33, 32>(self.je.q.val().get_bits::<32>(320));
@@ -1485,8 +1567,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.sflags.next = self.pr_flags.q.val() & 0x18;
         self.rows_p.next =
             ((self.pr_elements.q.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
-        self.rows_o.next =
-            ((self.o_elements.q.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
+        self.rows_m.next = ((self.m_elem.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
         // Slot data path.
         self.acc.op.next = 0.into();
         self.acc.addr.next =
@@ -1520,11 +1601,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.nr1.next = 1.into();
         } else {
             self.nr1.next = self.nr.q.val();
-        }
-        if self.e_orig.q.val() {
-            self.enr.next = self.b_nrows.q.val();
-        } else {
-            self.enr.next = self.rows_o.val();
         }
         self.cs_port.next = self.chram2.rdata.val().get_bits::<4>(160);
         self.cs_hit.next =
@@ -1596,13 +1672,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // Copy the payload rows (slot rows or ingress rows) to all destination ports
                 // at once, starting when every one of them has room for a maximum frame.
                 if (self.ri.q.val() != 0) | self.all_rdy.val() {
-                    if self.ri.q.val() != self.enr.val() {
+                    if self.ri.q.val() != self.b_enr.q.val() {
                         if self.e_slot.q.val() {
                             self.acc.op.next = 3.into();
                         }
                         self.ri.d.next = self.ri.q.val() + 1;
                         self.v1.d.next = true;
-                        if (self.ri.q.val() + 1) == self.enr.val() {
+                        if (self.ri.q.val() + 1) == self.b_enr.q.val() {
                             self.bstate.d.next = 8.into();
                         }
                     } else {
@@ -1673,14 +1749,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.v_a.d.next = true;
             self.hlow_s.d.next = self.pm_low.val();
             self.pmask.d.next = self.pmask.q.val() & !self.pm_low.val();
-            for p in 0..self.rx.len() {
-                if self.pport.val() == self.c_idx4[p].val() {
-                    self.hs_mac.d.next = self.pp_mac[p].q.val();
-                    self.hs_ip.d.next = self.pp_ip[p].q.val();
-                    self.hs_udp.d.next = self.pp_udp[p].q.val();
-                    self.hs_child.d.next = self.pp_child[p].q.val();
-                }
-            }
+            self.hs_mac.d.next = self.sel_mac.val();
+            self.hs_ip.d.next = self.sel_ip.val();
+            self.hs_udp.d.next = self.sel_udp.val();
+            self.hs_child.d.next = self.sel_child.val();
         }
         if self.b_done.val() & self.b_rel.q.val() {
             for p in 0..self.rx.len() {
@@ -1743,35 +1815,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.more.d.next = false;
         }
         // ---- Front end: one decision at a time, in the order of the dbg events. ----
+        // A frame is taken when the front end is idle, or in the cycle a decision hands
+        // its item over (DECIDE), unless the timer scan has its turn.
+        self.pick_now.next = false;
+        self.pick_ok.next = self.pk_any.q.val()
+            & self.la_ok.val()
+            & !(self.sweep_on.q.val()
+                & self.own_q.q.val()
+                & (self.own_age.q.val() == 2)
+                & self.scan_turn.q.val());
         match self.state.q.val().index() {
             0 => {
-                // IDLE
-                // (`own_q` is the scan pointer's ownership once `own_age` is 2.)
-                if self.pk_any.q.val()
-                    & !(self.sweep_on.q.val()
-                        & self.own_q.q.val()
-                        & (self.own_age.q.val() == 2)
-                        & self.scan_turn.q.val())
-                {
-                    self.sel.d.next = self.pk_idx.q.val();
-                    self.last.d.next = self.pk_idx.q.val();
-                    self.len.d.next = self.pk_len.q.val();
-                    self.now_r.d.next = self.now.q.val();
-                    self.e_scan.d.next = false;
-                    self.scan_turn.d.next = true;
-                    self.dbg_valid.next = true;
-                    self.dbg_arg.next = bit_cast::<32, 4>(self.pk_idx.q.val());
-                    for p in 0..self.rx.len() {
-                        if self.pk_idx.q.val() == self.c_idx4[p].val() {
-                            self.rx[p].d_pop.next = true;
-                            self.rx_ev[p].next = true;
-                            self.hdr.d.next = self.rx[p].d_hdr.val();
-                            self.udp_ok.d.next = self.rx[p].d_udp_ok.val();
-                            self.ip_ok.d.next = self.rx[p].d_ip_ok.val();
-                            self.row0.d.next = self.rx[p].d_row.val();
-                        }
-                    }
-                    self.state.d.next = 4.into();
+                // IDLE: take the picked frame (below, `pick_now`), or visit the slot under
+                // the scan pointer. (`own_q` is its ownership once `own_age` is 2.)
+                if self.pick_ok.val() {
+                    self.pick_now.next = true;
                 } else if self.sweep_on.q.val() & self.own_q.q.val() & (self.own_age.q.val() == 2) {
                     self.scan_turn.d.next = false;
                     self.now_r.d.next = self.now.q.val();
@@ -1797,12 +1855,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             4 => {
                 // PREP: the parser works on the latched frame; its checks and fields are
                 // registered (and the table entries' hits); the frame's payload rows.
-                if self.len.q.val() > 64 {
-                    self.nrows.d.next =
-                        (self.len.q.val() - 64 + self.c_rowmask.val()) >> self.c_rowlog.val();
-                } else {
-                    self.nrows.d.next = 0.into();
-                }
                 self.state.d.next = 6.into();
             }
             6 => {
@@ -1816,6 +1868,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.ji.d.next = self.jsel.val();
                 self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << self.c_mclog.val())
                     | (bit_cast::<ADDR_W, 8>(self.pr_child.q.val()) & self.c_mcmask.val());
+                self.cadr.d.next =
+                    (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                self.meta.raddr.next =
+                    (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
                 if (self.pr_kind.val() == 3) & self.jhit_q.q.val() {
                     self.state.d.next = 2.into();
                 } else if self.b_free.val() {
@@ -1837,6 +1893,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             if self.rhit_q.q.val() {
                                 self.ev.next = bits::<32>(1) << 18;
                                 self.e_orig.d.next = true;
+                                self.b_enr.d.next = self.nrows.q.val();
                                 self.pmask.d.next = self.rpm.val();
                                 self.h_st.next = 5.into();
                             } else {
@@ -1851,16 +1908,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
             2 => {
-                // LOOK: child entry arrives; read the slot copy's metadata; latch the job's
+                // LOOK: the job entry, the child entry and the slot copy's metadata (read
+                // in PARSE) arrive and are registered (`je`, `chr`, `mq`); latch the job's
                 // busy count (only decisions change it, and they are sequential).
                 self.chr.d.next = self.chram.rdata.val();
                 self.bcur.d.next = self.busy_cur.val();
                 self.je.d.next = self.jram.rdata.val();
                 self.jep.d.next = self.jram.rdata.val().get_bits::<16>(464);
-                self.cadr.d.next =
-                    (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
-                self.meta.raddr.next =
-                    (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
                 self.state.d.next = 5.into();
             }
             5 => {
@@ -1891,6 +1945,113 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128);
                 self.q_rows.d.next = self.rows_p.val();
                 self.q_rle1.d.next = self.rows_p.val() <= 1;
+                self.state.d.next = 18.into();
+            }
+            18 => {
+                // DSEL: the model's branch for this frame (Switch::contribution / result /
+                // same_block), from the registered conditions, registered for DECIDE.
+                self.dq_ev.d.next = 0.into();
+                self.dq_act.d.next = 0.into();
+                self.dq_aop.d.next = 1.into();
+                self.dq_cpl.d.next = self.q_cpl0.q.val();
+                self.dq_merge.d.next = false;
+                if self.pr_ptype.q.val() == 2 {
+                    // Result (its effects are DECIDE's).
+                    if !self.je.q.val().get_bit(1) {
+                        self.dq_ev.d.next = bits::<32>(1) << 15;
+                    }
+                } else if self.q_badrank.q.val() {
+                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                } else if self.q_toolong.q.val() {
+                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                } else if self.q_badchild.q.val() {
+                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                } else if self.q_chrank.q.val() {
+                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                } else if self.q_degree.q.val() {
+                    // Degree limit: bypass.
+                    self.dq_ev.d.next = bits::<32>(1) << 10;
+                    self.dq_act.d.next = 2.into();
+                } else if self.pr_flags.q.val().get_bit(0) & self.je.q.val().get_bit(1) {
+                    // Transit.
+                    self.dq_ev.d.next = bits::<32>(1) << 12;
+                    self.dq_act.d.next = 2.into();
+                } else if self.q_samebl.q.val() {
+                    // Same block (Switch::same_block).
+                    if self.q_st.q.val() == 1 {
+                        if self.q_subset.q.val() {
+                            self.dq_ev.d.next = bits::<32>(1) << 5;
+                        } else if !self.q_disjoint.q.val() {
+                            self.dq_ev.d.next = bits::<32>(1) << 6;
+                        } else if self.q_elne.q.val() {
+                            self.dq_ev.d.next = bits::<32>(1) << 15;
+                        } else {
+                            // Merge.
+                            self.dq_ev.d.next = bits::<32>(1) << 2;
+                            self.dq_act.d.next = 4.into();
+                            self.dq_aop.d.next = 2.into();
+                            self.dq_cpl.d.next = self.q_cpl1.q.val();
+                            self.dq_merge.d.next = true;
+                        }
+                    } else if (self.q_st.q.val() == 2) & self.q_subset.q.val() {
+                        // Emitted: re-emit the stored aggregate.
+                        self.dq_ev.d.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 7);
+                        self.dq_act.d.next = 5.into();
+                    } else if (self.q_st.q.val() == 3) & !self.je.q.val().get_bit(1) {
+                        if self.q_subset.q.val() {
+                            // Done at the root: replay to the sender.
+                            self.dq_ev.d.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 4);
+                            self.dq_act.d.next = 6.into();
+                        } else {
+                            self.dq_ev.d.next = bits::<32>(1) << 6;
+                        }
+                    } else if !self.q_disjoint.q.val() & !self.q_subset.q.val() {
+                        self.dq_ev.d.next = bits::<32>(1) << 6;
+                    } else {
+                        self.dq_ev.d.next = bits::<32>(1) << 11;
+                        self.dq_act.d.next = 2.into();
+                    }
+                } else if self.q_same.q.val() & self.q_newer_cb.q.val() {
+                    // An older block than the copy holds.
+                    if self.je.q.val().get_bit(1) {
+                        self.dq_ev.d.next = bits::<32>(1) << 11;
+                        self.dq_act.d.next = 2.into();
+                    } else {
+                        self.dq_ev.d.next = bits::<32>(1) << 5;
+                    }
+                } else if self.q_busy_st.q.val()
+                    & !(self.q_st.q.val() == 2)
+                    & !(!self.je.q.val().get_bit(1)
+                        & (self.q_st.q.val() == 1)
+                        & self.q_newer_bc.q.val()
+                        & self.q_stale.q.val())
+                {
+                    // Collision: root drop or bypass.
+                    if self.je.q.val().get_bit(1) {
+                        self.dq_ev.d.next = bits::<32>(1) << 8;
+                        self.dq_act.d.next = 2.into();
+                    } else {
+                        self.dq_ev.d.next = bits::<32>(1) << 13;
+                    }
+                } else if self.q_qfull.q.val() {
+                    // Quota (a stale root copy counts as reclaimed even so).
+                    if self.je.q.val().get_bit(1) {
+                        self.dq_ev.d.next = bits::<32>(1) << 9;
+                        self.dq_act.d.next = 2.into();
+                    } else if (self.q_st.q.val() == 1) & self.q_busy_st.q.val() {
+                        self.dq_ev.d.next = (bits::<32>(1) << 13) | (bits::<32>(1) << 17);
+                    } else {
+                        self.dq_ev.d.next = bits::<32>(1) << 13;
+                    }
+                } else {
+                    // Start a new epoch of the copy.
+                    if !self.je.q.val().get_bit(1) & (self.q_st.q.val() == 1) {
+                        self.dq_ev.d.next = (bits::<32>(1) << 2) | (bits::<32>(1) << 17);
+                    } else {
+                        self.dq_ev.d.next = bits::<32>(1) << 2;
+                    }
+                    self.dq_act.d.next = 4.into();
+                }
                 self.state.d.next = 3.into();
             }
             3 => {
@@ -1901,6 +2062,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.h_go.next = true;
                     self.h_st.next = 7.into();
                     self.state.d.next = 0.into();
+                    self.pick_now.next = self.pick_ok.val();
                     self.b_cadr.d.next = self.cadr.q.val();
                     self.b_ji.d.next = self.ji.q.val();
                     self.b_nch.d.next = self.je.q.val().get_bits::<8>(16);
@@ -1918,6 +2080,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.o_exp.d.next = self.pr_exponent.q.val();
                     self.o_job.d.next = self.pr_job.q.val();
                     self.o_elements.d.next = self.pr_elements.q.val();
+                    self.b_enr.d.next = self.q_rows.q.val();
                     self.o_block.d.next = self.pr_block.q.val();
                     self.o_child.d.next = self.pr_child.q.val();
                     self.o_bitmap.d.next = self.pr_bitmap.q.val();
@@ -1931,121 +2094,32 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         | (bit_cast::<META_W, 8>(self.sflags.val()) << 136)
                         | (bit_cast::<META_W, 16>(self.pr_elements.q.val()) << 144)
                         | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
-                    self.aop.next = 1.into();
-                    self.cpl.next = self.q_cpl0.q.val();
                     self.nr.d.next = self.q_rows.q.val();
-                    if self.pr_ptype.q.val() == 2 {
-                        // Result.
-                        if !self.je.q.val().get_bit(1) {
-                            self.ev.next = bits::<32>(1) << 15;
-                        } else {
-                            self.o_src_ip.d.next = self.me_ip.q.val();
-                            self.o_flags.d.next = self.pr_flags.q.val() | 0x02;
-                            self.e_mc.d.next = true;
-                            self.pmask.d.next = 0.into();
-                            self.h_st.next = 3.into();
-                            if self.q_samebl.q.val() {
-                                // The copy holding this block is Done.
-                                self.meta.wdata.next = (self.m.val() & !bits::<META_W>(7)) | 3;
-                                self.meta.we.next = 1.into();
-                                self.bz_dec.next = self.q_busy_st.q.val();
-                            }
+                    // The branch was chosen in DSEL (`dq_*`).
+                    self.ev.next = self.dq_ev.q.val();
+                    self.dact.next = self.dq_act.q.val();
+                    self.aop.next = self.dq_aop.q.val();
+                    self.cpl.next = self.dq_cpl.q.val();
+                    if self.dq_merge.q.val() {
+                        self.cmw.next = (self.m.val()
+                            & !((bits::<META_W>(0xff) << 136)
+                                | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
+                            | (bit_cast::<META_W, 64>(self.newbm.val()) << 64)
+                            | (bit_cast::<META_W, 8>(self.mflags.val()) << 136);
+                    }
+                    if (self.pr_ptype.q.val() == 2) & self.je.q.val().get_bit(1) {
+                        // Result at an inner switch: multicast to the children.
+                        self.o_src_ip.d.next = self.me_ip.q.val();
+                        self.o_flags.d.next = self.pr_flags.q.val() | 0x02;
+                        self.e_mc.d.next = true;
+                        self.pmask.d.next = 0.into();
+                        self.h_st.next = 3.into();
+                        if self.q_samebl.q.val() {
+                            // The copy holding this block is Done.
+                            self.meta.wdata.next = (self.m.val() & !bits::<META_W>(7)) | 3;
+                            self.meta.we.next = 1.into();
+                            self.bz_dec.next = self.q_busy_st.q.val();
                         }
-                    } else if self.q_badrank.q.val() {
-                        self.ev.next = bits::<32>(1) << 15;
-                    } else if self.q_toolong.q.val() {
-                        self.ev.next = bits::<32>(1) << 15;
-                    } else if self.q_badchild.q.val() {
-                        self.ev.next = bits::<32>(1) << 15;
-                    } else if self.q_chrank.q.val() {
-                        self.ev.next = bits::<32>(1) << 15;
-                    } else if self.q_degree.q.val() {
-                        // Degree limit: bypass.
-                        self.ev.next = bits::<32>(1) << 10;
-                        self.dact.next = 2.into();
-                    } else if self.pr_flags.q.val().get_bit(0) & self.je.q.val().get_bit(1) {
-                        // Transit.
-                        self.ev.next = bits::<32>(1) << 12;
-                        self.dact.next = 2.into();
-                    } else if self.q_samebl.q.val() {
-                        // Same block (Switch::same_block).
-                        if self.q_st.q.val() == 1 {
-                            if self.q_subset.q.val() {
-                                self.ev.next = bits::<32>(1) << 5;
-                            } else if !self.q_disjoint.q.val() {
-                                self.ev.next = bits::<32>(1) << 6;
-                            } else if self.q_elne.q.val() {
-                                self.ev.next = bits::<32>(1) << 15;
-                            } else {
-                                // Merge.
-                                self.ev.next = bits::<32>(1) << 2;
-                                self.dact.next = 4.into();
-                                self.aop.next = 2.into();
-                                self.cpl.next = self.q_cpl1.q.val();
-                                self.cmw.next = (self.m.val()
-                                    & !((bits::<META_W>(0xff) << 136)
-                                        | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
-                                    | (bit_cast::<META_W, 64>(self.newbm.val()) << 64)
-                                    | (bit_cast::<META_W, 8>(self.mflags.val()) << 136);
-                            }
-                        } else if (self.q_st.q.val() == 2) & self.q_subset.q.val() {
-                            // Emitted: re-emit the stored aggregate.
-                            self.ev.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 7);
-                            self.dact.next = 5.into();
-                        } else if (self.q_st.q.val() == 3) & !self.je.q.val().get_bit(1) {
-                            if self.q_subset.q.val() {
-                                // Done at the root: replay to the sender.
-                                self.ev.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 4);
-                                self.dact.next = 6.into();
-                            } else {
-                                self.ev.next = bits::<32>(1) << 6;
-                            }
-                        } else if !self.q_disjoint.q.val() & !self.q_subset.q.val() {
-                            self.ev.next = bits::<32>(1) << 6;
-                        } else {
-                            self.ev.next = bits::<32>(1) << 11;
-                            self.dact.next = 2.into();
-                        }
-                    } else if self.q_same.q.val() & self.q_newer_cb.q.val() {
-                        // An older block than the copy holds.
-                        if self.je.q.val().get_bit(1) {
-                            self.ev.next = bits::<32>(1) << 11;
-                            self.dact.next = 2.into();
-                        } else {
-                            self.ev.next = bits::<32>(1) << 5;
-                        }
-                    } else if self.q_busy_st.q.val()
-                        & !(self.q_st.q.val() == 2)
-                        & !(!self.je.q.val().get_bit(1)
-                            & (self.q_st.q.val() == 1)
-                            & self.q_newer_bc.q.val()
-                            & self.q_stale.q.val())
-                    {
-                        // Collision: root drop or bypass.
-                        if self.je.q.val().get_bit(1) {
-                            self.ev.next = bits::<32>(1) << 8;
-                            self.dact.next = 2.into();
-                        } else {
-                            self.ev.next = bits::<32>(1) << 13;
-                        }
-                    } else if self.q_qfull.q.val() {
-                        // Quota (a stale root copy counts as reclaimed even so).
-                        if self.je.q.val().get_bit(1) {
-                            self.ev.next = bits::<32>(1) << 9;
-                            self.dact.next = 2.into();
-                        } else if (self.q_st.q.val() == 1) & self.q_busy_st.q.val() {
-                            self.ev.next = (bits::<32>(1) << 13) | (bits::<32>(1) << 17);
-                        } else {
-                            self.ev.next = bits::<32>(1) << 13;
-                        }
-                    } else {
-                        // Start a new epoch of the copy.
-                        if !self.je.q.val().get_bit(1) & (self.q_st.q.val() == 1) {
-                            self.ev.next = (bits::<32>(1) << 2) | (bits::<32>(1) << 17);
-                        } else {
-                            self.ev.next = bits::<32>(1) << 2;
-                        }
-                        self.dact.next = 4.into();
                     }
                     match self.dact.val().index() {
                         2 => {
@@ -2114,6 +2188,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             }
                             self.o_exp.d.next = self.m_exp.val();
                             self.o_elements.d.next = self.m_elem.val();
+                            self.b_enr.d.next = self.rows_m.val();
                             self.o_block.d.next = self.m_block.val();
                             self.o_child.d.next = self.je.q.val().get_bits::<8>(24);
                             self.o_bitmap.d.next = self.m_bitmap.val();
@@ -2128,6 +2203,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.o_flags.d.next = self.m_flags.val();
                             self.o_exp.d.next = self.m_exp.val();
                             self.o_elements.d.next = self.m_elem.val();
+                            self.b_enr.d.next = self.rows_m.val();
                             self.o_block.d.next = self.m_block.val();
                             self.o_bitmap.d.next = self.m_bitmap.val();
                             self.o_dst_mac.d.next = self.pr_src_mac.q.val();
@@ -2143,6 +2219,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             11 => {
                 // SCAN: metadata of (scan_ptr, scan_c) under way.
+                self.state.d.next = 17.into();
+            }
+            17 => {
+                // SWAIT: the metadata arrives (registered into `mq`).
                 self.state.d.next = 15.into();
             }
             15 => {
@@ -2199,6 +2279,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.o_exp.d.next = self.m_exp.val();
                         self.o_job.d.next = self.q_sj.q.val().get_bits::<16>(32);
                         self.o_elements.d.next = self.m_elem.val();
+                        self.b_enr.d.next = self.rows_m.val();
                         self.o_block.d.next = self.m_block.val();
                         self.o_child.d.next = self.q_sj.q.val().get_bits::<8>(24);
                         self.o_bitmap.d.next = self.m_bitmap.val();
@@ -2236,20 +2317,77 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.state.d.next = 0.into();
             }
         }
+        if self.pick_now.val() {
+            self.sel.d.next = self.pk_idx.q.val();
+            self.last.d.next = self.pk_idx.q.val();
+            self.len.d.next = self.la_len.q.val();
+            self.now_r.d.next = self.now.q.val();
+            self.e_scan.d.next = false;
+            self.scan_turn.d.next = true;
+            self.dbg_valid.next = true;
+            self.dbg_kind.next = false;
+            self.dbg_arg.next = bit_cast::<32, 4>(self.pk_idx.q.val());
+            for p in 0..self.rx.len() {
+                if self.pk_idx.q.val() == self.c_idx4[p].val() {
+                    self.rx[p].d_pop.next = true;
+                    self.rx_ev[p].next = true;
+                }
+            }
+            self.hdr.d.next = self.la_hdr.q.val();
+            self.udp_ok.d.next = self.la_udp.q.val();
+            self.ip_ok.d.next = self.la_ip.q.val();
+            self.row0.d.next = self.la_row.q.val();
+            self.la_age.d.next = 0.into();
+            // The frame's fields, checks and table hits (from the look-ahead parser).
+            if self.la_len.q.val() > 64 {
+                self.nrows.d.next =
+                    (self.la_len.q.val() - 64 + self.c_rowmask.val()) >> self.c_rowlog.val();
+            } else {
+                self.nrows.d.next = 0.into();
+            }
+            self.pr_bitmap.d.next = self.parser.bitmap.val();
+            self.pr_block.d.next = self.parser.block.val();
+            self.pr_child.d.next = self.parser.child.val();
+            self.pr_dst_ip.d.next = self.parser.dst_ip.val();
+            self.pr_elements.d.next = self.parser.elements.val();
+            self.pr_exponent.d.next = self.parser.exponent.val();
+            self.pr_flags.d.next = self.parser.flags.val();
+            self.pr_job.d.next = self.parser.job.val();
+            self.pc_non_ip.d.next = self.parser.c_non_ip.val();
+            self.pc_ip_bad.d.next = self.parser.c_ip_bad.val();
+            self.pc_route.d.next = self.parser.c_route.val();
+            self.pc_bad.d.next = self.parser.c_bad.val();
+            self.pc_wbad.d.next = self.parser.c_wire_bad.val();
+            self.pc_pc.d.next = self.parser.c_pc.val();
+            self.pc_count.d.next = self.parser.c_count.val();
+            self.pr_ptype.d.next = self.parser.ptype.val();
+            self.pr_src_ip.d.next = self.parser.src_ip.val();
+            self.pr_src_mac.d.next = self.parser.src_mac.val();
+            self.pr_src_port.d.next = self.parser.src_port.val();
+            for r in 0..self.rh.len() {
+                self.rh[r].d.next = self.route_valid[r].q.val()
+                    & (self.route_ip[r].q.val() == self.parser.dst_ip.val());
+            }
+            for j in 0..self.jh.len() {
+                self.jh[j].d.next = self.jk[j].q.val().get_bit(0)
+                    & (self.jk[j].q.val().get_bits::<16>(32) == self.parser.job.val());
+            }
+            self.state.d.next = 6.into();
+        }
         self.chram.raddr.next = self.chaddr.val();
         if self.h_go.val() {
             self.bstate.d.next = self.h_st.val();
             self.rl.d.next = self.q_rle1.q.val();
         }
         // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists.
-        self.any_to.next = false;
+        self.any_to.d.next = false;
         for j in 0..self.jk.len() {
             if self.jk[j].q.val().get_bit(0) & self.jk[j].q.val().get_bit(2) {
-                self.any_to.next = true;
+                self.any_to.d.next = true;
             }
         }
         if !self.sweep_on.q.val()
-            & self.any_to.val()
+            & self.any_to.q.val()
             & (self.scan_ticks.q.val() != 0)
             & ((self.now.q.val() - self.sweep_t0.q.val()) >= self.scan_ticks.q.val())
         {
@@ -2557,7 +2695,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         for p in 0..self.rx.len() {
             if self.rx_ev[p].val() {
                 self.rxp[p].d.next = self.rxp[p].q.val() + 1;
-                self.rxb[p].d.next = self.rxb[p].q.val() + bit_cast::<64, 16>(self.pk_len.q.val());
+                self.rxb[p].d.next = self.rxb[p].q.val() + bit_cast::<64, 16>(self.la_len.q.val());
             }
             if self.tx[p].sent.val() {
                 self.txp[p].d.next = self.txp[p].q.val() + 1;
@@ -2609,9 +2747,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             if self.jc_i.q.val() == self.c_idx8[j].val() {
                 self.jc_busy.next = self.jc_busy.val() | self.jbusy[j].q.val();
                 if self.jc_q.q.val() {
-                    self.jk[j].d.next = bit_cast::<128, 48>(self.jpack.val().get_bits::<48>(0))
-                        | (bit_cast::<128, 16>(self.jgen.q.val()) << 48)
-                        | (bit_cast::<128, 64>(self.jpack.val().get_bits::<64>(192)) << 64);
+                    self.jk[j].d.next = bit_cast::<160, 48>(self.jpack.val().get_bits::<48>(0))
+                        | (bit_cast::<160, 16>(self.jgen.q.val()) << 48)
+                        | (bit_cast::<160, 64>(self.jpack.val().get_bits::<64>(192)) << 64)
+                        | (bit_cast::<160, 32>(self.st_jscount.q.val() - 1) << 128);
                     self.jram.we.next = 1.into();
                     self.jbusy[j].d.next = 0.into();
                 }

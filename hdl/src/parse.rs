@@ -48,9 +48,12 @@ pub struct Parser {
     pub c_ip_bad: Signal<Out, bool>,
     /// Check: not addressed to the switch.
     pub c_route: Signal<Out, bool>,
-    /// Check: not a well-formed UDP datagram to the fanin port, or a fanin header that
-    /// fails every check but the bitmap's population count.
+    /// Check: not a well-formed UDP datagram to the fanin port (UDP, lengths, checksum,
+    /// port).
     pub c_bad: Signal<Out, bool>,
+    /// Check: the fanin header fails a check of its own (length, version, type, flags,
+    /// element count, empty bitmap), all but the bitmap's population count.
+    pub c_wire_bad: Signal<Out, bool>,
     /// Population counts of the bitmap's bytes (a nibble per byte, low nibble).
     pub c_pc: Signal<Out, Bits<64>>,
     /// The header's count byte (must equal the bitmap's population count).
@@ -165,14 +168,15 @@ impl Logic for Parser {
         self.c_bad.next = !self.udp_cand.val()
             | self.udp_bad.val()
             | !self.udp_ok.val()
-            | (self.be.val().get_bits::<16>(336) != self.me_port.val())
-            | self.wire_bad.val();
+            | (self.be.val().get_bits::<16>(336) != self.me_port.val());
+        self.c_wire_bad.next = self.wire_bad.val();
         self.c_pc.next = self.pc3.val();
         self.c_count.next = self.be.val().get_bits::<8>(192);
         self.cls.non_ip.next = self.c_non_ip.val();
         self.cls.ip_bad.next = self.c_ip_bad.val();
         self.cls.route.next = self.c_route.val();
         self.cls.bad.next = self.c_bad.val();
+        self.cls.wire_bad.next = self.c_wire_bad.val();
         self.pchk.pc.next = self.c_pc.val();
         self.pchk.count.next = self.c_count.val();
         self.cls.pop_ok.next = self.pchk.ok.val();
@@ -191,8 +195,10 @@ pub struct Classify {
     pub ip_bad: Signal<In, bool>,
     /// Not addressed to the switch.
     pub route: Signal<In, bool>,
-    /// UDP / fanin header checks failed (all but the population count).
+    /// UDP checks failed (not UDP, lengths, checksum, port).
     pub bad: Signal<In, bool>,
+    /// fanin header checks failed (all but the population count).
+    pub wire_bad: Signal<In, bool>,
     /// The count byte equals the bitmap's population count ([`PopCheck`]).
     pub pop_ok: Signal<In, bool>,
     /// One of the `CLASS_*` codes.
@@ -208,7 +214,7 @@ impl Logic for Classify {
             self.kind.next = 1.into();
         } else if self.route.val() {
             self.kind.next = 2.into();
-        } else if self.bad.val() | !self.pop_ok.val() {
+        } else if self.bad.val() | self.wire_bad.val() | !self.pop_ok.val() {
             self.kind.next = 1.into();
         } else {
             self.kind.next = 3.into();

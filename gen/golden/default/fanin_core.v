@@ -325,6 +325,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  parser$c_ip_bad;
     wire  parser$c_route;
     wire  parser$c_bad;
+    wire  parser$c_wire_bad;
     wire  [63:0] parser$c_pc;
     wire  [7:0] parser$c_count;
     wire  [47:0] parser$dst_mac;
@@ -389,53 +390,53 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jram$we;
     reg  [23:0] jram$raddr;
     wire  [511:0] jram$rdata;
-    reg  [127:0] jk$0$d;
-    wire  [127:0] jk$0$q;
+    reg  [159:0] jk$0$d;
+    wire  [159:0] jk$0$q;
     reg  jk$0$clock;
-    reg  [127:0] jk$1$d;
-    wire  [127:0] jk$1$q;
+    reg  [159:0] jk$1$d;
+    wire  [159:0] jk$1$q;
     reg  jk$1$clock;
-    reg  [127:0] jk$2$d;
-    wire  [127:0] jk$2$q;
+    reg  [159:0] jk$2$d;
+    wire  [159:0] jk$2$q;
     reg  jk$2$clock;
-    reg  [127:0] jk$3$d;
-    wire  [127:0] jk$3$q;
+    reg  [159:0] jk$3$d;
+    wire  [159:0] jk$3$q;
     reg  jk$3$clock;
-    reg  [127:0] jk$4$d;
-    wire  [127:0] jk$4$q;
+    reg  [159:0] jk$4$d;
+    wire  [159:0] jk$4$q;
     reg  jk$4$clock;
-    reg  [127:0] jk$5$d;
-    wire  [127:0] jk$5$q;
+    reg  [159:0] jk$5$d;
+    wire  [159:0] jk$5$q;
     reg  jk$5$clock;
-    reg  [127:0] jk$6$d;
-    wire  [127:0] jk$6$q;
+    reg  [159:0] jk$6$d;
+    wire  [159:0] jk$6$q;
     reg  jk$6$clock;
-    reg  [127:0] jk$7$d;
-    wire  [127:0] jk$7$q;
+    reg  [159:0] jk$7$d;
+    wire  [159:0] jk$7$q;
     reg  jk$7$clock;
-    reg  [127:0] jk$8$d;
-    wire  [127:0] jk$8$q;
+    reg  [159:0] jk$8$d;
+    wire  [159:0] jk$8$q;
     reg  jk$8$clock;
-    reg  [127:0] jk$9$d;
-    wire  [127:0] jk$9$q;
+    reg  [159:0] jk$9$d;
+    wire  [159:0] jk$9$q;
     reg  jk$9$clock;
-    reg  [127:0] jk$10$d;
-    wire  [127:0] jk$10$q;
+    reg  [159:0] jk$10$d;
+    wire  [159:0] jk$10$q;
     reg  jk$10$clock;
-    reg  [127:0] jk$11$d;
-    wire  [127:0] jk$11$q;
+    reg  [159:0] jk$11$d;
+    wire  [159:0] jk$11$q;
     reg  jk$11$clock;
-    reg  [127:0] jk$12$d;
-    wire  [127:0] jk$12$q;
+    reg  [159:0] jk$12$d;
+    wire  [159:0] jk$12$q;
     reg  jk$12$clock;
-    reg  [127:0] jk$13$d;
-    wire  [127:0] jk$13$q;
+    reg  [159:0] jk$13$d;
+    wire  [159:0] jk$13$q;
     reg  jk$13$clock;
-    reg  [127:0] jk$14$d;
-    wire  [127:0] jk$14$q;
+    reg  [159:0] jk$14$d;
+    wire  [159:0] jk$14$q;
     reg  jk$14$clock;
-    reg  [127:0] jk$15$d;
-    wire  [127:0] jk$15$q;
+    reg  [159:0] jk$15$d;
+    wire  [159:0] jk$15$q;
     reg  jk$15$clock;
     reg  [31:0] jbusy$0$d;
     wire  [31:0] jbusy$0$q;
@@ -725,6 +726,48 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  own_in$15$d;
     wire  own_in$15$q;
     reg  own_in$15$clock;
+    reg  [639:0] la_hdr$d;
+    wire  [639:0] la_hdr$q;
+    reg  la_hdr$clock;
+    reg  [15:0] la_len$d;
+    wire  [15:0] la_len$q;
+    reg  la_len$clock;
+    reg  la_udp$d;
+    wire  la_udp$q;
+    reg  la_udp$clock;
+    reg  la_ip$d;
+    wire  la_ip$q;
+    reg  la_ip$clock;
+    reg  [15:0] la_row$d;
+    wire  [15:0] la_row$q;
+    reg  la_row$clock;
+    reg  [3:0] la_src$d;
+    wire  [3:0] la_src$q;
+    reg  la_src$clock;
+    reg  [1:0] la_age$d;
+    wire  [1:0] la_age$q;
+    reg  la_age$clock;
+    reg  [31:0] dq_ev$d;
+    wire  [31:0] dq_ev$q;
+    reg  dq_ev$clock;
+    reg  [3:0] dq_act$d;
+    wire  [3:0] dq_act$q;
+    reg  dq_act$clock;
+    reg  [1:0] dq_aop$d;
+    wire  [1:0] dq_aop$q;
+    reg  dq_aop$clock;
+    reg  dq_cpl$d;
+    wire  dq_cpl$q;
+    reg  dq_cpl$clock;
+    reg  dq_merge$d;
+    wire  dq_merge$q;
+    reg  dq_merge$clock;
+    reg  any_to$d;
+    wire  any_to$q;
+    reg  any_to$clock;
+    reg  [191:0] mq$d;
+    wire  [191:0] mq$q;
+    reg  mq$clock;
     reg  [15:0] jgen$d;
     wire  [15:0] jgen$q;
     reg  jgen$clock;
@@ -857,6 +900,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  pc_bad$d;
     wire  pc_bad$q;
     reg  pc_bad$clock;
+    reg  pc_wbad$d;
+    wire  pc_wbad$q;
+    reg  pc_wbad$clock;
     reg  [63:0] pc_pc$d;
     wire  [63:0] pc_pc$q;
     reg  pc_pc$clock;
@@ -867,6 +913,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  cls$ip_bad;
     reg  cls$route;
     reg  cls$bad;
+    reg  cls$wire_bad;
     reg  cls$pop_ok;
     wire  [1:0] cls$kind;
     reg  [63:0] pchk$pc;
@@ -1058,6 +1105,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] b_nrows$d;
     wire  [15:0] b_nrows$q;
     reg  b_nrows$clock;
+    reg  [15:0] b_enr$d;
+    wire  [15:0] b_enr$q;
+    reg  b_enr$clock;
     reg  b_rel$d;
     wire  b_rel$q;
     reg  b_rel$clock;
@@ -1637,6 +1687,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] rxbad$3$d;
     wire  [31:0] rxbad$3$q;
     reg  rxbad$3$clock;
+    reg  dv$0$d;
+    wire  dv$0$q;
+    reg  dv$0$clock;
+    reg  dv$1$d;
+    wire  dv$1$q;
+    reg  dv$1$clock;
+    reg  dv$2$d;
+    wire  dv$2$q;
+    reg  dv$2$clock;
+    reg  dv$3$d;
+    wire  dv$3$q;
+    reg  dv$3$clock;
     reg  rs$d;
     wire  rs$q;
     reg  rs$clock;
@@ -1811,7 +1873,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Local signals
     reg  [1:0] pr_kind;
-    reg  any_to;
     reg  scan_own;
     reg  [3:0] dact;
     reg  hwc;
@@ -1820,14 +1881,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  cpl;
     reg  [1:0] aop;
     reg  h_go;
+    reg  pick_now;
+    reg  pick_ok;
+    reg  la_ok;
     reg  [3:0] h_st;
     reg  b_free;
     reg  b_done;
     reg  [31:0] ev_b;
     reg  [15:0] nr1;
-    reg  [15:0] enr;
     reg  [7:0] pm_low;
-    reg  [3:0] pport;
+    reg  [47:0] sel_mac;
+    reg  [31:0] sel_ip;
+    reg  [15:0] sel_udp;
+    reg  [7:0] sel_child;
     reg  all_rdy;
     reg  [3:0] cs_port;
     reg  cs_hit;
@@ -1880,6 +1946,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] jcb;
     reg  [23:0] chaddr;
     reg  [23:0] slot;
+    reg  [31:0] sb_base;
+    reg  [31:0] sb_count;
+    reg  [31:0] sb_cmask;
     reg  [191:0] m;
     reg  [2:0] m_st;
     reg  [7:0] m_jidx;
@@ -1909,7 +1978,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] mflags;
     reg  [7:0] sflags;
     reg  [15:0] rows_p;
-    reg  [15:0] rows_o;
+    reg  [15:0] rows_m;
     reg  [511:0] sj;
     reg  [15:0] sj_ep;
     reg  [511:0] acc_row;
@@ -2124,6 +2193,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .c_ip_bad(parser$c_ip_bad),
         .c_route(parser$c_route),
         .c_bad(parser$c_bad),
+        .c_wire_bad(parser$c_wire_bad),
         .c_pc(parser$c_pc),
         .c_count(parser$c_count),
         .dst_mac(parser$dst_mac),
@@ -2759,6 +2829,76 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(own_in$15$q),
         .clock(own_in$15$clock)
     );
+    fanin_la_hdr la_hdr(
+        .d(la_hdr$d),
+        .q(la_hdr$q),
+        .clock(la_hdr$clock)
+    );
+    fanin_la_len la_len(
+        .d(la_len$d),
+        .q(la_len$q),
+        .clock(la_len$clock)
+    );
+    fanin_la_udp la_udp(
+        .d(la_udp$d),
+        .q(la_udp$q),
+        .clock(la_udp$clock)
+    );
+    fanin_la_ip la_ip(
+        .d(la_ip$d),
+        .q(la_ip$q),
+        .clock(la_ip$clock)
+    );
+    fanin_la_row la_row(
+        .d(la_row$d),
+        .q(la_row$q),
+        .clock(la_row$clock)
+    );
+    fanin_la_src la_src(
+        .d(la_src$d),
+        .q(la_src$q),
+        .clock(la_src$clock)
+    );
+    fanin_la_age la_age(
+        .d(la_age$d),
+        .q(la_age$q),
+        .clock(la_age$clock)
+    );
+    fanin_dq_ev dq_ev(
+        .d(dq_ev$d),
+        .q(dq_ev$q),
+        .clock(dq_ev$clock)
+    );
+    fanin_dq_act dq_act(
+        .d(dq_act$d),
+        .q(dq_act$q),
+        .clock(dq_act$clock)
+    );
+    fanin_dq_aop dq_aop(
+        .d(dq_aop$d),
+        .q(dq_aop$q),
+        .clock(dq_aop$clock)
+    );
+    fanin_dq_cpl dq_cpl(
+        .d(dq_cpl$d),
+        .q(dq_cpl$q),
+        .clock(dq_cpl$clock)
+    );
+    fanin_dq_merge dq_merge(
+        .d(dq_merge$d),
+        .q(dq_merge$q),
+        .clock(dq_merge$clock)
+    );
+    fanin_any_to any_to(
+        .d(any_to$d),
+        .q(any_to$q),
+        .clock(any_to$clock)
+    );
+    fanin_mq mq(
+        .d(mq$d),
+        .q(mq$q),
+        .clock(mq$clock)
+    );
     fanin_jgen jgen(
         .d(jgen$d),
         .q(jgen$q),
@@ -2979,6 +3119,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pc_bad$q),
         .clock(pc_bad$clock)
     );
+    fanin_pc_wbad pc_wbad(
+        .d(pc_wbad$d),
+        .q(pc_wbad$q),
+        .clock(pc_wbad$clock)
+    );
     fanin_pc_pc pc_pc(
         .d(pc_pc$d),
         .q(pc_pc$q),
@@ -2994,6 +3139,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .ip_bad(cls$ip_bad),
         .route(cls$route),
         .bad(cls$bad),
+        .wire_bad(cls$wire_bad),
         .pop_ok(cls$pop_ok),
         .kind(cls$kind)
     );
@@ -3311,6 +3457,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(b_nrows$d),
         .q(b_nrows$q),
         .clock(b_nrows$clock)
+    );
+    fanin_b_enr b_enr(
+        .d(b_enr$d),
+        .q(b_enr$q),
+        .clock(b_enr$clock)
     );
     fanin_b_rel b_rel(
         .d(b_rel$d),
@@ -4273,6 +4424,26 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(rxbad$3$q),
         .clock(rxbad$3$clock)
     );
+    fanin_dv_0 dv$0(
+        .d(dv$0$d),
+        .q(dv$0$q),
+        .clock(dv$0$clock)
+    );
+    fanin_dv_1 dv$1(
+        .d(dv$1$d),
+        .q(dv$1$q),
+        .clock(dv$1$clock)
+    );
+    fanin_dv_2 dv$2(
+        .d(dv$2$d),
+        .q(dv$2$q),
+        .clock(dv$2$clock)
+    );
+    fanin_dv_3 dv$3(
+        .d(dv$3$d),
+        .q(dv$3$q),
+        .clock(dv$3$clock)
+    );
     fanin_rs rs(
         .d(rs$d),
         .q(rs$q),
@@ -4583,6 +4754,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_ip_bad$clock = clock;
         pc_route$clock = clock;
         pc_bad$clock = clock;
+        pc_wbad$clock = clock;
         pc_pc$clock = clock;
         pc_count$clock = clock;
         q_st$clock = clock;
@@ -4627,6 +4799,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         s1_sel$clock = clock;
         b_row0$clock = clock;
         b_nrows$clock = clock;
+        b_enr$clock = clock;
         b_rel$clock = clock;
         b_cadr$clock = clock;
         b_hdr$clock = clock;
@@ -4720,6 +4893,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rdata_r$clock = clock;
         rs$clock = clock;
         s_misc$clock = clock;
+        any_to$clock = clock;
+        mq$clock = clock;
+        la_hdr$clock = clock;
+        la_len$clock = clock;
+        la_udp$clock = clock;
+        la_ip$clock = clock;
+        la_row$clock = clock;
+        la_src$clock = clock;
+        la_age$clock = clock;
+        dq_ev$clock = clock;
+        dq_act$clock = clock;
+        dq_aop$clock = clock;
+        dq_cpl$clock = clock;
+        dq_merge$clock = clock;
         jgen$clock = clock;
         jhit_q$clock = clock;
         rhit_q$clock = clock;
@@ -4764,6 +4951,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_ip_bad$d = pc_ip_bad$q;
         pc_route$d = pc_route$q;
         pc_bad$d = pc_bad$q;
+        pc_wbad$d = pc_wbad$q;
         pc_pc$d = pc_pc$q;
         pc_count$d = pc_count$q;
         q_st$d = q_st$q;
@@ -4808,6 +4996,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         s1_sel$d = s1_sel$q;
         b_row0$d = b_row0$q;
         b_nrows$d = b_nrows$q;
+        b_enr$d = b_enr$q;
         b_rel$d = b_rel$q;
         b_cadr$d = b_cadr$q;
         b_hdr$d = b_hdr$q;
@@ -4901,6 +5090,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rdata_r$d = rdata_r$q;
         rs$d = rs$q;
         s_misc$d = s_misc$q;
+        any_to$d = any_to$q;
+        mq$d = mq$q;
+        la_hdr$d = la_hdr$q;
+        la_len$d = la_len$q;
+        la_udp$d = la_udp$q;
+        la_ip$d = la_ip$q;
+        la_row$d = la_row$q;
+        la_src$d = la_src$q;
+        la_age$d = la_age$q;
+        dq_ev$d = dq_ev$q;
+        dq_act$d = dq_act$q;
+        dq_aop$d = dq_aop$q;
+        dq_cpl$d = dq_cpl$q;
+        dq_merge$d = dq_merge$q;
         jgen$d = jgen$q;
         jhit_q$d = jhit_q$q;
         rhit_q$d = rhit_q$q;
@@ -5487,28 +5690,43 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             acc_row = rx_row_data;
         end
         pm_low = pmask$q & (~pmask$q + 32'h1);
-        pport = 32'h0;
+        sel_mac = 32'h0;
+        sel_ip = 32'h0;
+        sel_udp = 32'h0;
+        sel_child = 32'h0;
         all_rdy = 1'b1;
         if (pm_low[0]) begin
-            pport = c_idx4$0;
+            sel_mac = sel_mac | pp_mac$0$q;
+            sel_ip = sel_ip | pp_ip$0$q;
+            sel_udp = sel_udp | pp_udp$0$q;
+            sel_child = sel_child | pp_child$0$q;
         end
         if (pmask$q[0] & ~tx$0$ready) begin
             all_rdy = 1'b0;
         end
         if (pm_low[1]) begin
-            pport = c_idx4$1;
+            sel_mac = sel_mac | pp_mac$1$q;
+            sel_ip = sel_ip | pp_ip$1$q;
+            sel_udp = sel_udp | pp_udp$1$q;
+            sel_child = sel_child | pp_child$1$q;
         end
         if (pmask$q[1] & ~tx$1$ready) begin
             all_rdy = 1'b0;
         end
         if (pm_low[2]) begin
-            pport = c_idx4$2;
+            sel_mac = sel_mac | pp_mac$2$q;
+            sel_ip = sel_ip | pp_ip$2$q;
+            sel_udp = sel_udp | pp_udp$2$q;
+            sel_child = sel_child | pp_child$2$q;
         end
         if (pmask$q[2] & ~tx$2$ready) begin
             all_rdy = 1'b0;
         end
         if (pm_low[3]) begin
-            pport = c_idx4$3;
+            sel_mac = sel_mac | pp_mac$3$q;
+            sel_ip = sel_ip | pp_ip$3$q;
+            sel_udp = sel_udp | pp_udp$3$q;
+            sel_child = sel_child | pp_child$3$q;
         end
         if (pmask$q[3] & ~tx$3$ready) begin
             all_rdy = 1'b0;
@@ -5602,6 +5820,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         txp$0$d = txp$0$q;
         txb$0$clock = clock;
         txb$0$d = txb$0$q;
+        dv$0$clock = clock;
+        dv$0$d = dv$0$q;
         rxbad$0$clock = clock;
         rxbad$0$d = rxbad$0$q;
         rx_ev$0 = 1'b0;
@@ -5638,6 +5858,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         txp$1$d = txp$1$q;
         txb$1$clock = clock;
         txb$1$d = txb$1$q;
+        dv$1$clock = clock;
+        dv$1$d = dv$1$q;
         rxbad$1$clock = clock;
         rxbad$1$d = rxbad$1$q;
         rx_ev$1 = 1'b0;
@@ -5674,6 +5896,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         txp$2$d = txp$2$q;
         txb$2$clock = clock;
         txb$2$d = txb$2$q;
+        dv$2$clock = clock;
+        dv$2$d = dv$2$q;
         rxbad$2$clock = clock;
         rxbad$2$d = rxbad$2$q;
         rx_ev$2 = 1'b0;
@@ -5710,12 +5934,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         txp$3$d = txp$3$q;
         txb$3$clock = clock;
         txb$3$d = txb$3$q;
+        dv$3$clock = clock;
+        dv$3$d = dv$3$q;
         rxbad$3$clock = clock;
         rxbad$3$d = rxbad$3$q;
         rx_ev$3 = 1'b0;
         vb$0 = 32'h0;
         hb$0 = 32'h0;
-        if (rx$0$d_valid) begin
+        dv$0$d = rx$0$d_valid;
+        dv$1$d = rx$1$d_valid;
+        dv$2$d = rx$2$d_valid;
+        dv$3$d = rx$3$d_valid;
+        if (dv$0$q) begin
             vb$1 = vb$0 | c_onehot$0;
             if (c_idx4$0 > last$q) begin
                 hb$1 = hb$0 | c_onehot$0;
@@ -5728,7 +5958,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             vb$1 = vb$0;
             hb$1 = hb$0;
         end
-        if (rx$1$d_valid) begin
+        if (dv$1$q) begin
             vb$2 = vb$1 | c_onehot$1;
             if (c_idx4$1 > last$q) begin
                 hb$2 = hb$1 | c_onehot$1;
@@ -5741,7 +5971,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             vb$2 = vb$1;
             hb$2 = hb$1;
         end
-        if (rx$2$d_valid) begin
+        if (dv$2$q) begin
             vb$3 = vb$2 | c_onehot$2;
             if (c_idx4$2 > last$q) begin
                 hb$3 = hb$2 | c_onehot$2;
@@ -5754,7 +5984,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             vb$3 = vb$2;
             hb$3 = hb$2;
         end
-        if (rx$3$d_valid) begin
+        if (dv$3$q) begin
             vb$4 = vb$3 | c_onehot$3;
             if (c_idx4$3 > last$q) begin
                 hb$4 = hb$3 | c_onehot$3;
@@ -5812,55 +6042,55 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pk_any$d = any;
         pk_idx$d = pidx;
         pk_len$d = cur_len;
-        parser$hdr = hdr$q;
-        parser$len = len$q;
+        if (pk_idx$q == c_idx4$0) begin
+            la_hdr$d = rx$0$d_hdr;
+            la_len$d = rx$0$d_len;
+            la_udp$d = rx$0$d_udp_ok;
+            la_ip$d = rx$0$d_ip_ok;
+            la_row$d = rx$0$d_row;
+        end
+        if (pk_idx$q == c_idx4$1) begin
+            la_hdr$d = rx$1$d_hdr;
+            la_len$d = rx$1$d_len;
+            la_udp$d = rx$1$d_udp_ok;
+            la_ip$d = rx$1$d_ip_ok;
+            la_row$d = rx$1$d_row;
+        end
+        if (pk_idx$q == c_idx4$2) begin
+            la_hdr$d = rx$2$d_hdr;
+            la_len$d = rx$2$d_len;
+            la_udp$d = rx$2$d_udp_ok;
+            la_ip$d = rx$2$d_ip_ok;
+            la_row$d = rx$2$d_row;
+        end
+        if (pk_idx$q == c_idx4$3) begin
+            la_hdr$d = rx$3$d_hdr;
+            la_len$d = rx$3$d_len;
+            la_udp$d = rx$3$d_udp_ok;
+            la_ip$d = rx$3$d_ip_ok;
+            la_row$d = rx$3$d_row;
+        end
+        la_src$d = pk_idx$q;
+        if (la_age$q != 32'h3) begin
+            la_age$d = la_age$q + 32'h1;
+        end
+        la_ok = (la_age$q == 32'h3) & (la_src$q == pk_idx$q);
+        parser$hdr = la_hdr$q;
+        parser$len = la_len$q;
         parser$me_ip = me_ip$q;
         parser$me_port = me_port$q;
-        parser$udp_ok = udp_ok$q;
-        parser$ip_ok = ip_ok$q;
-        pr_bitmap$d = parser$bitmap;
-        pr_block$d = parser$block;
-        pr_child$d = parser$child;
-        pr_dst_ip$d = parser$dst_ip;
-        pr_elements$d = parser$elements;
-        pr_exponent$d = parser$exponent;
-        pr_flags$d = parser$flags;
-        pr_job$d = parser$job;
-        pc_non_ip$d = parser$c_non_ip;
-        pc_ip_bad$d = parser$c_ip_bad;
-        pc_route$d = parser$c_route;
-        pc_bad$d = parser$c_bad;
-        pc_pc$d = parser$c_pc;
-        pc_count$d = parser$c_count;
+        parser$udp_ok = la_udp$q;
+        parser$ip_ok = la_ip$q;
         cls$non_ip = pc_non_ip$q;
         cls$ip_bad = pc_ip_bad$q;
         cls$route = pc_route$q;
         cls$bad = pc_bad$q;
+        cls$wire_bad = pc_wbad$q;
         pchk$pc = pc_pc$q;
         pchk$count = pc_count$q;
         pc_popok$d = pchk$ok;
         cls$pop_ok = pc_popok$q;
         pr_kind = cls$kind;
-        pr_ptype$d = parser$ptype;
-        pr_src_ip$d = parser$src_ip;
-        pr_src_mac$d = parser$src_mac;
-        pr_src_port$d = parser$src_port;
-        rh$0$d = route_valid$0$q & (route_ip$0$q == parser$dst_ip);
-        rh$1$d = route_valid$1$q & (route_ip$1$q == parser$dst_ip);
-        rh$2$d = route_valid$2$q & (route_ip$2$q == parser$dst_ip);
-        rh$3$d = route_valid$3$q & (route_ip$3$q == parser$dst_ip);
-        rh$4$d = route_valid$4$q & (route_ip$4$q == parser$dst_ip);
-        rh$5$d = route_valid$5$q & (route_ip$5$q == parser$dst_ip);
-        rh$6$d = route_valid$6$q & (route_ip$6$q == parser$dst_ip);
-        rh$7$d = route_valid$7$q & (route_ip$7$q == parser$dst_ip);
-        rh$8$d = route_valid$8$q & (route_ip$8$q == parser$dst_ip);
-        rh$9$d = route_valid$9$q & (route_ip$9$q == parser$dst_ip);
-        rh$10$d = route_valid$10$q & (route_ip$10$q == parser$dst_ip);
-        rh$11$d = route_valid$11$q & (route_ip$11$q == parser$dst_ip);
-        rh$12$d = route_valid$12$q & (route_ip$12$q == parser$dst_ip);
-        rh$13$d = route_valid$13$q & (route_ip$13$q == parser$dst_ip);
-        rh$14$d = route_valid$14$q & (route_ip$14$q == parser$dst_ip);
-        rh$15$d = route_valid$15$q & (route_ip$15$q == parser$dst_ip);
         rpre$0 = 1'b0;
         rhit_q$d = 1'b0;
         rpre$1 = rpre$0 | rh$0$q;
@@ -5992,22 +6222,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (rone$15$q) begin
             rpm = rpm | route_pm$15$q;
         end
-        jh$0$d = jk$0$q[32'h0] & (jk$0$q[(32'h20)+:(16)] == parser$job);
-        jh$1$d = jk$1$q[32'h0] & (jk$1$q[(32'h20)+:(16)] == parser$job);
-        jh$2$d = jk$2$q[32'h0] & (jk$2$q[(32'h20)+:(16)] == parser$job);
-        jh$3$d = jk$3$q[32'h0] & (jk$3$q[(32'h20)+:(16)] == parser$job);
-        jh$4$d = jk$4$q[32'h0] & (jk$4$q[(32'h20)+:(16)] == parser$job);
-        jh$5$d = jk$5$q[32'h0] & (jk$5$q[(32'h20)+:(16)] == parser$job);
-        jh$6$d = jk$6$q[32'h0] & (jk$6$q[(32'h20)+:(16)] == parser$job);
-        jh$7$d = jk$7$q[32'h0] & (jk$7$q[(32'h20)+:(16)] == parser$job);
-        jh$8$d = jk$8$q[32'h0] & (jk$8$q[(32'h20)+:(16)] == parser$job);
-        jh$9$d = jk$9$q[32'h0] & (jk$9$q[(32'h20)+:(16)] == parser$job);
-        jh$10$d = jk$10$q[32'h0] & (jk$10$q[(32'h20)+:(16)] == parser$job);
-        jh$11$d = jk$11$q[32'h0] & (jk$11$q[(32'h20)+:(16)] == parser$job);
-        jh$12$d = jk$12$q[32'h0] & (jk$12$q[(32'h20)+:(16)] == parser$job);
-        jh$13$d = jk$13$q[32'h0] & (jk$13$q[(32'h20)+:(16)] == parser$job);
-        jh$14$d = jk$14$q[32'h0] & (jk$14$q[(32'h20)+:(16)] == parser$job);
-        jh$15$d = jk$15$q[32'h0] & (jk$15$q[(32'h20)+:(16)] == parser$job);
         jpre$0 = 1'b0;
         jhit_q$d = 1'b0;
         jpre$1 = jpre$0 | jh$0$q;
@@ -6229,13 +6443,97 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             own_age$d = own_age$q + 32'h1;
         end
         chaddr = (((ji$q) & 24'hffffff) << c_mclog) | ((ei$q) & 24'hffffff);
-        slot = (((jram$rdata[(32'hc0)+:(32)]) & 24'hffffff) + ((pr_block$q & (jram$rdata[(32'he0)+:(32)] - 32'h1)) & 24'hffffff)) & c_smask;
-        ci = (pr_block$q & jram$rdata[(32'he0)+:(32)]) != 32'h0;
+        sb_base = 32'h0;
+        sb_count = 32'h0;
+        sb_cmask = 32'h0;
+        if (jone$0$q) begin
+            sb_base = sb_base | jk$0$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$0$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$0$q[(32'h80)+:(32)];
+        end
+        if (jone$1$q) begin
+            sb_base = sb_base | jk$1$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$1$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$1$q[(32'h80)+:(32)];
+        end
+        if (jone$2$q) begin
+            sb_base = sb_base | jk$2$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$2$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$2$q[(32'h80)+:(32)];
+        end
+        if (jone$3$q) begin
+            sb_base = sb_base | jk$3$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$3$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$3$q[(32'h80)+:(32)];
+        end
+        if (jone$4$q) begin
+            sb_base = sb_base | jk$4$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$4$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$4$q[(32'h80)+:(32)];
+        end
+        if (jone$5$q) begin
+            sb_base = sb_base | jk$5$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$5$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$5$q[(32'h80)+:(32)];
+        end
+        if (jone$6$q) begin
+            sb_base = sb_base | jk$6$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$6$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$6$q[(32'h80)+:(32)];
+        end
+        if (jone$7$q) begin
+            sb_base = sb_base | jk$7$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$7$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$7$q[(32'h80)+:(32)];
+        end
+        if (jone$8$q) begin
+            sb_base = sb_base | jk$8$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$8$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$8$q[(32'h80)+:(32)];
+        end
+        if (jone$9$q) begin
+            sb_base = sb_base | jk$9$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$9$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$9$q[(32'h80)+:(32)];
+        end
+        if (jone$10$q) begin
+            sb_base = sb_base | jk$10$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$10$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$10$q[(32'h80)+:(32)];
+        end
+        if (jone$11$q) begin
+            sb_base = sb_base | jk$11$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$11$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$11$q[(32'h80)+:(32)];
+        end
+        if (jone$12$q) begin
+            sb_base = sb_base | jk$12$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$12$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$12$q[(32'h80)+:(32)];
+        end
+        if (jone$13$q) begin
+            sb_base = sb_base | jk$13$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$13$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$13$q[(32'h80)+:(32)];
+        end
+        if (jone$14$q) begin
+            sb_base = sb_base | jk$14$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$14$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$14$q[(32'h80)+:(32)];
+        end
+        if (jone$15$q) begin
+            sb_base = sb_base | jk$15$q[(32'h40)+:(32)];
+            sb_count = sb_count | jk$15$q[(32'h60)+:(32)];
+            sb_cmask = sb_cmask | jk$15$q[(32'h80)+:(32)];
+        end
+        slot = (((sb_base) & 24'hffffff) + ((pr_block$q & sb_cmask) & 24'hffffff)) & c_smask;
+        ci = (pr_block$q & sb_count) != 32'h0;
         meta$raddr = cadr$q;
         meta$waddr = cadr$q;
         meta$wdata = 32'h0;
         meta$we = 32'h0;
-        m = meta$rdata;
+        mq$d = meta$rdata;
+        m = mq$q;
         m_st = m[(32'h0)+:(3)];
         m_jidx = m[(32'h8)+:(8)];
         m_block = m[(32'h20)+:(32)];
@@ -6265,8 +6563,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         disjoint = (pr_bitmap$q & m_bitmap) == 32'h0;
         d_cb = m_block - pr_block$q;
         d_bc = pr_block$q - m_block;
-        newer_cb = ~d_cb[32'h1f] & (d_cb != 32'h0);
-        newer_bc = ~d_bc[32'h1f] & (d_bc != 32'h0);
+        newer_cb = ~d_cb[32'h1f] & (m_block != pr_block$q);
+        newer_bc = ~d_bc[32'h1f] & (m_block != pr_block$q);
         age = now_r$q - m_timer;
         lim33 = ((je$q[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je$q[(32'h140)+:(32)]) & 33'h1ffffffff);
         stale = je$q[32'h2] & (((age) & 33'h1ffffffff) >= lim33);
@@ -6285,7 +6583,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         sflags = pr_flags$q & 32'h18;
         rows_p = ((pr_elements$q << 32'h2) + c_rowmask) >> c_rowlog;
-        rows_o = ((o_elements$q << 32'h2) + c_rowmask) >> c_rowlog;
+        rows_m = ((m_elem << 32'h2) + c_rowmask) >> c_rowlog;
         acc$op = 32'h0;
         acc$addr = (b_cadr$q << c_rpclog) + ((ri$q) & 24'hffffff);
         acc$lim = o_elements$q - (ri$q << c_lprlog);
@@ -6315,12 +6613,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         else begin
             nr1 = nr$q;
-        end
-        if (e_orig$q) begin
-            enr = b_nrows$q;
-        end
-        else begin
-            enr = rows_o;
         end
         cs_port = chram2$rdata[(32'ha0)+:(4)];
         cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
@@ -6402,13 +6694,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             5:
                 begin
                     if ((ri$q != 32'h0) | all_rdy) begin
-                        if (ri$q != enr) begin
+                        if (ri$q != b_enr$q) begin
                             if (e_slot$q) begin
                                 acc$op = 32'h3;
                             end
                             ri$d = ri$q + 32'h1;
                             v1$d = 1'b1;
-                            if ((ri$q + 32'h1) == enr) begin
+                            if ((ri$q + 32'h1) == b_enr$q) begin
                                 bstate$d = 32'h8;
                             end
                         end
@@ -6486,30 +6778,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             v_a$d = 1'b1;
             hlow_s$d = pm_low;
             pmask$d = pmask$q & ~pm_low;
-            if (pport == c_idx4$0) begin
-                hs_mac$d = pp_mac$0$q;
-                hs_ip$d = pp_ip$0$q;
-                hs_udp$d = pp_udp$0$q;
-                hs_child$d = pp_child$0$q;
-            end
-            if (pport == c_idx4$1) begin
-                hs_mac$d = pp_mac$1$q;
-                hs_ip$d = pp_ip$1$q;
-                hs_udp$d = pp_udp$1$q;
-                hs_child$d = pp_child$1$q;
-            end
-            if (pport == c_idx4$2) begin
-                hs_mac$d = pp_mac$2$q;
-                hs_ip$d = pp_ip$2$q;
-                hs_udp$d = pp_udp$2$q;
-                hs_child$d = pp_child$2$q;
-            end
-            if (pport == c_idx4$3) begin
-                hs_mac$d = pp_mac$3$q;
-                hs_ip$d = pp_ip$3$q;
-                hs_udp$d = pp_udp$3$q;
-                hs_child$d = pp_child$3$q;
-            end
+            hs_mac$d = sel_mac;
+            hs_ip$d = sel_ip;
+            hs_udp$d = sel_udp;
+            hs_child$d = sel_child;
         end
         if (b_done & b_rel$q) begin
             if (b_sel$q == c_idx4$0) begin
@@ -6579,51 +6851,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             cs_v$d = 1'b0;
             more$d = 1'b0;
         end
+        pick_now = 1'b0;
+        pick_ok = pk_any$q & la_ok & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
         case (state$q)
             0:
                 begin
-                    if (pk_any$q & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q)) begin
-                        sel$d = pk_idx$q;
-                        last$d = pk_idx$q;
-                        len$d = pk_len$q;
-                        now_r$d = now$q;
-                        e_scan$d = 1'b0;
-                        scan_turn$d = 1'b1;
-                        dbg_valid = 1'b1;
-                        dbg_arg = ((pk_idx$q) & 32'hffffffff);
-                        if (pk_idx$q == c_idx4$0) begin
-                            rx$0$d_pop = 1'b1;
-                            rx_ev$0 = 1'b1;
-                            hdr$d = rx$0$d_hdr;
-                            udp_ok$d = rx$0$d_udp_ok;
-                            ip_ok$d = rx$0$d_ip_ok;
-                            row0$d = rx$0$d_row;
-                        end
-                        if (pk_idx$q == c_idx4$1) begin
-                            rx$1$d_pop = 1'b1;
-                            rx_ev$1 = 1'b1;
-                            hdr$d = rx$1$d_hdr;
-                            udp_ok$d = rx$1$d_udp_ok;
-                            ip_ok$d = rx$1$d_ip_ok;
-                            row0$d = rx$1$d_row;
-                        end
-                        if (pk_idx$q == c_idx4$2) begin
-                            rx$2$d_pop = 1'b1;
-                            rx_ev$2 = 1'b1;
-                            hdr$d = rx$2$d_hdr;
-                            udp_ok$d = rx$2$d_udp_ok;
-                            ip_ok$d = rx$2$d_ip_ok;
-                            row0$d = rx$2$d_row;
-                        end
-                        if (pk_idx$q == c_idx4$3) begin
-                            rx$3$d_pop = 1'b1;
-                            rx_ev$3 = 1'b1;
-                            hdr$d = rx$3$d_hdr;
-                            udp_ok$d = rx$3$d_udp_ok;
-                            ip_ok$d = rx$3$d_ip_ok;
-                            row0$d = rx$3$d_row;
-                        end
-                        state$d = 32'h4;
+                    if (pick_ok) begin
+                        pick_now = 1'b1;
                     end
                     else if (sweep_on$q & own_q$q & (own_age$q == 32'h2)) begin
                         scan_turn$d = 1'b0;
@@ -6649,12 +6883,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             4:
                 begin
-                    if (len$q > 32'h40) begin
-                        nrows$d = (len$q - 32'h40 + c_rowmask) >> c_rowlog;
-                    end
-                    else begin
-                        nrows$d = 32'h0;
-                    end
                     state$d = 32'h6;
                 end
             6:
@@ -6665,6 +6893,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     ji$d = jsel;
                     chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_child$q) & 24'hffffff) & c_mcmask);
+                    cadr$d = (slot << 32'h1) | ((ci) & 24'hffffff);
+                    meta$raddr = (slot << 32'h1) | ((ci) & 24'hffffff);
                     if ((pr_kind == 32'h3) & jhit_q$q) begin
                         state$d = 32'h2;
                     end
@@ -6686,6 +6916,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     if (rhit_q$q) begin
                                         ev = ((32'h1) & 32'hffffffff) << 32'h12;
                                         e_orig$d = 1'b1;
+                                        b_enr$d = nrows$q;
                                         pmask$d = rpm;
                                         h_st = 32'h5;
                                     end
@@ -6706,8 +6937,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     bcur$d = busy_cur;
                     je$d = jram$rdata;
                     jep$d = jram$rdata[(32'h1d0)+:(16)];
-                    cadr$d = (slot << 32'h1) | ((ci) & 24'hffffff);
-                    meta$raddr = (slot << 32'h1) | ((ci) & 24'hffffff);
                     state$d = 32'h5;
                 end
             5:
@@ -6733,6 +6962,119 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
                     q_rows$d = rows_p;
                     q_rle1$d = rows_p <= 32'h1;
+                    state$d = 32'h12;
+                end
+            18:
+                begin
+                    dq_ev$d = 32'h0;
+                    dq_act$d = 32'h0;
+                    dq_aop$d = 32'h1;
+                    dq_cpl$d = q_cpl0$q;
+                    dq_merge$d = 1'b0;
+                    if (pr_ptype$q == 32'h2) begin
+                        if (~je$q[32'h1]) begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                        end
+                    end
+                    else if (q_badrank$q) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (q_toolong$q) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (q_badchild$q) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (q_chrank$q) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (q_degree$q) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'ha;
+                        dq_act$d = 32'h2;
+                    end
+                    else if (pr_flags$q[32'h0] & je$q[32'h1]) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hc;
+                        dq_act$d = 32'h2;
+                    end
+                    else if (q_samebl$q) begin
+                        if (q_st$q == 32'h1) begin
+                            if (q_subset$q) begin
+                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h5;
+                            end
+                            else if (~q_disjoint$q) begin
+                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
+                            end
+                            else if (q_elne$q) begin
+                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                            end
+                            else begin
+                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h2;
+                                dq_act$d = 32'h4;
+                                dq_aop$d = 32'h2;
+                                dq_cpl$d = q_cpl1$q;
+                                dq_merge$d = 1'b1;
+                            end
+                        end
+                        else if ((q_st$q == 32'h2) & q_subset$q) begin
+                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h7);
+                            dq_act$d = 32'h5;
+                        end
+                        else if ((q_st$q == 32'h3) & ~je$q[32'h1]) begin
+                            if (q_subset$q) begin
+                                dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h4);
+                                dq_act$d = 32'h6;
+                            end
+                            else begin
+                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
+                            end
+                        end
+                        else if (~q_disjoint$q & ~q_subset$q) begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
+                        end
+                        else begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hb;
+                            dq_act$d = 32'h2;
+                        end
+                    end
+                    else if (q_same$q & q_newer_cb$q) begin
+                        if (je$q[32'h1]) begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hb;
+                            dq_act$d = 32'h2;
+                        end
+                        else begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h5;
+                        end
+                    end
+                    else if (q_busy_st$q & ~(q_st$q == 32'h2) & ~(~je$q[32'h1] & (q_st$q == 32'h1) & q_newer_bc$q & q_stale$q)) begin
+                        if (je$q[32'h1]) begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h8;
+                            dq_act$d = 32'h2;
+                        end
+                        else begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hd;
+                        end
+                    end
+                    else if (q_qfull$q) begin
+                        if (je$q[32'h1]) begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h9;
+                            dq_act$d = 32'h2;
+                        end
+                        else if ((q_st$q == 32'h1) & q_busy_st$q) begin
+                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'hd) | (((32'h1) & 32'hffffffff) << 32'h11);
+                        end
+                        else begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hd;
+                        end
+                    end
+                    else begin
+                        if (~je$q[32'h1] & (q_st$q == 32'h1)) begin
+                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h2) | (((32'h1) & 32'hffffffff) << 32'h11);
+                        end
+                        else begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h2;
+                        end
+                        dq_act$d = 32'h4;
+                    end
                     state$d = 32'h3;
                 end
             3:
@@ -6741,6 +7083,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         h_go = 1'b1;
                         h_st = 32'h7;
                         state$d = 32'h0;
+                        pick_now = pick_ok;
                         b_cadr$d = cadr$q;
                         b_ji$d = ji$q;
                         b_nch$d = je$q[(32'h10)+:(8)];
@@ -6756,128 +7099,30 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         o_exp$d = pr_exponent$q;
                         o_job$d = pr_job$q;
                         o_elements$d = pr_elements$q;
+                        b_enr$d = q_rows$q;
                         o_block$d = pr_block$q;
                         o_child$d = pr_child$q;
                         o_bitmap$d = pr_bitmap$q;
                         cmw = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((pr_block$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((pr_bitmap$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((pr_exponent$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((sflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((pr_elements$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
-                        aop = 32'h1;
-                        cpl = q_cpl0$q;
                         nr$d = q_rows$q;
-                        if (pr_ptype$q == 32'h2) begin
-                            if (~je$q[32'h1]) begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                            end
-                            else begin
-                                o_src_ip$d = me_ip$q;
-                                o_flags$d = pr_flags$q | 32'h2;
-                                e_mc$d = 1'b1;
-                                pmask$d = 32'h0;
-                                h_st = 32'h3;
-                                if (q_samebl$q) begin
-                                    meta$wdata = (m & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
-                                    meta$we = 32'h1;
-                                    bz_dec = q_busy_st$q;
-                                end
-                            end
+                        ev = dq_ev$q;
+                        dact = dq_act$q;
+                        aop = dq_aop$q;
+                        cpl = dq_cpl$q;
+                        if (dq_merge$q) begin
+                            cmw = (m & ~((((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((newbm) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((mflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
                         end
-                        else if (q_badrank$q) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                        end
-                        else if (q_toolong$q) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                        end
-                        else if (q_badchild$q) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                        end
-                        else if (q_chrank$q) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                        end
-                        else if (q_degree$q) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'ha;
-                            dact = 32'h2;
-                        end
-                        else if (pr_flags$q[32'h0] & je$q[32'h1]) begin
-                            ev = ((32'h1) & 32'hffffffff) << 32'hc;
-                            dact = 32'h2;
-                        end
-                        else if (q_samebl$q) begin
-                            if (q_st$q == 32'h1) begin
-                                if (q_subset$q) begin
-                                    ev = ((32'h1) & 32'hffffffff) << 32'h5;
-                                end
-                                else if (~q_disjoint$q) begin
-                                    ev = ((32'h1) & 32'hffffffff) << 32'h6;
-                                end
-                                else if (q_elne$q) begin
-                                    ev = ((32'h1) & 32'hffffffff) << 32'hf;
-                                end
-                                else begin
-                                    ev = ((32'h1) & 32'hffffffff) << 32'h2;
-                                    dact = 32'h4;
-                                    aop = 32'h2;
-                                    cpl = q_cpl1$q;
-                                    cmw = (m & ~((((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((newbm) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((mflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
-                                end
+                        if ((pr_ptype$q == 32'h2) & je$q[32'h1]) begin
+                            o_src_ip$d = me_ip$q;
+                            o_flags$d = pr_flags$q | 32'h2;
+                            e_mc$d = 1'b1;
+                            pmask$d = 32'h0;
+                            h_st = 32'h3;
+                            if (q_samebl$q) begin
+                                meta$wdata = (m & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+                                meta$we = 32'h1;
+                                bz_dec = q_busy_st$q;
                             end
-                            else if ((q_st$q == 32'h2) & q_subset$q) begin
-                                ev = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h7);
-                                dact = 32'h5;
-                            end
-                            else if ((q_st$q == 32'h3) & ~je$q[32'h1]) begin
-                                if (q_subset$q) begin
-                                    ev = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h4);
-                                    dact = 32'h6;
-                                end
-                                else begin
-                                    ev = ((32'h1) & 32'hffffffff) << 32'h6;
-                                end
-                            end
-                            else if (~q_disjoint$q & ~q_subset$q) begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'h6;
-                            end
-                            else begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'hb;
-                                dact = 32'h2;
-                            end
-                        end
-                        else if (q_same$q & q_newer_cb$q) begin
-                            if (je$q[32'h1]) begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'hb;
-                                dact = 32'h2;
-                            end
-                            else begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'h5;
-                            end
-                        end
-                        else if (q_busy_st$q & ~(q_st$q == 32'h2) & ~(~je$q[32'h1] & (q_st$q == 32'h1) & q_newer_bc$q & q_stale$q)) begin
-                            if (je$q[32'h1]) begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'h8;
-                                dact = 32'h2;
-                            end
-                            else begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'hd;
-                            end
-                        end
-                        else if (q_qfull$q) begin
-                            if (je$q[32'h1]) begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'h9;
-                                dact = 32'h2;
-                            end
-                            else if ((q_st$q == 32'h1) & q_busy_st$q) begin
-                                ev = (((32'h1) & 32'hffffffff) << 32'hd) | (((32'h1) & 32'hffffffff) << 32'h11);
-                            end
-                            else begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'hd;
-                            end
-                        end
-                        else begin
-                            if (~je$q[32'h1] & (q_st$q == 32'h1)) begin
-                                ev = (((32'h1) & 32'hffffffff) << 32'h2) | (((32'h1) & 32'hffffffff) << 32'h11);
-                            end
-                            else begin
-                                ev = ((32'h1) & 32'hffffffff) << 32'h2;
-                            end
-                            dact = 32'h4;
                         end
                         case (dact)
                             2:
@@ -6943,6 +7188,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     end
                                     o_exp$d = m_exp;
                                     o_elements$d = m_elem;
+                                    b_enr$d = rows_m;
                                     o_block$d = m_block;
                                     o_child$d = je$q[(32'h18)+:(8)];
                                     o_bitmap$d = m_bitmap;
@@ -6957,6 +7203,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     o_flags$d = m_flags;
                                     o_exp$d = m_exp;
                                     o_elements$d = m_elem;
+                                    b_enr$d = rows_m;
                                     o_block$d = m_block;
                                     o_bitmap$d = m_bitmap;
                                     o_dst_mac$d = pr_src_mac$q;
@@ -6973,6 +7220,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     end
                 end
             11:
+                begin
+                    state$d = 32'h11;
+                end
+            17:
                 begin
                     state$d = 32'hf;
                 end
@@ -7020,6 +7271,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             o_exp$d = m_exp;
                             o_job$d = q_sj$q[(32'h20)+:(16)];
                             o_elements$d = m_elem;
+                            b_enr$d = rows_m;
                             o_block$d = m_block;
                             o_child$d = q_sj$q[(32'h18)+:(8)];
                             o_bitmap$d = m_bitmap;
@@ -7061,61 +7313,151 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     state$d = 32'h0;
                 end
         endcase
+        if (pick_now) begin
+            sel$d = pk_idx$q;
+            last$d = pk_idx$q;
+            len$d = la_len$q;
+            now_r$d = now$q;
+            e_scan$d = 1'b0;
+            scan_turn$d = 1'b1;
+            dbg_valid = 1'b1;
+            dbg_kind = 1'b0;
+            dbg_arg = ((pk_idx$q) & 32'hffffffff);
+            if (pk_idx$q == c_idx4$0) begin
+                rx$0$d_pop = 1'b1;
+                rx_ev$0 = 1'b1;
+            end
+            if (pk_idx$q == c_idx4$1) begin
+                rx$1$d_pop = 1'b1;
+                rx_ev$1 = 1'b1;
+            end
+            if (pk_idx$q == c_idx4$2) begin
+                rx$2$d_pop = 1'b1;
+                rx_ev$2 = 1'b1;
+            end
+            if (pk_idx$q == c_idx4$3) begin
+                rx$3$d_pop = 1'b1;
+                rx_ev$3 = 1'b1;
+            end
+            hdr$d = la_hdr$q;
+            udp_ok$d = la_udp$q;
+            ip_ok$d = la_ip$q;
+            row0$d = la_row$q;
+            la_age$d = 32'h0;
+            if (la_len$q > 32'h40) begin
+                nrows$d = (la_len$q - 32'h40 + c_rowmask) >> c_rowlog;
+            end
+            else begin
+                nrows$d = 32'h0;
+            end
+            pr_bitmap$d = parser$bitmap;
+            pr_block$d = parser$block;
+            pr_child$d = parser$child;
+            pr_dst_ip$d = parser$dst_ip;
+            pr_elements$d = parser$elements;
+            pr_exponent$d = parser$exponent;
+            pr_flags$d = parser$flags;
+            pr_job$d = parser$job;
+            pc_non_ip$d = parser$c_non_ip;
+            pc_ip_bad$d = parser$c_ip_bad;
+            pc_route$d = parser$c_route;
+            pc_bad$d = parser$c_bad;
+            pc_wbad$d = parser$c_wire_bad;
+            pc_pc$d = parser$c_pc;
+            pc_count$d = parser$c_count;
+            pr_ptype$d = parser$ptype;
+            pr_src_ip$d = parser$src_ip;
+            pr_src_mac$d = parser$src_mac;
+            pr_src_port$d = parser$src_port;
+            rh$0$d = route_valid$0$q & (route_ip$0$q == parser$dst_ip);
+            rh$1$d = route_valid$1$q & (route_ip$1$q == parser$dst_ip);
+            rh$2$d = route_valid$2$q & (route_ip$2$q == parser$dst_ip);
+            rh$3$d = route_valid$3$q & (route_ip$3$q == parser$dst_ip);
+            rh$4$d = route_valid$4$q & (route_ip$4$q == parser$dst_ip);
+            rh$5$d = route_valid$5$q & (route_ip$5$q == parser$dst_ip);
+            rh$6$d = route_valid$6$q & (route_ip$6$q == parser$dst_ip);
+            rh$7$d = route_valid$7$q & (route_ip$7$q == parser$dst_ip);
+            rh$8$d = route_valid$8$q & (route_ip$8$q == parser$dst_ip);
+            rh$9$d = route_valid$9$q & (route_ip$9$q == parser$dst_ip);
+            rh$10$d = route_valid$10$q & (route_ip$10$q == parser$dst_ip);
+            rh$11$d = route_valid$11$q & (route_ip$11$q == parser$dst_ip);
+            rh$12$d = route_valid$12$q & (route_ip$12$q == parser$dst_ip);
+            rh$13$d = route_valid$13$q & (route_ip$13$q == parser$dst_ip);
+            rh$14$d = route_valid$14$q & (route_ip$14$q == parser$dst_ip);
+            rh$15$d = route_valid$15$q & (route_ip$15$q == parser$dst_ip);
+            jh$0$d = jk$0$q[32'h0] & (jk$0$q[(32'h20)+:(16)] == parser$job);
+            jh$1$d = jk$1$q[32'h0] & (jk$1$q[(32'h20)+:(16)] == parser$job);
+            jh$2$d = jk$2$q[32'h0] & (jk$2$q[(32'h20)+:(16)] == parser$job);
+            jh$3$d = jk$3$q[32'h0] & (jk$3$q[(32'h20)+:(16)] == parser$job);
+            jh$4$d = jk$4$q[32'h0] & (jk$4$q[(32'h20)+:(16)] == parser$job);
+            jh$5$d = jk$5$q[32'h0] & (jk$5$q[(32'h20)+:(16)] == parser$job);
+            jh$6$d = jk$6$q[32'h0] & (jk$6$q[(32'h20)+:(16)] == parser$job);
+            jh$7$d = jk$7$q[32'h0] & (jk$7$q[(32'h20)+:(16)] == parser$job);
+            jh$8$d = jk$8$q[32'h0] & (jk$8$q[(32'h20)+:(16)] == parser$job);
+            jh$9$d = jk$9$q[32'h0] & (jk$9$q[(32'h20)+:(16)] == parser$job);
+            jh$10$d = jk$10$q[32'h0] & (jk$10$q[(32'h20)+:(16)] == parser$job);
+            jh$11$d = jk$11$q[32'h0] & (jk$11$q[(32'h20)+:(16)] == parser$job);
+            jh$12$d = jk$12$q[32'h0] & (jk$12$q[(32'h20)+:(16)] == parser$job);
+            jh$13$d = jk$13$q[32'h0] & (jk$13$q[(32'h20)+:(16)] == parser$job);
+            jh$14$d = jk$14$q[32'h0] & (jk$14$q[(32'h20)+:(16)] == parser$job);
+            jh$15$d = jk$15$q[32'h0] & (jk$15$q[(32'h20)+:(16)] == parser$job);
+            state$d = 32'h6;
+        end
         chram$raddr = chaddr;
         if (h_go) begin
             bstate$d = h_st;
             rl$d = q_rle1$q;
         end
-        any_to = 1'b0;
+        any_to$d = 1'b0;
         if (jk$0$q[32'h0] & jk$0$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$1$q[32'h0] & jk$1$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$2$q[32'h0] & jk$2$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$3$q[32'h0] & jk$3$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$4$q[32'h0] & jk$4$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$5$q[32'h0] & jk$5$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$6$q[32'h0] & jk$6$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$7$q[32'h0] & jk$7$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$8$q[32'h0] & jk$8$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$9$q[32'h0] & jk$9$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$10$q[32'h0] & jk$10$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$11$q[32'h0] & jk$11$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$12$q[32'h0] & jk$12$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$13$q[32'h0] & jk$13$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$14$q[32'h0] & jk$14$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
         if (jk$15$q[32'h0] & jk$15$q[32'h2]) begin
-            any_to = 1'b1;
+            any_to$d = 1'b1;
         end
-        if (~sweep_on$q & any_to & (scan_ticks$q != 32'h0) & ((now$q - sweep_t0$q) >= scan_ticks$q)) begin
+        if (~sweep_on$q & any_to$q & (scan_ticks$q != 32'h0) & ((now$q - sweep_t0$q) >= scan_ticks$q)) begin
             sweep_on$d = 1'b1;
             sweep_t0$d = now$q;
             scan_ptr$d = 32'h0;
@@ -8105,7 +8447,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         if (rx_ev$0) begin
             rxp$0$d = rxp$0$q + 32'h1;
-            rxb$0$d = rxb$0$q + ((pk_len$q) & 64'hffffffffffffffff);
+            rxb$0$d = rxb$0$q + ((la_len$q) & 64'hffffffffffffffff);
         end
         if (tx$0$sent) begin
             txp$0$d = txp$0$q + 32'h1;
@@ -8116,7 +8458,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         if (rx_ev$1) begin
             rxp$1$d = rxp$1$q + 32'h1;
-            rxb$1$d = rxb$1$q + ((pk_len$q) & 64'hffffffffffffffff);
+            rxb$1$d = rxb$1$q + ((la_len$q) & 64'hffffffffffffffff);
         end
         if (tx$1$sent) begin
             txp$1$d = txp$1$q + 32'h1;
@@ -8127,7 +8469,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         if (rx_ev$2) begin
             rxp$2$d = rxp$2$q + 32'h1;
-            rxb$2$d = rxb$2$q + ((pk_len$q) & 64'hffffffffffffffff);
+            rxb$2$d = rxb$2$q + ((la_len$q) & 64'hffffffffffffffff);
         end
         if (tx$2$sent) begin
             txp$2$d = txp$2$q + 32'h1;
@@ -8138,7 +8480,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         if (rx_ev$3) begin
             rxp$3$d = rxp$3$q + 32'h1;
-            rxb$3$d = rxb$3$q + ((pk_len$q) & 64'hffffffffffffffff);
+            rxb$3$d = rxb$3$q + ((la_len$q) & 64'hffffffffffffffff);
         end
         if (tx$3$sent) begin
             txp$3$d = txp$3$q + 32'h1;
@@ -8185,7 +8527,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$0) begin
             jc_busy = jc_busy | jbusy$0$q;
             if (jc_q$q) begin
-                jk$0$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$0$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$0$d = 32'h0;
             end
@@ -8201,7 +8543,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$1) begin
             jc_busy = jc_busy | jbusy$1$q;
             if (jc_q$q) begin
-                jk$1$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$1$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$1$d = 32'h0;
             end
@@ -8217,7 +8559,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$2) begin
             jc_busy = jc_busy | jbusy$2$q;
             if (jc_q$q) begin
-                jk$2$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$2$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$2$d = 32'h0;
             end
@@ -8233,7 +8575,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$3) begin
             jc_busy = jc_busy | jbusy$3$q;
             if (jc_q$q) begin
-                jk$3$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$3$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$3$d = 32'h0;
             end
@@ -8249,7 +8591,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$4) begin
             jc_busy = jc_busy | jbusy$4$q;
             if (jc_q$q) begin
-                jk$4$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$4$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$4$d = 32'h0;
             end
@@ -8265,7 +8607,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$5) begin
             jc_busy = jc_busy | jbusy$5$q;
             if (jc_q$q) begin
-                jk$5$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$5$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$5$d = 32'h0;
             end
@@ -8281,7 +8623,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$6) begin
             jc_busy = jc_busy | jbusy$6$q;
             if (jc_q$q) begin
-                jk$6$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$6$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$6$d = 32'h0;
             end
@@ -8297,7 +8639,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$7) begin
             jc_busy = jc_busy | jbusy$7$q;
             if (jc_q$q) begin
-                jk$7$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$7$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$7$d = 32'h0;
             end
@@ -8313,7 +8655,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$8) begin
             jc_busy = jc_busy | jbusy$8$q;
             if (jc_q$q) begin
-                jk$8$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$8$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$8$d = 32'h0;
             end
@@ -8329,7 +8671,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$9) begin
             jc_busy = jc_busy | jbusy$9$q;
             if (jc_q$q) begin
-                jk$9$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$9$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$9$d = 32'h0;
             end
@@ -8345,7 +8687,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$10) begin
             jc_busy = jc_busy | jbusy$10$q;
             if (jc_q$q) begin
-                jk$10$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$10$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$10$d = 32'h0;
             end
@@ -8361,7 +8703,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$11) begin
             jc_busy = jc_busy | jbusy$11$q;
             if (jc_q$q) begin
-                jk$11$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$11$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$11$d = 32'h0;
             end
@@ -8377,7 +8719,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$12) begin
             jc_busy = jc_busy | jbusy$12$q;
             if (jc_q$q) begin
-                jk$12$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$12$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$12$d = 32'h0;
             end
@@ -8393,7 +8735,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$13) begin
             jc_busy = jc_busy | jbusy$13$q;
             if (jc_q$q) begin
-                jk$13$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$13$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$13$d = 32'h0;
             end
@@ -8409,7 +8751,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$14) begin
             jc_busy = jc_busy | jbusy$14$q;
             if (jc_q$q) begin
-                jk$14$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$14$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$14$d = 32'h0;
             end
@@ -8425,7 +8767,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$15) begin
             jc_busy = jc_busy | jbusy$15$q;
             if (jc_q$q) begin
-                jk$15$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$15$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
                 jram$we = 32'h1;
                 jbusy$15$d = 32'h0;
             end
@@ -8977,6 +9319,25 @@ module fanin_agg_op(d,q,clock);
 endmodule // fanin_agg_op
 
 
+module fanin_any_to(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_any_to
+
+
 module fanin_b_cadr(d,q,clock);
     
     // Module arguments
@@ -9013,6 +9374,25 @@ module fanin_b_emit(d,q,clock);
     end
           
 endmodule // fanin_b_emit
+
+
+module fanin_b_enr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_enr
 
 
 module fanin_b_eovf(d,q,clock);
@@ -9403,13 +9783,14 @@ module fanin_chram2(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_chram2
 
 
-module fanin_cls(non_ip,ip_bad,route,bad,pop_ok,kind);
+module fanin_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
     
     // Module arguments
     input wire  non_ip;
     input wire  ip_bad;
     input wire  route;
     input wire  bad;
+    input wire  wire_bad;
     input wire  pop_ok;
     output reg  [1:0] kind;
     
@@ -9424,7 +9805,7 @@ module fanin_cls(non_ip,ip_bad,route,bad,pop_ok,kind);
         else if (route) begin
             kind = 32'h2;
         end
-        else if (bad | ~pop_ok) begin
+        else if (bad | wire_bad | ~pop_ok) begin
             kind = 32'h1;
         end
         else begin
@@ -9889,6 +10270,177 @@ module fanin_cs_v(d,q,clock);
     end
           
 endmodule // fanin_cs_v
+
+
+module fanin_dq_act(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dq_act
+
+
+module fanin_dq_aop(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dq_aop
+
+
+module fanin_dq_cpl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dq_cpl
+
+
+module fanin_dq_ev(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dq_ev
+
+
+module fanin_dq_merge(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dq_merge
+
+
+module fanin_dv_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dv_0
+
+
+module fanin_dv_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dv_1
+
+
+module fanin_dv_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dv_2
+
+
+module fanin_dv_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dv_3
 
 
 module fanin_e_mc(d,q,clock);
@@ -11644,13 +12196,13 @@ endmodule // fanin_ji
 module fanin_jk_0(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11663,13 +12215,13 @@ endmodule // fanin_jk_0
 module fanin_jk_1(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11682,13 +12234,13 @@ endmodule // fanin_jk_1
 module fanin_jk_10(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11701,13 +12253,13 @@ endmodule // fanin_jk_10
 module fanin_jk_11(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11720,13 +12272,13 @@ endmodule // fanin_jk_11
 module fanin_jk_12(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11739,13 +12291,13 @@ endmodule // fanin_jk_12
 module fanin_jk_13(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11758,13 +12310,13 @@ endmodule // fanin_jk_13
 module fanin_jk_14(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11777,13 +12329,13 @@ endmodule // fanin_jk_14
 module fanin_jk_15(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11796,13 +12348,13 @@ endmodule // fanin_jk_15
 module fanin_jk_2(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11815,13 +12367,13 @@ endmodule // fanin_jk_2
 module fanin_jk_3(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11834,13 +12386,13 @@ endmodule // fanin_jk_3
 module fanin_jk_4(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11853,13 +12405,13 @@ endmodule // fanin_jk_4
 module fanin_jk_5(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11872,13 +12424,13 @@ endmodule // fanin_jk_5
 module fanin_jk_6(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11891,13 +12443,13 @@ endmodule // fanin_jk_6
 module fanin_jk_7(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11910,13 +12462,13 @@ endmodule // fanin_jk_7
 module fanin_jk_8(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -11929,13 +12481,13 @@ endmodule // fanin_jk_8
 module fanin_jk_9(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [159:0] d;
+    output reg  [159:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 160'h0;
     end
     
     always @(posedge clock) begin
@@ -12272,6 +12824,139 @@ module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_jram
 
 
+module fanin_la_age(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_age
+
+
+module fanin_la_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  [639:0] d;
+    output reg  [639:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 640'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_hdr
+
+
+module fanin_la_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_ip
+
+
+module fanin_la_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_len
+
+
+module fanin_la_row(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_row
+
+
+module fanin_la_src(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_src
+
+
+module fanin_la_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_udp
+
+
 module fanin_last(d,q,clock);
     
     // Module arguments
@@ -12407,6 +13092,25 @@ module fanin_more(d,q,clock);
     end
           
 endmodule // fanin_more
+
+
+module fanin_mq(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_mq
 
 
 module fanin_now(d,q,clock);
@@ -13211,7 +13915,7 @@ module fanin_own_q(d,q,clock);
 endmodule // fanin_own_q
 
 
-module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_route,c_bad,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
+module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_route,c_bad,c_wire_bad,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
     
     // Module arguments
     input wire  [639:0] hdr;
@@ -13225,6 +13929,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     output reg  c_ip_bad;
     output reg  c_route;
     output reg  c_bad;
+    output reg  c_wire_bad;
     output reg  [63:0] c_pc;
     output reg  [7:0] c_count;
     output reg  [47:0] dst_mac;
@@ -13246,6 +13951,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     reg  cls$ip_bad;
     reg  cls$route;
     reg  cls$bad;
+    reg  cls$wire_bad;
     reg  cls$pop_ok;
     wire  [1:0] cls$kind;
     reg  [63:0] pchk$pc;
@@ -13277,6 +13983,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         .ip_bad(cls$ip_bad),
         .route(cls$route),
         .bad(cls$bad),
+        .wire_bad(cls$wire_bad),
         .pop_ok(cls$pop_ok),
         .kind(cls$kind)
     );
@@ -13324,13 +14031,15 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         c_non_ip = non_ip;
         c_ip_bad = ip_bad;
         c_route = dst_ip != me_ip;
-        c_bad = ~udp_cand | udp_bad | ~udp_ok | (be[(32'h150)+:(16)] != me_port) | wire_bad;
+        c_bad = ~udp_cand | udp_bad | ~udp_ok | (be[(32'h150)+:(16)] != me_port);
+        c_wire_bad = wire_bad;
         c_pc = pc3;
         c_count = be[(32'hc0)+:(8)];
         cls$non_ip = c_non_ip;
         cls$ip_bad = c_ip_bad;
         cls$route = c_route;
         cls$bad = c_bad;
+        cls$wire_bad = c_wire_bad;
         pchk$pc = c_pc;
         pchk$count = c_count;
         cls$pop_ok = pchk$ok;
@@ -13340,13 +14049,14 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
 endmodule // fanin_parser
 
 
-module fanin_parser_cls(non_ip,ip_bad,route,bad,pop_ok,kind);
+module fanin_parser_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
     
     // Module arguments
     input wire  non_ip;
     input wire  ip_bad;
     input wire  route;
     input wire  bad;
+    input wire  wire_bad;
     input wire  pop_ok;
     output reg  [1:0] kind;
     
@@ -13361,7 +14071,7 @@ module fanin_parser_cls(non_ip,ip_bad,route,bad,pop_ok,kind);
         else if (route) begin
             kind = 32'h2;
         end
-        else if (bad | ~pop_ok) begin
+        else if (bad | wire_bad | ~pop_ok) begin
             kind = 32'h1;
         end
         else begin
@@ -13541,6 +14251,25 @@ module fanin_pc_route(d,q,clock);
     end
           
 endmodule // fanin_pc_route
+
+
+module fanin_pc_wbad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_wbad
 
 
 module fanin_pchk(pc,count,ok);
