@@ -8,6 +8,20 @@
 //! `max_frame` is discarded (nothing of it reaches the engine) and counted.
 //! The IPv4 header checksum and the UDP checksum are summed as the frame streams in, one
 //! beat per cycle, and their verdicts travel in the descriptor.
+//!
+//! Logic depth (at most 4 LUT levels per path after yosys `synth_xilinx` on every
+//! configuration): every decision taken in the cycle of a beat is made from the beat's
+//! own signals and flags registered a beat ahead (a one-hot beat index, the payload-write
+//! phase, the gearbox chunk as a one-hot, "the frame has used its rows", the byte budget
+//! left before `max_frame` as "negative" / "under one beat" flags and a bit index into
+//! `tkeep`, the UDP and IPv4-header byte masks of the next beat); no counter is compared
+//! in the beat's cycle except the room check, one subtractor's sign. The payload write to
+//! the row buffer is registered (it lands a cycle after its beat, long before the frame
+//! can be committed and read); the descriptor's length, first row and the UDP pseudo
+//! header are taken from registers the cycle after `tlast`, when the checksum totals are
+//! complete, and the verdicts are compared without folding adders a cycle later, when the
+//! descriptor is written (tlast + 2, as before). Ports and cycle-level behaviour are
+//! unchanged.
 
 use crate::parse::PARSE_W;
 use crate::ram::{FaninRam, ADDR_W};
@@ -20,6 +34,17 @@ pub const DESC_W: usize = PARSE_W + 41;
 /// Descriptor FIFO depth (frames buffered per port).
 pub const DESC_DEPTH: usize = 8;
 
+/// Beats that hold the 80-byte parser capture at `DW` bits per beat.
+fn cap_beats(dw: usize) -> usize {
+    PARSE_W.div_ceil(dw)
+}
+
+/// Words (16-bit) per slot of a masked checksum beat: the masking stage adds groups of
+/// this many words so that the per-beat sum has at most 8 slots (a 3-level adder tree).
+fn ck_group(kw: usize) -> usize {
+    (kw / 2 / 8).max(1)
+}
+
 /// One ingress port.
 #[derive(LogicBlock)]
 pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
@@ -29,7 +54,8 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     pub rst: Signal<In, bool>,
     /// AXI-Stream data.
     pub tdata: Signal<In, Bits<DW>>,
-    /// AXI-Stream byte enables (contiguous from byte 0).
+    /// AXI-Stream byte enables, contiguous from byte 0 in every beat (the byte count and
+    /// the `max_frame` check read `tkeep` as a thermometer code).
     pub tkeep: Signal<In, Bits<KW>>,
     /// AXI-Stream valid.
     pub tvalid: Signal<In, bool>,
@@ -75,66 +101,100 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     pub c_maxrows: Constant<Bits<16>>,
     /// `max_frame`: longer frames are discarded.
     pub c_maxlen: Constant<Bits<16>>,
-    /// Chunks (DW beats) per row, minus one.
-    pub c_cmax: Constant<Bits<8>>,
-    /// Beats that hold the 64-byte header region.
-    pub c_hbeats: Constant<Bits<16>>,
-    /// Beats that hold the 80-byte parser capture.
-    pub c_cbeats: Constant<Bits<16>>,
-    /// DATA_W as a constant.
-    pub c_dw: Constant<Bits<16>>,
-    /// Bytes 1..=KW, for the last-beat byte count.
-    pub c_nb: Vec<Constant<Bits<16>>>,
+    /// `max_frame`, 17 bits (the byte budget's reload value).
+    c_maxlen17: Constant<Bits<17>>,
+    /// Reset value of `wx`: `-(c_rows - c_maxrows + 1)`.
+    c_wx0: Constant<Bits<16>>,
+    /// The sign bit of `wx - rdrow` taken modulo twice a power of two above `2·c_rows`.
+    c_sgn: Constant<Bits<16>>,
+    /// `c_maxrows - 1`.
+    c_mrm1: Constant<Bits<16>>,
+    /// Valid bits of the one-hot beat index (`cap_beats + 1`).
+    c_bmask: Constant<Bits<16>>,
+    /// The beat-index bit "past the capture" (sticky).
+    c_bpast: Constant<Bits<16>>,
+    /// The beat-index bit of the last beat before the payload (`512 / DW - 1`).
+    c_bhb: Constant<Bits<16>>,
+    /// Valid bits of the one-hot gearbox chunk.
+    c_cmask: Constant<Bits<32>>,
+    /// The last gearbox chunk.
+    c_clast: Constant<Bits<32>>,
+    /// log2(KW): `rem >> c_k` is the byte budget in whole beats.
+    c_k: Constant<Bits<17>>,
     data: FaninRam<WB>,
     desc: FaninRam<DESC_W>,
+    rep: Repeat<DW, WB>,
     in_frame: DFF<bool>,
+    /// One-hot index of the current beat in the capture (bit 0: first beat, i.e. not
+    /// `in_frame`; bit `cap_beats`: past the capture, sticky).
+    bo: DFF<Bits<16>>,
+    /// The current beat lies in the payload (beat index >= 512 / DW, in a frame).
+    ph: DFF<bool>,
     drop: DFF<bool>,
-    beat: DFF<Bits<16>>,
-    hshift: DFF<Bits<16>>,
-    chunk: DFF<Bits<8>>,
-    cshift: DFF<Bits<16>>,
+    /// The frame has used `c_maxrows` rows (`wrow - row0 >= c_maxrows`).
+    full: DFF<bool>,
+    /// `wrow - row0` within a frame.
+    nrow: DFF<Bits<16>>,
+    /// One-hot gearbox chunk (bit `k`: the next payload beat goes to chunk `k`).
+    ch: DFF<Bits<32>>,
     wrow: DFF<Bits<16>>,
     row0: DFF<Bits<16>>,
+    /// `wrow - (c_rows - c_maxrows + 1)`, kept beside `wrow` for the room check.
+    wx: DFF<Bits<16>>,
+    /// `row0 - (c_rows - c_maxrows + 1)`.
+    r0x: DFF<Bits<16>>,
     rdrow: DFF<Bits<16>>,
-    lenq: DFF<Bits<16>>,
+    /// Byte budget: `max_frame` minus the bytes of the frame so far (17-bit signed).
+    rem: DFF<Bits<17>>,
+    /// `rem < 0`.
+    neg: DFF<bool>,
+    /// `0 <= rem < KW`.
+    hz: DFF<bool>,
     hdr: DFF<Bits<PARSE_W>>,
     dw: DFF<Bits<4>>,
     dwq: DFF<Bits<4>>,
     dr: DFF<Bits<4>>,
+    /// Descriptors buffered: `dw - dr`, kept as a register (one LUT from `d_pop`).
+    occ: DFF<Bits<4>>,
     popped: DFF<bool>,
     usum: DFF<Bits<32>>,
-    usb: UdpSum<DW>,
     isum: DFF<Bits<32>>,
     s1_v: DFF<bool>,
     s1_first: DFF<bool>,
     s1_us: DFF<Bits<DW>>,
     s1_is: DFF<Bits<DW>>,
-    uws: WordSum<DW>,
-    iws: WordSum<DW>,
+    /// UDP bytes of the current beat (after the beat holding the UDP length).
+    um: DFF<Bits<KW>>,
+    /// UDP bytes left from the start of the current beat (17-bit signed).
+    ur: DFF<Bits<17>>,
+    /// IPv4-header words of the current beat (after the beat holding byte 14).
+    im: DFF<Bits<32>>,
+    dfl: DescRoom,
+    kc: KeepCount<KW>,
+    hc: HdrCap<DW>,
+    usm: UdpMask<DW, KW>,
+    ism: IpMask<DW>,
+    uws: CkTotal<DW>,
+    iws: CkTotal<DW>,
     pend_a: DFF<bool>,
-    pa_desc: DFF<Bits<DESC_W>>,
-    pa_pseudo: DFF<Bits<32>>,
-    pseudo: Signal<Local, Bits<32>>,
     pend: DFF<bool>,
+    pa_row: DFF<Bits<16>>,
     p_desc: DFF<Bits<DESC_W>>,
     p_utot: DFF<Bits<32>>,
     p_itot: DFF<Bits<32>>,
-    isb: IpSum<DW>,
-    itot: Signal<Local, Bits<32>>,
-    if1: Signal<Local, Bits<32>>,
-    if2: Signal<Local, Bits<32>>,
-    iok: Signal<Local, bool>,
-    utot: Signal<Local, Bits<32>>,
-    ufin: Signal<Local, Bits<32>>,
-    uf1: Signal<Local, Bits<32>>,
-    uf2: Signal<Local, Bits<32>>,
+    wq_we: DFF<Bits<32>>,
+    wq_addr: DFF<Bits<16>>,
+    wq_data: DFF<Bits<DW>>,
     uok: Signal<Local, bool>,
-    hnext: Signal<Local, Bits<PARSE_W>>,
-    nb: Signal<Local, Bits<16>>,
-    flen: Signal<Local, Bits<16>>,
+    iok: Signal<Local, bool>,
+    h1: Signal<Local, bool>,
+    rbase: Signal<Local, Bits<17>>,
+    tlong: Signal<Local, bool>,
+    discard: Signal<Local, bool>,
+    pw: Signal<Local, bool>,
+    cwrap: Signal<Local, bool>,
+    cnz: Signal<Local, bool>,
     acc: Signal<Local, bool>,
-    dfill: Signal<Local, Bits<4>>,
-    wr: Signal<Local, bool>,
     room: Signal<Local, bool>,
 }
 
@@ -143,6 +203,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
     pub fn new(rows: usize, max_frame: usize) -> Self {
         let wbb = WB / 8;
         let maxrows = (max_frame.saturating_sub(64)).div_ceil(wbb) + 1;
+        let chunks = WB / DW;
+        let cb = cap_beats(DW);
+        let hb = 512 / DW;
+        assert!(KW == DW / 8 && KW.is_power_of_two() && (8..=64).contains(&KW));
+        assert!((1..=32).contains(&chunks) && WB % DW == 0 && cb < 16 && hb >= 1);
+        // The room check works modulo 2^(sgn+1) on the invariant 0 <= wrow - rdrow <= rows.
+        assert!(
+            maxrows <= rows && rows <= 1 << 14,
+            "rows {rows}, maxrows {maxrows}"
+        );
+        // The byte budget after the first beat is at least one whole beat.
+        assert!((2 * KW..=30000).contains(&max_frame));
+        let sgn = (2 * rows).next_power_of_two().trailing_zeros();
+        let k16 = |v: usize| Constant::new((v as u64 & 0xffff).into());
         Self {
             clock: Default::default(),
             rst: Default::default(),
@@ -164,64 +238,78 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             rel: Default::default(),
             rel_row: Default::default(),
             bad: Default::default(),
-            c_rows: Constant::new((rows as u64).into()),
-            c_maxrows: Constant::new((maxrows as u64).into()),
-            c_maxlen: Constant::new((max_frame as u64).into()),
-            c_cmax: Constant::new(((WB / DW - 1) as u64).into()),
-            c_hbeats: Constant::new(((512 / DW) as u64).into()),
-            c_cbeats: Constant::new((PARSE_W.div_ceil(DW) as u64).into()),
-            c_dw: Constant::new((DW as u64).into()),
-            c_nb: (1..=KW).map(|i| Constant::new((i as u64).into())).collect(),
-            data: FaninRam::new(rows, WB / DW),
+            c_rows: k16(rows),
+            c_maxrows: k16(maxrows),
+            c_maxlen: k16(max_frame),
+            c_maxlen17: Constant::new((max_frame as u64).into()),
+            c_wx0: k16(0x1_0000 - (rows - maxrows + 1)),
+            c_sgn: k16(1 << sgn),
+            c_mrm1: k16(maxrows - 1),
+            c_bmask: k16((1 << (cb + 1)) - 1),
+            c_bpast: k16(1 << cb),
+            c_bhb: k16(1 << (hb - 1)),
+            c_cmask: Constant::new((((1u64 << chunks) - 1) & 0xffff_ffff).into()),
+            c_clast: Constant::new((1u64 << (chunks - 1)).into()),
+            c_k: Constant::new((KW.trailing_zeros() as u64).into()),
+            data: FaninRam::new(rows, chunks),
             desc: FaninRam::new(DESC_DEPTH, 1),
+            rep: Default::default(),
             in_frame: Default::default(),
+            bo: Default::default(),
+            ph: Default::default(),
             drop: Default::default(),
-            beat: Default::default(),
-            hshift: Default::default(),
-            chunk: Default::default(),
-            cshift: Default::default(),
+            full: Default::default(),
+            nrow: Default::default(),
+            ch: Default::default(),
             wrow: Default::default(),
             row0: Default::default(),
+            wx: Default::default(),
+            r0x: Default::default(),
             rdrow: Default::default(),
-            lenq: Default::default(),
+            rem: Default::default(),
+            neg: Default::default(),
+            hz: Default::default(),
             hdr: Default::default(),
             dw: Default::default(),
             dwq: Default::default(),
             dr: Default::default(),
+            occ: Default::default(),
             popped: Default::default(),
             usum: Default::default(),
-            usb: Default::default(),
             isum: Default::default(),
             s1_v: Default::default(),
             s1_first: Default::default(),
             s1_us: Default::default(),
             s1_is: Default::default(),
+            um: Default::default(),
+            ur: Default::default(),
+            im: Default::default(),
+            dfl: Default::default(),
+            kc: Default::default(),
+            hc: Default::default(),
+            usm: Default::default(),
+            ism: Default::default(),
             uws: Default::default(),
             iws: Default::default(),
             pend_a: Default::default(),
-            pa_desc: Default::default(),
-            pa_pseudo: Default::default(),
-            pseudo: Default::default(),
             pend: Default::default(),
+            pa_row: Default::default(),
             p_desc: Default::default(),
             p_utot: Default::default(),
             p_itot: Default::default(),
-            isb: Default::default(),
-            itot: Default::default(),
-            if1: Default::default(),
-            if2: Default::default(),
-            iok: Default::default(),
-            utot: Default::default(),
-            ufin: Default::default(),
-            uf1: Default::default(),
-            uf2: Default::default(),
+            wq_we: Default::default(),
+            wq_addr: Default::default(),
+            wq_data: Default::default(),
             uok: Default::default(),
-            hnext: Default::default(),
-            nb: Default::default(),
-            flen: Default::default(),
+            iok: Default::default(),
+            h1: Default::default(),
+            rbase: Default::default(),
+            tlong: Default::default(),
+            discard: Default::default(),
+            pw: Default::default(),
+            cwrap: Default::default(),
+            cnz: Default::default(),
             acc: Default::default(),
-            dfill: Default::default(),
-            wr: Default::default(),
             room: Default::default(),
         }
     }
@@ -231,173 +319,174 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, in_frame, drop, beat, hshift, chunk, cshift, wrow, row0, rdrow, lenq, hdr,
-            dw, dwq, dr, popped, usum, isum, s1_v, s1_first, s1_us, s1_is, pend_a, pa_desc,
-            pa_pseudo, pend, p_desc, p_utot, p_itot
+            self, clock, in_frame, bo, ph, drop, full, nrow, ch, wrow, row0, wx, r0x, rdrow, rem,
+            neg, hz, hdr, dw, dwq, dr, occ, popped, usum, isum, s1_v, s1_first, s1_us, s1_is, um,
+            ur, im, pend_a, pend, pa_row, p_desc, p_utot, p_itot, wq_we, wq_addr, wq_data
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
-        // FIFO fill in a sized signal: Verilog would widen the subtraction next to a literal.
-        self.dfill.next = self.dw.q.val() - self.dr.q.val();
-        // Accept a new frame only with room for a maximum frame and a descriptor slot.
-        self.room.next = ((self.wrow.q.val() - self.rdrow.q.val()) + self.c_maxrows.val()
-            <= self.c_rows.val())
-            & ((self.dfill.val()
-                + bit_cast::<4, 1>(self.pend_a.q.val().into())
-                + bit_cast::<4, 1>(self.pend.q.val().into()))
-                < 7);
+        // Accept a new frame only with room for a maximum frame and a descriptor slot
+        // (`dfl`: descriptors buffered and in the pipeline leave one free).
+        // Rows: `wrow - rdrow + c_maxrows <= c_rows`. As `0 <= wrow - rdrow <= c_rows`
+        // always holds, that is the sign of `wx - rdrow` (`wx = wrow - (c_rows -
+        // c_maxrows + 1)`) in a modulus above twice `c_rows`: one subtractor.
+        self.room.next =
+            (((self.wx.q.val() - self.rdrow.q.val()) & self.c_sgn.val()) != 0) & self.dfl.ok.val();
         self.tready.next = self.in_frame.q.val() | self.room.val();
         self.acc.next = self.tvalid.val() & self.tready.val();
-        // Bytes in this beat (tkeep is contiguous from byte 0).
-        self.nb.next = 0.into();
-        for i in 0..KW {
-            if self.tkeep.val().get_bit(i) {
-                self.nb.next = self.c_nb[i].val();
-            }
-        }
-        // (A frame's first beat may also be its last: start from 0, not the previous length.)
+        // Leaves, fed only by ports and registers.
+        self.dfl.occ.next = self.occ.q.val();
+        self.dfl.pend_a.next = self.pend_a.q.val();
+        self.dfl.pend.next = self.pend.q.val();
+        self.kc.tkeep.next = self.tkeep.val();
+        self.kc.rem.next = self.rem.q.val();
+        self.hc.tdata.next = self.tdata.val();
+        self.hc.hdr.next = self.hdr.q.val();
+        self.hc.bo.next = self.bo.q.val();
+        self.hc.in_frame.next = self.in_frame.q.val();
+        self.usm.tdata.next = self.tdata.val();
+        self.usm.bo.next = self.bo.q.val();
+        self.usm.um.next = self.um.q.val();
+        self.usm.ur.next = self.ur.q.val();
+        self.ism.tdata.next = self.tdata.val();
+        self.ism.bo.next = self.bo.q.val();
+        self.ism.hdr.next = self.hdr.q.val();
+        self.ism.im.next = self.im.q.val();
+        self.uws.tw.next = self.s1_us.q.val();
+        self.uws.acc.next = self.usum.q.val();
+        self.uws.first.next = self.s1_first.q.val();
+        self.uws.hdr.next = self.hdr.q.val();
+        self.iws.tw.next = self.s1_is.q.val();
+        self.iws.acc.next = self.isum.q.val();
+        self.iws.first.next = self.s1_first.q.val();
+        self.iws.hdr.next = self.hdr.q.val();
+        self.rep.a.next = self.wq_data.q.val();
+        // A payload write happens on an accepted beat in the payload phase of a frame that
+        // is not being dropped and has a row left.
+        self.pw.next = self.ph.q.val() & !self.drop.q.val() & !self.full.q.val();
+        self.cwrap.next = (self.ch.q.val() & self.c_clast.val()) != 0;
+        self.cnz.next = !self.ch.q.val().get_bit(0);
+        // Longer than `max_frame` with this beat: `nb > rem`, i.e. the budget is already
+        // negative, or under a beat and `tkeep[rem mod KW]` is set (`kc.tsel`).
+        self.tlong.next =
+            self.in_frame.q.val() & (self.neg.q.val() | (self.hz.q.val() & self.kc.tsel.val()));
+        self.discard.next = self.tuser.val() | self.drop.q.val() | self.tlong.val();
+        // The budget in whole beats is 1 (it reaches 0 when this beat crosses a beat
+        // boundary of it).
+        self.h1.next = (self.rem.q.val() >> self.c_k.val()) == 1;
         if self.in_frame.q.val() {
-            self.flen.next = self.lenq.q.val() + self.nb.val();
+            self.rbase.next = self.rem.q.val();
         } else {
-            self.flen.next = self.nb.val();
-        }
-        // Header capture.
-        if !self.in_frame.q.val() {
-            self.hnext.next = bit_cast::<PARSE_W, DW>(self.tdata.val());
-        } else if self.beat.q.val() < self.c_cbeats.val() {
-            self.hnext.next = self.hdr.q.val()
-                | (bit_cast::<PARSE_W, DW>(self.tdata.val()) << self.hshift.q.val());
-        } else {
-            self.hnext.next = self.hdr.q.val();
+            self.rbase.next = self.c_maxlen17.val();
         }
         // UDP checksum: one's-complement sum of the big-endian words of bytes
         // 34 .. 34 + udp_len (odd length: the last byte padded with zero), plus the pseudo
-        // header at tlast.
-        self.usb.tdata.next = self.tdata.val();
-        self.usb.in_frame.next = self.in_frame.q.val();
-        self.usb.beat.next = self.beat.q.val();
-        self.usb.hdr.next = self.hdr.q.val();
-        // Each beat's masked words are registered (`s1_*`), summed and accumulated the
-        // cycle after.
-        self.uws.tw.next = self.s1_us.q.val();
-        self.iws.tw.next = self.s1_is.q.val();
-        if self.s1_first.q.val() {
-            self.utot.next = self.uws.sum.val();
-        } else {
-            self.utot.next = self.usum.q.val() + self.uws.sum.val();
+        // header. IPv4 header checksum: the words of bytes 14 .. 14 + 4·IHL. Each beat's
+        // masked words (`usm`, `ism`, in groups) are registered (`s1_*`), summed and
+        // accumulated the cycle after.
+        if self.s1_v.q.val() {
+            self.usum.d.next = self.uws.tot.val();
+            self.isum.d.next = self.iws.tot.val();
         }
-        // The verdicts are finished one cycle after tlast from the registered sums (the
-        // descriptor is written then), which keeps the fold off the per-beat path.
-        // (The pseudo header was summed at tlast and added to the total a cycle later.)
-        self.ufin.next = self.p_utot.q.val();
-        self.pseudo.next = bits::<32>(17)
-            + bit_cast::<32, 16>(self.usb.ulen.val())
-            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(208)) << 8)
-                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(216)))
-            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(224)) << 8)
-                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(232)))
-            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(240)) << 8)
-                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(248)))
-            + ((bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(256)) << 8)
-                | bit_cast::<32, 8>(self.hnext.val().get_bits::<8>(264)));
-        self.uf1.next = (self.ufin.val() & 0xffff) + (self.ufin.val() >> 16);
-        self.uf2.next = (self.uf1.val() & 0xffff) + (self.uf1.val() >> 16);
-        self.uok.next = (self.uf2.val() == 0xffff) | (self.p_desc.q.val().get_bits::<16>(320) == 0);
-        // IPv4 header checksum: one's-complement sum of the big-endian words of bytes
-        // 14 .. 14 + 4·IHL, each beat adding only its own words; folded at tlast (the sum of
-        // at most 30 words fits in 21 bits, so two folds reach 16 bits).
-        self.isb.tdata.next = self.tdata.val();
-        self.isb.in_frame.next = self.in_frame.q.val();
-        self.isb.beat.next = self.beat.q.val();
-        self.isb.hdr.next = self.hdr.q.val();
-        if self.s1_first.q.val() {
-            self.itot.next = self.iws.sum.val();
-        } else {
-            self.itot.next = self.isum.q.val() + self.iws.sum.val();
+        self.s1_v.d.next = self.acc.val();
+        self.s1_first.d.next = !self.in_frame.q.val();
+        self.s1_us.d.next = self.usm.gs.val();
+        self.s1_is.d.next = self.ism.gs.val();
+        // The verdicts are taken two cycles after tlast from the registered totals (the
+        // descriptor is written then). Two folds of a 32-bit sum `x` give 0xffff exactly
+        // when `lo + hi` is 0xffff or 0x1fffe (`lo`, `hi`: its halves), i.e. when
+        // `lo ^ hi` or `lo & hi` is 0xffff; the second needs `x >= 0xffff0000`, beyond
+        // any sum of a frame of at most 30000 bytes (`new` asserts `max_frame`; longer
+        // frames are discarded), so the check is `lo ^ hi == 0xffff`: no adder.
+        self.uok.next = (((self.p_utot.q.val() & 0xffff) ^ (self.p_utot.q.val() >> 16)) == 0xffff)
+            | (self.p_desc.q.val().get_bits::<16>(320) == 0);
+        self.iok.next = ((self.p_itot.q.val() & 0xffff) ^ (self.p_itot.q.val() >> 16)) == 0xffff;
+        // Payload gearbox write, registered: the row, the chunk enables and the beat land
+        // in the row buffer a cycle after the beat (each chunk takes its copy of the beat).
+        self.wq_addr.d.next = self.wrow.q.val();
+        self.wq_data.d.next = self.tdata.val();
+        self.wq_we.d.next = 0.into();
+        if self.acc.val() & self.pw.val() {
+            self.wq_we.d.next = self.ch.q.val();
         }
-        self.if1.next = (self.p_itot.q.val() & 0xffff) + (self.p_itot.q.val() >> 16);
-        self.if2.next = (self.if1.val() & 0xffff) + (self.if1.val() >> 16);
-        self.iok.next = self.if2.val() == 0xffff;
-        // Payload gearbox write.
-        self.data.waddr.next = bit_cast::<ADDR_W, 16>(self.wrow.q.val());
-        self.data.wdata.next = bit_cast::<WB, DW>(self.tdata.val()) << self.cshift.q.val();
-        self.data.we.next = 0.into();
+        self.data.waddr.next = bit_cast::<ADDR_W, 16>(self.wq_addr.q.val());
+        self.data.wdata.next = self.rep.y.val();
+        self.data.we.next = self.wq_we.q.val();
         self.desc.waddr.next = bit_cast::<ADDR_W, 4>(self.dw.q.val());
         self.desc.wdata.next = self.p_desc.q.val()
             | (bit_cast::<DESC_W, 1>(self.uok.val().into()) << 672)
             | (bit_cast::<DESC_W, 1>(self.iok.val().into()) << 673);
         self.desc.we.next = bit_cast::<32, 1>(self.pend.q.val().into());
-        // Descriptor pipeline: tlast (A: fields) -> +1 (totals incl. the last beat) -> +2
-        // (verdicts, write).
-        if self.s1_v.q.val() {
-            self.usum.d.next = self.utot.val();
-            self.isum.d.next = self.itot.val();
-        }
-        self.s1_v.d.next = self.acc.val();
-        self.s1_first.d.next = !self.in_frame.q.val();
-        self.s1_us.d.next = self.usb.tw.val();
-        self.s1_is.d.next = self.isb.tw.val();
-        self.pend_a.d.next = false;
+        // Descriptor pipeline: tlast (A: commit) -> +1 (fields from the registers the last
+        // beat wrote: capture, byte budget, first row; totals incl. the last beat and, for
+        // UDP, the pseudo header from the capture) -> +2 (verdicts, write).
+        self.pend_a.d.next = self.acc.val() & self.tlast.val() & !self.discard.val();
         self.pend.d.next = self.pend_a.q.val();
-        self.p_desc.d.next = self.pa_desc.q.val();
-        self.p_utot.d.next = self.utot.val() + self.pa_pseudo.q.val();
-        self.p_itot.d.next = self.itot.val();
+        self.pa_row.d.next = self.row0.q.val();
+        self.p_desc.d.next = bit_cast::<DESC_W, PARSE_W>(self.hdr.q.val())
+            | (bit_cast::<DESC_W, 16>(self.c_maxlen.val() - bit_cast::<16, 17>(self.rem.q.val()))
+                << 640)
+            | (bit_cast::<DESC_W, 16>(self.pa_row.q.val()) << 656);
+        self.p_utot.d.next = self.uws.ptot.val();
+        self.p_itot.d.next = self.iws.tot.val();
         if self.pend.q.val() {
             self.dw.d.next = self.dw.q.val() + 1;
         }
-        self.bad.next = false;
-        self.wr.next = false;
+        self.bad.next = self.acc.val() & self.tlast.val() & self.discard.val();
         if self.acc.val() {
-            self.hdr.d.next = self.hnext.val();
-            self.lenq.d.next = self.lenq.q.val() + self.nb.val();
-            self.beat.d.next = self.beat.q.val() + 1;
-            self.hshift.d.next = self.hshift.q.val() + self.c_dw.val();
-            if !self.in_frame.q.val() {
-                self.in_frame.d.next = true;
-                self.beat.d.next = 1.into();
-                self.hshift.d.next = self.c_dw.val();
-                self.lenq.d.next = self.nb.val();
+            self.hdr.d.next = self.hc.hnext.val();
+            self.in_frame.d.next = !self.tlast.val();
+            // Byte budget: `nb` bytes of this beat (`max_frame - nb` on a first beat).
+            self.rem.d.next = self.rbase.val() - bit_cast::<17, 8>(self.kc.nb.val());
+            if self.in_frame.q.val() {
+                self.neg.d.next = self.neg.q.val() | (self.hz.q.val() & self.kc.tsel.val());
+                self.hz.d.next =
+                    (self.hz.q.val() & !self.kc.tsel.val()) | (self.h1.val() & self.kc.tsel.val());
+            } else {
+                self.neg.d.next = false;
+                self.hz.d.next = false;
             }
-            if ((self.beat.q.val() >= self.c_hbeats.val()) & self.in_frame.q.val())
-                & !self.drop.q.val()
-            {
-                if (self.wrow.q.val() - self.row0.q.val()) >= self.c_maxrows.val() {
-                    self.drop.d.next = true;
-                } else {
-                    self.wr.next = true;
-                    self.data.we.next =
-                        bit_cast::<32, 1>(1.into()) << bit_cast::<32, 8>(self.chunk.q.val());
-                    if self.chunk.q.val() == self.c_cmax.val() {
-                        self.chunk.d.next = 0.into();
-                        self.cshift.d.next = 0.into();
-                        self.wrow.d.next = self.wrow.q.val() + 1;
-                    } else {
-                        self.chunk.d.next = self.chunk.q.val() + 1;
-                        self.cshift.d.next = self.cshift.q.val() + self.c_dw.val();
-                    }
-                }
-            }
+            self.um.d.next = self.usm.um_n.val();
+            self.ur.d.next = self.usm.ur_n.val();
+            self.im.d.next = self.ism.im_n.val();
             if self.tlast.val() {
-                self.in_frame.d.next = false;
+                self.bo.d.next = 1.into();
+                self.ph.d.next = false;
                 self.drop.d.next = false;
-                self.chunk.d.next = 0.into();
-                self.cshift.d.next = 0.into();
-                if self.tuser.val() | self.drop.q.val() | (self.flen.val() > self.c_maxlen.val()) {
+                self.full.d.next = false;
+                self.nrow.d.next = 0.into();
+                self.ch.d.next = 1.into();
+                self.im.d.next = 0.into();
+                if self.discard.val() {
                     // Discard: rewind the payload write pointer.
                     self.wrow.d.next = self.row0.q.val();
-                    self.bad.next = true;
-                } else {
-                    self.pend_a.d.next = true;
-                    self.pa_desc.d.next = bit_cast::<DESC_W, PARSE_W>(self.hnext.val())
-                        | (bit_cast::<DESC_W, 16>(self.flen.val()) << 640)
-                        | (bit_cast::<DESC_W, 16>(self.row0.q.val()) << 656);
-                    self.pa_pseudo.d.next = self.pseudo.val();
+                    self.wx.d.next = self.r0x.q.val();
+                } else if self.pw.val() | self.cnz.val() {
                     // Commit: the next frame starts on a fresh row.
-                    if self.wr.val() | (self.chunk.q.val() != 0) {
+                    self.wrow.d.next = self.wrow.q.val() + 1;
+                    self.row0.d.next = self.wrow.q.val() + 1;
+                    self.wx.d.next = self.wx.q.val() + 1;
+                    self.r0x.d.next = self.wx.q.val() + 1;
+                } else {
+                    self.row0.d.next = self.wrow.q.val();
+                    self.r0x.d.next = self.wx.q.val();
+                }
+            } else {
+                self.bo.d.next = ((self.bo.q.val() << 1) | (self.bo.q.val() & self.c_bpast.val()))
+                    & self.c_bmask.val();
+                self.ph.d.next = self.ph.q.val() | ((self.bo.q.val() & self.c_bhb.val()) != 0);
+                if self.ph.q.val() & !self.drop.q.val() & self.full.q.val() {
+                    self.drop.d.next = true;
+                }
+                if self.pw.val() {
+                    if self.cwrap.val() {
+                        self.ch.d.next = 1.into();
                         self.wrow.d.next = self.wrow.q.val() + 1;
-                        self.row0.d.next = self.wrow.q.val() + 1;
+                        self.wx.d.next = self.wx.q.val() + 1;
+                        self.nrow.d.next = self.nrow.q.val() + 1;
+                        self.full.d.next = self.nrow.q.val() == self.c_mrm1.val();
                     } else {
-                        self.row0.d.next = self.wrow.q.val();
+                        self.ch.d.next = (self.ch.q.val() << 1) & self.c_cmask.val();
                     }
                 }
             }
@@ -411,6 +500,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         if self.d_pop.val() {
             self.dr.d.next = self.dr.q.val() + 1;
         }
+        if self.pend.q.val() & !self.d_pop.val() {
+            self.occ.d.next = self.occ.q.val() + 1;
+        } else if !self.pend.q.val() & self.d_pop.val() {
+            self.occ.d.next = self.occ.q.val() - 1;
+        }
         self.d_hdr.next = self.desc.rdata.val().get_bits::<PARSE_W>(0);
         self.d_len.next = self.desc.rdata.val().get_bits::<16>(640);
         self.d_row.next = self.desc.rdata.val().get_bits::<16>(656);
@@ -423,103 +517,379 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         }
         if self.rst.val() {
             self.in_frame.d.next = false;
+            self.bo.d.next = 1.into();
+            self.ph.d.next = false;
             self.drop.d.next = false;
+            self.full.d.next = false;
+            self.nrow.d.next = 0.into();
+            self.ch.d.next = 1.into();
+            self.im.d.next = 0.into();
             self.wrow.d.next = 0.into();
             self.row0.d.next = 0.into();
+            self.wx.d.next = self.c_wx0.val();
+            self.r0x.d.next = self.c_wx0.val();
             self.rdrow.d.next = 0.into();
             self.dw.d.next = 0.into();
             self.dr.d.next = 0.into();
+            self.occ.d.next = 0.into();
             self.pend.d.next = false;
             self.pend_a.d.next = false;
             self.s1_v.d.next = false;
-            self.chunk.d.next = 0.into();
-            self.cshift.d.next = 0.into();
         }
     }
 }
 
-/// The UDP checksum share of one beat: the sum of the big-endian 16-bit words whose
-/// bytes lie in `[34, 34 + udp_len)` (a word straddling the end keeps its first byte),
-/// and the UDP length (bytes 38..39, from this beat or the capture of earlier beats; it
-/// is known before any byte it masks arrives). A leaf fed only by ports and registers:
-/// `bit_cast` cannot take a loop index in `#[hdl_gen]`, and a sub-block fed by values
-/// computed in rust-hdl's single `always` block looks like a loop to Verilator.
-#[derive(LogicBlock, Default)]
-pub struct UdpSum<const DW: usize> {
-    /// The beat (byte 0 in bits 7:0).
-    pub tdata: Signal<In, Bits<DW>>,
-    /// The beat is not the frame's first.
-    pub in_frame: Signal<In, bool>,
-    /// Beats of the frame before this one (when `in_frame`).
-    pub beat: Signal<In, Bits<16>>,
-    /// Capture of the earlier beats.
-    pub hdr: Signal<In, Bits<PARSE_W>>,
-    /// The beat with every byte outside the UDP datagram zeroed (its words are summed by
-    /// [`WordSum`] a cycle later).
-    pub tw: Signal<Out, Bits<DW>>,
-    /// The UDP length field.
-    pub ulen: Signal<Out, Bits<16>>,
+/// A Verilog expression for `x > c` on the `n`-bit unsigned `x` (a signal name; bits
+/// `x[n-1:0]`) against a constant, as plain logic (no comparator cell: yosys would map one
+/// to a carry chain with a LUT level per operand bit group).
+fn gt_const(x: &str, n: usize, c: usize) -> String {
+    // x > c over bits i..0: if c[i] is set, x[i] and the rest; else x[i] or the rest.
+    fn rec(x: &str, i: usize, c: usize) -> Option<String> {
+        // None: false.
+        let low = if i == 0 { None } else { rec(x, i - 1, c) };
+        if c >> i & 1 == 1 {
+            low.map(|l| format!("({x}[{i}] & {l})"))
+        } else {
+            Some(match low {
+                Some(l) => format!("({x}[{i}] | {l})"),
+                None => format!("{x}[{i}]"),
+            })
+        }
+    }
+    if c >> n != 0 {
+        return "1'b0".into();
+    }
+    rec(x, n - 1, c).unwrap_or_else(|| "1'b0".into())
 }
 
-impl<const DW: usize> Logic for UdpSum<DW> {
+/// Room in the descriptor FIFO for one more frame: `occ + pend_a + pend < 7`
+/// (descriptors buffered plus those in the commit pipeline), a 6-input function written
+/// as a constant table so that synthesis maps it as one LUT, not as adders and a compare.
+#[derive(LogicBlock, Default)]
+pub struct DescRoom {
+    /// Descriptors buffered (`dw - dr`).
+    pub occ: Signal<In, Bits<4>>,
+    /// A descriptor is one cycle from its write.
+    pub pend_a: Signal<In, bool>,
+    /// A descriptor is being written.
+    pub pend: Signal<In, bool>,
+    /// Room.
+    pub ok: Signal<Out, bool>,
+}
+
+impl DescRoom {
+    fn f(i: usize) -> bool {
+        (i >> 2) + (i >> 1 & 1) + (i & 1) < 7
+    }
+}
+
+impl Logic for DescRoom {
     fn update(&mut self) {
-        let kw = DW / 8;
-        let boff = if self.in_frame.val() {
-            self.beat.val().index() * kw
-        } else {
-            0
-        };
-        let byte = |k: usize| -> u64 {
-            if k >= boff && k - boff < kw {
-                self.tdata.val().get_bits::<8>(8 * (k - boff)).index() as u64
-            } else if self.in_frame.val() {
-                self.hdr.val().get_bits::<8>(8 * k).index() as u64
-            } else {
-                0
-            }
-        };
-        let ulen = (byte(38) << 8 | byte(39)) as usize;
-        let uend = ulen + 34;
-        let mut t = Bits::<DW>::default();
-        for w in 0..kw / 2 {
-            let o = boff + 2 * w;
-            if o >= 34 && o < uend {
-                for i in 0..8 {
-                    t = t.replace_bit(16 * w + i, self.tdata.val().get_bit(16 * w + i));
-                    if o + 1 < uend {
-                        t = t.replace_bit(16 * w + 8 + i, self.tdata.val().get_bit(16 * w + 8 + i));
-                    }
-                }
-            }
-        }
-        self.tw.next = t;
-        self.ulen.next = (ulen as u64).into();
+        let i = self.occ.val().index() << 2
+            | (self.pend_a.val() as usize) << 1
+            | self.pend.val() as usize;
+        self.ok.next = Self::f(i);
     }
     fn connect(&mut self) {
-        self.tw.connect();
-        self.ulen.connect();
+        self.ok.connect();
     }
     fn hdl(&self) -> Verilog {
-        let kw = DW / 8;
-        let lg = kw.trailing_zeros();
-        let mut v = format!(
-            "wire [16:0] boff = in_frame ? {{1'b0, beat}} << {lg} : 17'd0;\n\
-             wire [7:0] b38 = (boff <= 17'd38 && 17'd38 - boff < 17'd{kw}) ? tdata[(38 - boff) * 8 +: 8] : (in_frame ? hdr[304 +: 8] : 8'd0);\n\
-             wire [7:0] b39 = (boff <= 17'd39 && 17'd39 - boff < 17'd{kw}) ? tdata[(39 - boff) * 8 +: 8] : (in_frame ? hdr[312 +: 8] : 8'd0);\n\
-             assign ulen = {{b38, b39}};\n\
-             wire [16:0] uend = {{1'b0, b38, b39}} + 17'd34;\n"
-        );
-        for w in 0..kw / 2 {
-            let (a, b) = (16 * w, 16 * w + 8);
+        let t: u64 = (0..64).fold(0, |a, i| a | (Self::f(i) as u64) << i);
+        Verilog::Custom(format!(
+            "wire [63:0] tbl = 64'h{t:016x};\nassign ok = tbl[{{occ, pend_a, pend}}];\n"
+        ))
+    }
+}
+
+/// The byte count of a beat from its `tkeep` (contiguous from byte 0, a thermometer code:
+/// bit `j` of the count is the OR of the `1 -> 0` steps at positions `≡ 2^j - 1` mod
+/// `2^(j+1)`, a balanced OR instead of a priority chain), and `tkeep` at the bit index
+/// `rem mod KW` (the byte budget's position in the beat: the beat ends the frame past
+/// `max_frame` exactly when that bit is set while `0 <= rem < KW`).
+#[derive(LogicBlock, Default)]
+pub struct KeepCount<const KW: usize> {
+    /// Byte enables.
+    pub tkeep: Signal<In, Bits<KW>>,
+    /// The byte budget (only its low log2(KW) bits are used).
+    pub rem: Signal<In, Bits<17>>,
+    /// Bytes in the beat (0..=KW).
+    pub nb: Signal<Out, Bits<8>>,
+    /// `tkeep[rem mod KW]`.
+    pub tsel: Signal<Out, bool>,
+}
+
+impl<const KW: usize> Logic for KeepCount<KW> {
+    fn update(&mut self) {
+        let k = KW.trailing_zeros() as usize;
+        let t = |i: usize| self.tkeep.val().get_bit(i);
+        let mut nb = 0u64;
+        for j in 0..k {
+            let s = 1 << (j + 1);
+            if (0..KW / s).any(|m| t(m * s + s / 2 - 1) && !t(m * s + s - 1)) {
+                nb |= 1 << j;
+            }
+        }
+        if t(KW - 1) {
+            nb |= 1 << k;
+        }
+        self.nb.next = nb.into();
+        self.tsel.next = t(self.rem.val().index() & (KW - 1));
+    }
+    fn connect(&mut self) {
+        self.nb.connect();
+        self.tsel.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let k = KW.trailing_zeros() as usize;
+        let mut v = String::new();
+        for j in 0..k {
+            let s = 1 << (j + 1);
+            let terms: Vec<String> = (0..KW / s)
+                .map(|m| format!("(tkeep[{}] & ~tkeep[{}])", m * s + s / 2 - 1, m * s + s - 1))
+                .collect();
+            v.push_str(&format!("assign nb[{j}] = {};\n", terms.join(" | ")));
+        }
+        v.push_str(&format!("assign nb[{k}] = tkeep[{}];\n", KW - 1));
+        if k < 7 {
+            v.push_str(&format!("assign nb[7:{}] = {}'d0;\n", k + 1, 7 - k));
+        }
+        v.push_str(&format!("assign tsel = tkeep[rem[{}:0]];\n", k - 1));
+        Verilog::Custom(v)
+    }
+}
+
+/// The capture with this beat: on a first beat the beat itself (zero-extended); else the
+/// capture so far with the beat ORed into the slot of its one-hot beat index (nothing
+/// past the capture). One LUT per bit instead of a shifter.
+#[derive(LogicBlock, Default)]
+pub struct HdrCap<const DW: usize> {
+    /// The beat.
+    pub tdata: Signal<In, Bits<DW>>,
+    /// The capture of the earlier beats.
+    pub hdr: Signal<In, Bits<PARSE_W>>,
+    /// One-hot beat index.
+    pub bo: Signal<In, Bits<16>>,
+    /// The beat is not the frame's first.
+    pub in_frame: Signal<In, bool>,
+    /// The capture including this beat.
+    pub hnext: Signal<Out, Bits<PARSE_W>>,
+}
+
+impl<const DW: usize> Logic for HdrCap<DW> {
+    fn update(&mut self) {
+        let td = bit_cast::<PARSE_W, DW>(self.tdata.val());
+        if !self.in_frame.val() {
+            self.hnext.next = td;
+        } else {
+            let bo = self.bo.val().index();
+            let mut h = self.hdr.val();
+            for b in 0..cap_beats(DW) {
+                if bo >> b & 1 == 1 {
+                    h = h | (td << bits::<16>((b * DW) as u64));
+                }
+            }
+            self.hnext.next = h;
+        }
+    }
+    fn connect(&mut self) {
+        self.hnext.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = String::new();
+        for b in 0..cap_beats(DW) {
+            let lo = b * DW;
+            let w = DW.min(PARSE_W - lo);
+            let first = if b == 0 {
+                format!("tdata[{}:0]", w - 1)
+            } else {
+                format!("{w}'d0")
+            };
             v.push_str(&format!(
-                "wire [16:0] o{w} = boff + 17'd{o};\n\
-                 assign tw[{ah}:{a}] = (o{w} >= 17'd34 && o{w} < uend) ? tdata[{ah}:{a}] : 8'd0;\n\
-                 assign tw[{bh}:{b}] = (o{w} >= 17'd34 && o{w} + 17'd1 < uend) ? tdata[{bh}:{b}] : 8'd0;\n",
-                o = 2 * w,
-                ah = a + 7,
-                bh = b + 7
+                "assign hnext[{h}:{lo}] = in_frame ? (hdr[{h}:{lo}] | ({{{w}{{bo[{b}]}}}} & tdata[{m}:0])) : {first};\n",
+                h = lo + w - 1,
+                m = w - 1
             ));
         }
+        Verilog::Custom(v)
+    }
+}
+
+/// Appends to `v` the Verilog that adds groups of [`ck_group`] masked words `w{i}` into
+/// the slots of `gs` (balanced, zero-extended).
+fn group_sums(v: &mut String, kw: usize) {
+    let g = ck_group(kw);
+    let (nw, sw) = (kw / 2, 16 * g);
+    let vb = 16 + g.trailing_zeros() as usize;
+    for s in 0..nw / g {
+        let mut terms: Vec<String> = (0..g)
+            .map(|i| format!("{{{}'d0, w{}}}", vb - 16, s * g + i))
+            .map(|t| {
+                if vb == 16 {
+                    t.replace("{0'd0, ", "{")
+                } else {
+                    t
+                }
+            })
+            .collect();
+        let mut lvl = 0;
+        while terms.len() > 1 {
+            let mut next = Vec::new();
+            for (i, p) in terms.chunks(2).enumerate() {
+                let n = format!("g{s}_{lvl}_{i}");
+                v.push_str(&format!("wire [{}:0] {n} = {} + {};\n", vb - 1, p[0], p[1]));
+                next.push(n);
+            }
+            terms = next;
+            lvl += 1;
+        }
+        let lo = s * sw;
+        v.push_str(&format!(
+            "assign gs[{}:{lo}] = {};\n",
+            lo + vb - 1,
+            terms[0]
+        ));
+        if sw > vb {
+            v.push_str(&format!(
+                "assign gs[{}:{}] = {}'d0;\n",
+                lo + sw - 1,
+                lo + vb,
+                sw - vb
+            ));
+        }
+    }
+}
+
+/// The native counterpart of [`group_sums`]: `words` (masked, big-endian values) added in
+/// groups into the slots of a `DW`-bit word.
+fn group_sums_native<const DW: usize>(words: &[u64]) -> Bits<DW> {
+    let g = ck_group(DW / 8);
+    let mut out = Bits::<DW>::default();
+    for (s, grp) in words.chunks(g).enumerate() {
+        let sum: u64 = grp.iter().sum();
+        out = out | (bit_cast::<DW, 32>(sum.into()) << bits::<16>((s * 16 * g) as u64));
+    }
+    out
+}
+
+/// The UDP checksum share of one beat: its big-endian 16-bit words with every byte
+/// outside `[34, 34 + udp_len)` zeroed, added in groups of [`ck_group`] words (one slot
+/// each; [`CkTotal`] adds the slots a cycle later). The UDP length (bytes 38..39) is read
+/// from the beat that holds it (`bu = 38 / KW`; the bytes from 34 on in that beat are
+/// masked against it directly); for every later beat the mask was registered a beat ahead
+/// (`um`, from `ur`, the UDP bytes left at the start of the beat). Beats before `bu` hold
+/// no byte from 34 on.
+#[derive(LogicBlock, Default)]
+pub struct UdpMask<const DW: usize, const KW: usize> {
+    /// The beat (byte 0 in bits 7:0).
+    pub tdata: Signal<In, Bits<DW>>,
+    /// One-hot beat index.
+    pub bo: Signal<In, Bits<16>>,
+    /// UDP bytes of this beat (when past beat `bu`).
+    pub um: Signal<In, Bits<KW>>,
+    /// UDP bytes left from the start of this beat (when past beat `bu`; 17-bit signed).
+    pub ur: Signal<In, Bits<17>>,
+    /// Group sums of the masked words.
+    pub gs: Signal<Out, Bits<DW>>,
+    /// `um` of the next beat.
+    pub um_n: Signal<Out, Bits<KW>>,
+    /// `ur` of the next beat.
+    pub ur_n: Signal<Out, Bits<17>>,
+}
+
+impl<const DW: usize, const KW: usize> UdpMask<DW, KW> {
+    /// (bu, c): the beat holding the UDP length and `(bu + 1)·KW - 34`, the bytes of
+    /// that beat from 34 on (`ur` of the next beat is `udp_len - c`).
+    fn params() -> (usize, usize) {
+        let bu = 38 / KW;
+        (bu, (bu + 1) * KW - 34)
+    }
+}
+
+impl<const DW: usize, const KW: usize> Logic for UdpMask<DW, KW> {
+    fn update(&mut self) {
+        let (bu, c) = Self::params();
+        let bo = self.bo.val().index();
+        let cur = bo >> bu & 1 == 1;
+        let past = bo & ((1 << (bu + 1)) - 1) == 0;
+        let td = self.tdata.val();
+        let byte = |j: usize| td.get_bits::<8>(8 * j).index() as u64;
+        let ulen = (byte(38 - bu * KW) << 8 | byte(39 - bu * KW)) as usize;
+        let um = self.um.val();
+        let ur = self.ur.val().index();
+        let (urneg, urlo) = (ur >> 16 & 1 == 1, ur & 0xffff);
+        let m = |j: usize| {
+            let ob = bu * KW + j;
+            (cur && ob >= 34 && ulen > ob - 34) || (past && um.get_bit(j))
+        };
+        let words: Vec<u64> = (0..KW / 2)
+            .map(|w| {
+                let hi = if m(2 * w) { byte(2 * w) } else { 0 };
+                let lo = if m(2 * w + 1) { byte(2 * w + 1) } else { 0 };
+                hi << 8 | lo
+            })
+            .collect();
+        self.gs.next = group_sums_native::<DW>(&words);
+        let mut un = Bits::<KW>::default();
+        for j in 0..KW {
+            let b = if cur {
+                ulen > c + j
+            } else {
+                !urneg && urlo > KW + j
+            };
+            un = un.replace_bit(j, b);
+        }
+        self.um_n.next = un;
+        let urn = if cur {
+            (ulen as u64).wrapping_sub(c as u64)
+        } else {
+            (ur as u64).wrapping_sub(KW as u64)
+        };
+        self.ur_n.next = (urn & 0x1_ffff).into();
+    }
+    fn connect(&mut self) {
+        self.gs.connect();
+        self.um_n.connect();
+        self.ur_n.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let (bu, c) = Self::params();
+        let kw = KW;
+        let (b38, b39) = (8 * (38 - bu * kw), 8 * (39 - bu * kw));
+        let mut v = format!(
+            "wire [15:0] ulen = {{tdata[{h38}:{b38}], tdata[{h39}:{b39}]}};\n\
+             wire cur = bo[{bu}];\n\
+             wire past = ~|bo[{bu}:0];\n",
+            h38 = b38 + 7,
+            h39 = b39 + 7
+        );
+        for j in 0..kw {
+            let ob = bu * kw + j;
+            let same = if ob >= 34 {
+                format!("(cur & {}) | ", gt_const("ulen", 16, ob - 34))
+            } else {
+                String::new()
+            };
+            v.push_str(&format!(
+                "wire m{j} = {same}(past & um[{j}]);\n\
+                 wire [7:0] b{j} = m{j} ? tdata[{h}:{l}] : 8'd0;\n\
+                 assign um_n[{j}] = cur ? {cj} : (~ur[16] & {kj});\n",
+                h = 8 * j + 7,
+                l = 8 * j,
+                cj = gt_const("ulen", 16, c + j),
+                kj = gt_const("ur", 16, kw + j)
+            ));
+        }
+        for w in 0..kw / 2 {
+            v.push_str(&format!(
+                "wire [15:0] w{w} = {{b{}, b{}}};\n",
+                2 * w,
+                2 * w + 1
+            ));
+        }
+        group_sums(&mut v, kw);
+        v.push_str(&format!(
+            "assign ur_n = cur ? ({{1'b0, ulen}} - 17'd{c}) : (ur - 17'd{kw});\n"
+        ));
         Verilog::Custom(v)
     }
 }
@@ -529,141 +899,246 @@ const IP_FIRST: usize = 14;
 /// One past the last byte of the longest IPv4 header (IHL 15).
 const IP_LAST: usize = IP_FIRST + 60;
 
-/// The IPv4 header checksum share of one beat: the sum of the big-endian 16-bit words
-/// of this beat whose bytes lie in `[14, 14 + 4·IHL)`. IHL is the low nibble of byte 14,
-/// taken from this beat or from the capture of earlier beats (a beat before the one
-/// holding byte 14 has no word in the range, whatever IHL is). Each word lane has only
-/// the few beat indices for which it can lie in bytes 14..74; the masked words are added
-/// in a balanced tree. A leaf for the same reasons as [`UdpSum`].
+/// Whether the word at byte offset `o` lies in an IPv4 header of IHL `ihl`:
+/// `14 <= o < 14 + 4·ihl`, i.e. `ihl > (o - 14) / 4` (`None`: never).
+fn ip_word_min(o: usize) -> Option<usize> {
+    (IP_FIRST..IP_LAST).contains(&o).then(|| (o - IP_FIRST) / 4)
+}
+
+/// The IPv4 header checksum share of one beat: its big-endian 16-bit words of bytes
+/// `[14, 14 + 4·IHL)`, added in groups of [`ck_group`] words. IHL is the low nibble of
+/// byte 14: in the beat that holds it (`b14 = 14 / KW`) the words are masked against it
+/// directly; for every later beat the word mask was registered a beat ahead (`im`, from
+/// the capture's or this beat's byte 14 and the one-hot beat index). A beat before `b14`
+/// has no word in the range.
 #[derive(LogicBlock, Default)]
-pub struct IpSum<const DW: usize> {
+pub struct IpMask<const DW: usize> {
     /// The beat (byte 0 in bits 7:0).
     pub tdata: Signal<In, Bits<DW>>,
-    /// The beat is not the frame's first.
-    pub in_frame: Signal<In, bool>,
-    /// Beats of the frame before this one (when `in_frame`).
-    pub beat: Signal<In, Bits<16>>,
+    /// One-hot beat index.
+    pub bo: Signal<In, Bits<16>>,
     /// Capture of the earlier beats.
     pub hdr: Signal<In, Bits<PARSE_W>>,
-    /// The beat with every word outside the IPv4 header zeroed (summed by [`WordSum`]
-    /// a cycle later; at most 30 words in all, 30 · 0xffff).
-    pub tw: Signal<Out, Bits<DW>>,
+    /// Header words of this beat (when past beat `b14`).
+    pub im: Signal<In, Bits<32>>,
+    /// Group sums of the masked words (at most 30 words in all, 30 · 0xffff).
+    pub gs: Signal<Out, Bits<DW>>,
+    /// `im` of the next beat.
+    pub im_n: Signal<Out, Bits<32>>,
 }
 
-impl<const DW: usize> Logic for IpSum<DW> {
+impl<const DW: usize> Logic for IpMask<DW> {
     fn update(&mut self) {
         let kw = DW / 8;
-        let bidx = if self.in_frame.val() {
-            self.beat.val().index()
-        } else {
-            0
-        };
-        let b14 = if bidx == IP_FIRST / kw {
-            self.tdata.val().get_bits::<8>(8 * (IP_FIRST % kw)).index()
-        } else {
-            self.hdr.val().get_bits::<8>(8 * IP_FIRST).index()
-        };
-        let hend = IP_FIRST + 4 * (b14 & 15);
-        let mut t = Bits::<DW>::default();
+        let (b14, cb) = (IP_FIRST / kw, cap_beats(DW));
+        let bo = self.bo.val().index();
+        let cur = bo >> b14 & 1 == 1;
+        let td = self.tdata.val();
+        let tdi = td.get_bits::<4>(8 * (IP_FIRST % kw)).index();
+        let hdi = self.hdr.val().get_bits::<4>(8 * IP_FIRST).index();
+        let ihn = if cur { tdi } else { hdi };
+        let im = self.im.val().index();
+        let words: Vec<u64> = (0..kw / 2)
+            .map(|w| {
+                let same = ip_word_min(b14 * kw + 2 * w).is_some_and(|c| cur && tdi > c);
+                if same || im >> w & 1 == 1 {
+                    (td.get_bits::<8>(16 * w).index() << 8 | td.get_bits::<8>(16 * w + 8).index())
+                        as u64
+                } else {
+                    0
+                }
+            })
+            .collect();
+        self.gs.next = group_sums_native::<DW>(&words);
+        let mut imn = 0u64;
         for w in 0..kw / 2 {
-            let o = bidx * kw + 2 * w;
-            if o >= IP_FIRST && o < hend {
-                for i in 0..16 {
-                    t = t.replace_bit(16 * w + i, self.tdata.val().get_bit(16 * w + i));
+            for b in b14..cb.saturating_sub(1) {
+                if let Some(c) = ip_word_min((b + 1) * kw + 2 * w) {
+                    if bo >> b & 1 == 1 && ihn > c {
+                        imn |= 1 << w;
+                    }
                 }
             }
         }
-        self.tw.next = t;
+        self.im_n.next = imn.into();
     }
     fn connect(&mut self) {
-        self.tw.connect();
+        self.gs.connect();
+        self.im_n.connect();
     }
     fn hdl(&self) -> Verilog {
         let kw = DW / 8;
-        let (b14, l14) = (IP_FIRST / kw, IP_FIRST % kw);
+        let (b14, cb) = (IP_FIRST / kw, cap_beats(DW));
+        let l14 = 8 * (IP_FIRST % kw);
+        let h14 = 8 * IP_FIRST;
         let mut v = format!(
-            "wire [15:0] bidx = in_frame ? beat : 16'd0;\n\
-             wire [7:0] b14 = (bidx == 16'd{b14}) ? tdata[{lh}:{ll}] : hdr[{hh}:{hl}];\n\
-             wire [6:0] hend = {{1'b0, b14[3:0], 2'b00}} + 7'd{IP_FIRST};\n",
-            ll = 8 * l14,
-            lh = 8 * l14 + 7,
-            hl = 8 * IP_FIRST,
-            hh = 8 * IP_FIRST + 7
+            "wire [3:0] tdi = tdata[{h}:{l14}];\n\
+             wire [3:0] hdi = hdr[{hh}:{h14}];\n\
+             wire cur = bo[{b14}];\n\
+             wire [3:0] ihn = cur ? tdi : hdi;\n",
+            h = l14 + 3,
+            hh = h14 + 3
         );
         for w in 0..kw / 2 {
-            // Beats in which lane `w` holds a word of bytes 14..74.
-            let conds: Vec<String> = (0..)
-                .map(|b| (b, b * kw + 2 * w))
-                .take_while(|&(_, o)| o < IP_LAST)
-                .filter(|&(_, o)| o >= IP_FIRST)
-                .map(|(b, o)| format!("(bidx == 16'd{b} && 7'd{o} < hend)"))
+            let same = match ip_word_min(b14 * kw + 2 * w) {
+                Some(c) => format!("(cur & {}) | ", gt_const("tdi", 4, c)),
+                None => String::new(),
+            };
+            let nexts: Vec<String> = (b14..cb.saturating_sub(1))
+                .filter_map(|b| {
+                    ip_word_min((b + 1) * kw + 2 * w)
+                        .map(|c| format!("(bo[{b}] & {})", gt_const("ihn", 4, c)))
+                })
                 .collect();
-            let (a, h) = (16 * w, 16 * w + 15);
-            if conds.is_empty() {
-                v.push_str(&format!("assign tw[{h}:{a}] = 16'd0;\n"));
+            let nexts = if nexts.is_empty() {
+                "1'b0".to_string()
             } else {
-                v.push_str(&format!(
-                    "assign tw[{h}:{a}] = ({c}) ? tdata[{h}:{a}] : 16'd0;\n",
-                    c = conds.join(" || ")
-                ));
-            }
+                nexts.join(" | ")
+            };
+            v.push_str(&format!(
+                "wire m{w} = {same}im[{w}];\n\
+                 wire [15:0] w{w} = m{w} ? {{tdata[{a7}:{a}], tdata[{b7}:{b}]}} : 16'd0;\n\
+                 assign im_n[{w}] = {nexts};\n",
+                a = 16 * w,
+                a7 = 16 * w + 7,
+                b = 16 * w + 8,
+                b7 = 16 * w + 15
+            ));
         }
+        if kw / 2 < 32 {
+            v.push_str(&format!(
+                "assign im_n[31:{}] = {}'d0;\n",
+                kw / 2,
+                32 - kw / 2
+            ));
+        }
+        group_sums(&mut v, kw);
         Verilog::Custom(v)
     }
 }
 
-/// The sum of the big-endian 16-bit words of a beat (word `w` = byte `2w` · 256 + byte
-/// `2w + 1`), in a balanced adder tree: the second stage of the ingress checksums, fed
-/// from a register so that masking and adding are in different cycles.
+/// The checksum totals of a beat a cycle after its masking: the slots of the masked beat
+/// ([`ck_group`] words per slot, at most 8) added in a balanced tree, plus the sum of the
+/// earlier beats (`acc`, unless this is a first beat): `tot`; and `ptot`, the same plus
+/// the UDP pseudo header (17 + UDP length + the IPv4 addresses, bytes 26..33 of the
+/// capture), for the total of a frame's last beat (the capture then holds every byte).
 #[derive(LogicBlock, Default)]
-pub struct WordSum<const DW: usize> {
-    /// The masked beat.
+pub struct CkTotal<const DW: usize> {
+    /// The group sums of the masked beat.
     pub tw: Signal<In, Bits<DW>>,
-    /// The sum (not folded).
-    pub sum: Signal<Out, Bits<32>>,
+    /// The sum of the frame's earlier beats.
+    pub acc: Signal<In, Bits<32>>,
+    /// The beat is a first beat (`acc` is not added).
+    pub first: Signal<In, bool>,
+    /// The capture (for the pseudo header).
+    pub hdr: Signal<In, Bits<PARSE_W>>,
+    /// The sum so far (not folded).
+    pub tot: Signal<Out, Bits<32>>,
+    /// `tot` plus the UDP pseudo header.
+    pub ptot: Signal<Out, Bits<32>>,
 }
 
-impl<const DW: usize> Logic for WordSum<DW> {
+impl<const DW: usize> Logic for CkTotal<DW> {
     fn update(&mut self) {
+        let g = ck_group(DW / 8);
         let mut s = 0u64;
-        for w in 0..DW / 16 {
-            let hi = self.tw.val().get_bits::<8>(16 * w).index() as u64;
-            let lo = self.tw.val().get_bits::<8>(16 * w + 8).index() as u64;
-            s += hi << 8 | lo;
+        for i in 0..DW / 16 / g {
+            s += self.tw.val().get_bits::<32>(16 * g * i).index() as u64
+                & ((1 << (16 + g.trailing_zeros())) - 1);
         }
-        self.sum.next = (s & 0xffff_ffff).into();
+        if !self.first.val() {
+            s += self.acc.val().index() as u64;
+        }
+        let h = self.hdr.val();
+        let w = |o: usize| {
+            (h.get_bits::<8>(8 * o).index() << 8 | h.get_bits::<8>(8 * o + 8).index()) as u64
+        };
+        let p = 17 + w(38) + w(26) + w(28) + w(30) + w(32);
+        self.tot.next = (s & 0xffff_ffff).into();
+        self.ptot.next = ((s + p) & 0xffff_ffff).into();
     }
     fn connect(&mut self) {
-        self.sum.connect();
+        self.tot.connect();
+        self.ptot.connect();
     }
     fn hdl(&self) -> Verilog {
+        let g = ck_group(DW / 8);
+        let vb = 16 + g.trailing_zeros() as usize;
         let mut v = String::new();
         let mut terms = Vec::new();
-        for w in 0..DW / 16 {
-            let (a, b) = (16 * w, 16 * w + 8);
+        for i in 0..DW / 16 / g {
+            let lo = 16 * g * i;
             v.push_str(&format!(
-                "wire [31:0] t{w} = {{16'd0, tw[{ah}:{a}], tw[{bh}:{b}]}};\n",
-                ah = a + 7,
-                bh = b + 7
+                "wire [31:0] t{i} = {{{}'d0, tw[{}:{lo}]}};\n",
+                32 - vb,
+                lo + vb - 1
             ));
-            terms.push(format!("t{w}"));
+            terms.push(format!("t{i}"));
         }
-        let mut level = 0;
-        while terms.len() > 1 {
-            let mut next = Vec::new();
-            for (i, pair) in terms.chunks(2).enumerate() {
-                if let [x, y] = pair {
-                    let n = format!("s{level}_{i}");
-                    v.push_str(&format!("wire [31:0] {n} = {x} + {y};\n"));
-                    next.push(n);
-                } else {
-                    next.push(pair[0].clone());
-                }
+        // `ptot` pairs the slots differently from `tot`, so that the two trees share no
+        // adder (a shared one would be a separate multi-operand adder in series).
+        let n = terms.len();
+        let order: Vec<usize> = (0..n).step_by(2).chain((1..n).step_by(2)).collect();
+        let tree = |ts: Vec<String>| -> String {
+            let mut ts = ts;
+            while ts.len() > 1 {
+                ts = ts
+                    .chunks(2)
+                    .map(|p| match p {
+                        [x, y] => format!("({x} + {y})"),
+                        _ => p[0].clone(),
+                    })
+                    .collect();
             }
-            terms = next;
-            level += 1;
-        }
-        v.push_str(&format!("assign sum = {};\n", terms[0]));
+            ts.remove(0)
+        };
+        let w = |o: usize| {
+            format!(
+                "{{16'd0, hdr[{}:{}], hdr[{}:{}]}}",
+                8 * o + 7,
+                8 * o,
+                8 * o + 15,
+                8 * o + 8
+            )
+        };
+        v.push_str(&format!(
+            "wire [31:0] base = first ? 32'd0 : acc;\n\
+             assign tot = base + {st};\n\
+             assign ptot = (base + {sp}) + ((({ul} + 32'd17) + ({w26} + {w28})) + ({w30} + {w32}));\n",
+            st = tree(terms.clone()),
+            sp = tree(order.iter().map(|&i| terms[i].clone()).collect()),
+            ul = w(38),
+            w26 = w(26),
+            w28 = w(28),
+            w30 = w(30),
+            w32 = w(32)
+        ));
         Verilog::Custom(v)
+    }
+}
+
+/// `WB / DW` copies of a beat side by side (each gearbox chunk of the row buffer takes
+/// its own; the chunk enables pick the one written).
+#[derive(LogicBlock, Default)]
+pub struct Repeat<const DW: usize, const WB: usize> {
+    /// The beat.
+    pub a: Signal<In, Bits<DW>>,
+    /// The copies.
+    pub y: Signal<Out, Bits<WB>>,
+}
+
+impl<const DW: usize, const WB: usize> Logic for Repeat<DW, WB> {
+    fn update(&mut self) {
+        let mut y = Bits::<WB>::default();
+        for c in 0..WB / DW {
+            y = y | (bit_cast::<WB, DW>(self.a.val()) << bits::<16>((c * DW) as u64));
+        }
+        self.y.next = y;
+    }
+    fn connect(&mut self) {
+        self.y.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!("assign y = {{{}{{a}}}};\n", WB / DW))
     }
 }

@@ -17367,18 +17367,16 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     localparam  c_rows = 16'h40;
     localparam  c_maxrows = 16'h18;
     localparam  c_maxlen = 16'h5ee;
-    localparam  c_cmax = 8'h7;
-    localparam  c_hbeats = 16'h8;
-    localparam  c_cbeats = 16'ha;
-    localparam  c_dw = 16'h40;
-    localparam  c_nb$0 = 16'h1;
-    localparam  c_nb$1 = 16'h2;
-    localparam  c_nb$2 = 16'h3;
-    localparam  c_nb$3 = 16'h4;
-    localparam  c_nb$4 = 16'h5;
-    localparam  c_nb$5 = 16'h6;
-    localparam  c_nb$6 = 16'h7;
-    localparam  c_nb$7 = 16'h8;
+    localparam  c_maxlen17 = 17'b10111101110;
+    localparam  c_wx0 = 16'hffd7;
+    localparam  c_sgn = 16'h80;
+    localparam  c_mrm1 = 16'h17;
+    localparam  c_bmask = 16'h7ff;
+    localparam  c_bpast = 16'h400;
+    localparam  c_bhb = 16'h80;
+    localparam  c_cmask = 32'hff;
+    localparam  c_clast = 32'h80;
+    localparam  c_k = 17'b11;
     
     // Stub signals
     reg  data$clock;
@@ -17393,36 +17391,53 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
     wire  [680:0] desc$rdata;
+    reg  [63:0] rep$a;
+    wire  [511:0] rep$y;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
+    reg  [15:0] bo$d;
+    wire  [15:0] bo$q;
+    reg  bo$clock;
+    reg  ph$d;
+    wire  ph$q;
+    reg  ph$clock;
     reg  drop$d;
     wire  drop$q;
     reg  drop$clock;
-    reg  [15:0] beat$d;
-    wire  [15:0] beat$q;
-    reg  beat$clock;
-    reg  [15:0] hshift$d;
-    wire  [15:0] hshift$q;
-    reg  hshift$clock;
-    reg  [7:0] chunk$d;
-    wire  [7:0] chunk$q;
-    reg  chunk$clock;
-    reg  [15:0] cshift$d;
-    wire  [15:0] cshift$q;
-    reg  cshift$clock;
+    reg  full$d;
+    wire  full$q;
+    reg  full$clock;
+    reg  [15:0] nrow$d;
+    wire  [15:0] nrow$q;
+    reg  nrow$clock;
+    reg  [31:0] ch$d;
+    wire  [31:0] ch$q;
+    reg  ch$clock;
     reg  [15:0] wrow$d;
     wire  [15:0] wrow$q;
     reg  wrow$clock;
     reg  [15:0] row0$d;
     wire  [15:0] row0$q;
     reg  row0$clock;
+    reg  [15:0] wx$d;
+    wire  [15:0] wx$q;
+    reg  wx$clock;
+    reg  [15:0] r0x$d;
+    wire  [15:0] r0x$q;
+    reg  r0x$clock;
     reg  [15:0] rdrow$d;
     wire  [15:0] rdrow$q;
     reg  rdrow$clock;
-    reg  [15:0] lenq$d;
-    wire  [15:0] lenq$q;
-    reg  lenq$clock;
+    reg  [16:0] rem$d;
+    wire  [16:0] rem$q;
+    reg  rem$clock;
+    reg  neg$d;
+    wire  neg$q;
+    reg  neg$clock;
+    reg  hz$d;
+    wire  hz$q;
+    reg  hz$clock;
     reg  [639:0] hdr$d;
     wire  [639:0] hdr$q;
     reg  hdr$clock;
@@ -17435,18 +17450,15 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [3:0] dr$d;
     wire  [3:0] dr$q;
     reg  dr$clock;
+    reg  [3:0] occ$d;
+    wire  [3:0] occ$q;
+    reg  occ$clock;
     reg  popped$d;
     wire  popped$q;
     reg  popped$clock;
     reg  [31:0] usum$d;
     wire  [31:0] usum$q;
     reg  usum$clock;
-    reg  [63:0] usb$tdata;
-    reg  usb$in_frame;
-    reg  [15:0] usb$beat;
-    reg  [639:0] usb$hdr;
-    wire  [63:0] usb$tw;
-    wire  [15:0] usb$ulen;
     reg  [31:0] isum$d;
     wire  [31:0] isum$q;
     reg  isum$clock;
@@ -17462,22 +17474,62 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] s1_is$d;
     wire  [63:0] s1_is$q;
     reg  s1_is$clock;
+    reg  [7:0] um$d;
+    wire  [7:0] um$q;
+    reg  um$clock;
+    reg  [16:0] ur$d;
+    wire  [16:0] ur$q;
+    reg  ur$clock;
+    reg  [31:0] im$d;
+    wire  [31:0] im$q;
+    reg  im$clock;
+    reg  [3:0] dfl$occ;
+    reg  dfl$pend_a;
+    reg  dfl$pend;
+    wire  dfl$ok;
+    reg  [7:0] kc$tkeep;
+    reg  [16:0] kc$rem;
+    wire  [7:0] kc$nb;
+    wire  kc$tsel;
+    reg  [63:0] hc$tdata;
+    reg  [639:0] hc$hdr;
+    reg  [15:0] hc$bo;
+    reg  hc$in_frame;
+    wire  [639:0] hc$hnext;
+    reg  [63:0] usm$tdata;
+    reg  [15:0] usm$bo;
+    reg  [7:0] usm$um;
+    reg  [16:0] usm$ur;
+    wire  [63:0] usm$gs;
+    wire  [7:0] usm$um_n;
+    wire  [16:0] usm$ur_n;
+    reg  [63:0] ism$tdata;
+    reg  [15:0] ism$bo;
+    reg  [639:0] ism$hdr;
+    reg  [31:0] ism$im;
+    wire  [63:0] ism$gs;
+    wire  [31:0] ism$im_n;
     reg  [63:0] uws$tw;
-    wire  [31:0] uws$sum;
+    reg  [31:0] uws$acc;
+    reg  uws$first;
+    reg  [639:0] uws$hdr;
+    wire  [31:0] uws$tot;
+    wire  [31:0] uws$ptot;
     reg  [63:0] iws$tw;
-    wire  [31:0] iws$sum;
+    reg  [31:0] iws$acc;
+    reg  iws$first;
+    reg  [639:0] iws$hdr;
+    wire  [31:0] iws$tot;
+    wire  [31:0] iws$ptot;
     reg  pend_a$d;
     wire  pend_a$q;
     reg  pend_a$clock;
-    reg  [680:0] pa_desc$d;
-    wire  [680:0] pa_desc$q;
-    reg  pa_desc$clock;
-    reg  [31:0] pa_pseudo$d;
-    wire  [31:0] pa_pseudo$q;
-    reg  pa_pseudo$clock;
     reg  pend$d;
     wire  pend$q;
     reg  pend$clock;
+    reg  [15:0] pa_row$d;
+    wire  [15:0] pa_row$q;
+    reg  pa_row$clock;
     reg  [680:0] p_desc$d;
     wire  [680:0] p_desc$q;
     reg  p_desc$clock;
@@ -17487,29 +17539,27 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [31:0] p_itot$d;
     wire  [31:0] p_itot$q;
     reg  p_itot$clock;
-    reg  [63:0] isb$tdata;
-    reg  isb$in_frame;
-    reg  [15:0] isb$beat;
-    reg  [639:0] isb$hdr;
-    wire  [63:0] isb$tw;
+    reg  [31:0] wq_we$d;
+    wire  [31:0] wq_we$q;
+    reg  wq_we$clock;
+    reg  [15:0] wq_addr$d;
+    wire  [15:0] wq_addr$q;
+    reg  wq_addr$clock;
+    reg  [63:0] wq_data$d;
+    wire  [63:0] wq_data$q;
+    reg  wq_data$clock;
     
     // Local signals
-    reg  [31:0] pseudo;
-    reg  [31:0] itot;
-    reg  [31:0] if1;
-    reg  [31:0] if2;
-    reg  iok;
-    reg  [31:0] utot;
-    reg  [31:0] ufin;
-    reg  [31:0] uf1;
-    reg  [31:0] uf2;
     reg  uok;
-    reg  [639:0] hnext;
-    reg  [15:0] nb;
-    reg  [15:0] flen;
+    reg  iok;
+    reg  h1;
+    reg  [16:0] rbase;
+    reg  tlong;
+    reg  discard;
+    reg  pw;
+    reg  cwrap;
+    reg  cnz;
     reg  acc;
-    reg  [3:0] dfill;
-    reg  wr;
     reg  room;
     
     // Sub module instances
@@ -17529,35 +17579,44 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .raddr(desc$raddr),
         .rdata(desc$rdata)
     );
+    fanin_rx_0_rep rep(
+        .a(rep$a),
+        .y(rep$y)
+    );
     fanin_rx_0_in_frame in_frame(
         .d(in_frame$d),
         .q(in_frame$q),
         .clock(in_frame$clock)
+    );
+    fanin_rx_0_bo bo(
+        .d(bo$d),
+        .q(bo$q),
+        .clock(bo$clock)
+    );
+    fanin_rx_0_ph ph(
+        .d(ph$d),
+        .q(ph$q),
+        .clock(ph$clock)
     );
     fanin_rx_0_drop drop(
         .d(drop$d),
         .q(drop$q),
         .clock(drop$clock)
     );
-    fanin_rx_0_beat beat(
-        .d(beat$d),
-        .q(beat$q),
-        .clock(beat$clock)
+    fanin_rx_0_full full(
+        .d(full$d),
+        .q(full$q),
+        .clock(full$clock)
     );
-    fanin_rx_0_hshift hshift(
-        .d(hshift$d),
-        .q(hshift$q),
-        .clock(hshift$clock)
+    fanin_rx_0_nrow nrow(
+        .d(nrow$d),
+        .q(nrow$q),
+        .clock(nrow$clock)
     );
-    fanin_rx_0_chunk chunk(
-        .d(chunk$d),
-        .q(chunk$q),
-        .clock(chunk$clock)
-    );
-    fanin_rx_0_cshift cshift(
-        .d(cshift$d),
-        .q(cshift$q),
-        .clock(cshift$clock)
+    fanin_rx_0_ch ch(
+        .d(ch$d),
+        .q(ch$q),
+        .clock(ch$clock)
     );
     fanin_rx_0_wrow wrow(
         .d(wrow$d),
@@ -17569,15 +17628,35 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(row0$q),
         .clock(row0$clock)
     );
+    fanin_rx_0_wx wx(
+        .d(wx$d),
+        .q(wx$q),
+        .clock(wx$clock)
+    );
+    fanin_rx_0_r0x r0x(
+        .d(r0x$d),
+        .q(r0x$q),
+        .clock(r0x$clock)
+    );
     fanin_rx_0_rdrow rdrow(
         .d(rdrow$d),
         .q(rdrow$q),
         .clock(rdrow$clock)
     );
-    fanin_rx_0_lenq lenq(
-        .d(lenq$d),
-        .q(lenq$q),
-        .clock(lenq$clock)
+    fanin_rx_0_rem rem(
+        .d(rem$d),
+        .q(rem$q),
+        .clock(rem$clock)
+    );
+    fanin_rx_0_neg neg(
+        .d(neg$d),
+        .q(neg$q),
+        .clock(neg$clock)
+    );
+    fanin_rx_0_hz hz(
+        .d(hz$d),
+        .q(hz$q),
+        .clock(hz$clock)
     );
     fanin_rx_0_hdr hdr(
         .d(hdr$d),
@@ -17599,6 +17678,11 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(dr$q),
         .clock(dr$clock)
     );
+    fanin_rx_0_occ occ(
+        .d(occ$d),
+        .q(occ$q),
+        .clock(occ$clock)
+    );
     fanin_rx_0_popped popped(
         .d(popped$d),
         .q(popped$q),
@@ -17608,14 +17692,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .d(usum$d),
         .q(usum$q),
         .clock(usum$clock)
-    );
-    fanin_rx_0_usb usb(
-        .tdata(usb$tdata),
-        .in_frame(usb$in_frame),
-        .beat(usb$beat),
-        .hdr(usb$hdr),
-        .tw(usb$tw),
-        .ulen(usb$ulen)
     );
     fanin_rx_0_isum isum(
         .d(isum$d),
@@ -17642,33 +17718,87 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(s1_is$q),
         .clock(s1_is$clock)
     );
+    fanin_rx_0_um um(
+        .d(um$d),
+        .q(um$q),
+        .clock(um$clock)
+    );
+    fanin_rx_0_ur ur(
+        .d(ur$d),
+        .q(ur$q),
+        .clock(ur$clock)
+    );
+    fanin_rx_0_im im(
+        .d(im$d),
+        .q(im$q),
+        .clock(im$clock)
+    );
+    fanin_rx_0_dfl dfl(
+        .occ(dfl$occ),
+        .pend_a(dfl$pend_a),
+        .pend(dfl$pend),
+        .ok(dfl$ok)
+    );
+    fanin_rx_0_kc kc(
+        .tkeep(kc$tkeep),
+        .rem(kc$rem),
+        .nb(kc$nb),
+        .tsel(kc$tsel)
+    );
+    fanin_rx_0_hc hc(
+        .tdata(hc$tdata),
+        .hdr(hc$hdr),
+        .bo(hc$bo),
+        .in_frame(hc$in_frame),
+        .hnext(hc$hnext)
+    );
+    fanin_rx_0_usm usm(
+        .tdata(usm$tdata),
+        .bo(usm$bo),
+        .um(usm$um),
+        .ur(usm$ur),
+        .gs(usm$gs),
+        .um_n(usm$um_n),
+        .ur_n(usm$ur_n)
+    );
+    fanin_rx_0_ism ism(
+        .tdata(ism$tdata),
+        .bo(ism$bo),
+        .hdr(ism$hdr),
+        .im(ism$im),
+        .gs(ism$gs),
+        .im_n(ism$im_n)
+    );
     fanin_rx_0_uws uws(
         .tw(uws$tw),
-        .sum(uws$sum)
+        .acc(uws$acc),
+        .first(uws$first),
+        .hdr(uws$hdr),
+        .tot(uws$tot),
+        .ptot(uws$ptot)
     );
     fanin_rx_0_iws iws(
         .tw(iws$tw),
-        .sum(iws$sum)
+        .acc(iws$acc),
+        .first(iws$first),
+        .hdr(iws$hdr),
+        .tot(iws$tot),
+        .ptot(iws$ptot)
     );
     fanin_rx_0_pend_a pend_a(
         .d(pend_a$d),
         .q(pend_a$q),
         .clock(pend_a$clock)
     );
-    fanin_rx_0_pa_desc pa_desc(
-        .d(pa_desc$d),
-        .q(pa_desc$q),
-        .clock(pa_desc$clock)
-    );
-    fanin_rx_0_pa_pseudo pa_pseudo(
-        .d(pa_pseudo$d),
-        .q(pa_pseudo$q),
-        .clock(pa_pseudo$clock)
-    );
     fanin_rx_0_pend pend(
         .d(pend$d),
         .q(pend$q),
         .clock(pend$clock)
+    );
+    fanin_rx_0_pa_row pa_row(
+        .d(pa_row$d),
+        .q(pa_row$q),
+        .clock(pa_row$clock)
     );
     fanin_rx_0_p_desc p_desc(
         .d(p_desc$d),
@@ -17685,30 +17815,44 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(p_itot$q),
         .clock(p_itot$clock)
     );
-    fanin_rx_0_isb isb(
-        .tdata(isb$tdata),
-        .in_frame(isb$in_frame),
-        .beat(isb$beat),
-        .hdr(isb$hdr),
-        .tw(isb$tw)
+    fanin_rx_0_wq_we wq_we(
+        .d(wq_we$d),
+        .q(wq_we$q),
+        .clock(wq_we$clock)
+    );
+    fanin_rx_0_wq_addr wq_addr(
+        .d(wq_addr$d),
+        .q(wq_addr$q),
+        .clock(wq_addr$clock)
+    );
+    fanin_rx_0_wq_data wq_data(
+        .d(wq_data$d),
+        .q(wq_data$q),
+        .clock(wq_data$clock)
     );
     
     // Update code
     always @(*) begin
         in_frame$clock = clock;
+        bo$clock = clock;
+        ph$clock = clock;
         drop$clock = clock;
-        beat$clock = clock;
-        hshift$clock = clock;
-        chunk$clock = clock;
-        cshift$clock = clock;
+        full$clock = clock;
+        nrow$clock = clock;
+        ch$clock = clock;
         wrow$clock = clock;
         row0$clock = clock;
+        wx$clock = clock;
+        r0x$clock = clock;
         rdrow$clock = clock;
-        lenq$clock = clock;
+        rem$clock = clock;
+        neg$clock = clock;
+        hz$clock = clock;
         hdr$clock = clock;
         dw$clock = clock;
         dwq$clock = clock;
         dr$clock = clock;
+        occ$clock = clock;
         popped$clock = clock;
         usum$clock = clock;
         isum$clock = clock;
@@ -17716,27 +17860,38 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$clock = clock;
         s1_us$clock = clock;
         s1_is$clock = clock;
+        um$clock = clock;
+        ur$clock = clock;
+        im$clock = clock;
         pend_a$clock = clock;
-        pa_desc$clock = clock;
-        pa_pseudo$clock = clock;
         pend$clock = clock;
+        pa_row$clock = clock;
         p_desc$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
+        wq_we$clock = clock;
+        wq_addr$clock = clock;
+        wq_data$clock = clock;
         in_frame$d = in_frame$q;
+        bo$d = bo$q;
+        ph$d = ph$q;
         drop$d = drop$q;
-        beat$d = beat$q;
-        hshift$d = hshift$q;
-        chunk$d = chunk$q;
-        cshift$d = cshift$q;
+        full$d = full$q;
+        nrow$d = nrow$q;
+        ch$d = ch$q;
         wrow$d = wrow$q;
         row0$d = row0$q;
+        wx$d = wx$q;
+        r0x$d = r0x$q;
         rdrow$d = rdrow$q;
-        lenq$d = lenq$q;
+        rem$d = rem$q;
+        neg$d = neg$q;
+        hz$d = hz$q;
         hdr$d = hdr$q;
         dw$d = dw$q;
         dwq$d = dwq$q;
         dr$d = dr$q;
+        occ$d = occ$q;
         popped$d = popped$q;
         usum$d = usum$q;
         isum$d = isum$q;
@@ -17744,161 +17899,147 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = s1_first$q;
         s1_us$d = s1_us$q;
         s1_is$d = s1_is$q;
+        um$d = um$q;
+        ur$d = ur$q;
+        im$d = im$q;
         pend_a$d = pend_a$q;
-        pa_desc$d = pa_desc$q;
-        pa_pseudo$d = pa_pseudo$q;
         pend$d = pend$q;
+        pa_row$d = pa_row$q;
         p_desc$d = p_desc$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
+        wq_we$d = wq_we$q;
+        wq_addr$d = wq_addr$q;
+        wq_data$d = wq_data$q;
         data$clock = clock;
         desc$clock = clock;
-        dfill = dw$q - dr$q;
-        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & ((dfill + ((pend_a$q) & 4'hf) + ((pend$q) & 4'hf)) < 32'h7);
+        room = (((wx$q - rdrow$q) & c_sgn) != 32'h0) & dfl$ok;
         tready = in_frame$q | room;
         acc = tvalid & tready;
-        nb = 32'h0;
-        if (tkeep[0]) begin
-            nb = c_nb$0;
-        end
-        if (tkeep[1]) begin
-            nb = c_nb$1;
-        end
-        if (tkeep[2]) begin
-            nb = c_nb$2;
-        end
-        if (tkeep[3]) begin
-            nb = c_nb$3;
-        end
-        if (tkeep[4]) begin
-            nb = c_nb$4;
-        end
-        if (tkeep[5]) begin
-            nb = c_nb$5;
-        end
-        if (tkeep[6]) begin
-            nb = c_nb$6;
-        end
-        if (tkeep[7]) begin
-            nb = c_nb$7;
-        end
-        if (in_frame$q) begin
-            flen = lenq$q + nb;
-        end
-        else begin
-            flen = nb;
-        end
-        if (~in_frame$q) begin
-            hnext = ((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        end
-        else if (beat$q < c_cbeats) begin
-            hnext = hdr$q | (((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hshift$q);
-        end
-        else begin
-            hnext = hdr$q;
-        end
-        usb$tdata = tdata;
-        usb$in_frame = in_frame$q;
-        usb$beat = beat$q;
-        usb$hdr = hdr$q;
+        dfl$occ = occ$q;
+        dfl$pend_a = pend_a$q;
+        dfl$pend = pend$q;
+        kc$tkeep = tkeep;
+        kc$rem = rem$q;
+        hc$tdata = tdata;
+        hc$hdr = hdr$q;
+        hc$bo = bo$q;
+        hc$in_frame = in_frame$q;
+        usm$tdata = tdata;
+        usm$bo = bo$q;
+        usm$um = um$q;
+        usm$ur = ur$q;
+        ism$tdata = tdata;
+        ism$bo = bo$q;
+        ism$hdr = hdr$q;
+        ism$im = im$q;
         uws$tw = s1_us$q;
+        uws$acc = usum$q;
+        uws$first = s1_first$q;
+        uws$hdr = hdr$q;
         iws$tw = s1_is$q;
-        if (s1_first$q) begin
-            utot = uws$sum;
+        iws$acc = isum$q;
+        iws$first = s1_first$q;
+        iws$hdr = hdr$q;
+        rep$a = wq_data$q;
+        pw = ph$q & ~drop$q & ~full$q;
+        cwrap = (ch$q & c_clast) != 32'h0;
+        cnz = ~ch$q[32'h0];
+        tlong = in_frame$q & (neg$q | (hz$q & kc$tsel));
+        discard = tuser | drop$q | tlong;
+        h1 = (rem$q >> c_k) == 32'h1;
+        if (in_frame$q) begin
+            rbase = rem$q;
         end
         else begin
-            utot = usum$q + uws$sum;
+            rbase = c_maxlen17;
         end
-        ufin = p_utot$q;
-        pseudo = ((32'h11) & 32'hffffffff) + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
-        uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
-        uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
-        uok = (uf2 == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
-        isb$tdata = tdata;
-        isb$in_frame = in_frame$q;
-        isb$beat = beat$q;
-        isb$hdr = hdr$q;
-        if (s1_first$q) begin
-            itot = iws$sum;
-        end
-        else begin
-            itot = isum$q + iws$sum;
-        end
-        if1 = (p_itot$q & 32'hffff) + (p_itot$q >> 32'h10);
-        if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
-        iok = if2 == 32'hffff;
-        data$waddr = ((wrow$q) & 24'hffffff);
-        data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
-        data$we = 32'h0;
-        desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
-        desc$we = ((pend$q) & 32'hffffffff);
         if (s1_v$q) begin
-            usum$d = utot;
-            isum$d = itot;
+            usum$d = uws$tot;
+            isum$d = iws$tot;
         end
         s1_v$d = acc;
         s1_first$d = ~in_frame$q;
-        s1_us$d = usb$tw;
-        s1_is$d = isb$tw;
-        pend_a$d = 1'b0;
+        s1_us$d = usm$gs;
+        s1_is$d = ism$gs;
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
+        iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
+        wq_addr$d = wrow$q;
+        wq_data$d = tdata;
+        wq_we$d = 32'h0;
+        if (acc & pw) begin
+            wq_we$d = ch$q;
+        end
+        data$waddr = ((wq_addr$q) & 24'hffffff);
+        data$wdata = rep$y;
+        data$we = wq_we$q;
+        desc$waddr = ((dw$q) & 24'hffffff);
+        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$we = ((pend$q) & 32'hffffffff);
+        pend_a$d = acc & tlast & ~discard;
         pend$d = pend_a$q;
-        p_desc$d = pa_desc$q;
-        p_utot$d = utot + pa_pseudo$q;
-        p_itot$d = itot;
+        pa_row$d = row0$q;
+        p_desc$d = ((hdr$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c_maxlen - ((rem$q) & 16'hffff)) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((pa_row$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        p_utot$d = uws$ptot;
+        p_itot$d = iws$tot;
         if (pend$q) begin
             dw$d = dw$q + 32'h1;
         end
-        bad = 1'b0;
-        wr = 1'b0;
+        bad = acc & tlast & discard;
         if (acc) begin
-            hdr$d = hnext;
-            lenq$d = lenq$q + nb;
-            beat$d = beat$q + 32'h1;
-            hshift$d = hshift$q + c_dw;
-            if (~in_frame$q) begin
-                in_frame$d = 1'b1;
-                beat$d = 32'h1;
-                hshift$d = c_dw;
-                lenq$d = nb;
+            hdr$d = hc$hnext;
+            in_frame$d = ~tlast;
+            rem$d = rbase - ((kc$nb) & 17'h1ffff);
+            if (in_frame$q) begin
+                neg$d = neg$q | (hz$q & kc$tsel);
+                hz$d = (hz$q & ~kc$tsel) | (h1 & kc$tsel);
             end
-            if (((beat$q >= c_hbeats) & in_frame$q) & ~drop$q) begin
-                if ((wrow$q - row0$q) >= c_maxrows) begin
+            else begin
+                neg$d = 1'b0;
+                hz$d = 1'b0;
+            end
+            um$d = usm$um_n;
+            ur$d = usm$ur_n;
+            im$d = ism$im_n;
+            if (tlast) begin
+                bo$d = 32'h1;
+                ph$d = 1'b0;
+                drop$d = 1'b0;
+                full$d = 1'b0;
+                nrow$d = 32'h0;
+                ch$d = 32'h1;
+                im$d = 32'h0;
+                if (discard) begin
+                    wrow$d = row0$q;
+                    wx$d = r0x$q;
+                end
+                else if (pw | cnz) begin
+                    wrow$d = wrow$q + 32'h1;
+                    row0$d = wrow$q + 32'h1;
+                    wx$d = wx$q + 32'h1;
+                    r0x$d = wx$q + 32'h1;
+                end
+                else begin
+                    row0$d = wrow$q;
+                    r0x$d = wx$q;
+                end
+            end
+            else begin
+                bo$d = ((bo$q << 32'h1) | (bo$q & c_bpast)) & c_bmask;
+                ph$d = ph$q | ((bo$q & c_bhb) != 32'h0);
+                if (ph$q & ~drop$q & full$q) begin
                     drop$d = 1'b1;
                 end
-                else begin
-                    wr = 1'b1;
-                    data$we = ((32'h1) & 32'hffffffff) << ((chunk$q) & 32'hffffffff);
-                    if (chunk$q == c_cmax) begin
-                        chunk$d = 32'h0;
-                        cshift$d = 32'h0;
+                if (pw) begin
+                    if (cwrap) begin
+                        ch$d = 32'h1;
                         wrow$d = wrow$q + 32'h1;
+                        wx$d = wx$q + 32'h1;
+                        nrow$d = nrow$q + 32'h1;
+                        full$d = nrow$q == c_mrm1;
                     end
                     else begin
-                        chunk$d = chunk$q + 32'h1;
-                        cshift$d = cshift$q + c_dw;
-                    end
-                end
-            end
-            if (tlast) begin
-                in_frame$d = 1'b0;
-                drop$d = 1'b0;
-                chunk$d = 32'h0;
-                cshift$d = 32'h0;
-                if (tuser | drop$q | (flen > c_maxlen)) begin
-                    wrow$d = row0$q;
-                    bad = 1'b1;
-                end
-                else begin
-                    pend_a$d = 1'b1;
-                    pa_desc$d = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
-                    pa_pseudo$d = pseudo;
-                    if (wr | (chunk$q != 32'h0)) begin
-                        wrow$d = wrow$q + 32'h1;
-                        row0$d = wrow$q + 32'h1;
-                    end
-                    else begin
-                        row0$d = wrow$q;
+                        ch$d = (ch$q << 32'h1) & c_cmask;
                     end
                 end
             end
@@ -17909,6 +18050,12 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$d = d_pop;
         if (d_pop) begin
             dr$d = dr$q + 32'h1;
+        end
+        if (pend$q & ~d_pop) begin
+            occ$d = occ$q + 32'h1;
+        end
+        else if (~pend$q & d_pop) begin
+            occ$d = occ$q - 32'h1;
         end
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
@@ -17922,24 +18069,31 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         end
         if (rst) begin
             in_frame$d = 1'b0;
+            bo$d = 32'h1;
+            ph$d = 1'b0;
             drop$d = 1'b0;
+            full$d = 1'b0;
+            nrow$d = 32'h0;
+            ch$d = 32'h1;
+            im$d = 32'h0;
             wrow$d = 32'h0;
             row0$d = 32'h0;
+            wx$d = c_wx0;
+            r0x$d = c_wx0;
             rdrow$d = 32'h0;
             dw$d = 32'h0;
             dr$d = 32'h0;
+            occ$d = 32'h0;
             pend$d = 1'b0;
             pend_a$d = 1'b0;
             s1_v$d = 1'b0;
-            chunk$d = 32'h0;
-            cshift$d = 32'h0;
         end
     end
     
 endmodule // fanin_rx_0
 
 
-module fanin_rx_0_beat(d,q,clock);
+module fanin_rx_0_bo(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -17955,45 +18109,26 @@ module fanin_rx_0_beat(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_rx_0_beat
+endmodule // fanin_rx_0_bo
 
 
-module fanin_rx_0_chunk(d,q,clock);
+module fanin_rx_0_ch(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_0_chunk
-
-
-module fanin_rx_0_cshift(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rx_0_cshift
+endmodule // fanin_rx_0_ch
 
 
 module fanin_rx_0_data(clock,waddr,wdata,we,raddr,rdata);
@@ -18047,6 +18182,20 @@ module fanin_rx_0_desc(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
     end
 endmodule // fanin_rx_0_desc
+
+
+module fanin_rx_0_dfl(occ,pend_a,pend,ok);
+    
+    // Module arguments
+    input wire  [3:0] occ;
+    input wire  pend_a;
+    input wire  pend;
+    output reg  ok;
+    
+    // Update code (custom)
+    wire [63:0] tbl = 64'h00000000017fffff;
+    assign ok = tbl[{occ, pend_a, pend}];
+endmodule // fanin_rx_0_dfl
 
 
 module fanin_rx_0_dr(d,q,clock);
@@ -18125,6 +18274,48 @@ module fanin_rx_0_dwq(d,q,clock);
 endmodule // fanin_rx_0_dwq
 
 
+module fanin_rx_0_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_full
+
+
+module fanin_rx_0_hc(tdata,hdr,bo,in_frame,hnext);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  [639:0] hdr;
+    input wire  [15:0] bo;
+    input wire  in_frame;
+    output reg  [639:0] hnext;
+    
+    // Update code (custom)
+    assign hnext[63:0] = in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
+    assign hnext[127:64] = in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
+    assign hnext[191:128] = in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
+    assign hnext[255:192] = in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
+    assign hnext[319:256] = in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
+    assign hnext[383:320] = in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
+    assign hnext[447:384] = in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
+    assign hnext[511:448] = in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
+    assign hnext[575:512] = in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
+    assign hnext[639:576] = in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
+endmodule // fanin_rx_0_hc
+
+
 module fanin_rx_0_hdr(d,q,clock);
     
     // Module arguments
@@ -18144,23 +18335,42 @@ module fanin_rx_0_hdr(d,q,clock);
 endmodule // fanin_rx_0_hdr
 
 
-module fanin_rx_0_hshift(d,q,clock);
+module fanin_rx_0_hz(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_0_hshift
+endmodule // fanin_rx_0_hz
+
+
+module fanin_rx_0_im(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_im
 
 
 module fanin_rx_0_in_frame(d,q,clock);
@@ -18182,24 +18392,39 @@ module fanin_rx_0_in_frame(d,q,clock);
 endmodule // fanin_rx_0_in_frame
 
 
-module fanin_rx_0_isb(tdata,in_frame,beat,hdr,tw);
+module fanin_rx_0_ism(tdata,bo,hdr,im,gs,im_n);
     
     // Module arguments
     input wire  [63:0] tdata;
-    input wire  in_frame;
-    input wire  [15:0] beat;
+    input wire  [15:0] bo;
     input wire  [639:0] hdr;
-    output reg  [63:0] tw;
+    input wire  [31:0] im;
+    output reg  [63:0] gs;
+    output reg  [31:0] im_n;
     
     // Update code (custom)
-    wire [15:0] bidx = in_frame ? beat : 16'd0;
-    wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
-    wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
-    assign tw[15:0] = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? tdata[15:0] : 16'd0;
-    assign tw[31:16] = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? tdata[31:16] : 16'd0;
-    assign tw[47:32] = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? tdata[47:32] : 16'd0;
-    assign tw[63:48] = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? tdata[63:48] : 16'd0;
-endmodule // fanin_rx_0_isb
+    wire [3:0] tdi = tdata[51:48];
+    wire [3:0] hdi = hdr[115:112];
+    wire cur = bo[1];
+    wire [3:0] ihn = cur ? tdi : hdi;
+    wire m0 = im[0];
+    wire [15:0] w0 = m0 ? {tdata[7:0], tdata[15:8]} : 16'd0;
+    assign im_n[0] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] | ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[4] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[8] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
+    wire m1 = im[1];
+    wire [15:0] w1 = m1 ? {tdata[23:16], tdata[31:24]} : 16'd0;
+    assign im_n[1] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
+    wire m2 = im[2];
+    wire [15:0] w2 = m2 ? {tdata[39:32], tdata[47:40]} : 16'd0;
+    assign im_n[2] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
+    wire m3 = (cur & (tdi[3] | (tdi[2] | (tdi[1] | tdi[0])))) | im[3];
+    wire [15:0] w3 = m3 ? {tdata[55:48], tdata[63:56]} : 16'd0;
+    assign im_n[3] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[4] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
+    assign im_n[31:4] = 28'd0;
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_0_ism
 
 
 module fanin_rx_0_isum(d,q,clock);
@@ -18221,25 +18446,65 @@ module fanin_rx_0_isum(d,q,clock);
 endmodule // fanin_rx_0_isum
 
 
-module fanin_rx_0_iws(tw,sum);
+module fanin_rx_0_iws(tw,acc,first,hdr,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
-    output reg  [31:0] sum;
+    input wire  [31:0] acc;
+    input wire  first;
+    input wire  [639:0] hdr;
+    output reg  [31:0] tot;
+    output reg  [31:0] ptot;
     
     // Update code (custom)
-    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
-    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
-    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
-    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    wire [31:0] t0 = {16'd0, tw[15:0]};
+    wire [31:0] t1 = {16'd0, tw[31:16]};
+    wire [31:0] t2 = {16'd0, tw[47:32]};
+    wire [31:0] t3 = {16'd0, tw[63:48]};
+    wire [31:0] base = first ? 32'd0 : acc;
+    assign tot = base + ((t0 + t1) + (t2 + t3));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
 endmodule // fanin_rx_0_iws
 
 
-module fanin_rx_0_lenq(d,q,clock);
+module fanin_rx_0_kc(tkeep,rem,nb,tsel);
+    
+    // Module arguments
+    input wire  [7:0] tkeep;
+    input wire  [16:0] rem;
+    output reg  [7:0] nb;
+    output reg  tsel;
+    
+    // Update code (custom)
+    assign nb[0] = (tkeep[0] & ~tkeep[1]) | (tkeep[2] & ~tkeep[3]) | (tkeep[4] & ~tkeep[5]) | (tkeep[6] & ~tkeep[7]);
+    assign nb[1] = (tkeep[1] & ~tkeep[3]) | (tkeep[5] & ~tkeep[7]);
+    assign nb[2] = (tkeep[3] & ~tkeep[7]);
+    assign nb[3] = tkeep[7];
+    assign nb[7:4] = 4'd0;
+    assign tsel = tkeep[rem[2:0]];
+endmodule // fanin_rx_0_kc
+
+
+module fanin_rx_0_neg(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_neg
+
+
+module fanin_rx_0_nrow(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -18255,7 +18520,26 @@ module fanin_rx_0_lenq(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_rx_0_lenq
+endmodule // fanin_rx_0_nrow
+
+
+module fanin_rx_0_occ(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_occ
 
 
 module fanin_rx_0_p_desc(d,q,clock);
@@ -18315,42 +18599,23 @@ module fanin_rx_0_p_utot(d,q,clock);
 endmodule // fanin_rx_0_p_utot
 
 
-module fanin_rx_0_pa_desc(d,q,clock);
+module fanin_rx_0_pa_row(d,q,clock);
     
     // Module arguments
-    input wire  [680:0] d;
-    output reg  [680:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 681'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_0_pa_desc
-
-
-module fanin_rx_0_pa_pseudo(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rx_0_pa_pseudo
+endmodule // fanin_rx_0_pa_row
 
 
 module fanin_rx_0_pend(d,q,clock);
@@ -18391,6 +18656,25 @@ module fanin_rx_0_pend_a(d,q,clock);
 endmodule // fanin_rx_0_pend_a
 
 
+module fanin_rx_0_ph(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_ph
+
+
 module fanin_rx_0_popped(d,q,clock);
     
     // Module arguments
@@ -18410,6 +18694,25 @@ module fanin_rx_0_popped(d,q,clock);
 endmodule // fanin_rx_0_popped
 
 
+module fanin_rx_0_r0x(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_r0x
+
+
 module fanin_rx_0_rdrow(d,q,clock);
     
     // Module arguments
@@ -18427,6 +18730,36 @@ module fanin_rx_0_rdrow(d,q,clock);
     end
           
 endmodule // fanin_rx_0_rdrow
+
+
+module fanin_rx_0_rem(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_rem
+
+
+module fanin_rx_0_rep(a,y);
+    
+    // Module arguments
+    input wire  [63:0] a;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+    assign y = {8{a}};
+endmodule // fanin_rx_0_rep
 
 
 module fanin_rx_0_row0(d,q,clock);
@@ -18524,35 +18857,93 @@ module fanin_rx_0_s1_v(d,q,clock);
 endmodule // fanin_rx_0_s1_v
 
 
-module fanin_rx_0_usb(tdata,in_frame,beat,hdr,tw,ulen);
+module fanin_rx_0_um(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_um
+
+
+module fanin_rx_0_ur(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_ur
+
+
+module fanin_rx_0_usm(tdata,bo,um,ur,gs,um_n,ur_n);
     
     // Module arguments
     input wire  [63:0] tdata;
-    input wire  in_frame;
-    input wire  [15:0] beat;
-    input wire  [639:0] hdr;
-    output reg  [63:0] tw;
-    output reg  [15:0] ulen;
+    input wire  [15:0] bo;
+    input wire  [7:0] um;
+    input wire  [16:0] ur;
+    output reg  [63:0] gs;
+    output reg  [7:0] um_n;
+    output reg  [16:0] ur_n;
     
     // Update code (custom)
-    wire [16:0] boff = in_frame ? {1'b0, beat} << 3 : 17'd0;
-    wire [7:0] b38 = (boff <= 17'd38 && 17'd38 - boff < 17'd8) ? tdata[(38 - boff) * 8 +: 8] : (in_frame ? hdr[304 +: 8] : 8'd0);
-    wire [7:0] b39 = (boff <= 17'd39 && 17'd39 - boff < 17'd8) ? tdata[(39 - boff) * 8 +: 8] : (in_frame ? hdr[312 +: 8] : 8'd0);
-    assign ulen = {b38, b39};
-    wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
-    wire [16:0] o0 = boff + 17'd0;
-    assign tw[7:0] = (o0 >= 17'd34 && o0 < uend) ? tdata[7:0] : 8'd0;
-    assign tw[15:8] = (o0 >= 17'd34 && o0 + 17'd1 < uend) ? tdata[15:8] : 8'd0;
-    wire [16:0] o1 = boff + 17'd2;
-    assign tw[23:16] = (o1 >= 17'd34 && o1 < uend) ? tdata[23:16] : 8'd0;
-    assign tw[31:24] = (o1 >= 17'd34 && o1 + 17'd1 < uend) ? tdata[31:24] : 8'd0;
-    wire [16:0] o2 = boff + 17'd4;
-    assign tw[39:32] = (o2 >= 17'd34 && o2 < uend) ? tdata[39:32] : 8'd0;
-    assign tw[47:40] = (o2 >= 17'd34 && o2 + 17'd1 < uend) ? tdata[47:40] : 8'd0;
-    wire [16:0] o3 = boff + 17'd6;
-    assign tw[55:48] = (o3 >= 17'd34 && o3 < uend) ? tdata[55:48] : 8'd0;
-    assign tw[63:56] = (o3 >= 17'd34 && o3 + 17'd1 < uend) ? tdata[63:56] : 8'd0;
-endmodule // fanin_rx_0_usb
+    wire [15:0] ulen = {tdata[55:48], tdata[63:56]};
+    wire cur = bo[4];
+    wire past = ~|bo[4:0];
+    wire m0 = (past & um[0]);
+    wire [7:0] b0 = m0 ? tdata[7:0] : 8'd0;
+    assign um_n[0] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] | ur[0]))))))))))))))));
+    wire m1 = (past & um[1]);
+    wire [7:0] b1 = m1 ? tdata[15:8] : 8'd0;
+    assign um_n[1] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | ulen[3])))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | ur[1])))))))))))))));
+    wire m2 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] | ulen[0])))))))))))))))) | (past & um[2]);
+    wire [7:0] b2 = m2 ? tdata[23:16] : 8'd0;
+    assign um_n[2] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] & ur[0]))))))))))))))));
+    wire m3 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | ulen[1]))))))))))))))) | (past & um[3]);
+    wire [7:0] b3 = m3 ? tdata[31:24] : 8'd0;
+    assign um_n[3] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & ur[2]))))))))))))));
+    wire m4 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] & ulen[0])))))))))))))))) | (past & um[4]);
+    wire [7:0] b4 = m4 ? tdata[39:32] : 8'd0;
+    assign um_n[4] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] | ur[0]))))))))))))))));
+    wire m5 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | ulen[2])))))))))))))) | (past & um[5]);
+    wire [7:0] b5 = m5 ? tdata[47:40] : 8'd0;
+    assign um_n[5] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & ulen[2]))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & ur[1])))))))))))))));
+    wire m6 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] | ulen[0])))))))))))))))) | (past & um[6]);
+    wire [7:0] b6 = m6 ? tdata[55:48] : 8'd0;
+    assign um_n[6] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] & ur[0]))))))))))))))));
+    wire m7 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & ulen[1]))))))))))))))) | (past & um[7]);
+    wire [7:0] b7 = m7 ? tdata[63:56] : 8'd0;
+    assign um_n[7] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | ur[4]))))))))))));
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+    assign ur_n = cur ? ({1'b0, ulen} - 17'd6) : (ur - 17'd8);
+endmodule // fanin_rx_0_usm
 
 
 module fanin_rx_0_usum(d,q,clock);
@@ -18574,22 +18965,82 @@ module fanin_rx_0_usum(d,q,clock);
 endmodule // fanin_rx_0_usum
 
 
-module fanin_rx_0_uws(tw,sum);
+module fanin_rx_0_uws(tw,acc,first,hdr,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
-    output reg  [31:0] sum;
+    input wire  [31:0] acc;
+    input wire  first;
+    input wire  [639:0] hdr;
+    output reg  [31:0] tot;
+    output reg  [31:0] ptot;
     
     // Update code (custom)
-    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
-    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
-    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
-    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    wire [31:0] t0 = {16'd0, tw[15:0]};
+    wire [31:0] t1 = {16'd0, tw[31:16]};
+    wire [31:0] t2 = {16'd0, tw[47:32]};
+    wire [31:0] t3 = {16'd0, tw[63:48]};
+    wire [31:0] base = first ? 32'd0 : acc;
+    assign tot = base + ((t0 + t1) + (t2 + t3));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
 endmodule // fanin_rx_0_uws
+
+
+module fanin_rx_0_wq_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_wq_addr
+
+
+module fanin_rx_0_wq_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_wq_data
+
+
+module fanin_rx_0_wq_we(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_wq_we
 
 
 module fanin_rx_0_wrow(d,q,clock);
@@ -18609,6 +19060,25 @@ module fanin_rx_0_wrow(d,q,clock);
     end
           
 endmodule // fanin_rx_0_wrow
+
+
+module fanin_rx_0_wx(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_wx
 
 
 module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
@@ -18639,18 +19109,16 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     localparam  c_rows = 16'h40;
     localparam  c_maxrows = 16'h18;
     localparam  c_maxlen = 16'h5ee;
-    localparam  c_cmax = 8'h7;
-    localparam  c_hbeats = 16'h8;
-    localparam  c_cbeats = 16'ha;
-    localparam  c_dw = 16'h40;
-    localparam  c_nb$0 = 16'h1;
-    localparam  c_nb$1 = 16'h2;
-    localparam  c_nb$2 = 16'h3;
-    localparam  c_nb$3 = 16'h4;
-    localparam  c_nb$4 = 16'h5;
-    localparam  c_nb$5 = 16'h6;
-    localparam  c_nb$6 = 16'h7;
-    localparam  c_nb$7 = 16'h8;
+    localparam  c_maxlen17 = 17'b10111101110;
+    localparam  c_wx0 = 16'hffd7;
+    localparam  c_sgn = 16'h80;
+    localparam  c_mrm1 = 16'h17;
+    localparam  c_bmask = 16'h7ff;
+    localparam  c_bpast = 16'h400;
+    localparam  c_bhb = 16'h80;
+    localparam  c_cmask = 32'hff;
+    localparam  c_clast = 32'h80;
+    localparam  c_k = 17'b11;
     
     // Stub signals
     reg  data$clock;
@@ -18665,36 +19133,53 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
     wire  [680:0] desc$rdata;
+    reg  [63:0] rep$a;
+    wire  [511:0] rep$y;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
+    reg  [15:0] bo$d;
+    wire  [15:0] bo$q;
+    reg  bo$clock;
+    reg  ph$d;
+    wire  ph$q;
+    reg  ph$clock;
     reg  drop$d;
     wire  drop$q;
     reg  drop$clock;
-    reg  [15:0] beat$d;
-    wire  [15:0] beat$q;
-    reg  beat$clock;
-    reg  [15:0] hshift$d;
-    wire  [15:0] hshift$q;
-    reg  hshift$clock;
-    reg  [7:0] chunk$d;
-    wire  [7:0] chunk$q;
-    reg  chunk$clock;
-    reg  [15:0] cshift$d;
-    wire  [15:0] cshift$q;
-    reg  cshift$clock;
+    reg  full$d;
+    wire  full$q;
+    reg  full$clock;
+    reg  [15:0] nrow$d;
+    wire  [15:0] nrow$q;
+    reg  nrow$clock;
+    reg  [31:0] ch$d;
+    wire  [31:0] ch$q;
+    reg  ch$clock;
     reg  [15:0] wrow$d;
     wire  [15:0] wrow$q;
     reg  wrow$clock;
     reg  [15:0] row0$d;
     wire  [15:0] row0$q;
     reg  row0$clock;
+    reg  [15:0] wx$d;
+    wire  [15:0] wx$q;
+    reg  wx$clock;
+    reg  [15:0] r0x$d;
+    wire  [15:0] r0x$q;
+    reg  r0x$clock;
     reg  [15:0] rdrow$d;
     wire  [15:0] rdrow$q;
     reg  rdrow$clock;
-    reg  [15:0] lenq$d;
-    wire  [15:0] lenq$q;
-    reg  lenq$clock;
+    reg  [16:0] rem$d;
+    wire  [16:0] rem$q;
+    reg  rem$clock;
+    reg  neg$d;
+    wire  neg$q;
+    reg  neg$clock;
+    reg  hz$d;
+    wire  hz$q;
+    reg  hz$clock;
     reg  [639:0] hdr$d;
     wire  [639:0] hdr$q;
     reg  hdr$clock;
@@ -18707,18 +19192,15 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [3:0] dr$d;
     wire  [3:0] dr$q;
     reg  dr$clock;
+    reg  [3:0] occ$d;
+    wire  [3:0] occ$q;
+    reg  occ$clock;
     reg  popped$d;
     wire  popped$q;
     reg  popped$clock;
     reg  [31:0] usum$d;
     wire  [31:0] usum$q;
     reg  usum$clock;
-    reg  [63:0] usb$tdata;
-    reg  usb$in_frame;
-    reg  [15:0] usb$beat;
-    reg  [639:0] usb$hdr;
-    wire  [63:0] usb$tw;
-    wire  [15:0] usb$ulen;
     reg  [31:0] isum$d;
     wire  [31:0] isum$q;
     reg  isum$clock;
@@ -18734,22 +19216,62 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] s1_is$d;
     wire  [63:0] s1_is$q;
     reg  s1_is$clock;
+    reg  [7:0] um$d;
+    wire  [7:0] um$q;
+    reg  um$clock;
+    reg  [16:0] ur$d;
+    wire  [16:0] ur$q;
+    reg  ur$clock;
+    reg  [31:0] im$d;
+    wire  [31:0] im$q;
+    reg  im$clock;
+    reg  [3:0] dfl$occ;
+    reg  dfl$pend_a;
+    reg  dfl$pend;
+    wire  dfl$ok;
+    reg  [7:0] kc$tkeep;
+    reg  [16:0] kc$rem;
+    wire  [7:0] kc$nb;
+    wire  kc$tsel;
+    reg  [63:0] hc$tdata;
+    reg  [639:0] hc$hdr;
+    reg  [15:0] hc$bo;
+    reg  hc$in_frame;
+    wire  [639:0] hc$hnext;
+    reg  [63:0] usm$tdata;
+    reg  [15:0] usm$bo;
+    reg  [7:0] usm$um;
+    reg  [16:0] usm$ur;
+    wire  [63:0] usm$gs;
+    wire  [7:0] usm$um_n;
+    wire  [16:0] usm$ur_n;
+    reg  [63:0] ism$tdata;
+    reg  [15:0] ism$bo;
+    reg  [639:0] ism$hdr;
+    reg  [31:0] ism$im;
+    wire  [63:0] ism$gs;
+    wire  [31:0] ism$im_n;
     reg  [63:0] uws$tw;
-    wire  [31:0] uws$sum;
+    reg  [31:0] uws$acc;
+    reg  uws$first;
+    reg  [639:0] uws$hdr;
+    wire  [31:0] uws$tot;
+    wire  [31:0] uws$ptot;
     reg  [63:0] iws$tw;
-    wire  [31:0] iws$sum;
+    reg  [31:0] iws$acc;
+    reg  iws$first;
+    reg  [639:0] iws$hdr;
+    wire  [31:0] iws$tot;
+    wire  [31:0] iws$ptot;
     reg  pend_a$d;
     wire  pend_a$q;
     reg  pend_a$clock;
-    reg  [680:0] pa_desc$d;
-    wire  [680:0] pa_desc$q;
-    reg  pa_desc$clock;
-    reg  [31:0] pa_pseudo$d;
-    wire  [31:0] pa_pseudo$q;
-    reg  pa_pseudo$clock;
     reg  pend$d;
     wire  pend$q;
     reg  pend$clock;
+    reg  [15:0] pa_row$d;
+    wire  [15:0] pa_row$q;
+    reg  pa_row$clock;
     reg  [680:0] p_desc$d;
     wire  [680:0] p_desc$q;
     reg  p_desc$clock;
@@ -18759,29 +19281,27 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [31:0] p_itot$d;
     wire  [31:0] p_itot$q;
     reg  p_itot$clock;
-    reg  [63:0] isb$tdata;
-    reg  isb$in_frame;
-    reg  [15:0] isb$beat;
-    reg  [639:0] isb$hdr;
-    wire  [63:0] isb$tw;
+    reg  [31:0] wq_we$d;
+    wire  [31:0] wq_we$q;
+    reg  wq_we$clock;
+    reg  [15:0] wq_addr$d;
+    wire  [15:0] wq_addr$q;
+    reg  wq_addr$clock;
+    reg  [63:0] wq_data$d;
+    wire  [63:0] wq_data$q;
+    reg  wq_data$clock;
     
     // Local signals
-    reg  [31:0] pseudo;
-    reg  [31:0] itot;
-    reg  [31:0] if1;
-    reg  [31:0] if2;
-    reg  iok;
-    reg  [31:0] utot;
-    reg  [31:0] ufin;
-    reg  [31:0] uf1;
-    reg  [31:0] uf2;
     reg  uok;
-    reg  [639:0] hnext;
-    reg  [15:0] nb;
-    reg  [15:0] flen;
+    reg  iok;
+    reg  h1;
+    reg  [16:0] rbase;
+    reg  tlong;
+    reg  discard;
+    reg  pw;
+    reg  cwrap;
+    reg  cnz;
     reg  acc;
-    reg  [3:0] dfill;
-    reg  wr;
     reg  room;
     
     // Sub module instances
@@ -18801,35 +19321,44 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .raddr(desc$raddr),
         .rdata(desc$rdata)
     );
+    fanin_rx_1_rep rep(
+        .a(rep$a),
+        .y(rep$y)
+    );
     fanin_rx_1_in_frame in_frame(
         .d(in_frame$d),
         .q(in_frame$q),
         .clock(in_frame$clock)
+    );
+    fanin_rx_1_bo bo(
+        .d(bo$d),
+        .q(bo$q),
+        .clock(bo$clock)
+    );
+    fanin_rx_1_ph ph(
+        .d(ph$d),
+        .q(ph$q),
+        .clock(ph$clock)
     );
     fanin_rx_1_drop drop(
         .d(drop$d),
         .q(drop$q),
         .clock(drop$clock)
     );
-    fanin_rx_1_beat beat(
-        .d(beat$d),
-        .q(beat$q),
-        .clock(beat$clock)
+    fanin_rx_1_full full(
+        .d(full$d),
+        .q(full$q),
+        .clock(full$clock)
     );
-    fanin_rx_1_hshift hshift(
-        .d(hshift$d),
-        .q(hshift$q),
-        .clock(hshift$clock)
+    fanin_rx_1_nrow nrow(
+        .d(nrow$d),
+        .q(nrow$q),
+        .clock(nrow$clock)
     );
-    fanin_rx_1_chunk chunk(
-        .d(chunk$d),
-        .q(chunk$q),
-        .clock(chunk$clock)
-    );
-    fanin_rx_1_cshift cshift(
-        .d(cshift$d),
-        .q(cshift$q),
-        .clock(cshift$clock)
+    fanin_rx_1_ch ch(
+        .d(ch$d),
+        .q(ch$q),
+        .clock(ch$clock)
     );
     fanin_rx_1_wrow wrow(
         .d(wrow$d),
@@ -18841,15 +19370,35 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(row0$q),
         .clock(row0$clock)
     );
+    fanin_rx_1_wx wx(
+        .d(wx$d),
+        .q(wx$q),
+        .clock(wx$clock)
+    );
+    fanin_rx_1_r0x r0x(
+        .d(r0x$d),
+        .q(r0x$q),
+        .clock(r0x$clock)
+    );
     fanin_rx_1_rdrow rdrow(
         .d(rdrow$d),
         .q(rdrow$q),
         .clock(rdrow$clock)
     );
-    fanin_rx_1_lenq lenq(
-        .d(lenq$d),
-        .q(lenq$q),
-        .clock(lenq$clock)
+    fanin_rx_1_rem rem(
+        .d(rem$d),
+        .q(rem$q),
+        .clock(rem$clock)
+    );
+    fanin_rx_1_neg neg(
+        .d(neg$d),
+        .q(neg$q),
+        .clock(neg$clock)
+    );
+    fanin_rx_1_hz hz(
+        .d(hz$d),
+        .q(hz$q),
+        .clock(hz$clock)
     );
     fanin_rx_1_hdr hdr(
         .d(hdr$d),
@@ -18871,6 +19420,11 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(dr$q),
         .clock(dr$clock)
     );
+    fanin_rx_1_occ occ(
+        .d(occ$d),
+        .q(occ$q),
+        .clock(occ$clock)
+    );
     fanin_rx_1_popped popped(
         .d(popped$d),
         .q(popped$q),
@@ -18880,14 +19434,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .d(usum$d),
         .q(usum$q),
         .clock(usum$clock)
-    );
-    fanin_rx_1_usb usb(
-        .tdata(usb$tdata),
-        .in_frame(usb$in_frame),
-        .beat(usb$beat),
-        .hdr(usb$hdr),
-        .tw(usb$tw),
-        .ulen(usb$ulen)
     );
     fanin_rx_1_isum isum(
         .d(isum$d),
@@ -18914,33 +19460,87 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(s1_is$q),
         .clock(s1_is$clock)
     );
+    fanin_rx_1_um um(
+        .d(um$d),
+        .q(um$q),
+        .clock(um$clock)
+    );
+    fanin_rx_1_ur ur(
+        .d(ur$d),
+        .q(ur$q),
+        .clock(ur$clock)
+    );
+    fanin_rx_1_im im(
+        .d(im$d),
+        .q(im$q),
+        .clock(im$clock)
+    );
+    fanin_rx_1_dfl dfl(
+        .occ(dfl$occ),
+        .pend_a(dfl$pend_a),
+        .pend(dfl$pend),
+        .ok(dfl$ok)
+    );
+    fanin_rx_1_kc kc(
+        .tkeep(kc$tkeep),
+        .rem(kc$rem),
+        .nb(kc$nb),
+        .tsel(kc$tsel)
+    );
+    fanin_rx_1_hc hc(
+        .tdata(hc$tdata),
+        .hdr(hc$hdr),
+        .bo(hc$bo),
+        .in_frame(hc$in_frame),
+        .hnext(hc$hnext)
+    );
+    fanin_rx_1_usm usm(
+        .tdata(usm$tdata),
+        .bo(usm$bo),
+        .um(usm$um),
+        .ur(usm$ur),
+        .gs(usm$gs),
+        .um_n(usm$um_n),
+        .ur_n(usm$ur_n)
+    );
+    fanin_rx_1_ism ism(
+        .tdata(ism$tdata),
+        .bo(ism$bo),
+        .hdr(ism$hdr),
+        .im(ism$im),
+        .gs(ism$gs),
+        .im_n(ism$im_n)
+    );
     fanin_rx_1_uws uws(
         .tw(uws$tw),
-        .sum(uws$sum)
+        .acc(uws$acc),
+        .first(uws$first),
+        .hdr(uws$hdr),
+        .tot(uws$tot),
+        .ptot(uws$ptot)
     );
     fanin_rx_1_iws iws(
         .tw(iws$tw),
-        .sum(iws$sum)
+        .acc(iws$acc),
+        .first(iws$first),
+        .hdr(iws$hdr),
+        .tot(iws$tot),
+        .ptot(iws$ptot)
     );
     fanin_rx_1_pend_a pend_a(
         .d(pend_a$d),
         .q(pend_a$q),
         .clock(pend_a$clock)
     );
-    fanin_rx_1_pa_desc pa_desc(
-        .d(pa_desc$d),
-        .q(pa_desc$q),
-        .clock(pa_desc$clock)
-    );
-    fanin_rx_1_pa_pseudo pa_pseudo(
-        .d(pa_pseudo$d),
-        .q(pa_pseudo$q),
-        .clock(pa_pseudo$clock)
-    );
     fanin_rx_1_pend pend(
         .d(pend$d),
         .q(pend$q),
         .clock(pend$clock)
+    );
+    fanin_rx_1_pa_row pa_row(
+        .d(pa_row$d),
+        .q(pa_row$q),
+        .clock(pa_row$clock)
     );
     fanin_rx_1_p_desc p_desc(
         .d(p_desc$d),
@@ -18957,30 +19557,44 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(p_itot$q),
         .clock(p_itot$clock)
     );
-    fanin_rx_1_isb isb(
-        .tdata(isb$tdata),
-        .in_frame(isb$in_frame),
-        .beat(isb$beat),
-        .hdr(isb$hdr),
-        .tw(isb$tw)
+    fanin_rx_1_wq_we wq_we(
+        .d(wq_we$d),
+        .q(wq_we$q),
+        .clock(wq_we$clock)
+    );
+    fanin_rx_1_wq_addr wq_addr(
+        .d(wq_addr$d),
+        .q(wq_addr$q),
+        .clock(wq_addr$clock)
+    );
+    fanin_rx_1_wq_data wq_data(
+        .d(wq_data$d),
+        .q(wq_data$q),
+        .clock(wq_data$clock)
     );
     
     // Update code
     always @(*) begin
         in_frame$clock = clock;
+        bo$clock = clock;
+        ph$clock = clock;
         drop$clock = clock;
-        beat$clock = clock;
-        hshift$clock = clock;
-        chunk$clock = clock;
-        cshift$clock = clock;
+        full$clock = clock;
+        nrow$clock = clock;
+        ch$clock = clock;
         wrow$clock = clock;
         row0$clock = clock;
+        wx$clock = clock;
+        r0x$clock = clock;
         rdrow$clock = clock;
-        lenq$clock = clock;
+        rem$clock = clock;
+        neg$clock = clock;
+        hz$clock = clock;
         hdr$clock = clock;
         dw$clock = clock;
         dwq$clock = clock;
         dr$clock = clock;
+        occ$clock = clock;
         popped$clock = clock;
         usum$clock = clock;
         isum$clock = clock;
@@ -18988,27 +19602,38 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$clock = clock;
         s1_us$clock = clock;
         s1_is$clock = clock;
+        um$clock = clock;
+        ur$clock = clock;
+        im$clock = clock;
         pend_a$clock = clock;
-        pa_desc$clock = clock;
-        pa_pseudo$clock = clock;
         pend$clock = clock;
+        pa_row$clock = clock;
         p_desc$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
+        wq_we$clock = clock;
+        wq_addr$clock = clock;
+        wq_data$clock = clock;
         in_frame$d = in_frame$q;
+        bo$d = bo$q;
+        ph$d = ph$q;
         drop$d = drop$q;
-        beat$d = beat$q;
-        hshift$d = hshift$q;
-        chunk$d = chunk$q;
-        cshift$d = cshift$q;
+        full$d = full$q;
+        nrow$d = nrow$q;
+        ch$d = ch$q;
         wrow$d = wrow$q;
         row0$d = row0$q;
+        wx$d = wx$q;
+        r0x$d = r0x$q;
         rdrow$d = rdrow$q;
-        lenq$d = lenq$q;
+        rem$d = rem$q;
+        neg$d = neg$q;
+        hz$d = hz$q;
         hdr$d = hdr$q;
         dw$d = dw$q;
         dwq$d = dwq$q;
         dr$d = dr$q;
+        occ$d = occ$q;
         popped$d = popped$q;
         usum$d = usum$q;
         isum$d = isum$q;
@@ -19016,161 +19641,147 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = s1_first$q;
         s1_us$d = s1_us$q;
         s1_is$d = s1_is$q;
+        um$d = um$q;
+        ur$d = ur$q;
+        im$d = im$q;
         pend_a$d = pend_a$q;
-        pa_desc$d = pa_desc$q;
-        pa_pseudo$d = pa_pseudo$q;
         pend$d = pend$q;
+        pa_row$d = pa_row$q;
         p_desc$d = p_desc$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
+        wq_we$d = wq_we$q;
+        wq_addr$d = wq_addr$q;
+        wq_data$d = wq_data$q;
         data$clock = clock;
         desc$clock = clock;
-        dfill = dw$q - dr$q;
-        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & ((dfill + ((pend_a$q) & 4'hf) + ((pend$q) & 4'hf)) < 32'h7);
+        room = (((wx$q - rdrow$q) & c_sgn) != 32'h0) & dfl$ok;
         tready = in_frame$q | room;
         acc = tvalid & tready;
-        nb = 32'h0;
-        if (tkeep[0]) begin
-            nb = c_nb$0;
-        end
-        if (tkeep[1]) begin
-            nb = c_nb$1;
-        end
-        if (tkeep[2]) begin
-            nb = c_nb$2;
-        end
-        if (tkeep[3]) begin
-            nb = c_nb$3;
-        end
-        if (tkeep[4]) begin
-            nb = c_nb$4;
-        end
-        if (tkeep[5]) begin
-            nb = c_nb$5;
-        end
-        if (tkeep[6]) begin
-            nb = c_nb$6;
-        end
-        if (tkeep[7]) begin
-            nb = c_nb$7;
-        end
-        if (in_frame$q) begin
-            flen = lenq$q + nb;
-        end
-        else begin
-            flen = nb;
-        end
-        if (~in_frame$q) begin
-            hnext = ((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        end
-        else if (beat$q < c_cbeats) begin
-            hnext = hdr$q | (((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hshift$q);
-        end
-        else begin
-            hnext = hdr$q;
-        end
-        usb$tdata = tdata;
-        usb$in_frame = in_frame$q;
-        usb$beat = beat$q;
-        usb$hdr = hdr$q;
+        dfl$occ = occ$q;
+        dfl$pend_a = pend_a$q;
+        dfl$pend = pend$q;
+        kc$tkeep = tkeep;
+        kc$rem = rem$q;
+        hc$tdata = tdata;
+        hc$hdr = hdr$q;
+        hc$bo = bo$q;
+        hc$in_frame = in_frame$q;
+        usm$tdata = tdata;
+        usm$bo = bo$q;
+        usm$um = um$q;
+        usm$ur = ur$q;
+        ism$tdata = tdata;
+        ism$bo = bo$q;
+        ism$hdr = hdr$q;
+        ism$im = im$q;
         uws$tw = s1_us$q;
+        uws$acc = usum$q;
+        uws$first = s1_first$q;
+        uws$hdr = hdr$q;
         iws$tw = s1_is$q;
-        if (s1_first$q) begin
-            utot = uws$sum;
+        iws$acc = isum$q;
+        iws$first = s1_first$q;
+        iws$hdr = hdr$q;
+        rep$a = wq_data$q;
+        pw = ph$q & ~drop$q & ~full$q;
+        cwrap = (ch$q & c_clast) != 32'h0;
+        cnz = ~ch$q[32'h0];
+        tlong = in_frame$q & (neg$q | (hz$q & kc$tsel));
+        discard = tuser | drop$q | tlong;
+        h1 = (rem$q >> c_k) == 32'h1;
+        if (in_frame$q) begin
+            rbase = rem$q;
         end
         else begin
-            utot = usum$q + uws$sum;
+            rbase = c_maxlen17;
         end
-        ufin = p_utot$q;
-        pseudo = ((32'h11) & 32'hffffffff) + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
-        uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
-        uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
-        uok = (uf2 == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
-        isb$tdata = tdata;
-        isb$in_frame = in_frame$q;
-        isb$beat = beat$q;
-        isb$hdr = hdr$q;
-        if (s1_first$q) begin
-            itot = iws$sum;
-        end
-        else begin
-            itot = isum$q + iws$sum;
-        end
-        if1 = (p_itot$q & 32'hffff) + (p_itot$q >> 32'h10);
-        if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
-        iok = if2 == 32'hffff;
-        data$waddr = ((wrow$q) & 24'hffffff);
-        data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
-        data$we = 32'h0;
-        desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
-        desc$we = ((pend$q) & 32'hffffffff);
         if (s1_v$q) begin
-            usum$d = utot;
-            isum$d = itot;
+            usum$d = uws$tot;
+            isum$d = iws$tot;
         end
         s1_v$d = acc;
         s1_first$d = ~in_frame$q;
-        s1_us$d = usb$tw;
-        s1_is$d = isb$tw;
-        pend_a$d = 1'b0;
+        s1_us$d = usm$gs;
+        s1_is$d = ism$gs;
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
+        iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
+        wq_addr$d = wrow$q;
+        wq_data$d = tdata;
+        wq_we$d = 32'h0;
+        if (acc & pw) begin
+            wq_we$d = ch$q;
+        end
+        data$waddr = ((wq_addr$q) & 24'hffffff);
+        data$wdata = rep$y;
+        data$we = wq_we$q;
+        desc$waddr = ((dw$q) & 24'hffffff);
+        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$we = ((pend$q) & 32'hffffffff);
+        pend_a$d = acc & tlast & ~discard;
         pend$d = pend_a$q;
-        p_desc$d = pa_desc$q;
-        p_utot$d = utot + pa_pseudo$q;
-        p_itot$d = itot;
+        pa_row$d = row0$q;
+        p_desc$d = ((hdr$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c_maxlen - ((rem$q) & 16'hffff)) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((pa_row$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        p_utot$d = uws$ptot;
+        p_itot$d = iws$tot;
         if (pend$q) begin
             dw$d = dw$q + 32'h1;
         end
-        bad = 1'b0;
-        wr = 1'b0;
+        bad = acc & tlast & discard;
         if (acc) begin
-            hdr$d = hnext;
-            lenq$d = lenq$q + nb;
-            beat$d = beat$q + 32'h1;
-            hshift$d = hshift$q + c_dw;
-            if (~in_frame$q) begin
-                in_frame$d = 1'b1;
-                beat$d = 32'h1;
-                hshift$d = c_dw;
-                lenq$d = nb;
+            hdr$d = hc$hnext;
+            in_frame$d = ~tlast;
+            rem$d = rbase - ((kc$nb) & 17'h1ffff);
+            if (in_frame$q) begin
+                neg$d = neg$q | (hz$q & kc$tsel);
+                hz$d = (hz$q & ~kc$tsel) | (h1 & kc$tsel);
             end
-            if (((beat$q >= c_hbeats) & in_frame$q) & ~drop$q) begin
-                if ((wrow$q - row0$q) >= c_maxrows) begin
+            else begin
+                neg$d = 1'b0;
+                hz$d = 1'b0;
+            end
+            um$d = usm$um_n;
+            ur$d = usm$ur_n;
+            im$d = ism$im_n;
+            if (tlast) begin
+                bo$d = 32'h1;
+                ph$d = 1'b0;
+                drop$d = 1'b0;
+                full$d = 1'b0;
+                nrow$d = 32'h0;
+                ch$d = 32'h1;
+                im$d = 32'h0;
+                if (discard) begin
+                    wrow$d = row0$q;
+                    wx$d = r0x$q;
+                end
+                else if (pw | cnz) begin
+                    wrow$d = wrow$q + 32'h1;
+                    row0$d = wrow$q + 32'h1;
+                    wx$d = wx$q + 32'h1;
+                    r0x$d = wx$q + 32'h1;
+                end
+                else begin
+                    row0$d = wrow$q;
+                    r0x$d = wx$q;
+                end
+            end
+            else begin
+                bo$d = ((bo$q << 32'h1) | (bo$q & c_bpast)) & c_bmask;
+                ph$d = ph$q | ((bo$q & c_bhb) != 32'h0);
+                if (ph$q & ~drop$q & full$q) begin
                     drop$d = 1'b1;
                 end
-                else begin
-                    wr = 1'b1;
-                    data$we = ((32'h1) & 32'hffffffff) << ((chunk$q) & 32'hffffffff);
-                    if (chunk$q == c_cmax) begin
-                        chunk$d = 32'h0;
-                        cshift$d = 32'h0;
+                if (pw) begin
+                    if (cwrap) begin
+                        ch$d = 32'h1;
                         wrow$d = wrow$q + 32'h1;
+                        wx$d = wx$q + 32'h1;
+                        nrow$d = nrow$q + 32'h1;
+                        full$d = nrow$q == c_mrm1;
                     end
                     else begin
-                        chunk$d = chunk$q + 32'h1;
-                        cshift$d = cshift$q + c_dw;
-                    end
-                end
-            end
-            if (tlast) begin
-                in_frame$d = 1'b0;
-                drop$d = 1'b0;
-                chunk$d = 32'h0;
-                cshift$d = 32'h0;
-                if (tuser | drop$q | (flen > c_maxlen)) begin
-                    wrow$d = row0$q;
-                    bad = 1'b1;
-                end
-                else begin
-                    pend_a$d = 1'b1;
-                    pa_desc$d = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
-                    pa_pseudo$d = pseudo;
-                    if (wr | (chunk$q != 32'h0)) begin
-                        wrow$d = wrow$q + 32'h1;
-                        row0$d = wrow$q + 32'h1;
-                    end
-                    else begin
-                        row0$d = wrow$q;
+                        ch$d = (ch$q << 32'h1) & c_cmask;
                     end
                 end
             end
@@ -19181,6 +19792,12 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$d = d_pop;
         if (d_pop) begin
             dr$d = dr$q + 32'h1;
+        end
+        if (pend$q & ~d_pop) begin
+            occ$d = occ$q + 32'h1;
+        end
+        else if (~pend$q & d_pop) begin
+            occ$d = occ$q - 32'h1;
         end
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
@@ -19194,24 +19811,31 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         end
         if (rst) begin
             in_frame$d = 1'b0;
+            bo$d = 32'h1;
+            ph$d = 1'b0;
             drop$d = 1'b0;
+            full$d = 1'b0;
+            nrow$d = 32'h0;
+            ch$d = 32'h1;
+            im$d = 32'h0;
             wrow$d = 32'h0;
             row0$d = 32'h0;
+            wx$d = c_wx0;
+            r0x$d = c_wx0;
             rdrow$d = 32'h0;
             dw$d = 32'h0;
             dr$d = 32'h0;
+            occ$d = 32'h0;
             pend$d = 1'b0;
             pend_a$d = 1'b0;
             s1_v$d = 1'b0;
-            chunk$d = 32'h0;
-            cshift$d = 32'h0;
         end
     end
     
 endmodule // fanin_rx_1
 
 
-module fanin_rx_1_beat(d,q,clock);
+module fanin_rx_1_bo(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -19227,45 +19851,26 @@ module fanin_rx_1_beat(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_rx_1_beat
+endmodule // fanin_rx_1_bo
 
 
-module fanin_rx_1_chunk(d,q,clock);
+module fanin_rx_1_ch(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_1_chunk
-
-
-module fanin_rx_1_cshift(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rx_1_cshift
+endmodule // fanin_rx_1_ch
 
 
 module fanin_rx_1_data(clock,waddr,wdata,we,raddr,rdata);
@@ -19319,6 +19924,20 @@ module fanin_rx_1_desc(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
     end
 endmodule // fanin_rx_1_desc
+
+
+module fanin_rx_1_dfl(occ,pend_a,pend,ok);
+    
+    // Module arguments
+    input wire  [3:0] occ;
+    input wire  pend_a;
+    input wire  pend;
+    output reg  ok;
+    
+    // Update code (custom)
+    wire [63:0] tbl = 64'h00000000017fffff;
+    assign ok = tbl[{occ, pend_a, pend}];
+endmodule // fanin_rx_1_dfl
 
 
 module fanin_rx_1_dr(d,q,clock);
@@ -19397,6 +20016,48 @@ module fanin_rx_1_dwq(d,q,clock);
 endmodule // fanin_rx_1_dwq
 
 
+module fanin_rx_1_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_full
+
+
+module fanin_rx_1_hc(tdata,hdr,bo,in_frame,hnext);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  [639:0] hdr;
+    input wire  [15:0] bo;
+    input wire  in_frame;
+    output reg  [639:0] hnext;
+    
+    // Update code (custom)
+    assign hnext[63:0] = in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
+    assign hnext[127:64] = in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
+    assign hnext[191:128] = in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
+    assign hnext[255:192] = in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
+    assign hnext[319:256] = in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
+    assign hnext[383:320] = in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
+    assign hnext[447:384] = in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
+    assign hnext[511:448] = in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
+    assign hnext[575:512] = in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
+    assign hnext[639:576] = in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
+endmodule // fanin_rx_1_hc
+
+
 module fanin_rx_1_hdr(d,q,clock);
     
     // Module arguments
@@ -19416,23 +20077,42 @@ module fanin_rx_1_hdr(d,q,clock);
 endmodule // fanin_rx_1_hdr
 
 
-module fanin_rx_1_hshift(d,q,clock);
+module fanin_rx_1_hz(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_1_hshift
+endmodule // fanin_rx_1_hz
+
+
+module fanin_rx_1_im(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_im
 
 
 module fanin_rx_1_in_frame(d,q,clock);
@@ -19454,24 +20134,39 @@ module fanin_rx_1_in_frame(d,q,clock);
 endmodule // fanin_rx_1_in_frame
 
 
-module fanin_rx_1_isb(tdata,in_frame,beat,hdr,tw);
+module fanin_rx_1_ism(tdata,bo,hdr,im,gs,im_n);
     
     // Module arguments
     input wire  [63:0] tdata;
-    input wire  in_frame;
-    input wire  [15:0] beat;
+    input wire  [15:0] bo;
     input wire  [639:0] hdr;
-    output reg  [63:0] tw;
+    input wire  [31:0] im;
+    output reg  [63:0] gs;
+    output reg  [31:0] im_n;
     
     // Update code (custom)
-    wire [15:0] bidx = in_frame ? beat : 16'd0;
-    wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
-    wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
-    assign tw[15:0] = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? tdata[15:0] : 16'd0;
-    assign tw[31:16] = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? tdata[31:16] : 16'd0;
-    assign tw[47:32] = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? tdata[47:32] : 16'd0;
-    assign tw[63:48] = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? tdata[63:48] : 16'd0;
-endmodule // fanin_rx_1_isb
+    wire [3:0] tdi = tdata[51:48];
+    wire [3:0] hdi = hdr[115:112];
+    wire cur = bo[1];
+    wire [3:0] ihn = cur ? tdi : hdi;
+    wire m0 = im[0];
+    wire [15:0] w0 = m0 ? {tdata[7:0], tdata[15:8]} : 16'd0;
+    assign im_n[0] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] | ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[4] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[8] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
+    wire m1 = im[1];
+    wire [15:0] w1 = m1 ? {tdata[23:16], tdata[31:24]} : 16'd0;
+    assign im_n[1] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
+    wire m2 = im[2];
+    wire [15:0] w2 = m2 ? {tdata[39:32], tdata[47:40]} : 16'd0;
+    assign im_n[2] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
+    wire m3 = (cur & (tdi[3] | (tdi[2] | (tdi[1] | tdi[0])))) | im[3];
+    wire [15:0] w3 = m3 ? {tdata[55:48], tdata[63:56]} : 16'd0;
+    assign im_n[3] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[4] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
+    assign im_n[31:4] = 28'd0;
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_1_ism
 
 
 module fanin_rx_1_isum(d,q,clock);
@@ -19493,25 +20188,65 @@ module fanin_rx_1_isum(d,q,clock);
 endmodule // fanin_rx_1_isum
 
 
-module fanin_rx_1_iws(tw,sum);
+module fanin_rx_1_iws(tw,acc,first,hdr,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
-    output reg  [31:0] sum;
+    input wire  [31:0] acc;
+    input wire  first;
+    input wire  [639:0] hdr;
+    output reg  [31:0] tot;
+    output reg  [31:0] ptot;
     
     // Update code (custom)
-    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
-    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
-    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
-    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    wire [31:0] t0 = {16'd0, tw[15:0]};
+    wire [31:0] t1 = {16'd0, tw[31:16]};
+    wire [31:0] t2 = {16'd0, tw[47:32]};
+    wire [31:0] t3 = {16'd0, tw[63:48]};
+    wire [31:0] base = first ? 32'd0 : acc;
+    assign tot = base + ((t0 + t1) + (t2 + t3));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
 endmodule // fanin_rx_1_iws
 
 
-module fanin_rx_1_lenq(d,q,clock);
+module fanin_rx_1_kc(tkeep,rem,nb,tsel);
+    
+    // Module arguments
+    input wire  [7:0] tkeep;
+    input wire  [16:0] rem;
+    output reg  [7:0] nb;
+    output reg  tsel;
+    
+    // Update code (custom)
+    assign nb[0] = (tkeep[0] & ~tkeep[1]) | (tkeep[2] & ~tkeep[3]) | (tkeep[4] & ~tkeep[5]) | (tkeep[6] & ~tkeep[7]);
+    assign nb[1] = (tkeep[1] & ~tkeep[3]) | (tkeep[5] & ~tkeep[7]);
+    assign nb[2] = (tkeep[3] & ~tkeep[7]);
+    assign nb[3] = tkeep[7];
+    assign nb[7:4] = 4'd0;
+    assign tsel = tkeep[rem[2:0]];
+endmodule // fanin_rx_1_kc
+
+
+module fanin_rx_1_neg(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_neg
+
+
+module fanin_rx_1_nrow(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -19527,7 +20262,26 @@ module fanin_rx_1_lenq(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_rx_1_lenq
+endmodule // fanin_rx_1_nrow
+
+
+module fanin_rx_1_occ(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_occ
 
 
 module fanin_rx_1_p_desc(d,q,clock);
@@ -19587,42 +20341,23 @@ module fanin_rx_1_p_utot(d,q,clock);
 endmodule // fanin_rx_1_p_utot
 
 
-module fanin_rx_1_pa_desc(d,q,clock);
+module fanin_rx_1_pa_row(d,q,clock);
     
     // Module arguments
-    input wire  [680:0] d;
-    output reg  [680:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 681'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_1_pa_desc
-
-
-module fanin_rx_1_pa_pseudo(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rx_1_pa_pseudo
+endmodule // fanin_rx_1_pa_row
 
 
 module fanin_rx_1_pend(d,q,clock);
@@ -19663,6 +20398,25 @@ module fanin_rx_1_pend_a(d,q,clock);
 endmodule // fanin_rx_1_pend_a
 
 
+module fanin_rx_1_ph(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_ph
+
+
 module fanin_rx_1_popped(d,q,clock);
     
     // Module arguments
@@ -19682,6 +20436,25 @@ module fanin_rx_1_popped(d,q,clock);
 endmodule // fanin_rx_1_popped
 
 
+module fanin_rx_1_r0x(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_r0x
+
+
 module fanin_rx_1_rdrow(d,q,clock);
     
     // Module arguments
@@ -19699,6 +20472,36 @@ module fanin_rx_1_rdrow(d,q,clock);
     end
           
 endmodule // fanin_rx_1_rdrow
+
+
+module fanin_rx_1_rem(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_rem
+
+
+module fanin_rx_1_rep(a,y);
+    
+    // Module arguments
+    input wire  [63:0] a;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+    assign y = {8{a}};
+endmodule // fanin_rx_1_rep
 
 
 module fanin_rx_1_row0(d,q,clock);
@@ -19796,35 +20599,93 @@ module fanin_rx_1_s1_v(d,q,clock);
 endmodule // fanin_rx_1_s1_v
 
 
-module fanin_rx_1_usb(tdata,in_frame,beat,hdr,tw,ulen);
+module fanin_rx_1_um(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_um
+
+
+module fanin_rx_1_ur(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_ur
+
+
+module fanin_rx_1_usm(tdata,bo,um,ur,gs,um_n,ur_n);
     
     // Module arguments
     input wire  [63:0] tdata;
-    input wire  in_frame;
-    input wire  [15:0] beat;
-    input wire  [639:0] hdr;
-    output reg  [63:0] tw;
-    output reg  [15:0] ulen;
+    input wire  [15:0] bo;
+    input wire  [7:0] um;
+    input wire  [16:0] ur;
+    output reg  [63:0] gs;
+    output reg  [7:0] um_n;
+    output reg  [16:0] ur_n;
     
     // Update code (custom)
-    wire [16:0] boff = in_frame ? {1'b0, beat} << 3 : 17'd0;
-    wire [7:0] b38 = (boff <= 17'd38 && 17'd38 - boff < 17'd8) ? tdata[(38 - boff) * 8 +: 8] : (in_frame ? hdr[304 +: 8] : 8'd0);
-    wire [7:0] b39 = (boff <= 17'd39 && 17'd39 - boff < 17'd8) ? tdata[(39 - boff) * 8 +: 8] : (in_frame ? hdr[312 +: 8] : 8'd0);
-    assign ulen = {b38, b39};
-    wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
-    wire [16:0] o0 = boff + 17'd0;
-    assign tw[7:0] = (o0 >= 17'd34 && o0 < uend) ? tdata[7:0] : 8'd0;
-    assign tw[15:8] = (o0 >= 17'd34 && o0 + 17'd1 < uend) ? tdata[15:8] : 8'd0;
-    wire [16:0] o1 = boff + 17'd2;
-    assign tw[23:16] = (o1 >= 17'd34 && o1 < uend) ? tdata[23:16] : 8'd0;
-    assign tw[31:24] = (o1 >= 17'd34 && o1 + 17'd1 < uend) ? tdata[31:24] : 8'd0;
-    wire [16:0] o2 = boff + 17'd4;
-    assign tw[39:32] = (o2 >= 17'd34 && o2 < uend) ? tdata[39:32] : 8'd0;
-    assign tw[47:40] = (o2 >= 17'd34 && o2 + 17'd1 < uend) ? tdata[47:40] : 8'd0;
-    wire [16:0] o3 = boff + 17'd6;
-    assign tw[55:48] = (o3 >= 17'd34 && o3 < uend) ? tdata[55:48] : 8'd0;
-    assign tw[63:56] = (o3 >= 17'd34 && o3 + 17'd1 < uend) ? tdata[63:56] : 8'd0;
-endmodule // fanin_rx_1_usb
+    wire [15:0] ulen = {tdata[55:48], tdata[63:56]};
+    wire cur = bo[4];
+    wire past = ~|bo[4:0];
+    wire m0 = (past & um[0]);
+    wire [7:0] b0 = m0 ? tdata[7:0] : 8'd0;
+    assign um_n[0] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] | ur[0]))))))))))))))));
+    wire m1 = (past & um[1]);
+    wire [7:0] b1 = m1 ? tdata[15:8] : 8'd0;
+    assign um_n[1] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | ulen[3])))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | ur[1])))))))))))))));
+    wire m2 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] | ulen[0])))))))))))))))) | (past & um[2]);
+    wire [7:0] b2 = m2 ? tdata[23:16] : 8'd0;
+    assign um_n[2] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] & ur[0]))))))))))))))));
+    wire m3 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | ulen[1]))))))))))))))) | (past & um[3]);
+    wire [7:0] b3 = m3 ? tdata[31:24] : 8'd0;
+    assign um_n[3] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & ur[2]))))))))))))));
+    wire m4 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] & ulen[0])))))))))))))))) | (past & um[4]);
+    wire [7:0] b4 = m4 ? tdata[39:32] : 8'd0;
+    assign um_n[4] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] | ur[0]))))))))))))))));
+    wire m5 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | ulen[2])))))))))))))) | (past & um[5]);
+    wire [7:0] b5 = m5 ? tdata[47:40] : 8'd0;
+    assign um_n[5] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & ulen[2]))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & ur[1])))))))))))))));
+    wire m6 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] | ulen[0])))))))))))))))) | (past & um[6]);
+    wire [7:0] b6 = m6 ? tdata[55:48] : 8'd0;
+    assign um_n[6] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] & ur[0]))))))))))))))));
+    wire m7 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & ulen[1]))))))))))))))) | (past & um[7]);
+    wire [7:0] b7 = m7 ? tdata[63:56] : 8'd0;
+    assign um_n[7] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | ur[4]))))))))))));
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+    assign ur_n = cur ? ({1'b0, ulen} - 17'd6) : (ur - 17'd8);
+endmodule // fanin_rx_1_usm
 
 
 module fanin_rx_1_usum(d,q,clock);
@@ -19846,22 +20707,82 @@ module fanin_rx_1_usum(d,q,clock);
 endmodule // fanin_rx_1_usum
 
 
-module fanin_rx_1_uws(tw,sum);
+module fanin_rx_1_uws(tw,acc,first,hdr,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
-    output reg  [31:0] sum;
+    input wire  [31:0] acc;
+    input wire  first;
+    input wire  [639:0] hdr;
+    output reg  [31:0] tot;
+    output reg  [31:0] ptot;
     
     // Update code (custom)
-    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
-    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
-    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
-    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    wire [31:0] t0 = {16'd0, tw[15:0]};
+    wire [31:0] t1 = {16'd0, tw[31:16]};
+    wire [31:0] t2 = {16'd0, tw[47:32]};
+    wire [31:0] t3 = {16'd0, tw[63:48]};
+    wire [31:0] base = first ? 32'd0 : acc;
+    assign tot = base + ((t0 + t1) + (t2 + t3));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
 endmodule // fanin_rx_1_uws
+
+
+module fanin_rx_1_wq_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_wq_addr
+
+
+module fanin_rx_1_wq_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_wq_data
+
+
+module fanin_rx_1_wq_we(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_wq_we
 
 
 module fanin_rx_1_wrow(d,q,clock);
@@ -19881,6 +20802,25 @@ module fanin_rx_1_wrow(d,q,clock);
     end
           
 endmodule // fanin_rx_1_wrow
+
+
+module fanin_rx_1_wx(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_wx
 
 
 module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
@@ -19911,18 +20851,16 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     localparam  c_rows = 16'h40;
     localparam  c_maxrows = 16'h18;
     localparam  c_maxlen = 16'h5ee;
-    localparam  c_cmax = 8'h7;
-    localparam  c_hbeats = 16'h8;
-    localparam  c_cbeats = 16'ha;
-    localparam  c_dw = 16'h40;
-    localparam  c_nb$0 = 16'h1;
-    localparam  c_nb$1 = 16'h2;
-    localparam  c_nb$2 = 16'h3;
-    localparam  c_nb$3 = 16'h4;
-    localparam  c_nb$4 = 16'h5;
-    localparam  c_nb$5 = 16'h6;
-    localparam  c_nb$6 = 16'h7;
-    localparam  c_nb$7 = 16'h8;
+    localparam  c_maxlen17 = 17'b10111101110;
+    localparam  c_wx0 = 16'hffd7;
+    localparam  c_sgn = 16'h80;
+    localparam  c_mrm1 = 16'h17;
+    localparam  c_bmask = 16'h7ff;
+    localparam  c_bpast = 16'h400;
+    localparam  c_bhb = 16'h80;
+    localparam  c_cmask = 32'hff;
+    localparam  c_clast = 32'h80;
+    localparam  c_k = 17'b11;
     
     // Stub signals
     reg  data$clock;
@@ -19937,36 +20875,53 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
     wire  [680:0] desc$rdata;
+    reg  [63:0] rep$a;
+    wire  [511:0] rep$y;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
+    reg  [15:0] bo$d;
+    wire  [15:0] bo$q;
+    reg  bo$clock;
+    reg  ph$d;
+    wire  ph$q;
+    reg  ph$clock;
     reg  drop$d;
     wire  drop$q;
     reg  drop$clock;
-    reg  [15:0] beat$d;
-    wire  [15:0] beat$q;
-    reg  beat$clock;
-    reg  [15:0] hshift$d;
-    wire  [15:0] hshift$q;
-    reg  hshift$clock;
-    reg  [7:0] chunk$d;
-    wire  [7:0] chunk$q;
-    reg  chunk$clock;
-    reg  [15:0] cshift$d;
-    wire  [15:0] cshift$q;
-    reg  cshift$clock;
+    reg  full$d;
+    wire  full$q;
+    reg  full$clock;
+    reg  [15:0] nrow$d;
+    wire  [15:0] nrow$q;
+    reg  nrow$clock;
+    reg  [31:0] ch$d;
+    wire  [31:0] ch$q;
+    reg  ch$clock;
     reg  [15:0] wrow$d;
     wire  [15:0] wrow$q;
     reg  wrow$clock;
     reg  [15:0] row0$d;
     wire  [15:0] row0$q;
     reg  row0$clock;
+    reg  [15:0] wx$d;
+    wire  [15:0] wx$q;
+    reg  wx$clock;
+    reg  [15:0] r0x$d;
+    wire  [15:0] r0x$q;
+    reg  r0x$clock;
     reg  [15:0] rdrow$d;
     wire  [15:0] rdrow$q;
     reg  rdrow$clock;
-    reg  [15:0] lenq$d;
-    wire  [15:0] lenq$q;
-    reg  lenq$clock;
+    reg  [16:0] rem$d;
+    wire  [16:0] rem$q;
+    reg  rem$clock;
+    reg  neg$d;
+    wire  neg$q;
+    reg  neg$clock;
+    reg  hz$d;
+    wire  hz$q;
+    reg  hz$clock;
     reg  [639:0] hdr$d;
     wire  [639:0] hdr$q;
     reg  hdr$clock;
@@ -19979,18 +20934,15 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [3:0] dr$d;
     wire  [3:0] dr$q;
     reg  dr$clock;
+    reg  [3:0] occ$d;
+    wire  [3:0] occ$q;
+    reg  occ$clock;
     reg  popped$d;
     wire  popped$q;
     reg  popped$clock;
     reg  [31:0] usum$d;
     wire  [31:0] usum$q;
     reg  usum$clock;
-    reg  [63:0] usb$tdata;
-    reg  usb$in_frame;
-    reg  [15:0] usb$beat;
-    reg  [639:0] usb$hdr;
-    wire  [63:0] usb$tw;
-    wire  [15:0] usb$ulen;
     reg  [31:0] isum$d;
     wire  [31:0] isum$q;
     reg  isum$clock;
@@ -20006,22 +20958,62 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] s1_is$d;
     wire  [63:0] s1_is$q;
     reg  s1_is$clock;
+    reg  [7:0] um$d;
+    wire  [7:0] um$q;
+    reg  um$clock;
+    reg  [16:0] ur$d;
+    wire  [16:0] ur$q;
+    reg  ur$clock;
+    reg  [31:0] im$d;
+    wire  [31:0] im$q;
+    reg  im$clock;
+    reg  [3:0] dfl$occ;
+    reg  dfl$pend_a;
+    reg  dfl$pend;
+    wire  dfl$ok;
+    reg  [7:0] kc$tkeep;
+    reg  [16:0] kc$rem;
+    wire  [7:0] kc$nb;
+    wire  kc$tsel;
+    reg  [63:0] hc$tdata;
+    reg  [639:0] hc$hdr;
+    reg  [15:0] hc$bo;
+    reg  hc$in_frame;
+    wire  [639:0] hc$hnext;
+    reg  [63:0] usm$tdata;
+    reg  [15:0] usm$bo;
+    reg  [7:0] usm$um;
+    reg  [16:0] usm$ur;
+    wire  [63:0] usm$gs;
+    wire  [7:0] usm$um_n;
+    wire  [16:0] usm$ur_n;
+    reg  [63:0] ism$tdata;
+    reg  [15:0] ism$bo;
+    reg  [639:0] ism$hdr;
+    reg  [31:0] ism$im;
+    wire  [63:0] ism$gs;
+    wire  [31:0] ism$im_n;
     reg  [63:0] uws$tw;
-    wire  [31:0] uws$sum;
+    reg  [31:0] uws$acc;
+    reg  uws$first;
+    reg  [639:0] uws$hdr;
+    wire  [31:0] uws$tot;
+    wire  [31:0] uws$ptot;
     reg  [63:0] iws$tw;
-    wire  [31:0] iws$sum;
+    reg  [31:0] iws$acc;
+    reg  iws$first;
+    reg  [639:0] iws$hdr;
+    wire  [31:0] iws$tot;
+    wire  [31:0] iws$ptot;
     reg  pend_a$d;
     wire  pend_a$q;
     reg  pend_a$clock;
-    reg  [680:0] pa_desc$d;
-    wire  [680:0] pa_desc$q;
-    reg  pa_desc$clock;
-    reg  [31:0] pa_pseudo$d;
-    wire  [31:0] pa_pseudo$q;
-    reg  pa_pseudo$clock;
     reg  pend$d;
     wire  pend$q;
     reg  pend$clock;
+    reg  [15:0] pa_row$d;
+    wire  [15:0] pa_row$q;
+    reg  pa_row$clock;
     reg  [680:0] p_desc$d;
     wire  [680:0] p_desc$q;
     reg  p_desc$clock;
@@ -20031,29 +21023,27 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [31:0] p_itot$d;
     wire  [31:0] p_itot$q;
     reg  p_itot$clock;
-    reg  [63:0] isb$tdata;
-    reg  isb$in_frame;
-    reg  [15:0] isb$beat;
-    reg  [639:0] isb$hdr;
-    wire  [63:0] isb$tw;
+    reg  [31:0] wq_we$d;
+    wire  [31:0] wq_we$q;
+    reg  wq_we$clock;
+    reg  [15:0] wq_addr$d;
+    wire  [15:0] wq_addr$q;
+    reg  wq_addr$clock;
+    reg  [63:0] wq_data$d;
+    wire  [63:0] wq_data$q;
+    reg  wq_data$clock;
     
     // Local signals
-    reg  [31:0] pseudo;
-    reg  [31:0] itot;
-    reg  [31:0] if1;
-    reg  [31:0] if2;
-    reg  iok;
-    reg  [31:0] utot;
-    reg  [31:0] ufin;
-    reg  [31:0] uf1;
-    reg  [31:0] uf2;
     reg  uok;
-    reg  [639:0] hnext;
-    reg  [15:0] nb;
-    reg  [15:0] flen;
+    reg  iok;
+    reg  h1;
+    reg  [16:0] rbase;
+    reg  tlong;
+    reg  discard;
+    reg  pw;
+    reg  cwrap;
+    reg  cnz;
     reg  acc;
-    reg  [3:0] dfill;
-    reg  wr;
     reg  room;
     
     // Sub module instances
@@ -20073,35 +21063,44 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .raddr(desc$raddr),
         .rdata(desc$rdata)
     );
+    fanin_rx_2_rep rep(
+        .a(rep$a),
+        .y(rep$y)
+    );
     fanin_rx_2_in_frame in_frame(
         .d(in_frame$d),
         .q(in_frame$q),
         .clock(in_frame$clock)
+    );
+    fanin_rx_2_bo bo(
+        .d(bo$d),
+        .q(bo$q),
+        .clock(bo$clock)
+    );
+    fanin_rx_2_ph ph(
+        .d(ph$d),
+        .q(ph$q),
+        .clock(ph$clock)
     );
     fanin_rx_2_drop drop(
         .d(drop$d),
         .q(drop$q),
         .clock(drop$clock)
     );
-    fanin_rx_2_beat beat(
-        .d(beat$d),
-        .q(beat$q),
-        .clock(beat$clock)
+    fanin_rx_2_full full(
+        .d(full$d),
+        .q(full$q),
+        .clock(full$clock)
     );
-    fanin_rx_2_hshift hshift(
-        .d(hshift$d),
-        .q(hshift$q),
-        .clock(hshift$clock)
+    fanin_rx_2_nrow nrow(
+        .d(nrow$d),
+        .q(nrow$q),
+        .clock(nrow$clock)
     );
-    fanin_rx_2_chunk chunk(
-        .d(chunk$d),
-        .q(chunk$q),
-        .clock(chunk$clock)
-    );
-    fanin_rx_2_cshift cshift(
-        .d(cshift$d),
-        .q(cshift$q),
-        .clock(cshift$clock)
+    fanin_rx_2_ch ch(
+        .d(ch$d),
+        .q(ch$q),
+        .clock(ch$clock)
     );
     fanin_rx_2_wrow wrow(
         .d(wrow$d),
@@ -20113,15 +21112,35 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(row0$q),
         .clock(row0$clock)
     );
+    fanin_rx_2_wx wx(
+        .d(wx$d),
+        .q(wx$q),
+        .clock(wx$clock)
+    );
+    fanin_rx_2_r0x r0x(
+        .d(r0x$d),
+        .q(r0x$q),
+        .clock(r0x$clock)
+    );
     fanin_rx_2_rdrow rdrow(
         .d(rdrow$d),
         .q(rdrow$q),
         .clock(rdrow$clock)
     );
-    fanin_rx_2_lenq lenq(
-        .d(lenq$d),
-        .q(lenq$q),
-        .clock(lenq$clock)
+    fanin_rx_2_rem rem(
+        .d(rem$d),
+        .q(rem$q),
+        .clock(rem$clock)
+    );
+    fanin_rx_2_neg neg(
+        .d(neg$d),
+        .q(neg$q),
+        .clock(neg$clock)
+    );
+    fanin_rx_2_hz hz(
+        .d(hz$d),
+        .q(hz$q),
+        .clock(hz$clock)
     );
     fanin_rx_2_hdr hdr(
         .d(hdr$d),
@@ -20143,6 +21162,11 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(dr$q),
         .clock(dr$clock)
     );
+    fanin_rx_2_occ occ(
+        .d(occ$d),
+        .q(occ$q),
+        .clock(occ$clock)
+    );
     fanin_rx_2_popped popped(
         .d(popped$d),
         .q(popped$q),
@@ -20152,14 +21176,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .d(usum$d),
         .q(usum$q),
         .clock(usum$clock)
-    );
-    fanin_rx_2_usb usb(
-        .tdata(usb$tdata),
-        .in_frame(usb$in_frame),
-        .beat(usb$beat),
-        .hdr(usb$hdr),
-        .tw(usb$tw),
-        .ulen(usb$ulen)
     );
     fanin_rx_2_isum isum(
         .d(isum$d),
@@ -20186,33 +21202,87 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(s1_is$q),
         .clock(s1_is$clock)
     );
+    fanin_rx_2_um um(
+        .d(um$d),
+        .q(um$q),
+        .clock(um$clock)
+    );
+    fanin_rx_2_ur ur(
+        .d(ur$d),
+        .q(ur$q),
+        .clock(ur$clock)
+    );
+    fanin_rx_2_im im(
+        .d(im$d),
+        .q(im$q),
+        .clock(im$clock)
+    );
+    fanin_rx_2_dfl dfl(
+        .occ(dfl$occ),
+        .pend_a(dfl$pend_a),
+        .pend(dfl$pend),
+        .ok(dfl$ok)
+    );
+    fanin_rx_2_kc kc(
+        .tkeep(kc$tkeep),
+        .rem(kc$rem),
+        .nb(kc$nb),
+        .tsel(kc$tsel)
+    );
+    fanin_rx_2_hc hc(
+        .tdata(hc$tdata),
+        .hdr(hc$hdr),
+        .bo(hc$bo),
+        .in_frame(hc$in_frame),
+        .hnext(hc$hnext)
+    );
+    fanin_rx_2_usm usm(
+        .tdata(usm$tdata),
+        .bo(usm$bo),
+        .um(usm$um),
+        .ur(usm$ur),
+        .gs(usm$gs),
+        .um_n(usm$um_n),
+        .ur_n(usm$ur_n)
+    );
+    fanin_rx_2_ism ism(
+        .tdata(ism$tdata),
+        .bo(ism$bo),
+        .hdr(ism$hdr),
+        .im(ism$im),
+        .gs(ism$gs),
+        .im_n(ism$im_n)
+    );
     fanin_rx_2_uws uws(
         .tw(uws$tw),
-        .sum(uws$sum)
+        .acc(uws$acc),
+        .first(uws$first),
+        .hdr(uws$hdr),
+        .tot(uws$tot),
+        .ptot(uws$ptot)
     );
     fanin_rx_2_iws iws(
         .tw(iws$tw),
-        .sum(iws$sum)
+        .acc(iws$acc),
+        .first(iws$first),
+        .hdr(iws$hdr),
+        .tot(iws$tot),
+        .ptot(iws$ptot)
     );
     fanin_rx_2_pend_a pend_a(
         .d(pend_a$d),
         .q(pend_a$q),
         .clock(pend_a$clock)
     );
-    fanin_rx_2_pa_desc pa_desc(
-        .d(pa_desc$d),
-        .q(pa_desc$q),
-        .clock(pa_desc$clock)
-    );
-    fanin_rx_2_pa_pseudo pa_pseudo(
-        .d(pa_pseudo$d),
-        .q(pa_pseudo$q),
-        .clock(pa_pseudo$clock)
-    );
     fanin_rx_2_pend pend(
         .d(pend$d),
         .q(pend$q),
         .clock(pend$clock)
+    );
+    fanin_rx_2_pa_row pa_row(
+        .d(pa_row$d),
+        .q(pa_row$q),
+        .clock(pa_row$clock)
     );
     fanin_rx_2_p_desc p_desc(
         .d(p_desc$d),
@@ -20229,30 +21299,44 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(p_itot$q),
         .clock(p_itot$clock)
     );
-    fanin_rx_2_isb isb(
-        .tdata(isb$tdata),
-        .in_frame(isb$in_frame),
-        .beat(isb$beat),
-        .hdr(isb$hdr),
-        .tw(isb$tw)
+    fanin_rx_2_wq_we wq_we(
+        .d(wq_we$d),
+        .q(wq_we$q),
+        .clock(wq_we$clock)
+    );
+    fanin_rx_2_wq_addr wq_addr(
+        .d(wq_addr$d),
+        .q(wq_addr$q),
+        .clock(wq_addr$clock)
+    );
+    fanin_rx_2_wq_data wq_data(
+        .d(wq_data$d),
+        .q(wq_data$q),
+        .clock(wq_data$clock)
     );
     
     // Update code
     always @(*) begin
         in_frame$clock = clock;
+        bo$clock = clock;
+        ph$clock = clock;
         drop$clock = clock;
-        beat$clock = clock;
-        hshift$clock = clock;
-        chunk$clock = clock;
-        cshift$clock = clock;
+        full$clock = clock;
+        nrow$clock = clock;
+        ch$clock = clock;
         wrow$clock = clock;
         row0$clock = clock;
+        wx$clock = clock;
+        r0x$clock = clock;
         rdrow$clock = clock;
-        lenq$clock = clock;
+        rem$clock = clock;
+        neg$clock = clock;
+        hz$clock = clock;
         hdr$clock = clock;
         dw$clock = clock;
         dwq$clock = clock;
         dr$clock = clock;
+        occ$clock = clock;
         popped$clock = clock;
         usum$clock = clock;
         isum$clock = clock;
@@ -20260,27 +21344,38 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$clock = clock;
         s1_us$clock = clock;
         s1_is$clock = clock;
+        um$clock = clock;
+        ur$clock = clock;
+        im$clock = clock;
         pend_a$clock = clock;
-        pa_desc$clock = clock;
-        pa_pseudo$clock = clock;
         pend$clock = clock;
+        pa_row$clock = clock;
         p_desc$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
+        wq_we$clock = clock;
+        wq_addr$clock = clock;
+        wq_data$clock = clock;
         in_frame$d = in_frame$q;
+        bo$d = bo$q;
+        ph$d = ph$q;
         drop$d = drop$q;
-        beat$d = beat$q;
-        hshift$d = hshift$q;
-        chunk$d = chunk$q;
-        cshift$d = cshift$q;
+        full$d = full$q;
+        nrow$d = nrow$q;
+        ch$d = ch$q;
         wrow$d = wrow$q;
         row0$d = row0$q;
+        wx$d = wx$q;
+        r0x$d = r0x$q;
         rdrow$d = rdrow$q;
-        lenq$d = lenq$q;
+        rem$d = rem$q;
+        neg$d = neg$q;
+        hz$d = hz$q;
         hdr$d = hdr$q;
         dw$d = dw$q;
         dwq$d = dwq$q;
         dr$d = dr$q;
+        occ$d = occ$q;
         popped$d = popped$q;
         usum$d = usum$q;
         isum$d = isum$q;
@@ -20288,161 +21383,147 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = s1_first$q;
         s1_us$d = s1_us$q;
         s1_is$d = s1_is$q;
+        um$d = um$q;
+        ur$d = ur$q;
+        im$d = im$q;
         pend_a$d = pend_a$q;
-        pa_desc$d = pa_desc$q;
-        pa_pseudo$d = pa_pseudo$q;
         pend$d = pend$q;
+        pa_row$d = pa_row$q;
         p_desc$d = p_desc$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
+        wq_we$d = wq_we$q;
+        wq_addr$d = wq_addr$q;
+        wq_data$d = wq_data$q;
         data$clock = clock;
         desc$clock = clock;
-        dfill = dw$q - dr$q;
-        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & ((dfill + ((pend_a$q) & 4'hf) + ((pend$q) & 4'hf)) < 32'h7);
+        room = (((wx$q - rdrow$q) & c_sgn) != 32'h0) & dfl$ok;
         tready = in_frame$q | room;
         acc = tvalid & tready;
-        nb = 32'h0;
-        if (tkeep[0]) begin
-            nb = c_nb$0;
-        end
-        if (tkeep[1]) begin
-            nb = c_nb$1;
-        end
-        if (tkeep[2]) begin
-            nb = c_nb$2;
-        end
-        if (tkeep[3]) begin
-            nb = c_nb$3;
-        end
-        if (tkeep[4]) begin
-            nb = c_nb$4;
-        end
-        if (tkeep[5]) begin
-            nb = c_nb$5;
-        end
-        if (tkeep[6]) begin
-            nb = c_nb$6;
-        end
-        if (tkeep[7]) begin
-            nb = c_nb$7;
-        end
-        if (in_frame$q) begin
-            flen = lenq$q + nb;
-        end
-        else begin
-            flen = nb;
-        end
-        if (~in_frame$q) begin
-            hnext = ((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        end
-        else if (beat$q < c_cbeats) begin
-            hnext = hdr$q | (((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hshift$q);
-        end
-        else begin
-            hnext = hdr$q;
-        end
-        usb$tdata = tdata;
-        usb$in_frame = in_frame$q;
-        usb$beat = beat$q;
-        usb$hdr = hdr$q;
+        dfl$occ = occ$q;
+        dfl$pend_a = pend_a$q;
+        dfl$pend = pend$q;
+        kc$tkeep = tkeep;
+        kc$rem = rem$q;
+        hc$tdata = tdata;
+        hc$hdr = hdr$q;
+        hc$bo = bo$q;
+        hc$in_frame = in_frame$q;
+        usm$tdata = tdata;
+        usm$bo = bo$q;
+        usm$um = um$q;
+        usm$ur = ur$q;
+        ism$tdata = tdata;
+        ism$bo = bo$q;
+        ism$hdr = hdr$q;
+        ism$im = im$q;
         uws$tw = s1_us$q;
+        uws$acc = usum$q;
+        uws$first = s1_first$q;
+        uws$hdr = hdr$q;
         iws$tw = s1_is$q;
-        if (s1_first$q) begin
-            utot = uws$sum;
+        iws$acc = isum$q;
+        iws$first = s1_first$q;
+        iws$hdr = hdr$q;
+        rep$a = wq_data$q;
+        pw = ph$q & ~drop$q & ~full$q;
+        cwrap = (ch$q & c_clast) != 32'h0;
+        cnz = ~ch$q[32'h0];
+        tlong = in_frame$q & (neg$q | (hz$q & kc$tsel));
+        discard = tuser | drop$q | tlong;
+        h1 = (rem$q >> c_k) == 32'h1;
+        if (in_frame$q) begin
+            rbase = rem$q;
         end
         else begin
-            utot = usum$q + uws$sum;
+            rbase = c_maxlen17;
         end
-        ufin = p_utot$q;
-        pseudo = ((32'h11) & 32'hffffffff) + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
-        uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
-        uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
-        uok = (uf2 == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
-        isb$tdata = tdata;
-        isb$in_frame = in_frame$q;
-        isb$beat = beat$q;
-        isb$hdr = hdr$q;
-        if (s1_first$q) begin
-            itot = iws$sum;
-        end
-        else begin
-            itot = isum$q + iws$sum;
-        end
-        if1 = (p_itot$q & 32'hffff) + (p_itot$q >> 32'h10);
-        if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
-        iok = if2 == 32'hffff;
-        data$waddr = ((wrow$q) & 24'hffffff);
-        data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
-        data$we = 32'h0;
-        desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
-        desc$we = ((pend$q) & 32'hffffffff);
         if (s1_v$q) begin
-            usum$d = utot;
-            isum$d = itot;
+            usum$d = uws$tot;
+            isum$d = iws$tot;
         end
         s1_v$d = acc;
         s1_first$d = ~in_frame$q;
-        s1_us$d = usb$tw;
-        s1_is$d = isb$tw;
-        pend_a$d = 1'b0;
+        s1_us$d = usm$gs;
+        s1_is$d = ism$gs;
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
+        iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
+        wq_addr$d = wrow$q;
+        wq_data$d = tdata;
+        wq_we$d = 32'h0;
+        if (acc & pw) begin
+            wq_we$d = ch$q;
+        end
+        data$waddr = ((wq_addr$q) & 24'hffffff);
+        data$wdata = rep$y;
+        data$we = wq_we$q;
+        desc$waddr = ((dw$q) & 24'hffffff);
+        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$we = ((pend$q) & 32'hffffffff);
+        pend_a$d = acc & tlast & ~discard;
         pend$d = pend_a$q;
-        p_desc$d = pa_desc$q;
-        p_utot$d = utot + pa_pseudo$q;
-        p_itot$d = itot;
+        pa_row$d = row0$q;
+        p_desc$d = ((hdr$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c_maxlen - ((rem$q) & 16'hffff)) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((pa_row$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        p_utot$d = uws$ptot;
+        p_itot$d = iws$tot;
         if (pend$q) begin
             dw$d = dw$q + 32'h1;
         end
-        bad = 1'b0;
-        wr = 1'b0;
+        bad = acc & tlast & discard;
         if (acc) begin
-            hdr$d = hnext;
-            lenq$d = lenq$q + nb;
-            beat$d = beat$q + 32'h1;
-            hshift$d = hshift$q + c_dw;
-            if (~in_frame$q) begin
-                in_frame$d = 1'b1;
-                beat$d = 32'h1;
-                hshift$d = c_dw;
-                lenq$d = nb;
+            hdr$d = hc$hnext;
+            in_frame$d = ~tlast;
+            rem$d = rbase - ((kc$nb) & 17'h1ffff);
+            if (in_frame$q) begin
+                neg$d = neg$q | (hz$q & kc$tsel);
+                hz$d = (hz$q & ~kc$tsel) | (h1 & kc$tsel);
             end
-            if (((beat$q >= c_hbeats) & in_frame$q) & ~drop$q) begin
-                if ((wrow$q - row0$q) >= c_maxrows) begin
+            else begin
+                neg$d = 1'b0;
+                hz$d = 1'b0;
+            end
+            um$d = usm$um_n;
+            ur$d = usm$ur_n;
+            im$d = ism$im_n;
+            if (tlast) begin
+                bo$d = 32'h1;
+                ph$d = 1'b0;
+                drop$d = 1'b0;
+                full$d = 1'b0;
+                nrow$d = 32'h0;
+                ch$d = 32'h1;
+                im$d = 32'h0;
+                if (discard) begin
+                    wrow$d = row0$q;
+                    wx$d = r0x$q;
+                end
+                else if (pw | cnz) begin
+                    wrow$d = wrow$q + 32'h1;
+                    row0$d = wrow$q + 32'h1;
+                    wx$d = wx$q + 32'h1;
+                    r0x$d = wx$q + 32'h1;
+                end
+                else begin
+                    row0$d = wrow$q;
+                    r0x$d = wx$q;
+                end
+            end
+            else begin
+                bo$d = ((bo$q << 32'h1) | (bo$q & c_bpast)) & c_bmask;
+                ph$d = ph$q | ((bo$q & c_bhb) != 32'h0);
+                if (ph$q & ~drop$q & full$q) begin
                     drop$d = 1'b1;
                 end
-                else begin
-                    wr = 1'b1;
-                    data$we = ((32'h1) & 32'hffffffff) << ((chunk$q) & 32'hffffffff);
-                    if (chunk$q == c_cmax) begin
-                        chunk$d = 32'h0;
-                        cshift$d = 32'h0;
+                if (pw) begin
+                    if (cwrap) begin
+                        ch$d = 32'h1;
                         wrow$d = wrow$q + 32'h1;
+                        wx$d = wx$q + 32'h1;
+                        nrow$d = nrow$q + 32'h1;
+                        full$d = nrow$q == c_mrm1;
                     end
                     else begin
-                        chunk$d = chunk$q + 32'h1;
-                        cshift$d = cshift$q + c_dw;
-                    end
-                end
-            end
-            if (tlast) begin
-                in_frame$d = 1'b0;
-                drop$d = 1'b0;
-                chunk$d = 32'h0;
-                cshift$d = 32'h0;
-                if (tuser | drop$q | (flen > c_maxlen)) begin
-                    wrow$d = row0$q;
-                    bad = 1'b1;
-                end
-                else begin
-                    pend_a$d = 1'b1;
-                    pa_desc$d = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
-                    pa_pseudo$d = pseudo;
-                    if (wr | (chunk$q != 32'h0)) begin
-                        wrow$d = wrow$q + 32'h1;
-                        row0$d = wrow$q + 32'h1;
-                    end
-                    else begin
-                        row0$d = wrow$q;
+                        ch$d = (ch$q << 32'h1) & c_cmask;
                     end
                 end
             end
@@ -20453,6 +21534,12 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$d = d_pop;
         if (d_pop) begin
             dr$d = dr$q + 32'h1;
+        end
+        if (pend$q & ~d_pop) begin
+            occ$d = occ$q + 32'h1;
+        end
+        else if (~pend$q & d_pop) begin
+            occ$d = occ$q - 32'h1;
         end
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
@@ -20466,24 +21553,31 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         end
         if (rst) begin
             in_frame$d = 1'b0;
+            bo$d = 32'h1;
+            ph$d = 1'b0;
             drop$d = 1'b0;
+            full$d = 1'b0;
+            nrow$d = 32'h0;
+            ch$d = 32'h1;
+            im$d = 32'h0;
             wrow$d = 32'h0;
             row0$d = 32'h0;
+            wx$d = c_wx0;
+            r0x$d = c_wx0;
             rdrow$d = 32'h0;
             dw$d = 32'h0;
             dr$d = 32'h0;
+            occ$d = 32'h0;
             pend$d = 1'b0;
             pend_a$d = 1'b0;
             s1_v$d = 1'b0;
-            chunk$d = 32'h0;
-            cshift$d = 32'h0;
         end
     end
     
 endmodule // fanin_rx_2
 
 
-module fanin_rx_2_beat(d,q,clock);
+module fanin_rx_2_bo(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -20499,45 +21593,26 @@ module fanin_rx_2_beat(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_rx_2_beat
+endmodule // fanin_rx_2_bo
 
 
-module fanin_rx_2_chunk(d,q,clock);
+module fanin_rx_2_ch(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_2_chunk
-
-
-module fanin_rx_2_cshift(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rx_2_cshift
+endmodule // fanin_rx_2_ch
 
 
 module fanin_rx_2_data(clock,waddr,wdata,we,raddr,rdata);
@@ -20591,6 +21666,20 @@ module fanin_rx_2_desc(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
     end
 endmodule // fanin_rx_2_desc
+
+
+module fanin_rx_2_dfl(occ,pend_a,pend,ok);
+    
+    // Module arguments
+    input wire  [3:0] occ;
+    input wire  pend_a;
+    input wire  pend;
+    output reg  ok;
+    
+    // Update code (custom)
+    wire [63:0] tbl = 64'h00000000017fffff;
+    assign ok = tbl[{occ, pend_a, pend}];
+endmodule // fanin_rx_2_dfl
 
 
 module fanin_rx_2_dr(d,q,clock);
@@ -20669,6 +21758,48 @@ module fanin_rx_2_dwq(d,q,clock);
 endmodule // fanin_rx_2_dwq
 
 
+module fanin_rx_2_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_full
+
+
+module fanin_rx_2_hc(tdata,hdr,bo,in_frame,hnext);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  [639:0] hdr;
+    input wire  [15:0] bo;
+    input wire  in_frame;
+    output reg  [639:0] hnext;
+    
+    // Update code (custom)
+    assign hnext[63:0] = in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
+    assign hnext[127:64] = in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
+    assign hnext[191:128] = in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
+    assign hnext[255:192] = in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
+    assign hnext[319:256] = in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
+    assign hnext[383:320] = in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
+    assign hnext[447:384] = in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
+    assign hnext[511:448] = in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
+    assign hnext[575:512] = in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
+    assign hnext[639:576] = in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
+endmodule // fanin_rx_2_hc
+
+
 module fanin_rx_2_hdr(d,q,clock);
     
     // Module arguments
@@ -20688,23 +21819,42 @@ module fanin_rx_2_hdr(d,q,clock);
 endmodule // fanin_rx_2_hdr
 
 
-module fanin_rx_2_hshift(d,q,clock);
+module fanin_rx_2_hz(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_2_hshift
+endmodule // fanin_rx_2_hz
+
+
+module fanin_rx_2_im(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_im
 
 
 module fanin_rx_2_in_frame(d,q,clock);
@@ -20726,24 +21876,39 @@ module fanin_rx_2_in_frame(d,q,clock);
 endmodule // fanin_rx_2_in_frame
 
 
-module fanin_rx_2_isb(tdata,in_frame,beat,hdr,tw);
+module fanin_rx_2_ism(tdata,bo,hdr,im,gs,im_n);
     
     // Module arguments
     input wire  [63:0] tdata;
-    input wire  in_frame;
-    input wire  [15:0] beat;
+    input wire  [15:0] bo;
     input wire  [639:0] hdr;
-    output reg  [63:0] tw;
+    input wire  [31:0] im;
+    output reg  [63:0] gs;
+    output reg  [31:0] im_n;
     
     // Update code (custom)
-    wire [15:0] bidx = in_frame ? beat : 16'd0;
-    wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
-    wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
-    assign tw[15:0] = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? tdata[15:0] : 16'd0;
-    assign tw[31:16] = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? tdata[31:16] : 16'd0;
-    assign tw[47:32] = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? tdata[47:32] : 16'd0;
-    assign tw[63:48] = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? tdata[63:48] : 16'd0;
-endmodule // fanin_rx_2_isb
+    wire [3:0] tdi = tdata[51:48];
+    wire [3:0] hdi = hdr[115:112];
+    wire cur = bo[1];
+    wire [3:0] ihn = cur ? tdi : hdi;
+    wire m0 = im[0];
+    wire [15:0] w0 = m0 ? {tdata[7:0], tdata[15:8]} : 16'd0;
+    assign im_n[0] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] | ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[4] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[8] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
+    wire m1 = im[1];
+    wire [15:0] w1 = m1 ? {tdata[23:16], tdata[31:24]} : 16'd0;
+    assign im_n[1] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
+    wire m2 = im[2];
+    wire [15:0] w2 = m2 ? {tdata[39:32], tdata[47:40]} : 16'd0;
+    assign im_n[2] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
+    wire m3 = (cur & (tdi[3] | (tdi[2] | (tdi[1] | tdi[0])))) | im[3];
+    wire [15:0] w3 = m3 ? {tdata[55:48], tdata[63:56]} : 16'd0;
+    assign im_n[3] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[4] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
+    assign im_n[31:4] = 28'd0;
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_2_ism
 
 
 module fanin_rx_2_isum(d,q,clock);
@@ -20765,25 +21930,65 @@ module fanin_rx_2_isum(d,q,clock);
 endmodule // fanin_rx_2_isum
 
 
-module fanin_rx_2_iws(tw,sum);
+module fanin_rx_2_iws(tw,acc,first,hdr,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
-    output reg  [31:0] sum;
+    input wire  [31:0] acc;
+    input wire  first;
+    input wire  [639:0] hdr;
+    output reg  [31:0] tot;
+    output reg  [31:0] ptot;
     
     // Update code (custom)
-    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
-    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
-    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
-    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    wire [31:0] t0 = {16'd0, tw[15:0]};
+    wire [31:0] t1 = {16'd0, tw[31:16]};
+    wire [31:0] t2 = {16'd0, tw[47:32]};
+    wire [31:0] t3 = {16'd0, tw[63:48]};
+    wire [31:0] base = first ? 32'd0 : acc;
+    assign tot = base + ((t0 + t1) + (t2 + t3));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
 endmodule // fanin_rx_2_iws
 
 
-module fanin_rx_2_lenq(d,q,clock);
+module fanin_rx_2_kc(tkeep,rem,nb,tsel);
+    
+    // Module arguments
+    input wire  [7:0] tkeep;
+    input wire  [16:0] rem;
+    output reg  [7:0] nb;
+    output reg  tsel;
+    
+    // Update code (custom)
+    assign nb[0] = (tkeep[0] & ~tkeep[1]) | (tkeep[2] & ~tkeep[3]) | (tkeep[4] & ~tkeep[5]) | (tkeep[6] & ~tkeep[7]);
+    assign nb[1] = (tkeep[1] & ~tkeep[3]) | (tkeep[5] & ~tkeep[7]);
+    assign nb[2] = (tkeep[3] & ~tkeep[7]);
+    assign nb[3] = tkeep[7];
+    assign nb[7:4] = 4'd0;
+    assign tsel = tkeep[rem[2:0]];
+endmodule // fanin_rx_2_kc
+
+
+module fanin_rx_2_neg(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_neg
+
+
+module fanin_rx_2_nrow(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -20799,7 +22004,26 @@ module fanin_rx_2_lenq(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_rx_2_lenq
+endmodule // fanin_rx_2_nrow
+
+
+module fanin_rx_2_occ(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_occ
 
 
 module fanin_rx_2_p_desc(d,q,clock);
@@ -20859,42 +22083,23 @@ module fanin_rx_2_p_utot(d,q,clock);
 endmodule // fanin_rx_2_p_utot
 
 
-module fanin_rx_2_pa_desc(d,q,clock);
+module fanin_rx_2_pa_row(d,q,clock);
     
     // Module arguments
-    input wire  [680:0] d;
-    output reg  [680:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 681'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_2_pa_desc
-
-
-module fanin_rx_2_pa_pseudo(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rx_2_pa_pseudo
+endmodule // fanin_rx_2_pa_row
 
 
 module fanin_rx_2_pend(d,q,clock);
@@ -20935,6 +22140,25 @@ module fanin_rx_2_pend_a(d,q,clock);
 endmodule // fanin_rx_2_pend_a
 
 
+module fanin_rx_2_ph(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_ph
+
+
 module fanin_rx_2_popped(d,q,clock);
     
     // Module arguments
@@ -20954,6 +22178,25 @@ module fanin_rx_2_popped(d,q,clock);
 endmodule // fanin_rx_2_popped
 
 
+module fanin_rx_2_r0x(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_r0x
+
+
 module fanin_rx_2_rdrow(d,q,clock);
     
     // Module arguments
@@ -20971,6 +22214,36 @@ module fanin_rx_2_rdrow(d,q,clock);
     end
           
 endmodule // fanin_rx_2_rdrow
+
+
+module fanin_rx_2_rem(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_rem
+
+
+module fanin_rx_2_rep(a,y);
+    
+    // Module arguments
+    input wire  [63:0] a;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+    assign y = {8{a}};
+endmodule // fanin_rx_2_rep
 
 
 module fanin_rx_2_row0(d,q,clock);
@@ -21068,35 +22341,93 @@ module fanin_rx_2_s1_v(d,q,clock);
 endmodule // fanin_rx_2_s1_v
 
 
-module fanin_rx_2_usb(tdata,in_frame,beat,hdr,tw,ulen);
+module fanin_rx_2_um(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_um
+
+
+module fanin_rx_2_ur(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_ur
+
+
+module fanin_rx_2_usm(tdata,bo,um,ur,gs,um_n,ur_n);
     
     // Module arguments
     input wire  [63:0] tdata;
-    input wire  in_frame;
-    input wire  [15:0] beat;
-    input wire  [639:0] hdr;
-    output reg  [63:0] tw;
-    output reg  [15:0] ulen;
+    input wire  [15:0] bo;
+    input wire  [7:0] um;
+    input wire  [16:0] ur;
+    output reg  [63:0] gs;
+    output reg  [7:0] um_n;
+    output reg  [16:0] ur_n;
     
     // Update code (custom)
-    wire [16:0] boff = in_frame ? {1'b0, beat} << 3 : 17'd0;
-    wire [7:0] b38 = (boff <= 17'd38 && 17'd38 - boff < 17'd8) ? tdata[(38 - boff) * 8 +: 8] : (in_frame ? hdr[304 +: 8] : 8'd0);
-    wire [7:0] b39 = (boff <= 17'd39 && 17'd39 - boff < 17'd8) ? tdata[(39 - boff) * 8 +: 8] : (in_frame ? hdr[312 +: 8] : 8'd0);
-    assign ulen = {b38, b39};
-    wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
-    wire [16:0] o0 = boff + 17'd0;
-    assign tw[7:0] = (o0 >= 17'd34 && o0 < uend) ? tdata[7:0] : 8'd0;
-    assign tw[15:8] = (o0 >= 17'd34 && o0 + 17'd1 < uend) ? tdata[15:8] : 8'd0;
-    wire [16:0] o1 = boff + 17'd2;
-    assign tw[23:16] = (o1 >= 17'd34 && o1 < uend) ? tdata[23:16] : 8'd0;
-    assign tw[31:24] = (o1 >= 17'd34 && o1 + 17'd1 < uend) ? tdata[31:24] : 8'd0;
-    wire [16:0] o2 = boff + 17'd4;
-    assign tw[39:32] = (o2 >= 17'd34 && o2 < uend) ? tdata[39:32] : 8'd0;
-    assign tw[47:40] = (o2 >= 17'd34 && o2 + 17'd1 < uend) ? tdata[47:40] : 8'd0;
-    wire [16:0] o3 = boff + 17'd6;
-    assign tw[55:48] = (o3 >= 17'd34 && o3 < uend) ? tdata[55:48] : 8'd0;
-    assign tw[63:56] = (o3 >= 17'd34 && o3 + 17'd1 < uend) ? tdata[63:56] : 8'd0;
-endmodule // fanin_rx_2_usb
+    wire [15:0] ulen = {tdata[55:48], tdata[63:56]};
+    wire cur = bo[4];
+    wire past = ~|bo[4:0];
+    wire m0 = (past & um[0]);
+    wire [7:0] b0 = m0 ? tdata[7:0] : 8'd0;
+    assign um_n[0] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] | ur[0]))))))))))))))));
+    wire m1 = (past & um[1]);
+    wire [7:0] b1 = m1 ? tdata[15:8] : 8'd0;
+    assign um_n[1] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | ulen[3])))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | ur[1])))))))))))))));
+    wire m2 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] | ulen[0])))))))))))))))) | (past & um[2]);
+    wire [7:0] b2 = m2 ? tdata[23:16] : 8'd0;
+    assign um_n[2] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] & ur[0]))))))))))))))));
+    wire m3 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | ulen[1]))))))))))))))) | (past & um[3]);
+    wire [7:0] b3 = m3 ? tdata[31:24] : 8'd0;
+    assign um_n[3] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & ur[2]))))))))))))));
+    wire m4 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] & ulen[0])))))))))))))))) | (past & um[4]);
+    wire [7:0] b4 = m4 ? tdata[39:32] : 8'd0;
+    assign um_n[4] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] | ur[0]))))))))))))))));
+    wire m5 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | ulen[2])))))))))))))) | (past & um[5]);
+    wire [7:0] b5 = m5 ? tdata[47:40] : 8'd0;
+    assign um_n[5] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & ulen[2]))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & ur[1])))))))))))))));
+    wire m6 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] | ulen[0])))))))))))))))) | (past & um[6]);
+    wire [7:0] b6 = m6 ? tdata[55:48] : 8'd0;
+    assign um_n[6] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] & ur[0]))))))))))))))));
+    wire m7 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & ulen[1]))))))))))))))) | (past & um[7]);
+    wire [7:0] b7 = m7 ? tdata[63:56] : 8'd0;
+    assign um_n[7] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | ur[4]))))))))))));
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+    assign ur_n = cur ? ({1'b0, ulen} - 17'd6) : (ur - 17'd8);
+endmodule // fanin_rx_2_usm
 
 
 module fanin_rx_2_usum(d,q,clock);
@@ -21118,22 +22449,82 @@ module fanin_rx_2_usum(d,q,clock);
 endmodule // fanin_rx_2_usum
 
 
-module fanin_rx_2_uws(tw,sum);
+module fanin_rx_2_uws(tw,acc,first,hdr,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
-    output reg  [31:0] sum;
+    input wire  [31:0] acc;
+    input wire  first;
+    input wire  [639:0] hdr;
+    output reg  [31:0] tot;
+    output reg  [31:0] ptot;
     
     // Update code (custom)
-    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
-    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
-    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
-    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    wire [31:0] t0 = {16'd0, tw[15:0]};
+    wire [31:0] t1 = {16'd0, tw[31:16]};
+    wire [31:0] t2 = {16'd0, tw[47:32]};
+    wire [31:0] t3 = {16'd0, tw[63:48]};
+    wire [31:0] base = first ? 32'd0 : acc;
+    assign tot = base + ((t0 + t1) + (t2 + t3));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
 endmodule // fanin_rx_2_uws
+
+
+module fanin_rx_2_wq_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_wq_addr
+
+
+module fanin_rx_2_wq_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_wq_data
+
+
+module fanin_rx_2_wq_we(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_wq_we
 
 
 module fanin_rx_2_wrow(d,q,clock);
@@ -21153,6 +22544,25 @@ module fanin_rx_2_wrow(d,q,clock);
     end
           
 endmodule // fanin_rx_2_wrow
+
+
+module fanin_rx_2_wx(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_wx
 
 
 module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
@@ -21183,18 +22593,16 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     localparam  c_rows = 16'h40;
     localparam  c_maxrows = 16'h18;
     localparam  c_maxlen = 16'h5ee;
-    localparam  c_cmax = 8'h7;
-    localparam  c_hbeats = 16'h8;
-    localparam  c_cbeats = 16'ha;
-    localparam  c_dw = 16'h40;
-    localparam  c_nb$0 = 16'h1;
-    localparam  c_nb$1 = 16'h2;
-    localparam  c_nb$2 = 16'h3;
-    localparam  c_nb$3 = 16'h4;
-    localparam  c_nb$4 = 16'h5;
-    localparam  c_nb$5 = 16'h6;
-    localparam  c_nb$6 = 16'h7;
-    localparam  c_nb$7 = 16'h8;
+    localparam  c_maxlen17 = 17'b10111101110;
+    localparam  c_wx0 = 16'hffd7;
+    localparam  c_sgn = 16'h80;
+    localparam  c_mrm1 = 16'h17;
+    localparam  c_bmask = 16'h7ff;
+    localparam  c_bpast = 16'h400;
+    localparam  c_bhb = 16'h80;
+    localparam  c_cmask = 32'hff;
+    localparam  c_clast = 32'h80;
+    localparam  c_k = 17'b11;
     
     // Stub signals
     reg  data$clock;
@@ -21209,36 +22617,53 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
     wire  [680:0] desc$rdata;
+    reg  [63:0] rep$a;
+    wire  [511:0] rep$y;
     reg  in_frame$d;
     wire  in_frame$q;
     reg  in_frame$clock;
+    reg  [15:0] bo$d;
+    wire  [15:0] bo$q;
+    reg  bo$clock;
+    reg  ph$d;
+    wire  ph$q;
+    reg  ph$clock;
     reg  drop$d;
     wire  drop$q;
     reg  drop$clock;
-    reg  [15:0] beat$d;
-    wire  [15:0] beat$q;
-    reg  beat$clock;
-    reg  [15:0] hshift$d;
-    wire  [15:0] hshift$q;
-    reg  hshift$clock;
-    reg  [7:0] chunk$d;
-    wire  [7:0] chunk$q;
-    reg  chunk$clock;
-    reg  [15:0] cshift$d;
-    wire  [15:0] cshift$q;
-    reg  cshift$clock;
+    reg  full$d;
+    wire  full$q;
+    reg  full$clock;
+    reg  [15:0] nrow$d;
+    wire  [15:0] nrow$q;
+    reg  nrow$clock;
+    reg  [31:0] ch$d;
+    wire  [31:0] ch$q;
+    reg  ch$clock;
     reg  [15:0] wrow$d;
     wire  [15:0] wrow$q;
     reg  wrow$clock;
     reg  [15:0] row0$d;
     wire  [15:0] row0$q;
     reg  row0$clock;
+    reg  [15:0] wx$d;
+    wire  [15:0] wx$q;
+    reg  wx$clock;
+    reg  [15:0] r0x$d;
+    wire  [15:0] r0x$q;
+    reg  r0x$clock;
     reg  [15:0] rdrow$d;
     wire  [15:0] rdrow$q;
     reg  rdrow$clock;
-    reg  [15:0] lenq$d;
-    wire  [15:0] lenq$q;
-    reg  lenq$clock;
+    reg  [16:0] rem$d;
+    wire  [16:0] rem$q;
+    reg  rem$clock;
+    reg  neg$d;
+    wire  neg$q;
+    reg  neg$clock;
+    reg  hz$d;
+    wire  hz$q;
+    reg  hz$clock;
     reg  [639:0] hdr$d;
     wire  [639:0] hdr$q;
     reg  hdr$clock;
@@ -21251,18 +22676,15 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [3:0] dr$d;
     wire  [3:0] dr$q;
     reg  dr$clock;
+    reg  [3:0] occ$d;
+    wire  [3:0] occ$q;
+    reg  occ$clock;
     reg  popped$d;
     wire  popped$q;
     reg  popped$clock;
     reg  [31:0] usum$d;
     wire  [31:0] usum$q;
     reg  usum$clock;
-    reg  [63:0] usb$tdata;
-    reg  usb$in_frame;
-    reg  [15:0] usb$beat;
-    reg  [639:0] usb$hdr;
-    wire  [63:0] usb$tw;
-    wire  [15:0] usb$ulen;
     reg  [31:0] isum$d;
     wire  [31:0] isum$q;
     reg  isum$clock;
@@ -21278,22 +22700,62 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] s1_is$d;
     wire  [63:0] s1_is$q;
     reg  s1_is$clock;
+    reg  [7:0] um$d;
+    wire  [7:0] um$q;
+    reg  um$clock;
+    reg  [16:0] ur$d;
+    wire  [16:0] ur$q;
+    reg  ur$clock;
+    reg  [31:0] im$d;
+    wire  [31:0] im$q;
+    reg  im$clock;
+    reg  [3:0] dfl$occ;
+    reg  dfl$pend_a;
+    reg  dfl$pend;
+    wire  dfl$ok;
+    reg  [7:0] kc$tkeep;
+    reg  [16:0] kc$rem;
+    wire  [7:0] kc$nb;
+    wire  kc$tsel;
+    reg  [63:0] hc$tdata;
+    reg  [639:0] hc$hdr;
+    reg  [15:0] hc$bo;
+    reg  hc$in_frame;
+    wire  [639:0] hc$hnext;
+    reg  [63:0] usm$tdata;
+    reg  [15:0] usm$bo;
+    reg  [7:0] usm$um;
+    reg  [16:0] usm$ur;
+    wire  [63:0] usm$gs;
+    wire  [7:0] usm$um_n;
+    wire  [16:0] usm$ur_n;
+    reg  [63:0] ism$tdata;
+    reg  [15:0] ism$bo;
+    reg  [639:0] ism$hdr;
+    reg  [31:0] ism$im;
+    wire  [63:0] ism$gs;
+    wire  [31:0] ism$im_n;
     reg  [63:0] uws$tw;
-    wire  [31:0] uws$sum;
+    reg  [31:0] uws$acc;
+    reg  uws$first;
+    reg  [639:0] uws$hdr;
+    wire  [31:0] uws$tot;
+    wire  [31:0] uws$ptot;
     reg  [63:0] iws$tw;
-    wire  [31:0] iws$sum;
+    reg  [31:0] iws$acc;
+    reg  iws$first;
+    reg  [639:0] iws$hdr;
+    wire  [31:0] iws$tot;
+    wire  [31:0] iws$ptot;
     reg  pend_a$d;
     wire  pend_a$q;
     reg  pend_a$clock;
-    reg  [680:0] pa_desc$d;
-    wire  [680:0] pa_desc$q;
-    reg  pa_desc$clock;
-    reg  [31:0] pa_pseudo$d;
-    wire  [31:0] pa_pseudo$q;
-    reg  pa_pseudo$clock;
     reg  pend$d;
     wire  pend$q;
     reg  pend$clock;
+    reg  [15:0] pa_row$d;
+    wire  [15:0] pa_row$q;
+    reg  pa_row$clock;
     reg  [680:0] p_desc$d;
     wire  [680:0] p_desc$q;
     reg  p_desc$clock;
@@ -21303,29 +22765,27 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [31:0] p_itot$d;
     wire  [31:0] p_itot$q;
     reg  p_itot$clock;
-    reg  [63:0] isb$tdata;
-    reg  isb$in_frame;
-    reg  [15:0] isb$beat;
-    reg  [639:0] isb$hdr;
-    wire  [63:0] isb$tw;
+    reg  [31:0] wq_we$d;
+    wire  [31:0] wq_we$q;
+    reg  wq_we$clock;
+    reg  [15:0] wq_addr$d;
+    wire  [15:0] wq_addr$q;
+    reg  wq_addr$clock;
+    reg  [63:0] wq_data$d;
+    wire  [63:0] wq_data$q;
+    reg  wq_data$clock;
     
     // Local signals
-    reg  [31:0] pseudo;
-    reg  [31:0] itot;
-    reg  [31:0] if1;
-    reg  [31:0] if2;
-    reg  iok;
-    reg  [31:0] utot;
-    reg  [31:0] ufin;
-    reg  [31:0] uf1;
-    reg  [31:0] uf2;
     reg  uok;
-    reg  [639:0] hnext;
-    reg  [15:0] nb;
-    reg  [15:0] flen;
+    reg  iok;
+    reg  h1;
+    reg  [16:0] rbase;
+    reg  tlong;
+    reg  discard;
+    reg  pw;
+    reg  cwrap;
+    reg  cnz;
     reg  acc;
-    reg  [3:0] dfill;
-    reg  wr;
     reg  room;
     
     // Sub module instances
@@ -21345,35 +22805,44 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .raddr(desc$raddr),
         .rdata(desc$rdata)
     );
+    fanin_rx_3_rep rep(
+        .a(rep$a),
+        .y(rep$y)
+    );
     fanin_rx_3_in_frame in_frame(
         .d(in_frame$d),
         .q(in_frame$q),
         .clock(in_frame$clock)
+    );
+    fanin_rx_3_bo bo(
+        .d(bo$d),
+        .q(bo$q),
+        .clock(bo$clock)
+    );
+    fanin_rx_3_ph ph(
+        .d(ph$d),
+        .q(ph$q),
+        .clock(ph$clock)
     );
     fanin_rx_3_drop drop(
         .d(drop$d),
         .q(drop$q),
         .clock(drop$clock)
     );
-    fanin_rx_3_beat beat(
-        .d(beat$d),
-        .q(beat$q),
-        .clock(beat$clock)
+    fanin_rx_3_full full(
+        .d(full$d),
+        .q(full$q),
+        .clock(full$clock)
     );
-    fanin_rx_3_hshift hshift(
-        .d(hshift$d),
-        .q(hshift$q),
-        .clock(hshift$clock)
+    fanin_rx_3_nrow nrow(
+        .d(nrow$d),
+        .q(nrow$q),
+        .clock(nrow$clock)
     );
-    fanin_rx_3_chunk chunk(
-        .d(chunk$d),
-        .q(chunk$q),
-        .clock(chunk$clock)
-    );
-    fanin_rx_3_cshift cshift(
-        .d(cshift$d),
-        .q(cshift$q),
-        .clock(cshift$clock)
+    fanin_rx_3_ch ch(
+        .d(ch$d),
+        .q(ch$q),
+        .clock(ch$clock)
     );
     fanin_rx_3_wrow wrow(
         .d(wrow$d),
@@ -21385,15 +22854,35 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(row0$q),
         .clock(row0$clock)
     );
+    fanin_rx_3_wx wx(
+        .d(wx$d),
+        .q(wx$q),
+        .clock(wx$clock)
+    );
+    fanin_rx_3_r0x r0x(
+        .d(r0x$d),
+        .q(r0x$q),
+        .clock(r0x$clock)
+    );
     fanin_rx_3_rdrow rdrow(
         .d(rdrow$d),
         .q(rdrow$q),
         .clock(rdrow$clock)
     );
-    fanin_rx_3_lenq lenq(
-        .d(lenq$d),
-        .q(lenq$q),
-        .clock(lenq$clock)
+    fanin_rx_3_rem rem(
+        .d(rem$d),
+        .q(rem$q),
+        .clock(rem$clock)
+    );
+    fanin_rx_3_neg neg(
+        .d(neg$d),
+        .q(neg$q),
+        .clock(neg$clock)
+    );
+    fanin_rx_3_hz hz(
+        .d(hz$d),
+        .q(hz$q),
+        .clock(hz$clock)
     );
     fanin_rx_3_hdr hdr(
         .d(hdr$d),
@@ -21415,6 +22904,11 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(dr$q),
         .clock(dr$clock)
     );
+    fanin_rx_3_occ occ(
+        .d(occ$d),
+        .q(occ$q),
+        .clock(occ$clock)
+    );
     fanin_rx_3_popped popped(
         .d(popped$d),
         .q(popped$q),
@@ -21424,14 +22918,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .d(usum$d),
         .q(usum$q),
         .clock(usum$clock)
-    );
-    fanin_rx_3_usb usb(
-        .tdata(usb$tdata),
-        .in_frame(usb$in_frame),
-        .beat(usb$beat),
-        .hdr(usb$hdr),
-        .tw(usb$tw),
-        .ulen(usb$ulen)
     );
     fanin_rx_3_isum isum(
         .d(isum$d),
@@ -21458,33 +22944,87 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(s1_is$q),
         .clock(s1_is$clock)
     );
+    fanin_rx_3_um um(
+        .d(um$d),
+        .q(um$q),
+        .clock(um$clock)
+    );
+    fanin_rx_3_ur ur(
+        .d(ur$d),
+        .q(ur$q),
+        .clock(ur$clock)
+    );
+    fanin_rx_3_im im(
+        .d(im$d),
+        .q(im$q),
+        .clock(im$clock)
+    );
+    fanin_rx_3_dfl dfl(
+        .occ(dfl$occ),
+        .pend_a(dfl$pend_a),
+        .pend(dfl$pend),
+        .ok(dfl$ok)
+    );
+    fanin_rx_3_kc kc(
+        .tkeep(kc$tkeep),
+        .rem(kc$rem),
+        .nb(kc$nb),
+        .tsel(kc$tsel)
+    );
+    fanin_rx_3_hc hc(
+        .tdata(hc$tdata),
+        .hdr(hc$hdr),
+        .bo(hc$bo),
+        .in_frame(hc$in_frame),
+        .hnext(hc$hnext)
+    );
+    fanin_rx_3_usm usm(
+        .tdata(usm$tdata),
+        .bo(usm$bo),
+        .um(usm$um),
+        .ur(usm$ur),
+        .gs(usm$gs),
+        .um_n(usm$um_n),
+        .ur_n(usm$ur_n)
+    );
+    fanin_rx_3_ism ism(
+        .tdata(ism$tdata),
+        .bo(ism$bo),
+        .hdr(ism$hdr),
+        .im(ism$im),
+        .gs(ism$gs),
+        .im_n(ism$im_n)
+    );
     fanin_rx_3_uws uws(
         .tw(uws$tw),
-        .sum(uws$sum)
+        .acc(uws$acc),
+        .first(uws$first),
+        .hdr(uws$hdr),
+        .tot(uws$tot),
+        .ptot(uws$ptot)
     );
     fanin_rx_3_iws iws(
         .tw(iws$tw),
-        .sum(iws$sum)
+        .acc(iws$acc),
+        .first(iws$first),
+        .hdr(iws$hdr),
+        .tot(iws$tot),
+        .ptot(iws$ptot)
     );
     fanin_rx_3_pend_a pend_a(
         .d(pend_a$d),
         .q(pend_a$q),
         .clock(pend_a$clock)
     );
-    fanin_rx_3_pa_desc pa_desc(
-        .d(pa_desc$d),
-        .q(pa_desc$q),
-        .clock(pa_desc$clock)
-    );
-    fanin_rx_3_pa_pseudo pa_pseudo(
-        .d(pa_pseudo$d),
-        .q(pa_pseudo$q),
-        .clock(pa_pseudo$clock)
-    );
     fanin_rx_3_pend pend(
         .d(pend$d),
         .q(pend$q),
         .clock(pend$clock)
+    );
+    fanin_rx_3_pa_row pa_row(
+        .d(pa_row$d),
+        .q(pa_row$q),
+        .clock(pa_row$clock)
     );
     fanin_rx_3_p_desc p_desc(
         .d(p_desc$d),
@@ -21501,30 +23041,44 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(p_itot$q),
         .clock(p_itot$clock)
     );
-    fanin_rx_3_isb isb(
-        .tdata(isb$tdata),
-        .in_frame(isb$in_frame),
-        .beat(isb$beat),
-        .hdr(isb$hdr),
-        .tw(isb$tw)
+    fanin_rx_3_wq_we wq_we(
+        .d(wq_we$d),
+        .q(wq_we$q),
+        .clock(wq_we$clock)
+    );
+    fanin_rx_3_wq_addr wq_addr(
+        .d(wq_addr$d),
+        .q(wq_addr$q),
+        .clock(wq_addr$clock)
+    );
+    fanin_rx_3_wq_data wq_data(
+        .d(wq_data$d),
+        .q(wq_data$q),
+        .clock(wq_data$clock)
     );
     
     // Update code
     always @(*) begin
         in_frame$clock = clock;
+        bo$clock = clock;
+        ph$clock = clock;
         drop$clock = clock;
-        beat$clock = clock;
-        hshift$clock = clock;
-        chunk$clock = clock;
-        cshift$clock = clock;
+        full$clock = clock;
+        nrow$clock = clock;
+        ch$clock = clock;
         wrow$clock = clock;
         row0$clock = clock;
+        wx$clock = clock;
+        r0x$clock = clock;
         rdrow$clock = clock;
-        lenq$clock = clock;
+        rem$clock = clock;
+        neg$clock = clock;
+        hz$clock = clock;
         hdr$clock = clock;
         dw$clock = clock;
         dwq$clock = clock;
         dr$clock = clock;
+        occ$clock = clock;
         popped$clock = clock;
         usum$clock = clock;
         isum$clock = clock;
@@ -21532,27 +23086,38 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$clock = clock;
         s1_us$clock = clock;
         s1_is$clock = clock;
+        um$clock = clock;
+        ur$clock = clock;
+        im$clock = clock;
         pend_a$clock = clock;
-        pa_desc$clock = clock;
-        pa_pseudo$clock = clock;
         pend$clock = clock;
+        pa_row$clock = clock;
         p_desc$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
+        wq_we$clock = clock;
+        wq_addr$clock = clock;
+        wq_data$clock = clock;
         in_frame$d = in_frame$q;
+        bo$d = bo$q;
+        ph$d = ph$q;
         drop$d = drop$q;
-        beat$d = beat$q;
-        hshift$d = hshift$q;
-        chunk$d = chunk$q;
-        cshift$d = cshift$q;
+        full$d = full$q;
+        nrow$d = nrow$q;
+        ch$d = ch$q;
         wrow$d = wrow$q;
         row0$d = row0$q;
+        wx$d = wx$q;
+        r0x$d = r0x$q;
         rdrow$d = rdrow$q;
-        lenq$d = lenq$q;
+        rem$d = rem$q;
+        neg$d = neg$q;
+        hz$d = hz$q;
         hdr$d = hdr$q;
         dw$d = dw$q;
         dwq$d = dwq$q;
         dr$d = dr$q;
+        occ$d = occ$q;
         popped$d = popped$q;
         usum$d = usum$q;
         isum$d = isum$q;
@@ -21560,161 +23125,147 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = s1_first$q;
         s1_us$d = s1_us$q;
         s1_is$d = s1_is$q;
+        um$d = um$q;
+        ur$d = ur$q;
+        im$d = im$q;
         pend_a$d = pend_a$q;
-        pa_desc$d = pa_desc$q;
-        pa_pseudo$d = pa_pseudo$q;
         pend$d = pend$q;
+        pa_row$d = pa_row$q;
         p_desc$d = p_desc$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
+        wq_we$d = wq_we$q;
+        wq_addr$d = wq_addr$q;
+        wq_data$d = wq_data$q;
         data$clock = clock;
         desc$clock = clock;
-        dfill = dw$q - dr$q;
-        room = ((wrow$q - rdrow$q) + c_maxrows <= c_rows) & ((dfill + ((pend_a$q) & 4'hf) + ((pend$q) & 4'hf)) < 32'h7);
+        room = (((wx$q - rdrow$q) & c_sgn) != 32'h0) & dfl$ok;
         tready = in_frame$q | room;
         acc = tvalid & tready;
-        nb = 32'h0;
-        if (tkeep[0]) begin
-            nb = c_nb$0;
-        end
-        if (tkeep[1]) begin
-            nb = c_nb$1;
-        end
-        if (tkeep[2]) begin
-            nb = c_nb$2;
-        end
-        if (tkeep[3]) begin
-            nb = c_nb$3;
-        end
-        if (tkeep[4]) begin
-            nb = c_nb$4;
-        end
-        if (tkeep[5]) begin
-            nb = c_nb$5;
-        end
-        if (tkeep[6]) begin
-            nb = c_nb$6;
-        end
-        if (tkeep[7]) begin
-            nb = c_nb$7;
-        end
-        if (in_frame$q) begin
-            flen = lenq$q + nb;
-        end
-        else begin
-            flen = nb;
-        end
-        if (~in_frame$q) begin
-            hnext = ((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        end
-        else if (beat$q < c_cbeats) begin
-            hnext = hdr$q | (((tdata) & 640'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << hshift$q);
-        end
-        else begin
-            hnext = hdr$q;
-        end
-        usb$tdata = tdata;
-        usb$in_frame = in_frame$q;
-        usb$beat = beat$q;
-        usb$hdr = hdr$q;
+        dfl$occ = occ$q;
+        dfl$pend_a = pend_a$q;
+        dfl$pend = pend$q;
+        kc$tkeep = tkeep;
+        kc$rem = rem$q;
+        hc$tdata = tdata;
+        hc$hdr = hdr$q;
+        hc$bo = bo$q;
+        hc$in_frame = in_frame$q;
+        usm$tdata = tdata;
+        usm$bo = bo$q;
+        usm$um = um$q;
+        usm$ur = ur$q;
+        ism$tdata = tdata;
+        ism$bo = bo$q;
+        ism$hdr = hdr$q;
+        ism$im = im$q;
         uws$tw = s1_us$q;
+        uws$acc = usum$q;
+        uws$first = s1_first$q;
+        uws$hdr = hdr$q;
         iws$tw = s1_is$q;
-        if (s1_first$q) begin
-            utot = uws$sum;
+        iws$acc = isum$q;
+        iws$first = s1_first$q;
+        iws$hdr = hdr$q;
+        rep$a = wq_data$q;
+        pw = ph$q & ~drop$q & ~full$q;
+        cwrap = (ch$q & c_clast) != 32'h0;
+        cnz = ~ch$q[32'h0];
+        tlong = in_frame$q & (neg$q | (hz$q & kc$tsel));
+        discard = tuser | drop$q | tlong;
+        h1 = (rem$q >> c_k) == 32'h1;
+        if (in_frame$q) begin
+            rbase = rem$q;
         end
         else begin
-            utot = usum$q + uws$sum;
+            rbase = c_maxlen17;
         end
-        ufin = p_utot$q;
-        pseudo = ((32'h11) & 32'hffffffff) + ((usb$ulen) & 32'hffffffff) + ((((hnext[(32'hd0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hd8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'he0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'he8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'hf0)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'hf8)+:(8)]) & 32'hffffffff)) + ((((hnext[(32'h100)+:(8)]) & 32'hffffffff) << 32'h8) | ((hnext[(32'h108)+:(8)]) & 32'hffffffff));
-        uf1 = (ufin & 32'hffff) + (ufin >> 32'h10);
-        uf2 = (uf1 & 32'hffff) + (uf1 >> 32'h10);
-        uok = (uf2 == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
-        isb$tdata = tdata;
-        isb$in_frame = in_frame$q;
-        isb$beat = beat$q;
-        isb$hdr = hdr$q;
-        if (s1_first$q) begin
-            itot = iws$sum;
-        end
-        else begin
-            itot = isum$q + iws$sum;
-        end
-        if1 = (p_itot$q & 32'hffff) + (p_itot$q >> 32'h10);
-        if2 = (if1 & 32'hffff) + (if1 >> 32'h10);
-        iok = if2 == 32'hffff;
-        data$waddr = ((wrow$q) & 24'hffffff);
-        data$wdata = ((tdata) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << cshift$q;
-        data$we = 32'h0;
-        desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
-        desc$we = ((pend$q) & 32'hffffffff);
         if (s1_v$q) begin
-            usum$d = utot;
-            isum$d = itot;
+            usum$d = uws$tot;
+            isum$d = iws$tot;
         end
         s1_v$d = acc;
         s1_first$d = ~in_frame$q;
-        s1_us$d = usb$tw;
-        s1_is$d = isb$tw;
-        pend_a$d = 1'b0;
+        s1_us$d = usm$gs;
+        s1_is$d = ism$gs;
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
+        iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
+        wq_addr$d = wrow$q;
+        wq_data$d = tdata;
+        wq_we$d = 32'h0;
+        if (acc & pw) begin
+            wq_we$d = ch$q;
+        end
+        data$waddr = ((wq_addr$q) & 24'hffffff);
+        data$wdata = rep$y;
+        data$we = wq_we$q;
+        desc$waddr = ((dw$q) & 24'hffffff);
+        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        desc$we = ((pend$q) & 32'hffffffff);
+        pend_a$d = acc & tlast & ~discard;
         pend$d = pend_a$q;
-        p_desc$d = pa_desc$q;
-        p_utot$d = utot + pa_pseudo$q;
-        p_itot$d = itot;
+        pa_row$d = row0$q;
+        p_desc$d = ((hdr$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c_maxlen - ((rem$q) & 16'hffff)) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((pa_row$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        p_utot$d = uws$ptot;
+        p_itot$d = iws$tot;
         if (pend$q) begin
             dw$d = dw$q + 32'h1;
         end
-        bad = 1'b0;
-        wr = 1'b0;
+        bad = acc & tlast & discard;
         if (acc) begin
-            hdr$d = hnext;
-            lenq$d = lenq$q + nb;
-            beat$d = beat$q + 32'h1;
-            hshift$d = hshift$q + c_dw;
-            if (~in_frame$q) begin
-                in_frame$d = 1'b1;
-                beat$d = 32'h1;
-                hshift$d = c_dw;
-                lenq$d = nb;
+            hdr$d = hc$hnext;
+            in_frame$d = ~tlast;
+            rem$d = rbase - ((kc$nb) & 17'h1ffff);
+            if (in_frame$q) begin
+                neg$d = neg$q | (hz$q & kc$tsel);
+                hz$d = (hz$q & ~kc$tsel) | (h1 & kc$tsel);
             end
-            if (((beat$q >= c_hbeats) & in_frame$q) & ~drop$q) begin
-                if ((wrow$q - row0$q) >= c_maxrows) begin
+            else begin
+                neg$d = 1'b0;
+                hz$d = 1'b0;
+            end
+            um$d = usm$um_n;
+            ur$d = usm$ur_n;
+            im$d = ism$im_n;
+            if (tlast) begin
+                bo$d = 32'h1;
+                ph$d = 1'b0;
+                drop$d = 1'b0;
+                full$d = 1'b0;
+                nrow$d = 32'h0;
+                ch$d = 32'h1;
+                im$d = 32'h0;
+                if (discard) begin
+                    wrow$d = row0$q;
+                    wx$d = r0x$q;
+                end
+                else if (pw | cnz) begin
+                    wrow$d = wrow$q + 32'h1;
+                    row0$d = wrow$q + 32'h1;
+                    wx$d = wx$q + 32'h1;
+                    r0x$d = wx$q + 32'h1;
+                end
+                else begin
+                    row0$d = wrow$q;
+                    r0x$d = wx$q;
+                end
+            end
+            else begin
+                bo$d = ((bo$q << 32'h1) | (bo$q & c_bpast)) & c_bmask;
+                ph$d = ph$q | ((bo$q & c_bhb) != 32'h0);
+                if (ph$q & ~drop$q & full$q) begin
                     drop$d = 1'b1;
                 end
-                else begin
-                    wr = 1'b1;
-                    data$we = ((32'h1) & 32'hffffffff) << ((chunk$q) & 32'hffffffff);
-                    if (chunk$q == c_cmax) begin
-                        chunk$d = 32'h0;
-                        cshift$d = 32'h0;
+                if (pw) begin
+                    if (cwrap) begin
+                        ch$d = 32'h1;
                         wrow$d = wrow$q + 32'h1;
+                        wx$d = wx$q + 32'h1;
+                        nrow$d = nrow$q + 32'h1;
+                        full$d = nrow$q == c_mrm1;
                     end
                     else begin
-                        chunk$d = chunk$q + 32'h1;
-                        cshift$d = cshift$q + c_dw;
-                    end
-                end
-            end
-            if (tlast) begin
-                in_frame$d = 1'b0;
-                drop$d = 1'b0;
-                chunk$d = 32'h0;
-                cshift$d = 32'h0;
-                if (tuser | drop$q | (flen > c_maxlen)) begin
-                    wrow$d = row0$q;
-                    bad = 1'b1;
-                end
-                else begin
-                    pend_a$d = 1'b1;
-                    pa_desc$d = ((hnext) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((flen) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((row0$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
-                    pa_pseudo$d = pseudo;
-                    if (wr | (chunk$q != 32'h0)) begin
-                        wrow$d = wrow$q + 32'h1;
-                        row0$d = wrow$q + 32'h1;
-                    end
-                    else begin
-                        row0$d = wrow$q;
+                        ch$d = (ch$q << 32'h1) & c_cmask;
                     end
                 end
             end
@@ -21725,6 +23276,12 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         popped$d = d_pop;
         if (d_pop) begin
             dr$d = dr$q + 32'h1;
+        end
+        if (pend$q & ~d_pop) begin
+            occ$d = occ$q + 32'h1;
+        end
+        else if (~pend$q & d_pop) begin
+            occ$d = occ$q - 32'h1;
         end
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
@@ -21738,24 +23295,31 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         end
         if (rst) begin
             in_frame$d = 1'b0;
+            bo$d = 32'h1;
+            ph$d = 1'b0;
             drop$d = 1'b0;
+            full$d = 1'b0;
+            nrow$d = 32'h0;
+            ch$d = 32'h1;
+            im$d = 32'h0;
             wrow$d = 32'h0;
             row0$d = 32'h0;
+            wx$d = c_wx0;
+            r0x$d = c_wx0;
             rdrow$d = 32'h0;
             dw$d = 32'h0;
             dr$d = 32'h0;
+            occ$d = 32'h0;
             pend$d = 1'b0;
             pend_a$d = 1'b0;
             s1_v$d = 1'b0;
-            chunk$d = 32'h0;
-            cshift$d = 32'h0;
         end
     end
     
 endmodule // fanin_rx_3
 
 
-module fanin_rx_3_beat(d,q,clock);
+module fanin_rx_3_bo(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -21771,45 +23335,26 @@ module fanin_rx_3_beat(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_rx_3_beat
+endmodule // fanin_rx_3_bo
 
 
-module fanin_rx_3_chunk(d,q,clock);
+module fanin_rx_3_ch(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_3_chunk
-
-
-module fanin_rx_3_cshift(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rx_3_cshift
+endmodule // fanin_rx_3_ch
 
 
 module fanin_rx_3_data(clock,waddr,wdata,we,raddr,rdata);
@@ -21863,6 +23408,20 @@ module fanin_rx_3_desc(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
     end
 endmodule // fanin_rx_3_desc
+
+
+module fanin_rx_3_dfl(occ,pend_a,pend,ok);
+    
+    // Module arguments
+    input wire  [3:0] occ;
+    input wire  pend_a;
+    input wire  pend;
+    output reg  ok;
+    
+    // Update code (custom)
+    wire [63:0] tbl = 64'h00000000017fffff;
+    assign ok = tbl[{occ, pend_a, pend}];
+endmodule // fanin_rx_3_dfl
 
 
 module fanin_rx_3_dr(d,q,clock);
@@ -21941,6 +23500,48 @@ module fanin_rx_3_dwq(d,q,clock);
 endmodule // fanin_rx_3_dwq
 
 
+module fanin_rx_3_full(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_full
+
+
+module fanin_rx_3_hc(tdata,hdr,bo,in_frame,hnext);
+    
+    // Module arguments
+    input wire  [63:0] tdata;
+    input wire  [639:0] hdr;
+    input wire  [15:0] bo;
+    input wire  in_frame;
+    output reg  [639:0] hnext;
+    
+    // Update code (custom)
+    assign hnext[63:0] = in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
+    assign hnext[127:64] = in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
+    assign hnext[191:128] = in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
+    assign hnext[255:192] = in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
+    assign hnext[319:256] = in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
+    assign hnext[383:320] = in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
+    assign hnext[447:384] = in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
+    assign hnext[511:448] = in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
+    assign hnext[575:512] = in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
+    assign hnext[639:576] = in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
+endmodule // fanin_rx_3_hc
+
+
 module fanin_rx_3_hdr(d,q,clock);
     
     // Module arguments
@@ -21960,23 +23561,42 @@ module fanin_rx_3_hdr(d,q,clock);
 endmodule // fanin_rx_3_hdr
 
 
-module fanin_rx_3_hshift(d,q,clock);
+module fanin_rx_3_hz(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 1'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_3_hshift
+endmodule // fanin_rx_3_hz
+
+
+module fanin_rx_3_im(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_im
 
 
 module fanin_rx_3_in_frame(d,q,clock);
@@ -21998,24 +23618,39 @@ module fanin_rx_3_in_frame(d,q,clock);
 endmodule // fanin_rx_3_in_frame
 
 
-module fanin_rx_3_isb(tdata,in_frame,beat,hdr,tw);
+module fanin_rx_3_ism(tdata,bo,hdr,im,gs,im_n);
     
     // Module arguments
     input wire  [63:0] tdata;
-    input wire  in_frame;
-    input wire  [15:0] beat;
+    input wire  [15:0] bo;
     input wire  [639:0] hdr;
-    output reg  [63:0] tw;
+    input wire  [31:0] im;
+    output reg  [63:0] gs;
+    output reg  [31:0] im_n;
     
     // Update code (custom)
-    wire [15:0] bidx = in_frame ? beat : 16'd0;
-    wire [7:0] b14 = (bidx == 16'd1) ? tdata[55:48] : hdr[119:112];
-    wire [6:0] hend = {1'b0, b14[3:0], 2'b00} + 7'd14;
-    assign tw[15:0] = ((bidx == 16'd2 && 7'd16 < hend) || (bidx == 16'd3 && 7'd24 < hend) || (bidx == 16'd4 && 7'd32 < hend) || (bidx == 16'd5 && 7'd40 < hend) || (bidx == 16'd6 && 7'd48 < hend) || (bidx == 16'd7 && 7'd56 < hend) || (bidx == 16'd8 && 7'd64 < hend) || (bidx == 16'd9 && 7'd72 < hend)) ? tdata[15:0] : 16'd0;
-    assign tw[31:16] = ((bidx == 16'd2 && 7'd18 < hend) || (bidx == 16'd3 && 7'd26 < hend) || (bidx == 16'd4 && 7'd34 < hend) || (bidx == 16'd5 && 7'd42 < hend) || (bidx == 16'd6 && 7'd50 < hend) || (bidx == 16'd7 && 7'd58 < hend) || (bidx == 16'd8 && 7'd66 < hend)) ? tdata[31:16] : 16'd0;
-    assign tw[47:32] = ((bidx == 16'd2 && 7'd20 < hend) || (bidx == 16'd3 && 7'd28 < hend) || (bidx == 16'd4 && 7'd36 < hend) || (bidx == 16'd5 && 7'd44 < hend) || (bidx == 16'd6 && 7'd52 < hend) || (bidx == 16'd7 && 7'd60 < hend) || (bidx == 16'd8 && 7'd68 < hend)) ? tdata[47:32] : 16'd0;
-    assign tw[63:48] = ((bidx == 16'd1 && 7'd14 < hend) || (bidx == 16'd2 && 7'd22 < hend) || (bidx == 16'd3 && 7'd30 < hend) || (bidx == 16'd4 && 7'd38 < hend) || (bidx == 16'd5 && 7'd46 < hend) || (bidx == 16'd6 && 7'd54 < hend) || (bidx == 16'd7 && 7'd62 < hend) || (bidx == 16'd8 && 7'd70 < hend)) ? tdata[63:48] : 16'd0;
-endmodule // fanin_rx_3_isb
+    wire [3:0] tdi = tdata[51:48];
+    wire [3:0] hdi = hdr[115:112];
+    wire cur = bo[1];
+    wire [3:0] ihn = cur ? tdi : hdi;
+    wire m0 = im[0];
+    wire [15:0] w0 = m0 ? {tdata[7:0], tdata[15:8]} : 16'd0;
+    assign im_n[0] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] | ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[4] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[8] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
+    wire m1 = im[1];
+    wire [15:0] w1 = m1 ? {tdata[23:16], tdata[31:24]} : 16'd0;
+    assign im_n[1] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
+    wire m2 = im[2];
+    wire [15:0] w2 = m2 ? {tdata[39:32], tdata[47:40]} : 16'd0;
+    assign im_n[2] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
+    wire m3 = (cur & (tdi[3] | (tdi[2] | (tdi[1] | tdi[0])))) | im[3];
+    wire [15:0] w3 = m3 ? {tdata[55:48], tdata[63:56]} : 16'd0;
+    assign im_n[3] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[4] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
+    assign im_n[31:4] = 28'd0;
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_3_ism
 
 
 module fanin_rx_3_isum(d,q,clock);
@@ -22037,25 +23672,65 @@ module fanin_rx_3_isum(d,q,clock);
 endmodule // fanin_rx_3_isum
 
 
-module fanin_rx_3_iws(tw,sum);
+module fanin_rx_3_iws(tw,acc,first,hdr,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
-    output reg  [31:0] sum;
+    input wire  [31:0] acc;
+    input wire  first;
+    input wire  [639:0] hdr;
+    output reg  [31:0] tot;
+    output reg  [31:0] ptot;
     
     // Update code (custom)
-    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
-    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
-    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
-    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    wire [31:0] t0 = {16'd0, tw[15:0]};
+    wire [31:0] t1 = {16'd0, tw[31:16]};
+    wire [31:0] t2 = {16'd0, tw[47:32]};
+    wire [31:0] t3 = {16'd0, tw[63:48]};
+    wire [31:0] base = first ? 32'd0 : acc;
+    assign tot = base + ((t0 + t1) + (t2 + t3));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
 endmodule // fanin_rx_3_iws
 
 
-module fanin_rx_3_lenq(d,q,clock);
+module fanin_rx_3_kc(tkeep,rem,nb,tsel);
+    
+    // Module arguments
+    input wire  [7:0] tkeep;
+    input wire  [16:0] rem;
+    output reg  [7:0] nb;
+    output reg  tsel;
+    
+    // Update code (custom)
+    assign nb[0] = (tkeep[0] & ~tkeep[1]) | (tkeep[2] & ~tkeep[3]) | (tkeep[4] & ~tkeep[5]) | (tkeep[6] & ~tkeep[7]);
+    assign nb[1] = (tkeep[1] & ~tkeep[3]) | (tkeep[5] & ~tkeep[7]);
+    assign nb[2] = (tkeep[3] & ~tkeep[7]);
+    assign nb[3] = tkeep[7];
+    assign nb[7:4] = 4'd0;
+    assign tsel = tkeep[rem[2:0]];
+endmodule // fanin_rx_3_kc
+
+
+module fanin_rx_3_neg(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_neg
+
+
+module fanin_rx_3_nrow(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -22071,7 +23746,26 @@ module fanin_rx_3_lenq(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_rx_3_lenq
+endmodule // fanin_rx_3_nrow
+
+
+module fanin_rx_3_occ(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_occ
 
 
 module fanin_rx_3_p_desc(d,q,clock);
@@ -22131,42 +23825,23 @@ module fanin_rx_3_p_utot(d,q,clock);
 endmodule // fanin_rx_3_p_utot
 
 
-module fanin_rx_3_pa_desc(d,q,clock);
+module fanin_rx_3_pa_row(d,q,clock);
     
     // Module arguments
-    input wire  [680:0] d;
-    output reg  [680:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 681'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_rx_3_pa_desc
-
-
-module fanin_rx_3_pa_pseudo(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rx_3_pa_pseudo
+endmodule // fanin_rx_3_pa_row
 
 
 module fanin_rx_3_pend(d,q,clock);
@@ -22207,6 +23882,25 @@ module fanin_rx_3_pend_a(d,q,clock);
 endmodule // fanin_rx_3_pend_a
 
 
+module fanin_rx_3_ph(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_ph
+
+
 module fanin_rx_3_popped(d,q,clock);
     
     // Module arguments
@@ -22226,6 +23920,25 @@ module fanin_rx_3_popped(d,q,clock);
 endmodule // fanin_rx_3_popped
 
 
+module fanin_rx_3_r0x(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_r0x
+
+
 module fanin_rx_3_rdrow(d,q,clock);
     
     // Module arguments
@@ -22243,6 +23956,36 @@ module fanin_rx_3_rdrow(d,q,clock);
     end
           
 endmodule // fanin_rx_3_rdrow
+
+
+module fanin_rx_3_rem(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_rem
+
+
+module fanin_rx_3_rep(a,y);
+    
+    // Module arguments
+    input wire  [63:0] a;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+    assign y = {8{a}};
+endmodule // fanin_rx_3_rep
 
 
 module fanin_rx_3_row0(d,q,clock);
@@ -22340,35 +24083,93 @@ module fanin_rx_3_s1_v(d,q,clock);
 endmodule // fanin_rx_3_s1_v
 
 
-module fanin_rx_3_usb(tdata,in_frame,beat,hdr,tw,ulen);
+module fanin_rx_3_um(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_um
+
+
+module fanin_rx_3_ur(d,q,clock);
+    
+    // Module arguments
+    input wire  [16:0] d;
+    output reg  [16:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 17'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_ur
+
+
+module fanin_rx_3_usm(tdata,bo,um,ur,gs,um_n,ur_n);
     
     // Module arguments
     input wire  [63:0] tdata;
-    input wire  in_frame;
-    input wire  [15:0] beat;
-    input wire  [639:0] hdr;
-    output reg  [63:0] tw;
-    output reg  [15:0] ulen;
+    input wire  [15:0] bo;
+    input wire  [7:0] um;
+    input wire  [16:0] ur;
+    output reg  [63:0] gs;
+    output reg  [7:0] um_n;
+    output reg  [16:0] ur_n;
     
     // Update code (custom)
-    wire [16:0] boff = in_frame ? {1'b0, beat} << 3 : 17'd0;
-    wire [7:0] b38 = (boff <= 17'd38 && 17'd38 - boff < 17'd8) ? tdata[(38 - boff) * 8 +: 8] : (in_frame ? hdr[304 +: 8] : 8'd0);
-    wire [7:0] b39 = (boff <= 17'd39 && 17'd39 - boff < 17'd8) ? tdata[(39 - boff) * 8 +: 8] : (in_frame ? hdr[312 +: 8] : 8'd0);
-    assign ulen = {b38, b39};
-    wire [16:0] uend = {1'b0, b38, b39} + 17'd34;
-    wire [16:0] o0 = boff + 17'd0;
-    assign tw[7:0] = (o0 >= 17'd34 && o0 < uend) ? tdata[7:0] : 8'd0;
-    assign tw[15:8] = (o0 >= 17'd34 && o0 + 17'd1 < uend) ? tdata[15:8] : 8'd0;
-    wire [16:0] o1 = boff + 17'd2;
-    assign tw[23:16] = (o1 >= 17'd34 && o1 < uend) ? tdata[23:16] : 8'd0;
-    assign tw[31:24] = (o1 >= 17'd34 && o1 + 17'd1 < uend) ? tdata[31:24] : 8'd0;
-    wire [16:0] o2 = boff + 17'd4;
-    assign tw[39:32] = (o2 >= 17'd34 && o2 < uend) ? tdata[39:32] : 8'd0;
-    assign tw[47:40] = (o2 >= 17'd34 && o2 + 17'd1 < uend) ? tdata[47:40] : 8'd0;
-    wire [16:0] o3 = boff + 17'd6;
-    assign tw[55:48] = (o3 >= 17'd34 && o3 < uend) ? tdata[55:48] : 8'd0;
-    assign tw[63:56] = (o3 >= 17'd34 && o3 + 17'd1 < uend) ? tdata[63:56] : 8'd0;
-endmodule // fanin_rx_3_usb
+    wire [15:0] ulen = {tdata[55:48], tdata[63:56]};
+    wire cur = bo[4];
+    wire past = ~|bo[4:0];
+    wire m0 = (past & um[0]);
+    wire [7:0] b0 = m0 ? tdata[7:0] : 8'd0;
+    assign um_n[0] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] | ur[0]))))))))))))))));
+    wire m1 = (past & um[1]);
+    wire [7:0] b1 = m1 ? tdata[15:8] : 8'd0;
+    assign um_n[1] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | ulen[3])))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | ur[1])))))))))))))));
+    wire m2 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] | ulen[0])))))))))))))))) | (past & um[2]);
+    wire [7:0] b2 = m2 ? tdata[23:16] : 8'd0;
+    assign um_n[2] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] & ur[0]))))))))))))))));
+    wire m3 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | ulen[1]))))))))))))))) | (past & um[3]);
+    wire [7:0] b3 = m3 ? tdata[31:24] : 8'd0;
+    assign um_n[3] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & ur[2]))))))))))))));
+    wire m4 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] & ulen[0])))))))))))))))) | (past & um[4]);
+    wire [7:0] b4 = m4 ? tdata[39:32] : 8'd0;
+    assign um_n[4] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] | ur[0]))))))))))))))));
+    wire m5 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | ulen[2])))))))))))))) | (past & um[5]);
+    wire [7:0] b5 = m5 ? tdata[47:40] : 8'd0;
+    assign um_n[5] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & ulen[2]))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & ur[1])))))))))))))));
+    wire m6 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] | ulen[0])))))))))))))))) | (past & um[6]);
+    wire [7:0] b6 = m6 ? tdata[55:48] : 8'd0;
+    assign um_n[6] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] & ur[0]))))))))))))))));
+    wire m7 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & ulen[1]))))))))))))))) | (past & um[7]);
+    wire [7:0] b7 = m7 ? tdata[63:56] : 8'd0;
+    assign um_n[7] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | ur[4]))))))))))));
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+    assign ur_n = cur ? ({1'b0, ulen} - 17'd6) : (ur - 17'd8);
+endmodule // fanin_rx_3_usm
 
 
 module fanin_rx_3_usum(d,q,clock);
@@ -22390,22 +24191,82 @@ module fanin_rx_3_usum(d,q,clock);
 endmodule // fanin_rx_3_usum
 
 
-module fanin_rx_3_uws(tw,sum);
+module fanin_rx_3_uws(tw,acc,first,hdr,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
-    output reg  [31:0] sum;
+    input wire  [31:0] acc;
+    input wire  first;
+    input wire  [639:0] hdr;
+    output reg  [31:0] tot;
+    output reg  [31:0] ptot;
     
     // Update code (custom)
-    wire [31:0] t0 = {16'd0, tw[7:0], tw[15:8]};
-    wire [31:0] t1 = {16'd0, tw[23:16], tw[31:24]};
-    wire [31:0] t2 = {16'd0, tw[39:32], tw[47:40]};
-    wire [31:0] t3 = {16'd0, tw[55:48], tw[63:56]};
-    wire [31:0] s0_0 = t0 + t1;
-    wire [31:0] s0_1 = t2 + t3;
-    wire [31:0] s1_0 = s0_0 + s0_1;
-    assign sum = s1_0;
+    wire [31:0] t0 = {16'd0, tw[15:0]};
+    wire [31:0] t1 = {16'd0, tw[31:16]};
+    wire [31:0] t2 = {16'd0, tw[47:32]};
+    wire [31:0] t3 = {16'd0, tw[63:48]};
+    wire [31:0] base = first ? 32'd0 : acc;
+    assign tot = base + ((t0 + t1) + (t2 + t3));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
 endmodule // fanin_rx_3_uws
+
+
+module fanin_rx_3_wq_addr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_wq_addr
+
+
+module fanin_rx_3_wq_data(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_wq_data
+
+
+module fanin_rx_3_wq_we(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_wq_we
 
 
 module fanin_rx_3_wrow(d,q,clock);
@@ -22425,6 +24286,25 @@ module fanin_rx_3_wrow(d,q,clock);
     end
           
 endmodule // fanin_rx_3_wrow
+
+
+module fanin_rx_3_wx(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_wx
 
 
 module fanin_rxb_0(d,q,clock);
