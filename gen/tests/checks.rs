@@ -76,6 +76,12 @@ fn impossible_configuration_is_refused() {
         .unwrap_err()
         .to_string()
         .contains("data_w = 128"));
+    let mut c = CoreConfig::by_name("default").unwrap();
+    c.rx_frames = 1000;
+    assert!(fanin_hdl::verilog(&c)
+        .unwrap_err()
+        .to_string()
+        .contains("rx_frames = 1000"));
     assert!(CoreConfig::by_name("nope")
         .unwrap_err()
         .to_string()

@@ -210,6 +210,15 @@ impl CoreConfig {
                 "rx_frames must be at least 2 (one frame arriving while one is processed)".into(),
             );
         }
+        if self.rx_frames > 1024 || self.rx_rows() > 1 << 14 {
+            return bad(format!(
+                "rx_frames = {} needs more than 16384 ingress rows per port ({} rows of {} \
+                 bytes per maximum frame); lower rx_frames or max_frame, or raise engine_w",
+                self.rx_frames,
+                self.frame_rows(),
+                self.engine_w / 8
+            ));
+        }
         Ok(())
     }
 
