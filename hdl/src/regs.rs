@@ -62,7 +62,7 @@ pub const JOB_REGS: &[(u32, &str, &str)] = &[
     (0x34, "job_parent_ip", "Staging: parent IPv4 address."),
     (0x38, "job_parent_udp", "Staging: parent UDP port (bits 15:0)."),
     (0x3c, "job_parent_port", "Staging: egress port toward the parent."),
-    (0x40, "job_commit", "Write an entry index: copies the staged job into that entry, frees its slot copies (busy count to 0, slots_in_use reduced)."),
+    (0x40, "job_commit", "Write an entry index: copies the staged job into that entry, frees its slot copies (busy count to 0, slots_in_use reduced). Two valid entries with one job id: the lower-numbered one is used."),
 ];
 
 /// Child staging registers: (offset from `CHILD_BASE`, name, doc). Committed by `child_commit`.
@@ -223,7 +223,7 @@ impl RegMap {
             0x88,
             "route_commit",
             Access::WO,
-            "Write an entry index: copies the staged route into that entry.",
+            "Write an entry index: copies the staged route into that entry. Two valid entries with one address: the lower-numbered one is used.",
         );
         for (k, c) in Counter::ALL.iter().enumerate() {
             let a = COUNTER_BASE + 8 * k as u32;
