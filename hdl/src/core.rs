@@ -147,6 +147,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Timer-scan ownership of the slot under the pointer, two registered stages.
     own_in: Vec<DFF<bool>>,
     // Pipeline registers that keep the decision logic shallow.
+    la_pc: DFF<Bits<64>>,
+    la_src2: DFF<Bits<4>>,
     la_hdr: DFF<Bits<PARSE_W>>,
     la_len: DFF<Bits<16>>,
     la_udp: DFF<bool>,
@@ -209,7 +211,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pc_route: DFF<bool>,
     pc_bad: DFF<bool>,
     pc_wbad: DFF<bool>,
-    pc_pc: DFF<Bits<64>>,
+    pc_pop: DFF<Bits<8>>,
     pc_count: DFF<Bits<8>>,
     cls: Classify,
     pchk: PopCheck,
@@ -577,6 +579,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             rone: n(nr),
             own_in: n(nj),
             jgen: Default::default(),
+            la_pc: Default::default(),
+            la_src2: Default::default(),
             la_hdr: Default::default(),
             la_len: Default::default(),
             la_udp: Default::default(),
@@ -803,7 +807,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pc_route: Default::default(),
             pc_bad: Default::default(),
             pc_wbad: Default::default(),
-            pc_pc: Default::default(),
+            pc_pop: Default::default(),
             pc_count: Default::default(),
             cls: Default::default(),
             pchk: Default::default(),
@@ -963,7 +967,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             pc_route,
             pc_bad,
             pc_wbad,
-            pc_pc,
+            pc_pop,
             pc_count,
             q_st,
             q_busy_st,
@@ -1103,6 +1107,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             s_misc,
             any_to,
             mq,
+            la_pc,
+            la_src2,
             la_hdr,
             la_len,
             la_udp,
@@ -1387,7 +1393,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // (`la_*`), and the parser on it, so that a frame's fields and checks are ready in
         // the cycle it is taken. `la_ok`: `la_*` hold the picked port's current head (the
         // same port as the cycle before, and no pop in the last three cycles: a pop
-        // changes the head two cycles later).
+        // changes the head two cycles later; `la_pc`, a stage further, comes from the
+        // port of two cycles ago, `la_src2`).
         for p in 0..self.rx.len() {
             if self.pk_idx.q.val() == self.c_idx4[p].val() {
                 self.la_hdr.d.next = self.rx[p].d_hdr.val();
@@ -1398,10 +1405,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
         }
         self.la_src.d.next = self.pk_idx.q.val();
+        self.la_src2.d.next = self.la_src.q.val();
         if self.la_age.q.val() != 3 {
             self.la_age.d.next = self.la_age.q.val() + 1;
         }
-        self.la_ok.next = (self.la_age.q.val() == 3) & (self.la_src.q.val() == self.pk_idx.q.val());
+        self.la_ok.next = (self.la_age.q.val() == 3)
+            & (self.la_src.q.val() == self.pk_idx.q.val())
+            & (self.la_src2.q.val() == self.pk_idx.q.val());
         self.parser.hdr.next = self.la_hdr.q.val();
         self.parser.len.next = self.la_len.q.val();
         self.parser.me_ip.next = self.me_ip.q.val();
@@ -1413,9 +1423,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.cls.route.next = self.pc_route.q.val();
         self.cls.bad.next = self.pc_bad.q.val();
         self.cls.wire_bad.next = self.pc_wbad.q.val();
-        self.pchk.pc.next = self.pc_pc.q.val();
-        self.pchk.count.next = self.pc_count.q.val();
-        self.pc_popok.d.next = self.pchk.ok.val();
+        // The bitmap's population count: per-byte counts registered every cycle from the
+        // look-ahead parser (`la_pc`), summed at the pick (`pc_pop`), compared in PREP2.
+        self.la_pc.d.next = self.parser.c_pc.val();
+        self.pchk.pc.next = self.la_pc.q.val();
+        self.pchk.count.next = self.parser.c_count.val();
+        self.pc_popok.d.next = self.pc_pop.q.val() == self.pc_count.q.val();
         self.cls.pop_ok.next = self.pc_popok.q.val();
         self.pr_kind.next = self.cls.kind.val();
         // Forwarding table (exact match on the destination IPv4 address) and job table
@@ -2358,7 +2371,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pc_route.d.next = self.parser.c_route.val();
             self.pc_bad.d.next = self.parser.c_bad.val();
             self.pc_wbad.d.next = self.parser.c_wire_bad.val();
-            self.pc_pc.d.next = self.parser.c_pc.val();
+            self.pc_pop.d.next = self.pchk.pop.val();
             self.pc_count.d.next = self.parser.c_count.val();
             self.pr_ptype.d.next = self.parser.ptype.val();
             self.pr_src_ip.d.next = self.parser.src_ip.val();

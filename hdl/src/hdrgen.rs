@@ -7,7 +7,8 @@ use crate::ram::ByteSwap;
 use rust_hdl::prelude::*;
 
 /// Header builder in two registered stages: `ld1` registers the fields with the partial
-/// IPv4 checksum and the bitmap's population count; `hdr`/`len` are built from those
+/// IPv4 checksum and the bitmap's population count (whose per-byte counts are registered
+/// every cycle, so `bitmap` must be stable for a cycle before `ld1`); `hdr`/`len` are built from those
 /// registers, and `ld` loads them (or the original header) into the header register.
 /// Output in AXI-Stream byte order (byte 0 in bits 7:0).
 #[derive(LogicBlock, Default)]
@@ -79,6 +80,7 @@ pub struct HdrGen {
     r_cs0: DFF<Bits<20>>,
     r_total: DFF<Bits<16>>,
     r_pc: DFF<Bits<8>>,
+    pcq: DFF<Bits<64>>,
     swap: ByteSwap<512>,
     total: Signal<Local, Bits<16>>,
     cs0: Signal<Local, Bits<20>>,
@@ -100,7 +102,7 @@ impl Logic for HdrGen {
         dff_setup!(
             self, clock, hq, lq, r_dst_mac, r_src_mac, r_src_ip, r_dst_ip, r_src_port, r_dst_port,
             r_ptype, r_flags, r_exp, r_job, r_elements, r_block, r_child, r_bitmap, r_cs0, r_total,
-            r_pc
+            r_pc, pcq
         );
         // Stage 1: the fields, the checksum's sum before folding, the population count.
         self.total.next = (self.elements.val() << 2) + 50;
@@ -116,7 +118,10 @@ impl Logic for HdrGen {
         self.pc2.next = (self.pc1.val() & 0x3333_3333_3333_3333u64)
             + ((self.pc1.val() >> 2) & 0x3333_3333_3333_3333u64);
         self.pc3.next = (self.pc2.val() + (self.pc2.val() >> 4)) & 0x0f0f_0f0f_0f0f_0f0fu64;
-        self.pc4.next = self.pc3.val() + (self.pc3.val() >> 8);
+        // (per-byte counts registered every cycle: `bitmap` must be stable for a cycle
+        // before `ld1`, as it is for the engine's item fields)
+        self.pcq.d.next = self.pc3.val();
+        self.pc4.next = self.pcq.q.val() + (self.pcq.q.val() >> 8);
         self.pc5.next = self.pc4.val() + (self.pc4.val() >> 16);
         self.pc6.next = (self.pc5.val() + (self.pc5.val() >> 32)) & 0x7f;
         if self.ld1.val() {

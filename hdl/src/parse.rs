@@ -232,11 +232,12 @@ pub struct PopCheck {
     pub count: Signal<In, Bits<8>>,
     /// They agree.
     pub ok: Signal<Out, bool>,
+    /// The population count.
+    pub pop: Signal<Out, Bits<8>>,
     s01: Signal<Local, Bits<8>>,
     s23: Signal<Local, Bits<8>>,
     s45: Signal<Local, Bits<8>>,
     s67: Signal<Local, Bits<8>>,
-    pop: Signal<Local, Bits<8>>,
 }
 
 impl Logic for PopCheck {

@@ -59,6 +59,8 @@ pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
     pub c_dw: Constant<Bits<16>>,
     /// Bytes per beat.
     pub c_kb: Constant<Bits<16>>,
+    /// Twice that.
+    pub c_kb2: Constant<Bits<16>>,
     /// log2 of bytes per row.
     pub c_rowlog: Constant<Bits<16>>,
     /// Bytes per row minus one.
@@ -78,11 +80,13 @@ pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
     len: DFF<Bits<16>>,
     row0: DFF<Bits<16>>,
     beat: DFF<Bits<16>>,
-    sent_b: DFF<Bits<16>>,
+    left_b: DFF<Bits<16>>,
     hshift: DFF<Bits<16>>,
     chunk: DFF<Bits<8>>,
     cshift: DFF<Bits<16>>,
-    prow: DFF<Bits<16>>,
+    rpa: DFF<Bits<16>>,
+    rpb: DFF<Bits<16>>,
+    last_q: DFF<bool>,
     dvalid: Signal<Local, bool>,
     ld: Signal<Local, bool>,
     dfill: Signal<Local, Bits<4>>,
@@ -120,6 +124,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
             c_hbeats: Constant::new(((512 / DW) as u64).into()),
             c_dw: Constant::new((DW as u64).into()),
             c_kb: Constant::new(((DW / 8) as u64).into()),
+            c_kb2: Constant::new(((DW / 4) as u64).into()),
             c_rowlog: Constant::new((wbb.trailing_zeros() as u64).into()),
             c_rowmask: Constant::new(((wbb - 1) as u64).into()),
             data: FaninRam::new(rows, 1),
@@ -137,11 +142,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
             len: Default::default(),
             row0: Default::default(),
             beat: Default::default(),
-            sent_b: Default::default(),
+            left_b: Default::default(),
             hshift: Default::default(),
             chunk: Default::default(),
             cshift: Default::default(),
-            prow: Default::default(),
+            rpa: Default::default(),
+            rpb: Default::default(),
+            last_q: Default::default(),
             dvalid: Default::default(),
             ld: Default::default(),
             dfill: Default::default(),
@@ -157,8 +164,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, wrow, frow, rdrow, dw, dwq, dr, busy, hdr, len, row0, beat, sent_b,
-            hshift, chunk, cshift, prow, dr_moved, rdy
+            self, clock, wrow, frow, rdrow, dw, dwq, dr, busy, hdr, len, row0, beat, left_b,
+            hshift, chunk, cshift, rpa, rpb, last_q, dr_moved, rdy
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
@@ -203,8 +210,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
         self.dvalid.next = (self.dwq.q.val() != self.dr.q.val()) & !self.dr_moved.q.val();
         self.dr_moved.d.next = false;
         self.ld.next = false;
-        self.rem.next = self.len.q.val() - self.sent_b.q.val();
-        self.last.next = self.rem.val() <= self.c_kb.val();
+        // Bytes left in the frame (`left_b`, counting down from the length) and "this beat is
+        // the last", both registered a beat ahead.
+        self.rem.next = self.left_b.q.val();
+        self.last.next = self.last_q.q.val();
         self.tvalid.next = self.busy.q.val();
         self.tlast.next = self.busy.q.val() & self.last.val();
         self.tuser.next = false;
@@ -220,19 +229,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
         } else {
             self.tdata.next = bit_cast::<DW, WB>(self.data.rdata.val() >> self.cshift.q.val());
         }
-        self.prow_n.next = self.prow.q.val();
+        self.prow_n.next = self.rpa.q.val();
         if !self.busy.q.val() {
             self.ld.next = self.dvalid.val();
         } else if self.tready.val() {
             self.beat.d.next = self.beat.q.val() + 1;
-            self.sent_b.d.next = self.sent_b.q.val() + self.c_kb.val();
+            self.left_b.d.next = self.left_b.q.val() - self.c_kb.val();
+            self.last_q.d.next = self.left_b.q.val() <= self.c_kb2.val();
             self.hshift.d.next = self.hshift.q.val() + self.c_dw.val();
             if self.beat.q.val() >= self.c_hbeats.val() {
                 if self.chunk.q.val() == self.c_cmax.val() {
                     self.chunk.d.next = 0.into();
                     self.cshift.d.next = 0.into();
-                    self.prow.d.next = self.prow.q.val() + 1;
-                    self.prow_n.next = self.prow.q.val() + 1;
+                    self.rpa.d.next = self.rpb.q.val();
+                    self.rpb.d.next = self.rpb.q.val() + 1;
+                    self.prow_n.next = self.rpb.q.val();
                 } else {
                     self.chunk.d.next = self.chunk.q.val() + 1;
                     self.cshift.d.next = self.cshift.q.val() + self.c_dw.val();
@@ -254,15 +265,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
             self.len.d.next = self.desc.rdata.val().get_bits::<16>(512);
             self.row0.d.next = self.desc.rdata.val().get_bits::<16>(528);
             self.beat.d.next = 0.into();
-            self.sent_b.d.next = 0.into();
+            self.left_b.d.next = self.desc.rdata.val().get_bits::<16>(512);
+            self.last_q.d.next = self.desc.rdata.val().get_bits::<16>(512) <= self.c_kb.val();
             self.hshift.d.next = 0.into();
             self.chunk.d.next = 0.into();
             self.cshift.d.next = 0.into();
-            self.prow.d.next = 0.into();
+            self.rpa.d.next = self.desc.rdata.val().get_bits::<16>(528);
+            self.rpb.d.next = self.desc.rdata.val().get_bits::<16>(528) + 1;
         }
         // Prefetch: the RAM samples the row the next beat needs.
         if self.busy.q.val() & !self.ld.val() {
-            self.data.raddr.next = bit_cast::<ADDR_W, 16>(self.row0.q.val() + self.prow_n.val());
+            self.data.raddr.next = bit_cast::<ADDR_W, 16>(self.prow_n.val());
         } else {
             self.data.raddr.next =
                 bit_cast::<ADDR_W, 16>(self.desc.rdata.val().get_bits::<16>(528));

@@ -181,6 +181,7 @@ fn header_builder_matches_to_frame() {
         uut.block.next = (repr.block as u64).into();
         uut.child.next = (repr.child as u64).into();
         uut.bitmap.next = repr.bitmap.into();
+        tick(&mut uut, |u| &mut u.clock);
         uut.ld1.next = true;
         tick(&mut uut, |u| &mut u.clock);
         // Stage 1 registered the fields; a changed input no longer matters.

@@ -726,6 +726,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  own_in$15$d;
     wire  own_in$15$q;
     reg  own_in$15$clock;
+    reg  [63:0] la_pc$d;
+    wire  [63:0] la_pc$q;
+    reg  la_pc$clock;
+    reg  [3:0] la_src2$d;
+    wire  [3:0] la_src2$q;
+    reg  la_src2$clock;
     reg  [639:0] la_hdr$d;
     wire  [639:0] la_hdr$q;
     reg  la_hdr$clock;
@@ -903,9 +909,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  pc_wbad$d;
     wire  pc_wbad$q;
     reg  pc_wbad$clock;
-    reg  [63:0] pc_pc$d;
-    wire  [63:0] pc_pc$q;
-    reg  pc_pc$clock;
+    reg  [7:0] pc_pop$d;
+    wire  [7:0] pc_pop$q;
+    reg  pc_pop$clock;
     reg  [7:0] pc_count$d;
     wire  [7:0] pc_count$q;
     reg  pc_count$clock;
@@ -919,6 +925,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] pchk$pc;
     reg  [7:0] pchk$count;
     wire  pchk$ok;
+    wire  [7:0] pchk$pop;
     reg  [2:0] q_st$d;
     wire  [2:0] q_st$q;
     reg  q_st$clock;
@@ -2829,6 +2836,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(own_in$15$q),
         .clock(own_in$15$clock)
     );
+    fanin_la_pc la_pc(
+        .d(la_pc$d),
+        .q(la_pc$q),
+        .clock(la_pc$clock)
+    );
+    fanin_la_src2 la_src2(
+        .d(la_src2$d),
+        .q(la_src2$q),
+        .clock(la_src2$clock)
+    );
     fanin_la_hdr la_hdr(
         .d(la_hdr$d),
         .q(la_hdr$q),
@@ -3124,10 +3141,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pc_wbad$q),
         .clock(pc_wbad$clock)
     );
-    fanin_pc_pc pc_pc(
-        .d(pc_pc$d),
-        .q(pc_pc$q),
-        .clock(pc_pc$clock)
+    fanin_pc_pop pc_pop(
+        .d(pc_pop$d),
+        .q(pc_pop$q),
+        .clock(pc_pop$clock)
     );
     fanin_pc_count pc_count(
         .d(pc_count$d),
@@ -3146,7 +3163,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     fanin_pchk pchk(
         .pc(pchk$pc),
         .count(pchk$count),
-        .ok(pchk$ok)
+        .ok(pchk$ok),
+        .pop(pchk$pop)
     );
     fanin_q_st q_st(
         .d(q_st$d),
@@ -4755,7 +4773,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_route$clock = clock;
         pc_bad$clock = clock;
         pc_wbad$clock = clock;
-        pc_pc$clock = clock;
+        pc_pop$clock = clock;
         pc_count$clock = clock;
         q_st$clock = clock;
         q_busy_st$clock = clock;
@@ -4895,6 +4913,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         s_misc$clock = clock;
         any_to$clock = clock;
         mq$clock = clock;
+        la_pc$clock = clock;
+        la_src2$clock = clock;
         la_hdr$clock = clock;
         la_len$clock = clock;
         la_udp$clock = clock;
@@ -4952,7 +4972,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_route$d = pc_route$q;
         pc_bad$d = pc_bad$q;
         pc_wbad$d = pc_wbad$q;
-        pc_pc$d = pc_pc$q;
+        pc_pop$d = pc_pop$q;
         pc_count$d = pc_count$q;
         q_st$d = q_st$q;
         q_busy_st$d = q_busy_st$q;
@@ -5092,6 +5112,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         s_misc$d = s_misc$q;
         any_to$d = any_to$q;
         mq$d = mq$q;
+        la_pc$d = la_pc$q;
+        la_src2$d = la_src2$q;
         la_hdr$d = la_hdr$q;
         la_len$d = la_len$q;
         la_udp$d = la_udp$q;
@@ -6071,10 +6093,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             la_row$d = rx$3$d_row;
         end
         la_src$d = pk_idx$q;
+        la_src2$d = la_src$q;
         if (la_age$q != 32'h3) begin
             la_age$d = la_age$q + 32'h1;
         end
-        la_ok = (la_age$q == 32'h3) & (la_src$q == pk_idx$q);
+        la_ok = (la_age$q == 32'h3) & (la_src$q == pk_idx$q) & (la_src2$q == pk_idx$q);
         parser$hdr = la_hdr$q;
         parser$len = la_len$q;
         parser$me_ip = me_ip$q;
@@ -6086,9 +6109,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cls$route = pc_route$q;
         cls$bad = pc_bad$q;
         cls$wire_bad = pc_wbad$q;
-        pchk$pc = pc_pc$q;
-        pchk$count = pc_count$q;
-        pc_popok$d = pchk$ok;
+        la_pc$d = parser$c_pc;
+        pchk$pc = la_pc$q;
+        pchk$count = parser$c_count;
+        pc_popok$d = pc_pop$q == pc_count$q;
         cls$pop_ok = pc_popok$q;
         pr_kind = cls$kind;
         rpre$0 = 1'b0;
@@ -7363,7 +7387,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             pc_route$d = parser$c_route;
             pc_bad$d = parser$c_bad;
             pc_wbad$d = parser$c_wire_bad;
-            pc_pc$d = parser$c_pc;
+            pc_pop$d = pchk$pop;
             pc_count$d = parser$c_count;
             pr_ptype$d = parser$ptype;
             pr_src_ip$d = parser$src_ip;
@@ -10681,6 +10705,9 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     reg  [7:0] r_pc$d;
     wire  [7:0] r_pc$q;
     reg  r_pc$clock;
+    reg  [63:0] pcq$d;
+    wire  [63:0] pcq$q;
+    reg  pcq$clock;
     reg  [511:0] swap$a;
     wire  [511:0] swap$y;
     
@@ -10794,6 +10821,11 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         .q(r_pc$q),
         .clock(r_pc$clock)
     );
+    fanin_hg_pcq pcq(
+        .d(pcq$d),
+        .q(pcq$q),
+        .clock(pcq$clock)
+    );
     fanin_hg_swap swap(
         .a(swap$a),
         .y(swap$y)
@@ -10820,6 +10852,7 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         r_cs0$clock = clock;
         r_total$clock = clock;
         r_pc$clock = clock;
+        pcq$clock = clock;
         hq$d = hq$q;
         lq$d = lq$q;
         r_dst_mac$d = r_dst_mac$q;
@@ -10839,12 +10872,14 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         r_cs0$d = r_cs0$q;
         r_total$d = r_total$q;
         r_pc$d = r_pc$q;
+        pcq$d = pcq$q;
         total = (elements << 32'h2) + 32'h32;
         cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
         pc1 = bitmap - ((bitmap >> 32'h1) & 64'h5555555555555555);
         pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
         pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-        pc4 = pc3 + (pc3 >> 32'h8);
+        pcq$d = pc3;
+        pc4 = pcq$q + (pcq$q >> 32'h8);
         pc5 = pc4 + (pc4 >> 32'h10);
         pc6 = (pc5 + (pc5 >> 32'h20)) & 32'h7f;
         if (ld1) begin
@@ -10926,6 +10961,25 @@ module fanin_hg_lq(d,q,clock);
     end
           
 endmodule // fanin_hg_lq
+
+
+module fanin_hg_pcq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hg_pcq
 
 
 module fanin_hg_r_bitmap(d,q,clock);
@@ -12900,6 +12954,25 @@ module fanin_la_len(d,q,clock);
 endmodule // fanin_la_len
 
 
+module fanin_la_pc(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_pc
+
+
 module fanin_la_row(d,q,clock);
     
     // Module arguments
@@ -12936,6 +13009,25 @@ module fanin_la_src(d,q,clock);
     end
           
 endmodule // fanin_la_src
+
+
+module fanin_la_src2(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_src2
 
 
 module fanin_la_udp(d,q,clock);
@@ -13957,6 +14049,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     reg  [63:0] pchk$pc;
     reg  [7:0] pchk$count;
     wire  pchk$ok;
+    wire  [7:0] pchk$pop;
     reg  [639:0] swap$a;
     wire  [639:0] swap$y;
     
@@ -13990,7 +14083,8 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     fanin_parser_pchk pchk(
         .pc(pchk$pc),
         .count(pchk$count),
-        .ok(pchk$ok)
+        .ok(pchk$ok),
+        .pop(pchk$pop)
     );
     fanin_parser_swap swap(
         .a(swap$a),
@@ -14082,19 +14176,19 @@ module fanin_parser_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
 endmodule // fanin_parser_cls
 
 
-module fanin_parser_pchk(pc,count,ok);
+module fanin_parser_pchk(pc,count,ok,pop);
     
     // Module arguments
     input wire  [63:0] pc;
     input wire  [7:0] count;
     output reg  ok;
+    output reg  [7:0] pop;
     
     // Local signals
     reg  [7:0] s01;
     reg  [7:0] s23;
     reg  [7:0] s45;
     reg  [7:0] s67;
-    reg  [7:0] pop;
     
     // Update code
     always @(*) begin
@@ -14196,23 +14290,23 @@ module fanin_pc_non_ip(d,q,clock);
 endmodule // fanin_pc_non_ip
 
 
-module fanin_pc_pc(d,q,clock);
+module fanin_pc_pop(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [7:0] d;
+    output reg  [7:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 8'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_pc_pc
+endmodule // fanin_pc_pop
 
 
 module fanin_pc_popok(d,q,clock);
@@ -14272,19 +14366,19 @@ module fanin_pc_wbad(d,q,clock);
 endmodule // fanin_pc_wbad
 
 
-module fanin_pchk(pc,count,ok);
+module fanin_pchk(pc,count,ok,pop);
     
     // Module arguments
     input wire  [63:0] pc;
     input wire  [7:0] count;
     output reg  ok;
+    output reg  [7:0] pop;
     
     // Local signals
     reg  [7:0] s01;
     reg  [7:0] s23;
     reg  [7:0] s45;
     reg  [7:0] s67;
-    reg  [7:0] pop;
     
     // Update code
     always @(*) begin
@@ -26329,6 +26423,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
+    localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
     
@@ -26384,9 +26479,9 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] beat$d;
     wire  [15:0] beat$q;
     reg  beat$clock;
-    reg  [15:0] sent_b$d;
-    wire  [15:0] sent_b$q;
-    reg  sent_b$clock;
+    reg  [15:0] left_b$d;
+    wire  [15:0] left_b$q;
+    reg  left_b$clock;
     reg  [15:0] hshift$d;
     wire  [15:0] hshift$q;
     reg  hshift$clock;
@@ -26396,9 +26491,15 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] cshift$d;
     wire  [15:0] cshift$q;
     reg  cshift$clock;
-    reg  [15:0] prow$d;
-    wire  [15:0] prow$q;
-    reg  prow$clock;
+    reg  [15:0] rpa$d;
+    wire  [15:0] rpa$q;
+    reg  rpa$clock;
+    reg  [15:0] rpb$d;
+    wire  [15:0] rpb$q;
+    reg  rpb$clock;
+    reg  last_q$d;
+    wire  last_q$q;
+    reg  last_q$clock;
     
     // Local signals
     reg  dvalid;
@@ -26491,10 +26592,10 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(beat$q),
         .clock(beat$clock)
     );
-    fanin_tx_0_sent_b sent_b(
-        .d(sent_b$d),
-        .q(sent_b$q),
-        .clock(sent_b$clock)
+    fanin_tx_0_left_b left_b(
+        .d(left_b$d),
+        .q(left_b$q),
+        .clock(left_b$clock)
     );
     fanin_tx_0_hshift hshift(
         .d(hshift$d),
@@ -26511,10 +26612,20 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(cshift$q),
         .clock(cshift$clock)
     );
-    fanin_tx_0_prow prow(
-        .d(prow$d),
-        .q(prow$q),
-        .clock(prow$clock)
+    fanin_tx_0_rpa rpa(
+        .d(rpa$d),
+        .q(rpa$q),
+        .clock(rpa$clock)
+    );
+    fanin_tx_0_rpb rpb(
+        .d(rpb$d),
+        .q(rpb$q),
+        .clock(rpb$clock)
+    );
+    fanin_tx_0_last_q last_q(
+        .d(last_q$d),
+        .q(last_q$q),
+        .clock(last_q$clock)
     );
     
     // Update code
@@ -26530,11 +26641,13 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         len$clock = clock;
         row0$clock = clock;
         beat$clock = clock;
-        sent_b$clock = clock;
+        left_b$clock = clock;
         hshift$clock = clock;
         chunk$clock = clock;
         cshift$clock = clock;
-        prow$clock = clock;
+        rpa$clock = clock;
+        rpb$clock = clock;
+        last_q$clock = clock;
         dr_moved$clock = clock;
         rdy$clock = clock;
         wrow$d = wrow$q;
@@ -26548,11 +26661,13 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         len$d = len$q;
         row0$d = row0$q;
         beat$d = beat$q;
-        sent_b$d = sent_b$q;
+        left_b$d = left_b$q;
         hshift$d = hshift$q;
         chunk$d = chunk$q;
         cshift$d = cshift$q;
-        prow$d = prow$q;
+        rpa$d = rpa$q;
+        rpb$d = rpb$q;
+        last_q$d = last_q$q;
         dr_moved$d = dr_moved$q;
         rdy$d = rdy$q;
         data$clock = clock;
@@ -26589,8 +26704,8 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         dvalid = (dwq$q != dr$q) & ~dr_moved$q;
         dr_moved$d = 1'b0;
         ld = 1'b0;
-        rem = len$q - sent_b$q;
-        last = rem <= c_kb;
+        rem = left_b$q;
+        last = last_q$q;
         tvalid = busy$q;
         tlast = busy$q & last;
         tuser = 1'b0;
@@ -26608,20 +26723,22 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tdata = ((data$rdata >> cshift$q) & 64'hffffffffffffffff);
         end
-        prow_n = prow$q;
+        prow_n = rpa$q;
         if (~busy$q) begin
             ld = dvalid;
         end
         else if (tready) begin
             beat$d = beat$q + 32'h1;
-            sent_b$d = sent_b$q + c_kb;
+            left_b$d = left_b$q - c_kb;
+            last_q$d = left_b$q <= c_kb2;
             hshift$d = hshift$q + c_dw;
             if (beat$q >= c_hbeats) begin
                 if (chunk$q == c_cmax) begin
                     chunk$d = 32'h0;
                     cshift$d = 32'h0;
-                    prow$d = prow$q + 32'h1;
-                    prow_n = prow$q + 32'h1;
+                    rpa$d = rpb$q;
+                    rpb$d = rpb$q + 32'h1;
+                    prow_n = rpb$q;
                 end
                 else begin
                     chunk$d = chunk$q + 32'h1;
@@ -26643,14 +26760,16 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             len$d = desc$rdata[(32'h200)+:(16)];
             row0$d = desc$rdata[(32'h210)+:(16)];
             beat$d = 32'h0;
-            sent_b$d = 32'h0;
+            left_b$d = desc$rdata[(32'h200)+:(16)];
+            last_q$d = desc$rdata[(32'h200)+:(16)] <= c_kb;
             hshift$d = 32'h0;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
-            prow$d = 32'h0;
+            rpa$d = desc$rdata[(32'h210)+:(16)];
+            rpb$d = desc$rdata[(32'h210)+:(16)] + 32'h1;
         end
         if (busy$q & ~ld) begin
-            data$raddr = ((row0$q + prow_n) & 24'hffffff);
+            data$raddr = ((prow_n) & 24'hffffff);
         end
         else begin
             data$raddr = ((desc$rdata[(32'h210)+:(16)]) & 24'hffffff);
@@ -26924,6 +27043,44 @@ module fanin_tx_0_hshift(d,q,clock);
 endmodule // fanin_tx_0_hshift
 
 
+module fanin_tx_0_last_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_0_last_q
+
+
+module fanin_tx_0_left_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_0_left_b
+
+
 module fanin_tx_0_len(d,q,clock);
     
     // Module arguments
@@ -26941,25 +27098,6 @@ module fanin_tx_0_len(d,q,clock);
     end
           
 endmodule // fanin_tx_0_len
-
-
-module fanin_tx_0_prow(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_tx_0_prow
 
 
 module fanin_tx_0_rdrow(d,q,clock);
@@ -27019,7 +27157,7 @@ module fanin_tx_0_row0(d,q,clock);
 endmodule // fanin_tx_0_row0
 
 
-module fanin_tx_0_sent_b(d,q,clock);
+module fanin_tx_0_rpa(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -27035,7 +27173,26 @@ module fanin_tx_0_sent_b(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_tx_0_sent_b
+endmodule // fanin_tx_0_rpa
+
+
+module fanin_tx_0_rpb(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_0_rpb
 
 
 module fanin_tx_0_wrow(d,q,clock);
@@ -27084,6 +27241,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
+    localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
     
@@ -27139,9 +27297,9 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] beat$d;
     wire  [15:0] beat$q;
     reg  beat$clock;
-    reg  [15:0] sent_b$d;
-    wire  [15:0] sent_b$q;
-    reg  sent_b$clock;
+    reg  [15:0] left_b$d;
+    wire  [15:0] left_b$q;
+    reg  left_b$clock;
     reg  [15:0] hshift$d;
     wire  [15:0] hshift$q;
     reg  hshift$clock;
@@ -27151,9 +27309,15 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] cshift$d;
     wire  [15:0] cshift$q;
     reg  cshift$clock;
-    reg  [15:0] prow$d;
-    wire  [15:0] prow$q;
-    reg  prow$clock;
+    reg  [15:0] rpa$d;
+    wire  [15:0] rpa$q;
+    reg  rpa$clock;
+    reg  [15:0] rpb$d;
+    wire  [15:0] rpb$q;
+    reg  rpb$clock;
+    reg  last_q$d;
+    wire  last_q$q;
+    reg  last_q$clock;
     
     // Local signals
     reg  dvalid;
@@ -27246,10 +27410,10 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(beat$q),
         .clock(beat$clock)
     );
-    fanin_tx_1_sent_b sent_b(
-        .d(sent_b$d),
-        .q(sent_b$q),
-        .clock(sent_b$clock)
+    fanin_tx_1_left_b left_b(
+        .d(left_b$d),
+        .q(left_b$q),
+        .clock(left_b$clock)
     );
     fanin_tx_1_hshift hshift(
         .d(hshift$d),
@@ -27266,10 +27430,20 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(cshift$q),
         .clock(cshift$clock)
     );
-    fanin_tx_1_prow prow(
-        .d(prow$d),
-        .q(prow$q),
-        .clock(prow$clock)
+    fanin_tx_1_rpa rpa(
+        .d(rpa$d),
+        .q(rpa$q),
+        .clock(rpa$clock)
+    );
+    fanin_tx_1_rpb rpb(
+        .d(rpb$d),
+        .q(rpb$q),
+        .clock(rpb$clock)
+    );
+    fanin_tx_1_last_q last_q(
+        .d(last_q$d),
+        .q(last_q$q),
+        .clock(last_q$clock)
     );
     
     // Update code
@@ -27285,11 +27459,13 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         len$clock = clock;
         row0$clock = clock;
         beat$clock = clock;
-        sent_b$clock = clock;
+        left_b$clock = clock;
         hshift$clock = clock;
         chunk$clock = clock;
         cshift$clock = clock;
-        prow$clock = clock;
+        rpa$clock = clock;
+        rpb$clock = clock;
+        last_q$clock = clock;
         dr_moved$clock = clock;
         rdy$clock = clock;
         wrow$d = wrow$q;
@@ -27303,11 +27479,13 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         len$d = len$q;
         row0$d = row0$q;
         beat$d = beat$q;
-        sent_b$d = sent_b$q;
+        left_b$d = left_b$q;
         hshift$d = hshift$q;
         chunk$d = chunk$q;
         cshift$d = cshift$q;
-        prow$d = prow$q;
+        rpa$d = rpa$q;
+        rpb$d = rpb$q;
+        last_q$d = last_q$q;
         dr_moved$d = dr_moved$q;
         rdy$d = rdy$q;
         data$clock = clock;
@@ -27344,8 +27522,8 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         dvalid = (dwq$q != dr$q) & ~dr_moved$q;
         dr_moved$d = 1'b0;
         ld = 1'b0;
-        rem = len$q - sent_b$q;
-        last = rem <= c_kb;
+        rem = left_b$q;
+        last = last_q$q;
         tvalid = busy$q;
         tlast = busy$q & last;
         tuser = 1'b0;
@@ -27363,20 +27541,22 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tdata = ((data$rdata >> cshift$q) & 64'hffffffffffffffff);
         end
-        prow_n = prow$q;
+        prow_n = rpa$q;
         if (~busy$q) begin
             ld = dvalid;
         end
         else if (tready) begin
             beat$d = beat$q + 32'h1;
-            sent_b$d = sent_b$q + c_kb;
+            left_b$d = left_b$q - c_kb;
+            last_q$d = left_b$q <= c_kb2;
             hshift$d = hshift$q + c_dw;
             if (beat$q >= c_hbeats) begin
                 if (chunk$q == c_cmax) begin
                     chunk$d = 32'h0;
                     cshift$d = 32'h0;
-                    prow$d = prow$q + 32'h1;
-                    prow_n = prow$q + 32'h1;
+                    rpa$d = rpb$q;
+                    rpb$d = rpb$q + 32'h1;
+                    prow_n = rpb$q;
                 end
                 else begin
                     chunk$d = chunk$q + 32'h1;
@@ -27398,14 +27578,16 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             len$d = desc$rdata[(32'h200)+:(16)];
             row0$d = desc$rdata[(32'h210)+:(16)];
             beat$d = 32'h0;
-            sent_b$d = 32'h0;
+            left_b$d = desc$rdata[(32'h200)+:(16)];
+            last_q$d = desc$rdata[(32'h200)+:(16)] <= c_kb;
             hshift$d = 32'h0;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
-            prow$d = 32'h0;
+            rpa$d = desc$rdata[(32'h210)+:(16)];
+            rpb$d = desc$rdata[(32'h210)+:(16)] + 32'h1;
         end
         if (busy$q & ~ld) begin
-            data$raddr = ((row0$q + prow_n) & 24'hffffff);
+            data$raddr = ((prow_n) & 24'hffffff);
         end
         else begin
             data$raddr = ((desc$rdata[(32'h210)+:(16)]) & 24'hffffff);
@@ -27679,6 +27861,44 @@ module fanin_tx_1_hshift(d,q,clock);
 endmodule // fanin_tx_1_hshift
 
 
+module fanin_tx_1_last_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_1_last_q
+
+
+module fanin_tx_1_left_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_1_left_b
+
+
 module fanin_tx_1_len(d,q,clock);
     
     // Module arguments
@@ -27696,25 +27916,6 @@ module fanin_tx_1_len(d,q,clock);
     end
           
 endmodule // fanin_tx_1_len
-
-
-module fanin_tx_1_prow(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_tx_1_prow
 
 
 module fanin_tx_1_rdrow(d,q,clock);
@@ -27774,7 +27975,7 @@ module fanin_tx_1_row0(d,q,clock);
 endmodule // fanin_tx_1_row0
 
 
-module fanin_tx_1_sent_b(d,q,clock);
+module fanin_tx_1_rpa(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -27790,7 +27991,26 @@ module fanin_tx_1_sent_b(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_tx_1_sent_b
+endmodule // fanin_tx_1_rpa
+
+
+module fanin_tx_1_rpb(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_1_rpb
 
 
 module fanin_tx_1_wrow(d,q,clock);
@@ -27839,6 +28059,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
+    localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
     
@@ -27894,9 +28115,9 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] beat$d;
     wire  [15:0] beat$q;
     reg  beat$clock;
-    reg  [15:0] sent_b$d;
-    wire  [15:0] sent_b$q;
-    reg  sent_b$clock;
+    reg  [15:0] left_b$d;
+    wire  [15:0] left_b$q;
+    reg  left_b$clock;
     reg  [15:0] hshift$d;
     wire  [15:0] hshift$q;
     reg  hshift$clock;
@@ -27906,9 +28127,15 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] cshift$d;
     wire  [15:0] cshift$q;
     reg  cshift$clock;
-    reg  [15:0] prow$d;
-    wire  [15:0] prow$q;
-    reg  prow$clock;
+    reg  [15:0] rpa$d;
+    wire  [15:0] rpa$q;
+    reg  rpa$clock;
+    reg  [15:0] rpb$d;
+    wire  [15:0] rpb$q;
+    reg  rpb$clock;
+    reg  last_q$d;
+    wire  last_q$q;
+    reg  last_q$clock;
     
     // Local signals
     reg  dvalid;
@@ -28001,10 +28228,10 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(beat$q),
         .clock(beat$clock)
     );
-    fanin_tx_2_sent_b sent_b(
-        .d(sent_b$d),
-        .q(sent_b$q),
-        .clock(sent_b$clock)
+    fanin_tx_2_left_b left_b(
+        .d(left_b$d),
+        .q(left_b$q),
+        .clock(left_b$clock)
     );
     fanin_tx_2_hshift hshift(
         .d(hshift$d),
@@ -28021,10 +28248,20 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(cshift$q),
         .clock(cshift$clock)
     );
-    fanin_tx_2_prow prow(
-        .d(prow$d),
-        .q(prow$q),
-        .clock(prow$clock)
+    fanin_tx_2_rpa rpa(
+        .d(rpa$d),
+        .q(rpa$q),
+        .clock(rpa$clock)
+    );
+    fanin_tx_2_rpb rpb(
+        .d(rpb$d),
+        .q(rpb$q),
+        .clock(rpb$clock)
+    );
+    fanin_tx_2_last_q last_q(
+        .d(last_q$d),
+        .q(last_q$q),
+        .clock(last_q$clock)
     );
     
     // Update code
@@ -28040,11 +28277,13 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         len$clock = clock;
         row0$clock = clock;
         beat$clock = clock;
-        sent_b$clock = clock;
+        left_b$clock = clock;
         hshift$clock = clock;
         chunk$clock = clock;
         cshift$clock = clock;
-        prow$clock = clock;
+        rpa$clock = clock;
+        rpb$clock = clock;
+        last_q$clock = clock;
         dr_moved$clock = clock;
         rdy$clock = clock;
         wrow$d = wrow$q;
@@ -28058,11 +28297,13 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         len$d = len$q;
         row0$d = row0$q;
         beat$d = beat$q;
-        sent_b$d = sent_b$q;
+        left_b$d = left_b$q;
         hshift$d = hshift$q;
         chunk$d = chunk$q;
         cshift$d = cshift$q;
-        prow$d = prow$q;
+        rpa$d = rpa$q;
+        rpb$d = rpb$q;
+        last_q$d = last_q$q;
         dr_moved$d = dr_moved$q;
         rdy$d = rdy$q;
         data$clock = clock;
@@ -28099,8 +28340,8 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         dvalid = (dwq$q != dr$q) & ~dr_moved$q;
         dr_moved$d = 1'b0;
         ld = 1'b0;
-        rem = len$q - sent_b$q;
-        last = rem <= c_kb;
+        rem = left_b$q;
+        last = last_q$q;
         tvalid = busy$q;
         tlast = busy$q & last;
         tuser = 1'b0;
@@ -28118,20 +28359,22 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tdata = ((data$rdata >> cshift$q) & 64'hffffffffffffffff);
         end
-        prow_n = prow$q;
+        prow_n = rpa$q;
         if (~busy$q) begin
             ld = dvalid;
         end
         else if (tready) begin
             beat$d = beat$q + 32'h1;
-            sent_b$d = sent_b$q + c_kb;
+            left_b$d = left_b$q - c_kb;
+            last_q$d = left_b$q <= c_kb2;
             hshift$d = hshift$q + c_dw;
             if (beat$q >= c_hbeats) begin
                 if (chunk$q == c_cmax) begin
                     chunk$d = 32'h0;
                     cshift$d = 32'h0;
-                    prow$d = prow$q + 32'h1;
-                    prow_n = prow$q + 32'h1;
+                    rpa$d = rpb$q;
+                    rpb$d = rpb$q + 32'h1;
+                    prow_n = rpb$q;
                 end
                 else begin
                     chunk$d = chunk$q + 32'h1;
@@ -28153,14 +28396,16 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             len$d = desc$rdata[(32'h200)+:(16)];
             row0$d = desc$rdata[(32'h210)+:(16)];
             beat$d = 32'h0;
-            sent_b$d = 32'h0;
+            left_b$d = desc$rdata[(32'h200)+:(16)];
+            last_q$d = desc$rdata[(32'h200)+:(16)] <= c_kb;
             hshift$d = 32'h0;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
-            prow$d = 32'h0;
+            rpa$d = desc$rdata[(32'h210)+:(16)];
+            rpb$d = desc$rdata[(32'h210)+:(16)] + 32'h1;
         end
         if (busy$q & ~ld) begin
-            data$raddr = ((row0$q + prow_n) & 24'hffffff);
+            data$raddr = ((prow_n) & 24'hffffff);
         end
         else begin
             data$raddr = ((desc$rdata[(32'h210)+:(16)]) & 24'hffffff);
@@ -28434,6 +28679,44 @@ module fanin_tx_2_hshift(d,q,clock);
 endmodule // fanin_tx_2_hshift
 
 
+module fanin_tx_2_last_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_2_last_q
+
+
+module fanin_tx_2_left_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_2_left_b
+
+
 module fanin_tx_2_len(d,q,clock);
     
     // Module arguments
@@ -28451,25 +28734,6 @@ module fanin_tx_2_len(d,q,clock);
     end
           
 endmodule // fanin_tx_2_len
-
-
-module fanin_tx_2_prow(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_tx_2_prow
 
 
 module fanin_tx_2_rdrow(d,q,clock);
@@ -28529,7 +28793,7 @@ module fanin_tx_2_row0(d,q,clock);
 endmodule // fanin_tx_2_row0
 
 
-module fanin_tx_2_sent_b(d,q,clock);
+module fanin_tx_2_rpa(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -28545,7 +28809,26 @@ module fanin_tx_2_sent_b(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_tx_2_sent_b
+endmodule // fanin_tx_2_rpa
+
+
+module fanin_tx_2_rpb(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_2_rpb
 
 
 module fanin_tx_2_wrow(d,q,clock);
@@ -28594,6 +28877,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
+    localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
     
@@ -28649,9 +28933,9 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] beat$d;
     wire  [15:0] beat$q;
     reg  beat$clock;
-    reg  [15:0] sent_b$d;
-    wire  [15:0] sent_b$q;
-    reg  sent_b$clock;
+    reg  [15:0] left_b$d;
+    wire  [15:0] left_b$q;
+    reg  left_b$clock;
     reg  [15:0] hshift$d;
     wire  [15:0] hshift$q;
     reg  hshift$clock;
@@ -28661,9 +28945,15 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] cshift$d;
     wire  [15:0] cshift$q;
     reg  cshift$clock;
-    reg  [15:0] prow$d;
-    wire  [15:0] prow$q;
-    reg  prow$clock;
+    reg  [15:0] rpa$d;
+    wire  [15:0] rpa$q;
+    reg  rpa$clock;
+    reg  [15:0] rpb$d;
+    wire  [15:0] rpb$q;
+    reg  rpb$clock;
+    reg  last_q$d;
+    wire  last_q$q;
+    reg  last_q$clock;
     
     // Local signals
     reg  dvalid;
@@ -28756,10 +29046,10 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(beat$q),
         .clock(beat$clock)
     );
-    fanin_tx_3_sent_b sent_b(
-        .d(sent_b$d),
-        .q(sent_b$q),
-        .clock(sent_b$clock)
+    fanin_tx_3_left_b left_b(
+        .d(left_b$d),
+        .q(left_b$q),
+        .clock(left_b$clock)
     );
     fanin_tx_3_hshift hshift(
         .d(hshift$d),
@@ -28776,10 +29066,20 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(cshift$q),
         .clock(cshift$clock)
     );
-    fanin_tx_3_prow prow(
-        .d(prow$d),
-        .q(prow$q),
-        .clock(prow$clock)
+    fanin_tx_3_rpa rpa(
+        .d(rpa$d),
+        .q(rpa$q),
+        .clock(rpa$clock)
+    );
+    fanin_tx_3_rpb rpb(
+        .d(rpb$d),
+        .q(rpb$q),
+        .clock(rpb$clock)
+    );
+    fanin_tx_3_last_q last_q(
+        .d(last_q$d),
+        .q(last_q$q),
+        .clock(last_q$clock)
     );
     
     // Update code
@@ -28795,11 +29095,13 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         len$clock = clock;
         row0$clock = clock;
         beat$clock = clock;
-        sent_b$clock = clock;
+        left_b$clock = clock;
         hshift$clock = clock;
         chunk$clock = clock;
         cshift$clock = clock;
-        prow$clock = clock;
+        rpa$clock = clock;
+        rpb$clock = clock;
+        last_q$clock = clock;
         dr_moved$clock = clock;
         rdy$clock = clock;
         wrow$d = wrow$q;
@@ -28813,11 +29115,13 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         len$d = len$q;
         row0$d = row0$q;
         beat$d = beat$q;
-        sent_b$d = sent_b$q;
+        left_b$d = left_b$q;
         hshift$d = hshift$q;
         chunk$d = chunk$q;
         cshift$d = cshift$q;
-        prow$d = prow$q;
+        rpa$d = rpa$q;
+        rpb$d = rpb$q;
+        last_q$d = last_q$q;
         dr_moved$d = dr_moved$q;
         rdy$d = rdy$q;
         data$clock = clock;
@@ -28854,8 +29158,8 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         dvalid = (dwq$q != dr$q) & ~dr_moved$q;
         dr_moved$d = 1'b0;
         ld = 1'b0;
-        rem = len$q - sent_b$q;
-        last = rem <= c_kb;
+        rem = left_b$q;
+        last = last_q$q;
         tvalid = busy$q;
         tlast = busy$q & last;
         tuser = 1'b0;
@@ -28873,20 +29177,22 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tdata = ((data$rdata >> cshift$q) & 64'hffffffffffffffff);
         end
-        prow_n = prow$q;
+        prow_n = rpa$q;
         if (~busy$q) begin
             ld = dvalid;
         end
         else if (tready) begin
             beat$d = beat$q + 32'h1;
-            sent_b$d = sent_b$q + c_kb;
+            left_b$d = left_b$q - c_kb;
+            last_q$d = left_b$q <= c_kb2;
             hshift$d = hshift$q + c_dw;
             if (beat$q >= c_hbeats) begin
                 if (chunk$q == c_cmax) begin
                     chunk$d = 32'h0;
                     cshift$d = 32'h0;
-                    prow$d = prow$q + 32'h1;
-                    prow_n = prow$q + 32'h1;
+                    rpa$d = rpb$q;
+                    rpb$d = rpb$q + 32'h1;
+                    prow_n = rpb$q;
                 end
                 else begin
                     chunk$d = chunk$q + 32'h1;
@@ -28908,14 +29214,16 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             len$d = desc$rdata[(32'h200)+:(16)];
             row0$d = desc$rdata[(32'h210)+:(16)];
             beat$d = 32'h0;
-            sent_b$d = 32'h0;
+            left_b$d = desc$rdata[(32'h200)+:(16)];
+            last_q$d = desc$rdata[(32'h200)+:(16)] <= c_kb;
             hshift$d = 32'h0;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
-            prow$d = 32'h0;
+            rpa$d = desc$rdata[(32'h210)+:(16)];
+            rpb$d = desc$rdata[(32'h210)+:(16)] + 32'h1;
         end
         if (busy$q & ~ld) begin
-            data$raddr = ((row0$q + prow_n) & 24'hffffff);
+            data$raddr = ((prow_n) & 24'hffffff);
         end
         else begin
             data$raddr = ((desc$rdata[(32'h210)+:(16)]) & 24'hffffff);
@@ -29189,6 +29497,44 @@ module fanin_tx_3_hshift(d,q,clock);
 endmodule // fanin_tx_3_hshift
 
 
+module fanin_tx_3_last_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_3_last_q
+
+
+module fanin_tx_3_left_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_3_left_b
+
+
 module fanin_tx_3_len(d,q,clock);
     
     // Module arguments
@@ -29206,25 +29552,6 @@ module fanin_tx_3_len(d,q,clock);
     end
           
 endmodule // fanin_tx_3_len
-
-
-module fanin_tx_3_prow(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_tx_3_prow
 
 
 module fanin_tx_3_rdrow(d,q,clock);
@@ -29284,7 +29611,7 @@ module fanin_tx_3_row0(d,q,clock);
 endmodule // fanin_tx_3_row0
 
 
-module fanin_tx_3_sent_b(d,q,clock);
+module fanin_tx_3_rpa(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -29300,7 +29627,26 @@ module fanin_tx_3_sent_b(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_tx_3_sent_b
+endmodule // fanin_tx_3_rpa
+
+
+module fanin_tx_3_rpb(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_3_rpb
 
 
 module fanin_tx_3_wrow(d,q,clock);
