@@ -135,9 +135,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     meta: FaninRam<META_W>,
     chram: FaninRam<CHILD_W>,
     // Job table: the packed entries in `jram` (read by index), the lookup keys in
-    // registers (`jk`: control, id, epoch, slot base, count and count - 1), busy counts.
+    // registers (`jk`: control, id, epoch, slot base and count; `jbase`/`jcm`: base and
+    // count - 1 at the slot address width), busy counts.
     jram: FaninRam<JOB_W>,
-    jk: Vec<DFF<Bits<160>>>,
+    jk: Vec<DFF<Bits<128>>>,
     jbusy: Vec<DFF<Bits<32>>>,
     // Job and route lookups: per-entry hits (PREP), first hit one-hot (PREP2).
     jh: Vec<DFF<bool>>,
@@ -146,7 +147,16 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     rone: Vec<DFF<bool>>,
     // Timer-scan ownership of the slot under the pointer, two registered stages.
     own_in: Vec<DFF<bool>>,
+    // Every entry's slot copy address for the frame's block (`2·slot`) and copy bit.
+    jslot: Vec<DFF<Bits<ADDR_W>>>,
+    jbase: Vec<DFF<Bits<ADDR_W>>>,
+    jcm: Vec<DFF<Bits<ADDR_W>>>,
+    pr_blk_a: Signal<Local, Bits<ADDR_W>>,
+    jci: Vec<DFF<bool>>,
     // Pipeline registers that keep the decision logic shallow.
+    e_more: DFF<bool>,
+    e_last: DFF<bool>,
+    la_chk: DFF<Bits<8>>,
     la_pc: DFF<Bits<64>>,
     la_src2: DFF<Bits<4>>,
     la_hdr: DFF<Bits<PARSE_W>>,
@@ -376,9 +386,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jcb: Signal<Local, Bits<64>>,
     chaddr: Signal<Local, Bits<ADDR_W>>,
     slot: Signal<Local, Bits<ADDR_W>>,
-    sb_base: Signal<Local, Bits<32>>,
-    sb_count: Signal<Local, Bits<32>>,
-    sb_cmask: Signal<Local, Bits<32>>,
     m: Signal<Local, Bits<META_W>>,
     m_st: Signal<Local, Bits<3>>,
     m_jidx: Signal<Local, Bits<8>>,
@@ -417,6 +424,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     bz_j: Signal<Local, Bits<8>>,
     jc: Signal<Local, bool>,
     jc_busy: Signal<Local, Bits<32>>,
+    jc_base: Signal<Local, Bits<ADDR_W>>,
+    jc_cm: Signal<Local, Bits<ADDR_W>>,
     jpack: Signal<Local, Bits<JOB_W>>,
     vb: Vec<Signal<Local, Bits<8>>>,
     hb: Vec<Signal<Local, Bits<8>>>,
@@ -578,7 +587,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             rh: n(nr),
             rone: n(nr),
             own_in: n(nj),
+            jslot: n(nj),
+            jbase: n(nj),
+            jcm: n(nj),
+            pr_blk_a: Default::default(),
+            jci: n(nj),
             jgen: Default::default(),
+            e_more: Default::default(),
+            e_last: Default::default(),
+            la_chk: Default::default(),
             la_pc: Default::default(),
             la_src2: Default::default(),
             la_hdr: Default::default(),
@@ -741,9 +758,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             jcb: Default::default(),
             chaddr: Default::default(),
             slot: Default::default(),
-            sb_base: Default::default(),
-            sb_count: Default::default(),
-            sb_cmask: Default::default(),
             m: Default::default(),
             m_st: Default::default(),
             m_jidx: Default::default(),
@@ -782,6 +796,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             bz_j: Default::default(),
             jc: Default::default(),
             jc_busy: Default::default(),
+            jc_base: Default::default(),
+            jc_cm: Default::default(),
             jpack: Default::default(),
             state: Default::default(),
             sel: Default::default(),
@@ -1107,6 +1123,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             s_misc,
             any_to,
             mq,
+            e_more,
+            e_last,
+            la_chk,
             la_pc,
             la_src2,
             la_hdr,
@@ -1167,6 +1186,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.jone[j].d.next = self.jone[j].q.val();
             self.own_in[j].clock.next = self.clock.val();
             self.own_in[j].d.next = self.own_in[j].q.val();
+            self.jslot[j].clock.next = self.clock.val();
+            self.jbase[j].clock.next = self.clock.val();
+            self.jbase[j].d.next = self.jbase[j].q.val();
+            self.jcm[j].clock.next = self.clock.val();
+            self.jcm[j].d.next = self.jcm[j].q.val();
+            self.jci[j].clock.next = self.clock.val();
             self.jbusy[j].clock.next = self.clock.val();
             self.jbusy[j].d.next = self.jbusy[j].q.val();
         }
@@ -1426,6 +1451,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // The bitmap's population count: per-byte counts registered every cycle from the
         // look-ahead parser (`la_pc`), summed at the pick (`pc_pop`), compared in PREP2.
         self.la_pc.d.next = self.parser.c_pc.val();
+        // (the parser's checks, registered alongside)
+        self.la_chk.d.next = bit_cast::<8, 1>(self.parser.c_non_ip.val().into())
+            | (bit_cast::<8, 1>(self.parser.c_ip_bad.val().into()) << 1)
+            | (bit_cast::<8, 1>(self.parser.c_route.val().into()) << 2)
+            | (bit_cast::<8, 1>(self.parser.c_bad.val().into()) << 3)
+            | (bit_cast::<8, 1>(self.parser.c_wire_bad.val().into()) << 4);
         self.pchk.pc.next = self.la_pc.q.val();
         self.pchk.count.next = self.parser.c_count.val();
         self.pc_popok.d.next = self.pc_pop.q.val() == self.pc_count.q.val();
@@ -1500,21 +1531,27 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.ji.q.val()) << self.c_mclog.val())
             | bit_cast::<ADDR_W, 8>(self.ei.q.val());
         // Slot copy of the packet's block: slot_base + (block mod count), copy (block / count) mod 2.
-        // (PARSE: from the matching entry's keys, so that the metadata read starts there.)
-        self.sb_base.next = 0.into();
-        self.sb_count.next = 0.into();
-        self.sb_cmask.next = 0.into();
+        self.pr_blk_a.next = bit_cast::<ADDR_W, 32>(self.pr_block.q.val());
+        // (Every entry's candidate, registered in PREP2 from the entry's keys; PARSE picks
+        // the matching entry's, so that the metadata read starts there.)
+        for j in 0..self.jk.len() {
+            self.jslot[j].d.next = ((self.jbase[j].q.val()
+                + (self.pr_blk_a.val() & self.jcm[j].q.val()))
+                & self.c_smask.val())
+                << 1;
+            self.jci[j].d.next =
+                (self.pr_block.q.val() & self.jk[j].q.val().get_bits::<32>(96)) != 0;
+        }
+        self.slot.next = 0.into();
+        self.ci.next = false;
         for j in 0..self.jone.len() {
             if self.jone[j].q.val() {
-                self.sb_base.next = self.sb_base.val() | self.jk[j].q.val().get_bits::<32>(64);
-                self.sb_count.next = self.sb_count.val() | self.jk[j].q.val().get_bits::<32>(96);
-                self.sb_cmask.next = self.sb_cmask.val() | self.jk[j].q.val().get_bits::<32>(128);
+                self.slot.next = self.slot.val() | self.jslot[j].q.val();
+            }
+            if self.jone[j].q.val() & self.jci[j].q.val() {
+                self.ci.next = true;
             }
         }
-        self.slot.next = (bit_cast::<ADDR_W, 32>(self.sb_base.val())
-            + bit_cast::<ADDR_W, 32>(self.pr_block.q.val() & self.sb_cmask.val()))
-            & self.c_smask.val();
-        self.ci.next = (self.pr_block.q.val() & self.sb_count.val()) != 0;
         self.meta.raddr.next = self.cadr.q.val();
         self.meta.waddr.next = self.cadr.q.val();
         self.meta.wdata.next = 0.into();
@@ -1637,6 +1674,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.rl.d.next = (self.ri.q.val() + 2) >= self.nr1.val();
                 if self.rl.q.val() {
                     self.ri.d.next = 0.into();
+                    self.e_more.d.next = self.b_enr.q.val() != 0;
+                    self.e_last.d.next = self.b_enr.q.val() == 1;
                     if !self.b_emit.q.val() {
                         self.b_done.next = true;
                         self.bstate.d.next = 0.into();
@@ -1685,13 +1724,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // Copy the payload rows (slot rows or ingress rows) to all destination ports
                 // at once, starting when every one of them has room for a maximum frame.
                 if (self.ri.q.val() != 0) | self.all_rdy.val() {
-                    if self.ri.q.val() != self.b_enr.q.val() {
+                    // (`e_more`: ri != b_enr; `e_last`: ri + 1 == b_enr; both registered,
+                    // set at hand-over and updated as ri counts.)
+                    if self.e_more.q.val() {
                         if self.e_slot.q.val() {
                             self.acc.op.next = 3.into();
                         }
                         self.ri.d.next = self.ri.q.val() + 1;
+                        self.e_more.d.next = !self.e_last.q.val();
+                        self.e_last.d.next = (self.ri.q.val() + 2) == self.b_enr.q.val();
                         self.v1.d.next = true;
-                        if (self.ri.q.val() + 1) == self.b_enr.q.val() {
+                        if self.e_last.q.val() {
                             self.bstate.d.next = 8.into();
                         }
                     } else {
@@ -1743,6 +1786,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.cs_v.d.next = false;
                         self.more.d.next = false;
                         self.ri.d.next = 0.into();
+                        self.e_more.d.next = self.b_enr.q.val() != 0;
+                        self.e_last.d.next = self.b_enr.q.val() == 1;
                         self.bstate.d.next = 3.into();
                     } else {
                         self.b_done.next = true;
@@ -1822,6 +1867,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.b_emit.d.next = false;
             self.b_eovf.d.next = false;
             self.ri.d.next = 0.into();
+            self.e_more.d.next = self.b_enr.q.val() != 0;
+            self.e_last.d.next = self.b_enr.q.val() == 1;
             self.ei.d.next = 0.into();
             self.cs_i.d.next = 0.into();
             self.cs_v.d.next = false;
@@ -1881,10 +1928,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.ji.d.next = self.jsel.val();
                 self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << self.c_mclog.val())
                     | (bit_cast::<ADDR_W, 8>(self.pr_child.q.val()) & self.c_mcmask.val());
-                self.cadr.d.next =
-                    (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                self.cadr.d.next = self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
                 self.meta.raddr.next =
-                    (self.slot.val() << 1) | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                    self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
                 if (self.pr_kind.val() == 3) & self.jhit_q.q.val() {
                     self.state.d.next = 2.into();
                 } else if self.b_free.val() {
@@ -1907,6 +1953,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                                 self.ev.next = bits::<32>(1) << 18;
                                 self.e_orig.d.next = true;
                                 self.b_enr.d.next = self.nrows.q.val();
+                                self.e_more.d.next = self.nrows.q.val() != 0;
+                                self.e_last.d.next = self.nrows.q.val() == 1;
                                 self.pmask.d.next = self.rpm.val();
                                 self.h_st.next = 5.into();
                             } else {
@@ -2094,6 +2142,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.o_job.d.next = self.pr_job.q.val();
                     self.o_elements.d.next = self.pr_elements.q.val();
                     self.b_enr.d.next = self.q_rows.q.val();
+                    self.e_more.d.next = self.q_rows.q.val() != 0;
+                    self.e_last.d.next = self.q_rows.q.val() == 1;
                     self.o_block.d.next = self.pr_block.q.val();
                     self.o_child.d.next = self.pr_child.q.val();
                     self.o_bitmap.d.next = self.pr_bitmap.q.val();
@@ -2202,6 +2252,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.o_exp.d.next = self.m_exp.val();
                             self.o_elements.d.next = self.m_elem.val();
                             self.b_enr.d.next = self.rows_m.val();
+                            self.e_more.d.next = self.rows_m.val() != 0;
+                            self.e_last.d.next = self.rows_m.val() == 1;
                             self.o_block.d.next = self.m_block.val();
                             self.o_child.d.next = self.je.q.val().get_bits::<8>(24);
                             self.o_bitmap.d.next = self.m_bitmap.val();
@@ -2217,6 +2269,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.o_exp.d.next = self.m_exp.val();
                             self.o_elements.d.next = self.m_elem.val();
                             self.b_enr.d.next = self.rows_m.val();
+                            self.e_more.d.next = self.rows_m.val() != 0;
+                            self.e_last.d.next = self.rows_m.val() == 1;
                             self.o_block.d.next = self.m_block.val();
                             self.o_bitmap.d.next = self.m_bitmap.val();
                             self.o_dst_mac.d.next = self.pr_src_mac.q.val();
@@ -2293,6 +2347,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.o_job.d.next = self.q_sj.q.val().get_bits::<16>(32);
                         self.o_elements.d.next = self.m_elem.val();
                         self.b_enr.d.next = self.rows_m.val();
+                        self.e_more.d.next = self.rows_m.val() != 0;
+                        self.e_last.d.next = self.rows_m.val() == 1;
                         self.o_block.d.next = self.m_block.val();
                         self.o_child.d.next = self.q_sj.q.val().get_bits::<8>(24);
                         self.o_bitmap.d.next = self.m_bitmap.val();
@@ -2366,11 +2422,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pr_exponent.d.next = self.parser.exponent.val();
             self.pr_flags.d.next = self.parser.flags.val();
             self.pr_job.d.next = self.parser.job.val();
-            self.pc_non_ip.d.next = self.parser.c_non_ip.val();
-            self.pc_ip_bad.d.next = self.parser.c_ip_bad.val();
-            self.pc_route.d.next = self.parser.c_route.val();
-            self.pc_bad.d.next = self.parser.c_bad.val();
-            self.pc_wbad.d.next = self.parser.c_wire_bad.val();
+            self.pc_non_ip.d.next = self.la_chk.q.val().get_bit(0);
+            self.pc_ip_bad.d.next = self.la_chk.q.val().get_bit(1);
+            self.pc_route.d.next = self.la_chk.q.val().get_bit(2);
+            self.pc_bad.d.next = self.la_chk.q.val().get_bit(3);
+            self.pc_wbad.d.next = self.la_chk.q.val().get_bit(4);
             self.pc_pop.d.next = self.pchk.pop.val();
             self.pc_count.d.next = self.parser.c_count.val();
             self.pr_ptype.d.next = self.parser.ptype.val();
@@ -2747,6 +2803,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.cnt[1].d.next = self.cnt[0].q.val() + 1;
         }
         self.jram.wdata.next = self.jpack.val() | (bit_cast::<JOB_W, 16>(self.jgen.q.val()) << 464);
+        self.jc_base.next = bit_cast::<ADDR_W, 32>(self.st_jsbase.q.val());
+        self.jc_cm.next = bit_cast::<ADDR_W, 32>(self.st_jscount.q.val() - 1);
         self.jc_busy.next = 0.into();
         for j in 0..self.jbusy.len() {
             if self.bq_j.q.val() == self.c_idx8[j].val() {
@@ -2760,12 +2818,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             if self.jc_i.q.val() == self.c_idx8[j].val() {
                 self.jc_busy.next = self.jc_busy.val() | self.jbusy[j].q.val();
                 if self.jc_q.q.val() {
-                    self.jk[j].d.next = bit_cast::<160, 48>(self.jpack.val().get_bits::<48>(0))
-                        | (bit_cast::<160, 16>(self.jgen.q.val()) << 48)
-                        | (bit_cast::<160, 64>(self.jpack.val().get_bits::<64>(192)) << 64)
-                        | (bit_cast::<160, 32>(self.st_jscount.q.val() - 1) << 128);
+                    self.jk[j].d.next = bit_cast::<128, 48>(self.jpack.val().get_bits::<48>(0))
+                        | (bit_cast::<128, 16>(self.jgen.q.val()) << 48)
+                        | (bit_cast::<128, 64>(self.jpack.val().get_bits::<64>(192)) << 64);
                     self.jram.we.next = 1.into();
                     self.jbusy[j].d.next = 0.into();
+                    self.jbase[j].d.next = self.jc_base.val();
+                    self.jcm[j].d.next = self.jc_cm.val();
                 }
             }
         }

@@ -390,53 +390,53 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jram$we;
     reg  [23:0] jram$raddr;
     wire  [511:0] jram$rdata;
-    reg  [159:0] jk$0$d;
-    wire  [159:0] jk$0$q;
+    reg  [127:0] jk$0$d;
+    wire  [127:0] jk$0$q;
     reg  jk$0$clock;
-    reg  [159:0] jk$1$d;
-    wire  [159:0] jk$1$q;
+    reg  [127:0] jk$1$d;
+    wire  [127:0] jk$1$q;
     reg  jk$1$clock;
-    reg  [159:0] jk$2$d;
-    wire  [159:0] jk$2$q;
+    reg  [127:0] jk$2$d;
+    wire  [127:0] jk$2$q;
     reg  jk$2$clock;
-    reg  [159:0] jk$3$d;
-    wire  [159:0] jk$3$q;
+    reg  [127:0] jk$3$d;
+    wire  [127:0] jk$3$q;
     reg  jk$3$clock;
-    reg  [159:0] jk$4$d;
-    wire  [159:0] jk$4$q;
+    reg  [127:0] jk$4$d;
+    wire  [127:0] jk$4$q;
     reg  jk$4$clock;
-    reg  [159:0] jk$5$d;
-    wire  [159:0] jk$5$q;
+    reg  [127:0] jk$5$d;
+    wire  [127:0] jk$5$q;
     reg  jk$5$clock;
-    reg  [159:0] jk$6$d;
-    wire  [159:0] jk$6$q;
+    reg  [127:0] jk$6$d;
+    wire  [127:0] jk$6$q;
     reg  jk$6$clock;
-    reg  [159:0] jk$7$d;
-    wire  [159:0] jk$7$q;
+    reg  [127:0] jk$7$d;
+    wire  [127:0] jk$7$q;
     reg  jk$7$clock;
-    reg  [159:0] jk$8$d;
-    wire  [159:0] jk$8$q;
+    reg  [127:0] jk$8$d;
+    wire  [127:0] jk$8$q;
     reg  jk$8$clock;
-    reg  [159:0] jk$9$d;
-    wire  [159:0] jk$9$q;
+    reg  [127:0] jk$9$d;
+    wire  [127:0] jk$9$q;
     reg  jk$9$clock;
-    reg  [159:0] jk$10$d;
-    wire  [159:0] jk$10$q;
+    reg  [127:0] jk$10$d;
+    wire  [127:0] jk$10$q;
     reg  jk$10$clock;
-    reg  [159:0] jk$11$d;
-    wire  [159:0] jk$11$q;
+    reg  [127:0] jk$11$d;
+    wire  [127:0] jk$11$q;
     reg  jk$11$clock;
-    reg  [159:0] jk$12$d;
-    wire  [159:0] jk$12$q;
+    reg  [127:0] jk$12$d;
+    wire  [127:0] jk$12$q;
     reg  jk$12$clock;
-    reg  [159:0] jk$13$d;
-    wire  [159:0] jk$13$q;
+    reg  [127:0] jk$13$d;
+    wire  [127:0] jk$13$q;
     reg  jk$13$clock;
-    reg  [159:0] jk$14$d;
-    wire  [159:0] jk$14$q;
+    reg  [127:0] jk$14$d;
+    wire  [127:0] jk$14$q;
     reg  jk$14$clock;
-    reg  [159:0] jk$15$d;
-    wire  [159:0] jk$15$q;
+    reg  [127:0] jk$15$d;
+    wire  [127:0] jk$15$q;
     reg  jk$15$clock;
     reg  [31:0] jbusy$0$d;
     wire  [31:0] jbusy$0$q;
@@ -726,6 +726,207 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  own_in$15$d;
     wire  own_in$15$q;
     reg  own_in$15$clock;
+    reg  [23:0] jslot$0$d;
+    wire  [23:0] jslot$0$q;
+    reg  jslot$0$clock;
+    reg  [23:0] jslot$1$d;
+    wire  [23:0] jslot$1$q;
+    reg  jslot$1$clock;
+    reg  [23:0] jslot$2$d;
+    wire  [23:0] jslot$2$q;
+    reg  jslot$2$clock;
+    reg  [23:0] jslot$3$d;
+    wire  [23:0] jslot$3$q;
+    reg  jslot$3$clock;
+    reg  [23:0] jslot$4$d;
+    wire  [23:0] jslot$4$q;
+    reg  jslot$4$clock;
+    reg  [23:0] jslot$5$d;
+    wire  [23:0] jslot$5$q;
+    reg  jslot$5$clock;
+    reg  [23:0] jslot$6$d;
+    wire  [23:0] jslot$6$q;
+    reg  jslot$6$clock;
+    reg  [23:0] jslot$7$d;
+    wire  [23:0] jslot$7$q;
+    reg  jslot$7$clock;
+    reg  [23:0] jslot$8$d;
+    wire  [23:0] jslot$8$q;
+    reg  jslot$8$clock;
+    reg  [23:0] jslot$9$d;
+    wire  [23:0] jslot$9$q;
+    reg  jslot$9$clock;
+    reg  [23:0] jslot$10$d;
+    wire  [23:0] jslot$10$q;
+    reg  jslot$10$clock;
+    reg  [23:0] jslot$11$d;
+    wire  [23:0] jslot$11$q;
+    reg  jslot$11$clock;
+    reg  [23:0] jslot$12$d;
+    wire  [23:0] jslot$12$q;
+    reg  jslot$12$clock;
+    reg  [23:0] jslot$13$d;
+    wire  [23:0] jslot$13$q;
+    reg  jslot$13$clock;
+    reg  [23:0] jslot$14$d;
+    wire  [23:0] jslot$14$q;
+    reg  jslot$14$clock;
+    reg  [23:0] jslot$15$d;
+    wire  [23:0] jslot$15$q;
+    reg  jslot$15$clock;
+    reg  [23:0] jbase$0$d;
+    wire  [23:0] jbase$0$q;
+    reg  jbase$0$clock;
+    reg  [23:0] jbase$1$d;
+    wire  [23:0] jbase$1$q;
+    reg  jbase$1$clock;
+    reg  [23:0] jbase$2$d;
+    wire  [23:0] jbase$2$q;
+    reg  jbase$2$clock;
+    reg  [23:0] jbase$3$d;
+    wire  [23:0] jbase$3$q;
+    reg  jbase$3$clock;
+    reg  [23:0] jbase$4$d;
+    wire  [23:0] jbase$4$q;
+    reg  jbase$4$clock;
+    reg  [23:0] jbase$5$d;
+    wire  [23:0] jbase$5$q;
+    reg  jbase$5$clock;
+    reg  [23:0] jbase$6$d;
+    wire  [23:0] jbase$6$q;
+    reg  jbase$6$clock;
+    reg  [23:0] jbase$7$d;
+    wire  [23:0] jbase$7$q;
+    reg  jbase$7$clock;
+    reg  [23:0] jbase$8$d;
+    wire  [23:0] jbase$8$q;
+    reg  jbase$8$clock;
+    reg  [23:0] jbase$9$d;
+    wire  [23:0] jbase$9$q;
+    reg  jbase$9$clock;
+    reg  [23:0] jbase$10$d;
+    wire  [23:0] jbase$10$q;
+    reg  jbase$10$clock;
+    reg  [23:0] jbase$11$d;
+    wire  [23:0] jbase$11$q;
+    reg  jbase$11$clock;
+    reg  [23:0] jbase$12$d;
+    wire  [23:0] jbase$12$q;
+    reg  jbase$12$clock;
+    reg  [23:0] jbase$13$d;
+    wire  [23:0] jbase$13$q;
+    reg  jbase$13$clock;
+    reg  [23:0] jbase$14$d;
+    wire  [23:0] jbase$14$q;
+    reg  jbase$14$clock;
+    reg  [23:0] jbase$15$d;
+    wire  [23:0] jbase$15$q;
+    reg  jbase$15$clock;
+    reg  [23:0] jcm$0$d;
+    wire  [23:0] jcm$0$q;
+    reg  jcm$0$clock;
+    reg  [23:0] jcm$1$d;
+    wire  [23:0] jcm$1$q;
+    reg  jcm$1$clock;
+    reg  [23:0] jcm$2$d;
+    wire  [23:0] jcm$2$q;
+    reg  jcm$2$clock;
+    reg  [23:0] jcm$3$d;
+    wire  [23:0] jcm$3$q;
+    reg  jcm$3$clock;
+    reg  [23:0] jcm$4$d;
+    wire  [23:0] jcm$4$q;
+    reg  jcm$4$clock;
+    reg  [23:0] jcm$5$d;
+    wire  [23:0] jcm$5$q;
+    reg  jcm$5$clock;
+    reg  [23:0] jcm$6$d;
+    wire  [23:0] jcm$6$q;
+    reg  jcm$6$clock;
+    reg  [23:0] jcm$7$d;
+    wire  [23:0] jcm$7$q;
+    reg  jcm$7$clock;
+    reg  [23:0] jcm$8$d;
+    wire  [23:0] jcm$8$q;
+    reg  jcm$8$clock;
+    reg  [23:0] jcm$9$d;
+    wire  [23:0] jcm$9$q;
+    reg  jcm$9$clock;
+    reg  [23:0] jcm$10$d;
+    wire  [23:0] jcm$10$q;
+    reg  jcm$10$clock;
+    reg  [23:0] jcm$11$d;
+    wire  [23:0] jcm$11$q;
+    reg  jcm$11$clock;
+    reg  [23:0] jcm$12$d;
+    wire  [23:0] jcm$12$q;
+    reg  jcm$12$clock;
+    reg  [23:0] jcm$13$d;
+    wire  [23:0] jcm$13$q;
+    reg  jcm$13$clock;
+    reg  [23:0] jcm$14$d;
+    wire  [23:0] jcm$14$q;
+    reg  jcm$14$clock;
+    reg  [23:0] jcm$15$d;
+    wire  [23:0] jcm$15$q;
+    reg  jcm$15$clock;
+    reg  jci$0$d;
+    wire  jci$0$q;
+    reg  jci$0$clock;
+    reg  jci$1$d;
+    wire  jci$1$q;
+    reg  jci$1$clock;
+    reg  jci$2$d;
+    wire  jci$2$q;
+    reg  jci$2$clock;
+    reg  jci$3$d;
+    wire  jci$3$q;
+    reg  jci$3$clock;
+    reg  jci$4$d;
+    wire  jci$4$q;
+    reg  jci$4$clock;
+    reg  jci$5$d;
+    wire  jci$5$q;
+    reg  jci$5$clock;
+    reg  jci$6$d;
+    wire  jci$6$q;
+    reg  jci$6$clock;
+    reg  jci$7$d;
+    wire  jci$7$q;
+    reg  jci$7$clock;
+    reg  jci$8$d;
+    wire  jci$8$q;
+    reg  jci$8$clock;
+    reg  jci$9$d;
+    wire  jci$9$q;
+    reg  jci$9$clock;
+    reg  jci$10$d;
+    wire  jci$10$q;
+    reg  jci$10$clock;
+    reg  jci$11$d;
+    wire  jci$11$q;
+    reg  jci$11$clock;
+    reg  jci$12$d;
+    wire  jci$12$q;
+    reg  jci$12$clock;
+    reg  jci$13$d;
+    wire  jci$13$q;
+    reg  jci$13$clock;
+    reg  jci$14$d;
+    wire  jci$14$q;
+    reg  jci$14$clock;
+    reg  jci$15$d;
+    wire  jci$15$q;
+    reg  jci$15$clock;
+    reg  e_more$d;
+    wire  e_more$q;
+    reg  e_more$clock;
+    reg  e_last$d;
+    wire  e_last$q;
+    reg  e_last$clock;
+    reg  [7:0] la_chk$d;
+    wire  [7:0] la_chk$q;
+    reg  la_chk$clock;
     reg  [63:0] la_pc$d;
     wire  [63:0] la_pc$q;
     reg  la_pc$clock;
@@ -1879,6 +2080,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  rdata_r$clock;
     
     // Local signals
+    reg  [23:0] pr_blk_a;
     reg  [1:0] pr_kind;
     reg  scan_own;
     reg  [3:0] dact;
@@ -1953,9 +2155,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] jcb;
     reg  [23:0] chaddr;
     reg  [23:0] slot;
-    reg  [31:0] sb_base;
-    reg  [31:0] sb_count;
-    reg  [31:0] sb_cmask;
     reg  [191:0] m;
     reg  [2:0] m_st;
     reg  [7:0] m_jidx;
@@ -1994,6 +2193,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] bz_j;
     reg  jc;
     reg  [31:0] jc_busy;
+    reg  [23:0] jc_base;
+    reg  [23:0] jc_cm;
     reg  [511:0] jpack;
     reg  [7:0] vb$0;
     reg  [7:0] vb$1;
@@ -2835,6 +3036,341 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(own_in$15$d),
         .q(own_in$15$q),
         .clock(own_in$15$clock)
+    );
+    fanin_jslot_0 jslot$0(
+        .d(jslot$0$d),
+        .q(jslot$0$q),
+        .clock(jslot$0$clock)
+    );
+    fanin_jslot_1 jslot$1(
+        .d(jslot$1$d),
+        .q(jslot$1$q),
+        .clock(jslot$1$clock)
+    );
+    fanin_jslot_2 jslot$2(
+        .d(jslot$2$d),
+        .q(jslot$2$q),
+        .clock(jslot$2$clock)
+    );
+    fanin_jslot_3 jslot$3(
+        .d(jslot$3$d),
+        .q(jslot$3$q),
+        .clock(jslot$3$clock)
+    );
+    fanin_jslot_4 jslot$4(
+        .d(jslot$4$d),
+        .q(jslot$4$q),
+        .clock(jslot$4$clock)
+    );
+    fanin_jslot_5 jslot$5(
+        .d(jslot$5$d),
+        .q(jslot$5$q),
+        .clock(jslot$5$clock)
+    );
+    fanin_jslot_6 jslot$6(
+        .d(jslot$6$d),
+        .q(jslot$6$q),
+        .clock(jslot$6$clock)
+    );
+    fanin_jslot_7 jslot$7(
+        .d(jslot$7$d),
+        .q(jslot$7$q),
+        .clock(jslot$7$clock)
+    );
+    fanin_jslot_8 jslot$8(
+        .d(jslot$8$d),
+        .q(jslot$8$q),
+        .clock(jslot$8$clock)
+    );
+    fanin_jslot_9 jslot$9(
+        .d(jslot$9$d),
+        .q(jslot$9$q),
+        .clock(jslot$9$clock)
+    );
+    fanin_jslot_10 jslot$10(
+        .d(jslot$10$d),
+        .q(jslot$10$q),
+        .clock(jslot$10$clock)
+    );
+    fanin_jslot_11 jslot$11(
+        .d(jslot$11$d),
+        .q(jslot$11$q),
+        .clock(jslot$11$clock)
+    );
+    fanin_jslot_12 jslot$12(
+        .d(jslot$12$d),
+        .q(jslot$12$q),
+        .clock(jslot$12$clock)
+    );
+    fanin_jslot_13 jslot$13(
+        .d(jslot$13$d),
+        .q(jslot$13$q),
+        .clock(jslot$13$clock)
+    );
+    fanin_jslot_14 jslot$14(
+        .d(jslot$14$d),
+        .q(jslot$14$q),
+        .clock(jslot$14$clock)
+    );
+    fanin_jslot_15 jslot$15(
+        .d(jslot$15$d),
+        .q(jslot$15$q),
+        .clock(jslot$15$clock)
+    );
+    fanin_jbase_0 jbase$0(
+        .d(jbase$0$d),
+        .q(jbase$0$q),
+        .clock(jbase$0$clock)
+    );
+    fanin_jbase_1 jbase$1(
+        .d(jbase$1$d),
+        .q(jbase$1$q),
+        .clock(jbase$1$clock)
+    );
+    fanin_jbase_2 jbase$2(
+        .d(jbase$2$d),
+        .q(jbase$2$q),
+        .clock(jbase$2$clock)
+    );
+    fanin_jbase_3 jbase$3(
+        .d(jbase$3$d),
+        .q(jbase$3$q),
+        .clock(jbase$3$clock)
+    );
+    fanin_jbase_4 jbase$4(
+        .d(jbase$4$d),
+        .q(jbase$4$q),
+        .clock(jbase$4$clock)
+    );
+    fanin_jbase_5 jbase$5(
+        .d(jbase$5$d),
+        .q(jbase$5$q),
+        .clock(jbase$5$clock)
+    );
+    fanin_jbase_6 jbase$6(
+        .d(jbase$6$d),
+        .q(jbase$6$q),
+        .clock(jbase$6$clock)
+    );
+    fanin_jbase_7 jbase$7(
+        .d(jbase$7$d),
+        .q(jbase$7$q),
+        .clock(jbase$7$clock)
+    );
+    fanin_jbase_8 jbase$8(
+        .d(jbase$8$d),
+        .q(jbase$8$q),
+        .clock(jbase$8$clock)
+    );
+    fanin_jbase_9 jbase$9(
+        .d(jbase$9$d),
+        .q(jbase$9$q),
+        .clock(jbase$9$clock)
+    );
+    fanin_jbase_10 jbase$10(
+        .d(jbase$10$d),
+        .q(jbase$10$q),
+        .clock(jbase$10$clock)
+    );
+    fanin_jbase_11 jbase$11(
+        .d(jbase$11$d),
+        .q(jbase$11$q),
+        .clock(jbase$11$clock)
+    );
+    fanin_jbase_12 jbase$12(
+        .d(jbase$12$d),
+        .q(jbase$12$q),
+        .clock(jbase$12$clock)
+    );
+    fanin_jbase_13 jbase$13(
+        .d(jbase$13$d),
+        .q(jbase$13$q),
+        .clock(jbase$13$clock)
+    );
+    fanin_jbase_14 jbase$14(
+        .d(jbase$14$d),
+        .q(jbase$14$q),
+        .clock(jbase$14$clock)
+    );
+    fanin_jbase_15 jbase$15(
+        .d(jbase$15$d),
+        .q(jbase$15$q),
+        .clock(jbase$15$clock)
+    );
+    fanin_jcm_0 jcm$0(
+        .d(jcm$0$d),
+        .q(jcm$0$q),
+        .clock(jcm$0$clock)
+    );
+    fanin_jcm_1 jcm$1(
+        .d(jcm$1$d),
+        .q(jcm$1$q),
+        .clock(jcm$1$clock)
+    );
+    fanin_jcm_2 jcm$2(
+        .d(jcm$2$d),
+        .q(jcm$2$q),
+        .clock(jcm$2$clock)
+    );
+    fanin_jcm_3 jcm$3(
+        .d(jcm$3$d),
+        .q(jcm$3$q),
+        .clock(jcm$3$clock)
+    );
+    fanin_jcm_4 jcm$4(
+        .d(jcm$4$d),
+        .q(jcm$4$q),
+        .clock(jcm$4$clock)
+    );
+    fanin_jcm_5 jcm$5(
+        .d(jcm$5$d),
+        .q(jcm$5$q),
+        .clock(jcm$5$clock)
+    );
+    fanin_jcm_6 jcm$6(
+        .d(jcm$6$d),
+        .q(jcm$6$q),
+        .clock(jcm$6$clock)
+    );
+    fanin_jcm_7 jcm$7(
+        .d(jcm$7$d),
+        .q(jcm$7$q),
+        .clock(jcm$7$clock)
+    );
+    fanin_jcm_8 jcm$8(
+        .d(jcm$8$d),
+        .q(jcm$8$q),
+        .clock(jcm$8$clock)
+    );
+    fanin_jcm_9 jcm$9(
+        .d(jcm$9$d),
+        .q(jcm$9$q),
+        .clock(jcm$9$clock)
+    );
+    fanin_jcm_10 jcm$10(
+        .d(jcm$10$d),
+        .q(jcm$10$q),
+        .clock(jcm$10$clock)
+    );
+    fanin_jcm_11 jcm$11(
+        .d(jcm$11$d),
+        .q(jcm$11$q),
+        .clock(jcm$11$clock)
+    );
+    fanin_jcm_12 jcm$12(
+        .d(jcm$12$d),
+        .q(jcm$12$q),
+        .clock(jcm$12$clock)
+    );
+    fanin_jcm_13 jcm$13(
+        .d(jcm$13$d),
+        .q(jcm$13$q),
+        .clock(jcm$13$clock)
+    );
+    fanin_jcm_14 jcm$14(
+        .d(jcm$14$d),
+        .q(jcm$14$q),
+        .clock(jcm$14$clock)
+    );
+    fanin_jcm_15 jcm$15(
+        .d(jcm$15$d),
+        .q(jcm$15$q),
+        .clock(jcm$15$clock)
+    );
+    fanin_jci_0 jci$0(
+        .d(jci$0$d),
+        .q(jci$0$q),
+        .clock(jci$0$clock)
+    );
+    fanin_jci_1 jci$1(
+        .d(jci$1$d),
+        .q(jci$1$q),
+        .clock(jci$1$clock)
+    );
+    fanin_jci_2 jci$2(
+        .d(jci$2$d),
+        .q(jci$2$q),
+        .clock(jci$2$clock)
+    );
+    fanin_jci_3 jci$3(
+        .d(jci$3$d),
+        .q(jci$3$q),
+        .clock(jci$3$clock)
+    );
+    fanin_jci_4 jci$4(
+        .d(jci$4$d),
+        .q(jci$4$q),
+        .clock(jci$4$clock)
+    );
+    fanin_jci_5 jci$5(
+        .d(jci$5$d),
+        .q(jci$5$q),
+        .clock(jci$5$clock)
+    );
+    fanin_jci_6 jci$6(
+        .d(jci$6$d),
+        .q(jci$6$q),
+        .clock(jci$6$clock)
+    );
+    fanin_jci_7 jci$7(
+        .d(jci$7$d),
+        .q(jci$7$q),
+        .clock(jci$7$clock)
+    );
+    fanin_jci_8 jci$8(
+        .d(jci$8$d),
+        .q(jci$8$q),
+        .clock(jci$8$clock)
+    );
+    fanin_jci_9 jci$9(
+        .d(jci$9$d),
+        .q(jci$9$q),
+        .clock(jci$9$clock)
+    );
+    fanin_jci_10 jci$10(
+        .d(jci$10$d),
+        .q(jci$10$q),
+        .clock(jci$10$clock)
+    );
+    fanin_jci_11 jci$11(
+        .d(jci$11$d),
+        .q(jci$11$q),
+        .clock(jci$11$clock)
+    );
+    fanin_jci_12 jci$12(
+        .d(jci$12$d),
+        .q(jci$12$q),
+        .clock(jci$12$clock)
+    );
+    fanin_jci_13 jci$13(
+        .d(jci$13$d),
+        .q(jci$13$q),
+        .clock(jci$13$clock)
+    );
+    fanin_jci_14 jci$14(
+        .d(jci$14$d),
+        .q(jci$14$q),
+        .clock(jci$14$clock)
+    );
+    fanin_jci_15 jci$15(
+        .d(jci$15$d),
+        .q(jci$15$q),
+        .clock(jci$15$clock)
+    );
+    fanin_e_more e_more(
+        .d(e_more$d),
+        .q(e_more$q),
+        .clock(e_more$clock)
+    );
+    fanin_e_last e_last(
+        .d(e_last$d),
+        .q(e_last$q),
+        .clock(e_last$clock)
+    );
+    fanin_la_chk la_chk(
+        .d(la_chk$d),
+        .q(la_chk$q),
+        .clock(la_chk$clock)
     );
     fanin_la_pc la_pc(
         .d(la_pc$d),
@@ -4913,6 +5449,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         s_misc$clock = clock;
         any_to$clock = clock;
         mq$clock = clock;
+        e_more$clock = clock;
+        e_last$clock = clock;
+        la_chk$clock = clock;
         la_pc$clock = clock;
         la_src2$clock = clock;
         la_hdr$clock = clock;
@@ -5112,6 +5651,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         s_misc$d = s_misc$q;
         any_to$d = any_to$q;
         mq$d = mq$q;
+        e_more$d = e_more$q;
+        e_last$d = e_last$q;
+        la_chk$d = la_chk$q;
         la_pc$d = la_pc$q;
         la_src2$d = la_src2$q;
         la_hdr$d = la_hdr$q;
@@ -5348,6 +5890,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$0$d = jone$0$q;
         own_in$0$clock = clock;
         own_in$0$d = own_in$0$q;
+        jslot$0$clock = clock;
+        jbase$0$clock = clock;
+        jbase$0$d = jbase$0$q;
+        jcm$0$clock = clock;
+        jcm$0$d = jcm$0$q;
+        jci$0$clock = clock;
         jbusy$0$clock = clock;
         jbusy$0$d = jbusy$0$q;
         jk$1$clock = clock;
@@ -5358,6 +5906,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$1$d = jone$1$q;
         own_in$1$clock = clock;
         own_in$1$d = own_in$1$q;
+        jslot$1$clock = clock;
+        jbase$1$clock = clock;
+        jbase$1$d = jbase$1$q;
+        jcm$1$clock = clock;
+        jcm$1$d = jcm$1$q;
+        jci$1$clock = clock;
         jbusy$1$clock = clock;
         jbusy$1$d = jbusy$1$q;
         jk$2$clock = clock;
@@ -5368,6 +5922,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$2$d = jone$2$q;
         own_in$2$clock = clock;
         own_in$2$d = own_in$2$q;
+        jslot$2$clock = clock;
+        jbase$2$clock = clock;
+        jbase$2$d = jbase$2$q;
+        jcm$2$clock = clock;
+        jcm$2$d = jcm$2$q;
+        jci$2$clock = clock;
         jbusy$2$clock = clock;
         jbusy$2$d = jbusy$2$q;
         jk$3$clock = clock;
@@ -5378,6 +5938,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$3$d = jone$3$q;
         own_in$3$clock = clock;
         own_in$3$d = own_in$3$q;
+        jslot$3$clock = clock;
+        jbase$3$clock = clock;
+        jbase$3$d = jbase$3$q;
+        jcm$3$clock = clock;
+        jcm$3$d = jcm$3$q;
+        jci$3$clock = clock;
         jbusy$3$clock = clock;
         jbusy$3$d = jbusy$3$q;
         jk$4$clock = clock;
@@ -5388,6 +5954,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$4$d = jone$4$q;
         own_in$4$clock = clock;
         own_in$4$d = own_in$4$q;
+        jslot$4$clock = clock;
+        jbase$4$clock = clock;
+        jbase$4$d = jbase$4$q;
+        jcm$4$clock = clock;
+        jcm$4$d = jcm$4$q;
+        jci$4$clock = clock;
         jbusy$4$clock = clock;
         jbusy$4$d = jbusy$4$q;
         jk$5$clock = clock;
@@ -5398,6 +5970,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$5$d = jone$5$q;
         own_in$5$clock = clock;
         own_in$5$d = own_in$5$q;
+        jslot$5$clock = clock;
+        jbase$5$clock = clock;
+        jbase$5$d = jbase$5$q;
+        jcm$5$clock = clock;
+        jcm$5$d = jcm$5$q;
+        jci$5$clock = clock;
         jbusy$5$clock = clock;
         jbusy$5$d = jbusy$5$q;
         jk$6$clock = clock;
@@ -5408,6 +5986,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$6$d = jone$6$q;
         own_in$6$clock = clock;
         own_in$6$d = own_in$6$q;
+        jslot$6$clock = clock;
+        jbase$6$clock = clock;
+        jbase$6$d = jbase$6$q;
+        jcm$6$clock = clock;
+        jcm$6$d = jcm$6$q;
+        jci$6$clock = clock;
         jbusy$6$clock = clock;
         jbusy$6$d = jbusy$6$q;
         jk$7$clock = clock;
@@ -5418,6 +6002,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$7$d = jone$7$q;
         own_in$7$clock = clock;
         own_in$7$d = own_in$7$q;
+        jslot$7$clock = clock;
+        jbase$7$clock = clock;
+        jbase$7$d = jbase$7$q;
+        jcm$7$clock = clock;
+        jcm$7$d = jcm$7$q;
+        jci$7$clock = clock;
         jbusy$7$clock = clock;
         jbusy$7$d = jbusy$7$q;
         jk$8$clock = clock;
@@ -5428,6 +6018,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$8$d = jone$8$q;
         own_in$8$clock = clock;
         own_in$8$d = own_in$8$q;
+        jslot$8$clock = clock;
+        jbase$8$clock = clock;
+        jbase$8$d = jbase$8$q;
+        jcm$8$clock = clock;
+        jcm$8$d = jcm$8$q;
+        jci$8$clock = clock;
         jbusy$8$clock = clock;
         jbusy$8$d = jbusy$8$q;
         jk$9$clock = clock;
@@ -5438,6 +6034,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$9$d = jone$9$q;
         own_in$9$clock = clock;
         own_in$9$d = own_in$9$q;
+        jslot$9$clock = clock;
+        jbase$9$clock = clock;
+        jbase$9$d = jbase$9$q;
+        jcm$9$clock = clock;
+        jcm$9$d = jcm$9$q;
+        jci$9$clock = clock;
         jbusy$9$clock = clock;
         jbusy$9$d = jbusy$9$q;
         jk$10$clock = clock;
@@ -5448,6 +6050,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$10$d = jone$10$q;
         own_in$10$clock = clock;
         own_in$10$d = own_in$10$q;
+        jslot$10$clock = clock;
+        jbase$10$clock = clock;
+        jbase$10$d = jbase$10$q;
+        jcm$10$clock = clock;
+        jcm$10$d = jcm$10$q;
+        jci$10$clock = clock;
         jbusy$10$clock = clock;
         jbusy$10$d = jbusy$10$q;
         jk$11$clock = clock;
@@ -5458,6 +6066,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$11$d = jone$11$q;
         own_in$11$clock = clock;
         own_in$11$d = own_in$11$q;
+        jslot$11$clock = clock;
+        jbase$11$clock = clock;
+        jbase$11$d = jbase$11$q;
+        jcm$11$clock = clock;
+        jcm$11$d = jcm$11$q;
+        jci$11$clock = clock;
         jbusy$11$clock = clock;
         jbusy$11$d = jbusy$11$q;
         jk$12$clock = clock;
@@ -5468,6 +6082,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$12$d = jone$12$q;
         own_in$12$clock = clock;
         own_in$12$d = own_in$12$q;
+        jslot$12$clock = clock;
+        jbase$12$clock = clock;
+        jbase$12$d = jbase$12$q;
+        jcm$12$clock = clock;
+        jcm$12$d = jcm$12$q;
+        jci$12$clock = clock;
         jbusy$12$clock = clock;
         jbusy$12$d = jbusy$12$q;
         jk$13$clock = clock;
@@ -5478,6 +6098,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$13$d = jone$13$q;
         own_in$13$clock = clock;
         own_in$13$d = own_in$13$q;
+        jslot$13$clock = clock;
+        jbase$13$clock = clock;
+        jbase$13$d = jbase$13$q;
+        jcm$13$clock = clock;
+        jcm$13$d = jcm$13$q;
+        jci$13$clock = clock;
         jbusy$13$clock = clock;
         jbusy$13$d = jbusy$13$q;
         jk$14$clock = clock;
@@ -5488,6 +6114,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$14$d = jone$14$q;
         own_in$14$clock = clock;
         own_in$14$d = own_in$14$q;
+        jslot$14$clock = clock;
+        jbase$14$clock = clock;
+        jbase$14$d = jbase$14$q;
+        jcm$14$clock = clock;
+        jcm$14$d = jcm$14$q;
+        jci$14$clock = clock;
         jbusy$14$clock = clock;
         jbusy$14$d = jbusy$14$q;
         jk$15$clock = clock;
@@ -5498,6 +6130,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jone$15$d = jone$15$q;
         own_in$15$clock = clock;
         own_in$15$d = own_in$15$q;
+        jslot$15$clock = clock;
+        jbase$15$clock = clock;
+        jbase$15$d = jbase$15$q;
+        jcm$15$clock = clock;
+        jcm$15$d = jcm$15$q;
+        jci$15$clock = clock;
         jbusy$15$clock = clock;
         jbusy$15$d = jbusy$15$q;
         cnt$0$clock = clock;
@@ -6110,6 +6748,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cls$bad = pc_bad$q;
         cls$wire_bad = pc_wbad$q;
         la_pc$d = parser$c_pc;
+        la_chk$d = ((parser$c_non_ip) & 8'hff) | (((parser$c_ip_bad) & 8'hff) << 32'h1) | (((parser$c_route) & 8'hff) << 32'h2) | (((parser$c_bad) & 8'hff) << 32'h3) | (((parser$c_wire_bad) & 8'hff) << 32'h4);
         pchk$pc = la_pc$q;
         pchk$count = parser$c_count;
         pc_popok$d = pc_pop$q == pc_count$q;
@@ -6467,91 +7106,137 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             own_age$d = own_age$q + 32'h1;
         end
         chaddr = (((ji$q) & 24'hffffff) << c_mclog) | ((ei$q) & 24'hffffff);
-        sb_base = 32'h0;
-        sb_count = 32'h0;
-        sb_cmask = 32'h0;
+        pr_blk_a = ((pr_block$q) & 24'hffffff);
+        jslot$0$d = ((jbase$0$q + (pr_blk_a & jcm$0$q)) & c_smask) << 32'h1;
+        jci$0$d = (pr_block$q & jk$0$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$1$d = ((jbase$1$q + (pr_blk_a & jcm$1$q)) & c_smask) << 32'h1;
+        jci$1$d = (pr_block$q & jk$1$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$2$d = ((jbase$2$q + (pr_blk_a & jcm$2$q)) & c_smask) << 32'h1;
+        jci$2$d = (pr_block$q & jk$2$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$3$d = ((jbase$3$q + (pr_blk_a & jcm$3$q)) & c_smask) << 32'h1;
+        jci$3$d = (pr_block$q & jk$3$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$4$d = ((jbase$4$q + (pr_blk_a & jcm$4$q)) & c_smask) << 32'h1;
+        jci$4$d = (pr_block$q & jk$4$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$5$d = ((jbase$5$q + (pr_blk_a & jcm$5$q)) & c_smask) << 32'h1;
+        jci$5$d = (pr_block$q & jk$5$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$6$d = ((jbase$6$q + (pr_blk_a & jcm$6$q)) & c_smask) << 32'h1;
+        jci$6$d = (pr_block$q & jk$6$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$7$d = ((jbase$7$q + (pr_blk_a & jcm$7$q)) & c_smask) << 32'h1;
+        jci$7$d = (pr_block$q & jk$7$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$8$d = ((jbase$8$q + (pr_blk_a & jcm$8$q)) & c_smask) << 32'h1;
+        jci$8$d = (pr_block$q & jk$8$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$9$d = ((jbase$9$q + (pr_blk_a & jcm$9$q)) & c_smask) << 32'h1;
+        jci$9$d = (pr_block$q & jk$9$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$10$d = ((jbase$10$q + (pr_blk_a & jcm$10$q)) & c_smask) << 32'h1;
+        jci$10$d = (pr_block$q & jk$10$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$11$d = ((jbase$11$q + (pr_blk_a & jcm$11$q)) & c_smask) << 32'h1;
+        jci$11$d = (pr_block$q & jk$11$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$12$d = ((jbase$12$q + (pr_blk_a & jcm$12$q)) & c_smask) << 32'h1;
+        jci$12$d = (pr_block$q & jk$12$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$13$d = ((jbase$13$q + (pr_blk_a & jcm$13$q)) & c_smask) << 32'h1;
+        jci$13$d = (pr_block$q & jk$13$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$14$d = ((jbase$14$q + (pr_blk_a & jcm$14$q)) & c_smask) << 32'h1;
+        jci$14$d = (pr_block$q & jk$14$q[(32'h60)+:(32)]) != 32'h0;
+        jslot$15$d = ((jbase$15$q + (pr_blk_a & jcm$15$q)) & c_smask) << 32'h1;
+        jci$15$d = (pr_block$q & jk$15$q[(32'h60)+:(32)]) != 32'h0;
+        slot = 32'h0;
+        ci = 1'b0;
         if (jone$0$q) begin
-            sb_base = sb_base | jk$0$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$0$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$0$q[(32'h80)+:(32)];
+            slot = slot | jslot$0$q;
+        end
+        if (jone$0$q & jci$0$q) begin
+            ci = 1'b1;
         end
         if (jone$1$q) begin
-            sb_base = sb_base | jk$1$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$1$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$1$q[(32'h80)+:(32)];
+            slot = slot | jslot$1$q;
+        end
+        if (jone$1$q & jci$1$q) begin
+            ci = 1'b1;
         end
         if (jone$2$q) begin
-            sb_base = sb_base | jk$2$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$2$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$2$q[(32'h80)+:(32)];
+            slot = slot | jslot$2$q;
+        end
+        if (jone$2$q & jci$2$q) begin
+            ci = 1'b1;
         end
         if (jone$3$q) begin
-            sb_base = sb_base | jk$3$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$3$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$3$q[(32'h80)+:(32)];
+            slot = slot | jslot$3$q;
+        end
+        if (jone$3$q & jci$3$q) begin
+            ci = 1'b1;
         end
         if (jone$4$q) begin
-            sb_base = sb_base | jk$4$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$4$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$4$q[(32'h80)+:(32)];
+            slot = slot | jslot$4$q;
+        end
+        if (jone$4$q & jci$4$q) begin
+            ci = 1'b1;
         end
         if (jone$5$q) begin
-            sb_base = sb_base | jk$5$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$5$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$5$q[(32'h80)+:(32)];
+            slot = slot | jslot$5$q;
+        end
+        if (jone$5$q & jci$5$q) begin
+            ci = 1'b1;
         end
         if (jone$6$q) begin
-            sb_base = sb_base | jk$6$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$6$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$6$q[(32'h80)+:(32)];
+            slot = slot | jslot$6$q;
+        end
+        if (jone$6$q & jci$6$q) begin
+            ci = 1'b1;
         end
         if (jone$7$q) begin
-            sb_base = sb_base | jk$7$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$7$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$7$q[(32'h80)+:(32)];
+            slot = slot | jslot$7$q;
+        end
+        if (jone$7$q & jci$7$q) begin
+            ci = 1'b1;
         end
         if (jone$8$q) begin
-            sb_base = sb_base | jk$8$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$8$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$8$q[(32'h80)+:(32)];
+            slot = slot | jslot$8$q;
+        end
+        if (jone$8$q & jci$8$q) begin
+            ci = 1'b1;
         end
         if (jone$9$q) begin
-            sb_base = sb_base | jk$9$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$9$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$9$q[(32'h80)+:(32)];
+            slot = slot | jslot$9$q;
+        end
+        if (jone$9$q & jci$9$q) begin
+            ci = 1'b1;
         end
         if (jone$10$q) begin
-            sb_base = sb_base | jk$10$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$10$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$10$q[(32'h80)+:(32)];
+            slot = slot | jslot$10$q;
+        end
+        if (jone$10$q & jci$10$q) begin
+            ci = 1'b1;
         end
         if (jone$11$q) begin
-            sb_base = sb_base | jk$11$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$11$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$11$q[(32'h80)+:(32)];
+            slot = slot | jslot$11$q;
+        end
+        if (jone$11$q & jci$11$q) begin
+            ci = 1'b1;
         end
         if (jone$12$q) begin
-            sb_base = sb_base | jk$12$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$12$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$12$q[(32'h80)+:(32)];
+            slot = slot | jslot$12$q;
+        end
+        if (jone$12$q & jci$12$q) begin
+            ci = 1'b1;
         end
         if (jone$13$q) begin
-            sb_base = sb_base | jk$13$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$13$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$13$q[(32'h80)+:(32)];
+            slot = slot | jslot$13$q;
+        end
+        if (jone$13$q & jci$13$q) begin
+            ci = 1'b1;
         end
         if (jone$14$q) begin
-            sb_base = sb_base | jk$14$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$14$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$14$q[(32'h80)+:(32)];
+            slot = slot | jslot$14$q;
+        end
+        if (jone$14$q & jci$14$q) begin
+            ci = 1'b1;
         end
         if (jone$15$q) begin
-            sb_base = sb_base | jk$15$q[(32'h40)+:(32)];
-            sb_count = sb_count | jk$15$q[(32'h60)+:(32)];
-            sb_cmask = sb_cmask | jk$15$q[(32'h80)+:(32)];
+            slot = slot | jslot$15$q;
         end
-        slot = (((sb_base) & 24'hffffff) + ((pr_block$q & sb_cmask) & 24'hffffff)) & c_smask;
-        ci = (pr_block$q & sb_count) != 32'h0;
+        if (jone$15$q & jci$15$q) begin
+            ci = 1'b1;
+        end
         meta$raddr = cadr$q;
         meta$waddr = cadr$q;
         meta$wdata = 32'h0;
@@ -6654,6 +7339,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     rl$d = (ri$q + 32'h2) >= nr1;
                     if (rl$q) begin
                         ri$d = 32'h0;
+                        e_more$d = b_enr$q != 32'h0;
+                        e_last$d = b_enr$q == 32'h1;
                         if (~b_emit$q) begin
                             b_done = 1'b1;
                             bstate$d = 32'h0;
@@ -6718,13 +7405,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             5:
                 begin
                     if ((ri$q != 32'h0) | all_rdy) begin
-                        if (ri$q != b_enr$q) begin
+                        if (e_more$q) begin
                             if (e_slot$q) begin
                                 acc$op = 32'h3;
                             end
                             ri$d = ri$q + 32'h1;
+                            e_more$d = ~e_last$q;
+                            e_last$d = (ri$q + 32'h2) == b_enr$q;
                             v1$d = 1'b1;
-                            if ((ri$q + 32'h1) == b_enr$q) begin
+                            if (e_last$q) begin
                                 bstate$d = 32'h8;
                             end
                         end
@@ -6781,6 +7470,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             cs_v$d = 1'b0;
                             more$d = 1'b0;
                             ri$d = 32'h0;
+                            e_more$d = b_enr$q != 32'h0;
+                            e_last$d = b_enr$q == 32'h1;
                             bstate$d = 32'h3;
                         end
                         else begin
@@ -6870,6 +7561,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             b_emit$d = 1'b0;
             b_eovf$d = 1'b0;
             ri$d = 32'h0;
+            e_more$d = b_enr$q != 32'h0;
+            e_last$d = b_enr$q == 32'h1;
             ei$d = 32'h0;
             cs_i$d = 32'h0;
             cs_v$d = 1'b0;
@@ -6917,8 +7610,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     ji$d = jsel;
                     chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_child$q) & 24'hffffff) & c_mcmask);
-                    cadr$d = (slot << 32'h1) | ((ci) & 24'hffffff);
-                    meta$raddr = (slot << 32'h1) | ((ci) & 24'hffffff);
+                    cadr$d = slot | ((ci) & 24'hffffff);
+                    meta$raddr = slot | ((ci) & 24'hffffff);
                     if ((pr_kind == 32'h3) & jhit_q$q) begin
                         state$d = 32'h2;
                     end
@@ -6941,6 +7634,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                         ev = ((32'h1) & 32'hffffffff) << 32'h12;
                                         e_orig$d = 1'b1;
                                         b_enr$d = nrows$q;
+                                        e_more$d = nrows$q != 32'h0;
+                                        e_last$d = nrows$q == 32'h1;
                                         pmask$d = rpm;
                                         h_st = 32'h5;
                                     end
@@ -7124,6 +7819,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         o_job$d = pr_job$q;
                         o_elements$d = pr_elements$q;
                         b_enr$d = q_rows$q;
+                        e_more$d = q_rows$q != 32'h0;
+                        e_last$d = q_rows$q == 32'h1;
                         o_block$d = pr_block$q;
                         o_child$d = pr_child$q;
                         o_bitmap$d = pr_bitmap$q;
@@ -7213,6 +7910,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     o_exp$d = m_exp;
                                     o_elements$d = m_elem;
                                     b_enr$d = rows_m;
+                                    e_more$d = rows_m != 32'h0;
+                                    e_last$d = rows_m == 32'h1;
                                     o_block$d = m_block;
                                     o_child$d = je$q[(32'h18)+:(8)];
                                     o_bitmap$d = m_bitmap;
@@ -7228,6 +7927,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     o_exp$d = m_exp;
                                     o_elements$d = m_elem;
                                     b_enr$d = rows_m;
+                                    e_more$d = rows_m != 32'h0;
+                                    e_last$d = rows_m == 32'h1;
                                     o_block$d = m_block;
                                     o_bitmap$d = m_bitmap;
                                     o_dst_mac$d = pr_src_mac$q;
@@ -7296,6 +7997,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             o_job$d = q_sj$q[(32'h20)+:(16)];
                             o_elements$d = m_elem;
                             b_enr$d = rows_m;
+                            e_more$d = rows_m != 32'h0;
+                            e_last$d = rows_m == 32'h1;
                             o_block$d = m_block;
                             o_child$d = q_sj$q[(32'h18)+:(8)];
                             o_bitmap$d = m_bitmap;
@@ -7382,11 +8085,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             pr_exponent$d = parser$exponent;
             pr_flags$d = parser$flags;
             pr_job$d = parser$job;
-            pc_non_ip$d = parser$c_non_ip;
-            pc_ip_bad$d = parser$c_ip_bad;
-            pc_route$d = parser$c_route;
-            pc_bad$d = parser$c_bad;
-            pc_wbad$d = parser$c_wire_bad;
+            pc_non_ip$d = la_chk$q[32'h0];
+            pc_ip_bad$d = la_chk$q[32'h1];
+            pc_route$d = la_chk$q[32'h2];
+            pc_bad$d = la_chk$q[32'h3];
+            pc_wbad$d = la_chk$q[32'h4];
             pc_pop$d = pchk$pop;
             pc_count$d = parser$c_count;
             pr_ptype$d = parser$ptype;
@@ -8539,6 +9242,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             cnt$1$d = cnt$0$q + 32'h1;
         end
         jram$wdata = jpack | (((jgen$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0);
+        jc_base = ((st_jsbase$q) & 24'hffffff);
+        jc_cm = ((st_jscount$q - 32'h1) & 24'hffffff);
         jc_busy = 32'h0;
         if (bq_j$q == c_idx8$0) begin
             if (bq_inc$q) begin
@@ -8551,9 +9256,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$0) begin
             jc_busy = jc_busy | jbusy$0$q;
             if (jc_q$q) begin
-                jk$0$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$0$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$0$d = 32'h0;
+                jbase$0$d = jc_base;
+                jcm$0$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$1) begin
@@ -8567,9 +9274,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$1) begin
             jc_busy = jc_busy | jbusy$1$q;
             if (jc_q$q) begin
-                jk$1$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$1$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$1$d = 32'h0;
+                jbase$1$d = jc_base;
+                jcm$1$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$2) begin
@@ -8583,9 +9292,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$2) begin
             jc_busy = jc_busy | jbusy$2$q;
             if (jc_q$q) begin
-                jk$2$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$2$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$2$d = 32'h0;
+                jbase$2$d = jc_base;
+                jcm$2$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$3) begin
@@ -8599,9 +9310,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$3) begin
             jc_busy = jc_busy | jbusy$3$q;
             if (jc_q$q) begin
-                jk$3$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$3$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$3$d = 32'h0;
+                jbase$3$d = jc_base;
+                jcm$3$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$4) begin
@@ -8615,9 +9328,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$4) begin
             jc_busy = jc_busy | jbusy$4$q;
             if (jc_q$q) begin
-                jk$4$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$4$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$4$d = 32'h0;
+                jbase$4$d = jc_base;
+                jcm$4$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$5) begin
@@ -8631,9 +9346,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$5) begin
             jc_busy = jc_busy | jbusy$5$q;
             if (jc_q$q) begin
-                jk$5$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$5$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$5$d = 32'h0;
+                jbase$5$d = jc_base;
+                jcm$5$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$6) begin
@@ -8647,9 +9364,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$6) begin
             jc_busy = jc_busy | jbusy$6$q;
             if (jc_q$q) begin
-                jk$6$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$6$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$6$d = 32'h0;
+                jbase$6$d = jc_base;
+                jcm$6$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$7) begin
@@ -8663,9 +9382,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$7) begin
             jc_busy = jc_busy | jbusy$7$q;
             if (jc_q$q) begin
-                jk$7$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$7$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$7$d = 32'h0;
+                jbase$7$d = jc_base;
+                jcm$7$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$8) begin
@@ -8679,9 +9400,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$8) begin
             jc_busy = jc_busy | jbusy$8$q;
             if (jc_q$q) begin
-                jk$8$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$8$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$8$d = 32'h0;
+                jbase$8$d = jc_base;
+                jcm$8$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$9) begin
@@ -8695,9 +9418,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$9) begin
             jc_busy = jc_busy | jbusy$9$q;
             if (jc_q$q) begin
-                jk$9$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$9$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$9$d = 32'h0;
+                jbase$9$d = jc_base;
+                jcm$9$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$10) begin
@@ -8711,9 +9436,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$10) begin
             jc_busy = jc_busy | jbusy$10$q;
             if (jc_q$q) begin
-                jk$10$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$10$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$10$d = 32'h0;
+                jbase$10$d = jc_base;
+                jcm$10$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$11) begin
@@ -8727,9 +9454,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$11) begin
             jc_busy = jc_busy | jbusy$11$q;
             if (jc_q$q) begin
-                jk$11$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$11$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$11$d = 32'h0;
+                jbase$11$d = jc_base;
+                jcm$11$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$12) begin
@@ -8743,9 +9472,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$12) begin
             jc_busy = jc_busy | jbusy$12$q;
             if (jc_q$q) begin
-                jk$12$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$12$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$12$d = 32'h0;
+                jbase$12$d = jc_base;
+                jcm$12$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$13) begin
@@ -8759,9 +9490,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$13) begin
             jc_busy = jc_busy | jbusy$13$q;
             if (jc_q$q) begin
-                jk$13$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$13$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$13$d = 32'h0;
+                jbase$13$d = jc_base;
+                jcm$13$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$14) begin
@@ -8775,9 +9508,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$14) begin
             jc_busy = jc_busy | jbusy$14$q;
             if (jc_q$q) begin
-                jk$14$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$14$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$14$d = 32'h0;
+                jbase$14$d = jc_base;
+                jcm$14$d = jc_cm;
             end
         end
         if (bq_j$q == c_idx8$15) begin
@@ -8791,9 +9526,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$15) begin
             jc_busy = jc_busy | jbusy$15$q;
             if (jc_q$q) begin
-                jk$15$d = ((jpack[(32'h0)+:(48)]) & 160'hffffffffffffffffffffffffffffffffffffffff) | (((jgen$q) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jscount$q - 32'h1) & 160'hffffffffffffffffffffffffffffffffffffffff) << 32'h80);
+                jk$15$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$15$d = 32'h0;
+                jbase$15$d = jc_base;
+                jcm$15$d = jc_cm;
             end
         end
         jc_bq$d = jc_busy;
@@ -10467,6 +11204,25 @@ module fanin_dv_3(d,q,clock);
 endmodule // fanin_dv_3
 
 
+module fanin_e_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_e_last
+
+
 module fanin_e_mc(d,q,clock);
     
     // Module arguments
@@ -10484,6 +11240,25 @@ module fanin_e_mc(d,q,clock);
     end
           
 endmodule // fanin_e_mc
+
+
+module fanin_e_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_e_more
 
 
 module fanin_e_orig(d,q,clock);
@@ -11468,6 +12243,310 @@ module fanin_ip_ok(d,q,clock);
 endmodule // fanin_ip_ok
 
 
+module fanin_jbase_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_0
+
+
+module fanin_jbase_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_1
+
+
+module fanin_jbase_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_10
+
+
+module fanin_jbase_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_11
+
+
+module fanin_jbase_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_12
+
+
+module fanin_jbase_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_13
+
+
+module fanin_jbase_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_14
+
+
+module fanin_jbase_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_15
+
+
+module fanin_jbase_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_2
+
+
+module fanin_jbase_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_3
+
+
+module fanin_jbase_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_4
+
+
+module fanin_jbase_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_5
+
+
+module fanin_jbase_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_6
+
+
+module fanin_jbase_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_7
+
+
+module fanin_jbase_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_8
+
+
+module fanin_jbase_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jbase_9
+
+
 module fanin_jbusy_0(d,q,clock);
     
     // Module arguments
@@ -11846,6 +12925,614 @@ module fanin_jc_q(d,q,clock);
     end
           
 endmodule // fanin_jc_q
+
+
+module fanin_jci_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_0
+
+
+module fanin_jci_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_1
+
+
+module fanin_jci_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_10
+
+
+module fanin_jci_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_11
+
+
+module fanin_jci_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_12
+
+
+module fanin_jci_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_13
+
+
+module fanin_jci_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_14
+
+
+module fanin_jci_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_15
+
+
+module fanin_jci_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_2
+
+
+module fanin_jci_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_3
+
+
+module fanin_jci_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_4
+
+
+module fanin_jci_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_5
+
+
+module fanin_jci_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_6
+
+
+module fanin_jci_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_7
+
+
+module fanin_jci_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_8
+
+
+module fanin_jci_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jci_9
+
+
+module fanin_jcm_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_0
+
+
+module fanin_jcm_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_1
+
+
+module fanin_jcm_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_10
+
+
+module fanin_jcm_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_11
+
+
+module fanin_jcm_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_12
+
+
+module fanin_jcm_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_13
+
+
+module fanin_jcm_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_14
+
+
+module fanin_jcm_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_15
+
+
+module fanin_jcm_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_2
+
+
+module fanin_jcm_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_3
+
+
+module fanin_jcm_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_4
+
+
+module fanin_jcm_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_5
+
+
+module fanin_jcm_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_6
+
+
+module fanin_jcm_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_7
+
+
+module fanin_jcm_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_8
+
+
+module fanin_jcm_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jcm_9
 
 
 module fanin_je(d,q,clock);
@@ -12250,13 +13937,13 @@ endmodule // fanin_ji
 module fanin_jk_0(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12269,13 +13956,13 @@ endmodule // fanin_jk_0
 module fanin_jk_1(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12288,13 +13975,13 @@ endmodule // fanin_jk_1
 module fanin_jk_10(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12307,13 +13994,13 @@ endmodule // fanin_jk_10
 module fanin_jk_11(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12326,13 +14013,13 @@ endmodule // fanin_jk_11
 module fanin_jk_12(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12345,13 +14032,13 @@ endmodule // fanin_jk_12
 module fanin_jk_13(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12364,13 +14051,13 @@ endmodule // fanin_jk_13
 module fanin_jk_14(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12383,13 +14070,13 @@ endmodule // fanin_jk_14
 module fanin_jk_15(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12402,13 +14089,13 @@ endmodule // fanin_jk_15
 module fanin_jk_2(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12421,13 +14108,13 @@ endmodule // fanin_jk_2
 module fanin_jk_3(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12440,13 +14127,13 @@ endmodule // fanin_jk_3
 module fanin_jk_4(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12459,13 +14146,13 @@ endmodule // fanin_jk_4
 module fanin_jk_5(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12478,13 +14165,13 @@ endmodule // fanin_jk_5
 module fanin_jk_6(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12497,13 +14184,13 @@ endmodule // fanin_jk_6
 module fanin_jk_7(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12516,13 +14203,13 @@ endmodule // fanin_jk_7
 module fanin_jk_8(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12535,13 +14222,13 @@ endmodule // fanin_jk_8
 module fanin_jk_9(d,q,clock);
     
     // Module arguments
-    input wire  [159:0] d;
-    output reg  [159:0] q;
+    input wire  [127:0] d;
+    output reg  [127:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 160'h0;
+       q = 128'h0;
     end
     
     always @(posedge clock) begin
@@ -12878,6 +14565,310 @@ module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_jram
 
 
+module fanin_jslot_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_0
+
+
+module fanin_jslot_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_1
+
+
+module fanin_jslot_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_10
+
+
+module fanin_jslot_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_11
+
+
+module fanin_jslot_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_12
+
+
+module fanin_jslot_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_13
+
+
+module fanin_jslot_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_14
+
+
+module fanin_jslot_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_15
+
+
+module fanin_jslot_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_2
+
+
+module fanin_jslot_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_3
+
+
+module fanin_jslot_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_4
+
+
+module fanin_jslot_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_5
+
+
+module fanin_jslot_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_6
+
+
+module fanin_jslot_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_7
+
+
+module fanin_jslot_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_8
+
+
+module fanin_jslot_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jslot_9
+
+
 module fanin_la_age(d,q,clock);
     
     // Module arguments
@@ -12895,6 +14886,25 @@ module fanin_la_age(d,q,clock);
     end
           
 endmodule // fanin_la_age
+
+
+module fanin_la_chk(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_chk
 
 
 module fanin_la_hdr(d,q,clock);
