@@ -203,8 +203,9 @@ fn timeout_flushes_partial_aggregates_and_reclaims() {
             tb.src[port_of(&cfg, &p, 0)].push(contrib(&p, 0, 0, &[1; 8]), false);
             tb.src[port_of(&cfg, &p, 1)].push(contrib(&p, 1, 1, &[2; 8]), false);
             // Let the flush and the reclaim happen, then a straggler arrives. A timer sweep
-            // takes at least one cycle per slot of the core: wait for a few of them.
-            for _ in 0..3000.max(3 * core().slots) {
+            // takes at least three cycles per slot of the core (a skipped slot's ownership
+            // test is registered in two stages): wait for a few sweeps.
+            for _ in 0..3000.max(9 * core().slots) {
                 tb.step();
             }
             tb.src[port_of(&cfg, &p, 2)].push(contrib(&p, 2, 0, &[3; 8]), false);
