@@ -28,7 +28,7 @@ pub const OP_MERGE: u64 = 2;
 pub const OP_READ: u64 = 3;
 
 /// Stage 1 of the pipeline as one leaf: the forwarding mux, the per-lane int32 saturating
-/// adders over rows of big-endian (wire order) lanes, and the op mux. `ovf` reports
+/// adders over rows of big-endian (wire order) lanes, and the op mux. `ovl` reports
 /// saturation of a merge in the lanes set in `lm` only (lanes past the block's elements hold
 /// don't-care bytes). One leaf, so that Verilator sees no false combinational loop
 /// through rust-hdl's single `always` block per module.
@@ -50,8 +50,8 @@ pub struct SatAdd<const W: usize> {
     pub cur: Signal<Out, Bits<W>>,
     /// `b` (start), lane-wise saturating `cur + b` (merge) or `cur`.
     pub y: Signal<Out, Bits<W>>,
-    /// A merge saturated a valid lane.
-    pub ovf: Signal<Out, bool>,
+    /// Bit `l`: a merge saturated lane `l`, a valid lane.
+    pub ovl: Signal<Out, Bits<64>>,
 }
 
 fn lane_get<const W: usize>(v: Bits<W>, l: usize) -> i32 {
@@ -83,13 +83,15 @@ impl<const W: usize> Logic for SatAdd<W> {
             self.rdata.val()
         };
         let mut sum = Bits::<W>::default();
-        let mut ovf = false;
+        let mut ovl = 0u64;
         let lm = self.lm.val();
         for l in 0..W / 32 {
             let (s, o) =
                 fanin_proto::model::saturating_add(lane_get(cur, l), lane_get(self.b.val(), l));
             sum = lane_set(sum, l, s);
-            ovf |= o && lm.get_bit(l);
+            if o && lm.get_bit(l) {
+                ovl |= 1 << l;
+            }
         }
         let op = self.op.val().index() as u64;
         self.cur.next = cur;
@@ -98,12 +100,12 @@ impl<const W: usize> Logic for SatAdd<W> {
             OP_MERGE => sum,
             _ => cur,
         };
-        self.ovf.next = op == OP_MERGE && ovf;
+        self.ovl.next = if op == OP_MERGE { ovl.into() } else { 0.into() };
     }
     fn connect(&mut self) {
         self.cur.connect();
         self.y.connect();
-        self.ovf.connect();
+        self.ovl.connect();
     }
     fn hdl(&self) -> Verilog {
         let mut s = String::from(
@@ -139,8 +141,8 @@ impl<const W: usize> Logic for SatAdd<W> {
             ovf.push(format!("(o{l} & lm[{l}])"));
         }
         s.push_str(&format!(
-            "assign ovf = (op == 2'd2) & ({});\nassign y = (op == 2'd1) ? b : (op == 2'd2) ? sum : a;\n",
-            ovf.join(" | ")
+            "assign ovl = {{{}}} & {{64{{op == 2'd2}}}};\nassign y = (op == 2'd1) ? b : (op == 2'd2) ? sum : a;\n",
+            ovf.iter().rev().cloned().collect::<Vec<_>>().join(", ")
         ));
         Verilog::Custom(s)
     }
@@ -203,7 +205,7 @@ pub struct Acc<const W: usize> {
     lm1: DFF<Bits<64>>,
     fwd: DFF<bool>,
     fwd_data: DFF<Bits<W>>,
-    ovf2: DFF<bool>,
+    ovf2: DFF<Bits<64>>,
     we: Signal<Local, bool>,
 }
 
@@ -256,8 +258,9 @@ impl<const W: usize> Logic for Acc<W> {
         self.add.op.next = self.op1.q.val();
         self.add.lm.next = self.lm1.q.val();
         self.rd.next = self.add.cur.val();
-        self.ovf2.d.next = self.add.ovf.val();
-        self.ovf.next = self.ovf2.q.val();
+        // Per-lane saturation registered, ORed at stage 2 (off the adders' path).
+        self.ovf2.d.next = self.add.ovl.val();
+        self.ovf.next = self.ovf2.q.val() != 0;
         self.we.next = (self.op1.q.val() == 1) | (self.op1.q.val() == 2);
         self.ram.waddr.next = self.addr1.q.val();
         self.ram.wdata.next = self.add.y.val();

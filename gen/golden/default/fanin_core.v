@@ -9675,7 +9675,7 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
     reg  [63:0] add$lm;
     wire  [511:0] add$cur;
     wire  [511:0] add$y;
-    wire  add$ovf;
+    wire  [63:0] add$ovl;
     reg  [1:0] op1$d;
     wire  [1:0] op1$q;
     reg  op1$clock;
@@ -9693,8 +9693,8 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
     reg  [511:0] fwd_data$d;
     wire  [511:0] fwd_data$q;
     reg  fwd_data$clock;
-    reg  ovf2$d;
-    wire  ovf2$q;
+    reg  [63:0] ovf2$d;
+    wire  [63:0] ovf2$q;
     reg  ovf2$clock;
     
     // Local signals
@@ -9718,7 +9718,7 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
         .lm(add$lm),
         .cur(add$cur),
         .y(add$y),
-        .ovf(add$ovf)
+        .ovl(add$ovl)
     );
     fanin_acc_op1 op1(
         .d(op1$d),
@@ -9782,8 +9782,8 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
         add$op = op1$q;
         add$lm = lm1$q;
         rd = add$cur;
-        ovf2$d = add$ovf;
-        ovf = ovf2$q;
+        ovf2$d = add$ovl;
+        ovf = ovf2$q != 32'h0;
         we = (op1$q == 32'h1) | (op1$q == 32'h2);
         ram$waddr = addr1$q;
         ram$wdata = add$y;
@@ -9795,7 +9795,7 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
 endmodule // fanin_acc
 
 
-module fanin_acc_add(rdata,fwd,fwd_data,b,op,lm,cur,y,ovf);
+module fanin_acc_add(rdata,fwd,fwd_data,b,op,lm,cur,y,ovl);
     
     // Module arguments
     input wire  [511:0] rdata;
@@ -9806,7 +9806,7 @@ module fanin_acc_add(rdata,fwd,fwd_data,b,op,lm,cur,y,ovf);
     input wire  [63:0] lm;
     output reg  [511:0] cur;
     output reg  [511:0] y;
-    output reg  ovf;
+    output reg  [63:0] ovl;
     
     // Update code (custom)
     wire [511:0] a = fwd ? fwd_data : rdata;
@@ -9908,7 +9908,7 @@ module fanin_acc_add(rdata,fwd,fwd_data,b,op,lm,cur,y,ovf);
     wire o15 = s15[32] ^ s15[31];
     wire [31:0] r15 = o15 ? (s15[32] ? 32'h80000000 : 32'h7fffffff) : s15[31:0];
     assign sum[511:480] = {r15[7:0], r15[15:8], r15[23:16], r15[31:24]};
-    assign ovf = (op == 2'd2) & ((o0 & lm[0]) | (o1 & lm[1]) | (o2 & lm[2]) | (o3 & lm[3]) | (o4 & lm[4]) | (o5 & lm[5]) | (o6 & lm[6]) | (o7 & lm[7]) | (o8 & lm[8]) | (o9 & lm[9]) | (o10 & lm[10]) | (o11 & lm[11]) | (o12 & lm[12]) | (o13 & lm[13]) | (o14 & lm[14]) | (o15 & lm[15]));
+    assign ovl = {(o15 & lm[15]), (o14 & lm[14]), (o13 & lm[13]), (o12 & lm[12]), (o11 & lm[11]), (o10 & lm[10]), (o9 & lm[9]), (o8 & lm[8]), (o7 & lm[7]), (o6 & lm[6]), (o5 & lm[5]), (o4 & lm[4]), (o3 & lm[3]), (o2 & lm[2]), (o1 & lm[1]), (o0 & lm[0])} & {64{op == 2'd2}};
     assign y = (op == 2'd1) ? b : (op == 2'd2) ? sum : a;
 endmodule // fanin_acc_add
 
@@ -10022,13 +10022,13 @@ endmodule // fanin_acc_op1
 module fanin_acc_ovf2(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [63:0] d;
+    output reg  [63:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
