@@ -37,20 +37,22 @@ pub const CHILD_W: usize = 168;
 pub const META_W: usize = 192;
 
 // Front-end states (literals in the HDL: rust-hdl prints named constants as identifiers):
-//  0 IDLE     pick a frame (round robin) or a timer-scan visit
-//  4 PREP     parser on the latched frame; its checks and fields registered
+//  0 IDLE     take the picked frame (`pick_now`, also in DECIDE's hand-over cycle: the
+//             look-ahead has parsed it) or start a timer-scan visit
 //  6 PREP2    population-count check registered; first table hits (one-hot) registered
-//  1 PARSE    forwarding CAM + job CAM; child-table read; hand-over of non-job frames
-//  2 LOOK     child entry latched; slot metadata read; busy count latched
+//  1 PARSE    job index, slot address; job/child/metadata reads; hand-over of non-job frames
+//  2 LOOK     job entry, child entry and metadata registered; busy count latched
 //  5 PRED     the decision's conditions registered
-//  3 DECIDE   the model's contribution/result decision; hand-over of the item
+// 18 DSEL     the decision's branch registered
+//  3 DECIDE   its effects; hand-over of the item
 // 11 SCAN     timer scan: metadata read of (scan_ptr, scan_c)
+// 17 SWAIT    metadata registered
+// 15 SLAT     job-entry read by the copy's entry index; age registered
 // 14 SPRED    the scan decision's conditions registered
 // 12 SDEC     timer scan decision (flush: hand-over / reclaim)
 // 13 SNEXT    next copy / slot
 // Back-end states (`bstate`): 0 idle, 1 RMW, 3 child scan (multicast round), 5 copy rows,
-// 8 first header registered,
-// 6 push descriptors, 7 release only.
+// 8 first header, 6 select / build (two stages) / push descriptors, 7 release only.
 // Parser classes: see `crate::parse::CLASS_*`.
 // Actions chosen in DECIDE: 0 drop, 2 bypass, 4 aggregate (RMW), 5 re-emit, 6 replay.
 
@@ -178,7 +180,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     rhit_q: DFF<bool>,
     pk_any: DFF<bool>,
     pk_idx: DFF<Bits<4>>,
-    pk_len: DFF<Bits<16>>,
     own_q: DFF<bool>,
     own_age: DFF<Bits<2>>,
     q_rows: DFF<Bits<16>>,
@@ -433,13 +434,11 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     onehot: Signal<Local, Bits<8>>,
     any: Signal<Local, bool>,
     pidx: Signal<Local, Bits<4>>,
-    cur_len: Signal<Local, Bits<16>>,
     rx_row_data: Signal<Local, Bits<WB>>,
     ev: Signal<Local, Bits<32>>,
     rx_ev: Vec<Signal<Local, bool>>,
     // Routes.
     route_ip: Vec<DFF<Bits<32>>>,
-    route_port: Vec<DFF<Bits<4>>>,
     route_valid: Vec<DFF<bool>>,
     route_pm: Vec<DFF<Bits<8>>>,
     // Registers.
@@ -616,7 +615,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             rhit_q: Default::default(),
             pk_any: Default::default(),
             pk_idx: Default::default(),
-            pk_len: Default::default(),
             own_q: Default::default(),
             own_age: Default::default(),
             q_rows: Default::default(),
@@ -863,12 +861,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             onehot: Default::default(),
             any: Default::default(),
             pidx: Default::default(),
-            cur_len: Default::default(),
             rx_row_data: Default::default(),
             ev: Default::default(),
             rx_ev: n(p),
             route_ip: n(nr),
-            route_port: n(nr),
             route_valid: n(nr),
             route_pm: n(nr),
             me_ip: Default::default(),
@@ -1145,7 +1141,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             rhit_q,
             pk_any,
             pk_idx,
-            pk_len,
             own_q,
             own_age,
             q_rows,
@@ -1166,8 +1161,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         for r in 0..self.route_ip.len() {
             self.route_ip[r].clock.next = self.clock.val();
             self.route_ip[r].d.next = self.route_ip[r].q.val();
-            self.route_port[r].clock.next = self.clock.val();
-            self.route_port[r].d.next = self.route_port[r].q.val();
             self.route_valid[r].clock.next = self.clock.val();
             self.route_valid[r].d.next = self.route_valid[r].q.val();
             self.route_pm[r].clock.next = self.clock.val();
@@ -1401,19 +1394,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.pidx.next = self.c_idx4[p].val();
             }
         }
-        self.cur_len.next = self.rx[0].d_len.val();
-        for p in 0..self.rx.len() {
-            if self.pidx.val() == self.c_idx4[p].val() {
-                self.cur_len.next = self.rx[p].d_len.val();
-            }
-        }
         // The pick, registered, from the ports' registered `d_valid` (`dv`): IDLE acts on
         // the arbitration of the cycle before. A descriptor only disappears when IDLE pops
         // it (`d_valid` drops the cycle after), and IDLE comes back at least four cycles
         // after a pop, so the registered pick is never stale when it is used.
         self.pk_any.d.next = self.any.val();
         self.pk_idx.d.next = self.pidx.val();
-        self.pk_len.d.next = self.cur_len.val();
         // Look-ahead: the head descriptor of the picked port, registered every cycle
         // (`la_*`), and the parser on it, so that a frame's fields and checks are ready in
         // the cycle it is taken. `la_ok`: `la_*` hold the picked port's current head (the
@@ -1912,14 +1898,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                 }
             }
-            4 => {
-                // PREP: the parser works on the latched frame; its checks and fields are
-                // registered (and the table entries' hits); the frame's payload rows.
-                self.state.d.next = 6.into();
-            }
             6 => {
-                // PREP2: the class from the registered checks, registered; the first hit of
-                // each table.
+                // PREP2: the population-count check and the first hit of each table,
+                // registered.
                 self.state.d.next = 1.into();
             }
             1 => {
@@ -2615,7 +2596,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 for r in 0..self.route_ip.len() {
                     if self.wdata.val().get_bits::<16>(0) == self.c_idx16[r].val() {
                         self.route_ip[r].d.next = self.st_route_ip.q.val();
-                        self.route_port[r].d.next = self.st_route_port.q.val().get_bits::<4>(0);
                         self.route_valid[r].d.next = self.st_route_port.q.val().get_bit(7);
                         self.route_pm[r].d.next = bits::<8>(1)
                             << bit_cast::<8, 4>(self.st_route_port.q.val().get_bits::<4>(0));

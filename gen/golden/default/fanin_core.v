@@ -990,9 +990,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [3:0] pk_idx$d;
     wire  [3:0] pk_idx$q;
     reg  pk_idx$clock;
-    reg  [15:0] pk_len$d;
-    wire  [15:0] pk_len$q;
-    reg  pk_len$clock;
     reg  own_q$d;
     wire  own_q$q;
     reg  own_q$clock;
@@ -1559,54 +1556,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] route_ip$15$d;
     wire  [31:0] route_ip$15$q;
     reg  route_ip$15$clock;
-    reg  [3:0] route_port$0$d;
-    wire  [3:0] route_port$0$q;
-    reg  route_port$0$clock;
-    reg  [3:0] route_port$1$d;
-    wire  [3:0] route_port$1$q;
-    reg  route_port$1$clock;
-    reg  [3:0] route_port$2$d;
-    wire  [3:0] route_port$2$q;
-    reg  route_port$2$clock;
-    reg  [3:0] route_port$3$d;
-    wire  [3:0] route_port$3$q;
-    reg  route_port$3$clock;
-    reg  [3:0] route_port$4$d;
-    wire  [3:0] route_port$4$q;
-    reg  route_port$4$clock;
-    reg  [3:0] route_port$5$d;
-    wire  [3:0] route_port$5$q;
-    reg  route_port$5$clock;
-    reg  [3:0] route_port$6$d;
-    wire  [3:0] route_port$6$q;
-    reg  route_port$6$clock;
-    reg  [3:0] route_port$7$d;
-    wire  [3:0] route_port$7$q;
-    reg  route_port$7$clock;
-    reg  [3:0] route_port$8$d;
-    wire  [3:0] route_port$8$q;
-    reg  route_port$8$clock;
-    reg  [3:0] route_port$9$d;
-    wire  [3:0] route_port$9$q;
-    reg  route_port$9$clock;
-    reg  [3:0] route_port$10$d;
-    wire  [3:0] route_port$10$q;
-    reg  route_port$10$clock;
-    reg  [3:0] route_port$11$d;
-    wire  [3:0] route_port$11$q;
-    reg  route_port$11$clock;
-    reg  [3:0] route_port$12$d;
-    wire  [3:0] route_port$12$q;
-    reg  route_port$12$clock;
-    reg  [3:0] route_port$13$d;
-    wire  [3:0] route_port$13$q;
-    reg  route_port$13$clock;
-    reg  [3:0] route_port$14$d;
-    wire  [3:0] route_port$14$q;
-    reg  route_port$14$clock;
-    reg  [3:0] route_port$15$d;
-    wire  [3:0] route_port$15$q;
-    reg  route_port$15$clock;
     reg  route_valid$0$d;
     wire  route_valid$0$q;
     reg  route_valid$0$clock;
@@ -2218,7 +2167,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] onehot;
     reg  any;
     reg  [3:0] pidx;
-    reg  [15:0] cur_len;
     reg  [511:0] rx_row_data;
     reg  [31:0] ev;
     reg  rx_ev$0;
@@ -3477,11 +3425,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pk_idx$q),
         .clock(pk_idx$clock)
     );
-    fanin_pk_len pk_len(
-        .d(pk_len$d),
-        .q(pk_len$q),
-        .clock(pk_len$clock)
-    );
     fanin_own_q own_q(
         .d(own_q$d),
         .q(own_q$q),
@@ -4417,86 +4360,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(route_ip$15$d),
         .q(route_ip$15$q),
         .clock(route_ip$15$clock)
-    );
-    fanin_route_port_0 route_port$0(
-        .d(route_port$0$d),
-        .q(route_port$0$q),
-        .clock(route_port$0$clock)
-    );
-    fanin_route_port_1 route_port$1(
-        .d(route_port$1$d),
-        .q(route_port$1$q),
-        .clock(route_port$1$clock)
-    );
-    fanin_route_port_2 route_port$2(
-        .d(route_port$2$d),
-        .q(route_port$2$q),
-        .clock(route_port$2$clock)
-    );
-    fanin_route_port_3 route_port$3(
-        .d(route_port$3$d),
-        .q(route_port$3$q),
-        .clock(route_port$3$clock)
-    );
-    fanin_route_port_4 route_port$4(
-        .d(route_port$4$d),
-        .q(route_port$4$q),
-        .clock(route_port$4$clock)
-    );
-    fanin_route_port_5 route_port$5(
-        .d(route_port$5$d),
-        .q(route_port$5$q),
-        .clock(route_port$5$clock)
-    );
-    fanin_route_port_6 route_port$6(
-        .d(route_port$6$d),
-        .q(route_port$6$q),
-        .clock(route_port$6$clock)
-    );
-    fanin_route_port_7 route_port$7(
-        .d(route_port$7$d),
-        .q(route_port$7$q),
-        .clock(route_port$7$clock)
-    );
-    fanin_route_port_8 route_port$8(
-        .d(route_port$8$d),
-        .q(route_port$8$q),
-        .clock(route_port$8$clock)
-    );
-    fanin_route_port_9 route_port$9(
-        .d(route_port$9$d),
-        .q(route_port$9$q),
-        .clock(route_port$9$clock)
-    );
-    fanin_route_port_10 route_port$10(
-        .d(route_port$10$d),
-        .q(route_port$10$q),
-        .clock(route_port$10$clock)
-    );
-    fanin_route_port_11 route_port$11(
-        .d(route_port$11$d),
-        .q(route_port$11$q),
-        .clock(route_port$11$clock)
-    );
-    fanin_route_port_12 route_port$12(
-        .d(route_port$12$d),
-        .q(route_port$12$q),
-        .clock(route_port$12$clock)
-    );
-    fanin_route_port_13 route_port$13(
-        .d(route_port$13$d),
-        .q(route_port$13$q),
-        .clock(route_port$13$clock)
-    );
-    fanin_route_port_14 route_port$14(
-        .d(route_port$14$d),
-        .q(route_port$14$q),
-        .clock(route_port$14$clock)
-    );
-    fanin_route_port_15 route_port$15(
-        .d(route_port$15$d),
-        .q(route_port$15$q),
-        .clock(route_port$15$clock)
     );
     fanin_route_valid_0 route_valid$0(
         .d(route_valid$0$d),
@@ -5471,7 +5334,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rhit_q$clock = clock;
         pk_any$clock = clock;
         pk_idx$clock = clock;
-        pk_len$clock = clock;
         own_q$clock = clock;
         own_age$clock = clock;
         q_rows$clock = clock;
@@ -5673,7 +5535,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rhit_q$d = rhit_q$q;
         pk_any$d = pk_any$q;
         pk_idx$d = pk_idx$q;
-        pk_len$d = pk_len$q;
         own_q$d = own_q$q;
         own_age$d = own_age$q;
         q_rows$d = q_rows$q;
@@ -5692,8 +5553,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         evbq$d = evbq$q;
         route_ip$0$clock = clock;
         route_ip$0$d = route_ip$0$q;
-        route_port$0$clock = clock;
-        route_port$0$d = route_port$0$q;
         route_valid$0$clock = clock;
         route_valid$0$d = route_valid$0$q;
         route_pm$0$clock = clock;
@@ -5704,8 +5563,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$0$d = rone$0$q;
         route_ip$1$clock = clock;
         route_ip$1$d = route_ip$1$q;
-        route_port$1$clock = clock;
-        route_port$1$d = route_port$1$q;
         route_valid$1$clock = clock;
         route_valid$1$d = route_valid$1$q;
         route_pm$1$clock = clock;
@@ -5716,8 +5573,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$1$d = rone$1$q;
         route_ip$2$clock = clock;
         route_ip$2$d = route_ip$2$q;
-        route_port$2$clock = clock;
-        route_port$2$d = route_port$2$q;
         route_valid$2$clock = clock;
         route_valid$2$d = route_valid$2$q;
         route_pm$2$clock = clock;
@@ -5728,8 +5583,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$2$d = rone$2$q;
         route_ip$3$clock = clock;
         route_ip$3$d = route_ip$3$q;
-        route_port$3$clock = clock;
-        route_port$3$d = route_port$3$q;
         route_valid$3$clock = clock;
         route_valid$3$d = route_valid$3$q;
         route_pm$3$clock = clock;
@@ -5740,8 +5593,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$3$d = rone$3$q;
         route_ip$4$clock = clock;
         route_ip$4$d = route_ip$4$q;
-        route_port$4$clock = clock;
-        route_port$4$d = route_port$4$q;
         route_valid$4$clock = clock;
         route_valid$4$d = route_valid$4$q;
         route_pm$4$clock = clock;
@@ -5752,8 +5603,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$4$d = rone$4$q;
         route_ip$5$clock = clock;
         route_ip$5$d = route_ip$5$q;
-        route_port$5$clock = clock;
-        route_port$5$d = route_port$5$q;
         route_valid$5$clock = clock;
         route_valid$5$d = route_valid$5$q;
         route_pm$5$clock = clock;
@@ -5764,8 +5613,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$5$d = rone$5$q;
         route_ip$6$clock = clock;
         route_ip$6$d = route_ip$6$q;
-        route_port$6$clock = clock;
-        route_port$6$d = route_port$6$q;
         route_valid$6$clock = clock;
         route_valid$6$d = route_valid$6$q;
         route_pm$6$clock = clock;
@@ -5776,8 +5623,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$6$d = rone$6$q;
         route_ip$7$clock = clock;
         route_ip$7$d = route_ip$7$q;
-        route_port$7$clock = clock;
-        route_port$7$d = route_port$7$q;
         route_valid$7$clock = clock;
         route_valid$7$d = route_valid$7$q;
         route_pm$7$clock = clock;
@@ -5788,8 +5633,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$7$d = rone$7$q;
         route_ip$8$clock = clock;
         route_ip$8$d = route_ip$8$q;
-        route_port$8$clock = clock;
-        route_port$8$d = route_port$8$q;
         route_valid$8$clock = clock;
         route_valid$8$d = route_valid$8$q;
         route_pm$8$clock = clock;
@@ -5800,8 +5643,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$8$d = rone$8$q;
         route_ip$9$clock = clock;
         route_ip$9$d = route_ip$9$q;
-        route_port$9$clock = clock;
-        route_port$9$d = route_port$9$q;
         route_valid$9$clock = clock;
         route_valid$9$d = route_valid$9$q;
         route_pm$9$clock = clock;
@@ -5812,8 +5653,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$9$d = rone$9$q;
         route_ip$10$clock = clock;
         route_ip$10$d = route_ip$10$q;
-        route_port$10$clock = clock;
-        route_port$10$d = route_port$10$q;
         route_valid$10$clock = clock;
         route_valid$10$d = route_valid$10$q;
         route_pm$10$clock = clock;
@@ -5824,8 +5663,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$10$d = rone$10$q;
         route_ip$11$clock = clock;
         route_ip$11$d = route_ip$11$q;
-        route_port$11$clock = clock;
-        route_port$11$d = route_port$11$q;
         route_valid$11$clock = clock;
         route_valid$11$d = route_valid$11$q;
         route_pm$11$clock = clock;
@@ -5836,8 +5673,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$11$d = rone$11$q;
         route_ip$12$clock = clock;
         route_ip$12$d = route_ip$12$q;
-        route_port$12$clock = clock;
-        route_port$12$d = route_port$12$q;
         route_valid$12$clock = clock;
         route_valid$12$d = route_valid$12$q;
         route_pm$12$clock = clock;
@@ -5848,8 +5683,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$12$d = rone$12$q;
         route_ip$13$clock = clock;
         route_ip$13$d = route_ip$13$q;
-        route_port$13$clock = clock;
-        route_port$13$d = route_port$13$q;
         route_valid$13$clock = clock;
         route_valid$13$d = route_valid$13$q;
         route_pm$13$clock = clock;
@@ -5860,8 +5693,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$13$d = rone$13$q;
         route_ip$14$clock = clock;
         route_ip$14$d = route_ip$14$q;
-        route_port$14$clock = clock;
-        route_port$14$d = route_port$14$q;
         route_valid$14$clock = clock;
         route_valid$14$d = route_valid$14$q;
         route_pm$14$clock = clock;
@@ -5872,8 +5703,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$14$d = rone$14$q;
         route_ip$15$clock = clock;
         route_ip$15$d = route_ip$15$q;
-        route_port$15$clock = clock;
-        route_port$15$d = route_port$15$q;
         route_valid$15$clock = clock;
         route_valid$15$d = route_valid$15$q;
         route_pm$15$clock = clock;
@@ -6686,22 +6515,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (onehot[3]) begin
             pidx = c_idx4$3;
         end
-        cur_len = rx$0$d_len;
-        if (pidx == c_idx4$0) begin
-            cur_len = rx$0$d_len;
-        end
-        if (pidx == c_idx4$1) begin
-            cur_len = rx$1$d_len;
-        end
-        if (pidx == c_idx4$2) begin
-            cur_len = rx$2$d_len;
-        end
-        if (pidx == c_idx4$3) begin
-            cur_len = rx$3$d_len;
-        end
         pk_any$d = any;
         pk_idx$d = pidx;
-        pk_len$d = cur_len;
         if (pk_idx$q == c_idx4$0) begin
             la_hdr$d = rx$0$d_hdr;
             la_len$d = rx$0$d_len;
@@ -7598,10 +7413,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                     end
                 end
-            4:
-                begin
-                    state$d = 32'h6;
-                end
             6:
                 begin
                     state$d = 32'h1;
@@ -8309,97 +8120,81 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             if (awaddr == a_route_commit) begin
                 if (wdata[(32'h0)+:(16)] == c_idx16$0) begin
                     route_ip$0$d = st_route_ip$q;
-                    route_port$0$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$0$d = st_route_port$q[32'h7];
                     route_pm$0$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$1) begin
                     route_ip$1$d = st_route_ip$q;
-                    route_port$1$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$1$d = st_route_port$q[32'h7];
                     route_pm$1$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$2) begin
                     route_ip$2$d = st_route_ip$q;
-                    route_port$2$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$2$d = st_route_port$q[32'h7];
                     route_pm$2$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$3) begin
                     route_ip$3$d = st_route_ip$q;
-                    route_port$3$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$3$d = st_route_port$q[32'h7];
                     route_pm$3$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$4) begin
                     route_ip$4$d = st_route_ip$q;
-                    route_port$4$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$4$d = st_route_port$q[32'h7];
                     route_pm$4$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$5) begin
                     route_ip$5$d = st_route_ip$q;
-                    route_port$5$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$5$d = st_route_port$q[32'h7];
                     route_pm$5$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$6) begin
                     route_ip$6$d = st_route_ip$q;
-                    route_port$6$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$6$d = st_route_port$q[32'h7];
                     route_pm$6$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$7) begin
                     route_ip$7$d = st_route_ip$q;
-                    route_port$7$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$7$d = st_route_port$q[32'h7];
                     route_pm$7$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$8) begin
                     route_ip$8$d = st_route_ip$q;
-                    route_port$8$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$8$d = st_route_port$q[32'h7];
                     route_pm$8$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$9) begin
                     route_ip$9$d = st_route_ip$q;
-                    route_port$9$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$9$d = st_route_port$q[32'h7];
                     route_pm$9$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$10) begin
                     route_ip$10$d = st_route_ip$q;
-                    route_port$10$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$10$d = st_route_port$q[32'h7];
                     route_pm$10$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$11) begin
                     route_ip$11$d = st_route_ip$q;
-                    route_port$11$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$11$d = st_route_port$q[32'h7];
                     route_pm$11$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$12) begin
                     route_ip$12$d = st_route_ip$q;
-                    route_port$12$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$12$d = st_route_port$q[32'h7];
                     route_pm$12$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$13) begin
                     route_ip$13$d = st_route_ip$q;
-                    route_port$13$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$13$d = st_route_port$q[32'h7];
                     route_pm$13$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$14) begin
                     route_ip$14$d = st_route_ip$q;
-                    route_port$14$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$14$d = st_route_port$q[32'h7];
                     route_pm$14$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$15) begin
                     route_ip$15$d = st_route_ip$q;
-                    route_port$15$d = st_route_port$q[(32'h0)+:(4)];
                     route_valid$15$d = st_route_port$q[32'h7];
                     route_pm$15$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
@@ -16441,25 +16236,6 @@ module fanin_pk_idx(d,q,clock);
 endmodule // fanin_pk_idx
 
 
-module fanin_pk_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pk_len
-
-
 module fanin_pmask(d,q,clock);
     
     // Module arguments
@@ -18776,310 +18552,6 @@ module fanin_route_pm_9(d,q,clock);
     end
           
 endmodule // fanin_route_pm_9
-
-
-module fanin_route_port_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_0
-
-
-module fanin_route_port_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_1
-
-
-module fanin_route_port_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_10
-
-
-module fanin_route_port_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_11
-
-
-module fanin_route_port_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_12
-
-
-module fanin_route_port_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_13
-
-
-module fanin_route_port_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_14
-
-
-module fanin_route_port_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_15
-
-
-module fanin_route_port_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_2
-
-
-module fanin_route_port_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_3
-
-
-module fanin_route_port_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_4
-
-
-module fanin_route_port_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_5
-
-
-module fanin_route_port_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_6
-
-
-module fanin_route_port_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_7
-
-
-module fanin_route_port_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_8
-
-
-module fanin_route_port_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_port_9
 
 
 module fanin_route_valid_0(d,q,clock);
