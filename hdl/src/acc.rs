@@ -1,19 +1,24 @@
 //! The aggregation data path: slot memory with a one-row-per-cycle read-modify-write
-//! pipeline, int32 saturating lane adders and distance-1 hazard forwarding.
+//! pipeline, int32 saturating lane adders and hazard forwarding at distances 1 and 2.
 //!
 //! Pipeline (one row per cycle, never stalls):
 //!
 //! * stage 0 (cycle t): `op`, `addr`, `lim` are presented; the RAM read of `addr` starts.
-//! * stage 1 (cycle t+1): the slot row arrives; `b` (the ingress row read in cycle t)
-//!   arrives; `y = b` (start), `y = sat(row + b)` (merge) or `y = row` (read); starts and
-//!   merges write `y` back to `addr` at the end of the cycle; `rd` is the row as read.
-//! * stage 2 (cycle t+2): `ovf` reports whether the merge saturated a valid lane.
+//! * stage 1 (cycle t+1): the slot row arrives and is registered (so that the RAM's output
+//!   mux, several UltraRAM blocks deep on `alveo`, is a path of its own); `b` (the ingress
+//!   row read in cycle t) arrives and is registered.
+//! * stage 2 (cycle t+2): `y = b` (start), `y = sat(row + b)` (merge) or `y = row` (read);
+//!   starts and merges write `y` back to `addr` at the end of the cycle; `rd` is the row as
+//!   read, `bd` the `b` of this op.
+//! * stage 3 (cycle t+3): `ovf` reports whether the merge saturated a valid lane.
 //!
-//! A read issued in the same cycle as the write to the same row (a packet to the same
-//! slot right behind the previous one) would see the old row (block RAM) or an undefined
-//! one (UltraRAM): the forwarding register then supplies the row being written instead,
-//! whatever the RAM returned. Reads issued later see the RAM. Those are the only hazards
-//! (distance 1).
+//! An op reads the RAM two cycles before its stage 2, so the rows written by the two ops
+//! right before it (a packet to the same slot right behind the previous one) are not in
+//! what it read: the first was written in the cycle after its read, the second in the
+//! cycle of its read (old data on block RAM, undefined on UltraRAM). Two forwarding
+//! registers hold those two rows, and the op takes the newer matching one instead of what
+//! the RAM returned. Ops three or more cycles later see the RAM. Those are the only
+//! hazards (distances 1 and 2).
 
 use crate::ram::{FaninRam, RamStyle, ADDR_W};
 use rust_hdl::prelude::*;
@@ -36,10 +41,14 @@ pub const OP_READ: u64 = 3;
 pub struct SatAdd<const W: usize> {
     /// The RAM's row (read-old data).
     pub rdata: Signal<In, Bits<W>>,
-    /// Use `fwd_data` instead of `rdata` (the row was written in the read's cycle).
+    /// Use `fwd_data` instead of `rdata` (the row written by the op right before).
     pub fwd: Signal<In, bool>,
-    /// The row written in the read's cycle.
+    /// The row written by the op right before (distance 1).
     pub fwd_data: Signal<In, Bits<W>>,
+    /// Use `fwd2_data` (unless `fwd`): the row written by the op two before.
+    pub fwd2: Signal<In, bool>,
+    /// The row written by the op two before (distance 2).
+    pub fwd2_data: Signal<In, Bits<W>>,
     /// Ingress row (wire byte order: lane `l` is bytes `4l..4l+4`, big-endian).
     pub b: Signal<In, Bits<W>>,
     /// Stage-1 op (`OP_*`).
@@ -79,6 +88,8 @@ impl<const W: usize> Logic for SatAdd<W> {
     fn update(&mut self) {
         let cur = if self.fwd.val() {
             self.fwd_data.val()
+        } else if self.fwd2.val() {
+            self.fwd2_data.val()
         } else {
             self.rdata.val()
         };
@@ -109,7 +120,7 @@ impl<const W: usize> Logic for SatAdd<W> {
     }
     fn hdl(&self) -> Verilog {
         let mut s = String::from(
-            "wire [W1:0] a = fwd ? fwd_data : rdata;\nassign cur = a;\nwire [W1:0] sum;\n",
+            "wire [W1:0] a = fwd ? fwd_data : fwd2 ? fwd2_data : rdata;\nassign cur = a;\nwire [W1:0] sum;\n",
         )
         .replace("W1", &(W - 1).to_string());
         let mut ovf = Vec::new();
@@ -148,7 +159,6 @@ impl<const W: usize> Logic for SatAdd<W> {
     }
 }
 
-/// Slot memory plus the read-modify-write pipeline (see the module docs).
 /// The valid-lane mask of a row: bit `l` set for every lane `l < lim` (of 64), one
 /// comparison with a constant per bit, so the saturation check after the adders is a
 /// plain AND-OR.
@@ -180,6 +190,7 @@ impl Logic for LaneMask {
     }
 }
 
+/// Slot memory plus the read-modify-write pipeline (see the module docs).
 #[derive(LogicBlock)]
 pub struct Acc<const W: usize> {
     /// Clock.
@@ -192,19 +203,30 @@ pub struct Acc<const W: usize> {
     pub lim: Signal<In, Bits<16>>,
     /// Stage 1: the ingress row of the op issued one cycle earlier.
     pub b: Signal<In, Bits<W>>,
-    /// Stage 1: the row as read (after forwarding), before the op: emission data.
+    /// Stage 2: the row as read (after forwarding), before the op: emission data.
     pub rd: Signal<Out, Bits<W>>,
-    /// Stage 2: the merge of the previous cycle saturated a valid lane (registered, so
+    /// Stage 2: `b` as presented the cycle before (the ingress row of the stage-2 op).
+    pub bd: Signal<Out, Bits<W>>,
+    /// Stage 3: the merge of the previous cycle saturated a valid lane (registered, so
     /// that no combinational path runs from `b` back to the engine).
     pub ovf: Signal<Out, bool>,
     ram: FaninRam<W>,
     add: SatAdd<W>,
     op1: DFF<Bits<2>>,
     addr1: DFF<Bits<ADDR_W>>,
+    op2: DFF<Bits<2>>,
+    addr2: DFF<Bits<ADDR_W>>,
+    we3: DFF<bool>,
+    addr3: DFF<Bits<ADDR_W>>,
     lmask: LaneMask,
     lm1: DFF<Bits<64>>,
-    fwd: DFF<bool>,
-    fwd_data: DFF<Bits<W>>,
+    lm2: DFF<Bits<64>>,
+    rq: DFF<Bits<W>>,
+    b1: DFF<Bits<W>>,
+    h1: DFF<bool>,
+    h2: DFF<bool>,
+    f1: DFF<Bits<W>>,
+    f2: DFF<Bits<W>>,
     ovf2: DFF<Bits<64>>,
     we: Signal<Local, bool>,
 }
@@ -216,8 +238,8 @@ impl<const W: usize> Acc<W> {
     }
 
     /// A slot memory of `rows` rows in the memory `style` asks for (the configuration's
-    /// `slot_ram`). UltraRAM is safe here: the only same-row read-during-write (distance 1)
-    /// is served by the forwarding register, never by the RAM.
+    /// `slot_ram`). UltraRAM is safe here: the only same-row read-during-write (distance 2)
+    /// is served by a forwarding register, never by the RAM.
     pub fn with_style(rows: usize, style: RamStyle) -> Self {
         Self {
             clock: Default::default(),
@@ -226,15 +248,25 @@ impl<const W: usize> Acc<W> {
             lim: Default::default(),
             b: Default::default(),
             rd: Default::default(),
+            bd: Default::default(),
             ovf: Default::default(),
             ram: FaninRam::with_style(rows, 1, style),
             add: Default::default(),
             op1: Default::default(),
             addr1: Default::default(),
+            op2: Default::default(),
+            addr2: Default::default(),
+            we3: Default::default(),
+            addr3: Default::default(),
             lmask: Default::default(),
             lm1: Default::default(),
-            fwd: Default::default(),
-            fwd_data: Default::default(),
+            lm2: Default::default(),
+            rq: Default::default(),
+            b1: Default::default(),
+            h1: Default::default(),
+            h2: Default::default(),
+            f1: Default::default(),
+            f2: Default::default(),
             ovf2: Default::default(),
             we: Default::default(),
         }
@@ -244,29 +276,46 @@ impl<const W: usize> Acc<W> {
 impl<const W: usize> Logic for Acc<W> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, op1, addr1, lm1, fwd, fwd_data, ovf2);
+        dff_setup!(
+            self, clock, op1, addr1, op2, addr2, we3, addr3, lm1, lm2, rq, b1, h1, h2, f1, f2, ovf2
+        );
         self.ram.clock.next = self.clock.val();
         self.ram.raddr.next = self.addr.val();
+        // Stage 0 -> 1.
         self.op1.d.next = self.op.val();
         self.addr1.d.next = self.addr.val();
         self.lmask.lim.next = self.lim.val();
         self.lm1.d.next = self.lmask.mask.val();
-        self.add.rdata.next = self.ram.rdata.val();
-        self.add.fwd.next = self.fwd.q.val();
-        self.add.fwd_data.next = self.fwd_data.q.val();
-        self.add.b.next = self.b.val();
-        self.add.op.next = self.op1.q.val();
-        self.add.lm.next = self.lm1.q.val();
+        // Stage 1 -> 2: the row, `b`, and which older write (if any) the row misses: the op
+        // now in stage 2 (distance 1) or the one that left it a cycle ago (distance 2).
+        self.op2.d.next = self.op1.q.val();
+        self.addr2.d.next = self.addr1.q.val();
+        self.lm2.d.next = self.lm1.q.val();
+        self.rq.d.next = self.ram.rdata.val();
+        self.b1.d.next = self.b.val();
+        self.we.next = (self.op2.q.val() == 1) | (self.op2.q.val() == 2);
+        self.h1.d.next = self.we.val() & (self.addr1.q.val() == self.addr2.q.val());
+        self.h2.d.next = self.we3.q.val() & (self.addr1.q.val() == self.addr3.q.val());
+        // Stage 2: the op, the write-back, the forwarding registers.
+        self.add.rdata.next = self.rq.q.val();
+        self.add.fwd.next = self.h1.q.val();
+        self.add.fwd_data.next = self.f1.q.val();
+        self.add.fwd2.next = self.h2.q.val();
+        self.add.fwd2_data.next = self.f2.q.val();
+        self.add.b.next = self.b1.q.val();
+        self.add.op.next = self.op2.q.val();
+        self.add.lm.next = self.lm2.q.val();
         self.rd.next = self.add.cur.val();
-        // Per-lane saturation registered, ORed at stage 2 (off the adders' path).
-        self.ovf2.d.next = self.add.ovl.val();
-        self.ovf.next = self.ovf2.q.val() != 0;
-        self.we.next = (self.op1.q.val() == 1) | (self.op1.q.val() == 2);
-        self.ram.waddr.next = self.addr1.q.val();
+        self.bd.next = self.b1.q.val();
+        self.ram.waddr.next = self.addr2.q.val();
         self.ram.wdata.next = self.add.y.val();
         self.ram.we.next = bit_cast::<32, 1>(self.we.val().into());
-        // A read issued now of the row written now would return the old row: forward.
-        self.fwd.d.next = self.we.val() & (self.addr.val() == self.addr1.q.val());
-        self.fwd_data.d.next = self.add.y.val();
+        self.we3.d.next = self.we.val();
+        self.addr3.d.next = self.addr2.q.val();
+        self.f1.d.next = self.add.y.val();
+        self.f2.d.next = self.f1.q.val();
+        // Per-lane saturation registered, ORed at stage 3 (off the adders' path).
+        self.ovf2.d.next = self.add.ovl.val();
+        self.ovf.next = self.ovf2.q.val() != 0;
     }
 }

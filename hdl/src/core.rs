@@ -158,7 +158,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Pipeline registers that keep the decision logic shallow.
     e_more: DFF<bool>,
     e_last: DFF<bool>,
-    la_chk: DFF<Bits<8>>,
+    la_chk: DFF<Bits<16>>,
     la_pc: DFF<Bits<64>>,
     la_src2: DFF<Bits<4>>,
     la_hdr: DFF<Bits<PARSE_W>>,
@@ -257,6 +257,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     nrows: DFF<Bits<16>>,
     ri: DFF<Bits<16>>,
     v1: DFF<bool>,
+    wm: DFF<Bits<8>>,
     ji: DFF<Bits<8>>,
     je: DFF<Bits<JOB_W>>,
     jep: DFF<Bits<16>>,
@@ -330,6 +331,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     t2_first: DFF<bool>,
     t2_start: DFF<bool>,
     t2_a: DFF<Bits<ADDR_W>>,
+    t3_v: DFF<bool>,
+    t3_first: DFF<bool>,
+    t3_start: DFF<bool>,
+    t3_a: DFF<Bits<ADDR_W>>,
     ov_run: DFF<bool>,
     ow_v: DFF<bool>,
     ow_a: DFF<Bits<ADDR_W>>,
@@ -681,6 +686,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             t2_first: Default::default(),
             t2_start: Default::default(),
             t2_a: Default::default(),
+            t3_v: Default::default(),
+            t3_first: Default::default(),
+            t3_start: Default::default(),
+            t3_a: Default::default(),
             ov_run: Default::default(),
             ow_v: Default::default(),
             ow_a: Default::default(),
@@ -855,6 +864,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             nrows: Default::default(),
             ri: Default::default(),
             v1: Default::default(),
+            wm: Default::default(),
             vb: n(9),
             hb: n(9),
             pick: Default::default(),
@@ -1011,6 +1021,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             nrows,
             ri,
             v1,
+            wm,
             ji,
             je,
             jep,
@@ -1055,6 +1066,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             t2_first,
             t2_start,
             t2_a,
+            t3_v,
+            t3_first,
+            t3_start,
+            t3_a,
             ov_run,
             ow_v,
             ow_a,
@@ -1238,10 +1253,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.rx_row_data.next = self.rx[p].r_data.val();
             }
         }
+        // Rows copied to the egress: the Acc's stage-2 row (slot rows read by `OP_READ`),
+        // or the ingress row it carries alongside (`bd`: forwarded frames).
         if self.e_slot.q.val() {
             self.acc_row.next = self.acc.rd.val();
         } else {
-            self.acc_row.next = self.rx_row_data.val();
+            self.acc_row.next = self.acc.bd.val();
         }
         // Destination ports of the back end's item: the lowest one is pushed next.
         self.pm_low.next = self.pmask.q.val() & (!self.pmask.q.val() + 1);
@@ -1263,8 +1280,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // The slot copy's overflow bit (see the back end): read, forwarded, and as of this
         // cycle (`ov_cur`, for headers of frames built from slot rows).
-        if self.t1_v.q.val() {
-            self.ov_ra.next = self.t1_a.q.val();
+        if self.t2_v.q.val() {
+            self.ov_ra.next = self.t2_a.q.val();
         } else {
             self.ov_ra.next = self.b_cadr.q.val();
         }
@@ -1275,13 +1292,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.ov_rd.next = self.ovram.rdata.val().get_bit(0);
         }
-        if self.t2_first.q.val() {
-            self.ov_prev.next = !self.t2_start.q.val() & self.ov_rd.val();
+        if self.t3_first.q.val() {
+            self.ov_prev.next = !self.t3_start.q.val() & self.ov_rd.val();
         } else {
             self.ov_prev.next = self.ov_run.q.val();
         }
         self.ov_new.next = self.ov_prev.val() | self.acc.ovf.val();
-        if self.t2_v.q.val() & (self.t2_a.q.val() == self.b_cadr.q.val()) {
+        if self.t3_v.q.val() & (self.t3_a.q.val() == self.b_cadr.q.val()) {
             self.ov_cur.next = self.ov_new.val();
         } else {
             self.ov_cur.next = self.ov_rd.val();
@@ -1438,11 +1455,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // look-ahead parser (`la_pc`), summed at the pick (`pc_pop`), compared in PREP2.
         self.la_pc.d.next = self.parser.c_pc.val();
         // (the parser's checks, registered alongside)
-        self.la_chk.d.next = bit_cast::<8, 1>(self.parser.c_non_ip.val().into())
-            | (bit_cast::<8, 1>(self.parser.c_ip_bad.val().into()) << 1)
-            | (bit_cast::<8, 1>(self.parser.c_route.val().into()) << 2)
-            | (bit_cast::<8, 1>(self.parser.c_bad.val().into()) << 3)
-            | (bit_cast::<8, 1>(self.parser.c_wire_bad.val().into()) << 4);
+        // (the parser's check terms, registered alongside and ORed at the pick: the
+        // `TERMS_*` masks of parse.rs)
+        self.la_chk.d.next = self.parser.c_terms.val();
         self.pchk.pc.next = self.la_pc.q.val();
         self.pchk.count.next = self.parser.c_count.val();
         self.pc_popok.d.next = self.pc_pop.q.val() == self.pc_count.q.val();
@@ -1805,16 +1820,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
         }
+        // A copied row reaches the Acc's stage 2 two cycles after its read was issued
+        // (`v1` one cycle after, `wm` the destination ports a cycle later).
         if self.v1.q.val() {
-            for p in 0..self.rx.len() {
-                if self.pmask.q.val().get_bit(p) {
-                    self.tx[p].w_we.next = true;
-                }
+            self.wm.d.next = self.pmask.q.val();
+        } else {
+            self.wm.d.next = 0.into();
+        }
+        for p in 0..self.rx.len() {
+            if self.wm.q.val().get_bit(p) {
+                self.tx[p].w_we.next = true;
             }
         }
         // Overflow bit of every slot copy (`ovram`), kept by the back end: the tag of each
-        // RMW row follows the Acc pipeline; at stage 2 the row's saturation is ORed into the
-        // copy's bit (the first row of a start clears it). The decision never needs the bit;
+        // RMW row follows the Acc pipeline (`t1`..`t3`; the copy's bit is read at `t2`); at
+        // stage 3, where the Acc reports the row's saturation, it is ORed into the copy's bit (the first row of a start clears it). The decision never needs the bit;
         // frames built from slot rows OR it into their flags when pushed.
         self.t1_v.d.next = self.tg_v.val();
         self.t1_first.d.next = self.tg_first.val();
@@ -1824,14 +1844,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.t2_first.d.next = self.t1_first.q.val();
         self.t2_start.d.next = self.t1_start.q.val();
         self.t2_a.d.next = self.t1_a.q.val();
-        self.ovram.waddr.next = self.t2_a.q.val();
+        self.t3_v.d.next = self.t2_v.q.val();
+        self.t3_first.d.next = self.t2_first.q.val();
+        self.t3_start.d.next = self.t2_start.q.val();
+        self.t3_a.d.next = self.t2_a.q.val();
+        self.ovram.waddr.next = self.t3_a.q.val();
         self.ovram.wdata.next = bit_cast::<2, 1>(self.ov_new.val().into());
         self.ovram.we.next = 0.into();
         self.ow_v.d.next = false;
-        if self.t2_v.q.val() {
+        if self.t3_v.q.val() {
             self.ovram.we.next = 1.into();
             self.ow_v.d.next = true;
-            self.ow_a.d.next = self.t2_a.q.val();
+            self.ow_a.d.next = self.t3_a.q.val();
             self.ow_val.d.next = self.ov_new.val();
             self.ov_run.d.next = self.ov_new.val();
         }
@@ -2403,11 +2427,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pr_exponent.d.next = self.parser.exponent.val();
             self.pr_flags.d.next = self.parser.flags.val();
             self.pr_job.d.next = self.parser.job.val();
-            self.pc_non_ip.d.next = self.la_chk.q.val().get_bit(0);
-            self.pc_ip_bad.d.next = self.la_chk.q.val().get_bit(1);
-            self.pc_route.d.next = self.la_chk.q.val().get_bit(2);
-            self.pc_bad.d.next = self.la_chk.q.val().get_bit(3);
-            self.pc_wbad.d.next = self.la_chk.q.val().get_bit(4);
+            // (TERMS_NON_IP, TERMS_IP_BAD, TERMS_ROUTE, TERMS_BAD, TERMS_WIRE_BAD)
+            self.pc_non_ip.d.next = (self.la_chk.q.val() & 0x0001) != 0;
+            self.pc_ip_bad.d.next = (self.la_chk.q.val() & 0x001e) != 0;
+            self.pc_route.d.next = (self.la_chk.q.val() & 0x0020) != 0;
+            self.pc_bad.d.next = (self.la_chk.q.val() & 0x01c0) != 0;
+            self.pc_wbad.d.next = (self.la_chk.q.val() & 0x1c00) != 0;
             self.pc_pop.d.next = self.pchk.pop.val();
             self.pc_count.d.next = self.parser.c_count.val();
             self.pr_ptype.d.next = self.parser.ptype.val();

@@ -23,6 +23,17 @@ pub const CLASS_ROUTE: u64 = 2;
 /// Parser verdict: a well-formed fanin packet addressed to the switch.
 pub const CLASS_FANIN: u64 = 3;
 
+/// `c_terms` bits whose OR is `c_non_ip`.
+pub const TERMS_NON_IP: u64 = 0x0001;
+/// `c_terms` bits whose OR is `c_ip_bad`.
+pub const TERMS_IP_BAD: u64 = 0x001e;
+/// `c_terms` bits whose OR is `c_route`.
+pub const TERMS_ROUTE: u64 = 0x0020;
+/// `c_terms` bits whose OR is `c_bad`.
+pub const TERMS_BAD: u64 = 0x01c0;
+/// `c_terms` bits whose OR is `c_wire_bad`.
+pub const TERMS_WIRE_BAD: u64 = 0x1c00;
+
 /// Combinational frame parser.
 #[derive(LogicBlock, Default)]
 pub struct Parser {
@@ -54,6 +65,11 @@ pub struct Parser {
     /// Check: the fanin header fails a check of its own (length, version, type, flags,
     /// element count, empty bitmap), all but the bitmap's population count.
     pub c_wire_bad: Signal<Out, bool>,
+    /// The checks split into terms that each take a few LUT levels, for a core that
+    /// registers them before ORing (`c_non_ip` = bit 0, `c_ip_bad` = OR of bits 1..=4,
+    /// `c_route` = bit 5, `c_bad` = OR of bits 6..=8, `c_wire_bad` = OR of bits 10..=12;
+    /// bits 9, 13..=15 are zero). See [`TERMS_IP_BAD`] and the other masks.
+    pub c_terms: Signal<Out, Bits<16>>,
     /// Population counts of the bitmap's bytes (a nibble per byte, low nibble).
     pub c_pc: Signal<Out, Bits<64>>,
     /// The header's count byte (must equal the bitmap's population count).
@@ -92,10 +108,11 @@ pub struct Parser {
     total: Signal<Local, Bits<16>>,
     iplen: Signal<Local, Bits<16>>,
     non_ip: Signal<Local, bool>,
-    ip_bad: Signal<Local, bool>,
+    ip_bad0: Signal<Local, bool>,
     udp_cand: Signal<Local, bool>,
-    udp_bad: Signal<Local, bool>,
-    wire_bad: Signal<Local, bool>,
+    bad0: Signal<Local, bool>,
+    wire_bad0: Signal<Local, bool>,
+    terms: Signal<Local, Bits<16>>,
     pl: Signal<Local, Bits<16>>,
     pl20: Signal<Local, Bits<20>>,
     want20: Signal<Local, Bits<20>>,
@@ -122,21 +139,20 @@ impl Logic for Parser {
         self.non_ip.next = (self.len.val() < 14) | (self.be.val().get_bits::<16>(528) != 0x0800);
         // IPv4 header: the checksum over ihl*4 bytes comes from the ingress (`ip_ok`); the
         // length checks here reject every frame for which that verdict is not meaningful
-        // (shorter than 14 + ihl*4 bytes, or ihl < 20).
-        self.ip_bad.next = (self.len.val() < 34)
+        // (shorter than 14 + ihl*4 bytes, or ihl < 20). Terms 1..=4 of `c_terms`.
+        self.ip_bad0.next = (self.len.val() < 34)
             | (self.be.val().get_bits::<4>(524) != 4)
             | (self.ihl.val() < 20)
-            | (self.iplen.val() < self.ihl.val())
-            | (self.total.val() < self.ihl.val())
-            | (self.total.val() > self.iplen.val())
             | !self.ip_ok.val();
-        // Unfragmented UDP without options, and a UDP length that matches the IPv4 length.
+        // Unfragmented UDP without options, and a UDP length that matches the IPv4 length
+        // (terms 6..=8, with the checksum verdict and the port).
         self.udp_cand.next = (self.be.val().get_bits::<8>(448) == 17)
             & (self.ihl.val() == 20)
             & !self.be.val().get_bit(477)
             & (self.be.val().get_bits::<13>(464) == 0);
-        self.udp_bad.next = (self.total.val() < 28)
-            | (self.be.val().get_bits::<16>(320) != (self.total.val() - 20));
+        self.bad0.next = !self.udp_cand.val()
+            | !self.udp_ok.val()
+            | (self.be.val().get_bits::<16>(336) != self.me_port.val());
         // fanin header (Packet::new_checked, then Repr::parse, in that order).
         self.pl.next = self.total.val() - 28;
         self.ptype.next = self.be.val().get_bits::<8>(288);
@@ -155,21 +171,32 @@ impl Logic for Parser {
         self.pc2.next = (self.pc1.val() & 0x3333_3333_3333_3333u64)
             + ((self.pc1.val() >> 2) & 0x3333_3333_3333_3333u64);
         self.pc3.next = (self.pc2.val() + (self.pc2.val() >> 4)) & 0x0f0f_0f0f_0f0f_0f0fu64;
-        self.wire_bad.next = (self.pl.val() < 22)
-            | (self.pl20.val() != self.want20.val())
-            | (self.be.val().get_bits::<8>(296) != 1)
+        // (terms 10..=12: the lengths, then the fields)
+        self.wire_bad0.next = (self.be.val().get_bits::<8>(296) != 1)
             | ((self.ptype.val() != 1) & (self.ptype.val() != 2))
             | ((self.flags.val() & 0xe0) != 0)
             | (self.elements.val() > 256)
             | (self.bitmap.val() == 0);
-        self.c_non_ip.next = self.non_ip.val();
-        self.c_ip_bad.next = self.ip_bad.val();
-        self.c_route.next = self.dst_ip.val() != self.me_ip.val();
-        self.c_bad.next = !self.udp_cand.val()
-            | self.udp_bad.val()
-            | !self.udp_ok.val()
-            | (self.be.val().get_bits::<16>(336) != self.me_port.val());
-        self.c_wire_bad.next = self.wire_bad.val();
+        self.terms.next = bit_cast::<16, 1>(self.non_ip.val().into())
+            | (bit_cast::<16, 1>(self.ip_bad0.val().into()) << 1)
+            | (bit_cast::<16, 1>((self.iplen.val() < self.ihl.val()).into()) << 2)
+            | (bit_cast::<16, 1>((self.total.val() < self.ihl.val()).into()) << 3)
+            | (bit_cast::<16, 1>((self.total.val() > self.iplen.val()).into()) << 4)
+            | (bit_cast::<16, 1>((self.dst_ip.val() != self.me_ip.val()).into()) << 5)
+            | (bit_cast::<16, 1>(self.bad0.val().into()) << 6)
+            | (bit_cast::<16, 1>((self.total.val() < 28).into()) << 7)
+            | (bit_cast::<16, 1>(
+                (self.be.val().get_bits::<16>(320) != (self.total.val() - 20)).into(),
+            ) << 8)
+            | (bit_cast::<16, 1>((self.pl.val() < 22).into()) << 10)
+            | (bit_cast::<16, 1>((self.pl20.val() != self.want20.val()).into()) << 11)
+            | (bit_cast::<16, 1>(self.wire_bad0.val().into()) << 12);
+        self.c_terms.next = self.terms.val();
+        self.c_non_ip.next = (self.terms.val() & 0x0001) != 0;
+        self.c_ip_bad.next = (self.terms.val() & 0x001e) != 0;
+        self.c_route.next = (self.terms.val() & 0x0020) != 0;
+        self.c_bad.next = (self.terms.val() & 0x01c0) != 0;
+        self.c_wire_bad.next = (self.terms.val() & 0x1c00) != 0;
         self.c_pc.next = self.pc3.val();
         self.c_count.next = self.be.val().get_bits::<8>(192);
         self.cls.non_ip.next = self.c_non_ip.val();

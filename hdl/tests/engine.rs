@@ -40,8 +40,9 @@ fn unrow(b: Bits<64>) -> [i32; 2] {
 }
 
 /// One op per cycle, never stalling, with long runs of merges into the same row
-/// back-to-back (the distance-1 hazard): every stage-1 `rd` must equal the row after all
-/// earlier ops, every overflow must match int32 saturation in the valid lanes only.
+/// back-to-back (the distance-1 and distance-2 hazards): every stage-2 `rd` must equal the
+/// row after all earlier ops, `bd` the op's `b`, and every stage-3 overflow must match int32
+/// saturation in the valid lanes only.
 #[test]
 fn hazard_forwarding_accumulator() {
     let seed = seed();
@@ -49,11 +50,14 @@ fn hazard_forwarding_accumulator() {
     let mut uut = Acc::<64>::new(4);
     uut.connect_all();
     let mut model = [[0i32; 2]; 4];
-    // (op, addr, lim, b) of the op in stage 1 and stage 2.
-    let mut s1: Option<(u64, usize, usize, [i32; 2])> = None;
-    let mut s2_ovf: Option<bool> = None;
-    let (mut hazards, mut ovfs) = (0, 0);
-    for cyc in 0..3000 {
+    // (op, addr, lim, b) of the ops in stages 1 and 2.
+    type Op = Option<(u64, usize, usize, [i32; 2])>;
+    let (mut s1, mut s2): (Op, Op) = (None, None);
+    let mut s3_ovf: Option<bool> = None;
+    let (mut hazards1, mut hazards2, mut ovfs) = (0, 0, 0);
+    // Writes of the last two cycles' stage-2 ops (newest first).
+    let mut writes: [Option<usize>; 2] = [None, None];
+    for cyc in 0..4000 {
         let op = match rng.gen_range(0..10) {
             0 => OP_NONE,
             1 => OP_START,
@@ -77,35 +81,45 @@ fn hazard_forwarding_accumulator() {
         uut.lim.next = (lim as u64).into();
         uut.b.next = row(s1.map(|x| x.3).unwrap_or([0, 0]));
         settle(&mut uut);
-        if let Some(o) = s2_ovf {
+        if let Some(o) = s3_ovf {
             assert_eq!(uut.ovf.val(), o, "seed {seed} cycle {cyc}: overflow flag");
         }
-        s2_ovf = None;
-        if let Some((op1, a1, lim1, b1)) = s1 {
-            let cur = model[a1];
+        s3_ovf = None;
+        let mut wrote = None;
+        if let Some((op2, a2, lim2, b2)) = s2 {
+            let cur = model[a2];
             assert_eq!(
                 unrow(uut.rd.val()),
                 cur,
-                "seed {seed} cycle {cyc}: row {a1} as read"
+                "seed {seed} cycle {cyc}: row {a2} as read"
             );
+            assert_eq!(unrow(uut.bd.val()), b2, "seed {seed} cycle {cyc}: bd");
+            if writes[0] == Some(a2) {
+                hazards1 += 1;
+            } else if writes[1] == Some(a2) {
+                hazards2 += 1;
+            }
             let mut ovf = false;
-            match op1 {
-                OP_START => model[a1] = b1,
+            match op2 {
+                OP_START => {
+                    model[a2] = b2;
+                    wrote = Some(a2);
+                }
                 OP_MERGE => {
                     for l in 0..2 {
-                        let (s, o) = saturating_add(cur[l], b1[l]);
-                        model[a1][l] = s;
-                        ovf |= o && l < lim1;
+                        let (s, o) = saturating_add(cur[l], b2[l]);
+                        model[a2][l] = s;
+                        ovf |= o && l < lim2;
                     }
                     ovfs += ovf as usize;
+                    wrote = Some(a2);
                 }
                 _ => {}
             }
-            s2_ovf = Some(ovf);
-            if op1 != OP_NONE && a1 == addr && (op1 == OP_START || op1 == OP_MERGE) {
-                hazards += 1;
-            }
+            s3_ovf = Some(ovf);
         }
+        writes = [wrote, writes[0]];
+        s2 = s1;
         s1 = if op == OP_NONE {
             None
         } else {
@@ -114,8 +128,8 @@ fn hazard_forwarding_accumulator() {
         tick(&mut uut, |u| &mut u.clock);
     }
     assert!(
-        hazards > 500 && ovfs > 50,
-        "hazards {hazards}, overflows {ovfs}"
+        hazards1 > 400 && hazards2 > 100 && ovfs > 50,
+        "hazards {hazards1}/{hazards2}, overflows {ovfs}"
     );
 }
 

@@ -326,6 +326,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  parser$c_route;
     wire  parser$c_bad;
     wire  parser$c_wire_bad;
+    wire  [15:0] parser$c_terms;
     wire  [63:0] parser$c_pc;
     wire  [7:0] parser$c_count;
     wire  [47:0] parser$dst_mac;
@@ -347,6 +348,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] acc$lim;
     reg  [511:0] acc$b;
     wire  [511:0] acc$rd;
+    wire  [511:0] acc$bd;
     wire  acc$ovf;
     reg  [47:0] hg$dst_mac;
     reg  [47:0] hg$src_mac;
@@ -924,8 +926,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  e_last$d;
     wire  e_last$q;
     reg  e_last$clock;
-    reg  [7:0] la_chk$d;
-    wire  [7:0] la_chk$q;
+    reg  [15:0] la_chk$d;
+    wire  [15:0] la_chk$q;
     reg  la_chk$clock;
     reg  [63:0] la_pc$d;
     wire  [63:0] la_pc$q;
@@ -1214,6 +1216,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  v1$d;
     wire  v1$q;
     reg  v1$clock;
+    reg  [7:0] wm$d;
+    wire  [7:0] wm$q;
+    reg  wm$clock;
     reg  [7:0] ji$d;
     wire  [7:0] ji$q;
     reg  ji$clock;
@@ -1466,6 +1471,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] t2_a$d;
     wire  [23:0] t2_a$q;
     reg  t2_a$clock;
+    reg  t3_v$d;
+    wire  t3_v$q;
+    reg  t3_v$clock;
+    reg  t3_first$d;
+    wire  t3_first$q;
+    reg  t3_first$clock;
+    reg  t3_start$d;
+    wire  t3_start$q;
+    reg  t3_start$clock;
+    reg  [23:0] t3_a$d;
+    wire  [23:0] t3_a$q;
+    reg  t3_a$clock;
     reg  ov_run$d;
     wire  ov_run$q;
     reg  ov_run$clock;
@@ -2350,6 +2367,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .c_route(parser$c_route),
         .c_bad(parser$c_bad),
         .c_wire_bad(parser$c_wire_bad),
+        .c_terms(parser$c_terms),
         .c_pc(parser$c_pc),
         .c_count(parser$c_count),
         .dst_mac(parser$dst_mac),
@@ -2373,6 +2391,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .lim(acc$lim),
         .b(acc$b),
         .rd(acc$rd),
+        .bd(acc$bd),
         .ovf(acc$ovf)
     );
     fanin_hg hg(
@@ -3795,6 +3814,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(v1$q),
         .clock(v1$clock)
     );
+    fanin_wm wm(
+        .d(wm$d),
+        .q(wm$q),
+        .clock(wm$clock)
+    );
     fanin_ji ji(
         .d(ji$d),
         .q(ji$q),
@@ -4210,6 +4234,26 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(t2_a$d),
         .q(t2_a$q),
         .clock(t2_a$clock)
+    );
+    fanin_t3_v t3_v(
+        .d(t3_v$d),
+        .q(t3_v$q),
+        .clock(t3_v$clock)
+    );
+    fanin_t3_first t3_first(
+        .d(t3_first$d),
+        .q(t3_first$q),
+        .clock(t3_first$clock)
+    );
+    fanin_t3_start t3_start(
+        .d(t3_start$d),
+        .q(t3_start$q),
+        .clock(t3_start$clock)
+    );
+    fanin_t3_a t3_a(
+        .d(t3_a$d),
+        .q(t3_a$q),
+        .clock(t3_a$clock)
     );
     fanin_ov_run ov_run(
         .d(ov_run$d),
@@ -5204,6 +5248,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         nrows$clock = clock;
         ri$clock = clock;
         v1$clock = clock;
+        wm$clock = clock;
         ji$clock = clock;
         je$clock = clock;
         jep$clock = clock;
@@ -5248,6 +5293,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         t2_first$clock = clock;
         t2_start$clock = clock;
         t2_a$clock = clock;
+        t3_v$clock = clock;
+        t3_first$clock = clock;
+        t3_start$clock = clock;
+        t3_a$clock = clock;
         ov_run$clock = clock;
         ow_v$clock = clock;
         ow_a$clock = clock;
@@ -5405,6 +5454,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         nrows$d = nrows$q;
         ri$d = ri$q;
         v1$d = v1$q;
+        wm$d = wm$q;
         ji$d = ji$q;
         je$d = je$q;
         jep$d = jep$q;
@@ -5449,6 +5499,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         t2_first$d = t2_first$q;
         t2_start$d = t2_start$q;
         t2_a$d = t2_a$q;
+        t3_v$d = t3_v$q;
+        t3_first$d = t3_first$q;
+        t3_start$d = t3_start$q;
+        t3_a$d = t3_a$q;
         ov_run$d = ov_run$q;
         ow_v$d = ow_v$q;
         ow_a$d = ow_a$q;
@@ -6176,7 +6230,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             acc_row = acc$rd;
         end
         else begin
-            acc_row = rx_row_data;
+            acc_row = acc$bd;
         end
         pm_low = pmask$q & (~pmask$q + 32'h1);
         sel_mac = 32'h0;
@@ -6220,8 +6274,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (pmask$q[3] & ~tx$3$ready) begin
             all_rdy = 1'b0;
         end
-        if (t1_v$q) begin
-            ov_ra = t1_a$q;
+        if (t2_v$q) begin
+            ov_ra = t2_a$q;
         end
         else begin
             ov_ra = b_cadr$q;
@@ -6234,14 +6288,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             ov_rd = ovram$rdata[32'h0];
         end
-        if (t2_first$q) begin
-            ov_prev = ~t2_start$q & ov_rd;
+        if (t3_first$q) begin
+            ov_prev = ~t3_start$q & ov_rd;
         end
         else begin
             ov_prev = ov_run$q;
         end
         ov_new = ov_prev | acc$ovf;
-        if (t2_v$q & (t2_a$q == b_cadr$q)) begin
+        if (t3_v$q & (t3_a$q == b_cadr$q)) begin
             ov_cur = ov_new;
         end
         else begin
@@ -6563,7 +6617,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cls$bad = pc_bad$q;
         cls$wire_bad = pc_wbad$q;
         la_pc$d = parser$c_pc;
-        la_chk$d = ((parser$c_non_ip) & 8'hff) | (((parser$c_ip_bad) & 8'hff) << 32'h1) | (((parser$c_route) & 8'hff) << 32'h2) | (((parser$c_bad) & 8'hff) << 32'h3) | (((parser$c_wire_bad) & 8'hff) << 32'h4);
+        la_chk$d = parser$c_terms;
         pchk$pc = la_pc$q;
         pchk$count = parser$c_count;
         pc_popok$d = pc_pop$q == pc_count$q;
@@ -7328,18 +7382,22 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             end
         end
         if (v1$q) begin
-            if (pmask$q[0]) begin
-                tx$0$w_we = 1'b1;
-            end
-            if (pmask$q[1]) begin
-                tx$1$w_we = 1'b1;
-            end
-            if (pmask$q[2]) begin
-                tx$2$w_we = 1'b1;
-            end
-            if (pmask$q[3]) begin
-                tx$3$w_we = 1'b1;
-            end
+            wm$d = pmask$q;
+        end
+        else begin
+            wm$d = 32'h0;
+        end
+        if (wm$q[0]) begin
+            tx$0$w_we = 1'b1;
+        end
+        if (wm$q[1]) begin
+            tx$1$w_we = 1'b1;
+        end
+        if (wm$q[2]) begin
+            tx$2$w_we = 1'b1;
+        end
+        if (wm$q[3]) begin
+            tx$3$w_we = 1'b1;
         end
         t1_v$d = tg_v;
         t1_first$d = tg_first;
@@ -7349,14 +7407,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         t2_first$d = t1_first$q;
         t2_start$d = t1_start$q;
         t2_a$d = t1_a$q;
-        ovram$waddr = t2_a$q;
+        t3_v$d = t2_v$q;
+        t3_first$d = t2_first$q;
+        t3_start$d = t2_start$q;
+        t3_a$d = t2_a$q;
+        ovram$waddr = t3_a$q;
         ovram$wdata = ((ov_new) & 2'h3);
         ovram$we = 32'h0;
         ow_v$d = 1'b0;
-        if (t2_v$q) begin
+        if (t3_v$q) begin
             ovram$we = 32'h1;
             ow_v$d = 1'b1;
-            ow_a$d = t2_a$q;
+            ow_a$d = t3_a$q;
             ow_val$d = ov_new;
             ov_run$d = ov_new;
         end
@@ -7896,11 +7958,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             pr_exponent$d = parser$exponent;
             pr_flags$d = parser$flags;
             pr_job$d = parser$job;
-            pc_non_ip$d = la_chk$q[32'h0];
-            pc_ip_bad$d = la_chk$q[32'h1];
-            pc_route$d = la_chk$q[32'h2];
-            pc_bad$d = la_chk$q[32'h3];
-            pc_wbad$d = la_chk$q[32'h4];
+            pc_non_ip$d = (la_chk$q & 32'h1) != 32'h0;
+            pc_ip_bad$d = (la_chk$q & 32'h1e) != 32'h0;
+            pc_route$d = (la_chk$q & 32'h20) != 32'h0;
+            pc_bad$d = (la_chk$q & 32'h1c0) != 32'h0;
+            pc_wbad$d = (la_chk$q & 32'h1c00) != 32'h0;
             pc_pop$d = pchk$pop;
             pc_count$d = parser$c_count;
             pr_ptype$d = parser$ptype;
@@ -9444,7 +9506,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
 endmodule // fanin_core_impl
 
 
-module fanin_acc(clock,op,addr,lim,b,rd,ovf);
+module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
     
     // Module arguments
     input wire  clock;
@@ -9453,6 +9515,7 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
     input wire  [15:0] lim;
     input wire  [511:0] b;
     output reg  [511:0] rd;
+    output reg  [511:0] bd;
     output reg  ovf;
     
     // Stub signals
@@ -9465,6 +9528,8 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
     reg  [511:0] add$rdata;
     reg  add$fwd;
     reg  [511:0] add$fwd_data;
+    reg  add$fwd2;
+    reg  [511:0] add$fwd2_data;
     reg  [511:0] add$b;
     reg  [1:0] add$op;
     reg  [63:0] add$lm;
@@ -9477,17 +9542,44 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
     reg  [23:0] addr1$d;
     wire  [23:0] addr1$q;
     reg  addr1$clock;
+    reg  [1:0] op2$d;
+    wire  [1:0] op2$q;
+    reg  op2$clock;
+    reg  [23:0] addr2$d;
+    wire  [23:0] addr2$q;
+    reg  addr2$clock;
+    reg  we3$d;
+    wire  we3$q;
+    reg  we3$clock;
+    reg  [23:0] addr3$d;
+    wire  [23:0] addr3$q;
+    reg  addr3$clock;
     reg  [15:0] lmask$lim;
     wire  [63:0] lmask$mask;
     reg  [63:0] lm1$d;
     wire  [63:0] lm1$q;
     reg  lm1$clock;
-    reg  fwd$d;
-    wire  fwd$q;
-    reg  fwd$clock;
-    reg  [511:0] fwd_data$d;
-    wire  [511:0] fwd_data$q;
-    reg  fwd_data$clock;
+    reg  [63:0] lm2$d;
+    wire  [63:0] lm2$q;
+    reg  lm2$clock;
+    reg  [511:0] rq$d;
+    wire  [511:0] rq$q;
+    reg  rq$clock;
+    reg  [511:0] b1$d;
+    wire  [511:0] b1$q;
+    reg  b1$clock;
+    reg  h1$d;
+    wire  h1$q;
+    reg  h1$clock;
+    reg  h2$d;
+    wire  h2$q;
+    reg  h2$clock;
+    reg  [511:0] f1$d;
+    wire  [511:0] f1$q;
+    reg  f1$clock;
+    reg  [511:0] f2$d;
+    wire  [511:0] f2$q;
+    reg  f2$clock;
     reg  [63:0] ovf2$d;
     wire  [63:0] ovf2$q;
     reg  ovf2$clock;
@@ -9508,6 +9600,8 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
         .rdata(add$rdata),
         .fwd(add$fwd),
         .fwd_data(add$fwd_data),
+        .fwd2(add$fwd2),
+        .fwd2_data(add$fwd2_data),
         .b(add$b),
         .op(add$op),
         .lm(add$lm),
@@ -9525,6 +9619,26 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
         .q(addr1$q),
         .clock(addr1$clock)
     );
+    fanin_acc_op2 op2(
+        .d(op2$d),
+        .q(op2$q),
+        .clock(op2$clock)
+    );
+    fanin_acc_addr2 addr2(
+        .d(addr2$d),
+        .q(addr2$q),
+        .clock(addr2$clock)
+    );
+    fanin_acc_we3 we3(
+        .d(we3$d),
+        .q(we3$q),
+        .clock(we3$clock)
+    );
+    fanin_acc_addr3 addr3(
+        .d(addr3$d),
+        .q(addr3$q),
+        .clock(addr3$clock)
+    );
     fanin_acc_lmask lmask(
         .lim(lmask$lim),
         .mask(lmask$mask)
@@ -9534,15 +9648,40 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
         .q(lm1$q),
         .clock(lm1$clock)
     );
-    fanin_acc_fwd fwd(
-        .d(fwd$d),
-        .q(fwd$q),
-        .clock(fwd$clock)
+    fanin_acc_lm2 lm2(
+        .d(lm2$d),
+        .q(lm2$q),
+        .clock(lm2$clock)
     );
-    fanin_acc_fwd_data fwd_data(
-        .d(fwd_data$d),
-        .q(fwd_data$q),
-        .clock(fwd_data$clock)
+    fanin_acc_rq rq(
+        .d(rq$d),
+        .q(rq$q),
+        .clock(rq$clock)
+    );
+    fanin_acc_b1 b1(
+        .d(b1$d),
+        .q(b1$q),
+        .clock(b1$clock)
+    );
+    fanin_acc_h1 h1(
+        .d(h1$d),
+        .q(h1$q),
+        .clock(h1$clock)
+    );
+    fanin_acc_h2 h2(
+        .d(h2$d),
+        .q(h2$q),
+        .clock(h2$clock)
+    );
+    fanin_acc_f1 f1(
+        .d(f1$d),
+        .q(f1$q),
+        .clock(f1$clock)
+    );
+    fanin_acc_f2 f2(
+        .d(f2$d),
+        .q(f2$q),
+        .clock(f2$clock)
     );
     fanin_acc_ovf2 ovf2(
         .d(ovf2$d),
@@ -9554,15 +9693,33 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
     always @(*) begin
         op1$clock = clock;
         addr1$clock = clock;
+        op2$clock = clock;
+        addr2$clock = clock;
+        we3$clock = clock;
+        addr3$clock = clock;
         lm1$clock = clock;
-        fwd$clock = clock;
-        fwd_data$clock = clock;
+        lm2$clock = clock;
+        rq$clock = clock;
+        b1$clock = clock;
+        h1$clock = clock;
+        h2$clock = clock;
+        f1$clock = clock;
+        f2$clock = clock;
         ovf2$clock = clock;
         op1$d = op1$q;
         addr1$d = addr1$q;
+        op2$d = op2$q;
+        addr2$d = addr2$q;
+        we3$d = we3$q;
+        addr3$d = addr3$q;
         lm1$d = lm1$q;
-        fwd$d = fwd$q;
-        fwd_data$d = fwd_data$q;
+        lm2$d = lm2$q;
+        rq$d = rq$q;
+        b1$d = b1$q;
+        h1$d = h1$q;
+        h2$d = h2$q;
+        f1$d = f1$q;
+        f2$d = f2$q;
         ovf2$d = ovf2$q;
         ram$clock = clock;
         ram$raddr = addr;
@@ -9570,32 +9727,46 @@ module fanin_acc(clock,op,addr,lim,b,rd,ovf);
         addr1$d = addr;
         lmask$lim = lim;
         lm1$d = lmask$mask;
-        add$rdata = ram$rdata;
-        add$fwd = fwd$q;
-        add$fwd_data = fwd_data$q;
-        add$b = b;
-        add$op = op1$q;
-        add$lm = lm1$q;
+        op2$d = op1$q;
+        addr2$d = addr1$q;
+        lm2$d = lm1$q;
+        rq$d = ram$rdata;
+        b1$d = b;
+        we = (op2$q == 32'h1) | (op2$q == 32'h2);
+        h1$d = we & (addr1$q == addr2$q);
+        h2$d = we3$q & (addr1$q == addr3$q);
+        add$rdata = rq$q;
+        add$fwd = h1$q;
+        add$fwd_data = f1$q;
+        add$fwd2 = h2$q;
+        add$fwd2_data = f2$q;
+        add$b = b1$q;
+        add$op = op2$q;
+        add$lm = lm2$q;
         rd = add$cur;
-        ovf2$d = add$ovl;
-        ovf = ovf2$q != 32'h0;
-        we = (op1$q == 32'h1) | (op1$q == 32'h2);
-        ram$waddr = addr1$q;
+        bd = b1$q;
+        ram$waddr = addr2$q;
         ram$wdata = add$y;
         ram$we = ((we) & 32'hffffffff);
-        fwd$d = we & (addr == addr1$q);
-        fwd_data$d = add$y;
+        we3$d = we;
+        addr3$d = addr2$q;
+        f1$d = add$y;
+        f2$d = f1$q;
+        ovf2$d = add$ovl;
+        ovf = ovf2$q != 32'h0;
     end
     
 endmodule // fanin_acc
 
 
-module fanin_acc_add(rdata,fwd,fwd_data,b,op,lm,cur,y,ovl);
+module fanin_acc_add(rdata,fwd,fwd_data,fwd2,fwd2_data,b,op,lm,cur,y,ovl);
     
     // Module arguments
     input wire  [511:0] rdata;
     input wire  fwd;
     input wire  [511:0] fwd_data;
+    input wire  fwd2;
+    input wire  [511:0] fwd2_data;
     input wire  [511:0] b;
     input wire  [1:0] op;
     input wire  [63:0] lm;
@@ -9604,7 +9775,7 @@ module fanin_acc_add(rdata,fwd,fwd_data,b,op,lm,cur,y,ovl);
     output reg  [63:0] ovl;
     
     // Update code (custom)
-    wire [511:0] a = fwd ? fwd_data : rdata;
+    wire [511:0] a = fwd ? fwd_data : fwd2 ? fwd2_data : rdata;
     assign cur = a;
     wire [511:0] sum;
     wire [31:0] a0 = {a[7:0], a[15:8], a[23:16], a[31:24]};
@@ -9727,26 +9898,45 @@ module fanin_acc_addr1(d,q,clock);
 endmodule // fanin_acc_addr1
 
 
-module fanin_acc_fwd(d,q,clock);
+module fanin_acc_addr2(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [23:0] d;
+    output reg  [23:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 24'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_acc_fwd
+endmodule // fanin_acc_addr2
 
 
-module fanin_acc_fwd_data(d,q,clock);
+module fanin_acc_addr3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_addr3
+
+
+module fanin_acc_b1(d,q,clock);
     
     // Module arguments
     input wire  [511:0] d;
@@ -9762,7 +9952,83 @@ module fanin_acc_fwd_data(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_fwd_data
+endmodule // fanin_acc_b1
+
+
+module fanin_acc_f1(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_f1
+
+
+module fanin_acc_f2(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_f2
+
+
+module fanin_acc_h1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_h1
+
+
+module fanin_acc_h2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_h2
 
 
 module fanin_acc_lm1(d,q,clock);
@@ -9782,6 +10048,25 @@ module fanin_acc_lm1(d,q,clock);
     end
           
 endmodule // fanin_acc_lm1
+
+
+module fanin_acc_lm2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_lm2
 
 
 module fanin_acc_lmask(lim,mask);
@@ -9812,6 +10097,25 @@ module fanin_acc_op1(d,q,clock);
     end
           
 endmodule // fanin_acc_op1
+
+
+module fanin_acc_op2(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_op2
 
 
 module fanin_acc_ovf2(d,q,clock);
@@ -9854,6 +10158,44 @@ module fanin_acc_ram(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[10:0]][0 +: 512] <= wdata[0 +: 512];
     end
 endmodule // fanin_acc_ram
+
+
+module fanin_acc_rq(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_rq
+
+
+module fanin_acc_we3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_we3
 
 
 module fanin_agg_op(d,q,clock);
@@ -14686,13 +15028,13 @@ endmodule // fanin_la_age
 module fanin_la_chk(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
@@ -15812,7 +16154,7 @@ module fanin_own_q(d,q,clock);
 endmodule // fanin_own_q
 
 
-module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_route,c_bad,c_wire_bad,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
+module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_route,c_bad,c_wire_bad,c_terms,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
     
     // Module arguments
     input wire  [639:0] hdr;
@@ -15827,6 +16169,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     output reg  c_route;
     output reg  c_bad;
     output reg  c_wire_bad;
+    output reg  [15:0] c_terms;
     output reg  [63:0] c_pc;
     output reg  [7:0] c_count;
     output reg  [47:0] dst_mac;
@@ -15864,10 +16207,11 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     reg  [15:0] total;
     reg  [15:0] iplen;
     reg  non_ip;
-    reg  ip_bad;
+    reg  ip_bad0;
     reg  udp_cand;
-    reg  udp_bad;
-    reg  wire_bad;
+    reg  bad0;
+    reg  wire_bad0;
+    reg  [15:0] terms;
     reg  [15:0] pl;
     reg  [19:0] pl20;
     reg  [19:0] want20;
@@ -15909,9 +16253,9 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         src_port = be[(32'h160)+:(16)];
         iplen = len - 32'he;
         non_ip = (len < 32'he) | (be[(32'h210)+:(16)] != 32'h800);
-        ip_bad = (len < 32'h22) | (be[(32'h20c)+:(4)] != 32'h4) | (ihl < 32'h14) | (iplen < ihl) | (total < ihl) | (total > iplen) | ~ip_ok;
+        ip_bad0 = (len < 32'h22) | (be[(32'h20c)+:(4)] != 32'h4) | (ihl < 32'h14) | ~ip_ok;
         udp_cand = (be[(32'h1c0)+:(8)] == 32'h11) & (ihl == 32'h14) & ~be[32'h1dd] & (be[(32'h1d0)+:(13)] == 32'h0);
-        udp_bad = (total < 32'h1c) | (be[(32'h140)+:(16)] != (total - 32'h14));
+        bad0 = ~udp_cand | ~udp_ok | (be[(32'h150)+:(16)] != me_port);
         pl = total - 32'h1c;
         ptype = be[(32'h120)+:(8)];
         flags = be[(32'h118)+:(8)];
@@ -15926,12 +16270,14 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         pc1 = bitmap - ((bitmap >> 32'h1) & 64'h5555555555555555);
         pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
         pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-        wire_bad = (pl < 32'h16) | (pl20 != want20) | (be[(32'h128)+:(8)] != 32'h1) | ((ptype != 32'h1) & (ptype != 32'h2)) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
-        c_non_ip = non_ip;
-        c_ip_bad = ip_bad;
-        c_route = dst_ip != me_ip;
-        c_bad = ~udp_cand | udp_bad | ~udp_ok | (be[(32'h150)+:(16)] != me_port);
-        c_wire_bad = wire_bad;
+        wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | ((ptype != 32'h1) & (ptype != 32'h2)) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
+        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | ((((be[(32'h140)+:(16)] != (total - 32'h14))) & 16'hffff) << 32'h8) | ((((pl < 32'h16)) & 16'hffff) << 32'ha) | ((((pl20 != want20)) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc);
+        c_terms = terms;
+        c_non_ip = (terms & 32'h1) != 32'h0;
+        c_ip_bad = (terms & 32'h1e) != 32'h0;
+        c_route = (terms & 32'h20) != 32'h0;
+        c_bad = (terms & 32'h1c0) != 32'h0;
+        c_wire_bad = (terms & 32'h1c00) != 32'h0;
         c_pc = pc3;
         c_count = be[(32'hc0)+:(8)];
         cls$non_ip = c_non_ip;
@@ -27840,6 +28186,82 @@ module fanin_t2_v(d,q,clock);
 endmodule // fanin_t2_v
 
 
+module fanin_t3_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t3_a
+
+
+module fanin_t3_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t3_first
+
+
+module fanin_t3_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t3_start
+
+
+module fanin_t3_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t3_v
+
+
 module fanin_tick_cnt(d,q,clock);
     
     // Module arguments
@@ -31395,6 +31817,25 @@ module fanin_v_c(d,q,clock);
     end
           
 endmodule // fanin_v_c
+
+
+module fanin_wm(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_wm
 
 // Top level: flat port names; all logic is in fanin_core_impl.
 module fanin_core (
