@@ -57,6 +57,10 @@ pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
     pub c_hbeats: Constant<Bits<16>>,
     /// DATA_W.
     pub c_dw: Constant<Bits<16>>,
+    /// Header shift mask (`512 - DW`: the shifts a header beat can take).
+    pub c_hmask: Constant<Bits<16>>,
+    /// Chunk shift mask (`WB - DW`: the shifts a payload chunk can take).
+    pub c_cmask: Constant<Bits<16>>,
     /// Bytes per beat.
     pub c_kb: Constant<Bits<16>>,
     /// Twice that.
@@ -82,6 +86,8 @@ pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
     beat: DFF<Bits<16>>,
     left_b: DFF<Bits<16>>,
     hshift: DFF<Bits<16>>,
+    /// The current beat is a header beat (`beat < c_hbeats`), registered a beat ahead.
+    hsel: DFF<bool>,
     chunk: DFF<Bits<8>>,
     cshift: DFF<Bits<16>>,
     rpa: DFF<Bits<16>>,
@@ -123,6 +129,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
             c_cmax: Constant::new(((WB / DW - 1) as u64).into()),
             c_hbeats: Constant::new(((512 / DW) as u64).into()),
             c_dw: Constant::new((DW as u64).into()),
+            c_hmask: Constant::new(((512 - DW) as u64).into()),
+            c_cmask: Constant::new(((WB - DW) as u64).into()),
             c_kb: Constant::new(((DW / 8) as u64).into()),
             c_kb2: Constant::new(((DW / 4) as u64).into()),
             c_rowlog: Constant::new((wbb.trailing_zeros() as u64).into()),
@@ -144,6 +152,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
             beat: Default::default(),
             left_b: Default::default(),
             hshift: Default::default(),
+            hsel: Default::default(),
             chunk: Default::default(),
             cshift: Default::default(),
             rpa: Default::default(),
@@ -165,7 +174,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
     fn update(&mut self) {
         dff_setup!(
             self, clock, wrow, frow, rdrow, dw, dwq, dr, busy, hdr, len, row0, beat, left_b,
-            hshift, chunk, cshift, rpa, rpb, last_q, dr_moved, rdy
+            hshift, hsel, chunk, cshift, rpa, rpb, last_q, dr_moved, rdy
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
@@ -224,10 +233,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
         } else {
             self.tkeep.next = !bits::<KW>(0);
         }
-        if self.beat.q.val() < self.c_hbeats.val() {
-            self.tdata.next = bit_cast::<DW, 512>(self.hdr.q.val() >> self.hshift.q.val());
+        // The beat's data from flip-flops: the header/payload select registered a beat ahead,
+        // the shifts masked to the multiples of DW they take (a small mux, not a barrel
+        // shifter: the output is a timing end point of its own, the MAC's input).
+        if self.hsel.q.val() {
+            self.tdata.next =
+                bit_cast::<DW, 512>(self.hdr.q.val() >> (self.hshift.q.val() & self.c_hmask.val()));
         } else {
-            self.tdata.next = bit_cast::<DW, WB>(self.data.rdata.val() >> self.cshift.q.val());
+            self.tdata.next = bit_cast::<DW, WB>(
+                self.data.rdata.val() >> (self.cshift.q.val() & self.c_cmask.val()),
+            );
         }
         self.prow_n.next = self.rpa.q.val();
         if !self.busy.q.val() {
@@ -237,7 +252,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
             self.left_b.d.next = self.left_b.q.val() - self.c_kb.val();
             self.last_q.d.next = self.left_b.q.val() <= self.c_kb2.val();
             self.hshift.d.next = self.hshift.q.val() + self.c_dw.val();
-            if self.beat.q.val() >= self.c_hbeats.val() {
+            self.hsel.d.next = (self.beat.q.val() + 1) < self.c_hbeats.val();
+            if !self.hsel.q.val() {
                 if self.chunk.q.val() == self.c_cmax.val() {
                     self.chunk.d.next = 0.into();
                     self.cshift.d.next = 0.into();
@@ -268,6 +284,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
             self.left_b.d.next = self.desc.rdata.val().get_bits::<16>(512);
             self.last_q.d.next = self.desc.rdata.val().get_bits::<16>(512) <= self.c_kb.val();
             self.hshift.d.next = 0.into();
+            self.hsel.d.next = true;
             self.chunk.d.next = 0.into();
             self.cshift.d.next = 0.into();
             self.rpa.d.next = self.desc.rdata.val().get_bits::<16>(528);

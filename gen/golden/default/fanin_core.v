@@ -28326,6 +28326,8 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
+    localparam  c_hmask = 16'h1c0;
+    localparam  c_cmask = 16'h1c0;
     localparam  c_kb = 16'h8;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
@@ -28389,6 +28391,9 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] hshift$d;
     wire  [15:0] hshift$q;
     reg  hshift$clock;
+    reg  hsel$d;
+    wire  hsel$q;
+    reg  hsel$clock;
     reg  [7:0] chunk$d;
     wire  [7:0] chunk$q;
     reg  chunk$clock;
@@ -28506,6 +28511,11 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(hshift$q),
         .clock(hshift$clock)
     );
+    fanin_tx_0_hsel hsel(
+        .d(hsel$d),
+        .q(hsel$q),
+        .clock(hsel$clock)
+    );
     fanin_tx_0_chunk chunk(
         .d(chunk$d),
         .q(chunk$q),
@@ -28547,6 +28557,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         beat$clock = clock;
         left_b$clock = clock;
         hshift$clock = clock;
+        hsel$clock = clock;
         chunk$clock = clock;
         cshift$clock = clock;
         rpa$clock = clock;
@@ -28567,6 +28578,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         beat$d = beat$q;
         left_b$d = left_b$q;
         hshift$d = hshift$q;
+        hsel$d = hsel$q;
         chunk$d = chunk$q;
         cshift$d = cshift$q;
         rpa$d = rpa$q;
@@ -28621,11 +28633,11 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tkeep = ~((32'h0) & 8'hff);
         end
-        if (beat$q < c_hbeats) begin
-            tdata = ((hdr$q >> hshift$q) & 64'hffffffffffffffff);
+        if (hsel$q) begin
+            tdata = ((hdr$q >> (hshift$q & c_hmask)) & 64'hffffffffffffffff);
         end
         else begin
-            tdata = ((data$rdata >> cshift$q) & 64'hffffffffffffffff);
+            tdata = ((data$rdata >> (cshift$q & c_cmask)) & 64'hffffffffffffffff);
         end
         prow_n = rpa$q;
         if (~busy$q) begin
@@ -28636,7 +28648,8 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             left_b$d = left_b$q - c_kb;
             last_q$d = left_b$q <= c_kb2;
             hshift$d = hshift$q + c_dw;
-            if (beat$q >= c_hbeats) begin
+            hsel$d = (beat$q + 32'h1) < c_hbeats;
+            if (~hsel$q) begin
                 if (chunk$q == c_cmax) begin
                     chunk$d = 32'h0;
                     cshift$d = 32'h0;
@@ -28667,6 +28680,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             left_b$d = desc$rdata[(32'h200)+:(16)];
             last_q$d = desc$rdata[(32'h200)+:(16)] <= c_kb;
             hshift$d = 32'h0;
+            hsel$d = 1'b1;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
             rpa$d = desc$rdata[(32'h210)+:(16)];
@@ -28928,6 +28942,25 @@ module fanin_tx_0_hdr(d,q,clock);
 endmodule // fanin_tx_0_hdr
 
 
+module fanin_tx_0_hsel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_0_hsel
+
+
 module fanin_tx_0_hshift(d,q,clock);
     
     // Module arguments
@@ -29144,6 +29177,8 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
+    localparam  c_hmask = 16'h1c0;
+    localparam  c_cmask = 16'h1c0;
     localparam  c_kb = 16'h8;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
@@ -29207,6 +29242,9 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] hshift$d;
     wire  [15:0] hshift$q;
     reg  hshift$clock;
+    reg  hsel$d;
+    wire  hsel$q;
+    reg  hsel$clock;
     reg  [7:0] chunk$d;
     wire  [7:0] chunk$q;
     reg  chunk$clock;
@@ -29324,6 +29362,11 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(hshift$q),
         .clock(hshift$clock)
     );
+    fanin_tx_1_hsel hsel(
+        .d(hsel$d),
+        .q(hsel$q),
+        .clock(hsel$clock)
+    );
     fanin_tx_1_chunk chunk(
         .d(chunk$d),
         .q(chunk$q),
@@ -29365,6 +29408,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         beat$clock = clock;
         left_b$clock = clock;
         hshift$clock = clock;
+        hsel$clock = clock;
         chunk$clock = clock;
         cshift$clock = clock;
         rpa$clock = clock;
@@ -29385,6 +29429,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         beat$d = beat$q;
         left_b$d = left_b$q;
         hshift$d = hshift$q;
+        hsel$d = hsel$q;
         chunk$d = chunk$q;
         cshift$d = cshift$q;
         rpa$d = rpa$q;
@@ -29439,11 +29484,11 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tkeep = ~((32'h0) & 8'hff);
         end
-        if (beat$q < c_hbeats) begin
-            tdata = ((hdr$q >> hshift$q) & 64'hffffffffffffffff);
+        if (hsel$q) begin
+            tdata = ((hdr$q >> (hshift$q & c_hmask)) & 64'hffffffffffffffff);
         end
         else begin
-            tdata = ((data$rdata >> cshift$q) & 64'hffffffffffffffff);
+            tdata = ((data$rdata >> (cshift$q & c_cmask)) & 64'hffffffffffffffff);
         end
         prow_n = rpa$q;
         if (~busy$q) begin
@@ -29454,7 +29499,8 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             left_b$d = left_b$q - c_kb;
             last_q$d = left_b$q <= c_kb2;
             hshift$d = hshift$q + c_dw;
-            if (beat$q >= c_hbeats) begin
+            hsel$d = (beat$q + 32'h1) < c_hbeats;
+            if (~hsel$q) begin
                 if (chunk$q == c_cmax) begin
                     chunk$d = 32'h0;
                     cshift$d = 32'h0;
@@ -29485,6 +29531,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             left_b$d = desc$rdata[(32'h200)+:(16)];
             last_q$d = desc$rdata[(32'h200)+:(16)] <= c_kb;
             hshift$d = 32'h0;
+            hsel$d = 1'b1;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
             rpa$d = desc$rdata[(32'h210)+:(16)];
@@ -29746,6 +29793,25 @@ module fanin_tx_1_hdr(d,q,clock);
 endmodule // fanin_tx_1_hdr
 
 
+module fanin_tx_1_hsel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_1_hsel
+
+
 module fanin_tx_1_hshift(d,q,clock);
     
     // Module arguments
@@ -29962,6 +30028,8 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
+    localparam  c_hmask = 16'h1c0;
+    localparam  c_cmask = 16'h1c0;
     localparam  c_kb = 16'h8;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
@@ -30025,6 +30093,9 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] hshift$d;
     wire  [15:0] hshift$q;
     reg  hshift$clock;
+    reg  hsel$d;
+    wire  hsel$q;
+    reg  hsel$clock;
     reg  [7:0] chunk$d;
     wire  [7:0] chunk$q;
     reg  chunk$clock;
@@ -30142,6 +30213,11 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(hshift$q),
         .clock(hshift$clock)
     );
+    fanin_tx_2_hsel hsel(
+        .d(hsel$d),
+        .q(hsel$q),
+        .clock(hsel$clock)
+    );
     fanin_tx_2_chunk chunk(
         .d(chunk$d),
         .q(chunk$q),
@@ -30183,6 +30259,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         beat$clock = clock;
         left_b$clock = clock;
         hshift$clock = clock;
+        hsel$clock = clock;
         chunk$clock = clock;
         cshift$clock = clock;
         rpa$clock = clock;
@@ -30203,6 +30280,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         beat$d = beat$q;
         left_b$d = left_b$q;
         hshift$d = hshift$q;
+        hsel$d = hsel$q;
         chunk$d = chunk$q;
         cshift$d = cshift$q;
         rpa$d = rpa$q;
@@ -30257,11 +30335,11 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tkeep = ~((32'h0) & 8'hff);
         end
-        if (beat$q < c_hbeats) begin
-            tdata = ((hdr$q >> hshift$q) & 64'hffffffffffffffff);
+        if (hsel$q) begin
+            tdata = ((hdr$q >> (hshift$q & c_hmask)) & 64'hffffffffffffffff);
         end
         else begin
-            tdata = ((data$rdata >> cshift$q) & 64'hffffffffffffffff);
+            tdata = ((data$rdata >> (cshift$q & c_cmask)) & 64'hffffffffffffffff);
         end
         prow_n = rpa$q;
         if (~busy$q) begin
@@ -30272,7 +30350,8 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             left_b$d = left_b$q - c_kb;
             last_q$d = left_b$q <= c_kb2;
             hshift$d = hshift$q + c_dw;
-            if (beat$q >= c_hbeats) begin
+            hsel$d = (beat$q + 32'h1) < c_hbeats;
+            if (~hsel$q) begin
                 if (chunk$q == c_cmax) begin
                     chunk$d = 32'h0;
                     cshift$d = 32'h0;
@@ -30303,6 +30382,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             left_b$d = desc$rdata[(32'h200)+:(16)];
             last_q$d = desc$rdata[(32'h200)+:(16)] <= c_kb;
             hshift$d = 32'h0;
+            hsel$d = 1'b1;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
             rpa$d = desc$rdata[(32'h210)+:(16)];
@@ -30564,6 +30644,25 @@ module fanin_tx_2_hdr(d,q,clock);
 endmodule // fanin_tx_2_hdr
 
 
+module fanin_tx_2_hsel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_2_hsel
+
+
 module fanin_tx_2_hshift(d,q,clock);
     
     // Module arguments
@@ -30780,6 +30879,8 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
+    localparam  c_hmask = 16'h1c0;
+    localparam  c_cmask = 16'h1c0;
     localparam  c_kb = 16'h8;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
@@ -30843,6 +30944,9 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [15:0] hshift$d;
     wire  [15:0] hshift$q;
     reg  hshift$clock;
+    reg  hsel$d;
+    wire  hsel$q;
+    reg  hsel$clock;
     reg  [7:0] chunk$d;
     wire  [7:0] chunk$q;
     reg  chunk$clock;
@@ -30960,6 +31064,11 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .q(hshift$q),
         .clock(hshift$clock)
     );
+    fanin_tx_3_hsel hsel(
+        .d(hsel$d),
+        .q(hsel$q),
+        .clock(hsel$clock)
+    );
     fanin_tx_3_chunk chunk(
         .d(chunk$d),
         .q(chunk$q),
@@ -31001,6 +31110,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         beat$clock = clock;
         left_b$clock = clock;
         hshift$clock = clock;
+        hsel$clock = clock;
         chunk$clock = clock;
         cshift$clock = clock;
         rpa$clock = clock;
@@ -31021,6 +31131,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         beat$d = beat$q;
         left_b$d = left_b$q;
         hshift$d = hshift$q;
+        hsel$d = hsel$q;
         chunk$d = chunk$q;
         cshift$d = cshift$q;
         rpa$d = rpa$q;
@@ -31075,11 +31186,11 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tkeep = ~((32'h0) & 8'hff);
         end
-        if (beat$q < c_hbeats) begin
-            tdata = ((hdr$q >> hshift$q) & 64'hffffffffffffffff);
+        if (hsel$q) begin
+            tdata = ((hdr$q >> (hshift$q & c_hmask)) & 64'hffffffffffffffff);
         end
         else begin
-            tdata = ((data$rdata >> cshift$q) & 64'hffffffffffffffff);
+            tdata = ((data$rdata >> (cshift$q & c_cmask)) & 64'hffffffffffffffff);
         end
         prow_n = rpa$q;
         if (~busy$q) begin
@@ -31090,7 +31201,8 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             left_b$d = left_b$q - c_kb;
             last_q$d = left_b$q <= c_kb2;
             hshift$d = hshift$q + c_dw;
-            if (beat$q >= c_hbeats) begin
+            hsel$d = (beat$q + 32'h1) < c_hbeats;
+            if (~hsel$q) begin
                 if (chunk$q == c_cmax) begin
                     chunk$d = 32'h0;
                     cshift$d = 32'h0;
@@ -31121,6 +31233,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             left_b$d = desc$rdata[(32'h200)+:(16)];
             last_q$d = desc$rdata[(32'h200)+:(16)] <= c_kb;
             hshift$d = 32'h0;
+            hsel$d = 1'b1;
             chunk$d = 32'h0;
             cshift$d = 32'h0;
             rpa$d = desc$rdata[(32'h210)+:(16)];
@@ -31380,6 +31493,25 @@ module fanin_tx_3_hdr(d,q,clock);
     end
           
 endmodule // fanin_tx_3_hdr
+
+
+module fanin_tx_3_hsel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tx_3_hsel
 
 
 module fanin_tx_3_hshift(d,q,clock);
