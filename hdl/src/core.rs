@@ -123,9 +123,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pub rready: Signal<In, bool>,
     /// Monitor: the engine took a frame or the timer scan visited a slot this cycle.
     pub dbg_valid: Signal<Out, bool>,
-    /// Monitor: 0 frame taken from ingress port `dbg_arg`; 1 timer scan of slot `dbg_arg`.
-    pub dbg_kind: Signal<Out, bool>,
-    /// Monitor: port or slot.
+    /// Monitor: 0 frame taken from ingress port `dbg_arg`; 1 timer scan of slot `dbg_arg`;
+    /// 2 job-table entry `dbg_arg` committed.
+    pub dbg_kind: Signal<Out, Bits<2>>,
+    /// Monitor: port, slot or job-table entry.
     pub dbg_arg: Signal<Out, Bits<32>>,
     /// Monitor: the tick the decision uses as the model's `now`.
     pub dbg_tick: Signal<Out, Bits<32>>,
@@ -191,6 +192,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     bq_hwc: DFF<bool>,
     bq_j: DFF<Bits<8>>,
     jc_q: DFF<bool>,
+    jc_pend: DFF<bool>,
     jc_i: DFF<Bits<8>>,
     jc2: DFF<bool>,
     jc_bq: DFF<Bits<32>>,
@@ -429,6 +431,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     bz_dec: Signal<Local, bool>,
     bz_j: Signal<Local, Bits<8>>,
     jc: Signal<Local, bool>,
+    jc_hold: Signal<Local, bool>,
     jc_busy: Signal<Local, Bits<32>>,
     jc_base: Signal<Local, Bits<ADDR_W>>,
     jc_cm: Signal<Local, Bits<ADDR_W>>,
@@ -631,6 +634,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             bq_hwc: Default::default(),
             bq_j: Default::default(),
             jc_q: Default::default(),
+            jc_pend: Default::default(),
             jc_i: Default::default(),
             jc2: Default::default(),
             jc_bq: Default::default(),
@@ -802,6 +806,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             bz_dec: Default::default(),
             bz_j: Default::default(),
             jc: Default::default(),
+            jc_hold: Default::default(),
             jc_busy: Default::default(),
             jc_base: Default::default(),
             jc_cm: Default::default(),
@@ -1167,6 +1172,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             bq_hwc,
             bq_j,
             jc_q,
+            jc_pend,
             jc_i,
             jc2,
             jc_bq,
@@ -1628,8 +1634,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.bz_inc.next = false;
         self.bz_dec.next = false;
         self.bz_j.next = self.ji.q.val();
+        self.jc.next = false;
         self.dbg_valid.next = false;
-        self.dbg_kind.next = false;
+        self.dbg_kind.next = 0.into();
         self.dbg_arg.next = 0.into();
         self.dbg_tick.next = self.now.q.val();
         self.ev.next = 0.into();
@@ -1888,30 +1895,49 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // A frame is taken when the front end is idle, or in the cycle a decision hands
         // its item over (DECIDE), unless the timer scan has its turn.
         self.pick_now.next = false;
+        // A job commit waits for the front end to be idle and holds it for a cycle after
+        // (`jc_hold`): no decision straddles it (see "Job commits" below).
+        self.jc_hold.next = self.jc_pend.q.val() | self.jc_q.q.val();
         self.pick_ok.next = self.pk_any.q.val()
             & self.la_ok.val()
+            & !self.jc_hold.val()
             & !(self.sweep_on.q.val()
                 & self.own_q.q.val()
                 & (self.own_age.q.val() == 2)
                 & self.scan_turn.q.val());
         match self.state.q.val().index() {
             0 => {
-                // IDLE: take the picked frame (below, `pick_now`), or visit the slot under
-                // the scan pointer. (`own_q` is its ownership once `own_age` is 2.)
-                if self.pick_ok.val() {
+                // IDLE: apply a pending job commit, take the picked frame (below,
+                // `pick_now`), or visit the slot under the scan pointer. (`own_q` is its
+                // ownership once `own_age` is 2.)
+                if self.jc_pend.q.val() {
+                    self.jc.next = true;
+                    self.jc_pend.d.next = false;
+                    self.dbg_valid.next = true;
+                    self.dbg_kind.next = 2.into();
+                    self.dbg_arg.next = bit_cast::<32, 8>(self.jc_i.q.val());
+                } else if self.pick_ok.val() {
                     self.pick_now.next = true;
-                } else if self.sweep_on.q.val() & self.own_q.q.val() & (self.own_age.q.val() == 2) {
+                } else if self.sweep_on.q.val()
+                    & self.own_q.q.val()
+                    & (self.own_age.q.val() == 2)
+                    & !self.jc_hold.val()
+                {
                     self.scan_turn.d.next = false;
                     self.now_r.d.next = self.now.q.val();
                     self.e_scan.d.next = true;
                     self.scan_c.d.next = false;
                     self.cadr.d.next = self.scan_ptr.q.val() << 1;
                     self.dbg_valid.next = true;
-                    self.dbg_kind.next = true;
+                    self.dbg_kind.next = 1.into();
                     self.dbg_arg.next = bit_cast::<32, ADDR_W>(self.scan_ptr.q.val());
                     self.state.d.next = 11.into();
                 }
-                if self.sweep_on.q.val() & !self.own_q.q.val() & (self.own_age.q.val() == 2) {
+                if self.sweep_on.q.val()
+                    & !self.own_q.q.val()
+                    & (self.own_age.q.val() == 2)
+                    & !self.jc_hold.val()
+                {
                     // Not a timeout-mode slot: skip it without a visit.
                     self.own_age.d.next = 0.into();
                     if self.scan_ptr.q.val() == self.c_slast.val() {
@@ -2399,7 +2425,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.e_scan.d.next = false;
             self.scan_turn.d.next = true;
             self.dbg_valid.next = true;
-            self.dbg_kind.next = false;
+            self.dbg_kind.next = 0.into();
             self.dbg_arg.next = bit_cast::<32, 4>(self.pk_idx.q.val());
             for p in 0..self.rx.len() {
                 if self.pk_idx.q.val() == self.c_idx4[p].val() {
@@ -2472,7 +2498,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.own_age.d.next = 0.into();
         }
         // AXI4-Lite: a write needs address and data together; one outstanding read.
-        self.wr.next = self.awvalid.val() & self.wvalid.val() & !self.bvalid_r.q.val();
+        // Writes wait while a job commit is pending or being applied: it reads the staging
+        // registers in its `jc_q` cycle.
+        self.wr.next = self.awvalid.val()
+            & self.wvalid.val()
+            & !self.bvalid_r.q.val()
+            & !self.jc_pend.q.val()
+            & !self.jc_q.q.val();
         self.awready.next = self.wr.val();
         self.wready.next = self.wr.val();
         self.bvalid.next = self.bvalid_r.q.val();
@@ -2495,7 +2527,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<JOB_W, 48>(self.st_pmac.q.val()) << 384)
             | (bit_cast::<JOB_W, 16>(self.st_pudp.q.val()) << 432)
             | (bit_cast::<JOB_W, 8>(self.st_pport.q.val()) << 448);
-        self.jc.next = false;
         self.chram.waddr.next = (bit_cast::<ADDR_W, 8>(self.wdata.val().get_bits::<8>(8))
             << self.c_mclog.val())
             | (bit_cast::<ADDR_W, 8>(self.wdata.val().get_bits::<8>(0)) & self.c_mcmask.val());
@@ -2581,7 +2612,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.st_pport.d.next = self.wdata.val().get_bits::<8>(0);
             }
             if self.awaddr.val() == self.a_job.val() + 0x40 {
-                self.jc.next = true;
+                // Applied when the front end is idle (IDLE above), in decision order.
+                self.jc_pend.d.next = true;
+                self.jc_i.d.next = self.wdata.val().get_bits::<8>(0);
             }
             if self.awaddr.val() == self.a_child.val() {
                 self.st_cmac.d.next = (self.st_cmac.q.val() & 0xffff_0000_0000u64)
@@ -2781,16 +2814,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // Occupancy: slots_in_use (counter 0), its high water (counter 1), per-job busy
         // copies, a cycle after the decision (`bq_*`; the next decision of any job reads
-        // its busy count at least four cycles later). A job commit takes effect a cycle
-        // after its register write (`jc_q`: table entry, epoch, busy count 0) and leaves
-        // slots_in_use a cycle later (`jc2`), so a busy update decided before the commit
-        // is applied before it, and one decided in the commit's own cycle is overridden.
+        // its busy count at least four cycles later).
+        // Job commits: the register write sets `jc_pend`; the commit is applied when the
+        // front end is idle (`jc` in IDLE, a `dbg` event of kind 2), so every decision
+        // before it has been taken and its busy update (a cycle later) made, and no frame
+        // is picked until the new entry is in place. It takes effect a cycle later (`jc_q`:
+        // table entry, epoch, busy count 0; the scan's ownership test restarts) and leaves
+        // slots_in_use a cycle after that (`jc2`).
         self.bq_inc.d.next = self.bz_inc.val();
         self.bq_dec.d.next = self.bz_dec.val();
         self.bq_hwc.d.next = self.hwc.val();
         self.bq_j.d.next = self.bz_j.val();
         self.jc_q.d.next = self.jc.val();
-        self.jc_i.d.next = self.wdata.val().get_bits::<8>(0);
         self.jc2.d.next = self.jc_q.q.val();
         if self.jc2.q.val() {
             self.jcb.next = bit_cast::<64, 32>(self.jc_bq.q.val());
@@ -2836,6 +2871,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.jc_bq.d.next = self.jc_busy.val();
         if self.jc_q.q.val() {
             self.jgen.d.next = self.jgen.q.val() + 1;
+            self.own_age.d.next = 0.into();
         }
         if self.rst.val() {
             self.state.d.next = 0.into();
@@ -2853,6 +2889,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             self.own_age.d.next = 0.into();
             self.jc_q.d.next = false;
+            self.jc_pend.d.next = false;
             self.jc2.d.next = false;
             self.bq_inc.d.next = false;
             self.bq_dec.d.next = false;

@@ -62,7 +62,7 @@ pub const JOB_REGS: &[(u32, &str, &str)] = &[
     (0x34, "job_parent_ip", "Staging: parent IPv4 address."),
     (0x38, "job_parent_udp", "Staging: parent UDP port (bits 15:0)."),
     (0x3c, "job_parent_port", "Staging: egress port toward the parent."),
-    (0x40, "job_commit", "Write an entry index: copies the staged job into that entry, frees its slot copies (busy count to 0, slots_in_use reduced). Two valid entries with one job id: the lower-numbered one is used."),
+    (0x40, "job_commit", "Write an entry index: copies the staged job into that entry, frees its slot copies (busy count to 0, slots_in_use reduced), between two decisions of the engine (writes stall until then). Two valid entries with one job id: the lower-numbered one is used."),
 ];
 
 /// Child staging registers: (offset from `CHILD_BASE`, name, doc). Committed by `child_commit`.

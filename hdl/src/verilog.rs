@@ -144,7 +144,7 @@ fn wrapper(cfg: &CoreConfig) -> String {
     // Engine monitor for testbenches (docs/rtl.md, "Monitor port"); boards leave it open.
     for (n, w) in [
         ("dbg_valid", 1),
-        ("dbg_kind", 1),
+        ("dbg_kind", 2),
         ("dbg_arg", 32),
         ("dbg_tick", 32),
     ] {

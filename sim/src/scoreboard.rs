@@ -3,7 +3,9 @@
 
 use fanin_hdl::regs::RegMap;
 use fanin_hdl::CoreConfig;
-use fanin_proto::config::{Params, SwitchConfig};
+use std::collections::VecDeque;
+
+use fanin_proto::config::{JobEntry, Params, SwitchConfig};
 use fanin_proto::model::{Counter, Switch};
 
 use crate::model::SimError;
@@ -20,6 +22,8 @@ pub struct Scoreboard {
     max_frame: usize,
     replayed: usize,
     next: Vec<usize>,
+    commits: VecDeque<(u8, JobEntry)>,
+    entries: Vec<Option<u16>>,
 }
 
 impl Scoreboard {
@@ -35,7 +39,17 @@ impl Scoreboard {
             max_frame: core.max_frame as usize,
             replayed: 0,
             next: vec![0; ports],
+            commits: VecDeque::new(),
+            entries: cfg.jobs.iter().map(|j| Some(j.job)).collect(),
         })
+    }
+
+    /// Announces a job-table commit written to the DUT while it runs (see
+    /// [`commit_job`]): when the DUT reports that commit of `entry` in its decision order,
+    /// the model drops the job the entry held before (if it was another one) and applies
+    /// `job` (`Switch::set_job`). Commits are reported in write order.
+    pub fn expect_commit(&mut self, entry: u8, job: JobEntry) {
+        self.commits.push_back((entry, job));
     }
 
     /// Feeds a frame the engine takes from ingress `port` to the model at tick `now`.
@@ -81,6 +95,29 @@ impl Scoreboard {
                     for o in self.model.scan_slot(tick as u64, slot) {
                         self.expected[o.port as usize].push(o.frame);
                     }
+                }
+                DbgEvent::Commit { entry } => {
+                    let (want, job) = self.commits.pop_front().ok_or_else(|| {
+                        SimError::Check(format!(
+                            "DUT committed job-table entry {entry}, but no commit was announced"
+                        ))
+                    })?;
+                    if want != entry {
+                        return Err(SimError::Check(format!(
+                            "DUT committed job-table entry {entry}, expected entry {want}"
+                        )));
+                    }
+                    let e = entry as usize;
+                    if self.entries.len() <= e {
+                        self.entries.resize(e + 1, None);
+                    }
+                    if let Some(old) = self.entries[e].filter(|&old| old != job.job) {
+                        self.model.remove_job(old);
+                    }
+                    self.entries[e] = Some(job.job);
+                    self.model.set_job(job).map_err(|e| {
+                        SimError::Check(format!("model refused the commit of entry {entry}: {e}"))
+                    })?;
                 }
             }
         }
@@ -162,8 +199,11 @@ pub fn params(core: &CoreConfig) -> Params {
     }
 }
 
-/// Programs the DUT's identity, forwarding table and job table from a switch configuration.
+/// Programs the DUT's identity, forwarding table and job table from a switch configuration
+/// (before traffic: the commit events it causes are dropped, since a scoreboard's model is
+/// built from the same configuration).
 pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), SimError> {
+    let start = tb.events.len();
     for (addr, data) in fanin_hdl::regs::identity_writes(cfg.ip, cfg.udp_port, cfg.mac) {
         tb.write(addr, data)?;
     }
@@ -176,6 +216,41 @@ pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), Sim
         for (addr, data) in fanin_hdl::regs::job_writes(i as u8, job) {
             tb.write(addr, data)?;
         }
+    }
+    // The last commit is applied once the engine is idle, within a few cycles.
+    for _ in 0..8 {
+        tb.step();
+    }
+    let mut i = start;
+    let mut commits = 0;
+    while i < tb.events.len() {
+        if matches!(tb.events[i], DbgEvent::Commit { .. }) {
+            tb.events.remove(i);
+            commits += 1;
+        } else {
+            i += 1;
+        }
+    }
+    if tb.has_monitor() && commits != cfg.jobs.len() {
+        return Err(SimError::Check(format!(
+            "programming {} jobs caused {commits} commit events",
+            cfg.jobs.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes job-table entry `entry` while the DUT may be running, and announces the commit to
+/// the scoreboard, which applies it to the model at the point the DUT reports it.
+pub fn commit_job(
+    tb: &mut Tb,
+    sb: &mut Scoreboard,
+    entry: u8,
+    job: &JobEntry,
+) -> Result<(), SimError> {
+    sb.expect_commit(entry, job.clone());
+    for (addr, data) in fanin_hdl::regs::job_writes(entry, job) {
+        tb.write(addr, data)?;
     }
     Ok(())
 }

@@ -22,6 +22,11 @@ pub enum DbgEvent {
         /// The model's `now`.
         tick: u32,
     },
+    /// A job-table entry written over AXI4-Lite took effect (between two decisions).
+    Commit {
+        /// Job-table entry.
+        entry: u8,
+    },
 }
 
 /// Idle and backpressure probabilities for every stream of a testbench.
@@ -148,13 +153,13 @@ impl Tb {
         if let Some([v, k, a, t]) = self.dbg {
             if self.m.get(v) == 1 {
                 let (arg, tick) = (self.m.get(a) as u32, self.m.get(t) as u32);
-                self.events.push(if self.m.get(k) == 0 {
-                    DbgEvent::Frame {
+                self.events.push(match self.m.get(k) {
+                    0 => DbgEvent::Frame {
                         port: arg as u8,
                         tick,
-                    }
-                } else {
-                    DbgEvent::Scan { slot: arg, tick }
+                    },
+                    1 => DbgEvent::Scan { slot: arg, tick },
+                    _ => DbgEvent::Commit { entry: arg as u8 },
                 });
             }
         }

@@ -74,7 +74,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     output reg  rvalid;
     input wire  rready;
     output reg  dbg_valid;
-    output reg  dbg_kind;
+    output reg  [1:0] dbg_kind;
     output reg  [31:0] dbg_arg;
     output reg  [31:0] dbg_tick;
     
@@ -1025,6 +1025,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  jc_q$d;
     wire  jc_q$q;
     reg  jc_q$clock;
+    reg  jc_pend$d;
+    wire  jc_pend$q;
+    reg  jc_pend$clock;
     reg  [7:0] jc_i$d;
     wire  [7:0] jc_i$q;
     reg  jc_i$clock;
@@ -2158,6 +2161,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  bz_dec;
     reg  [7:0] bz_j;
     reg  jc;
+    reg  jc_hold;
     reg  [31:0] jc_busy;
     reg  [23:0] jc_base;
     reg  [23:0] jc_cm;
@@ -3498,6 +3502,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(jc_q$d),
         .q(jc_q$q),
         .clock(jc_q$clock)
+    );
+    fanin_jc_pend jc_pend(
+        .d(jc_pend$d),
+        .q(jc_pend$q),
+        .clock(jc_pend$clock)
     );
     fanin_jc_i jc_i(
         .d(jc_i$d),
@@ -5394,6 +5403,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bq_hwc$clock = clock;
         bq_j$clock = clock;
         jc_q$clock = clock;
+        jc_pend$clock = clock;
         jc_i$clock = clock;
         jc2$clock = clock;
         jc_bq$clock = clock;
@@ -5600,6 +5610,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bq_hwc$d = bq_hwc$q;
         bq_j$d = bq_j$q;
         jc_q$d = jc_q$q;
+        jc_pend$d = jc_pend$q;
         jc_i$d = jc_i$q;
         jc2$d = jc2$q;
         jc_bq$d = jc_bq$q;
@@ -7169,8 +7180,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bz_inc = 1'b0;
         bz_dec = 1'b0;
         bz_j = ji$q;
+        jc = 1'b0;
         dbg_valid = 1'b0;
-        dbg_kind = 1'b0;
+        dbg_kind = 32'h0;
         dbg_arg = 32'h0;
         dbg_tick = now$q;
         ev = 32'h0;
@@ -7446,25 +7458,33 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             more$d = 1'b0;
         end
         pick_now = 1'b0;
-        pick_ok = pk_any$q & la_ok & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
+        jc_hold = jc_pend$q | jc_q$q;
+        pick_ok = pk_any$q & la_ok & ~jc_hold & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
         case (state$q)
             0:
                 begin
-                    if (pick_ok) begin
+                    if (jc_pend$q) begin
+                        jc = 1'b1;
+                        jc_pend$d = 1'b0;
+                        dbg_valid = 1'b1;
+                        dbg_kind = 32'h2;
+                        dbg_arg = ((jc_i$q) & 32'hffffffff);
+                    end
+                    else if (pick_ok) begin
                         pick_now = 1'b1;
                     end
-                    else if (sweep_on$q & own_q$q & (own_age$q == 32'h2)) begin
+                    else if (sweep_on$q & own_q$q & (own_age$q == 32'h2) & ~jc_hold) begin
                         scan_turn$d = 1'b0;
                         now_r$d = now$q;
                         e_scan$d = 1'b1;
                         scan_c$d = 1'b0;
                         cadr$d = scan_ptr$q << 32'h1;
                         dbg_valid = 1'b1;
-                        dbg_kind = 1'b1;
+                        dbg_kind = 32'h1;
                         dbg_arg = ((scan_ptr$q) & 32'hffffffff);
                         state$d = 32'hb;
                     end
-                    if (sweep_on$q & ~own_q$q & (own_age$q == 32'h2)) begin
+                    if (sweep_on$q & ~own_q$q & (own_age$q == 32'h2) & ~jc_hold) begin
                         own_age$d = 32'h0;
                         if (scan_ptr$q == c_slast) begin
                             scan_ptr$d = 32'h0;
@@ -7921,7 +7941,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             e_scan$d = 1'b0;
             scan_turn$d = 1'b1;
             dbg_valid = 1'b1;
-            dbg_kind = 1'b0;
+            dbg_kind = 32'h0;
             dbg_arg = ((pk_idx$q) & 32'hffffffff);
             if (pk_idx$q == c_idx4$0) begin
                 rx$0$d_pop = 1'b1;
@@ -8063,7 +8083,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             scan_ptr$d = 32'h0;
             own_age$d = 32'h0;
         end
-        wr = awvalid & wvalid & ~bvalid_r$q;
+        wr = awvalid & wvalid & ~bvalid_r$q & ~jc_pend$q & ~jc_q$q;
         awready = wr;
         wready = wr;
         bvalid = bvalid_r$q;
@@ -8075,7 +8095,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             bvalid_r$d = 1'b0;
         end
         jpack = ((st_jctrl$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((st_jranks$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jexp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((st_jsbase$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((st_jscount$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((st_jquota$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((st_jflush$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h120) | (((st_jreclaim$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((st_pip$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h160) | (((st_pmac$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h180) | (((st_pudp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b0) | (((st_pport$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c0);
-        jc = 1'b0;
         chram$waddr = (((wdata[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((wdata[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
         chram$wdata = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
         chram$we = 32'h0;
@@ -8147,7 +8166,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 st_pport$d = wdata[(32'h0)+:(8)];
             end
             if (awaddr == a_job + 32'h40) begin
-                jc = 1'b1;
+                jc_pend$d = 1'b1;
+                jc_i$d = wdata[(32'h0)+:(8)];
             end
             if (awaddr == a_child) begin
                 st_cmac$d = (st_cmac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
@@ -9078,7 +9098,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bq_hwc$d = hwc;
         bq_j$d = bz_j;
         jc_q$d = jc;
-        jc_i$d = wdata[(32'h0)+:(8)];
         jc2$d = jc_q$q;
         if (jc2$q) begin
             jcb = ((jc_bq$q) & 64'hffffffffffffffff);
@@ -9393,6 +9412,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc_bq$d = jc_busy;
         if (jc_q$q) begin
             jgen$d = jgen$q + 32'h1;
+            own_age$d = 32'h0;
         end
         if (rst) begin
             state$d = 32'h0;
@@ -9438,6 +9458,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jbusy$15$d = 32'h0;
             own_age$d = 32'h0;
             jc_q$d = 1'b0;
+            jc_pend$d = 1'b0;
             jc2$d = 1'b0;
             bq_inc$d = 1'b0;
             bq_dec$d = 1'b0;
@@ -13043,6 +13064,25 @@ module fanin_jc_i(d,q,clock);
     end
           
 endmodule // fanin_jc_i
+
+
+module fanin_jc_pend(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jc_pend
 
 
 module fanin_jc_q(d,q,clock);
@@ -32039,7 +32079,7 @@ module fanin_core (
     output wire s_axil_rvalid,
     input wire s_axil_rready,
     output wire dbg_valid,
-    output wire dbg_kind,
+    output wire [1:0] dbg_kind,
     output wire [31:0] dbg_arg,
     output wire [31:0] dbg_tick
 );

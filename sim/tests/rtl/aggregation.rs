@@ -4,7 +4,9 @@
 use fanin_proto::config::{Mode, SwitchConfig};
 use fanin_proto::model::Counter;
 use fanin_proto::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec, Plan};
-use fanin_sim::tb::{Pacing, Tb};
+use fanin_sim::scoreboard::commit_job;
+use fanin_sim::tb::{DbgEvent, Pacing, Tb};
+use rand::{Rng, SeedableRng};
 
 use crate::common::*;
 
@@ -230,4 +232,61 @@ fn several_concurrent_jobs() {
             }
         }
     });
+}
+
+#[test]
+fn job_commit_under_traffic_takes_effect_between_decisions() {
+    // The job's entry is rewritten while its frames stream in: with another job id (its
+    // frames then meet an unknown job), and back (a restart: slots freed, busy count
+    // cleared). The model applies each commit where the DUT reports it, and every frame and
+    // counter (slots_in_use above all) must still match exactly.
+    let (cfg, p) = star(3, Mode::Static);
+    let job = cfg.jobs[0].clone();
+    let other = fanin_proto::config::JobEntry {
+        job: job.job + 2,
+        ..job.clone()
+    };
+    for pacing in Pacing::CORNERS {
+        let s = seed();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(s);
+        let (mut tb, mut sb) = setup_with(&cfg, pacing, s);
+        for b in 0..100u32 {
+            for r in 0..3 {
+                // Some contributions missing: slots stay busy across the commits.
+                if rng.gen_bool(0.8) {
+                    let data: Vec<i32> = (0..8).map(|i| b as i32 * 10 + r as i32 + i).collect();
+                    tb.src[port_of(&cfg, &p, r)].push(contrib(&p, r, b, &data), false);
+                }
+            }
+        }
+        for k in 0..10 {
+            for _ in 0..rng.gen_range(20..160) {
+                tb.step();
+            }
+            let e = if k % 2 == 0 { &other } else { &job };
+            commit_job(&mut tb, &mut sb, 0, e).unwrap();
+        }
+        finish(&mut tb, &mut sb, "commit under traffic", pacing, s);
+        // The commits fell between frames of the job, not before or after all of them.
+        let ev = &tb.events;
+        let frames_before = |i: usize| {
+            ev[..i]
+                .iter()
+                .filter(|e| matches!(e, DbgEvent::Frame { .. }))
+                .count()
+        };
+        let total = frames_before(ev.len());
+        let inside = (0..ev.len())
+            .filter(|&i| matches!(ev[i], DbgEvent::Commit { .. }))
+            .filter(|&i| frames_before(i) > 0 && frames_before(i) < total)
+            .count();
+        assert!(
+            inside >= 6,
+            "{pacing:?} seed {s}: only {inside} of 10 commits fell between frames"
+        );
+        assert!(
+            sb.model.counters().get(Counter::Completions) > 0,
+            "{pacing:?} seed {s}: no block completed"
+        );
+    }
 }
