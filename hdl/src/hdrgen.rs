@@ -3,7 +3,6 @@
 //! DSCP/ECN 0, ident 0, DF, TTL 64, correct header checksum, UDP checksum 0; the fanin
 //! count byte is the population count of the bitmap.
 
-use crate::ram::ByteSwap;
 use rust_hdl::prelude::*;
 
 /// Header builder in two registered stages: `ld1` registers the fields with the partial
@@ -81,7 +80,7 @@ pub struct HdrGen {
     r_total: DFF<Bits<16>>,
     r_pc: DFF<Bits<8>>,
     pcq: DFF<Bits<64>>,
-    swap: ByteSwap<512>,
+    lay: HdrLayout,
     total: Signal<Local, Bits<16>>,
     cs0: Signal<Local, Bits<20>>,
     cs1: Signal<Local, Bits<20>>,
@@ -93,7 +92,6 @@ pub struct HdrGen {
     pc4: Signal<Local, Bits<64>>,
     pc5: Signal<Local, Bits<64>>,
     pc6: Signal<Local, Bits<64>>,
-    be: Signal<Local, Bits<512>>,
 }
 
 impl Logic for HdrGen {
@@ -148,42 +146,180 @@ impl Logic for HdrGen {
         self.cs1.next = (self.r_cs0.q.val() & 0xffff) + (self.r_cs0.q.val() >> 16);
         self.cs2.next = (self.cs1.val() & 0xffff) + (self.cs1.val() >> 16);
         self.csum.next = !self.cs2.val().get_bits::<16>(0);
-        // Network order: byte `o` of an `n`-byte field at bit 512 - 8(o + n).
-        self.be.next = (bit_cast::<512, 48>(self.r_dst_mac.q.val()) << 464)
-            | (bit_cast::<512, 48>(self.r_src_mac.q.val()) << 416)
-            | (bit_cast::<512, 16>(bits::<16>(0x0800)) << 400)
-            | (bit_cast::<512, 16>(bits::<16>(0x4500)) << 384)
-            | (bit_cast::<512, 16>(self.r_total.q.val()) << 368)
-            | (bit_cast::<512, 16>(bits::<16>(0x4000)) << 336)
-            | (bit_cast::<512, 16>(bits::<16>(0x4011)) << 320)
-            | (bit_cast::<512, 16>(self.csum.val()) << 304)
-            | (bit_cast::<512, 32>(self.r_src_ip.q.val()) << 272)
-            | (bit_cast::<512, 32>(self.r_dst_ip.q.val()) << 240)
-            | (bit_cast::<512, 16>(self.r_src_port.q.val()) << 224)
-            | (bit_cast::<512, 16>(self.r_dst_port.q.val()) << 208)
-            | (bit_cast::<512, 16>(self.r_total.q.val() - 20) << 192)
-            | (bit_cast::<512, 8>(bits::<8>(1)) << 168)
-            | (bit_cast::<512, 8>(self.r_ptype.q.val()) << 160)
-            | (bit_cast::<512, 8>(self.r_flags.q.val()) << 152)
-            | (bit_cast::<512, 8>(self.r_exp.q.val()) << 144)
-            | (bit_cast::<512, 16>(self.r_job.q.val()) << 128)
-            | (bit_cast::<512, 16>(self.r_elements.q.val()) << 112)
-            | (bit_cast::<512, 32>(self.r_block.q.val()) << 80)
-            | (bit_cast::<512, 8>(self.r_child.q.val()) << 72)
-            | (bit_cast::<512, 8>(self.r_pc.q.val()) << 64)
-            | bit_cast::<512, 64>(self.r_bitmap.q.val());
-        self.swap.a.next = self.be.val();
-        self.hdr.next = self.swap.y.val();
+        // The header region in AXI-Stream byte order (`HdrLayout`: a concatenation).
+        self.lay.dst_mac.next = self.r_dst_mac.q.val();
+        self.lay.src_mac.next = self.r_src_mac.q.val();
+        self.lay.total.next = self.r_total.q.val();
+        self.lay.csum.next = self.csum.val();
+        self.lay.src_ip.next = self.r_src_ip.q.val();
+        self.lay.dst_ip.next = self.r_dst_ip.q.val();
+        self.lay.src_port.next = self.r_src_port.q.val();
+        self.lay.dst_port.next = self.r_dst_port.q.val();
+        self.lay.udp_len.next = self.r_total.q.val() - 20;
+        self.lay.ptype.next = self.r_ptype.q.val();
+        self.lay.flags.next = self.r_flags.q.val();
+        self.lay.exponent.next = self.r_exp.q.val();
+        self.lay.job.next = self.r_job.q.val();
+        self.lay.elements.next = self.r_elements.q.val();
+        self.lay.block.next = self.r_block.q.val();
+        self.lay.child.next = self.r_child.q.val();
+        self.lay.count.next = self.r_pc.q.val();
+        self.lay.bitmap.next = self.r_bitmap.q.val();
+        self.hdr.next = self.lay.y.val();
         if self.ld.val() {
             if self.orig.val() {
                 self.hq.d.next = self.orig_hdr.val();
                 self.lq.d.next = self.orig_len.val();
             } else {
-                self.hq.d.next = self.swap.y.val();
+                self.hq.d.next = self.lay.y.val();
                 self.lq.d.next = self.len.val();
             }
         }
         self.hdr_q.next = self.hq.q.val();
         self.len_q.next = self.lq.q.val();
+    }
+}
+
+/// The header region's fields in network order: (input, bytes, value); an empty input
+/// name is the constant `value`.
+const LAYOUT: &[(&str, usize, u64)] = &[
+    ("dst_mac", 6, 0),
+    ("src_mac", 6, 0),
+    ("", 2, 0x0800),
+    ("", 2, 0x4500),
+    ("total", 2, 0),
+    ("", 2, 0),
+    ("", 2, 0x4000),
+    ("", 2, 0x4011),
+    ("csum", 2, 0),
+    ("src_ip", 4, 0),
+    ("dst_ip", 4, 0),
+    ("src_port", 2, 0),
+    ("dst_port", 2, 0),
+    ("udp_len", 2, 0),
+    ("", 2, 0),
+    ("", 1, 1),
+    ("ptype", 1, 0),
+    ("flags", 1, 0),
+    ("exponent", 1, 0),
+    ("job", 2, 0),
+    ("elements", 2, 0),
+    ("block", 4, 0),
+    ("child", 1, 0),
+    ("count", 1, 0),
+    ("bitmap", 8, 0),
+];
+
+/// The 64-byte header region (IHL 5, DF, TTL 64, UDP, UDP checksum 0, fanin version 1)
+/// from its variable fields, in AXI-Stream byte order (network byte `o` in bits
+/// `8o+7:8o`): one concatenation of field bytes (pure wiring).
+#[derive(LogicBlock, Default)]
+pub struct HdrLayout {
+    /// Destination MAC.
+    pub dst_mac: Signal<In, Bits<48>>,
+    /// Source MAC.
+    pub src_mac: Signal<In, Bits<48>>,
+    /// IPv4 total length.
+    pub total: Signal<In, Bits<16>>,
+    /// IPv4 header checksum.
+    pub csum: Signal<In, Bits<16>>,
+    /// Source IPv4.
+    pub src_ip: Signal<In, Bits<32>>,
+    /// Destination IPv4.
+    pub dst_ip: Signal<In, Bits<32>>,
+    /// UDP source port.
+    pub src_port: Signal<In, Bits<16>>,
+    /// UDP destination port.
+    pub dst_port: Signal<In, Bits<16>>,
+    /// UDP length.
+    pub udp_len: Signal<In, Bits<16>>,
+    /// fanin type.
+    pub ptype: Signal<In, Bits<8>>,
+    /// fanin flags.
+    pub flags: Signal<In, Bits<8>>,
+    /// fanin exponent.
+    pub exponent: Signal<In, Bits<8>>,
+    /// Job id.
+    pub job: Signal<In, Bits<16>>,
+    /// Element count.
+    pub elements: Signal<In, Bits<16>>,
+    /// Block id.
+    pub block: Signal<In, Bits<32>>,
+    /// Child index.
+    pub child: Signal<In, Bits<8>>,
+    /// Contributor count.
+    pub count: Signal<In, Bits<8>>,
+    /// Contributor bitmap.
+    pub bitmap: Signal<In, Bits<64>>,
+    /// The header region.
+    pub y: Signal<Out, Bits<512>>,
+}
+
+/// A field of at most 64 bits as a number (byte by byte: `index` takes only short values).
+fn u<const N: usize>(b: Bits<N>) -> u64 {
+    (0..N.div_ceil(8)).fold(0, |a, i| {
+        a | (b.get_bits::<8>(8 * i).index() as u64) << (8 * i)
+    })
+}
+
+impl HdrLayout {
+    fn field(&self, name: &str) -> u64 {
+        match name {
+            "dst_mac" => u(self.dst_mac.val()),
+            "src_mac" => u(self.src_mac.val()),
+            "total" => u(self.total.val()),
+            "csum" => u(self.csum.val()),
+            "src_ip" => u(self.src_ip.val()),
+            "dst_ip" => u(self.dst_ip.val()),
+            "src_port" => u(self.src_port.val()),
+            "dst_port" => u(self.dst_port.val()),
+            "udp_len" => u(self.udp_len.val()),
+            "ptype" => u(self.ptype.val()),
+            "flags" => u(self.flags.val()),
+            "exponent" => u(self.exponent.val()),
+            "job" => u(self.job.val()),
+            "elements" => u(self.elements.val()),
+            "block" => u(self.block.val()),
+            "child" => u(self.child.val()),
+            "count" => u(self.count.val()),
+            "bitmap" => u(self.bitmap.val()),
+            _ => unreachable!(),
+        }
+    }
+}
+
+impl Logic for HdrLayout {
+    fn update(&mut self) {
+        let mut y = Bits::<512>::default();
+        let mut o = 0;
+        for &(name, n, k) in LAYOUT {
+            let v = if name.is_empty() { k } else { self.field(name) };
+            for i in 0..n {
+                let byte = (v >> (8 * (n - 1 - i))) & 0xff;
+                y = y | (bit_cast::<512, 8>(byte.into()) << bits::<16>((8 * (o + i)) as u64));
+            }
+            o += n;
+        }
+        self.y.next = y;
+    }
+    fn connect(&mut self) {
+        self.y.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        // Network bytes, first to last; the concatenation lists them last first.
+        let mut bytes = Vec::new();
+        for &(name, n, k) in LAYOUT {
+            for i in 0..n {
+                let lo = 8 * (n - 1 - i);
+                bytes.push(if name.is_empty() {
+                    format!("8'h{:02x}", (k >> lo) & 0xff)
+                } else {
+                    format!("{name}[{}:{lo}]", lo + 7)
+                });
+            }
+        }
+        assert_eq!(bytes.len(), 64);
+        bytes.reverse();
+        Verilog::Custom(format!("assign y = {{{}}};\n", bytes.join(", ")))
     }
 }

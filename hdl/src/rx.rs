@@ -150,7 +150,6 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     neg: DFF<bool>,
     /// `0 <= rem < KW`.
     hz: DFF<bool>,
-    hdr: DFF<Bits<PARSE_W>>,
     dw: DFF<Bits<4>>,
     dwq: DFF<Bits<4>>,
     dr: DFF<Bits<4>>,
@@ -171,6 +170,7 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     im: DFF<Bits<32>>,
     dfl: DescRoom,
     kc: KeepCount<KW>,
+    /// The capture register (`hc.hdr`).
     hc: HdrCap<DW>,
     usm: UdpMask<DW, KW>,
     ism: IpMask<DW>,
@@ -179,7 +179,9 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     pend_a: DFF<bool>,
     pend: DFF<bool>,
     pa_row: DFF<Bits<16>>,
-    p_desc: DFF<Bits<DESC_W>>,
+    /// The descriptor register (fields taken the cycle after `tlast`) and the RAM's
+    /// write word.
+    p_desc: DescReg,
     p_utot: DFF<Bits<32>>,
     p_itot: DFF<Bits<32>>,
     wq_we: DFF<Bits<32>>,
@@ -196,6 +198,7 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     cnz: Signal<Local, bool>,
     acc: Signal<Local, bool>,
     room: Signal<Local, bool>,
+    dlen: Signal<Local, Bits<16>>,
 }
 
 impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
@@ -269,7 +272,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             rem: Default::default(),
             neg: Default::default(),
             hz: Default::default(),
-            hdr: Default::default(),
             dw: Default::default(),
             dwq: Default::default(),
             dr: Default::default(),
@@ -311,6 +313,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             cnz: Default::default(),
             acc: Default::default(),
             room: Default::default(),
+            dlen: Default::default(),
         }
     }
 }
@@ -320,8 +323,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
     fn update(&mut self) {
         dff_setup!(
             self, clock, in_frame, bo, ph, drop, full, nrow, ch, wrow, row0, wx, r0x, rdrow, rem,
-            neg, hz, hdr, dw, dwq, dr, occ, popped, usum, isum, s1_v, s1_first, s1_us, s1_is, um,
-            ur, im, pend_a, pend, pa_row, p_desc, p_utot, p_itot, wq_we, wq_addr, wq_data
+            neg, hz, dw, dwq, dr, occ, popped, usum, isum, s1_v, s1_first, s1_us, s1_is, um, ur,
+            im, pend_a, pend, pa_row, p_utot, p_itot, wq_we, wq_addr, wq_data
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
@@ -340,8 +343,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.dfl.pend.next = self.pend.q.val();
         self.kc.tkeep.next = self.tkeep.val();
         self.kc.rem.next = self.rem.q.val();
+        // The capture register lives in its leaf (`hc`).
+        self.hc.clock.next = self.clock.val();
+        self.hc.en.next = self.acc.val();
         self.hc.tdata.next = self.tdata.val();
-        self.hc.hdr.next = self.hdr.q.val();
         self.hc.bo.next = self.bo.q.val();
         self.hc.in_frame.next = self.in_frame.q.val();
         self.usm.tdata.next = self.tdata.val();
@@ -350,16 +355,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.usm.ur.next = self.ur.q.val();
         self.ism.tdata.next = self.tdata.val();
         self.ism.bo.next = self.bo.q.val();
-        self.ism.hdr.next = self.hdr.q.val();
+        self.ism.hdr.next = self.hc.hdr.val();
         self.ism.im.next = self.im.q.val();
         self.uws.tw.next = self.s1_us.q.val();
         self.uws.acc.next = self.usum.q.val();
         self.uws.first.next = self.s1_first.q.val();
-        self.uws.hdr.next = self.hdr.q.val();
+        self.uws.hdr.next = self.hc.hdr.val();
         self.iws.tw.next = self.s1_is.q.val();
         self.iws.acc.next = self.isum.q.val();
         self.iws.first.next = self.s1_first.q.val();
-        self.iws.hdr.next = self.hdr.q.val();
+        self.iws.hdr.next = self.hc.hdr.val();
         self.rep.a.next = self.wq_data.q.val();
         // A payload write happens on an accepted beat in the payload phase of a frame that
         // is not being dropped and has a row left.
@@ -399,7 +404,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         // any sum of a frame of at most 30000 bytes (`new` asserts `max_frame`; longer
         // frames are discarded), so the check is `lo ^ hi == 0xffff`: no adder.
         self.uok.next = (((self.p_utot.q.val() & 0xffff) ^ (self.p_utot.q.val() >> 16)) == 0xffff)
-            | (self.p_desc.q.val().get_bits::<16>(320) == 0);
+            | (self.p_desc.uck.val() == 0);
         self.iok.next = ((self.p_itot.q.val() & 0xffff) ^ (self.p_itot.q.val() >> 16)) == 0xffff;
         // Payload gearbox write, registered: the row, the chunk enables and the beat land
         // in the row buffer a cycle after the beat (each chunk takes its copy of the beat).
@@ -413,9 +418,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.data.wdata.next = self.rep.y.val();
         self.data.we.next = self.wq_we.q.val();
         self.desc.waddr.next = bit_cast::<ADDR_W, 4>(self.dw.q.val());
-        self.desc.wdata.next = self.p_desc.q.val()
-            | (bit_cast::<DESC_W, 1>(self.uok.val().into()) << 672)
-            | (bit_cast::<DESC_W, 1>(self.iok.val().into()) << 673);
+        self.p_desc.uok.next = self.uok.val();
+        self.p_desc.iok.next = self.iok.val();
+        self.desc.wdata.next = self.p_desc.wdata.val();
         self.desc.we.next = bit_cast::<32, 1>(self.pend.q.val().into());
         // Descriptor pipeline: tlast (A: commit) -> +1 (fields from the registers the last
         // beat wrote: capture, byte budget, first row; totals incl. the last beat and, for
@@ -423,10 +428,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.pend_a.d.next = self.acc.val() & self.tlast.val() & !self.discard.val();
         self.pend.d.next = self.pend_a.q.val();
         self.pa_row.d.next = self.row0.q.val();
-        self.p_desc.d.next = bit_cast::<DESC_W, PARSE_W>(self.hdr.q.val())
-            | (bit_cast::<DESC_W, 16>(self.c_maxlen.val() - bit_cast::<16, 17>(self.rem.q.val()))
-                << 640)
-            | (bit_cast::<DESC_W, 16>(self.pa_row.q.val()) << 656);
+        // (The descriptor register loads only when a descriptor is one cycle from its write:
+        // it is read by nothing else.)
+        self.dlen.next = self.c_maxlen.val() - bit_cast::<16, 17>(self.rem.q.val());
+        self.p_desc.clock.next = self.clock.val();
+        self.p_desc.en.next = self.pend_a.q.val();
+        self.p_desc.hdr.next = self.hc.hdr.val();
+        self.p_desc.len.next = self.dlen.val();
+        self.p_desc.row.next = self.pa_row.q.val();
         self.p_utot.d.next = self.uws.ptot.val();
         self.p_itot.d.next = self.iws.tot.val();
         if self.pend.q.val() {
@@ -434,7 +443,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         }
         self.bad.next = self.acc.val() & self.tlast.val() & self.discard.val();
         if self.acc.val() {
-            self.hdr.d.next = self.hc.hnext.val();
             self.in_frame.d.next = !self.tlast.val();
             // Byte budget: `nb` bytes of this beat (`max_frame - nb` on a first beat).
             self.rem.d.next = self.rbase.val() - bit_cast::<17, 8>(self.kc.nb.val());
@@ -601,6 +609,73 @@ impl Logic for DescRoom {
     }
 }
 
+/// The descriptor register: the capture, the frame length and the first row, loaded on
+/// `en`; and the descriptor RAM's write word, the register with the checksum verdicts
+/// (bits 672, 673; see [`DESC_W`]). Written as concatenations (a simulator copies words
+/// instead of shifting 681-bit values).
+#[derive(LogicBlock, Default)]
+pub struct DescReg {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Load the fields.
+    pub en: Signal<In, bool>,
+    /// The capture.
+    pub hdr: Signal<In, Bits<PARSE_W>>,
+    /// The frame length.
+    pub len: Signal<In, Bits<16>>,
+    /// The first row.
+    pub row: Signal<In, Bits<16>>,
+    /// UDP checksum verdict.
+    pub uok: Signal<In, bool>,
+    /// IPv4 header checksum verdict.
+    pub iok: Signal<In, bool>,
+    /// The registered capture's UDP checksum field (bytes 40, 41: bits 335:320).
+    pub uck: Signal<Out, Bits<16>>,
+    /// The descriptor: the register and the verdicts.
+    pub wdata: Signal<Out, Bits<DESC_W>>,
+    /// The register (native model).
+    q: Signal<Local, Bits<DESC_W>>,
+}
+
+impl Logic for DescReg {
+    fn update(&mut self) {
+        if self.clock.pos_edge() && self.en.val() {
+            self.q.next = bit_cast::<DESC_W, PARSE_W>(self.hdr.val())
+                | (bit_cast::<DESC_W, 16>(self.len.val()) << 640)
+                | (bit_cast::<DESC_W, 16>(self.row.val()) << 656);
+        }
+        self.uck.next = self.q.val().get_bits::<16>(320);
+        self.wdata.next = self.q.val()
+            | (bit_cast::<DESC_W, 1>(self.uok.val().into()) << 672)
+            | (bit_cast::<DESC_W, 1>(self.iok.val().into()) << 673);
+    }
+    fn connect(&mut self) {
+        self.uck.connect();
+        self.wdata.connect();
+        self.q.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        // `q` (declared by rust-hdl as a local of DESC_W bits) holds the fields only.
+        Verilog::Custom(format!(
+            "initial begin\n    q = {DESC_W}'h0;\nend\n\n\
+             always @(posedge clock) begin\n    if (en) q <= {{{qpad}'d0, row, len, hdr}};\nend\n\n\
+             assign uck = q[335:320];\n\
+             assign wdata = {{{pad}'d0, iok, uok, q[{fm}:0]}};\n",
+            qpad = DESC_W - PARSE_W - 32,
+            fm = PARSE_W + 31,
+            pad = DESC_W - PARSE_W - 34
+        ))
+    }
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "desc".into(),
+            clock: "clock".into(),
+            inputs: vec!["en".into(), "hdr".into(), "len".into(), "row".into()],
+            outputs: vec!["uck".into()],
+        }]
+    }
+}
+
 /// The byte count of a beat from its `tkeep` (contiguous from byte 0, a thermometer code:
 /// bit `j` of the count is the OR of the `1 -> 0` steps at positions `≡ 2^j - 1` mod
 /// `2^(j+1)`, a balanced OR instead of a priority chain), and `tkeep` at the bit index
@@ -658,44 +733,53 @@ impl<const KW: usize> Logic for KeepCount<KW> {
     }
 }
 
-/// The capture with this beat: on a first beat the beat itself (zero-extended); else the
-/// capture so far with the beat ORed into the slot of its one-hot beat index (nothing
-/// past the capture). One LUT per bit instead of a shifter.
+/// The capture register (`hdr`): on an accepted (`en`) first beat the beat itself
+/// (zero-extended); on a later beat the capture so far with the beat ORed into the slot of
+/// its one-hot beat index (nothing past the capture). One LUT per bit instead of a
+/// shifter. The register lives in this leaf, its next value written inside the clocked
+/// block, so that a simulator computes it once per clock edge instead of again whenever
+/// an input or a register changes (same logic, same flip-flops).
 #[derive(LogicBlock, Default)]
 pub struct HdrCap<const DW: usize> {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// The beat is accepted (the capture takes it).
+    pub en: Signal<In, bool>,
     /// The beat.
     pub tdata: Signal<In, Bits<DW>>,
-    /// The capture of the earlier beats.
-    pub hdr: Signal<In, Bits<PARSE_W>>,
     /// One-hot beat index.
     pub bo: Signal<In, Bits<16>>,
     /// The beat is not the frame's first.
     pub in_frame: Signal<In, bool>,
-    /// The capture including this beat.
-    pub hnext: Signal<Out, Bits<PARSE_W>>,
+    /// The capture of the accepted beats (registered).
+    pub hdr: Signal<Out, Bits<PARSE_W>>,
 }
 
 impl<const DW: usize> Logic for HdrCap<DW> {
     fn update(&mut self) {
-        let td = bit_cast::<PARSE_W, DW>(self.tdata.val());
-        if !self.in_frame.val() {
-            self.hnext.next = td;
-        } else {
-            let bo = self.bo.val().index();
-            let mut h = self.hdr.val();
-            for b in 0..cap_beats(DW) {
-                if bo >> b & 1 == 1 {
-                    h = h | (td << bits::<16>((b * DW) as u64));
+        if self.clock.pos_edge() && self.en.val() {
+            let td = bit_cast::<PARSE_W, DW>(self.tdata.val());
+            if !self.in_frame.val() {
+                self.hdr.next = td;
+            } else {
+                let bo = self.bo.val().index();
+                let mut h = self.hdr.val();
+                for b in 0..cap_beats(DW) {
+                    if bo >> b & 1 == 1 {
+                        h = h | (td << bits::<16>((b * DW) as u64));
+                    }
                 }
+                self.hdr.next = h;
             }
-            self.hnext.next = h;
         }
     }
     fn connect(&mut self) {
-        self.hnext.connect();
+        self.hdr.connect();
     }
     fn hdl(&self) -> Verilog {
-        let mut v = String::new();
+        let mut v = format!(
+            "initial begin\n    hdr = {PARSE_W}'h0;\nend\n\nalways @(posedge clock) begin\n    if (en) begin\n"
+        );
         for b in 0..cap_beats(DW) {
             let lo = b * DW;
             let w = DW.min(PARSE_W - lo);
@@ -705,12 +789,21 @@ impl<const DW: usize> Logic for HdrCap<DW> {
                 format!("{w}'d0")
             };
             v.push_str(&format!(
-                "assign hnext[{h}:{lo}] = in_frame ? (hdr[{h}:{lo}] | ({{{w}{{bo[{b}]}}}} & tdata[{m}:0])) : {first};\n",
+                "        hdr[{h}:{lo}] <= in_frame ? (hdr[{h}:{lo}] | ({{{w}{{bo[{b}]}}}} & tdata[{m}:0])) : {first};\n",
                 h = lo + w - 1,
                 m = w - 1
             ));
         }
+        v.push_str("    end\nend\n");
         Verilog::Custom(v)
+    }
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "hdr".into(),
+            clock: "clock".into(),
+            inputs: vec!["en".into(), "tdata".into(), "bo".into(), "in_frame".into()],
+            outputs: vec!["hdr".into()],
+        }]
     }
 }
 

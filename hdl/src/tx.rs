@@ -57,10 +57,6 @@ pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
     pub c_hbeats: Constant<Bits<16>>,
     /// DATA_W.
     pub c_dw: Constant<Bits<16>>,
-    /// Header shift mask (`512 - DW`: the shifts a header beat can take).
-    pub c_hmask: Constant<Bits<16>>,
-    /// Chunk shift mask (`WB - DW`: the shifts a payload chunk can take).
-    pub c_cmask: Constant<Bits<16>>,
     /// Bytes per beat.
     pub c_kb: Constant<Bits<16>>,
     /// Twice that.
@@ -71,6 +67,10 @@ pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
     pub c_rowmask: Constant<Bits<16>>,
     data: FaninRam<WB>,
     desc: FaninRam<TXD_W>,
+    /// The header beat at `hshift`.
+    hword: WordSel<512, DW>,
+    /// The payload chunk at `cshift`.
+    cword: WordSel<WB, DW>,
     wrow: DFF<Bits<16>>,
     frow: DFF<Bits<16>>,
     rdrow: DFF<Bits<16>>,
@@ -129,14 +129,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
             c_cmax: Constant::new(((WB / DW - 1) as u64).into()),
             c_hbeats: Constant::new(((512 / DW) as u64).into()),
             c_dw: Constant::new((DW as u64).into()),
-            c_hmask: Constant::new(((512 - DW) as u64).into()),
-            c_cmask: Constant::new(((WB - DW) as u64).into()),
             c_kb: Constant::new(((DW / 8) as u64).into()),
             c_kb2: Constant::new(((DW / 4) as u64).into()),
             c_rowlog: Constant::new((wbb.trailing_zeros() as u64).into()),
             c_rowmask: Constant::new(((wbb - 1) as u64).into()),
             data: FaninRam::new(rows, 1),
             desc: FaninRam::new(TXD_DEPTH, 1),
+            hword: Default::default(),
+            cword: Default::default(),
             wrow: Default::default(),
             frow: Default::default(),
             rdrow: Default::default(),
@@ -233,16 +233,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
         } else {
             self.tkeep.next = !bits::<KW>(0);
         }
-        // The beat's data from flip-flops: the header/payload select registered a beat ahead,
-        // the shifts masked to the multiples of DW they take (a small mux, not a barrel
-        // shifter: the output is a timing end point of its own, the MAC's input).
+        // The beat's data from flip-flops: the header/payload select registered a beat
+        // ahead, and word selects instead of shifts (`hshift` is `beat · DW`, below 512
+        // while a header beat is sent; `cshift` is `chunk · DW`, below WB): a small mux,
+        // not a barrel shifter (the output is a timing end point of its own, the MAC's
+        // input), and a word extraction for a simulator.
+        self.hword.a.next = self.hdr.q.val();
+        self.hword.sh.next = self.hshift.q.val();
+        self.cword.a.next = self.data.rdata.val();
+        self.cword.sh.next = self.cshift.q.val();
         if self.hsel.q.val() {
-            self.tdata.next =
-                bit_cast::<DW, 512>(self.hdr.q.val() >> (self.hshift.q.val() & self.c_hmask.val()));
+            self.tdata.next = self.hword.y.val();
         } else {
-            self.tdata.next = bit_cast::<DW, WB>(
-                self.data.rdata.val() >> (self.cshift.q.val() & self.c_cmask.val()),
-            );
+            self.tdata.next = self.cword.y.val();
         }
         self.prow_n.next = self.rpa.q.val();
         if !self.busy.q.val() {
@@ -306,5 +309,45 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
             self.busy.d.next = false;
             self.dr_moved.d.next = false;
         }
+    }
+}
+
+/// The `W`-bit word of `a` that `a >> sh` starts with when `sh` is a multiple of `W`
+/// below `N` (the word index is `sh`'s bits `log2(N)-1 .. log2(W)`; the bits below and
+/// above are taken to be zero): an `N/W`-way multiplexer instead of a shifter (a
+/// simulator extracts the word instead of shifting `N` bits).
+#[derive(LogicBlock, Default)]
+pub struct WordSel<const N: usize, const W: usize> {
+    /// The wide value.
+    pub a: Signal<In, Bits<N>>,
+    /// The bit offset (a multiple of `W` below `N`).
+    pub sh: Signal<In, Bits<16>>,
+    /// The selected word.
+    pub y: Signal<Out, Bits<W>>,
+}
+
+impl<const N: usize, const W: usize> WordSel<N, W> {
+    fn lg(x: usize) -> usize {
+        x.trailing_zeros() as usize
+    }
+}
+
+impl<const N: usize, const W: usize> Logic for WordSel<N, W> {
+    fn update(&mut self) {
+        let idx = (self.sh.val().index() & (N - 1)) >> Self::lg(W);
+        self.y.next = bit_cast::<W, N>(self.a.val() >> bits::<16>((idx * W) as u64));
+    }
+    fn connect(&mut self) {
+        self.y.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        assert!(N.is_power_of_two() && W.is_power_of_two() && N <= 1 << 16);
+        if N == W {
+            return Verilog::Custom("assign y = a;\n".into());
+        }
+        let (hi, lo) = (Self::lg(N) - 1, Self::lg(W));
+        Verilog::Custom(format!(
+            "assign y = a[{{sh[{hi}:{lo}], {lo}'d0}} +: {W}];\n"
+        ))
     }
 }

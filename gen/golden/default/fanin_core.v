@@ -11641,8 +11641,25 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     reg  [63:0] pcq$d;
     wire  [63:0] pcq$q;
     reg  pcq$clock;
-    reg  [511:0] swap$a;
-    wire  [511:0] swap$y;
+    reg  [47:0] lay$dst_mac;
+    reg  [47:0] lay$src_mac;
+    reg  [15:0] lay$total;
+    reg  [15:0] lay$csum;
+    reg  [31:0] lay$src_ip;
+    reg  [31:0] lay$dst_ip;
+    reg  [15:0] lay$src_port;
+    reg  [15:0] lay$dst_port;
+    reg  [15:0] lay$udp_len;
+    reg  [7:0] lay$ptype;
+    reg  [7:0] lay$flags;
+    reg  [7:0] lay$exponent;
+    reg  [15:0] lay$job;
+    reg  [15:0] lay$elements;
+    reg  [31:0] lay$block;
+    reg  [7:0] lay$child;
+    reg  [7:0] lay$count;
+    reg  [63:0] lay$bitmap;
+    wire  [511:0] lay$y;
     
     // Local signals
     reg  [15:0] total;
@@ -11656,7 +11673,6 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     reg  [63:0] pc4;
     reg  [63:0] pc5;
     reg  [63:0] pc6;
-    reg  [511:0] be;
     
     // Sub module instances
     fanin_hg_hq hq(
@@ -11759,9 +11775,26 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         .q(pcq$q),
         .clock(pcq$clock)
     );
-    fanin_hg_swap swap(
-        .a(swap$a),
-        .y(swap$y)
+    fanin_hg_lay lay(
+        .dst_mac(lay$dst_mac),
+        .src_mac(lay$src_mac),
+        .total(lay$total),
+        .csum(lay$csum),
+        .src_ip(lay$src_ip),
+        .dst_ip(lay$dst_ip),
+        .src_port(lay$src_port),
+        .dst_port(lay$dst_port),
+        .udp_len(lay$udp_len),
+        .ptype(lay$ptype),
+        .flags(lay$flags),
+        .exponent(lay$exponent),
+        .job(lay$job),
+        .elements(lay$elements),
+        .block(lay$block),
+        .child(lay$child),
+        .count(lay$count),
+        .bitmap(lay$bitmap),
+        .y(lay$y)
     );
     
     // Update code
@@ -11838,16 +11871,32 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         cs1 = (r_cs0$q & 32'hffff) + (r_cs0$q >> 32'h10);
         cs2 = (cs1 & 32'hffff) + (cs1 >> 32'h10);
         csum = ~cs2[(32'h0)+:(16)];
-        be = (((r_dst_mac$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0) | (((r_src_mac$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1a0) | (((((32'h800) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h190) | (((((32'h4500) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h180) | (((r_total$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h170) | (((((32'h4000) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h150) | (((((32'h4011) & 16'hffff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((csum) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h130) | (((r_src_ip$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h110) | (((r_dst_ip$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hf0) | (((r_src_port$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((r_dst_port$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hd0) | (((r_total$q - 32'h14) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((((32'h1) & 8'hff)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha8) | (((r_ptype$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0) | (((r_flags$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h98) | (((r_exp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((r_job$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((r_elements$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((r_block$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h50) | (((r_child$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h48) | (((r_pc$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | ((r_bitmap$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        swap$a = be;
-        hdr = swap$y;
+        lay$dst_mac = r_dst_mac$q;
+        lay$src_mac = r_src_mac$q;
+        lay$total = r_total$q;
+        lay$csum = csum;
+        lay$src_ip = r_src_ip$q;
+        lay$dst_ip = r_dst_ip$q;
+        lay$src_port = r_src_port$q;
+        lay$dst_port = r_dst_port$q;
+        lay$udp_len = r_total$q - 32'h14;
+        lay$ptype = r_ptype$q;
+        lay$flags = r_flags$q;
+        lay$exponent = r_exp$q;
+        lay$job = r_job$q;
+        lay$elements = r_elements$q;
+        lay$block = r_block$q;
+        lay$child = r_child$q;
+        lay$count = r_pc$q;
+        lay$bitmap = r_bitmap$q;
+        hdr = lay$y;
         if (ld) begin
             if (orig) begin
                 hq$d = orig_hdr;
                 lq$d = orig_len;
             end
             else begin
-                hq$d = swap$y;
+                hq$d = lay$y;
                 lq$d = len;
             end
         end
@@ -11875,6 +11924,34 @@ module fanin_hg_hq(d,q,clock);
     end
           
 endmodule // fanin_hg_hq
+
+
+module fanin_hg_lay(dst_mac,src_mac,total,csum,src_ip,dst_ip,src_port,dst_port,udp_len,ptype,flags,exponent,job,elements,block,child,count,bitmap,y);
+    
+    // Module arguments
+    input wire  [47:0] dst_mac;
+    input wire  [47:0] src_mac;
+    input wire  [15:0] total;
+    input wire  [15:0] csum;
+    input wire  [31:0] src_ip;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] src_port;
+    input wire  [15:0] dst_port;
+    input wire  [15:0] udp_len;
+    input wire  [7:0] ptype;
+    input wire  [7:0] flags;
+    input wire  [7:0] exponent;
+    input wire  [15:0] job;
+    input wire  [15:0] elements;
+    input wire  [31:0] block;
+    input wire  [7:0] child;
+    input wire  [7:0] count;
+    input wire  [63:0] bitmap;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+    assign y = {bitmap[7:0], bitmap[15:8], bitmap[23:16], bitmap[31:24], bitmap[39:32], bitmap[47:40], bitmap[55:48], bitmap[63:56], count[7:0], child[7:0], block[7:0], block[15:8], block[23:16], block[31:24], elements[7:0], elements[15:8], job[7:0], job[15:8], exponent[7:0], flags[7:0], ptype[7:0], 8'h01, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], csum[7:0], csum[15:8], 8'h11, 8'h40, 8'h00, 8'h40, 8'h00, 8'h00, total[7:0], total[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+endmodule // fanin_hg_lay
 
 
 module fanin_hg_lq(d,q,clock);
@@ -12236,17 +12313,6 @@ module fanin_hg_r_total(d,q,clock);
     end
           
 endmodule // fanin_hg_r_total
-
-
-module fanin_hg_swap(a,y);
-    
-    // Module arguments
-    input wire  [511:0] a;
-    output reg  [511:0] y;
-    
-    // Update code (custom)
-    assign y = {a[7:0], a[15:8], a[23:16], a[31:24], a[39:32], a[47:40], a[55:48], a[63:56], a[71:64], a[79:72], a[87:80], a[95:88], a[103:96], a[111:104], a[119:112], a[127:120], a[135:128], a[143:136], a[151:144], a[159:152], a[167:160], a[175:168], a[183:176], a[191:184], a[199:192], a[207:200], a[215:208], a[223:216], a[231:224], a[239:232], a[247:240], a[255:248], a[263:256], a[271:264], a[279:272], a[287:280], a[295:288], a[303:296], a[311:304], a[319:312], a[327:320], a[335:328], a[343:336], a[351:344], a[359:352], a[367:360], a[375:368], a[383:376], a[391:384], a[399:392], a[407:400], a[415:408], a[423:416], a[431:424], a[439:432], a[447:440], a[455:448], a[463:456], a[471:464], a[479:472], a[487:480], a[495:488], a[503:496], a[511:504]};
-endmodule // fanin_hg_swap
 
 
 module fanin_hlow(d,q,clock);
@@ -19400,9 +19466,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  hz$d;
     wire  hz$q;
     reg  hz$clock;
-    reg  [639:0] hdr$d;
-    wire  [639:0] hdr$q;
-    reg  hdr$clock;
     reg  [3:0] dw$d;
     wire  [3:0] dw$q;
     reg  dw$clock;
@@ -19453,11 +19516,12 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [16:0] kc$rem;
     wire  [7:0] kc$nb;
     wire  kc$tsel;
+    reg  hc$clock;
+    reg  hc$en;
     reg  [63:0] hc$tdata;
-    reg  [639:0] hc$hdr;
     reg  [15:0] hc$bo;
     reg  hc$in_frame;
-    wire  [639:0] hc$hnext;
+    wire  [639:0] hc$hdr;
     reg  [63:0] usm$tdata;
     reg  [15:0] usm$bo;
     reg  [7:0] usm$um;
@@ -19492,9 +19556,15 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] pa_row$d;
     wire  [15:0] pa_row$q;
     reg  pa_row$clock;
-    reg  [680:0] p_desc$d;
-    wire  [680:0] p_desc$q;
     reg  p_desc$clock;
+    reg  p_desc$en;
+    reg  [639:0] p_desc$hdr;
+    reg  [15:0] p_desc$len;
+    reg  [15:0] p_desc$row;
+    reg  p_desc$uok;
+    reg  p_desc$iok;
+    wire  [15:0] p_desc$uck;
+    wire  [680:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
     reg  p_utot$clock;
@@ -19523,6 +19593,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  cnz;
     reg  acc;
     reg  room;
+    reg  [15:0] dlen;
     
     // Sub module instances
     fanin_rx_0_data data(
@@ -19620,11 +19691,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(hz$q),
         .clock(hz$clock)
     );
-    fanin_rx_0_hdr hdr(
-        .d(hdr$d),
-        .q(hdr$q),
-        .clock(hdr$clock)
-    );
     fanin_rx_0_dw dw(
         .d(dw$d),
         .q(dw$q),
@@ -19708,11 +19774,12 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tsel(kc$tsel)
     );
     fanin_rx_0_hc hc(
+        .clock(hc$clock),
+        .en(hc$en),
         .tdata(hc$tdata),
-        .hdr(hc$hdr),
         .bo(hc$bo),
         .in_frame(hc$in_frame),
-        .hnext(hc$hnext)
+        .hdr(hc$hdr)
     );
     fanin_rx_0_usm usm(
         .tdata(usm$tdata),
@@ -19763,9 +19830,15 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .clock(pa_row$clock)
     );
     fanin_rx_0_p_desc p_desc(
-        .d(p_desc$d),
-        .q(p_desc$q),
-        .clock(p_desc$clock)
+        .clock(p_desc$clock),
+        .en(p_desc$en),
+        .hdr(p_desc$hdr),
+        .len(p_desc$len),
+        .row(p_desc$row),
+        .uok(p_desc$uok),
+        .iok(p_desc$iok),
+        .uck(p_desc$uck),
+        .wdata(p_desc$wdata)
     );
     fanin_rx_0_p_utot p_utot(
         .d(p_utot$d),
@@ -19810,7 +19883,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         rem$clock = clock;
         neg$clock = clock;
         hz$clock = clock;
-        hdr$clock = clock;
         dw$clock = clock;
         dwq$clock = clock;
         dr$clock = clock;
@@ -19828,7 +19900,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$clock = clock;
         pend$clock = clock;
         pa_row$clock = clock;
-        p_desc$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
         wq_we$clock = clock;
@@ -19849,7 +19920,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         rem$d = rem$q;
         neg$d = neg$q;
         hz$d = hz$q;
-        hdr$d = hdr$q;
         dw$d = dw$q;
         dwq$d = dwq$q;
         dr$d = dr$q;
@@ -19867,7 +19937,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$d = pend_a$q;
         pend$d = pend$q;
         pa_row$d = pa_row$q;
-        p_desc$d = p_desc$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
         wq_we$d = wq_we$q;
@@ -19883,8 +19952,9 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dfl$pend = pend$q;
         kc$tkeep = tkeep;
         kc$rem = rem$q;
+        hc$clock = clock;
+        hc$en = acc;
         hc$tdata = tdata;
-        hc$hdr = hdr$q;
         hc$bo = bo$q;
         hc$in_frame = in_frame$q;
         usm$tdata = tdata;
@@ -19893,16 +19963,16 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usm$ur = ur$q;
         ism$tdata = tdata;
         ism$bo = bo$q;
-        ism$hdr = hdr$q;
+        ism$hdr = hc$hdr;
         ism$im = im$q;
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = hdr$q;
+        uws$hdr = hc$hdr;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
-        iws$hdr = hdr$q;
+        iws$hdr = hc$hdr;
         rep$a = wq_data$q;
         pw = ph$q & ~drop$q & ~full$q;
         cwrap = (ch$q & c_clast) != 32'h0;
@@ -19924,7 +19994,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = ~in_frame$q;
         s1_us$d = usm$gs;
         s1_is$d = ism$gs;
-        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$uck == 32'h0);
         iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
         wq_addr$d = wrow$q;
         wq_data$d = tdata;
@@ -19936,12 +20006,19 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         data$wdata = rep$y;
         data$we = wq_we$q;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        p_desc$uok = uok;
+        p_desc$iok = iok;
+        desc$wdata = p_desc$wdata;
         desc$we = ((pend$q) & 32'hffffffff);
         pend_a$d = acc & tlast & ~discard;
         pend$d = pend_a$q;
         pa_row$d = row0$q;
-        p_desc$d = ((hdr$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c_maxlen - ((rem$q) & 16'hffff)) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((pa_row$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        dlen = c_maxlen - ((rem$q) & 16'hffff);
+        p_desc$clock = clock;
+        p_desc$en = pend_a$q;
+        p_desc$hdr = hc$hdr;
+        p_desc$len = dlen;
+        p_desc$row = pa_row$q;
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
         if (pend$q) begin
@@ -19949,7 +20026,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         end
         bad = acc & tlast & discard;
         if (acc) begin
-            hdr$d = hc$hnext;
             in_frame$d = ~tlast;
             rem$d = rbase - ((kc$nb) & 17'h1ffff);
             if (in_frame$q) begin
@@ -20255,46 +20331,36 @@ module fanin_rx_0_full(d,q,clock);
 endmodule // fanin_rx_0_full
 
 
-module fanin_rx_0_hc(tdata,hdr,bo,in_frame,hnext);
+module fanin_rx_0_hc(clock,en,tdata,bo,in_frame,hdr);
     
     // Module arguments
+    input wire  clock;
+    input wire  en;
     input wire  [63:0] tdata;
-    input wire  [639:0] hdr;
     input wire  [15:0] bo;
     input wire  in_frame;
-    output reg  [639:0] hnext;
-    
-    // Update code (custom)
-    assign hnext[63:0] = in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
-    assign hnext[127:64] = in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
-    assign hnext[191:128] = in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
-    assign hnext[255:192] = in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
-    assign hnext[319:256] = in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
-    assign hnext[383:320] = in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
-    assign hnext[447:384] = in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
-    assign hnext[511:448] = in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
-    assign hnext[575:512] = in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
-    assign hnext[639:576] = in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
-endmodule // fanin_rx_0_hc
-
-
-module fanin_rx_0_hdr(d,q,clock);
-    
-    // Module arguments
-    input wire  [639:0] d;
-    output reg  [639:0] q;
-    input wire  clock;
+    output reg  [639:0] hdr;
     
     // Update code (custom)
     initial begin
-       q = 640'h0;
+        hdr = 640'h0;
     end
     
     always @(posedge clock) begin
-       q <= d;
+        if (en) begin
+            hdr[63:0] <= in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
+            hdr[127:64] <= in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
+            hdr[191:128] <= in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
+            hdr[255:192] <= in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
+            hdr[319:256] <= in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
+            hdr[383:320] <= in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
+            hdr[447:384] <= in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
+            hdr[511:448] <= in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
+            hdr[575:512] <= in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
+            hdr[639:576] <= in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
+        end
     end
-          
-endmodule // fanin_rx_0_hdr
+endmodule // fanin_rx_0_hc
 
 
 module fanin_rx_0_hz(d,q,clock);
@@ -20504,22 +20570,33 @@ module fanin_rx_0_occ(d,q,clock);
 endmodule // fanin_rx_0_occ
 
 
-module fanin_rx_0_p_desc(d,q,clock);
+module fanin_rx_0_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
     
     // Module arguments
-    input wire  [680:0] d;
-    output reg  [680:0] q;
     input wire  clock;
+    input wire  en;
+    input wire  [639:0] hdr;
+    input wire  [15:0] len;
+    input wire  [15:0] row;
+    input wire  uok;
+    input wire  iok;
+    output reg  [15:0] uck;
+    output reg  [680:0] wdata;
+    
+    // Local signals
+    reg  [680:0] q;
     
     // Update code (custom)
     initial begin
-       q = 681'h0;
+        q = 681'h0;
     end
     
     always @(posedge clock) begin
-       q <= d;
+        if (en) q <= {9'd0, row, len, hdr};
     end
-          
+    
+    assign uck = q[335:320];
+    assign wdata = {7'd0, iok, uok, q[671:0]};
 endmodule // fanin_rx_0_p_desc
 
 
@@ -21142,9 +21219,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  hz$d;
     wire  hz$q;
     reg  hz$clock;
-    reg  [639:0] hdr$d;
-    wire  [639:0] hdr$q;
-    reg  hdr$clock;
     reg  [3:0] dw$d;
     wire  [3:0] dw$q;
     reg  dw$clock;
@@ -21195,11 +21269,12 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [16:0] kc$rem;
     wire  [7:0] kc$nb;
     wire  kc$tsel;
+    reg  hc$clock;
+    reg  hc$en;
     reg  [63:0] hc$tdata;
-    reg  [639:0] hc$hdr;
     reg  [15:0] hc$bo;
     reg  hc$in_frame;
-    wire  [639:0] hc$hnext;
+    wire  [639:0] hc$hdr;
     reg  [63:0] usm$tdata;
     reg  [15:0] usm$bo;
     reg  [7:0] usm$um;
@@ -21234,9 +21309,15 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] pa_row$d;
     wire  [15:0] pa_row$q;
     reg  pa_row$clock;
-    reg  [680:0] p_desc$d;
-    wire  [680:0] p_desc$q;
     reg  p_desc$clock;
+    reg  p_desc$en;
+    reg  [639:0] p_desc$hdr;
+    reg  [15:0] p_desc$len;
+    reg  [15:0] p_desc$row;
+    reg  p_desc$uok;
+    reg  p_desc$iok;
+    wire  [15:0] p_desc$uck;
+    wire  [680:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
     reg  p_utot$clock;
@@ -21265,6 +21346,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  cnz;
     reg  acc;
     reg  room;
+    reg  [15:0] dlen;
     
     // Sub module instances
     fanin_rx_1_data data(
@@ -21362,11 +21444,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(hz$q),
         .clock(hz$clock)
     );
-    fanin_rx_1_hdr hdr(
-        .d(hdr$d),
-        .q(hdr$q),
-        .clock(hdr$clock)
-    );
     fanin_rx_1_dw dw(
         .d(dw$d),
         .q(dw$q),
@@ -21450,11 +21527,12 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tsel(kc$tsel)
     );
     fanin_rx_1_hc hc(
+        .clock(hc$clock),
+        .en(hc$en),
         .tdata(hc$tdata),
-        .hdr(hc$hdr),
         .bo(hc$bo),
         .in_frame(hc$in_frame),
-        .hnext(hc$hnext)
+        .hdr(hc$hdr)
     );
     fanin_rx_1_usm usm(
         .tdata(usm$tdata),
@@ -21505,9 +21583,15 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .clock(pa_row$clock)
     );
     fanin_rx_1_p_desc p_desc(
-        .d(p_desc$d),
-        .q(p_desc$q),
-        .clock(p_desc$clock)
+        .clock(p_desc$clock),
+        .en(p_desc$en),
+        .hdr(p_desc$hdr),
+        .len(p_desc$len),
+        .row(p_desc$row),
+        .uok(p_desc$uok),
+        .iok(p_desc$iok),
+        .uck(p_desc$uck),
+        .wdata(p_desc$wdata)
     );
     fanin_rx_1_p_utot p_utot(
         .d(p_utot$d),
@@ -21552,7 +21636,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         rem$clock = clock;
         neg$clock = clock;
         hz$clock = clock;
-        hdr$clock = clock;
         dw$clock = clock;
         dwq$clock = clock;
         dr$clock = clock;
@@ -21570,7 +21653,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$clock = clock;
         pend$clock = clock;
         pa_row$clock = clock;
-        p_desc$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
         wq_we$clock = clock;
@@ -21591,7 +21673,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         rem$d = rem$q;
         neg$d = neg$q;
         hz$d = hz$q;
-        hdr$d = hdr$q;
         dw$d = dw$q;
         dwq$d = dwq$q;
         dr$d = dr$q;
@@ -21609,7 +21690,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$d = pend_a$q;
         pend$d = pend$q;
         pa_row$d = pa_row$q;
-        p_desc$d = p_desc$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
         wq_we$d = wq_we$q;
@@ -21625,8 +21705,9 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dfl$pend = pend$q;
         kc$tkeep = tkeep;
         kc$rem = rem$q;
+        hc$clock = clock;
+        hc$en = acc;
         hc$tdata = tdata;
-        hc$hdr = hdr$q;
         hc$bo = bo$q;
         hc$in_frame = in_frame$q;
         usm$tdata = tdata;
@@ -21635,16 +21716,16 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usm$ur = ur$q;
         ism$tdata = tdata;
         ism$bo = bo$q;
-        ism$hdr = hdr$q;
+        ism$hdr = hc$hdr;
         ism$im = im$q;
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = hdr$q;
+        uws$hdr = hc$hdr;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
-        iws$hdr = hdr$q;
+        iws$hdr = hc$hdr;
         rep$a = wq_data$q;
         pw = ph$q & ~drop$q & ~full$q;
         cwrap = (ch$q & c_clast) != 32'h0;
@@ -21666,7 +21747,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = ~in_frame$q;
         s1_us$d = usm$gs;
         s1_is$d = ism$gs;
-        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$uck == 32'h0);
         iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
         wq_addr$d = wrow$q;
         wq_data$d = tdata;
@@ -21678,12 +21759,19 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         data$wdata = rep$y;
         data$we = wq_we$q;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        p_desc$uok = uok;
+        p_desc$iok = iok;
+        desc$wdata = p_desc$wdata;
         desc$we = ((pend$q) & 32'hffffffff);
         pend_a$d = acc & tlast & ~discard;
         pend$d = pend_a$q;
         pa_row$d = row0$q;
-        p_desc$d = ((hdr$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c_maxlen - ((rem$q) & 16'hffff)) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((pa_row$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        dlen = c_maxlen - ((rem$q) & 16'hffff);
+        p_desc$clock = clock;
+        p_desc$en = pend_a$q;
+        p_desc$hdr = hc$hdr;
+        p_desc$len = dlen;
+        p_desc$row = pa_row$q;
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
         if (pend$q) begin
@@ -21691,7 +21779,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         end
         bad = acc & tlast & discard;
         if (acc) begin
-            hdr$d = hc$hnext;
             in_frame$d = ~tlast;
             rem$d = rbase - ((kc$nb) & 17'h1ffff);
             if (in_frame$q) begin
@@ -21997,46 +22084,36 @@ module fanin_rx_1_full(d,q,clock);
 endmodule // fanin_rx_1_full
 
 
-module fanin_rx_1_hc(tdata,hdr,bo,in_frame,hnext);
+module fanin_rx_1_hc(clock,en,tdata,bo,in_frame,hdr);
     
     // Module arguments
+    input wire  clock;
+    input wire  en;
     input wire  [63:0] tdata;
-    input wire  [639:0] hdr;
     input wire  [15:0] bo;
     input wire  in_frame;
-    output reg  [639:0] hnext;
-    
-    // Update code (custom)
-    assign hnext[63:0] = in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
-    assign hnext[127:64] = in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
-    assign hnext[191:128] = in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
-    assign hnext[255:192] = in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
-    assign hnext[319:256] = in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
-    assign hnext[383:320] = in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
-    assign hnext[447:384] = in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
-    assign hnext[511:448] = in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
-    assign hnext[575:512] = in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
-    assign hnext[639:576] = in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
-endmodule // fanin_rx_1_hc
-
-
-module fanin_rx_1_hdr(d,q,clock);
-    
-    // Module arguments
-    input wire  [639:0] d;
-    output reg  [639:0] q;
-    input wire  clock;
+    output reg  [639:0] hdr;
     
     // Update code (custom)
     initial begin
-       q = 640'h0;
+        hdr = 640'h0;
     end
     
     always @(posedge clock) begin
-       q <= d;
+        if (en) begin
+            hdr[63:0] <= in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
+            hdr[127:64] <= in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
+            hdr[191:128] <= in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
+            hdr[255:192] <= in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
+            hdr[319:256] <= in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
+            hdr[383:320] <= in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
+            hdr[447:384] <= in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
+            hdr[511:448] <= in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
+            hdr[575:512] <= in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
+            hdr[639:576] <= in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
+        end
     end
-          
-endmodule // fanin_rx_1_hdr
+endmodule // fanin_rx_1_hc
 
 
 module fanin_rx_1_hz(d,q,clock);
@@ -22246,22 +22323,33 @@ module fanin_rx_1_occ(d,q,clock);
 endmodule // fanin_rx_1_occ
 
 
-module fanin_rx_1_p_desc(d,q,clock);
+module fanin_rx_1_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
     
     // Module arguments
-    input wire  [680:0] d;
-    output reg  [680:0] q;
     input wire  clock;
+    input wire  en;
+    input wire  [639:0] hdr;
+    input wire  [15:0] len;
+    input wire  [15:0] row;
+    input wire  uok;
+    input wire  iok;
+    output reg  [15:0] uck;
+    output reg  [680:0] wdata;
+    
+    // Local signals
+    reg  [680:0] q;
     
     // Update code (custom)
     initial begin
-       q = 681'h0;
+        q = 681'h0;
     end
     
     always @(posedge clock) begin
-       q <= d;
+        if (en) q <= {9'd0, row, len, hdr};
     end
-          
+    
+    assign uck = q[335:320];
+    assign wdata = {7'd0, iok, uok, q[671:0]};
 endmodule // fanin_rx_1_p_desc
 
 
@@ -22884,9 +22972,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  hz$d;
     wire  hz$q;
     reg  hz$clock;
-    reg  [639:0] hdr$d;
-    wire  [639:0] hdr$q;
-    reg  hdr$clock;
     reg  [3:0] dw$d;
     wire  [3:0] dw$q;
     reg  dw$clock;
@@ -22937,11 +23022,12 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [16:0] kc$rem;
     wire  [7:0] kc$nb;
     wire  kc$tsel;
+    reg  hc$clock;
+    reg  hc$en;
     reg  [63:0] hc$tdata;
-    reg  [639:0] hc$hdr;
     reg  [15:0] hc$bo;
     reg  hc$in_frame;
-    wire  [639:0] hc$hnext;
+    wire  [639:0] hc$hdr;
     reg  [63:0] usm$tdata;
     reg  [15:0] usm$bo;
     reg  [7:0] usm$um;
@@ -22976,9 +23062,15 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] pa_row$d;
     wire  [15:0] pa_row$q;
     reg  pa_row$clock;
-    reg  [680:0] p_desc$d;
-    wire  [680:0] p_desc$q;
     reg  p_desc$clock;
+    reg  p_desc$en;
+    reg  [639:0] p_desc$hdr;
+    reg  [15:0] p_desc$len;
+    reg  [15:0] p_desc$row;
+    reg  p_desc$uok;
+    reg  p_desc$iok;
+    wire  [15:0] p_desc$uck;
+    wire  [680:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
     reg  p_utot$clock;
@@ -23007,6 +23099,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  cnz;
     reg  acc;
     reg  room;
+    reg  [15:0] dlen;
     
     // Sub module instances
     fanin_rx_2_data data(
@@ -23104,11 +23197,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(hz$q),
         .clock(hz$clock)
     );
-    fanin_rx_2_hdr hdr(
-        .d(hdr$d),
-        .q(hdr$q),
-        .clock(hdr$clock)
-    );
     fanin_rx_2_dw dw(
         .d(dw$d),
         .q(dw$q),
@@ -23192,11 +23280,12 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tsel(kc$tsel)
     );
     fanin_rx_2_hc hc(
+        .clock(hc$clock),
+        .en(hc$en),
         .tdata(hc$tdata),
-        .hdr(hc$hdr),
         .bo(hc$bo),
         .in_frame(hc$in_frame),
-        .hnext(hc$hnext)
+        .hdr(hc$hdr)
     );
     fanin_rx_2_usm usm(
         .tdata(usm$tdata),
@@ -23247,9 +23336,15 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .clock(pa_row$clock)
     );
     fanin_rx_2_p_desc p_desc(
-        .d(p_desc$d),
-        .q(p_desc$q),
-        .clock(p_desc$clock)
+        .clock(p_desc$clock),
+        .en(p_desc$en),
+        .hdr(p_desc$hdr),
+        .len(p_desc$len),
+        .row(p_desc$row),
+        .uok(p_desc$uok),
+        .iok(p_desc$iok),
+        .uck(p_desc$uck),
+        .wdata(p_desc$wdata)
     );
     fanin_rx_2_p_utot p_utot(
         .d(p_utot$d),
@@ -23294,7 +23389,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         rem$clock = clock;
         neg$clock = clock;
         hz$clock = clock;
-        hdr$clock = clock;
         dw$clock = clock;
         dwq$clock = clock;
         dr$clock = clock;
@@ -23312,7 +23406,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$clock = clock;
         pend$clock = clock;
         pa_row$clock = clock;
-        p_desc$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
         wq_we$clock = clock;
@@ -23333,7 +23426,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         rem$d = rem$q;
         neg$d = neg$q;
         hz$d = hz$q;
-        hdr$d = hdr$q;
         dw$d = dw$q;
         dwq$d = dwq$q;
         dr$d = dr$q;
@@ -23351,7 +23443,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$d = pend_a$q;
         pend$d = pend$q;
         pa_row$d = pa_row$q;
-        p_desc$d = p_desc$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
         wq_we$d = wq_we$q;
@@ -23367,8 +23458,9 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dfl$pend = pend$q;
         kc$tkeep = tkeep;
         kc$rem = rem$q;
+        hc$clock = clock;
+        hc$en = acc;
         hc$tdata = tdata;
-        hc$hdr = hdr$q;
         hc$bo = bo$q;
         hc$in_frame = in_frame$q;
         usm$tdata = tdata;
@@ -23377,16 +23469,16 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usm$ur = ur$q;
         ism$tdata = tdata;
         ism$bo = bo$q;
-        ism$hdr = hdr$q;
+        ism$hdr = hc$hdr;
         ism$im = im$q;
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = hdr$q;
+        uws$hdr = hc$hdr;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
-        iws$hdr = hdr$q;
+        iws$hdr = hc$hdr;
         rep$a = wq_data$q;
         pw = ph$q & ~drop$q & ~full$q;
         cwrap = (ch$q & c_clast) != 32'h0;
@@ -23408,7 +23500,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = ~in_frame$q;
         s1_us$d = usm$gs;
         s1_is$d = ism$gs;
-        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$uck == 32'h0);
         iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
         wq_addr$d = wrow$q;
         wq_data$d = tdata;
@@ -23420,12 +23512,19 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         data$wdata = rep$y;
         data$we = wq_we$q;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        p_desc$uok = uok;
+        p_desc$iok = iok;
+        desc$wdata = p_desc$wdata;
         desc$we = ((pend$q) & 32'hffffffff);
         pend_a$d = acc & tlast & ~discard;
         pend$d = pend_a$q;
         pa_row$d = row0$q;
-        p_desc$d = ((hdr$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c_maxlen - ((rem$q) & 16'hffff)) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((pa_row$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        dlen = c_maxlen - ((rem$q) & 16'hffff);
+        p_desc$clock = clock;
+        p_desc$en = pend_a$q;
+        p_desc$hdr = hc$hdr;
+        p_desc$len = dlen;
+        p_desc$row = pa_row$q;
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
         if (pend$q) begin
@@ -23433,7 +23532,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         end
         bad = acc & tlast & discard;
         if (acc) begin
-            hdr$d = hc$hnext;
             in_frame$d = ~tlast;
             rem$d = rbase - ((kc$nb) & 17'h1ffff);
             if (in_frame$q) begin
@@ -23739,46 +23837,36 @@ module fanin_rx_2_full(d,q,clock);
 endmodule // fanin_rx_2_full
 
 
-module fanin_rx_2_hc(tdata,hdr,bo,in_frame,hnext);
+module fanin_rx_2_hc(clock,en,tdata,bo,in_frame,hdr);
     
     // Module arguments
+    input wire  clock;
+    input wire  en;
     input wire  [63:0] tdata;
-    input wire  [639:0] hdr;
     input wire  [15:0] bo;
     input wire  in_frame;
-    output reg  [639:0] hnext;
-    
-    // Update code (custom)
-    assign hnext[63:0] = in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
-    assign hnext[127:64] = in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
-    assign hnext[191:128] = in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
-    assign hnext[255:192] = in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
-    assign hnext[319:256] = in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
-    assign hnext[383:320] = in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
-    assign hnext[447:384] = in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
-    assign hnext[511:448] = in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
-    assign hnext[575:512] = in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
-    assign hnext[639:576] = in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
-endmodule // fanin_rx_2_hc
-
-
-module fanin_rx_2_hdr(d,q,clock);
-    
-    // Module arguments
-    input wire  [639:0] d;
-    output reg  [639:0] q;
-    input wire  clock;
+    output reg  [639:0] hdr;
     
     // Update code (custom)
     initial begin
-       q = 640'h0;
+        hdr = 640'h0;
     end
     
     always @(posedge clock) begin
-       q <= d;
+        if (en) begin
+            hdr[63:0] <= in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
+            hdr[127:64] <= in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
+            hdr[191:128] <= in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
+            hdr[255:192] <= in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
+            hdr[319:256] <= in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
+            hdr[383:320] <= in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
+            hdr[447:384] <= in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
+            hdr[511:448] <= in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
+            hdr[575:512] <= in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
+            hdr[639:576] <= in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
+        end
     end
-          
-endmodule // fanin_rx_2_hdr
+endmodule // fanin_rx_2_hc
 
 
 module fanin_rx_2_hz(d,q,clock);
@@ -23988,22 +24076,33 @@ module fanin_rx_2_occ(d,q,clock);
 endmodule // fanin_rx_2_occ
 
 
-module fanin_rx_2_p_desc(d,q,clock);
+module fanin_rx_2_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
     
     // Module arguments
-    input wire  [680:0] d;
-    output reg  [680:0] q;
     input wire  clock;
+    input wire  en;
+    input wire  [639:0] hdr;
+    input wire  [15:0] len;
+    input wire  [15:0] row;
+    input wire  uok;
+    input wire  iok;
+    output reg  [15:0] uck;
+    output reg  [680:0] wdata;
+    
+    // Local signals
+    reg  [680:0] q;
     
     // Update code (custom)
     initial begin
-       q = 681'h0;
+        q = 681'h0;
     end
     
     always @(posedge clock) begin
-       q <= d;
+        if (en) q <= {9'd0, row, len, hdr};
     end
-          
+    
+    assign uck = q[335:320];
+    assign wdata = {7'd0, iok, uok, q[671:0]};
 endmodule // fanin_rx_2_p_desc
 
 
@@ -24626,9 +24725,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  hz$d;
     wire  hz$q;
     reg  hz$clock;
-    reg  [639:0] hdr$d;
-    wire  [639:0] hdr$q;
-    reg  hdr$clock;
     reg  [3:0] dw$d;
     wire  [3:0] dw$q;
     reg  dw$clock;
@@ -24679,11 +24775,12 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [16:0] kc$rem;
     wire  [7:0] kc$nb;
     wire  kc$tsel;
+    reg  hc$clock;
+    reg  hc$en;
     reg  [63:0] hc$tdata;
-    reg  [639:0] hc$hdr;
     reg  [15:0] hc$bo;
     reg  hc$in_frame;
-    wire  [639:0] hc$hnext;
+    wire  [639:0] hc$hdr;
     reg  [63:0] usm$tdata;
     reg  [15:0] usm$bo;
     reg  [7:0] usm$um;
@@ -24718,9 +24815,15 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] pa_row$d;
     wire  [15:0] pa_row$q;
     reg  pa_row$clock;
-    reg  [680:0] p_desc$d;
-    wire  [680:0] p_desc$q;
     reg  p_desc$clock;
+    reg  p_desc$en;
+    reg  [639:0] p_desc$hdr;
+    reg  [15:0] p_desc$len;
+    reg  [15:0] p_desc$row;
+    reg  p_desc$uok;
+    reg  p_desc$iok;
+    wire  [15:0] p_desc$uck;
+    wire  [680:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
     reg  p_utot$clock;
@@ -24749,6 +24852,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  cnz;
     reg  acc;
     reg  room;
+    reg  [15:0] dlen;
     
     // Sub module instances
     fanin_rx_3_data data(
@@ -24846,11 +24950,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(hz$q),
         .clock(hz$clock)
     );
-    fanin_rx_3_hdr hdr(
-        .d(hdr$d),
-        .q(hdr$q),
-        .clock(hdr$clock)
-    );
     fanin_rx_3_dw dw(
         .d(dw$d),
         .q(dw$q),
@@ -24934,11 +25033,12 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tsel(kc$tsel)
     );
     fanin_rx_3_hc hc(
+        .clock(hc$clock),
+        .en(hc$en),
         .tdata(hc$tdata),
-        .hdr(hc$hdr),
         .bo(hc$bo),
         .in_frame(hc$in_frame),
-        .hnext(hc$hnext)
+        .hdr(hc$hdr)
     );
     fanin_rx_3_usm usm(
         .tdata(usm$tdata),
@@ -24989,9 +25089,15 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .clock(pa_row$clock)
     );
     fanin_rx_3_p_desc p_desc(
-        .d(p_desc$d),
-        .q(p_desc$q),
-        .clock(p_desc$clock)
+        .clock(p_desc$clock),
+        .en(p_desc$en),
+        .hdr(p_desc$hdr),
+        .len(p_desc$len),
+        .row(p_desc$row),
+        .uok(p_desc$uok),
+        .iok(p_desc$iok),
+        .uck(p_desc$uck),
+        .wdata(p_desc$wdata)
     );
     fanin_rx_3_p_utot p_utot(
         .d(p_utot$d),
@@ -25036,7 +25142,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         rem$clock = clock;
         neg$clock = clock;
         hz$clock = clock;
-        hdr$clock = clock;
         dw$clock = clock;
         dwq$clock = clock;
         dr$clock = clock;
@@ -25054,7 +25159,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$clock = clock;
         pend$clock = clock;
         pa_row$clock = clock;
-        p_desc$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
         wq_we$clock = clock;
@@ -25075,7 +25179,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         rem$d = rem$q;
         neg$d = neg$q;
         hz$d = hz$q;
-        hdr$d = hdr$q;
         dw$d = dw$q;
         dwq$d = dwq$q;
         dr$d = dr$q;
@@ -25093,7 +25196,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$d = pend_a$q;
         pend$d = pend$q;
         pa_row$d = pa_row$q;
-        p_desc$d = p_desc$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
         wq_we$d = wq_we$q;
@@ -25109,8 +25211,9 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         dfl$pend = pend$q;
         kc$tkeep = tkeep;
         kc$rem = rem$q;
+        hc$clock = clock;
+        hc$en = acc;
         hc$tdata = tdata;
-        hc$hdr = hdr$q;
         hc$bo = bo$q;
         hc$in_frame = in_frame$q;
         usm$tdata = tdata;
@@ -25119,16 +25222,16 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usm$ur = ur$q;
         ism$tdata = tdata;
         ism$bo = bo$q;
-        ism$hdr = hdr$q;
+        ism$hdr = hc$hdr;
         ism$im = im$q;
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = hdr$q;
+        uws$hdr = hc$hdr;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
-        iws$hdr = hdr$q;
+        iws$hdr = hc$hdr;
         rep$a = wq_data$q;
         pw = ph$q & ~drop$q & ~full$q;
         cwrap = (ch$q & c_clast) != 32'h0;
@@ -25150,7 +25253,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = ~in_frame$q;
         s1_us$d = usm$gs;
         s1_is$d = ism$gs;
-        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$q[(32'h140)+:(16)] == 32'h0);
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$uck == 32'h0);
         iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
         wq_addr$d = wrow$q;
         wq_data$d = tdata;
@@ -25162,12 +25265,19 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         data$wdata = rep$y;
         data$we = wq_we$q;
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = p_desc$q | (((uok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a0) | (((iok) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h2a1);
+        p_desc$uok = uok;
+        p_desc$iok = iok;
+        desc$wdata = p_desc$wdata;
         desc$we = ((pend$q) & 32'hffffffff);
         pend_a$d = acc & tlast & ~discard;
         pend$d = pend_a$q;
         pa_row$d = row0$q;
-        p_desc$d = ((hdr$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c_maxlen - ((rem$q) & 16'hffff)) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h280) | (((pa_row$q) & 681'h1ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h290);
+        dlen = c_maxlen - ((rem$q) & 16'hffff);
+        p_desc$clock = clock;
+        p_desc$en = pend_a$q;
+        p_desc$hdr = hc$hdr;
+        p_desc$len = dlen;
+        p_desc$row = pa_row$q;
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
         if (pend$q) begin
@@ -25175,7 +25285,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         end
         bad = acc & tlast & discard;
         if (acc) begin
-            hdr$d = hc$hnext;
             in_frame$d = ~tlast;
             rem$d = rbase - ((kc$nb) & 17'h1ffff);
             if (in_frame$q) begin
@@ -25481,46 +25590,36 @@ module fanin_rx_3_full(d,q,clock);
 endmodule // fanin_rx_3_full
 
 
-module fanin_rx_3_hc(tdata,hdr,bo,in_frame,hnext);
+module fanin_rx_3_hc(clock,en,tdata,bo,in_frame,hdr);
     
     // Module arguments
+    input wire  clock;
+    input wire  en;
     input wire  [63:0] tdata;
-    input wire  [639:0] hdr;
     input wire  [15:0] bo;
     input wire  in_frame;
-    output reg  [639:0] hnext;
-    
-    // Update code (custom)
-    assign hnext[63:0] = in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
-    assign hnext[127:64] = in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
-    assign hnext[191:128] = in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
-    assign hnext[255:192] = in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
-    assign hnext[319:256] = in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
-    assign hnext[383:320] = in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
-    assign hnext[447:384] = in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
-    assign hnext[511:448] = in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
-    assign hnext[575:512] = in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
-    assign hnext[639:576] = in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
-endmodule // fanin_rx_3_hc
-
-
-module fanin_rx_3_hdr(d,q,clock);
-    
-    // Module arguments
-    input wire  [639:0] d;
-    output reg  [639:0] q;
-    input wire  clock;
+    output reg  [639:0] hdr;
     
     // Update code (custom)
     initial begin
-       q = 640'h0;
+        hdr = 640'h0;
     end
     
     always @(posedge clock) begin
-       q <= d;
+        if (en) begin
+            hdr[63:0] <= in_frame ? (hdr[63:0] | ({64{bo[0]}} & tdata[63:0])) : tdata[63:0];
+            hdr[127:64] <= in_frame ? (hdr[127:64] | ({64{bo[1]}} & tdata[63:0])) : 64'd0;
+            hdr[191:128] <= in_frame ? (hdr[191:128] | ({64{bo[2]}} & tdata[63:0])) : 64'd0;
+            hdr[255:192] <= in_frame ? (hdr[255:192] | ({64{bo[3]}} & tdata[63:0])) : 64'd0;
+            hdr[319:256] <= in_frame ? (hdr[319:256] | ({64{bo[4]}} & tdata[63:0])) : 64'd0;
+            hdr[383:320] <= in_frame ? (hdr[383:320] | ({64{bo[5]}} & tdata[63:0])) : 64'd0;
+            hdr[447:384] <= in_frame ? (hdr[447:384] | ({64{bo[6]}} & tdata[63:0])) : 64'd0;
+            hdr[511:448] <= in_frame ? (hdr[511:448] | ({64{bo[7]}} & tdata[63:0])) : 64'd0;
+            hdr[575:512] <= in_frame ? (hdr[575:512] | ({64{bo[8]}} & tdata[63:0])) : 64'd0;
+            hdr[639:576] <= in_frame ? (hdr[639:576] | ({64{bo[9]}} & tdata[63:0])) : 64'd0;
+        end
     end
-          
-endmodule // fanin_rx_3_hdr
+endmodule // fanin_rx_3_hc
 
 
 module fanin_rx_3_hz(d,q,clock);
@@ -25730,22 +25829,33 @@ module fanin_rx_3_occ(d,q,clock);
 endmodule // fanin_rx_3_occ
 
 
-module fanin_rx_3_p_desc(d,q,clock);
+module fanin_rx_3_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
     
     // Module arguments
-    input wire  [680:0] d;
-    output reg  [680:0] q;
     input wire  clock;
+    input wire  en;
+    input wire  [639:0] hdr;
+    input wire  [15:0] len;
+    input wire  [15:0] row;
+    input wire  uok;
+    input wire  iok;
+    output reg  [15:0] uck;
+    output reg  [680:0] wdata;
+    
+    // Local signals
+    reg  [680:0] q;
     
     // Update code (custom)
     initial begin
-       q = 681'h0;
+        q = 681'h0;
     end
     
     always @(posedge clock) begin
-       q <= d;
+        if (en) q <= {9'd0, row, len, hdr};
     end
-          
+    
+    assign uck = q[335:320];
+    assign wdata = {7'd0, iok, uok, q[671:0]};
 endmodule // fanin_rx_3_p_desc
 
 
@@ -28366,8 +28476,6 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
-    localparam  c_hmask = 16'h1c0;
-    localparam  c_cmask = 16'h1c0;
     localparam  c_kb = 16'h8;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
@@ -28386,6 +28494,12 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
     wire  [543:0] desc$rdata;
+    reg  [511:0] hword$a;
+    reg  [15:0] hword$sh;
+    wire  [63:0] hword$y;
+    reg  [511:0] cword$a;
+    reg  [15:0] cword$sh;
+    wire  [63:0] cword$y;
     reg  [15:0] wrow$d;
     wire  [15:0] wrow$q;
     reg  wrow$clock;
@@ -28475,6 +28589,16 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .we(desc$we),
         .raddr(desc$raddr),
         .rdata(desc$rdata)
+    );
+    fanin_tx_0_hword hword(
+        .a(hword$a),
+        .sh(hword$sh),
+        .y(hword$y)
+    );
+    fanin_tx_0_cword cword(
+        .a(cword$a),
+        .sh(cword$sh),
+        .y(cword$y)
     );
     fanin_tx_0_wrow wrow(
         .d(wrow$d),
@@ -28673,11 +28797,15 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tkeep = ~((32'h0) & 8'hff);
         end
+        hword$a = hdr$q;
+        hword$sh = hshift$q;
+        cword$a = data$rdata;
+        cword$sh = cshift$q;
         if (hsel$q) begin
-            tdata = ((hdr$q >> (hshift$q & c_hmask)) & 64'hffffffffffffffff);
+            tdata = hword$y;
         end
         else begin
-            tdata = ((data$rdata >> (cshift$q & c_cmask)) & 64'hffffffffffffffff);
+            tdata = cword$y;
         end
         prow_n = rpa$q;
         if (~busy$q) begin
@@ -28820,6 +28948,18 @@ module fanin_tx_0_cshift(d,q,clock);
     end
           
 endmodule // fanin_tx_0_cshift
+
+
+module fanin_tx_0_cword(a,sh,y);
+    
+    // Module arguments
+    input wire  [511:0] a;
+    input wire  [15:0] sh;
+    output reg  [63:0] y;
+    
+    // Update code (custom)
+    assign y = a[{sh[8:6], 6'd0} +: 64];
+endmodule // fanin_tx_0_cword
 
 
 module fanin_tx_0_data(clock,waddr,wdata,we,raddr,rdata);
@@ -29020,6 +29160,18 @@ module fanin_tx_0_hshift(d,q,clock);
 endmodule // fanin_tx_0_hshift
 
 
+module fanin_tx_0_hword(a,sh,y);
+    
+    // Module arguments
+    input wire  [511:0] a;
+    input wire  [15:0] sh;
+    output reg  [63:0] y;
+    
+    // Update code (custom)
+    assign y = a[{sh[8:6], 6'd0} +: 64];
+endmodule // fanin_tx_0_hword
+
+
 module fanin_tx_0_last_q(d,q,clock);
     
     // Module arguments
@@ -29217,8 +29369,6 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
-    localparam  c_hmask = 16'h1c0;
-    localparam  c_cmask = 16'h1c0;
     localparam  c_kb = 16'h8;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
@@ -29237,6 +29387,12 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
     wire  [543:0] desc$rdata;
+    reg  [511:0] hword$a;
+    reg  [15:0] hword$sh;
+    wire  [63:0] hword$y;
+    reg  [511:0] cword$a;
+    reg  [15:0] cword$sh;
+    wire  [63:0] cword$y;
     reg  [15:0] wrow$d;
     wire  [15:0] wrow$q;
     reg  wrow$clock;
@@ -29326,6 +29482,16 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .we(desc$we),
         .raddr(desc$raddr),
         .rdata(desc$rdata)
+    );
+    fanin_tx_1_hword hword(
+        .a(hword$a),
+        .sh(hword$sh),
+        .y(hword$y)
+    );
+    fanin_tx_1_cword cword(
+        .a(cword$a),
+        .sh(cword$sh),
+        .y(cword$y)
     );
     fanin_tx_1_wrow wrow(
         .d(wrow$d),
@@ -29524,11 +29690,15 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tkeep = ~((32'h0) & 8'hff);
         end
+        hword$a = hdr$q;
+        hword$sh = hshift$q;
+        cword$a = data$rdata;
+        cword$sh = cshift$q;
         if (hsel$q) begin
-            tdata = ((hdr$q >> (hshift$q & c_hmask)) & 64'hffffffffffffffff);
+            tdata = hword$y;
         end
         else begin
-            tdata = ((data$rdata >> (cshift$q & c_cmask)) & 64'hffffffffffffffff);
+            tdata = cword$y;
         end
         prow_n = rpa$q;
         if (~busy$q) begin
@@ -29671,6 +29841,18 @@ module fanin_tx_1_cshift(d,q,clock);
     end
           
 endmodule // fanin_tx_1_cshift
+
+
+module fanin_tx_1_cword(a,sh,y);
+    
+    // Module arguments
+    input wire  [511:0] a;
+    input wire  [15:0] sh;
+    output reg  [63:0] y;
+    
+    // Update code (custom)
+    assign y = a[{sh[8:6], 6'd0} +: 64];
+endmodule // fanin_tx_1_cword
 
 
 module fanin_tx_1_data(clock,waddr,wdata,we,raddr,rdata);
@@ -29871,6 +30053,18 @@ module fanin_tx_1_hshift(d,q,clock);
 endmodule // fanin_tx_1_hshift
 
 
+module fanin_tx_1_hword(a,sh,y);
+    
+    // Module arguments
+    input wire  [511:0] a;
+    input wire  [15:0] sh;
+    output reg  [63:0] y;
+    
+    // Update code (custom)
+    assign y = a[{sh[8:6], 6'd0} +: 64];
+endmodule // fanin_tx_1_hword
+
+
 module fanin_tx_1_last_q(d,q,clock);
     
     // Module arguments
@@ -30068,8 +30262,6 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
-    localparam  c_hmask = 16'h1c0;
-    localparam  c_cmask = 16'h1c0;
     localparam  c_kb = 16'h8;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
@@ -30088,6 +30280,12 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
     wire  [543:0] desc$rdata;
+    reg  [511:0] hword$a;
+    reg  [15:0] hword$sh;
+    wire  [63:0] hword$y;
+    reg  [511:0] cword$a;
+    reg  [15:0] cword$sh;
+    wire  [63:0] cword$y;
     reg  [15:0] wrow$d;
     wire  [15:0] wrow$q;
     reg  wrow$clock;
@@ -30177,6 +30375,16 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .we(desc$we),
         .raddr(desc$raddr),
         .rdata(desc$rdata)
+    );
+    fanin_tx_2_hword hword(
+        .a(hword$a),
+        .sh(hword$sh),
+        .y(hword$y)
+    );
+    fanin_tx_2_cword cword(
+        .a(cword$a),
+        .sh(cword$sh),
+        .y(cword$y)
     );
     fanin_tx_2_wrow wrow(
         .d(wrow$d),
@@ -30375,11 +30583,15 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tkeep = ~((32'h0) & 8'hff);
         end
+        hword$a = hdr$q;
+        hword$sh = hshift$q;
+        cword$a = data$rdata;
+        cword$sh = cshift$q;
         if (hsel$q) begin
-            tdata = ((hdr$q >> (hshift$q & c_hmask)) & 64'hffffffffffffffff);
+            tdata = hword$y;
         end
         else begin
-            tdata = ((data$rdata >> (cshift$q & c_cmask)) & 64'hffffffffffffffff);
+            tdata = cword$y;
         end
         prow_n = rpa$q;
         if (~busy$q) begin
@@ -30522,6 +30734,18 @@ module fanin_tx_2_cshift(d,q,clock);
     end
           
 endmodule // fanin_tx_2_cshift
+
+
+module fanin_tx_2_cword(a,sh,y);
+    
+    // Module arguments
+    input wire  [511:0] a;
+    input wire  [15:0] sh;
+    output reg  [63:0] y;
+    
+    // Update code (custom)
+    assign y = a[{sh[8:6], 6'd0} +: 64];
+endmodule // fanin_tx_2_cword
 
 
 module fanin_tx_2_data(clock,waddr,wdata,we,raddr,rdata);
@@ -30722,6 +30946,18 @@ module fanin_tx_2_hshift(d,q,clock);
 endmodule // fanin_tx_2_hshift
 
 
+module fanin_tx_2_hword(a,sh,y);
+    
+    // Module arguments
+    input wire  [511:0] a;
+    input wire  [15:0] sh;
+    output reg  [63:0] y;
+    
+    // Update code (custom)
+    assign y = a[{sh[8:6], 6'd0} +: 64];
+endmodule // fanin_tx_2_hword
+
+
 module fanin_tx_2_last_q(d,q,clock);
     
     // Module arguments
@@ -30919,8 +31155,6 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
-    localparam  c_hmask = 16'h1c0;
-    localparam  c_cmask = 16'h1c0;
     localparam  c_kb = 16'h8;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
@@ -30939,6 +31173,12 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
     wire  [543:0] desc$rdata;
+    reg  [511:0] hword$a;
+    reg  [15:0] hword$sh;
+    wire  [63:0] hword$y;
+    reg  [511:0] cword$a;
+    reg  [15:0] cword$sh;
+    wire  [63:0] cword$y;
     reg  [15:0] wrow$d;
     wire  [15:0] wrow$q;
     reg  wrow$clock;
@@ -31028,6 +31268,16 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         .we(desc$we),
         .raddr(desc$raddr),
         .rdata(desc$rdata)
+    );
+    fanin_tx_3_hword hword(
+        .a(hword$a),
+        .sh(hword$sh),
+        .y(hword$y)
+    );
+    fanin_tx_3_cword cword(
+        .a(cword$a),
+        .sh(cword$sh),
+        .y(cword$y)
     );
     fanin_tx_3_wrow wrow(
         .d(wrow$d),
@@ -31226,11 +31476,15 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
         else begin
             tkeep = ~((32'h0) & 8'hff);
         end
+        hword$a = hdr$q;
+        hword$sh = hshift$q;
+        cword$a = data$rdata;
+        cword$sh = cshift$q;
         if (hsel$q) begin
-            tdata = ((hdr$q >> (hshift$q & c_hmask)) & 64'hffffffffffffffff);
+            tdata = hword$y;
         end
         else begin
-            tdata = ((data$rdata >> (cshift$q & c_cmask)) & 64'hffffffffffffffff);
+            tdata = cword$y;
         end
         prow_n = rpa$q;
         if (~busy$q) begin
@@ -31373,6 +31627,18 @@ module fanin_tx_3_cshift(d,q,clock);
     end
           
 endmodule // fanin_tx_3_cshift
+
+
+module fanin_tx_3_cword(a,sh,y);
+    
+    // Module arguments
+    input wire  [511:0] a;
+    input wire  [15:0] sh;
+    output reg  [63:0] y;
+    
+    // Update code (custom)
+    assign y = a[{sh[8:6], 6'd0} +: 64];
+endmodule // fanin_tx_3_cword
 
 
 module fanin_tx_3_data(clock,waddr,wdata,we,raddr,rdata);
@@ -31571,6 +31837,18 @@ module fanin_tx_3_hshift(d,q,clock);
     end
           
 endmodule // fanin_tx_3_hshift
+
+
+module fanin_tx_3_hword(a,sh,y);
+    
+    // Module arguments
+    input wire  [511:0] a;
+    input wire  [15:0] sh;
+    output reg  [63:0] y;
+    
+    // Update code (custom)
+    assign y = a[{sh[8:6], 6'd0} +: 64];
+endmodule // fanin_tx_3_hword
 
 
 module fanin_tx_3_last_q(d,q,clock);
