@@ -32,7 +32,7 @@ pub const OP_MERGE: u64 = 2;
 /// Read the row (emission).
 pub const OP_READ: u64 = 3;
 
-/// Stage 1 of the pipeline as one leaf: the forwarding mux, the per-lane int32 saturating
+/// Stage 2 of the pipeline as one leaf: the forwarding mux, the per-lane int32 saturating
 /// adders over rows of big-endian (wire order) lanes, and the op mux. `ovl` reports
 /// saturation of a merge in the lanes set in `lm` only (lanes past the block's elements hold
 /// don't-care bytes). One leaf, so that Verilator sees no false combinational loop
@@ -51,7 +51,7 @@ pub struct SatAdd<const W: usize> {
     pub fwd2_data: Signal<In, Bits<W>>,
     /// Ingress row (wire byte order: lane `l` is bytes `4l..4l+4`, big-endian).
     pub b: Signal<In, Bits<W>>,
-    /// Stage-1 op (`OP_*`).
+    /// Stage-2 op (`OP_*`).
     pub op: Signal<In, Bits<2>>,
     /// Valid lanes of this row: bit `l` for lane `l` (see [`LaneMask`]).
     pub lm: Signal<In, Bits<64>>,

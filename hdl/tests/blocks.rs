@@ -3,8 +3,18 @@
 use core::net::Ipv4Addr;
 use fanin_hdl::parse::{
     Parser, CLASS_FANIN, CLASS_MALFORMED, CLASS_NON_IP, CLASS_ROUTE, PARSE_BYTES, PARSE_W,
+    TERMS_BAD, TERMS_IP_BAD, TERMS_NON_IP, TERMS_ROUTE, TERMS_WIRE_BAD,
 };
 use fanin_hdl::rx::Rx;
+
+/// The parser's population-count check: the count byte equals the bitmap's popcount.
+fn uut_pop_ok(p: &Parser) -> bool {
+    let bm = p.bitmap.val();
+    let pop: u32 = (0..8)
+        .map(|k| bm.get_bits::<8>(8 * k).index().count_ones())
+        .sum();
+    pop as usize == p.c_count.val().index()
+}
 use fanin_hdl::sim::{settle, tick};
 use fanin_proto::model::Counter;
 use fanin_proto::wire::frame::{classify, udp_checksum_ok};
@@ -209,6 +219,24 @@ fn parser_matches_model() {
         let want = model_class(&f);
         let got = uut.kind.val().index() as u64;
         assert_eq!(got, want, "seed {seed} frame {i}: {:02x?}", f);
+        // The check terms the core registers give the same class through the `TERMS_*`
+        // masks (the core ORs them with these masks).
+        let t = uut.c_terms.val().index() as u64;
+        let from_terms = if t & TERMS_NON_IP != 0 {
+            0
+        } else if t & TERMS_IP_BAD != 0 {
+            1
+        } else if t & TERMS_ROUTE != 0 {
+            2
+        } else if t & (TERMS_BAD | TERMS_WIRE_BAD) != 0 || !uut_pop_ok(&uut) {
+            1
+        } else {
+            3
+        };
+        assert_eq!(
+            from_terms, want,
+            "seed {seed} frame {i}: class from c_terms"
+        );
         if used.is_none() {
             // The verdict is meaningless here: the class must not depend on it.
             uut.ip_ok.next = !ip_ok;

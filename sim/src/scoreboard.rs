@@ -61,7 +61,8 @@ impl Scoreboard {
 
     /// Replays the engine's decisions recorded since the last call into the model: each frame
     /// event takes the next frame its port delivered that ingress did not drop (bad or
-    /// longer than `max_frame`), each scan event runs the model's scan of that slot.
+    /// longer than `max_frame`), each scan event runs the model's scan of that slot, each
+    /// commit event applies the next announced commit ([`Scoreboard::expect_commit`]).
     pub fn replay(&mut self, tb: &Tb) -> Result<(), SimError> {
         if !tb.has_monitor() {
             return Err(SimError::Check(
