@@ -36,14 +36,20 @@ pub const CHILD_W: usize = 168;
 /// Width of a slot-copy metadata word (layout in docs/rtl.md, "Slot metadata").
 pub const META_W: usize = 192;
 
-// Front-end states (literals in the HDL: rust-hdl prints named constants as identifiers):
-//  0 IDLE     take the picked frame (`pick_now`, also in DECIDE's hand-over cycle: the
-//             look-ahead has parsed it) or start a timer-scan visit
+// Front-end states (`state`; literals in the HDL: rust-hdl prints named constants as
+// identifiers):
+//  0 IDLE     take the picked frame (`pick_now`: the look-ahead has parsed it; also while
+//             the decision stages work on the frame before), apply a job commit or start a
+//             timer-scan visit (those two only when the decision stages are empty)
 //  6 PREP2    population-count check registered; first table hits (one-hot) registered
 //  1 PARSE    job index, slot address; job/child/metadata reads; hand-over of non-job frames
-//  2 LOOK     job entry, child entry and metadata registered; busy count latched
-//  5 PRED     the decision's conditions registered
-// 18 DSEL     the decision's branch registered
+//             (once the decision stages are empty)
+//  2 LOOK     job entry, child entry and metadata registered; busy count latched; on to
+//             PRED when the decision stages are empty (the front end returns to IDLE)
+// Decision stages (`xstate`), one frame at a time, overlapping the next frame's take,
+// PREP2, PARSE and LOOK:
+//  1 PRED     the decision's conditions registered; the decision's context copied (`x*`)
+//  2 DSEL     the decision's branch registered
 //  3 DECIDE   its effects; hand-over of the item
 // 11 SCAN     timer scan: metadata read of (scan_ptr, scan_c)
 // 17 SWAIT    metadata registered
@@ -198,6 +204,50 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jc_bq: DFF<Bits<32>>,
     evq: DFF<Bits<32>>,
     evbq: DFF<Bits<32>>,
+    // Decision stages (PRED, DSEL, DECIDE): their own copy of the decision's context, so
+    // that the front end can take, parse and look up the next frame meanwhile; the last
+    // metadata write (forwarded to a read of the same copy in the next cycle), the read
+    // address of the cycle before, and the busy-count update in flight when LOOK latched.
+    xstate: DFF<Bits<2>>,
+    x_m: DFF<Bits<META_W>>,
+    x_newbm: DFF<Bits<64>>,
+    x_mflags: DFF<Bits<8>>,
+    x_sflags: DFF<Bits<8>>,
+    x_rows_m: DFF<Bits<16>>,
+    xp_bitmap: DFF<Bits<64>>,
+    xp_block: DFF<Bits<32>>,
+    xp_child: DFF<Bits<8>>,
+    xp_elements: DFF<Bits<16>>,
+    xp_exponent: DFF<Bits<8>>,
+    xp_flags: DFF<Bits<8>>,
+    xp_job: DFF<Bits<16>>,
+    xp_ptype: DFF<Bits<8>>,
+    xp_src_ip: DFF<Bits<32>>,
+    xp_src_mac: DFF<Bits<48>>,
+    xp_src_port: DFF<Bits<16>>,
+    x_je: DFF<Bits<JOB_W>>,
+    x_jep: DFF<Bits<16>>,
+    x_ji: DFF<Bits<8>>,
+    x_cadr: DFF<Bits<ADDR_W>>,
+    x_now: DFF<Bits<32>>,
+    x_sel: DFF<Bits<4>>,
+    x_hdr: DFF<Bits<512>>,
+    x_len: DFF<Bits<16>>,
+    x_row0: DFF<Bits<16>>,
+    x_nrows: DFF<Bits<16>>,
+    wq_v: DFF<bool>,
+    cha_q: DFF<Bits<ADDR_W>>,
+    wq_a: DFF<Bits<ADDR_W>>,
+    wq_d: DFF<Bits<META_W>>,
+    ra_q: DFF<Bits<ADDR_W>>,
+    bcd: DFF<Bits<2>>,
+    xm: Signal<Local, Bits<META_W>>,
+    xm_flags: Signal<Local, Bits<8>>,
+    xm_exp: Signal<Local, Bits<8>>,
+    xm_elem: Signal<Local, Bits<16>>,
+    xm_block: Signal<Local, Bits<32>>,
+    xm_bitmap: Signal<Local, Bits<64>>,
+    bdel: Signal<Local, Bits<32>>,
     // Engine.
     state: DFF<Bits<5>>,
     sel: DFF<Bits<4>>,
@@ -811,6 +861,46 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             jc_base: Default::default(),
             jc_cm: Default::default(),
             jpack: Default::default(),
+            xstate: Default::default(),
+            x_m: Default::default(),
+            x_newbm: Default::default(),
+            x_mflags: Default::default(),
+            x_sflags: Default::default(),
+            x_rows_m: Default::default(),
+            xp_bitmap: Default::default(),
+            xp_block: Default::default(),
+            xp_child: Default::default(),
+            xp_elements: Default::default(),
+            xp_exponent: Default::default(),
+            xp_flags: Default::default(),
+            xp_job: Default::default(),
+            xp_ptype: Default::default(),
+            xp_src_ip: Default::default(),
+            xp_src_mac: Default::default(),
+            xp_src_port: Default::default(),
+            x_je: Default::default(),
+            x_jep: Default::default(),
+            x_ji: Default::default(),
+            x_cadr: Default::default(),
+            x_now: Default::default(),
+            x_sel: Default::default(),
+            x_hdr: Default::default(),
+            x_len: Default::default(),
+            x_row0: Default::default(),
+            x_nrows: Default::default(),
+            wq_v: Default::default(),
+            cha_q: Default::default(),
+            wq_a: Default::default(),
+            wq_d: Default::default(),
+            ra_q: Default::default(),
+            bcd: Default::default(),
+            xm: Default::default(),
+            xm_flags: Default::default(),
+            xm_exp: Default::default(),
+            xm_elem: Default::default(),
+            xm_block: Default::default(),
+            xm_bitmap: Default::default(),
+            bdel: Default::default(),
             state: Default::default(),
             sel: Default::default(),
             last: Default::default(),
@@ -971,6 +1061,39 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         dff_setup!(
             self,
             clock,
+            xstate,
+            x_m,
+            x_newbm,
+            x_mflags,
+            x_sflags,
+            x_rows_m,
+            xp_bitmap,
+            xp_block,
+            xp_child,
+            xp_elements,
+            xp_exponent,
+            xp_flags,
+            xp_job,
+            xp_ptype,
+            xp_src_ip,
+            xp_src_mac,
+            xp_src_port,
+            x_je,
+            x_jep,
+            x_ji,
+            x_cadr,
+            x_now,
+            x_sel,
+            x_hdr,
+            x_len,
+            x_row0,
+            x_nrows,
+            wq_v,
+            cha_q,
+            wq_a,
+            wq_d,
+            ra_q,
+            bcd,
             state,
             sel,
             last,
@@ -1534,9 +1657,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.own_age.q.val() != 2 {
             self.own_age.d.next = self.own_age.q.val() + 1;
         }
-        // Child table read address (PARSE overrides it with the packet's child).
-        self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.ji.q.val()) << self.c_mclog.val())
-            | bit_cast::<ADDR_W, 8>(self.ei.q.val());
+        // Child table read address: the one PARSE issued, held while LOOK waits (LOOK
+        // registers the entry every cycle).
+        self.chaddr.next = self.cha_q.q.val();
         // Slot copy of the packet's block: slot_base + (block mod count), copy (block / count) mod 2.
         self.pr_blk_a.next = bit_cast::<ADDR_W, 32>(self.pr_block.q.val());
         // (Every entry's candidate, registered in PREP2 from the entry's keys; PARSE picks
@@ -1566,8 +1689,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Metadata of the copy just read.
         // (registered: the copy's metadata is read from `mq`, a cycle after the RAM shows
         // it; the read address stays put for the whole decision or scan visit.)
-        self.mq.d.next = self.meta.rdata.val();
+        // (A write in the cycle the read was issued is not in the RAM's read data: block
+        // RAM reads the old row. The write, registered, is forwarded instead.)
+        if self.wq_v.q.val() & (self.wq_a.q.val() == self.ra_q.q.val()) {
+            self.mq.d.next = self.wq_d.q.val();
+        } else {
+            self.mq.d.next = self.meta.rdata.val();
+        }
         self.m.next = self.mq.q.val();
+        // The decision stages' copy of the metadata.
+        self.xm.next = self.x_m.q.val();
+        self.xm_block.next = self.xm.val().get_bits::<32>(32);
+        self.xm_bitmap.next = self.xm.val().get_bits::<64>(64);
+        self.xm_exp.next = self.xm.val().get_bits::<8>(128);
+        self.xm_flags.next = self.xm.val().get_bits::<8>(136);
+        self.xm_elem.next = self.xm.val().get_bits::<16>(144);
         self.m_st.next = self.m.val().get_bits::<3>(0);
         self.m_jidx.next = self.m.val().get_bits::<8>(8);
         self.m_block.next = self.m.val().get_bits::<32>(32);
@@ -1610,11 +1746,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             + bit_cast::<33, 32>(self.je.q.val().get_bits::<32>(320));
         self.stale.next =
             self.je.q.val().get_bit(2) & (bit_cast::<33, 32>(self.age.val()) >= self.lim33.val());
-        if self.busy_st.val() {
-            self.busy_left.next = self.bcur.q.val() - 1;
-        } else {
-            self.busy_left.next = self.bcur.q.val();
+        // The job's busy count once this copy is reclaimed: the count LOOK latched, plus
+        // an update that was in flight then (`bcd`: +1, -1), minus the copy if it is busy.
+        self.bdel.next = 0.into();
+        if self.bcd.q.val().get_bit(0) & !self.busy_st.val() {
+            self.bdel.next = 1.into();
         }
+        if !self.bcd.q.val().get_bit(0) & (self.bcd.q.val().get_bit(1) ^ self.busy_st.val()) {
+            self.bdel.next = bits::<32>(0xffff_ffffu64);
+        }
+        if self.bcd.q.val().get_bit(1) & self.busy_st.val() {
+            self.bdel.next = bits::<32>(0xffff_fffeu64);
+        }
+        self.busy_left.next = self.bcur.q.val() + self.bdel.val();
         self.newbm.next = self.m_bitmap.val() | self.pr_bitmap.q.val();
         if self.pr_exponent.q.val() != self.m_exp.val() {
             self.mflags.next = self.m_flags.val() | (self.pr_flags.q.val() & 0x18) | 0x10;
@@ -1909,19 +2053,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             0 => {
                 // IDLE: apply a pending job commit, take the picked frame (below,
                 // `pick_now`), or visit the slot under the scan pointer. (`own_q` is its
-                // ownership once `own_age` is 2.)
+                // ownership once `own_age` is 2.) A frame may be taken while the decision
+                // stages still work on the one before; a commit or a scan visit waits until
+                // they are empty.
                 if self.jc_pend.q.val() {
-                    self.jc.next = true;
-                    self.jc_pend.d.next = false;
-                    self.dbg_valid.next = true;
-                    self.dbg_kind.next = 2.into();
-                    self.dbg_arg.next = bit_cast::<32, 8>(self.jc_i.q.val());
+                    if self.xstate.q.val() == 0 {
+                        self.jc.next = true;
+                        self.jc_pend.d.next = false;
+                        self.dbg_valid.next = true;
+                        self.dbg_kind.next = 2.into();
+                        self.dbg_arg.next = bit_cast::<32, 8>(self.jc_i.q.val());
+                    }
                 } else if self.pick_ok.val() {
                     self.pick_now.next = true;
                 } else if self.sweep_on.q.val()
                     & self.own_q.q.val()
                     & (self.own_age.q.val() == 2)
                     & !self.jc_hold.val()
+                    & (self.xstate.q.val() == 0)
                 {
                     self.scan_turn.d.next = false;
                     self.now_r.d.next = self.now.q.val();
@@ -1959,12 +2108,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.ji.d.next = self.jsel.val();
                 self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << self.c_mclog.val())
                     | (bit_cast::<ADDR_W, 8>(self.pr_child.q.val()) & self.c_mcmask.val());
+                self.cha_q.d.next = self.chaddr.val();
                 self.cadr.d.next = self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
                 self.meta.raddr.next =
                     self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                // (A frame handed over here waits until the decision before it has handed
+                // over its item: items stay in decision order.)
                 if (self.pr_kind.val() == 3) & self.jhit_q.q.val() {
                     self.state.d.next = 2.into();
-                } else if self.b_free.val() {
+                } else if self.b_free.val() & (self.xstate.q.val() == 0) {
                     self.h_go.next = true;
                     self.h_st.next = 7.into();
                     self.state.d.next = 0.into();
@@ -2005,314 +2157,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // busy count (only decisions change it, and they are sequential).
                 self.chr.d.next = self.chram.rdata.val();
                 self.bcur.d.next = self.busy_cur.val();
+                self.bcd.d.next = 0.into();
+                if self.bq_j.q.val() == self.ji.q.val() {
+                    self.bcd.d.next = bit_cast::<2, 1>(self.bq_inc.q.val().into())
+                        | (bit_cast::<2, 1>(self.bq_dec.q.val().into()) << 1);
+                }
                 self.je.d.next = self.jram.rdata.val();
                 self.jep.d.next = self.jram.rdata.val().get_bits::<16>(464);
-                self.state.d.next = 5.into();
-            }
-            5 => {
-                // PRED: the decision's conditions on the copy's metadata, the packet and the
-                // job entry, registered (the metadata read stays on the same address).
-                self.q_st.d.next = self.st.val();
-                self.q_busy_st.d.next = self.busy_st.val();
-                self.q_same.d.next = self.same.val();
-                self.q_samebl.d.next = self.samebl.val();
-                self.q_subset.d.next = self.subset.val();
-                self.q_disjoint.d.next = self.disjoint.val();
-                self.q_newer_cb.d.next = self.newer_cb.val();
-                self.q_newer_bc.d.next = self.newer_bc.val();
-                self.q_stale.d.next = self.stale.val();
-                self.q_qfull.d.next = self.busy_left.val() >= self.je.q.val().get_bits::<32>(256);
-                self.q_badrank.d.next =
-                    (self.pr_bitmap.q.val() & !self.je.q.val().get_bits::<64>(64)) != 0;
-                self.q_toolong.d.next = self.pr_elements.q.val() > self.c_lanes.val();
-                self.q_badchild.d.next = !self.pr_flags.q.val().get_bit(0)
-                    & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(16));
-                self.q_chrank.d.next = !self.pr_flags.q.val().get_bit(0)
-                    & ((self.pr_bitmap.q.val() & !self.chr.q.val().get_bits::<64>(0)) != 0);
-                self.q_degree.d.next = !self.pr_flags.q.val().get_bit(0)
-                    & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(8));
-                self.q_cpl0.d.next = self.pr_bitmap.q.val() == self.je.q.val().get_bits::<64>(128);
-                self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_bits::<64>(128);
-                self.q_elne.d.next = self.pr_elements.q.val() != self.m_elem.val();
-                self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128);
-                self.q_rows.d.next = self.rows_p.val();
-                self.q_rle1.d.next = self.rows_p.val() <= 1;
-                self.state.d.next = 18.into();
-            }
-            18 => {
-                // DSEL: the model's branch for this frame (Switch::contribution / result /
-                // same_block), from the registered conditions, registered for DECIDE.
-                self.dq_ev.d.next = 0.into();
-                self.dq_act.d.next = 0.into();
-                self.dq_aop.d.next = 1.into();
-                self.dq_cpl.d.next = self.q_cpl0.q.val();
-                self.dq_merge.d.next = false;
-                if self.pr_ptype.q.val() == 2 {
-                    // Result (its effects are DECIDE's).
-                    if !self.je.q.val().get_bit(1) {
-                        self.dq_ev.d.next = bits::<32>(1) << 15;
-                    }
-                } else if self.q_badrank.q.val() {
-                    self.dq_ev.d.next = bits::<32>(1) << 15;
-                } else if self.q_toolong.q.val() {
-                    self.dq_ev.d.next = bits::<32>(1) << 15;
-                } else if self.q_badchild.q.val() {
-                    self.dq_ev.d.next = bits::<32>(1) << 15;
-                } else if self.q_chrank.q.val() {
-                    self.dq_ev.d.next = bits::<32>(1) << 15;
-                } else if self.q_degree.q.val() {
-                    // Degree limit: bypass.
-                    self.dq_ev.d.next = bits::<32>(1) << 10;
-                    self.dq_act.d.next = 2.into();
-                } else if self.pr_flags.q.val().get_bit(0) & self.je.q.val().get_bit(1) {
-                    // Transit.
-                    self.dq_ev.d.next = bits::<32>(1) << 12;
-                    self.dq_act.d.next = 2.into();
-                } else if self.q_samebl.q.val() {
-                    // Same block (Switch::same_block).
-                    if self.q_st.q.val() == 1 {
-                        if self.q_subset.q.val() {
-                            self.dq_ev.d.next = bits::<32>(1) << 5;
-                        } else if !self.q_disjoint.q.val() {
-                            self.dq_ev.d.next = bits::<32>(1) << 6;
-                        } else if self.q_elne.q.val() {
-                            self.dq_ev.d.next = bits::<32>(1) << 15;
-                        } else {
-                            // Merge.
-                            self.dq_ev.d.next = bits::<32>(1) << 2;
-                            self.dq_act.d.next = 4.into();
-                            self.dq_aop.d.next = 2.into();
-                            self.dq_cpl.d.next = self.q_cpl1.q.val();
-                            self.dq_merge.d.next = true;
-                        }
-                    } else if (self.q_st.q.val() == 2) & self.q_subset.q.val() {
-                        // Emitted: re-emit the stored aggregate.
-                        self.dq_ev.d.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 7);
-                        self.dq_act.d.next = 5.into();
-                    } else if (self.q_st.q.val() == 3) & !self.je.q.val().get_bit(1) {
-                        if self.q_subset.q.val() {
-                            // Done at the root: replay to the sender.
-                            self.dq_ev.d.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 4);
-                            self.dq_act.d.next = 6.into();
-                        } else {
-                            self.dq_ev.d.next = bits::<32>(1) << 6;
-                        }
-                    } else if !self.q_disjoint.q.val() & !self.q_subset.q.val() {
-                        self.dq_ev.d.next = bits::<32>(1) << 6;
-                    } else {
-                        self.dq_ev.d.next = bits::<32>(1) << 11;
-                        self.dq_act.d.next = 2.into();
-                    }
-                } else if self.q_same.q.val() & self.q_newer_cb.q.val() {
-                    // An older block than the copy holds.
-                    if self.je.q.val().get_bit(1) {
-                        self.dq_ev.d.next = bits::<32>(1) << 11;
-                        self.dq_act.d.next = 2.into();
-                    } else {
-                        self.dq_ev.d.next = bits::<32>(1) << 5;
-                    }
-                } else if self.q_busy_st.q.val()
-                    & !(self.q_st.q.val() == 2)
-                    & !(!self.je.q.val().get_bit(1)
-                        & (self.q_st.q.val() == 1)
-                        & self.q_newer_bc.q.val()
-                        & self.q_stale.q.val())
-                {
-                    // Collision: root drop or bypass.
-                    if self.je.q.val().get_bit(1) {
-                        self.dq_ev.d.next = bits::<32>(1) << 8;
-                        self.dq_act.d.next = 2.into();
-                    } else {
-                        self.dq_ev.d.next = bits::<32>(1) << 13;
-                    }
-                } else if self.q_qfull.q.val() {
-                    // Quota (a stale root copy counts as reclaimed even so).
-                    if self.je.q.val().get_bit(1) {
-                        self.dq_ev.d.next = bits::<32>(1) << 9;
-                        self.dq_act.d.next = 2.into();
-                    } else if (self.q_st.q.val() == 1) & self.q_busy_st.q.val() {
-                        self.dq_ev.d.next = (bits::<32>(1) << 13) | (bits::<32>(1) << 17);
-                    } else {
-                        self.dq_ev.d.next = bits::<32>(1) << 13;
-                    }
-                } else {
-                    // Start a new epoch of the copy.
-                    if !self.je.q.val().get_bit(1) & (self.q_st.q.val() == 1) {
-                        self.dq_ev.d.next = (bits::<32>(1) << 2) | (bits::<32>(1) << 17);
-                    } else {
-                        self.dq_ev.d.next = bits::<32>(1) << 2;
-                    }
-                    self.dq_act.d.next = 4.into();
-                }
-                self.state.d.next = 3.into();
-            }
-            3 => {
-                // DECIDE (Switch::contribution / result / same_block / try_complete): slot
-                // metadata, busy counts and counters change here, in decision order; the rows
-                // are the back end's. Waits until the back end can take the item.
-                if self.b_free.val() {
-                    self.h_go.next = true;
-                    self.h_st.next = 7.into();
+                // On to PRED once the decision stages are empty: the earliest is two cycles
+                // after the decision before has written the metadata and busy counts
+                // (`mq` and `bcd` see those writes; held here, LOOK registers again).
+                if self.xstate.q.val() == 0 {
+                    self.xstate.d.next = 1.into();
                     self.state.d.next = 0.into();
-                    self.pick_now.next = self.pick_ok.val();
-                    self.b_cadr.d.next = self.cadr.q.val();
-                    self.b_ji.d.next = self.ji.q.val();
-                    self.b_nch.d.next = self.je.q.val().get_bits::<8>(16);
-                    // Fields of originated frames, by default from the packet.
-                    self.o_src_mac.d.next = self.me_mac.q.val();
-                    self.o_src_ip.d.next = self.me_ip.q.val();
-                    self.o_src_port.d.next = self.me_port.q.val();
-                    self.o_dst_mac.d.next = self.je.q.val().get_bits::<48>(384);
-                    self.o_dst_ip.d.next = self.je.q.val().get_bits::<32>(352);
-                    self.o_dst_port.d.next = self.je.q.val().get_bits::<16>(432);
-                    self.pmask.d.next =
-                        bits::<8>(1) << bit_cast::<8, 4>(self.je.q.val().get_bits::<4>(448));
-                    self.o_ptype.d.next = self.pr_ptype.q.val();
-                    self.o_flags.d.next = self.pr_flags.q.val();
-                    self.o_exp.d.next = self.pr_exponent.q.val();
-                    self.o_job.d.next = self.pr_job.q.val();
-                    self.o_elements.d.next = self.pr_elements.q.val();
-                    self.b_enr.d.next = self.q_rows.q.val();
-                    self.e_more.d.next = self.q_rows.q.val() != 0;
-                    self.e_last.d.next = self.q_rows.q.val() == 1;
-                    self.o_block.d.next = self.pr_block.q.val();
-                    self.o_child.d.next = self.pr_child.q.val();
-                    self.o_bitmap.d.next = self.pr_bitmap.q.val();
-                    // Aggregation defaults: start a new epoch of the copy.
-                    self.cmw.next = bits::<META_W>(1)
-                        | (bit_cast::<META_W, 8>(self.ji.q.val()) << 8)
-                        | (bit_cast::<META_W, 16>(self.jep.q.val()) << 16)
-                        | (bit_cast::<META_W, 32>(self.pr_block.q.val()) << 32)
-                        | (bit_cast::<META_W, 64>(self.pr_bitmap.q.val()) << 64)
-                        | (bit_cast::<META_W, 8>(self.pr_exponent.q.val()) << 128)
-                        | (bit_cast::<META_W, 8>(self.sflags.val()) << 136)
-                        | (bit_cast::<META_W, 16>(self.pr_elements.q.val()) << 144)
-                        | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
-                    self.nr.d.next = self.q_rows.q.val();
-                    // The branch was chosen in DSEL (`dq_*`).
-                    self.ev.next = self.dq_ev.q.val();
-                    self.dact.next = self.dq_act.q.val();
-                    self.aop.next = self.dq_aop.q.val();
-                    self.cpl.next = self.dq_cpl.q.val();
-                    if self.dq_merge.q.val() {
-                        self.cmw.next = (self.m.val()
-                            & !((bits::<META_W>(0xff) << 136)
-                                | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
-                            | (bit_cast::<META_W, 64>(self.newbm.val()) << 64)
-                            | (bit_cast::<META_W, 8>(self.mflags.val()) << 136);
-                    }
-                    if (self.pr_ptype.q.val() == 2) & self.je.q.val().get_bit(1) {
-                        // Result at an inner switch: multicast to the children.
-                        self.o_src_ip.d.next = self.me_ip.q.val();
-                        self.o_flags.d.next = self.pr_flags.q.val() | 0x02;
-                        self.e_mc.d.next = true;
-                        self.pmask.d.next = 0.into();
-                        self.h_st.next = 3.into();
-                        if self.q_samebl.q.val() {
-                            // The copy holding this block is Done.
-                            self.meta.wdata.next = (self.m.val() & !bits::<META_W>(7)) | 3;
-                            self.meta.we.next = 1.into();
-                            self.bz_dec.next = self.q_busy_st.q.val();
-                        }
-                    }
-                    match self.dact.val().index() {
-                        2 => {
-                            // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
-                            self.o_src_ip.d.next = self.pr_src_ip.q.val();
-                            self.o_src_port.d.next = self.pr_src_port.q.val();
-                            self.o_flags.d.next = self.pr_flags.q.val() | 0x01;
-                            self.h_st.next = 5.into();
-                        }
-                        4 => {
-                            // Aggregate: the copy's metadata after the merge (Switch::try_complete:
-                            // Emitted at an inner switch, Done at the root on completion).
-                            self.h_st.next = 1.into();
-                            self.cr.next = self.cpl.val() & !self.je.q.val().get_bit(1);
-                            if self.cpl.val() {
-                                if self.je.q.val().get_bit(1) {
-                                    self.meta.wdata.next = (self.cmw.val()
-                                        & !(bits::<META_W>(7)
-                                            | (bits::<META_W>(0xffff_ffffu64) << 160)))
-                                        | 2
-                                        | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
-                                } else {
-                                    self.meta.wdata.next =
-                                        (self.cmw.val() & !bits::<META_W>(7)) | 3;
-                                }
-                            } else {
-                                self.meta.wdata.next = self.cmw.val();
-                            }
-                            self.meta.we.next = 1.into();
-                            if self.aop.val() == 1 {
-                                self.hwc.next = !self.q_busy_st.q.val();
-                                self.bz_inc.next = !self.q_busy_st.q.val() & !self.cr.val();
-                                self.bz_dec.next = self.q_busy_st.q.val() & self.cr.val();
-                            } else {
-                                self.bz_dec.next = self.cr.val();
-                            }
-                            if self.cpl.val() {
-                                self.ev.next = self.ev.val() | (bits::<32>(1) << 3);
-                                self.b_emit.d.next = true;
-                                self.e_slot.d.next = true;
-                                self.b_eovf.d.next = true;
-                                self.o_exp.d.next = self.cmw.val().get_bits::<8>(128);
-                                self.o_bitmap.d.next = self.cmw.val().get_bits::<64>(64);
-                                if self.je.q.val().get_bit(1) {
-                                    // Aggregate upward.
-                                    self.o_ptype.d.next = 1.into();
-                                    self.o_flags.d.next = self.cmw.val().get_bits::<8>(136);
-                                    self.o_child.d.next = self.je.q.val().get_bits::<8>(24);
-                                } else {
-                                    // Result multicast to the children.
-                                    self.o_ptype.d.next = 2.into();
-                                    self.o_flags.d.next = self.cmw.val().get_bits::<8>(136) | 0x02;
-                                    self.e_mc.d.next = true;
-                                    self.pmask.d.next = 0.into();
-                                }
-                            }
-                        }
-                        5 => {
-                            // Re-emit the stored aggregate (Switch::aggregate_frame).
-                            self.e_slot.d.next = true;
-                            self.o_ptype.d.next = 1.into();
-                            if self.q_partial.q.val() {
-                                self.o_flags.d.next = self.m_flags.val() | 0x04;
-                            } else {
-                                self.o_flags.d.next = self.m_flags.val();
-                            }
-                            self.o_exp.d.next = self.m_exp.val();
-                            self.o_elements.d.next = self.m_elem.val();
-                            self.b_enr.d.next = self.rows_m.val();
-                            self.e_more.d.next = self.rows_m.val() != 0;
-                            self.e_last.d.next = self.rows_m.val() == 1;
-                            self.o_block.d.next = self.m_block.val();
-                            self.o_child.d.next = self.je.q.val().get_bits::<8>(24);
-                            self.o_bitmap.d.next = self.m_bitmap.val();
-                            self.b_eovf.d.next = true;
-                            self.h_st.next = 5.into();
-                        }
-                        6 => {
-                            // Replay the result to the sender out of the ingress port.
-                            self.e_slot.d.next = true;
-                            self.b_eovf.d.next = true;
-                            self.o_ptype.d.next = 2.into();
-                            self.o_flags.d.next = self.m_flags.val();
-                            self.o_exp.d.next = self.m_exp.val();
-                            self.o_elements.d.next = self.m_elem.val();
-                            self.b_enr.d.next = self.rows_m.val();
-                            self.e_more.d.next = self.rows_m.val() != 0;
-                            self.e_last.d.next = self.rows_m.val() == 1;
-                            self.o_block.d.next = self.m_block.val();
-                            self.o_bitmap.d.next = self.m_bitmap.val();
-                            self.o_dst_mac.d.next = self.pr_src_mac.q.val();
-                            self.o_dst_ip.d.next = self.pr_src_ip.q.val();
-                            self.o_dst_port.d.next = self.pr_src_port.q.val();
-                            self.pmask.d.next = bits::<8>(1) << bit_cast::<8, 4>(self.sel.q.val());
-                            self.h_st.next = 5.into();
-                        }
-                        _ => {}
-                    }
-                    self.agg_op.d.next = self.aop.val();
                 }
             }
             11 => {
@@ -2416,6 +2273,354 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             _ => {
                 self.state.d.next = 0.into();
             }
+        }
+        // ---- Decision stages (`xstate`: 1 PRED, 2 DSEL, 3 DECIDE), overlapping the front
+        // end's take, PREP2, PARSE and LOOK of the next frame. ----
+        match self.xstate.q.val().index() {
+            1 => {
+                // PRED: the decision's conditions on the copy's metadata, the packet and the
+                // job entry, registered (the metadata read stays on the same address).
+                self.q_st.d.next = self.st.val();
+                self.q_busy_st.d.next = self.busy_st.val();
+                self.q_same.d.next = self.same.val();
+                self.q_samebl.d.next = self.samebl.val();
+                self.q_subset.d.next = self.subset.val();
+                self.q_disjoint.d.next = self.disjoint.val();
+                self.q_newer_cb.d.next = self.newer_cb.val();
+                self.q_newer_bc.d.next = self.newer_bc.val();
+                self.q_stale.d.next = self.stale.val();
+                self.q_qfull.d.next = self.busy_left.val() >= self.je.q.val().get_bits::<32>(256);
+                self.q_badrank.d.next =
+                    (self.pr_bitmap.q.val() & !self.je.q.val().get_bits::<64>(64)) != 0;
+                self.q_toolong.d.next = self.pr_elements.q.val() > self.c_lanes.val();
+                self.q_badchild.d.next = !self.pr_flags.q.val().get_bit(0)
+                    & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(16));
+                self.q_chrank.d.next = !self.pr_flags.q.val().get_bit(0)
+                    & ((self.pr_bitmap.q.val() & !self.chr.q.val().get_bits::<64>(0)) != 0);
+                self.q_degree.d.next = !self.pr_flags.q.val().get_bit(0)
+                    & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(8));
+                self.q_cpl0.d.next = self.pr_bitmap.q.val() == self.je.q.val().get_bits::<64>(128);
+                self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_bits::<64>(128);
+                self.q_elne.d.next = self.pr_elements.q.val() != self.m_elem.val();
+                self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128);
+                self.q_rows.d.next = self.rows_p.val();
+                self.q_rle1.d.next = self.rows_p.val() <= 1;
+                self.xstate.d.next = 2.into();
+                // The decision's context, copied for DSEL and DECIDE: the front end takes
+                // the next frame meanwhile and overwrites its own registers.
+                self.x_m.d.next = self.m.val();
+                self.x_newbm.d.next = self.newbm.val();
+                self.x_mflags.d.next = self.mflags.val();
+                self.x_sflags.d.next = self.sflags.val();
+                self.x_rows_m.d.next = self.rows_m.val();
+                self.xp_bitmap.d.next = self.pr_bitmap.q.val();
+                self.xp_block.d.next = self.pr_block.q.val();
+                self.xp_child.d.next = self.pr_child.q.val();
+                self.xp_elements.d.next = self.pr_elements.q.val();
+                self.xp_exponent.d.next = self.pr_exponent.q.val();
+                self.xp_flags.d.next = self.pr_flags.q.val();
+                self.xp_job.d.next = self.pr_job.q.val();
+                self.xp_ptype.d.next = self.pr_ptype.q.val();
+                self.xp_src_ip.d.next = self.pr_src_ip.q.val();
+                self.xp_src_mac.d.next = self.pr_src_mac.q.val();
+                self.xp_src_port.d.next = self.pr_src_port.q.val();
+                self.x_je.d.next = self.je.q.val();
+                self.x_jep.d.next = self.jep.q.val();
+                self.x_ji.d.next = self.ji.q.val();
+                self.x_cadr.d.next = self.cadr.q.val();
+                self.x_now.d.next = self.now_r.q.val();
+                self.x_sel.d.next = self.sel.q.val();
+                self.x_hdr.d.next = self.hdr.q.val().get_bits::<512>(0);
+                self.x_len.d.next = self.len.q.val();
+                self.x_row0.d.next = self.row0.q.val();
+                self.x_nrows.d.next = self.nrows.q.val();
+            }
+            2 => {
+                // DSEL: the model's branch for this frame (Switch::contribution / result /
+                // same_block), from the registered conditions, registered for DECIDE.
+                self.dq_ev.d.next = 0.into();
+                self.dq_act.d.next = 0.into();
+                self.dq_aop.d.next = 1.into();
+                self.dq_cpl.d.next = self.q_cpl0.q.val();
+                self.dq_merge.d.next = false;
+                if self.xp_ptype.q.val() == 2 {
+                    // Result (its effects are DECIDE's).
+                    if !self.x_je.q.val().get_bit(1) {
+                        self.dq_ev.d.next = bits::<32>(1) << 15;
+                    }
+                } else if self.q_badrank.q.val() {
+                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                } else if self.q_toolong.q.val() {
+                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                } else if self.q_badchild.q.val() {
+                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                } else if self.q_chrank.q.val() {
+                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                } else if self.q_degree.q.val() {
+                    // Degree limit: bypass.
+                    self.dq_ev.d.next = bits::<32>(1) << 10;
+                    self.dq_act.d.next = 2.into();
+                } else if self.xp_flags.q.val().get_bit(0) & self.x_je.q.val().get_bit(1) {
+                    // Transit.
+                    self.dq_ev.d.next = bits::<32>(1) << 12;
+                    self.dq_act.d.next = 2.into();
+                } else if self.q_samebl.q.val() {
+                    // Same block (Switch::same_block).
+                    if self.q_st.q.val() == 1 {
+                        if self.q_subset.q.val() {
+                            self.dq_ev.d.next = bits::<32>(1) << 5;
+                        } else if !self.q_disjoint.q.val() {
+                            self.dq_ev.d.next = bits::<32>(1) << 6;
+                        } else if self.q_elne.q.val() {
+                            self.dq_ev.d.next = bits::<32>(1) << 15;
+                        } else {
+                            // Merge.
+                            self.dq_ev.d.next = bits::<32>(1) << 2;
+                            self.dq_act.d.next = 4.into();
+                            self.dq_aop.d.next = 2.into();
+                            self.dq_cpl.d.next = self.q_cpl1.q.val();
+                            self.dq_merge.d.next = true;
+                        }
+                    } else if (self.q_st.q.val() == 2) & self.q_subset.q.val() {
+                        // Emitted: re-emit the stored aggregate.
+                        self.dq_ev.d.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 7);
+                        self.dq_act.d.next = 5.into();
+                    } else if (self.q_st.q.val() == 3) & !self.x_je.q.val().get_bit(1) {
+                        if self.q_subset.q.val() {
+                            // Done at the root: replay to the sender.
+                            self.dq_ev.d.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 4);
+                            self.dq_act.d.next = 6.into();
+                        } else {
+                            self.dq_ev.d.next = bits::<32>(1) << 6;
+                        }
+                    } else if !self.q_disjoint.q.val() & !self.q_subset.q.val() {
+                        self.dq_ev.d.next = bits::<32>(1) << 6;
+                    } else {
+                        self.dq_ev.d.next = bits::<32>(1) << 11;
+                        self.dq_act.d.next = 2.into();
+                    }
+                } else if self.q_same.q.val() & self.q_newer_cb.q.val() {
+                    // An older block than the copy holds.
+                    if self.x_je.q.val().get_bit(1) {
+                        self.dq_ev.d.next = bits::<32>(1) << 11;
+                        self.dq_act.d.next = 2.into();
+                    } else {
+                        self.dq_ev.d.next = bits::<32>(1) << 5;
+                    }
+                } else if self.q_busy_st.q.val()
+                    & !(self.q_st.q.val() == 2)
+                    & !(!self.x_je.q.val().get_bit(1)
+                        & (self.q_st.q.val() == 1)
+                        & self.q_newer_bc.q.val()
+                        & self.q_stale.q.val())
+                {
+                    // Collision: root drop or bypass.
+                    if self.x_je.q.val().get_bit(1) {
+                        self.dq_ev.d.next = bits::<32>(1) << 8;
+                        self.dq_act.d.next = 2.into();
+                    } else {
+                        self.dq_ev.d.next = bits::<32>(1) << 13;
+                    }
+                } else if self.q_qfull.q.val() {
+                    // Quota (a stale root copy counts as reclaimed even so).
+                    if self.x_je.q.val().get_bit(1) {
+                        self.dq_ev.d.next = bits::<32>(1) << 9;
+                        self.dq_act.d.next = 2.into();
+                    } else if (self.q_st.q.val() == 1) & self.q_busy_st.q.val() {
+                        self.dq_ev.d.next = (bits::<32>(1) << 13) | (bits::<32>(1) << 17);
+                    } else {
+                        self.dq_ev.d.next = bits::<32>(1) << 13;
+                    }
+                } else {
+                    // Start a new epoch of the copy.
+                    if !self.x_je.q.val().get_bit(1) & (self.q_st.q.val() == 1) {
+                        self.dq_ev.d.next = (bits::<32>(1) << 2) | (bits::<32>(1) << 17);
+                    } else {
+                        self.dq_ev.d.next = bits::<32>(1) << 2;
+                    }
+                    self.dq_act.d.next = 4.into();
+                }
+                self.xstate.d.next = 3.into();
+            }
+            3 => {
+                // DECIDE (Switch::contribution / result / same_block / try_complete): slot
+                // metadata, busy counts and counters change here, in decision order; the rows
+                // are the back end's. Waits until the back end can take the item.
+                if self.b_free.val() {
+                    self.h_go.next = true;
+                    self.h_st.next = 7.into();
+                    self.xstate.d.next = 0.into();
+                    // The item's frame fields are the decision's copies.
+                    self.b_sel.d.next = self.x_sel.q.val();
+                    self.b_row0.d.next = self.x_row0.q.val();
+                    self.b_nrows.d.next = self.x_nrows.q.val();
+                    self.b_rel.d.next = true;
+                    self.b_hdr.d.next = self.x_hdr.q.val();
+                    self.b_len.d.next = self.x_len.q.val();
+                    self.meta.waddr.next = self.x_cadr.q.val();
+                    self.bz_j.next = self.x_ji.q.val();
+                    self.b_cadr.d.next = self.x_cadr.q.val();
+                    self.b_ji.d.next = self.x_ji.q.val();
+                    self.b_nch.d.next = self.x_je.q.val().get_bits::<8>(16);
+                    // Fields of originated frames, by default from the packet.
+                    self.o_src_mac.d.next = self.me_mac.q.val();
+                    self.o_src_ip.d.next = self.me_ip.q.val();
+                    self.o_src_port.d.next = self.me_port.q.val();
+                    self.o_dst_mac.d.next = self.x_je.q.val().get_bits::<48>(384);
+                    self.o_dst_ip.d.next = self.x_je.q.val().get_bits::<32>(352);
+                    self.o_dst_port.d.next = self.x_je.q.val().get_bits::<16>(432);
+                    self.pmask.d.next =
+                        bits::<8>(1) << bit_cast::<8, 4>(self.x_je.q.val().get_bits::<4>(448));
+                    self.o_ptype.d.next = self.xp_ptype.q.val();
+                    self.o_flags.d.next = self.xp_flags.q.val();
+                    self.o_exp.d.next = self.xp_exponent.q.val();
+                    self.o_job.d.next = self.xp_job.q.val();
+                    self.o_elements.d.next = self.xp_elements.q.val();
+                    self.b_enr.d.next = self.q_rows.q.val();
+                    self.e_more.d.next = self.q_rows.q.val() != 0;
+                    self.e_last.d.next = self.q_rows.q.val() == 1;
+                    self.o_block.d.next = self.xp_block.q.val();
+                    self.o_child.d.next = self.xp_child.q.val();
+                    self.o_bitmap.d.next = self.xp_bitmap.q.val();
+                    // Aggregation defaults: start a new epoch of the copy.
+                    self.cmw.next = bits::<META_W>(1)
+                        | (bit_cast::<META_W, 8>(self.x_ji.q.val()) << 8)
+                        | (bit_cast::<META_W, 16>(self.x_jep.q.val()) << 16)
+                        | (bit_cast::<META_W, 32>(self.xp_block.q.val()) << 32)
+                        | (bit_cast::<META_W, 64>(self.xp_bitmap.q.val()) << 64)
+                        | (bit_cast::<META_W, 8>(self.xp_exponent.q.val()) << 128)
+                        | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << 136)
+                        | (bit_cast::<META_W, 16>(self.xp_elements.q.val()) << 144)
+                        | (bit_cast::<META_W, 32>(self.x_now.q.val()) << 160);
+                    self.nr.d.next = self.q_rows.q.val();
+                    // The branch was chosen in DSEL (`dq_*`).
+                    self.ev.next = self.dq_ev.q.val();
+                    self.dact.next = self.dq_act.q.val();
+                    self.aop.next = self.dq_aop.q.val();
+                    self.cpl.next = self.dq_cpl.q.val();
+                    if self.dq_merge.q.val() {
+                        self.cmw.next = (self.xm.val()
+                            & !((bits::<META_W>(0xff) << 136)
+                                | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
+                            | (bit_cast::<META_W, 64>(self.x_newbm.q.val()) << 64)
+                            | (bit_cast::<META_W, 8>(self.x_mflags.q.val()) << 136);
+                    }
+                    if (self.xp_ptype.q.val() == 2) & self.x_je.q.val().get_bit(1) {
+                        // Result at an inner switch: multicast to the children.
+                        self.o_src_ip.d.next = self.me_ip.q.val();
+                        self.o_flags.d.next = self.xp_flags.q.val() | 0x02;
+                        self.e_mc.d.next = true;
+                        self.pmask.d.next = 0.into();
+                        self.h_st.next = 3.into();
+                        if self.q_samebl.q.val() {
+                            // The copy holding this block is Done.
+                            self.meta.wdata.next = (self.xm.val() & !bits::<META_W>(7)) | 3;
+                            self.meta.we.next = 1.into();
+                            self.bz_dec.next = self.q_busy_st.q.val();
+                        }
+                    }
+                    match self.dact.val().index() {
+                        2 => {
+                            // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
+                            self.o_src_ip.d.next = self.xp_src_ip.q.val();
+                            self.o_src_port.d.next = self.xp_src_port.q.val();
+                            self.o_flags.d.next = self.xp_flags.q.val() | 0x01;
+                            self.h_st.next = 5.into();
+                        }
+                        4 => {
+                            // Aggregate: the copy's metadata after the merge (Switch::try_complete:
+                            // Emitted at an inner switch, Done at the root on completion).
+                            self.h_st.next = 1.into();
+                            self.cr.next = self.cpl.val() & !self.x_je.q.val().get_bit(1);
+                            if self.cpl.val() {
+                                if self.x_je.q.val().get_bit(1) {
+                                    self.meta.wdata.next = (self.cmw.val()
+                                        & !(bits::<META_W>(7)
+                                            | (bits::<META_W>(0xffff_ffffu64) << 160)))
+                                        | 2
+                                        | (bit_cast::<META_W, 32>(self.x_now.q.val()) << 160);
+                                } else {
+                                    self.meta.wdata.next =
+                                        (self.cmw.val() & !bits::<META_W>(7)) | 3;
+                                }
+                            } else {
+                                self.meta.wdata.next = self.cmw.val();
+                            }
+                            self.meta.we.next = 1.into();
+                            if self.aop.val() == 1 {
+                                self.hwc.next = !self.q_busy_st.q.val();
+                                self.bz_inc.next = !self.q_busy_st.q.val() & !self.cr.val();
+                                self.bz_dec.next = self.q_busy_st.q.val() & self.cr.val();
+                            } else {
+                                self.bz_dec.next = self.cr.val();
+                            }
+                            if self.cpl.val() {
+                                self.ev.next = self.ev.val() | (bits::<32>(1) << 3);
+                                self.b_emit.d.next = true;
+                                self.e_slot.d.next = true;
+                                self.b_eovf.d.next = true;
+                                self.o_exp.d.next = self.cmw.val().get_bits::<8>(128);
+                                self.o_bitmap.d.next = self.cmw.val().get_bits::<64>(64);
+                                if self.x_je.q.val().get_bit(1) {
+                                    // Aggregate upward.
+                                    self.o_ptype.d.next = 1.into();
+                                    self.o_flags.d.next = self.cmw.val().get_bits::<8>(136);
+                                    self.o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
+                                } else {
+                                    // Result multicast to the children.
+                                    self.o_ptype.d.next = 2.into();
+                                    self.o_flags.d.next = self.cmw.val().get_bits::<8>(136) | 0x02;
+                                    self.e_mc.d.next = true;
+                                    self.pmask.d.next = 0.into();
+                                }
+                            }
+                        }
+                        5 => {
+                            // Re-emit the stored aggregate (Switch::aggregate_frame).
+                            self.e_slot.d.next = true;
+                            self.o_ptype.d.next = 1.into();
+                            if self.q_partial.q.val() {
+                                self.o_flags.d.next = self.xm_flags.val() | 0x04;
+                            } else {
+                                self.o_flags.d.next = self.xm_flags.val();
+                            }
+                            self.o_exp.d.next = self.xm_exp.val();
+                            self.o_elements.d.next = self.xm_elem.val();
+                            self.b_enr.d.next = self.x_rows_m.q.val();
+                            self.e_more.d.next = self.x_rows_m.q.val() != 0;
+                            self.e_last.d.next = self.x_rows_m.q.val() == 1;
+                            self.o_block.d.next = self.xm_block.val();
+                            self.o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
+                            self.o_bitmap.d.next = self.xm_bitmap.val();
+                            self.b_eovf.d.next = true;
+                            self.h_st.next = 5.into();
+                        }
+                        6 => {
+                            // Replay the result to the sender out of the ingress port.
+                            self.e_slot.d.next = true;
+                            self.b_eovf.d.next = true;
+                            self.o_ptype.d.next = 2.into();
+                            self.o_flags.d.next = self.xm_flags.val();
+                            self.o_exp.d.next = self.xm_exp.val();
+                            self.o_elements.d.next = self.xm_elem.val();
+                            self.b_enr.d.next = self.x_rows_m.q.val();
+                            self.e_more.d.next = self.x_rows_m.q.val() != 0;
+                            self.e_last.d.next = self.x_rows_m.q.val() == 1;
+                            self.o_block.d.next = self.xm_block.val();
+                            self.o_bitmap.d.next = self.xm_bitmap.val();
+                            self.o_dst_mac.d.next = self.xp_src_mac.q.val();
+                            self.o_dst_ip.d.next = self.xp_src_ip.q.val();
+                            self.o_dst_port.d.next = self.xp_src_port.q.val();
+                            self.pmask.d.next =
+                                bits::<8>(1) << bit_cast::<8, 4>(self.x_sel.q.val());
+                            self.h_st.next = 5.into();
+                        }
+                        _ => {}
+                    }
+                    self.agg_op.d.next = self.aop.val();
+                }
+            }
+            _ => {}
         }
         if self.pick_now.val() {
             self.sel.d.next = self.pk_idx.q.val();
@@ -2873,8 +3078,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.jgen.d.next = self.jgen.q.val() + 1;
             self.own_age.d.next = 0.into();
         }
+        // The metadata RAM's read address and write of this cycle, registered (after every
+        // assignment to them: `mq` forwards the write to a read of the same copy).
+        self.ra_q.d.next = self.meta.raddr.val();
+        self.wq_v.d.next = self.meta.we.val() != 0;
+        self.wq_a.d.next = self.meta.waddr.val();
+        self.wq_d.d.next = self.meta.wdata.val();
         if self.rst.val() {
             self.state.d.next = 0.into();
+            self.xstate.d.next = 0.into();
+            self.wq_v.d.next = false;
             self.tick_cnt.d.next = 0.into();
             self.now.d.next = 0.into();
             self.tick_div.d.next = 1.into();

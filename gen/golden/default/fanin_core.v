@@ -1043,6 +1043,105 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] evbq$d;
     wire  [31:0] evbq$q;
     reg  evbq$clock;
+    reg  [1:0] xstate$d;
+    wire  [1:0] xstate$q;
+    reg  xstate$clock;
+    reg  [191:0] x_m$d;
+    wire  [191:0] x_m$q;
+    reg  x_m$clock;
+    reg  [63:0] x_newbm$d;
+    wire  [63:0] x_newbm$q;
+    reg  x_newbm$clock;
+    reg  [7:0] x_mflags$d;
+    wire  [7:0] x_mflags$q;
+    reg  x_mflags$clock;
+    reg  [7:0] x_sflags$d;
+    wire  [7:0] x_sflags$q;
+    reg  x_sflags$clock;
+    reg  [15:0] x_rows_m$d;
+    wire  [15:0] x_rows_m$q;
+    reg  x_rows_m$clock;
+    reg  [63:0] xp_bitmap$d;
+    wire  [63:0] xp_bitmap$q;
+    reg  xp_bitmap$clock;
+    reg  [31:0] xp_block$d;
+    wire  [31:0] xp_block$q;
+    reg  xp_block$clock;
+    reg  [7:0] xp_child$d;
+    wire  [7:0] xp_child$q;
+    reg  xp_child$clock;
+    reg  [15:0] xp_elements$d;
+    wire  [15:0] xp_elements$q;
+    reg  xp_elements$clock;
+    reg  [7:0] xp_exponent$d;
+    wire  [7:0] xp_exponent$q;
+    reg  xp_exponent$clock;
+    reg  [7:0] xp_flags$d;
+    wire  [7:0] xp_flags$q;
+    reg  xp_flags$clock;
+    reg  [15:0] xp_job$d;
+    wire  [15:0] xp_job$q;
+    reg  xp_job$clock;
+    reg  [7:0] xp_ptype$d;
+    wire  [7:0] xp_ptype$q;
+    reg  xp_ptype$clock;
+    reg  [31:0] xp_src_ip$d;
+    wire  [31:0] xp_src_ip$q;
+    reg  xp_src_ip$clock;
+    reg  [47:0] xp_src_mac$d;
+    wire  [47:0] xp_src_mac$q;
+    reg  xp_src_mac$clock;
+    reg  [15:0] xp_src_port$d;
+    wire  [15:0] xp_src_port$q;
+    reg  xp_src_port$clock;
+    reg  [511:0] x_je$d;
+    wire  [511:0] x_je$q;
+    reg  x_je$clock;
+    reg  [15:0] x_jep$d;
+    wire  [15:0] x_jep$q;
+    reg  x_jep$clock;
+    reg  [7:0] x_ji$d;
+    wire  [7:0] x_ji$q;
+    reg  x_ji$clock;
+    reg  [23:0] x_cadr$d;
+    wire  [23:0] x_cadr$q;
+    reg  x_cadr$clock;
+    reg  [31:0] x_now$d;
+    wire  [31:0] x_now$q;
+    reg  x_now$clock;
+    reg  [3:0] x_sel$d;
+    wire  [3:0] x_sel$q;
+    reg  x_sel$clock;
+    reg  [511:0] x_hdr$d;
+    wire  [511:0] x_hdr$q;
+    reg  x_hdr$clock;
+    reg  [15:0] x_len$d;
+    wire  [15:0] x_len$q;
+    reg  x_len$clock;
+    reg  [15:0] x_row0$d;
+    wire  [15:0] x_row0$q;
+    reg  x_row0$clock;
+    reg  [15:0] x_nrows$d;
+    wire  [15:0] x_nrows$q;
+    reg  x_nrows$clock;
+    reg  wq_v$d;
+    wire  wq_v$q;
+    reg  wq_v$clock;
+    reg  [23:0] cha_q$d;
+    wire  [23:0] cha_q$q;
+    reg  cha_q$clock;
+    reg  [23:0] wq_a$d;
+    wire  [23:0] wq_a$q;
+    reg  wq_a$clock;
+    reg  [191:0] wq_d$d;
+    wire  [191:0] wq_d$q;
+    reg  wq_d$clock;
+    reg  [23:0] ra_q$d;
+    wire  [23:0] ra_q$q;
+    reg  ra_q$clock;
+    reg  [1:0] bcd$d;
+    wire  [1:0] bcd$q;
+    reg  bcd$clock;
     reg  [4:0] state$d;
     wire  [4:0] state$q;
     reg  state$clock;
@@ -2050,6 +2149,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Local signals
     reg  [23:0] pr_blk_a;
+    reg  [191:0] xm;
+    reg  [7:0] xm_flags;
+    reg  [7:0] xm_exp;
+    reg  [15:0] xm_elem;
+    reg  [31:0] xm_block;
+    reg  [63:0] xm_bitmap;
+    reg  [31:0] bdel;
     reg  [1:0] pr_kind;
     reg  scan_own;
     reg  [3:0] dact;
@@ -3532,6 +3638,171 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(evbq$d),
         .q(evbq$q),
         .clock(evbq$clock)
+    );
+    fanin_xstate xstate(
+        .d(xstate$d),
+        .q(xstate$q),
+        .clock(xstate$clock)
+    );
+    fanin_x_m x_m(
+        .d(x_m$d),
+        .q(x_m$q),
+        .clock(x_m$clock)
+    );
+    fanin_x_newbm x_newbm(
+        .d(x_newbm$d),
+        .q(x_newbm$q),
+        .clock(x_newbm$clock)
+    );
+    fanin_x_mflags x_mflags(
+        .d(x_mflags$d),
+        .q(x_mflags$q),
+        .clock(x_mflags$clock)
+    );
+    fanin_x_sflags x_sflags(
+        .d(x_sflags$d),
+        .q(x_sflags$q),
+        .clock(x_sflags$clock)
+    );
+    fanin_x_rows_m x_rows_m(
+        .d(x_rows_m$d),
+        .q(x_rows_m$q),
+        .clock(x_rows_m$clock)
+    );
+    fanin_xp_bitmap xp_bitmap(
+        .d(xp_bitmap$d),
+        .q(xp_bitmap$q),
+        .clock(xp_bitmap$clock)
+    );
+    fanin_xp_block xp_block(
+        .d(xp_block$d),
+        .q(xp_block$q),
+        .clock(xp_block$clock)
+    );
+    fanin_xp_child xp_child(
+        .d(xp_child$d),
+        .q(xp_child$q),
+        .clock(xp_child$clock)
+    );
+    fanin_xp_elements xp_elements(
+        .d(xp_elements$d),
+        .q(xp_elements$q),
+        .clock(xp_elements$clock)
+    );
+    fanin_xp_exponent xp_exponent(
+        .d(xp_exponent$d),
+        .q(xp_exponent$q),
+        .clock(xp_exponent$clock)
+    );
+    fanin_xp_flags xp_flags(
+        .d(xp_flags$d),
+        .q(xp_flags$q),
+        .clock(xp_flags$clock)
+    );
+    fanin_xp_job xp_job(
+        .d(xp_job$d),
+        .q(xp_job$q),
+        .clock(xp_job$clock)
+    );
+    fanin_xp_ptype xp_ptype(
+        .d(xp_ptype$d),
+        .q(xp_ptype$q),
+        .clock(xp_ptype$clock)
+    );
+    fanin_xp_src_ip xp_src_ip(
+        .d(xp_src_ip$d),
+        .q(xp_src_ip$q),
+        .clock(xp_src_ip$clock)
+    );
+    fanin_xp_src_mac xp_src_mac(
+        .d(xp_src_mac$d),
+        .q(xp_src_mac$q),
+        .clock(xp_src_mac$clock)
+    );
+    fanin_xp_src_port xp_src_port(
+        .d(xp_src_port$d),
+        .q(xp_src_port$q),
+        .clock(xp_src_port$clock)
+    );
+    fanin_x_je x_je(
+        .d(x_je$d),
+        .q(x_je$q),
+        .clock(x_je$clock)
+    );
+    fanin_x_jep x_jep(
+        .d(x_jep$d),
+        .q(x_jep$q),
+        .clock(x_jep$clock)
+    );
+    fanin_x_ji x_ji(
+        .d(x_ji$d),
+        .q(x_ji$q),
+        .clock(x_ji$clock)
+    );
+    fanin_x_cadr x_cadr(
+        .d(x_cadr$d),
+        .q(x_cadr$q),
+        .clock(x_cadr$clock)
+    );
+    fanin_x_now x_now(
+        .d(x_now$d),
+        .q(x_now$q),
+        .clock(x_now$clock)
+    );
+    fanin_x_sel x_sel(
+        .d(x_sel$d),
+        .q(x_sel$q),
+        .clock(x_sel$clock)
+    );
+    fanin_x_hdr x_hdr(
+        .d(x_hdr$d),
+        .q(x_hdr$q),
+        .clock(x_hdr$clock)
+    );
+    fanin_x_len x_len(
+        .d(x_len$d),
+        .q(x_len$q),
+        .clock(x_len$clock)
+    );
+    fanin_x_row0 x_row0(
+        .d(x_row0$d),
+        .q(x_row0$q),
+        .clock(x_row0$clock)
+    );
+    fanin_x_nrows x_nrows(
+        .d(x_nrows$d),
+        .q(x_nrows$q),
+        .clock(x_nrows$clock)
+    );
+    fanin_wq_v wq_v(
+        .d(wq_v$d),
+        .q(wq_v$q),
+        .clock(wq_v$clock)
+    );
+    fanin_cha_q cha_q(
+        .d(cha_q$d),
+        .q(cha_q$q),
+        .clock(cha_q$clock)
+    );
+    fanin_wq_a wq_a(
+        .d(wq_a$d),
+        .q(wq_a$q),
+        .clock(wq_a$clock)
+    );
+    fanin_wq_d wq_d(
+        .d(wq_d$d),
+        .q(wq_d$q),
+        .clock(wq_d$clock)
+    );
+    fanin_ra_q ra_q(
+        .d(ra_q$d),
+        .q(ra_q$q),
+        .clock(ra_q$clock)
+    );
+    fanin_bcd bcd(
+        .d(bcd$d),
+        .q(bcd$q),
+        .clock(bcd$clock)
     );
     fanin_state state(
         .d(state$d),
@@ -5202,6 +5473,39 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Update code
     always @(*) begin
+        xstate$clock = clock;
+        x_m$clock = clock;
+        x_newbm$clock = clock;
+        x_mflags$clock = clock;
+        x_sflags$clock = clock;
+        x_rows_m$clock = clock;
+        xp_bitmap$clock = clock;
+        xp_block$clock = clock;
+        xp_child$clock = clock;
+        xp_elements$clock = clock;
+        xp_exponent$clock = clock;
+        xp_flags$clock = clock;
+        xp_job$clock = clock;
+        xp_ptype$clock = clock;
+        xp_src_ip$clock = clock;
+        xp_src_mac$clock = clock;
+        xp_src_port$clock = clock;
+        x_je$clock = clock;
+        x_jep$clock = clock;
+        x_ji$clock = clock;
+        x_cadr$clock = clock;
+        x_now$clock = clock;
+        x_sel$clock = clock;
+        x_hdr$clock = clock;
+        x_len$clock = clock;
+        x_row0$clock = clock;
+        x_nrows$clock = clock;
+        wq_v$clock = clock;
+        cha_q$clock = clock;
+        wq_a$clock = clock;
+        wq_d$clock = clock;
+        ra_q$clock = clock;
+        bcd$clock = clock;
         state$clock = clock;
         sel$clock = clock;
         last$clock = clock;
@@ -5409,6 +5713,39 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc_bq$clock = clock;
         evq$clock = clock;
         evbq$clock = clock;
+        xstate$d = xstate$q;
+        x_m$d = x_m$q;
+        x_newbm$d = x_newbm$q;
+        x_mflags$d = x_mflags$q;
+        x_sflags$d = x_sflags$q;
+        x_rows_m$d = x_rows_m$q;
+        xp_bitmap$d = xp_bitmap$q;
+        xp_block$d = xp_block$q;
+        xp_child$d = xp_child$q;
+        xp_elements$d = xp_elements$q;
+        xp_exponent$d = xp_exponent$q;
+        xp_flags$d = xp_flags$q;
+        xp_job$d = xp_job$q;
+        xp_ptype$d = xp_ptype$q;
+        xp_src_ip$d = xp_src_ip$q;
+        xp_src_mac$d = xp_src_mac$q;
+        xp_src_port$d = xp_src_port$q;
+        x_je$d = x_je$q;
+        x_jep$d = x_jep$q;
+        x_ji$d = x_ji$q;
+        x_cadr$d = x_cadr$q;
+        x_now$d = x_now$q;
+        x_sel$d = x_sel$q;
+        x_hdr$d = x_hdr$q;
+        x_len$d = x_len$q;
+        x_row0$d = x_row0$q;
+        x_nrows$d = x_nrows$q;
+        wq_v$d = wq_v$q;
+        cha_q$d = cha_q$q;
+        wq_a$d = wq_a$q;
+        wq_d$d = wq_d$q;
+        ra_q$d = ra_q$q;
+        bcd$d = bcd$q;
         state$d = state$q;
         sel$d = sel$q;
         last$d = last$q;
@@ -6985,7 +7322,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (own_age$q != 32'h2) begin
             own_age$d = own_age$q + 32'h1;
         end
-        chaddr = (((ji$q) & 24'hffffff) << c_mclog) | ((ei$q) & 24'hffffff);
+        chaddr = cha_q$q;
         pr_blk_a = ((pr_block$q) & 24'hffffff);
         jslot$0$d = ((jbase$0$q + (pr_blk_a & jcm$0$q)) & c_smask) << 32'h1;
         jci$0$d = (pr_block$q & jk$0$q[(32'h60)+:(32)]) != 32'h0;
@@ -7121,8 +7458,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         meta$waddr = cadr$q;
         meta$wdata = 32'h0;
         meta$we = 32'h0;
-        mq$d = meta$rdata;
+        if (wq_v$q & (wq_a$q == ra_q$q)) begin
+            mq$d = wq_d$q;
+        end
+        else begin
+            mq$d = meta$rdata;
+        end
         m = mq$q;
+        xm = x_m$q;
+        xm_block = xm[(32'h20)+:(32)];
+        xm_bitmap = xm[(32'h40)+:(64)];
+        xm_exp = xm[(32'h80)+:(8)];
+        xm_flags = xm[(32'h88)+:(8)];
+        xm_elem = xm[(32'h90)+:(16)];
         m_st = m[(32'h0)+:(3)];
         m_jidx = m[(32'h8)+:(8)];
         m_block = m[(32'h20)+:(32)];
@@ -7157,12 +7505,17 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         age = now_r$q - m_timer;
         lim33 = ((je$q[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je$q[(32'h140)+:(32)]) & 33'h1ffffffff);
         stale = je$q[32'h2] & (((age) & 33'h1ffffffff) >= lim33);
-        if (busy_st) begin
-            busy_left = bcur$q - 32'h1;
+        bdel = 32'h0;
+        if (bcd$q[32'h0] & ~busy_st) begin
+            bdel = 32'h1;
         end
-        else begin
-            busy_left = bcur$q;
+        if (~bcd$q[32'h0] & (bcd$q[32'h1] ^ busy_st)) begin
+            bdel = ((64'hffffffff) & 32'hffffffff);
         end
+        if (bcd$q[32'h1] & busy_st) begin
+            bdel = ((64'hfffffffe) & 32'hffffffff);
+        end
+        busy_left = bcur$q + bdel;
         newbm = m_bitmap | pr_bitmap$q;
         if (pr_exponent$q != m_exp) begin
             mflags = m_flags | (pr_flags$q & 32'h18) | 32'h10;
@@ -7464,16 +7817,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             0:
                 begin
                     if (jc_pend$q) begin
-                        jc = 1'b1;
-                        jc_pend$d = 1'b0;
-                        dbg_valid = 1'b1;
-                        dbg_kind = 32'h2;
-                        dbg_arg = ((jc_i$q) & 32'hffffffff);
+                        if (xstate$q == 32'h0) begin
+                            jc = 1'b1;
+                            jc_pend$d = 1'b0;
+                            dbg_valid = 1'b1;
+                            dbg_kind = 32'h2;
+                            dbg_arg = ((jc_i$q) & 32'hffffffff);
+                        end
                     end
                     else if (pick_ok) begin
                         pick_now = 1'b1;
                     end
-                    else if (sweep_on$q & own_q$q & (own_age$q == 32'h2) & ~jc_hold) begin
+                    else if (sweep_on$q & own_q$q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == 32'h0)) begin
                         scan_turn$d = 1'b0;
                         now_r$d = now$q;
                         e_scan$d = 1'b1;
@@ -7503,12 +7858,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     ji$d = jsel;
                     chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_child$q) & 24'hffffff) & c_mcmask);
+                    cha_q$d = chaddr;
                     cadr$d = slot | ((ci) & 24'hffffff);
                     meta$raddr = slot | ((ci) & 24'hffffff);
                     if ((pr_kind == 32'h3) & jhit_q$q) begin
                         state$d = 32'h2;
                     end
-                    else if (b_free) begin
+                    else if (b_free & (xstate$q == 32'h0)) begin
                         h_go = 1'b1;
                         h_st = 32'h7;
                         state$d = 32'h0;
@@ -7547,294 +7903,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     chr$d = chram$rdata;
                     bcur$d = busy_cur;
+                    bcd$d = 32'h0;
+                    if (bq_j$q == ji$q) begin
+                        bcd$d = ((bq_inc$q) & 2'h3) | (((bq_dec$q) & 2'h3) << 32'h1);
+                    end
                     je$d = jram$rdata;
                     jep$d = jram$rdata[(32'h1d0)+:(16)];
-                    state$d = 32'h5;
-                end
-            5:
-                begin
-                    q_st$d = st;
-                    q_busy_st$d = busy_st;
-                    q_same$d = same;
-                    q_samebl$d = samebl;
-                    q_subset$d = subset;
-                    q_disjoint$d = disjoint;
-                    q_newer_cb$d = newer_cb;
-                    q_newer_bc$d = newer_bc;
-                    q_stale$d = stale;
-                    q_qfull$d = busy_left >= je$q[(32'h100)+:(32)];
-                    q_badrank$d = (pr_bitmap$q & ~je$q[(32'h40)+:(64)]) != 32'h0;
-                    q_toolong$d = pr_elements$q > c_lanes;
-                    q_badchild$d = ~pr_flags$q[32'h0] & (pr_child$q >= je$q[(32'h10)+:(8)]);
-                    q_chrank$d = ~pr_flags$q[32'h0] & ((pr_bitmap$q & ~chr$q[(32'h0)+:(64)]) != 32'h0);
-                    q_degree$d = ~pr_flags$q[32'h0] & (pr_child$q >= je$q[(32'h8)+:(8)]);
-                    q_cpl0$d = pr_bitmap$q == je$q[(32'h80)+:(64)];
-                    q_cpl1$d = newbm == je$q[(32'h80)+:(64)];
-                    q_elne$d = pr_elements$q != m_elem;
-                    q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
-                    q_rows$d = rows_p;
-                    q_rle1$d = rows_p <= 32'h1;
-                    state$d = 32'h12;
-                end
-            18:
-                begin
-                    dq_ev$d = 32'h0;
-                    dq_act$d = 32'h0;
-                    dq_aop$d = 32'h1;
-                    dq_cpl$d = q_cpl0$q;
-                    dq_merge$d = 1'b0;
-                    if (pr_ptype$q == 32'h2) begin
-                        if (~je$q[32'h1]) begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
-                        end
-                    end
-                    else if (q_badrank$q) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
-                    end
-                    else if (q_toolong$q) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
-                    end
-                    else if (q_badchild$q) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
-                    end
-                    else if (q_chrank$q) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
-                    end
-                    else if (q_degree$q) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'ha;
-                        dq_act$d = 32'h2;
-                    end
-                    else if (pr_flags$q[32'h0] & je$q[32'h1]) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hc;
-                        dq_act$d = 32'h2;
-                    end
-                    else if (q_samebl$q) begin
-                        if (q_st$q == 32'h1) begin
-                            if (q_subset$q) begin
-                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h5;
-                            end
-                            else if (~q_disjoint$q) begin
-                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
-                            end
-                            else if (q_elne$q) begin
-                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
-                            end
-                            else begin
-                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h2;
-                                dq_act$d = 32'h4;
-                                dq_aop$d = 32'h2;
-                                dq_cpl$d = q_cpl1$q;
-                                dq_merge$d = 1'b1;
-                            end
-                        end
-                        else if ((q_st$q == 32'h2) & q_subset$q) begin
-                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h7);
-                            dq_act$d = 32'h5;
-                        end
-                        else if ((q_st$q == 32'h3) & ~je$q[32'h1]) begin
-                            if (q_subset$q) begin
-                                dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h4);
-                                dq_act$d = 32'h6;
-                            end
-                            else begin
-                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
-                            end
-                        end
-                        else if (~q_disjoint$q & ~q_subset$q) begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
-                        end
-                        else begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hb;
-                            dq_act$d = 32'h2;
-                        end
-                    end
-                    else if (q_same$q & q_newer_cb$q) begin
-                        if (je$q[32'h1]) begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hb;
-                            dq_act$d = 32'h2;
-                        end
-                        else begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h5;
-                        end
-                    end
-                    else if (q_busy_st$q & ~(q_st$q == 32'h2) & ~(~je$q[32'h1] & (q_st$q == 32'h1) & q_newer_bc$q & q_stale$q)) begin
-                        if (je$q[32'h1]) begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h8;
-                            dq_act$d = 32'h2;
-                        end
-                        else begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hd;
-                        end
-                    end
-                    else if (q_qfull$q) begin
-                        if (je$q[32'h1]) begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h9;
-                            dq_act$d = 32'h2;
-                        end
-                        else if ((q_st$q == 32'h1) & q_busy_st$q) begin
-                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'hd) | (((32'h1) & 32'hffffffff) << 32'h11);
-                        end
-                        else begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hd;
-                        end
-                    end
-                    else begin
-                        if (~je$q[32'h1] & (q_st$q == 32'h1)) begin
-                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h2) | (((32'h1) & 32'hffffffff) << 32'h11);
-                        end
-                        else begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h2;
-                        end
-                        dq_act$d = 32'h4;
-                    end
-                    state$d = 32'h3;
-                end
-            3:
-                begin
-                    if (b_free) begin
-                        h_go = 1'b1;
-                        h_st = 32'h7;
+                    if (xstate$q == 32'h0) begin
+                        xstate$d = 32'h1;
                         state$d = 32'h0;
-                        pick_now = pick_ok;
-                        b_cadr$d = cadr$q;
-                        b_ji$d = ji$q;
-                        b_nch$d = je$q[(32'h10)+:(8)];
-                        o_src_mac$d = me_mac$q;
-                        o_src_ip$d = me_ip$q;
-                        o_src_port$d = me_port$q;
-                        o_dst_mac$d = je$q[(32'h180)+:(48)];
-                        o_dst_ip$d = je$q[(32'h160)+:(32)];
-                        o_dst_port$d = je$q[(32'h1b0)+:(16)];
-                        pmask$d = ((32'h1) & 8'hff) << ((je$q[(32'h1c0)+:(4)]) & 8'hff);
-                        o_ptype$d = pr_ptype$q;
-                        o_flags$d = pr_flags$q;
-                        o_exp$d = pr_exponent$q;
-                        o_job$d = pr_job$q;
-                        o_elements$d = pr_elements$q;
-                        b_enr$d = q_rows$q;
-                        e_more$d = q_rows$q != 32'h0;
-                        e_last$d = q_rows$q == 32'h1;
-                        o_block$d = pr_block$q;
-                        o_child$d = pr_child$q;
-                        o_bitmap$d = pr_bitmap$q;
-                        cmw = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((pr_block$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((pr_bitmap$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((pr_exponent$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((sflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((pr_elements$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
-                        nr$d = q_rows$q;
-                        ev = dq_ev$q;
-                        dact = dq_act$q;
-                        aop = dq_aop$q;
-                        cpl = dq_cpl$q;
-                        if (dq_merge$q) begin
-                            cmw = (m & ~((((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((newbm) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((mflags) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
-                        end
-                        if ((pr_ptype$q == 32'h2) & je$q[32'h1]) begin
-                            o_src_ip$d = me_ip$q;
-                            o_flags$d = pr_flags$q | 32'h2;
-                            e_mc$d = 1'b1;
-                            pmask$d = 32'h0;
-                            h_st = 32'h3;
-                            if (q_samebl$q) begin
-                                meta$wdata = (m & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
-                                meta$we = 32'h1;
-                                bz_dec = q_busy_st$q;
-                            end
-                        end
-                        case (dact)
-                            2:
-                                begin
-                                    o_src_ip$d = pr_src_ip$q;
-                                    o_src_port$d = pr_src_port$q;
-                                    o_flags$d = pr_flags$q | 32'h1;
-                                    h_st = 32'h5;
-                                end
-                            4:
-                                begin
-                                    h_st = 32'h1;
-                                    cr = cpl & ~je$q[32'h1];
-                                    if (cpl) begin
-                                        if (je$q[32'h1]) begin
-                                            meta$wdata = (cmw & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
-                                        end
-                                        else begin
-                                            meta$wdata = (cmw & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
-                                        end
-                                    end
-                                    else begin
-                                        meta$wdata = cmw;
-                                    end
-                                    meta$we = 32'h1;
-                                    if (aop == 32'h1) begin
-                                        hwc = ~q_busy_st$q;
-                                        bz_inc = ~q_busy_st$q & ~cr;
-                                        bz_dec = q_busy_st$q & cr;
-                                    end
-                                    else begin
-                                        bz_dec = cr;
-                                    end
-                                    if (cpl) begin
-                                        ev = ev | (((32'h1) & 32'hffffffff) << 32'h3);
-                                        b_emit$d = 1'b1;
-                                        e_slot$d = 1'b1;
-                                        b_eovf$d = 1'b1;
-                                        o_exp$d = cmw[(32'h80)+:(8)];
-                                        o_bitmap$d = cmw[(32'h40)+:(64)];
-                                        if (je$q[32'h1]) begin
-                                            o_ptype$d = 32'h1;
-                                            o_flags$d = cmw[(32'h88)+:(8)];
-                                            o_child$d = je$q[(32'h18)+:(8)];
-                                        end
-                                        else begin
-                                            o_ptype$d = 32'h2;
-                                            o_flags$d = cmw[(32'h88)+:(8)] | 32'h2;
-                                            e_mc$d = 1'b1;
-                                            pmask$d = 32'h0;
-                                        end
-                                    end
-                                end
-                            5:
-                                begin
-                                    e_slot$d = 1'b1;
-                                    o_ptype$d = 32'h1;
-                                    if (q_partial$q) begin
-                                        o_flags$d = m_flags | 32'h4;
-                                    end
-                                    else begin
-                                        o_flags$d = m_flags;
-                                    end
-                                    o_exp$d = m_exp;
-                                    o_elements$d = m_elem;
-                                    b_enr$d = rows_m;
-                                    e_more$d = rows_m != 32'h0;
-                                    e_last$d = rows_m == 32'h1;
-                                    o_block$d = m_block;
-                                    o_child$d = je$q[(32'h18)+:(8)];
-                                    o_bitmap$d = m_bitmap;
-                                    b_eovf$d = 1'b1;
-                                    h_st = 32'h5;
-                                end
-                            6:
-                                begin
-                                    e_slot$d = 1'b1;
-                                    b_eovf$d = 1'b1;
-                                    o_ptype$d = 32'h2;
-                                    o_flags$d = m_flags;
-                                    o_exp$d = m_exp;
-                                    o_elements$d = m_elem;
-                                    b_enr$d = rows_m;
-                                    e_more$d = rows_m != 32'h0;
-                                    e_last$d = rows_m == 32'h1;
-                                    o_block$d = m_block;
-                                    o_bitmap$d = m_bitmap;
-                                    o_dst_mac$d = pr_src_mac$q;
-                                    o_dst_ip$d = pr_src_ip$q;
-                                    o_dst_port$d = pr_src_port$q;
-                                    pmask$d = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
-                                    h_st = 32'h5;
-                                end
-                            default:
-                                begin
-                                end
-                        endcase
-                        agg_op$d = aop;
                     end
                 end
             11:
@@ -7931,6 +8008,330 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             default:
                 begin
                     state$d = 32'h0;
+                end
+        endcase
+        case (xstate$q)
+            1:
+                begin
+                    q_st$d = st;
+                    q_busy_st$d = busy_st;
+                    q_same$d = same;
+                    q_samebl$d = samebl;
+                    q_subset$d = subset;
+                    q_disjoint$d = disjoint;
+                    q_newer_cb$d = newer_cb;
+                    q_newer_bc$d = newer_bc;
+                    q_stale$d = stale;
+                    q_qfull$d = busy_left >= je$q[(32'h100)+:(32)];
+                    q_badrank$d = (pr_bitmap$q & ~je$q[(32'h40)+:(64)]) != 32'h0;
+                    q_toolong$d = pr_elements$q > c_lanes;
+                    q_badchild$d = ~pr_flags$q[32'h0] & (pr_child$q >= je$q[(32'h10)+:(8)]);
+                    q_chrank$d = ~pr_flags$q[32'h0] & ((pr_bitmap$q & ~chr$q[(32'h0)+:(64)]) != 32'h0);
+                    q_degree$d = ~pr_flags$q[32'h0] & (pr_child$q >= je$q[(32'h8)+:(8)]);
+                    q_cpl0$d = pr_bitmap$q == je$q[(32'h80)+:(64)];
+                    q_cpl1$d = newbm == je$q[(32'h80)+:(64)];
+                    q_elne$d = pr_elements$q != m_elem;
+                    q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
+                    q_rows$d = rows_p;
+                    q_rle1$d = rows_p <= 32'h1;
+                    xstate$d = 32'h2;
+                    x_m$d = m;
+                    x_newbm$d = newbm;
+                    x_mflags$d = mflags;
+                    x_sflags$d = sflags;
+                    x_rows_m$d = rows_m;
+                    xp_bitmap$d = pr_bitmap$q;
+                    xp_block$d = pr_block$q;
+                    xp_child$d = pr_child$q;
+                    xp_elements$d = pr_elements$q;
+                    xp_exponent$d = pr_exponent$q;
+                    xp_flags$d = pr_flags$q;
+                    xp_job$d = pr_job$q;
+                    xp_ptype$d = pr_ptype$q;
+                    xp_src_ip$d = pr_src_ip$q;
+                    xp_src_mac$d = pr_src_mac$q;
+                    xp_src_port$d = pr_src_port$q;
+                    x_je$d = je$q;
+                    x_jep$d = jep$q;
+                    x_ji$d = ji$q;
+                    x_cadr$d = cadr$q;
+                    x_now$d = now_r$q;
+                    x_sel$d = sel$q;
+                    x_hdr$d = hdr$q[(32'h0)+:(512)];
+                    x_len$d = len$q;
+                    x_row0$d = row0$q;
+                    x_nrows$d = nrows$q;
+                end
+            2:
+                begin
+                    dq_ev$d = 32'h0;
+                    dq_act$d = 32'h0;
+                    dq_aop$d = 32'h1;
+                    dq_cpl$d = q_cpl0$q;
+                    dq_merge$d = 1'b0;
+                    if (xp_ptype$q == 32'h2) begin
+                        if (~x_je$q[32'h1]) begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                        end
+                    end
+                    else if (q_badrank$q) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (q_toolong$q) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (q_badchild$q) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (q_chrank$q) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                    end
+                    else if (q_degree$q) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'ha;
+                        dq_act$d = 32'h2;
+                    end
+                    else if (xp_flags$q[32'h0] & x_je$q[32'h1]) begin
+                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hc;
+                        dq_act$d = 32'h2;
+                    end
+                    else if (q_samebl$q) begin
+                        if (q_st$q == 32'h1) begin
+                            if (q_subset$q) begin
+                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h5;
+                            end
+                            else if (~q_disjoint$q) begin
+                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
+                            end
+                            else if (q_elne$q) begin
+                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                            end
+                            else begin
+                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h2;
+                                dq_act$d = 32'h4;
+                                dq_aop$d = 32'h2;
+                                dq_cpl$d = q_cpl1$q;
+                                dq_merge$d = 1'b1;
+                            end
+                        end
+                        else if ((q_st$q == 32'h2) & q_subset$q) begin
+                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h7);
+                            dq_act$d = 32'h5;
+                        end
+                        else if ((q_st$q == 32'h3) & ~x_je$q[32'h1]) begin
+                            if (q_subset$q) begin
+                                dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h4);
+                                dq_act$d = 32'h6;
+                            end
+                            else begin
+                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
+                            end
+                        end
+                        else if (~q_disjoint$q & ~q_subset$q) begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
+                        end
+                        else begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hb;
+                            dq_act$d = 32'h2;
+                        end
+                    end
+                    else if (q_same$q & q_newer_cb$q) begin
+                        if (x_je$q[32'h1]) begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hb;
+                            dq_act$d = 32'h2;
+                        end
+                        else begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h5;
+                        end
+                    end
+                    else if (q_busy_st$q & ~(q_st$q == 32'h2) & ~(~x_je$q[32'h1] & (q_st$q == 32'h1) & q_newer_bc$q & q_stale$q)) begin
+                        if (x_je$q[32'h1]) begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h8;
+                            dq_act$d = 32'h2;
+                        end
+                        else begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hd;
+                        end
+                    end
+                    else if (q_qfull$q) begin
+                        if (x_je$q[32'h1]) begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h9;
+                            dq_act$d = 32'h2;
+                        end
+                        else if ((q_st$q == 32'h1) & q_busy_st$q) begin
+                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'hd) | (((32'h1) & 32'hffffffff) << 32'h11);
+                        end
+                        else begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hd;
+                        end
+                    end
+                    else begin
+                        if (~x_je$q[32'h1] & (q_st$q == 32'h1)) begin
+                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h2) | (((32'h1) & 32'hffffffff) << 32'h11);
+                        end
+                        else begin
+                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h2;
+                        end
+                        dq_act$d = 32'h4;
+                    end
+                    xstate$d = 32'h3;
+                end
+            3:
+                begin
+                    if (b_free) begin
+                        h_go = 1'b1;
+                        h_st = 32'h7;
+                        xstate$d = 32'h0;
+                        b_sel$d = x_sel$q;
+                        b_row0$d = x_row0$q;
+                        b_nrows$d = x_nrows$q;
+                        b_rel$d = 1'b1;
+                        b_hdr$d = x_hdr$q;
+                        b_len$d = x_len$q;
+                        meta$waddr = x_cadr$q;
+                        bz_j = x_ji$q;
+                        b_cadr$d = x_cadr$q;
+                        b_ji$d = x_ji$q;
+                        b_nch$d = x_je$q[(32'h10)+:(8)];
+                        o_src_mac$d = me_mac$q;
+                        o_src_ip$d = me_ip$q;
+                        o_src_port$d = me_port$q;
+                        o_dst_mac$d = x_je$q[(32'h180)+:(48)];
+                        o_dst_ip$d = x_je$q[(32'h160)+:(32)];
+                        o_dst_port$d = x_je$q[(32'h1b0)+:(16)];
+                        pmask$d = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
+                        o_ptype$d = xp_ptype$q;
+                        o_flags$d = xp_flags$q;
+                        o_exp$d = xp_exponent$q;
+                        o_job$d = xp_job$q;
+                        o_elements$d = xp_elements$q;
+                        b_enr$d = q_rows$q;
+                        e_more$d = q_rows$q != 32'h0;
+                        e_last$d = q_rows$q == 32'h1;
+                        o_block$d = xp_block$q;
+                        o_child$d = xp_child$q;
+                        o_bitmap$d = xp_bitmap$q;
+                        cmw = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((x_ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((x_jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((xp_block$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((xp_bitmap$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((xp_exponent$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((x_sflags$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((xp_elements$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((x_now$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                        nr$d = q_rows$q;
+                        ev = dq_ev$q;
+                        dact = dq_act$q;
+                        aop = dq_aop$q;
+                        cpl = dq_cpl$q;
+                        if (dq_merge$q) begin
+                            cmw = (xm & ~((((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((x_newbm$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((x_mflags$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
+                        end
+                        if ((xp_ptype$q == 32'h2) & x_je$q[32'h1]) begin
+                            o_src_ip$d = me_ip$q;
+                            o_flags$d = xp_flags$q | 32'h2;
+                            e_mc$d = 1'b1;
+                            pmask$d = 32'h0;
+                            h_st = 32'h3;
+                            if (q_samebl$q) begin
+                                meta$wdata = (xm & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+                                meta$we = 32'h1;
+                                bz_dec = q_busy_st$q;
+                            end
+                        end
+                        case (dact)
+                            2:
+                                begin
+                                    o_src_ip$d = xp_src_ip$q;
+                                    o_src_port$d = xp_src_port$q;
+                                    o_flags$d = xp_flags$q | 32'h1;
+                                    h_st = 32'h5;
+                                end
+                            4:
+                                begin
+                                    h_st = 32'h1;
+                                    cr = cpl & ~x_je$q[32'h1];
+                                    if (cpl) begin
+                                        if (x_je$q[32'h1]) begin
+                                            meta$wdata = (cmw & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((x_now$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                                        end
+                                        else begin
+                                            meta$wdata = (cmw & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+                                        end
+                                    end
+                                    else begin
+                                        meta$wdata = cmw;
+                                    end
+                                    meta$we = 32'h1;
+                                    if (aop == 32'h1) begin
+                                        hwc = ~q_busy_st$q;
+                                        bz_inc = ~q_busy_st$q & ~cr;
+                                        bz_dec = q_busy_st$q & cr;
+                                    end
+                                    else begin
+                                        bz_dec = cr;
+                                    end
+                                    if (cpl) begin
+                                        ev = ev | (((32'h1) & 32'hffffffff) << 32'h3);
+                                        b_emit$d = 1'b1;
+                                        e_slot$d = 1'b1;
+                                        b_eovf$d = 1'b1;
+                                        o_exp$d = cmw[(32'h80)+:(8)];
+                                        o_bitmap$d = cmw[(32'h40)+:(64)];
+                                        if (x_je$q[32'h1]) begin
+                                            o_ptype$d = 32'h1;
+                                            o_flags$d = cmw[(32'h88)+:(8)];
+                                            o_child$d = x_je$q[(32'h18)+:(8)];
+                                        end
+                                        else begin
+                                            o_ptype$d = 32'h2;
+                                            o_flags$d = cmw[(32'h88)+:(8)] | 32'h2;
+                                            e_mc$d = 1'b1;
+                                            pmask$d = 32'h0;
+                                        end
+                                    end
+                                end
+                            5:
+                                begin
+                                    e_slot$d = 1'b1;
+                                    o_ptype$d = 32'h1;
+                                    if (q_partial$q) begin
+                                        o_flags$d = xm_flags | 32'h4;
+                                    end
+                                    else begin
+                                        o_flags$d = xm_flags;
+                                    end
+                                    o_exp$d = xm_exp;
+                                    o_elements$d = xm_elem;
+                                    b_enr$d = x_rows_m$q;
+                                    e_more$d = x_rows_m$q != 32'h0;
+                                    e_last$d = x_rows_m$q == 32'h1;
+                                    o_block$d = xm_block;
+                                    o_child$d = x_je$q[(32'h18)+:(8)];
+                                    o_bitmap$d = xm_bitmap;
+                                    b_eovf$d = 1'b1;
+                                    h_st = 32'h5;
+                                end
+                            6:
+                                begin
+                                    e_slot$d = 1'b1;
+                                    b_eovf$d = 1'b1;
+                                    o_ptype$d = 32'h2;
+                                    o_flags$d = xm_flags;
+                                    o_exp$d = xm_exp;
+                                    o_elements$d = xm_elem;
+                                    b_enr$d = x_rows_m$q;
+                                    e_more$d = x_rows_m$q != 32'h0;
+                                    e_last$d = x_rows_m$q == 32'h1;
+                                    o_block$d = xm_block;
+                                    o_bitmap$d = xm_bitmap;
+                                    o_dst_mac$d = xp_src_mac$q;
+                                    o_dst_ip$d = xp_src_ip$q;
+                                    o_dst_port$d = xp_src_port$q;
+                                    pmask$d = ((32'h1) & 8'hff) << ((x_sel$q) & 8'hff);
+                                    h_st = 32'h5;
+                                end
+                            default:
+                                begin
+                                end
+                        endcase
+                        agg_op$d = aop;
+                    end
+                end
+            default:
+                begin
                 end
         endcase
         if (pick_now) begin
@@ -9414,8 +9815,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jgen$d = jgen$q + 32'h1;
             own_age$d = 32'h0;
         end
+        ra_q$d = meta$raddr;
+        wq_v$d = meta$we != 32'h0;
+        wq_a$d = meta$waddr;
+        wq_d$d = meta$wdata;
         if (rst) begin
             state$d = 32'h0;
+            xstate$d = 32'h0;
+            wq_v$d = 1'b0;
             tick_cnt$d = 32'h0;
             now$d = 32'h0;
             tick_div$d = 32'h1;
@@ -10485,6 +10892,25 @@ module fanin_b_sel(d,q,clock);
 endmodule // fanin_b_sel
 
 
+module fanin_bcd(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_bcd
+
+
 module fanin_bcur(d,q,clock);
     
     // Module arguments
@@ -10635,6 +11061,25 @@ module fanin_cadr(d,q,clock);
     end
           
 endmodule // fanin_cadr
+
+
+module fanin_cha_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cha_q
 
 
 module fanin_chr(d,q,clock);
@@ -17712,6 +18157,25 @@ module fanin_q_toolong(d,q,clock);
     end
           
 endmodule // fanin_q_toolong
+
+
+module fanin_ra_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ra_q
 
 
 module fanin_rdata_r(d,q,clock);
@@ -32286,6 +32750,576 @@ module fanin_wm(d,q,clock);
     end
           
 endmodule // fanin_wm
+
+
+module fanin_wq_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_wq_a
+
+
+module fanin_wq_d(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_wq_d
+
+
+module fanin_wq_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_wq_v
+
+
+module fanin_x_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_cadr
+
+
+module fanin_x_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_hdr
+
+
+module fanin_x_je(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_je
+
+
+module fanin_x_jep(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_jep
+
+
+module fanin_x_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_ji
+
+
+module fanin_x_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_len
+
+
+module fanin_x_m(d,q,clock);
+    
+    // Module arguments
+    input wire  [191:0] d;
+    output reg  [191:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 192'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_m
+
+
+module fanin_x_mflags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_mflags
+
+
+module fanin_x_newbm(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_newbm
+
+
+module fanin_x_now(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_now
+
+
+module fanin_x_nrows(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_nrows
+
+
+module fanin_x_row0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_row0
+
+
+module fanin_x_rows_m(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_rows_m
+
+
+module fanin_x_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_sel
+
+
+module fanin_x_sflags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_sflags
+
+
+module fanin_xp_bitmap(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_bitmap
+
+
+module fanin_xp_block(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_block
+
+
+module fanin_xp_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_child
+
+
+module fanin_xp_elements(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_elements
+
+
+module fanin_xp_exponent(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_exponent
+
+
+module fanin_xp_flags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_flags
+
+
+module fanin_xp_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_job
+
+
+module fanin_xp_ptype(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_ptype
+
+
+module fanin_xp_src_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_src_ip
+
+
+module fanin_xp_src_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_src_mac
+
+
+module fanin_xp_src_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_src_port
+
+
+module fanin_xstate(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xstate
 
 // Top level: flat port names; all logic is in fanin_core_impl.
 module fanin_core (
