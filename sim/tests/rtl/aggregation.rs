@@ -185,6 +185,47 @@ fn inner_switch_aggregates_up_and_bypasses_beyond_the_degree_limit() {
 }
 
 #[test]
+fn collision_and_quota_bypass_at_inner_and_drop_at_root() {
+    // Quota 1: one busy copy per job. Frames of different blocks arrive on several ports at
+    // once, so each is decided right behind the one before and must see the busy count that
+    // one changed (a start raises it, a completion at the root lowers it).
+    let (mut cfg, p) = star(3, Mode::Static);
+    cfg.jobs[0].quota = 1;
+    run(
+        "quota at the root",
+        &cfg,
+        &[(Counter::RootDrops, 6), (Counter::Completions, 4)],
+        |tb| {
+            // Worker 1 sends block k + 1 early and block k last. Dropped contributions are
+            // sent again, three times (the workers' retransmissions).
+            for _ in 0..3 {
+                for k in 0..4u32 {
+                    for (r, b) in [(0, k), (1, k + 1), (2, k), (1, k)] {
+                        let v = [b as i32 + 1; 8];
+                        tb.src[port_of(&cfg, &p, r)].push(contrib(&p, r, b, &v), false);
+                    }
+                }
+            }
+        },
+    );
+    // Inner switch: block 8 shares block 0's copy (slot_count 4): collision; blocks 1 and 2
+    // meet the quota while block 0's copy is busy. Both are bypassed toward the root.
+    let (mut cfg, p) = inner(None, Mode::Static);
+    cfg.jobs[0].quota = 1;
+    run(
+        "quota at an inner switch",
+        &cfg,
+        &[(Counter::BypassCollision, 2), (Counter::BypassQuota, 4)],
+        |tb| {
+            for (b0, b1) in [(0u32, 8u32), (1, 2), (8, 3), (2, 1)] {
+                tb.src[port_of(&cfg, &p, 0)].push(contrib(&p, 0, b0, &[1; 8]), false);
+                tb.src[port_of(&cfg, &p, 1)].push(contrib(&p, 1, b1, &[2; 8]), false);
+            }
+        },
+    );
+}
+
+#[test]
 fn timeout_flushes_partial_aggregates_and_reclaims() {
     let (cfg, p) = inner(
         None,
