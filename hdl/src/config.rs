@@ -98,7 +98,7 @@ impl CoreConfig {
                 name: "alveo".into(),
                 ports: 2,
                 data_w: 512,
-                engine_w: 1024,
+                engine_w: 2048,
                 slots: 16384,
                 lanes: 64,
                 max_jobs: 64,
