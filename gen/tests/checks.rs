@@ -64,7 +64,7 @@ fn registers_doc_up_to_date() {
 #[test]
 fn impossible_configuration_is_refused() {
     let mut c = CoreConfig::by_name("alveo").unwrap();
-    c.ports = 4;
+    c.ports = 8; // 8 × 512 bits is wider than its engine_w (2048)
     let e = fanin_hdl::verilog(&c).unwrap_err().to_string();
     assert!(
         e.contains("engine_w") && e.contains("ports × data_w"),

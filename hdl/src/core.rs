@@ -248,6 +248,44 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     xm_block: Signal<Local, Bits<32>>,
     xm_bitmap: Signal<Local, Bits<64>>,
     bdel: Signal<Local, Bits<32>>,
+    // The item stage between DECIDE and the back end (`sq_v`: it holds an item).
+    sq_v: DFF<bool>,
+    sq_hst: DFF<Bits<4>>,
+    sq_rl: DFF<bool>,
+    sq_agg_op: DFF<Bits<2>>,
+    sq_b_cadr: DFF<Bits<ADDR_W>>,
+    sq_b_emit: DFF<bool>,
+    sq_b_enr: DFF<Bits<16>>,
+    sq_b_eovf: DFF<bool>,
+    sq_b_hdr: DFF<Bits<512>>,
+    sq_b_ji: DFF<Bits<8>>,
+    sq_b_len: DFF<Bits<16>>,
+    sq_b_nch: DFF<Bits<8>>,
+    sq_b_nrows: DFF<Bits<16>>,
+    sq_b_row0: DFF<Bits<16>>,
+    sq_b_sel: DFF<Bits<4>>,
+    sq_e_last: DFF<bool>,
+    sq_e_mc: DFF<bool>,
+    sq_e_more: DFF<bool>,
+    sq_e_slot: DFF<bool>,
+    sq_nr: DFF<Bits<16>>,
+    sq_o_bitmap: DFF<Bits<64>>,
+    sq_o_block: DFF<Bits<32>>,
+    sq_o_child: DFF<Bits<8>>,
+    sq_o_dst_ip: DFF<Bits<32>>,
+    sq_o_dst_mac: DFF<Bits<48>>,
+    sq_o_dst_port: DFF<Bits<16>>,
+    sq_o_elements: DFF<Bits<16>>,
+    sq_o_exp: DFF<Bits<8>>,
+    sq_o_flags: DFF<Bits<8>>,
+    sq_o_job: DFF<Bits<16>>,
+    sq_o_ptype: DFF<Bits<8>>,
+    sq_o_src_ip: DFF<Bits<32>>,
+    sq_o_src_mac: DFF<Bits<48>>,
+    sq_o_src_port: DFF<Bits<16>>,
+    sq_pmask: DFF<Bits<8>>,
+    sq_ld: Signal<Local, bool>,
+    dh_st: Signal<Local, Bits<4>>,
     // Engine.
     state: DFF<Bits<5>>,
     sel: DFF<Bits<4>>,
@@ -901,6 +939,43 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             xm_block: Default::default(),
             xm_bitmap: Default::default(),
             bdel: Default::default(),
+            sq_v: Default::default(),
+            sq_hst: Default::default(),
+            sq_rl: Default::default(),
+            sq_agg_op: Default::default(),
+            sq_b_cadr: Default::default(),
+            sq_b_emit: Default::default(),
+            sq_b_enr: Default::default(),
+            sq_b_eovf: Default::default(),
+            sq_b_hdr: Default::default(),
+            sq_b_ji: Default::default(),
+            sq_b_len: Default::default(),
+            sq_b_nch: Default::default(),
+            sq_b_nrows: Default::default(),
+            sq_b_row0: Default::default(),
+            sq_b_sel: Default::default(),
+            sq_e_last: Default::default(),
+            sq_e_mc: Default::default(),
+            sq_e_more: Default::default(),
+            sq_e_slot: Default::default(),
+            sq_nr: Default::default(),
+            sq_o_bitmap: Default::default(),
+            sq_o_block: Default::default(),
+            sq_o_child: Default::default(),
+            sq_o_dst_ip: Default::default(),
+            sq_o_dst_mac: Default::default(),
+            sq_o_dst_port: Default::default(),
+            sq_o_elements: Default::default(),
+            sq_o_exp: Default::default(),
+            sq_o_flags: Default::default(),
+            sq_o_job: Default::default(),
+            sq_o_ptype: Default::default(),
+            sq_o_src_ip: Default::default(),
+            sq_o_src_mac: Default::default(),
+            sq_o_src_port: Default::default(),
+            sq_pmask: Default::default(),
+            sq_ld: Default::default(),
+            dh_st: Default::default(),
             state: Default::default(),
             sel: Default::default(),
             last: Default::default(),
@@ -1061,6 +1136,41 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         dff_setup!(
             self,
             clock,
+            sq_v,
+            sq_hst,
+            sq_rl,
+            sq_agg_op,
+            sq_b_cadr,
+            sq_b_emit,
+            sq_b_enr,
+            sq_b_eovf,
+            sq_b_hdr,
+            sq_b_ji,
+            sq_b_len,
+            sq_b_nch,
+            sq_b_nrows,
+            sq_b_row0,
+            sq_b_sel,
+            sq_e_last,
+            sq_e_mc,
+            sq_e_more,
+            sq_e_slot,
+            sq_nr,
+            sq_o_bitmap,
+            sq_o_block,
+            sq_o_child,
+            sq_o_dst_ip,
+            sq_o_dst_mac,
+            sq_o_dst_port,
+            sq_o_elements,
+            sq_o_exp,
+            sq_o_flags,
+            sq_o_job,
+            sq_o_ptype,
+            sq_o_src_ip,
+            sq_o_src_mac,
+            sq_o_src_port,
+            sq_pmask,
             xstate,
             x_m,
             x_newbm,
@@ -2015,6 +2125,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.b_free.next = (self.bstate.q.val() == 0) | self.b_done.val();
         self.h_go.next = false;
         self.h_st.next = 0.into();
+        self.dh_st.next = 0.into();
         if self.b_free.val() {
             self.b_sel.d.next = self.sel.q.val();
             self.b_row0.d.next = self.row0.q.val();
@@ -2034,6 +2145,47 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.cs_i.d.next = 0.into();
             self.cs_v.d.next = false;
             self.more.d.next = false;
+        }
+        // The item DECIDE staged (`sq_*`) moves to the back end when the back end is idle or
+        // finishing its item; the stage is then free for the next decision's item.
+        self.sq_ld.next = self.sq_v.q.val() & self.b_free.val();
+        if self.sq_ld.val() {
+            self.sq_v.d.next = false;
+            self.bstate.d.next = self.sq_hst.q.val();
+            self.rl.d.next = self.sq_rl.q.val();
+            self.b_rel.d.next = true;
+            self.agg_op.d.next = self.sq_agg_op.q.val();
+            self.b_cadr.d.next = self.sq_b_cadr.q.val();
+            self.b_emit.d.next = self.sq_b_emit.q.val();
+            self.b_enr.d.next = self.sq_b_enr.q.val();
+            self.b_eovf.d.next = self.sq_b_eovf.q.val();
+            self.b_hdr.d.next = self.sq_b_hdr.q.val();
+            self.b_ji.d.next = self.sq_b_ji.q.val();
+            self.b_len.d.next = self.sq_b_len.q.val();
+            self.b_nch.d.next = self.sq_b_nch.q.val();
+            self.b_nrows.d.next = self.sq_b_nrows.q.val();
+            self.b_row0.d.next = self.sq_b_row0.q.val();
+            self.b_sel.d.next = self.sq_b_sel.q.val();
+            self.e_last.d.next = self.sq_e_last.q.val();
+            self.e_mc.d.next = self.sq_e_mc.q.val();
+            self.e_more.d.next = self.sq_e_more.q.val();
+            self.e_slot.d.next = self.sq_e_slot.q.val();
+            self.nr.d.next = self.sq_nr.q.val();
+            self.o_bitmap.d.next = self.sq_o_bitmap.q.val();
+            self.o_block.d.next = self.sq_o_block.q.val();
+            self.o_child.d.next = self.sq_o_child.q.val();
+            self.o_dst_ip.d.next = self.sq_o_dst_ip.q.val();
+            self.o_dst_mac.d.next = self.sq_o_dst_mac.q.val();
+            self.o_dst_port.d.next = self.sq_o_dst_port.q.val();
+            self.o_elements.d.next = self.sq_o_elements.q.val();
+            self.o_exp.d.next = self.sq_o_exp.q.val();
+            self.o_flags.d.next = self.sq_o_flags.q.val();
+            self.o_job.d.next = self.sq_o_job.q.val();
+            self.o_ptype.d.next = self.sq_o_ptype.q.val();
+            self.o_src_ip.d.next = self.sq_o_src_ip.q.val();
+            self.o_src_mac.d.next = self.sq_o_src_mac.q.val();
+            self.o_src_port.d.next = self.sq_o_src_port.q.val();
+            self.pmask.d.next = self.sq_pmask.q.val();
         }
         // ---- Front end: one decision at a time, in the order of the dbg events. ----
         // A frame is taken when the front end is idle, or in the cycle a decision hands
@@ -2116,7 +2268,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // over its item: items stay in decision order.)
                 if (self.pr_kind.val() == 3) & self.jhit_q.q.val() {
                     self.state.d.next = 2.into();
-                } else if self.b_free.val() & (self.xstate.q.val() == 0) {
+                } else if self.b_free.val() & (self.xstate.q.val() == 0) & !self.sq_v.q.val() {
                     self.h_go.next = true;
                     self.h_st.next = 7.into();
                     self.state.d.next = 0.into();
@@ -2205,7 +2357,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.state.d.next = 13.into();
                 if self.q_sflush.q.val() {
                     // Flush the partial aggregate upward (once the back end can take it).
-                    if self.b_free.val() {
+                    if self.b_free.val() & !self.sq_v.q.val() {
                         self.h_go.next = true;
                         self.h_st.next = 5.into();
                         self.b_cadr.d.next = self.cadr.q.val();
@@ -2445,43 +2597,47 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             3 => {
                 // DECIDE (Switch::contribution / result / same_block / try_complete): slot
                 // metadata, busy counts and counters change here, in decision order; the rows
-                // are the back end's. Waits until the back end can take the item.
-                if self.b_free.val() {
-                    self.h_go.next = true;
-                    self.h_st.next = 7.into();
+                // are the back end's. The item is staged (`sq_*`); waits until the stage is
+                // free or being emptied this cycle.
+                if !self.sq_v.q.val() | self.sq_ld.val() {
+                    self.sq_e_mc.d.next = false;
+                    self.sq_e_slot.d.next = false;
+                    self.sq_b_emit.d.next = false;
+                    self.sq_b_eovf.d.next = false;
+                    self.sq_v.d.next = true;
+                    self.dh_st.next = 7.into();
                     self.xstate.d.next = 0.into();
                     // The item's frame fields are the decision's copies.
-                    self.b_sel.d.next = self.x_sel.q.val();
-                    self.b_row0.d.next = self.x_row0.q.val();
-                    self.b_nrows.d.next = self.x_nrows.q.val();
-                    self.b_rel.d.next = true;
-                    self.b_hdr.d.next = self.x_hdr.q.val();
-                    self.b_len.d.next = self.x_len.q.val();
+                    self.sq_b_sel.d.next = self.x_sel.q.val();
+                    self.sq_b_row0.d.next = self.x_row0.q.val();
+                    self.sq_b_nrows.d.next = self.x_nrows.q.val();
+                    self.sq_b_hdr.d.next = self.x_hdr.q.val();
+                    self.sq_b_len.d.next = self.x_len.q.val();
                     self.meta.waddr.next = self.x_cadr.q.val();
                     self.bz_j.next = self.x_ji.q.val();
-                    self.b_cadr.d.next = self.x_cadr.q.val();
-                    self.b_ji.d.next = self.x_ji.q.val();
-                    self.b_nch.d.next = self.x_je.q.val().get_bits::<8>(16);
+                    self.sq_b_cadr.d.next = self.x_cadr.q.val();
+                    self.sq_b_ji.d.next = self.x_ji.q.val();
+                    self.sq_b_nch.d.next = self.x_je.q.val().get_bits::<8>(16);
                     // Fields of originated frames, by default from the packet.
-                    self.o_src_mac.d.next = self.me_mac.q.val();
-                    self.o_src_ip.d.next = self.me_ip.q.val();
-                    self.o_src_port.d.next = self.me_port.q.val();
-                    self.o_dst_mac.d.next = self.x_je.q.val().get_bits::<48>(384);
-                    self.o_dst_ip.d.next = self.x_je.q.val().get_bits::<32>(352);
-                    self.o_dst_port.d.next = self.x_je.q.val().get_bits::<16>(432);
-                    self.pmask.d.next =
+                    self.sq_o_src_mac.d.next = self.me_mac.q.val();
+                    self.sq_o_src_ip.d.next = self.me_ip.q.val();
+                    self.sq_o_src_port.d.next = self.me_port.q.val();
+                    self.sq_o_dst_mac.d.next = self.x_je.q.val().get_bits::<48>(384);
+                    self.sq_o_dst_ip.d.next = self.x_je.q.val().get_bits::<32>(352);
+                    self.sq_o_dst_port.d.next = self.x_je.q.val().get_bits::<16>(432);
+                    self.sq_pmask.d.next =
                         bits::<8>(1) << bit_cast::<8, 4>(self.x_je.q.val().get_bits::<4>(448));
-                    self.o_ptype.d.next = self.xp_ptype.q.val();
-                    self.o_flags.d.next = self.xp_flags.q.val();
-                    self.o_exp.d.next = self.xp_exponent.q.val();
-                    self.o_job.d.next = self.xp_job.q.val();
-                    self.o_elements.d.next = self.xp_elements.q.val();
-                    self.b_enr.d.next = self.q_rows.q.val();
-                    self.e_more.d.next = self.q_rows.q.val() != 0;
-                    self.e_last.d.next = self.q_rows.q.val() == 1;
-                    self.o_block.d.next = self.xp_block.q.val();
-                    self.o_child.d.next = self.xp_child.q.val();
-                    self.o_bitmap.d.next = self.xp_bitmap.q.val();
+                    self.sq_o_ptype.d.next = self.xp_ptype.q.val();
+                    self.sq_o_flags.d.next = self.xp_flags.q.val();
+                    self.sq_o_exp.d.next = self.xp_exponent.q.val();
+                    self.sq_o_job.d.next = self.xp_job.q.val();
+                    self.sq_o_elements.d.next = self.xp_elements.q.val();
+                    self.sq_b_enr.d.next = self.q_rows.q.val();
+                    self.sq_e_more.d.next = self.q_rows.q.val() != 0;
+                    self.sq_e_last.d.next = self.q_rows.q.val() == 1;
+                    self.sq_o_block.d.next = self.xp_block.q.val();
+                    self.sq_o_child.d.next = self.xp_child.q.val();
+                    self.sq_o_bitmap.d.next = self.xp_bitmap.q.val();
                     // Aggregation defaults: start a new epoch of the copy.
                     self.cmw.next = bits::<META_W>(1)
                         | (bit_cast::<META_W, 8>(self.x_ji.q.val()) << 8)
@@ -2492,7 +2648,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << 136)
                         | (bit_cast::<META_W, 16>(self.xp_elements.q.val()) << 144)
                         | (bit_cast::<META_W, 32>(self.x_now.q.val()) << 160);
-                    self.nr.d.next = self.q_rows.q.val();
+                    self.sq_nr.d.next = self.q_rows.q.val();
                     // The branch was chosen in DSEL (`dq_*`).
                     self.ev.next = self.dq_ev.q.val();
                     self.dact.next = self.dq_act.q.val();
@@ -2507,11 +2663,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                     if (self.xp_ptype.q.val() == 2) & self.x_je.q.val().get_bit(1) {
                         // Result at an inner switch: multicast to the children.
-                        self.o_src_ip.d.next = self.me_ip.q.val();
-                        self.o_flags.d.next = self.xp_flags.q.val() | 0x02;
-                        self.e_mc.d.next = true;
-                        self.pmask.d.next = 0.into();
-                        self.h_st.next = 3.into();
+                        self.sq_o_src_ip.d.next = self.me_ip.q.val();
+                        self.sq_o_flags.d.next = self.xp_flags.q.val() | 0x02;
+                        self.sq_e_mc.d.next = true;
+                        self.sq_pmask.d.next = 0.into();
+                        self.dh_st.next = 3.into();
                         if self.q_samebl.q.val() {
                             // The copy holding this block is Done.
                             self.meta.wdata.next = (self.xm.val() & !bits::<META_W>(7)) | 3;
@@ -2522,15 +2678,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     match self.dact.val().index() {
                         2 => {
                             // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
-                            self.o_src_ip.d.next = self.xp_src_ip.q.val();
-                            self.o_src_port.d.next = self.xp_src_port.q.val();
-                            self.o_flags.d.next = self.xp_flags.q.val() | 0x01;
-                            self.h_st.next = 5.into();
+                            self.sq_o_src_ip.d.next = self.xp_src_ip.q.val();
+                            self.sq_o_src_port.d.next = self.xp_src_port.q.val();
+                            self.sq_o_flags.d.next = self.xp_flags.q.val() | 0x01;
+                            self.dh_st.next = 5.into();
                         }
                         4 => {
                             // Aggregate: the copy's metadata after the merge (Switch::try_complete:
                             // Emitted at an inner switch, Done at the root on completion).
-                            self.h_st.next = 1.into();
+                            self.dh_st.next = 1.into();
                             self.cr.next = self.cpl.val() & !self.x_je.q.val().get_bit(1);
                             if self.cpl.val() {
                                 if self.x_je.q.val().get_bit(1) {
@@ -2556,68 +2712,71 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             }
                             if self.cpl.val() {
                                 self.ev.next = self.ev.val() | (bits::<32>(1) << 3);
-                                self.b_emit.d.next = true;
-                                self.e_slot.d.next = true;
-                                self.b_eovf.d.next = true;
-                                self.o_exp.d.next = self.cmw.val().get_bits::<8>(128);
-                                self.o_bitmap.d.next = self.cmw.val().get_bits::<64>(64);
+                                self.sq_b_emit.d.next = true;
+                                self.sq_e_slot.d.next = true;
+                                self.sq_b_eovf.d.next = true;
+                                self.sq_o_exp.d.next = self.cmw.val().get_bits::<8>(128);
+                                self.sq_o_bitmap.d.next = self.cmw.val().get_bits::<64>(64);
                                 if self.x_je.q.val().get_bit(1) {
                                     // Aggregate upward.
-                                    self.o_ptype.d.next = 1.into();
-                                    self.o_flags.d.next = self.cmw.val().get_bits::<8>(136);
-                                    self.o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
+                                    self.sq_o_ptype.d.next = 1.into();
+                                    self.sq_o_flags.d.next = self.cmw.val().get_bits::<8>(136);
+                                    self.sq_o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
                                 } else {
                                     // Result multicast to the children.
-                                    self.o_ptype.d.next = 2.into();
-                                    self.o_flags.d.next = self.cmw.val().get_bits::<8>(136) | 0x02;
-                                    self.e_mc.d.next = true;
-                                    self.pmask.d.next = 0.into();
+                                    self.sq_o_ptype.d.next = 2.into();
+                                    self.sq_o_flags.d.next =
+                                        self.cmw.val().get_bits::<8>(136) | 0x02;
+                                    self.sq_e_mc.d.next = true;
+                                    self.sq_pmask.d.next = 0.into();
                                 }
                             }
                         }
                         5 => {
                             // Re-emit the stored aggregate (Switch::aggregate_frame).
-                            self.e_slot.d.next = true;
-                            self.o_ptype.d.next = 1.into();
+                            self.sq_e_slot.d.next = true;
+                            self.sq_o_ptype.d.next = 1.into();
                             if self.q_partial.q.val() {
-                                self.o_flags.d.next = self.xm_flags.val() | 0x04;
+                                self.sq_o_flags.d.next = self.xm_flags.val() | 0x04;
                             } else {
-                                self.o_flags.d.next = self.xm_flags.val();
+                                self.sq_o_flags.d.next = self.xm_flags.val();
                             }
-                            self.o_exp.d.next = self.xm_exp.val();
-                            self.o_elements.d.next = self.xm_elem.val();
-                            self.b_enr.d.next = self.x_rows_m.q.val();
-                            self.e_more.d.next = self.x_rows_m.q.val() != 0;
-                            self.e_last.d.next = self.x_rows_m.q.val() == 1;
-                            self.o_block.d.next = self.xm_block.val();
-                            self.o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
-                            self.o_bitmap.d.next = self.xm_bitmap.val();
-                            self.b_eovf.d.next = true;
-                            self.h_st.next = 5.into();
+                            self.sq_o_exp.d.next = self.xm_exp.val();
+                            self.sq_o_elements.d.next = self.xm_elem.val();
+                            self.sq_b_enr.d.next = self.x_rows_m.q.val();
+                            self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
+                            self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
+                            self.sq_o_block.d.next = self.xm_block.val();
+                            self.sq_o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
+                            self.sq_o_bitmap.d.next = self.xm_bitmap.val();
+                            self.sq_b_eovf.d.next = true;
+                            self.dh_st.next = 5.into();
                         }
                         6 => {
                             // Replay the result to the sender out of the ingress port.
-                            self.e_slot.d.next = true;
-                            self.b_eovf.d.next = true;
-                            self.o_ptype.d.next = 2.into();
-                            self.o_flags.d.next = self.xm_flags.val();
-                            self.o_exp.d.next = self.xm_exp.val();
-                            self.o_elements.d.next = self.xm_elem.val();
-                            self.b_enr.d.next = self.x_rows_m.q.val();
-                            self.e_more.d.next = self.x_rows_m.q.val() != 0;
-                            self.e_last.d.next = self.x_rows_m.q.val() == 1;
-                            self.o_block.d.next = self.xm_block.val();
-                            self.o_bitmap.d.next = self.xm_bitmap.val();
-                            self.o_dst_mac.d.next = self.xp_src_mac.q.val();
-                            self.o_dst_ip.d.next = self.xp_src_ip.q.val();
-                            self.o_dst_port.d.next = self.xp_src_port.q.val();
-                            self.pmask.d.next =
+                            self.sq_e_slot.d.next = true;
+                            self.sq_b_eovf.d.next = true;
+                            self.sq_o_ptype.d.next = 2.into();
+                            self.sq_o_flags.d.next = self.xm_flags.val();
+                            self.sq_o_exp.d.next = self.xm_exp.val();
+                            self.sq_o_elements.d.next = self.xm_elem.val();
+                            self.sq_b_enr.d.next = self.x_rows_m.q.val();
+                            self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
+                            self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
+                            self.sq_o_block.d.next = self.xm_block.val();
+                            self.sq_o_bitmap.d.next = self.xm_bitmap.val();
+                            self.sq_o_dst_mac.d.next = self.xp_src_mac.q.val();
+                            self.sq_o_dst_ip.d.next = self.xp_src_ip.q.val();
+                            self.sq_o_dst_port.d.next = self.xp_src_port.q.val();
+                            self.sq_pmask.d.next =
                                 bits::<8>(1) << bit_cast::<8, 4>(self.x_sel.q.val());
-                            self.h_st.next = 5.into();
+                            self.dh_st.next = 5.into();
                         }
                         _ => {}
                     }
-                    self.agg_op.d.next = self.aop.val();
+                    self.sq_agg_op.d.next = self.aop.val();
+                    self.sq_hst.d.next = self.dh_st.val();
+                    self.sq_rl.d.next = self.q_rle1.q.val();
                 }
             }
             _ => {}
@@ -3088,6 +3247,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.state.d.next = 0.into();
             self.xstate.d.next = 0.into();
             self.wq_v.d.next = false;
+            self.sq_v.d.next = false;
             self.tick_cnt.d.next = 0.into();
             self.now.d.next = 0.into();
             self.tick_div.d.next = 1.into();

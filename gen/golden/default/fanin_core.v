@@ -1142,6 +1142,111 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] bcd$d;
     wire  [1:0] bcd$q;
     reg  bcd$clock;
+    reg  sq_v$d;
+    wire  sq_v$q;
+    reg  sq_v$clock;
+    reg  [3:0] sq_hst$d;
+    wire  [3:0] sq_hst$q;
+    reg  sq_hst$clock;
+    reg  sq_rl$d;
+    wire  sq_rl$q;
+    reg  sq_rl$clock;
+    reg  [1:0] sq_agg_op$d;
+    wire  [1:0] sq_agg_op$q;
+    reg  sq_agg_op$clock;
+    reg  [23:0] sq_b_cadr$d;
+    wire  [23:0] sq_b_cadr$q;
+    reg  sq_b_cadr$clock;
+    reg  sq_b_emit$d;
+    wire  sq_b_emit$q;
+    reg  sq_b_emit$clock;
+    reg  [15:0] sq_b_enr$d;
+    wire  [15:0] sq_b_enr$q;
+    reg  sq_b_enr$clock;
+    reg  sq_b_eovf$d;
+    wire  sq_b_eovf$q;
+    reg  sq_b_eovf$clock;
+    reg  [511:0] sq_b_hdr$d;
+    wire  [511:0] sq_b_hdr$q;
+    reg  sq_b_hdr$clock;
+    reg  [7:0] sq_b_ji$d;
+    wire  [7:0] sq_b_ji$q;
+    reg  sq_b_ji$clock;
+    reg  [15:0] sq_b_len$d;
+    wire  [15:0] sq_b_len$q;
+    reg  sq_b_len$clock;
+    reg  [7:0] sq_b_nch$d;
+    wire  [7:0] sq_b_nch$q;
+    reg  sq_b_nch$clock;
+    reg  [15:0] sq_b_nrows$d;
+    wire  [15:0] sq_b_nrows$q;
+    reg  sq_b_nrows$clock;
+    reg  [15:0] sq_b_row0$d;
+    wire  [15:0] sq_b_row0$q;
+    reg  sq_b_row0$clock;
+    reg  [3:0] sq_b_sel$d;
+    wire  [3:0] sq_b_sel$q;
+    reg  sq_b_sel$clock;
+    reg  sq_e_last$d;
+    wire  sq_e_last$q;
+    reg  sq_e_last$clock;
+    reg  sq_e_mc$d;
+    wire  sq_e_mc$q;
+    reg  sq_e_mc$clock;
+    reg  sq_e_more$d;
+    wire  sq_e_more$q;
+    reg  sq_e_more$clock;
+    reg  sq_e_slot$d;
+    wire  sq_e_slot$q;
+    reg  sq_e_slot$clock;
+    reg  [15:0] sq_nr$d;
+    wire  [15:0] sq_nr$q;
+    reg  sq_nr$clock;
+    reg  [63:0] sq_o_bitmap$d;
+    wire  [63:0] sq_o_bitmap$q;
+    reg  sq_o_bitmap$clock;
+    reg  [31:0] sq_o_block$d;
+    wire  [31:0] sq_o_block$q;
+    reg  sq_o_block$clock;
+    reg  [7:0] sq_o_child$d;
+    wire  [7:0] sq_o_child$q;
+    reg  sq_o_child$clock;
+    reg  [31:0] sq_o_dst_ip$d;
+    wire  [31:0] sq_o_dst_ip$q;
+    reg  sq_o_dst_ip$clock;
+    reg  [47:0] sq_o_dst_mac$d;
+    wire  [47:0] sq_o_dst_mac$q;
+    reg  sq_o_dst_mac$clock;
+    reg  [15:0] sq_o_dst_port$d;
+    wire  [15:0] sq_o_dst_port$q;
+    reg  sq_o_dst_port$clock;
+    reg  [15:0] sq_o_elements$d;
+    wire  [15:0] sq_o_elements$q;
+    reg  sq_o_elements$clock;
+    reg  [7:0] sq_o_exp$d;
+    wire  [7:0] sq_o_exp$q;
+    reg  sq_o_exp$clock;
+    reg  [7:0] sq_o_flags$d;
+    wire  [7:0] sq_o_flags$q;
+    reg  sq_o_flags$clock;
+    reg  [15:0] sq_o_job$d;
+    wire  [15:0] sq_o_job$q;
+    reg  sq_o_job$clock;
+    reg  [7:0] sq_o_ptype$d;
+    wire  [7:0] sq_o_ptype$q;
+    reg  sq_o_ptype$clock;
+    reg  [31:0] sq_o_src_ip$d;
+    wire  [31:0] sq_o_src_ip$q;
+    reg  sq_o_src_ip$clock;
+    reg  [47:0] sq_o_src_mac$d;
+    wire  [47:0] sq_o_src_mac$q;
+    reg  sq_o_src_mac$clock;
+    reg  [15:0] sq_o_src_port$d;
+    wire  [15:0] sq_o_src_port$q;
+    reg  sq_o_src_port$clock;
+    reg  [7:0] sq_pmask$d;
+    wire  [7:0] sq_pmask$q;
+    reg  sq_pmask$clock;
     reg  [4:0] state$d;
     wire  [4:0] state$q;
     reg  state$clock;
@@ -2156,6 +2261,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] xm_block;
     reg  [63:0] xm_bitmap;
     reg  [31:0] bdel;
+    reg  sq_ld;
+    reg  [3:0] dh_st;
     reg  [1:0] pr_kind;
     reg  scan_own;
     reg  [3:0] dact;
@@ -3803,6 +3910,181 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(bcd$d),
         .q(bcd$q),
         .clock(bcd$clock)
+    );
+    fanin_sq_v sq_v(
+        .d(sq_v$d),
+        .q(sq_v$q),
+        .clock(sq_v$clock)
+    );
+    fanin_sq_hst sq_hst(
+        .d(sq_hst$d),
+        .q(sq_hst$q),
+        .clock(sq_hst$clock)
+    );
+    fanin_sq_rl sq_rl(
+        .d(sq_rl$d),
+        .q(sq_rl$q),
+        .clock(sq_rl$clock)
+    );
+    fanin_sq_agg_op sq_agg_op(
+        .d(sq_agg_op$d),
+        .q(sq_agg_op$q),
+        .clock(sq_agg_op$clock)
+    );
+    fanin_sq_b_cadr sq_b_cadr(
+        .d(sq_b_cadr$d),
+        .q(sq_b_cadr$q),
+        .clock(sq_b_cadr$clock)
+    );
+    fanin_sq_b_emit sq_b_emit(
+        .d(sq_b_emit$d),
+        .q(sq_b_emit$q),
+        .clock(sq_b_emit$clock)
+    );
+    fanin_sq_b_enr sq_b_enr(
+        .d(sq_b_enr$d),
+        .q(sq_b_enr$q),
+        .clock(sq_b_enr$clock)
+    );
+    fanin_sq_b_eovf sq_b_eovf(
+        .d(sq_b_eovf$d),
+        .q(sq_b_eovf$q),
+        .clock(sq_b_eovf$clock)
+    );
+    fanin_sq_b_hdr sq_b_hdr(
+        .d(sq_b_hdr$d),
+        .q(sq_b_hdr$q),
+        .clock(sq_b_hdr$clock)
+    );
+    fanin_sq_b_ji sq_b_ji(
+        .d(sq_b_ji$d),
+        .q(sq_b_ji$q),
+        .clock(sq_b_ji$clock)
+    );
+    fanin_sq_b_len sq_b_len(
+        .d(sq_b_len$d),
+        .q(sq_b_len$q),
+        .clock(sq_b_len$clock)
+    );
+    fanin_sq_b_nch sq_b_nch(
+        .d(sq_b_nch$d),
+        .q(sq_b_nch$q),
+        .clock(sq_b_nch$clock)
+    );
+    fanin_sq_b_nrows sq_b_nrows(
+        .d(sq_b_nrows$d),
+        .q(sq_b_nrows$q),
+        .clock(sq_b_nrows$clock)
+    );
+    fanin_sq_b_row0 sq_b_row0(
+        .d(sq_b_row0$d),
+        .q(sq_b_row0$q),
+        .clock(sq_b_row0$clock)
+    );
+    fanin_sq_b_sel sq_b_sel(
+        .d(sq_b_sel$d),
+        .q(sq_b_sel$q),
+        .clock(sq_b_sel$clock)
+    );
+    fanin_sq_e_last sq_e_last(
+        .d(sq_e_last$d),
+        .q(sq_e_last$q),
+        .clock(sq_e_last$clock)
+    );
+    fanin_sq_e_mc sq_e_mc(
+        .d(sq_e_mc$d),
+        .q(sq_e_mc$q),
+        .clock(sq_e_mc$clock)
+    );
+    fanin_sq_e_more sq_e_more(
+        .d(sq_e_more$d),
+        .q(sq_e_more$q),
+        .clock(sq_e_more$clock)
+    );
+    fanin_sq_e_slot sq_e_slot(
+        .d(sq_e_slot$d),
+        .q(sq_e_slot$q),
+        .clock(sq_e_slot$clock)
+    );
+    fanin_sq_nr sq_nr(
+        .d(sq_nr$d),
+        .q(sq_nr$q),
+        .clock(sq_nr$clock)
+    );
+    fanin_sq_o_bitmap sq_o_bitmap(
+        .d(sq_o_bitmap$d),
+        .q(sq_o_bitmap$q),
+        .clock(sq_o_bitmap$clock)
+    );
+    fanin_sq_o_block sq_o_block(
+        .d(sq_o_block$d),
+        .q(sq_o_block$q),
+        .clock(sq_o_block$clock)
+    );
+    fanin_sq_o_child sq_o_child(
+        .d(sq_o_child$d),
+        .q(sq_o_child$q),
+        .clock(sq_o_child$clock)
+    );
+    fanin_sq_o_dst_ip sq_o_dst_ip(
+        .d(sq_o_dst_ip$d),
+        .q(sq_o_dst_ip$q),
+        .clock(sq_o_dst_ip$clock)
+    );
+    fanin_sq_o_dst_mac sq_o_dst_mac(
+        .d(sq_o_dst_mac$d),
+        .q(sq_o_dst_mac$q),
+        .clock(sq_o_dst_mac$clock)
+    );
+    fanin_sq_o_dst_port sq_o_dst_port(
+        .d(sq_o_dst_port$d),
+        .q(sq_o_dst_port$q),
+        .clock(sq_o_dst_port$clock)
+    );
+    fanin_sq_o_elements sq_o_elements(
+        .d(sq_o_elements$d),
+        .q(sq_o_elements$q),
+        .clock(sq_o_elements$clock)
+    );
+    fanin_sq_o_exp sq_o_exp(
+        .d(sq_o_exp$d),
+        .q(sq_o_exp$q),
+        .clock(sq_o_exp$clock)
+    );
+    fanin_sq_o_flags sq_o_flags(
+        .d(sq_o_flags$d),
+        .q(sq_o_flags$q),
+        .clock(sq_o_flags$clock)
+    );
+    fanin_sq_o_job sq_o_job(
+        .d(sq_o_job$d),
+        .q(sq_o_job$q),
+        .clock(sq_o_job$clock)
+    );
+    fanin_sq_o_ptype sq_o_ptype(
+        .d(sq_o_ptype$d),
+        .q(sq_o_ptype$q),
+        .clock(sq_o_ptype$clock)
+    );
+    fanin_sq_o_src_ip sq_o_src_ip(
+        .d(sq_o_src_ip$d),
+        .q(sq_o_src_ip$q),
+        .clock(sq_o_src_ip$clock)
+    );
+    fanin_sq_o_src_mac sq_o_src_mac(
+        .d(sq_o_src_mac$d),
+        .q(sq_o_src_mac$q),
+        .clock(sq_o_src_mac$clock)
+    );
+    fanin_sq_o_src_port sq_o_src_port(
+        .d(sq_o_src_port$d),
+        .q(sq_o_src_port$q),
+        .clock(sq_o_src_port$clock)
+    );
+    fanin_sq_pmask sq_pmask(
+        .d(sq_pmask$d),
+        .q(sq_pmask$q),
+        .clock(sq_pmask$clock)
     );
     fanin_state state(
         .d(state$d),
@@ -5473,6 +5755,41 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Update code
     always @(*) begin
+        sq_v$clock = clock;
+        sq_hst$clock = clock;
+        sq_rl$clock = clock;
+        sq_agg_op$clock = clock;
+        sq_b_cadr$clock = clock;
+        sq_b_emit$clock = clock;
+        sq_b_enr$clock = clock;
+        sq_b_eovf$clock = clock;
+        sq_b_hdr$clock = clock;
+        sq_b_ji$clock = clock;
+        sq_b_len$clock = clock;
+        sq_b_nch$clock = clock;
+        sq_b_nrows$clock = clock;
+        sq_b_row0$clock = clock;
+        sq_b_sel$clock = clock;
+        sq_e_last$clock = clock;
+        sq_e_mc$clock = clock;
+        sq_e_more$clock = clock;
+        sq_e_slot$clock = clock;
+        sq_nr$clock = clock;
+        sq_o_bitmap$clock = clock;
+        sq_o_block$clock = clock;
+        sq_o_child$clock = clock;
+        sq_o_dst_ip$clock = clock;
+        sq_o_dst_mac$clock = clock;
+        sq_o_dst_port$clock = clock;
+        sq_o_elements$clock = clock;
+        sq_o_exp$clock = clock;
+        sq_o_flags$clock = clock;
+        sq_o_job$clock = clock;
+        sq_o_ptype$clock = clock;
+        sq_o_src_ip$clock = clock;
+        sq_o_src_mac$clock = clock;
+        sq_o_src_port$clock = clock;
+        sq_pmask$clock = clock;
         xstate$clock = clock;
         x_m$clock = clock;
         x_newbm$clock = clock;
@@ -5713,6 +6030,41 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc_bq$clock = clock;
         evq$clock = clock;
         evbq$clock = clock;
+        sq_v$d = sq_v$q;
+        sq_hst$d = sq_hst$q;
+        sq_rl$d = sq_rl$q;
+        sq_agg_op$d = sq_agg_op$q;
+        sq_b_cadr$d = sq_b_cadr$q;
+        sq_b_emit$d = sq_b_emit$q;
+        sq_b_enr$d = sq_b_enr$q;
+        sq_b_eovf$d = sq_b_eovf$q;
+        sq_b_hdr$d = sq_b_hdr$q;
+        sq_b_ji$d = sq_b_ji$q;
+        sq_b_len$d = sq_b_len$q;
+        sq_b_nch$d = sq_b_nch$q;
+        sq_b_nrows$d = sq_b_nrows$q;
+        sq_b_row0$d = sq_b_row0$q;
+        sq_b_sel$d = sq_b_sel$q;
+        sq_e_last$d = sq_e_last$q;
+        sq_e_mc$d = sq_e_mc$q;
+        sq_e_more$d = sq_e_more$q;
+        sq_e_slot$d = sq_e_slot$q;
+        sq_nr$d = sq_nr$q;
+        sq_o_bitmap$d = sq_o_bitmap$q;
+        sq_o_block$d = sq_o_block$q;
+        sq_o_child$d = sq_o_child$q;
+        sq_o_dst_ip$d = sq_o_dst_ip$q;
+        sq_o_dst_mac$d = sq_o_dst_mac$q;
+        sq_o_dst_port$d = sq_o_dst_port$q;
+        sq_o_elements$d = sq_o_elements$q;
+        sq_o_exp$d = sq_o_exp$q;
+        sq_o_flags$d = sq_o_flags$q;
+        sq_o_job$d = sq_o_job$q;
+        sq_o_ptype$d = sq_o_ptype$q;
+        sq_o_src_ip$d = sq_o_src_ip$q;
+        sq_o_src_mac$d = sq_o_src_mac$q;
+        sq_o_src_port$d = sq_o_src_port$q;
+        sq_pmask$d = sq_pmask$q;
         xstate$d = xstate$q;
         x_m$d = x_m$q;
         x_newbm$d = x_newbm$q;
@@ -7790,6 +8142,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         b_free = (bstate$q == 32'h0) | b_done;
         h_go = 1'b0;
         h_st = 32'h0;
+        dh_st = 32'h0;
         if (b_free) begin
             b_sel$d = sel$q;
             b_row0$d = row0$q;
@@ -7809,6 +8162,45 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             cs_i$d = 32'h0;
             cs_v$d = 1'b0;
             more$d = 1'b0;
+        end
+        sq_ld = sq_v$q & b_free;
+        if (sq_ld) begin
+            sq_v$d = 1'b0;
+            bstate$d = sq_hst$q;
+            rl$d = sq_rl$q;
+            b_rel$d = 1'b1;
+            agg_op$d = sq_agg_op$q;
+            b_cadr$d = sq_b_cadr$q;
+            b_emit$d = sq_b_emit$q;
+            b_enr$d = sq_b_enr$q;
+            b_eovf$d = sq_b_eovf$q;
+            b_hdr$d = sq_b_hdr$q;
+            b_ji$d = sq_b_ji$q;
+            b_len$d = sq_b_len$q;
+            b_nch$d = sq_b_nch$q;
+            b_nrows$d = sq_b_nrows$q;
+            b_row0$d = sq_b_row0$q;
+            b_sel$d = sq_b_sel$q;
+            e_last$d = sq_e_last$q;
+            e_mc$d = sq_e_mc$q;
+            e_more$d = sq_e_more$q;
+            e_slot$d = sq_e_slot$q;
+            nr$d = sq_nr$q;
+            o_bitmap$d = sq_o_bitmap$q;
+            o_block$d = sq_o_block$q;
+            o_child$d = sq_o_child$q;
+            o_dst_ip$d = sq_o_dst_ip$q;
+            o_dst_mac$d = sq_o_dst_mac$q;
+            o_dst_port$d = sq_o_dst_port$q;
+            o_elements$d = sq_o_elements$q;
+            o_exp$d = sq_o_exp$q;
+            o_flags$d = sq_o_flags$q;
+            o_job$d = sq_o_job$q;
+            o_ptype$d = sq_o_ptype$q;
+            o_src_ip$d = sq_o_src_ip$q;
+            o_src_mac$d = sq_o_src_mac$q;
+            o_src_port$d = sq_o_src_port$q;
+            pmask$d = sq_pmask$q;
         end
         pick_now = 1'b0;
         jc_hold = jc_pend$q | jc_q$q;
@@ -7864,7 +8256,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     if ((pr_kind == 32'h3) & jhit_q$q) begin
                         state$d = 32'h2;
                     end
-                    else if (b_free & (xstate$q == 32'h0)) begin
+                    else if (b_free & (xstate$q == 32'h0) & ~sq_v$q) begin
                         h_go = 1'b1;
                         h_st = 32'h7;
                         state$d = 32'h0;
@@ -7940,7 +8332,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     state$d = 32'hd;
                     if (q_sflush$q) begin
-                        if (b_free) begin
+                        if (b_free & ~sq_v$q) begin
                             h_go = 1'b1;
                             h_st = 32'h5;
                             b_cadr$d = cadr$q;
@@ -8177,41 +8569,44 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             3:
                 begin
-                    if (b_free) begin
-                        h_go = 1'b1;
-                        h_st = 32'h7;
+                    if (~sq_v$q | sq_ld) begin
+                        sq_e_mc$d = 1'b0;
+                        sq_e_slot$d = 1'b0;
+                        sq_b_emit$d = 1'b0;
+                        sq_b_eovf$d = 1'b0;
+                        sq_v$d = 1'b1;
+                        dh_st = 32'h7;
                         xstate$d = 32'h0;
-                        b_sel$d = x_sel$q;
-                        b_row0$d = x_row0$q;
-                        b_nrows$d = x_nrows$q;
-                        b_rel$d = 1'b1;
-                        b_hdr$d = x_hdr$q;
-                        b_len$d = x_len$q;
+                        sq_b_sel$d = x_sel$q;
+                        sq_b_row0$d = x_row0$q;
+                        sq_b_nrows$d = x_nrows$q;
+                        sq_b_hdr$d = x_hdr$q;
+                        sq_b_len$d = x_len$q;
                         meta$waddr = x_cadr$q;
                         bz_j = x_ji$q;
-                        b_cadr$d = x_cadr$q;
-                        b_ji$d = x_ji$q;
-                        b_nch$d = x_je$q[(32'h10)+:(8)];
-                        o_src_mac$d = me_mac$q;
-                        o_src_ip$d = me_ip$q;
-                        o_src_port$d = me_port$q;
-                        o_dst_mac$d = x_je$q[(32'h180)+:(48)];
-                        o_dst_ip$d = x_je$q[(32'h160)+:(32)];
-                        o_dst_port$d = x_je$q[(32'h1b0)+:(16)];
-                        pmask$d = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
-                        o_ptype$d = xp_ptype$q;
-                        o_flags$d = xp_flags$q;
-                        o_exp$d = xp_exponent$q;
-                        o_job$d = xp_job$q;
-                        o_elements$d = xp_elements$q;
-                        b_enr$d = q_rows$q;
-                        e_more$d = q_rows$q != 32'h0;
-                        e_last$d = q_rows$q == 32'h1;
-                        o_block$d = xp_block$q;
-                        o_child$d = xp_child$q;
-                        o_bitmap$d = xp_bitmap$q;
+                        sq_b_cadr$d = x_cadr$q;
+                        sq_b_ji$d = x_ji$q;
+                        sq_b_nch$d = x_je$q[(32'h10)+:(8)];
+                        sq_o_src_mac$d = me_mac$q;
+                        sq_o_src_ip$d = me_ip$q;
+                        sq_o_src_port$d = me_port$q;
+                        sq_o_dst_mac$d = x_je$q[(32'h180)+:(48)];
+                        sq_o_dst_ip$d = x_je$q[(32'h160)+:(32)];
+                        sq_o_dst_port$d = x_je$q[(32'h1b0)+:(16)];
+                        sq_pmask$d = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
+                        sq_o_ptype$d = xp_ptype$q;
+                        sq_o_flags$d = xp_flags$q;
+                        sq_o_exp$d = xp_exponent$q;
+                        sq_o_job$d = xp_job$q;
+                        sq_o_elements$d = xp_elements$q;
+                        sq_b_enr$d = q_rows$q;
+                        sq_e_more$d = q_rows$q != 32'h0;
+                        sq_e_last$d = q_rows$q == 32'h1;
+                        sq_o_block$d = xp_block$q;
+                        sq_o_child$d = xp_child$q;
+                        sq_o_bitmap$d = xp_bitmap$q;
                         cmw = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((x_ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((x_jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((xp_block$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((xp_bitmap$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((xp_exponent$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((x_sflags$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((xp_elements$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((x_now$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
-                        nr$d = q_rows$q;
+                        sq_nr$d = q_rows$q;
                         ev = dq_ev$q;
                         dact = dq_act$q;
                         aop = dq_aop$q;
@@ -8220,11 +8615,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             cmw = (xm & ~((((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((x_newbm$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((x_mflags$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
                         end
                         if ((xp_ptype$q == 32'h2) & x_je$q[32'h1]) begin
-                            o_src_ip$d = me_ip$q;
-                            o_flags$d = xp_flags$q | 32'h2;
-                            e_mc$d = 1'b1;
-                            pmask$d = 32'h0;
-                            h_st = 32'h3;
+                            sq_o_src_ip$d = me_ip$q;
+                            sq_o_flags$d = xp_flags$q | 32'h2;
+                            sq_e_mc$d = 1'b1;
+                            sq_pmask$d = 32'h0;
+                            dh_st = 32'h3;
                             if (q_samebl$q) begin
                                 meta$wdata = (xm & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
                                 meta$we = 32'h1;
@@ -8234,14 +8629,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         case (dact)
                             2:
                                 begin
-                                    o_src_ip$d = xp_src_ip$q;
-                                    o_src_port$d = xp_src_port$q;
-                                    o_flags$d = xp_flags$q | 32'h1;
-                                    h_st = 32'h5;
+                                    sq_o_src_ip$d = xp_src_ip$q;
+                                    sq_o_src_port$d = xp_src_port$q;
+                                    sq_o_flags$d = xp_flags$q | 32'h1;
+                                    dh_st = 32'h5;
                                 end
                             4:
                                 begin
-                                    h_st = 32'h1;
+                                    dh_st = 32'h1;
                                     cr = cpl & ~x_je$q[32'h1];
                                     if (cpl) begin
                                         if (x_je$q[32'h1]) begin
@@ -8265,69 +8660,71 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     end
                                     if (cpl) begin
                                         ev = ev | (((32'h1) & 32'hffffffff) << 32'h3);
-                                        b_emit$d = 1'b1;
-                                        e_slot$d = 1'b1;
-                                        b_eovf$d = 1'b1;
-                                        o_exp$d = cmw[(32'h80)+:(8)];
-                                        o_bitmap$d = cmw[(32'h40)+:(64)];
+                                        sq_b_emit$d = 1'b1;
+                                        sq_e_slot$d = 1'b1;
+                                        sq_b_eovf$d = 1'b1;
+                                        sq_o_exp$d = cmw[(32'h80)+:(8)];
+                                        sq_o_bitmap$d = cmw[(32'h40)+:(64)];
                                         if (x_je$q[32'h1]) begin
-                                            o_ptype$d = 32'h1;
-                                            o_flags$d = cmw[(32'h88)+:(8)];
-                                            o_child$d = x_je$q[(32'h18)+:(8)];
+                                            sq_o_ptype$d = 32'h1;
+                                            sq_o_flags$d = cmw[(32'h88)+:(8)];
+                                            sq_o_child$d = x_je$q[(32'h18)+:(8)];
                                         end
                                         else begin
-                                            o_ptype$d = 32'h2;
-                                            o_flags$d = cmw[(32'h88)+:(8)] | 32'h2;
-                                            e_mc$d = 1'b1;
-                                            pmask$d = 32'h0;
+                                            sq_o_ptype$d = 32'h2;
+                                            sq_o_flags$d = cmw[(32'h88)+:(8)] | 32'h2;
+                                            sq_e_mc$d = 1'b1;
+                                            sq_pmask$d = 32'h0;
                                         end
                                     end
                                 end
                             5:
                                 begin
-                                    e_slot$d = 1'b1;
-                                    o_ptype$d = 32'h1;
+                                    sq_e_slot$d = 1'b1;
+                                    sq_o_ptype$d = 32'h1;
                                     if (q_partial$q) begin
-                                        o_flags$d = xm_flags | 32'h4;
+                                        sq_o_flags$d = xm_flags | 32'h4;
                                     end
                                     else begin
-                                        o_flags$d = xm_flags;
+                                        sq_o_flags$d = xm_flags;
                                     end
-                                    o_exp$d = xm_exp;
-                                    o_elements$d = xm_elem;
-                                    b_enr$d = x_rows_m$q;
-                                    e_more$d = x_rows_m$q != 32'h0;
-                                    e_last$d = x_rows_m$q == 32'h1;
-                                    o_block$d = xm_block;
-                                    o_child$d = x_je$q[(32'h18)+:(8)];
-                                    o_bitmap$d = xm_bitmap;
-                                    b_eovf$d = 1'b1;
-                                    h_st = 32'h5;
+                                    sq_o_exp$d = xm_exp;
+                                    sq_o_elements$d = xm_elem;
+                                    sq_b_enr$d = x_rows_m$q;
+                                    sq_e_more$d = x_rows_m$q != 32'h0;
+                                    sq_e_last$d = x_rows_m$q == 32'h1;
+                                    sq_o_block$d = xm_block;
+                                    sq_o_child$d = x_je$q[(32'h18)+:(8)];
+                                    sq_o_bitmap$d = xm_bitmap;
+                                    sq_b_eovf$d = 1'b1;
+                                    dh_st = 32'h5;
                                 end
                             6:
                                 begin
-                                    e_slot$d = 1'b1;
-                                    b_eovf$d = 1'b1;
-                                    o_ptype$d = 32'h2;
-                                    o_flags$d = xm_flags;
-                                    o_exp$d = xm_exp;
-                                    o_elements$d = xm_elem;
-                                    b_enr$d = x_rows_m$q;
-                                    e_more$d = x_rows_m$q != 32'h0;
-                                    e_last$d = x_rows_m$q == 32'h1;
-                                    o_block$d = xm_block;
-                                    o_bitmap$d = xm_bitmap;
-                                    o_dst_mac$d = xp_src_mac$q;
-                                    o_dst_ip$d = xp_src_ip$q;
-                                    o_dst_port$d = xp_src_port$q;
-                                    pmask$d = ((32'h1) & 8'hff) << ((x_sel$q) & 8'hff);
-                                    h_st = 32'h5;
+                                    sq_e_slot$d = 1'b1;
+                                    sq_b_eovf$d = 1'b1;
+                                    sq_o_ptype$d = 32'h2;
+                                    sq_o_flags$d = xm_flags;
+                                    sq_o_exp$d = xm_exp;
+                                    sq_o_elements$d = xm_elem;
+                                    sq_b_enr$d = x_rows_m$q;
+                                    sq_e_more$d = x_rows_m$q != 32'h0;
+                                    sq_e_last$d = x_rows_m$q == 32'h1;
+                                    sq_o_block$d = xm_block;
+                                    sq_o_bitmap$d = xm_bitmap;
+                                    sq_o_dst_mac$d = xp_src_mac$q;
+                                    sq_o_dst_ip$d = xp_src_ip$q;
+                                    sq_o_dst_port$d = xp_src_port$q;
+                                    sq_pmask$d = ((32'h1) & 8'hff) << ((x_sel$q) & 8'hff);
+                                    dh_st = 32'h5;
                                 end
                             default:
                                 begin
                                 end
                         endcase
-                        agg_op$d = aop;
+                        sq_agg_op$d = aop;
+                        sq_hst$d = dh_st;
+                        sq_rl$d = q_rle1$q;
                     end
                 end
             default:
@@ -9823,6 +10220,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             state$d = 32'h0;
             xstate$d = 32'h0;
             wq_v$d = 1'b0;
+            sq_v$d = 1'b0;
             tick_cnt$d = 32'h0;
             now$d = 32'h0;
             tick_div$d = 32'h1;
@@ -28209,6 +28607,671 @@ module fanin_sel(d,q,clock);
     end
           
 endmodule // fanin_sel
+
+
+module fanin_sq_agg_op(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_agg_op
+
+
+module fanin_sq_b_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_cadr
+
+
+module fanin_sq_b_emit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_emit
+
+
+module fanin_sq_b_enr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_enr
+
+
+module fanin_sq_b_eovf(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_eovf
+
+
+module fanin_sq_b_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_hdr
+
+
+module fanin_sq_b_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_ji
+
+
+module fanin_sq_b_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_len
+
+
+module fanin_sq_b_nch(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_nch
+
+
+module fanin_sq_b_nrows(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_nrows
+
+
+module fanin_sq_b_row0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_row0
+
+
+module fanin_sq_b_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_sel
+
+
+module fanin_sq_e_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_e_last
+
+
+module fanin_sq_e_mc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_e_mc
+
+
+module fanin_sq_e_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_e_more
+
+
+module fanin_sq_e_slot(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_e_slot
+
+
+module fanin_sq_hst(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_hst
+
+
+module fanin_sq_nr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_nr
+
+
+module fanin_sq_o_bitmap(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_bitmap
+
+
+module fanin_sq_o_block(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_block
+
+
+module fanin_sq_o_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_child
+
+
+module fanin_sq_o_dst_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_dst_ip
+
+
+module fanin_sq_o_dst_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_dst_mac
+
+
+module fanin_sq_o_dst_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_dst_port
+
+
+module fanin_sq_o_elements(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_elements
+
+
+module fanin_sq_o_exp(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_exp
+
+
+module fanin_sq_o_flags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_flags
+
+
+module fanin_sq_o_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_job
+
+
+module fanin_sq_o_ptype(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_ptype
+
+
+module fanin_sq_o_src_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_src_ip
+
+
+module fanin_sq_o_src_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_src_mac
+
+
+module fanin_sq_o_src_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_o_src_port
+
+
+module fanin_sq_pmask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pmask
+
+
+module fanin_sq_rl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_rl
+
+
+module fanin_sq_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_v
 
 
 module fanin_st_cip(d,q,clock);
