@@ -4,6 +4,7 @@
 use fanin_proto::config::{Mode, SwitchConfig};
 use fanin_proto::model::Counter;
 use fanin_proto::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec, Plan};
+use fanin_proto::wire::L4Addr;
 use fanin_sim::scoreboard::commit_job;
 use fanin_sim::tb::{DbgEvent, Pacing, Tb};
 use rand::{Rng, SeedableRng};
@@ -220,6 +221,43 @@ fn collision_and_quota_bypass_at_inner_and_drop_at_root() {
             for (b0, b1) in [(0u32, 8u32), (1, 2), (8, 3), (2, 1)] {
                 tb.src[port_of(&cfg, &p, 0)].push(contrib(&p, 0, b0, &[1; 8]), false);
                 tb.src[port_of(&cfg, &p, 1)].push(contrib(&p, 1, b1, &[2; 8]), false);
+            }
+        },
+    );
+}
+
+#[test]
+fn frames_without_a_decision_stay_behind_the_items_decided_before_them() {
+    // Full-width results multicast to three children keep the back end busy, so decided
+    // items wait in the item stage; non-fanin frames (routed to a worker, at another
+    // length each time) follow every contribution on its port and are handed to the back
+    // end without a decision. Each must leave after the items decided before it: every
+    // port's output order is the model's.
+    let (cfg, p) = star(3, Mode::Static);
+    let lanes = core().lanes as usize;
+    let l4 = |r: usize| {
+        let e = &p.workers[r].me;
+        L4Addr {
+            mac: e.mac,
+            ip: e.ip,
+            port: 7000 + r as u16,
+        }
+    };
+    run(
+        "routed between aggregates",
+        &cfg,
+        &[(Counter::Completions, 6), (Counter::Forwarded, 18)],
+        |tb| {
+            for b in 0..6u32 {
+                for r in 0..3 {
+                    let port = port_of(&cfg, &p, r);
+                    let v: Vec<i32> = (0..lanes as i32)
+                        .map(|l| l * (r as i32 + 1) - b as i32)
+                        .collect();
+                    tb.src[port].push(contrib(&p, r, b, &v), false);
+                    let f = udp(l4(r), l4((r + 1) % 3), 30 + 11 * (b as usize + r), b as u8);
+                    tb.src[port].push(f, false);
+                }
             }
         },
     );
