@@ -236,6 +236,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     x_row0: DFF<Bits<16>>,
     x_nrows: DFF<Bits<16>>,
     wq_v: DFF<bool>,
+    // (The child-table read address PARSE issued, held while LOOK waits.)
     cha_q: DFF<Bits<ADDR_W>>,
     wq_a: DFF<Bits<ADDR_W>>,
     wq_d: DFF<Bits<META_W>>,
