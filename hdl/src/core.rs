@@ -2188,9 +2188,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.o_src_port.d.next = self.sq_o_src_port.q.val();
             self.pmask.d.next = self.sq_pmask.q.val();
         }
-        // ---- Front end: one decision at a time, in the order of the dbg events. ----
-        // A frame is taken when the front end is idle, or in the cycle a decision hands
-        // its item over (DECIDE), unless the timer scan has its turn.
+        // ---- Front end: one frame or scan visit at a time, in the order of the dbg events.
+        // A frame is taken when the front end is idle (also while the decision stages work
+        // on the frame before), unless the timer scan has its turn or a commit is pending.
         self.pick_now.next = false;
         // A job commit waits for the front end to be idle and holds it for a cycle after
         // (`jc_hold`): no decision straddles it (see "Job commits" below).
