@@ -285,6 +285,32 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     sq_o_src_mac: DFF<Bits<48>>,
     sq_o_src_port: DFF<Bits<16>>,
     sq_pmask: DFF<Bits<8>>,
+    // A multicast item's first round, scanned while it is staged (`sq_psd`: done): the
+    // child ports (`sq_pmask`), each port's child (`sq_pp_*`), where the next round starts.
+    sq_psd: DFF<bool>,
+    sq_ei: DFF<Bits<8>>,
+    sq_more: DFF<bool>,
+    sq_pp_mac: Vec<DFF<Bits<48>>>,
+    sq_pp_ip: Vec<DFF<Bits<32>>>,
+    sq_pp_udp: Vec<DFF<Bits<16>>>,
+    sq_pp_child: Vec<DFF<Bits<8>>>,
+    ps_i: DFF<Bits<8>>,
+    ps_j: DFF<Bits<8>>,
+    ps_v: DFF<bool>,
+    ps_port: Signal<Local, Bits<4>>,
+    ps_hit: Signal<Local, bool>,
+    chram3: FaninRam<CHILD_W>,
+    // The last first-round scan, kept for the next multicast item of the same job
+    // (`pc_v`: valid; cleared by a child-table write or a job commit).
+    pc_v: DFF<bool>,
+    pc_j: DFF<Bits<8>>,
+    pc_pmask: DFF<Bits<8>>,
+    pc_ei: DFF<Bits<8>>,
+    pc_more: DFF<bool>,
+    ps_dirty: DFF<bool>,
+    ps_pm: Signal<Local, Bits<8>>,
+    ps_done: Signal<Local, bool>,
+    pc_hit: Signal<Local, bool>,
     sq_ld: Signal<Local, bool>,
     dh_st: Signal<Local, Bits<4>>,
     // Engine.
@@ -975,6 +1001,28 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             sq_o_src_mac: Default::default(),
             sq_o_src_port: Default::default(),
             sq_pmask: Default::default(),
+            sq_psd: Default::default(),
+            sq_ei: Default::default(),
+            sq_more: Default::default(),
+            sq_pp_mac: n(p),
+            sq_pp_ip: n(p),
+            sq_pp_udp: n(p),
+            sq_pp_child: n(p),
+            ps_i: Default::default(),
+            ps_j: Default::default(),
+            ps_v: Default::default(),
+            ps_port: Default::default(),
+            ps_hit: Default::default(),
+            chram3: FaninRam::new(nj << mclog, 1),
+            pc_v: Default::default(),
+            pc_j: Default::default(),
+            pc_pmask: Default::default(),
+            pc_ei: Default::default(),
+            pc_more: Default::default(),
+            ps_dirty: Default::default(),
+            ps_pm: Default::default(),
+            ps_done: Default::default(),
+            pc_hit: Default::default(),
             sq_ld: Default::default(),
             dh_st: Default::default(),
             state: Default::default(),
@@ -1172,6 +1220,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             sq_o_src_mac,
             sq_o_src_port,
             sq_pmask,
+            sq_psd,
+            sq_ei,
+            sq_more,
+            ps_i,
+            ps_j,
+            ps_v,
+            pc_v,
+            pc_j,
+            pc_pmask,
+            pc_ei,
+            pc_more,
+            ps_dirty,
             xstate,
             x_m,
             x_newbm,
@@ -1470,12 +1530,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pp_udp[p].d.next = self.pp_udp[p].q.val();
             self.pp_child[p].clock.next = self.clock.val();
             self.pp_child[p].d.next = self.pp_child[p].q.val();
+            self.sq_pp_mac[p].clock.next = self.clock.val();
+            self.sq_pp_mac[p].d.next = self.sq_pp_mac[p].q.val();
+            self.sq_pp_ip[p].clock.next = self.clock.val();
+            self.sq_pp_ip[p].d.next = self.sq_pp_ip[p].q.val();
+            self.sq_pp_udp[p].clock.next = self.clock.val();
+            self.sq_pp_udp[p].d.next = self.sq_pp_udp[p].q.val();
+            self.sq_pp_child[p].clock.next = self.clock.val();
+            self.sq_pp_child[p].d.next = self.sq_pp_child[p].q.val();
         }
         self.acc.clock.next = self.clock.val();
         self.meta.clock.next = self.clock.val();
         self.jram.clock.next = self.clock.val();
         self.chram.clock.next = self.clock.val();
         self.chram2.clock.next = self.clock.val();
+        self.chram3.clock.next = self.clock.val();
         self.ovram.clock.next = self.clock.val();
         // Timer: `tick_div` cycles per tick.
         if self.tick_cnt.q.val() + 1 >= self.tick_div.q.val() {
@@ -1942,9 +2011,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     if !self.b_emit.q.val() {
                         self.b_done.next = true;
                         self.bstate.d.next = 0.into();
-                    } else if self.e_mc.q.val() {
-                        self.bstate.d.next = 3.into();
                     } else {
+                        // (A multicast's first round was scanned in the item stage.)
                         self.bstate.d.next = 5.into();
                     }
                 }
@@ -2149,7 +2217,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // The item DECIDE staged (`sq_*`) moves to the back end when the back end is idle or
         // finishing its item; the stage is then free for the next decision's item.
-        self.sq_ld.next = self.sq_v.q.val() & self.b_free.val();
+        self.sq_ld.next = self.sq_v.q.val() & self.b_free.val() & self.sq_psd.q.val();
         if self.sq_ld.val() {
             self.sq_v.d.next = false;
             self.bstate.d.next = self.sq_hst.q.val();
@@ -2187,7 +2255,69 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.o_src_mac.d.next = self.sq_o_src_mac.q.val();
             self.o_src_port.d.next = self.sq_o_src_port.q.val();
             self.pmask.d.next = self.sq_pmask.q.val();
+            self.ei.d.next = self.sq_ei.q.val();
+            self.more.d.next = self.sq_more.q.val();
+            for p in 0..self.rx.len() {
+                self.pp_mac[p].d.next = self.sq_pp_mac[p].q.val();
+                self.pp_ip[p].d.next = self.sq_pp_ip[p].q.val();
+                self.pp_udp[p].d.next = self.sq_pp_udp[p].q.val();
+                self.pp_child[p].d.next = self.sq_pp_child[p].q.val();
+            }
         }
+        // The first round of a staged multicast item: its children from index 0 while
+        // their ports are distinct (as the back end's child scan does for later rounds),
+        // one read per cycle from the item stage's copy of the child table (`chram3`).
+        self.chram3.raddr.next = (bit_cast::<ADDR_W, 8>(self.sq_b_ji.q.val())
+            << self.c_mclog.val())
+            | (bit_cast::<ADDR_W, 8>(self.ps_i.q.val()) & self.c_mcmask.val());
+        self.ps_port.next = self.chram3.rdata.val().get_bits::<4>(160);
+        self.ps_hit.next =
+            (self.sq_pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.ps_port.val()))) != 0;
+        self.ps_v.d.next = false;
+        self.ps_pm.next = self.sq_pmask.q.val();
+        self.ps_done.next = false;
+        if self.sq_v.q.val() & !self.sq_psd.q.val() {
+            if self.ps_i.q.val() < self.sq_b_nch.q.val() {
+                self.ps_v.d.next = true;
+                self.ps_j.d.next = self.ps_i.q.val();
+                self.ps_i.d.next = self.ps_i.q.val() + 1;
+            }
+            if self.ps_v.q.val() & self.ps_hit.val() {
+                // A second child on a port already taken: the next round starts there.
+                self.sq_ei.d.next = self.ps_j.q.val();
+                self.sq_more.d.next = true;
+                self.pc_ei.d.next = self.ps_j.q.val();
+                self.pc_more.d.next = true;
+                self.ps_done.next = true;
+            } else {
+                if self.ps_v.q.val() {
+                    self.ps_pm.next = self.sq_pmask.q.val()
+                        | (bits::<8>(1) << bit_cast::<8, 4>(self.ps_port.val()));
+                    self.sq_pmask.d.next = self.ps_pm.val();
+                    for p in 0..self.rx.len() {
+                        if self.ps_port.val() == self.c_idx4[p].val() {
+                            self.sq_pp_mac[p].d.next = self.chram3.rdata.val().get_bits::<48>(64);
+                            self.sq_pp_ip[p].d.next = self.chram3.rdata.val().get_bits::<32>(112);
+                            self.sq_pp_udp[p].d.next = self.chram3.rdata.val().get_bits::<16>(144);
+                            self.sq_pp_child[p].d.next = self.ps_j.q.val();
+                        }
+                    }
+                }
+                if self.ps_i.q.val() >= self.sq_b_nch.q.val() {
+                    self.pc_ei.d.next = 0.into();
+                    self.pc_more.d.next = false;
+                    self.ps_done.next = true;
+                }
+            }
+            if self.ps_done.val() {
+                self.sq_psd.d.next = true;
+                self.pc_v.d.next = !self.ps_dirty.q.val();
+                self.pc_j.d.next = self.sq_b_ji.q.val();
+                self.pc_pmask.d.next = self.ps_pm.val();
+            }
+        }
+        // A multicast item of the job scanned last takes that scan's result.
+        self.pc_hit.next = self.pc_v.q.val() & (self.pc_j.q.val() == self.x_ji.q.val());
         // ---- Front end: one frame or scan visit at a time, in the order of the dbg events.
         // A frame is taken when the front end is idle (also while the decision stages work
         // on the frame before), unless the timer scan has its turn or a commit is pending.
@@ -2606,6 +2736,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.sq_b_emit.d.next = false;
                     self.sq_b_eovf.d.next = false;
                     self.sq_v.d.next = true;
+                    self.sq_psd.d.next = true;
+                    self.sq_ei.d.next = 0.into();
+                    self.sq_more.d.next = false;
+                    self.ps_i.d.next = 0.into();
+                    self.ps_v.d.next = false;
                     self.dh_st.next = 7.into();
                     self.xstate.d.next = 0.into();
                     // The item's frame fields are the decision's copies.
@@ -2667,8 +2802,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.sq_o_src_ip.d.next = self.me_ip.q.val();
                         self.sq_o_flags.d.next = self.xp_flags.q.val() | 0x02;
                         self.sq_e_mc.d.next = true;
+                        self.sq_psd.d.next = false;
                         self.sq_pmask.d.next = 0.into();
-                        self.dh_st.next = 3.into();
+                        self.ps_dirty.d.next = false;
+                        if self.pc_hit.val() {
+                            self.sq_psd.d.next = true;
+                            self.sq_pmask.d.next = self.pc_pmask.q.val();
+                            self.sq_ei.d.next = self.pc_ei.q.val();
+                            self.sq_more.d.next = self.pc_more.q.val();
+                        }
+                        self.dh_st.next = 5.into();
                         if self.q_samebl.q.val() {
                             // The copy holding this block is Done.
                             self.meta.wdata.next = (self.xm.val() & !bits::<META_W>(7)) | 3;
@@ -2729,7 +2872,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                                     self.sq_o_flags.d.next =
                                         self.cmw.val().get_bits::<8>(136) | 0x02;
                                     self.sq_e_mc.d.next = true;
+                                    self.sq_psd.d.next = false;
                                     self.sq_pmask.d.next = 0.into();
+                                    self.ps_dirty.d.next = false;
+                                    if self.pc_hit.val() {
+                                        self.sq_psd.d.next = true;
+                                        self.sq_pmask.d.next = self.pc_pmask.q.val();
+                                        self.sq_ei.d.next = self.pc_ei.q.val();
+                                        self.sq_more.d.next = self.pc_more.q.val();
+                                    }
                                 }
                             }
                         }
@@ -3030,6 +3181,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chram2.waddr.next = self.chram.waddr.val();
         self.chram2.wdata.next = self.chram.wdata.val();
         self.chram2.we.next = self.chram.we.val();
+        self.chram3.waddr.next = self.chram.waddr.val();
+        self.chram3.wdata.next = self.chram.wdata.val();
+        self.chram3.we.next = self.chram.we.val();
+        if (self.chram.we.val() != 0) | self.jc_q.q.val() {
+            self.pc_v.d.next = false;
+            self.ps_dirty.d.next = true;
+        }
         self.arready.next = !self.rvalid_r.q.val() & !self.rs.q.val();
         self.rvalid.next = self.rvalid_r.q.val();
         self.rdata.next = self.rdata_r.q.val();
@@ -3249,6 +3407,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.xstate.d.next = 0.into();
             self.wq_v.d.next = false;
             self.sq_v.d.next = false;
+            self.pc_v.d.next = false;
             self.tick_cnt.d.next = 0.into();
             self.now.d.next = 0.into();
             self.tick_div.d.next = 1.into();

@@ -1247,6 +1247,96 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] sq_pmask$d;
     wire  [7:0] sq_pmask$q;
     reg  sq_pmask$clock;
+    reg  sq_psd$d;
+    wire  sq_psd$q;
+    reg  sq_psd$clock;
+    reg  [7:0] sq_ei$d;
+    wire  [7:0] sq_ei$q;
+    reg  sq_ei$clock;
+    reg  sq_more$d;
+    wire  sq_more$q;
+    reg  sq_more$clock;
+    reg  [47:0] sq_pp_mac$0$d;
+    wire  [47:0] sq_pp_mac$0$q;
+    reg  sq_pp_mac$0$clock;
+    reg  [47:0] sq_pp_mac$1$d;
+    wire  [47:0] sq_pp_mac$1$q;
+    reg  sq_pp_mac$1$clock;
+    reg  [47:0] sq_pp_mac$2$d;
+    wire  [47:0] sq_pp_mac$2$q;
+    reg  sq_pp_mac$2$clock;
+    reg  [47:0] sq_pp_mac$3$d;
+    wire  [47:0] sq_pp_mac$3$q;
+    reg  sq_pp_mac$3$clock;
+    reg  [31:0] sq_pp_ip$0$d;
+    wire  [31:0] sq_pp_ip$0$q;
+    reg  sq_pp_ip$0$clock;
+    reg  [31:0] sq_pp_ip$1$d;
+    wire  [31:0] sq_pp_ip$1$q;
+    reg  sq_pp_ip$1$clock;
+    reg  [31:0] sq_pp_ip$2$d;
+    wire  [31:0] sq_pp_ip$2$q;
+    reg  sq_pp_ip$2$clock;
+    reg  [31:0] sq_pp_ip$3$d;
+    wire  [31:0] sq_pp_ip$3$q;
+    reg  sq_pp_ip$3$clock;
+    reg  [15:0] sq_pp_udp$0$d;
+    wire  [15:0] sq_pp_udp$0$q;
+    reg  sq_pp_udp$0$clock;
+    reg  [15:0] sq_pp_udp$1$d;
+    wire  [15:0] sq_pp_udp$1$q;
+    reg  sq_pp_udp$1$clock;
+    reg  [15:0] sq_pp_udp$2$d;
+    wire  [15:0] sq_pp_udp$2$q;
+    reg  sq_pp_udp$2$clock;
+    reg  [15:0] sq_pp_udp$3$d;
+    wire  [15:0] sq_pp_udp$3$q;
+    reg  sq_pp_udp$3$clock;
+    reg  [7:0] sq_pp_child$0$d;
+    wire  [7:0] sq_pp_child$0$q;
+    reg  sq_pp_child$0$clock;
+    reg  [7:0] sq_pp_child$1$d;
+    wire  [7:0] sq_pp_child$1$q;
+    reg  sq_pp_child$1$clock;
+    reg  [7:0] sq_pp_child$2$d;
+    wire  [7:0] sq_pp_child$2$q;
+    reg  sq_pp_child$2$clock;
+    reg  [7:0] sq_pp_child$3$d;
+    wire  [7:0] sq_pp_child$3$q;
+    reg  sq_pp_child$3$clock;
+    reg  [7:0] ps_i$d;
+    wire  [7:0] ps_i$q;
+    reg  ps_i$clock;
+    reg  [7:0] ps_j$d;
+    wire  [7:0] ps_j$q;
+    reg  ps_j$clock;
+    reg  ps_v$d;
+    wire  ps_v$q;
+    reg  ps_v$clock;
+    reg  chram3$clock;
+    reg  [23:0] chram3$waddr;
+    reg  [167:0] chram3$wdata;
+    reg  [31:0] chram3$we;
+    reg  [23:0] chram3$raddr;
+    wire  [167:0] chram3$rdata;
+    reg  pc_v$d;
+    wire  pc_v$q;
+    reg  pc_v$clock;
+    reg  [7:0] pc_j$d;
+    wire  [7:0] pc_j$q;
+    reg  pc_j$clock;
+    reg  [7:0] pc_pmask$d;
+    wire  [7:0] pc_pmask$q;
+    reg  pc_pmask$clock;
+    reg  [7:0] pc_ei$d;
+    wire  [7:0] pc_ei$q;
+    reg  pc_ei$clock;
+    reg  pc_more$d;
+    wire  pc_more$q;
+    reg  pc_more$clock;
+    reg  ps_dirty$d;
+    wire  ps_dirty$q;
+    reg  ps_dirty$clock;
     reg  [4:0] state$d;
     wire  [4:0] state$q;
     reg  state$clock;
@@ -2261,6 +2351,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] xm_block;
     reg  [63:0] xm_bitmap;
     reg  [31:0] bdel;
+    reg  [3:0] ps_port;
+    reg  ps_hit;
+    reg  [7:0] ps_pm;
+    reg  ps_done;
+    reg  pc_hit;
     reg  sq_ld;
     reg  [3:0] dh_st;
     reg  [1:0] pr_kind;
@@ -4086,6 +4181,154 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(sq_pmask$q),
         .clock(sq_pmask$clock)
     );
+    fanin_sq_psd sq_psd(
+        .d(sq_psd$d),
+        .q(sq_psd$q),
+        .clock(sq_psd$clock)
+    );
+    fanin_sq_ei sq_ei(
+        .d(sq_ei$d),
+        .q(sq_ei$q),
+        .clock(sq_ei$clock)
+    );
+    fanin_sq_more sq_more(
+        .d(sq_more$d),
+        .q(sq_more$q),
+        .clock(sq_more$clock)
+    );
+    fanin_sq_pp_mac_0 sq_pp_mac$0(
+        .d(sq_pp_mac$0$d),
+        .q(sq_pp_mac$0$q),
+        .clock(sq_pp_mac$0$clock)
+    );
+    fanin_sq_pp_mac_1 sq_pp_mac$1(
+        .d(sq_pp_mac$1$d),
+        .q(sq_pp_mac$1$q),
+        .clock(sq_pp_mac$1$clock)
+    );
+    fanin_sq_pp_mac_2 sq_pp_mac$2(
+        .d(sq_pp_mac$2$d),
+        .q(sq_pp_mac$2$q),
+        .clock(sq_pp_mac$2$clock)
+    );
+    fanin_sq_pp_mac_3 sq_pp_mac$3(
+        .d(sq_pp_mac$3$d),
+        .q(sq_pp_mac$3$q),
+        .clock(sq_pp_mac$3$clock)
+    );
+    fanin_sq_pp_ip_0 sq_pp_ip$0(
+        .d(sq_pp_ip$0$d),
+        .q(sq_pp_ip$0$q),
+        .clock(sq_pp_ip$0$clock)
+    );
+    fanin_sq_pp_ip_1 sq_pp_ip$1(
+        .d(sq_pp_ip$1$d),
+        .q(sq_pp_ip$1$q),
+        .clock(sq_pp_ip$1$clock)
+    );
+    fanin_sq_pp_ip_2 sq_pp_ip$2(
+        .d(sq_pp_ip$2$d),
+        .q(sq_pp_ip$2$q),
+        .clock(sq_pp_ip$2$clock)
+    );
+    fanin_sq_pp_ip_3 sq_pp_ip$3(
+        .d(sq_pp_ip$3$d),
+        .q(sq_pp_ip$3$q),
+        .clock(sq_pp_ip$3$clock)
+    );
+    fanin_sq_pp_udp_0 sq_pp_udp$0(
+        .d(sq_pp_udp$0$d),
+        .q(sq_pp_udp$0$q),
+        .clock(sq_pp_udp$0$clock)
+    );
+    fanin_sq_pp_udp_1 sq_pp_udp$1(
+        .d(sq_pp_udp$1$d),
+        .q(sq_pp_udp$1$q),
+        .clock(sq_pp_udp$1$clock)
+    );
+    fanin_sq_pp_udp_2 sq_pp_udp$2(
+        .d(sq_pp_udp$2$d),
+        .q(sq_pp_udp$2$q),
+        .clock(sq_pp_udp$2$clock)
+    );
+    fanin_sq_pp_udp_3 sq_pp_udp$3(
+        .d(sq_pp_udp$3$d),
+        .q(sq_pp_udp$3$q),
+        .clock(sq_pp_udp$3$clock)
+    );
+    fanin_sq_pp_child_0 sq_pp_child$0(
+        .d(sq_pp_child$0$d),
+        .q(sq_pp_child$0$q),
+        .clock(sq_pp_child$0$clock)
+    );
+    fanin_sq_pp_child_1 sq_pp_child$1(
+        .d(sq_pp_child$1$d),
+        .q(sq_pp_child$1$q),
+        .clock(sq_pp_child$1$clock)
+    );
+    fanin_sq_pp_child_2 sq_pp_child$2(
+        .d(sq_pp_child$2$d),
+        .q(sq_pp_child$2$q),
+        .clock(sq_pp_child$2$clock)
+    );
+    fanin_sq_pp_child_3 sq_pp_child$3(
+        .d(sq_pp_child$3$d),
+        .q(sq_pp_child$3$q),
+        .clock(sq_pp_child$3$clock)
+    );
+    fanin_ps_i ps_i(
+        .d(ps_i$d),
+        .q(ps_i$q),
+        .clock(ps_i$clock)
+    );
+    fanin_ps_j ps_j(
+        .d(ps_j$d),
+        .q(ps_j$q),
+        .clock(ps_j$clock)
+    );
+    fanin_ps_v ps_v(
+        .d(ps_v$d),
+        .q(ps_v$q),
+        .clock(ps_v$clock)
+    );
+    fanin_chram3 chram3(
+        .clock(chram3$clock),
+        .waddr(chram3$waddr),
+        .wdata(chram3$wdata),
+        .we(chram3$we),
+        .raddr(chram3$raddr),
+        .rdata(chram3$rdata)
+    );
+    fanin_pc_v pc_v(
+        .d(pc_v$d),
+        .q(pc_v$q),
+        .clock(pc_v$clock)
+    );
+    fanin_pc_j pc_j(
+        .d(pc_j$d),
+        .q(pc_j$q),
+        .clock(pc_j$clock)
+    );
+    fanin_pc_pmask pc_pmask(
+        .d(pc_pmask$d),
+        .q(pc_pmask$q),
+        .clock(pc_pmask$clock)
+    );
+    fanin_pc_ei pc_ei(
+        .d(pc_ei$d),
+        .q(pc_ei$q),
+        .clock(pc_ei$clock)
+    );
+    fanin_pc_more pc_more(
+        .d(pc_more$d),
+        .q(pc_more$q),
+        .clock(pc_more$clock)
+    );
+    fanin_ps_dirty ps_dirty(
+        .d(ps_dirty$d),
+        .q(ps_dirty$q),
+        .clock(ps_dirty$clock)
+    );
     fanin_state state(
         .d(state$d),
         .q(state$q),
@@ -5790,6 +6033,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_o_src_mac$clock = clock;
         sq_o_src_port$clock = clock;
         sq_pmask$clock = clock;
+        sq_psd$clock = clock;
+        sq_ei$clock = clock;
+        sq_more$clock = clock;
+        ps_i$clock = clock;
+        ps_j$clock = clock;
+        ps_v$clock = clock;
+        pc_v$clock = clock;
+        pc_j$clock = clock;
+        pc_pmask$clock = clock;
+        pc_ei$clock = clock;
+        pc_more$clock = clock;
+        ps_dirty$clock = clock;
         xstate$clock = clock;
         x_m$clock = clock;
         x_newbm$clock = clock;
@@ -6065,6 +6320,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_o_src_mac$d = sq_o_src_mac$q;
         sq_o_src_port$d = sq_o_src_port$q;
         sq_pmask$d = sq_pmask$q;
+        sq_psd$d = sq_psd$q;
+        sq_ei$d = sq_ei$q;
+        sq_more$d = sq_more$q;
+        ps_i$d = ps_i$q;
+        ps_j$d = ps_j$q;
+        ps_v$d = ps_v$q;
+        pc_v$d = pc_v$q;
+        pc_j$d = pc_j$q;
+        pc_pmask$d = pc_pmask$q;
+        pc_ei$d = pc_ei$q;
+        pc_more$d = pc_more$q;
+        ps_dirty$d = ps_dirty$q;
         xstate$d = xstate$q;
         x_m$d = x_m$q;
         x_newbm$d = x_newbm$q;
@@ -6875,6 +7142,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pp_udp$0$d = pp_udp$0$q;
         pp_child$0$clock = clock;
         pp_child$0$d = pp_child$0$q;
+        sq_pp_mac$0$clock = clock;
+        sq_pp_mac$0$d = sq_pp_mac$0$q;
+        sq_pp_ip$0$clock = clock;
+        sq_pp_ip$0$d = sq_pp_ip$0$q;
+        sq_pp_udp$0$clock = clock;
+        sq_pp_udp$0$d = sq_pp_udp$0$q;
+        sq_pp_child$0$clock = clock;
+        sq_pp_child$0$d = sq_pp_child$0$q;
         pp_mac$1$clock = clock;
         pp_mac$1$d = pp_mac$1$q;
         pp_ip$1$clock = clock;
@@ -6883,6 +7158,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pp_udp$1$d = pp_udp$1$q;
         pp_child$1$clock = clock;
         pp_child$1$d = pp_child$1$q;
+        sq_pp_mac$1$clock = clock;
+        sq_pp_mac$1$d = sq_pp_mac$1$q;
+        sq_pp_ip$1$clock = clock;
+        sq_pp_ip$1$d = sq_pp_ip$1$q;
+        sq_pp_udp$1$clock = clock;
+        sq_pp_udp$1$d = sq_pp_udp$1$q;
+        sq_pp_child$1$clock = clock;
+        sq_pp_child$1$d = sq_pp_child$1$q;
         pp_mac$2$clock = clock;
         pp_mac$2$d = pp_mac$2$q;
         pp_ip$2$clock = clock;
@@ -6891,6 +7174,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pp_udp$2$d = pp_udp$2$q;
         pp_child$2$clock = clock;
         pp_child$2$d = pp_child$2$q;
+        sq_pp_mac$2$clock = clock;
+        sq_pp_mac$2$d = sq_pp_mac$2$q;
+        sq_pp_ip$2$clock = clock;
+        sq_pp_ip$2$d = sq_pp_ip$2$q;
+        sq_pp_udp$2$clock = clock;
+        sq_pp_udp$2$d = sq_pp_udp$2$q;
+        sq_pp_child$2$clock = clock;
+        sq_pp_child$2$d = sq_pp_child$2$q;
         pp_mac$3$clock = clock;
         pp_mac$3$d = pp_mac$3$q;
         pp_ip$3$clock = clock;
@@ -6899,11 +7190,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pp_udp$3$d = pp_udp$3$q;
         pp_child$3$clock = clock;
         pp_child$3$d = pp_child$3$q;
+        sq_pp_mac$3$clock = clock;
+        sq_pp_mac$3$d = sq_pp_mac$3$q;
+        sq_pp_ip$3$clock = clock;
+        sq_pp_ip$3$d = sq_pp_ip$3$q;
+        sq_pp_udp$3$clock = clock;
+        sq_pp_udp$3$d = sq_pp_udp$3$q;
+        sq_pp_child$3$clock = clock;
+        sq_pp_child$3$d = sq_pp_child$3$q;
         acc$clock = clock;
         meta$clock = clock;
         jram$clock = clock;
         chram$clock = clock;
         chram2$clock = clock;
+        chram3$clock = clock;
         ovram$clock = clock;
         if (tick_cnt$q + 32'h1 >= tick_div$q) begin
             tick_cnt$d = 32'h0;
@@ -7931,9 +8231,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             b_done = 1'b1;
                             bstate$d = 32'h0;
                         end
-                        else if (e_mc$q) begin
-                            bstate$d = 32'h3;
-                        end
                         else begin
                             bstate$d = 32'h5;
                         end
@@ -8163,7 +8460,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             cs_v$d = 1'b0;
             more$d = 1'b0;
         end
-        sq_ld = sq_v$q & b_free;
+        sq_ld = sq_v$q & b_free & sq_psd$q;
         if (sq_ld) begin
             sq_v$d = 1'b0;
             bstate$d = sq_hst$q;
@@ -8201,7 +8498,87 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             o_src_mac$d = sq_o_src_mac$q;
             o_src_port$d = sq_o_src_port$q;
             pmask$d = sq_pmask$q;
+            ei$d = sq_ei$q;
+            more$d = sq_more$q;
+            pp_mac$0$d = sq_pp_mac$0$q;
+            pp_ip$0$d = sq_pp_ip$0$q;
+            pp_udp$0$d = sq_pp_udp$0$q;
+            pp_child$0$d = sq_pp_child$0$q;
+            pp_mac$1$d = sq_pp_mac$1$q;
+            pp_ip$1$d = sq_pp_ip$1$q;
+            pp_udp$1$d = sq_pp_udp$1$q;
+            pp_child$1$d = sq_pp_child$1$q;
+            pp_mac$2$d = sq_pp_mac$2$q;
+            pp_ip$2$d = sq_pp_ip$2$q;
+            pp_udp$2$d = sq_pp_udp$2$q;
+            pp_child$2$d = sq_pp_child$2$q;
+            pp_mac$3$d = sq_pp_mac$3$q;
+            pp_ip$3$d = sq_pp_ip$3$q;
+            pp_udp$3$d = sq_pp_udp$3$q;
+            pp_child$3$d = sq_pp_child$3$q;
         end
+        chram3$raddr = (((sq_b_ji$q) & 24'hffffff) << c_mclog) | (((ps_i$q) & 24'hffffff) & c_mcmask);
+        ps_port = chram3$rdata[(32'ha0)+:(4)];
+        ps_hit = (sq_pmask$q & (((32'h1) & 8'hff) << ((ps_port) & 8'hff))) != 32'h0;
+        ps_v$d = 1'b0;
+        ps_pm = sq_pmask$q;
+        ps_done = 1'b0;
+        if (sq_v$q & ~sq_psd$q) begin
+            if (ps_i$q < sq_b_nch$q) begin
+                ps_v$d = 1'b1;
+                ps_j$d = ps_i$q;
+                ps_i$d = ps_i$q + 32'h1;
+            end
+            if (ps_v$q & ps_hit) begin
+                sq_ei$d = ps_j$q;
+                sq_more$d = 1'b1;
+                pc_ei$d = ps_j$q;
+                pc_more$d = 1'b1;
+                ps_done = 1'b1;
+            end
+            else begin
+                if (ps_v$q) begin
+                    ps_pm = sq_pmask$q | (((32'h1) & 8'hff) << ((ps_port) & 8'hff));
+                    sq_pmask$d = ps_pm;
+                    if (ps_port == c_idx4$0) begin
+                        sq_pp_mac$0$d = chram3$rdata[(32'h40)+:(48)];
+                        sq_pp_ip$0$d = chram3$rdata[(32'h70)+:(32)];
+                        sq_pp_udp$0$d = chram3$rdata[(32'h90)+:(16)];
+                        sq_pp_child$0$d = ps_j$q;
+                    end
+                    if (ps_port == c_idx4$1) begin
+                        sq_pp_mac$1$d = chram3$rdata[(32'h40)+:(48)];
+                        sq_pp_ip$1$d = chram3$rdata[(32'h70)+:(32)];
+                        sq_pp_udp$1$d = chram3$rdata[(32'h90)+:(16)];
+                        sq_pp_child$1$d = ps_j$q;
+                    end
+                    if (ps_port == c_idx4$2) begin
+                        sq_pp_mac$2$d = chram3$rdata[(32'h40)+:(48)];
+                        sq_pp_ip$2$d = chram3$rdata[(32'h70)+:(32)];
+                        sq_pp_udp$2$d = chram3$rdata[(32'h90)+:(16)];
+                        sq_pp_child$2$d = ps_j$q;
+                    end
+                    if (ps_port == c_idx4$3) begin
+                        sq_pp_mac$3$d = chram3$rdata[(32'h40)+:(48)];
+                        sq_pp_ip$3$d = chram3$rdata[(32'h70)+:(32)];
+                        sq_pp_udp$3$d = chram3$rdata[(32'h90)+:(16)];
+                        sq_pp_child$3$d = ps_j$q;
+                    end
+                end
+                if (ps_i$q >= sq_b_nch$q) begin
+                    pc_ei$d = 32'h0;
+                    pc_more$d = 1'b0;
+                    ps_done = 1'b1;
+                end
+            end
+            if (ps_done) begin
+                sq_psd$d = 1'b1;
+                pc_v$d = ~ps_dirty$q;
+                pc_j$d = sq_b_ji$q;
+                pc_pmask$d = ps_pm;
+            end
+        end
+        pc_hit = pc_v$q & (pc_j$q == x_ji$q);
         pick_now = 1'b0;
         jc_hold = jc_pend$q | jc_q$q;
         pick_ok = pk_any$q & la_ok & ~jc_hold & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
@@ -8575,6 +8952,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         sq_b_emit$d = 1'b0;
                         sq_b_eovf$d = 1'b0;
                         sq_v$d = 1'b1;
+                        sq_psd$d = 1'b1;
+                        sq_ei$d = 32'h0;
+                        sq_more$d = 1'b0;
+                        ps_i$d = 32'h0;
+                        ps_v$d = 1'b0;
                         dh_st = 32'h7;
                         xstate$d = 32'h0;
                         sq_b_sel$d = x_sel$q;
@@ -8618,8 +9000,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             sq_o_src_ip$d = me_ip$q;
                             sq_o_flags$d = xp_flags$q | 32'h2;
                             sq_e_mc$d = 1'b1;
+                            sq_psd$d = 1'b0;
                             sq_pmask$d = 32'h0;
-                            dh_st = 32'h3;
+                            ps_dirty$d = 1'b0;
+                            if (pc_hit) begin
+                                sq_psd$d = 1'b1;
+                                sq_pmask$d = pc_pmask$q;
+                                sq_ei$d = pc_ei$q;
+                                sq_more$d = pc_more$q;
+                            end
+                            dh_st = 32'h5;
                             if (q_samebl$q) begin
                                 meta$wdata = (xm & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
                                 meta$we = 32'h1;
@@ -8674,7 +9064,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                             sq_o_ptype$d = 32'h2;
                                             sq_o_flags$d = cmw[(32'h88)+:(8)] | 32'h2;
                                             sq_e_mc$d = 1'b1;
+                                            sq_psd$d = 1'b0;
                                             sq_pmask$d = 32'h0;
+                                            ps_dirty$d = 1'b0;
+                                            if (pc_hit) begin
+                                                sq_psd$d = 1'b1;
+                                                sq_pmask$d = pc_pmask$q;
+                                                sq_ei$d = pc_ei$q;
+                                                sq_more$d = pc_more$q;
+                                            end
                                         end
                                     end
                                 end
@@ -9083,6 +9481,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chram2$waddr = chram$waddr;
         chram2$wdata = chram$wdata;
         chram2$we = chram$we;
+        chram3$waddr = chram$waddr;
+        chram3$wdata = chram$wdata;
+        chram3$we = chram$we;
+        if ((chram$we != 32'h0) | jc_q$q) begin
+            pc_v$d = 1'b0;
+            ps_dirty$d = 1'b1;
+        end
         arready = ~rvalid_r$q & ~rs$q;
         rvalid = rvalid_r$q;
         rdata = rdata_r$q;
@@ -10221,6 +10626,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             xstate$d = 32'h0;
             wq_v$d = 1'b0;
             sq_v$d = 1'b0;
+            pc_v$d = 1'b0;
             tick_cnt$d = 32'h0;
             now$d = 32'h0;
             tick_div$d = 32'h1;
@@ -11543,6 +11949,29 @@ module fanin_chram2(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
     end
 endmodule // fanin_chram2
+
+
+module fanin_chram3(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [167:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [167:0] rdata;
+    
+    // Update code (custom)
+    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 8 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [167:0] mem [0:255];
+    reg [167:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[7:0]];
+        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
+    end
+endmodule // fanin_chram3
 
 
 module fanin_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
@@ -17352,6 +17781,25 @@ module fanin_pc_count(d,q,clock);
 endmodule // fanin_pc_count
 
 
+module fanin_pc_ei(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_ei
+
+
 module fanin_pc_ip_bad(d,q,clock);
     
     // Module arguments
@@ -17371,6 +17819,44 @@ module fanin_pc_ip_bad(d,q,clock);
 endmodule // fanin_pc_ip_bad
 
 
+module fanin_pc_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_j
+
+
+module fanin_pc_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_more
+
+
 module fanin_pc_non_ip(d,q,clock);
     
     // Module arguments
@@ -17388,6 +17874,25 @@ module fanin_pc_non_ip(d,q,clock);
     end
           
 endmodule // fanin_pc_non_ip
+
+
+module fanin_pc_pmask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_pmask
 
 
 module fanin_pc_pop(d,q,clock);
@@ -17445,6 +17950,25 @@ module fanin_pc_route(d,q,clock);
     end
           
 endmodule // fanin_pc_route
+
+
+module fanin_pc_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_v
 
 
 module fanin_pc_wbad(d,q,clock);
@@ -18080,6 +18604,82 @@ module fanin_pr_src_port(d,q,clock);
     end
           
 endmodule // fanin_pr_src_port
+
+
+module fanin_ps_dirty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ps_dirty
+
+
+module fanin_ps_i(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ps_i
+
+
+module fanin_ps_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ps_j
+
+
+module fanin_ps_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ps_v
 
 
 module fanin_q_badchild(d,q,clock);
@@ -28913,6 +29513,25 @@ module fanin_sq_e_slot(d,q,clock);
 endmodule // fanin_sq_e_slot
 
 
+module fanin_sq_ei(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_ei
+
+
 module fanin_sq_hst(d,q,clock);
     
     // Module arguments
@@ -28930,6 +29549,25 @@ module fanin_sq_hst(d,q,clock);
     end
           
 endmodule // fanin_sq_hst
+
+
+module fanin_sq_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_more
 
 
 module fanin_sq_nr(d,q,clock);
@@ -29234,6 +29872,329 @@ module fanin_sq_pmask(d,q,clock);
     end
           
 endmodule // fanin_sq_pmask
+
+
+module fanin_sq_pp_child_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_child_0
+
+
+module fanin_sq_pp_child_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_child_1
+
+
+module fanin_sq_pp_child_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_child_2
+
+
+module fanin_sq_pp_child_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_child_3
+
+
+module fanin_sq_pp_ip_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_ip_0
+
+
+module fanin_sq_pp_ip_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_ip_1
+
+
+module fanin_sq_pp_ip_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_ip_2
+
+
+module fanin_sq_pp_ip_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_ip_3
+
+
+module fanin_sq_pp_mac_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_mac_0
+
+
+module fanin_sq_pp_mac_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_mac_1
+
+
+module fanin_sq_pp_mac_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_mac_2
+
+
+module fanin_sq_pp_mac_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_mac_3
+
+
+module fanin_sq_pp_udp_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_udp_0
+
+
+module fanin_sq_pp_udp_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_udp_1
+
+
+module fanin_sq_pp_udp_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_udp_2
+
+
+module fanin_sq_pp_udp_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_pp_udp_3
+
+
+module fanin_sq_psd(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_psd
 
 
 module fanin_sq_rl(d,q,clock);

@@ -24,6 +24,10 @@ struct Args {
     /// Blocks per worker.
     #[arg(long, default_value_t = 2000)]
     blocks: u32,
+    /// Write a VCD of the run to this file (needs a model built with FANIN_SIM_TRACE=1;
+    /// use few blocks, the file grows by about 10 kB per cycle).
+    #[arg(long)]
+    vcd: Option<String>,
 }
 
 fn block_of(frame: &[u8]) -> Option<u32> {
@@ -78,6 +82,9 @@ fn main() -> anyhow::Result<()> {
     let mut tb = Tb::new(&a.config, Pacing::FULL, 1)?;
     let mut sb = Scoreboard::new(&core, &cfg)?;
     program(&mut tb, &sb.regs, &cfg)?;
+    if let Some(path) = &a.vcd {
+        tb.m.trace(path)?;
+    }
     // Open loop: every block is offered at once on every port (the worker's frame builder only).
     for b in 0..a.blocks as usize {
         for (p, w) in workers.iter().enumerate() {
@@ -103,6 +110,9 @@ fn main() -> anyhow::Result<()> {
         }
     }
     tb.drain(500, 50_000_000)?;
+    if a.vcd.is_some() {
+        tb.m.trace_close();
+    }
     sb.replay(&tb)?;
     let mismatch = sb.check_frames(&tb).err();
     let beats: Vec<u64> = tb.src.iter().map(|s| s.beats).collect();

@@ -369,3 +369,43 @@ fn job_commit_under_traffic_takes_effect_between_decisions() {
         );
     }
 }
+
+#[test]
+fn multicast_follows_the_children_of_each_commit() {
+    // Six workers: the result goes out in two or more multicast rounds, and the first
+    // round's child scan is kept for the job's next result. Between bursts of blocks the job
+    // is committed again with its children's endpoints changed (UDP port, MAC, and the
+    // egress ports rotated among them, so the rounds change too); every result must go to
+    // the children of the commit before it, not to those of a kept scan.
+    let (cfg, p) = star(6, Mode::Static);
+    for pacing in Pacing::CORNERS {
+        let s = seed();
+        let (mut tb, mut sb) = setup_with(&cfg, pacing, s);
+        let mut e = cfg.jobs[0].clone();
+        for k in 0..4u32 {
+            for b in k * 3..k * 3 + 3 {
+                for r in 0..6 {
+                    let data: Vec<i32> =
+                        (0..8).map(|i| b as i32 * 100 + r as i32 * 10 + i).collect();
+                    tb.src[port_of(&cfg, &p, r)].push(contrib(&p, r, b, &data), false);
+                }
+            }
+            tb.drain(300, 2_000_000).unwrap();
+            let old: Vec<u8> = e.children.iter().map(|c| c.endpoint.port).collect();
+            for (i, c) in e.children.iter_mut().enumerate() {
+                c.endpoint.udp_port = c.endpoint.udp_port.wrapping_add(1);
+                c.endpoint.mac[5] ^= 0x10;
+                c.endpoint.port = old[(i + 1) % old.len()];
+            }
+            commit_job(&mut tb, &mut sb, 0, &e).unwrap();
+        }
+        finish(&mut tb, &mut sb, "children of each commit", pacing, s);
+        let c = sb.model.counters();
+        assert!(
+            c.get(Counter::Completions) >= 12 && c.get(Counter::ResultsSent) >= 72,
+            "{pacing:?} seed {s}: {} completions, {} results sent",
+            c.get(Counter::Completions),
+            c.get(Counter::ResultsSent)
+        );
+    }
+}
