@@ -57,7 +57,8 @@ pub const META_W: usize = 192;
 // 14 SPRED    the scan decision's conditions registered
 // 12 SDEC     timer scan decision (flush: hand-over / reclaim)
 // 13 SNEXT    next copy / slot
-// Back-end states (`bstate`): 0 idle, 1 RMW, 3 child scan (multicast round), 5 copy rows,
+// Back-end states (`bstate`): 0 idle, 1 RMW, 3 child scan (multicast rounds after the
+// first, which the item stage scans), 5 copy rows,
 // 8 first header, 6 select / build (two stages) / push descriptors, 7 release only.
 // Parser classes: see `crate::parse::CLASS_*`.
 // Actions chosen in DECIDE: 0 drop, 2 bypass, 4 aggregate (RMW), 5 re-emit, 6 replay.
@@ -1970,7 +1971,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.cr.next = false;
         self.v1.d.next = false;
         // ---- Back end: the row work of one item at a time, in decision order. ----
-        // 0 idle, 1 RMW, 3 child scan of a multicast round, 5 copy the payload rows to
+        // 0 idle, 1 RMW, 3 child scan of a later multicast round, 5 copy the payload rows to
         // every destination port, 6 push one descriptor per destination port, 7 release only.
         self.b_done.next = false;
         self.h_latch.next = false;
@@ -3177,7 +3178,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
         }
-        // The back end's copy of the child table (its own read port for multicast rounds).
+        // The back end's and the item stage's copies of the child table (their own read
+        // ports for multicast rounds).
         self.chram2.waddr.next = self.chram.waddr.val();
         self.chram2.wdata.next = self.chram.wdata.val();
         self.chram2.we.next = self.chram.we.val();
