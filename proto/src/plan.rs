@@ -383,6 +383,32 @@ fn is_ancestor(nodes: &[NodeSpec], a: usize, mut d: usize) -> bool {
     false
 }
 
+/// Two levels: root switch `r` (index 0) with worker `w3` under it, and inner switch `a`
+/// (index 1, degree limit `degree_limit`) with workers `w0`, `w1`, `w2` under it.
+pub fn two_level(degree_limit: Option<u8>) -> Vec<NodeSpec> {
+    let sw = |name: &str, parent, degree_limit| NodeSpec {
+        name: name.into(),
+        parent,
+        kind: NodeKind::Switch {
+            aggregate: true,
+            degree_limit,
+        },
+    };
+    let w = |name: &str, parent| NodeSpec {
+        name: name.into(),
+        parent: Some(parent),
+        kind: NodeKind::Worker,
+    };
+    vec![
+        sw("r", None, None),
+        sw("a", Some(0), degree_limit),
+        w("w0", 1),
+        w("w1", 1),
+        w("w2", 1),
+        w("w3", 0),
+    ]
+}
+
 /// A single aggregating switch (the root) with `workers` workers: the SwitchML setup.
 pub fn star(workers: usize) -> Vec<NodeSpec> {
     let mut v = vec![NodeSpec {

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::config::{Child, Mode};
-use crate::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec};
+use crate::plan::{self, Addressing, JobSpec, NodeSpec};
 use crate::wire::frame::udp_checksum_ok;
 
 fn spec(mode: Mode) -> JobSpec {
@@ -170,27 +170,7 @@ fn shadow_copies_alternate_and_old_blocks_are_stale() {
 
 /// Root r with an inner switch a (workers 0..3 under it, degree limit `lim`) and worker 3 under r.
 fn two_level(lim: Option<u8>, mode: Mode) -> (Vec<NodeSpec>, plan::Plan) {
-    let sw = |name: &str, parent, degree_limit| NodeSpec {
-        name: name.into(),
-        parent,
-        kind: NodeKind::Switch {
-            aggregate: true,
-            degree_limit,
-        },
-    };
-    let w = |name: &str, parent| NodeSpec {
-        name: name.into(),
-        parent: Some(parent),
-        kind: NodeKind::Worker,
-    };
-    let nodes = vec![
-        sw("r", None, None),
-        sw("a", Some(0), lim),
-        w("w0", 1),
-        w("w1", 1),
-        w("w2", 1),
-        w("w3", 0),
-    ];
+    let nodes = plan::two_level(lim);
     let p = plan::build(&nodes, spec(mode)).unwrap();
     (nodes, p)
 }

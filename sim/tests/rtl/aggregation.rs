@@ -3,7 +3,7 @@
 
 use fanin_proto::config::{Mode, SwitchConfig};
 use fanin_proto::model::Counter;
-use fanin_proto::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec, Plan};
+use fanin_proto::plan::{self, Addressing, JobSpec, Plan};
 use fanin_proto::wire::L4Addr;
 use fanin_sim::scoreboard::commit_job;
 use fanin_sim::tb::{DbgEvent, Pacing, Tb};
@@ -30,27 +30,7 @@ fn star(n: usize, mode: Mode) -> (SwitchConfig, Plan) {
 /// Root r (worker 3 on its port 2), inner switch a (the DUT; workers 0..3 on ports 1..3,
 /// degree limit `lim`).
 fn inner(lim: Option<u8>, mode: Mode) -> (SwitchConfig, Plan) {
-    let sw = |name: &str, parent, degree_limit| NodeSpec {
-        name: name.into(),
-        parent,
-        kind: NodeKind::Switch {
-            aggregate: true,
-            degree_limit,
-        },
-    };
-    let w = |name: &str, parent| NodeSpec {
-        name: name.into(),
-        parent: Some(parent),
-        kind: NodeKind::Worker,
-    };
-    let nodes = vec![
-        sw("r", None, None),
-        sw("a", Some(0), lim),
-        w("w0", 1),
-        w("w1", 1),
-        w("w2", 1),
-        w("w3", 0),
-    ];
+    let nodes = plan::two_level(lim);
     let p = plan::build(&nodes, spec(7, mode)).unwrap();
     (fold(&p.switches[1], &core()), p)
 }

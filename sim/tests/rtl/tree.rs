@@ -6,7 +6,7 @@
 //! addressed to, otherwise to the switch on it).
 
 use fanin_proto::config::Mode;
-use fanin_proto::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec};
+use fanin_proto::plan::{self, Addressing, JobSpec};
 use fanin_proto::wire::{frame::classify, FrameKind};
 use fanin_proto::worker::{Sending, Worker};
 use fanin_sim::tb::{Pacing, Tb};
@@ -19,27 +19,7 @@ use crate::common::*;
 fn two_level_tree_of_cores() {
     for pacing in Pacing::CORNERS {
         let s = seed();
-        let sw = |name: &str, parent, degree_limit| NodeSpec {
-            name: name.into(),
-            parent,
-            kind: NodeKind::Switch {
-                aggregate: true,
-                degree_limit,
-            },
-        };
-        let w = |name: &str, parent| NodeSpec {
-            name: name.into(),
-            parent: Some(parent),
-            kind: NodeKind::Worker,
-        };
-        let nodes = vec![
-            sw("r", None, None),
-            sw("a", Some(0), Some(2)),
-            w("w0", 1),
-            w("w1", 1),
-            w("w2", 1),
-            w("w3", 0),
-        ];
+        let nodes = plan::two_level(Some(2));
         let spec = JobSpec {
             job: 3,
             slot_count: 8,
