@@ -312,6 +312,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ps_pm: Signal<Local, Bits<8>>,
     ps_done: Signal<Local, bool>,
     pc_hit: Signal<Local, bool>,
+    /// DECIDE stages a multicast item.
+    mc_new: Signal<Local, bool>,
     sq_ld: Signal<Local, bool>,
     dh_st: Signal<Local, Bits<4>>,
     // Engine.
@@ -1024,6 +1026,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             ps_pm: Default::default(),
             ps_done: Default::default(),
             pc_hit: Default::default(),
+            mc_new: Default::default(),
             sq_ld: Default::default(),
             dh_st: Default::default(),
             state: Default::default(),
@@ -2212,8 +2215,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.e_more.d.next = self.b_enr.q.val() != 0;
             self.e_last.d.next = self.b_enr.q.val() == 1;
             self.ei.d.next = 0.into();
-            self.cs_i.d.next = 0.into();
-            self.cs_v.d.next = false;
             self.more.d.next = false;
         }
         // The item DECIDE staged (`sq_*`) moves to the back end when the back end is idle or
@@ -2319,6 +2320,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // A multicast item of the job scanned last takes that scan's result.
         self.pc_hit.next = self.pc_v.q.val() & (self.pc_j.q.val() == self.x_ji.q.val());
+        self.mc_new.next = false;
         // ---- Front end: one frame or scan visit at a time, in the order of the dbg events.
         // A frame is taken when the front end is idle (also while the decision stages work
         // on the frame before), unless the timer scan has its turn or a commit is pending.
@@ -2802,16 +2804,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         // Result at an inner switch: multicast to the children.
                         self.sq_o_src_ip.d.next = self.me_ip.q.val();
                         self.sq_o_flags.d.next = self.xp_flags.q.val() | 0x02;
-                        self.sq_e_mc.d.next = true;
-                        self.sq_psd.d.next = false;
-                        self.sq_pmask.d.next = 0.into();
-                        self.ps_dirty.d.next = false;
-                        if self.pc_hit.val() {
-                            self.sq_psd.d.next = true;
-                            self.sq_pmask.d.next = self.pc_pmask.q.val();
-                            self.sq_ei.d.next = self.pc_ei.q.val();
-                            self.sq_more.d.next = self.pc_more.q.val();
-                        }
+                        self.mc_new.next = true;
                         self.dh_st.next = 5.into();
                         if self.q_samebl.q.val() {
                             // The copy holding this block is Done.
@@ -2872,16 +2865,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                                     self.sq_o_ptype.d.next = 2.into();
                                     self.sq_o_flags.d.next =
                                         self.cmw.val().get_bits::<8>(136) | 0x02;
-                                    self.sq_e_mc.d.next = true;
-                                    self.sq_psd.d.next = false;
-                                    self.sq_pmask.d.next = 0.into();
-                                    self.ps_dirty.d.next = false;
-                                    if self.pc_hit.val() {
-                                        self.sq_psd.d.next = true;
-                                        self.sq_pmask.d.next = self.pc_pmask.q.val();
-                                        self.sq_ei.d.next = self.pc_ei.q.val();
-                                        self.sq_more.d.next = self.pc_more.q.val();
-                                    }
+                                    self.mc_new.next = true;
                                 }
                             }
                         }
@@ -2926,6 +2910,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.dh_st.next = 5.into();
                         }
                         _ => {}
+                    }
+                    if self.mc_new.val() {
+                        // A multicast item (a result passing down, or the root's result):
+                        // its first round is scanned in the item stage, or taken at once
+                        // from the kept scan of the same job. (Neither branch that sets
+                        // `mc_new` has an action that sets `sq_pmask` itself.)
+                        self.sq_e_mc.d.next = true;
+                        self.sq_psd.d.next = false;
+                        self.sq_pmask.d.next = 0.into();
+                        self.ps_dirty.d.next = false;
+                        if self.pc_hit.val() {
+                            self.sq_psd.d.next = true;
+                            self.sq_pmask.d.next = self.pc_pmask.q.val();
+                            self.sq_ei.d.next = self.pc_ei.q.val();
+                            self.sq_more.d.next = self.pc_more.q.val();
+                        }
                     }
                     self.sq_agg_op.d.next = self.aop.val();
                     self.sq_hst.d.next = self.dh_st.val();

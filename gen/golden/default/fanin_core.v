@@ -2356,6 +2356,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] ps_pm;
     reg  ps_done;
     reg  pc_hit;
+    reg  mc_new;
     reg  sq_ld;
     reg  [3:0] dh_st;
     reg  [1:0] pr_kind;
@@ -8456,8 +8457,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             e_more$d = b_enr$q != 32'h0;
             e_last$d = b_enr$q == 32'h1;
             ei$d = 32'h0;
-            cs_i$d = 32'h0;
-            cs_v$d = 1'b0;
             more$d = 1'b0;
         end
         sq_ld = sq_v$q & b_free & sq_psd$q;
@@ -8579,6 +8578,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             end
         end
         pc_hit = pc_v$q & (pc_j$q == x_ji$q);
+        mc_new = 1'b0;
         pick_now = 1'b0;
         jc_hold = jc_pend$q | jc_q$q;
         pick_ok = pk_any$q & la_ok & ~jc_hold & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
@@ -8999,16 +8999,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         if ((xp_ptype$q == 32'h2) & x_je$q[32'h1]) begin
                             sq_o_src_ip$d = me_ip$q;
                             sq_o_flags$d = xp_flags$q | 32'h2;
-                            sq_e_mc$d = 1'b1;
-                            sq_psd$d = 1'b0;
-                            sq_pmask$d = 32'h0;
-                            ps_dirty$d = 1'b0;
-                            if (pc_hit) begin
-                                sq_psd$d = 1'b1;
-                                sq_pmask$d = pc_pmask$q;
-                                sq_ei$d = pc_ei$q;
-                                sq_more$d = pc_more$q;
-                            end
+                            mc_new = 1'b1;
                             dh_st = 32'h5;
                             if (q_samebl$q) begin
                                 meta$wdata = (xm & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
@@ -9063,16 +9054,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                         else begin
                                             sq_o_ptype$d = 32'h2;
                                             sq_o_flags$d = cmw[(32'h88)+:(8)] | 32'h2;
-                                            sq_e_mc$d = 1'b1;
-                                            sq_psd$d = 1'b0;
-                                            sq_pmask$d = 32'h0;
-                                            ps_dirty$d = 1'b0;
-                                            if (pc_hit) begin
-                                                sq_psd$d = 1'b1;
-                                                sq_pmask$d = pc_pmask$q;
-                                                sq_ei$d = pc_ei$q;
-                                                sq_more$d = pc_more$q;
-                                            end
+                                            mc_new = 1'b1;
                                         end
                                     end
                                 end
@@ -9120,6 +9102,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 begin
                                 end
                         endcase
+                        if (mc_new) begin
+                            sq_e_mc$d = 1'b1;
+                            sq_psd$d = 1'b0;
+                            sq_pmask$d = 32'h0;
+                            ps_dirty$d = 1'b0;
+                            if (pc_hit) begin
+                                sq_psd$d = 1'b1;
+                                sq_pmask$d = pc_pmask$q;
+                                sq_ei$d = pc_ei$q;
+                                sq_more$d = pc_more$q;
+                            end
+                        end
                         sq_agg_op$d = aop;
                         sq_hst$d = dh_st;
                         sq_rl$d = q_rle1$q;

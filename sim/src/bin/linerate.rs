@@ -25,7 +25,7 @@ struct Args {
     #[arg(long, default_value_t = 2000)]
     blocks: u32,
     /// Write a VCD of the run to this file (needs a model built with FANIN_SIM_TRACE=1;
-    /// use few blocks, the file grows by about 10 kB per cycle).
+    /// use few blocks: on `alveo` the file grows by about 10 kB per cycle).
     #[arg(long)]
     vcd: Option<String>,
 }
