@@ -171,7 +171,7 @@ fn assert_synth_ok(name: &str, stat: &str) {
         "{name}: no block RAM inferred:\n{stat}"
     );
     // The slot memory (S slots x 2 copies x E int32 lanes) is in the configuration's
-    // `slot_ram` (block RAM or URAM) and the slot metadata (2S x 192 bits) in block RAM,
+    // `slot_ram` (block RAM or URAM) and the slot metadata (2S x META_W bits) in block RAM,
     // sized with the slot count.
     let cfg = CoreConfig::by_name(name).unwrap();
     let slot_bits = 2 * cfg.slots as u64 * cfg.lanes as u64 * 32;
@@ -183,7 +183,7 @@ fn assert_synth_ok(name: &str, stat: &str) {
         got >= slot_bits,
         "{name}: slot memory not in {want} ({got} bits mapped for {slot_bits} slot bits)"
     );
-    let meta_bits = 2 * cfg.slots as u64 * 192;
+    let meta_bits = 2 * cfg.slots as u64 * fanin_hdl::core::META_W as u64;
     let got = bram_bits(stat, "fanin_meta");
     assert!(
         got >= meta_bits,

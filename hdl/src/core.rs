@@ -34,7 +34,7 @@ pub const JOB_W: usize = 512;
 /// Width of a child-table entry: ranks 63:0, MAC 111:64, IPv4 143:112, UDP 159:144, port 167:160.
 pub const CHILD_W: usize = 168;
 /// Width of a slot-copy metadata word (layout in docs/rtl.md, "Slot metadata").
-pub const META_W: usize = 192;
+pub const META_W: usize = 208;
 
 // Front-end states (`state`; literals in the HDL: rust-hdl prints named constants as
 // identifiers):
@@ -145,7 +145,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     meta: FaninRam<META_W>,
     chram: FaninRam<CHILD_W>,
     // Job table: the packed entries in `jram` (read by index), the lookup keys in
-    // registers (`jk`: control, id, epoch, slot base and count; `jbase`/`jcm`: base and
+    // registers (`jk`: control, id, slot base and count; `jbase`/`jcm`: base and
     // count - 1 at the slot address width), busy counts.
     jram: FaninRam<JOB_W>,
     jk: Vec<DFF<Bits<128>>>,
@@ -183,7 +183,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dq_merge: DFF<bool>,
     any_to: DFF<bool>,
     mq: DFF<Bits<META_W>>,
-    jgen: DFF<Bits<16>>,
+    jgen: DFF<Bits<32>>,
     jhit_q: DFF<bool>,
     rhit_q: DFF<bool>,
     pk_any: DFF<bool>,
@@ -227,7 +227,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     xp_src_mac: DFF<Bits<48>>,
     xp_src_port: DFF<Bits<16>>,
     x_je: DFF<Bits<JOB_W>>,
-    x_jep: DFF<Bits<16>>,
+    x_jep: DFF<Bits<32>>,
     x_ji: DFF<Bits<8>>,
     x_cadr: DFF<Bits<ADDR_W>>,
     x_now: DFF<Bits<32>>,
@@ -380,7 +380,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     wm: DFF<Bits<8>>,
     ji: DFF<Bits<8>>,
     je: DFF<Bits<JOB_W>>,
-    jep: DFF<Bits<16>>,
+    jep: DFF<Bits<32>>,
     chr: DFF<Bits<CHILD_W>>,
     cadr: DFF<Bits<ADDR_W>>,
     agg_op: DFF<Bits<2>>,
@@ -521,6 +521,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     m_flags: Signal<Local, Bits<8>>,
     m_elem: Signal<Local, Bits<16>>,
     m_timer: Signal<Local, Bits<32>>,
+    /// The copy's epoch (metadata bits 31:16 and 207:192).
+    m_ep: Signal<Local, Bits<32>>,
     live: Signal<Local, bool>,
     st: Signal<Local, Bits<3>>,
     busy_st: Signal<Local, bool>,
@@ -543,7 +545,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     rows_p: Signal<Local, Bits<16>>,
     rows_m: Signal<Local, Bits<16>>,
     sj: Signal<Local, Bits<JOB_W>>,
-    sj_ep: Signal<Local, Bits<16>>,
+    sj_ep: Signal<Local, Bits<32>>,
     acc_row: Signal<Local, Bits<WB>>,
     bz_inc: Signal<Local, bool>,
     bz_dec: Signal<Local, bool>,
@@ -896,6 +898,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             m_flags: Default::default(),
             m_elem: Default::default(),
             m_timer: Default::default(),
+            m_ep: Default::default(),
             live: Default::default(),
             st: Default::default(),
             busy_st: Default::default(),
@@ -1896,17 +1899,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.m_flags.next = self.m.val().get_bits::<8>(136);
         self.m_elem.next = self.m.val().get_bits::<16>(144);
         self.m_timer.next = self.m.val().get_bits::<32>(160);
+        self.m_ep.next = bit_cast::<32, 16>(self.m.val().get_bits::<16>(16))
+            | (bit_cast::<32, 16>(self.m.val().get_bits::<16>(192)) << 16);
         // The job entry the copy was written under (timer scan).
         self.sj.next = self.jram.rdata.val();
-        self.sj_ep.next = self.jram.rdata.val().get_bits::<16>(464);
+        self.sj_ep.next = self.jram.rdata.val().get_bits::<32>(464);
         // A copy is live only if written under the current epoch of its job entry;
         // otherwise it is Free (its job was replaced or removed).
         if self.e_scan.q.val() {
-            self.live.next =
-                self.sj.val().get_bit(0) & (self.m.val().get_bits::<16>(16) == self.sj_ep.val());
+            self.live.next = self.sj.val().get_bit(0) & (self.m_ep.val() == self.sj_ep.val());
         } else {
-            self.live.next = (self.m_jidx.val() == self.ji.q.val())
-                & (self.m.val().get_bits::<16>(16) == self.jep.q.val());
+            self.live.next =
+                (self.m_jidx.val() == self.ji.q.val()) & (self.m_ep.val() == self.jep.q.val());
         }
         if self.live.val() {
             self.st.next = self.m_st.val();
@@ -2449,7 +2453,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         | (bit_cast::<2, 1>(self.bq_dec.q.val().into()) << 1);
                 }
                 self.je.d.next = self.jram.rdata.val();
-                self.jep.d.next = self.jram.rdata.val().get_bits::<16>(464);
+                self.jep.d.next = self.jram.rdata.val().get_bits::<32>(464);
                 // On to PRED once the decision stages are empty: the earliest is two cycles
                 // after the decision before has written the metadata and busy counts
                 // (`mq` and `bcd` see those writes; held here, LOOK registers again).
@@ -2780,7 +2784,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     // Aggregation defaults: start a new epoch of the copy.
                     self.cmw.next = bits::<META_W>(1)
                         | (bit_cast::<META_W, 8>(self.x_ji.q.val()) << 8)
-                        | (bit_cast::<META_W, 16>(self.x_jep.q.val()) << 16)
+                        | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_bits::<16>(0)) << 16)
+                        | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_bits::<16>(16)) << 192)
                         | (bit_cast::<META_W, 32>(self.xp_block.q.val()) << 32)
                         | (bit_cast::<META_W, 64>(self.xp_bitmap.q.val()) << 64)
                         | (bit_cast::<META_W, 8>(self.xp_exponent.q.val()) << 128)
@@ -3367,7 +3372,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.bq_hwc.q.val() & ((self.cnt[0].q.val() + 1) > self.cnt[1].q.val()) {
             self.cnt[1].d.next = self.cnt[0].q.val() + 1;
         }
-        self.jram.wdata.next = self.jpack.val() | (bit_cast::<JOB_W, 16>(self.jgen.q.val()) << 464);
+        self.jram.wdata.next = self.jpack.val() | (bit_cast::<JOB_W, 32>(self.jgen.q.val()) << 464);
         self.jc_base.next = bit_cast::<ADDR_W, 32>(self.st_jsbase.q.val());
         self.jc_cm.next = bit_cast::<ADDR_W, 32>(self.st_jscount.q.val() - 1);
         self.jc_busy.next = 0.into();
@@ -3384,7 +3389,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.jc_busy.next = self.jc_busy.val() | self.jbusy[j].q.val();
                 if self.jc_q.q.val() {
                     self.jk[j].d.next = bit_cast::<128, 48>(self.jpack.val().get_bits::<48>(0))
-                        | (bit_cast::<128, 16>(self.jgen.q.val()) << 48)
                         | (bit_cast::<128, 64>(self.jpack.val().get_bits::<64>(192)) << 64);
                     self.jram.we.next = 1.into();
                     self.jbusy[j].d.next = 0.into();

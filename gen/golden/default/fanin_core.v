@@ -376,10 +376,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [15:0] hg$len;
     reg  meta$clock;
     reg  [23:0] meta$waddr;
-    reg  [191:0] meta$wdata;
+    reg  [207:0] meta$wdata;
     reg  [31:0] meta$we;
     reg  [23:0] meta$raddr;
-    wire  [191:0] meta$rdata;
+    wire  [207:0] meta$rdata;
     reg  chram$clock;
     reg  [23:0] chram$waddr;
     reg  [167:0] chram$wdata;
@@ -974,11 +974,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  any_to$d;
     wire  any_to$q;
     reg  any_to$clock;
-    reg  [191:0] mq$d;
-    wire  [191:0] mq$q;
+    reg  [207:0] mq$d;
+    wire  [207:0] mq$q;
     reg  mq$clock;
-    reg  [15:0] jgen$d;
-    wire  [15:0] jgen$q;
+    reg  [31:0] jgen$d;
+    wire  [31:0] jgen$q;
     reg  jgen$clock;
     reg  jhit_q$d;
     wire  jhit_q$q;
@@ -1046,8 +1046,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] xstate$d;
     wire  [1:0] xstate$q;
     reg  xstate$clock;
-    reg  [191:0] x_m$d;
-    wire  [191:0] x_m$q;
+    reg  [207:0] x_m$d;
+    wire  [207:0] x_m$q;
     reg  x_m$clock;
     reg  [63:0] x_newbm$d;
     wire  [63:0] x_newbm$q;
@@ -1097,8 +1097,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [511:0] x_je$d;
     wire  [511:0] x_je$q;
     reg  x_je$clock;
-    reg  [15:0] x_jep$d;
-    wire  [15:0] x_jep$q;
+    reg  [31:0] x_jep$d;
+    wire  [31:0] x_jep$q;
     reg  x_jep$clock;
     reg  [7:0] x_ji$d;
     wire  [7:0] x_ji$q;
@@ -1133,8 +1133,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] wq_a$d;
     wire  [23:0] wq_a$q;
     reg  wq_a$clock;
-    reg  [191:0] wq_d$d;
-    wire  [191:0] wq_d$q;
+    reg  [207:0] wq_d$d;
+    wire  [207:0] wq_d$q;
     reg  wq_d$clock;
     reg  [23:0] ra_q$d;
     wire  [23:0] ra_q$q;
@@ -1522,8 +1522,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [511:0] je$d;
     wire  [511:0] je$q;
     reg  je$clock;
-    reg  [15:0] jep$d;
-    wire  [15:0] jep$q;
+    reg  [31:0] jep$d;
+    wire  [31:0] jep$q;
     reg  jep$clock;
     reg  [167:0] chr$d;
     wire  [167:0] chr$q;
@@ -2344,7 +2344,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Local signals
     reg  [23:0] pr_blk_a;
-    reg  [191:0] xm;
+    reg  [207:0] xm;
     reg  [7:0] xm_flags;
     reg  [7:0] xm_exp;
     reg  [15:0] xm_elem;
@@ -2364,7 +2364,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [3:0] dact;
     reg  hwc;
     reg  cr;
-    reg  [191:0] cmw;
+    reg  [207:0] cmw;
     reg  cpl;
     reg  [1:0] aop;
     reg  h_go;
@@ -2433,7 +2433,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] jcb;
     reg  [23:0] chaddr;
     reg  [23:0] slot;
-    reg  [191:0] m;
+    reg  [207:0] m;
     reg  [2:0] m_st;
     reg  [7:0] m_jidx;
     reg  [31:0] m_block;
@@ -2442,6 +2442,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] m_flags;
     reg  [15:0] m_elem;
     reg  [31:0] m_timer;
+    reg  [31:0] m_ep;
     reg  live;
     reg  [2:0] st;
     reg  busy_st;
@@ -2464,7 +2465,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] rows_p;
     reg  [15:0] rows_m;
     reg  [511:0] sj;
-    reg  [15:0] sj_ep;
+    reg  [31:0] sj_ep;
     reg  [511:0] acc_row;
     reg  bz_inc;
     reg  bz_dec;
@@ -8132,13 +8133,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         m_flags = m[(32'h88)+:(8)];
         m_elem = m[(32'h90)+:(16)];
         m_timer = m[(32'ha0)+:(32)];
+        m_ep = ((m[(32'h10)+:(16)]) & 32'hffffffff) | (((m[(32'hc0)+:(16)]) & 32'hffffffff) << 32'h10);
         sj = jram$rdata;
-        sj_ep = jram$rdata[(32'h1d0)+:(16)];
+        sj_ep = jram$rdata[(32'h1d0)+:(32)];
         if (e_scan$q) begin
-            live = sj[32'h0] & (m[(32'h10)+:(16)] == sj_ep);
+            live = sj[32'h0] & (m_ep == sj_ep);
         end
         else begin
-            live = (m_jidx == ji$q) & (m[(32'h10)+:(16)] == jep$q);
+            live = (m_jidx == ji$q) & (m_ep == jep$q);
         end
         if (live) begin
             st = m_st;
@@ -8677,7 +8679,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         bcd$d = ((bq_inc$q) & 2'h3) | (((bq_dec$q) & 2'h3) << 32'h1);
                     end
                     je$d = jram$rdata;
-                    jep$d = jram$rdata[(32'h1d0)+:(16)];
+                    jep$d = jram$rdata[(32'h1d0)+:(32)];
                     if (xstate$q == 32'h0) begin
                         xstate$d = 32'h1;
                         state$d = 32'h0;
@@ -8715,7 +8717,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             b_cadr$d = cadr$q;
                             b_eovf$d = 1'b1;
                             ev = ((32'h1) & 32'hffffffff) << 32'h10;
-                            meta$wdata = (m & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((now_r$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                            meta$wdata = (m & ~(((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((now_r$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
                             meta$we = 32'h1;
                             e_slot$d = 1'b1;
                             o_src_mac$d = me_mac$q;
@@ -8748,7 +8750,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     end
                     else if (q_srecl$q) begin
                         ev = ((32'h1) & 32'hffffffff) << 32'h11;
-                        meta$wdata = (m & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h4;
+                        meta$wdata = (m & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h4;
                         meta$we = 32'h1;
                         bz_dec = 1'b1;
                         bz_j = m_jidx;
@@ -8987,14 +8989,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         sq_o_block$d = xp_block$q;
                         sq_o_child$d = xp_child$q;
                         sq_o_bitmap$d = xp_bitmap$q;
-                        cmw = ((32'h1) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((x_ji$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((x_jep$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((xp_block$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((xp_bitmap$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((xp_exponent$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((x_sflags$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((xp_elements$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((x_now$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                        cmw = ((32'h1) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((x_ji$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((x_jep$q[(32'h0)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((x_jep$q[(32'h10)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((xp_block$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((xp_bitmap$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((xp_exponent$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((x_sflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((xp_elements$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((x_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
                         sq_nr$d = q_rows$q;
                         ev = dq_ev$q;
                         dact = dq_act$q;
                         aop = dq_aop$q;
                         cpl = dq_cpl$q;
                         if (dq_merge$q) begin
-                            cmw = (xm & ~((((32'hff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((x_newbm$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((x_mflags$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
+                            cmw = (xm & ~((((32'hff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((x_newbm$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((x_mflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
                         end
                         if ((xp_ptype$q == 32'h2) & x_je$q[32'h1]) begin
                             sq_o_src_ip$d = me_ip$q;
@@ -9002,7 +9004,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             mc_new = 1'b1;
                             dh_st = 32'h5;
                             if (q_samebl$q) begin
-                                meta$wdata = (xm & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+                                meta$wdata = (xm & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
                                 meta$we = 32'h1;
                                 bz_dec = q_busy_st$q;
                             end
@@ -9021,10 +9023,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     cr = cpl & ~x_je$q[32'h1];
                                     if (cpl) begin
                                         if (x_je$q[32'h1]) begin
-                                            meta$wdata = (cmw & ~(((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((x_now$q) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                                            meta$wdata = (cmw & ~(((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((x_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
                                         end
                                         else begin
-                                            meta$wdata = (cmw & ~((32'h7) & 192'hffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+                                            meta$wdata = (cmw & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
                                         end
                                     end
                                     else begin
@@ -10329,7 +10331,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$0) begin
             jc_busy = jc_busy | jbusy$0$q;
             if (jc_q$q) begin
-                jk$0$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$0$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$0$d = 32'h0;
                 jbase$0$d = jc_base;
@@ -10347,7 +10349,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$1) begin
             jc_busy = jc_busy | jbusy$1$q;
             if (jc_q$q) begin
-                jk$1$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$1$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$1$d = 32'h0;
                 jbase$1$d = jc_base;
@@ -10365,7 +10367,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$2) begin
             jc_busy = jc_busy | jbusy$2$q;
             if (jc_q$q) begin
-                jk$2$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$2$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$2$d = 32'h0;
                 jbase$2$d = jc_base;
@@ -10383,7 +10385,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$3) begin
             jc_busy = jc_busy | jbusy$3$q;
             if (jc_q$q) begin
-                jk$3$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$3$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$3$d = 32'h0;
                 jbase$3$d = jc_base;
@@ -10401,7 +10403,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$4) begin
             jc_busy = jc_busy | jbusy$4$q;
             if (jc_q$q) begin
-                jk$4$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$4$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$4$d = 32'h0;
                 jbase$4$d = jc_base;
@@ -10419,7 +10421,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$5) begin
             jc_busy = jc_busy | jbusy$5$q;
             if (jc_q$q) begin
-                jk$5$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$5$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$5$d = 32'h0;
                 jbase$5$d = jc_base;
@@ -10437,7 +10439,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$6) begin
             jc_busy = jc_busy | jbusy$6$q;
             if (jc_q$q) begin
-                jk$6$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$6$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$6$d = 32'h0;
                 jbase$6$d = jc_base;
@@ -10455,7 +10457,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$7) begin
             jc_busy = jc_busy | jbusy$7$q;
             if (jc_q$q) begin
-                jk$7$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$7$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$7$d = 32'h0;
                 jbase$7$d = jc_base;
@@ -10473,7 +10475,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$8) begin
             jc_busy = jc_busy | jbusy$8$q;
             if (jc_q$q) begin
-                jk$8$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$8$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$8$d = 32'h0;
                 jbase$8$d = jc_base;
@@ -10491,7 +10493,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$9) begin
             jc_busy = jc_busy | jbusy$9$q;
             if (jc_q$q) begin
-                jk$9$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$9$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$9$d = 32'h0;
                 jbase$9$d = jc_base;
@@ -10509,7 +10511,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$10) begin
             jc_busy = jc_busy | jbusy$10$q;
             if (jc_q$q) begin
-                jk$10$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$10$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$10$d = 32'h0;
                 jbase$10$d = jc_base;
@@ -10527,7 +10529,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$11) begin
             jc_busy = jc_busy | jbusy$11$q;
             if (jc_q$q) begin
-                jk$11$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$11$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$11$d = 32'h0;
                 jbase$11$d = jc_base;
@@ -10545,7 +10547,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$12) begin
             jc_busy = jc_busy | jbusy$12$q;
             if (jc_q$q) begin
-                jk$12$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$12$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$12$d = 32'h0;
                 jbase$12$d = jc_base;
@@ -10563,7 +10565,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$13) begin
             jc_busy = jc_busy | jbusy$13$q;
             if (jc_q$q) begin
-                jk$13$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$13$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$13$d = 32'h0;
                 jbase$13$d = jc_base;
@@ -10581,7 +10583,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$14) begin
             jc_busy = jc_busy | jbusy$14$q;
             if (jc_q$q) begin
-                jk$14$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$14$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$14$d = 32'h0;
                 jbase$14$d = jc_base;
@@ -10599,7 +10601,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$15) begin
             jc_busy = jc_busy | jbusy$15$q;
             if (jc_q$q) begin
-                jk$15$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jgen$q) & 128'hffffffffffffffffffffffffffffffff) << 32'h30) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk$15$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
                 jram$we = 32'h1;
                 jbusy$15$d = 32'h0;
                 jbase$15$d = jc_base;
@@ -15066,13 +15068,13 @@ endmodule // fanin_je
 module fanin_jep(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -15085,13 +15087,13 @@ endmodule // fanin_jep
 module fanin_jgen(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -16668,20 +16670,20 @@ module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [191:0] wdata;
+    input wire  [207:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [191:0] rdata;
+    output reg  [207:0] rdata;
     
     // Update code (custom)
-    // 512 x 192 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 512 x 208 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 9 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [191:0] mem [0:511];
-    reg [191:0] rdata_r;
+    (* ram_style = "block" *) reg [207:0] mem [0:511];
+    reg [207:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[8:0]];
-        if (we[0]) mem[waddr[8:0]][0 +: 192] <= wdata[0 +: 192];
+        if (we[0]) mem[waddr[8:0]][0 +: 208] <= wdata[0 +: 208];
     end
 endmodule // fanin_meta
 
@@ -16708,13 +16710,13 @@ endmodule // fanin_more
 module fanin_mq(d,q,clock);
     
     // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
+    input wire  [207:0] d;
+    output reg  [207:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 192'h0;
+       q = 208'h0;
     end
     
     always @(posedge clock) begin
@@ -34792,13 +34794,13 @@ endmodule // fanin_wq_a
 module fanin_wq_d(d,q,clock);
     
     // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
+    input wire  [207:0] d;
+    output reg  [207:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 192'h0;
+       q = 208'h0;
     end
     
     always @(posedge clock) begin
@@ -34887,13 +34889,13 @@ endmodule // fanin_x_je
 module fanin_x_jep(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [31:0] d;
+    output reg  [31:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 32'h0;
     end
     
     always @(posedge clock) begin
@@ -34944,13 +34946,13 @@ endmodule // fanin_x_len
 module fanin_x_m(d,q,clock);
     
     // Module arguments
-    input wire  [191:0] d;
-    output reg  [191:0] q;
+    input wire  [207:0] d;
+    output reg  [207:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 192'h0;
+       q = 208'h0;
     end
     
     always @(posedge clock) begin

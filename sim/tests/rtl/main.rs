@@ -8,6 +8,7 @@ mod common;
 mod configs;
 mod forwarding;
 mod ingress;
+mod jobtable;
 mod malformed;
 mod random;
 mod tree;
