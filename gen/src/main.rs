@@ -14,7 +14,10 @@ use std::time::Duration;
 #[derive(Parser)]
 #[command(about = "Generate the fanin switch core (Verilog + manifest.json + fanin_regs.h)")]
 struct Args {
-    /// Named configuration (see --list).
+    /// Configuration: a name from --list, optionally with parameters overridden,
+    /// NAME[+KEY=VALUE]..., e.g. default+ports=8+engine_w=1024 (KEY: ports, data_w,
+    /// engine_w, slots, lanes, max_jobs, max_children, max_routes, max_frame, rx_frames,
+    /// clock_mhz, slot_ram).
     #[arg(long)]
     config: Option<String>,
     /// Output directory.

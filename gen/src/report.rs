@@ -35,10 +35,11 @@ impl Family {
         }
     }
 
-    /// The family a named configuration targets: `sume` is a Virtex-7, the rest (and any
-    /// configuration with UltraRAM) UltraScale+.
+    /// The family a configuration targets: `sume` (also with overrides, `sume+...`) is a
+    /// Virtex-7, the rest (and any configuration with UltraRAM) UltraScale+.
     pub fn for_config(cfg: &CoreConfig) -> Family {
-        if cfg.name == "sume" && cfg.slot_ram != RamStyle::Ultra {
+        let base = cfg.name.split('+').next().unwrap_or_default();
+        if base == "sume" && cfg.slot_ram != RamStyle::Ultra {
             Family::Xc7
         } else {
             Family::Xcup

@@ -88,6 +88,47 @@ fn impossible_configuration_is_refused() {
         .contains("default, sume, alveo"));
 }
 
+/// A configuration spec overrides a named configuration's parameters; a bad spec is refused
+/// with a message naming the spec and what is wrong with it.
+#[test]
+fn configuration_spec_overrides_parameters() {
+    let spec = "default+ports=8+engine_w=1024+slot_ram=ultra";
+    let c = CoreConfig::by_name(spec).unwrap();
+    let d = CoreConfig::by_name("default").unwrap();
+    assert_eq!(
+        (c.ports, c.engine_w, c.slot_ram, c.data_w, c.slots),
+        (8, 1024, RamStyle::Ultra, d.data_w, d.slots)
+    );
+    assert_eq!(c.name, spec);
+    c.validate().unwrap();
+    for (spec, want) in [
+        ("default+ports=9", "ports = 9 is out of range (2..=8)"),
+        ("default+ports=300", "ports = 300 is out of range (2..=8)"),
+        (
+            "default+data_w=512",
+            "engine_w = 512 is narrower than ports × data_w = 2048",
+        ),
+        (
+            "default+colour=3",
+            "unknown parameter \"colour\"; known: ports, data_w",
+        ),
+        ("default+ports=x", "ports = \"x\" is not a number"),
+        ("default+ports", "override \"ports\" is not KEY=VALUE"),
+        (
+            "default+slot_ram=disk",
+            "slot_ram = \"disk\" is not block or ultra",
+        ),
+        ("nope+ports=4", "no such configuration \"nope\""),
+    ] {
+        let e = match CoreConfig::by_name(spec) {
+            Ok(c) => c.validate().unwrap_err(),
+            Err(e) => e,
+        }
+        .to_string();
+        assert!(e.contains(want) && e.contains(spec), "{spec}: {e}");
+    }
+}
+
 /// Waivers for `verilator --lint-only -Wall`:
 /// - WIDTH: rust-hdl prints unsized (32-bit) literals and relies on Verilog's
 ///   context-determined widths; every wrapping quantity is held in a sized signal first
@@ -103,10 +144,18 @@ const WAIVERS: &[&str] = &[
     "-Wno-UNSIGNED",
 ];
 
+/// Configurations the named ones do not cover (8 ports; 256-bit ports), linted too.
+const OVERRIDES: &[&str] = &[
+    "default+ports=8+engine_w=1024",
+    "default+ports=2+data_w=256+engine_w=2048",
+];
+
 /// Every configuration's Verilog passes `verilator --lint-only -Wall` (with the waivers above).
 #[test]
 fn verilator_lint_every_configuration() {
-    for c in CoreConfig::named() {
+    let names = CoreConfig::named().into_iter().map(|c| c.name);
+    for name in names.chain(OVERRIDES.iter().map(|s| s.to_string())) {
+        let c = CoreConfig::by_name(&name).unwrap();
         let d = out_dir(&c.name);
         let out = Command::new("verilator")
             .args(["--lint-only", "-Wall"])

@@ -112,22 +112,87 @@ impl CoreConfig {
         ]
     }
 
-    /// Looks up a named configuration.
-    pub fn by_name(name: &str) -> Result<CoreConfig, ConfigError> {
-        Self::named()
+    /// Names of the parameters a configuration spec can override (`NAME+KEY=VALUE`).
+    pub const PARAMS: &'static [&'static str] = &[
+        "ports",
+        "data_w",
+        "engine_w",
+        "slots",
+        "lanes",
+        "max_jobs",
+        "max_children",
+        "max_routes",
+        "max_frame",
+        "rx_frames",
+        "clock_mhz",
+        "slot_ram",
+    ];
+
+    /// Looks up a configuration by spec: a named configuration, optionally with parameters
+    /// overridden, `NAME[+KEY=VALUE]...` (e.g. `default+ports=8+engine_w=1024`; KEY one of
+    /// [`Self::PARAMS`], `slot_ram` = `block` or `ultra`). The result is named after the
+    /// whole spec; it is not validated here ([`Self::validate`] is, by the generator).
+    pub fn by_name(spec: &str) -> Result<CoreConfig, ConfigError> {
+        let mut parts = spec.split('+');
+        let name = parts.next().unwrap_or_default();
+        let mut c = Self::named()
             .into_iter()
             .find(|c| c.name == name)
             .ok_or_else(|| ConfigError {
-                config: name.into(),
+                config: spec.into(),
                 what: format!(
-                    "no such configuration; known: {}",
+                    "no such configuration {name:?}; known: {}",
                     Self::named()
                         .iter()
                         .map(|c| c.name.clone())
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-            })
+            })?;
+        let err = |what: String| ConfigError {
+            config: spec.into(),
+            what,
+        };
+        for kv in parts {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| err(format!("override {kv:?} is not KEY=VALUE")))?;
+            if k == "slot_ram" {
+                c.slot_ram = match v {
+                    "block" => RamStyle::Block,
+                    "ultra" => RamStyle::Ultra,
+                    _ => return Err(err(format!("slot_ram = {v:?} is not block or ultra"))),
+                };
+                continue;
+            }
+            let n: u32 = v
+                .parse()
+                .map_err(|_| err(format!("{k} = {v:?} is not a number")))?;
+            match k {
+                "ports" => {
+                    c.ports = u8::try_from(n)
+                        .map_err(|_| err(format!("ports = {n} is out of range (2..=8)")))?
+                }
+                "data_w" => c.data_w = n,
+                "engine_w" => c.engine_w = n,
+                "slots" => c.slots = n,
+                "lanes" => c.lanes = n,
+                "max_jobs" => c.max_jobs = n,
+                "max_children" => c.max_children = n,
+                "max_routes" => c.max_routes = n,
+                "max_frame" => c.max_frame = n,
+                "rx_frames" => c.rx_frames = n,
+                "clock_mhz" => c.clock_mhz = n,
+                _ => {
+                    return Err(err(format!(
+                        "unknown parameter {k:?}; known: {}",
+                        Self::PARAMS.join(", ")
+                    )))
+                }
+            }
+        }
+        c.name = spec.into();
+        Ok(c)
     }
 
     /// Checks every parameter and their combinations.

@@ -292,6 +292,29 @@ fn demo() -> Result<()> {
         m["ports"].as_array().map_or(0, |p| p.len())
     );
 
+    banner("4b. RTL: a configuration spec (eight 64-bit ports), and an impossible one refused");
+    let spec = "default+ports=8+engine_w=1024";
+    let rtl8 = out.join("rtl8");
+    run(Command::new(bin("fanin-gen"))
+        .args(["--config", spec, "--out"])
+        .arg(&rtl8))?;
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(rtl8.join("manifest.json"))?)?;
+    let ports = m["config"]["ports"].as_u64().unwrap_or(0);
+    if ports != 8 {
+        bail!("{spec}: the manifest says {ports} ports, not 8");
+    }
+    println!("{spec}: {} ports in the manifest", ports);
+    let bad = Command::new(bin("fanin-gen"))
+        .args(["--config", "default+data_w=512", "--out"])
+        .arg(out.join("rtl-bad"))
+        .output()?;
+    let msg = String::from_utf8_lossy(&bad.stderr);
+    if bad.status.success() || !msg.contains("engine_w = 512 is narrower") {
+        bail!("fanin-gen accepted default+data_w=512 or said something else: {msg}");
+    }
+    println!("refused as expected: {}", msg.trim());
+
     banner("5. Verilator model: an allreduce of 3 workers through the RTL with 2% loss, duplication, reordering");
     run(Command::new(bin("rtl_allreduce")).args(["--config", "default"]))?;
     banner("5b. Verilator model: line rate with every port at 100% load on the same slots");
@@ -364,15 +387,21 @@ fn placement(fanin: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The configurations the slow tier builds into fanin-sim: `default` and those
+/// sim/tests/rtl/configs.rs runs the RTL suite against.
+const SLOW_SIM_CONFIGS: &str =
+    "default,alveo,sume,default+ports=8+engine_w=1024,default+ports=2+data_w=256+engine_w=2048";
+
 /// The whole test suite. `--slow` (or FANIN_SLOW=1) adds the long tier.
 fn test(args: &[String]) -> Result<()> {
     let slow =
         args.iter().any(|a| a == "--slow") || std::env::var("FANIN_SLOW").is_ok_and(|v| v == "1");
-    // The slow tier also runs the RTL suite against `alveo` (sim/tests/rtl/configs.rs), so
-    // both steps build it into fanin-sim (unless FANIN_SIM_CONFIGS says otherwise).
+    // The slow tier also runs the RTL suite against the configurations of
+    // sim/tests/rtl/configs.rs, so both steps build them into fanin-sim (unless
+    // FANIN_SIM_CONFIGS says otherwise).
     let sim_configs = |c: &mut Command| {
         if slow && std::env::var_os("FANIN_SIM_CONFIGS").is_none() {
-            c.env("FANIN_SIM_CONFIGS", "default,alveo");
+            c.env("FANIN_SIM_CONFIGS", SLOW_SIM_CONFIGS);
         }
     };
     banner("build");

@@ -1,6 +1,6 @@
 //! The slow tier runs this whole test binary again against each larger configuration
 //! (`FANIN_SIM_CONFIG=NAME`, see `common::config`). They must be built in:
-//! `cargo xtask test --slow` builds with `FANIN_SIM_CONFIGS=default,alveo`.
+//! `cargo xtask test --slow` builds them all in (`FANIN_SIM_CONFIGS`, xtask's `SLOW_SIM_CONFIGS`).
 
 use std::process::Command;
 
@@ -8,8 +8,14 @@ use fanin_sim::model::BUILT;
 
 use crate::common::config;
 
-/// The configurations the slow tier runs the suite against, besides `default`.
-const SLOW_TIER: &[&str] = &["alveo"];
+/// The configurations the slow tier runs the suite against, besides `default`: the two
+/// other named ones, eight 64-bit ports, and two 256-bit ports (docs/rtl.md, "Configurations").
+const SLOW_TIER: &[&str] = &[
+    "alveo",
+    "sume",
+    "default+ports=8+engine_w=1024",
+    "default+ports=2+data_w=256+engine_w=2048",
+];
 
 #[test]
 #[ignore = "slow tier: cargo xtask test --slow"]
