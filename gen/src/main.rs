@@ -84,7 +84,7 @@ fn main() -> Result<()> {
     }
     if a.report {
         let Some(name) = a.config else {
-            bail!("give --config NAME with --report; names: default, sume, alveo");
+            bail!("give --config NAME with --report; names: {}", names());
         };
         let cfg = CoreConfig::by_name(&name)?;
         let family = match &a.family {
@@ -117,10 +117,22 @@ fn main() -> Result<()> {
         return Ok(());
     }
     let (Some(name), Some(out)) = (a.config, a.out) else {
-        bail!("give --config NAME --out DIR, --board NAME --out DIR, --config NAME --report, or --list; configs: default, sume, alveo");
+        bail!(
+            "give --config NAME --out DIR, --board NAME --out DIR, --config NAME --report, or --list; configs: {}",
+            names()
+        );
     };
     let cfg = CoreConfig::by_name(&name)?;
     fanin_gen::write(&cfg, &out)?;
     eprintln!("fanin-gen: wrote {} into {}", name, out.display());
     Ok(())
+}
+
+/// The named configurations, comma-separated.
+fn names() -> String {
+    CoreConfig::named()
+        .iter()
+        .map(|c| c.name.clone())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

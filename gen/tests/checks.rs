@@ -90,6 +90,43 @@ fn impossible_configuration_is_refused() {
 
 /// A configuration spec overrides a named configuration's parameters; a bad spec is refused
 /// with a message naming the spec and what is wrong with it.
+/// The keys a spec can override are listed in code (`CoreConfig::PARAMS`), in
+/// `fanin-gen --help` and in docs/rtl.md; the last two must name every one.
+#[test]
+fn every_spec_key_is_in_the_help_and_the_docs() {
+    let help = Command::new(env!("CARGO_BIN_EXE_fanin-gen"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let docs = std::fs::read_to_string(root().join("docs/rtl.md")).unwrap();
+    let section = docs
+        .split("## Configurations")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .unwrap();
+    for k in CoreConfig::PARAMS {
+        assert!(
+            help.contains(k),
+            "fanin-gen --help does not name the spec key {k}"
+        );
+        assert!(
+            section.contains(&format!("`{k}`")),
+            "docs/rtl.md \"Configurations\" does not name the spec key {k}"
+        );
+    }
+    // And every key in PARAMS is one `by_name` takes.
+    for k in CoreConfig::PARAMS {
+        let v = if *k == "slot_ram" { "block" } else { "64" };
+        if let Err(e) = CoreConfig::by_name(&format!("default+{k}={v}")) {
+            assert!(!e.to_string().contains("unknown parameter"), "{e}");
+        }
+    }
+}
+
 #[test]
 fn configuration_spec_overrides_parameters() {
     let spec = "default+ports=8+engine_w=1024+slot_ram=ultra";

@@ -313,7 +313,10 @@ fn demo() -> Result<()> {
     if bad.status.success() || !msg.contains("engine_w = 512 is narrower") {
         bail!("fanin-gen accepted default+data_w=512 or said something else: {msg}");
     }
-    println!("refused as expected: {}", msg.trim());
+    println!(
+        "refused as expected: {}",
+        msg.lines().next().unwrap_or_default().trim()
+    );
 
     banner("5. Verilator model: an allreduce of 3 workers through the RTL with 2% loss, duplication, reordering");
     run(Command::new(bin("rtl_allreduce")).args(["--config", "default"]))?;
@@ -388,9 +391,18 @@ fn placement(fanin: &Path) -> Result<()> {
 }
 
 /// The configurations the slow tier builds into fanin-sim: `default` and those
-/// sim/tests/rtl/configs.rs runs the RTL suite against.
-const SLOW_SIM_CONFIGS: &str =
-    "default,alveo,sume,default+ports=8+engine_w=1024,default+ports=2+data_w=256+engine_w=2048";
+/// sim/tests/rtl/configs.rs runs the RTL suite against (listed in slow_tier.txt beside it).
+fn slow_sim_configs() -> String {
+    std::iter::once("default")
+        .chain(
+            include_str!("../../sim/tests/rtl/slow_tier.txt")
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#')),
+        )
+        .collect::<Vec<_>>()
+        .join(",")
+}
 
 /// The whole test suite. `--slow` (or FANIN_SLOW=1) adds the long tier.
 fn test(args: &[String]) -> Result<()> {
@@ -401,7 +413,7 @@ fn test(args: &[String]) -> Result<()> {
     // FANIN_SIM_CONFIGS says otherwise).
     let sim_configs = |c: &mut Command| {
         if slow && std::env::var_os("FANIN_SIM_CONFIGS").is_none() {
-            c.env("FANIN_SIM_CONFIGS", SLOW_SIM_CONFIGS);
+            c.env("FANIN_SIM_CONFIGS", slow_sim_configs());
         }
     };
     banner("build");

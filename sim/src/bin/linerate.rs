@@ -4,6 +4,12 @@
 //! per cycle, frames lost or mis-aggregated (checked against the reference model, must be 0)
 //! and the latency from a block's last contribution beat to its first result beat.
 //! The last line is `linerate: X beats/cycle/port`.
+//!
+//! `--wire-gbps G` paces each port as a real MAC receiving back-to-back frames at G Gb/s
+//! would (frame + 4 bytes FCS + 8 preamble + 12 inter-frame gap on the wire, at the
+//! configuration's clock) instead of 100% of the beats, and prints the largest backlog of
+//! a port: beats the MAC had delivered that the core had not yet accepted. On a board
+//! those wait in the RX FIFO (docs/boards.md), which drops whole frames once full.
 
 use std::collections::HashMap;
 
@@ -28,7 +34,15 @@ struct Args {
     /// use few blocks: on `alveo` the file grows by about 10 kB per cycle).
     #[arg(long)]
     vcd: Option<String>,
+    /// Offer frames at this Ethernet line rate per port (Gb/s) instead of 100% of the
+    /// beats, and report the largest backlog (e.g. 100 for `alveo`, 10 for `sume`).
+    #[arg(long)]
+    wire_gbps: Option<f64>,
 }
+
+/// Ethernet bytes on the wire besides the frame the MAC delivers: FCS, preamble + SFD,
+/// inter-frame gap.
+const WIRE_OVERHEAD: usize = 4 + 8 + 12;
 
 fn block_of(frame: &[u8]) -> Option<u32> {
     match classify(frame) {
@@ -85,16 +99,49 @@ fn main() -> anyhow::Result<()> {
     if let Some(path) = &a.vcd {
         tb.m.trace(path)?;
     }
-    // Open loop: every block is offered at once on every port (the worker's frame builder only).
-    for b in 0..a.blocks as usize {
-        for (p, w) in workers.iter().enumerate() {
-            tb.src[p].push(w.frame(b), false);
-        }
+    // Open loop: every block is offered on every port at once (the worker's frame builder
+    // only), or with --wire-gbps each frame from the cycle its last byte is on the wire.
+    let frames: Vec<Vec<Vec<u8>>> = workers
+        .iter()
+        .map(|w| (0..a.blocks as usize).map(|b| w.frame(b)).collect())
+        .collect();
+    let kb = core.data_w as usize / 8;
+    let beats_of = |f: &[u8]| f.len().div_ceil(kb) as u64;
+    // Cycles per wire byte at the core's clock.
+    let per_byte = match a.wire_gbps {
+        Some(g) if g.is_finite() && g > 0.0 => Some(8.0 / g * core.clock_mhz as f64 / 1000.0),
+        Some(g) => anyhow::bail!("--wire-gbps {g}: must be a positive number of Gb/s"),
+        None => None,
+    };
+    let mut due: Vec<Vec<u64>> = Vec::new();
+    for fs in &frames {
+        let mut t = 0.0;
+        due.push(
+            fs.iter()
+                .map(|f| {
+                    t += (f.len() + WIRE_OVERHEAD) as f64 * per_byte.unwrap_or(0.0);
+                    t.ceil() as u64
+                })
+                .collect(),
+        );
     }
+    let mut next = vec![0usize; ports];
+    let mut offered = vec![0u64; ports];
+    let mut backlog = vec![0u64; ports];
     let start = tb.m.cycle();
     let mut last_in: HashMap<u32, u64> = HashMap::new();
     let mut done_at = vec![0u64; ports];
-    while tb.src.iter().any(|s| s.pending() > 0) {
+    while next.iter().any(|&n| n < a.blocks as usize) || tb.src.iter().any(|s| s.pending() > 0) {
+        let now = tb.m.cycle() - start;
+        for p in 0..ports {
+            while next[p] < frames[p].len() && due[p][next[p]] <= now {
+                let f = &frames[p][next[p]];
+                offered[p] += beats_of(f);
+                tb.src[p].push(f.clone(), false);
+                next[p] += 1;
+            }
+            backlog[p] = backlog[p].max(offered[p] - tb.src[p].beats);
+        }
         let before: Vec<u64> = tb.src.iter().map(|s| s.sent).collect();
         tb.step();
         for (p, s) in tb.src.iter().enumerate() {
@@ -103,7 +150,7 @@ fn main() -> anyhow::Result<()> {
                 if let Some(b) = block_of(&f.data) {
                     last_in.insert(b, tb.m.cycle());
                 }
-                if s.pending() == 0 {
+                if s.pending() == 0 && next[p] == a.blocks as usize {
                     done_at[p] = tb.m.cycle() - start;
                 }
             }
@@ -156,6 +203,21 @@ fn main() -> anyhow::Result<()> {
     );
     if !lat.is_empty() {
         println!("latency last contribution beat -> first result beat: min {} / median {} / max {} cycles", lat[0], lat[lat.len() / 2], lat[lat.len() - 1]);
+    }
+    if let Some(g) = a.wire_gbps {
+        let offered: f64 = frames
+            .iter()
+            .zip(&due)
+            .map(|(fs, d)| {
+                fs.iter().map(|f| beats_of(f)).sum::<u64>() as f64 / d[d.len() - 1] as f64
+            })
+            .sum::<f64>()
+            / ports as f64;
+        println!(
+            "offered at {g} Gb/s per port ({} MHz core clock): {offered:.3} beats/cycle/port; largest backlog {} beats (ports {backlog:?})",
+            core.clock_mhz,
+            backlog.iter().max().unwrap_or(&0),
+        );
     }
     let x = per_port.iter().sum::<f64>() / ports as f64;
     println!("linerate: {x:.3} beats/cycle/port");

@@ -1,6 +1,7 @@
 //! The slow tier runs this whole test binary again against each larger configuration
 //! (`FANIN_SIM_CONFIG=NAME`, see `common::config`). They must be built in:
-//! `cargo xtask test --slow` builds them all in (`FANIN_SIM_CONFIGS`, xtask's `SLOW_SIM_CONFIGS`).
+//! `cargo xtask test --slow` builds them all in (`FANIN_SIM_CONFIGS`). The list is
+//! `slow_tier.txt` beside this file, which xtask reads too.
 
 use std::process::Command;
 
@@ -8,14 +9,14 @@ use fanin_sim::model::BUILT;
 
 use crate::common::config;
 
-/// The configurations the slow tier runs the suite against, besides `default`: the two
-/// other named ones, eight 64-bit ports, and two 256-bit ports (docs/rtl.md, "Configurations").
-const SLOW_TIER: &[&str] = &[
-    "alveo",
-    "sume",
-    "default+ports=8+engine_w=1024",
-    "default+ports=2+data_w=256+engine_w=2048",
-];
+/// The configurations the slow tier runs the suite against, besides `default`
+/// (`slow_tier.txt`: one per line, `#` starts a comment line).
+fn slow_tier() -> impl Iterator<Item = &'static str> {
+    include_str!("slow_tier.txt")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
 
 #[test]
 #[ignore = "slow tier: cargo xtask test --slow"]
@@ -23,7 +24,7 @@ fn whole_suite_on_the_large_configurations() {
     if config() != "default" {
         return; // already a re-run against another configuration
     }
-    for &name in SLOW_TIER {
+    for name in slow_tier() {
         assert!(
             BUILT.contains(&name),
             "configuration {name} is not built in (built: {BUILT:?}): \
