@@ -27,6 +27,10 @@ struct Args {
     /// Configuration (must be built in: FANIN_SIM_CONFIGS).
     #[arg(long, default_value = "default")]
     config: String,
+    /// Elements per contribution (default: the configuration's lanes per slot); fewer
+    /// make shorter frames, more of them per beat.
+    #[arg(long)]
+    elements: Option<u16>,
     /// Blocks per worker.
     #[arg(long, default_value_t = 2000)]
     blocks: u32,
@@ -57,7 +61,11 @@ fn main() -> anyhow::Result<()> {
     let a = Args::parse();
     let core = CoreConfig::by_name(&a.config)?;
     let ports = core.ports as usize;
-    let lanes = core.lanes as u16;
+    let lanes = match a.elements {
+        None => core.lanes as u16,
+        Some(e) if (1..=core.lanes).contains(&(e as u32)) => e,
+        Some(e) => anyhow::bail!("--elements {e}: must be 1 to {} ({})", core.lanes, a.config),
+    };
     // One worker per port, all children of the root (the DUT); slots as many as the core has.
     let slots = core.slots.min(1 << 12);
     let spec = JobSpec {
@@ -184,7 +192,7 @@ fn main() -> anyhow::Result<()> {
     let expected_results = a.blocks as u64 * ports as u64;
     let lost = expected_results.saturating_sub(results) + mismatch.is_some() as u64;
     println!(
-        "config {}: {} ports x {} bits, {} lanes/slot, {} blocks x {} workers",
+        "config {}: {} ports x {} bits, {} elements/frame, {} blocks x {} workers",
         a.config, ports, core.data_w, lanes, a.blocks, ports
     );
     for (p, x) in per_port.iter().enumerate() {
