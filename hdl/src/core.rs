@@ -176,6 +176,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     la_row: DFF<Bits<16>>,
     la_src: DFF<Bits<4>>,
     la_age: DFF<Bits<2>>,
+    la_pp: DFF<Bits<4>>,
+    // LOOK: a frame waits here for the decision stages (`lk_v`: it holds one).
+    lk_v: DFF<bool>,
     dq_ev: DFF<Bits<32>>,
     dq_act: DFF<Bits<4>>,
     dq_aop: DFF<Bits<2>>,
@@ -385,6 +388,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     cadr: DFF<Bits<ADDR_W>>,
     agg_op: DFF<Bits<2>>,
     nr: DFF<Bits<16>>,
+    // `max(nr, 1)`, registered with `nr` (the RMW's last-row test starts from it).
+    nr1: DFF<Bits<16>>,
     ei: DFF<Bits<8>>,
     e_mc: DFF<bool>,
     e_slot: DFF<bool>,
@@ -436,6 +441,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     v_b: DFF<bool>,
     v_c: DFF<bool>,
     hlow1: DFF<Bits<8>>,
+    mc_c: DFF<bool>,
+    mc_b: DFF<bool>,
+    orig_c: DFF<bool>,
     pp_mac: Vec<DFF<Bits<48>>>,
     pp_ip: Vec<DFF<Bits<32>>>,
     pp_udp: Vec<DFF<Bits<16>>>,
@@ -486,7 +494,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     b_free: Signal<Local, bool>,
     b_done: Signal<Local, bool>,
     ev_b: Signal<Local, Bits<32>>,
-    nr1: Signal<Local, Bits<16>>,
     pm_low: Signal<Local, Bits<8>>,
     sel_mac: Signal<Local, Bits<48>>,
     sel_ip: Signal<Local, Bits<32>>,
@@ -562,6 +569,21 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     onehot: Signal<Local, Bits<8>>,
     any: Signal<Local, bool>,
     pidx: Signal<Local, Bits<4>>,
+    vb2: Vec<Signal<Local, Bits<8>>>,
+    hb2: Vec<Signal<Local, Bits<8>>>,
+    pick2: Signal<Local, Bits<8>>,
+    onehot2: Signal<Local, Bits<8>>,
+    any2: Signal<Local, bool>,
+    pidx2: Signal<Local, Bits<4>>,
+    lk_go: Signal<Local, bool>,
+    take_gate: Signal<Local, bool>,
+    // DECIDE's metadata write and busy-count update, from its registers (applied when it
+    // completes; forwarded to LOOK).
+    dwe: Signal<Local, bool>,
+    dwd: Signal<Local, Bits<META_W>>,
+    dbi: Signal<Local, bool>,
+    dbd: Signal<Local, bool>,
+    dhwc: Signal<Local, bool>,
     rx_row_data: Signal<Local, Bits<WB>>,
     ev: Signal<Local, Bits<32>>,
     rx_ev: Vec<Signal<Local, bool>>,
@@ -732,6 +754,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             la_row: Default::default(),
             la_src: Default::default(),
             la_age: Default::default(),
+            la_pp: Default::default(),
+            lk_v: Default::default(),
             dq_ev: Default::default(),
             dq_act: Default::default(),
             dq_aop: Default::default(),
@@ -796,6 +820,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             v_b: Default::default(),
             v_c: Default::default(),
             hlow1: Default::default(),
+            mc_c: Default::default(),
+            mc_b: Default::default(),
+            orig_c: Default::default(),
             pp_mac: n(p),
             pp_ip: n(p),
             pp_udp: n(p),
@@ -1097,6 +1124,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             onehot: Default::default(),
             any: Default::default(),
             pidx: Default::default(),
+            vb2: n(9),
+            hb2: n(9),
+            pick2: Default::default(),
+            onehot2: Default::default(),
+            any2: Default::default(),
+            pidx2: Default::default(),
+            lk_go: Default::default(),
+            take_gate: Default::default(),
+            dwe: Default::default(),
+            dwd: Default::default(),
+            dbi: Default::default(),
+            dbd: Default::default(),
+            dhwc: Default::default(),
             rx_row_data: Default::default(),
             ev: Default::default(),
             rx_ev: n(p),
@@ -1335,6 +1375,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             cadr,
             agg_op,
             nr,
+            nr1,
             bstate,
             b_sel,
             s1_sel,
@@ -1364,6 +1405,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             v_b,
             v_c,
             hlow1,
+            mc_c,
+            mc_b,
+            orig_c,
             t1_v,
             t1_first,
             t1_start,
@@ -1452,6 +1496,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             la_row,
             la_src,
             la_age,
+            la_pp,
+            lk_v,
             dq_ev,
             dq_act,
             dq_aop,
@@ -1647,7 +1693,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.hg.child.next = self.hs_child.q.val();
         }
         self.hg.clock.next = self.clock.val();
-        self.hg.orig.next = self.e_orig.q.val();
+        self.hg.orig.next = self.orig_c.q.val();
         self.hg.orig_hdr.next = self.b_hdr.q.val();
         self.hg.orig_len.next = self.b_len.q.val();
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
@@ -1727,6 +1773,41 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.pidx.next = self.c_idx4[p].val();
             }
         }
+        // The pick after a take (`pick2`, registered in the take's cycle): round robin from
+        // the port taken, never that port (its head changes two cycles after the pop), so
+        // that the next port's look-ahead is ready three cycles after the take.
+        self.vb2[0].next = 0.into();
+        self.hb2[0].next = 0.into();
+        for p in 0..self.rx.len() {
+            if self.dv[p].q.val() & (self.c_idx4[p].val() != self.pk_idx.q.val()) {
+                self.vb2[p + 1].next = self.vb2[p].val() | self.c_onehot[p].val();
+                if self.c_idx4[p].val() > self.pk_idx.q.val() {
+                    self.hb2[p + 1].next = self.hb2[p].val() | self.c_onehot[p].val();
+                } else {
+                    self.hb2[p + 1].next = self.hb2[p].val();
+                }
+            } else {
+                self.vb2[p + 1].next = self.vb2[p].val();
+                self.hb2[p + 1].next = self.hb2[p].val();
+            }
+        }
+        for p in self.rx.len()..8 {
+            self.vb2[p + 1].next = self.vb2[p].val();
+            self.hb2[p + 1].next = self.hb2[p].val();
+        }
+        if self.hb2[8].val() != 0 {
+            self.pick2.next = self.hb2[8].val();
+        } else {
+            self.pick2.next = self.vb2[8].val();
+        }
+        self.onehot2.next = self.pick2.val() & (!self.pick2.val() + 1);
+        self.any2.next = self.pick2.val() != 0;
+        self.pidx2.next = 0.into();
+        for p in 0..self.rx.len() {
+            if self.onehot2.val().get_bit(p) {
+                self.pidx2.next = self.c_idx4[p].val();
+            }
+        }
         // The pick, registered, from the ports' registered `d_valid` (`dv`): IDLE acts on
         // the arbitration of the cycle before. A descriptor only disappears when IDLE pops
         // it (`d_valid` drops the cycle after), and IDLE comes back at least four cycles
@@ -1753,7 +1834,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.la_age.q.val() != 3 {
             self.la_age.d.next = self.la_age.q.val() + 1;
         }
-        self.la_ok.next = (self.la_age.q.val() == 3)
+        self.la_ok.next = ((self.la_age.q.val() == 3)
+            | (self.la_pp.q.val() != self.pk_idx.q.val()))
             & (self.la_src.q.val() == self.pk_idx.q.val())
             & (self.la_src2.q.val() == self.pk_idx.q.val());
         self.parser.hdr.next = self.la_hdr.q.val();
@@ -1873,16 +1955,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.meta.waddr.next = self.cadr.q.val();
         self.meta.wdata.next = 0.into();
         self.meta.we.next = 0.into();
-        // Metadata of the copy just read.
-        // (registered: the copy's metadata is read from `mq`, a cycle after the RAM shows
-        // it; the read address stays put for the whole decision or scan visit.)
-        // (A write in the cycle the read was issued is not in the RAM's read data: block
-        // RAM reads the old row. The write, registered, is forwarded instead.)
-        if self.wq_v.q.val() & (self.wq_a.q.val() == self.ra_q.q.val()) {
-            self.mq.d.next = self.wq_d.q.val();
-        } else {
-            self.mq.d.next = self.meta.rdata.val();
-        }
+        // Metadata of the copy just read (`mq`, loaded after the decision stages below).
         self.m.next = self.mq.q.val();
         // The decision stages' copy of the metadata.
         self.xm.next = self.x_m.q.val();
@@ -1919,17 +1992,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.busy_st.next = (self.st.val() == 1) | (self.st.val() == 2);
         self.same.next = self.st.val() != 0;
-        self.samebl.next = self.same.val() & (self.m_block.val() == self.pr_block.q.val());
-        self.subset.next = (self.pr_bitmap.q.val() & !self.m_bitmap.val()) == 0;
-        self.disjoint.next = (self.pr_bitmap.q.val() & self.m_bitmap.val()) == 0;
-        self.d_cb.next = self.m_block.val() - self.pr_block.q.val();
-        self.d_bc.next = self.pr_block.q.val() - self.m_block.val();
+        self.samebl.next = self.same.val() & (self.m_block.val() == self.xp_block.q.val());
+        self.subset.next = (self.xp_bitmap.q.val() & !self.m_bitmap.val()) == 0;
+        self.disjoint.next = (self.xp_bitmap.q.val() & self.m_bitmap.val()) == 0;
+        self.d_cb.next = self.m_block.val() - self.xp_block.q.val();
+        self.d_bc.next = self.xp_block.q.val() - self.m_block.val();
         // (d != 0 is the blocks' inequality, off the subtraction's carry chain.)
         self.newer_cb.next =
-            !self.d_cb.val().get_bit(31) & (self.m_block.val() != self.pr_block.q.val());
+            !self.d_cb.val().get_bit(31) & (self.m_block.val() != self.xp_block.q.val());
         self.newer_bc.next =
-            !self.d_bc.val().get_bit(31) & (self.m_block.val() != self.pr_block.q.val());
-        self.age.next = self.now_r.q.val() - self.m_timer.val();
+            !self.d_bc.val().get_bit(31) & (self.m_block.val() != self.xp_block.q.val());
+        self.age.next = self.x_now.q.val() - self.m_timer.val();
         self.lim33.next = bit_cast::<33, 32>(self.je.q.val().get_bits::<32>(288))
             + bit_cast::<33, 32>(self.je.q.val().get_bits::<32>(320));
         self.stale.next =
@@ -1947,15 +2020,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.bdel.next = bits::<32>(0xffff_fffeu64);
         }
         self.busy_left.next = self.bcur.q.val() + self.bdel.val();
-        self.newbm.next = self.m_bitmap.val() | self.pr_bitmap.q.val();
-        if self.pr_exponent.q.val() != self.m_exp.val() {
-            self.mflags.next = self.m_flags.val() | (self.pr_flags.q.val() & 0x18) | 0x10;
+        self.newbm.next = self.m_bitmap.val() | self.xp_bitmap.q.val();
+        if self.xp_exponent.q.val() != self.m_exp.val() {
+            self.mflags.next = self.m_flags.val() | (self.xp_flags.q.val() & 0x18) | 0x10;
         } else {
-            self.mflags.next = self.m_flags.val() | (self.pr_flags.q.val() & 0x18);
+            self.mflags.next = self.m_flags.val() | (self.xp_flags.q.val() & 0x18);
         }
-        self.sflags.next = self.pr_flags.q.val() & 0x18;
+        self.sflags.next = self.xp_flags.q.val() & 0x18;
         self.rows_p.next =
-            ((self.pr_elements.q.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
+            ((self.xp_elements.q.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
         self.rows_m.next = ((self.m_elem.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
         // Slot data path.
         self.acc.op.next = 0.into();
@@ -1987,11 +2060,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.hg.ld1.next = false;
         self.tg_v.next = false;
         self.tg_first.next = false;
-        if self.nr.q.val() == 0 {
-            self.nr1.next = 1.into();
-        } else {
-            self.nr1.next = self.nr.q.val();
-        }
         self.cs_port.next = self.chram2.rdata.val().get_bits::<4>(160);
         self.cs_hit.next =
             (self.pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.cs_port.val()))) != 0;
@@ -2000,6 +2068,34 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // A header that carries the copy's overflow bit waits until that bit was read
         // for its own copy (the read port may have served an RMW tag the cycle before).
         self.hdr_ok.next = !self.b_eovf.q.val() | (self.or_a.q.val() == self.b_cadr.q.val());
+        // The destination pipeline (select, then HdrGen's field registers, its header
+        // register, the push), one port per cycle. It runs by itself, so the back end may
+        // hand over to the next item once the last destination's fields are registered
+        // (state 6); what the later stages need of the item travels with them (`mc_*`,
+        // `orig_c`; a routed frame's original header is not carried: its item waits).
+        self.v_b.d.next = self.v_c.q.val();
+        self.v_c.d.next = self.v_a.q.val();
+        if self.v_a.q.val() {
+            self.hg.ld1.next = true;
+            self.hlow1.d.next = self.hlow_s.q.val();
+            self.mc_c.d.next = self.e_mc.q.val();
+            self.orig_c.d.next = self.e_orig.q.val();
+        }
+        if self.v_c.q.val() {
+            self.hg.ld.next = true;
+            self.hlow.d.next = self.hlow1.q.val();
+            self.mc_b.d.next = self.mc_c.q.val();
+        }
+        if self.v_b.q.val() {
+            for p in 0..self.rx.len() {
+                if self.hlow.q.val().get_bit(p) {
+                    self.tx[p].push.next = true;
+                }
+            }
+            if self.mc_b.q.val() {
+                self.ev_b.next = bits::<32>(1) << 4;
+            }
+        }
         match self.bstate.q.val().index() {
             1 => {
                 // RMW: one slot row per cycle through the Acc (an item without rows still
@@ -2011,7 +2107,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
                 self.ri.d.next = self.ri.q.val() + 1;
                 // `rl`: this is the item's last RMW cycle (set at hand-over for row 0).
-                self.rl.d.next = (self.ri.q.val() + 2) >= self.nr1.val();
+                self.rl.d.next = (self.ri.q.val() + 2) >= self.nr1.q.val();
                 if self.rl.q.val() {
                     self.ri.d.next = 0.into();
                     self.e_more.d.next = self.b_enr.q.val() != 0;
@@ -2086,39 +2182,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // child's fields into `hs_*`), build in two (HdrGen's field registers, then
                 // its header register), push. Starts once the copy's overflow bit is
                 // readable (it joins the flags).
-                self.v_b.d.next = false;
-                self.v_c.d.next = false;
                 if self.hdr_ok.val() {
                     self.h_latch.next = self.pmask.q.val() != 0;
                     self.bstate.d.next = 6.into();
                 }
             }
             6 => {
-                if self.v_b.q.val() {
-                    for p in 0..self.rx.len() {
-                        if self.hlow.q.val().get_bit(p) {
-                            self.tx[p].push.next = true;
-                        }
-                    }
-                    if self.e_mc.q.val() {
-                        self.ev_b.next = bits::<32>(1) << 4;
-                    }
-                }
-                self.v_b.d.next = self.v_c.q.val();
-                self.v_c.d.next = self.v_a.q.val();
-                if self.v_a.q.val() {
-                    self.hg.ld1.next = true;
-                    self.hlow1.d.next = self.hlow_s.q.val();
-                }
-                if self.v_c.q.val() {
-                    self.hg.ld.next = true;
-                    self.hlow.d.next = self.hlow1.q.val();
-                }
                 if self.pmask.q.val() != 0 {
                     self.h_latch.next = true;
+                } else if self.v_a.q.val() & !self.more.q.val() & !self.e_orig.q.val() {
+                    // The last destination's fields are registered in this cycle: the rest
+                    // of the pipeline runs by itself, and the next item may start (its
+                    // rows reach the egress ports after this item's last push).
+                    self.b_done.next = true;
+                    self.bstate.d.next = 0.into();
                 } else if !self.v_a.q.val() & !self.v_c.q.val() {
                     // This cycle's push (if any) is the last of the round.
-                    self.v_b.d.next = false;
                     if self.more.q.val() {
                         // The next multicast round.
                         self.cs_i.d.next = self.ei.q.val();
@@ -2246,6 +2325,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.e_more.d.next = self.sq_e_more.q.val();
             self.e_slot.d.next = self.sq_e_slot.q.val();
             self.nr.d.next = self.sq_nr.q.val();
+            if self.sq_nr.q.val() == 0 {
+                self.nr1.d.next = 1.into();
+            } else {
+                self.nr1.d.next = self.sq_nr.q.val();
+            }
             self.o_bitmap.d.next = self.sq_o_bitmap.q.val();
             self.o_block.d.next = self.sq_o_block.q.val();
             self.o_child.d.next = self.sq_o_child.q.val();
@@ -2332,8 +2416,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // A job commit waits for the front end to be idle and holds it for a cycle after
         // (`jc_hold`): no decision straddles it (see "Job commits" below).
         self.jc_hold.next = self.jc_pend.q.val() | self.jc_q.q.val();
+        // A frame is taken only when LOOK is free or its frame moves on in this cycle (to
+        // PRED, which copies the fields the take overwrites): the decision stages are empty,
+        // or DECIDE completes (the item stage is empty or hands its item over).
+        self.take_gate.next = !self.lk_v.q.val()
+            | (self.xstate.q.val() == 0)
+            | ((self.xstate.q.val() == 3) & (!self.sq_v.q.val() | self.sq_ld.val()));
         self.pick_ok.next = self.pk_any.q.val()
             & self.la_ok.val()
+            & self.take_gate.val()
             & !self.jc_hold.val()
             & !(self.sweep_on.q.val()
                 & self.own_q.q.val()
@@ -2347,7 +2438,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // stages still work on the one before; a commit or a scan visit waits until
                 // they are empty.
                 if self.jc_pend.q.val() {
-                    if self.xstate.q.val() == 0 {
+                    if (self.xstate.q.val() == 0) & !self.lk_v.q.val() {
                         self.jc.next = true;
                         self.jc_pend.d.next = false;
                         self.dbg_valid.next = true;
@@ -2361,9 +2452,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & (self.own_age.q.val() == 2)
                     & !self.jc_hold.val()
                     & (self.xstate.q.val() == 0)
+                    & !self.lk_v.q.val()
                 {
                     self.scan_turn.d.next = false;
                     self.now_r.d.next = self.now.q.val();
+                    self.x_now.d.next = self.now.q.val();
                     self.e_scan.d.next = true;
                     self.scan_c.d.next = false;
                     self.cadr.d.next = self.scan_ptr.q.val() << 1;
@@ -2405,8 +2498,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // (A frame handed over here waits until the decision before it has handed
                 // over its item: items stay in decision order.)
                 if (self.pr_kind.val() == 3) & self.jhit_q.q.val() {
-                    self.state.d.next = 2.into();
-                } else if self.b_free.val() & (self.xstate.q.val() == 0) & !self.sq_v.q.val() {
+                    // To LOOK, which is free: a frame is taken only when it is.
+                    self.lk_v.d.next = true;
+                    self.state.d.next = 0.into();
+                } else if self.b_free.val()
+                    & (self.xstate.q.val() == 0)
+                    & !self.sq_v.q.val()
+                    & !self.lk_v.q.val()
+                {
                     self.h_go.next = true;
                     self.h_st.next = 7.into();
                     self.state.d.next = 0.into();
@@ -2439,27 +2538,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.ev.next = bits::<32>(1) << 14;
                         }
                     }
-                }
-            }
-            2 => {
-                // LOOK: the job entry, the child entry and the slot copy's metadata (read
-                // in PARSE) arrive and are registered (`je`, `chr`, `mq`); latch the job's
-                // busy count (only decisions change it, and they are sequential).
-                self.chr.d.next = self.chram.rdata.val();
-                self.bcur.d.next = self.busy_cur.val();
-                self.bcd.d.next = 0.into();
-                if self.bq_j.q.val() == self.ji.q.val() {
-                    self.bcd.d.next = bit_cast::<2, 1>(self.bq_inc.q.val().into())
-                        | (bit_cast::<2, 1>(self.bq_dec.q.val().into()) << 1);
-                }
-                self.je.d.next = self.jram.rdata.val();
-                self.jep.d.next = self.jram.rdata.val().get_bits::<32>(464);
-                // On to PRED once the decision stages are empty: the earliest is two cycles
-                // after the decision before has written the metadata and busy counts
-                // (`mq` and `bcd` see those writes; held here, LOOK registers again).
-                if self.xstate.q.val() == 0 {
-                    self.xstate.d.next = 1.into();
-                    self.state.d.next = 0.into();
                 }
             }
             11 => {
@@ -2564,6 +2642,64 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.state.d.next = 0.into();
             }
         }
+        // DECIDE's effects on the slot metadata and the busy counts, from its registers
+        // (`dq_*`, the conditions, the context): applied when DECIDE completes, and
+        // forwarded to the frame in LOOK, which may move to PRED in the same cycle.
+        self.dact.next = self.dq_act.q.val();
+        self.aop.next = self.dq_aop.q.val();
+        self.cpl.next = self.dq_cpl.q.val();
+        // Aggregation defaults: start a new epoch of the copy.
+        self.cmw.next = bits::<META_W>(1)
+            | (bit_cast::<META_W, 8>(self.x_ji.q.val()) << 8)
+            | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_bits::<16>(0)) << 16)
+            | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_bits::<16>(16)) << 192)
+            | (bit_cast::<META_W, 32>(self.xp_block.q.val()) << 32)
+            | (bit_cast::<META_W, 64>(self.xp_bitmap.q.val()) << 64)
+            | (bit_cast::<META_W, 8>(self.xp_exponent.q.val()) << 128)
+            | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << 136)
+            | (bit_cast::<META_W, 16>(self.xp_elements.q.val()) << 144)
+            | (bit_cast::<META_W, 32>(self.x_now.q.val()) << 160);
+        if self.dq_merge.q.val() {
+            self.cmw.next = (self.xm.val()
+                & !((bits::<META_W>(0xff) << 136)
+                    | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
+                | (bit_cast::<META_W, 64>(self.x_newbm.q.val()) << 64)
+                | (bit_cast::<META_W, 8>(self.x_mflags.q.val()) << 136);
+        }
+        self.cr.next = self.cpl.val() & !self.x_je.q.val().get_bit(1);
+        self.dwe.next = false;
+        self.dwd.next = self.cmw.val();
+        self.dbi.next = false;
+        self.dbd.next = false;
+        self.dhwc.next = false;
+        if (self.xp_ptype.q.val() == 2) & self.x_je.q.val().get_bit(1) & self.q_samebl.q.val() {
+            // A result at an inner switch: the copy holding this block is Done.
+            self.dwe.next = true;
+            self.dwd.next = (self.xm.val() & !bits::<META_W>(7)) | 3;
+            self.dbd.next = self.q_busy_st.q.val();
+        }
+        if self.dact.val() == 4 {
+            // Aggregate: the copy's metadata after the merge (Switch::try_complete: Emitted
+            // at an inner switch, Done at the root on completion).
+            self.dwe.next = true;
+            if self.cpl.val() {
+                if self.x_je.q.val().get_bit(1) {
+                    self.dwd.next = (self.cmw.val()
+                        & !(bits::<META_W>(7) | (bits::<META_W>(0xffff_ffffu64) << 160)))
+                        | 2
+                        | (bit_cast::<META_W, 32>(self.x_now.q.val()) << 160);
+                } else {
+                    self.dwd.next = (self.cmw.val() & !bits::<META_W>(7)) | 3;
+                }
+            }
+            if self.aop.val() == 1 {
+                self.dhwc.next = !self.q_busy_st.q.val();
+                self.dbi.next = !self.q_busy_st.q.val() & !self.cr.val();
+                self.dbd.next = self.q_busy_st.q.val() & self.cr.val();
+            } else {
+                self.dbd.next = self.cr.val();
+            }
+        }
         // ---- Decision stages (`xstate`: 1 PRED, 2 DSEL, 3 DECIDE), overlapping the front
         // end's take, PREP2, PARSE and LOOK of the next frame. ----
         match self.xstate.q.val().index() {
@@ -2581,49 +2717,30 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_stale.d.next = self.stale.val();
                 self.q_qfull.d.next = self.busy_left.val() >= self.je.q.val().get_bits::<32>(256);
                 self.q_badrank.d.next =
-                    (self.pr_bitmap.q.val() & !self.je.q.val().get_bits::<64>(64)) != 0;
-                self.q_toolong.d.next = self.pr_elements.q.val() > self.c_lanes.val();
-                self.q_badchild.d.next = !self.pr_flags.q.val().get_bit(0)
-                    & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(16));
-                self.q_chrank.d.next = !self.pr_flags.q.val().get_bit(0)
-                    & ((self.pr_bitmap.q.val() & !self.chr.q.val().get_bits::<64>(0)) != 0);
-                self.q_degree.d.next = !self.pr_flags.q.val().get_bit(0)
-                    & (self.pr_child.q.val() >= self.je.q.val().get_bits::<8>(8));
-                self.q_cpl0.d.next = self.pr_bitmap.q.val() == self.je.q.val().get_bits::<64>(128);
+                    (self.xp_bitmap.q.val() & !self.je.q.val().get_bits::<64>(64)) != 0;
+                self.q_toolong.d.next = self.xp_elements.q.val() > self.c_lanes.val();
+                self.q_badchild.d.next = !self.xp_flags.q.val().get_bit(0)
+                    & (self.xp_child.q.val() >= self.je.q.val().get_bits::<8>(16));
+                self.q_chrank.d.next = !self.xp_flags.q.val().get_bit(0)
+                    & ((self.xp_bitmap.q.val() & !self.chr.q.val().get_bits::<64>(0)) != 0);
+                self.q_degree.d.next = !self.xp_flags.q.val().get_bit(0)
+                    & (self.xp_child.q.val() >= self.je.q.val().get_bits::<8>(8));
+                self.q_cpl0.d.next = self.xp_bitmap.q.val() == self.je.q.val().get_bits::<64>(128);
                 self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_bits::<64>(128);
-                self.q_elne.d.next = self.pr_elements.q.val() != self.m_elem.val();
+                self.q_elne.d.next = self.xp_elements.q.val() != self.m_elem.val();
                 self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128);
                 self.q_rows.d.next = self.rows_p.val();
                 self.q_rle1.d.next = self.rows_p.val() <= 1;
                 self.xstate.d.next = 2.into();
-                // The decision's context, copied for DSEL and DECIDE: the front end takes
-                // the next frame meanwhile and overwrites its own registers.
+                // The decision's context, copied for DSEL and DECIDE (the frame's fields
+                // were copied when it left LOOK): LOOK registers the next frame's meanwhile.
                 self.x_m.d.next = self.m.val();
                 self.x_newbm.d.next = self.newbm.val();
                 self.x_mflags.d.next = self.mflags.val();
                 self.x_sflags.d.next = self.sflags.val();
                 self.x_rows_m.d.next = self.rows_m.val();
-                self.xp_bitmap.d.next = self.pr_bitmap.q.val();
-                self.xp_block.d.next = self.pr_block.q.val();
-                self.xp_child.d.next = self.pr_child.q.val();
-                self.xp_elements.d.next = self.pr_elements.q.val();
-                self.xp_exponent.d.next = self.pr_exponent.q.val();
-                self.xp_flags.d.next = self.pr_flags.q.val();
-                self.xp_job.d.next = self.pr_job.q.val();
-                self.xp_ptype.d.next = self.pr_ptype.q.val();
-                self.xp_src_ip.d.next = self.pr_src_ip.q.val();
-                self.xp_src_mac.d.next = self.pr_src_mac.q.val();
-                self.xp_src_port.d.next = self.pr_src_port.q.val();
                 self.x_je.d.next = self.je.q.val();
                 self.x_jep.d.next = self.jep.q.val();
-                self.x_ji.d.next = self.ji.q.val();
-                self.x_cadr.d.next = self.cadr.q.val();
-                self.x_now.d.next = self.now_r.q.val();
-                self.x_sel.d.next = self.sel.q.val();
-                self.x_hdr.d.next = self.hdr.q.val().get_bits::<512>(0);
-                self.x_len.d.next = self.len.q.val();
-                self.x_row0.d.next = self.row0.q.val();
-                self.x_nrows.d.next = self.nrows.q.val();
             }
             2 => {
                 // DSEL: the model's branch for this frame (Switch::contribution / result /
@@ -2781,42 +2898,23 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.sq_o_block.d.next = self.xp_block.q.val();
                     self.sq_o_child.d.next = self.xp_child.q.val();
                     self.sq_o_bitmap.d.next = self.xp_bitmap.q.val();
-                    // Aggregation defaults: start a new epoch of the copy.
-                    self.cmw.next = bits::<META_W>(1)
-                        | (bit_cast::<META_W, 8>(self.x_ji.q.val()) << 8)
-                        | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_bits::<16>(0)) << 16)
-                        | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_bits::<16>(16)) << 192)
-                        | (bit_cast::<META_W, 32>(self.xp_block.q.val()) << 32)
-                        | (bit_cast::<META_W, 64>(self.xp_bitmap.q.val()) << 64)
-                        | (bit_cast::<META_W, 8>(self.xp_exponent.q.val()) << 128)
-                        | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << 136)
-                        | (bit_cast::<META_W, 16>(self.xp_elements.q.val()) << 144)
-                        | (bit_cast::<META_W, 32>(self.x_now.q.val()) << 160);
                     self.sq_nr.d.next = self.q_rows.q.val();
-                    // The branch was chosen in DSEL (`dq_*`).
+                    // The branch was chosen in DSEL (`dq_*`); its metadata write and
+                    // busy-count update are `dwe`/`dwd`, `dbi`/`dbd` (above).
                     self.ev.next = self.dq_ev.q.val();
-                    self.dact.next = self.dq_act.q.val();
-                    self.aop.next = self.dq_aop.q.val();
-                    self.cpl.next = self.dq_cpl.q.val();
-                    if self.dq_merge.q.val() {
-                        self.cmw.next = (self.xm.val()
-                            & !((bits::<META_W>(0xff) << 136)
-                                | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
-                            | (bit_cast::<META_W, 64>(self.x_newbm.q.val()) << 64)
-                            | (bit_cast::<META_W, 8>(self.x_mflags.q.val()) << 136);
+                    if self.dwe.val() {
+                        self.meta.wdata.next = self.dwd.val();
+                        self.meta.we.next = 1.into();
                     }
+                    self.bz_inc.next = self.dbi.val();
+                    self.bz_dec.next = self.dbd.val();
+                    self.hwc.next = self.dhwc.val();
                     if (self.xp_ptype.q.val() == 2) & self.x_je.q.val().get_bit(1) {
                         // Result at an inner switch: multicast to the children.
                         self.sq_o_src_ip.d.next = self.me_ip.q.val();
                         self.sq_o_flags.d.next = self.xp_flags.q.val() | 0x02;
                         self.mc_new.next = true;
                         self.dh_st.next = 5.into();
-                        if self.q_samebl.q.val() {
-                            // The copy holding this block is Done.
-                            self.meta.wdata.next = (self.xm.val() & !bits::<META_W>(7)) | 3;
-                            self.meta.we.next = 1.into();
-                            self.bz_dec.next = self.q_busy_st.q.val();
-                        }
                     }
                     match self.dact.val().index() {
                         2 => {
@@ -2830,29 +2928,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             // Aggregate: the copy's metadata after the merge (Switch::try_complete:
                             // Emitted at an inner switch, Done at the root on completion).
                             self.dh_st.next = 1.into();
-                            self.cr.next = self.cpl.val() & !self.x_je.q.val().get_bit(1);
-                            if self.cpl.val() {
-                                if self.x_je.q.val().get_bit(1) {
-                                    self.meta.wdata.next = (self.cmw.val()
-                                        & !(bits::<META_W>(7)
-                                            | (bits::<META_W>(0xffff_ffffu64) << 160)))
-                                        | 2
-                                        | (bit_cast::<META_W, 32>(self.x_now.q.val()) << 160);
-                                } else {
-                                    self.meta.wdata.next =
-                                        (self.cmw.val() & !bits::<META_W>(7)) | 3;
-                                }
-                            } else {
-                                self.meta.wdata.next = self.cmw.val();
-                            }
-                            self.meta.we.next = 1.into();
-                            if self.aop.val() == 1 {
-                                self.hwc.next = !self.q_busy_st.q.val();
-                                self.bz_inc.next = !self.q_busy_st.q.val() & !self.cr.val();
-                                self.bz_dec.next = self.q_busy_st.q.val() & self.cr.val();
-                            } else {
-                                self.bz_dec.next = self.cr.val();
-                            }
                             if self.cpl.val() {
                                 self.ev.next = self.ev.val() | (bits::<32>(1) << 3);
                                 self.sq_b_emit.d.next = true;
@@ -2939,6 +3014,70 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             _ => {}
         }
+        // ---- LOOK (`lk_v`): the frame PARSE handed over waits for the decision stages. Its
+        // job entry, child entry and slot copy's metadata (read in PARSE) arrive and are
+        // registered (`je`, `chr`, `mq`) every cycle it waits, with the job's busy count
+        // and the update still in flight (`bcd`: from the decision of the cycle before, or
+        // DECIDE's of this cycle). It moves to PRED when the decision stages are empty or
+        // DECIDE completes in this cycle: then DECIDE's metadata write and busy-count update
+        // are forwarded to it, so that the next decision starts right behind (three cycles
+        // per frame). Leaving, it copies the frame's fields for the decision stages (the
+        // front end takes the next frame in the same cycle).
+        self.lk_go.next = self.lk_v.q.val()
+            & ((self.xstate.q.val() == 0)
+                | ((self.xstate.q.val() == 3) & (!self.sq_v.q.val() | self.sq_ld.val())));
+        if self.lk_v.q.val() {
+            self.chr.d.next = self.chram.rdata.val();
+            self.bcur.d.next = self.busy_cur.val();
+            self.bcd.d.next = 0.into();
+            if (self.xstate.q.val() == 3)
+                & (self.dbi.val() | self.dbd.val())
+                & (self.x_ji.q.val() == self.ji.q.val())
+            {
+                self.bcd.d.next = bit_cast::<2, 1>(self.dbi.val().into())
+                    | (bit_cast::<2, 1>(self.dbd.val().into()) << 1);
+            } else if self.bq_j.q.val() == self.ji.q.val() {
+                self.bcd.d.next = bit_cast::<2, 1>(self.bq_inc.q.val().into())
+                    | (bit_cast::<2, 1>(self.bq_dec.q.val().into()) << 1);
+            }
+            self.je.d.next = self.jram.rdata.val();
+            self.jep.d.next = self.jram.rdata.val().get_bits::<32>(464);
+        }
+        if self.lk_go.val() {
+            self.lk_v.d.next = false;
+            self.xstate.d.next = 1.into();
+            self.xp_bitmap.d.next = self.pr_bitmap.q.val();
+            self.xp_block.d.next = self.pr_block.q.val();
+            self.xp_child.d.next = self.pr_child.q.val();
+            self.xp_elements.d.next = self.pr_elements.q.val();
+            self.xp_exponent.d.next = self.pr_exponent.q.val();
+            self.xp_flags.d.next = self.pr_flags.q.val();
+            self.xp_job.d.next = self.pr_job.q.val();
+            self.xp_ptype.d.next = self.pr_ptype.q.val();
+            self.xp_src_ip.d.next = self.pr_src_ip.q.val();
+            self.xp_src_mac.d.next = self.pr_src_mac.q.val();
+            self.xp_src_port.d.next = self.pr_src_port.q.val();
+            self.x_ji.d.next = self.ji.q.val();
+            self.x_cadr.d.next = self.cadr.q.val();
+            self.x_now.d.next = self.now_r.q.val();
+            self.x_sel.d.next = self.sel.q.val();
+            self.x_hdr.d.next = self.hdr.q.val().get_bits::<512>(0);
+            self.x_len.d.next = self.len.q.val();
+            self.x_row0.d.next = self.row0.q.val();
+            self.x_nrows.d.next = self.nrows.q.val();
+        }
+        // Metadata of the copy just read (registered: the decision reads it from `mq`). A
+        // write in the cycle the read was issued is not in the RAM's read data (block RAM
+        // reads the old row): the write, registered, is forwarded instead (`wq_*`); so is
+        // DECIDE's write in this cycle, for a frame leaving LOOK.
+        if (self.xstate.q.val() == 3) & self.dwe.val() & (self.x_cadr.q.val() == self.ra_q.q.val())
+        {
+            self.mq.d.next = self.dwd.val();
+        } else if self.wq_v.q.val() & (self.wq_a.q.val() == self.ra_q.q.val()) {
+            self.mq.d.next = self.wq_d.q.val();
+        } else {
+            self.mq.d.next = self.meta.rdata.val();
+        }
         if self.pick_now.val() {
             self.sel.d.next = self.pk_idx.q.val();
             self.last.d.next = self.pk_idx.q.val();
@@ -2960,6 +3099,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.ip_ok.d.next = self.la_ip.q.val();
             self.row0.d.next = self.la_row.q.val();
             self.la_age.d.next = 0.into();
+            self.la_pp.d.next = self.pk_idx.q.val();
+            if self.any2.val() {
+                // The next pick: another port's head, ready by the next take.
+                self.pk_idx.d.next = self.pidx2.val();
+                self.pk_any.d.next = true;
+            }
             // The frame's fields, checks and table hits (from the look-ahead parser).
             if self.la_len.q.val() > 64 {
                 self.nrows.d.next =
@@ -3412,6 +3557,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.state.d.next = 0.into();
             self.xstate.d.next = 0.into();
             self.wq_v.d.next = false;
+            self.lk_v.d.next = false;
             self.sq_v.d.next = false;
             self.pc_v.d.next = false;
             self.tick_cnt.d.next = 0.into();

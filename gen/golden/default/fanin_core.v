@@ -956,6 +956,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] la_age$d;
     wire  [1:0] la_age$q;
     reg  la_age$clock;
+    reg  [3:0] la_pp$d;
+    wire  [3:0] la_pp$q;
+    reg  la_pp$clock;
+    reg  lk_v$d;
+    wire  lk_v$q;
+    reg  lk_v$clock;
     reg  [31:0] dq_ev$d;
     wire  [31:0] dq_ev$q;
     reg  dq_ev$clock;
@@ -1537,6 +1543,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] nr$d;
     wire  [15:0] nr$q;
     reg  nr$clock;
+    reg  [15:0] nr1$d;
+    wire  [15:0] nr1$q;
+    reg  nr1$clock;
     reg  [7:0] ei$d;
     wire  [7:0] ei$q;
     reg  ei$clock;
@@ -1684,6 +1693,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] hlow1$d;
     wire  [7:0] hlow1$q;
     reg  hlow1$clock;
+    reg  mc_c$d;
+    wire  mc_c$q;
+    reg  mc_c$clock;
+    reg  mc_b$d;
+    wire  mc_b$q;
+    reg  mc_b$clock;
+    reg  orig_c$d;
+    wire  orig_c$q;
+    reg  orig_c$clock;
     reg  [47:0] pp_mac$0$d;
     wire  [47:0] pp_mac$0$q;
     reg  pp_mac$0$clock;
@@ -2375,7 +2393,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  b_free;
     reg  b_done;
     reg  [31:0] ev_b;
-    reg  [15:0] nr1;
     reg  [7:0] pm_low;
     reg  [47:0] sel_mac;
     reg  [31:0] sel_ip;
@@ -2498,6 +2515,35 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] onehot;
     reg  any;
     reg  [3:0] pidx;
+    reg  [7:0] vb2$0;
+    reg  [7:0] vb2$1;
+    reg  [7:0] vb2$2;
+    reg  [7:0] vb2$3;
+    reg  [7:0] vb2$4;
+    reg  [7:0] vb2$5;
+    reg  [7:0] vb2$6;
+    reg  [7:0] vb2$7;
+    reg  [7:0] vb2$8;
+    reg  [7:0] hb2$0;
+    reg  [7:0] hb2$1;
+    reg  [7:0] hb2$2;
+    reg  [7:0] hb2$3;
+    reg  [7:0] hb2$4;
+    reg  [7:0] hb2$5;
+    reg  [7:0] hb2$6;
+    reg  [7:0] hb2$7;
+    reg  [7:0] hb2$8;
+    reg  [7:0] pick2;
+    reg  [7:0] onehot2;
+    reg  any2;
+    reg  [3:0] pidx2;
+    reg  lk_go;
+    reg  take_gate;
+    reg  dwe;
+    reg  [207:0] dwd;
+    reg  dbi;
+    reg  dbd;
+    reg  dhwc;
     reg  [511:0] rx_row_data;
     reg  [31:0] ev;
     reg  rx_ev$0;
@@ -3698,6 +3744,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(la_age$q),
         .clock(la_age$clock)
     );
+    fanin_la_pp la_pp(
+        .d(la_pp$d),
+        .q(la_pp$q),
+        .clock(la_pp$clock)
+    );
+    fanin_lk_v lk_v(
+        .d(lk_v$d),
+        .q(lk_v$q),
+        .clock(lk_v$clock)
+    );
     fanin_dq_ev dq_ev(
         .d(dq_ev$d),
         .q(dq_ev$q),
@@ -4661,6 +4717,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(nr$q),
         .clock(nr$clock)
     );
+    fanin_nr1 nr1(
+        .d(nr1$d),
+        .q(nr1$q),
+        .clock(nr1$clock)
+    );
     fanin_ei ei(
         .d(ei$d),
         .q(ei$q),
@@ -4905,6 +4966,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(hlow1$d),
         .q(hlow1$q),
         .clock(hlow1$clock)
+    );
+    fanin_mc_c mc_c(
+        .d(mc_c$d),
+        .q(mc_c$q),
+        .clock(mc_c$clock)
+    );
+    fanin_mc_b mc_b(
+        .d(mc_b$d),
+        .q(mc_b$q),
+        .clock(mc_b$clock)
+    );
+    fanin_orig_c orig_c(
+        .d(orig_c$d),
+        .q(orig_c$q),
+        .clock(orig_c$clock)
     );
     fanin_pp_mac_0 pp_mac$0(
         .d(pp_mac$0$d),
@@ -6143,6 +6219,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cadr$clock = clock;
         agg_op$clock = clock;
         nr$clock = clock;
+        nr1$clock = clock;
         bstate$clock = clock;
         b_sel$clock = clock;
         s1_sel$clock = clock;
@@ -6172,6 +6249,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         v_b$clock = clock;
         v_c$clock = clock;
         hlow1$clock = clock;
+        mc_c$clock = clock;
+        mc_b$clock = clock;
+        orig_c$clock = clock;
         t1_v$clock = clock;
         t1_first$clock = clock;
         t1_start$clock = clock;
@@ -6260,6 +6340,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         la_row$clock = clock;
         la_src$clock = clock;
         la_age$clock = clock;
+        la_pp$clock = clock;
+        lk_v$clock = clock;
         dq_ev$clock = clock;
         dq_act$clock = clock;
         dq_aop$clock = clock;
@@ -6430,6 +6512,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cadr$d = cadr$q;
         agg_op$d = agg_op$q;
         nr$d = nr$q;
+        nr1$d = nr1$q;
         bstate$d = bstate$q;
         b_sel$d = b_sel$q;
         s1_sel$d = s1_sel$q;
@@ -6459,6 +6542,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         v_b$d = v_b$q;
         v_c$d = v_c$q;
         hlow1$d = hlow1$q;
+        mc_c$d = mc_c$q;
+        mc_b$d = mc_b$q;
+        orig_c$d = orig_c$q;
         t1_v$d = t1_v$q;
         t1_first$d = t1_first$q;
         t1_start$d = t1_start$q;
@@ -6547,6 +6633,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         la_row$d = la_row$q;
         la_src$d = la_src$q;
         la_age$d = la_age$q;
+        la_pp$d = la_pp$q;
+        lk_v$d = lk_v$q;
         dq_ev$d = dq_ev$q;
         dq_act$d = dq_act$q;
         dq_aop$d = dq_aop$q;
@@ -7329,7 +7417,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             hg$child = hs_child$q;
         end
         hg$clock = clock;
-        hg$orig = e_orig$q;
+        hg$orig = orig_c$q;
         hg$orig_hdr = b_hdr$q;
         hg$orig_len = b_len$q;
         rx$0$clock = clock;
@@ -7571,6 +7659,89 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (onehot[3]) begin
             pidx = c_idx4$3;
         end
+        vb2$0 = 32'h0;
+        hb2$0 = 32'h0;
+        if (dv$0$q & (c_idx4$0 != pk_idx$q)) begin
+            vb2$1 = vb2$0 | c_onehot$0;
+            if (c_idx4$0 > pk_idx$q) begin
+                hb2$1 = hb2$0 | c_onehot$0;
+            end
+            else begin
+                hb2$1 = hb2$0;
+            end
+        end
+        else begin
+            vb2$1 = vb2$0;
+            hb2$1 = hb2$0;
+        end
+        if (dv$1$q & (c_idx4$1 != pk_idx$q)) begin
+            vb2$2 = vb2$1 | c_onehot$1;
+            if (c_idx4$1 > pk_idx$q) begin
+                hb2$2 = hb2$1 | c_onehot$1;
+            end
+            else begin
+                hb2$2 = hb2$1;
+            end
+        end
+        else begin
+            vb2$2 = vb2$1;
+            hb2$2 = hb2$1;
+        end
+        if (dv$2$q & (c_idx4$2 != pk_idx$q)) begin
+            vb2$3 = vb2$2 | c_onehot$2;
+            if (c_idx4$2 > pk_idx$q) begin
+                hb2$3 = hb2$2 | c_onehot$2;
+            end
+            else begin
+                hb2$3 = hb2$2;
+            end
+        end
+        else begin
+            vb2$3 = vb2$2;
+            hb2$3 = hb2$2;
+        end
+        if (dv$3$q & (c_idx4$3 != pk_idx$q)) begin
+            vb2$4 = vb2$3 | c_onehot$3;
+            if (c_idx4$3 > pk_idx$q) begin
+                hb2$4 = hb2$3 | c_onehot$3;
+            end
+            else begin
+                hb2$4 = hb2$3;
+            end
+        end
+        else begin
+            vb2$4 = vb2$3;
+            hb2$4 = hb2$3;
+        end
+        vb2$5 = vb2$4;
+        hb2$5 = hb2$4;
+        vb2$6 = vb2$5;
+        hb2$6 = hb2$5;
+        vb2$7 = vb2$6;
+        hb2$7 = hb2$6;
+        vb2$8 = vb2$7;
+        hb2$8 = hb2$7;
+        if (hb2$8 != 32'h0) begin
+            pick2 = hb2$8;
+        end
+        else begin
+            pick2 = vb2$8;
+        end
+        onehot2 = pick2 & (~pick2 + 32'h1);
+        any2 = pick2 != 32'h0;
+        pidx2 = 32'h0;
+        if (onehot2[0]) begin
+            pidx2 = c_idx4$0;
+        end
+        if (onehot2[1]) begin
+            pidx2 = c_idx4$1;
+        end
+        if (onehot2[2]) begin
+            pidx2 = c_idx4$2;
+        end
+        if (onehot2[3]) begin
+            pidx2 = c_idx4$3;
+        end
         pk_any$d = any;
         pk_idx$d = pidx;
         if (pk_idx$q == c_idx4$0) begin
@@ -7606,7 +7777,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (la_age$q != 32'h3) begin
             la_age$d = la_age$q + 32'h1;
         end
-        la_ok = (la_age$q == 32'h3) & (la_src$q == pk_idx$q) & (la_src2$q == pk_idx$q);
+        la_ok = ((la_age$q == 32'h3) | (la_pp$q != pk_idx$q)) & (la_src$q == pk_idx$q) & (la_src2$q == pk_idx$q);
         parser$hdr = la_hdr$q;
         parser$len = la_len$q;
         parser$me_ip = me_ip$q;
@@ -8112,12 +8283,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         meta$waddr = cadr$q;
         meta$wdata = 32'h0;
         meta$we = 32'h0;
-        if (wq_v$q & (wq_a$q == ra_q$q)) begin
-            mq$d = wq_d$q;
-        end
-        else begin
-            mq$d = meta$rdata;
-        end
         m = mq$q;
         xm = x_m$q;
         xm_block = xm[(32'h20)+:(32)];
@@ -8150,14 +8315,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         busy_st = (st == 32'h1) | (st == 32'h2);
         same = st != 32'h0;
-        samebl = same & (m_block == pr_block$q);
-        subset = (pr_bitmap$q & ~m_bitmap) == 32'h0;
-        disjoint = (pr_bitmap$q & m_bitmap) == 32'h0;
-        d_cb = m_block - pr_block$q;
-        d_bc = pr_block$q - m_block;
-        newer_cb = ~d_cb[32'h1f] & (m_block != pr_block$q);
-        newer_bc = ~d_bc[32'h1f] & (m_block != pr_block$q);
-        age = now_r$q - m_timer;
+        samebl = same & (m_block == xp_block$q);
+        subset = (xp_bitmap$q & ~m_bitmap) == 32'h0;
+        disjoint = (xp_bitmap$q & m_bitmap) == 32'h0;
+        d_cb = m_block - xp_block$q;
+        d_bc = xp_block$q - m_block;
+        newer_cb = ~d_cb[32'h1f] & (m_block != xp_block$q);
+        newer_bc = ~d_bc[32'h1f] & (m_block != xp_block$q);
+        age = x_now$q - m_timer;
         lim33 = ((je$q[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je$q[(32'h140)+:(32)]) & 33'h1ffffffff);
         stale = je$q[32'h2] & (((age) & 33'h1ffffffff) >= lim33);
         bdel = 32'h0;
@@ -8171,15 +8336,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             bdel = ((64'hfffffffe) & 32'hffffffff);
         end
         busy_left = bcur$q + bdel;
-        newbm = m_bitmap | pr_bitmap$q;
-        if (pr_exponent$q != m_exp) begin
-            mflags = m_flags | (pr_flags$q & 32'h18) | 32'h10;
+        newbm = m_bitmap | xp_bitmap$q;
+        if (xp_exponent$q != m_exp) begin
+            mflags = m_flags | (xp_flags$q & 32'h18) | 32'h10;
         end
         else begin
-            mflags = m_flags | (pr_flags$q & 32'h18);
+            mflags = m_flags | (xp_flags$q & 32'h18);
         end
-        sflags = pr_flags$q & 32'h18;
-        rows_p = ((pr_elements$q << 32'h2) + c_rowmask) >> c_rowlog;
+        sflags = xp_flags$q & 32'h18;
+        rows_p = ((xp_elements$q << 32'h2) + c_rowmask) >> c_rowlog;
         rows_m = ((m_elem << 32'h2) + c_rowmask) >> c_rowlog;
         acc$op = 32'h0;
         acc$addr = (b_cadr$q << c_rpclog) + ((ri$q) & 24'hffffff);
@@ -8206,16 +8371,40 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hg$ld1 = 1'b0;
         tg_v = 1'b0;
         tg_first = 1'b0;
-        if (nr$q == 32'h0) begin
-            nr1 = 32'h1;
-        end
-        else begin
-            nr1 = nr$q;
-        end
         cs_port = chram2$rdata[(32'ha0)+:(4)];
         cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
         chram2$raddr = (((b_ji$q) & 24'hffffff) << c_mclog) | (((cs_i$q) & 24'hffffff) & c_mcmask);
         hdr_ok = ~b_eovf$q | (or_a$q == b_cadr$q);
+        v_b$d = v_c$q;
+        v_c$d = v_a$q;
+        if (v_a$q) begin
+            hg$ld1 = 1'b1;
+            hlow1$d = hlow_s$q;
+            mc_c$d = e_mc$q;
+            orig_c$d = e_orig$q;
+        end
+        if (v_c$q) begin
+            hg$ld = 1'b1;
+            hlow$d = hlow1$q;
+            mc_b$d = mc_c$q;
+        end
+        if (v_b$q) begin
+            if (hlow$q[0]) begin
+                tx$0$push = 1'b1;
+            end
+            if (hlow$q[1]) begin
+                tx$1$push = 1'b1;
+            end
+            if (hlow$q[2]) begin
+                tx$2$push = 1'b1;
+            end
+            if (hlow$q[3]) begin
+                tx$3$push = 1'b1;
+            end
+            if (mc_b$q) begin
+                ev_b = ((32'h1) & 32'hffffffff) << 32'h4;
+            end
+        end
         case (bstate$q)
             1:
                 begin
@@ -8225,7 +8414,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         acc$op = agg_op$q;
                     end
                     ri$d = ri$q + 32'h1;
-                    rl$d = (ri$q + 32'h2) >= nr1;
+                    rl$d = (ri$q + 32'h2) >= nr1$q;
                     if (rl$q) begin
                         ri$d = 32'h0;
                         e_more$d = b_enr$q != 32'h0;
@@ -8310,8 +8499,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             8:
                 begin
-                    v_b$d = 1'b0;
-                    v_c$d = 1'b0;
                     if (hdr_ok) begin
                         h_latch = pmask$q != 32'h0;
                         bstate$d = 32'h6;
@@ -8319,38 +8506,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             6:
                 begin
-                    if (v_b$q) begin
-                        if (hlow$q[0]) begin
-                            tx$0$push = 1'b1;
-                        end
-                        if (hlow$q[1]) begin
-                            tx$1$push = 1'b1;
-                        end
-                        if (hlow$q[2]) begin
-                            tx$2$push = 1'b1;
-                        end
-                        if (hlow$q[3]) begin
-                            tx$3$push = 1'b1;
-                        end
-                        if (e_mc$q) begin
-                            ev_b = ((32'h1) & 32'hffffffff) << 32'h4;
-                        end
-                    end
-                    v_b$d = v_c$q;
-                    v_c$d = v_a$q;
-                    if (v_a$q) begin
-                        hg$ld1 = 1'b1;
-                        hlow1$d = hlow_s$q;
-                    end
-                    if (v_c$q) begin
-                        hg$ld = 1'b1;
-                        hlow$d = hlow1$q;
-                    end
                     if (pmask$q != 32'h0) begin
                         h_latch = 1'b1;
                     end
+                    else if (v_a$q & ~more$q & ~e_orig$q) begin
+                        b_done = 1'b1;
+                        bstate$d = 32'h0;
+                    end
                     else if (~v_a$q & ~v_c$q) begin
-                        v_b$d = 1'b0;
                         if (more$q) begin
                             cs_i$d = ei$q;
                             cs_v$d = 1'b0;
@@ -8484,6 +8647,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             e_more$d = sq_e_more$q;
             e_slot$d = sq_e_slot$q;
             nr$d = sq_nr$q;
+            if (sq_nr$q == 32'h0) begin
+                nr1$d = 32'h1;
+            end
+            else begin
+                nr1$d = sq_nr$q;
+            end
             o_bitmap$d = sq_o_bitmap$q;
             o_block$d = sq_o_block$q;
             o_child$d = sq_o_child$q;
@@ -8583,12 +8752,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         mc_new = 1'b0;
         pick_now = 1'b0;
         jc_hold = jc_pend$q | jc_q$q;
-        pick_ok = pk_any$q & la_ok & ~jc_hold & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
+        take_gate = ~lk_v$q | (xstate$q == 32'h0) | ((xstate$q == 32'h3) & (~sq_v$q | sq_ld));
+        pick_ok = pk_any$q & la_ok & take_gate & ~jc_hold & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
         case (state$q)
             0:
                 begin
                     if (jc_pend$q) begin
-                        if (xstate$q == 32'h0) begin
+                        if ((xstate$q == 32'h0) & ~lk_v$q) begin
                             jc = 1'b1;
                             jc_pend$d = 1'b0;
                             dbg_valid = 1'b1;
@@ -8599,9 +8769,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     else if (pick_ok) begin
                         pick_now = 1'b1;
                     end
-                    else if (sweep_on$q & own_q$q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == 32'h0)) begin
+                    else if (sweep_on$q & own_q$q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == 32'h0) & ~lk_v$q) begin
                         scan_turn$d = 1'b0;
                         now_r$d = now$q;
+                        x_now$d = now$q;
                         e_scan$d = 1'b1;
                         scan_c$d = 1'b0;
                         cadr$d = scan_ptr$q << 32'h1;
@@ -8633,9 +8804,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     cadr$d = slot | ((ci) & 24'hffffff);
                     meta$raddr = slot | ((ci) & 24'hffffff);
                     if ((pr_kind == 32'h3) & jhit_q$q) begin
-                        state$d = 32'h2;
+                        lk_v$d = 1'b1;
+                        state$d = 32'h0;
                     end
-                    else if (b_free & (xstate$q == 32'h0) & ~sq_v$q) begin
+                    else if (b_free & (xstate$q == 32'h0) & ~sq_v$q & ~lk_v$q) begin
                         h_go = 1'b1;
                         h_st = 32'h7;
                         state$d = 32'h0;
@@ -8668,21 +8840,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                     ev = ((32'h1) & 32'hffffffff) << 32'he;
                                 end
                         endcase
-                    end
-                end
-            2:
-                begin
-                    chr$d = chram$rdata;
-                    bcur$d = busy_cur;
-                    bcd$d = 32'h0;
-                    if (bq_j$q == ji$q) begin
-                        bcd$d = ((bq_inc$q) & 2'h3) | (((bq_dec$q) & 2'h3) << 32'h1);
-                    end
-                    je$d = jram$rdata;
-                    jep$d = jram$rdata[(32'h1d0)+:(32)];
-                    if (xstate$q == 32'h0) begin
-                        xstate$d = 32'h1;
-                        state$d = 32'h0;
                     end
                 end
             11:
@@ -8781,6 +8938,43 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     state$d = 32'h0;
                 end
         endcase
+        dact = dq_act$q;
+        aop = dq_aop$q;
+        cpl = dq_cpl$q;
+        cmw = ((32'h1) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((x_ji$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((x_jep$q[(32'h0)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((x_jep$q[(32'h10)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((xp_block$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((xp_bitmap$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((xp_exponent$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((x_sflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((xp_elements$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((x_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+        if (dq_merge$q) begin
+            cmw = (xm & ~((((32'hff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((x_newbm$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((x_mflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
+        end
+        cr = cpl & ~x_je$q[32'h1];
+        dwe = 1'b0;
+        dwd = cmw;
+        dbi = 1'b0;
+        dbd = 1'b0;
+        dhwc = 1'b0;
+        if ((xp_ptype$q == 32'h2) & x_je$q[32'h1] & q_samebl$q) begin
+            dwe = 1'b1;
+            dwd = (xm & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+            dbd = q_busy_st$q;
+        end
+        if (dact == 32'h4) begin
+            dwe = 1'b1;
+            if (cpl) begin
+                if (x_je$q[32'h1]) begin
+                    dwd = (cmw & ~(((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((x_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                end
+                else begin
+                    dwd = (cmw & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+                end
+            end
+            if (aop == 32'h1) begin
+                dhwc = ~q_busy_st$q;
+                dbi = ~q_busy_st$q & ~cr;
+                dbd = q_busy_st$q & cr;
+            end
+            else begin
+                dbd = cr;
+            end
+        end
         case (xstate$q)
             1:
                 begin
@@ -8794,14 +8988,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_newer_bc$d = newer_bc;
                     q_stale$d = stale;
                     q_qfull$d = busy_left >= je$q[(32'h100)+:(32)];
-                    q_badrank$d = (pr_bitmap$q & ~je$q[(32'h40)+:(64)]) != 32'h0;
-                    q_toolong$d = pr_elements$q > c_lanes;
-                    q_badchild$d = ~pr_flags$q[32'h0] & (pr_child$q >= je$q[(32'h10)+:(8)]);
-                    q_chrank$d = ~pr_flags$q[32'h0] & ((pr_bitmap$q & ~chr$q[(32'h0)+:(64)]) != 32'h0);
-                    q_degree$d = ~pr_flags$q[32'h0] & (pr_child$q >= je$q[(32'h8)+:(8)]);
-                    q_cpl0$d = pr_bitmap$q == je$q[(32'h80)+:(64)];
+                    q_badrank$d = (xp_bitmap$q & ~je$q[(32'h40)+:(64)]) != 32'h0;
+                    q_toolong$d = xp_elements$q > c_lanes;
+                    q_badchild$d = ~xp_flags$q[32'h0] & (xp_child$q >= je$q[(32'h10)+:(8)]);
+                    q_chrank$d = ~xp_flags$q[32'h0] & ((xp_bitmap$q & ~chr$q[(32'h0)+:(64)]) != 32'h0);
+                    q_degree$d = ~xp_flags$q[32'h0] & (xp_child$q >= je$q[(32'h8)+:(8)]);
+                    q_cpl0$d = xp_bitmap$q == je$q[(32'h80)+:(64)];
                     q_cpl1$d = newbm == je$q[(32'h80)+:(64)];
-                    q_elne$d = pr_elements$q != m_elem;
+                    q_elne$d = xp_elements$q != m_elem;
                     q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
                     q_rows$d = rows_p;
                     q_rle1$d = rows_p <= 32'h1;
@@ -8811,27 +9005,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     x_mflags$d = mflags;
                     x_sflags$d = sflags;
                     x_rows_m$d = rows_m;
-                    xp_bitmap$d = pr_bitmap$q;
-                    xp_block$d = pr_block$q;
-                    xp_child$d = pr_child$q;
-                    xp_elements$d = pr_elements$q;
-                    xp_exponent$d = pr_exponent$q;
-                    xp_flags$d = pr_flags$q;
-                    xp_job$d = pr_job$q;
-                    xp_ptype$d = pr_ptype$q;
-                    xp_src_ip$d = pr_src_ip$q;
-                    xp_src_mac$d = pr_src_mac$q;
-                    xp_src_port$d = pr_src_port$q;
                     x_je$d = je$q;
                     x_jep$d = jep$q;
-                    x_ji$d = ji$q;
-                    x_cadr$d = cadr$q;
-                    x_now$d = now_r$q;
-                    x_sel$d = sel$q;
-                    x_hdr$d = hdr$q[(32'h0)+:(512)];
-                    x_len$d = len$q;
-                    x_row0$d = row0$q;
-                    x_nrows$d = nrows$q;
                 end
             2:
                 begin
@@ -8989,25 +9164,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         sq_o_block$d = xp_block$q;
                         sq_o_child$d = xp_child$q;
                         sq_o_bitmap$d = xp_bitmap$q;
-                        cmw = ((32'h1) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((x_ji$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((x_jep$q[(32'h0)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((x_jep$q[(32'h10)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((xp_block$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((xp_bitmap$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((xp_exponent$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((x_sflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((xp_elements$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((x_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
                         sq_nr$d = q_rows$q;
                         ev = dq_ev$q;
-                        dact = dq_act$q;
-                        aop = dq_aop$q;
-                        cpl = dq_cpl$q;
-                        if (dq_merge$q) begin
-                            cmw = (xm & ~((((32'hff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((x_newbm$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((x_mflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
+                        if (dwe) begin
+                            meta$wdata = dwd;
+                            meta$we = 32'h1;
                         end
+                        bz_inc = dbi;
+                        bz_dec = dbd;
+                        hwc = dhwc;
                         if ((xp_ptype$q == 32'h2) & x_je$q[32'h1]) begin
                             sq_o_src_ip$d = me_ip$q;
                             sq_o_flags$d = xp_flags$q | 32'h2;
                             mc_new = 1'b1;
                             dh_st = 32'h5;
-                            if (q_samebl$q) begin
-                                meta$wdata = (xm & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
-                                meta$we = 32'h1;
-                                bz_dec = q_busy_st$q;
-                            end
                         end
                         case (dact)
                             2:
@@ -9020,27 +9190,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             4:
                                 begin
                                     dh_st = 32'h1;
-                                    cr = cpl & ~x_je$q[32'h1];
-                                    if (cpl) begin
-                                        if (x_je$q[32'h1]) begin
-                                            meta$wdata = (cmw & ~(((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((x_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
-                                        end
-                                        else begin
-                                            meta$wdata = (cmw & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
-                                        end
-                                    end
-                                    else begin
-                                        meta$wdata = cmw;
-                                    end
-                                    meta$we = 32'h1;
-                                    if (aop == 32'h1) begin
-                                        hwc = ~q_busy_st$q;
-                                        bz_inc = ~q_busy_st$q & ~cr;
-                                        bz_dec = q_busy_st$q & cr;
-                                    end
-                                    else begin
-                                        bz_dec = cr;
-                                    end
                                     if (cpl) begin
                                         ev = ev | (((32'h1) & 32'hffffffff) << 32'h3);
                                         sq_b_emit$d = 1'b1;
@@ -9125,6 +9274,52 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                 end
         endcase
+        lk_go = lk_v$q & ((xstate$q == 32'h0) | ((xstate$q == 32'h3) & (~sq_v$q | sq_ld)));
+        if (lk_v$q) begin
+            chr$d = chram$rdata;
+            bcur$d = busy_cur;
+            bcd$d = 32'h0;
+            if ((xstate$q == 32'h3) & (dbi | dbd) & (x_ji$q == ji$q)) begin
+                bcd$d = ((dbi) & 2'h3) | (((dbd) & 2'h3) << 32'h1);
+            end
+            else if (bq_j$q == ji$q) begin
+                bcd$d = ((bq_inc$q) & 2'h3) | (((bq_dec$q) & 2'h3) << 32'h1);
+            end
+            je$d = jram$rdata;
+            jep$d = jram$rdata[(32'h1d0)+:(32)];
+        end
+        if (lk_go) begin
+            lk_v$d = 1'b0;
+            xstate$d = 32'h1;
+            xp_bitmap$d = pr_bitmap$q;
+            xp_block$d = pr_block$q;
+            xp_child$d = pr_child$q;
+            xp_elements$d = pr_elements$q;
+            xp_exponent$d = pr_exponent$q;
+            xp_flags$d = pr_flags$q;
+            xp_job$d = pr_job$q;
+            xp_ptype$d = pr_ptype$q;
+            xp_src_ip$d = pr_src_ip$q;
+            xp_src_mac$d = pr_src_mac$q;
+            xp_src_port$d = pr_src_port$q;
+            x_ji$d = ji$q;
+            x_cadr$d = cadr$q;
+            x_now$d = now_r$q;
+            x_sel$d = sel$q;
+            x_hdr$d = hdr$q[(32'h0)+:(512)];
+            x_len$d = len$q;
+            x_row0$d = row0$q;
+            x_nrows$d = nrows$q;
+        end
+        if ((xstate$q == 32'h3) & dwe & (x_cadr$q == ra_q$q)) begin
+            mq$d = dwd;
+        end
+        else if (wq_v$q & (wq_a$q == ra_q$q)) begin
+            mq$d = wq_d$q;
+        end
+        else begin
+            mq$d = meta$rdata;
+        end
         if (pick_now) begin
             sel$d = pk_idx$q;
             last$d = pk_idx$q;
@@ -9156,6 +9351,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             ip_ok$d = la_ip$q;
             row0$d = la_row$q;
             la_age$d = 32'h0;
+            la_pp$d = pk_idx$q;
+            if (any2) begin
+                pk_idx$d = pidx2;
+                pk_any$d = 1'b1;
+            end
             if (la_len$q > 32'h40) begin
                 nrows$d = (la_len$q - 32'h40 + c_rowmask) >> c_rowlog;
             end
@@ -10621,6 +10821,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             state$d = 32'h0;
             xstate$d = 32'h0;
             wq_v$d = 1'b0;
+            lk_v$d = 1'b0;
             sq_v$d = 1'b0;
             pc_v$d = 1'b0;
             tick_cnt$d = 32'h0;
@@ -16494,6 +16695,25 @@ module fanin_la_pc(d,q,clock);
 endmodule // fanin_la_pc
 
 
+module fanin_la_pp(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_la_pp
+
+
 module fanin_la_row(d,q,clock);
     
     // Module arguments
@@ -16606,6 +16826,63 @@ module fanin_len(d,q,clock);
     end
           
 endmodule // fanin_len
+
+
+module fanin_lk_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_v
+
+
+module fanin_mc_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_mc_b
+
+
+module fanin_mc_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_mc_c
 
 
 module fanin_me_ip(d,q,clock);
@@ -16781,6 +17058,25 @@ module fanin_nr(d,q,clock);
     end
           
 endmodule // fanin_nr
+
+
+module fanin_nr1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_nr1
 
 
 module fanin_nrows(d,q,clock);
@@ -17085,6 +17381,25 @@ module fanin_or_a(d,q,clock);
     end
           
 endmodule // fanin_or_a
+
+
+module fanin_orig_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_orig_c
 
 
 module fanin_ov_run(d,q,clock);
