@@ -1810,8 +1810,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // The pick, registered, from the ports' registered `d_valid` (`dv`): IDLE acts on
         // the arbitration of the cycle before. A descriptor only disappears when IDLE pops
-        // it (`d_valid` drops the cycle after), and IDLE comes back at least four cycles
-        // after a pop, so the registered pick is never stale when it is used.
+        // it (`d_valid` drops the cycle after); the pick registered in a take's cycle is
+        // `pick2`, which never names the port popped, and the next take is three cycles
+        // later, so the registered pick is never stale when it is used.
         self.pk_any.d.next = self.any.val();
         self.pk_idx.d.next = self.pidx.val();
         // Look-ahead: the head descriptor of the picked port, registered every cycle
@@ -3488,8 +3489,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
         }
         // Occupancy: slots_in_use (counter 0), its high water (counter 1), per-job busy
-        // copies, a cycle after the decision (`bq_*`; the next decision of any job reads
-        // its busy count at least four cycles later).
+        // copies, a cycle after the decision (`bq_*`; a frame in LOOK latches the count
+        // with the update of the decision of the cycle before, `bq_*`, or of DECIDE in the
+        // same cycle, `dbi`/`dbd`, added in PRED).
         // Job commits: the register write sets `jc_pend`; the commit is applied when the
         // front end is idle (`jc` in IDLE, a `dbg` event of kind 2), so every decision
         // before it has been taken and its busy update (a cycle later) made, and no frame
