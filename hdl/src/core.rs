@@ -239,6 +239,65 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     x_len: DFF<Bits<16>>,
     x_row0: DFF<Bits<16>>,
     x_nrows: DFF<Bits<16>>,
+    // LOOK's copy of the frame's fields the next take overwrites (loaded in PARSE), so
+    // that the front end takes, parses and looks up the next frame meanwhile;
+    // `lk_free`: LOOK is free or its frame leaves in this cycle.
+    lk_bitmap: DFF<Bits<64>>,
+    lk_block: DFF<Bits<32>>,
+    lk_child: DFF<Bits<8>>,
+    lk_elements: DFF<Bits<16>>,
+    lk_exponent: DFF<Bits<8>>,
+    lk_flags: DFF<Bits<8>>,
+    lk_job: DFF<Bits<16>>,
+    lk_ptype: DFF<Bits<8>>,
+    lk_src_ip: DFF<Bits<32>>,
+    lk_src_mac: DFF<Bits<48>>,
+    lk_src_port: DFF<Bits<16>>,
+    lk_now: DFF<Bits<32>>,
+    lk_sel: DFF<Bits<4>>,
+    lk_hdr: DFF<Bits<512>>,
+    lk_len: DFF<Bits<16>>,
+    lk_row0: DFF<Bits<16>>,
+    lk_nrows: DFF<Bits<16>>,
+    lk_free: Signal<Local, bool>,
+    // DECIDE's own copy of the frame's fields (loaded in DSEL), so that the next frame
+    // can leave LOOK for PRED while this one is in DSEL (`xo_v`: PRED runs beside an
+    // older frame's DECIDE); `lk_ne`/`lk_old`: LOOK's copy differs from the one in the
+    // decision stages (registered; valid once the frame has waited a cycle); the quota
+    // condition for the outcomes of a busy-count update in flight (`q_qf_p`/`q_qf_m`,
+    // selected by `q_bi`/`q_bd`).
+    xo_v: DFF<bool>,
+    lk_ne: DFF<bool>,
+    lk_old: DFF<bool>,
+    q_qf_p: DFF<bool>,
+    q_qf_m: DFF<bool>,
+    q_bi: DFF<bool>,
+    q_bd: DFF<bool>,
+    dx_ptype: DFF<Bits<8>>,
+    dx_flags: DFF<Bits<8>>,
+    dx_exponent: DFF<Bits<8>>,
+    dx_job: DFF<Bits<16>>,
+    dx_elements: DFF<Bits<16>>,
+    dx_block: DFF<Bits<32>>,
+    dx_child: DFF<Bits<8>>,
+    dx_bitmap: DFF<Bits<64>>,
+    dx_src_ip: DFF<Bits<32>>,
+    dx_src_port: DFF<Bits<16>>,
+    dx_src_mac: DFF<Bits<48>>,
+    dx_ji: DFF<Bits<8>>,
+    dx_cadr: DFF<Bits<ADDR_W>>,
+    dx_now: DFF<Bits<32>>,
+    dx_sel: DFF<Bits<4>>,
+    dx_hdr: DFF<Bits<512>>,
+    dx_len: DFF<Bits<16>>,
+    dx_row0: DFF<Bits<16>>,
+    dx_nrows: DFF<Bits<16>>,
+    busy_lp: Signal<Local, Bits<32>>,
+    busy_lm: Signal<Local, Bits<32>>,
+    bdel_p: Signal<Local, Bits<32>>,
+    bdel_m: Signal<Local, Bits<32>>,
+    qf: Signal<Local, bool>,
+    dec_v: Signal<Local, bool>,
     wq_v: DFF<bool>,
     // (The child-table read address PARSE issued, held while LOOK waits.)
     cha_q: DFF<Bits<ADDR_W>>,
@@ -576,7 +635,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     any2: Signal<Local, bool>,
     pidx2: Signal<Local, Bits<4>>,
     lk_go: Signal<Local, bool>,
-    take_gate: Signal<Local, bool>,
     // DECIDE's metadata write and busy-count update, from its registers (applied when it
     // completes; forwarded to LOOK).
     dwe: Signal<Local, bool>,
@@ -986,6 +1044,56 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             x_len: Default::default(),
             x_row0: Default::default(),
             x_nrows: Default::default(),
+            lk_bitmap: Default::default(),
+            lk_block: Default::default(),
+            lk_child: Default::default(),
+            lk_elements: Default::default(),
+            lk_exponent: Default::default(),
+            lk_flags: Default::default(),
+            lk_job: Default::default(),
+            lk_ptype: Default::default(),
+            lk_src_ip: Default::default(),
+            lk_src_mac: Default::default(),
+            lk_src_port: Default::default(),
+            lk_now: Default::default(),
+            lk_sel: Default::default(),
+            lk_hdr: Default::default(),
+            lk_len: Default::default(),
+            lk_row0: Default::default(),
+            lk_nrows: Default::default(),
+            lk_free: Default::default(),
+            xo_v: Default::default(),
+            lk_ne: Default::default(),
+            lk_old: Default::default(),
+            q_qf_p: Default::default(),
+            q_qf_m: Default::default(),
+            q_bi: Default::default(),
+            q_bd: Default::default(),
+            dx_ptype: Default::default(),
+            dx_flags: Default::default(),
+            dx_exponent: Default::default(),
+            dx_job: Default::default(),
+            dx_elements: Default::default(),
+            dx_block: Default::default(),
+            dx_child: Default::default(),
+            dx_bitmap: Default::default(),
+            dx_src_ip: Default::default(),
+            dx_src_port: Default::default(),
+            dx_src_mac: Default::default(),
+            dx_ji: Default::default(),
+            dx_cadr: Default::default(),
+            dx_now: Default::default(),
+            dx_sel: Default::default(),
+            dx_hdr: Default::default(),
+            dx_len: Default::default(),
+            dx_row0: Default::default(),
+            dx_nrows: Default::default(),
+            busy_lp: Default::default(),
+            busy_lm: Default::default(),
+            bdel_p: Default::default(),
+            bdel_m: Default::default(),
+            qf: Default::default(),
+            dec_v: Default::default(),
             wq_v: Default::default(),
             cha_q: Default::default(),
             wq_a: Default::default(),
@@ -1131,7 +1239,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             any2: Default::default(),
             pidx2: Default::default(),
             lk_go: Default::default(),
-            take_gate: Default::default(),
             dwe: Default::default(),
             dwd: Default::default(),
             dbi: Default::default(),
@@ -1306,6 +1413,49 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             x_len,
             x_row0,
             x_nrows,
+            lk_bitmap,
+            lk_block,
+            lk_child,
+            lk_elements,
+            lk_exponent,
+            lk_flags,
+            lk_job,
+            lk_ptype,
+            lk_src_ip,
+            lk_src_mac,
+            lk_src_port,
+            lk_now,
+            lk_sel,
+            lk_hdr,
+            lk_len,
+            lk_row0,
+            lk_nrows,
+            xo_v,
+            lk_ne,
+            lk_old,
+            q_qf_p,
+            q_qf_m,
+            q_bi,
+            q_bd,
+            dx_ptype,
+            dx_flags,
+            dx_exponent,
+            dx_job,
+            dx_elements,
+            dx_block,
+            dx_child,
+            dx_bitmap,
+            dx_src_ip,
+            dx_src_port,
+            dx_src_mac,
+            dx_ji,
+            dx_cadr,
+            dx_now,
+            dx_sel,
+            dx_hdr,
+            dx_len,
+            dx_row0,
+            dx_nrows,
             wq_v,
             cha_q,
             wq_a,
@@ -1811,8 +1961,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // The pick, registered, from the ports' registered `d_valid` (`dv`): IDLE acts on
         // the arbitration of the cycle before. A descriptor only disappears when IDLE pops
         // it (`d_valid` drops the cycle after); the pick registered in a take's cycle is
-        // `pick2`, which never names the port popped, and the next take is three cycles
-        // later, so the registered pick is never stale when it is used.
+        // `pick2`, which never names the port popped, and the next take is at least three
+        // cycles later (`la_ok` needs the pick unchanged for two cycles, and a pick of the
+        // popped port waits for `la_age`), so the registered pick is never stale when used.
         self.pk_any.d.next = self.any.val();
         self.pk_idx.d.next = self.pidx.val();
         // Look-ahead: the head descriptor of the picked port, registered every cycle
@@ -1899,7 +2050,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // The entry itself is read from `jram` (address in PARSE, data in LOOK); the timer
         // scan reads the entry a slot copy was written under (address in SLAT).
-        self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.jsel.val());
+        if self.lk_v.q.val() {
+            self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.ji.q.val());
+        } else {
+            self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.jsel.val());
+        }
         self.jram.waddr.next = bit_cast::<ADDR_W, 8>(self.jc_i.q.val());
         self.jram.we.next = 0.into();
         // Busy count of the latched job.
@@ -1984,7 +2139,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.live.next = self.sj.val().get_bit(0) & (self.m_ep.val() == self.sj_ep.val());
         } else {
             self.live.next =
-                (self.m_jidx.val() == self.ji.q.val()) & (self.m_ep.val() == self.jep.q.val());
+                (self.m_jidx.val() == self.x_ji.q.val()) & (self.m_ep.val() == self.jep.q.val());
         }
         if self.live.val() {
             self.st.next = self.m_st.val();
@@ -2021,6 +2176,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.bdel.next = bits::<32>(0xffff_fffeu64);
         }
         self.busy_left.next = self.bcur.q.val() + self.bdel.val();
+        // The same, with one more (`_p`) or one fewer (`_m`) busy copy: an update of the
+        // older frame's DECIDE beside PRED, which `bcd` does not hold.
+        self.bdel_p.next = 1.into();
+        self.bdel_m.next = bits::<32>(0xffff_ffffu64);
+        if self.bcd.q.val().get_bit(0) & !self.busy_st.val() {
+            self.bdel_p.next = 2.into();
+            self.bdel_m.next = 0.into();
+        }
+        if !self.bcd.q.val().get_bit(0) & (self.bcd.q.val().get_bit(1) ^ self.busy_st.val()) {
+            self.bdel_p.next = 0.into();
+            self.bdel_m.next = bits::<32>(0xffff_fffeu64);
+        }
+        if self.bcd.q.val().get_bit(1) & self.busy_st.val() {
+            self.bdel_p.next = bits::<32>(0xffff_ffffu64);
+            self.bdel_m.next = bits::<32>(0xffff_fffdu64);
+        }
+        self.busy_lp.next = self.bcur.q.val() + self.bdel_p.val();
+        self.busy_lm.next = self.bcur.q.val() + self.bdel_m.val();
         self.newbm.next = self.m_bitmap.val() | self.xp_bitmap.q.val();
         if self.xp_exponent.q.val() != self.m_exp.val() {
             self.mflags.next = self.m_flags.val() | (self.xp_flags.q.val() & 0x18) | 0x10;
@@ -2408,7 +2581,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
         }
         // A multicast item of the job scanned last takes that scan's result.
-        self.pc_hit.next = self.pc_v.q.val() & (self.pc_j.q.val() == self.x_ji.q.val());
+        self.pc_hit.next = self.pc_v.q.val() & (self.pc_j.q.val() == self.dx_ji.q.val());
         self.mc_new.next = false;
         // ---- Front end: one frame or scan visit at a time, in the order of the dbg events.
         // A frame is taken when the front end is idle (also while the decision stages work
@@ -2417,15 +2590,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // A job commit waits for the front end to be idle and holds it for a cycle after
         // (`jc_hold`): no decision straddles it (see "Job commits" below).
         self.jc_hold.next = self.jc_pend.q.val() | self.jc_q.q.val();
-        // A frame is taken only when LOOK is free or its frame moves on in this cycle (to
-        // PRED, which copies the fields the take overwrites): the decision stages are empty,
-        // or DECIDE completes (the item stage is empty or hands its item over).
-        self.take_gate.next = !self.lk_v.q.val()
-            | (self.xstate.q.val() == 0)
-            | ((self.xstate.q.val() == 3) & (!self.sq_v.q.val() | self.sq_ld.val()));
+        // LOOK's frame moves to PRED when the decision stages are empty or DECIDE completes
+        // in this cycle (the item stage is empty or hands its item over); a frame for
+        // another slot copy than the one in DSEL may also leave while it is in DSEL
+        // (`lk_ne`, after a cycle in LOOK), if the item stage is free in the next cycle:
+        // that DECIDE then completes beside the next PRED (`xo_v`). PARSE hands the next
+        // frame to LOOK when it is free or its frame leaves.
+        self.lk_go.next = self.lk_v.q.val()
+            & ((self.xstate.q.val() == 0)
+                | (((self.xstate.q.val() == 3)
+                    | ((self.xstate.q.val() == 2) & self.lk_ne.q.val() & self.lk_old.q.val()))
+                    & (!self.sq_v.q.val() | self.sq_ld.val())));
+        self.lk_free.next = !self.lk_v.q.val() | self.lk_go.val();
+        // (Before PARSE, which may hand the next frame to LOOK in the same cycle.)
+        if self.lk_go.val() {
+            self.lk_v.d.next = false;
+        }
         self.pick_ok.next = self.pk_any.q.val()
             & self.la_ok.val()
-            & self.take_gate.val()
             & !self.jc_hold.val()
             & !(self.sweep_on.q.val()
                 & self.own_q.q.val()
@@ -2435,9 +2617,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             0 => {
                 // IDLE: apply a pending job commit, take the picked frame (below,
                 // `pick_now`), or visit the slot under the scan pointer. (`own_q` is its
-                // ownership once `own_age` is 2.) A frame may be taken while the decision
-                // stages still work on the one before; a commit or a scan visit waits until
-                // they are empty.
+                // ownership once `own_age` is 2.) A frame may be taken while LOOK and the
+                // decision stages still hold the ones before (LOOK has its own copy of the
+                // fields a take overwrites); a commit or a scan visit waits until they are
+                // empty. PARSE also takes the next frame when it hands one to LOOK.
                 if self.jc_pend.q.val() {
                     if (self.xstate.q.val() == 0) & !self.lk_v.q.val() {
                         self.jc.next = true;
@@ -2489,19 +2672,49 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             1 => {
                 // PARSE: a frame that is not a contribution or result of a known job is
                 // handed over at once (forwarded, or only released and counted).
-                self.ji.d.next = self.jsel.val();
-                self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << self.c_mclog.val())
-                    | (bit_cast::<ADDR_W, 8>(self.pr_child.q.val()) & self.c_mcmask.val());
-                self.cha_q.d.next = self.chaddr.val();
-                self.cadr.d.next = self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
-                self.meta.raddr.next =
-                    self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                // The job, child entry and slot copy (LOOK's: loaded when LOOK is free or
+                // its frame leaves, so that they stay put while it waits); their reads.
+                if self.lk_free.val() {
+                    self.ji.d.next = self.jsel.val();
+                    self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val())
+                        << self.c_mclog.val())
+                        | (bit_cast::<ADDR_W, 8>(self.pr_child.q.val()) & self.c_mcmask.val());
+                    self.cha_q.d.next = self.chaddr.val();
+                    self.cadr.d.next =
+                        self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                    self.meta.raddr.next =
+                        self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                    self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.jsel.val());
+                }
                 // (A frame handed over here waits until the decision before it has handed
                 // over its item: items stay in decision order.)
                 if (self.pr_kind.val() == 3) & self.jhit_q.q.val() {
-                    // To LOOK, which is free: a frame is taken only when it is.
-                    self.lk_v.d.next = true;
-                    self.state.d.next = 0.into();
+                    // To LOOK once it is free, with the fields the next take overwrites; the
+                    // next frame may be taken in the same cycle (`pick_now`, below).
+                    if self.lk_free.val() {
+                        self.lk_v.d.next = true;
+                        self.state.d.next = 0.into();
+                        self.lk_bitmap.d.next = self.pr_bitmap.q.val();
+                        self.lk_block.d.next = self.pr_block.q.val();
+                        self.lk_child.d.next = self.pr_child.q.val();
+                        self.lk_elements.d.next = self.pr_elements.q.val();
+                        self.lk_exponent.d.next = self.pr_exponent.q.val();
+                        self.lk_flags.d.next = self.pr_flags.q.val();
+                        self.lk_job.d.next = self.pr_job.q.val();
+                        self.lk_ptype.d.next = self.pr_ptype.q.val();
+                        self.lk_src_ip.d.next = self.pr_src_ip.q.val();
+                        self.lk_src_mac.d.next = self.pr_src_mac.q.val();
+                        self.lk_src_port.d.next = self.pr_src_port.q.val();
+                        self.lk_now.d.next = self.now_r.q.val();
+                        self.lk_sel.d.next = self.sel.q.val();
+                        self.lk_hdr.d.next = self.hdr.q.val().get_bits::<512>(0);
+                        self.lk_len.d.next = self.len.q.val();
+                        self.lk_row0.d.next = self.row0.q.val();
+                        self.lk_nrows.d.next = self.nrows.q.val();
+                        if !self.jc_pend.q.val() & self.pick_ok.val() {
+                            self.pick_now.next = true;
+                        }
+                    }
                 } else if self.b_free.val()
                     & (self.xstate.q.val() == 0)
                     & !self.sq_v.q.val()
@@ -2643,6 +2856,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.state.d.next = 0.into();
             }
         }
+        // DECIDE holds a frame: the newest one, or an older one beside PRED (`xo_v`).
+        self.dec_v.next = (self.xstate.q.val() == 3) | self.xo_v.q.val();
         // DECIDE's effects on the slot metadata and the busy counts, from its registers
         // (`dq_*`, the conditions, the context): applied when DECIDE completes, and
         // forwarded to the frame in LOOK, which may move to PRED in the same cycle.
@@ -2651,15 +2866,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.cpl.next = self.dq_cpl.q.val();
         // Aggregation defaults: start a new epoch of the copy.
         self.cmw.next = bits::<META_W>(1)
-            | (bit_cast::<META_W, 8>(self.x_ji.q.val()) << 8)
+            | (bit_cast::<META_W, 8>(self.dx_ji.q.val()) << 8)
             | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_bits::<16>(0)) << 16)
             | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_bits::<16>(16)) << 192)
-            | (bit_cast::<META_W, 32>(self.xp_block.q.val()) << 32)
-            | (bit_cast::<META_W, 64>(self.xp_bitmap.q.val()) << 64)
-            | (bit_cast::<META_W, 8>(self.xp_exponent.q.val()) << 128)
+            | (bit_cast::<META_W, 32>(self.dx_block.q.val()) << 32)
+            | (bit_cast::<META_W, 64>(self.dx_bitmap.q.val()) << 64)
+            | (bit_cast::<META_W, 8>(self.dx_exponent.q.val()) << 128)
             | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << 136)
-            | (bit_cast::<META_W, 16>(self.xp_elements.q.val()) << 144)
-            | (bit_cast::<META_W, 32>(self.x_now.q.val()) << 160);
+            | (bit_cast::<META_W, 16>(self.dx_elements.q.val()) << 144)
+            | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << 160);
         if self.dq_merge.q.val() {
             self.cmw.next = (self.xm.val()
                 & !((bits::<META_W>(0xff) << 136)
@@ -2673,7 +2888,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dbi.next = false;
         self.dbd.next = false;
         self.dhwc.next = false;
-        if (self.xp_ptype.q.val() == 2) & self.x_je.q.val().get_bit(1) & self.q_samebl.q.val() {
+        if (self.dx_ptype.q.val() == 2) & self.x_je.q.val().get_bit(1) & self.q_samebl.q.val() {
             // A result at an inner switch: the copy holding this block is Done.
             self.dwe.next = true;
             self.dwd.next = (self.xm.val() & !bits::<META_W>(7)) | 3;
@@ -2688,7 +2903,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.dwd.next = (self.cmw.val()
                         & !(bits::<META_W>(7) | (bits::<META_W>(0xffff_ffffu64) << 160)))
                         | 2
-                        | (bit_cast::<META_W, 32>(self.x_now.q.val()) << 160);
+                        | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << 160);
                 } else {
                     self.dwd.next = (self.cmw.val() & !bits::<META_W>(7)) | 3;
                 }
@@ -2703,6 +2918,178 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // ---- Decision stages (`xstate`: 1 PRED, 2 DSEL, 3 DECIDE), overlapping the front
         // end's take, PREP2, PARSE and LOOK of the next frame. ----
+        // DECIDE (before PRED and DSEL below: with an older frame in DECIDE while the next
+        // one is in PRED, `xo_v`, PRED's `xstate` wins).
+        if self.dec_v.val() {
+            // DECIDE (Switch::contribution / result / same_block / try_complete): slot
+            // metadata, busy counts and counters change here, in decision order; the rows
+            // are the back end's. The item is staged (`sq_*`); waits until the stage is
+            // free or being emptied this cycle.
+            if !self.sq_v.q.val() | self.sq_ld.val() {
+                self.sq_e_mc.d.next = false;
+                self.sq_e_slot.d.next = false;
+                self.sq_b_emit.d.next = false;
+                self.sq_b_eovf.d.next = false;
+                self.sq_v.d.next = true;
+                self.sq_psd.d.next = true;
+                self.sq_ei.d.next = 0.into();
+                self.sq_more.d.next = false;
+                self.ps_i.d.next = 0.into();
+                self.ps_v.d.next = false;
+                self.dh_st.next = 7.into();
+                self.xstate.d.next = 0.into();
+                // The item's frame fields are the decision's copies.
+                self.sq_b_sel.d.next = self.dx_sel.q.val();
+                self.sq_b_row0.d.next = self.dx_row0.q.val();
+                self.sq_b_nrows.d.next = self.dx_nrows.q.val();
+                self.sq_b_hdr.d.next = self.dx_hdr.q.val();
+                self.sq_b_len.d.next = self.dx_len.q.val();
+                self.meta.waddr.next = self.dx_cadr.q.val();
+                self.bz_j.next = self.dx_ji.q.val();
+                self.sq_b_cadr.d.next = self.dx_cadr.q.val();
+                self.sq_b_ji.d.next = self.dx_ji.q.val();
+                self.sq_b_nch.d.next = self.x_je.q.val().get_bits::<8>(16);
+                // Fields of originated frames, by default from the packet.
+                self.sq_o_src_mac.d.next = self.me_mac.q.val();
+                self.sq_o_src_ip.d.next = self.me_ip.q.val();
+                self.sq_o_src_port.d.next = self.me_port.q.val();
+                self.sq_o_dst_mac.d.next = self.x_je.q.val().get_bits::<48>(384);
+                self.sq_o_dst_ip.d.next = self.x_je.q.val().get_bits::<32>(352);
+                self.sq_o_dst_port.d.next = self.x_je.q.val().get_bits::<16>(432);
+                self.sq_pmask.d.next =
+                    bits::<8>(1) << bit_cast::<8, 4>(self.x_je.q.val().get_bits::<4>(448));
+                self.sq_o_ptype.d.next = self.dx_ptype.q.val();
+                self.sq_o_flags.d.next = self.dx_flags.q.val();
+                self.sq_o_exp.d.next = self.dx_exponent.q.val();
+                self.sq_o_job.d.next = self.dx_job.q.val();
+                self.sq_o_elements.d.next = self.dx_elements.q.val();
+                self.sq_b_enr.d.next = self.q_rows.q.val();
+                self.sq_e_more.d.next = self.q_rows.q.val() != 0;
+                self.sq_e_last.d.next = self.q_rows.q.val() == 1;
+                self.sq_o_block.d.next = self.dx_block.q.val();
+                self.sq_o_child.d.next = self.dx_child.q.val();
+                self.sq_o_bitmap.d.next = self.dx_bitmap.q.val();
+                self.sq_nr.d.next = self.q_rows.q.val();
+                // The branch was chosen in DSEL (`dq_*`); its metadata write and
+                // busy-count update are `dwe`/`dwd`, `dbi`/`dbd` (above).
+                self.ev.next = self.dq_ev.q.val();
+                if self.dwe.val() {
+                    self.meta.wdata.next = self.dwd.val();
+                    self.meta.we.next = 1.into();
+                }
+                self.bz_inc.next = self.dbi.val();
+                self.bz_dec.next = self.dbd.val();
+                self.hwc.next = self.dhwc.val();
+                if (self.dx_ptype.q.val() == 2) & self.x_je.q.val().get_bit(1) {
+                    // Result at an inner switch: multicast to the children.
+                    self.sq_o_src_ip.d.next = self.me_ip.q.val();
+                    self.sq_o_flags.d.next = self.dx_flags.q.val() | 0x02;
+                    self.mc_new.next = true;
+                    self.dh_st.next = 5.into();
+                }
+                match self.dact.val().index() {
+                    2 => {
+                        // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
+                        self.sq_o_src_ip.d.next = self.dx_src_ip.q.val();
+                        self.sq_o_src_port.d.next = self.dx_src_port.q.val();
+                        self.sq_o_flags.d.next = self.dx_flags.q.val() | 0x01;
+                        self.dh_st.next = 5.into();
+                    }
+                    4 => {
+                        // Aggregate: the copy's metadata after the merge (Switch::try_complete:
+                        // Emitted at an inner switch, Done at the root on completion).
+                        self.dh_st.next = 1.into();
+                        if self.cpl.val() {
+                            self.ev.next = self.ev.val() | (bits::<32>(1) << 3);
+                            self.sq_b_emit.d.next = true;
+                            self.sq_e_slot.d.next = true;
+                            self.sq_b_eovf.d.next = true;
+                            self.sq_o_exp.d.next = self.cmw.val().get_bits::<8>(128);
+                            self.sq_o_bitmap.d.next = self.cmw.val().get_bits::<64>(64);
+                            if self.x_je.q.val().get_bit(1) {
+                                // Aggregate upward.
+                                self.sq_o_ptype.d.next = 1.into();
+                                self.sq_o_flags.d.next = self.cmw.val().get_bits::<8>(136);
+                                self.sq_o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
+                            } else {
+                                // Result multicast to the children.
+                                self.sq_o_ptype.d.next = 2.into();
+                                self.sq_o_flags.d.next = self.cmw.val().get_bits::<8>(136) | 0x02;
+                                self.mc_new.next = true;
+                            }
+                        }
+                    }
+                    5 => {
+                        // Re-emit the stored aggregate (Switch::aggregate_frame).
+                        self.sq_e_slot.d.next = true;
+                        self.sq_o_ptype.d.next = 1.into();
+                        if self.q_partial.q.val() {
+                            self.sq_o_flags.d.next = self.xm_flags.val() | 0x04;
+                        } else {
+                            self.sq_o_flags.d.next = self.xm_flags.val();
+                        }
+                        self.sq_o_exp.d.next = self.xm_exp.val();
+                        self.sq_o_elements.d.next = self.xm_elem.val();
+                        self.sq_b_enr.d.next = self.x_rows_m.q.val();
+                        self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
+                        self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
+                        self.sq_o_block.d.next = self.xm_block.val();
+                        self.sq_o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
+                        self.sq_o_bitmap.d.next = self.xm_bitmap.val();
+                        self.sq_b_eovf.d.next = true;
+                        self.dh_st.next = 5.into();
+                    }
+                    6 => {
+                        // Replay the result to the sender out of the ingress port.
+                        self.sq_e_slot.d.next = true;
+                        self.sq_b_eovf.d.next = true;
+                        self.sq_o_ptype.d.next = 2.into();
+                        self.sq_o_flags.d.next = self.xm_flags.val();
+                        self.sq_o_exp.d.next = self.xm_exp.val();
+                        self.sq_o_elements.d.next = self.xm_elem.val();
+                        self.sq_b_enr.d.next = self.x_rows_m.q.val();
+                        self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
+                        self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
+                        self.sq_o_block.d.next = self.xm_block.val();
+                        self.sq_o_bitmap.d.next = self.xm_bitmap.val();
+                        self.sq_o_dst_mac.d.next = self.dx_src_mac.q.val();
+                        self.sq_o_dst_ip.d.next = self.dx_src_ip.q.val();
+                        self.sq_o_dst_port.d.next = self.dx_src_port.q.val();
+                        self.sq_pmask.d.next =
+                            bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
+                        self.dh_st.next = 5.into();
+                    }
+                    _ => {}
+                }
+                if self.mc_new.val() {
+                    // A multicast item (a result passing down, or the root's result):
+                    // its first round is scanned in the item stage, or taken at once
+                    // from the kept scan of the same job. (Neither branch that sets
+                    // `mc_new` has an action that sets `sq_pmask` itself.)
+                    self.sq_e_mc.d.next = true;
+                    self.sq_psd.d.next = false;
+                    self.sq_pmask.d.next = 0.into();
+                    self.ps_dirty.d.next = false;
+                    if self.pc_hit.val() {
+                        self.sq_psd.d.next = true;
+                        self.sq_pmask.d.next = self.pc_pmask.q.val();
+                        self.sq_ei.d.next = self.pc_ei.q.val();
+                        self.sq_more.d.next = self.pc_more.q.val();
+                    }
+                }
+                self.sq_agg_op.d.next = self.aop.val();
+                self.sq_hst.d.next = self.dh_st.val();
+                self.sq_rl.d.next = self.q_rle1.q.val();
+            }
+        }
+        // The quota condition for DSEL (see `q_bi`).
+        if self.q_bi.q.val() {
+            self.qf.next = self.q_qf_p.q.val();
+        } else if self.q_bd.q.val() {
+            self.qf.next = self.q_qf_m.q.val();
+        } else {
+            self.qf.next = self.q_qfull.q.val();
+        }
         match self.xstate.q.val().index() {
             1 => {
                 // PRED: the decision's conditions on the copy's metadata, the packet and the
@@ -2717,6 +3104,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_newer_bc.d.next = self.newer_bc.val();
                 self.q_stale.d.next = self.stale.val();
                 self.q_qfull.d.next = self.busy_left.val() >= self.je.q.val().get_bits::<32>(256);
+                self.q_qf_p.d.next = self.busy_lp.val() >= self.je.q.val().get_bits::<32>(256);
+                self.q_qf_m.d.next = self.busy_lm.val() >= self.je.q.val().get_bits::<32>(256);
+                // An older frame's DECIDE beside this PRED (it completes now) changes the
+                // busy count of its job by `dbi`/`dbd`: DSEL picks the matching condition.
+                self.q_bi.d.next =
+                    self.xo_v.q.val() & self.dbi.val() & (self.dx_ji.q.val() == self.x_ji.q.val());
+                self.q_bd.d.next =
+                    self.xo_v.q.val() & self.dbd.val() & (self.dx_ji.q.val() == self.x_ji.q.val());
                 self.q_badrank.d.next =
                     (self.xp_bitmap.q.val() & !self.je.q.val().get_bits::<64>(64)) != 0;
                 self.q_toolong.d.next = self.xp_elements.q.val() > self.c_lanes.val();
@@ -2829,7 +3224,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     } else {
                         self.dq_ev.d.next = bits::<32>(1) << 13;
                     }
-                } else if self.q_qfull.q.val() {
+                } else if self.qf.val() {
                     // Quota (a stale root copy counts as reclaimed even so).
                     if self.x_je.q.val().get_bit(1) {
                         self.dq_ev.d.next = bits::<32>(1) << 9;
@@ -2849,169 +3244,26 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.dq_act.d.next = 4.into();
                 }
                 self.xstate.d.next = 3.into();
-            }
-            3 => {
-                // DECIDE (Switch::contribution / result / same_block / try_complete): slot
-                // metadata, busy counts and counters change here, in decision order; the rows
-                // are the back end's. The item is staged (`sq_*`); waits until the stage is
-                // free or being emptied this cycle.
-                if !self.sq_v.q.val() | self.sq_ld.val() {
-                    self.sq_e_mc.d.next = false;
-                    self.sq_e_slot.d.next = false;
-                    self.sq_b_emit.d.next = false;
-                    self.sq_b_eovf.d.next = false;
-                    self.sq_v.d.next = true;
-                    self.sq_psd.d.next = true;
-                    self.sq_ei.d.next = 0.into();
-                    self.sq_more.d.next = false;
-                    self.ps_i.d.next = 0.into();
-                    self.ps_v.d.next = false;
-                    self.dh_st.next = 7.into();
-                    self.xstate.d.next = 0.into();
-                    // The item's frame fields are the decision's copies.
-                    self.sq_b_sel.d.next = self.x_sel.q.val();
-                    self.sq_b_row0.d.next = self.x_row0.q.val();
-                    self.sq_b_nrows.d.next = self.x_nrows.q.val();
-                    self.sq_b_hdr.d.next = self.x_hdr.q.val();
-                    self.sq_b_len.d.next = self.x_len.q.val();
-                    self.meta.waddr.next = self.x_cadr.q.val();
-                    self.bz_j.next = self.x_ji.q.val();
-                    self.sq_b_cadr.d.next = self.x_cadr.q.val();
-                    self.sq_b_ji.d.next = self.x_ji.q.val();
-                    self.sq_b_nch.d.next = self.x_je.q.val().get_bits::<8>(16);
-                    // Fields of originated frames, by default from the packet.
-                    self.sq_o_src_mac.d.next = self.me_mac.q.val();
-                    self.sq_o_src_ip.d.next = self.me_ip.q.val();
-                    self.sq_o_src_port.d.next = self.me_port.q.val();
-                    self.sq_o_dst_mac.d.next = self.x_je.q.val().get_bits::<48>(384);
-                    self.sq_o_dst_ip.d.next = self.x_je.q.val().get_bits::<32>(352);
-                    self.sq_o_dst_port.d.next = self.x_je.q.val().get_bits::<16>(432);
-                    self.sq_pmask.d.next =
-                        bits::<8>(1) << bit_cast::<8, 4>(self.x_je.q.val().get_bits::<4>(448));
-                    self.sq_o_ptype.d.next = self.xp_ptype.q.val();
-                    self.sq_o_flags.d.next = self.xp_flags.q.val();
-                    self.sq_o_exp.d.next = self.xp_exponent.q.val();
-                    self.sq_o_job.d.next = self.xp_job.q.val();
-                    self.sq_o_elements.d.next = self.xp_elements.q.val();
-                    self.sq_b_enr.d.next = self.q_rows.q.val();
-                    self.sq_e_more.d.next = self.q_rows.q.val() != 0;
-                    self.sq_e_last.d.next = self.q_rows.q.val() == 1;
-                    self.sq_o_block.d.next = self.xp_block.q.val();
-                    self.sq_o_child.d.next = self.xp_child.q.val();
-                    self.sq_o_bitmap.d.next = self.xp_bitmap.q.val();
-                    self.sq_nr.d.next = self.q_rows.q.val();
-                    // The branch was chosen in DSEL (`dq_*`); its metadata write and
-                    // busy-count update are `dwe`/`dwd`, `dbi`/`dbd` (above).
-                    self.ev.next = self.dq_ev.q.val();
-                    if self.dwe.val() {
-                        self.meta.wdata.next = self.dwd.val();
-                        self.meta.we.next = 1.into();
-                    }
-                    self.bz_inc.next = self.dbi.val();
-                    self.bz_dec.next = self.dbd.val();
-                    self.hwc.next = self.dhwc.val();
-                    if (self.xp_ptype.q.val() == 2) & self.x_je.q.val().get_bit(1) {
-                        // Result at an inner switch: multicast to the children.
-                        self.sq_o_src_ip.d.next = self.me_ip.q.val();
-                        self.sq_o_flags.d.next = self.xp_flags.q.val() | 0x02;
-                        self.mc_new.next = true;
-                        self.dh_st.next = 5.into();
-                    }
-                    match self.dact.val().index() {
-                        2 => {
-                            // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
-                            self.sq_o_src_ip.d.next = self.xp_src_ip.q.val();
-                            self.sq_o_src_port.d.next = self.xp_src_port.q.val();
-                            self.sq_o_flags.d.next = self.xp_flags.q.val() | 0x01;
-                            self.dh_st.next = 5.into();
-                        }
-                        4 => {
-                            // Aggregate: the copy's metadata after the merge (Switch::try_complete:
-                            // Emitted at an inner switch, Done at the root on completion).
-                            self.dh_st.next = 1.into();
-                            if self.cpl.val() {
-                                self.ev.next = self.ev.val() | (bits::<32>(1) << 3);
-                                self.sq_b_emit.d.next = true;
-                                self.sq_e_slot.d.next = true;
-                                self.sq_b_eovf.d.next = true;
-                                self.sq_o_exp.d.next = self.cmw.val().get_bits::<8>(128);
-                                self.sq_o_bitmap.d.next = self.cmw.val().get_bits::<64>(64);
-                                if self.x_je.q.val().get_bit(1) {
-                                    // Aggregate upward.
-                                    self.sq_o_ptype.d.next = 1.into();
-                                    self.sq_o_flags.d.next = self.cmw.val().get_bits::<8>(136);
-                                    self.sq_o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
-                                } else {
-                                    // Result multicast to the children.
-                                    self.sq_o_ptype.d.next = 2.into();
-                                    self.sq_o_flags.d.next =
-                                        self.cmw.val().get_bits::<8>(136) | 0x02;
-                                    self.mc_new.next = true;
-                                }
-                            }
-                        }
-                        5 => {
-                            // Re-emit the stored aggregate (Switch::aggregate_frame).
-                            self.sq_e_slot.d.next = true;
-                            self.sq_o_ptype.d.next = 1.into();
-                            if self.q_partial.q.val() {
-                                self.sq_o_flags.d.next = self.xm_flags.val() | 0x04;
-                            } else {
-                                self.sq_o_flags.d.next = self.xm_flags.val();
-                            }
-                            self.sq_o_exp.d.next = self.xm_exp.val();
-                            self.sq_o_elements.d.next = self.xm_elem.val();
-                            self.sq_b_enr.d.next = self.x_rows_m.q.val();
-                            self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
-                            self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
-                            self.sq_o_block.d.next = self.xm_block.val();
-                            self.sq_o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
-                            self.sq_o_bitmap.d.next = self.xm_bitmap.val();
-                            self.sq_b_eovf.d.next = true;
-                            self.dh_st.next = 5.into();
-                        }
-                        6 => {
-                            // Replay the result to the sender out of the ingress port.
-                            self.sq_e_slot.d.next = true;
-                            self.sq_b_eovf.d.next = true;
-                            self.sq_o_ptype.d.next = 2.into();
-                            self.sq_o_flags.d.next = self.xm_flags.val();
-                            self.sq_o_exp.d.next = self.xm_exp.val();
-                            self.sq_o_elements.d.next = self.xm_elem.val();
-                            self.sq_b_enr.d.next = self.x_rows_m.q.val();
-                            self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
-                            self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
-                            self.sq_o_block.d.next = self.xm_block.val();
-                            self.sq_o_bitmap.d.next = self.xm_bitmap.val();
-                            self.sq_o_dst_mac.d.next = self.xp_src_mac.q.val();
-                            self.sq_o_dst_ip.d.next = self.xp_src_ip.q.val();
-                            self.sq_o_dst_port.d.next = self.xp_src_port.q.val();
-                            self.sq_pmask.d.next =
-                                bits::<8>(1) << bit_cast::<8, 4>(self.x_sel.q.val());
-                            self.dh_st.next = 5.into();
-                        }
-                        _ => {}
-                    }
-                    if self.mc_new.val() {
-                        // A multicast item (a result passing down, or the root's result):
-                        // its first round is scanned in the item stage, or taken at once
-                        // from the kept scan of the same job. (Neither branch that sets
-                        // `mc_new` has an action that sets `sq_pmask` itself.)
-                        self.sq_e_mc.d.next = true;
-                        self.sq_psd.d.next = false;
-                        self.sq_pmask.d.next = 0.into();
-                        self.ps_dirty.d.next = false;
-                        if self.pc_hit.val() {
-                            self.sq_psd.d.next = true;
-                            self.sq_pmask.d.next = self.pc_pmask.q.val();
-                            self.sq_ei.d.next = self.pc_ei.q.val();
-                            self.sq_more.d.next = self.pc_more.q.val();
-                        }
-                    }
-                    self.sq_agg_op.d.next = self.aop.val();
-                    self.sq_hst.d.next = self.dh_st.val();
-                    self.sq_rl.d.next = self.q_rle1.q.val();
-                }
+                // DECIDE's copy of the frame's fields: the next frame may leave LOOK now.
+                self.dx_ptype.d.next = self.xp_ptype.q.val();
+                self.dx_flags.d.next = self.xp_flags.q.val();
+                self.dx_exponent.d.next = self.xp_exponent.q.val();
+                self.dx_job.d.next = self.xp_job.q.val();
+                self.dx_elements.d.next = self.xp_elements.q.val();
+                self.dx_block.d.next = self.xp_block.q.val();
+                self.dx_child.d.next = self.xp_child.q.val();
+                self.dx_bitmap.d.next = self.xp_bitmap.q.val();
+                self.dx_src_ip.d.next = self.xp_src_ip.q.val();
+                self.dx_src_port.d.next = self.xp_src_port.q.val();
+                self.dx_src_mac.d.next = self.xp_src_mac.q.val();
+                self.dx_ji.d.next = self.x_ji.q.val();
+                self.dx_cadr.d.next = self.x_cadr.q.val();
+                self.dx_now.d.next = self.x_now.q.val();
+                self.dx_sel.d.next = self.x_sel.q.val();
+                self.dx_hdr.d.next = self.x_hdr.q.val();
+                self.dx_len.d.next = self.x_len.q.val();
+                self.dx_row0.d.next = self.x_row0.q.val();
+                self.dx_nrows.d.next = self.x_nrows.q.val();
             }
             _ => {}
         }
@@ -3019,21 +3271,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // job entry, child entry and slot copy's metadata (read in PARSE) arrive and are
         // registered (`je`, `chr`, `mq`) every cycle it waits, with the job's busy count
         // and the update still in flight (`bcd`: from the decision of the cycle before, or
-        // DECIDE's of this cycle). It moves to PRED when the decision stages are empty or
-        // DECIDE completes in this cycle: then DECIDE's metadata write and busy-count update
-        // are forwarded to it, so that the next decision starts right behind (three cycles
-        // per frame). Leaving, it copies the frame's fields for the decision stages (the
-        // front end takes the next frame in the same cycle).
-        self.lk_go.next = self.lk_v.q.val()
-            & ((self.xstate.q.val() == 0)
-                | ((self.xstate.q.val() == 3) & (!self.sq_v.q.val() | self.sq_ld.val())));
+        // DECIDE's of this cycle). It moves to PRED (`lk_go`, above) when the decision
+        // stages are empty or DECIDE completes in this cycle: then DECIDE's metadata write
+        // and busy-count update are forwarded to it, so that the next decision starts right
+        // behind (three cycles per frame); or, for another slot copy, while the frame
+        // before is in DSEL (two cycles per frame: that DECIDE runs beside this PRED, whose
+        // quota condition DSEL picks for the busy-count update it made, `q_bi`/`q_bd`).
+        // Leaving, it copies its fields for the decision stages, and PARSE may hand it the
+        // next frame in the same cycle.
+        self.lk_ne.d.next = self.cadr.q.val() != self.x_cadr.q.val();
+        self.lk_old.d.next = self.lk_v.q.val() & !self.lk_go.val();
+        self.xo_v.d.next = false;
         if self.lk_v.q.val() {
             self.chr.d.next = self.chram.rdata.val();
             self.bcur.d.next = self.busy_cur.val();
             self.bcd.d.next = 0.into();
-            if (self.xstate.q.val() == 3)
+            if self.dec_v.val()
                 & (self.dbi.val() | self.dbd.val())
-                & (self.x_ji.q.val() == self.ji.q.val())
+                & (self.dx_ji.q.val() == self.ji.q.val())
             {
                 self.bcd.d.next = bit_cast::<2, 1>(self.dbi.val().into())
                     | (bit_cast::<2, 1>(self.dbd.val().into()) << 1);
@@ -3045,34 +3300,33 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.jep.d.next = self.jram.rdata.val().get_bits::<32>(464);
         }
         if self.lk_go.val() {
-            self.lk_v.d.next = false;
             self.xstate.d.next = 1.into();
-            self.xp_bitmap.d.next = self.pr_bitmap.q.val();
-            self.xp_block.d.next = self.pr_block.q.val();
-            self.xp_child.d.next = self.pr_child.q.val();
-            self.xp_elements.d.next = self.pr_elements.q.val();
-            self.xp_exponent.d.next = self.pr_exponent.q.val();
-            self.xp_flags.d.next = self.pr_flags.q.val();
-            self.xp_job.d.next = self.pr_job.q.val();
-            self.xp_ptype.d.next = self.pr_ptype.q.val();
-            self.xp_src_ip.d.next = self.pr_src_ip.q.val();
-            self.xp_src_mac.d.next = self.pr_src_mac.q.val();
-            self.xp_src_port.d.next = self.pr_src_port.q.val();
+            self.xo_v.d.next = self.xstate.q.val() == 2;
+            self.xp_bitmap.d.next = self.lk_bitmap.q.val();
+            self.xp_block.d.next = self.lk_block.q.val();
+            self.xp_child.d.next = self.lk_child.q.val();
+            self.xp_elements.d.next = self.lk_elements.q.val();
+            self.xp_exponent.d.next = self.lk_exponent.q.val();
+            self.xp_flags.d.next = self.lk_flags.q.val();
+            self.xp_job.d.next = self.lk_job.q.val();
+            self.xp_ptype.d.next = self.lk_ptype.q.val();
+            self.xp_src_ip.d.next = self.lk_src_ip.q.val();
+            self.xp_src_mac.d.next = self.lk_src_mac.q.val();
+            self.xp_src_port.d.next = self.lk_src_port.q.val();
             self.x_ji.d.next = self.ji.q.val();
             self.x_cadr.d.next = self.cadr.q.val();
-            self.x_now.d.next = self.now_r.q.val();
-            self.x_sel.d.next = self.sel.q.val();
-            self.x_hdr.d.next = self.hdr.q.val().get_bits::<512>(0);
-            self.x_len.d.next = self.len.q.val();
-            self.x_row0.d.next = self.row0.q.val();
-            self.x_nrows.d.next = self.nrows.q.val();
+            self.x_now.d.next = self.lk_now.q.val();
+            self.x_sel.d.next = self.lk_sel.q.val();
+            self.x_hdr.d.next = self.lk_hdr.q.val();
+            self.x_len.d.next = self.lk_len.q.val();
+            self.x_row0.d.next = self.lk_row0.q.val();
+            self.x_nrows.d.next = self.lk_nrows.q.val();
         }
         // Metadata of the copy just read (registered: the decision reads it from `mq`). A
         // write in the cycle the read was issued is not in the RAM's read data (block RAM
         // reads the old row): the write, registered, is forwarded instead (`wq_*`); so is
         // DECIDE's write in this cycle, for a frame leaving LOOK.
-        if (self.xstate.q.val() == 3) & self.dwe.val() & (self.x_cadr.q.val() == self.ra_q.q.val())
-        {
+        if self.dec_v.val() & self.dwe.val() & (self.dx_cadr.q.val() == self.ra_q.q.val()) {
             self.mq.d.next = self.dwd.val();
         } else if self.wq_v.q.val() & (self.wq_a.q.val() == self.ra_q.q.val()) {
             self.mq.d.next = self.wq_d.q.val();
@@ -3558,6 +3812,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.rst.val() {
             self.state.d.next = 0.into();
             self.xstate.d.next = 0.into();
+            self.xo_v.d.next = false;
             self.wq_v.d.next = false;
             self.lk_v.d.next = false;
             self.sq_v.d.next = false;

@@ -1130,6 +1130,135 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] x_nrows$d;
     wire  [15:0] x_nrows$q;
     reg  x_nrows$clock;
+    reg  [63:0] lk_bitmap$d;
+    wire  [63:0] lk_bitmap$q;
+    reg  lk_bitmap$clock;
+    reg  [31:0] lk_block$d;
+    wire  [31:0] lk_block$q;
+    reg  lk_block$clock;
+    reg  [7:0] lk_child$d;
+    wire  [7:0] lk_child$q;
+    reg  lk_child$clock;
+    reg  [15:0] lk_elements$d;
+    wire  [15:0] lk_elements$q;
+    reg  lk_elements$clock;
+    reg  [7:0] lk_exponent$d;
+    wire  [7:0] lk_exponent$q;
+    reg  lk_exponent$clock;
+    reg  [7:0] lk_flags$d;
+    wire  [7:0] lk_flags$q;
+    reg  lk_flags$clock;
+    reg  [15:0] lk_job$d;
+    wire  [15:0] lk_job$q;
+    reg  lk_job$clock;
+    reg  [7:0] lk_ptype$d;
+    wire  [7:0] lk_ptype$q;
+    reg  lk_ptype$clock;
+    reg  [31:0] lk_src_ip$d;
+    wire  [31:0] lk_src_ip$q;
+    reg  lk_src_ip$clock;
+    reg  [47:0] lk_src_mac$d;
+    wire  [47:0] lk_src_mac$q;
+    reg  lk_src_mac$clock;
+    reg  [15:0] lk_src_port$d;
+    wire  [15:0] lk_src_port$q;
+    reg  lk_src_port$clock;
+    reg  [31:0] lk_now$d;
+    wire  [31:0] lk_now$q;
+    reg  lk_now$clock;
+    reg  [3:0] lk_sel$d;
+    wire  [3:0] lk_sel$q;
+    reg  lk_sel$clock;
+    reg  [511:0] lk_hdr$d;
+    wire  [511:0] lk_hdr$q;
+    reg  lk_hdr$clock;
+    reg  [15:0] lk_len$d;
+    wire  [15:0] lk_len$q;
+    reg  lk_len$clock;
+    reg  [15:0] lk_row0$d;
+    wire  [15:0] lk_row0$q;
+    reg  lk_row0$clock;
+    reg  [15:0] lk_nrows$d;
+    wire  [15:0] lk_nrows$q;
+    reg  lk_nrows$clock;
+    reg  xo_v$d;
+    wire  xo_v$q;
+    reg  xo_v$clock;
+    reg  lk_ne$d;
+    wire  lk_ne$q;
+    reg  lk_ne$clock;
+    reg  lk_old$d;
+    wire  lk_old$q;
+    reg  lk_old$clock;
+    reg  q_qf_p$d;
+    wire  q_qf_p$q;
+    reg  q_qf_p$clock;
+    reg  q_qf_m$d;
+    wire  q_qf_m$q;
+    reg  q_qf_m$clock;
+    reg  q_bi$d;
+    wire  q_bi$q;
+    reg  q_bi$clock;
+    reg  q_bd$d;
+    wire  q_bd$q;
+    reg  q_bd$clock;
+    reg  [7:0] dx_ptype$d;
+    wire  [7:0] dx_ptype$q;
+    reg  dx_ptype$clock;
+    reg  [7:0] dx_flags$d;
+    wire  [7:0] dx_flags$q;
+    reg  dx_flags$clock;
+    reg  [7:0] dx_exponent$d;
+    wire  [7:0] dx_exponent$q;
+    reg  dx_exponent$clock;
+    reg  [15:0] dx_job$d;
+    wire  [15:0] dx_job$q;
+    reg  dx_job$clock;
+    reg  [15:0] dx_elements$d;
+    wire  [15:0] dx_elements$q;
+    reg  dx_elements$clock;
+    reg  [31:0] dx_block$d;
+    wire  [31:0] dx_block$q;
+    reg  dx_block$clock;
+    reg  [7:0] dx_child$d;
+    wire  [7:0] dx_child$q;
+    reg  dx_child$clock;
+    reg  [63:0] dx_bitmap$d;
+    wire  [63:0] dx_bitmap$q;
+    reg  dx_bitmap$clock;
+    reg  [31:0] dx_src_ip$d;
+    wire  [31:0] dx_src_ip$q;
+    reg  dx_src_ip$clock;
+    reg  [15:0] dx_src_port$d;
+    wire  [15:0] dx_src_port$q;
+    reg  dx_src_port$clock;
+    reg  [47:0] dx_src_mac$d;
+    wire  [47:0] dx_src_mac$q;
+    reg  dx_src_mac$clock;
+    reg  [7:0] dx_ji$d;
+    wire  [7:0] dx_ji$q;
+    reg  dx_ji$clock;
+    reg  [23:0] dx_cadr$d;
+    wire  [23:0] dx_cadr$q;
+    reg  dx_cadr$clock;
+    reg  [31:0] dx_now$d;
+    wire  [31:0] dx_now$q;
+    reg  dx_now$clock;
+    reg  [3:0] dx_sel$d;
+    wire  [3:0] dx_sel$q;
+    reg  dx_sel$clock;
+    reg  [511:0] dx_hdr$d;
+    wire  [511:0] dx_hdr$q;
+    reg  dx_hdr$clock;
+    reg  [15:0] dx_len$d;
+    wire  [15:0] dx_len$q;
+    reg  dx_len$clock;
+    reg  [15:0] dx_row0$d;
+    wire  [15:0] dx_row0$q;
+    reg  dx_row0$clock;
+    reg  [15:0] dx_nrows$d;
+    wire  [15:0] dx_nrows$q;
+    reg  dx_nrows$clock;
     reg  wq_v$d;
     wire  wq_v$q;
     reg  wq_v$clock;
@@ -2362,6 +2491,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Local signals
     reg  [23:0] pr_blk_a;
+    reg  lk_free;
+    reg  [31:0] busy_lp;
+    reg  [31:0] busy_lm;
+    reg  [31:0] bdel_p;
+    reg  [31:0] bdel_m;
+    reg  qf;
+    reg  dec_v;
     reg  [207:0] xm;
     reg  [7:0] xm_flags;
     reg  [7:0] xm_exp;
@@ -2538,7 +2674,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  any2;
     reg  [3:0] pidx2;
     reg  lk_go;
-    reg  take_gate;
     reg  dwe;
     reg  [207:0] dwd;
     reg  dbi;
@@ -4033,6 +4168,221 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(x_nrows$d),
         .q(x_nrows$q),
         .clock(x_nrows$clock)
+    );
+    fanin_lk_bitmap lk_bitmap(
+        .d(lk_bitmap$d),
+        .q(lk_bitmap$q),
+        .clock(lk_bitmap$clock)
+    );
+    fanin_lk_block lk_block(
+        .d(lk_block$d),
+        .q(lk_block$q),
+        .clock(lk_block$clock)
+    );
+    fanin_lk_child lk_child(
+        .d(lk_child$d),
+        .q(lk_child$q),
+        .clock(lk_child$clock)
+    );
+    fanin_lk_elements lk_elements(
+        .d(lk_elements$d),
+        .q(lk_elements$q),
+        .clock(lk_elements$clock)
+    );
+    fanin_lk_exponent lk_exponent(
+        .d(lk_exponent$d),
+        .q(lk_exponent$q),
+        .clock(lk_exponent$clock)
+    );
+    fanin_lk_flags lk_flags(
+        .d(lk_flags$d),
+        .q(lk_flags$q),
+        .clock(lk_flags$clock)
+    );
+    fanin_lk_job lk_job(
+        .d(lk_job$d),
+        .q(lk_job$q),
+        .clock(lk_job$clock)
+    );
+    fanin_lk_ptype lk_ptype(
+        .d(lk_ptype$d),
+        .q(lk_ptype$q),
+        .clock(lk_ptype$clock)
+    );
+    fanin_lk_src_ip lk_src_ip(
+        .d(lk_src_ip$d),
+        .q(lk_src_ip$q),
+        .clock(lk_src_ip$clock)
+    );
+    fanin_lk_src_mac lk_src_mac(
+        .d(lk_src_mac$d),
+        .q(lk_src_mac$q),
+        .clock(lk_src_mac$clock)
+    );
+    fanin_lk_src_port lk_src_port(
+        .d(lk_src_port$d),
+        .q(lk_src_port$q),
+        .clock(lk_src_port$clock)
+    );
+    fanin_lk_now lk_now(
+        .d(lk_now$d),
+        .q(lk_now$q),
+        .clock(lk_now$clock)
+    );
+    fanin_lk_sel lk_sel(
+        .d(lk_sel$d),
+        .q(lk_sel$q),
+        .clock(lk_sel$clock)
+    );
+    fanin_lk_hdr lk_hdr(
+        .d(lk_hdr$d),
+        .q(lk_hdr$q),
+        .clock(lk_hdr$clock)
+    );
+    fanin_lk_len lk_len(
+        .d(lk_len$d),
+        .q(lk_len$q),
+        .clock(lk_len$clock)
+    );
+    fanin_lk_row0 lk_row0(
+        .d(lk_row0$d),
+        .q(lk_row0$q),
+        .clock(lk_row0$clock)
+    );
+    fanin_lk_nrows lk_nrows(
+        .d(lk_nrows$d),
+        .q(lk_nrows$q),
+        .clock(lk_nrows$clock)
+    );
+    fanin_xo_v xo_v(
+        .d(xo_v$d),
+        .q(xo_v$q),
+        .clock(xo_v$clock)
+    );
+    fanin_lk_ne lk_ne(
+        .d(lk_ne$d),
+        .q(lk_ne$q),
+        .clock(lk_ne$clock)
+    );
+    fanin_lk_old lk_old(
+        .d(lk_old$d),
+        .q(lk_old$q),
+        .clock(lk_old$clock)
+    );
+    fanin_q_qf_p q_qf_p(
+        .d(q_qf_p$d),
+        .q(q_qf_p$q),
+        .clock(q_qf_p$clock)
+    );
+    fanin_q_qf_m q_qf_m(
+        .d(q_qf_m$d),
+        .q(q_qf_m$q),
+        .clock(q_qf_m$clock)
+    );
+    fanin_q_bi q_bi(
+        .d(q_bi$d),
+        .q(q_bi$q),
+        .clock(q_bi$clock)
+    );
+    fanin_q_bd q_bd(
+        .d(q_bd$d),
+        .q(q_bd$q),
+        .clock(q_bd$clock)
+    );
+    fanin_dx_ptype dx_ptype(
+        .d(dx_ptype$d),
+        .q(dx_ptype$q),
+        .clock(dx_ptype$clock)
+    );
+    fanin_dx_flags dx_flags(
+        .d(dx_flags$d),
+        .q(dx_flags$q),
+        .clock(dx_flags$clock)
+    );
+    fanin_dx_exponent dx_exponent(
+        .d(dx_exponent$d),
+        .q(dx_exponent$q),
+        .clock(dx_exponent$clock)
+    );
+    fanin_dx_job dx_job(
+        .d(dx_job$d),
+        .q(dx_job$q),
+        .clock(dx_job$clock)
+    );
+    fanin_dx_elements dx_elements(
+        .d(dx_elements$d),
+        .q(dx_elements$q),
+        .clock(dx_elements$clock)
+    );
+    fanin_dx_block dx_block(
+        .d(dx_block$d),
+        .q(dx_block$q),
+        .clock(dx_block$clock)
+    );
+    fanin_dx_child dx_child(
+        .d(dx_child$d),
+        .q(dx_child$q),
+        .clock(dx_child$clock)
+    );
+    fanin_dx_bitmap dx_bitmap(
+        .d(dx_bitmap$d),
+        .q(dx_bitmap$q),
+        .clock(dx_bitmap$clock)
+    );
+    fanin_dx_src_ip dx_src_ip(
+        .d(dx_src_ip$d),
+        .q(dx_src_ip$q),
+        .clock(dx_src_ip$clock)
+    );
+    fanin_dx_src_port dx_src_port(
+        .d(dx_src_port$d),
+        .q(dx_src_port$q),
+        .clock(dx_src_port$clock)
+    );
+    fanin_dx_src_mac dx_src_mac(
+        .d(dx_src_mac$d),
+        .q(dx_src_mac$q),
+        .clock(dx_src_mac$clock)
+    );
+    fanin_dx_ji dx_ji(
+        .d(dx_ji$d),
+        .q(dx_ji$q),
+        .clock(dx_ji$clock)
+    );
+    fanin_dx_cadr dx_cadr(
+        .d(dx_cadr$d),
+        .q(dx_cadr$q),
+        .clock(dx_cadr$clock)
+    );
+    fanin_dx_now dx_now(
+        .d(dx_now$d),
+        .q(dx_now$q),
+        .clock(dx_now$clock)
+    );
+    fanin_dx_sel dx_sel(
+        .d(dx_sel$d),
+        .q(dx_sel$q),
+        .clock(dx_sel$clock)
+    );
+    fanin_dx_hdr dx_hdr(
+        .d(dx_hdr$d),
+        .q(dx_hdr$q),
+        .clock(dx_hdr$clock)
+    );
+    fanin_dx_len dx_len(
+        .d(dx_len$d),
+        .q(dx_len$q),
+        .clock(dx_len$clock)
+    );
+    fanin_dx_row0 dx_row0(
+        .d(dx_row0$d),
+        .q(dx_row0$q),
+        .clock(dx_row0$clock)
+    );
+    fanin_dx_nrows dx_nrows(
+        .d(dx_nrows$d),
+        .q(dx_nrows$q),
+        .clock(dx_nrows$clock)
     );
     fanin_wq_v wq_v(
         .d(wq_v$d),
@@ -6150,6 +6500,49 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_len$clock = clock;
         x_row0$clock = clock;
         x_nrows$clock = clock;
+        lk_bitmap$clock = clock;
+        lk_block$clock = clock;
+        lk_child$clock = clock;
+        lk_elements$clock = clock;
+        lk_exponent$clock = clock;
+        lk_flags$clock = clock;
+        lk_job$clock = clock;
+        lk_ptype$clock = clock;
+        lk_src_ip$clock = clock;
+        lk_src_mac$clock = clock;
+        lk_src_port$clock = clock;
+        lk_now$clock = clock;
+        lk_sel$clock = clock;
+        lk_hdr$clock = clock;
+        lk_len$clock = clock;
+        lk_row0$clock = clock;
+        lk_nrows$clock = clock;
+        xo_v$clock = clock;
+        lk_ne$clock = clock;
+        lk_old$clock = clock;
+        q_qf_p$clock = clock;
+        q_qf_m$clock = clock;
+        q_bi$clock = clock;
+        q_bd$clock = clock;
+        dx_ptype$clock = clock;
+        dx_flags$clock = clock;
+        dx_exponent$clock = clock;
+        dx_job$clock = clock;
+        dx_elements$clock = clock;
+        dx_block$clock = clock;
+        dx_child$clock = clock;
+        dx_bitmap$clock = clock;
+        dx_src_ip$clock = clock;
+        dx_src_port$clock = clock;
+        dx_src_mac$clock = clock;
+        dx_ji$clock = clock;
+        dx_cadr$clock = clock;
+        dx_now$clock = clock;
+        dx_sel$clock = clock;
+        dx_hdr$clock = clock;
+        dx_len$clock = clock;
+        dx_row0$clock = clock;
+        dx_nrows$clock = clock;
         wq_v$clock = clock;
         cha_q$clock = clock;
         wq_a$clock = clock;
@@ -6443,6 +6836,49 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_len$d = x_len$q;
         x_row0$d = x_row0$q;
         x_nrows$d = x_nrows$q;
+        lk_bitmap$d = lk_bitmap$q;
+        lk_block$d = lk_block$q;
+        lk_child$d = lk_child$q;
+        lk_elements$d = lk_elements$q;
+        lk_exponent$d = lk_exponent$q;
+        lk_flags$d = lk_flags$q;
+        lk_job$d = lk_job$q;
+        lk_ptype$d = lk_ptype$q;
+        lk_src_ip$d = lk_src_ip$q;
+        lk_src_mac$d = lk_src_mac$q;
+        lk_src_port$d = lk_src_port$q;
+        lk_now$d = lk_now$q;
+        lk_sel$d = lk_sel$q;
+        lk_hdr$d = lk_hdr$q;
+        lk_len$d = lk_len$q;
+        lk_row0$d = lk_row0$q;
+        lk_nrows$d = lk_nrows$q;
+        xo_v$d = xo_v$q;
+        lk_ne$d = lk_ne$q;
+        lk_old$d = lk_old$q;
+        q_qf_p$d = q_qf_p$q;
+        q_qf_m$d = q_qf_m$q;
+        q_bi$d = q_bi$q;
+        q_bd$d = q_bd$q;
+        dx_ptype$d = dx_ptype$q;
+        dx_flags$d = dx_flags$q;
+        dx_exponent$d = dx_exponent$q;
+        dx_job$d = dx_job$q;
+        dx_elements$d = dx_elements$q;
+        dx_block$d = dx_block$q;
+        dx_child$d = dx_child$q;
+        dx_bitmap$d = dx_bitmap$q;
+        dx_src_ip$d = dx_src_ip$q;
+        dx_src_port$d = dx_src_port$q;
+        dx_src_mac$d = dx_src_mac$q;
+        dx_ji$d = dx_ji$q;
+        dx_cadr$d = dx_cadr$q;
+        dx_now$d = dx_now$q;
+        dx_sel$d = dx_sel$q;
+        dx_hdr$d = dx_hdr$q;
+        dx_len$d = dx_len$q;
+        dx_row0$d = dx_row0$q;
+        dx_nrows$d = dx_nrows$q;
         wq_v$d = wq_v$q;
         cha_q$d = cha_q$q;
         wq_a$d = wq_a$q;
@@ -8058,7 +8494,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jone$15$q) begin
             jsel = jsel | c_idx8$15;
         end
-        jram$raddr = ((jsel) & 24'hffffff);
+        if (lk_v$q) begin
+            jram$raddr = ((ji$q) & 24'hffffff);
+        end
+        else begin
+            jram$raddr = ((jsel) & 24'hffffff);
+        end
         jram$waddr = ((jc_i$q) & 24'hffffff);
         jram$we = 32'h0;
         busy_cur = 32'h0;
@@ -8305,7 +8746,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             live = sj[32'h0] & (m_ep == sj_ep);
         end
         else begin
-            live = (m_jidx == ji$q) & (m_ep == jep$q);
+            live = (m_jidx == x_ji$q) & (m_ep == jep$q);
         end
         if (live) begin
             st = m_st;
@@ -8336,6 +8777,22 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             bdel = ((64'hfffffffe) & 32'hffffffff);
         end
         busy_left = bcur$q + bdel;
+        bdel_p = 32'h1;
+        bdel_m = ((64'hffffffff) & 32'hffffffff);
+        if (bcd$q[32'h0] & ~busy_st) begin
+            bdel_p = 32'h2;
+            bdel_m = 32'h0;
+        end
+        if (~bcd$q[32'h0] & (bcd$q[32'h1] ^ busy_st)) begin
+            bdel_p = 32'h0;
+            bdel_m = ((64'hfffffffe) & 32'hffffffff);
+        end
+        if (bcd$q[32'h1] & busy_st) begin
+            bdel_p = ((64'hffffffff) & 32'hffffffff);
+            bdel_m = ((64'hfffffffd) & 32'hffffffff);
+        end
+        busy_lp = bcur$q + bdel_p;
+        busy_lm = bcur$q + bdel_m;
         newbm = m_bitmap | xp_bitmap$q;
         if (xp_exponent$q != m_exp) begin
             mflags = m_flags | (xp_flags$q & 32'h18) | 32'h10;
@@ -8748,12 +9205,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 pc_pmask$d = ps_pm;
             end
         end
-        pc_hit = pc_v$q & (pc_j$q == x_ji$q);
+        pc_hit = pc_v$q & (pc_j$q == dx_ji$q);
         mc_new = 1'b0;
         pick_now = 1'b0;
         jc_hold = jc_pend$q | jc_q$q;
-        take_gate = ~lk_v$q | (xstate$q == 32'h0) | ((xstate$q == 32'h3) & (~sq_v$q | sq_ld));
-        pick_ok = pk_any$q & la_ok & take_gate & ~jc_hold & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
+        lk_go = lk_v$q & ((xstate$q == 32'h0) | (((xstate$q == 32'h3) | ((xstate$q == 32'h2) & lk_ne$q & lk_old$q)) & (~sq_v$q | sq_ld)));
+        lk_free = ~lk_v$q | lk_go;
+        if (lk_go) begin
+            lk_v$d = 1'b0;
+        end
+        pick_ok = pk_any$q & la_ok & ~jc_hold & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
         case (state$q)
             0:
                 begin
@@ -8798,14 +9259,39 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             1:
                 begin
-                    ji$d = jsel;
-                    chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_child$q) & 24'hffffff) & c_mcmask);
-                    cha_q$d = chaddr;
-                    cadr$d = slot | ((ci) & 24'hffffff);
-                    meta$raddr = slot | ((ci) & 24'hffffff);
+                    if (lk_free) begin
+                        ji$d = jsel;
+                        chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_child$q) & 24'hffffff) & c_mcmask);
+                        cha_q$d = chaddr;
+                        cadr$d = slot | ((ci) & 24'hffffff);
+                        meta$raddr = slot | ((ci) & 24'hffffff);
+                        jram$raddr = ((jsel) & 24'hffffff);
+                    end
                     if ((pr_kind == 32'h3) & jhit_q$q) begin
-                        lk_v$d = 1'b1;
-                        state$d = 32'h0;
+                        if (lk_free) begin
+                            lk_v$d = 1'b1;
+                            state$d = 32'h0;
+                            lk_bitmap$d = pr_bitmap$q;
+                            lk_block$d = pr_block$q;
+                            lk_child$d = pr_child$q;
+                            lk_elements$d = pr_elements$q;
+                            lk_exponent$d = pr_exponent$q;
+                            lk_flags$d = pr_flags$q;
+                            lk_job$d = pr_job$q;
+                            lk_ptype$d = pr_ptype$q;
+                            lk_src_ip$d = pr_src_ip$q;
+                            lk_src_mac$d = pr_src_mac$q;
+                            lk_src_port$d = pr_src_port$q;
+                            lk_now$d = now_r$q;
+                            lk_sel$d = sel$q;
+                            lk_hdr$d = hdr$q[(32'h0)+:(512)];
+                            lk_len$d = len$q;
+                            lk_row0$d = row0$q;
+                            lk_nrows$d = nrows$q;
+                            if (~jc_pend$q & pick_ok) begin
+                                pick_now = 1'b1;
+                            end
+                        end
                     end
                     else if (b_free & (xstate$q == 32'h0) & ~sq_v$q & ~lk_v$q) begin
                         h_go = 1'b1;
@@ -8938,10 +9424,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     state$d = 32'h0;
                 end
         endcase
+        dec_v = (xstate$q == 32'h3) | xo_v$q;
         dact = dq_act$q;
         aop = dq_aop$q;
         cpl = dq_cpl$q;
-        cmw = ((32'h1) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((x_ji$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((x_jep$q[(32'h0)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((x_jep$q[(32'h10)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((xp_block$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((xp_bitmap$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((xp_exponent$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((x_sflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((xp_elements$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((x_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+        cmw = ((32'h1) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((x_jep$q[(32'h0)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((x_jep$q[(32'h10)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((dx_block$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((dx_bitmap$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((dx_exponent$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((x_sflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((dx_elements$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((dx_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
         if (dq_merge$q) begin
             cmw = (xm & ~((((32'hff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((x_newbm$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((x_mflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
         end
@@ -8951,7 +9438,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dbi = 1'b0;
         dbd = 1'b0;
         dhwc = 1'b0;
-        if ((xp_ptype$q == 32'h2) & x_je$q[32'h1] & q_samebl$q) begin
+        if ((dx_ptype$q == 32'h2) & x_je$q[32'h1] & q_samebl$q) begin
             dwe = 1'b1;
             dwd = (xm & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
             dbd = q_busy_st$q;
@@ -8960,7 +9447,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             dwe = 1'b1;
             if (cpl) begin
                 if (x_je$q[32'h1]) begin
-                    dwd = (cmw & ~(((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((x_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                    dwd = (cmw & ~(((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((dx_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
                 end
                 else begin
                     dwd = (cmw & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
@@ -8975,6 +9462,163 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 dbd = cr;
             end
         end
+        if (dec_v) begin
+            if (~sq_v$q | sq_ld) begin
+                sq_e_mc$d = 1'b0;
+                sq_e_slot$d = 1'b0;
+                sq_b_emit$d = 1'b0;
+                sq_b_eovf$d = 1'b0;
+                sq_v$d = 1'b1;
+                sq_psd$d = 1'b1;
+                sq_ei$d = 32'h0;
+                sq_more$d = 1'b0;
+                ps_i$d = 32'h0;
+                ps_v$d = 1'b0;
+                dh_st = 32'h7;
+                xstate$d = 32'h0;
+                sq_b_sel$d = dx_sel$q;
+                sq_b_row0$d = dx_row0$q;
+                sq_b_nrows$d = dx_nrows$q;
+                sq_b_hdr$d = dx_hdr$q;
+                sq_b_len$d = dx_len$q;
+                meta$waddr = dx_cadr$q;
+                bz_j = dx_ji$q;
+                sq_b_cadr$d = dx_cadr$q;
+                sq_b_ji$d = dx_ji$q;
+                sq_b_nch$d = x_je$q[(32'h10)+:(8)];
+                sq_o_src_mac$d = me_mac$q;
+                sq_o_src_ip$d = me_ip$q;
+                sq_o_src_port$d = me_port$q;
+                sq_o_dst_mac$d = x_je$q[(32'h180)+:(48)];
+                sq_o_dst_ip$d = x_je$q[(32'h160)+:(32)];
+                sq_o_dst_port$d = x_je$q[(32'h1b0)+:(16)];
+                sq_pmask$d = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
+                sq_o_ptype$d = dx_ptype$q;
+                sq_o_flags$d = dx_flags$q;
+                sq_o_exp$d = dx_exponent$q;
+                sq_o_job$d = dx_job$q;
+                sq_o_elements$d = dx_elements$q;
+                sq_b_enr$d = q_rows$q;
+                sq_e_more$d = q_rows$q != 32'h0;
+                sq_e_last$d = q_rows$q == 32'h1;
+                sq_o_block$d = dx_block$q;
+                sq_o_child$d = dx_child$q;
+                sq_o_bitmap$d = dx_bitmap$q;
+                sq_nr$d = q_rows$q;
+                ev = dq_ev$q;
+                if (dwe) begin
+                    meta$wdata = dwd;
+                    meta$we = 32'h1;
+                end
+                bz_inc = dbi;
+                bz_dec = dbd;
+                hwc = dhwc;
+                if ((dx_ptype$q == 32'h2) & x_je$q[32'h1]) begin
+                    sq_o_src_ip$d = me_ip$q;
+                    sq_o_flags$d = dx_flags$q | 32'h2;
+                    mc_new = 1'b1;
+                    dh_st = 32'h5;
+                end
+                case (dact)
+                    2:
+                        begin
+                            sq_o_src_ip$d = dx_src_ip$q;
+                            sq_o_src_port$d = dx_src_port$q;
+                            sq_o_flags$d = dx_flags$q | 32'h1;
+                            dh_st = 32'h5;
+                        end
+                    4:
+                        begin
+                            dh_st = 32'h1;
+                            if (cpl) begin
+                                ev = ev | (((32'h1) & 32'hffffffff) << 32'h3);
+                                sq_b_emit$d = 1'b1;
+                                sq_e_slot$d = 1'b1;
+                                sq_b_eovf$d = 1'b1;
+                                sq_o_exp$d = cmw[(32'h80)+:(8)];
+                                sq_o_bitmap$d = cmw[(32'h40)+:(64)];
+                                if (x_je$q[32'h1]) begin
+                                    sq_o_ptype$d = 32'h1;
+                                    sq_o_flags$d = cmw[(32'h88)+:(8)];
+                                    sq_o_child$d = x_je$q[(32'h18)+:(8)];
+                                end
+                                else begin
+                                    sq_o_ptype$d = 32'h2;
+                                    sq_o_flags$d = cmw[(32'h88)+:(8)] | 32'h2;
+                                    mc_new = 1'b1;
+                                end
+                            end
+                        end
+                    5:
+                        begin
+                            sq_e_slot$d = 1'b1;
+                            sq_o_ptype$d = 32'h1;
+                            if (q_partial$q) begin
+                                sq_o_flags$d = xm_flags | 32'h4;
+                            end
+                            else begin
+                                sq_o_flags$d = xm_flags;
+                            end
+                            sq_o_exp$d = xm_exp;
+                            sq_o_elements$d = xm_elem;
+                            sq_b_enr$d = x_rows_m$q;
+                            sq_e_more$d = x_rows_m$q != 32'h0;
+                            sq_e_last$d = x_rows_m$q == 32'h1;
+                            sq_o_block$d = xm_block;
+                            sq_o_child$d = x_je$q[(32'h18)+:(8)];
+                            sq_o_bitmap$d = xm_bitmap;
+                            sq_b_eovf$d = 1'b1;
+                            dh_st = 32'h5;
+                        end
+                    6:
+                        begin
+                            sq_e_slot$d = 1'b1;
+                            sq_b_eovf$d = 1'b1;
+                            sq_o_ptype$d = 32'h2;
+                            sq_o_flags$d = xm_flags;
+                            sq_o_exp$d = xm_exp;
+                            sq_o_elements$d = xm_elem;
+                            sq_b_enr$d = x_rows_m$q;
+                            sq_e_more$d = x_rows_m$q != 32'h0;
+                            sq_e_last$d = x_rows_m$q == 32'h1;
+                            sq_o_block$d = xm_block;
+                            sq_o_bitmap$d = xm_bitmap;
+                            sq_o_dst_mac$d = dx_src_mac$q;
+                            sq_o_dst_ip$d = dx_src_ip$q;
+                            sq_o_dst_port$d = dx_src_port$q;
+                            sq_pmask$d = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
+                            dh_st = 32'h5;
+                        end
+                    default:
+                        begin
+                        end
+                endcase
+                if (mc_new) begin
+                    sq_e_mc$d = 1'b1;
+                    sq_psd$d = 1'b0;
+                    sq_pmask$d = 32'h0;
+                    ps_dirty$d = 1'b0;
+                    if (pc_hit) begin
+                        sq_psd$d = 1'b1;
+                        sq_pmask$d = pc_pmask$q;
+                        sq_ei$d = pc_ei$q;
+                        sq_more$d = pc_more$q;
+                    end
+                end
+                sq_agg_op$d = aop;
+                sq_hst$d = dh_st;
+                sq_rl$d = q_rle1$q;
+            end
+        end
+        if (q_bi$q) begin
+            qf = q_qf_p$q;
+        end
+        else if (q_bd$q) begin
+            qf = q_qf_m$q;
+        end
+        else begin
+            qf = q_qfull$q;
+        end
         case (xstate$q)
             1:
                 begin
@@ -8988,6 +9632,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_newer_bc$d = newer_bc;
                     q_stale$d = stale;
                     q_qfull$d = busy_left >= je$q[(32'h100)+:(32)];
+                    q_qf_p$d = busy_lp >= je$q[(32'h100)+:(32)];
+                    q_qf_m$d = busy_lm >= je$q[(32'h100)+:(32)];
+                    q_bi$d = xo_v$q & dbi & (dx_ji$q == x_ji$q);
+                    q_bd$d = xo_v$q & dbd & (dx_ji$q == x_ji$q);
                     q_badrank$d = (xp_bitmap$q & ~je$q[(32'h40)+:(64)]) != 32'h0;
                     q_toolong$d = xp_elements$q > c_lanes;
                     q_badchild$d = ~xp_flags$q[32'h0] & (xp_child$q >= je$q[(32'h10)+:(8)]);
@@ -9098,7 +9746,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hd;
                         end
                     end
-                    else if (q_qfull$q) begin
+                    else if (qf) begin
                         if (x_je$q[32'h1]) begin
                             dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h9;
                             dq_act$d = 32'h2;
@@ -9120,166 +9768,38 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         dq_act$d = 32'h4;
                     end
                     xstate$d = 32'h3;
-                end
-            3:
-                begin
-                    if (~sq_v$q | sq_ld) begin
-                        sq_e_mc$d = 1'b0;
-                        sq_e_slot$d = 1'b0;
-                        sq_b_emit$d = 1'b0;
-                        sq_b_eovf$d = 1'b0;
-                        sq_v$d = 1'b1;
-                        sq_psd$d = 1'b1;
-                        sq_ei$d = 32'h0;
-                        sq_more$d = 1'b0;
-                        ps_i$d = 32'h0;
-                        ps_v$d = 1'b0;
-                        dh_st = 32'h7;
-                        xstate$d = 32'h0;
-                        sq_b_sel$d = x_sel$q;
-                        sq_b_row0$d = x_row0$q;
-                        sq_b_nrows$d = x_nrows$q;
-                        sq_b_hdr$d = x_hdr$q;
-                        sq_b_len$d = x_len$q;
-                        meta$waddr = x_cadr$q;
-                        bz_j = x_ji$q;
-                        sq_b_cadr$d = x_cadr$q;
-                        sq_b_ji$d = x_ji$q;
-                        sq_b_nch$d = x_je$q[(32'h10)+:(8)];
-                        sq_o_src_mac$d = me_mac$q;
-                        sq_o_src_ip$d = me_ip$q;
-                        sq_o_src_port$d = me_port$q;
-                        sq_o_dst_mac$d = x_je$q[(32'h180)+:(48)];
-                        sq_o_dst_ip$d = x_je$q[(32'h160)+:(32)];
-                        sq_o_dst_port$d = x_je$q[(32'h1b0)+:(16)];
-                        sq_pmask$d = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
-                        sq_o_ptype$d = xp_ptype$q;
-                        sq_o_flags$d = xp_flags$q;
-                        sq_o_exp$d = xp_exponent$q;
-                        sq_o_job$d = xp_job$q;
-                        sq_o_elements$d = xp_elements$q;
-                        sq_b_enr$d = q_rows$q;
-                        sq_e_more$d = q_rows$q != 32'h0;
-                        sq_e_last$d = q_rows$q == 32'h1;
-                        sq_o_block$d = xp_block$q;
-                        sq_o_child$d = xp_child$q;
-                        sq_o_bitmap$d = xp_bitmap$q;
-                        sq_nr$d = q_rows$q;
-                        ev = dq_ev$q;
-                        if (dwe) begin
-                            meta$wdata = dwd;
-                            meta$we = 32'h1;
-                        end
-                        bz_inc = dbi;
-                        bz_dec = dbd;
-                        hwc = dhwc;
-                        if ((xp_ptype$q == 32'h2) & x_je$q[32'h1]) begin
-                            sq_o_src_ip$d = me_ip$q;
-                            sq_o_flags$d = xp_flags$q | 32'h2;
-                            mc_new = 1'b1;
-                            dh_st = 32'h5;
-                        end
-                        case (dact)
-                            2:
-                                begin
-                                    sq_o_src_ip$d = xp_src_ip$q;
-                                    sq_o_src_port$d = xp_src_port$q;
-                                    sq_o_flags$d = xp_flags$q | 32'h1;
-                                    dh_st = 32'h5;
-                                end
-                            4:
-                                begin
-                                    dh_st = 32'h1;
-                                    if (cpl) begin
-                                        ev = ev | (((32'h1) & 32'hffffffff) << 32'h3);
-                                        sq_b_emit$d = 1'b1;
-                                        sq_e_slot$d = 1'b1;
-                                        sq_b_eovf$d = 1'b1;
-                                        sq_o_exp$d = cmw[(32'h80)+:(8)];
-                                        sq_o_bitmap$d = cmw[(32'h40)+:(64)];
-                                        if (x_je$q[32'h1]) begin
-                                            sq_o_ptype$d = 32'h1;
-                                            sq_o_flags$d = cmw[(32'h88)+:(8)];
-                                            sq_o_child$d = x_je$q[(32'h18)+:(8)];
-                                        end
-                                        else begin
-                                            sq_o_ptype$d = 32'h2;
-                                            sq_o_flags$d = cmw[(32'h88)+:(8)] | 32'h2;
-                                            mc_new = 1'b1;
-                                        end
-                                    end
-                                end
-                            5:
-                                begin
-                                    sq_e_slot$d = 1'b1;
-                                    sq_o_ptype$d = 32'h1;
-                                    if (q_partial$q) begin
-                                        sq_o_flags$d = xm_flags | 32'h4;
-                                    end
-                                    else begin
-                                        sq_o_flags$d = xm_flags;
-                                    end
-                                    sq_o_exp$d = xm_exp;
-                                    sq_o_elements$d = xm_elem;
-                                    sq_b_enr$d = x_rows_m$q;
-                                    sq_e_more$d = x_rows_m$q != 32'h0;
-                                    sq_e_last$d = x_rows_m$q == 32'h1;
-                                    sq_o_block$d = xm_block;
-                                    sq_o_child$d = x_je$q[(32'h18)+:(8)];
-                                    sq_o_bitmap$d = xm_bitmap;
-                                    sq_b_eovf$d = 1'b1;
-                                    dh_st = 32'h5;
-                                end
-                            6:
-                                begin
-                                    sq_e_slot$d = 1'b1;
-                                    sq_b_eovf$d = 1'b1;
-                                    sq_o_ptype$d = 32'h2;
-                                    sq_o_flags$d = xm_flags;
-                                    sq_o_exp$d = xm_exp;
-                                    sq_o_elements$d = xm_elem;
-                                    sq_b_enr$d = x_rows_m$q;
-                                    sq_e_more$d = x_rows_m$q != 32'h0;
-                                    sq_e_last$d = x_rows_m$q == 32'h1;
-                                    sq_o_block$d = xm_block;
-                                    sq_o_bitmap$d = xm_bitmap;
-                                    sq_o_dst_mac$d = xp_src_mac$q;
-                                    sq_o_dst_ip$d = xp_src_ip$q;
-                                    sq_o_dst_port$d = xp_src_port$q;
-                                    sq_pmask$d = ((32'h1) & 8'hff) << ((x_sel$q) & 8'hff);
-                                    dh_st = 32'h5;
-                                end
-                            default:
-                                begin
-                                end
-                        endcase
-                        if (mc_new) begin
-                            sq_e_mc$d = 1'b1;
-                            sq_psd$d = 1'b0;
-                            sq_pmask$d = 32'h0;
-                            ps_dirty$d = 1'b0;
-                            if (pc_hit) begin
-                                sq_psd$d = 1'b1;
-                                sq_pmask$d = pc_pmask$q;
-                                sq_ei$d = pc_ei$q;
-                                sq_more$d = pc_more$q;
-                            end
-                        end
-                        sq_agg_op$d = aop;
-                        sq_hst$d = dh_st;
-                        sq_rl$d = q_rle1$q;
-                    end
+                    dx_ptype$d = xp_ptype$q;
+                    dx_flags$d = xp_flags$q;
+                    dx_exponent$d = xp_exponent$q;
+                    dx_job$d = xp_job$q;
+                    dx_elements$d = xp_elements$q;
+                    dx_block$d = xp_block$q;
+                    dx_child$d = xp_child$q;
+                    dx_bitmap$d = xp_bitmap$q;
+                    dx_src_ip$d = xp_src_ip$q;
+                    dx_src_port$d = xp_src_port$q;
+                    dx_src_mac$d = xp_src_mac$q;
+                    dx_ji$d = x_ji$q;
+                    dx_cadr$d = x_cadr$q;
+                    dx_now$d = x_now$q;
+                    dx_sel$d = x_sel$q;
+                    dx_hdr$d = x_hdr$q;
+                    dx_len$d = x_len$q;
+                    dx_row0$d = x_row0$q;
+                    dx_nrows$d = x_nrows$q;
                 end
             default:
                 begin
                 end
         endcase
-        lk_go = lk_v$q & ((xstate$q == 32'h0) | ((xstate$q == 32'h3) & (~sq_v$q | sq_ld)));
+        lk_ne$d = cadr$q != x_cadr$q;
+        lk_old$d = lk_v$q & ~lk_go;
+        xo_v$d = 1'b0;
         if (lk_v$q) begin
             chr$d = chram$rdata;
             bcur$d = busy_cur;
             bcd$d = 32'h0;
-            if ((xstate$q == 32'h3) & (dbi | dbd) & (x_ji$q == ji$q)) begin
+            if (dec_v & (dbi | dbd) & (dx_ji$q == ji$q)) begin
                 bcd$d = ((dbi) & 2'h3) | (((dbd) & 2'h3) << 32'h1);
             end
             else if (bq_j$q == ji$q) begin
@@ -9289,29 +9809,29 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jep$d = jram$rdata[(32'h1d0)+:(32)];
         end
         if (lk_go) begin
-            lk_v$d = 1'b0;
             xstate$d = 32'h1;
-            xp_bitmap$d = pr_bitmap$q;
-            xp_block$d = pr_block$q;
-            xp_child$d = pr_child$q;
-            xp_elements$d = pr_elements$q;
-            xp_exponent$d = pr_exponent$q;
-            xp_flags$d = pr_flags$q;
-            xp_job$d = pr_job$q;
-            xp_ptype$d = pr_ptype$q;
-            xp_src_ip$d = pr_src_ip$q;
-            xp_src_mac$d = pr_src_mac$q;
-            xp_src_port$d = pr_src_port$q;
+            xo_v$d = xstate$q == 32'h2;
+            xp_bitmap$d = lk_bitmap$q;
+            xp_block$d = lk_block$q;
+            xp_child$d = lk_child$q;
+            xp_elements$d = lk_elements$q;
+            xp_exponent$d = lk_exponent$q;
+            xp_flags$d = lk_flags$q;
+            xp_job$d = lk_job$q;
+            xp_ptype$d = lk_ptype$q;
+            xp_src_ip$d = lk_src_ip$q;
+            xp_src_mac$d = lk_src_mac$q;
+            xp_src_port$d = lk_src_port$q;
             x_ji$d = ji$q;
             x_cadr$d = cadr$q;
-            x_now$d = now_r$q;
-            x_sel$d = sel$q;
-            x_hdr$d = hdr$q[(32'h0)+:(512)];
-            x_len$d = len$q;
-            x_row0$d = row0$q;
-            x_nrows$d = nrows$q;
+            x_now$d = lk_now$q;
+            x_sel$d = lk_sel$q;
+            x_hdr$d = lk_hdr$q;
+            x_len$d = lk_len$q;
+            x_row0$d = lk_row0$q;
+            x_nrows$d = lk_nrows$q;
         end
-        if ((xstate$q == 32'h3) & dwe & (x_cadr$q == ra_q$q)) begin
+        if (dec_v & dwe & (dx_cadr$q == ra_q$q)) begin
             mq$d = dwd;
         end
         else if (wq_v$q & (wq_a$q == ra_q$q)) begin
@@ -10820,6 +11340,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (rst) begin
             state$d = 32'h0;
             xstate$d = 32'h0;
+            xo_v$d = 1'b0;
             wq_v$d = 1'b0;
             lk_v$d = 1'b0;
             sq_v$d = 1'b0;
@@ -12829,6 +13350,367 @@ module fanin_dv_3(d,q,clock);
     end
           
 endmodule // fanin_dv_3
+
+
+module fanin_dx_bitmap(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_bitmap
+
+
+module fanin_dx_block(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_block
+
+
+module fanin_dx_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_cadr
+
+
+module fanin_dx_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_child
+
+
+module fanin_dx_elements(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_elements
+
+
+module fanin_dx_exponent(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_exponent
+
+
+module fanin_dx_flags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_flags
+
+
+module fanin_dx_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_hdr
+
+
+module fanin_dx_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_ji
+
+
+module fanin_dx_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_job
+
+
+module fanin_dx_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_len
+
+
+module fanin_dx_now(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_now
+
+
+module fanin_dx_nrows(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_nrows
+
+
+module fanin_dx_ptype(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_ptype
+
+
+module fanin_dx_row0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_row0
+
+
+module fanin_dx_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_sel
+
+
+module fanin_dx_src_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_src_ip
+
+
+module fanin_dx_src_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_src_mac
+
+
+module fanin_dx_src_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_src_port
 
 
 module fanin_e_last(d,q,clock);
@@ -16828,6 +17710,367 @@ module fanin_len(d,q,clock);
 endmodule // fanin_len
 
 
+module fanin_lk_bitmap(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_bitmap
+
+
+module fanin_lk_block(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_block
+
+
+module fanin_lk_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_child
+
+
+module fanin_lk_elements(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_elements
+
+
+module fanin_lk_exponent(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_exponent
+
+
+module fanin_lk_flags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_flags
+
+
+module fanin_lk_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_hdr
+
+
+module fanin_lk_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_job
+
+
+module fanin_lk_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_len
+
+
+module fanin_lk_ne(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_ne
+
+
+module fanin_lk_now(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_now
+
+
+module fanin_lk_nrows(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_nrows
+
+
+module fanin_lk_old(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_old
+
+
+module fanin_lk_ptype(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_ptype
+
+
+module fanin_lk_row0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_row0
+
+
+module fanin_lk_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_sel
+
+
+module fanin_lk_src_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_src_ip
+
+
+module fanin_lk_src_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_src_mac
+
+
+module fanin_lk_src_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_src_port
+
+
 module fanin_lk_v(d,q,clock);
     
     // Module arguments
@@ -19031,6 +20274,44 @@ module fanin_q_badrank(d,q,clock);
 endmodule // fanin_q_badrank
 
 
+module fanin_q_bd(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_bd
+
+
+module fanin_q_bi(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_bi
+
+
 module fanin_q_busy_st(d,q,clock);
     
     // Module arguments
@@ -19219,6 +20500,44 @@ module fanin_q_partial(d,q,clock);
     end
           
 endmodule // fanin_q_partial
+
+
+module fanin_q_qf_m(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_qf_m
+
+
+module fanin_q_qf_p(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_qf_p
 
 
 module fanin_q_qfull(d,q,clock);
@@ -35427,6 +36746,25 @@ module fanin_x_sflags(d,q,clock);
     end
           
 endmodule // fanin_x_sflags
+
+
+module fanin_xo_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xo_v
 
 
 module fanin_xp_bitmap(d,q,clock);
