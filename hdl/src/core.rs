@@ -14,7 +14,7 @@
 use crate::acc::Acc;
 use crate::config::CoreConfig;
 use crate::hdrgen::HdrGen;
-use crate::parse::{Classify, Parser, PopCheck, PARSE_W};
+use crate::parse::{BytePop, Classify, Parser, PopCheck, PARSE_W};
 use crate::ram::{FaninRam, ADDR_W};
 use crate::regs;
 use crate::rx::Rx;
@@ -41,7 +41,8 @@ pub const META_W: usize = 208;
 //  0 IDLE     take the picked frame (`pick_now`: the look-ahead has parsed it; also while
 //             the decision stages work on the frame before), apply a job commit or start a
 //             timer-scan visit (those two only when the decision stages are empty)
-//  6 PREP2    population-count check registered; first table hits (one-hot) registered
+//  6 PREP2    parser checks and population-count check registered (from the look-ahead's
+//             registered terms); first table hits (one-hot) registered
 //  1 PARSE    job index, slot address; job/child/metadata reads; hand-over of non-job frames
 //             (once the decision stages are empty)
 //  2 LOOK     job entry, child entry and metadata registered; busy count latched; on to
@@ -167,8 +168,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     e_more: DFF<bool>,
     e_last: DFF<bool>,
     la_chk: DFF<Bits<16>>,
-    la_pc: DFF<Bits<64>>,
-    la_src2: DFF<Bits<4>>,
     la_hdr: DFF<Bits<PARSE_W>>,
     la_len: DFF<Bits<16>>,
     la_udp: DFF<bool>,
@@ -404,10 +403,15 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pc_route: DFF<bool>,
     pc_bad: DFF<bool>,
     pc_wbad: DFF<bool>,
-    pc_pop: DFF<Bits<8>>,
     pc_count: DFF<Bits<8>>,
     cls: Classify,
-    pchk: PopCheck,
+    // Population count of each port's head's bitmap, in two registered stages (per-byte
+    // counts, then their sum), from the ports' descriptors.
+    hp_byte: Vec<BytePop>,
+    hp_pc: Vec<DFF<Bits<64>>>,
+    hp_sum: Vec<PopCheck>,
+    hp_pop: Vec<DFF<Bits<8>>>,
+    pc_pop: DFF<Bits<8>>,
     // Predicates of the decision, registered in PRED.
     q_st: DFF<Bits<3>>,
     q_busy_st: DFF<bool>,
@@ -496,6 +500,29 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hs_ip: DFF<Bits<32>>,
     hs_udp: DFF<Bits<16>>,
     hs_child: DFF<Bits<8>>,
+    // The selected destination's item fields (HdrGen reads them at `v_a`, when the back
+    // end may already hold the next item).
+    hx_src_mac: DFF<Bits<48>>,
+    hx_src_ip: DFF<Bits<32>>,
+    hx_src_port: DFF<Bits<16>>,
+    hx_ptype: DFF<Bits<8>>,
+    hx_flags: DFF<Bits<8>>,
+    hx_exp: DFF<Bits<8>>,
+    hx_job: DFF<Bits<16>>,
+    hx_elements: DFF<Bits<16>>,
+    hx_block: DFF<Bits<32>>,
+    hx_bitmap: DFF<Bits<64>>,
+    hx_eovf: DFF<bool>,
+    hx_ov: DFF<bool>,
+    hx_ca: DFF<Bits<ADDR_W>>,
+    hx_mc: DFF<bool>,
+    c_ov: DFF<bool>,
+    c_ca: DFF<Bits<ADDR_W>>,
+    c_eovf: DFF<bool>,
+    cp_mask: DFF<Bits<8>>,
+    hx_orig: DFF<bool>,
+    cp_slot1: DFF<bool>,
+    cp_slot2: DFF<bool>,
     v_a: DFF<bool>,
     v_b: DFF<bool>,
     v_c: DFF<bool>,
@@ -569,6 +596,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ov_new: Signal<Local, bool>,
     ov_cur: Signal<Local, bool>,
     hdr_ok: Signal<Local, bool>,
+    last_sel: Signal<Local, bool>,
+    pm_two: DFF<bool>,
+    ov_now: Signal<Local, bool>,
     h_latch: Signal<Local, bool>,
     ci: Signal<Local, bool>,
     jsel: Signal<Local, Bits<8>>,
@@ -803,8 +833,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             e_more: Default::default(),
             e_last: Default::default(),
             la_chk: Default::default(),
-            la_pc: Default::default(),
-            la_src2: Default::default(),
             la_hdr: Default::default(),
             la_len: Default::default(),
             la_udp: Default::default(),
@@ -874,6 +902,27 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             hs_ip: Default::default(),
             hs_udp: Default::default(),
             hs_child: Default::default(),
+            hx_src_mac: Default::default(),
+            hx_src_ip: Default::default(),
+            hx_src_port: Default::default(),
+            hx_ptype: Default::default(),
+            hx_flags: Default::default(),
+            hx_exp: Default::default(),
+            hx_job: Default::default(),
+            hx_elements: Default::default(),
+            hx_block: Default::default(),
+            hx_bitmap: Default::default(),
+            hx_eovf: Default::default(),
+            hx_ov: Default::default(),
+            hx_ca: Default::default(),
+            hx_mc: Default::default(),
+            c_ov: Default::default(),
+            c_ca: Default::default(),
+            c_eovf: Default::default(),
+            cp_mask: Default::default(),
+            hx_orig: Default::default(),
+            cp_slot1: Default::default(),
+            cp_slot2: Default::default(),
             v_a: Default::default(),
             v_b: Default::default(),
             v_c: Default::default(),
@@ -932,6 +981,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             ov_new: Default::default(),
             ov_cur: Default::default(),
             hdr_ok: Default::default(),
+            last_sel: Default::default(),
+            pm_two: Default::default(),
+            ov_now: Default::default(),
             h_latch: Default::default(),
             ei: Default::default(),
             e_mc: Default::default(),
@@ -1191,10 +1243,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pc_route: Default::default(),
             pc_bad: Default::default(),
             pc_wbad: Default::default(),
-            pc_pop: Default::default(),
             pc_count: Default::default(),
             cls: Default::default(),
-            pchk: Default::default(),
+            hp_byte: n(p),
+            hp_pc: n(p),
+            hp_sum: n(p),
+            hp_pop: n(p),
+            pc_pop: Default::default(),
             q_st: Default::default(),
             q_busy_st: Default::default(),
             q_same: Default::default(),
@@ -1485,8 +1540,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             pc_route,
             pc_bad,
             pc_wbad,
-            pc_pop,
             pc_count,
+            pc_pop,
             q_st,
             q_busy_st,
             q_same,
@@ -1551,6 +1606,28 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             hs_ip,
             hs_udp,
             hs_child,
+            hx_src_mac,
+            hx_src_ip,
+            hx_src_port,
+            hx_ptype,
+            hx_flags,
+            hx_exp,
+            hx_job,
+            hx_elements,
+            hx_block,
+            hx_bitmap,
+            hx_eovf,
+            hx_ov,
+            hx_ca,
+            hx_mc,
+            pm_two,
+            c_ov,
+            c_ca,
+            c_eovf,
+            cp_mask,
+            hx_orig,
+            cp_slot1,
+            cp_slot2,
             v_a,
             v_b,
             v_c,
@@ -1637,8 +1714,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             e_more,
             e_last,
             la_chk,
-            la_pc,
-            la_src2,
             la_hdr,
             la_len,
             la_udp,
@@ -1767,7 +1842,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // Rows copied to the egress: the Acc's stage-2 row (slot rows read by `OP_READ`),
         // or the ingress row it carries alongside (`bd`: forwarded frames).
-        if self.e_slot.q.val() {
+        // (`e_slot` of the item that read the row two cycles before, `cp_slot2`: the next
+        // item may already have started.)
+        self.cp_slot1.d.next = self.e_slot.q.val();
+        self.cp_slot2.d.next = self.cp_slot1.q.val();
+        if self.cp_slot2.q.val() {
             self.acc_row.next = self.acc.rd.val();
         } else {
             self.acc_row.next = self.acc.bd.val();
@@ -1815,33 +1894,41 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.ov_cur.next = self.ov_rd.val();
         }
-        // Header of originated frames.
-        self.hg.dst_mac.next = self.o_dst_mac.q.val();
-        self.hg.src_mac.next = self.o_src_mac.q.val();
-        self.hg.src_ip.next = self.o_src_ip.q.val();
-        self.hg.dst_ip.next = self.o_dst_ip.q.val();
-        self.hg.src_port.next = self.o_src_port.q.val();
-        self.hg.dst_port.next = self.o_dst_port.q.val();
-        self.hg.ptype.next = self.o_ptype.q.val();
-        // (The copy's overflow bit joins the flags of frames built from slot rows.)
-        if self.b_eovf.q.val() & self.ov_cur.val() {
-            self.hg.flags.next = self.o_flags.q.val() | 0x08;
+        // Header of originated frames: the fields registered at the destination's select
+        // (`hs_*`, `hx_*`), so that the back end may take the next item in the cycle of its
+        // item's last select. The copy's overflow bit, registered at the select, is
+        // updated if the RMW row that sets it reaches stage 3 in this cycle (a one-row
+        // item's select may come before that).
+        if self.t3_v.q.val() & (self.t3_a.q.val() == self.hx_ca.q.val()) {
+            self.ov_now.next = self.ov_new.val();
         } else {
-            self.hg.flags.next = self.o_flags.q.val();
+            self.ov_now.next = self.hx_ov.q.val();
         }
-        self.hg.exponent.next = self.o_exp.q.val();
-        self.hg.job.next = self.o_job.q.val();
-        self.hg.elements.next = self.o_elements.q.val();
-        self.hg.block.next = self.o_block.q.val();
-        self.hg.child.next = self.o_child.q.val();
-        self.hg.bitmap.next = self.o_bitmap.q.val();
-        if self.e_mc.q.val() {
-            // Multicast: the destination selected the cycle before (`hs_*`).
-            self.hg.dst_mac.next = self.hs_mac.q.val();
-            self.hg.dst_ip.next = self.hs_ip.q.val();
-            self.hg.dst_port.next = self.hs_udp.q.val();
-            self.hg.child.next = self.hs_child.q.val();
+        self.hg.dst_mac.next = self.hs_mac.q.val();
+        self.hg.src_mac.next = self.hx_src_mac.q.val();
+        self.hg.src_ip.next = self.hx_src_ip.q.val();
+        self.hg.dst_ip.next = self.hs_ip.q.val();
+        self.hg.src_port.next = self.hx_src_port.q.val();
+        self.hg.dst_port.next = self.hs_udp.q.val();
+        self.hg.ptype.next = self.hx_ptype.q.val();
+        self.hg.flags.next = self.hx_flags.q.val();
+        // (The copy's overflow bit joins the flags of frames built from slot rows when the
+        // header register is loaded, `v_c`: a select in the last copy cycle of a one-row
+        // item comes two cycles before its RMW row reaches stage 3.)
+        if self.t3_v.q.val() & (self.t3_a.q.val() == self.c_ca.q.val()) {
+            self.hg.ovf.next = self.c_eovf.q.val() & self.ov_new.val();
+        } else {
+            self.hg.ovf.next = self.c_eovf.q.val() & self.c_ov.q.val();
         }
+        self.hg.exponent.next = self.hx_exp.q.val();
+        self.hg.job.next = self.hx_job.q.val();
+        self.hg.elements.next = self.hx_elements.q.val();
+        self.hg.block.next = self.hx_block.q.val();
+        self.hg.child.next = self.hs_child.q.val();
+        self.hg.bitmap.next = self.hx_bitmap.q.val();
+        // (its population count's first stage a cycle ahead: the item's own bitmap in the
+        // select's cycle)
+        self.hg.pc_bitmap.next = self.o_bitmap.q.val();
         self.hg.clock.next = self.clock.val();
         self.hg.orig.next = self.orig_c.q.val();
         self.hg.orig_hdr.next = self.b_hdr.q.val();
@@ -1961,17 +2048,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // The pick, registered, from the ports' registered `d_valid` (`dv`): IDLE acts on
         // the arbitration of the cycle before. A descriptor only disappears when IDLE pops
         // it (`d_valid` drops the cycle after); the pick registered in a take's cycle is
-        // `pick2`, which never names the port popped, and the next take is at least three
-        // cycles later (`la_ok` needs the pick unchanged for two cycles, and a pick of the
+        // `pick2`, which never names the port popped, and the next take is at least two
+        // cycles later (`la_ok` needs the pick unchanged for a cycle, and a pick of the
         // popped port waits for `la_age`), so the registered pick is never stale when used.
         self.pk_any.d.next = self.any.val();
         self.pk_idx.d.next = self.pidx.val();
         // Look-ahead: the head descriptor of the picked port, registered every cycle
         // (`la_*`), and the parser on it, so that a frame's fields and checks are ready in
         // the cycle it is taken. `la_ok`: `la_*` hold the picked port's current head (the
-        // same port as the cycle before, and no pop in the last three cycles: a pop
-        // changes the head two cycles later; `la_pc`, a stage further, comes from the
-        // port of two cycles ago, `la_src2`).
+        // same port as the cycle before, and no pop of it in the last three cycles: a pop
+        // changes the head two cycles later). The registered check terms (`la_chk`) are a
+        // stage further: PREP2, the cycle after the take, reads them.
         for p in 0..self.rx.len() {
             if self.pk_idx.q.val() == self.c_idx4[p].val() {
                 self.la_hdr.d.next = self.rx[p].d_hdr.val();
@@ -1982,14 +2069,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
         }
         self.la_src.d.next = self.pk_idx.q.val();
-        self.la_src2.d.next = self.la_src.q.val();
         if self.la_age.q.val() != 3 {
             self.la_age.d.next = self.la_age.q.val() + 1;
         }
         self.la_ok.next = ((self.la_age.q.val() == 3)
             | (self.la_pp.q.val() != self.pk_idx.q.val()))
-            & (self.la_src.q.val() == self.pk_idx.q.val())
-            & (self.la_src2.q.val() == self.pk_idx.q.val());
+            & (self.la_src.q.val() == self.pk_idx.q.val());
         self.parser.hdr.next = self.la_hdr.q.val();
         self.parser.len.next = self.la_len.q.val();
         self.parser.me_ip.next = self.me_ip.q.val();
@@ -2001,16 +2086,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.cls.route.next = self.pc_route.q.val();
         self.cls.bad.next = self.pc_bad.q.val();
         self.cls.wire_bad.next = self.pc_wbad.q.val();
-        // The bitmap's population count: per-byte counts registered every cycle from the
-        // look-ahead parser (`la_pc`), summed at the pick (`pc_pop`), compared in PREP2.
-        self.la_pc.d.next = self.parser.c_pc.val();
-        // (the parser's checks, registered alongside)
-        // (the parser's check terms, registered alongside and ORed at the pick: the
+        // The bitmap's population count, per port from its head descriptor (bytes 56..63 of
+        // the header region), two registered stages: `hp_pop` is the sum for the head of two
+        // cycles before, which the take needs (a head changes two cycles after a pop, and
+        // the port is taken again at least four cycles after it; a new head is picked at
+        // least three cycles after its `d_valid`). Taken at the pick (`pc_pop`), compared
+        // with the count byte taken with the frame (`pc_count`) in PREP2.
+        for p in 0..self.rx.len() {
+            self.hp_byte[p].x.next = self.rx[p].d_hdr.val().get_bits::<64>(448);
+            self.hp_pc[p].clock.next = self.clock.val();
+            self.hp_pc[p].d.next = self.hp_byte[p].pc.val();
+            self.hp_sum[p].pc.next = self.hp_pc[p].q.val();
+            self.hp_sum[p].count.next = 0.into();
+            self.hp_pop[p].clock.next = self.clock.val();
+            self.hp_pop[p].d.next = self.hp_sum[p].pop.val();
+        }
+        // (the parser's check terms, registered alongside `la_*` and ORed in PREP2: the
         // `TERMS_*` masks of parse.rs)
         self.la_chk.d.next = self.parser.c_terms.val();
-        self.pchk.pc.next = self.la_pc.q.val();
-        self.pchk.count.next = self.parser.c_count.val();
-        self.pc_popok.d.next = self.pc_pop.q.val() == self.pc_count.q.val();
         self.cls.pop_ok.next = self.pc_popok.q.val();
         self.pr_kind.next = self.cls.kind.val();
         // Forwarding table (exact match on the destination IPv4 address) and job table
@@ -2242,18 +2335,45 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // A header that carries the copy's overflow bit waits until that bit was read
         // for its own copy (the read port may have served an RMW tag the cycle before).
         self.hdr_ok.next = !self.b_eovf.q.val() | (self.or_a.q.val() == self.b_cadr.q.val());
+        // The last destination is selected in this cycle: the rest of the pipeline runs by
+        // itself with the fields registered at the select (`hs_*`, `hx_*`), and the next
+        // item may start (a routed frame's original header is not carried: its item waits
+        // for the push; so does a multicast round with more to come). Shallow on purpose
+        // (it reaches the hand-over and, through it, the decision stages): the first
+        // select is the last for an item that is not a multicast (one destination port);
+        // a later select (state 6, always the cycle after a select) is the last when the
+        // mask had two ports in the cycle before (`pm_two`, registered).
+        if self.bstate.q.val() == 6 {
+            self.last_sel.next = self.pm_two.q.val() & !self.more.q.val() & !self.e_orig.q.val();
+        } else {
+            self.last_sel.next = (self.pmask.q.val() != 0)
+                & !self.e_mc.q.val()
+                & !self.more.q.val()
+                & !self.e_orig.q.val();
+        }
+        self.pm_two.d.next = false;
+        for a in 0..8 {
+            for b in 0..8 {
+                if (a < b) & (self.pmask.q.val() == ((bits::<8>(1) << a) | (bits::<8>(1) << b))) {
+                    self.pm_two.d.next = true;
+                }
+            }
+        }
         // The destination pipeline (select, then HdrGen's field registers, its header
         // register, the push), one port per cycle. It runs by itself, so the back end may
-        // hand over to the next item once the last destination's fields are registered
-        // (state 6); what the later stages need of the item travels with them (`mc_*`,
+        // hand over to the next item in the cycle of the last select (`last_sel`); what the
+        // later stages need of the item travels with them (`hs_*`, `hx_*`, `mc_*`,
         // `orig_c`; a routed frame's original header is not carried: its item waits).
         self.v_b.d.next = self.v_c.q.val();
         self.v_c.d.next = self.v_a.q.val();
         if self.v_a.q.val() {
             self.hg.ld1.next = true;
             self.hlow1.d.next = self.hlow_s.q.val();
-            self.mc_c.d.next = self.e_mc.q.val();
-            self.orig_c.d.next = self.e_orig.q.val();
+            self.mc_c.d.next = self.hx_mc.q.val();
+            self.c_ov.d.next = self.ov_now.val();
+            self.c_ca.d.next = self.hx_ca.q.val();
+            self.c_eovf.d.next = self.hx_eovf.q.val();
+            self.orig_c.d.next = self.hx_orig.q.val();
         }
         if self.v_c.q.val() {
             self.hg.ld.next = true;
@@ -2332,7 +2452,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             5 => {
                 // Copy the payload rows (slot rows or ingress rows) to all destination ports
                 // at once, starting when every one of them has room for a maximum frame.
-                if (self.ri.q.val() != 0) | self.all_rdy.val() {
+                // (Not in the cycle after a select: a row read now reaches the egress ports
+                // in that destination's push cycle, and would join the frame pushed.)
+                if (self.ri.q.val() != 0) | (self.all_rdy.val() & !self.v_a.q.val()) {
                     // (`e_more`: ri != b_enr; `e_last`: ri + 1 == b_enr; both registered,
                     // set at hand-over and updated as ri counts.)
                     if self.e_more.q.val() {
@@ -2343,33 +2465,56 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.e_more.d.next = !self.e_last.q.val();
                         self.e_last.d.next = (self.ri.q.val() + 2) == self.b_enr.q.val();
                         self.v1.d.next = true;
+                        self.cp_mask.d.next = self.pmask.q.val();
                         if self.e_last.q.val() {
+                            // The first destination is selected with the last row (its
+                            // push comes after the row reaches the egress ports).
                             self.bstate.d.next = 8.into();
+                            if self.hdr_ok.val() {
+                                self.h_latch.next = self.pmask.q.val() != 0;
+                                self.bstate.d.next = 6.into();
+                                if self.last_sel.val() {
+                                    self.b_done.next = true;
+                                    self.bstate.d.next = 0.into();
+                                }
+                            }
                         }
                     } else {
+                        // (No rows: the first destination is selected at once.)
                         self.bstate.d.next = 8.into();
+                        if self.hdr_ok.val() {
+                            self.h_latch.next = self.pmask.q.val() != 0;
+                            self.bstate.d.next = 6.into();
+                            if self.last_sel.val() {
+                                self.b_done.next = true;
+                                self.bstate.d.next = 0.into();
+                            }
+                        }
                     }
                 }
             }
             8 => {
-                // Destinations, four stages per port, one port per cycle: select (its
-                // child's fields into `hs_*`), build in two (HdrGen's field registers, then
-                // its header register), push. Starts once the copy's overflow bit is
-                // readable (it joins the flags).
+                // Destinations, four stages per port, one port per cycle: select (the
+                // destination's and the item's header fields into `hs_*`/`hx_*`), build in
+                // two (HdrGen's field registers, then its header register), push. Starts
+                // once the copy's overflow bit is readable (it joins the flags; a later
+                // RMW row's update is caught at the build, `ov_now`).
                 if self.hdr_ok.val() {
                     self.h_latch.next = self.pmask.q.val() != 0;
                     self.bstate.d.next = 6.into();
+                    if self.last_sel.val() {
+                        self.b_done.next = true;
+                        self.bstate.d.next = 0.into();
+                    }
                 }
             }
             6 => {
                 if self.pmask.q.val() != 0 {
                     self.h_latch.next = true;
-                } else if self.v_a.q.val() & !self.more.q.val() & !self.e_orig.q.val() {
-                    // The last destination's fields are registered in this cycle: the rest
-                    // of the pipeline runs by itself, and the next item may start (its
-                    // rows reach the egress ports after this item's last push).
-                    self.b_done.next = true;
-                    self.bstate.d.next = 0.into();
+                    if self.last_sel.val() {
+                        self.b_done.next = true;
+                        self.bstate.d.next = 0.into();
+                    }
                 } else if !self.v_a.q.val() & !self.v_c.q.val() {
                     // This cycle's push (if any) is the last of the round.
                     if self.more.q.val() {
@@ -2399,10 +2544,34 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.v_a.d.next = true;
             self.hlow_s.d.next = self.pm_low.val();
             self.pmask.d.next = self.pmask.q.val() & !self.pm_low.val();
-            self.hs_mac.d.next = self.sel_mac.val();
-            self.hs_ip.d.next = self.sel_ip.val();
-            self.hs_udp.d.next = self.sel_udp.val();
-            self.hs_child.d.next = self.sel_child.val();
+            // The destination's fields (a multicast child's, or the item's own) and the
+            // item's header fields, for HdrGen in the next cycle.
+            if self.e_mc.q.val() {
+                self.hs_mac.d.next = self.sel_mac.val();
+                self.hs_ip.d.next = self.sel_ip.val();
+                self.hs_udp.d.next = self.sel_udp.val();
+                self.hs_child.d.next = self.sel_child.val();
+            } else {
+                self.hs_mac.d.next = self.o_dst_mac.q.val();
+                self.hs_ip.d.next = self.o_dst_ip.q.val();
+                self.hs_udp.d.next = self.o_dst_port.q.val();
+                self.hs_child.d.next = self.o_child.q.val();
+            }
+            self.hx_src_mac.d.next = self.o_src_mac.q.val();
+            self.hx_src_ip.d.next = self.o_src_ip.q.val();
+            self.hx_src_port.d.next = self.o_src_port.q.val();
+            self.hx_ptype.d.next = self.o_ptype.q.val();
+            self.hx_flags.d.next = self.o_flags.q.val();
+            self.hx_exp.d.next = self.o_exp.q.val();
+            self.hx_job.d.next = self.o_job.q.val();
+            self.hx_elements.d.next = self.o_elements.q.val();
+            self.hx_block.d.next = self.o_block.q.val();
+            self.hx_bitmap.d.next = self.o_bitmap.q.val();
+            self.hx_eovf.d.next = self.b_eovf.q.val();
+            self.hx_ov.d.next = self.ov_cur.val();
+            self.hx_ca.d.next = self.b_cadr.q.val();
+            self.hx_mc.d.next = self.e_mc.q.val();
+            self.hx_orig.d.next = self.e_orig.q.val();
         }
         if self.b_done.val() & self.b_rel.q.val() {
             for p in 0..self.rx.len() {
@@ -2412,9 +2581,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
         }
         // A copied row reaches the Acc's stage 2 two cycles after its read was issued
-        // (`v1` one cycle after, `wm` the destination ports a cycle later).
+        // (`v1` one cycle after, `wm` the destination ports a cycle later: `cp_mask`, the
+        // ports of the read's cycle, since a select in that cycle takes one off `pmask`).
         if self.v1.q.val() {
-            self.wm.d.next = self.pmask.q.val();
+            self.wm.d.next = self.cp_mask.q.val();
         } else {
             self.wm.d.next = 0.into();
         }
@@ -2665,8 +2835,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
             6 => {
-                // PREP2: the population-count check and the first hit of each table,
-                // registered.
+                // PREP2: the parser's checks and the population-count check (registered by
+                // the look-ahead in the take's cycle, from the frame taken), and the first
+                // hit of each table, registered. (TERMS_NON_IP, TERMS_IP_BAD, TERMS_ROUTE,
+                // TERMS_BAD, TERMS_WIRE_BAD)
+                self.pc_non_ip.d.next = (self.la_chk.q.val() & 0x0001) != 0;
+                self.pc_ip_bad.d.next = (self.la_chk.q.val() & 0x001e) != 0;
+                self.pc_route.d.next = (self.la_chk.q.val() & 0x0020) != 0;
+                self.pc_bad.d.next = (self.la_chk.q.val() & 0x01c0) != 0;
+                self.pc_wbad.d.next = (self.la_chk.q.val() & 0x1c00) != 0;
+                self.pc_popok.d.next = self.pc_pop.q.val() == self.pc_count.q.val();
                 self.state.d.next = 1.into();
             }
             1 => {
@@ -3375,14 +3553,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pr_exponent.d.next = self.parser.exponent.val();
             self.pr_flags.d.next = self.parser.flags.val();
             self.pr_job.d.next = self.parser.job.val();
-            // (TERMS_NON_IP, TERMS_IP_BAD, TERMS_ROUTE, TERMS_BAD, TERMS_WIRE_BAD)
-            self.pc_non_ip.d.next = (self.la_chk.q.val() & 0x0001) != 0;
-            self.pc_ip_bad.d.next = (self.la_chk.q.val() & 0x001e) != 0;
-            self.pc_route.d.next = (self.la_chk.q.val() & 0x0020) != 0;
-            self.pc_bad.d.next = (self.la_chk.q.val() & 0x01c0) != 0;
-            self.pc_wbad.d.next = (self.la_chk.q.val() & 0x1c00) != 0;
-            self.pc_pop.d.next = self.pchk.pop.val();
             self.pc_count.d.next = self.parser.c_count.val();
+            for p in 0..self.rx.len() {
+                if self.pk_idx.q.val() == self.c_idx4[p].val() {
+                    self.pc_pop.d.next = self.hp_pop[p].q.val();
+                }
+            }
             self.pr_ptype.d.next = self.parser.ptype.val();
             self.pr_src_ip.d.next = self.parser.src_ip.val();
             self.pr_src_mac.d.next = self.parser.src_mac.val();

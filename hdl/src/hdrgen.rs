@@ -7,7 +7,8 @@ use rust_hdl::prelude::*;
 
 /// Header builder in two registered stages: `ld1` registers the fields with the partial
 /// IPv4 checksum and the bitmap's population count (whose per-byte counts are registered
-/// every cycle, so `bitmap` must be stable for a cycle before `ld1`); `hdr`/`len` are built from those
+/// every cycle from `pc_bitmap`, so `pc_bitmap` must be the bitmap a cycle before `ld1`);
+/// `hdr`/`len` are built from those
 /// registers, and `ld` loads them (or the original header) into the header register.
 /// Output in AXI-Stream byte order (byte 0 in bits 7:0).
 #[derive(LogicBlock, Default)]
@@ -40,6 +41,8 @@ pub struct HdrGen {
     pub child: Signal<In, Bits<8>>,
     /// Contributor bitmap.
     pub bitmap: Signal<In, Bits<64>>,
+    /// The bitmap of the next `ld1`, a cycle ahead (its population count's first stage).
+    pub pc_bitmap: Signal<In, Bits<64>>,
     /// The header region.
     pub hdr: Signal<Out, Bits<512>>,
     /// Clock of the header registers.
@@ -48,6 +51,8 @@ pub struct HdrGen {
     pub ld1: Signal<In, bool>,
     /// Load the header register: with `orig`, `orig_hdr`/`orig_len`; else `hdr`/`len`.
     pub ld: Signal<In, bool>,
+    /// Set the overflow flag (0x08) in the built header that `ld` loads.
+    pub ovf: Signal<In, bool>,
     /// Load the original header (a routed frame) instead of a built one.
     pub orig: Signal<In, bool>,
     /// Original header region.
@@ -112,12 +117,13 @@ impl Logic for HdrGen {
             + bit_cast::<20, 16>(self.src_ip.val().get_bits::<16>(0))
             + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(16))
             + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(0));
-        self.pc1.next = self.bitmap.val() - ((self.bitmap.val() >> 1) & 0x5555_5555_5555_5555u64);
+        self.pc1.next =
+            self.pc_bitmap.val() - ((self.pc_bitmap.val() >> 1) & 0x5555_5555_5555_5555u64);
         self.pc2.next = (self.pc1.val() & 0x3333_3333_3333_3333u64)
             + ((self.pc1.val() >> 2) & 0x3333_3333_3333_3333u64);
         self.pc3.next = (self.pc2.val() + (self.pc2.val() >> 4)) & 0x0f0f_0f0f_0f0f_0f0fu64;
-        // (per-byte counts registered every cycle: `bitmap` must be stable for a cycle
-        // before `ld1`, as it is for the engine's item fields)
+        // (per-byte counts registered every cycle: `pc_bitmap` is the bitmap a cycle
+        // before `ld1`)
         self.pcq.d.next = self.pc3.val();
         self.pc4.next = self.pcq.q.val() + (self.pcq.q.val() >> 8);
         self.pc5.next = self.pc4.val() + (self.pc4.val() >> 16);
@@ -157,7 +163,11 @@ impl Logic for HdrGen {
         self.lay.dst_port.next = self.r_dst_port.q.val();
         self.lay.udp_len.next = self.r_total.q.val() - 20;
         self.lay.ptype.next = self.r_ptype.q.val();
-        self.lay.flags.next = self.r_flags.q.val();
+        if self.ovf.val() {
+            self.lay.flags.next = self.r_flags.q.val() | 0x08;
+        } else {
+            self.lay.flags.next = self.r_flags.q.val();
+        }
         self.lay.exponent.next = self.r_exp.q.val();
         self.lay.job.next = self.r_job.q.val();
         self.lay.elements.next = self.r_elements.q.val();

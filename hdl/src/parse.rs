@@ -249,6 +249,27 @@ impl Logic for Classify {
     }
 }
 
+/// Per-byte population counts of a 64-bit word (SWAR; each byte's count in its low nibble).
+#[derive(LogicBlock, Default)]
+pub struct BytePop {
+    /// The word.
+    pub x: Signal<In, Bits<64>>,
+    /// Per-byte counts, for `PopCheck::pc`.
+    pub pc: Signal<Out, Bits<64>>,
+    pc1: Signal<Local, Bits<64>>,
+    pc2: Signal<Local, Bits<64>>,
+}
+
+impl Logic for BytePop {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.pc1.next = self.x.val() - ((self.x.val() >> 1) & 0x5555_5555_5555_5555u64);
+        self.pc2.next = (self.pc1.val() & 0x3333_3333_3333_3333u64)
+            + ((self.pc1.val() >> 2) & 0x3333_3333_3333_3333u64);
+        self.pc.next = (self.pc2.val() + (self.pc2.val() >> 4)) & 0x0f0f_0f0f_0f0f_0f0fu64;
+    }
+}
+
 /// The count byte against the bitmap's population count, summed from per-byte counts (a
 /// small adder tree).
 #[derive(LogicBlock, Default)]

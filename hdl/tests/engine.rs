@@ -194,13 +194,18 @@ fn header_builder_matches_to_frame() {
         uut.elements.next = (n as u64).into();
         uut.block.next = (repr.block as u64).into();
         uut.child.next = (repr.child as u64).into();
-        uut.bitmap.next = repr.bitmap.into();
+        uut.bitmap.next = (!repr.bitmap).into();
+        uut.pc_bitmap.next = repr.bitmap.into();
         tick(&mut uut, |u| &mut u.clock);
+        // `bitmap` is read at `ld1`, `pc_bitmap` a cycle before.
+        uut.bitmap.next = repr.bitmap.into();
+        uut.pc_bitmap.next = (!repr.bitmap).into();
         uut.ld1.next = true;
         tick(&mut uut, |u| &mut u.clock);
         // Stage 1 registered the fields; a changed input no longer matters.
         uut.ld1.next = false;
         uut.bitmap.next = (!repr.bitmap).into();
+        uut.pc_bitmap.next = 0.into();
         settle(&mut uut);
         let h = uut.hdr.val();
         let got: Vec<u8> = (0..64)

@@ -364,10 +364,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] hg$block;
     reg  [7:0] hg$child;
     reg  [63:0] hg$bitmap;
+    reg  [63:0] hg$pc_bitmap;
     wire  [511:0] hg$hdr;
     reg  hg$clock;
     reg  hg$ld1;
     reg  hg$ld;
+    reg  hg$ovf;
     reg  hg$orig;
     reg  [511:0] hg$orig_hdr;
     reg  [15:0] hg$orig_len;
@@ -929,12 +931,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] la_chk$d;
     wire  [15:0] la_chk$q;
     reg  la_chk$clock;
-    reg  [63:0] la_pc$d;
-    wire  [63:0] la_pc$q;
-    reg  la_pc$clock;
-    reg  [3:0] la_src2$d;
-    wire  [3:0] la_src2$q;
-    reg  la_src2$clock;
     reg  [639:0] la_hdr$d;
     wire  [639:0] la_hdr$q;
     reg  la_hdr$clock;
@@ -1541,9 +1537,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  pc_wbad$d;
     wire  pc_wbad$q;
     reg  pc_wbad$clock;
-    reg  [7:0] pc_pop$d;
-    wire  [7:0] pc_pop$q;
-    reg  pc_pop$clock;
     reg  [7:0] pc_count$d;
     wire  [7:0] pc_count$q;
     reg  pc_count$clock;
@@ -1554,10 +1547,57 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  cls$wire_bad;
     reg  cls$pop_ok;
     wire  [1:0] cls$kind;
-    reg  [63:0] pchk$pc;
-    reg  [7:0] pchk$count;
-    wire  pchk$ok;
-    wire  [7:0] pchk$pop;
+    reg  [63:0] hp_byte$0$x;
+    wire  [63:0] hp_byte$0$pc;
+    reg  [63:0] hp_byte$1$x;
+    wire  [63:0] hp_byte$1$pc;
+    reg  [63:0] hp_byte$2$x;
+    wire  [63:0] hp_byte$2$pc;
+    reg  [63:0] hp_byte$3$x;
+    wire  [63:0] hp_byte$3$pc;
+    reg  [63:0] hp_pc$0$d;
+    wire  [63:0] hp_pc$0$q;
+    reg  hp_pc$0$clock;
+    reg  [63:0] hp_pc$1$d;
+    wire  [63:0] hp_pc$1$q;
+    reg  hp_pc$1$clock;
+    reg  [63:0] hp_pc$2$d;
+    wire  [63:0] hp_pc$2$q;
+    reg  hp_pc$2$clock;
+    reg  [63:0] hp_pc$3$d;
+    wire  [63:0] hp_pc$3$q;
+    reg  hp_pc$3$clock;
+    reg  [63:0] hp_sum$0$pc;
+    reg  [7:0] hp_sum$0$count;
+    wire  hp_sum$0$ok;
+    wire  [7:0] hp_sum$0$pop;
+    reg  [63:0] hp_sum$1$pc;
+    reg  [7:0] hp_sum$1$count;
+    wire  hp_sum$1$ok;
+    wire  [7:0] hp_sum$1$pop;
+    reg  [63:0] hp_sum$2$pc;
+    reg  [7:0] hp_sum$2$count;
+    wire  hp_sum$2$ok;
+    wire  [7:0] hp_sum$2$pop;
+    reg  [63:0] hp_sum$3$pc;
+    reg  [7:0] hp_sum$3$count;
+    wire  hp_sum$3$ok;
+    wire  [7:0] hp_sum$3$pop;
+    reg  [7:0] hp_pop$0$d;
+    wire  [7:0] hp_pop$0$q;
+    reg  hp_pop$0$clock;
+    reg  [7:0] hp_pop$1$d;
+    wire  [7:0] hp_pop$1$q;
+    reg  hp_pop$1$clock;
+    reg  [7:0] hp_pop$2$d;
+    wire  [7:0] hp_pop$2$q;
+    reg  hp_pop$2$clock;
+    reg  [7:0] hp_pop$3$d;
+    wire  [7:0] hp_pop$3$q;
+    reg  hp_pop$3$clock;
+    reg  [7:0] pc_pop$d;
+    wire  [7:0] pc_pop$q;
+    reg  pc_pop$clock;
     reg  [2:0] q_st$d;
     wire  [2:0] q_st$q;
     reg  q_st$clock;
@@ -1810,6 +1850,69 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] hs_child$d;
     wire  [7:0] hs_child$q;
     reg  hs_child$clock;
+    reg  [47:0] hx_src_mac$d;
+    wire  [47:0] hx_src_mac$q;
+    reg  hx_src_mac$clock;
+    reg  [31:0] hx_src_ip$d;
+    wire  [31:0] hx_src_ip$q;
+    reg  hx_src_ip$clock;
+    reg  [15:0] hx_src_port$d;
+    wire  [15:0] hx_src_port$q;
+    reg  hx_src_port$clock;
+    reg  [7:0] hx_ptype$d;
+    wire  [7:0] hx_ptype$q;
+    reg  hx_ptype$clock;
+    reg  [7:0] hx_flags$d;
+    wire  [7:0] hx_flags$q;
+    reg  hx_flags$clock;
+    reg  [7:0] hx_exp$d;
+    wire  [7:0] hx_exp$q;
+    reg  hx_exp$clock;
+    reg  [15:0] hx_job$d;
+    wire  [15:0] hx_job$q;
+    reg  hx_job$clock;
+    reg  [15:0] hx_elements$d;
+    wire  [15:0] hx_elements$q;
+    reg  hx_elements$clock;
+    reg  [31:0] hx_block$d;
+    wire  [31:0] hx_block$q;
+    reg  hx_block$clock;
+    reg  [63:0] hx_bitmap$d;
+    wire  [63:0] hx_bitmap$q;
+    reg  hx_bitmap$clock;
+    reg  hx_eovf$d;
+    wire  hx_eovf$q;
+    reg  hx_eovf$clock;
+    reg  hx_ov$d;
+    wire  hx_ov$q;
+    reg  hx_ov$clock;
+    reg  [23:0] hx_ca$d;
+    wire  [23:0] hx_ca$q;
+    reg  hx_ca$clock;
+    reg  hx_mc$d;
+    wire  hx_mc$q;
+    reg  hx_mc$clock;
+    reg  c_ov$d;
+    wire  c_ov$q;
+    reg  c_ov$clock;
+    reg  [23:0] c_ca$d;
+    wire  [23:0] c_ca$q;
+    reg  c_ca$clock;
+    reg  c_eovf$d;
+    wire  c_eovf$q;
+    reg  c_eovf$clock;
+    reg  [7:0] cp_mask$d;
+    wire  [7:0] cp_mask$q;
+    reg  cp_mask$clock;
+    reg  hx_orig$d;
+    wire  hx_orig$q;
+    reg  hx_orig$clock;
+    reg  cp_slot1$d;
+    wire  cp_slot1$q;
+    reg  cp_slot1$clock;
+    reg  cp_slot2$d;
+    wire  cp_slot2$q;
+    reg  cp_slot2$clock;
     reg  v_a$d;
     wire  v_a$q;
     reg  v_a$clock;
@@ -1969,6 +2072,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  scan_turn$d;
     wire  scan_turn$q;
     reg  scan_turn$clock;
+    reg  pm_two$d;
+    wire  pm_two$q;
+    reg  pm_two$clock;
     reg  [31:0] route_ip$0$d;
     wire  [31:0] route_ip$0$q;
     reg  route_ip$0$clock;
@@ -2545,6 +2651,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  ov_new;
     reg  ov_cur;
     reg  hdr_ok;
+    reg  last_sel;
+    reg  ov_now;
     reg  h_latch;
     reg  ci;
     reg  [7:0] jsel;
@@ -2904,10 +3012,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .block(hg$block),
         .child(hg$child),
         .bitmap(hg$bitmap),
+        .pc_bitmap(hg$pc_bitmap),
         .hdr(hg$hdr),
         .clock(hg$clock),
         .ld1(hg$ld1),
         .ld(hg$ld),
+        .ovf(hg$ovf),
         .orig(hg$orig),
         .orig_hdr(hg$orig_hdr),
         .orig_len(hg$orig_len),
@@ -3833,16 +3943,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(la_chk$d),
         .q(la_chk$q),
         .clock(la_chk$clock)
-    );
-    fanin_la_pc la_pc(
-        .d(la_pc$d),
-        .q(la_pc$q),
-        .clock(la_pc$clock)
-    );
-    fanin_la_src2 la_src2(
-        .d(la_src2$d),
-        .q(la_src2$q),
-        .clock(la_src2$clock)
     );
     fanin_la_hdr la_hdr(
         .d(la_hdr$d),
@@ -4852,11 +4952,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pc_wbad$q),
         .clock(pc_wbad$clock)
     );
-    fanin_pc_pop pc_pop(
-        .d(pc_pop$d),
-        .q(pc_pop$q),
-        .clock(pc_pop$clock)
-    );
     fanin_pc_count pc_count(
         .d(pc_count$d),
         .q(pc_count$q),
@@ -4871,11 +4966,90 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .pop_ok(cls$pop_ok),
         .kind(cls$kind)
     );
-    fanin_pchk pchk(
-        .pc(pchk$pc),
-        .count(pchk$count),
-        .ok(pchk$ok),
-        .pop(pchk$pop)
+    fanin_hp_byte_0 hp_byte$0(
+        .x(hp_byte$0$x),
+        .pc(hp_byte$0$pc)
+    );
+    fanin_hp_byte_1 hp_byte$1(
+        .x(hp_byte$1$x),
+        .pc(hp_byte$1$pc)
+    );
+    fanin_hp_byte_2 hp_byte$2(
+        .x(hp_byte$2$x),
+        .pc(hp_byte$2$pc)
+    );
+    fanin_hp_byte_3 hp_byte$3(
+        .x(hp_byte$3$x),
+        .pc(hp_byte$3$pc)
+    );
+    fanin_hp_pc_0 hp_pc$0(
+        .d(hp_pc$0$d),
+        .q(hp_pc$0$q),
+        .clock(hp_pc$0$clock)
+    );
+    fanin_hp_pc_1 hp_pc$1(
+        .d(hp_pc$1$d),
+        .q(hp_pc$1$q),
+        .clock(hp_pc$1$clock)
+    );
+    fanin_hp_pc_2 hp_pc$2(
+        .d(hp_pc$2$d),
+        .q(hp_pc$2$q),
+        .clock(hp_pc$2$clock)
+    );
+    fanin_hp_pc_3 hp_pc$3(
+        .d(hp_pc$3$d),
+        .q(hp_pc$3$q),
+        .clock(hp_pc$3$clock)
+    );
+    fanin_hp_sum_0 hp_sum$0(
+        .pc(hp_sum$0$pc),
+        .count(hp_sum$0$count),
+        .ok(hp_sum$0$ok),
+        .pop(hp_sum$0$pop)
+    );
+    fanin_hp_sum_1 hp_sum$1(
+        .pc(hp_sum$1$pc),
+        .count(hp_sum$1$count),
+        .ok(hp_sum$1$ok),
+        .pop(hp_sum$1$pop)
+    );
+    fanin_hp_sum_2 hp_sum$2(
+        .pc(hp_sum$2$pc),
+        .count(hp_sum$2$count),
+        .ok(hp_sum$2$ok),
+        .pop(hp_sum$2$pop)
+    );
+    fanin_hp_sum_3 hp_sum$3(
+        .pc(hp_sum$3$pc),
+        .count(hp_sum$3$count),
+        .ok(hp_sum$3$ok),
+        .pop(hp_sum$3$pop)
+    );
+    fanin_hp_pop_0 hp_pop$0(
+        .d(hp_pop$0$d),
+        .q(hp_pop$0$q),
+        .clock(hp_pop$0$clock)
+    );
+    fanin_hp_pop_1 hp_pop$1(
+        .d(hp_pop$1$d),
+        .q(hp_pop$1$q),
+        .clock(hp_pop$1$clock)
+    );
+    fanin_hp_pop_2 hp_pop$2(
+        .d(hp_pop$2$d),
+        .q(hp_pop$2$q),
+        .clock(hp_pop$2$clock)
+    );
+    fanin_hp_pop_3 hp_pop$3(
+        .d(hp_pop$3$d),
+        .q(hp_pop$3$q),
+        .clock(hp_pop$3$clock)
+    );
+    fanin_pc_pop pc_pop(
+        .d(pc_pop$d),
+        .q(pc_pop$q),
+        .clock(pc_pop$clock)
     );
     fanin_q_st q_st(
         .d(q_st$d),
@@ -5297,6 +5471,111 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(hs_child$q),
         .clock(hs_child$clock)
     );
+    fanin_hx_src_mac hx_src_mac(
+        .d(hx_src_mac$d),
+        .q(hx_src_mac$q),
+        .clock(hx_src_mac$clock)
+    );
+    fanin_hx_src_ip hx_src_ip(
+        .d(hx_src_ip$d),
+        .q(hx_src_ip$q),
+        .clock(hx_src_ip$clock)
+    );
+    fanin_hx_src_port hx_src_port(
+        .d(hx_src_port$d),
+        .q(hx_src_port$q),
+        .clock(hx_src_port$clock)
+    );
+    fanin_hx_ptype hx_ptype(
+        .d(hx_ptype$d),
+        .q(hx_ptype$q),
+        .clock(hx_ptype$clock)
+    );
+    fanin_hx_flags hx_flags(
+        .d(hx_flags$d),
+        .q(hx_flags$q),
+        .clock(hx_flags$clock)
+    );
+    fanin_hx_exp hx_exp(
+        .d(hx_exp$d),
+        .q(hx_exp$q),
+        .clock(hx_exp$clock)
+    );
+    fanin_hx_job hx_job(
+        .d(hx_job$d),
+        .q(hx_job$q),
+        .clock(hx_job$clock)
+    );
+    fanin_hx_elements hx_elements(
+        .d(hx_elements$d),
+        .q(hx_elements$q),
+        .clock(hx_elements$clock)
+    );
+    fanin_hx_block hx_block(
+        .d(hx_block$d),
+        .q(hx_block$q),
+        .clock(hx_block$clock)
+    );
+    fanin_hx_bitmap hx_bitmap(
+        .d(hx_bitmap$d),
+        .q(hx_bitmap$q),
+        .clock(hx_bitmap$clock)
+    );
+    fanin_hx_eovf hx_eovf(
+        .d(hx_eovf$d),
+        .q(hx_eovf$q),
+        .clock(hx_eovf$clock)
+    );
+    fanin_hx_ov hx_ov(
+        .d(hx_ov$d),
+        .q(hx_ov$q),
+        .clock(hx_ov$clock)
+    );
+    fanin_hx_ca hx_ca(
+        .d(hx_ca$d),
+        .q(hx_ca$q),
+        .clock(hx_ca$clock)
+    );
+    fanin_hx_mc hx_mc(
+        .d(hx_mc$d),
+        .q(hx_mc$q),
+        .clock(hx_mc$clock)
+    );
+    fanin_c_ov c_ov(
+        .d(c_ov$d),
+        .q(c_ov$q),
+        .clock(c_ov$clock)
+    );
+    fanin_c_ca c_ca(
+        .d(c_ca$d),
+        .q(c_ca$q),
+        .clock(c_ca$clock)
+    );
+    fanin_c_eovf c_eovf(
+        .d(c_eovf$d),
+        .q(c_eovf$q),
+        .clock(c_eovf$clock)
+    );
+    fanin_cp_mask cp_mask(
+        .d(cp_mask$d),
+        .q(cp_mask$q),
+        .clock(cp_mask$clock)
+    );
+    fanin_hx_orig hx_orig(
+        .d(hx_orig$d),
+        .q(hx_orig$q),
+        .clock(hx_orig$clock)
+    );
+    fanin_cp_slot1 cp_slot1(
+        .d(cp_slot1$d),
+        .q(cp_slot1$q),
+        .clock(cp_slot1$clock)
+    );
+    fanin_cp_slot2 cp_slot2(
+        .d(cp_slot2$d),
+        .q(cp_slot2$q),
+        .clock(cp_slot2$clock)
+    );
     fanin_v_a v_a(
         .d(v_a$d),
         .q(v_a$q),
@@ -5557,6 +5836,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(scan_turn$d),
         .q(scan_turn$q),
         .clock(scan_turn$clock)
+    );
+    fanin_pm_two pm_two(
+        .d(pm_two$d),
+        .q(pm_two$q),
+        .clock(pm_two$clock)
     );
     fanin_route_ip_0 route_ip$0(
         .d(route_ip$0$d),
@@ -6572,8 +6856,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_route$clock = clock;
         pc_bad$clock = clock;
         pc_wbad$clock = clock;
-        pc_pop$clock = clock;
         pc_count$clock = clock;
+        pc_pop$clock = clock;
         q_st$clock = clock;
         q_busy_st$clock = clock;
         q_same$clock = clock;
@@ -6638,6 +6922,28 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hs_ip$clock = clock;
         hs_udp$clock = clock;
         hs_child$clock = clock;
+        hx_src_mac$clock = clock;
+        hx_src_ip$clock = clock;
+        hx_src_port$clock = clock;
+        hx_ptype$clock = clock;
+        hx_flags$clock = clock;
+        hx_exp$clock = clock;
+        hx_job$clock = clock;
+        hx_elements$clock = clock;
+        hx_block$clock = clock;
+        hx_bitmap$clock = clock;
+        hx_eovf$clock = clock;
+        hx_ov$clock = clock;
+        hx_ca$clock = clock;
+        hx_mc$clock = clock;
+        pm_two$clock = clock;
+        c_ov$clock = clock;
+        c_ca$clock = clock;
+        c_eovf$clock = clock;
+        cp_mask$clock = clock;
+        hx_orig$clock = clock;
+        cp_slot1$clock = clock;
+        cp_slot2$clock = clock;
         v_a$clock = clock;
         v_b$clock = clock;
         v_c$clock = clock;
@@ -6724,8 +7030,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         e_more$clock = clock;
         e_last$clock = clock;
         la_chk$clock = clock;
-        la_pc$clock = clock;
-        la_src2$clock = clock;
         la_hdr$clock = clock;
         la_len$clock = clock;
         la_udp$clock = clock;
@@ -6908,8 +7212,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_route$d = pc_route$q;
         pc_bad$d = pc_bad$q;
         pc_wbad$d = pc_wbad$q;
-        pc_pop$d = pc_pop$q;
         pc_count$d = pc_count$q;
+        pc_pop$d = pc_pop$q;
         q_st$d = q_st$q;
         q_busy_st$d = q_busy_st$q;
         q_same$d = q_same$q;
@@ -6974,6 +7278,28 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hs_ip$d = hs_ip$q;
         hs_udp$d = hs_udp$q;
         hs_child$d = hs_child$q;
+        hx_src_mac$d = hx_src_mac$q;
+        hx_src_ip$d = hx_src_ip$q;
+        hx_src_port$d = hx_src_port$q;
+        hx_ptype$d = hx_ptype$q;
+        hx_flags$d = hx_flags$q;
+        hx_exp$d = hx_exp$q;
+        hx_job$d = hx_job$q;
+        hx_elements$d = hx_elements$q;
+        hx_block$d = hx_block$q;
+        hx_bitmap$d = hx_bitmap$q;
+        hx_eovf$d = hx_eovf$q;
+        hx_ov$d = hx_ov$q;
+        hx_ca$d = hx_ca$q;
+        hx_mc$d = hx_mc$q;
+        pm_two$d = pm_two$q;
+        c_ov$d = c_ov$q;
+        c_ca$d = c_ca$q;
+        c_eovf$d = c_eovf$q;
+        cp_mask$d = cp_mask$q;
+        hx_orig$d = hx_orig$q;
+        cp_slot1$d = cp_slot1$q;
+        cp_slot2$d = cp_slot2$q;
         v_a$d = v_a$q;
         v_b$d = v_b$q;
         v_c$d = v_c$q;
@@ -7060,8 +7386,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         e_more$d = e_more$q;
         e_last$d = e_last$q;
         la_chk$d = la_chk$q;
-        la_pc$d = la_pc$q;
-        la_src2$d = la_src2$q;
         la_hdr$d = la_hdr$q;
         la_len$d = la_len$q;
         la_udp$d = la_udp$q;
@@ -7752,7 +8076,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (s1_sel$q == c_idx4$3) begin
             rx_row_data = rx$3$r_data;
         end
-        if (e_slot$q) begin
+        cp_slot1$d = e_slot$q;
+        cp_slot2$d = cp_slot1$q;
+        if (cp_slot2$q) begin
             acc_row = acc$rd;
         end
         else begin
@@ -7827,31 +8153,33 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             ov_cur = ov_rd;
         end
-        hg$dst_mac = o_dst_mac$q;
-        hg$src_mac = o_src_mac$q;
-        hg$src_ip = o_src_ip$q;
-        hg$dst_ip = o_dst_ip$q;
-        hg$src_port = o_src_port$q;
-        hg$dst_port = o_dst_port$q;
-        hg$ptype = o_ptype$q;
-        if (b_eovf$q & ov_cur) begin
-            hg$flags = o_flags$q | 32'h8;
+        if (t3_v$q & (t3_a$q == hx_ca$q)) begin
+            ov_now = ov_new;
         end
         else begin
-            hg$flags = o_flags$q;
+            ov_now = hx_ov$q;
         end
-        hg$exponent = o_exp$q;
-        hg$job = o_job$q;
-        hg$elements = o_elements$q;
-        hg$block = o_block$q;
-        hg$child = o_child$q;
-        hg$bitmap = o_bitmap$q;
-        if (e_mc$q) begin
-            hg$dst_mac = hs_mac$q;
-            hg$dst_ip = hs_ip$q;
-            hg$dst_port = hs_udp$q;
-            hg$child = hs_child$q;
+        hg$dst_mac = hs_mac$q;
+        hg$src_mac = hx_src_mac$q;
+        hg$src_ip = hx_src_ip$q;
+        hg$dst_ip = hs_ip$q;
+        hg$src_port = hx_src_port$q;
+        hg$dst_port = hs_udp$q;
+        hg$ptype = hx_ptype$q;
+        hg$flags = hx_flags$q;
+        if (t3_v$q & (t3_a$q == c_ca$q)) begin
+            hg$ovf = c_eovf$q & ov_new;
         end
+        else begin
+            hg$ovf = c_eovf$q & c_ov$q;
+        end
+        hg$exponent = hx_exp$q;
+        hg$job = hx_job$q;
+        hg$elements = hx_elements$q;
+        hg$block = hx_block$q;
+        hg$child = hs_child$q;
+        hg$bitmap = hx_bitmap$q;
+        hg$pc_bitmap = o_bitmap$q;
         hg$clock = clock;
         hg$orig = orig_c$q;
         hg$orig_hdr = b_hdr$q;
@@ -8209,11 +8537,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             la_row$d = rx$3$d_row;
         end
         la_src$d = pk_idx$q;
-        la_src2$d = la_src$q;
         if (la_age$q != 32'h3) begin
             la_age$d = la_age$q + 32'h1;
         end
-        la_ok = ((la_age$q == 32'h3) | (la_pp$q != pk_idx$q)) & (la_src$q == pk_idx$q) & (la_src2$q == pk_idx$q);
+        la_ok = ((la_age$q == 32'h3) | (la_pp$q != pk_idx$q)) & (la_src$q == pk_idx$q);
         parser$hdr = la_hdr$q;
         parser$len = la_len$q;
         parser$me_ip = me_ip$q;
@@ -8225,11 +8552,35 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cls$route = pc_route$q;
         cls$bad = pc_bad$q;
         cls$wire_bad = pc_wbad$q;
-        la_pc$d = parser$c_pc;
+        hp_byte$0$x = rx$0$d_hdr[(32'h1c0)+:(64)];
+        hp_pc$0$clock = clock;
+        hp_pc$0$d = hp_byte$0$pc;
+        hp_sum$0$pc = hp_pc$0$q;
+        hp_sum$0$count = 32'h0;
+        hp_pop$0$clock = clock;
+        hp_pop$0$d = hp_sum$0$pop;
+        hp_byte$1$x = rx$1$d_hdr[(32'h1c0)+:(64)];
+        hp_pc$1$clock = clock;
+        hp_pc$1$d = hp_byte$1$pc;
+        hp_sum$1$pc = hp_pc$1$q;
+        hp_sum$1$count = 32'h0;
+        hp_pop$1$clock = clock;
+        hp_pop$1$d = hp_sum$1$pop;
+        hp_byte$2$x = rx$2$d_hdr[(32'h1c0)+:(64)];
+        hp_pc$2$clock = clock;
+        hp_pc$2$d = hp_byte$2$pc;
+        hp_sum$2$pc = hp_pc$2$q;
+        hp_sum$2$count = 32'h0;
+        hp_pop$2$clock = clock;
+        hp_pop$2$d = hp_sum$2$pop;
+        hp_byte$3$x = rx$3$d_hdr[(32'h1c0)+:(64)];
+        hp_pc$3$clock = clock;
+        hp_pc$3$d = hp_byte$3$pc;
+        hp_sum$3$pc = hp_pc$3$q;
+        hp_sum$3$count = 32'h0;
+        hp_pop$3$clock = clock;
+        hp_pop$3$d = hp_sum$3$pop;
         la_chk$d = parser$c_terms;
-        pchk$pc = la_pc$q;
-        pchk$count = parser$c_count;
-        pc_popok$d = pc_pop$q == pc_count$q;
         cls$pop_ok = pc_popok$q;
         pr_kind = cls$kind;
         rpre$0 = 1'b0;
@@ -8832,13 +9183,215 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
         chram2$raddr = (((b_ji$q) & 24'hffffff) << c_mclog) | (((cs_i$q) & 24'hffffff) & c_mcmask);
         hdr_ok = ~b_eovf$q | (or_a$q == b_cadr$q);
+        if (bstate$q == 32'h6) begin
+            last_sel = pm_two$q & ~more$q & ~e_orig$q;
+        end
+        else begin
+            last_sel = (pmask$q != 32'h0) & ~e_mc$q & ~more$q & ~e_orig$q;
+        end
+        pm_two$d = 1'b0;
+        if ((0 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
         v_b$d = v_c$q;
         v_c$d = v_a$q;
         if (v_a$q) begin
             hg$ld1 = 1'b1;
             hlow1$d = hlow_s$q;
-            mc_c$d = e_mc$q;
-            orig_c$d = e_orig$q;
+            mc_c$d = hx_mc$q;
+            c_ov$d = ov_now;
+            c_ca$d = hx_ca$q;
+            c_eovf$d = hx_eovf$q;
+            orig_c$d = hx_orig$q;
         end
         if (v_c$q) begin
             hg$ld = 1'b1;
@@ -8936,7 +9489,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             5:
                 begin
-                    if ((ri$q != 32'h0) | all_rdy) begin
+                    if ((ri$q != 32'h0) | (all_rdy & ~v_a$q)) begin
                         if (e_more$q) begin
                             if (e_slot$q) begin
                                 acc$op = 32'h3;
@@ -8945,12 +9498,29 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             e_more$d = ~e_last$q;
                             e_last$d = (ri$q + 32'h2) == b_enr$q;
                             v1$d = 1'b1;
+                            cp_mask$d = pmask$q;
                             if (e_last$q) begin
                                 bstate$d = 32'h8;
+                                if (hdr_ok) begin
+                                    h_latch = pmask$q != 32'h0;
+                                    bstate$d = 32'h6;
+                                    if (last_sel) begin
+                                        b_done = 1'b1;
+                                        bstate$d = 32'h0;
+                                    end
+                                end
                             end
                         end
                         else begin
                             bstate$d = 32'h8;
+                            if (hdr_ok) begin
+                                h_latch = pmask$q != 32'h0;
+                                bstate$d = 32'h6;
+                                if (last_sel) begin
+                                    b_done = 1'b1;
+                                    bstate$d = 32'h0;
+                                end
+                            end
                         end
                     end
                 end
@@ -8959,16 +9529,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     if (hdr_ok) begin
                         h_latch = pmask$q != 32'h0;
                         bstate$d = 32'h6;
+                        if (last_sel) begin
+                            b_done = 1'b1;
+                            bstate$d = 32'h0;
+                        end
                     end
                 end
             6:
                 begin
                     if (pmask$q != 32'h0) begin
                         h_latch = 1'b1;
-                    end
-                    else if (v_a$q & ~more$q & ~e_orig$q) begin
-                        b_done = 1'b1;
-                        bstate$d = 32'h0;
+                        if (last_sel) begin
+                            b_done = 1'b1;
+                            bstate$d = 32'h0;
+                        end
                     end
                     else if (~v_a$q & ~v_c$q) begin
                         if (more$q) begin
@@ -8999,10 +9573,33 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             v_a$d = 1'b1;
             hlow_s$d = pm_low;
             pmask$d = pmask$q & ~pm_low;
-            hs_mac$d = sel_mac;
-            hs_ip$d = sel_ip;
-            hs_udp$d = sel_udp;
-            hs_child$d = sel_child;
+            if (e_mc$q) begin
+                hs_mac$d = sel_mac;
+                hs_ip$d = sel_ip;
+                hs_udp$d = sel_udp;
+                hs_child$d = sel_child;
+            end
+            else begin
+                hs_mac$d = o_dst_mac$q;
+                hs_ip$d = o_dst_ip$q;
+                hs_udp$d = o_dst_port$q;
+                hs_child$d = o_child$q;
+            end
+            hx_src_mac$d = o_src_mac$q;
+            hx_src_ip$d = o_src_ip$q;
+            hx_src_port$d = o_src_port$q;
+            hx_ptype$d = o_ptype$q;
+            hx_flags$d = o_flags$q;
+            hx_exp$d = o_exp$q;
+            hx_job$d = o_job$q;
+            hx_elements$d = o_elements$q;
+            hx_block$d = o_block$q;
+            hx_bitmap$d = o_bitmap$q;
+            hx_eovf$d = b_eovf$q;
+            hx_ov$d = ov_cur;
+            hx_ca$d = b_cadr$q;
+            hx_mc$d = e_mc$q;
+            hx_orig$d = e_orig$q;
         end
         if (b_done & b_rel$q) begin
             if (b_sel$q == c_idx4$0) begin
@@ -9019,7 +9616,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             end
         end
         if (v1$q) begin
-            wm$d = pmask$q;
+            wm$d = cp_mask$q;
         end
         else begin
             wm$d = 32'h0;
@@ -9255,6 +9852,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             6:
                 begin
+                    pc_non_ip$d = (la_chk$q & 32'h1) != 32'h0;
+                    pc_ip_bad$d = (la_chk$q & 32'h1e) != 32'h0;
+                    pc_route$d = (la_chk$q & 32'h20) != 32'h0;
+                    pc_bad$d = (la_chk$q & 32'h1c0) != 32'h0;
+                    pc_wbad$d = (la_chk$q & 32'h1c00) != 32'h0;
+                    pc_popok$d = pc_pop$q == pc_count$q;
                     state$d = 32'h1;
                 end
             1:
@@ -9890,13 +10493,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             pr_exponent$d = parser$exponent;
             pr_flags$d = parser$flags;
             pr_job$d = parser$job;
-            pc_non_ip$d = (la_chk$q & 32'h1) != 32'h0;
-            pc_ip_bad$d = (la_chk$q & 32'h1e) != 32'h0;
-            pc_route$d = (la_chk$q & 32'h20) != 32'h0;
-            pc_bad$d = (la_chk$q & 32'h1c0) != 32'h0;
-            pc_wbad$d = (la_chk$q & 32'h1c00) != 32'h0;
-            pc_pop$d = pchk$pop;
             pc_count$d = parser$c_count;
+            if (pk_idx$q == c_idx4$0) begin
+                pc_pop$d = hp_pop$0$q;
+            end
+            if (pk_idx$q == c_idx4$1) begin
+                pc_pop$d = hp_pop$1$q;
+            end
+            if (pk_idx$q == c_idx4$2) begin
+                pc_pop$d = hp_pop$2$q;
+            end
+            if (pk_idx$q == c_idx4$3) begin
+                pc_pop$d = hp_pop$3$q;
+            end
             pr_ptype$d = parser$ptype;
             pr_src_ip$d = parser$src_ip;
             pr_src_mac$d = parser$src_mac;
@@ -12566,6 +13175,63 @@ module fanin_bvalid_r(d,q,clock);
 endmodule // fanin_bvalid_r
 
 
+module fanin_c_ca(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_c_ca
+
+
+module fanin_c_eovf(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_c_eovf
+
+
+module fanin_c_ov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_c_ov
+
+
 module fanin_cadr(d,q,clock);
     
     // Module arguments
@@ -13122,6 +13788,63 @@ module fanin_cnt_9(d,q,clock);
     end
           
 endmodule // fanin_cnt_9
+
+
+module fanin_cp_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_mask
+
+
+module fanin_cp_slot1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_slot1
+
+
+module fanin_cp_slot2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_slot2
 
 
 module fanin_cs_i(d,q,clock);
@@ -13903,7 +14626,7 @@ module fanin_hdr(d,q,clock);
 endmodule // fanin_hdr
 
 
-module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,hdr,clock,ld1,ld,orig,orig_hdr,orig_len,hdr_q,len_q,len);
+module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,pc_bitmap,hdr,clock,ld1,ld,ovf,orig,orig_hdr,orig_len,hdr_q,len_q,len);
     
     // Module arguments
     input wire  [47:0] dst_mac;
@@ -13920,10 +14643,12 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     input wire  [31:0] block;
     input wire  [7:0] child;
     input wire  [63:0] bitmap;
+    input wire  [63:0] pc_bitmap;
     output reg  [511:0] hdr;
     input wire  clock;
     input wire  ld1;
     input wire  ld;
+    input wire  ovf;
     input wire  orig;
     input wire  [511:0] orig_hdr;
     input wire  [15:0] orig_len;
@@ -14192,7 +14917,7 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         pcq$d = pcq$q;
         total = (elements << 32'h2) + 32'h32;
         cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
-        pc1 = bitmap - ((bitmap >> 32'h1) & 64'h5555555555555555);
+        pc1 = pc_bitmap - ((pc_bitmap >> 32'h1) & 64'h5555555555555555);
         pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
         pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
         pcq$d = pc3;
@@ -14232,7 +14957,12 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         lay$dst_port = r_dst_port$q;
         lay$udp_len = r_total$q - 32'h14;
         lay$ptype = r_ptype$q;
-        lay$flags = r_flags$q;
+        if (ovf) begin
+            lay$flags = r_flags$q | 32'h8;
+        end
+        else begin
+            lay$flags = r_flags$q;
+        end
         lay$exponent = r_exp$q;
         lay$job = r_job$q;
         lay$elements = r_elements$q;
@@ -14723,6 +15453,346 @@ module fanin_hlow_s(d,q,clock);
 endmodule // fanin_hlow_s
 
 
+module fanin_hp_byte_0(x,pc);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    output reg  [63:0] pc;
+    
+    // Local signals
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    
+    // Update code
+    always @(*) begin
+        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+    end
+    
+endmodule // fanin_hp_byte_0
+
+
+module fanin_hp_byte_1(x,pc);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    output reg  [63:0] pc;
+    
+    // Local signals
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    
+    // Update code
+    always @(*) begin
+        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+    end
+    
+endmodule // fanin_hp_byte_1
+
+
+module fanin_hp_byte_2(x,pc);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    output reg  [63:0] pc;
+    
+    // Local signals
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    
+    // Update code
+    always @(*) begin
+        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+    end
+    
+endmodule // fanin_hp_byte_2
+
+
+module fanin_hp_byte_3(x,pc);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    output reg  [63:0] pc;
+    
+    // Local signals
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    
+    // Update code
+    always @(*) begin
+        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+    end
+    
+endmodule // fanin_hp_byte_3
+
+
+module fanin_hp_pc_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hp_pc_0
+
+
+module fanin_hp_pc_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hp_pc_1
+
+
+module fanin_hp_pc_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hp_pc_2
+
+
+module fanin_hp_pc_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hp_pc_3
+
+
+module fanin_hp_pop_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hp_pop_0
+
+
+module fanin_hp_pop_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hp_pop_1
+
+
+module fanin_hp_pop_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hp_pop_2
+
+
+module fanin_hp_pop_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hp_pop_3
+
+
+module fanin_hp_sum_0(pc,count,ok,pop);
+    
+    // Module arguments
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  ok;
+    output reg  [7:0] pop;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
+        ok = pop == count;
+    end
+    
+endmodule // fanin_hp_sum_0
+
+
+module fanin_hp_sum_1(pc,count,ok,pop);
+    
+    // Module arguments
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  ok;
+    output reg  [7:0] pop;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
+        ok = pop == count;
+    end
+    
+endmodule // fanin_hp_sum_1
+
+
+module fanin_hp_sum_2(pc,count,ok,pop);
+    
+    // Module arguments
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  ok;
+    output reg  [7:0] pop;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
+        ok = pop == count;
+    end
+    
+endmodule // fanin_hp_sum_2
+
+
+module fanin_hp_sum_3(pc,count,ok,pop);
+    
+    // Module arguments
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  ok;
+    output reg  [7:0] pop;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
+        ok = pop == count;
+    end
+    
+endmodule // fanin_hp_sum_3
+
+
 module fanin_hs_child(d,q,clock);
     
     // Module arguments
@@ -14797,6 +15867,291 @@ module fanin_hs_udp(d,q,clock);
     end
           
 endmodule // fanin_hs_udp
+
+
+module fanin_hx_bitmap(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_bitmap
+
+
+module fanin_hx_block(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_block
+
+
+module fanin_hx_ca(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_ca
+
+
+module fanin_hx_elements(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_elements
+
+
+module fanin_hx_eovf(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_eovf
+
+
+module fanin_hx_exp(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_exp
+
+
+module fanin_hx_flags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_flags
+
+
+module fanin_hx_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_job
+
+
+module fanin_hx_mc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_mc
+
+
+module fanin_hx_orig(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_orig
+
+
+module fanin_hx_ov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_ov
+
+
+module fanin_hx_ptype(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_ptype
+
+
+module fanin_hx_src_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_src_ip
+
+
+module fanin_hx_src_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_src_mac
+
+
+module fanin_hx_src_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hx_src_port
 
 
 module fanin_ip_ok(d,q,clock);
@@ -17558,25 +18913,6 @@ module fanin_la_len(d,q,clock);
 endmodule // fanin_la_len
 
 
-module fanin_la_pc(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_pc
-
-
 module fanin_la_pp(d,q,clock);
     
     // Module arguments
@@ -17632,25 +18968,6 @@ module fanin_la_src(d,q,clock);
     end
           
 endmodule // fanin_la_src
-
-
-module fanin_la_src2(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_src2
 
 
 module fanin_la_udp(d,q,clock);
@@ -19544,33 +20861,6 @@ module fanin_pc_wbad(d,q,clock);
 endmodule // fanin_pc_wbad
 
 
-module fanin_pchk(pc,count,ok,pop);
-    
-    // Module arguments
-    input wire  [63:0] pc;
-    input wire  [7:0] count;
-    output reg  ok;
-    output reg  [7:0] pop;
-    
-    // Local signals
-    reg  [7:0] s01;
-    reg  [7:0] s23;
-    reg  [7:0] s45;
-    reg  [7:0] s67;
-    
-    // Update code
-    always @(*) begin
-        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
-        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
-        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
-        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
-        pop = (s01 + s23) + (s45 + s67);
-        ok = pop == count;
-    end
-    
-endmodule // fanin_pchk
-
-
 module fanin_pk_any(d,q,clock);
     
     // Module arguments
@@ -19607,6 +20897,25 @@ module fanin_pk_idx(d,q,clock);
     end
           
 endmodule // fanin_pk_idx
+
+
+module fanin_pm_two(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pm_two
 
 
 module fanin_pmask(d,q,clock);
