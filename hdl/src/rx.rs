@@ -28,9 +28,9 @@ use crate::ram::{FaninRam, ADDR_W};
 use rust_hdl::prelude::*;
 
 /// Width of an ingress descriptor: 640-bit capture (bits 639:0), 16-bit length (655:640),
-/// 16-bit first row (671:656), UDP-checksum-ok flag (bit 672), IPv4-header-checksum-ok
-/// flag (bit 673).
-pub const DESC_W: usize = PARSE_W + 41;
+/// 16-bit first row (671:656). (The checksum verdicts are a cycle later than the rest and
+/// sit beside the RAM, in [`OkFlags`].)
+pub const DESC_W: usize = PARSE_W + 32;
 /// Descriptor FIFO depth (frames buffered per port).
 pub const DESC_DEPTH: usize = 8;
 
@@ -162,6 +162,12 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     s1_first: DFF<bool>,
     s1_us: DFF<Bits<DW>>,
     s1_is: DFF<Bits<DW>>,
+    /// The UDP and IPv4 byte masks of the beat before (applied to `wq_data`, the beat
+    /// registered).
+    umk: DFF<Bits<KW>>,
+    imk: DFF<Bits<KW>>,
+    s0_v: DFF<bool>,
+    s0_first: DFF<bool>,
     /// UDP bytes of the current beat (after the beat holding the UDP length).
     um: DFF<Bits<KW>>,
     /// UDP bytes left from the start of the current beat (17-bit signed).
@@ -173,7 +179,9 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     /// The capture register (`hc.hdr`).
     hc: HdrCap<DW>,
     usm: UdpMask<DW, KW>,
-    ism: IpMask<DW>,
+    ums: MaskSum<DW, KW>,
+    ism: IpMask<DW, KW>,
+    ims: MaskSum<DW, KW>,
     uws: CkTotal<DW>,
     iws: CkTotal<DW>,
     pend_a: DFF<bool>,
@@ -184,6 +192,15 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     p_desc: DescReg,
     p_utot: DFF<Bits<32>>,
     p_itot: DFF<Bits<32>>,
+    /// The frame's UDP checksum field is 0 (taken beside `p_utot`).
+    p_uck0: DFF<bool>,
+    /// A descriptor was written the cycle before (its UDP verdict is written now).
+    pend_c: DFF<bool>,
+    /// The write pointer of the cycle before (the entry `pend_c` completes).
+    dwl: DFF<Bits<4>>,
+    /// The UDP and IPv4 checksum verdicts of the FIFO entries.
+    oku: OkFlags,
+    oki: OkFlags,
     wq_we: DFF<Bits<32>>,
     wq_addr: DFF<Bits<16>>,
     wq_data: DFF<Bits<DW>>,
@@ -283,6 +300,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             s1_first: Default::default(),
             s1_us: Default::default(),
             s1_is: Default::default(),
+            umk: Default::default(),
+            imk: Default::default(),
+            s0_v: Default::default(),
+            s0_first: Default::default(),
             um: Default::default(),
             ur: Default::default(),
             im: Default::default(),
@@ -290,7 +311,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             kc: Default::default(),
             hc: Default::default(),
             usm: Default::default(),
+            ums: Default::default(),
             ism: Default::default(),
+            ims: Default::default(),
             uws: Default::default(),
             iws: Default::default(),
             pend_a: Default::default(),
@@ -299,6 +322,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             p_desc: Default::default(),
             p_utot: Default::default(),
             p_itot: Default::default(),
+            p_uck0: Default::default(),
+            pend_c: Default::default(),
+            dwl: Default::default(),
+            oku: Default::default(),
+            oki: Default::default(),
             wq_we: Default::default(),
             wq_addr: Default::default(),
             wq_data: Default::default(),
@@ -323,11 +351,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
     fn update(&mut self) {
         dff_setup!(
             self, clock, in_frame, bo, ph, drop, full, nrow, ch, wrow, row0, wx, r0x, rdrow, rem,
-            neg, hz, dw, dwq, dr, occ, popped, usum, isum, s1_v, s1_first, s1_us, s1_is, um, ur,
-            im, pend_a, pend, pa_row, p_utot, p_itot, wq_we, wq_addr, wq_data
+            neg, hz, dw, dwq, dr, occ, popped, usum, isum, s1_v, s1_first, s1_us, s1_is, umk, imk,
+            s0_v, s0_first, um, ur, im, pend_a, pend, pa_row, p_utot, p_itot, p_uck0, pend_c, dwl,
+            wq_we, wq_addr, wq_data
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
+        self.oku.clock.next = self.clock.val();
+        self.oki.clock.next = self.clock.val();
         // Accept a new frame only with room for a maximum frame and a descriptor slot
         // (`dfl`: descriptors buffered and in the pipeline leave one free).
         // Rows: `wrow - rdrow + c_maxrows <= c_rows`. As `0 <= wrow - rdrow <= c_rows`
@@ -353,14 +384,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.usm.bo.next = self.bo.q.val();
         self.usm.um.next = self.um.q.val();
         self.usm.ur.next = self.ur.q.val();
+        self.ums.td.next = self.wq_data.q.val();
+        self.ums.mk.next = self.umk.q.val();
         self.ism.tdata.next = self.tdata.val();
         self.ism.bo.next = self.bo.q.val();
         self.ism.hdr.next = self.hc.hdr.val();
         self.ism.im.next = self.im.q.val();
+        self.ims.td.next = self.wq_data.q.val();
+        self.ims.mk.next = self.imk.q.val();
         self.uws.tw.next = self.s1_us.q.val();
         self.uws.acc.next = self.usum.q.val();
         self.uws.first.next = self.s1_first.q.val();
-        self.uws.hdr.next = self.hc.hdr.val();
+        self.uws.hdr.next = self.p_desc.hq.val();
         self.iws.tw.next = self.s1_is.q.val();
         self.iws.acc.next = self.isum.q.val();
         self.iws.first.next = self.s1_first.q.val();
@@ -387,24 +422,31 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         // UDP checksum: one's-complement sum of the big-endian words of bytes
         // 34 .. 34 + udp_len (odd length: the last byte padded with zero), plus the pseudo
         // header. IPv4 header checksum: the words of bytes 14 .. 14 + 4·IHL. Each beat's
-        // masked words (`usm`, `ism`, in groups) are registered (`s1_*`), summed and
-        // accumulated the cycle after.
+        // byte masks are registered first (`umk`, `imk`: on the beat holding the UDP length
+        // or the IHL they are compares against it, too deep to add after), applied to the
+        // registered beat (`wq_data`) and grouped the cycle after (`ums`, `ims` ->
+        // `s1_us`, `s1_is`), then summed and accumulated.
         if self.s1_v.q.val() {
             self.usum.d.next = self.uws.tot.val();
             self.isum.d.next = self.iws.tot.val();
         }
-        self.s1_v.d.next = self.acc.val();
-        self.s1_first.d.next = !self.in_frame.q.val();
-        self.s1_us.d.next = self.usm.gs.val();
-        self.s1_is.d.next = self.ism.gs.val();
-        // The verdicts are taken two cycles after tlast from the registered totals (the
-        // descriptor is written then). Two folds of a 32-bit sum `x` give 0xffff exactly
+        self.s0_v.d.next = self.acc.val();
+        self.s0_first.d.next = !self.in_frame.q.val();
+        self.s1_v.d.next = self.s0_v.q.val();
+        self.s1_first.d.next = self.s0_first.q.val();
+        self.umk.d.next = self.usm.mk.val();
+        self.imk.d.next = self.ism.mk.val();
+        self.s1_us.d.next = self.ums.gs.val();
+        self.s1_is.d.next = self.ims.gs.val();
+        // The verdicts are taken three cycles after tlast from the registered totals, a
+        // cycle after the descriptor's write (into `oku`, `oki`, beside the RAM). Two folds
+        // of a 32-bit sum `x` give 0xffff exactly
         // when `lo + hi` is 0xffff or 0x1fffe (`lo`, `hi`: its halves), i.e. when
         // `lo ^ hi` or `lo & hi` is 0xffff; the second needs `x >= 0xffff0000`, beyond
         // any sum of a frame of at most 30000 bytes (`new` asserts `max_frame`; longer
         // frames are discarded), so the check is `lo ^ hi == 0xffff`: no adder.
         self.uok.next = (((self.p_utot.q.val() & 0xffff) ^ (self.p_utot.q.val() >> 16)) == 0xffff)
-            | (self.p_desc.uck.val() == 0);
+            | self.p_uck0.q.val();
         self.iok.next = ((self.p_itot.q.val() & 0xffff) ^ (self.p_itot.q.val() >> 16)) == 0xffff;
         // Payload gearbox write, registered: the row, the chunk enables and the beat land
         // in the row buffer a cycle after the beat (each chunk takes its copy of the beat).
@@ -418,8 +460,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.data.wdata.next = self.rep.y.val();
         self.data.we.next = self.wq_we.q.val();
         self.desc.waddr.next = bit_cast::<ADDR_W, 4>(self.dw.q.val());
-        self.p_desc.uok.next = self.uok.val();
-        self.p_desc.iok.next = self.iok.val();
         self.desc.wdata.next = self.p_desc.wdata.val();
         self.desc.we.next = bit_cast::<32, 1>(self.pend.q.val().into());
         // Descriptor pipeline: tlast (A: commit) -> +1 (fields from the registers the last
@@ -436,8 +476,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.p_desc.hdr.next = self.hc.hdr.val();
         self.p_desc.len.next = self.dlen.val();
         self.p_desc.row.next = self.pa_row.q.val();
+        // The totals of the last beat are ready two cycles after tlast, a cycle after the
+        // capture may have started on the next frame: the UDP pseudo header comes from the
+        // descriptor register (this frame's capture from `pend_a` on), and so does
+        // `p_uck0`, taken before the register can reload.
         self.p_utot.d.next = self.uws.ptot.val();
         self.p_itot.d.next = self.iws.tot.val();
+        self.p_uck0.d.next = self.p_desc.uck.val() == 0;
+        self.pend_c.d.next = self.pend.q.val();
+        self.dwl.d.next = self.dw.q.val();
+        self.oku.we.next = self.pend_c.q.val();
+        self.oku.waddr.next = self.dwl.q.val();
+        self.oku.wd.next = self.uok.val();
+        self.oki.we.next = self.pend_c.q.val();
+        self.oki.waddr.next = self.dwl.q.val();
+        self.oki.wd.next = self.iok.val();
         if self.pend.q.val() {
             self.dw.d.next = self.dw.q.val() + 1;
         }
@@ -516,8 +569,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.d_hdr.next = self.desc.rdata.val().get_bits::<PARSE_W>(0);
         self.d_len.next = self.desc.rdata.val().get_bits::<16>(640);
         self.d_row.next = self.desc.rdata.val().get_bits::<16>(656);
-        self.d_udp_ok.next = self.desc.rdata.val().get_bit(672);
-        self.d_ip_ok.next = self.desc.rdata.val().get_bit(673);
+        // The verdicts of the head: written the cycle before `d_valid` can first rise (a
+        // descriptor is visible two cycles after its write); read at `dr`, which equals
+        // the RAM's registered read address whenever `d_valid` is set.
+        self.oku.raddr.next = self.dr.q.val();
+        self.oki.raddr.next = self.dr.q.val();
+        self.d_udp_ok.next = self.oku.rd.val();
+        self.d_ip_ok.next = self.oki.rd.val();
         self.data.raddr.next = bit_cast::<ADDR_W, 16>(self.r_addr.val());
         self.r_data.next = self.data.rdata.val();
         if self.rel.val() {
@@ -542,6 +600,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
             self.occ.d.next = 0.into();
             self.pend.d.next = false;
             self.pend_a.d.next = false;
+            self.pend_c.d.next = false;
+            self.s0_v.d.next = false;
             self.s1_v.d.next = false;
         }
     }
@@ -610,9 +670,8 @@ impl Logic for DescRoom {
 }
 
 /// The descriptor register: the capture, the frame length and the first row, loaded on
-/// `en`; and the descriptor RAM's write word, the register with the checksum verdicts
-/// (bits 672, 673; see [`DESC_W`]). Written as concatenations (a simulator copies words
-/// instead of shifting 681-bit values).
+/// `en`: the descriptor RAM's write word (see [`DESC_W`]). Written as a concatenation (a
+/// simulator copies words instead of shifting 672-bit values).
 #[derive(LogicBlock, Default)]
 pub struct DescReg {
     /// Clock.
@@ -625,12 +684,10 @@ pub struct DescReg {
     pub len: Signal<In, Bits<16>>,
     /// The first row.
     pub row: Signal<In, Bits<16>>,
-    /// UDP checksum verdict.
-    pub uok: Signal<In, bool>,
-    /// IPv4 header checksum verdict.
-    pub iok: Signal<In, bool>,
     /// The registered capture's UDP checksum field (bytes 40, 41: bits 335:320).
     pub uck: Signal<Out, Bits<16>>,
+    /// The registered capture.
+    pub hq: Signal<Out, Bits<PARSE_W>>,
     /// The descriptor: the register and the verdicts.
     pub wdata: Signal<Out, Bits<DESC_W>>,
     /// The register (native model).
@@ -645,25 +702,24 @@ impl Logic for DescReg {
                 | (bit_cast::<DESC_W, 16>(self.row.val()) << 656);
         }
         self.uck.next = self.q.val().get_bits::<16>(320);
-        self.wdata.next = self.q.val()
-            | (bit_cast::<DESC_W, 1>(self.uok.val().into()) << 672)
-            | (bit_cast::<DESC_W, 1>(self.iok.val().into()) << 673);
+        self.hq.next = self.q.val().get_bits::<PARSE_W>(0);
+        self.wdata.next = self.q.val();
     }
     fn connect(&mut self) {
         self.uck.connect();
+        self.hq.connect();
         self.wdata.connect();
         self.q.connect();
     }
     fn hdl(&self) -> Verilog {
-        // `q` (declared by rust-hdl as a local of DESC_W bits) holds the fields only.
+        // `q` is declared by rust-hdl as a local of DESC_W bits.
         Verilog::Custom(format!(
             "initial begin\n    q = {DESC_W}'h0;\nend\n\n\
-             always @(posedge clock) begin\n    if (en) q <= {{{qpad}'d0, row, len, hdr}};\nend\n\n\
+             always @(posedge clock) begin\n    if (en) q <= {{row, len, hdr}};\nend\n\n\
              assign uck = q[335:320];\n\
-             assign wdata = {{{pad}'d0, iok, uok, q[{fm}:0]}};\n",
-            qpad = DESC_W - PARSE_W - 32,
-            fm = PARSE_W + 31,
-            pad = DESC_W - PARSE_W - 34
+             assign hq = q[{hm}:0];\n\
+             assign wdata = q;\n",
+            hm = PARSE_W - 1,
         ))
     }
     fn timing(&self) -> Vec<TimingInfo> {
@@ -671,7 +727,7 @@ impl Logic for DescReg {
             name: "desc".into(),
             clock: "clock".into(),
             inputs: vec!["en".into(), "hdr".into(), "len".into(), "row".into()],
-            outputs: vec!["uck".into()],
+            outputs: vec!["uck".into(), "hq".into()],
         }]
     }
 }
@@ -864,13 +920,12 @@ fn group_sums_native<const DW: usize>(words: &[u64]) -> Bits<DW> {
     out
 }
 
-/// The UDP checksum share of one beat: its big-endian 16-bit words with every byte
-/// outside `[34, 34 + udp_len)` zeroed, added in groups of [`ck_group`] words (one slot
-/// each; [`CkTotal`] adds the slots a cycle later). The UDP length (bytes 38..39) is read
-/// from the beat that holds it (`bu = 38 / KW`; the bytes from 34 on in that beat are
-/// masked against it directly); for every later beat the mask was registered a beat ahead
-/// (`um`, from `ur`, the UDP bytes left at the start of the beat). Beats before `bu` hold
-/// no byte from 34 on.
+/// The UDP byte mask of one beat: every byte inside `[34, 34 + udp_len)`. The UDP length
+/// (bytes 38..39) is read from the beat that holds it (`bu = 38 / KW`; the bytes from 34 on
+/// in that beat are masked against it directly); for every later beat the mask was
+/// registered a beat ahead (`um`, from `ur`, the UDP bytes left at the start of the beat).
+/// Beats before `bu` hold no byte from 34 on. The mask is registered and applied to the
+/// registered beat by [`MaskSum`] (the compare against the length is three LUT levels).
 #[derive(LogicBlock, Default)]
 pub struct UdpMask<const DW: usize, const KW: usize> {
     /// The beat (byte 0 in bits 7:0).
@@ -881,8 +936,8 @@ pub struct UdpMask<const DW: usize, const KW: usize> {
     pub um: Signal<In, Bits<KW>>,
     /// UDP bytes left from the start of this beat (when past beat `bu`; 17-bit signed).
     pub ur: Signal<In, Bits<17>>,
-    /// Group sums of the masked words.
-    pub gs: Signal<Out, Bits<DW>>,
+    /// This beat's UDP bytes (bit `j`: byte `j`).
+    pub mk: Signal<Out, Bits<KW>>,
     /// `um` of the next beat.
     pub um_n: Signal<Out, Bits<KW>>,
     /// `ur` of the next beat.
@@ -894,7 +949,9 @@ impl<const DW: usize, const KW: usize> UdpMask<DW, KW> {
     /// that beat from 34 on (`ur` of the next beat is `udp_len - c`).
     fn params() -> (usize, usize) {
         let bu = 38 / KW;
-        (bu, (bu + 1) * KW - 34)
+        let c = (bu + 1) * KW - 34;
+        assert!(c <= 32, "UDP bytes of the length beat: {c}");
+        (bu, c)
     }
 }
 
@@ -905,25 +962,19 @@ impl<const DW: usize, const KW: usize> Logic for UdpMask<DW, KW> {
         let cur = bo >> bu & 1 == 1;
         let past = bo & ((1 << (bu + 1)) - 1) == 0;
         let td = self.tdata.val();
-        let byte = |j: usize| td.get_bits::<8>(8 * j).index() as u64;
-        let ulen = (byte(38 - bu * KW) << 8 | byte(39 - bu * KW)) as usize;
+        let byte = |j: usize| td.get_bits::<8>(8 * j).index();
+        let ulen = byte(38 - bu * KW) << 8 | byte(39 - bu * KW);
         let um = self.um.val();
         let ur = self.ur.val().index();
         let (urneg, urlo) = (ur >> 16 & 1 == 1, ur & 0xffff);
-        let m = |j: usize| {
-            let ob = bu * KW + j;
-            (cur && ob >= 34 && ulen > ob - 34) || (past && um.get_bit(j))
-        };
-        let words: Vec<u64> = (0..KW / 2)
-            .map(|w| {
-                let hi = if m(2 * w) { byte(2 * w) } else { 0 };
-                let lo = if m(2 * w + 1) { byte(2 * w + 1) } else { 0 };
-                hi << 8 | lo
-            })
-            .collect();
-        self.gs.next = group_sums_native::<DW>(&words);
+        let mut mk = Bits::<KW>::default();
         let mut un = Bits::<KW>::default();
         for j in 0..KW {
+            let ob = bu * KW + j;
+            mk = mk.replace_bit(
+                j,
+                (cur && ob >= 34 && ulen > ob - 34) || (past && um.get_bit(j)),
+            );
             let b = if cur {
                 ulen > c + j
             } else {
@@ -931,6 +982,7 @@ impl<const DW: usize, const KW: usize> Logic for UdpMask<DW, KW> {
             };
             un = un.replace_bit(j, b);
         }
+        self.mk.next = mk;
         self.um_n.next = un;
         let urn = if cur {
             (ulen as u64).wrapping_sub(c as u64)
@@ -940,7 +992,7 @@ impl<const DW: usize, const KW: usize> Logic for UdpMask<DW, KW> {
         self.ur_n.next = (urn & 0x1_ffff).into();
     }
     fn connect(&mut self) {
-        self.gs.connect();
+        self.mk.connect();
         self.um_n.connect();
         self.ur_n.connect();
     }
@@ -951,39 +1003,137 @@ impl<const DW: usize, const KW: usize> Logic for UdpMask<DW, KW> {
         let mut v = format!(
             "wire [15:0] ulen = {{tdata[{h38}:{b38}], tdata[{h39}:{b39}]}};\n\
              wire cur = bo[{bu}];\n\
-             wire past = ~|bo[{bu}:0];\n",
+             wire past = ~|bo[{bu}:0];\n\
+             wire [4:0] ulo = ulen[4:0];\n\
+             wire chi = cur & (|ulen[15:5]);\n",
             h38 = b38 + 7,
             h39 = b39 + 7
         );
         for j in 0..kw {
             let ob = bu * kw + j;
             let same = if ob >= 34 {
-                format!("(cur & {}) | ", gt_const("ulen", 16, ob - 34))
+                // `ulen > ob - 34` with `ob - 34 < c <= 32`: the high bits or the low five.
+                format!("chi | (cur & {}) | ", gt_const("ulo", 5, ob - 34))
             } else {
                 String::new()
             };
             v.push_str(&format!(
-                "wire m{j} = {same}(past & um[{j}]);\n\
-                 wire [7:0] b{j} = m{j} ? tdata[{h}:{l}] : 8'd0;\n\
+                "assign mk[{j}] = {same}(past & um[{j}]);\n\
                  assign um_n[{j}] = cur ? {cj} : (~ur[16] & {kj});\n",
-                h = 8 * j + 7,
-                l = 8 * j,
                 cj = gt_const("ulen", 16, c + j),
                 kj = gt_const("ur", 16, kw + j)
             ));
         }
-        for w in 0..kw / 2 {
+        v.push_str(&format!(
+            "assign ur_n = cur ? ({{1'b0, ulen}} - 17'd{c}) : (ur - 17'd{kw});\n"
+        ));
+        Verilog::Custom(v)
+    }
+}
+
+/// The checksum share of a beat (UDP or IPv4): its big-endian 16-bit words with every byte outside
+/// the mask zeroed, added in groups of [`ck_group`] words (one slot each; [`CkTotal`] adds
+/// the slots a cycle later).
+#[derive(LogicBlock, Default)]
+pub struct MaskSum<const DW: usize, const KW: usize> {
+    /// The beat (byte 0 in bits 7:0).
+    pub td: Signal<In, Bits<DW>>,
+    /// The byte mask (bit `j`: byte `j`).
+    pub mk: Signal<In, Bits<KW>>,
+    /// Group sums of the masked words.
+    pub gs: Signal<Out, Bits<DW>>,
+}
+
+impl<const DW: usize, const KW: usize> Logic for MaskSum<DW, KW> {
+    fn update(&mut self) {
+        let (td, mk) = (self.td.val(), self.mk.val());
+        let byte = |j: usize| {
+            if mk.get_bit(j) {
+                td.get_bits::<8>(8 * j).index() as u64
+            } else {
+                0
+            }
+        };
+        let words: Vec<u64> = (0..KW / 2)
+            .map(|w| byte(2 * w) << 8 | byte(2 * w + 1))
+            .collect();
+        self.gs.next = group_sums_native::<DW>(&words);
+    }
+    fn connect(&mut self) {
+        self.gs.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = String::new();
+        for j in 0..KW {
+            v.push_str(&format!(
+                "wire [7:0] b{j} = mk[{j}] ? td[{h}:{l}] : 8'd0;\n",
+                h = 8 * j + 7,
+                l = 8 * j
+            ));
+        }
+        for w in 0..KW / 2 {
             v.push_str(&format!(
                 "wire [15:0] w{w} = {{b{}, b{}}};\n",
                 2 * w,
                 2 * w + 1
             ));
         }
-        group_sums(&mut v, kw);
-        v.push_str(&format!(
-            "assign ur_n = cur ? ({{1'b0, ulen}} - 17'd{c}) : (ur - 17'd{kw});\n"
-        ));
+        group_sums(&mut v, KW);
         Verilog::Custom(v)
+    }
+}
+
+/// One flag per descriptor-FIFO entry, written by address and read combinationally: the
+/// UDP checksum verdicts, which are ready a cycle after the rest of the descriptor.
+#[derive(LogicBlock, Default)]
+pub struct OkFlags {
+    /// Clock.
+    pub clock: Signal<In, Clock>,
+    /// Write `wd` at `waddr`.
+    pub we: Signal<In, bool>,
+    /// Write address (the low bits index the [`DESC_DEPTH`] entries).
+    pub waddr: Signal<In, Bits<4>>,
+    /// Write data.
+    pub wd: Signal<In, bool>,
+    /// Read address.
+    pub raddr: Signal<In, Bits<4>>,
+    /// The flag at `raddr`.
+    pub rd: Signal<Out, bool>,
+    /// The flags (native model; a register in the Verilog).
+    f: Signal<Local, Bits<DESC_DEPTH>>,
+}
+
+impl Logic for OkFlags {
+    fn update(&mut self) {
+        let m = DESC_DEPTH - 1;
+        if self.clock.pos_edge() && self.we.val() {
+            self.f.next = self
+                .f
+                .val()
+                .replace_bit(self.waddr.val().index() & m, self.wd.val());
+        }
+        self.rd.next = self.f.val().get_bit(self.raddr.val().index() & m);
+    }
+    fn connect(&mut self) {
+        self.rd.connect();
+        self.f.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let ab = DESC_DEPTH.trailing_zeros() as usize;
+        Verilog::Custom(format!(
+            "initial begin\n    f = {DESC_DEPTH}'h0;\nend\n\n\
+             always @(posedge clock) begin\n    if (we) f[waddr[{h}:0]] <= wd;\nend\n\n\
+             assign rd = f[raddr[{h}:0]];\n",
+            h = ab - 1
+        ))
+    }
+    fn timing(&self) -> Vec<TimingInfo> {
+        vec![TimingInfo {
+            name: "flags".into(),
+            clock: "clock".into(),
+            inputs: vec!["we".into(), "waddr".into(), "wd".into()],
+            outputs: vec![],
+        }]
     }
 }
 
@@ -998,14 +1148,14 @@ fn ip_word_min(o: usize) -> Option<usize> {
     (IP_FIRST..IP_LAST).contains(&o).then(|| (o - IP_FIRST) / 4)
 }
 
-/// The IPv4 header checksum share of one beat: its big-endian 16-bit words of bytes
-/// `[14, 14 + 4·IHL)`, added in groups of [`ck_group`] words. IHL is the low nibble of
+/// The IPv4 header byte mask of one beat: the bytes of `[14, 14 + 4·IHL)` (applied and
+/// summed a cycle later by [`MaskSum`]). IHL is the low nibble of
 /// byte 14: in the beat that holds it (`b14 = 14 / KW`) the words are masked against it
 /// directly; for every later beat the word mask was registered a beat ahead (`im`, from
 /// the capture's or this beat's byte 14 and the one-hot beat index). A beat before `b14`
 /// has no word in the range.
 #[derive(LogicBlock, Default)]
-pub struct IpMask<const DW: usize> {
+pub struct IpMask<const DW: usize, const KW: usize> {
     /// The beat (byte 0 in bits 7:0).
     pub tdata: Signal<In, Bits<DW>>,
     /// One-hot beat index.
@@ -1014,15 +1164,16 @@ pub struct IpMask<const DW: usize> {
     pub hdr: Signal<In, Bits<PARSE_W>>,
     /// Header words of this beat (when past beat `b14`).
     pub im: Signal<In, Bits<32>>,
-    /// Group sums of the masked words (at most 30 words in all, 30 · 0xffff).
-    pub gs: Signal<Out, Bits<DW>>,
+    /// This beat's IPv4-header bytes (bit `j`: byte `j`; at most 60 in a frame, so their
+    /// words add up to at most 30 · 0xffff).
+    pub mk: Signal<Out, Bits<KW>>,
     /// `im` of the next beat.
     pub im_n: Signal<Out, Bits<32>>,
 }
 
-impl<const DW: usize> Logic for IpMask<DW> {
+impl<const DW: usize, const KW: usize> Logic for IpMask<DW, KW> {
     fn update(&mut self) {
-        let kw = DW / 8;
+        let kw = KW;
         let (b14, cb) = (IP_FIRST / kw, cap_beats(DW));
         let bo = self.bo.val().index();
         let cur = bo >> b14 & 1 == 1;
@@ -1031,18 +1182,13 @@ impl<const DW: usize> Logic for IpMask<DW> {
         let hdi = self.hdr.val().get_bits::<4>(8 * IP_FIRST).index();
         let ihn = if cur { tdi } else { hdi };
         let im = self.im.val().index();
-        let words: Vec<u64> = (0..kw / 2)
-            .map(|w| {
-                let same = ip_word_min(b14 * kw + 2 * w).is_some_and(|c| cur && tdi > c);
-                if same || im >> w & 1 == 1 {
-                    (td.get_bits::<8>(16 * w).index() << 8 | td.get_bits::<8>(16 * w + 8).index())
-                        as u64
-                } else {
-                    0
-                }
-            })
-            .collect();
-        self.gs.next = group_sums_native::<DW>(&words);
+        let mut mk = Bits::<KW>::default();
+        for w in 0..kw / 2 {
+            let same = ip_word_min(b14 * kw + 2 * w).is_some_and(|c| cur && tdi > c);
+            let m = same || im >> w & 1 == 1;
+            mk = mk.replace_bit(2 * w, m).replace_bit(2 * w + 1, m);
+        }
+        self.mk.next = mk;
         let mut imn = 0u64;
         for w in 0..kw / 2 {
             for b in b14..cb.saturating_sub(1) {
@@ -1056,11 +1202,11 @@ impl<const DW: usize> Logic for IpMask<DW> {
         self.im_n.next = imn.into();
     }
     fn connect(&mut self) {
-        self.gs.connect();
+        self.mk.connect();
         self.im_n.connect();
     }
     fn hdl(&self) -> Verilog {
-        let kw = DW / 8;
+        let kw = KW;
         let (b14, cb) = (IP_FIRST / kw, cap_beats(DW));
         let l14 = 8 * (IP_FIRST % kw);
         let h14 = 8 * IP_FIRST;
@@ -1090,12 +1236,10 @@ impl<const DW: usize> Logic for IpMask<DW> {
             };
             v.push_str(&format!(
                 "wire m{w} = {same}im[{w}];\n\
-                 wire [15:0] w{w} = m{w} ? {{tdata[{a7}:{a}], tdata[{b7}:{b}]}} : 16'd0;\n\
+                 assign mk[{b}:{a}] = {{2{{m{w}}}}};\n\
                  assign im_n[{w}] = {nexts};\n",
-                a = 16 * w,
-                a7 = 16 * w + 7,
-                b = 16 * w + 8,
-                b7 = 16 * w + 15
+                a = 2 * w,
+                b = 2 * w + 1
             ));
         }
         if kw / 2 < 32 {
@@ -1105,7 +1249,6 @@ impl<const DW: usize> Logic for IpMask<DW> {
                 32 - kw / 2
             ));
         }
-        group_sums(&mut v, kw);
         Verilog::Custom(v)
     }
 }

@@ -21,7 +21,7 @@ use fanin_proto::wire::frame::{classify, udp_checksum_ok};
 use fanin_proto::wire::{Datagram, FrameKind, L4Addr, Packet, PacketType, Repr};
 use rand::{Rng, SeedableRng};
 use rust_hdl::prelude::*;
-use smoltcp::wire::Ipv4Packet;
+use smoltcp::wire::{IpAddress, Ipv4Packet, UdpPacket};
 use std::collections::VecDeque;
 
 const ME: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
@@ -322,6 +322,55 @@ fn ip_frame(rng: &mut impl Rng, max_len: usize) -> Vec<u8> {
     f
 }
 
+/// A random IPv4/UDP frame for the ingress UDP checksum test: IHL 5, a UDP length of 8
+/// bytes up (a third of them under 30, so that the datagram ends inside the beat that holds
+/// the length at every width), random Ethernet padding after it, and a UDP checksum that is
+/// correct, zero (absent), or wrong (a corrupted datagram or pseudo-header byte).
+fn udp_frame(rng: &mut impl Rng, max_len: usize) -> Vec<u8> {
+    let ulen = if rng.gen_bool(0.33) {
+        rng.gen_range(8..30)
+    } else {
+        rng.gen_range(8..=max_len - 42)
+    };
+    let pad = if rng.gen_bool(0.5) {
+        0
+    } else {
+        rng.gen_range(1..=(max_len - 34 - ulen).min(40))
+    };
+    let mut f: Vec<u8> = (0..34 + ulen + pad).map(|_| rng.gen()).collect();
+    f[12..14].copy_from_slice(&[0x08, 0x00]);
+    f[14] = 0x45;
+    f[16..18].copy_from_slice(&((20 + ulen) as u16).to_be_bytes());
+    f[20..22].copy_from_slice(&[0, 0]);
+    f[23] = 17;
+    f[38..40].copy_from_slice(&(ulen as u16).to_be_bytes());
+    let (src, dst) = (
+        Ipv4Addr::new(f[26], f[27], f[28], f[29]),
+        Ipv4Addr::new(f[30], f[31], f[32], f[33]),
+    );
+    UdpPacket::new_unchecked(&mut f[34..34 + ulen])
+        .fill_checksum(&IpAddress::Ipv4(src), &IpAddress::Ipv4(dst));
+    match rng.gen_range(0..10) {
+        0 | 1 => f[40..42].copy_from_slice(&[0, 0]),
+        2 | 3 => {
+            // Any datagram byte but the length, or a pseudo-header address byte.
+            let i = if rng.gen_bool(0.8) {
+                *[34, 35, 36, 37, 40, 41]
+                    .iter()
+                    .chain(&(42..34 + ulen).collect::<Vec<_>>())
+                    .nth(rng.gen_range(0..ulen - 2))
+                    .unwrap()
+            } else {
+                rng.gen_range(26..34)
+            };
+            f[i] ^= 1 << rng.gen_range(0..8);
+        }
+        _ => {}
+    }
+    Ipv4Packet::new_unchecked(&mut f[14..34]).fill_checksum();
+    f
+}
+
 fn bits_of<const N: usize>(bytes: &[u8]) -> Bits<N> {
     let mut b = Bits::<N>::default();
     for (i, byte) in bytes.iter().enumerate() {
@@ -338,8 +387,9 @@ fn bits_of<const N: usize>(bytes: &[u8]) -> Bits<N> {
 /// the end of the last beat, some `tuser`-bad or oversize frames that must leave no
 /// descriptor) and checks every descriptor's `d_ip_ok`: against smoltcp's
 /// `Ipv4Packet::verify_checksum` wherever the frame holds the whole IPv4 header, and
-/// against `ip_hdr_ok` for frames whose last beat was padded with zeros.
-fn rx_ip_ok_matches_model<const DW: usize, const KW: usize, const WB: usize>(frames: usize) {
+/// against `ip_hdr_ok` for frames whose last beat was padded with zeros; and its
+/// `d_udp_ok` against the model's `udp_checksum_ok` for every well-formed IPv4/UDP frame.
+fn rx_checksums_match_model<const DW: usize, const KW: usize, const WB: usize>(frames: usize) {
     let seed = std::env::var("FANIN_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -357,6 +407,7 @@ fn rx_ip_ok_matches_model<const DW: usize, const KW: usize, const WB: usize>(fra
     // (frame, last beat padded with zeros), in commit order.
     let mut want: VecDeque<(Vec<u8>, bool)> = VecDeque::new();
     let (mut checked, mut model_checked, mut model_bad, mut opts) = (0, 0, 0, 0);
+    let (mut udp_checked, mut udp_bad, mut udp_short) = (0, 0, 0);
     let mut cyc = 0usize;
     // One cycle: drive `beat` (if any), pop a descriptor if one is valid; true if the beat
     // was accepted.
@@ -402,6 +453,19 @@ fn rx_ip_ok_matches_model<const DW: usize, const KW: usize, const WB: usize>(fra
                 f.len(),
                 "seed {seed} DW {DW}: length"
             );
+            if let FrameKind::Ipv4 {
+                udp: Some(Ok(_)), ..
+            } = classify(&f)
+            {
+                assert_eq!(
+                    uut.d_udp_ok.val(),
+                    udp_checksum_ok(&f),
+                    "seed {seed} DW {DW}: d_udp_ok vs the model: {f:02x?}"
+                );
+                udp_checked += 1;
+                udp_bad += !udp_checksum_ok(&f) as usize;
+                udp_short += (f.len() >= 40 && u16::from_be_bytes([f[38], f[39]]) < 30) as usize;
+            }
             let got = uut.d_ip_ok.val();
             if let Some(m) = model_ip_ok(&f) {
                 assert_eq!(got, m, "seed {seed} DW {DW}: d_ip_ok vs smoltcp: {f:02x?}");
@@ -431,7 +495,11 @@ fn rx_ip_ok_matches_model<const DW: usize, const KW: usize, const WB: usize>(fra
         acc
     };
     for _ in 0..frames {
-        let mut f = ip_frame(&mut rng, max_frame);
+        let mut f = if rng.gen_bool(0.5) {
+            ip_frame(&mut rng, max_frame)
+        } else {
+            udp_frame(&mut rng, max_frame)
+        };
         let mut bad = false;
         match rng.gen_range(0..20) {
             0 => bad = true,
@@ -473,19 +541,30 @@ fn rx_ip_ok_matches_model<const DW: usize, const KW: usize, const WB: usize>(fra
         want.len()
     );
     assert!(
-        checked > frames * 3 / 4 && model_checked > frames / 2 && model_bad > frames / 10 && opts > frames / 4,
+        checked > frames * 3 / 4 && model_checked > frames / 2 && model_bad > frames / 20 && opts > frames / 8,
         "seed {seed} DW {DW}: {checked} descriptors, {model_checked} checked against smoltcp ({model_bad} bad, {opts} with options)"
+    );
+    assert!(
+        udp_checked > frames / 3 && udp_bad > frames / 20 && udp_short > frames / 10,
+        "seed {seed} DW {DW}: {udp_checked} UDP verdicts checked ({udp_bad} bad, {udp_short} shorter than 30)"
     );
 }
 
-/// `Rx::d_ip_ok` at DATA_W 64 (the IPv4 header spans up to 10 beats; byte 14 in beat 1).
+/// `Rx::d_ip_ok` and `d_udp_ok` at DATA_W 64 (the IPv4 header spans up to 10 beats; byte 14 in beat 1).
 #[test]
-fn rx_ip_ok_matches_model_64() {
-    rx_ip_ok_matches_model::<64, 8, 128>(300);
+fn rx_checksums_match_model_64() {
+    rx_checksums_match_model::<64, 8, 128>(300);
 }
 
-/// `Rx::d_ip_ok` at DATA_W 256 (byte 14 in beat 0; a long header ends in beat 2).
+/// `Rx::d_ip_ok` and `d_udp_ok` at DATA_W 256 (byte 14 in beat 0; a long header ends in beat 2).
 #[test]
-fn rx_ip_ok_matches_model_256() {
-    rx_ip_ok_matches_model::<256, 32, 512>(300);
+fn rx_checksums_match_model_256() {
+    rx_checksums_match_model::<256, 32, 512>(300);
+}
+
+/// `Rx::d_ip_ok` and `d_udp_ok` at DATA_W 512 (`alveo`: the UDP length in beat 0, one-beat
+/// frames back to back).
+#[test]
+fn rx_checksums_match_model_512() {
+    rx_checksums_match_model::<512, 64, 2048>(300);
 }

@@ -23816,10 +23816,10 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [680:0] desc$wdata;
+    reg  [671:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [680:0] desc$rdata;
+    wire  [671:0] desc$rdata;
     reg  [63:0] rep$a;
     wire  [511:0] rep$y;
     reg  in_frame$d;
@@ -23900,6 +23900,18 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] s1_is$d;
     wire  [63:0] s1_is$q;
     reg  s1_is$clock;
+    reg  [7:0] umk$d;
+    wire  [7:0] umk$q;
+    reg  umk$clock;
+    reg  [7:0] imk$d;
+    wire  [7:0] imk$q;
+    reg  imk$clock;
+    reg  s0_v$d;
+    wire  s0_v$q;
+    reg  s0_v$clock;
+    reg  s0_first$d;
+    wire  s0_first$q;
+    reg  s0_first$clock;
     reg  [7:0] um$d;
     wire  [7:0] um$q;
     reg  um$clock;
@@ -23927,15 +23939,21 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] usm$bo;
     reg  [7:0] usm$um;
     reg  [16:0] usm$ur;
-    wire  [63:0] usm$gs;
+    wire  [7:0] usm$mk;
     wire  [7:0] usm$um_n;
     wire  [16:0] usm$ur_n;
+    reg  [63:0] ums$td;
+    reg  [7:0] ums$mk;
+    wire  [63:0] ums$gs;
     reg  [63:0] ism$tdata;
     reg  [15:0] ism$bo;
     reg  [639:0] ism$hdr;
     reg  [31:0] ism$im;
-    wire  [63:0] ism$gs;
+    wire  [7:0] ism$mk;
     wire  [31:0] ism$im_n;
+    reg  [63:0] ims$td;
+    reg  [7:0] ims$mk;
+    wire  [63:0] ims$gs;
     reg  [63:0] uws$tw;
     reg  [31:0] uws$acc;
     reg  uws$first;
@@ -23962,16 +23980,36 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [639:0] p_desc$hdr;
     reg  [15:0] p_desc$len;
     reg  [15:0] p_desc$row;
-    reg  p_desc$uok;
-    reg  p_desc$iok;
     wire  [15:0] p_desc$uck;
-    wire  [680:0] p_desc$wdata;
+    wire  [639:0] p_desc$hq;
+    wire  [671:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
     reg  p_utot$clock;
     reg  [31:0] p_itot$d;
     wire  [31:0] p_itot$q;
     reg  p_itot$clock;
+    reg  p_uck0$d;
+    wire  p_uck0$q;
+    reg  p_uck0$clock;
+    reg  pend_c$d;
+    wire  pend_c$q;
+    reg  pend_c$clock;
+    reg  [3:0] dwl$d;
+    wire  [3:0] dwl$q;
+    reg  dwl$clock;
+    reg  oku$clock;
+    reg  oku$we;
+    reg  [3:0] oku$waddr;
+    reg  oku$wd;
+    reg  [3:0] oku$raddr;
+    wire  oku$rd;
+    reg  oki$clock;
+    reg  oki$we;
+    reg  [3:0] oki$waddr;
+    reg  oki$wd;
+    reg  [3:0] oki$raddr;
+    wire  oki$rd;
     reg  [31:0] wq_we$d;
     wire  [31:0] wq_we$q;
     reg  wq_we$clock;
@@ -24147,6 +24185,26 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(s1_is$q),
         .clock(s1_is$clock)
     );
+    fanin_rx_0_umk umk(
+        .d(umk$d),
+        .q(umk$q),
+        .clock(umk$clock)
+    );
+    fanin_rx_0_imk imk(
+        .d(imk$d),
+        .q(imk$q),
+        .clock(imk$clock)
+    );
+    fanin_rx_0_s0_v s0_v(
+        .d(s0_v$d),
+        .q(s0_v$q),
+        .clock(s0_v$clock)
+    );
+    fanin_rx_0_s0_first s0_first(
+        .d(s0_first$d),
+        .q(s0_first$q),
+        .clock(s0_first$clock)
+    );
     fanin_rx_0_um um(
         .d(um$d),
         .q(um$q),
@@ -24187,17 +24245,27 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .bo(usm$bo),
         .um(usm$um),
         .ur(usm$ur),
-        .gs(usm$gs),
+        .mk(usm$mk),
         .um_n(usm$um_n),
         .ur_n(usm$ur_n)
+    );
+    fanin_rx_0_ums ums(
+        .td(ums$td),
+        .mk(ums$mk),
+        .gs(ums$gs)
     );
     fanin_rx_0_ism ism(
         .tdata(ism$tdata),
         .bo(ism$bo),
         .hdr(ism$hdr),
         .im(ism$im),
-        .gs(ism$gs),
+        .mk(ism$mk),
         .im_n(ism$im_n)
+    );
+    fanin_rx_0_ims ims(
+        .td(ims$td),
+        .mk(ims$mk),
+        .gs(ims$gs)
     );
     fanin_rx_0_uws uws(
         .tw(uws$tw),
@@ -24236,9 +24304,8 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .hdr(p_desc$hdr),
         .len(p_desc$len),
         .row(p_desc$row),
-        .uok(p_desc$uok),
-        .iok(p_desc$iok),
         .uck(p_desc$uck),
+        .hq(p_desc$hq),
         .wdata(p_desc$wdata)
     );
     fanin_rx_0_p_utot p_utot(
@@ -24250,6 +24317,37 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .d(p_itot$d),
         .q(p_itot$q),
         .clock(p_itot$clock)
+    );
+    fanin_rx_0_p_uck0 p_uck0(
+        .d(p_uck0$d),
+        .q(p_uck0$q),
+        .clock(p_uck0$clock)
+    );
+    fanin_rx_0_pend_c pend_c(
+        .d(pend_c$d),
+        .q(pend_c$q),
+        .clock(pend_c$clock)
+    );
+    fanin_rx_0_dwl dwl(
+        .d(dwl$d),
+        .q(dwl$q),
+        .clock(dwl$clock)
+    );
+    fanin_rx_0_oku oku(
+        .clock(oku$clock),
+        .we(oku$we),
+        .waddr(oku$waddr),
+        .wd(oku$wd),
+        .raddr(oku$raddr),
+        .rd(oku$rd)
+    );
+    fanin_rx_0_oki oki(
+        .clock(oki$clock),
+        .we(oki$we),
+        .waddr(oki$waddr),
+        .wd(oki$wd),
+        .raddr(oki$raddr),
+        .rd(oki$rd)
     );
     fanin_rx_0_wq_we wq_we(
         .d(wq_we$d),
@@ -24295,6 +24393,10 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$clock = clock;
         s1_us$clock = clock;
         s1_is$clock = clock;
+        umk$clock = clock;
+        imk$clock = clock;
+        s0_v$clock = clock;
+        s0_first$clock = clock;
         um$clock = clock;
         ur$clock = clock;
         im$clock = clock;
@@ -24303,6 +24405,9 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pa_row$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
+        p_uck0$clock = clock;
+        pend_c$clock = clock;
+        dwl$clock = clock;
         wq_we$clock = clock;
         wq_addr$clock = clock;
         wq_data$clock = clock;
@@ -24332,6 +24437,10 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = s1_first$q;
         s1_us$d = s1_us$q;
         s1_is$d = s1_is$q;
+        umk$d = umk$q;
+        imk$d = imk$q;
+        s0_v$d = s0_v$q;
+        s0_first$d = s0_first$q;
         um$d = um$q;
         ur$d = ur$q;
         im$d = im$q;
@@ -24340,11 +24449,16 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pa_row$d = pa_row$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
+        p_uck0$d = p_uck0$q;
+        pend_c$d = pend_c$q;
+        dwl$d = dwl$q;
         wq_we$d = wq_we$q;
         wq_addr$d = wq_addr$q;
         wq_data$d = wq_data$q;
         data$clock = clock;
         desc$clock = clock;
+        oku$clock = clock;
+        oki$clock = clock;
         room = (((wx$q - rdrow$q) & c_sgn) != 32'h0) & dfl$ok;
         tready = in_frame$q | room;
         acc = tvalid & tready;
@@ -24362,14 +24476,18 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usm$bo = bo$q;
         usm$um = um$q;
         usm$ur = ur$q;
+        ums$td = wq_data$q;
+        ums$mk = umk$q;
         ism$tdata = tdata;
         ism$bo = bo$q;
         ism$hdr = hc$hdr;
         ism$im = im$q;
+        ims$td = wq_data$q;
+        ims$mk = imk$q;
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = hc$hdr;
+        uws$hdr = p_desc$hq;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
@@ -24391,11 +24509,15 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             usum$d = uws$tot;
             isum$d = iws$tot;
         end
-        s1_v$d = acc;
-        s1_first$d = ~in_frame$q;
-        s1_us$d = usm$gs;
-        s1_is$d = ism$gs;
-        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$uck == 32'h0);
+        s0_v$d = acc;
+        s0_first$d = ~in_frame$q;
+        s1_v$d = s0_v$q;
+        s1_first$d = s0_first$q;
+        umk$d = usm$mk;
+        imk$d = ism$mk;
+        s1_us$d = ums$gs;
+        s1_is$d = ims$gs;
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | p_uck0$q;
         iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
         wq_addr$d = wrow$q;
         wq_data$d = tdata;
@@ -24407,8 +24529,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         data$wdata = rep$y;
         data$we = wq_we$q;
         desc$waddr = ((dw$q) & 24'hffffff);
-        p_desc$uok = uok;
-        p_desc$iok = iok;
         desc$wdata = p_desc$wdata;
         desc$we = ((pend$q) & 32'hffffffff);
         pend_a$d = acc & tlast & ~discard;
@@ -24422,6 +24542,15 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         p_desc$row = pa_row$q;
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
+        p_uck0$d = p_desc$uck == 32'h0;
+        pend_c$d = pend$q;
+        dwl$d = dw$q;
+        oku$we = pend_c$q;
+        oku$waddr = dwl$q;
+        oku$wd = uok;
+        oki$we = pend_c$q;
+        oki$waddr = dwl$q;
+        oki$wd = iok;
         if (pend$q) begin
             dw$d = dw$q + 32'h1;
         end
@@ -24499,8 +24628,10 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
-        d_udp_ok = desc$rdata[32'h2a0];
-        d_ip_ok = desc$rdata[32'h2a1];
+        oku$raddr = dr$q;
+        oki$raddr = dr$q;
+        d_udp_ok = oku$rd;
+        d_ip_ok = oki$rd;
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -24525,6 +24656,8 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             occ$d = 32'h0;
             pend$d = 1'b0;
             pend_a$d = 1'b0;
+            pend_c$d = 1'b0;
+            s0_v$d = 1'b0;
             s1_v$d = 1'b0;
         end
     end
@@ -24605,20 +24738,20 @@ module fanin_rx_0_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [680:0] wdata;
+    input wire  [671:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [680:0] rdata;
+    output reg  [671:0] rdata;
     
     // Update code (custom)
-    // 8 x 681 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 672 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [680:0] mem [0:7];
-    reg [680:0] rdata_r;
+    (* ram_style = "block" *) reg [671:0] mem [0:7];
+    reg [671:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
+        if (we[0]) mem[waddr[2:0]][0 +: 672] <= wdata[0 +: 672];
     end
 endmodule // fanin_rx_0_desc
 
@@ -24692,6 +24825,25 @@ module fanin_rx_0_dw(d,q,clock);
     end
           
 endmodule // fanin_rx_0_dw
+
+
+module fanin_rx_0_dwl(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_dwl
 
 
 module fanin_rx_0_dwq(d,q,clock);
@@ -24802,6 +24954,52 @@ module fanin_rx_0_im(d,q,clock);
 endmodule // fanin_rx_0_im
 
 
+module fanin_rx_0_imk(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_imk
+
+
+module fanin_rx_0_ims(td,mk,gs);
+    
+    // Module arguments
+    input wire  [63:0] td;
+    input wire  [7:0] mk;
+    output reg  [63:0] gs;
+    
+    // Update code (custom)
+    wire [7:0] b0 = mk[0] ? td[7:0] : 8'd0;
+    wire [7:0] b1 = mk[1] ? td[15:8] : 8'd0;
+    wire [7:0] b2 = mk[2] ? td[23:16] : 8'd0;
+    wire [7:0] b3 = mk[3] ? td[31:24] : 8'd0;
+    wire [7:0] b4 = mk[4] ? td[39:32] : 8'd0;
+    wire [7:0] b5 = mk[5] ? td[47:40] : 8'd0;
+    wire [7:0] b6 = mk[6] ? td[55:48] : 8'd0;
+    wire [7:0] b7 = mk[7] ? td[63:56] : 8'd0;
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_0_ims
+
+
 module fanin_rx_0_in_frame(d,q,clock);
     
     // Module arguments
@@ -24821,14 +25019,14 @@ module fanin_rx_0_in_frame(d,q,clock);
 endmodule // fanin_rx_0_in_frame
 
 
-module fanin_rx_0_ism(tdata,bo,hdr,im,gs,im_n);
+module fanin_rx_0_ism(tdata,bo,hdr,im,mk,im_n);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  [15:0] bo;
     input wire  [639:0] hdr;
     input wire  [31:0] im;
-    output reg  [63:0] gs;
+    output reg  [7:0] mk;
     output reg  [31:0] im_n;
     
     // Update code (custom)
@@ -24837,22 +25035,18 @@ module fanin_rx_0_ism(tdata,bo,hdr,im,gs,im_n);
     wire cur = bo[1];
     wire [3:0] ihn = cur ? tdi : hdi;
     wire m0 = im[0];
-    wire [15:0] w0 = m0 ? {tdata[7:0], tdata[15:8]} : 16'd0;
+    assign mk[1:0] = {2{m0}};
     assign im_n[0] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] | ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[4] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[8] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
     wire m1 = im[1];
-    wire [15:0] w1 = m1 ? {tdata[23:16], tdata[31:24]} : 16'd0;
+    assign mk[3:2] = {2{m1}};
     assign im_n[1] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
     wire m2 = im[2];
-    wire [15:0] w2 = m2 ? {tdata[39:32], tdata[47:40]} : 16'd0;
+    assign mk[5:4] = {2{m2}};
     assign im_n[2] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
     wire m3 = (cur & (tdi[3] | (tdi[2] | (tdi[1] | tdi[0])))) | im[3];
-    wire [15:0] w3 = m3 ? {tdata[55:48], tdata[63:56]} : 16'd0;
+    assign mk[7:6] = {2{m3}};
     assign im_n[3] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[4] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
     assign im_n[31:4] = 28'd0;
-    assign gs[15:0] = {w0};
-    assign gs[31:16] = {w1};
-    assign gs[47:32] = {w2};
-    assign gs[63:48] = {w3};
 endmodule // fanin_rx_0_ism
 
 
@@ -24971,7 +25165,59 @@ module fanin_rx_0_occ(d,q,clock);
 endmodule // fanin_rx_0_occ
 
 
-module fanin_rx_0_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
+module fanin_rx_0_oki(clock,we,waddr,wd,raddr,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we;
+    input wire  [3:0] waddr;
+    input wire  wd;
+    input wire  [3:0] raddr;
+    output reg  rd;
+    
+    // Local signals
+    reg  [7:0] f;
+    
+    // Update code (custom)
+    initial begin
+        f = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+        if (we) f[waddr[2:0]] <= wd;
+    end
+    
+    assign rd = f[raddr[2:0]];
+endmodule // fanin_rx_0_oki
+
+
+module fanin_rx_0_oku(clock,we,waddr,wd,raddr,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we;
+    input wire  [3:0] waddr;
+    input wire  wd;
+    input wire  [3:0] raddr;
+    output reg  rd;
+    
+    // Local signals
+    reg  [7:0] f;
+    
+    // Update code (custom)
+    initial begin
+        f = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+        if (we) f[waddr[2:0]] <= wd;
+    end
+    
+    assign rd = f[raddr[2:0]];
+endmodule // fanin_rx_0_oku
+
+
+module fanin_rx_0_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     
     // Module arguments
     input wire  clock;
@@ -24979,25 +25225,25 @@ module fanin_rx_0_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
     input wire  [639:0] hdr;
     input wire  [15:0] len;
     input wire  [15:0] row;
-    input wire  uok;
-    input wire  iok;
     output reg  [15:0] uck;
-    output reg  [680:0] wdata;
+    output reg  [639:0] hq;
+    output reg  [671:0] wdata;
     
     // Local signals
-    reg  [680:0] q;
+    reg  [671:0] q;
     
     // Update code (custom)
     initial begin
-        q = 681'h0;
+        q = 672'h0;
     end
     
     always @(posedge clock) begin
-        if (en) q <= {9'd0, row, len, hdr};
+        if (en) q <= {row, len, hdr};
     end
     
     assign uck = q[335:320];
-    assign wdata = {7'd0, iok, uok, q[671:0]};
+    assign hq = q[639:0];
+    assign wdata = q;
 endmodule // fanin_rx_0_p_desc
 
 
@@ -25018,6 +25264,25 @@ module fanin_rx_0_p_itot(d,q,clock);
     end
           
 endmodule // fanin_rx_0_p_itot
+
+
+module fanin_rx_0_p_uck0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_p_uck0
 
 
 module fanin_rx_0_p_utot(d,q,clock);
@@ -25094,6 +25359,25 @@ module fanin_rx_0_pend_a(d,q,clock);
     end
           
 endmodule // fanin_rx_0_pend_a
+
+
+module fanin_rx_0_pend_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_pend_c
 
 
 module fanin_rx_0_ph(d,q,clock);
@@ -25221,6 +25505,44 @@ module fanin_rx_0_row0(d,q,clock);
 endmodule // fanin_rx_0_row0
 
 
+module fanin_rx_0_s0_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_s0_first
+
+
+module fanin_rx_0_s0_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_s0_v
+
+
 module fanin_rx_0_s1_first(d,q,clock);
     
     // Module arguments
@@ -25316,6 +25638,52 @@ module fanin_rx_0_um(d,q,clock);
 endmodule // fanin_rx_0_um
 
 
+module fanin_rx_0_umk(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_umk
+
+
+module fanin_rx_0_ums(td,mk,gs);
+    
+    // Module arguments
+    input wire  [63:0] td;
+    input wire  [7:0] mk;
+    output reg  [63:0] gs;
+    
+    // Update code (custom)
+    wire [7:0] b0 = mk[0] ? td[7:0] : 8'd0;
+    wire [7:0] b1 = mk[1] ? td[15:8] : 8'd0;
+    wire [7:0] b2 = mk[2] ? td[23:16] : 8'd0;
+    wire [7:0] b3 = mk[3] ? td[31:24] : 8'd0;
+    wire [7:0] b4 = mk[4] ? td[39:32] : 8'd0;
+    wire [7:0] b5 = mk[5] ? td[47:40] : 8'd0;
+    wire [7:0] b6 = mk[6] ? td[55:48] : 8'd0;
+    wire [7:0] b7 = mk[7] ? td[63:56] : 8'd0;
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_0_ums
+
+
 module fanin_rx_0_ur(d,q,clock);
     
     // Module arguments
@@ -25335,14 +25703,14 @@ module fanin_rx_0_ur(d,q,clock);
 endmodule // fanin_rx_0_ur
 
 
-module fanin_rx_0_usm(tdata,bo,um,ur,gs,um_n,ur_n);
+module fanin_rx_0_usm(tdata,bo,um,ur,mk,um_n,ur_n);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  [15:0] bo;
     input wire  [7:0] um;
     input wire  [16:0] ur;
-    output reg  [63:0] gs;
+    output reg  [7:0] mk;
     output reg  [7:0] um_n;
     output reg  [16:0] ur_n;
     
@@ -25350,38 +25718,24 @@ module fanin_rx_0_usm(tdata,bo,um,ur,gs,um_n,ur_n);
     wire [15:0] ulen = {tdata[55:48], tdata[63:56]};
     wire cur = bo[4];
     wire past = ~|bo[4:0];
-    wire m0 = (past & um[0]);
-    wire [7:0] b0 = m0 ? tdata[7:0] : 8'd0;
+    wire [4:0] ulo = ulen[4:0];
+    wire chi = cur & (|ulen[15:5]);
+    assign mk[0] = (past & um[0]);
     assign um_n[0] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] | ur[0]))))))))))))))));
-    wire m1 = (past & um[1]);
-    wire [7:0] b1 = m1 ? tdata[15:8] : 8'd0;
+    assign mk[1] = (past & um[1]);
     assign um_n[1] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | ulen[3])))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | ur[1])))))))))))))));
-    wire m2 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] | ulen[0])))))))))))))))) | (past & um[2]);
-    wire [7:0] b2 = m2 ? tdata[23:16] : 8'd0;
+    assign mk[2] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | (ulo[1] | ulo[0]))))) | (past & um[2]);
     assign um_n[2] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] & ur[0]))))))))))))))));
-    wire m3 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | ulen[1]))))))))))))))) | (past & um[3]);
-    wire [7:0] b3 = m3 ? tdata[31:24] : 8'd0;
+    assign mk[3] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | ulo[1])))) | (past & um[3]);
     assign um_n[3] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & ur[2]))))))))))))));
-    wire m4 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] & ulen[0])))))))))))))))) | (past & um[4]);
-    wire [7:0] b4 = m4 ? tdata[39:32] : 8'd0;
+    assign mk[4] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | (ulo[1] & ulo[0]))))) | (past & um[4]);
     assign um_n[4] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] | ur[0]))))))))))))))));
-    wire m5 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | ulen[2])))))))))))))) | (past & um[5]);
-    wire [7:0] b5 = m5 ? tdata[47:40] : 8'd0;
+    assign mk[5] = chi | (cur & (ulo[4] | (ulo[3] | ulo[2]))) | (past & um[5]);
     assign um_n[5] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & ulen[2]))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & ur[1])))))))))))))));
-    wire m6 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] | ulen[0])))))))))))))))) | (past & um[6]);
-    wire [7:0] b6 = m6 ? tdata[55:48] : 8'd0;
+    assign mk[6] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] & (ulo[1] | ulo[0]))))) | (past & um[6]);
     assign um_n[6] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] & ur[0]))))))))))))))));
-    wire m7 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & ulen[1]))))))))))))))) | (past & um[7]);
-    wire [7:0] b7 = m7 ? tdata[63:56] : 8'd0;
+    assign mk[7] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] & ulo[1])))) | (past & um[7]);
     assign um_n[7] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | ur[4]))))))))))));
-    wire [15:0] w0 = {b0, b1};
-    wire [15:0] w1 = {b2, b3};
-    wire [15:0] w2 = {b4, b5};
-    wire [15:0] w3 = {b6, b7};
-    assign gs[15:0] = {w0};
-    assign gs[31:16] = {w1};
-    assign gs[47:32] = {w2};
-    assign gs[63:48] = {w3};
     assign ur_n = cur ? ({1'b0, ulen} - 17'd6) : (ur - 17'd8);
 endmodule // fanin_rx_0_usm
 
@@ -25569,10 +25923,10 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [680:0] desc$wdata;
+    reg  [671:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [680:0] desc$rdata;
+    wire  [671:0] desc$rdata;
     reg  [63:0] rep$a;
     wire  [511:0] rep$y;
     reg  in_frame$d;
@@ -25653,6 +26007,18 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] s1_is$d;
     wire  [63:0] s1_is$q;
     reg  s1_is$clock;
+    reg  [7:0] umk$d;
+    wire  [7:0] umk$q;
+    reg  umk$clock;
+    reg  [7:0] imk$d;
+    wire  [7:0] imk$q;
+    reg  imk$clock;
+    reg  s0_v$d;
+    wire  s0_v$q;
+    reg  s0_v$clock;
+    reg  s0_first$d;
+    wire  s0_first$q;
+    reg  s0_first$clock;
     reg  [7:0] um$d;
     wire  [7:0] um$q;
     reg  um$clock;
@@ -25680,15 +26046,21 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] usm$bo;
     reg  [7:0] usm$um;
     reg  [16:0] usm$ur;
-    wire  [63:0] usm$gs;
+    wire  [7:0] usm$mk;
     wire  [7:0] usm$um_n;
     wire  [16:0] usm$ur_n;
+    reg  [63:0] ums$td;
+    reg  [7:0] ums$mk;
+    wire  [63:0] ums$gs;
     reg  [63:0] ism$tdata;
     reg  [15:0] ism$bo;
     reg  [639:0] ism$hdr;
     reg  [31:0] ism$im;
-    wire  [63:0] ism$gs;
+    wire  [7:0] ism$mk;
     wire  [31:0] ism$im_n;
+    reg  [63:0] ims$td;
+    reg  [7:0] ims$mk;
+    wire  [63:0] ims$gs;
     reg  [63:0] uws$tw;
     reg  [31:0] uws$acc;
     reg  uws$first;
@@ -25715,16 +26087,36 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [639:0] p_desc$hdr;
     reg  [15:0] p_desc$len;
     reg  [15:0] p_desc$row;
-    reg  p_desc$uok;
-    reg  p_desc$iok;
     wire  [15:0] p_desc$uck;
-    wire  [680:0] p_desc$wdata;
+    wire  [639:0] p_desc$hq;
+    wire  [671:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
     reg  p_utot$clock;
     reg  [31:0] p_itot$d;
     wire  [31:0] p_itot$q;
     reg  p_itot$clock;
+    reg  p_uck0$d;
+    wire  p_uck0$q;
+    reg  p_uck0$clock;
+    reg  pend_c$d;
+    wire  pend_c$q;
+    reg  pend_c$clock;
+    reg  [3:0] dwl$d;
+    wire  [3:0] dwl$q;
+    reg  dwl$clock;
+    reg  oku$clock;
+    reg  oku$we;
+    reg  [3:0] oku$waddr;
+    reg  oku$wd;
+    reg  [3:0] oku$raddr;
+    wire  oku$rd;
+    reg  oki$clock;
+    reg  oki$we;
+    reg  [3:0] oki$waddr;
+    reg  oki$wd;
+    reg  [3:0] oki$raddr;
+    wire  oki$rd;
     reg  [31:0] wq_we$d;
     wire  [31:0] wq_we$q;
     reg  wq_we$clock;
@@ -25900,6 +26292,26 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(s1_is$q),
         .clock(s1_is$clock)
     );
+    fanin_rx_1_umk umk(
+        .d(umk$d),
+        .q(umk$q),
+        .clock(umk$clock)
+    );
+    fanin_rx_1_imk imk(
+        .d(imk$d),
+        .q(imk$q),
+        .clock(imk$clock)
+    );
+    fanin_rx_1_s0_v s0_v(
+        .d(s0_v$d),
+        .q(s0_v$q),
+        .clock(s0_v$clock)
+    );
+    fanin_rx_1_s0_first s0_first(
+        .d(s0_first$d),
+        .q(s0_first$q),
+        .clock(s0_first$clock)
+    );
     fanin_rx_1_um um(
         .d(um$d),
         .q(um$q),
@@ -25940,17 +26352,27 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .bo(usm$bo),
         .um(usm$um),
         .ur(usm$ur),
-        .gs(usm$gs),
+        .mk(usm$mk),
         .um_n(usm$um_n),
         .ur_n(usm$ur_n)
+    );
+    fanin_rx_1_ums ums(
+        .td(ums$td),
+        .mk(ums$mk),
+        .gs(ums$gs)
     );
     fanin_rx_1_ism ism(
         .tdata(ism$tdata),
         .bo(ism$bo),
         .hdr(ism$hdr),
         .im(ism$im),
-        .gs(ism$gs),
+        .mk(ism$mk),
         .im_n(ism$im_n)
+    );
+    fanin_rx_1_ims ims(
+        .td(ims$td),
+        .mk(ims$mk),
+        .gs(ims$gs)
     );
     fanin_rx_1_uws uws(
         .tw(uws$tw),
@@ -25989,9 +26411,8 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .hdr(p_desc$hdr),
         .len(p_desc$len),
         .row(p_desc$row),
-        .uok(p_desc$uok),
-        .iok(p_desc$iok),
         .uck(p_desc$uck),
+        .hq(p_desc$hq),
         .wdata(p_desc$wdata)
     );
     fanin_rx_1_p_utot p_utot(
@@ -26003,6 +26424,37 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .d(p_itot$d),
         .q(p_itot$q),
         .clock(p_itot$clock)
+    );
+    fanin_rx_1_p_uck0 p_uck0(
+        .d(p_uck0$d),
+        .q(p_uck0$q),
+        .clock(p_uck0$clock)
+    );
+    fanin_rx_1_pend_c pend_c(
+        .d(pend_c$d),
+        .q(pend_c$q),
+        .clock(pend_c$clock)
+    );
+    fanin_rx_1_dwl dwl(
+        .d(dwl$d),
+        .q(dwl$q),
+        .clock(dwl$clock)
+    );
+    fanin_rx_1_oku oku(
+        .clock(oku$clock),
+        .we(oku$we),
+        .waddr(oku$waddr),
+        .wd(oku$wd),
+        .raddr(oku$raddr),
+        .rd(oku$rd)
+    );
+    fanin_rx_1_oki oki(
+        .clock(oki$clock),
+        .we(oki$we),
+        .waddr(oki$waddr),
+        .wd(oki$wd),
+        .raddr(oki$raddr),
+        .rd(oki$rd)
     );
     fanin_rx_1_wq_we wq_we(
         .d(wq_we$d),
@@ -26048,6 +26500,10 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$clock = clock;
         s1_us$clock = clock;
         s1_is$clock = clock;
+        umk$clock = clock;
+        imk$clock = clock;
+        s0_v$clock = clock;
+        s0_first$clock = clock;
         um$clock = clock;
         ur$clock = clock;
         im$clock = clock;
@@ -26056,6 +26512,9 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pa_row$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
+        p_uck0$clock = clock;
+        pend_c$clock = clock;
+        dwl$clock = clock;
         wq_we$clock = clock;
         wq_addr$clock = clock;
         wq_data$clock = clock;
@@ -26085,6 +26544,10 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = s1_first$q;
         s1_us$d = s1_us$q;
         s1_is$d = s1_is$q;
+        umk$d = umk$q;
+        imk$d = imk$q;
+        s0_v$d = s0_v$q;
+        s0_first$d = s0_first$q;
         um$d = um$q;
         ur$d = ur$q;
         im$d = im$q;
@@ -26093,11 +26556,16 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pa_row$d = pa_row$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
+        p_uck0$d = p_uck0$q;
+        pend_c$d = pend_c$q;
+        dwl$d = dwl$q;
         wq_we$d = wq_we$q;
         wq_addr$d = wq_addr$q;
         wq_data$d = wq_data$q;
         data$clock = clock;
         desc$clock = clock;
+        oku$clock = clock;
+        oki$clock = clock;
         room = (((wx$q - rdrow$q) & c_sgn) != 32'h0) & dfl$ok;
         tready = in_frame$q | room;
         acc = tvalid & tready;
@@ -26115,14 +26583,18 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usm$bo = bo$q;
         usm$um = um$q;
         usm$ur = ur$q;
+        ums$td = wq_data$q;
+        ums$mk = umk$q;
         ism$tdata = tdata;
         ism$bo = bo$q;
         ism$hdr = hc$hdr;
         ism$im = im$q;
+        ims$td = wq_data$q;
+        ims$mk = imk$q;
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = hc$hdr;
+        uws$hdr = p_desc$hq;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
@@ -26144,11 +26616,15 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             usum$d = uws$tot;
             isum$d = iws$tot;
         end
-        s1_v$d = acc;
-        s1_first$d = ~in_frame$q;
-        s1_us$d = usm$gs;
-        s1_is$d = ism$gs;
-        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$uck == 32'h0);
+        s0_v$d = acc;
+        s0_first$d = ~in_frame$q;
+        s1_v$d = s0_v$q;
+        s1_first$d = s0_first$q;
+        umk$d = usm$mk;
+        imk$d = ism$mk;
+        s1_us$d = ums$gs;
+        s1_is$d = ims$gs;
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | p_uck0$q;
         iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
         wq_addr$d = wrow$q;
         wq_data$d = tdata;
@@ -26160,8 +26636,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         data$wdata = rep$y;
         data$we = wq_we$q;
         desc$waddr = ((dw$q) & 24'hffffff);
-        p_desc$uok = uok;
-        p_desc$iok = iok;
         desc$wdata = p_desc$wdata;
         desc$we = ((pend$q) & 32'hffffffff);
         pend_a$d = acc & tlast & ~discard;
@@ -26175,6 +26649,15 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         p_desc$row = pa_row$q;
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
+        p_uck0$d = p_desc$uck == 32'h0;
+        pend_c$d = pend$q;
+        dwl$d = dw$q;
+        oku$we = pend_c$q;
+        oku$waddr = dwl$q;
+        oku$wd = uok;
+        oki$we = pend_c$q;
+        oki$waddr = dwl$q;
+        oki$wd = iok;
         if (pend$q) begin
             dw$d = dw$q + 32'h1;
         end
@@ -26252,8 +26735,10 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
-        d_udp_ok = desc$rdata[32'h2a0];
-        d_ip_ok = desc$rdata[32'h2a1];
+        oku$raddr = dr$q;
+        oki$raddr = dr$q;
+        d_udp_ok = oku$rd;
+        d_ip_ok = oki$rd;
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -26278,6 +26763,8 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             occ$d = 32'h0;
             pend$d = 1'b0;
             pend_a$d = 1'b0;
+            pend_c$d = 1'b0;
+            s0_v$d = 1'b0;
             s1_v$d = 1'b0;
         end
     end
@@ -26358,20 +26845,20 @@ module fanin_rx_1_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [680:0] wdata;
+    input wire  [671:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [680:0] rdata;
+    output reg  [671:0] rdata;
     
     // Update code (custom)
-    // 8 x 681 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 672 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [680:0] mem [0:7];
-    reg [680:0] rdata_r;
+    (* ram_style = "block" *) reg [671:0] mem [0:7];
+    reg [671:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
+        if (we[0]) mem[waddr[2:0]][0 +: 672] <= wdata[0 +: 672];
     end
 endmodule // fanin_rx_1_desc
 
@@ -26445,6 +26932,25 @@ module fanin_rx_1_dw(d,q,clock);
     end
           
 endmodule // fanin_rx_1_dw
+
+
+module fanin_rx_1_dwl(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_dwl
 
 
 module fanin_rx_1_dwq(d,q,clock);
@@ -26555,6 +27061,52 @@ module fanin_rx_1_im(d,q,clock);
 endmodule // fanin_rx_1_im
 
 
+module fanin_rx_1_imk(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_imk
+
+
+module fanin_rx_1_ims(td,mk,gs);
+    
+    // Module arguments
+    input wire  [63:0] td;
+    input wire  [7:0] mk;
+    output reg  [63:0] gs;
+    
+    // Update code (custom)
+    wire [7:0] b0 = mk[0] ? td[7:0] : 8'd0;
+    wire [7:0] b1 = mk[1] ? td[15:8] : 8'd0;
+    wire [7:0] b2 = mk[2] ? td[23:16] : 8'd0;
+    wire [7:0] b3 = mk[3] ? td[31:24] : 8'd0;
+    wire [7:0] b4 = mk[4] ? td[39:32] : 8'd0;
+    wire [7:0] b5 = mk[5] ? td[47:40] : 8'd0;
+    wire [7:0] b6 = mk[6] ? td[55:48] : 8'd0;
+    wire [7:0] b7 = mk[7] ? td[63:56] : 8'd0;
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_1_ims
+
+
 module fanin_rx_1_in_frame(d,q,clock);
     
     // Module arguments
@@ -26574,14 +27126,14 @@ module fanin_rx_1_in_frame(d,q,clock);
 endmodule // fanin_rx_1_in_frame
 
 
-module fanin_rx_1_ism(tdata,bo,hdr,im,gs,im_n);
+module fanin_rx_1_ism(tdata,bo,hdr,im,mk,im_n);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  [15:0] bo;
     input wire  [639:0] hdr;
     input wire  [31:0] im;
-    output reg  [63:0] gs;
+    output reg  [7:0] mk;
     output reg  [31:0] im_n;
     
     // Update code (custom)
@@ -26590,22 +27142,18 @@ module fanin_rx_1_ism(tdata,bo,hdr,im,gs,im_n);
     wire cur = bo[1];
     wire [3:0] ihn = cur ? tdi : hdi;
     wire m0 = im[0];
-    wire [15:0] w0 = m0 ? {tdata[7:0], tdata[15:8]} : 16'd0;
+    assign mk[1:0] = {2{m0}};
     assign im_n[0] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] | ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[4] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[8] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
     wire m1 = im[1];
-    wire [15:0] w1 = m1 ? {tdata[23:16], tdata[31:24]} : 16'd0;
+    assign mk[3:2] = {2{m1}};
     assign im_n[1] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
     wire m2 = im[2];
-    wire [15:0] w2 = m2 ? {tdata[39:32], tdata[47:40]} : 16'd0;
+    assign mk[5:4] = {2{m2}};
     assign im_n[2] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
     wire m3 = (cur & (tdi[3] | (tdi[2] | (tdi[1] | tdi[0])))) | im[3];
-    wire [15:0] w3 = m3 ? {tdata[55:48], tdata[63:56]} : 16'd0;
+    assign mk[7:6] = {2{m3}};
     assign im_n[3] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[4] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
     assign im_n[31:4] = 28'd0;
-    assign gs[15:0] = {w0};
-    assign gs[31:16] = {w1};
-    assign gs[47:32] = {w2};
-    assign gs[63:48] = {w3};
 endmodule // fanin_rx_1_ism
 
 
@@ -26724,7 +27272,59 @@ module fanin_rx_1_occ(d,q,clock);
 endmodule // fanin_rx_1_occ
 
 
-module fanin_rx_1_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
+module fanin_rx_1_oki(clock,we,waddr,wd,raddr,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we;
+    input wire  [3:0] waddr;
+    input wire  wd;
+    input wire  [3:0] raddr;
+    output reg  rd;
+    
+    // Local signals
+    reg  [7:0] f;
+    
+    // Update code (custom)
+    initial begin
+        f = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+        if (we) f[waddr[2:0]] <= wd;
+    end
+    
+    assign rd = f[raddr[2:0]];
+endmodule // fanin_rx_1_oki
+
+
+module fanin_rx_1_oku(clock,we,waddr,wd,raddr,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we;
+    input wire  [3:0] waddr;
+    input wire  wd;
+    input wire  [3:0] raddr;
+    output reg  rd;
+    
+    // Local signals
+    reg  [7:0] f;
+    
+    // Update code (custom)
+    initial begin
+        f = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+        if (we) f[waddr[2:0]] <= wd;
+    end
+    
+    assign rd = f[raddr[2:0]];
+endmodule // fanin_rx_1_oku
+
+
+module fanin_rx_1_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     
     // Module arguments
     input wire  clock;
@@ -26732,25 +27332,25 @@ module fanin_rx_1_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
     input wire  [639:0] hdr;
     input wire  [15:0] len;
     input wire  [15:0] row;
-    input wire  uok;
-    input wire  iok;
     output reg  [15:0] uck;
-    output reg  [680:0] wdata;
+    output reg  [639:0] hq;
+    output reg  [671:0] wdata;
     
     // Local signals
-    reg  [680:0] q;
+    reg  [671:0] q;
     
     // Update code (custom)
     initial begin
-        q = 681'h0;
+        q = 672'h0;
     end
     
     always @(posedge clock) begin
-        if (en) q <= {9'd0, row, len, hdr};
+        if (en) q <= {row, len, hdr};
     end
     
     assign uck = q[335:320];
-    assign wdata = {7'd0, iok, uok, q[671:0]};
+    assign hq = q[639:0];
+    assign wdata = q;
 endmodule // fanin_rx_1_p_desc
 
 
@@ -26771,6 +27371,25 @@ module fanin_rx_1_p_itot(d,q,clock);
     end
           
 endmodule // fanin_rx_1_p_itot
+
+
+module fanin_rx_1_p_uck0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_p_uck0
 
 
 module fanin_rx_1_p_utot(d,q,clock);
@@ -26847,6 +27466,25 @@ module fanin_rx_1_pend_a(d,q,clock);
     end
           
 endmodule // fanin_rx_1_pend_a
+
+
+module fanin_rx_1_pend_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_pend_c
 
 
 module fanin_rx_1_ph(d,q,clock);
@@ -26974,6 +27612,44 @@ module fanin_rx_1_row0(d,q,clock);
 endmodule // fanin_rx_1_row0
 
 
+module fanin_rx_1_s0_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_s0_first
+
+
+module fanin_rx_1_s0_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_s0_v
+
+
 module fanin_rx_1_s1_first(d,q,clock);
     
     // Module arguments
@@ -27069,6 +27745,52 @@ module fanin_rx_1_um(d,q,clock);
 endmodule // fanin_rx_1_um
 
 
+module fanin_rx_1_umk(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_umk
+
+
+module fanin_rx_1_ums(td,mk,gs);
+    
+    // Module arguments
+    input wire  [63:0] td;
+    input wire  [7:0] mk;
+    output reg  [63:0] gs;
+    
+    // Update code (custom)
+    wire [7:0] b0 = mk[0] ? td[7:0] : 8'd0;
+    wire [7:0] b1 = mk[1] ? td[15:8] : 8'd0;
+    wire [7:0] b2 = mk[2] ? td[23:16] : 8'd0;
+    wire [7:0] b3 = mk[3] ? td[31:24] : 8'd0;
+    wire [7:0] b4 = mk[4] ? td[39:32] : 8'd0;
+    wire [7:0] b5 = mk[5] ? td[47:40] : 8'd0;
+    wire [7:0] b6 = mk[6] ? td[55:48] : 8'd0;
+    wire [7:0] b7 = mk[7] ? td[63:56] : 8'd0;
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_1_ums
+
+
 module fanin_rx_1_ur(d,q,clock);
     
     // Module arguments
@@ -27088,14 +27810,14 @@ module fanin_rx_1_ur(d,q,clock);
 endmodule // fanin_rx_1_ur
 
 
-module fanin_rx_1_usm(tdata,bo,um,ur,gs,um_n,ur_n);
+module fanin_rx_1_usm(tdata,bo,um,ur,mk,um_n,ur_n);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  [15:0] bo;
     input wire  [7:0] um;
     input wire  [16:0] ur;
-    output reg  [63:0] gs;
+    output reg  [7:0] mk;
     output reg  [7:0] um_n;
     output reg  [16:0] ur_n;
     
@@ -27103,38 +27825,24 @@ module fanin_rx_1_usm(tdata,bo,um,ur,gs,um_n,ur_n);
     wire [15:0] ulen = {tdata[55:48], tdata[63:56]};
     wire cur = bo[4];
     wire past = ~|bo[4:0];
-    wire m0 = (past & um[0]);
-    wire [7:0] b0 = m0 ? tdata[7:0] : 8'd0;
+    wire [4:0] ulo = ulen[4:0];
+    wire chi = cur & (|ulen[15:5]);
+    assign mk[0] = (past & um[0]);
     assign um_n[0] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] | ur[0]))))))))))))))));
-    wire m1 = (past & um[1]);
-    wire [7:0] b1 = m1 ? tdata[15:8] : 8'd0;
+    assign mk[1] = (past & um[1]);
     assign um_n[1] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | ulen[3])))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | ur[1])))))))))))))));
-    wire m2 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] | ulen[0])))))))))))))))) | (past & um[2]);
-    wire [7:0] b2 = m2 ? tdata[23:16] : 8'd0;
+    assign mk[2] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | (ulo[1] | ulo[0]))))) | (past & um[2]);
     assign um_n[2] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] & ur[0]))))))))))))))));
-    wire m3 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | ulen[1]))))))))))))))) | (past & um[3]);
-    wire [7:0] b3 = m3 ? tdata[31:24] : 8'd0;
+    assign mk[3] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | ulo[1])))) | (past & um[3]);
     assign um_n[3] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & ur[2]))))))))))))));
-    wire m4 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] & ulen[0])))))))))))))))) | (past & um[4]);
-    wire [7:0] b4 = m4 ? tdata[39:32] : 8'd0;
+    assign mk[4] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | (ulo[1] & ulo[0]))))) | (past & um[4]);
     assign um_n[4] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] | ur[0]))))))))))))))));
-    wire m5 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | ulen[2])))))))))))))) | (past & um[5]);
-    wire [7:0] b5 = m5 ? tdata[47:40] : 8'd0;
+    assign mk[5] = chi | (cur & (ulo[4] | (ulo[3] | ulo[2]))) | (past & um[5]);
     assign um_n[5] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & ulen[2]))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & ur[1])))))))))))))));
-    wire m6 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] | ulen[0])))))))))))))))) | (past & um[6]);
-    wire [7:0] b6 = m6 ? tdata[55:48] : 8'd0;
+    assign mk[6] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] & (ulo[1] | ulo[0]))))) | (past & um[6]);
     assign um_n[6] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] & ur[0]))))))))))))))));
-    wire m7 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & ulen[1]))))))))))))))) | (past & um[7]);
-    wire [7:0] b7 = m7 ? tdata[63:56] : 8'd0;
+    assign mk[7] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] & ulo[1])))) | (past & um[7]);
     assign um_n[7] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | ur[4]))))))))))));
-    wire [15:0] w0 = {b0, b1};
-    wire [15:0] w1 = {b2, b3};
-    wire [15:0] w2 = {b4, b5};
-    wire [15:0] w3 = {b6, b7};
-    assign gs[15:0] = {w0};
-    assign gs[31:16] = {w1};
-    assign gs[47:32] = {w2};
-    assign gs[63:48] = {w3};
     assign ur_n = cur ? ({1'b0, ulen} - 17'd6) : (ur - 17'd8);
 endmodule // fanin_rx_1_usm
 
@@ -27322,10 +28030,10 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [680:0] desc$wdata;
+    reg  [671:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [680:0] desc$rdata;
+    wire  [671:0] desc$rdata;
     reg  [63:0] rep$a;
     wire  [511:0] rep$y;
     reg  in_frame$d;
@@ -27406,6 +28114,18 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] s1_is$d;
     wire  [63:0] s1_is$q;
     reg  s1_is$clock;
+    reg  [7:0] umk$d;
+    wire  [7:0] umk$q;
+    reg  umk$clock;
+    reg  [7:0] imk$d;
+    wire  [7:0] imk$q;
+    reg  imk$clock;
+    reg  s0_v$d;
+    wire  s0_v$q;
+    reg  s0_v$clock;
+    reg  s0_first$d;
+    wire  s0_first$q;
+    reg  s0_first$clock;
     reg  [7:0] um$d;
     wire  [7:0] um$q;
     reg  um$clock;
@@ -27433,15 +28153,21 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] usm$bo;
     reg  [7:0] usm$um;
     reg  [16:0] usm$ur;
-    wire  [63:0] usm$gs;
+    wire  [7:0] usm$mk;
     wire  [7:0] usm$um_n;
     wire  [16:0] usm$ur_n;
+    reg  [63:0] ums$td;
+    reg  [7:0] ums$mk;
+    wire  [63:0] ums$gs;
     reg  [63:0] ism$tdata;
     reg  [15:0] ism$bo;
     reg  [639:0] ism$hdr;
     reg  [31:0] ism$im;
-    wire  [63:0] ism$gs;
+    wire  [7:0] ism$mk;
     wire  [31:0] ism$im_n;
+    reg  [63:0] ims$td;
+    reg  [7:0] ims$mk;
+    wire  [63:0] ims$gs;
     reg  [63:0] uws$tw;
     reg  [31:0] uws$acc;
     reg  uws$first;
@@ -27468,16 +28194,36 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [639:0] p_desc$hdr;
     reg  [15:0] p_desc$len;
     reg  [15:0] p_desc$row;
-    reg  p_desc$uok;
-    reg  p_desc$iok;
     wire  [15:0] p_desc$uck;
-    wire  [680:0] p_desc$wdata;
+    wire  [639:0] p_desc$hq;
+    wire  [671:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
     reg  p_utot$clock;
     reg  [31:0] p_itot$d;
     wire  [31:0] p_itot$q;
     reg  p_itot$clock;
+    reg  p_uck0$d;
+    wire  p_uck0$q;
+    reg  p_uck0$clock;
+    reg  pend_c$d;
+    wire  pend_c$q;
+    reg  pend_c$clock;
+    reg  [3:0] dwl$d;
+    wire  [3:0] dwl$q;
+    reg  dwl$clock;
+    reg  oku$clock;
+    reg  oku$we;
+    reg  [3:0] oku$waddr;
+    reg  oku$wd;
+    reg  [3:0] oku$raddr;
+    wire  oku$rd;
+    reg  oki$clock;
+    reg  oki$we;
+    reg  [3:0] oki$waddr;
+    reg  oki$wd;
+    reg  [3:0] oki$raddr;
+    wire  oki$rd;
     reg  [31:0] wq_we$d;
     wire  [31:0] wq_we$q;
     reg  wq_we$clock;
@@ -27653,6 +28399,26 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(s1_is$q),
         .clock(s1_is$clock)
     );
+    fanin_rx_2_umk umk(
+        .d(umk$d),
+        .q(umk$q),
+        .clock(umk$clock)
+    );
+    fanin_rx_2_imk imk(
+        .d(imk$d),
+        .q(imk$q),
+        .clock(imk$clock)
+    );
+    fanin_rx_2_s0_v s0_v(
+        .d(s0_v$d),
+        .q(s0_v$q),
+        .clock(s0_v$clock)
+    );
+    fanin_rx_2_s0_first s0_first(
+        .d(s0_first$d),
+        .q(s0_first$q),
+        .clock(s0_first$clock)
+    );
     fanin_rx_2_um um(
         .d(um$d),
         .q(um$q),
@@ -27693,17 +28459,27 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .bo(usm$bo),
         .um(usm$um),
         .ur(usm$ur),
-        .gs(usm$gs),
+        .mk(usm$mk),
         .um_n(usm$um_n),
         .ur_n(usm$ur_n)
+    );
+    fanin_rx_2_ums ums(
+        .td(ums$td),
+        .mk(ums$mk),
+        .gs(ums$gs)
     );
     fanin_rx_2_ism ism(
         .tdata(ism$tdata),
         .bo(ism$bo),
         .hdr(ism$hdr),
         .im(ism$im),
-        .gs(ism$gs),
+        .mk(ism$mk),
         .im_n(ism$im_n)
+    );
+    fanin_rx_2_ims ims(
+        .td(ims$td),
+        .mk(ims$mk),
+        .gs(ims$gs)
     );
     fanin_rx_2_uws uws(
         .tw(uws$tw),
@@ -27742,9 +28518,8 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .hdr(p_desc$hdr),
         .len(p_desc$len),
         .row(p_desc$row),
-        .uok(p_desc$uok),
-        .iok(p_desc$iok),
         .uck(p_desc$uck),
+        .hq(p_desc$hq),
         .wdata(p_desc$wdata)
     );
     fanin_rx_2_p_utot p_utot(
@@ -27756,6 +28531,37 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .d(p_itot$d),
         .q(p_itot$q),
         .clock(p_itot$clock)
+    );
+    fanin_rx_2_p_uck0 p_uck0(
+        .d(p_uck0$d),
+        .q(p_uck0$q),
+        .clock(p_uck0$clock)
+    );
+    fanin_rx_2_pend_c pend_c(
+        .d(pend_c$d),
+        .q(pend_c$q),
+        .clock(pend_c$clock)
+    );
+    fanin_rx_2_dwl dwl(
+        .d(dwl$d),
+        .q(dwl$q),
+        .clock(dwl$clock)
+    );
+    fanin_rx_2_oku oku(
+        .clock(oku$clock),
+        .we(oku$we),
+        .waddr(oku$waddr),
+        .wd(oku$wd),
+        .raddr(oku$raddr),
+        .rd(oku$rd)
+    );
+    fanin_rx_2_oki oki(
+        .clock(oki$clock),
+        .we(oki$we),
+        .waddr(oki$waddr),
+        .wd(oki$wd),
+        .raddr(oki$raddr),
+        .rd(oki$rd)
     );
     fanin_rx_2_wq_we wq_we(
         .d(wq_we$d),
@@ -27801,6 +28607,10 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$clock = clock;
         s1_us$clock = clock;
         s1_is$clock = clock;
+        umk$clock = clock;
+        imk$clock = clock;
+        s0_v$clock = clock;
+        s0_first$clock = clock;
         um$clock = clock;
         ur$clock = clock;
         im$clock = clock;
@@ -27809,6 +28619,9 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pa_row$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
+        p_uck0$clock = clock;
+        pend_c$clock = clock;
+        dwl$clock = clock;
         wq_we$clock = clock;
         wq_addr$clock = clock;
         wq_data$clock = clock;
@@ -27838,6 +28651,10 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = s1_first$q;
         s1_us$d = s1_us$q;
         s1_is$d = s1_is$q;
+        umk$d = umk$q;
+        imk$d = imk$q;
+        s0_v$d = s0_v$q;
+        s0_first$d = s0_first$q;
         um$d = um$q;
         ur$d = ur$q;
         im$d = im$q;
@@ -27846,11 +28663,16 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pa_row$d = pa_row$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
+        p_uck0$d = p_uck0$q;
+        pend_c$d = pend_c$q;
+        dwl$d = dwl$q;
         wq_we$d = wq_we$q;
         wq_addr$d = wq_addr$q;
         wq_data$d = wq_data$q;
         data$clock = clock;
         desc$clock = clock;
+        oku$clock = clock;
+        oki$clock = clock;
         room = (((wx$q - rdrow$q) & c_sgn) != 32'h0) & dfl$ok;
         tready = in_frame$q | room;
         acc = tvalid & tready;
@@ -27868,14 +28690,18 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usm$bo = bo$q;
         usm$um = um$q;
         usm$ur = ur$q;
+        ums$td = wq_data$q;
+        ums$mk = umk$q;
         ism$tdata = tdata;
         ism$bo = bo$q;
         ism$hdr = hc$hdr;
         ism$im = im$q;
+        ims$td = wq_data$q;
+        ims$mk = imk$q;
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = hc$hdr;
+        uws$hdr = p_desc$hq;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
@@ -27897,11 +28723,15 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             usum$d = uws$tot;
             isum$d = iws$tot;
         end
-        s1_v$d = acc;
-        s1_first$d = ~in_frame$q;
-        s1_us$d = usm$gs;
-        s1_is$d = ism$gs;
-        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$uck == 32'h0);
+        s0_v$d = acc;
+        s0_first$d = ~in_frame$q;
+        s1_v$d = s0_v$q;
+        s1_first$d = s0_first$q;
+        umk$d = usm$mk;
+        imk$d = ism$mk;
+        s1_us$d = ums$gs;
+        s1_is$d = ims$gs;
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | p_uck0$q;
         iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
         wq_addr$d = wrow$q;
         wq_data$d = tdata;
@@ -27913,8 +28743,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         data$wdata = rep$y;
         data$we = wq_we$q;
         desc$waddr = ((dw$q) & 24'hffffff);
-        p_desc$uok = uok;
-        p_desc$iok = iok;
         desc$wdata = p_desc$wdata;
         desc$we = ((pend$q) & 32'hffffffff);
         pend_a$d = acc & tlast & ~discard;
@@ -27928,6 +28756,15 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         p_desc$row = pa_row$q;
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
+        p_uck0$d = p_desc$uck == 32'h0;
+        pend_c$d = pend$q;
+        dwl$d = dw$q;
+        oku$we = pend_c$q;
+        oku$waddr = dwl$q;
+        oku$wd = uok;
+        oki$we = pend_c$q;
+        oki$waddr = dwl$q;
+        oki$wd = iok;
         if (pend$q) begin
             dw$d = dw$q + 32'h1;
         end
@@ -28005,8 +28842,10 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
-        d_udp_ok = desc$rdata[32'h2a0];
-        d_ip_ok = desc$rdata[32'h2a1];
+        oku$raddr = dr$q;
+        oki$raddr = dr$q;
+        d_udp_ok = oku$rd;
+        d_ip_ok = oki$rd;
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -28031,6 +28870,8 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             occ$d = 32'h0;
             pend$d = 1'b0;
             pend_a$d = 1'b0;
+            pend_c$d = 1'b0;
+            s0_v$d = 1'b0;
             s1_v$d = 1'b0;
         end
     end
@@ -28111,20 +28952,20 @@ module fanin_rx_2_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [680:0] wdata;
+    input wire  [671:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [680:0] rdata;
+    output reg  [671:0] rdata;
     
     // Update code (custom)
-    // 8 x 681 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 672 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [680:0] mem [0:7];
-    reg [680:0] rdata_r;
+    (* ram_style = "block" *) reg [671:0] mem [0:7];
+    reg [671:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
+        if (we[0]) mem[waddr[2:0]][0 +: 672] <= wdata[0 +: 672];
     end
 endmodule // fanin_rx_2_desc
 
@@ -28198,6 +29039,25 @@ module fanin_rx_2_dw(d,q,clock);
     end
           
 endmodule // fanin_rx_2_dw
+
+
+module fanin_rx_2_dwl(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_dwl
 
 
 module fanin_rx_2_dwq(d,q,clock);
@@ -28308,6 +29168,52 @@ module fanin_rx_2_im(d,q,clock);
 endmodule // fanin_rx_2_im
 
 
+module fanin_rx_2_imk(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_imk
+
+
+module fanin_rx_2_ims(td,mk,gs);
+    
+    // Module arguments
+    input wire  [63:0] td;
+    input wire  [7:0] mk;
+    output reg  [63:0] gs;
+    
+    // Update code (custom)
+    wire [7:0] b0 = mk[0] ? td[7:0] : 8'd0;
+    wire [7:0] b1 = mk[1] ? td[15:8] : 8'd0;
+    wire [7:0] b2 = mk[2] ? td[23:16] : 8'd0;
+    wire [7:0] b3 = mk[3] ? td[31:24] : 8'd0;
+    wire [7:0] b4 = mk[4] ? td[39:32] : 8'd0;
+    wire [7:0] b5 = mk[5] ? td[47:40] : 8'd0;
+    wire [7:0] b6 = mk[6] ? td[55:48] : 8'd0;
+    wire [7:0] b7 = mk[7] ? td[63:56] : 8'd0;
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_2_ims
+
+
 module fanin_rx_2_in_frame(d,q,clock);
     
     // Module arguments
@@ -28327,14 +29233,14 @@ module fanin_rx_2_in_frame(d,q,clock);
 endmodule // fanin_rx_2_in_frame
 
 
-module fanin_rx_2_ism(tdata,bo,hdr,im,gs,im_n);
+module fanin_rx_2_ism(tdata,bo,hdr,im,mk,im_n);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  [15:0] bo;
     input wire  [639:0] hdr;
     input wire  [31:0] im;
-    output reg  [63:0] gs;
+    output reg  [7:0] mk;
     output reg  [31:0] im_n;
     
     // Update code (custom)
@@ -28343,22 +29249,18 @@ module fanin_rx_2_ism(tdata,bo,hdr,im,gs,im_n);
     wire cur = bo[1];
     wire [3:0] ihn = cur ? tdi : hdi;
     wire m0 = im[0];
-    wire [15:0] w0 = m0 ? {tdata[7:0], tdata[15:8]} : 16'd0;
+    assign mk[1:0] = {2{m0}};
     assign im_n[0] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] | ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[4] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[8] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
     wire m1 = im[1];
-    wire [15:0] w1 = m1 ? {tdata[23:16], tdata[31:24]} : 16'd0;
+    assign mk[3:2] = {2{m1}};
     assign im_n[1] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
     wire m2 = im[2];
-    wire [15:0] w2 = m2 ? {tdata[39:32], tdata[47:40]} : 16'd0;
+    assign mk[5:4] = {2{m2}};
     assign im_n[2] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
     wire m3 = (cur & (tdi[3] | (tdi[2] | (tdi[1] | tdi[0])))) | im[3];
-    wire [15:0] w3 = m3 ? {tdata[55:48], tdata[63:56]} : 16'd0;
+    assign mk[7:6] = {2{m3}};
     assign im_n[3] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[4] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
     assign im_n[31:4] = 28'd0;
-    assign gs[15:0] = {w0};
-    assign gs[31:16] = {w1};
-    assign gs[47:32] = {w2};
-    assign gs[63:48] = {w3};
 endmodule // fanin_rx_2_ism
 
 
@@ -28477,7 +29379,59 @@ module fanin_rx_2_occ(d,q,clock);
 endmodule // fanin_rx_2_occ
 
 
-module fanin_rx_2_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
+module fanin_rx_2_oki(clock,we,waddr,wd,raddr,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we;
+    input wire  [3:0] waddr;
+    input wire  wd;
+    input wire  [3:0] raddr;
+    output reg  rd;
+    
+    // Local signals
+    reg  [7:0] f;
+    
+    // Update code (custom)
+    initial begin
+        f = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+        if (we) f[waddr[2:0]] <= wd;
+    end
+    
+    assign rd = f[raddr[2:0]];
+endmodule // fanin_rx_2_oki
+
+
+module fanin_rx_2_oku(clock,we,waddr,wd,raddr,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we;
+    input wire  [3:0] waddr;
+    input wire  wd;
+    input wire  [3:0] raddr;
+    output reg  rd;
+    
+    // Local signals
+    reg  [7:0] f;
+    
+    // Update code (custom)
+    initial begin
+        f = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+        if (we) f[waddr[2:0]] <= wd;
+    end
+    
+    assign rd = f[raddr[2:0]];
+endmodule // fanin_rx_2_oku
+
+
+module fanin_rx_2_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     
     // Module arguments
     input wire  clock;
@@ -28485,25 +29439,25 @@ module fanin_rx_2_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
     input wire  [639:0] hdr;
     input wire  [15:0] len;
     input wire  [15:0] row;
-    input wire  uok;
-    input wire  iok;
     output reg  [15:0] uck;
-    output reg  [680:0] wdata;
+    output reg  [639:0] hq;
+    output reg  [671:0] wdata;
     
     // Local signals
-    reg  [680:0] q;
+    reg  [671:0] q;
     
     // Update code (custom)
     initial begin
-        q = 681'h0;
+        q = 672'h0;
     end
     
     always @(posedge clock) begin
-        if (en) q <= {9'd0, row, len, hdr};
+        if (en) q <= {row, len, hdr};
     end
     
     assign uck = q[335:320];
-    assign wdata = {7'd0, iok, uok, q[671:0]};
+    assign hq = q[639:0];
+    assign wdata = q;
 endmodule // fanin_rx_2_p_desc
 
 
@@ -28524,6 +29478,25 @@ module fanin_rx_2_p_itot(d,q,clock);
     end
           
 endmodule // fanin_rx_2_p_itot
+
+
+module fanin_rx_2_p_uck0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_p_uck0
 
 
 module fanin_rx_2_p_utot(d,q,clock);
@@ -28600,6 +29573,25 @@ module fanin_rx_2_pend_a(d,q,clock);
     end
           
 endmodule // fanin_rx_2_pend_a
+
+
+module fanin_rx_2_pend_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_pend_c
 
 
 module fanin_rx_2_ph(d,q,clock);
@@ -28727,6 +29719,44 @@ module fanin_rx_2_row0(d,q,clock);
 endmodule // fanin_rx_2_row0
 
 
+module fanin_rx_2_s0_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_s0_first
+
+
+module fanin_rx_2_s0_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_s0_v
+
+
 module fanin_rx_2_s1_first(d,q,clock);
     
     // Module arguments
@@ -28822,6 +29852,52 @@ module fanin_rx_2_um(d,q,clock);
 endmodule // fanin_rx_2_um
 
 
+module fanin_rx_2_umk(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_umk
+
+
+module fanin_rx_2_ums(td,mk,gs);
+    
+    // Module arguments
+    input wire  [63:0] td;
+    input wire  [7:0] mk;
+    output reg  [63:0] gs;
+    
+    // Update code (custom)
+    wire [7:0] b0 = mk[0] ? td[7:0] : 8'd0;
+    wire [7:0] b1 = mk[1] ? td[15:8] : 8'd0;
+    wire [7:0] b2 = mk[2] ? td[23:16] : 8'd0;
+    wire [7:0] b3 = mk[3] ? td[31:24] : 8'd0;
+    wire [7:0] b4 = mk[4] ? td[39:32] : 8'd0;
+    wire [7:0] b5 = mk[5] ? td[47:40] : 8'd0;
+    wire [7:0] b6 = mk[6] ? td[55:48] : 8'd0;
+    wire [7:0] b7 = mk[7] ? td[63:56] : 8'd0;
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_2_ums
+
+
 module fanin_rx_2_ur(d,q,clock);
     
     // Module arguments
@@ -28841,14 +29917,14 @@ module fanin_rx_2_ur(d,q,clock);
 endmodule // fanin_rx_2_ur
 
 
-module fanin_rx_2_usm(tdata,bo,um,ur,gs,um_n,ur_n);
+module fanin_rx_2_usm(tdata,bo,um,ur,mk,um_n,ur_n);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  [15:0] bo;
     input wire  [7:0] um;
     input wire  [16:0] ur;
-    output reg  [63:0] gs;
+    output reg  [7:0] mk;
     output reg  [7:0] um_n;
     output reg  [16:0] ur_n;
     
@@ -28856,38 +29932,24 @@ module fanin_rx_2_usm(tdata,bo,um,ur,gs,um_n,ur_n);
     wire [15:0] ulen = {tdata[55:48], tdata[63:56]};
     wire cur = bo[4];
     wire past = ~|bo[4:0];
-    wire m0 = (past & um[0]);
-    wire [7:0] b0 = m0 ? tdata[7:0] : 8'd0;
+    wire [4:0] ulo = ulen[4:0];
+    wire chi = cur & (|ulen[15:5]);
+    assign mk[0] = (past & um[0]);
     assign um_n[0] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] | ur[0]))))))))))))))));
-    wire m1 = (past & um[1]);
-    wire [7:0] b1 = m1 ? tdata[15:8] : 8'd0;
+    assign mk[1] = (past & um[1]);
     assign um_n[1] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | ulen[3])))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | ur[1])))))))))))))));
-    wire m2 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] | ulen[0])))))))))))))))) | (past & um[2]);
-    wire [7:0] b2 = m2 ? tdata[23:16] : 8'd0;
+    assign mk[2] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | (ulo[1] | ulo[0]))))) | (past & um[2]);
     assign um_n[2] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] & ur[0]))))))))))))))));
-    wire m3 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | ulen[1]))))))))))))))) | (past & um[3]);
-    wire [7:0] b3 = m3 ? tdata[31:24] : 8'd0;
+    assign mk[3] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | ulo[1])))) | (past & um[3]);
     assign um_n[3] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & ur[2]))))))))))))));
-    wire m4 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] & ulen[0])))))))))))))))) | (past & um[4]);
-    wire [7:0] b4 = m4 ? tdata[39:32] : 8'd0;
+    assign mk[4] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | (ulo[1] & ulo[0]))))) | (past & um[4]);
     assign um_n[4] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] | ur[0]))))))))))))))));
-    wire m5 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | ulen[2])))))))))))))) | (past & um[5]);
-    wire [7:0] b5 = m5 ? tdata[47:40] : 8'd0;
+    assign mk[5] = chi | (cur & (ulo[4] | (ulo[3] | ulo[2]))) | (past & um[5]);
     assign um_n[5] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & ulen[2]))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & ur[1])))))))))))))));
-    wire m6 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] | ulen[0])))))))))))))))) | (past & um[6]);
-    wire [7:0] b6 = m6 ? tdata[55:48] : 8'd0;
+    assign mk[6] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] & (ulo[1] | ulo[0]))))) | (past & um[6]);
     assign um_n[6] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] & ur[0]))))))))))))))));
-    wire m7 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & ulen[1]))))))))))))))) | (past & um[7]);
-    wire [7:0] b7 = m7 ? tdata[63:56] : 8'd0;
+    assign mk[7] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] & ulo[1])))) | (past & um[7]);
     assign um_n[7] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | ur[4]))))))))))));
-    wire [15:0] w0 = {b0, b1};
-    wire [15:0] w1 = {b2, b3};
-    wire [15:0] w2 = {b4, b5};
-    wire [15:0] w3 = {b6, b7};
-    assign gs[15:0] = {w0};
-    assign gs[31:16] = {w1};
-    assign gs[47:32] = {w2};
-    assign gs[63:48] = {w3};
     assign ur_n = cur ? ({1'b0, ulen} - 17'd6) : (ur - 17'd8);
 endmodule // fanin_rx_2_usm
 
@@ -29075,10 +30137,10 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     wire  [511:0] data$rdata;
     reg  desc$clock;
     reg  [23:0] desc$waddr;
-    reg  [680:0] desc$wdata;
+    reg  [671:0] desc$wdata;
     reg  [31:0] desc$we;
     reg  [23:0] desc$raddr;
-    wire  [680:0] desc$rdata;
+    wire  [671:0] desc$rdata;
     reg  [63:0] rep$a;
     wire  [511:0] rep$y;
     reg  in_frame$d;
@@ -29159,6 +30221,18 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] s1_is$d;
     wire  [63:0] s1_is$q;
     reg  s1_is$clock;
+    reg  [7:0] umk$d;
+    wire  [7:0] umk$q;
+    reg  umk$clock;
+    reg  [7:0] imk$d;
+    wire  [7:0] imk$q;
+    reg  imk$clock;
+    reg  s0_v$d;
+    wire  s0_v$q;
+    reg  s0_v$clock;
+    reg  s0_first$d;
+    wire  s0_first$q;
+    reg  s0_first$clock;
     reg  [7:0] um$d;
     wire  [7:0] um$q;
     reg  um$clock;
@@ -29186,15 +30260,21 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] usm$bo;
     reg  [7:0] usm$um;
     reg  [16:0] usm$ur;
-    wire  [63:0] usm$gs;
+    wire  [7:0] usm$mk;
     wire  [7:0] usm$um_n;
     wire  [16:0] usm$ur_n;
+    reg  [63:0] ums$td;
+    reg  [7:0] ums$mk;
+    wire  [63:0] ums$gs;
     reg  [63:0] ism$tdata;
     reg  [15:0] ism$bo;
     reg  [639:0] ism$hdr;
     reg  [31:0] ism$im;
-    wire  [63:0] ism$gs;
+    wire  [7:0] ism$mk;
     wire  [31:0] ism$im_n;
+    reg  [63:0] ims$td;
+    reg  [7:0] ims$mk;
+    wire  [63:0] ims$gs;
     reg  [63:0] uws$tw;
     reg  [31:0] uws$acc;
     reg  uws$first;
@@ -29221,16 +30301,36 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [639:0] p_desc$hdr;
     reg  [15:0] p_desc$len;
     reg  [15:0] p_desc$row;
-    reg  p_desc$uok;
-    reg  p_desc$iok;
     wire  [15:0] p_desc$uck;
-    wire  [680:0] p_desc$wdata;
+    wire  [639:0] p_desc$hq;
+    wire  [671:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
     reg  p_utot$clock;
     reg  [31:0] p_itot$d;
     wire  [31:0] p_itot$q;
     reg  p_itot$clock;
+    reg  p_uck0$d;
+    wire  p_uck0$q;
+    reg  p_uck0$clock;
+    reg  pend_c$d;
+    wire  pend_c$q;
+    reg  pend_c$clock;
+    reg  [3:0] dwl$d;
+    wire  [3:0] dwl$q;
+    reg  dwl$clock;
+    reg  oku$clock;
+    reg  oku$we;
+    reg  [3:0] oku$waddr;
+    reg  oku$wd;
+    reg  [3:0] oku$raddr;
+    wire  oku$rd;
+    reg  oki$clock;
+    reg  oki$we;
+    reg  [3:0] oki$waddr;
+    reg  oki$wd;
+    reg  [3:0] oki$raddr;
+    wire  oki$rd;
     reg  [31:0] wq_we$d;
     wire  [31:0] wq_we$q;
     reg  wq_we$clock;
@@ -29406,6 +30506,26 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .q(s1_is$q),
         .clock(s1_is$clock)
     );
+    fanin_rx_3_umk umk(
+        .d(umk$d),
+        .q(umk$q),
+        .clock(umk$clock)
+    );
+    fanin_rx_3_imk imk(
+        .d(imk$d),
+        .q(imk$q),
+        .clock(imk$clock)
+    );
+    fanin_rx_3_s0_v s0_v(
+        .d(s0_v$d),
+        .q(s0_v$q),
+        .clock(s0_v$clock)
+    );
+    fanin_rx_3_s0_first s0_first(
+        .d(s0_first$d),
+        .q(s0_first$q),
+        .clock(s0_first$clock)
+    );
     fanin_rx_3_um um(
         .d(um$d),
         .q(um$q),
@@ -29446,17 +30566,27 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .bo(usm$bo),
         .um(usm$um),
         .ur(usm$ur),
-        .gs(usm$gs),
+        .mk(usm$mk),
         .um_n(usm$um_n),
         .ur_n(usm$ur_n)
+    );
+    fanin_rx_3_ums ums(
+        .td(ums$td),
+        .mk(ums$mk),
+        .gs(ums$gs)
     );
     fanin_rx_3_ism ism(
         .tdata(ism$tdata),
         .bo(ism$bo),
         .hdr(ism$hdr),
         .im(ism$im),
-        .gs(ism$gs),
+        .mk(ism$mk),
         .im_n(ism$im_n)
+    );
+    fanin_rx_3_ims ims(
+        .td(ims$td),
+        .mk(ims$mk),
+        .gs(ims$gs)
     );
     fanin_rx_3_uws uws(
         .tw(uws$tw),
@@ -29495,9 +30625,8 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .hdr(p_desc$hdr),
         .len(p_desc$len),
         .row(p_desc$row),
-        .uok(p_desc$uok),
-        .iok(p_desc$iok),
         .uck(p_desc$uck),
+        .hq(p_desc$hq),
         .wdata(p_desc$wdata)
     );
     fanin_rx_3_p_utot p_utot(
@@ -29509,6 +30638,37 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .d(p_itot$d),
         .q(p_itot$q),
         .clock(p_itot$clock)
+    );
+    fanin_rx_3_p_uck0 p_uck0(
+        .d(p_uck0$d),
+        .q(p_uck0$q),
+        .clock(p_uck0$clock)
+    );
+    fanin_rx_3_pend_c pend_c(
+        .d(pend_c$d),
+        .q(pend_c$q),
+        .clock(pend_c$clock)
+    );
+    fanin_rx_3_dwl dwl(
+        .d(dwl$d),
+        .q(dwl$q),
+        .clock(dwl$clock)
+    );
+    fanin_rx_3_oku oku(
+        .clock(oku$clock),
+        .we(oku$we),
+        .waddr(oku$waddr),
+        .wd(oku$wd),
+        .raddr(oku$raddr),
+        .rd(oku$rd)
+    );
+    fanin_rx_3_oki oki(
+        .clock(oki$clock),
+        .we(oki$we),
+        .waddr(oki$waddr),
+        .wd(oki$wd),
+        .raddr(oki$raddr),
+        .rd(oki$rd)
     );
     fanin_rx_3_wq_we wq_we(
         .d(wq_we$d),
@@ -29554,6 +30714,10 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$clock = clock;
         s1_us$clock = clock;
         s1_is$clock = clock;
+        umk$clock = clock;
+        imk$clock = clock;
+        s0_v$clock = clock;
+        s0_first$clock = clock;
         um$clock = clock;
         ur$clock = clock;
         im$clock = clock;
@@ -29562,6 +30726,9 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pa_row$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
+        p_uck0$clock = clock;
+        pend_c$clock = clock;
+        dwl$clock = clock;
         wq_we$clock = clock;
         wq_addr$clock = clock;
         wq_data$clock = clock;
@@ -29591,6 +30758,10 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         s1_first$d = s1_first$q;
         s1_us$d = s1_us$q;
         s1_is$d = s1_is$q;
+        umk$d = umk$q;
+        imk$d = imk$q;
+        s0_v$d = s0_v$q;
+        s0_first$d = s0_first$q;
         um$d = um$q;
         ur$d = ur$q;
         im$d = im$q;
@@ -29599,11 +30770,16 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pa_row$d = pa_row$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
+        p_uck0$d = p_uck0$q;
+        pend_c$d = pend_c$q;
+        dwl$d = dwl$q;
         wq_we$d = wq_we$q;
         wq_addr$d = wq_addr$q;
         wq_data$d = wq_data$q;
         data$clock = clock;
         desc$clock = clock;
+        oku$clock = clock;
+        oki$clock = clock;
         room = (((wx$q - rdrow$q) & c_sgn) != 32'h0) & dfl$ok;
         tready = in_frame$q | room;
         acc = tvalid & tready;
@@ -29621,14 +30797,18 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         usm$bo = bo$q;
         usm$um = um$q;
         usm$ur = ur$q;
+        ums$td = wq_data$q;
+        ums$mk = umk$q;
         ism$tdata = tdata;
         ism$bo = bo$q;
         ism$hdr = hc$hdr;
         ism$im = im$q;
+        ims$td = wq_data$q;
+        ims$mk = imk$q;
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = hc$hdr;
+        uws$hdr = p_desc$hq;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
@@ -29650,11 +30830,15 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             usum$d = uws$tot;
             isum$d = iws$tot;
         end
-        s1_v$d = acc;
-        s1_first$d = ~in_frame$q;
-        s1_us$d = usm$gs;
-        s1_is$d = ism$gs;
-        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | (p_desc$uck == 32'h0);
+        s0_v$d = acc;
+        s0_first$d = ~in_frame$q;
+        s1_v$d = s0_v$q;
+        s1_first$d = s0_first$q;
+        umk$d = usm$mk;
+        imk$d = ism$mk;
+        s1_us$d = ums$gs;
+        s1_is$d = ims$gs;
+        uok = (((p_utot$q & 32'hffff) ^ (p_utot$q >> 32'h10)) == 32'hffff) | p_uck0$q;
         iok = ((p_itot$q & 32'hffff) ^ (p_itot$q >> 32'h10)) == 32'hffff;
         wq_addr$d = wrow$q;
         wq_data$d = tdata;
@@ -29666,8 +30850,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         data$wdata = rep$y;
         data$we = wq_we$q;
         desc$waddr = ((dw$q) & 24'hffffff);
-        p_desc$uok = uok;
-        p_desc$iok = iok;
         desc$wdata = p_desc$wdata;
         desc$we = ((pend$q) & 32'hffffffff);
         pend_a$d = acc & tlast & ~discard;
@@ -29681,6 +30863,15 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         p_desc$row = pa_row$q;
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
+        p_uck0$d = p_desc$uck == 32'h0;
+        pend_c$d = pend$q;
+        dwl$d = dw$q;
+        oku$we = pend_c$q;
+        oku$waddr = dwl$q;
+        oku$wd = uok;
+        oki$we = pend_c$q;
+        oki$waddr = dwl$q;
+        oki$wd = iok;
         if (pend$q) begin
             dw$d = dw$q + 32'h1;
         end
@@ -29758,8 +30949,10 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         d_hdr = desc$rdata[(32'h0)+:(640)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
-        d_udp_ok = desc$rdata[32'h2a0];
-        d_ip_ok = desc$rdata[32'h2a1];
+        oku$raddr = dr$q;
+        oki$raddr = dr$q;
+        d_udp_ok = oku$rd;
+        d_ip_ok = oki$rd;
         data$raddr = ((r_addr) & 24'hffffff);
         r_data = data$rdata;
         if (rel) begin
@@ -29784,6 +30977,8 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             occ$d = 32'h0;
             pend$d = 1'b0;
             pend_a$d = 1'b0;
+            pend_c$d = 1'b0;
+            s0_v$d = 1'b0;
             s1_v$d = 1'b0;
         end
     end
@@ -29864,20 +31059,20 @@ module fanin_rx_3_desc(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [680:0] wdata;
+    input wire  [671:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [680:0] rdata;
+    output reg  [671:0] rdata;
     
     // Update code (custom)
-    // 8 x 681 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 8 x 672 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 3 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [680:0] mem [0:7];
-    reg [680:0] rdata_r;
+    (* ram_style = "block" *) reg [671:0] mem [0:7];
+    reg [671:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[2:0]];
-        if (we[0]) mem[waddr[2:0]][0 +: 681] <= wdata[0 +: 681];
+        if (we[0]) mem[waddr[2:0]][0 +: 672] <= wdata[0 +: 672];
     end
 endmodule // fanin_rx_3_desc
 
@@ -29951,6 +31146,25 @@ module fanin_rx_3_dw(d,q,clock);
     end
           
 endmodule // fanin_rx_3_dw
+
+
+module fanin_rx_3_dwl(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_dwl
 
 
 module fanin_rx_3_dwq(d,q,clock);
@@ -30061,6 +31275,52 @@ module fanin_rx_3_im(d,q,clock);
 endmodule // fanin_rx_3_im
 
 
+module fanin_rx_3_imk(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_imk
+
+
+module fanin_rx_3_ims(td,mk,gs);
+    
+    // Module arguments
+    input wire  [63:0] td;
+    input wire  [7:0] mk;
+    output reg  [63:0] gs;
+    
+    // Update code (custom)
+    wire [7:0] b0 = mk[0] ? td[7:0] : 8'd0;
+    wire [7:0] b1 = mk[1] ? td[15:8] : 8'd0;
+    wire [7:0] b2 = mk[2] ? td[23:16] : 8'd0;
+    wire [7:0] b3 = mk[3] ? td[31:24] : 8'd0;
+    wire [7:0] b4 = mk[4] ? td[39:32] : 8'd0;
+    wire [7:0] b5 = mk[5] ? td[47:40] : 8'd0;
+    wire [7:0] b6 = mk[6] ? td[55:48] : 8'd0;
+    wire [7:0] b7 = mk[7] ? td[63:56] : 8'd0;
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_3_ims
+
+
 module fanin_rx_3_in_frame(d,q,clock);
     
     // Module arguments
@@ -30080,14 +31340,14 @@ module fanin_rx_3_in_frame(d,q,clock);
 endmodule // fanin_rx_3_in_frame
 
 
-module fanin_rx_3_ism(tdata,bo,hdr,im,gs,im_n);
+module fanin_rx_3_ism(tdata,bo,hdr,im,mk,im_n);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  [15:0] bo;
     input wire  [639:0] hdr;
     input wire  [31:0] im;
-    output reg  [63:0] gs;
+    output reg  [7:0] mk;
     output reg  [31:0] im_n;
     
     // Update code (custom)
@@ -30096,22 +31356,18 @@ module fanin_rx_3_ism(tdata,bo,hdr,im,gs,im_n);
     wire cur = bo[1];
     wire [3:0] ihn = cur ? tdi : hdi;
     wire m0 = im[0];
-    wire [15:0] w0 = m0 ? {tdata[7:0], tdata[15:8]} : 16'd0;
+    assign mk[1:0] = {2{m0}};
     assign im_n[0] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] | ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[4] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[8] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
     wire m1 = im[1];
-    wire [15:0] w1 = m1 ? {tdata[23:16], tdata[31:24]} : 16'd0;
+    assign mk[3:2] = {2{m1}};
     assign im_n[1] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
     wire m2 = im[2];
-    wire [15:0] w2 = m2 ? {tdata[39:32], tdata[47:40]} : 16'd0;
+    assign mk[5:4] = {2{m2}};
     assign im_n[2] = (bo[1] & (ihn[3] | (ihn[2] | ihn[1]))) | (bo[2] & (ihn[3] | ihn[2])) | (bo[3] & (ihn[3] | (ihn[2] & ihn[1]))) | (bo[4] & ihn[3]) | (bo[5] & (ihn[3] & (ihn[2] | ihn[1]))) | (bo[6] & (ihn[3] & ihn[2])) | (bo[7] & (ihn[3] & (ihn[2] & ihn[1])));
     wire m3 = (cur & (tdi[3] | (tdi[2] | (tdi[1] | tdi[0])))) | im[3];
-    wire [15:0] w3 = m3 ? {tdata[55:48], tdata[63:56]} : 16'd0;
+    assign mk[7:6] = {2{m3}};
     assign im_n[3] = (bo[1] & (ihn[3] | (ihn[2] | (ihn[1] & ihn[0])))) | (bo[2] & (ihn[3] | (ihn[2] & (ihn[1] | ihn[0])))) | (bo[3] & (ihn[3] | (ihn[2] & (ihn[1] & ihn[0])))) | (bo[4] & (ihn[3] & (ihn[2] | (ihn[1] | ihn[0])))) | (bo[5] & (ihn[3] & (ihn[2] | (ihn[1] & ihn[0])))) | (bo[6] & (ihn[3] & (ihn[2] & (ihn[1] | ihn[0])))) | (bo[7] & (ihn[3] & (ihn[2] & (ihn[1] & ihn[0]))));
     assign im_n[31:4] = 28'd0;
-    assign gs[15:0] = {w0};
-    assign gs[31:16] = {w1};
-    assign gs[47:32] = {w2};
-    assign gs[63:48] = {w3};
 endmodule // fanin_rx_3_ism
 
 
@@ -30230,7 +31486,59 @@ module fanin_rx_3_occ(d,q,clock);
 endmodule // fanin_rx_3_occ
 
 
-module fanin_rx_3_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
+module fanin_rx_3_oki(clock,we,waddr,wd,raddr,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we;
+    input wire  [3:0] waddr;
+    input wire  wd;
+    input wire  [3:0] raddr;
+    output reg  rd;
+    
+    // Local signals
+    reg  [7:0] f;
+    
+    // Update code (custom)
+    initial begin
+        f = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+        if (we) f[waddr[2:0]] <= wd;
+    end
+    
+    assign rd = f[raddr[2:0]];
+endmodule // fanin_rx_3_oki
+
+
+module fanin_rx_3_oku(clock,we,waddr,wd,raddr,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  we;
+    input wire  [3:0] waddr;
+    input wire  wd;
+    input wire  [3:0] raddr;
+    output reg  rd;
+    
+    // Local signals
+    reg  [7:0] f;
+    
+    // Update code (custom)
+    initial begin
+        f = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+        if (we) f[waddr[2:0]] <= wd;
+    end
+    
+    assign rd = f[raddr[2:0]];
+endmodule // fanin_rx_3_oku
+
+
+module fanin_rx_3_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     
     // Module arguments
     input wire  clock;
@@ -30238,25 +31546,25 @@ module fanin_rx_3_p_desc(clock,en,hdr,len,row,uok,iok,uck,wdata);
     input wire  [639:0] hdr;
     input wire  [15:0] len;
     input wire  [15:0] row;
-    input wire  uok;
-    input wire  iok;
     output reg  [15:0] uck;
-    output reg  [680:0] wdata;
+    output reg  [639:0] hq;
+    output reg  [671:0] wdata;
     
     // Local signals
-    reg  [680:0] q;
+    reg  [671:0] q;
     
     // Update code (custom)
     initial begin
-        q = 681'h0;
+        q = 672'h0;
     end
     
     always @(posedge clock) begin
-        if (en) q <= {9'd0, row, len, hdr};
+        if (en) q <= {row, len, hdr};
     end
     
     assign uck = q[335:320];
-    assign wdata = {7'd0, iok, uok, q[671:0]};
+    assign hq = q[639:0];
+    assign wdata = q;
 endmodule // fanin_rx_3_p_desc
 
 
@@ -30277,6 +31585,25 @@ module fanin_rx_3_p_itot(d,q,clock);
     end
           
 endmodule // fanin_rx_3_p_itot
+
+
+module fanin_rx_3_p_uck0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_p_uck0
 
 
 module fanin_rx_3_p_utot(d,q,clock);
@@ -30353,6 +31680,25 @@ module fanin_rx_3_pend_a(d,q,clock);
     end
           
 endmodule // fanin_rx_3_pend_a
+
+
+module fanin_rx_3_pend_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_pend_c
 
 
 module fanin_rx_3_ph(d,q,clock);
@@ -30480,6 +31826,44 @@ module fanin_rx_3_row0(d,q,clock);
 endmodule // fanin_rx_3_row0
 
 
+module fanin_rx_3_s0_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_s0_first
+
+
+module fanin_rx_3_s0_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_s0_v
+
+
 module fanin_rx_3_s1_first(d,q,clock);
     
     // Module arguments
@@ -30575,6 +31959,52 @@ module fanin_rx_3_um(d,q,clock);
 endmodule // fanin_rx_3_um
 
 
+module fanin_rx_3_umk(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_umk
+
+
+module fanin_rx_3_ums(td,mk,gs);
+    
+    // Module arguments
+    input wire  [63:0] td;
+    input wire  [7:0] mk;
+    output reg  [63:0] gs;
+    
+    // Update code (custom)
+    wire [7:0] b0 = mk[0] ? td[7:0] : 8'd0;
+    wire [7:0] b1 = mk[1] ? td[15:8] : 8'd0;
+    wire [7:0] b2 = mk[2] ? td[23:16] : 8'd0;
+    wire [7:0] b3 = mk[3] ? td[31:24] : 8'd0;
+    wire [7:0] b4 = mk[4] ? td[39:32] : 8'd0;
+    wire [7:0] b5 = mk[5] ? td[47:40] : 8'd0;
+    wire [7:0] b6 = mk[6] ? td[55:48] : 8'd0;
+    wire [7:0] b7 = mk[7] ? td[63:56] : 8'd0;
+    wire [15:0] w0 = {b0, b1};
+    wire [15:0] w1 = {b2, b3};
+    wire [15:0] w2 = {b4, b5};
+    wire [15:0] w3 = {b6, b7};
+    assign gs[15:0] = {w0};
+    assign gs[31:16] = {w1};
+    assign gs[47:32] = {w2};
+    assign gs[63:48] = {w3};
+endmodule // fanin_rx_3_ums
+
+
 module fanin_rx_3_ur(d,q,clock);
     
     // Module arguments
@@ -30594,14 +32024,14 @@ module fanin_rx_3_ur(d,q,clock);
 endmodule // fanin_rx_3_ur
 
 
-module fanin_rx_3_usm(tdata,bo,um,ur,gs,um_n,ur_n);
+module fanin_rx_3_usm(tdata,bo,um,ur,mk,um_n,ur_n);
     
     // Module arguments
     input wire  [63:0] tdata;
     input wire  [15:0] bo;
     input wire  [7:0] um;
     input wire  [16:0] ur;
-    output reg  [63:0] gs;
+    output reg  [7:0] mk;
     output reg  [7:0] um_n;
     output reg  [16:0] ur_n;
     
@@ -30609,38 +32039,24 @@ module fanin_rx_3_usm(tdata,bo,um,ur,gs,um_n,ur_n);
     wire [15:0] ulen = {tdata[55:48], tdata[63:56]};
     wire cur = bo[4];
     wire past = ~|bo[4:0];
-    wire m0 = (past & um[0]);
-    wire [7:0] b0 = m0 ? tdata[7:0] : 8'd0;
+    wire [4:0] ulo = ulen[4:0];
+    wire chi = cur & (|ulen[15:5]);
+    assign mk[0] = (past & um[0]);
     assign um_n[0] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] | ur[0]))))))))))))))));
-    wire m1 = (past & um[1]);
-    wire [7:0] b1 = m1 ? tdata[15:8] : 8'd0;
+    assign mk[1] = (past & um[1]);
     assign um_n[1] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | ulen[3])))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | ur[1])))))))))))))));
-    wire m2 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] | ulen[0])))))))))))))))) | (past & um[2]);
-    wire [7:0] b2 = m2 ? tdata[23:16] : 8'd0;
+    assign mk[2] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | (ulo[1] | ulo[0]))))) | (past & um[2]);
     assign um_n[2] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] | (ur[1] & ur[0]))))))))))))))));
-    wire m3 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | ulen[1]))))))))))))))) | (past & um[3]);
-    wire [7:0] b3 = m3 ? tdata[31:24] : 8'd0;
+    assign mk[3] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | ulo[1])))) | (past & um[3]);
     assign um_n[3] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & ur[2]))))))))))))));
-    wire m4 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] | (ulen[1] & ulen[0])))))))))))))))) | (past & um[4]);
-    wire [7:0] b4 = m4 ? tdata[39:32] : 8'd0;
+    assign mk[4] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] | (ulo[1] & ulo[0]))))) | (past & um[4]);
     assign um_n[4] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] | (ulen[1] & ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] | ur[0]))))))))))))))));
-    wire m5 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | ulen[2])))))))))))))) | (past & um[5]);
-    wire [7:0] b5 = m5 ? tdata[47:40] : 8'd0;
+    assign mk[5] = chi | (cur & (ulo[4] | (ulo[3] | ulo[2]))) | (past & um[5]);
     assign um_n[5] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & ulen[2]))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & ur[1])))))))))))))));
-    wire m6 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & (ulen[1] | ulen[0])))))))))))))))) | (past & um[6]);
-    wire [7:0] b6 = m6 ? tdata[55:48] : 8'd0;
+    assign mk[6] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] & (ulo[1] | ulo[0]))))) | (past & um[6]);
     assign um_n[6] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & (ulen[1] | ulen[0]))))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | (ur[4] | (ur[3] & (ur[2] & (ur[1] & ur[0]))))))))))))))));
-    wire m7 = (cur & (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] | (ulen[2] & ulen[1]))))))))))))))) | (past & um[7]);
-    wire [7:0] b7 = m7 ? tdata[63:56] : 8'd0;
+    assign mk[7] = chi | (cur & (ulo[4] | (ulo[3] | (ulo[2] & ulo[1])))) | (past & um[7]);
     assign um_n[7] = cur ? (ulen[15] | (ulen[14] | (ulen[13] | (ulen[12] | (ulen[11] | (ulen[10] | (ulen[9] | (ulen[8] | (ulen[7] | (ulen[6] | (ulen[5] | (ulen[4] | (ulen[3] & (ulen[2] & ulen[1])))))))))))))) : (~ur[16] & (ur[15] | (ur[14] | (ur[13] | (ur[12] | (ur[11] | (ur[10] | (ur[9] | (ur[8] | (ur[7] | (ur[6] | (ur[5] | ur[4]))))))))))));
-    wire [15:0] w0 = {b0, b1};
-    wire [15:0] w1 = {b2, b3};
-    wire [15:0] w2 = {b4, b5};
-    wire [15:0] w3 = {b6, b7};
-    assign gs[15:0] = {w0};
-    assign gs[31:16] = {w1};
-    assign gs[47:32] = {w2};
-    assign gs[63:48] = {w3};
     assign ur_n = cur ? ({1'b0, ulen} - 17'd6) : (ur - 17'd8);
 endmodule // fanin_rx_3_usm
 
