@@ -113,12 +113,11 @@ pub struct Parser {
     bad0: Signal<Local, bool>,
     wire_bad0: Signal<Local, bool>,
     terms: Signal<Local, Bits<16>>,
-    pl: Signal<Local, Bits<16>>,
-    pl20: Signal<Local, Bits<20>>,
-    want20: Signal<Local, Bits<20>>,
-    pc1: Signal<Local, Bits<64>>,
-    pc2: Signal<Local, Bits<64>>,
-    pc3: Signal<Local, Bits<64>>,
+    udp_len_eq: SumEq,
+    udp_len_bad: Signal<Local, bool>,
+    pl_bad: Signal<Local, bool>,
+    pl_eq: SumEq,
+    pop: BytePop,
 }
 
 impl Logic for Parser {
@@ -154,7 +153,6 @@ impl Logic for Parser {
             | !self.udp_ok.val()
             | (self.be.val().get_bits::<16>(336) != self.me_port.val());
         // fanin header (Packet::new_checked, then Repr::parse, in that order).
-        self.pl.next = self.total.val() - 28;
         self.ptype.next = self.be.val().get_bits::<8>(288);
         self.flags.next = self.be.val().get_bits::<8>(280);
         self.exponent.next = self.be.val().get_bits::<8>(272);
@@ -163,14 +161,23 @@ impl Logic for Parser {
         self.block.next = self.be.val().get_bits::<32>(208);
         self.child.next = self.be.val().get_bits::<8>(200);
         self.bitmap.next = self.be.val().get_bits::<64>(128);
-        // 20-bit length arithmetic: 4 * elements + 22 must not wrap.
-        self.pl20.next = bit_cast::<20, 16>(self.pl.val());
-        self.want20.next = (bit_cast::<20, 16>(self.elements.val()) << 2) + 22;
-        // Population count of the bitmap (SWAR), compared with the count byte.
-        self.pc1.next = self.bitmap.val() - ((self.bitmap.val() >> 1) & 0x5555_5555_5555_5555u64);
-        self.pc2.next = (self.pc1.val() & 0x3333_3333_3333_3333u64)
-            + ((self.pc1.val() >> 2) & 0x3333_3333_3333_3333u64);
-        self.pc3.next = (self.pc2.val() + (self.pc2.val() >> 4)) & 0x0f0f_0f0f_0f0f_0f0fu64;
+        // The UDP length against the IPv4 length (term 8: udp_len + 20 == total) and the
+        // fanin length against the element count (term 11: 4 * elements + 50 == total,
+        // i.e. payload = 4 * elements + 22; modulo 2^16, which differs from the exact
+        // comparison only for elements > 16378, rejected by term 12 anyway). Both are
+        // carry-free equality tests (SumEq), not a subtractor and a comparator.
+        self.udp_len_eq.a.next = self.be.val().get_bits::<16>(320);
+        self.udp_len_eq.b.next = 20.into();
+        self.udp_len_eq.c.next = self.total.val();
+        self.pl_eq.a.next = self.elements.val() << 2;
+        self.pl_eq.b.next = 50.into();
+        self.pl_eq.c.next = self.total.val();
+        // (negated on their own: `!` inside the wider `terms` expression would be Verilog's
+        // `~` on the zero-extended bit)
+        self.udp_len_bad.next = !self.udp_len_eq.eq.val();
+        self.pl_bad.next = !self.pl_eq.eq.val();
+        // Population count of the bitmap's bytes, compared with the count byte.
+        self.pop.x.next = self.bitmap.val();
         // (terms 10..=12: the lengths, then the fields)
         self.wire_bad0.next = (self.be.val().get_bits::<8>(296) != 1)
             | ((self.ptype.val() != 1) & (self.ptype.val() != 2))
@@ -185,11 +192,10 @@ impl Logic for Parser {
             | (bit_cast::<16, 1>((self.dst_ip.val() != self.me_ip.val()).into()) << 5)
             | (bit_cast::<16, 1>(self.bad0.val().into()) << 6)
             | (bit_cast::<16, 1>((self.total.val() < 28).into()) << 7)
-            | (bit_cast::<16, 1>(
-                (self.be.val().get_bits::<16>(320) != (self.total.val() - 20)).into(),
-            ) << 8)
-            | (bit_cast::<16, 1>((self.pl.val() < 22).into()) << 10)
-            | (bit_cast::<16, 1>((self.pl20.val() != self.want20.val()).into()) << 11)
+            | (bit_cast::<16, 1>(self.udp_len_bad.val().into()) << 8)
+            | (bit_cast::<16, 1>(((self.total.val() >= 28) & (self.total.val() < 50)).into())
+                << 10)
+            | (bit_cast::<16, 1>(self.pl_bad.val().into()) << 11)
             | (bit_cast::<16, 1>(self.wire_bad0.val().into()) << 12);
         self.c_terms.next = self.terms.val();
         self.c_non_ip.next = (self.terms.val() & 0x0001) != 0;
@@ -197,7 +203,7 @@ impl Logic for Parser {
         self.c_route.next = (self.terms.val() & 0x0020) != 0;
         self.c_bad.next = (self.terms.val() & 0x01c0) != 0;
         self.c_wire_bad.next = (self.terms.val() & 0x1c00) != 0;
-        self.c_pc.next = self.pc3.val();
+        self.c_pc.next = self.pop.pc.val();
         self.c_count.next = self.be.val().get_bits::<8>(192);
         self.cls.non_ip.next = self.c_non_ip.val();
         self.cls.ip_bad.next = self.c_ip_bad.val();
@@ -246,6 +252,35 @@ impl Logic for Classify {
         } else {
             self.kind.next = 3.into();
         }
+    }
+}
+
+/// `a + b == c` modulo 2^16 without a carry chain: with the carries `k` of the sum,
+/// `c = a ^ b ^ k`, so `k = a ^ b ^ c`; the sum is right exactly when each bit's carry out,
+/// `maj(a, b, k) = (a & b) | ((a | b) & !c)`, is the next bit's `k` (and `k_0 = 0`). Each
+/// bit of the test depends on two adjacent bit positions, so the whole test is a LUT level
+/// and a 16-input AND.
+#[derive(LogicBlock, Default)]
+pub struct SumEq {
+    /// First addend.
+    pub a: Signal<In, Bits<16>>,
+    /// Second addend.
+    pub b: Signal<In, Bits<16>>,
+    /// The claimed sum.
+    pub c: Signal<In, Bits<16>>,
+    /// `a + b == c` (mod 2^16).
+    pub eq: Signal<Out, bool>,
+    k: Signal<Local, Bits<16>>,
+    g: Signal<Local, Bits<16>>,
+}
+
+impl Logic for SumEq {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.k.next = self.a.val() ^ self.b.val() ^ self.c.val();
+        self.g.next =
+            (self.a.val() & self.b.val()) | ((self.a.val() | self.b.val()) & !self.c.val());
+        self.eq.next = self.k.val() == (self.g.val() << 1);
     }
 }
 

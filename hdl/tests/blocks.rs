@@ -2,7 +2,7 @@
 
 use core::net::Ipv4Addr;
 use fanin_hdl::parse::{
-    Parser, CLASS_FANIN, CLASS_MALFORMED, CLASS_NON_IP, CLASS_ROUTE, PARSE_BYTES, PARSE_W,
+    Parser, SumEq, CLASS_FANIN, CLASS_MALFORMED, CLASS_NON_IP, CLASS_ROUTE, PARSE_BYTES, PARSE_W,
     TERMS_BAD, TERMS_IP_BAD, TERMS_NON_IP, TERMS_ROUTE, TERMS_WIRE_BAD,
 };
 use fanin_hdl::rx::Rx;
@@ -194,6 +194,7 @@ fn parser_matches_model() {
     uut.connect_all();
     let mut seen = [0usize; 4];
     let (mut unused, mut bad_ck) = (0, 0);
+    let mut term_seen = [[0usize; 2]; 12];
     for i in 0..300 {
         let mut f = fanin_frame(&mut rng);
         mutate(&mut f, &mut rng);
@@ -237,6 +238,23 @@ fn parser_matches_model() {
             from_terms, want,
             "seed {seed} frame {i}: class from c_terms"
         );
+        // The length terms on their own (each can hide behind another term in the class):
+        // 8 UDP length + 20 != IPv4 total, 10 28 <= total < 50, 11 total != 4·elements + 50
+        // (mod 2^16), from the zero-padded header bytes.
+        let mut h = [0u8; PARSE_BYTES];
+        let n = f.len().min(PARSE_BYTES);
+        h[..n].copy_from_slice(&f[..n]);
+        let be16 = |o: usize| u16::from_be_bytes([h[o], h[o + 1]]);
+        let total = be16(16);
+        let want_terms = [
+            (8, be16(38).wrapping_add(20) != total),
+            (10, (28..50).contains(&total)),
+            (11, be16(48).wrapping_mul(4).wrapping_add(50) != total),
+        ];
+        for (k, w) in want_terms {
+            assert_eq!(t >> k & 1 == 1, w, "seed {seed} frame {i}: term {k}");
+            term_seen[k][usize::from(w)] += 1;
+        }
         if used.is_none() {
             // The verdict is meaningless here: the class must not depend on it.
             uut.ip_ok.next = !ip_ok;
@@ -267,6 +285,62 @@ fn parser_matches_model() {
         seen.iter().all(|&n| n > 5) && unused > 5 && bad_ck > 5,
         "every class exercised: {seen:?}, without a whole IPv4 header {unused}, bad IPv4 checksum {bad_ck}"
     );
+    for k in [8, 11] {
+        assert!(
+            term_seen[k].iter().all(|&n| n > 5),
+            "term {k} both ways: {:?}",
+            term_seen[k]
+        );
+    }
+}
+
+/// The parser's carry-free `a + b == c` test against the sum, on random triples (half of
+/// them true sums) and on every `c` near `a + b` (one bit or one unit off).
+#[test]
+fn sum_eq_matches_addition() {
+    let seed = std::env::var("FANIN_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(11u64);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut uut = SumEq::default();
+    uut.connect_all();
+    let check = |uut: &mut SumEq, a: u16, b: u16, c: u16| {
+        uut.a.next = (a as u64).into();
+        uut.b.next = (b as u64).into();
+        uut.c.next = (c as u64).into();
+        settle(uut);
+        assert_eq!(
+            uut.eq.val(),
+            a.wrapping_add(b) == c,
+            "seed {seed}: {a} + {b} == {c}"
+        );
+    };
+    let (mut hits, mut n) = (0, 0);
+    for _ in 0..2000 {
+        let (a, b): (u16, u16) = (rng.gen(), rng.gen());
+        let s = a.wrapping_add(b);
+        let cs = [
+            s,
+            rng.gen(),
+            s.wrapping_add(1),
+            s.wrapping_sub(1),
+            s ^ (1 << rng.gen_range(0..16)),
+        ];
+        for c in cs {
+            check(&mut uut, a, b, c);
+            hits += usize::from(c == s);
+            n += 1;
+        }
+    }
+    assert!(hits >= n / 5, "seed {seed}: {hits} true sums of {n}");
+    // Exhaustive over 8-bit values with the parser's constants.
+    for a in 0..=255u16 {
+        for c in 0..=511u16 {
+            check(&mut uut, a << 2, 50, c);
+            check(&mut uut, a << 8, 20, c << 7);
+        }
+    }
 }
 
 /// The counter indices the RTL hard-codes (`ev` bit k increments `Counter::ALL[k]`).

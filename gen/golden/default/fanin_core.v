@@ -14736,6 +14736,8 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     reg  [7:0] lay$count;
     reg  [63:0] lay$bitmap;
     wire  [511:0] lay$y;
+    reg  [63:0] pop$x;
+    wire  [63:0] pop$pc;
     
     // Local signals
     reg  [15:0] total;
@@ -14743,9 +14745,6 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     reg  [19:0] cs1;
     reg  [19:0] cs2;
     reg  [15:0] csum;
-    reg  [63:0] pc1;
-    reg  [63:0] pc2;
-    reg  [63:0] pc3;
     reg  [63:0] pc4;
     reg  [63:0] pc5;
     reg  [63:0] pc6;
@@ -14872,6 +14871,10 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         .bitmap(lay$bitmap),
         .y(lay$y)
     );
+    fanin_hg_pop pop(
+        .x(pop$x),
+        .pc(pop$pc)
+    );
     
     // Update code
     always @(*) begin
@@ -14917,10 +14920,8 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         pcq$d = pcq$q;
         total = (elements << 32'h2) + 32'h32;
         cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
-        pc1 = pc_bitmap - ((pc_bitmap >> 32'h1) & 64'h5555555555555555);
-        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
-        pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-        pcq$d = pc3;
+        pop$x = pc_bitmap;
+        pcq$d = pop$pc;
         pc4 = pcq$q + (pcq$q >> 32'h8);
         pc5 = pc4 + (pc4 >> 32'h10);
         pc6 = (pc5 + (pc5 >> 32'h20)) & 32'h7f;
@@ -15071,6 +15072,26 @@ module fanin_hg_pcq(d,q,clock);
     end
           
 endmodule // fanin_hg_pcq
+
+
+module fanin_hg_pop(x,pc);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    output reg  [63:0] pc;
+    
+    // Local signals
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    
+    // Update code
+    always @(*) begin
+        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+    end
+    
+endmodule // fanin_hg_pop
 
 
 module fanin_hg_r_bitmap(d,q,clock);
@@ -20449,6 +20470,16 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     wire  [7:0] pchk$pop;
     reg  [639:0] swap$a;
     wire  [639:0] swap$y;
+    reg  [15:0] udp_len_eq$a;
+    reg  [15:0] udp_len_eq$b;
+    reg  [15:0] udp_len_eq$c;
+    wire  udp_len_eq$eq;
+    reg  [15:0] pl_eq$a;
+    reg  [15:0] pl_eq$b;
+    reg  [15:0] pl_eq$c;
+    wire  pl_eq$eq;
+    reg  [63:0] pop$x;
+    wire  [63:0] pop$pc;
     
     // Local signals
     reg  [639:0] be;
@@ -20461,12 +20492,8 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     reg  bad0;
     reg  wire_bad0;
     reg  [15:0] terms;
-    reg  [15:0] pl;
-    reg  [19:0] pl20;
-    reg  [19:0] want20;
-    reg  [63:0] pc1;
-    reg  [63:0] pc2;
-    reg  [63:0] pc3;
+    reg  udp_len_bad;
+    reg  pl_bad;
     
     // Sub module instances
     fanin_parser_cls cls(
@@ -20488,6 +20515,22 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         .a(swap$a),
         .y(swap$y)
     );
+    fanin_parser_udp_len_eq udp_len_eq(
+        .a(udp_len_eq$a),
+        .b(udp_len_eq$b),
+        .c(udp_len_eq$c),
+        .eq(udp_len_eq$eq)
+    );
+    fanin_parser_pl_eq pl_eq(
+        .a(pl_eq$a),
+        .b(pl_eq$b),
+        .c(pl_eq$c),
+        .eq(pl_eq$eq)
+    );
+    fanin_parser_pop pop(
+        .x(pop$x),
+        .pc(pop$pc)
+    );
     
     // Update code
     always @(*) begin
@@ -20505,7 +20548,6 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         ip_bad0 = (len < 32'h22) | (be[(32'h20c)+:(4)] != 32'h4) | (ihl < 32'h14) | ~ip_ok;
         udp_cand = (be[(32'h1c0)+:(8)] == 32'h11) & (ihl == 32'h14) & ~be[32'h1dd] & (be[(32'h1d0)+:(13)] == 32'h0);
         bad0 = ~udp_cand | ~udp_ok | (be[(32'h150)+:(16)] != me_port);
-        pl = total - 32'h1c;
         ptype = be[(32'h120)+:(8)];
         flags = be[(32'h118)+:(8)];
         exponent = be[(32'h110)+:(8)];
@@ -20514,20 +20556,24 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         block = be[(32'hd0)+:(32)];
         child = be[(32'hc8)+:(8)];
         bitmap = be[(32'h80)+:(64)];
-        pl20 = ((pl) & 20'hfffff);
-        want20 = (((elements) & 20'hfffff) << 32'h2) + 32'h16;
-        pc1 = bitmap - ((bitmap >> 32'h1) & 64'h5555555555555555);
-        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
-        pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+        udp_len_eq$a = be[(32'h140)+:(16)];
+        udp_len_eq$b = 32'h14;
+        udp_len_eq$c = total;
+        pl_eq$a = elements << 32'h2;
+        pl_eq$b = 32'h32;
+        pl_eq$c = total;
+        udp_len_bad = ~udp_len_eq$eq;
+        pl_bad = ~pl_eq$eq;
+        pop$x = bitmap;
         wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | ((ptype != 32'h1) & (ptype != 32'h2)) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
-        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | ((((be[(32'h140)+:(16)] != (total - 32'h14))) & 16'hffff) << 32'h8) | ((((pl < 32'h16)) & 16'hffff) << 32'ha) | ((((pl20 != want20)) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc);
+        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc);
         c_terms = terms;
         c_non_ip = (terms & 32'h1) != 32'h0;
         c_ip_bad = (terms & 32'h1e) != 32'h0;
         c_route = (terms & 32'h20) != 32'h0;
         c_bad = (terms & 32'h1c0) != 32'h0;
         c_wire_bad = (terms & 32'h1c00) != 32'h0;
-        c_pc = pc3;
+        c_pc = pop$pc;
         c_count = be[(32'hc0)+:(8)];
         cls$non_ip = c_non_ip;
         cls$ip_bad = c_ip_bad;
@@ -20603,6 +20649,48 @@ module fanin_parser_pchk(pc,count,ok,pop);
 endmodule // fanin_parser_pchk
 
 
+module fanin_parser_pl_eq(a,b,c,eq);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    input wire  [15:0] c;
+    output reg  eq;
+    
+    // Local signals
+    reg  [15:0] k;
+    reg  [15:0] g;
+    
+    // Update code
+    always @(*) begin
+        k = a ^ b ^ c;
+        g = (a & b) | ((a | b) & ~c);
+        eq = k == (g << 32'h1);
+    end
+    
+endmodule // fanin_parser_pl_eq
+
+
+module fanin_parser_pop(x,pc);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    output reg  [63:0] pc;
+    
+    // Local signals
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    
+    // Update code
+    always @(*) begin
+        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+    end
+    
+endmodule // fanin_parser_pop
+
+
 module fanin_parser_swap(a,y);
     
     // Module arguments
@@ -20612,6 +20700,28 @@ module fanin_parser_swap(a,y);
     // Update code (custom)
     assign y = {a[7:0], a[15:8], a[23:16], a[31:24], a[39:32], a[47:40], a[55:48], a[63:56], a[71:64], a[79:72], a[87:80], a[95:88], a[103:96], a[111:104], a[119:112], a[127:120], a[135:128], a[143:136], a[151:144], a[159:152], a[167:160], a[175:168], a[183:176], a[191:184], a[199:192], a[207:200], a[215:208], a[223:216], a[231:224], a[239:232], a[247:240], a[255:248], a[263:256], a[271:264], a[279:272], a[287:280], a[295:288], a[303:296], a[311:304], a[319:312], a[327:320], a[335:328], a[343:336], a[351:344], a[359:352], a[367:360], a[375:368], a[383:376], a[391:384], a[399:392], a[407:400], a[415:408], a[423:416], a[431:424], a[439:432], a[447:440], a[455:448], a[463:456], a[471:464], a[479:472], a[487:480], a[495:488], a[503:496], a[511:504], a[519:512], a[527:520], a[535:528], a[543:536], a[551:544], a[559:552], a[567:560], a[575:568], a[583:576], a[591:584], a[599:592], a[607:600], a[615:608], a[623:616], a[631:624], a[639:632]};
 endmodule // fanin_parser_swap
+
+
+module fanin_parser_udp_len_eq(a,b,c,eq);
+    
+    // Module arguments
+    input wire  [15:0] a;
+    input wire  [15:0] b;
+    input wire  [15:0] c;
+    output reg  eq;
+    
+    // Local signals
+    reg  [15:0] k;
+    reg  [15:0] g;
+    
+    // Update code
+    always @(*) begin
+        k = a ^ b ^ c;
+        g = (a & b) | ((a | b) & ~c);
+        eq = k == (g << 32'h1);
+    end
+    
+endmodule // fanin_parser_udp_len_eq
 
 
 module fanin_pc_bad(d,q,clock);
