@@ -113,10 +113,12 @@ pub struct Parser {
     bad0: Signal<Local, bool>,
     wire_bad0: Signal<Local, bool>,
     terms: Signal<Local, Bits<16>>,
-    udp_len_eq: SumEq,
+    ul_k: Signal<Local, Bits<16>>,
+    ul_g: Signal<Local, Bits<16>>,
+    pl_k: Signal<Local, Bits<16>>,
+    pl_g: Signal<Local, Bits<16>>,
     udp_len_bad: Signal<Local, bool>,
     pl_bad: Signal<Local, bool>,
-    pl_eq: SumEq,
     pop: BytePop,
 }
 
@@ -165,17 +167,19 @@ impl Logic for Parser {
         // fanin length against the element count (term 11: 4 * elements + 50 == total,
         // i.e. payload = 4 * elements + 22; modulo 2^16, which differs from the exact
         // comparison only for elements > 16378, rejected by term 12 anyway). Both are
-        // carry-free equality tests (SumEq), not a subtractor and a comparator.
-        self.udp_len_eq.a.next = self.be.val().get_bits::<16>(320);
-        self.udp_len_eq.b.next = 20.into();
-        self.udp_len_eq.c.next = self.total.val();
-        self.pl_eq.a.next = self.elements.val() << 2;
-        self.pl_eq.b.next = 50.into();
-        self.pl_eq.c.next = self.total.val();
-        // (negated on their own: `!` inside the wider `terms` expression would be Verilog's
-        // `~` on the zero-extended bit)
-        self.udp_len_bad.next = !self.udp_len_eq.eq.val();
-        self.pl_bad.next = !self.pl_eq.eq.val();
+        // carry-free equality tests, not a subtractor and a comparator: with the carries
+        // `k` of `a + b`, `c = a ^ b ^ k`, so `k = a ^ b ^ c`; the sum is `c` exactly when
+        // each bit's carry out, `maj(a, b, k) = (a & b) | ((a | b) & !c)`, is the next bit's
+        // `k` (and `k_0 = 0`): a LUT level per bit pair and a 16-input OR. (Inline: a
+        // sub-block fed and read in this block is a combinational loop to Verilator.)
+        self.ul_k.next = self.be.val().get_bits::<16>(320) ^ 20 ^ self.total.val();
+        self.ul_g.next = (self.be.val().get_bits::<16>(320) & 20)
+            | ((self.be.val().get_bits::<16>(320) | 20) & !self.total.val());
+        self.udp_len_bad.next = self.ul_k.val() != (self.ul_g.val() << 1);
+        self.pl_k.next = (self.elements.val() << 2) ^ 50 ^ self.total.val();
+        self.pl_g.next = ((self.elements.val() << 2) & 50)
+            | (((self.elements.val() << 2) | 50) & !self.total.val());
+        self.pl_bad.next = self.pl_k.val() != (self.pl_g.val() << 1);
         // Population count of the bitmap's bytes, compared with the count byte.
         self.pop.x.next = self.bitmap.val();
         // (terms 10..=12: the lengths, then the fields)
@@ -252,35 +256,6 @@ impl Logic for Classify {
         } else {
             self.kind.next = 3.into();
         }
-    }
-}
-
-/// `a + b == c` modulo 2^16 without a carry chain: with the carries `k` of the sum,
-/// `c = a ^ b ^ k`, so `k = a ^ b ^ c`; the sum is right exactly when each bit's carry out,
-/// `maj(a, b, k) = (a & b) | ((a | b) & !c)`, is the next bit's `k` (and `k_0 = 0`). Each
-/// bit of the test depends on two adjacent bit positions, so the whole test is a LUT level
-/// and a 16-input AND.
-#[derive(LogicBlock, Default)]
-pub struct SumEq {
-    /// First addend.
-    pub a: Signal<In, Bits<16>>,
-    /// Second addend.
-    pub b: Signal<In, Bits<16>>,
-    /// The claimed sum.
-    pub c: Signal<In, Bits<16>>,
-    /// `a + b == c` (mod 2^16).
-    pub eq: Signal<Out, bool>,
-    k: Signal<Local, Bits<16>>,
-    g: Signal<Local, Bits<16>>,
-}
-
-impl Logic for SumEq {
-    #[hdl_gen]
-    fn update(&mut self) {
-        self.k.next = self.a.val() ^ self.b.val() ^ self.c.val();
-        self.g.next =
-            (self.a.val() & self.b.val()) | ((self.a.val() | self.b.val()) & !self.c.val());
-        self.eq.next = self.k.val() == (self.g.val() << 1);
     }
 }
 

@@ -20470,14 +20470,6 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     wire  [7:0] pchk$pop;
     reg  [639:0] swap$a;
     wire  [639:0] swap$y;
-    reg  [15:0] udp_len_eq$a;
-    reg  [15:0] udp_len_eq$b;
-    reg  [15:0] udp_len_eq$c;
-    wire  udp_len_eq$eq;
-    reg  [15:0] pl_eq$a;
-    reg  [15:0] pl_eq$b;
-    reg  [15:0] pl_eq$c;
-    wire  pl_eq$eq;
     reg  [63:0] pop$x;
     wire  [63:0] pop$pc;
     
@@ -20492,6 +20484,10 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     reg  bad0;
     reg  wire_bad0;
     reg  [15:0] terms;
+    reg  [15:0] ul_k;
+    reg  [15:0] ul_g;
+    reg  [15:0] pl_k;
+    reg  [15:0] pl_g;
     reg  udp_len_bad;
     reg  pl_bad;
     
@@ -20514,18 +20510,6 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     fanin_parser_swap swap(
         .a(swap$a),
         .y(swap$y)
-    );
-    fanin_parser_udp_len_eq udp_len_eq(
-        .a(udp_len_eq$a),
-        .b(udp_len_eq$b),
-        .c(udp_len_eq$c),
-        .eq(udp_len_eq$eq)
-    );
-    fanin_parser_pl_eq pl_eq(
-        .a(pl_eq$a),
-        .b(pl_eq$b),
-        .c(pl_eq$c),
-        .eq(pl_eq$eq)
     );
     fanin_parser_pop pop(
         .x(pop$x),
@@ -20556,14 +20540,12 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         block = be[(32'hd0)+:(32)];
         child = be[(32'hc8)+:(8)];
         bitmap = be[(32'h80)+:(64)];
-        udp_len_eq$a = be[(32'h140)+:(16)];
-        udp_len_eq$b = 32'h14;
-        udp_len_eq$c = total;
-        pl_eq$a = elements << 32'h2;
-        pl_eq$b = 32'h32;
-        pl_eq$c = total;
-        udp_len_bad = ~udp_len_eq$eq;
-        pl_bad = ~pl_eq$eq;
+        ul_k = be[(32'h140)+:(16)] ^ 32'h14 ^ total;
+        ul_g = (be[(32'h140)+:(16)] & 32'h14) | ((be[(32'h140)+:(16)] | 32'h14) & ~total);
+        udp_len_bad = ul_k != (ul_g << 32'h1);
+        pl_k = (elements << 32'h2) ^ 32'h32 ^ total;
+        pl_g = ((elements << 32'h2) & 32'h32) | (((elements << 32'h2) | 32'h32) & ~total);
+        pl_bad = pl_k != (pl_g << 32'h1);
         pop$x = bitmap;
         wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | ((ptype != 32'h1) & (ptype != 32'h2)) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
         terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc);
@@ -20649,28 +20631,6 @@ module fanin_parser_pchk(pc,count,ok,pop);
 endmodule // fanin_parser_pchk
 
 
-module fanin_parser_pl_eq(a,b,c,eq);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    input wire  [15:0] c;
-    output reg  eq;
-    
-    // Local signals
-    reg  [15:0] k;
-    reg  [15:0] g;
-    
-    // Update code
-    always @(*) begin
-        k = a ^ b ^ c;
-        g = (a & b) | ((a | b) & ~c);
-        eq = k == (g << 32'h1);
-    end
-    
-endmodule // fanin_parser_pl_eq
-
-
 module fanin_parser_pop(x,pc);
     
     // Module arguments
@@ -20700,28 +20660,6 @@ module fanin_parser_swap(a,y);
     // Update code (custom)
     assign y = {a[7:0], a[15:8], a[23:16], a[31:24], a[39:32], a[47:40], a[55:48], a[63:56], a[71:64], a[79:72], a[87:80], a[95:88], a[103:96], a[111:104], a[119:112], a[127:120], a[135:128], a[143:136], a[151:144], a[159:152], a[167:160], a[175:168], a[183:176], a[191:184], a[199:192], a[207:200], a[215:208], a[223:216], a[231:224], a[239:232], a[247:240], a[255:248], a[263:256], a[271:264], a[279:272], a[287:280], a[295:288], a[303:296], a[311:304], a[319:312], a[327:320], a[335:328], a[343:336], a[351:344], a[359:352], a[367:360], a[375:368], a[383:376], a[391:384], a[399:392], a[407:400], a[415:408], a[423:416], a[431:424], a[439:432], a[447:440], a[455:448], a[463:456], a[471:464], a[479:472], a[487:480], a[495:488], a[503:496], a[511:504], a[519:512], a[527:520], a[535:528], a[543:536], a[551:544], a[559:552], a[567:560], a[575:568], a[583:576], a[591:584], a[599:592], a[607:600], a[615:608], a[623:616], a[631:624], a[639:632]};
 endmodule // fanin_parser_swap
-
-
-module fanin_parser_udp_len_eq(a,b,c,eq);
-    
-    // Module arguments
-    input wire  [15:0] a;
-    input wire  [15:0] b;
-    input wire  [15:0] c;
-    output reg  eq;
-    
-    // Local signals
-    reg  [15:0] k;
-    reg  [15:0] g;
-    
-    // Update code
-    always @(*) begin
-        k = a ^ b ^ c;
-        g = (a & b) | ((a | b) & ~c);
-        eq = k == (g << 32'h1);
-    end
-    
-endmodule // fanin_parser_udp_len_eq
 
 
 module fanin_pc_bad(d,q,clock);
@@ -25294,7 +25232,14 @@ module fanin_rx_0_oki(clock,we,waddr,wd,raddr,rd);
     end
     
     always @(posedge clock) begin
-        if (we) f[waddr[2:0]] <= wd;
+        if (we && waddr[2:0] == 3'd0) f[0] <= wd;
+        if (we && waddr[2:0] == 3'd1) f[1] <= wd;
+        if (we && waddr[2:0] == 3'd2) f[2] <= wd;
+        if (we && waddr[2:0] == 3'd3) f[3] <= wd;
+        if (we && waddr[2:0] == 3'd4) f[4] <= wd;
+        if (we && waddr[2:0] == 3'd5) f[5] <= wd;
+        if (we && waddr[2:0] == 3'd6) f[6] <= wd;
+        if (we && waddr[2:0] == 3'd7) f[7] <= wd;
     end
     
     assign rd = f[raddr[2:0]];
@@ -25320,7 +25265,14 @@ module fanin_rx_0_oku(clock,we,waddr,wd,raddr,rd);
     end
     
     always @(posedge clock) begin
-        if (we) f[waddr[2:0]] <= wd;
+        if (we && waddr[2:0] == 3'd0) f[0] <= wd;
+        if (we && waddr[2:0] == 3'd1) f[1] <= wd;
+        if (we && waddr[2:0] == 3'd2) f[2] <= wd;
+        if (we && waddr[2:0] == 3'd3) f[3] <= wd;
+        if (we && waddr[2:0] == 3'd4) f[4] <= wd;
+        if (we && waddr[2:0] == 3'd5) f[5] <= wd;
+        if (we && waddr[2:0] == 3'd6) f[6] <= wd;
+        if (we && waddr[2:0] == 3'd7) f[7] <= wd;
     end
     
     assign rd = f[raddr[2:0]];
@@ -27401,7 +27353,14 @@ module fanin_rx_1_oki(clock,we,waddr,wd,raddr,rd);
     end
     
     always @(posedge clock) begin
-        if (we) f[waddr[2:0]] <= wd;
+        if (we && waddr[2:0] == 3'd0) f[0] <= wd;
+        if (we && waddr[2:0] == 3'd1) f[1] <= wd;
+        if (we && waddr[2:0] == 3'd2) f[2] <= wd;
+        if (we && waddr[2:0] == 3'd3) f[3] <= wd;
+        if (we && waddr[2:0] == 3'd4) f[4] <= wd;
+        if (we && waddr[2:0] == 3'd5) f[5] <= wd;
+        if (we && waddr[2:0] == 3'd6) f[6] <= wd;
+        if (we && waddr[2:0] == 3'd7) f[7] <= wd;
     end
     
     assign rd = f[raddr[2:0]];
@@ -27427,7 +27386,14 @@ module fanin_rx_1_oku(clock,we,waddr,wd,raddr,rd);
     end
     
     always @(posedge clock) begin
-        if (we) f[waddr[2:0]] <= wd;
+        if (we && waddr[2:0] == 3'd0) f[0] <= wd;
+        if (we && waddr[2:0] == 3'd1) f[1] <= wd;
+        if (we && waddr[2:0] == 3'd2) f[2] <= wd;
+        if (we && waddr[2:0] == 3'd3) f[3] <= wd;
+        if (we && waddr[2:0] == 3'd4) f[4] <= wd;
+        if (we && waddr[2:0] == 3'd5) f[5] <= wd;
+        if (we && waddr[2:0] == 3'd6) f[6] <= wd;
+        if (we && waddr[2:0] == 3'd7) f[7] <= wd;
     end
     
     assign rd = f[raddr[2:0]];
@@ -29508,7 +29474,14 @@ module fanin_rx_2_oki(clock,we,waddr,wd,raddr,rd);
     end
     
     always @(posedge clock) begin
-        if (we) f[waddr[2:0]] <= wd;
+        if (we && waddr[2:0] == 3'd0) f[0] <= wd;
+        if (we && waddr[2:0] == 3'd1) f[1] <= wd;
+        if (we && waddr[2:0] == 3'd2) f[2] <= wd;
+        if (we && waddr[2:0] == 3'd3) f[3] <= wd;
+        if (we && waddr[2:0] == 3'd4) f[4] <= wd;
+        if (we && waddr[2:0] == 3'd5) f[5] <= wd;
+        if (we && waddr[2:0] == 3'd6) f[6] <= wd;
+        if (we && waddr[2:0] == 3'd7) f[7] <= wd;
     end
     
     assign rd = f[raddr[2:0]];
@@ -29534,7 +29507,14 @@ module fanin_rx_2_oku(clock,we,waddr,wd,raddr,rd);
     end
     
     always @(posedge clock) begin
-        if (we) f[waddr[2:0]] <= wd;
+        if (we && waddr[2:0] == 3'd0) f[0] <= wd;
+        if (we && waddr[2:0] == 3'd1) f[1] <= wd;
+        if (we && waddr[2:0] == 3'd2) f[2] <= wd;
+        if (we && waddr[2:0] == 3'd3) f[3] <= wd;
+        if (we && waddr[2:0] == 3'd4) f[4] <= wd;
+        if (we && waddr[2:0] == 3'd5) f[5] <= wd;
+        if (we && waddr[2:0] == 3'd6) f[6] <= wd;
+        if (we && waddr[2:0] == 3'd7) f[7] <= wd;
     end
     
     assign rd = f[raddr[2:0]];
@@ -31615,7 +31595,14 @@ module fanin_rx_3_oki(clock,we,waddr,wd,raddr,rd);
     end
     
     always @(posedge clock) begin
-        if (we) f[waddr[2:0]] <= wd;
+        if (we && waddr[2:0] == 3'd0) f[0] <= wd;
+        if (we && waddr[2:0] == 3'd1) f[1] <= wd;
+        if (we && waddr[2:0] == 3'd2) f[2] <= wd;
+        if (we && waddr[2:0] == 3'd3) f[3] <= wd;
+        if (we && waddr[2:0] == 3'd4) f[4] <= wd;
+        if (we && waddr[2:0] == 3'd5) f[5] <= wd;
+        if (we && waddr[2:0] == 3'd6) f[6] <= wd;
+        if (we && waddr[2:0] == 3'd7) f[7] <= wd;
     end
     
     assign rd = f[raddr[2:0]];
@@ -31641,7 +31628,14 @@ module fanin_rx_3_oku(clock,we,waddr,wd,raddr,rd);
     end
     
     always @(posedge clock) begin
-        if (we) f[waddr[2:0]] <= wd;
+        if (we && waddr[2:0] == 3'd0) f[0] <= wd;
+        if (we && waddr[2:0] == 3'd1) f[1] <= wd;
+        if (we && waddr[2:0] == 3'd2) f[2] <= wd;
+        if (we && waddr[2:0] == 3'd3) f[3] <= wd;
+        if (we && waddr[2:0] == 3'd4) f[4] <= wd;
+        if (we && waddr[2:0] == 3'd5) f[5] <= wd;
+        if (we && waddr[2:0] == 3'd6) f[6] <= wd;
+        if (we && waddr[2:0] == 3'd7) f[7] <= wd;
     end
     
     assign rd = f[raddr[2:0]];
