@@ -99,6 +99,9 @@ pub struct Resources {
     pub path: Vec<String>,
     /// Net names at the critical path's start (a register/RAM output or input port) and end.
     pub path_nets: (String, String),
+    /// Every net that ends a path of the critical depth (the critical path's end among
+    /// them), sorted: what must change for the depth to drop.
+    pub critical_ends: Vec<String>,
 }
 
 impl Resources {
@@ -145,6 +148,21 @@ impl Resources {
         );
         let _ = writeln!(s, "  path: {}", self.path.join(" -> "));
         let _ = writeln!(s, "  from {} to {}", self.path_nets.0, self.path_nets.1);
+        const SHOWN: usize = 12;
+        let _ = writeln!(
+            s,
+            "  {} end points at depth {}{}",
+            self.critical_ends.len(),
+            self.depth,
+            if self.critical_ends.len() > SHOWN {
+                format!(" (first {SHOWN})")
+            } else {
+                String::new()
+            }
+        );
+        for n in self.critical_ends.iter().take(SHOWN) {
+            let _ = writeln!(s, "    {n}");
+        }
         s.push_str(&self.summary_line());
         s.push('\n');
         s
@@ -379,14 +397,16 @@ pub fn analyse(m: &Netlist) -> Result<Resources> {
             _ => r.lutram += lutram_luts(t),
         }
     }
-    let (depth, path, nets) = critical_path(m)?;
+    let (depth, path, nets, ends) = critical_path(m)?;
     r.depth = depth;
     r.path = path;
     r.path_nets = nets;
+    r.critical_ends = ends;
     Ok(r)
 }
 
-type CriticalPath = (u32, Vec<String>, (String, String));
+/// Depth, the critical path's cell types, its start and end nets, every end at that depth.
+type CriticalPath = (u32, Vec<String>, (String, String), Vec<String>);
 
 fn critical_path(m: &Netlist) -> Result<CriticalPath> {
     let cells: Vec<&Cell> = m.cells.iter().collect();
@@ -461,7 +481,7 @@ fn critical_path(m: &Netlist) -> Result<CriticalPath> {
         .filter(|(i, _)| matches!(kind(&cells[*i].ty), Kind::Comb(_)))
         .max_by_key(|x| *x.1)
     else {
-        return Ok((0, Vec::new(), Default::default()));
+        return Ok((0, Vec::new(), Default::default(), Vec::new()));
     };
     let mut path = Vec::new();
     let mut cur = Some(end);
@@ -484,7 +504,24 @@ fn critical_path(m: &Netlist) -> Result<CriticalPath> {
         .find(|(p, n)| !is_output(p) && !driver.contains_key(n.as_str()) && !n.starts_with('$'))
         .map(|(_, n)| n.clone())
         .unwrap_or_default();
-    Ok((depth, path, (start_net, end_net)))
+    // The ends at the critical depth: outputs of combinational cells at that depth that no
+    // combinational cell at that depth reads (a zero-weight cell after one is at it too).
+    let at_depth = |i: usize| level[i] == depth && matches!(kind(&cells[i].ty), Kind::Comb(_));
+    let read_at_depth: std::collections::HashSet<&str> = (0..cells.len())
+        .filter(|&i| at_depth(i))
+        .flat_map(|i| cells[i].conns.iter())
+        .filter(|(p, _)| !is_output(p))
+        .map(|(_, n)| n.as_str())
+        .collect();
+    let mut ends: Vec<String> = (0..cells.len())
+        .filter(|&i| at_depth(i))
+        .flat_map(|i| cells[i].conns.iter())
+        .filter(|(p, n)| is_output(p) && !read_at_depth.contains(n.as_str()))
+        .map(|(_, n)| n.clone())
+        .collect();
+    ends.sort();
+    ends.dedup();
+    Ok((depth, path, (start_net, end_net), ends))
 }
 
 #[cfg(test)]
@@ -527,9 +564,30 @@ mod tests {
         );
         assert_eq!(r.summary_line(), "resources: LUT=3 FF=2 BRAM36=1 depth=2");
         assert_eq!(r.path_nets, ("n3".to_string(), "n7".to_string()));
+        assert_eq!(r.critical_ends, vec!["n7".to_string()]);
         assert!(r
             .render("x", Family::Xcup)
             .ends_with("resources: LUT=3 FF=2 BRAM36=1 depth=2\n"));
+    }
+
+    #[test]
+    fn every_end_at_the_critical_depth_is_listed() {
+        // Two 2-LUT paths (one through a MUXF7, which adds no level) and a 1-LUT path.
+        let b = ".model top\n\
+                 .subckt FDRE C=clk D=z Q=r R=$false\n\
+                 .subckt LUT1 I0=r O=a1\n.subckt LUT1 I0=a1 O=a2\n\
+                 .subckt LUT1 I0=r O=b1\n.subckt LUT2 I0=b1 I1=r O=b2\n\
+                 .subckt MUXF7 I0=b2 I1=r S=r O=b3\n\
+                 .subckt LUT1 I0=r O=c1\n\
+                 .subckt FDRE C=clk D=a2 Q=x R=$false\n\
+                 .subckt FDRE C=clk D=b3 Q=y R=$false\n\
+                 .subckt FDRE C=clk D=c1 Q=z R=$false\n.end\n";
+        let r = analyse(&Netlist::from_blif(b, "top").unwrap()).unwrap();
+        assert_eq!(r.depth, 2);
+        assert_eq!(r.critical_ends, vec!["a2".to_string(), "b3".to_string()]);
+        assert!(r
+            .render("t", Family::Xcup)
+            .contains("2 end points at depth 2\n    a2\n    b3\n"));
     }
 
     #[test]
