@@ -3,7 +3,6 @@
 //! DSCP/ECN 0, ident 0, DF, TTL 64, correct header checksum, UDP checksum 0; the fanin
 //! count byte is the population count of the bitmap.
 
-use crate::parse::BytePop;
 use rust_hdl::prelude::*;
 
 /// Header builder in two registered stages: `ld1` registers the fields with the partial
@@ -92,7 +91,9 @@ pub struct HdrGen {
     cs1: Signal<Local, Bits<20>>,
     cs2: Signal<Local, Bits<20>>,
     csum: Signal<Local, Bits<16>>,
-    pop: BytePop,
+    pc1: Signal<Local, Bits<64>>,
+    pc2: Signal<Local, Bits<64>>,
+    pc3: Signal<Local, Bits<64>>,
     pc4: Signal<Local, Bits<64>>,
     pc5: Signal<Local, Bits<64>>,
     pc6: Signal<Local, Bits<64>>,
@@ -116,10 +117,14 @@ impl Logic for HdrGen {
             + bit_cast::<20, 16>(self.src_ip.val().get_bits::<16>(0))
             + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(16))
             + bit_cast::<20, 16>(self.dst_ip.val().get_bits::<16>(0));
-        self.pop.x.next = self.pc_bitmap.val();
+        self.pc1.next =
+            self.pc_bitmap.val() - ((self.pc_bitmap.val() >> 1) & 0x5555_5555_5555_5555u64);
+        self.pc2.next = (self.pc1.val() & 0x3333_3333_3333_3333u64)
+            + ((self.pc1.val() >> 2) & 0x3333_3333_3333_3333u64);
+        self.pc3.next = (self.pc2.val() + (self.pc2.val() >> 4)) & 0x0f0f_0f0f_0f0f_0f0fu64;
         // (per-byte counts registered every cycle: `pc_bitmap` is the bitmap a cycle
         // before `ld1`)
-        self.pcq.d.next = self.pop.pc.val();
+        self.pcq.d.next = self.pc3.val();
         self.pc4.next = self.pcq.q.val() + (self.pcq.q.val() >> 8);
         self.pc5.next = self.pc4.val() + (self.pc4.val() >> 16);
         self.pc6.next = (self.pc5.val() + (self.pc5.val() >> 32)) & 0x7f;

@@ -14736,8 +14736,6 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     reg  [7:0] lay$count;
     reg  [63:0] lay$bitmap;
     wire  [511:0] lay$y;
-    reg  [63:0] pop$x;
-    wire  [63:0] pop$pc;
     
     // Local signals
     reg  [15:0] total;
@@ -14745,6 +14743,9 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
     reg  [19:0] cs1;
     reg  [19:0] cs2;
     reg  [15:0] csum;
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    reg  [63:0] pc3;
     reg  [63:0] pc4;
     reg  [63:0] pc5;
     reg  [63:0] pc6;
@@ -14871,10 +14872,6 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         .bitmap(lay$bitmap),
         .y(lay$y)
     );
-    fanin_hg_pop pop(
-        .x(pop$x),
-        .pc(pop$pc)
-    );
     
     // Update code
     always @(*) begin
@@ -14920,8 +14917,10 @@ module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,expo
         pcq$d = pcq$q;
         total = (elements << 32'h2) + 32'h32;
         cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
-        pop$x = pc_bitmap;
-        pcq$d = pop$pc;
+        pc1 = pc_bitmap - ((pc_bitmap >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+        pcq$d = pc3;
         pc4 = pcq$q + (pcq$q >> 32'h8);
         pc5 = pc4 + (pc4 >> 32'h10);
         pc6 = (pc5 + (pc5 >> 32'h20)) & 32'h7f;
@@ -15072,26 +15071,6 @@ module fanin_hg_pcq(d,q,clock);
     end
           
 endmodule // fanin_hg_pcq
-
-
-module fanin_hg_pop(x,pc);
-    
-    // Module arguments
-    input wire  [63:0] x;
-    output reg  [63:0] pc;
-    
-    // Local signals
-    reg  [63:0] pc1;
-    reg  [63:0] pc2;
-    
-    // Update code
-    always @(*) begin
-        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
-        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
-        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-    end
-    
-endmodule // fanin_hg_pop
 
 
 module fanin_hg_r_bitmap(d,q,clock);
