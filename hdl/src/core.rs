@@ -291,10 +291,12 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dx_len: DFF<Bits<16>>,
     dx_row0: DFF<Bits<16>>,
     dx_nrows: DFF<Bits<16>>,
-    busy_lp: Signal<Local, Bits<32>>,
-    busy_lm: Signal<Local, Bits<32>>,
-    bdel_p: Signal<Local, Bits<32>>,
-    bdel_m: Signal<Local, Bits<32>>,
+    ge_m3: Signal<Local, bool>,
+    ge_m2: Signal<Local, bool>,
+    ge_m1: Signal<Local, bool>,
+    ge_0: Signal<Local, bool>,
+    ge_p1: Signal<Local, bool>,
+    ge_p2: Signal<Local, bool>,
     qf: Signal<Local, bool>,
     dec_v: Signal<Local, bool>,
     wq_v: DFF<bool>,
@@ -310,7 +312,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     xm_elem: Signal<Local, Bits<16>>,
     xm_block: Signal<Local, Bits<32>>,
     xm_bitmap: Signal<Local, Bits<64>>,
-    bdel: Signal<Local, Bits<32>>,
+    qf0: Signal<Local, bool>,
     // The item stage between DECIDE and the back end (`sq_v`: it holds an item).
     sq_v: DFF<bool>,
     sq_hst: DFF<Bits<4>>,
@@ -442,6 +444,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     row0: DFF<Bits<16>>,
     nrows: DFF<Bits<16>>,
     ri: DFF<Bits<16>>,
+    /// `ri + 2`, kept beside `ri` (the last-row compare reads it: no adder before it).
+    ri2: DFF<Bits<16>>,
     v1: DFF<bool>,
     wm: DFF<Bits<8>>,
     ji: DFF<Bits<8>>,
@@ -560,7 +564,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     tick_div: DFF<Bits<32>>,
     scan_ticks: DFF<Bits<32>>,
     sweep_on: DFF<bool>,
-    sweep_t0: DFF<Bits<32>>,
+    /// Ticks since the last sweep start (`now` minus the start's `now`, wrapping).
+    sweep_el: DFF<Bits<32>>,
+    /// `now` advances this cycle.
+    tick_now: Signal<Local, bool>,
     scan_ptr: DFF<Bits<ADDR_W>>,
     scan_c: DFF<bool>,
     scan_turn: DFF<bool>,
@@ -578,6 +585,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     la_ok: Signal<Local, bool>,
     h_st: Signal<Local, Bits<4>>,
     b_free: Signal<Local, bool>,
+    /// `e_last` for an item or round handed over this cycle (written when `b_free`).
+    el_init: Signal<Local, bool>,
     b_done: Signal<Local, bool>,
     ev_b: Signal<Local, Bits<32>>,
     pm_low: Signal<Local, Bits<8>>,
@@ -634,7 +643,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     lim33: Signal<Local, Bits<33>>,
     stale: Signal<Local, bool>,
     busy_cur: Signal<Local, Bits<32>>,
-    busy_left: Signal<Local, Bits<32>>,
+    qfp: Signal<Local, bool>,
+    qfm: Signal<Local, bool>,
     newbm: Signal<Local, Bits<64>>,
     mflags: Signal<Local, Bits<8>>,
     sflags: Signal<Local, Bits<8>>,
@@ -962,6 +972,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             la_ok: Default::default(),
             h_st: Default::default(),
             b_free: Default::default(),
+            el_init: Default::default(),
             b_done: Default::default(),
             ev_b: Default::default(),
             nr1: Default::default(),
@@ -1010,7 +1021,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             tick_div: Default::default(),
             scan_ticks: Default::default(),
             sweep_on: Default::default(),
-            sweep_t0: Default::default(),
+            sweep_el: Default::default(),
+            tick_now: Default::default(),
             scan_ptr: Default::default(),
             scan_c: Default::default(),
             scan_turn: Default::default(),
@@ -1051,7 +1063,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             lim33: Default::default(),
             stale: Default::default(),
             busy_cur: Default::default(),
-            busy_left: Default::default(),
+            qfp: Default::default(),
+            qfm: Default::default(),
             newbm: Default::default(),
             mflags: Default::default(),
             sflags: Default::default(),
@@ -1140,10 +1153,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             dx_len: Default::default(),
             dx_row0: Default::default(),
             dx_nrows: Default::default(),
-            busy_lp: Default::default(),
-            busy_lm: Default::default(),
-            bdel_p: Default::default(),
-            bdel_m: Default::default(),
+            ge_m3: Default::default(),
+            ge_m2: Default::default(),
+            ge_m1: Default::default(),
+            ge_0: Default::default(),
+            ge_p1: Default::default(),
+            ge_p2: Default::default(),
             qf: Default::default(),
             dec_v: Default::default(),
             wq_v: Default::default(),
@@ -1158,7 +1173,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             xm_elem: Default::default(),
             xm_block: Default::default(),
             xm_bitmap: Default::default(),
-            bdel: Default::default(),
+            qf0: Default::default(),
             sq_v: Default::default(),
             sq_hst: Default::default(),
             sq_rl: Default::default(),
@@ -1279,6 +1294,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             row0: Default::default(),
             nrows: Default::default(),
             ri: Default::default(),
+            ri2: Default::default(),
             v1: Default::default(),
             wm: Default::default(),
             vb: n(9),
@@ -1571,6 +1587,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             row0,
             nrows,
             ri,
+            ri2,
             v1,
             wm,
             ji,
@@ -1677,7 +1694,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             tick_div,
             scan_ticks,
             sweep_on,
-            sweep_t0,
+            sweep_el,
             scan_ptr,
             scan_c,
             scan_turn,
@@ -1825,9 +1842,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chram3.clock.next = self.clock.val();
         self.ovram.clock.next = self.clock.val();
         // Timer: `tick_div` cycles per tick.
-        if self.tick_cnt.q.val() + 1 >= self.tick_div.q.val() {
+        self.tick_now.next = self.tick_cnt.q.val() + 1 >= self.tick_div.q.val();
+        if self.tick_now.val() {
             self.tick_cnt.d.next = 0.into();
             self.now.d.next = self.now.q.val() + 1;
+            self.sweep_el.d.next = self.sweep_el.q.val() + 1;
         } else {
             self.tick_cnt.d.next = self.tick_cnt.q.val() + 1;
         }
@@ -2256,37 +2275,37 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             + bit_cast::<33, 32>(self.je.q.val().get_bits::<32>(320));
         self.stale.next =
             self.je.q.val().get_bit(2) & (bit_cast::<33, 32>(self.age.val()) >= self.lim33.val());
-        // The job's busy count once this copy is reclaimed: the count LOOK latched, plus
-        // an update that was in flight then (`bcd`: +1, -1), minus the copy if it is busy.
-        self.bdel.next = 0.into();
+        // The quota check on the job's busy count once this copy is reclaimed: the count
+        // LOOK latched (`bcur`), plus an update that was in flight then (`bcd`: +1, -1),
+        // minus the copy if it is busy; `_p`/`_m` with one more or one fewer busy copy (an
+        // update of the older frame's DECIDE beside PRED, which `bcd` does not hold). Every
+        // offset's comparison (32-bit, wrapping as the sum would) is made from registers,
+        // and the copy's state only picks one: no adder between the metadata read and the
+        // comparison.
+        self.ge_m3.next = (self.bcur.q.val() - 3) >= self.je.q.val().get_bits::<32>(256);
+        self.ge_m2.next = (self.bcur.q.val() - 2) >= self.je.q.val().get_bits::<32>(256);
+        self.ge_m1.next = (self.bcur.q.val() - 1) >= self.je.q.val().get_bits::<32>(256);
+        self.ge_0.next = self.bcur.q.val() >= self.je.q.val().get_bits::<32>(256);
+        self.ge_p1.next = (self.bcur.q.val() + 1) >= self.je.q.val().get_bits::<32>(256);
+        self.ge_p2.next = (self.bcur.q.val() + 2) >= self.je.q.val().get_bits::<32>(256);
+        self.qf0.next = self.ge_0.val();
+        self.qfp.next = self.ge_p1.val();
+        self.qfm.next = self.ge_m1.val();
         if self.bcd.q.val().get_bit(0) & !self.busy_st.val() {
-            self.bdel.next = 1.into();
+            self.qf0.next = self.ge_p1.val();
+            self.qfp.next = self.ge_p2.val();
+            self.qfm.next = self.ge_0.val();
         }
         if !self.bcd.q.val().get_bit(0) & (self.bcd.q.val().get_bit(1) ^ self.busy_st.val()) {
-            self.bdel.next = bits::<32>(0xffff_ffffu64);
+            self.qf0.next = self.ge_m1.val();
+            self.qfp.next = self.ge_0.val();
+            self.qfm.next = self.ge_m2.val();
         }
         if self.bcd.q.val().get_bit(1) & self.busy_st.val() {
-            self.bdel.next = bits::<32>(0xffff_fffeu64);
+            self.qf0.next = self.ge_m2.val();
+            self.qfp.next = self.ge_m1.val();
+            self.qfm.next = self.ge_m3.val();
         }
-        self.busy_left.next = self.bcur.q.val() + self.bdel.val();
-        // The same, with one more (`_p`) or one fewer (`_m`) busy copy: an update of the
-        // older frame's DECIDE beside PRED, which `bcd` does not hold.
-        self.bdel_p.next = 1.into();
-        self.bdel_m.next = bits::<32>(0xffff_ffffu64);
-        if self.bcd.q.val().get_bit(0) & !self.busy_st.val() {
-            self.bdel_p.next = 2.into();
-            self.bdel_m.next = 0.into();
-        }
-        if !self.bcd.q.val().get_bit(0) & (self.bcd.q.val().get_bit(1) ^ self.busy_st.val()) {
-            self.bdel_p.next = 0.into();
-            self.bdel_m.next = bits::<32>(0xffff_fffeu64);
-        }
-        if self.bcd.q.val().get_bit(1) & self.busy_st.val() {
-            self.bdel_p.next = bits::<32>(0xffff_ffffu64);
-            self.bdel_m.next = bits::<32>(0xffff_fffdu64);
-        }
-        self.busy_lp.next = self.bcur.q.val() + self.bdel_p.val();
-        self.busy_lm.next = self.bcur.q.val() + self.bdel_m.val();
         self.newbm.next = self.m_bitmap.val() | self.xp_bitmap.q.val();
         if self.xp_exponent.q.val() != self.m_exp.val() {
             self.mflags.next = self.m_flags.val() | (self.xp_flags.q.val() & 0x18) | 0x10;
@@ -2400,10 +2419,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.acc.op.next = self.agg_op.q.val();
                 }
                 self.ri.d.next = self.ri.q.val() + 1;
+                self.ri2.d.next = self.ri2.q.val() + 1;
                 // `rl`: this is the item's last RMW cycle (set at hand-over for row 0).
                 self.rl.d.next = (self.ri.q.val() + 2) >= self.nr1.q.val();
                 if self.rl.q.val() {
                     self.ri.d.next = 0.into();
+                    self.ri2.d.next = 2.into();
                     self.e_more.d.next = self.b_enr.q.val() != 0;
                     self.e_last.d.next = self.b_enr.q.val() == 1;
                     if !self.b_emit.q.val() {
@@ -2462,8 +2483,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.acc.op.next = 3.into();
                         }
                         self.ri.d.next = self.ri.q.val() + 1;
+                        self.ri2.d.next = self.ri2.q.val() + 1;
                         self.e_more.d.next = !self.e_last.q.val();
-                        self.e_last.d.next = (self.ri.q.val() + 2) == self.b_enr.q.val();
+                        self.e_last.d.next = self.ri2.q.val() == self.b_enr.q.val();
                         self.v1.d.next = true;
                         self.cp_mask.d.next = self.pmask.q.val();
                         if self.e_last.q.val() {
@@ -2523,6 +2545,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.cs_v.d.next = false;
                         self.more.d.next = false;
                         self.ri.d.next = 0.into();
+                        self.ri2.d.next = 2.into();
                         self.e_more.d.next = self.b_enr.q.val() != 0;
                         self.e_last.d.next = self.b_enr.q.val() == 1;
                         self.bstate.d.next = 3.into();
@@ -2626,6 +2649,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.h_go.next = false;
         self.h_st.next = 0.into();
         self.dh_st.next = 0.into();
+        // (`e_last` is written last from `el_init` when `b_free`: every hand-over below
+        // implies it, and one mux on `b_free` keeps its row compare off a long chain.)
+        self.el_init.next = self.b_enr.q.val() == 1;
         if self.b_free.val() {
             self.b_sel.d.next = self.sel.q.val();
             self.b_row0.d.next = self.row0.q.val();
@@ -2639,8 +2665,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.b_emit.d.next = false;
             self.b_eovf.d.next = false;
             self.ri.d.next = 0.into();
+            self.ri2.d.next = 2.into();
             self.e_more.d.next = self.b_enr.q.val() != 0;
-            self.e_last.d.next = self.b_enr.q.val() == 1;
             self.ei.d.next = 0.into();
             self.more.d.next = false;
         }
@@ -2664,7 +2690,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.b_nrows.d.next = self.sq_b_nrows.q.val();
             self.b_row0.d.next = self.sq_b_row0.q.val();
             self.b_sel.d.next = self.sq_b_sel.q.val();
-            self.e_last.d.next = self.sq_e_last.q.val();
+            self.el_init.next = self.sq_e_last.q.val();
             self.e_mc.d.next = self.sq_e_mc.q.val();
             self.e_more.d.next = self.sq_e_more.q.val();
             self.e_slot.d.next = self.sq_e_slot.q.val();
@@ -2918,7 +2944,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                                 self.e_orig.d.next = true;
                                 self.b_enr.d.next = self.nrows.q.val();
                                 self.e_more.d.next = self.nrows.q.val() != 0;
-                                self.e_last.d.next = self.nrows.q.val() == 1;
+                                self.el_init.next = self.nrows.q.val() == 1;
                                 self.pmask.d.next = self.rpm.val();
                                 self.h_st.next = 5.into();
                             } else {
@@ -2996,7 +3022,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.o_elements.d.next = self.m_elem.val();
                         self.b_enr.d.next = self.rows_m.val();
                         self.e_more.d.next = self.rows_m.val() != 0;
-                        self.e_last.d.next = self.rows_m.val() == 1;
+                        self.el_init.next = self.rows_m.val() == 1;
                         self.o_block.d.next = self.m_block.val();
                         self.o_child.d.next = self.q_sj.q.val().get_bits::<8>(24);
                         self.o_bitmap.d.next = self.m_bitmap.val();
@@ -3093,6 +3119,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             } else {
                 self.dbd.next = self.cr.val();
             }
+        }
+        if self.b_free.val() {
+            self.e_last.d.next = self.el_init.val();
         }
         // ---- Decision stages (`xstate`: 1 PRED, 2 DSEL, 3 DECIDE), overlapping the front
         // end's take, PREP2, PARSE and LOOK of the next frame. ----
@@ -3281,9 +3310,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_newer_cb.d.next = self.newer_cb.val();
                 self.q_newer_bc.d.next = self.newer_bc.val();
                 self.q_stale.d.next = self.stale.val();
-                self.q_qfull.d.next = self.busy_left.val() >= self.je.q.val().get_bits::<32>(256);
-                self.q_qf_p.d.next = self.busy_lp.val() >= self.je.q.val().get_bits::<32>(256);
-                self.q_qf_m.d.next = self.busy_lm.val() >= self.je.q.val().get_bits::<32>(256);
+                self.q_qfull.d.next = self.qf0.val();
+                self.q_qf_p.d.next = self.qfp.val();
+                self.q_qf_m.d.next = self.qfm.val();
                 // An older frame's DECIDE beside this PRED (it completes now) changes the
                 // busy count of its job by `dbi`/`dbd`: DSEL picks the matching condition.
                 self.q_bi.d.next =
@@ -3588,10 +3617,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if !self.sweep_on.q.val()
             & self.any_to.q.val()
             & (self.scan_ticks.q.val() != 0)
-            & ((self.now.q.val() - self.sweep_t0.q.val()) >= self.scan_ticks.q.val())
+            & (self.sweep_el.q.val() >= self.scan_ticks.q.val())
         {
             self.sweep_on.d.next = true;
-            self.sweep_t0.d.next = self.now.q.val();
+            // (The start's `now` is this cycle's: one tick since it if `now` advances.)
+            self.sweep_el.d.next = bit_cast::<32, 1>(self.tick_now.val().into());
             self.scan_ptr.d.next = 0.into();
             self.own_age.d.next = 0.into();
         }
@@ -3998,7 +4028,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.tick_div.d.next = 1.into();
             self.scan_ticks.d.next = 1.into();
             self.sweep_on.d.next = false;
-            self.sweep_t0.d.next = 0.into();
+            self.sweep_el.d.next = 0.into();
             self.scan_ptr.d.next = 0.into();
             self.scan_c.d.next = false;
             for j in 0..self.jk.len() {

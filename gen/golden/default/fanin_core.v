@@ -1685,6 +1685,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] ri$d;
     wire  [15:0] ri$q;
     reg  ri$clock;
+    reg  [15:0] ri2$d;
+    wire  [15:0] ri2$q;
+    reg  ri2$clock;
     reg  v1$d;
     wire  v1$q;
     reg  v1$clock;
@@ -2060,9 +2063,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  sweep_on$d;
     wire  sweep_on$q;
     reg  sweep_on$clock;
-    reg  [31:0] sweep_t0$d;
-    wire  [31:0] sweep_t0$q;
-    reg  sweep_t0$clock;
+    reg  [31:0] sweep_el$d;
+    wire  [31:0] sweep_el$q;
+    reg  sweep_el$clock;
     reg  [23:0] scan_ptr$d;
     wire  [23:0] scan_ptr$q;
     reg  scan_ptr$clock;
@@ -2598,10 +2601,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     // Local signals
     reg  [23:0] pr_blk_a;
     reg  lk_free;
-    reg  [31:0] busy_lp;
-    reg  [31:0] busy_lm;
-    reg  [31:0] bdel_p;
-    reg  [31:0] bdel_m;
+    reg  ge_m3;
+    reg  ge_m2;
+    reg  ge_m1;
+    reg  ge_0;
+    reg  ge_p1;
+    reg  ge_p2;
     reg  qf;
     reg  dec_v;
     reg  [207:0] xm;
@@ -2610,7 +2615,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] xm_elem;
     reg  [31:0] xm_block;
     reg  [63:0] xm_bitmap;
-    reg  [31:0] bdel;
+    reg  qf0;
     reg  [3:0] ps_port;
     reg  ps_hit;
     reg  [7:0] ps_pm;
@@ -2620,6 +2625,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  sq_ld;
     reg  [3:0] dh_st;
     reg  [1:0] pr_kind;
+    reg  tick_now;
     reg  scan_own;
     reg  [3:0] dact;
     reg  hwc;
@@ -2633,6 +2639,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  la_ok;
     reg  [3:0] h_st;
     reg  b_free;
+    reg  el_init;
     reg  b_done;
     reg  [31:0] ev_b;
     reg  [7:0] pm_low;
@@ -2719,7 +2726,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [32:0] lim33;
     reg  stale;
     reg  [31:0] busy_cur;
-    reg  [31:0] busy_left;
+    reg  qfp;
+    reg  qfm;
     reg  [63:0] newbm;
     reg  [7:0] mflags;
     reg  [7:0] sflags;
@@ -5196,6 +5204,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(ri$q),
         .clock(ri$clock)
     );
+    fanin_ri2 ri2(
+        .d(ri2$d),
+        .q(ri2$q),
+        .clock(ri2$clock)
+    );
     fanin_v1 v1(
         .d(v1$d),
         .q(v1$q),
@@ -5817,10 +5830,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(sweep_on$q),
         .clock(sweep_on$clock)
     );
-    fanin_sweep_t0 sweep_t0(
-        .d(sweep_t0$d),
-        .q(sweep_t0$q),
-        .clock(sweep_t0$clock)
+    fanin_sweep_el sweep_el(
+        .d(sweep_el$d),
+        .q(sweep_el$q),
+        .clock(sweep_el$clock)
     );
     fanin_scan_ptr scan_ptr(
         .d(scan_ptr$d),
@@ -6887,6 +6900,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         row0$clock = clock;
         nrows$clock = clock;
         ri$clock = clock;
+        ri2$clock = clock;
         v1$clock = clock;
         wm$clock = clock;
         ji$clock = clock;
@@ -6993,7 +7007,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tick_div$clock = clock;
         scan_ticks$clock = clock;
         sweep_on$clock = clock;
-        sweep_t0$clock = clock;
+        sweep_el$clock = clock;
         scan_ptr$clock = clock;
         scan_c$clock = clock;
         scan_turn$clock = clock;
@@ -7243,6 +7257,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         row0$d = row0$q;
         nrows$d = nrows$q;
         ri$d = ri$q;
+        ri2$d = ri2$q;
         v1$d = v1$q;
         wm$d = wm$q;
         ji$d = ji$q;
@@ -7349,7 +7364,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tick_div$d = tick_div$q;
         scan_ticks$d = scan_ticks$q;
         sweep_on$d = sweep_on$q;
-        sweep_t0$d = sweep_t0$q;
+        sweep_el$d = sweep_el$q;
         scan_ptr$d = scan_ptr$q;
         scan_c$d = scan_c$q;
         scan_turn$d = scan_turn$q;
@@ -8055,9 +8070,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chram2$clock = clock;
         chram3$clock = clock;
         ovram$clock = clock;
-        if (tick_cnt$q + 32'h1 >= tick_div$q) begin
+        tick_now = tick_cnt$q + 32'h1 >= tick_div$q;
+        if (tick_now) begin
             tick_cnt$d = 32'h0;
             now$d = now$q + 32'h1;
+            sweep_el$d = sweep_el$q + 32'h1;
         end
         else begin
             tick_cnt$d = tick_cnt$q + 32'h1;
@@ -9117,33 +9134,30 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         age = x_now$q - m_timer;
         lim33 = ((je$q[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je$q[(32'h140)+:(32)]) & 33'h1ffffffff);
         stale = je$q[32'h2] & (((age) & 33'h1ffffffff) >= lim33);
-        bdel = 32'h0;
+        ge_m3 = (bcur$q - 32'h3) >= je$q[(32'h100)+:(32)];
+        ge_m2 = (bcur$q - 32'h2) >= je$q[(32'h100)+:(32)];
+        ge_m1 = (bcur$q - 32'h1) >= je$q[(32'h100)+:(32)];
+        ge_0 = bcur$q >= je$q[(32'h100)+:(32)];
+        ge_p1 = (bcur$q + 32'h1) >= je$q[(32'h100)+:(32)];
+        ge_p2 = (bcur$q + 32'h2) >= je$q[(32'h100)+:(32)];
+        qf0 = ge_0;
+        qfp = ge_p1;
+        qfm = ge_m1;
         if (bcd$q[32'h0] & ~busy_st) begin
-            bdel = 32'h1;
+            qf0 = ge_p1;
+            qfp = ge_p2;
+            qfm = ge_0;
         end
         if (~bcd$q[32'h0] & (bcd$q[32'h1] ^ busy_st)) begin
-            bdel = ((64'hffffffff) & 32'hffffffff);
+            qf0 = ge_m1;
+            qfp = ge_0;
+            qfm = ge_m2;
         end
         if (bcd$q[32'h1] & busy_st) begin
-            bdel = ((64'hfffffffe) & 32'hffffffff);
+            qf0 = ge_m2;
+            qfp = ge_m1;
+            qfm = ge_m3;
         end
-        busy_left = bcur$q + bdel;
-        bdel_p = 32'h1;
-        bdel_m = ((64'hffffffff) & 32'hffffffff);
-        if (bcd$q[32'h0] & ~busy_st) begin
-            bdel_p = 32'h2;
-            bdel_m = 32'h0;
-        end
-        if (~bcd$q[32'h0] & (bcd$q[32'h1] ^ busy_st)) begin
-            bdel_p = 32'h0;
-            bdel_m = ((64'hfffffffe) & 32'hffffffff);
-        end
-        if (bcd$q[32'h1] & busy_st) begin
-            bdel_p = ((64'hffffffff) & 32'hffffffff);
-            bdel_m = ((64'hfffffffd) & 32'hffffffff);
-        end
-        busy_lp = bcur$q + bdel_p;
-        busy_lm = bcur$q + bdel_m;
         newbm = m_bitmap | xp_bitmap$q;
         if (xp_exponent$q != m_exp) begin
             mflags = m_flags | (xp_flags$q & 32'h18) | 32'h10;
@@ -9424,9 +9438,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         acc$op = agg_op$q;
                     end
                     ri$d = ri$q + 32'h1;
+                    ri2$d = ri2$q + 32'h1;
                     rl$d = (ri$q + 32'h2) >= nr1$q;
                     if (rl$q) begin
                         ri$d = 32'h0;
+                        ri2$d = 32'h2;
                         e_more$d = b_enr$q != 32'h0;
                         e_last$d = b_enr$q == 32'h1;
                         if (~b_emit$q) begin
@@ -9495,8 +9511,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 acc$op = 32'h3;
                             end
                             ri$d = ri$q + 32'h1;
+                            ri2$d = ri2$q + 32'h1;
                             e_more$d = ~e_last$q;
-                            e_last$d = (ri$q + 32'h2) == b_enr$q;
+                            e_last$d = ri2$q == b_enr$q;
                             v1$d = 1'b1;
                             cp_mask$d = pmask$q;
                             if (e_last$q) begin
@@ -9550,6 +9567,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             cs_v$d = 1'b0;
                             more$d = 1'b0;
                             ri$d = 32'h0;
+                            ri2$d = 32'h2;
                             e_more$d = b_enr$q != 32'h0;
                             e_last$d = b_enr$q == 32'h1;
                             bstate$d = 32'h3;
@@ -9660,6 +9678,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         h_go = 1'b0;
         h_st = 32'h0;
         dh_st = 32'h0;
+        el_init = b_enr$q == 32'h1;
         if (b_free) begin
             b_sel$d = sel$q;
             b_row0$d = row0$q;
@@ -9673,8 +9692,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             b_emit$d = 1'b0;
             b_eovf$d = 1'b0;
             ri$d = 32'h0;
+            ri2$d = 32'h2;
             e_more$d = b_enr$q != 32'h0;
-            e_last$d = b_enr$q == 32'h1;
             ei$d = 32'h0;
             more$d = 1'b0;
         end
@@ -9696,7 +9715,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             b_nrows$d = sq_b_nrows$q;
             b_row0$d = sq_b_row0$q;
             b_sel$d = sq_b_sel$q;
-            e_last$d = sq_e_last$q;
+            el_init = sq_e_last$q;
             e_mc$d = sq_e_mc$q;
             e_more$d = sq_e_more$q;
             e_slot$d = sq_e_slot$q;
@@ -9916,7 +9935,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                         e_orig$d = 1'b1;
                                         b_enr$d = nrows$q;
                                         e_more$d = nrows$q != 32'h0;
-                                        e_last$d = nrows$q == 32'h1;
+                                        el_init = nrows$q == 32'h1;
                                         pmask$d = rpm;
                                         h_st = 32'h5;
                                     end
@@ -9985,7 +10004,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             o_elements$d = m_elem;
                             b_enr$d = rows_m;
                             e_more$d = rows_m != 32'h0;
-                            e_last$d = rows_m == 32'h1;
+                            el_init = rows_m == 32'h1;
                             o_block$d = m_block;
                             o_child$d = q_sj$q[(32'h18)+:(8)];
                             o_bitmap$d = m_bitmap;
@@ -10064,6 +10083,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             else begin
                 dbd = cr;
             end
+        end
+        if (b_free) begin
+            e_last$d = el_init;
         end
         if (dec_v) begin
             if (~sq_v$q | sq_ld) begin
@@ -10234,9 +10256,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_newer_cb$d = newer_cb;
                     q_newer_bc$d = newer_bc;
                     q_stale$d = stale;
-                    q_qfull$d = busy_left >= je$q[(32'h100)+:(32)];
-                    q_qf_p$d = busy_lp >= je$q[(32'h100)+:(32)];
-                    q_qf_m$d = busy_lm >= je$q[(32'h100)+:(32)];
+                    q_qfull$d = qf0;
+                    q_qf_p$d = qfp;
+                    q_qf_m$d = qfm;
                     q_bi$d = xo_v$q & dbi & (dx_ji$q == x_ji$q);
                     q_bd$d = xo_v$q & dbd & (dx_ji$q == x_ji$q);
                     q_badrank$d = (xp_bitmap$q & ~je$q[(32'h40)+:(64)]) != 32'h0;
@@ -10598,9 +10620,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jk$15$q[32'h0] & jk$15$q[32'h2]) begin
             any_to$d = 1'b1;
         end
-        if (~sweep_on$q & any_to$q & (scan_ticks$q != 32'h0) & ((now$q - sweep_t0$q) >= scan_ticks$q)) begin
+        if (~sweep_on$q & any_to$q & (scan_ticks$q != 32'h0) & (sweep_el$q >= scan_ticks$q)) begin
             sweep_on$d = 1'b1;
-            sweep_t0$d = now$q;
+            sweep_el$d = ((tick_now) & 32'hffffffff);
             scan_ptr$d = 32'h0;
             own_age$d = 32'h0;
         end
@@ -11959,7 +11981,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             tick_div$d = 32'h1;
             scan_ticks$d = 32'h1;
             sweep_on$d = 1'b0;
-            sweep_t0$d = 32'h0;
+            sweep_el$d = 32'h0;
             scan_ptr$d = 32'h0;
             scan_c$d = 1'b0;
             jk$0$d = 32'h0;
@@ -22501,6 +22523,25 @@ module fanin_ri(d,q,clock);
     end
           
 endmodule // fanin_ri
+
+
+module fanin_ri2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ri2
 
 
 module fanin_rl(d,q,clock);
@@ -35072,6 +35113,25 @@ module fanin_state(d,q,clock);
 endmodule // fanin_state
 
 
+module fanin_sweep_el(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sweep_el
+
+
 module fanin_sweep_on(d,q,clock);
     
     // Module arguments
@@ -35089,25 +35149,6 @@ module fanin_sweep_on(d,q,clock);
     end
           
 endmodule // fanin_sweep_on
-
-
-module fanin_sweep_t0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sweep_t0
 
 
 module fanin_t1_a(d,q,clock);
