@@ -252,6 +252,8 @@ struct Bench {
     sw: Switch,
     want: Vec<Vec<Vec<u8>>>,
     scans: usize,
+    /// Every scan visit: (slot, tick).
+    scan_log: Vec<(u32, u64)>,
 }
 
 impl Bench {
@@ -279,6 +281,7 @@ impl Bench {
             sw: Switch::new(&sc).unwrap(),
             want: vec![vec![]; 2],
             scans: 0,
+            scan_log: Vec::new(),
         };
         b.c.rst.next = true;
         for _ in 0..3 {
@@ -305,6 +308,15 @@ impl Bench {
         self.c.awvalid.next = true;
         self.c.wvalid.next = true;
         self.c.bready.next = true;
+        // (The core holds writes off while a job commit is applied: wait for `awready`.)
+        settle(&mut *self.c);
+        let mut waited = 0;
+        while !self.c.awready.val() {
+            self.cycle();
+            settle(&mut *self.c);
+            waited += 1;
+            assert!(waited < 100, "write to {a:#x} not accepted");
+        }
         self.cycle();
         self.c.awvalid.next = false;
         self.c.wvalid.next = false;
@@ -364,6 +376,7 @@ impl Bench {
             let outs = match self.c.dbg_kind.val().index() {
                 1 => {
                     self.scans += 1;
+                    self.scan_log.push((arg, now));
                     self.sw.scan_slot(now, arg)
                 }
                 0 => {
@@ -581,6 +594,68 @@ fn core_timer_scan_matches_model() {
     assert_eq!(b.sw.counters().get(Counter::Timeouts), 1);
     assert_eq!(b.sw.counters().get(Counter::Reclaims), 1);
     assert_eq!(b.sw.counters().get(Counter::BypassStraggler), 1);
+}
+
+/// The timer scan starts a sweep every `scan_ticks` ticks exactly (the sweep over the tiny
+/// core's slots is shorter than that): every visit of a slot of the timeout-mode job is
+/// `scan_ticks` ticks after the previous one, with a tick every cycle and every third.
+#[test]
+fn timer_sweeps_start_every_scan_ticks() {
+    let job = JobEntry {
+        job: 9,
+        role: Role::Inner {
+            parent: ep(100, 0),
+            index_at_parent: 3,
+        },
+        mode: Mode::Timeout {
+            flush_after: 40,
+            reclaim_after: 60,
+        },
+        degree_limit: 2,
+        children: (0..2)
+            .map(|i| Child {
+                endpoint: ep(i, 1),
+                ranks: 1 << i,
+            })
+            .collect(),
+        ranks: 3,
+        slot_base: 2,
+        slot_count: 2,
+        quota: 0,
+    };
+    for tick_div in [1u32, 3] {
+        let mut b = Bench::new(&[(0, job.clone())], 50);
+        if tick_div != 1 {
+            b.write(0x50, tick_div);
+        }
+        // (The first sweep after the prescaler write may start at another tick phase.)
+        b.run(200 * tick_div as usize);
+        b.scan_log.clear();
+        b.run(600 * tick_div as usize);
+        for slot in 0..4u32 {
+            let ticks: Vec<u64> = b
+                .scan_log
+                .iter()
+                .filter(|&&(s, _)| s == slot)
+                .map(|&(_, t)| t)
+                .collect();
+            if !(2..4).contains(&slot) {
+                assert!(ticks.is_empty(), "slot {slot} is not the job's: {ticks:?}");
+                continue;
+            }
+            assert!(
+                ticks.len() >= 10,
+                "tick_div {tick_div}: slot {slot} visits {ticks:?}"
+            );
+            for w in ticks.windows(2) {
+                assert_eq!(
+                    w[1] - w[0],
+                    50,
+                    "tick_div {tick_div}: slot {slot} visits {ticks:?}"
+                );
+            }
+        }
+    }
 }
 
 fn result(from: Endpoint, job: u16, block: u32, child: u8, bitmap: u64, data: &[i32]) -> Vec<u8> {
