@@ -557,12 +557,10 @@ fn core_bitmap_logic_matches_model() {
     assert_eq!(b.sw.counters().get(Counter::Malformed), 2);
 }
 
-/// Timer scan at an inner switch in timeout mode: a partial aggregate is flushed upward
-/// with PARTIAL after `flush_after` ticks, its copy reclaimed `reclaim_after` ticks later,
-/// and a late contribution is then bypassed as a straggler.
-#[test]
-fn core_timer_scan_matches_model() {
-    let inner = JobEntry {
+/// Job 9 in timeout mode (flush after 40 ticks, reclaim 60 later) at an inner switch, two
+/// children, slots 2 and 3.
+fn timeout_job() -> JobEntry {
+    JobEntry {
         job: 9,
         role: Role::Inner {
             parent: ep(100, 0),
@@ -583,7 +581,15 @@ fn core_timer_scan_matches_model() {
         slot_base: 2,
         slot_count: 2,
         quota: 0,
-    };
+    }
+}
+
+/// Timer scan at an inner switch in timeout mode: a partial aggregate is flushed upward
+/// with PARTIAL after `flush_after` ticks, its copy reclaimed `reclaim_after` ticks later,
+/// and a late contribution is then bypassed as a straggler.
+#[test]
+fn core_timer_scan_matches_model() {
+    let inner = timeout_job();
     let mut b = Bench::new(&[(0, inner)], 8);
     b.push(1, contribution(ep(0, 1), 9, 4, 0, 1, 0, &[1, 2, 3, 4]));
     b.run(400);
@@ -601,28 +607,7 @@ fn core_timer_scan_matches_model() {
 /// `scan_ticks` ticks after the previous one, with a tick every cycle and every third.
 #[test]
 fn timer_sweeps_start_every_scan_ticks() {
-    let job = JobEntry {
-        job: 9,
-        role: Role::Inner {
-            parent: ep(100, 0),
-            index_at_parent: 3,
-        },
-        mode: Mode::Timeout {
-            flush_after: 40,
-            reclaim_after: 60,
-        },
-        degree_limit: 2,
-        children: (0..2)
-            .map(|i| Child {
-                endpoint: ep(i, 1),
-                ranks: 1 << i,
-            })
-            .collect(),
-        ranks: 3,
-        slot_base: 2,
-        slot_count: 2,
-        quota: 0,
-    };
+    let job = timeout_job();
     for tick_div in [1u32, 3] {
         let mut b = Bench::new(&[(0, job.clone())], 50);
         if tick_div != 1 {
