@@ -344,13 +344,58 @@ pub fn identity_writes(ip: core::net::Ipv4Addr, udp_port: u16, mac: [u8; 6]) -> 
     ]
 }
 
+/// A job entry the RTL cannot run yet: the model has the mode, the hardware does not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("job {job}: the RTL does not implement {what} yet (docs/rtl.md, \"Not in the RTL yet\"); for an FPGA switch set {fix}")]
+pub struct Unsupported {
+    /// The job id.
+    pub job: u16,
+    /// What the entry asks for.
+    pub what: &'static str,
+    /// The setting that makes the entry loadable.
+    pub fix: &'static str,
+}
+
+/// Checks that the RTL implements everything `job` asks for.
+pub fn check_supported(job: &fanin_proto::config::JobEntry) -> Result<(), Unsupported> {
+    use fanin_proto::config::SourceCheck;
+    let t = &job.trust;
+    let no = |what, fix| {
+        Err(Unsupported {
+            job: job.job,
+            what,
+            fix,
+        })
+    };
+    if t.sessions {
+        return no(
+            "sessions (JOIN/ACCEPT, refusing earlier blocks)",
+            "trust.sessions = false",
+        );
+    }
+    if t.source_check != SourceCheck::Off {
+        return no("source validation", "trust.source_check = \"off\"");
+    }
+    if t.reclaim_idle != 0 {
+        return no(
+            "the idle reclaim of busy slot copies",
+            "trust.reclaim_idle = 0",
+        );
+    }
+    Ok(())
+}
+
 /// Register writes `(address, value)` that program job-table entry `entry` with `job` and
 /// its children (the driver's side of the staging-register protocol: children first, then
 /// the job commit, which makes the entry live). Derived fields (`expected`,
 /// `effective_quota`) are computed here, as the hardware expects. Timeouts above
-/// `u32::MAX` ticks are clamped.
-pub fn job_writes(entry: u8, job: &fanin_proto::config::JobEntry) -> Vec<(u32, u32)> {
+/// `u32::MAX` ticks are clamped. Refuses an entry the RTL cannot run ([`check_supported`]).
+pub fn job_writes(
+    entry: u8,
+    job: &fanin_proto::config::JobEntry,
+) -> Result<Vec<(u32, u32)>, Unsupported> {
     use fanin_proto::config::{Mode, Role};
+    check_supported(job)?;
     let mut w = Vec::new();
     for (i, c) in job.children.iter().enumerate() {
         let (lo, hi) = mac_words(c.endpoint.mac);
@@ -416,7 +461,7 @@ pub fn job_writes(entry: u8, job: &fanin_proto::config::JobEntry) -> Vec<(u32, u
         ]);
     }
     w.push((b + 0x40, entry as u32));
-    w
+    Ok(w)
 }
 
 /// Register writes that remove job-table entry `entry` (its slot copies become free).

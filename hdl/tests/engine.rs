@@ -290,7 +290,7 @@ impl Bench {
         b.c.rst.next = false;
         let mut w = fanin_hdl::regs::identity_writes(ME, FANIN_UDP_PORT, MEMAC);
         for (e, j) in jobs {
-            w.extend(fanin_hdl::regs::job_writes(*e, j));
+            w.extend(fanin_hdl::regs::job_writes(*e, j).expect("an entry the RTL runs"));
         }
         if scan_ticks != 1 {
             w.push((0x58, scan_ticks));
@@ -522,6 +522,7 @@ fn core_bitmap_logic_matches_model() {
         slot_base: 0,
         slot_count: 2,
         quota: 0,
+        trust: fanin_proto::config::Trust::OFF,
     };
     let mut b = Bench::new(&[(1, root)], 1);
     let d = [i32::MAX - 1, -5, 3, 1000];
@@ -581,6 +582,7 @@ fn timeout_job() -> JobEntry {
         slot_base: 2,
         slot_count: 2,
         quota: 0,
+        trust: fanin_proto::config::Trust::OFF,
     }
 }
 
@@ -672,6 +674,7 @@ fn core_inner_role_matches_model() {
         slot_base: 1,
         slot_count: 1,
         quota: 0,
+        trust: fanin_proto::config::Trust::OFF,
     };
     let mut b = Bench::new(&[(1, inner)], 1);
     let d = [7, -7, i32::MIN, 1];

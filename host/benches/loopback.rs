@@ -88,6 +88,7 @@ fn switch(workers: usize, elements: usize) -> (f64, f64) {
             elements: ELEMENTS,
             mode: Mode::Static,
             addressing: Addressing::Loopback { base },
+            trust: fanin_proto::config::Trust::default(),
         },
     )
     .unwrap();

@@ -89,6 +89,7 @@ pub fn local_plan(cfg: &AllreduceConfig, base: u16) -> anyhow::Result<Plan> {
             elements: cfg.packet_elements,
             mode: Mode::Static,
             addressing: Addressing::Loopback { base },
+            trust: fanin_proto::config::Trust::default(),
         },
     )
     .context("cannot plan the local tree")

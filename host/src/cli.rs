@@ -287,9 +287,14 @@ pub struct SendArgs {
     /// Retransmission timeout in milliseconds.
     #[arg(long, default_value_t = 20)]
     pub retransmit_ms: u64,
-    /// Block id of the first packet (use fresh ids for successive runs of a job on one switch).
-    #[arg(long, default_value_t = 0)]
-    pub first_block: u32,
+    /// The switch runs the job without sessions (the RTL, for now): no JOIN, and blocks start
+    /// at --first-block, which must be fresh for every run of the job on that switch.
+    #[arg(long)]
+    pub no_session: bool,
+    /// Block id of the first packet, with --no-session [default: 0]. With sessions the
+    /// switch hands out block ids never used before in the job's life.
+    #[arg(long, requires = "no_session")]
+    pub first_block: Option<u32>,
     /// Fixed-point mode: q = round(x·2^E) with this exponent, no exponent vote.
     #[arg(long, value_name = "E", allow_hyphen_values = true)]
     pub scale: Option<i8>,
@@ -350,8 +355,13 @@ impl SendArgs {
                 parent: endpoint(sw),
                 window_limit: self.slots,
                 elements: self.packet_elements,
+                session: true,
             }
         };
+        let mut assignment = assignment;
+        if self.no_session {
+            assignment.session = false;
+        }
         if assignment.elements == 0 || assignment.elements > MAX_ELEMENTS {
             return Err(input_error(format!(
                 "packet elements {} must be 1..={MAX_ELEMENTS}",
@@ -409,7 +419,7 @@ impl SendArgs {
                 assignment,
                 window: self.window,
                 retransmit: Duration::from_millis(self.retransmit_ms),
-                first_block: self.first_block,
+                first_block: self.first_block.unwrap_or(0),
                 quant: self.scale.map_or(QuantMode::Auto, QuantMode::Scale),
                 timeout: Duration::from_secs_f64(self.timeout),
                 progress: !self.json,

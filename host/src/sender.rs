@@ -5,8 +5,9 @@ use std::net::SocketAddrV4;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use fanin_proto::join::{JoinReply, Joiner};
 use fanin_proto::quant;
-use fanin_proto::wire::{Flags, Packet, PacketType};
+use fanin_proto::wire::{Flags, Packet, PacketType, RefuseReason};
 use fanin_proto::worker::{Assignment, Received, Sending, Worker, WorkerError};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -22,7 +23,8 @@ pub struct SendConfig {
     pub window: u32,
     /// Time after which an unanswered block is sent again.
     pub retransmit: Duration,
-    /// Block id of the preamble; the tensor's blocks follow it.
+    /// Block id of the preamble when the job has no sessions; the tensor's blocks follow it.
+    /// With sessions the root's ACCEPT gives it.
     pub first_block: u32,
     /// Quantisation.
     pub quant: QuantMode,
@@ -122,6 +124,32 @@ pub enum SendError {
         /// Description of the last datagram received.
         last: String,
     },
+    /// The root never opened the session.
+    #[error("no session: the switch at {switch} did not accept job {job} rank {rank}'s JOIN within {secs:.1}s. A session opens once every one of the job's {workers} workers has joined: are they all running, and is this worker in the switch's job table? (last saw {last})")]
+    NoSession {
+        /// The parent address.
+        switch: SocketAddrV4,
+        /// Seconds waited.
+        secs: f64,
+        /// Job.
+        job: u16,
+        /// Rank.
+        rank: u8,
+        /// Workers in the job.
+        workers: u8,
+        /// Description of the last datagram received.
+        last: String,
+    },
+    /// The root refused a block.
+    #[error("the switch refused block {block} of job {job}: {}; run the allreduce again", reason.describe())]
+    Refused {
+        /// Job.
+        job: u16,
+        /// The block refused.
+        block: u32,
+        /// Why.
+        reason: RefuseReason,
+    },
     /// The link failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -145,6 +173,9 @@ impl LastSeen {
                 let kind = match PacketType::from_u8(p.packet_type()) {
                     Some(PacketType::Result) => "result",
                     Some(PacketType::Contribution) => "contribution",
+                    Some(PacketType::Join) => "JOIN",
+                    Some(PacketType::Accept) => "ACCEPT",
+                    Some(PacketType::Refuse) => "REFUSE",
                     None => "packet of unknown type",
                 };
                 format!(
@@ -217,8 +248,16 @@ impl Driver<'_> {
             for d in self.inbox.drain(..) {
                 self.received += 1;
                 self.seen.note(&d);
-                if let Received::Result { .. } = w.receive_payload(&d.data) {
-                    got += 1;
+                match w.receive_payload(&d.data) {
+                    Received::Result { .. } => got += 1,
+                    Received::Refused { block, reason } => {
+                        return Err(SendError::Refused {
+                            job: self.cfg.assignment.job,
+                            block,
+                            reason,
+                        })
+                    }
+                    _ => {}
                 }
             }
             if got > 0 {
@@ -249,6 +288,60 @@ impl Driver<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Opens the allreduce's session: JOINs until the root's ACCEPT; returns its first block.
+    fn join(&mut self, nonce: u32) -> Result<u32, SendError> {
+        let a = &self.cfg.assignment;
+        let to = SocketAddrV4::new(a.parent.ip, a.parent.udp_port);
+        let retransmit = self.cfg.retransmit.as_micros().max(1) as u64;
+        let mut j = Joiner::new(a.clone(), nonce, retransmit);
+        let started = Instant::now();
+        loop {
+            if self.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return Err(SendError::Interrupted);
+            }
+            if j.poll(self.now()) {
+                self.out.push(Dgram {
+                    peer: to,
+                    data: j.payload(),
+                });
+                self.link.send(&mut self.out)?;
+            }
+            let wait = j
+                .deadline()
+                .map_or(1000, |d| d.saturating_sub(self.now()))
+                .clamp(0, 10_000);
+            self.link
+                .recv(&mut self.inbox, Duration::from_micros(wait))?;
+            for d in self.inbox.drain(..) {
+                self.received += 1;
+                self.seen.note(&d);
+                if let JoinReply::Accepted(base) = j.receive_payload(&d.data) {
+                    return Ok(base);
+                }
+            }
+            if started.elapsed() >= self.cfg.timeout {
+                return Err(SendError::NoSession {
+                    switch: to,
+                    secs: started.elapsed().as_secs_f64(),
+                    job: a.job,
+                    rank: a.rank,
+                    workers: a.workers,
+                    last: self.seen.describe(),
+                });
+            }
+        }
+    }
+}
+
+/// A fresh JOIN nonce: never 0, different for every allreduce of every process.
+fn fresh_nonce() -> u32 {
+    loop {
+        let n: u32 = rand::random();
+        if n != 0 {
+            return n;
+        }
     }
 }
 
@@ -284,8 +377,13 @@ pub fn run(
         out: Vec::with_capacity(cfg.window as usize),
         inbox: Vec::with_capacity(crate::link::BATCH),
     };
+    let first_block = if a.session {
+        d.join(fresh_nonce())?
+    } else {
+        cfg.first_block
+    };
     let pre = scheme::preamble(cfg.quant, data, workers);
-    let mut w = mk(cfg.first_block, 0, &pre)?;
+    let mut w = mk(first_block, 0, &pre)?;
     d.run(&mut w, "preamble", None)?;
     let (sums, _) = w.result().expect("done");
     let e = scheme::agree(cfg.quant, &sums, data.len(), workers)?;
@@ -293,7 +391,7 @@ pub fn run(
     let pre_stats = w.stats();
 
     let q = quant::quantize(data, e);
-    let mut w = mk(cfg.first_block.wrapping_add(pre_blocks), e, &q)?;
+    let mut w = mk(first_block.wrapping_add(pre_blocks), e, &q)?;
     let bar = (cfg.progress && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
         let b = ProgressBar::new(data.len() as u64);
         b.set_style(

@@ -335,6 +335,7 @@ pub fn single_job_config(me: SocketAddrV4, j: &SingleJob) -> SwitchConfig {
         slot_base: 0,
         slot_count: j.slots,
         quota: 0,
+        trust: fanin_proto::config::Trust::default(),
     });
     cfg
 }
@@ -359,6 +360,7 @@ mod tests {
                     reclaim_after: 10,
                 },
                 addressing: Addressing::Loopback { base: 30000 },
+                trust: fanin_proto::config::Trust::default(),
             },
         )
         .unwrap();

@@ -36,6 +36,7 @@ fn main() {
         elements: 64,
         mode: Mode::Static,
         addressing: Addressing::Network,
+        trust: fanin_proto::config::Trust::default(),
     };
     let plan = plan::build(&nodes, spec).expect("valid tree");
     // Float gradients, quantised at one agreed exponent.

@@ -91,10 +91,82 @@ pub struct JobEntry {
     /// Most copies the job may hold busy at once (0 means `2 * slot_count`).
     #[serde(default)]
     pub quota: u32,
+    /// Sessions, source validation and slot hygiene (docs/protocol.md, "Trust").
+    #[serde(default)]
+    pub trust: Trust,
 }
 
 fn default_mode() -> Mode {
     Mode::Static
+}
+
+/// Which sources a switch accepts a job's packets from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceCheck {
+    /// Accept any source (only for switches that cannot check yet: the RTL, for now).
+    Off,
+    /// The IPv4 source must be the configured endpoint's.
+    Ip,
+    /// The IPv4 source and the UDP source port must be the configured endpoint's.
+    #[default]
+    IpPort,
+}
+
+/// Default [`Trust::reclaim_idle`]: 1 s in `fanin switchd`'s microsecond ticks.
+pub const DEFAULT_RECLAIM_IDLE: u64 = 1_000_000;
+
+/// How a job is protected against stale results, foreign traffic and leaked slot copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Trust {
+    /// Workers open each allreduce with a session handshake (JOIN/ACCEPT) at the root, which
+    /// hands out block ids never used before in the job's life and refuses older blocks.
+    #[serde(default = "yes")]
+    pub sessions: bool,
+    /// Where contributions and results are accepted from.
+    #[serde(default)]
+    pub source_check: SourceCheck,
+    /// Ticks without progress after which a busy slot copy is reclaimed (0: never).
+    #[serde(default = "default_reclaim_idle")]
+    pub reclaim_idle: u64,
+    /// First block id of the job's first session; `None` lets the switch choose (switchd
+    /// picks one at random, so a restarted root never reissues its predecessor's block ids).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_block: Option<u32>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_reclaim_idle() -> u64 {
+    DEFAULT_RECLAIM_IDLE
+}
+
+impl Default for Trust {
+    fn default() -> Self {
+        Self {
+            sessions: true,
+            source_check: SourceCheck::IpPort,
+            reclaim_idle: DEFAULT_RECLAIM_IDLE,
+            first_block: None,
+        }
+    }
+}
+
+impl Trust {
+    /// Every protection off: the protocol before sessions, which the RTL still implements.
+    pub const OFF: Trust = Trust {
+        sessions: false,
+        source_check: SourceCheck::Off,
+        reclaim_idle: 0,
+        first_block: None,
+    };
+
+    /// True if any protection is on.
+    pub fn any(&self) -> bool {
+        self.sessions || self.source_check != SourceCheck::Off || self.reclaim_idle != 0
+    }
 }
 
 impl JobEntry {
@@ -372,6 +444,9 @@ impl JobEntry {
             if flush_after == 0 || reclaim_after == 0 {
                 return bad("timeouts must be at least 1 tick".into());
             }
+        }
+        if self.trust.sessions && self.trust.source_check == SourceCheck::Off {
+            return bad("sessions need source_check ip or ip_port: a forged JOIN could otherwise open or hold a session".into());
         }
         Ok(())
     }

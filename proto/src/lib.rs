@@ -6,6 +6,7 @@
 //! - [`model`] is the deterministic switch state machine
 //!   `(state, input frame, time) -> (output frames, counter changes)`;
 //! - [`worker`] is the host side of the protocol (windowing, retransmission);
+//! - [`join`] is the worker's side of the session handshake;
 //! - [`quant`] is the float <-> int32 quantisation scheme;
 //! - [`plan`] turns a physical tree of switches and workers into every node's configuration;
 //! - [`netsim`] is an in-memory network of switches and workers used by the property tests.
@@ -15,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod join;
 pub mod model;
 pub mod netsim;
 pub mod plan;

@@ -12,6 +12,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::Mode;
+use crate::join::{JoinReply, Joiner};
 use crate::model::Switch;
 use crate::plan::{merge, NodeKind, NodeSpec, Plan, PlanError};
 use crate::wire::{frame::classify, FrameKind};
@@ -43,8 +44,15 @@ impl Default for Faults {
 
 enum Node {
     Switch(Box<Switch>),
-    /// A server: one worker per job, each with its start tick.
-    Workers(Vec<(Worker, u64)>),
+    /// A server: one worker per job.
+    Workers(Vec<Host>),
+}
+
+/// One worker on a server: its start tick, and its JOIN until the session is accepted.
+struct Host {
+    worker: Worker,
+    start: u64,
+    join: Option<Joiner>,
 }
 
 /// One job to run: its plan, how its workers send, their data by rank and start ticks by rank.
@@ -130,20 +138,31 @@ impl Net {
                 let w = Worker::new(a.clone(), run.sending, data)
                     .map_err(|e| PlanError::Job(e.to_string()))?;
                 let start = run.start.get(r).copied().unwrap_or(0);
+                // Nonces differ per worker and per run; any value works in a simulation.
+                let nonce = (seed as u32 ^ 0x9e37_79b9).wrapping_mul(r as u32 + 1) | 1;
+                let join = a
+                    .session
+                    .then(|| Joiner::new(a.clone(), nonce, run.sending.retransmit_after));
+                let host = Host {
+                    worker: w,
+                    start,
+                    join,
+                };
                 match slots[i].get_or_insert_with(|| Node::Workers(Vec::new())) {
-                    Node::Workers(ws) => ws.push((w, start)),
+                    Node::Workers(ws) => ws.push(host),
                     Node::Switch(_) => unreachable!("plans agree on which nodes are switches"),
                 }
             }
         }
-        let timeout = configs
-            .iter()
-            .flat_map(|s| &s.jobs)
-            .filter_map(|j| match j.mode {
+        let timers = configs.iter().flat_map(|s| &s.jobs).flat_map(|j| {
+            let flush = match j.mode {
                 Mode::Timeout { flush_after, .. } => Some(flush_after),
                 Mode::Static => None,
-            });
-        let tick_every = timeout.min().map(|t| (t / 4).max(1));
+            };
+            let idle = (j.trust.reclaim_idle > 0).then_some(j.trust.reclaim_idle);
+            flush.into_iter().chain(idle)
+        });
+        let tick_every = timers.min().map(|t| (t / 4).max(1));
         debug_assert!(nodes
             .iter()
             .all(|n| matches!(n.kind, NodeKind::Worker | NodeKind::Switch { .. })));
@@ -215,9 +234,15 @@ impl Net {
                 continue;
             };
             let mut frames = Vec::new();
-            for (w, _) in ws.iter_mut().filter(|(_, s)| now >= *s) {
-                let idx = w.poll(now);
-                frames.extend(idx.into_iter().map(|b| w.frame(b)));
+            for h in ws.iter_mut().filter(|h| now >= h.start) {
+                if let Some(j) = &mut h.join {
+                    if j.poll(now) {
+                        frames.push(j.frame());
+                    }
+                    continue;
+                }
+                let idx = h.worker.poll(now);
+                frames.extend(idx.into_iter().map(|b| h.worker.frame(b)));
             }
             for f in frames {
                 self.transmit(i, 0, f);
@@ -229,9 +254,13 @@ impl Net {
         let mut t = self.queue.peek().map(|Reverse((t, ..))| *t);
         for n in &self.nodes {
             if let Node::Workers(ws) = n {
-                for (w, start) in ws {
-                    if let Some(d) = w.deadline() {
-                        let d = d.max(*start);
+                for h in ws {
+                    let due = match &h.join {
+                        Some(j) => j.deadline(),
+                        None => h.worker.deadline(),
+                    };
+                    if let Some(d) = due {
+                        let d = d.max(h.start);
                         t = Some(t.map_or(d, |x| x.min(d)));
                     }
                 }
@@ -293,8 +322,18 @@ impl Net {
             }
             Node::Workers(ws) => {
                 if let FrameKind::Ipv4 { dst, .. } = classify(&frame) {
-                    for (w, _) in ws.iter_mut().filter(|(w, _)| w.assignment().me.ip == dst) {
-                        w.receive(&frame);
+                    for h in ws.iter_mut().filter(|h| h.worker.assignment().me.ip == dst) {
+                        match &mut h.join {
+                            Some(j) => {
+                                if let JoinReply::Accepted(base) = j.receive(&frame) {
+                                    h.worker.set_first_block(base);
+                                    h.join = None;
+                                }
+                            }
+                            None => {
+                                h.worker.receive(&frame);
+                            }
+                        }
                     }
                 }
             }
@@ -309,7 +348,7 @@ impl Net {
     /// Every worker of every job.
     pub fn workers(&self) -> impl Iterator<Item = &Worker> {
         self.nodes.iter().flat_map(|n| match n {
-            Node::Workers(ws) => ws.iter().map(|(w, _)| w).collect::<Vec<_>>(),
+            Node::Workers(ws) => ws.iter().map(|h| &h.worker).collect::<Vec<_>>(),
             Node::Switch(_) => Vec::new(),
         })
     }

@@ -11,7 +11,7 @@
 
 use core::net::Ipv4Addr;
 
-use crate::config::{Child, Endpoint, JobEntry, Mode, Params, Role, Route, SwitchConfig};
+use crate::config::{Child, Endpoint, JobEntry, Mode, Params, Role, Route, SwitchConfig, Trust};
 use crate::wire::{FANIN_UDP_PORT, MAX_WORKERS};
 use crate::worker::Assignment;
 
@@ -90,6 +90,8 @@ pub struct JobSpec {
     pub mode: Mode,
     /// Addressing scheme.
     pub addressing: Addressing,
+    /// Sessions, source validation and slot hygiene at every aggregating switch.
+    pub trust: Trust,
 }
 
 /// Every node's configuration for one job.
@@ -332,6 +334,7 @@ pub fn build_with(
                 slot_base: 0,
                 slot_count: spec.slot_count,
                 quota: 0,
+                trust: spec.trust,
             });
         }
         cfg.validate().map_err(|e| err(s, e.to_string()))?;
@@ -351,6 +354,7 @@ pub fn build_with(
                 parent: addr(p),
                 window_limit: spec.slot_count,
                 elements: spec.elements,
+                session: spec.trust.sessions,
             }
         })
         .collect();

@@ -26,6 +26,14 @@ pub struct Assignment {
     pub window_limit: u32,
     /// Elements per packet.
     pub elements: u16,
+    /// The job has sessions: each allreduce starts with a JOIN to the root, whose ACCEPT
+    /// gives its first block id (docs/protocol.md, "Sessions").
+    #[serde(default = "session_default")]
+    pub session: bool,
+}
+
+fn session_default() -> bool {
+    true
 }
 
 impl Assignment {
@@ -110,6 +118,13 @@ pub enum Received {
     },
     /// A result for a block already answered.
     Duplicate,
+    /// The root refused one of this worker's unanswered blocks: the allreduce cannot finish.
+    Refused {
+        /// Block id refused.
+        block: u32,
+        /// Why.
+        reason: crate::wire::RefuseReason,
+    },
     /// Not a result for this worker's job and blocks, or not a complete sum.
     Ignored,
 }
@@ -127,6 +142,8 @@ pub struct WorkerStats {
     pub duplicate_results: u64,
     /// Frames ignored.
     pub ignored: u64,
+    /// Refusals of this worker's blocks.
+    pub refused: u64,
 }
 
 /// One worker's allreduce of one tensor of int32 elements.
@@ -177,6 +194,21 @@ impl Worker {
             low: 0,
             stats: WorkerStats::default(),
         })
+    }
+
+    /// Moves the tensor to start at block id `first_block` (a session's first block).
+    /// Only before anything was sent; returns false (and changes nothing) after.
+    pub fn set_first_block(&mut self, first_block: u32) -> bool {
+        if self.next > 0 {
+            return false;
+        }
+        self.s.first_block = first_block;
+        true
+    }
+
+    /// The sending parameters.
+    pub fn sending(&self) -> &Sending {
+        &self.s
     }
 
     /// The assignment.
@@ -266,6 +298,7 @@ impl Worker {
         match r {
             Received::Result { .. } => self.stats.results += 1,
             Received::Duplicate => self.stats.duplicate_results += 1,
+            Received::Refused { .. } => self.stats.refused += 1,
             Received::Ignored => self.stats.ignored += 1,
         }
         r
@@ -277,6 +310,7 @@ impl Worker {
         match r {
             Received::Result { .. } => self.stats.results += 1,
             Received::Duplicate => self.stats.duplicate_results += 1,
+            Received::Refused { .. } => self.stats.refused += 1,
             Received::Ignored => self.stats.ignored += 1,
         }
         r
@@ -298,6 +332,15 @@ impl Worker {
         let Ok(r) = Repr::parse(&p) else {
             return Received::Ignored;
         };
+        if let Some((block, reason)) = crate::join::refusal(payload, self.a.job, self.a.rank) {
+            let index = block.wrapping_sub(self.s.first_block) as usize;
+            let outstanding = index < self.next && self.results[index].is_none();
+            return if outstanding {
+                Received::Refused { block, reason }
+            } else {
+                Received::Ignored
+            };
+        }
         let all = if self.a.workers as u32 == 64 {
             u64::MAX
         } else {

@@ -127,6 +127,7 @@ fn run(sc: &Scenario) -> Result<(), TestCaseError> {
             elements,
             mode,
             addressing: Addressing::Network,
+            trust: fanin_proto::config::Trust::default(),
         };
         let plan = plan::build(&nodes, spec).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let n = plan.workers.len();
@@ -243,6 +244,7 @@ fn lossless_star_releases_every_slot() {
         elements: 64,
         mode: Mode::Static,
         addressing: Addressing::Network,
+        trust: fanin_proto::config::Trust::default(),
     };
     let plan = plan::build(&nodes, spec).unwrap();
     let data: Vec<Vec<i32>> = (0..4)

@@ -6,6 +6,7 @@ mod common;
 use proptest::prelude::*;
 
 use fanin_proto::config::Mode;
+use fanin_proto::join::{JoinReply, Joiner};
 use fanin_proto::model::{Counter, Switch, Verdict};
 use fanin_proto::plan::{self, Addressing, JobSpec};
 use fanin_proto::wire::{frame::classify, Datagram, L4Addr, Packet, Repr, HEADER_LEN};
@@ -18,6 +19,7 @@ fn setup() -> (Switch, Vec<Worker>) {
         elements: 8,
         mode: Mode::Static,
         addressing: Addressing::Network,
+        trust: fanin_proto::config::Trust::default(),
     };
     let p = plan::build(&plan::star(2), spec).unwrap();
     let s = Switch::new(&p.switches[0]).unwrap();
@@ -36,16 +38,38 @@ fn setup() -> (Switch, Vec<Worker>) {
     (s, ws)
 }
 
-/// Runs the two workers through the switch losslessly; returns their results if they finish.
+/// Runs the two workers through the switch losslessly (session handshake first, worker `r`
+/// on port `r + 1`); returns their results if they finish.
 fn allreduce(s: &mut Switch, ws: &mut [Worker], now: u64) -> Option<Vec<Vec<i32>>> {
-    for now in now..now + 100 {
-        let mut frames = Vec::new();
-        for w in ws.iter_mut() {
-            let idx = w.poll(now);
-            frames.extend(idx.into_iter().map(|b| w.frame(b)));
+    let mut js: Vec<Joiner> = ws
+        .iter()
+        .enumerate()
+        .map(|(r, w)| Joiner::new(w.assignment().clone(), 0x51 + r as u32, 5))
+        .collect();
+    for now in now..now + 20 {
+        for r in 0..js.len() {
+            if js[r].poll(now) {
+                for o in s.handle(now, r as u8 + 1, &js[r].frame()).outputs {
+                    for (j, w) in js.iter_mut().zip(ws.iter_mut()) {
+                        if let JoinReply::Accepted(base) = j.receive(&o.frame) {
+                            w.set_first_block(base);
+                        }
+                    }
+                }
+            }
         }
-        for f in frames {
-            for o in s.handle(now, 1, &f).outputs {
+    }
+    if js.iter().any(|j| j.base().is_none()) {
+        return None;
+    }
+    for now in now + 20..now + 120 {
+        let mut frames = Vec::new();
+        for (r, w) in ws.iter_mut().enumerate() {
+            let idx = w.poll(now);
+            frames.extend(idx.into_iter().map(|b| (r as u8 + 1, w.frame(b))));
+        }
+        for (port, f) in frames {
+            for o in s.handle(now, port, &f).outputs {
                 for w in ws.iter_mut() {
                     w.receive(&o.frame);
                 }
@@ -77,6 +101,8 @@ fn verdict_total(s: &Switch) -> u64 {
         Forwarded,
         NoRoute,
         NonIp,
+        BadSource,
+        Refused,
     ]
     .iter()
     .map(|&c| s.counters().get(c))

@@ -65,6 +65,7 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
         elements: s.per_packet,
         mode: Mode::Static,
         addressing: Addressing::Network,
+        trust: fanin_proto::config::Trust::OFF,
     };
     let plan =
         plan::build(&plan::star(s.workers), spec).map_err(|e| SimError::Check(e.to_string()))?;

@@ -214,7 +214,9 @@ pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), Sim
         tb.write(regs.addr("route_commit"), i as u32)?;
     }
     for (i, job) in cfg.jobs.iter().enumerate() {
-        for (addr, data) in fanin_hdl::regs::job_writes(i as u8, job) {
+        for (addr, data) in
+            fanin_hdl::regs::job_writes(i as u8, job).map_err(|e| SimError::Check(e.to_string()))?
+        {
             tb.write(addr, data)?;
         }
     }
@@ -250,7 +252,9 @@ pub fn commit_job(
     job: &JobEntry,
 ) -> Result<(), SimError> {
     sb.expect_commit(entry, job.clone());
-    for (addr, data) in fanin_hdl::regs::job_writes(entry, job) {
+    for (addr, data) in
+        fanin_hdl::regs::job_writes(entry, job).map_err(|e| SimError::Check(e.to_string()))?
+    {
         tb.write(addr, data)?;
     }
     Ok(())

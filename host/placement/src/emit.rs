@@ -172,6 +172,7 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
             elements: DEFAULT_ELEMENTS,
             mode: Mode::Static,
             addressing: PlanAddressing::Network,
+            trust: fanin_proto::config::Trust::default(),
         };
         let plan = plan::build_with(&nodes, spec, &|i| addr.endpoint(tree.nodes[i].addr, 0))
             .map_err(|e| EmitError::Plan(*job, e.to_string()))?;

@@ -65,6 +65,7 @@ fn allreduce_across_network_namespaces() {
             elements: 64,
             mode: Mode::Static,
             addressing: Addressing::Network,
+            trust: fanin_proto::config::Trust::default(),
         },
     )
     .unwrap();

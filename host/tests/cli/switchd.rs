@@ -95,6 +95,7 @@ fn chained_two_switchd_tree() {
             elements: 32,
             mode: Mode::Static,
             addressing: Addressing::Loopback { base },
+            trust: fanin_proto::config::Trust::default(),
         },
     )
     .unwrap();

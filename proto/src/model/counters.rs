@@ -70,6 +70,16 @@ counters! {
     NoRoute => "no_route",
     /// Non-IPv4 frames: dropped.
     NonIp => "non_ip",
+    /// Packets from a source the job entry does not name for them: dropped.
+    BadSource => "bad_source",
+    /// Busy slot copies reclaimed after making no progress for the job's `reclaim_idle`.
+    IdleReclaims => "idle_reclaims",
+    /// JOIN packets taken (at the root) or passed toward the root (at an inner switch).
+    Joins => "joins",
+    /// Sessions opened at the root (every rank joined; the job's copies were freed).
+    Sessions => "sessions",
+    /// Contributions refused at the root (no session, or a block of an earlier session).
+    Refused => "refused",
 }
 
 /// Per-port packet and byte counters.

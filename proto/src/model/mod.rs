@@ -5,9 +5,11 @@
 //! the software switch and the testbench scoreboard are all checked against this code.
 
 mod counters;
+mod session;
 mod slot;
 
 pub use counters::{Counter, Counters, PortCounters};
+pub use session::{bypass_source_ok, from_above, next_base, source_matches, Member, Session};
 pub use slot::{newer, saturating_add, CopyState, SlotCopy};
 
 use core::net::Ipv4Addr;
@@ -17,7 +19,9 @@ use crate::config::{
     check_disjoint_ranges, ConfigError, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig,
 };
 use crate::wire::frame::{classify, udp_checksum_ok, FrameError};
-use crate::wire::{Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, Repr, WireError};
+use crate::wire::{
+    Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, RefuseReason, Repr, WireError,
+};
 
 /// A frame the switch sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,9 +71,12 @@ pub enum MalformedReason {
     /// Element count differs from the block's first contribution.
     #[error("element count differs from the block's")]
     ElementMismatch,
-    /// A result addressed to the job's root.
+    /// A result, ACCEPT or REFUSE addressed to the job's root.
     #[error("result sent to the root")]
     ResultAtRoot,
+    /// A JOIN, ACCEPT or REFUSE for a job whose entry has sessions off.
+    #[error("session packet for a job without sessions")]
+    NoSessions,
 }
 
 /// What the switch did with one input.
@@ -103,6 +110,21 @@ pub enum Verdict {
     NoRoute,
     /// Not IPv4: dropped.
     NonIp,
+    /// From a source the job entry does not name for it: dropped.
+    BadSource,
+    /// A JOIN taken at the root; the session opens once every rank has joined.
+    Joined,
+    /// A JOIN that completed the ranks: the session opened and every rank was accepted.
+    SessionOpened,
+    /// A repeated JOIN of the open session: its ACCEPT was sent again.
+    JoinAnswered,
+    /// A JOIN passed toward the root by an inner switch.
+    JoinForwarded,
+    /// An ACCEPT or REFUSE from the parent, passed down to the children it names.
+    Relayed,
+    /// A contribution the root refused (no session, or an earlier session's block); the
+    /// sender was told with a REFUSE.
+    Refused(RefuseReason),
 }
 
 /// Outputs and verdict of one input.
@@ -118,6 +140,7 @@ pub struct Reaction {
 struct JobState {
     entry: JobEntry,
     busy: u32,
+    session: Session,
 }
 
 /// The reference switch.
@@ -187,6 +210,11 @@ impl Switch {
         self.jobs.get(&job).map(|j| &j.entry)
     }
 
+    /// The session state of `job` (meaningful at its root, with sessions on).
+    pub fn session(&self, job: u16) -> Option<&Session> {
+        self.jobs.get(&job).map(|j| &j.session)
+    }
+
     /// A slot copy, for inspection.
     pub fn copy(&self, slot: u32, copy: usize) -> &SlotCopy {
         &self.slots[slot as usize][copy]
@@ -227,7 +255,15 @@ impl Switch {
         for s in entry.slot_base..entry.slot_base + entry.slot_count {
             self.owner[s as usize] = Some(entry.job);
         }
-        self.jobs.insert(entry.job, JobState { entry, busy: 0 });
+        let session = Session::new(entry.trust.first_block.unwrap_or(0));
+        self.jobs.insert(
+            entry.job,
+            JobState {
+                entry,
+                busy: 0,
+                session,
+            },
+        );
         Ok(())
     }
 
@@ -290,7 +326,14 @@ impl Switch {
                 BypassReason::Transit => Counter::BypassTransit,
             }),
             Verdict::RootDrop(_) => c.inc(Counter::RootDrops),
-            Verdict::ResultForwarded => {}
+            Verdict::ResultForwarded
+            | Verdict::Joined
+            | Verdict::SessionOpened
+            | Verdict::JoinAnswered
+            | Verdict::JoinForwarded
+            | Verdict::Relayed => {}
+            Verdict::BadSource => c.inc(Counter::BadSource),
+            Verdict::Refused(_) => c.inc(Counter::Refused),
             Verdict::UnknownJob => c.inc(Counter::UnknownJob),
             Verdict::Malformed(_) => c.inc(Counter::Malformed),
             Verdict::Forwarded => c.inc(Counter::Forwarded),
@@ -340,14 +383,19 @@ impl Switch {
             PacketType::Contribution => {
                 self.contribution(now, port, &d, &repr, &pkt.elements(), out)
             }
-            PacketType::Result => self.result(&d, &repr, out),
+            PacketType::Result => self.result(port, &d, &repr, out),
+            PacketType::Join => self.join(port, &d, &repr, out),
+            PacketType::Accept | PacketType::Refuse => self.relay_down(port, &d, &repr, out),
         }
     }
 
-    fn result(&mut self, d: &Datagram, repr: &Repr, out: &mut Vec<Output>) -> Verdict {
+    fn result(&mut self, port: u8, d: &Datagram, repr: &Repr, out: &mut Vec<Output>) -> Verdict {
         let js = &self.jobs[&repr.job];
-        if matches!(js.entry.role, Role::Root) {
+        let Role::Inner { parent, .. } = js.entry.role else {
             return Verdict::Malformed(MalformedReason::ResultAtRoot);
+        };
+        if !from_above(&js.entry, port, &parent) {
+            return Verdict::BadSource;
         }
         let (slot, ci) = index(&js.entry, repr.block);
         for (i, c) in js.entry.children.iter().enumerate() {
@@ -383,19 +431,24 @@ impl Switch {
         if r.elements > self.params.elements {
             return Verdict::Malformed(MalformedReason::TooManyElements);
         }
+        if let Err(v) = self.check_child_source(port, d, r) {
+            return v;
+        }
+        let entry = &self.jobs[&r.job].entry;
         if !r.flags.has(Flags::BYPASS) {
-            let Some(child) = entry.children.get(r.child as usize) else {
-                return Verdict::Malformed(MalformedReason::ChildOutOfRange);
-            };
-            if r.bitmap & !child.ranks != 0 {
-                return Verdict::Malformed(MalformedReason::RanksNotOfChild);
-            }
             if r.child >= entry.degree_limit {
                 return self.bypass(d, r, BypassReason::Degree, out);
             }
         } else if !root {
             return self.bypass(d, r, BypassReason::Transit, out);
         }
+        if root {
+            if let Some(why) = self.session_floor(r.job, r.block) {
+                out.push(self.refuse_frame(port, d, r, why));
+                return Verdict::Refused(why);
+            }
+        }
+        let entry = &self.jobs[&r.job].entry;
         let (slot, ci) = index(entry, r.block);
         let copy = &self.slots[slot][ci];
         let same = copy.state != CopyState::Free && copy.job == r.job;
@@ -463,7 +516,7 @@ impl Switch {
                 } else if r.elements != copy.elements {
                     Verdict::Malformed(MalformedReason::ElementMismatch)
                 } else {
-                    self.slots[slot][ci].merge(r.bitmap, r.exponent, r.flags, data);
+                    self.slots[slot][ci].merge(r.bitmap, r.exponent, r.flags, data, now);
                     self.try_complete(now, slot, ci, out)
                 }
             }
@@ -505,6 +558,7 @@ impl Switch {
             Role::Inner { .. } => {
                 self.set_state(slot, ci, CopyState::Emitted);
                 self.slots[slot][ci].timer = now;
+                self.slots[slot][ci].touched = now;
                 out.push(self.aggregate_frame(slot, ci));
             }
         }
@@ -670,29 +724,44 @@ impl Switch {
             return out;
         };
         let entry = &self.jobs[&job].entry;
-        let Mode::Timeout {
-            flush_after,
-            reclaim_after,
-        } = entry.mode
-        else {
-            return out;
-        };
         let root = matches!(entry.role, Role::Root);
+        let idle = entry.trust.reclaim_idle;
+        let mode = entry.mode;
         for ci in 0..2 {
+            if let Mode::Timeout {
+                flush_after,
+                reclaim_after,
+            } = mode
+            {
+                let copy = &self.slots[s][ci];
+                let age = now.saturating_sub(copy.timer);
+                match copy.state {
+                    CopyState::Aggregating if !root && age >= flush_after => {
+                        self.counters.inc(Counter::Timeouts);
+                        self.set_state(s, ci, CopyState::Emitted);
+                        self.slots[s][ci].timer = now;
+                        self.slots[s][ci].touched = now;
+                        out.push(self.aggregate_frame(s, ci));
+                    }
+                    CopyState::Emitted if age >= reclaim_after => {
+                        self.counters.inc(Counter::Reclaims);
+                        self.set_state(s, ci, CopyState::Stale);
+                    }
+                    _ => {}
+                }
+            }
+            // Slot hygiene, every mode: a busy copy that made no progress for `reclaim_idle`
+            // is given up. Its workers' retransmissions start it again (an aggregating copy is
+            // freed); an emitted one becomes stale, so its stragglers go to the root.
             let copy = &self.slots[s][ci];
-            let age = now.saturating_sub(copy.timer);
-            match copy.state {
-                CopyState::Aggregating if !root && age >= flush_after => {
-                    self.counters.inc(Counter::Timeouts);
-                    self.set_state(s, ci, CopyState::Emitted);
-                    self.slots[s][ci].timer = now;
-                    out.push(self.aggregate_frame(s, ci));
-                }
-                CopyState::Emitted if age >= reclaim_after => {
-                    self.counters.inc(Counter::Reclaims);
-                    self.set_state(s, ci, CopyState::Stale);
-                }
-                _ => {}
+            if idle > 0 && copy.state.busy() && now.saturating_sub(copy.touched) >= idle {
+                self.counters.inc(Counter::IdleReclaims);
+                let to = if copy.state == CopyState::Emitted {
+                    CopyState::Stale
+                } else {
+                    CopyState::Free
+                };
+                self.set_state(s, ci, to);
             }
         }
         for o in &out {

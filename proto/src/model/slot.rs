@@ -43,6 +43,9 @@ pub struct SlotCopy {
     pub elements: u16,
     /// Tick of the first contribution (aggregating) or of the emission (emitted).
     pub timer: u64,
+    /// Tick of the copy's last progress (start, a new contribution, emission): what the
+    /// idle reclaim measures.
+    pub touched: u64,
     /// The lanes.
     pub data: Vec<i32>,
 }
@@ -59,6 +62,7 @@ impl SlotCopy {
             flags: Flags(0),
             elements: 0,
             timer: 0,
+            touched: 0,
             data: vec![0; lanes],
         }
     }
@@ -83,12 +87,14 @@ impl SlotCopy {
         self.flags = Flags(flags.0 & (Flags::OVERFLOW | Flags::EXP_MISMATCH));
         self.elements = data.len() as u16;
         self.timer = now;
+        self.touched = now;
         self.data.iter_mut().for_each(|v| *v = 0);
         self.data[..data.len()].copy_from_slice(data);
     }
 
-    /// Adds a contribution lane by lane with int32 saturation.
-    pub fn merge(&mut self, bitmap: u64, exponent: i8, flags: Flags, data: &[i32]) {
+    /// Adds a contribution lane by lane with int32 saturation at tick `now`.
+    pub fn merge(&mut self, bitmap: u64, exponent: i8, flags: Flags, data: &[i32], now: u64) {
+        self.touched = now;
         let mut f = self.flags.0 | (flags.0 & (Flags::OVERFLOW | Flags::EXP_MISMATCH));
         if exponent != self.exponent {
             f |= Flags::EXP_MISMATCH;
@@ -131,7 +137,7 @@ mod tests {
     fn saturation_sets_overflow_and_clamps() {
         let mut c = SlotCopy::new(3);
         c.start(1, 0, 1, 0, Flags(0), &[i32::MAX - 1, i32::MIN + 1, 5], 0);
-        c.merge(2, 0, Flags(0), &[5, -5, -10]);
+        c.merge(2, 0, Flags(0), &[5, -5, -10], 1);
         assert_eq!(c.payload(), &[i32::MAX, i32::MIN, -5]);
         assert!(c.flags.has(Flags::OVERFLOW));
         assert_eq!(c.bitmap, 3);
@@ -141,7 +147,7 @@ mod tests {
     fn exponent_mismatch_is_flagged() {
         let mut c = SlotCopy::new(1);
         c.start(1, 0, 1, 3, Flags(0), &[1], 0);
-        c.merge(2, 4, Flags(0), &[1]);
+        c.merge(2, 4, Flags(0), &[1], 1);
         assert!(c.flags.has(Flags::EXP_MISMATCH));
         assert!(!c.flags.has(Flags::OVERFLOW));
     }

@@ -12,6 +12,10 @@ fn spec(mode: Mode) -> JobSpec {
         elements: 4,
         mode,
         addressing: Addressing::Network,
+        trust: crate::config::Trust {
+            sessions: false,
+            ..crate::config::Trust::default()
+        },
     }
 }
 

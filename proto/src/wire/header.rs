@@ -50,6 +50,45 @@ pub enum PacketType {
     Contribution = 1,
     /// The finished sum, travelling down the tree.
     Result = 2,
+    /// A worker asks the job's root to open (or repeat) its session; `block` is its nonce.
+    Join = 3,
+    /// The root's answer to a JOIN: `block` is the session's first block id, the one
+    /// element is the nonce the worker joined with.
+    Accept = 4,
+    /// A switch refuses a contribution (reason in `child`): no session, or a stale block.
+    Refuse = 5,
+}
+
+/// Why a contribution was refused (the `child` field of a REFUSE packet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum RefuseReason {
+    /// The root has no open session for the job (it restarted, or the job was reset).
+    NoSession = 1,
+    /// The block is older than the open session's first block: a later session superseded it.
+    StaleBlock = 2,
+}
+
+impl RefuseReason {
+    /// Decodes a reason byte.
+    pub fn from_u8(v: u8) -> Option<Self> {
+        match v {
+            1 => Some(Self::NoSession),
+            2 => Some(Self::StaleBlock),
+            _ => None,
+        }
+    }
+
+    /// What the reason means, for error messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::NoSession => {
+                "the root has no open session for the job (it restarted, or the job was reset)"
+            }
+            Self::StaleBlock => {
+                "the block is from an earlier session (a later allreduce of the job superseded it)"
+            }
+        }
+    }
 }
 
 impl PacketType {
@@ -58,6 +97,9 @@ impl PacketType {
         match v {
             1 => Some(Self::Contribution),
             2 => Some(Self::Result),
+            3 => Some(Self::Join),
+            4 => Some(Self::Accept),
+            5 => Some(Self::Refuse),
             _ => None,
         }
     }
@@ -259,6 +301,17 @@ impl Repr {
         }
         if p.count() as u32 != p.bitmap().count_ones() {
             return Err(WireError::BadCount);
+        }
+        let one_rank = p.bitmap().count_ones() == 1;
+        let n = p.element_count();
+        let session_ok = match ptype {
+            PacketType::Contribution | PacketType::Result => true,
+            PacketType::Join => one_rank && n == 0 && p.block() != 0,
+            PacketType::Accept => one_rank && n == 1,
+            PacketType::Refuse => n == 0 && RefuseReason::from_u8(p.child()).is_some(),
+        };
+        if !session_ok {
+            return Err(WireError::BadSessionPacket);
         }
         Ok(Self {
             ptype,

@@ -7,7 +7,7 @@ pub mod frame;
 pub mod header;
 
 pub use frame::{Datagram, FrameError, FrameKind, L4Addr};
-pub use header::{Flags, Packet, PacketType, Repr};
+pub use header::{Flags, Packet, PacketType, RefuseReason, Repr};
 
 /// Default UDP port that fanin traffic is addressed to.
 pub const FANIN_UDP_PORT: u16 = 48879;
@@ -57,4 +57,7 @@ pub enum WireError {
     /// The contributor bitmap is empty.
     #[error("empty contributor bitmap")]
     EmptyBitmap,
+    /// A JOIN, ACCEPT or REFUSE of the wrong shape (rank count, element count, nonce, reason).
+    #[error("malformed session packet")]
+    BadSessionPacket,
 }

@@ -17,6 +17,10 @@ pub fn config(seed: u64, cases: u32) -> Config {
         cases,
         rng_seed: RngSeed::Fixed(seed),
         failure_persistence: None,
+        max_shrink_iters: std::env::var("PROPTEST_MAX_SHRINK_ITERS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(Config::default().max_shrink_iters),
         ..Config::default()
     }
 }

@@ -74,6 +74,7 @@ fn main() -> anyhow::Result<()> {
         elements: lanes,
         mode: Mode::Static,
         addressing: Addressing::Network,
+        trust: fanin_proto::config::Trust::OFF,
     };
     let plan = plan::build(&plan::star(ports), spec)?;
     let mut cfg = plan.switches[0].clone();

@@ -18,6 +18,7 @@ fn spec(job: u16, mode: Mode) -> JobSpec {
         elements: 8,
         mode,
         addressing: Addressing::Network,
+        trust: fanin_proto::config::Trust::OFF,
     }
 }
 

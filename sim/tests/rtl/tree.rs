@@ -26,6 +26,7 @@ fn two_level_tree_of_cores() {
             elements: 16,
             mode: Mode::Static,
             addressing: Addressing::Network,
+            trust: fanin_proto::config::Trust::OFF,
         };
         let p = plan::build(&nodes, spec).unwrap();
         let core = core();

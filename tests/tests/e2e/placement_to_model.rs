@@ -23,6 +23,7 @@ fn run(nodes: &[NodeSpec], mode: Mode, seed: u64) {
         elements: 16,
         mode,
         addressing: Addressing::Network,
+        trust: fanin_proto::config::Trust::default(),
     };
     let plan = plan::build(nodes, spec).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
