@@ -95,10 +95,7 @@ fn switch(workers: usize, elements: usize) -> (f64, f64) {
     let mut sw = SoftSwitch::new(&plan.switches[0]).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let (_tx, rx) = mpsc::channel();
-    let ctl = Control {
-        stop: stop.clone(),
-        stats: rx,
-    };
+    let ctl = Control::new(stop.clone(), rx);
     let s0 = socks.remove(0);
     let h = thread::spawn(move || {
         let mut l = UdpLink::from_socket(s0).unwrap();

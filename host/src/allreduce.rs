@@ -114,10 +114,7 @@ pub fn run(cfg: &AllreduceConfig, stop: Arc<AtomicBool>) -> anyhow::Result<Allre
     let sw_sock = socks.remove(0);
     let sw_stop = Arc::new(AtomicBool::new(false));
     let (_stats_tx, stats_rx) = mpsc::channel();
-    let ctl = Control {
-        stop: sw_stop.clone(),
-        stats: stats_rx,
-    };
+    let ctl = Control::new(sw_stop.clone(), stats_rx);
     let faults = cfg.faults;
     let sw_thread = thread::Builder::new().name("switchd".into()).spawn(
         move || -> std::io::Result<Snapshot> {

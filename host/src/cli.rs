@@ -223,9 +223,14 @@ pub fn run_switchd(args: &SwitchdArgs) -> anyhow::Result<()> {
         c.switch.name,
         c.switch.jobs.len()
     );
+    let reload = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, reload.clone())
+        .context("cannot install signal handler")?;
     let ctl = Control {
         stop,
         stats: req_rx,
+        reload,
+        config_path: args.config.clone(),
     };
     let snap = switchd::run(&c.switch.name, &mut sw, &mut link, &ctl);
     println!("fanin switchd {}: stopped; final counters:", c.switch.name);
@@ -549,6 +554,34 @@ pub fn run_stats(args: &StatsArgs) -> anyhow::Result<()> {
     } else {
         print!("{}", snap.to_text());
     }
+    Ok(())
+}
+
+/// `fanin reset`: reset one job of a running switchd.
+#[derive(Debug, Clone, Args)]
+pub struct ResetArgs {
+    /// The switchd's control (stats) address.
+    pub addr: SocketAddrV4,
+    /// The job to reset.
+    #[arg(long)]
+    pub job: u16,
+}
+
+/// `fanin reload`: a running switchd reads its configuration file again.
+#[derive(Debug, Clone, Args)]
+pub struct ReloadArgs {
+    /// The switchd's control (stats) address.
+    pub addr: SocketAddrV4,
+}
+
+/// Sends a reset or reload to a running switchd; an error if it refused.
+pub fn run_control(addr: SocketAddrV4, req: &switchd::ControlRequest) -> anyhow::Result<()> {
+    let r = switchd::control(addr, req, Duration::from_secs(5))
+        .with_context(|| format!("no switchd answering on tcp {addr}"))?;
+    if !r.ok {
+        return Err(input_error(format!("switchd {addr}: {}", r.message)));
+    }
+    println!("switchd {addr}: {}", r.message);
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use fanin::cli;
+use fanin::switchd::ControlRequest;
 
 /// fanin: in-network aggregation host tools.
 #[derive(Debug, Parser)]
@@ -19,6 +20,10 @@ enum Cmd {
     Send(cli::SendArgs),
     /// Print a running switchd's counters.
     Stats(cli::StatsArgs),
+    /// Reset a job on a running switchd (free its slot copies, close its session).
+    Reset(cli::ResetArgs),
+    /// Make a running switchd read its configuration file again.
+    Reload(cli::ReloadArgs),
     /// Run a local switch and N workers for one allreduce.
     Allreduce(cli::AllreduceArgs),
     /// Place aggregation on a topology and emit per-switch configurations.
@@ -33,6 +38,8 @@ fn main() {
         Cmd::Switchd(a) => cli::run_switchd(a),
         Cmd::Send(a) => cli::run_send(a),
         Cmd::Stats(a) => cli::run_stats(a),
+        Cmd::Reset(a) => cli::run_control(a.addr, &ControlRequest::Reset { job: a.job }),
+        Cmd::Reload(a) => cli::run_control(a.addr, &ControlRequest::Reload),
         Cmd::Allreduce(a) => cli::run_allreduce(a),
         Cmd::Place(a) => fanin_placement::cli::run_place(a),
         Cmd::Experiment(a) => fanin_placement::cli::run_experiment(a),

@@ -322,6 +322,14 @@ impl Driver<'_> {
                 }
             }
             if started.elapsed() >= self.cfg.timeout {
+                if !self.seen.any {
+                    return Err(SendError::Unreachable {
+                        switch: to,
+                        secs: started.elapsed().as_secs_f64(),
+                        job: a.job,
+                        rank: a.rank,
+                    });
+                }
                 return Err(SendError::NoSession {
                     switch: to,
                     secs: started.elapsed().as_secs_f64(),

@@ -10,7 +10,9 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fanin_proto::config::{Child, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig};
+use fanin_proto::config::{
+    Child, ConfigError, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig,
+};
 use fanin_proto::model::{Switch, Verdict};
 use fanin_proto::wire::frame::classify;
 use fanin_proto::wire::{Datagram, FrameKind, L4Addr};
@@ -19,45 +21,143 @@ use serde::{Deserialize, Serialize};
 use crate::link::{mac_for, Dgram, FaultCounts, Link};
 
 /// The reference model behind a datagram interface.
+///
+/// Every peer the configuration names (children and parents of every job) gets a model port
+/// of its own, `1..`, in order of first mention; datagrams from anyone else arrive on port 0.
+/// So the model's link checks (bypass packets from a child's link, results from the parent's)
+/// are exact source checks here. Ticks are microseconds.
 pub struct SoftSwitch {
     sw: Switch,
     me: L4Addr,
-    ports: HashMap<SocketAddrV4, u8>,
+    cfg: SwitchConfig,
+    model_cfg: SwitchConfig,
+    pp: PeerPorts,
     tick_every: Option<u64>,
     last_tick: u64,
     /// Datagrams the model produced that were not UDP (cannot happen with a valid config).
     pub unroutable: u64,
 }
 
+/// Model ports of a switchd: every peer address keeps the number it first got.
+#[derive(Debug, Clone, Default)]
+struct PeerPorts {
+    ports: HashMap<SocketAddrV4, u8>,
+    peers: Vec<SocketAddrV4>,
+}
+
+/// Model ports: 0 for strangers, one per peer address (at most 254).
+const MODEL_PORTS: u8 = 255;
+
+/// The model configuration switchd runs for `cfg`: every peer on a port of its own (port 0
+/// for strangers; peers seen before keep their numbers), and a random first block for each
+/// job whose entry leaves it open, so a restarted switchd never hands out its predecessor's
+/// block ids again.
+fn model_config(cfg: &SwitchConfig, pp: &mut PeerPorts) -> Result<SwitchConfig, ConfigError> {
+    let mut m = cfg.clone();
+    let mut port_of = |e: &mut Endpoint| -> Result<(), ConfigError> {
+        let a = sock(e);
+        if !pp.ports.contains_key(&a) {
+            if pp.peers.len() + 1 >= MODEL_PORTS as usize {
+                return Err(ConfigError::BadParam {
+                    name: "peers",
+                    value: pp.peers.len() as u64 + 1,
+                    why: "at most 254 distinct peer addresses per switchd",
+                });
+            }
+            pp.peers.push(a);
+            pp.ports.insert(a, pp.peers.len() as u8);
+        }
+        e.port = pp.ports[&a];
+        Ok(())
+    };
+    for j in &mut m.jobs {
+        for c in &mut j.children {
+            port_of(&mut c.endpoint)?;
+        }
+        if let Role::Inner { parent, .. } = &mut j.role {
+            port_of(parent)?;
+        }
+        if j.trust.sessions && j.trust.first_block.is_none() {
+            j.trust.first_block = Some(rand::random());
+        }
+    }
+    m.params.ports = MODEL_PORTS;
+    m.routes.clear();
+    Ok(m)
+}
+
 impl SoftSwitch {
     /// Builds the model from a configuration.
-    pub fn new(cfg: &SwitchConfig) -> Result<Self, fanin_proto::config::ConfigError> {
-        let sw = Switch::new(cfg)?;
-        let mut ports = HashMap::new();
-        for j in &cfg.jobs {
-            for c in &j.children {
-                ports.insert(sock(&c.endpoint), c.endpoint.port);
-            }
-            if let Role::Inner { parent, .. } = j.role {
-                ports.insert(sock(&parent), parent.port);
-            }
-        }
-        let tick_every = cfg
-            .jobs
-            .iter()
-            .filter_map(|j| match j.mode {
-                Mode::Timeout { flush_after, .. } => Some((flush_after / 4).clamp(1, 1000)),
-                Mode::Static => None,
-            })
-            .min();
+    pub fn new(cfg: &SwitchConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let mut pp = PeerPorts::default();
+        let m = model_config(cfg, &mut pp)?;
+        let sw = Switch::new(&m)?;
         Ok(Self {
             me: sw.address(),
             sw,
-            ports,
-            tick_every,
+            tick_every: tick_every(&m),
+            cfg: cfg.clone(),
+            model_cfg: m,
+            pp,
             last_tick: 0,
             unroutable: 0,
         })
+    }
+
+    /// The configuration as loaded (before switchd's port numbering).
+    pub fn config(&self) -> &SwitchConfig {
+        &self.cfg
+    }
+
+    /// Resets `job` (frees its copies, closes its session); false if there is no such job.
+    pub fn reset_job(&mut self, job: u16) -> bool {
+        self.sw.reset_job(job)
+    }
+
+    /// Loads a new configuration: jobs added, changed (and so reset) or removed. The identity
+    /// and table sizes cannot change while running. Nothing changes on error.
+    pub fn reload(&mut self, cfg: &SwitchConfig) -> Result<String, String> {
+        cfg.validate().map_err(|e| e.to_string())?;
+        let old = &self.cfg;
+        if (cfg.ip, cfg.udp_port, cfg.mac) != (old.ip, old.udp_port, old.mac)
+            || cfg.params != old.params
+        {
+            return Err(
+                "the new configuration changes the switch's address or table sizes: restart switchd for that".into(),
+            );
+        }
+        let mut pp = self.pp.clone();
+        let m = model_config(cfg, &mut pp).map_err(|e| e.to_string())?;
+        // Applied to a copy, so a refused entry changes nothing.
+        let mut sw = self.sw.clone();
+        let mut changed = Vec::new();
+        for j in &old.jobs {
+            if !cfg.jobs.iter().any(|n| n.job == j.job) {
+                sw.remove_job(j.job);
+                changed.push(format!("job {} removed", j.job));
+            }
+        }
+        for (n, mj) in cfg.jobs.iter().zip(&m.jobs) {
+            if old.jobs.iter().any(|o| o == n) {
+                continue;
+            }
+            sw.set_job(mj.clone()).map_err(|e| e.to_string())?;
+            changed.push(format!(
+                "job {} loaded (its copies freed, its session closed)",
+                n.job
+            ));
+        }
+        self.sw = sw;
+        self.pp = pp;
+        self.tick_every = tick_every(&m);
+        self.model_cfg = m;
+        self.cfg = cfg.clone();
+        if changed.is_empty() {
+            Ok("configuration unchanged".into())
+        } else {
+            Ok(changed.join("; "))
+        }
     }
 
     /// The model.
@@ -84,7 +184,7 @@ impl SoftSwitch {
             payload,
         }
         .to_frame(false);
-        let port = self.ports.get(&from).copied().unwrap_or(0);
+        let port = self.pp.ports.get(&from).copied().unwrap_or(STRANGER_PORT);
         let r = self.sw.handle(now, port, &frame);
         for o in r.outputs {
             self.emit(&o.frame, out);
@@ -119,6 +219,7 @@ impl SoftSwitch {
     /// Counters as a serialisable snapshot.
     pub fn snapshot(&self, name: &str, faults: FaultCounts, send_errors: u64) -> Snapshot {
         let c = self.sw.counters();
+        let used = self.pp.peers.len() + 1;
         Snapshot {
             name: name.into(),
             counters: c
@@ -126,7 +227,10 @@ impl SoftSwitch {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
-            ports: c.ports.clone(),
+            ports: c.ports[..used.min(c.ports.len())].to_vec(),
+            peers: std::iter::once("strangers".to_string())
+                .chain(self.pp.peers.iter().map(|p| p.to_string()))
+                .collect(),
             host: HostCounters {
                 send_errors,
                 unroutable: self.unroutable,
@@ -138,6 +242,26 @@ impl SoftSwitch {
 
 fn sock(e: &Endpoint) -> SocketAddrV4 {
     SocketAddrV4::new(e.ip, e.udp_port)
+}
+
+/// The model port of datagrams from addresses the configuration does not name.
+pub const STRANGER_PORT: u8 = 0;
+
+/// How often the timer scan runs (µs): a quarter of the shortest flush or idle-reclaim time,
+/// at least every 1 ms for flushes and every 100 ms for idle reclaims.
+fn tick_every(cfg: &SwitchConfig) -> Option<u64> {
+    cfg.jobs
+        .iter()
+        .flat_map(|j| {
+            let flush = match j.mode {
+                Mode::Timeout { flush_after, .. } => Some((flush_after / 4).clamp(1, 1000)),
+                Mode::Static => None,
+            };
+            let idle =
+                (j.trust.reclaim_idle > 0).then(|| (j.trust.reclaim_idle / 4).clamp(1, 100_000));
+            flush.into_iter().chain(idle)
+        })
+        .min()
 }
 
 /// Counters of the host around the model.
@@ -159,8 +283,12 @@ pub struct Snapshot {
     pub name: String,
     /// Model counters in register order.
     pub counters: Vec<(String, u64)>,
-    /// Per-port counters.
+    /// Per-port counters: port 0 holds datagrams from unconfigured addresses, port `i` those
+    /// of `peers[i]`.
     pub ports: Vec<fanin_proto::model::PortCounters>,
+    /// Who each port is.
+    #[serde(default)]
+    pub peers: Vec<String>,
     /// Host-side counters.
     pub host: HostCounters,
 }
@@ -181,8 +309,12 @@ impl Snapshot {
             s += &format!("  {k:<18} {v}\n");
         }
         for (i, p) in self.ports.iter().enumerate() {
+            let who = self
+                .peers
+                .get(i)
+                .map_or(String::new(), |w| format!(" ({w})"));
             s += &format!(
-                "  port {i}: rx {} packets {} bytes, tx {} packets {} bytes\n",
+                "  port {i}{who}: rx {} packets {} bytes, tx {} packets {} bytes\n",
                 p.rx_packets, p.rx_bytes, p.tx_packets, p.tx_bytes
             );
         }
@@ -195,21 +327,71 @@ impl Snapshot {
     }
 }
 
-/// A request for a counter snapshot, answered by the switch loop.
-pub type StatsRequest = Sender<Snapshot>;
+/// What a client asks switchd on its TCP control port: one JSON line (none: `stats`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ControlRequest {
+    /// The counters ([`Snapshot`]).
+    Stats,
+    /// Free a job's slot copies and close its session.
+    Reset {
+        /// The job.
+        job: u16,
+    },
+    /// Read the configuration file again (as SIGHUP does).
+    Reload,
+}
 
-/// Serves snapshots over TCP at `listener`: each connection gets one JSON document.
-pub fn serve_stats(listener: TcpListener, requests: Sender<StatsRequest>, stop: Arc<AtomicBool>) {
+/// switchd's answer to a reset or reload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ControlReply {
+    /// True if it was done.
+    pub ok: bool,
+    /// What was done, or why not.
+    pub message: String,
+}
+
+/// A request to the switch loop, with where to send the answer.
+pub enum Request {
+    /// A counter snapshot.
+    Stats(Sender<Snapshot>),
+    /// A reset or reload.
+    Control(ControlRequest, Sender<ControlReply>),
+}
+
+/// Serves the control port at `listener`: each connection sends at most one request line
+/// and gets one JSON document back.
+pub fn serve_stats(listener: TcpListener, requests: Sender<Request>, stop: Arc<AtomicBool>) {
     listener.set_nonblocking(true).ok();
     while !stop.load(Ordering::Relaxed) {
         match listener.accept() {
-            Ok((conn, _)) => {
-                let (tx, rx) = mpsc::channel();
-                if requests.send(tx).is_err() {
-                    return;
-                }
-                if let Ok(snap) = rx.recv_timeout(Duration::from_secs(2)) {
-                    reply(conn, &snap);
+            Ok((mut conn, _)) => {
+                let body = match read_request(&mut conn) {
+                    Ok(ControlRequest::Stats) => {
+                        let (tx, rx) = mpsc::channel();
+                        if requests.send(Request::Stats(tx)).is_err() {
+                            return;
+                        }
+                        rx.recv_timeout(Duration::from_secs(2))
+                            .ok()
+                            .map(|s| serde_json::to_string(&s).expect("snapshot serialises"))
+                    }
+                    Ok(req) => {
+                        let (tx, rx) = mpsc::channel();
+                        if requests.send(Request::Control(req, tx)).is_err() {
+                            return;
+                        }
+                        rx.recv_timeout(Duration::from_secs(5))
+                            .ok()
+                            .map(|r| serde_json::to_string(&r).expect("reply serialises"))
+                    }
+                    Err(message) => Some(
+                        serde_json::to_string(&ControlReply { ok: false, message })
+                            .expect("reply serialises"),
+                    ),
+                };
+                if let Some(b) = body {
+                    reply(conn, &b);
                 }
             }
             Err(_) => std::thread::sleep(Duration::from_millis(5)),
@@ -217,28 +399,127 @@ pub fn serve_stats(listener: TcpListener, requests: Sender<StatsRequest>, stop: 
     }
 }
 
-fn reply(mut conn: TcpStream, snap: &Snapshot) {
+/// Reads one request line; a client that sends nothing within 200 ms asks for stats.
+fn read_request(conn: &mut TcpStream) -> Result<ControlRequest, String> {
     conn.set_nonblocking(false).ok();
+    conn.set_read_timeout(Some(Duration::from_millis(200))).ok();
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while buf.len() < 4096 {
+        match conn.read(&mut byte) {
+            Ok(1) if byte[0] != b'\n' => buf.push(byte[0]),
+            _ => break,
+        }
+    }
+    let line = String::from_utf8_lossy(&buf);
+    if line.trim().is_empty() {
+        return Ok(ControlRequest::Stats);
+    }
+    serde_json::from_str(line.trim()).map_err(|e| {
+        format!("bad control request {:?}: {e} (send {{\"op\":\"stats\"}}, {{\"op\":\"reset\",\"job\":N}} or {{\"op\":\"reload\"}})", line.trim())
+    })
+}
+
+fn reply(mut conn: TcpStream, body: &str) {
     conn.set_write_timeout(Some(Duration::from_secs(2))).ok();
-    let body = serde_json::to_string(snap).expect("snapshot serialises");
     let _ = conn.write_all(body.as_bytes());
 }
 
-/// Fetches a snapshot from a running switchd's stats address.
-pub fn fetch_stats(addr: SocketAddrV4, timeout: Duration) -> std::io::Result<Snapshot> {
+fn ask(addr: SocketAddrV4, req: &ControlRequest, timeout: Duration) -> std::io::Result<String> {
     let mut c = TcpStream::connect_timeout(&addr.into(), timeout)?;
     c.set_read_timeout(Some(timeout))?;
+    let mut line = serde_json::to_string(req).expect("request serialises");
+    line.push('\n');
+    c.write_all(line.as_bytes())?;
     let mut s = String::new();
     c.read_to_string(&mut s)?;
+    Ok(s)
+}
+
+/// Fetches a snapshot from a running switchd's control (stats) address.
+pub fn fetch_stats(addr: SocketAddrV4, timeout: Duration) -> std::io::Result<Snapshot> {
+    let s = ask(addr, &ControlRequest::Stats, timeout)?;
     serde_json::from_str(&s).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
-/// The switch loop's handles from outside: stop flag and stats requests.
+/// Sends a reset or reload to a running switchd and returns its answer.
+pub fn control(
+    addr: SocketAddrV4,
+    req: &ControlRequest,
+    timeout: Duration,
+) -> std::io::Result<ControlReply> {
+    let s = ask(addr, req, timeout)?;
+    serde_json::from_str(&s).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// The switch loop's handles from outside.
 pub struct Control {
     /// Set to stop the loop.
     pub stop: Arc<AtomicBool>,
-    /// Snapshot requests.
-    pub stats: Receiver<StatsRequest>,
+    /// Stats and control requests.
+    pub stats: Receiver<Request>,
+    /// Set (by SIGHUP) to reload the configuration file.
+    pub reload: Arc<AtomicBool>,
+    /// The configuration file, if switchd was started with one.
+    pub config_path: Option<std::path::PathBuf>,
+}
+
+impl Control {
+    /// Handles with no configuration file to reload (in-process switches).
+    pub fn new(stop: Arc<AtomicBool>, stats: Receiver<Request>) -> Self {
+        Self {
+            stop,
+            stats,
+            reload: Arc::new(AtomicBool::new(false)),
+            config_path: None,
+        }
+    }
+}
+
+/// Reads and applies the configuration file again.
+fn reload_from(sw: &mut SoftSwitch, path: Option<&std::path::Path>) -> ControlReply {
+    let Some(path) = path else {
+        return ControlReply {
+            ok: false,
+            message: "switchd was started without --config: nothing to reload".into(),
+        };
+    };
+    let r = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+        .and_then(|t| {
+            serde_json::from_str::<SwitchConfig>(&t)
+                .map_err(|e| format!("{} is not valid: {e}", path.display()))
+        })
+        .and_then(|cfg| sw.reload(&cfg));
+    match r {
+        Ok(message) => ControlReply { ok: true, message },
+        Err(e) => ControlReply {
+            ok: false,
+            message: format!("reload refused, nothing changed: {e}"),
+        },
+    }
+}
+
+fn answer(
+    sw: &mut SoftSwitch,
+    req: ControlRequest,
+    path: Option<&std::path::Path>,
+) -> ControlReply {
+    match req {
+        ControlRequest::Reset { job } if sw.reset_job(job) => ControlReply {
+            ok: true,
+            message: format!("job {job} reset: its copies freed, its session closed"),
+        },
+        ControlRequest::Reset { job } => ControlReply {
+            ok: false,
+            message: format!("no job {job} in the job table"),
+        },
+        ControlRequest::Reload => reload_from(sw, path),
+        ControlRequest::Stats => ControlReply {
+            ok: true,
+            message: String::new(),
+        },
+    }
 }
 
 /// Runs the switch over `link` until `ctl.stop` is set; returns the final snapshot.
@@ -274,7 +555,20 @@ pub fn run<L: Link + ?Sized>(
             }
         }
         while let Ok(req) = ctl.stats.try_recv() {
-            let _ = req.send(sw.snapshot(name, link.fault_counts(), send_errors));
+            match req {
+                Request::Stats(tx) => {
+                    let _ = tx.send(sw.snapshot(name, link.fault_counts(), send_errors));
+                }
+                Request::Control(r, tx) => {
+                    let a = answer(sw, r, ctl.config_path.as_deref());
+                    eprintln!("fanin switchd: {}", a.message);
+                    let _ = tx.send(a);
+                }
+            }
+        }
+        if ctl.reload.swap(false, Ordering::Relaxed) {
+            let a = reload_from(sw, ctl.config_path.as_deref());
+            eprintln!("fanin switchd: SIGHUP: {}", a.message);
         }
     }
     let _ = link.flush();

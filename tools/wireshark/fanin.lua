@@ -4,7 +4,7 @@
 --   wireshark -X lua_script:tools/wireshark/fanin.lua capture.pcap
 -- or copy this file into Wireshark's personal plugins folder.
 --
--- Registered on UDP port FANIN_UDP_PORT and as a UDP heuristic (version 1, type 1 or 2,
+-- Registered on UDP port FANIN_UDP_PORT and as a UDP heuristic (version 1, type 1 to 5,
 -- length exactly header + 4 x element count), so captures on other ports decode too.
 -- The constants below are checked against fanin-proto by host/tests/cli/wireshark.rs.
 
@@ -16,7 +16,9 @@ local MAX_ELEMENTS = 256
 
 local fanin = Proto("fanin", "fanin in-network aggregation")
 
-local types = { [1] = "Contribution", [2] = "Result" }
+local types = { [1] = "Contribution", [2] = "Result", [3] = "Join", [4] = "Accept", [5] = "Refuse" }
+-- REFUSE carries its reason in the child field.
+local refuse_reasons = { [1] = "no session", [2] = "stale block" }
 
 local f = fanin.fields
 f.version = ProtoField.uint8("fanin.version", "Version", base.DEC)
@@ -100,7 +102,12 @@ function fanin.dissector(tvb, pinfo, tree)
   if n > MAX_ELEMENTS then ni:add_proto_expert_info(e_many) end
   if len ~= HEADER_LEN + ELEMENT_BYTES * n then ni:add_proto_expert_info(e_length) end
   t:add(f.block, tvb(8, 4))
-  t:add(f.child, tvb(12, 1))
+  local chi = t:add(f.child, tvb(12, 1))
+  if ptype == 5 then
+    chi:append_text(" (reason: " .. (refuse_reasons[tvb(12, 1):uint()] or "unknown") .. ")")
+  elseif ptype == 3 then
+    t:add(fanin, tvb(8, 4), "Nonce: " .. block)
+  end
   local ci = t:add(f.count, tvb(13, 1))
   if count ~= popcount64(bitmap) then ci:add_proto_expert_info(e_count) end
   t:add(f.bitmap, tvb(14, 8))
@@ -123,7 +130,7 @@ local function heuristic(tvb, pinfo, tree)
   if len < HEADER_LEN then return false end
   if tvb(0, 1):uint() ~= VERSION then return false end
   local ptype = tvb(1, 1):uint()
-  if ptype ~= 1 and ptype ~= 2 then return false end
+  if types[ptype] == nil then return false end
   if len ~= HEADER_LEN + ELEMENT_BYTES * tvb(6, 2):uint() then return false end
   fanin.dissector(tvb, pinfo, tree)
   return true

@@ -148,9 +148,28 @@ fn stalled_worker_says_what_it_last_saw() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Answer the first preamble block only (a result of all 1 workers), then go quiet.
+    // Accept the JOIN (session at block 0), answer the first preamble block only (a result
+    // of all 1 workers), then go quiet.
     let mut buf = [0u8; 2048];
     let (n, from) = fake.recv_from(&mut buf).unwrap();
+    let p = fanin_proto::wire::Packet::new_checked(&buf[..n]).unwrap();
+    let join = Repr::parse(&p).unwrap();
+    assert_eq!(join.ptype, PacketType::Join);
+    let accept = Repr {
+        ptype: PacketType::Accept,
+        elements: 1,
+        block: 0,
+        ..join
+    };
+    fake.send_to(&accept.to_bytes(&[join.block as i32]), from)
+        .unwrap();
+    let (n, from) = loop {
+        let (n, from) = fake.recv_from(&mut buf).unwrap();
+        let p = fanin_proto::wire::Packet::new_checked(&buf[..n]).unwrap();
+        if Repr::parse(&p).unwrap().ptype == PacketType::Contribution {
+            break (n, from);
+        }
+    };
     let p = fanin_proto::wire::Packet::new_checked(&buf[..n]).unwrap();
     let r = Repr {
         ptype: PacketType::Result,

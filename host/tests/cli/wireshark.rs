@@ -58,14 +58,7 @@ fn tshark_decodes_send_capture() {
                 "--bind",
                 &lo(p[r]).to_string(),
             ])
-            .args([
-                "--synthetic",
-                "100",
-                "--seed",
-                &r.to_string(),
-                "--first-block",
-                "1000",
-            ]);
+            .args(["--synthetic", "100", "--seed", &r.to_string()]);
             if r == 0 {
                 c.args(["--pcap", pcap.to_str().unwrap()]);
             }
@@ -97,8 +90,9 @@ fn tshark_decodes_send_capture() {
             h.child()
         ));
     }
-    // 2 preamble blocks + 7 tensor blocks of 16 elements, each sent and answered.
-    assert!(want.len() >= 18, "{want:?}");
+    // A JOIN and its ACCEPT, then 2 preamble blocks + 7 tensor blocks of 16 elements, each
+    // sent and answered.
+    assert!(want.len() >= 20, "{want:?}");
     let lua = format!("lua_script:{LUA}");
     let base = |c: &mut Command| {
         c.args(["-X", &lua, "-o", "udp.try_heuristic_first:TRUE"])
@@ -136,13 +130,22 @@ fn tshark_decodes_send_capture() {
         m
     });
     assert_eq!(jobs.keys().collect::<Vec<_>>(), vec![&"3"]);
+    // The session: a JOIN (one rank, no elements), then the ACCEPT naming the first block.
+    assert!(got[0].starts_with("3\t3\t"), "a JOIN first: {out}");
+    let accept = got
+        .iter()
+        .find(|l| l.starts_with("4\t3\t"))
+        .expect("an ACCEPT");
+    let first = accept.split('\t').nth(2).unwrap();
     assert!(
-        got.iter().any(|l| l.starts_with("1\t3\t1000\t1\t")),
-        "contribution of block 1000"
+        got.iter()
+            .any(|l| l.starts_with(&format!("1\t3\t{first}\t1\t"))),
+        "contribution of block {first}"
     );
     assert!(
-        got.iter().any(|l| l.starts_with("2\t3\t1000\t2\t")),
-        "result of block 1000"
+        got.iter()
+            .any(|l| l.starts_with(&format!("2\t3\t{first}\t2\t"))),
+        "result of block {first}"
     );
     // Full decode: the fanin tree is there and nothing is malformed.
     let mut c = Command::new("tshark");
@@ -152,8 +155,9 @@ fn tshark_decodes_send_capture() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("fanin in-network aggregation"), "{out}");
-    assert!(out.contains("Job: 3") && out.contains("Block: 1000"));
+    assert!(out.contains("Job: 3") && out.contains(&format!("Block: {first}")));
     assert!(out.contains("Type: Contribution (1)") && out.contains("Type: Result (2)"));
+    assert!(out.contains("Type: Join (3)") && out.contains("Type: Accept (4)"));
     assert!(out.contains("Contribution count: 2"));
     assert!(!out.contains("Malformed"), "malformed packets reported");
     assert!(

@@ -283,6 +283,25 @@ impl Switch {
         true
     }
 
+    /// Resets a job from the control plane: frees its slot copies and closes its session
+    /// (workers must join again; the next session still starts beyond every block the job
+    /// used). Returns whether the job exists.
+    pub fn reset_job(&mut self, job: u16) -> bool {
+        let Some(js) = self.jobs.get_mut(&job) else {
+            return false;
+        };
+        js.session.base = None;
+        js.session.pending = 0;
+        js.session.members.iter_mut().for_each(|m| *m = None);
+        let (first, count) = (js.entry.slot_base, js.entry.slot_count);
+        for slot in first..first + count {
+            for ci in 0..2 {
+                self.set_state(slot as usize, ci, CopyState::Free);
+            }
+        }
+        true
+    }
+
     /// Handles one received frame at tick `now` on ingress `port`.
     pub fn handle(&mut self, now: u64, port: u8, frame: &[u8]) -> Reaction {
         if let Some(pc) = self.counters.ports.get_mut(port as usize) {

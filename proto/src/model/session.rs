@@ -24,7 +24,8 @@ pub struct Member {
 /// A job's session state at its root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
-    /// Sessions opened since the job entry was written.
+    /// Sessions opened since the job entry was written (the first starts at the entry's
+    /// `first_block`, every later one beyond the job's newest block, also after a reset).
     pub opened: u64,
     /// First block id of the open session; `None` until the first session opens.
     pub base: Option<u32>,
@@ -147,9 +148,10 @@ impl Switch {
     fn open_session(&mut self, job: u16, out: &mut Vec<Output>) {
         let js = self.jobs.get_mut(&job).expect("job exists");
         let slot_count = js.entry.slot_count;
-        let base = match js.session.base {
-            None => js.session.high.wrapping_add(1),
-            Some(_) => next_base(js.session.high, slot_count),
+        let base = if js.session.opened == 0 {
+            js.session.high.wrapping_add(1)
+        } else {
+            next_base(js.session.high, slot_count)
         };
         js.session.base = Some(base);
         js.session.high = base.wrapping_sub(1);
