@@ -818,3 +818,5 @@ pub fn index(entry: &JobEntry, block: u32) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod trust_tests;
