@@ -516,6 +516,7 @@ fn core_bitmap_logic_matches_model() {
             .map(|i| Child {
                 endpoint: ep(i, i % 2),
                 ranks: 1 << i,
+                below: 0,
             })
             .collect(),
         ranks: 7,
@@ -576,6 +577,7 @@ fn timeout_job() -> JobEntry {
             .map(|i| Child {
                 endpoint: ep(i, 1),
                 ranks: 1 << i,
+                below: 0,
             })
             .collect(),
         ranks: 3,
@@ -668,6 +670,7 @@ fn core_inner_role_matches_model() {
             .map(|i| Child {
                 endpoint: ep(i, 1),
                 ranks: 1 << i,
+                below: 0,
             })
             .collect(),
         ranks: 3,

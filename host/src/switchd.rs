@@ -623,6 +623,7 @@ pub fn single_job_config(me: SocketAddrV4, j: &SingleJob) -> SwitchConfig {
                     port: (1 + i).min(254) as u8,
                 },
                 ranks: 1 << i,
+                below: 0,
             })
             .collect(),
         ranks,

@@ -35,6 +35,21 @@ pub struct Child {
     pub endpoint: Endpoint,
     /// Worker ranks this child delivers in its non-bypass packets (a worker: one bit).
     pub ranks: u64,
+    /// Every rank below this child, also those a degree limit makes it bypass (0: `ranks`).
+    /// Bypass-flagged packets and JOINs naming a rank arrive on this child's link only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub below: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+impl Child {
+    /// Every rank below this child.
+    pub fn below(&self) -> u64 {
+        self.below | self.ranks
+    }
 }
 
 /// Where a switch sits in a job's tree.
@@ -407,6 +422,11 @@ impl JobEntry {
             if c.ranks & !self.ranks != 0 {
                 return bad(format!(
                     "child {i} delivers ranks outside the job entry's ranks"
+                ));
+            }
+            if c.below() & !self.ranks != 0 {
+                return bad(format!(
+                    "child {i} has ranks below it outside the job entry's ranks"
                 ));
             }
             if c.endpoint.port >= p.ports {

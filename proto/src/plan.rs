@@ -305,6 +305,11 @@ pub fn build_with(
                         ..addr(c)
                     },
                     ranks: delivered[c],
+                    below: if subtree[c] == delivered[c] {
+                        0
+                    } else {
+                        subtree[c]
+                    },
                 })
                 .collect::<Vec<_>>();
             let role = match agg_parent[s] {

@@ -69,14 +69,17 @@ pub fn source_matches(check: SourceCheck, src: &L4Addr, e: &Endpoint) -> bool {
     }
 }
 
-/// True if a bypass-flagged packet may arrive on `port`: a port facing one of the job's
-/// children. The packet keeps its worker's source address and may come from any rank below
-/// that child (also ranks beyond a degree limit, which the child does not deliver itself), so
-/// only the link it came in on can be checked. `fanin switchd` gives every configured peer a
-/// port of its own, which makes this an exact source check there.
-pub fn bypass_source_ok(entry: &JobEntry, port: u8) -> bool {
+/// True if a bypass-flagged packet (or JOIN) with `bitmap` may arrive on `port`: a child
+/// reached through `port` has all its ranks below it. The packet keeps its worker's source
+/// address and may come from any rank below that child (also ranks beyond a degree limit),
+/// so only the link it came in on can be checked. `fanin switchd` gives every configured peer
+/// a port of its own, which makes this an exact source check there.
+pub fn bypass_source_ok(entry: &JobEntry, port: u8, bitmap: u64) -> bool {
     entry.trust.source_check == SourceCheck::Off
-        || entry.children.iter().any(|c| c.endpoint.port == port)
+        || entry
+            .children
+            .iter()
+            .any(|c| c.endpoint.port == port && bitmap & !c.below() == 0)
 }
 
 /// True if a packet that must come from above (a result, ACCEPT or REFUSE at an inner
@@ -284,7 +287,7 @@ impl Switch {
     ) -> Result<(), Verdict> {
         let entry = &self.jobs[&r.job].entry;
         if r.flags.has(Flags::BYPASS) {
-            return if bypass_source_ok(entry, port) {
+            return if bypass_source_ok(entry, port, r.bitmap) {
                 Ok(())
             } else {
                 Err(Verdict::BadSource)

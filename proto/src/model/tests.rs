@@ -425,6 +425,7 @@ fn job_table_errors_leave_the_table_unchanged() {
     bad.children[1] = Child {
         endpoint: bad.children[1].endpoint,
         ranks: 0b11,
+        below: 0,
     };
     let e = s.set_job(bad).unwrap_err().to_string();
     assert!(e.contains("job 8") && e.contains("shares ranks"), "{e}");

@@ -71,7 +71,10 @@ fn join_all(s: &mut Switch, p: &plan::Plan, nonce: u32) -> u32 {
             }
         }
     }
-    assert!(js.iter().all(|j| j.base().is_some()), "every worker accepted");
+    assert!(
+        js.iter().all(|j| j.base().is_some()),
+        "every worker accepted"
+    );
     base.unwrap()
 }
 
@@ -150,7 +153,10 @@ fn repeated_join_is_answered_with_the_same_session() {
     let r = s.handle(9, 2, &j.frame());
     assert_eq!(r.verdict, Verdict::JoinAnswered);
     let (repr, data) = decode(&r.outputs[0].frame);
-    assert_eq!((repr.ptype, repr.block, data), (PacketType::Accept, base, vec![11]));
+    assert_eq!(
+        (repr.ptype, repr.block, data),
+        (PacketType::Accept, base, vec![11])
+    );
     assert_eq!(s.counters().get(Counter::Sessions), 1);
     // A new nonce is a new allreduce: it waits for the other rank.
     let j = Joiner::new(p.workers[1].clone(), 99, 10);
@@ -182,7 +188,11 @@ fn reset_job_closes_the_session_and_keeps_ids_fresh() {
     let r = s.handle(2, 2, &contrib(&p, 1, b1 + 3, &[1; 4]));
     assert_eq!(r.verdict, Verdict::Refused(RefuseReason::NoSession));
     let b2 = join_all(&mut s, &p, 7);
-    assert_eq!(b2, next_base(b1 + 3, 4), "beyond every block used before the reset");
+    assert_eq!(
+        b2,
+        next_base(b1 + 3, 4),
+        "beyond every block used before the reset"
+    );
 }
 
 #[test]
