@@ -125,7 +125,7 @@ pub enum SendError {
         last: String,
     },
     /// The root never opened the session.
-    #[error("no session: the switch at {switch} did not accept job {job} rank {rank}'s JOIN within {secs:.1}s. A session opens once every one of the job's {workers} workers has joined: are they all running, and is this worker in the switch's job table? (last saw {last})")]
+    #[error("no session: no ACCEPT from the switch at {switch} for job {job} rank {rank} within {secs:.1}s. A session opens only once all {workers} workers of the job have joined: are they all running, and is `fanin switchd` running there with this worker in its job table? (last saw {last})")]
     NoSession {
         /// The parent address.
         switch: SocketAddrV4,
@@ -322,14 +322,8 @@ impl Driver<'_> {
                 }
             }
             if started.elapsed() >= self.cfg.timeout {
-                if !self.seen.any {
-                    return Err(SendError::Unreachable {
-                        switch: to,
-                        secs: started.elapsed().as_secs_f64(),
-                        job: a.job,
-                        rank: a.rank,
-                    });
-                }
+                // The root answers no JOIN until every rank has joined: silence does not tell
+                // a missing switch from missing workers.
                 return Err(SendError::NoSession {
                     switch: to,
                     secs: started.elapsed().as_secs_f64(),

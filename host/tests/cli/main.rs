@@ -7,6 +7,7 @@ mod bad_input;
 mod netns;
 mod send;
 mod switchd;
+mod trust;
 mod wireshark;
 
 use std::io::{BufRead, BufReader};
