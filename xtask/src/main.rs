@@ -253,6 +253,17 @@ fn demo() -> Result<()> {
         "0.01",
     ]))?;
 
+    banner("2c. trust: successive allreduces on one live switch, then a burst of 200,000 stray datagrams");
+    run(cargo().args([
+        "run",
+        "--quiet",
+        "--release",
+        "-p",
+        "fanin",
+        "--example",
+        "trust_demo",
+    ]))?;
+
     banner("3. placement on bt:256 with power-law loads, k = 16");
     placement(&bin("fanin"))?;
     banner("3b. PARING vs DeepSys on fat-tree k=4 (the PARING paper's Sec. II setting)");
