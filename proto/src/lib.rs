@@ -8,6 +8,7 @@
 //! - [`worker`] is the host side of the protocol (windowing, retransmission);
 //! - [`quant`] is the float <-> int32 quantisation scheme;
 //! - [`plan`] turns a physical tree of switches and workers into every node's configuration;
+//! - [`kv`] is ASK-style key-value stream aggregation (wire, switch state, hosts);
 //! - [`netsim`] is an in-memory network of switches and workers used by the property tests.
 //!
 //! The RTL (fanin-hdl), the software switch (fanin `switchd`) and the testbench scoreboard
@@ -15,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod kv;
 pub mod model;
 pub mod netsim;
 pub mod plan;

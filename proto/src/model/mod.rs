@@ -103,6 +103,8 @@ pub enum Verdict {
     NoRoute,
     /// Not IPv4: dropped.
     NonIp,
+    /// A key-value packet, handled by [`crate::kv::switch::KvTable`].
+    Kv(crate::kv::switch::KvVerdict),
 }
 
 /// Outputs and verdict of one input.
@@ -130,6 +132,7 @@ pub struct Switch {
     owner: Vec<Option<u16>>,
     slots: Vec<[SlotCopy; 2]>,
     counters: Counters,
+    kv: crate::kv::switch::KvTable,
 }
 
 impl Switch {
@@ -152,6 +155,7 @@ impl Switch {
                 .map(|_| [SlotCopy::new(lanes), SlotCopy::new(lanes)])
                 .collect(),
             counters: Counters::new(p.ports as usize),
+            kv: crate::kv::switch::KvTable::new(&cfg.kv_jobs)?,
         };
         for r in &cfg.routes {
             s.set_route(r.ip, r.port)?;
@@ -175,6 +179,11 @@ impl Switch {
     /// Counters.
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// The key-value job table and its state.
+    pub fn kv(&mut self) -> &mut crate::kv::switch::KvTable {
+        &mut self.kv
     }
 
     /// Busy copies of `job`, if the job exists.
@@ -296,6 +305,9 @@ impl Switch {
             Verdict::Forwarded => c.inc(Counter::Forwarded),
             Verdict::NoRoute => c.inc(Counter::NoRoute),
             Verdict::NonIp => c.inc(Counter::NonIp),
+            Verdict::Kv(crate::kv::switch::KvVerdict::Malformed(_)) => c.inc(Counter::Malformed),
+            Verdict::Kv(crate::kv::switch::KvVerdict::UnknownJob) => c.inc(Counter::UnknownJob),
+            Verdict::Kv(_) => {}
         }
     }
 
@@ -325,6 +337,9 @@ impl Switch {
             Some(Err(e)) => return Verdict::Malformed(MalformedReason::Frame(e)),
             _ => return Verdict::Malformed(MalformedReason::Frame(FrameError::NotFanin)),
         };
+        if crate::kv::wire::is_kv(d.payload) {
+            return Verdict::Kv(self.kv.handle(self.me, port, &d, out));
+        }
         let pkt = match Packet::new_checked(d.payload) {
             Ok(p) => p,
             Err(e) => return Verdict::Malformed(MalformedReason::Wire(e)),
