@@ -25,6 +25,8 @@ enum Cmd {
     Place(fanin_placement::cli::PlaceArgs),
     /// Reproduce a placement evaluation.
     Experiment(fanin_placement::cli::ExperimentArgs),
+    /// Key-value stream aggregation (ASK): send, receive, local allreduce.
+    Kv(fanin::kv::KvArgs),
 }
 
 fn main() {
@@ -35,7 +37,9 @@ fn main() {
         Cmd::Stats(a) => cli::run_stats(a),
         Cmd::Allreduce(a) => cli::run_allreduce(a),
         Cmd::Place(a) => fanin_placement::cli::run_place(a),
+        Cmd::Experiment(a) if a.name.is_ask() => fanin::kv_experiment::run(a),
         Cmd::Experiment(a) => fanin_placement::cli::run_experiment(a),
+        Cmd::Kv(a) => fanin::kv::run(a),
     };
     if let Err(e) = r {
         eprintln!("error: {}", format!("{e:#}").replace('\n', " "));

@@ -68,6 +68,7 @@ fn build(jobs: &[JobSpec], faults: Faults, seed: u64) -> (KvNet, Vec<u8>) {
             channels: (0..j.channels.len() as u8).collect(),
             swap_after: j.swap_after,
             retransmit_after: 30,
+            drain: true,
         })
         .unwrap();
         hosts.push(Host::Receiver(r));
@@ -198,7 +199,7 @@ fn swaps_happen_and_the_switch_absorbs_most_tuples() {
     let st = r.stats();
     assert!(st.local_tuples < 8000 / 10, "{st:?}");
     assert!(st.fetched > 0, "{st:?}");
-    let c = net.switch().clone().kv().counters().clone();
+    let c = net.switch().kv().counters().clone();
     assert!(c.added + c.claimed > 7000, "{c:?}");
 }
 

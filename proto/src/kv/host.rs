@@ -72,7 +72,8 @@ pub struct SenderConfig {
     pub arrays: u8,
     /// Packets in flight, a power of two no larger than the job's window.
     pub window: u32,
-    /// Ticks before an unacknowledged packet (or the FIN) is sent again.
+    /// Ticks before an unacknowledged packet (or the FIN) is sent again; doubled after
+    /// each retransmission of the same packet, up to 64 times.
     pub retransmit_after: u64,
 }
 
@@ -95,6 +96,7 @@ pub struct KvSender {
     tuples: u64,
     acked: Vec<bool>,
     sent_at: Vec<Option<u64>>,
+    tries: Vec<u8>,
     base: usize,
     next: usize,
     fin_sent_at: Option<u64>,
@@ -132,6 +134,7 @@ impl KvSender {
             tuples: tuples.len() as u64,
             acked: vec![false; n],
             sent_at: vec![None; n],
+            tries: vec![0; n],
             base: 0,
             next: 0,
             fin_sent_at: None,
@@ -180,8 +183,11 @@ impl KvSender {
         let mut out = Vec::new();
         let rto = self.cfg.retransmit_after;
         for i in self.base..self.next {
-            if !self.acked[i] && self.sent_at[i].is_some_and(|t| now >= t + rto) {
+            // Exponential backoff per packet: a slow switch is not flooded with copies.
+            let wait = rto << self.tries[i].min(6);
+            if !self.acked[i] && self.sent_at[i].is_some_and(|t| now >= t + wait) {
                 self.sent_at[i] = Some(now);
+                self.tries[i] = self.tries[i].saturating_add(1);
                 self.stats.retransmits += 1;
                 out.push(self.data(i));
             }
@@ -294,6 +300,9 @@ pub struct ReceiverConfig {
     pub swap_after: Option<u64>,
     /// Ticks before a swap, fetch or clear request is sent again.
     pub retransmit_after: u64,
+    /// Fetch and merge the switch's copies at the end (false when no switch aggregates:
+    /// senders addressing the receiver directly).
+    pub drain: bool,
 }
 
 /// Receiver counters.
@@ -355,6 +364,12 @@ impl KvReceiver {
     /// A receiver expecting FINs from `cfg.channels`.
     pub fn new(cfg: ReceiverConfig) -> Result<Self, KvHostError> {
         check(
+            "swap_after",
+            0,
+            cfg.drain || cfg.swap_after.is_none(),
+            "swapping needs a switch to drain",
+        )?;
+        check(
             "arrays",
             cfg.arrays as u64,
             (1..=64).contains(&cfg.arrays),
@@ -389,13 +404,14 @@ impl KvReceiver {
             .iter()
             .map(|&c| (c, RecvWindow::new(cfg.window)))
             .collect();
+        let drain = cfg.drain;
         Ok(Self {
             cfg,
             sums: BTreeMap::new(),
             windows,
             fins: BTreeSet::new(),
             epoch: 0,
-            dirty: [true, false],
+            dirty: [drain, false],
             since_swap: 0,
             phase: Phase::Idle,
             done: false,

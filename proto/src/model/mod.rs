@@ -182,7 +182,12 @@ impl Switch {
     }
 
     /// The key-value job table and its state.
-    pub fn kv(&mut self) -> &mut crate::kv::switch::KvTable {
+    pub fn kv(&self) -> &crate::kv::switch::KvTable {
+        &self.kv
+    }
+
+    /// The key-value job table, for adding and removing key-value jobs.
+    pub fn kv_mut(&mut self) -> &mut crate::kv::switch::KvTable {
         &mut self.kv
     }
 

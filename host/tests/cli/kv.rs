@@ -1,0 +1,210 @@
+//! `fanin kv`: the local allreduce checks every key's sum under loss; send and recv through
+//! a `fanin switchd` loaded with a key-value job; bad tuple files and flags.
+
+use std::collections::BTreeMap;
+
+use super::*;
+
+fn assert_one_error(o: &Output, needles: &[&str]) {
+    let (out, err) = text(o);
+    assert_eq!(o.status.code(), Some(2), "stdout: {out}\nstderr: {err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line: {err}");
+    assert!(lines[0].starts_with("error: "), "{err}");
+    for n in needles {
+        assert!(lines[0].contains(n), "{n:?} not in {err}");
+    }
+}
+
+#[test]
+fn allreduce_is_exact_for_every_distribution_at_5_percent_loss() {
+    for dist in ["uniform", "zipf", "zipf-reverse"] {
+        let o = run(
+            fanin().args([
+                "kv",
+                "allreduce",
+                "--senders",
+                "3",
+                "--keys",
+                "1500",
+                "--dist",
+                dist,
+                "--tuples",
+                "6000",
+                "--size",
+                "128",
+                "--swap-after",
+                "8",
+                "--loss",
+                "0.05",
+                "--verify",
+            ]),
+            120,
+        );
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{dist}: {out}\n{err}");
+        assert!(
+            out.contains("verified: every key's sum is exact"),
+            "{dist}: {out}"
+        );
+        assert!(!out.contains(" 0 swaps"), "{dist}: swaps expected: {out}");
+    }
+}
+
+#[test]
+fn send_and_recv_through_switchd() {
+    let dir = tmpdir("kv-send-recv");
+    let p = free_ports(2);
+    let rx = lo(p[0]);
+    let cfg = serde_json::json!({
+        "name": "kv",
+        "mac": [2, 0, 0, 0, 0, 1],
+        "ip": "127.0.0.1",
+        "udp_port": p[1],
+        "kv_jobs": [{
+            "job": 5, "arrays": 4, "size": 16, "channels": 3, "window": 8,
+            "receiver": {"mac": [2, 0, 0, 0, 0, 2], "ip": "127.0.0.1", "udp_port": p[0]}
+        }]
+    });
+    let cfg_path = dir.join("switch.json");
+    std::fs::write(&cfg_path, cfg.to_string()).unwrap();
+    let sw = Switchd::start(&["--config", cfg_path.to_str().unwrap()]);
+    // Two inputs: 200 keys (more than the 64 aggregators per copy: collisions and swaps).
+    let mut want: BTreeMap<u32, i64> = BTreeMap::new();
+    let mut files = Vec::new();
+    for s in 0..2u32 {
+        let mut text = String::from("# key value\n\n");
+        for i in 0..1500u32 {
+            let k = 3_000_000_000 + (i * 7 + s) % 200 * 1000;
+            let v = (i as i32 % 13) - 6;
+            text += &format!("{k} {v}\n");
+            *want.entry(k).or_default() += v as i64;
+        }
+        let f = dir.join(format!("in{s}.txt"));
+        std::fs::write(&f, text).unwrap();
+        files.push(f);
+    }
+    let out = dir.join("out.txt");
+    let recv = fanin()
+        .args([
+            "kv",
+            "recv",
+            "--switch",
+            &sw.addr.to_string(),
+            "--bind",
+            &rx.to_string(),
+            "--job",
+            "5",
+            "--arrays",
+            "4",
+            "--size",
+            "16",
+            "--window",
+            "8",
+            "--channels",
+            "3",
+            "--swap-after",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let sends: Vec<_> = [("0", "2", &files[0]), ("2", "1", &files[1])]
+        .into_iter()
+        .map(|(first, n, f)| {
+            fanin()
+                .args([
+                    "kv",
+                    "send",
+                    "--switch",
+                    &sw.addr.to_string(),
+                    "--input",
+                    f.to_str().unwrap(),
+                    "--job",
+                    "5",
+                    "--arrays",
+                    "4",
+                    "--window",
+                    "8",
+                    "--first-channel",
+                    first,
+                    "--channels",
+                    n,
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for s in sends {
+        let o = wait_output(s, 60, "kv send");
+        assert!(o.status.success(), "{:?}", text(&o));
+    }
+    let o = wait_output(recv, 60, "kv recv");
+    assert!(o.status.success(), "{:?}", text(&o));
+    let got = std::fs::read_to_string(&out).unwrap();
+    let want_text: String = want.iter().map(|(k, v)| format!("{k} {v}\n")).collect();
+    assert_eq!(got, want_text);
+    let (stdout, _) = text(&o);
+    assert!(stdout.contains("200 keys written"), "{stdout}");
+}
+
+#[test]
+fn bad_tuple_files_and_flags_get_one_line() {
+    let dir = tmpdir("kv-bad");
+    let sw = lo(free_ports(1)[0]).to_string();
+    let send = |content: &str| {
+        let f = dir.join("in.txt");
+        std::fs::write(&f, content).unwrap();
+        run(
+            fanin().args([
+                "kv",
+                "send",
+                "--switch",
+                &sw,
+                "--input",
+                f.to_str().unwrap(),
+            ]),
+            20,
+        )
+    };
+    assert_one_error(
+        &send("1 2\n5000000000 1\n"),
+        &["in.txt:2", "does not fit in 32 bits"],
+    );
+    assert_one_error(&send("1 2\n3 x\n"), &["in.txt:2", "value `x`"]);
+    assert_one_error(&send("1 2 3\n"), &["in.txt:1", "expected `key value`"]);
+    assert_one_error(&send("-1 2\n"), &["in.txt:1", "key `-1`"]);
+    assert_one_error(&send("1 2147483648\n"), &["value `2147483648`"]);
+    let o = run(
+        fanin().args([
+            "kv",
+            "send",
+            "--switch",
+            &sw,
+            "--input",
+            "/nonexistent/x.txt",
+        ]),
+        20,
+    );
+    assert_one_error(&o, &["cannot read /nonexistent/x.txt"]);
+    let o = run(fanin().args(["kv", "allreduce", "--size", "1000"]), 20);
+    assert_one_error(&o, &["--size 1000", "power of two"]);
+    let o = run(
+        fanin().args([
+            "kv",
+            "allreduce",
+            "--senders",
+            "64",
+            "--channels-per-sender",
+            "8",
+        ]),
+        20,
+    );
+    assert_one_error(&o, &["exceed the 256 data channels"]);
+}
