@@ -208,3 +208,94 @@ fn bad_tuple_files_and_flags_get_one_line() {
     );
     assert_one_error(&o, &["exceed the 256 data channels"]);
 }
+
+/// The Wireshark dissector decodes every key-value packet type (on the fanin port and, by
+/// its heuristic, on another port).
+#[test]
+fn tshark_decodes_key_value_packets() {
+    use fanin_proto::kv::wire::{KvRepr, KvType};
+    use fanin_proto::wire::{Datagram, L4Addr};
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    let dir = tmpdir("kv-wireshark");
+    let pcap = dir.join("kv.pcap");
+    let mut packets = Vec::new();
+    for t in 8..=13u8 {
+        let kt = KvType::from_u8(t).unwrap();
+        let mut r = KvRepr::control(kt, 7, 2, 1000 + t as u32);
+        match kt {
+            KvType::Data => {
+                r.aux = 0b101;
+                r.tuples = vec![(3_000_000_000, -5), (0, 0), (42, 9)];
+            }
+            KvType::Fetch => {
+                r.reply = true;
+                r.copy = 1;
+                r.aux = 64;
+                r.tuples = vec![(11, 22)];
+            }
+            _ => {}
+        }
+        packets.push(r);
+    }
+    let mut w = PcapWriter::with_header(
+        std::fs::File::create(&pcap).unwrap(),
+        PcapHeader {
+            datalink: pcap_file::DataLink::ETHERNET,
+            ..PcapHeader::default()
+        },
+    )
+    .unwrap();
+    for (i, r) in packets.iter().enumerate() {
+        let port = if i % 2 == 0 {
+            fanin_proto::wire::FANIN_UDP_PORT
+        } else {
+            40000
+        };
+        let a = |ip: [u8; 4], port| L4Addr {
+            mac: [2, 0, 0, 0, 0, ip[3]],
+            ip: ip.into(),
+            port,
+        };
+        let frame = Datagram {
+            src: a([10, 0, 0, 2], 5000),
+            dst: a([10, 0, 0, 1], port),
+            payload: &r.to_bytes(),
+        }
+        .to_frame(true);
+        let ts = Duration::from_secs(1 + i as u64);
+        w.write_packet(&PcapPacket::new(ts, frame.len() as u32, &frame[..]).unwrap())
+            .unwrap();
+    }
+    drop(w);
+    let lua = format!(
+        "lua_script:{}",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/wireshark/fanin.lua")
+    );
+    let mut c = Command::new("tshark");
+    c.args(["-X", &lua, "-r", pcap.to_str().unwrap(), "-T", "fields"]);
+    for f in [
+        "type", "reply", "lane", "tuples", "seq", "copy", "count", "aux", "key", "value",
+    ] {
+        c.args(["-e", &format!("fanin.kv.{f}")]);
+    }
+    c.args(["-e", "fanin.job", "-e", "_ws.expert"]);
+    let o = run(&mut c, 60);
+    let (out, err) = text(&o);
+    assert!(
+        o.status.success(),
+        "tshark failed (is it installed?): {err}"
+    );
+    let got: Vec<&str> = out.lines().collect();
+    let want = [
+        "8\t0\t2\t3\t1008\t0\t2\t0x0000000000000005\t3000000000,0,42\t-5,0,9\t7\t",
+        "9\t0\t2\t0\t1009\t0\t0\t0x0000000000000000\t\t\t7\t",
+        "10\t0\t2\t0\t1010\t0\t0\t0x0000000000000000\t\t\t7\t",
+        "11\t1\t2\t1\t1011\t1\t0\t0x0000000000000040\t11\t22\t7\t",
+        "12\t0\t2\t0\t1012\t0\t0\t0x0000000000000000\t\t\t7\t",
+        "13\t0\t2\t0\t1013\t0\t0\t0x0000000000000000\t\t\t7\t",
+    ];
+    assert_eq!(got.len(), want.len(), "{out}");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!(g.to_lowercase(), w.to_lowercase());
+    }
+}
