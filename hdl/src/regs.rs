@@ -344,6 +344,18 @@ pub fn identity_writes(ip: core::net::Ipv4Addr, udp_port: u16, mac: [u8; 6]) -> 
     ]
 }
 
+/// Refuses a configuration the RTL cannot hold: the core has no key-value (ASK) engine, so
+/// any `kv_jobs` entry is an error naming the switch and the job (docs/rtl.md, "Key-value jobs").
+pub fn check_loadable(cfg: &fanin_proto::config::SwitchConfig) -> Result<(), String> {
+    match cfg.kv_jobs.first() {
+        Some(j) => Err(format!(
+            "switch {}: key-value job {} cannot be loaded into the RTL (the core has no key-value engine; see docs/rtl.md, \"Key-value jobs\"); run it on fanin switchd",
+            cfg.name, j.job
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Register writes `(address, value)` that program job-table entry `entry` with `job` and
 /// its children (the driver's side of the staging-register protocol: children first, then
 /// the job commit, which makes the entry live). Derived fields (`expected`,
@@ -422,4 +434,32 @@ pub fn job_writes(entry: u8, job: &fanin_proto::config::JobEntry) -> Vec<(u32, u
 /// Register writes that remove job-table entry `entry` (its slot copies become free).
 pub fn job_remove_writes(entry: u8) -> Vec<(u32, u32)> {
     vec![(JOB_BASE + 0x04, 0), (JOB_BASE + 0x40, entry as u32)]
+}
+
+#[cfg(test)]
+mod kv_tests {
+    #[test]
+    fn key_value_jobs_are_refused_by_name() {
+        use fanin_proto::config::{Endpoint, SwitchConfig};
+        let mut cfg = SwitchConfig::new("tor1", [2, 0, 0, 0, 0, 1], [10, 0, 0, 1].into());
+        assert_eq!(super::check_loadable(&cfg), Ok(()));
+        cfg.kv_jobs.push(fanin_proto::kv::KvJobEntry {
+            job: 7,
+            arrays: 8,
+            size: 1024,
+            channels: 4,
+            window: 64,
+            receiver: Endpoint {
+                mac: [2, 0, 0, 0, 0, 2],
+                ip: [10, 0, 0, 2].into(),
+                udp_port: 9000,
+                port: 1,
+            },
+        });
+        let e = super::check_loadable(&cfg).unwrap_err();
+        assert!(
+            e.contains("switch tor1: key-value job 7 cannot be loaded into the RTL"),
+            "{e}"
+        );
+    }
 }

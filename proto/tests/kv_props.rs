@@ -397,3 +397,17 @@ fn a_stale_swap_request_never_flips_the_copy_back() {
     let r = s.handle(0, 3, &frame(rx, &q));
     assert_eq!(kv_verdict(r.verdict), KvVerdict::StaleEpoch);
 }
+
+#[test]
+fn without_key_value_jobs_kv_types_are_malformed_as_in_the_rtl() {
+    let mut s = Switch::new(&SwitchConfig::new("kv", SW_MAC, SW_IP)).unwrap();
+    let r = s.handle(0, 0, &frame(host_addr(0), &data(0, vec![(5, 1)], 0b1)));
+    assert!(
+        matches!(
+            r.verdict,
+            Verdict::Malformed(fanin_proto::model::MalformedReason::Wire(_))
+        ),
+        "{:?}",
+        r.verdict
+    );
+}

@@ -322,6 +322,11 @@ impl KvTable {
         Ok(())
     }
 
+    /// True if the table holds no key-value job.
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
     /// Removes a job. Returns whether it existed.
     pub fn remove_job(&mut self, job: u16) -> bool {
         self.jobs.remove(&job).is_some()

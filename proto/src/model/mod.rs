@@ -342,7 +342,8 @@ impl Switch {
             Some(Err(e)) => return Verdict::Malformed(MalformedReason::Frame(e)),
             _ => return Verdict::Malformed(MalformedReason::Frame(FrameError::NotFanin)),
         };
-        if crate::kv::wire::is_kv(d.payload) {
+        // Without key-value jobs, types 8.. are unknown types (malformed), as in the RTL.
+        if !self.kv.is_empty() && crate::kv::wire::is_kv(d.payload) {
             return Verdict::Kv(self.kv.handle(self.me, port, &d, out));
         }
         let pkt = match Packet::new_checked(d.payload) {
