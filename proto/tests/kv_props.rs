@@ -186,6 +186,7 @@ fn exact_sums_under_faults_swaps_and_concurrent_jobs() {
             seen.0 > 0 && seen.1 > 0 && seen.2 > 0,
             "swaps, duplicates, stale: {seen:?}"
         );
+        eprintln!("kv scenarios: swaps, switch duplicates, stale drops = {seen:?}");
     }
 }
 
