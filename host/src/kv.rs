@@ -181,9 +181,10 @@ pub fn drive_senders<L: Link + ?Sized>(
         if !inbox.is_empty() {
             last_heard = Instant::now();
         }
+        let now = (t0.elapsed().as_nanos() / tick.as_nanos().max(1)) as u64;
         for d in inbox.drain(..) {
             for s in senders.iter_mut() {
-                if s.receive(&d.data) {
+                if s.receive(&d.data, now) {
                     break;
                 }
             }
@@ -278,7 +279,7 @@ pub struct JobArgs {
     #[arg(long, default_value_t = 1024)]
     pub size: u32,
     /// Sender window in packets (a power of two up to 1024).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 16)]
     pub window: u32,
     /// Retransmission timeout in microseconds.
     #[arg(long = "rto-us", default_value_t = 2000)]
@@ -371,7 +372,7 @@ pub struct RecvArgs {
     #[arg(long)]
     pub channels: u16,
     /// Swap the switch's copies after this many forwarded packets (0: only at the end).
-    #[arg(long = "swap-after", default_value_t = 64)]
+    #[arg(long = "swap-after", default_value_t = 256)]
     pub swap_after: u64,
     /// Output file: one `key sum` line per key, sorted by key.
     #[arg(long, value_name = "FILE")]
@@ -400,7 +401,7 @@ pub struct AllreduceArgs {
     #[arg(long, default_value_t = 100_000)]
     pub tuples: usize,
     /// Swap the switch's copies after this many forwarded packets (0: only at the end).
-    #[arg(long = "swap-after", default_value_t = 64)]
+    #[arg(long = "swap-after", default_value_t = 256)]
     pub swap_after: u64,
     /// Seed of the synthetic streams.
     #[arg(long, default_value_t = 1)]

@@ -97,6 +97,7 @@ pub struct KvSender {
     acked: Vec<bool>,
     sent_at: Vec<Option<u64>>,
     tries: Vec<u8>,
+    srtt: Option<(u64, u64)>,
     base: usize,
     next: usize,
     fin_sent_at: Option<u64>,
@@ -135,6 +136,7 @@ impl KvSender {
             acked: vec![false; n],
             sent_at: vec![None; n],
             tries: vec![0; n],
+            srtt: None,
             base: 0,
             next: 0,
             fin_sent_at: None,
@@ -181,7 +183,7 @@ impl KvSender {
     /// Payloads due at tick `now`: new packets inside the window, timed-out ones, the FIN.
     pub fn poll(&mut self, now: u64) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
-        let rto = self.cfg.retransmit_after;
+        let rto = self.rto();
         for i in self.base..self.next {
             // Exponential backoff per packet: a slow switch is not flooded with copies.
             let wait = rto << self.tries[i].min(6);
@@ -217,8 +219,16 @@ impl KvSender {
         out
     }
 
-    /// Takes an ack or a FIN reply. Returns false if the payload was not for this channel.
-    pub fn receive(&mut self, payload: &[u8]) -> bool {
+    /// The retransmission timeout: the configured one, or more if the measured round trip
+    /// (Jacobson's estimate over first transmissions only, as Karn advises) needs it.
+    pub fn rto(&self) -> u64 {
+        let est = self.srtt.map_or(0, |(s, v)| s + 4 * v);
+        self.cfg.retransmit_after.max(est)
+    }
+
+    /// Takes an ack or a FIN reply at tick `now`. Returns false if the payload was not for
+    /// this channel.
+    pub fn receive(&mut self, payload: &[u8], now: u64) -> bool {
         let Ok(r) = KvRepr::parse(payload) else {
             return false;
         };
@@ -231,6 +241,13 @@ impl KvSender {
                 if i < self.next && !self.acked[i] {
                     self.acked[i] = true;
                     self.stats.acks += 1;
+                    if let (0, Some(t)) = (self.tries[i], self.sent_at[i]) {
+                        let m = now.saturating_sub(t);
+                        self.srtt = Some(match self.srtt {
+                            None => (m, m / 2),
+                            Some((s, v)) => ((7 * s + m) / 8, (3 * v + s.abs_diff(m)) / 4),
+                        });
+                    }
                     while self.base < self.next && self.acked[self.base] {
                         self.base += 1;
                     }

@@ -167,7 +167,7 @@ impl KvNet {
                         };
                         let replies = match self.hosts.get_mut(p as usize) {
                             Some(Host::Sender(s)) => {
-                                s.receive(&payload);
+                                s.receive(&payload, self.now);
                                 vec![]
                             }
                             Some(Host::Receiver(r)) => r.receive(&payload),
