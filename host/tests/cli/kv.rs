@@ -299,3 +299,53 @@ fn tshark_decodes_key_value_packets() {
         assert_eq!(g.to_lowercase(), w.to_lowercase());
     }
 }
+
+/// Both ASK experiments at `--quick` size: their checks pass and they write CSV, SVG and
+/// the checks file.
+#[test]
+fn ask_experiments_run_quick_and_pass_their_checks() {
+    let dir = tmpdir("kv-experiments");
+    for (name, files) in [
+        (
+            "ask-prioritisation",
+            &[
+                "ask_prioritisation.csv",
+                "ask_prioritisation_noswap.svg",
+                "ask_prioritisation_swap.svg",
+                "ask_prioritisation_checks.txt",
+            ][..],
+        ),
+        (
+            "ask-goodput",
+            &[
+                "ask_goodput_ideal.csv",
+                "ask_goodput_e2e.csv",
+                "ask_goodput_ideal.svg",
+                "ask_goodput_e2e.svg",
+                "ask_goodput_checks.txt",
+            ][..],
+        ),
+    ] {
+        let o = run(
+            fanin().args([
+                "experiment",
+                name,
+                "--quick",
+                "--out",
+                dir.to_str().unwrap(),
+            ]),
+            120,
+        );
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{name}: {out}\n{err}");
+        assert!(out.contains("[ok]") && !out.contains("FAILED"), "{out}");
+        for f in files {
+            let p = dir.join(f);
+            let len = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+            assert!(len > 100, "{} missing or empty", p.display());
+        }
+    }
+    let csv = std::fs::read_to_string(dir.join("ask_prioritisation.csv")).unwrap();
+    // 3 distributions x 2 (swap or not) x 13 aggregator counts, plus the header.
+    assert_eq!(csv.lines().count(), 1 + 3 * 2 * 13);
+}
