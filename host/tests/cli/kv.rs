@@ -152,6 +152,21 @@ fn send_and_recv_through_switchd() {
     assert_eq!(got, want_text);
     let (stdout, _) = text(&o);
     assert!(stdout.contains("200 keys written"), "{stdout}");
+    // The switch's key-value counters are in `fanin stats`.
+    let st = sw.stats();
+    let counters = st["counters"].as_array().unwrap();
+    let get = |name: &str| {
+        counters
+            .iter()
+            .find(|c| c[0] == name)
+            .and_then(|c| c[1].as_u64())
+            .unwrap_or_else(|| panic!("{name} missing from {st}"))
+    };
+    assert!(
+        get("kv_acked") > 0 && get("kv_forwarded") > 0 && get("kv_swaps") > 0,
+        "{st}"
+    );
+    assert_eq!(get("kv_malformed"), 0, "{st}");
 }
 
 #[test]

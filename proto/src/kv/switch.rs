@@ -295,6 +295,30 @@ pub struct KvCounters {
     pub malformed: u64,
 }
 
+impl KvCounters {
+    /// Every counter as (`kv_` + field name, value), in declaration order.
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("kv_data", self.data),
+            ("kv_added", self.added),
+            ("kv_claimed", self.claimed),
+            ("kv_collisions", self.collisions),
+            ("kv_acked", self.acked),
+            ("kv_forwarded", self.forwarded),
+            ("kv_duplicates", self.duplicates),
+            ("kv_out_of_window", self.out_of_window),
+            ("kv_relayed", self.relayed),
+            ("kv_no_peer", self.no_peer),
+            ("kv_swaps", self.swaps),
+            ("kv_fetches", self.fetches),
+            ("kv_clears", self.clears),
+            ("kv_stale_epoch", self.stale_epoch),
+            ("kv_unknown_job", self.unknown_job),
+            ("kv_malformed", self.malformed),
+        ]
+    }
+}
+
 /// The key-value job table and its state.
 #[derive(Debug, Clone, Default)]
 pub struct KvTable {
