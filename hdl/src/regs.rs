@@ -385,6 +385,24 @@ pub fn check_supported(job: &fanin_proto::config::JobEntry) -> Result<(), Unsupp
     Ok(())
 }
 
+/// Refuses a configuration the RTL cannot hold: the core has no key-value (ASK) engine, so
+/// any `kv_jobs` entry is an error naming the switch and the job (docs/rtl.md, "Key-value jobs");
+/// nor sessions, source checks or the idle reclaim ([`check_supported`]).
+pub fn check_loadable(cfg: &fanin_proto::config::SwitchConfig) -> Result<(), String> {
+    match cfg.kv_jobs.first() {
+        Some(j) => Err(format!(
+            "switch {}: key-value job {} cannot be loaded into the RTL (the core has no key-value engine; see docs/rtl.md, \"Key-value jobs\"); run it on fanin switchd",
+            cfg.name, j.job
+        )),
+        None => {
+            for j in &cfg.jobs {
+                check_supported(j).map_err(|e| format!("switch {}: {e}", cfg.name))?;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Register writes `(address, value)` that program job-table entry `entry` with `job` and
 /// its children (the driver's side of the staging-register protocol: children first, then
 /// the job commit, which makes the entry live). Derived fields (`expected`,
@@ -467,4 +485,87 @@ pub fn job_writes(
 /// Register writes that remove job-table entry `entry` (its slot copies become free).
 pub fn job_remove_writes(entry: u8) -> Vec<(u32, u32)> {
     vec![(JOB_BASE + 0x04, 0), (JOB_BASE + 0x40, entry as u32)]
+}
+
+#[cfg(test)]
+mod trust_tests {
+    use fanin_proto::config::{Mode, SourceCheck, Trust};
+    use fanin_proto::plan::{build, star, Addressing, JobSpec};
+
+    fn cfg(trust: Trust) -> fanin_proto::config::SwitchConfig {
+        let spec = JobSpec {
+            job: 7,
+            slot_count: 4,
+            elements: 4,
+            mode: Mode::Static,
+            addressing: Addressing::Network,
+            trust,
+        };
+        build(&star(2), spec).unwrap().switches.remove(0)
+    }
+
+    #[test]
+    fn trust_modes_are_refused_with_the_setting_that_fixes_them() {
+        let c = cfg(Trust::default());
+        let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("job 7: the RTL does not implement sessions"),
+            "{e}"
+        );
+        assert!(e.contains("trust.sessions = false"), "{e}");
+        let e = super::check_loadable(&c).unwrap_err();
+        assert!(e.starts_with("switch root: job 7:"), "{e}");
+        let c = cfg(Trust {
+            sessions: false,
+            ..Trust::OFF
+        });
+        assert!(super::job_writes(0, &c.jobs[0]).is_ok());
+        let c = cfg(Trust {
+            source_check: SourceCheck::Ip,
+            ..Trust::OFF
+        });
+        let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
+        assert!(
+            e.contains("source validation") && e.contains("source_check = \"off\""),
+            "{e}"
+        );
+        let c = cfg(Trust {
+            reclaim_idle: 5,
+            ..Trust::OFF
+        });
+        let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
+        assert!(
+            e.contains("idle reclaim") && e.contains("reclaim_idle = 0"),
+            "{e}"
+        );
+        assert_eq!(super::check_loadable(&c).is_err(), true);
+    }
+}
+
+#[cfg(test)]
+mod kv_tests {
+    #[test]
+    fn key_value_jobs_are_refused_by_name() {
+        use fanin_proto::config::{Endpoint, SwitchConfig};
+        let mut cfg = SwitchConfig::new("tor1", [2, 0, 0, 0, 0, 1], [10, 0, 0, 1].into());
+        assert_eq!(super::check_loadable(&cfg), Ok(()));
+        cfg.kv_jobs.push(fanin_proto::kv::KvJobEntry {
+            job: 7,
+            arrays: 8,
+            size: 1024,
+            channels: 4,
+            window: 64,
+            receiver: Endpoint {
+                mac: [2, 0, 0, 0, 0, 2],
+                ip: [10, 0, 0, 2].into(),
+                udp_port: 9000,
+                port: 1,
+            },
+        });
+        let e = super::check_loadable(&cfg).unwrap_err();
+        assert!(
+            e.contains("switch tor1: key-value job 7 cannot be loaded into the RTL"),
+            "{e}"
+        );
+    }
 }

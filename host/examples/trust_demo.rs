@@ -170,7 +170,10 @@ fn main() -> anyhow::Result<()> {
         end.get("idle_reclaims")
     );
     if end.get("sessions") != 3 {
-        bail!("expected 3 sessions, the switch counted {}", end.get("sessions"));
+        bail!(
+            "expected 3 sessions, the switch counted {}",
+            end.get("sessions")
+        );
     }
     stop.store(true, Ordering::Relaxed);
     switch.join().expect("switch thread")?;

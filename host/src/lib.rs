@@ -6,11 +6,14 @@
 //! - [`switchd`]: the reference model behind a socket, and its stats service;
 //! - [`sender`] and [`scheme`]: one worker's allreduce and its quantisation scheme;
 //! - [`tensor`]: tensor files; [`allreduce`]: the local end-to-end run;
+//! - [`kv`] and [`kv_experiment`]: `fanin kv` (ASK key-value jobs) and its experiments;
 //! - [`cli`]: argument parsing and validation; [`error`]: exit statuses.
 
 pub mod allreduce;
 pub mod cli;
 pub mod error;
+pub mod kv;
+pub mod kv_experiment;
 pub mod link;
 pub mod scheme;
 pub mod sender;

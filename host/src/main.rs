@@ -30,6 +30,8 @@ enum Cmd {
     Place(fanin_placement::cli::PlaceArgs),
     /// Reproduce a placement evaluation.
     Experiment(fanin_placement::cli::ExperimentArgs),
+    /// Key-value stream aggregation (ASK): send, receive, local allreduce.
+    Kv(fanin::kv::KvArgs),
 }
 
 fn main() {
@@ -42,7 +44,9 @@ fn main() {
         Cmd::Reload(a) => cli::run_control(a.addr, &ControlRequest::Reload),
         Cmd::Allreduce(a) => cli::run_allreduce(a),
         Cmd::Place(a) => fanin_placement::cli::run_place(a),
+        Cmd::Experiment(a) if a.name.is_ask() => fanin::kv_experiment::run(a),
         Cmd::Experiment(a) => fanin_placement::cli::run_experiment(a),
+        Cmd::Kv(a) => fanin::kv::run(a),
     };
     if let Err(e) = r {
         eprintln!("error: {}", format!("{e:#}").replace('\n', " "));

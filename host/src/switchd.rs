@@ -225,6 +225,12 @@ impl SoftSwitch {
             counters: c
                 .named()
                 .into_iter()
+                .chain(
+                    (!self.sw.kv().is_empty())
+                        .then(|| self.sw.kv().counters().named())
+                        .into_iter()
+                        .flatten(),
+                )
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
             ports: c.ports[..used.min(c.ports.len())].to_vec(),

@@ -272,6 +272,9 @@ pub struct SwitchConfig {
     /// Job table.
     #[serde(default)]
     pub jobs: Vec<JobEntry>,
+    /// Key-value (ASK) job table, see [`crate::kv`].
+    #[serde(default)]
+    pub kv_jobs: Vec<crate::kv::KvJobEntry>,
 }
 
 /// A configuration the switch refuses, naming what was wrong.
@@ -317,12 +320,14 @@ impl SwitchConfig {
             params: Params::default(),
             routes: vec![],
             jobs: vec![],
+            kv_jobs: vec![],
         }
     }
 
     /// Checks the whole configuration.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.params.validate()?;
+        crate::kv::validate_jobs(&self.kv_jobs)?;
         if self.routes.len() > self.params.max_routes as usize {
             return Err(ConfigError::TooManyRoutes(
                 self.routes.len(),

@@ -9,6 +9,7 @@
 //! - [`join`] is the worker's side of the session handshake;
 //! - [`quant`] is the float <-> int32 quantisation scheme;
 //! - [`plan`] turns a physical tree of switches and workers into every node's configuration;
+//! - [`kv`] is ASK-style key-value stream aggregation (wire, switch state, hosts);
 //! - [`netsim`] is an in-memory network of switches and workers used by the property tests.
 //!
 //! The RTL (fanin-hdl), the software switch (fanin `switchd`) and the testbench scoreboard
@@ -17,6 +18,7 @@
 
 pub mod config;
 pub mod join;
+pub mod kv;
 pub mod model;
 pub mod netsim;
 pub mod plan;

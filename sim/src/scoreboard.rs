@@ -204,6 +204,7 @@ pub fn params(core: &CoreConfig) -> Params {
 /// (before traffic: the commit events it causes are dropped, since a scoreboard's model is
 /// built from the same configuration).
 pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), SimError> {
+    fanin_hdl::regs::check_loadable(cfg).map_err(SimError::Check)?;
     let start = tb.events.len();
     for (addr, data) in fanin_hdl::regs::identity_writes(cfg.ip, cfg.udp_port, cfg.mac) {
         tb.write(addr, data)?;

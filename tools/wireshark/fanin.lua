@@ -5,7 +5,8 @@
 -- or copy this file into Wireshark's personal plugins folder.
 --
 -- Registered on UDP port FANIN_UDP_PORT and as a UDP heuristic (version 1, type 1 to 5,
--- length exactly header + 4 x element count), so captures on other ports decode too.
+-- length exactly header + 4 x element count; or a key-value type 8..13, length exactly
+-- header + 8 x tuple count), so captures on other ports decode too.
 -- The constants below are checked against fanin-proto by host/tests/cli/wireshark.rs.
 
 local FANIN_UDP_PORT = 48879
@@ -67,6 +68,62 @@ local function popcount64(v)
   return n
 end
 
+-- Key-value (ASK) packets, types 8..13 (docs/protocol.md "Key-value jobs",
+-- proto/src/kv/wire.rs): the same 22 bytes read differently, then n x (u32 key, i32 value).
+local KV_TUPLE_BYTES = 8
+local KV_MAX_TUPLES = 64
+local kv_types = { [8] = "KV data", [9] = "KV ack", [10] = "KV swap", [11] = "KV fetch",
+  [12] = "KV clear", [13] = "KV fin" }
+f.kv_type = ProtoField.uint8("fanin.kv.type", "Key-value type", base.DEC, kv_types)
+f.kv_reply = ProtoField.bool("fanin.kv.reply", "Reply", 8, nil, 0x01)
+f.kv_lane = ProtoField.uint8("fanin.kv.lane", "Channel (data/ack/fin) or array (fetch/clear)", base.DEC)
+f.kv_tuples = ProtoField.uint16("fanin.kv.tuples", "Tuple count", base.DEC)
+f.kv_seq = ProtoField.uint32("fanin.kv.seq", "Sequence (data/ack), packets (fin) or epoch", base.DEC)
+f.kv_copy = ProtoField.uint8("fanin.kv.copy", "Shadow copy", base.DEC)
+f.kv_count = ProtoField.uint8("fanin.kv.count", "Tuples to aggregate", base.DEC)
+f.kv_aux = ProtoField.uint64("fanin.kv.aux", "Bitmap (data) or first aggregator (fetch/clear)", base.HEX)
+f.kv_key = ProtoField.uint32("fanin.kv.key", "Key", base.DEC)
+f.kv_value = ProtoField.int32("fanin.kv.value", "Value", base.DEC)
+local e_kv_length = ProtoExpert.new("fanin.kv.bad_length", "Tuple count disagrees with the datagram length",
+  expert.group.MALFORMED, expert.severity.ERROR)
+local e_kv_bitmap = ProtoExpert.new("fanin.kv.bad_bitmap", "Count disagrees with the data bitmap",
+  expert.group.MALFORMED, expert.severity.ERROR)
+fanin.experts = { e_short, e_length, e_version, e_type, e_flags, e_count, e_many, e_kv_length,
+  e_kv_bitmap }
+
+local function dissect_kv(tvb, pinfo, t)
+  local len = tvb:len()
+  local ktype = tvb(1, 1):uint()
+  local n = tvb(6, 2):uint()
+  t:add(f.version, tvb(0, 1))
+  t:add(f.kv_type, tvb(1, 1))
+  t:add(f.kv_reply, tvb(2, 1))
+  t:add(f.kv_lane, tvb(3, 1))
+  t:add(f.job, tvb(4, 2))
+  local ni = t:add(f.kv_tuples, tvb(6, 2))
+  if n > KV_MAX_TUPLES or len ~= HEADER_LEN + KV_TUPLE_BYTES * n then
+    ni:add_proto_expert_info(e_kv_length)
+  end
+  t:add(f.kv_seq, tvb(8, 4))
+  t:add(f.kv_copy, tvb(12, 1))
+  local ci = t:add(f.kv_count, tvb(13, 1))
+  if ktype == 8 and tvb(13, 1):uint() ~= popcount64(tvb(14, 8):uint64()) then
+    ci:add_proto_expert_info(e_kv_bitmap)
+  end
+  t:add(f.kv_aux, tvb(14, 8))
+  local avail = math.min(n, math.floor((len - HEADER_LEN) / KV_TUPLE_BYTES))
+  for i = 0, avail - 1 do
+    local o = HEADER_LEN + i * KV_TUPLE_BYTES
+    local tt = t:add(fanin, tvb(o, KV_TUPLE_BYTES), "Tuple " .. i)
+    tt:add(f.kv_key, tvb(o, 4))
+    tt:add(f.kv_value, tvb(o + 4, 4))
+  end
+  pinfo.cols.info = string.format("%s%s job=%d lane=%d seq=%d tuples=%d",
+    kv_types[ktype] or ("type " .. ktype), (bit.band(tvb(2, 1):uint(), 1) == 1) and " reply" or "",
+    tvb(4, 2):uint(), tvb(3, 1):uint(), tvb(8, 4):uint(), n)
+  return len
+end
+
 function fanin.dissector(tvb, pinfo, tree)
   local len = tvb:len()
   pinfo.cols.protocol = "FANIN"
@@ -75,6 +132,7 @@ function fanin.dissector(tvb, pinfo, tree)
     t:add_proto_expert_info(e_short)
     return len
   end
+  if tvb(1, 1):uint() >= 8 and kv_types[tvb(1, 1):uint()] ~= nil then return dissect_kv(tvb, pinfo, t) end
   local version = tvb(0, 1):uint()
   local ptype = tvb(1, 1):uint()
   local flags = tvb(2, 1):uint()
@@ -130,6 +188,10 @@ local function heuristic(tvb, pinfo, tree)
   if len < HEADER_LEN then return false end
   if tvb(0, 1):uint() ~= VERSION then return false end
   local ptype = tvb(1, 1):uint()
+  if kv_types[ptype] ~= nil and len == HEADER_LEN + KV_TUPLE_BYTES * tvb(6, 2):uint() then
+    fanin.dissector(tvb, pinfo, tree)
+    return true
+  end
   if types[ptype] == nil then return false end
   if len ~= HEADER_LEN + ELEMENT_BYTES * tvb(6, 2):uint() then return false end
   fanin.dissector(tvb, pinfo, tree)

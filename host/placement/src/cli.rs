@@ -118,6 +118,9 @@ pub struct ExperimentArgs {
     /// Base seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Small sizes that run within a minute (the ASK experiments).
+    #[arg(long)]
+    pub quick: bool,
 }
 
 /// A validated tree job.

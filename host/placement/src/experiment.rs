@@ -39,8 +39,19 @@ pub enum Name {
     ParingProgrammableCoarse,
     /// PARING Figs. 17–19: group 3 under coarse-grained routing.
     ParingRateCoarse,
-    /// All of the above.
+    /// All of the above (not the ASK experiments).
     All,
+    /// ASK Fig. 9: hot-key prioritisation (run by the `fanin` binary).
+    AskPrioritisation,
+    /// ASK Fig. 8: goodput against tuples per packet (run by the `fanin` binary).
+    AskGoodput,
+}
+
+impl Name {
+    /// True for the ASK experiments, which need the `fanin` binary's software switch.
+    pub fn is_ask(self) -> bool {
+        matches!(self, Name::AskPrioritisation | Name::AskGoodput)
+    }
 }
 
 const KS: [usize; 6] = [1, 2, 4, 8, 16, 32];
@@ -59,6 +70,9 @@ pub fn run(name: Name, out: &Path, reps: usize, seed: u64) -> Result<String> {
         Name::ParingWorkersCoarse => paring_sweep(out, Sweep::Workers, true),
         Name::ParingProgrammableCoarse => paring_sweep(out, Sweep::Programmable, true),
         Name::ParingRateCoarse => paring_sweep(out, Sweep::Rate, true),
+        Name::AskPrioritisation | Name::AskGoodput => {
+            anyhow::bail!("{name:?} runs through the fanin binary: fanin experiment <name>")
+        }
         Name::All => {
             let mut s = String::new();
             for n in [

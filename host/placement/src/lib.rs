@@ -18,7 +18,7 @@ pub mod experiment;
 pub mod metrics;
 pub mod multi;
 pub mod paring;
-mod plot;
+pub mod plot;
 pub mod rational;
 pub mod smc;
 pub mod soar;

@@ -125,6 +125,8 @@ pub enum Verdict {
     /// A contribution the root refused (no session, or an earlier session's block); the
     /// sender was told with a REFUSE.
     Refused(RefuseReason),
+    /// A key-value packet, handled by [`crate::kv::switch::KvTable`].
+    Kv(crate::kv::switch::KvVerdict),
 }
 
 /// Outputs and verdict of one input.
@@ -153,6 +155,7 @@ pub struct Switch {
     owner: Vec<Option<u16>>,
     slots: Vec<[SlotCopy; 2]>,
     counters: Counters,
+    kv: crate::kv::switch::KvTable,
 }
 
 impl Switch {
@@ -175,6 +178,7 @@ impl Switch {
                 .map(|_| [SlotCopy::new(lanes), SlotCopy::new(lanes)])
                 .collect(),
             counters: Counters::new(p.ports as usize),
+            kv: crate::kv::switch::KvTable::new(&cfg.kv_jobs)?,
         };
         for r in &cfg.routes {
             s.set_route(r.ip, r.port)?;
@@ -198,6 +202,16 @@ impl Switch {
     /// Counters.
     pub fn counters(&self) -> &Counters {
         &self.counters
+    }
+
+    /// The key-value job table and its state.
+    pub fn kv(&self) -> &crate::kv::switch::KvTable {
+        &self.kv
+    }
+
+    /// The key-value job table, for adding and removing key-value jobs.
+    pub fn kv_mut(&mut self) -> &mut crate::kv::switch::KvTable {
+        &mut self.kv
     }
 
     /// Busy copies of `job`, if the job exists.
@@ -358,6 +372,9 @@ impl Switch {
             Verdict::Forwarded => c.inc(Counter::Forwarded),
             Verdict::NoRoute => c.inc(Counter::NoRoute),
             Verdict::NonIp => c.inc(Counter::NonIp),
+            Verdict::Kv(crate::kv::switch::KvVerdict::Malformed(_)) => c.inc(Counter::Malformed),
+            Verdict::Kv(crate::kv::switch::KvVerdict::UnknownJob) => c.inc(Counter::UnknownJob),
+            Verdict::Kv(_) => {}
         }
     }
 
@@ -387,6 +404,10 @@ impl Switch {
             Some(Err(e)) => return Verdict::Malformed(MalformedReason::Frame(e)),
             _ => return Verdict::Malformed(MalformedReason::Frame(FrameError::NotFanin)),
         };
+        // Without key-value jobs, types 8.. are unknown types (malformed), as in the RTL.
+        if !self.kv.is_empty() && crate::kv::wire::is_kv(d.payload) {
+            return Verdict::Kv(self.kv.handle(self.me, port, &d, out));
+        }
         let pkt = match Packet::new_checked(d.payload) {
             Ok(p) => p,
             Err(e) => return Verdict::Malformed(MalformedReason::Wire(e)),
