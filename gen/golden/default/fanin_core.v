@@ -116,6 +116,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_idx16$18 = 16'h12;
     localparam  c_idx16$19 = 16'h13;
     localparam  c_idx16$20 = 16'h14;
+    localparam  c_idx16$21 = 16'h15;
+    localparam  c_idx16$22 = 16'h16;
+    localparam  c_idx16$23 = 16'h17;
+    localparam  c_idx16$24 = 16'h18;
+    localparam  c_idx16$25 = 16'h19;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
     localparam  c_info$0 = 32'h46414e49;
@@ -2354,6 +2359,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] cnt$20$d;
     wire  [63:0] cnt$20$q;
     reg  cnt$20$clock;
+    reg  [63:0] cnt$21$d;
+    wire  [63:0] cnt$21$q;
+    reg  cnt$21$clock;
+    reg  [63:0] cnt$22$d;
+    wire  [63:0] cnt$22$q;
+    reg  cnt$22$clock;
+    reg  [63:0] cnt$23$d;
+    wire  [63:0] cnt$23$q;
+    reg  cnt$23$clock;
+    reg  [63:0] cnt$24$d;
+    wire  [63:0] cnt$24$q;
+    reg  cnt$24$clock;
+    reg  [63:0] cnt$25$d;
+    wire  [63:0] cnt$25$q;
+    reg  cnt$25$clock;
     reg  [63:0] rxp$0$d;
     wire  [63:0] rxp$0$q;
     reg  rxp$0$clock;
@@ -2576,6 +2596,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] s_cnt$20$d;
     wire  [1:0] s_cnt$20$q;
     reg  s_cnt$20$clock;
+    reg  [1:0] s_cnt$21$d;
+    wire  [1:0] s_cnt$21$q;
+    reg  s_cnt$21$clock;
+    reg  [1:0] s_cnt$22$d;
+    wire  [1:0] s_cnt$22$q;
+    reg  s_cnt$22$clock;
+    reg  [1:0] s_cnt$23$d;
+    wire  [1:0] s_cnt$23$q;
+    reg  s_cnt$23$clock;
+    reg  [1:0] s_cnt$24$d;
+    wire  [1:0] s_cnt$24$q;
+    reg  s_cnt$24$clock;
+    reg  [1:0] s_cnt$25$d;
+    wire  [1:0] s_cnt$25$q;
+    reg  s_cnt$25$clock;
     reg  [15:0] s_port$0$d;
     wire  [15:0] s_port$0$q;
     reg  s_port$0$clock;
@@ -6315,6 +6350,31 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(cnt$20$q),
         .clock(cnt$20$clock)
     );
+    fanin_cnt_21 cnt$21(
+        .d(cnt$21$d),
+        .q(cnt$21$q),
+        .clock(cnt$21$clock)
+    );
+    fanin_cnt_22 cnt$22(
+        .d(cnt$22$d),
+        .q(cnt$22$q),
+        .clock(cnt$22$clock)
+    );
+    fanin_cnt_23 cnt$23(
+        .d(cnt$23$d),
+        .q(cnt$23$q),
+        .clock(cnt$23$clock)
+    );
+    fanin_cnt_24 cnt$24(
+        .d(cnt$24$d),
+        .q(cnt$24$q),
+        .clock(cnt$24$clock)
+    );
+    fanin_cnt_25 cnt$25(
+        .d(cnt$25$d),
+        .q(cnt$25$q),
+        .clock(cnt$25$clock)
+    );
     fanin_rxp_0 rxp$0(
         .d(rxp$0$d),
         .q(rxp$0$q),
@@ -6684,6 +6744,31 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(s_cnt$20$d),
         .q(s_cnt$20$q),
         .clock(s_cnt$20$clock)
+    );
+    fanin_s_cnt_21 s_cnt$21(
+        .d(s_cnt$21$d),
+        .q(s_cnt$21$q),
+        .clock(s_cnt$21$clock)
+    );
+    fanin_s_cnt_22 s_cnt$22(
+        .d(s_cnt$22$d),
+        .q(s_cnt$22$q),
+        .clock(s_cnt$22$clock)
+    );
+    fanin_s_cnt_23 s_cnt$23(
+        .d(s_cnt$23$d),
+        .q(s_cnt$23$q),
+        .clock(s_cnt$23$clock)
+    );
+    fanin_s_cnt_24 s_cnt$24(
+        .d(s_cnt$24$d),
+        .q(s_cnt$24$q),
+        .clock(s_cnt$24$clock)
+    );
+    fanin_s_cnt_25 s_cnt$25(
+        .d(s_cnt$25$d),
+        .q(s_cnt$25$q),
+        .clock(s_cnt$25$clock)
     );
     fanin_s_port_0 s_port$0(
         .d(s_port$0$d),
@@ -7937,6 +8022,26 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cnt$20$d = cnt$20$q;
         s_cnt$20$clock = clock;
         s_cnt$20$d = s_cnt$20$q;
+        cnt$21$clock = clock;
+        cnt$21$d = cnt$21$q;
+        s_cnt$21$clock = clock;
+        s_cnt$21$d = s_cnt$21$q;
+        cnt$22$clock = clock;
+        cnt$22$d = cnt$22$q;
+        s_cnt$22$clock = clock;
+        s_cnt$22$d = s_cnt$22$q;
+        cnt$23$clock = clock;
+        cnt$23$d = cnt$23$q;
+        s_cnt$23$clock = clock;
+        s_cnt$23$d = s_cnt$23$q;
+        cnt$24$clock = clock;
+        cnt$24$d = cnt$24$q;
+        s_cnt$24$clock = clock;
+        s_cnt$24$d = s_cnt$24$q;
+        cnt$25$clock = clock;
+        cnt$25$d = cnt$25$q;
+        s_cnt$25$clock = clock;
+        s_cnt$25$d = s_cnt$25$q;
         s_info$0$clock = clock;
         s_info$0$d = s_info$0$q;
         s_info$1$clock = clock;
@@ -11014,6 +11119,41 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (araddr == a_cnt + (c_idx16$20 << 32'h3) + 32'h4) begin
             s_cnt$20$d = 32'h2;
         end
+        s_cnt$21$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$21 << 32'h3)) begin
+            s_cnt$21$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$21 << 32'h3) + 32'h4) begin
+            s_cnt$21$d = 32'h2;
+        end
+        s_cnt$22$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$22 << 32'h3)) begin
+            s_cnt$22$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$22 << 32'h3) + 32'h4) begin
+            s_cnt$22$d = 32'h2;
+        end
+        s_cnt$23$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$23 << 32'h3)) begin
+            s_cnt$23$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$23 << 32'h3) + 32'h4) begin
+            s_cnt$23$d = 32'h2;
+        end
+        s_cnt$24$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$24 << 32'h3)) begin
+            s_cnt$24$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$24 << 32'h3) + 32'h4) begin
+            s_cnt$24$d = 32'h2;
+        end
+        s_cnt$25$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$25 << 32'h3)) begin
+            s_cnt$25$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$25 << 32'h3) + 32'h4) begin
+            s_cnt$25$d = 32'h2;
+        end
         s_port$0$d = 32'h0;
         if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$0 << 32'h2)) begin
             s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$0;
@@ -11355,6 +11495,36 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (s_cnt$20$q[32'h1]) begin
             rd = rd | cnt$20$q[(32'h20)+:(32)];
         end
+        if (s_cnt$21$q[32'h0]) begin
+            rd = rd | cnt$21$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$21$q[32'h1]) begin
+            rd = rd | cnt$21$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$22$q[32'h0]) begin
+            rd = rd | cnt$22$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$22$q[32'h1]) begin
+            rd = rd | cnt$22$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$23$q[32'h0]) begin
+            rd = rd | cnt$23$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$23$q[32'h1]) begin
+            rd = rd | cnt$23$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$24$q[32'h0]) begin
+            rd = rd | cnt$24$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$24$q[32'h1]) begin
+            rd = rd | cnt$24$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$25$q[32'h0]) begin
+            rd = rd | cnt$25$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$25$q[32'h1]) begin
+            rd = rd | cnt$25$q[(32'h20)+:(32)];
+        end
         if (s_port$0$q[32'h0]) begin
             rd = rd | rxp$0$q[(32'h0)+:(32)];
         end
@@ -11598,6 +11768,36 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         else if (evq$q[20] | evbq$q[20]) begin
             cnt$20$d = cnt$20$q + 32'h1;
+        end
+        if (evq$q[21] & evbq$q[21]) begin
+            cnt$21$d = cnt$21$q + 32'h2;
+        end
+        else if (evq$q[21] | evbq$q[21]) begin
+            cnt$21$d = cnt$21$q + 32'h1;
+        end
+        if (evq$q[22] & evbq$q[22]) begin
+            cnt$22$d = cnt$22$q + 32'h2;
+        end
+        else if (evq$q[22] | evbq$q[22]) begin
+            cnt$22$d = cnt$22$q + 32'h1;
+        end
+        if (evq$q[23] & evbq$q[23]) begin
+            cnt$23$d = cnt$23$q + 32'h2;
+        end
+        else if (evq$q[23] | evbq$q[23]) begin
+            cnt$23$d = cnt$23$q + 32'h1;
+        end
+        if (evq$q[24] & evbq$q[24]) begin
+            cnt$24$d = cnt$24$q + 32'h2;
+        end
+        else if (evq$q[24] | evbq$q[24]) begin
+            cnt$24$d = cnt$24$q + 32'h1;
+        end
+        if (evq$q[25] & evbq$q[25]) begin
+            cnt$25$d = cnt$25$q + 32'h2;
+        end
+        else if (evq$q[25] | evbq$q[25]) begin
+            cnt$25$d = cnt$25$q + 32'h1;
         end
         if (rx_ev$0) begin
             rxp$0$d = rxp$0$q + 32'h1;
@@ -12061,6 +12261,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             cnt$18$d = 32'h0;
             cnt$19$d = 32'h0;
             cnt$20$d = 32'h0;
+            cnt$21$d = 32'h0;
+            cnt$22$d = 32'h0;
+            cnt$23$d = 32'h0;
+            cnt$24$d = 32'h0;
+            cnt$25$d = 32'h0;
             rxp$0$d = 32'h0;
             rxb$0$d = 32'h0;
             txp$0$d = 32'h0;
@@ -13677,6 +13882,101 @@ module fanin_cnt_20(d,q,clock);
     end
           
 endmodule // fanin_cnt_20
+
+
+module fanin_cnt_21(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cnt_21
+
+
+module fanin_cnt_22(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cnt_22
+
+
+module fanin_cnt_23(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cnt_23
+
+
+module fanin_cnt_24(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cnt_24
+
+
+module fanin_cnt_25(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cnt_25
 
 
 module fanin_cnt_3(d,q,clock);
@@ -33135,6 +33435,101 @@ module fanin_s_cnt_20(d,q,clock);
     end
           
 endmodule // fanin_s_cnt_20
+
+
+module fanin_s_cnt_21(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_21
+
+
+module fanin_s_cnt_22(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_22
+
+
+module fanin_s_cnt_23(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_23
+
+
+module fanin_s_cnt_24(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_24
+
+
+module fanin_s_cnt_25(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_cnt_25
 
 
 module fanin_s_cnt_3(d,q,clock);
