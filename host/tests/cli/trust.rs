@@ -331,3 +331,70 @@ fn switchd_restart_mid_allreduce_never_gives_a_wrong_sum() {
     assert!(counter(&sw2.stats(), "refused") > 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Control requests: a job reset frees its copies and closes its session, a reload applies a
+/// changed file, and a broken file or an unknown job is refused with nothing changed.
+#[test]
+fn reset_and_reload_through_the_control_port() {
+    let dir = tmpdir("trust-ctl");
+    let p = free_ports(3);
+    let me = lo(p[2]);
+    let job = fanin::switchd::SingleJob {
+        job: 7,
+        workers: vec![lo(p[0]), lo(p[1])],
+        elements: 64,
+        slots: 16,
+    };
+    let mut cfg = fanin::switchd::single_job_config(me, &job);
+    let file = dir.join("switch.json");
+    std::fs::write(&file, serde_json::to_string(&cfg).unwrap()).unwrap();
+    let sw = Switchd::start(&["--config", file.to_str().unwrap()]);
+    let ctl = |args: &[&str]| run(fanin().args(args).arg(sw.addr.to_string()), 10);
+
+    // Half an allreduce: rank 0 alone joins; its JOIN is pending, then the reset drops it.
+    let (inputs, sum) = int_inputs(&dir, 3000, 2, 6);
+    for mut c in spawn_workers(sw.addr, &p[..1], &inputs[..1], &["--timeout", "5"]) {
+        std::thread::sleep(Duration::from_millis(300));
+        c.kill().unwrap();
+        let _ = c.wait();
+    }
+    assert!(counter(&sw.stats(), "joins") >= 1);
+    let o = ctl(&["reset", "--job", "7"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("job 7 reset"), "{out}");
+    let o = ctl(&["reset", "--job", "99"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: switchd") && err.contains("no job 99"),
+        "{err}"
+    );
+
+    // A changed file: the job is loaded afresh.
+    cfg.jobs[0].quota = 8;
+    std::fs::write(&file, serde_json::to_string(&cfg).unwrap()).unwrap();
+    let o = ctl(&["reload"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("job 7 loaded"), "{out}");
+    // A broken file: refused, nothing changes.
+    std::fs::write(&file, "{ not json").unwrap();
+    let o = ctl(&["reload"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("reload refused, nothing changed"), "{err}");
+    // A file changing the switch's address: refused.
+    let mut moved = cfg.clone();
+    moved.udp_port += 1;
+    std::fs::write(&file, serde_json::to_string(&moved).unwrap()).unwrap();
+    let (_, err) = text(&ctl(&["reload"]));
+    assert!(err.contains("restart switchd"), "{err}");
+
+    // The job still works.
+    for k in spawn_workers(sw.addr, &p[..2], &inputs, &["--timeout", "15"]) {
+        send_report(&wait_output(k, 30, "send"));
+    }
+    check_int_outputs(&dir, 2, 6, &sum);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,4 +11,5 @@ mod ingress;
 mod jobtable;
 mod malformed;
 mod random;
+mod stray;
 mod tree;
