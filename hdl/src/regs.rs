@@ -538,7 +538,7 @@ mod trust_tests {
             e.contains("idle reclaim") && e.contains("reclaim_idle = 0"),
             "{e}"
         );
-        assert_eq!(super::check_loadable(&c).is_err(), true);
+        assert!(super::check_loadable(&c).is_err());
     }
 }
 

@@ -135,15 +135,30 @@ fn main() -> anyhow::Result<()> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
     let t = Instant::now();
     for i in 0..stray {
-        let len = rng.gen_range(0..300);
-        let mut d: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-        if i % 2 == 0 && len >= 22 {
-            // A plausible header for job 7, so the deeper checks run.
-            d[0] = 1;
-            d[1] = rng.gen_range(1..=5);
-            d[2] &= 0x1f;
-            d[4..6].copy_from_slice(&7u16.to_be_bytes());
-        }
+        let d: Vec<u8> = if i % 2 == 0 {
+            (0..rng.gen_range(0..300)).map(|_| rng.gen()).collect()
+        } else {
+            // Well-formed and forged: a contribution or JOIN for job 7 claiming a worker's
+            // rank and child index, from the wrong address.
+            let rank = rng.gen_range(0..WORKERS as u8);
+            let join = rng.gen_bool(0.3);
+            let r = fanin_proto::wire::Repr {
+                ptype: if join {
+                    fanin_proto::wire::PacketType::Join
+                } else {
+                    fanin_proto::wire::PacketType::Contribution
+                },
+                flags: fanin_proto::wire::Flags(0),
+                exponent: 0,
+                job: 7,
+                elements: if join { 0 } else { 64 },
+                block: rng.gen(),
+                child: rank,
+                bitmap: 1 << rank,
+            };
+            let data: Vec<i32> = (0..r.elements).map(|_| rng.gen()).collect();
+            r.to_bytes(&data)
+        };
         let _ = s.send_to(&d, me);
         if i % 256 == 0 {
             thread::sleep(Duration::from_micros(200));
