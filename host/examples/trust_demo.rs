@@ -135,29 +135,21 @@ fn main() -> anyhow::Result<()> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
     let t = Instant::now();
     for i in 0..stray {
-        let d: Vec<u8> = if i % 2 == 0 {
-            (0..rng.gen_range(0..300)).map(|_| rng.gen()).collect()
+        // Half junk, half well-formed forgeries for job 7 from the wrong address.
+        let d = if i % 2 == 0 {
+            fanin_proto::forge::junk(&mut rng, 300)
         } else {
-            // Well-formed and forged: a contribution or JOIN for job 7 claiming a worker's
-            // rank and child index, from the wrong address.
-            let rank = rng.gen_range(0..WORKERS as u8);
-            let join = rng.gen_bool(0.3);
-            let r = fanin_proto::wire::Repr {
-                ptype: if join {
-                    fanin_proto::wire::PacketType::Join
-                } else {
-                    fanin_proto::wire::PacketType::Contribution
+            fanin_proto::forge::forged_payload(
+                &mut rng,
+                &fanin_proto::forge::Target {
+                    job: 7,
+                    ranks: WORKERS as u8,
+                    elements: 64,
+                    first_block: rng.gen(),
+                    other_jobs: 0.0,
+                    session_types: true,
                 },
-                flags: fanin_proto::wire::Flags(0),
-                exponent: 0,
-                job: 7,
-                elements: if join { 0 } else { 64 },
-                block: rng.gen(),
-                child: rank,
-                bitmap: 1 << rank,
-            };
-            let data: Vec<i32> = (0..r.elements).map(|_| rng.gen()).collect();
-            r.to_bytes(&data)
+            )
         };
         let _ = s.send_to(&d, me);
         if i % 256 == 0 {

@@ -10,6 +10,7 @@
 //! - [`quant`] is the float <-> int32 quantisation scheme;
 //! - [`plan`] turns a physical tree of switches and workers into every node's configuration;
 //! - [`kv`] is ASK-style key-value stream aggregation (wire, switch state, hosts);
+//! - [`forge`] makes the hostile traffic of the trust campaigns;
 //! - [`netsim`] is an in-memory network of switches and workers used by the property tests.
 //!
 //! The RTL (fanin-hdl), the software switch (fanin `switchd`) and the testbench scoreboard
@@ -17,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod forge;
 pub mod join;
 pub mod kv;
 pub mod model;

@@ -84,31 +84,6 @@ fn valid_frame() -> Vec<u8> {
     ws[0].frame(0)
 }
 
-fn verdict_total(s: &Switch) -> u64 {
-    use Counter::*;
-    [
-        Aggregated,
-        Duplicates,
-        Overlaps,
-        BypassCollision,
-        BypassQuota,
-        BypassDegree,
-        BypassStraggler,
-        BypassTransit,
-        RootDrops,
-        UnknownJob,
-        Malformed,
-        Forwarded,
-        NoRoute,
-        NonIp,
-        BadSource,
-        Refused,
-    ]
-    .iter()
-    .map(|&c| s.counters().get(c))
-    .sum()
-}
-
 proptest! {
     #![proptest_config(common::config(0xfa, 2000))]
 
@@ -131,7 +106,7 @@ proptest! {
             let r = s.handle(0, 1, f);
             prop_assert!(matches!(r.verdict, Verdict::NonIp | Verdict::Malformed(_) | Verdict::NoRoute | Verdict::UnknownJob), "{:?}", r.verdict);
         }
-        prop_assert_eq!(verdict_total(&s), frames.len() as u64);
+        prop_assert_eq!(common::accounted(&s), frames.len() as u64);
         prop_assert_eq!(allreduce(&mut s, &mut ws, 1), Some(vec![vec![3; 16]; 2]));
     }
 
@@ -145,7 +120,7 @@ proptest! {
         }
         f.truncate(f.len().saturating_sub(cut % 8));
         let v = s.handle(0, 1, &f).verdict;
-        prop_assert_eq!(verdict_total(&s), 1);
+        prop_assert_eq!(common::accounted(&s), 1);
         let got = allreduce(&mut s, &mut ws, 1);
         if matches!(v, Verdict::Aggregated | Verdict::Completed | Verdict::Duplicate) {
             // A mutant that is still a valid contribution (checksum bytes mutated in step, or

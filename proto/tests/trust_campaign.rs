@@ -10,6 +10,8 @@
 //! Seeded: `FANIN_CAMPAIGN_SEED` (default below) and `FANIN_CAMPAIGN_CASES` (a soak raises it);
 //! a failure names its seed.
 
+mod common;
+
 use core::net::Ipv4Addr;
 
 use rand::{Rng, SeedableRng};
@@ -19,7 +21,8 @@ use fanin_proto::config::{Mode, Trust};
 use fanin_proto::join::{JoinReply, Joiner};
 use fanin_proto::model::{Counter, Switch, Verdict};
 use fanin_proto::plan::{self, Addressing, JobSpec, Plan};
-use fanin_proto::wire::{Datagram, Flags, L4Addr, PacketType, Repr};
+use fanin_proto::forge;
+use fanin_proto::wire::{Datagram, Flags, L4Addr};
 use fanin_proto::worker::{Received, Sending, Worker};
 
 const IDLE: u64 = 400;
@@ -137,48 +140,17 @@ impl Team {
 fn hostile(rng: &mut ChaCha8Rng, p: &Plan, me: L4Addr, base: u32) -> (u8, Vec<u8>) {
     let port = rng.gen_range(0..5u8);
     if rng.gen_bool(0.15) {
-        let len = rng.gen_range(0..200);
-        return (port, (0..len).map(|_| rng.gen()).collect());
+        return (port, forge::junk(rng, 200));
     }
-    let ptype = match rng.gen_range(0..5) {
-        0 => PacketType::Contribution,
-        1 => PacketType::Result,
-        2 => PacketType::Join,
-        3 => PacketType::Accept,
-        _ => PacketType::Refuse,
+    let target = forge::Target {
+        job: p.workers[0].job,
+        ranks: 4,
+        elements: 8,
+        first_block: base,
+        other_jobs: 0.1,
+        session_types: true,
     };
-    let rank = rng.gen_range(0..4u32);
-    let job = if rng.gen_bool(0.9) {
-        p.workers[0].job
-    } else {
-        rng.gen()
-    };
-    let (elements, bitmap) = match ptype {
-        PacketType::Join => (0, 1u64 << rank),
-        PacketType::Accept => (1, 1u64 << rank),
-        PacketType::Refuse => (0, rng.gen_range(1..16)),
-        _ => (rng.gen_range(1..=8), rng.gen_range(1..16)),
-    };
-    let flags = Flags(rng.gen::<u8>() & Flags::DEFINED);
-    let repr = Repr {
-        ptype,
-        flags,
-        exponent: rng.gen_range(-2..3),
-        job,
-        elements,
-        block: if rng.gen_bool(0.7) {
-            base.wrapping_add(rng.gen_range(0..64))
-        } else {
-            rng.gen()
-        },
-        child: if ptype == PacketType::Refuse {
-            rng.gen_range(1..=2)
-        } else {
-            rng.gen_range(0..4)
-        },
-        bitmap,
-    };
-    let data: Vec<i32> = (0..elements).map(|_| rng.gen()).collect();
+    let payload = forge::forged_payload(rng, &target);
     // A stranger, or a worker's address with the wrong UDP port.
     let w = p.workers[rng.gen_range(0..p.workers.len())].me;
     let src = if rng.gen_bool(0.5) {
@@ -197,7 +169,7 @@ fn hostile(rng: &mut ChaCha8Rng, p: &Plan, me: L4Addr, base: u32) -> (u8, Vec<u8
     let mut f = Datagram {
         src,
         dst: me,
-        payload: &repr.to_bytes(&data),
+        payload: &payload,
     }
     .to_frame(rng.gen_bool(0.5));
     if rng.gen_bool(0.1) {
@@ -216,33 +188,6 @@ fn hostile(rng: &mut ChaCha8Rng, p: &Plan, me: L4Addr, base: u32) -> (u8, Vec<u8
         port
     };
     (port, f)
-}
-
-/// Every input is counted under exactly one of these (or opens, joins or relays a session).
-fn accounted(s: &Switch) -> u64 {
-    use Counter::*;
-    [
-        Aggregated,
-        Duplicates,
-        Overlaps,
-        BypassCollision,
-        BypassQuota,
-        BypassDegree,
-        BypassStraggler,
-        BypassTransit,
-        RootDrops,
-        UnknownJob,
-        Malformed,
-        Forwarded,
-        NoRoute,
-        NonIp,
-        BadSource,
-        Refused,
-        Joins,
-    ]
-    .iter()
-    .map(|&c| s.counters().get(c))
-    .sum()
 }
 
 fn case(seed: u64) {
@@ -287,7 +232,7 @@ fn case(seed: u64) {
             s.counters().get(Counter::SlotsInUse),
             "seed {seed}"
         );
-        assert_eq!(accounted(&s), inputs, "seed {seed}: input {i} ({v:?})");
+        assert_eq!(common::accounted(&s), inputs, "seed {seed}: input {i} ({v:?})");
     }
     // No copy outlives the idle time, whatever came in.
     s.tick(now + IDLE);

@@ -5,7 +5,7 @@ use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use fanin_proto::wire::{Flags, PacketType, Repr};
+use fanin_proto::forge;
 use rand::{Rng, SeedableRng};
 
 use super::*;
@@ -157,38 +157,20 @@ fn stray(sw: SocketAddrV4, count: u64, seed: u64, stop: &AtomicBool) -> u64 {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut sent = 0;
     while sent < count && !stop.load(Ordering::Relaxed) {
-        let d: Vec<u8> = if rng.gen_bool(0.3) {
-            (0..rng.gen_range(0..300)).map(|_| rng.gen()).collect()
+        let d = if rng.gen_bool(0.3) {
+            forge::junk(&mut rng, 300)
         } else {
-            let ptype = [
-                PacketType::Contribution,
-                PacketType::Result,
-                PacketType::Join,
-                PacketType::Accept,
-                PacketType::Refuse,
-            ][rng.gen_range(0..5)];
-            let (elements, bitmap) = match ptype {
-                PacketType::Join => (0, 1u64 << rng.gen_range(0..4)),
-                PacketType::Accept => (1, 1u64 << rng.gen_range(0..4)),
-                PacketType::Refuse => (0, rng.gen_range(1..16)),
-                _ => (64, rng.gen_range(1..16)),
-            };
-            let r = Repr {
-                ptype,
-                flags: Flags(rng.gen::<u8>() & Flags::DEFINED),
-                exponent: 0,
-                job: if rng.gen_bool(0.9) { 7 } else { rng.gen() },
-                elements,
-                block: rng.gen(),
-                child: if ptype == PacketType::Refuse {
-                    1
-                } else {
-                    rng.gen_range(0..4)
+            forge::forged_payload(
+                &mut rng,
+                &forge::Target {
+                    job: 7,
+                    ranks: 4,
+                    elements: 64,
+                    first_block: 0,
+                    other_jobs: 0.1,
+                    session_types: true,
                 },
-                bitmap,
-            };
-            let data: Vec<i32> = (0..elements).map(|_| rng.gen()).collect();
-            r.to_bytes(&data)
+            )
         };
         if s.send_to(&d, sw).is_ok() {
             sent += 1;

@@ -644,12 +644,7 @@ impl Switch {
     fn replay(&self, port: u8, d: &Datagram, r: &Repr, slot: usize, ci: usize) -> Output {
         let copy = &self.slots[slot][ci];
         let repr = header(copy, PacketType::Result, copy.flags, r.child);
-        let to = Endpoint {
-            mac: d.src.mac,
-            ip: d.src.ip,
-            udp_port: d.src.port,
-            port,
-        };
+        let to = reply_to(d, port);
         self.send(self.me, to, &repr.to_bytes(copy.payload()))
     }
 
@@ -825,6 +820,16 @@ fn header(copy: &SlotCopy, ptype: PacketType, flags: Flags, child: u8) -> Repr {
         block: copy.block,
         child,
         bitmap: copy.bitmap,
+    }
+}
+
+/// Where an answer to datagram `d`, received on `port`, goes: back to its sender.
+fn reply_to(d: &Datagram, port: u8) -> Endpoint {
+    Endpoint {
+        mac: d.src.mac,
+        ip: d.src.ip,
+        udp_port: d.src.port,
+        port,
     }
 }
 

@@ -124,12 +124,7 @@ impl Switch {
         let rank = r.bitmap.trailing_zeros() as usize;
         let bit = r.bitmap;
         let nonce = r.block;
-        let reply = Endpoint {
-            mac: d.src.mac,
-            ip: d.src.ip,
-            udp_port: d.src.port,
-            port,
-        };
+        let reply = super::reply_to(d, port);
         let js = self.jobs.get_mut(&r.job).expect("job checked");
         let s = &mut js.session;
         let repeat = s.pending & bit == 0 && s.members[rank].map(|m| m.nonce) == Some(nonce);
@@ -231,12 +226,7 @@ impl Switch {
             child: why as u8,
             bitmap: r.bitmap,
         };
-        let to = Endpoint {
-            mac: d.src.mac,
-            ip: d.src.ip,
-            udp_port: d.src.port,
-            port,
-        };
+        let to = super::reply_to(d, port);
         self.send(self.me, to, &repr.to_bytes(&[]))
     }
 

@@ -4,6 +4,7 @@ use proptest::test_runner::{Config, RngSeed};
 
 /// A seeded proptest config: `PROPTEST_RNG_SEED` (default `seed`) fixes the run and
 /// `PROPTEST_CASES` overrides `cases` for soak runs.
+#[allow(dead_code)] // not every test binary is a proptest
 pub fn config(seed: u64, cases: u32) -> Config {
     let seed = std::env::var("PROPTEST_RNG_SEED")
         .ok()
@@ -23,4 +24,33 @@ pub fn config(seed: u64, cases: u32) -> Config {
             .unwrap_or(Config::default().max_shrink_iters),
         ..Config::default()
     }
+}
+
+/// The counters that count each input exactly once: their sum is the number of inputs a
+/// switch was given (a JOIN is counted in `joins` whatever became of it).
+#[allow(dead_code)] // not every test binary counts inputs
+pub fn accounted(s: &fanin_proto::model::Switch) -> u64 {
+    use fanin_proto::model::Counter::*;
+    [
+        Aggregated,
+        Duplicates,
+        Overlaps,
+        BypassCollision,
+        BypassQuota,
+        BypassDegree,
+        BypassStraggler,
+        BypassTransit,
+        RootDrops,
+        UnknownJob,
+        Malformed,
+        Forwarded,
+        NoRoute,
+        NonIp,
+        BadSource,
+        Refused,
+        Joins,
+    ]
+    .iter()
+    .map(|&c| s.counters().get(c))
+    .sum()
 }

@@ -11,7 +11,8 @@
 use fanin_proto::config::{Mode, Trust};
 use fanin_proto::model::Counter;
 use fanin_proto::plan::{self, Addressing, JobSpec};
-use fanin_proto::wire::{Datagram, Flags, L4Addr, PacketType, Repr};
+use fanin_proto::forge;
+use fanin_proto::wire::{Datagram, L4Addr};
 use fanin_sim::tb::Pacing;
 use rand::{Rng, SeedableRng};
 
@@ -52,41 +53,21 @@ fn stray_traffic_beside_an_allreduce_matches_the_model() {
                 continue;
             }
             let f = if rng.gen_bool(0.2) {
-                (0..rng.gen_range(14..200)).map(|_| rng.gen()).collect()
+                let mut j = forge::junk(&mut rng, 200);
+                j.resize(j.len().max(14), 0);
+                j
             } else {
-                let ptype = [
-                    PacketType::Contribution,
-                    PacketType::Result,
-                    PacketType::Join,
-                    PacketType::Accept,
-                    PacketType::Refuse,
-                ][rng.gen_range(0..5)];
-                let session = !matches!(ptype, PacketType::Contribution | PacketType::Result);
-                let (elements, bitmap) = match ptype {
-                    PacketType::Join => (0, 1u64 << rng.gen_range(0..3)),
-                    PacketType::Accept => (1, 1u64 << rng.gen_range(0..3)),
-                    PacketType::Refuse => (0, rng.gen_range(1..8)),
-                    _ => (rng.gen_range(1..=8), rng.gen_range(1..16)),
+                // Session types for the configured job only (see above).
+                let session_types = rng.gen_bool(0.4);
+                let target = forge::Target {
+                    job: 7,
+                    ranks: 4,
+                    elements: 8,
+                    first_block: 0,
+                    other_jobs: if session_types { 0.0 } else { 0.2 },
+                    session_types,
                 };
-                let r = Repr {
-                    ptype,
-                    flags: Flags(rng.gen::<u8>() & Flags::DEFINED),
-                    exponent: rng.gen_range(-1..2),
-                    job: if session || rng.gen_bool(0.8) {
-                        7
-                    } else {
-                        rng.gen()
-                    },
-                    elements,
-                    block: rng.gen_range(0..40),
-                    child: if ptype == PacketType::Refuse {
-                        1
-                    } else {
-                        rng.gen_range(0..4)
-                    },
-                    bitmap,
-                };
-                let data: Vec<i32> = (0..elements).map(|_| rng.gen_range(-5..5)).collect();
+                let payload = forge::forged_payload(&mut rng, &target);
                 let src = L4Addr {
                     mac: [2, 0, 0, 0, 0, 9],
                     ip: [10, 200, rng.gen(), rng.gen()].into(),
@@ -95,7 +76,7 @@ fn stray_traffic_beside_an_allreduce_matches_the_model() {
                 Datagram {
                     src,
                     dst: me,
-                    payload: &r.to_bytes(&data),
+                    payload: &payload,
                 }
                 .to_frame(rng.gen_bool(0.5))
             };
