@@ -1,4 +1,4 @@
-//! `cargo xtask setup|demo|test`: one command each for a fresh Debian machine.
+//! `cargo xtask setup|demo|test|python`: one command each for a fresh Debian machine.
 //!
 //! `setup` installs the system packages fanin needs (apt-get, as root) when they are
 //! missing; `demo` and `test` run `setup` first. Every step is a subprocess whose failure
@@ -99,8 +99,9 @@ fn main() -> ExitCode {
         Some("setup") => setup(),
         Some("demo") => setup().and_then(|_| demo()),
         Some("test") => setup().and_then(|_| test(&args[1..])),
+        Some("python") => setup().and_then(|_| test_python()),
         _ => {
-            eprintln!("usage: cargo xtask setup | demo | test [--slow]");
+            eprintln!("usage: cargo xtask setup | demo | test [--slow] | python");
             return ExitCode::from(2);
         }
     };
@@ -489,10 +490,14 @@ fn test(args: &[String]) -> Result<()> {
         c.env("FANIN_SLOW", "1").args(["--", "--include-ignored"]);
     }
     run(&mut c)?;
+    test_python()
+}
+
+/// The Python package's pytest suite (also alone: `cargo xtask python`).
+fn test_python() -> Result<()> {
     banner("python: the fanin package (host/python) against torch, from target/venv");
     let py = python_package()?;
-    pytest(&py, &["host/python/tests", "-q"])?;
-    Ok(())
+    pytest(&py, &["host/python/tests", "-q"])
 }
 
 /// The Python packages the `fanin` Python package is built and tested with (PyPI names).
