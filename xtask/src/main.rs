@@ -496,6 +496,8 @@ fn test(args: &[String]) -> Result<()> {
 /// The Python package's pytest suite (also alone: `cargo xtask python`).
 fn test_python() -> Result<()> {
     banner("python: the fanin package (host/python) against torch, from target/venv");
+    // The external-switchd test runs the `fanin` binary.
+    run(cargo().args(["build", "--quiet", "-p", "fanin", "--bin", "fanin"]))?;
     let py = python_package()?;
     pytest(&py, &["host/python/tests", "-q"])
 }
@@ -558,6 +560,7 @@ fn pytest(py: &Path, args: &[&str]) -> Result<()> {
         .args(["-m", "pytest", "-p", "no:cacheprovider"])
         .args(args)
         .current_dir(root_dir())
+        .env("FANIN_BIN", target_dir().join("debug/fanin"))
         .status()
         .context("could not start pytest")?;
     match st.code() {

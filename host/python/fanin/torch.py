@@ -6,8 +6,9 @@ collective (and dtype, and op) goes to a gloo group created alongside, unless
 ``FANIN_STRICT=1``, which makes them raise instead.
 
 Switch: with no ``FANIN_SWITCH``, rank 0 runs the software switch in this process; ranks
-swap their UDP addresses through the torch store. ``FANIN_HOST`` is the IPv4 address the
-sockets bind (127.0.0.1 by default).
+swap their UDP addresses through the torch store. With ``FANIN_SWITCH=host:port`` rank 0
+registers the job at that external ``fanin switchd`` (its control port) instead.
+``FANIN_HOST`` is the IPv4 address the sockets bind (127.0.0.1 by default).
 """
 
 import os
@@ -54,19 +55,23 @@ class FaninProcessGroup(ProcessGroup):
         elements = fanin._env_int("FANIN_ELEMENTS", fanin.DEFAULT_ELEMENTS)
         slots = fanin._env_int("FANIN_SLOTS", fanin.DEFAULT_SLOTS)
         job = fanin._env_int("FANIN_JOB", 1)
-        if os.environ.get("FANIN_SWITCH"):
-            raise ValueError(
-                "FANIN_SWITCH (an external fanin switchd) is not supported yet: unset it to "
-                "use the switch embedded in rank 0"
-            )
+        external = os.environ.get("FANIN_SWITCH") or None
         host = fanin._host()
         worker = _native.Worker(f"{host}:0")
         store.set(f"fanin/worker/{rank}", worker.address)
         owned = None
+        self._registered = None
         if rank == 0:
             addrs = [store.get(f"fanin/worker/{r}").decode() for r in range(world)]
-            owned = _native.Switch(f"{host}:0", addrs, job, elements, slots)
-            store.set("fanin/switch", owned.address)
+            if external:
+                # The job entry goes to the external switchd's control port; refusals raise.
+                base = fanin._env_int("FANIN_SLOT_BASE", 0)
+                _native.register_job(external, addrs, job, elements, slots, base)
+                self._registered = external
+                store.set("fanin/switch", external)
+            else:
+                owned = _native.Switch(f"{host}:0", addrs, job, elements, slots)
+                store.set("fanin/switch", owned.address)
         switch = store.get("fanin/switch").decode()
         self._fanin_group = fanin._Group(worker, switch, rank, world, job, elements, slots, secs, owned)
         self._gloo = None if _strict() else dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, world, timeout)
@@ -110,8 +115,13 @@ class FaninProcessGroup(ProcessGroup):
         return getattr(self._gloo, name)(*args, **kwargs)
 
     def shutdown(self):
-        """Stops the job's thread and, on rank 0, the embedded switch."""
+        """Stops the job's thread and, on rank 0, the embedded switch (or removes the job
+        from the external switchd)."""
         self._fanin_group.close()
+        if self._registered:
+            g = self._fanin_group
+            _native.register_job(self._registered, [], g.job, g.elements, g.slots, remove=True)
+            self._registered = None
 
 
 def _delegated(name):

@@ -11,7 +11,7 @@ use std::time::Duration;
 use fanin::link::{mac_for, UdpLink};
 use fanin::scheme::{result_bound, QuantMode};
 use fanin::sender::{self, SendConfig, SendError, SendReport};
-use fanin::switchd::{self, single_job_config, Control, SingleJob, SoftSwitch};
+use fanin::switchd::{self, single_job_config, Control, ControlRequest, SingleJob, SoftSwitch};
 use fanin_proto::config::Endpoint;
 use fanin_proto::wire::Flags;
 use fanin_proto::worker::Assignment;
@@ -311,6 +311,64 @@ fn check_buf<T: pyo3::buffer::Element>(b: &PyBuffer<T>) -> PyResult<()> {
     Ok(())
 }
 
+/// Registers job `job` for `workers` (their addresses by rank) at the external `fanin
+/// switchd` at `switch` (its control port is the same address over TCP), using `slots`
+/// slots from `slot_base`; `remove=True` removes the job instead. Returns switchd's answer;
+/// raises FaninError if it refuses or cannot be reached.
+#[pyfunction]
+#[pyo3(signature = (switch, workers, job, elements, slots, slot_base=0, remove=false, timeout=5.0))]
+#[allow(clippy::too_many_arguments)]
+fn register_job(
+    py: Python<'_>,
+    switch: &str,
+    workers: Vec<String>,
+    job: u16,
+    elements: u16,
+    slots: u32,
+    slot_base: u32,
+    remove: bool,
+    timeout: f64,
+) -> PyResult<String> {
+    let sw = addr(switch, "FANIN_SWITCH")?;
+    let workers = workers
+        .iter()
+        .map(|w| addr(w, "worker address"))
+        .collect::<PyResult<Vec<_>>>()?;
+    let req = if remove {
+        ControlRequest::Remove { job }
+    } else {
+        let cfg = single_job_config(
+            sw,
+            &SingleJob {
+                job,
+                workers,
+                elements,
+                slots,
+            },
+        );
+        let mut entry = cfg.jobs[0].clone();
+        entry.slot_base = slot_base;
+        ControlRequest::Register {
+            entry: Box::new(entry),
+        }
+    };
+    let r = py
+        .allow_threads(|| switchd::control(sw, &req, Duration::from_secs_f64(timeout.max(0.1))))
+        .map_err(|e| {
+            FaninError::new_err(format!(
+                "cannot reach the control port of the fanin switchd at {sw} (TCP): {e}; is `fanin switchd` running there?"
+            ))
+        })?;
+    if r.ok {
+        Ok(r.message)
+    } else {
+        Err(FaninError::new_err(format!(
+            "the fanin switchd at {sw} refused job {job}: {}",
+            r.message
+        )))
+    }
+}
+
 /// Largest error of a float32 result `r` of `workers` contributions at exponent `e`
 /// (`fanin::scheme::result_bound`: `workers·2^-(e+1) + 2^-24·|r|`).
 #[pyfunction]
@@ -331,6 +389,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Worker>()?;
     m.add_function(wrap_pyfunction!(result_bound_of, m)?)?;
     m.add_function(wrap_pyfunction!(loopback, m)?)?;
+    m.add_function(wrap_pyfunction!(register_job, m)?)?;
     m.add("FaninError", m.py().get_type::<FaninError>())?;
     Ok(())
 }

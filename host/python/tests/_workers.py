@@ -21,6 +21,7 @@ def launch(fn, world, args=(), env=None, timeout=240):
         p.start()
     out = {}
     deadline = time.monotonic() + timeout
+    failed = True
     try:
         while len(out) < world and time.monotonic() < deadline:
             try:
@@ -32,9 +33,11 @@ def launch(fn, world, args=(), env=None, timeout=240):
             if not ok:
                 raise AssertionError(f"rank {r} failed:\n{v}")
             out[r] = v
+        failed = False
     finally:
         for p in procs:
-            p.join(timeout=max(1.0, deadline - time.monotonic()))
+            # After a failure the other ranks may wait for the failed one: do not wait long.
+            p.join(timeout=1.0 if failed else max(1.0, deadline - time.monotonic()))
             if p.is_alive():
                 p.kill()
     return out
@@ -196,3 +199,17 @@ def delegated(rank, world, store, strict):
     through = dist.distributed_c10d._get_default_group()._fanin_group.completed
     dist.destroy_process_group()
     return {"through_switch": through, "bcast": t.tolist(), "gather": [o.tolist() for o in outs], "max": float(m), "avg": a.tolist()}
+
+
+def external(rank, world, store):
+    """int32 and float32 sums through an external fanin switchd (FANIN_SWITCH)."""
+    import torch
+
+    dist = _init(rank, world, store)
+    t = torch.arange(300, dtype=torch.int32) * (rank + 1)
+    dist.all_reduce(t)
+    f = torch.full((500,), 0.25 * (rank + 1))
+    dist.all_reduce(f, op=dist.ReduceOp.AVG)
+    through = dist.distributed_c10d._get_default_group()._fanin_group.completed
+    dist.destroy_process_group()
+    return {"int": t.tolist(), "avg": f.tolist(), "through_switch": through}

@@ -104,3 +104,51 @@ def test_unreachable_switch_raises_cli_message():
     assert isinstance(e.value, _native.FaninError)
     assert time.monotonic() - start < 2.5
     g.close()
+
+
+def _free_port():
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u, socket.socket() as t:
+        for _ in range(50):
+            u.bind(("127.0.0.1", 0))
+            port = u.getsockname()[1]
+            try:
+                t.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                u.close()
+                u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    raise RuntimeError("no free port")
+
+
+def test_external_switchd_register():
+    """FANIN_SWITCH: rank 0 replaces switchd's placeholder job 9 (3 workers at unused
+    addresses) with the real workers through the control port, and removes it at the end."""
+    import subprocess
+    import time
+
+    binary = os.environ.get("FANIN_BIN") or os.path.join(
+        os.path.dirname(__file__), "..", "..", "..", "target", "debug", "fanin"
+    )
+    assert os.path.exists(binary), f"no fanin binary at {binary}: build it (cargo build -p fanin) or set FANIN_BIN"
+    port = _free_port()
+    sw = subprocess.Popen(
+        [binary, "switchd", "--listen", f"127.0.0.1:{port}", "--job", "9", "--slots", "64"]
+        + [a for k in range(3) for a in ("--worker", f"127.0.0.1:{9 + k}")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        time.sleep(1.0)
+        assert sw.poll() is None, sw.stderr.read().decode()
+        env = {"FANIN_SWITCH": f"127.0.0.1:{port}", "FANIN_JOB": "9", "FANIN_SLOTS": "64", "FANIN_ELEMENTS": "64"}
+        res = w.launch(w.external, 3, env=env)
+        for v in res.values():
+            assert v["int"] == [6 * k for k in range(300)]
+            assert v["avg"] == pytest.approx([0.5] * 500, abs=1e-6)
+            assert v["through_switch"] == 2
+    finally:
+        sw.kill()
+        err = sw.communicate()[1].decode()
+    assert "job 9" in err, err  # switchd logged the register (and remove)
