@@ -75,13 +75,23 @@ pub fn max_abs(data: &[f32]) -> f32 {
 
 /// This worker's preamble.
 pub fn preamble(mode: QuantMode, data: &[f32], workers: u32) -> Vec<i32> {
+    let m = if mode == QuantMode::Auto {
+        max_abs(data)
+    } else {
+        0.0
+    };
+    preamble_for_len(mode, m, data.len(), workers)
+}
+
+/// The preamble of a tensor of `len` elements whose largest |x| is `max_abs`.
+pub fn preamble_for_len(mode: QuantMode, max_abs: f32, len: usize, workers: u32) -> Vec<i32> {
     let e = match mode {
-        QuantMode::Auto => quant::exponent_for(max_abs(data), workers),
+        QuantMode::Auto => quant::exponent_for(max_abs, workers),
         QuantMode::Scale(e) => e,
     };
     let mut v = quant::vote(e);
     v.resize(PREAMBLE_LANES, 0);
-    let n = data.len() as u32;
+    let n = len as u32;
     for k in 0..4 {
         let b = ((n >> (8 * k)) & 0xff) as i32;
         v[LEN_LANES + 2 * k] = b;

@@ -354,6 +354,44 @@ pub fn run(
     link: &mut dyn Link,
     stop: Option<&AtomicBool>,
 ) -> Result<SendReport, SendError> {
+    let pre = scheme::preamble(cfg.quant, data, cfg.assignment.workers as u32);
+    run_with(
+        cfg,
+        data.len(),
+        pre,
+        &|e| quant::quantize(data, e),
+        link,
+        stop,
+    )
+}
+
+/// Runs one worker's allreduce of int32 `data` over `link`, unquantised (`--scale 0`
+/// whatever `cfg.quant` says): the sums are exact unless flagged `OVERFLOW`.
+pub fn run_i32(
+    cfg: &SendConfig,
+    data: &[i32],
+    link: &mut dyn Link,
+    stop: Option<&AtomicBool>,
+) -> Result<SendReport, SendError> {
+    let cfg = SendConfig {
+        quant: QuantMode::Scale(0),
+        ..cfg.clone()
+    };
+    let workers = cfg.assignment.workers as u32;
+    let pre = scheme::preamble_for_len(QuantMode::Scale(0), 0.0, data.len(), workers);
+    run_with(&cfg, data.len(), pre, &|_| data.to_vec(), link, stop)
+}
+
+/// The session, preamble and tensor of one allreduce of `len` elements, given this
+/// worker's preamble and its quantised tensor at the agreed exponent.
+fn run_with(
+    cfg: &SendConfig,
+    len: usize,
+    pre: Vec<i32>,
+    quantize: &dyn Fn(i8) -> Vec<i32>,
+    link: &mut dyn Link,
+    stop: Option<&AtomicBool>,
+) -> Result<SendReport, SendError> {
     let a = &cfg.assignment;
     let workers = a.workers as u32;
     let mk = |first_block: u32, exponent: i8, v: &[i32]| {
@@ -384,18 +422,17 @@ pub fn run(
     } else {
         cfg.first_block
     };
-    let pre = scheme::preamble(cfg.quant, data, workers);
     let mut w = mk(first_block, 0, &pre)?;
     d.run(&mut w, "preamble", None)?;
     let (sums, _) = w.result().expect("done");
-    let e = scheme::agree(cfg.quant, &sums, data.len(), workers)?;
+    let e = scheme::agree(cfg.quant, &sums, len, workers)?;
     let pre_blocks = w.blocks() as u32;
     let pre_stats = w.stats();
 
-    let q = quant::quantize(data, e);
+    let q = quantize(e);
     let mut w = mk(first_block.wrapping_add(pre_blocks), e, &q)?;
     let bar = (cfg.progress && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
-        let b = ProgressBar::new(data.len() as u64);
+        let b = ProgressBar::new(len as u64);
         b.set_style(
             ProgressStyle::with_template(
                 "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} elements ({per_sec}, eta {eta})",

@@ -346,6 +346,18 @@ pub enum ControlRequest {
     },
     /// Read the configuration file again (as SIGHUP does).
     Reload,
+    /// Add a job entry, or replace the one with its job id; validated exactly as a
+    /// configuration file is (a reload of the running configuration plus this entry). A
+    /// later reload from the file drops it.
+    Register {
+        /// The entry.
+        entry: Box<JobEntry>,
+    },
+    /// Remove a job from the job table.
+    Remove {
+        /// The job.
+        job: u16,
+    },
 }
 
 /// switchd's answer to a reset or reload.
@@ -422,7 +434,7 @@ fn read_request(conn: &mut TcpStream) -> Result<ControlRequest, String> {
         return Ok(ControlRequest::Stats);
     }
     serde_json::from_str(line.trim()).map_err(|e| {
-        format!("bad control request {:?}: {e} (send {{\"op\":\"stats\"}}, {{\"op\":\"reset\",\"job\":N}} or {{\"op\":\"reload\"}})", line.trim())
+        format!("bad control request {:?}: {e} (send {{\"op\":\"stats\"}}, {{\"op\":\"reset\",\"job\":N}}, {{\"op\":\"reload\"}}, {{\"op\":\"register\",\"entry\":{{...}}}} or {{\"op\":\"remove\",\"job\":N}})", line.trim())
     })
 }
 
@@ -521,9 +533,35 @@ fn answer(
             message: format!("no job {job} in the job table"),
         },
         ControlRequest::Reload => reload_from(sw, path),
+        ControlRequest::Register { entry } => {
+            let job = entry.job;
+            let mut cfg = sw.config().clone();
+            cfg.jobs.retain(|j| j.job != job);
+            cfg.jobs.push(*entry);
+            applied(sw.reload(&cfg), &format!("register of job {job}"))
+        }
+        ControlRequest::Remove { job } if sw.config().jobs.iter().any(|j| j.job == job) => {
+            let mut cfg = sw.config().clone();
+            cfg.jobs.retain(|j| j.job != job);
+            applied(sw.reload(&cfg), &format!("remove of job {job}"))
+        }
+        ControlRequest::Remove { job } => ControlReply {
+            ok: false,
+            message: format!("no job {job} in the job table"),
+        },
         ControlRequest::Stats => ControlReply {
             ok: true,
             message: String::new(),
+        },
+    }
+}
+
+fn applied(r: Result<String, String>, what: &str) -> ControlReply {
+    match r {
+        Ok(message) => ControlReply { ok: true, message },
+        Err(e) => ControlReply {
+            ok: false,
+            message: format!("{what} refused, nothing changed: {e}"),
         },
     }
 }
@@ -646,6 +684,53 @@ mod tests {
     use super::*;
     use fanin_proto::plan::{build, star, Addressing, JobSpec};
     use rand::{Rng, SeedableRng};
+
+    /// Register adds a validated job entry (a bad one changes nothing); remove takes it out.
+    #[test]
+    fn register_and_remove_jobs_on_the_control_port() {
+        let me = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 40000);
+        let w = |p| SocketAddrV4::new(Ipv4Addr::LOCALHOST, p);
+        let one = SingleJob {
+            job: 1,
+            workers: vec![w(40001), w(40002)],
+            elements: 64,
+            slots: 16,
+        };
+        let mut cfg = single_job_config(me, &one);
+        cfg.params.slots = 32;
+        let mut sw = SoftSwitch::new(&cfg).unwrap();
+        let mut entry = cfg.jobs[0].clone();
+        entry.job = 2;
+        entry.slot_base = 16;
+        // Through the JSON a client sends.
+        let line = serde_json::to_string(&ControlRequest::Register {
+            entry: Box::new(entry.clone()),
+        })
+        .unwrap();
+        let req: ControlRequest = serde_json::from_str(&line).unwrap();
+        let r = answer(&mut sw, req, None);
+        assert!(r.ok, "{}", r.message);
+        assert!(sw.model().job(2).is_some());
+        // Overlapping job 1's slots: refused as a configuration file would be.
+        let mut bad = entry.clone();
+        bad.job = 3;
+        bad.slot_base = 8;
+        let r = answer(
+            &mut sw,
+            ControlRequest::Register {
+                entry: Box::new(bad),
+            },
+            None,
+        );
+        assert!(!r.ok && r.message.contains("refused"), "{}", r.message);
+        assert!(sw.model().job(3).is_none());
+        assert_eq!(sw.config().jobs.len(), 2);
+        let r = answer(&mut sw, ControlRequest::Remove { job: 2 }, None);
+        assert!(r.ok, "{}", r.message);
+        assert!(sw.model().job(2).is_none());
+        let r = answer(&mut sw, ControlRequest::Remove { job: 2 }, None);
+        assert!(!r.ok && r.message.contains("no job 2"), "{}", r.message);
+    }
 
     /// Random bytes from every source never crash the switch and are all counted.
     #[test]

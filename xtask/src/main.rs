@@ -1,4 +1,4 @@
-//! `cargo xtask setup|demo|test`: one command each for a fresh Debian machine.
+//! `cargo xtask setup|demo|test|python`: one command each for a fresh Debian machine.
 //!
 //! `setup` installs the system packages fanin needs (apt-get, as root) when they are
 //! missing; `demo` and `test` run `setup` first. Every step is a subprocess whose failure
@@ -26,6 +26,8 @@ enum Probe {
     AnyFile(&'static [&'static str]),
     /// An installed Debian package (for libraries found through it, like libclang for bindgen).
     Package(&'static str),
+    /// A shell command that succeeds.
+    Shell(&'static str),
 }
 
 const NEEDS: &[Need] = &[
@@ -79,6 +81,16 @@ const NEEDS: &[Need] = &[
         package: "make",
         why: "Verilator's build",
     },
+    Need {
+        probe: Probe::Shell("python3 -c 'import venv, ensurepip'"),
+        package: "python3-venv",
+        why: "the virtual environment of the Python package's tests (target/venv)",
+    },
+    Need {
+        probe: Probe::Shell("python3 -c \"import sysconfig as s, os, sys; sys.exit(not os.path.exists(os.path.join(s.get_config_var('LIBDIR'), s.get_config_var('LDLIBRARY'))))\""),
+        package: "python3-dev",
+        why: "libpython, which cargo links the Python extension (host/python) against",
+    },
 ];
 
 fn main() -> ExitCode {
@@ -87,8 +99,9 @@ fn main() -> ExitCode {
         Some("setup") => setup(),
         Some("demo") => setup().and_then(|_| demo()),
         Some("test") => setup().and_then(|_| test(&args[1..])),
+        Some("python") => setup().and_then(|_| test_python()),
         _ => {
-            eprintln!("usage: cargo xtask setup | demo | test [--slow]");
+            eprintln!("usage: cargo xtask setup | demo | test [--slow] | python");
             return ExitCode::from(2);
         }
     };
@@ -109,6 +122,11 @@ fn present(p: &Probe) -> bool {
             .map(|o| o.status.success())
             .unwrap_or(false),
         Probe::AnyFile(paths) => paths.iter().any(|p| Path::new(p).exists()),
+        Probe::Shell(cmd) => Command::new("sh")
+            .args(["-c", cmd])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false),
         Probe::Package(name) => Command::new("dpkg-query")
             .args(["-W", "-f=${Status}", name])
             .output()
@@ -361,6 +379,12 @@ fn demo() -> Result<()> {
             .arg(out.join("ask")))?;
     }
 
+    banner("7. PyTorch: DDP of a small MLP through fanin (switch embedded in rank 0) next to gloo");
+    let py = python_package()?;
+    run(Command::new(&py)
+        .arg(root_dir().join("host/python/examples/ddp_demo.py"))
+        .arg(out.join("ddp_loss.svg")))?;
+
     println!("\ndemo: all steps verified");
     Ok(())
 }
@@ -466,5 +490,82 @@ fn test(args: &[String]) -> Result<()> {
         c.env("FANIN_SLOW", "1").args(["--", "--include-ignored"]);
     }
     run(&mut c)?;
-    Ok(())
+    test_python()
+}
+
+/// The Python package's pytest suite (also alone: `cargo xtask python`).
+fn test_python() -> Result<()> {
+    banner("python: the fanin package (host/python) against torch, from target/venv");
+    // The external-switchd test runs the `fanin` binary.
+    run(cargo().args(["build", "--quiet", "-p", "fanin", "--bin", "fanin"]))?;
+    let py = python_package()?;
+    pytest(&py, &["host/python/tests", "-q"])
+}
+
+/// The Python packages the `fanin` Python package is built and tested with (PyPI names).
+/// Changing the list reinstalls them.
+const PY_DEPS: &[&str] = &["torch", "numpy", "maturin", "pytest"];
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root_dir().join("target"))
+}
+
+/// The virtual environment `target/venv` with [`PY_DEPS`]: created and filled once per
+/// machine (torch is several GB), reused while its marker names the same packages. Never
+/// touches the system Python's packages.
+fn venv() -> Result<PathBuf> {
+    let dir = target_dir().join("venv");
+    let py = dir.join("bin/python");
+    let marker = dir.join(".fanin-deps");
+    let want = PY_DEPS.join(" ");
+    if py.exists() && std::fs::read_to_string(&marker).is_ok_and(|m| m == want) {
+        return Ok(dir);
+    }
+    if !py.exists() {
+        println!("creating {} (once per machine)", dir.display());
+        run(Command::new("python3").arg("-m").arg("venv").arg(&dir))?;
+    }
+    println!(
+        "installing {want} into {} (torch is large: minutes, once per machine)",
+        dir.display()
+    );
+    run(Command::new(&py)
+        .args(["-m", "pip", "install", "--quiet", "--upgrade"])
+        .args(PY_DEPS))?;
+    std::fs::write(&marker, want)?;
+    Ok(dir)
+}
+
+/// Builds the `fanin` Python package (host/python) into the venv with `maturin develop`;
+/// returns the venv's python.
+fn python_package() -> Result<PathBuf> {
+    let dir = venv()?;
+    let bin = dir.join("bin");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin.clone()];
+    paths.extend(std::env::split_paths(&path));
+    run(Command::new(bin.join("maturin"))
+        .args(["develop", "--quiet"])
+        .current_dir(root_dir().join("host/python"))
+        .env("VIRTUAL_ENV", &dir)
+        .env("PATH", std::env::join_paths(paths)?))?;
+    Ok(bin.join("python"))
+}
+
+/// Runs pytest; its exit status 5 ("no tests collected") is a failure too.
+fn pytest(py: &Path, args: &[&str]) -> Result<()> {
+    let st = Command::new(py)
+        .args(["-m", "pytest", "-p", "no:cacheprovider"])
+        .args(args)
+        .current_dir(root_dir())
+        .env("FANIN_BIN", target_dir().join("debug/fanin"))
+        .status()
+        .context("could not start pytest")?;
+    match st.code() {
+        Some(0) => Ok(()),
+        Some(5) => bail!("pytest collected no tests from {args:?}"),
+        _ => bail!("pytest {args:?} failed ({st})"),
+    }
 }

@@ -1,0 +1,159 @@
+"""fanin: allreduce through a fanin in-network aggregation switch.
+
+``fanin.allreduce`` sums a numpy array or CPU torch tensor in place with the other workers of
+a job; ``import fanin.torch`` registers the ``"fanin"`` torch.distributed backend. See
+docs/python.md.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from . import _native
+
+__all__ = ["allreduce"]
+
+#: Default seconds an allreduce may take before it raises.
+DEFAULT_TIMEOUT = 30.0
+#: Elements per packet of the embedded switch's job (FANIN_ELEMENTS overrides it).
+DEFAULT_ELEMENTS = 256
+#: Slots of the embedded switch's job, the workers' window (FANIN_SLOTS overrides it).
+DEFAULT_SLOTS = 128
+
+
+class _Group:
+    """One worker's place in one fanin job: its socket, the switch, and a single thread that
+    runs the job's allreduces one after another (a job has one session at a time)."""
+
+    def __init__(self, worker, switch, rank, world, job, elements, slots, timeout, owned=None):
+        self.worker = worker
+        self.switch = switch
+        self.rank = rank
+        self.world = world
+        self.job = job
+        self.elements = elements
+        self.slots = slots
+        self.timeout = timeout
+        self._owned = owned  # the embedded _native.Switch, on rank 0
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"fanin-job{job}")
+        self._lock = threading.Lock()
+        #: Allreduces this worker has completed through the switch.
+        self.completed = 0
+
+    def run(self, buf, job=None, timeout=None) -> int:
+        """Sums the contiguous float32/int32 numpy view ``buf`` in place; returns the exponent."""
+        with self._lock:
+            e = self.worker.allreduce(
+                buf,
+                self.switch,
+                self.job if job is None else job,
+                self.rank,
+                self.world,
+                self.elements,
+                self.slots,
+                self.timeout if timeout is None else timeout,
+            )
+            self.completed += 1
+            return e
+
+    def submit(self, buf, timeout=None) -> Future:
+        """Queues ``run(buf)`` on the job's thread."""
+        return self._pool.submit(self.run, buf, None, timeout)
+
+    def close(self):
+        self._pool.shutdown(wait=True)
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+
+def _check_timeout(timeout):
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise ValueError(f"timeout must be a positive number of seconds, not {timeout}")
+    return float(timeout)
+
+
+def _as_buffer(array):
+    """The writable, contiguous float32/int32 numpy view of ``array``, or a clear error."""
+    import numpy as np
+
+    mod = type(array).__module__
+    if mod.startswith("torch"):
+        import torch
+
+        if not isinstance(array, torch.Tensor):
+            raise TypeError(f"fanin.allreduce takes a numpy array or torch tensor, not {type(array).__name__}")
+        if array.device.type != "cpu":
+            raise ValueError(f"fanin.allreduce takes CPU tensors; this one is on {array.device}: move it with .cpu()")
+        if array.dtype not in (torch.float32, torch.int32):
+            raise TypeError(f"fanin.allreduce sums float32 or int32 tensors, not {array.dtype}")
+        if not array.is_contiguous():
+            raise ValueError("fanin.allreduce needs a contiguous tensor: pass tensor.contiguous() and copy back")
+        return array.detach().numpy().reshape(-1)
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"fanin.allreduce takes a numpy array or torch tensor, not {type(array).__name__}")
+    if array.dtype not in (np.float32, np.int32):
+        raise TypeError(f"fanin.allreduce sums float32 or int32 arrays, not {array.dtype}")
+    if not array.flags.c_contiguous:
+        raise ValueError("fanin.allreduce needs a C-contiguous array: pass np.ascontiguousarray(a) and copy back")
+    if not array.flags.writeable:
+        raise ValueError("fanin.allreduce sums in place: the array is read-only")
+    return array.reshape(-1)
+
+
+def _group_of(switch):
+    if isinstance(switch, _Group):
+        return switch
+    g = getattr(switch, "_fanin_group", None)
+    if g is not None:
+        return g
+    if switch is None:
+        try:
+            import torch.distributed as dist
+
+            if dist.is_initialized():
+                g = getattr(dist.distributed_c10d._get_default_group(), "_fanin_group", None)
+                if g is not None:
+                    return g
+        except ImportError:
+            pass
+        raise ValueError(
+            "no fanin switch: call torch.distributed.init_process_group(backend='fanin') "
+            "after `import fanin.torch`, or pass switch=<a fanin process group>"
+        )
+    raise TypeError(f"switch must be a fanin process group or None, not {type(switch).__name__}")
+
+
+def allreduce(array, *, switch=None, job=None, timeout=DEFAULT_TIMEOUT):
+    """Sums ``array`` (contiguous numpy array or CPU torch tensor, float32 or int32) in place
+    with every worker of the job, through the switch of ``switch`` (a fanin process group;
+    None: the default torch.distributed group). float32 is quantised: each result ``r`` is
+    within ``workers·2^-(e+1) + 2^-24·|r|`` of the exact sum; int32 sums are exact. Returns
+    ``array``. Raises ``fanin._native.FaninError`` (a RuntimeError) on failure, never later
+    than ``timeout`` seconds."""
+    timeout = _check_timeout(timeout)
+    if job is not None and (isinstance(job, bool) or not isinstance(job, int) or not 0 <= job < 65536):
+        raise ValueError(f"job must be an integer in 0..65535, not {job!r}")
+    buf = _as_buffer(array)
+    g = _group_of(switch)
+    g.run(buf, job=job, timeout=timeout)
+    return array
+
+
+def _env_int(name, default):
+    v = os.environ.get(name)
+    if v is None or v == "":
+        return default
+    try:
+        return int(v)
+    except ValueError:
+        raise ValueError(f"{name}={v!r} is not an integer") from None
+
+
+def _host():
+    return os.environ.get("FANIN_HOST", "127.0.0.1")
