@@ -139,13 +139,14 @@ fn main() -> anyhow::Result<()> {
         let d = if i % 2 == 0 {
             fanin_proto::forge::junk(&mut rng, 300)
         } else {
+            let first_block = rng.gen();
             fanin_proto::forge::forged_payload(
                 &mut rng,
                 &fanin_proto::forge::Target {
                     job: 7,
                     ranks: WORKERS as u8,
                     elements: 64,
-                    first_block: rng.gen(),
+                    first_block,
                     other_jobs: 0.0,
                     session_types: true,
                 },

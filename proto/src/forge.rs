@@ -7,7 +7,7 @@ use rand::Rng;
 use crate::wire::{Flags, PacketType, RefuseReason, Repr};
 
 /// What forged packets may claim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Target {
     /// The job most packets name (the rest name a random job).
     pub job: u16,
@@ -55,8 +55,9 @@ pub fn forged_payload<R: Rng>(rng: &mut R, t: &Target) -> Vec<u8> {
         _ => (rng.gen_range(1..=t.elements.max(1)), any_ranks(rng)),
     };
     let child = match ptype {
-        PacketType::Refuse => [RefuseReason::NoSession, RefuseReason::StaleBlock]
-            [rng.gen_range(0..2)] as u8,
+        PacketType::Refuse => {
+            [RefuseReason::NoSession, RefuseReason::StaleBlock][rng.gen_range(0..2)] as u8
+        }
         _ => rng.gen_range(0..ranks.saturating_add(1)),
     };
     let r = Repr {

@@ -18,10 +18,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use fanin_proto::config::{Mode, Trust};
+use fanin_proto::forge;
 use fanin_proto::join::{JoinReply, Joiner};
 use fanin_proto::model::{Counter, Switch, Verdict};
 use fanin_proto::plan::{self, Addressing, JobSpec, Plan};
-use fanin_proto::forge;
 use fanin_proto::wire::{Datagram, Flags, L4Addr};
 use fanin_proto::worker::{Received, Sending, Worker};
 
@@ -232,7 +232,11 @@ fn case(seed: u64) {
             s.counters().get(Counter::SlotsInUse),
             "seed {seed}"
         );
-        assert_eq!(common::accounted(&s), inputs, "seed {seed}: input {i} ({v:?})");
+        assert_eq!(
+            common::accounted(&s),
+            inputs,
+            "seed {seed}: input {i} ({v:?})"
+        );
     }
     // No copy outlives the idle time, whatever came in.
     s.tick(now + IDLE);

@@ -9,9 +9,9 @@
 //! `FANIN_SEED` picks the seed, `FANIN_SIM_RUNS` the number of runs.
 
 use fanin_proto::config::{Mode, Trust};
+use fanin_proto::forge;
 use fanin_proto::model::Counter;
 use fanin_proto::plan::{self, Addressing, JobSpec};
-use fanin_proto::forge;
 use fanin_proto::wire::{Datagram, L4Addr};
 use fanin_sim::tb::Pacing;
 use rand::{Rng, SeedableRng};
