@@ -1,8 +1,8 @@
 //! The scoreboard: the same inputs go to the RTL and to `fanin_proto::model::Switch`; every
 //! output frame (per egress port, in order) and every counter must match exactly.
 
-use fanin_hdl::regs::RegMap;
 use fanin_hdl::CoreConfig;
+use fanin_regs::RegMap;
 use std::collections::VecDeque;
 
 use fanin_proto::config::{JobEntry, Params, SwitchConfig};
@@ -205,7 +205,7 @@ pub fn params(core: &CoreConfig) -> Params {
 /// built from the same configuration).
 pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), SimError> {
     let start = tb.events.len();
-    for (addr, data) in fanin_hdl::regs::identity_writes(cfg.ip, cfg.udp_port, cfg.mac) {
+    for (addr, data) in fanin_regs::identity_writes(cfg.ip, cfg.udp_port, cfg.mac) {
         tb.write(addr, data)?;
     }
     for (i, r) in cfg.routes.iter().enumerate() {
@@ -214,7 +214,7 @@ pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), Sim
         tb.write(regs.addr("route_commit"), i as u32)?;
     }
     for (i, job) in cfg.jobs.iter().enumerate() {
-        for (addr, data) in fanin_hdl::regs::job_writes(i as u8, job) {
+        for (addr, data) in fanin_regs::job_writes(i as u8, job) {
             tb.write(addr, data)?;
         }
     }
@@ -250,7 +250,7 @@ pub fn commit_job(
     job: &JobEntry,
 ) -> Result<(), SimError> {
     sb.expect_commit(entry, job.clone());
-    for (addr, data) in fanin_hdl::regs::job_writes(entry, job) {
+    for (addr, data) in fanin_regs::job_writes(entry, job) {
         tb.write(addr, data)?;
     }
     Ok(())

@@ -44,50 +44,146 @@ pub const CHILD_BASE: u32 = 0x880;
 /// Base of the per-entry busy-copy counters (4 bytes per job-table entry).
 pub const JOB_BUSY_BASE: u32 = 0xa00;
 
+/// Addresses of the switch's identity and timer registers, and of the forwarding-table
+/// staging registers.
+pub mod addr {
+    /// `me_ip`.
+    pub const ME_IP: u32 = 0x40;
+    /// `me_udp_port`.
+    pub const ME_UDP_PORT: u32 = 0x44;
+    /// `me_mac_lo`.
+    pub const ME_MAC_LO: u32 = 0x48;
+    /// `me_mac_hi`.
+    pub const ME_MAC_HI: u32 = 0x4c;
+    /// `tick_div`.
+    pub const TICK_DIV: u32 = 0x50;
+    /// `tick`.
+    pub const TICK: u32 = 0x54;
+    /// `scan_ticks`.
+    pub const SCAN_TICKS: u32 = 0x58;
+    /// `route_ip`.
+    pub const ROUTE_IP: u32 = 0x80;
+    /// `route_port`.
+    pub const ROUTE_PORT: u32 = 0x84;
+    /// `route_commit`.
+    pub const ROUTE_COMMIT: u32 = 0x88;
+}
+
+/// Offsets of the job staging registers from [`JOB_BASE`] (names and docs in [`JOB_REGS`]).
+pub mod job_reg {
+    /// `job_id`.
+    pub const ID: u32 = 0x00;
+    /// `job_ctrl`.
+    pub const CTRL: u32 = 0x04;
+    /// `job_ranks_lo`.
+    pub const RANKS_LO: u32 = 0x08;
+    /// `job_ranks_hi`.
+    pub const RANKS_HI: u32 = 0x0c;
+    /// `job_expected_lo`.
+    pub const EXPECTED_LO: u32 = 0x10;
+    /// `job_expected_hi`.
+    pub const EXPECTED_HI: u32 = 0x14;
+    /// `job_slot_base`.
+    pub const SLOT_BASE: u32 = 0x18;
+    /// `job_slot_count`.
+    pub const SLOT_COUNT: u32 = 0x1c;
+    /// `job_quota`.
+    pub const QUOTA: u32 = 0x20;
+    /// `job_flush_after`.
+    pub const FLUSH_AFTER: u32 = 0x24;
+    /// `job_reclaim_after`.
+    pub const RECLAIM_AFTER: u32 = 0x28;
+    /// `job_parent_mac_lo`.
+    pub const PARENT_MAC_LO: u32 = 0x2c;
+    /// `job_parent_mac_hi`.
+    pub const PARENT_MAC_HI: u32 = 0x30;
+    /// `job_parent_ip`.
+    pub const PARENT_IP: u32 = 0x34;
+    /// `job_parent_udp`.
+    pub const PARENT_UDP: u32 = 0x38;
+    /// `job_parent_port`.
+    pub const PARENT_PORT: u32 = 0x3c;
+    /// `job_commit`.
+    pub const COMMIT: u32 = 0x40;
+}
+
+/// Offsets of the child staging registers from [`CHILD_BASE`] (names and docs in
+/// [`CHILD_REGS`]).
+pub mod child_reg {
+    /// `child_mac_lo`.
+    pub const MAC_LO: u32 = 0x00;
+    /// `child_mac_hi`.
+    pub const MAC_HI: u32 = 0x04;
+    /// `child_ip`.
+    pub const IP: u32 = 0x08;
+    /// `child_udp`.
+    pub const UDP: u32 = 0x0c;
+    /// `child_port`.
+    pub const PORT: u32 = 0x10;
+    /// `child_ranks_lo`.
+    pub const RANKS_LO: u32 = 0x14;
+    /// `child_ranks_hi`.
+    pub const RANKS_HI: u32 = 0x18;
+    /// `child_commit`.
+    pub const COMMIT: u32 = 0x1c;
+}
+
 /// Job staging registers: (offset from `JOB_BASE`, name, doc). Committed by `job_commit`.
 pub const JOB_REGS: &[(u32, &str, &str)] = &[
-    (0x00, "job_id", "Staging: job id (bits 15:0)."),
-    (0x04, "job_ctrl", "Staging: bit 0 valid (0 removes the entry), bit 1 inner (0 root), bit 2 timeout mode (0 static), bits 15:8 degree_limit, bits 23:16 number of children, bits 31:24 index_at_parent."),
-    (0x08, "job_ranks_lo", "Staging: ranks bits 31:0."),
-    (0x0c, "job_ranks_hi", "Staging: ranks bits 63:32."),
-    (0x10, "job_expected_lo", "Staging: expected contributors (JobEntry::expected(), written by the driver) bits 31:0."),
-    (0x14, "job_expected_hi", "Staging: expected contributors bits 63:32."),
-    (0x18, "job_slot_base", "Staging: first slot of the job's range."),
-    (0x1c, "job_slot_count", "Staging: slots in the range (a power of two)."),
-    (0x20, "job_quota", "Staging: effective quota in copies (JobEntry::effective_quota(), written by the driver)."),
-    (0x24, "job_flush_after", "Staging: timeout mode flush_after in ticks (32 bits; the driver clamps)."),
-    (0x28, "job_reclaim_after", "Staging: timeout mode reclaim_after in ticks (32 bits; the driver clamps)."),
-    (0x2c, "job_parent_mac_lo", "Staging: parent MAC bytes 2..5 (byte 2 in bits 31:24)."),
-    (0x30, "job_parent_mac_hi", "Staging: parent MAC bytes 0..1 (byte 0 in bits 15:8)."),
-    (0x34, "job_parent_ip", "Staging: parent IPv4 address."),
-    (0x38, "job_parent_udp", "Staging: parent UDP port (bits 15:0)."),
-    (0x3c, "job_parent_port", "Staging: egress port toward the parent."),
-    (0x40, "job_commit", "Write an entry index: copies the staged job into that entry, frees its slot copies (busy count to 0, slots_in_use reduced), between two decisions of the engine (writes stall until then). Two valid entries with one job id: the lower-numbered one is used."),
+    (job_reg::ID, "job_id", "Staging: job id (bits 15:0)."),
+    (job_reg::CTRL, "job_ctrl", "Staging: bit 0 valid (0 removes the entry), bit 1 inner (0 root), bit 2 timeout mode (0 static), bits 15:8 degree_limit, bits 23:16 number of children, bits 31:24 index_at_parent."),
+    (job_reg::RANKS_LO, "job_ranks_lo", "Staging: ranks bits 31:0."),
+    (job_reg::RANKS_HI, "job_ranks_hi", "Staging: ranks bits 63:32."),
+    (job_reg::EXPECTED_LO, "job_expected_lo", "Staging: expected contributors (JobEntry::expected(), written by the driver) bits 31:0."),
+    (job_reg::EXPECTED_HI, "job_expected_hi", "Staging: expected contributors bits 63:32."),
+    (job_reg::SLOT_BASE, "job_slot_base", "Staging: first slot of the job's range."),
+    (job_reg::SLOT_COUNT, "job_slot_count", "Staging: slots in the range (a power of two)."),
+    (job_reg::QUOTA, "job_quota", "Staging: effective quota in copies (JobEntry::effective_quota(), written by the driver)."),
+    (job_reg::FLUSH_AFTER, "job_flush_after", "Staging: timeout mode flush_after in ticks (32 bits; the driver clamps)."),
+    (job_reg::RECLAIM_AFTER, "job_reclaim_after", "Staging: timeout mode reclaim_after in ticks (32 bits; the driver clamps)."),
+    (job_reg::PARENT_MAC_LO, "job_parent_mac_lo", "Staging: parent MAC bytes 2..5 (byte 2 in bits 31:24)."),
+    (job_reg::PARENT_MAC_HI, "job_parent_mac_hi", "Staging: parent MAC bytes 0..1 (byte 0 in bits 15:8)."),
+    (job_reg::PARENT_IP, "job_parent_ip", "Staging: parent IPv4 address."),
+    (job_reg::PARENT_UDP, "job_parent_udp", "Staging: parent UDP port (bits 15:0)."),
+    (job_reg::PARENT_PORT, "job_parent_port", "Staging: egress port toward the parent."),
+    (job_reg::COMMIT, "job_commit", "Write an entry index: copies the staged job into that entry, frees its slot copies (busy count to 0, slots_in_use reduced), between two decisions of the engine (writes stall until then). Two valid entries with one job id: the lower-numbered one is used."),
 ];
 
 /// Child staging registers: (offset from `CHILD_BASE`, name, doc). Committed by `child_commit`.
 pub const CHILD_REGS: &[(u32, &str, &str)] = &[
     (
-        0x00,
+        child_reg::MAC_LO,
         "child_mac_lo",
         "Staging: child MAC bytes 2..5 (byte 2 in bits 31:24).",
     ),
     (
-        0x04,
+        child_reg::MAC_HI,
         "child_mac_hi",
         "Staging: child MAC bytes 0..1 (byte 0 in bits 15:8).",
     ),
-    (0x08, "child_ip", "Staging: child IPv4 address."),
-    (0x0c, "child_udp", "Staging: child UDP port (bits 15:0)."),
-    (0x10, "child_port", "Staging: egress port toward the child."),
+    (child_reg::IP, "child_ip", "Staging: child IPv4 address."),
     (
-        0x14,
+        child_reg::UDP,
+        "child_udp",
+        "Staging: child UDP port (bits 15:0).",
+    ),
+    (
+        child_reg::PORT,
+        "child_port",
+        "Staging: egress port toward the child.",
+    ),
+    (
+        child_reg::RANKS_LO,
         "child_ranks_lo",
         "Staging: ranks the child delivers, bits 31:0.",
     ),
-    (0x18, "child_ranks_hi", "Staging: ranks bits 63:32."),
     (
-        0x1c,
+        child_reg::RANKS_HI,
+        "child_ranks_hi",
+        "Staging: ranks bits 63:32.",
+    ),
+    (
+        child_reg::COMMIT,
         "child_commit",
         "Write (entry << 8) | child index: copies the staged child into the child table.",
     ),
@@ -152,43 +248,43 @@ impl RegMap {
             r(4 * i as u32, name, Access::RO, doc);
         }
         r(
-            0x40,
+            addr::ME_IP,
             "me_ip",
             Access::RW,
             "The switch's IPv4 address (fanin packets to it are handled, others routed).",
         );
         r(
-            0x44,
+            addr::ME_UDP_PORT,
             "me_udp_port",
             Access::RW,
             "The fanin UDP port (low 16 bits).",
         );
         r(
-            0x48,
+            addr::ME_MAC_LO,
             "me_mac_lo",
             Access::RW,
             "The switch's MAC address bytes 2..5 (byte 2 in bits 31:24).",
         );
         r(
-            0x4c,
+            addr::ME_MAC_HI,
             "me_mac_hi",
             Access::RW,
             "The switch's MAC address bytes 0..1 (byte 0 in bits 15:8).",
         );
         r(
-            0x50,
+            addr::TICK_DIV,
             "tick_div",
             Access::RW,
             "Tick prescaler: clock cycles per timer tick (reset 1; 0 acts as 1).",
         );
         r(
-            0x54,
+            addr::TICK,
             "tick",
             Access::RO,
             "The current tick (32 bits, wraps): the model's `now`.",
         );
         r(
-            0x58,
+            addr::SCAN_TICKS,
             "scan_ticks",
             Access::RW,
             "Timer scan: ticks between the starts of two sweeps over all slots while a timeout-mode job is configured (reset 1: sweep continuously; 0 stops the scan).",
@@ -208,19 +304,19 @@ impl RegMap {
             );
         }
         r(
-            0x80,
+            addr::ROUTE_IP,
             "route_ip",
             Access::WO,
             "Staging: destination IPv4 address of a forwarding entry.",
         );
         r(
-            0x84,
+            addr::ROUTE_PORT,
             "route_port",
             Access::WO,
             "Staging: bits 3:0 egress port, bit 7 valid (0 removes the entry).",
         );
         r(
-            0x88,
+            addr::ROUTE_COMMIT,
             "route_commit",
             Access::WO,
             "Write an entry index: copies the staged route into that entry. Two valid entries with one address: the lower-numbered one is used.",
@@ -308,7 +404,7 @@ impl RegMap {
     pub fn markdown(&self, cfg: &CoreConfig) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "# Register map\n");
-        let _ = writeln!(s, "Generated by `cargo run -p fanin-gen -- --registers docs/registers.md` from `hdl/src/regs.rs`; do not edit. A test fails when this page is stale.\n");
+        let _ = writeln!(s, "Generated by `cargo run -p fanin-gen -- --registers docs/registers.md` from `regs/src/map.rs`; do not edit. A test fails when this page is stale.\n");
         let _ = writeln!(s, "AXI4-Lite, 32-bit data, byte addresses. A write needs `awvalid` and `wvalid` together; registers are written whole. 64-bit counters are two words (low, high) read independently: read high, low, high and retry if high changed.\n");
         let _ = writeln!(s, "Global counters: `0x{:03x} + 8·k` for `k` the index in `fanin_proto::model::Counter::ALL`. Port counters: `0x{:03x} + 32·p`. The table shows configuration `{}` ({} ports).\n", self.counter_base, self.port_base, cfg.name, cfg.ports);
         let _ = writeln!(
@@ -324,102 +420,4 @@ impl RegMap {
         }
         s
     }
-}
-
-fn mac_words(mac: [u8; 6]) -> (u32, u32) {
-    (
-        u32::from_be_bytes([mac[2], mac[3], mac[4], mac[5]]),
-        u32::from(u16::from_be_bytes([mac[0], mac[1]])),
-    )
-}
-
-/// Register writes `(address, value)` that set the switch's identity: IPv4, UDP port, MAC.
-pub fn identity_writes(ip: core::net::Ipv4Addr, udp_port: u16, mac: [u8; 6]) -> Vec<(u32, u32)> {
-    let (lo, hi) = mac_words(mac);
-    vec![
-        (0x40, u32::from(ip)),
-        (0x44, udp_port as u32),
-        (0x48, lo),
-        (0x4c, hi),
-    ]
-}
-
-/// Register writes `(address, value)` that program job-table entry `entry` with `job` and
-/// its children (the driver's side of the staging-register protocol: children first, then
-/// the job commit, which makes the entry live). Derived fields (`expected`,
-/// `effective_quota`) are computed here, as the hardware expects. Timeouts above
-/// `u32::MAX` ticks are clamped.
-pub fn job_writes(entry: u8, job: &fanin_proto::config::JobEntry) -> Vec<(u32, u32)> {
-    use fanin_proto::config::{Mode, Role};
-    let mut w = Vec::new();
-    for (i, c) in job.children.iter().enumerate() {
-        let (lo, hi) = mac_words(c.endpoint.mac);
-        let b = CHILD_BASE;
-        w.extend([
-            (b, lo),
-            (b + 0x04, hi),
-            (b + 0x08, u32::from(c.endpoint.ip)),
-            (b + 0x0c, c.endpoint.udp_port as u32),
-            (b + 0x10, c.endpoint.port as u32),
-            (b + 0x14, c.ranks as u32),
-            (b + 0x18, (c.ranks >> 32) as u32),
-            (b + 0x1c, (entry as u32) << 8 | i as u32),
-        ]);
-    }
-    let (inner, iap, parent) = match job.role {
-        Role::Root => (0, 0, None),
-        Role::Inner {
-            parent,
-            index_at_parent,
-        } => (1, index_at_parent, Some(parent)),
-    };
-    let (timeout, flush, reclaim) = match job.mode {
-        Mode::Static => (0, 0, 0),
-        Mode::Timeout {
-            flush_after,
-            reclaim_after,
-        } => (
-            1,
-            flush_after.min(u32::MAX as u64) as u32,
-            reclaim_after.min(u32::MAX as u64) as u32,
-        ),
-    };
-    let b = JOB_BASE;
-    let ctrl = 1
-        | inner << 1
-        | timeout << 2
-        | (job.degree_limit as u32) << 8
-        | (job.children.len() as u32) << 16
-        | (iap as u32) << 24;
-    let exp = job.expected();
-    w.extend([
-        (b, job.job as u32),
-        (b + 0x04, ctrl),
-        (b + 0x08, job.ranks as u32),
-        (b + 0x0c, (job.ranks >> 32) as u32),
-        (b + 0x10, exp as u32),
-        (b + 0x14, (exp >> 32) as u32),
-        (b + 0x18, job.slot_base),
-        (b + 0x1c, job.slot_count),
-        (b + 0x20, job.effective_quota()),
-        (b + 0x24, flush),
-        (b + 0x28, reclaim),
-    ]);
-    if let Some(p) = parent {
-        let (lo, hi) = mac_words(p.mac);
-        w.extend([
-            (b + 0x2c, lo),
-            (b + 0x30, hi),
-            (b + 0x34, u32::from(p.ip)),
-            (b + 0x38, p.udp_port as u32),
-            (b + 0x3c, p.port as u32),
-        ]);
-    }
-    w.push((b + 0x40, entry as u32));
-    w
-}
-
-/// Register writes that remove job-table entry `entry` (its slot copies become free).
-pub fn job_remove_writes(entry: u8) -> Vec<(u32, u32)> {
-    vec![(JOB_BASE + 0x04, 0), (JOB_BASE + 0x40, entry as u32)]
 }
