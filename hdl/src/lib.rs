@@ -4,6 +4,7 @@
 pub mod acc;
 pub mod core;
 pub mod hdrgen;
+pub mod layout;
 pub mod parse;
 pub mod ram;
 pub mod rx;

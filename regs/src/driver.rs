@@ -2,6 +2,7 @@
 //! a switch's identity and job table (what a board driver or a testbench sends over
 //! AXI4-Lite).
 
+use crate::layout::job;
 use crate::map::{addr, child_reg, job_reg, CHILD_BASE, JOB_BASE};
 
 fn mac_words(mac: [u8; 6]) -> (u32, u32) {
@@ -63,12 +64,13 @@ pub fn job_writes(entry: u8, job: &fanin_proto::config::JobEntry) -> Vec<(u32, u
         ),
     };
     let b = JOB_BASE;
-    let ctrl = 1
-        | inner << 1
-        | timeout << 2
-        | (job.degree_limit as u32) << 8
-        | (job.children.len() as u32) << 16
-        | (iap as u32) << 24;
+    // `job_ctrl` is the entry's bits 31:0 (docs/rtl.md, "Job-table entry").
+    let ctrl = (job::VALID.place(1)
+        | job::INNER.place(inner)
+        | job::TIMEOUT.place(timeout)
+        | job::DEGREE_LIMIT.place(job.degree_limit as u64)
+        | job::CHILDREN.place(job.children.len() as u64)
+        | job::INDEX_AT_PARENT.place(iap as u64)) as u32;
     let exp = job.expected();
     w.extend([
         (b + job_reg::ID, job.job as u32),

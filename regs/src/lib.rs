@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod driver;
+pub mod layout;
 pub mod map;
 
 pub use config::{ConfigError, CoreConfig, RamStyle};

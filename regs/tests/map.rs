@@ -74,3 +74,46 @@ fn named_addresses_match_the_table() {
         assert_eq!(map.addr(name), a, "{name}");
     }
 }
+
+/// `job_ctrl` packs the entry's control bits as the RTL reads them (bit 0 valid, 1 inner,
+/// 2 timeout, 15:8 degree_limit, 23:16 children, 31:24 index_at_parent).
+#[test]
+fn job_ctrl_packs_the_control_bits() {
+    let job = JobEntry {
+        job: 7,
+        ranks: 0b111,
+        children: (0..3)
+            .map(|k| Child {
+                endpoint: endpoint(k + 1),
+                ranks: 1 << k,
+            })
+            .collect(),
+        degree_limit: 2,
+        role: Role::Inner {
+            parent: endpoint(9),
+            index_at_parent: 5,
+        },
+        mode: Mode::Timeout {
+            flush_after: 1,
+            reclaim_after: 2,
+        },
+        slot_base: 0,
+        slot_count: 4,
+        quota: 0,
+    };
+    let ctrl_addr = fanin_regs::JOB_BASE + fanin_regs::job_reg::CTRL;
+    let ctrl = |j: &JobEntry| {
+        job_writes(0, j)
+            .into_iter()
+            .find(|w| w.0 == ctrl_addr)
+            .unwrap()
+            .1
+    };
+    assert_eq!(ctrl(&job), 1 | 1 << 1 | 1 << 2 | 2 << 8 | 3 << 16 | 5 << 24);
+    let root = JobEntry {
+        role: Role::Root,
+        mode: Mode::Static,
+        ..job
+    };
+    assert_eq!(ctrl(&root), 1 | 2 << 8 | 3 << 16);
+}
