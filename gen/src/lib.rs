@@ -5,8 +5,8 @@ pub mod board;
 pub mod report;
 
 use anyhow::{Context, Result};
-use fanin_hdl::regs::RegMap;
 use fanin_hdl::CoreConfig;
+use fanin_regs::RegMap;
 use serde_json::json;
 use std::path::Path;
 

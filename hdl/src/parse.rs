@@ -14,14 +14,19 @@ pub const PARSE_BYTES: usize = 80;
 /// Bits of the frame the parser sees.
 pub const PARSE_W: usize = PARSE_BYTES * 8;
 
-/// Parser verdict: not IPv4 (dropped, `non_ip`).
-pub const CLASS_NON_IP: u64 = 0;
-/// Parser verdict: malformed (dropped, `malformed`).
-pub const CLASS_MALFORMED: u64 = 1;
-/// Parser verdict: valid IPv4 not addressed to the switch (forwarding table).
-pub const CLASS_ROUTE: u64 = 2;
-/// Parser verdict: a well-formed fanin packet addressed to the switch.
-pub const CLASS_FANIN: u64 = 3;
+/// The parser's verdict on a frame (`Parser::kind`; `Switch::dispatch` up to the job
+/// lookup).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum FrameClass {
+    /// Not IPv4 (dropped, `non_ip`).
+    NonIp,
+    /// Malformed (dropped, `malformed`).
+    Malformed,
+    /// Valid IPv4 not addressed to the switch (forwarding table).
+    Route,
+    /// A well-formed fanin packet addressed to the switch.
+    Fanin,
+}
 
 /// `c_terms` bits whose OR is `c_non_ip`.
 pub const TERMS_NON_IP: u64 = 0x0001;
@@ -51,8 +56,8 @@ pub struct Parser {
     /// ingress, `Rx::d_ip_ok`). Used only for frames holding the whole IPv4 header with
     /// IHL >= 5; any other frame is malformed (or not IPv4) whatever its value.
     pub ip_ok: Signal<In, bool>,
-    /// One of the `CLASS_*` codes (the checks below through [`Classify`]).
-    pub kind: Signal<Out, Bits<2>>,
+    /// The verdict (the checks below through [`Classify`]).
+    pub kind: Signal<Out, FrameClass>,
     /// Check: not IPv4 (or too short for Ethernet).
     pub c_non_ip: Signal<Out, bool>,
     /// Check: malformed IPv4 header (incl. the ingress checksum verdict).
@@ -238,23 +243,23 @@ pub struct Classify {
     pub wire_bad: Signal<In, bool>,
     /// The count byte equals the bitmap's population count ([`PopCheck`]).
     pub pop_ok: Signal<In, bool>,
-    /// One of the `CLASS_*` codes.
-    pub kind: Signal<Out, Bits<2>>,
+    /// The verdict.
+    pub kind: Signal<Out, FrameClass>,
 }
 
 impl Logic for Classify {
     #[hdl_gen]
     fn update(&mut self) {
         if self.non_ip.val() {
-            self.kind.next = 0.into();
+            self.kind.next = FrameClass::NonIp;
         } else if self.ip_bad.val() {
-            self.kind.next = 1.into();
+            self.kind.next = FrameClass::Malformed;
         } else if self.route.val() {
-            self.kind.next = 2.into();
+            self.kind.next = FrameClass::Route;
         } else if self.bad.val() | self.wire_bad.val() | !self.pop_ok.val() {
-            self.kind.next = 1.into();
+            self.kind.next = FrameClass::Malformed;
         } else {
-            self.kind.next = 3.into();
+            self.kind.next = FrameClass::Fanin;
         }
     }
 }

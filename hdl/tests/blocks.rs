@@ -2,8 +2,8 @@
 
 use core::net::Ipv4Addr;
 use fanin_hdl::parse::{
-    Parser, CLASS_FANIN, CLASS_MALFORMED, CLASS_NON_IP, CLASS_ROUTE, PARSE_BYTES, PARSE_W,
-    TERMS_BAD, TERMS_IP_BAD, TERMS_NON_IP, TERMS_ROUTE, TERMS_WIRE_BAD,
+    FrameClass, Parser, PARSE_BYTES, PARSE_W, TERMS_BAD, TERMS_IP_BAD, TERMS_NON_IP, TERMS_ROUTE,
+    TERMS_WIRE_BAD,
 };
 use fanin_hdl::rx::Rx;
 
@@ -28,21 +28,21 @@ const ME: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
 const PORT: u16 = fanin_proto::wire::FANIN_UDP_PORT;
 
 /// The class the model gives a frame (`Switch::dispatch` up to the job lookup).
-fn model_class(f: &[u8]) -> u64 {
+fn model_class(f: &[u8]) -> FrameClass {
     match classify(f) {
-        FrameKind::NonIp => CLASS_NON_IP,
-        FrameKind::BadIpv4(_) => CLASS_MALFORMED,
-        FrameKind::Ipv4 { dst, .. } if dst != ME => CLASS_ROUTE,
+        FrameKind::NonIp => FrameClass::NonIp,
+        FrameKind::BadIpv4(_) => FrameClass::Malformed,
+        FrameKind::Ipv4 { dst, .. } if dst != ME => FrameClass::Route,
         FrameKind::Ipv4 {
             udp: Some(Ok(_)), ..
-        } if !udp_checksum_ok(f) => CLASS_MALFORMED,
+        } if !udp_checksum_ok(f) => FrameClass::Malformed,
         FrameKind::Ipv4 {
             udp: Some(Ok(d)), ..
         } if d.dst.port == PORT => match Packet::new_checked(d.payload) {
-            Ok(p) if Repr::parse(&p).is_ok() => CLASS_FANIN,
-            _ => CLASS_MALFORMED,
+            Ok(p) if Repr::parse(&p).is_ok() => FrameClass::Fanin,
+            _ => FrameClass::Malformed,
         },
-        _ => CLASS_MALFORMED,
+        _ => FrameClass::Malformed,
     }
 }
 
@@ -218,21 +218,21 @@ fn parser_matches_model() {
         uut.ip_ok.next = ip_ok;
         settle(&mut uut);
         let want = model_class(&f);
-        let got = uut.kind.val().index() as u64;
+        let got = uut.kind.val();
         assert_eq!(got, want, "seed {seed} frame {i}: {:02x?}", f);
         // The check terms the core registers give the same class through the `TERMS_*`
         // masks (the core ORs them with these masks).
         let t = uut.c_terms.val().index() as u64;
         let from_terms = if t & TERMS_NON_IP != 0 {
-            0
+            FrameClass::NonIp
         } else if t & TERMS_IP_BAD != 0 {
-            1
+            FrameClass::Malformed
         } else if t & TERMS_ROUTE != 0 {
-            2
+            FrameClass::Route
         } else if t & (TERMS_BAD | TERMS_WIRE_BAD) != 0 || !uut_pop_ok(&uut) {
-            1
+            FrameClass::Malformed
         } else {
-            3
+            FrameClass::Fanin
         };
         assert_eq!(
             from_terms, want,
@@ -259,14 +259,14 @@ fn parser_matches_model() {
             // The verdict is meaningless here: the class must not depend on it.
             uut.ip_ok.next = !ip_ok;
             settle(&mut uut);
-            let other = uut.kind.val().index() as u64;
+            let other = uut.kind.val();
             assert_eq!(other, want, "seed {seed} frame {i}: ip_ok used: {:02x?}", f);
             unused += 1;
         } else if !ip_ok {
             bad_ck += 1;
         }
         seen[want as usize] += 1;
-        if want == CLASS_FANIN {
+        if want == FrameClass::Fanin {
             let FrameKind::Ipv4 {
                 udp: Some(Ok(d)), ..
             } = classify(&f)

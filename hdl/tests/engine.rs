@@ -288,9 +288,9 @@ impl Bench {
             b.cycle();
         }
         b.c.rst.next = false;
-        let mut w = fanin_hdl::regs::identity_writes(ME, FANIN_UDP_PORT, MEMAC);
+        let mut w = fanin_regs::identity_writes(ME, FANIN_UDP_PORT, MEMAC);
         for (e, j) in jobs {
-            w.extend(fanin_hdl::regs::job_writes(*e, j).expect("an entry the RTL runs"));
+            w.extend(fanin_regs::job_writes(*e, j).expect("an entry the RTL runs"));
         }
         if scan_ticks != 1 {
             w.push((0x58, scan_ticks));

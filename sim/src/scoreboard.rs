@@ -1,8 +1,8 @@
 //! The scoreboard: the same inputs go to the RTL and to `fanin_proto::model::Switch`; every
 //! output frame (per egress port, in order) and every counter must match exactly.
 
-use fanin_hdl::regs::RegMap;
 use fanin_hdl::CoreConfig;
+use fanin_regs::RegMap;
 use std::collections::VecDeque;
 
 use fanin_proto::config::{JobEntry, Params, SwitchConfig};
@@ -204,9 +204,9 @@ pub fn params(core: &CoreConfig) -> Params {
 /// (before traffic: the commit events it causes are dropped, since a scoreboard's model is
 /// built from the same configuration).
 pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), SimError> {
-    fanin_hdl::regs::check_loadable(cfg).map_err(SimError::Check)?;
+    fanin_regs::check_loadable(cfg).map_err(SimError::Check)?;
     let start = tb.events.len();
-    for (addr, data) in fanin_hdl::regs::identity_writes(cfg.ip, cfg.udp_port, cfg.mac) {
+    for (addr, data) in fanin_regs::identity_writes(cfg.ip, cfg.udp_port, cfg.mac) {
         tb.write(addr, data)?;
     }
     for (i, r) in cfg.routes.iter().enumerate() {
@@ -216,7 +216,7 @@ pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), Sim
     }
     for (i, job) in cfg.jobs.iter().enumerate() {
         for (addr, data) in
-            fanin_hdl::regs::job_writes(i as u8, job).map_err(|e| SimError::Check(e.to_string()))?
+            fanin_regs::job_writes(i as u8, job).map_err(|e| SimError::Check(e.to_string()))?
         {
             tb.write(addr, data)?;
         }
@@ -254,7 +254,7 @@ pub fn commit_job(
 ) -> Result<(), SimError> {
     sb.expect_commit(entry, job.clone());
     for (addr, data) in
-        fanin_hdl::regs::job_writes(entry, job).map_err(|e| SimError::Check(e.to_string()))?
+        fanin_regs::job_writes(entry, job).map_err(|e| SimError::Check(e.to_string()))?
     {
         tb.write(addr, data)?;
     }

@@ -174,6 +174,37 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  a_port = 16'h400;
     localparam  a_rxbad = 16'h600;
     
+    // Enums
+    localparam FrameClass$NonIp = 0;
+    localparam FrameClass$Malformed = 1;
+    localparam FrameClass$Route = 2;
+    localparam FrameClass$Fanin = 3;
+    localparam Action$Drop = 0;
+    localparam Action$Bypass = 1;
+    localparam Action$Aggregate = 2;
+    localparam Action$ReEmit = 3;
+    localparam Action$Replay = 4;
+    localparam DecState$Idle = 0;
+    localparam DecState$Pred = 1;
+    localparam DecState$DSel = 2;
+    localparam DecState$Decide = 3;
+    localparam BackState$Idle = 0;
+    localparam BackState$Rmw = 1;
+    localparam BackState$ChildScan = 2;
+    localparam BackState$CopyRows = 3;
+    localparam BackState$FirstHeader = 4;
+    localparam BackState$Select = 5;
+    localparam BackState$Release = 6;
+    localparam FrontState$Idle = 0;
+    localparam FrontState$Parse = 1;
+    localparam FrontState$Prep2 = 2;
+    localparam FrontState$Scan = 3;
+    localparam FrontState$SWait = 4;
+    localparam FrontState$SLat = 5;
+    localparam FrontState$SPred = 6;
+    localparam FrontState$SDec = 7;
+    localparam FrontState$SNext = 8;
+    
     // Stub signals
     reg  rx$0$clock;
     reg  rx$0$rst;
@@ -399,54 +430,246 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jram$we;
     reg  [23:0] jram$raddr;
     wire  [511:0] jram$rdata;
-    reg  [127:0] jk$0$d;
-    wire  [127:0] jk$0$q;
-    reg  jk$0$clock;
-    reg  [127:0] jk$1$d;
-    wire  [127:0] jk$1$q;
-    reg  jk$1$clock;
-    reg  [127:0] jk$2$d;
-    wire  [127:0] jk$2$q;
-    reg  jk$2$clock;
-    reg  [127:0] jk$3$d;
-    wire  [127:0] jk$3$q;
-    reg  jk$3$clock;
-    reg  [127:0] jk$4$d;
-    wire  [127:0] jk$4$q;
-    reg  jk$4$clock;
-    reg  [127:0] jk$5$d;
-    wire  [127:0] jk$5$q;
-    reg  jk$5$clock;
-    reg  [127:0] jk$6$d;
-    wire  [127:0] jk$6$q;
-    reg  jk$6$clock;
-    reg  [127:0] jk$7$d;
-    wire  [127:0] jk$7$q;
-    reg  jk$7$clock;
-    reg  [127:0] jk$8$d;
-    wire  [127:0] jk$8$q;
-    reg  jk$8$clock;
-    reg  [127:0] jk$9$d;
-    wire  [127:0] jk$9$q;
-    reg  jk$9$clock;
-    reg  [127:0] jk$10$d;
-    wire  [127:0] jk$10$q;
-    reg  jk$10$clock;
-    reg  [127:0] jk$11$d;
-    wire  [127:0] jk$11$q;
-    reg  jk$11$clock;
-    reg  [127:0] jk$12$d;
-    wire  [127:0] jk$12$q;
-    reg  jk$12$clock;
-    reg  [127:0] jk$13$d;
-    wire  [127:0] jk$13$q;
-    reg  jk$13$clock;
-    reg  [127:0] jk$14$d;
-    wire  [127:0] jk$14$q;
-    reg  jk$14$clock;
-    reg  [127:0] jk$15$d;
-    wire  [127:0] jk$15$q;
-    reg  jk$15$clock;
+    reg  jk_valid$0$d;
+    wire  jk_valid$0$q;
+    reg  jk_valid$0$clock;
+    reg  jk_valid$1$d;
+    wire  jk_valid$1$q;
+    reg  jk_valid$1$clock;
+    reg  jk_valid$2$d;
+    wire  jk_valid$2$q;
+    reg  jk_valid$2$clock;
+    reg  jk_valid$3$d;
+    wire  jk_valid$3$q;
+    reg  jk_valid$3$clock;
+    reg  jk_valid$4$d;
+    wire  jk_valid$4$q;
+    reg  jk_valid$4$clock;
+    reg  jk_valid$5$d;
+    wire  jk_valid$5$q;
+    reg  jk_valid$5$clock;
+    reg  jk_valid$6$d;
+    wire  jk_valid$6$q;
+    reg  jk_valid$6$clock;
+    reg  jk_valid$7$d;
+    wire  jk_valid$7$q;
+    reg  jk_valid$7$clock;
+    reg  jk_valid$8$d;
+    wire  jk_valid$8$q;
+    reg  jk_valid$8$clock;
+    reg  jk_valid$9$d;
+    wire  jk_valid$9$q;
+    reg  jk_valid$9$clock;
+    reg  jk_valid$10$d;
+    wire  jk_valid$10$q;
+    reg  jk_valid$10$clock;
+    reg  jk_valid$11$d;
+    wire  jk_valid$11$q;
+    reg  jk_valid$11$clock;
+    reg  jk_valid$12$d;
+    wire  jk_valid$12$q;
+    reg  jk_valid$12$clock;
+    reg  jk_valid$13$d;
+    wire  jk_valid$13$q;
+    reg  jk_valid$13$clock;
+    reg  jk_valid$14$d;
+    wire  jk_valid$14$q;
+    reg  jk_valid$14$clock;
+    reg  jk_valid$15$d;
+    wire  jk_valid$15$q;
+    reg  jk_valid$15$clock;
+    reg  jk_timeout$0$d;
+    wire  jk_timeout$0$q;
+    reg  jk_timeout$0$clock;
+    reg  jk_timeout$1$d;
+    wire  jk_timeout$1$q;
+    reg  jk_timeout$1$clock;
+    reg  jk_timeout$2$d;
+    wire  jk_timeout$2$q;
+    reg  jk_timeout$2$clock;
+    reg  jk_timeout$3$d;
+    wire  jk_timeout$3$q;
+    reg  jk_timeout$3$clock;
+    reg  jk_timeout$4$d;
+    wire  jk_timeout$4$q;
+    reg  jk_timeout$4$clock;
+    reg  jk_timeout$5$d;
+    wire  jk_timeout$5$q;
+    reg  jk_timeout$5$clock;
+    reg  jk_timeout$6$d;
+    wire  jk_timeout$6$q;
+    reg  jk_timeout$6$clock;
+    reg  jk_timeout$7$d;
+    wire  jk_timeout$7$q;
+    reg  jk_timeout$7$clock;
+    reg  jk_timeout$8$d;
+    wire  jk_timeout$8$q;
+    reg  jk_timeout$8$clock;
+    reg  jk_timeout$9$d;
+    wire  jk_timeout$9$q;
+    reg  jk_timeout$9$clock;
+    reg  jk_timeout$10$d;
+    wire  jk_timeout$10$q;
+    reg  jk_timeout$10$clock;
+    reg  jk_timeout$11$d;
+    wire  jk_timeout$11$q;
+    reg  jk_timeout$11$clock;
+    reg  jk_timeout$12$d;
+    wire  jk_timeout$12$q;
+    reg  jk_timeout$12$clock;
+    reg  jk_timeout$13$d;
+    wire  jk_timeout$13$q;
+    reg  jk_timeout$13$clock;
+    reg  jk_timeout$14$d;
+    wire  jk_timeout$14$q;
+    reg  jk_timeout$14$clock;
+    reg  jk_timeout$15$d;
+    wire  jk_timeout$15$q;
+    reg  jk_timeout$15$clock;
+    reg  [15:0] jk_job$0$d;
+    wire  [15:0] jk_job$0$q;
+    reg  jk_job$0$clock;
+    reg  [15:0] jk_job$1$d;
+    wire  [15:0] jk_job$1$q;
+    reg  jk_job$1$clock;
+    reg  [15:0] jk_job$2$d;
+    wire  [15:0] jk_job$2$q;
+    reg  jk_job$2$clock;
+    reg  [15:0] jk_job$3$d;
+    wire  [15:0] jk_job$3$q;
+    reg  jk_job$3$clock;
+    reg  [15:0] jk_job$4$d;
+    wire  [15:0] jk_job$4$q;
+    reg  jk_job$4$clock;
+    reg  [15:0] jk_job$5$d;
+    wire  [15:0] jk_job$5$q;
+    reg  jk_job$5$clock;
+    reg  [15:0] jk_job$6$d;
+    wire  [15:0] jk_job$6$q;
+    reg  jk_job$6$clock;
+    reg  [15:0] jk_job$7$d;
+    wire  [15:0] jk_job$7$q;
+    reg  jk_job$7$clock;
+    reg  [15:0] jk_job$8$d;
+    wire  [15:0] jk_job$8$q;
+    reg  jk_job$8$clock;
+    reg  [15:0] jk_job$9$d;
+    wire  [15:0] jk_job$9$q;
+    reg  jk_job$9$clock;
+    reg  [15:0] jk_job$10$d;
+    wire  [15:0] jk_job$10$q;
+    reg  jk_job$10$clock;
+    reg  [15:0] jk_job$11$d;
+    wire  [15:0] jk_job$11$q;
+    reg  jk_job$11$clock;
+    reg  [15:0] jk_job$12$d;
+    wire  [15:0] jk_job$12$q;
+    reg  jk_job$12$clock;
+    reg  [15:0] jk_job$13$d;
+    wire  [15:0] jk_job$13$q;
+    reg  jk_job$13$clock;
+    reg  [15:0] jk_job$14$d;
+    wire  [15:0] jk_job$14$q;
+    reg  jk_job$14$clock;
+    reg  [15:0] jk_job$15$d;
+    wire  [15:0] jk_job$15$q;
+    reg  jk_job$15$clock;
+    reg  [31:0] jk_sbase$0$d;
+    wire  [31:0] jk_sbase$0$q;
+    reg  jk_sbase$0$clock;
+    reg  [31:0] jk_sbase$1$d;
+    wire  [31:0] jk_sbase$1$q;
+    reg  jk_sbase$1$clock;
+    reg  [31:0] jk_sbase$2$d;
+    wire  [31:0] jk_sbase$2$q;
+    reg  jk_sbase$2$clock;
+    reg  [31:0] jk_sbase$3$d;
+    wire  [31:0] jk_sbase$3$q;
+    reg  jk_sbase$3$clock;
+    reg  [31:0] jk_sbase$4$d;
+    wire  [31:0] jk_sbase$4$q;
+    reg  jk_sbase$4$clock;
+    reg  [31:0] jk_sbase$5$d;
+    wire  [31:0] jk_sbase$5$q;
+    reg  jk_sbase$5$clock;
+    reg  [31:0] jk_sbase$6$d;
+    wire  [31:0] jk_sbase$6$q;
+    reg  jk_sbase$6$clock;
+    reg  [31:0] jk_sbase$7$d;
+    wire  [31:0] jk_sbase$7$q;
+    reg  jk_sbase$7$clock;
+    reg  [31:0] jk_sbase$8$d;
+    wire  [31:0] jk_sbase$8$q;
+    reg  jk_sbase$8$clock;
+    reg  [31:0] jk_sbase$9$d;
+    wire  [31:0] jk_sbase$9$q;
+    reg  jk_sbase$9$clock;
+    reg  [31:0] jk_sbase$10$d;
+    wire  [31:0] jk_sbase$10$q;
+    reg  jk_sbase$10$clock;
+    reg  [31:0] jk_sbase$11$d;
+    wire  [31:0] jk_sbase$11$q;
+    reg  jk_sbase$11$clock;
+    reg  [31:0] jk_sbase$12$d;
+    wire  [31:0] jk_sbase$12$q;
+    reg  jk_sbase$12$clock;
+    reg  [31:0] jk_sbase$13$d;
+    wire  [31:0] jk_sbase$13$q;
+    reg  jk_sbase$13$clock;
+    reg  [31:0] jk_sbase$14$d;
+    wire  [31:0] jk_sbase$14$q;
+    reg  jk_sbase$14$clock;
+    reg  [31:0] jk_sbase$15$d;
+    wire  [31:0] jk_sbase$15$q;
+    reg  jk_sbase$15$clock;
+    reg  [31:0] jk_scount$0$d;
+    wire  [31:0] jk_scount$0$q;
+    reg  jk_scount$0$clock;
+    reg  [31:0] jk_scount$1$d;
+    wire  [31:0] jk_scount$1$q;
+    reg  jk_scount$1$clock;
+    reg  [31:0] jk_scount$2$d;
+    wire  [31:0] jk_scount$2$q;
+    reg  jk_scount$2$clock;
+    reg  [31:0] jk_scount$3$d;
+    wire  [31:0] jk_scount$3$q;
+    reg  jk_scount$3$clock;
+    reg  [31:0] jk_scount$4$d;
+    wire  [31:0] jk_scount$4$q;
+    reg  jk_scount$4$clock;
+    reg  [31:0] jk_scount$5$d;
+    wire  [31:0] jk_scount$5$q;
+    reg  jk_scount$5$clock;
+    reg  [31:0] jk_scount$6$d;
+    wire  [31:0] jk_scount$6$q;
+    reg  jk_scount$6$clock;
+    reg  [31:0] jk_scount$7$d;
+    wire  [31:0] jk_scount$7$q;
+    reg  jk_scount$7$clock;
+    reg  [31:0] jk_scount$8$d;
+    wire  [31:0] jk_scount$8$q;
+    reg  jk_scount$8$clock;
+    reg  [31:0] jk_scount$9$d;
+    wire  [31:0] jk_scount$9$q;
+    reg  jk_scount$9$clock;
+    reg  [31:0] jk_scount$10$d;
+    wire  [31:0] jk_scount$10$q;
+    reg  jk_scount$10$clock;
+    reg  [31:0] jk_scount$11$d;
+    wire  [31:0] jk_scount$11$q;
+    reg  jk_scount$11$clock;
+    reg  [31:0] jk_scount$12$d;
+    wire  [31:0] jk_scount$12$q;
+    reg  jk_scount$12$clock;
+    reg  [31:0] jk_scount$13$d;
+    wire  [31:0] jk_scount$13$q;
+    reg  jk_scount$13$clock;
+    reg  [31:0] jk_scount$14$d;
+    wire  [31:0] jk_scount$14$q;
+    reg  jk_scount$14$clock;
+    reg  [31:0] jk_scount$15$d;
+    wire  [31:0] jk_scount$15$q;
+    reg  jk_scount$15$clock;
     reg  [31:0] jbusy$0$d;
     wire  [31:0] jbusy$0$q;
     reg  jbusy$0$clock;
@@ -966,8 +1189,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] dq_ev$d;
     wire  [31:0] dq_ev$q;
     reg  dq_ev$clock;
-    reg  [3:0] dq_act$d;
-    wire  [3:0] dq_act$q;
+    reg  [2:0] dq_act$d;
+    wire  [2:0] dq_act$q;
     reg  dq_act$clock;
     reg  [1:0] dq_aop$d;
     wire  [1:0] dq_aop$q;
@@ -1281,8 +1504,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  sq_v$d;
     wire  sq_v$q;
     reg  sq_v$clock;
-    reg  [3:0] sq_hst$d;
-    wire  [3:0] sq_hst$q;
+    reg  [2:0] sq_hst$d;
+    wire  [2:0] sq_hst$q;
     reg  sq_hst$clock;
     reg  sq_rl$d;
     wire  sq_rl$q;
@@ -1473,8 +1696,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  ps_dirty$d;
     wire  ps_dirty$q;
     reg  ps_dirty$clock;
-    reg  [4:0] state$d;
-    wire  [4:0] state$q;
+    reg  [3:0] state$d;
+    wire  [3:0] state$q;
     reg  state$clock;
     reg  [3:0] sel$d;
     wire  [3:0] sel$q;
@@ -1783,8 +2006,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] o_bitmap$d;
     wire  [63:0] o_bitmap$q;
     reg  o_bitmap$clock;
-    reg  [3:0] bstate$d;
-    wire  [3:0] bstate$q;
+    reg  [2:0] bstate$d;
+    wire  [2:0] bstate$q;
     reg  bstate$clock;
     reg  [3:0] b_sel$d;
     wire  [3:0] b_sel$q;
@@ -2658,11 +2881,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  pc_hit;
     reg  mc_new;
     reg  sq_ld;
-    reg  [3:0] dh_st;
+    reg  [2:0] dh_st;
     reg  [1:0] pr_kind;
     reg  tick_now;
     reg  scan_own;
-    reg  [3:0] dact;
+    reg  [2:0] dact;
     reg  hwc;
     reg  cr;
     reg  [207:0] cmw;
@@ -2672,7 +2895,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  pick_now;
     reg  pick_ok;
     reg  la_ok;
-    reg  [3:0] h_st;
+    reg  [2:0] h_st;
     reg  b_free;
     reg  el_init;
     reg  b_done;
@@ -3092,85 +3315,405 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .raddr(jram$raddr),
         .rdata(jram$rdata)
     );
-    fanin_jk_0 jk$0(
-        .d(jk$0$d),
-        .q(jk$0$q),
-        .clock(jk$0$clock)
+    fanin_jk_valid_0 jk_valid$0(
+        .d(jk_valid$0$d),
+        .q(jk_valid$0$q),
+        .clock(jk_valid$0$clock)
     );
-    fanin_jk_1 jk$1(
-        .d(jk$1$d),
-        .q(jk$1$q),
-        .clock(jk$1$clock)
+    fanin_jk_valid_1 jk_valid$1(
+        .d(jk_valid$1$d),
+        .q(jk_valid$1$q),
+        .clock(jk_valid$1$clock)
     );
-    fanin_jk_2 jk$2(
-        .d(jk$2$d),
-        .q(jk$2$q),
-        .clock(jk$2$clock)
+    fanin_jk_valid_2 jk_valid$2(
+        .d(jk_valid$2$d),
+        .q(jk_valid$2$q),
+        .clock(jk_valid$2$clock)
     );
-    fanin_jk_3 jk$3(
-        .d(jk$3$d),
-        .q(jk$3$q),
-        .clock(jk$3$clock)
+    fanin_jk_valid_3 jk_valid$3(
+        .d(jk_valid$3$d),
+        .q(jk_valid$3$q),
+        .clock(jk_valid$3$clock)
     );
-    fanin_jk_4 jk$4(
-        .d(jk$4$d),
-        .q(jk$4$q),
-        .clock(jk$4$clock)
+    fanin_jk_valid_4 jk_valid$4(
+        .d(jk_valid$4$d),
+        .q(jk_valid$4$q),
+        .clock(jk_valid$4$clock)
     );
-    fanin_jk_5 jk$5(
-        .d(jk$5$d),
-        .q(jk$5$q),
-        .clock(jk$5$clock)
+    fanin_jk_valid_5 jk_valid$5(
+        .d(jk_valid$5$d),
+        .q(jk_valid$5$q),
+        .clock(jk_valid$5$clock)
     );
-    fanin_jk_6 jk$6(
-        .d(jk$6$d),
-        .q(jk$6$q),
-        .clock(jk$6$clock)
+    fanin_jk_valid_6 jk_valid$6(
+        .d(jk_valid$6$d),
+        .q(jk_valid$6$q),
+        .clock(jk_valid$6$clock)
     );
-    fanin_jk_7 jk$7(
-        .d(jk$7$d),
-        .q(jk$7$q),
-        .clock(jk$7$clock)
+    fanin_jk_valid_7 jk_valid$7(
+        .d(jk_valid$7$d),
+        .q(jk_valid$7$q),
+        .clock(jk_valid$7$clock)
     );
-    fanin_jk_8 jk$8(
-        .d(jk$8$d),
-        .q(jk$8$q),
-        .clock(jk$8$clock)
+    fanin_jk_valid_8 jk_valid$8(
+        .d(jk_valid$8$d),
+        .q(jk_valid$8$q),
+        .clock(jk_valid$8$clock)
     );
-    fanin_jk_9 jk$9(
-        .d(jk$9$d),
-        .q(jk$9$q),
-        .clock(jk$9$clock)
+    fanin_jk_valid_9 jk_valid$9(
+        .d(jk_valid$9$d),
+        .q(jk_valid$9$q),
+        .clock(jk_valid$9$clock)
     );
-    fanin_jk_10 jk$10(
-        .d(jk$10$d),
-        .q(jk$10$q),
-        .clock(jk$10$clock)
+    fanin_jk_valid_10 jk_valid$10(
+        .d(jk_valid$10$d),
+        .q(jk_valid$10$q),
+        .clock(jk_valid$10$clock)
     );
-    fanin_jk_11 jk$11(
-        .d(jk$11$d),
-        .q(jk$11$q),
-        .clock(jk$11$clock)
+    fanin_jk_valid_11 jk_valid$11(
+        .d(jk_valid$11$d),
+        .q(jk_valid$11$q),
+        .clock(jk_valid$11$clock)
     );
-    fanin_jk_12 jk$12(
-        .d(jk$12$d),
-        .q(jk$12$q),
-        .clock(jk$12$clock)
+    fanin_jk_valid_12 jk_valid$12(
+        .d(jk_valid$12$d),
+        .q(jk_valid$12$q),
+        .clock(jk_valid$12$clock)
     );
-    fanin_jk_13 jk$13(
-        .d(jk$13$d),
-        .q(jk$13$q),
-        .clock(jk$13$clock)
+    fanin_jk_valid_13 jk_valid$13(
+        .d(jk_valid$13$d),
+        .q(jk_valid$13$q),
+        .clock(jk_valid$13$clock)
     );
-    fanin_jk_14 jk$14(
-        .d(jk$14$d),
-        .q(jk$14$q),
-        .clock(jk$14$clock)
+    fanin_jk_valid_14 jk_valid$14(
+        .d(jk_valid$14$d),
+        .q(jk_valid$14$q),
+        .clock(jk_valid$14$clock)
     );
-    fanin_jk_15 jk$15(
-        .d(jk$15$d),
-        .q(jk$15$q),
-        .clock(jk$15$clock)
+    fanin_jk_valid_15 jk_valid$15(
+        .d(jk_valid$15$d),
+        .q(jk_valid$15$q),
+        .clock(jk_valid$15$clock)
+    );
+    fanin_jk_timeout_0 jk_timeout$0(
+        .d(jk_timeout$0$d),
+        .q(jk_timeout$0$q),
+        .clock(jk_timeout$0$clock)
+    );
+    fanin_jk_timeout_1 jk_timeout$1(
+        .d(jk_timeout$1$d),
+        .q(jk_timeout$1$q),
+        .clock(jk_timeout$1$clock)
+    );
+    fanin_jk_timeout_2 jk_timeout$2(
+        .d(jk_timeout$2$d),
+        .q(jk_timeout$2$q),
+        .clock(jk_timeout$2$clock)
+    );
+    fanin_jk_timeout_3 jk_timeout$3(
+        .d(jk_timeout$3$d),
+        .q(jk_timeout$3$q),
+        .clock(jk_timeout$3$clock)
+    );
+    fanin_jk_timeout_4 jk_timeout$4(
+        .d(jk_timeout$4$d),
+        .q(jk_timeout$4$q),
+        .clock(jk_timeout$4$clock)
+    );
+    fanin_jk_timeout_5 jk_timeout$5(
+        .d(jk_timeout$5$d),
+        .q(jk_timeout$5$q),
+        .clock(jk_timeout$5$clock)
+    );
+    fanin_jk_timeout_6 jk_timeout$6(
+        .d(jk_timeout$6$d),
+        .q(jk_timeout$6$q),
+        .clock(jk_timeout$6$clock)
+    );
+    fanin_jk_timeout_7 jk_timeout$7(
+        .d(jk_timeout$7$d),
+        .q(jk_timeout$7$q),
+        .clock(jk_timeout$7$clock)
+    );
+    fanin_jk_timeout_8 jk_timeout$8(
+        .d(jk_timeout$8$d),
+        .q(jk_timeout$8$q),
+        .clock(jk_timeout$8$clock)
+    );
+    fanin_jk_timeout_9 jk_timeout$9(
+        .d(jk_timeout$9$d),
+        .q(jk_timeout$9$q),
+        .clock(jk_timeout$9$clock)
+    );
+    fanin_jk_timeout_10 jk_timeout$10(
+        .d(jk_timeout$10$d),
+        .q(jk_timeout$10$q),
+        .clock(jk_timeout$10$clock)
+    );
+    fanin_jk_timeout_11 jk_timeout$11(
+        .d(jk_timeout$11$d),
+        .q(jk_timeout$11$q),
+        .clock(jk_timeout$11$clock)
+    );
+    fanin_jk_timeout_12 jk_timeout$12(
+        .d(jk_timeout$12$d),
+        .q(jk_timeout$12$q),
+        .clock(jk_timeout$12$clock)
+    );
+    fanin_jk_timeout_13 jk_timeout$13(
+        .d(jk_timeout$13$d),
+        .q(jk_timeout$13$q),
+        .clock(jk_timeout$13$clock)
+    );
+    fanin_jk_timeout_14 jk_timeout$14(
+        .d(jk_timeout$14$d),
+        .q(jk_timeout$14$q),
+        .clock(jk_timeout$14$clock)
+    );
+    fanin_jk_timeout_15 jk_timeout$15(
+        .d(jk_timeout$15$d),
+        .q(jk_timeout$15$q),
+        .clock(jk_timeout$15$clock)
+    );
+    fanin_jk_job_0 jk_job$0(
+        .d(jk_job$0$d),
+        .q(jk_job$0$q),
+        .clock(jk_job$0$clock)
+    );
+    fanin_jk_job_1 jk_job$1(
+        .d(jk_job$1$d),
+        .q(jk_job$1$q),
+        .clock(jk_job$1$clock)
+    );
+    fanin_jk_job_2 jk_job$2(
+        .d(jk_job$2$d),
+        .q(jk_job$2$q),
+        .clock(jk_job$2$clock)
+    );
+    fanin_jk_job_3 jk_job$3(
+        .d(jk_job$3$d),
+        .q(jk_job$3$q),
+        .clock(jk_job$3$clock)
+    );
+    fanin_jk_job_4 jk_job$4(
+        .d(jk_job$4$d),
+        .q(jk_job$4$q),
+        .clock(jk_job$4$clock)
+    );
+    fanin_jk_job_5 jk_job$5(
+        .d(jk_job$5$d),
+        .q(jk_job$5$q),
+        .clock(jk_job$5$clock)
+    );
+    fanin_jk_job_6 jk_job$6(
+        .d(jk_job$6$d),
+        .q(jk_job$6$q),
+        .clock(jk_job$6$clock)
+    );
+    fanin_jk_job_7 jk_job$7(
+        .d(jk_job$7$d),
+        .q(jk_job$7$q),
+        .clock(jk_job$7$clock)
+    );
+    fanin_jk_job_8 jk_job$8(
+        .d(jk_job$8$d),
+        .q(jk_job$8$q),
+        .clock(jk_job$8$clock)
+    );
+    fanin_jk_job_9 jk_job$9(
+        .d(jk_job$9$d),
+        .q(jk_job$9$q),
+        .clock(jk_job$9$clock)
+    );
+    fanin_jk_job_10 jk_job$10(
+        .d(jk_job$10$d),
+        .q(jk_job$10$q),
+        .clock(jk_job$10$clock)
+    );
+    fanin_jk_job_11 jk_job$11(
+        .d(jk_job$11$d),
+        .q(jk_job$11$q),
+        .clock(jk_job$11$clock)
+    );
+    fanin_jk_job_12 jk_job$12(
+        .d(jk_job$12$d),
+        .q(jk_job$12$q),
+        .clock(jk_job$12$clock)
+    );
+    fanin_jk_job_13 jk_job$13(
+        .d(jk_job$13$d),
+        .q(jk_job$13$q),
+        .clock(jk_job$13$clock)
+    );
+    fanin_jk_job_14 jk_job$14(
+        .d(jk_job$14$d),
+        .q(jk_job$14$q),
+        .clock(jk_job$14$clock)
+    );
+    fanin_jk_job_15 jk_job$15(
+        .d(jk_job$15$d),
+        .q(jk_job$15$q),
+        .clock(jk_job$15$clock)
+    );
+    fanin_jk_sbase_0 jk_sbase$0(
+        .d(jk_sbase$0$d),
+        .q(jk_sbase$0$q),
+        .clock(jk_sbase$0$clock)
+    );
+    fanin_jk_sbase_1 jk_sbase$1(
+        .d(jk_sbase$1$d),
+        .q(jk_sbase$1$q),
+        .clock(jk_sbase$1$clock)
+    );
+    fanin_jk_sbase_2 jk_sbase$2(
+        .d(jk_sbase$2$d),
+        .q(jk_sbase$2$q),
+        .clock(jk_sbase$2$clock)
+    );
+    fanin_jk_sbase_3 jk_sbase$3(
+        .d(jk_sbase$3$d),
+        .q(jk_sbase$3$q),
+        .clock(jk_sbase$3$clock)
+    );
+    fanin_jk_sbase_4 jk_sbase$4(
+        .d(jk_sbase$4$d),
+        .q(jk_sbase$4$q),
+        .clock(jk_sbase$4$clock)
+    );
+    fanin_jk_sbase_5 jk_sbase$5(
+        .d(jk_sbase$5$d),
+        .q(jk_sbase$5$q),
+        .clock(jk_sbase$5$clock)
+    );
+    fanin_jk_sbase_6 jk_sbase$6(
+        .d(jk_sbase$6$d),
+        .q(jk_sbase$6$q),
+        .clock(jk_sbase$6$clock)
+    );
+    fanin_jk_sbase_7 jk_sbase$7(
+        .d(jk_sbase$7$d),
+        .q(jk_sbase$7$q),
+        .clock(jk_sbase$7$clock)
+    );
+    fanin_jk_sbase_8 jk_sbase$8(
+        .d(jk_sbase$8$d),
+        .q(jk_sbase$8$q),
+        .clock(jk_sbase$8$clock)
+    );
+    fanin_jk_sbase_9 jk_sbase$9(
+        .d(jk_sbase$9$d),
+        .q(jk_sbase$9$q),
+        .clock(jk_sbase$9$clock)
+    );
+    fanin_jk_sbase_10 jk_sbase$10(
+        .d(jk_sbase$10$d),
+        .q(jk_sbase$10$q),
+        .clock(jk_sbase$10$clock)
+    );
+    fanin_jk_sbase_11 jk_sbase$11(
+        .d(jk_sbase$11$d),
+        .q(jk_sbase$11$q),
+        .clock(jk_sbase$11$clock)
+    );
+    fanin_jk_sbase_12 jk_sbase$12(
+        .d(jk_sbase$12$d),
+        .q(jk_sbase$12$q),
+        .clock(jk_sbase$12$clock)
+    );
+    fanin_jk_sbase_13 jk_sbase$13(
+        .d(jk_sbase$13$d),
+        .q(jk_sbase$13$q),
+        .clock(jk_sbase$13$clock)
+    );
+    fanin_jk_sbase_14 jk_sbase$14(
+        .d(jk_sbase$14$d),
+        .q(jk_sbase$14$q),
+        .clock(jk_sbase$14$clock)
+    );
+    fanin_jk_sbase_15 jk_sbase$15(
+        .d(jk_sbase$15$d),
+        .q(jk_sbase$15$q),
+        .clock(jk_sbase$15$clock)
+    );
+    fanin_jk_scount_0 jk_scount$0(
+        .d(jk_scount$0$d),
+        .q(jk_scount$0$q),
+        .clock(jk_scount$0$clock)
+    );
+    fanin_jk_scount_1 jk_scount$1(
+        .d(jk_scount$1$d),
+        .q(jk_scount$1$q),
+        .clock(jk_scount$1$clock)
+    );
+    fanin_jk_scount_2 jk_scount$2(
+        .d(jk_scount$2$d),
+        .q(jk_scount$2$q),
+        .clock(jk_scount$2$clock)
+    );
+    fanin_jk_scount_3 jk_scount$3(
+        .d(jk_scount$3$d),
+        .q(jk_scount$3$q),
+        .clock(jk_scount$3$clock)
+    );
+    fanin_jk_scount_4 jk_scount$4(
+        .d(jk_scount$4$d),
+        .q(jk_scount$4$q),
+        .clock(jk_scount$4$clock)
+    );
+    fanin_jk_scount_5 jk_scount$5(
+        .d(jk_scount$5$d),
+        .q(jk_scount$5$q),
+        .clock(jk_scount$5$clock)
+    );
+    fanin_jk_scount_6 jk_scount$6(
+        .d(jk_scount$6$d),
+        .q(jk_scount$6$q),
+        .clock(jk_scount$6$clock)
+    );
+    fanin_jk_scount_7 jk_scount$7(
+        .d(jk_scount$7$d),
+        .q(jk_scount$7$q),
+        .clock(jk_scount$7$clock)
+    );
+    fanin_jk_scount_8 jk_scount$8(
+        .d(jk_scount$8$d),
+        .q(jk_scount$8$q),
+        .clock(jk_scount$8$clock)
+    );
+    fanin_jk_scount_9 jk_scount$9(
+        .d(jk_scount$9$d),
+        .q(jk_scount$9$q),
+        .clock(jk_scount$9$clock)
+    );
+    fanin_jk_scount_10 jk_scount$10(
+        .d(jk_scount$10$d),
+        .q(jk_scount$10$q),
+        .clock(jk_scount$10$clock)
+    );
+    fanin_jk_scount_11 jk_scount$11(
+        .d(jk_scount$11$d),
+        .q(jk_scount$11$q),
+        .clock(jk_scount$11$clock)
+    );
+    fanin_jk_scount_12 jk_scount$12(
+        .d(jk_scount$12$d),
+        .q(jk_scount$12$q),
+        .clock(jk_scount$12$clock)
+    );
+    fanin_jk_scount_13 jk_scount$13(
+        .d(jk_scount$13$d),
+        .q(jk_scount$13$q),
+        .clock(jk_scount$13$clock)
+    );
+    fanin_jk_scount_14 jk_scount$14(
+        .d(jk_scount$14$d),
+        .q(jk_scount$14$q),
+        .clock(jk_scount$14$clock)
+    );
+    fanin_jk_scount_15 jk_scount$15(
+        .d(jk_scount$15$d),
+        .q(jk_scount$15$q),
+        .clock(jk_scount$15$clock)
     );
     fanin_jbusy_0 jbusy$0(
         .d(jbusy$0$d),
@@ -7682,8 +8225,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rh$15$d = rh$15$q;
         rone$15$clock = clock;
         rone$15$d = rone$15$q;
-        jk$0$clock = clock;
-        jk$0$d = jk$0$q;
+        jk_valid$0$clock = clock;
+        jk_valid$0$d = jk_valid$0$q;
+        jk_timeout$0$clock = clock;
+        jk_timeout$0$d = jk_timeout$0$q;
+        jk_job$0$clock = clock;
+        jk_job$0$d = jk_job$0$q;
+        jk_sbase$0$clock = clock;
+        jk_sbase$0$d = jk_sbase$0$q;
+        jk_scount$0$clock = clock;
+        jk_scount$0$d = jk_scount$0$q;
         jh$0$clock = clock;
         jh$0$d = jh$0$q;
         jone$0$clock = clock;
@@ -7698,8 +8249,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$0$clock = clock;
         jbusy$0$clock = clock;
         jbusy$0$d = jbusy$0$q;
-        jk$1$clock = clock;
-        jk$1$d = jk$1$q;
+        jk_valid$1$clock = clock;
+        jk_valid$1$d = jk_valid$1$q;
+        jk_timeout$1$clock = clock;
+        jk_timeout$1$d = jk_timeout$1$q;
+        jk_job$1$clock = clock;
+        jk_job$1$d = jk_job$1$q;
+        jk_sbase$1$clock = clock;
+        jk_sbase$1$d = jk_sbase$1$q;
+        jk_scount$1$clock = clock;
+        jk_scount$1$d = jk_scount$1$q;
         jh$1$clock = clock;
         jh$1$d = jh$1$q;
         jone$1$clock = clock;
@@ -7714,8 +8273,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$1$clock = clock;
         jbusy$1$clock = clock;
         jbusy$1$d = jbusy$1$q;
-        jk$2$clock = clock;
-        jk$2$d = jk$2$q;
+        jk_valid$2$clock = clock;
+        jk_valid$2$d = jk_valid$2$q;
+        jk_timeout$2$clock = clock;
+        jk_timeout$2$d = jk_timeout$2$q;
+        jk_job$2$clock = clock;
+        jk_job$2$d = jk_job$2$q;
+        jk_sbase$2$clock = clock;
+        jk_sbase$2$d = jk_sbase$2$q;
+        jk_scount$2$clock = clock;
+        jk_scount$2$d = jk_scount$2$q;
         jh$2$clock = clock;
         jh$2$d = jh$2$q;
         jone$2$clock = clock;
@@ -7730,8 +8297,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$2$clock = clock;
         jbusy$2$clock = clock;
         jbusy$2$d = jbusy$2$q;
-        jk$3$clock = clock;
-        jk$3$d = jk$3$q;
+        jk_valid$3$clock = clock;
+        jk_valid$3$d = jk_valid$3$q;
+        jk_timeout$3$clock = clock;
+        jk_timeout$3$d = jk_timeout$3$q;
+        jk_job$3$clock = clock;
+        jk_job$3$d = jk_job$3$q;
+        jk_sbase$3$clock = clock;
+        jk_sbase$3$d = jk_sbase$3$q;
+        jk_scount$3$clock = clock;
+        jk_scount$3$d = jk_scount$3$q;
         jh$3$clock = clock;
         jh$3$d = jh$3$q;
         jone$3$clock = clock;
@@ -7746,8 +8321,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$3$clock = clock;
         jbusy$3$clock = clock;
         jbusy$3$d = jbusy$3$q;
-        jk$4$clock = clock;
-        jk$4$d = jk$4$q;
+        jk_valid$4$clock = clock;
+        jk_valid$4$d = jk_valid$4$q;
+        jk_timeout$4$clock = clock;
+        jk_timeout$4$d = jk_timeout$4$q;
+        jk_job$4$clock = clock;
+        jk_job$4$d = jk_job$4$q;
+        jk_sbase$4$clock = clock;
+        jk_sbase$4$d = jk_sbase$4$q;
+        jk_scount$4$clock = clock;
+        jk_scount$4$d = jk_scount$4$q;
         jh$4$clock = clock;
         jh$4$d = jh$4$q;
         jone$4$clock = clock;
@@ -7762,8 +8345,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$4$clock = clock;
         jbusy$4$clock = clock;
         jbusy$4$d = jbusy$4$q;
-        jk$5$clock = clock;
-        jk$5$d = jk$5$q;
+        jk_valid$5$clock = clock;
+        jk_valid$5$d = jk_valid$5$q;
+        jk_timeout$5$clock = clock;
+        jk_timeout$5$d = jk_timeout$5$q;
+        jk_job$5$clock = clock;
+        jk_job$5$d = jk_job$5$q;
+        jk_sbase$5$clock = clock;
+        jk_sbase$5$d = jk_sbase$5$q;
+        jk_scount$5$clock = clock;
+        jk_scount$5$d = jk_scount$5$q;
         jh$5$clock = clock;
         jh$5$d = jh$5$q;
         jone$5$clock = clock;
@@ -7778,8 +8369,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$5$clock = clock;
         jbusy$5$clock = clock;
         jbusy$5$d = jbusy$5$q;
-        jk$6$clock = clock;
-        jk$6$d = jk$6$q;
+        jk_valid$6$clock = clock;
+        jk_valid$6$d = jk_valid$6$q;
+        jk_timeout$6$clock = clock;
+        jk_timeout$6$d = jk_timeout$6$q;
+        jk_job$6$clock = clock;
+        jk_job$6$d = jk_job$6$q;
+        jk_sbase$6$clock = clock;
+        jk_sbase$6$d = jk_sbase$6$q;
+        jk_scount$6$clock = clock;
+        jk_scount$6$d = jk_scount$6$q;
         jh$6$clock = clock;
         jh$6$d = jh$6$q;
         jone$6$clock = clock;
@@ -7794,8 +8393,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$6$clock = clock;
         jbusy$6$clock = clock;
         jbusy$6$d = jbusy$6$q;
-        jk$7$clock = clock;
-        jk$7$d = jk$7$q;
+        jk_valid$7$clock = clock;
+        jk_valid$7$d = jk_valid$7$q;
+        jk_timeout$7$clock = clock;
+        jk_timeout$7$d = jk_timeout$7$q;
+        jk_job$7$clock = clock;
+        jk_job$7$d = jk_job$7$q;
+        jk_sbase$7$clock = clock;
+        jk_sbase$7$d = jk_sbase$7$q;
+        jk_scount$7$clock = clock;
+        jk_scount$7$d = jk_scount$7$q;
         jh$7$clock = clock;
         jh$7$d = jh$7$q;
         jone$7$clock = clock;
@@ -7810,8 +8417,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$7$clock = clock;
         jbusy$7$clock = clock;
         jbusy$7$d = jbusy$7$q;
-        jk$8$clock = clock;
-        jk$8$d = jk$8$q;
+        jk_valid$8$clock = clock;
+        jk_valid$8$d = jk_valid$8$q;
+        jk_timeout$8$clock = clock;
+        jk_timeout$8$d = jk_timeout$8$q;
+        jk_job$8$clock = clock;
+        jk_job$8$d = jk_job$8$q;
+        jk_sbase$8$clock = clock;
+        jk_sbase$8$d = jk_sbase$8$q;
+        jk_scount$8$clock = clock;
+        jk_scount$8$d = jk_scount$8$q;
         jh$8$clock = clock;
         jh$8$d = jh$8$q;
         jone$8$clock = clock;
@@ -7826,8 +8441,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$8$clock = clock;
         jbusy$8$clock = clock;
         jbusy$8$d = jbusy$8$q;
-        jk$9$clock = clock;
-        jk$9$d = jk$9$q;
+        jk_valid$9$clock = clock;
+        jk_valid$9$d = jk_valid$9$q;
+        jk_timeout$9$clock = clock;
+        jk_timeout$9$d = jk_timeout$9$q;
+        jk_job$9$clock = clock;
+        jk_job$9$d = jk_job$9$q;
+        jk_sbase$9$clock = clock;
+        jk_sbase$9$d = jk_sbase$9$q;
+        jk_scount$9$clock = clock;
+        jk_scount$9$d = jk_scount$9$q;
         jh$9$clock = clock;
         jh$9$d = jh$9$q;
         jone$9$clock = clock;
@@ -7842,8 +8465,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$9$clock = clock;
         jbusy$9$clock = clock;
         jbusy$9$d = jbusy$9$q;
-        jk$10$clock = clock;
-        jk$10$d = jk$10$q;
+        jk_valid$10$clock = clock;
+        jk_valid$10$d = jk_valid$10$q;
+        jk_timeout$10$clock = clock;
+        jk_timeout$10$d = jk_timeout$10$q;
+        jk_job$10$clock = clock;
+        jk_job$10$d = jk_job$10$q;
+        jk_sbase$10$clock = clock;
+        jk_sbase$10$d = jk_sbase$10$q;
+        jk_scount$10$clock = clock;
+        jk_scount$10$d = jk_scount$10$q;
         jh$10$clock = clock;
         jh$10$d = jh$10$q;
         jone$10$clock = clock;
@@ -7858,8 +8489,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$10$clock = clock;
         jbusy$10$clock = clock;
         jbusy$10$d = jbusy$10$q;
-        jk$11$clock = clock;
-        jk$11$d = jk$11$q;
+        jk_valid$11$clock = clock;
+        jk_valid$11$d = jk_valid$11$q;
+        jk_timeout$11$clock = clock;
+        jk_timeout$11$d = jk_timeout$11$q;
+        jk_job$11$clock = clock;
+        jk_job$11$d = jk_job$11$q;
+        jk_sbase$11$clock = clock;
+        jk_sbase$11$d = jk_sbase$11$q;
+        jk_scount$11$clock = clock;
+        jk_scount$11$d = jk_scount$11$q;
         jh$11$clock = clock;
         jh$11$d = jh$11$q;
         jone$11$clock = clock;
@@ -7874,8 +8513,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$11$clock = clock;
         jbusy$11$clock = clock;
         jbusy$11$d = jbusy$11$q;
-        jk$12$clock = clock;
-        jk$12$d = jk$12$q;
+        jk_valid$12$clock = clock;
+        jk_valid$12$d = jk_valid$12$q;
+        jk_timeout$12$clock = clock;
+        jk_timeout$12$d = jk_timeout$12$q;
+        jk_job$12$clock = clock;
+        jk_job$12$d = jk_job$12$q;
+        jk_sbase$12$clock = clock;
+        jk_sbase$12$d = jk_sbase$12$q;
+        jk_scount$12$clock = clock;
+        jk_scount$12$d = jk_scount$12$q;
         jh$12$clock = clock;
         jh$12$d = jh$12$q;
         jone$12$clock = clock;
@@ -7890,8 +8537,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$12$clock = clock;
         jbusy$12$clock = clock;
         jbusy$12$d = jbusy$12$q;
-        jk$13$clock = clock;
-        jk$13$d = jk$13$q;
+        jk_valid$13$clock = clock;
+        jk_valid$13$d = jk_valid$13$q;
+        jk_timeout$13$clock = clock;
+        jk_timeout$13$d = jk_timeout$13$q;
+        jk_job$13$clock = clock;
+        jk_job$13$d = jk_job$13$q;
+        jk_sbase$13$clock = clock;
+        jk_sbase$13$d = jk_sbase$13$q;
+        jk_scount$13$clock = clock;
+        jk_scount$13$d = jk_scount$13$q;
         jh$13$clock = clock;
         jh$13$d = jh$13$q;
         jone$13$clock = clock;
@@ -7906,8 +8561,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$13$clock = clock;
         jbusy$13$clock = clock;
         jbusy$13$d = jbusy$13$q;
-        jk$14$clock = clock;
-        jk$14$d = jk$14$q;
+        jk_valid$14$clock = clock;
+        jk_valid$14$d = jk_valid$14$q;
+        jk_timeout$14$clock = clock;
+        jk_timeout$14$d = jk_timeout$14$q;
+        jk_job$14$clock = clock;
+        jk_job$14$d = jk_job$14$q;
+        jk_sbase$14$clock = clock;
+        jk_sbase$14$d = jk_sbase$14$q;
+        jk_scount$14$clock = clock;
+        jk_scount$14$d = jk_scount$14$q;
         jh$14$clock = clock;
         jh$14$d = jh$14$q;
         jone$14$clock = clock;
@@ -7922,8 +8585,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$14$clock = clock;
         jbusy$14$clock = clock;
         jbusy$14$d = jbusy$14$q;
-        jk$15$clock = clock;
-        jk$15$d = jk$15$q;
+        jk_valid$15$clock = clock;
+        jk_valid$15$d = jk_valid$15$q;
+        jk_timeout$15$clock = clock;
+        jk_timeout$15$d = jk_timeout$15$q;
+        jk_job$15$clock = clock;
+        jk_job$15$d = jk_job$15$q;
+        jk_sbase$15$clock = clock;
+        jk_sbase$15$d = jk_sbase$15$q;
+        jk_scount$15$clock = clock;
+        jk_scount$15$d = jk_scount$15$q;
         jh$15$clock = clock;
         jh$15$d = jh$15$q;
         jone$15$clock = clock;
@@ -9024,22 +9695,22 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (ji$q == c_idx8$15) begin
             busy_cur = busy_cur | jbusy$15$q;
         end
-        own_in$0$d = jk$0$q[32'h0] & jk$0$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$0$q[(32'h40)+:(32)]) < jk$0$q[(32'h60)+:(32)]);
-        own_in$1$d = jk$1$q[32'h0] & jk$1$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$1$q[(32'h40)+:(32)]) < jk$1$q[(32'h60)+:(32)]);
-        own_in$2$d = jk$2$q[32'h0] & jk$2$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$2$q[(32'h40)+:(32)]) < jk$2$q[(32'h60)+:(32)]);
-        own_in$3$d = jk$3$q[32'h0] & jk$3$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$3$q[(32'h40)+:(32)]) < jk$3$q[(32'h60)+:(32)]);
-        own_in$4$d = jk$4$q[32'h0] & jk$4$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$4$q[(32'h40)+:(32)]) < jk$4$q[(32'h60)+:(32)]);
-        own_in$5$d = jk$5$q[32'h0] & jk$5$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$5$q[(32'h40)+:(32)]) < jk$5$q[(32'h60)+:(32)]);
-        own_in$6$d = jk$6$q[32'h0] & jk$6$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$6$q[(32'h40)+:(32)]) < jk$6$q[(32'h60)+:(32)]);
-        own_in$7$d = jk$7$q[32'h0] & jk$7$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$7$q[(32'h40)+:(32)]) < jk$7$q[(32'h60)+:(32)]);
-        own_in$8$d = jk$8$q[32'h0] & jk$8$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$8$q[(32'h40)+:(32)]) < jk$8$q[(32'h60)+:(32)]);
-        own_in$9$d = jk$9$q[32'h0] & jk$9$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$9$q[(32'h40)+:(32)]) < jk$9$q[(32'h60)+:(32)]);
-        own_in$10$d = jk$10$q[32'h0] & jk$10$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$10$q[(32'h40)+:(32)]) < jk$10$q[(32'h60)+:(32)]);
-        own_in$11$d = jk$11$q[32'h0] & jk$11$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$11$q[(32'h40)+:(32)]) < jk$11$q[(32'h60)+:(32)]);
-        own_in$12$d = jk$12$q[32'h0] & jk$12$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$12$q[(32'h40)+:(32)]) < jk$12$q[(32'h60)+:(32)]);
-        own_in$13$d = jk$13$q[32'h0] & jk$13$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$13$q[(32'h40)+:(32)]) < jk$13$q[(32'h60)+:(32)]);
-        own_in$14$d = jk$14$q[32'h0] & jk$14$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$14$q[(32'h40)+:(32)]) < jk$14$q[(32'h60)+:(32)]);
-        own_in$15$d = jk$15$q[32'h0] & jk$15$q[32'h2] & ((((scan_ptr$q) & 32'hffffffff) - jk$15$q[(32'h40)+:(32)]) < jk$15$q[(32'h60)+:(32)]);
+        own_in$0$d = jk_valid$0$q & jk_timeout$0$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$0$q) < jk_scount$0$q);
+        own_in$1$d = jk_valid$1$q & jk_timeout$1$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$1$q) < jk_scount$1$q);
+        own_in$2$d = jk_valid$2$q & jk_timeout$2$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$2$q) < jk_scount$2$q);
+        own_in$3$d = jk_valid$3$q & jk_timeout$3$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$3$q) < jk_scount$3$q);
+        own_in$4$d = jk_valid$4$q & jk_timeout$4$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$4$q) < jk_scount$4$q);
+        own_in$5$d = jk_valid$5$q & jk_timeout$5$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$5$q) < jk_scount$5$q);
+        own_in$6$d = jk_valid$6$q & jk_timeout$6$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$6$q) < jk_scount$6$q);
+        own_in$7$d = jk_valid$7$q & jk_timeout$7$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$7$q) < jk_scount$7$q);
+        own_in$8$d = jk_valid$8$q & jk_timeout$8$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$8$q) < jk_scount$8$q);
+        own_in$9$d = jk_valid$9$q & jk_timeout$9$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$9$q) < jk_scount$9$q);
+        own_in$10$d = jk_valid$10$q & jk_timeout$10$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$10$q) < jk_scount$10$q);
+        own_in$11$d = jk_valid$11$q & jk_timeout$11$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$11$q) < jk_scount$11$q);
+        own_in$12$d = jk_valid$12$q & jk_timeout$12$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$12$q) < jk_scount$12$q);
+        own_in$13$d = jk_valid$13$q & jk_timeout$13$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$13$q) < jk_scount$13$q);
+        own_in$14$d = jk_valid$14$q & jk_timeout$14$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$14$q) < jk_scount$14$q);
+        own_in$15$d = jk_valid$15$q & jk_timeout$15$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$15$q) < jk_scount$15$q);
         scan_own = 1'b0;
         scan_own = scan_own | own_in$0$q;
         scan_own = scan_own | own_in$1$q;
@@ -9064,37 +9735,37 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chaddr = cha_q$q;
         pr_blk_a = ((pr_block$q) & 24'hffffff);
         jslot$0$d = ((jbase$0$q + (pr_blk_a & jcm$0$q)) & c_smask) << 32'h1;
-        jci$0$d = (pr_block$q & jk$0$q[(32'h60)+:(32)]) != 32'h0;
+        jci$0$d = (pr_block$q & jk_scount$0$q) != 32'h0;
         jslot$1$d = ((jbase$1$q + (pr_blk_a & jcm$1$q)) & c_smask) << 32'h1;
-        jci$1$d = (pr_block$q & jk$1$q[(32'h60)+:(32)]) != 32'h0;
+        jci$1$d = (pr_block$q & jk_scount$1$q) != 32'h0;
         jslot$2$d = ((jbase$2$q + (pr_blk_a & jcm$2$q)) & c_smask) << 32'h1;
-        jci$2$d = (pr_block$q & jk$2$q[(32'h60)+:(32)]) != 32'h0;
+        jci$2$d = (pr_block$q & jk_scount$2$q) != 32'h0;
         jslot$3$d = ((jbase$3$q + (pr_blk_a & jcm$3$q)) & c_smask) << 32'h1;
-        jci$3$d = (pr_block$q & jk$3$q[(32'h60)+:(32)]) != 32'h0;
+        jci$3$d = (pr_block$q & jk_scount$3$q) != 32'h0;
         jslot$4$d = ((jbase$4$q + (pr_blk_a & jcm$4$q)) & c_smask) << 32'h1;
-        jci$4$d = (pr_block$q & jk$4$q[(32'h60)+:(32)]) != 32'h0;
+        jci$4$d = (pr_block$q & jk_scount$4$q) != 32'h0;
         jslot$5$d = ((jbase$5$q + (pr_blk_a & jcm$5$q)) & c_smask) << 32'h1;
-        jci$5$d = (pr_block$q & jk$5$q[(32'h60)+:(32)]) != 32'h0;
+        jci$5$d = (pr_block$q & jk_scount$5$q) != 32'h0;
         jslot$6$d = ((jbase$6$q + (pr_blk_a & jcm$6$q)) & c_smask) << 32'h1;
-        jci$6$d = (pr_block$q & jk$6$q[(32'h60)+:(32)]) != 32'h0;
+        jci$6$d = (pr_block$q & jk_scount$6$q) != 32'h0;
         jslot$7$d = ((jbase$7$q + (pr_blk_a & jcm$7$q)) & c_smask) << 32'h1;
-        jci$7$d = (pr_block$q & jk$7$q[(32'h60)+:(32)]) != 32'h0;
+        jci$7$d = (pr_block$q & jk_scount$7$q) != 32'h0;
         jslot$8$d = ((jbase$8$q + (pr_blk_a & jcm$8$q)) & c_smask) << 32'h1;
-        jci$8$d = (pr_block$q & jk$8$q[(32'h60)+:(32)]) != 32'h0;
+        jci$8$d = (pr_block$q & jk_scount$8$q) != 32'h0;
         jslot$9$d = ((jbase$9$q + (pr_blk_a & jcm$9$q)) & c_smask) << 32'h1;
-        jci$9$d = (pr_block$q & jk$9$q[(32'h60)+:(32)]) != 32'h0;
+        jci$9$d = (pr_block$q & jk_scount$9$q) != 32'h0;
         jslot$10$d = ((jbase$10$q + (pr_blk_a & jcm$10$q)) & c_smask) << 32'h1;
-        jci$10$d = (pr_block$q & jk$10$q[(32'h60)+:(32)]) != 32'h0;
+        jci$10$d = (pr_block$q & jk_scount$10$q) != 32'h0;
         jslot$11$d = ((jbase$11$q + (pr_blk_a & jcm$11$q)) & c_smask) << 32'h1;
-        jci$11$d = (pr_block$q & jk$11$q[(32'h60)+:(32)]) != 32'h0;
+        jci$11$d = (pr_block$q & jk_scount$11$q) != 32'h0;
         jslot$12$d = ((jbase$12$q + (pr_blk_a & jcm$12$q)) & c_smask) << 32'h1;
-        jci$12$d = (pr_block$q & jk$12$q[(32'h60)+:(32)]) != 32'h0;
+        jci$12$d = (pr_block$q & jk_scount$12$q) != 32'h0;
         jslot$13$d = ((jbase$13$q + (pr_blk_a & jcm$13$q)) & c_smask) << 32'h1;
-        jci$13$d = (pr_block$q & jk$13$q[(32'h60)+:(32)]) != 32'h0;
+        jci$13$d = (pr_block$q & jk_scount$13$q) != 32'h0;
         jslot$14$d = ((jbase$14$q + (pr_blk_a & jcm$14$q)) & c_smask) << 32'h1;
-        jci$14$d = (pr_block$q & jk$14$q[(32'h60)+:(32)]) != 32'h0;
+        jci$14$d = (pr_block$q & jk_scount$14$q) != 32'h0;
         jslot$15$d = ((jbase$15$q + (pr_blk_a & jcm$15$q)) & c_smask) << 32'h1;
-        jci$15$d = (pr_block$q & jk$15$q[(32'h60)+:(32)]) != 32'h0;
+        jci$15$d = (pr_block$q & jk_scount$15$q) != 32'h0;
         slot = 32'h0;
         ci = 1'b0;
         if (jone$0$q) begin
@@ -9216,7 +9887,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sj = jram$rdata;
         sj_ep = jram$rdata[(32'h1d0)+:(32)];
         if (e_scan$q) begin
-            live = sj[32'h0] & (m_ep == sj_ep);
+            live = sj[(32'h0)+:(1)] & (m_ep == sj_ep);
         end
         else begin
             live = (m_jidx == x_ji$q) & (m_ep == jep$q);
@@ -9238,7 +9909,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         newer_bc = ~d_bc[32'h1f] & (m_block != xp_block$q);
         age = x_now$q - m_timer;
         lim33 = ((je$q[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je$q[(32'h140)+:(32)]) & 33'h1ffffffff);
-        stale = je$q[32'h2] & (((age) & 33'h1ffffffff) >= lim33);
+        stale = je$q[(32'h2)+:(1)] & (((age) & 33'h1ffffffff) >= lim33);
         ge_m3 = (bcur$q - 32'h3) >= je$q[(32'h100)+:(32)];
         ge_m2 = (bcur$q - 32'h2) >= je$q[(32'h100)+:(32)];
         ge_m1 = (bcur$q - 32'h1) >= je$q[(32'h100)+:(32)];
@@ -9287,7 +9958,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dbg_tick = now$q;
         ev = 32'h0;
         ev_b = 32'h0;
-        dact = 32'h0;
+        dact = Action$Drop;
         hwc = 1'b0;
         cr = 1'b0;
         v1$d = 1'b0;
@@ -9302,7 +9973,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
         chram2$raddr = (((b_ji$q) & 24'hffffff) << c_mclog) | (((cs_i$q) & 24'hffffff) & c_mcmask);
         hdr_ok = ~b_eovf$q | (or_a$q == b_cadr$q);
-        if (bstate$q == 32'h6) begin
+        if (bstate$q == BackState$Select) begin
             last_sel = pm_two$q & ~more$q & ~e_orig$q;
         end
         else begin
@@ -9535,7 +10206,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             end
         end
         case (bstate$q)
-            1:
+            BackState$Rmw:
                 begin
                     tg_v = 1'b1;
                     tg_first = ri$q == 32'h0;
@@ -9552,14 +10223,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         e_last$d = b_enr$q == 32'h1;
                         if (~b_emit$q) begin
                             b_done = 1'b1;
-                            bstate$d = 32'h0;
+                            bstate$d = BackState$Idle;
                         end
                         else begin
-                            bstate$d = 32'h5;
+                            bstate$d = BackState$CopyRows;
                         end
                     end
                 end
-            3:
+            BackState$ChildScan:
                 begin
                     if (cs_i$q < b_nch$q) begin
                         cs_v$d = 1'b1;
@@ -9572,7 +10243,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     if (cs_v$q & cs_hit) begin
                         ei$d = cs_j$q;
                         more$d = 1'b1;
-                        bstate$d = 32'h5;
+                        bstate$d = BackState$CopyRows;
                     end
                     else begin
                         if (cs_v$q) begin
@@ -9604,11 +10275,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                         if (cs_i$q >= b_nch$q) begin
                             more$d = 1'b0;
-                            bstate$d = 32'h5;
+                            bstate$d = BackState$CopyRows;
                         end
                     end
                 end
-            5:
+            BackState$CopyRows:
                 begin
                     if ((ri$q != 32'h0) | (all_rdy & ~v_a$q)) begin
                         if (e_more$q) begin
@@ -9622,48 +10293,48 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             v1$d = 1'b1;
                             cp_mask$d = pmask$q;
                             if (e_last$q) begin
-                                bstate$d = 32'h8;
+                                bstate$d = BackState$FirstHeader;
                                 if (hdr_ok) begin
                                     h_latch = pmask$q != 32'h0;
-                                    bstate$d = 32'h6;
+                                    bstate$d = BackState$Select;
                                     if (last_sel) begin
                                         b_done = 1'b1;
-                                        bstate$d = 32'h0;
+                                        bstate$d = BackState$Idle;
                                     end
                                 end
                             end
                         end
                         else begin
-                            bstate$d = 32'h8;
+                            bstate$d = BackState$FirstHeader;
                             if (hdr_ok) begin
                                 h_latch = pmask$q != 32'h0;
-                                bstate$d = 32'h6;
+                                bstate$d = BackState$Select;
                                 if (last_sel) begin
                                     b_done = 1'b1;
-                                    bstate$d = 32'h0;
+                                    bstate$d = BackState$Idle;
                                 end
                             end
                         end
                     end
                 end
-            8:
+            BackState$FirstHeader:
                 begin
                     if (hdr_ok) begin
                         h_latch = pmask$q != 32'h0;
-                        bstate$d = 32'h6;
+                        bstate$d = BackState$Select;
                         if (last_sel) begin
                             b_done = 1'b1;
-                            bstate$d = 32'h0;
+                            bstate$d = BackState$Idle;
                         end
                     end
                 end
-            6:
+            BackState$Select:
                 begin
                     if (pmask$q != 32'h0) begin
                         h_latch = 1'b1;
                         if (last_sel) begin
                             b_done = 1'b1;
-                            bstate$d = 32'h0;
+                            bstate$d = BackState$Idle;
                         end
                     end
                     else if (~v_a$q & ~v_c$q) begin
@@ -9675,18 +10346,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             ri2$d = 32'h2;
                             e_more$d = b_enr$q != 32'h0;
                             e_last$d = b_enr$q == 32'h1;
-                            bstate$d = 32'h3;
+                            bstate$d = BackState$ChildScan;
                         end
                         else begin
                             b_done = 1'b1;
-                            bstate$d = 32'h0;
+                            bstate$d = BackState$Idle;
                         end
                     end
                 end
-            7:
+            BackState$Release:
                 begin
                     b_done = 1'b1;
-                    bstate$d = 32'h0;
+                    bstate$d = BackState$Idle;
                 end
             default:
                 begin
@@ -9779,10 +10450,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             ow_val$d = ov_new;
             ov_run$d = ov_new;
         end
-        b_free = (bstate$q == 32'h0) | b_done;
+        b_free = (bstate$q == BackState$Idle) | b_done;
         h_go = 1'b0;
-        h_st = 32'h0;
-        dh_st = 32'h0;
+        h_st = BackState$Idle;
+        dh_st = BackState$Idle;
         el_init = b_enr$q == 32'h1;
         if (b_free) begin
             b_sel$d = sel$q;
@@ -9930,17 +10601,17 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         mc_new = 1'b0;
         pick_now = 1'b0;
         jc_hold = jc_pend$q | jc_q$q;
-        lk_go = lk_v$q & ((xstate$q == 32'h0) | (((xstate$q == 32'h3) | ((xstate$q == 32'h2) & lk_ne$q & lk_old$q)) & (~sq_v$q | sq_ld)));
+        lk_go = lk_v$q & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & lk_ne$q & lk_old$q)) & (~sq_v$q | sq_ld)));
         lk_free = ~lk_v$q | lk_go;
         if (lk_go) begin
             lk_v$d = 1'b0;
         end
         pick_ok = pk_any$q & la_ok & ~jc_hold & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
         case (state$q)
-            0:
+            FrontState$Idle:
                 begin
                     if (jc_pend$q) begin
-                        if ((xstate$q == 32'h0) & ~lk_v$q) begin
+                        if ((xstate$q == DecState$Idle) & ~lk_v$q) begin
                             jc = 1'b1;
                             jc_pend$d = 1'b0;
                             dbg_valid = 1'b1;
@@ -9951,7 +10622,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     else if (pick_ok) begin
                         pick_now = 1'b1;
                     end
-                    else if (sweep_on$q & own_q$q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == 32'h0) & ~lk_v$q) begin
+                    else if (sweep_on$q & own_q$q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~lk_v$q) begin
                         scan_turn$d = 1'b0;
                         now_r$d = now$q;
                         x_now$d = now$q;
@@ -9961,7 +10632,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         dbg_valid = 1'b1;
                         dbg_kind = 32'h1;
                         dbg_arg = ((scan_ptr$q) & 32'hffffffff);
-                        state$d = 32'hb;
+                        state$d = FrontState$Scan;
                     end
                     if (sweep_on$q & ~own_q$q & (own_age$q == 32'h2) & ~jc_hold) begin
                         own_age$d = 32'h0;
@@ -9974,7 +10645,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                     end
                 end
-            6:
+            FrontState$Prep2:
                 begin
                     pc_non_ip$d = (la_chk$q & 32'h1) != 32'h0;
                     pc_ip_bad$d = (la_chk$q & 32'h1e) != 32'h0;
@@ -9982,9 +10653,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     pc_bad$d = (la_chk$q & 32'h1c0) != 32'h0;
                     pc_wbad$d = (la_chk$q & 32'h1c00) != 32'h0;
                     pc_popok$d = pc_pop$q == pc_count$q;
-                    state$d = 32'h1;
+                    state$d = FrontState$Parse;
                 end
-            1:
+            FrontState$Parse:
                 begin
                     if (lk_free) begin
                         ji$d = jsel;
@@ -9994,10 +10665,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         meta$raddr = slot | ((ci) & 24'hffffff);
                         jram$raddr = ((jsel) & 24'hffffff);
                     end
-                    if ((pr_kind == 32'h3) & jhit_q$q) begin
+                    if ((pr_kind == FrameClass$Fanin) & jhit_q$q) begin
                         if (lk_free) begin
                             lk_v$d = 1'b1;
-                            state$d = 32'h0;
+                            state$d = FrontState$Idle;
                             lk_bitmap$d = pr_bitmap$q;
                             lk_block$d = pr_block$q;
                             lk_child$d = pr_child$q;
@@ -10020,20 +10691,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             end
                         end
                     end
-                    else if (b_free & (xstate$q == 32'h0) & ~sq_v$q & ~lk_v$q) begin
+                    else if (b_free & (xstate$q == DecState$Idle) & ~sq_v$q & ~lk_v$q) begin
                         h_go = 1'b1;
-                        h_st = 32'h7;
-                        state$d = 32'h0;
+                        h_st = BackState$Release;
+                        state$d = FrontState$Idle;
                         case (pr_kind)
-                            0:
+                            FrameClass$NonIp:
                                 begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'h14;
                                 end
-                            1:
+                            FrameClass$Malformed:
                                 begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'hf;
                                 end
-                            2:
+                            FrameClass$Route:
                                 begin
                                     if (rhit_q$q) begin
                                         ev = ((32'h1) & 32'hffffffff) << 32'h12;
@@ -10042,48 +10713,48 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                         e_more$d = nrows$q != 32'h0;
                                         el_init = nrows$q == 32'h1;
                                         pmask$d = rpm;
-                                        h_st = 32'h5;
+                                        h_st = BackState$CopyRows;
                                     end
                                     else begin
                                         ev = ((32'h1) & 32'hffffffff) << 32'h13;
                                     end
                                 end
-                            default:
+                            FrameClass$Fanin:
                                 begin
                                     ev = ((32'h1) & 32'hffffffff) << 32'he;
                                 end
                         endcase
                     end
                 end
-            11:
+            FrontState$Scan:
                 begin
-                    state$d = 32'h11;
+                    state$d = FrontState$SWait;
                 end
-            17:
+            FrontState$SWait:
                 begin
-                    state$d = 32'hf;
+                    state$d = FrontState$SLat;
                 end
-            15:
+            FrontState$SLat:
                 begin
                     jram$raddr = ((m_jidx) & 24'hffffff);
                     sage$d = age;
-                    state$d = 32'he;
+                    state$d = FrontState$SPred;
                 end
-            14:
+            FrontState$SPred:
                 begin
                     q_sj$d = sj;
-                    q_sflush$d = sj[32'h2] & sj[32'h1] & (st == 32'h1) & (sage$q >= sj[(32'h120)+:(32)]);
-                    q_srecl$d = sj[32'h2] & (st == 32'h2) & (sage$q >= sj[(32'h140)+:(32)]);
+                    q_sflush$d = sj[(32'h2)+:(1)] & sj[(32'h1)+:(1)] & (st == 32'h1) & (sage$q >= sj[(32'h120)+:(32)]);
+                    q_srecl$d = sj[(32'h2)+:(1)] & (st == 32'h2) & (sage$q >= sj[(32'h140)+:(32)]);
                     q_spartial$d = m_bitmap != sj[(32'h80)+:(64)];
-                    state$d = 32'hc;
+                    state$d = FrontState$SDec;
                 end
-            12:
+            FrontState$SDec:
                 begin
-                    state$d = 32'hd;
+                    state$d = FrontState$SNext;
                     if (q_sflush$q) begin
                         if (b_free & ~sq_v$q) begin
                             h_go = 1'b1;
-                            h_st = 32'h5;
+                            h_st = BackState$CopyRows;
                             b_cadr$d = cadr$q;
                             b_eovf$d = 1'b1;
                             ev = ((32'h1) & 32'hffffffff) << 32'h10;
@@ -10115,7 +10786,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             o_bitmap$d = m_bitmap;
                         end
                         else begin
-                            state$d = 32'hc;
+                            state$d = FrontState$SDec;
                         end
                     end
                     else if (q_srecl$q) begin
@@ -10126,12 +10797,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         bz_j = m_jidx;
                     end
                 end
-            13:
+            FrontState$SNext:
                 begin
                     if (~scan_c$q) begin
                         scan_c$d = 1'b1;
                         cadr$d = (scan_ptr$q << 32'h1) | 32'h1;
-                        state$d = 32'hb;
+                        state$d = FrontState$Scan;
                     end
                     else begin
                         scan_c$d = 1'b0;
@@ -10143,15 +10814,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         else begin
                             scan_ptr$d = scan_ptr$q + 32'h1;
                         end
-                        state$d = 32'h0;
+                        state$d = FrontState$Idle;
                     end
                 end
             default:
                 begin
-                    state$d = 32'h0;
+                    state$d = FrontState$Idle;
                 end
         endcase
-        dec_v = (xstate$q == 32'h3) | xo_v$q;
+        dec_v = (xstate$q == DecState$Decide) | xo_v$q;
         dact = dq_act$q;
         aop = dq_aop$q;
         cpl = dq_cpl$q;
@@ -10159,21 +10830,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (dq_merge$q) begin
             cmw = (xm & ~((((32'hff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((x_newbm$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((x_mflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
         end
-        cr = cpl & ~x_je$q[32'h1];
+        cr = cpl & ~x_je$q[(32'h1)+:(1)];
         dwe = 1'b0;
         dwd = cmw;
         dbi = 1'b0;
         dbd = 1'b0;
         dhwc = 1'b0;
-        if ((dx_ptype$q == 32'h2) & x_je$q[32'h1] & q_samebl$q) begin
+        if ((dx_ptype$q == 32'h2) & x_je$q[(32'h1)+:(1)] & q_samebl$q) begin
             dwe = 1'b1;
             dwd = (xm & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
             dbd = q_busy_st$q;
         end
-        if (dact == 32'h4) begin
+        if (dact == Action$Aggregate) begin
             dwe = 1'b1;
             if (cpl) begin
-                if (x_je$q[32'h1]) begin
+                if (x_je$q[(32'h1)+:(1)]) begin
                     dwd = (cmw & ~(((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((dx_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
                 end
                 else begin
@@ -10204,8 +10875,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 sq_more$d = 1'b0;
                 ps_i$d = 32'h0;
                 ps_v$d = 1'b0;
-                dh_st = 32'h7;
-                xstate$d = 32'h0;
+                dh_st = BackState$Release;
+                xstate$d = DecState$Idle;
                 sq_b_sel$d = dx_sel$q;
                 sq_b_row0$d = dx_row0$q;
                 sq_b_nrows$d = dx_nrows$q;
@@ -10243,23 +10914,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 bz_inc = dbi;
                 bz_dec = dbd;
                 hwc = dhwc;
-                if ((dx_ptype$q == 32'h2) & x_je$q[32'h1]) begin
+                if ((dx_ptype$q == 32'h2) & x_je$q[(32'h1)+:(1)]) begin
                     sq_o_src_ip$d = me_ip$q;
                     sq_o_flags$d = dx_flags$q | 32'h2;
                     mc_new = 1'b1;
-                    dh_st = 32'h5;
+                    dh_st = BackState$CopyRows;
                 end
                 case (dact)
-                    2:
+                    Action$Bypass:
                         begin
                             sq_o_src_ip$d = dx_src_ip$q;
                             sq_o_src_port$d = dx_src_port$q;
                             sq_o_flags$d = dx_flags$q | 32'h1;
-                            dh_st = 32'h5;
+                            dh_st = BackState$CopyRows;
                         end
-                    4:
+                    Action$Aggregate:
                         begin
-                            dh_st = 32'h1;
+                            dh_st = BackState$Rmw;
                             if (cpl) begin
                                 ev = ev | (((32'h1) & 32'hffffffff) << 32'h3);
                                 sq_b_emit$d = 1'b1;
@@ -10267,7 +10938,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 sq_b_eovf$d = 1'b1;
                                 sq_o_exp$d = cmw[(32'h80)+:(8)];
                                 sq_o_bitmap$d = cmw[(32'h40)+:(64)];
-                                if (x_je$q[32'h1]) begin
+                                if (x_je$q[(32'h1)+:(1)]) begin
                                     sq_o_ptype$d = 32'h1;
                                     sq_o_flags$d = cmw[(32'h88)+:(8)];
                                     sq_o_child$d = x_je$q[(32'h18)+:(8)];
@@ -10279,7 +10950,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 end
                             end
                         end
-                    5:
+                    Action$ReEmit:
                         begin
                             sq_e_slot$d = 1'b1;
                             sq_o_ptype$d = 32'h1;
@@ -10298,9 +10969,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             sq_o_child$d = x_je$q[(32'h18)+:(8)];
                             sq_o_bitmap$d = xm_bitmap;
                             sq_b_eovf$d = 1'b1;
-                            dh_st = 32'h5;
+                            dh_st = BackState$CopyRows;
                         end
-                    6:
+                    Action$Replay:
                         begin
                             sq_e_slot$d = 1'b1;
                             sq_b_eovf$d = 1'b1;
@@ -10317,7 +10988,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             sq_o_dst_ip$d = dx_src_ip$q;
                             sq_o_dst_port$d = dx_src_port$q;
                             sq_pmask$d = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
-                            dh_st = 32'h5;
+                            dh_st = BackState$CopyRows;
                         end
                     default:
                         begin
@@ -10350,7 +11021,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             qf = q_qfull$q;
         end
         case (xstate$q)
-            1:
+            DecState$Pred:
                 begin
                     q_st$d = st;
                     q_busy_st$d = busy_st;
@@ -10377,7 +11048,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
                     q_rows$d = rows_p;
                     q_rle1$d = rows_p <= 32'h1;
-                    xstate$d = 32'h2;
+                    xstate$d = DecState$DSel;
                     x_m$d = m;
                     x_newbm$d = newbm;
                     x_mflags$d = mflags;
@@ -10386,15 +11057,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     x_je$d = je$q;
                     x_jep$d = jep$q;
                 end
-            2:
+            DecState$DSel:
                 begin
                     dq_ev$d = 32'h0;
-                    dq_act$d = 32'h0;
+                    dq_act$d = Action$Drop;
                     dq_aop$d = 32'h1;
                     dq_cpl$d = q_cpl0$q;
                     dq_merge$d = 1'b0;
                     if (xp_ptype$q == 32'h2) begin
-                        if (~x_je$q[32'h1]) begin
+                        if (~x_je$q[(32'h1)+:(1)]) begin
                             dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
                         end
                     end
@@ -10412,11 +11083,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     end
                     else if (q_degree$q) begin
                         dq_ev$d = ((32'h1) & 32'hffffffff) << 32'ha;
-                        dq_act$d = 32'h2;
+                        dq_act$d = Action$Bypass;
                     end
-                    else if (xp_flags$q[32'h0] & x_je$q[32'h1]) begin
+                    else if (xp_flags$q[32'h0] & x_je$q[(32'h1)+:(1)]) begin
                         dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hc;
-                        dq_act$d = 32'h2;
+                        dq_act$d = Action$Bypass;
                     end
                     else if (q_samebl$q) begin
                         if (q_st$q == 32'h1) begin
@@ -10431,7 +11102,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             end
                             else begin
                                 dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h2;
-                                dq_act$d = 32'h4;
+                                dq_act$d = Action$Aggregate;
                                 dq_aop$d = 32'h2;
                                 dq_cpl$d = q_cpl1$q;
                                 dq_merge$d = 1'b1;
@@ -10439,12 +11110,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                         else if ((q_st$q == 32'h2) & q_subset$q) begin
                             dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h7);
-                            dq_act$d = 32'h5;
+                            dq_act$d = Action$ReEmit;
                         end
-                        else if ((q_st$q == 32'h3) & ~x_je$q[32'h1]) begin
+                        else if ((q_st$q == 32'h3) & ~x_je$q[(32'h1)+:(1)]) begin
                             if (q_subset$q) begin
                                 dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h4);
-                                dq_act$d = 32'h6;
+                                dq_act$d = Action$Replay;
                             end
                             else begin
                                 dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
@@ -10455,31 +11126,31 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                         else begin
                             dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hb;
-                            dq_act$d = 32'h2;
+                            dq_act$d = Action$Bypass;
                         end
                     end
                     else if (q_same$q & q_newer_cb$q) begin
-                        if (x_je$q[32'h1]) begin
+                        if (x_je$q[(32'h1)+:(1)]) begin
                             dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hb;
-                            dq_act$d = 32'h2;
+                            dq_act$d = Action$Bypass;
                         end
                         else begin
                             dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h5;
                         end
                     end
-                    else if (q_busy_st$q & ~(q_st$q == 32'h2) & ~(~x_je$q[32'h1] & (q_st$q == 32'h1) & q_newer_bc$q & q_stale$q)) begin
-                        if (x_je$q[32'h1]) begin
+                    else if (q_busy_st$q & ~(q_st$q == 32'h2) & ~(~x_je$q[(32'h1)+:(1)] & (q_st$q == 32'h1) & q_newer_bc$q & q_stale$q)) begin
+                        if (x_je$q[(32'h1)+:(1)]) begin
                             dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h8;
-                            dq_act$d = 32'h2;
+                            dq_act$d = Action$Bypass;
                         end
                         else begin
                             dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hd;
                         end
                     end
                     else if (qf) begin
-                        if (x_je$q[32'h1]) begin
+                        if (x_je$q[(32'h1)+:(1)]) begin
                             dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h9;
-                            dq_act$d = 32'h2;
+                            dq_act$d = Action$Bypass;
                         end
                         else if ((q_st$q == 32'h1) & q_busy_st$q) begin
                             dq_ev$d = (((32'h1) & 32'hffffffff) << 32'hd) | (((32'h1) & 32'hffffffff) << 32'h11);
@@ -10489,15 +11160,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                     end
                     else begin
-                        if (~x_je$q[32'h1] & (q_st$q == 32'h1)) begin
+                        if (~x_je$q[(32'h1)+:(1)] & (q_st$q == 32'h1)) begin
                             dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h2) | (((32'h1) & 32'hffffffff) << 32'h11);
                         end
                         else begin
                             dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h2;
                         end
-                        dq_act$d = 32'h4;
+                        dq_act$d = Action$Aggregate;
                     end
-                    xstate$d = 32'h3;
+                    xstate$d = DecState$Decide;
                     dx_ptype$d = xp_ptype$q;
                     dx_flags$d = xp_flags$q;
                     dx_exponent$d = xp_exponent$q;
@@ -10539,8 +11210,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jep$d = jram$rdata[(32'h1d0)+:(32)];
         end
         if (lk_go) begin
-            xstate$d = 32'h1;
-            xo_v$d = xstate$q == 32'h2;
+            xstate$d = DecState$Pred;
+            xo_v$d = xstate$q == DecState$DSel;
             xp_bitmap$d = lk_bitmap$q;
             xp_block$d = lk_block$q;
             xp_child$d = lk_child$q;
@@ -10653,23 +11324,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             rh$13$d = route_valid$13$q & (route_ip$13$q == parser$dst_ip);
             rh$14$d = route_valid$14$q & (route_ip$14$q == parser$dst_ip);
             rh$15$d = route_valid$15$q & (route_ip$15$q == parser$dst_ip);
-            jh$0$d = jk$0$q[32'h0] & (jk$0$q[(32'h20)+:(16)] == parser$job);
-            jh$1$d = jk$1$q[32'h0] & (jk$1$q[(32'h20)+:(16)] == parser$job);
-            jh$2$d = jk$2$q[32'h0] & (jk$2$q[(32'h20)+:(16)] == parser$job);
-            jh$3$d = jk$3$q[32'h0] & (jk$3$q[(32'h20)+:(16)] == parser$job);
-            jh$4$d = jk$4$q[32'h0] & (jk$4$q[(32'h20)+:(16)] == parser$job);
-            jh$5$d = jk$5$q[32'h0] & (jk$5$q[(32'h20)+:(16)] == parser$job);
-            jh$6$d = jk$6$q[32'h0] & (jk$6$q[(32'h20)+:(16)] == parser$job);
-            jh$7$d = jk$7$q[32'h0] & (jk$7$q[(32'h20)+:(16)] == parser$job);
-            jh$8$d = jk$8$q[32'h0] & (jk$8$q[(32'h20)+:(16)] == parser$job);
-            jh$9$d = jk$9$q[32'h0] & (jk$9$q[(32'h20)+:(16)] == parser$job);
-            jh$10$d = jk$10$q[32'h0] & (jk$10$q[(32'h20)+:(16)] == parser$job);
-            jh$11$d = jk$11$q[32'h0] & (jk$11$q[(32'h20)+:(16)] == parser$job);
-            jh$12$d = jk$12$q[32'h0] & (jk$12$q[(32'h20)+:(16)] == parser$job);
-            jh$13$d = jk$13$q[32'h0] & (jk$13$q[(32'h20)+:(16)] == parser$job);
-            jh$14$d = jk$14$q[32'h0] & (jk$14$q[(32'h20)+:(16)] == parser$job);
-            jh$15$d = jk$15$q[32'h0] & (jk$15$q[(32'h20)+:(16)] == parser$job);
-            state$d = 32'h6;
+            jh$0$d = jk_valid$0$q & (jk_job$0$q == parser$job);
+            jh$1$d = jk_valid$1$q & (jk_job$1$q == parser$job);
+            jh$2$d = jk_valid$2$q & (jk_job$2$q == parser$job);
+            jh$3$d = jk_valid$3$q & (jk_job$3$q == parser$job);
+            jh$4$d = jk_valid$4$q & (jk_job$4$q == parser$job);
+            jh$5$d = jk_valid$5$q & (jk_job$5$q == parser$job);
+            jh$6$d = jk_valid$6$q & (jk_job$6$q == parser$job);
+            jh$7$d = jk_valid$7$q & (jk_job$7$q == parser$job);
+            jh$8$d = jk_valid$8$q & (jk_job$8$q == parser$job);
+            jh$9$d = jk_valid$9$q & (jk_job$9$q == parser$job);
+            jh$10$d = jk_valid$10$q & (jk_job$10$q == parser$job);
+            jh$11$d = jk_valid$11$q & (jk_job$11$q == parser$job);
+            jh$12$d = jk_valid$12$q & (jk_job$12$q == parser$job);
+            jh$13$d = jk_valid$13$q & (jk_job$13$q == parser$job);
+            jh$14$d = jk_valid$14$q & (jk_job$14$q == parser$job);
+            jh$15$d = jk_valid$15$q & (jk_job$15$q == parser$job);
+            state$d = FrontState$Prep2;
         end
         chram$raddr = chaddr;
         if (h_go) begin
@@ -10677,52 +11348,52 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             rl$d = q_rle1$q;
         end
         any_to$d = 1'b0;
-        if (jk$0$q[32'h0] & jk$0$q[32'h2]) begin
+        if (jk_valid$0$q & jk_timeout$0$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$1$q[32'h0] & jk$1$q[32'h2]) begin
+        if (jk_valid$1$q & jk_timeout$1$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$2$q[32'h0] & jk$2$q[32'h2]) begin
+        if (jk_valid$2$q & jk_timeout$2$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$3$q[32'h0] & jk$3$q[32'h2]) begin
+        if (jk_valid$3$q & jk_timeout$3$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$4$q[32'h0] & jk$4$q[32'h2]) begin
+        if (jk_valid$4$q & jk_timeout$4$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$5$q[32'h0] & jk$5$q[32'h2]) begin
+        if (jk_valid$5$q & jk_timeout$5$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$6$q[32'h0] & jk$6$q[32'h2]) begin
+        if (jk_valid$6$q & jk_timeout$6$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$7$q[32'h0] & jk$7$q[32'h2]) begin
+        if (jk_valid$7$q & jk_timeout$7$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$8$q[32'h0] & jk$8$q[32'h2]) begin
+        if (jk_valid$8$q & jk_timeout$8$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$9$q[32'h0] & jk$9$q[32'h2]) begin
+        if (jk_valid$9$q & jk_timeout$9$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$10$q[32'h0] & jk$10$q[32'h2]) begin
+        if (jk_valid$10$q & jk_timeout$10$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$11$q[32'h0] & jk$11$q[32'h2]) begin
+        if (jk_valid$11$q & jk_timeout$11$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$12$q[32'h0] & jk$12$q[32'h2]) begin
+        if (jk_valid$12$q & jk_timeout$12$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$13$q[32'h0] & jk$13$q[32'h2]) begin
+        if (jk_valid$13$q & jk_timeout$13$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$14$q[32'h0] & jk$14$q[32'h2]) begin
+        if (jk_valid$14$q & jk_timeout$14$q) begin
             any_to$d = 1'b1;
         end
-        if (jk$15$q[32'h0] & jk$15$q[32'h2]) begin
+        if (jk_valid$15$q & jk_timeout$15$q) begin
             any_to$d = 1'b1;
         end
         if (~sweep_on$q & any_to$q & (scan_ticks$q != 32'h0) & (sweep_el$q >= scan_ticks$q)) begin
@@ -11882,7 +12553,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$0) begin
             jc_busy = jc_busy | jbusy$0$q;
             if (jc_q$q) begin
-                jk$0$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$0$d = jpack[(32'h0)+:(1)];
+                jk_timeout$0$d = jpack[(32'h2)+:(1)];
+                jk_job$0$d = jpack[(32'h20)+:(16)];
+                jk_sbase$0$d = jpack[(32'hc0)+:(32)];
+                jk_scount$0$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$0$d = 32'h0;
                 jbase$0$d = jc_base;
@@ -11900,7 +12575,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$1) begin
             jc_busy = jc_busy | jbusy$1$q;
             if (jc_q$q) begin
-                jk$1$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$1$d = jpack[(32'h0)+:(1)];
+                jk_timeout$1$d = jpack[(32'h2)+:(1)];
+                jk_job$1$d = jpack[(32'h20)+:(16)];
+                jk_sbase$1$d = jpack[(32'hc0)+:(32)];
+                jk_scount$1$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$1$d = 32'h0;
                 jbase$1$d = jc_base;
@@ -11918,7 +12597,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$2) begin
             jc_busy = jc_busy | jbusy$2$q;
             if (jc_q$q) begin
-                jk$2$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$2$d = jpack[(32'h0)+:(1)];
+                jk_timeout$2$d = jpack[(32'h2)+:(1)];
+                jk_job$2$d = jpack[(32'h20)+:(16)];
+                jk_sbase$2$d = jpack[(32'hc0)+:(32)];
+                jk_scount$2$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$2$d = 32'h0;
                 jbase$2$d = jc_base;
@@ -11936,7 +12619,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$3) begin
             jc_busy = jc_busy | jbusy$3$q;
             if (jc_q$q) begin
-                jk$3$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$3$d = jpack[(32'h0)+:(1)];
+                jk_timeout$3$d = jpack[(32'h2)+:(1)];
+                jk_job$3$d = jpack[(32'h20)+:(16)];
+                jk_sbase$3$d = jpack[(32'hc0)+:(32)];
+                jk_scount$3$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$3$d = 32'h0;
                 jbase$3$d = jc_base;
@@ -11954,7 +12641,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$4) begin
             jc_busy = jc_busy | jbusy$4$q;
             if (jc_q$q) begin
-                jk$4$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$4$d = jpack[(32'h0)+:(1)];
+                jk_timeout$4$d = jpack[(32'h2)+:(1)];
+                jk_job$4$d = jpack[(32'h20)+:(16)];
+                jk_sbase$4$d = jpack[(32'hc0)+:(32)];
+                jk_scount$4$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$4$d = 32'h0;
                 jbase$4$d = jc_base;
@@ -11972,7 +12663,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$5) begin
             jc_busy = jc_busy | jbusy$5$q;
             if (jc_q$q) begin
-                jk$5$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$5$d = jpack[(32'h0)+:(1)];
+                jk_timeout$5$d = jpack[(32'h2)+:(1)];
+                jk_job$5$d = jpack[(32'h20)+:(16)];
+                jk_sbase$5$d = jpack[(32'hc0)+:(32)];
+                jk_scount$5$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$5$d = 32'h0;
                 jbase$5$d = jc_base;
@@ -11990,7 +12685,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$6) begin
             jc_busy = jc_busy | jbusy$6$q;
             if (jc_q$q) begin
-                jk$6$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$6$d = jpack[(32'h0)+:(1)];
+                jk_timeout$6$d = jpack[(32'h2)+:(1)];
+                jk_job$6$d = jpack[(32'h20)+:(16)];
+                jk_sbase$6$d = jpack[(32'hc0)+:(32)];
+                jk_scount$6$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$6$d = 32'h0;
                 jbase$6$d = jc_base;
@@ -12008,7 +12707,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$7) begin
             jc_busy = jc_busy | jbusy$7$q;
             if (jc_q$q) begin
-                jk$7$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$7$d = jpack[(32'h0)+:(1)];
+                jk_timeout$7$d = jpack[(32'h2)+:(1)];
+                jk_job$7$d = jpack[(32'h20)+:(16)];
+                jk_sbase$7$d = jpack[(32'hc0)+:(32)];
+                jk_scount$7$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$7$d = 32'h0;
                 jbase$7$d = jc_base;
@@ -12026,7 +12729,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$8) begin
             jc_busy = jc_busy | jbusy$8$q;
             if (jc_q$q) begin
-                jk$8$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$8$d = jpack[(32'h0)+:(1)];
+                jk_timeout$8$d = jpack[(32'h2)+:(1)];
+                jk_job$8$d = jpack[(32'h20)+:(16)];
+                jk_sbase$8$d = jpack[(32'hc0)+:(32)];
+                jk_scount$8$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$8$d = 32'h0;
                 jbase$8$d = jc_base;
@@ -12044,7 +12751,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$9) begin
             jc_busy = jc_busy | jbusy$9$q;
             if (jc_q$q) begin
-                jk$9$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$9$d = jpack[(32'h0)+:(1)];
+                jk_timeout$9$d = jpack[(32'h2)+:(1)];
+                jk_job$9$d = jpack[(32'h20)+:(16)];
+                jk_sbase$9$d = jpack[(32'hc0)+:(32)];
+                jk_scount$9$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$9$d = 32'h0;
                 jbase$9$d = jc_base;
@@ -12062,7 +12773,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$10) begin
             jc_busy = jc_busy | jbusy$10$q;
             if (jc_q$q) begin
-                jk$10$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$10$d = jpack[(32'h0)+:(1)];
+                jk_timeout$10$d = jpack[(32'h2)+:(1)];
+                jk_job$10$d = jpack[(32'h20)+:(16)];
+                jk_sbase$10$d = jpack[(32'hc0)+:(32)];
+                jk_scount$10$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$10$d = 32'h0;
                 jbase$10$d = jc_base;
@@ -12080,7 +12795,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$11) begin
             jc_busy = jc_busy | jbusy$11$q;
             if (jc_q$q) begin
-                jk$11$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$11$d = jpack[(32'h0)+:(1)];
+                jk_timeout$11$d = jpack[(32'h2)+:(1)];
+                jk_job$11$d = jpack[(32'h20)+:(16)];
+                jk_sbase$11$d = jpack[(32'hc0)+:(32)];
+                jk_scount$11$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$11$d = 32'h0;
                 jbase$11$d = jc_base;
@@ -12098,7 +12817,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$12) begin
             jc_busy = jc_busy | jbusy$12$q;
             if (jc_q$q) begin
-                jk$12$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$12$d = jpack[(32'h0)+:(1)];
+                jk_timeout$12$d = jpack[(32'h2)+:(1)];
+                jk_job$12$d = jpack[(32'h20)+:(16)];
+                jk_sbase$12$d = jpack[(32'hc0)+:(32)];
+                jk_scount$12$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$12$d = 32'h0;
                 jbase$12$d = jc_base;
@@ -12116,7 +12839,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$13) begin
             jc_busy = jc_busy | jbusy$13$q;
             if (jc_q$q) begin
-                jk$13$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$13$d = jpack[(32'h0)+:(1)];
+                jk_timeout$13$d = jpack[(32'h2)+:(1)];
+                jk_job$13$d = jpack[(32'h20)+:(16)];
+                jk_sbase$13$d = jpack[(32'hc0)+:(32)];
+                jk_scount$13$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$13$d = 32'h0;
                 jbase$13$d = jc_base;
@@ -12134,7 +12861,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$14) begin
             jc_busy = jc_busy | jbusy$14$q;
             if (jc_q$q) begin
-                jk$14$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$14$d = jpack[(32'h0)+:(1)];
+                jk_timeout$14$d = jpack[(32'h2)+:(1)];
+                jk_job$14$d = jpack[(32'h20)+:(16)];
+                jk_sbase$14$d = jpack[(32'hc0)+:(32)];
+                jk_scount$14$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$14$d = 32'h0;
                 jbase$14$d = jc_base;
@@ -12152,7 +12883,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jc_i$q == c_idx8$15) begin
             jc_busy = jc_busy | jbusy$15$q;
             if (jc_q$q) begin
-                jk$15$d = ((jpack[(32'h0)+:(48)]) & 128'hffffffffffffffffffffffffffffffff) | (((jpack[(32'hc0)+:(64)]) & 128'hffffffffffffffffffffffffffffffff) << 32'h40);
+                jk_valid$15$d = jpack[(32'h0)+:(1)];
+                jk_timeout$15$d = jpack[(32'h2)+:(1)];
+                jk_job$15$d = jpack[(32'h20)+:(16)];
+                jk_sbase$15$d = jpack[(32'hc0)+:(32)];
+                jk_scount$15$d = jpack[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$15$d = 32'h0;
                 jbase$15$d = jc_base;
@@ -12169,8 +12904,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         wq_a$d = meta$waddr;
         wq_d$d = meta$wdata;
         if (rst) begin
-            state$d = 32'h0;
-            xstate$d = 32'h0;
+            state$d = FrontState$Idle;
+            xstate$d = DecState$Idle;
             xo_v$d = 1'b0;
             wq_v$d = 1'b0;
             lk_v$d = 1'b0;
@@ -12184,37 +12919,101 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             sweep_el$d = 32'h0;
             scan_ptr$d = 32'h0;
             scan_c$d = 1'b0;
-            jk$0$d = 32'h0;
+            jk_valid$0$d = 1'b0;
+            jk_timeout$0$d = 1'b0;
+            jk_job$0$d = 32'h0;
+            jk_sbase$0$d = 32'h0;
+            jk_scount$0$d = 32'h0;
             jbusy$0$d = 32'h0;
-            jk$1$d = 32'h0;
+            jk_valid$1$d = 1'b0;
+            jk_timeout$1$d = 1'b0;
+            jk_job$1$d = 32'h0;
+            jk_sbase$1$d = 32'h0;
+            jk_scount$1$d = 32'h0;
             jbusy$1$d = 32'h0;
-            jk$2$d = 32'h0;
+            jk_valid$2$d = 1'b0;
+            jk_timeout$2$d = 1'b0;
+            jk_job$2$d = 32'h0;
+            jk_sbase$2$d = 32'h0;
+            jk_scount$2$d = 32'h0;
             jbusy$2$d = 32'h0;
-            jk$3$d = 32'h0;
+            jk_valid$3$d = 1'b0;
+            jk_timeout$3$d = 1'b0;
+            jk_job$3$d = 32'h0;
+            jk_sbase$3$d = 32'h0;
+            jk_scount$3$d = 32'h0;
             jbusy$3$d = 32'h0;
-            jk$4$d = 32'h0;
+            jk_valid$4$d = 1'b0;
+            jk_timeout$4$d = 1'b0;
+            jk_job$4$d = 32'h0;
+            jk_sbase$4$d = 32'h0;
+            jk_scount$4$d = 32'h0;
             jbusy$4$d = 32'h0;
-            jk$5$d = 32'h0;
+            jk_valid$5$d = 1'b0;
+            jk_timeout$5$d = 1'b0;
+            jk_job$5$d = 32'h0;
+            jk_sbase$5$d = 32'h0;
+            jk_scount$5$d = 32'h0;
             jbusy$5$d = 32'h0;
-            jk$6$d = 32'h0;
+            jk_valid$6$d = 1'b0;
+            jk_timeout$6$d = 1'b0;
+            jk_job$6$d = 32'h0;
+            jk_sbase$6$d = 32'h0;
+            jk_scount$6$d = 32'h0;
             jbusy$6$d = 32'h0;
-            jk$7$d = 32'h0;
+            jk_valid$7$d = 1'b0;
+            jk_timeout$7$d = 1'b0;
+            jk_job$7$d = 32'h0;
+            jk_sbase$7$d = 32'h0;
+            jk_scount$7$d = 32'h0;
             jbusy$7$d = 32'h0;
-            jk$8$d = 32'h0;
+            jk_valid$8$d = 1'b0;
+            jk_timeout$8$d = 1'b0;
+            jk_job$8$d = 32'h0;
+            jk_sbase$8$d = 32'h0;
+            jk_scount$8$d = 32'h0;
             jbusy$8$d = 32'h0;
-            jk$9$d = 32'h0;
+            jk_valid$9$d = 1'b0;
+            jk_timeout$9$d = 1'b0;
+            jk_job$9$d = 32'h0;
+            jk_sbase$9$d = 32'h0;
+            jk_scount$9$d = 32'h0;
             jbusy$9$d = 32'h0;
-            jk$10$d = 32'h0;
+            jk_valid$10$d = 1'b0;
+            jk_timeout$10$d = 1'b0;
+            jk_job$10$d = 32'h0;
+            jk_sbase$10$d = 32'h0;
+            jk_scount$10$d = 32'h0;
             jbusy$10$d = 32'h0;
-            jk$11$d = 32'h0;
+            jk_valid$11$d = 1'b0;
+            jk_timeout$11$d = 1'b0;
+            jk_job$11$d = 32'h0;
+            jk_sbase$11$d = 32'h0;
+            jk_scount$11$d = 32'h0;
             jbusy$11$d = 32'h0;
-            jk$12$d = 32'h0;
+            jk_valid$12$d = 1'b0;
+            jk_timeout$12$d = 1'b0;
+            jk_job$12$d = 32'h0;
+            jk_sbase$12$d = 32'h0;
+            jk_scount$12$d = 32'h0;
             jbusy$12$d = 32'h0;
-            jk$13$d = 32'h0;
+            jk_valid$13$d = 1'b0;
+            jk_timeout$13$d = 1'b0;
+            jk_job$13$d = 32'h0;
+            jk_sbase$13$d = 32'h0;
+            jk_scount$13$d = 32'h0;
             jbusy$13$d = 32'h0;
-            jk$14$d = 32'h0;
+            jk_valid$14$d = 1'b0;
+            jk_timeout$14$d = 1'b0;
+            jk_job$14$d = 32'h0;
+            jk_sbase$14$d = 32'h0;
+            jk_scount$14$d = 32'h0;
             jbusy$14$d = 32'h0;
-            jk$15$d = 32'h0;
+            jk_valid$15$d = 1'b0;
+            jk_timeout$15$d = 1'b0;
+            jk_job$15$d = 32'h0;
+            jk_sbase$15$d = 32'h0;
+            jk_scount$15$d = 32'h0;
             jbusy$15$d = 32'h0;
             own_age$d = 32'h0;
             jc_q$d = 1'b0;
@@ -13367,13 +14166,22 @@ endmodule // fanin_bq_j
 module fanin_bstate(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
+    
+    // Enums
+    localparam BackState$Idle = 0;
+    localparam BackState$Rmw = 1;
+    localparam BackState$ChildScan = 2;
+    localparam BackState$CopyRows = 3;
+    localparam BackState$FirstHeader = 4;
+    localparam BackState$Select = 5;
+    localparam BackState$Release = 6;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
@@ -13596,22 +14404,28 @@ module fanin_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
     input wire  pop_ok;
     output reg  [1:0] kind;
     
+    // Enums
+    localparam FrameClass$NonIp = 0;
+    localparam FrameClass$Malformed = 1;
+    localparam FrameClass$Route = 2;
+    localparam FrameClass$Fanin = 3;
+    
     // Update code
     always @(*) begin
         if (non_ip) begin
-            kind = 32'h0;
+            kind = FrameClass$NonIp;
         end
         else if (ip_bad) begin
-            kind = 32'h1;
+            kind = FrameClass$Malformed;
         end
         else if (route) begin
-            kind = 32'h2;
+            kind = FrameClass$Route;
         end
         else if (bad | wire_bad | ~pop_ok) begin
-            kind = 32'h1;
+            kind = FrameClass$Malformed;
         end
         else begin
-            kind = 32'h3;
+            kind = FrameClass$Fanin;
         end
     end
     
@@ -14229,13 +15043,20 @@ endmodule // fanin_cs_v
 module fanin_dq_act(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
+    
+    // Enums
+    localparam Action$Drop = 0;
+    localparam Action$Bypass = 1;
+    localparam Action$Aggregate = 2;
+    localparam Action$ReEmit = 3;
+    localparam Action$Replay = 4;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
@@ -18205,308 +19026,1524 @@ module fanin_ji(d,q,clock);
 endmodule // fanin_ji
 
 
-module fanin_jk_0(d,q,clock);
+module fanin_jk_job_0(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_0
+endmodule // fanin_jk_job_0
 
 
-module fanin_jk_1(d,q,clock);
+module fanin_jk_job_1(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_1
+endmodule // fanin_jk_job_1
 
 
-module fanin_jk_10(d,q,clock);
+module fanin_jk_job_10(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_10
+endmodule // fanin_jk_job_10
 
 
-module fanin_jk_11(d,q,clock);
+module fanin_jk_job_11(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_11
+endmodule // fanin_jk_job_11
 
 
-module fanin_jk_12(d,q,clock);
+module fanin_jk_job_12(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_12
+endmodule // fanin_jk_job_12
 
 
-module fanin_jk_13(d,q,clock);
+module fanin_jk_job_13(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_13
+endmodule // fanin_jk_job_13
 
 
-module fanin_jk_14(d,q,clock);
+module fanin_jk_job_14(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_14
+endmodule // fanin_jk_job_14
 
 
-module fanin_jk_15(d,q,clock);
+module fanin_jk_job_15(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_15
+endmodule // fanin_jk_job_15
 
 
-module fanin_jk_2(d,q,clock);
+module fanin_jk_job_2(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_2
+endmodule // fanin_jk_job_2
 
 
-module fanin_jk_3(d,q,clock);
+module fanin_jk_job_3(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_3
+endmodule // fanin_jk_job_3
 
 
-module fanin_jk_4(d,q,clock);
+module fanin_jk_job_4(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_4
+endmodule // fanin_jk_job_4
 
 
-module fanin_jk_5(d,q,clock);
+module fanin_jk_job_5(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_5
+endmodule // fanin_jk_job_5
 
 
-module fanin_jk_6(d,q,clock);
+module fanin_jk_job_6(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_6
+endmodule // fanin_jk_job_6
 
 
-module fanin_jk_7(d,q,clock);
+module fanin_jk_job_7(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_7
+endmodule // fanin_jk_job_7
 
 
-module fanin_jk_8(d,q,clock);
+module fanin_jk_job_8(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_8
+endmodule // fanin_jk_job_8
 
 
-module fanin_jk_9(d,q,clock);
+module fanin_jk_job_9(d,q,clock);
     
     // Module arguments
-    input wire  [127:0] d;
-    output reg  [127:0] q;
+    input wire  [15:0] d;
+    output reg  [15:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 128'h0;
+       q = 16'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_jk_9
+endmodule // fanin_jk_job_9
+
+
+module fanin_jk_sbase_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_0
+
+
+module fanin_jk_sbase_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_1
+
+
+module fanin_jk_sbase_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_10
+
+
+module fanin_jk_sbase_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_11
+
+
+module fanin_jk_sbase_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_12
+
+
+module fanin_jk_sbase_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_13
+
+
+module fanin_jk_sbase_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_14
+
+
+module fanin_jk_sbase_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_15
+
+
+module fanin_jk_sbase_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_2
+
+
+module fanin_jk_sbase_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_3
+
+
+module fanin_jk_sbase_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_4
+
+
+module fanin_jk_sbase_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_5
+
+
+module fanin_jk_sbase_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_6
+
+
+module fanin_jk_sbase_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_7
+
+
+module fanin_jk_sbase_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_8
+
+
+module fanin_jk_sbase_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_sbase_9
+
+
+module fanin_jk_scount_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_0
+
+
+module fanin_jk_scount_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_1
+
+
+module fanin_jk_scount_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_10
+
+
+module fanin_jk_scount_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_11
+
+
+module fanin_jk_scount_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_12
+
+
+module fanin_jk_scount_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_13
+
+
+module fanin_jk_scount_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_14
+
+
+module fanin_jk_scount_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_15
+
+
+module fanin_jk_scount_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_2
+
+
+module fanin_jk_scount_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_3
+
+
+module fanin_jk_scount_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_4
+
+
+module fanin_jk_scount_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_5
+
+
+module fanin_jk_scount_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_6
+
+
+module fanin_jk_scount_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_7
+
+
+module fanin_jk_scount_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_8
+
+
+module fanin_jk_scount_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scount_9
+
+
+module fanin_jk_timeout_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_0
+
+
+module fanin_jk_timeout_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_1
+
+
+module fanin_jk_timeout_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_10
+
+
+module fanin_jk_timeout_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_11
+
+
+module fanin_jk_timeout_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_12
+
+
+module fanin_jk_timeout_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_13
+
+
+module fanin_jk_timeout_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_14
+
+
+module fanin_jk_timeout_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_15
+
+
+module fanin_jk_timeout_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_2
+
+
+module fanin_jk_timeout_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_3
+
+
+module fanin_jk_timeout_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_4
+
+
+module fanin_jk_timeout_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_5
+
+
+module fanin_jk_timeout_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_6
+
+
+module fanin_jk_timeout_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_7
+
+
+module fanin_jk_timeout_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_8
+
+
+module fanin_jk_timeout_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_timeout_9
+
+
+module fanin_jk_valid_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_0
+
+
+module fanin_jk_valid_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_1
+
+
+module fanin_jk_valid_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_10
+
+
+module fanin_jk_valid_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_11
+
+
+module fanin_jk_valid_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_12
+
+
+module fanin_jk_valid_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_13
+
+
+module fanin_jk_valid_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_14
+
+
+module fanin_jk_valid_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_15
+
+
+module fanin_jk_valid_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_2
+
+
+module fanin_jk_valid_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_3
+
+
+module fanin_jk_valid_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_4
+
+
+module fanin_jk_valid_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_5
+
+
+module fanin_jk_valid_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_6
+
+
+module fanin_jk_valid_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_7
+
+
+module fanin_jk_valid_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_8
+
+
+module fanin_jk_valid_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_valid_9
 
 
 module fanin_jone_0(d,q,clock);
@@ -20757,6 +22794,12 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     output reg  [7:0] child;
     output reg  [63:0] bitmap;
     
+    // Enums
+    localparam FrameClass$NonIp = 0;
+    localparam FrameClass$Malformed = 1;
+    localparam FrameClass$Route = 2;
+    localparam FrameClass$Fanin = 3;
+    
     // Stub signals
     reg  cls$non_ip;
     reg  cls$ip_bad;
@@ -20883,22 +22926,28 @@ module fanin_parser_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
     input wire  pop_ok;
     output reg  [1:0] kind;
     
+    // Enums
+    localparam FrameClass$NonIp = 0;
+    localparam FrameClass$Malformed = 1;
+    localparam FrameClass$Route = 2;
+    localparam FrameClass$Fanin = 3;
+    
     // Update code
     always @(*) begin
         if (non_ip) begin
-            kind = 32'h0;
+            kind = FrameClass$NonIp;
         end
         else if (ip_bad) begin
-            kind = 32'h1;
+            kind = FrameClass$Malformed;
         end
         else if (route) begin
-            kind = 32'h2;
+            kind = FrameClass$Route;
         end
         else if (bad | wire_bad | ~pop_ok) begin
-            kind = 32'h1;
+            kind = FrameClass$Malformed;
         end
         else begin
-            kind = 32'h3;
+            kind = FrameClass$Fanin;
         end
     end
     
@@ -34409,13 +36458,22 @@ endmodule // fanin_sq_ei
 module fanin_sq_hst(d,q,clock);
     
     // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
+    input wire  [2:0] d;
+    output reg  [2:0] q;
     input wire  clock;
+    
+    // Enums
+    localparam BackState$Idle = 0;
+    localparam BackState$Rmw = 1;
+    localparam BackState$ChildScan = 2;
+    localparam BackState$CopyRows = 3;
+    localparam BackState$FirstHeader = 4;
+    localparam BackState$Select = 5;
+    localparam BackState$Release = 6;
     
     // Update code (custom)
     initial begin
-       q = 4'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
@@ -35492,13 +37550,24 @@ endmodule // fanin_st_route_port
 module fanin_state(d,q,clock);
     
     // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
+    input wire  [3:0] d;
+    output reg  [3:0] q;
     input wire  clock;
+    
+    // Enums
+    localparam FrontState$Idle = 0;
+    localparam FrontState$Parse = 1;
+    localparam FrontState$Prep2 = 2;
+    localparam FrontState$Scan = 3;
+    localparam FrontState$SWait = 4;
+    localparam FrontState$SLat = 5;
+    localparam FrontState$SPred = 6;
+    localparam FrontState$SDec = 7;
+    localparam FrontState$SNext = 8;
     
     // Update code (custom)
     initial begin
-       q = 5'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin
@@ -40227,9 +42296,15 @@ module fanin_xstate(d,q,clock);
     output reg  [1:0] q;
     input wire  clock;
     
+    // Enums
+    localparam DecState$Idle = 0;
+    localparam DecState$Pred = 1;
+    localparam DecState$DSel = 2;
+    localparam DecState$Decide = 3;
+    
     // Update code (custom)
     initial begin
-       q = 2'h0;
+       q = 64'h0;
     end
     
     always @(posedge clock) begin

@@ -43,7 +43,7 @@ fn a_recommit_frees_copies_even_after_the_commit_counter_passes_their_epoch() {
         cfg.routes.iter().find(|x| x.ip == ip).unwrap().port as usize
     };
     let frame = |r: usize| a.workers[r].contribution_frame(0, 0, &[r as i32 + 1; 8]);
-    let (commit_addr, _) = *fanin_hdl::regs::job_writes(1, &cfg.jobs[1])
+    let (commit_addr, _) = *fanin_regs::job_writes(1, &cfg.jobs[1])
         .unwrap()
         .last()
         .unwrap();

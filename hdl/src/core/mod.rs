@@ -14,12 +14,16 @@
 use crate::acc::Acc;
 use crate::config::CoreConfig;
 use crate::hdrgen::HdrGen;
-use crate::parse::{BytePop, Classify, Parser, PopCheck, PARSE_W};
+use crate::layout::{ChildWord, JobWord, MetaWord};
+use crate::parse::{BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W};
 use crate::ram::{FaninRam, ADDR_W};
 use crate::regs;
 use crate::rx::Rx;
 use crate::tx::Tx;
 use rust_hdl::prelude::*;
+pub use states::{Action, BackState, DecState, FrontState};
+
+pub mod states;
 
 fn n<T: Default>(k: usize) -> Vec<T> {
     (0..k).map(|_| T::default()).collect()
@@ -29,40 +33,11 @@ fn k16(v: u64) -> Constant<Bits<16>> {
     Constant::new(v.into())
 }
 
-/// Width of a packed job-table entry (layout in docs/rtl.md, "Job table").
-pub const JOB_W: usize = 512;
-/// Width of a child-table entry: ranks 63:0, MAC 111:64, IPv4 143:112, UDP 159:144, port 167:160.
-pub const CHILD_W: usize = 168;
-/// Width of a slot-copy metadata word (layout in docs/rtl.md, "Slot metadata").
-pub const META_W: usize = 208;
+pub use crate::layout::{CHILD_W, JOB_W, META_W};
 
-// Front-end states (`state`; literals in the HDL: rust-hdl prints named constants as
-// identifiers):
-//  0 IDLE     take the picked frame (`pick_now`: the look-ahead has parsed it; also while
-//             the decision stages work on the frame before), apply a job commit or start a
-//             timer-scan visit (those two only when the decision stages are empty)
-//  6 PREP2    parser checks and population-count check registered (from the look-ahead's
-//             registered terms); first table hits (one-hot) registered
-//  1 PARSE    job index, slot address; job/child/metadata reads; hand-over of non-job frames
-//             (once the decision stages are empty)
-//  2 LOOK     job entry, child entry and metadata registered; busy count latched; on to
-//             PRED when the decision stages are empty (the front end returns to IDLE)
-// Decision stages (`xstate`), one frame at a time, overlapping the next frame's take,
-// PREP2, PARSE and LOOK:
-//  1 PRED     the decision's conditions registered; the decision's context copied (`x*`)
-//  2 DSEL     the decision's branch registered
-//  3 DECIDE   its effects; hand-over of the item
-// 11 SCAN     timer scan: metadata read of (scan_ptr, scan_c)
-// 17 SWAIT    metadata registered
-// 15 SLAT     job-entry read by the copy's entry index; age registered
-// 14 SPRED    the scan decision's conditions registered
-// 12 SDEC     timer scan decision (flush: hand-over / reclaim)
-// 13 SNEXT    next copy / slot
-// Back-end states (`bstate`): 0 idle, 1 RMW, 3 child scan (multicast rounds after the
-// first, which the item stage scans), 5 copy rows,
-// 8 first header, 6 select / build (two stages) / push descriptors, 7 release only.
-// Parser classes: see `crate::parse::CLASS_*`.
-// Actions chosen in DECIDE: 0 drop, 2 bypass, 4 aggregate (RMW), 5 re-emit, 6 replay.
+// The states of the front end (`state`), the decision stages (`xstate`) and the back end
+// (`bstate`), and the decision's actions, are the enums in `states.rs`; parser verdicts are
+// `crate::parse::FrameClass`.
 
 /// The fanin switch core for bus width `DW` (`KW` = DW/8) and internal bus width `WB`.
 #[derive(LogicBlock)]
@@ -146,10 +121,15 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     meta: FaninRam<META_W>,
     chram: FaninRam<CHILD_W>,
     // Job table: the packed entries in `jram` (read by index), the lookup keys in
-    // registers (`jk`: control, id, slot base and count; `jbase`/`jcm`: base and
-    // count - 1 at the slot address width), busy counts.
+    // registers (`jk_*`: valid, timeout mode, id, slot base and count, copied from the
+    // entry's fields at commit; `jbase`/`jcm`: base and count - 1 at the slot address
+    // width), busy counts.
     jram: FaninRam<JOB_W>,
-    jk: Vec<DFF<Bits<128>>>,
+    jk_valid: Vec<DFF<bool>>,
+    jk_timeout: Vec<DFF<bool>>,
+    jk_job: Vec<DFF<Bits<16>>>,
+    jk_sbase: Vec<DFF<Bits<32>>>,
+    jk_scount: Vec<DFF<Bits<32>>>,
     jbusy: Vec<DFF<Bits<32>>>,
     // Job and route lookups: per-entry hits (PREP), first hit one-hot (PREP2).
     jh: Vec<DFF<bool>>,
@@ -179,7 +159,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // LOOK: a frame waits here for the decision stages (`lk_v`: it holds one).
     lk_v: DFF<bool>,
     dq_ev: DFF<Bits<32>>,
-    dq_act: DFF<Bits<4>>,
+    dq_act: DFF<Action>,
     dq_aop: DFF<Bits<2>>,
     dq_cpl: DFF<bool>,
     dq_merge: DFF<bool>,
@@ -211,7 +191,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // that the front end can take, parse and look up the next frame meanwhile; the last
     // metadata write (forwarded to a read of the same copy in the next cycle), the read
     // address of the cycle before, and the busy-count update in flight when LOOK latched.
-    xstate: DFF<Bits<2>>,
+    xstate: DFF<DecState>,
     x_m: DFF<Bits<META_W>>,
     x_newbm: DFF<Bits<64>>,
     x_mflags: DFF<Bits<8>>,
@@ -315,7 +295,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     qf0: Signal<Local, bool>,
     // The item stage between DECIDE and the back end (`sq_v`: it holds an item).
     sq_v: DFF<bool>,
-    sq_hst: DFF<Bits<4>>,
+    sq_hst: DFF<BackState>,
     sq_rl: DFF<bool>,
     sq_agg_op: DFF<Bits<2>>,
     sq_b_cadr: DFF<Bits<ADDR_W>>,
@@ -378,9 +358,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     /// DECIDE stages a multicast item.
     mc_new: Signal<Local, bool>,
     sq_ld: Signal<Local, bool>,
-    dh_st: Signal<Local, Bits<4>>,
+    dh_st: Signal<Local, BackState>,
     // Engine.
-    state: DFF<Bits<5>>,
+    state: DFF<FrontState>,
     sel: DFF<Bits<4>>,
     last: DFF<Bits<4>>,
     hdr: DFF<Bits<PARSE_W>>,
@@ -394,7 +374,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pr_flags: DFF<Bits<8>>,
     pr_job: DFF<Bits<16>>,
     pc_popok: DFF<bool>,
-    pr_kind: Signal<Local, Bits<2>>,
+    pr_kind: Signal<Local, FrameClass>,
     pr_ptype: DFF<Bits<8>>,
     pr_src_ip: DFF<Bits<32>>,
     pr_src_mac: DFF<Bits<48>>,
@@ -478,7 +458,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     o_child: DFF<Bits<8>>,
     o_bitmap: DFF<Bits<64>>,
     // Back end: the item it works on (written by the front end at hand-over).
-    bstate: DFF<Bits<4>>,
+    bstate: DFF<BackState>,
     b_sel: DFF<Bits<4>>,
     s1_sel: DFF<Bits<4>>,
     b_row0: DFF<Bits<16>>,
@@ -573,7 +553,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     scan_turn: DFF<bool>,
     // Decision helpers.
     scan_own: Signal<Local, bool>,
-    dact: Signal<Local, Bits<4>>,
+    dact: Signal<Local, Action>,
     hwc: Signal<Local, bool>,
     cr: Signal<Local, bool>,
     cmw: Signal<Local, Bits<META_W>>,
@@ -583,7 +563,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pick_now: Signal<Local, bool>,
     pick_ok: Signal<Local, bool>,
     la_ok: Signal<Local, bool>,
-    h_st: Signal<Local, Bits<4>>,
+    h_st: Signal<Local, BackState>,
     b_free: Signal<Local, bool>,
     /// `e_last` for an item or round handed over this cycle (written when `b_free`).
     el_init: Signal<Local, bool>,
@@ -827,7 +807,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             meta: FaninRam::new(2 * cfg.slots as usize, 1),
             chram: FaninRam::new(nj << mclog, 1),
             jram: FaninRam::new(nj.max(2), 1),
-            jk: n(nj),
+            jk_valid: n(nj),
+            jk_timeout: n(nj),
+            jk_job: n(nj),
+            jk_sbase: n(nj),
+            jk_scount: n(nj),
             jbusy: n(nj),
             jh: n(nj),
             jone: n(nj),
@@ -1780,9 +1764,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.rone[r].clock.next = self.clock.val();
             self.rone[r].d.next = self.rone[r].q.val();
         }
-        for j in 0..self.jk.len() {
-            self.jk[j].clock.next = self.clock.val();
-            self.jk[j].d.next = self.jk[j].q.val();
+        for j in 0..self.jk_valid.len() {
+            self.jk_valid[j].clock.next = self.clock.val();
+            self.jk_valid[j].d.next = self.jk_valid[j].q.val();
+            self.jk_timeout[j].clock.next = self.clock.val();
+            self.jk_timeout[j].d.next = self.jk_timeout[j].q.val();
+            self.jk_job[j].clock.next = self.clock.val();
+            self.jk_job[j].d.next = self.jk_job[j].q.val();
+            self.jk_sbase[j].clock.next = self.clock.val();
+            self.jk_sbase[j].d.next = self.jk_sbase[j].q.val();
+            self.jk_scount[j].clock.next = self.clock.val();
+            self.jk_scount[j].d.next = self.jk_scount[j].q.val();
             self.jh[j].clock.next = self.clock.val();
             self.jh[j].d.next = self.jh[j].q.val();
             self.jone[j].clock.next = self.clock.val();
@@ -2179,12 +2171,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // The slot under the scan pointer belongs to a timeout-mode job (others are skipped:
         // `Switch::scan_slot` does nothing for them): per entry, then ORed, each registered;
         // `own_age` counts the cycles since the pointer moved (2: `own_q` is current).
-        for j in 0..self.jk.len() {
-            self.own_in[j].d.next = self.jk[j].q.val().get_bit(0)
-                & self.jk[j].q.val().get_bit(2)
-                & ((bit_cast::<32, ADDR_W>(self.scan_ptr.q.val())
-                    - self.jk[j].q.val().get_bits::<32>(64))
-                    < self.jk[j].q.val().get_bits::<32>(96));
+        for j in 0..self.jk_valid.len() {
+            self.own_in[j].d.next = self.jk_valid[j].q.val()
+                & self.jk_timeout[j].q.val()
+                & ((bit_cast::<32, ADDR_W>(self.scan_ptr.q.val()) - self.jk_sbase[j].q.val())
+                    < self.jk_scount[j].q.val());
         }
         self.scan_own.next = false;
         for j in 0..self.own_in.len() {
@@ -2201,13 +2192,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pr_blk_a.next = bit_cast::<ADDR_W, 32>(self.pr_block.q.val());
         // (Every entry's candidate, registered in PREP2 from the entry's keys; PARSE picks
         // the matching entry's, so that the metadata read starts there.)
-        for j in 0..self.jk.len() {
+        for j in 0..self.jk_valid.len() {
             self.jslot[j].d.next = ((self.jbase[j].q.val()
                 + (self.pr_blk_a.val() & self.jcm[j].q.val()))
                 & self.c_smask.val())
                 << 1;
-            self.jci[j].d.next =
-                (self.pr_block.q.val() & self.jk[j].q.val().get_bits::<32>(96)) != 0;
+            self.jci[j].d.next = (self.pr_block.q.val() & self.jk_scount[j].q.val()) != 0;
         }
         self.slot.next = 0.into();
         self.ci.next = false;
@@ -2227,28 +2217,29 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.m.next = self.mq.q.val();
         // The decision stages' copy of the metadata.
         self.xm.next = self.x_m.q.val();
-        self.xm_block.next = self.xm.val().get_bits::<32>(32);
-        self.xm_bitmap.next = self.xm.val().get_bits::<64>(64);
-        self.xm_exp.next = self.xm.val().get_bits::<8>(128);
-        self.xm_flags.next = self.xm.val().get_bits::<8>(136);
-        self.xm_elem.next = self.xm.val().get_bits::<16>(144);
-        self.m_st.next = self.m.val().get_bits::<3>(0);
-        self.m_jidx.next = self.m.val().get_bits::<8>(8);
-        self.m_block.next = self.m.val().get_bits::<32>(32);
-        self.m_bitmap.next = self.m.val().get_bits::<64>(64);
-        self.m_exp.next = self.m.val().get_bits::<8>(128);
-        self.m_flags.next = self.m.val().get_bits::<8>(136);
-        self.m_elem.next = self.m.val().get_bits::<16>(144);
-        self.m_timer.next = self.m.val().get_bits::<32>(160);
-        self.m_ep.next = bit_cast::<32, 16>(self.m.val().get_bits::<16>(16))
-            | (bit_cast::<32, 16>(self.m.val().get_bits::<16>(192)) << 16);
+        self.xm_block.next = self.xm.val().get_value_block();
+        self.xm_bitmap.next = self.xm.val().get_value_bitmap();
+        self.xm_exp.next = self.xm.val().get_value_exponent();
+        self.xm_flags.next = self.xm.val().get_value_flags();
+        self.xm_elem.next = self.xm.val().get_value_elements();
+        self.m_st.next = self.m.val().get_value_state();
+        self.m_jidx.next = self.m.val().get_value_entry();
+        self.m_block.next = self.m.val().get_value_block();
+        self.m_bitmap.next = self.m.val().get_value_bitmap();
+        self.m_exp.next = self.m.val().get_value_exponent();
+        self.m_flags.next = self.m.val().get_value_flags();
+        self.m_elem.next = self.m.val().get_value_elements();
+        self.m_timer.next = self.m.val().get_value_timer();
+        self.m_ep.next = bit_cast::<32, 16>(self.m.val().get_value_epoch_lo())
+            | (bit_cast::<32, 16>(self.m.val().get_value_epoch_hi()) << 16);
         // The job entry the copy was written under (timer scan).
         self.sj.next = self.jram.rdata.val();
-        self.sj_ep.next = self.jram.rdata.val().get_bits::<32>(464);
+        self.sj_ep.next = self.jram.rdata.val().get_value_epoch();
         // A copy is live only if written under the current epoch of its job entry;
         // otherwise it is Free (its job was replaced or removed).
         if self.e_scan.q.val() {
-            self.live.next = self.sj.val().get_bit(0) & (self.m_ep.val() == self.sj_ep.val());
+            self.live.next =
+                self.sj.val().get_value_valid() & (self.m_ep.val() == self.sj_ep.val());
         } else {
             self.live.next =
                 (self.m_jidx.val() == self.x_ji.q.val()) & (self.m_ep.val() == self.jep.q.val());
@@ -2271,10 +2262,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.newer_bc.next =
             !self.d_bc.val().get_bit(31) & (self.m_block.val() != self.xp_block.q.val());
         self.age.next = self.x_now.q.val() - self.m_timer.val();
-        self.lim33.next = bit_cast::<33, 32>(self.je.q.val().get_bits::<32>(288))
-            + bit_cast::<33, 32>(self.je.q.val().get_bits::<32>(320));
-        self.stale.next =
-            self.je.q.val().get_bit(2) & (bit_cast::<33, 32>(self.age.val()) >= self.lim33.val());
+        self.lim33.next = bit_cast::<33, 32>(self.je.q.val().get_value_flush_after())
+            + bit_cast::<33, 32>(self.je.q.val().get_value_reclaim_after());
+        self.stale.next = self.je.q.val().get_value_timeout()
+            & (bit_cast::<33, 32>(self.age.val()) >= self.lim33.val());
         // The quota check on the job's busy count once this copy is reclaimed: the count
         // LOOK latched (`bcur`), plus an update that was in flight then (`bcd`: +1, -1),
         // minus the copy if it is busy; `_p`/`_m` with one more or one fewer busy copy (an
@@ -2282,12 +2273,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // offset's comparison (32-bit, wrapping as the sum would) is made from registers,
         // and the copy's state only picks one: no adder between the metadata read and the
         // comparison.
-        self.ge_m3.next = (self.bcur.q.val() - 3) >= self.je.q.val().get_bits::<32>(256);
-        self.ge_m2.next = (self.bcur.q.val() - 2) >= self.je.q.val().get_bits::<32>(256);
-        self.ge_m1.next = (self.bcur.q.val() - 1) >= self.je.q.val().get_bits::<32>(256);
-        self.ge_0.next = self.bcur.q.val() >= self.je.q.val().get_bits::<32>(256);
-        self.ge_p1.next = (self.bcur.q.val() + 1) >= self.je.q.val().get_bits::<32>(256);
-        self.ge_p2.next = (self.bcur.q.val() + 2) >= self.je.q.val().get_bits::<32>(256);
+        self.ge_m3.next = (self.bcur.q.val() - 3) >= self.je.q.val().get_value_quota();
+        self.ge_m2.next = (self.bcur.q.val() - 2) >= self.je.q.val().get_value_quota();
+        self.ge_m1.next = (self.bcur.q.val() - 1) >= self.je.q.val().get_value_quota();
+        self.ge_0.next = self.bcur.q.val() >= self.je.q.val().get_value_quota();
+        self.ge_p1.next = (self.bcur.q.val() + 1) >= self.je.q.val().get_value_quota();
+        self.ge_p2.next = (self.bcur.q.val() + 2) >= self.je.q.val().get_value_quota();
         self.qf0.next = self.ge_0.val();
         self.qfp.next = self.ge_p1.val();
         self.qfm.next = self.ge_m1.val();
@@ -2332,7 +2323,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dbg_tick.next = self.now.q.val();
         self.ev.next = 0.into();
         self.ev_b.next = 0.into();
-        self.dact.next = 0.into();
+        self.dact.next = Action::Drop;
         self.hwc.next = false;
         self.cr.next = false;
         self.v1.d.next = false;
@@ -2346,7 +2337,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.hg.ld1.next = false;
         self.tg_v.next = false;
         self.tg_first.next = false;
-        self.cs_port.next = self.chram2.rdata.val().get_bits::<4>(160);
+        self.cs_port.next = self.chram2.rdata.val().get_value_port();
         self.cs_hit.next =
             (self.pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.cs_port.val()))) != 0;
         self.chram2.raddr.next = (bit_cast::<ADDR_W, 8>(self.b_ji.q.val()) << self.c_mclog.val())
@@ -2360,9 +2351,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // for the push; so does a multicast round with more to come). Shallow on purpose
         // (it reaches the hand-over and, through it, the decision stages): the first
         // select is the last for an item that is not a multicast (one destination port);
-        // a later select (state 6, always the cycle after a select) is the last when the
+        // a later select (`BackState::Select`, always the cycle after a select) is the last when the
         // mask had two ports in the cycle before (`pm_two`, registered).
-        if self.bstate.q.val() == 6 {
+        if self.bstate.q.val() == BackState::Select {
             self.last_sel.next = self.pm_two.q.val() & !self.more.q.val() & !self.e_orig.q.val();
         } else {
             self.last_sel.next = (self.pmask.q.val() != 0)
@@ -2409,8 +2400,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.ev_b.next = bits::<32>(1) << 4;
             }
         }
-        match self.bstate.q.val().index() {
-            1 => {
+        match self.bstate.q.val() {
+            BackState::Rmw => {
                 // RMW: one slot row per cycle through the Acc (an item without rows still
                 // records its overflow bit). The next item's rows may follow at once.
                 self.tg_v.next = true;
@@ -2429,14 +2420,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.e_last.d.next = self.b_enr.q.val() == 1;
                     if !self.b_emit.q.val() {
                         self.b_done.next = true;
-                        self.bstate.d.next = 0.into();
+                        self.bstate.d.next = BackState::Idle;
                     } else {
                         // (A multicast's first round was scanned in the item stage.)
-                        self.bstate.d.next = 5.into();
+                        self.bstate.d.next = BackState::CopyRows;
                     }
                 }
             }
-            3 => {
+            BackState::ChildScan => {
                 // Child scan of one multicast round: the children from `ei` on while their
                 // ports are distinct (one frame per port per round keeps every port's frames
                 // in child order); a child on a port already taken starts the next round.
@@ -2450,27 +2441,27 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 if self.cs_v.q.val() & self.cs_hit.val() {
                     self.ei.d.next = self.cs_j.q.val();
                     self.more.d.next = true;
-                    self.bstate.d.next = 5.into();
+                    self.bstate.d.next = BackState::CopyRows;
                 } else {
                     if self.cs_v.q.val() {
                         self.pmask.d.next = self.pmask.q.val()
                             | (bits::<8>(1) << bit_cast::<8, 4>(self.cs_port.val()));
                         for p in 0..self.rx.len() {
                             if self.cs_port.val() == self.c_idx4[p].val() {
-                                self.pp_mac[p].d.next = self.chram2.rdata.val().get_bits::<48>(64);
-                                self.pp_ip[p].d.next = self.chram2.rdata.val().get_bits::<32>(112);
-                                self.pp_udp[p].d.next = self.chram2.rdata.val().get_bits::<16>(144);
+                                self.pp_mac[p].d.next = self.chram2.rdata.val().get_value_mac();
+                                self.pp_ip[p].d.next = self.chram2.rdata.val().get_value_ip();
+                                self.pp_udp[p].d.next = self.chram2.rdata.val().get_value_udp();
                                 self.pp_child[p].d.next = self.cs_j.q.val();
                             }
                         }
                     }
                     if self.cs_i.q.val() >= self.b_nch.q.val() {
                         self.more.d.next = false;
-                        self.bstate.d.next = 5.into();
+                        self.bstate.d.next = BackState::CopyRows;
                     }
                 }
             }
-            5 => {
+            BackState::CopyRows => {
                 // Copy the payload rows (slot rows or ingress rows) to all destination ports
                 // at once, starting when every one of them has room for a maximum frame.
                 // (Not in the cycle after a select: a row read now reaches the egress ports
@@ -2491,31 +2482,31 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         if self.e_last.q.val() {
                             // The first destination is selected with the last row (its
                             // push comes after the row reaches the egress ports).
-                            self.bstate.d.next = 8.into();
+                            self.bstate.d.next = BackState::FirstHeader;
                             if self.hdr_ok.val() {
                                 self.h_latch.next = self.pmask.q.val() != 0;
-                                self.bstate.d.next = 6.into();
+                                self.bstate.d.next = BackState::Select;
                                 if self.last_sel.val() {
                                     self.b_done.next = true;
-                                    self.bstate.d.next = 0.into();
+                                    self.bstate.d.next = BackState::Idle;
                                 }
                             }
                         }
                     } else {
                         // (No rows: the first destination is selected at once.)
-                        self.bstate.d.next = 8.into();
+                        self.bstate.d.next = BackState::FirstHeader;
                         if self.hdr_ok.val() {
                             self.h_latch.next = self.pmask.q.val() != 0;
-                            self.bstate.d.next = 6.into();
+                            self.bstate.d.next = BackState::Select;
                             if self.last_sel.val() {
                                 self.b_done.next = true;
-                                self.bstate.d.next = 0.into();
+                                self.bstate.d.next = BackState::Idle;
                             }
                         }
                     }
                 }
             }
-            8 => {
+            BackState::FirstHeader => {
                 // Destinations, four stages per port, one port per cycle: select (the
                 // destination's and the item's header fields into `hs_*`/`hx_*`), build in
                 // two (HdrGen's field registers, then its header register), push. Starts
@@ -2523,19 +2514,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // RMW row's update is caught at the build, `ov_now`).
                 if self.hdr_ok.val() {
                     self.h_latch.next = self.pmask.q.val() != 0;
-                    self.bstate.d.next = 6.into();
+                    self.bstate.d.next = BackState::Select;
                     if self.last_sel.val() {
                         self.b_done.next = true;
-                        self.bstate.d.next = 0.into();
+                        self.bstate.d.next = BackState::Idle;
                     }
                 }
             }
-            6 => {
+            BackState::Select => {
                 if self.pmask.q.val() != 0 {
                     self.h_latch.next = true;
                     if self.last_sel.val() {
                         self.b_done.next = true;
-                        self.bstate.d.next = 0.into();
+                        self.bstate.d.next = BackState::Idle;
                     }
                 } else if !self.v_a.q.val() & !self.v_c.q.val() {
                     // This cycle's push (if any) is the last of the round.
@@ -2548,17 +2539,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.ri2.d.next = 2.into();
                         self.e_more.d.next = self.b_enr.q.val() != 0;
                         self.e_last.d.next = self.b_enr.q.val() == 1;
-                        self.bstate.d.next = 3.into();
+                        self.bstate.d.next = BackState::ChildScan;
                     } else {
                         self.b_done.next = true;
-                        self.bstate.d.next = 0.into();
+                        self.bstate.d.next = BackState::Idle;
                     }
                 }
             }
-            7 => {
+            BackState::Release => {
                 // Release only (the frame was dropped or only counted).
                 self.b_done.next = true;
-                self.bstate.d.next = 0.into();
+                self.bstate.d.next = BackState::Idle;
             }
             _ => {}
         }
@@ -2645,10 +2636,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // ---- Hand-over: the front end gives the back end its next item when it is idle or
         // finishing this cycle. Item defaults first, then the deciding state's fields.
-        self.b_free.next = (self.bstate.q.val() == 0) | self.b_done.val();
+        self.b_free.next = (self.bstate.q.val() == BackState::Idle) | self.b_done.val();
         self.h_go.next = false;
-        self.h_st.next = 0.into();
-        self.dh_st.next = 0.into();
+        self.h_st.next = BackState::Idle;
+        self.dh_st.next = BackState::Idle;
         // (`e_last` is written last from `el_init` when `b_free`: every hand-over below
         // implies it, and one mux on `b_free` keeps its row compare off a long chain.)
         self.el_init.next = self.b_enr.q.val() == 1;
@@ -2730,7 +2721,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chram3.raddr.next = (bit_cast::<ADDR_W, 8>(self.sq_b_ji.q.val())
             << self.c_mclog.val())
             | (bit_cast::<ADDR_W, 8>(self.ps_i.q.val()) & self.c_mcmask.val());
-        self.ps_port.next = self.chram3.rdata.val().get_bits::<4>(160);
+        self.ps_port.next = self.chram3.rdata.val().get_value_port();
         self.ps_hit.next =
             (self.sq_pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.ps_port.val()))) != 0;
         self.ps_v.d.next = false;
@@ -2756,9 +2747,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.sq_pmask.d.next = self.ps_pm.val();
                     for p in 0..self.rx.len() {
                         if self.ps_port.val() == self.c_idx4[p].val() {
-                            self.sq_pp_mac[p].d.next = self.chram3.rdata.val().get_bits::<48>(64);
-                            self.sq_pp_ip[p].d.next = self.chram3.rdata.val().get_bits::<32>(112);
-                            self.sq_pp_udp[p].d.next = self.chram3.rdata.val().get_bits::<16>(144);
+                            self.sq_pp_mac[p].d.next = self.chram3.rdata.val().get_value_mac();
+                            self.sq_pp_ip[p].d.next = self.chram3.rdata.val().get_value_ip();
+                            self.sq_pp_udp[p].d.next = self.chram3.rdata.val().get_value_udp();
                             self.sq_pp_child[p].d.next = self.ps_j.q.val();
                         }
                     }
@@ -2793,9 +2784,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // that DECIDE then completes beside the next PRED (`xo_v`). PARSE hands the next
         // frame to LOOK when it is free or its frame leaves.
         self.lk_go.next = self.lk_v.q.val()
-            & ((self.xstate.q.val() == 0)
-                | (((self.xstate.q.val() == 3)
-                    | ((self.xstate.q.val() == 2) & self.lk_ne.q.val() & self.lk_old.q.val()))
+            & ((self.xstate.q.val() == DecState::Idle)
+                | (((self.xstate.q.val() == DecState::Decide)
+                    | ((self.xstate.q.val() == DecState::DSel)
+                        & self.lk_ne.q.val()
+                        & self.lk_old.q.val()))
                     & (!self.sq_v.q.val() | self.sq_ld.val())));
         self.lk_free.next = !self.lk_v.q.val() | self.lk_go.val();
         // (Before PARSE, which may hand the next frame to LOOK in the same cycle.)
@@ -2809,8 +2802,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 & self.own_q.q.val()
                 & (self.own_age.q.val() == 2)
                 & self.scan_turn.q.val());
-        match self.state.q.val().index() {
-            0 => {
+        match self.state.q.val() {
+            FrontState::Idle => {
                 // IDLE: apply a pending job commit, take the picked frame (below,
                 // `pick_now`), or visit the slot under the scan pointer. (`own_q` is its
                 // ownership once `own_age` is 2.) A frame may be taken while LOOK and the
@@ -2818,7 +2811,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // fields a take overwrites); a commit or a scan visit waits until they are
                 // empty. PARSE also takes the next frame when it hands one to LOOK.
                 if self.jc_pend.q.val() {
-                    if (self.xstate.q.val() == 0) & !self.lk_v.q.val() {
+                    if (self.xstate.q.val() == DecState::Idle) & !self.lk_v.q.val() {
                         self.jc.next = true;
                         self.jc_pend.d.next = false;
                         self.dbg_valid.next = true;
@@ -2831,7 +2824,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & self.own_q.q.val()
                     & (self.own_age.q.val() == 2)
                     & !self.jc_hold.val()
-                    & (self.xstate.q.val() == 0)
+                    & (self.xstate.q.val() == DecState::Idle)
                     & !self.lk_v.q.val()
                 {
                     self.scan_turn.d.next = false;
@@ -2843,7 +2836,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.dbg_valid.next = true;
                     self.dbg_kind.next = 1.into();
                     self.dbg_arg.next = bit_cast::<32, ADDR_W>(self.scan_ptr.q.val());
-                    self.state.d.next = 11.into();
+                    self.state.d.next = FrontState::Scan;
                 }
                 if self.sweep_on.q.val()
                     & !self.own_q.q.val()
@@ -2860,7 +2853,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                 }
             }
-            6 => {
+            FrontState::Prep2 => {
                 // PREP2: the parser's checks and the population-count check (registered by
                 // the look-ahead in the take's cycle, from the frame taken), and the first
                 // hit of each table, registered. (TERMS_NON_IP, TERMS_IP_BAD, TERMS_ROUTE,
@@ -2871,9 +2864,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.pc_bad.d.next = (self.la_chk.q.val() & 0x01c0) != 0;
                 self.pc_wbad.d.next = (self.la_chk.q.val() & 0x1c00) != 0;
                 self.pc_popok.d.next = self.pc_pop.q.val() == self.pc_count.q.val();
-                self.state.d.next = 1.into();
+                self.state.d.next = FrontState::Parse;
             }
-            1 => {
+            FrontState::Parse => {
                 // PARSE: a frame that is not a contribution or result of a known job is
                 // handed over at once (forwarded, or only released and counted).
                 // The job, child entry and slot copy (LOOK's: loaded when LOOK is free or
@@ -2892,12 +2885,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
                 // (A frame handed over here waits until the decision before it has handed
                 // over its item: items stay in decision order.)
-                if (self.pr_kind.val() == 3) & self.jhit_q.q.val() {
+                if (self.pr_kind.val() == FrameClass::Fanin) & self.jhit_q.q.val() {
                     // To LOOK once it is free, with the fields the next take overwrites; the
                     // next frame may be taken in the same cycle (`pick_now`, below).
                     if self.lk_free.val() {
                         self.lk_v.d.next = true;
-                        self.state.d.next = 0.into();
+                        self.state.d.next = FrontState::Idle;
                         self.lk_bitmap.d.next = self.pr_bitmap.q.val();
                         self.lk_block.d.next = self.pr_block.q.val();
                         self.lk_child.d.next = self.pr_child.q.val();
@@ -2920,25 +2913,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         }
                     }
                 } else if self.b_free.val()
-                    & (self.xstate.q.val() == 0)
+                    & (self.xstate.q.val() == DecState::Idle)
                     & !self.sq_v.q.val()
                     & !self.lk_v.q.val()
                 {
                     self.h_go.next = true;
-                    self.h_st.next = 7.into();
-                    self.state.d.next = 0.into();
+                    self.h_st.next = BackState::Release;
+                    self.state.d.next = FrontState::Idle;
                     // Counter indices are `Counter as usize` (checked by a unit test).
-                    match self.pr_kind.val().index() {
-                        0 => {
-                            // CLASS_NON_IP
+                    match self.pr_kind.val() {
+                        FrameClass::NonIp => {
                             self.ev.next = bits::<32>(1) << 20;
                         }
-                        1 => {
-                            // CLASS_MALFORMED
+                        FrameClass::Malformed => {
                             self.ev.next = bits::<32>(1) << 15;
                         }
-                        2 => {
-                            // CLASS_ROUTE
+                        FrameClass::Route => {
                             if self.rhit_q.q.val() {
                                 self.ev.next = bits::<32>(1) << 18;
                                 self.e_orig.d.next = true;
@@ -2946,54 +2936,54 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                                 self.e_more.d.next = self.nrows.q.val() != 0;
                                 self.el_init.next = self.nrows.q.val() == 1;
                                 self.pmask.d.next = self.rpm.val();
-                                self.h_st.next = 5.into();
+                                self.h_st.next = BackState::CopyRows;
                             } else {
                                 self.ev.next = bits::<32>(1) << 19;
                             }
                         }
-                        _ => {
-                            // CLASS_FANIN of an unknown job
+                        FrameClass::Fanin => {
+                            // Of an unknown job.
                             self.ev.next = bits::<32>(1) << 14;
                         }
                     }
                 }
             }
-            11 => {
+            FrontState::Scan => {
                 // SCAN: metadata of (scan_ptr, scan_c) under way.
-                self.state.d.next = 17.into();
+                self.state.d.next = FrontState::SWait;
             }
-            17 => {
+            FrontState::SWait => {
                 // SWAIT: the metadata arrives (registered into `mq`).
-                self.state.d.next = 15.into();
+                self.state.d.next = FrontState::SLat;
             }
-            15 => {
+            FrontState::SLat => {
                 // SLAT: the copy's metadata is here: read the job entry it was written
                 // under; its age, registered.
                 self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.m_jidx.val());
                 self.sage.d.next = self.age.val();
-                self.state.d.next = 14.into();
+                self.state.d.next = FrontState::SPred;
             }
-            14 => {
+            FrontState::SPred => {
                 // SPRED: the scan decision's conditions and the copy's job entry, registered.
                 self.q_sj.d.next = self.sj.val();
-                self.q_sflush.d.next = self.sj.val().get_bit(2)
-                    & self.sj.val().get_bit(1)
+                self.q_sflush.d.next = self.sj.val().get_value_timeout()
+                    & self.sj.val().get_value_inner()
                     & (self.st.val() == 1)
-                    & (self.sage.q.val() >= self.sj.val().get_bits::<32>(288));
-                self.q_srecl.d.next = self.sj.val().get_bit(2)
+                    & (self.sage.q.val() >= self.sj.val().get_value_flush_after());
+                self.q_srecl.d.next = self.sj.val().get_value_timeout()
                     & (self.st.val() == 2)
-                    & (self.sage.q.val() >= self.sj.val().get_bits::<32>(320));
-                self.q_spartial.d.next = self.m_bitmap.val() != self.sj.val().get_bits::<64>(128);
-                self.state.d.next = 12.into();
+                    & (self.sage.q.val() >= self.sj.val().get_value_reclaim_after());
+                self.q_spartial.d.next = self.m_bitmap.val() != self.sj.val().get_value_expected();
+                self.state.d.next = FrontState::SDec;
             }
-            12 => {
+            FrontState::SDec => {
                 // SDEC (Switch::scan_slot for one copy).
-                self.state.d.next = 13.into();
+                self.state.d.next = FrontState::SNext;
                 if self.q_sflush.q.val() {
                     // Flush the partial aggregate upward (once the back end can take it).
                     if self.b_free.val() & !self.sq_v.q.val() {
                         self.h_go.next = true;
-                        self.h_st.next = 5.into();
+                        self.h_st.next = BackState::CopyRows;
                         self.b_cadr.d.next = self.cadr.q.val();
                         self.b_eovf.d.next = true;
                         self.ev.next = bits::<32>(1) << 16;
@@ -3006,11 +2996,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.o_src_mac.d.next = self.me_mac.q.val();
                         self.o_src_ip.d.next = self.me_ip.q.val();
                         self.o_src_port.d.next = self.me_port.q.val();
-                        self.o_dst_mac.d.next = self.q_sj.q.val().get_bits::<48>(384);
-                        self.o_dst_ip.d.next = self.q_sj.q.val().get_bits::<32>(352);
-                        self.o_dst_port.d.next = self.q_sj.q.val().get_bits::<16>(432);
-                        self.pmask.d.next =
-                            bits::<8>(1) << bit_cast::<8, 4>(self.q_sj.q.val().get_bits::<4>(448));
+                        self.o_dst_mac.d.next = self.q_sj.q.val().get_value_parent_mac();
+                        self.o_dst_ip.d.next = self.q_sj.q.val().get_value_parent_ip();
+                        self.o_dst_port.d.next = self.q_sj.q.val().get_value_parent_udp();
+                        self.pmask.d.next = bits::<8>(1)
+                            << bit_cast::<8, 4>(self.q_sj.q.val().get_value_parent_port());
                         self.o_ptype.d.next = 1.into();
                         if self.q_spartial.q.val() {
                             self.o_flags.d.next = self.m_flags.val() | 0x04;
@@ -3018,16 +3008,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.o_flags.d.next = self.m_flags.val();
                         }
                         self.o_exp.d.next = self.m_exp.val();
-                        self.o_job.d.next = self.q_sj.q.val().get_bits::<16>(32);
+                        self.o_job.d.next = self.q_sj.q.val().get_value_job();
                         self.o_elements.d.next = self.m_elem.val();
                         self.b_enr.d.next = self.rows_m.val();
                         self.e_more.d.next = self.rows_m.val() != 0;
                         self.el_init.next = self.rows_m.val() == 1;
                         self.o_block.d.next = self.m_block.val();
-                        self.o_child.d.next = self.q_sj.q.val().get_bits::<8>(24);
+                        self.o_child.d.next = self.q_sj.q.val().get_value_index_at_parent();
                         self.o_bitmap.d.next = self.m_bitmap.val();
                     } else {
-                        self.state.d.next = 12.into();
+                        self.state.d.next = FrontState::SDec;
                     }
                 } else if self.q_srecl.q.val() {
                     // Reclaim the emitted copy: Stale.
@@ -3038,12 +3028,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.bz_j.next = self.m_jidx.val();
                 }
             }
-            13 => {
+            FrontState::SNext => {
                 // SNEXT
                 if !self.scan_c.q.val() {
                     self.scan_c.d.next = true;
                     self.cadr.d.next = (self.scan_ptr.q.val() << 1) | 1;
-                    self.state.d.next = 11.into();
+                    self.state.d.next = FrontState::Scan;
                 } else {
                     self.scan_c.d.next = false;
                     self.own_age.d.next = 0.into();
@@ -3053,15 +3043,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     } else {
                         self.scan_ptr.d.next = self.scan_ptr.q.val() + 1;
                     }
-                    self.state.d.next = 0.into();
+                    self.state.d.next = FrontState::Idle;
                 }
             }
             _ => {
-                self.state.d.next = 0.into();
+                self.state.d.next = FrontState::Idle;
             }
         }
         // DECIDE holds a frame: the newest one, or an older one beside PRED (`xo_v`).
-        self.dec_v.next = (self.xstate.q.val() == 3) | self.xo_v.q.val();
+        self.dec_v.next = (self.xstate.q.val() == DecState::Decide) | self.xo_v.q.val();
         // DECIDE's effects on the slot metadata and the busy counts, from its registers
         // (`dq_*`, the conditions, the context): applied when DECIDE completes, and
         // forwarded to the frame in LOOK, which may move to PRED in the same cycle.
@@ -3086,24 +3076,27 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 | (bit_cast::<META_W, 64>(self.x_newbm.q.val()) << 64)
                 | (bit_cast::<META_W, 8>(self.x_mflags.q.val()) << 136);
         }
-        self.cr.next = self.cpl.val() & !self.x_je.q.val().get_bit(1);
+        self.cr.next = self.cpl.val() & !self.x_je.q.val().get_value_inner();
         self.dwe.next = false;
         self.dwd.next = self.cmw.val();
         self.dbi.next = false;
         self.dbd.next = false;
         self.dhwc.next = false;
-        if (self.dx_ptype.q.val() == 2) & self.x_je.q.val().get_bit(1) & self.q_samebl.q.val() {
+        if (self.dx_ptype.q.val() == 2)
+            & self.x_je.q.val().get_value_inner()
+            & self.q_samebl.q.val()
+        {
             // A result at an inner switch: the copy holding this block is Done.
             self.dwe.next = true;
             self.dwd.next = (self.xm.val() & !bits::<META_W>(7)) | 3;
             self.dbd.next = self.q_busy_st.q.val();
         }
-        if self.dact.val() == 4 {
+        if self.dact.val() == Action::Aggregate {
             // Aggregate: the copy's metadata after the merge (Switch::try_complete: Emitted
             // at an inner switch, Done at the root on completion).
             self.dwe.next = true;
             if self.cpl.val() {
-                if self.x_je.q.val().get_bit(1) {
+                if self.x_je.q.val().get_value_inner() {
                     self.dwd.next = (self.cmw.val()
                         & !(bits::<META_W>(7) | (bits::<META_W>(0xffff_ffffu64) << 160)))
                         | 2
@@ -3123,7 +3116,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.b_free.val() {
             self.e_last.d.next = self.el_init.val();
         }
-        // ---- Decision stages (`xstate`: 1 PRED, 2 DSEL, 3 DECIDE), overlapping the front
+        // ---- Decision stages (`xstate`: PRED, DSEL, DECIDE), overlapping the front
         // end's take, PREP2, PARSE and LOOK of the next frame. ----
         // DECIDE (before PRED and DSEL below: with an older frame in DECIDE while the next
         // one is in PRED, `xo_v`, PRED's `xstate` wins).
@@ -3143,8 +3136,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.sq_more.d.next = false;
                 self.ps_i.d.next = 0.into();
                 self.ps_v.d.next = false;
-                self.dh_st.next = 7.into();
-                self.xstate.d.next = 0.into();
+                self.dh_st.next = BackState::Release;
+                self.xstate.d.next = DecState::Idle;
                 // The item's frame fields are the decision's copies.
                 self.sq_b_sel.d.next = self.dx_sel.q.val();
                 self.sq_b_row0.d.next = self.dx_row0.q.val();
@@ -3155,16 +3148,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.bz_j.next = self.dx_ji.q.val();
                 self.sq_b_cadr.d.next = self.dx_cadr.q.val();
                 self.sq_b_ji.d.next = self.dx_ji.q.val();
-                self.sq_b_nch.d.next = self.x_je.q.val().get_bits::<8>(16);
+                self.sq_b_nch.d.next = self.x_je.q.val().get_value_children();
                 // Fields of originated frames, by default from the packet.
                 self.sq_o_src_mac.d.next = self.me_mac.q.val();
                 self.sq_o_src_ip.d.next = self.me_ip.q.val();
                 self.sq_o_src_port.d.next = self.me_port.q.val();
-                self.sq_o_dst_mac.d.next = self.x_je.q.val().get_bits::<48>(384);
-                self.sq_o_dst_ip.d.next = self.x_je.q.val().get_bits::<32>(352);
-                self.sq_o_dst_port.d.next = self.x_je.q.val().get_bits::<16>(432);
+                self.sq_o_dst_mac.d.next = self.x_je.q.val().get_value_parent_mac();
+                self.sq_o_dst_ip.d.next = self.x_je.q.val().get_value_parent_ip();
+                self.sq_o_dst_port.d.next = self.x_je.q.val().get_value_parent_udp();
                 self.sq_pmask.d.next =
-                    bits::<8>(1) << bit_cast::<8, 4>(self.x_je.q.val().get_bits::<4>(448));
+                    bits::<8>(1) << bit_cast::<8, 4>(self.x_je.q.val().get_value_parent_port());
                 self.sq_o_ptype.d.next = self.dx_ptype.q.val();
                 self.sq_o_flags.d.next = self.dx_flags.q.val();
                 self.sq_o_exp.d.next = self.dx_exponent.q.val();
@@ -3187,46 +3180,47 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.bz_inc.next = self.dbi.val();
                 self.bz_dec.next = self.dbd.val();
                 self.hwc.next = self.dhwc.val();
-                if (self.dx_ptype.q.val() == 2) & self.x_je.q.val().get_bit(1) {
+                if (self.dx_ptype.q.val() == 2) & self.x_je.q.val().get_value_inner() {
                     // Result at an inner switch: multicast to the children.
                     self.sq_o_src_ip.d.next = self.me_ip.q.val();
                     self.sq_o_flags.d.next = self.dx_flags.q.val() | 0x02;
                     self.mc_new.next = true;
-                    self.dh_st.next = 5.into();
+                    self.dh_st.next = BackState::CopyRows;
                 }
-                match self.dact.val().index() {
-                    2 => {
+                match self.dact.val() {
+                    Action::Bypass => {
                         // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
                         self.sq_o_src_ip.d.next = self.dx_src_ip.q.val();
                         self.sq_o_src_port.d.next = self.dx_src_port.q.val();
                         self.sq_o_flags.d.next = self.dx_flags.q.val() | 0x01;
-                        self.dh_st.next = 5.into();
+                        self.dh_st.next = BackState::CopyRows;
                     }
-                    4 => {
+                    Action::Aggregate => {
                         // Aggregate: the copy's metadata after the merge (Switch::try_complete:
                         // Emitted at an inner switch, Done at the root on completion).
-                        self.dh_st.next = 1.into();
+                        self.dh_st.next = BackState::Rmw;
                         if self.cpl.val() {
                             self.ev.next = self.ev.val() | (bits::<32>(1) << 3);
                             self.sq_b_emit.d.next = true;
                             self.sq_e_slot.d.next = true;
                             self.sq_b_eovf.d.next = true;
-                            self.sq_o_exp.d.next = self.cmw.val().get_bits::<8>(128);
-                            self.sq_o_bitmap.d.next = self.cmw.val().get_bits::<64>(64);
-                            if self.x_je.q.val().get_bit(1) {
+                            self.sq_o_exp.d.next = self.cmw.val().get_value_exponent();
+                            self.sq_o_bitmap.d.next = self.cmw.val().get_value_bitmap();
+                            if self.x_je.q.val().get_value_inner() {
                                 // Aggregate upward.
                                 self.sq_o_ptype.d.next = 1.into();
-                                self.sq_o_flags.d.next = self.cmw.val().get_bits::<8>(136);
-                                self.sq_o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
+                                self.sq_o_flags.d.next = self.cmw.val().get_value_flags();
+                                self.sq_o_child.d.next =
+                                    self.x_je.q.val().get_value_index_at_parent();
                             } else {
                                 // Result multicast to the children.
                                 self.sq_o_ptype.d.next = 2.into();
-                                self.sq_o_flags.d.next = self.cmw.val().get_bits::<8>(136) | 0x02;
+                                self.sq_o_flags.d.next = self.cmw.val().get_value_flags() | 0x02;
                                 self.mc_new.next = true;
                             }
                         }
                     }
-                    5 => {
+                    Action::ReEmit => {
                         // Re-emit the stored aggregate (Switch::aggregate_frame).
                         self.sq_e_slot.d.next = true;
                         self.sq_o_ptype.d.next = 1.into();
@@ -3241,12 +3235,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
                         self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
                         self.sq_o_block.d.next = self.xm_block.val();
-                        self.sq_o_child.d.next = self.x_je.q.val().get_bits::<8>(24);
+                        self.sq_o_child.d.next = self.x_je.q.val().get_value_index_at_parent();
                         self.sq_o_bitmap.d.next = self.xm_bitmap.val();
                         self.sq_b_eovf.d.next = true;
-                        self.dh_st.next = 5.into();
+                        self.dh_st.next = BackState::CopyRows;
                     }
-                    6 => {
+                    Action::Replay => {
                         // Replay the result to the sender out of the ingress port.
                         self.sq_e_slot.d.next = true;
                         self.sq_b_eovf.d.next = true;
@@ -3264,7 +3258,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.sq_o_dst_port.d.next = self.dx_src_port.q.val();
                         self.sq_pmask.d.next =
                             bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
-                        self.dh_st.next = 5.into();
+                        self.dh_st.next = BackState::CopyRows;
                     }
                     _ => {}
                 }
@@ -3297,8 +3291,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.qf.next = self.q_qfull.q.val();
         }
-        match self.xstate.q.val().index() {
-            1 => {
+        match self.xstate.q.val() {
+            DecState::Pred => {
                 // PRED: the decision's conditions on the copy's metadata, the packet and the
                 // job entry, registered (the metadata read stays on the same address).
                 self.q_st.d.next = self.st.val();
@@ -3320,21 +3314,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_bd.d.next =
                     self.xo_v.q.val() & self.dbd.val() & (self.dx_ji.q.val() == self.x_ji.q.val());
                 self.q_badrank.d.next =
-                    (self.xp_bitmap.q.val() & !self.je.q.val().get_bits::<64>(64)) != 0;
+                    (self.xp_bitmap.q.val() & !self.je.q.val().get_value_ranks()) != 0;
                 self.q_toolong.d.next = self.xp_elements.q.val() > self.c_lanes.val();
                 self.q_badchild.d.next = !self.xp_flags.q.val().get_bit(0)
-                    & (self.xp_child.q.val() >= self.je.q.val().get_bits::<8>(16));
+                    & (self.xp_child.q.val() >= self.je.q.val().get_value_children());
                 self.q_chrank.d.next = !self.xp_flags.q.val().get_bit(0)
-                    & ((self.xp_bitmap.q.val() & !self.chr.q.val().get_bits::<64>(0)) != 0);
+                    & ((self.xp_bitmap.q.val() & !self.chr.q.val().get_value_ranks()) != 0);
                 self.q_degree.d.next = !self.xp_flags.q.val().get_bit(0)
-                    & (self.xp_child.q.val() >= self.je.q.val().get_bits::<8>(8));
-                self.q_cpl0.d.next = self.xp_bitmap.q.val() == self.je.q.val().get_bits::<64>(128);
-                self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_bits::<64>(128);
+                    & (self.xp_child.q.val() >= self.je.q.val().get_value_degree_limit());
+                self.q_cpl0.d.next = self.xp_bitmap.q.val() == self.je.q.val().get_value_expected();
+                self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_value_expected();
                 self.q_elne.d.next = self.xp_elements.q.val() != self.m_elem.val();
-                self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_bits::<64>(128);
+                self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_value_expected();
                 self.q_rows.d.next = self.rows_p.val();
                 self.q_rle1.d.next = self.rows_p.val() <= 1;
-                self.xstate.d.next = 2.into();
+                self.xstate.d.next = DecState::DSel;
                 // The decision's context, copied for DSEL and DECIDE (the frame's fields
                 // were copied when it left LOOK): LOOK registers the next frame's meanwhile.
                 self.x_m.d.next = self.m.val();
@@ -3345,17 +3339,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.x_je.d.next = self.je.q.val();
                 self.x_jep.d.next = self.jep.q.val();
             }
-            2 => {
+            DecState::DSel => {
                 // DSEL: the model's branch for this frame (Switch::contribution / result /
                 // same_block), from the registered conditions, registered for DECIDE.
                 self.dq_ev.d.next = 0.into();
-                self.dq_act.d.next = 0.into();
+                self.dq_act.d.next = Action::Drop;
                 self.dq_aop.d.next = 1.into();
                 self.dq_cpl.d.next = self.q_cpl0.q.val();
                 self.dq_merge.d.next = false;
                 if self.xp_ptype.q.val() == 2 {
                     // Result (its effects are DECIDE's).
-                    if !self.x_je.q.val().get_bit(1) {
+                    if !self.x_je.q.val().get_value_inner() {
                         self.dq_ev.d.next = bits::<32>(1) << 15;
                     }
                 } else if self.q_badrank.q.val() {
@@ -3369,11 +3363,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 } else if self.q_degree.q.val() {
                     // Degree limit: bypass.
                     self.dq_ev.d.next = bits::<32>(1) << 10;
-                    self.dq_act.d.next = 2.into();
-                } else if self.xp_flags.q.val().get_bit(0) & self.x_je.q.val().get_bit(1) {
+                    self.dq_act.d.next = Action::Bypass;
+                } else if self.xp_flags.q.val().get_bit(0) & self.x_je.q.val().get_value_inner() {
                     // Transit.
                     self.dq_ev.d.next = bits::<32>(1) << 12;
-                    self.dq_act.d.next = 2.into();
+                    self.dq_act.d.next = Action::Bypass;
                 } else if self.q_samebl.q.val() {
                     // Same block (Switch::same_block).
                     if self.q_st.q.val() == 1 {
@@ -3386,7 +3380,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         } else {
                             // Merge.
                             self.dq_ev.d.next = bits::<32>(1) << 2;
-                            self.dq_act.d.next = 4.into();
+                            self.dq_act.d.next = Action::Aggregate;
                             self.dq_aop.d.next = 2.into();
                             self.dq_cpl.d.next = self.q_cpl1.q.val();
                             self.dq_merge.d.next = true;
@@ -3394,12 +3388,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     } else if (self.q_st.q.val() == 2) & self.q_subset.q.val() {
                         // Emitted: re-emit the stored aggregate.
                         self.dq_ev.d.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 7);
-                        self.dq_act.d.next = 5.into();
-                    } else if (self.q_st.q.val() == 3) & !self.x_je.q.val().get_bit(1) {
+                        self.dq_act.d.next = Action::ReEmit;
+                    } else if (self.q_st.q.val() == 3) & !self.x_je.q.val().get_value_inner() {
                         if self.q_subset.q.val() {
                             // Done at the root: replay to the sender.
                             self.dq_ev.d.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 4);
-                            self.dq_act.d.next = 6.into();
+                            self.dq_act.d.next = Action::Replay;
                         } else {
                             self.dq_ev.d.next = bits::<32>(1) << 6;
                         }
@@ -3407,35 +3401,35 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.dq_ev.d.next = bits::<32>(1) << 6;
                     } else {
                         self.dq_ev.d.next = bits::<32>(1) << 11;
-                        self.dq_act.d.next = 2.into();
+                        self.dq_act.d.next = Action::Bypass;
                     }
                 } else if self.q_same.q.val() & self.q_newer_cb.q.val() {
                     // An older block than the copy holds.
-                    if self.x_je.q.val().get_bit(1) {
+                    if self.x_je.q.val().get_value_inner() {
                         self.dq_ev.d.next = bits::<32>(1) << 11;
-                        self.dq_act.d.next = 2.into();
+                        self.dq_act.d.next = Action::Bypass;
                     } else {
                         self.dq_ev.d.next = bits::<32>(1) << 5;
                     }
                 } else if self.q_busy_st.q.val()
                     & !(self.q_st.q.val() == 2)
-                    & !(!self.x_je.q.val().get_bit(1)
+                    & !(!self.x_je.q.val().get_value_inner()
                         & (self.q_st.q.val() == 1)
                         & self.q_newer_bc.q.val()
                         & self.q_stale.q.val())
                 {
                     // Collision: root drop or bypass.
-                    if self.x_je.q.val().get_bit(1) {
+                    if self.x_je.q.val().get_value_inner() {
                         self.dq_ev.d.next = bits::<32>(1) << 8;
-                        self.dq_act.d.next = 2.into();
+                        self.dq_act.d.next = Action::Bypass;
                     } else {
                         self.dq_ev.d.next = bits::<32>(1) << 13;
                     }
                 } else if self.qf.val() {
                     // Quota (a stale root copy counts as reclaimed even so).
-                    if self.x_je.q.val().get_bit(1) {
+                    if self.x_je.q.val().get_value_inner() {
                         self.dq_ev.d.next = bits::<32>(1) << 9;
-                        self.dq_act.d.next = 2.into();
+                        self.dq_act.d.next = Action::Bypass;
                     } else if (self.q_st.q.val() == 1) & self.q_busy_st.q.val() {
                         self.dq_ev.d.next = (bits::<32>(1) << 13) | (bits::<32>(1) << 17);
                     } else {
@@ -3443,14 +3437,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                 } else {
                     // Start a new epoch of the copy.
-                    if !self.x_je.q.val().get_bit(1) & (self.q_st.q.val() == 1) {
+                    if !self.x_je.q.val().get_value_inner() & (self.q_st.q.val() == 1) {
                         self.dq_ev.d.next = (bits::<32>(1) << 2) | (bits::<32>(1) << 17);
                     } else {
                         self.dq_ev.d.next = bits::<32>(1) << 2;
                     }
-                    self.dq_act.d.next = 4.into();
+                    self.dq_act.d.next = Action::Aggregate;
                 }
-                self.xstate.d.next = 3.into();
+                self.xstate.d.next = DecState::Decide;
                 // DECIDE's copy of the frame's fields: the next frame may leave LOOK now.
                 self.dx_ptype.d.next = self.xp_ptype.q.val();
                 self.dx_flags.d.next = self.xp_flags.q.val();
@@ -3504,11 +3498,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     | (bit_cast::<2, 1>(self.bq_dec.q.val().into()) << 1);
             }
             self.je.d.next = self.jram.rdata.val();
-            self.jep.d.next = self.jram.rdata.val().get_bits::<32>(464);
+            self.jep.d.next = self.jram.rdata.val().get_value_epoch();
         }
         if self.lk_go.val() {
-            self.xstate.d.next = 1.into();
-            self.xo_v.d.next = self.xstate.q.val() == 2;
+            self.xstate.d.next = DecState::Pred;
+            self.xo_v.d.next = self.xstate.q.val() == DecState::DSel;
             self.xp_bitmap.d.next = self.lk_bitmap.q.val();
             self.xp_block.d.next = self.lk_block.q.val();
             self.xp_child.d.next = self.lk_child.q.val();
@@ -3597,10 +3591,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & (self.route_ip[r].q.val() == self.parser.dst_ip.val());
             }
             for j in 0..self.jh.len() {
-                self.jh[j].d.next = self.jk[j].q.val().get_bit(0)
-                    & (self.jk[j].q.val().get_bits::<16>(32) == self.parser.job.val());
+                self.jh[j].d.next =
+                    self.jk_valid[j].q.val() & (self.jk_job[j].q.val() == self.parser.job.val());
             }
-            self.state.d.next = 6.into();
+            self.state.d.next = FrontState::Prep2;
         }
         self.chram.raddr.next = self.chaddr.val();
         if self.h_go.val() {
@@ -3609,8 +3603,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists.
         self.any_to.d.next = false;
-        for j in 0..self.jk.len() {
-            if self.jk[j].q.val().get_bit(0) & self.jk[j].q.val().get_bit(2) {
+        for j in 0..self.jk_valid.len() {
+            if self.jk_valid[j].q.val() & self.jk_timeout[j].q.val() {
                 self.any_to.d.next = true;
             }
         }
@@ -3995,8 +3989,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             if self.jc_i.q.val() == self.c_idx8[j].val() {
                 self.jc_busy.next = self.jc_busy.val() | self.jbusy[j].q.val();
                 if self.jc_q.q.val() {
-                    self.jk[j].d.next = bit_cast::<128, 48>(self.jpack.val().get_bits::<48>(0))
-                        | (bit_cast::<128, 64>(self.jpack.val().get_bits::<64>(192)) << 64);
+                    self.jk_valid[j].d.next = self.jpack.val().get_value_valid();
+                    self.jk_timeout[j].d.next = self.jpack.val().get_value_timeout();
+                    self.jk_job[j].d.next = self.jpack.val().get_value_job();
+                    self.jk_sbase[j].d.next = self.jpack.val().get_value_slot_base();
+                    self.jk_scount[j].d.next = self.jpack.val().get_value_slot_count();
                     self.jram.we.next = 1.into();
                     self.jbusy[j].d.next = 0.into();
                     self.jbase[j].d.next = self.jc_base.val();
@@ -4016,8 +4013,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.wq_a.d.next = self.meta.waddr.val();
         self.wq_d.d.next = self.meta.wdata.val();
         if self.rst.val() {
-            self.state.d.next = 0.into();
-            self.xstate.d.next = 0.into();
+            self.state.d.next = FrontState::Idle;
+            self.xstate.d.next = DecState::Idle;
             self.xo_v.d.next = false;
             self.wq_v.d.next = false;
             self.lk_v.d.next = false;
@@ -4031,8 +4028,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.sweep_el.d.next = 0.into();
             self.scan_ptr.d.next = 0.into();
             self.scan_c.d.next = false;
-            for j in 0..self.jk.len() {
-                self.jk[j].d.next = 0.into();
+            for j in 0..self.jk_valid.len() {
+                self.jk_valid[j].d.next = false;
+                self.jk_timeout[j].d.next = false;
+                self.jk_job[j].d.next = 0.into();
+                self.jk_sbase[j].d.next = 0.into();
+                self.jk_scount[j].d.next = 0.into();
                 self.jbusy[j].d.next = 0.into();
             }
             self.own_age.d.next = 0.into();

@@ -1,0 +1,82 @@
+//! The engine's vocabulary: the states of its three machines and the decision's actions.
+//! rust-hdl's `LogicState` numbers the variants in order and names them in the Verilog
+//! (`localparam FrontState$Idle = 0;` ...), so the match arms and the generated code say
+//! which state they mean.
+
+use rust_hdl::prelude::*;
+
+/// Front end (`state`): the take, the lookup and the timer scan's visit of one slot copy.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum FrontState {
+    /// Take the picked frame (`pick_now`: the look-ahead has parsed it; also while the
+    /// decision stages work on the frame before), apply a job commit or start a timer-scan
+    /// visit (those two only when the decision stages are empty).
+    Idle,
+    /// Job index, slot address; job/child/metadata reads; hand-over of non-job frames
+    /// (once the decision stages are empty). The frame then waits in LOOK (`lk_v`, a stage
+    /// of its own) until PRED takes it.
+    Parse,
+    /// Parser checks and population-count check registered (from the look-ahead's
+    /// registered terms); first table hits (one-hot) registered.
+    Prep2,
+    /// Timer scan: metadata read of (`scan_ptr`, `scan_c`).
+    Scan,
+    /// Timer scan: metadata registered.
+    SWait,
+    /// Timer scan: job-entry read by the copy's entry index; age registered.
+    SLat,
+    /// Timer scan: the scan decision's conditions registered.
+    SPred,
+    /// Timer scan decision (flush: hand-over / reclaim).
+    SDec,
+    /// Timer scan: next copy / slot.
+    SNext,
+}
+
+/// Decision stages (`xstate`), one frame at a time, overlapping the next frame's take,
+/// PREP2, PARSE and LOOK.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum DecState {
+    /// No frame in the decision stages.
+    Idle,
+    /// The decision's conditions registered; the decision's context copied (`x*`).
+    Pred,
+    /// The decision's branch registered.
+    DSel,
+    /// Its effects; hand-over of the item.
+    Decide,
+}
+
+/// Back end (`bstate`, and the state an item hands over with, `h_st`/`dh_st`/`sq_hst`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum BackState {
+    /// No item.
+    Idle,
+    /// Read-modify-write of the slot rows through the accumulator.
+    Rmw,
+    /// Child scan of a multicast round after the first (the item stage scans the first).
+    ChildScan,
+    /// Copy the payload rows (slot rows or ingress rows) to all destination ports.
+    CopyRows,
+    /// First destination header: waits until the copy's overflow bit is readable.
+    FirstHeader,
+    /// Select / build (two stages) / push, one destination port per cycle.
+    Select,
+    /// Release only (the frame was dropped or only counted).
+    Release,
+}
+
+/// The action DECIDE chose for a fanin frame of a known job (`dq_act`, `dact`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum Action {
+    /// Dropped (counted only).
+    Drop,
+    /// Forwarded toward the parent with the bypass flag.
+    Bypass,
+    /// Aggregated into the slot copy (RMW).
+    Aggregate,
+    /// The stored aggregate re-emitted to the parent.
+    ReEmit,
+    /// The stored result replayed to the sender.
+    Replay,
+}

@@ -1,0 +1,254 @@
+//! The driver's side of the staging-register protocol: the register writes that program
+//! a switch's identity and job table (what a board driver or a testbench sends over
+//! AXI4-Lite).
+
+use crate::layout::job;
+use crate::map::{addr, child_reg, job_reg, CHILD_BASE, JOB_BASE};
+
+fn mac_words(mac: [u8; 6]) -> (u32, u32) {
+    (
+        u32::from_be_bytes([mac[2], mac[3], mac[4], mac[5]]),
+        u32::from(u16::from_be_bytes([mac[0], mac[1]])),
+    )
+}
+
+/// Register writes `(address, value)` that set the switch's identity: IPv4, UDP port, MAC.
+pub fn identity_writes(ip: core::net::Ipv4Addr, udp_port: u16, mac: [u8; 6]) -> Vec<(u32, u32)> {
+    let (lo, hi) = mac_words(mac);
+    vec![
+        (addr::ME_IP, u32::from(ip)),
+        (addr::ME_UDP_PORT, udp_port as u32),
+        (addr::ME_MAC_LO, lo),
+        (addr::ME_MAC_HI, hi),
+    ]
+}
+
+/// A job entry the RTL cannot run yet: the model has the mode, the hardware does not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("job {job}: the RTL does not implement {what} yet (docs/rtl.md, \"Not in the RTL yet\"); for an FPGA switch set {fix}")]
+pub struct Unsupported {
+    /// The job id.
+    pub job: u16,
+    /// What the entry asks for.
+    pub what: &'static str,
+    /// The setting that makes the entry loadable.
+    pub fix: &'static str,
+}
+
+/// Checks that the RTL implements everything `job` asks for.
+pub fn check_supported(job: &fanin_proto::config::JobEntry) -> Result<(), Unsupported> {
+    use fanin_proto::config::SourceCheck;
+    let t = &job.trust;
+    let no = |what, fix| {
+        Err(Unsupported {
+            job: job.job,
+            what,
+            fix,
+        })
+    };
+    if t.sessions {
+        return no(
+            "sessions (JOIN/ACCEPT, refusing earlier blocks)",
+            "trust.sessions = false",
+        );
+    }
+    if t.source_check != SourceCheck::Off {
+        return no("source validation", "trust.source_check = \"off\"");
+    }
+    if t.reclaim_idle != 0 {
+        return no(
+            "the idle reclaim of busy slot copies",
+            "trust.reclaim_idle = 0",
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a configuration the RTL cannot hold: the core has no key-value (ASK) engine, so
+/// any `kv_jobs` entry is an error naming the switch and the job (docs/rtl.md, "Key-value jobs");
+/// nor sessions, source checks or the idle reclaim ([`check_supported`]).
+pub fn check_loadable(cfg: &fanin_proto::config::SwitchConfig) -> Result<(), String> {
+    match cfg.kv_jobs.first() {
+        Some(j) => Err(format!(
+            "switch {}: key-value job {} cannot be loaded into the RTL (the core has no key-value engine; see docs/rtl.md, \"Key-value jobs\"); run it on fanin switchd",
+            cfg.name, j.job
+        )),
+        None => {
+            for j in &cfg.jobs {
+                check_supported(j).map_err(|e| format!("switch {}: {e}", cfg.name))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Register writes `(address, value)` that program job-table entry `entry` with `job` and
+/// its children (the driver's side of the staging-register protocol: children first, then
+/// the job commit, which makes the entry live). Derived fields (`expected`,
+/// `effective_quota`) are computed here, as the hardware expects. Timeouts above
+/// `u32::MAX` ticks are clamped. Refuses an entry the RTL cannot run ([`check_supported`]).
+pub fn job_writes(
+    entry: u8,
+    job: &fanin_proto::config::JobEntry,
+) -> Result<Vec<(u32, u32)>, Unsupported> {
+    use fanin_proto::config::{Mode, Role};
+    check_supported(job)?;
+    let mut w = Vec::new();
+    for (i, c) in job.children.iter().enumerate() {
+        let (lo, hi) = mac_words(c.endpoint.mac);
+        let b = CHILD_BASE;
+        w.extend([
+            (b + child_reg::MAC_LO, lo),
+            (b + child_reg::MAC_HI, hi),
+            (b + child_reg::IP, u32::from(c.endpoint.ip)),
+            (b + child_reg::UDP, c.endpoint.udp_port as u32),
+            (b + child_reg::PORT, c.endpoint.port as u32),
+            (b + child_reg::RANKS_LO, c.ranks as u32),
+            (b + child_reg::RANKS_HI, (c.ranks >> 32) as u32),
+            (b + child_reg::COMMIT, (entry as u32) << 8 | i as u32),
+        ]);
+    }
+    let (inner, iap, parent) = match job.role {
+        Role::Root => (0, 0, None),
+        Role::Inner {
+            parent,
+            index_at_parent,
+        } => (1, index_at_parent, Some(parent)),
+    };
+    let (timeout, flush, reclaim) = match job.mode {
+        Mode::Static => (0, 0, 0),
+        Mode::Timeout {
+            flush_after,
+            reclaim_after,
+        } => (
+            1,
+            flush_after.min(u32::MAX as u64) as u32,
+            reclaim_after.min(u32::MAX as u64) as u32,
+        ),
+    };
+    let b = JOB_BASE;
+    // `job_ctrl` is the entry's bits 31:0 (docs/rtl.md, "Job-table entry").
+    let ctrl = (job::VALID.place(1)
+        | job::INNER.place(inner)
+        | job::TIMEOUT.place(timeout)
+        | job::DEGREE_LIMIT.place(job.degree_limit as u64)
+        | job::CHILDREN.place(job.children.len() as u64)
+        | job::INDEX_AT_PARENT.place(iap as u64)) as u32;
+    let exp = job.expected();
+    w.extend([
+        (b + job_reg::ID, job.job as u32),
+        (b + job_reg::CTRL, ctrl),
+        (b + job_reg::RANKS_LO, job.ranks as u32),
+        (b + job_reg::RANKS_HI, (job.ranks >> 32) as u32),
+        (b + job_reg::EXPECTED_LO, exp as u32),
+        (b + job_reg::EXPECTED_HI, (exp >> 32) as u32),
+        (b + job_reg::SLOT_BASE, job.slot_base),
+        (b + job_reg::SLOT_COUNT, job.slot_count),
+        (b + job_reg::QUOTA, job.effective_quota()),
+        (b + job_reg::FLUSH_AFTER, flush),
+        (b + job_reg::RECLAIM_AFTER, reclaim),
+    ]);
+    if let Some(p) = parent {
+        let (lo, hi) = mac_words(p.mac);
+        w.extend([
+            (b + job_reg::PARENT_MAC_LO, lo),
+            (b + job_reg::PARENT_MAC_HI, hi),
+            (b + job_reg::PARENT_IP, u32::from(p.ip)),
+            (b + job_reg::PARENT_UDP, p.udp_port as u32),
+            (b + job_reg::PARENT_PORT, p.port as u32),
+        ]);
+    }
+    w.push((b + job_reg::COMMIT, entry as u32));
+    Ok(w)
+}
+
+/// Register writes that remove job-table entry `entry` (its slot copies become free).
+pub fn job_remove_writes(entry: u8) -> Vec<(u32, u32)> {
+    vec![
+        (JOB_BASE + job_reg::CTRL, 0),
+        (JOB_BASE + job_reg::COMMIT, entry as u32),
+    ]
+}
+
+#[cfg(test)]
+mod trust_tests {
+    use fanin_proto::config::{Mode, SourceCheck, Trust};
+    use fanin_proto::plan::{build, star, Addressing, JobSpec};
+
+    fn cfg(trust: Trust) -> fanin_proto::config::SwitchConfig {
+        let spec = JobSpec {
+            job: 7,
+            slot_count: 4,
+            elements: 4,
+            mode: Mode::Static,
+            addressing: Addressing::Network,
+            trust,
+        };
+        build(&star(2), spec).unwrap().switches.remove(0)
+    }
+
+    #[test]
+    fn trust_modes_are_refused_with_the_setting_that_fixes_them() {
+        let c = cfg(Trust::default());
+        let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("job 7: the RTL does not implement sessions"),
+            "{e}"
+        );
+        assert!(e.contains("trust.sessions = false"), "{e}");
+        let e = super::check_loadable(&c).unwrap_err();
+        assert!(e.starts_with("switch root: job 7:"), "{e}");
+        let c = cfg(Trust {
+            sessions: false,
+            ..Trust::OFF
+        });
+        assert!(super::job_writes(0, &c.jobs[0]).is_ok());
+        let c = cfg(Trust {
+            source_check: SourceCheck::Ip,
+            ..Trust::OFF
+        });
+        let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
+        assert!(
+            e.contains("source validation") && e.contains("source_check = \"off\""),
+            "{e}"
+        );
+        let c = cfg(Trust {
+            reclaim_idle: 5,
+            ..Trust::OFF
+        });
+        let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
+        assert!(
+            e.contains("idle reclaim") && e.contains("reclaim_idle = 0"),
+            "{e}"
+        );
+        assert!(super::check_loadable(&c).is_err());
+    }
+}
+
+#[cfg(test)]
+mod kv_tests {
+    #[test]
+    fn key_value_jobs_are_refused_by_name() {
+        use fanin_proto::config::{Endpoint, SwitchConfig};
+        let mut cfg = SwitchConfig::new("tor1", [2, 0, 0, 0, 0, 1], [10, 0, 0, 1].into());
+        assert_eq!(super::check_loadable(&cfg), Ok(()));
+        cfg.kv_jobs.push(fanin_proto::kv::KvJobEntry {
+            job: 7,
+            arrays: 8,
+            size: 1024,
+            channels: 4,
+            window: 64,
+            receiver: Endpoint {
+                mac: [2, 0, 0, 0, 0, 2],
+                ip: [10, 0, 0, 2].into(),
+                udp_port: 9000,
+                port: 1,
+            },
+        });
+        let e = super::check_loadable(&cfg).unwrap_err();
+        assert!(
+            e.contains("switch tor1: key-value job 7 cannot be loaded into the RTL"),
+            "{e}"
+        );
+    }
+}

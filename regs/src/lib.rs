@@ -1,0 +1,15 @@
+//! The fanin switch's register interface without the RTL: the core configuration, the
+//! register map (offsets, the table docs/registers.md and the C header are generated from)
+//! and the driver's register-write encoders. A host-side board driver depends on this
+//! crate alone; `fanin-hdl` builds its decoder from the same table.
+
+pub mod config;
+pub mod driver;
+pub mod layout;
+pub mod map;
+
+pub use config::{ConfigError, CoreConfig, RamStyle};
+pub use driver::{
+    check_loadable, check_supported, identity_writes, job_remove_writes, job_writes, Unsupported,
+};
+pub use map::*;
