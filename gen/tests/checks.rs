@@ -1,7 +1,7 @@
 //! Generator checks: golden output, generated docs, Verilator lint, yosys synthesis.
 //!
 //! Bless new generator output: `FANIN_BLESS=1 cargo test -p fanin-gen --test checks`.
-//! Slow checks (synthesising `sume` and `alveo`) are `#[ignore]`d: `cargo xtask test --slow`
+//! Slow checks (synthesising `default`, `sume` and `alveo` with `synth_xilinx`) are `#[ignore]`d: `cargo xtask test --slow`
 //! (or `cargo test -- --include-ignored`) runs them.
 //! Verilator and yosys must be installed: these tests fail, not skip, without them.
 
@@ -283,8 +283,45 @@ fn assert_synth_ok(name: &str, stat: &str) {
     }
 }
 
-/// `default` synthesises with yosys `synth_xilinx`, infers block RAM and no latches.
+/// `default` elaborates in yosys with its slot rows and slot metadata inferred as memories
+/// (not flip-flops) and no latches: the fast tier's synthesis check. The full
+/// `synth_xilinx` mapping (block RAM bits, no latch cells) takes over ten minutes on two
+/// cores, so it is in the slow tier ([`yosys_synth_default`]).
 #[test]
+fn yosys_elaborate_default() {
+    let d = out_dir("default");
+    let out = Command::new("yosys")
+        .args([
+            "-q",
+            "-p",
+            "read_verilog fanin_core.v; hierarchy -check -top fanin_core; proc; opt_clean; \
+             memory_collect; tee -o elab.txt stat",
+        ])
+        .current_dir(&d)
+        .output()
+        .expect("yosys must be installed (see README setup)");
+    assert!(
+        out.status.success(),
+        "default: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stat = std::fs::read_to_string(d.join("elab.txt")).unwrap();
+    for module in ["fanin_acc_ram", "fanin_meta"] {
+        assert!(
+            cells(&stat, module, "$mem_v2") >= 1,
+            "default: {module} is not inferred as a memory:\n{stat}"
+        );
+    }
+    assert!(
+        !stat.contains("$dlatch"),
+        "default: a latch was inferred:\n{stat}"
+    );
+}
+
+/// `default` synthesises with yosys `synth_xilinx`, infers block RAM and no latches
+/// (slow tier: over ten minutes on two cores).
+#[test]
+#[ignore = "slow tier: cargo xtask test --slow"]
 fn yosys_synth_default() {
     let s = synth("default");
     assert_synth_ok("default", &s);

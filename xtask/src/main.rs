@@ -304,7 +304,7 @@ fn demo() -> Result<()> {
     }
 
     banner(
-        "4. RTL: Verilog and manifest for the default configuration (linted and synthesised in CI)",
+        "4. RTL: Verilog and manifest for the default configuration (linted and elaborated by yosys in CI; synthesised in the slow tier)",
     );
     let rtl = out.join("rtl");
     run(Command::new(bin("fanin-gen"))
