@@ -356,7 +356,7 @@ fn model(name: &str, id: &str, verilog: &str, dir: &Path, st: &Settings) -> Resu
 /// changed since the settle that ran it; the logic it computes does not read `clk` (checked
 /// here), so it is still up to date and the pass is redundant. `eval()` is patched to skip
 /// it while the thread-local `fanin_<id>_skip_ico` is set, which only the shim's
-/// `eval_edge` does ([`Model::posedge`] calls it when no input changed since the settle).
+/// `eval_edge` does ([`Dut::posedge`] calls it when no input changed since the settle).
 /// Returns false, leaving the files alone, if the generated code is not laid out as
 /// expected (another Verilator version) or the `ico` logic reads `clk`.
 fn patch_edge_eval(obj: &Path, prefix: &str, id: &str) -> Result<bool, String> {

@@ -11,7 +11,7 @@ use fanin_proto::worker::{Sending, Worker};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::model::SimError;
+use crate::dut::SimError;
 use crate::scoreboard::{params, program, Scoreboard};
 use crate::tb::{Pacing, Tb};
 

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use crate::model::{Model, PortId, SimError};
+use crate::dut::{Dut, PortId, SimError};
 
 /// One register access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +55,7 @@ pub struct AxilMaster {
 
 impl AxilMaster {
     /// Binds to the `s_axil_*` ports.
-    pub fn new(m: &Model) -> Result<Self, SimError> {
+    pub fn new(m: &Dut) -> Result<Self, SimError> {
         let p = |s: &str| m.port(&format!("s_axil_{s}"));
         Ok(Self {
             aw: [p("awaddr")?, p("awvalid")?, p("awready")?],
@@ -81,7 +81,7 @@ impl AxilMaster {
     }
 
     /// Drives this cycle's signals.
-    pub fn drive(&mut self, m: &mut Model) {
+    pub fn drive(&mut self, m: &mut Dut) {
         // Idle with nothing queued: the signals are already low; skip the port writes.
         if self.state == State::Idle && self.queue.is_empty() {
             if self.idle_driven {
@@ -122,7 +122,7 @@ impl AxilMaster {
     }
 
     /// Advances on this cycle's handshakes.
-    pub fn sample(&mut self, m: &Model) {
+    pub fn sample(&mut self, m: &Dut) {
         match self.state {
             State::Write { mut aw, mut w } => {
                 let bv = m.get(self.b[1]) == 1;

@@ -1,15 +1,15 @@
 //! AXI-Stream frame sources and sinks, with seeded idle and backpressure inserters.
 //!
 //! Byte `i` of a beat is `tdata[8i+7:8i]` with `tkeep[i]`; `tuser[0]` on the `tlast` beat
-//! marks a bad frame. Each cycle: `drive` before [`Model::settle`], `sample` after it and
-//! before [`Model::posedge`].
+//! marks a bad frame. Each cycle: `drive` before [`Dut::settle`], `sample` after it and
+//! before [`Dut::posedge`].
 
 use std::collections::VecDeque;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::model::{Model, PortId, SimError};
+use crate::dut::{Dut, PortId, SimError};
 
 struct Ports {
     tdata: PortId,
@@ -22,7 +22,7 @@ struct Ports {
 }
 
 impl Ports {
-    fn new(m: &Model, prefix: &str) -> Result<Self, SimError> {
+    fn new(m: &Dut, prefix: &str) -> Result<Self, SimError> {
         let p = |s: &str| m.port(&format!("{prefix}_{s}"));
         let tdata = p("tdata")?;
         Ok(Self {
@@ -65,7 +65,7 @@ pub struct AxisSource {
 
 impl AxisSource {
     /// A source on port `prefix` (e.g. `s_axis_0`), idle with probability `idle` between beats.
-    pub fn new(m: &Model, prefix: &str, idle: f64, seed: u64) -> Result<Self, SimError> {
+    pub fn new(m: &Dut, prefix: &str, idle: f64, seed: u64) -> Result<Self, SimError> {
         let p = Ports::new(m, prefix)?;
         let words = vec![0; p.bytes.div_ceil(4)];
         Ok(Self {
@@ -93,7 +93,7 @@ impl AxisSource {
     }
 
     /// Drives this cycle's beat (or idle).
-    pub fn drive(&mut self, m: &mut Model) {
+    pub fn drive(&mut self, m: &mut Dut) {
         if !self.valid {
             self.valid =
                 !(self.queue.is_empty() || self.idle > 0.0 && self.rng.gen_bool(self.idle));
@@ -127,7 +127,7 @@ impl AxisSource {
     }
 
     /// Records whether this cycle's beat was accepted.
-    pub fn sample(&mut self, m: &Model) {
+    pub fn sample(&mut self, m: &Dut) {
         if !self.valid || m.get(self.p.tready) == 0 {
             return;
         }
@@ -162,7 +162,7 @@ pub struct AxisSink {
 
 impl AxisSink {
     /// A sink on port `prefix` (e.g. `m_axis_0`), not ready with probability `backpressure`.
-    pub fn new(m: &Model, prefix: &str, backpressure: f64, seed: u64) -> Result<Self, SimError> {
+    pub fn new(m: &Dut, prefix: &str, backpressure: f64, seed: u64) -> Result<Self, SimError> {
         let p = Ports::new(m, prefix)?;
         let words = vec![0; p.bytes.div_ceil(4)];
         Ok(Self {
@@ -179,13 +179,13 @@ impl AxisSink {
     }
 
     /// Drives `tready` for this cycle.
-    pub fn drive(&mut self, m: &mut Model) {
+    pub fn drive(&mut self, m: &mut Dut) {
         self.ready = !(self.backpressure > 0.0 && self.rng.gen_bool(self.backpressure));
         m.set(self.p.tready, self.ready as u64);
     }
 
     /// Takes this cycle's beat, if any.
-    pub fn sample(&mut self, m: &Model) {
+    pub fn sample(&mut self, m: &Dut) {
         if !self.ready || m.get(self.p.tvalid) == 0 {
             return;
         }

@@ -1,7 +1,7 @@
 //! fanin-sim: cycle-accurate testbenches for the fanin RTL, in Rust, around a Verilator model.
 //!
 //! - [`allreduce`]: a closed-loop allreduce of reference workers through the core;
-//! - [`model`]: the safe API over the Verilated core (reset, tick, ports by name, VCD);
+//! - [`dut`]: the safe API over the Verilated core (the device under test) (reset, tick, ports by name, VCD);
 //! - [`axis`]: AXI-Stream frame sources and sinks with idle and backpressure inserters;
 //! - [`axil`]: an AXI4-Lite master;
 //! - [`tb`]: the testbench that steps them together with idle/backpressure pacing;
@@ -12,8 +12,8 @@
 pub mod allreduce;
 pub mod axil;
 pub mod axis;
-pub mod model;
+pub mod dut;
 pub mod scoreboard;
 pub mod tb;
 
-pub use model::{Model, PortId, SimError};
+pub use dut::{Dut, PortId, SimError};

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use fanin_proto::config::{JobEntry, Params, SwitchConfig};
 use fanin_proto::model::{Counter, Switch};
 
-use crate::model::SimError;
+use crate::dut::SimError;
 use crate::tb::{DbgEvent, Tb};
 
 /// Reference model plus the frames it says each egress port must emit.

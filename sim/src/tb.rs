@@ -3,7 +3,7 @@
 
 use crate::axil::{AxilMaster, Done, Op};
 use crate::axis::{AxisSink, AxisSource};
-use crate::model::{Model, PortId, SimError};
+use crate::dut::{Dut, PortId, SimError};
 
 /// One decision of the engine, read from the `dbg_*` monitor port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,10 +65,10 @@ impl Pacing {
     ];
 }
 
-/// Model plus drivers and monitors.
+/// Dut plus drivers and monitors.
 pub struct Tb {
     /// The DUT.
-    pub m: Model,
+    pub m: Dut,
     /// One source per input port.
     pub src: Vec<AxisSource>,
     /// One sink per output port.
@@ -83,7 +83,7 @@ pub struct Tb {
 impl Tb {
     /// Builds and resets a testbench for `config` with `pacing`, seeded by `seed`.
     pub fn new(config: &str, pacing: Pacing, seed: u64) -> Result<Self, SimError> {
-        let mut m = Model::new(config)?;
+        let mut m = Dut::new(config)?;
         let ports = (0..)
             .take_while(|p| m.port(&format!("s_axis_{p}_tdata")).is_ok())
             .count();

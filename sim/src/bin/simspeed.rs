@@ -264,7 +264,7 @@ fn replay(
         "    if (!$value$plusargs(\"cycles=%d\", n)) n = {edges};\n    $readmemh(\"{}\", stim);",
         dir.join("stim.hex").display()
     );
-    // Reset as Model::reset: 8 edges with rst high and every other input low.
+    // Reset as Dut::reset: 8 edges with rst high and every other input low.
     for p in &inputs {
         let _ = writeln!(v, "    {} = 0;", p.name);
     }

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use fanin_sim::model::BUILT;
+use fanin_sim::dut::BUILT;
 
 use crate::common::config;
 

@@ -52,7 +52,7 @@ pub enum SimError {
     Check(String),
 }
 
-/// Index of a port of the model.
+/// Index of a port of the DUT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PortId(c_int);
 
@@ -67,8 +67,8 @@ pub struct PortInfo {
     pub output: bool,
 }
 
-/// A Verilated `fanin_core`.
-pub struct Model {
+/// A Verilated `fanin_core`: the device under test (the reference switch is `fanin_proto::model`).
+pub struct Dut {
     vt: &'static VTable,
     h: *mut c_void,
     ports: Vec<PortInfo>,
@@ -85,7 +85,7 @@ pub struct Model {
     recording: Option<Vec<u32>>,
 }
 
-impl Model {
+impl Dut {
     /// Instantiates configuration `config` (one of [`BUILT`]).
     pub fn new(config: &str) -> Result<Self, SimError> {
         let vt = built::vtable(config).ok_or_else(|| SimError::NotBuilt(config.into()))?;
@@ -303,7 +303,7 @@ impl Model {
     }
 }
 
-impl Drop for Model {
+impl Drop for Dut {
     fn drop(&mut self) {
         // SAFETY: the handle came from `new` and is freed once.
         unsafe { (self.vt.free)(self.h) }
