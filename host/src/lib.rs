@@ -7,11 +7,13 @@
 //! - [`sender`] and [`scheme`]: one worker's allreduce and its quantisation scheme;
 //! - [`tensor`]: tensor files; [`allreduce`]: the local end-to-end run;
 //! - [`kv`] and [`kv_experiment`]: `fanin kv` (ASK key-value jobs) and its experiments;
+//! - [`hw`]: `fanin hw`, an FPGA switch's registers through a PCIe BAR or a JTAG Tcl script;
 //! - [`cli`]: argument parsing and validation; [`error`]: exit statuses.
 
 pub mod allreduce;
 pub mod cli;
 pub mod error;
+pub mod hw;
 pub mod kv;
 pub mod kv_experiment;
 pub mod link;

@@ -32,6 +32,8 @@ enum Cmd {
     Experiment(fanin_placement::cli::ExperimentArgs),
     /// Key-value stream aggregation (ASK): send, receive, local allreduce.
     Kv(fanin::kv::KvArgs),
+    /// An FPGA switch's registers: program a configuration, read its status.
+    Hw(fanin::hw::HwArgs),
 }
 
 fn main() {
@@ -47,6 +49,7 @@ fn main() {
         Cmd::Experiment(a) if a.name.is_ask() => fanin::kv_experiment::run(a),
         Cmd::Experiment(a) => fanin_placement::cli::run_experiment(a),
         Cmd::Kv(a) => fanin::kv::run(a),
+        Cmd::Hw(a) => fanin::hw::run(a),
     };
     if let Err(e) = r {
         eprintln!("error: {}", format!("{e:#}").replace('\n', " "));

@@ -68,6 +68,19 @@ impl RamStyle {
 }
 
 impl CoreConfig {
+    /// The reference model's table sizes for a switch on this core (what a switch
+    /// configuration must fit to be programmed into it).
+    pub fn params(&self) -> fanin_proto::config::Params {
+        fanin_proto::config::Params {
+            slots: self.slots,
+            elements: self.lanes as u16,
+            max_jobs: self.max_jobs as u16,
+            max_children: self.max_children as u8,
+            max_routes: self.max_routes as u16,
+            ports: self.ports,
+        }
+    }
+
     /// The named configurations `fanin-gen --list` prints.
     pub fn named() -> Vec<CoreConfig> {
         let base = CoreConfig {

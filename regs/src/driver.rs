@@ -252,3 +252,161 @@ mod kv_tests {
         );
     }
 }
+
+/// Register writes that set forwarding-table entry `entry` to send `ip` out of `port`
+/// (`route_port` bit 7 is the valid bit; [`route_remove_writes`] clears it).
+pub fn route_writes(entry: u16, ip: core::net::Ipv4Addr, port: u8) -> Vec<(u32, u32)> {
+    vec![
+        (addr::ROUTE_IP, u32::from(ip)),
+        (addr::ROUTE_PORT, (port as u32 & 0xf) | 0x80),
+        (addr::ROUTE_COMMIT, entry as u32),
+    ]
+}
+
+/// Register writes that remove forwarding-table entry `entry`.
+pub fn route_remove_writes(entry: u16) -> Vec<(u32, u32)> {
+    vec![
+        (addr::ROUTE_IP, 0),
+        (addr::ROUTE_PORT, 0),
+        (addr::ROUTE_COMMIT, entry as u32),
+    ]
+}
+
+/// Checks that switch configuration `cfg` fits a core of configuration `core` (tables,
+/// slots, lanes, ports, as the reference model validates them) and that the RTL runs every
+/// job in it ([`check_loadable`]). The error names the switch and what does not fit.
+pub fn check_fits(
+    cfg: &fanin_proto::config::SwitchConfig,
+    core: &crate::CoreConfig,
+) -> Result<(), String> {
+    check_loadable(cfg)?;
+    let mut on_core = cfg.clone();
+    on_core.params = core.params();
+    on_core.validate().map_err(|e| {
+        format!(
+            "switch {}: does not fit core configuration {}: {e}",
+            cfg.name, core.name
+        )
+    })
+}
+
+/// The whole write sequence that makes a core of configuration `core` run switch `cfg`:
+/// identity, then every forwarding-table entry (the unused ones removed), then every
+/// job-table entry with its children (the unused ones removed). Replaying it on a core in
+/// any earlier state leaves exactly `cfg` live. Refuses what does not fit ([`check_fits`]).
+pub fn switch_writes(
+    cfg: &fanin_proto::config::SwitchConfig,
+    core: &crate::CoreConfig,
+) -> Result<Vec<(u32, u32)>, String> {
+    check_fits(cfg, core)?;
+    let mut w = identity_writes(cfg.ip, cfg.udp_port, cfg.mac);
+    for i in 0..core.max_routes.min(256) as u16 {
+        match cfg.routes.get(i as usize) {
+            Some(r) => w.extend(route_writes(i, r.ip, r.port)),
+            None => w.extend(route_remove_writes(i)),
+        }
+    }
+    // Entry indices are 8 bits (max_jobs <= 256, CoreConfig::validate).
+    for i in 0..core.max_jobs.min(256) {
+        let e = i as u8;
+        match cfg.jobs.get(i as usize) {
+            Some(j) => w.extend(job_writes(e, j).map_err(|e| e.to_string())?),
+            None => w.extend(job_remove_writes(e)),
+        }
+    }
+    Ok(w)
+}
+
+#[cfg(test)]
+mod switch_tests {
+    use super::*;
+    use crate::{CoreConfig, RegMap};
+    use fanin_proto::config::{Mode, Trust};
+    use fanin_proto::plan::{build, star, Addressing, JobSpec};
+
+    fn cfg(workers: usize, elements: u16) -> fanin_proto::config::SwitchConfig {
+        let spec = JobSpec {
+            job: 7,
+            slot_count: 4,
+            elements,
+            mode: Mode::Static,
+            addressing: Addressing::Network,
+            trust: Trust::OFF,
+        };
+        build(&star(workers), spec).unwrap().switches.remove(0)
+    }
+
+    #[test]
+    fn core_from_info_reads_back_every_named_configuration() {
+        for c in CoreConfig::named() {
+            let info = RegMap::new(&c).info_values();
+            let got = RegMap::core_from_info("dev", &info).unwrap();
+            assert_eq!(got.params(), c.params(), "{}", c.name);
+            assert_eq!(
+                (got.data_w, got.engine_w, got.max_frame),
+                (c.data_w, c.engine_w, c.max_frame)
+            );
+        }
+    }
+
+    #[test]
+    fn core_from_info_refuses_a_device_that_is_not_a_fanin_core() {
+        let c = CoreConfig::by_name("default").unwrap();
+        let mut info = RegMap::new(&c).info_values();
+        info[0] = 0xffff_ffff;
+        let e = RegMap::core_from_info("0000:3b:00.0", &info).unwrap_err();
+        assert!(
+            e.starts_with("0000:3b:00.0: register 0 reads 0xffffffff, not 0x46414e49"),
+            "{e}"
+        );
+        let e = RegMap::core_from_info("dev", &info[..3]).unwrap_err();
+        assert!(e.contains("3 information registers read, 11 needed"), "{e}");
+    }
+
+    #[test]
+    fn switch_writes_program_identity_routes_and_jobs_and_clear_the_rest() {
+        let core = CoreConfig::by_name("default").unwrap();
+        let c = cfg(3, 16);
+        let w = switch_writes(&c, &core).unwrap();
+        assert_eq!(&w[..4], &identity_writes(c.ip, c.udp_port, c.mac)[..]);
+        let routes = &w[4..4 + 3 * core.max_routes as usize];
+        for (i, r) in c.routes.iter().enumerate() {
+            assert_eq!(
+                &routes[3 * i..3 * i + 3],
+                &route_writes(i as u16, r.ip, r.port)[..]
+            );
+        }
+        let n = c.routes.len();
+        assert_eq!(
+            &routes[3 * n..3 * n + 3],
+            &route_remove_writes(n as u16)[..]
+        );
+        let jobs = &w[4 + routes.len()..];
+        let first = job_writes(0, &c.jobs[0]).unwrap();
+        assert_eq!(&jobs[..first.len()], &first[..]);
+        let rest = &jobs[first.len()..];
+        assert_eq!(rest.len(), 2 * (core.max_jobs as usize - 1));
+        assert_eq!(&rest[rest.len() - 2..], &job_remove_writes(15)[..]);
+        // The last write of each entry is its commit, in entry order.
+        let commits: Vec<u32> = jobs
+            .iter()
+            .filter(|(a, _)| *a == JOB_BASE + job_reg::COMMIT)
+            .map(|&(_, v)| v)
+            .collect();
+        assert_eq!(commits, (0..core.max_jobs).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn switch_writes_refuse_what_the_core_cannot_hold() {
+        let core = CoreConfig::by_name("default").unwrap();
+        let e = switch_writes(&cfg(20, 16), &core).unwrap_err();
+        assert!(
+            e.starts_with("switch root: does not fit core configuration default:"),
+            "{e}"
+        );
+        let mut on = cfg(3, 16);
+        on.jobs[0].trust = Trust::default();
+        let e = switch_writes(&on, &core).unwrap_err();
+        assert!(e.contains("the RTL does not implement sessions"), "{e}");
+    }
+}

@@ -10,6 +10,7 @@ pub mod map;
 
 pub use config::{ConfigError, CoreConfig, RamStyle};
 pub use driver::{
-    check_loadable, check_supported, identity_writes, job_remove_writes, job_writes, Unsupported,
+    check_fits, check_loadable, check_supported, identity_writes, job_remove_writes, job_writes,
+    route_remove_writes, route_writes, switch_writes, Unsupported,
 };
 pub use map::*;

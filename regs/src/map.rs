@@ -378,6 +378,53 @@ impl RegMap {
         self.info.clone()
     }
 
+    /// The core configuration a device describes in its information registers (`info`:
+    /// the words read at addresses 0, 4, 8, ..., as [`Self::info_values`] lists them):
+    /// register 0 must read [`ID_VALUE`] and the protocol version must be this crate's.
+    /// Parameters the registers do not carry (`rx_frames`, `clock_mhz`, `slot_ram`) are
+    /// `default`'s. The configuration is named `name`.
+    pub fn core_from_info(name: &str, info: &[u32]) -> Result<CoreConfig, String> {
+        const WORDS: usize = 11;
+        if info.len() < WORDS {
+            return Err(format!(
+                "{name}: {} information registers read, {WORDS} needed",
+                info.len()
+            ));
+        }
+        if info[0] != ID_VALUE {
+            return Err(format!(
+                "{name}: register 0 reads 0x{:08x}, not 0x{ID_VALUE:08x} (\"FANI\"): not a fanin core, or the wrong BAR or base address",
+                info[0]
+            ));
+        }
+        let version = fanin_proto::wire::VERSION as u32;
+        if info[1] != version {
+            return Err(format!(
+                "{name}: the core speaks fanin protocol version {}, this tool version {version}",
+                info[1]
+            ));
+        }
+        let base = CoreConfig::by_name("default").expect("default exists");
+        let c = CoreConfig {
+            name: name.into(),
+            ports: u8::try_from(info[2])
+                .map_err(|_| format!("{name}: ports register reads {}", info[2]))?,
+            data_w: info[3],
+            engine_w: info[4],
+            slots: info[5],
+            lanes: info[6],
+            max_jobs: info[7],
+            max_children: info[8],
+            max_routes: info[9],
+            max_frame: info[10],
+            ..base
+        };
+        c.validate().map_err(|e| {
+            format!("{name}: the information registers describe no valid core: {e}")
+        })?;
+        Ok(c)
+    }
+
     /// A C header with every address, for host and simulation code.
     pub fn c_header(&self, cfg: &CoreConfig) -> String {
         let mut s = String::new();

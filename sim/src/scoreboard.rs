@@ -190,36 +190,19 @@ impl Scoreboard {
 
 /// The reference model's table sizes for a core configuration.
 pub fn params(core: &CoreConfig) -> Params {
-    Params {
-        slots: core.slots,
-        elements: core.lanes as u16,
-        max_jobs: core.max_jobs as u16,
-        max_children: core.max_children as u8,
-        max_routes: core.max_routes as u16,
-        ports: core.ports,
-    }
+    core.params()
 }
 
 /// Programs the DUT's identity, forwarding table and job table from a switch configuration
-/// (before traffic: the commit events it causes are dropped, since a scoreboard's model is
-/// built from the same configuration).
+/// with the write sequence `fanin hw program` sends a card ([`fanin_regs::switch_writes`]:
+/// every table entry, the unused ones removed), before traffic: the commit events it causes
+/// are dropped, since a scoreboard's model is built from the same configuration.
 pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), SimError> {
-    fanin_regs::check_loadable(cfg).map_err(SimError::Check)?;
+    let core = RegMap::core_from_info("dut", &regs.info_values()).map_err(SimError::Check)?;
+    let writes = fanin_regs::switch_writes(cfg, &core).map_err(SimError::Check)?;
     let start = tb.events.len();
-    for (addr, data) in fanin_regs::identity_writes(cfg.ip, cfg.udp_port, cfg.mac) {
+    for (addr, data) in writes {
         tb.write(addr, data)?;
-    }
-    for (i, r) in cfg.routes.iter().enumerate() {
-        tb.write(regs.addr("route_ip"), u32::from(r.ip))?;
-        tb.write(regs.addr("route_port"), r.port as u32 | 0x80)?;
-        tb.write(regs.addr("route_commit"), i as u32)?;
-    }
-    for (i, job) in cfg.jobs.iter().enumerate() {
-        for (addr, data) in
-            fanin_regs::job_writes(i as u8, job).map_err(|e| SimError::Check(e.to_string()))?
-        {
-            tb.write(addr, data)?;
-        }
     }
     // The last commit is applied once the engine is idle, within a few cycles.
     for _ in 0..8 {
@@ -235,10 +218,10 @@ pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), Sim
             i += 1;
         }
     }
-    if tb.has_monitor() && commits != cfg.jobs.len() {
+    if tb.has_monitor() && commits != core.max_jobs as usize {
         return Err(SimError::Check(format!(
-            "programming {} jobs caused {commits} commit events",
-            cfg.jobs.len()
+            "programming {} job-table entries caused {commits} commit events",
+            core.max_jobs
         )));
     }
     Ok(())

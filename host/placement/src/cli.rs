@@ -101,6 +101,11 @@ pub struct PlaceArgs {
     /// With --emit-config: slots per job.
     #[arg(long, default_value_t = 64)]
     pub slots: u32,
+    /// With --emit-config: jobs without sessions, source checks and idle reclaim, as the
+    /// FPGA switch runs them today (docs/rtl.md, "Not in the RTL yet"); `fanin hw program`
+    /// refuses jobs with them on.
+    #[arg(long)]
+    pub no_trust: bool,
 }
 
 /// Arguments of `fanin experiment`.
@@ -313,6 +318,11 @@ pub fn run_place(args: &PlaceArgs) -> Result<()> {
     let opts = EmitOptions {
         slots: args.slots,
         base_port: args.base_port,
+        trust: if args.no_trust {
+            fanin_proto::config::Trust::OFF
+        } else {
+            fanin_proto::config::Trust::default()
+        },
     };
     if args.slots == 0 {
         bail!("--slots must be at least 1");

@@ -25,6 +25,8 @@ pub struct EmitOptions {
     pub slots: u32,
     /// Give every node 127.0.0.1 and UDP port base + rank.
     pub base_port: Option<u16>,
+    /// The jobs' trust settings (sessions, source checks, idle reclaim).
+    pub trust: fanin_proto::config::Trust,
 }
 
 impl Default for EmitOptions {
@@ -32,6 +34,7 @@ impl Default for EmitOptions {
         Self {
             slots: 64,
             base_port: None,
+            trust: fanin_proto::config::Trust::default(),
         }
     }
 }
@@ -172,7 +175,7 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
             elements: DEFAULT_ELEMENTS,
             mode: Mode::Static,
             addressing: PlanAddressing::Network,
-            trust: fanin_proto::config::Trust::default(),
+            trust: opts.trust,
         };
         let plan = plan::build_with(&nodes, spec, &|i| addr.endpoint(tree.nodes[i].addr, 0))
             .map_err(|e| EmitError::Plan(*job, e.to_string()))?;

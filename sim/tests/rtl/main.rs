@@ -10,6 +10,7 @@ mod forwarding;
 mod ingress;
 mod jobtable;
 mod malformed;
+mod placed;
 mod random;
 mod stray;
 mod tree;

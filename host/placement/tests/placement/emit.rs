@@ -68,6 +68,7 @@ fn base_port_gives_distinct_local_ports_and_multi_jobs_share_switches() {
         &EmitOptions {
             slots: 32,
             base_port: Some(40000),
+            ..EmitOptions::default()
         },
     )
     .unwrap();

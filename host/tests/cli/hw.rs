@@ -1,0 +1,303 @@
+//! `fanin hw`: the write sequence of `fanin place` configurations (dry run, JSON, a Tcl
+//! script run by tclsh against stand-ins of Vivado's AXI commands), and programming and
+//! reading a register window mapped from a file that stands in for a card's BAR.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use fanin_regs::{CoreConfig, RegMap};
+
+use super::{fanin, tmpdir};
+
+/// A SOAR placement on a binary tree of seven switches, emitted for the RTL (no trust
+/// features); returns its directory.
+fn placement(d: &Path) -> PathBuf {
+    let dir = d.join("place");
+    let o = fanin()
+        .args([
+            "place",
+            "--topology",
+            "bt:7",
+            "--algo",
+            "soar",
+            "--k",
+            "2",
+            "--loads",
+            "uniform:1:2",
+            "--seed",
+            "1",
+            "--no-trust",
+            "--emit-config",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir
+}
+
+fn switch_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap() != "workers.json")
+        .collect();
+    v.sort();
+    assert!(v.len() >= 2, "{v:?}");
+    v
+}
+
+fn writes_of(cfg: &Path, core: &CoreConfig) -> Vec<(u32, u32)> {
+    let c: fanin_proto::config::SwitchConfig =
+        serde_json::from_str(&std::fs::read_to_string(cfg).unwrap()).unwrap();
+    fanin_regs::switch_writes(&c, core).unwrap()
+}
+
+#[derive(serde::Deserialize)]
+struct Write {
+    addr: u32,
+    value: u32,
+    name: String,
+}
+
+#[test]
+fn dry_run_json_is_the_driver_sequence_for_every_placed_switch() {
+    let d = tmpdir("hw-dry");
+    let core = CoreConfig::by_name("default").unwrap();
+    for f in switch_files(&placement(&d)) {
+        let o = fanin()
+            .args(["hw", "program", "--dry-run", "--json", "--config"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let got: Vec<Write> = serde_json::from_slice(&o.stdout).unwrap();
+        let want = writes_of(&f, &core);
+        assert_eq!(
+            got.iter().map(|w| (w.addr, w.value)).collect::<Vec<_>>(),
+            want,
+            "{}",
+            f.display()
+        );
+        assert_eq!(got[0].name, "me_ip");
+        assert!(got.iter().all(|w| !w.name.is_empty()));
+    }
+}
+
+/// Stand-ins of Vivado's hardware-manager commands: a register file in a Tcl array, each
+/// write printed as `W addr data`.
+const VIVADO_STUB: &str = r#"
+array set regs {}
+set regs(00000000) 46414e49
+proc get_hw_axis {} { return axi0 }
+proc create_hw_axi_txn {args} {
+    set o [dict create]
+    for {set i 0} {$i < [llength $args]} {incr i} {
+        set a [lindex $args $i]
+        if {$a in {-type -address -data -len}} { incr i; dict set o $a [lindex $args $i] }
+    }
+    return $o
+}
+proc run_hw_axi {args} {
+    set t [lindex $args end]
+    if {[dict get $t -type] eq "write"} {
+        set ::regs([dict get $t -address]) [dict get $t -data]
+        puts "W [dict get $t -address] [dict get $t -data]"
+    }
+    set ::last $t
+}
+proc get_property {p t} { return $::regs([dict get $t -address]) }
+"#;
+
+#[test]
+fn tcl_script_makes_the_same_writes_under_tclsh_and_checks_the_id_first() {
+    let d = tmpdir("hw-tcl");
+    let core = CoreConfig::by_name("default").unwrap();
+    let f = &switch_files(&placement(&d))[0];
+    let script = d.join("program.tcl");
+    let o = fanin()
+        .args(["hw", "program", "--config"])
+        .arg(f)
+        .arg("--tcl")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = |stub: &str| {
+        let main = d.join("main.tcl");
+        std::fs::write(&main, format!("{stub}\nsource {{{}}}\n", script.display())).unwrap();
+        std::process::Command::new("tclsh")
+            .arg(&main)
+            .output()
+            .expect("tclsh (Debian package tcl) must be installed")
+    };
+    let o = run(VIVADO_STUB);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got: Vec<(u32, u32)> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("W "))
+        .map(|l| {
+            let (a, v) = l.split_once(' ').unwrap();
+            (
+                u32::from_str_radix(a, 16).unwrap(),
+                u32::from_str_radix(v, 16).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, writes_of(f, &core));
+    // A target whose register 0 is not "FANI" gets no write at all.
+    let o = run(&VIVADO_STUB.replace("46414e49", "00000000"));
+    assert!(!o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("W "), "{out}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not a fanin core"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A 4 KiB file laid out as core `core`'s register window: the information registers set.
+fn fake_bar(path: &Path, core: &CoreConfig) {
+    let mut b = vec![0u8; 4096];
+    for (i, v) in RegMap::new(core).info_values().iter().enumerate() {
+        b[4 * i..4 * i + 4].copy_from_slice(&v.to_ne_bytes());
+    }
+    std::fs::write(path, b).unwrap();
+}
+
+fn word(b: &[u8], addr: u32) -> u32 {
+    let a = addr as usize;
+    u32::from_ne_bytes(b[a..a + 4].try_into().unwrap())
+}
+
+#[test]
+fn program_writes_through_a_mapped_window_and_status_reads_it() {
+    let d = tmpdir("hw-bar");
+    let core = CoreConfig::by_name("default").unwrap();
+    let bar = d.join("resource0");
+    fake_bar(&bar, &core);
+    let f = &switch_files(&placement(&d))[0];
+    let o = fanin()
+        .args(["hw", "program", "--config"])
+        .arg(f)
+        .arg("--bar-file")
+        .arg(&bar)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("identity read back"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // A file keeps the last value written to each address: exactly that of the sequence.
+    let b = std::fs::read(&bar).unwrap();
+    let mut last = BTreeMap::new();
+    for (a, v) in writes_of(f, &core) {
+        last.insert(a, v);
+    }
+    for (&a, &v) in &last {
+        assert_eq!(word(&b, a), v, "register 0x{a:x}");
+    }
+    let o = fanin()
+        .args(["hw", "status", "--json", "--bar-file"])
+        .arg(&bar)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let get = |n: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap_or_else(|| panic!("no {n}"))["value"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(get("id"), 0x4641_4e49);
+    assert_eq!(get("ports"), core.ports as u64);
+    assert_eq!(get("me_ip"), last[&fanin_regs::addr::ME_IP] as u64);
+    assert_eq!(get("completions"), 0);
+}
+
+#[test]
+fn bad_targets_and_configurations_are_refused_without_writing() {
+    let d = tmpdir("hw-bad");
+    let core = CoreConfig::by_name("default").unwrap();
+    let place = placement(&d);
+    let f = &switch_files(&place)[0];
+    let fails = |args: &[&str], bar: Option<&Path>, want: &str| {
+        let mut c = fanin();
+        c.args(["hw"]).args(args);
+        if let Some(b) = bar {
+            c.arg("--bar-file").arg(b);
+        }
+        let o = c.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    };
+    let cfg = f.to_str().unwrap();
+    // Not a fanin core: nothing is written.
+    let bar = d.join("zeros");
+    std::fs::write(&bar, vec![0u8; 4096]).unwrap();
+    fails(
+        &["program", "--config", cfg],
+        Some(&bar),
+        "register 0 reads 0x00000000, not 0x46414e49",
+    );
+    assert!(std::fs::read(&bar).unwrap().iter().all(|&x| x == 0));
+    // A configuration with the idle reclaim on, which the RTL does not have yet: refused
+    // before the first write.
+    let bar = d.join("resource0");
+    fake_bar(&bar, &core);
+    let before = std::fs::read(&bar).unwrap();
+    let mut c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+    c["jobs"][0]["trust"]["reclaim_idle"] = 1000.into();
+    let trusting = d.join("trusting.json");
+    std::fs::write(&trusting, c.to_string()).unwrap();
+    fails(
+        &["program", "--config", trusting.to_str().unwrap()],
+        Some(&bar),
+        "the RTL does not implement the idle reclaim",
+    );
+    assert_eq!(std::fs::read(&bar).unwrap(), before);
+    // A core too small for it (two ports).
+    fails(
+        &[
+            "program",
+            "--dry-run",
+            "--core",
+            "alveo",
+            "--config",
+            place.join("d.json").to_str().unwrap(),
+        ],
+        None,
+        "does not fit core configuration alveo",
+    );
+    fails(
+        &["program", "--dry-run", "--core", "nosuch", "--config", cfg],
+        None,
+        "no such configuration",
+    );
+    fails(
+        &["program", "--config", "/nonexistent.json", "--dry-run"],
+        None,
+        "cannot read /nonexistent.json",
+    );
+    fails(
+        &["program", "--config", cfg, "--device", "9999:99:99.9"],
+        None,
+        "no PCI device 9999:99:99.9",
+    );
+    let small = d.join("small");
+    std::fs::write(&small, [0u8; 64]).unwrap();
+    fails(
+        &["status"],
+        Some(&small),
+        "too small for the core's registers",
+    );
+}
