@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from . import _native
 
-__all__ = ["allreduce"]
+__all__ = ["allreduce", "assignment_group"]
 
 #: Default seconds an allreduce may take before it raises.
 DEFAULT_TIMEOUT = 30.0
@@ -28,7 +28,7 @@ class _Group:
     """One worker's place in one fanin job: its socket, the switch, and a single thread that
     runs the job's allreduces one after another (a job has one session at a time)."""
 
-    def __init__(self, worker, switch, rank, world, job, elements, slots, timeout, owned=None):
+    def __init__(self, worker, switch, rank, world, job, elements, slots, timeout, owned=None, child=None, session=True):
         self.worker = worker
         self.switch = switch
         self.rank = rank
@@ -37,6 +37,9 @@ class _Group:
         self.elements = elements
         self.slots = slots
         self.timeout = timeout
+        #: The worker's child index at its parent switch (the rank, unless a placement says otherwise).
+        self.child = rank if child is None else child
+        self.session = session
         self._owned = owned  # the embedded _native.Switch, on rank 0
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"fanin-job{job}")
         self._lock = threading.Lock()
@@ -55,6 +58,8 @@ class _Group:
                 self.elements,
                 self.slots,
                 self.timeout if timeout is None else timeout,
+                child=self.child,
+                session=self.session,
             )
             self.completed += 1
             return e
@@ -143,6 +148,25 @@ def allreduce(array, *, switch=None, job=None, timeout=DEFAULT_TIMEOUT):
     g = _group_of(switch)
     g.run(buf, job=job, timeout=timeout)
     return array
+
+
+def assignment_group(path, rank, *, world=None, job=None, timeout=DEFAULT_TIMEOUT):
+    """A worker placed by ``fanin place --emit-config``: reads ``path`` (its ``workers.json``),
+    takes the assignment of ``rank`` (of ``job``; None: the file's only job), binds the
+    assignment's own address and returns a group for ``allreduce(..., switch=group)`` that
+    sends to the assigned parent switch, which must already hold the job (no registration).
+    ``world``, if given, must equal the job's number of workers. Raises ``OSError`` for an
+    unreadable file and ``ValueError`` naming what is wrong in it."""
+    timeout = _check_timeout(timeout)
+    a = _native.read_assignment(os.fspath(path), rank, world, job)
+    try:
+        worker = _native.Worker(a["me"])
+    except _native.FaninError as e:
+        raise _native.FaninError(f"{e} (the address of rank {rank} in {os.fspath(path)})") from None
+    return _Group(
+        worker, a["parent"], a["rank"], a["workers"], a["job"], a["elements"], a["window_limit"], timeout,
+        child=a["child"], session=a["session"],
+    )
 
 
 def _env_int(name, default):

@@ -7,7 +7,9 @@ collective (and dtype, and op) goes to a gloo group created alongside, unless
 
 Switch: with no ``FANIN_SWITCH``, rank 0 runs the software switch in this process; ranks
 swap their UDP addresses through the torch store. With ``FANIN_SWITCH=host:port`` rank 0
-registers the job at that external ``fanin switchd`` (its control port) instead.
+registers the job at that external ``fanin switchd`` (its control port) instead. With
+``FANIN_ASSIGNMENT=workers.json`` (``fanin place --emit-config``) each rank takes its own
+assignment and sends to its pre-configured parent switch: no embedded switch, no registration.
 ``FANIN_HOST`` is the IPv4 address the sockets bind (127.0.0.1 by default).
 """
 
@@ -56,11 +58,23 @@ class FaninProcessGroup(ProcessGroup):
         slots = fanin._env_int("FANIN_SLOTS", fanin.DEFAULT_SLOTS)
         job = fanin._env_int("FANIN_JOB", 1)
         external = os.environ.get("FANIN_SWITCH") or None
+        placed = os.environ.get("FANIN_ASSIGNMENT") or None
+        self._registered = None
+        self._gloo = None if _strict() else dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, world, timeout)
+        self._world = world
+        if placed:
+            if external:
+                raise ValueError("FANIN_SWITCH and FANIN_ASSIGNMENT are both set: unset one")
+            job = fanin._env_int("FANIN_JOB", None)
+            try:
+                self._fanin_group = fanin.assignment_group(placed, rank, world=world, job=job, timeout=secs)
+            except ValueError as e:
+                raise ValueError(f"FANIN_ASSIGNMENT: {e}") from None
+            return
         host = fanin._host()
         worker = _native.Worker(f"{host}:0")
         store.set(f"fanin/worker/{rank}", worker.address)
         owned = None
-        self._registered = None
         if rank == 0:
             addrs = [store.get(f"fanin/worker/{r}").decode() for r in range(world)]
             if external:
@@ -74,8 +88,6 @@ class FaninProcessGroup(ProcessGroup):
                 store.set("fanin/switch", owned.address)
         switch = store.get("fanin/switch").decode()
         self._fanin_group = fanin._Group(worker, switch, rank, world, job, elements, slots, secs, owned)
-        self._gloo = None if _strict() else dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, world, timeout)
-        self._world = world
 
     def getBackendName(self) -> str:
         return "fanin"

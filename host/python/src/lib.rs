@@ -207,7 +207,9 @@ impl Worker {
     /// (returns the agreed exponent, for `result_bound`); int32 is exact (returns 0). Raises
     /// FaninError with the CLI's one-line message on failure, and never runs past `timeout`.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (buf, switch, job, rank, workers, elements, slots, timeout, window=None))]
+    /// `child` is the worker's child index at its parent (default: the rank); `session=False`
+    /// runs without JOIN/ACCEPT (a job without sessions).
+    #[pyo3(signature = (buf, switch, job, rank, workers, elements, slots, timeout, window=None, child=None, session=true))]
     fn allreduce(
         &self,
         py: Python<'_>,
@@ -220,6 +222,8 @@ impl Worker {
         slots: u32,
         timeout: f64,
         window: Option<u32>,
+        child: Option<u8>,
+        session: bool,
     ) -> PyResult<i32> {
         if !(timeout.is_finite() && timeout > 0.0) {
             return Err(PyValueError::new_err(format!(
@@ -237,12 +241,12 @@ impl Worker {
                 job,
                 rank,
                 workers,
-                child: rank,
+                child: child.unwrap_or(rank),
                 me: endpoint(self.address),
                 parent: endpoint(parent),
                 window_limit: slots,
                 elements,
-                session: true,
+                session,
             },
             window: window.unwrap_or(slots).min(slots).max(1),
             retransmit: Duration::from_millis(20),
@@ -369,6 +373,133 @@ fn register_job(
     }
 }
 
+/// Reads `path` (the `workers.json` of `fanin place --emit-config`: a list of
+/// `fanin_proto::worker::Assignment`, or one assignment) and returns the assignment of `rank`
+/// (of `job`; None: the file's only job) as a dict with `job`, `rank`, `workers`, `child`,
+/// `me` and `parent` (`ip:port`), `window_limit`, `elements` and `session`. Checks it against
+/// `world`, the caller's number of ranks. Raises OSError if the file cannot be read and
+/// ValueError with one line naming the file and what is wrong otherwise.
+#[pyfunction]
+#[pyo3(signature = (path, rank, world=None, job=None))]
+fn read_assignment<'py>(
+    py: Python<'py>,
+    path: &str,
+    rank: u32,
+    world: Option<u32>,
+    job: Option<u16>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        pyo3::exceptions::PyOSError::new_err(format!("cannot read the assignment file {path}: {e}"))
+    })?;
+    let a = pick_assignment(path, &text, rank, world, job).map_err(PyValueError::new_err)?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("job", a.job)?;
+    d.set_item("rank", a.rank)?;
+    d.set_item("workers", a.workers)?;
+    d.set_item("child", a.child)?;
+    d.set_item("me", SocketAddrV4::new(a.me.ip, a.me.udp_port).to_string())?;
+    d.set_item(
+        "parent",
+        SocketAddrV4::new(a.parent.ip, a.parent.udp_port).to_string(),
+    )?;
+    d.set_item("window_limit", a.window_limit)?;
+    d.set_item("elements", a.elements)?;
+    d.set_item("session", a.session)?;
+    Ok(d)
+}
+
+/// The assignment of `rank` (of `job`) in the JSON `text` of file `path`, checked; or the
+/// one-line reason it cannot be used.
+fn pick_assignment(
+    path: &str,
+    text: &str,
+    rank: u32,
+    world: Option<u32>,
+    job: Option<u16>,
+) -> Result<Assignment, String> {
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| format!("the assignment file {path} is not JSON: {e}"))?;
+    let list = v.is_array();
+    let all: Vec<Assignment> = if list {
+        serde_json::from_value(v)
+            .map_err(|e| format!("the assignment list in {path} is not valid: {e}"))?
+    } else {
+        vec![serde_json::from_value(v)
+            .map_err(|e| format!("the assignment in {path} is not valid: {e}"))?]
+    };
+    let mut jobs: Vec<u16> = all.iter().map(|a| a.job).collect();
+    jobs.sort_unstable();
+    jobs.dedup();
+    let job = match (job, jobs.as_slice()) {
+        (_, []) => return Err(format!("the assignment file {path} holds no assignment")),
+        (Some(j), _) if !jobs.contains(&j) => {
+            return Err(format!(
+                "the assignment file {path} holds no assignment of job {j} (its jobs: {jobs:?})"
+            ))
+        }
+        (Some(j), _) => j,
+        (None, [j]) => *j,
+        (None, _) => return Err(format!(
+            "the assignment file {path} holds jobs {jobs:?}: set FANIN_JOB (or job=) to pick one"
+        )),
+    };
+    let mine: Vec<&Assignment> = all.iter().filter(|a| a.job == job).collect();
+    let workers = mine[0].workers;
+    if workers == 0 || workers as u32 > fanin_proto::wire::MAX_WORKERS {
+        return Err(format!(
+            "job {job} in {path} has {workers} workers; a job has 1 to {}",
+            fanin_proto::wire::MAX_WORKERS
+        ));
+    }
+    if let Some(a) = mine.iter().find(|a| a.workers != workers) {
+        return Err(format!(
+            "job {job} in {path}: rank {} says {} workers, rank {} says {workers}",
+            a.rank, a.workers, mine[0].rank
+        ));
+    }
+    if let Some(w) = world {
+        if w != workers as u32 {
+            return Err(format!(
+                "job {job} in {path} has {workers} workers, but this group has {w} ranks: \
+                 start as many ranks as the placement has workers"
+            ));
+        }
+    }
+    let mut ranks: Vec<u8> = mine.iter().map(|a| a.rank).collect();
+    ranks.sort_unstable();
+    if let Some(d) = ranks.windows(2).find(|p| p[0] == p[1]) {
+        return Err(format!("job {job} in {path} lists rank {} twice", d[0]));
+    }
+    if let Some(a) = mine.iter().find(|a| a.rank >= workers) {
+        return Err(format!(
+            "job {job} in {path}: rank {} is not below its {workers} workers",
+            a.rank
+        ));
+    }
+    if list && ranks.len() != workers as usize {
+        return Err(format!(
+            "job {job} in {path} lists {} of its {workers} ranks: a placement's workers.json lists them all",
+            ranks.len()
+        ));
+    }
+    let a = mine.iter().find(|a| a.rank as u32 == rank).ok_or_else(|| {
+        format!("job {job} in {path} has no assignment for rank {rank} (ranks {ranks:?})")
+    })?;
+    if a.elements == 0 || a.elements > fanin_proto::wire::MAX_ELEMENTS {
+        return Err(format!(
+            "rank {rank} of job {job} in {path}: elements {} must be 1..={}",
+            a.elements,
+            fanin_proto::wire::MAX_ELEMENTS
+        ));
+    }
+    if a.window_limit == 0 {
+        return Err(format!(
+            "rank {rank} of job {job} in {path}: window_limit must be at least 1"
+        ));
+    }
+    Ok((*a).clone())
+}
+
 /// Largest error of a float32 result `r` of `workers` contributions at exponent `e`
 /// (`fanin::scheme::result_bound`: `workers·2^-(e+1) + 2^-24·|r|`).
 #[pyfunction]
@@ -390,6 +521,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(result_bound_of, m)?)?;
     m.add_function(wrap_pyfunction!(loopback, m)?)?;
     m.add_function(wrap_pyfunction!(register_job, m)?)?;
+    m.add_function(wrap_pyfunction!(read_assignment, m)?)?;
     m.add("FaninError", m.py().get_type::<FaninError>())?;
     Ok(())
 }
