@@ -40,6 +40,13 @@ class _Group:
         #: The worker's child index at its parent switch (the rank, unless a placement says otherwise).
         self.child = rank if child is None else child
         self.session = session
+        #: Blocks in flight (FANIN_WINDOW; default and at most the job's slots) and the
+        #: retransmission timeout (FANIN_RETRANSMIT_MS, default 20). Keep the window's bytes
+        #: well below what the slowest link carries in one retransmission timeout.
+        self.window = _env_int("FANIN_WINDOW", slots)
+        self.retransmit_ms = _env_int("FANIN_RETRANSMIT_MS", 20)
+        if self.window < 1 or self.retransmit_ms < 1:
+            raise ValueError(f"FANIN_WINDOW ({self.window}) and FANIN_RETRANSMIT_MS ({self.retransmit_ms}) must be at least 1")
         self._owned = owned  # the embedded _native.Switch, on rank 0
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"fanin-job{job}")
         self._lock = threading.Lock()
@@ -58,8 +65,10 @@ class _Group:
                 self.elements,
                 self.slots,
                 self.timeout if timeout is None else timeout,
+                window=min(self.window, self.slots),
                 child=self.child,
                 session=self.session,
+                retransmit_ms=self.retransmit_ms,
             )
             self.completed += 1
             return e

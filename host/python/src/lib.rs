@@ -207,9 +207,10 @@ impl Worker {
     /// (returns the agreed exponent, for `result_bound`); int32 is exact (returns 0). Raises
     /// FaninError with the CLI's one-line message on failure, and never runs past `timeout`.
     #[allow(clippy::too_many_arguments)]
-    /// `child` is the worker's child index at its parent (default: the rank); `session=False`
-    /// runs without JOIN/ACCEPT (a job without sessions).
-    #[pyo3(signature = (buf, switch, job, rank, workers, elements, slots, timeout, window=None, child=None, session=true))]
+    /// `window` caps the blocks in flight (default and maximum: `slots`); `retransmit_ms` is
+    /// the retransmission timeout (default 20). `child` is the worker's child index at its
+    /// parent (default: the rank); `session=False` runs without JOIN/ACCEPT.
+    #[pyo3(signature = (buf, switch, job, rank, workers, elements, slots, timeout, window=None, child=None, session=true, retransmit_ms=20))]
     fn allreduce(
         &self,
         py: Python<'_>,
@@ -224,11 +225,17 @@ impl Worker {
         window: Option<u32>,
         child: Option<u8>,
         session: bool,
+        retransmit_ms: u64,
     ) -> PyResult<i32> {
         if !(timeout.is_finite() && timeout > 0.0) {
             return Err(PyValueError::new_err(format!(
                 "timeout must be a positive number of seconds, not {timeout}"
             )));
+        }
+        if retransmit_ms == 0 {
+            return Err(PyValueError::new_err(
+                "the retransmission timeout must be at least 1 ms",
+            ));
         }
         if workers == 0 || rank >= workers {
             return Err(PyValueError::new_err(format!(
@@ -249,7 +256,7 @@ impl Worker {
                 session,
             },
             window: window.unwrap_or(slots).min(slots).max(1),
-            retransmit: Duration::from_millis(20),
+            retransmit: Duration::from_millis(retransmit_ms),
             first_block: 0,
             quant: QuantMode::Auto,
             timeout: Duration::from_secs_f64(timeout),
@@ -439,9 +446,11 @@ fn pick_assignment(
         }
         (Some(j), _) => j,
         (None, [j]) => *j,
-        (None, _) => return Err(format!(
+        (None, _) => {
+            return Err(format!(
             "the assignment file {path} holds jobs {jobs:?}: set FANIN_JOB (or job=) to pick one"
-        )),
+        ))
+        }
     };
     let mine: Vec<&Assignment> = all.iter().filter(|a| a.job == job).collect();
     let workers = mine[0].workers;

@@ -87,6 +87,17 @@ def test_bad_arguments_raise_clear_errors():
         fanin.allreduce([1.0, 2.0])
     with pytest.raises(ValueError, match="no fanin switch"):
         fanin.allreduce(np.zeros(4, dtype=np.float32))
+    from fanin import _native
+
+    wk = _native.Worker("127.0.0.1:0")
+    with pytest.raises(ValueError, match="retransmission timeout"):
+        wk.allreduce(np.zeros(4, np.float32), "127.0.0.1:9", 1, 0, 2, 64, 8, 1.0, retransmit_ms=0)
+    os.environ["FANIN_WINDOW"] = "0"
+    try:
+        with pytest.raises(ValueError, match="FANIN_WINDOW"):
+            fanin._Group(wk, "127.0.0.1:9", 0, 2, 1, 64, 8, 1.0)
+    finally:
+        del os.environ["FANIN_WINDOW"]
 
 
 def test_unreachable_switch_raises_cli_message():
@@ -308,3 +319,26 @@ def test_assignment_errors(tmp_path):
     # Through the backend the message names the variable; a 1-rank group meets a 2-worker job.
     with pytest.raises(AssertionError, match="FANIN_ASSIGNMENT: job 1 in .* has 2 workers, but this group has 1 ranks"):
         w.launch(w.placed, 1, env={"FANIN_ASSIGNMENT": str(good)})
+
+
+def test_fabric_bench_smoke(tmp_path):
+    """The emulated-fabric benchmark (host/python/bench/fabric.py) runs end to end on 2 hosts
+    with 1 MiB (its ranks check every sum); speed is not asserted here."""
+    import json
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("tc") is None:
+        pytest.skip("needs root and iproute2 (ip netns, tc)")
+    bench = os.path.join(os.path.dirname(__file__), "..", "bench", "fabric.py")
+    r = subprocess.run(
+        [sys.executable, bench, "--fanin", _fanin_bin(), "--hosts", "2", "--sizes", "1", "--reps", "1",
+         "--rate", "200mbit", "--prefix", f"fnt{os.getpid() % 100000}", "--deadline", "120", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=180,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = json.loads((tmp_path / "fabric.json").read_text())["rows"]
+    assert [(x["n"], x["mib"]) for x in rows] == [(2, 1)]
+    assert rows[0]["fanin_s"] > 0 and rows[0]["gloo_s"] > 0
+    assert (tmp_path / "fabric.svg").read_text().startswith("<svg")
+    assert "speed-up" in r.stdout
