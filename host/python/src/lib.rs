@@ -54,25 +54,39 @@ struct Switch {
 
 #[pymethods]
 impl Switch {
-    /// Binds `bind` (`ip:port`, port 0 picks one) and serves job `job` for `workers` (their
-    /// addresses by rank) with `elements` per packet and `slots` slots.
+    /// Binds `bind` (`ip:port`, port 0 picks one) and serves `lanes` jobs `job`,
+    /// `job + 1`, ... with `elements` per packet and `slots` slots each; `workers` holds the
+    /// workers' addresses lane by lane, by rank within a lane (`lanes` × world entries).
     #[new]
+    #[pyo3(signature = (bind, workers, job, elements, slots, lanes=1))]
     fn new(
         bind: &str,
         workers: Vec<String>,
         job: u16,
         elements: u16,
         slots: u32,
+        lanes: usize,
     ) -> PyResult<Self> {
         let me = addr(bind, "switch address")?;
         let workers = workers
             .iter()
             .map(|w| addr(w, "worker address"))
             .collect::<PyResult<Vec<_>>>()?;
-        if workers.is_empty() || workers.len() > 64 {
+        if lanes == 0 || lanes > 16 || job as usize + lanes > 65536 {
             return Err(PyValueError::new_err(format!(
-                "a fanin job has 1 to 64 workers, not {}",
+                "lanes must be 1 to 16 with job ids up to 65535, not {lanes} from job {job}"
+            )));
+        }
+        if workers.len() % lanes != 0 {
+            return Err(PyValueError::new_err(format!(
+                "{} worker addresses do not split into {lanes} lanes",
                 workers.len()
+            )));
+        }
+        let world = workers.len() / lanes;
+        if world == 0 || world > 64 {
+            return Err(PyValueError::new_err(format!(
+                "a fanin job has 1 to 64 workers, not {world}"
             )));
         }
         let sock = UdpSocket::bind(me)
@@ -81,15 +95,35 @@ impl Switch {
             Ok(std::net::SocketAddr::V4(a)) => a,
             _ => return Err(FaninError::new_err("the switch socket is not IPv4")),
         };
-        let cfg = single_job_config(
+        // One job per lane, each with its own slots: lanes run their sessions independently.
+        let mut cfg = single_job_config(
             address,
             &SingleJob {
                 job,
-                workers,
+                workers: workers[..world].to_vec(),
                 elements,
                 slots,
             },
         );
+        for k in 1..lanes {
+            let lane = single_job_config(
+                address,
+                &SingleJob {
+                    job: job + k as u16,
+                    workers: workers[k * world..(k + 1) * world].to_vec(),
+                    elements,
+                    slots,
+                },
+            );
+            cfg.jobs.extend(lane.jobs.into_iter().map(|mut e| {
+                e.slot_base = k as u32 * slots;
+                e
+            }));
+        }
+        cfg.params.slots = slots.checked_mul(lanes as u32).ok_or_else(|| {
+            PyValueError::new_err(format!("{lanes} lanes of {slots} slots overflow"))
+        })?;
+        cfg.params.max_jobs = cfg.params.max_jobs.max(lanes as u16);
         let mut sw = SoftSwitch::new(&cfg)
             .map_err(|e| PyValueError::new_err(format!("bad switch configuration: {e}")))?;
         let mut link =

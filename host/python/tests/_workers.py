@@ -250,3 +250,29 @@ def placed(rank, world, store):
     }
     dist.destroy_process_group()
     return out
+
+
+def concurrent(rank, world, store, ops):
+    """``ops`` async int32 all_reduces issued at once (lanes run them concurrently), then the
+    same again as DDP-style futures; every sum exact."""
+    import torch
+
+    dist = _init(rank, world, store)
+    g = dist.distributed_c10d._get_default_group()._fanin_group
+    n = 300_000
+    ts = [torch.arange(n, dtype=torch.int32) * (k + 1) + rank for k in range(ops)]
+    works = [dist.all_reduce(t, async_op=True) for t in ts]
+    for w in works:
+        w.wait()
+    want = [torch.arange(n, dtype=torch.int64) * (k + 1) * world + world * (world - 1) // 2 for k in range(ops)]
+    exact = all(bool((t.to(torch.int64) == x).all()) for t, x in zip(ts, want))
+    # Again through futures (the DDP hook's path), float32 averages.
+    import fanin.torch as ft
+
+    fs = [torch.full((50_000,), float(rank + k)) for k in range(ops)]
+    futs = [ft.allreduce_future(g, f, average=True) for f in fs]
+    torch.futures.wait_all(futs)
+    avg_ok = all(bool((f - (k + (world - 1) / 2)).abs().max() < 1e-5) for k, f in enumerate(fs))
+    out = {"exact": exact, "avg_ok": avg_ok, "lanes": g.lanes, "max_in_flight": g.max_in_flight, "completed": g.completed}
+    dist.destroy_process_group()
+    return out

@@ -319,6 +319,8 @@ def test_assignment_errors(tmp_path):
     # Through the backend the message names the variable; a 1-rank group meets a 2-worker job.
     with pytest.raises(AssertionError, match="FANIN_ASSIGNMENT: job 1 in .* has 2 workers, but this group has 1 ranks"):
         w.launch(w.placed, 1, env={"FANIN_ASSIGNMENT": str(good)})
+    with pytest.raises(AssertionError, match="FANIN_LANES needs a job per lane"):
+        w.launch(w.placed, 2, env={"FANIN_ASSIGNMENT": str(good), "FANIN_LANES": "2"})
 
 
 def test_fabric_bench_smoke(tmp_path):
@@ -342,3 +344,15 @@ def test_fabric_bench_smoke(tmp_path):
     assert rows[0]["fanin_s"] > 0 and rows[0]["gloo_s"] > 0
     assert (tmp_path / "fabric.svg").read_text().startswith("<svg")
     assert "speed-up" in r.stdout
+
+
+def test_concurrent_lanes():
+    """FANIN_LANES=3: six allreduces issued at once run on three jobs concurrently (more
+    than one in flight) and every sum is exact; then six futures with float32 averages."""
+    res = w.launch(w.concurrent, 2, args=(6,), env={"FANIN_LANES": "3"})
+    for r, v in res.items():
+        assert v["exact"], f"rank {r}: an int32 sum differs"
+        assert v["avg_ok"], f"rank {r}: a float32 average differs"
+        assert v["lanes"] == 3
+        assert v["completed"] == 12
+        assert v["max_in_flight"] >= 2, f"rank {r}: the lanes never overlapped"
