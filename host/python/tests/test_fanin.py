@@ -349,7 +349,8 @@ def test_fabric_bench_smoke(tmp_path):
 def test_concurrent_lanes():
     """FANIN_LANES=3: six allreduces issued at once run on three jobs concurrently (more
     than one in flight) and every sum is exact; then six futures with float32 averages."""
-    res = w.launch(w.concurrent, 2, args=(6,), env={"FANIN_LANES": "3"})
+    # A small window: three lanes' windows share one (debug-built) switch thread.
+    res = w.launch(w.concurrent, 2, args=(6,), env={"FANIN_LANES": "3", "FANIN_WINDOW": "16"})
     for r, v in res.items():
         assert v["exact"], f"rank {r}: an int32 sum differs"
         assert v["avg_ok"], f"rank {r}: a float32 average differs"
