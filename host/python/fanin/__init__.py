@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from . import _native
 
-__all__ = ["allreduce"]
+__all__ = ["allreduce", "assignment_group"]
 
 #: Default seconds an allreduce may take before it raises.
 DEFAULT_TIMEOUT = 30.0
@@ -22,14 +22,21 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_ELEMENTS = 256
 #: Slots of the embedded switch's job, the workers' window (FANIN_SLOTS overrides it).
 DEFAULT_SLOTS = 128
+#: Concurrent allreduces (lanes: one job each) of an embedded-switch group (FANIN_LANES).
+DEFAULT_LANES = 2
 
 
 class _Group:
-    """One worker's place in one fanin job: its socket, the switch, and a single thread that
-    runs the job's allreduces one after another (a job has one session at a time)."""
+    """One worker's place in one fanin job: the switch and one or more lanes. Lane k is job
+    ``job + k`` with its own UDP socket (``worker`` may be a list of them) and its own thread;
+    a job has one session at a time, so a lane runs its allreduces one after another, while
+    the lanes run theirs concurrently. Allreduces go to the lanes in turn, in call order:
+    every rank must issue them in the same order (as for any collective)."""
 
-    def __init__(self, worker, switch, rank, world, job, elements, slots, timeout, owned=None):
-        self.worker = worker
+    def __init__(self, worker, switch, rank, world, job, elements, slots, timeout, owned=None, child=None, session=True):
+        self.workers = list(worker) if isinstance(worker, (list, tuple)) else [worker]
+        self.worker = self.workers[0]
+        self.lanes = len(self.workers)
         self.switch = switch
         self.rank = rank
         self.world = world
@@ -37,34 +44,75 @@ class _Group:
         self.elements = elements
         self.slots = slots
         self.timeout = timeout
+        #: The worker's child index at its parent switch (the rank, unless a placement says otherwise).
+        self.child = rank if child is None else child
+        self.session = session
+        #: Blocks in flight (FANIN_WINDOW; default and at most the job's slots) and the
+        #: retransmission timeout (FANIN_RETRANSMIT_MS, default 20). Keep the window's bytes
+        #: well below what the slowest link carries in one retransmission timeout.
+        self.window = _env_int("FANIN_WINDOW", slots)
+        self.retransmit_ms = _env_int("FANIN_RETRANSMIT_MS", 20)
+        if self.window < 1 or self.retransmit_ms < 1:
+            raise ValueError(f"FANIN_WINDOW ({self.window}) and FANIN_RETRANSMIT_MS ({self.retransmit_ms}) must be at least 1")
         self._owned = owned  # the embedded _native.Switch, on rank 0
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"fanin-job{job}")
+        self._pools = [
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"fanin-job{job + k}") for k in range(self.lanes)
+        ]
+        self._lane_locks = [threading.Lock() for _ in range(self.lanes)]
         self._lock = threading.Lock()
+        self._next = 0
+        self._in_flight = 0
         #: Allreduces this worker has completed through the switch.
         self.completed = 0
+        #: The most allreduces that were in flight at once.
+        self.max_in_flight = 0
 
-    def run(self, buf, job=None, timeout=None) -> int:
-        """Sums the contiguous float32/int32 numpy view ``buf`` in place; returns the exponent."""
+    def _lane(self) -> int:
         with self._lock:
-            e = self.worker.allreduce(
-                buf,
-                self.switch,
-                self.job if job is None else job,
-                self.rank,
-                self.world,
-                self.elements,
-                self.slots,
-                self.timeout if timeout is None else timeout,
-            )
-            self.completed += 1
+            k = self._next
+            self._next = (k + 1) % self.lanes
+            return k
+
+    def _run_on(self, lane, buf, job, timeout) -> int:
+        with self._lane_locks[lane]:
+            with self._lock:
+                self._in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            try:
+                e = self.workers[lane].allreduce(
+                    buf,
+                    self.switch,
+                    self.job + lane if job is None else job,
+                    self.rank,
+                    self.world,
+                    self.elements,
+                    self.slots,
+                    self.timeout if timeout is None else timeout,
+                    window=min(self.window, self.slots),
+                    child=self.child,
+                    session=self.session,
+                    retransmit_ms=self.retransmit_ms,
+                )
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+            with self._lock:
+                self.completed += 1
             return e
 
+    def run(self, buf, job=None, timeout=None) -> int:
+        """Sums the contiguous float32/int32 numpy view ``buf`` in place on the next lane
+        (``job`` overrides its job id); returns the exponent."""
+        return self._run_on(self._lane(), buf, job, timeout)
+
     def submit(self, buf, timeout=None) -> Future:
-        """Queues ``run(buf)`` on the job's thread."""
-        return self._pool.submit(self.run, buf, None, timeout)
+        """Queues ``run(buf)`` on the next lane's thread."""
+        lane = self._lane()
+        return self._pools[lane].submit(self._run_on, lane, buf, None, timeout)
 
     def close(self):
-        self._pool.shutdown(wait=True)
+        for p in self._pools:
+            p.shutdown(wait=True)
         if self._owned is not None:
             self._owned.close()
             self._owned = None
@@ -143,6 +191,25 @@ def allreduce(array, *, switch=None, job=None, timeout=DEFAULT_TIMEOUT):
     g = _group_of(switch)
     g.run(buf, job=job, timeout=timeout)
     return array
+
+
+def assignment_group(path, rank, *, world=None, job=None, timeout=DEFAULT_TIMEOUT):
+    """A worker placed by ``fanin place --emit-config``: reads ``path`` (its ``workers.json``),
+    takes the assignment of ``rank`` (of ``job``; None: the file's only job), binds the
+    assignment's own address and returns a group for ``allreduce(..., switch=group)`` that
+    sends to the assigned parent switch, which must already hold the job (no registration).
+    ``world``, if given, must equal the job's number of workers. Raises ``OSError`` for an
+    unreadable file and ``ValueError`` naming what is wrong in it."""
+    timeout = _check_timeout(timeout)
+    a = _native.read_assignment(os.fspath(path), rank, world, job)
+    try:
+        worker = _native.Worker(a["me"])
+    except _native.FaninError as e:
+        raise _native.FaninError(f"{e} (the address of rank {rank} in {os.fspath(path)})") from None
+    return _Group(
+        worker, a["parent"], a["rank"], a["workers"], a["job"], a["elements"], a["window_limit"], timeout,
+        child=a["child"], session=a["session"],
+    )
 
 
 def _env_int(name, default):

@@ -7,8 +7,11 @@ collective (and dtype, and op) goes to a gloo group created alongside, unless
 
 Switch: with no ``FANIN_SWITCH``, rank 0 runs the software switch in this process; ranks
 swap their UDP addresses through the torch store. With ``FANIN_SWITCH=host:port`` rank 0
-registers the job at that external ``fanin switchd`` (its control port) instead.
-``FANIN_HOST`` is the IPv4 address the sockets bind (127.0.0.1 by default).
+registers the job at that external ``fanin switchd`` (its control port) instead. With
+``FANIN_ASSIGNMENT=workers.json`` (``fanin place --emit-config``) each rank takes its own
+assignment and sends to its pre-configured parent switch: no embedded switch, no registration.
+``FANIN_HOST`` is the IPv4 address the sockets bind (127.0.0.1 by default). ``FANIN_LANES``
+allreduces run concurrently, each lane its own job (docs/python.md, "Concurrency").
 """
 
 import os
@@ -56,26 +59,46 @@ class FaninProcessGroup(ProcessGroup):
         slots = fanin._env_int("FANIN_SLOTS", fanin.DEFAULT_SLOTS)
         job = fanin._env_int("FANIN_JOB", 1)
         external = os.environ.get("FANIN_SWITCH") or None
-        host = fanin._host()
-        worker = _native.Worker(f"{host}:0")
-        store.set(f"fanin/worker/{rank}", worker.address)
-        owned = None
+        placed = os.environ.get("FANIN_ASSIGNMENT") or None
         self._registered = None
-        if rank == 0:
-            addrs = [store.get(f"fanin/worker/{r}").decode() for r in range(world)]
-            if external:
-                # The job entry goes to the external switchd's control port; refusals raise.
-                base = fanin._env_int("FANIN_SLOT_BASE", 0)
-                _native.register_job(external, addrs, job, elements, slots, base)
-                self._registered = external
-                store.set("fanin/switch", external)
-            else:
-                owned = _native.Switch(f"{host}:0", addrs, job, elements, slots)
-                store.set("fanin/switch", owned.address)
-        switch = store.get("fanin/switch").decode()
-        self._fanin_group = fanin._Group(worker, switch, rank, world, job, elements, slots, secs, owned)
         self._gloo = None if _strict() else dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, world, timeout)
         self._world = world
+        if placed:
+            if external:
+                raise ValueError("FANIN_SWITCH and FANIN_ASSIGNMENT are both set: unset one")
+            if fanin._env_int("FANIN_LANES", 1) != 1:
+                raise ValueError("FANIN_LANES needs a job per lane; a placement's workers.json gives one: unset FANIN_LANES")
+            job = fanin._env_int("FANIN_JOB", None)
+            try:
+                self._fanin_group = fanin.assignment_group(placed, rank, world=world, job=job, timeout=secs)
+            except ValueError as e:
+                raise ValueError(f"FANIN_ASSIGNMENT: {e}") from None
+            return
+        # Lanes: concurrent allreduces, one job each (job, job + 1, ...) with its own slots.
+        lanes = fanin._env_int("FANIN_LANES", 1 if external else fanin.DEFAULT_LANES)
+        if not 1 <= lanes <= 16:
+            raise ValueError(f"FANIN_LANES={lanes} must be 1 to 16")
+        if job + lanes > 65536:
+            raise ValueError(f"FANIN_JOB={job} with FANIN_LANES={lanes} runs past job id 65535")
+        host = fanin._host()
+        workers = [_native.Worker(f"{host}:0") for _ in range(lanes)]
+        store.set(f"fanin/worker/{rank}", ",".join(w.address for w in workers))
+        owned = None
+        if rank == 0:
+            addrs = [store.get(f"fanin/worker/{r}").decode().split(",") for r in range(world)]
+            if external:
+                # The job entries go to the external switchd's control port; refusals raise.
+                base = fanin._env_int("FANIN_SLOT_BASE", 0)
+                for k in range(lanes):
+                    _native.register_job(external, [a[k] for a in addrs], job + k, elements, slots, base + k * slots)
+                    self._registered = external
+                store.set("fanin/switch", external)
+            else:
+                lane_major = [a[k] for k in range(lanes) for a in addrs]
+                owned = _native.Switch(f"{host}:0", lane_major, job, elements, slots, lanes)
+                store.set("fanin/switch", owned.address)
+        switch = store.get("fanin/switch").decode()
+        self._fanin_group = fanin._Group(workers, switch, rank, world, job, elements, slots, secs, owned)
 
     def getBackendName(self) -> str:
         return "fanin"
@@ -120,7 +143,8 @@ class FaninProcessGroup(ProcessGroup):
         self._fanin_group.close()
         if self._registered:
             g = self._fanin_group
-            _native.register_job(self._registered, [], g.job, g.elements, g.slots, remove=True)
+            for k in range(g.lanes):
+                _native.register_job(self._registered, [], g.job + k, g.elements, g.slots, remove=True)
             self._registered = None
 
 

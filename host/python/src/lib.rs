@@ -54,25 +54,39 @@ struct Switch {
 
 #[pymethods]
 impl Switch {
-    /// Binds `bind` (`ip:port`, port 0 picks one) and serves job `job` for `workers` (their
-    /// addresses by rank) with `elements` per packet and `slots` slots.
+    /// Binds `bind` (`ip:port`, port 0 picks one) and serves `lanes` jobs `job`,
+    /// `job + 1`, ... with `elements` per packet and `slots` slots each; `workers` holds the
+    /// workers' addresses lane by lane, by rank within a lane (`lanes` × world entries).
     #[new]
+    #[pyo3(signature = (bind, workers, job, elements, slots, lanes=1))]
     fn new(
         bind: &str,
         workers: Vec<String>,
         job: u16,
         elements: u16,
         slots: u32,
+        lanes: usize,
     ) -> PyResult<Self> {
         let me = addr(bind, "switch address")?;
         let workers = workers
             .iter()
             .map(|w| addr(w, "worker address"))
             .collect::<PyResult<Vec<_>>>()?;
-        if workers.is_empty() || workers.len() > 64 {
+        if lanes == 0 || lanes > 16 || job as usize + lanes > 65536 {
             return Err(PyValueError::new_err(format!(
-                "a fanin job has 1 to 64 workers, not {}",
+                "lanes must be 1 to 16 with job ids up to 65535, not {lanes} from job {job}"
+            )));
+        }
+        if workers.len() % lanes != 0 {
+            return Err(PyValueError::new_err(format!(
+                "{} worker addresses do not split into {lanes} lanes",
                 workers.len()
+            )));
+        }
+        let world = workers.len() / lanes;
+        if world == 0 || world > 64 {
+            return Err(PyValueError::new_err(format!(
+                "a fanin job has 1 to 64 workers, not {world}"
             )));
         }
         let sock = UdpSocket::bind(me)
@@ -81,15 +95,35 @@ impl Switch {
             Ok(std::net::SocketAddr::V4(a)) => a,
             _ => return Err(FaninError::new_err("the switch socket is not IPv4")),
         };
-        let cfg = single_job_config(
+        // One job per lane, each with its own slots: lanes run their sessions independently.
+        let mut cfg = single_job_config(
             address,
             &SingleJob {
                 job,
-                workers,
+                workers: workers[..world].to_vec(),
                 elements,
                 slots,
             },
         );
+        for k in 1..lanes {
+            let lane = single_job_config(
+                address,
+                &SingleJob {
+                    job: job + k as u16,
+                    workers: workers[k * world..(k + 1) * world].to_vec(),
+                    elements,
+                    slots,
+                },
+            );
+            cfg.jobs.extend(lane.jobs.into_iter().map(|mut e| {
+                e.slot_base = k as u32 * slots;
+                e
+            }));
+        }
+        cfg.params.slots = slots.checked_mul(lanes as u32).ok_or_else(|| {
+            PyValueError::new_err(format!("{lanes} lanes of {slots} slots overflow"))
+        })?;
+        cfg.params.max_jobs = cfg.params.max_jobs.max(lanes as u16);
         let mut sw = SoftSwitch::new(&cfg)
             .map_err(|e| PyValueError::new_err(format!("bad switch configuration: {e}")))?;
         let mut link =
@@ -207,7 +241,10 @@ impl Worker {
     /// (returns the agreed exponent, for `result_bound`); int32 is exact (returns 0). Raises
     /// FaninError with the CLI's one-line message on failure, and never runs past `timeout`.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (buf, switch, job, rank, workers, elements, slots, timeout, window=None))]
+    /// `window` caps the blocks in flight (default and maximum: `slots`); `retransmit_ms` is
+    /// the retransmission timeout (default 20). `child` is the worker's child index at its
+    /// parent (default: the rank); `session=False` runs without JOIN/ACCEPT.
+    #[pyo3(signature = (buf, switch, job, rank, workers, elements, slots, timeout, window=None, child=None, session=true, retransmit_ms=20))]
     fn allreduce(
         &self,
         py: Python<'_>,
@@ -220,11 +257,19 @@ impl Worker {
         slots: u32,
         timeout: f64,
         window: Option<u32>,
+        child: Option<u8>,
+        session: bool,
+        retransmit_ms: u64,
     ) -> PyResult<i32> {
         if !(timeout.is_finite() && timeout > 0.0) {
             return Err(PyValueError::new_err(format!(
                 "timeout must be a positive number of seconds, not {timeout}"
             )));
+        }
+        if retransmit_ms == 0 {
+            return Err(PyValueError::new_err(
+                "the retransmission timeout must be at least 1 ms",
+            ));
         }
         if workers == 0 || rank >= workers {
             return Err(PyValueError::new_err(format!(
@@ -237,15 +282,15 @@ impl Worker {
                 job,
                 rank,
                 workers,
-                child: rank,
+                child: child.unwrap_or(rank),
                 me: endpoint(self.address),
                 parent: endpoint(parent),
                 window_limit: slots,
                 elements,
-                session: true,
+                session,
             },
             window: window.unwrap_or(slots).min(slots).max(1),
-            retransmit: Duration::from_millis(20),
+            retransmit: Duration::from_millis(retransmit_ms),
             first_block: 0,
             quant: QuantMode::Auto,
             timeout: Duration::from_secs_f64(timeout),
@@ -369,6 +414,135 @@ fn register_job(
     }
 }
 
+/// Reads `path` (the `workers.json` of `fanin place --emit-config`: a list of
+/// `fanin_proto::worker::Assignment`, or one assignment) and returns the assignment of `rank`
+/// (of `job`; None: the file's only job) as a dict with `job`, `rank`, `workers`, `child`,
+/// `me` and `parent` (`ip:port`), `window_limit`, `elements` and `session`. Checks it against
+/// `world`, the caller's number of ranks. Raises OSError if the file cannot be read and
+/// ValueError with one line naming the file and what is wrong otherwise.
+#[pyfunction]
+#[pyo3(signature = (path, rank, world=None, job=None))]
+fn read_assignment<'py>(
+    py: Python<'py>,
+    path: &str,
+    rank: u32,
+    world: Option<u32>,
+    job: Option<u16>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        pyo3::exceptions::PyOSError::new_err(format!("cannot read the assignment file {path}: {e}"))
+    })?;
+    let a = pick_assignment(path, &text, rank, world, job).map_err(PyValueError::new_err)?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("job", a.job)?;
+    d.set_item("rank", a.rank)?;
+    d.set_item("workers", a.workers)?;
+    d.set_item("child", a.child)?;
+    d.set_item("me", SocketAddrV4::new(a.me.ip, a.me.udp_port).to_string())?;
+    d.set_item(
+        "parent",
+        SocketAddrV4::new(a.parent.ip, a.parent.udp_port).to_string(),
+    )?;
+    d.set_item("window_limit", a.window_limit)?;
+    d.set_item("elements", a.elements)?;
+    d.set_item("session", a.session)?;
+    Ok(d)
+}
+
+/// The assignment of `rank` (of `job`) in the JSON `text` of file `path`, checked; or the
+/// one-line reason it cannot be used.
+fn pick_assignment(
+    path: &str,
+    text: &str,
+    rank: u32,
+    world: Option<u32>,
+    job: Option<u16>,
+) -> Result<Assignment, String> {
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| format!("the assignment file {path} is not JSON: {e}"))?;
+    let list = v.is_array();
+    let all: Vec<Assignment> = if list {
+        serde_json::from_value(v)
+            .map_err(|e| format!("the assignment list in {path} is not valid: {e}"))?
+    } else {
+        vec![serde_json::from_value(v)
+            .map_err(|e| format!("the assignment in {path} is not valid: {e}"))?]
+    };
+    let mut jobs: Vec<u16> = all.iter().map(|a| a.job).collect();
+    jobs.sort_unstable();
+    jobs.dedup();
+    let job = match (job, jobs.as_slice()) {
+        (_, []) => return Err(format!("the assignment file {path} holds no assignment")),
+        (Some(j), _) if !jobs.contains(&j) => {
+            return Err(format!(
+                "the assignment file {path} holds no assignment of job {j} (its jobs: {jobs:?})"
+            ))
+        }
+        (Some(j), _) => j,
+        (None, [j]) => *j,
+        (None, _) => {
+            return Err(format!(
+            "the assignment file {path} holds jobs {jobs:?}: set FANIN_JOB (or job=) to pick one"
+        ))
+        }
+    };
+    let mine: Vec<&Assignment> = all.iter().filter(|a| a.job == job).collect();
+    let workers = mine[0].workers;
+    if workers == 0 || workers as u32 > fanin_proto::wire::MAX_WORKERS {
+        return Err(format!(
+            "job {job} in {path} has {workers} workers; a job has 1 to {}",
+            fanin_proto::wire::MAX_WORKERS
+        ));
+    }
+    if let Some(a) = mine.iter().find(|a| a.workers != workers) {
+        return Err(format!(
+            "job {job} in {path}: rank {} says {} workers, rank {} says {workers}",
+            a.rank, a.workers, mine[0].rank
+        ));
+    }
+    if let Some(w) = world {
+        if w != workers as u32 {
+            return Err(format!(
+                "job {job} in {path} has {workers} workers, but this group has {w} ranks: \
+                 start as many ranks as the placement has workers"
+            ));
+        }
+    }
+    let mut ranks: Vec<u8> = mine.iter().map(|a| a.rank).collect();
+    ranks.sort_unstable();
+    if let Some(d) = ranks.windows(2).find(|p| p[0] == p[1]) {
+        return Err(format!("job {job} in {path} lists rank {} twice", d[0]));
+    }
+    if let Some(a) = mine.iter().find(|a| a.rank >= workers) {
+        return Err(format!(
+            "job {job} in {path}: rank {} is not below its {workers} workers",
+            a.rank
+        ));
+    }
+    if list && ranks.len() != workers as usize {
+        return Err(format!(
+            "job {job} in {path} lists {} of its {workers} ranks: a placement's workers.json lists them all",
+            ranks.len()
+        ));
+    }
+    let a = mine.iter().find(|a| a.rank as u32 == rank).ok_or_else(|| {
+        format!("job {job} in {path} has no assignment for rank {rank} (ranks {ranks:?})")
+    })?;
+    if a.elements == 0 || a.elements > fanin_proto::wire::MAX_ELEMENTS {
+        return Err(format!(
+            "rank {rank} of job {job} in {path}: elements {} must be 1..={}",
+            a.elements,
+            fanin_proto::wire::MAX_ELEMENTS
+        ));
+    }
+    if a.window_limit == 0 {
+        return Err(format!(
+            "rank {rank} of job {job} in {path}: window_limit must be at least 1"
+        ));
+    }
+    Ok((*a).clone())
+}
+
 /// Largest error of a float32 result `r` of `workers` contributions at exponent `e`
 /// (`fanin::scheme::result_bound`: `workers·2^-(e+1) + 2^-24·|r|`).
 #[pyfunction]
@@ -390,6 +564,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(result_bound_of, m)?)?;
     m.add_function(wrap_pyfunction!(loopback, m)?)?;
     m.add_function(wrap_pyfunction!(register_job, m)?)?;
+    m.add_function(wrap_pyfunction!(read_assignment, m)?)?;
     m.add("FaninError", m.py().get_type::<FaninError>())?;
     Ok(())
 }

@@ -213,3 +213,66 @@ def external(rank, world, store):
     through = dist.distributed_c10d._get_default_group()._fanin_group.completed
     dist.destroy_process_group()
     return {"int": t.tolist(), "avg": f.tolist(), "through_switch": through}
+
+
+def placed(rank, world, store):
+    """int32 and float32 sums through pre-configured switchd processes (FANIN_ASSIGNMENT)."""
+    import numpy as np
+    import torch
+
+    from fanin import _native
+
+    dist = _init(rank, world, store)
+    g = dist.distributed_c10d._get_default_group()._fanin_group
+    n = 1000  # not a multiple of the 64 elements of a placed job's packet
+    lim = (2**31 - 1) // world
+    ints = [np.random.default_rng(300 + r).integers(-lim, lim, n, dtype=np.int64) for r in range(world)]
+    t = torch.from_numpy(ints[rank].astype(np.int32))
+    dist.all_reduce(t)
+    int_ok = bool((t.numpy().astype(np.int64) == sum(ints)).all())
+    xs = [np.random.default_rng(400 + r).standard_normal(n + 37).astype(np.float32) for r in range(world)]
+    buf = xs[rank].copy()
+    e = g.run(buf)
+    exact = np.sum([x.astype(np.float64) for x in xs], axis=0)
+    bound = np.array([_native.result_bound_of(world, e, float(r)) for r in buf])
+    worst = float((np.abs(buf - exact) / bound).max())
+    # A second allreduce of the same job gets a fresh session (new block ids) and its own sum.
+    t2 = torch.full((70,), rank + 1, dtype=torch.int32)
+    dist.all_reduce(t2)
+    out = {
+        "int_ok": int_ok,
+        "worst": worst,
+        "e": e,
+        "second": t2.tolist(),
+        "switch": g.switch,
+        "child": g.child,
+        "through_switch": g.completed,
+    }
+    dist.destroy_process_group()
+    return out
+
+
+def concurrent(rank, world, store, ops):
+    """``ops`` async int32 all_reduces issued at once (lanes run them concurrently), then the
+    same again as DDP-style futures; every sum exact."""
+    import torch
+
+    dist = _init(rank, world, store)
+    g = dist.distributed_c10d._get_default_group()._fanin_group
+    n = 60_000
+    ts = [torch.arange(n, dtype=torch.int32) * (k + 1) + rank for k in range(ops)]
+    works = [dist.all_reduce(t, async_op=True) for t in ts]
+    for w in works:
+        w.wait()
+    want = [torch.arange(n, dtype=torch.int64) * (k + 1) * world + world * (world - 1) // 2 for k in range(ops)]
+    exact = all(bool((t.to(torch.int64) == x).all()) for t, x in zip(ts, want))
+    # Again through futures (the DDP hook's path), float32 averages.
+    import fanin.torch as ft
+
+    fs = [torch.full((20_000,), float(rank + k)) for k in range(ops)]
+    futs = [ft.allreduce_future(g, f, average=True) for f in fs]
+    torch.futures.wait_all(futs)
+    avg_ok = all(bool((f - (k + (world - 1) / 2)).abs().max() < 1e-5) for k, f in enumerate(fs))
+    out = {"exact": exact, "avg_ok": avg_ok, "lanes": g.lanes, "max_in_flight": g.max_in_flight, "completed": g.completed}
+    dist.destroy_process_group()
+    return out

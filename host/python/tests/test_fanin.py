@@ -87,6 +87,17 @@ def test_bad_arguments_raise_clear_errors():
         fanin.allreduce([1.0, 2.0])
     with pytest.raises(ValueError, match="no fanin switch"):
         fanin.allreduce(np.zeros(4, dtype=np.float32))
+    from fanin import _native
+
+    wk = _native.Worker("127.0.0.1:0")
+    with pytest.raises(ValueError, match="retransmission timeout"):
+        wk.allreduce(np.zeros(4, np.float32), "127.0.0.1:9", 1, 0, 2, 64, 8, 1.0, retransmit_ms=0)
+    os.environ["FANIN_WINDOW"] = "0"
+    try:
+        with pytest.raises(ValueError, match="FANIN_WINDOW"):
+            fanin._Group(wk, "127.0.0.1:9", 0, 2, 1, 64, 8, 1.0)
+    finally:
+        del os.environ["FANIN_WINDOW"]
 
 
 def test_unreachable_switch_raises_cli_message():
@@ -152,3 +163,197 @@ def test_external_switchd_register():
         sw.kill()
         err = sw.communicate()[1].decode()
     assert "job 9" in err, err  # switchd logged the register (and remove)
+
+
+def _fanin_bin():
+    binary = os.environ.get("FANIN_BIN") or os.path.join(
+        os.path.dirname(__file__), "..", "..", "..", "target", "debug", "fanin"
+    )
+    assert os.path.exists(binary), f"no fanin binary at {binary}: build it (cargo build -p fanin) or set FANIN_BIN"
+    return binary
+
+
+def _free_ports(k):
+    """A base port P with P..P+k free for UDP and TCP on 127.0.0.1 (the placement's
+    --base-port numbering)."""
+    import random
+    import socket
+
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20000, 60000 - k)
+        held = []
+        try:
+            for p in range(base, base + k):
+                for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+                    s = socket.socket(socket.AF_INET, kind)
+                    held.append(s)
+                    s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in held:
+                s.close()
+    raise RuntimeError(f"no {k} consecutive free ports")
+
+
+def _place(tmp_path, tree, algo, nodes):
+    """Runs `fanin place --emit-config` on ``tree`` (on 127.0.0.1 from a free base port);
+    returns the emitted directory and the switch configuration files."""
+    import json
+    import subprocess
+
+    topo = tmp_path / "tree.json"
+    topo.write_text(json.dumps(tree))
+    out = tmp_path / "cfg"
+    subprocess.run(
+        [_fanin_bin(), "place", "--topology", str(topo), "--algo", algo,
+         "--emit-config", str(out), "--base-port", str(_free_ports(nodes)), "--slots", "16"],
+        check=True, stdout=subprocess.DEVNULL,
+    )
+    return out, sorted(p for p in out.glob("*.json") if p.name != "workers.json")
+
+
+def _run_placed(tmp_path, tree, algo, nodes, world, switches_expected):
+    import json
+    import subprocess
+    import time
+
+    out, configs = _place(tmp_path, tree, algo, nodes)
+    assert len(configs) == switches_expected, [c.name for c in configs]
+    procs = [
+        subprocess.Popen([_fanin_bin(), "switchd", "--config", str(c)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for c in configs
+    ]
+    try:
+        time.sleep(1.0)
+        for p in procs:
+            assert p.poll() is None, p.stderr.read().decode()
+        res = w.launch(w.placed, world, env={"FANIN_ASSIGNMENT": str(out / "workers.json"), "FANIN_TIMEOUT": "20"})
+    finally:
+        for p in procs:
+            p.kill()
+            p.communicate()
+    workers = json.loads((out / "workers.json").read_text())
+    for r, v in res.items():
+        mine = next(a for a in workers if a["rank"] == r)
+        assert v["int_ok"], f"rank {r}: int32 sums differ from the exact ones"
+        assert v["worst"] <= 1.0, f"rank {r}: float error {v['worst']:.3f}x the bound (e={v['e']})"
+        assert v["second"] == [world * (world + 1) // 2] * 70
+        assert v["switch"] == f"{mine['parent']['ip']}:{mine['parent']['udp_port']}"
+        assert v["child"] == mine["child"]
+        assert v["through_switch"] == 3
+    assert len({v["e"] for v in res.values()}) == 1, "ranks used different exponents"
+    return res
+
+
+def test_assignment_one_switch(tmp_path):
+    """FANIN_ASSIGNMENT: `fanin place --algo all-red` puts both workers under the job root
+    (one switchd); 2 ranks get exact int32 sums and float32 sums within the bound."""
+    tree = {"destination": "d", "nodes": [{"id": "s", "parent": "d", "rate": 1, "load": 2}]}
+    _run_placed(tmp_path, tree, "all-red", 4, 2, 1)
+
+
+def test_assignment_tree_of_switchds(tmp_path):
+    """FANIN_ASSIGNMENT through a three-level tree of four switchd processes (all-blue: the
+    root d, r, and leaves a with 2 workers and b with 1)."""
+    tree = {
+        "destination": "d",
+        "nodes": [
+            {"id": "r", "parent": "d", "rate": 1},
+            {"id": "a", "parent": "r", "rate": 1, "load": 2},
+            {"id": "b", "parent": "r", "rate": 1, "load": 1},
+        ],
+    }
+    res = _run_placed(tmp_path, tree, "all-blue", 7, 3, 4)
+    # The leaf a's two workers are its children 0 and 1; b's worker is its child 0.
+    assert sorted(v["child"] for v in res.values()) == [0, 0, 1]
+
+
+def test_assignment_errors(tmp_path):
+    """Missing, malformed and mismatched assignment files raise one clear line each."""
+    import json
+
+    from fanin import _native
+
+    def ep(port):
+        return {"mac": [2, 0, 127, 0, 0, 1], "ip": "127.0.0.1", "udp_port": port, "port": 0}
+
+    def asg(rank, workers=2, job=1):
+        return {"job": job, "rank": rank, "workers": workers, "child": rank, "me": ep(40000 + rank),
+                "parent": ep(39999), "window_limit": 16, "elements": 64}
+
+    def write(name, value):
+        p = tmp_path / name
+        p.write_text(value if isinstance(value, str) else json.dumps(value))
+        return p
+
+    with pytest.raises(OSError, match="cannot read the assignment file .*nope.json"):
+        fanin.assignment_group(tmp_path / "nope.json", 0)
+    with pytest.raises(ValueError, match="is not JSON"):
+        fanin.assignment_group(write("a.json", "[{"), 0)
+    with pytest.raises(ValueError, match="assignment list .* is not valid: .*workers"):
+        fanin.assignment_group(write("b.json", [{"job": 1, "rank": 0}]), 0)
+    good = write("good.json", [asg(0), asg(1)])
+    with pytest.raises(ValueError, match="has no assignment for rank 2"):
+        fanin.assignment_group(good, 2)
+    with pytest.raises(ValueError, match="has 2 workers, but this group has 3 ranks"):
+        fanin.assignment_group(good, 0, world=3)
+    with pytest.raises(ValueError, match="lists 1 of its 2 ranks"):
+        fanin.assignment_group(write("c.json", [asg(0)]), 0)
+    with pytest.raises(ValueError, match="lists rank 0 twice"):
+        fanin.assignment_group(write("d.json", [asg(0), asg(0)]), 0)
+    two = write("e.json", [asg(0), asg(1), asg(0, 1, job=5)])
+    with pytest.raises(ValueError, match=r"holds jobs \[1, 5\]: set FANIN_JOB"):
+        fanin.assignment_group(two, 0)
+    with pytest.raises(ValueError, match="no assignment of job 6"):
+        fanin.assignment_group(two, 0, job=6)
+    a = _native.read_assignment(str(two), 0, 1, 5)
+    assert (a["job"], a["workers"], a["me"], a["parent"], a["session"]) == (5, 1, "127.0.0.1:40000", "127.0.0.1:39999", True)
+    # A rank's own address must be bindable here.
+    bad = asg(0, 1)
+    bad["me"]["ip"] = "192.0.2.1"
+    with pytest.raises(_native.FaninError, match="cannot bind a worker socket at 192.0.2.1.*rank 0 in"):
+        fanin.assignment_group(write("f.json", [bad]), 0)
+    # Through the backend the message names the variable; a 1-rank group meets a 2-worker job.
+    with pytest.raises(AssertionError, match="FANIN_ASSIGNMENT: job 1 in .* has 2 workers, but this group has 1 ranks"):
+        w.launch(w.placed, 1, env={"FANIN_ASSIGNMENT": str(good)})
+    with pytest.raises(AssertionError, match="FANIN_LANES needs a job per lane"):
+        w.launch(w.placed, 2, env={"FANIN_ASSIGNMENT": str(good), "FANIN_LANES": "2"})
+
+
+def test_fabric_bench_smoke(tmp_path):
+    """The emulated-fabric benchmark (host/python/bench/fabric.py) runs end to end on 2 hosts
+    with 1 MiB (its ranks check every sum); speed is not asserted here."""
+    import json
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("tc") is None:
+        pytest.skip("needs root and iproute2 (ip netns, tc)")
+    bench = os.path.join(os.path.dirname(__file__), "..", "bench", "fabric.py")
+    r = subprocess.run(
+        [sys.executable, bench, "--fanin", _fanin_bin(), "--hosts", "2", "--sizes", "1", "--reps", "1",
+         "--rate", "200mbit", "--prefix", f"fnt{os.getpid() % 100000}", "--deadline", "120", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=180,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = json.loads((tmp_path / "fabric.json").read_text())["rows"]
+    assert [(x["n"], x["mib"]) for x in rows] == [(2, 1)]
+    assert rows[0]["fanin_s"] > 0 and rows[0]["gloo_s"] > 0
+    assert (tmp_path / "fabric.svg").read_text().startswith("<svg")
+    assert "speed-up" in r.stdout
+
+
+def test_concurrent_lanes():
+    """FANIN_LANES=3: six allreduces issued at once run on three jobs concurrently (more
+    than one in flight) and every sum is exact; then six futures with float32 averages."""
+    # A small window: three lanes' windows share one (debug-built) switch thread.
+    res = w.launch(w.concurrent, 2, args=(6,), env={"FANIN_LANES": "3", "FANIN_WINDOW": "16"})
+    for r, v in res.items():
+        assert v["exact"], f"rank {r}: an int32 sum differs"
+        assert v["avg_ok"], f"rank {r}: a float32 average differs"
+        assert v["lanes"] == 3
+        assert v["completed"] == 12
+        assert v["max_in_flight"] >= 2, f"rank {r}: the lanes never overlapped"
