@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::Args;
 use fanin_proto::config::{Endpoint, SwitchConfig};
 use fanin_proto::quant::{EXP_MAX, EXP_MIN};
-use fanin_proto::wire::{Flags, FANIN_UDP_PORT, MAX_ELEMENTS, MAX_WORKERS};
+use fanin_proto::wire::{Flags, FANIN_UDP_PORT, MAX_WIRE_ELEMENTS, MAX_WORKERS};
 use fanin_proto::worker::Assignment;
 
 use crate::allreduce::{self, AllreduceConfig};
@@ -367,9 +367,9 @@ impl SendArgs {
         if self.no_session {
             assignment.session = false;
         }
-        if assignment.elements == 0 || assignment.elements > MAX_ELEMENTS {
+        if assignment.elements == 0 || assignment.elements > MAX_WIRE_ELEMENTS {
             return Err(input_error(format!(
-                "packet elements {} must be 1..={MAX_ELEMENTS}",
+                "packet elements {} must be 1..={MAX_WIRE_ELEMENTS}",
                 assignment.elements
             )));
         }
@@ -632,9 +632,9 @@ impl AllreduceArgs {
         if self.elements == 0 {
             return Err(input_error("--elements must be at least 1"));
         }
-        if self.packet_elements == 0 || self.packet_elements > MAX_ELEMENTS {
+        if self.packet_elements == 0 || self.packet_elements > MAX_WIRE_ELEMENTS {
             return Err(input_error(format!(
-                "--packet-elements must be 1..={MAX_ELEMENTS}"
+                "--packet-elements must be 1..={MAX_WIRE_ELEMENTS}"
             )));
         }
         if self.window == 0 || self.window > self.slots {

@@ -14,8 +14,8 @@ use pcap_file::DataLink;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// Largest datagram a link receives (fanin packets are at most 22 + 1024 bytes).
-pub const MAX_DATAGRAM: usize = 2048;
+/// Largest datagram a link receives (a fanin packet fills at most a jumbo-frame MTU).
+pub const MAX_DATAGRAM: usize = fanin_proto::wire::JUMBO_MTU;
 /// Datagrams moved per `recvmmsg`/`sendmmsg` call.
 pub const BATCH: usize = 64;
 

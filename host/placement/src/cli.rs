@@ -101,6 +101,10 @@ pub struct PlaceArgs {
     /// With --emit-config: slots per job.
     #[arg(long, default_value_t = 64)]
     pub slots: u32,
+    /// With --emit-config: elements per packet of every job (the switches' lane count; the
+    /// RTL configurations take at most 256, software switches up to 2237).
+    #[arg(long, default_value_t = fanin_proto::wire::DEFAULT_ELEMENTS)]
+    pub packet_elements: u16,
 }
 
 /// Arguments of `fanin experiment`.
@@ -313,9 +317,17 @@ pub fn run_place(args: &PlaceArgs) -> Result<()> {
     let opts = EmitOptions {
         slots: args.slots,
         base_port: args.base_port,
+        packet_elements: args.packet_elements,
     };
     if args.slots == 0 {
         bail!("--slots must be at least 1");
+    }
+    let most = fanin_proto::wire::MAX_WIRE_ELEMENTS;
+    if args.packet_elements == 0 || args.packet_elements > most {
+        bail!(
+            "--packet-elements {}: must be 1..={most}",
+            args.packet_elements
+        );
     }
     let out = match job {
         PlaceJob::Tree(t) => run_tree(&t, args, &opts)?,

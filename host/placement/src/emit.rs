@@ -25,6 +25,8 @@ pub struct EmitOptions {
     pub slots: u32,
     /// Give every node 127.0.0.1 and UDP port base + rank.
     pub base_port: Option<u16>,
+    /// Elements per packet of every job (each switch's lane count, every worker's packets).
+    pub packet_elements: u16,
 }
 
 impl Default for EmitOptions {
@@ -32,6 +34,7 @@ impl Default for EmitOptions {
         Self {
             slots: 64,
             base_port: None,
+            packet_elements: DEFAULT_ELEMENTS,
         }
     }
 }
@@ -169,7 +172,7 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
         let spec = JobSpec {
             job: *job,
             slot_count: opts.slots,
-            elements: DEFAULT_ELEMENTS,
+            elements: opts.packet_elements,
             mode: Mode::Static,
             addressing: PlanAddressing::Network,
             trust: fanin_proto::config::Trust::default(),

@@ -14,7 +14,7 @@
 //! | 14 | 8 | contributor bitmap |
 //! | 22 | 4·n | elements (i32, big-endian) |
 
-use super::{WireError, ELEMENT_BYTES, HEADER_LEN, MAX_ELEMENTS, VERSION};
+use super::{WireError, ELEMENT_BYTES, HEADER_LEN, MAX_WIRE_ELEMENTS, VERSION};
 
 /// Byte ranges of the header fields.
 pub mod field {
@@ -293,7 +293,7 @@ impl Repr {
         if p.flags().0 & !Flags::DEFINED != 0 {
             return Err(WireError::BadFlags);
         }
-        if p.element_count() > MAX_ELEMENTS {
+        if p.element_count() > MAX_WIRE_ELEMENTS {
             return Err(WireError::TooManyElements);
         }
         if p.bitmap() == 0 {
@@ -444,11 +444,20 @@ mod tests {
             Repr::parse(&Packet::new_unchecked(&b[..])),
             Err(WireError::EmptyBitmap)
         );
+        // The wire carries up to MAX_WIRE_ELEMENTS (a 9000-byte MTU); one more is refused.
+        let most = crate::wire::MAX_WIRE_ELEMENTS;
+        assert_eq!(HEADER_LEN + most as usize * ELEMENT_BYTES + 28, 8998);
+        let full = Repr {
+            elements: most,
+            ..sample()
+        };
+        let b = full.to_bytes(&vec![0; most as usize]);
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Ok(full));
         let big = Repr {
-            elements: 300,
+            elements: most + 1,
             ..sample()
         }
-        .to_bytes(&[0; 300]);
+        .to_bytes(&vec![0; most as usize + 1]);
         assert_eq!(
             Repr::parse(&Packet::new_unchecked(&big[..])),
             Err(WireError::TooManyElements)
