@@ -34,6 +34,8 @@ pub struct SoftSwitch {
     pp: PeerPorts,
     tick_every: Option<u64>,
     last_tick: u64,
+    /// Jobs registered over the control port, which a reload from the file keeps.
+    registered: Vec<JobEntry>,
     /// Datagrams the model produced that were not UDP (cannot happen with a valid config).
     pub unroutable: u64,
 }
@@ -101,8 +103,68 @@ impl SoftSwitch {
             model_cfg: m,
             pp,
             last_tick: 0,
+            registered: Vec::new(),
             unroutable: 0,
         })
+    }
+
+    /// Jobs registered over the control port (and not removed or replaced by the file since).
+    pub fn registered(&self) -> &[JobEntry] {
+        &self.registered
+    }
+
+    /// Adds a job entry, or replaces the one with its id, as the control port's `register`
+    /// does: validated as a reload of the running configuration plus this entry. A later
+    /// reload from the file keeps it (see [`SoftSwitch::reload_file`]).
+    pub fn register(&mut self, entry: JobEntry) -> Result<String, String> {
+        let job = entry.job;
+        let mut cfg = self.cfg.clone();
+        cfg.jobs.retain(|j| j.job != job);
+        cfg.jobs.push(entry.clone());
+        let m = self.reload(&cfg)?;
+        self.registered.retain(|j| j.job != job);
+        self.registered.push(entry);
+        Ok(m)
+    }
+
+    /// Removes a job from the job table (registered or from the file) until the next reload
+    /// brings it back from the file.
+    pub fn remove(&mut self, job: u16) -> Result<String, String> {
+        if !self.cfg.jobs.iter().any(|j| j.job == job) {
+            return Err(format!("no job {job} in the job table"));
+        }
+        let mut cfg = self.cfg.clone();
+        cfg.jobs.retain(|j| j.job != job);
+        let m = self.reload(&cfg)?;
+        self.registered.retain(|j| j.job != job);
+        Ok(m)
+    }
+
+    /// Reloads from a configuration file's contents, keeping the jobs registered over the
+    /// control port; a file entry with the same job id replaces the registered one. Nothing
+    /// changes on error (a registered job's slots overlapping a file job's, for instance).
+    pub fn reload_file(&mut self, file: &SwitchConfig) -> Result<String, String> {
+        let mut cfg = file.clone();
+        let (replaced, kept): (Vec<_>, Vec<_>) = self
+            .registered
+            .iter()
+            .cloned()
+            .partition(|r| file.jobs.iter().any(|j| j.job == r.job));
+        cfg.jobs.extend(kept.iter().cloned());
+        let mut m = self.reload(&cfg).map_err(|e| {
+            format!(
+                "{e} (with the {} job(s) registered over the control port kept)",
+                kept.len()
+            )
+        })?;
+        for r in &replaced {
+            m += &format!(
+                "; job {} from the file replaces the one registered over the control port",
+                r.job
+            );
+        }
+        self.registered = kept;
+        Ok(m)
     }
 
     /// The configuration as loaded (before switchd's port numbering).
@@ -348,7 +410,7 @@ pub enum ControlRequest {
     Reload,
     /// Add a job entry, or replace the one with its job id; validated exactly as a
     /// configuration file is (a reload of the running configuration plus this entry). A
-    /// later reload from the file drops it.
+    /// later reload from the file keeps it, unless the file has an entry with its job id.
     Register {
         /// The entry.
         entry: Box<JobEntry>,
@@ -508,7 +570,7 @@ fn reload_from(sw: &mut SoftSwitch, path: Option<&std::path::Path>) -> ControlRe
             serde_json::from_str::<SwitchConfig>(&t)
                 .map_err(|e| format!("{} is not valid: {e}", path.display()))
         })
-        .and_then(|cfg| sw.reload(&cfg));
+        .and_then(|cfg| sw.reload_file(&cfg));
     match r {
         Ok(message) => ControlReply { ok: true, message },
         Err(e) => ControlReply {
@@ -535,15 +597,10 @@ fn answer(
         ControlRequest::Reload => reload_from(sw, path),
         ControlRequest::Register { entry } => {
             let job = entry.job;
-            let mut cfg = sw.config().clone();
-            cfg.jobs.retain(|j| j.job != job);
-            cfg.jobs.push(*entry);
-            applied(sw.reload(&cfg), &format!("register of job {job}"))
+            applied(sw.register(*entry), &format!("register of job {job}"))
         }
         ControlRequest::Remove { job } if sw.config().jobs.iter().any(|j| j.job == job) => {
-            let mut cfg = sw.config().clone();
-            cfg.jobs.retain(|j| j.job != job);
-            applied(sw.reload(&cfg), &format!("remove of job {job}"))
+            applied(sw.remove(job), &format!("remove of job {job}"))
         }
         ControlRequest::Remove { job } => ControlReply {
             ok: false,
@@ -730,6 +787,83 @@ mod tests {
         assert!(sw.model().job(2).is_none());
         let r = answer(&mut sw, ControlRequest::Remove { job: 2 }, None);
         assert!(!r.ok && r.message.contains("no job 2"), "{}", r.message);
+    }
+
+    /// Regression: a reload from the configuration file (SIGHUP, `fanin reload`) dropped the
+    /// jobs registered over the control port. It keeps them now; a file entry with the same
+    /// job id replaces one, and a file that collides with one is refused, changing nothing.
+    #[test]
+    fn reload_from_the_file_keeps_registered_jobs() {
+        let me = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 40100);
+        let w = |p| SocketAddrV4::new(Ipv4Addr::LOCALHOST, p);
+        let one = SingleJob {
+            job: 1,
+            workers: vec![w(40101), w(40102)],
+            elements: 64,
+            slots: 16,
+        };
+        let mut file = single_job_config(me, &one);
+        file.params.slots = 64;
+        let dir = std::env::temp_dir().join(format!("fanin-reload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("switch.json");
+        let write = |c: &SwitchConfig| {
+            std::fs::write(&path, serde_json::to_string_pretty(c).unwrap()).unwrap()
+        };
+        write(&file);
+        let mut sw = SoftSwitch::new(&file).unwrap();
+        let mut reg = file.jobs[0].clone();
+        reg.job = 2;
+        reg.slot_base = 16;
+        let r = answer(
+            &mut sw,
+            ControlRequest::Register {
+                entry: Box::new(reg.clone()),
+            },
+            Some(&path),
+        );
+        assert!(r.ok, "{}", r.message);
+        // An unchanged file: the registered job stays, with its session state untouched.
+        let r = answer(&mut sw, ControlRequest::Reload, Some(&path));
+        assert!(r.ok, "{}", r.message);
+        assert!(sw.model().job(2).is_some(), "reload dropped job 2");
+        assert_eq!(sw.registered().len(), 1);
+        // The file adds job 3 beside it.
+        let mut j3 = file.jobs[0].clone();
+        j3.job = 3;
+        j3.slot_base = 32;
+        file.jobs.push(j3.clone());
+        write(&file);
+        let r = answer(&mut sw, ControlRequest::Reload, Some(&path));
+        assert!(r.ok, "{}", r.message);
+        let mut jobs: Vec<u16> = sw.config().jobs.iter().map(|j| j.job).collect();
+        jobs.sort();
+        assert_eq!(jobs, [1, 2, 3]);
+        // A file job on the registered job's slots: refused, nothing changed.
+        let mut clash = file.clone();
+        clash.jobs[1].slot_base = 16;
+        write(&clash);
+        let r = answer(&mut sw, ControlRequest::Reload, Some(&path));
+        assert!(!r.ok && r.message.contains("refused"), "{}", r.message);
+        assert_eq!(sw.config().jobs.len(), 3);
+        assert_eq!(sw.model().job(3).unwrap().slot_base, 32);
+        // The file takes job 2 over: the registration is forgotten.
+        let mut own = file.clone();
+        own.jobs.push(JobEntry {
+            slot_base: 48,
+            ..reg.clone()
+        });
+        write(&own);
+        let r = answer(&mut sw, ControlRequest::Reload, Some(&path));
+        assert!(r.ok && r.message.contains("replaces"), "{}", r.message);
+        assert_eq!(sw.model().job(2).unwrap().slot_base, 48);
+        assert!(sw.registered().is_empty());
+        // Removed over the control port: gone until the file brings it back.
+        write(&file);
+        let r = answer(&mut sw, ControlRequest::Reload, Some(&path));
+        assert!(r.ok, "{}", r.message);
+        assert!(sw.model().job(2).is_none());
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// Random bytes from every source never crash the switch and are all counted.
