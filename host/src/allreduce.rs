@@ -43,6 +43,8 @@ pub struct AllreduceConfig {
     pub int: bool,
     /// Give up after this long without progress.
     pub timeout: Duration,
+    /// The switch takes the model's frame path (to measure the datagram fast path).
+    pub frame_path: bool,
 }
 
 /// The outcome of a local allreduce.
@@ -111,6 +113,7 @@ pub fn run(cfg: &AllreduceConfig, stop: Arc<AtomicBool>) -> anyhow::Result<Allre
     let (base, mut socks) = bind_consecutive(n + 1)?;
     let plan = local_plan(cfg, base)?;
     let mut sw = SoftSwitch::new(&plan.switches[0]).context("bad switch configuration")?;
+    sw.frame_path = cfg.frame_path;
     let sw_sock = socks.remove(0);
     let sw_stop = Arc::new(AtomicBool::new(false));
     let (_stats_tx, stats_rx) = mpsc::channel();

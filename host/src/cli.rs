@@ -618,6 +618,10 @@ pub struct AllreduceArgs {
     /// Give up after this many seconds without progress.
     #[arg(long, default_value_t = 30.0)]
     pub timeout: f64,
+    /// The switch wraps each datagram in a frame for the model and parses its output frames
+    /// (the frame path; slower, for measuring the datagram fast path).
+    #[arg(long)]
+    pub frame_path: bool,
     /// Faults at the switch.
     #[command(flatten)]
     pub faults: FaultArgs,
@@ -665,6 +669,7 @@ impl AllreduceArgs {
             verify: self.verify,
             int: self.int,
             timeout: Duration::from_secs_f64(self.timeout),
+            frame_path: self.frame_path,
         })
     }
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use fanin_proto::config::{
     Child, ConfigError, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig,
 };
-use fanin_proto::model::{Switch, Verdict};
+use fanin_proto::model::{DatagramOutput, Switch, Verdict};
 use fanin_proto::wire::frame::classify;
 use fanin_proto::wire::{Datagram, FrameKind, L4Addr};
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,8 @@ pub struct SoftSwitch {
     registered: Vec<JobEntry>,
     /// Datagrams the model produced that were not UDP (cannot happen with a valid config).
     pub unroutable: u64,
+    /// Take the model's frame path instead of its datagram path (to measure the difference).
+    pub frame_path: bool,
 }
 
 /// Model ports of a switchd: every peer address keeps the number it first got.
@@ -105,6 +107,7 @@ impl SoftSwitch {
             last_tick: 0,
             registered: Vec::new(),
             unroutable: 0,
+            frame_path: false,
         })
     }
 
@@ -228,7 +231,32 @@ impl SoftSwitch {
     }
 
     /// Feeds one received datagram at tick `now`; appends the datagrams to send to `out`.
+    /// It takes the model's datagram path (no frame built or parsed; docs/host.md).
     pub fn handle(
+        &mut self,
+        now: u64,
+        from: SocketAddrV4,
+        payload: &[u8],
+        out: &mut Vec<Dgram>,
+    ) -> Verdict {
+        if self.frame_path {
+            return self.handle_frame(now, from, payload, out);
+        }
+        let src = L4Addr {
+            mac: mac_for(*from.ip()),
+            ip: *from.ip(),
+            port: from.port(),
+        };
+        let port = self.pp.ports.get(&from).copied().unwrap_or(STRANGER_PORT);
+        let r = self.sw.handle_datagram(now, port, src, payload);
+        out.extend(r.outputs.into_iter().map(dgram));
+        r.verdict
+    }
+
+    /// Feeds one received datagram through the model's frame path (wrapped in a frame, the
+    /// outputs parsed back): what [`SoftSwitch::handle`] did before the datagram path, and
+    /// does with [`SoftSwitch::frame_path`] set.
+    pub fn handle_frame(
         &mut self,
         now: u64,
         from: SocketAddrV4,
@@ -249,7 +277,15 @@ impl SoftSwitch {
         let port = self.pp.ports.get(&from).copied().unwrap_or(STRANGER_PORT);
         let r = self.sw.handle(now, port, &frame);
         for o in r.outputs {
-            self.emit(&o.frame, out);
+            match classify(&o.frame) {
+                FrameKind::Ipv4 {
+                    udp: Some(Ok(d)), ..
+                } => out.push(Dgram {
+                    peer: SocketAddrV4::new(d.dst.ip, d.dst.port),
+                    data: d.payload.to_vec(),
+                }),
+                _ => self.unroutable += 1,
+            }
         }
         r.verdict
     }
@@ -261,21 +297,7 @@ impl SoftSwitch {
             return;
         }
         self.last_tick = now;
-        for o in self.sw.tick(now) {
-            self.emit(&o.frame, out);
-        }
-    }
-
-    fn emit(&mut self, frame: &[u8], out: &mut Vec<Dgram>) {
-        match classify(frame) {
-            FrameKind::Ipv4 {
-                udp: Some(Ok(d)), ..
-            } => out.push(Dgram {
-                peer: SocketAddrV4::new(d.dst.ip, d.dst.port),
-                data: d.payload.to_vec(),
-            }),
-            _ => self.unroutable += 1,
-        }
+        out.extend(self.sw.tick_datagrams(now).into_iter().map(dgram));
     }
 
     /// Counters as a serialisable snapshot.
@@ -305,6 +327,13 @@ impl SoftSwitch {
                 faults,
             },
         }
+    }
+}
+
+fn dgram(o: DatagramOutput) -> Dgram {
+    Dgram {
+        peer: SocketAddrV4::new(o.dst.ip, o.dst.port),
+        data: o.payload,
     }
 }
 
