@@ -52,6 +52,10 @@ struct Args {
     /// fanin blocks in flight per worker.
     #[arg(long, default_value_t = 64)]
     window: u32,
+    /// fanin retransmission timeout in milliseconds (a loaded machine delays answers: too
+    /// short a timeout resends blocks the switch still has queued).
+    #[arg(long, default_value_t = 100)]
+    retransmit_ms: u64,
     /// fanin slots of the job.
     #[arg(long, default_value_t = 256)]
     slots: u32,
@@ -131,7 +135,7 @@ fn fanin(a: &Args, workers: u8, dtype: &str, bytes: usize) -> anyhow::Result<f64
         packet_elements: a.packet_elements,
         slots: a.slots,
         window: a.window,
-        retransmit: Duration::from_millis(20),
+        retransmit: Duration::from_millis(a.retransmit_ms),
         faults: FaultSpec::default(),
         seed: 1,
         verify: false,
@@ -199,9 +203,10 @@ fn main() -> anyhow::Result<()> {
         }
     }
     println!(
-        "fanin allreduce vs gloo all_reduce, loopback, {} packet elements, window {}, {} path, median of {} runs",
+        "fanin allreduce vs gloo all_reduce, loopback, {} packet elements, window {}, retransmit {} ms, {} path, median of {} runs",
         a.packet_elements,
         a.window,
+        a.retransmit_ms,
         if a.frame_path { "frame" } else { "datagram" },
         a.reps
     );

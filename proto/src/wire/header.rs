@@ -232,8 +232,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
     /// All elements, decoded.
     pub fn elements(&self) -> Vec<i32> {
-        (0..self.element_count() as usize)
-            .map(|i| self.element(i))
+        let n = self.element_count() as usize;
+        // Whole 4-byte chunks: the compiler turns this into vector byte swaps.
+        self.b()[HEADER_LEN..HEADER_LEN + n * ELEMENT_BYTES]
+            .chunks_exact(ELEMENT_BYTES)
+            .map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]]))
             .collect()
     }
 }
@@ -358,10 +361,12 @@ impl Repr {
             "payload length must match the element count"
         );
         let mut buf = vec![0u8; self.buffer_len()];
-        let mut p = Packet::new_unchecked(&mut buf[..]);
-        self.emit(&mut p);
-        for (i, v) in data.iter().enumerate() {
-            p.set_element(i, *v);
+        self.emit(&mut Packet::new_unchecked(&mut buf[..]));
+        for (c, v) in buf[HEADER_LEN..]
+            .chunks_exact_mut(ELEMENT_BYTES)
+            .zip(data)
+        {
+            c.copy_from_slice(&v.to_be_bytes());
         }
         buf
     }
