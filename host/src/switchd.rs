@@ -1,6 +1,7 @@
 //! The software switch: UDP datagrams in, [`fanin_proto::model::Switch`] in the middle,
-//! UDP datagrams out. The host adds no semantics of its own; it only turns datagrams into
-//! frames for the model and the model's frames back into datagrams.
+//! UDP datagrams out. The host adds no semantics of its own: it hands each datagram and its
+//! source to the model's datagram path and sends the datagrams the model returns (the
+//! frame path, `--frame-path`, wraps them in frames and parses the model's frames back).
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

@@ -184,6 +184,13 @@ fn tree_algo(a: Algo) -> Option<TreeAlgo> {
 impl PlaceArgs {
     /// Validates the flags and loads the topology into a typed job.
     pub fn validate(&self) -> Result<PlaceJob> {
+        let most = fanin_proto::wire::MAX_WIRE_ELEMENTS;
+        if self.packet_elements == 0 || self.packet_elements > most {
+            bail!(
+                "--packet-elements {}: must be 1..={most} (at most 256 for an RTL switch)",
+                self.packet_elements
+            );
+        }
         let topo = Topology::load(&self.topology).map_err(|e| anyhow!("--topology: {e}"))?;
         let generated = ["bt:", "sf:", "fat-tree:"]
             .iter()
@@ -321,13 +328,6 @@ pub fn run_place(args: &PlaceArgs) -> Result<()> {
     };
     if args.slots == 0 {
         bail!("--slots must be at least 1");
-    }
-    let most = fanin_proto::wire::MAX_WIRE_ELEMENTS;
-    if args.packet_elements == 0 || args.packet_elements > most {
-        bail!(
-            "--packet-elements {}: must be 1..={most}",
-            args.packet_elements
-        );
     }
     let out = match job {
         PlaceJob::Tree(t) => run_tree(&t, args, &opts)?,

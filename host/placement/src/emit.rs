@@ -231,7 +231,7 @@ pub fn plan_nodes(tree: &AggTree) -> Vec<NodeSpec> {
         .collect()
 }
 
-/// Table sizes: the defaults, grown to fit the emitted jobs.
+/// Table sizes: the defaults, grown to fit the emitted jobs; the lane count is the plan's.
 fn size_params(cfg: &mut SwitchConfig) -> Result<(), EmitError> {
     let d = Params::default();
     let slots = cfg
@@ -248,6 +248,8 @@ fn size_params(cfg: &mut SwitchConfig) -> Result<(), EmitError> {
         )));
     }
     cfg.params = Params {
+        // The lanes the plan gave the switch (the packet size of its jobs).
+        elements: cfg.params.elements,
         slots: d.slots.max(slots as u32),
         max_jobs: d.max_jobs.max(cfg.jobs.len() as u16),
         max_children: d.max_children.max(children as u8),

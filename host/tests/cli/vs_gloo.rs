@@ -1,20 +1,35 @@
-//! The fanin-vs-gloo bench at one tiny size: every sum checked, the table well formed, the
-//! plot written. gloo runs too when the workspace's venv (torch) exists.
+//! The fanin-vs-gloo bench at tiny sizes: every sum checked, the table well formed, the plot
+//! written. The fast test measures fanin alone; the slow tier adds gloo (torch's start-up
+//! in three processes takes about 20 s), which needs the workspace's venv.
 
 use super::*;
 
 #[test]
 fn vs_gloo_bench_runs_at_a_tiny_size() {
-    let dir = tmpdir("vs-gloo");
-    let svg = dir.join("vs-gloo.svg");
+    bench_at_tiny_sizes(false);
+}
+
+#[test]
+#[ignore = "slow tier: cargo xtask test --slow"]
+fn vs_gloo_bench_runs_gloo_at_a_tiny_size() {
     let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/venv/bin/python");
+    assert!(
+        venv.exists(),
+        "{} is missing: `cargo xtask python` builds it",
+        venv.display()
+    );
+    bench_at_tiny_sizes(true);
+}
+
+fn bench_at_tiny_sizes(gloo: bool) {
+    let dir = tmpdir(if gloo { "vs-gloo-g" } else { "vs-gloo" });
+    let svg = dir.join("vs-gloo.svg");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fanin-vs-gloo"));
     cmd.args(["--workers", "2", "--sizes", "4096,8192", "--reps", "1"])
         .args(["--packet-elements", "256", "--svg"])
         .arg(&svg)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let gloo = venv.exists();
     if !gloo {
         cmd.arg("--no-gloo");
     }
