@@ -13,6 +13,7 @@ ok says the sum was exact (integer-valued tensors, so float32 sums are exact too
 
 import json
 import os
+import queue
 import socket
 import statistics
 import sys
@@ -88,7 +89,15 @@ def main():
     for p in procs:
         p.start()
     while True:
-        item = q.get()
+        try:
+            item = q.get(timeout=5)
+        except queue.Empty:
+            failed = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+            if failed:
+                for p in procs:
+                    p.kill()
+                sys.exit(f"a gloo rank exited with status {failed[0]}")
+            continue
         if item is None:
             break
         print(json.dumps(item), flush=True)
