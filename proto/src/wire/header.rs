@@ -362,10 +362,7 @@ impl Repr {
         );
         let mut buf = vec![0u8; self.buffer_len()];
         self.emit(&mut Packet::new_unchecked(&mut buf[..]));
-        for (c, v) in buf[HEADER_LEN..]
-            .chunks_exact_mut(ELEMENT_BYTES)
-            .zip(data)
-        {
+        for (c, v) in buf[HEADER_LEN..].chunks_exact_mut(ELEMENT_BYTES).zip(data) {
             c.copy_from_slice(&v.to_be_bytes());
         }
         buf
