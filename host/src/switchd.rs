@@ -676,6 +676,10 @@ pub fn run<L: Link + ?Sized>(
         }
         sw.tick(now, &mut out);
         if !out.is_empty() {
+            // Each peer's datagrams together, in their order: a result multicast to N children
+            // becomes N runs the link can send segmented (GSO) instead of N x blocks single
+            // datagrams. Datagrams to different peers were never ordered with each other.
+            out.sort_by_key(|d| d.peer);
             let n = out.len() as u64;
             if let Err(e) = link.send(&mut out) {
                 send_errors += n.min(1);
