@@ -1,9 +1,14 @@
 //! Loopback benchmarks, all figures from one run on the same machine:
 //! - software-switch throughput (aggregated packets/s) vs a plain UDP echo with the same
 //!   datagram size, window and batching;
-//! - `fanin send` goodput vs `iperf3 -u` at the same datagram size (if iperf3 is installed).
+//! - `fanin send` goodput vs `iperf3 -u` at the same datagram size (if iperf3 is installed);
+//! - per-core figures: packets/s and Gbit/s per CPU-second of the switchd thread and of each
+//!   sender thread (thread CPU time from `getrusage(RUSAGE_THREAD)`, so a shared machine's
+//!   other load does not count against them).
 //!
-//! `cargo bench -p fanin --bench loopback` (env `FANIN_BENCH_ELEMENTS`, default 4194304).
+//! `cargo bench -p fanin --bench loopback`; env `FANIN_BENCH_ELEMENTS` (tensor elements per
+//! worker, default 4194304), `FANIN_BENCH_PACKET` (elements per packet, default 2048) and
+//! `FANIN_BENCH_FRAME_PATH=1` (switchd takes the model's frame path).
 //! Without `--bench` (as under `cargo test --all-targets`) it only prints how to run it.
 
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -22,26 +27,49 @@ use fanin_proto::config::Mode;
 use fanin_proto::plan::{build, star, Addressing, JobSpec};
 use fanin_proto::wire::{ELEMENT_BYTES, HEADER_LEN};
 
-const ELEMENTS: u16 = 64;
 const WINDOW: u32 = 64;
-const DATAGRAM: usize = HEADER_LEN + ELEMENTS as usize * ELEMENT_BYTES;
+
+/// Elements per packet.
+fn packet() -> u16 {
+    std::env::var("FANIN_BENCH_PACKET")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2048)
+}
+
+/// Datagram bytes at the packet size.
+fn datagram() -> usize {
+    HEADER_LEN + packet() as usize * ELEMENT_BYTES
+}
+
+/// CPU seconds the calling thread has used.
+fn thread_cpu() -> f64 {
+    // SAFETY: rusage is plain data, filled by the call.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: u is a valid rusage to write.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut u) };
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 * 1e-6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
 
 fn lo0() -> SocketAddrV4 {
     SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)
 }
 
-/// Echo server + windowed client: round trips per second.
-fn udp_echo(packets: u64) -> f64 {
+/// Echo server + windowed client: (round trips per second, echo server CPU seconds).
+fn udp_echo(packets: u64) -> (f64, f64) {
     let mut server = UdpLink::bind(lo0()).unwrap();
     let at = server.local_addr();
     let stop = Arc::new(AtomicBool::new(false));
     let s2 = stop.clone();
     let h = thread::spawn(move || {
+        let c0 = thread_cpu();
         let mut buf = Vec::new();
         while !s2.load(Ordering::Relaxed) {
             server.recv(&mut buf, Duration::from_millis(1)).unwrap();
             server.send(&mut buf).unwrap();
         }
+        thread_cpu() - c0
     });
     let mut c = UdpLink::bind(lo0()).unwrap();
     let (mut sent, mut got, mut inflight) = (0u64, 0u64, 0u64);
@@ -53,7 +81,7 @@ fn udp_echo(packets: u64) -> f64 {
         while inflight < WINDOW as u64 && sent < packets + WINDOW as u64 {
             out.push(Dgram {
                 peer: at,
-                data: vec![0u8; DATAGRAM],
+                data: vec![0u8; datagram()],
             });
             inflight += 1;
             sent += 1;
@@ -72,20 +100,30 @@ fn udp_echo(packets: u64) -> f64 {
     }
     let pps = got as f64 / t.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
-    h.join().unwrap();
-    pps
+    (pps, h.join().unwrap())
 }
 
-/// A software switch with `workers` workers, each sending `elements`: (aggregated
-/// packets/s at the switch, mean sender goodput in Gbps).
-fn switch(workers: usize, elements: usize) -> (f64, f64) {
+/// One switch run's figures.
+struct SwitchRun {
+    /// Aggregated packets per wall second.
+    agg_pps: f64,
+    /// Mean sender goodput (Gbit/s of tensor data).
+    goodput: f64,
+    /// Datagrams switchd received and sent per CPU-second of its thread.
+    sw_pps_per_core: f64,
+    /// Contribution packets sent per CPU-second of a sender thread (mean over senders).
+    tx_pps_per_core: f64,
+}
+
+/// A software switch with `workers` workers, each sending `elements`.
+fn switch(workers: usize, elements: usize) -> SwitchRun {
     let (base, mut socks) = bind_consecutive(workers + 1).unwrap();
     let plan = build(
         &star(workers),
         JobSpec {
             job: 1,
             slot_count: 256,
-            elements: ELEMENTS,
+            elements: packet(),
             mode: Mode::Static,
             addressing: Addressing::Loopback { base },
             trust: fanin_proto::config::Trust::default(),
@@ -93,13 +131,16 @@ fn switch(workers: usize, elements: usize) -> (f64, f64) {
     )
     .unwrap();
     let mut sw = SoftSwitch::new(&plan.switches[0]).unwrap();
+    sw.frame_path = std::env::var("FANIN_BENCH_FRAME_PATH").is_ok_and(|v| v == "1");
     let stop = Arc::new(AtomicBool::new(false));
     let (_tx, rx) = mpsc::channel();
     let ctl = Control::new(stop.clone(), rx);
     let s0 = socks.remove(0);
     let h = thread::spawn(move || {
+        let c0 = thread_cpu();
         let mut l = UdpLink::from_socket(s0).unwrap();
-        switchd::run("bench", &mut sw, &mut l, &ctl)
+        let snap = switchd::run("bench", &mut sw, &mut l, &ctl);
+        (snap, thread_cpu() - c0)
     });
     let t = Instant::now();
     let hs: Vec<_> = socks
@@ -117,17 +158,30 @@ fn switch(workers: usize, elements: usize) -> (f64, f64) {
             };
             let data = fanin::tensor::synthetic(elements, r as u64);
             thread::spawn(move || {
+                let c0 = thread_cpu();
                 let mut l = UdpLink::from_socket(s).unwrap();
-                sender::run(&cfg, &data, &mut l, None).unwrap()
+                let r = sender::run(&cfg, &data, &mut l, None).unwrap();
+                (r, thread_cpu() - c0)
             })
         })
         .collect();
     let reps: Vec<_> = hs.into_iter().map(|h| h.join().unwrap()).collect();
     let secs = t.elapsed().as_secs_f64();
     stop.store(true, Ordering::Relaxed);
-    let snap = h.join().unwrap();
-    let goodput = reps.iter().map(|r| r.goodput_gbps()).sum::<f64>() / workers as f64;
-    (snap.get("aggregated") as f64 / secs, goodput)
+    let (snap, sw_cpu) = h.join().unwrap();
+    let goodput = reps.iter().map(|(r, _)| r.goodput_gbps()).sum::<f64>() / workers as f64;
+    let moved: u64 = snap.ports.iter().map(|p| p.rx_packets + p.tx_packets).sum();
+    let tx_pps_per_core = reps
+        .iter()
+        .map(|(r, cpu)| (r.packets + r.retransmissions) as f64 / cpu.max(1e-9))
+        .sum::<f64>()
+        / workers as f64;
+    SwitchRun {
+        agg_pps: snap.get("aggregated") as f64 / secs,
+        goodput,
+        sw_pps_per_core: moved as f64 / sw_cpu.max(1e-9),
+        tx_pps_per_core,
+    }
 }
 
 /// `iperf3 -u` on loopback at the fanin datagram size: receiver Gbps, if iperf3 runs.
@@ -157,7 +211,7 @@ fn iperf3() -> Option<f64> {
             "-b",
             "0",
         ])
-        .args(["-l", &DATAGRAM.to_string(), "-t", "2", "-J"])
+        .args(["-l", &datagram().to_string(), "-t", "2", "-J"])
         .output()
         .ok();
     let _ = server.kill();
@@ -180,25 +234,47 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(4 << 20);
-    let packets = (elements / ELEMENTS as usize) as u64;
-    println!("loopback bench: {DATAGRAM}-byte datagrams, window {WINDOW}, {elements} elements per worker");
-    let echo = udp_echo(packets);
-    println!("  udp echo (same window, recvmmsg/sendmmsg):   {echo:>12.0} round trips/s");
-    let (agg1, g1) = switch(1, elements);
+    let packets = (elements / packet() as usize) as u64;
+    let dg = datagram();
+    let gbit = |pps: f64| pps * dg as f64 * 8.0 / 1e9;
+    let path = if std::env::var("FANIN_BENCH_FRAME_PATH").is_ok_and(|v| v == "1") {
+        "frame"
+    } else {
+        "datagram"
+    };
+    println!("loopback bench: {dg}-byte datagrams ({} elements), window {WINDOW}, {elements} elements per worker, switchd {path} path", packet());
+    let (echo, echo_cpu) = udp_echo(packets);
     println!(
-        "  switchd, 1 worker:  {agg1:>12.0} aggregated packets/s  = {:.2} x udp echo; sender goodput {g1:.3} Gbps",
-        agg1 / echo
+        "  udp echo (same window, recvmmsg/sendmmsg):   {echo:>12.0} round trips/s; server {:.0} datagrams/s per core ({:.2} Gbit/s)",
+        2.0 * packets as f64 / echo_cpu.max(1e-9),
+        gbit(2.0 * packets as f64 / echo_cpu.max(1e-9))
     );
-    let (agg2, g2) = switch(2, elements);
-    println!(
-        "  switchd, 2 workers: {agg2:>12.0} aggregated packets/s  = {:.2} x udp echo; sender goodput {g2:.3} Gbps each",
-        agg2 / echo
-    );
-    match iperf3() {
-        Some(ip) => println!(
-            "  iperf3 -u -l {DATAGRAM} -b 0: {ip:.3} Gbps received; fanin send (1 worker) {g1:.3} Gbps of tensor data = {:.2} x iperf3",
-            g1 / ip
-        ),
-        None => println!("  iperf3 not available: sender-vs-iperf3 comparison skipped"),
+    let echo_core = 2.0 * packets as f64 / echo_cpu.max(1e-9);
+    for w in [1usize, 2, 4] {
+        let r = switch(w, elements);
+        println!(
+            "  switchd, {w} worker(s): {:>10.0} aggregated packets/s = {:.2} x udp echo; goodput {:.3} Gbit/s per worker",
+            r.agg_pps,
+            r.agg_pps / echo,
+            r.goodput
+        );
+        println!(
+            "      per core: switchd {:.0} datagrams/s ({:.2} Gbit/s) = {:.2} x the echo server's; sender {:.0} packets/s ({:.2} Gbit/s)",
+            r.sw_pps_per_core,
+            gbit(r.sw_pps_per_core),
+            r.sw_pps_per_core / echo_core,
+            r.tx_pps_per_core,
+            gbit(r.tx_pps_per_core)
+        );
+        if w == 1 {
+            match iperf3() {
+                Some(ip) => println!(
+                    "  iperf3 -u -l {dg} -b 0: {ip:.3} Gbit/s received; fanin send (1 worker) {:.3} Gbit/s of tensor data = {:.2} x iperf3",
+                    r.goodput,
+                    r.goodput / ip
+                ),
+                None => println!("  iperf3 not available: sender-vs-iperf3 comparison skipped"),
+            }
+        }
     }
 }

@@ -43,6 +43,8 @@ pub struct AllreduceConfig {
     pub int: bool,
     /// Give up after this long without progress.
     pub timeout: Duration,
+    /// The switch takes the model's frame path (to measure the datagram fast path).
+    pub frame_path: bool,
 }
 
 /// The outcome of a local allreduce.
@@ -95,22 +97,42 @@ pub fn local_plan(cfg: &AllreduceConfig, base: u16) -> anyhow::Result<Plan> {
     .context("cannot plan the local tree")
 }
 
-/// Runs one allreduce; `stop` interrupts it.
-pub fn run(cfg: &AllreduceConfig, stop: Arc<AtomicBool>) -> anyhow::Result<AllreduceReport> {
-    let n = cfg.workers as usize;
-    let data: Vec<Vec<f32>> = (0..n)
+/// The synthetic tensors of `cfg`, by rank.
+pub fn tensors(cfg: &AllreduceConfig) -> Vec<Arc<Vec<f32>>> {
+    (0..cfg.workers as usize)
         .map(|r| {
             let seed = cfg.seed.wrapping_add(r as u64);
-            if cfg.int {
+            Arc::new(if cfg.int {
                 tensor::synthetic_int(cfg.elements, seed, int_range(cfg.workers))
             } else {
                 tensor::synthetic(cfg.elements, seed)
-            }
+            })
         })
-        .collect();
+        .collect()
+}
+
+/// Runs one allreduce; `stop` interrupts it.
+pub fn run(cfg: &AllreduceConfig, stop: Arc<AtomicBool>) -> anyhow::Result<AllreduceReport> {
+    run_on(cfg, &tensors(cfg), stop)
+}
+
+/// Runs one allreduce of `data` (one tensor of `cfg.elements` per worker, made by
+/// [`tensors`] when `cfg.int` is set); `stop` interrupts it.
+pub fn run_on(
+    cfg: &AllreduceConfig,
+    data: &[Arc<Vec<f32>>],
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<AllreduceReport> {
+    let n = cfg.workers as usize;
+    anyhow::ensure!(
+        data.len() == n && data.iter().all(|d| d.len() == cfg.elements),
+        "need {n} tensors of {} elements",
+        cfg.elements
+    );
     let (base, mut socks) = bind_consecutive(n + 1)?;
     let plan = local_plan(cfg, base)?;
     let mut sw = SoftSwitch::new(&plan.switches[0]).context("bad switch configuration")?;
+    sw.frame_path = cfg.frame_path;
     let sw_sock = socks.remove(0);
     let sw_stop = Arc::new(AtomicBool::new(false));
     let (_stats_tx, stats_rx) = mpsc::channel();
@@ -145,7 +167,7 @@ pub fn run(cfg: &AllreduceConfig, stop: Arc<AtomicBool>) -> anyhow::Result<Allre
             timeout: cfg.timeout,
             progress: false,
         };
-        let d = data[r].clone();
+        let d = Arc::clone(&data[r]);
         let stop = stop.clone();
         handles.push(thread::Builder::new().name(format!("worker{r}")).spawn(
             move || -> anyhow::Result<SendReport> {
@@ -172,7 +194,7 @@ pub fn run(cfg: &AllreduceConfig, stop: Arc<AtomicBool>) -> anyhow::Result<Allre
         return Err(e);
     }
     let (checked, mismatches, worst_ratio) = if cfg.verify || cfg.int {
-        check(cfg, &data, &reports)
+        check(cfg, data, &reports)
     } else {
         (0, (vec![], 0), 0.0)
     };
@@ -194,7 +216,7 @@ fn int_range(workers: u8) -> i32 {
 
 fn check(
     cfg: &AllreduceConfig,
-    data: &[Vec<f32>],
+    data: &[Arc<Vec<f32>>],
     reports: &[SendReport],
 ) -> (usize, (Vec<String>, usize), f64) {
     let n = cfg.workers as u32;

@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::Args;
 use fanin_proto::config::{Endpoint, SwitchConfig};
 use fanin_proto::quant::{EXP_MAX, EXP_MIN};
-use fanin_proto::wire::{Flags, FANIN_UDP_PORT, MAX_ELEMENTS, MAX_WORKERS};
+use fanin_proto::wire::{Flags, FANIN_UDP_PORT, MAX_WIRE_ELEMENTS, MAX_WORKERS};
 use fanin_proto::worker::Assignment;
 
 use crate::allreduce::{self, AllreduceConfig};
@@ -367,9 +367,9 @@ impl SendArgs {
         if self.no_session {
             assignment.session = false;
         }
-        if assignment.elements == 0 || assignment.elements > MAX_ELEMENTS {
+        if assignment.elements == 0 || assignment.elements > MAX_WIRE_ELEMENTS {
             return Err(input_error(format!(
-                "packet elements {} must be 1..={MAX_ELEMENTS}",
+                "packet elements {} must be 1..={MAX_WIRE_ELEMENTS}",
                 assignment.elements
             )));
         }
@@ -618,6 +618,10 @@ pub struct AllreduceArgs {
     /// Give up after this many seconds without progress.
     #[arg(long, default_value_t = 30.0)]
     pub timeout: f64,
+    /// The switch wraps each datagram in a frame for the model and parses its output frames
+    /// (the frame path; slower, for measuring the datagram fast path).
+    #[arg(long)]
+    pub frame_path: bool,
     /// Faults at the switch.
     #[command(flatten)]
     pub faults: FaultArgs,
@@ -632,9 +636,9 @@ impl AllreduceArgs {
         if self.elements == 0 {
             return Err(input_error("--elements must be at least 1"));
         }
-        if self.packet_elements == 0 || self.packet_elements > MAX_ELEMENTS {
+        if self.packet_elements == 0 || self.packet_elements > MAX_WIRE_ELEMENTS {
             return Err(input_error(format!(
-                "--packet-elements must be 1..={MAX_ELEMENTS}"
+                "--packet-elements must be 1..={MAX_WIRE_ELEMENTS}"
             )));
         }
         if self.window == 0 || self.window > self.slots {
@@ -665,6 +669,7 @@ impl AllreduceArgs {
             verify: self.verify,
             int: self.int,
             timeout: Duration::from_secs_f64(self.timeout),
+            frame_path: self.frame_path,
         })
     }
 }

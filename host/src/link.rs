@@ -14,8 +14,8 @@ use pcap_file::DataLink;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-/// Largest datagram a link receives (fanin packets are at most 22 + 1024 bytes).
-pub const MAX_DATAGRAM: usize = 2048;
+/// Largest datagram a link receives (a fanin packet fills at most a jumbo-frame MTU).
+pub const MAX_DATAGRAM: usize = fanin_proto::wire::JUMBO_MTU;
 /// Datagrams moved per `recvmmsg`/`sendmmsg` call.
 pub const BATCH: usize = 64;
 
@@ -65,11 +65,16 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
 }
 
-/// A UDP socket driven with `recvmmsg`/`sendmmsg` (one system call per batch).
+/// A UDP socket driven with `recvmmsg`/`sendmmsg` (one system call per batch); runs of
+/// equal-sized datagrams to one peer go out as one segmented send (UDP GSO, `UDP_SEGMENT`)
+/// unless the kernel refuses it or `FANIN_NO_GSO=1`.
 pub struct UdpLink {
     sock: UdpSocket,
     local: SocketAddrV4,
     rx: Vec<[u8; MAX_DATAGRAM]>,
+    /// Send runs of equal datagrams to one peer as one segmented (`UDP_SEGMENT`) message;
+    /// cleared when the kernel refuses it.
+    gso: bool,
 }
 
 impl UdpLink {
@@ -95,6 +100,7 @@ impl UdpLink {
             sock,
             local,
             rx: vec![[0u8; MAX_DATAGRAM]; BATCH],
+            gso: std::env::var("FANIN_NO_GSO").map_or(true, |v| v != "1"),
         })
     }
 }
@@ -159,66 +165,154 @@ fn wait_readable(fd: i32, wait: Duration) -> io::Result<bool> {
     Ok(r > 0)
 }
 
+/// `UDP_SEGMENT` (linux/udp.h): the segment size of a GSO send.
+const UDP_SEGMENT: libc::c_int = 103;
+/// Most datagrams one segmented send carries (the kernel's `UDP_MAX_SEGMENTS`).
+const GSO_MAX_SEGMENTS: usize = 64;
+/// Most payload bytes of one segmented send (an IPv4 UDP datagram's).
+const GSO_MAX_BYTES: usize = 65507;
+
+/// Runs of `batch` that one segmented send carries: consecutive datagrams to the same peer,
+/// all of the first one's size except perhaps a shorter last one. Each run is a range.
+fn gso_runs(batch: &[Dgram], gso: bool) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < batch.len() {
+        let (peer, seg) = (batch[i].peer, batch[i].data.len());
+        let mut j = i + 1;
+        let mut bytes = seg;
+        while gso
+            && seg > 0
+            && j < batch.len()
+            && j - i < GSO_MAX_SEGMENTS
+            && batch[j].peer == peer
+            && batch[j].data.len() <= seg
+            && bytes + batch[j].data.len() <= GSO_MAX_BYTES
+        {
+            bytes += batch[j].data.len();
+            j += 1;
+            if batch[j - 1].data.len() < seg {
+                break;
+            }
+        }
+        runs.push(i..j);
+        i = j;
+    }
+    runs
+}
+
+impl UdpLink {
+    /// Sends one batch: one message per run of [`gso_runs`] (with `UDP_SEGMENT` when it holds
+    /// more than one datagram). `Err(at)` if segmentation was refused at datagram `at`; the
+    /// datagrams before it were sent.
+    fn send_batch(
+        &mut self,
+        chunk: &[Dgram],
+        first_err: &mut Option<io::Error>,
+    ) -> Result<(), usize> {
+        let fd = self.sock.as_raw_fd();
+        let runs = gso_runs(chunk, self.gso);
+        let addrs: Vec<libc::sockaddr_in> = runs
+            .iter()
+            .map(|r| to_sockaddr(chunk[r.start].peer))
+            .collect();
+        let mut iovs: Vec<libc::iovec> = chunk
+            .iter()
+            .map(|d| libc::iovec {
+                iov_base: d.data.as_ptr() as *mut libc::c_void,
+                iov_len: d.data.len(),
+            })
+            .collect();
+        // SAFETY: CMSG_SPACE only computes a size.
+        let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) } as usize;
+        let mut control = vec![0u8; space * runs.len()];
+        let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(runs.len());
+        for (k, r) in runs.iter().enumerate() {
+            // SAFETY: mmsghdr is plain data; all-zero is a valid value.
+            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            h.msg_hdr.msg_name = &addrs[k] as *const _ as *mut libc::c_void;
+            h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
+            h.msg_hdr.msg_iov = iovs[r.start..].as_mut_ptr();
+            h.msg_hdr.msg_iovlen = r.len();
+            if r.len() > 1 {
+                let buf = &mut control[k * space..(k + 1) * space];
+                h.msg_hdr.msg_control = buf.as_mut_ptr() as *mut libc::c_void;
+                h.msg_hdr.msg_controllen = space;
+                // SAFETY: the control buffer is `space` bytes, room for one u16 message.
+                unsafe {
+                    let c = libc::CMSG_FIRSTHDR(&h.msg_hdr);
+                    (*c).cmsg_level = libc::SOL_UDP;
+                    (*c).cmsg_type = UDP_SEGMENT;
+                    (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as usize;
+                    let seg = chunk[r.start].data.len() as u16;
+                    std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut u16, seg);
+                }
+            }
+            hdrs.push(h);
+        }
+        let mut done = 0;
+        while done < hdrs.len() {
+            // SAFETY: the headers point into addrs/iovs/control/chunk, which outlive the call.
+            let n = unsafe {
+                libc::sendmmsg(fd, hdrs[done..].as_mut_ptr(), (hdrs.len() - done) as u32, 0)
+            };
+            if n >= 0 {
+                done += n as usize;
+                continue;
+            }
+            let e = io::Error::last_os_error();
+            let segmented = runs[done].len() > 1;
+            match e.raw_os_error() {
+                Some(libc::EIO | libc::EINVAL | libc::EOPNOTSUPP | libc::ENOPROTOOPT)
+                    if segmented =>
+                {
+                    return Err(runs[done].start)
+                }
+                _ => {}
+            }
+            match e.kind() {
+                io::ErrorKind::Interrupted => {}
+                io::ErrorKind::WouldBlock => {
+                    // Socket buffer full: wait for room rather than dropping.
+                    let mut pfd = libc::pollfd {
+                        fd,
+                        events: libc::POLLOUT,
+                        revents: 0,
+                    };
+                    // SAFETY: pfd is valid for the call.
+                    unsafe { libc::poll(&mut pfd, 1, 10) };
+                }
+                // A stale ICMP error from an earlier datagram; this one was not sent.
+                io::ErrorKind::ConnectionRefused => {}
+                _ => {
+                    first_err.get_or_insert(io::Error::new(
+                        e.kind(),
+                        format!("cannot send to {}: {e}", chunk[runs[done].start].peer),
+                    ));
+                    done += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Link for UdpLink {
     fn local_addr(&self) -> SocketAddrV4 {
         self.local
     }
 
     fn send(&mut self, out: &mut Vec<Dgram>) -> io::Result<()> {
-        let fd = self.sock.as_raw_fd();
         let mut first_err = None;
-        for chunk in out.chunks(BATCH) {
-            let addrs: Vec<libc::sockaddr_in> = chunk.iter().map(|d| to_sockaddr(d.peer)).collect();
-            let mut iovs: Vec<libc::iovec> = chunk
-                .iter()
-                .map(|d| libc::iovec {
-                    iov_base: d.data.as_ptr() as *mut libc::c_void,
-                    iov_len: d.data.len(),
-                })
-                .collect();
-            let mut hdrs: Vec<libc::mmsghdr> = (0..chunk.len())
-                .map(|i| {
-                    // SAFETY: mmsghdr is plain data; all-zero is a valid value.
-                    let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
-                    h.msg_hdr.msg_name = &addrs[i] as *const _ as *mut libc::c_void;
-                    h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
-                    h.msg_hdr.msg_iov = &mut iovs[i];
-                    h.msg_hdr.msg_iovlen = 1;
-                    h
-                })
-                .collect();
-            let mut done = 0;
-            while done < hdrs.len() {
-                // SAFETY: the headers point into addrs/iovs/chunk, which outlive the call.
-                let n = unsafe {
-                    libc::sendmmsg(fd, hdrs[done..].as_mut_ptr(), (hdrs.len() - done) as u32, 0)
-                };
-                if n >= 0 {
-                    done += n as usize;
-                    continue;
-                }
-                let e = io::Error::last_os_error();
-                match e.kind() {
-                    io::ErrorKind::Interrupted => {}
-                    io::ErrorKind::WouldBlock => {
-                        // Socket buffer full: wait for room rather than dropping.
-                        let mut pfd = libc::pollfd {
-                            fd,
-                            events: libc::POLLOUT,
-                            revents: 0,
-                        };
-                        // SAFETY: pfd is valid for the call.
-                        unsafe { libc::poll(&mut pfd, 1, 10) };
-                    }
-                    // A stale ICMP error from an earlier datagram; this one was not sent.
-                    io::ErrorKind::ConnectionRefused => {}
-                    _ => {
-                        first_err.get_or_insert(io::Error::new(
-                            e.kind(),
-                            format!("cannot send to {}: {e}", chunk[done].peer),
-                        ));
-                        done += 1;
-                    }
+        let mut start = 0;
+        while start < out.len() {
+            let end = (start + BATCH).min(out.len());
+            match self.send_batch(&out[start..end], &mut first_err) {
+                Ok(()) => start = end,
+                // The kernel or the device refuses segmentation: plain sends from here on.
+                Err(at) => {
+                    self.gso = false;
+                    start += at;
                 }
             }
         }
@@ -553,6 +647,75 @@ mod tests {
             order.windows(2).any(|w| w[0] > w[1]),
             "something was reordered"
         );
+    }
+
+    /// Runs: same peer, the first one's size, at most a shorter last one, within the limits.
+    #[test]
+    fn gso_runs_group_equal_datagrams_to_one_peer() {
+        let to = |port, len| Dgram {
+            peer: SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
+            data: vec![0; len],
+        };
+        let b = vec![
+            to(1, 100),
+            to(1, 100),
+            to(1, 60),
+            to(1, 100),
+            to(2, 100),
+            to(2, 200),
+            to(2, 0),
+            to(2, 0),
+        ];
+        assert_eq!(gso_runs(&b, true), vec![0..3, 3..4, 4..5, 5..7, 7..8]);
+        assert_eq!(gso_runs(&b, false).len(), b.len());
+        let many: Vec<Dgram> = (0..100).map(|_| to(1, 8214)).collect();
+        let runs = gso_runs(&many, true);
+        assert_eq!(runs[0], 0..7, "7 x 8214 bytes fit in 65507");
+        assert_eq!(runs.iter().map(|r| r.len()).sum::<usize>(), 100);
+        let small: Vec<Dgram> = (0..100).map(|_| to(1, 10)).collect();
+        assert_eq!(gso_runs(&small, true)[0], 0..GSO_MAX_SEGMENTS);
+    }
+
+    /// Segmented sends arrive as the separate datagrams they were, in order, with and
+    /// without segmentation.
+    #[test]
+    fn segmented_sends_arrive_as_separate_datagrams() {
+        for gso in [true, false] {
+            let mut a = UdpLink::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+            a.gso = gso;
+            let mut b = UdpLink::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+            let mut c = UdpLink::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+            let len = |i: usize| if i % 10 == 9 { 500 } else { 8214 };
+            let mut out: Vec<Dgram> = (0..150)
+                .map(|i| Dgram {
+                    peer: if i % 50 < 40 {
+                        b.local_addr()
+                    } else {
+                        c.local_addr()
+                    },
+                    data: vec![i as u8; len(i)],
+                })
+                .collect();
+            a.send(&mut out).unwrap();
+            assert_eq!(a.gso, gso, "the kernel refused UDP_SEGMENT on loopback");
+            let mut got_b = Vec::new();
+            let mut got_c = Vec::new();
+            let t = std::time::Instant::now();
+            while got_b.len() + got_c.len() < 150 && t.elapsed() < Duration::from_secs(5) {
+                b.recv(&mut got_b, Duration::from_millis(10)).unwrap();
+                c.recv(&mut got_c, Duration::from_millis(10)).unwrap();
+            }
+            let want = |to_b: bool| -> Vec<Vec<u8>> {
+                (0..150)
+                    .filter(|i| (i % 50 < 40) == to_b)
+                    .map(|i| vec![i as u8; len(i)])
+                    .collect()
+            };
+            let data = |g: &[Dgram]| g.iter().map(|d| d.data.clone()).collect::<Vec<_>>();
+            assert_eq!(data(&got_b), want(true), "gso {gso}");
+            assert_eq!(data(&got_c), want(false), "gso {gso}");
+            assert!(got_b.iter().chain(&got_c).all(|d| d.peer == a.local_addr()));
+        }
     }
 
     #[test]

@@ -55,6 +55,9 @@ pub struct SendReport {
     pub retransmissions: u64,
     /// Result packets received (including duplicates).
     pub received: u64,
+    /// Datagrams dropped because they did not come from the parent's address (forged or
+    /// stray results, ACCEPTs and REFUSEs never reach the worker's state machine).
+    pub foreign: u64,
 }
 
 impl SendReport {
@@ -190,6 +193,14 @@ impl LastSeen {
         self.at = Some((Instant::now(), format!("{what} from {}", d.peer)));
     }
 
+    /// Notes a datagram dropped for its source.
+    fn note_foreign(&mut self, d: &Dgram, parent: SocketAddrV4) {
+        self.note(d);
+        if let Some((_, what)) = &mut self.at {
+            *what += &format!(" (dropped: only the parent {parent} answers this worker)");
+        }
+    }
+
     fn describe(&self) -> String {
         match &self.at {
             Some((t, what)) => format!("{what}, {:.1}s ago", t.elapsed().as_secs_f64()),
@@ -205,6 +216,7 @@ struct Driver<'a> {
     stop: Option<&'a AtomicBool>,
     seen: LastSeen,
     received: u64,
+    foreign: u64,
     out: Vec<Dgram>,
     inbox: Vec<Dgram>,
 }
@@ -246,6 +258,12 @@ impl Driver<'_> {
                 .recv(&mut self.inbox, Duration::from_micros(wait))?;
             let mut got = 0;
             for d in self.inbox.drain(..) {
+                // Only the parent answers a worker: anything else is forged or stray.
+                if d.peer != to {
+                    self.foreign += 1;
+                    self.seen.note_foreign(&d, to);
+                    continue;
+                }
                 self.received += 1;
                 self.seen.note(&d);
                 match w.receive_payload(&d.data) {
@@ -315,6 +333,11 @@ impl Driver<'_> {
             self.link
                 .recv(&mut self.inbox, Duration::from_micros(wait))?;
             for d in self.inbox.drain(..) {
+                if d.peer != to {
+                    self.foreign += 1;
+                    self.seen.note_foreign(&d, to);
+                    continue;
+                }
                 self.received += 1;
                 self.seen.note(&d);
                 if let JoinReply::Accepted(base) = j.receive_payload(&d.data) {
@@ -414,6 +437,7 @@ fn run_with(
         stop,
         seen: LastSeen::default(),
         received: 0,
+        foreign: 0,
         out: Vec::with_capacity(cfg.window as usize),
         inbox: Vec::with_capacity(crate::link::BATCH),
     };
@@ -461,5 +485,142 @@ fn run_with(
         packets: s.sent + pre_stats.sent,
         retransmissions: s.retransmissions + pre_stats.retransmissions,
         received: d.received,
+        foreign: d.foreign,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, UdpSocket};
+    use std::sync::{mpsc, Arc};
+
+    use fanin_proto::config::{Mode, Trust};
+    use fanin_proto::plan::{build, star, Addressing, JobSpec};
+    use fanin_proto::wire::Repr;
+
+    use crate::allreduce::bind_consecutive;
+    use crate::link::UdpLink;
+    use crate::switchd::{self, Control, SoftSwitch};
+
+    /// Before each JOIN or contribution leaves, sends a forged ACCEPT (a wrong first block) or
+    /// RESULT (wrong sums, every rank's bit set) for it straight to the worker's own UDP port
+    /// from another socket, so the forgery is queued before the switch can answer.
+    struct Forger<L> {
+        inner: L,
+        sock: UdpSocket,
+        all: u64,
+        forged: u64,
+    }
+
+    impl<L: Link> Link for Forger<L> {
+        fn local_addr(&self) -> SocketAddrV4 {
+            self.inner.local_addr()
+        }
+        fn send(&mut self, out: &mut Vec<Dgram>) -> std::io::Result<()> {
+            for d in out.iter() {
+                let r = Repr::parse(&Packet::new_checked(&d.data[..]).unwrap()).unwrap();
+                let forged = match r.ptype {
+                    PacketType::Join => Repr {
+                        ptype: PacketType::Accept,
+                        elements: 1,
+                        block: r.block.wrapping_add(12345),
+                        ..r
+                    }
+                    .to_bytes(&[r.block as i32]),
+                    PacketType::Contribution => Repr {
+                        ptype: PacketType::Result,
+                        flags: Flags::default().with(Flags::MULTICAST),
+                        bitmap: self.all,
+                        ..r
+                    }
+                    .to_bytes(&vec![7777; r.elements as usize]),
+                    _ => continue,
+                };
+                self.sock.send_to(&forged, self.inner.local_addr())?;
+                self.forged += 1;
+            }
+            self.inner.send(out)
+        }
+        fn recv(&mut self, into: &mut Vec<Dgram>, wait: Duration) -> std::io::Result<()> {
+            self.inner.recv(into, wait)
+        }
+    }
+
+    /// Regression: a worker took RESULT (and ACCEPT) packets from any source, so a forged
+    /// RESULT sent straight to its UDP port mid-allreduce gave it a wrong sum. Every block here
+    /// gets a forgery that arrives before the switch's answer; the sums must still be exact.
+    #[test]
+    fn forged_results_sent_to_a_worker_are_dropped() {
+        let (base, mut socks) = bind_consecutive(3).unwrap();
+        let plan = build(
+            &star(2),
+            JobSpec {
+                job: 5,
+                slot_count: 16,
+                elements: 16,
+                mode: Mode::Static,
+                addressing: Addressing::Loopback { base },
+                trust: Trust::default(),
+            },
+        )
+        .unwrap();
+        assert!(plan.workers[0].session);
+        let mut sw = SoftSwitch::new(&plan.switches[0]).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (_tx, rx) = mpsc::channel();
+        let ctl = Control::new(stop.clone(), rx);
+        let sw_sock = socks.remove(0);
+        let sw_thread = std::thread::spawn(move || {
+            let mut link = UdpLink::from_socket(sw_sock).unwrap();
+            switchd::run("t", &mut sw, &mut link, &ctl)
+        });
+        let n = 1000;
+        let data: Vec<Vec<i32>> = (0..2)
+            .map(|r| (0..n).map(|i| i * 3 - 1500 + r * 7).collect())
+            .collect();
+        let workers: Vec<_> = socks
+            .into_iter()
+            .enumerate()
+            .map(|(r, sock)| {
+                let cfg = SendConfig {
+                    assignment: plan.workers[r].clone(),
+                    window: 8,
+                    retransmit: Duration::from_millis(20),
+                    first_block: 0,
+                    quant: QuantMode::Scale(0),
+                    timeout: Duration::from_secs(10),
+                    progress: false,
+                };
+                let d = data[r].clone();
+                std::thread::spawn(move || {
+                    let mut link = Forger {
+                        inner: UdpLink::from_socket(sock).unwrap(),
+                        sock: UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap(),
+                        all: 0b11,
+                        forged: 0,
+                    };
+                    let rep = run_i32(&cfg, &d, &mut link, None);
+                    (rep, link.forged)
+                })
+            })
+            .collect();
+        let want: Vec<i32> = (0..n as usize).map(|i| data[0][i] + data[1][i]).collect();
+        for (r, h) in workers.into_iter().enumerate() {
+            let (rep, forged) = h.join().unwrap();
+            let rep = rep.unwrap_or_else(|e| panic!("worker {r}: {e}"));
+            assert_eq!(rep.sums, want, "worker {r}: a forged result got through");
+            assert!(
+                forged > n as u64 / 16,
+                "worker {r}: only {forged} forgeries"
+            );
+            assert_eq!(
+                rep.foreign, forged,
+                "worker {r}: every forgery dropped and counted"
+            );
+        }
+        stop.store(true, Ordering::Relaxed);
+        let snap = sw_thread.join().unwrap();
+        assert_eq!(snap.get("malformed"), 0);
+    }
 }

@@ -1,6 +1,7 @@
 //! The software switch: UDP datagrams in, [`fanin_proto::model::Switch`] in the middle,
-//! UDP datagrams out. The host adds no semantics of its own; it only turns datagrams into
-//! frames for the model and the model's frames back into datagrams.
+//! UDP datagrams out. The host adds no semantics of its own: it hands each datagram and its
+//! source to the model's datagram path and sends the datagrams the model returns (the
+//! frame path, `--frame-path`, wraps them in frames and parses the model's frames back).
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use fanin_proto::config::{
     Child, ConfigError, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig,
 };
-use fanin_proto::model::{Switch, Verdict};
+use fanin_proto::model::{DatagramOutput, Switch, Verdict};
 use fanin_proto::wire::frame::classify;
 use fanin_proto::wire::{Datagram, FrameKind, L4Addr};
 use serde::{Deserialize, Serialize};
@@ -34,8 +35,12 @@ pub struct SoftSwitch {
     pp: PeerPorts,
     tick_every: Option<u64>,
     last_tick: u64,
+    /// Jobs registered over the control port, which a reload from the file keeps.
+    registered: Vec<JobEntry>,
     /// Datagrams the model produced that were not UDP (cannot happen with a valid config).
     pub unroutable: u64,
+    /// Take the model's frame path instead of its datagram path (to measure the difference).
+    pub frame_path: bool,
 }
 
 /// Model ports of a switchd: every peer address keeps the number it first got.
@@ -101,8 +106,69 @@ impl SoftSwitch {
             model_cfg: m,
             pp,
             last_tick: 0,
+            registered: Vec::new(),
             unroutable: 0,
+            frame_path: false,
         })
+    }
+
+    /// Jobs registered over the control port (and not removed or replaced by the file since).
+    pub fn registered(&self) -> &[JobEntry] {
+        &self.registered
+    }
+
+    /// Adds a job entry, or replaces the one with its id, as the control port's `register`
+    /// does: validated as a reload of the running configuration plus this entry. A later
+    /// reload from the file keeps it (see [`SoftSwitch::reload_file`]).
+    pub fn register(&mut self, entry: JobEntry) -> Result<String, String> {
+        let job = entry.job;
+        let mut cfg = self.cfg.clone();
+        cfg.jobs.retain(|j| j.job != job);
+        cfg.jobs.push(entry.clone());
+        let m = self.reload(&cfg)?;
+        self.registered.retain(|j| j.job != job);
+        self.registered.push(entry);
+        Ok(m)
+    }
+
+    /// Removes a job from the job table (registered or from the file) until the next reload
+    /// brings it back from the file.
+    pub fn remove(&mut self, job: u16) -> Result<String, String> {
+        if !self.cfg.jobs.iter().any(|j| j.job == job) {
+            return Err(format!("no job {job} in the job table"));
+        }
+        let mut cfg = self.cfg.clone();
+        cfg.jobs.retain(|j| j.job != job);
+        let m = self.reload(&cfg)?;
+        self.registered.retain(|j| j.job != job);
+        Ok(m)
+    }
+
+    /// Reloads from a configuration file's contents, keeping the jobs registered over the
+    /// control port; a file entry with the same job id replaces the registered one. Nothing
+    /// changes on error (a registered job's slots overlapping a file job's, for instance).
+    pub fn reload_file(&mut self, file: &SwitchConfig) -> Result<String, String> {
+        let mut cfg = file.clone();
+        let (replaced, kept): (Vec<_>, Vec<_>) = self
+            .registered
+            .iter()
+            .cloned()
+            .partition(|r| file.jobs.iter().any(|j| j.job == r.job));
+        cfg.jobs.extend(kept.iter().cloned());
+        let mut m = self.reload(&cfg).map_err(|e| {
+            format!(
+                "{e} (with the {} job(s) registered over the control port kept)",
+                kept.len()
+            )
+        })?;
+        for r in &replaced {
+            m += &format!(
+                "; job {} from the file replaces the one registered over the control port",
+                r.job
+            );
+        }
+        self.registered = kept;
+        Ok(m)
     }
 
     /// The configuration as loaded (before switchd's port numbering).
@@ -166,7 +232,32 @@ impl SoftSwitch {
     }
 
     /// Feeds one received datagram at tick `now`; appends the datagrams to send to `out`.
+    /// It takes the model's datagram path (no frame built or parsed; docs/host.md).
     pub fn handle(
+        &mut self,
+        now: u64,
+        from: SocketAddrV4,
+        payload: &[u8],
+        out: &mut Vec<Dgram>,
+    ) -> Verdict {
+        if self.frame_path {
+            return self.handle_frame(now, from, payload, out);
+        }
+        let src = L4Addr {
+            mac: mac_for(*from.ip()),
+            ip: *from.ip(),
+            port: from.port(),
+        };
+        let port = self.pp.ports.get(&from).copied().unwrap_or(STRANGER_PORT);
+        let r = self.sw.handle_datagram(now, port, src, payload);
+        out.extend(r.outputs.into_iter().map(dgram));
+        r.verdict
+    }
+
+    /// Feeds one received datagram through the model's frame path (wrapped in a frame, the
+    /// outputs parsed back): what [`SoftSwitch::handle`] did before the datagram path, and
+    /// does with [`SoftSwitch::frame_path`] set.
+    pub fn handle_frame(
         &mut self,
         now: u64,
         from: SocketAddrV4,
@@ -187,7 +278,15 @@ impl SoftSwitch {
         let port = self.pp.ports.get(&from).copied().unwrap_or(STRANGER_PORT);
         let r = self.sw.handle(now, port, &frame);
         for o in r.outputs {
-            self.emit(&o.frame, out);
+            match classify(&o.frame) {
+                FrameKind::Ipv4 {
+                    udp: Some(Ok(d)), ..
+                } => out.push(Dgram {
+                    peer: SocketAddrV4::new(d.dst.ip, d.dst.port),
+                    data: d.payload.to_vec(),
+                }),
+                _ => self.unroutable += 1,
+            }
         }
         r.verdict
     }
@@ -199,21 +298,7 @@ impl SoftSwitch {
             return;
         }
         self.last_tick = now;
-        for o in self.sw.tick(now) {
-            self.emit(&o.frame, out);
-        }
-    }
-
-    fn emit(&mut self, frame: &[u8], out: &mut Vec<Dgram>) {
-        match classify(frame) {
-            FrameKind::Ipv4 {
-                udp: Some(Ok(d)), ..
-            } => out.push(Dgram {
-                peer: SocketAddrV4::new(d.dst.ip, d.dst.port),
-                data: d.payload.to_vec(),
-            }),
-            _ => self.unroutable += 1,
-        }
+        out.extend(self.sw.tick_datagrams(now).into_iter().map(dgram));
     }
 
     /// Counters as a serialisable snapshot.
@@ -243,6 +328,13 @@ impl SoftSwitch {
                 faults,
             },
         }
+    }
+}
+
+fn dgram(o: DatagramOutput) -> Dgram {
+    Dgram {
+        peer: SocketAddrV4::new(o.dst.ip, o.dst.port),
+        data: o.payload,
     }
 }
 
@@ -348,7 +440,7 @@ pub enum ControlRequest {
     Reload,
     /// Add a job entry, or replace the one with its job id; validated exactly as a
     /// configuration file is (a reload of the running configuration plus this entry). A
-    /// later reload from the file drops it.
+    /// later reload from the file keeps it, unless the file has an entry with its job id.
     Register {
         /// The entry.
         entry: Box<JobEntry>,
@@ -508,7 +600,7 @@ fn reload_from(sw: &mut SoftSwitch, path: Option<&std::path::Path>) -> ControlRe
             serde_json::from_str::<SwitchConfig>(&t)
                 .map_err(|e| format!("{} is not valid: {e}", path.display()))
         })
-        .and_then(|cfg| sw.reload(&cfg));
+        .and_then(|cfg| sw.reload_file(&cfg));
     match r {
         Ok(message) => ControlReply { ok: true, message },
         Err(e) => ControlReply {
@@ -535,15 +627,10 @@ fn answer(
         ControlRequest::Reload => reload_from(sw, path),
         ControlRequest::Register { entry } => {
             let job = entry.job;
-            let mut cfg = sw.config().clone();
-            cfg.jobs.retain(|j| j.job != job);
-            cfg.jobs.push(*entry);
-            applied(sw.reload(&cfg), &format!("register of job {job}"))
+            applied(sw.register(*entry), &format!("register of job {job}"))
         }
         ControlRequest::Remove { job } if sw.config().jobs.iter().any(|j| j.job == job) => {
-            let mut cfg = sw.config().clone();
-            cfg.jobs.retain(|j| j.job != job);
-            applied(sw.reload(&cfg), &format!("remove of job {job}"))
+            applied(sw.remove(job), &format!("remove of job {job}"))
         }
         ControlRequest::Remove { job } => ControlReply {
             ok: false,
@@ -589,6 +676,10 @@ pub fn run<L: Link + ?Sized>(
         }
         sw.tick(now, &mut out);
         if !out.is_empty() {
+            // Each peer's datagrams together, in their order: a result multicast to N children
+            // becomes N runs the link can send segmented (GSO) instead of N x blocks single
+            // datagrams. Datagrams to different peers were never ordered with each other.
+            out.sort_by_key(|d| d.peer);
             let n = out.len() as u64;
             if let Err(e) = link.send(&mut out) {
                 send_errors += n.min(1);
@@ -730,6 +821,83 @@ mod tests {
         assert!(sw.model().job(2).is_none());
         let r = answer(&mut sw, ControlRequest::Remove { job: 2 }, None);
         assert!(!r.ok && r.message.contains("no job 2"), "{}", r.message);
+    }
+
+    /// Regression: a reload from the configuration file (SIGHUP, `fanin reload`) dropped the
+    /// jobs registered over the control port. It keeps them now; a file entry with the same
+    /// job id replaces one, and a file that collides with one is refused, changing nothing.
+    #[test]
+    fn reload_from_the_file_keeps_registered_jobs() {
+        let me = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 40100);
+        let w = |p| SocketAddrV4::new(Ipv4Addr::LOCALHOST, p);
+        let one = SingleJob {
+            job: 1,
+            workers: vec![w(40101), w(40102)],
+            elements: 64,
+            slots: 16,
+        };
+        let mut file = single_job_config(me, &one);
+        file.params.slots = 64;
+        let dir = std::env::temp_dir().join(format!("fanin-reload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("switch.json");
+        let write = |c: &SwitchConfig| {
+            std::fs::write(&path, serde_json::to_string_pretty(c).unwrap()).unwrap()
+        };
+        write(&file);
+        let mut sw = SoftSwitch::new(&file).unwrap();
+        let mut reg = file.jobs[0].clone();
+        reg.job = 2;
+        reg.slot_base = 16;
+        let r = answer(
+            &mut sw,
+            ControlRequest::Register {
+                entry: Box::new(reg.clone()),
+            },
+            Some(&path),
+        );
+        assert!(r.ok, "{}", r.message);
+        // An unchanged file: the registered job stays, with its session state untouched.
+        let r = answer(&mut sw, ControlRequest::Reload, Some(&path));
+        assert!(r.ok, "{}", r.message);
+        assert!(sw.model().job(2).is_some(), "reload dropped job 2");
+        assert_eq!(sw.registered().len(), 1);
+        // The file adds job 3 beside it.
+        let mut j3 = file.jobs[0].clone();
+        j3.job = 3;
+        j3.slot_base = 32;
+        file.jobs.push(j3.clone());
+        write(&file);
+        let r = answer(&mut sw, ControlRequest::Reload, Some(&path));
+        assert!(r.ok, "{}", r.message);
+        let mut jobs: Vec<u16> = sw.config().jobs.iter().map(|j| j.job).collect();
+        jobs.sort();
+        assert_eq!(jobs, [1, 2, 3]);
+        // A file job on the registered job's slots: refused, nothing changed.
+        let mut clash = file.clone();
+        clash.jobs[1].slot_base = 16;
+        write(&clash);
+        let r = answer(&mut sw, ControlRequest::Reload, Some(&path));
+        assert!(!r.ok && r.message.contains("refused"), "{}", r.message);
+        assert_eq!(sw.config().jobs.len(), 3);
+        assert_eq!(sw.model().job(3).unwrap().slot_base, 32);
+        // The file takes job 2 over: the registration is forgotten.
+        let mut own = file.clone();
+        own.jobs.push(JobEntry {
+            slot_base: 48,
+            ..reg.clone()
+        });
+        write(&own);
+        let r = answer(&mut sw, ControlRequest::Reload, Some(&path));
+        assert!(r.ok && r.message.contains("replaces"), "{}", r.message);
+        assert_eq!(sw.model().job(2).unwrap().slot_base, 48);
+        assert!(sw.registered().is_empty());
+        // Removed over the control port: gone until the file brings it back.
+        write(&file);
+        let r = answer(&mut sw, ControlRequest::Reload, Some(&path));
+        assert!(r.ok, "{}", r.message);
+        assert!(sw.model().job(2).is_none());
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// Random bytes from every source never crash the switch and are all counted.

@@ -7,7 +7,7 @@
 use core::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
-use crate::wire::{FANIN_UDP_PORT, MAX_ELEMENTS, MAX_WORKERS};
+use crate::wire::{FANIN_UDP_PORT, MAX_WIRE_ELEMENTS, MAX_WORKERS};
 
 /// One end of a job's tree edge: where to send frames, and out of which port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -373,8 +373,12 @@ impl Params {
         if self.slots == 0 || self.slots > 1 << 20 {
             return bad("slots", self.slots as u64, "1..=1048576");
         }
-        if self.elements == 0 || self.elements > MAX_ELEMENTS {
-            return bad("elements", self.elements as u64, "1..=256");
+        if self.elements == 0 || self.elements > MAX_WIRE_ELEMENTS {
+            return bad(
+                "elements",
+                self.elements as u64,
+                "1..=2237 (MAX_WIRE_ELEMENTS)",
+            );
         }
         if self.max_jobs == 0 {
             return bad("max_jobs", 0, "at least 1");

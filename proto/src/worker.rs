@@ -171,8 +171,10 @@ impl Worker {
         if s.retransmit_after == 0 {
             return Err(WorkerError::BadTimeout);
         }
-        if a.elements == 0 || a.elements > crate::wire::MAX_ELEMENTS {
-            return Err(WorkerError::BadAssignment("elements must be 1..=256"));
+        if a.elements == 0 || a.elements > crate::wire::MAX_WIRE_ELEMENTS {
+            return Err(WorkerError::BadAssignment(
+                "elements must be 1..=2237 (MAX_WIRE_ELEMENTS)",
+            ));
         }
         if a.workers == 0 || a.workers as u32 > crate::wire::MAX_WORKERS || a.rank >= a.workers {
             return Err(WorkerError::BadAssignment(

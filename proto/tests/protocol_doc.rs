@@ -90,3 +90,15 @@ fn every_counter_is_documented() {
         );
     }
 }
+
+/// The element limits in the header table are the wire module's.
+#[test]
+fn element_limits_are_documented() {
+    use fanin_proto::wire::{MAX_ELEMENTS, MAX_WIRE_ELEMENTS};
+    let d = doc();
+    assert!(d.contains(&format!(
+        "element count `n` (1…{MAX_WIRE_ELEMENTS}, `MAX_WIRE_ELEMENTS`"
+    )));
+    assert!(d.contains(&format!("at most {MAX_ELEMENTS} in an RTL configuration")));
+    assert!(d.contains(&format!("`n > {MAX_WIRE_ELEMENTS}`")));
+}

@@ -13,7 +13,7 @@ local FANIN_UDP_PORT = 48879
 local HEADER_LEN = 22
 local ELEMENT_BYTES = 4
 local VERSION = 1
-local MAX_ELEMENTS = 256
+local MAX_ELEMENTS = 2237
 
 local fanin = Proto("fanin", "fanin in-network aggregation")
 

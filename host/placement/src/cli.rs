@@ -106,6 +106,10 @@ pub struct PlaceArgs {
     /// refuses jobs with them on.
     #[arg(long)]
     pub no_trust: bool,
+    /// With --emit-config: elements per packet of every job (the switches' lane count; the
+    /// RTL configurations take at most 256, software switches up to 2237).
+    #[arg(long, default_value_t = fanin_proto::wire::DEFAULT_ELEMENTS)]
+    pub packet_elements: u16,
 }
 
 /// Arguments of `fanin experiment`.
@@ -185,6 +189,13 @@ fn tree_algo(a: Algo) -> Option<TreeAlgo> {
 impl PlaceArgs {
     /// Validates the flags and loads the topology into a typed job.
     pub fn validate(&self) -> Result<PlaceJob> {
+        let most = fanin_proto::wire::MAX_WIRE_ELEMENTS;
+        if self.packet_elements == 0 || self.packet_elements > most {
+            bail!(
+                "--packet-elements {}: must be 1..={most} (at most 256 for an RTL switch)",
+                self.packet_elements
+            );
+        }
         let topo = Topology::load(&self.topology).map_err(|e| anyhow!("--topology: {e}"))?;
         let generated = ["bt:", "sf:", "fat-tree:"]
             .iter()
@@ -323,6 +334,7 @@ pub fn run_place(args: &PlaceArgs) -> Result<()> {
         } else {
             fanin_proto::config::Trust::default()
         },
+        packet_elements: args.packet_elements,
     };
     if args.slots == 0 {
         bail!("--slots must be at least 1");

@@ -27,6 +27,8 @@ pub struct EmitOptions {
     pub base_port: Option<u16>,
     /// The jobs' trust settings (sessions, source checks, idle reclaim).
     pub trust: fanin_proto::config::Trust,
+    /// Elements per packet of every job (each switch's lane count, every worker's packets).
+    pub packet_elements: u16,
 }
 
 impl Default for EmitOptions {
@@ -35,6 +37,7 @@ impl Default for EmitOptions {
             slots: 64,
             base_port: None,
             trust: fanin_proto::config::Trust::default(),
+            packet_elements: DEFAULT_ELEMENTS,
         }
     }
 }
@@ -172,7 +175,7 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
         let spec = JobSpec {
             job: *job,
             slot_count: opts.slots,
-            elements: DEFAULT_ELEMENTS,
+            elements: opts.packet_elements,
             mode: Mode::Static,
             addressing: PlanAddressing::Network,
             trust: opts.trust,
@@ -231,7 +234,7 @@ pub fn plan_nodes(tree: &AggTree) -> Vec<NodeSpec> {
         .collect()
 }
 
-/// Table sizes: the defaults, grown to fit the emitted jobs.
+/// Table sizes: the defaults, grown to fit the emitted jobs; the lane count is the plan's.
 fn size_params(cfg: &mut SwitchConfig) -> Result<(), EmitError> {
     let d = Params::default();
     let slots = cfg
@@ -248,6 +251,8 @@ fn size_params(cfg: &mut SwitchConfig) -> Result<(), EmitError> {
         )));
     }
     cfg.params = Params {
+        // The lanes the plan gave the switch (the packet size of its jobs).
+        elements: cfg.params.elements,
         slots: d.slots.max(slots as u32),
         max_jobs: d.max_jobs.max(cfg.jobs.len() as u16),
         max_children: d.max_children.max(children as u8),

@@ -10,6 +10,7 @@ mod netns;
 mod send;
 mod switchd;
 mod trust;
+mod vs_gloo;
 mod wireshark;
 
 use std::io::{BufRead, BufReader};

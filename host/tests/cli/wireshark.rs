@@ -17,7 +17,7 @@ fn dissector_constants_match_proto() {
     assert!(lua.contains(&format!("local HEADER_LEN = {HEADER_LEN}\n")));
     assert!(lua.contains(&format!(
         "local MAX_ELEMENTS = {}\n",
-        fanin_proto::wire::MAX_ELEMENTS
+        fanin_proto::wire::MAX_WIRE_ELEMENTS
     )));
 }
 

@@ -5,10 +5,12 @@
 //! the software switch and the testbench scoreboard are all checked against this code.
 
 mod counters;
+mod datagram;
 mod session;
 mod slot;
 
 pub use counters::{Counter, Counters, PortCounters};
+pub use datagram::{DatagramOutput, DatagramReaction};
 pub use session::{bypass_source_ok, from_above, next_base, source_matches, Member, Session};
 pub use slot::{newer, saturating_add, CopyState, SlotCopy};
 
@@ -404,9 +406,14 @@ impl Switch {
             Some(Err(e)) => return Verdict::Malformed(MalformedReason::Frame(e)),
             _ => return Verdict::Malformed(MalformedReason::Frame(FrameError::NotFanin)),
         };
+        self.dispatch_udp(now, port, &d, out)
+    }
+
+    /// The part of [`Switch::dispatch`] after the frame checks: a UDP datagram to the switch.
+    fn dispatch_udp(&mut self, now: u64, port: u8, d: &Datagram, out: &mut Vec<Output>) -> Verdict {
         // Without key-value jobs, types 8.. are unknown types (malformed), as in the RTL.
         if !self.kv.is_empty() && crate::kv::wire::is_kv(d.payload) {
-            return Verdict::Kv(self.kv.handle(self.me, port, &d, out));
+            return Verdict::Kv(self.kv.handle(self.me, port, d, out));
         }
         let pkt = match Packet::new_checked(d.payload) {
             Ok(p) => p,
@@ -421,11 +428,11 @@ impl Switch {
         }
         match repr.ptype {
             PacketType::Contribution => {
-                self.contribution(now, port, &d, &repr, &pkt.elements(), out)
+                self.contribution(now, port, d, &repr, &pkt.elements(), out)
             }
-            PacketType::Result => self.result(port, &d, &repr, out),
-            PacketType::Join => self.join(port, &d, &repr, out),
-            PacketType::Accept | PacketType::Refuse => self.relay_down(port, &d, &repr, out),
+            PacketType::Result => self.result(port, d, &repr, out),
+            PacketType::Join => self.join(port, d, &repr, out),
+            PacketType::Accept | PacketType::Refuse => self.relay_down(port, d, &repr, out),
         }
     }
 

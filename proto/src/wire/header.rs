@@ -14,7 +14,7 @@
 //! | 14 | 8 | contributor bitmap |
 //! | 22 | 4·n | elements (i32, big-endian) |
 
-use super::{WireError, ELEMENT_BYTES, HEADER_LEN, MAX_ELEMENTS, VERSION};
+use super::{WireError, ELEMENT_BYTES, HEADER_LEN, MAX_WIRE_ELEMENTS, VERSION};
 
 /// Byte ranges of the header fields.
 pub mod field {
@@ -232,8 +232,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
     /// All elements, decoded.
     pub fn elements(&self) -> Vec<i32> {
-        (0..self.element_count() as usize)
-            .map(|i| self.element(i))
+        let n = self.element_count() as usize;
+        // Whole 4-byte chunks: the compiler turns this into vector byte swaps.
+        self.b()[HEADER_LEN..HEADER_LEN + n * ELEMENT_BYTES]
+            .chunks_exact(ELEMENT_BYTES)
+            .map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]]))
             .collect()
     }
 }
@@ -293,7 +296,7 @@ impl Repr {
         if p.flags().0 & !Flags::DEFINED != 0 {
             return Err(WireError::BadFlags);
         }
-        if p.element_count() > MAX_ELEMENTS {
+        if p.element_count() > MAX_WIRE_ELEMENTS {
             return Err(WireError::TooManyElements);
         }
         if p.bitmap() == 0 {
@@ -358,10 +361,9 @@ impl Repr {
             "payload length must match the element count"
         );
         let mut buf = vec![0u8; self.buffer_len()];
-        let mut p = Packet::new_unchecked(&mut buf[..]);
-        self.emit(&mut p);
-        for (i, v) in data.iter().enumerate() {
-            p.set_element(i, *v);
+        self.emit(&mut Packet::new_unchecked(&mut buf[..]));
+        for (c, v) in buf[HEADER_LEN..].chunks_exact_mut(ELEMENT_BYTES).zip(data) {
+            c.copy_from_slice(&v.to_be_bytes());
         }
         buf
     }
@@ -444,11 +446,20 @@ mod tests {
             Repr::parse(&Packet::new_unchecked(&b[..])),
             Err(WireError::EmptyBitmap)
         );
+        // The wire carries up to MAX_WIRE_ELEMENTS (a 9000-byte MTU); one more is refused.
+        let most = crate::wire::MAX_WIRE_ELEMENTS;
+        assert_eq!(HEADER_LEN + most as usize * ELEMENT_BYTES + 28, 8998);
+        let full = Repr {
+            elements: most,
+            ..sample()
+        };
+        let b = full.to_bytes(&vec![0; most as usize]);
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&b[..])), Ok(full));
         let big = Repr {
-            elements: 300,
+            elements: most + 1,
             ..sample()
         }
-        .to_bytes(&[0; 300]);
+        .to_bytes(&vec![0; most as usize + 1]);
         assert_eq!(
             Repr::parse(&Packet::new_unchecked(&big[..])),
             Err(WireError::TooManyElements)

@@ -23,11 +23,18 @@ pub const PAYLOAD_OFFSET: usize = L2L4_LEN + HEADER_LEN;
 pub const ELEMENT_BYTES: usize = 4;
 /// Default number of elements per packet (256 B of payload).
 pub const DEFAULT_ELEMENTS: u16 = 64;
-/// Largest element count any configuration accepts (1024 B of payload).
+/// Largest lane count of an RTL configuration (1024 B of payload). The generator and the
+/// register driver read it; a software switch may go up to [`MAX_WIRE_ELEMENTS`].
 pub const MAX_ELEMENTS: u16 = 256;
+/// The jumbo-frame IP MTU a software path fills with one packet.
+pub const JUMBO_MTU: usize = 9000;
+/// Largest element count the wire format carries: one fanin packet in a [`JUMBO_MTU`] IP
+/// packet (IPv4 20 + UDP 8 + header 22 + 4·n ≤ 9000, n = 2237). Each switch refuses
+/// packets with more elements than its own `Params::elements`.
+pub const MAX_WIRE_ELEMENTS: u16 = ((JUMBO_MTU - 28 - HEADER_LEN) / ELEMENT_BYTES) as u16;
 /// Width of the contributor bitmap: the largest number of workers in one job.
 pub const MAX_WORKERS: u32 = 64;
-/// Largest Ethernet frame (without FCS) a fanin packet can occupy.
+/// Largest Ethernet frame (without FCS) a fanin packet of an RTL configuration can occupy.
 pub const MAX_FANIN_FRAME: usize = PAYLOAD_OFFSET + MAX_ELEMENTS as usize * ELEMENT_BYTES;
 
 /// Why a fanin packet was rejected. Every variant is counted by the switch as `malformed`.
@@ -48,7 +55,7 @@ pub enum WireError {
     /// A reserved flag bit is set.
     #[error("reserved flag bits set")]
     BadFlags,
-    /// More elements than [`MAX_ELEMENTS`].
+    /// More elements than [`MAX_WIRE_ELEMENTS`].
     #[error("too many elements")]
     TooManyElements,
     /// The contribution count is not the number of bits in the contributor bitmap.

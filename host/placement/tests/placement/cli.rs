@@ -35,6 +35,8 @@ fn bad_flags_give_one_line() {
         ("--topology bt:16 --algo soar --k 2 --workers 3", "--workers applies to"),
         ("--topology bt:x --algo soar --k 2", "N must be a number"),
         ("--topology bt:16 --algo soar --k 2 --coarse", "--coarse applies to"),
+        ("--topology bt:16 --algo soar --k 2 --packet-elements 2238", "--packet-elements 2238: must be 1..=2237"),
+        ("--topology bt:16 --algo soar --k 2 --packet-elements 0", "--packet-elements 0"),
     ] {
         let e = error(line);
         assert!(e.contains(want), "{line}: {e:?} lacks {want:?}");

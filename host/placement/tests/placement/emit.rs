@@ -68,11 +68,15 @@ fn base_port_gives_distinct_local_ports_and_multi_jobs_share_switches() {
         &EmitOptions {
             slots: 32,
             base_port: Some(40000),
+            packet_elements: 1024,
             ..EmitOptions::default()
         },
     )
     .unwrap();
     check(&e);
+    // The packet size travels into every switch's lanes and every worker's assignment.
+    assert!(e.switches.iter().all(|c| c.params.elements == 1024));
+    assert!(e.workers.iter().all(|w| w.elements == 1024));
     let mut ports: Vec<u16> = e
         .switches
         .iter()
