@@ -25,6 +25,9 @@ pub struct EmitOptions {
     pub slots: u32,
     /// Give every node 127.0.0.1 and UDP port base + rank.
     pub base_port: Option<u16>,
+    /// Completion mode of every job entry (dynamic mode turns the trust protections off,
+    /// which it does not support yet).
+    pub mode: Mode,
 }
 
 impl Default for EmitOptions {
@@ -32,6 +35,7 @@ impl Default for EmitOptions {
         Self {
             slots: 64,
             base_port: None,
+            mode: Mode::Static,
         }
     }
 }
@@ -170,9 +174,12 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
             job: *job,
             slot_count: opts.slots,
             elements: DEFAULT_ELEMENTS,
-            mode: Mode::Static,
+            mode: opts.mode,
             addressing: PlanAddressing::Network,
-            trust: fanin_proto::config::Trust::default(),
+            trust: match opts.mode {
+                Mode::Dynamic { .. } => fanin_proto::config::Trust::OFF,
+                _ => fanin_proto::config::Trust::default(),
+            },
         };
         let plan = plan::build_with(&nodes, spec, &|i| addr.endpoint(tree.nodes[i].addr, 0))
             .map_err(|e| EmitError::Plan(*job, e.to_string()))?;
