@@ -4,6 +4,7 @@
 
 mod allreduce;
 mod bad_input;
+mod canary;
 mod kv;
 mod netns;
 mod send;
