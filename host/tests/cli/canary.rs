@@ -76,8 +76,33 @@ fn canary_experiments_run_quick_and_print_their_checks() {
             out.contains(checks_file.trim()),
             "{name}: checks file differs from stdout"
         );
+        doc_has_figures(name, &out);
         if name == "canary-size" || name == "canary-timeout" {
             assert!(!out.contains("NOT reproduced"), "{out}");
+        }
+    }
+}
+
+/// docs/protocol.md ("Canary experiments") quotes the `--quick` figures: every decimal in
+/// a check line must be in that section.
+fn doc_has_figures(name: &str, out: &str) {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/protocol.md"),
+    )
+    .unwrap();
+    let section = doc
+        .split("### Canary experiments")
+        .nth(1)
+        .expect("docs/protocol.md has a Canary experiments section");
+    for line in out.lines().filter(|l| l.contains("reproduced]")) {
+        for tok in line.split(|c: char| !(c.is_ascii_digit() || c == '.')) {
+            let tok = tok.trim_matches('.');
+            if tok.contains('.') {
+                assert!(
+                    section.contains(tok),
+                    "{name}: figure {tok} of {line:?} is not in docs/protocol.md (Canary experiments)"
+                );
+            }
         }
     }
 }
