@@ -186,6 +186,11 @@ impl DynTable {
         self.jobs.is_empty()
     }
 
+    /// Number of dynamic jobs.
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
     /// True if `job` is a dynamic job here.
     pub fn has(&self, job: u16) -> bool {
         self.jobs.contains_key(&job)

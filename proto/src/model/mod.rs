@@ -268,7 +268,7 @@ impl Switch {
             check_disjoint_ranges(&other.entry, &entry)?;
         }
         let held = self.jobs.contains_key(&entry.job) || self.dynamic.has(entry.job);
-        if !held && self.jobs.len() >= self.params.max_jobs as usize {
+        if !held && self.jobs.len() + self.dynamic.len() >= self.params.max_jobs as usize {
             return Err(ConfigError::TooManyJobs(
                 self.jobs.len() + 1,
                 self.params.max_jobs,

@@ -267,6 +267,30 @@ fn other_traffic_is_switched_as_before() {
 }
 
 #[test]
+fn dynamic_jobs_count_toward_the_job_table() {
+    let mut cfg = SwitchConfig::new("leaf", [2, 0, 0, 0, 0, 1], Ipv4Addr::new(10, 1, 0, 1));
+    cfg.params.max_jobs = 1;
+    cfg.routes.push(Route {
+        ip: LEADER,
+        port: 3,
+    });
+    cfg.jobs.push(entry(10));
+    let mut s = Switch::new(&cfg).unwrap();
+    let mut other = entry(10);
+    other.job = JOB + 1;
+    other.slot_base = 0;
+    let e = s.set_job(other).unwrap_err().to_string();
+    assert!(e.contains("exceed the job table"), "{e}");
+    // Replacing the same job is allowed, and removing it frees its busy copies.
+    s.set_job(entry(10)).unwrap();
+    s.handle(0, 0, &contribution(0, 3, &[5], 0));
+    assert_eq!(s.counters().get(Counter::SlotsInUse), 1);
+    assert!(s.remove_job(JOB));
+    assert_eq!(s.counters().get(Counter::SlotsInUse), 0);
+    assert!(!s.dynamic().has(JOB));
+}
+
+#[test]
 fn bad_dynamic_entries_are_refused_by_name() {
     let p = Params::default();
     let mut e = entry(10);
