@@ -107,14 +107,13 @@ fn doc_has_figures(name: &str, out: &str) {
     }
 }
 
-/// The full-size runs (16 leaves x 8 hosts, 8 spines, 2 MiB per host, 3 seeds per point).
+/// canary-congestion at full size (16 leaves x 8 hosts, 8 spines, 2 MiB per host, 3 seeds;
+/// about 25 min in a debug build): the figures docs/protocol.md quotes, and Canary within
+/// 10% of the static tree without congestion.
 #[test]
 #[ignore = "slow tier: cargo xtask test --slow"]
-fn canary_experiments_run_full_size() {
-    for (name, _, _, checks) in EXPERIMENTS {
-        let (out, _) = experiment(name, false, 3 * 3600);
-        for c in checks {
-            assert!(out.contains(c), "{name}: {out}");
-        }
-    }
+fn canary_congestion_full_size_matches_the_doc() {
+    let (out, _) = experiment("canary-congestion", false, 3 * 3600);
+    assert!(out.contains("[reproduced] without congestion"), "{out}");
+    doc_has_figures("canary-congestion", &out);
 }
