@@ -6,11 +6,13 @@
 //! - [`switchd`]: the reference model behind a socket, and its stats service;
 //! - [`sender`] and [`scheme`]: one worker's allreduce and its quantisation scheme;
 //! - [`tensor`]: tensor files; [`allreduce`]: the local end-to-end run;
+//! - [`canary_experiment`]: `fanin experiment canary-*` (Canary's figures in the fabric simulator);
 //! - [`kv`] and [`kv_experiment`]: `fanin kv` (ASK key-value jobs) and its experiments;
 //! - [`hw`]: `fanin hw`, an FPGA switch's registers through a PCIe BAR or a JTAG Tcl script;
 //! - [`cli`]: argument parsing and validation; [`error`]: exit statuses.
 
 pub mod allreduce;
+pub mod canary_experiment;
 pub mod cli;
 pub mod error;
 pub mod hw;

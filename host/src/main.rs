@@ -47,6 +47,7 @@ fn main() {
         Cmd::Allreduce(a) => cli::run_allreduce(a),
         Cmd::Place(a) => fanin_placement::cli::run_place(a),
         Cmd::Experiment(a) if a.name.is_ask() => fanin::kv_experiment::run(a),
+        Cmd::Experiment(a) if a.name.is_canary() => fanin::canary_experiment::run_experiment(a),
         Cmd::Experiment(a) => fanin_placement::cli::run_experiment(a),
         Cmd::Kv(a) => fanin::kv::run(a),
         Cmd::Hw(a) => fanin::hw::run(a),

@@ -352,7 +352,9 @@ fn tick_every(cfg: &SwitchConfig) -> Option<u64> {
         .iter()
         .flat_map(|j| {
             let flush = match j.mode {
-                Mode::Timeout { flush_after, .. } => Some((flush_after / 4).clamp(1, 1000)),
+                Mode::Timeout { flush_after, .. } | Mode::Dynamic { flush_after, .. } => {
+                    Some((flush_after / 4).clamp(1, 1000))
+                }
                 Mode::Static => None,
             };
             let idle =

@@ -81,6 +81,16 @@ pub enum Mode {
         /// Ticks from a flush to the slot's reclaim.
         reclaim_after: u64,
     },
+    /// Canary's dynamic trees (docs/protocol.md, "Dynamic mode"): every switch on the way to
+    /// the block's leader host intercepts the job's contributions, sums what arrives within
+    /// `flush_after`, and sends the result down the ports the contributions came in on. The
+    /// entry's `role`, `children` and `degree_limit` are unused (children may be empty).
+    Dynamic {
+        /// Ticks from a copy's first contribution to its flush toward the leader.
+        flush_after: u64,
+        /// Ticks from a flush to the copy's reclaim if no result came down.
+        reclaim_after: u64,
+    },
 }
 
 /// A job-table entry.
@@ -397,6 +407,9 @@ impl JobEntry {
     /// Checks one entry against the table sizes.
     pub fn validate(&self, p: &Params) -> Result<(), ConfigError> {
         let bad = |why: String| Err(ConfigError::BadJob { job: self.job, why });
+        if let Mode::Dynamic { .. } = self.mode {
+            return crate::model::dynamic::validate_entry(self, p).or_else(bad);
+        }
         if self.children.is_empty() {
             return bad("no children".into());
         }

@@ -11,6 +11,8 @@
 //! - [`plan`] turns a physical tree of switches and workers into every node's configuration;
 //! - [`kv`] is ASK-style key-value stream aggregation (wire, switch state, hosts);
 //! - [`forge`] makes the hostile traffic of the trust campaigns;
+//! - [`fabric`] is a packet-level leaf–spine simulator (queues, congestion, failures) for
+//!   Canary's dynamic mode and its baselines;
 //! - [`netsim`] is an in-memory network of switches and workers used by the property tests.
 //!
 //! The RTL (fanin-hdl), the software switch (fanin `switchd`) and the testbench scoreboard
@@ -18,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod fabric;
 pub mod forge;
 pub mod join;
 pub mod kv;

@@ -156,7 +156,9 @@ impl Net {
         }
         let timers = configs.iter().flat_map(|s| &s.jobs).flat_map(|j| {
             let flush = match j.mode {
-                Mode::Timeout { flush_after, .. } => Some(flush_after),
+                Mode::Timeout { flush_after, .. } | Mode::Dynamic { flush_after, .. } => {
+                    Some(flush_after)
+                }
                 Mode::Static => None,
             };
             let idle = (j.trust.reclaim_idle > 0).then_some(j.trust.reclaim_idle);

@@ -46,6 +46,12 @@ pub fn check_supported(job: &fanin_proto::config::JobEntry) -> Result<(), Unsupp
             fix,
         })
     };
+    if let fanin_proto::config::Mode::Dynamic { .. } = job.mode {
+        return no(
+            "dynamic mode (Canary: intercepting contributions in transit, recorded ingress ports; see docs/rtl.md)",
+            "mode = static or timeout, or run the job on the reference model's fabric simulator",
+        );
+    }
     if t.sessions {
         return no(
             "sessions (JOIN/ACCEPT, refusing earlier blocks)",
@@ -117,6 +123,7 @@ pub fn job_writes(
     };
     let (timeout, flush, reclaim) = match job.mode {
         Mode::Static => (0, 0, 0),
+        Mode::Dynamic { .. } => unreachable!("check_supported refuses dynamic mode"),
         Mode::Timeout {
             flush_after,
             reclaim_after,
@@ -408,5 +415,41 @@ mod switch_tests {
         on.jobs[0].trust = Trust::default();
         let e = switch_writes(&on, &core).unwrap_err();
         assert!(e.contains("the RTL does not implement sessions"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod dynamic_tests {
+    use fanin_proto::config::{Mode, Trust};
+    use fanin_proto::plan::{build, star, Addressing, JobSpec};
+
+    #[test]
+    fn dynamic_mode_jobs_are_refused_with_a_clear_error() {
+        let spec = JobSpec {
+            job: 9,
+            slot_count: 4,
+            elements: 4,
+            mode: Mode::Static,
+            addressing: Addressing::Network,
+            trust: Trust::OFF,
+        };
+        let mut c = build(&star(2), spec).unwrap().switches.remove(0);
+        assert_eq!(super::check_loadable(&c), Ok(()));
+        c.jobs[0].mode = Mode::Dynamic {
+            flush_after: 10,
+            reclaim_after: 100,
+        };
+        c.validate().expect("a valid dynamic-mode configuration");
+        let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("job 9: the RTL does not implement dynamic mode"),
+            "{e}"
+        );
+        assert!(e.contains("mode = static or timeout"), "{e}");
+        let e = super::check_loadable(&c).unwrap_err();
+        assert!(
+            e.starts_with("switch root: job 9: the RTL does not implement dynamic mode"),
+            "{e}"
+        );
     }
 }

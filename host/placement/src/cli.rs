@@ -110,6 +110,27 @@ pub struct PlaceArgs {
     /// RTL configurations take at most 256, software switches up to 2237).
     #[arg(long, default_value_t = fanin_proto::wire::DEFAULT_ELEMENTS)]
     pub packet_elements: u16,
+    /// With --emit-config: the jobs' completion mode (docs/protocol.md).
+    #[arg(long, value_enum, default_value_t = EmitMode::Static)]
+    pub mode: EmitMode,
+    /// With --emit-config and --mode timeout|dynamic: ticks from a copy's first contribution
+    /// to its flush.
+    #[arg(long, default_value_t = 1000)]
+    pub flush_after: u64,
+    /// With --emit-config and --mode timeout|dynamic: ticks from a flush to the reclaim.
+    #[arg(long, default_value_t = 100_000)]
+    pub reclaim_after: u64,
+}
+
+/// `fanin place --mode`: the job mode written into emitted configurations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EmitMode {
+    /// Complete when every expected contribution arrived.
+    Static,
+    /// Also flush partial aggregates on a timer (fixed tree).
+    Timeout,
+    /// Canary's dynamic trees: intercept in transit, record ingress ports.
+    Dynamic,
 }
 
 /// Arguments of `fanin experiment`.
@@ -326,9 +347,27 @@ impl PlaceArgs {
 /// Runs `fanin place`: validates, places, prints, and optionally emits configurations.
 pub fn run_place(args: &PlaceArgs) -> Result<()> {
     let job = args.validate()?;
+    if args.slots == 0 {
+        bail!("--slots must be at least 1");
+    }
+    if args.mode != EmitMode::Static && (args.flush_after == 0 || args.reclaim_after == 0) {
+        bail!("--flush-after and --reclaim-after must be at least 1 tick with --mode timeout or dynamic");
+    }
+    let (flush_after, reclaim_after) = (args.flush_after, args.reclaim_after);
     let opts = EmitOptions {
         slots: args.slots,
         base_port: args.base_port,
+        mode: match args.mode {
+            EmitMode::Static => fanin_proto::config::Mode::Static,
+            EmitMode::Timeout => fanin_proto::config::Mode::Timeout {
+                flush_after,
+                reclaim_after,
+            },
+            EmitMode::Dynamic => fanin_proto::config::Mode::Dynamic {
+                flush_after,
+                reclaim_after,
+            },
+        },
         trust: if args.no_trust {
             fanin_proto::config::Trust::OFF
         } else {
@@ -336,9 +375,6 @@ pub fn run_place(args: &PlaceArgs) -> Result<()> {
         },
         packet_elements: args.packet_elements,
     };
-    if args.slots == 0 {
-        bail!("--slots must be at least 1");
-    }
     let out = match job {
         PlaceJob::Tree(t) => run_tree(&t, args, &opts)?,
         PlaceJob::Graph(g) => run_graph(&g, args, &opts)?,

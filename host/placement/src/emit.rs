@@ -29,6 +29,9 @@ pub struct EmitOptions {
     pub trust: fanin_proto::config::Trust,
     /// Elements per packet of every job (each switch's lane count, every worker's packets).
     pub packet_elements: u16,
+    /// Completion mode of every job entry (dynamic mode turns the trust protections off,
+    /// which it does not support yet).
+    pub mode: Mode,
 }
 
 impl Default for EmitOptions {
@@ -38,6 +41,7 @@ impl Default for EmitOptions {
             base_port: None,
             trust: fanin_proto::config::Trust::default(),
             packet_elements: DEFAULT_ELEMENTS,
+            mode: Mode::Static,
         }
     }
 }
@@ -176,9 +180,13 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
             job: *job,
             slot_count: opts.slots,
             elements: opts.packet_elements,
-            mode: Mode::Static,
+            mode: opts.mode,
             addressing: PlanAddressing::Network,
-            trust: opts.trust,
+            // Dynamic mode does not support the trust protections yet.
+            trust: match opts.mode {
+                Mode::Dynamic { .. } => fanin_proto::config::Trust::OFF,
+                _ => opts.trust,
+            },
         };
         let plan = plan::build_with(&nodes, spec, &|i| addr.endpoint(tree.nodes[i].addr, 0))
             .map_err(|e| EmitError::Plan(*job, e.to_string()))?;

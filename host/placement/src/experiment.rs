@@ -45,12 +45,28 @@ pub enum Name {
     AskPrioritisation,
     /// ASK Fig. 8: goodput against tuples per packet (run by the `fanin` binary).
     AskGoodput,
+    /// Canary Figs. 7/8: goodput with and without congestion (run by the `fanin` binary).
+    CanaryCongestion,
+    /// Canary Fig. 9: runtime against allreduce size (run by the `fanin` binary).
+    CanarySize,
+    /// Canary Fig. 11: goodput against the flush timeout and host noise (`fanin` binary).
+    CanaryTimeout,
+    /// Canary Fig. 10: concurrent allreduces (run by the `fanin` binary).
+    CanaryTenants,
 }
 
 impl Name {
     /// True for the ASK experiments, which need the `fanin` binary's software switch.
     pub fn is_ask(self) -> bool {
         matches!(self, Name::AskPrioritisation | Name::AskGoodput)
+    }
+
+    /// True for the Canary experiments, which run the fabric simulator in the `fanin` binary.
+    pub fn is_canary(self) -> bool {
+        matches!(
+            self,
+            Name::CanaryCongestion | Name::CanarySize | Name::CanaryTimeout | Name::CanaryTenants
+        )
     }
 }
 
@@ -70,7 +86,12 @@ pub fn run(name: Name, out: &Path, reps: usize, seed: u64) -> Result<String> {
         Name::ParingWorkersCoarse => paring_sweep(out, Sweep::Workers, true),
         Name::ParingProgrammableCoarse => paring_sweep(out, Sweep::Programmable, true),
         Name::ParingRateCoarse => paring_sweep(out, Sweep::Rate, true),
-        Name::AskPrioritisation | Name::AskGoodput => {
+        Name::AskPrioritisation
+        | Name::AskGoodput
+        | Name::CanaryCongestion
+        | Name::CanarySize
+        | Name::CanaryTimeout
+        | Name::CanaryTenants => {
             anyhow::bail!("{name:?} runs through the fanin binary: fanin experiment <name>")
         }
         Name::All => {

@@ -4,6 +4,7 @@
 
 mod allreduce;
 mod bad_input;
+mod canary;
 mod hw;
 mod kv;
 mod netns;

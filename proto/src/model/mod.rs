@@ -6,6 +6,7 @@
 
 mod counters;
 mod datagram;
+pub mod dynamic;
 mod session;
 mod slot;
 
@@ -158,6 +159,7 @@ pub struct Switch {
     slots: Vec<[SlotCopy; 2]>,
     counters: Counters,
     kv: crate::kv::switch::KvTable,
+    dynamic: dynamic::DynTable,
 }
 
 impl Switch {
@@ -181,6 +183,7 @@ impl Switch {
                 .collect(),
             counters: Counters::new(p.ports as usize),
             kv: crate::kv::switch::KvTable::new(&cfg.kv_jobs)?,
+            dynamic: dynamic::DynTable::default(),
         };
         for r in &cfg.routes {
             s.set_route(r.ip, r.port)?;
@@ -214,6 +217,11 @@ impl Switch {
     /// The key-value job table, for adding and removing key-value jobs.
     pub fn kv_mut(&mut self) -> &mut crate::kv::switch::KvTable {
         &mut self.kv
+    }
+
+    /// The dynamic-mode (Canary) jobs and their copies.
+    pub fn dynamic(&self) -> &dynamic::DynTable {
+        &self.dynamic
     }
 
     /// Busy copies of `job`, if the job exists.
@@ -261,13 +269,19 @@ impl Switch {
         for other in self.jobs.values().filter(|o| o.entry.job != entry.job) {
             check_disjoint_ranges(&other.entry, &entry)?;
         }
-        if !self.jobs.contains_key(&entry.job) && self.jobs.len() >= self.params.max_jobs as usize {
+        let held = self.jobs.contains_key(&entry.job) || self.dynamic.has(entry.job);
+        if !held && self.jobs.len() + self.dynamic.len() >= self.params.max_jobs as usize {
             return Err(ConfigError::TooManyJobs(
                 self.jobs.len() + 1,
                 self.params.max_jobs,
             ));
         }
         self.remove_job(entry.job);
+        if let Mode::Dynamic { .. } = entry.mode {
+            self.dynamic
+                .set_job(entry, &self.params, &mut self.counters);
+            return Ok(());
+        }
         for s in entry.slot_base..entry.slot_base + entry.slot_count {
             self.owner[s as usize] = Some(entry.job);
         }
@@ -285,6 +299,9 @@ impl Switch {
 
     /// Removes a job and frees its slots. Returns whether it existed.
     pub fn remove_job(&mut self, job: u16) -> bool {
+        if self.dynamic.remove_job(job, &mut self.counters) {
+            return true;
+        }
         let Some(js) = self.jobs.remove(&job) else {
             return false;
         };
@@ -381,6 +398,17 @@ impl Switch {
     }
 
     fn dispatch(&mut self, now: u64, port: u8, frame: &[u8], out: &mut Vec<Output>) -> Verdict {
+        if !self.dynamic.is_empty() {
+            let cx = dynamic::Ctx {
+                me: self.me,
+                params: &self.params,
+                routes: &self.routes,
+            };
+            let c = &mut self.counters;
+            if let Some(v) = self.dynamic.intercept(&cx, c, now, port, frame, out) {
+                return v;
+            }
+        }
         let (dst, udp) = match classify(frame) {
             FrameKind::NonIp => return Verdict::NonIp,
             FrameKind::BadIpv4(e) => return Verdict::Malformed(MalformedReason::Frame(e)),
@@ -745,7 +773,7 @@ impl Switch {
                 flush_after,
                 reclaim_after,
             } => now.saturating_sub(copy.timer) >= flush_after.saturating_add(reclaim_after),
-            Mode::Static => false,
+            Mode::Static | Mode::Dynamic { .. } => false,
         }
     }
 
@@ -754,6 +782,23 @@ impl Switch {
         let mut out = Vec::new();
         for s in 0..self.slots.len() as u32 {
             out.extend(self.scan_slot(now, s));
+        }
+        if !self.dynamic.is_empty() {
+            let cx = dynamic::Ctx {
+                me: self.me,
+                params: &self.params,
+                routes: &self.routes,
+            };
+            let mut dyn_out = Vec::new();
+            self.dynamic
+                .tick(&cx, &mut self.counters, now, &mut dyn_out);
+            for o in &dyn_out {
+                if let Some(pc) = self.counters.ports.get_mut(o.port as usize) {
+                    pc.tx_packets += 1;
+                    pc.tx_bytes += o.frame.len() as u64;
+                }
+            }
+            out.extend(dyn_out);
         }
         out
     }

@@ -122,3 +122,45 @@ fn coarse_place_emits_full_fan_in_configs() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+#[test]
+fn emit_config_mode_dynamic_writes_dynamic_entries_and_zero_timeouts_are_refused() {
+    let dir = std::env::temp_dir().join(format!("fanin-place-dyn-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let base = format!(
+        "--topology bt:8 --algo soar --k 2 --loads uniform:1:3 --json --emit-config {}",
+        dir.display()
+    );
+    let e =
+        fanin_placement::cli::run_place(&args(&format!("{base} --mode dynamic --flush-after 0")))
+            .unwrap_err()
+            .to_string();
+    assert!(
+        e.contains("--flush-after and --reclaim-after must be at least 1 tick"),
+        "{e}"
+    );
+    fanin_placement::cli::run_place(&args(&format!("{base} --mode dynamic --flush-after 7")))
+        .unwrap();
+    let mut n = 0;
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let p = f.unwrap().path();
+        if p.file_name().unwrap() == "workers.json" {
+            continue;
+        }
+        let c: fanin_proto::config::SwitchConfig =
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        fanin_proto::model::Switch::new(&c).unwrap();
+        for j in &c.jobs {
+            assert_eq!(
+                j.mode,
+                fanin_proto::config::Mode::Dynamic {
+                    flush_after: 7,
+                    reclaim_after: 100_000
+                }
+            );
+        }
+        n += 1;
+    }
+    assert!(n >= 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

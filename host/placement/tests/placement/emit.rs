@@ -146,3 +146,40 @@ fn paring_and_atp_configs_load_with_degree_limits() {
         }
     }
 }
+
+#[test]
+fn emitted_modes_reach_every_job_entry_and_load() {
+    use fanin_proto::config::{Mode, Trust};
+    let t = seven(["r", "a", "b", "l1", "l2", "l3", "l4"], [2, 6, 5, 4]);
+    let jobs = vec![(3, AggTree::from_tree(&t, &t.loads(), &[1, 2]))];
+    for mode in [
+        Mode::Timeout {
+            flush_after: 50,
+            reclaim_after: 500,
+        },
+        Mode::Dynamic {
+            flush_after: 50,
+            reclaim_after: 500,
+        },
+    ] {
+        let e = emit(
+            &jobs,
+            &EmitOptions {
+                mode,
+                ..EmitOptions::default()
+            },
+        )
+        .unwrap();
+        check(&e);
+        for s in &e.switches {
+            for j in &s.jobs {
+                assert_eq!(j.mode, mode, "{}", s.name);
+                if let Mode::Dynamic { .. } = mode {
+                    assert_eq!(j.trust, Trust::OFF, "dynamic mode has no sessions yet");
+                }
+            }
+            let sw = Switch::new(s).unwrap();
+            assert!(sw.job(3).is_some() || sw.dynamic().has(3), "{}", s.name);
+        }
+    }
+}

@@ -1,0 +1,478 @@
+//! `fanin experiment canary-congestion | canary-size | canary-timeout | canary-tenants`:
+//! Canary's Figs. 7/8, 9, 11 and 10 in the fabric simulator ([`fanin_proto::fabric`]).
+//!
+//! Each writes a CSV, an SVG and a checks file into the output directory and prints the
+//! checks. Every run must end with the exact int32 sums at every host, or the experiment
+//! fails. The paper's claims are checked for direction (which scheme wins where), not
+//! absolute numbers, and each is printed as `[reproduced]` or `[NOT reproduced]` with the
+//! figures: whether a claim holds is a finding of the simulation, not a defect of the run.
+//! docs/protocol.md ("Canary experiments") records what the current model reproduces.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use fanin_placement::plot::{line_chart, Series};
+use fanin_proto::fabric::{simulate, Fabric, Faults, Job, Load, Outcome, Run, Scheme};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+/// int32 elements per packet (1 KiB of payload).
+const PACKET_ELEMENTS: u16 = 256;
+
+/// Sizes of one run: the fabric and the default data per host.
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    fabric: Fabric,
+    /// Data per host in KiB.
+    kib: usize,
+    /// Seeds (host allocations) averaged per point.
+    reps: u64,
+    /// Percent of the hosts in each allreduce.
+    share: usize,
+}
+
+fn size(quick: bool) -> Size {
+    if quick {
+        Size {
+            fabric: Fabric {
+                leaves: 4,
+                hosts_per_leaf: 4,
+                spines: 4,
+                gbps: 100,
+                prop_ns: 500,
+                queue_bytes: 128 * 1024,
+            },
+            kib: 128,
+            reps: 1,
+            share: 50,
+        }
+    } else {
+        Size {
+            fabric: Fabric {
+                leaves: 16,
+                hosts_per_leaf: 8,
+                spines: 8,
+                gbps: 100,
+                prop_ns: 500,
+                queue_bytes: 256 * 1024,
+            },
+            kib: 2048,
+            reps: 3,
+            share: 20,
+        }
+    }
+}
+
+/// Background load of the congested runs (fraction of each background host's link).
+const CONGESTION: f64 = 0.5;
+
+/// Default flush timeout of Canary's copies.
+const FLUSH_NS: u64 = 2000;
+
+fn name(s: Scheme) -> String {
+    match s {
+        Scheme::Canary { .. } => "canary".into(),
+        Scheme::Static { trees: 1 } => "static-1-tree".into(),
+        Scheme::Static { trees } => format!("static-{trees}-trees"),
+        Scheme::Ring => "ring".into(),
+    }
+}
+
+/// One run: `tenants` jobs of `share`% of the hosts each (at least 2), allocated by `seed`.
+fn run(
+    sz: Size,
+    scheme: Scheme,
+    kib: usize,
+    bg: f64,
+    noise: f64,
+    tenants: usize,
+    seed: u64,
+) -> Run {
+    let f = sz.fabric;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut hosts: Vec<usize> = (0..f.hosts()).collect();
+    hosts.shuffle(&mut rng);
+    let per = (f.hosts() * sz.share / 100)
+        .min(f.hosts() / tenants.max(1))
+        .clamp(2, 64);
+    let jobs = (0..tenants)
+        .map(|t| Job {
+            job: 10 + 10 * t as u16,
+            hosts: hosts[t * per..(t + 1) * per].to_vec(),
+            elements: kib * 256,
+            root_spine: (seed as usize + t) % f.spines,
+        })
+        .collect();
+    Run {
+        fabric: f,
+        jobs,
+        scheme,
+        packet_elements: PACKET_ELEMENTS,
+        window: 1024,
+        load: Load {
+            background: bg,
+            message_packets: 64,
+            noise_prob: noise,
+            noise_ns: 1000,
+        },
+        faults: Faults::default(),
+        rto_ns: 100_000,
+        limit_ns: 1_000_000_000,
+        seed,
+    }
+}
+
+/// Mean goodput (Gbit/s) and mean completion time (µs) over the seeds and tenants; fails
+/// unless every run finished with exact sums.
+fn measure(
+    sz: Size,
+    scheme: Scheme,
+    kib: usize,
+    bg: f64,
+    noise: f64,
+    tenants: usize,
+    seed: u64,
+) -> anyhow::Result<(f64, f64, Outcome)> {
+    let (mut g, mut t, mut n) = (0.0, 0.0, 0.0);
+    let mut last = None;
+    for rep in 0..sz.reps {
+        let r = run(sz, scheme, kib, bg, noise, tenants, seed + rep);
+        let o = simulate(r.clone())?;
+        if !o.finished || o.exact.iter().any(|e| !e) {
+            bail!(
+                "{} (seed {}): not every host ended with the exact sum: {o:?}",
+                name(scheme),
+                seed + rep
+            );
+        }
+        for j in 0..r.jobs.len() {
+            g += o.goodput_gbps(&r, j);
+            t += o.job_ns[j] as f64 / 1000.0;
+            n += 1.0;
+        }
+        last = Some(o);
+    }
+    Ok((g / n, t / n, last.expect("at least one rep")))
+}
+
+fn report(out: &Path, stem: &str, head: &str, checks: &[(String, bool)]) -> anyhow::Result<String> {
+    let mut s = format!("{head}\n");
+    for (c, ok) in checks {
+        writeln!(
+            s,
+            "  [{}] {c}",
+            if *ok { "reproduced" } else { "NOT reproduced" }
+        )?;
+    }
+    std::fs::write(out.join(format!("{stem}_checks.txt")), &s)?;
+    Ok(s)
+}
+
+fn head(sz: Size, what: &str) -> String {
+    let f = sz.fabric;
+    format!(
+        "{what}: leaf-spine {} leaves x {} hosts, {} spines, {} Gb/s links, {} ns propagation, {} KiB drop-tail queues; {}% of the hosts per allreduce, 1 KiB packets, window 1024 blocks, {} seed(s) per point; every run ended with the exact int32 sums",
+        f.leaves, f.hosts_per_leaf, f.spines, f.gbps, f.prop_ns, f.queue_bytes / 1024, sz.share, sz.reps
+    )
+}
+
+/// Figs. 7/8: goodput of each scheme with and without congestion.
+pub fn congestion(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
+    let sz = size(quick);
+    let schemes = [
+        Scheme::Canary { flush_ns: FLUSH_NS },
+        Scheme::Static { trees: 4 },
+        Scheme::Static { trees: 1 },
+        Scheme::Ring,
+    ];
+    let mut csv =
+        String::from("scheme,background,goodput_gbps,runtime_us,queue_drops,retransmits\n");
+    let mut rows = Vec::new();
+    for &bg in &[0.0, CONGESTION] {
+        for &s in &schemes {
+            let (g, t, o) = measure(sz, s, sz.kib, bg, 0.0, 1, seed)?;
+            writeln!(
+                csv,
+                "{},{bg},{g:.3},{t:.3},{},{}",
+                name(s),
+                o.queue_drops,
+                o.hosts.retransmits
+            )?;
+            rows.push((s, bg, g));
+        }
+    }
+    std::fs::write(out.join("canary_congestion.csv"), &csv)?;
+    let get = |s: Scheme, bg: f64| {
+        rows.iter()
+            .find(|r| r.0 == s && r.1 == bg)
+            .map(|r| r.2)
+            .expect("measured")
+    };
+    let series: Vec<Series> = schemes
+        .iter()
+        .map(|&s| Series {
+            label: name(s),
+            points: vec![(0.0, get(s, 0.0)), (CONGESTION, get(s, CONGESTION))],
+        })
+        .collect();
+    line_chart(
+        &out.join("canary_congestion.svg"),
+        "Canary Figs. 7/8: allreduce goodput without and with congestion",
+        "background load (fraction of line rate)",
+        "goodput (Gb/s)",
+        &series,
+        false,
+    )?;
+    let (c, s4, s1) = (
+        get(schemes[0], CONGESTION),
+        get(schemes[1], CONGESTION),
+        get(schemes[2], CONGESTION),
+    );
+    let (c0, s0) = (get(schemes[0], 0.0), get(schemes[2], 0.0));
+    let checks = vec![
+        (
+            format!("under congestion, Canary {c:.1} > four static trees {s4:.1} > one static tree {s1:.1} Gb/s"),
+            c > s4 && s4 > s1,
+        ),
+        (
+            format!(
+                "without congestion, Canary {c0:.1} Gb/s is within 10% of one static tree {s0:.1} Gb/s ({:+.1}%)",
+                100.0 * (c0 / s0 - 1.0)
+            ),
+            c0 >= 0.9 * s0,
+        ),
+    ];
+    report(
+        out,
+        "canary_congestion",
+        &head(sz, &format!("canary-congestion: {} KiB per host, background {CONGESTION} of line rate from the other hosts, Canary flush {FLUSH_NS} ns", sz.kib)),
+        &checks,
+    )
+}
+
+/// Fig. 9: runtime against the allreduce size, with and without congestion.
+pub fn sizes(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
+    let sz = size(quick);
+    let kibs: Vec<usize> = if quick {
+        vec![1, 16, 128]
+    } else {
+        vec![1, 16, 256, 1024, 4096]
+    };
+    let schemes = [
+        Scheme::Canary { flush_ns: FLUSH_NS },
+        Scheme::Static { trees: 1 },
+        Scheme::Ring,
+    ];
+    let mut csv = String::from("scheme,background,kib,runtime_us,goodput_gbps\n");
+    let mut rows = Vec::new();
+    for &bg in &[0.0, CONGESTION] {
+        for &s in &schemes {
+            for &k in &kibs {
+                let (g, t, _) = measure(sz, s, k, bg, 0.0, 1, seed)?;
+                writeln!(csv, "{},{bg},{k},{t:.3},{g:.3}", name(s))?;
+                rows.push((s, bg, k, t));
+            }
+        }
+    }
+    std::fs::write(out.join("canary_size.csv"), &csv)?;
+    let series: Vec<Series> = [0.0, CONGESTION]
+        .iter()
+        .flat_map(|&bg| {
+            let rows = &rows;
+            schemes.iter().map(move |&s| Series {
+                label: format!("{} bg {bg}", name(s)),
+                points: rows
+                    .iter()
+                    .filter(|r| r.0 == s && r.1 == bg)
+                    .map(|r| (r.2 as f64, r.3))
+                    .collect(),
+            })
+        })
+        .collect();
+    line_chart(
+        &out.join("canary_size.svg"),
+        "Canary Fig. 9: allreduce runtime against size",
+        "KiB per host",
+        "runtime (us)",
+        &series,
+        true,
+    )?;
+    let t = |s: Scheme, k: usize| {
+        rows.iter()
+            .find(|r| r.0 == s && r.1 == 0.0 && r.2 == k)
+            .map(|r| r.3)
+            .expect("measured")
+    };
+    let (c1, s1) = (t(schemes[0], 1), t(schemes[1], 1));
+    let checks = vec![(
+        format!("at 1 KiB without congestion, Canary {c1:.2} us is slower than the static tree {s1:.2} us (the flush timeout's cost)"),
+        c1 > s1,
+    )];
+    report(
+        out,
+        "canary_size",
+        &head(
+            sz,
+            &format!("canary-size: sizes {kibs:?} KiB, background 0 and {CONGESTION}"),
+        ),
+        &checks,
+    )
+}
+
+/// Fig. 11: goodput against the flush timeout, at several host-noise probabilities.
+pub fn timeouts(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
+    let sz = size(quick);
+    let flushes: Vec<u64> = if quick {
+        vec![250, 1000, 4000]
+    } else {
+        vec![250, 500, 1000, 2000, 4000, 8000, 16000]
+    };
+    let noises: &[f64] = if quick {
+        &[0.0001, 0.1]
+    } else {
+        &[0.0001, 0.01, 0.1]
+    };
+    let mut csv =
+        String::from("noise,flush_ns,goodput_gbps,runtime_us,switch_timeouts,stragglers\n");
+    let mut rows = Vec::new();
+    for &p in noises {
+        for &fl in &flushes {
+            let s = Scheme::Canary { flush_ns: fl };
+            let (g, t, o) = measure(sz, s, sz.kib, 0.0, p, 1, seed)?;
+            writeln!(
+                csv,
+                "{p},{fl},{g:.3},{t:.3},{},{}",
+                o.switch.timeouts, o.switch.stragglers
+            )?;
+            rows.push((p, fl, g));
+        }
+    }
+    let (g4, _, _) = measure(sz, Scheme::Static { trees: 4 }, sz.kib, 0.0, 0.01, 1, seed)?;
+    writeln!(csv, "0.01,static-4-trees,{g4:.3},,,")?;
+    std::fs::write(out.join("canary_timeout.csv"), &csv)?;
+    let series: Vec<Series> = noises
+        .iter()
+        .map(|&p| Series {
+            label: format!("noise {p}"),
+            points: rows
+                .iter()
+                .filter(|r| r.0 == p)
+                .map(|r| (r.1 as f64, r.2))
+                .collect(),
+        })
+        .collect();
+    line_chart(
+        &out.join("canary_timeout.svg"),
+        "Canary Fig. 11: goodput against the flush timeout and host noise",
+        "flush timeout (ns)",
+        "goodput (Gb/s)",
+        &series,
+        true,
+    )?;
+    let curves: Vec<(f64, Vec<f64>)> = noises
+        .iter()
+        .map(|&p| (p, rows.iter().filter(|r| r.0 == p).map(|r| r.2).collect()))
+        .collect();
+    let monotonic =
+        |v: &[f64]| v.windows(2).all(|w| w[1] >= w[0]) || v.windows(2).all(|w| w[1] <= w[0]);
+    let shown: Vec<String> = curves
+        .iter()
+        .map(|(p, v)| {
+            let v: Vec<String> = v.iter().map(|g| format!("{g:.1}")).collect();
+            format!("noise {p}: [{}]", v.join(", "))
+        })
+        .collect();
+    let checks = vec![(
+        format!(
+            "goodput is not monotonic in the timeout for some noise level (Gb/s over {flushes:?} ns: {})",
+            shown.join("; ")
+        ),
+        curves.iter().any(|(_, v)| !monotonic(v)),
+    )];
+    report(
+        out,
+        "canary_timeout",
+        &head(sz, &format!("canary-timeout: {} KiB per host, no background, noisy packets delayed 1 us; four static trees at noise 0.01: {g4:.1} Gb/s", sz.kib)),
+        &checks,
+    )
+}
+
+/// Fig. 10: several concurrent allreduces (tenants), each on 20% of the hosts.
+pub fn tenants(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
+    let sz = size(quick);
+    let counts: Vec<usize> = if quick {
+        vec![1, 2, 4]
+    } else {
+        vec![1, 2, 3, 4]
+    };
+    let schemes = [
+        Scheme::Canary { flush_ns: FLUSH_NS },
+        Scheme::Static { trees: 4 },
+        Scheme::Static { trees: 1 },
+    ];
+    let mut csv = String::from("scheme,tenants,goodput_gbps,runtime_us\n");
+    let mut rows = Vec::new();
+    for &s in &schemes {
+        for &n in &counts {
+            let (g, t, _) = measure(sz, s, sz.kib, 0.0, 0.0, n, seed)?;
+            writeln!(csv, "{},{n},{g:.3},{t:.3}", name(s))?;
+            rows.push((s, n, g));
+        }
+    }
+    std::fs::write(out.join("canary_tenants.csv"), &csv)?;
+    let series: Vec<Series> = schemes
+        .iter()
+        .map(|&s| Series {
+            label: name(s),
+            points: rows
+                .iter()
+                .filter(|r| r.0 == s)
+                .map(|r| (r.1 as f64, r.2))
+                .collect(),
+        })
+        .collect();
+    line_chart(
+        &out.join("canary_tenants.svg"),
+        "Canary Fig. 10: goodput per allreduce against concurrent allreduces",
+        "concurrent allreduces",
+        "goodput per allreduce (Gb/s)",
+        &series,
+        false,
+    )?;
+    let most = *counts.last().expect("counts");
+    let g = |s: Scheme| {
+        rows.iter()
+            .find(|r| r.0 == s && r.1 == most)
+            .map(|r| r.2)
+            .expect("measured")
+    };
+    let (c, s1) = (g(schemes[0]), g(schemes[2]));
+    let checks = vec![(
+        format!("with {most} concurrent allreduces Canary {c:.1} Gb/s beats one static tree per job {s1:.1} Gb/s"),
+        c > s1,
+    )];
+    report(
+        out,
+        "canary_tenants",
+        &head(sz, &format!("canary-tenants: {counts:?} concurrent allreduces of {} KiB per host, no background (each tenant is the others' congestion)", sz.kib)),
+        &checks,
+    )
+}
+
+/// Runs `fanin experiment canary-*` and prints the checks.
+pub fn run_experiment(args: &fanin_placement::cli::ExperimentArgs) -> anyhow::Result<()> {
+    use fanin_placement::experiment::Name;
+    let out = &args.out;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let s = match args.name {
+        Name::CanaryCongestion => congestion(out, args.seed, args.quick)?,
+        Name::CanarySize => sizes(out, args.seed, args.quick)?,
+        Name::CanaryTimeout => timeouts(out, args.seed, args.quick)?,
+        Name::CanaryTenants => tenants(out, args.seed, args.quick)?,
+        other => bail!("{other:?} is not a Canary experiment"),
+    };
+    println!("{s}");
+    Ok(())
+}

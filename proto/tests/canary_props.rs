@@ -1,0 +1,131 @@
+//! Property tests of dynamic mode (Canary) in the fabric simulator: random leaf–spine fabrics
+//! with loss, duplication, reordering, background traffic, host noise, link and spine
+//! failures, and one or two concurrent jobs. Every host of every job must end with the
+//! exact int32 sum of every block.
+//!
+//! Seeded: `FANIN_CANARY_SEED` fixes the first case's seed (default below); `FANIN_CANARY_CASES`
+//! raises the count for soak runs. A failure prints the case's seed, which replays it.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use fanin_proto::fabric::{simulate, Fabric, Faults, Job, Load, Run, Scheme};
+
+const DEFAULT_SEED: u64 = 0xca4a_0001;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A random run from `seed`: fabric, jobs, faults and load.
+fn scenario(seed: u64, faulty: bool) -> Run {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let fabric = Fabric {
+        leaves: rng.gen_range(2..=4),
+        hosts_per_leaf: rng.gen_range(2..=4),
+        spines: rng.gen_range(2..=4),
+        gbps: 100,
+        prop_ns: rng.gen_range(100..=1000),
+        queue_bytes: rng.gen_range(8..=64) * 1024,
+    };
+    let mut free: Vec<usize> = (0..fabric.hosts()).collect();
+    let njobs = rng.gen_range(1..=2).min(free.len() / 2);
+    let mut jobs = Vec::new();
+    for j in 0..njobs {
+        let n = rng.gen_range(2..=(free.len() / (njobs - j)).max(2));
+        let mut hosts = Vec::new();
+        for _ in 0..n {
+            hosts.push(free.swap_remove(rng.gen_range(0..free.len())));
+        }
+        jobs.push(Job {
+            job: 10 + 10 * j as u16,
+            hosts,
+            elements: rng.gen_range(1..=40) * 16 + rng.gen_range(0..16),
+            root_spine: rng.gen_range(0..fabric.spines),
+        });
+    }
+    let mut faults = Faults::default();
+    if faulty {
+        faults.loss = [0.0, 0.02, 0.1][rng.gen_range(0..3)];
+        faults.dup = [0.0, 0.05][rng.gen_range(0..2)];
+        faults.jitter_ns = [0, 500, 3000][rng.gen_range(0..3)];
+        if fabric.spines >= 3 && rng.gen_bool(0.5) {
+            let dead = rng.gen_range(0..fabric.spines);
+            faults.spine_down.push((rng.gen_range(0..20_000), dead));
+            let s = (dead + 1) % fabric.spines;
+            faults
+                .link_down
+                .push((rng.gen_range(0..20_000), rng.gen_range(0..fabric.leaves), s));
+        } else if fabric.spines >= 2 && rng.gen_bool(0.5) {
+            let l = rng.gen_range(0..fabric.leaves);
+            faults
+                .link_down
+                .push((rng.gen_range(0..20_000), l, rng.gen_range(0..fabric.spines)));
+        }
+    }
+    let load = Load {
+        background: [0.0, 0.3][rng.gen_range(0..2)],
+        message_packets: 8,
+        noise_prob: [0.0, 0.1][rng.gen_range(0..2)],
+        noise_ns: 1000,
+    };
+    Run {
+        fabric,
+        jobs,
+        scheme: Scheme::Canary {
+            flush_ns: [500, 2000, 8000][rng.gen_range(0..3)],
+        },
+        packet_elements: 16,
+        window: [4, 16, 64][rng.gen_range(0..3)],
+        load,
+        faults,
+        rto_ns: 30_000,
+        limit_ns: 200_000_000,
+        seed,
+    }
+}
+
+fn check(faulty: bool, salt: u64) {
+    let cases = env("FANIN_CANARY_CASES", 16);
+    let first = env("FANIN_CANARY_SEED", DEFAULT_SEED) ^ salt;
+    for i in 0..cases {
+        let seed = first.wrapping_add(i);
+        let run = scenario(seed, faulty);
+        let o = simulate(run.clone()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert!(
+            o.finished && o.exact.iter().all(|&e| e) && o.hosts.wrong == 0,
+            "seed {seed:#x} (replay: FANIN_CANARY_SEED={} FANIN_CANARY_CASES=1): {o:?}\n{run:?}",
+            seed ^ salt
+        );
+    }
+}
+
+#[test]
+fn dynamic_mode_is_exact_on_clean_fabrics_with_congestion_and_noise() {
+    check(false, 0);
+}
+
+#[test]
+fn dynamic_mode_is_exact_under_loss_duplication_reordering_and_failures() {
+    check(true, 0x5a5a);
+}
+
+/// The oracle can fail: a fabric whose every spine dies cannot finish, and says so.
+#[test]
+fn a_partitioned_fabric_does_not_report_success() {
+    let mut run = scenario(DEFAULT_SEED, false);
+    run.jobs = vec![Job {
+        job: 3,
+        hosts: vec![0, run.fabric.hosts() - 1],
+        elements: 64,
+        root_spine: 0,
+    }];
+    run.faults.spine_down = (0..run.fabric.spines).map(|s| (0, s)).collect();
+    run.limit_ns = 2_000_000;
+    let o = simulate(run).unwrap();
+    assert!(!o.finished);
+    assert_eq!(o.exact, [false]);
+}
