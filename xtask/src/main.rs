@@ -282,6 +282,14 @@ fn demo() -> Result<()> {
         "trust_demo",
     ]))?;
 
+    banner("2d. host data path: fanin allreduce against torch.distributed gloo on loopback (4 MiB, every sum checked)");
+    let py = python_package()?;
+    run(Command::new(bin("fanin-vs-gloo"))
+        .args(["--sizes", "4194304", "--reps", "3", "--python"])
+        .arg(&py)
+        .arg("--svg")
+        .arg(out.join("vs-gloo.svg")))?;
+
     banner("3. placement on bt:256 with power-law loads, k = 16");
     placement(&bin("fanin"))?;
     banner("3b. PARING vs DeepSys on fat-tree k=4 (the PARING paper's Sec. II setting)");
@@ -347,6 +355,47 @@ fn demo() -> Result<()> {
         msg.lines().next().unwrap_or_default().trim()
     );
 
+    banner("4c. fanin hw: a SOAR placement emitted for the RTL, each switch's register writes (dry run and a JTAG Tcl script)");
+    let place = out.join("place-rtl");
+    let _ = std::fs::remove_dir_all(&place);
+    run(Command::new(bin("fanin"))
+        .args([
+            "place",
+            "--topology",
+            "bt:7",
+            "--algo",
+            "soar",
+            "--k",
+            "2",
+            "--loads",
+            "uniform:1:2",
+            "--seed",
+            "1",
+            "--no-trust",
+            "--emit-config",
+        ])
+        .arg(&place))?;
+    for f in ["d", "s2", "s5"] {
+        let cfg = place.join(format!("{f}.json"));
+        let o = Command::new(bin("fanin"))
+            .args(["hw", "program", "--dry-run", "--config"])
+            .arg(&cfg)
+            .output()?;
+        if !o.status.success() {
+            bail!(
+                "fanin hw program --dry-run {f}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let n = String::from_utf8_lossy(&o.stdout).lines().count();
+        println!("switch {f}: {n} register writes for core default");
+        run(Command::new(bin("fanin"))
+            .args(["hw", "program", "--config"])
+            .arg(&cfg)
+            .arg("--tcl")
+            .arg(out.join(format!("{f}.tcl"))))?;
+    }
+
     banner("5. Verilator model: an allreduce of 3 workers through the RTL with 2% loss, duplication, reordering");
     run(Command::new(bin("rtl_allreduce")).args(["--config", "default"]))?;
     banner("5b. Verilator model: line rate with every port at 100% load on the same slots");
@@ -379,8 +428,12 @@ fn demo() -> Result<()> {
             .arg(out.join("ask")))?;
     }
 
+    banner("6c. Canary: dynamic trees against static trees under congestion in the fabric simulator (quick size, exact sums)");
+    run(Command::new(bin("fanin"))
+        .args(["experiment", "canary-congestion", "--quick", "--out"])
+        .arg(out.join("canary")))?;
+
     banner("7. PyTorch: DDP of a small MLP through fanin (switch embedded in rank 0) next to gloo");
-    let py = python_package()?;
     run(Command::new(&py)
         .arg(root_dir().join("host/python/examples/ddp_demo.py"))
         .arg(out.join("ddp_loss.svg")))?;
