@@ -136,3 +136,113 @@ word! {
     }
     flags {}
 }
+
+/// Fields of the smaller words the core splits: register values (`wdata`, the staging
+/// registers), the 48-bit MAC read as two registers, an epoch
+/// stored as two halves, and the frame's header window.
+pub mod small {
+    use fanin_proto::wire::{header::field, L2L4_LEN, PAYLOAD_OFFSET};
+    use fanin_regs::layout::Field;
+
+    const fn f(name: &'static str, offset: usize, width: usize, doc: &'static str) -> Field {
+        Field {
+            name,
+            offset,
+            width,
+            doc,
+        }
+    }
+
+    /// A 16-bit register value (UDP ports, the job id, the MAC's high register).
+    pub const LOW16: Field = f("low16", 0, 16, "bits 15:0");
+    /// An 8-bit register value (egress ports, `job_commit`'s entry index).
+    pub const LOW8: Field = f("low8", 0, 8, "bits 7:0");
+    /// `child_commit`: the child index.
+    pub const COMMIT_CHILD: Field = f("commit_child", 0, 8, "child index");
+    /// `child_commit`: the job-table entry.
+    pub const COMMIT_ENTRY: Field = f("commit_entry", 8, 8, "job-table entry");
+    /// An epoch's low half (the metadata's `epoch_lo`).
+    pub const EPOCH_LO: Field = f("epoch_lo", 0, 16, "epoch bits 15:0");
+    /// An epoch's high half (the metadata's `epoch_hi`).
+    pub const EPOCH_HI: Field = f("epoch_hi", 16, 16, "epoch bits 31:16");
+    /// `route_port`: the egress port.
+    pub const ROUTE_EGRESS: Field = f("egress", 0, 4, "egress port");
+    /// `route_port`: valid (0 removes the entry).
+    pub const ROUTE_VALID: Field = f("valid", 7, 1, "valid");
+    /// A MAC address's low register (`*_mac_lo`: bytes 2..5).
+    pub const MAC_LO: Field = f("mac_lo", 0, 32, "bytes 2..5");
+    /// A MAC address's high register (`*_mac_hi`: bytes 0..1).
+    pub const MAC_HI: Field = f("mac_hi", 32, 16, "bytes 0..1");
+    /// Header window: the Ethernet, IPv4, UDP and fanin headers (the bytes before the
+    /// payload), which a frame's item carries.
+    pub const HEADERS: Field = f("headers", 0, PAYLOAD_OFFSET * 8, "bytes before the payload");
+    /// Header window: the fanin header's contributor bitmap.
+    pub const BITMAP: Field = f(
+        "bitmap",
+        (L2L4_LEN + field::BITMAP.start) * 8,
+        (field::BITMAP.end - field::BITMAP.start) * 8,
+        "contributor bitmap",
+    );
+}
+
+word! {
+    /// Fields of a 32-bit register value or epoch (`wdata`, `x_jep`).
+    RegValue for 32;
+    bits {
+        low16: 16 = small::LOW16,
+        low8: 8 = small::LOW8,
+        commit_child: 8 = small::COMMIT_CHILD,
+        commit_entry: 8 = small::COMMIT_ENTRY,
+        epoch_lo: 16 = small::EPOCH_LO,
+        epoch_hi: 16 = small::EPOCH_HI,
+    }
+    flags {}
+}
+
+word! {
+    /// Fields of the staged `route_port` value (`st_route_port`).
+    RoutePort for 8;
+    bits {
+        egress: 4 = small::ROUTE_EGRESS,
+    }
+    flags {
+        valid = small::ROUTE_VALID,
+    }
+}
+
+word! {
+    /// The two registers of a MAC address (`me_mac`).
+    Mac48 for 48;
+    bits {
+        mac_lo: 32 = small::MAC_LO,
+        mac_hi: 16 = small::MAC_HI,
+    }
+    flags {}
+}
+
+word! {
+    /// Fields of the frame's header window (`hdr`, a descriptor's `d_hdr`).
+    HdrWindow for crate::parse::PARSE_W;
+    bits {
+        headers: 512 = small::HEADERS,
+        bitmap: 64 = small::BITMAP,
+    }
+    flags {}
+}
+
+/// The offset of `f`, as the core's shift constants (`at_<word>_<field>`) hold it.
+pub fn at(f: Field) -> Constant<Bits<16>> {
+    Constant::new((f.offset as u64).into())
+}
+
+/// The bits of `fields` in an `N`-bit word, as the core's mask constants (`mk_*`).
+pub fn mask<const N: usize>(fields: &[Field]) -> Constant<Bits<N>> {
+    let mut m = Bits::<N>::default();
+    for f in fields {
+        assert!(f.offset + f.width <= N, "{} outside the word", f.name);
+        for i in f.offset..f.offset + f.width {
+            m = m.replace_bit(i, true);
+        }
+    }
+    Constant::new(m)
+}

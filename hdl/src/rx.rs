@@ -23,6 +23,7 @@
 //! descriptor is written (tlast + 2, as before). Ports and cycle-level behaviour are
 //! unchanged.
 
+use crate::layout::HdrWindow;
 use crate::parse::PARSE_W;
 use crate::ram::{FaninRam, ADDR_W};
 use rust_hdl::prelude::*;
@@ -71,6 +72,9 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     pub d_pop: Signal<In, bool>,
     /// Captured first 80 bytes.
     pub d_hdr: Signal<Out, Bits<PARSE_W>>,
+    /// The fanin header's contributor bitmap in `d_hdr` (for the engine's per-port
+    /// population count).
+    pub d_bitmap: Signal<Out, Bits<64>>,
     /// Frame length in bytes.
     pub d_len: Signal<Out, Bits<16>>,
     /// First payload row of the frame.
@@ -249,6 +253,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             d_valid: Default::default(),
             d_pop: Default::default(),
             d_hdr: Default::default(),
+            d_bitmap: Default::default(),
             d_len: Default::default(),
             d_row: Default::default(),
             d_udp_ok: Default::default(),
@@ -567,6 +572,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
             self.occ.d.next = self.occ.q.val() - 1;
         }
         self.d_hdr.next = self.desc.rdata.val().get_bits::<PARSE_W>(0);
+        self.d_bitmap.next = self.d_hdr.val().get_value_bitmap();
         self.d_len.next = self.desc.rdata.val().get_bits::<16>(640);
         self.d_row.next = self.desc.rdata.val().get_bits::<16>(656);
         // The verdicts of the head: written the cycle before `d_valid` can first rise (a

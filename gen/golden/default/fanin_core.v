@@ -162,8 +162,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  a_tick_div = 16'h50;
     localparam  a_tick = 16'h54;
     localparam  a_scan_ticks = 16'h58;
-    localparam  a_job = 16'h800;
-    localparam  a_child = 16'h880;
     localparam  a_busy = 16'ha00;
     localparam  a_me_ip = 16'h40;
     localparam  a_me_port = 16'h44;
@@ -173,6 +171,96 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  a_cnt = 16'h100;
     localparam  a_port = 16'h400;
     localparam  a_rxbad = 16'h600;
+    localparam  ev_aggregated = 32'h4;
+    localparam  ev_completions = 32'h8;
+    localparam  ev_results_sent = 32'h10;
+    localparam  ev_duplicates = 32'h20;
+    localparam  ev_overlaps = 32'h40;
+    localparam  ev_reemits = 32'h80;
+    localparam  ev_bypass_collision = 32'h100;
+    localparam  ev_bypass_quota = 32'h200;
+    localparam  ev_bypass_degree = 32'h400;
+    localparam  ev_bypass_straggler = 32'h800;
+    localparam  ev_bypass_transit = 32'h1000;
+    localparam  ev_root_drops = 32'h2000;
+    localparam  ev_unknown_job = 32'h4000;
+    localparam  ev_malformed = 32'h8000;
+    localparam  ev_timeouts = 32'h10000;
+    localparam  ev_reclaims = 32'h20000;
+    localparam  ev_forwarded = 32'h40000;
+    localparam  ev_no_route = 32'h80000;
+    localparam  ev_non_ip = 32'h100000;
+    localparam  cs_free = 3'b0;
+    localparam  cs_aggregating = 3'b1;
+    localparam  cs_emitted = 3'b10;
+    localparam  cs_done = 3'b11;
+    localparam  cs_stale = 3'b100;
+    localparam  pt_contribution = 8'h1;
+    localparam  pt_result = 8'h2;
+    localparam  fl_bypass = 8'h1;
+    localparam  fl_multicast = 8'h2;
+    localparam  fl_partial = 8'h4;
+    localparam  fl_exp_mismatch = 8'h10;
+    localparam  fl_kept = 8'h18;
+    localparam  t_non_ip = 16'h1;
+    localparam  t_ip_bad = 16'h1e;
+    localparam  t_route = 16'h20;
+    localparam  t_bad = 16'h1c0;
+    localparam  t_wire_bad = 16'h1c00;
+    localparam  a_job_id = 16'h800;
+    localparam  a_job_ctrl = 16'h804;
+    localparam  a_job_ranks_lo = 16'h808;
+    localparam  a_job_ranks_hi = 16'h80c;
+    localparam  a_job_expected_lo = 16'h810;
+    localparam  a_job_expected_hi = 16'h814;
+    localparam  a_job_slot_base = 16'h818;
+    localparam  a_job_slot_count = 16'h81c;
+    localparam  a_job_quota = 16'h820;
+    localparam  a_job_flush_after = 16'h824;
+    localparam  a_job_reclaim_after = 16'h828;
+    localparam  a_job_parent_mac_lo = 16'h82c;
+    localparam  a_job_parent_mac_hi = 16'h830;
+    localparam  a_job_parent_ip = 16'h834;
+    localparam  a_job_parent_udp = 16'h838;
+    localparam  a_job_parent_port = 16'h83c;
+    localparam  a_job_commit = 16'h840;
+    localparam  a_child_mac_lo = 16'h880;
+    localparam  a_child_mac_hi = 16'h884;
+    localparam  a_child_ip = 16'h888;
+    localparam  a_child_udp = 16'h88c;
+    localparam  a_child_port = 16'h890;
+    localparam  a_child_ranks_lo = 16'h894;
+    localparam  a_child_ranks_hi = 16'h898;
+    localparam  a_child_commit = 16'h89c;
+    localparam  at_job_job = 16'h20;
+    localparam  at_job_ranks = 16'h40;
+    localparam  at_job_expected = 16'h80;
+    localparam  at_job_slot_base = 16'hc0;
+    localparam  at_job_slot_count = 16'he0;
+    localparam  at_job_quota = 16'h100;
+    localparam  at_job_flush_after = 16'h120;
+    localparam  at_job_reclaim_after = 16'h140;
+    localparam  at_job_parent_ip = 16'h160;
+    localparam  at_job_parent_mac = 16'h180;
+    localparam  at_job_parent_udp = 16'h1b0;
+    localparam  at_job_parent_port = 16'h1c0;
+    localparam  at_job_epoch = 16'h1d0;
+    localparam  at_child_mac = 16'h40;
+    localparam  at_child_ip = 16'h70;
+    localparam  at_child_udp = 16'h90;
+    localparam  at_child_port = 16'ha0;
+    localparam  at_meta_entry = 16'h8;
+    localparam  at_meta_epoch_lo = 16'h10;
+    localparam  at_meta_epoch_hi = 16'hc0;
+    localparam  at_meta_block = 16'h20;
+    localparam  at_meta_bitmap = 16'h40;
+    localparam  at_meta_exponent = 16'h80;
+    localparam  at_meta_flags = 16'h88;
+    localparam  at_meta_elements = 16'h90;
+    localparam  at_meta_timer = 16'ha0;
+    localparam  mk_meta_state = 208'h7;
+    localparam  mk_meta_state_timer = 208'hffffffff0000000000000000000000000000000000000007;
+    localparam  mk_meta_bitmap_flags = 208'hff00ffffffffffffffff0000000000000000;
     
     // Enums
     localparam FrameClass$NonIp = 0;
@@ -217,6 +305,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  rx$0$d_valid;
     reg  rx$0$d_pop;
     wire  [639:0] rx$0$d_hdr;
+    wire  [63:0] rx$0$d_bitmap;
     wire  [15:0] rx$0$d_len;
     wire  [15:0] rx$0$d_row;
     wire  rx$0$d_udp_ok;
@@ -237,6 +326,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  rx$1$d_valid;
     reg  rx$1$d_pop;
     wire  [639:0] rx$1$d_hdr;
+    wire  [63:0] rx$1$d_bitmap;
     wire  [15:0] rx$1$d_len;
     wire  [15:0] rx$1$d_row;
     wire  rx$1$d_udp_ok;
@@ -257,6 +347,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  rx$2$d_valid;
     reg  rx$2$d_pop;
     wire  [639:0] rx$2$d_hdr;
+    wire  [63:0] rx$2$d_bitmap;
     wire  [15:0] rx$2$d_len;
     wire  [15:0] rx$2$d_row;
     wire  rx$2$d_udp_ok;
@@ -277,6 +368,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  rx$3$d_valid;
     reg  rx$3$d_pop;
     wire  [639:0] rx$3$d_hdr;
+    wire  [63:0] rx$3$d_bitmap;
     wire  [15:0] rx$3$d_len;
     wire  [15:0] rx$3$d_row;
     wire  rx$3$d_udp_ok;
@@ -3075,6 +3167,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_valid(rx$0$d_valid),
         .d_pop(rx$0$d_pop),
         .d_hdr(rx$0$d_hdr),
+        .d_bitmap(rx$0$d_bitmap),
         .d_len(rx$0$d_len),
         .d_row(rx$0$d_row),
         .d_udp_ok(rx$0$d_udp_ok),
@@ -3097,6 +3190,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_valid(rx$1$d_valid),
         .d_pop(rx$1$d_pop),
         .d_hdr(rx$1$d_hdr),
+        .d_bitmap(rx$1$d_bitmap),
         .d_len(rx$1$d_len),
         .d_row(rx$1$d_row),
         .d_udp_ok(rx$1$d_udp_ok),
@@ -3119,6 +3213,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_valid(rx$2$d_valid),
         .d_pop(rx$2$d_pop),
         .d_hdr(rx$2$d_hdr),
+        .d_bitmap(rx$2$d_bitmap),
         .d_len(rx$2$d_len),
         .d_row(rx$2$d_row),
         .d_udp_ok(rx$2$d_udp_ok),
@@ -3141,6 +3236,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d_valid(rx$3$d_valid),
         .d_pop(rx$3$d_pop),
         .d_hdr(rx$3$d_hdr),
+        .d_bitmap(rx$3$d_bitmap),
         .d_len(rx$3$d_len),
         .d_row(rx$3$d_row),
         .d_udp_ok(rx$3$d_udp_ok),
@@ -9345,28 +9441,28 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cls$route = pc_route$q;
         cls$bad = pc_bad$q;
         cls$wire_bad = pc_wbad$q;
-        hp_byte$0$x = rx$0$d_hdr[(32'h1c0)+:(64)];
+        hp_byte$0$x = rx$0$d_bitmap;
         hp_pc$0$clock = clock;
         hp_pc$0$d = hp_byte$0$pc;
         hp_sum$0$pc = hp_pc$0$q;
         hp_sum$0$count = 32'h0;
         hp_pop$0$clock = clock;
         hp_pop$0$d = hp_sum$0$pop;
-        hp_byte$1$x = rx$1$d_hdr[(32'h1c0)+:(64)];
+        hp_byte$1$x = rx$1$d_bitmap;
         hp_pc$1$clock = clock;
         hp_pc$1$d = hp_byte$1$pc;
         hp_sum$1$pc = hp_pc$1$q;
         hp_sum$1$count = 32'h0;
         hp_pop$1$clock = clock;
         hp_pop$1$d = hp_sum$1$pop;
-        hp_byte$2$x = rx$2$d_hdr[(32'h1c0)+:(64)];
+        hp_byte$2$x = rx$2$d_bitmap;
         hp_pc$2$clock = clock;
         hp_pc$2$d = hp_byte$2$pc;
         hp_sum$2$pc = hp_pc$2$q;
         hp_sum$2$count = 32'h0;
         hp_pop$2$clock = clock;
         hp_pop$2$d = hp_sum$2$pop;
-        hp_byte$3$x = rx$3$d_hdr[(32'h1c0)+:(64)];
+        hp_byte$3$x = rx$3$d_bitmap;
         hp_pc$3$clock = clock;
         hp_pc$3$d = hp_byte$3$pc;
         hp_sum$3$pc = hp_pc$3$q;
@@ -9896,10 +9992,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             st = m_st;
         end
         else begin
-            st = 32'h0;
+            st = cs_free;
         end
-        busy_st = (st == 32'h1) | (st == 32'h2);
-        same = st != 32'h0;
+        busy_st = (st == cs_aggregating) | (st == cs_emitted);
+        same = st != cs_free;
         samebl = same & (m_block == xp_block$q);
         subset = (xp_bitmap$q & ~m_bitmap) == 32'h0;
         disjoint = (xp_bitmap$q & m_bitmap) == 32'h0;
@@ -9936,12 +10032,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         newbm = m_bitmap | xp_bitmap$q;
         if (xp_exponent$q != m_exp) begin
-            mflags = m_flags | (xp_flags$q & 32'h18) | 32'h10;
+            mflags = m_flags | (xp_flags$q & fl_kept) | fl_exp_mismatch;
         end
         else begin
-            mflags = m_flags | (xp_flags$q & 32'h18);
+            mflags = m_flags | (xp_flags$q & fl_kept);
         end
-        sflags = xp_flags$q & 32'h18;
+        sflags = xp_flags$q & fl_kept;
         rows_p = ((xp_elements$q << 32'h2) + c_rowmask) >> c_rowlog;
         rows_m = ((m_elem << 32'h2) + c_rowmask) >> c_rowlog;
         acc$op = 32'h0;
@@ -10202,7 +10298,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 tx$3$push = 1'b1;
             end
             if (mc_b$q) begin
-                ev_b = ((32'h1) & 32'hffffffff) << 32'h4;
+                ev_b = ev_results_sent;
             end
         end
         case (bstate$q)
@@ -10647,11 +10743,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             FrontState$Prep2:
                 begin
-                    pc_non_ip$d = (la_chk$q & 32'h1) != 32'h0;
-                    pc_ip_bad$d = (la_chk$q & 32'h1e) != 32'h0;
-                    pc_route$d = (la_chk$q & 32'h20) != 32'h0;
-                    pc_bad$d = (la_chk$q & 32'h1c0) != 32'h0;
-                    pc_wbad$d = (la_chk$q & 32'h1c00) != 32'h0;
+                    pc_non_ip$d = (la_chk$q & t_non_ip) != 32'h0;
+                    pc_ip_bad$d = (la_chk$q & t_ip_bad) != 32'h0;
+                    pc_route$d = (la_chk$q & t_route) != 32'h0;
+                    pc_bad$d = (la_chk$q & t_bad) != 32'h0;
+                    pc_wbad$d = (la_chk$q & t_wire_bad) != 32'h0;
                     pc_popok$d = pc_pop$q == pc_count$q;
                     state$d = FrontState$Parse;
                 end
@@ -10698,16 +10794,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         case (pr_kind)
                             FrameClass$NonIp:
                                 begin
-                                    ev = ((32'h1) & 32'hffffffff) << 32'h14;
+                                    ev = ev_non_ip;
                                 end
                             FrameClass$Malformed:
                                 begin
-                                    ev = ((32'h1) & 32'hffffffff) << 32'hf;
+                                    ev = ev_malformed;
                                 end
                             FrameClass$Route:
                                 begin
                                     if (rhit_q$q) begin
-                                        ev = ((32'h1) & 32'hffffffff) << 32'h12;
+                                        ev = ev_forwarded;
                                         e_orig$d = 1'b1;
                                         b_enr$d = nrows$q;
                                         e_more$d = nrows$q != 32'h0;
@@ -10716,12 +10812,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                         h_st = BackState$CopyRows;
                                     end
                                     else begin
-                                        ev = ((32'h1) & 32'hffffffff) << 32'h13;
+                                        ev = ev_no_route;
                                     end
                                 end
                             FrameClass$Fanin:
                                 begin
-                                    ev = ((32'h1) & 32'hffffffff) << 32'he;
+                                    ev = ev_unknown_job;
                                 end
                         endcase
                     end
@@ -10743,8 +10839,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             FrontState$SPred:
                 begin
                     q_sj$d = sj;
-                    q_sflush$d = sj[(32'h2)+:(1)] & sj[(32'h1)+:(1)] & (st == 32'h1) & (sage$q >= sj[(32'h120)+:(32)]);
-                    q_srecl$d = sj[(32'h2)+:(1)] & (st == 32'h2) & (sage$q >= sj[(32'h140)+:(32)]);
+                    q_sflush$d = sj[(32'h2)+:(1)] & sj[(32'h1)+:(1)] & (st == cs_aggregating) & (sage$q >= sj[(32'h120)+:(32)]);
+                    q_srecl$d = sj[(32'h2)+:(1)] & (st == cs_emitted) & (sage$q >= sj[(32'h140)+:(32)]);
                     q_spartial$d = m_bitmap != sj[(32'h80)+:(64)];
                     state$d = FrontState$SDec;
                 end
@@ -10757,8 +10853,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             h_st = BackState$CopyRows;
                             b_cadr$d = cadr$q;
                             b_eovf$d = 1'b1;
-                            ev = ((32'h1) & 32'hffffffff) << 32'h10;
-                            meta$wdata = (m & ~(((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((now_r$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                            ev = ev_timeouts;
+                            meta$wdata = (m & ~mk_meta_state_timer) | ((cs_emitted) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer);
                             meta$we = 32'h1;
                             e_slot$d = 1'b1;
                             o_src_mac$d = me_mac$q;
@@ -10768,9 +10864,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             o_dst_ip$d = q_sj$q[(32'h160)+:(32)];
                             o_dst_port$d = q_sj$q[(32'h1b0)+:(16)];
                             pmask$d = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
-                            o_ptype$d = 32'h1;
+                            o_ptype$d = pt_contribution;
                             if (q_spartial$q) begin
-                                o_flags$d = m_flags | 32'h4;
+                                o_flags$d = m_flags | fl_partial;
                             end
                             else begin
                                 o_flags$d = m_flags;
@@ -10790,8 +10886,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                     end
                     else if (q_srecl$q) begin
-                        ev = ((32'h1) & 32'hffffffff) << 32'h11;
-                        meta$wdata = (m & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h4;
+                        ev = ev_reclaims;
+                        meta$wdata = (m & ~mk_meta_state) | ((cs_stale) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff);
                         meta$we = 32'h1;
                         bz_dec = 1'b1;
                         bz_j = m_jidx;
@@ -10826,9 +10922,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dact = dq_act$q;
         aop = dq_aop$q;
         cpl = dq_cpl$q;
-        cmw = ((32'h1) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h8) | (((x_jep$q[(32'h0)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h10) | (((x_jep$q[(32'h10)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((dx_block$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((dx_bitmap$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((dx_exponent$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((x_sflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((dx_elements$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((dx_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+        cmw = ((cs_aggregating) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((x_jep$q[(32'h0)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((x_jep$q[(32'h10)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((dx_block$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((dx_bitmap$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((dx_exponent$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((x_sflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_elements$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((dx_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer);
         if (dq_merge$q) begin
-            cmw = (xm & ~((((32'hff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88) | (((64'hffffffffffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40))) | (((x_newbm$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((x_mflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h88);
+            cmw = (xm & ~mk_meta_bitmap_flags) | (((x_newbm$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((x_mflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags);
         end
         cr = cpl & ~x_je$q[(32'h1)+:(1)];
         dwe = 1'b0;
@@ -10836,19 +10932,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dbi = 1'b0;
         dbd = 1'b0;
         dhwc = 1'b0;
-        if ((dx_ptype$q == 32'h2) & x_je$q[(32'h1)+:(1)] & q_samebl$q) begin
+        if ((dx_ptype$q == pt_result) & x_je$q[(32'h1)+:(1)] & q_samebl$q) begin
             dwe = 1'b1;
-            dwd = (xm & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+            dwd = (xm & ~mk_meta_state) | ((cs_done) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff);
             dbd = q_busy_st$q;
         end
         if (dact == Action$Aggregate) begin
             dwe = 1'b1;
             if (cpl) begin
                 if (x_je$q[(32'h1)+:(1)]) begin
-                    dwd = (cmw & ~(((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((64'hffffffff) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0))) | 32'h2 | (((dx_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+                    dwd = (cmw & ~mk_meta_state_timer) | ((cs_emitted) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer);
                 end
                 else begin
-                    dwd = (cmw & ~((32'h7) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff)) | 32'h3;
+                    dwd = (cmw & ~mk_meta_state) | ((cs_done) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff);
                 end
             end
             if (aop == 32'h1) begin
@@ -10914,9 +11010,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 bz_inc = dbi;
                 bz_dec = dbd;
                 hwc = dhwc;
-                if ((dx_ptype$q == 32'h2) & x_je$q[(32'h1)+:(1)]) begin
+                if ((dx_ptype$q == pt_result) & x_je$q[(32'h1)+:(1)]) begin
                     sq_o_src_ip$d = me_ip$q;
-                    sq_o_flags$d = dx_flags$q | 32'h2;
+                    sq_o_flags$d = dx_flags$q | fl_multicast;
                     mc_new = 1'b1;
                     dh_st = BackState$CopyRows;
                 end
@@ -10925,27 +11021,27 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         begin
                             sq_o_src_ip$d = dx_src_ip$q;
                             sq_o_src_port$d = dx_src_port$q;
-                            sq_o_flags$d = dx_flags$q | 32'h1;
+                            sq_o_flags$d = dx_flags$q | fl_bypass;
                             dh_st = BackState$CopyRows;
                         end
                     Action$Aggregate:
                         begin
                             dh_st = BackState$Rmw;
                             if (cpl) begin
-                                ev = ev | (((32'h1) & 32'hffffffff) << 32'h3);
+                                ev = ev | ev_completions;
                                 sq_b_emit$d = 1'b1;
                                 sq_e_slot$d = 1'b1;
                                 sq_b_eovf$d = 1'b1;
                                 sq_o_exp$d = cmw[(32'h80)+:(8)];
                                 sq_o_bitmap$d = cmw[(32'h40)+:(64)];
                                 if (x_je$q[(32'h1)+:(1)]) begin
-                                    sq_o_ptype$d = 32'h1;
+                                    sq_o_ptype$d = pt_contribution;
                                     sq_o_flags$d = cmw[(32'h88)+:(8)];
                                     sq_o_child$d = x_je$q[(32'h18)+:(8)];
                                 end
                                 else begin
-                                    sq_o_ptype$d = 32'h2;
-                                    sq_o_flags$d = cmw[(32'h88)+:(8)] | 32'h2;
+                                    sq_o_ptype$d = pt_result;
+                                    sq_o_flags$d = cmw[(32'h88)+:(8)] | fl_multicast;
                                     mc_new = 1'b1;
                                 end
                             end
@@ -10953,9 +11049,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     Action$ReEmit:
                         begin
                             sq_e_slot$d = 1'b1;
-                            sq_o_ptype$d = 32'h1;
+                            sq_o_ptype$d = pt_contribution;
                             if (q_partial$q) begin
-                                sq_o_flags$d = xm_flags | 32'h4;
+                                sq_o_flags$d = xm_flags | fl_partial;
                             end
                             else begin
                                 sq_o_flags$d = xm_flags;
@@ -10975,7 +11071,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         begin
                             sq_e_slot$d = 1'b1;
                             sq_b_eovf$d = 1'b1;
-                            sq_o_ptype$d = 32'h2;
+                            sq_o_ptype$d = pt_result;
                             sq_o_flags$d = xm_flags;
                             sq_o_exp$d = xm_exp;
                             sq_o_elements$d = xm_elem;
@@ -11064,107 +11160,107 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     dq_aop$d = 32'h1;
                     dq_cpl$d = q_cpl0$q;
                     dq_merge$d = 1'b0;
-                    if (xp_ptype$q == 32'h2) begin
+                    if (xp_ptype$q == pt_result) begin
                         if (~x_je$q[(32'h1)+:(1)]) begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                            dq_ev$d = ev_malformed;
                         end
                     end
                     else if (q_badrank$q) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                        dq_ev$d = ev_malformed;
                     end
                     else if (q_toolong$q) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                        dq_ev$d = ev_malformed;
                     end
                     else if (q_badchild$q) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                        dq_ev$d = ev_malformed;
                     end
                     else if (q_chrank$q) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                        dq_ev$d = ev_malformed;
                     end
                     else if (q_degree$q) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'ha;
+                        dq_ev$d = ev_bypass_degree;
                         dq_act$d = Action$Bypass;
                     end
-                    else if (xp_flags$q[32'h0] & x_je$q[(32'h1)+:(1)]) begin
-                        dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hc;
+                    else if (((xp_flags$q & fl_bypass) != 32'h0) & x_je$q[(32'h1)+:(1)]) begin
+                        dq_ev$d = ev_bypass_transit;
                         dq_act$d = Action$Bypass;
                     end
                     else if (q_samebl$q) begin
-                        if (q_st$q == 32'h1) begin
+                        if (q_st$q == cs_aggregating) begin
                             if (q_subset$q) begin
-                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h5;
+                                dq_ev$d = ev_duplicates;
                             end
                             else if (~q_disjoint$q) begin
-                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
+                                dq_ev$d = ev_overlaps;
                             end
                             else if (q_elne$q) begin
-                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hf;
+                                dq_ev$d = ev_malformed;
                             end
                             else begin
-                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h2;
+                                dq_ev$d = ev_aggregated;
                                 dq_act$d = Action$Aggregate;
                                 dq_aop$d = 32'h2;
                                 dq_cpl$d = q_cpl1$q;
                                 dq_merge$d = 1'b1;
                             end
                         end
-                        else if ((q_st$q == 32'h2) & q_subset$q) begin
-                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h7);
+                        else if ((q_st$q == cs_emitted) & q_subset$q) begin
+                            dq_ev$d = ev_duplicates | ev_reemits;
                             dq_act$d = Action$ReEmit;
                         end
-                        else if ((q_st$q == 32'h3) & ~x_je$q[(32'h1)+:(1)]) begin
+                        else if ((q_st$q == cs_done) & ~x_je$q[(32'h1)+:(1)]) begin
                             if (q_subset$q) begin
-                                dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h5) | (((32'h1) & 32'hffffffff) << 32'h4);
+                                dq_ev$d = ev_duplicates | ev_results_sent;
                                 dq_act$d = Action$Replay;
                             end
                             else begin
-                                dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
+                                dq_ev$d = ev_overlaps;
                             end
                         end
                         else if (~q_disjoint$q & ~q_subset$q) begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h6;
+                            dq_ev$d = ev_overlaps;
                         end
                         else begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hb;
+                            dq_ev$d = ev_bypass_straggler;
                             dq_act$d = Action$Bypass;
                         end
                     end
                     else if (q_same$q & q_newer_cb$q) begin
                         if (x_je$q[(32'h1)+:(1)]) begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hb;
+                            dq_ev$d = ev_bypass_straggler;
                             dq_act$d = Action$Bypass;
                         end
                         else begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h5;
+                            dq_ev$d = ev_duplicates;
                         end
                     end
-                    else if (q_busy_st$q & ~(q_st$q == 32'h2) & ~(~x_je$q[(32'h1)+:(1)] & (q_st$q == 32'h1) & q_newer_bc$q & q_stale$q)) begin
+                    else if (q_busy_st$q & ~(q_st$q == cs_emitted) & ~(~x_je$q[(32'h1)+:(1)] & (q_st$q == cs_aggregating) & q_newer_bc$q & q_stale$q)) begin
                         if (x_je$q[(32'h1)+:(1)]) begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h8;
+                            dq_ev$d = ev_bypass_collision;
                             dq_act$d = Action$Bypass;
                         end
                         else begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hd;
+                            dq_ev$d = ev_root_drops;
                         end
                     end
                     else if (qf) begin
                         if (x_je$q[(32'h1)+:(1)]) begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h9;
+                            dq_ev$d = ev_bypass_quota;
                             dq_act$d = Action$Bypass;
                         end
-                        else if ((q_st$q == 32'h1) & q_busy_st$q) begin
-                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'hd) | (((32'h1) & 32'hffffffff) << 32'h11);
+                        else if ((q_st$q == cs_aggregating) & q_busy_st$q) begin
+                            dq_ev$d = ev_root_drops | ev_reclaims;
                         end
                         else begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'hd;
+                            dq_ev$d = ev_root_drops;
                         end
                     end
                     else begin
-                        if (~x_je$q[(32'h1)+:(1)] & (q_st$q == 32'h1)) begin
-                            dq_ev$d = (((32'h1) & 32'hffffffff) << 32'h2) | (((32'h1) & 32'hffffffff) << 32'h11);
+                        if (~x_je$q[(32'h1)+:(1)] & (q_st$q == cs_aggregating)) begin
+                            dq_ev$d = ev_aggregated | ev_reclaims;
                         end
                         else begin
-                            dq_ev$d = ((32'h1) & 32'hffffffff) << 32'h2;
+                            dq_ev$d = ev_aggregated;
                         end
                         dq_act$d = Action$Aggregate;
                     end
@@ -11413,9 +11509,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else if (bready) begin
             bvalid_r$d = 1'b0;
         end
-        jpack = ((st_jctrl$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h20) | (((st_jranks$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_jexp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h80) | (((st_jsbase$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'hc0) | (((st_jscount$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'he0) | (((st_jquota$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h100) | (((st_jflush$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h120) | (((st_jreclaim$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h140) | (((st_pip$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h160) | (((st_pmac$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h180) | (((st_pudp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1b0) | (((st_pport$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1c0);
+        jpack = ((st_jctrl$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port);
         chram$waddr = (((wdata[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((wdata[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
-        chram$wdata = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h40) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h70) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'h90) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << 32'ha0);
+        chram$wdata = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_mac) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_ip) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_udp) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_port);
         chram$we = 32'h0;
         if (wr) begin
             if (awaddr == a_me_ip) begin
@@ -11436,80 +11532,80 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             if (awaddr == a_scan_ticks) begin
                 scan_ticks$d = wdata;
             end
-            if (awaddr == a_job) begin
+            if (awaddr == a_job_id) begin
                 st_jid$d = wdata[(32'h0)+:(16)];
             end
-            if (awaddr == a_job + 32'h4) begin
+            if (awaddr == a_job_ctrl) begin
                 st_jctrl$d = wdata;
             end
-            if (awaddr == a_job + 32'h8) begin
+            if (awaddr == a_job_ranks_lo) begin
                 st_jranks$d = (st_jranks$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
             end
-            if (awaddr == a_job + 32'hc) begin
+            if (awaddr == a_job_ranks_hi) begin
                 st_jranks$d = (st_jranks$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
             end
-            if (awaddr == a_job + 32'h10) begin
+            if (awaddr == a_job_expected_lo) begin
                 st_jexp$d = (st_jexp$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
             end
-            if (awaddr == a_job + 32'h14) begin
+            if (awaddr == a_job_expected_hi) begin
                 st_jexp$d = (st_jexp$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
             end
-            if (awaddr == a_job + 32'h18) begin
+            if (awaddr == a_job_slot_base) begin
                 st_jsbase$d = wdata;
             end
-            if (awaddr == a_job + 32'h1c) begin
+            if (awaddr == a_job_slot_count) begin
                 st_jscount$d = wdata;
             end
-            if (awaddr == a_job + 32'h20) begin
+            if (awaddr == a_job_quota) begin
                 st_jquota$d = wdata;
             end
-            if (awaddr == a_job + 32'h24) begin
+            if (awaddr == a_job_flush_after) begin
                 st_jflush$d = wdata;
             end
-            if (awaddr == a_job + 32'h28) begin
+            if (awaddr == a_job_reclaim_after) begin
                 st_jreclaim$d = wdata;
             end
-            if (awaddr == a_job + 32'h2c) begin
+            if (awaddr == a_job_parent_mac_lo) begin
                 st_pmac$d = (st_pmac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
             end
-            if (awaddr == a_job + 32'h30) begin
+            if (awaddr == a_job_parent_mac_hi) begin
                 st_pmac$d = (st_pmac$q & 64'hffffffff) | (((wdata[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
             end
-            if (awaddr == a_job + 32'h34) begin
+            if (awaddr == a_job_parent_ip) begin
                 st_pip$d = wdata;
             end
-            if (awaddr == a_job + 32'h38) begin
+            if (awaddr == a_job_parent_udp) begin
                 st_pudp$d = wdata[(32'h0)+:(16)];
             end
-            if (awaddr == a_job + 32'h3c) begin
+            if (awaddr == a_job_parent_port) begin
                 st_pport$d = wdata[(32'h0)+:(8)];
             end
-            if (awaddr == a_job + 32'h40) begin
+            if (awaddr == a_job_commit) begin
                 jc_pend$d = 1'b1;
                 jc_i$d = wdata[(32'h0)+:(8)];
             end
-            if (awaddr == a_child) begin
+            if (awaddr == a_child_mac_lo) begin
                 st_cmac$d = (st_cmac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
             end
-            if (awaddr == a_child + 32'h4) begin
+            if (awaddr == a_child_mac_hi) begin
                 st_cmac$d = (st_cmac$q & 64'hffffffff) | (((wdata[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
             end
-            if (awaddr == a_child + 32'h8) begin
+            if (awaddr == a_child_ip) begin
                 st_cip$d = wdata;
             end
-            if (awaddr == a_child + 32'hc) begin
+            if (awaddr == a_child_udp) begin
                 st_cudp$d = wdata[(32'h0)+:(16)];
             end
-            if (awaddr == a_child + 32'h10) begin
+            if (awaddr == a_child_port) begin
                 st_cport$d = wdata[(32'h0)+:(8)];
             end
-            if (awaddr == a_child + 32'h14) begin
+            if (awaddr == a_child_ranks_lo) begin
                 st_cranks$d = (st_cranks$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
             end
-            if (awaddr == a_child + 32'h18) begin
+            if (awaddr == a_child_ranks_hi) begin
                 st_cranks$d = (st_cranks$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
             end
-            if (awaddr == a_child + 32'h1c) begin
+            if (awaddr == a_child_commit) begin
                 chram$we = 32'h1;
             end
             if (awaddr == a_route_ip) begin
@@ -11521,82 +11617,82 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             if (awaddr == a_route_commit) begin
                 if (wdata[(32'h0)+:(16)] == c_idx16$0) begin
                     route_ip$0$d = st_route_ip$q;
-                    route_valid$0$d = st_route_port$q[32'h7];
+                    route_valid$0$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$0$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$1) begin
                     route_ip$1$d = st_route_ip$q;
-                    route_valid$1$d = st_route_port$q[32'h7];
+                    route_valid$1$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$1$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$2) begin
                     route_ip$2$d = st_route_ip$q;
-                    route_valid$2$d = st_route_port$q[32'h7];
+                    route_valid$2$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$2$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$3) begin
                     route_ip$3$d = st_route_ip$q;
-                    route_valid$3$d = st_route_port$q[32'h7];
+                    route_valid$3$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$3$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$4) begin
                     route_ip$4$d = st_route_ip$q;
-                    route_valid$4$d = st_route_port$q[32'h7];
+                    route_valid$4$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$4$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$5) begin
                     route_ip$5$d = st_route_ip$q;
-                    route_valid$5$d = st_route_port$q[32'h7];
+                    route_valid$5$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$5$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$6) begin
                     route_ip$6$d = st_route_ip$q;
-                    route_valid$6$d = st_route_port$q[32'h7];
+                    route_valid$6$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$6$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$7) begin
                     route_ip$7$d = st_route_ip$q;
-                    route_valid$7$d = st_route_port$q[32'h7];
+                    route_valid$7$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$7$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$8) begin
                     route_ip$8$d = st_route_ip$q;
-                    route_valid$8$d = st_route_port$q[32'h7];
+                    route_valid$8$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$8$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$9) begin
                     route_ip$9$d = st_route_ip$q;
-                    route_valid$9$d = st_route_port$q[32'h7];
+                    route_valid$9$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$9$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$10) begin
                     route_ip$10$d = st_route_ip$q;
-                    route_valid$10$d = st_route_port$q[32'h7];
+                    route_valid$10$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$10$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$11) begin
                     route_ip$11$d = st_route_ip$q;
-                    route_valid$11$d = st_route_port$q[32'h7];
+                    route_valid$11$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$11$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$12) begin
                     route_ip$12$d = st_route_ip$q;
-                    route_valid$12$d = st_route_port$q[32'h7];
+                    route_valid$12$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$12$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$13) begin
                     route_ip$13$d = st_route_ip$q;
-                    route_valid$13$d = st_route_port$q[32'h7];
+                    route_valid$13$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$13$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$14) begin
                     route_ip$14$d = st_route_ip$q;
-                    route_valid$14$d = st_route_port$q[32'h7];
+                    route_valid$14$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$14$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
                 if (wdata[(32'h0)+:(16)] == c_idx16$15) begin
                     route_ip$15$d = st_route_ip$q;
-                    route_valid$15$d = st_route_port$q[32'h7];
+                    route_valid$15$d = st_route_port$q[(32'h7)+:(1)];
                     route_pm$15$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
                 end
             end
@@ -12538,7 +12634,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (bq_hwc$q & ((cnt$0$q + 32'h1) > cnt$1$q)) begin
             cnt$1$d = cnt$0$q + 32'h1;
         end
-        jram$wdata = jpack | (((jgen$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h1d0);
+        jram$wdata = jpack | (((jgen$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_epoch);
         jc_base = ((st_jsbase$q) & 24'hffffff);
         jc_cm = ((st_jscount$q - 32'h1) & 24'hffffff);
         jc_busy = 32'h0;
@@ -26185,7 +26281,7 @@ module fanin_rvalid_r(d,q,clock);
 endmodule // fanin_rvalid_r
 
 
-module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_bitmap,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -26199,6 +26295,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  d_valid;
     input wire  d_pop;
     output reg  [639:0] d_hdr;
+    output reg  [63:0] d_bitmap;
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
     output reg  d_udp_ok;
@@ -27043,6 +27140,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             occ$d = occ$q - 32'h1;
         end
         d_hdr = desc$rdata[(32'h0)+:(640)];
+        d_bitmap = d_hdr[(32'h1c0)+:(64)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
         oku$raddr = dr$q;
@@ -28306,7 +28404,7 @@ module fanin_rx_0_wx(d,q,clock);
 endmodule // fanin_rx_0_wx
 
 
-module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_bitmap,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -28320,6 +28418,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  d_valid;
     input wire  d_pop;
     output reg  [639:0] d_hdr;
+    output reg  [63:0] d_bitmap;
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
     output reg  d_udp_ok;
@@ -29164,6 +29263,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             occ$d = occ$q - 32'h1;
         end
         d_hdr = desc$rdata[(32'h0)+:(640)];
+        d_bitmap = d_hdr[(32'h1c0)+:(64)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
         oku$raddr = dr$q;
@@ -30427,7 +30527,7 @@ module fanin_rx_1_wx(d,q,clock);
 endmodule // fanin_rx_1_wx
 
 
-module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_bitmap,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -30441,6 +30541,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  d_valid;
     input wire  d_pop;
     output reg  [639:0] d_hdr;
+    output reg  [63:0] d_bitmap;
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
     output reg  d_udp_ok;
@@ -31285,6 +31386,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             occ$d = occ$q - 32'h1;
         end
         d_hdr = desc$rdata[(32'h0)+:(640)];
+        d_bitmap = d_hdr[(32'h1c0)+:(64)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
         oku$raddr = dr$q;
@@ -32548,7 +32650,7 @@ module fanin_rx_2_wx(d,q,clock);
 endmodule // fanin_rx_2_wx
 
 
-module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
+module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_bitmap,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
     
     // Module arguments
     input wire  clock;
@@ -32562,6 +32664,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     output reg  d_valid;
     input wire  d_pop;
     output reg  [639:0] d_hdr;
+    output reg  [63:0] d_bitmap;
     output reg  [15:0] d_len;
     output reg  [15:0] d_row;
     output reg  d_udp_ok;
@@ -33406,6 +33509,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
             occ$d = occ$q - 32'h1;
         end
         d_hdr = desc$rdata[(32'h0)+:(640)];
+        d_bitmap = d_hdr[(32'h1c0)+:(64)];
         d_len = desc$rdata[(32'h280)+:(16)];
         d_row = desc$rdata[(32'h290)+:(16)];
         oku$raddr = dr$q;

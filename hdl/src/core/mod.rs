@@ -14,13 +14,22 @@
 use crate::acc::Acc;
 use crate::config::CoreConfig;
 use crate::hdrgen::HdrGen;
-use crate::layout::{ChildWord, JobWord, MetaWord};
-use crate::parse::{BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W};
+use crate::layout::{
+    at, mask, ChildWord, HdrWindow, JobWord, Mac48, MetaWord, RegValue, RoutePort,
+};
+use crate::parse::{
+    BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W, TERMS_BAD, TERMS_IP_BAD,
+    TERMS_NON_IP, TERMS_ROUTE, TERMS_WIRE_BAD,
+};
 use crate::ram::{FaninRam, ADDR_W};
 use crate::regs;
 use crate::rx::Rx;
 use crate::tx::Tx;
+use fanin_proto::model::{CopyState, Counter};
+use fanin_proto::wire::{Flags, PacketType};
+use fanin_regs::layout::{child, job, meta};
 use rust_hdl::prelude::*;
+use states::{copy_state, event, flag, packet_type};
 pub use states::{Action, BackState, DecState, FrontState};
 
 pub mod states;
@@ -732,8 +741,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     a_tick_div: Constant<Bits<16>>,
     a_tick: Constant<Bits<16>>,
     a_scan_ticks: Constant<Bits<16>>,
-    a_job: Constant<Bits<16>>,
-    a_child: Constant<Bits<16>>,
     a_busy: Constant<Bits<16>>,
     a_me_ip: Constant<Bits<16>>,
     a_me_port: Constant<Bits<16>>,
@@ -743,6 +750,101 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     a_cnt: Constant<Bits<16>>,
     a_port: Constant<Bits<16>>,
     a_rxbad: Constant<Bits<16>>,
+    // Named values (`states.rs`): counter events (`ev_<counter>`: bit k of `ev` counts
+    // `Counter::ALL[k]`), slot-copy states, packet types, header flags, parser terms.
+    ev_aggregated: Constant<Bits<32>>,
+    ev_completions: Constant<Bits<32>>,
+    ev_results_sent: Constant<Bits<32>>,
+    ev_duplicates: Constant<Bits<32>>,
+    ev_overlaps: Constant<Bits<32>>,
+    ev_reemits: Constant<Bits<32>>,
+    ev_bypass_collision: Constant<Bits<32>>,
+    ev_bypass_quota: Constant<Bits<32>>,
+    ev_bypass_degree: Constant<Bits<32>>,
+    ev_bypass_straggler: Constant<Bits<32>>,
+    ev_bypass_transit: Constant<Bits<32>>,
+    ev_root_drops: Constant<Bits<32>>,
+    ev_unknown_job: Constant<Bits<32>>,
+    ev_malformed: Constant<Bits<32>>,
+    ev_timeouts: Constant<Bits<32>>,
+    ev_reclaims: Constant<Bits<32>>,
+    ev_forwarded: Constant<Bits<32>>,
+    ev_no_route: Constant<Bits<32>>,
+    ev_non_ip: Constant<Bits<32>>,
+    cs_free: Constant<Bits<3>>,
+    cs_aggregating: Constant<Bits<3>>,
+    cs_emitted: Constant<Bits<3>>,
+    cs_done: Constant<Bits<3>>,
+    cs_stale: Constant<Bits<3>>,
+    pt_contribution: Constant<Bits<8>>,
+    pt_result: Constant<Bits<8>>,
+    fl_bypass: Constant<Bits<8>>,
+    fl_multicast: Constant<Bits<8>>,
+    fl_partial: Constant<Bits<8>>,
+    fl_exp_mismatch: Constant<Bits<8>>,
+    // The flags a slot copy keeps from its contributions (OVERFLOW, EXP_MISMATCH).
+    fl_kept: Constant<Bits<8>>,
+    t_non_ip: Constant<Bits<16>>,
+    t_ip_bad: Constant<Bits<16>>,
+    t_route: Constant<Bits<16>>,
+    t_bad: Constant<Bits<16>>,
+    t_wire_bad: Constant<Bits<16>>,
+    // Register addresses (`fanin_regs`' map).
+    a_job_id: Constant<Bits<16>>,
+    a_job_ctrl: Constant<Bits<16>>,
+    a_job_ranks_lo: Constant<Bits<16>>,
+    a_job_ranks_hi: Constant<Bits<16>>,
+    a_job_expected_lo: Constant<Bits<16>>,
+    a_job_expected_hi: Constant<Bits<16>>,
+    a_job_slot_base: Constant<Bits<16>>,
+    a_job_slot_count: Constant<Bits<16>>,
+    a_job_quota: Constant<Bits<16>>,
+    a_job_flush_after: Constant<Bits<16>>,
+    a_job_reclaim_after: Constant<Bits<16>>,
+    a_job_parent_mac_lo: Constant<Bits<16>>,
+    a_job_parent_mac_hi: Constant<Bits<16>>,
+    a_job_parent_ip: Constant<Bits<16>>,
+    a_job_parent_udp: Constant<Bits<16>>,
+    a_job_parent_port: Constant<Bits<16>>,
+    a_job_commit: Constant<Bits<16>>,
+    a_child_mac_lo: Constant<Bits<16>>,
+    a_child_mac_hi: Constant<Bits<16>>,
+    a_child_ip: Constant<Bits<16>>,
+    a_child_udp: Constant<Bits<16>>,
+    a_child_port: Constant<Bits<16>>,
+    a_child_ranks_lo: Constant<Bits<16>>,
+    a_child_ranks_hi: Constant<Bits<16>>,
+    a_child_commit: Constant<Bits<16>>,
+    // Field offsets and masks of the packed words (`layout.rs`), for packing them.
+    at_job_job: Constant<Bits<16>>,
+    at_job_ranks: Constant<Bits<16>>,
+    at_job_expected: Constant<Bits<16>>,
+    at_job_slot_base: Constant<Bits<16>>,
+    at_job_slot_count: Constant<Bits<16>>,
+    at_job_quota: Constant<Bits<16>>,
+    at_job_flush_after: Constant<Bits<16>>,
+    at_job_reclaim_after: Constant<Bits<16>>,
+    at_job_parent_ip: Constant<Bits<16>>,
+    at_job_parent_mac: Constant<Bits<16>>,
+    at_job_parent_udp: Constant<Bits<16>>,
+    at_job_parent_port: Constant<Bits<16>>,
+    at_job_epoch: Constant<Bits<16>>,
+    at_child_mac: Constant<Bits<16>>,
+    at_child_ip: Constant<Bits<16>>,
+    at_child_udp: Constant<Bits<16>>,
+    at_child_port: Constant<Bits<16>>,
+    at_meta_entry: Constant<Bits<16>>,
+    at_meta_epoch_lo: Constant<Bits<16>>,
+    at_meta_epoch_hi: Constant<Bits<16>>,
+    at_meta_block: Constant<Bits<16>>,
+    at_meta_bitmap: Constant<Bits<16>>,
+    at_meta_exponent: Constant<Bits<16>>,
+    at_meta_flags: Constant<Bits<16>>,
+    at_meta_elements: Constant<Bits<16>>,
+    at_meta_timer: Constant<Bits<16>>,
+    mk_meta_state: Constant<Bits<META_W>>,
+    mk_meta_state_timer: Constant<Bits<META_W>>,
+    mk_meta_bitmap_flags: Constant<Bits<META_W>>,
 }
 
 impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
@@ -1363,8 +1465,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             a_tick_div: a("tick_div"),
             a_tick: a("tick"),
             a_scan_ticks: a("scan_ticks"),
-            a_job: k16(regs::JOB_BASE as u64),
-            a_child: k16(regs::CHILD_BASE as u64),
             a_busy: k16(regs::JOB_BUSY_BASE as u64),
             c_idx16: (0..nr.max(fanin_proto::model::Counter::COUNT).max(nj).max(8))
                 .map(|i| k16(i as u64))
@@ -1384,6 +1484,96 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             a_cnt: k16(map.counter_base as u64),
             a_port: k16(map.port_base as u64),
             a_rxbad: k16(map.rx_bad_base as u64),
+            ev_aggregated: event(Counter::Aggregated),
+            ev_completions: event(Counter::Completions),
+            ev_results_sent: event(Counter::ResultsSent),
+            ev_duplicates: event(Counter::Duplicates),
+            ev_overlaps: event(Counter::Overlaps),
+            ev_reemits: event(Counter::Reemits),
+            ev_bypass_collision: event(Counter::BypassCollision),
+            ev_bypass_quota: event(Counter::BypassQuota),
+            ev_bypass_degree: event(Counter::BypassDegree),
+            ev_bypass_straggler: event(Counter::BypassStraggler),
+            ev_bypass_transit: event(Counter::BypassTransit),
+            ev_root_drops: event(Counter::RootDrops),
+            ev_unknown_job: event(Counter::UnknownJob),
+            ev_malformed: event(Counter::Malformed),
+            ev_timeouts: event(Counter::Timeouts),
+            ev_reclaims: event(Counter::Reclaims),
+            ev_forwarded: event(Counter::Forwarded),
+            ev_no_route: event(Counter::NoRoute),
+            ev_non_ip: event(Counter::NonIp),
+            cs_free: copy_state(CopyState::Free),
+            cs_aggregating: copy_state(CopyState::Aggregating),
+            cs_emitted: copy_state(CopyState::Emitted),
+            cs_done: copy_state(CopyState::Done),
+            cs_stale: copy_state(CopyState::Stale),
+            pt_contribution: packet_type(PacketType::Contribution),
+            pt_result: packet_type(PacketType::Result),
+            fl_bypass: flag(Flags::BYPASS),
+            fl_multicast: flag(Flags::MULTICAST),
+            fl_partial: flag(Flags::PARTIAL),
+            fl_exp_mismatch: flag(Flags::EXP_MISMATCH),
+            fl_kept: flag(Flags::OVERFLOW | Flags::EXP_MISMATCH),
+            t_non_ip: k16(TERMS_NON_IP),
+            t_ip_bad: k16(TERMS_IP_BAD),
+            t_route: k16(TERMS_ROUTE),
+            t_bad: k16(TERMS_BAD),
+            t_wire_bad: k16(TERMS_WIRE_BAD),
+            a_job_id: a("job_id"),
+            a_job_ctrl: a("job_ctrl"),
+            a_job_ranks_lo: a("job_ranks_lo"),
+            a_job_ranks_hi: a("job_ranks_hi"),
+            a_job_expected_lo: a("job_expected_lo"),
+            a_job_expected_hi: a("job_expected_hi"),
+            a_job_slot_base: a("job_slot_base"),
+            a_job_slot_count: a("job_slot_count"),
+            a_job_quota: a("job_quota"),
+            a_job_flush_after: a("job_flush_after"),
+            a_job_reclaim_after: a("job_reclaim_after"),
+            a_job_parent_mac_lo: a("job_parent_mac_lo"),
+            a_job_parent_mac_hi: a("job_parent_mac_hi"),
+            a_job_parent_ip: a("job_parent_ip"),
+            a_job_parent_udp: a("job_parent_udp"),
+            a_job_parent_port: a("job_parent_port"),
+            a_job_commit: a("job_commit"),
+            a_child_mac_lo: a("child_mac_lo"),
+            a_child_mac_hi: a("child_mac_hi"),
+            a_child_ip: a("child_ip"),
+            a_child_udp: a("child_udp"),
+            a_child_port: a("child_port"),
+            a_child_ranks_lo: a("child_ranks_lo"),
+            a_child_ranks_hi: a("child_ranks_hi"),
+            a_child_commit: a("child_commit"),
+            at_job_job: at(job::JOB),
+            at_job_ranks: at(job::RANKS),
+            at_job_expected: at(job::EXPECTED),
+            at_job_slot_base: at(job::SLOT_BASE),
+            at_job_slot_count: at(job::SLOT_COUNT),
+            at_job_quota: at(job::QUOTA),
+            at_job_flush_after: at(job::FLUSH_AFTER),
+            at_job_reclaim_after: at(job::RECLAIM_AFTER),
+            at_job_parent_ip: at(job::PARENT_IP),
+            at_job_parent_mac: at(job::PARENT_MAC),
+            at_job_parent_udp: at(job::PARENT_UDP),
+            at_job_parent_port: at(job::PARENT_PORT),
+            at_job_epoch: at(job::EPOCH),
+            at_child_mac: at(child::MAC),
+            at_child_ip: at(child::IP),
+            at_child_udp: at(child::UDP),
+            at_child_port: at(child::PORT),
+            at_meta_entry: at(meta::ENTRY),
+            at_meta_epoch_lo: at(meta::EPOCH_LO),
+            at_meta_epoch_hi: at(meta::EPOCH_HI),
+            at_meta_block: at(meta::BLOCK),
+            at_meta_bitmap: at(meta::BITMAP),
+            at_meta_exponent: at(meta::EXPONENT),
+            at_meta_flags: at(meta::FLAGS),
+            at_meta_elements: at(meta::ELEMENTS),
+            at_meta_timer: at(meta::TIMER),
+            mk_meta_state: mask(&[meta::STATE]),
+            mk_meta_state_timer: mask(&[meta::STATE, meta::TIMER]),
+            mk_meta_bitmap_flags: mask(&[meta::BITMAP, meta::FLAGS]),
         }
     }
 }
@@ -2104,7 +2294,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // least three cycles after its `d_valid`). Taken at the pick (`pc_pop`), compared
         // with the count byte taken with the frame (`pc_count`) in PREP2.
         for p in 0..self.rx.len() {
-            self.hp_byte[p].x.next = self.rx[p].d_hdr.val().get_bits::<64>(448);
+            self.hp_byte[p].x.next = self.rx[p].d_bitmap.val();
             self.hp_pc[p].clock.next = self.clock.val();
             self.hp_pc[p].d.next = self.hp_byte[p].pc.val();
             self.hp_sum[p].pc.next = self.hp_pc[p].q.val();
@@ -2247,10 +2437,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.live.val() {
             self.st.next = self.m_st.val();
         } else {
-            self.st.next = 0.into();
+            self.st.next = self.cs_free.val();
         }
-        self.busy_st.next = (self.st.val() == 1) | (self.st.val() == 2);
-        self.same.next = self.st.val() != 0;
+        self.busy_st.next =
+            (self.st.val() == self.cs_aggregating.val()) | (self.st.val() == self.cs_emitted.val());
+        self.same.next = self.st.val() != self.cs_free.val();
         self.samebl.next = self.same.val() & (self.m_block.val() == self.xp_block.q.val());
         self.subset.next = (self.xp_bitmap.q.val() & !self.m_bitmap.val()) == 0;
         self.disjoint.next = (self.xp_bitmap.q.val() & self.m_bitmap.val()) == 0;
@@ -2299,11 +2490,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.newbm.next = self.m_bitmap.val() | self.xp_bitmap.q.val();
         if self.xp_exponent.q.val() != self.m_exp.val() {
-            self.mflags.next = self.m_flags.val() | (self.xp_flags.q.val() & 0x18) | 0x10;
+            self.mflags.next = self.m_flags.val()
+                | (self.xp_flags.q.val() & self.fl_kept.val())
+                | self.fl_exp_mismatch.val();
         } else {
-            self.mflags.next = self.m_flags.val() | (self.xp_flags.q.val() & 0x18);
+            self.mflags.next = self.m_flags.val() | (self.xp_flags.q.val() & self.fl_kept.val());
         }
-        self.sflags.next = self.xp_flags.q.val() & 0x18;
+        self.sflags.next = self.xp_flags.q.val() & self.fl_kept.val();
         self.rows_p.next =
             ((self.xp_elements.q.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
         self.rows_m.next = ((self.m_elem.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
@@ -2397,7 +2590,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
             if self.mc_b.q.val() {
-                self.ev_b.next = bits::<32>(1) << 4;
+                self.ev_b.next = self.ev_results_sent.val();
             }
         }
         match self.bstate.q.val() {
@@ -2648,7 +2841,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.b_row0.d.next = self.row0.q.val();
             self.b_nrows.d.next = self.nrows.q.val();
             self.b_rel.d.next = !self.e_scan.q.val();
-            self.b_hdr.d.next = self.hdr.q.val().get_bits::<512>(0);
+            self.b_hdr.d.next = self.hdr.q.val().get_value_headers();
             self.b_len.d.next = self.len.q.val();
             self.e_orig.d.next = false;
             self.e_mc.d.next = false;
@@ -2858,11 +3051,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // the look-ahead in the take's cycle, from the frame taken), and the first
                 // hit of each table, registered. (TERMS_NON_IP, TERMS_IP_BAD, TERMS_ROUTE,
                 // TERMS_BAD, TERMS_WIRE_BAD)
-                self.pc_non_ip.d.next = (self.la_chk.q.val() & 0x0001) != 0;
-                self.pc_ip_bad.d.next = (self.la_chk.q.val() & 0x001e) != 0;
-                self.pc_route.d.next = (self.la_chk.q.val() & 0x0020) != 0;
-                self.pc_bad.d.next = (self.la_chk.q.val() & 0x01c0) != 0;
-                self.pc_wbad.d.next = (self.la_chk.q.val() & 0x1c00) != 0;
+                self.pc_non_ip.d.next = (self.la_chk.q.val() & self.t_non_ip.val()) != 0;
+                self.pc_ip_bad.d.next = (self.la_chk.q.val() & self.t_ip_bad.val()) != 0;
+                self.pc_route.d.next = (self.la_chk.q.val() & self.t_route.val()) != 0;
+                self.pc_bad.d.next = (self.la_chk.q.val() & self.t_bad.val()) != 0;
+                self.pc_wbad.d.next = (self.la_chk.q.val() & self.t_wire_bad.val()) != 0;
                 self.pc_popok.d.next = self.pc_pop.q.val() == self.pc_count.q.val();
                 self.state.d.next = FrontState::Parse;
             }
@@ -2904,7 +3097,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.lk_src_port.d.next = self.pr_src_port.q.val();
                         self.lk_now.d.next = self.now_r.q.val();
                         self.lk_sel.d.next = self.sel.q.val();
-                        self.lk_hdr.d.next = self.hdr.q.val().get_bits::<512>(0);
+                        self.lk_hdr.d.next = self.hdr.q.val().get_value_headers();
                         self.lk_len.d.next = self.len.q.val();
                         self.lk_row0.d.next = self.row0.q.val();
                         self.lk_nrows.d.next = self.nrows.q.val();
@@ -2920,17 +3113,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.h_go.next = true;
                     self.h_st.next = BackState::Release;
                     self.state.d.next = FrontState::Idle;
-                    // Counter indices are `Counter as usize` (checked by a unit test).
+                    // The counter each class raises (`ev_<counter>`, `states::event`).
                     match self.pr_kind.val() {
                         FrameClass::NonIp => {
-                            self.ev.next = bits::<32>(1) << 20;
+                            self.ev.next = self.ev_non_ip.val();
                         }
                         FrameClass::Malformed => {
-                            self.ev.next = bits::<32>(1) << 15;
+                            self.ev.next = self.ev_malformed.val();
                         }
                         FrameClass::Route => {
                             if self.rhit_q.q.val() {
-                                self.ev.next = bits::<32>(1) << 18;
+                                self.ev.next = self.ev_forwarded.val();
                                 self.e_orig.d.next = true;
                                 self.b_enr.d.next = self.nrows.q.val();
                                 self.e_more.d.next = self.nrows.q.val() != 0;
@@ -2938,12 +3131,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                                 self.pmask.d.next = self.rpm.val();
                                 self.h_st.next = BackState::CopyRows;
                             } else {
-                                self.ev.next = bits::<32>(1) << 19;
+                                self.ev.next = self.ev_no_route.val();
                             }
                         }
                         FrameClass::Fanin => {
                             // Of an unknown job.
-                            self.ev.next = bits::<32>(1) << 14;
+                            self.ev.next = self.ev_unknown_job.val();
                         }
                     }
                 }
@@ -2968,10 +3161,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_sj.d.next = self.sj.val();
                 self.q_sflush.d.next = self.sj.val().get_value_timeout()
                     & self.sj.val().get_value_inner()
-                    & (self.st.val() == 1)
+                    & (self.st.val() == self.cs_aggregating.val())
                     & (self.sage.q.val() >= self.sj.val().get_value_flush_after());
                 self.q_srecl.d.next = self.sj.val().get_value_timeout()
-                    & (self.st.val() == 2)
+                    & (self.st.val() == self.cs_emitted.val())
                     & (self.sage.q.val() >= self.sj.val().get_value_reclaim_after());
                 self.q_spartial.d.next = self.m_bitmap.val() != self.sj.val().get_value_expected();
                 self.state.d.next = FrontState::SDec;
@@ -2986,11 +3179,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.h_st.next = BackState::CopyRows;
                         self.b_cadr.d.next = self.cadr.q.val();
                         self.b_eovf.d.next = true;
-                        self.ev.next = bits::<32>(1) << 16;
-                        self.meta.wdata.next = (self.m.val()
-                            & !(bits::<META_W>(7) | (bits::<META_W>(0xffff_ffffu64) << 160)))
-                            | 2
-                            | (bit_cast::<META_W, 32>(self.now_r.q.val()) << 160);
+                        self.ev.next = self.ev_timeouts.val();
+                        self.meta.wdata.next = (self.m.val() & !self.mk_meta_state_timer.val())
+                            | bit_cast::<META_W, 3>(self.cs_emitted.val())
+                            | (bit_cast::<META_W, 32>(self.now_r.q.val())
+                                << self.at_meta_timer.val());
                         self.meta.we.next = 1.into();
                         self.e_slot.d.next = true;
                         self.o_src_mac.d.next = self.me_mac.q.val();
@@ -3001,9 +3194,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.o_dst_port.d.next = self.q_sj.q.val().get_value_parent_udp();
                         self.pmask.d.next = bits::<8>(1)
                             << bit_cast::<8, 4>(self.q_sj.q.val().get_value_parent_port());
-                        self.o_ptype.d.next = 1.into();
+                        self.o_ptype.d.next = self.pt_contribution.val();
                         if self.q_spartial.q.val() {
-                            self.o_flags.d.next = self.m_flags.val() | 0x04;
+                            self.o_flags.d.next = self.m_flags.val() | self.fl_partial.val();
                         } else {
                             self.o_flags.d.next = self.m_flags.val();
                         }
@@ -3021,8 +3214,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                 } else if self.q_srecl.q.val() {
                     // Reclaim the emitted copy: Stale.
-                    self.ev.next = bits::<32>(1) << 17;
-                    self.meta.wdata.next = (self.m.val() & !bits::<META_W>(7)) | 4;
+                    self.ev.next = self.ev_reclaims.val();
+                    self.meta.wdata.next = (self.m.val() & !self.mk_meta_state.val())
+                        | bit_cast::<META_W, 3>(self.cs_stale.val());
                     self.meta.we.next = 1.into();
                     self.bz_dec.next = true;
                     self.bz_j.next = self.m_jidx.val();
@@ -3059,22 +3253,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.aop.next = self.dq_aop.q.val();
         self.cpl.next = self.dq_cpl.q.val();
         // Aggregation defaults: start a new epoch of the copy.
-        self.cmw.next = bits::<META_W>(1)
-            | (bit_cast::<META_W, 8>(self.dx_ji.q.val()) << 8)
-            | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_bits::<16>(0)) << 16)
-            | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_bits::<16>(16)) << 192)
-            | (bit_cast::<META_W, 32>(self.dx_block.q.val()) << 32)
-            | (bit_cast::<META_W, 64>(self.dx_bitmap.q.val()) << 64)
-            | (bit_cast::<META_W, 8>(self.dx_exponent.q.val()) << 128)
-            | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << 136)
-            | (bit_cast::<META_W, 16>(self.dx_elements.q.val()) << 144)
-            | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << 160);
+        self.cmw.next = bit_cast::<META_W, 3>(self.cs_aggregating.val())
+            | (bit_cast::<META_W, 8>(self.dx_ji.q.val()) << self.at_meta_entry.val())
+            | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_value_epoch_lo())
+                << self.at_meta_epoch_lo.val())
+            | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_value_epoch_hi())
+                << self.at_meta_epoch_hi.val())
+            | (bit_cast::<META_W, 32>(self.dx_block.q.val()) << self.at_meta_block.val())
+            | (bit_cast::<META_W, 64>(self.dx_bitmap.q.val()) << self.at_meta_bitmap.val())
+            | (bit_cast::<META_W, 8>(self.dx_exponent.q.val()) << self.at_meta_exponent.val())
+            | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << self.at_meta_flags.val())
+            | (bit_cast::<META_W, 16>(self.dx_elements.q.val()) << self.at_meta_elements.val())
+            | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_timer.val());
         if self.dq_merge.q.val() {
-            self.cmw.next = (self.xm.val()
-                & !((bits::<META_W>(0xff) << 136)
-                    | (bits::<META_W>(0xffff_ffff_ffff_ffffu64) << 64)))
-                | (bit_cast::<META_W, 64>(self.x_newbm.q.val()) << 64)
-                | (bit_cast::<META_W, 8>(self.x_mflags.q.val()) << 136);
+            self.cmw.next = (self.xm.val() & !self.mk_meta_bitmap_flags.val())
+                | (bit_cast::<META_W, 64>(self.x_newbm.q.val()) << self.at_meta_bitmap.val())
+                | (bit_cast::<META_W, 8>(self.x_mflags.q.val()) << self.at_meta_flags.val());
         }
         self.cr.next = self.cpl.val() & !self.x_je.q.val().get_value_inner();
         self.dwe.next = false;
@@ -3082,13 +3276,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dbi.next = false;
         self.dbd.next = false;
         self.dhwc.next = false;
-        if (self.dx_ptype.q.val() == 2)
+        if (self.dx_ptype.q.val() == self.pt_result.val())
             & self.x_je.q.val().get_value_inner()
             & self.q_samebl.q.val()
         {
             // A result at an inner switch: the copy holding this block is Done.
             self.dwe.next = true;
-            self.dwd.next = (self.xm.val() & !bits::<META_W>(7)) | 3;
+            self.dwd.next = (self.xm.val() & !self.mk_meta_state.val())
+                | bit_cast::<META_W, 3>(self.cs_done.val());
             self.dbd.next = self.q_busy_st.q.val();
         }
         if self.dact.val() == Action::Aggregate {
@@ -3097,12 +3292,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.dwe.next = true;
             if self.cpl.val() {
                 if self.x_je.q.val().get_value_inner() {
-                    self.dwd.next = (self.cmw.val()
-                        & !(bits::<META_W>(7) | (bits::<META_W>(0xffff_ffffu64) << 160)))
-                        | 2
-                        | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << 160);
+                    self.dwd.next = (self.cmw.val() & !self.mk_meta_state_timer.val())
+                        | bit_cast::<META_W, 3>(self.cs_emitted.val())
+                        | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_timer.val());
                 } else {
-                    self.dwd.next = (self.cmw.val() & !bits::<META_W>(7)) | 3;
+                    self.dwd.next = (self.cmw.val() & !self.mk_meta_state.val())
+                        | bit_cast::<META_W, 3>(self.cs_done.val());
                 }
             }
             if self.aop.val() == 1 {
@@ -3180,10 +3375,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.bz_inc.next = self.dbi.val();
                 self.bz_dec.next = self.dbd.val();
                 self.hwc.next = self.dhwc.val();
-                if (self.dx_ptype.q.val() == 2) & self.x_je.q.val().get_value_inner() {
+                if (self.dx_ptype.q.val() == self.pt_result.val())
+                    & self.x_je.q.val().get_value_inner()
+                {
                     // Result at an inner switch: multicast to the children.
                     self.sq_o_src_ip.d.next = self.me_ip.q.val();
-                    self.sq_o_flags.d.next = self.dx_flags.q.val() | 0x02;
+                    self.sq_o_flags.d.next = self.dx_flags.q.val() | self.fl_multicast.val();
                     self.mc_new.next = true;
                     self.dh_st.next = BackState::CopyRows;
                 }
@@ -3192,7 +3389,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
                         self.sq_o_src_ip.d.next = self.dx_src_ip.q.val();
                         self.sq_o_src_port.d.next = self.dx_src_port.q.val();
-                        self.sq_o_flags.d.next = self.dx_flags.q.val() | 0x01;
+                        self.sq_o_flags.d.next = self.dx_flags.q.val() | self.fl_bypass.val();
                         self.dh_st.next = BackState::CopyRows;
                     }
                     Action::Aggregate => {
@@ -3200,7 +3397,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         // Emitted at an inner switch, Done at the root on completion).
                         self.dh_st.next = BackState::Rmw;
                         if self.cpl.val() {
-                            self.ev.next = self.ev.val() | (bits::<32>(1) << 3);
+                            self.ev.next = self.ev.val() | self.ev_completions.val();
                             self.sq_b_emit.d.next = true;
                             self.sq_e_slot.d.next = true;
                             self.sq_b_eovf.d.next = true;
@@ -3208,14 +3405,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.sq_o_bitmap.d.next = self.cmw.val().get_value_bitmap();
                             if self.x_je.q.val().get_value_inner() {
                                 // Aggregate upward.
-                                self.sq_o_ptype.d.next = 1.into();
+                                self.sq_o_ptype.d.next = self.pt_contribution.val();
                                 self.sq_o_flags.d.next = self.cmw.val().get_value_flags();
                                 self.sq_o_child.d.next =
                                     self.x_je.q.val().get_value_index_at_parent();
                             } else {
                                 // Result multicast to the children.
-                                self.sq_o_ptype.d.next = 2.into();
-                                self.sq_o_flags.d.next = self.cmw.val().get_value_flags() | 0x02;
+                                self.sq_o_ptype.d.next = self.pt_result.val();
+                                self.sq_o_flags.d.next =
+                                    self.cmw.val().get_value_flags() | self.fl_multicast.val();
                                 self.mc_new.next = true;
                             }
                         }
@@ -3223,9 +3421,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     Action::ReEmit => {
                         // Re-emit the stored aggregate (Switch::aggregate_frame).
                         self.sq_e_slot.d.next = true;
-                        self.sq_o_ptype.d.next = 1.into();
+                        self.sq_o_ptype.d.next = self.pt_contribution.val();
                         if self.q_partial.q.val() {
-                            self.sq_o_flags.d.next = self.xm_flags.val() | 0x04;
+                            self.sq_o_flags.d.next = self.xm_flags.val() | self.fl_partial.val();
                         } else {
                             self.sq_o_flags.d.next = self.xm_flags.val();
                         }
@@ -3244,7 +3442,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         // Replay the result to the sender out of the ingress port.
                         self.sq_e_slot.d.next = true;
                         self.sq_b_eovf.d.next = true;
-                        self.sq_o_ptype.d.next = 2.into();
+                        self.sq_o_ptype.d.next = self.pt_result.val();
                         self.sq_o_flags.d.next = self.xm_flags.val();
                         self.sq_o_exp.d.next = self.xm_exp.val();
                         self.sq_o_elements.d.next = self.xm_elem.val();
@@ -3347,100 +3545,109 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.dq_aop.d.next = 1.into();
                 self.dq_cpl.d.next = self.q_cpl0.q.val();
                 self.dq_merge.d.next = false;
-                if self.xp_ptype.q.val() == 2 {
+                if self.xp_ptype.q.val() == self.pt_result.val() {
                     // Result (its effects are DECIDE's).
                     if !self.x_je.q.val().get_value_inner() {
-                        self.dq_ev.d.next = bits::<32>(1) << 15;
+                        self.dq_ev.d.next = self.ev_malformed.val();
                     }
                 } else if self.q_badrank.q.val() {
-                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                    self.dq_ev.d.next = self.ev_malformed.val();
                 } else if self.q_toolong.q.val() {
-                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                    self.dq_ev.d.next = self.ev_malformed.val();
                 } else if self.q_badchild.q.val() {
-                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                    self.dq_ev.d.next = self.ev_malformed.val();
                 } else if self.q_chrank.q.val() {
-                    self.dq_ev.d.next = bits::<32>(1) << 15;
+                    self.dq_ev.d.next = self.ev_malformed.val();
                 } else if self.q_degree.q.val() {
                     // Degree limit: bypass.
-                    self.dq_ev.d.next = bits::<32>(1) << 10;
+                    self.dq_ev.d.next = self.ev_bypass_degree.val();
                     self.dq_act.d.next = Action::Bypass;
-                } else if self.xp_flags.q.val().get_bit(0) & self.x_je.q.val().get_value_inner() {
+                } else if ((self.xp_flags.q.val() & self.fl_bypass.val()) != 0)
+                    & self.x_je.q.val().get_value_inner()
+                {
                     // Transit.
-                    self.dq_ev.d.next = bits::<32>(1) << 12;
+                    self.dq_ev.d.next = self.ev_bypass_transit.val();
                     self.dq_act.d.next = Action::Bypass;
                 } else if self.q_samebl.q.val() {
                     // Same block (Switch::same_block).
-                    if self.q_st.q.val() == 1 {
+                    if self.q_st.q.val() == self.cs_aggregating.val() {
                         if self.q_subset.q.val() {
-                            self.dq_ev.d.next = bits::<32>(1) << 5;
+                            self.dq_ev.d.next = self.ev_duplicates.val();
                         } else if !self.q_disjoint.q.val() {
-                            self.dq_ev.d.next = bits::<32>(1) << 6;
+                            self.dq_ev.d.next = self.ev_overlaps.val();
                         } else if self.q_elne.q.val() {
-                            self.dq_ev.d.next = bits::<32>(1) << 15;
+                            self.dq_ev.d.next = self.ev_malformed.val();
                         } else {
                             // Merge.
-                            self.dq_ev.d.next = bits::<32>(1) << 2;
+                            self.dq_ev.d.next = self.ev_aggregated.val();
                             self.dq_act.d.next = Action::Aggregate;
                             self.dq_aop.d.next = 2.into();
                             self.dq_cpl.d.next = self.q_cpl1.q.val();
                             self.dq_merge.d.next = true;
                         }
-                    } else if (self.q_st.q.val() == 2) & self.q_subset.q.val() {
+                    } else if (self.q_st.q.val() == self.cs_emitted.val()) & self.q_subset.q.val() {
                         // Emitted: re-emit the stored aggregate.
-                        self.dq_ev.d.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 7);
+                        self.dq_ev.d.next = self.ev_duplicates.val() | self.ev_reemits.val();
                         self.dq_act.d.next = Action::ReEmit;
-                    } else if (self.q_st.q.val() == 3) & !self.x_je.q.val().get_value_inner() {
+                    } else if (self.q_st.q.val() == self.cs_done.val())
+                        & !self.x_je.q.val().get_value_inner()
+                    {
                         if self.q_subset.q.val() {
                             // Done at the root: replay to the sender.
-                            self.dq_ev.d.next = (bits::<32>(1) << 5) | (bits::<32>(1) << 4);
+                            self.dq_ev.d.next =
+                                self.ev_duplicates.val() | self.ev_results_sent.val();
                             self.dq_act.d.next = Action::Replay;
                         } else {
-                            self.dq_ev.d.next = bits::<32>(1) << 6;
+                            self.dq_ev.d.next = self.ev_overlaps.val();
                         }
                     } else if !self.q_disjoint.q.val() & !self.q_subset.q.val() {
-                        self.dq_ev.d.next = bits::<32>(1) << 6;
+                        self.dq_ev.d.next = self.ev_overlaps.val();
                     } else {
-                        self.dq_ev.d.next = bits::<32>(1) << 11;
+                        self.dq_ev.d.next = self.ev_bypass_straggler.val();
                         self.dq_act.d.next = Action::Bypass;
                     }
                 } else if self.q_same.q.val() & self.q_newer_cb.q.val() {
                     // An older block than the copy holds.
                     if self.x_je.q.val().get_value_inner() {
-                        self.dq_ev.d.next = bits::<32>(1) << 11;
+                        self.dq_ev.d.next = self.ev_bypass_straggler.val();
                         self.dq_act.d.next = Action::Bypass;
                     } else {
-                        self.dq_ev.d.next = bits::<32>(1) << 5;
+                        self.dq_ev.d.next = self.ev_duplicates.val();
                     }
                 } else if self.q_busy_st.q.val()
-                    & !(self.q_st.q.val() == 2)
+                    & !(self.q_st.q.val() == self.cs_emitted.val())
                     & !(!self.x_je.q.val().get_value_inner()
-                        & (self.q_st.q.val() == 1)
+                        & (self.q_st.q.val() == self.cs_aggregating.val())
                         & self.q_newer_bc.q.val()
                         & self.q_stale.q.val())
                 {
                     // Collision: root drop or bypass.
                     if self.x_je.q.val().get_value_inner() {
-                        self.dq_ev.d.next = bits::<32>(1) << 8;
+                        self.dq_ev.d.next = self.ev_bypass_collision.val();
                         self.dq_act.d.next = Action::Bypass;
                     } else {
-                        self.dq_ev.d.next = bits::<32>(1) << 13;
+                        self.dq_ev.d.next = self.ev_root_drops.val();
                     }
                 } else if self.qf.val() {
                     // Quota (a stale root copy counts as reclaimed even so).
                     if self.x_je.q.val().get_value_inner() {
-                        self.dq_ev.d.next = bits::<32>(1) << 9;
+                        self.dq_ev.d.next = self.ev_bypass_quota.val();
                         self.dq_act.d.next = Action::Bypass;
-                    } else if (self.q_st.q.val() == 1) & self.q_busy_st.q.val() {
-                        self.dq_ev.d.next = (bits::<32>(1) << 13) | (bits::<32>(1) << 17);
+                    } else if (self.q_st.q.val() == self.cs_aggregating.val())
+                        & self.q_busy_st.q.val()
+                    {
+                        self.dq_ev.d.next = self.ev_root_drops.val() | self.ev_reclaims.val();
                     } else {
-                        self.dq_ev.d.next = bits::<32>(1) << 13;
+                        self.dq_ev.d.next = self.ev_root_drops.val();
                     }
                 } else {
                     // Start a new epoch of the copy.
-                    if !self.x_je.q.val().get_value_inner() & (self.q_st.q.val() == 1) {
-                        self.dq_ev.d.next = (bits::<32>(1) << 2) | (bits::<32>(1) << 17);
+                    if !self.x_je.q.val().get_value_inner()
+                        & (self.q_st.q.val() == self.cs_aggregating.val())
+                    {
+                        self.dq_ev.d.next = self.ev_aggregated.val() | self.ev_reclaims.val();
                     } else {
-                        self.dq_ev.d.next = bits::<32>(1) << 2;
+                        self.dq_ev.d.next = self.ev_aggregated.val();
                     }
                     self.dq_act.d.next = Action::Aggregate;
                 }
@@ -3637,33 +3844,34 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.bvalid_r.d.next = false;
         }
         self.jpack.next = bit_cast::<JOB_W, 32>(self.st_jctrl.q.val())
-            | (bit_cast::<JOB_W, 16>(self.st_jid.q.val()) << 32)
-            | (bit_cast::<JOB_W, 64>(self.st_jranks.q.val()) << 64)
-            | (bit_cast::<JOB_W, 64>(self.st_jexp.q.val()) << 128)
-            | (bit_cast::<JOB_W, 32>(self.st_jsbase.q.val()) << 192)
-            | (bit_cast::<JOB_W, 32>(self.st_jscount.q.val()) << 224)
-            | (bit_cast::<JOB_W, 32>(self.st_jquota.q.val()) << 256)
-            | (bit_cast::<JOB_W, 32>(self.st_jflush.q.val()) << 288)
-            | (bit_cast::<JOB_W, 32>(self.st_jreclaim.q.val()) << 320)
-            | (bit_cast::<JOB_W, 32>(self.st_pip.q.val()) << 352)
-            | (bit_cast::<JOB_W, 48>(self.st_pmac.q.val()) << 384)
-            | (bit_cast::<JOB_W, 16>(self.st_pudp.q.val()) << 432)
-            | (bit_cast::<JOB_W, 8>(self.st_pport.q.val()) << 448);
-        self.chram.waddr.next = (bit_cast::<ADDR_W, 8>(self.wdata.val().get_bits::<8>(8))
+            | (bit_cast::<JOB_W, 16>(self.st_jid.q.val()) << self.at_job_job.val())
+            | (bit_cast::<JOB_W, 64>(self.st_jranks.q.val()) << self.at_job_ranks.val())
+            | (bit_cast::<JOB_W, 64>(self.st_jexp.q.val()) << self.at_job_expected.val())
+            | (bit_cast::<JOB_W, 32>(self.st_jsbase.q.val()) << self.at_job_slot_base.val())
+            | (bit_cast::<JOB_W, 32>(self.st_jscount.q.val()) << self.at_job_slot_count.val())
+            | (bit_cast::<JOB_W, 32>(self.st_jquota.q.val()) << self.at_job_quota.val())
+            | (bit_cast::<JOB_W, 32>(self.st_jflush.q.val()) << self.at_job_flush_after.val())
+            | (bit_cast::<JOB_W, 32>(self.st_jreclaim.q.val()) << self.at_job_reclaim_after.val())
+            | (bit_cast::<JOB_W, 32>(self.st_pip.q.val()) << self.at_job_parent_ip.val())
+            | (bit_cast::<JOB_W, 48>(self.st_pmac.q.val()) << self.at_job_parent_mac.val())
+            | (bit_cast::<JOB_W, 16>(self.st_pudp.q.val()) << self.at_job_parent_udp.val())
+            | (bit_cast::<JOB_W, 8>(self.st_pport.q.val()) << self.at_job_parent_port.val());
+        self.chram.waddr.next = (bit_cast::<ADDR_W, 8>(self.wdata.val().get_value_commit_entry())
             << self.c_mclog.val())
-            | (bit_cast::<ADDR_W, 8>(self.wdata.val().get_bits::<8>(0)) & self.c_mcmask.val());
+            | (bit_cast::<ADDR_W, 8>(self.wdata.val().get_value_commit_child())
+                & self.c_mcmask.val());
         self.chram.wdata.next = bit_cast::<CHILD_W, 64>(self.st_cranks.q.val())
-            | (bit_cast::<CHILD_W, 48>(self.st_cmac.q.val()) << 64)
-            | (bit_cast::<CHILD_W, 32>(self.st_cip.q.val()) << 112)
-            | (bit_cast::<CHILD_W, 16>(self.st_cudp.q.val()) << 144)
-            | (bit_cast::<CHILD_W, 8>(self.st_cport.q.val()) << 160);
+            | (bit_cast::<CHILD_W, 48>(self.st_cmac.q.val()) << self.at_child_mac.val())
+            | (bit_cast::<CHILD_W, 32>(self.st_cip.q.val()) << self.at_child_ip.val())
+            | (bit_cast::<CHILD_W, 16>(self.st_cudp.q.val()) << self.at_child_udp.val())
+            | (bit_cast::<CHILD_W, 8>(self.st_cport.q.val()) << self.at_child_port.val());
         self.chram.we.next = 0.into();
         if self.wr.val() {
             if self.awaddr.val() == self.a_me_ip.val() {
                 self.me_ip.d.next = self.wdata.val();
             }
             if self.awaddr.val() == self.a_me_port.val() {
-                self.me_port.d.next = self.wdata.val().get_bits::<16>(0);
+                self.me_port.d.next = self.wdata.val().get_value_low16();
             }
             if self.awaddr.val() == self.a_me_mac_lo.val() {
                 self.me_mac.d.next = (self.me_mac.q.val() & 0xffff_0000_0000u64)
@@ -3671,7 +3879,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             if self.awaddr.val() == self.a_me_mac_hi.val() {
                 self.me_mac.d.next = (self.me_mac.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<48, 16>(self.wdata.val().get_bits::<16>(0)) << 32);
+                    | (bit_cast::<48, 16>(self.wdata.val().get_value_low16()) << 32);
             }
             if self.awaddr.val() == self.a_tick_div.val() {
                 self.tick_div.d.next = self.wdata.val();
@@ -3679,106 +3887,106 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             if self.awaddr.val() == self.a_scan_ticks.val() {
                 self.scan_ticks.d.next = self.wdata.val();
             }
-            if self.awaddr.val() == self.a_job.val() {
-                self.st_jid.d.next = self.wdata.val().get_bits::<16>(0);
+            if self.awaddr.val() == self.a_job_id.val() {
+                self.st_jid.d.next = self.wdata.val().get_value_low16();
             }
-            if self.awaddr.val() == self.a_job.val() + 0x04 {
+            if self.awaddr.val() == self.a_job_ctrl.val() {
                 self.st_jctrl.d.next = self.wdata.val();
             }
-            if self.awaddr.val() == self.a_job.val() + 0x08 {
+            if self.awaddr.val() == self.a_job_ranks_lo.val() {
                 self.st_jranks.d.next = (self.st_jranks.q.val() & 0xffff_ffff_0000_0000u64)
                     | bit_cast::<64, 32>(self.wdata.val());
             }
-            if self.awaddr.val() == self.a_job.val() + 0x0c {
+            if self.awaddr.val() == self.a_job_ranks_hi.val() {
                 self.st_jranks.d.next = (self.st_jranks.q.val() & 0xffff_ffffu64)
                     | (bit_cast::<64, 32>(self.wdata.val()) << 32);
             }
-            if self.awaddr.val() == self.a_job.val() + 0x10 {
+            if self.awaddr.val() == self.a_job_expected_lo.val() {
                 self.st_jexp.d.next = (self.st_jexp.q.val() & 0xffff_ffff_0000_0000u64)
                     | bit_cast::<64, 32>(self.wdata.val());
             }
-            if self.awaddr.val() == self.a_job.val() + 0x14 {
+            if self.awaddr.val() == self.a_job_expected_hi.val() {
                 self.st_jexp.d.next = (self.st_jexp.q.val() & 0xffff_ffffu64)
                     | (bit_cast::<64, 32>(self.wdata.val()) << 32);
             }
-            if self.awaddr.val() == self.a_job.val() + 0x18 {
+            if self.awaddr.val() == self.a_job_slot_base.val() {
                 self.st_jsbase.d.next = self.wdata.val();
             }
-            if self.awaddr.val() == self.a_job.val() + 0x1c {
+            if self.awaddr.val() == self.a_job_slot_count.val() {
                 self.st_jscount.d.next = self.wdata.val();
             }
-            if self.awaddr.val() == self.a_job.val() + 0x20 {
+            if self.awaddr.val() == self.a_job_quota.val() {
                 self.st_jquota.d.next = self.wdata.val();
             }
-            if self.awaddr.val() == self.a_job.val() + 0x24 {
+            if self.awaddr.val() == self.a_job_flush_after.val() {
                 self.st_jflush.d.next = self.wdata.val();
             }
-            if self.awaddr.val() == self.a_job.val() + 0x28 {
+            if self.awaddr.val() == self.a_job_reclaim_after.val() {
                 self.st_jreclaim.d.next = self.wdata.val();
             }
-            if self.awaddr.val() == self.a_job.val() + 0x2c {
+            if self.awaddr.val() == self.a_job_parent_mac_lo.val() {
                 self.st_pmac.d.next = (self.st_pmac.q.val() & 0xffff_0000_0000u64)
                     | bit_cast::<48, 32>(self.wdata.val());
             }
-            if self.awaddr.val() == self.a_job.val() + 0x30 {
+            if self.awaddr.val() == self.a_job_parent_mac_hi.val() {
                 self.st_pmac.d.next = (self.st_pmac.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<48, 16>(self.wdata.val().get_bits::<16>(0)) << 32);
+                    | (bit_cast::<48, 16>(self.wdata.val().get_value_low16()) << 32);
             }
-            if self.awaddr.val() == self.a_job.val() + 0x34 {
+            if self.awaddr.val() == self.a_job_parent_ip.val() {
                 self.st_pip.d.next = self.wdata.val();
             }
-            if self.awaddr.val() == self.a_job.val() + 0x38 {
-                self.st_pudp.d.next = self.wdata.val().get_bits::<16>(0);
+            if self.awaddr.val() == self.a_job_parent_udp.val() {
+                self.st_pudp.d.next = self.wdata.val().get_value_low16();
             }
-            if self.awaddr.val() == self.a_job.val() + 0x3c {
-                self.st_pport.d.next = self.wdata.val().get_bits::<8>(0);
+            if self.awaddr.val() == self.a_job_parent_port.val() {
+                self.st_pport.d.next = self.wdata.val().get_value_low8();
             }
-            if self.awaddr.val() == self.a_job.val() + 0x40 {
+            if self.awaddr.val() == self.a_job_commit.val() {
                 // Applied when the front end is idle (IDLE above), in decision order.
                 self.jc_pend.d.next = true;
-                self.jc_i.d.next = self.wdata.val().get_bits::<8>(0);
+                self.jc_i.d.next = self.wdata.val().get_value_low8();
             }
-            if self.awaddr.val() == self.a_child.val() {
+            if self.awaddr.val() == self.a_child_mac_lo.val() {
                 self.st_cmac.d.next = (self.st_cmac.q.val() & 0xffff_0000_0000u64)
                     | bit_cast::<48, 32>(self.wdata.val());
             }
-            if self.awaddr.val() == self.a_child.val() + 0x04 {
+            if self.awaddr.val() == self.a_child_mac_hi.val() {
                 self.st_cmac.d.next = (self.st_cmac.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<48, 16>(self.wdata.val().get_bits::<16>(0)) << 32);
+                    | (bit_cast::<48, 16>(self.wdata.val().get_value_low16()) << 32);
             }
-            if self.awaddr.val() == self.a_child.val() + 0x08 {
+            if self.awaddr.val() == self.a_child_ip.val() {
                 self.st_cip.d.next = self.wdata.val();
             }
-            if self.awaddr.val() == self.a_child.val() + 0x0c {
-                self.st_cudp.d.next = self.wdata.val().get_bits::<16>(0);
+            if self.awaddr.val() == self.a_child_udp.val() {
+                self.st_cudp.d.next = self.wdata.val().get_value_low16();
             }
-            if self.awaddr.val() == self.a_child.val() + 0x10 {
-                self.st_cport.d.next = self.wdata.val().get_bits::<8>(0);
+            if self.awaddr.val() == self.a_child_port.val() {
+                self.st_cport.d.next = self.wdata.val().get_value_low8();
             }
-            if self.awaddr.val() == self.a_child.val() + 0x14 {
+            if self.awaddr.val() == self.a_child_ranks_lo.val() {
                 self.st_cranks.d.next = (self.st_cranks.q.val() & 0xffff_ffff_0000_0000u64)
                     | bit_cast::<64, 32>(self.wdata.val());
             }
-            if self.awaddr.val() == self.a_child.val() + 0x18 {
+            if self.awaddr.val() == self.a_child_ranks_hi.val() {
                 self.st_cranks.d.next = (self.st_cranks.q.val() & 0xffff_ffffu64)
                     | (bit_cast::<64, 32>(self.wdata.val()) << 32);
             }
-            if self.awaddr.val() == self.a_child.val() + 0x1c {
+            if self.awaddr.val() == self.a_child_commit.val() {
                 self.chram.we.next = 1.into();
             }
             if self.awaddr.val() == self.a_route_ip.val() {
                 self.st_route_ip.d.next = self.wdata.val();
             }
             if self.awaddr.val() == self.a_route_port.val() {
-                self.st_route_port.d.next = self.wdata.val().get_bits::<8>(0);
+                self.st_route_port.d.next = self.wdata.val().get_value_low8();
             }
             if self.awaddr.val() == self.a_route_commit.val() {
                 for r in 0..self.route_ip.len() {
-                    if self.wdata.val().get_bits::<16>(0) == self.c_idx16[r].val() {
+                    if self.wdata.val().get_value_low16() == self.c_idx16[r].val() {
                         self.route_ip[r].d.next = self.st_route_ip.q.val();
-                        self.route_valid[r].d.next = self.st_route_port.q.val().get_bit(7);
+                        self.route_valid[r].d.next = self.st_route_port.q.val().get_value_valid();
                         self.route_pm[r].d.next = bits::<8>(1)
-                            << bit_cast::<8, 4>(self.st_route_port.q.val().get_bits::<4>(0));
+                            << bit_cast::<8, 4>(self.st_route_port.q.val().get_value_egress());
                     }
                 }
             }
@@ -3854,11 +4062,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.rd.next = self.rd.val() | bit_cast::<32, 16>(self.me_port.q.val());
         }
         if self.s_misc.q.val().get_bit(2) {
-            self.rd.next = self.rd.val() | self.me_mac.q.val().get_bits::<32>(0);
+            self.rd.next = self.rd.val() | self.me_mac.q.val().get_value_mac_lo();
         }
         if self.s_misc.q.val().get_bit(3) {
             self.rd.next =
-                self.rd.val() | bit_cast::<32, 16>(self.me_mac.q.val().get_bits::<16>(32));
+                self.rd.val() | bit_cast::<32, 16>(self.me_mac.q.val().get_value_mac_hi());
         }
         if self.s_misc.q.val().get_bit(4) {
             self.rd.next = self.rd.val() | self.tick_div.q.val();
@@ -3874,6 +4082,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.rd.next = self.rd.val() | self.jbusy[j].q.val();
             }
         }
+        // A 64-bit counter reads as two registers, low word (bits 31:0) then high word
+        // (63:32). These are the only literal slices left in the engine: inside a loop over a
+        // `Vec`, `hdl_gen` cannot use a layout accessor (it evaluates the field's offset
+        // outside the loop, where the index is not defined).
         for k in 0..self.s_cnt.len() {
             if self.s_cnt[k].q.val().get_bit(0) {
                 self.rd.next = self.rd.val() | self.cnt[k].q.val().get_bits::<32>(0);
@@ -3973,7 +4185,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.bq_hwc.q.val() & ((self.cnt[0].q.val() + 1) > self.cnt[1].q.val()) {
             self.cnt[1].d.next = self.cnt[0].q.val() + 1;
         }
-        self.jram.wdata.next = self.jpack.val() | (bit_cast::<JOB_W, 32>(self.jgen.q.val()) << 464);
+        self.jram.wdata.next = self.jpack.val()
+            | (bit_cast::<JOB_W, 32>(self.jgen.q.val()) << self.at_job_epoch.val());
         self.jc_base.next = bit_cast::<ADDR_W, 32>(self.st_jsbase.q.val());
         self.jc_cm.next = bit_cast::<ADDR_W, 32>(self.st_jscount.q.val() - 1);
         self.jc_busy.next = 0.into();

@@ -1,8 +1,11 @@
-//! The engine's vocabulary: the states of its three machines and the decision's actions.
+//! The engine's vocabulary: the states of its three machines and the decision's actions,
+//! and the named constants for counter events, slot-copy states, packet types and flags.
 //! rust-hdl's `LogicState` numbers the variants in order and names them in the Verilog
 //! (`localparam FrontState$Idle = 0;` ...), so the match arms and the generated code say
 //! which state they mean.
 
+use fanin_proto::model::{CopyState, Counter};
+use fanin_proto::wire::PacketType;
 use rust_hdl::prelude::*;
 
 /// Front end (`state`): the take, the lookup and the timer scan's visit of one slot copy.
@@ -79,4 +82,30 @@ pub enum Action {
     ReEmit,
     /// The stored result replayed to the sender.
     Replay,
+}
+
+/// The engine's counter-event words (`ev`, `ev_b`, `dq_ev`): bit k counts `Counter::ALL[k]`
+/// (the register order), so an event is named by its counter. The core holds one
+/// constant per counter it raises (`ev_<counter>`), made here.
+pub fn event(c: Counter) -> Constant<Bits<32>> {
+    let k = Counter::ALL.iter().position(|x| *x == c).unwrap();
+    Constant::new((1u64 << k).into())
+}
+
+const _: () = assert!(Counter::COUNT <= 32, "counter events are a 32-bit word");
+
+/// A slot copy's state as the metadata word holds it (`CopyState` order, the `state`
+/// field of `fanin_regs::layout::meta`): the core's `cs_<state>` constants.
+pub fn copy_state(s: CopyState) -> Constant<Bits<3>> {
+    Constant::new((s as u64).into())
+}
+
+/// A packet type byte (`PacketType`): the core's `pt_<type>` constants.
+pub fn packet_type(t: PacketType) -> Constant<Bits<8>> {
+    Constant::new((t as u64).into())
+}
+
+/// Header flag bits (`Flags::*`): the core's `fl_<flag>` constants.
+pub fn flag(bits: u8) -> Constant<Bits<8>> {
+    Constant::new((bits as u64).into())
 }
