@@ -91,10 +91,28 @@ fn model_config(cfg: &SwitchConfig, pp: &mut PeerPorts) -> Result<SwitchConfig, 
     Ok(m)
 }
 
+/// Refuses dynamic-mode (Canary) jobs: the model has them, but switchd cannot choose an
+/// uplink for intercepted traffic and `fanin send` does not speak the mode yet
+/// (docs/protocol.md, "Dynamic mode"), so loading one would only leave workers timing out.
+fn refuse_dynamic(cfg: &SwitchConfig) -> Result<(), ConfigError> {
+    match cfg
+        .jobs
+        .iter()
+        .find(|j| matches!(j.mode, fanin_proto::config::Mode::Dynamic { .. }))
+    {
+        Some(j) => Err(ConfigError::BadJob {
+            job: j.job,
+            why: "switchd does not run dynamic (Canary) jobs yet; they run in the fabric simulator (fanin experiment canary-*): use mode static or timeout".into(),
+        }),
+        None => Ok(()),
+    }
+}
+
 impl SoftSwitch {
     /// Builds the model from a configuration.
     pub fn new(cfg: &SwitchConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
+        refuse_dynamic(cfg)?;
         let mut pp = PeerPorts::default();
         let m = model_config(cfg, &mut pp)?;
         let sw = Switch::new(&m)?;
@@ -185,6 +203,7 @@ impl SoftSwitch {
     /// and table sizes cannot change while running. Nothing changes on error.
     pub fn reload(&mut self, cfg: &SwitchConfig) -> Result<String, String> {
         cfg.validate().map_err(|e| e.to_string())?;
+        refuse_dynamic(cfg).map_err(|e| e.to_string())?;
         let old = &self.cfg;
         if (cfg.ip, cfg.udp_port, cfg.mac) != (old.ip, old.udp_port, old.mac)
             || cfg.params != old.params
@@ -779,6 +798,33 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     /// Register adds a validated job entry (a bad one changes nothing); remove takes it out.
+    #[test]
+    fn dynamic_jobs_are_refused_at_load_and_reload() {
+        let spec = fanin_proto::plan::JobSpec {
+            job: 4,
+            slot_count: 4,
+            elements: 4,
+            mode: fanin_proto::config::Mode::Dynamic {
+                flush_after: 10,
+                reclaim_after: 100,
+            },
+            addressing: fanin_proto::plan::Addressing::Network,
+            trust: fanin_proto::config::Trust::OFF,
+        };
+        let dynamic = fanin_proto::plan::build(&fanin_proto::plan::star(2), spec)
+            .unwrap()
+            .switches
+            .remove(0);
+        let e = SoftSwitch::new(&dynamic).err().unwrap().to_string();
+        assert!(e.starts_with("job 4: switchd does not run dynamic"), "{e}");
+        let mut stat = dynamic.clone();
+        stat.jobs[0].mode = fanin_proto::config::Mode::Static;
+        let mut sw = SoftSwitch::new(&stat).unwrap();
+        let e = sw.reload(&dynamic).unwrap_err();
+        assert!(e.starts_with("job 4: switchd does not run dynamic"), "{e}");
+        assert_eq!(sw.config(), &stat);
+    }
+
     #[test]
     fn register_and_remove_jobs_on_the_control_port() {
         let me = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 40000);
