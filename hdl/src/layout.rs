@@ -96,6 +96,8 @@ word! {
         parent_udp: 16 = job::PARENT_UDP,
         parent_port: 4 = job::PARENT_PORT,
         epoch: 32 = job::EPOCH,
+        src_check: 2 = job::SRC_CHECK,
+        reclaim_idle: 32 = job::RECLAIM_IDLE,
         slot_base: 32 = job::SLOT_BASE,
         slot_count: 32 = job::SLOT_COUNT,
     }
@@ -133,6 +135,7 @@ word! {
         elements: 16 = meta::ELEMENTS,
         timer: 32 = meta::TIMER,
         epoch_hi: 16 = meta::EPOCH_HI,
+        touched: 32 = meta::TOUCHED,
     }
     flags {}
 }
@@ -159,6 +162,8 @@ pub mod small {
     pub const LOW8: Field = f("low8", 0, 8, "bits 7:0");
     /// `child_commit`: the child index.
     pub const COMMIT_CHILD: Field = f("commit_child", 0, 8, "child index");
+    /// `port_below_commit`: the port.
+    pub const COMMIT_PORT: Field = f("commit_port", 0, 8, "port");
     /// `child_commit`: the job-table entry.
     pub const COMMIT_ENTRY: Field = f("commit_entry", 8, 8, "job-table entry");
     /// An epoch's low half (the metadata's `epoch_lo`).
@@ -193,6 +198,7 @@ word! {
         low8: 8 = small::LOW8,
         commit_child: 8 = small::COMMIT_CHILD,
         commit_entry: 8 = small::COMMIT_ENTRY,
+        commit_port: 3 = small::COMMIT_PORT,
         epoch_lo: 16 = small::EPOCH_LO,
         epoch_hi: 16 = small::EPOCH_HI,
     }

@@ -3,7 +3,7 @@
 //! AXI4-Lite).
 
 use crate::layout::job;
-use crate::map::{addr, child_reg, job_reg, CHILD_BASE, JOB_BASE};
+use crate::map::{addr, child_reg, job_reg, port_below_reg, CHILD_BASE, JOB_BASE, PORT_BELOW_BASE};
 
 fn mac_words(mac: [u8; 6]) -> (u32, u32) {
     (
@@ -37,7 +37,6 @@ pub struct Unsupported {
 
 /// Checks that the RTL implements everything `job` asks for.
 pub fn check_supported(job: &fanin_proto::config::JobEntry) -> Result<(), Unsupported> {
-    use fanin_proto::config::SourceCheck;
     let t = &job.trust;
     let no = |what, fix| {
         Err(Unsupported {
@@ -58,13 +57,10 @@ pub fn check_supported(job: &fanin_proto::config::JobEntry) -> Result<(), Unsupp
             "trust.sessions = false",
         );
     }
-    if t.source_check != SourceCheck::Off {
-        return no("source validation", "trust.source_check = \"off\"");
-    }
-    if t.reclaim_idle != 0 {
+    if t.reclaim_idle > u32::MAX as u64 {
         return no(
-            "the idle reclaim of busy slot copies",
-            "trust.reclaim_idle = 0",
+            "an idle reclaim above 2^32 - 1 ticks (the job entry's field is 32 bits)",
+            "a smaller trust.reclaim_idle, or a larger tick_div",
         );
     }
     Ok(())
@@ -72,7 +68,7 @@ pub fn check_supported(job: &fanin_proto::config::JobEntry) -> Result<(), Unsupp
 
 /// Refuses a configuration the RTL cannot hold: the core has no key-value (ASK) engine, so
 /// any `kv_jobs` entry is an error naming the switch and the job (docs/rtl.md, "Key-value jobs");
-/// nor sessions, source checks or the idle reclaim ([`check_supported`]).
+/// nor sessions or dynamic mode ([`check_supported`]).
 pub fn check_loadable(cfg: &fanin_proto::config::SwitchConfig) -> Result<(), String> {
     match cfg.kv_jobs.first() {
         Some(j) => Err(format!(
@@ -97,7 +93,7 @@ pub fn job_writes(
     entry: u8,
     job: &fanin_proto::config::JobEntry,
 ) -> Result<Vec<(u32, u32)>, Unsupported> {
-    use fanin_proto::config::{Mode, Role};
+    use fanin_proto::config::{Mode, Role, SourceCheck};
     check_supported(job)?;
     let mut w = Vec::new();
     for (i, c) in job.children.iter().enumerate() {
@@ -133,11 +129,36 @@ pub fn job_writes(
             reclaim_after.min(u32::MAX as u64) as u32,
         ),
     };
+    // Bypass source checks: per ingress port, every rank below the job's children on it
+    // (all eight rows, so that no row of an earlier job on this entry survives; without
+    // source checks the rows are never read and not written).
+    let ports = match job.trust.source_check {
+        SourceCheck::Off => 0,
+        _ => MAX_PORTS,
+    };
+    for port in 0..ports {
+        let below = port_below(job, port);
+        let b = PORT_BELOW_BASE;
+        w.extend([
+            (b + port_below_reg::LO, below as u32),
+            (b + port_below_reg::HI, (below >> 32) as u32),
+            (
+                b + port_below_reg::COMMIT,
+                (entry as u32) << 8 | port as u32,
+            ),
+        ]);
+    }
+    let src_check = match job.trust.source_check {
+        SourceCheck::Off => job::SRC_CHECK_OFF,
+        SourceCheck::Ip => job::SRC_CHECK_IP,
+        SourceCheck::IpPort => job::SRC_CHECK_IP_PORT,
+    };
     let b = JOB_BASE;
     // `job_ctrl` is the entry's bits 31:0 (docs/rtl.md, "Job-table entry").
     let ctrl = (job::VALID.place(1)
         | job::INNER.place(inner)
         | job::TIMEOUT.place(timeout)
+        | job::SRC_CHECK.place(src_check)
         | job::DEGREE_LIMIT.place(job.degree_limit as u64)
         | job::CHILDREN.place(job.children.len() as u64)
         | job::INDEX_AT_PARENT.place(iap as u64)) as u32;
@@ -154,6 +175,7 @@ pub fn job_writes(
         (b + job_reg::QUOTA, job.effective_quota()),
         (b + job_reg::FLUSH_AFTER, flush),
         (b + job_reg::RECLAIM_AFTER, reclaim),
+        (b + job_reg::RECLAIM_IDLE, job.trust.reclaim_idle as u32),
     ]);
     if let Some(p) = parent {
         let (lo, hi) = mac_words(p.mac);
@@ -167,6 +189,17 @@ pub fn job_writes(
     }
     w.push((b + job_reg::COMMIT, entry as u32));
     Ok(w)
+}
+
+/// Rows of the port-below table per job-table entry: the largest port count (`ports` is
+/// 2..=8).
+pub const MAX_PORTS: u8 = 8;
+
+/// The ranks a bypass-flagged packet of `job` may carry when it arrives on `port`: every
+/// rank below the job's children reached through that port
+/// (`fanin_proto::model::session::port_below`).
+pub fn port_below(job: &fanin_proto::config::JobEntry, port: u8) -> u64 {
+    fanin_proto::model::port_below(job, port)
 }
 
 /// Register writes that remove job-table entry `entry` (its slot copies become free).
@@ -195,7 +228,7 @@ mod trust_tests {
     }
 
     #[test]
-    fn trust_modes_are_refused_with_the_setting_that_fixes_them() {
+    fn sessions_are_refused_with_the_setting_that_fixes_them() {
         let c = cfg(Trust::default());
         let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
         assert!(
@@ -207,28 +240,53 @@ mod trust_tests {
         assert!(e.starts_with("switch root: job 7:"), "{e}");
         let c = cfg(Trust {
             sessions: false,
-            ..Trust::OFF
-        });
-        assert!(super::job_writes(0, &c.jobs[0]).is_ok());
-        let c = cfg(Trust {
-            source_check: SourceCheck::Ip,
-            ..Trust::OFF
+            reclaim_idle: u32::MAX as u64 + 1,
+            ..Trust::default()
         });
         let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
-        assert!(
-            e.contains("source validation") && e.contains("source_check = \"off\""),
-            "{e}"
-        );
-        let c = cfg(Trust {
-            reclaim_idle: 5,
-            ..Trust::OFF
-        });
-        let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
-        assert!(
-            e.contains("idle reclaim") && e.contains("reclaim_idle = 0"),
-            "{e}"
-        );
-        assert!(super::check_loadable(&c).is_err());
+        assert!(e.contains("idle reclaim above"), "{e}");
+    }
+
+    #[test]
+    fn source_checks_and_the_idle_reclaim_are_written() {
+        use crate::layout::job;
+        use crate::map::{job_reg, port_below_reg, JOB_BASE, PORT_BELOW_BASE};
+        for (check, code) in [
+            (SourceCheck::Off, job::SRC_CHECK_OFF),
+            (SourceCheck::Ip, job::SRC_CHECK_IP),
+            (SourceCheck::IpPort, job::SRC_CHECK_IP_PORT),
+        ] {
+            let c = cfg(Trust {
+                sessions: false,
+                source_check: check,
+                reclaim_idle: 12345,
+                first_block: None,
+            });
+            let w = super::job_writes(3, &c.jobs[0]).unwrap();
+            let get = |a: u32| {
+                w.iter()
+                    .filter(|(x, _)| *x == a)
+                    .map(|(_, v)| *v)
+                    .collect::<Vec<_>>()
+            };
+            let ctrl = get(JOB_BASE + job_reg::CTRL)[0] as u64;
+            assert_eq!((ctrl >> job::SRC_CHECK.offset) & 3, code);
+            assert_eq!(get(JOB_BASE + job_reg::RECLAIM_IDLE), vec![12345]);
+            // With checks, eight port rows, each committed to entry 3; the star's two
+            // workers sit on ports 1 and 2 (one rank each), every other row is cleared.
+            let commits = get(PORT_BELOW_BASE + port_below_reg::COMMIT);
+            if check == SourceCheck::Off {
+                assert!(commits.is_empty(), "rows are not written without checks");
+                continue;
+            }
+            assert_eq!(commits, (0..8).map(|p| 3 << 8 | p).collect::<Vec<u32>>());
+            let lo = get(PORT_BELOW_BASE + port_below_reg::LO);
+            let expect: Vec<u32> = (0..8u8)
+                .map(|p| fanin_proto::model::port_below(&c.jobs[0], p) as u32)
+                .collect();
+            assert_eq!(lo, expect);
+            assert_eq!(lo.iter().filter(|v| **v != 0).count(), 2, "{lo:?}");
+        }
     }
 }
 

@@ -72,7 +72,7 @@ const fn f(name: &'static str, offset: usize, width: usize, doc: &'static str) -
     }
 }
 
-/// The job-table entry (512 bits, from the staging registers at `job_commit`). Bits 31:0
+/// The job-table entry (544 bits, from the staging registers at `job_commit`). Bits 31:0
 /// are the `job_ctrl` register as written.
 pub mod job {
     use super::{f, Field, Layout};
@@ -83,6 +83,20 @@ pub mod job {
     pub const INNER: Field = f("inner", 1, 1, "inner (0 = root)");
     /// Timeout mode (0: static).
     pub const TIMEOUT: Field = f("timeout", 2, 1, "timeout mode (0 = static)");
+    /// Source validation: 0 off, 1 the IPv4 source, 2 the IPv4 source and the UDP source
+    /// port ([`SRC_CHECK_OFF`], [`SRC_CHECK_IP`], [`SRC_CHECK_IP_PORT`]).
+    pub const SRC_CHECK: Field = f(
+        "src_check",
+        3,
+        2,
+        "source validation: 0 off, 1 IPv4 source, 2 IPv4 source and UDP source port",
+    );
+    /// `src_check`: accept any source.
+    pub const SRC_CHECK_OFF: u64 = 0;
+    /// `src_check`: the IPv4 source must be the child's.
+    pub const SRC_CHECK_IP: u64 = 1;
+    /// `src_check`: the IPv4 source and the UDP source port must be the child's.
+    pub const SRC_CHECK_IP_PORT: u64 = 2;
     /// Children aggregated here.
     pub const DEGREE_LIMIT: Field = f("degree_limit", 8, 8, "degree_limit");
     /// Number of children.
@@ -130,13 +144,21 @@ pub mod job {
         32,
         "epoch (written at commit from the commit counter `jgen`)",
     );
+    /// Idle reclaim: ticks without progress after which a busy copy is reclaimed (0: never).
+    pub const RECLAIM_IDLE: Field = f(
+        "reclaim_idle",
+        512,
+        32,
+        "reclaim_idle (ticks without progress; 0: never)",
+    );
     /// The whole entry.
     pub const LAYOUT: Layout = Layout {
-        width: 512,
+        width: 544,
         fields: &[
             VALID,
             INNER,
             TIMEOUT,
+            SRC_CHECK,
             DEGREE_LIMIT,
             CHILDREN,
             INDEX_AT_PARENT,
@@ -153,6 +175,7 @@ pub mod job {
             PARENT_UDP,
             PARENT_PORT,
             EPOCH,
+            RECLAIM_IDLE,
         ],
     };
 }
@@ -178,7 +201,7 @@ pub mod child {
     };
 }
 
-/// Slot metadata (one 208-bit word per shadow copy, address `2·slot + copy`).
+/// Slot metadata (one 240-bit word per shadow copy, address `2·slot + copy`).
 pub mod meta {
     use super::{f, Field, Layout};
 
@@ -217,11 +240,19 @@ pub mod meta {
     );
     /// High half of the epoch.
     pub const EPOCH_HI: Field = f("epoch_hi", 192, 16, "the epoch, bits 31:16");
+    /// Tick of the copy's last progress (`SlotCopy::touched`: a contribution, an emission).
+    pub const TOUCHED: Field = f(
+        "touched",
+        208,
+        32,
+        "touched (tick of the last contribution or emission; idle reclaim)",
+    );
     /// The whole word.
     pub const LAYOUT: Layout = Layout {
-        width: 208,
+        width: 240,
         fields: &[
             STATE, ENTRY, EPOCH_LO, BLOCK, BITMAP, EXPONENT, FLAGS, ELEMENTS, TIMER, EPOCH_HI,
+            TOUCHED,
         ],
     };
 }

@@ -41,6 +41,9 @@ pub const RX_BAD_BASE: u32 = 0x600;
 pub const JOB_BASE: u32 = 0x800;
 /// Base of the child-table staging registers.
 pub const CHILD_BASE: u32 = 0x880;
+/// Base of the port-below staging registers (bypass source checks, docs/protocol.md
+/// "Source validation").
+pub const PORT_BELOW_BASE: u32 = 0x8c0;
 /// Base of the per-entry busy-copy counters (4 bytes per job-table entry).
 pub const JOB_BUSY_BASE: u32 = 0xa00;
 
@@ -105,6 +108,18 @@ pub mod job_reg {
     pub const PARENT_PORT: u32 = 0x3c;
     /// `job_commit`.
     pub const COMMIT: u32 = 0x40;
+    /// `job_reclaim_idle`.
+    pub const RECLAIM_IDLE: u32 = 0x44;
+}
+
+/// Offsets of the port-below staging registers from [`PORT_BELOW_BASE`].
+pub mod port_below_reg {
+    /// `port_below_lo`.
+    pub const LO: u32 = 0x00;
+    /// `port_below_hi`.
+    pub const HI: u32 = 0x04;
+    /// `port_below_commit`.
+    pub const COMMIT: u32 = 0x08;
 }
 
 /// Offsets of the child staging registers from [`CHILD_BASE`] (names and docs in
@@ -131,7 +146,7 @@ pub mod child_reg {
 /// Job staging registers: (offset from `JOB_BASE`, name, doc). Committed by `job_commit`.
 pub const JOB_REGS: &[(u32, &str, &str)] = &[
     (job_reg::ID, "job_id", "Staging: job id (bits 15:0)."),
-    (job_reg::CTRL, "job_ctrl", "Staging: bit 0 valid (0 removes the entry), bit 1 inner (0 root), bit 2 timeout mode (0 static), bits 15:8 degree_limit, bits 23:16 number of children, bits 31:24 index_at_parent."),
+    (job_reg::CTRL, "job_ctrl", "Staging: bit 0 valid (0 removes the entry), bit 1 inner (0 root), bit 2 timeout mode (0 static), bits 4:3 source validation (0 off, 1 IPv4 source, 2 IPv4 source and UDP source port), bits 15:8 degree_limit, bits 23:16 number of children, bits 31:24 index_at_parent."),
     (job_reg::RANKS_LO, "job_ranks_lo", "Staging: ranks bits 31:0."),
     (job_reg::RANKS_HI, "job_ranks_hi", "Staging: ranks bits 63:32."),
     (job_reg::EXPECTED_LO, "job_expected_lo", "Staging: expected contributors (JobEntry::expected(), written by the driver) bits 31:0."),
@@ -146,6 +161,7 @@ pub const JOB_REGS: &[(u32, &str, &str)] = &[
     (job_reg::PARENT_IP, "job_parent_ip", "Staging: parent IPv4 address."),
     (job_reg::PARENT_UDP, "job_parent_udp", "Staging: parent UDP port (bits 15:0)."),
     (job_reg::PARENT_PORT, "job_parent_port", "Staging: egress port toward the parent."),
+    (job_reg::RECLAIM_IDLE, "job_reclaim_idle", "Staging: idle reclaim, ticks without progress after which a busy slot copy is reclaimed (0: never; 32 bits)."),
     (job_reg::COMMIT, "job_commit", "Write an entry index: copies the staged job into that entry, frees its slot copies (busy count to 0, slots_in_use reduced), between two decisions of the engine (writes stall until then). Two valid entries with one job id: the lower-numbered one is used."),
 ];
 
@@ -186,6 +202,22 @@ pub const CHILD_REGS: &[(u32, &str, &str)] = &[
         child_reg::COMMIT,
         "child_commit",
         "Write (entry << 8) | child index: copies the staged child into the child table.",
+    ),
+];
+
+/// Port-below staging registers: (offset from `PORT_BELOW_BASE`, name, doc). Committed by
+/// `port_below_commit`.
+pub const PORT_BELOW_REGS: &[(u32, &str, &str)] = &[
+    (
+        port_below_reg::LO,
+        "port_below_lo",
+        "Staging: ranks a bypass-flagged packet may carry on a port (every rank below the job's children on it), bits 31:0.",
+    ),
+    (port_below_reg::HI, "port_below_hi", "Staging: bits 63:32 of the above."),
+    (
+        port_below_reg::COMMIT,
+        "port_below_commit",
+        "Write (entry << 8) | port: copies the staged ranks into that job-table entry's row for that ingress port.",
     ),
 ];
 
@@ -287,13 +319,16 @@ impl RegMap {
             addr::SCAN_TICKS,
             "scan_ticks",
             Access::RW,
-            "Timer scan: ticks between the starts of two sweeps over all slots while a timeout-mode job is configured (reset 1: sweep continuously; 0 stops the scan).",
+            "Timer scan: ticks between the starts of two sweeps over all slots while a timeout-mode job or a job with an idle reclaim is configured (reset 1: sweep continuously; 0 stops the scan).",
         );
         for (o, name, doc) in JOB_REGS {
             r(JOB_BASE + o, name, Access::WO, doc);
         }
         for (o, name, doc) in CHILD_REGS {
             r(CHILD_BASE + o, name, Access::WO, doc);
+        }
+        for (o, name, doc) in PORT_BELOW_REGS {
+            r(PORT_BELOW_BASE + o, name, Access::WO, doc);
         }
         for j in 0..cfg.max_jobs {
             r(

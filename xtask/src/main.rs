@@ -371,7 +371,7 @@ fn demo() -> Result<()> {
             "uniform:1:2",
             "--seed",
             "1",
-            "--no-trust",
+            "--no-sessions",
             "--emit-config",
         ])
         .arg(&place))?;

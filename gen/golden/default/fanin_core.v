@@ -184,6 +184,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  ev_bypass_transit = 32'h1000;
     localparam  ev_root_drops = 32'h2000;
     localparam  ev_unknown_job = 32'h4000;
+    localparam  ev_bad_source = 32'h200000;
+    localparam  ev_idle_reclaims = 32'h400000;
+    localparam  sc_ip_port = 2'b10;
     localparam  ev_malformed = 32'h8000;
     localparam  ev_timeouts = 32'h10000;
     localparam  ev_reclaims = 32'h20000;
@@ -218,6 +221,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  a_job_quota = 16'h820;
     localparam  a_job_flush_after = 16'h824;
     localparam  a_job_reclaim_after = 16'h828;
+    localparam  a_job_reclaim_idle = 16'h844;
+    localparam  a_port_below_lo = 16'h8c0;
+    localparam  a_port_below_hi = 16'h8c4;
+    localparam  a_port_below_commit = 16'h8c8;
     localparam  a_job_parent_mac_lo = 16'h82c;
     localparam  a_job_parent_mac_hi = 16'h830;
     localparam  a_job_parent_ip = 16'h834;
@@ -240,6 +247,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  at_job_quota = 16'h100;
     localparam  at_job_flush_after = 16'h120;
     localparam  at_job_reclaim_after = 16'h140;
+    localparam  at_job_reclaim_idle = 16'h200;
     localparam  at_job_parent_ip = 16'h160;
     localparam  at_job_parent_mac = 16'h180;
     localparam  at_job_parent_udp = 16'h1b0;
@@ -258,9 +266,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  at_meta_flags = 16'h88;
     localparam  at_meta_elements = 16'h90;
     localparam  at_meta_timer = 16'ha0;
-    localparam  mk_meta_state = 208'h7;
-    localparam  mk_meta_state_timer = 208'hffffffff0000000000000000000000000000000000000007;
-    localparam  mk_meta_bitmap_flags = 208'hff00ffffffffffffffff0000000000000000;
+    localparam  at_meta_touched = 16'hd0;
+    localparam  mk_meta_state = 240'h7;
+    localparam  mk_meta_state_times = 240'hffffffff0000ffffffff0000000000000000000000000000000000000007;
+    localparam  mk_meta_bitmap_flags = 240'hffffffff0000000000000000ff00ffffffffffffffff0000000000000000;
     
     // Enums
     localparam FrameClass$NonIp = 0;
@@ -506,10 +515,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [15:0] hg$len;
     reg  meta$clock;
     reg  [23:0] meta$waddr;
-    reg  [207:0] meta$wdata;
+    reg  [239:0] meta$wdata;
     reg  [31:0] meta$we;
     reg  [23:0] meta$raddr;
-    wire  [207:0] meta$rdata;
+    wire  [239:0] meta$rdata;
     reg  chram$clock;
     reg  [23:0] chram$waddr;
     reg  [167:0] chram$wdata;
@@ -518,10 +527,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [167:0] chram$rdata;
     reg  jram$clock;
     reg  [23:0] jram$waddr;
-    reg  [511:0] jram$wdata;
+    reg  [543:0] jram$wdata;
     reg  [31:0] jram$we;
     reg  [23:0] jram$raddr;
-    wire  [511:0] jram$rdata;
+    wire  [543:0] jram$rdata;
     reg  jk_valid$0$d;
     wire  jk_valid$0$q;
     reg  jk_valid$0$clock;
@@ -570,54 +579,54 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  jk_valid$15$d;
     wire  jk_valid$15$q;
     reg  jk_valid$15$clock;
-    reg  jk_timeout$0$d;
-    wire  jk_timeout$0$q;
-    reg  jk_timeout$0$clock;
-    reg  jk_timeout$1$d;
-    wire  jk_timeout$1$q;
-    reg  jk_timeout$1$clock;
-    reg  jk_timeout$2$d;
-    wire  jk_timeout$2$q;
-    reg  jk_timeout$2$clock;
-    reg  jk_timeout$3$d;
-    wire  jk_timeout$3$q;
-    reg  jk_timeout$3$clock;
-    reg  jk_timeout$4$d;
-    wire  jk_timeout$4$q;
-    reg  jk_timeout$4$clock;
-    reg  jk_timeout$5$d;
-    wire  jk_timeout$5$q;
-    reg  jk_timeout$5$clock;
-    reg  jk_timeout$6$d;
-    wire  jk_timeout$6$q;
-    reg  jk_timeout$6$clock;
-    reg  jk_timeout$7$d;
-    wire  jk_timeout$7$q;
-    reg  jk_timeout$7$clock;
-    reg  jk_timeout$8$d;
-    wire  jk_timeout$8$q;
-    reg  jk_timeout$8$clock;
-    reg  jk_timeout$9$d;
-    wire  jk_timeout$9$q;
-    reg  jk_timeout$9$clock;
-    reg  jk_timeout$10$d;
-    wire  jk_timeout$10$q;
-    reg  jk_timeout$10$clock;
-    reg  jk_timeout$11$d;
-    wire  jk_timeout$11$q;
-    reg  jk_timeout$11$clock;
-    reg  jk_timeout$12$d;
-    wire  jk_timeout$12$q;
-    reg  jk_timeout$12$clock;
-    reg  jk_timeout$13$d;
-    wire  jk_timeout$13$q;
-    reg  jk_timeout$13$clock;
-    reg  jk_timeout$14$d;
-    wire  jk_timeout$14$q;
-    reg  jk_timeout$14$clock;
-    reg  jk_timeout$15$d;
-    wire  jk_timeout$15$q;
-    reg  jk_timeout$15$clock;
+    reg  jk_scan$0$d;
+    wire  jk_scan$0$q;
+    reg  jk_scan$0$clock;
+    reg  jk_scan$1$d;
+    wire  jk_scan$1$q;
+    reg  jk_scan$1$clock;
+    reg  jk_scan$2$d;
+    wire  jk_scan$2$q;
+    reg  jk_scan$2$clock;
+    reg  jk_scan$3$d;
+    wire  jk_scan$3$q;
+    reg  jk_scan$3$clock;
+    reg  jk_scan$4$d;
+    wire  jk_scan$4$q;
+    reg  jk_scan$4$clock;
+    reg  jk_scan$5$d;
+    wire  jk_scan$5$q;
+    reg  jk_scan$5$clock;
+    reg  jk_scan$6$d;
+    wire  jk_scan$6$q;
+    reg  jk_scan$6$clock;
+    reg  jk_scan$7$d;
+    wire  jk_scan$7$q;
+    reg  jk_scan$7$clock;
+    reg  jk_scan$8$d;
+    wire  jk_scan$8$q;
+    reg  jk_scan$8$clock;
+    reg  jk_scan$9$d;
+    wire  jk_scan$9$q;
+    reg  jk_scan$9$clock;
+    reg  jk_scan$10$d;
+    wire  jk_scan$10$q;
+    reg  jk_scan$10$clock;
+    reg  jk_scan$11$d;
+    wire  jk_scan$11$q;
+    reg  jk_scan$11$clock;
+    reg  jk_scan$12$d;
+    wire  jk_scan$12$q;
+    reg  jk_scan$12$clock;
+    reg  jk_scan$13$d;
+    wire  jk_scan$13$q;
+    reg  jk_scan$13$clock;
+    reg  jk_scan$14$d;
+    wire  jk_scan$14$q;
+    reg  jk_scan$14$clock;
+    reg  jk_scan$15$d;
+    wire  jk_scan$15$q;
+    reg  jk_scan$15$clock;
     reg  [15:0] jk_job$0$d;
     wire  [15:0] jk_job$0$q;
     reg  jk_job$0$clock;
@@ -1296,8 +1305,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  any_to$d;
     wire  any_to$q;
     reg  any_to$clock;
-    reg  [207:0] mq$d;
-    wire  [207:0] mq$q;
+    reg  [239:0] mq$d;
+    wire  [239:0] mq$q;
     reg  mq$clock;
     reg  [31:0] jgen$d;
     wire  [31:0] jgen$q;
@@ -1368,8 +1377,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] xstate$d;
     wire  [1:0] xstate$q;
     reg  xstate$clock;
-    reg  [207:0] x_m$d;
-    wire  [207:0] x_m$q;
+    reg  [239:0] x_m$d;
+    wire  [239:0] x_m$q;
     reg  x_m$clock;
     reg  [63:0] x_newbm$d;
     wire  [63:0] x_newbm$q;
@@ -1416,8 +1425,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] xp_src_port$d;
     wire  [15:0] xp_src_port$q;
     reg  xp_src_port$clock;
-    reg  [511:0] x_je$d;
-    wire  [511:0] x_je$q;
+    reg  [543:0] x_je$d;
+    wire  [543:0] x_je$q;
     reg  x_je$clock;
     reg  [31:0] x_jep$d;
     wire  [31:0] x_jep$q;
@@ -1584,8 +1593,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] wq_a$d;
     wire  [23:0] wq_a$q;
     reg  wq_a$clock;
-    reg  [207:0] wq_d$d;
-    wire  [207:0] wq_d$q;
+    reg  [239:0] wq_d$d;
+    wire  [239:0] wq_d$q;
     reg  wq_d$clock;
     reg  [23:0] ra_q$d;
     wire  [23:0] ra_q$q;
@@ -1975,8 +1984,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  q_partial$d;
     wire  q_partial$q;
     reg  q_partial$clock;
-    reg  [511:0] q_sj$d;
-    wire  [511:0] q_sj$q;
+    reg  [543:0] q_sj$d;
+    wire  [543:0] q_sj$q;
     reg  q_sj$clock;
     reg  q_sflush$d;
     wire  q_sflush$q;
@@ -2017,8 +2026,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] ji$d;
     wire  [7:0] ji$q;
     reg  ji$clock;
-    reg  [511:0] je$d;
-    wire  [511:0] je$q;
+    reg  [543:0] je$d;
+    wire  [543:0] je$q;
     reg  je$clock;
     reg  [31:0] jep$d;
     wire  [31:0] jep$q;
@@ -2026,6 +2035,42 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [167:0] chr$d;
     wire  [167:0] chr$q;
     reg  chr$clock;
+    reg  pbram$clock;
+    reg  [23:0] pbram$waddr;
+    reg  [63:0] pbram$wdata;
+    reg  [31:0] pbram$we;
+    reg  [23:0] pbram$raddr;
+    wire  [63:0] pbram$rdata;
+    reg  [63:0] pbr$d;
+    wire  [63:0] pbr$q;
+    reg  pbr$clock;
+    reg  [23:0] pba_q$d;
+    wire  [23:0] pba_q$q;
+    reg  pba_q$clock;
+    reg  [63:0] st_pbelow$d;
+    wire  [63:0] st_pbelow$q;
+    reg  st_pbelow$clock;
+    reg  [31:0] st_jidle$d;
+    wire  [31:0] st_jidle$q;
+    reg  st_jidle$clock;
+    reg  q_badsrc$d;
+    wire  q_badsrc$q;
+    reg  q_badsrc$clock;
+    reg  q_rbadsrc$d;
+    wire  q_rbadsrc$q;
+    reg  q_rbadsrc$clock;
+    reg  dq_rok$d;
+    wire  dq_rok$q;
+    reg  dq_rok$clock;
+    reg  [31:0] tage$d;
+    wire  [31:0] tage$q;
+    reg  tage$clock;
+    reg  q_sidle$d;
+    wire  q_sidle$q;
+    reg  q_sidle$clock;
+    reg  q_semit$d;
+    wire  q_semit$q;
+    reg  q_semit$clock;
     reg  [23:0] cadr$d;
     wire  [23:0] cadr$q;
     reg  cadr$clock;
@@ -2959,7 +3004,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  ge_p2;
     reg  qf;
     reg  dec_v;
-    reg  [207:0] xm;
+    reg  [239:0] xm;
     reg  [7:0] xm_flags;
     reg  [7:0] xm_exp;
     reg  [15:0] xm_elem;
@@ -2975,12 +3020,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  sq_ld;
     reg  [2:0] dh_st;
     reg  [1:0] pr_kind;
+    reg  [23:0] pbaddr;
     reg  tick_now;
     reg  scan_own;
     reg  [2:0] dact;
     reg  hwc;
     reg  cr;
-    reg  [207:0] cmw;
+    reg  [239:0] cmw;
     reg  cpl;
     reg  [1:0] aop;
     reg  h_go;
@@ -3051,7 +3097,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] jcb;
     reg  [23:0] chaddr;
     reg  [23:0] slot;
-    reg  [207:0] m;
+    reg  [239:0] m;
     reg  [2:0] m_st;
     reg  [7:0] m_jidx;
     reg  [31:0] m_block;
@@ -3083,7 +3129,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] sflags;
     reg  [15:0] rows_p;
     reg  [15:0] rows_m;
-    reg  [511:0] sj;
+    reg  [543:0] sj;
     reg  [31:0] sj_ep;
     reg  [511:0] acc_row;
     reg  bz_inc;
@@ -3094,7 +3140,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jc_busy;
     reg  [23:0] jc_base;
     reg  [23:0] jc_cm;
-    reg  [511:0] jpack;
+    reg  [543:0] jpack;
     reg  [7:0] vb$0;
     reg  [7:0] vb$1;
     reg  [7:0] vb$2;
@@ -3141,7 +3187,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [3:0] pidx2;
     reg  lk_go;
     reg  dwe;
-    reg  [207:0] dwd;
+    reg  [239:0] dwd;
     reg  dbi;
     reg  dbd;
     reg  dhwc;
@@ -3491,85 +3537,85 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(jk_valid$15$q),
         .clock(jk_valid$15$clock)
     );
-    fanin_jk_timeout_0 jk_timeout$0(
-        .d(jk_timeout$0$d),
-        .q(jk_timeout$0$q),
-        .clock(jk_timeout$0$clock)
+    fanin_jk_scan_0 jk_scan$0(
+        .d(jk_scan$0$d),
+        .q(jk_scan$0$q),
+        .clock(jk_scan$0$clock)
     );
-    fanin_jk_timeout_1 jk_timeout$1(
-        .d(jk_timeout$1$d),
-        .q(jk_timeout$1$q),
-        .clock(jk_timeout$1$clock)
+    fanin_jk_scan_1 jk_scan$1(
+        .d(jk_scan$1$d),
+        .q(jk_scan$1$q),
+        .clock(jk_scan$1$clock)
     );
-    fanin_jk_timeout_2 jk_timeout$2(
-        .d(jk_timeout$2$d),
-        .q(jk_timeout$2$q),
-        .clock(jk_timeout$2$clock)
+    fanin_jk_scan_2 jk_scan$2(
+        .d(jk_scan$2$d),
+        .q(jk_scan$2$q),
+        .clock(jk_scan$2$clock)
     );
-    fanin_jk_timeout_3 jk_timeout$3(
-        .d(jk_timeout$3$d),
-        .q(jk_timeout$3$q),
-        .clock(jk_timeout$3$clock)
+    fanin_jk_scan_3 jk_scan$3(
+        .d(jk_scan$3$d),
+        .q(jk_scan$3$q),
+        .clock(jk_scan$3$clock)
     );
-    fanin_jk_timeout_4 jk_timeout$4(
-        .d(jk_timeout$4$d),
-        .q(jk_timeout$4$q),
-        .clock(jk_timeout$4$clock)
+    fanin_jk_scan_4 jk_scan$4(
+        .d(jk_scan$4$d),
+        .q(jk_scan$4$q),
+        .clock(jk_scan$4$clock)
     );
-    fanin_jk_timeout_5 jk_timeout$5(
-        .d(jk_timeout$5$d),
-        .q(jk_timeout$5$q),
-        .clock(jk_timeout$5$clock)
+    fanin_jk_scan_5 jk_scan$5(
+        .d(jk_scan$5$d),
+        .q(jk_scan$5$q),
+        .clock(jk_scan$5$clock)
     );
-    fanin_jk_timeout_6 jk_timeout$6(
-        .d(jk_timeout$6$d),
-        .q(jk_timeout$6$q),
-        .clock(jk_timeout$6$clock)
+    fanin_jk_scan_6 jk_scan$6(
+        .d(jk_scan$6$d),
+        .q(jk_scan$6$q),
+        .clock(jk_scan$6$clock)
     );
-    fanin_jk_timeout_7 jk_timeout$7(
-        .d(jk_timeout$7$d),
-        .q(jk_timeout$7$q),
-        .clock(jk_timeout$7$clock)
+    fanin_jk_scan_7 jk_scan$7(
+        .d(jk_scan$7$d),
+        .q(jk_scan$7$q),
+        .clock(jk_scan$7$clock)
     );
-    fanin_jk_timeout_8 jk_timeout$8(
-        .d(jk_timeout$8$d),
-        .q(jk_timeout$8$q),
-        .clock(jk_timeout$8$clock)
+    fanin_jk_scan_8 jk_scan$8(
+        .d(jk_scan$8$d),
+        .q(jk_scan$8$q),
+        .clock(jk_scan$8$clock)
     );
-    fanin_jk_timeout_9 jk_timeout$9(
-        .d(jk_timeout$9$d),
-        .q(jk_timeout$9$q),
-        .clock(jk_timeout$9$clock)
+    fanin_jk_scan_9 jk_scan$9(
+        .d(jk_scan$9$d),
+        .q(jk_scan$9$q),
+        .clock(jk_scan$9$clock)
     );
-    fanin_jk_timeout_10 jk_timeout$10(
-        .d(jk_timeout$10$d),
-        .q(jk_timeout$10$q),
-        .clock(jk_timeout$10$clock)
+    fanin_jk_scan_10 jk_scan$10(
+        .d(jk_scan$10$d),
+        .q(jk_scan$10$q),
+        .clock(jk_scan$10$clock)
     );
-    fanin_jk_timeout_11 jk_timeout$11(
-        .d(jk_timeout$11$d),
-        .q(jk_timeout$11$q),
-        .clock(jk_timeout$11$clock)
+    fanin_jk_scan_11 jk_scan$11(
+        .d(jk_scan$11$d),
+        .q(jk_scan$11$q),
+        .clock(jk_scan$11$clock)
     );
-    fanin_jk_timeout_12 jk_timeout$12(
-        .d(jk_timeout$12$d),
-        .q(jk_timeout$12$q),
-        .clock(jk_timeout$12$clock)
+    fanin_jk_scan_12 jk_scan$12(
+        .d(jk_scan$12$d),
+        .q(jk_scan$12$q),
+        .clock(jk_scan$12$clock)
     );
-    fanin_jk_timeout_13 jk_timeout$13(
-        .d(jk_timeout$13$d),
-        .q(jk_timeout$13$q),
-        .clock(jk_timeout$13$clock)
+    fanin_jk_scan_13 jk_scan$13(
+        .d(jk_scan$13$d),
+        .q(jk_scan$13$q),
+        .clock(jk_scan$13$clock)
     );
-    fanin_jk_timeout_14 jk_timeout$14(
-        .d(jk_timeout$14$d),
-        .q(jk_timeout$14$q),
-        .clock(jk_timeout$14$clock)
+    fanin_jk_scan_14 jk_scan$14(
+        .d(jk_scan$14$d),
+        .q(jk_scan$14$q),
+        .clock(jk_scan$14$clock)
     );
-    fanin_jk_timeout_15 jk_timeout$15(
-        .d(jk_timeout$15$d),
-        .q(jk_timeout$15$q),
-        .clock(jk_timeout$15$clock)
+    fanin_jk_scan_15 jk_scan$15(
+        .d(jk_scan$15$d),
+        .q(jk_scan$15$q),
+        .clock(jk_scan$15$clock)
     );
     fanin_jk_job_0 jk_job$0(
         .d(jk_job$0$d),
@@ -5913,6 +5959,64 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(chr$q),
         .clock(chr$clock)
     );
+    fanin_pbram pbram(
+        .clock(pbram$clock),
+        .waddr(pbram$waddr),
+        .wdata(pbram$wdata),
+        .we(pbram$we),
+        .raddr(pbram$raddr),
+        .rdata(pbram$rdata)
+    );
+    fanin_pbr pbr(
+        .d(pbr$d),
+        .q(pbr$q),
+        .clock(pbr$clock)
+    );
+    fanin_pba_q pba_q(
+        .d(pba_q$d),
+        .q(pba_q$q),
+        .clock(pba_q$clock)
+    );
+    fanin_st_pbelow st_pbelow(
+        .d(st_pbelow$d),
+        .q(st_pbelow$q),
+        .clock(st_pbelow$clock)
+    );
+    fanin_st_jidle st_jidle(
+        .d(st_jidle$d),
+        .q(st_jidle$q),
+        .clock(st_jidle$clock)
+    );
+    fanin_q_badsrc q_badsrc(
+        .d(q_badsrc$d),
+        .q(q_badsrc$q),
+        .clock(q_badsrc$clock)
+    );
+    fanin_q_rbadsrc q_rbadsrc(
+        .d(q_rbadsrc$d),
+        .q(q_rbadsrc$q),
+        .clock(q_rbadsrc$clock)
+    );
+    fanin_dq_rok dq_rok(
+        .d(dq_rok$d),
+        .q(dq_rok$q),
+        .clock(dq_rok$clock)
+    );
+    fanin_tage tage(
+        .d(tage$d),
+        .q(tage$q),
+        .clock(tage$clock)
+    );
+    fanin_q_sidle q_sidle(
+        .d(q_sidle$d),
+        .q(q_sidle$q),
+        .clock(q_sidle$clock)
+    );
+    fanin_q_semit q_semit(
+        .d(q_semit$d),
+        .q(q_semit$q),
+        .clock(q_semit$clock)
+    );
     fanin_cadr cadr(
         .d(cadr$d),
         .q(cadr$q),
@@ -7631,6 +7735,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         je$clock = clock;
         jep$clock = clock;
         chr$clock = clock;
+        pbr$clock = clock;
+        pba_q$clock = clock;
+        st_pbelow$clock = clock;
+        st_jidle$clock = clock;
+        q_badsrc$clock = clock;
+        q_rbadsrc$clock = clock;
+        dq_rok$clock = clock;
+        tage$clock = clock;
+        q_sidle$clock = clock;
+        q_semit$clock = clock;
         cadr$clock = clock;
         agg_op$clock = clock;
         nr$clock = clock;
@@ -7988,6 +8102,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         je$d = je$q;
         jep$d = jep$q;
         chr$d = chr$q;
+        pbr$d = pbr$q;
+        pba_q$d = pba_q$q;
+        st_pbelow$d = st_pbelow$q;
+        st_jidle$d = st_jidle$q;
+        q_badsrc$d = q_badsrc$q;
+        q_rbadsrc$d = q_rbadsrc$q;
+        dq_rok$d = dq_rok$q;
+        tage$d = tage$q;
+        q_sidle$d = q_sidle$q;
+        q_semit$d = q_semit$q;
         cadr$d = cadr$q;
         agg_op$d = agg_op$q;
         nr$d = nr$q;
@@ -8323,8 +8447,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rone$15$d = rone$15$q;
         jk_valid$0$clock = clock;
         jk_valid$0$d = jk_valid$0$q;
-        jk_timeout$0$clock = clock;
-        jk_timeout$0$d = jk_timeout$0$q;
+        jk_scan$0$clock = clock;
+        jk_scan$0$d = jk_scan$0$q;
         jk_job$0$clock = clock;
         jk_job$0$d = jk_job$0$q;
         jk_sbase$0$clock = clock;
@@ -8347,8 +8471,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$0$d = jbusy$0$q;
         jk_valid$1$clock = clock;
         jk_valid$1$d = jk_valid$1$q;
-        jk_timeout$1$clock = clock;
-        jk_timeout$1$d = jk_timeout$1$q;
+        jk_scan$1$clock = clock;
+        jk_scan$1$d = jk_scan$1$q;
         jk_job$1$clock = clock;
         jk_job$1$d = jk_job$1$q;
         jk_sbase$1$clock = clock;
@@ -8371,8 +8495,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$1$d = jbusy$1$q;
         jk_valid$2$clock = clock;
         jk_valid$2$d = jk_valid$2$q;
-        jk_timeout$2$clock = clock;
-        jk_timeout$2$d = jk_timeout$2$q;
+        jk_scan$2$clock = clock;
+        jk_scan$2$d = jk_scan$2$q;
         jk_job$2$clock = clock;
         jk_job$2$d = jk_job$2$q;
         jk_sbase$2$clock = clock;
@@ -8395,8 +8519,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$2$d = jbusy$2$q;
         jk_valid$3$clock = clock;
         jk_valid$3$d = jk_valid$3$q;
-        jk_timeout$3$clock = clock;
-        jk_timeout$3$d = jk_timeout$3$q;
+        jk_scan$3$clock = clock;
+        jk_scan$3$d = jk_scan$3$q;
         jk_job$3$clock = clock;
         jk_job$3$d = jk_job$3$q;
         jk_sbase$3$clock = clock;
@@ -8419,8 +8543,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$3$d = jbusy$3$q;
         jk_valid$4$clock = clock;
         jk_valid$4$d = jk_valid$4$q;
-        jk_timeout$4$clock = clock;
-        jk_timeout$4$d = jk_timeout$4$q;
+        jk_scan$4$clock = clock;
+        jk_scan$4$d = jk_scan$4$q;
         jk_job$4$clock = clock;
         jk_job$4$d = jk_job$4$q;
         jk_sbase$4$clock = clock;
@@ -8443,8 +8567,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$4$d = jbusy$4$q;
         jk_valid$5$clock = clock;
         jk_valid$5$d = jk_valid$5$q;
-        jk_timeout$5$clock = clock;
-        jk_timeout$5$d = jk_timeout$5$q;
+        jk_scan$5$clock = clock;
+        jk_scan$5$d = jk_scan$5$q;
         jk_job$5$clock = clock;
         jk_job$5$d = jk_job$5$q;
         jk_sbase$5$clock = clock;
@@ -8467,8 +8591,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$5$d = jbusy$5$q;
         jk_valid$6$clock = clock;
         jk_valid$6$d = jk_valid$6$q;
-        jk_timeout$6$clock = clock;
-        jk_timeout$6$d = jk_timeout$6$q;
+        jk_scan$6$clock = clock;
+        jk_scan$6$d = jk_scan$6$q;
         jk_job$6$clock = clock;
         jk_job$6$d = jk_job$6$q;
         jk_sbase$6$clock = clock;
@@ -8491,8 +8615,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$6$d = jbusy$6$q;
         jk_valid$7$clock = clock;
         jk_valid$7$d = jk_valid$7$q;
-        jk_timeout$7$clock = clock;
-        jk_timeout$7$d = jk_timeout$7$q;
+        jk_scan$7$clock = clock;
+        jk_scan$7$d = jk_scan$7$q;
         jk_job$7$clock = clock;
         jk_job$7$d = jk_job$7$q;
         jk_sbase$7$clock = clock;
@@ -8515,8 +8639,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$7$d = jbusy$7$q;
         jk_valid$8$clock = clock;
         jk_valid$8$d = jk_valid$8$q;
-        jk_timeout$8$clock = clock;
-        jk_timeout$8$d = jk_timeout$8$q;
+        jk_scan$8$clock = clock;
+        jk_scan$8$d = jk_scan$8$q;
         jk_job$8$clock = clock;
         jk_job$8$d = jk_job$8$q;
         jk_sbase$8$clock = clock;
@@ -8539,8 +8663,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$8$d = jbusy$8$q;
         jk_valid$9$clock = clock;
         jk_valid$9$d = jk_valid$9$q;
-        jk_timeout$9$clock = clock;
-        jk_timeout$9$d = jk_timeout$9$q;
+        jk_scan$9$clock = clock;
+        jk_scan$9$d = jk_scan$9$q;
         jk_job$9$clock = clock;
         jk_job$9$d = jk_job$9$q;
         jk_sbase$9$clock = clock;
@@ -8563,8 +8687,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$9$d = jbusy$9$q;
         jk_valid$10$clock = clock;
         jk_valid$10$d = jk_valid$10$q;
-        jk_timeout$10$clock = clock;
-        jk_timeout$10$d = jk_timeout$10$q;
+        jk_scan$10$clock = clock;
+        jk_scan$10$d = jk_scan$10$q;
         jk_job$10$clock = clock;
         jk_job$10$d = jk_job$10$q;
         jk_sbase$10$clock = clock;
@@ -8587,8 +8711,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$10$d = jbusy$10$q;
         jk_valid$11$clock = clock;
         jk_valid$11$d = jk_valid$11$q;
-        jk_timeout$11$clock = clock;
-        jk_timeout$11$d = jk_timeout$11$q;
+        jk_scan$11$clock = clock;
+        jk_scan$11$d = jk_scan$11$q;
         jk_job$11$clock = clock;
         jk_job$11$d = jk_job$11$q;
         jk_sbase$11$clock = clock;
@@ -8611,8 +8735,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$11$d = jbusy$11$q;
         jk_valid$12$clock = clock;
         jk_valid$12$d = jk_valid$12$q;
-        jk_timeout$12$clock = clock;
-        jk_timeout$12$d = jk_timeout$12$q;
+        jk_scan$12$clock = clock;
+        jk_scan$12$d = jk_scan$12$q;
         jk_job$12$clock = clock;
         jk_job$12$d = jk_job$12$q;
         jk_sbase$12$clock = clock;
@@ -8635,8 +8759,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$12$d = jbusy$12$q;
         jk_valid$13$clock = clock;
         jk_valid$13$d = jk_valid$13$q;
-        jk_timeout$13$clock = clock;
-        jk_timeout$13$d = jk_timeout$13$q;
+        jk_scan$13$clock = clock;
+        jk_scan$13$d = jk_scan$13$q;
         jk_job$13$clock = clock;
         jk_job$13$d = jk_job$13$q;
         jk_sbase$13$clock = clock;
@@ -8659,8 +8783,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$13$d = jbusy$13$q;
         jk_valid$14$clock = clock;
         jk_valid$14$d = jk_valid$14$q;
-        jk_timeout$14$clock = clock;
-        jk_timeout$14$d = jk_timeout$14$q;
+        jk_scan$14$clock = clock;
+        jk_scan$14$d = jk_scan$14$q;
         jk_job$14$clock = clock;
         jk_job$14$d = jk_job$14$q;
         jk_sbase$14$clock = clock;
@@ -8683,8 +8807,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jbusy$14$d = jbusy$14$q;
         jk_valid$15$clock = clock;
         jk_valid$15$d = jk_valid$15$q;
-        jk_timeout$15$clock = clock;
-        jk_timeout$15$d = jk_timeout$15$q;
+        jk_scan$15$clock = clock;
+        jk_scan$15$d = jk_scan$15$q;
         jk_job$15$clock = clock;
         jk_job$15$d = jk_job$15$q;
         jk_sbase$15$clock = clock;
@@ -8939,6 +9063,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         meta$clock = clock;
         jram$clock = clock;
         chram$clock = clock;
+        pbram$clock = clock;
         chram2$clock = clock;
         chram3$clock = clock;
         ovram$clock = clock;
@@ -9791,22 +9916,22 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (ji$q == c_idx8$15) begin
             busy_cur = busy_cur | jbusy$15$q;
         end
-        own_in$0$d = jk_valid$0$q & jk_timeout$0$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$0$q) < jk_scount$0$q);
-        own_in$1$d = jk_valid$1$q & jk_timeout$1$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$1$q) < jk_scount$1$q);
-        own_in$2$d = jk_valid$2$q & jk_timeout$2$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$2$q) < jk_scount$2$q);
-        own_in$3$d = jk_valid$3$q & jk_timeout$3$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$3$q) < jk_scount$3$q);
-        own_in$4$d = jk_valid$4$q & jk_timeout$4$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$4$q) < jk_scount$4$q);
-        own_in$5$d = jk_valid$5$q & jk_timeout$5$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$5$q) < jk_scount$5$q);
-        own_in$6$d = jk_valid$6$q & jk_timeout$6$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$6$q) < jk_scount$6$q);
-        own_in$7$d = jk_valid$7$q & jk_timeout$7$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$7$q) < jk_scount$7$q);
-        own_in$8$d = jk_valid$8$q & jk_timeout$8$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$8$q) < jk_scount$8$q);
-        own_in$9$d = jk_valid$9$q & jk_timeout$9$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$9$q) < jk_scount$9$q);
-        own_in$10$d = jk_valid$10$q & jk_timeout$10$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$10$q) < jk_scount$10$q);
-        own_in$11$d = jk_valid$11$q & jk_timeout$11$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$11$q) < jk_scount$11$q);
-        own_in$12$d = jk_valid$12$q & jk_timeout$12$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$12$q) < jk_scount$12$q);
-        own_in$13$d = jk_valid$13$q & jk_timeout$13$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$13$q) < jk_scount$13$q);
-        own_in$14$d = jk_valid$14$q & jk_timeout$14$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$14$q) < jk_scount$14$q);
-        own_in$15$d = jk_valid$15$q & jk_timeout$15$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$15$q) < jk_scount$15$q);
+        own_in$0$d = jk_valid$0$q & jk_scan$0$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$0$q) < jk_scount$0$q);
+        own_in$1$d = jk_valid$1$q & jk_scan$1$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$1$q) < jk_scount$1$q);
+        own_in$2$d = jk_valid$2$q & jk_scan$2$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$2$q) < jk_scount$2$q);
+        own_in$3$d = jk_valid$3$q & jk_scan$3$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$3$q) < jk_scount$3$q);
+        own_in$4$d = jk_valid$4$q & jk_scan$4$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$4$q) < jk_scount$4$q);
+        own_in$5$d = jk_valid$5$q & jk_scan$5$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$5$q) < jk_scount$5$q);
+        own_in$6$d = jk_valid$6$q & jk_scan$6$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$6$q) < jk_scount$6$q);
+        own_in$7$d = jk_valid$7$q & jk_scan$7$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$7$q) < jk_scount$7$q);
+        own_in$8$d = jk_valid$8$q & jk_scan$8$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$8$q) < jk_scount$8$q);
+        own_in$9$d = jk_valid$9$q & jk_scan$9$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$9$q) < jk_scount$9$q);
+        own_in$10$d = jk_valid$10$q & jk_scan$10$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$10$q) < jk_scount$10$q);
+        own_in$11$d = jk_valid$11$q & jk_scan$11$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$11$q) < jk_scount$11$q);
+        own_in$12$d = jk_valid$12$q & jk_scan$12$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$12$q) < jk_scount$12$q);
+        own_in$13$d = jk_valid$13$q & jk_scan$13$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$13$q) < jk_scount$13$q);
+        own_in$14$d = jk_valid$14$q & jk_scan$14$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$14$q) < jk_scount$14$q);
+        own_in$15$d = jk_valid$15$q & jk_scan$15$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$15$q) < jk_scount$15$q);
         scan_own = 1'b0;
         scan_own = scan_own | own_in$0$q;
         scan_own = scan_own | own_in$1$q;
@@ -9829,6 +9954,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             own_age$d = own_age$q + 32'h1;
         end
         chaddr = cha_q$q;
+        pbaddr = pba_q$q;
         pr_blk_a = ((pr_block$q) & 24'hffffff);
         jslot$0$d = ((jbase$0$q + (pr_blk_a & jcm$0$q)) & c_smask) << 32'h1;
         jci$0$d = (pr_block$q & jk_scount$0$q) != 32'h0;
@@ -10757,6 +10883,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         ji$d = jsel;
                         chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_child$q) & 24'hffffff) & c_mcmask);
                         cha_q$d = chaddr;
+                        pbaddr = (((jsel) & 24'hffffff) << 32'h3) | ((sel$q) & 24'hffffff);
+                        pba_q$d = pbaddr;
                         cadr$d = slot | ((ci) & 24'hffffff);
                         meta$raddr = slot | ((ci) & 24'hffffff);
                         jram$raddr = ((jsel) & 24'hffffff);
@@ -10834,6 +10962,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     jram$raddr = ((m_jidx) & 24'hffffff);
                     sage$d = age;
+                    tage$d = x_now$q - m[(32'hd0)+:(32)];
                     state$d = FrontState$SPred;
                 end
             FrontState$SPred:
@@ -10842,6 +10971,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_sflush$d = sj[(32'h2)+:(1)] & sj[(32'h1)+:(1)] & (st == cs_aggregating) & (sage$q >= sj[(32'h120)+:(32)]);
                     q_srecl$d = sj[(32'h2)+:(1)] & (st == cs_emitted) & (sage$q >= sj[(32'h140)+:(32)]);
                     q_spartial$d = m_bitmap != sj[(32'h80)+:(64)];
+                    q_sidle$d = (sj[(32'h200)+:(32)] != 32'h0) & busy_st & (tage$q >= sj[(32'h200)+:(32)]);
+                    q_semit$d = st == cs_emitted;
                     state$d = FrontState$SDec;
                 end
             FrontState$SDec:
@@ -10854,7 +10985,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             b_cadr$d = cadr$q;
                             b_eovf$d = 1'b1;
                             ev = ev_timeouts;
-                            meta$wdata = (m & ~mk_meta_state_timer) | ((cs_emitted) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer);
+                            meta$wdata = (m & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                             meta$we = 32'h1;
                             e_slot$d = 1'b1;
                             o_src_mac$d = me_mac$q;
@@ -10887,7 +11018,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     end
                     else if (q_srecl$q) begin
                         ev = ev_reclaims;
-                        meta$wdata = (m & ~mk_meta_state) | ((cs_stale) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                        meta$wdata = (m & ~mk_meta_state) | ((cs_stale) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                        meta$we = 32'h1;
+                        bz_dec = 1'b1;
+                        bz_j = m_jidx;
+                    end
+                    else if (q_sidle$q) begin
+                        ev = ev_idle_reclaims;
+                        if (q_semit$q) begin
+                            meta$wdata = (m & ~mk_meta_state) | ((cs_stale) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                        end
+                        else begin
+                            meta$wdata = (m & ~mk_meta_state) | ((cs_free) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                        end
                         meta$we = 32'h1;
                         bz_dec = 1'b1;
                         bz_j = m_jidx;
@@ -10922,9 +11065,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dact = dq_act$q;
         aop = dq_aop$q;
         cpl = dq_cpl$q;
-        cmw = ((cs_aggregating) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((x_jep$q[(32'h0)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((x_jep$q[(32'h10)+:(16)]) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((dx_block$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((dx_bitmap$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((dx_exponent$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((x_sflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_elements$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((dx_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer);
+        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((x_jep$q[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((x_jep$q[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((dx_block$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((dx_bitmap$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((dx_exponent$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((x_sflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_elements$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
         if (dq_merge$q) begin
-            cmw = (xm & ~mk_meta_bitmap_flags) | (((x_newbm$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((x_mflags$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags);
+            cmw = (xm & ~mk_meta_bitmap_flags) | (((x_newbm$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((x_mflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
         end
         cr = cpl & ~x_je$q[(32'h1)+:(1)];
         dwe = 1'b0;
@@ -10932,19 +11075,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dbi = 1'b0;
         dbd = 1'b0;
         dhwc = 1'b0;
-        if ((dx_ptype$q == pt_result) & x_je$q[(32'h1)+:(1)] & q_samebl$q) begin
+        if ((dx_ptype$q == pt_result) & x_je$q[(32'h1)+:(1)] & dq_rok$q & q_samebl$q) begin
             dwe = 1'b1;
-            dwd = (xm & ~mk_meta_state) | ((cs_done) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff);
+            dwd = (xm & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
             dbd = q_busy_st$q;
         end
         if (dact == Action$Aggregate) begin
             dwe = 1'b1;
             if (cpl) begin
                 if (x_je$q[(32'h1)+:(1)]) begin
-                    dwd = (cmw & ~mk_meta_state_timer) | ((cs_emitted) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_now$q) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer);
+                    dwd = (cmw & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                 end
                 else begin
-                    dwd = (cmw & ~mk_meta_state) | ((cs_done) & 208'hffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                    dwd = (cmw & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                 end
             end
             if (aop == 32'h1) begin
@@ -11010,7 +11153,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 bz_inc = dbi;
                 bz_dec = dbd;
                 hwc = dhwc;
-                if ((dx_ptype$q == pt_result) & x_je$q[(32'h1)+:(1)]) begin
+                if ((dx_ptype$q == pt_result) & x_je$q[(32'h1)+:(1)] & dq_rok$q) begin
                     sq_o_src_ip$d = me_ip$q;
                     sq_o_flags$d = dx_flags$q | fl_multicast;
                     mc_new = 1'b1;
@@ -11138,6 +11281,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_badchild$d = ~xp_flags$q[32'h0] & (xp_child$q >= je$q[(32'h10)+:(8)]);
                     q_chrank$d = ~xp_flags$q[32'h0] & ((xp_bitmap$q & ~chr$q[(32'h0)+:(64)]) != 32'h0);
                     q_degree$d = ~xp_flags$q[32'h0] & (xp_child$q >= je$q[(32'h8)+:(8)]);
+                    q_badsrc$d = (xp_flags$q[32'h0] & (je$q[(32'h3)+:(2)] != 32'h0) & ((xp_bitmap$q & ~pbr$q) != 32'h0)) | (~xp_flags$q[32'h0] & (je$q[(32'h3)+:(2)] != 32'h0) & (xp_src_ip$q != chr$q[(32'h70)+:(32)])) | (~xp_flags$q[32'h0] & (je$q[(32'h3)+:(2)] == sc_ip_port) & (xp_src_port$q != chr$q[(32'h90)+:(16)]));
+                    q_rbadsrc$d = (je$q[(32'h3)+:(2)] != 32'h0) & (x_sel$q != je$q[(32'h1c0)+:(4)]);
                     q_cpl0$d = xp_bitmap$q == je$q[(32'h80)+:(64)];
                     q_cpl1$d = newbm == je$q[(32'h80)+:(64)];
                     q_elne$d = xp_elements$q != m_elem;
@@ -11160,9 +11305,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     dq_aop$d = 32'h1;
                     dq_cpl$d = q_cpl0$q;
                     dq_merge$d = 1'b0;
+                    dq_rok$d = 1'b1;
                     if (xp_ptype$q == pt_result) begin
                         if (~x_je$q[(32'h1)+:(1)]) begin
                             dq_ev$d = ev_malformed;
+                        end
+                        else if (q_rbadsrc$q) begin
+                            dq_ev$d = ev_bad_source;
+                            dq_rok$d = 1'b0;
                         end
                     end
                     else if (q_badrank$q) begin
@@ -11176,6 +11326,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     end
                     else if (q_chrank$q) begin
                         dq_ev$d = ev_malformed;
+                    end
+                    else if (q_badsrc$q) begin
+                        dq_ev$d = ev_bad_source;
                     end
                     else if (q_degree$q) begin
                         dq_ev$d = ev_bypass_degree;
@@ -11294,6 +11447,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         xo_v$d = 1'b0;
         if (lk_v$q) begin
             chr$d = chram$rdata;
+            pbr$d = pbram$rdata;
             bcur$d = busy_cur;
             bcd$d = 32'h0;
             if (dec_v & (dbi | dbd) & (dx_ji$q == ji$q)) begin
@@ -11439,57 +11593,58 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             state$d = FrontState$Prep2;
         end
         chram$raddr = chaddr;
+        pbram$raddr = pbaddr;
         if (h_go) begin
             bstate$d = h_st;
             rl$d = q_rle1$q;
         end
         any_to$d = 1'b0;
-        if (jk_valid$0$q & jk_timeout$0$q) begin
+        if (jk_valid$0$q & jk_scan$0$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$1$q & jk_timeout$1$q) begin
+        if (jk_valid$1$q & jk_scan$1$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$2$q & jk_timeout$2$q) begin
+        if (jk_valid$2$q & jk_scan$2$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$3$q & jk_timeout$3$q) begin
+        if (jk_valid$3$q & jk_scan$3$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$4$q & jk_timeout$4$q) begin
+        if (jk_valid$4$q & jk_scan$4$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$5$q & jk_timeout$5$q) begin
+        if (jk_valid$5$q & jk_scan$5$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$6$q & jk_timeout$6$q) begin
+        if (jk_valid$6$q & jk_scan$6$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$7$q & jk_timeout$7$q) begin
+        if (jk_valid$7$q & jk_scan$7$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$8$q & jk_timeout$8$q) begin
+        if (jk_valid$8$q & jk_scan$8$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$9$q & jk_timeout$9$q) begin
+        if (jk_valid$9$q & jk_scan$9$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$10$q & jk_timeout$10$q) begin
+        if (jk_valid$10$q & jk_scan$10$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$11$q & jk_timeout$11$q) begin
+        if (jk_valid$11$q & jk_scan$11$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$12$q & jk_timeout$12$q) begin
+        if (jk_valid$12$q & jk_scan$12$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$13$q & jk_timeout$13$q) begin
+        if (jk_valid$13$q & jk_scan$13$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$14$q & jk_timeout$14$q) begin
+        if (jk_valid$14$q & jk_scan$14$q) begin
             any_to$d = 1'b1;
         end
-        if (jk_valid$15$q & jk_timeout$15$q) begin
+        if (jk_valid$15$q & jk_scan$15$q) begin
             any_to$d = 1'b1;
         end
         if (~sweep_on$q & any_to$q & (scan_ticks$q != 32'h0) & (sweep_el$q >= scan_ticks$q)) begin
@@ -11509,10 +11664,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else if (bready) begin
             bvalid_r$d = 1'b0;
         end
-        jpack = ((st_jctrl$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port);
+        jpack = ((st_jctrl$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port) | (((st_jidle$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_idle);
         chram$waddr = (((wdata[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((wdata[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
         chram$wdata = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_mac) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_ip) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_udp) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_port);
         chram$we = 32'h0;
+        pbram$waddr = (((wdata[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((wdata[(32'h0)+:(3)]) & 24'hffffff);
+        pbram$wdata = st_pbelow$q;
+        pbram$we = 32'h0;
         if (wr) begin
             if (awaddr == a_me_ip) begin
                 me_ip$d = wdata;
@@ -11564,6 +11722,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             end
             if (awaddr == a_job_reclaim_after) begin
                 st_jreclaim$d = wdata;
+            end
+            if (awaddr == a_job_reclaim_idle) begin
+                st_jidle$d = wdata;
+            end
+            if (awaddr == a_port_below_lo) begin
+                st_pbelow$d = (st_pbelow$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
+            end
+            if (awaddr == a_port_below_hi) begin
+                st_pbelow$d = (st_pbelow$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (awaddr == a_port_below_commit) begin
+                pbram$we = 32'h1;
             end
             if (awaddr == a_job_parent_mac_lo) begin
                 st_pmac$d = (st_pmac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
@@ -12634,7 +12804,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (bq_hwc$q & ((cnt$0$q + 32'h1) > cnt$1$q)) begin
             cnt$1$d = cnt$0$q + 32'h1;
         end
-        jram$wdata = jpack | (((jgen$q) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_epoch);
+        jram$wdata = jpack | (((jgen$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_epoch);
         jc_base = ((st_jsbase$q) & 24'hffffff);
         jc_cm = ((st_jscount$q - 32'h1) & 24'hffffff);
         jc_busy = 32'h0;
@@ -12650,7 +12820,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$0$q;
             if (jc_q$q) begin
                 jk_valid$0$d = jpack[(32'h0)+:(1)];
-                jk_timeout$0$d = jpack[(32'h2)+:(1)];
+                jk_scan$0$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$0$d = jpack[(32'h20)+:(16)];
                 jk_sbase$0$d = jpack[(32'hc0)+:(32)];
                 jk_scount$0$d = jpack[(32'he0)+:(32)];
@@ -12672,7 +12842,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$1$q;
             if (jc_q$q) begin
                 jk_valid$1$d = jpack[(32'h0)+:(1)];
-                jk_timeout$1$d = jpack[(32'h2)+:(1)];
+                jk_scan$1$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$1$d = jpack[(32'h20)+:(16)];
                 jk_sbase$1$d = jpack[(32'hc0)+:(32)];
                 jk_scount$1$d = jpack[(32'he0)+:(32)];
@@ -12694,7 +12864,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$2$q;
             if (jc_q$q) begin
                 jk_valid$2$d = jpack[(32'h0)+:(1)];
-                jk_timeout$2$d = jpack[(32'h2)+:(1)];
+                jk_scan$2$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$2$d = jpack[(32'h20)+:(16)];
                 jk_sbase$2$d = jpack[(32'hc0)+:(32)];
                 jk_scount$2$d = jpack[(32'he0)+:(32)];
@@ -12716,7 +12886,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$3$q;
             if (jc_q$q) begin
                 jk_valid$3$d = jpack[(32'h0)+:(1)];
-                jk_timeout$3$d = jpack[(32'h2)+:(1)];
+                jk_scan$3$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$3$d = jpack[(32'h20)+:(16)];
                 jk_sbase$3$d = jpack[(32'hc0)+:(32)];
                 jk_scount$3$d = jpack[(32'he0)+:(32)];
@@ -12738,7 +12908,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$4$q;
             if (jc_q$q) begin
                 jk_valid$4$d = jpack[(32'h0)+:(1)];
-                jk_timeout$4$d = jpack[(32'h2)+:(1)];
+                jk_scan$4$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$4$d = jpack[(32'h20)+:(16)];
                 jk_sbase$4$d = jpack[(32'hc0)+:(32)];
                 jk_scount$4$d = jpack[(32'he0)+:(32)];
@@ -12760,7 +12930,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$5$q;
             if (jc_q$q) begin
                 jk_valid$5$d = jpack[(32'h0)+:(1)];
-                jk_timeout$5$d = jpack[(32'h2)+:(1)];
+                jk_scan$5$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$5$d = jpack[(32'h20)+:(16)];
                 jk_sbase$5$d = jpack[(32'hc0)+:(32)];
                 jk_scount$5$d = jpack[(32'he0)+:(32)];
@@ -12782,7 +12952,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$6$q;
             if (jc_q$q) begin
                 jk_valid$6$d = jpack[(32'h0)+:(1)];
-                jk_timeout$6$d = jpack[(32'h2)+:(1)];
+                jk_scan$6$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$6$d = jpack[(32'h20)+:(16)];
                 jk_sbase$6$d = jpack[(32'hc0)+:(32)];
                 jk_scount$6$d = jpack[(32'he0)+:(32)];
@@ -12804,7 +12974,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$7$q;
             if (jc_q$q) begin
                 jk_valid$7$d = jpack[(32'h0)+:(1)];
-                jk_timeout$7$d = jpack[(32'h2)+:(1)];
+                jk_scan$7$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$7$d = jpack[(32'h20)+:(16)];
                 jk_sbase$7$d = jpack[(32'hc0)+:(32)];
                 jk_scount$7$d = jpack[(32'he0)+:(32)];
@@ -12826,7 +12996,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$8$q;
             if (jc_q$q) begin
                 jk_valid$8$d = jpack[(32'h0)+:(1)];
-                jk_timeout$8$d = jpack[(32'h2)+:(1)];
+                jk_scan$8$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$8$d = jpack[(32'h20)+:(16)];
                 jk_sbase$8$d = jpack[(32'hc0)+:(32)];
                 jk_scount$8$d = jpack[(32'he0)+:(32)];
@@ -12848,7 +13018,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$9$q;
             if (jc_q$q) begin
                 jk_valid$9$d = jpack[(32'h0)+:(1)];
-                jk_timeout$9$d = jpack[(32'h2)+:(1)];
+                jk_scan$9$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$9$d = jpack[(32'h20)+:(16)];
                 jk_sbase$9$d = jpack[(32'hc0)+:(32)];
                 jk_scount$9$d = jpack[(32'he0)+:(32)];
@@ -12870,7 +13040,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$10$q;
             if (jc_q$q) begin
                 jk_valid$10$d = jpack[(32'h0)+:(1)];
-                jk_timeout$10$d = jpack[(32'h2)+:(1)];
+                jk_scan$10$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$10$d = jpack[(32'h20)+:(16)];
                 jk_sbase$10$d = jpack[(32'hc0)+:(32)];
                 jk_scount$10$d = jpack[(32'he0)+:(32)];
@@ -12892,7 +13062,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$11$q;
             if (jc_q$q) begin
                 jk_valid$11$d = jpack[(32'h0)+:(1)];
-                jk_timeout$11$d = jpack[(32'h2)+:(1)];
+                jk_scan$11$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$11$d = jpack[(32'h20)+:(16)];
                 jk_sbase$11$d = jpack[(32'hc0)+:(32)];
                 jk_scount$11$d = jpack[(32'he0)+:(32)];
@@ -12914,7 +13084,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$12$q;
             if (jc_q$q) begin
                 jk_valid$12$d = jpack[(32'h0)+:(1)];
-                jk_timeout$12$d = jpack[(32'h2)+:(1)];
+                jk_scan$12$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$12$d = jpack[(32'h20)+:(16)];
                 jk_sbase$12$d = jpack[(32'hc0)+:(32)];
                 jk_scount$12$d = jpack[(32'he0)+:(32)];
@@ -12936,7 +13106,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$13$q;
             if (jc_q$q) begin
                 jk_valid$13$d = jpack[(32'h0)+:(1)];
-                jk_timeout$13$d = jpack[(32'h2)+:(1)];
+                jk_scan$13$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$13$d = jpack[(32'h20)+:(16)];
                 jk_sbase$13$d = jpack[(32'hc0)+:(32)];
                 jk_scount$13$d = jpack[(32'he0)+:(32)];
@@ -12958,7 +13128,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$14$q;
             if (jc_q$q) begin
                 jk_valid$14$d = jpack[(32'h0)+:(1)];
-                jk_timeout$14$d = jpack[(32'h2)+:(1)];
+                jk_scan$14$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$14$d = jpack[(32'h20)+:(16)];
                 jk_sbase$14$d = jpack[(32'hc0)+:(32)];
                 jk_scount$14$d = jpack[(32'he0)+:(32)];
@@ -12980,7 +13150,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jc_busy = jc_busy | jbusy$15$q;
             if (jc_q$q) begin
                 jk_valid$15$d = jpack[(32'h0)+:(1)];
-                jk_timeout$15$d = jpack[(32'h2)+:(1)];
+                jk_scan$15$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
                 jk_job$15$d = jpack[(32'h20)+:(16)];
                 jk_sbase$15$d = jpack[(32'hc0)+:(32)];
                 jk_scount$15$d = jpack[(32'he0)+:(32)];
@@ -13016,97 +13186,97 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             scan_ptr$d = 32'h0;
             scan_c$d = 1'b0;
             jk_valid$0$d = 1'b0;
-            jk_timeout$0$d = 1'b0;
+            jk_scan$0$d = 1'b0;
             jk_job$0$d = 32'h0;
             jk_sbase$0$d = 32'h0;
             jk_scount$0$d = 32'h0;
             jbusy$0$d = 32'h0;
             jk_valid$1$d = 1'b0;
-            jk_timeout$1$d = 1'b0;
+            jk_scan$1$d = 1'b0;
             jk_job$1$d = 32'h0;
             jk_sbase$1$d = 32'h0;
             jk_scount$1$d = 32'h0;
             jbusy$1$d = 32'h0;
             jk_valid$2$d = 1'b0;
-            jk_timeout$2$d = 1'b0;
+            jk_scan$2$d = 1'b0;
             jk_job$2$d = 32'h0;
             jk_sbase$2$d = 32'h0;
             jk_scount$2$d = 32'h0;
             jbusy$2$d = 32'h0;
             jk_valid$3$d = 1'b0;
-            jk_timeout$3$d = 1'b0;
+            jk_scan$3$d = 1'b0;
             jk_job$3$d = 32'h0;
             jk_sbase$3$d = 32'h0;
             jk_scount$3$d = 32'h0;
             jbusy$3$d = 32'h0;
             jk_valid$4$d = 1'b0;
-            jk_timeout$4$d = 1'b0;
+            jk_scan$4$d = 1'b0;
             jk_job$4$d = 32'h0;
             jk_sbase$4$d = 32'h0;
             jk_scount$4$d = 32'h0;
             jbusy$4$d = 32'h0;
             jk_valid$5$d = 1'b0;
-            jk_timeout$5$d = 1'b0;
+            jk_scan$5$d = 1'b0;
             jk_job$5$d = 32'h0;
             jk_sbase$5$d = 32'h0;
             jk_scount$5$d = 32'h0;
             jbusy$5$d = 32'h0;
             jk_valid$6$d = 1'b0;
-            jk_timeout$6$d = 1'b0;
+            jk_scan$6$d = 1'b0;
             jk_job$6$d = 32'h0;
             jk_sbase$6$d = 32'h0;
             jk_scount$6$d = 32'h0;
             jbusy$6$d = 32'h0;
             jk_valid$7$d = 1'b0;
-            jk_timeout$7$d = 1'b0;
+            jk_scan$7$d = 1'b0;
             jk_job$7$d = 32'h0;
             jk_sbase$7$d = 32'h0;
             jk_scount$7$d = 32'h0;
             jbusy$7$d = 32'h0;
             jk_valid$8$d = 1'b0;
-            jk_timeout$8$d = 1'b0;
+            jk_scan$8$d = 1'b0;
             jk_job$8$d = 32'h0;
             jk_sbase$8$d = 32'h0;
             jk_scount$8$d = 32'h0;
             jbusy$8$d = 32'h0;
             jk_valid$9$d = 1'b0;
-            jk_timeout$9$d = 1'b0;
+            jk_scan$9$d = 1'b0;
             jk_job$9$d = 32'h0;
             jk_sbase$9$d = 32'h0;
             jk_scount$9$d = 32'h0;
             jbusy$9$d = 32'h0;
             jk_valid$10$d = 1'b0;
-            jk_timeout$10$d = 1'b0;
+            jk_scan$10$d = 1'b0;
             jk_job$10$d = 32'h0;
             jk_sbase$10$d = 32'h0;
             jk_scount$10$d = 32'h0;
             jbusy$10$d = 32'h0;
             jk_valid$11$d = 1'b0;
-            jk_timeout$11$d = 1'b0;
+            jk_scan$11$d = 1'b0;
             jk_job$11$d = 32'h0;
             jk_sbase$11$d = 32'h0;
             jk_scount$11$d = 32'h0;
             jbusy$11$d = 32'h0;
             jk_valid$12$d = 1'b0;
-            jk_timeout$12$d = 1'b0;
+            jk_scan$12$d = 1'b0;
             jk_job$12$d = 32'h0;
             jk_sbase$12$d = 32'h0;
             jk_scount$12$d = 32'h0;
             jbusy$12$d = 32'h0;
             jk_valid$13$d = 1'b0;
-            jk_timeout$13$d = 1'b0;
+            jk_scan$13$d = 1'b0;
             jk_job$13$d = 32'h0;
             jk_sbase$13$d = 32'h0;
             jk_scount$13$d = 32'h0;
             jbusy$13$d = 32'h0;
             jk_valid$14$d = 1'b0;
-            jk_timeout$14$d = 1'b0;
+            jk_scan$14$d = 1'b0;
             jk_job$14$d = 32'h0;
             jk_sbase$14$d = 32'h0;
             jk_scount$14$d = 32'h0;
             jbusy$14$d = 32'h0;
             jk_valid$15$d = 1'b0;
-            jk_timeout$15$d = 1'b0;
+            jk_scan$15$d = 1'b0;
             jk_job$15$d = 32'h0;
             jk_sbase$15$d = 32'h0;
             jk_scount$15$d = 32'h0;
@@ -15236,6 +15406,25 @@ module fanin_dq_merge(d,q,clock);
     end
           
 endmodule // fanin_dq_merge
+
+
+module fanin_dq_rok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dq_rok
 
 
 module fanin_dv_0(d,q,clock);
@@ -18726,13 +18915,13 @@ endmodule // fanin_jcm_9
 module fanin_je(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [543:0] d;
+    output reg  [543:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 544'h0;
     end
     
     always @(posedge clock) begin
@@ -19730,6 +19919,310 @@ module fanin_jk_sbase_9(d,q,clock);
 endmodule // fanin_jk_sbase_9
 
 
+module fanin_jk_scan_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_0
+
+
+module fanin_jk_scan_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_1
+
+
+module fanin_jk_scan_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_10
+
+
+module fanin_jk_scan_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_11
+
+
+module fanin_jk_scan_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_12
+
+
+module fanin_jk_scan_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_13
+
+
+module fanin_jk_scan_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_14
+
+
+module fanin_jk_scan_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_15
+
+
+module fanin_jk_scan_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_2
+
+
+module fanin_jk_scan_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_3
+
+
+module fanin_jk_scan_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_4
+
+
+module fanin_jk_scan_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_5
+
+
+module fanin_jk_scan_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_6
+
+
+module fanin_jk_scan_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_7
+
+
+module fanin_jk_scan_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_8
+
+
+module fanin_jk_scan_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_jk_scan_9
+
+
 module fanin_jk_scount_0(d,q,clock);
     
     // Module arguments
@@ -20032,310 +20525,6 @@ module fanin_jk_scount_9(d,q,clock);
     end
           
 endmodule // fanin_jk_scount_9
-
-
-module fanin_jk_timeout_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_0
-
-
-module fanin_jk_timeout_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_1
-
-
-module fanin_jk_timeout_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_10
-
-
-module fanin_jk_timeout_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_11
-
-
-module fanin_jk_timeout_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_12
-
-
-module fanin_jk_timeout_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_13
-
-
-module fanin_jk_timeout_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_14
-
-
-module fanin_jk_timeout_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_15
-
-
-module fanin_jk_timeout_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_2
-
-
-module fanin_jk_timeout_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_3
-
-
-module fanin_jk_timeout_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_4
-
-
-module fanin_jk_timeout_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_5
-
-
-module fanin_jk_timeout_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_6
-
-
-module fanin_jk_timeout_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_7
-
-
-module fanin_jk_timeout_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_8
-
-
-module fanin_jk_timeout_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_timeout_9
 
 
 module fanin_jk_valid_0(d,q,clock);
@@ -20951,20 +21140,20 @@ module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [511:0] wdata;
+    input wire  [543:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [511:0] rdata;
+    output reg  [543:0] rdata;
     
     // Update code (custom)
-    // 16 x 512 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 16 x 544 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 4 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [511:0] mem [0:15];
-    reg [511:0] rdata_r;
+    (* ram_style = "block" *) reg [543:0] mem [0:15];
+    reg [543:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[3:0]];
-        if (we[0]) mem[waddr[3:0]][0 +: 512] <= wdata[0 +: 512];
+        if (we[0]) mem[waddr[3:0]][0 +: 544] <= wdata[0 +: 544];
     end
 endmodule // fanin_jram
 
@@ -21962,20 +22151,20 @@ module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [207:0] wdata;
+    input wire  [239:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [207:0] rdata;
+    output reg  [239:0] rdata;
     
     // Update code (custom)
-    // 512 x 208 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 512 x 240 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 9 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [207:0] mem [0:511];
-    reg [207:0] rdata_r;
+    (* ram_style = "block" *) reg [239:0] mem [0:511];
+    reg [239:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[8:0]];
-        if (we[0]) mem[waddr[8:0]][0 +: 208] <= wdata[0 +: 208];
+        if (we[0]) mem[waddr[8:0]][0 +: 240] <= wdata[0 +: 240];
     end
 endmodule // fanin_meta
 
@@ -22002,13 +22191,13 @@ endmodule // fanin_more
 module fanin_mq(d,q,clock);
     
     // Module arguments
-    input wire  [207:0] d;
-    output reg  [207:0] q;
+    input wire  [239:0] d;
+    output reg  [239:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 208'h0;
+       q = 240'h0;
     end
     
     always @(posedge clock) begin
@@ -23108,6 +23297,67 @@ module fanin_parser_swap(a,y);
 endmodule // fanin_parser_swap
 
 
+module fanin_pba_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pba_q
+
+
+module fanin_pbr(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pbr
+
+
+module fanin_pbram(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [63:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Update code (custom)
+    // 128 x 64 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 7 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [63:0] mem [0:127];
+    reg [63:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[6:0]];
+        if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
+    end
+endmodule // fanin_pbram
+
+
 module fanin_pc_bad(d,q,clock);
     
     // Module arguments
@@ -24077,6 +24327,25 @@ module fanin_q_badrank(d,q,clock);
 endmodule // fanin_q_badrank
 
 
+module fanin_q_badsrc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_badsrc
+
+
 module fanin_q_bd(d,q,clock);
     
     // Module arguments
@@ -24362,6 +24631,25 @@ module fanin_q_qfull(d,q,clock);
 endmodule // fanin_q_qfull
 
 
+module fanin_q_rbadsrc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_rbadsrc
+
+
 module fanin_q_rle1(d,q,clock);
     
     // Module arguments
@@ -24438,6 +24726,25 @@ module fanin_q_samebl(d,q,clock);
 endmodule // fanin_q_samebl
 
 
+module fanin_q_semit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_semit
+
+
 module fanin_q_sflush(d,q,clock);
     
     // Module arguments
@@ -24457,16 +24764,35 @@ module fanin_q_sflush(d,q,clock);
 endmodule // fanin_q_sflush
 
 
-module fanin_q_sj(d,q,clock);
+module fanin_q_sidle(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  d;
+    output reg  q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_sidle
+
+
+module fanin_q_sj(d,q,clock);
+    
+    // Module arguments
+    input wire  [543:0] d;
+    output reg  [543:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 544'h0;
     end
     
     always @(posedge clock) begin
@@ -37442,6 +37768,25 @@ module fanin_st_jid(d,q,clock);
 endmodule // fanin_st_jid
 
 
+module fanin_st_jidle(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jidle
+
+
 module fanin_st_jquota(d,q,clock);
     
     // Module arguments
@@ -37535,6 +37880,25 @@ module fanin_st_jscount(d,q,clock);
     end
           
 endmodule // fanin_st_jscount
+
+
+module fanin_st_pbelow(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_pbelow
 
 
 module fanin_st_pip(d,q,clock);
@@ -37945,6 +38309,25 @@ module fanin_t3_v(d,q,clock);
     end
           
 endmodule // fanin_t3_v
+
+
+module fanin_tage(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tage
 
 
 module fanin_tick_cnt(d,q,clock);
@@ -41845,13 +42228,13 @@ endmodule // fanin_wq_a
 module fanin_wq_d(d,q,clock);
     
     // Module arguments
-    input wire  [207:0] d;
-    output reg  [207:0] q;
+    input wire  [239:0] d;
+    output reg  [239:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 208'h0;
+       q = 240'h0;
     end
     
     always @(posedge clock) begin
@@ -41921,13 +42304,13 @@ endmodule // fanin_x_hdr
 module fanin_x_je(d,q,clock);
     
     // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
+    input wire  [543:0] d;
+    output reg  [543:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 512'h0;
+       q = 544'h0;
     end
     
     always @(posedge clock) begin
@@ -41997,13 +42380,13 @@ endmodule // fanin_x_len
 module fanin_x_m(d,q,clock);
     
     // Module arguments
-    input wire  [207:0] d;
-    output reg  [207:0] q;
+    input wire  [239:0] d;
+    output reg  [239:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 208'h0;
+       q = 240'h0;
     end
     
     always @(posedge clock) begin

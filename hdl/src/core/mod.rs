@@ -135,7 +135,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // width), busy counts.
     jram: FaninRam<JOB_W>,
     jk_valid: Vec<DFF<bool>>,
-    jk_timeout: Vec<DFF<bool>>,
+    jk_scan: Vec<DFF<bool>>,
     jk_job: Vec<DFF<Bits<16>>>,
     jk_sbase: Vec<DFF<Bits<32>>>,
     jk_scount: Vec<DFF<Bits<32>>>,
@@ -441,6 +441,25 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     je: DFF<Bits<JOB_W>>,
     jep: DFF<Bits<32>>,
     chr: DFF<Bits<CHILD_W>>,
+    // Port-below table (bypass source checks, `Switch::bypass_source_ok`): row
+    // `entry << 3 | port`, read with the child entry (`pba_q` holds PARSE's address while
+    // LOOK waits), registered into `pbr`; its staging register.
+    pbram: FaninRam<64>,
+    pbr: DFF<Bits<64>>,
+    pba_q: DFF<Bits<ADDR_W>>,
+    pbaddr: Signal<Local, Bits<ADDR_W>>,
+    st_pbelow: DFF<Bits<64>>,
+    st_jidle: DFF<Bits<32>>,
+    // Source validation (PRED: a contribution's source, a result's ingress port; DSEL: a
+    // result from elsewhere takes no effect in DECIDE).
+    q_badsrc: DFF<bool>,
+    q_rbadsrc: DFF<bool>,
+    dq_rok: DFF<bool>,
+    // Idle reclaim (timer scan): ticks since the copy's last progress, the decision, and
+    // whether the copy was emitted (it becomes Stale, else Free).
+    tage: DFF<Bits<32>>,
+    q_sidle: DFF<bool>,
+    q_semit: DFF<bool>,
     cadr: DFF<Bits<ADDR_W>>,
     agg_op: DFF<Bits<2>>,
     nr: DFF<Bits<16>>,
@@ -765,6 +784,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ev_bypass_transit: Constant<Bits<32>>,
     ev_root_drops: Constant<Bits<32>>,
     ev_unknown_job: Constant<Bits<32>>,
+    ev_bad_source: Constant<Bits<32>>,
+    ev_idle_reclaims: Constant<Bits<32>>,
+    sc_ip_port: Constant<Bits<2>>,
     ev_malformed: Constant<Bits<32>>,
     ev_timeouts: Constant<Bits<32>>,
     ev_reclaims: Constant<Bits<32>>,
@@ -801,6 +823,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     a_job_quota: Constant<Bits<16>>,
     a_job_flush_after: Constant<Bits<16>>,
     a_job_reclaim_after: Constant<Bits<16>>,
+    a_job_reclaim_idle: Constant<Bits<16>>,
+    a_port_below_lo: Constant<Bits<16>>,
+    a_port_below_hi: Constant<Bits<16>>,
+    a_port_below_commit: Constant<Bits<16>>,
     a_job_parent_mac_lo: Constant<Bits<16>>,
     a_job_parent_mac_hi: Constant<Bits<16>>,
     a_job_parent_ip: Constant<Bits<16>>,
@@ -824,6 +850,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     at_job_quota: Constant<Bits<16>>,
     at_job_flush_after: Constant<Bits<16>>,
     at_job_reclaim_after: Constant<Bits<16>>,
+    at_job_reclaim_idle: Constant<Bits<16>>,
     at_job_parent_ip: Constant<Bits<16>>,
     at_job_parent_mac: Constant<Bits<16>>,
     at_job_parent_udp: Constant<Bits<16>>,
@@ -842,8 +869,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     at_meta_flags: Constant<Bits<16>>,
     at_meta_elements: Constant<Bits<16>>,
     at_meta_timer: Constant<Bits<16>>,
+    at_meta_touched: Constant<Bits<16>>,
     mk_meta_state: Constant<Bits<META_W>>,
-    mk_meta_state_timer: Constant<Bits<META_W>>,
+    mk_meta_state_times: Constant<Bits<META_W>>,
     mk_meta_bitmap_flags: Constant<Bits<META_W>>,
 }
 
@@ -910,7 +938,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             chram: FaninRam::new(nj << mclog, 1),
             jram: FaninRam::new(nj.max(2), 1),
             jk_valid: n(nj),
-            jk_timeout: n(nj),
+            jk_scan: n(nj),
             jk_job: n(nj),
             jk_sbase: n(nj),
             jk_scount: n(nj),
@@ -970,6 +998,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             je: Default::default(),
             jep: Default::default(),
             chr: Default::default(),
+            pbram: FaninRam::new(nj.max(2) << 3, 1),
+            pbr: Default::default(),
+            pba_q: Default::default(),
+            pbaddr: Default::default(),
+            st_pbelow: Default::default(),
+            st_jidle: Default::default(),
+            q_badsrc: Default::default(),
+            q_rbadsrc: Default::default(),
+            dq_rok: Default::default(),
+            tage: Default::default(),
+            q_sidle: Default::default(),
+            q_semit: Default::default(),
             cadr: Default::default(),
             agg_op: Default::default(),
             nr: Default::default(),
@@ -1497,6 +1537,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             ev_bypass_transit: event(Counter::BypassTransit),
             ev_root_drops: event(Counter::RootDrops),
             ev_unknown_job: event(Counter::UnknownJob),
+            ev_bad_source: event(Counter::BadSource),
+            ev_idle_reclaims: event(Counter::IdleReclaims),
+            sc_ip_port: Constant::new(job::SRC_CHECK_IP_PORT.into()),
             ev_malformed: event(Counter::Malformed),
             ev_timeouts: event(Counter::Timeouts),
             ev_reclaims: event(Counter::Reclaims),
@@ -1531,6 +1574,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             a_job_quota: a("job_quota"),
             a_job_flush_after: a("job_flush_after"),
             a_job_reclaim_after: a("job_reclaim_after"),
+            a_job_reclaim_idle: a("job_reclaim_idle"),
+            a_port_below_lo: a("port_below_lo"),
+            a_port_below_hi: a("port_below_hi"),
+            a_port_below_commit: a("port_below_commit"),
             a_job_parent_mac_lo: a("job_parent_mac_lo"),
             a_job_parent_mac_hi: a("job_parent_mac_hi"),
             a_job_parent_ip: a("job_parent_ip"),
@@ -1553,6 +1600,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             at_job_quota: at(job::QUOTA),
             at_job_flush_after: at(job::FLUSH_AFTER),
             at_job_reclaim_after: at(job::RECLAIM_AFTER),
+            at_job_reclaim_idle: at(job::RECLAIM_IDLE),
             at_job_parent_ip: at(job::PARENT_IP),
             at_job_parent_mac: at(job::PARENT_MAC),
             at_job_parent_udp: at(job::PARENT_UDP),
@@ -1571,9 +1619,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             at_meta_flags: at(meta::FLAGS),
             at_meta_elements: at(meta::ELEMENTS),
             at_meta_timer: at(meta::TIMER),
+            at_meta_touched: at(meta::TOUCHED),
             mk_meta_state: mask(&[meta::STATE]),
-            mk_meta_state_timer: mask(&[meta::STATE, meta::TIMER]),
-            mk_meta_bitmap_flags: mask(&[meta::BITMAP, meta::FLAGS]),
+            mk_meta_state_times: mask(&[meta::STATE, meta::TIMER, meta::TOUCHED]),
+            mk_meta_bitmap_flags: mask(&[meta::BITMAP, meta::FLAGS, meta::TOUCHED]),
         }
     }
 }
@@ -1768,6 +1817,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             je,
             jep,
             chr,
+            pbr,
+            pba_q,
+            st_pbelow,
+            st_jidle,
+            q_badsrc,
+            q_rbadsrc,
+            dq_rok,
+            tage,
+            q_sidle,
+            q_semit,
             cadr,
             agg_op,
             nr,
@@ -1957,8 +2016,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         for j in 0..self.jk_valid.len() {
             self.jk_valid[j].clock.next = self.clock.val();
             self.jk_valid[j].d.next = self.jk_valid[j].q.val();
-            self.jk_timeout[j].clock.next = self.clock.val();
-            self.jk_timeout[j].d.next = self.jk_timeout[j].q.val();
+            self.jk_scan[j].clock.next = self.clock.val();
+            self.jk_scan[j].d.next = self.jk_scan[j].q.val();
             self.jk_job[j].clock.next = self.clock.val();
             self.jk_job[j].d.next = self.jk_job[j].q.val();
             self.jk_sbase[j].clock.next = self.clock.val();
@@ -2020,6 +2079,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.meta.clock.next = self.clock.val();
         self.jram.clock.next = self.clock.val();
         self.chram.clock.next = self.clock.val();
+        self.pbram.clock.next = self.clock.val();
         self.chram2.clock.next = self.clock.val();
         self.chram3.clock.next = self.clock.val();
         self.ovram.clock.next = self.clock.val();
@@ -2363,7 +2423,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // `own_age` counts the cycles since the pointer moved (2: `own_q` is current).
         for j in 0..self.jk_valid.len() {
             self.own_in[j].d.next = self.jk_valid[j].q.val()
-                & self.jk_timeout[j].q.val()
+                & self.jk_scan[j].q.val()
                 & ((bit_cast::<32, ADDR_W>(self.scan_ptr.q.val()) - self.jk_sbase[j].q.val())
                     < self.jk_scount[j].q.val());
         }
@@ -2378,6 +2438,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Child table read address: the one PARSE issued, held while LOOK waits (LOOK
         // registers the entry every cycle).
         self.chaddr.next = self.cha_q.q.val();
+        self.pbaddr.next = self.pba_q.q.val();
         // Slot copy of the packet's block: slot_base + (block mod count), copy (block / count) mod 2.
         self.pr_blk_a.next = bit_cast::<ADDR_W, 32>(self.pr_block.q.val());
         // (Every entry's candidate, registered in PREP2 from the entry's keys; PARSE picks
@@ -3070,6 +3131,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         << self.c_mclog.val())
                         | (bit_cast::<ADDR_W, 8>(self.pr_child.q.val()) & self.c_mcmask.val());
                     self.cha_q.d.next = self.chaddr.val();
+                    self.pbaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << 3)
+                        | bit_cast::<ADDR_W, 4>(self.sel.q.val());
+                    self.pba_q.d.next = self.pbaddr.val();
                     self.cadr.d.next =
                         self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
                     self.meta.raddr.next =
@@ -3154,6 +3218,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // under; its age, registered.
                 self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.m_jidx.val());
                 self.sage.d.next = self.age.val();
+                self.tage.d.next = self.x_now.q.val() - self.m.val().get_value_touched();
                 self.state.d.next = FrontState::SPred;
             }
             FrontState::SPred => {
@@ -3167,6 +3232,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & (self.st.val() == self.cs_emitted.val())
                     & (self.sage.q.val() >= self.sj.val().get_value_reclaim_after());
                 self.q_spartial.d.next = self.m_bitmap.val() != self.sj.val().get_value_expected();
+                // Slot hygiene, every mode: a busy copy without progress for `reclaim_idle`.
+                self.q_sidle.d.next = (self.sj.val().get_value_reclaim_idle() != 0)
+                    & self.busy_st.val()
+                    & (self.tage.q.val() >= self.sj.val().get_value_reclaim_idle());
+                self.q_semit.d.next = self.st.val() == self.cs_emitted.val();
                 self.state.d.next = FrontState::SDec;
             }
             FrontState::SDec => {
@@ -3180,10 +3250,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.b_cadr.d.next = self.cadr.q.val();
                         self.b_eovf.d.next = true;
                         self.ev.next = self.ev_timeouts.val();
-                        self.meta.wdata.next = (self.m.val() & !self.mk_meta_state_timer.val())
+                        self.meta.wdata.next = (self.m.val() & !self.mk_meta_state_times.val())
                             | bit_cast::<META_W, 3>(self.cs_emitted.val())
                             | (bit_cast::<META_W, 32>(self.now_r.q.val())
-                                << self.at_meta_timer.val());
+                                << self.at_meta_timer.val())
+                            | (bit_cast::<META_W, 32>(self.now_r.q.val())
+                                << self.at_meta_touched.val());
                         self.meta.we.next = 1.into();
                         self.e_slot.d.next = true;
                         self.o_src_mac.d.next = self.me_mac.q.val();
@@ -3217,6 +3289,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.ev.next = self.ev_reclaims.val();
                     self.meta.wdata.next = (self.m.val() & !self.mk_meta_state.val())
                         | bit_cast::<META_W, 3>(self.cs_stale.val());
+                    self.meta.we.next = 1.into();
+                    self.bz_dec.next = true;
+                    self.bz_j.next = self.m_jidx.val();
+                } else if self.q_sidle.q.val() {
+                    // Idle reclaim: an emitted copy becomes Stale, an aggregating one Free.
+                    self.ev.next = self.ev_idle_reclaims.val();
+                    if self.q_semit.q.val() {
+                        self.meta.wdata.next = (self.m.val() & !self.mk_meta_state.val())
+                            | bit_cast::<META_W, 3>(self.cs_stale.val());
+                    } else {
+                        self.meta.wdata.next = (self.m.val() & !self.mk_meta_state.val())
+                            | bit_cast::<META_W, 3>(self.cs_free.val());
+                    }
                     self.meta.we.next = 1.into();
                     self.bz_dec.next = true;
                     self.bz_j.next = self.m_jidx.val();
@@ -3264,11 +3349,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<META_W, 8>(self.dx_exponent.q.val()) << self.at_meta_exponent.val())
             | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << self.at_meta_flags.val())
             | (bit_cast::<META_W, 16>(self.dx_elements.q.val()) << self.at_meta_elements.val())
-            | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_timer.val());
+            | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_timer.val())
+            | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_touched.val());
         if self.dq_merge.q.val() {
+            // A merge is progress: `touched` moves on (the timer stays the first
+            // contribution's).
             self.cmw.next = (self.xm.val() & !self.mk_meta_bitmap_flags.val())
                 | (bit_cast::<META_W, 64>(self.x_newbm.q.val()) << self.at_meta_bitmap.val())
-                | (bit_cast::<META_W, 8>(self.x_mflags.q.val()) << self.at_meta_flags.val());
+                | (bit_cast::<META_W, 8>(self.x_mflags.q.val()) << self.at_meta_flags.val())
+                | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_touched.val());
         }
         self.cr.next = self.cpl.val() & !self.x_je.q.val().get_value_inner();
         self.dwe.next = false;
@@ -3278,6 +3367,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dhwc.next = false;
         if (self.dx_ptype.q.val() == self.pt_result.val())
             & self.x_je.q.val().get_value_inner()
+            & self.dq_rok.q.val()
             & self.q_samebl.q.val()
         {
             // A result at an inner switch: the copy holding this block is Done.
@@ -3292,9 +3382,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.dwe.next = true;
             if self.cpl.val() {
                 if self.x_je.q.val().get_value_inner() {
-                    self.dwd.next = (self.cmw.val() & !self.mk_meta_state_timer.val())
+                    self.dwd.next = (self.cmw.val() & !self.mk_meta_state_times.val())
                         | bit_cast::<META_W, 3>(self.cs_emitted.val())
-                        | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_timer.val());
+                        | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_timer.val())
+                        | (bit_cast::<META_W, 32>(self.dx_now.q.val())
+                            << self.at_meta_touched.val());
                 } else {
                     self.dwd.next = (self.cmw.val() & !self.mk_meta_state.val())
                         | bit_cast::<META_W, 3>(self.cs_done.val());
@@ -3377,6 +3469,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.hwc.next = self.dhwc.val();
                 if (self.dx_ptype.q.val() == self.pt_result.val())
                     & self.x_je.q.val().get_value_inner()
+                    & self.dq_rok.q.val()
                 {
                     // Result at an inner switch: multicast to the children.
                     self.sq_o_src_ip.d.next = self.me_ip.q.val();
@@ -3520,6 +3613,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & ((self.xp_bitmap.q.val() & !self.chr.q.val().get_value_ranks()) != 0);
                 self.q_degree.d.next = !self.xp_flags.q.val().get_bit(0)
                     & (self.xp_child.q.val() >= self.je.q.val().get_value_degree_limit());
+                // Source validation (`Switch::check_child_source`): a bypass-flagged packet
+                // only with ranks below the children on its ingress port (`pbr`), any other
+                // only from its child's IPv4 source (and UDP source port).
+                self.q_badsrc.d.next = (self.xp_flags.q.val().get_bit(0)
+                    & (self.je.q.val().get_value_src_check() != 0)
+                    & ((self.xp_bitmap.q.val() & !self.pbr.q.val()) != 0))
+                    | (!self.xp_flags.q.val().get_bit(0)
+                        & (self.je.q.val().get_value_src_check() != 0)
+                        & (self.xp_src_ip.q.val() != self.chr.q.val().get_value_ip()))
+                    | (!self.xp_flags.q.val().get_bit(0)
+                        & (self.je.q.val().get_value_src_check() == self.sc_ip_port.val())
+                        & (self.xp_src_port.q.val() != self.chr.q.val().get_value_udp()));
+                // A result only on the port facing the parent (`from_above`).
+                self.q_rbadsrc.d.next = (self.je.q.val().get_value_src_check() != 0)
+                    & (self.x_sel.q.val() != self.je.q.val().get_value_parent_port());
                 self.q_cpl0.d.next = self.xp_bitmap.q.val() == self.je.q.val().get_value_expected();
                 self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_value_expected();
                 self.q_elne.d.next = self.xp_elements.q.val() != self.m_elem.val();
@@ -3545,10 +3653,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.dq_aop.d.next = 1.into();
                 self.dq_cpl.d.next = self.q_cpl0.q.val();
                 self.dq_merge.d.next = false;
+                self.dq_rok.d.next = true;
                 if self.xp_ptype.q.val() == self.pt_result.val() {
-                    // Result (its effects are DECIDE's).
+                    // Result (its effects are DECIDE's, unless it came from elsewhere).
                     if !self.x_je.q.val().get_value_inner() {
                         self.dq_ev.d.next = self.ev_malformed.val();
+                    } else if self.q_rbadsrc.q.val() {
+                        self.dq_ev.d.next = self.ev_bad_source.val();
+                        self.dq_rok.d.next = false;
                     }
                 } else if self.q_badrank.q.val() {
                     self.dq_ev.d.next = self.ev_malformed.val();
@@ -3558,6 +3670,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.dq_ev.d.next = self.ev_malformed.val();
                 } else if self.q_chrank.q.val() {
                     self.dq_ev.d.next = self.ev_malformed.val();
+                } else if self.q_badsrc.q.val() {
+                    self.dq_ev.d.next = self.ev_bad_source.val();
                 } else if self.q_degree.q.val() {
                     // Degree limit: bypass.
                     self.dq_ev.d.next = self.ev_bypass_degree.val();
@@ -3692,6 +3806,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.xo_v.d.next = false;
         if self.lk_v.q.val() {
             self.chr.d.next = self.chram.rdata.val();
+            self.pbr.d.next = self.pbram.rdata.val();
             self.bcur.d.next = self.busy_cur.val();
             self.bcd.d.next = 0.into();
             if self.dec_v.val()
@@ -3804,6 +3919,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.state.d.next = FrontState::Prep2;
         }
         self.chram.raddr.next = self.chaddr.val();
+        self.pbram.raddr.next = self.pbaddr.val();
         if self.h_go.val() {
             self.bstate.d.next = self.h_st.val();
             self.rl.d.next = self.q_rle1.q.val();
@@ -3811,7 +3927,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists.
         self.any_to.d.next = false;
         for j in 0..self.jk_valid.len() {
-            if self.jk_valid[j].q.val() & self.jk_timeout[j].q.val() {
+            if self.jk_valid[j].q.val() & self.jk_scan[j].q.val() {
                 self.any_to.d.next = true;
             }
         }
@@ -3855,7 +3971,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<JOB_W, 32>(self.st_pip.q.val()) << self.at_job_parent_ip.val())
             | (bit_cast::<JOB_W, 48>(self.st_pmac.q.val()) << self.at_job_parent_mac.val())
             | (bit_cast::<JOB_W, 16>(self.st_pudp.q.val()) << self.at_job_parent_udp.val())
-            | (bit_cast::<JOB_W, 8>(self.st_pport.q.val()) << self.at_job_parent_port.val());
+            | (bit_cast::<JOB_W, 8>(self.st_pport.q.val()) << self.at_job_parent_port.val())
+            | (bit_cast::<JOB_W, 32>(self.st_jidle.q.val()) << self.at_job_reclaim_idle.val());
         self.chram.waddr.next = (bit_cast::<ADDR_W, 8>(self.wdata.val().get_value_commit_entry())
             << self.c_mclog.val())
             | (bit_cast::<ADDR_W, 8>(self.wdata.val().get_value_commit_child())
@@ -3866,6 +3983,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<CHILD_W, 16>(self.st_cudp.q.val()) << self.at_child_udp.val())
             | (bit_cast::<CHILD_W, 8>(self.st_cport.q.val()) << self.at_child_port.val());
         self.chram.we.next = 0.into();
+        self.pbram.waddr.next = (bit_cast::<ADDR_W, 8>(self.wdata.val().get_value_commit_entry())
+            << 3)
+            | bit_cast::<ADDR_W, 3>(self.wdata.val().get_value_commit_port());
+        self.pbram.wdata.next = self.st_pbelow.q.val();
+        self.pbram.we.next = 0.into();
         if self.wr.val() {
             if self.awaddr.val() == self.a_me_ip.val() {
                 self.me_ip.d.next = self.wdata.val();
@@ -3923,6 +4045,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             if self.awaddr.val() == self.a_job_reclaim_after.val() {
                 self.st_jreclaim.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_job_reclaim_idle.val() {
+                self.st_jidle.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_port_below_lo.val() {
+                self.st_pbelow.d.next = (self.st_pbelow.q.val() & 0xffff_ffff_0000_0000u64)
+                    | bit_cast::<64, 32>(self.wdata.val());
+            }
+            if self.awaddr.val() == self.a_port_below_hi.val() {
+                self.st_pbelow.d.next = (self.st_pbelow.q.val() & 0xffff_ffffu64)
+                    | (bit_cast::<64, 32>(self.wdata.val()) << 32);
+            }
+            if self.awaddr.val() == self.a_port_below_commit.val() {
+                self.pbram.we.next = 1.into();
             }
             if self.awaddr.val() == self.a_job_parent_mac_lo.val() {
                 self.st_pmac.d.next = (self.st_pmac.q.val() & 0xffff_0000_0000u64)
@@ -4203,7 +4339,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.jc_busy.next = self.jc_busy.val() | self.jbusy[j].q.val();
                 if self.jc_q.q.val() {
                     self.jk_valid[j].d.next = self.jpack.val().get_value_valid();
-                    self.jk_timeout[j].d.next = self.jpack.val().get_value_timeout();
+                    // Swept by the timer scan: timeout mode, or an idle reclaim.
+                    self.jk_scan[j].d.next = self.jpack.val().get_value_timeout()
+                        | (self.jpack.val().get_value_reclaim_idle() != 0);
                     self.jk_job[j].d.next = self.jpack.val().get_value_job();
                     self.jk_sbase[j].d.next = self.jpack.val().get_value_slot_base();
                     self.jk_scount[j].d.next = self.jpack.val().get_value_slot_count();
@@ -4243,7 +4381,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.scan_c.d.next = false;
             for j in 0..self.jk_valid.len() {
                 self.jk_valid[j].d.next = false;
-                self.jk_timeout[j].d.next = false;
+                self.jk_scan[j].d.next = false;
                 self.jk_job[j].d.next = 0.into();
                 self.jk_sbase[j].d.next = 0.into();
                 self.jk_scount[j].d.next = 0.into();

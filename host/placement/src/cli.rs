@@ -101,11 +101,15 @@ pub struct PlaceArgs {
     /// With --emit-config: slots per job.
     #[arg(long, default_value_t = 64)]
     pub slots: u32,
-    /// With --emit-config: jobs without sessions, source checks and idle reclaim, as the
-    /// FPGA switch runs them today (docs/rtl.md, "Not in the RTL yet"); `fanin hw program`
-    /// refuses jobs with them on.
-    #[arg(long)]
+    /// With --emit-config: jobs without sessions, source checks and idle reclaim (the
+    /// protocol before the trust features).
+    #[arg(long, conflicts_with = "no_sessions")]
     pub no_trust: bool,
+    /// With --emit-config: jobs without sessions, with source checks and the idle reclaim,
+    /// as the FPGA switch runs them today (docs/rtl.md, "Not in the RTL yet"); `fanin hw
+    /// program` refuses jobs with sessions on.
+    #[arg(long)]
+    pub no_sessions: bool,
     /// With --emit-config: elements per packet of every job (the switches' lane count; the
     /// RTL configurations take at most 256, software switches up to 2237).
     #[arg(long, default_value_t = fanin_proto::wire::DEFAULT_ELEMENTS)]
@@ -370,6 +374,11 @@ pub fn run_place(args: &PlaceArgs) -> Result<()> {
         },
         trust: if args.no_trust {
             fanin_proto::config::Trust::OFF
+        } else if args.no_sessions {
+            fanin_proto::config::Trust {
+                sessions: false,
+                ..fanin_proto::config::Trust::default()
+            }
         } else {
             fanin_proto::config::Trust::default()
         },

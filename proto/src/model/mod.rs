@@ -12,7 +12,9 @@ mod slot;
 
 pub use counters::{Counter, Counters, PortCounters};
 pub use datagram::{DatagramOutput, DatagramReaction};
-pub use session::{bypass_source_ok, from_above, next_base, source_matches, Member, Session};
+pub use session::{
+    bypass_source_ok, from_above, next_base, port_below, source_matches, Member, Session,
+};
 pub use slot::{newer, saturating_add, CopyState, SlotCopy};
 
 use core::net::Ipv4Addr;

@@ -69,17 +69,25 @@ pub fn source_matches(check: SourceCheck, src: &L4Addr, e: &Endpoint) -> bool {
     }
 }
 
-/// True if a bypass-flagged packet (or JOIN) with `bitmap` may arrive on `port`: a child
-/// reached through `port` has all its ranks below it. The packet keeps its worker's source
-/// address and may come from any rank below that child (also ranks beyond a degree limit),
-/// so only the link it came in on can be checked. `fanin switchd` gives every configured peer
-/// a port of its own, which makes this an exact source check there.
+/// Every rank below the children of `entry` reached through `port`: the ranks a
+/// bypass-flagged packet (or JOIN) may carry when it arrives on that port.
+pub fn port_below(entry: &JobEntry, port: u8) -> u64 {
+    entry
+        .children
+        .iter()
+        .filter(|c| c.endpoint.port == port)
+        .fold(0, |m, c| m | c.below())
+}
+
+/// True if a bypass-flagged packet (or JOIN) with `bitmap` may arrive on `port`: the
+/// children reached through `port` have all its ranks below them ([`port_below`]). The
+/// packet keeps its worker's source address and may come from any rank below those children
+/// (also ranks beyond a degree limit), so only the link it came in on can be checked; and a
+/// link carries whatever its children send, so the check is per link, not per child.
+/// `fanin switchd` gives every configured peer a port of its own, which makes this an exact
+/// source check there.
 pub fn bypass_source_ok(entry: &JobEntry, port: u8, bitmap: u64) -> bool {
-    entry.trust.source_check == SourceCheck::Off
-        || entry
-            .children
-            .iter()
-            .any(|c| c.endpoint.port == port && bitmap & !c.below() == 0)
+    entry.trust.source_check == SourceCheck::Off || bitmap & !port_below(entry, port) == 0
 }
 
 /// True if a packet that must come from above (a result, ACCEPT or REFUSE at an inner

@@ -1,5 +1,6 @@
 //! From `fanin place` to a programmed core: a SOAR placement's switch configurations,
-//! emitted for the RTL (no trust features), are each programmed into a core with the write
+//! emitted for the RTL (`fanin place --no-sessions`: source validation and the idle reclaim
+//! on, sessions off), are each programmed into a core with the write
 //! sequence `fanin hw program` sends a card (`fanin_regs::switch_writes`, which
 //! `scoreboard::program` replays through the AXI4-Lite master), then fed that switch's
 //! traffic: its workers' contributions and, from child switches, the partial aggregates their
@@ -83,7 +84,10 @@ fn soar_placement_programmed_by_the_driver_sequence_aggregates_as_the_model() {
         &[(5, agg)],
         &EmitOptions {
             slots: 4,
-            trust: Trust::OFF,
+            trust: Trust {
+                sessions: false,
+                ..Trust::default()
+            },
             ..EmitOptions::default()
         },
     )
