@@ -252,3 +252,264 @@ pub fn mask<const N: usize>(fields: &[Field]) -> Constant<Bits<N>> {
     }
     Constant::new(m)
 }
+
+/// The frame's header window in network byte order (the parser's `be`, `PARSE_W` bits):
+/// frame byte `o` of an `n`-byte field sits at bits `PARSE_W - 8·(o + n)` and up. One
+/// table, from the byte offsets of Ethernet, IPv4 and UDP (RFC 894, 791, 768) and the fanin
+/// header's `fanin_proto::wire::header::field`; a test reads every field out of frames
+/// `fanin_proto` builds.
+pub mod net {
+    use crate::parse::PARSE_W;
+    use fanin_proto::wire::{header::field, L2L4_LEN};
+    use fanin_regs::layout::Field;
+
+    /// Bytes `o .. o + n` of the frame, as bits of the window.
+    const fn bytes(name: &'static str, o: usize, n: usize, doc: &'static str) -> Field {
+        Field {
+            name,
+            offset: PARSE_W - 8 * (o + n),
+            width: 8 * n,
+            doc,
+        }
+    }
+
+    /// Bits `lo .. lo + w` (counted from the byte's least significant bit) of frame byte `o`.
+    const fn bits(name: &'static str, o: usize, lo: usize, w: usize, doc: &'static str) -> Field {
+        Field {
+            name,
+            offset: PARSE_W - 8 * (o + 1) + lo,
+            width: w,
+            doc,
+        }
+    }
+
+    const IP: usize = 14;
+    const UDP: usize = 34;
+    const F: usize = L2L4_LEN;
+
+    /// Ethernet destination MAC.
+    pub const DST_MAC: Field = bytes("dst_mac", 0, 6, "Ethernet destination");
+    /// Ethernet source MAC.
+    pub const SRC_MAC: Field = bytes("src_mac", 6, 6, "Ethernet source");
+    /// EtherType.
+    pub const ETHERTYPE: Field = bytes("ethertype", 12, 2, "EtherType");
+    /// IPv4 version (high nibble of byte 14).
+    pub const IP_VERSION: Field = bits("ip_version", IP, 4, 4, "IPv4 version");
+    /// IPv4 header length in 32-bit words (low nibble of byte 14).
+    pub const IP_IHL: Field = bits("ip_ihl", IP, 0, 4, "IPv4 IHL");
+    /// IPv4 total length.
+    pub const IP_TOTAL: Field = bytes("ip_total", IP + 2, 2, "IPv4 total length");
+    /// IPv4 more-fragments flag.
+    pub const IP_MF: Field = bits("ip_mf", IP + 6, 5, 1, "IPv4 MF flag");
+    /// IPv4 fragment offset (13 bits).
+    pub const IP_FRAG: Field = Field {
+        name: "ip_frag",
+        offset: PARSE_W - 8 * (IP + 8),
+        width: 13,
+        doc: "IPv4 fragment offset",
+    };
+    /// IPv4 protocol.
+    pub const IP_PROTO: Field = bytes("ip_proto", IP + 9, 1, "IPv4 protocol");
+    /// IPv4 source address.
+    pub const SRC_IP: Field = bytes("src_ip", IP + 12, 4, "IPv4 source");
+    /// IPv4 destination address.
+    pub const DST_IP: Field = bytes("dst_ip", IP + 16, 4, "IPv4 destination");
+    /// UDP source port.
+    pub const SRC_PORT: Field = bytes("src_port", UDP, 2, "UDP source port");
+    /// UDP destination port.
+    pub const DST_PORT: Field = bytes("dst_port", UDP + 2, 2, "UDP destination port");
+    /// UDP length.
+    pub const UDP_LEN: Field = bytes("udp_len", UDP + 4, 2, "UDP length");
+    /// fanin version.
+    pub const VERSION: Field = bytes("version", F + field::VERSION, 1, "fanin version");
+    /// fanin packet type.
+    pub const PTYPE: Field = bytes("ptype", F + field::TYPE, 1, "packet type");
+    /// fanin flags.
+    pub const FLAGS: Field = bytes("flags", F + field::FLAGS, 1, "flags");
+    /// Scale exponent.
+    pub const EXPONENT: Field = bytes("exponent", F + field::EXPONENT, 1, "exponent");
+    /// Job id.
+    pub const JOB: Field = bytes("job", F + field::JOB.start, 2, "job id");
+    /// Element count.
+    pub const ELEMENTS: Field = bytes("elements", F + field::ELEMENTS.start, 2, "elements");
+    /// Block id.
+    pub const BLOCK: Field = bytes("block", F + field::BLOCK.start, 4, "block id");
+    /// Child index.
+    pub const CHILD: Field = bytes("child", F + field::CHILD, 1, "child index");
+    /// Contribution count.
+    pub const COUNT: Field = bytes("count", F + field::COUNT, 1, "contribution count");
+    /// Contributor bitmap.
+    pub const BITMAP: Field = bytes("bitmap", F + field::BITMAP.start, 8, "bitmap");
+
+    const _: () = {
+        assert!(field::JOB.end - field::JOB.start == 2);
+        assert!(field::ELEMENTS.end - field::ELEMENTS.start == 2);
+        assert!(field::BLOCK.end - field::BLOCK.start == 4);
+        assert!(field::BITMAP.end - field::BITMAP.start == 8);
+    };
+}
+
+word! {
+    /// Fields of the header window in network byte order (the parser's `be`).
+    NetHdr for crate::parse::PARSE_W;
+    bits {
+        dst_mac: 48 = net::DST_MAC,
+        src_mac: 48 = net::SRC_MAC,
+        ethertype: 16 = net::ETHERTYPE,
+        ip_version: 4 = net::IP_VERSION,
+        ip_ihl: 4 = net::IP_IHL,
+        ip_total: 16 = net::IP_TOTAL,
+        ip_frag: 13 = net::IP_FRAG,
+        ip_proto: 8 = net::IP_PROTO,
+        src_ip: 32 = net::SRC_IP,
+        dst_ip: 32 = net::DST_IP,
+        src_port: 16 = net::SRC_PORT,
+        dst_port: 16 = net::DST_PORT,
+        udp_len: 16 = net::UDP_LEN,
+        version: 8 = net::VERSION,
+        ptype: 8 = net::PTYPE,
+        flags: 8 = net::FLAGS,
+        exponent: 8 = net::EXPONENT,
+        job: 16 = net::JOB,
+        elements: 16 = net::ELEMENTS,
+        block: 32 = net::BLOCK,
+        child: 8 = net::CHILD,
+        count: 8 = net::COUNT,
+        bitmap: 64 = net::BITMAP,
+    }
+    flags {
+        ip_mf = net::IP_MF,
+    }
+}
+
+#[cfg(test)]
+mod net_tests {
+    use super::NetHdr;
+    use crate::parse::PARSE_W;
+    use fanin_proto::wire::{Datagram, Flags, L4Addr, PacketType, Repr};
+    use rust_hdl::prelude::*;
+
+    /// Every field of the network-order window, read out of a frame `fanin_proto` builds,
+    /// equals what went into it (the window as the byte swap presents it: frame byte 0 in
+    /// the top byte).
+    #[test]
+    fn header_window_fields_match_a_built_frame() {
+        let repr = Repr {
+            ptype: PacketType::Result,
+            flags: Flags(Flags::MULTICAST),
+            exponent: -3,
+            job: 0x1234,
+            elements: 3,
+            block: 0xdead_beef,
+            child: 9,
+            bitmap: 0x0102_0304_0506_0708,
+        };
+        let payload = repr.to_bytes(&[1, 2, 3]);
+        let src = L4Addr {
+            mac: [2, 1, 2, 3, 4, 5],
+            ip: [10, 1, 2, 3].into(),
+            port: 4567,
+        };
+        let dst = L4Addr {
+            mac: [2, 9, 8, 7, 6, 5],
+            ip: [10, 9, 8, 7].into(),
+            port: 9999,
+        };
+        let frame = Datagram {
+            src,
+            dst,
+            payload: &payload,
+        }
+        .to_frame(true);
+        let mut be = Bits::<PARSE_W>::default();
+        for (o, &b) in frame.iter().take(PARSE_W / 8).enumerate() {
+            let at = PARSE_W - 8 * (o + 1);
+            be = be | (bit_cast::<PARSE_W, 8>((b as u64).into()) << at as u64);
+        }
+        let mac = |m: [u8; 6]| m.iter().fold(0u64, |a, &b| a << 8 | b as u64);
+        assert_eq!(be.get_value_dst_mac().to_u64(), mac(dst.mac));
+        assert_eq!(be.get_value_src_mac().to_u64(), mac(src.mac));
+        assert_eq!(be.get_value_ethertype().to_u64(), 0x0800);
+        assert_eq!(be.get_value_ip_version().to_u64(), 4);
+        assert_eq!(be.get_value_ip_ihl().to_u64(), 5);
+        assert_eq!(be.get_value_ip_total().to_u64(), (frame.len() - 14) as u64);
+        assert_eq!(be.get_value_ip_frag().to_u64(), 0);
+        assert!(!be.get_value_ip_mf());
+        assert_eq!(be.get_value_ip_proto().to_u64(), 17);
+        assert_eq!(be.get_value_src_ip().to_u64(), u32::from(src.ip) as u64);
+        assert_eq!(be.get_value_dst_ip().to_u64(), u32::from(dst.ip) as u64);
+        assert_eq!(be.get_value_src_port().to_u64(), 4567);
+        assert_eq!(be.get_value_dst_port().to_u64(), 9999);
+        assert_eq!(be.get_value_udp_len().to_u64(), (frame.len() - 34) as u64);
+        assert_eq!(
+            be.get_value_version().to_u64(),
+            fanin_proto::wire::VERSION as u64
+        );
+        assert_eq!(be.get_value_ptype().to_u64(), PacketType::Result as u64);
+        assert_eq!(be.get_value_flags().to_u64(), Flags::MULTICAST as u64);
+        assert_eq!(be.get_value_exponent().to_u64(), (-3i8) as u8 as u64);
+        assert_eq!(be.get_value_job().to_u64(), 0x1234);
+        assert_eq!(be.get_value_elements().to_u64(), 3);
+        assert_eq!(be.get_value_block().to_u64(), 0xdead_beef);
+        assert_eq!(be.get_value_child().to_u64(), 9);
+        assert_eq!(be.get_value_count().to_u64(), 13, "popcount of the bitmap");
+        assert_eq!(be.get_value_bitmap().to_u64(), 0x0102_0304_0506_0708);
+    }
+}
+
+/// The egress and ingress frame descriptors (`tx::TXD_W`, `rx::DESC_W`): the header region,
+/// the frame length and the frame's first row.
+pub mod desc {
+    use fanin_regs::layout::Field;
+
+    const fn f(name: &'static str, offset: usize, width: usize, doc: &'static str) -> Field {
+        Field {
+            name,
+            offset,
+            width,
+            doc,
+        }
+    }
+
+    /// Egress: the 64-byte header region (byte 0 in bits 7:0).
+    pub const TX_HDR: Field = f("hdr", 0, 512, "header region");
+    /// Egress: the frame length in bytes.
+    pub const TX_LEN: Field = f("len", 512, 16, "frame length");
+    /// Egress: the frame's first payload row.
+    pub const TX_ROW: Field = f("row0", 528, 16, "first row");
+    /// Ingress: the parser's capture (`PARSE_W` bits).
+    pub const RX_HDR: Field = f("hdr", 0, crate::parse::PARSE_W, "capture");
+    /// Ingress: the frame length in bytes.
+    pub const RX_LEN: Field = f("len", crate::parse::PARSE_W, 16, "frame length");
+    /// Ingress: the frame's first row.
+    pub const RX_ROW: Field = f("row0", crate::parse::PARSE_W + 16, 16, "first row");
+}
+
+word! {
+    /// Fields of an egress descriptor (`tx::TXD_W`).
+    TxDesc for crate::tx::TXD_W;
+    bits {
+        hdr: 512 = desc::TX_HDR,
+        len: 16 = desc::TX_LEN,
+        row0: 16 = desc::TX_ROW,
+    }
+    flags {}
+}
+
+word! {
+    /// Fields of an ingress descriptor (`rx::DESC_W`; `DescReg` concatenates
+    /// `{row, len, hdr}` in this order).
+    RxDesc for crate::rx::DESC_W;
+    bits {
+        hdr: 640 = desc::RX_HDR,
+        len: 16 = desc::RX_LEN,
+        row0: 16 = desc::RX_ROW,
+    }
+    flags {}
+}
+
+const _: () = {
+    assert!(desc::RX_HDR.width == crate::parse::PARSE_W);
+    assert!(desc::RX_ROW.offset + desc::RX_ROW.width == crate::rx::DESC_W);
+    assert!(desc::TX_ROW.offset + desc::TX_ROW.width == crate::tx::TXD_W);
+};

@@ -6,6 +6,7 @@
 //! streams in (IPv4 header checksum over IHL words, UDP checksum). The decisions use bytes
 //! 0..64 (the L2-L4 + fanin header region); bytes 64..80 are captured but unused here.
 
+use crate::layout::NetHdr;
 use crate::ram::ByteSwap;
 use rust_hdl::prelude::*;
 
@@ -130,44 +131,45 @@ pub struct Parser {
 impl Logic for Parser {
     #[hdl_gen]
     fn update(&mut self) {
-        // Network byte order view: frame byte `o` of an `n`-byte field sits at bit 640-8(o+n).
+        // Network byte order view: frame byte `o` of an `n`-byte field sits at bit 640-8(o+n);
+        // its fields are named once, in `layout::net`.
         self.swap.a.next = self.hdr.val();
         self.be.next = self.swap.y.val();
-        self.dst_mac.next = self.be.val().get_bits::<48>(592);
-        self.src_mac.next = self.be.val().get_bits::<48>(544);
-        self.ihl.next = bit_cast::<16, 4>(self.be.val().get_bits::<4>(520)) << 2;
-        self.total.next = self.be.val().get_bits::<16>(496);
-        self.src_ip.next = self.be.val().get_bits::<32>(400);
-        self.dst_ip.next = self.be.val().get_bits::<32>(368);
-        self.src_port.next = self.be.val().get_bits::<16>(352);
+        self.dst_mac.next = self.be.val().get_value_dst_mac();
+        self.src_mac.next = self.be.val().get_value_src_mac();
+        self.ihl.next = bit_cast::<16, 4>(self.be.val().get_value_ip_ihl()) << 2;
+        self.total.next = self.be.val().get_value_ip_total();
+        self.src_ip.next = self.be.val().get_value_src_ip();
+        self.dst_ip.next = self.be.val().get_value_dst_ip();
+        self.src_port.next = self.be.val().get_value_src_port();
         self.iplen.next = self.len.val() - 14;
         // Ethernet: shorter than a header, or not IPv4.
-        self.non_ip.next = (self.len.val() < 14) | (self.be.val().get_bits::<16>(528) != 0x0800);
+        self.non_ip.next = (self.len.val() < 14) | (self.be.val().get_value_ethertype() != 0x0800);
         // IPv4 header: the checksum over ihl*4 bytes comes from the ingress (`ip_ok`); the
         // length checks here reject every frame for which that verdict is not meaningful
         // (shorter than 14 + ihl*4 bytes, or ihl < 20). Terms 1..=4 of `c_terms`.
         self.ip_bad0.next = (self.len.val() < 34)
-            | (self.be.val().get_bits::<4>(524) != 4)
+            | (self.be.val().get_value_ip_version() != 4)
             | (self.ihl.val() < 20)
             | !self.ip_ok.val();
         // Unfragmented UDP without options, and a UDP length that matches the IPv4 length
         // (terms 6..=8, with the checksum verdict and the port).
-        self.udp_cand.next = (self.be.val().get_bits::<8>(448) == 17)
+        self.udp_cand.next = (self.be.val().get_value_ip_proto() == 17)
             & (self.ihl.val() == 20)
-            & !self.be.val().get_bit(477)
-            & (self.be.val().get_bits::<13>(464) == 0);
+            & !self.be.val().get_value_ip_mf()
+            & (self.be.val().get_value_ip_frag() == 0);
         self.bad0.next = !self.udp_cand.val()
             | !self.udp_ok.val()
-            | (self.be.val().get_bits::<16>(336) != self.me_port.val());
+            | (self.be.val().get_value_dst_port() != self.me_port.val());
         // fanin header (Packet::new_checked, then Repr::parse, in that order).
-        self.ptype.next = self.be.val().get_bits::<8>(288);
-        self.flags.next = self.be.val().get_bits::<8>(280);
-        self.exponent.next = self.be.val().get_bits::<8>(272);
-        self.job.next = self.be.val().get_bits::<16>(256);
-        self.elements.next = self.be.val().get_bits::<16>(240);
-        self.block.next = self.be.val().get_bits::<32>(208);
-        self.child.next = self.be.val().get_bits::<8>(200);
-        self.bitmap.next = self.be.val().get_bits::<64>(128);
+        self.ptype.next = self.be.val().get_value_ptype();
+        self.flags.next = self.be.val().get_value_flags();
+        self.exponent.next = self.be.val().get_value_exponent();
+        self.job.next = self.be.val().get_value_job();
+        self.elements.next = self.be.val().get_value_elements();
+        self.block.next = self.be.val().get_value_block();
+        self.child.next = self.be.val().get_value_child();
+        self.bitmap.next = self.be.val().get_value_bitmap();
         // The UDP length against the IPv4 length (term 8: udp_len + 20 == total) and the
         // fanin length against the element count (term 11: 4 * elements + 50 == total,
         // i.e. payload = 4 * elements + 22; modulo 2^16, which differs from the exact
@@ -177,9 +179,9 @@ impl Logic for Parser {
         // each bit's carry out, `maj(a, b, k) = (a & b) | ((a | b) & !c)`, is the next bit's
         // `k` (and `k_0 = 0`): a LUT level per bit pair and a 16-input OR. (Inline: a
         // sub-block fed and read in this block is a combinational loop to Verilator.)
-        self.ul_k.next = self.be.val().get_bits::<16>(320) ^ 20 ^ self.total.val();
-        self.ul_g.next = (self.be.val().get_bits::<16>(320) & 20)
-            | ((self.be.val().get_bits::<16>(320) | 20) & !self.total.val());
+        self.ul_k.next = self.be.val().get_value_udp_len() ^ 20 ^ self.total.val();
+        self.ul_g.next = (self.be.val().get_value_udp_len() & 20)
+            | ((self.be.val().get_value_udp_len() | 20) & !self.total.val());
         self.udp_len_bad.next = self.ul_k.val() != (self.ul_g.val() << 1);
         self.pl_k.next = (self.elements.val() << 2) ^ 50 ^ self.total.val();
         self.pl_g.next = ((self.elements.val() << 2) & 50)
@@ -188,7 +190,7 @@ impl Logic for Parser {
         // Population count of the bitmap's bytes, compared with the count byte.
         self.pop.x.next = self.bitmap.val();
         // (terms 10..=12: the lengths, then the fields)
-        self.wire_bad0.next = (self.be.val().get_bits::<8>(296) != 1)
+        self.wire_bad0.next = (self.be.val().get_value_version() != 1)
             | ((self.ptype.val() != 1) & (self.ptype.val() != 2))
             | ((self.flags.val() & 0xe0) != 0)
             | (self.elements.val() > 256)
@@ -213,7 +215,7 @@ impl Logic for Parser {
         self.c_bad.next = (self.terms.val() & 0x01c0) != 0;
         self.c_wire_bad.next = (self.terms.val() & 0x1c00) != 0;
         self.c_pc.next = self.pop.pc.val();
-        self.c_count.next = self.be.val().get_bits::<8>(192);
+        self.c_count.next = self.be.val().get_value_count();
         self.cls.non_ip.next = self.c_non_ip.val();
         self.cls.ip_bad.next = self.c_ip_bad.val();
         self.cls.route.next = self.c_route.val();

@@ -23,7 +23,7 @@
 //! descriptor is written (tlast + 2, as before). Ports and cycle-level behaviour are
 //! unchanged.
 
-use crate::layout::HdrWindow;
+use crate::layout::{HdrWindow, RxDesc};
 use crate::parse::PARSE_W;
 use crate::ram::{FaninRam, ADDR_W};
 use rust_hdl::prelude::*;
@@ -571,10 +571,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         } else if !self.pend.q.val() & self.d_pop.val() {
             self.occ.d.next = self.occ.q.val() - 1;
         }
-        self.d_hdr.next = self.desc.rdata.val().get_bits::<PARSE_W>(0);
+        self.d_hdr.next = self.desc.rdata.val().get_value_hdr();
         self.d_bitmap.next = self.d_hdr.val().get_value_bitmap();
-        self.d_len.next = self.desc.rdata.val().get_bits::<16>(640);
-        self.d_row.next = self.desc.rdata.val().get_bits::<16>(656);
+        self.d_len.next = self.desc.rdata.val().get_value_len();
+        self.d_row.next = self.desc.rdata.val().get_value_row0();
         // The verdicts of the head: written the cycle before `d_valid` can first rise (a
         // descriptor is visible two cycles after its write); read at `dr`, which equals
         // the RAM's registered read address whenever `d_valid` is set.

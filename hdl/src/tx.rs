@@ -4,6 +4,7 @@
 //! 64-byte header region and the frame length). A frame is sent only once complete,
 //! so the MAC never sees an underrun.
 
+use crate::layout::{at, desc, TxDesc};
 use crate::ram::{FaninRam, ADDR_W};
 use rust_hdl::prelude::*;
 
@@ -59,6 +60,10 @@ pub struct Tx<const DW: usize, const KW: usize, const WB: usize> {
     pub c_dw: Constant<Bits<16>>,
     /// Bytes per beat.
     pub c_kb: Constant<Bits<16>>,
+    /// Descriptor layout: where the length and the first row sit (`layout::desc`).
+    pub at_len: Constant<Bits<16>>,
+    /// See `at_len`.
+    pub at_row0: Constant<Bits<16>>,
     /// Twice that.
     pub c_kb2: Constant<Bits<16>>,
     /// log2 of bytes per row.
@@ -130,6 +135,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
             c_hbeats: Constant::new(((512 / DW) as u64).into()),
             c_dw: Constant::new((DW as u64).into()),
             c_kb: Constant::new(((DW / 8) as u64).into()),
+            at_len: at(desc::TX_LEN),
+            at_row0: at(desc::TX_ROW),
             c_kb2: Constant::new(((DW / 4) as u64).into()),
             c_rowlog: Constant::new((wbb.trailing_zeros() as u64).into()),
             c_rowmask: Constant::new(((wbb - 1) as u64).into()),
@@ -194,8 +201,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
         }
         self.desc.waddr.next = bit_cast::<ADDR_W, 4>(self.dw.q.val());
         self.desc.wdata.next = bit_cast::<TXD_W, 512>(self.p_hdr.val())
-            | (bit_cast::<TXD_W, 16>(self.p_len.val()) << 512)
-            | (bit_cast::<TXD_W, 16>(self.frow.q.val()) << 528);
+            | (bit_cast::<TXD_W, 16>(self.p_len.val()) << self.at_len.val())
+            | (bit_cast::<TXD_W, 16>(self.frow.q.val()) << self.at_row0.val());
         self.desc.we.next = bit_cast::<32, 1>(self.push.val().into());
         if self.push.val() {
             self.dw.d.next = self.dw.q.val() + 1;
@@ -280,25 +287,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Tx<DW, KW, WB>
             self.busy.d.next = true;
             self.dr.d.next = self.dr.q.val() + 1;
             self.dr_moved.d.next = true;
-            self.hdr.d.next = self.desc.rdata.val().get_bits::<512>(0);
-            self.len.d.next = self.desc.rdata.val().get_bits::<16>(512);
-            self.row0.d.next = self.desc.rdata.val().get_bits::<16>(528);
+            self.hdr.d.next = self.desc.rdata.val().get_value_hdr();
+            self.len.d.next = self.desc.rdata.val().get_value_len();
+            self.row0.d.next = self.desc.rdata.val().get_value_row0();
             self.beat.d.next = 0.into();
-            self.left_b.d.next = self.desc.rdata.val().get_bits::<16>(512);
-            self.last_q.d.next = self.desc.rdata.val().get_bits::<16>(512) <= self.c_kb.val();
+            self.left_b.d.next = self.desc.rdata.val().get_value_len();
+            self.last_q.d.next = self.desc.rdata.val().get_value_len() <= self.c_kb.val();
             self.hshift.d.next = 0.into();
             self.hsel.d.next = true;
             self.chunk.d.next = 0.into();
             self.cshift.d.next = 0.into();
-            self.rpa.d.next = self.desc.rdata.val().get_bits::<16>(528);
-            self.rpb.d.next = self.desc.rdata.val().get_bits::<16>(528) + 1;
+            self.rpa.d.next = self.desc.rdata.val().get_value_row0();
+            self.rpb.d.next = self.desc.rdata.val().get_value_row0() + 1;
         }
         // Prefetch: the RAM samples the row the next beat needs.
         if self.busy.q.val() & !self.ld.val() {
             self.data.raddr.next = bit_cast::<ADDR_W, 16>(self.prow_n.val());
         } else {
-            self.data.raddr.next =
-                bit_cast::<ADDR_W, 16>(self.desc.rdata.val().get_bits::<16>(528));
+            self.data.raddr.next = bit_cast::<ADDR_W, 16>(self.desc.rdata.val().get_value_row0());
         }
         if self.rst.val() {
             self.wrow.d.next = 0.into();

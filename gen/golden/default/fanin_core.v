@@ -3021,6 +3021,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [2:0] dh_st;
     reg  [1:0] pr_kind;
     reg  [23:0] pbaddr;
+    reg  xp_byp;
     reg  tick_now;
     reg  scan_own;
     reg  [2:0] dact;
@@ -11259,6 +11260,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             qf = q_qfull$q;
         end
+        xp_byp = (xp_flags$q & fl_bypass) != 32'h0;
         case (xstate$q)
             DecState$Pred:
                 begin
@@ -11278,10 +11280,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_bd$d = xo_v$q & dbd & (dx_ji$q == x_ji$q);
                     q_badrank$d = (xp_bitmap$q & ~je$q[(32'h40)+:(64)]) != 32'h0;
                     q_toolong$d = xp_elements$q > c_lanes;
-                    q_badchild$d = ~xp_flags$q[32'h0] & (xp_child$q >= je$q[(32'h10)+:(8)]);
-                    q_chrank$d = ~xp_flags$q[32'h0] & ((xp_bitmap$q & ~chr$q[(32'h0)+:(64)]) != 32'h0);
-                    q_degree$d = ~xp_flags$q[32'h0] & (xp_child$q >= je$q[(32'h8)+:(8)]);
-                    q_badsrc$d = (xp_flags$q[32'h0] & (je$q[(32'h3)+:(2)] != 32'h0) & ((xp_bitmap$q & ~pbr$q) != 32'h0)) | (~xp_flags$q[32'h0] & (je$q[(32'h3)+:(2)] != 32'h0) & (xp_src_ip$q != chr$q[(32'h70)+:(32)])) | (~xp_flags$q[32'h0] & (je$q[(32'h3)+:(2)] == sc_ip_port) & (xp_src_port$q != chr$q[(32'h90)+:(16)]));
+                    q_badchild$d = ~xp_byp & (xp_child$q >= je$q[(32'h10)+:(8)]);
+                    q_chrank$d = ~xp_byp & ((xp_bitmap$q & ~chr$q[(32'h0)+:(64)]) != 32'h0);
+                    q_degree$d = ~xp_byp & (xp_child$q >= je$q[(32'h8)+:(8)]);
+                    q_badsrc$d = (xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & ((xp_bitmap$q & ~pbr$q) != 32'h0)) | (~xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & (xp_src_ip$q != chr$q[(32'h70)+:(32)])) | (~xp_byp & (je$q[(32'h3)+:(2)] == sc_ip_port) & (xp_src_port$q != chr$q[(32'h90)+:(16)]));
                     q_rbadsrc$d = (je$q[(32'h3)+:(2)] != 32'h0) & (x_sel$q != je$q[(32'h1c0)+:(4)]);
                     q_cpl0$d = xp_bitmap$q == je$q[(32'h80)+:(64)];
                     q_cpl1$d = newbm == je$q[(32'h80)+:(64)];
@@ -23159,7 +23161,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         iplen = len - 32'he;
         non_ip = (len < 32'he) | (be[(32'h210)+:(16)] != 32'h800);
         ip_bad0 = (len < 32'h22) | (be[(32'h20c)+:(4)] != 32'h4) | (ihl < 32'h14) | ~ip_ok;
-        udp_cand = (be[(32'h1c0)+:(8)] == 32'h11) & (ihl == 32'h14) & ~be[32'h1dd] & (be[(32'h1d0)+:(13)] == 32'h0);
+        udp_cand = (be[(32'h1c0)+:(8)] == 32'h11) & (ihl == 32'h14) & ~be[(32'h1dd)+:(1)] & (be[(32'h1d0)+:(13)] == 32'h0);
         bad0 = ~udp_cand | ~udp_ok | (be[(32'h150)+:(16)] != me_port);
         ptype = be[(32'h120)+:(8)];
         flags = be[(32'h118)+:(8)];
@@ -38395,6 +38397,8 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
+    localparam  at_len = 16'h200;
+    localparam  at_row0 = 16'h210;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
@@ -38680,7 +38684,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             wrow$d = wrow$q + 32'h1;
         end
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((p_hdr) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((p_len) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h200) | (((frow$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h210);
+        desc$wdata = ((p_hdr) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((p_len) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_len) | (((frow$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_row0);
         desc$we = ((push) & 32'hffffffff);
         if (push) begin
             dw$d = dw$q + 32'h1;
@@ -39288,6 +39292,8 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
+    localparam  at_len = 16'h200;
+    localparam  at_row0 = 16'h210;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
@@ -39573,7 +39579,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             wrow$d = wrow$q + 32'h1;
         end
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((p_hdr) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((p_len) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h200) | (((frow$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h210);
+        desc$wdata = ((p_hdr) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((p_len) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_len) | (((frow$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_row0);
         desc$we = ((push) & 32'hffffffff);
         if (push) begin
             dw$d = dw$q + 32'h1;
@@ -40181,6 +40187,8 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
+    localparam  at_len = 16'h200;
+    localparam  at_row0 = 16'h210;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
@@ -40466,7 +40474,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             wrow$d = wrow$q + 32'h1;
         end
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((p_hdr) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((p_len) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h200) | (((frow$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h210);
+        desc$wdata = ((p_hdr) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((p_len) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_len) | (((frow$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_row0);
         desc$we = ((push) & 32'hffffffff);
         if (push) begin
             dw$d = dw$q + 32'h1;
@@ -41074,6 +41082,8 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
     localparam  c_kb = 16'h8;
+    localparam  at_len = 16'h200;
+    localparam  at_row0 = 16'h210;
     localparam  c_kb2 = 16'h10;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
@@ -41359,7 +41369,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
             wrow$d = wrow$q + 32'h1;
         end
         desc$waddr = ((dw$q) & 24'hffffff);
-        desc$wdata = ((p_hdr) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((p_len) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h200) | (((frow$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << 32'h210);
+        desc$wdata = ((p_hdr) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((p_len) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_len) | (((frow$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_row0);
         desc$we = ((push) & 32'hffffffff);
         if (push) begin
             dw$d = dw$q + 32'h1;

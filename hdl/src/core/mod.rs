@@ -454,6 +454,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // result from elsewhere takes no effect in DECIDE).
     q_badsrc: DFF<bool>,
     q_rbadsrc: DFF<bool>,
+    xp_byp: Signal<Local, bool>,
     dq_rok: DFF<bool>,
     // Idle reclaim (timer scan): ticks since the copy's last progress, the decision, and
     // whether the copy was emitted (it becomes Stale, else Free).
@@ -1006,6 +1007,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             st_jidle: Default::default(),
             q_badsrc: Default::default(),
             q_rbadsrc: Default::default(),
+            xp_byp: Default::default(),
             dq_rok: Default::default(),
             tage: Default::default(),
             q_sidle: Default::default(),
@@ -3582,6 +3584,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.qf.next = self.q_qfull.q.val();
         }
+        // The frame in PRED carries BYPASS.
+        self.xp_byp.next = (self.xp_flags.q.val() & self.fl_bypass.val()) != 0;
         match self.xstate.q.val() {
             DecState::Pred => {
                 // PRED: the decision's conditions on the copy's metadata, the packet and the
@@ -3607,22 +3611,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_badrank.d.next =
                     (self.xp_bitmap.q.val() & !self.je.q.val().get_value_ranks()) != 0;
                 self.q_toolong.d.next = self.xp_elements.q.val() > self.c_lanes.val();
-                self.q_badchild.d.next = !self.xp_flags.q.val().get_bit(0)
+                self.q_badchild.d.next = !self.xp_byp.val()
                     & (self.xp_child.q.val() >= self.je.q.val().get_value_children());
-                self.q_chrank.d.next = !self.xp_flags.q.val().get_bit(0)
+                self.q_chrank.d.next = !self.xp_byp.val()
                     & ((self.xp_bitmap.q.val() & !self.chr.q.val().get_value_ranks()) != 0);
-                self.q_degree.d.next = !self.xp_flags.q.val().get_bit(0)
+                self.q_degree.d.next = !self.xp_byp.val()
                     & (self.xp_child.q.val() >= self.je.q.val().get_value_degree_limit());
                 // Source validation (`Switch::check_child_source`): a bypass-flagged packet
                 // only with ranks below the children on its ingress port (`pbr`), any other
                 // only from its child's IPv4 source (and UDP source port).
-                self.q_badsrc.d.next = (self.xp_flags.q.val().get_bit(0)
+                self.q_badsrc.d.next = (self.xp_byp.val()
                     & (self.je.q.val().get_value_src_check() != 0)
                     & ((self.xp_bitmap.q.val() & !self.pbr.q.val()) != 0))
-                    | (!self.xp_flags.q.val().get_bit(0)
+                    | (!self.xp_byp.val()
                         & (self.je.q.val().get_value_src_check() != 0)
                         & (self.xp_src_ip.q.val() != self.chr.q.val().get_value_ip()))
-                    | (!self.xp_flags.q.val().get_bit(0)
+                    | (!self.xp_byp.val()
                         & (self.je.q.val().get_value_src_check() == self.sc_ip_port.val())
                         & (self.xp_src_port.q.val() != self.chr.q.val().get_value_udp()));
                 // A result only on the port facing the parent (`from_above`).
