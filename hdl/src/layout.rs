@@ -164,6 +164,8 @@ pub mod small {
     pub const COMMIT_CHILD: Field = f("commit_child", 0, 8, "child index");
     /// `port_below_commit`: the port.
     pub const COMMIT_PORT: Field = f("commit_port", 0, 8, "port");
+    /// `tbl_sel`: the table.
+    pub const TBL_TABLE: Field = f("tbl_table", 28, 4, "table");
     /// `child_commit`: the job-table entry.
     pub const COMMIT_ENTRY: Field = f("commit_entry", 8, 8, "job-table entry");
     /// An epoch's low half (the metadata's `epoch_lo`).
@@ -199,6 +201,7 @@ word! {
         commit_child: 8 = small::COMMIT_CHILD,
         commit_entry: 8 = small::COMMIT_ENTRY,
         commit_port: 3 = small::COMMIT_PORT,
+        tbl_table: 4 = small::TBL_TABLE,
         epoch_lo: 16 = small::EPOCH_LO,
         epoch_hi: 16 = small::EPOCH_HI,
     }

@@ -31,6 +31,9 @@ pub enum HwCmd {
     Program(ProgramArgs),
     /// Read a card's identity, parameters, counters and busy copies.
     Status(StatusArgs),
+    /// Read every table of a card back and compare it with a switch configuration (exit
+    /// status 1 and one line per differing field if they differ).
+    Verify(VerifyArgs),
 }
 
 /// Where the core's registers are.
@@ -85,6 +88,16 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
+/// `fanin hw verify`.
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    /// Switch configuration (SwitchConfig JSON, as `fanin place --emit-config` writes).
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    #[command(flatten)]
+    pub target: Target,
+}
+
 fn parse_u32(s: &str) -> Result<u32, String> {
     let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(h) => u32::from_str_radix(h, 16),
@@ -98,7 +111,46 @@ pub fn run(a: &HwArgs) -> Result<()> {
     match &a.cmd {
         HwCmd::Program(p) => program(p),
         HwCmd::Status(s) => status(s),
+        HwCmd::Verify(v) => verify(v),
     }
+}
+
+/// A register window as the bus of `fanin_regs::verify`.
+struct VerifyBus<'a>(&'a mut dyn Registers);
+
+impl fanin_regs::verify::Bus for VerifyBus<'_> {
+    fn read(&mut self, addr: u32) -> Result<u32, String> {
+        self.0.read(addr).map_err(|e| format!("{e:#}"))
+    }
+    fn write(&mut self, addr: u32, value: u32) -> Result<(), String> {
+        self.0.write(addr, value).map_err(|e| format!("{e:#}"))
+    }
+}
+
+fn verify(a: &VerifyArgs) -> Result<()> {
+    let cfg = load_config(&a.config)?;
+    let mut bar = open_target(&a.target)?;
+    let name = bar.name.clone();
+    let core = read_core(&mut bar, &name)?;
+    let diff = fanin_regs::verify::verify(&cfg, &core, &mut VerifyBus(&mut bar))
+        .map_err(|e| input_error(format!("{name}: {e}")))?;
+    if diff.is_empty() {
+        println!(
+            "{name}: every table row of {} reads back as the configuration ({} routes, {} jobs)",
+            a.config.display(),
+            cfg.routes.len(),
+            cfg.jobs.len()
+        );
+        return Ok(());
+    }
+    for m in &diff {
+        println!("{name}: {m}");
+    }
+    bail!(
+        "{name}: {} field(s) differ from {}",
+        diff.len(),
+        a.config.display()
+    )
 }
 
 /// A register window: 32-bit reads and writes at byte addresses of the core.

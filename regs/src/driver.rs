@@ -93,7 +93,7 @@ pub fn job_writes(
     entry: u8,
     job: &fanin_proto::config::JobEntry,
 ) -> Result<Vec<(u32, u32)>, Unsupported> {
-    use fanin_proto::config::{Mode, Role, SourceCheck};
+    use fanin_proto::config::{Role, SourceCheck};
     check_supported(job)?;
     let mut w = Vec::new();
     for (i, c) in job.children.iter().enumerate() {
@@ -110,25 +110,6 @@ pub fn job_writes(
             (b + child_reg::COMMIT, (entry as u32) << 8 | i as u32),
         ]);
     }
-    let (inner, iap, parent) = match job.role {
-        Role::Root => (0, 0, None),
-        Role::Inner {
-            parent,
-            index_at_parent,
-        } => (1, index_at_parent, Some(parent)),
-    };
-    let (timeout, flush, reclaim) = match job.mode {
-        Mode::Static => (0, 0, 0),
-        Mode::Dynamic { .. } => unreachable!("check_supported refuses dynamic mode"),
-        Mode::Timeout {
-            flush_after,
-            reclaim_after,
-        } => (
-            1,
-            flush_after.min(u32::MAX as u64) as u32,
-            reclaim_after.min(u32::MAX as u64) as u32,
-        ),
-    };
     // Bypass source checks: per ingress port, every rank below the job's children on it
     // (all eight rows, so that no row of an earlier job on this entry survives; without
     // source checks the rows are never read and not written).
@@ -148,47 +129,129 @@ pub fn job_writes(
             ),
         ]);
     }
-    let src_check = match job.trust.source_check {
-        SourceCheck::Off => job::SRC_CHECK_OFF,
-        SourceCheck::Ip => job::SRC_CHECK_IP,
-        SourceCheck::IpPort => job::SRC_CHECK_IP_PORT,
+    let fields = job_fields(job)?;
+    let v = |f: crate::layout::Field| {
+        fields
+            .iter()
+            .find(|(g, _)| g.name == f.name)
+            .map_or(0, |(_, v)| *v)
     };
     let b = JOB_BASE;
     // `job_ctrl` is the entry's bits 31:0 (docs/rtl.md, "Job-table entry").
-    let ctrl = (job::VALID.place(1)
-        | job::INNER.place(inner)
-        | job::TIMEOUT.place(timeout)
-        | job::SRC_CHECK.place(src_check)
-        | job::DEGREE_LIMIT.place(job.degree_limit as u64)
-        | job::CHILDREN.place(job.children.len() as u64)
-        | job::INDEX_AT_PARENT.place(iap as u64)) as u32;
-    let exp = job.expected();
+    let ctrl = [
+        job::VALID,
+        job::INNER,
+        job::TIMEOUT,
+        job::SRC_CHECK,
+        job::DEGREE_LIMIT,
+        job::CHILDREN,
+        job::INDEX_AT_PARENT,
+    ]
+    .iter()
+    .fold(0, |c, f| c | f.place(v(*f))) as u32;
+    let exp = v(job::EXPECTED);
     w.extend([
-        (b + job_reg::ID, job.job as u32),
+        (b + job_reg::ID, v(job::JOB) as u32),
         (b + job_reg::CTRL, ctrl),
         (b + job_reg::RANKS_LO, job.ranks as u32),
         (b + job_reg::RANKS_HI, (job.ranks >> 32) as u32),
         (b + job_reg::EXPECTED_LO, exp as u32),
         (b + job_reg::EXPECTED_HI, (exp >> 32) as u32),
-        (b + job_reg::SLOT_BASE, job.slot_base),
-        (b + job_reg::SLOT_COUNT, job.slot_count),
-        (b + job_reg::QUOTA, job.effective_quota()),
-        (b + job_reg::FLUSH_AFTER, flush),
-        (b + job_reg::RECLAIM_AFTER, reclaim),
-        (b + job_reg::RECLAIM_IDLE, job.trust.reclaim_idle as u32),
+        (b + job_reg::SLOT_BASE, v(job::SLOT_BASE) as u32),
+        (b + job_reg::SLOT_COUNT, v(job::SLOT_COUNT) as u32),
+        (b + job_reg::QUOTA, v(job::QUOTA) as u32),
+        (b + job_reg::FLUSH_AFTER, v(job::FLUSH_AFTER) as u32),
+        (b + job_reg::RECLAIM_AFTER, v(job::RECLAIM_AFTER) as u32),
+        (b + job_reg::RECLAIM_IDLE, v(job::RECLAIM_IDLE) as u32),
     ]);
-    if let Some(p) = parent {
-        let (lo, hi) = mac_words(p.mac);
+    if let Role::Inner { parent, .. } = job.role {
+        let (lo, hi) = mac_words(parent.mac);
         w.extend([
             (b + job_reg::PARENT_MAC_LO, lo),
             (b + job_reg::PARENT_MAC_HI, hi),
-            (b + job_reg::PARENT_IP, u32::from(p.ip)),
-            (b + job_reg::PARENT_UDP, p.udp_port as u32),
-            (b + job_reg::PARENT_PORT, p.port as u32),
+            (b + job_reg::PARENT_IP, u32::from(parent.ip)),
+            (b + job_reg::PARENT_UDP, parent.udp_port as u32),
+            (b + job_reg::PARENT_PORT, parent.port as u32),
         ]);
     }
     w.push((b + job_reg::COMMIT, entry as u32));
     Ok(w)
+}
+
+/// The fields of job-table entry `job` as the core holds them after [`job_writes`], with
+/// their values: every field but the epoch (the core's commit counter), and the parent's
+/// fields only for an inner switch (a root's are not written). Timeouts above `u32::MAX`
+/// ticks are clamped.
+pub fn job_fields(
+    job: &fanin_proto::config::JobEntry,
+) -> Result<Vec<(crate::layout::Field, u64)>, Unsupported> {
+    use fanin_proto::config::{Mode, Role, SourceCheck};
+    check_supported(job)?;
+    let (timeout, flush, reclaim) = match job.mode {
+        Mode::Static => (0, 0, 0),
+        Mode::Dynamic { .. } => unreachable!("check_supported refuses dynamic mode"),
+        Mode::Timeout {
+            flush_after,
+            reclaim_after,
+        } => (
+            1,
+            flush_after.min(u32::MAX as u64),
+            reclaim_after.min(u32::MAX as u64),
+        ),
+    };
+    let src_check = match job.trust.source_check {
+        SourceCheck::Off => job::SRC_CHECK_OFF,
+        SourceCheck::Ip => job::SRC_CHECK_IP,
+        SourceCheck::IpPort => job::SRC_CHECK_IP_PORT,
+    };
+    let mut f = vec![
+        (job::VALID, 1),
+        (job::TIMEOUT, timeout),
+        (job::SRC_CHECK, src_check),
+        (job::DEGREE_LIMIT, job.degree_limit as u64),
+        (job::CHILDREN, job.children.len() as u64),
+        (job::JOB, job.job as u64),
+        (job::RANKS, job.ranks),
+        (job::EXPECTED, job.expected()),
+        (job::SLOT_BASE, job.slot_base as u64),
+        (job::SLOT_COUNT, job.slot_count as u64),
+        (job::QUOTA, job.effective_quota() as u64),
+        (job::FLUSH_AFTER, flush),
+        (job::RECLAIM_AFTER, reclaim),
+        (job::RECLAIM_IDLE, job.trust.reclaim_idle),
+    ];
+    match job.role {
+        Role::Root => f.extend([(job::INNER, 0), (job::INDEX_AT_PARENT, 0)]),
+        Role::Inner {
+            parent,
+            index_at_parent,
+        } => f.extend([
+            (job::INNER, 1),
+            (job::INDEX_AT_PARENT, index_at_parent as u64),
+            (job::PARENT_IP, u32::from(parent.ip) as u64),
+            (job::PARENT_MAC, mac48(parent.mac)),
+            (job::PARENT_UDP, parent.udp_port as u64),
+            (job::PARENT_PORT, parent.port as u64),
+        ]),
+    }
+    Ok(f)
+}
+
+/// The fields of child `c`'s row in the child table, with their values.
+pub fn child_fields(c: &fanin_proto::config::Child) -> Vec<(crate::layout::Field, u64)> {
+    use crate::layout::child;
+    vec![
+        (child::RANKS, c.ranks),
+        (child::MAC, mac48(c.endpoint.mac)),
+        (child::IP, u32::from(c.endpoint.ip) as u64),
+        (child::UDP, c.endpoint.udp_port as u64),
+        (child::PORT, c.endpoint.port as u64),
+    ]
+}
+
+/// A MAC address as the core holds it (byte 0 in bits 47:40).
+pub fn mac48(mac: [u8; 6]) -> u64 {
+    mac.iter().fold(0, |a, &b| a << 8 | b as u64)
 }
 
 /// Rows of the port-below table per job-table entry: the largest port count (`ports` is

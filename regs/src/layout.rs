@@ -257,6 +257,37 @@ pub mod meta {
     };
 }
 
+/// A forwarding-table row as the read-back window shows it (`tbl_sel` table 4).
+pub mod route {
+    use super::{f, Field, Layout};
+
+    /// Destination IPv4 address.
+    pub const IP: Field = f("ip", 0, 32, "destination IPv4");
+    /// Valid.
+    pub const VALID: Field = f("valid", 39, 1, "valid");
+    /// Egress port as a one-hot mask.
+    pub const PORTS: Field = f("ports", 40, 8, "egress port (one-hot mask)");
+    /// The whole row.
+    pub const LAYOUT: Layout = Layout {
+        width: 48,
+        fields: &[IP, VALID, PORTS],
+    };
+}
+
+/// A port-below row (`tbl_sel` table 3): the ranks a bypass-flagged packet may carry on
+/// that port.
+pub mod port_below {
+    use super::{f, Field, Layout};
+
+    /// The ranks.
+    pub const RANKS: Field = f("ranks", 0, 64, "ranks below the job's children on the port");
+    /// The whole row.
+    pub const LAYOUT: Layout = Layout {
+        width: 64,
+        fields: &[RANKS],
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,7 +295,13 @@ mod tests {
     /// Fields are in order, inside the word and do not overlap.
     #[test]
     fn fields_are_ordered_and_disjoint() {
-        for l in [job::LAYOUT, child::LAYOUT, meta::LAYOUT] {
+        for l in [
+            job::LAYOUT,
+            child::LAYOUT,
+            meta::LAYOUT,
+            route::LAYOUT,
+            port_below::LAYOUT,
+        ] {
             let mut next = 0;
             for f in l.fields {
                 assert!(f.offset >= next, "{} overlaps the field before", f.name);

@@ -7,10 +7,12 @@ pub mod config;
 pub mod driver;
 pub mod layout;
 pub mod map;
+pub mod verify;
 
 pub use config::{ConfigError, CoreConfig, RamStyle};
 pub use driver::{
-    check_fits, check_loadable, check_supported, identity_writes, job_remove_writes, job_writes,
-    route_remove_writes, route_writes, switch_writes, Unsupported,
+    check_fits, check_loadable, check_supported, child_fields, identity_writes, job_fields,
+    job_remove_writes, job_writes, mac48, port_below, route_remove_writes, route_writes,
+    switch_writes, Unsupported, MAX_PORTS,
 };
 pub use map::*;

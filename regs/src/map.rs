@@ -44,6 +44,33 @@ pub const CHILD_BASE: u32 = 0x880;
 /// Base of the port-below staging registers (bypass source checks, docs/protocol.md
 /// "Source validation").
 pub const PORT_BELOW_BASE: u32 = 0x8c0;
+/// The table read-back select register (`tbl_sel`).
+pub const TBL_SEL: u32 = 0x8e0;
+/// Base of the table read-back window (`tbl_data0..`, 4 bytes per 32-bit word of a row).
+pub const TBL_DATA_BASE: u32 = 0x900;
+/// Words in the read-back window: the widest row (a job-table entry).
+pub const TBL_WORDS: u32 = crate::layout::job::LAYOUT.width.div_ceil(32) as u32;
+
+/// The tables `tbl_sel` selects (bits 31:28).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// The job table (row: entry).
+    Job = 1,
+    /// The child table (row: entry << 8 | child).
+    Child = 2,
+    /// The port-below table (row: entry << 8 | port).
+    PortBelow = 3,
+    /// The forwarding table (row: entry).
+    Route = 4,
+}
+
+impl Table {
+    /// The `tbl_sel` value that selects `row` of this table.
+    pub fn select(self, row: u32) -> u32 {
+        (self as u32) << 28 | (row & 0xffff)
+    }
+}
+
 /// Base of the per-entry busy-copy counters (4 bytes per job-table entry).
 pub const JOB_BUSY_BASE: u32 = 0xa00;
 
@@ -329,6 +356,24 @@ impl RegMap {
         }
         for (o, name, doc) in PORT_BELOW_REGS {
             r(PORT_BELOW_BASE + o, name, Access::WO, doc);
+        }
+        r(
+            TBL_SEL,
+            "tbl_sel",
+            Access::RW,
+            "Table read-back: bits 31:28 the table (1 job, 2 child, 3 port-below, 4 route), bits 15:0 the row (job, route: the entry; child, port-below: entry << 8 | child or port). The row shows in tbl_data* two cycles after the write.",
+        );
+        for k in 0..TBL_WORDS {
+            r(
+                TBL_DATA_BASE + 4 * k,
+                &format!("tbl_data{k}"),
+                Access::RO,
+                &format!(
+                    "Table read-back: bits {}:{} of the selected row (layouts in docs/rtl.md; 0 past the row's width).",
+                    32 * k + 31,
+                    32 * k
+                ),
+            );
         }
         for j in 0..cfg.max_jobs {
             r(

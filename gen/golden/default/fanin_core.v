@@ -162,6 +162,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  a_tick_div = 16'h50;
     localparam  a_tick = 16'h54;
     localparam  a_scan_ticks = 16'h58;
+    localparam  a_tbl_sel = 16'h8e0;
+    localparam  a_tbl_data = 16'h900;
+    localparam  c_tbl_end = 16'h944;
+    localparam  tb_job = 4'h1;
+    localparam  tb_child = 4'h2;
+    localparam  tb_pb = 4'h3;
+    localparam  tb_route = 4'h4;
+    localparam  at_route_valid = 16'h27;
+    localparam  at_route_ports = 16'h28;
     localparam  a_busy = 16'ha00;
     localparam  a_me_ip = 16'h40;
     localparam  a_me_port = 16'h44;
@@ -2050,6 +2059,39 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] st_pbelow$d;
     wire  [63:0] st_pbelow$q;
     reg  st_pbelow$clock;
+    reg  [31:0] tbl_sel$d;
+    wire  [31:0] tbl_sel$q;
+    reg  tbl_sel$clock;
+    reg  jram_rb$clock;
+    reg  [23:0] jram_rb$waddr;
+    reg  [543:0] jram_rb$wdata;
+    reg  [31:0] jram_rb$we;
+    reg  [23:0] jram_rb$raddr;
+    wire  [543:0] jram_rb$rdata;
+    reg  chram_rb$clock;
+    reg  [23:0] chram_rb$waddr;
+    reg  [167:0] chram_rb$wdata;
+    reg  [31:0] chram_rb$we;
+    reg  [23:0] chram_rb$raddr;
+    wire  [167:0] chram_rb$rdata;
+    reg  pbram_rb$clock;
+    reg  [23:0] pbram_rb$waddr;
+    reg  [63:0] pbram_rb$wdata;
+    reg  [31:0] pbram_rb$we;
+    reg  [23:0] pbram_rb$raddr;
+    wire  [63:0] pbram_rb$rdata;
+    reg  [543:0] tbl_q$d;
+    wire  [543:0] tbl_q$q;
+    reg  tbl_q$clock;
+    reg  s_tbl$d;
+    wire  s_tbl$q;
+    reg  s_tbl$clock;
+    reg  s_tsel$d;
+    wire  s_tsel$q;
+    reg  s_tsel$clock;
+    reg  [15:0] tbl_w$d;
+    wire  [15:0] tbl_w$q;
+    reg  tbl_w$clock;
     reg  [31:0] st_jidle$d;
     wire  [31:0] st_jidle$q;
     reg  st_jidle$clock;
@@ -3021,6 +3063,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [2:0] dh_st;
     reg  [1:0] pr_kind;
     reg  [23:0] pbaddr;
+    reg  [15:0] tbl_row;
+    reg  [543:0] tbl_sh;
+    reg  [31:0] rt_ip;
+    reg  [7:0] rt_pm;
+    reg  rt_v;
     reg  xp_byp;
     reg  tick_now;
     reg  scan_own;
@@ -5983,6 +6030,55 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(st_pbelow$q),
         .clock(st_pbelow$clock)
     );
+    fanin_tbl_sel tbl_sel(
+        .d(tbl_sel$d),
+        .q(tbl_sel$q),
+        .clock(tbl_sel$clock)
+    );
+    fanin_jram_rb jram_rb(
+        .clock(jram_rb$clock),
+        .waddr(jram_rb$waddr),
+        .wdata(jram_rb$wdata),
+        .we(jram_rb$we),
+        .raddr(jram_rb$raddr),
+        .rdata(jram_rb$rdata)
+    );
+    fanin_chram_rb chram_rb(
+        .clock(chram_rb$clock),
+        .waddr(chram_rb$waddr),
+        .wdata(chram_rb$wdata),
+        .we(chram_rb$we),
+        .raddr(chram_rb$raddr),
+        .rdata(chram_rb$rdata)
+    );
+    fanin_pbram_rb pbram_rb(
+        .clock(pbram_rb$clock),
+        .waddr(pbram_rb$waddr),
+        .wdata(pbram_rb$wdata),
+        .we(pbram_rb$we),
+        .raddr(pbram_rb$raddr),
+        .rdata(pbram_rb$rdata)
+    );
+    fanin_tbl_q tbl_q(
+        .d(tbl_q$d),
+        .q(tbl_q$q),
+        .clock(tbl_q$clock)
+    );
+    fanin_s_tbl s_tbl(
+        .d(s_tbl$d),
+        .q(s_tbl$q),
+        .clock(s_tbl$clock)
+    );
+    fanin_s_tsel s_tsel(
+        .d(s_tsel$d),
+        .q(s_tsel$q),
+        .clock(s_tsel$clock)
+    );
+    fanin_tbl_w tbl_w(
+        .d(tbl_w$d),
+        .q(tbl_w$q),
+        .clock(tbl_w$clock)
+    );
     fanin_st_jidle st_jidle(
         .d(st_jidle$d),
         .q(st_jidle$q),
@@ -7739,6 +7835,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pbr$clock = clock;
         pba_q$clock = clock;
         st_pbelow$clock = clock;
+        tbl_sel$clock = clock;
+        tbl_q$clock = clock;
+        s_tbl$clock = clock;
+        s_tsel$clock = clock;
+        tbl_w$clock = clock;
         st_jidle$clock = clock;
         q_badsrc$clock = clock;
         q_rbadsrc$clock = clock;
@@ -8106,6 +8207,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pbr$d = pbr$q;
         pba_q$d = pba_q$q;
         st_pbelow$d = st_pbelow$q;
+        tbl_sel$d = tbl_sel$q;
+        tbl_q$d = tbl_q$q;
+        s_tbl$d = s_tbl$q;
+        s_tsel$d = s_tsel$q;
+        tbl_w$d = tbl_w$q;
         st_jidle$d = st_jidle$q;
         q_badsrc$d = q_badsrc$q;
         q_rbadsrc$d = q_rbadsrc$q;
@@ -11737,6 +11843,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             if (awaddr == a_port_below_commit) begin
                 pbram$we = 32'h1;
             end
+            if (awaddr == a_tbl_sel) begin
+                tbl_sel$d = wdata;
+            end
             if (awaddr == a_job_parent_mac_lo) begin
                 st_pmac$d = (st_pmac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
             end
@@ -11895,6 +12004,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         s_info$9$d = araddr == (c_idx16$9 << 32'h2);
         s_info$10$d = araddr == (c_idx16$10 << 32'h2);
         s_misc$d = (((araddr == a_me_ip)) & 8'hff) | ((((araddr == a_me_port)) & 8'hff) << 32'h1) | ((((araddr == a_me_mac_lo)) & 8'hff) << 32'h2) | ((((araddr == a_me_mac_hi)) & 8'hff) << 32'h3) | ((((araddr == a_tick_div)) & 8'hff) << 32'h4) | ((((araddr == a_tick)) & 8'hff) << 32'h5) | ((((araddr == a_scan_ticks)) & 8'hff) << 32'h6);
+        s_tsel$d = araddr == a_tbl_sel;
+        s_tbl$d = (araddr >= a_tbl_data) & (araddr < c_tbl_end);
+        tbl_w$d = (araddr - a_tbl_data) >> 32'h2;
         s_busy$0$d = araddr == a_busy + (c_idx16$0 << 32'h2);
         s_busy$1$d = araddr == a_busy + (c_idx16$1 << 32'h2);
         s_busy$2$d = araddr == a_busy + (c_idx16$2 << 32'h2);
@@ -12259,6 +12371,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         if (s_misc$q[32'h6]) begin
             rd = rd | scan_ticks$q;
+        end
+        if (s_tsel$q) begin
+            rd = rd | tbl_sel$q;
+        end
+        tbl_sh = tbl_q$q >> (tbl_w$q << 32'h5);
+        if (s_tbl$q) begin
+            rd = rd | tbl_sh[(32'h0)+:(32)];
         end
         if (s_busy$0$q) begin
             rd = rd | jbusy$0$q;
@@ -13171,6 +13290,118 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         wq_v$d = meta$we != 32'h0;
         wq_a$d = meta$waddr;
         wq_d$d = meta$wdata;
+        jram_rb$clock = clock;
+        chram_rb$clock = clock;
+        pbram_rb$clock = clock;
+        jram_rb$waddr = jram$waddr;
+        jram_rb$wdata = jram$wdata;
+        jram_rb$we = jram$we;
+        chram_rb$waddr = chram$waddr;
+        chram_rb$wdata = chram$wdata;
+        chram_rb$we = chram$we;
+        pbram_rb$waddr = pbram$waddr;
+        pbram_rb$wdata = pbram$wdata;
+        pbram_rb$we = pbram$we;
+        tbl_row = tbl_sel$q[(32'h0)+:(16)];
+        jram_rb$raddr = ((tbl_row) & 24'hffffff);
+        chram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((tbl_sel$q[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
+        pbram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((tbl_sel$q[(32'h0)+:(3)]) & 24'hffffff);
+        rt_ip = 32'h0;
+        rt_pm = 32'h0;
+        rt_v = 1'b0;
+        if (tbl_row == c_idx16$0) begin
+            rt_ip = rt_ip | route_ip$0$q;
+            rt_pm = rt_pm | route_pm$0$q;
+            rt_v = rt_v | route_valid$0$q;
+        end
+        if (tbl_row == c_idx16$1) begin
+            rt_ip = rt_ip | route_ip$1$q;
+            rt_pm = rt_pm | route_pm$1$q;
+            rt_v = rt_v | route_valid$1$q;
+        end
+        if (tbl_row == c_idx16$2) begin
+            rt_ip = rt_ip | route_ip$2$q;
+            rt_pm = rt_pm | route_pm$2$q;
+            rt_v = rt_v | route_valid$2$q;
+        end
+        if (tbl_row == c_idx16$3) begin
+            rt_ip = rt_ip | route_ip$3$q;
+            rt_pm = rt_pm | route_pm$3$q;
+            rt_v = rt_v | route_valid$3$q;
+        end
+        if (tbl_row == c_idx16$4) begin
+            rt_ip = rt_ip | route_ip$4$q;
+            rt_pm = rt_pm | route_pm$4$q;
+            rt_v = rt_v | route_valid$4$q;
+        end
+        if (tbl_row == c_idx16$5) begin
+            rt_ip = rt_ip | route_ip$5$q;
+            rt_pm = rt_pm | route_pm$5$q;
+            rt_v = rt_v | route_valid$5$q;
+        end
+        if (tbl_row == c_idx16$6) begin
+            rt_ip = rt_ip | route_ip$6$q;
+            rt_pm = rt_pm | route_pm$6$q;
+            rt_v = rt_v | route_valid$6$q;
+        end
+        if (tbl_row == c_idx16$7) begin
+            rt_ip = rt_ip | route_ip$7$q;
+            rt_pm = rt_pm | route_pm$7$q;
+            rt_v = rt_v | route_valid$7$q;
+        end
+        if (tbl_row == c_idx16$8) begin
+            rt_ip = rt_ip | route_ip$8$q;
+            rt_pm = rt_pm | route_pm$8$q;
+            rt_v = rt_v | route_valid$8$q;
+        end
+        if (tbl_row == c_idx16$9) begin
+            rt_ip = rt_ip | route_ip$9$q;
+            rt_pm = rt_pm | route_pm$9$q;
+            rt_v = rt_v | route_valid$9$q;
+        end
+        if (tbl_row == c_idx16$10) begin
+            rt_ip = rt_ip | route_ip$10$q;
+            rt_pm = rt_pm | route_pm$10$q;
+            rt_v = rt_v | route_valid$10$q;
+        end
+        if (tbl_row == c_idx16$11) begin
+            rt_ip = rt_ip | route_ip$11$q;
+            rt_pm = rt_pm | route_pm$11$q;
+            rt_v = rt_v | route_valid$11$q;
+        end
+        if (tbl_row == c_idx16$12) begin
+            rt_ip = rt_ip | route_ip$12$q;
+            rt_pm = rt_pm | route_pm$12$q;
+            rt_v = rt_v | route_valid$12$q;
+        end
+        if (tbl_row == c_idx16$13) begin
+            rt_ip = rt_ip | route_ip$13$q;
+            rt_pm = rt_pm | route_pm$13$q;
+            rt_v = rt_v | route_valid$13$q;
+        end
+        if (tbl_row == c_idx16$14) begin
+            rt_ip = rt_ip | route_ip$14$q;
+            rt_pm = rt_pm | route_pm$14$q;
+            rt_v = rt_v | route_valid$14$q;
+        end
+        if (tbl_row == c_idx16$15) begin
+            rt_ip = rt_ip | route_ip$15$q;
+            rt_pm = rt_pm | route_pm$15$q;
+            rt_v = rt_v | route_valid$15$q;
+        end
+        tbl_q$d = 32'h0;
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_job) begin
+            tbl_q$d = jram_rb$rdata;
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_child) begin
+            tbl_q$d = ((chram_rb$rdata) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_pb) begin
+            tbl_q$d = ((pbram_rb$rdata) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_route) begin
+            tbl_q$d = ((rt_ip) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((rt_v) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_valid) | (((rt_pm) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_ports);
+        end
         if (rst) begin
             state$d = FrontState$Idle;
             xstate$d = DecState$Idle;
@@ -14659,6 +14890,29 @@ module fanin_chram3(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
     end
 endmodule // fanin_chram3
+
+
+module fanin_chram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [167:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [167:0] rdata;
+    
+    // Update code (custom)
+    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 8 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [167:0] mem [0:255];
+    reg [167:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[7:0]];
+        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
+    end
+endmodule // fanin_chram_rb
 
 
 module fanin_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
@@ -21160,6 +21414,29 @@ module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_jram
 
 
+module fanin_jram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [543:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [543:0] rdata;
+    
+    // Update code (custom)
+    // 16 x 544 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 4 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [543:0] mem [0:15];
+    reg [543:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[3:0]];
+        if (we[0]) mem[waddr[3:0]][0 +: 544] <= wdata[0 +: 544];
+    end
+endmodule // fanin_jram_rb
+
+
 module fanin_jslot_0(d,q,clock);
     
     // Module arguments
@@ -23358,6 +23635,29 @@ module fanin_pbram(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
     end
 endmodule // fanin_pbram
+
+
+module fanin_pbram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [63:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Update code (custom)
+    // 128 x 64 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 7 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [63:0] mem [0:127];
+    reg [63:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[6:0]];
+        if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
+    end
+endmodule // fanin_pbram_rb
 
 
 module fanin_pc_bad(d,q,clock);
@@ -36450,6 +36750,44 @@ module fanin_s_port_3(d,q,clock);
 endmodule // fanin_s_port_3
 
 
+module fanin_s_tbl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_tbl
+
+
+module fanin_s_tsel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_s_tsel
+
+
 module fanin_sage(d,q,clock);
     
     // Module arguments
@@ -38330,6 +38668,63 @@ module fanin_tage(d,q,clock);
     end
           
 endmodule // fanin_tage
+
+
+module fanin_tbl_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [543:0] d;
+    output reg  [543:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 544'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tbl_q
+
+
+module fanin_tbl_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tbl_sel
+
+
+module fanin_tbl_w(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_tbl_w
 
 
 module fanin_tick_cnt(d,q,clock);

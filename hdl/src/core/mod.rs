@@ -449,6 +449,22 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pba_q: DFF<Bits<ADDR_W>>,
     pbaddr: Signal<Local, Bits<ADDR_W>>,
     st_pbelow: DFF<Bits<64>>,
+    // Table read-back (`tbl_sel`, `tbl_data*`): read-only copies of the job, child and
+    // port-below tables (written with the engine's), the selected row registered in
+    // `tbl_q`, the forwarding entry's fields (`rt_*`), and the read window's select.
+    tbl_sel: DFF<Bits<32>>,
+    tbl_row: Signal<Local, Bits<16>>,
+    jram_rb: FaninRam<JOB_W>,
+    chram_rb: FaninRam<CHILD_W>,
+    pbram_rb: FaninRam<64>,
+    tbl_q: DFF<Bits<JOB_W>>,
+    tbl_sh: Signal<Local, Bits<JOB_W>>,
+    rt_ip: Signal<Local, Bits<32>>,
+    rt_pm: Signal<Local, Bits<8>>,
+    rt_v: Signal<Local, bool>,
+    s_tbl: DFF<bool>,
+    s_tsel: DFF<bool>,
+    tbl_w: DFF<Bits<16>>,
     st_jidle: DFF<Bits<32>>,
     // Source validation (PRED: a contribution's source, a result's ingress port; DSEL: a
     // result from elsewhere takes no effect in DECIDE).
@@ -761,6 +777,15 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     a_tick_div: Constant<Bits<16>>,
     a_tick: Constant<Bits<16>>,
     a_scan_ticks: Constant<Bits<16>>,
+    a_tbl_sel: Constant<Bits<16>>,
+    a_tbl_data: Constant<Bits<16>>,
+    c_tbl_end: Constant<Bits<16>>,
+    tb_job: Constant<Bits<4>>,
+    tb_child: Constant<Bits<4>>,
+    tb_pb: Constant<Bits<4>>,
+    tb_route: Constant<Bits<4>>,
+    at_route_valid: Constant<Bits<16>>,
+    at_route_ports: Constant<Bits<16>>,
     a_busy: Constant<Bits<16>>,
     a_me_ip: Constant<Bits<16>>,
     a_me_port: Constant<Bits<16>>,
@@ -1004,6 +1029,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pba_q: Default::default(),
             pbaddr: Default::default(),
             st_pbelow: Default::default(),
+            tbl_sel: Default::default(),
+            tbl_row: Default::default(),
+            jram_rb: FaninRam::new(nj.max(2), 1),
+            chram_rb: FaninRam::new(nj << mclog, 1),
+            pbram_rb: FaninRam::new(nj.max(2) << 3, 1),
+            tbl_q: Default::default(),
+            tbl_sh: Default::default(),
+            rt_ip: Default::default(),
+            rt_pm: Default::default(),
+            rt_v: Default::default(),
+            s_tbl: Default::default(),
+            s_tsel: Default::default(),
+            tbl_w: Default::default(),
             st_jidle: Default::default(),
             q_badsrc: Default::default(),
             q_rbadsrc: Default::default(),
@@ -1507,6 +1545,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             a_tick_div: a("tick_div"),
             a_tick: a("tick"),
             a_scan_ticks: a("scan_ticks"),
+            a_tbl_sel: a("tbl_sel"),
+            a_tbl_data: a("tbl_data0"),
+            c_tbl_end: k16((regs::TBL_DATA_BASE + 4 * regs::TBL_WORDS) as u64),
+            tb_job: Constant::new((regs::Table::Job as u64).into()),
+            tb_child: Constant::new((regs::Table::Child as u64).into()),
+            tb_pb: Constant::new((regs::Table::PortBelow as u64).into()),
+            tb_route: Constant::new((regs::Table::Route as u64).into()),
+            at_route_valid: at(fanin_regs::layout::route::VALID),
+            at_route_ports: at(fanin_regs::layout::route::PORTS),
             a_busy: k16(regs::JOB_BUSY_BASE as u64),
             c_idx16: (0..nr.max(fanin_proto::model::Counter::COUNT).max(nj).max(8))
                 .map(|i| k16(i as u64))
@@ -1822,6 +1869,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             pbr,
             pba_q,
             st_pbelow,
+            tbl_sel,
+            tbl_q,
+            s_tbl,
+            s_tsel,
+            tbl_w,
             st_jidle,
             q_badsrc,
             q_rbadsrc,
@@ -4064,6 +4116,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             if self.awaddr.val() == self.a_port_below_commit.val() {
                 self.pbram.we.next = 1.into();
             }
+            if self.awaddr.val() == self.a_tbl_sel.val() {
+                self.tbl_sel.d.next = self.wdata.val();
+            }
             if self.awaddr.val() == self.a_job_parent_mac_lo.val() {
                 self.st_pmac.d.next = (self.st_pmac.q.val() & 0xffff_0000_0000u64)
                     | bit_cast::<48, 32>(self.wdata.val());
@@ -4161,6 +4216,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<8, 1>((self.araddr.val() == self.a_tick_div.val()).into()) << 4)
             | (bit_cast::<8, 1>((self.araddr.val() == self.a_tick.val()).into()) << 5)
             | (bit_cast::<8, 1>((self.araddr.val() == self.a_scan_ticks.val()).into()) << 6);
+        self.s_tsel.d.next = self.araddr.val() == self.a_tbl_sel.val();
+        self.s_tbl.d.next = (self.araddr.val() >= self.a_tbl_data.val())
+            & (self.araddr.val() < self.c_tbl_end.val());
+        self.tbl_w.d.next = (self.araddr.val() - self.a_tbl_data.val()) >> 2;
         for j in 0..self.s_busy.len() {
             self.s_busy[j].d.next =
                 self.araddr.val() == self.a_busy.val() + (self.c_idx16[j].val() << 2);
@@ -4216,6 +4275,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         if self.s_misc.q.val().get_bit(6) {
             self.rd.next = self.rd.val() | self.scan_ticks.q.val();
+        }
+        if self.s_tsel.q.val() {
+            self.rd.next = self.rd.val() | self.tbl_sel.q.val();
+        }
+        // Word `tbl_w` of the selected row (shifted down to bits 31:0).
+        self.tbl_sh.next = self.tbl_q.q.val() >> (self.tbl_w.q.val() << 5);
+        if self.s_tbl.q.val() {
+            self.rd.next = self.rd.val() | self.tbl_sh.val().get_bits::<32>(0);
         }
         for j in 0..self.s_busy.len() {
             if self.s_busy[j].q.val() {
@@ -4367,6 +4434,55 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.wq_v.d.next = self.meta.we.val() != 0;
         self.wq_a.d.next = self.meta.waddr.val();
         self.wq_d.d.next = self.meta.wdata.val();
+        // Table read-back: the copies are written with the engine's tables; the selected
+        // row, registered (two cycles after a `tbl_sel` write).
+        self.jram_rb.clock.next = self.clock.val();
+        self.chram_rb.clock.next = self.clock.val();
+        self.pbram_rb.clock.next = self.clock.val();
+        self.jram_rb.waddr.next = self.jram.waddr.val();
+        self.jram_rb.wdata.next = self.jram.wdata.val();
+        self.jram_rb.we.next = self.jram.we.val();
+        self.chram_rb.waddr.next = self.chram.waddr.val();
+        self.chram_rb.wdata.next = self.chram.wdata.val();
+        self.chram_rb.we.next = self.chram.we.val();
+        self.pbram_rb.waddr.next = self.pbram.waddr.val();
+        self.pbram_rb.wdata.next = self.pbram.wdata.val();
+        self.pbram_rb.we.next = self.pbram.we.val();
+        self.tbl_row.next = self.tbl_sel.q.val().get_value_low16();
+        self.jram_rb.raddr.next = bit_cast::<ADDR_W, 16>(self.tbl_row.val());
+        self.chram_rb.raddr.next =
+            (bit_cast::<ADDR_W, 8>(self.tbl_sel.q.val().get_value_commit_entry())
+                << self.c_mclog.val())
+                | (bit_cast::<ADDR_W, 8>(self.tbl_sel.q.val().get_value_commit_child())
+                    & self.c_mcmask.val());
+        self.pbram_rb.raddr.next =
+            (bit_cast::<ADDR_W, 8>(self.tbl_sel.q.val().get_value_commit_entry()) << 3)
+                | bit_cast::<ADDR_W, 3>(self.tbl_sel.q.val().get_value_commit_port());
+        self.rt_ip.next = 0.into();
+        self.rt_pm.next = 0.into();
+        self.rt_v.next = false;
+        for r in 0..self.route_ip.len() {
+            if self.tbl_row.val() == self.c_idx16[r].val() {
+                self.rt_ip.next = self.rt_ip.val() | self.route_ip[r].q.val();
+                self.rt_pm.next = self.rt_pm.val() | self.route_pm[r].q.val();
+                self.rt_v.next = self.rt_v.val() | self.route_valid[r].q.val();
+            }
+        }
+        self.tbl_q.d.next = 0.into();
+        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_job.val() {
+            self.tbl_q.d.next = self.jram_rb.rdata.val();
+        }
+        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_child.val() {
+            self.tbl_q.d.next = bit_cast::<JOB_W, CHILD_W>(self.chram_rb.rdata.val());
+        }
+        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_pb.val() {
+            self.tbl_q.d.next = bit_cast::<JOB_W, 64>(self.pbram_rb.rdata.val());
+        }
+        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_route.val() {
+            self.tbl_q.d.next = bit_cast::<JOB_W, 32>(self.rt_ip.val())
+                | (bit_cast::<JOB_W, 1>(self.rt_v.val().into()) << self.at_route_valid.val())
+                | (bit_cast::<JOB_W, 8>(self.rt_pm.val()) << self.at_route_ports.val());
+        }
         if self.rst.val() {
             self.state.d.next = FrontState::Idle;
             self.xstate.d.next = DecState::Idle;

@@ -301,3 +301,57 @@ fn bad_targets_and_configurations_are_refused_without_writing() {
         "too small for the core's registers",
     );
 }
+
+#[test]
+fn verify_reads_the_tables_back_and_fails_naming_each_field_that_differs() {
+    // A mapped file answers like a core whose tables read all zero (its read-back window is
+    // plain memory): every configured row differs, every unused one matches, and the exit
+    // status says so. (Reading a programmed core back is sim/tests/rtl/readback.rs.)
+    let d = tmpdir("hw-verify");
+    let core = CoreConfig::by_name("default").unwrap();
+    let bar = d.join("resource0");
+    fake_bar(&bar, &core);
+    let f = &switch_files(&placement(&d))[0];
+    let cfg: fanin_proto::config::SwitchConfig =
+        serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+    let o = fanin()
+        .args(["hw", "verify", "--config"])
+        .arg(f)
+        .arg("--bar-file")
+        .arg(&bar)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    let job = cfg.jobs[0].job;
+    assert!(
+        out.contains(&format!(
+            "job-table entry 0 (job {job}): valid is 0x0 on the card, 0x1 in the configuration"
+        )),
+        "{out}"
+    );
+    // Each configured route differs in its address, valid bit and port; unused ones match.
+    assert_eq!(
+        out.matches("forwarding-table entry").count(),
+        3 * cfg.routes.len(),
+        "{out}"
+    );
+    assert!(
+        !out.contains("(unused)"),
+        "unused entries read invalid: {out}"
+    );
+    assert!(err.contains("field(s) differ from"), "{err}");
+    // Not a fanin core: refused before any access to the window.
+    let zeros = d.join("zeros");
+    std::fs::write(&zeros, vec![0u8; 4096]).unwrap();
+    let o = fanin()
+        .args(["hw", "verify", "--config"])
+        .arg(f)
+        .arg("--bar-file")
+        .arg(&zeros)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not 0x46414e49"));
+}

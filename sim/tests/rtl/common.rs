@@ -126,3 +126,16 @@ pub fn finish(tb: &mut Tb, sb: &mut Scoreboard, what: &str, pacing: Pacing, seed
     sb.check_frames(tb).unwrap_or_else(|e| fail(e));
     sb.check_counters(tb).unwrap_or_else(|e| fail(e));
 }
+
+/// The testbench's AXI4-Lite master as the register bus of `fanin_regs::verify` (what
+/// `fanin hw verify` reads through a BAR).
+pub struct TbBus<'a>(pub &'a mut Tb);
+
+impl fanin_regs::verify::Bus for TbBus<'_> {
+    fn read(&mut self, addr: u32) -> Result<u32, String> {
+        self.0.read(addr).map_err(|e| e.to_string())
+    }
+    fn write(&mut self, addr: u32, value: u32) -> Result<(), String> {
+        self.0.write(addr, value).map_err(|e| e.to_string())
+    }
+}

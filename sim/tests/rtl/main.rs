@@ -12,5 +12,6 @@ mod jobtable;
 mod malformed;
 mod placed;
 mod random;
+mod readback;
 mod stray;
 mod tree;

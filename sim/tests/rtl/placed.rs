@@ -121,5 +121,8 @@ fn soar_placement_programmed_by_the_driver_sequence_aggregates_as_the_model() {
         finish(&mut tb, &mut sb, &what, pacing, s);
         let done = sb.model.counters().get(Counter::Completions);
         assert_eq!(done, BLOCKS as u64, "{what} seed {s}: {done} completions");
+        // What `fanin hw verify` reads: every table row as the file asks, after traffic.
+        let diff = fanin_regs::verify::verify(cfg, &core, &mut TbBus(&mut tb)).unwrap();
+        assert_eq!(diff, vec![], "{what}: tables read back");
     }
 }
