@@ -81,15 +81,15 @@ def setup(n, rate, burst, limit, mtu):
 
 
 def tc_counters(dev, ns=None):
-    """tbf's counters on ``dev``: bytes and packets sent (whole frames, headers included),
-    dropped, overlimits (dequeues the rate held back) and the backlog now."""
-    out = sh("tc", "-s", "qdisc", "show", "dev", dev, ns=ns)
-    m = re.search(r"Sent (\d+) bytes (\d+) pkt \(dropped (\d+), overlimits (\d+) requeues \d+\)\s*"
-                  r"backlog (\d+)b (\d+)p", out)
-    if not m:
-        raise RuntimeError(f"unexpected `tc -s qdisc show dev {dev}` output: {out.strip()!r}")
-    keys = ("bytes", "pkts", "dropped", "overlimits", "backlog_bytes", "backlog_pkts")
-    return dict(zip(keys, map(int, m.groups())))
+    """tbf's counters on ``dev`` (``tc -s -j``): bytes and packets sent (whole frames,
+    headers included), dropped, overlimits (dequeues the rate held back) and the backlog now."""
+    out = sh("tc", "-s", "-j", "qdisc", "show", "dev", dev, ns=ns)
+    try:
+        q = next(q for q in json.loads(out) if q.get("kind") == "tbf")
+        return {"bytes": q["bytes"], "pkts": q["packets"], "dropped": q["drops"], "overlimits": q["overlimits"],
+                "backlog_bytes": q["backlog"], "backlog_pkts": q["qlen"]}
+    except (ValueError, StopIteration, KeyError, TypeError):
+        raise RuntimeError(f"no tbf counters in `tc -s -j qdisc show dev {dev}`: {out.strip()!r}") from None
 
 
 def parse_rate(rate):
@@ -106,9 +106,7 @@ def tc_drops(n):
     drops = {}
     for i in range(n):
         for dev, ns in (("eth0", f"{PREFIX}-h{i}"), (f"{PREFIX}-s{i}", f"{PREFIX}-sw")):
-            out = sh("tc", "-s", "qdisc", "show", "dev", dev, ns=ns)
-            d = out.split("dropped", 1)[1].split(",", 1)[0].strip() if "dropped" in out else "?"
-            drops[f"{ns}/{dev}"] = int(d) if d.isdigit() else d
+            drops[f"{ns}/{dev}"] = tc_counters(dev, ns)["dropped"]
     return drops
 
 
@@ -342,7 +340,7 @@ def main():
     p.add_argument("--chunk", type=int, default=1 << 20,
                    help="fanin elements per piece of a split all_reduce (FANIN_CHUNK; 0: never split)")
     p.add_argument("--window", type=int, default=32, help="fanin blocks in flight per worker (FANIN_WINDOW)")
-    p.add_argument("--retransmit-ms", type=int, default=20, help="fanin retransmission timeout (FANIN_RETRANSMIT_MS)")
+    p.add_argument("--retransmit-ms", type=int, default=50, help="fanin retransmission timeout (FANIN_RETRANSMIT_MS)")
     p.add_argument("--deadline", type=float, default=900, help="seconds allowed per N")
     p.add_argument("--prefix", default=PREFIX, help="name prefix of the namespaces and links (at most 8 characters)")
     p.add_argument("--out", default="target/fabric", help="directory for fabric.json and fabric.svg")
@@ -357,6 +355,13 @@ def main():
     if not 1 <= a.elements <= min(fits, MAX_ELEMENTS):
         raise SystemExit(f"--elements {a.elements} must be 1 to {min(fits, MAX_ELEMENTS)}: a packet must fit the "
                          f"--mtu {a.mtu} datagram (IPv4 + UDP {IP_UDP} + fanin header {HEADER} + 4 per element)")
+    # fanin has no congestion control: what all lanes have in flight queues at the uplink's
+    # tbf, and a queue longer than the retransmission timeout resends whole windows.
+    queued_ms = a.lanes * a.window * (a.elements * 4 + HEADER + IP_UDP + 14) * 8 / parse_rate(a.rate) * 1e3
+    if queued_ms > a.retransmit_ms / 2:
+        print(f"warning: {a.lanes} lanes x window {a.window} x {a.elements} elements queue {queued_ms:.0f} ms at "
+              f"{a.rate}, more than half the {a.retransmit_ms} ms retransmission timeout: expect spurious "
+              f"retransmissions (the 'extra' column)", file=sys.stderr)
     if not (a.prefix.isalnum() and len(a.prefix) <= 8):
         raise SystemExit(f"--prefix {a.prefix!r} must be 1 to 8 letters or digits")
     PREFIX = a.prefix
@@ -385,7 +390,7 @@ def main():
                 goal = 0.9 * 2 * (n - 1) / n
                 table.append({"n": n, "mib": mib, "fanin_s": med["fanin"], "gloo_s": med["gloo"],
                               "speedup": med["gloo"] / med["fanin"], "ideal": 2 * (n - 1) / n, "goal": goal,
-                              "reps": a.reps, "tc_drops": sum(v for v in drops.values() if isinstance(v, int)),
+                              "reps": a.reps, "tc_drops": sum(drops.values()),
                               "switchd_cpu": pick("fanin", "switchd_cpu"), "worker_cpu": pick("fanin", "worker_cpu"),
                               "fanin_runs": [r["secs"] for r in rows if r["backend"] == "fanin" and r["mib"] == mib],
                               "gloo_runs": [r["secs"] for r in rows if r["backend"] == "gloo" and r["mib"] == mib]})
