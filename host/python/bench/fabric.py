@@ -7,10 +7,12 @@ Each host runs one torch rank: ``backend="fanin"`` with ``FANIN_SWITCH`` (the jo
 registered at the switchd), and a gloo group over the same links. For each size and repetition
 the ranks meet at a barrier, then time one ``all_reduce``; a run's time is the slowest rank's.
 In-network aggregation moves S each way per host, a ring 2(N-1)/N·S: the goal is
-fanin ≥ 0.9·2(N-1)/N × gloo's speed. Needs root (ip netns, tc). See docs/python.md.
+fanin ≥ 0.9·2(N-1)/N × gloo's speed. Each rank also reads its uplink's tbf counters around
+each all_reduce, for the "where the time goes" table (bytes and frames on the wire, busy
+share of the link, retransmissions). Needs root (ip netns, tc). See docs/python.md.
 
     sudo target/venv/bin/python host/python/bench/fabric.py --fanin target/release/fanin \\
-        --hosts 2 4 --rate 500mbit --sizes 4 16 64 --reps 3 --out target/fabric
+        --hosts 2 4 --rate 50mbit --sizes 4 16 64 --reps 3 --out target/fabric
 """
 
 import argparse
@@ -326,7 +328,7 @@ def main():
     p.add_argument("--switch", help=argparse.SUPPRESS)
     p.add_argument("--fanin", default="target/release/fanin", help="the fanin binary (switchd)")
     p.add_argument("--hosts", type=int, nargs="+", default=[2, 4], help="numbers of hosts N")
-    p.add_argument("--rate", default="500mbit", help="tc rate of every link, each direction")
+    p.add_argument("--rate", default="50mbit", help="tc rate of every link, each direction")
     p.add_argument("--burst", default="64kb", help="tbf burst")
     p.add_argument("--limit", default="4mb", help="tbf queue limit (bytes)")
     p.add_argument("--sizes", type=int, nargs="+", default=[4, 16, 64], help="all_reduce sizes in MiB")
@@ -337,8 +339,9 @@ def main():
     p.add_argument("--slots", type=int, default=256, help="fanin slots (the window)")
     p.add_argument("--lanes", type=int, default=2,
                    help="fanin lanes (FANIN_LANES: jobs at the switchd, each with --slots slots)")
-    p.add_argument("--chunk", type=int, default=1 << 20,
-                   help="fanin elements per piece of a split all_reduce (FANIN_CHUNK; 0: never split)")
+    p.add_argument("--chunk", type=int, default=None,
+                   help="fanin elements per piece of a split all_reduce (FANIN_CHUNK; 0: never split) "
+                        "[default: fanin.DEFAULT_CHUNK]")
     p.add_argument("--window", type=int, default=32, help="fanin blocks in flight per worker (FANIN_WINDOW)")
     p.add_argument("--retransmit-ms", type=int, default=50, help="fanin retransmission timeout (FANIN_RETRANSMIT_MS)")
     p.add_argument("--deadline", type=float, default=900, help="seconds allowed per N")
@@ -347,6 +350,12 @@ def main():
     a = p.parse_args()
     if a.worker:
         return worker(a)
+    if a.chunk is None:
+        import fanin
+
+        a.chunk = fanin.DEFAULT_CHUNK
+    if a.chunk < 0 or a.lanes < 1:
+        raise SystemExit(f"--chunk {a.chunk} and --lanes {a.lanes}: 0 or more elements, 1 or more lanes")
     if not 576 <= a.mtu <= 9000:
         raise SystemExit(f"--mtu {a.mtu} must be 576 to 9000")
     fits = (a.mtu - IP_UDP - HEADER) // 4

@@ -27,7 +27,7 @@ DEFAULT_SLOTS = 128
 DEFAULT_LANES = 2
 #: Elements per piece when a group with several lanes splits a larger allreduce across
 #: them (FANIN_CHUNK; 0: never split).
-DEFAULT_CHUNK = 1 << 20
+DEFAULT_CHUNK = 1 << 18
 
 
 class _Group:
