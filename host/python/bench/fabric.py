@@ -432,6 +432,7 @@ def main():
                    "retransmit_ms": a.retransmit_ms, "burst": a.burst, "limit": a.limit,
                    "rows": table, "links": wire}, f, indent=1)
     svg(os.path.join(a.out, "fabric.svg"), table, a.rate)
+    shutil.rmtree(workdir, ignore_errors=True)  # kept after a failure: the switchd logs
     print(f"wrote {a.out}/fabric.json and {a.out}/fabric.svg")
 
 
