@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from . import _native
@@ -24,6 +25,9 @@ DEFAULT_ELEMENTS = 256
 DEFAULT_SLOTS = 128
 #: Concurrent allreduces (lanes: one job each) of an embedded-switch group (FANIN_LANES).
 DEFAULT_LANES = 2
+#: Elements per piece when a group with several lanes splits a larger allreduce across
+#: them (FANIN_CHUNK; 0: never split).
+DEFAULT_CHUNK = 1 << 18
 
 
 class _Group:
@@ -31,7 +35,9 @@ class _Group:
     ``job + k`` with its own UDP socket (``worker`` may be a list of them) and its own thread;
     a job has one session at a time, so a lane runs its allreduces one after another, while
     the lanes run theirs concurrently. Allreduces go to the lanes in turn, in call order:
-    every rank must issue them in the same order (as for any collective)."""
+    every rank must issue them in the same order (as for any collective). With several lanes,
+    an allreduce of more than ``chunk`` elements is split into pieces of ``chunk`` that go to
+    the lanes in turn, so one piece's preparation overlaps another's transfer."""
 
     def __init__(self, worker, switch, rank, world, job, elements, slots, timeout, owned=None, child=None, session=True):
         self.workers = list(worker) if isinstance(worker, (list, tuple)) else [worker]
@@ -54,6 +60,13 @@ class _Group:
         self.retransmit_ms = _env_int("FANIN_RETRANSMIT_MS", 20)
         if self.window < 1 or self.retransmit_ms < 1:
             raise ValueError(f"FANIN_WINDOW ({self.window}) and FANIN_RETRANSMIT_MS ({self.retransmit_ms}) must be at least 1")
+        #: Elements per piece of a split allreduce (FANIN_CHUNK, a multiple of the elements
+        #: per packet; 0: never split). Only groups with several lanes split.
+        self.chunk = _env_int("FANIN_CHUNK", DEFAULT_CHUNK)
+        if self.chunk < 0:
+            raise ValueError(f"FANIN_CHUNK={self.chunk} must be 0 (never split) or a number of elements")
+        if self.chunk:
+            self.chunk = max(elements, self.chunk // elements * elements)
         self._owned = owned  # the embedded _native.Switch, on rank 0
         self._pools = [
             ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"fanin-job{job + k}") for k in range(self.lanes)
@@ -64,7 +77,9 @@ class _Group:
         self._in_flight = 0
         #: Allreduces this worker has completed through the switch.
         self.completed = 0
-        #: The most allreduces that were in flight at once.
+        #: Allreduces sent to the switch: one per unsplit allreduce, one per piece of a split one.
+        self.pieces = 0
+        #: The most allreduces (or pieces) that were in flight at once.
         self.max_in_flight = 0
 
     def _lane(self) -> int:
@@ -73,7 +88,7 @@ class _Group:
             self._next = (k + 1) % self.lanes
             return k
 
-    def _run_on(self, lane, buf, job, timeout) -> int:
+    def _run_on(self, lane, buf, job, timeout, count=True) -> int:
         with self._lane_locks[lane]:
             with self._lock:
                 self._in_flight += 1
@@ -97,16 +112,79 @@ class _Group:
                 with self._lock:
                     self._in_flight -= 1
             with self._lock:
-                self.completed += 1
+                self.pieces += 1
+                self.completed += 1 if count else 0
             return e
+
+    def _pieces(self, buf, job):
+        """``buf`` split for the lanes, or None when it goes whole to one lane."""
+        if self.lanes < 2 or job is not None or not self.chunk or len(buf) <= self.chunk:
+            return None
+        return [buf[i:i + self.chunk] for i in range(0, len(buf), self.chunk)]
+
+    def _split(self, pieces, timeout) -> Future:
+        """Queues each piece on the next lane; the Future gives the smallest exponent of the
+        pieces (the loosest error bound, valid for every element) once all are summed, or
+        the first failure. The timeout is the whole call's, counted from its first piece's
+        start: a later piece gets what is left of it."""
+        out = Future()
+        left = [len(pieces)]
+        exps = []
+        lock = threading.Lock()
+        total = self.timeout if timeout is None else timeout
+        started = []
+
+        def piece(lane, buf):
+            with lock:
+                if not started:
+                    started.append(time.monotonic())
+                rest = total - (time.monotonic() - started[0])
+            if out.done():  # another piece failed: do not start this one
+                raise _native.FaninError("an earlier piece of this allreduce failed")
+            if rest <= 0:
+                raise _native.FaninError(
+                    f"timed out after {total:.1f}s: the split allreduce of job {self.job} (rank {self.rank} of "
+                    f"{self.world}) did not finish")
+            return self._run_on(lane, buf, None, rest, False)
+
+        def done(f):
+            e = f.exception()
+            with lock:
+                left[0] -= 1
+                if e is not None:
+                    if not out.done():
+                        out.set_exception(e)
+                    return
+                exps.append(f.result())
+                if left[0] == 0 and not out.done():
+                    with self._lock:
+                        self.completed += 1
+                    out.set_result(min(exps))
+
+        with self._lock:  # consecutive lanes for the pieces of one call, as on every rank
+            lanes = []
+            for _ in pieces:
+                lanes.append(self._next)
+                self._next = (self._next + 1) % self.lanes
+        for lane, buf in zip(lanes, pieces):
+            self._pools[lane].submit(piece, lane, buf).add_done_callback(done)
+        return out
 
     def run(self, buf, job=None, timeout=None) -> int:
         """Sums the contiguous float32/int32 numpy view ``buf`` in place on the next lane
-        (``job`` overrides its job id); returns the exponent."""
+        (``job`` overrides its job id), split across the lanes if longer than ``chunk``;
+        returns the exponent (of a split one: the smallest of its pieces')."""
+        pieces = self._pieces(buf, job)
+        if pieces is not None:
+            return self._split(pieces, timeout).result()
         return self._run_on(self._lane(), buf, job, timeout)
 
     def submit(self, buf, timeout=None) -> Future:
-        """Queues ``run(buf)`` on the next lane's thread."""
+        """Queues ``run(buf)`` on the next lane's thread (split across the lanes if longer
+        than ``chunk``)."""
+        pieces = self._pieces(buf, None)
+        if pieces is not None:
+            return self._split(pieces, timeout)
         lane = self._lane()
         return self._pools[lane].submit(self._run_on, lane, buf, None, timeout)
 

@@ -276,3 +276,39 @@ def concurrent(rank, world, store, ops):
     out = {"exact": exact, "avg_ok": avg_ok, "lanes": g.lanes, "max_in_flight": g.max_in_flight, "completed": g.completed}
     dist.destroy_process_group()
     return out
+
+
+def split(rank, world, store):
+    """Allreduces longer than FANIN_CHUNK, split across the lanes: int32 sums exact (sync and
+    as futures, interleaved with an unsplit one), float32 within the bound of the returned
+    exponent (the smallest of the pieces'), each call counted once."""
+    import numpy as np
+    import torch
+
+    import fanin
+    import fanin.torch as ft
+
+    dist = _init(rank, world, store)
+    g = dist.distributed_c10d._get_default_group()._fanin_group
+    n = 10_037
+    big = (2**31 - 1) // world
+    t = (torch.arange(n, dtype=torch.int64) * 7919 % big).to(torch.int32) + rank
+    want = (torch.arange(n, dtype=torch.int64) * 7919 % big) * world + world * (world - 1) // 2
+    dist.all_reduce(t)
+    exact = bool((t.to(torch.int64) == want).all())
+    # Futures: a split one, an unsplit one, a split one, all in flight at once.
+    ts = [torch.full((m,), k + rank, dtype=torch.int32) for k, m in enumerate((5_000, 300, 4_000))]
+    futs = [ft.allreduce_future(g, x) for x in ts]
+    torch.futures.wait_all(futs)
+    exact_futures = all(bool((x == world * k + world * (world - 1) // 2).all()) for k, x in enumerate(ts))
+    # float32 whose pieces have different magnitudes (so different exponents).
+    x = np.full(n, 0.001 * (rank + 1), dtype=np.float32)
+    x[:100] = 1000.0 * (rank + 1)
+    exact_sum = x.astype(np.float64) / (rank + 1) * world * (world + 1) / 2
+    e = g.run(fanin._as_buffer(x))
+    bound = np.array([fanin._native.result_bound_of(world, e, float(r)) for r in x])
+    worst = float((np.abs(x - exact_sum) / bound).max())
+    out = {"exact": exact, "exact_futures": exact_futures, "worst": worst, "e": e, "chunk": g.chunk,
+           "completed": g.completed, "pieces": g.pieces, "max_in_flight": g.max_in_flight}
+    dist.destroy_process_group()
+    return out

@@ -325,7 +325,8 @@ def test_assignment_errors(tmp_path):
 
 def test_fabric_bench_smoke(tmp_path):
     """The emulated-fabric benchmark (host/python/bench/fabric.py) runs end to end on 2 hosts
-    with 1 MiB (its ranks check every sum); speed is not asserted here."""
+    with 1 MiB, split into 4 pieces over 2 lanes (its ranks check every sum); speed is not
+    asserted here."""
     import json
     import shutil
     import subprocess
@@ -335,7 +336,7 @@ def test_fabric_bench_smoke(tmp_path):
     bench = os.path.join(os.path.dirname(__file__), "..", "bench", "fabric.py")
     r = subprocess.run(
         [sys.executable, bench, "--fanin", _fanin_bin(), "--hosts", "2", "--sizes", "1", "--reps", "1",
-         "--rate", "200mbit", "--prefix", f"fnt{os.getpid() % 100000}", "--deadline", "120", "--out", str(tmp_path)],
+         "--rate", "200mbit", "--chunk", "65536", "--prefix", f"fnt{os.getpid() % 100000}", "--deadline", "120", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=180,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -344,6 +345,40 @@ def test_fabric_bench_smoke(tmp_path):
     assert rows[0]["fanin_s"] > 0 and rows[0]["gloo_s"] > 0
     assert (tmp_path / "fabric.svg").read_text().startswith("<svg")
     assert "speed-up" in r.stdout
+    # The per-link accounting (tbf counters read by each rank around each all_reduce): each
+    # backend put at least its payload on the busiest uplink (1 MiB each way at N = 2: fanin
+    # S, the ring 2(N-1)/N·S), plus headers, and fanin at least its JOIN and preamble.
+    links = {x["backend"]: x for x in json.loads((tmp_path / "fabric.json").read_text())["links"]}
+    assert sorted(links) == ["fanin", "gloo"]
+    for b, x in links.items():
+        assert 1.0 < x["wire_ratio"] < 1.3, f"{b}: {x['bytes']} bytes on the uplink for 1 MiB"
+        assert x["dropped"] == 0, f"{b}: tbf dropped {x['dropped']} packets"
+        assert 0 < x["busy"] <= 1.05, f"{b}: the uplink was busy {x['busy']:.0%} of the time"
+    assert links["fanin"]["extra"] >= 2
+    assert "where the time goes" in r.stdout
+
+
+def test_fabric_bench_helpers():
+    """The bench's rate parser and its reading of `tc -s qdisc` output."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "fabric_bench", os.path.join(os.path.dirname(__file__), "..", "bench", "fabric.py"))
+    fb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fb)
+    assert fb.parse_rate("50mbit") == 50e6
+    assert fb.parse_rate("1gbit") == 1e9
+    assert fb.parse_rate("100kbps") == 800e3
+    with pytest.raises(SystemExit, match="--rate '50 mbps/s'"):
+        fb.parse_rate("50 mbps/s")
+    out = ('[{"kind":"tbf","handle":"80cd:","root":true,"refcnt":2,"options":{"rate":6250000,"burst":65531},'
+           '"bytes":71462912,"packets":65682,"drops":3,"overlimits":2329,"requeues":0,"backlog":19456,"qlen":2}]')
+    fb.sh = lambda *a, **k: out
+    assert fb.tc_counters("eth0") == {"bytes": 71462912, "pkts": 65682, "dropped": 3, "overlimits": 2329,
+                                      "backlog_bytes": 19456, "backlog_pkts": 2}
+    fb.sh = lambda *a, **k: '[{"kind":"noqueue","handle":"0:","root":true,"refcnt":2,"options":{}}]'
+    with pytest.raises(RuntimeError, match="no tbf counters in `tc -s -j qdisc show dev eth0`"):
+        fb.tc_counters("eth0")
 
 
 def test_concurrent_lanes():
@@ -357,3 +392,27 @@ def test_concurrent_lanes():
         assert v["lanes"] == 3
         assert v["completed"] == 12
         assert v["max_in_flight"] >= 2, f"rank {r}: the lanes never overlapped"
+
+
+def test_split_across_lanes():
+    """FANIN_CHUNK=1000 (768: a multiple of 256 elements per packet) with 2 lanes: allreduces
+    longer than that go to both lanes in pieces; every sum exact or within the bound of the
+    returned exponent, each call counted once, pieces in flight together."""
+    res = w.launch(w.split, 2, env={"FANIN_LANES": "2", "FANIN_CHUNK": "1000", "FANIN_WINDOW": "16"})
+    for r, v in res.items():
+        assert v["chunk"] == 768
+        assert v["exact"], f"rank {r}: a split int32 sum differs"
+        assert v["exact_futures"], f"rank {r}: an int32 sum issued as a future differs"
+        assert v["worst"] <= 1.0, f"rank {r}: float error {v['worst']:.3f}x the bound (e={v['e']})"
+        assert v["completed"] == 5, f"rank {r}: {v['completed']} allreduces counted, 5 issued"
+        # 10037 elements in 14 pieces of at most 768 (twice), then 5000, 300, 4000: 7, 1, 6.
+        assert v["pieces"] == 14 + 7 + 1 + 6 + 14, f"rank {r}: {v['pieces']} pieces sent"
+        assert v["max_in_flight"] >= 2, f"rank {r}: the pieces never overlapped"
+    assert len({v["e"] for v in res.values()}) == 1, "ranks returned different exponents"
+
+
+def test_bad_chunk(monkeypatch):
+    monkeypatch.setenv("FANIN_CHUNK", "-1")
+    with pytest.raises(ValueError, match="FANIN_CHUNK=-1 must be 0"):
+        fanin._Group(None, "127.0.0.1:1", 0, 1, 1, 256, 16, 1.0)
+
