@@ -91,6 +91,11 @@ const NEEDS: &[Need] = &[
         package: "python3-dev",
         why: "libpython, which cargo links the Python extension (host/python) against",
     },
+    Need {
+        probe: Probe::Shell("command -v ip && command -v tc"),
+        package: "iproute2",
+        why: "ip netns, veth and tc for the emulated-fabric benchmark (host/python/bench/fabric.py) and its test",
+    },
 ];
 
 fn main() -> ExitCode {
@@ -283,7 +288,8 @@ fn demo() -> Result<()> {
     ]))?;
 
     banner("2d. host data path: fanin allreduce against torch.distributed gloo on loopback (4 MiB, every sum checked)");
-    let py = python_package()?;
+    // The Python package built as `pip install` builds it (release).
+    let py = python_package(true)?;
     run(Command::new(bin("fanin-vs-gloo"))
         .args(["--sizes", "4194304", "--reps", "3", "--python"])
         .arg(&py)
@@ -438,6 +444,20 @@ fn demo() -> Result<()> {
         .arg(root_dir().join("host/python/examples/ddp_demo.py"))
         .arg(out.join("ddp_loss.svg")))?;
 
+    banner("7b. PyTorch over an emulated fabric: 4 hosts in network namespaces behind 50 Mbit/s links, one 4 MiB all_reduce, fanin against gloo's ring (goal: 1.35x)");
+    if present(&Probe::Shell(
+        "test \"$(id -u)\" = 0 && command -v ip && command -v tc",
+    )) {
+        run(Command::new(&py)
+            .arg(root_dir().join("host/python/bench/fabric.py"))
+            .arg("--fanin")
+            .arg(bin("fanin"))
+            .args(["--hosts", "4", "--sizes", "4", "--reps", "3", "--out"])
+            .arg(out.join("fabric")))?;
+    } else {
+        println!("skipped: needs root and iproute2 (ip netns, tc)");
+    }
+
     println!("\ndemo: all steps verified");
     Ok(())
 }
@@ -551,7 +571,7 @@ fn test_python() -> Result<()> {
     banner("python: the fanin package (host/python) against torch, from target/venv");
     // The external-switchd test runs the `fanin` binary.
     run(cargo().args(["build", "--quiet", "-p", "fanin", "--bin", "fanin"]))?;
-    let py = python_package()?;
+    let py = python_package(false)?;
     pytest(&py, &["host/python/tests", "-q"])
 }
 
@@ -593,7 +613,9 @@ fn venv() -> Result<PathBuf> {
 
 /// Builds the `fanin` Python package (host/python) into the venv with `maturin develop`;
 /// returns the venv's python.
-fn python_package() -> Result<PathBuf> {
+/// Builds the Python package into the venv (`maturin develop`, `--release` if `release`)
+/// and returns the venv's python.
+fn python_package(release: bool) -> Result<PathBuf> {
     let dir = venv()?;
     let bin = dir.join("bin");
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -601,6 +623,7 @@ fn python_package() -> Result<PathBuf> {
     paths.extend(std::env::split_paths(&path));
     run(Command::new(bin.join("maturin"))
         .args(["develop", "--quiet"])
+        .args(release.then_some("--release"))
         .current_dir(root_dir().join("host/python"))
         .env("VIRTUAL_ENV", &dir)
         .env("PATH", std::env::join_paths(paths)?))?;
