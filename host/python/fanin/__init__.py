@@ -21,6 +21,9 @@ __all__ = ["allreduce", "assignment_group"]
 DEFAULT_TIMEOUT = 30.0
 #: Elements per packet of the embedded switch's job (FANIN_ELEMENTS overrides it).
 DEFAULT_ELEMENTS = 256
+#: Elements per packet with an external switch (FANIN_SWITCH): `fanin switchd --elements`'s
+#: default, the largest packet such a switchd takes unless started with more.
+SWITCHD_ELEMENTS = 64
 #: Slots of the embedded switch's job, the workers' window (FANIN_SLOTS overrides it).
 DEFAULT_SLOTS = 128
 #: Concurrent allreduces (lanes: one job each) of an embedded-switch group (FANIN_LANES).

@@ -55,10 +55,12 @@ class FaninProcessGroup(ProcessGroup):
         secs = float(os.environ.get("FANIN_TIMEOUT", min(secs, fanin.DEFAULT_TIMEOUT)))
         if world > 64:
             raise ValueError(f"a fanin job has at most 64 workers; this group has {world}")
-        elements = fanin._env_int("FANIN_ELEMENTS", fanin.DEFAULT_ELEMENTS)
+        external = os.environ.get("FANIN_SWITCH") or None
+        # An external switchd takes packets of at most its `--elements` (64 by default):
+        # larger ones would be dropped as malformed and the allreduce would only time out.
+        elements = fanin._env_int("FANIN_ELEMENTS", fanin.SWITCHD_ELEMENTS if external else fanin.DEFAULT_ELEMENTS)
         slots = fanin._env_int("FANIN_SLOTS", fanin.DEFAULT_SLOTS)
         job = fanin._env_int("FANIN_JOB", 1)
-        external = os.environ.get("FANIN_SWITCH") or None
         placed = os.environ.get("FANIN_ASSIGNMENT") or None
         self._registered = None
         self._gloo = None if _strict() else dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, world, timeout)

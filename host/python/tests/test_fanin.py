@@ -22,10 +22,7 @@ def test_int32_exact_and_odd_length_float_within_bound(world):
     assert len({v["e"] for v in res.values()}) == 1, "ranks used different exponents"
 
 
-@pytest.mark.parametrize("world,hook", [(2, False), (4, True)])
-def test_ddp_matches_gloo(world, hook):
-    steps = 50
-    res = w.launch(w.ddp, world, args=(hook, steps))
+def _check_ddp(res, steps):
     for r, v in res.items():
         # Every step's averaged gradient within the quantisation bound of gloo's average.
         # Every step's buckets went through the switch, not gloo.
@@ -36,6 +33,48 @@ def test_ddp_matches_gloo(world, hook):
         first, last = np.mean(v["losses"][:5]), np.mean(v["losses"][-5:])
         assert last < 0.7 * first, f"rank {r}: loss went from {first:.4f} to {last:.4f}"
     print("loss curve (rank 0):", " ".join(f"{x:.3f}" for x in res[0]["losses"][::5]))
+
+
+@pytest.mark.parametrize("world,hook", [(2, False), (4, True)])
+def test_ddp_matches_gloo(world, hook):
+    steps = 50
+    _check_ddp(w.launch(w.ddp, world, args=(hook, steps)), steps)
+
+
+def _switchd(job=9):
+    """A `fanin switchd` process with a placeholder job (3 workers at unused addresses)
+    that the ranks replace through its control port; returns the process and its port."""
+    import subprocess
+    import time
+
+    binary = os.environ.get("FANIN_BIN") or os.path.join(
+        os.path.dirname(__file__), "..", "..", "..", "target", "debug", "fanin"
+    )
+    assert os.path.exists(binary), f"no fanin binary at {binary}: build it (cargo build -p fanin) or set FANIN_BIN"
+    port = _free_port()
+    sw = subprocess.Popen(
+        [binary, "switchd", "--listen", f"127.0.0.1:{port}", "--job", str(job), "--slots", "64"]
+        + [a for k in range(3) for a in ("--worker", f"127.0.0.1:{9 + k}")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(1.0)
+    assert sw.poll() is None, sw.stderr.read().decode()
+    return sw, port
+
+
+def test_ddp_through_external_switchd():
+    """The DDP run above (2 processes, 50 steps, the DDP comm hook) with the switch a
+    separate `fanin switchd` process (FANIN_SWITCH) instead of the embedded one."""
+    sw, port = _switchd()
+    try:
+        # FANIN_ELEMENTS left to its default: it must fit the switchd's (64).
+        env = {"FANIN_SWITCH": f"127.0.0.1:{port}", "FANIN_JOB": "9", "FANIN_SLOTS": "64"}
+        _check_ddp(w.launch(w.ddp, 2, args=(True, 50), env=env), 50)
+    finally:
+        sw.kill()
+        err = sw.communicate()[1].decode()
+    assert "job 9" in err, err
 
 
 def test_killed_rank_others_raise_within_timeout():
@@ -136,23 +175,8 @@ def _free_port():
 def test_external_switchd_register():
     """FANIN_SWITCH: rank 0 replaces switchd's placeholder job 9 (3 workers at unused
     addresses) with the real workers through the control port, and removes it at the end."""
-    import subprocess
-    import time
-
-    binary = os.environ.get("FANIN_BIN") or os.path.join(
-        os.path.dirname(__file__), "..", "..", "..", "target", "debug", "fanin"
-    )
-    assert os.path.exists(binary), f"no fanin binary at {binary}: build it (cargo build -p fanin) or set FANIN_BIN"
-    port = _free_port()
-    sw = subprocess.Popen(
-        [binary, "switchd", "--listen", f"127.0.0.1:{port}", "--job", "9", "--slots", "64"]
-        + [a for k in range(3) for a in ("--worker", f"127.0.0.1:{9 + k}")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    sw, port = _switchd()
     try:
-        time.sleep(1.0)
-        assert sw.poll() is None, sw.stderr.read().decode()
         env = {"FANIN_SWITCH": f"127.0.0.1:{port}", "FANIN_JOB": "9", "FANIN_SLOTS": "64", "FANIN_ELEMENTS": "64"}
         res = w.launch(w.external, 3, env=env)
         for v in res.values():
