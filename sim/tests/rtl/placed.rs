@@ -122,7 +122,10 @@ fn soar_placement_programmed_by_the_driver_sequence_aggregates_as_the_model() {
         let done = sb.model.counters().get(Counter::Completions);
         assert_eq!(done, BLOCKS as u64, "{what} seed {s}: {done} completions");
         // What `fanin hw verify` reads: every table row as the file asks, after traffic.
-        let diff = fanin_regs::verify::verify(cfg, &core, &mut TbBus(&mut tb)).unwrap();
+        // (As programmed: ports folded onto the core's, its table sizes.)
+        let mut on_core = fold(cfg, &core);
+        on_core.params = core.params();
+        let diff = fanin_regs::verify::verify(&on_core, &core, &mut TbBus(&mut tb)).unwrap();
         assert_eq!(diff, vec![], "{what}: tables read back");
     }
 }
