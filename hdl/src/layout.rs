@@ -148,12 +148,7 @@ pub mod small {
     use fanin_regs::layout::Field;
 
     const fn f(name: &'static str, offset: usize, width: usize, doc: &'static str) -> Field {
-        Field {
-            name,
-            offset,
-            width,
-            doc,
-        }
+        Field::new(name, offset, width, doc)
     }
 
     /// A 16-bit register value (UDP ports, the job id, the MAC's high register).
@@ -268,22 +263,12 @@ pub mod net {
 
     /// Bytes `o .. o + n` of the frame, as bits of the window.
     const fn bytes(name: &'static str, o: usize, n: usize, doc: &'static str) -> Field {
-        Field {
-            name,
-            offset: PARSE_W - 8 * (o + n),
-            width: 8 * n,
-            doc,
-        }
+        Field::new(name, PARSE_W - 8 * (o + n), 8 * n, doc)
     }
 
     /// Bits `lo .. lo + w` (counted from the byte's least significant bit) of frame byte `o`.
     const fn bits(name: &'static str, o: usize, lo: usize, w: usize, doc: &'static str) -> Field {
-        Field {
-            name,
-            offset: PARSE_W - 8 * (o + 1) + lo,
-            width: w,
-            doc,
-        }
+        Field::new(name, PARSE_W - 8 * (o + 1) + lo, w, doc)
     }
 
     const IP: usize = 14;
@@ -305,12 +290,12 @@ pub mod net {
     /// IPv4 more-fragments flag.
     pub const IP_MF: Field = bits("ip_mf", IP + 6, 5, 1, "IPv4 MF flag");
     /// IPv4 fragment offset (13 bits).
-    pub const IP_FRAG: Field = Field {
-        name: "ip_frag",
-        offset: PARSE_W - 8 * (IP + 8),
-        width: 13,
-        doc: "IPv4 fragment offset",
-    };
+    pub const IP_FRAG: Field = Field::new(
+        "ip_frag",
+        PARSE_W - 8 * (IP + 8),
+        13,
+        "IPv4 fragment offset",
+    );
     /// IPv4 protocol.
     pub const IP_PROTO: Field = bytes("ip_proto", IP + 9, 1, "IPv4 protocol");
     /// IPv4 source address.
@@ -466,12 +451,7 @@ pub mod desc {
     use fanin_regs::layout::Field;
 
     const fn f(name: &'static str, offset: usize, width: usize, doc: &'static str) -> Field {
-        Field {
-            name,
-            offset,
-            width,
-            doc,
-        }
+        Field::new(name, offset, width, doc)
     }
 
     /// Egress: the 64-byte header region (byte 0 in bits 7:0).

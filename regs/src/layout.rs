@@ -17,6 +17,16 @@ pub struct Field {
 }
 
 impl Field {
+    /// A field of `width` bits from bit `offset`.
+    pub const fn new(name: &'static str, offset: usize, width: usize, doc: &'static str) -> Self {
+        Self {
+            name,
+            offset,
+            width,
+            doc,
+        }
+    }
+
     /// The highest bit.
     pub const fn msb(&self) -> usize {
         self.offset + self.width - 1
@@ -64,12 +74,7 @@ impl Layout {
 }
 
 const fn f(name: &'static str, offset: usize, width: usize, doc: &'static str) -> Field {
-    Field {
-        name,
-        offset,
-        width,
-        doc,
-    }
+    Field::new(name, offset, width, doc)
 }
 
 /// The job-table entry (544 bits, from the staging registers at `job_commit`). Bits 31:0

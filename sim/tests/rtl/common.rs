@@ -139,3 +139,11 @@ impl fanin_regs::verify::Bus for TbBus<'_> {
         self.0.write(addr, value).map_err(|e| e.to_string())
     }
 }
+
+/// Runs of a randomised test: `FANIN_SIM_RUNS`, else `default`.
+pub fn sim_runs(default: u64) -> u64 {
+    std::env::var("FANIN_SIM_RUNS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}

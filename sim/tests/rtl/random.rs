@@ -10,10 +10,7 @@ use crate::common::*;
 
 #[test]
 fn random_allreduces_match_the_model_exactly() {
-    let runs: u64 = std::env::var("FANIN_SIM_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40);
+    let runs = sim_runs(40);
     let base = seed();
     for i in 0..runs {
         let s = base + i;

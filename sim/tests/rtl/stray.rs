@@ -22,10 +22,7 @@ use crate::common::*;
 
 #[test]
 fn stray_traffic_beside_an_allreduce_matches_the_model() {
-    let runs: u64 = std::env::var("FANIN_SIM_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(4);
+    let runs = sim_runs(4);
     let spec = JobSpec {
         job: 7,
         slot_count: 4,
@@ -132,10 +129,7 @@ fn results_for(tb: &fanin_sim::tb::Tb, block: u32) -> Vec<Vec<i32>> {
 #[test]
 fn stray_traffic_with_source_checks_and_the_idle_reclaim_matches_the_model() {
     use fanin_proto::config::SourceCheck;
-    let runs: u64 = std::env::var("FANIN_SIM_RUNS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2);
+    let runs = sim_runs(2);
     const IDLE: u64 = 3000;
     let spec = JobSpec {
         job: 7,
