@@ -417,8 +417,8 @@ fn run_with(
 ) -> Result<SendReport, SendError> {
     let a = &cfg.assignment;
     let workers = a.workers as u32;
-    let mk = |first_block: u32, exponent: i8, v: &[i32]| {
-        Worker::new(
+    let mk = |first_block: u32, exponent: i8, v: Vec<i32>| {
+        Worker::from_vec(
             a.clone(),
             Sending {
                 window: cfg.window,
@@ -446,7 +446,7 @@ fn run_with(
     } else {
         cfg.first_block
     };
-    let mut w = mk(first_block, 0, &pre)?;
+    let mut w = mk(first_block, 0, pre)?;
     d.run(&mut w, "preamble", None)?;
     let (sums, _) = w.result().expect("done");
     let e = scheme::agree(cfg.quant, &sums, len, workers)?;
@@ -454,7 +454,8 @@ fn run_with(
     let pre_stats = w.stats();
 
     let q = quantize(e);
-    let mut w = mk(first_block.wrapping_add(pre_blocks), e, &q)?;
+    // The worker takes the quantised tensor and hands back its sums without copies.
+    let mut w = mk(first_block.wrapping_add(pre_blocks), e, q)?;
     let bar = (cfg.progress && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
         let b = ProgressBar::new(len as u64);
         b.set_style(
@@ -473,8 +474,8 @@ fn run_with(
     r?;
     let elapsed = t1.elapsed();
     d.link.flush()?;
-    let (sums, flags) = w.result().expect("done");
     let s = w.stats();
+    let (sums, flags) = w.into_result().map_err(|_| ()).expect("done");
     Ok(SendReport {
         values: quant::dequantize(&sums, e),
         sums,

@@ -151,8 +151,12 @@ pub struct WorkerStats {
 pub struct Worker {
     a: Assignment,
     s: Sending,
-    blocks: Vec<Vec<i32>>,
-    results: Vec<Option<(Vec<i32>, Flags)>>,
+    /// The tensor, flat: block `i` is `data[i * elements..]`, at most `elements` long.
+    data: Vec<i32>,
+    /// The sums, flat like `data`; a block's part is written when its result arrives.
+    sums: Vec<i32>,
+    /// Each block's result flags, once it has its result.
+    results: Vec<Option<Flags>>,
     sent_at: Vec<Option<u64>>,
     next: usize,
     low: usize,
@@ -162,6 +166,11 @@ pub struct Worker {
 impl Worker {
     /// Splits `data` into blocks of `assignment.elements` and prepares to send them.
     pub fn new(a: Assignment, s: Sending, data: &[i32]) -> Result<Self, WorkerError> {
+        Self::from_vec(a, s, data.to_vec())
+    }
+
+    /// The same as [`Worker::new`], taking the tensor without copying it.
+    pub fn from_vec(a: Assignment, s: Sending, data: Vec<i32>) -> Result<Self, WorkerError> {
         if s.window == 0 || s.window > a.window_limit {
             return Err(WorkerError::BadWindow {
                 window: s.window,
@@ -181,15 +190,12 @@ impl Worker {
                 "rank must be below workers, workers at most 64",
             ));
         }
-        let blocks: Vec<Vec<i32>> = data
-            .chunks(a.elements as usize)
-            .map(|c| c.to_vec())
-            .collect();
-        let n = blocks.len();
+        let n = data.len().div_ceil(a.elements as usize);
         Ok(Self {
             a,
             s,
-            blocks,
+            sums: vec![0; data.len()],
+            data,
             results: vec![None; n],
             sent_at: vec![None; n],
             next: 0,
@@ -220,7 +226,23 @@ impl Worker {
 
     /// Number of blocks.
     pub fn blocks(&self) -> usize {
-        self.blocks.len()
+        self.results.len()
+    }
+
+    /// Elements of the tensor (and of the result).
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// True for an empty tensor (no blocks: done from the start).
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The elements of block `i` (`i < blocks()`).
+    pub fn block(&self, i: usize) -> &[i32] {
+        let e = self.a.elements as usize;
+        &self.data[i * e..((i + 1) * e).min(self.data.len())]
     }
 
     /// Blocks with a result.
@@ -230,7 +252,7 @@ impl Worker {
 
     /// True when every block has its result.
     pub fn done(&self) -> bool {
-        self.low == self.blocks.len()
+        self.low == self.results.len()
     }
 
     /// Counters.
@@ -248,13 +270,21 @@ impl Worker {
         if !self.done() {
             return None;
         }
-        let mut out = Vec::new();
-        let mut f = 0;
-        for (d, fl) in self.results.iter().flatten() {
-            out.extend_from_slice(d);
-            f |= fl.0;
+        Some((self.sums.clone(), self.flags()))
+    }
+
+    /// [`Worker::result`] without copying the sums: consumes the worker; `Err(self)` if it
+    /// is not done.
+    pub fn into_result(self) -> Result<(Vec<i32>, Flags), Box<Self>> {
+        if !self.done() {
+            return Err(Box::new(self));
         }
-        Some((out, Flags(f)))
+        let f = self.flags();
+        Ok((self.sums, f))
+    }
+
+    fn flags(&self) -> Flags {
+        Flags(self.results.iter().flatten().fold(0, |f, fl| f | fl.0))
     }
 
     /// Earliest tick at which [`Worker::poll`] has something to send.
@@ -262,7 +292,7 @@ impl Worker {
         if self.done() {
             return None;
         }
-        if self.next < self.blocks.len() && self.next < self.low + self.s.window as usize {
+        if self.next < self.results.len() && self.next < self.low + self.s.window as usize {
             return Some(0);
         }
         (self.low..self.next)
@@ -285,7 +315,7 @@ impl Worker {
                 self.stats.retransmissions += 1;
             }
         }
-        while self.next < self.blocks.len() && self.next < self.low + self.s.window as usize {
+        while self.next < self.results.len() && self.next < self.low + self.s.window as usize {
             out.push(self.next);
             self.sent_at[self.next] = Some(now);
             self.stats.sent += 1;
@@ -352,14 +382,25 @@ impl Worker {
             return Received::Ignored;
         }
         let index = r.block.wrapping_sub(self.s.first_block) as usize;
-        if index >= self.blocks.len() || r.elements as usize != self.blocks[index].len() {
+        if index >= self.results.len() || r.elements as usize != self.block(index).len() {
             return Received::Ignored;
         }
         if self.results[index].is_some() {
             return Received::Duplicate;
         }
-        self.results[index] = Some((p.elements(), r.flags));
-        while self.low < self.blocks.len() && self.results[self.low].is_some() {
+        // Decoded straight into the flat sums (`Repr::parse` checked the length).
+        let e = self.a.elements as usize;
+        let n = r.elements as usize;
+        let bytes = &payload
+            [crate::wire::HEADER_LEN..crate::wire::HEADER_LEN + n * crate::wire::ELEMENT_BYTES];
+        for (o, c) in self.sums[index * e..index * e + n]
+            .iter_mut()
+            .zip(bytes.chunks_exact(crate::wire::ELEMENT_BYTES))
+        {
+            *o = i32::from_be_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        self.results[index] = Some(r.flags);
+        while self.low < self.results.len() && self.results[self.low].is_some() {
             self.low += 1;
         }
         Received::Result { index }
@@ -370,7 +411,7 @@ impl Worker {
         self.a.contribution_payload(
             self.s.first_block.wrapping_add(i as u32),
             self.s.exponent,
-            &self.blocks[i],
+            self.block(i),
         )
     }
 
@@ -379,7 +420,122 @@ impl Worker {
         self.a.contribution_frame(
             self.s.first_block.wrapping_add(i as u32),
             self.s.exponent,
-            &self.blocks[i],
+            self.block(i),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn assignment(rank: u8, workers: u8, elements: u16) -> Assignment {
+        let ep = Endpoint {
+            mac: [2, 0, 0, 0, 0, rank],
+            ip: std::net::Ipv4Addr::new(10, 0, 0, rank + 1),
+            udp_port: 4791,
+            port: 0,
+        };
+        Assignment {
+            job: 7,
+            rank,
+            workers,
+            child: rank,
+            me: ep,
+            parent: ep,
+            window_limit: 8,
+            elements,
+            session: false,
+        }
+    }
+
+    fn result_payload(workers: u8, block: u32, flags: u8, data: &[i32]) -> Vec<u8> {
+        Repr {
+            ptype: PacketType::Result,
+            flags: Flags(flags),
+            exponent: 3,
+            job: 7,
+            elements: data.len() as u16,
+            block,
+            child: 0,
+            bitmap: (1u64 << workers) - 1,
+        }
+        .to_bytes(data)
+    }
+
+    /// Results decoded into the flat sums, fed out of order with duplicates, give exactly
+    /// the element-wise sum for tensors whose length is not a multiple of the packet's
+    /// elements; `result` and `into_result` agree, and `new` and `from_vec` send the same bytes.
+    #[test]
+    fn flat_sums_equal_the_elementwise_sum() {
+        let seed = rand::random::<u64>();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        for _ in 0..50 {
+            let workers = rng.gen_range(1..=4u8);
+            let elements = rng.gen_range(1..=40u16);
+            let len = rng.gen_range(0..300usize);
+            let tensors: Vec<Vec<i32>> = (0..workers)
+                .map(|_| (0..len).map(|_| rng.gen_range(-1000..1000)).collect())
+                .collect();
+            let want: Vec<i32> = (0..len)
+                .map(|i| tensors.iter().map(|t| t[i]).sum())
+                .collect();
+            let s = Sending {
+                window: 8,
+                retransmit_after: 5,
+                first_block: rng.gen(),
+                exponent: 3,
+            };
+            let a = assignment(0, workers, elements);
+            let mut w = Worker::from_vec(a.clone(), s, tensors[0].clone()).unwrap();
+            let copy = Worker::new(a, s, &tensors[0]).unwrap();
+            assert_eq!(w.blocks(), len.div_ceil(elements as usize), "seed {seed}");
+            for i in 0..w.blocks() {
+                assert_eq!(w.payload(i), copy.payload(i), "seed {seed}");
+            }
+            let mut now = 0;
+            while !w.done() {
+                let mut sent = w.poll(now);
+                now += 1;
+                // Answer in reverse order, some twice, with a flag on block 0.
+                sent.reverse();
+                for i in sent {
+                    let e = elements as usize;
+                    let part = &want[i * e..((i + 1) * e).min(len)];
+                    let block = s.first_block.wrapping_add(i as u32);
+                    let flags = if i == 0 { Flags::OVERFLOW } else { 0 };
+                    let p = result_payload(workers, block, flags, part);
+                    assert_eq!(w.receive_payload(&p), Received::Result { index: i });
+                    if rng.gen_bool(0.3) {
+                        assert_eq!(w.receive_payload(&p), Received::Duplicate);
+                    }
+                }
+            }
+            let (got, f) = w.result().expect("done");
+            assert_eq!(got, want, "seed {seed}");
+            let want_flags = if len > 0 { Flags::OVERFLOW } else { 0 };
+            assert_eq!(f, Flags(want_flags), "seed {seed}");
+            assert_eq!(
+                w.into_result().unwrap(),
+                (want, Flags(want_flags)),
+                "seed {seed}"
+            );
+        }
+    }
+
+    /// `into_result` hands an unfinished worker back unchanged.
+    #[test]
+    fn into_result_before_done_returns_the_worker() {
+        let s = Sending {
+            window: 2,
+            retransmit_after: 5,
+            first_block: 0,
+            exponent: 0,
+        };
+        let w = Worker::new(assignment(0, 2, 4), s, &[1, 2, 3, 4, 5]).unwrap();
+        let w = w.into_result().unwrap_err();
+        assert_eq!(w.blocks(), 2);
+        assert_eq!(w.result(), None);
     }
 }
