@@ -157,6 +157,8 @@ pub mod small {
     pub const LOW8: Field = f("low8", 0, 8, "bits 7:0");
     /// `child_commit`: the child index.
     pub const COMMIT_CHILD: Field = f("commit_child", 0, 8, "child index");
+    /// A row's low word (the read-back window's word, shifted down to bits 31:0).
+    pub const LOW32: Field = f("low32", 0, 32, "bits 31:0");
     /// `port_below_commit`: the port.
     pub const COMMIT_PORT: Field = f("commit_port", 0, 8, "port");
     /// `tbl_sel`: the table.
@@ -199,6 +201,15 @@ word! {
         tbl_table: 4 = small::TBL_TABLE,
         epoch_lo: 16 = small::EPOCH_LO,
         epoch_hi: 16 = small::EPOCH_HI,
+    }
+    flags {}
+}
+
+word! {
+    /// A table row as the read-back window holds it (`tbl_q`, `tbl_sh`: job-entry wide).
+    RowWord for JOB_W;
+    bits {
+        low32: 32 = small::LOW32,
     }
     flags {}
 }

@@ -129,7 +129,7 @@ fn default_mode() -> Mode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceCheck {
-    /// Accept any source (only for switches that cannot check yet: the RTL, for now).
+    /// Accept any source (the protocol before source checks; tests of other features).
     Off,
     /// The IPv4 source must be the configured endpoint's.
     Ip,
@@ -180,7 +180,8 @@ impl Default for Trust {
 }
 
 impl Trust {
-    /// Every protection off: the protocol before sessions, which the RTL still implements.
+    /// Every protection off: the protocol before the trust features (the RTL implements all
+    /// but sessions: an FPGA job runs with `sessions: false`).
     pub const OFF: Trust = Trust {
         sessions: false,
         source_check: SourceCheck::Off,

@@ -15,7 +15,7 @@ use crate::acc::Acc;
 use crate::config::CoreConfig;
 use crate::hdrgen::HdrGen;
 use crate::layout::{
-    at, mask, ChildWord, HdrWindow, JobWord, Mac48, MetaWord, RegValue, RoutePort,
+    at, mask, ChildWord, HdrWindow, JobWord, Mac48, MetaWord, RegValue, RoutePort, RowWord,
 };
 use crate::parse::{
     BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W, TERMS_BAD, TERMS_IP_BAD,
@@ -4282,7 +4282,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Word `tbl_w` of the selected row (shifted down to bits 31:0).
         self.tbl_sh.next = self.tbl_q.q.val() >> (self.tbl_w.q.val() << 5);
         if self.s_tbl.q.val() {
-            self.rd.next = self.rd.val() | self.tbl_sh.val().get_bits::<32>(0);
+            self.rd.next = self.rd.val() | self.tbl_sh.val().get_value_low32();
         }
         for j in 0..self.s_busy.len() {
             if self.s_busy[j].q.val() {
