@@ -7,7 +7,7 @@
 //! field holds (the egress ports: 4 of 8); a const check keeps every accessor inside its
 //! field.
 
-use fanin_regs::layout::{child, job, meta, Field};
+use fanin_regs::layout::{child, job, member, meta, Field};
 use rust_hdl::prelude::*;
 
 /// Width of a packed job-table entry.
@@ -16,6 +16,8 @@ pub const JOB_W: usize = job::LAYOUT.width;
 pub const CHILD_W: usize = child::LAYOUT.width;
 /// Width of a slot-copy metadata word.
 pub const META_W: usize = meta::LAYOUT.width;
+/// Width of a session member row.
+pub const MEMBER_W: usize = member::LAYOUT.width;
 const fn inside(f: Field, width: usize, word: usize) -> bool {
     width <= f.width && f.offset + f.width <= word
 }
@@ -98,6 +100,7 @@ word! {
         epoch: 32 = job::EPOCH,
         src_check: 2 = job::SRC_CHECK,
         reclaim_idle: 32 = job::RECLAIM_IDLE,
+        first_block: 32 = job::FIRST_BLOCK,
         slot_base: 32 = job::SLOT_BASE,
         slot_count: 32 = job::SLOT_COUNT,
     }
@@ -105,6 +108,7 @@ word! {
         valid = job::VALID,
         inner = job::INNER,
         timeout = job::TIMEOUT,
+        sessions = job::SESSIONS,
     }
 }
 
@@ -117,6 +121,19 @@ word! {
         ip: 32 = child::IP,
         udp: 16 = child::UDP,
         port: 4 = child::PORT,
+    }
+    flags {}
+}
+
+word! {
+    /// Fields of a session member row (the members RAM's read data, `su_m`).
+    MemberWord for MEMBER_W;
+    bits {
+        nonce: 32 = member::NONCE,
+        mac: 48 = member::MAC,
+        ip: 32 = member::IP,
+        udp: 16 = member::UDP,
+        port: 4 = member::PORT,
     }
     flags {}
 }

@@ -38,7 +38,7 @@ pub const TERMS_ROUTE: u64 = 0x0020;
 /// `c_terms` bits whose OR is `c_bad`.
 pub const TERMS_BAD: u64 = 0x01c0;
 /// `c_terms` bits whose OR is `c_wire_bad`.
-pub const TERMS_WIRE_BAD: u64 = 0x1c00;
+pub const TERMS_WIRE_BAD: u64 = 0x3c00;
 
 /// Combinational frame parser.
 #[derive(LogicBlock, Default)]
@@ -69,12 +69,13 @@ pub struct Parser {
     /// port).
     pub c_bad: Signal<Out, bool>,
     /// Check: the fanin header fails a check of its own (length, version, type, flags,
-    /// element count, empty bitmap), all but the bitmap's population count.
+    /// element count, empty bitmap, the session types' own rules), all but the bitmap's
+    /// population count.
     pub c_wire_bad: Signal<Out, bool>,
     /// The checks split into terms that each take a few LUT levels, for a core that
     /// registers them before ORing (`c_non_ip` = bit 0, `c_ip_bad` = OR of bits 1..=4,
-    /// `c_route` = bit 5, `c_bad` = OR of bits 6..=8, `c_wire_bad` = OR of bits 10..=12;
-    /// bits 9, 13..=15 are zero). See [`TERMS_IP_BAD`] and the other masks.
+    /// `c_route` = bit 5, `c_bad` = OR of bits 6..=8, `c_wire_bad` = OR of bits 10..=13;
+    /// bits 9, 14, 15 are zero). See [`TERMS_IP_BAD`] and the other masks.
     pub c_terms: Signal<Out, Bits<16>>,
     /// Population counts of the bitmap's bytes (a nibble per byte, low nibble).
     pub c_pc: Signal<Out, Bits<64>>,
@@ -92,7 +93,7 @@ pub struct Parser {
     pub dst_ip: Signal<Out, Bits<32>>,
     /// UDP source port.
     pub src_port: Signal<Out, Bits<16>>,
-    /// fanin packet type (1 contribution, 2 result).
+    /// fanin packet type (1 contribution, 2 result, 3 JOIN, 4 ACCEPT, 5 REFUSE).
     pub ptype: Signal<Out, Bits<8>>,
     /// fanin flags.
     pub flags: Signal<Out, Bits<8>>,
@@ -118,6 +119,7 @@ pub struct Parser {
     udp_cand: Signal<Local, bool>,
     bad0: Signal<Local, bool>,
     wire_bad0: Signal<Local, bool>,
+    sess_bad: Signal<Local, bool>,
     terms: Signal<Local, Bits<16>>,
     ul_k: Signal<Local, Bits<16>>,
     ul_g: Signal<Local, Bits<16>>,
@@ -191,10 +193,24 @@ impl Logic for Parser {
         self.pop.x.next = self.bitmap.val();
         // (terms 10..=12: the lengths, then the fields)
         self.wire_bad0.next = (self.be.val().get_value_version() != 1)
-            | ((self.ptype.val() != 1) & (self.ptype.val() != 2))
+            | (self.ptype.val() == 0)
+            | (self.ptype.val() > 5)
             | ((self.flags.val() & 0xe0) != 0)
             | (self.elements.val() > 256)
             | (self.bitmap.val() == 0);
+        // The session types' own rules (term 13; `Repr::parse`, `BadSessionPacket`): a JOIN
+        // names one rank (the count byte; a count that is not the bitmap's population is
+        // malformed anyway), carries no elements and a non-zero nonce; an ACCEPT one rank
+        // and one element (the nonce); a REFUSE no elements and a known reason.
+        self.sess_bad.next = ((self.ptype.val() == 3)
+            & ((self.be.val().get_value_count() != 1)
+                | (self.elements.val() != 0)
+                | (self.block.val() == 0)))
+            | ((self.ptype.val() == 4)
+                & ((self.be.val().get_value_count() != 1) | (self.elements.val() != 1)))
+            | ((self.ptype.val() == 5)
+                & ((self.elements.val() != 0)
+                    | ((self.child.val() != 1) & (self.child.val() != 2))));
         self.terms.next = bit_cast::<16, 1>(self.non_ip.val().into())
             | (bit_cast::<16, 1>(self.ip_bad0.val().into()) << 1)
             | (bit_cast::<16, 1>((self.iplen.val() < self.ihl.val()).into()) << 2)
@@ -207,13 +223,14 @@ impl Logic for Parser {
             | (bit_cast::<16, 1>(((self.total.val() >= 28) & (self.total.val() < 50)).into())
                 << 10)
             | (bit_cast::<16, 1>(self.pl_bad.val().into()) << 11)
-            | (bit_cast::<16, 1>(self.wire_bad0.val().into()) << 12);
+            | (bit_cast::<16, 1>(self.wire_bad0.val().into()) << 12)
+            | (bit_cast::<16, 1>(self.sess_bad.val().into()) << 13);
         self.c_terms.next = self.terms.val();
         self.c_non_ip.next = (self.terms.val() & 0x0001) != 0;
         self.c_ip_bad.next = (self.terms.val() & 0x001e) != 0;
         self.c_route.next = (self.terms.val() & 0x0020) != 0;
         self.c_bad.next = (self.terms.val() & 0x01c0) != 0;
-        self.c_wire_bad.next = (self.terms.val() & 0x1c00) != 0;
+        self.c_wire_bad.next = (self.terms.val() & 0x3c00) != 0;
         self.c_pc.next = self.pop.pc.val();
         self.c_count.next = self.be.val().get_value_count();
         self.cls.non_ip.next = self.c_non_ip.val();

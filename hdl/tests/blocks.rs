@@ -57,20 +57,46 @@ fn hdr_bits(f: &[u8]) -> Bits<PARSE_W> {
 }
 
 fn fanin_frame(rng: &mut impl Rng) -> Vec<u8> {
-    let n = rng.gen_range(0..6u16);
-    let bitmap: u64 = rng.gen::<u64>() | 1;
+    let ptype = match rng.gen_range(0..5) {
+        0 => PacketType::Contribution,
+        1 => PacketType::Result,
+        2 => PacketType::Join,
+        3 => PacketType::Accept,
+        _ => PacketType::Refuse,
+    };
+    // The session types mostly in their own shape (one rank; no elements or one; a non-zero
+    // nonce; a known reason), sometimes not.
+    let shaped = ptype as u8 >= 3 && rng.gen_bool(0.7);
+    let n = if shaped {
+        u16::from(ptype == PacketType::Accept)
+    } else {
+        rng.gen_range(0..6u16)
+    };
+    let bitmap: u64 = if shaped && ptype != PacketType::Refuse {
+        1 << rng.gen_range(0..64)
+    } else {
+        rng.gen::<u64>() | 1
+    };
+    let block = if shaped && rng.gen_bool(0.9) {
+        rng.gen::<u32>() | 1
+    } else if rng.gen_bool(0.1) {
+        0
+    } else {
+        rng.gen()
+    };
+    let child = if shaped && rng.gen_bool(0.9) {
+        rng.gen_range(1..=2)
+    } else {
+        rng.gen()
+    };
     let repr = Repr {
-        ptype: if rng.gen_bool(0.5) {
-            PacketType::Contribution
-        } else {
-            PacketType::Result
-        },
+        ptype,
         flags: fanin_proto::wire::Flags(rng.gen_range(0..32)),
         exponent: rng.gen(),
         job: rng.gen(),
         elements: n,
-        block: rng.gen(),
-        child: rng.gen(),
+        block,
+        child,
         bitmap,
     };
     let data: Vec<i32> = (0..n).map(|_| rng.gen()).collect();

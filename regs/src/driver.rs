@@ -51,12 +51,6 @@ pub fn check_supported(job: &fanin_proto::config::JobEntry) -> Result<(), Unsupp
             "mode = static or timeout, or run the job on the reference model's fabric simulator",
         );
     }
-    if t.sessions {
-        return no(
-            "sessions (JOIN/ACCEPT, refusing earlier blocks)",
-            "trust.sessions = false",
-        );
-    }
     if t.reclaim_idle > u32::MAX as u64 {
         return no(
             "an idle reclaim above 2^32 - 1 ticks (the job entry's field is 32 bits)",
@@ -138,17 +132,11 @@ pub fn job_writes(
     };
     let b = JOB_BASE;
     // `job_ctrl` is the entry's bits 31:0 (docs/rtl.md, "Job-table entry").
-    let ctrl = [
-        job::VALID,
-        job::INNER,
-        job::TIMEOUT,
-        job::SRC_CHECK,
-        job::DEGREE_LIMIT,
-        job::CHILDREN,
-        job::INDEX_AT_PARENT,
-    ]
-    .iter()
-    .fold(0, |c, f| c | f.place(v(*f))) as u32;
+    let ctrl = job::LAYOUT
+        .fields
+        .iter()
+        .filter(|f| f.offset + f.width <= 32)
+        .fold(0, |c, f| c | f.place(v(*f))) as u32;
     let exp = v(job::EXPECTED);
     w.extend([
         (b + job_reg::ID, v(job::JOB) as u32),
@@ -163,6 +151,7 @@ pub fn job_writes(
         (b + job_reg::FLUSH_AFTER, v(job::FLUSH_AFTER) as u32),
         (b + job_reg::RECLAIM_AFTER, v(job::RECLAIM_AFTER) as u32),
         (b + job_reg::RECLAIM_IDLE, v(job::RECLAIM_IDLE) as u32),
+        (b + job_reg::FIRST_BLOCK, first_block(job)),
     ]);
     if let Role::Inner { parent, .. } = job.role {
         let (lo, hi) = mac_words(parent.mac);
@@ -176,6 +165,21 @@ pub fn job_writes(
     }
     w.push((b + job_reg::COMMIT, entry as u32));
     Ok(w)
+}
+
+/// The first block id written for `job`: `trust.first_block`, or for a root with sessions
+/// that leaves it out a random draw (as `fanin switchd` does), so that a reprogrammed card
+/// does not reissue the block ids of its previous life; 0 where no session state is kept.
+fn first_block(job: &fanin_proto::config::JobEntry) -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let root = job.role == fanin_proto::config::Role::Root;
+    match job.trust.first_block {
+        Some(b) => b,
+        None if root && job.trust.sessions => std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish() as u32,
+        None => 0,
+    }
 }
 
 /// The fields of job-table entry `job` as the core holds them after [`job_writes`], with
@@ -208,6 +212,7 @@ pub fn job_fields(
         (job::VALID, 1),
         (job::TIMEOUT, timeout),
         (job::SRC_CHECK, src_check),
+        (job::SESSIONS, job.trust.sessions as u64),
         (job::DEGREE_LIMIT, job.degree_limit as u64),
         (job::CHILDREN, job.children.len() as u64),
         (job::JOB, job.job as u64),
@@ -233,6 +238,11 @@ pub fn job_fields(
             (job::PARENT_UDP, parent.udp_port as u64),
             (job::PARENT_PORT, parent.port as u64),
         ]),
+    }
+    // A first block the driver draws is not known here: it is not compared.
+    let drawn = job.trust.first_block.is_none() && job.role == Role::Root && job.trust.sessions;
+    if !drawn {
+        f.push((job::FIRST_BLOCK, first_block(job) as u64));
     }
     Ok(f)
 }
@@ -291,23 +301,43 @@ mod trust_tests {
     }
 
     #[test]
-    fn sessions_are_refused_with_the_setting_that_fixes_them() {
-        let c = cfg(Trust::default());
-        let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
-        assert!(
-            e.starts_with("job 7: the RTL does not implement sessions"),
-            "{e}"
-        );
-        assert!(e.contains("trust.sessions = false"), "{e}");
-        let e = super::check_loadable(&c).unwrap_err();
-        assert!(e.starts_with("switch root: job 7:"), "{e}");
+    fn a_too_long_idle_reclaim_is_refused_with_the_setting_that_fixes_it() {
         let c = cfg(Trust {
-            sessions: false,
             reclaim_idle: u32::MAX as u64 + 1,
             ..Trust::default()
         });
         let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
+        assert!(e.starts_with("job 7: the RTL does not implement"), "{e}");
         assert!(e.contains("idle reclaim above"), "{e}");
+        let e = super::check_loadable(&c).unwrap_err();
+        assert!(e.starts_with("switch root: job 7:"), "{e}");
+    }
+
+    #[test]
+    fn a_root_with_sessions_gets_its_first_block_given_or_drawn() {
+        use crate::layout::job;
+        use crate::map::{job_reg, JOB_BASE};
+        let first = |c: &fanin_proto::config::SwitchConfig| {
+            let w = super::job_writes(0, &c.jobs[0]).unwrap();
+            w.iter()
+                .find(|(a, _)| *a == JOB_BASE + job_reg::FIRST_BLOCK)
+                .unwrap()
+                .1
+        };
+        let given = cfg(Trust {
+            first_block: Some(4242),
+            ..Trust::default()
+        });
+        assert_eq!(first(&given), 4242);
+        let f = super::job_fields(&given.jobs[0]).unwrap();
+        assert!(f.contains(&(job::FIRST_BLOCK, 4242)), "compared by verify");
+        // Left out: drawn at every write (two draws differ but for a 2^-32 chance, so
+        // four draws are not all equal), and not compared by verify.
+        let drawn = cfg(Trust::default());
+        let draws: Vec<u32> = (0..4).map(|_| first(&drawn)).collect();
+        assert!(draws.iter().any(|d| *d != draws[0]), "{draws:?}");
+        let f = super::job_fields(&drawn.jobs[0]).unwrap();
+        assert!(f.iter().all(|(g, _)| g.name != "first_block"));
     }
 
     #[test]
@@ -349,6 +379,36 @@ mod trust_tests {
                 .collect();
             assert_eq!(lo, expect);
             assert_eq!(lo.iter().filter(|v| **v != 0).count(), 2, "{lo:?}");
+        }
+    }
+
+    #[test]
+    fn switches_with_sessions_load_and_their_entries_say_so() {
+        use crate::layout::job;
+        use crate::map::{job_reg, JOB_BASE};
+        use fanin_proto::plan::two_level;
+        let spec = JobSpec {
+            job: 7,
+            slot_count: 4,
+            elements: 4,
+            mode: Mode::Static,
+            addressing: Addressing::Network,
+            trust: Trust::default(),
+        };
+        let p = build(&two_level(None), spec).unwrap();
+        let (root, inner) = (&p.switches[0], &p.switches[1]);
+        super::check_loadable(root).unwrap();
+        super::check_loadable(inner).unwrap();
+        for (sessions, bit) in [(true, 1), (false, 0)] {
+            let mut e = inner.jobs[0].clone();
+            e.trust.sessions = sessions;
+            let w = super::job_writes(0, &e).unwrap();
+            let ctrl = w
+                .iter()
+                .find(|(a, _)| *a == JOB_BASE + job_reg::CTRL)
+                .unwrap()
+                .1;
+            assert_eq!((ctrl as u64 >> job::SESSIONS.offset) & 1, bit);
         }
     }
 }
@@ -534,8 +594,7 @@ mod switch_tests {
         );
         let mut on = cfg(3, 16);
         on.jobs[0].trust = Trust::default();
-        let e = switch_writes(&on, &core).unwrap_err();
-        assert!(e.contains("the RTL does not implement sessions"), "{e}");
+        switch_writes(&on, &core).expect("sessions are in the RTL");
     }
 }
 

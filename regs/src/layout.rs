@@ -77,7 +77,7 @@ const fn f(name: &'static str, offset: usize, width: usize, doc: &'static str) -
     Field::new(name, offset, width, doc)
 }
 
-/// The job-table entry (544 bits, from the staging registers at `job_commit`). Bits 31:0
+/// The job-table entry (576 bits, from the staging registers at `job_commit`). Bits 31:0
 /// are the `job_ctrl` register as written.
 pub mod job {
     use super::{f, Field, Layout};
@@ -96,6 +96,11 @@ pub mod job {
         2,
         "source validation: 0 off, 1 IPv4 source, 2 IPv4 source and UDP source port",
     );
+    /// Sessions (JOIN/ACCEPT/REFUSE; docs/protocol.md, "Sessions"): at an inner switch, a
+    /// JOIN goes up with BYPASS and an ACCEPT or REFUSE from the parent's port goes down to
+    /// the children delivering its ranks; at the root, the session state (JOIN, ACCEPT,
+    /// refusing blocks before the session).
+    pub const SESSIONS: Field = f("sessions", 5, 1, "sessions");
     /// `src_check`: accept any source.
     pub const SRC_CHECK_OFF: u64 = 0;
     /// `src_check`: the IPv4 source must be the child's.
@@ -156,14 +161,22 @@ pub mod job {
         32,
         "reclaim_idle (ticks without progress; 0: never)",
     );
+    /// Sessions: the first block id of the entry's first session (`trust.first_block`).
+    pub const FIRST_BLOCK: Field = f(
+        "first_block",
+        544,
+        32,
+        "first_block (sessions: the first session's first block id)",
+    );
     /// The whole entry.
     pub const LAYOUT: Layout = Layout {
-        width: 544,
+        width: 576,
         fields: &[
             VALID,
             INNER,
             TIMEOUT,
             SRC_CHECK,
+            SESSIONS,
             DEGREE_LIMIT,
             CHILDREN,
             INDEX_AT_PARENT,
@@ -181,7 +194,30 @@ pub mod job {
             PARENT_PORT,
             EPOCH,
             RECLAIM_IDLE,
+            FIRST_BLOCK,
         ],
+    };
+}
+
+/// A member of a session at the root (136 bits, address `entry · 64 + rank`): a rank's
+/// latest JOIN, written by the engine (not by the driver).
+pub mod member {
+    use super::{f, Field, Layout};
+
+    /// The nonce the rank joined with.
+    pub const NONCE: Field = f("nonce", 0, 32, "nonce");
+    /// Reply MAC address (the JOIN's source).
+    pub const MAC: Field = f("mac", 32, 48, "reply MAC");
+    /// Reply IPv4 address.
+    pub const IP: Field = f("ip", 80, 32, "reply IPv4");
+    /// Reply UDP port.
+    pub const UDP: Field = f("udp", 112, 16, "reply UDP port");
+    /// The port the JOIN came in on (the ACCEPT goes out of it).
+    pub const PORT: Field = f("port", 128, 8, "reply egress port");
+    /// The whole row.
+    pub const LAYOUT: Layout = Layout {
+        width: 136,
+        fields: &[NONCE, MAC, IP, UDP, PORT],
     };
 }
 

@@ -137,6 +137,8 @@ pub mod job_reg {
     pub const COMMIT: u32 = 0x40;
     /// `job_reclaim_idle`.
     pub const RECLAIM_IDLE: u32 = 0x44;
+    /// `job_first_block`.
+    pub const FIRST_BLOCK: u32 = 0x48;
 }
 
 /// Offsets of the port-below staging registers from [`PORT_BELOW_BASE`].
@@ -173,7 +175,7 @@ pub mod child_reg {
 /// Job staging registers: (offset from `JOB_BASE`, name, doc). Committed by `job_commit`.
 pub const JOB_REGS: &[(u32, &str, &str)] = &[
     (job_reg::ID, "job_id", "Staging: job id (bits 15:0)."),
-    (job_reg::CTRL, "job_ctrl", "Staging: bit 0 valid (0 removes the entry), bit 1 inner (0 root), bit 2 timeout mode (0 static), bits 4:3 source validation (0 off, 1 IPv4 source, 2 IPv4 source and UDP source port), bits 15:8 degree_limit, bits 23:16 number of children, bits 31:24 index_at_parent."),
+    (job_reg::CTRL, "job_ctrl", "Staging: bit 0 valid (0 removes the entry), bit 1 inner (0 root), bit 2 timeout mode (0 static), bits 4:3 source validation (0 off, 1 IPv4 source, 2 IPv4 source and UDP source port), bit 5 sessions (JOIN/ACCEPT/REFUSE; at the root the session state), bits 15:8 degree_limit, bits 23:16 number of children, bits 31:24 index_at_parent."),
     (job_reg::RANKS_LO, "job_ranks_lo", "Staging: ranks bits 31:0."),
     (job_reg::RANKS_HI, "job_ranks_hi", "Staging: ranks bits 63:32."),
     (job_reg::EXPECTED_LO, "job_expected_lo", "Staging: expected contributors (JobEntry::expected(), written by the driver) bits 31:0."),
@@ -189,6 +191,7 @@ pub const JOB_REGS: &[(u32, &str, &str)] = &[
     (job_reg::PARENT_UDP, "job_parent_udp", "Staging: parent UDP port (bits 15:0)."),
     (job_reg::PARENT_PORT, "job_parent_port", "Staging: egress port toward the parent."),
     (job_reg::RECLAIM_IDLE, "job_reclaim_idle", "Staging: idle reclaim, ticks without progress after which a busy slot copy is reclaimed (0: never; 32 bits)."),
+    (job_reg::FIRST_BLOCK, "job_first_block", "Staging: sessions, the first session's first block id (the driver draws one at random when the configuration leaves it out)."),
     (job_reg::COMMIT, "job_commit", "Write an entry index: copies the staged job into that entry, frees its slot copies (busy count to 0, slots_in_use reduced), between two decisions of the engine (writes stall until then). Two valid entries with one job id: the lower-numbered one is used."),
 ];
 

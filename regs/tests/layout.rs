@@ -1,6 +1,6 @@
 //! docs/rtl.md's tables of the packed words equal the layout tables.
 
-use fanin_regs::layout::{child, job, meta, Layout};
+use fanin_regs::layout::{child, job, member, meta, Layout};
 
 /// The table that follows the heading starting with `heading` in docs/rtl.md.
 fn doc_table(doc: &str, heading: &str) -> String {
@@ -20,10 +20,11 @@ fn doc_table(doc: &str, heading: &str) -> String {
 fn rtl_doc_tables_equal_the_layouts() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/rtl.md");
     let doc = std::fs::read_to_string(path).unwrap();
-    let cases: [(&str, Layout); 3] = [
+    let cases: [(&str, Layout); 4] = [
         ("### Job-table entry", job::LAYOUT),
         ("### Child-table entry", child::LAYOUT),
         ("### Slot metadata", meta::LAYOUT),
+        ("### Session member row", member::LAYOUT),
     ];
     for (heading, layout) in cases {
         let want = layout.markdown();

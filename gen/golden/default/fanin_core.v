@@ -164,7 +164,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  a_scan_ticks = 16'h58;
     localparam  a_tbl_sel = 16'h8e0;
     localparam  a_tbl_data = 16'h900;
-    localparam  c_tbl_end = 16'h944;
+    localparam  c_tbl_end = 16'h948;
     localparam  tb_job = 4'h1;
     localparam  tb_child = 4'h2;
     localparam  tb_pb = 4'h3;
@@ -195,6 +195,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  ev_unknown_job = 32'h4000;
     localparam  ev_bad_source = 32'h200000;
     localparam  ev_idle_reclaims = 32'h400000;
+    localparam  ev_joins = 32'h800000;
     localparam  sc_ip_port = 2'b10;
     localparam  ev_malformed = 32'h8000;
     localparam  ev_timeouts = 32'h10000;
@@ -209,6 +210,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  cs_stale = 3'b100;
     localparam  pt_contribution = 8'h1;
     localparam  pt_result = 8'h2;
+    localparam  pt_join = 8'h3;
+    localparam  pt_accept = 8'h4;
+    localparam  pt_refuse = 8'h5;
     localparam  fl_bypass = 8'h1;
     localparam  fl_multicast = 8'h2;
     localparam  fl_partial = 8'h4;
@@ -218,7 +222,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  t_ip_bad = 16'h1e;
     localparam  t_route = 16'h20;
     localparam  t_bad = 16'h1c0;
-    localparam  t_wire_bad = 16'h1c00;
+    localparam  t_wire_bad = 16'h3c00;
     localparam  a_job_id = 16'h800;
     localparam  a_job_ctrl = 16'h804;
     localparam  a_job_ranks_lo = 16'h808;
@@ -231,6 +235,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  a_job_flush_after = 16'h824;
     localparam  a_job_reclaim_after = 16'h828;
     localparam  a_job_reclaim_idle = 16'h844;
+    localparam  a_job_first_block = 16'h848;
     localparam  a_port_below_lo = 16'h8c0;
     localparam  a_port_below_hi = 16'h8c4;
     localparam  a_port_below_commit = 16'h8c8;
@@ -257,6 +262,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  at_job_flush_after = 16'h120;
     localparam  at_job_reclaim_after = 16'h140;
     localparam  at_job_reclaim_idle = 16'h200;
+    localparam  at_job_first_block = 16'h220;
     localparam  at_job_parent_ip = 16'h160;
     localparam  at_job_parent_mac = 16'h180;
     localparam  at_job_parent_udp = 16'h1b0;
@@ -279,6 +285,75 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  mk_meta_state = 240'h7;
     localparam  mk_meta_state_times = 240'hffffffff0000ffffffff0000000000000000000000000000000000000007;
     localparam  mk_meta_bitmap_flags = 240'hffffffff0000000000000000ff00ffffffffffffffff0000000000000000;
+    localparam  ev_refused = 32'h2000000;
+    localparam  ev_sessions = 32'h1000000;
+    localparam  rr_no_session = 8'h1;
+    localparam  rr_stale = 8'h2;
+    localparam  c_r6$0 = 6'b0;
+    localparam  c_r6$1 = 6'b1;
+    localparam  c_r6$2 = 6'b10;
+    localparam  c_r6$3 = 6'b11;
+    localparam  c_r6$4 = 6'b100;
+    localparam  c_r6$5 = 6'b101;
+    localparam  c_r6$6 = 6'b110;
+    localparam  c_r6$7 = 6'b111;
+    localparam  c_r6$8 = 6'b1000;
+    localparam  c_r6$9 = 6'b1001;
+    localparam  c_r6$10 = 6'b1010;
+    localparam  c_r6$11 = 6'b1011;
+    localparam  c_r6$12 = 6'b1100;
+    localparam  c_r6$13 = 6'b1101;
+    localparam  c_r6$14 = 6'b1110;
+    localparam  c_r6$15 = 6'b1111;
+    localparam  c_r6$16 = 6'b10000;
+    localparam  c_r6$17 = 6'b10001;
+    localparam  c_r6$18 = 6'b10010;
+    localparam  c_r6$19 = 6'b10011;
+    localparam  c_r6$20 = 6'b10100;
+    localparam  c_r6$21 = 6'b10101;
+    localparam  c_r6$22 = 6'b10110;
+    localparam  c_r6$23 = 6'b10111;
+    localparam  c_r6$24 = 6'b11000;
+    localparam  c_r6$25 = 6'b11001;
+    localparam  c_r6$26 = 6'b11010;
+    localparam  c_r6$27 = 6'b11011;
+    localparam  c_r6$28 = 6'b11100;
+    localparam  c_r6$29 = 6'b11101;
+    localparam  c_r6$30 = 6'b11110;
+    localparam  c_r6$31 = 6'b11111;
+    localparam  c_r6$32 = 6'b100000;
+    localparam  c_r6$33 = 6'b100001;
+    localparam  c_r6$34 = 6'b100010;
+    localparam  c_r6$35 = 6'b100011;
+    localparam  c_r6$36 = 6'b100100;
+    localparam  c_r6$37 = 6'b100101;
+    localparam  c_r6$38 = 6'b100110;
+    localparam  c_r6$39 = 6'b100111;
+    localparam  c_r6$40 = 6'b101000;
+    localparam  c_r6$41 = 6'b101001;
+    localparam  c_r6$42 = 6'b101010;
+    localparam  c_r6$43 = 6'b101011;
+    localparam  c_r6$44 = 6'b101100;
+    localparam  c_r6$45 = 6'b101101;
+    localparam  c_r6$46 = 6'b101110;
+    localparam  c_r6$47 = 6'b101111;
+    localparam  c_r6$48 = 6'b110000;
+    localparam  c_r6$49 = 6'b110001;
+    localparam  c_r6$50 = 6'b110010;
+    localparam  c_r6$51 = 6'b110011;
+    localparam  c_r6$52 = 6'b110100;
+    localparam  c_r6$53 = 6'b110101;
+    localparam  c_r6$54 = 6'b110110;
+    localparam  c_r6$55 = 6'b110111;
+    localparam  c_r6$56 = 6'b111000;
+    localparam  c_r6$57 = 6'b111001;
+    localparam  c_r6$58 = 6'b111010;
+    localparam  c_r6$59 = 6'b111011;
+    localparam  c_r6$60 = 6'b111100;
+    localparam  c_r6$61 = 6'b111101;
+    localparam  c_r6$62 = 6'b111110;
+    localparam  c_r6$63 = 6'b111111;
+    localparam  mk_job_epoch = 576'hffffffff00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
     
     // Enums
     localparam FrameClass$NonIp = 0;
@@ -290,6 +365,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam Action$Aggregate = 2;
     localparam Action$ReEmit = 3;
     localparam Action$Replay = 4;
+    localparam Action$Relay = 5;
+    localparam Action$Refuse = 6;
+    localparam Action$Join = 7;
     localparam DecState$Idle = 0;
     localparam DecState$Pred = 1;
     localparam DecState$DSel = 2;
@@ -310,6 +388,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam FrontState$SPred = 6;
     localparam FrontState$SDec = 7;
     localparam FrontState$SNext = 8;
+    localparam SessState$Idle = 0;
+    localparam SessState$Load = 1;
+    localparam SessState$Read = 2;
+    localparam SessState$Wait = 3;
+    localparam SessState$Decide = 4;
+    localparam SessState$Open = 5;
+    localparam SessState$Apply = 6;
+    localparam SessState$Next = 7;
+    localparam SessState$Enc = 8;
+    localparam SessState$ARead = 9;
+    localparam SessState$AWait = 10;
+    localparam SessState$ASet = 11;
+    localparam SessState$AStage = 12;
     
     // Stub signals
     reg  rx$0$clock;
@@ -536,10 +627,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [167:0] chram$rdata;
     reg  jram$clock;
     reg  [23:0] jram$waddr;
-    reg  [543:0] jram$wdata;
+    reg  [575:0] jram$wdata;
     reg  [31:0] jram$we;
     reg  [23:0] jram$raddr;
-    wire  [543:0] jram$rdata;
+    wire  [575:0] jram$rdata;
     reg  jk_valid$0$d;
     wire  jk_valid$0$q;
     reg  jk_valid$0$clock;
@@ -1434,8 +1525,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] xp_src_port$d;
     wire  [15:0] xp_src_port$q;
     reg  xp_src_port$clock;
-    reg  [543:0] x_je$d;
-    wire  [543:0] x_je$q;
+    reg  [575:0] x_je$d;
+    wire  [575:0] x_je$q;
     reg  x_je$clock;
     reg  [31:0] x_jep$d;
     wire  [31:0] x_jep$q;
@@ -1662,6 +1753,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  sq_e_mc$d;
     wire  sq_e_mc$q;
     reg  sq_e_mc$clock;
+    reg  sq_rly$d;
+    wire  sq_rly$q;
+    reg  sq_rly$clock;
     reg  sq_e_more$d;
     wire  sq_e_more$q;
     reg  sq_e_more$clock;
@@ -1993,8 +2087,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  q_partial$d;
     wire  q_partial$q;
     reg  q_partial$clock;
-    reg  [543:0] q_sj$d;
-    wire  [543:0] q_sj$q;
+    reg  [575:0] q_sj$d;
+    wire  [575:0] q_sj$q;
     reg  q_sj$clock;
     reg  q_sflush$d;
     wire  q_sflush$q;
@@ -2035,8 +2129,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] ji$d;
     wire  [7:0] ji$q;
     reg  ji$clock;
-    reg  [543:0] je$d;
-    wire  [543:0] je$q;
+    reg  [575:0] je$d;
+    wire  [575:0] je$q;
     reg  je$clock;
     reg  [31:0] jep$d;
     wire  [31:0] jep$q;
@@ -2064,10 +2158,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  tbl_sel$clock;
     reg  jram_rb$clock;
     reg  [23:0] jram_rb$waddr;
-    reg  [543:0] jram_rb$wdata;
+    reg  [575:0] jram_rb$wdata;
     reg  [31:0] jram_rb$we;
     reg  [23:0] jram_rb$raddr;
-    wire  [543:0] jram_rb$rdata;
+    wire  [575:0] jram_rb$rdata;
     reg  chram_rb$clock;
     reg  [23:0] chram_rb$waddr;
     reg  [167:0] chram_rb$wdata;
@@ -2080,8 +2174,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] pbram_rb$we;
     reg  [23:0] pbram_rb$raddr;
     wire  [63:0] pbram_rb$rdata;
-    reg  [543:0] tbl_q$d;
-    wire  [543:0] tbl_q$q;
+    reg  [575:0] tbl_q$d;
+    wire  [575:0] tbl_q$q;
     reg  tbl_q$clock;
     reg  s_tbl$d;
     wire  s_tbl$q;
@@ -2095,6 +2189,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] st_jidle$d;
     wire  [31:0] st_jidle$q;
     reg  st_jidle$clock;
+    reg  [31:0] st_jfirst$d;
+    wire  [31:0] st_jfirst$q;
+    reg  st_jfirst$clock;
     reg  q_badsrc$d;
     wire  q_badsrc$q;
     reg  q_badsrc$clock;
@@ -2131,6 +2228,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  e_mc$d;
     wire  e_mc$q;
     reg  e_mc$clock;
+    reg  b_rly$d;
+    wire  b_rly$q;
+    reg  b_rly$clock;
     reg  e_slot$d;
     wire  e_slot$q;
     reg  e_slot$clock;
@@ -3034,6 +3134,354 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] rdata_r$d;
     wire  [31:0] rdata_r$q;
     reg  rdata_r$clock;
+    reg  x_join$d;
+    wire  x_join$q;
+    reg  x_join$clock;
+    reg  [7:0] dq_why$d;
+    wire  [7:0] dq_why$q;
+    reg  dq_why$clock;
+    reg  dq_hup$d;
+    wire  dq_hup$q;
+    reg  dq_hup$clock;
+    reg  q_ses_nos$d;
+    wire  q_ses_nos$q;
+    reg  q_ses_nos$clock;
+    reg  q_ses_old$d;
+    wire  q_ses_old$q;
+    reg  q_ses_old$clock;
+    reg  [31:0] sbq$d;
+    wire  [31:0] sbq$q;
+    reg  sbq$clock;
+    reg  soq$d;
+    wire  soq$q;
+    reg  soq$clock;
+    reg  hu_v$d;
+    wire  hu_v$q;
+    reg  hu_v$clock;
+    reg  [7:0] hu_j$d;
+    wire  [7:0] hu_j$q;
+    reg  hu_j$clock;
+    reg  [31:0] hu_b$d;
+    wire  [31:0] hu_b$q;
+    reg  hu_b$clock;
+    reg  hu2_v$d;
+    wire  hu2_v$q;
+    reg  hu2_v$clock;
+    reg  [7:0] hu2_j$d;
+    wire  [7:0] hu2_j$q;
+    reg  hu2_j$clock;
+    reg  [31:0] hu2_b$d;
+    wire  [31:0] hu2_b$q;
+    reg  hu2_b$clock;
+    reg  [31:0] hu_h$d;
+    wire  [31:0] hu_h$q;
+    reg  hu_h$clock;
+    reg  [3:0] su_st$d;
+    wire  [3:0] su_st$q;
+    reg  su_st$clock;
+    reg  su_v$d;
+    wire  su_v$q;
+    reg  su_v$clock;
+    reg  [7:0] su_j$d;
+    wire  [7:0] su_j$q;
+    reg  su_j$clock;
+    reg  [63:0] su_bm$d;
+    wire  [63:0] su_bm$q;
+    reg  su_bm$clock;
+    reg  [31:0] su_nonce$d;
+    wire  [31:0] su_nonce$q;
+    reg  su_nonce$clock;
+    reg  [47:0] su_mac$d;
+    wire  [47:0] su_mac$q;
+    reg  su_mac$clock;
+    reg  [31:0] su_ip$d;
+    wire  [31:0] su_ip$q;
+    reg  su_ip$clock;
+    reg  [15:0] su_udp$d;
+    wire  [15:0] su_udp$q;
+    reg  su_udp$clock;
+    reg  [3:0] su_port$d;
+    wire  [3:0] su_port$q;
+    reg  su_port$clock;
+    reg  [15:0] su_job$d;
+    wire  [15:0] su_job$q;
+    reg  su_job$clock;
+    reg  [5:0] su_rank$d;
+    wire  [5:0] su_rank$q;
+    reg  su_rank$clock;
+    reg  [63:0] su_pend$d;
+    wire  [63:0] su_pend$q;
+    reg  su_pend$clock;
+    reg  su_open$d;
+    wire  su_open$q;
+    reg  su_open$clock;
+    reg  [31:0] su_base$d;
+    wire  [31:0] su_base$q;
+    reg  su_base$clock;
+    reg  [31:0] su_high$d;
+    wire  [31:0] su_high$q;
+    reg  su_high$clock;
+    reg  [31:0] su_cm$d;
+    wire  [31:0] su_cm$q;
+    reg  su_cm$clock;
+    reg  [63:0] su_ranks$d;
+    wire  [63:0] su_ranks$q;
+    reg  su_ranks$clock;
+    reg  [135:0] su_m$d;
+    wire  [135:0] su_m$q;
+    reg  su_m$clock;
+    reg  [63:0] su_left$d;
+    wire  [63:0] su_left$q;
+    reg  su_left$clock;
+    reg  [63:0] su_low$d;
+    wire  [63:0] su_low$q;
+    reg  su_low$clock;
+    reg  su_rep$d;
+    wire  su_rep$q;
+    reg  su_rep$clock;
+    reg  [31:0] ac_nonce$d;
+    wire  [31:0] ac_nonce$q;
+    reg  ac_nonce$clock;
+    reg  [47:0] ac_mac$d;
+    wire  [47:0] ac_mac$q;
+    reg  ac_mac$clock;
+    reg  [31:0] ac_ip$d;
+    wire  [31:0] ac_ip$q;
+    reg  ac_ip$clock;
+    reg  [15:0] ac_udp$d;
+    wire  [15:0] ac_udp$q;
+    reg  ac_udp$clock;
+    reg  [3:0] ac_port$d;
+    wire  [3:0] ac_port$q;
+    reg  ac_port$clock;
+    reg  [63:0] ac_bm$d;
+    wire  [63:0] ac_bm$q;
+    reg  ac_bm$clock;
+    reg  so_q$d;
+    wire  so_q$q;
+    reg  so_q$clock;
+    reg  sq_reg$d;
+    wire  sq_reg$q;
+    reg  sq_reg$clock;
+    reg  [31:0] sq_b_nonce$d;
+    wire  [31:0] sq_b_nonce$q;
+    reg  sq_b_nonce$clock;
+    reg  b_reg$d;
+    wire  b_reg$q;
+    reg  b_reg$clock;
+    reg  [31:0] b_nonce$d;
+    wire  [31:0] b_nonce$q;
+    reg  b_nonce$clock;
+    reg  cp_reg1$d;
+    wire  cp_reg1$q;
+    reg  cp_reg1$clock;
+    reg  cp_reg2$d;
+    wire  cp_reg2$q;
+    reg  cp_reg2$clock;
+    reg  [31:0] cp_n1$d;
+    wire  [31:0] cp_n1$q;
+    reg  cp_n1$clock;
+    reg  [31:0] cp_n2$d;
+    wire  [31:0] cp_n2$q;
+    reg  cp_n2$clock;
+    reg  ss_open$0$d;
+    wire  ss_open$0$q;
+    reg  ss_open$0$clock;
+    reg  ss_open$1$d;
+    wire  ss_open$1$q;
+    reg  ss_open$1$clock;
+    reg  ss_open$2$d;
+    wire  ss_open$2$q;
+    reg  ss_open$2$clock;
+    reg  ss_open$3$d;
+    wire  ss_open$3$q;
+    reg  ss_open$3$clock;
+    reg  ss_open$4$d;
+    wire  ss_open$4$q;
+    reg  ss_open$4$clock;
+    reg  ss_open$5$d;
+    wire  ss_open$5$q;
+    reg  ss_open$5$clock;
+    reg  ss_open$6$d;
+    wire  ss_open$6$q;
+    reg  ss_open$6$clock;
+    reg  ss_open$7$d;
+    wire  ss_open$7$q;
+    reg  ss_open$7$clock;
+    reg  ss_open$8$d;
+    wire  ss_open$8$q;
+    reg  ss_open$8$clock;
+    reg  ss_open$9$d;
+    wire  ss_open$9$q;
+    reg  ss_open$9$clock;
+    reg  ss_open$10$d;
+    wire  ss_open$10$q;
+    reg  ss_open$10$clock;
+    reg  ss_open$11$d;
+    wire  ss_open$11$q;
+    reg  ss_open$11$clock;
+    reg  ss_open$12$d;
+    wire  ss_open$12$q;
+    reg  ss_open$12$clock;
+    reg  ss_open$13$d;
+    wire  ss_open$13$q;
+    reg  ss_open$13$clock;
+    reg  ss_open$14$d;
+    wire  ss_open$14$q;
+    reg  ss_open$14$clock;
+    reg  ss_open$15$d;
+    wire  ss_open$15$q;
+    reg  ss_open$15$clock;
+    reg  [31:0] ss_base$0$d;
+    wire  [31:0] ss_base$0$q;
+    reg  ss_base$0$clock;
+    reg  [31:0] ss_base$1$d;
+    wire  [31:0] ss_base$1$q;
+    reg  ss_base$1$clock;
+    reg  [31:0] ss_base$2$d;
+    wire  [31:0] ss_base$2$q;
+    reg  ss_base$2$clock;
+    reg  [31:0] ss_base$3$d;
+    wire  [31:0] ss_base$3$q;
+    reg  ss_base$3$clock;
+    reg  [31:0] ss_base$4$d;
+    wire  [31:0] ss_base$4$q;
+    reg  ss_base$4$clock;
+    reg  [31:0] ss_base$5$d;
+    wire  [31:0] ss_base$5$q;
+    reg  ss_base$5$clock;
+    reg  [31:0] ss_base$6$d;
+    wire  [31:0] ss_base$6$q;
+    reg  ss_base$6$clock;
+    reg  [31:0] ss_base$7$d;
+    wire  [31:0] ss_base$7$q;
+    reg  ss_base$7$clock;
+    reg  [31:0] ss_base$8$d;
+    wire  [31:0] ss_base$8$q;
+    reg  ss_base$8$clock;
+    reg  [31:0] ss_base$9$d;
+    wire  [31:0] ss_base$9$q;
+    reg  ss_base$9$clock;
+    reg  [31:0] ss_base$10$d;
+    wire  [31:0] ss_base$10$q;
+    reg  ss_base$10$clock;
+    reg  [31:0] ss_base$11$d;
+    wire  [31:0] ss_base$11$q;
+    reg  ss_base$11$clock;
+    reg  [31:0] ss_base$12$d;
+    wire  [31:0] ss_base$12$q;
+    reg  ss_base$12$clock;
+    reg  [31:0] ss_base$13$d;
+    wire  [31:0] ss_base$13$q;
+    reg  ss_base$13$clock;
+    reg  [31:0] ss_base$14$d;
+    wire  [31:0] ss_base$14$q;
+    reg  ss_base$14$clock;
+    reg  [31:0] ss_base$15$d;
+    wire  [31:0] ss_base$15$q;
+    reg  ss_base$15$clock;
+    reg  [31:0] ss_high$0$d;
+    wire  [31:0] ss_high$0$q;
+    reg  ss_high$0$clock;
+    reg  [31:0] ss_high$1$d;
+    wire  [31:0] ss_high$1$q;
+    reg  ss_high$1$clock;
+    reg  [31:0] ss_high$2$d;
+    wire  [31:0] ss_high$2$q;
+    reg  ss_high$2$clock;
+    reg  [31:0] ss_high$3$d;
+    wire  [31:0] ss_high$3$q;
+    reg  ss_high$3$clock;
+    reg  [31:0] ss_high$4$d;
+    wire  [31:0] ss_high$4$q;
+    reg  ss_high$4$clock;
+    reg  [31:0] ss_high$5$d;
+    wire  [31:0] ss_high$5$q;
+    reg  ss_high$5$clock;
+    reg  [31:0] ss_high$6$d;
+    wire  [31:0] ss_high$6$q;
+    reg  ss_high$6$clock;
+    reg  [31:0] ss_high$7$d;
+    wire  [31:0] ss_high$7$q;
+    reg  ss_high$7$clock;
+    reg  [31:0] ss_high$8$d;
+    wire  [31:0] ss_high$8$q;
+    reg  ss_high$8$clock;
+    reg  [31:0] ss_high$9$d;
+    wire  [31:0] ss_high$9$q;
+    reg  ss_high$9$clock;
+    reg  [31:0] ss_high$10$d;
+    wire  [31:0] ss_high$10$q;
+    reg  ss_high$10$clock;
+    reg  [31:0] ss_high$11$d;
+    wire  [31:0] ss_high$11$q;
+    reg  ss_high$11$clock;
+    reg  [31:0] ss_high$12$d;
+    wire  [31:0] ss_high$12$q;
+    reg  ss_high$12$clock;
+    reg  [31:0] ss_high$13$d;
+    wire  [31:0] ss_high$13$q;
+    reg  ss_high$13$clock;
+    reg  [31:0] ss_high$14$d;
+    wire  [31:0] ss_high$14$q;
+    reg  ss_high$14$clock;
+    reg  [31:0] ss_high$15$d;
+    wire  [31:0] ss_high$15$q;
+    reg  ss_high$15$clock;
+    reg  [63:0] ss_pend$0$d;
+    wire  [63:0] ss_pend$0$q;
+    reg  ss_pend$0$clock;
+    reg  [63:0] ss_pend$1$d;
+    wire  [63:0] ss_pend$1$q;
+    reg  ss_pend$1$clock;
+    reg  [63:0] ss_pend$2$d;
+    wire  [63:0] ss_pend$2$q;
+    reg  ss_pend$2$clock;
+    reg  [63:0] ss_pend$3$d;
+    wire  [63:0] ss_pend$3$q;
+    reg  ss_pend$3$clock;
+    reg  [63:0] ss_pend$4$d;
+    wire  [63:0] ss_pend$4$q;
+    reg  ss_pend$4$clock;
+    reg  [63:0] ss_pend$5$d;
+    wire  [63:0] ss_pend$5$q;
+    reg  ss_pend$5$clock;
+    reg  [63:0] ss_pend$6$d;
+    wire  [63:0] ss_pend$6$q;
+    reg  ss_pend$6$clock;
+    reg  [63:0] ss_pend$7$d;
+    wire  [63:0] ss_pend$7$q;
+    reg  ss_pend$7$clock;
+    reg  [63:0] ss_pend$8$d;
+    wire  [63:0] ss_pend$8$q;
+    reg  ss_pend$8$clock;
+    reg  [63:0] ss_pend$9$d;
+    wire  [63:0] ss_pend$9$q;
+    reg  ss_pend$9$clock;
+    reg  [63:0] ss_pend$10$d;
+    wire  [63:0] ss_pend$10$q;
+    reg  ss_pend$10$clock;
+    reg  [63:0] ss_pend$11$d;
+    wire  [63:0] ss_pend$11$q;
+    reg  ss_pend$11$clock;
+    reg  [63:0] ss_pend$12$d;
+    wire  [63:0] ss_pend$12$q;
+    reg  ss_pend$12$clock;
+    reg  [63:0] ss_pend$13$d;
+    wire  [63:0] ss_pend$13$q;
+    reg  ss_pend$13$clock;
+    reg  [63:0] ss_pend$14$d;
+    wire  [63:0] ss_pend$14$q;
+    reg  ss_pend$14$clock;
+    reg  [63:0] ss_pend$15$d;
+    wire  [63:0] ss_pend$15$q;
+    reg  ss_pend$15$clock;
+    reg  mram$clock;
+    reg  [23:0] mram$waddr;
+    reg  [135:0] mram$wdata;
+    reg  [31:0] mram$we;
+    reg  [23:0] mram$raddr;
+    wire  [135:0] mram$rdata;
     
     // Local signals
     reg  [23:0] pr_blk_a;
@@ -3055,6 +3503,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  qf0;
     reg  [3:0] ps_port;
     reg  ps_hit;
+    reg  ps_ok;
     reg  [7:0] ps_pm;
     reg  ps_done;
     reg  pc_hit;
@@ -3064,7 +3513,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] pr_kind;
     reg  [23:0] pbaddr;
     reg  [15:0] tbl_row;
-    reg  [543:0] tbl_sh;
+    reg  [575:0] tbl_sh;
     reg  [31:0] rt_ip;
     reg  [7:0] rt_pm;
     reg  rt_v;
@@ -3094,6 +3543,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  all_rdy;
     reg  [3:0] cs_port;
     reg  cs_hit;
+    reg  cs_ok;
+    reg  d_rly;
     reg  tg_v;
     reg  tg_first;
     reg  [23:0] ov_ra;
@@ -3177,7 +3628,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] sflags;
     reg  [15:0] rows_p;
     reg  [15:0] rows_m;
-    reg  [543:0] sj;
+    reg  [575:0] sj;
     reg  [31:0] sj_ep;
     reg  [511:0] acc_row;
     reg  bz_inc;
@@ -3188,7 +3639,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jc_busy;
     reg  [23:0] jc_base;
     reg  [23:0] jc_cm;
-    reg  [543:0] jpack;
+    reg  [575:0] jpack;
     reg  [7:0] vb$0;
     reg  [7:0] vb$1;
     reg  [7:0] vb$2;
@@ -3247,6 +3698,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  rx_ev$3;
     reg  [31:0] rd;
     reg  wr;
+    reg  [31:0] ses_d;
+    reg  [31:0] sb_cur;
+    reg  so_cur;
+    reg  [31:0] hu_hcur;
+    reg  [31:0] hu_d;
+    reg  [63:0] su_ein;
+    reg  [5:0] su_enc;
+    reg  [63:0] su_pcur;
+    reg  su_ocur;
+    reg  [31:0] su_bcur;
+    reg  [31:0] su_hcur;
+    reg  [23:0] su_cmcur;
+    reg  [63:0] su_np;
+    reg  jcg;
+    reg  [7:0] jcx;
+    reg  [575:0] jpk;
+    reg  [511:0] nonce_row;
     
     // Sub module instances
     fanin_rx_0 rx$0(
@@ -5375,6 +5843,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(sq_e_mc$q),
         .clock(sq_e_mc$clock)
     );
+    fanin_sq_rly sq_rly(
+        .d(sq_rly$d),
+        .q(sq_rly$q),
+        .clock(sq_rly$clock)
+    );
     fanin_sq_e_more sq_e_more(
         .d(sq_e_more$d),
         .q(sq_e_more$q),
@@ -6084,6 +6557,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(st_jidle$q),
         .clock(st_jidle$clock)
     );
+    fanin_st_jfirst st_jfirst(
+        .d(st_jfirst$d),
+        .q(st_jfirst$q),
+        .clock(st_jfirst$clock)
+    );
     fanin_q_badsrc q_badsrc(
         .d(q_badsrc$d),
         .q(q_badsrc$q),
@@ -6143,6 +6621,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(e_mc$d),
         .q(e_mc$q),
         .clock(e_mc$clock)
+    );
+    fanin_b_rly b_rly(
+        .d(b_rly$d),
+        .q(b_rly$q),
+        .clock(b_rly$clock)
     );
     fanin_e_slot e_slot(
         .d(e_slot$d),
@@ -7645,6 +8128,584 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(rdata_r$q),
         .clock(rdata_r$clock)
     );
+    fanin_x_join x_join(
+        .d(x_join$d),
+        .q(x_join$q),
+        .clock(x_join$clock)
+    );
+    fanin_dq_why dq_why(
+        .d(dq_why$d),
+        .q(dq_why$q),
+        .clock(dq_why$clock)
+    );
+    fanin_dq_hup dq_hup(
+        .d(dq_hup$d),
+        .q(dq_hup$q),
+        .clock(dq_hup$clock)
+    );
+    fanin_q_ses_nos q_ses_nos(
+        .d(q_ses_nos$d),
+        .q(q_ses_nos$q),
+        .clock(q_ses_nos$clock)
+    );
+    fanin_q_ses_old q_ses_old(
+        .d(q_ses_old$d),
+        .q(q_ses_old$q),
+        .clock(q_ses_old$clock)
+    );
+    fanin_sbq sbq(
+        .d(sbq$d),
+        .q(sbq$q),
+        .clock(sbq$clock)
+    );
+    fanin_soq soq(
+        .d(soq$d),
+        .q(soq$q),
+        .clock(soq$clock)
+    );
+    fanin_hu_v hu_v(
+        .d(hu_v$d),
+        .q(hu_v$q),
+        .clock(hu_v$clock)
+    );
+    fanin_hu_j hu_j(
+        .d(hu_j$d),
+        .q(hu_j$q),
+        .clock(hu_j$clock)
+    );
+    fanin_hu_b hu_b(
+        .d(hu_b$d),
+        .q(hu_b$q),
+        .clock(hu_b$clock)
+    );
+    fanin_hu2_v hu2_v(
+        .d(hu2_v$d),
+        .q(hu2_v$q),
+        .clock(hu2_v$clock)
+    );
+    fanin_hu2_j hu2_j(
+        .d(hu2_j$d),
+        .q(hu2_j$q),
+        .clock(hu2_j$clock)
+    );
+    fanin_hu2_b hu2_b(
+        .d(hu2_b$d),
+        .q(hu2_b$q),
+        .clock(hu2_b$clock)
+    );
+    fanin_hu_h hu_h(
+        .d(hu_h$d),
+        .q(hu_h$q),
+        .clock(hu_h$clock)
+    );
+    fanin_su_st su_st(
+        .d(su_st$d),
+        .q(su_st$q),
+        .clock(su_st$clock)
+    );
+    fanin_su_v su_v(
+        .d(su_v$d),
+        .q(su_v$q),
+        .clock(su_v$clock)
+    );
+    fanin_su_j su_j(
+        .d(su_j$d),
+        .q(su_j$q),
+        .clock(su_j$clock)
+    );
+    fanin_su_bm su_bm(
+        .d(su_bm$d),
+        .q(su_bm$q),
+        .clock(su_bm$clock)
+    );
+    fanin_su_nonce su_nonce(
+        .d(su_nonce$d),
+        .q(su_nonce$q),
+        .clock(su_nonce$clock)
+    );
+    fanin_su_mac su_mac(
+        .d(su_mac$d),
+        .q(su_mac$q),
+        .clock(su_mac$clock)
+    );
+    fanin_su_ip su_ip(
+        .d(su_ip$d),
+        .q(su_ip$q),
+        .clock(su_ip$clock)
+    );
+    fanin_su_udp su_udp(
+        .d(su_udp$d),
+        .q(su_udp$q),
+        .clock(su_udp$clock)
+    );
+    fanin_su_port su_port(
+        .d(su_port$d),
+        .q(su_port$q),
+        .clock(su_port$clock)
+    );
+    fanin_su_job su_job(
+        .d(su_job$d),
+        .q(su_job$q),
+        .clock(su_job$clock)
+    );
+    fanin_su_rank su_rank(
+        .d(su_rank$d),
+        .q(su_rank$q),
+        .clock(su_rank$clock)
+    );
+    fanin_su_pend su_pend(
+        .d(su_pend$d),
+        .q(su_pend$q),
+        .clock(su_pend$clock)
+    );
+    fanin_su_open su_open(
+        .d(su_open$d),
+        .q(su_open$q),
+        .clock(su_open$clock)
+    );
+    fanin_su_base su_base(
+        .d(su_base$d),
+        .q(su_base$q),
+        .clock(su_base$clock)
+    );
+    fanin_su_high su_high(
+        .d(su_high$d),
+        .q(su_high$q),
+        .clock(su_high$clock)
+    );
+    fanin_su_cm su_cm(
+        .d(su_cm$d),
+        .q(su_cm$q),
+        .clock(su_cm$clock)
+    );
+    fanin_su_ranks su_ranks(
+        .d(su_ranks$d),
+        .q(su_ranks$q),
+        .clock(su_ranks$clock)
+    );
+    fanin_su_m su_m(
+        .d(su_m$d),
+        .q(su_m$q),
+        .clock(su_m$clock)
+    );
+    fanin_su_left su_left(
+        .d(su_left$d),
+        .q(su_left$q),
+        .clock(su_left$clock)
+    );
+    fanin_su_low su_low(
+        .d(su_low$d),
+        .q(su_low$q),
+        .clock(su_low$clock)
+    );
+    fanin_su_rep su_rep(
+        .d(su_rep$d),
+        .q(su_rep$q),
+        .clock(su_rep$clock)
+    );
+    fanin_ac_nonce ac_nonce(
+        .d(ac_nonce$d),
+        .q(ac_nonce$q),
+        .clock(ac_nonce$clock)
+    );
+    fanin_ac_mac ac_mac(
+        .d(ac_mac$d),
+        .q(ac_mac$q),
+        .clock(ac_mac$clock)
+    );
+    fanin_ac_ip ac_ip(
+        .d(ac_ip$d),
+        .q(ac_ip$q),
+        .clock(ac_ip$clock)
+    );
+    fanin_ac_udp ac_udp(
+        .d(ac_udp$d),
+        .q(ac_udp$q),
+        .clock(ac_udp$clock)
+    );
+    fanin_ac_port ac_port(
+        .d(ac_port$d),
+        .q(ac_port$q),
+        .clock(ac_port$clock)
+    );
+    fanin_ac_bm ac_bm(
+        .d(ac_bm$d),
+        .q(ac_bm$q),
+        .clock(ac_bm$clock)
+    );
+    fanin_so_q so_q(
+        .d(so_q$d),
+        .q(so_q$q),
+        .clock(so_q$clock)
+    );
+    fanin_sq_reg sq_reg(
+        .d(sq_reg$d),
+        .q(sq_reg$q),
+        .clock(sq_reg$clock)
+    );
+    fanin_sq_b_nonce sq_b_nonce(
+        .d(sq_b_nonce$d),
+        .q(sq_b_nonce$q),
+        .clock(sq_b_nonce$clock)
+    );
+    fanin_b_reg b_reg(
+        .d(b_reg$d),
+        .q(b_reg$q),
+        .clock(b_reg$clock)
+    );
+    fanin_b_nonce b_nonce(
+        .d(b_nonce$d),
+        .q(b_nonce$q),
+        .clock(b_nonce$clock)
+    );
+    fanin_cp_reg1 cp_reg1(
+        .d(cp_reg1$d),
+        .q(cp_reg1$q),
+        .clock(cp_reg1$clock)
+    );
+    fanin_cp_reg2 cp_reg2(
+        .d(cp_reg2$d),
+        .q(cp_reg2$q),
+        .clock(cp_reg2$clock)
+    );
+    fanin_cp_n1 cp_n1(
+        .d(cp_n1$d),
+        .q(cp_n1$q),
+        .clock(cp_n1$clock)
+    );
+    fanin_cp_n2 cp_n2(
+        .d(cp_n2$d),
+        .q(cp_n2$q),
+        .clock(cp_n2$clock)
+    );
+    fanin_ss_open_0 ss_open$0(
+        .d(ss_open$0$d),
+        .q(ss_open$0$q),
+        .clock(ss_open$0$clock)
+    );
+    fanin_ss_open_1 ss_open$1(
+        .d(ss_open$1$d),
+        .q(ss_open$1$q),
+        .clock(ss_open$1$clock)
+    );
+    fanin_ss_open_2 ss_open$2(
+        .d(ss_open$2$d),
+        .q(ss_open$2$q),
+        .clock(ss_open$2$clock)
+    );
+    fanin_ss_open_3 ss_open$3(
+        .d(ss_open$3$d),
+        .q(ss_open$3$q),
+        .clock(ss_open$3$clock)
+    );
+    fanin_ss_open_4 ss_open$4(
+        .d(ss_open$4$d),
+        .q(ss_open$4$q),
+        .clock(ss_open$4$clock)
+    );
+    fanin_ss_open_5 ss_open$5(
+        .d(ss_open$5$d),
+        .q(ss_open$5$q),
+        .clock(ss_open$5$clock)
+    );
+    fanin_ss_open_6 ss_open$6(
+        .d(ss_open$6$d),
+        .q(ss_open$6$q),
+        .clock(ss_open$6$clock)
+    );
+    fanin_ss_open_7 ss_open$7(
+        .d(ss_open$7$d),
+        .q(ss_open$7$q),
+        .clock(ss_open$7$clock)
+    );
+    fanin_ss_open_8 ss_open$8(
+        .d(ss_open$8$d),
+        .q(ss_open$8$q),
+        .clock(ss_open$8$clock)
+    );
+    fanin_ss_open_9 ss_open$9(
+        .d(ss_open$9$d),
+        .q(ss_open$9$q),
+        .clock(ss_open$9$clock)
+    );
+    fanin_ss_open_10 ss_open$10(
+        .d(ss_open$10$d),
+        .q(ss_open$10$q),
+        .clock(ss_open$10$clock)
+    );
+    fanin_ss_open_11 ss_open$11(
+        .d(ss_open$11$d),
+        .q(ss_open$11$q),
+        .clock(ss_open$11$clock)
+    );
+    fanin_ss_open_12 ss_open$12(
+        .d(ss_open$12$d),
+        .q(ss_open$12$q),
+        .clock(ss_open$12$clock)
+    );
+    fanin_ss_open_13 ss_open$13(
+        .d(ss_open$13$d),
+        .q(ss_open$13$q),
+        .clock(ss_open$13$clock)
+    );
+    fanin_ss_open_14 ss_open$14(
+        .d(ss_open$14$d),
+        .q(ss_open$14$q),
+        .clock(ss_open$14$clock)
+    );
+    fanin_ss_open_15 ss_open$15(
+        .d(ss_open$15$d),
+        .q(ss_open$15$q),
+        .clock(ss_open$15$clock)
+    );
+    fanin_ss_base_0 ss_base$0(
+        .d(ss_base$0$d),
+        .q(ss_base$0$q),
+        .clock(ss_base$0$clock)
+    );
+    fanin_ss_base_1 ss_base$1(
+        .d(ss_base$1$d),
+        .q(ss_base$1$q),
+        .clock(ss_base$1$clock)
+    );
+    fanin_ss_base_2 ss_base$2(
+        .d(ss_base$2$d),
+        .q(ss_base$2$q),
+        .clock(ss_base$2$clock)
+    );
+    fanin_ss_base_3 ss_base$3(
+        .d(ss_base$3$d),
+        .q(ss_base$3$q),
+        .clock(ss_base$3$clock)
+    );
+    fanin_ss_base_4 ss_base$4(
+        .d(ss_base$4$d),
+        .q(ss_base$4$q),
+        .clock(ss_base$4$clock)
+    );
+    fanin_ss_base_5 ss_base$5(
+        .d(ss_base$5$d),
+        .q(ss_base$5$q),
+        .clock(ss_base$5$clock)
+    );
+    fanin_ss_base_6 ss_base$6(
+        .d(ss_base$6$d),
+        .q(ss_base$6$q),
+        .clock(ss_base$6$clock)
+    );
+    fanin_ss_base_7 ss_base$7(
+        .d(ss_base$7$d),
+        .q(ss_base$7$q),
+        .clock(ss_base$7$clock)
+    );
+    fanin_ss_base_8 ss_base$8(
+        .d(ss_base$8$d),
+        .q(ss_base$8$q),
+        .clock(ss_base$8$clock)
+    );
+    fanin_ss_base_9 ss_base$9(
+        .d(ss_base$9$d),
+        .q(ss_base$9$q),
+        .clock(ss_base$9$clock)
+    );
+    fanin_ss_base_10 ss_base$10(
+        .d(ss_base$10$d),
+        .q(ss_base$10$q),
+        .clock(ss_base$10$clock)
+    );
+    fanin_ss_base_11 ss_base$11(
+        .d(ss_base$11$d),
+        .q(ss_base$11$q),
+        .clock(ss_base$11$clock)
+    );
+    fanin_ss_base_12 ss_base$12(
+        .d(ss_base$12$d),
+        .q(ss_base$12$q),
+        .clock(ss_base$12$clock)
+    );
+    fanin_ss_base_13 ss_base$13(
+        .d(ss_base$13$d),
+        .q(ss_base$13$q),
+        .clock(ss_base$13$clock)
+    );
+    fanin_ss_base_14 ss_base$14(
+        .d(ss_base$14$d),
+        .q(ss_base$14$q),
+        .clock(ss_base$14$clock)
+    );
+    fanin_ss_base_15 ss_base$15(
+        .d(ss_base$15$d),
+        .q(ss_base$15$q),
+        .clock(ss_base$15$clock)
+    );
+    fanin_ss_high_0 ss_high$0(
+        .d(ss_high$0$d),
+        .q(ss_high$0$q),
+        .clock(ss_high$0$clock)
+    );
+    fanin_ss_high_1 ss_high$1(
+        .d(ss_high$1$d),
+        .q(ss_high$1$q),
+        .clock(ss_high$1$clock)
+    );
+    fanin_ss_high_2 ss_high$2(
+        .d(ss_high$2$d),
+        .q(ss_high$2$q),
+        .clock(ss_high$2$clock)
+    );
+    fanin_ss_high_3 ss_high$3(
+        .d(ss_high$3$d),
+        .q(ss_high$3$q),
+        .clock(ss_high$3$clock)
+    );
+    fanin_ss_high_4 ss_high$4(
+        .d(ss_high$4$d),
+        .q(ss_high$4$q),
+        .clock(ss_high$4$clock)
+    );
+    fanin_ss_high_5 ss_high$5(
+        .d(ss_high$5$d),
+        .q(ss_high$5$q),
+        .clock(ss_high$5$clock)
+    );
+    fanin_ss_high_6 ss_high$6(
+        .d(ss_high$6$d),
+        .q(ss_high$6$q),
+        .clock(ss_high$6$clock)
+    );
+    fanin_ss_high_7 ss_high$7(
+        .d(ss_high$7$d),
+        .q(ss_high$7$q),
+        .clock(ss_high$7$clock)
+    );
+    fanin_ss_high_8 ss_high$8(
+        .d(ss_high$8$d),
+        .q(ss_high$8$q),
+        .clock(ss_high$8$clock)
+    );
+    fanin_ss_high_9 ss_high$9(
+        .d(ss_high$9$d),
+        .q(ss_high$9$q),
+        .clock(ss_high$9$clock)
+    );
+    fanin_ss_high_10 ss_high$10(
+        .d(ss_high$10$d),
+        .q(ss_high$10$q),
+        .clock(ss_high$10$clock)
+    );
+    fanin_ss_high_11 ss_high$11(
+        .d(ss_high$11$d),
+        .q(ss_high$11$q),
+        .clock(ss_high$11$clock)
+    );
+    fanin_ss_high_12 ss_high$12(
+        .d(ss_high$12$d),
+        .q(ss_high$12$q),
+        .clock(ss_high$12$clock)
+    );
+    fanin_ss_high_13 ss_high$13(
+        .d(ss_high$13$d),
+        .q(ss_high$13$q),
+        .clock(ss_high$13$clock)
+    );
+    fanin_ss_high_14 ss_high$14(
+        .d(ss_high$14$d),
+        .q(ss_high$14$q),
+        .clock(ss_high$14$clock)
+    );
+    fanin_ss_high_15 ss_high$15(
+        .d(ss_high$15$d),
+        .q(ss_high$15$q),
+        .clock(ss_high$15$clock)
+    );
+    fanin_ss_pend_0 ss_pend$0(
+        .d(ss_pend$0$d),
+        .q(ss_pend$0$q),
+        .clock(ss_pend$0$clock)
+    );
+    fanin_ss_pend_1 ss_pend$1(
+        .d(ss_pend$1$d),
+        .q(ss_pend$1$q),
+        .clock(ss_pend$1$clock)
+    );
+    fanin_ss_pend_2 ss_pend$2(
+        .d(ss_pend$2$d),
+        .q(ss_pend$2$q),
+        .clock(ss_pend$2$clock)
+    );
+    fanin_ss_pend_3 ss_pend$3(
+        .d(ss_pend$3$d),
+        .q(ss_pend$3$q),
+        .clock(ss_pend$3$clock)
+    );
+    fanin_ss_pend_4 ss_pend$4(
+        .d(ss_pend$4$d),
+        .q(ss_pend$4$q),
+        .clock(ss_pend$4$clock)
+    );
+    fanin_ss_pend_5 ss_pend$5(
+        .d(ss_pend$5$d),
+        .q(ss_pend$5$q),
+        .clock(ss_pend$5$clock)
+    );
+    fanin_ss_pend_6 ss_pend$6(
+        .d(ss_pend$6$d),
+        .q(ss_pend$6$q),
+        .clock(ss_pend$6$clock)
+    );
+    fanin_ss_pend_7 ss_pend$7(
+        .d(ss_pend$7$d),
+        .q(ss_pend$7$q),
+        .clock(ss_pend$7$clock)
+    );
+    fanin_ss_pend_8 ss_pend$8(
+        .d(ss_pend$8$d),
+        .q(ss_pend$8$q),
+        .clock(ss_pend$8$clock)
+    );
+    fanin_ss_pend_9 ss_pend$9(
+        .d(ss_pend$9$d),
+        .q(ss_pend$9$q),
+        .clock(ss_pend$9$clock)
+    );
+    fanin_ss_pend_10 ss_pend$10(
+        .d(ss_pend$10$d),
+        .q(ss_pend$10$q),
+        .clock(ss_pend$10$clock)
+    );
+    fanin_ss_pend_11 ss_pend$11(
+        .d(ss_pend$11$d),
+        .q(ss_pend$11$q),
+        .clock(ss_pend$11$clock)
+    );
+    fanin_ss_pend_12 ss_pend$12(
+        .d(ss_pend$12$d),
+        .q(ss_pend$12$q),
+        .clock(ss_pend$12$clock)
+    );
+    fanin_ss_pend_13 ss_pend$13(
+        .d(ss_pend$13$d),
+        .q(ss_pend$13$q),
+        .clock(ss_pend$13$clock)
+    );
+    fanin_ss_pend_14 ss_pend$14(
+        .d(ss_pend$14$d),
+        .q(ss_pend$14$q),
+        .clock(ss_pend$14$clock)
+    );
+    fanin_ss_pend_15 ss_pend$15(
+        .d(ss_pend$15$d),
+        .q(ss_pend$15$q),
+        .clock(ss_pend$15$clock)
+    );
+    fanin_mram mram(
+        .clock(mram$clock),
+        .waddr(mram$waddr),
+        .wdata(mram$wdata),
+        .we(mram$we),
+        .raddr(mram$raddr),
+        .rdata(mram$rdata)
+    );
     
     // Update code
     always @(*) begin
@@ -7665,6 +8726,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_b_sel$clock = clock;
         sq_e_last$clock = clock;
         sq_e_mc$clock = clock;
+        sq_rly$clock = clock;
         sq_e_more$clock = clock;
         sq_e_slot$clock = clock;
         sq_nr$clock = clock;
@@ -7841,6 +8903,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         s_tsel$clock = clock;
         tbl_w$clock = clock;
         st_jidle$clock = clock;
+        st_jfirst$clock = clock;
         q_badsrc$clock = clock;
         q_rbadsrc$clock = clock;
         dq_rok$clock = clock;
@@ -7924,6 +8987,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         or_a$clock = clock;
         ei$clock = clock;
         e_mc$clock = clock;
+        b_rly$clock = clock;
         e_slot$clock = clock;
         e_orig$clock = clock;
         e_scan$clock = clock;
@@ -8020,6 +9084,56 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc_bq$clock = clock;
         evq$clock = clock;
         evbq$clock = clock;
+        x_join$clock = clock;
+        dq_why$clock = clock;
+        dq_hup$clock = clock;
+        q_ses_nos$clock = clock;
+        q_ses_old$clock = clock;
+        sbq$clock = clock;
+        soq$clock = clock;
+        hu_v$clock = clock;
+        hu_j$clock = clock;
+        hu_b$clock = clock;
+        hu2_v$clock = clock;
+        hu2_j$clock = clock;
+        hu2_b$clock = clock;
+        hu_h$clock = clock;
+        su_st$clock = clock;
+        su_v$clock = clock;
+        su_j$clock = clock;
+        su_bm$clock = clock;
+        su_nonce$clock = clock;
+        su_mac$clock = clock;
+        su_ip$clock = clock;
+        su_udp$clock = clock;
+        su_port$clock = clock;
+        su_job$clock = clock;
+        su_rank$clock = clock;
+        su_pend$clock = clock;
+        su_open$clock = clock;
+        su_base$clock = clock;
+        su_high$clock = clock;
+        su_cm$clock = clock;
+        su_ranks$clock = clock;
+        su_m$clock = clock;
+        su_left$clock = clock;
+        su_low$clock = clock;
+        su_rep$clock = clock;
+        ac_nonce$clock = clock;
+        ac_mac$clock = clock;
+        ac_ip$clock = clock;
+        ac_udp$clock = clock;
+        ac_port$clock = clock;
+        ac_bm$clock = clock;
+        so_q$clock = clock;
+        sq_reg$clock = clock;
+        sq_b_nonce$clock = clock;
+        b_reg$clock = clock;
+        b_nonce$clock = clock;
+        cp_reg1$clock = clock;
+        cp_reg2$clock = clock;
+        cp_n1$clock = clock;
+        cp_n2$clock = clock;
         sq_v$d = sq_v$q;
         sq_hst$d = sq_hst$q;
         sq_rl$d = sq_rl$q;
@@ -8037,6 +9151,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_b_sel$d = sq_b_sel$q;
         sq_e_last$d = sq_e_last$q;
         sq_e_mc$d = sq_e_mc$q;
+        sq_rly$d = sq_rly$q;
         sq_e_more$d = sq_e_more$q;
         sq_e_slot$d = sq_e_slot$q;
         sq_nr$d = sq_nr$q;
@@ -8213,6 +9328,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         s_tsel$d = s_tsel$q;
         tbl_w$d = tbl_w$q;
         st_jidle$d = st_jidle$q;
+        st_jfirst$d = st_jfirst$q;
         q_badsrc$d = q_badsrc$q;
         q_rbadsrc$d = q_rbadsrc$q;
         dq_rok$d = dq_rok$q;
@@ -8296,6 +9412,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         or_a$d = or_a$q;
         ei$d = ei$q;
         e_mc$d = e_mc$q;
+        b_rly$d = b_rly$q;
         e_slot$d = e_slot$q;
         e_orig$d = e_orig$q;
         e_scan$d = e_scan$q;
@@ -8392,6 +9509,56 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc_bq$d = jc_bq$q;
         evq$d = evq$q;
         evbq$d = evbq$q;
+        x_join$d = x_join$q;
+        dq_why$d = dq_why$q;
+        dq_hup$d = dq_hup$q;
+        q_ses_nos$d = q_ses_nos$q;
+        q_ses_old$d = q_ses_old$q;
+        sbq$d = sbq$q;
+        soq$d = soq$q;
+        hu_v$d = hu_v$q;
+        hu_j$d = hu_j$q;
+        hu_b$d = hu_b$q;
+        hu2_v$d = hu2_v$q;
+        hu2_j$d = hu2_j$q;
+        hu2_b$d = hu2_b$q;
+        hu_h$d = hu_h$q;
+        su_st$d = su_st$q;
+        su_v$d = su_v$q;
+        su_j$d = su_j$q;
+        su_bm$d = su_bm$q;
+        su_nonce$d = su_nonce$q;
+        su_mac$d = su_mac$q;
+        su_ip$d = su_ip$q;
+        su_udp$d = su_udp$q;
+        su_port$d = su_port$q;
+        su_job$d = su_job$q;
+        su_rank$d = su_rank$q;
+        su_pend$d = su_pend$q;
+        su_open$d = su_open$q;
+        su_base$d = su_base$q;
+        su_high$d = su_high$q;
+        su_cm$d = su_cm$q;
+        su_ranks$d = su_ranks$q;
+        su_m$d = su_m$q;
+        su_left$d = su_left$q;
+        su_low$d = su_low$q;
+        su_rep$d = su_rep$q;
+        ac_nonce$d = ac_nonce$q;
+        ac_mac$d = ac_mac$q;
+        ac_ip$d = ac_ip$q;
+        ac_udp$d = ac_udp$q;
+        ac_port$d = ac_port$q;
+        ac_bm$d = ac_bm$q;
+        so_q$d = so_q$q;
+        sq_reg$d = sq_reg$q;
+        sq_b_nonce$d = sq_b_nonce$q;
+        b_reg$d = b_reg$q;
+        b_nonce$d = b_nonce$q;
+        cp_reg1$d = cp_reg1$q;
+        cp_reg2$d = cp_reg2$q;
+        cp_n1$d = cp_n1$q;
+        cp_n2$d = cp_n2$q;
         route_ip$0$clock = clock;
         route_ip$0$d = route_ip$0$q;
         route_valid$0$clock = clock;
@@ -8576,6 +9743,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$0$clock = clock;
         jbusy$0$clock = clock;
         jbusy$0$d = jbusy$0$q;
+        ss_open$0$clock = clock;
+        ss_open$0$d = ss_open$0$q;
+        ss_base$0$clock = clock;
+        ss_base$0$d = ss_base$0$q;
+        ss_high$0$clock = clock;
+        ss_high$0$d = ss_high$0$q;
+        ss_pend$0$clock = clock;
+        ss_pend$0$d = ss_pend$0$q;
         jk_valid$1$clock = clock;
         jk_valid$1$d = jk_valid$1$q;
         jk_scan$1$clock = clock;
@@ -8600,6 +9775,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$1$clock = clock;
         jbusy$1$clock = clock;
         jbusy$1$d = jbusy$1$q;
+        ss_open$1$clock = clock;
+        ss_open$1$d = ss_open$1$q;
+        ss_base$1$clock = clock;
+        ss_base$1$d = ss_base$1$q;
+        ss_high$1$clock = clock;
+        ss_high$1$d = ss_high$1$q;
+        ss_pend$1$clock = clock;
+        ss_pend$1$d = ss_pend$1$q;
         jk_valid$2$clock = clock;
         jk_valid$2$d = jk_valid$2$q;
         jk_scan$2$clock = clock;
@@ -8624,6 +9807,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$2$clock = clock;
         jbusy$2$clock = clock;
         jbusy$2$d = jbusy$2$q;
+        ss_open$2$clock = clock;
+        ss_open$2$d = ss_open$2$q;
+        ss_base$2$clock = clock;
+        ss_base$2$d = ss_base$2$q;
+        ss_high$2$clock = clock;
+        ss_high$2$d = ss_high$2$q;
+        ss_pend$2$clock = clock;
+        ss_pend$2$d = ss_pend$2$q;
         jk_valid$3$clock = clock;
         jk_valid$3$d = jk_valid$3$q;
         jk_scan$3$clock = clock;
@@ -8648,6 +9839,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$3$clock = clock;
         jbusy$3$clock = clock;
         jbusy$3$d = jbusy$3$q;
+        ss_open$3$clock = clock;
+        ss_open$3$d = ss_open$3$q;
+        ss_base$3$clock = clock;
+        ss_base$3$d = ss_base$3$q;
+        ss_high$3$clock = clock;
+        ss_high$3$d = ss_high$3$q;
+        ss_pend$3$clock = clock;
+        ss_pend$3$d = ss_pend$3$q;
         jk_valid$4$clock = clock;
         jk_valid$4$d = jk_valid$4$q;
         jk_scan$4$clock = clock;
@@ -8672,6 +9871,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$4$clock = clock;
         jbusy$4$clock = clock;
         jbusy$4$d = jbusy$4$q;
+        ss_open$4$clock = clock;
+        ss_open$4$d = ss_open$4$q;
+        ss_base$4$clock = clock;
+        ss_base$4$d = ss_base$4$q;
+        ss_high$4$clock = clock;
+        ss_high$4$d = ss_high$4$q;
+        ss_pend$4$clock = clock;
+        ss_pend$4$d = ss_pend$4$q;
         jk_valid$5$clock = clock;
         jk_valid$5$d = jk_valid$5$q;
         jk_scan$5$clock = clock;
@@ -8696,6 +9903,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$5$clock = clock;
         jbusy$5$clock = clock;
         jbusy$5$d = jbusy$5$q;
+        ss_open$5$clock = clock;
+        ss_open$5$d = ss_open$5$q;
+        ss_base$5$clock = clock;
+        ss_base$5$d = ss_base$5$q;
+        ss_high$5$clock = clock;
+        ss_high$5$d = ss_high$5$q;
+        ss_pend$5$clock = clock;
+        ss_pend$5$d = ss_pend$5$q;
         jk_valid$6$clock = clock;
         jk_valid$6$d = jk_valid$6$q;
         jk_scan$6$clock = clock;
@@ -8720,6 +9935,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$6$clock = clock;
         jbusy$6$clock = clock;
         jbusy$6$d = jbusy$6$q;
+        ss_open$6$clock = clock;
+        ss_open$6$d = ss_open$6$q;
+        ss_base$6$clock = clock;
+        ss_base$6$d = ss_base$6$q;
+        ss_high$6$clock = clock;
+        ss_high$6$d = ss_high$6$q;
+        ss_pend$6$clock = clock;
+        ss_pend$6$d = ss_pend$6$q;
         jk_valid$7$clock = clock;
         jk_valid$7$d = jk_valid$7$q;
         jk_scan$7$clock = clock;
@@ -8744,6 +9967,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$7$clock = clock;
         jbusy$7$clock = clock;
         jbusy$7$d = jbusy$7$q;
+        ss_open$7$clock = clock;
+        ss_open$7$d = ss_open$7$q;
+        ss_base$7$clock = clock;
+        ss_base$7$d = ss_base$7$q;
+        ss_high$7$clock = clock;
+        ss_high$7$d = ss_high$7$q;
+        ss_pend$7$clock = clock;
+        ss_pend$7$d = ss_pend$7$q;
         jk_valid$8$clock = clock;
         jk_valid$8$d = jk_valid$8$q;
         jk_scan$8$clock = clock;
@@ -8768,6 +9999,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$8$clock = clock;
         jbusy$8$clock = clock;
         jbusy$8$d = jbusy$8$q;
+        ss_open$8$clock = clock;
+        ss_open$8$d = ss_open$8$q;
+        ss_base$8$clock = clock;
+        ss_base$8$d = ss_base$8$q;
+        ss_high$8$clock = clock;
+        ss_high$8$d = ss_high$8$q;
+        ss_pend$8$clock = clock;
+        ss_pend$8$d = ss_pend$8$q;
         jk_valid$9$clock = clock;
         jk_valid$9$d = jk_valid$9$q;
         jk_scan$9$clock = clock;
@@ -8792,6 +10031,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$9$clock = clock;
         jbusy$9$clock = clock;
         jbusy$9$d = jbusy$9$q;
+        ss_open$9$clock = clock;
+        ss_open$9$d = ss_open$9$q;
+        ss_base$9$clock = clock;
+        ss_base$9$d = ss_base$9$q;
+        ss_high$9$clock = clock;
+        ss_high$9$d = ss_high$9$q;
+        ss_pend$9$clock = clock;
+        ss_pend$9$d = ss_pend$9$q;
         jk_valid$10$clock = clock;
         jk_valid$10$d = jk_valid$10$q;
         jk_scan$10$clock = clock;
@@ -8816,6 +10063,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$10$clock = clock;
         jbusy$10$clock = clock;
         jbusy$10$d = jbusy$10$q;
+        ss_open$10$clock = clock;
+        ss_open$10$d = ss_open$10$q;
+        ss_base$10$clock = clock;
+        ss_base$10$d = ss_base$10$q;
+        ss_high$10$clock = clock;
+        ss_high$10$d = ss_high$10$q;
+        ss_pend$10$clock = clock;
+        ss_pend$10$d = ss_pend$10$q;
         jk_valid$11$clock = clock;
         jk_valid$11$d = jk_valid$11$q;
         jk_scan$11$clock = clock;
@@ -8840,6 +10095,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$11$clock = clock;
         jbusy$11$clock = clock;
         jbusy$11$d = jbusy$11$q;
+        ss_open$11$clock = clock;
+        ss_open$11$d = ss_open$11$q;
+        ss_base$11$clock = clock;
+        ss_base$11$d = ss_base$11$q;
+        ss_high$11$clock = clock;
+        ss_high$11$d = ss_high$11$q;
+        ss_pend$11$clock = clock;
+        ss_pend$11$d = ss_pend$11$q;
         jk_valid$12$clock = clock;
         jk_valid$12$d = jk_valid$12$q;
         jk_scan$12$clock = clock;
@@ -8864,6 +10127,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$12$clock = clock;
         jbusy$12$clock = clock;
         jbusy$12$d = jbusy$12$q;
+        ss_open$12$clock = clock;
+        ss_open$12$d = ss_open$12$q;
+        ss_base$12$clock = clock;
+        ss_base$12$d = ss_base$12$q;
+        ss_high$12$clock = clock;
+        ss_high$12$d = ss_high$12$q;
+        ss_pend$12$clock = clock;
+        ss_pend$12$d = ss_pend$12$q;
         jk_valid$13$clock = clock;
         jk_valid$13$d = jk_valid$13$q;
         jk_scan$13$clock = clock;
@@ -8888,6 +10159,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$13$clock = clock;
         jbusy$13$clock = clock;
         jbusy$13$d = jbusy$13$q;
+        ss_open$13$clock = clock;
+        ss_open$13$d = ss_open$13$q;
+        ss_base$13$clock = clock;
+        ss_base$13$d = ss_base$13$q;
+        ss_high$13$clock = clock;
+        ss_high$13$d = ss_high$13$q;
+        ss_pend$13$clock = clock;
+        ss_pend$13$d = ss_pend$13$q;
         jk_valid$14$clock = clock;
         jk_valid$14$d = jk_valid$14$q;
         jk_scan$14$clock = clock;
@@ -8912,6 +10191,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$14$clock = clock;
         jbusy$14$clock = clock;
         jbusy$14$d = jbusy$14$q;
+        ss_open$14$clock = clock;
+        ss_open$14$d = ss_open$14$q;
+        ss_base$14$clock = clock;
+        ss_base$14$d = ss_base$14$q;
+        ss_high$14$clock = clock;
+        ss_high$14$d = ss_high$14$q;
+        ss_pend$14$clock = clock;
+        ss_pend$14$d = ss_pend$14$q;
         jk_valid$15$clock = clock;
         jk_valid$15$d = jk_valid$15$q;
         jk_scan$15$clock = clock;
@@ -8936,6 +10223,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$15$clock = clock;
         jbusy$15$clock = clock;
         jbusy$15$d = jbusy$15$q;
+        ss_open$15$clock = clock;
+        ss_open$15$d = ss_open$15$q;
+        ss_base$15$clock = clock;
+        ss_base$15$d = ss_base$15$q;
+        ss_high$15$clock = clock;
+        ss_high$15$d = ss_high$15$q;
+        ss_pend$15$clock = clock;
+        ss_pend$15$d = ss_pend$15$q;
         cnt$0$clock = clock;
         cnt$0$d = cnt$0$q;
         s_cnt$0$clock = clock;
@@ -9174,6 +10469,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chram2$clock = clock;
         chram3$clock = clock;
         ovram$clock = clock;
+        mram$clock = clock;
         tick_now = tick_cnt$q + 32'h1 >= tick_div$q;
         if (tick_now) begin
             tick_cnt$d = 32'h0;
@@ -9199,8 +10495,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         cp_slot1$d = e_slot$q;
         cp_slot2$d = cp_slot1$q;
+        cp_reg1$d = b_reg$q;
+        cp_reg2$d = cp_reg1$q;
+        cp_n1$d = b_nonce$q;
+        cp_n2$d = cp_n1$q;
+        nonce_row = (((cp_n2$q >> 32'h18) | ((cp_n2$q >> 32'h8) & 32'hff00) | ((cp_n2$q << 32'h8) & 32'hff0000) | (cp_n2$q << 32'h18)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         if (cp_slot2$q) begin
             acc_row = acc$rd;
+        end
+        else if (cp_reg2$q) begin
+            acc_row = nonce_row;
         end
         else begin
             acc_row = acc$bd;
@@ -9972,8 +11276,81 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             jram$raddr = ((jsel) & 24'hffffff);
         end
-        jram$waddr = ((jc_i$q) & 24'hffffff);
+        jcg = jc_q$q | so_q$q;
+        if (so_q$q) begin
+            jcx = su_j$q;
+        end
+        else begin
+            jcx = jc_i$q;
+        end
+        jram$waddr = ((jcx) & 24'hffffff);
         jram$we = 32'h0;
+        sb_cur = 32'h0;
+        so_cur = 1'b0;
+        if (ji$q == c_idx8$0) begin
+            sb_cur = sb_cur | ss_base$0$q;
+            so_cur = so_cur | ss_open$0$q;
+        end
+        if (ji$q == c_idx8$1) begin
+            sb_cur = sb_cur | ss_base$1$q;
+            so_cur = so_cur | ss_open$1$q;
+        end
+        if (ji$q == c_idx8$2) begin
+            sb_cur = sb_cur | ss_base$2$q;
+            so_cur = so_cur | ss_open$2$q;
+        end
+        if (ji$q == c_idx8$3) begin
+            sb_cur = sb_cur | ss_base$3$q;
+            so_cur = so_cur | ss_open$3$q;
+        end
+        if (ji$q == c_idx8$4) begin
+            sb_cur = sb_cur | ss_base$4$q;
+            so_cur = so_cur | ss_open$4$q;
+        end
+        if (ji$q == c_idx8$5) begin
+            sb_cur = sb_cur | ss_base$5$q;
+            so_cur = so_cur | ss_open$5$q;
+        end
+        if (ji$q == c_idx8$6) begin
+            sb_cur = sb_cur | ss_base$6$q;
+            so_cur = so_cur | ss_open$6$q;
+        end
+        if (ji$q == c_idx8$7) begin
+            sb_cur = sb_cur | ss_base$7$q;
+            so_cur = so_cur | ss_open$7$q;
+        end
+        if (ji$q == c_idx8$8) begin
+            sb_cur = sb_cur | ss_base$8$q;
+            so_cur = so_cur | ss_open$8$q;
+        end
+        if (ji$q == c_idx8$9) begin
+            sb_cur = sb_cur | ss_base$9$q;
+            so_cur = so_cur | ss_open$9$q;
+        end
+        if (ji$q == c_idx8$10) begin
+            sb_cur = sb_cur | ss_base$10$q;
+            so_cur = so_cur | ss_open$10$q;
+        end
+        if (ji$q == c_idx8$11) begin
+            sb_cur = sb_cur | ss_base$11$q;
+            so_cur = so_cur | ss_open$11$q;
+        end
+        if (ji$q == c_idx8$12) begin
+            sb_cur = sb_cur | ss_base$12$q;
+            so_cur = so_cur | ss_open$12$q;
+        end
+        if (ji$q == c_idx8$13) begin
+            sb_cur = sb_cur | ss_base$13$q;
+            so_cur = so_cur | ss_open$13$q;
+        end
+        if (ji$q == c_idx8$14) begin
+            sb_cur = sb_cur | ss_base$14$q;
+            so_cur = so_cur | ss_open$14$q;
+        end
+        if (ji$q == c_idx8$15) begin
+            sb_cur = sb_cur | ss_base$15$q;
+            so_cur = so_cur | ss_open$15$q;
+        end
         busy_cur = 32'h0;
         if (ji$q == c_idx8$0) begin
             busy_cur = busy_cur | jbusy$0$q;
@@ -10300,6 +11677,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tg_first = 1'b0;
         cs_port = chram2$rdata[(32'ha0)+:(4)];
         cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
+        cs_ok = ~b_rly$q | ((chram2$rdata[(32'h0)+:(64)] & o_bitmap$q) != 32'h0);
         chram2$raddr = (((b_ji$q) & 24'hffffff) << c_mclog) | (((cs_i$q) & 24'hffffff) & c_mcmask);
         hdr_ok = ~b_eovf$q | (or_a$q == b_cadr$q);
         if (bstate$q == BackState$Select) begin
@@ -10569,13 +11947,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     else begin
                         cs_v$d = 1'b0;
                     end
-                    if (cs_v$q & cs_hit) begin
+                    if (cs_v$q & cs_ok & cs_hit) begin
                         ei$d = cs_j$q;
                         more$d = 1'b1;
                         bstate$d = BackState$CopyRows;
                     end
                     else begin
-                        if (cs_v$q) begin
+                        if (cs_v$q & cs_ok) begin
                             pmask$d = pmask$q | (((32'h1) & 8'hff) << ((cs_port) & 8'hff));
                             if (cs_port == c_idx4$0) begin
                                 pp_mac$0$d = chram2$rdata[(32'h40)+:(48)];
@@ -10700,7 +12078,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 hs_mac$d = sel_mac;
                 hs_ip$d = sel_ip;
                 hs_udp$d = sel_udp;
-                hs_child$d = sel_child;
+                if (b_rly$q) begin
+                    hs_child$d = o_child$q;
+                end
+                else begin
+                    hs_child$d = sel_child;
+                end
             end
             else begin
                 hs_mac$d = o_dst_mac$q;
@@ -10721,7 +12104,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             hx_eovf$d = b_eovf$q;
             hx_ov$d = ov_cur;
             hx_ca$d = b_cadr$q;
-            hx_mc$d = e_mc$q;
+            hx_mc$d = e_mc$q & ~b_rly$q;
             hx_orig$d = e_orig$q;
         end
         if (b_done & b_rel$q) begin
@@ -10793,6 +12176,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             b_len$d = len$q;
             e_orig$d = 1'b0;
             e_mc$d = 1'b0;
+            b_rly$d = 1'b0;
+            b_reg$d = 1'b0;
             e_slot$d = 1'b0;
             b_emit$d = 1'b0;
             b_eovf$d = 1'b0;
@@ -10807,7 +12192,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             sq_v$d = 1'b0;
             bstate$d = sq_hst$q;
             rl$d = sq_rl$q;
-            b_rel$d = 1'b1;
+            b_rel$d = ~sq_reg$q;
+            b_reg$d = sq_reg$q;
+            b_nonce$d = sq_b_nonce$q;
             agg_op$d = sq_agg_op$q;
             b_cadr$d = sq_b_cadr$q;
             b_emit$d = sq_b_emit$q;
@@ -10822,6 +12209,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             b_sel$d = sq_b_sel$q;
             el_init = sq_e_last$q;
             e_mc$d = sq_e_mc$q;
+            b_rly$d = sq_rly$q;
             e_more$d = sq_e_more$q;
             e_slot$d = sq_e_slot$q;
             nr$d = sq_nr$q;
@@ -10868,6 +12256,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chram3$raddr = (((sq_b_ji$q) & 24'hffffff) << c_mclog) | (((ps_i$q) & 24'hffffff) & c_mcmask);
         ps_port = chram3$rdata[(32'ha0)+:(4)];
         ps_hit = (sq_pmask$q & (((32'h1) & 8'hff) << ((ps_port) & 8'hff))) != 32'h0;
+        ps_ok = ~sq_rly$q | ((chram3$rdata[(32'h0)+:(64)] & sq_o_bitmap$q) != 32'h0);
         ps_v$d = 1'b0;
         ps_pm = sq_pmask$q;
         ps_done = 1'b0;
@@ -10877,7 +12266,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 ps_j$d = ps_i$q;
                 ps_i$d = ps_i$q + 32'h1;
             end
-            if (ps_v$q & ps_hit) begin
+            if (ps_v$q & ps_ok & ps_hit) begin
                 sq_ei$d = ps_j$q;
                 sq_more$d = 1'b1;
                 pc_ei$d = ps_j$q;
@@ -10885,7 +12274,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 ps_done = 1'b1;
             end
             else begin
-                if (ps_v$q) begin
+                if (ps_v$q & ps_ok) begin
                     ps_pm = sq_pmask$q | (((32'h1) & 8'hff) << ((ps_port) & 8'hff));
                     sq_pmask$d = ps_pm;
                     if (ps_port == c_idx4$0) begin
@@ -10921,7 +12310,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             end
             if (ps_done) begin
                 sq_psd$d = 1'b1;
-                pc_v$d = ~ps_dirty$q;
+                pc_v$d = ~ps_dirty$q & ~sq_rly$q;
                 pc_j$d = sq_b_ji$q;
                 pc_pmask$d = ps_pm;
             end
@@ -10929,8 +12318,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_hit = pc_v$q & (pc_j$q == dx_ji$q);
         mc_new = 1'b0;
         pick_now = 1'b0;
-        jc_hold = jc_pend$q | jc_q$q;
-        lk_go = lk_v$q & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & lk_ne$q & lk_old$q)) & (~sq_v$q | sq_ld)));
+        jc_hold = jc_pend$q | jc_q$q | su_v$q | so_q$q;
+        lk_go = lk_v$q & ~x_join$q & ~su_v$q & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & lk_ne$q & lk_old$q)) & (~sq_v$q | sq_ld)));
         lk_free = ~lk_v$q | lk_go;
         if (lk_go) begin
             lk_v$d = 1'b0;
@@ -10940,7 +12329,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             FrontState$Idle:
                 begin
                     if (jc_pend$q) begin
-                        if ((xstate$q == DecState$Idle) & ~lk_v$q) begin
+                        if ((xstate$q == DecState$Idle) & ~lk_v$q & ~su_v$q) begin
                             jc = 1'b1;
                             jc_pend$d = 1'b0;
                             dbg_valid = 1'b1;
@@ -11170,6 +12559,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         endcase
         dec_v = (xstate$q == DecState$Decide) | xo_v$q;
         dact = dq_act$q;
+        d_rly = dq_act$q == Action$Relay;
         aop = dq_aop$q;
         cpl = dq_cpl$q;
         cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((x_jep$q[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((x_jep$q[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((dx_block$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((dx_bitmap$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((dx_exponent$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((x_sflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_elements$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
@@ -11209,6 +12599,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (b_free) begin
             e_last$d = el_init;
         end
+        hu_v$d = 1'b0;
         if (dec_v) begin
             if (~sq_v$q | sq_ld) begin
                 sq_e_mc$d = 1'b0;
@@ -11217,6 +12608,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 sq_b_eovf$d = 1'b0;
                 sq_v$d = 1'b1;
                 sq_psd$d = 1'b1;
+                sq_reg$d = 1'b0;
+                x_join$d = 1'b0;
+                hu_v$d = dq_hup$q;
+                hu_j$d = dx_ji$q;
+                hu_b$d = dx_block$q;
                 sq_ei$d = 32'h0;
                 sq_more$d = 1'b0;
                 ps_i$d = 32'h0;
@@ -11317,6 +12713,41 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             sq_b_eovf$d = 1'b1;
                             dh_st = BackState$CopyRows;
                         end
+                    Action$Refuse:
+                        begin
+                            sq_o_ptype$d = pt_refuse;
+                            sq_o_flags$d = 32'h0;
+                            sq_o_exp$d = 32'h0;
+                            sq_o_elements$d = 32'h0;
+                            sq_o_child$d = dq_why$q;
+                            sq_b_enr$d = 32'h0;
+                            sq_e_more$d = 1'b0;
+                            sq_e_last$d = 1'b0;
+                            sq_o_dst_mac$d = dx_src_mac$q;
+                            sq_o_dst_ip$d = dx_src_ip$q;
+                            sq_o_dst_port$d = dx_src_port$q;
+                            sq_pmask$d = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
+                            dh_st = BackState$CopyRows;
+                        end
+                    Action$Join:
+                        begin
+                            su_v$d = 1'b1;
+                            su_st$d = SessState$Load;
+                            su_j$d = dx_ji$q;
+                            su_bm$d = dx_bitmap$q;
+                            su_nonce$d = dx_block$q;
+                            su_mac$d = dx_src_mac$q;
+                            su_ip$d = dx_src_ip$q;
+                            su_udp$d = dx_src_port$q;
+                            su_port$d = dx_sel$q;
+                            su_job$d = dx_job$q;
+                            su_ranks$d = x_je$q[(32'h40)+:(64)];
+                        end
+                    Action$Relay:
+                        begin
+                            mc_new = 1'b1;
+                            dh_st = BackState$CopyRows;
+                        end
                     Action$Replay:
                         begin
                             sq_e_slot$d = 1'b1;
@@ -11345,7 +12776,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     sq_psd$d = 1'b0;
                     sq_pmask$d = 32'h0;
                     ps_dirty$d = 1'b0;
-                    if (pc_hit) begin
+                    if (pc_hit & ~d_rly) begin
                         sq_psd$d = 1'b1;
                         sq_pmask$d = pc_pmask$q;
                         sq_ei$d = pc_ei$q;
@@ -11353,6 +12784,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     end
                 end
                 sq_agg_op$d = aop;
+                sq_rly$d = d_rly;
                 sq_hst$d = dh_st;
                 sq_rl$d = q_rle1$q;
             end
@@ -11367,6 +12799,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             qf = q_qfull$q;
         end
         xp_byp = (xp_flags$q & fl_bypass) != 32'h0;
+        ses_d = xp_block$q - sbq$q;
         case (xstate$q)
             DecState$Pred:
                 begin
@@ -11391,6 +12824,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_degree$d = ~xp_byp & (xp_child$q >= je$q[(32'h8)+:(8)]);
                     q_badsrc$d = (xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & ((xp_bitmap$q & ~pbr$q) != 32'h0)) | (~xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & (xp_src_ip$q != chr$q[(32'h70)+:(32)])) | (~xp_byp & (je$q[(32'h3)+:(2)] == sc_ip_port) & (xp_src_port$q != chr$q[(32'h90)+:(16)]));
                     q_rbadsrc$d = (je$q[(32'h3)+:(2)] != 32'h0) & (x_sel$q != je$q[(32'h1c0)+:(4)]);
+                    q_ses_nos$d = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & ~soq$q;
+                    q_ses_old$d = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & soq$q & ses_d[32'h1f];
                     q_cpl0$d = xp_bitmap$q == je$q[(32'h80)+:(64)];
                     q_cpl1$d = newbm == je$q[(32'h80)+:(64)];
                     q_elne$d = xp_elements$q != m_elem;
@@ -11414,6 +12849,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     dq_cpl$d = q_cpl0$q;
                     dq_merge$d = 1'b0;
                     dq_rok$d = 1'b1;
+                    dq_why$d = rr_no_session;
+                    dq_hup$d = (xp_ptype$q == pt_contribution) & x_je$q[(32'h5)+:(1)] & ~x_je$q[(32'h1)+:(1)] & ~q_badrank$q & ~q_toolong$q & ~q_badchild$q & ~q_chrank$q & ~q_badsrc$q & ~q_degree$q & ~q_ses_nos$q & ~q_ses_old$q;
                     if (xp_ptype$q == pt_result) begin
                         if (~x_je$q[(32'h1)+:(1)]) begin
                             dq_ev$d = ev_malformed;
@@ -11421,6 +12858,36 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         else if (q_rbadsrc$q) begin
                             dq_ev$d = ev_bad_source;
                             dq_rok$d = 1'b0;
+                        end
+                    end
+                    else if ((xp_ptype$q == pt_accept) | (xp_ptype$q == pt_refuse)) begin
+                        if (~x_je$q[(32'h1)+:(1)] | ~x_je$q[(32'h5)+:(1)]) begin
+                            dq_ev$d = ev_malformed;
+                        end
+                        else if (q_rbadsrc$q) begin
+                            dq_ev$d = ev_bad_source;
+                        end
+                        else if (q_badrank$q) begin
+                            dq_ev$d = ev_malformed;
+                        end
+                        else begin
+                            dq_act$d = Action$Relay;
+                        end
+                    end
+                    else if (xp_ptype$q == pt_join) begin
+                        if (~x_je$q[(32'h5)+:(1)] | q_badrank$q | q_badchild$q | q_chrank$q) begin
+                            dq_ev$d = ev_malformed;
+                        end
+                        else if (q_badsrc$q) begin
+                            dq_ev$d = ev_bad_source;
+                        end
+                        else if (x_je$q[(32'h1)+:(1)]) begin
+                            dq_ev$d = ev_joins;
+                            dq_act$d = Action$Bypass;
+                        end
+                        else begin
+                            dq_ev$d = ev_joins;
+                            dq_act$d = Action$Join;
                         end
                     end
                     else if (q_badrank$q) begin
@@ -11445,6 +12912,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     else if (((xp_flags$q & fl_bypass) != 32'h0) & x_je$q[(32'h1)+:(1)]) begin
                         dq_ev$d = ev_bypass_transit;
                         dq_act$d = Action$Bypass;
+                    end
+                    else if (q_ses_nos$q | q_ses_old$q) begin
+                        dq_ev$d = ev_refused;
+                        dq_act$d = Action$Refuse;
+                        if (q_ses_old$q) begin
+                            dq_why$d = rr_stale;
+                        end
                     end
                     else if (q_samebl$q) begin
                         if (q_st$q == cs_aggregating) begin
@@ -11557,6 +13031,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             chr$d = chram$rdata;
             pbr$d = pbram$rdata;
             bcur$d = busy_cur;
+            sbq$d = sb_cur;
+            soq$d = so_cur;
             bcd$d = 32'h0;
             if (dec_v & (dbi | dbd) & (dx_ji$q == ji$q)) begin
                 bcd$d = ((dbi) & 2'h3) | (((dbd) & 2'h3) << 32'h1);
@@ -11568,6 +13044,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jep$d = jram$rdata[(32'h1d0)+:(32)];
         end
         if (lk_go) begin
+            x_join$d = lk_ptype$q == pt_join;
             xstate$d = DecState$Pred;
             xo_v$d = xstate$q == DecState$DSel;
             xp_bitmap$d = lk_bitmap$q;
@@ -11772,7 +13249,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else if (bready) begin
             bvalid_r$d = 1'b0;
         end
-        jpack = ((st_jctrl$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port) | (((st_jidle$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_idle);
+        jpack = ((st_jctrl$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port) | (((st_jidle$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_idle) | (((st_jfirst$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_first_block);
         chram$waddr = (((wdata[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((wdata[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
         chram$wdata = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_mac) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_ip) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_udp) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_port);
         chram$we = 32'h0;
@@ -11830,6 +13307,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             end
             if (awaddr == a_job_reclaim_after) begin
                 st_jreclaim$d = wdata;
+            end
+            if (awaddr == a_job_first_block) begin
+                st_jfirst$d = wdata;
             end
             if (awaddr == a_job_reclaim_idle) begin
                 st_jidle$d = wdata;
@@ -11984,7 +13464,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chram3$waddr = chram$waddr;
         chram3$wdata = chram$wdata;
         chram3$we = chram$we;
-        if ((chram$we != 32'h0) | jc_q$q) begin
+        if ((chram$we != 32'h0) | jcg) begin
             pc_v$d = 1'b0;
             ps_dirty$d = 1'b1;
         end
@@ -12699,6 +14179,730 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else if (rready) begin
             rvalid_r$d = 1'b0;
         end
+        hu2_v$d = hu_v$q;
+        hu2_j$d = hu_j$q;
+        hu2_b$d = hu_b$q;
+        hu_hcur = 32'h0;
+        if (hu_j$q == c_idx8$0) begin
+            hu_hcur = hu_hcur | ss_high$0$q;
+        end
+        if (hu_j$q == c_idx8$1) begin
+            hu_hcur = hu_hcur | ss_high$1$q;
+        end
+        if (hu_j$q == c_idx8$2) begin
+            hu_hcur = hu_hcur | ss_high$2$q;
+        end
+        if (hu_j$q == c_idx8$3) begin
+            hu_hcur = hu_hcur | ss_high$3$q;
+        end
+        if (hu_j$q == c_idx8$4) begin
+            hu_hcur = hu_hcur | ss_high$4$q;
+        end
+        if (hu_j$q == c_idx8$5) begin
+            hu_hcur = hu_hcur | ss_high$5$q;
+        end
+        if (hu_j$q == c_idx8$6) begin
+            hu_hcur = hu_hcur | ss_high$6$q;
+        end
+        if (hu_j$q == c_idx8$7) begin
+            hu_hcur = hu_hcur | ss_high$7$q;
+        end
+        if (hu_j$q == c_idx8$8) begin
+            hu_hcur = hu_hcur | ss_high$8$q;
+        end
+        if (hu_j$q == c_idx8$9) begin
+            hu_hcur = hu_hcur | ss_high$9$q;
+        end
+        if (hu_j$q == c_idx8$10) begin
+            hu_hcur = hu_hcur | ss_high$10$q;
+        end
+        if (hu_j$q == c_idx8$11) begin
+            hu_hcur = hu_hcur | ss_high$11$q;
+        end
+        if (hu_j$q == c_idx8$12) begin
+            hu_hcur = hu_hcur | ss_high$12$q;
+        end
+        if (hu_j$q == c_idx8$13) begin
+            hu_hcur = hu_hcur | ss_high$13$q;
+        end
+        if (hu_j$q == c_idx8$14) begin
+            hu_hcur = hu_hcur | ss_high$14$q;
+        end
+        if (hu_j$q == c_idx8$15) begin
+            hu_hcur = hu_hcur | ss_high$15$q;
+        end
+        hu_h$d = hu_hcur;
+        hu_d = hu2_b$q - hu_h$q;
+        if (hu2_v$q & (hu_d != 32'h0) & ~hu_d[32'h1f]) begin
+            if (hu2_j$q == c_idx8$0) begin
+                ss_high$0$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$1) begin
+                ss_high$1$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$2) begin
+                ss_high$2$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$3) begin
+                ss_high$3$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$4) begin
+                ss_high$4$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$5) begin
+                ss_high$5$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$6) begin
+                ss_high$6$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$7) begin
+                ss_high$7$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$8) begin
+                ss_high$8$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$9) begin
+                ss_high$9$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$10) begin
+                ss_high$10$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$11) begin
+                ss_high$11$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$12) begin
+                ss_high$12$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$13) begin
+                ss_high$13$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$14) begin
+                ss_high$14$d = hu2_b$q;
+            end
+            if (hu2_j$q == c_idx8$15) begin
+                ss_high$15$d = hu2_b$q;
+            end
+        end
+        so_q$d = 1'b0;
+        mram$we = 32'h0;
+        mram$waddr = (((su_j$q) & 24'hffffff) << 32'h6) | ((su_rank$q) & 24'hffffff);
+        mram$raddr = (((su_j$q) & 24'hffffff) << 32'h6) | ((su_rank$q) & 24'hffffff);
+        mram$wdata = ((su_nonce$q) & 136'hffffffffffffffffffffffffffffffffff) | (((su_mac$q) & 136'hffffffffffffffffffffffffffffffffff) << 32'h20) | (((su_ip$q) & 136'hffffffffffffffffffffffffffffffffff) << 32'h50) | (((su_udp$q) & 136'hffffffffffffffffffffffffffffffffff) << 32'h70) | (((su_port$q) & 136'hffffffffffffffffffffffffffffffffff) << 32'h80);
+        if (su_st$q == SessState$Load) begin
+            su_ein = su_bm$q;
+        end
+        else begin
+            su_ein = su_low$q;
+        end
+        su_enc = 32'h0;
+        if (su_ein[0]) begin
+            su_enc = su_enc | c_r6$0;
+        end
+        if (su_ein[1]) begin
+            su_enc = su_enc | c_r6$1;
+        end
+        if (su_ein[2]) begin
+            su_enc = su_enc | c_r6$2;
+        end
+        if (su_ein[3]) begin
+            su_enc = su_enc | c_r6$3;
+        end
+        if (su_ein[4]) begin
+            su_enc = su_enc | c_r6$4;
+        end
+        if (su_ein[5]) begin
+            su_enc = su_enc | c_r6$5;
+        end
+        if (su_ein[6]) begin
+            su_enc = su_enc | c_r6$6;
+        end
+        if (su_ein[7]) begin
+            su_enc = su_enc | c_r6$7;
+        end
+        if (su_ein[8]) begin
+            su_enc = su_enc | c_r6$8;
+        end
+        if (su_ein[9]) begin
+            su_enc = su_enc | c_r6$9;
+        end
+        if (su_ein[10]) begin
+            su_enc = su_enc | c_r6$10;
+        end
+        if (su_ein[11]) begin
+            su_enc = su_enc | c_r6$11;
+        end
+        if (su_ein[12]) begin
+            su_enc = su_enc | c_r6$12;
+        end
+        if (su_ein[13]) begin
+            su_enc = su_enc | c_r6$13;
+        end
+        if (su_ein[14]) begin
+            su_enc = su_enc | c_r6$14;
+        end
+        if (su_ein[15]) begin
+            su_enc = su_enc | c_r6$15;
+        end
+        if (su_ein[16]) begin
+            su_enc = su_enc | c_r6$16;
+        end
+        if (su_ein[17]) begin
+            su_enc = su_enc | c_r6$17;
+        end
+        if (su_ein[18]) begin
+            su_enc = su_enc | c_r6$18;
+        end
+        if (su_ein[19]) begin
+            su_enc = su_enc | c_r6$19;
+        end
+        if (su_ein[20]) begin
+            su_enc = su_enc | c_r6$20;
+        end
+        if (su_ein[21]) begin
+            su_enc = su_enc | c_r6$21;
+        end
+        if (su_ein[22]) begin
+            su_enc = su_enc | c_r6$22;
+        end
+        if (su_ein[23]) begin
+            su_enc = su_enc | c_r6$23;
+        end
+        if (su_ein[24]) begin
+            su_enc = su_enc | c_r6$24;
+        end
+        if (su_ein[25]) begin
+            su_enc = su_enc | c_r6$25;
+        end
+        if (su_ein[26]) begin
+            su_enc = su_enc | c_r6$26;
+        end
+        if (su_ein[27]) begin
+            su_enc = su_enc | c_r6$27;
+        end
+        if (su_ein[28]) begin
+            su_enc = su_enc | c_r6$28;
+        end
+        if (su_ein[29]) begin
+            su_enc = su_enc | c_r6$29;
+        end
+        if (su_ein[30]) begin
+            su_enc = su_enc | c_r6$30;
+        end
+        if (su_ein[31]) begin
+            su_enc = su_enc | c_r6$31;
+        end
+        if (su_ein[32]) begin
+            su_enc = su_enc | c_r6$32;
+        end
+        if (su_ein[33]) begin
+            su_enc = su_enc | c_r6$33;
+        end
+        if (su_ein[34]) begin
+            su_enc = su_enc | c_r6$34;
+        end
+        if (su_ein[35]) begin
+            su_enc = su_enc | c_r6$35;
+        end
+        if (su_ein[36]) begin
+            su_enc = su_enc | c_r6$36;
+        end
+        if (su_ein[37]) begin
+            su_enc = su_enc | c_r6$37;
+        end
+        if (su_ein[38]) begin
+            su_enc = su_enc | c_r6$38;
+        end
+        if (su_ein[39]) begin
+            su_enc = su_enc | c_r6$39;
+        end
+        if (su_ein[40]) begin
+            su_enc = su_enc | c_r6$40;
+        end
+        if (su_ein[41]) begin
+            su_enc = su_enc | c_r6$41;
+        end
+        if (su_ein[42]) begin
+            su_enc = su_enc | c_r6$42;
+        end
+        if (su_ein[43]) begin
+            su_enc = su_enc | c_r6$43;
+        end
+        if (su_ein[44]) begin
+            su_enc = su_enc | c_r6$44;
+        end
+        if (su_ein[45]) begin
+            su_enc = su_enc | c_r6$45;
+        end
+        if (su_ein[46]) begin
+            su_enc = su_enc | c_r6$46;
+        end
+        if (su_ein[47]) begin
+            su_enc = su_enc | c_r6$47;
+        end
+        if (su_ein[48]) begin
+            su_enc = su_enc | c_r6$48;
+        end
+        if (su_ein[49]) begin
+            su_enc = su_enc | c_r6$49;
+        end
+        if (su_ein[50]) begin
+            su_enc = su_enc | c_r6$50;
+        end
+        if (su_ein[51]) begin
+            su_enc = su_enc | c_r6$51;
+        end
+        if (su_ein[52]) begin
+            su_enc = su_enc | c_r6$52;
+        end
+        if (su_ein[53]) begin
+            su_enc = su_enc | c_r6$53;
+        end
+        if (su_ein[54]) begin
+            su_enc = su_enc | c_r6$54;
+        end
+        if (su_ein[55]) begin
+            su_enc = su_enc | c_r6$55;
+        end
+        if (su_ein[56]) begin
+            su_enc = su_enc | c_r6$56;
+        end
+        if (su_ein[57]) begin
+            su_enc = su_enc | c_r6$57;
+        end
+        if (su_ein[58]) begin
+            su_enc = su_enc | c_r6$58;
+        end
+        if (su_ein[59]) begin
+            su_enc = su_enc | c_r6$59;
+        end
+        if (su_ein[60]) begin
+            su_enc = su_enc | c_r6$60;
+        end
+        if (su_ein[61]) begin
+            su_enc = su_enc | c_r6$61;
+        end
+        if (su_ein[62]) begin
+            su_enc = su_enc | c_r6$62;
+        end
+        if (su_ein[63]) begin
+            su_enc = su_enc | c_r6$63;
+        end
+        su_pcur = 32'h0;
+        su_ocur = 1'b0;
+        su_bcur = 32'h0;
+        su_hcur = 32'h0;
+        su_cmcur = 32'h0;
+        if (su_j$q == c_idx8$0) begin
+            su_pcur = su_pcur | ss_pend$0$q;
+            su_ocur = su_ocur | ss_open$0$q;
+            su_bcur = su_bcur | ss_base$0$q;
+            su_hcur = su_hcur | ss_high$0$q;
+            su_cmcur = su_cmcur | jcm$0$q;
+        end
+        if (su_j$q == c_idx8$1) begin
+            su_pcur = su_pcur | ss_pend$1$q;
+            su_ocur = su_ocur | ss_open$1$q;
+            su_bcur = su_bcur | ss_base$1$q;
+            su_hcur = su_hcur | ss_high$1$q;
+            su_cmcur = su_cmcur | jcm$1$q;
+        end
+        if (su_j$q == c_idx8$2) begin
+            su_pcur = su_pcur | ss_pend$2$q;
+            su_ocur = su_ocur | ss_open$2$q;
+            su_bcur = su_bcur | ss_base$2$q;
+            su_hcur = su_hcur | ss_high$2$q;
+            su_cmcur = su_cmcur | jcm$2$q;
+        end
+        if (su_j$q == c_idx8$3) begin
+            su_pcur = su_pcur | ss_pend$3$q;
+            su_ocur = su_ocur | ss_open$3$q;
+            su_bcur = su_bcur | ss_base$3$q;
+            su_hcur = su_hcur | ss_high$3$q;
+            su_cmcur = su_cmcur | jcm$3$q;
+        end
+        if (su_j$q == c_idx8$4) begin
+            su_pcur = su_pcur | ss_pend$4$q;
+            su_ocur = su_ocur | ss_open$4$q;
+            su_bcur = su_bcur | ss_base$4$q;
+            su_hcur = su_hcur | ss_high$4$q;
+            su_cmcur = su_cmcur | jcm$4$q;
+        end
+        if (su_j$q == c_idx8$5) begin
+            su_pcur = su_pcur | ss_pend$5$q;
+            su_ocur = su_ocur | ss_open$5$q;
+            su_bcur = su_bcur | ss_base$5$q;
+            su_hcur = su_hcur | ss_high$5$q;
+            su_cmcur = su_cmcur | jcm$5$q;
+        end
+        if (su_j$q == c_idx8$6) begin
+            su_pcur = su_pcur | ss_pend$6$q;
+            su_ocur = su_ocur | ss_open$6$q;
+            su_bcur = su_bcur | ss_base$6$q;
+            su_hcur = su_hcur | ss_high$6$q;
+            su_cmcur = su_cmcur | jcm$6$q;
+        end
+        if (su_j$q == c_idx8$7) begin
+            su_pcur = su_pcur | ss_pend$7$q;
+            su_ocur = su_ocur | ss_open$7$q;
+            su_bcur = su_bcur | ss_base$7$q;
+            su_hcur = su_hcur | ss_high$7$q;
+            su_cmcur = su_cmcur | jcm$7$q;
+        end
+        if (su_j$q == c_idx8$8) begin
+            su_pcur = su_pcur | ss_pend$8$q;
+            su_ocur = su_ocur | ss_open$8$q;
+            su_bcur = su_bcur | ss_base$8$q;
+            su_hcur = su_hcur | ss_high$8$q;
+            su_cmcur = su_cmcur | jcm$8$q;
+        end
+        if (su_j$q == c_idx8$9) begin
+            su_pcur = su_pcur | ss_pend$9$q;
+            su_ocur = su_ocur | ss_open$9$q;
+            su_bcur = su_bcur | ss_base$9$q;
+            su_hcur = su_hcur | ss_high$9$q;
+            su_cmcur = su_cmcur | jcm$9$q;
+        end
+        if (su_j$q == c_idx8$10) begin
+            su_pcur = su_pcur | ss_pend$10$q;
+            su_ocur = su_ocur | ss_open$10$q;
+            su_bcur = su_bcur | ss_base$10$q;
+            su_hcur = su_hcur | ss_high$10$q;
+            su_cmcur = su_cmcur | jcm$10$q;
+        end
+        if (su_j$q == c_idx8$11) begin
+            su_pcur = su_pcur | ss_pend$11$q;
+            su_ocur = su_ocur | ss_open$11$q;
+            su_bcur = su_bcur | ss_base$11$q;
+            su_hcur = su_hcur | ss_high$11$q;
+            su_cmcur = su_cmcur | jcm$11$q;
+        end
+        if (su_j$q == c_idx8$12) begin
+            su_pcur = su_pcur | ss_pend$12$q;
+            su_ocur = su_ocur | ss_open$12$q;
+            su_bcur = su_bcur | ss_base$12$q;
+            su_hcur = su_hcur | ss_high$12$q;
+            su_cmcur = su_cmcur | jcm$12$q;
+        end
+        if (su_j$q == c_idx8$13) begin
+            su_pcur = su_pcur | ss_pend$13$q;
+            su_ocur = su_ocur | ss_open$13$q;
+            su_bcur = su_bcur | ss_base$13$q;
+            su_hcur = su_hcur | ss_high$13$q;
+            su_cmcur = su_cmcur | jcm$13$q;
+        end
+        if (su_j$q == c_idx8$14) begin
+            su_pcur = su_pcur | ss_pend$14$q;
+            su_ocur = su_ocur | ss_open$14$q;
+            su_bcur = su_bcur | ss_base$14$q;
+            su_hcur = su_hcur | ss_high$14$q;
+            su_cmcur = su_cmcur | jcm$14$q;
+        end
+        if (su_j$q == c_idx8$15) begin
+            su_pcur = su_pcur | ss_pend$15$q;
+            su_ocur = su_ocur | ss_open$15$q;
+            su_bcur = su_bcur | ss_base$15$q;
+            su_hcur = su_hcur | ss_high$15$q;
+            su_cmcur = su_cmcur | jcm$15$q;
+        end
+        su_np = su_pend$q | su_bm$q;
+        case (su_st$q)
+            SessState$Load:
+                begin
+                    su_rank$d = su_enc;
+                    su_pend$d = su_pcur;
+                    su_open$d = su_ocur;
+                    su_base$d = su_bcur;
+                    su_st$d = SessState$Read;
+                end
+            SessState$Read:
+                begin
+                    su_st$d = SessState$Wait;
+                end
+            SessState$Wait:
+                begin
+                    su_m$d = mram$rdata;
+                    su_high$d = su_hcur;
+                    su_cm$d = ((su_cmcur) & 32'hffffffff);
+                    su_st$d = SessState$Decide;
+                end
+            SessState$Decide:
+                begin
+                    if (((su_pend$q & su_bm$q) == 32'h0) & (su_m$q[(32'h0)+:(32)] == su_nonce$q) & su_open$q) begin
+                        ac_nonce$d = su_nonce$q;
+                        ac_mac$d = su_mac$q;
+                        ac_ip$d = su_ip$q;
+                        ac_udp$d = su_udp$q;
+                        ac_port$d = su_port$q;
+                        ac_bm$d = su_bm$q;
+                        su_rep$d = 1'b1;
+                        su_st$d = SessState$AStage;
+                    end
+                    else begin
+                        mram$we = 32'h1;
+                        if (su_j$q == c_idx8$0) begin
+                            ss_pend$0$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$1) begin
+                            ss_pend$1$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$2) begin
+                            ss_pend$2$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$3) begin
+                            ss_pend$3$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$4) begin
+                            ss_pend$4$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$5) begin
+                            ss_pend$5$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$6) begin
+                            ss_pend$6$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$7) begin
+                            ss_pend$7$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$8) begin
+                            ss_pend$8$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$9) begin
+                            ss_pend$9$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$10) begin
+                            ss_pend$10$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$11) begin
+                            ss_pend$11$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$12) begin
+                            ss_pend$12$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$13) begin
+                            ss_pend$13$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$14) begin
+                            ss_pend$14$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$15) begin
+                            ss_pend$15$d = su_np;
+                        end
+                        if (su_np == su_ranks$q) begin
+                            su_st$d = SessState$Open;
+                        end
+                        else begin
+                            su_v$d = 1'b0;
+                            su_st$d = SessState$Idle;
+                        end
+                    end
+                end
+            SessState$Open:
+                begin
+                    if (su_open$q) begin
+                        su_base$d = (su_high$q + ((su_cm$q + 32'h1) << 32'h2)) & ~((su_cm$q << 32'h1) | 32'h1);
+                    end
+                    else begin
+                        su_base$d = su_high$q + 32'h1;
+                    end
+                    su_st$d = SessState$Apply;
+                end
+            SessState$Apply:
+                begin
+                    if (su_j$q == c_idx8$0) begin
+                        ss_open$0$d = 1'b1;
+                        ss_base$0$d = su_base$q;
+                        ss_high$0$d = su_base$q - 32'h1;
+                        ss_pend$0$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$1) begin
+                        ss_open$1$d = 1'b1;
+                        ss_base$1$d = su_base$q;
+                        ss_high$1$d = su_base$q - 32'h1;
+                        ss_pend$1$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$2) begin
+                        ss_open$2$d = 1'b1;
+                        ss_base$2$d = su_base$q;
+                        ss_high$2$d = su_base$q - 32'h1;
+                        ss_pend$2$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$3) begin
+                        ss_open$3$d = 1'b1;
+                        ss_base$3$d = su_base$q;
+                        ss_high$3$d = su_base$q - 32'h1;
+                        ss_pend$3$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$4) begin
+                        ss_open$4$d = 1'b1;
+                        ss_base$4$d = su_base$q;
+                        ss_high$4$d = su_base$q - 32'h1;
+                        ss_pend$4$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$5) begin
+                        ss_open$5$d = 1'b1;
+                        ss_base$5$d = su_base$q;
+                        ss_high$5$d = su_base$q - 32'h1;
+                        ss_pend$5$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$6) begin
+                        ss_open$6$d = 1'b1;
+                        ss_base$6$d = su_base$q;
+                        ss_high$6$d = su_base$q - 32'h1;
+                        ss_pend$6$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$7) begin
+                        ss_open$7$d = 1'b1;
+                        ss_base$7$d = su_base$q;
+                        ss_high$7$d = su_base$q - 32'h1;
+                        ss_pend$7$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$8) begin
+                        ss_open$8$d = 1'b1;
+                        ss_base$8$d = su_base$q;
+                        ss_high$8$d = su_base$q - 32'h1;
+                        ss_pend$8$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$9) begin
+                        ss_open$9$d = 1'b1;
+                        ss_base$9$d = su_base$q;
+                        ss_high$9$d = su_base$q - 32'h1;
+                        ss_pend$9$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$10) begin
+                        ss_open$10$d = 1'b1;
+                        ss_base$10$d = su_base$q;
+                        ss_high$10$d = su_base$q - 32'h1;
+                        ss_pend$10$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$11) begin
+                        ss_open$11$d = 1'b1;
+                        ss_base$11$d = su_base$q;
+                        ss_high$11$d = su_base$q - 32'h1;
+                        ss_pend$11$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$12) begin
+                        ss_open$12$d = 1'b1;
+                        ss_base$12$d = su_base$q;
+                        ss_high$12$d = su_base$q - 32'h1;
+                        ss_pend$12$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$13) begin
+                        ss_open$13$d = 1'b1;
+                        ss_base$13$d = su_base$q;
+                        ss_high$13$d = su_base$q - 32'h1;
+                        ss_pend$13$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$14) begin
+                        ss_open$14$d = 1'b1;
+                        ss_base$14$d = su_base$q;
+                        ss_high$14$d = su_base$q - 32'h1;
+                        ss_pend$14$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$15) begin
+                        ss_open$15$d = 1'b1;
+                        ss_base$15$d = su_base$q;
+                        ss_high$15$d = su_base$q - 32'h1;
+                        ss_pend$15$d = 32'h0;
+                    end
+                    so_q$d = 1'b1;
+                    su_left$d = su_ranks$q;
+                    su_rep$d = 1'b0;
+                    su_st$d = SessState$Next;
+                end
+            SessState$Next:
+                begin
+                    if (su_left$q == 32'h0) begin
+                        su_v$d = 1'b0;
+                        su_st$d = SessState$Idle;
+                    end
+                    else begin
+                        su_low$d = su_left$q & (~su_left$q + 32'h1);
+                        su_st$d = SessState$Enc;
+                    end
+                end
+            SessState$Enc:
+                begin
+                    su_rank$d = su_enc;
+                    su_left$d = su_left$q & ~su_low$q;
+                    su_st$d = SessState$ARead;
+                end
+            SessState$ARead:
+                begin
+                    su_st$d = SessState$AWait;
+                end
+            SessState$AWait:
+                begin
+                    su_m$d = mram$rdata;
+                    su_st$d = SessState$ASet;
+                end
+            SessState$ASet:
+                begin
+                    ac_nonce$d = su_m$q[(32'h0)+:(32)];
+                    ac_mac$d = su_m$q[(32'h20)+:(48)];
+                    ac_ip$d = su_m$q[(32'h50)+:(32)];
+                    ac_udp$d = su_m$q[(32'h70)+:(16)];
+                    ac_port$d = su_m$q[(32'h80)+:(4)];
+                    ac_bm$d = su_low$q;
+                    su_st$d = SessState$AStage;
+                end
+            SessState$AStage:
+                begin
+                    if (~sq_v$q & ~dec_v) begin
+                        sq_v$d = 1'b1;
+                        sq_psd$d = 1'b1;
+                        sq_hst$d = BackState$CopyRows;
+                        sq_rl$d = 1'b1;
+                        sq_agg_op$d = 32'h0;
+                        sq_nr$d = 32'h0;
+                        sq_e_mc$d = 1'b0;
+                        sq_e_slot$d = 1'b0;
+                        sq_b_emit$d = 1'b0;
+                        sq_b_eovf$d = 1'b0;
+                        sq_rly$d = 1'b0;
+                        sq_reg$d = 1'b1;
+                        sq_b_nonce$d = ac_nonce$q;
+                        sq_more$d = 1'b0;
+                        sq_ei$d = 32'h0;
+                        sq_b_enr$d = 32'h1;
+                        sq_e_more$d = 1'b1;
+                        sq_e_last$d = 1'b1;
+                        sq_b_sel$d = ac_port$q;
+                        sq_b_row0$d = 32'h0;
+                        sq_b_nrows$d = 32'h0;
+                        sq_b_cadr$d = 32'h0;
+                        sq_b_ji$d = su_j$q;
+                        sq_b_nch$d = 32'h0;
+                        sq_o_src_mac$d = me_mac$q;
+                        sq_o_src_ip$d = me_ip$q;
+                        sq_o_src_port$d = me_port$q;
+                        sq_o_dst_mac$d = ac_mac$q;
+                        sq_o_dst_ip$d = ac_ip$q;
+                        sq_o_dst_port$d = ac_udp$q;
+                        sq_pmask$d = ((32'h1) & 8'hff) << ((ac_port$q) & 8'hff);
+                        sq_o_ptype$d = pt_accept;
+                        sq_o_flags$d = 32'h0;
+                        sq_o_exp$d = 32'h0;
+                        sq_o_job$d = su_job$q;
+                        sq_o_elements$d = 32'h1;
+                        sq_o_block$d = su_base$q;
+                        sq_o_child$d = 32'h0;
+                        sq_o_bitmap$d = ac_bm$q;
+                        if (su_rep$q) begin
+                            su_v$d = 1'b0;
+                            su_st$d = SessState$Idle;
+                        end
+                        else begin
+                            su_st$d = SessState$Next;
+                        end
+                    end
+                end
+            default:
+                begin
+                end
+        endcase
+        if (su_st$q == SessState$Apply) begin
+            ev = ev | ev_sessions;
+        end
         evq$d = ev;
         evbq$d = ev_b;
         if (evq$q[0] & evbq$q[0]) begin
@@ -12906,7 +15110,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bq_hwc$d = hwc;
         bq_j$d = bz_j;
         jc_q$d = jc;
-        jc2$d = jc_q$q;
+        jc2$d = jcg;
         if (jc2$q) begin
             jcb = ((jc_bq$q) & 64'hffffffffffffffff);
         end
@@ -12925,9 +15129,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (bq_hwc$q & ((cnt$0$q + 32'h1) > cnt$1$q)) begin
             cnt$1$d = cnt$0$q + 32'h1;
         end
-        jram$wdata = jpack | (((jgen$q) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_epoch);
-        jc_base = ((st_jsbase$q) & 24'hffffff);
-        jc_cm = ((st_jscount$q - 32'h1) & 24'hffffff);
+        if (so_q$q) begin
+            jpk = x_je$q & ~mk_job_epoch;
+        end
+        else begin
+            jpk = jpack;
+        end
+        jram$wdata = jpk | (((jgen$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_epoch);
+        jc_base = ((jpk[(32'hc0)+:(32)]) & 24'hffffff);
+        jc_cm = ((jpk[(32'he0)+:(32)] - 32'h1) & 24'hffffff);
         jc_busy = 32'h0;
         if (bq_j$q == c_idx8$0) begin
             if (bq_inc$q) begin
@@ -12937,18 +15147,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$0$d = jbusy$0$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$0) begin
+        if (jcx == c_idx8$0) begin
             jc_busy = jc_busy | jbusy$0$q;
-            if (jc_q$q) begin
-                jk_valid$0$d = jpack[(32'h0)+:(1)];
-                jk_scan$0$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$0$d = jpack[(32'h20)+:(16)];
-                jk_sbase$0$d = jpack[(32'hc0)+:(32)];
-                jk_scount$0$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$0$d = jpk[(32'h0)+:(1)];
+                jk_scan$0$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$0$d = jpk[(32'h20)+:(16)];
+                jk_sbase$0$d = jpk[(32'hc0)+:(32)];
+                jk_scount$0$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$0$d = 32'h0;
                 jbase$0$d = jc_base;
                 jcm$0$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$0$d = 1'b0;
+                ss_pend$0$d = 32'h0;
+                ss_high$0$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$1) begin
@@ -12959,18 +15174,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$1$d = jbusy$1$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$1) begin
+        if (jcx == c_idx8$1) begin
             jc_busy = jc_busy | jbusy$1$q;
-            if (jc_q$q) begin
-                jk_valid$1$d = jpack[(32'h0)+:(1)];
-                jk_scan$1$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$1$d = jpack[(32'h20)+:(16)];
-                jk_sbase$1$d = jpack[(32'hc0)+:(32)];
-                jk_scount$1$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$1$d = jpk[(32'h0)+:(1)];
+                jk_scan$1$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$1$d = jpk[(32'h20)+:(16)];
+                jk_sbase$1$d = jpk[(32'hc0)+:(32)];
+                jk_scount$1$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$1$d = 32'h0;
                 jbase$1$d = jc_base;
                 jcm$1$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$1$d = 1'b0;
+                ss_pend$1$d = 32'h0;
+                ss_high$1$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$2) begin
@@ -12981,18 +15201,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$2$d = jbusy$2$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$2) begin
+        if (jcx == c_idx8$2) begin
             jc_busy = jc_busy | jbusy$2$q;
-            if (jc_q$q) begin
-                jk_valid$2$d = jpack[(32'h0)+:(1)];
-                jk_scan$2$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$2$d = jpack[(32'h20)+:(16)];
-                jk_sbase$2$d = jpack[(32'hc0)+:(32)];
-                jk_scount$2$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$2$d = jpk[(32'h0)+:(1)];
+                jk_scan$2$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$2$d = jpk[(32'h20)+:(16)];
+                jk_sbase$2$d = jpk[(32'hc0)+:(32)];
+                jk_scount$2$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$2$d = 32'h0;
                 jbase$2$d = jc_base;
                 jcm$2$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$2$d = 1'b0;
+                ss_pend$2$d = 32'h0;
+                ss_high$2$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$3) begin
@@ -13003,18 +15228,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$3$d = jbusy$3$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$3) begin
+        if (jcx == c_idx8$3) begin
             jc_busy = jc_busy | jbusy$3$q;
-            if (jc_q$q) begin
-                jk_valid$3$d = jpack[(32'h0)+:(1)];
-                jk_scan$3$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$3$d = jpack[(32'h20)+:(16)];
-                jk_sbase$3$d = jpack[(32'hc0)+:(32)];
-                jk_scount$3$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$3$d = jpk[(32'h0)+:(1)];
+                jk_scan$3$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$3$d = jpk[(32'h20)+:(16)];
+                jk_sbase$3$d = jpk[(32'hc0)+:(32)];
+                jk_scount$3$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$3$d = 32'h0;
                 jbase$3$d = jc_base;
                 jcm$3$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$3$d = 1'b0;
+                ss_pend$3$d = 32'h0;
+                ss_high$3$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$4) begin
@@ -13025,18 +15255,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$4$d = jbusy$4$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$4) begin
+        if (jcx == c_idx8$4) begin
             jc_busy = jc_busy | jbusy$4$q;
-            if (jc_q$q) begin
-                jk_valid$4$d = jpack[(32'h0)+:(1)];
-                jk_scan$4$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$4$d = jpack[(32'h20)+:(16)];
-                jk_sbase$4$d = jpack[(32'hc0)+:(32)];
-                jk_scount$4$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$4$d = jpk[(32'h0)+:(1)];
+                jk_scan$4$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$4$d = jpk[(32'h20)+:(16)];
+                jk_sbase$4$d = jpk[(32'hc0)+:(32)];
+                jk_scount$4$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$4$d = 32'h0;
                 jbase$4$d = jc_base;
                 jcm$4$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$4$d = 1'b0;
+                ss_pend$4$d = 32'h0;
+                ss_high$4$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$5) begin
@@ -13047,18 +15282,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$5$d = jbusy$5$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$5) begin
+        if (jcx == c_idx8$5) begin
             jc_busy = jc_busy | jbusy$5$q;
-            if (jc_q$q) begin
-                jk_valid$5$d = jpack[(32'h0)+:(1)];
-                jk_scan$5$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$5$d = jpack[(32'h20)+:(16)];
-                jk_sbase$5$d = jpack[(32'hc0)+:(32)];
-                jk_scount$5$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$5$d = jpk[(32'h0)+:(1)];
+                jk_scan$5$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$5$d = jpk[(32'h20)+:(16)];
+                jk_sbase$5$d = jpk[(32'hc0)+:(32)];
+                jk_scount$5$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$5$d = 32'h0;
                 jbase$5$d = jc_base;
                 jcm$5$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$5$d = 1'b0;
+                ss_pend$5$d = 32'h0;
+                ss_high$5$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$6) begin
@@ -13069,18 +15309,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$6$d = jbusy$6$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$6) begin
+        if (jcx == c_idx8$6) begin
             jc_busy = jc_busy | jbusy$6$q;
-            if (jc_q$q) begin
-                jk_valid$6$d = jpack[(32'h0)+:(1)];
-                jk_scan$6$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$6$d = jpack[(32'h20)+:(16)];
-                jk_sbase$6$d = jpack[(32'hc0)+:(32)];
-                jk_scount$6$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$6$d = jpk[(32'h0)+:(1)];
+                jk_scan$6$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$6$d = jpk[(32'h20)+:(16)];
+                jk_sbase$6$d = jpk[(32'hc0)+:(32)];
+                jk_scount$6$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$6$d = 32'h0;
                 jbase$6$d = jc_base;
                 jcm$6$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$6$d = 1'b0;
+                ss_pend$6$d = 32'h0;
+                ss_high$6$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$7) begin
@@ -13091,18 +15336,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$7$d = jbusy$7$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$7) begin
+        if (jcx == c_idx8$7) begin
             jc_busy = jc_busy | jbusy$7$q;
-            if (jc_q$q) begin
-                jk_valid$7$d = jpack[(32'h0)+:(1)];
-                jk_scan$7$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$7$d = jpack[(32'h20)+:(16)];
-                jk_sbase$7$d = jpack[(32'hc0)+:(32)];
-                jk_scount$7$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$7$d = jpk[(32'h0)+:(1)];
+                jk_scan$7$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$7$d = jpk[(32'h20)+:(16)];
+                jk_sbase$7$d = jpk[(32'hc0)+:(32)];
+                jk_scount$7$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$7$d = 32'h0;
                 jbase$7$d = jc_base;
                 jcm$7$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$7$d = 1'b0;
+                ss_pend$7$d = 32'h0;
+                ss_high$7$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$8) begin
@@ -13113,18 +15363,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$8$d = jbusy$8$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$8) begin
+        if (jcx == c_idx8$8) begin
             jc_busy = jc_busy | jbusy$8$q;
-            if (jc_q$q) begin
-                jk_valid$8$d = jpack[(32'h0)+:(1)];
-                jk_scan$8$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$8$d = jpack[(32'h20)+:(16)];
-                jk_sbase$8$d = jpack[(32'hc0)+:(32)];
-                jk_scount$8$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$8$d = jpk[(32'h0)+:(1)];
+                jk_scan$8$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$8$d = jpk[(32'h20)+:(16)];
+                jk_sbase$8$d = jpk[(32'hc0)+:(32)];
+                jk_scount$8$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$8$d = 32'h0;
                 jbase$8$d = jc_base;
                 jcm$8$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$8$d = 1'b0;
+                ss_pend$8$d = 32'h0;
+                ss_high$8$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$9) begin
@@ -13135,18 +15390,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$9$d = jbusy$9$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$9) begin
+        if (jcx == c_idx8$9) begin
             jc_busy = jc_busy | jbusy$9$q;
-            if (jc_q$q) begin
-                jk_valid$9$d = jpack[(32'h0)+:(1)];
-                jk_scan$9$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$9$d = jpack[(32'h20)+:(16)];
-                jk_sbase$9$d = jpack[(32'hc0)+:(32)];
-                jk_scount$9$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$9$d = jpk[(32'h0)+:(1)];
+                jk_scan$9$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$9$d = jpk[(32'h20)+:(16)];
+                jk_sbase$9$d = jpk[(32'hc0)+:(32)];
+                jk_scount$9$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$9$d = 32'h0;
                 jbase$9$d = jc_base;
                 jcm$9$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$9$d = 1'b0;
+                ss_pend$9$d = 32'h0;
+                ss_high$9$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$10) begin
@@ -13157,18 +15417,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$10$d = jbusy$10$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$10) begin
+        if (jcx == c_idx8$10) begin
             jc_busy = jc_busy | jbusy$10$q;
-            if (jc_q$q) begin
-                jk_valid$10$d = jpack[(32'h0)+:(1)];
-                jk_scan$10$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$10$d = jpack[(32'h20)+:(16)];
-                jk_sbase$10$d = jpack[(32'hc0)+:(32)];
-                jk_scount$10$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$10$d = jpk[(32'h0)+:(1)];
+                jk_scan$10$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$10$d = jpk[(32'h20)+:(16)];
+                jk_sbase$10$d = jpk[(32'hc0)+:(32)];
+                jk_scount$10$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$10$d = 32'h0;
                 jbase$10$d = jc_base;
                 jcm$10$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$10$d = 1'b0;
+                ss_pend$10$d = 32'h0;
+                ss_high$10$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$11) begin
@@ -13179,18 +15444,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$11$d = jbusy$11$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$11) begin
+        if (jcx == c_idx8$11) begin
             jc_busy = jc_busy | jbusy$11$q;
-            if (jc_q$q) begin
-                jk_valid$11$d = jpack[(32'h0)+:(1)];
-                jk_scan$11$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$11$d = jpack[(32'h20)+:(16)];
-                jk_sbase$11$d = jpack[(32'hc0)+:(32)];
-                jk_scount$11$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$11$d = jpk[(32'h0)+:(1)];
+                jk_scan$11$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$11$d = jpk[(32'h20)+:(16)];
+                jk_sbase$11$d = jpk[(32'hc0)+:(32)];
+                jk_scount$11$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$11$d = 32'h0;
                 jbase$11$d = jc_base;
                 jcm$11$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$11$d = 1'b0;
+                ss_pend$11$d = 32'h0;
+                ss_high$11$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$12) begin
@@ -13201,18 +15471,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$12$d = jbusy$12$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$12) begin
+        if (jcx == c_idx8$12) begin
             jc_busy = jc_busy | jbusy$12$q;
-            if (jc_q$q) begin
-                jk_valid$12$d = jpack[(32'h0)+:(1)];
-                jk_scan$12$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$12$d = jpack[(32'h20)+:(16)];
-                jk_sbase$12$d = jpack[(32'hc0)+:(32)];
-                jk_scount$12$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$12$d = jpk[(32'h0)+:(1)];
+                jk_scan$12$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$12$d = jpk[(32'h20)+:(16)];
+                jk_sbase$12$d = jpk[(32'hc0)+:(32)];
+                jk_scount$12$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$12$d = 32'h0;
                 jbase$12$d = jc_base;
                 jcm$12$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$12$d = 1'b0;
+                ss_pend$12$d = 32'h0;
+                ss_high$12$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$13) begin
@@ -13223,18 +15498,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$13$d = jbusy$13$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$13) begin
+        if (jcx == c_idx8$13) begin
             jc_busy = jc_busy | jbusy$13$q;
-            if (jc_q$q) begin
-                jk_valid$13$d = jpack[(32'h0)+:(1)];
-                jk_scan$13$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$13$d = jpack[(32'h20)+:(16)];
-                jk_sbase$13$d = jpack[(32'hc0)+:(32)];
-                jk_scount$13$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$13$d = jpk[(32'h0)+:(1)];
+                jk_scan$13$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$13$d = jpk[(32'h20)+:(16)];
+                jk_sbase$13$d = jpk[(32'hc0)+:(32)];
+                jk_scount$13$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$13$d = 32'h0;
                 jbase$13$d = jc_base;
                 jcm$13$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$13$d = 1'b0;
+                ss_pend$13$d = 32'h0;
+                ss_high$13$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$14) begin
@@ -13245,18 +15525,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$14$d = jbusy$14$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$14) begin
+        if (jcx == c_idx8$14) begin
             jc_busy = jc_busy | jbusy$14$q;
-            if (jc_q$q) begin
-                jk_valid$14$d = jpack[(32'h0)+:(1)];
-                jk_scan$14$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$14$d = jpack[(32'h20)+:(16)];
-                jk_sbase$14$d = jpack[(32'hc0)+:(32)];
-                jk_scount$14$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$14$d = jpk[(32'h0)+:(1)];
+                jk_scan$14$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$14$d = jpk[(32'h20)+:(16)];
+                jk_sbase$14$d = jpk[(32'hc0)+:(32)];
+                jk_scount$14$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$14$d = 32'h0;
                 jbase$14$d = jc_base;
                 jcm$14$d = jc_cm;
+            end
+            if (jc_q$q) begin
+                ss_open$14$d = 1'b0;
+                ss_pend$14$d = 32'h0;
+                ss_high$14$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$15) begin
@@ -13267,22 +15552,27 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$15$d = jbusy$15$q - 32'h1;
             end
         end
-        if (jc_i$q == c_idx8$15) begin
+        if (jcx == c_idx8$15) begin
             jc_busy = jc_busy | jbusy$15$q;
-            if (jc_q$q) begin
-                jk_valid$15$d = jpack[(32'h0)+:(1)];
-                jk_scan$15$d = jpack[(32'h2)+:(1)] | (jpack[(32'h200)+:(32)] != 32'h0);
-                jk_job$15$d = jpack[(32'h20)+:(16)];
-                jk_sbase$15$d = jpack[(32'hc0)+:(32)];
-                jk_scount$15$d = jpack[(32'he0)+:(32)];
+            if (jcg) begin
+                jk_valid$15$d = jpk[(32'h0)+:(1)];
+                jk_scan$15$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
+                jk_job$15$d = jpk[(32'h20)+:(16)];
+                jk_sbase$15$d = jpk[(32'hc0)+:(32)];
+                jk_scount$15$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
                 jbusy$15$d = 32'h0;
                 jbase$15$d = jc_base;
                 jcm$15$d = jc_cm;
             end
+            if (jc_q$q) begin
+                ss_open$15$d = 1'b0;
+                ss_pend$15$d = 32'h0;
+                ss_high$15$d = jpk[(32'h220)+:(32)] - 32'h1;
+            end
         end
         jc_bq$d = jc_busy;
-        if (jc_q$q) begin
+        if (jcg) begin
             jgen$d = jgen$q + 32'h1;
             own_age$d = 32'h0;
         end
@@ -13394,13 +15684,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             tbl_q$d = jram_rb$rdata;
         end
         if (tbl_sel$q[(32'h1c)+:(4)] == tb_child) begin
-            tbl_q$d = ((chram_rb$rdata) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+            tbl_q$d = ((chram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         end
         if (tbl_sel$q[(32'h1c)+:(4)] == tb_pb) begin
-            tbl_q$d = ((pbram_rb$rdata) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+            tbl_q$d = ((pbram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         end
         if (tbl_sel$q[(32'h1c)+:(4)] == tb_route) begin
-            tbl_q$d = ((rt_ip) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((rt_v) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_valid) | (((rt_pm) & 544'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_ports);
+            tbl_q$d = ((rt_ip) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((rt_v) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_valid) | (((rt_pm) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_ports);
         end
         if (rst) begin
             state$d = FrontState$Idle;
@@ -13516,6 +15806,44 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jbusy$15$d = 32'h0;
             own_age$d = 32'h0;
             jc_q$d = 1'b0;
+            so_q$d = 1'b0;
+            su_v$d = 1'b0;
+            su_st$d = SessState$Idle;
+            x_join$d = 1'b0;
+            hu_v$d = 1'b0;
+            hu2_v$d = 1'b0;
+            ss_open$0$d = 1'b0;
+            ss_pend$0$d = 32'h0;
+            ss_open$1$d = 1'b0;
+            ss_pend$1$d = 32'h0;
+            ss_open$2$d = 1'b0;
+            ss_pend$2$d = 32'h0;
+            ss_open$3$d = 1'b0;
+            ss_pend$3$d = 32'h0;
+            ss_open$4$d = 1'b0;
+            ss_pend$4$d = 32'h0;
+            ss_open$5$d = 1'b0;
+            ss_pend$5$d = 32'h0;
+            ss_open$6$d = 1'b0;
+            ss_pend$6$d = 32'h0;
+            ss_open$7$d = 1'b0;
+            ss_pend$7$d = 32'h0;
+            ss_open$8$d = 1'b0;
+            ss_pend$8$d = 32'h0;
+            ss_open$9$d = 1'b0;
+            ss_pend$9$d = 32'h0;
+            ss_open$10$d = 1'b0;
+            ss_pend$10$d = 32'h0;
+            ss_open$11$d = 1'b0;
+            ss_pend$11$d = 32'h0;
+            ss_open$12$d = 1'b0;
+            ss_pend$12$d = 32'h0;
+            ss_open$13$d = 1'b0;
+            ss_pend$13$d = 32'h0;
+            ss_open$14$d = 1'b0;
+            ss_pend$14$d = 32'h0;
+            ss_open$15$d = 1'b0;
+            ss_pend$15$d = 32'h0;
             jc_pend$d = 1'b0;
             jc2$d = 1'b0;
             bq_inc$d = 1'b0;
@@ -13588,6 +15916,120 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     end
     
 endmodule // fanin_core_impl
+
+
+module fanin_ac_bm(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ac_bm
+
+
+module fanin_ac_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ac_ip
+
+
+module fanin_ac_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ac_mac
+
+
+module fanin_ac_nonce(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ac_nonce
+
+
+module fanin_ac_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ac_port
+
+
+module fanin_ac_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ac_udp
 
 
 module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
@@ -14472,6 +16914,25 @@ module fanin_b_nch(d,q,clock);
 endmodule // fanin_b_nch
 
 
+module fanin_b_nonce(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_nonce
+
+
 module fanin_b_nrows(d,q,clock);
     
     // Module arguments
@@ -14491,6 +16952,25 @@ module fanin_b_nrows(d,q,clock);
 endmodule // fanin_b_nrows
 
 
+module fanin_b_reg(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_reg
+
+
 module fanin_b_rel(d,q,clock);
     
     // Module arguments
@@ -14508,6 +16988,25 @@ module fanin_b_rel(d,q,clock);
     end
           
 endmodule // fanin_b_rel
+
+
+module fanin_b_rly(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_b_rly
 
 
 module fanin_b_row0(d,q,clock);
@@ -15467,6 +17966,82 @@ module fanin_cp_mask(d,q,clock);
 endmodule // fanin_cp_mask
 
 
+module fanin_cp_n1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_n1
+
+
+module fanin_cp_n2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_n2
+
+
+module fanin_cp_reg1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_reg1
+
+
+module fanin_cp_reg2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_reg2
+
+
 module fanin_cp_slot1(d,q,clock);
     
     // Module arguments
@@ -15575,6 +18150,9 @@ module fanin_dq_act(d,q,clock);
     localparam Action$Aggregate = 2;
     localparam Action$ReEmit = 3;
     localparam Action$Replay = 4;
+    localparam Action$Relay = 5;
+    localparam Action$Refuse = 6;
+    localparam Action$Join = 7;
     
     // Update code (custom)
     initial begin
@@ -15645,6 +18223,25 @@ module fanin_dq_ev(d,q,clock);
 endmodule // fanin_dq_ev
 
 
+module fanin_dq_hup(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dq_hup
+
+
 module fanin_dq_merge(d,q,clock);
     
     // Module arguments
@@ -15681,6 +18278,25 @@ module fanin_dq_rok(d,q,clock);
     end
           
 endmodule // fanin_dq_rok
+
+
+module fanin_dq_why(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dq_why
 
 
 module fanin_dv_0(d,q,clock);
@@ -17553,6 +20169,139 @@ module fanin_hs_udp(d,q,clock);
 endmodule // fanin_hs_udp
 
 
+module fanin_hu2_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu2_b
+
+
+module fanin_hu2_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu2_j
+
+
+module fanin_hu2_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu2_v
+
+
+module fanin_hu_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu_b
+
+
+module fanin_hu_h(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu_h
+
+
+module fanin_hu_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu_j
+
+
+module fanin_hu_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu_v
+
+
 module fanin_hx_bitmap(d,q,clock);
     
     // Module arguments
@@ -19171,13 +21920,13 @@ endmodule // fanin_jcm_9
 module fanin_je(d,q,clock);
     
     // Module arguments
-    input wire  [543:0] d;
-    output reg  [543:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 544'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -21396,20 +24145,20 @@ module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [543:0] wdata;
+    input wire  [575:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [543:0] rdata;
+    output reg  [575:0] rdata;
     
     // Update code (custom)
-    // 16 x 544 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 16 x 576 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 4 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [543:0] mem [0:15];
-    reg [543:0] rdata_r;
+    (* ram_style = "block" *) reg [575:0] mem [0:15];
+    reg [575:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[3:0]];
-        if (we[0]) mem[waddr[3:0]][0 +: 544] <= wdata[0 +: 544];
+        if (we[0]) mem[waddr[3:0]][0 +: 576] <= wdata[0 +: 576];
     end
 endmodule // fanin_jram
 
@@ -21419,20 +24168,20 @@ module fanin_jram_rb(clock,waddr,wdata,we,raddr,rdata);
     // Module arguments
     input wire  clock;
     input wire  [23:0] waddr;
-    input wire  [543:0] wdata;
+    input wire  [575:0] wdata;
     input wire  [31:0] we;
     input wire  [23:0] raddr;
-    output reg  [543:0] rdata;
+    output reg  [575:0] rdata;
     
     // Update code (custom)
-    // 16 x 544 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // 16 x 576 simple dual-port RAM, read-old-data, 1 write chunk(s).
     // Only the low 4 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [543:0] mem [0:15];
-    reg [543:0] rdata_r;
+    (* ram_style = "block" *) reg [575:0] mem [0:15];
+    reg [575:0] rdata_r;
     assign rdata = rdata_r;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[3:0]];
-        if (we[0]) mem[waddr[3:0]][0 +: 544] <= wdata[0 +: 544];
+        if (we[0]) mem[waddr[3:0]][0 +: 576] <= wdata[0 +: 576];
     end
 endmodule // fanin_jram_rb
 
@@ -22486,6 +25235,29 @@ module fanin_mq(d,q,clock);
 endmodule // fanin_mq
 
 
+module fanin_mram(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [135:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [135:0] rdata;
+    
+    // Update code (custom)
+    // 1024 x 136 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 10 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [135:0] mem [0:1023];
+    reg [135:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[9:0]];
+        if (we[0]) mem[waddr[9:0]][0 +: 136] <= wdata[0 +: 136];
+    end
+endmodule // fanin_mram
+
+
 module fanin_now(d,q,clock);
     
     // Module arguments
@@ -23391,6 +26163,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     reg  udp_cand;
     reg  bad0;
     reg  wire_bad0;
+    reg  sess_bad;
     reg  [15:0] terms;
     reg  [15:0] ul_k;
     reg  [15:0] ul_g;
@@ -23455,14 +26228,15 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         pl_g = ((elements << 32'h2) & 32'h32) | (((elements << 32'h2) | 32'h32) & ~total);
         pl_bad = pl_k != (pl_g << 32'h1);
         pop$x = bitmap;
-        wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | ((ptype != 32'h1) & (ptype != 32'h2)) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
-        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc);
+        wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | (ptype == 32'h0) | (ptype > 32'h5) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
+        sess_bad = ((ptype == 32'h3) & ((be[(32'hc0)+:(8)] != 32'h1) | (elements != 32'h0) | (block == 32'h0))) | ((ptype == 32'h4) & ((be[(32'hc0)+:(8)] != 32'h1) | (elements != 32'h1))) | ((ptype == 32'h5) & ((elements != 32'h0) | ((child != 32'h1) & (child != 32'h2))));
+        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc) | (((sess_bad) & 16'hffff) << 32'hd);
         c_terms = terms;
         c_non_ip = (terms & 32'h1) != 32'h0;
         c_ip_bad = (terms & 32'h1e) != 32'h0;
         c_route = (terms & 32'h20) != 32'h0;
         c_bad = (terms & 32'h1c0) != 32'h0;
-        c_wire_bad = (terms & 32'h1c00) != 32'h0;
+        c_wire_bad = (terms & 32'h3c00) != 32'h0;
         c_pc = pop$pc;
         c_count = be[(32'hc0)+:(8)];
         cls$non_ip = c_non_ip;
@@ -25047,6 +27821,44 @@ module fanin_q_semit(d,q,clock);
 endmodule // fanin_q_semit
 
 
+module fanin_q_ses_nos(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_ses_nos
+
+
+module fanin_q_ses_old(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_ses_old
+
+
 module fanin_q_sflush(d,q,clock);
     
     // Module arguments
@@ -25088,13 +27900,13 @@ endmodule // fanin_q_sidle
 module fanin_q_sj(d,q,clock);
     
     // Module arguments
-    input wire  [543:0] d;
-    output reg  [543:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 544'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -36807,6 +39619,25 @@ module fanin_sage(d,q,clock);
 endmodule // fanin_sage
 
 
+module fanin_sbq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sbq
+
+
 module fanin_scan_c(d,q,clock);
     
     // Module arguments
@@ -36900,6 +39731,44 @@ module fanin_sel(d,q,clock);
     end
           
 endmodule // fanin_sel
+
+
+module fanin_so_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_so_q
+
+
+module fanin_soq(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_soq
 
 
 module fanin_sq_agg_op(d,q,clock);
@@ -37071,6 +39940,25 @@ module fanin_sq_b_nch(d,q,clock);
     end
           
 endmodule // fanin_sq_b_nch
+
+
+module fanin_sq_b_nonce(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_b_nonce
 
 
 module fanin_sq_b_nrows(d,q,clock);
@@ -37899,6 +40787,25 @@ module fanin_sq_psd(d,q,clock);
 endmodule // fanin_sq_psd
 
 
+module fanin_sq_reg(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_reg
+
+
 module fanin_sq_rl(d,q,clock);
     
     // Module arguments
@@ -37918,6 +40825,25 @@ module fanin_sq_rl(d,q,clock);
 endmodule // fanin_sq_rl
 
 
+module fanin_sq_rly(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sq_rly
+
+
 module fanin_sq_v(d,q,clock);
     
     // Module arguments
@@ -37935,6 +40861,1222 @@ module fanin_sq_v(d,q,clock);
     end
           
 endmodule // fanin_sq_v
+
+
+module fanin_ss_base_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_0
+
+
+module fanin_ss_base_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_1
+
+
+module fanin_ss_base_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_10
+
+
+module fanin_ss_base_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_11
+
+
+module fanin_ss_base_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_12
+
+
+module fanin_ss_base_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_13
+
+
+module fanin_ss_base_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_14
+
+
+module fanin_ss_base_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_15
+
+
+module fanin_ss_base_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_2
+
+
+module fanin_ss_base_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_3
+
+
+module fanin_ss_base_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_4
+
+
+module fanin_ss_base_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_5
+
+
+module fanin_ss_base_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_6
+
+
+module fanin_ss_base_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_7
+
+
+module fanin_ss_base_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_8
+
+
+module fanin_ss_base_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_base_9
+
+
+module fanin_ss_high_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_0
+
+
+module fanin_ss_high_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_1
+
+
+module fanin_ss_high_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_10
+
+
+module fanin_ss_high_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_11
+
+
+module fanin_ss_high_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_12
+
+
+module fanin_ss_high_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_13
+
+
+module fanin_ss_high_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_14
+
+
+module fanin_ss_high_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_15
+
+
+module fanin_ss_high_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_2
+
+
+module fanin_ss_high_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_3
+
+
+module fanin_ss_high_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_4
+
+
+module fanin_ss_high_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_5
+
+
+module fanin_ss_high_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_6
+
+
+module fanin_ss_high_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_7
+
+
+module fanin_ss_high_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_8
+
+
+module fanin_ss_high_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_high_9
+
+
+module fanin_ss_open_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_0
+
+
+module fanin_ss_open_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_1
+
+
+module fanin_ss_open_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_10
+
+
+module fanin_ss_open_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_11
+
+
+module fanin_ss_open_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_12
+
+
+module fanin_ss_open_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_13
+
+
+module fanin_ss_open_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_14
+
+
+module fanin_ss_open_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_15
+
+
+module fanin_ss_open_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_2
+
+
+module fanin_ss_open_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_3
+
+
+module fanin_ss_open_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_4
+
+
+module fanin_ss_open_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_5
+
+
+module fanin_ss_open_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_6
+
+
+module fanin_ss_open_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_7
+
+
+module fanin_ss_open_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_8
+
+
+module fanin_ss_open_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_open_9
+
+
+module fanin_ss_pend_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_0
+
+
+module fanin_ss_pend_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_1
+
+
+module fanin_ss_pend_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_10
+
+
+module fanin_ss_pend_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_11
+
+
+module fanin_ss_pend_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_12
+
+
+module fanin_ss_pend_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_13
+
+
+module fanin_ss_pend_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_14
+
+
+module fanin_ss_pend_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_15
+
+
+module fanin_ss_pend_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_2
+
+
+module fanin_ss_pend_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_3
+
+
+module fanin_ss_pend_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_4
+
+
+module fanin_ss_pend_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_5
+
+
+module fanin_ss_pend_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_6
+
+
+module fanin_ss_pend_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_7
+
+
+module fanin_ss_pend_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_8
+
+
+module fanin_ss_pend_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ss_pend_9
 
 
 module fanin_st_cip(d,q,clock);
@@ -38068,6 +42210,25 @@ module fanin_st_jexp(d,q,clock);
     end
           
 endmodule // fanin_st_jexp
+
+
+module fanin_st_jfirst(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_st_jfirst
 
 
 module fanin_st_jflush(d,q,clock);
@@ -38385,6 +42546,420 @@ module fanin_state(d,q,clock);
 endmodule // fanin_state
 
 
+module fanin_su_base(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_base
+
+
+module fanin_su_bm(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_bm
+
+
+module fanin_su_cm(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_cm
+
+
+module fanin_su_high(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_high
+
+
+module fanin_su_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_ip
+
+
+module fanin_su_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_j
+
+
+module fanin_su_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_job
+
+
+module fanin_su_left(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_left
+
+
+module fanin_su_low(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_low
+
+
+module fanin_su_m(d,q,clock);
+    
+    // Module arguments
+    input wire  [135:0] d;
+    output reg  [135:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 136'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_m
+
+
+module fanin_su_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_mac
+
+
+module fanin_su_nonce(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_nonce
+
+
+module fanin_su_open(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_open
+
+
+module fanin_su_pend(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_pend
+
+
+module fanin_su_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_port
+
+
+module fanin_su_rank(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_rank
+
+
+module fanin_su_ranks(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_ranks
+
+
+module fanin_su_rep(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_rep
+
+
+module fanin_su_st(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Enums
+    localparam SessState$Idle = 0;
+    localparam SessState$Load = 1;
+    localparam SessState$Read = 2;
+    localparam SessState$Wait = 3;
+    localparam SessState$Decide = 4;
+    localparam SessState$Open = 5;
+    localparam SessState$Apply = 6;
+    localparam SessState$Next = 7;
+    localparam SessState$Enc = 8;
+    localparam SessState$ARead = 9;
+    localparam SessState$AWait = 10;
+    localparam SessState$ASet = 11;
+    localparam SessState$AStage = 12;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_st
+
+
+module fanin_su_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_udp
+
+
+module fanin_su_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_su_v
+
+
 module fanin_sweep_el(d,q,clock);
     
     // Module arguments
@@ -38673,13 +43248,13 @@ endmodule // fanin_tage
 module fanin_tbl_q(d,q,clock);
     
     // Module arguments
-    input wire  [543:0] d;
-    output reg  [543:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 544'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -42709,13 +47284,13 @@ endmodule // fanin_x_hdr
 module fanin_x_je(d,q,clock);
     
     // Module arguments
-    input wire  [543:0] d;
-    output reg  [543:0] q;
+    input wire  [575:0] d;
+    output reg  [575:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 544'h0;
+       q = 576'h0;
     end
     
     always @(posedge clock) begin
@@ -42761,6 +47336,25 @@ module fanin_x_ji(d,q,clock);
     end
           
 endmodule // fanin_x_ji
+
+
+module fanin_x_join(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_join
 
 
 module fanin_x_len(d,q,clock);

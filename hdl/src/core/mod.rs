@@ -15,7 +15,8 @@ use crate::acc::Acc;
 use crate::config::CoreConfig;
 use crate::hdrgen::HdrGen;
 use crate::layout::{
-    at, mask, ChildWord, HdrWindow, JobWord, Mac48, MetaWord, RegValue, RoutePort, RowWord,
+    at, mask, ChildWord, HdrWindow, JobWord, Mac48, MemberWord, MetaWord, RegValue, RoutePort,
+    RowWord, MEMBER_W,
 };
 use crate::parse::{
     BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W, TERMS_BAD, TERMS_IP_BAD,
@@ -26,11 +27,11 @@ use crate::regs;
 use crate::rx::Rx;
 use crate::tx::Tx;
 use fanin_proto::model::{CopyState, Counter};
-use fanin_proto::wire::{Flags, PacketType};
+use fanin_proto::wire::{Flags, PacketType, RefuseReason};
 use fanin_regs::layout::{child, job, meta};
 use rust_hdl::prelude::*;
 use states::{copy_state, event, flag, packet_type};
-pub use states::{Action, BackState, DecState, FrontState};
+pub use states::{Action, BackState, DecState, FrontState, SessState};
 
 pub mod states;
 
@@ -320,6 +321,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     sq_b_sel: DFF<Bits<4>>,
     sq_e_last: DFF<bool>,
     sq_e_mc: DFF<bool>,
+    // The staged item relays an ACCEPT or REFUSE: its scans skip children without one of
+    // its ranks, and its pushes are not `results_sent`.
+    sq_rly: DFF<bool>,
     sq_e_more: DFF<bool>,
     sq_e_slot: DFF<bool>,
     sq_nr: DFF<Bits<16>>,
@@ -352,6 +356,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ps_v: DFF<bool>,
     ps_port: Signal<Local, Bits<4>>,
     ps_hit: Signal<Local, bool>,
+    // The child read in the item stage takes part in the round (a relay: one of its ranks).
+    ps_ok: Signal<Local, bool>,
     chram3: FaninRam<CHILD_W>,
     // The last first-round scan, kept for the next multicast item of the same job
     // (`pc_v`: valid; cleared by a child-table write or a job commit).
@@ -466,6 +472,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     s_tsel: DFF<bool>,
     tbl_w: DFF<Bits<16>>,
     st_jidle: DFF<Bits<32>>,
+    st_jfirst: DFF<Bits<32>>,
     // Source validation (PRED: a contribution's source, a result's ingress port; DSEL: a
     // result from elsewhere takes no effect in DECIDE).
     q_badsrc: DFF<bool>,
@@ -484,6 +491,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     nr1: DFF<Bits<16>>,
     ei: DFF<Bits<8>>,
     e_mc: DFF<bool>,
+    // The back end's item relays an ACCEPT or REFUSE (`sq_rly`).
+    b_rly: DFF<bool>,
     e_slot: DFF<bool>,
     e_orig: DFF<bool>,
     e_scan: DFF<bool>,
@@ -622,6 +631,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     all_rdy: Signal<Local, bool>,
     cs_port: Signal<Local, Bits<4>>,
     cs_hit: Signal<Local, bool>,
+    // The child read in the back end's scan takes part in the round (as `ps_ok`).
+    cs_ok: Signal<Local, bool>,
+    // DECIDE's action is a relay (`Action::Relay`).
+    d_rly: Signal<Local, bool>,
     tg_v: Signal<Local, bool>,
     tg_first: Signal<Local, bool>,
     ov_ra: Signal<Local, Bits<ADDR_W>>,
@@ -812,6 +825,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ev_unknown_job: Constant<Bits<32>>,
     ev_bad_source: Constant<Bits<32>>,
     ev_idle_reclaims: Constant<Bits<32>>,
+    ev_joins: Constant<Bits<32>>,
     sc_ip_port: Constant<Bits<2>>,
     ev_malformed: Constant<Bits<32>>,
     ev_timeouts: Constant<Bits<32>>,
@@ -826,6 +840,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     cs_stale: Constant<Bits<3>>,
     pt_contribution: Constant<Bits<8>>,
     pt_result: Constant<Bits<8>>,
+    pt_join: Constant<Bits<8>>,
+    pt_accept: Constant<Bits<8>>,
+    pt_refuse: Constant<Bits<8>>,
     fl_bypass: Constant<Bits<8>>,
     fl_multicast: Constant<Bits<8>>,
     fl_partial: Constant<Bits<8>>,
@@ -850,6 +867,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     a_job_flush_after: Constant<Bits<16>>,
     a_job_reclaim_after: Constant<Bits<16>>,
     a_job_reclaim_idle: Constant<Bits<16>>,
+    a_job_first_block: Constant<Bits<16>>,
     a_port_below_lo: Constant<Bits<16>>,
     a_port_below_hi: Constant<Bits<16>>,
     a_port_below_commit: Constant<Bits<16>>,
@@ -877,6 +895,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     at_job_flush_after: Constant<Bits<16>>,
     at_job_reclaim_after: Constant<Bits<16>>,
     at_job_reclaim_idle: Constant<Bits<16>>,
+    at_job_first_block: Constant<Bits<16>>,
     at_job_parent_ip: Constant<Bits<16>>,
     at_job_parent_mac: Constant<Bits<16>>,
     at_job_parent_udp: Constant<Bits<16>>,
@@ -899,6 +918,102 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     mk_meta_state: Constant<Bits<META_W>>,
     mk_meta_state_times: Constant<Bits<META_W>>,
     mk_meta_bitmap_flags: Constant<Bits<META_W>>,
+    // The frame in the decision stages is a JOIN: LOOK waits until its DECIDE.
+    x_join: DFF<bool>,
+    // DSEL: the REFUSE's reason (`RefuseReason`).
+    dq_why: DFF<Bits<8>>,
+    // DSEL: a contribution passed the root's session floor (`high` moves on).
+    dq_hup: DFF<bool>,
+    // PRED: root with sessions and no session open.
+    q_ses_nos: DFF<bool>,
+    // PRED: root with sessions, the block before the session's first.
+    q_ses_old: DFF<bool>,
+    // LOOK: the latched entry's session base.
+    sbq: DFF<Bits<32>>,
+    // LOOK: the latched entry has a session open.
+    soq: DFF<bool>,
+    // Block minus the session base (its sign: before it).
+    ses_d: Signal<Local, Bits<32>>,
+    // Session base of the job in LOOK.
+    sb_cur: Signal<Local, Bits<32>>,
+    // Session open of the job in LOOK.
+    so_cur: Signal<Local, bool>,
+    // `high` update: DECIDE's (entry, block), then the entry's `high` read, then the write.
+    hu_v: DFF<bool>,
+    hu_j: DFF<Bits<8>>,
+    hu_b: DFF<Bits<32>>,
+    hu2_v: DFF<bool>,
+    hu2_j: DFF<Bits<8>>,
+    hu2_b: DFF<Bits<32>>,
+    hu_h: DFF<Bits<32>>,
+    hu_hcur: Signal<Local, Bits<32>>,
+    hu_d: Signal<Local, Bits<32>>,
+    // The session unit: its state and the JOIN it serves.
+    su_st: DFF<SessState>,
+    su_v: DFF<bool>,
+    su_j: DFF<Bits<8>>,
+    su_bm: DFF<Bits<64>>,
+    su_nonce: DFF<Bits<32>>,
+    su_mac: DFF<Bits<48>>,
+    su_ip: DFF<Bits<32>>,
+    su_udp: DFF<Bits<16>>,
+    su_port: DFF<Bits<4>>,
+    su_job: DFF<Bits<16>>,
+    su_rank: DFF<Bits<6>>,
+    su_pend: DFF<Bits<64>>,
+    su_open: DFF<bool>,
+    su_base: DFF<Bits<32>>,
+    su_high: DFF<Bits<32>>,
+    su_cm: DFF<Bits<32>>,
+    su_ranks: DFF<Bits<64>>,
+    su_m: DFF<Bits<MEMBER_W>>,
+    su_left: DFF<Bits<64>>,
+    su_low: DFF<Bits<64>>,
+    su_rep: DFF<bool>,
+    su_ein: Signal<Local, Bits<64>>,
+    su_enc: Signal<Local, Bits<6>>,
+    su_pcur: Signal<Local, Bits<64>>,
+    su_ocur: Signal<Local, bool>,
+    su_bcur: Signal<Local, Bits<32>>,
+    su_hcur: Signal<Local, Bits<32>>,
+    su_cmcur: Signal<Local, Bits<ADDR_W>>,
+    su_np: Signal<Local, Bits<64>>,
+    // The ACCEPT the session unit stages next.
+    ac_nonce: DFF<Bits<32>>,
+    ac_mac: DFF<Bits<48>>,
+    ac_ip: DFF<Bits<32>>,
+    ac_udp: DFF<Bits<16>>,
+    ac_port: DFF<Bits<4>>,
+    ac_bm: DFF<Bits<64>>,
+    // A session opened: the entry's epoch moves on (the commit path, `jcg`).
+    so_q: DFF<bool>,
+    // The commit path applies now (a job commit or a session's epoch move), to entry `jcx`, with `jpk`.
+    jcg: Signal<Local, bool>,
+    jcx: Signal<Local, Bits<8>>,
+    jpk: Signal<Local, Bits<JOB_W>>,
+    // The staged item's one payload row is `sq_b_nonce` (an ACCEPT), not a buffer's.
+    sq_reg: DFF<bool>,
+    sq_b_nonce: DFF<Bits<32>>,
+    b_reg: DFF<bool>,
+    b_nonce: DFF<Bits<32>>,
+    cp_reg1: DFF<bool>,
+    cp_reg2: DFF<bool>,
+    cp_n1: DFF<Bits<32>>,
+    cp_n2: DFF<Bits<32>>,
+    nonce_row: Signal<Local, Bits<WB>>,
+    // Per job-table entry, the root's session (`Session`): open, first block, newest block, ranks joined.
+    ss_open: Vec<DFF<bool>>,
+    ss_base: Vec<DFF<Bits<32>>>,
+    ss_high: Vec<DFF<Bits<32>>>,
+    ss_pend: Vec<DFF<Bits<64>>>,
+    // Session members (row `entry · 64 + rank`, `layout::member`).
+    mram: FaninRam<MEMBER_W>,
+    ev_refused: Constant<Bits<32>>,
+    ev_sessions: Constant<Bits<32>>,
+    rr_no_session: Constant<Bits<8>>,
+    rr_stale: Constant<Bits<8>>,
+    c_r6: Vec<Constant<Bits<6>>>,
+    mk_job_epoch: Constant<Bits<JOB_W>>,
 }
 
 impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
@@ -1043,6 +1158,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             s_tsel: Default::default(),
             tbl_w: Default::default(),
             st_jidle: Default::default(),
+            st_jfirst: Default::default(),
             q_badsrc: Default::default(),
             q_rbadsrc: Default::default(),
             xp_byp: Default::default(),
@@ -1150,6 +1266,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             all_rdy: Default::default(),
             cs_port: Default::default(),
             cs_hit: Default::default(),
+            cs_ok: Default::default(),
+            d_rly: Default::default(),
             tg_v: Default::default(),
             tg_first: Default::default(),
             ov_ra: Default::default(),
@@ -1164,6 +1282,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             h_latch: Default::default(),
             ei: Default::default(),
             e_mc: Default::default(),
+            b_rly: Default::default(),
             e_slot: Default::default(),
             e_orig: Default::default(),
             e_scan: Default::default(),
@@ -1357,6 +1476,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             sq_b_sel: Default::default(),
             sq_e_last: Default::default(),
             sq_e_mc: Default::default(),
+            sq_rly: Default::default(),
             sq_e_more: Default::default(),
             sq_e_slot: Default::default(),
             sq_nr: Default::default(),
@@ -1387,6 +1507,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             ps_v: Default::default(),
             ps_port: Default::default(),
             ps_hit: Default::default(),
+            ps_ok: Default::default(),
             chram3: FaninRam::new(nj << mclog, 1),
             pc_v: Default::default(),
             pc_j: Default::default(),
@@ -1588,6 +1709,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             ev_unknown_job: event(Counter::UnknownJob),
             ev_bad_source: event(Counter::BadSource),
             ev_idle_reclaims: event(Counter::IdleReclaims),
+            ev_joins: event(Counter::Joins),
             sc_ip_port: Constant::new(job::SRC_CHECK_IP_PORT.into()),
             ev_malformed: event(Counter::Malformed),
             ev_timeouts: event(Counter::Timeouts),
@@ -1602,6 +1724,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             cs_stale: copy_state(CopyState::Stale),
             pt_contribution: packet_type(PacketType::Contribution),
             pt_result: packet_type(PacketType::Result),
+            pt_join: packet_type(PacketType::Join),
+            pt_accept: packet_type(PacketType::Accept),
+            pt_refuse: packet_type(PacketType::Refuse),
             fl_bypass: flag(Flags::BYPASS),
             fl_multicast: flag(Flags::MULTICAST),
             fl_partial: flag(Flags::PARTIAL),
@@ -1624,6 +1749,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             a_job_flush_after: a("job_flush_after"),
             a_job_reclaim_after: a("job_reclaim_after"),
             a_job_reclaim_idle: a("job_reclaim_idle"),
+            a_job_first_block: a("job_first_block"),
             a_port_below_lo: a("port_below_lo"),
             a_port_below_hi: a("port_below_hi"),
             a_port_below_commit: a("port_below_commit"),
@@ -1650,6 +1776,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             at_job_flush_after: at(job::FLUSH_AFTER),
             at_job_reclaim_after: at(job::RECLAIM_AFTER),
             at_job_reclaim_idle: at(job::RECLAIM_IDLE),
+            at_job_first_block: at(job::FIRST_BLOCK),
             at_job_parent_ip: at(job::PARENT_IP),
             at_job_parent_mac: at(job::PARENT_MAC),
             at_job_parent_udp: at(job::PARENT_UDP),
@@ -1672,6 +1799,84 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             mk_meta_state: mask(&[meta::STATE]),
             mk_meta_state_times: mask(&[meta::STATE, meta::TIMER, meta::TOUCHED]),
             mk_meta_bitmap_flags: mask(&[meta::BITMAP, meta::FLAGS, meta::TOUCHED]),
+            x_join: Default::default(),
+            dq_why: Default::default(),
+            dq_hup: Default::default(),
+            q_ses_nos: Default::default(),
+            q_ses_old: Default::default(),
+            sbq: Default::default(),
+            soq: Default::default(),
+            ses_d: Default::default(),
+            sb_cur: Default::default(),
+            so_cur: Default::default(),
+            hu_v: Default::default(),
+            hu_j: Default::default(),
+            hu_b: Default::default(),
+            hu2_v: Default::default(),
+            hu2_j: Default::default(),
+            hu2_b: Default::default(),
+            hu_h: Default::default(),
+            hu_hcur: Default::default(),
+            hu_d: Default::default(),
+            su_st: Default::default(),
+            su_v: Default::default(),
+            su_j: Default::default(),
+            su_bm: Default::default(),
+            su_nonce: Default::default(),
+            su_mac: Default::default(),
+            su_ip: Default::default(),
+            su_udp: Default::default(),
+            su_port: Default::default(),
+            su_job: Default::default(),
+            su_rank: Default::default(),
+            su_pend: Default::default(),
+            su_open: Default::default(),
+            su_base: Default::default(),
+            su_high: Default::default(),
+            su_cm: Default::default(),
+            su_ranks: Default::default(),
+            su_m: Default::default(),
+            su_left: Default::default(),
+            su_low: Default::default(),
+            su_rep: Default::default(),
+            su_ein: Default::default(),
+            su_enc: Default::default(),
+            su_pcur: Default::default(),
+            su_ocur: Default::default(),
+            su_bcur: Default::default(),
+            su_hcur: Default::default(),
+            su_cmcur: Default::default(),
+            su_np: Default::default(),
+            ac_nonce: Default::default(),
+            ac_mac: Default::default(),
+            ac_ip: Default::default(),
+            ac_udp: Default::default(),
+            ac_port: Default::default(),
+            ac_bm: Default::default(),
+            so_q: Default::default(),
+            jcg: Default::default(),
+            jcx: Default::default(),
+            jpk: Default::default(),
+            sq_reg: Default::default(),
+            sq_b_nonce: Default::default(),
+            b_reg: Default::default(),
+            b_nonce: Default::default(),
+            cp_reg1: Default::default(),
+            cp_reg2: Default::default(),
+            cp_n1: Default::default(),
+            cp_n2: Default::default(),
+            nonce_row: Default::default(),
+            ss_open: n(nj),
+            ss_base: n(nj),
+            ss_high: n(nj),
+            ss_pend: n(nj),
+            mram: FaninRam::new(nj << 6, 1),
+            ev_refused: event(Counter::Refused),
+            ev_sessions: event(Counter::Sessions),
+            rr_no_session: Constant::new((RefuseReason::NoSession as u64).into()),
+            rr_stale: Constant::new((RefuseReason::StaleBlock as u64).into()),
+            c_r6: (0..64).map(|i| Constant::new((i as u64).into())).collect(),
+            mk_job_epoch: mask(&[job::EPOCH]),
         }
     }
 }
@@ -1699,6 +1904,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             sq_b_sel,
             sq_e_last,
             sq_e_mc,
+            sq_rly,
             sq_e_more,
             sq_e_slot,
             sq_nr,
@@ -1875,6 +2081,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             s_tsel,
             tbl_w,
             st_jidle,
+            st_jfirst,
             q_badsrc,
             q_rbadsrc,
             dq_rok,
@@ -1958,6 +2165,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             or_a,
             ei,
             e_mc,
+            b_rly,
             e_slot,
             e_orig,
             e_scan,
@@ -2053,7 +2261,57 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             jc2,
             jc_bq,
             evq,
-            evbq
+            evbq,
+            x_join,
+            dq_why,
+            dq_hup,
+            q_ses_nos,
+            q_ses_old,
+            sbq,
+            soq,
+            hu_v,
+            hu_j,
+            hu_b,
+            hu2_v,
+            hu2_j,
+            hu2_b,
+            hu_h,
+            su_st,
+            su_v,
+            su_j,
+            su_bm,
+            su_nonce,
+            su_mac,
+            su_ip,
+            su_udp,
+            su_port,
+            su_job,
+            su_rank,
+            su_pend,
+            su_open,
+            su_base,
+            su_high,
+            su_cm,
+            su_ranks,
+            su_m,
+            su_left,
+            su_low,
+            su_rep,
+            ac_nonce,
+            ac_mac,
+            ac_ip,
+            ac_udp,
+            ac_port,
+            ac_bm,
+            so_q,
+            sq_reg,
+            sq_b_nonce,
+            b_reg,
+            b_nonce,
+            cp_reg1,
+            cp_reg2,
+            cp_n1,
+            cp_n2
         );
         for r in 0..self.route_ip.len() {
             self.route_ip[r].clock.next = self.clock.val();
@@ -2092,6 +2350,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.jci[j].clock.next = self.clock.val();
             self.jbusy[j].clock.next = self.clock.val();
             self.jbusy[j].d.next = self.jbusy[j].q.val();
+            self.ss_open[j].clock.next = self.clock.val();
+            self.ss_open[j].d.next = self.ss_open[j].q.val();
+            self.ss_base[j].clock.next = self.clock.val();
+            self.ss_base[j].d.next = self.ss_base[j].q.val();
+            self.ss_high[j].clock.next = self.clock.val();
+            self.ss_high[j].d.next = self.ss_high[j].q.val();
+            self.ss_pend[j].clock.next = self.clock.val();
+            self.ss_pend[j].d.next = self.ss_pend[j].q.val();
         }
         for k in 0..self.cnt.len() {
             self.cnt[k].clock.next = self.clock.val();
@@ -2137,6 +2403,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chram2.clock.next = self.clock.val();
         self.chram3.clock.next = self.clock.val();
         self.ovram.clock.next = self.clock.val();
+        self.mram.clock.next = self.clock.val();
         // Timer: `tick_div` cycles per tick.
         self.tick_now.next = self.tick_cnt.q.val() + 1 >= self.tick_div.q.val();
         if self.tick_now.val() {
@@ -2159,10 +2426,23 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // or the ingress row it carries alongside (`bd`: forwarded frames).
         // (`e_slot` of the item that read the row two cycles before, `cp_slot2`: the next
         // item may already have started.)
+        // An ACCEPT's one row is its nonce (an element, big-endian; `b_reg`, as `e_slot`).
         self.cp_slot1.d.next = self.e_slot.q.val();
         self.cp_slot2.d.next = self.cp_slot1.q.val();
+        self.cp_reg1.d.next = self.b_reg.q.val();
+        self.cp_reg2.d.next = self.cp_reg1.q.val();
+        self.cp_n1.d.next = self.b_nonce.q.val();
+        self.cp_n2.d.next = self.cp_n1.q.val();
+        self.nonce_row.next = bit_cast::<WB, 32>(
+            (self.cp_n2.q.val() >> 24)
+                | ((self.cp_n2.q.val() >> 8) & 0xff00)
+                | ((self.cp_n2.q.val() << 8) & 0xff0000)
+                | (self.cp_n2.q.val() << 24),
+        );
         if self.cp_slot2.q.val() {
             self.acc_row.next = self.acc.rd.val();
+        } else if self.cp_reg2.q.val() {
+            self.acc_row.next = self.nonce_row.val();
         } else {
             self.acc_row.next = self.acc.bd.val();
         }
@@ -2463,8 +2743,26 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.jsel.val());
         }
-        self.jram.waddr.next = bit_cast::<ADDR_W, 8>(self.jc_i.q.val());
+        // The commit path (below, "Job commits") applies a job commit (`jc_q`: the staged
+        // entry, to `jc_i`) or a session's opening at the root (`so_q`: the entry as it is,
+        // with a new epoch, to the session unit's entry): `jcg`, `jcx`, `jpk`.
+        self.jcg.next = self.jc_q.q.val() | self.so_q.q.val();
+        if self.so_q.q.val() {
+            self.jcx.next = self.su_j.q.val();
+        } else {
+            self.jcx.next = self.jc_i.q.val();
+        }
+        self.jram.waddr.next = bit_cast::<ADDR_W, 8>(self.jcx.val());
         self.jram.we.next = 0.into();
+        // Session state of the latched job (a root's session floor, in PRED).
+        self.sb_cur.next = 0.into();
+        self.so_cur.next = false;
+        for j in 0..self.ss_base.len() {
+            if self.ji.q.val() == self.c_idx8[j].val() {
+                self.sb_cur.next = self.sb_cur.val() | self.ss_base[j].q.val();
+                self.so_cur.next = self.so_cur.val() | self.ss_open[j].q.val();
+            }
+        }
         // Busy count of the latched job.
         self.busy_cur.next = 0.into();
         for j in 0..self.jbusy.len() {
@@ -2648,6 +2946,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.cs_port.next = self.chram2.rdata.val().get_value_port();
         self.cs_hit.next =
             (self.pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.cs_port.val()))) != 0;
+        self.cs_ok.next = !self.b_rly.q.val()
+            | ((self.chram2.rdata.val().get_value_ranks() & self.o_bitmap.q.val()) != 0);
         self.chram2.raddr.next = (bit_cast::<ADDR_W, 8>(self.b_ji.q.val()) << self.c_mclog.val())
             | (bit_cast::<ADDR_W, 8>(self.cs_i.q.val()) & self.c_mcmask.val());
         // A header that carries the copy's overflow bit waits until that bit was read
@@ -2746,12 +3046,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 } else {
                     self.cs_v.d.next = false;
                 }
-                if self.cs_v.q.val() & self.cs_hit.val() {
+                if self.cs_v.q.val() & self.cs_ok.val() & self.cs_hit.val() {
                     self.ei.d.next = self.cs_j.q.val();
                     self.more.d.next = true;
                     self.bstate.d.next = BackState::CopyRows;
                 } else {
-                    if self.cs_v.q.val() {
+                    if self.cs_v.q.val() & self.cs_ok.val() {
                         self.pmask.d.next = self.pmask.q.val()
                             | (bits::<8>(1) << bit_cast::<8, 4>(self.cs_port.val()));
                         for p in 0..self.rx.len() {
@@ -2872,7 +3172,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.hs_mac.d.next = self.sel_mac.val();
                 self.hs_ip.d.next = self.sel_ip.val();
                 self.hs_udp.d.next = self.sel_udp.val();
-                self.hs_child.d.next = self.sel_child.val();
+                // (A relay keeps the packet's child field: a REFUSE's reason.)
+                if self.b_rly.q.val() {
+                    self.hs_child.d.next = self.o_child.q.val();
+                } else {
+                    self.hs_child.d.next = self.sel_child.val();
+                }
             } else {
                 self.hs_mac.d.next = self.o_dst_mac.q.val();
                 self.hs_ip.d.next = self.o_dst_ip.q.val();
@@ -2892,7 +3197,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.hx_eovf.d.next = self.b_eovf.q.val();
             self.hx_ov.d.next = self.ov_cur.val();
             self.hx_ca.d.next = self.b_cadr.q.val();
-            self.hx_mc.d.next = self.e_mc.q.val();
+            self.hx_mc.d.next = self.e_mc.q.val() & !self.b_rly.q.val();
             self.hx_orig.d.next = self.e_orig.q.val();
         }
         if self.b_done.val() & self.b_rel.q.val() {
@@ -2960,6 +3265,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.b_len.d.next = self.len.q.val();
             self.e_orig.d.next = false;
             self.e_mc.d.next = false;
+            self.b_rly.d.next = false;
+            self.b_reg.d.next = false;
             self.e_slot.d.next = false;
             self.b_emit.d.next = false;
             self.b_eovf.d.next = false;
@@ -2976,7 +3283,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.sq_v.d.next = false;
             self.bstate.d.next = self.sq_hst.q.val();
             self.rl.d.next = self.sq_rl.q.val();
-            self.b_rel.d.next = true;
+            // (An ACCEPT of the session unit has no ingress frame to release.)
+            self.b_rel.d.next = !self.sq_reg.q.val();
+            self.b_reg.d.next = self.sq_reg.q.val();
+            self.b_nonce.d.next = self.sq_b_nonce.q.val();
             self.agg_op.d.next = self.sq_agg_op.q.val();
             self.b_cadr.d.next = self.sq_b_cadr.q.val();
             self.b_emit.d.next = self.sq_b_emit.q.val();
@@ -2991,6 +3301,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.b_sel.d.next = self.sq_b_sel.q.val();
             self.el_init.next = self.sq_e_last.q.val();
             self.e_mc.d.next = self.sq_e_mc.q.val();
+            self.b_rly.d.next = self.sq_rly.q.val();
             self.e_more.d.next = self.sq_e_more.q.val();
             self.e_slot.d.next = self.sq_e_slot.q.val();
             self.nr.d.next = self.sq_nr.q.val();
@@ -3032,6 +3343,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.ps_port.next = self.chram3.rdata.val().get_value_port();
         self.ps_hit.next =
             (self.sq_pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.ps_port.val()))) != 0;
+        self.ps_ok.next = !self.sq_rly.q.val()
+            | ((self.chram3.rdata.val().get_value_ranks() & self.sq_o_bitmap.q.val()) != 0);
         self.ps_v.d.next = false;
         self.ps_pm.next = self.sq_pmask.q.val();
         self.ps_done.next = false;
@@ -3041,7 +3354,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.ps_j.d.next = self.ps_i.q.val();
                 self.ps_i.d.next = self.ps_i.q.val() + 1;
             }
-            if self.ps_v.q.val() & self.ps_hit.val() {
+            if self.ps_v.q.val() & self.ps_ok.val() & self.ps_hit.val() {
                 // A second child on a port already taken: the next round starts there.
                 self.sq_ei.d.next = self.ps_j.q.val();
                 self.sq_more.d.next = true;
@@ -3049,7 +3362,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.pc_more.d.next = true;
                 self.ps_done.next = true;
             } else {
-                if self.ps_v.q.val() {
+                if self.ps_v.q.val() & self.ps_ok.val() {
                     self.ps_pm.next = self.sq_pmask.q.val()
                         | (bits::<8>(1) << bit_cast::<8, 4>(self.ps_port.val()));
                     self.sq_pmask.d.next = self.ps_pm.val();
@@ -3070,7 +3383,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             if self.ps_done.val() {
                 self.sq_psd.d.next = true;
-                self.pc_v.d.next = !self.ps_dirty.q.val();
+                self.pc_v.d.next = !self.ps_dirty.q.val() & !self.sq_rly.q.val();
                 self.pc_j.d.next = self.sq_b_ji.q.val();
                 self.pc_pmask.d.next = self.ps_pm.val();
             }
@@ -3084,14 +3397,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pick_now.next = false;
         // A job commit waits for the front end to be idle and holds it for a cycle after
         // (`jc_hold`): no decision straddles it (see "Job commits" below).
-        self.jc_hold.next = self.jc_pend.q.val() | self.jc_q.q.val();
+        self.jc_hold.next =
+            self.jc_pend.q.val() | self.jc_q.q.val() | self.su_v.q.val() | self.so_q.q.val();
         // LOOK's frame moves to PRED when the decision stages are empty or DECIDE completes
         // in this cycle (the item stage is empty or hands its item over); a frame for
         // another slot copy than the one in DSEL may also leave while it is in DSEL
         // (`lk_ne`, after a cycle in LOOK), if the item stage is free in the next cycle:
         // that DECIDE then completes beside the next PRED (`xo_v`). PARSE hands the next
         // frame to LOOK when it is free or its frame leaves.
+        // (Not while a JOIN is in the decision stages or the session unit works: a session
+        // that opens changes the job's entry and state before the next decision.)
         self.lk_go.next = self.lk_v.q.val()
+            & !self.x_join.q.val()
+            & !self.su_v.q.val()
             & ((self.xstate.q.val() == DecState::Idle)
                 | (((self.xstate.q.val() == DecState::Decide)
                     | ((self.xstate.q.val() == DecState::DSel)
@@ -3119,7 +3437,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // fields a take overwrites); a commit or a scan visit waits until they are
                 // empty. PARSE also takes the next frame when it hands one to LOOK.
                 if self.jc_pend.q.val() {
-                    if (self.xstate.q.val() == DecState::Idle) & !self.lk_v.q.val() {
+                    if (self.xstate.q.val() == DecState::Idle)
+                        & !self.lk_v.q.val()
+                        & !self.su_v.q.val()
+                    {
                         self.jc.next = true;
                         self.jc_pend.d.next = false;
                         self.dbg_valid.next = true;
@@ -3389,6 +3710,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // (`dq_*`, the conditions, the context): applied when DECIDE completes, and
         // forwarded to the frame in LOOK, which may move to PRED in the same cycle.
         self.dact.next = self.dq_act.q.val();
+        self.d_rly.next = self.dq_act.q.val() == Action::Relay;
         self.aop.next = self.dq_aop.q.val();
         self.cpl.next = self.dq_cpl.q.val();
         // Aggregation defaults: start a new epoch of the copy.
@@ -3461,6 +3783,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // end's take, PREP2, PARSE and LOOK of the next frame. ----
         // DECIDE (before PRED and DSEL below: with an older frame in DECIDE while the next
         // one is in PRED, `xo_v`, PRED's `xstate` wins).
+        self.hu_v.d.next = false;
         if self.dec_v.val() {
             // DECIDE (Switch::contribution / result / same_block / try_complete): slot
             // metadata, busy counts and counters change here, in decision order; the rows
@@ -3473,6 +3796,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.sq_b_eovf.d.next = false;
                 self.sq_v.d.next = true;
                 self.sq_psd.d.next = true;
+                self.sq_reg.d.next = false;
+                self.x_join.d.next = false;
+                // A contribution past the session floor: `high` moves on (two cycles on).
+                self.hu_v.d.next = self.dq_hup.q.val();
+                self.hu_j.d.next = self.dx_ji.q.val();
+                self.hu_b.d.next = self.dx_block.q.val();
                 self.sq_ei.d.next = 0.into();
                 self.sq_more.d.next = false;
                 self.ps_i.d.next = 0.into();
@@ -3585,6 +3914,44 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.sq_b_eovf.d.next = true;
                         self.dh_st.next = BackState::CopyRows;
                     }
+                    Action::Refuse => {
+                        // REFUSE to the sender out of the ingress port (Switch::refuse_frame):
+                        // the header only, the reason in `child`.
+                        self.sq_o_ptype.d.next = self.pt_refuse.val();
+                        self.sq_o_flags.d.next = 0.into();
+                        self.sq_o_exp.d.next = 0.into();
+                        self.sq_o_elements.d.next = 0.into();
+                        self.sq_o_child.d.next = self.dq_why.q.val();
+                        self.sq_b_enr.d.next = 0.into();
+                        self.sq_e_more.d.next = false;
+                        self.sq_e_last.d.next = false;
+                        self.sq_o_dst_mac.d.next = self.dx_src_mac.q.val();
+                        self.sq_o_dst_ip.d.next = self.dx_src_ip.q.val();
+                        self.sq_o_dst_port.d.next = self.dx_src_port.q.val();
+                        self.sq_pmask.d.next =
+                            bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
+                        self.dh_st.next = BackState::CopyRows;
+                    }
+                    Action::Join => {
+                        // A JOIN at the root goes to the session unit; its frame is released.
+                        self.su_v.d.next = true;
+                        self.su_st.d.next = SessState::Load;
+                        self.su_j.d.next = self.dx_ji.q.val();
+                        self.su_bm.d.next = self.dx_bitmap.q.val();
+                        self.su_nonce.d.next = self.dx_block.q.val();
+                        self.su_mac.d.next = self.dx_src_mac.q.val();
+                        self.su_ip.d.next = self.dx_src_ip.q.val();
+                        self.su_udp.d.next = self.dx_src_port.q.val();
+                        self.su_port.d.next = self.dx_sel.q.val();
+                        self.su_job.d.next = self.dx_job.q.val();
+                        self.su_ranks.d.next = self.x_je.q.val().get_value_ranks();
+                    }
+                    Action::Relay => {
+                        // ACCEPT/REFUSE down to the children with one of its ranks: a
+                        // multicast of the packet as it came (no MULTICAST flag), from us.
+                        self.mc_new.next = true;
+                        self.dh_st.next = BackState::CopyRows;
+                    }
                     Action::Replay => {
                         // Replay the result to the sender out of the ingress port.
                         self.sq_e_slot.d.next = true;
@@ -3616,7 +3983,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.sq_psd.d.next = false;
                     self.sq_pmask.d.next = 0.into();
                     self.ps_dirty.d.next = false;
-                    if self.pc_hit.val() {
+                    // (The kept scan is of every child: not for a relay, whose scan skips
+                    // children.)
+                    if self.pc_hit.val() & !self.d_rly.val() {
                         self.sq_psd.d.next = true;
                         self.sq_pmask.d.next = self.pc_pmask.q.val();
                         self.sq_ei.d.next = self.pc_ei.q.val();
@@ -3624,6 +3993,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                 }
                 self.sq_agg_op.d.next = self.aop.val();
+                self.sq_rly.d.next = self.d_rly.val();
                 self.sq_hst.d.next = self.dh_st.val();
                 self.sq_rl.d.next = self.q_rle1.q.val();
             }
@@ -3638,6 +4008,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // The frame in PRED carries BYPASS.
         self.xp_byp.next = (self.xp_flags.q.val() & self.fl_bypass.val()) != 0;
+        self.ses_d.next = self.xp_block.q.val() - self.sbq.q.val();
         match self.xstate.q.val() {
             DecState::Pred => {
                 // PRED: the decision's conditions on the copy's metadata, the packet and the
@@ -3684,6 +4055,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // A result only on the port facing the parent (`from_above`).
                 self.q_rbadsrc.d.next = (self.je.q.val().get_value_src_check() != 0)
                     & (self.x_sel.q.val() != self.je.q.val().get_value_parent_port());
+                // A root's session floor (`Switch::session_floor`): no session open, or a
+                // block before the open session's first (serial arithmetic: the sign of the
+                // difference).
+                self.q_ses_nos.d.next = self.je.q.val().get_value_sessions()
+                    & !self.je.q.val().get_value_inner()
+                    & !self.soq.q.val();
+                self.q_ses_old.d.next = self.je.q.val().get_value_sessions()
+                    & !self.je.q.val().get_value_inner()
+                    & self.soq.q.val()
+                    & self.ses_d.val().get_bit(31);
                 self.q_cpl0.d.next = self.xp_bitmap.q.val() == self.je.q.val().get_value_expected();
                 self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_value_expected();
                 self.q_elne.d.next = self.xp_elements.q.val() != self.m_elem.val();
@@ -3710,6 +4091,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.dq_cpl.d.next = self.q_cpl0.q.val();
                 self.dq_merge.d.next = false;
                 self.dq_rok.d.next = true;
+                self.dq_why.d.next = self.rr_no_session.val();
+                // A contribution that passes a root's session floor moves `high` on.
+                self.dq_hup.d.next = (self.xp_ptype.q.val() == self.pt_contribution.val())
+                    & self.x_je.q.val().get_value_sessions()
+                    & !self.x_je.q.val().get_value_inner()
+                    & !self.q_badrank.q.val()
+                    & !self.q_toolong.q.val()
+                    & !self.q_badchild.q.val()
+                    & !self.q_chrank.q.val()
+                    & !self.q_badsrc.q.val()
+                    & !self.q_degree.q.val()
+                    & !self.q_ses_nos.q.val()
+                    & !self.q_ses_old.q.val();
                 if self.xp_ptype.q.val() == self.pt_result.val() {
                     // Result (its effects are DECIDE's, unless it came from elsewhere).
                     if !self.x_je.q.val().get_value_inner() {
@@ -3717,6 +4111,42 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     } else if self.q_rbadsrc.q.val() {
                         self.dq_ev.d.next = self.ev_bad_source.val();
                         self.dq_rok.d.next = false;
+                    }
+                } else if (self.xp_ptype.q.val() == self.pt_accept.val())
+                    | (self.xp_ptype.q.val() == self.pt_refuse.val())
+                {
+                    // ACCEPT or REFUSE (Switch::relay_down): from the parent's port, down to
+                    // the children delivering one of its ranks.
+                    if !self.x_je.q.val().get_value_inner()
+                        | !self.x_je.q.val().get_value_sessions()
+                    {
+                        self.dq_ev.d.next = self.ev_malformed.val();
+                    } else if self.q_rbadsrc.q.val() {
+                        self.dq_ev.d.next = self.ev_bad_source.val();
+                    } else if self.q_badrank.q.val() {
+                        self.dq_ev.d.next = self.ev_malformed.val();
+                    } else {
+                        self.dq_act.d.next = Action::Relay;
+                    }
+                } else if self.xp_ptype.q.val() == self.pt_join.val() {
+                    // JOIN (Switch::join): source-checked like a contribution (without the
+                    // element count and the degree limit), then up to the parent with
+                    // BYPASS, the worker's source kept.
+                    if !self.x_je.q.val().get_value_sessions()
+                        | self.q_badrank.q.val()
+                        | self.q_badchild.q.val()
+                        | self.q_chrank.q.val()
+                    {
+                        self.dq_ev.d.next = self.ev_malformed.val();
+                    } else if self.q_badsrc.q.val() {
+                        self.dq_ev.d.next = self.ev_bad_source.val();
+                    } else if self.x_je.q.val().get_value_inner() {
+                        self.dq_ev.d.next = self.ev_joins.val();
+                        self.dq_act.d.next = Action::Bypass;
+                    } else {
+                        // At the root: the session unit.
+                        self.dq_ev.d.next = self.ev_joins.val();
+                        self.dq_act.d.next = Action::Join;
                     }
                 } else if self.q_badrank.q.val() {
                     self.dq_ev.d.next = self.ev_malformed.val();
@@ -3738,6 +4168,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     // Transit.
                     self.dq_ev.d.next = self.ev_bypass_transit.val();
                     self.dq_act.d.next = Action::Bypass;
+                } else if self.q_ses_nos.q.val() | self.q_ses_old.q.val() {
+                    // Refused at a root with sessions, answered with a REFUSE.
+                    self.dq_ev.d.next = self.ev_refused.val();
+                    self.dq_act.d.next = Action::Refuse;
+                    if self.q_ses_old.q.val() {
+                        self.dq_why.d.next = self.rr_stale.val();
+                    }
                 } else if self.q_samebl.q.val() {
                     // Same block (Switch::same_block).
                     if self.q_st.q.val() == self.cs_aggregating.val() {
@@ -3864,6 +4301,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.chr.d.next = self.chram.rdata.val();
             self.pbr.d.next = self.pbram.rdata.val();
             self.bcur.d.next = self.busy_cur.val();
+            self.sbq.d.next = self.sb_cur.val();
+            self.soq.d.next = self.so_cur.val();
             self.bcd.d.next = 0.into();
             if self.dec_v.val()
                 & (self.dbi.val() | self.dbd.val())
@@ -3879,6 +4318,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.jep.d.next = self.jram.rdata.val().get_value_epoch();
         }
         if self.lk_go.val() {
+            self.x_join.d.next = self.lk_ptype.q.val() == self.pt_join.val();
             self.xstate.d.next = DecState::Pred;
             self.xo_v.d.next = self.xstate.q.val() == DecState::DSel;
             self.xp_bitmap.d.next = self.lk_bitmap.q.val();
@@ -4028,7 +4468,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<JOB_W, 48>(self.st_pmac.q.val()) << self.at_job_parent_mac.val())
             | (bit_cast::<JOB_W, 16>(self.st_pudp.q.val()) << self.at_job_parent_udp.val())
             | (bit_cast::<JOB_W, 8>(self.st_pport.q.val()) << self.at_job_parent_port.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jidle.q.val()) << self.at_job_reclaim_idle.val());
+            | (bit_cast::<JOB_W, 32>(self.st_jidle.q.val()) << self.at_job_reclaim_idle.val())
+            | (bit_cast::<JOB_W, 32>(self.st_jfirst.q.val()) << self.at_job_first_block.val());
         self.chram.waddr.next = (bit_cast::<ADDR_W, 8>(self.wdata.val().get_value_commit_entry())
             << self.c_mclog.val())
             | (bit_cast::<ADDR_W, 8>(self.wdata.val().get_value_commit_child())
@@ -4101,6 +4542,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             if self.awaddr.val() == self.a_job_reclaim_after.val() {
                 self.st_jreclaim.d.next = self.wdata.val();
+            }
+            if self.awaddr.val() == self.a_job_first_block.val() {
+                self.st_jfirst.d.next = self.wdata.val();
             }
             if self.awaddr.val() == self.a_job_reclaim_idle.val() {
                 self.st_jidle.d.next = self.wdata.val();
@@ -4194,7 +4638,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chram3.waddr.next = self.chram.waddr.val();
         self.chram3.wdata.next = self.chram.wdata.val();
         self.chram3.we.next = self.chram.we.val();
-        if (self.chram.we.val() != 0) | self.jc_q.q.val() {
+        if (self.chram.we.val() != 0) | self.jcg.val() {
             self.pc_v.d.next = false;
             self.ps_dirty.d.next = true;
         }
@@ -4337,6 +4781,231 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else if self.rready.val() {
             self.rvalid_r.d.next = false;
         }
+        // `high`: the newest block of the job's sessions (DECIDE's update a cycle later,
+        // read, then written).
+        self.hu2_v.d.next = self.hu_v.q.val();
+        self.hu2_j.d.next = self.hu_j.q.val();
+        self.hu2_b.d.next = self.hu_b.q.val();
+        self.hu_hcur.next = 0.into();
+        for j in 0..self.ss_high.len() {
+            if self.hu_j.q.val() == self.c_idx8[j].val() {
+                self.hu_hcur.next = self.hu_hcur.val() | self.ss_high[j].q.val();
+            }
+        }
+        self.hu_h.d.next = self.hu_hcur.val();
+        self.hu_d.next = self.hu2_b.q.val() - self.hu_h.q.val();
+        if self.hu2_v.q.val() & (self.hu_d.val() != 0) & !self.hu_d.val().get_bit(31) {
+            for j in 0..self.ss_high.len() {
+                if self.hu2_j.q.val() == self.c_idx8[j].val() {
+                    self.ss_high[j].d.next = self.hu2_b.q.val();
+                }
+            }
+        }
+        // ---- The root's session unit (`Switch::join`, `open_session`): one JOIN at a time
+        // while LOOK waits (`su_v`). It reads the rank's member row; a repeat of the open
+        // session's JOIN is answered again; otherwise the row is written and `pending`
+        // grows, and the JOIN that completes the job's ranks opens the session: its first
+        // block (`next_base`), the entry's epoch moved on (the job's copies freed, through
+        // the commit path, `so_q`), and one ACCEPT per rank in rank order. ----
+        self.so_q.d.next = false;
+        self.mram.we.next = 0.into();
+        self.mram.waddr.next = (bit_cast::<ADDR_W, 8>(self.su_j.q.val()) << 6)
+            | bit_cast::<ADDR_W, 6>(self.su_rank.q.val());
+        self.mram.raddr.next = (bit_cast::<ADDR_W, 8>(self.su_j.q.val()) << 6)
+            | bit_cast::<ADDR_W, 6>(self.su_rank.q.val());
+        self.mram.wdata.next = bit_cast::<MEMBER_W, 32>(self.su_nonce.q.val())
+            | (bit_cast::<MEMBER_W, 48>(self.su_mac.q.val()) << 32)
+            | (bit_cast::<MEMBER_W, 32>(self.su_ip.q.val()) << 80)
+            | (bit_cast::<MEMBER_W, 16>(self.su_udp.q.val()) << 112)
+            | (bit_cast::<MEMBER_W, 4>(self.su_port.q.val()) << 128);
+        // The rank of a one-bit set (the JOIN's, or the lowest left to answer).
+        if self.su_st.q.val() == SessState::Load {
+            self.su_ein.next = self.su_bm.q.val();
+        } else {
+            self.su_ein.next = self.su_low.q.val();
+        }
+        self.su_enc.next = 0.into();
+        for k in 0..64 {
+            if self.su_ein.val().get_bit(k) {
+                self.su_enc.next = self.su_enc.val() | self.c_r6[k].val();
+            }
+        }
+        // The served entry's session state, slot mask and newest block.
+        self.su_pcur.next = 0.into();
+        self.su_ocur.next = false;
+        self.su_bcur.next = 0.into();
+        self.su_hcur.next = 0.into();
+        self.su_cmcur.next = 0.into();
+        for j in 0..self.ss_pend.len() {
+            if self.su_j.q.val() == self.c_idx8[j].val() {
+                self.su_pcur.next = self.su_pcur.val() | self.ss_pend[j].q.val();
+                self.su_ocur.next = self.su_ocur.val() | self.ss_open[j].q.val();
+                self.su_bcur.next = self.su_bcur.val() | self.ss_base[j].q.val();
+                self.su_hcur.next = self.su_hcur.val() | self.ss_high[j].q.val();
+                self.su_cmcur.next = self.su_cmcur.val() | self.jcm[j].q.val();
+            }
+        }
+        self.su_np.next = self.su_pend.q.val() | self.su_bm.q.val();
+        match self.su_st.q.val() {
+            SessState::Load => {
+                self.su_rank.d.next = self.su_enc.val();
+                self.su_pend.d.next = self.su_pcur.val();
+                self.su_open.d.next = self.su_ocur.val();
+                self.su_base.d.next = self.su_bcur.val();
+                self.su_st.d.next = SessState::Read;
+            }
+            SessState::Read => {
+                self.su_st.d.next = SessState::Wait;
+            }
+            SessState::Wait => {
+                self.su_m.d.next = self.mram.rdata.val();
+                self.su_high.d.next = self.su_hcur.val();
+                self.su_cm.d.next = bit_cast::<32, ADDR_W>(self.su_cmcur.val());
+                self.su_st.d.next = SessState::Decide;
+            }
+            SessState::Decide => {
+                if ((self.su_pend.q.val() & self.su_bm.q.val()) == 0)
+                    & (self.su_m.q.val().get_value_nonce() == self.su_nonce.q.val())
+                    & self.su_open.q.val()
+                {
+                    // A repeat of the open session's JOIN (its ACCEPT was lost): answer
+                    // again, to this JOIN's source.
+                    self.ac_nonce.d.next = self.su_nonce.q.val();
+                    self.ac_mac.d.next = self.su_mac.q.val();
+                    self.ac_ip.d.next = self.su_ip.q.val();
+                    self.ac_udp.d.next = self.su_udp.q.val();
+                    self.ac_port.d.next = self.su_port.q.val();
+                    self.ac_bm.d.next = self.su_bm.q.val();
+                    self.su_rep.d.next = true;
+                    self.su_st.d.next = SessState::AStage;
+                } else {
+                    self.mram.we.next = 1.into();
+                    for j in 0..self.ss_pend.len() {
+                        if self.su_j.q.val() == self.c_idx8[j].val() {
+                            self.ss_pend[j].d.next = self.su_np.val();
+                        }
+                    }
+                    if self.su_np.val() == self.su_ranks.q.val() {
+                        self.su_st.d.next = SessState::Open;
+                    } else {
+                        self.su_v.d.next = false;
+                        self.su_st.d.next = SessState::Idle;
+                    }
+                }
+            }
+            SessState::Open => {
+                // The first session starts at `first_block` (`high` + 1), every later one
+                // at `next_base(high)`: the first multiple of two slot ranges at least two
+                // slot ranges and one block past it.
+                if self.su_open.q.val() {
+                    self.su_base.d.next = (self.su_high.q.val() + ((self.su_cm.q.val() + 1) << 2))
+                        & !((self.su_cm.q.val() << 1) | 1);
+                } else {
+                    self.su_base.d.next = self.su_high.q.val() + 1;
+                }
+                self.su_st.d.next = SessState::Apply;
+            }
+            SessState::Apply => {
+                for j in 0..self.ss_pend.len() {
+                    if self.su_j.q.val() == self.c_idx8[j].val() {
+                        self.ss_open[j].d.next = true;
+                        self.ss_base[j].d.next = self.su_base.q.val();
+                        self.ss_high[j].d.next = self.su_base.q.val() - 1;
+                        self.ss_pend[j].d.next = 0.into();
+                    }
+                }
+                self.so_q.d.next = true;
+                self.su_left.d.next = self.su_ranks.q.val();
+                self.su_rep.d.next = false;
+                self.su_st.d.next = SessState::Next;
+            }
+            SessState::Next => {
+                if self.su_left.q.val() == 0 {
+                    self.su_v.d.next = false;
+                    self.su_st.d.next = SessState::Idle;
+                } else {
+                    self.su_low.d.next = self.su_left.q.val() & (!self.su_left.q.val() + 1);
+                    self.su_st.d.next = SessState::Enc;
+                }
+            }
+            SessState::Enc => {
+                self.su_rank.d.next = self.su_enc.val();
+                self.su_left.d.next = self.su_left.q.val() & !self.su_low.q.val();
+                self.su_st.d.next = SessState::ARead;
+            }
+            SessState::ARead => {
+                self.su_st.d.next = SessState::AWait;
+            }
+            SessState::AWait => {
+                self.su_m.d.next = self.mram.rdata.val();
+                self.su_st.d.next = SessState::ASet;
+            }
+            SessState::ASet => {
+                self.ac_nonce.d.next = self.su_m.q.val().get_value_nonce();
+                self.ac_mac.d.next = self.su_m.q.val().get_value_mac();
+                self.ac_ip.d.next = self.su_m.q.val().get_value_ip();
+                self.ac_udp.d.next = self.su_m.q.val().get_value_udp();
+                self.ac_port.d.next = self.su_m.q.val().get_value_port();
+                self.ac_bm.d.next = self.su_low.q.val();
+                self.su_st.d.next = SessState::AStage;
+            }
+            SessState::AStage => {
+                if !self.sq_v.q.val() & !self.dec_v.val() {
+                    // The ACCEPT (Switch::accept_frame): one element, the nonce.
+                    self.sq_v.d.next = true;
+                    self.sq_psd.d.next = true;
+                    self.sq_hst.d.next = BackState::CopyRows;
+                    self.sq_rl.d.next = true;
+                    self.sq_agg_op.d.next = 0.into();
+                    self.sq_nr.d.next = 0.into();
+                    self.sq_e_mc.d.next = false;
+                    self.sq_e_slot.d.next = false;
+                    self.sq_b_emit.d.next = false;
+                    self.sq_b_eovf.d.next = false;
+                    self.sq_rly.d.next = false;
+                    self.sq_reg.d.next = true;
+                    self.sq_b_nonce.d.next = self.ac_nonce.q.val();
+                    self.sq_more.d.next = false;
+                    self.sq_ei.d.next = 0.into();
+                    self.sq_b_enr.d.next = 1.into();
+                    self.sq_e_more.d.next = true;
+                    self.sq_e_last.d.next = true;
+                    self.sq_b_sel.d.next = self.ac_port.q.val();
+                    self.sq_b_row0.d.next = 0.into();
+                    self.sq_b_nrows.d.next = 0.into();
+                    self.sq_b_cadr.d.next = 0.into();
+                    self.sq_b_ji.d.next = self.su_j.q.val();
+                    self.sq_b_nch.d.next = 0.into();
+                    self.sq_o_src_mac.d.next = self.me_mac.q.val();
+                    self.sq_o_src_ip.d.next = self.me_ip.q.val();
+                    self.sq_o_src_port.d.next = self.me_port.q.val();
+                    self.sq_o_dst_mac.d.next = self.ac_mac.q.val();
+                    self.sq_o_dst_ip.d.next = self.ac_ip.q.val();
+                    self.sq_o_dst_port.d.next = self.ac_udp.q.val();
+                    self.sq_pmask.d.next = bits::<8>(1) << bit_cast::<8, 4>(self.ac_port.q.val());
+                    self.sq_o_ptype.d.next = self.pt_accept.val();
+                    self.sq_o_flags.d.next = 0.into();
+                    self.sq_o_exp.d.next = 0.into();
+                    self.sq_o_job.d.next = self.su_job.q.val();
+                    self.sq_o_elements.d.next = 1.into();
+                    self.sq_o_block.d.next = self.su_base.q.val();
+                    self.sq_o_child.d.next = 0.into();
+                    self.sq_o_bitmap.d.next = self.ac_bm.q.val();
+                    if self.su_rep.q.val() {
+                        self.su_v.d.next = false;
+                        self.su_st.d.next = SessState::Idle;
+                    } else {
+                        self.su_st.d.next = SessState::Next;
+                    }
+                }
+            }
+            _ => {}
+        }
+        // A session opened at the root: `sessions` (a JOIN was counted in `joins` at its
+        // decision).
+        if self.su_st.q.val() == SessState::Apply {
+            self.ev.next = self.ev.val() | self.ev_sessions.val();
+        }
         // Counters (the front end's decisions and the back end's multicast pushes), a
         // cycle after the events (registered: the decision logic stays shallow).
         self.evq.d.next = self.ev.val();
@@ -4376,7 +5045,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.bq_hwc.d.next = self.hwc.val();
         self.bq_j.d.next = self.bz_j.val();
         self.jc_q.d.next = self.jc.val();
-        self.jc2.d.next = self.jc_q.q.val();
+        self.jc2.d.next = self.jcg.val();
         if self.jc2.q.val() {
             self.jcb.next = bit_cast::<64, 32>(self.jc_bq.q.val());
         } else {
@@ -4392,10 +5061,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.bq_hwc.q.val() & ((self.cnt[0].q.val() + 1) > self.cnt[1].q.val()) {
             self.cnt[1].d.next = self.cnt[0].q.val() + 1;
         }
-        self.jram.wdata.next = self.jpack.val()
-            | (bit_cast::<JOB_W, 32>(self.jgen.q.val()) << self.at_job_epoch.val());
-        self.jc_base.next = bit_cast::<ADDR_W, 32>(self.st_jsbase.q.val());
-        self.jc_cm.next = bit_cast::<ADDR_W, 32>(self.st_jscount.q.val() - 1);
+        if self.so_q.q.val() {
+            self.jpk.next = self.x_je.q.val() & !self.mk_job_epoch.val();
+        } else {
+            self.jpk.next = self.jpack.val();
+        }
+        self.jram.wdata.next =
+            self.jpk.val() | (bit_cast::<JOB_W, 32>(self.jgen.q.val()) << self.at_job_epoch.val());
+        self.jc_base.next = bit_cast::<ADDR_W, 32>(self.jpk.val().get_value_slot_base());
+        self.jc_cm.next = bit_cast::<ADDR_W, 32>(self.jpk.val().get_value_slot_count() - 1);
         self.jc_busy.next = 0.into();
         for j in 0..self.jbusy.len() {
             if self.bq_j.q.val() == self.c_idx8[j].val() {
@@ -4406,25 +5080,31 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.jbusy[j].d.next = self.jbusy[j].q.val() - 1;
                 }
             }
-            if self.jc_i.q.val() == self.c_idx8[j].val() {
+            if self.jcx.val() == self.c_idx8[j].val() {
                 self.jc_busy.next = self.jc_busy.val() | self.jbusy[j].q.val();
-                if self.jc_q.q.val() {
-                    self.jk_valid[j].d.next = self.jpack.val().get_value_valid();
+                if self.jcg.val() {
+                    self.jk_valid[j].d.next = self.jpk.val().get_value_valid();
                     // Swept by the timer scan: timeout mode, or an idle reclaim.
-                    self.jk_scan[j].d.next = self.jpack.val().get_value_timeout()
-                        | (self.jpack.val().get_value_reclaim_idle() != 0);
-                    self.jk_job[j].d.next = self.jpack.val().get_value_job();
-                    self.jk_sbase[j].d.next = self.jpack.val().get_value_slot_base();
-                    self.jk_scount[j].d.next = self.jpack.val().get_value_slot_count();
+                    self.jk_scan[j].d.next = self.jpk.val().get_value_timeout()
+                        | (self.jpk.val().get_value_reclaim_idle() != 0);
+                    self.jk_job[j].d.next = self.jpk.val().get_value_job();
+                    self.jk_sbase[j].d.next = self.jpk.val().get_value_slot_base();
+                    self.jk_scount[j].d.next = self.jpk.val().get_value_slot_count();
                     self.jram.we.next = 1.into();
                     self.jbusy[j].d.next = 0.into();
                     self.jbase[j].d.next = self.jc_base.val();
                     self.jcm[j].d.next = self.jc_cm.val();
                 }
+                if self.jc_q.q.val() {
+                    // A new entry starts without a session (`Session::new`).
+                    self.ss_open[j].d.next = false;
+                    self.ss_pend[j].d.next = 0.into();
+                    self.ss_high[j].d.next = self.jpk.val().get_value_first_block() - 1;
+                }
             }
         }
         self.jc_bq.d.next = self.jc_busy.val();
-        if self.jc_q.q.val() {
+        if self.jcg.val() {
             self.jgen.d.next = self.jgen.q.val() + 1;
             self.own_age.d.next = 0.into();
         }
@@ -4509,6 +5189,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             self.own_age.d.next = 0.into();
             self.jc_q.d.next = false;
+            self.so_q.d.next = false;
+            self.su_v.d.next = false;
+            self.su_st.d.next = SessState::Idle;
+            self.x_join.d.next = false;
+            self.hu_v.d.next = false;
+            self.hu2_v.d.next = false;
+            for j in 0..self.ss_open.len() {
+                self.ss_open[j].d.next = false;
+                self.ss_pend[j].d.next = 0.into();
+            }
             self.jc_pend.d.next = false;
             self.jc2.d.next = false;
             self.bq_inc.d.next = false;

@@ -82,6 +82,46 @@ pub enum Action {
     ReEmit,
     /// The stored result replayed to the sender.
     Replay,
+    /// An ACCEPT or REFUSE from the parent passed down to the children delivering one of
+    /// its ranks (`Switch::relay_down`): a multicast with a ranks filter.
+    Relay,
+    /// Refused at a root with sessions (`Switch::session_floor`): a REFUSE to the sender.
+    Refuse,
+    /// A JOIN at a root with sessions: handed to the session unit (`SessState`).
+    Join,
+}
+
+/// The root's session unit (`su_st`, `Switch::join` / `open_session`): one JOIN at a time,
+/// while the decision stages wait.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
+pub enum SessState {
+    /// No JOIN.
+    Idle,
+    /// The JOIN's rank (its one bit, encoded) and the entry's session state registered.
+    Load,
+    /// The rank's member row read.
+    Read,
+    /// The member row registered.
+    Wait,
+    /// A repeat of the open session's JOIN (answered again), or a new member (row written,
+    /// `pending` grows; every rank joined: open).
+    Decide,
+    /// Opening: the session's first block (`next_base`).
+    Open,
+    /// Opening: the session state set, the entry's epoch moved on (the job's copies freed).
+    Apply,
+    /// The next rank to answer (the lowest left), or done.
+    Next,
+    /// Its index encoded.
+    Enc,
+    /// Its member row read.
+    ARead,
+    /// Its member row registered.
+    AWait,
+    /// The ACCEPT's fields from the row.
+    ASet,
+    /// The ACCEPT staged for the back end when the item stage is free.
+    AStage,
 }
 
 /// The engine's counter-event words (`ev`, `ev_b`, `dq_ev`): bit k counts `Counter::ALL[k]`

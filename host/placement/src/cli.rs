@@ -105,9 +105,8 @@ pub struct PlaceArgs {
     /// protocol before the trust features).
     #[arg(long, conflicts_with = "no_sessions")]
     pub no_trust: bool,
-    /// With --emit-config: jobs without sessions, with source checks and the idle reclaim,
-    /// as the FPGA switch runs them today (docs/rtl.md, "Not in the RTL yet"); `fanin hw
-    /// program` refuses jobs with sessions on.
+    /// With --emit-config: jobs without sessions, with source checks and the idle reclaim
+    /// (for traffic that numbers its own blocks, as `fanin send --no-session` does).
     #[arg(long)]
     pub no_sessions: bool,
     /// With --emit-config: elements per packet of every job (the switches' lane count; the

@@ -249,20 +249,23 @@ fn bad_targets_and_configurations_are_refused_without_writing() {
         "register 0 reads 0x00000000, not 0x46414e49",
     );
     assert!(std::fs::read(&bar).unwrap().iter().all(|&x| x == 0));
-    // A configuration with sessions on, which the RTL does not have yet: refused before
-    // the first write.
+    // A configuration in dynamic mode, which the RTL does not have yet: refused before the
+    // first write.
     let bar = d.join("resource0");
     fake_bar(&bar, &core);
     let before = std::fs::read(&bar).unwrap();
     let mut c: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-    c["jobs"][0]["trust"]["sessions"] = true.into();
-    let trusting = d.join("trusting.json");
-    std::fs::write(&trusting, c.to_string()).unwrap();
+    c["jobs"][0]["mode"] =
+        serde_json::json!({"kind": "dynamic", "flush_after": 10, "reclaim_after": 100});
+    c["jobs"][0]["trust"] =
+        serde_json::json!({"sessions": false, "source_check": "off", "reclaim_idle": 0});
+    let dynamic = d.join("dynamic.json");
+    std::fs::write(&dynamic, c.to_string()).unwrap();
     fails(
-        &["program", "--config", trusting.to_str().unwrap()],
+        &["program", "--config", dynamic.to_str().unwrap()],
         Some(&bar),
-        "the RTL does not implement sessions",
+        "the RTL does not implement dynamic mode",
     );
     assert_eq!(std::fs::read(&bar).unwrap(), before);
     // A core too small for it (two ports).

@@ -238,8 +238,9 @@ impl Switch {
         self.send(self.me, to, &repr.to_bytes(&[]))
     }
 
-    /// An ACCEPT or REFUSE from the parent, at an inner switch: passed down to every child
-    /// delivering one of its ranks.
+    /// An ACCEPT or REFUSE from the parent, at an inner switch: passed down unchanged to
+    /// every child delivering one of its ranks (from this switch's address). The packet
+    /// keeps its `child` field: a REFUSE's reason travels there.
     pub(super) fn relay_down(
         &mut self,
         port: u8,
@@ -260,17 +261,14 @@ impl Switch {
         if r.bitmap & !entry.ranks != 0 {
             return Verdict::Malformed(MalformedReason::RanksNotOfJob);
         }
-        let targets: Vec<(usize, Endpoint)> = entry
+        let targets: Vec<Endpoint> = entry
             .children
             .iter()
-            .enumerate()
-            .filter(|(_, c)| c.ranks & r.bitmap != 0)
-            .map(|(i, c)| (i, c.endpoint))
+            .filter(|c| c.ranks & r.bitmap != 0)
+            .map(|c| c.endpoint)
             .collect();
-        for (i, to) in targets {
-            let mut payload = d.payload.to_vec();
-            Packet::new_unchecked(&mut payload[..]).set_child(i as u8);
-            out.push(self.send(self.me, to, &payload));
+        for to in targets {
+            out.push(self.send(self.me, to, d.payload));
         }
         Verdict::Relayed
     }

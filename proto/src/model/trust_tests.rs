@@ -312,6 +312,73 @@ fn join_passes_up_and_accept_comes_down_a_tree() {
     assert!(js.iter().all(|j| j.base() == Some(77)));
 }
 
+/// A REFUSE of an inner switch's aggregate comes back to that switch, which passes it down
+/// to the children holding its ranks with its reason intact, so that each worker learns
+/// why (and an ACCEPT addressed to the switch is passed down the same way).
+#[test]
+fn refuse_and_accept_pass_down_to_the_children_holding_their_ranks() {
+    let t = Trust {
+        first_block: Some(500),
+        ..Trust::default()
+    };
+    let p = plan::build(&plan::two_level(None), spec(t)).unwrap();
+    let mut root = Switch::new(&p.switches[0]).unwrap();
+    let mut a = Switch::new(&p.switches[1]).unwrap();
+    // No session yet: a's aggregate of ranks 0..3 is refused to a, and a passes the REFUSE
+    // to its three workers.
+    let mut up = Vec::new();
+    for r in 0..3 {
+        up = a
+            .handle(0, r as u8 + 1, &contrib(&p, r, 9, &[1, 2, 3, 4]))
+            .outputs;
+    }
+    assert_eq!(up.len(), 1, "a completes the block and sends it up");
+    let refused = root.handle(0, 1, &up[0].frame);
+    assert_eq!(refused.verdict, Verdict::Refused(RefuseReason::NoSession));
+    let down = a.handle(0, 0, &refused.outputs[0].frame);
+    assert_eq!(down.verdict, Verdict::Relayed);
+    assert_eq!(
+        down.outputs.iter().map(|o| o.port).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+    for (o, rank) in down.outputs.iter().zip(0u8..) {
+        let FrameKind::Ipv4 {
+            udp: Some(Ok(d)), ..
+        } = crate::wire::frame::classify(&o.frame)
+        else {
+            panic!("not UDP")
+        };
+        assert_eq!(
+            crate::join::refusal(d.payload, 7, rank),
+            Some((9, RefuseReason::NoSession)),
+            "rank {rank} learns why"
+        );
+    }
+    // An ACCEPT for rank 1 addressed to a reaches worker 1 only, unchanged.
+    let accept = Repr {
+        ptype: PacketType::Accept,
+        flags: Flags(0),
+        exponent: 0,
+        job: 7,
+        elements: 1,
+        block: 512,
+        child: 0,
+        bitmap: 1 << 1,
+    };
+    let payload = accept.to_bytes(&[41]);
+    let f = crate::wire::Datagram {
+        src: root.address(),
+        dst: a.address(),
+        payload: &payload,
+    }
+    .to_frame(true);
+    let down = a.handle(0, 0, &f);
+    assert_eq!(down.outputs.len(), 1);
+    assert_eq!(down.outputs[0].port, 2);
+    let (r, e) = decode(&down.outputs[0].frame);
+    assert_eq!((r, e), (accept, vec![41]));
+}
+
 #[test]
 fn idle_copies_are_reclaimed_in_static_mode() {
     let t = Trust {

@@ -13,5 +13,6 @@ mod malformed;
 mod placed;
 mod random;
 mod readback;
+mod sessions;
 mod stray;
 mod tree;

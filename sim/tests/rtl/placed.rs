@@ -1,6 +1,6 @@
 //! From `fanin place` to a programmed core: a SOAR placement's switch configurations,
-//! emitted for the RTL (`fanin place --no-sessions`: source validation and the idle reclaim
-//! on, sessions off), are each programmed into a core with the write
+//! emitted with `fanin place --no-sessions` (source validation and the idle reclaim on,
+//! sessions off: the workers here number their own blocks), are each programmed into a core with the write
 //! sequence `fanin hw program` sends a card (`fanin_regs::switch_writes`, which
 //! `scoreboard::program` replays through the AXI4-Lite master), then fed that switch's
 //! traffic: its workers' contributions and, from child switches, the partial aggregates their

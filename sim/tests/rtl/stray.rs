@@ -5,10 +5,9 @@
 //! a worker's rank are summed by both: the point is that the RTL and the model agree on every
 //! input, hostile ones included. The second turns on what the RTL implements of them (source
 //! validation and the idle reclaim; docs/rtl.md, "Trust in the RTL") and checks the real
-//! allreduce's exact sums as well. JOIN, ACCEPT and REFUSE are
-//! sent for the configured job only: for a job the switch does not have, the model counts
-//! them in `unknown_job` while the RTL, which has no session types yet, counts `malformed`.
-//! `FANIN_SEED` picks the seed, `FANIN_SIM_RUNS` the number of runs.
+//! allreduce's exact sums as well. Forged JOIN, ACCEPT and REFUSE packets go to the
+//! configured job and to others. `FANIN_SEED` picks the seed, `FANIN_SIM_RUNS` the number
+//! of runs.
 
 use fanin_proto::config::{Mode, Trust};
 use fanin_proto::forge;
@@ -56,15 +55,13 @@ fn stray_traffic_beside_an_allreduce_matches_the_model() {
                 j.resize(j.len().max(14), 0);
                 j
             } else {
-                // Session types for the configured job only (see above).
-                let session_types = rng.gen_bool(0.4);
                 let target = forge::Target {
                     job: 7,
                     ranks: 4,
                     elements: 8,
                     first_block: 0,
-                    other_jobs: if session_types { 0.0 } else { 0.2 },
-                    session_types,
+                    other_jobs: 0.2,
+                    session_types: rng.gen_bool(0.4),
                 };
                 let payload = forge::forged_payload(&mut rng, &target);
                 let src = L4Addr {
