@@ -10,6 +10,8 @@
 use crate::report::Family;
 use anyhow::{bail, Context, Result};
 use fanin_hdl::{CoreConfig, RamStyle};
+pub use fanin_regs::board as window;
+use fanin_regs::board::BoardKind;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -100,6 +102,15 @@ impl Board {
         match self {
             Board::Sume => "sume",
             Board::Au250 | Board::Au280 => "alveo",
+        }
+    }
+
+    /// The board as the register window's information word names it.
+    pub fn kind(self) -> BoardKind {
+        match self {
+            Board::Sume => BoardKind::Sume,
+            Board::Au250 => BoardKind::Au250,
+            Board::Au280 => BoardKind::Au280,
         }
     }
 
@@ -218,17 +229,6 @@ pub fn mac_period_ns(board: Board) -> f64 {
 /// File name of the hand-written board RTL in a build directory.
 pub const BOARD_RTL: &str = "fanin_board.v";
 
-/// Base address of the board register window on the JTAG-to-AXI bus; the core's registers
-/// are below it (the core sees the low 16 address bits). The window is read-only.
-pub const BOARD_REGS_BASE: u32 = 0x1_0000;
-/// Window offset of port `p`'s RX drop counter (`+ 4·p`): frames its RX FIFO dropped whole
-/// because it was full (32 bits, wraps).
-pub const BOARD_REG_RX_DROPS: u32 = 0x000;
-/// Window offset of the board status word: bit 0 the transceiver reference clock is set up
-/// (SUME: the Si5324 is programmed and its lock time has passed; 1 on Alveo), bit 1 the
-/// Si5324 did not acknowledge its programming after every retry (SUME).
-pub const BOARD_REG_STATUS: u32 = 0x040;
-
 /// Depth (beats) of port RX FIFOs: at least 512, and two maximum frames.
 pub fn rx_fifo_depth(cfg: &CoreConfig) -> u32 {
     let beats = cfg.max_frame.div_ceil(cfg.data_w / 8);
@@ -338,6 +338,8 @@ pub fn board_rtl(board: Board, cfg: &CoreConfig) -> Result<String> {
     s.push_str(include_str!("../rtl/fanin_rx_fifo.v"));
     s.push('\n');
     s.push_str(include_str!("../rtl/fanin_board_regs.v"));
+    s.push('\n');
+    s.push_str(include_str!("../rtl/fanin_mac_stats.v"));
     if board == Board::Sume {
         s.push('\n');
         s.push_str(&si5324_init_rtl(SI5324_INIT)?);
@@ -399,10 +401,34 @@ pub fn board_xdc(board: Board, cfg: &CoreConfig) -> String {
         "# Reset synchronisers: asserted asynchronously from either domain.\n\
          set_false_path -to [get_pins -of_objects {} -filter {{IS_PRESET || IS_RESET}}]\n\
          # Board status bits: slow levels into a two-flop synchroniser.\n\
+         set_false_path -to {}\n\
          set_false_path -to {}",
         cells("*rx_fifo_*/*_rst_sync_reg*"),
-        cells("*board_regs_inst/status_cdc1_reg*")
+        cells("*board_regs_inst/status_cdc1_reg*"),
+        cells("*board_regs_inst/link_cdc1_reg*")
     );
+    let _ = writeln!(
+        t,
+        "# MAC statistics (fanin_mac_stats): req/ack toggles into two-flop synchronisers; the\n\
+         # held counters are stable while the core side copies them.\n\
+         set_max_delay -datapath_only -from {} -to {} {maxd:.3}\n\
+         set_max_delay -datapath_only -from {} -to {} {maxd:.3}\n\
+         set_max_delay -datapath_only -from {} -to {} {maxd:.3}",
+        cells("*mac_stats_*/req_reg*"),
+        cells("*mac_stats_*/req_cdc1_reg*"),
+        cells("*mac_stats_*/ack_reg*"),
+        cells("*mac_stats_*/ack_cdc1_reg*"),
+        cells("*mac_stats_*/hold_reg*"),
+        cells("*mac_stats_*/m_count_reg*"),
+    );
+    if board.kind().is_cmac() {
+        let _ = writeln!(
+            t,
+            "# RS-FEC enables: a register bit into a two-flop synchroniser per CMAC clock.\n\
+             set_false_path -to {}",
+            cells("*_rsfec_cdc1_reg*")
+        );
+    }
     t
 }
 
@@ -481,13 +507,15 @@ wire init_rst = init_rst_sync[3];
     .to_string()
 }
 
-/// The JTAG-to-AXI master and the register split: the core below [`BOARD_REGS_BASE`], the
-/// board window (RX drop counters, status) at and above it.
-fn control(cfg: &CoreConfig) -> String {
+/// The JTAG-to-AXI master and the register split: the core below [`window::BASE`], the
+/// board window (drop counters, status, RS-FEC, link status, MAC statistics) from it, at the
+/// offsets of `fanin_regs::board`.
+fn control(board: Board, cfg: &CoreConfig) -> String {
     let mut s = String::from(
         r#"// ---- Control: JTAG-to-AXI master (ip/jtag_axil.tcl, AXI4-Lite) on core_clk, split by
-// fanin_board_regs (fanin_board.v): the core's registers below 0x10000, the read-only board
-// window (RX drop counters, status) from 0x10000.
+// fanin_board_regs (fanin_board.v): the core's registers below 0x10000, the board window
+// (RX drop counters, status, RS-FEC, board information, per-port link status and MAC
+// statistics; offsets from regs/src/board.rs) from 0x10000.
 wire [31:0] jtag_awaddr, jtag_wdata, jtag_araddr, jtag_rdata;
 wire [3:0] jtag_wstrb;
 wire [1:0] jtag_bresp, jtag_rresp;
@@ -524,7 +552,18 @@ jtag_axil jtag_axil_inst (
     .PORTS({ports}),
     .RX_DROPS(16'h{drops:04x}),
     .STATUS(16'h{status:04x}),
-    .STATUS_W(2)
+    .RSFEC(16'h{rsfec:04x}),
+    .INFO(16'h{info:04x}),
+    .INFO_VALUE(32'h{info_value:08x}),
+    .PORTS_BASE(16'h{ports_base:04x}),
+    .PORT_STRIDE(16'h{stride:04x}),
+    .PORT_LINK(16'h{link:04x}),
+    .PORT_COUNTERS(16'h{counters:04x}),
+    .COUNTERS({ncounters}),
+    .STATUS_W({status_w}),
+    .LINK_W({link_w}),
+    .RSFEC_MASK({ports}'h{fec_mask:x}),
+    .RSFEC_RESET({ports}'h{fec_mask:x})
 ) board_regs_inst (
     .clk(core_clk),
     .rst(core_rst),
@@ -563,13 +602,31 @@ jtag_axil jtag_axil_inst (
     .m_axil_rvalid(core_s_axil_rvalid),
     .m_axil_rready(core_s_axil_rready),
     .rx_drops(rx_drops),
-    .status_async(board_status)
+    .stats(mac_stats),
+    .status_async(board_status),
+    .link_async(link_status),
+    .rsfec(rsfec)
 );
 
 "#,
         ports = cfg.ports,
-        drops = BOARD_REG_RX_DROPS,
-        status = BOARD_REG_STATUS,
+        drops = window::RX_DROPS,
+        status = window::STATUS,
+        rsfec = window::RSFEC,
+        info = window::INFO,
+        info_value = board.kind().info(u32::from(cfg.ports)),
+        ports_base = window::PORTS_BASE,
+        stride = window::PORT_STRIDE,
+        link = window::PORT_LINK,
+        counters = window::PORT_COUNTERS,
+        ncounters = window::COUNTERS.len(),
+        status_w = board.kind().status_width(),
+        link_w = board.kind().link_width(),
+        fec_mask = if board.kind().is_cmac() {
+            (1u32 << cfg.ports) - 1
+        } else {
+            0
+        },
     );
     s
 }
@@ -655,12 +712,15 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
             "output wire [3:0] sfp_tx_p",
             "output wire [3:0] sfp_tx_n",
             "output wire [3:0] sfp_tx_disable",
+            "input  wire [3:0] sfp_los",
+            "input  wire [3:0] sfp_tx_fault",
             "output wire [3:0] sfp_led",
             "output wire [1:0] led",
             "inout  wire       i2c_scl",
             "inout  wire       i2c_sda",
             "output wire       i2c_mux_reset",
             "output wire       si5324_rst",
+            "input  wire       si5324_alarm_b",
         ],
         Board::Au250 => vec![
             "input  wire       sysclk_p",
@@ -722,11 +782,28 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
     s.push_str(&decls);
     s.push('\n');
     s.push_str(&clocks_and_resets());
+    let k = board.kind();
     let _ = writeln!(
         s,
-        "// ---- Board window contents (fanin_board_regs): RX drop counters, status bits.\n\
-         wire [{}:0] rx_drops;\nwire [1:0] board_status;\n",
-        32 * cfg.ports as u32 - 1
+        "// ---- Board window contents (fanin_board_regs): RX drop counters, MAC statistics\n\
+         // (fanin_mac_stats: rx_frames, tx_frames, rx_bad_fcs per port), status and link bits,\n\
+         // RS-FEC enables.\n\
+         wire [{}:0] rx_drops;\nwire [{}:0] mac_stats;\nwire [{}:0] board_status;\n\
+         wire [{}:0] link_status;\n{}",
+        32 * cfg.ports as u32 - 1,
+        64 * window::COUNTERS.len() as u32 * cfg.ports as u32 - 1,
+        k.status_width() - 1,
+        k.link_width() * cfg.ports as u32 - 1,
+        if k.is_cmac() {
+            format!("wire [{}:0] rsfec;\n", cfg.ports - 1)
+        } else {
+            format!(
+                "/* verilator lint_off UNUSEDSIGNAL */\n\
+                 wire [{}:0] rsfec; // reads 0 on SUME: no RS-FEC at 10G\n\
+                 /* verilator lint_on UNUSEDSIGNAL */\n",
+                cfg.ports - 1
+            )
+        }
     );
     match board {
         Board::Sume => {
@@ -735,11 +812,11 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
         }
         Board::Au250 | Board::Au280 => {
             s.push_str("// The CMAC reference clocks need no set-up: status bit 0 always set.\n");
-            s.push_str("assign board_status = 2'b01;\n\n");
+            s.push_str("assign board_status = 1'b1;\n\n");
             s.push_str(&cmac_macs(board, cfg));
         }
     }
-    s.push_str(&control(cfg));
+    s.push_str(&control(board, cfg));
     s.push_str("// ---- The switch core (generated from hdl/).\n");
     s.push_str(&inst);
     let _ = writeln!(s, "\nendmodule // {}\n\n`resetall", board.top());
@@ -770,7 +847,6 @@ assign i2c_scl = si5324_scl_low ? 1'b0 : 1'bz;
 assign i2c_sda = si5324_sda_low ? 1'b0 : 1'bz;
 assign i2c_mux_reset = init_rst;
 assign si5324_rst = init_rst;
-assign board_status = {si5324_error, si5324_done};
 wire eth_rst = init_rst | ~si5324_done;
 
 "#
@@ -786,8 +862,14 @@ fn sume_macs(cfg: &CoreConfig) -> String {
 // (ip/eth10g_nonshared.tcl) use its QPLL and clocks.
 wire mac_clk, mac_rst, qplllock, qplloutclk, qplloutrefclk, txusrclk, txusrclk2;
 wire txuserrdy, gttxreset, gtrxreset, reset_counter_done;
+// Bit 0 of each port's byte (PCS block lock) is used.
+/* verilator lint_off UNUSEDSIGNAL */
 wire [31:0] pcspma_status;
+/* verilator lint_on UNUSEDSIGNAL */
 assign led = {qplllock, mmcm_locked};
+// Board status (regs/src/board.rs): refclk_ready, si5324_nack, qpll_lock, si5324_alarm (the
+// Si5324's alarm pin is active low).
+assign board_status = {~si5324_alarm_b, qplllock, si5324_error, si5324_done};
 
 "#,
     );
@@ -809,8 +891,9 @@ assign led = {qplllock, mmcm_locked};
             format!(".txn(sfp_tx_n[{p}])"),
             format!(".rxp(sfp_rx_p[{p}])"),
             format!(".rxn(sfp_rx_n[{p}])"),
-            ".signal_detect(1'b1)".into(),
-            ".tx_fault(1'b0)".into(),
+            "// SFP+ LOS (high: no light) and TX_FAULT from the cage pins.".into(),
+            format!(".signal_detect(~sfp_los[{p}])"),
+            format!(".tx_fault(sfp_tx_fault[{p}])"),
             format!(".tx_disable(sfp_tx_disable[{p}])"),
             format!(".pcspma_status(pcspma_status[{}+:8])", 8 * p),
             ".sim_speedup_control(1'b0)".into(),
@@ -903,8 +986,31 @@ assign led = {qplllock, mmcm_locked};
         let at = s.rfind(&format!("{module} eth10g_{p} (")).unwrap();
         s.insert_str(at, &decl);
         s.push_str(&body);
-        s.push_str(");\n\n");
+        s.push_str(");\n");
+        let _ = write!(
+            s,
+            r#"// Port {p} link (regs/src/board.rs): up = PCS block lock, sfp_los, sfp_tx_fault.
+assign link_status[{l}*{p} +: {l}] = {{sfp_tx_fault[{p}], sfp_los[{p}], 7'd0, pcspma_status[{b}]}};
+// Port {p} statistics, counted at the MAC's AXI-Stream in its clock: frames received (tlast),
+// frames transmitted (tlast accepted), frames the MAC marked bad (FCS or other error).
+fanin_mac_stats #(
+    .N({n}),
+    .INC_W(1)
+) mac_stats_{p} (
+    .s_clk(mac_clk),
+    .s_inc({{mac{p}_rx_bad & mac{p}_rx_tvalid, mac{p}_tx_tvalid & mac{p}_tx_tready & mac{p}_tx_tlast, mac{p}_rx_tvalid & mac{p}_rx_tlast}}),
+    .m_clk(core_clk),
+    .m_count(mac_stats[{w}*{p} +: {w}])
+);
+
+"#,
+            l = BoardKind::Sume.link_width(),
+            b = 8 * p,
+            n = window::COUNTERS.len(),
+            w = 64 * window::COUNTERS.len(),
+        );
     }
+    s.push('\n');
     s
 }
 
@@ -932,7 +1038,7 @@ fn cmac_macs(board: Board, cfg: &CoreConfig) -> String {
         Board::Sume => unreachable!(),
     }
     for p in 0..cfg.ports {
-        let _ = writeln!(s, "wire mac{p}_clk, mac{p}_rx_rst, mac{p}_tx_rst;");
+        let _ = writeln!(s, "wire mac{p}_clk, mac{p}_rx_rst;");
         s.push_str(&cdc_fifos(
             p,
             cfg,
@@ -943,6 +1049,47 @@ fn cmac_macs(board: Board, cfg: &CoreConfig) -> String {
             s,
             "// The CMAC's rx tuser is 1 for a bad frame on the tlast beat, as the core expects.\n\
              wire mac{p}_rx_tuser;\nassign mac{p}_rx_bad = mac{p}_rx_tlast & mac{p}_rx_tuser;"
+        );
+        let _ = write!(
+            s,
+            r#"// Port {p} RS-FEC: the window's register bit, synchronised into the CMAC's clock; a change
+// resets the CMAC's RX and TX cores for 32 cycles so that both restart in the new mode.
+(* ASYNC_REG = "TRUE" *) reg mac{p}_rsfec_cdc1 = 1'b1;
+(* ASYNC_REG = "TRUE" *) reg mac{p}_rsfec_cdc2 = 1'b1;
+reg mac{p}_rsfec = 1'b1;
+reg [5:0] mac{p}_fec_rst = 6'd0;
+always @(posedge mac{p}_clk) begin
+    mac{p}_rsfec_cdc1 <= rsfec[{p}];
+    mac{p}_rsfec_cdc2 <= mac{p}_rsfec_cdc1;
+    if (mac{p}_rsfec_cdc2 != mac{p}_rsfec) begin
+        mac{p}_rsfec <= mac{p}_rsfec_cdc2;
+        mac{p}_fec_rst <= 6'd32;
+    end else if (mac{p}_fec_rst != 6'd0) begin
+        mac{p}_fec_rst <= mac{p}_fec_rst - 6'd1;
+    end
+end
+wire mac{p}_core_rst = mac{p}_fec_rst != 6'd0;
+// Port {p} link status and statistics (regs/src/board.rs), from the CMAC's stat_* outputs in
+// its clock: rx_frames += stat_rx_total_packets, tx_frames += stat_tx_total_packets,
+// rx_bad_fcs += stat_rx_bad_fcs.
+wire mac{p}_stat_rx_status, mac{p}_stat_rx_local_fault, mac{p}_stat_rx_remote_fault;
+wire mac{p}_stat_rx_hi_ber, mac{p}_stat_rx_rsfec_aligned, mac{p}_stat_tx_total_packets;
+wire [2:0] mac{p}_stat_rx_total_packets, mac{p}_stat_rx_bad_fcs;
+assign link_status[{l}*{p} +: {l}] = {{mac{p}_stat_rx_rsfec_aligned, mac{p}_stat_rx_hi_ber,
+    mac{p}_stat_rx_remote_fault, mac{p}_stat_rx_local_fault, cmac_aligned[{p}], mac{p}_stat_rx_status}};
+fanin_mac_stats #(
+    .N({n}),
+    .INC_W(3)
+) mac_stats_{p} (
+    .s_clk(mac{p}_clk),
+    .s_inc({{mac{p}_stat_rx_bad_fcs, 2'd0, mac{p}_stat_tx_total_packets, mac{p}_stat_rx_total_packets}}),
+    .m_clk(core_clk),
+    .m_count(mac_stats[{w}*{p} +: {w}])
+);
+"#,
+            l = BoardKind::Au250.link_width(),
+            n = window::COUNTERS.len(),
+            w = 64 * window::COUNTERS.len(),
         );
         let _ = write!(
             s,
@@ -971,22 +1118,31 @@ fn cmac_macs(board: Board, cfg: &CoreConfig) -> String {
     .rx_preambleout(),
     .usr_rx_reset(mac{p}_rx_rst),
     .stat_rx_aligned(cmac_aligned[{p}]),
+    .stat_rx_status(mac{p}_stat_rx_status),
+    .stat_rx_local_fault(mac{p}_stat_rx_local_fault),
+    .stat_rx_remote_fault(mac{p}_stat_rx_remote_fault),
+    .stat_rx_hi_ber(mac{p}_stat_rx_hi_ber),
+    .stat_rx_rsfec_lane_alignment_status(mac{p}_stat_rx_rsfec_aligned),
+    .stat_rx_total_packets(mac{p}_stat_rx_total_packets),
+    .stat_rx_bad_fcs(mac{p}_stat_rx_bad_fcs),
+    .stat_tx_total_packets(mac{p}_stat_tx_total_packets),
     .ctl_rx_enable(1'b1),
     .ctl_rx_force_resync(1'b0),
     .ctl_rx_test_pattern(1'b0),
+    // RS-FEC (clause 91) from the window's RSFEC register (reset: on).
     .ctl_rsfec_ieee_error_indication_mode(1'b0),
-    .ctl_rx_rsfec_enable(1'b1),
-    .ctl_rx_rsfec_enable_correction(1'b1),
-    .ctl_rx_rsfec_enable_indication(1'b1),
-    .ctl_tx_rsfec_enable(1'b1),
+    .ctl_rx_rsfec_enable(mac{p}_rsfec),
+    .ctl_rx_rsfec_enable_correction(mac{p}_rsfec),
+    .ctl_rx_rsfec_enable_indication(mac{p}_rsfec),
+    .ctl_tx_rsfec_enable(mac{p}_rsfec),
     // Transmit only once the receiver is aligned; until then send remote-fault indication.
     .ctl_tx_enable(cmac_aligned[{p}]),
     .ctl_tx_send_idle(1'b0),
     .ctl_tx_send_rfi(~cmac_aligned[{p}]),
     .ctl_tx_send_lfi(1'b0),
     .ctl_tx_test_pattern(1'b0),
-    .core_rx_reset(1'b0),
-    .core_tx_reset(1'b0),
+    .core_rx_reset(mac{p}_core_rst),
+    .core_tx_reset(mac{p}_core_rst),
     .tx_axis_tready(mac{p}_tx_tready),
     .tx_axis_tvalid(mac{p}_tx_tvalid),
     .tx_axis_tdata(mac{p}_tx_tdata),
@@ -996,7 +1152,7 @@ fn cmac_macs(board: Board, cfg: &CoreConfig) -> String {
     .tx_ovfout(),
     .tx_unfout(),
     .tx_preamblein(56'd0),
-    .usr_tx_reset(mac{p}_tx_rst),
+    .usr_tx_reset(),
     .core_drp_reset(1'b0),
     .drp_clk(1'b0),
     .drp_addr(10'd0),
@@ -1211,16 +1367,22 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
          after every reset by `fanin_si5324_init` (in `fanin_board.v`; register values from \
          the NetFPGA SUME reference designs, see docs/boards.md); the 10G subsystems stay \
          in reset until it is done (about 1 s). Board status bit 0 (address 0x10040) shows \
-         it done, bit 1 that the Si5324 never acknowledged; LED 1 is the QPLL lock.\n"
+         it done, bit 1 that the Si5324 never acknowledged, bit 2 the QPLL lock (also LED 1), \
+         bit 3 the Si5324's alarm pin.\n"
     } else {
         ""
+    };
+    let leds = match board {
+        Board::Sume => "LEDs: `sfp_led[p]` port p's PCS block lock; `led[0]` MMCM locked, `led[1]` QPLL locked.",
+        Board::Au250 => "LEDs: `led[0]` MMCM locked, `led[1]`/`led[2]` QSFP0/QSFP1 CMAC aligned.",
+        Board::Au280 => "The U280 has no user LEDs: link state is only in the board window (`fanin hw status`).",
     };
     let mut regs = String::new();
     for p in 0..cfg.ports {
         let _ = write!(
             regs,
             "`0x{:05x}` port {p}, ",
-            BOARD_REGS_BASE + BOARD_REG_RX_DROPS + 4 * p as u32
+            window::BASE + window::RX_DROPS + 4 * p as u32
         );
     }
     format!(
@@ -1244,9 +1406,13 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
          The AXI-Lite register port (`fanin_regs.h`) is driven by a JTAG-to-AXI master: after \
          programming, in the Vivado hardware manager, e.g. \
          `create_hw_axi_txn rd [get_hw_axis hw_axi_1] -type read -address 0x0 -len 1; run_hw_axi rd`.\n\n\
-         Addresses from `0x{base:05x}` are a read-only board window: frames an RX FIFO \
-         dropped whole because the core fell behind (32 bits, wrapping): {regs}and the status \
-         word at `0x{status:05x}`.\n{refclk}\n\
+         Addresses from `0x{base:05x}` are the board window (`fanin hw status` prints it by \
+         name): frames an RX FIFO dropped whole because the core fell behind (32 bits, \
+         wrapping): {regs}the status word at `0x{status:05x}`, the RS-FEC register at \
+         `0x{fec:05x}` ({fecnote}), the board information word at `0x{info:05x}`, and per port \
+         `p` from `0x{ports:05x} + 0x{stride:x}·p` the link status and the MAC's 64-bit \
+         rx_frames, tx_frames and rx_bad_fcs counters (docs/boards.md, \"Board register window\").\n\n\
+         {leds}\n{refclk}\n\
          See docs/boards.md in the fanin repository for the design choices and known limits.\n",
         name = board.name(),
         part = board.part(),
@@ -1254,8 +1420,18 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
         top = board.top(),
         mhz = cfg.clock_mhz,
         ips = ip.join(", "),
-        base = BOARD_REGS_BASE,
-        status = BOARD_REGS_BASE + BOARD_REG_STATUS,
+        base = window::BASE,
+        status = window::BASE + window::STATUS,
+        fec = window::BASE + window::RSFEC,
+        info = window::BASE + window::INFO,
+        ports = window::BASE + window::PORTS_BASE,
+        stride = window::PORT_STRIDE,
+        fecnote = if board.kind().is_cmac() {
+            "bit p: RS-FEC on port p, writable, on after reset"
+        } else {
+            "reads 0: no RS-FEC at 10G"
+        },
+        leds = leds,
         si = if board == Board::Sume {
             ", the Si5324 I2C initialiser"
         } else {

@@ -10,7 +10,7 @@
 //! The resource reports (`default` and the large ones) are the slow tier
 //! (`cargo xtask test --slow`).
 
-use fanin_gen::board::{self, Board};
+use fanin_gen::board::{self, window, Board};
 use fanin_gen::report::{self, Family};
 use fanin_hdl::{CoreConfig, RamStyle};
 use std::collections::BTreeMap;
@@ -424,7 +424,7 @@ fn board_rtl_dir(b: Board, test: &str) -> PathBuf {
 fn board_rtl_lints_clean() {
     for b in Board::ALL {
         let d = board_rtl_dir(b, "board_rtl_lints_clean");
-        let mut tops = vec!["fanin_rx_fifo", "fanin_board_regs"];
+        let mut tops = vec!["fanin_rx_fifo", "fanin_board_regs", "fanin_mac_stats"];
         if b == Board::Sume {
             tops.push("fanin_si5324_init");
         }
@@ -681,8 +681,10 @@ fn rx_fifo_drops_whole_frames() {
 }
 
 /// The register split: core addresses reach the core (AW and W together, even when the
-/// master sends W later), the board window answers drop counters and status itself, and a
-/// write into the window is refused (SLVERR) without reaching the core.
+/// master sends W later); the board window answers drop counters, status, RS-FEC, the
+/// board information word, link bits and both words of every MAC counter at the offsets of
+/// `fanin_regs::board`; the RS-FEC register takes writes (only the strobed bytes, only the
+/// mask's bits); any other window write is refused (SLVERR) and reaches nothing.
 #[test]
 fn board_regs_split_core_and_window() {
     let out = icarus(Board::Au250, "board-regs", "board_regs_tb.v", &[]);
@@ -693,14 +695,212 @@ fn board_regs_split_core_and_window() {
         "R 00010004 00000022 0",
         "R 00010008 00000000 0",
         "R 00010040 00000001 0",
+        "R 00010044 00000003 0",
+        "R 00010048 fb0a0202 0",
+        "R 00010100 00000003 0",
+        "R 00010140 00000021 0",
+        "R 00010108 5a5a0000 0",
+        "R 0001010c b0b00000 0",
+        "R 00010110 5a5a0001 0",
+        "R 00010118 5a5a0002 0",
+        "R 00010158 5a5a0102 0",
+        "R 0001015c b0b00102 0",
         "CW 0044 12345678",
         "W 00000044 0",
         "W 00010000 2",
+        "F 11",
+        "W 00010048 2",
+        "F 11",
+        "W 00010044 0",
+        "F 10",
+        "R 00010044 00000002 0",
+        "W 00010044 0",
+        "F 10",
+        "W 00010044 0",
+        "F 01",
+        "R 00010200 00000000 0",
         "CR 0a00",
         "R 00000a00 c0de0a00 0",
         "END",
     ];
     assert_eq!(out, want);
-    assert_eq!(board::BOARD_REGS_BASE, 0x1_0000);
-    assert_eq!(board::BOARD_REG_STATUS, 0x40);
+    // The testbench's addresses are the shared window's.
+    assert_eq!(window::BASE, 0x1_0000);
+    assert_eq!(
+        (window::STATUS, window::RSFEC, window::INFO),
+        (0x40, 0x44, 0x48)
+    );
+    assert_eq!(window::port_reg(1, window::PORT_LINK), 0x140);
+    assert_eq!(window::counter_reg(0, 0), 0x108);
+    assert_eq!(window::counter_reg(0, 1), 0x110);
+    assert_eq!(window::counter_reg(1, 2), 0x158);
+    assert_eq!(fanin_regs::board::BoardKind::Au250.info(2), 0xfb0a_0202);
+}
+
+/// The MAC statistics crossing: with random increments in a MAC clock and reads in a core
+/// clock (faster and slower, three seeds each), every copy on the core side is one instant
+/// of the MAC side (two counters that always move together never disagree), never goes
+/// backwards, carries into the high word, updates while counting, and ends equal to the
+/// testbench's own totals.
+#[test]
+fn mac_stats_cross_whole_snapshots() {
+    // (MAC half-period, core half-period): CMAC 322 MHz into a 250 MHz core, 156.25 MHz
+    // into 200 MHz (SUME), and a core slower than the MAC by 3x.
+    for (s_half, m_half) in [(1.55, 2.0), (3.2, 2.5), (1.55, 4.7)] {
+        for seed in [1u32, 2, 3] {
+            let params = vec![
+                format!("SEED={seed}"),
+                format!("S_HALF={s_half}"),
+                format!("M_HALF={m_half}"),
+            ];
+            let out = icarus(Board::Au250, "mac-stats", "mac_stats_tb.v", &params);
+            let errs: Vec<&String> = out.iter().filter(|l| l.starts_with("ERR")).collect();
+            assert!(errs.is_empty(), "{params:?}: {errs:?}");
+            let line = |tag: &str| -> Vec<u64> {
+                out.iter()
+                    .find_map(|l| l.strip_prefix(tag))
+                    .unwrap_or_else(|| panic!("{params:?}: no {tag}line in {out:?}"))
+                    .split_whitespace()
+                    .map(|x| x.parse().unwrap())
+                    .collect()
+            };
+            let (s, m, u) = (line("S "), line("M "), line("U "));
+            assert_eq!(m, s, "{params:?}: the core side's final copy");
+            assert!(
+                s[0] > 1 << 32,
+                "{params:?}: the carry into bit 32 was not crossed"
+            );
+            assert!(
+                u[0] > 100,
+                "{params:?}: only {} copies while counting",
+                u[0]
+            );
+        }
+    }
+}
+
+/// Every wrapper, with the generated core and board RTL and stand-ins for the vendor IP
+/// (gen/tests/tb/ip_stubs.v, cmac_stub.v: the ports the wrapper connects, with the widths of
+/// Xilinx's instantiation templates), passes `verilator --lint-only -Wall`: every IP port it
+/// names exists on the stand-in, widths agree, nothing is undriven or unused. Waivers: the
+/// generated core's own warnings (linted with its own rules elsewhere) and `.port()`
+/// (PINCONNECTEMPTY, the wrapper's style for unused IP outputs).
+#[test]
+fn wrapper_lints_with_ip_stubs() {
+    let tb = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tb");
+    let stubs = std::fs::read_to_string(tb.join("ip_stubs.v")).unwrap();
+    let cmac = std::fs::read_to_string(tb.join("cmac_stub.v")).unwrap();
+    for b in Board::ALL {
+        let d = build_dir(b, "wrapper_lints_with_ip_stubs");
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let cmacs: String = if b == Board::Sume {
+            String::new()
+        } else {
+            (0..cfg.ports)
+                .map(|p| cmac.replace("@NAME@", &format!("cmac_qsfp{p}")))
+                .collect()
+        };
+        let text = stubs
+            .replace("@DW@", &cfg.data_w.to_string())
+            .replace("@KW@", &(cfg.data_w / 8).to_string())
+            .replace("@CMAC_MODULES@", &cmacs);
+        std::fs::write(d.join("ip_stubs.v"), text).unwrap();
+        std::fs::write(
+            d.join("waive.vlt"),
+            "`verilator_config\nlint_off -file \"*fanin_core.v\"\nlint_off -rule PINCONNECTEMPTY\n",
+        )
+        .unwrap();
+        let top = b.top();
+        let out = Command::new("verilator")
+            .args([
+                "--lint-only",
+                "-Wall",
+                "--timescale",
+                "1ns/1ps",
+                "-Wno-TIMESCALEMOD",
+                "--top-module",
+                &top,
+                "waive.vlt",
+                "fanin_core.v",
+                board::BOARD_RTL,
+                "ip_stubs.v",
+                &format!("{top}.v"),
+            ])
+            .current_dir(&d)
+            .output()
+            .expect("verilator must be installed (see README setup)");
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            b.name(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+/// The wrapper hands `fanin_board_regs` the window layout of `fanin_regs::board`, at these
+/// exact offsets (the documented register map: docs/boards.md, "Board register window";
+/// `fanin hw status` reads the same constants), the board's information word, and RS-FEC
+/// writable and on after reset exactly on the CMAC boards; the CMACs take their RS-FEC
+/// enables from it and report the status and statistics outputs.
+#[test]
+fn wrapper_window_offsets_are_the_documented_ones() {
+    for b in Board::ALL {
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let v = board::wrapper(b, &cfg);
+        let (info, link_w, status_w, fec) = match b {
+            Board::Sume => ("32'hfb0a0401", 10, 4, "4'h0"),
+            Board::Au250 => ("32'hfb0a0202", 6, 1, "2'h3"),
+            Board::Au280 => ("32'hfb0a0203", 6, 1, "2'h3"),
+        };
+        for want in [
+            ".RX_DROPS(16'h0000)".to_string(),
+            ".STATUS(16'h0040)".into(),
+            ".RSFEC(16'h0044)".into(),
+            ".INFO(16'h0048)".into(),
+            format!(".INFO_VALUE({info})"),
+            ".PORTS_BASE(16'h0100)".into(),
+            ".PORT_STRIDE(16'h0040)".into(),
+            ".PORT_LINK(16'h0000)".into(),
+            ".PORT_COUNTERS(16'h0008)".into(),
+            ".COUNTERS(3)".into(),
+            format!(".STATUS_W({status_w})"),
+            format!(".LINK_W({link_w})"),
+            format!(".RSFEC_MASK({fec})"),
+            format!(".RSFEC_RESET({fec})"),
+        ] {
+            assert!(v.contains(&want), "{}: no {want}", b.name());
+        }
+        assert_eq!(b.kind().link_width(), link_w);
+        assert_eq!(b.kind().status_width(), status_w);
+        for p in 0..cfg.ports {
+            assert!(v.contains("fanin_mac_stats #("), "{}", b.name());
+            assert!(
+                v.contains(&format!(") mac_stats_{p} (")),
+                "{} port {p}",
+                b.name()
+            );
+            if b == Board::Sume {
+                assert!(v.contains(&format!(".signal_detect(~sfp_los[{p}])")));
+                assert!(v.contains(&format!(".tx_fault(sfp_tx_fault[{p}])")));
+            } else {
+                for port in [
+                    format!(".ctl_rx_rsfec_enable(mac{p}_rsfec)"),
+                    format!(".ctl_tx_rsfec_enable(mac{p}_rsfec)"),
+                    format!(".stat_rx_status(mac{p}_stat_rx_status)"),
+                    format!(".stat_rx_total_packets(mac{p}_stat_rx_total_packets)"),
+                    format!(".stat_rx_bad_fcs(mac{p}_stat_rx_bad_fcs)"),
+                    format!(".stat_tx_total_packets(mac{p}_stat_tx_total_packets)"),
+                ] {
+                    assert!(v.contains(&port), "{}: no {port}", b.name());
+                }
+            }
+        }
+        if b == Board::Sume {
+            assert!(v.contains(
+                "assign board_status = {~si5324_alarm_b, qplllock, si5324_error, si5324_done};"
+            ));
+        }
+    }
 }
