@@ -904,3 +904,60 @@ fn wrapper_window_offsets_are_the_documented_ones() {
         }
     }
 }
+
+/// docs/boards.md's "Board register window" table and bit lists are the code's
+/// (`fanin_regs::board`): every row's offset and name, in order, and every status and link
+/// bit's number and name.
+#[test]
+fn docs_window_table_is_the_code() {
+    use fanin_regs::board::BoardKind;
+    let doc = include_str!("../../docs/boards.md");
+    let sec = doc
+        .split("## Board register window")
+        .nth(1)
+        .expect("docs/boards.md has a 'Board register window' section");
+    let sec = &sec[..sec.find("\n## ").unwrap_or(sec.len())];
+    let rows: Vec<(String, String)> = sec
+        .lines()
+        .filter(|l| l.starts_with("| `0x"))
+        .map(|l| {
+            let c: Vec<&str> = l.split('|').map(str::trim).collect();
+            (
+                c[1].trim_matches('`').to_string(),
+                c[2].trim_matches('`').to_string(),
+            )
+        })
+        .collect();
+    let per_port = |off: u32| format!("0x{off:03x} + 0x{:x}·p", window::PORT_STRIDE);
+    let mut want = vec![
+        (
+            format!("0x{:03x} + 4·p", window::RX_DROPS),
+            "rx_drops".to_string(),
+        ),
+        (format!("0x{:03x}", window::STATUS), "status".into()),
+        (format!("0x{:03x}", window::RSFEC), "rsfec".into()),
+        (format!("0x{:03x}", window::INFO), "info".into()),
+        (
+            per_port(window::PORTS_BASE + window::PORT_LINK),
+            "link".into(),
+        ),
+    ];
+    for (k, (name, _)) in window::COUNTERS.iter().enumerate() {
+        want.push((per_port(window::counter_reg(0, k)), name.to_string()));
+    }
+    assert_eq!(rows, want);
+    // Prose may wrap anywhere.
+    let sec = sec.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(sec.contains(&format!("bits 31:16 `0x{:04x}`", window::INFO_MAGIC)));
+    let codes: Vec<String> = BoardKind::ALL
+        .iter()
+        .map(|b| format!("{} {}", *b as u32, b.name()))
+        .collect();
+    assert!(sec.contains(&codes.join(", ")), "board codes {codes:?}");
+    for b in BoardKind::ALL {
+        for bit in b.status_bits().iter().chain(b.link_bits()) {
+            let t = format!("{} `{}`", bit.bit, bit.name);
+            assert!(sec.contains(&t), "{}: docs lack '{t}'", b.name());
+        }
+    }
+}
