@@ -101,6 +101,11 @@ const STATUS_SUME: &[Bit] = &[
         "the Si5324's alarm pin (SFP_CLK_ALARM_B, AM29) is asserted (low)",
     ),
 ];
+const STATUS_ALVEO: &[Bit] = &[bit(
+    4,
+    "pcie_up",
+    "the PCIe link is up (XDMA user_lnk_up; the BAR reaches the registers)",
+)];
 const LINK_CMAC: &[Bit] = &[
     bit(0, "up", "stat_rx_status: the receive link is up"),
     bit(1, "aligned", "stat_rx_aligned: all PCS lanes aligned"),
@@ -175,6 +180,8 @@ impl BoardKind {
         let mut v = STATUS_ALL.to_vec();
         if self == BoardKind::Sume {
             v.extend_from_slice(STATUS_SUME);
+        } else {
+            v.extend_from_slice(STATUS_ALVEO);
         }
         v
     }
@@ -271,7 +278,7 @@ mod tests {
         assert_eq!(BoardKind::Au250.link_width(), 6);
         assert_eq!(BoardKind::Sume.link_width(), 10);
         assert_eq!(BoardKind::Sume.status_width(), 4);
-        assert_eq!(BoardKind::Au280.status_width(), 1);
+        assert_eq!(BoardKind::Au280.status_width(), 5);
         assert_eq!(set_names(LINK_CMAC, 0b11), ["up", "aligned"]);
     }
 }

@@ -20,7 +20,7 @@ mod tcl;
 mod wrapper;
 
 pub use si5324::{i2c_rom, si5324_init_rtl, I2cWrite, PCA9548_ADDR, SI5324_ADDR, SI5324_INIT};
-pub use tcl::{build_tcl, ip_tcl};
+pub use tcl::{build_tcl, ip_tcl, PINNED_IP};
 pub use wrapper::wrapper;
 
 /// A supported FPGA board.
@@ -67,6 +67,10 @@ const AU250_XDC: Files = &[
         include_str!("../../../constraints/au250/gpio.xdc"),
     ),
     (
+        "pcie.xdc",
+        include_str!("../../../constraints/au250/pcie.xdc"),
+    ),
+    (
         "config.xdc",
         include_str!("../../../constraints/au250/config.xdc"),
     ),
@@ -83,6 +87,10 @@ const AU280_XDC: Files = &[
     (
         "gpio.xdc",
         include_str!("../../../constraints/au280/gpio.xdc"),
+    ),
+    (
+        "pcie.xdc",
+        include_str!("../../../constraints/au280/pcie.xdc"),
     ),
     (
         "config.xdc",
@@ -271,6 +279,10 @@ pub fn board_rtl(board: Board, cfg: &CoreConfig) -> Result<String> {
     s.push_str(include_str!("../../rtl/fanin_board_regs.v"));
     s.push('\n');
     s.push_str(include_str!("../../rtl/fanin_mac_stats.v"));
+    if board.kind().is_cmac() {
+        s.push('\n');
+        s.push_str(include_str!("../../rtl/fanin_axil_arb.v"));
+    }
     if board == Board::Sume {
         s.push('\n');
         s.push_str(&si5324_init_rtl(SI5324_INIT)?);
@@ -393,7 +405,7 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
          exits 1 on a timing failure.\n\n\
          ## Files\n\n\
          * `fanin_core.v`: the switch core (generated from `hdl/`), `manifest.json`, `fanin_regs.h`.\n\
-         * `{top}.v`: board wrapper: clocks, resets, MAC/PCS IP, clock-crossing FIFOs, JTAG-to-AXI.\n\
+         * `{top}.v`: board wrapper: clocks, resets, MAC/PCS IP, clock-crossing FIFOs, {ctl}.\n\
          * `fanin_board.v`: hand-written board RTL: the RX FIFOs that drop whole frames when \
          full, the register split{si}.\n\
          * `constraints/*.xdc`: pins and clocks (core_clk target {mhz} MHz); \
@@ -401,7 +413,7 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
          * `ip/*.tcl`: vendor IP, created at build time: {ips}.\n\
          * `build.tcl`: the non-project Vivado flow.\n\n\
          ## Control\n\n\
-         The AXI-Lite register port (`fanin_regs.h`) is driven by a JTAG-to-AXI master: after \
+         {ctlnote}The AXI-Lite register port (`fanin_regs.h`) is also driven by a JTAG-to-AXI master: after \
          programming, in the Vivado hardware manager, e.g. \
          `create_hw_axi_txn rd [get_hw_axis hw_axi_1] -type read -address 0x0 -len 1; run_hw_axi rd`.\n\n\
          Addresses from `0x{base:05x}` are the board window (`fanin hw status` prints it by \
@@ -430,6 +442,17 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
             "reads 0: no RS-FEC at 10G"
         },
         leds = leds,
+        ctl = if board.kind().is_cmac() {
+            "XDMA (PCIe BAR0) and JTAG-to-AXI"
+        } else {
+            "JTAG-to-AXI"
+        },
+        ctlnote = if board.kind().is_cmac() {
+            "PCIe: XDMA's AXI-Lite master is BAR0 (1 MiB: the core at 0, the board window at \
+             0x10000); `fanin hw program|status|verify --device BDF` use it. "
+        } else {
+            ""
+        },
         si = if board == Board::Sume {
             ", the Si5324 I2C initialiser"
         } else {

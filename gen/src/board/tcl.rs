@@ -4,14 +4,24 @@ use super::{core_period_ns, header, Board};
 use fanin_hdl::CoreConfig;
 use std::fmt::Write as _;
 
+/// IP versions pinned in `create_ip -version` (the PCIe path).
+pub const PINNED_IP: &[(&str, &str)] = &[("xdma", "4.1"), ("axi_clock_converter", "2.1")];
+
 /// Vendor IP as Tcl: `(file name, script)`. Each script creates one IP into `$fanin_ip_dir`.
 pub fn ip_tcl(board: Board, cfg: &CoreConfig) -> Vec<(String, String)> {
     let h = header(board, cfg, "#");
     let ip = |name: &str, module: &str, props: &[(&str, String)]| -> (String, String) {
         let mut t = h.clone();
+        // Pinned versions for the IP that has them (PINNED_IP); the others take the
+        // Vivado release's own.
+        let version = PINNED_IP
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| format!(" -version {v}"))
+            .unwrap_or_default();
         let _ = writeln!(
             t,
-            "create_ip -name {name} -vendor xilinx.com -library ip -module_name {module} -dir $fanin_ip_dir"
+            "create_ip -name {name} -vendor xilinx.com -library ip{version} -module_name {module} -dir $fanin_ip_dir"
         );
         let _ = writeln!(t, "set_property -dict [list \\");
         for (k, v) in props {
@@ -111,6 +121,37 @@ pub fn ip_tcl(board: Board, cfg: &CoreConfig) -> Vec<(String, String)> {
                 props.push(("ENABLE_PIPELINE_REG", "1".into()));
                 v.push(ip("cmac_usplus", &format!("cmac_qsfp{p}"), &props));
             }
+            v.push(ip(
+                "xdma",
+                "xdma_pcie",
+                &[
+                    ("mode_selection", "Advanced".into()),
+                    ("pl_link_cap_max_link_width", "X16".into()),
+                    ("pl_link_cap_max_link_speed", "8.0_GT/s".into()),
+                    ("axi_data_width", "512_bit".into()),
+                    ("axisten_freq", "250".into()),
+                    ("ref_clk_freq", "100_MHz".into()),
+                    // DMA as one AXI-Stream channel each way, left unused.
+                    ("xdma_axi_intf_mm", "AXI_Stream".into()),
+                    ("xdma_rnum_chnl", "1".into()),
+                    ("xdma_wnum_chnl", "1".into()),
+                    // BAR0: the AXI-Lite master, 1 MiB (the core and the board window).
+                    ("axilite_master_en", "true".into()),
+                    ("axilite_master_scale", "Megabytes".into()),
+                    ("axilite_master_size", "1".into()),
+                    ("pf0_device_id", "903f".into()),
+                ],
+            ));
+            v.push(ip(
+                "axi_clock_converter",
+                "axil_cdc",
+                &[
+                    ("PROTOCOL", "AXI4LITE".into()),
+                    ("ADDR_WIDTH", "32".into()),
+                    ("DATA_WIDTH", "32".into()),
+                    ("ACLK_ASYNC", "1".into()),
+                ],
+            ));
         }
     }
     v

@@ -109,6 +109,14 @@ jtag_axil jtag_axil_inst (
 );
 "#,
     );
+    // The bus fanin_board_regs serves: the JTAG master itself on SUME; on Alveo the arbiter
+    // between the PCIe BAR (XDMA's AXI-Lite master, crossed into core_clk) and JTAG.
+    let bus = if board.kind().is_cmac() {
+        s.push_str(&pcie_control());
+        "ctl"
+    } else {
+        "jtag"
+    };
     let _ = write!(
         s,
         r#"fanin_board_regs #(
@@ -130,23 +138,23 @@ jtag_axil jtag_axil_inst (
 ) board_regs_inst (
     .clk(core_clk),
     .rst(core_rst),
-    .s_axil_awaddr(jtag_awaddr),
-    .s_axil_awvalid(jtag_awvalid),
-    .s_axil_awready(jtag_awready),
-    .s_axil_wdata(jtag_wdata),
-    .s_axil_wstrb(jtag_wstrb),
-    .s_axil_wvalid(jtag_wvalid),
-    .s_axil_wready(jtag_wready),
-    .s_axil_bresp(jtag_bresp),
-    .s_axil_bvalid(jtag_bvalid),
-    .s_axil_bready(jtag_bready),
-    .s_axil_araddr(jtag_araddr),
-    .s_axil_arvalid(jtag_arvalid),
-    .s_axil_arready(jtag_arready),
-    .s_axil_rdata(jtag_rdata),
-    .s_axil_rresp(jtag_rresp),
-    .s_axil_rvalid(jtag_rvalid),
-    .s_axil_rready(jtag_rready),
+    .s_axil_awaddr({bus}_awaddr),
+    .s_axil_awvalid({bus}_awvalid),
+    .s_axil_awready({bus}_awready),
+    .s_axil_wdata({bus}_wdata),
+    .s_axil_wstrb({bus}_wstrb),
+    .s_axil_wvalid({bus}_wvalid),
+    .s_axil_wready({bus}_wready),
+    .s_axil_bresp({bus}_bresp),
+    .s_axil_bvalid({bus}_bvalid),
+    .s_axil_bready({bus}_bready),
+    .s_axil_araddr({bus}_araddr),
+    .s_axil_arvalid({bus}_arvalid),
+    .s_axil_arready({bus}_arready),
+    .s_axil_rdata({bus}_rdata),
+    .s_axil_rresp({bus}_rresp),
+    .s_axil_rvalid({bus}_rvalid),
+    .s_axil_rready({bus}_rready),
     .m_axil_awaddr(core_s_axil_awaddr),
     .m_axil_awvalid(core_s_axil_awvalid),
     .m_axil_awready(core_s_axil_awready),
@@ -172,6 +180,7 @@ jtag_axil jtag_axil_inst (
 );
 
 "#,
+        bus = bus,
         ports = cfg.ports,
         drops = window::RX_DROPS,
         status = window::STATUS,
@@ -190,6 +199,112 @@ jtag_axil jtag_axil_inst (
         } else {
             0
         },
+    );
+    s
+}
+
+/// Alveo: the PCIe control path. XDMA (`ip/xdma_pcie.tcl`, Gen3 x16, its AXI-Lite master on
+/// BAR0, DMA unused) at its `axi_aclk`, an AXI-Lite clock converter (`ip/axil_cdc.tcl`) into
+/// `core_clk`, and `fanin_axil_arb` between it (s0) and the JTAG-to-AXI master (s1); the
+/// arbiter's output `ctl_*` feeds the register split.
+fn pcie_control() -> String {
+    let mut s = String::from(
+        r#"// ---- PCIe: XDMA's AXI-Lite master (BAR0, 1 MiB: the core at 0, the board window at
+// 0x10000), crossed into core_clk, shares the register split with JTAG-to-AXI through
+// fanin_axil_arb (fanin_board.v). The DMA channels are not used.
+wire pcie_sys_clk, pcie_sys_clk_gt, pcie_axi_clk, pcie_axi_rstn, pcie_link_up;
+IBUFDS_GTE4 pcie_refclk_ibuf (
+    .I(pcie_refclk_p),
+    .IB(pcie_refclk_n),
+    .CEB(1'b0),
+    .O(pcie_sys_clk_gt),
+    .ODIV2(pcie_sys_clk)
+);
+// Board status (regs/src/board.rs): refclk_ready (the CMAC reference clocks need no set-up)
+// and pcie_up.
+assign board_status = {pcie_link_up, 3'd0, 1'b1};
+"#,
+    );
+    let sigs = [
+        ("awaddr", 32),
+        ("awvalid", 1),
+        ("awready", 1),
+        ("wdata", 32),
+        ("wstrb", 4),
+        ("wvalid", 1),
+        ("wready", 1),
+        ("bresp", 2),
+        ("bvalid", 1),
+        ("bready", 1),
+        ("araddr", 32),
+        ("arvalid", 1),
+        ("arready", 1),
+        ("rdata", 32),
+        ("rresp", 2),
+        ("rvalid", 1),
+        ("rready", 1),
+    ];
+    for bus in ["pcie", "bar", "ctl"] {
+        for (n, w) in sigs {
+            let range = if w > 1 {
+                format!("[{}:0] ", w - 1)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(s, "wire {range}{bus}_{n};");
+        }
+    }
+    let conns = |prefix: &str, bus: &str| -> String {
+        sigs.iter()
+            .map(|(n, _)| format!("    .{prefix}{n}({bus}_{n}),\n"))
+            .collect()
+    };
+    let _ = write!(
+        s,
+        r#"xdma_pcie xdma_inst (
+    .sys_clk(pcie_sys_clk),
+    .sys_clk_gt(pcie_sys_clk_gt),
+    .sys_rst_n(pcie_perst_n),
+    .user_lnk_up(pcie_link_up),
+    .pci_exp_txp(pcie_tx_p),
+    .pci_exp_txn(pcie_tx_n),
+    .pci_exp_rxp(pcie_rx_p),
+    .pci_exp_rxn(pcie_rx_n),
+    .axi_aclk(pcie_axi_clk),
+    .axi_aresetn(pcie_axi_rstn),
+    .usr_irq_req(1'b0),
+    .usr_irq_ack(),
+    .msi_enable(),
+    .msi_vector_width(),
+    .s_axis_c2h_tvalid_0(1'b0),
+    .m_axis_h2c_tready_0(1'b1),
+{xdma}    .m_axil_awprot(),
+    .m_axil_arprot()
+);
+axil_cdc pcie_cdc_inst (
+    .s_axi_aclk(pcie_axi_clk),
+    .s_axi_aresetn(pcie_axi_rstn),
+{cdc_s}    .s_axi_awprot(3'd0),
+    .s_axi_arprot(3'd0),
+    .m_axi_aclk(core_clk),
+    .m_axi_aresetn(~core_rst),
+{cdc_m}    .m_axi_awprot(),
+    .m_axi_arprot()
+);
+fanin_axil_arb #(
+    .AW(32)
+) ctl_arb_inst (
+    .clk(core_clk),
+    .rst(core_rst),
+{arb}
+);
+
+"#,
+        xdma = conns("m_axil_", "pcie"),
+        cdc_s = conns("s_axi_", "pcie"),
+        cdc_m = conns("m_axi_", "bar"),
+        arb = (conns("s0_", "bar") + &conns("s1_", "jtag") + &conns("m_", "ctl"))
+            .trim_end_matches(",\n"),
     );
     s
 }
@@ -311,6 +426,13 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
             "output wire       qsfp1_refclk_reset",
             "output wire [1:0] qsfp1_fs",
             "output wire [2:0] led",
+            "input  wire       pcie_refclk_p",
+            "input  wire       pcie_refclk_n",
+            "input  wire       pcie_perst_n",
+            "input  wire [15:0] pcie_rx_p",
+            "input  wire [15:0] pcie_rx_n",
+            "output wire [15:0] pcie_tx_p",
+            "output wire [15:0] pcie_tx_n",
         ],
         Board::Au280 => vec![
             "input  wire       sysclk_p",
@@ -332,6 +454,13 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
             "output wire       qsfp1_refclk_oe_b",
             "output wire       qsfp1_refclk_fs",
             "output wire       hbm_cattrip",
+            "input  wire       pcie_refclk_p",
+            "input  wire       pcie_refclk_n",
+            "input  wire       pcie_perst_n",
+            "input  wire [15:0] pcie_rx_p",
+            "input  wire [15:0] pcie_rx_n",
+            "output wire [15:0] pcie_tx_p",
+            "output wire [15:0] pcie_tx_n",
         ],
     };
     let _ = writeln!(
@@ -374,8 +503,6 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
             s.push_str(&sume_macs(cfg));
         }
         Board::Au250 | Board::Au280 => {
-            s.push_str("// The CMAC reference clocks need no set-up: status bit 0 always set.\n");
-            s.push_str("assign board_status = 1'b1;\n\n");
             s.push_str(&cmac_macs(board, cfg));
         }
     }
