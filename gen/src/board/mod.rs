@@ -15,6 +15,7 @@ use fanin_regs::board::BoardKind;
 use std::fmt::Write as _;
 use std::path::Path;
 
+mod macs;
 mod si5324;
 mod tcl;
 mod wrapper;
