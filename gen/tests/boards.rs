@@ -1047,3 +1047,127 @@ fn alveo_has_a_pcie_bar_and_jtag_fallback() {
             .contains("module fanin_axil_arb"));
     }
 }
+
+/// `n` with thousands separators (the docs' style).
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// docs/boards.md's figures for `alveo`'s slot and metadata memories are the generated
+/// core's: the `ram_style = "ultra"` memory's rows and width, its size in Mbit, URAM288
+/// count (4,096 × 72 each) and cascade depth and share of each card's URAM, and the slot
+/// metadata memory's width (`fanin_regs::layout::meta`), size and RAMB36 lower bound. The
+/// core is generated from `hdl/` as it is now: a core change that moves these fails here
+/// until the doc follows.
+#[test]
+fn alveo_memory_figures_are_the_generated_core() {
+    let cfg = CoreConfig::by_name("alveo").unwrap();
+    let v = fanin_gen::outputs(&cfg)
+        .unwrap()
+        .into_iter()
+        .find(|(n, _)| n == "fanin_core.v")
+        .expect("fanin_core.v")
+        .1;
+    // `reg [W-1:0] mem [0:D-1];` of every memory: (style, width, depth).
+    let mems: Vec<(bool, u64, u64)> = v
+        .lines()
+        .filter(|l| l.contains("reg [") && l.contains("] mem [0:"))
+        .map(|l| {
+            let w: u64 = l
+                .split("reg [")
+                .nth(1)
+                .unwrap()
+                .split(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let d: u64 = l
+                .split("mem [0:")
+                .nth(1)
+                .unwrap()
+                .split(']')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            (l.contains("\"ultra\""), w + 1, d + 1)
+        })
+        .collect();
+    let ultra: Vec<_> = mems.iter().filter(|m| m.0).collect();
+    assert_eq!(ultra.len(), 1, "{mems:?}");
+    let (_, w, d) = *ultra[0];
+    assert_eq!(w * d, 2 * u64::from(cfg.slots) * u64::from(cfg.lanes) * 32);
+    let meta_w = fanin_regs::layout::meta::LAYOUT.width as u64;
+    let meta_d = 2 * u64::from(cfg.slots);
+    assert!(
+        mems.contains(&(false, meta_w, meta_d)),
+        "no {meta_d} x {meta_w} metadata memory: {mems:?}"
+    );
+    let uram = w.div_ceil(72) * d.div_ceil(4096);
+    let pct = |of: u64| (uram * 100 + of / 2) / of;
+    let meta_bits = meta_w * meta_d;
+    let mbit = |b: u64| {
+        let m = b as f64 / f64::from(1u32 << 20);
+        if m.fract() == 0.0 {
+            format!("{m:.0}")
+        } else {
+            format!("{m:.1}")
+        }
+    };
+    let doc = include_str!("../../docs/boards.md");
+    let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        format!(
+            "| `alveo` | `ultra` | {} slots: {} Mbit ({} × {})",
+            thousands(cfg.slots.into()),
+            mbit(w * d),
+            thousands(d),
+            thousands(w)
+        ),
+        format!(
+            "as URAM ≈ {uram} URAM288 ({} % of a U280's 960, {} % of a U250's 1,280)",
+            pct(960),
+            pct(1280)
+        ),
+        format!(
+            "`2S × {meta_w}` bits: {} Mbit, at least {} RAMB36",
+            mbit(meta_bits),
+            meta_bits.div_ceil(36 * 1024)
+        ),
+        format!("only the {} Mbit slot metadata", mbit(meta_bits)),
+        format!("must show ≈ {uram} URAM"),
+        format!(
+            "{} rows are an {}-deep URAM cascade",
+            thousands(d),
+            d.div_ceil(4096)
+        ),
+    ] {
+        assert!(doc.contains(&want), "docs/boards.md lacks: {want}");
+    }
+    // docs/rtl.md lists the same memories' row widths (the layouts the Verilog is built from).
+    let rtl = include_str!("../../docs/rtl.md");
+    let rtl = rtl.split_whitespace().collect::<Vec<_>>().join(" ");
+    let job_w = fanin_regs::layout::job::LAYOUT.width;
+    let child_w = fanin_regs::layout::child::LAYOUT.width;
+    for want in [
+        format!("slot metadata (`2·S × {meta_w}`)"),
+        format!("log2 max_children) × {child_w}`)"),
+        format!("job table (`max_jobs × {job_w}`)"),
+        format!("the packed {job_w}-bit entries"),
+    ] {
+        assert!(rtl.contains(&want), "docs/rtl.md lacks: {want}");
+    }
+    assert!(
+        mems.contains(&(false, job_w as u64, u64::from(cfg.max_jobs))),
+        "{mems:?}"
+    );
+}
