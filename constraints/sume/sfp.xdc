@@ -24,3 +24,18 @@ set_property -dict {LOC M18 IOSTANDARD LVCMOS15 SLEW SLOW DRIVE 12} [get_ports {
 set_property -dict {LOC B31 IOSTANDARD LVCMOS15 SLEW SLOW DRIVE 12} [get_ports {sfp_tx_disable[1]}]
 set_property -dict {LOC J38 IOSTANDARD LVCMOS15 SLEW SLOW DRIVE 12} [get_ports {sfp_tx_disable[2]}]
 set_property -dict {LOC L21 IOSTANDARD LVCMOS15 SLEW SLOW DRIVE 12} [get_ports {sfp_tx_disable[3]}]
+
+# SFP+ module status (inputs, pulled up on the board side of the cage; high = asserted):
+# loss of signal (RX_LOS, no light) drives the 10G subsystem's signal_detect (inverted),
+# TX_FAULT its tx_fault; both are also port p's link bits 8 and 9 in the board register window.
+# Pins from corundum fpga/mqnic/NetFPGA_SUME/fpga/fpga.xdc (sfp_N_los, sfp_N_tx_fault; cage N =
+# port N-1), same bank standard as sfp_tx_disable.
+set_property -dict {LOC L17  IOSTANDARD LVCMOS15 PULLUP true} [get_ports {sfp_los[0]}]
+set_property -dict {LOC L20  IOSTANDARD LVCMOS15 PULLUP true} [get_ports {sfp_los[1]}]
+set_property -dict {LOC G37  IOSTANDARD LVCMOS15 PULLUP true} [get_ports {sfp_los[2]}]
+set_property -dict {LOC J36  IOSTANDARD LVCMOS15 PULLUP true} [get_ports {sfp_los[3]}]
+set_property -dict {LOC M19  IOSTANDARD LVCMOS15 PULLUP true} [get_ports {sfp_tx_fault[0]}]
+set_property -dict {LOC C26  IOSTANDARD LVCMOS15 PULLUP true} [get_ports {sfp_tx_fault[1]}]
+set_property -dict {LOC E39  IOSTANDARD LVCMOS15 PULLUP true} [get_ports {sfp_tx_fault[2]}]
+set_property -dict {LOC J26  IOSTANDARD LVCMOS15 PULLUP true} [get_ports {sfp_tx_fault[3]}]
+set_false_path -from [get_ports {sfp_los[*] sfp_tx_fault[*]}]

@@ -39,7 +39,7 @@ localparam [31:0] LD_Q = CLK_HZ / (4 * I2C_HZ) - 1;
 localparam [31:0] LD_2Q = 2 * CLK_HZ / (4 * I2C_HZ) - 1;
 localparam [3:0] LAST_TRY = MAX_TRIES - 1;
 
-// ---- The ROM (generated from the register table in gen/src/board.rs).
+// ---- The ROM (generated from the register table in gen/src/board/si5324.rs).
 localparam IDX_W = @IDX_W@;
 localparam [IDX_W-1:0] ROM_LEN = @ROM_LEN@;
 reg [IDX_W-1:0] idx = 0;

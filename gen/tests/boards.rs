@@ -10,7 +10,7 @@
 //! The resource reports (`default` and the large ones) are the slow tier
 //! (`cargo xtask test --slow`).
 
-use fanin_gen::board::{self, Board};
+use fanin_gen::board::{self, window, Board};
 use fanin_gen::report::{self, Family};
 use fanin_hdl::{CoreConfig, RamStyle};
 use std::collections::BTreeMap;
@@ -424,9 +424,11 @@ fn board_rtl_dir(b: Board, test: &str) -> PathBuf {
 fn board_rtl_lints_clean() {
     for b in Board::ALL {
         let d = board_rtl_dir(b, "board_rtl_lints_clean");
-        let mut tops = vec!["fanin_rx_fifo", "fanin_board_regs"];
+        let mut tops = vec!["fanin_rx_fifo", "fanin_board_regs", "fanin_mac_stats"];
         if b == Board::Sume {
             tops.push("fanin_si5324_init");
+        } else {
+            tops.push("fanin_axil_arb");
         }
         for top in tops {
             let out = Command::new("verilator")
@@ -681,8 +683,10 @@ fn rx_fifo_drops_whole_frames() {
 }
 
 /// The register split: core addresses reach the core (AW and W together, even when the
-/// master sends W later), the board window answers drop counters and status itself, and a
-/// write into the window is refused (SLVERR) without reaching the core.
+/// master sends W later); the board window answers drop counters, status, RS-FEC, the
+/// board information word, link bits and both words of every MAC counter at the offsets of
+/// `fanin_regs::board`; the RS-FEC register takes writes (only the strobed bytes, only the
+/// mask's bits); any other window write is refused (SLVERR) and reaches nothing.
 #[test]
 fn board_regs_split_core_and_window() {
     let out = icarus(Board::Au250, "board-regs", "board_regs_tb.v", &[]);
@@ -693,14 +697,477 @@ fn board_regs_split_core_and_window() {
         "R 00010004 00000022 0",
         "R 00010008 00000000 0",
         "R 00010040 00000001 0",
+        "R 00010044 00000003 0",
+        "R 00010048 fb0a0202 0",
+        "R 00010100 00000003 0",
+        "R 00010140 00000021 0",
+        "R 00010108 5a5a0000 0",
+        "R 0001010c b0b00000 0",
+        "R 00010110 5a5a0001 0",
+        "R 00010118 5a5a0002 0",
+        "R 00010158 5a5a0102 0",
+        "R 0001015c b0b00102 0",
         "CW 0044 12345678",
         "W 00000044 0",
         "W 00010000 2",
+        "F 11",
+        "W 00010048 2",
+        "F 11",
+        "W 00010044 0",
+        "F 10",
+        "R 00010044 00000002 0",
+        "W 00010044 0",
+        "F 10",
+        "W 00010044 0",
+        "F 01",
+        "R 00010200 00000000 0",
         "CR 0a00",
         "R 00000a00 c0de0a00 0",
         "END",
     ];
     assert_eq!(out, want);
-    assert_eq!(board::BOARD_REGS_BASE, 0x1_0000);
-    assert_eq!(board::BOARD_REG_STATUS, 0x40);
+    // The testbench's addresses are the shared window's.
+    assert_eq!(window::BASE, 0x1_0000);
+    assert_eq!(
+        (window::STATUS, window::RSFEC, window::INFO),
+        (0x40, 0x44, 0x48)
+    );
+    assert_eq!(window::port_reg(1, window::PORT_LINK), 0x140);
+    assert_eq!(window::counter_reg(0, 0), 0x108);
+    assert_eq!(window::counter_reg(0, 1), 0x110);
+    assert_eq!(window::counter_reg(1, 2), 0x158);
+    assert_eq!(fanin_regs::board::BoardKind::Au250.info(2), 0xfb0a_0202);
+}
+
+/// The MAC statistics crossing: with random increments in a MAC clock and reads in a core
+/// clock (faster and slower, three seeds each), every copy on the core side is one instant
+/// of the MAC side (two counters that always move together never disagree), never goes
+/// backwards, carries into the high word, updates while counting, and ends equal to the
+/// testbench's own totals.
+#[test]
+fn mac_stats_cross_whole_snapshots() {
+    // (MAC half-period, core half-period): CMAC 322 MHz into a 250 MHz core, 156.25 MHz
+    // into 200 MHz (SUME), and a core slower than the MAC by 3x.
+    for (s_half, m_half) in [(1.55, 2.0), (3.2, 2.5), (1.55, 4.7)] {
+        for seed in [1u32, 2, 3] {
+            let params = vec![
+                format!("SEED={seed}"),
+                format!("S_HALF={s_half}"),
+                format!("M_HALF={m_half}"),
+            ];
+            let out = icarus(Board::Au250, "mac-stats", "mac_stats_tb.v", &params);
+            let errs: Vec<&String> = out.iter().filter(|l| l.starts_with("ERR")).collect();
+            assert!(errs.is_empty(), "{params:?}: {errs:?}");
+            let line = |tag: &str| -> Vec<u64> {
+                out.iter()
+                    .find_map(|l| l.strip_prefix(tag))
+                    .unwrap_or_else(|| panic!("{params:?}: no {tag}line in {out:?}"))
+                    .split_whitespace()
+                    .map(|x| x.parse().unwrap())
+                    .collect()
+            };
+            let (s, m, u) = (line("S "), line("M "), line("U "));
+            assert_eq!(m, s, "{params:?}: the core side's final copy");
+            assert!(
+                s[0] > 1 << 32,
+                "{params:?}: the carry into bit 32 was not crossed"
+            );
+            assert!(
+                u[0] > 100,
+                "{params:?}: only {} copies while counting",
+                u[0]
+            );
+        }
+    }
+}
+
+/// Every wrapper, with the generated core and board RTL and stand-ins for the vendor IP
+/// (gen/tests/tb/ip_stubs.v, cmac_stub.v: the ports the wrapper connects, with the widths of
+/// Xilinx's instantiation templates), passes `verilator --lint-only -Wall`: every IP port it
+/// names exists on the stand-in, widths agree, nothing is undriven or unused. Waivers: the
+/// generated core's own warnings (linted with its own rules elsewhere) and `.port()`
+/// (PINCONNECTEMPTY, the wrapper's style for unused IP outputs).
+#[test]
+fn wrapper_lints_with_ip_stubs() {
+    let tb = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tb");
+    let stubs = std::fs::read_to_string(tb.join("ip_stubs.v")).unwrap();
+    let cmac = std::fs::read_to_string(tb.join("cmac_stub.v")).unwrap();
+    for b in Board::ALL {
+        let d = build_dir(b, "wrapper_lints_with_ip_stubs");
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let cmacs: String = if b == Board::Sume {
+            String::new()
+        } else {
+            (0..cfg.ports)
+                .map(|p| cmac.replace("@NAME@", &format!("cmac_qsfp{p}")))
+                .collect()
+        };
+        let text = stubs
+            .replace("@DW@", &cfg.data_w.to_string())
+            .replace("@KW@", &(cfg.data_w / 8).to_string())
+            .replace("@CMAC_MODULES@", &cmacs);
+        std::fs::write(d.join("ip_stubs.v"), text).unwrap();
+        std::fs::write(
+            d.join("waive.vlt"),
+            "`verilator_config\nlint_off -file \"*fanin_core.v\"\nlint_off -rule PINCONNECTEMPTY\n",
+        )
+        .unwrap();
+        let top = b.top();
+        let out = Command::new("verilator")
+            .args([
+                "--lint-only",
+                "-Wall",
+                "--timescale",
+                "1ns/1ps",
+                "-Wno-TIMESCALEMOD",
+                "--top-module",
+                &top,
+                "waive.vlt",
+                "fanin_core.v",
+                board::BOARD_RTL,
+                "ip_stubs.v",
+                &format!("{top}.v"),
+            ])
+            .current_dir(&d)
+            .output()
+            .expect("verilator must be installed (see README setup)");
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            b.name(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+/// The wrapper hands `fanin_board_regs` the window layout of `fanin_regs::board`, at these
+/// exact offsets (the documented register map: docs/boards.md, "Board register window";
+/// `fanin hw status` reads the same constants), the board's information word, and RS-FEC
+/// writable and on after reset exactly on the CMAC boards; the CMACs take their RS-FEC
+/// enables from it and report the status and statistics outputs.
+#[test]
+fn wrapper_window_offsets_are_the_documented_ones() {
+    for b in Board::ALL {
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let v = board::wrapper(b, &cfg);
+        let (info, link_w, status_w, fec) = match b {
+            Board::Sume => ("32'hfb0a0401", 10, 4, "4'h0"),
+            Board::Au250 => ("32'hfb0a0202", 6, 5, "2'h3"),
+            Board::Au280 => ("32'hfb0a0203", 6, 5, "2'h3"),
+        };
+        for want in [
+            ".RX_DROPS(16'h0000)".to_string(),
+            ".STATUS(16'h0040)".into(),
+            ".RSFEC(16'h0044)".into(),
+            ".INFO(16'h0048)".into(),
+            format!(".INFO_VALUE({info})"),
+            ".PORTS_BASE(16'h0100)".into(),
+            ".PORT_STRIDE(16'h0040)".into(),
+            ".PORT_LINK(16'h0000)".into(),
+            ".PORT_COUNTERS(16'h0008)".into(),
+            ".COUNTERS(3)".into(),
+            format!(".STATUS_W({status_w})"),
+            format!(".LINK_W({link_w})"),
+            format!(".RSFEC_MASK({fec})"),
+            format!(".RSFEC_RESET({fec})"),
+        ] {
+            assert!(v.contains(&want), "{}: no {want}", b.name());
+        }
+        assert_eq!(b.kind().link_width(), link_w);
+        assert_eq!(b.kind().status_width(), status_w);
+        for p in 0..cfg.ports {
+            assert!(v.contains("fanin_mac_stats #("), "{}", b.name());
+            assert!(
+                v.contains(&format!(") mac_stats_{p} (")),
+                "{} port {p}",
+                b.name()
+            );
+            if b == Board::Sume {
+                assert!(v.contains(&format!(".signal_detect(~sfp_los[{p}])")));
+                assert!(v.contains(&format!(".tx_fault(sfp_tx_fault[{p}])")));
+            } else {
+                for port in [
+                    format!(".ctl_rx_rsfec_enable(mac{p}_rsfec)"),
+                    format!(".ctl_tx_rsfec_enable(mac{p}_rsfec)"),
+                    format!(".stat_rx_status(mac{p}_stat_rx_status)"),
+                    format!(".stat_rx_total_packets(mac{p}_stat_rx_total_packets)"),
+                    format!(".stat_rx_bad_fcs(mac{p}_stat_rx_bad_fcs)"),
+                    format!(".stat_tx_total_packets(mac{p}_stat_tx_total_packets)"),
+                ] {
+                    assert!(v.contains(&port), "{}: no {port}", b.name());
+                }
+            }
+        }
+        if b == Board::Sume {
+            assert!(v.contains(
+                "assign board_status = {~si5324_alarm_b, qplllock, si5324_error, si5324_done};"
+            ));
+        }
+    }
+}
+
+/// docs/boards.md's "Board register window" table and bit lists are the code's
+/// (`fanin_regs::board`): every row's offset and name, in order, and every status and link
+/// bit's number and name.
+#[test]
+fn docs_window_table_is_the_code() {
+    use fanin_regs::board::BoardKind;
+    let doc = include_str!("../../docs/boards.md");
+    let sec = doc
+        .split("## Board register window")
+        .nth(1)
+        .expect("docs/boards.md has a 'Board register window' section");
+    let sec = &sec[..sec.find("\n## ").unwrap_or(sec.len())];
+    let rows: Vec<(String, String)> = sec
+        .lines()
+        .filter(|l| l.starts_with("| `0x"))
+        .map(|l| {
+            let c: Vec<&str> = l.split('|').map(str::trim).collect();
+            (
+                c[1].trim_matches('`').to_string(),
+                c[2].trim_matches('`').to_string(),
+            )
+        })
+        .collect();
+    let per_port = |off: u32| format!("0x{off:03x} + 0x{:x}·p", window::PORT_STRIDE);
+    let mut want = vec![
+        (
+            format!("0x{:03x} + 4·p", window::RX_DROPS),
+            "rx_drops".to_string(),
+        ),
+        (format!("0x{:03x}", window::STATUS), "status".into()),
+        (format!("0x{:03x}", window::RSFEC), "rsfec".into()),
+        (format!("0x{:03x}", window::INFO), "info".into()),
+        (
+            per_port(window::PORTS_BASE + window::PORT_LINK),
+            "link".into(),
+        ),
+    ];
+    for (k, (name, _)) in window::COUNTERS.iter().enumerate() {
+        want.push((per_port(window::counter_reg(0, k)), name.to_string()));
+    }
+    assert_eq!(rows, want);
+    // Prose may wrap anywhere.
+    let sec = sec.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(sec.contains(&format!("bits 31:16 `0x{:04x}`", window::INFO_MAGIC)));
+    let codes: Vec<String> = BoardKind::ALL
+        .iter()
+        .map(|b| format!("{} {}", *b as u32, b.name()))
+        .collect();
+    assert!(sec.contains(&codes.join(", ")), "board codes {codes:?}");
+    for b in BoardKind::ALL {
+        for bit in b.status_bits().iter().chain(b.link_bits()) {
+            let t = format!("{} `{}`", bit.bit, bit.name);
+            assert!(sec.contains(&t), "{}: docs lack '{t}'", b.name());
+        }
+    }
+}
+
+/// The control arbiter: two AXI4-Lite masters (PCIe and JTAG stand-ins, AW and W in random
+/// order and skew) hammer one register file at once (three seeds, 300 transactions each);
+/// every read returns what its own master last wrote there, every response is OKAY, no
+/// second AW or AR reaches the slave before the first is answered, and the grants really
+/// alternate.
+#[test]
+fn axil_arb_serves_both_masters() {
+    for seed in [1u32, 2, 3] {
+        let params = vec![format!("SEED={seed}")];
+        let out = icarus(Board::Au250, "axil-arb", "axil_arb_tb.v", &params);
+        let bad: Vec<&String> = out
+            .iter()
+            .filter(|l| l.starts_with("ERR") || *l == "TIMEOUT")
+            .collect();
+        assert!(bad.is_empty(), "seed {seed}: {bad:?}");
+        for m in 0..2 {
+            let done = out
+                .iter()
+                .find_map(|l| l.strip_prefix(&format!("DONE {m} ")))
+                .unwrap_or_else(|| panic!("seed {seed}: master {m} did not finish: {out:?}"));
+            let n: Vec<u32> = done.split(' ').map(|x| x.parse().unwrap()).collect();
+            assert_eq!(n[0] + n[1], 300, "seed {seed}: master {m}");
+            assert!(n[0] > 100 && n[1] > 100, "seed {seed}: master {m}: {n:?}");
+        }
+        let sw: u32 = out
+            .iter()
+            .find_map(|l| l.strip_prefix("SWITCH "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(sw > 100, "seed {seed}: only {sw} grant changes");
+    }
+}
+
+/// The Alveo control path: XDMA (pinned version) with its AXI-Lite master on BAR0, crossed
+/// into core_clk, arbitrated with JTAG-to-AXI in front of the register split; SUME keeps
+/// JTAG alone. The PCIe pins are in pcie.xdc (the port check above places every one).
+#[test]
+fn alveo_has_a_pcie_bar_and_jtag_fallback() {
+    for b in Board::ALL {
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let v = board::wrapper(b, &cfg);
+        let tcl: BTreeMap<String, String> = board::ip_tcl(b, &cfg).into_iter().collect();
+        let xdc: Vec<&str> = b.constraints().iter().map(|(n, _)| *n).collect();
+        if b == Board::Sume {
+            assert!(!v.contains("xdma_pcie") && !v.contains("fanin_axil_arb"));
+            assert!(v.contains(".s_axil_awaddr(jtag_awaddr)"));
+            assert!(!tcl.contains_key("xdma_pcie.tcl") && !xdc.contains(&"pcie.xdc"));
+            continue;
+        }
+        for want in [
+            "xdma_pcie xdma_inst (",
+            ".m_axil_awaddr(pcie_awaddr)",
+            "axil_cdc pcie_cdc_inst (",
+            ".s_axi_aclk(pcie_axi_clk)",
+            ".m_axi_aclk(core_clk)",
+            ".m_axi_awaddr(bar_awaddr)",
+            ".s0_awaddr(bar_awaddr)",
+            ".s1_awaddr(jtag_awaddr)",
+            ".m_awaddr(ctl_awaddr)",
+            ".s_axil_awaddr(ctl_awaddr)",
+            ".sys_rst_n(pcie_perst_n)",
+            "assign board_status = {pcie_link_up, 3'd0, 1'b1};",
+        ] {
+            assert!(v.contains(want), "{}: no {want}", b.name());
+        }
+        let x = &tcl["xdma_pcie.tcl"];
+        assert!(
+            x.contains("create_ip -name xdma -vendor xilinx.com -library ip -version 4.1 "),
+            "{x}"
+        );
+        assert!(x.contains("CONFIG.axilite_master_en {true}"), "{x}");
+        let c = &tcl["axil_cdc.tcl"];
+        assert!(
+            c.contains("-version 2.1 ") && c.contains("CONFIG.PROTOCOL {AXI4LITE}"),
+            "{c}"
+        );
+        assert!(xdc.contains(&"pcie.xdc"));
+        assert!(board::board_rtl(b, &cfg)
+            .unwrap()
+            .contains("module fanin_axil_arb"));
+    }
+}
+
+/// `n` with thousands separators (the docs' style).
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// docs/boards.md's figures for `alveo`'s slot and metadata memories are the generated
+/// core's: the `ram_style = "ultra"` memory's rows and width, its size in Mbit, URAM288
+/// count (4,096 × 72 each) and cascade depth and share of each card's URAM, and the slot
+/// metadata memory's width (`fanin_regs::layout::meta`), size and RAMB36 lower bound. The
+/// core is generated from `hdl/` as it is now: a core change that moves these fails here
+/// until the doc follows.
+#[test]
+fn alveo_memory_figures_are_the_generated_core() {
+    let cfg = CoreConfig::by_name("alveo").unwrap();
+    let v = fanin_gen::outputs(&cfg)
+        .unwrap()
+        .into_iter()
+        .find(|(n, _)| n == "fanin_core.v")
+        .expect("fanin_core.v")
+        .1;
+    // `reg [W-1:0] mem [0:D-1];` of every memory: (style, width, depth).
+    let mems: Vec<(bool, u64, u64)> = v
+        .lines()
+        .filter(|l| l.contains("reg [") && l.contains("] mem [0:"))
+        .map(|l| {
+            let w: u64 = l
+                .split("reg [")
+                .nth(1)
+                .unwrap()
+                .split(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let d: u64 = l
+                .split("mem [0:")
+                .nth(1)
+                .unwrap()
+                .split(']')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            (l.contains("\"ultra\""), w + 1, d + 1)
+        })
+        .collect();
+    let ultra: Vec<_> = mems.iter().filter(|m| m.0).collect();
+    assert_eq!(ultra.len(), 1, "{mems:?}");
+    let (_, w, d) = *ultra[0];
+    assert_eq!(w * d, 2 * u64::from(cfg.slots) * u64::from(cfg.lanes) * 32);
+    let meta_w = fanin_regs::layout::meta::LAYOUT.width as u64;
+    let meta_d = 2 * u64::from(cfg.slots);
+    assert!(
+        mems.contains(&(false, meta_w, meta_d)),
+        "no {meta_d} x {meta_w} metadata memory: {mems:?}"
+    );
+    let uram = w.div_ceil(72) * d.div_ceil(4096);
+    let pct = |of: u64| (uram * 100 + of / 2) / of;
+    let meta_bits = meta_w * meta_d;
+    let mbit = |b: u64| {
+        let m = b as f64 / f64::from(1u32 << 20);
+        if m.fract() == 0.0 {
+            format!("{m:.0}")
+        } else {
+            format!("{m:.1}")
+        }
+    };
+    let doc = include_str!("../../docs/boards.md");
+    let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        format!(
+            "| `alveo` | `ultra` | {} slots: {} Mbit ({} × {})",
+            thousands(cfg.slots.into()),
+            mbit(w * d),
+            thousands(d),
+            thousands(w)
+        ),
+        format!(
+            "as URAM ≈ {uram} URAM288 ({} % of a U280's 960, {} % of a U250's 1,280)",
+            pct(960),
+            pct(1280)
+        ),
+        format!(
+            "`2S × {meta_w}` bits: {} Mbit, at least {} RAMB36",
+            mbit(meta_bits),
+            meta_bits.div_ceil(36 * 1024)
+        ),
+        format!("only the {} Mbit slot metadata", mbit(meta_bits)),
+        format!("must show ≈ {uram} URAM"),
+        format!(
+            "{} rows are an {}-deep URAM cascade",
+            thousands(d),
+            d.div_ceil(4096)
+        ),
+    ] {
+        assert!(doc.contains(&want), "docs/boards.md lacks: {want}");
+    }
+    // docs/rtl.md lists the same memories' row widths (the layouts the Verilog is built from).
+    let rtl = include_str!("../../docs/rtl.md");
+    let rtl = rtl.split_whitespace().collect::<Vec<_>>().join(" ");
+    let job_w = fanin_regs::layout::job::LAYOUT.width;
+    let child_w = fanin_regs::layout::child::LAYOUT.width;
+    for want in [
+        format!("slot metadata (`2·S × {meta_w}`)"),
+        format!("log2 max_children) × {child_w}`)"),
+        format!("job table (`max_jobs × {job_w}`)"),
+        format!("the packed {job_w}-bit entries"),
+    ] {
+        assert!(rtl.contains(&want), "docs/rtl.md lacks: {want}");
+    }
+    assert!(
+        mems.contains(&(false, job_w as u64, u64::from(cfg.max_jobs))),
+        "{mems:?}"
+    );
 }

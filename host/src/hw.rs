@@ -3,7 +3,9 @@
 //! JTAG-to-AXI, a Vivado hw_server Tcl script of the same write sequence. Everything comes
 //! from `fanin-regs` (no rust-hdl): the write sequence is [`fanin_regs::switch_writes`], the
 //! testbench scoreboard programs the Verilated core with it too, and the core's parameters
-//! are read from its information registers ([`RegMap::core_from_info`]).
+//! are read from its information registers ([`RegMap::core_from_info`]). The board window
+//! above the core (link status, MAC statistics, RS-FEC: [`fanin_regs::board`]) is read by
+//! `status` and written by `rsfec`.
 
 use std::fmt::Write as _;
 use std::fs::OpenOptions;
@@ -13,6 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use fanin_proto::config::SwitchConfig;
+use fanin_regs::board::{self as window, BoardKind};
 use fanin_regs::{Access, CoreConfig, RegMap};
 
 use crate::error::input_error;
@@ -29,8 +32,12 @@ pub struct HwArgs {
 pub enum HwCmd {
     /// Write a switch configuration (identity, forwarding table, job table) into a card.
     Program(ProgramArgs),
-    /// Read a card's identity, parameters, counters and busy copies.
+    /// Read a card's identity, parameters, counters and busy copies, and its board window:
+    /// link state, RS-FEC and MAC statistics per port.
     Status(StatusArgs),
+    /// Turn RS-FEC on or off on one port of an Alveo card (the board window's RS-FEC
+    /// register; on after reset).
+    Rsfec(RsfecArgs),
     /// Read every table of a card back and compare it with a switch configuration (exit
     /// status 1 and one line per differing field if they differ).
     Verify(VerifyArgs),
@@ -86,6 +93,31 @@ pub struct StatusArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Read the core only, not the board window above it (a core without a board wrapper).
+    #[arg(long)]
+    pub no_board: bool,
+}
+
+/// RS-FEC setting of `fanin hw rsfec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    /// RS-FEC on (the reset value).
+    On,
+    /// RS-FEC off.
+    Off,
+}
+
+/// `fanin hw rsfec`.
+#[derive(Debug, Clone, Args)]
+pub struct RsfecArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// The port.
+    #[arg(long)]
+    pub port: u32,
+    /// on or off.
+    #[arg(value_enum)]
+    pub state: OnOff,
 }
 
 /// `fanin hw verify`.
@@ -111,6 +143,7 @@ pub fn run(a: &HwArgs) -> Result<()> {
     match &a.cmd {
         HwCmd::Program(p) => program(p),
         HwCmd::Status(s) => status(s),
+        HwCmd::Rsfec(r) => rsfec(r),
         HwCmd::Verify(v) => verify(v),
     }
 }
@@ -211,6 +244,21 @@ impl MappedBar {
             base: base as usize,
             name: name.into(),
         })
+    }
+
+    /// Whether the mapping holds the `len` bytes from register address `addr`.
+    pub fn covers(&self, addr: u32, len: u32) -> bool {
+        self.base + addr as usize + len as usize <= self.len
+    }
+
+    /// Bytes mapped.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is mapped (never: `open` refuses a file too small for the core).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     fn at(&self, addr: u32) -> Result<*mut u32> {
@@ -436,21 +484,14 @@ fn status(a: &StatusArgs) -> Result<()> {
         .filter(|r| r.access != Access::WO)
         .peekable();
     while let Some(r) = regs.next() {
-        // 64-bit counters are two words: read high, low, high and retry if high changed.
+        // 64-bit counters are two words.
         if let Some(stem) = r.name.strip_suffix("_lo") {
             let hi_name = format!("{stem}_hi");
             if regs.peek().is_some_and(|h| h.name == hi_name) {
                 let h = regs.next().expect("peeked");
-                let value = loop {
-                    let hi = bar.read(h.addr)?;
-                    let lo = bar.read(r.addr)?;
-                    if bar.read(h.addr)? == hi {
-                        break (hi as u64) << 32 | lo as u64;
-                    }
-                };
                 out.push(Reading {
                     name: stem.into(),
-                    value,
+                    value: read64(&mut bar, r.addr, h.addr)?,
                 });
                 continue;
             }
@@ -460,20 +501,209 @@ fn status(a: &StatusArgs) -> Result<()> {
             value: bar.read(r.addr)? as u64,
         });
     }
+    // The board window, when the mapping reaches it.
+    let board = if a.no_board {
+        None
+    } else if bar.covers(window::BASE, window::SIZE) {
+        Some(read_board(&mut bar, &name, &mut out)?)
+    } else {
+        None
+    };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
-        println!(
-            "{name}: fanin core, {} ports, {} slots",
-            core.ports, core.slots
-        );
-        for r in &out {
-            match r.name.as_str() {
-                "me_ip" => println!("{:24} {}", r.name, std::net::Ipv4Addr::from(r.value as u32)),
-                "id" => println!("{:24} 0x{:08x}", r.name, r.value),
-                _ => println!("{:24} {}", r.name, r.value),
-            }
+        return Ok(());
+    }
+    println!(
+        "{name}: fanin core, {} ports, {} slots",
+        core.ports, core.slots
+    );
+    let mut lines = out.iter().peekable();
+    for r in lines.by_ref() {
+        if r.name == "board_info" {
+            break;
+        }
+        match r.name.as_str() {
+            "me_ip" => println!("{:24} {}", r.name, std::net::Ipv4Addr::from(r.value as u32)),
+            "id" => println!("{:24} 0x{:08x}", r.name, r.value),
+            _ => println!("{:24} {}", r.name, r.value),
         }
     }
+    let Some(kind) = board else {
+        if !a.no_board {
+            println!(
+                "board window: not read (the mapping is {} bytes; the window is at 0x{:x}..0x{:x})",
+                bar.len(),
+                bar.base + window::BASE as usize,
+                bar.base + (window::BASE + window::SIZE) as usize
+            );
+        }
+        return Ok(());
+    };
+    println!("board {}", kind.name());
+    for r in lines {
+        let v = r.value as u32;
+        if r.name == "board_status" {
+            println!(
+                "{:24} {}",
+                r.name,
+                bits_text(&kind.status_bits(), v, "none")
+            );
+        } else if r.name == "rsfec" {
+            continue;
+        } else if let Some(p) = r
+            .name
+            .strip_suffix("_link")
+            .and_then(|x| x.strip_prefix("port"))
+        {
+            let up = kind
+                .link_bits()
+                .iter()
+                .any(|b| b.name == "up" && v >> b.bit & 1 == 1);
+            let rest: Vec<&str> = window::set_names(kind.link_bits(), v)
+                .into_iter()
+                .filter(|n| *n != "up")
+                .collect();
+            let detail = if rest.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", rest.join(", "))
+            };
+            println!("{:24} {}{detail}", r.name, if up { "up" } else { "down" });
+            if kind.is_cmac() {
+                let fec = out
+                    .iter()
+                    .find(|x| x.name == "rsfec")
+                    .map_or(0, |x| x.value);
+                let on = p.parse::<u32>().is_ok_and(|p| fec >> p & 1 == 1);
+                println!(
+                    "{:24} {}",
+                    format!("port{p}_rsfec"),
+                    if on { "on" } else { "off" }
+                );
+            }
+        } else {
+            println!("{:24} {}", r.name, r.value);
+        }
+    }
+    Ok(())
+}
+
+/// Reads a 64-bit counter of two words: high, low, high, again if the high word moved.
+fn read64(r: &mut dyn Registers, lo: u32, hi: u32) -> Result<u64> {
+    for _ in 0..16 {
+        let h = r.read(hi)?;
+        let l = r.read(lo)?;
+        if r.read(hi)? == h {
+            return Ok((h as u64) << 32 | l as u64);
+        }
+    }
+    bail!("the 64-bit counter at 0x{lo:x} kept changing its high word over 16 reads")
+}
+
+/// `names` of the bits set in `v`, or `none`.
+fn bits_text(bits: &[window::Bit], v: u32, none: &str) -> String {
+    let n = window::set_names(bits, v);
+    if n.is_empty() {
+        none.to_string()
+    } else {
+        n.join(", ")
+    }
+}
+
+/// The board window's information word, checked: which board, how many ports.
+fn board_info(r: &mut dyn Registers, name: &str) -> Result<(BoardKind, u32)> {
+    let info = r.read(window::BASE + window::INFO)?;
+    window::decode_info(info).map_err(|e| {
+        input_error(format!(
+            "{name}: board window at 0x{:x}: {e} (--no-board reads the core alone)",
+            window::BASE
+        ))
+    })
+}
+
+/// Reads the board window into `out`: information, status, RS-FEC (CMAC boards), then per
+/// port its link word, its MAC counters and its RX FIFO drops.
+fn read_board(r: &mut dyn Registers, name: &str, out: &mut Vec<Reading>) -> Result<BoardKind> {
+    let (kind, ports) = board_info(r, name)?;
+    let word = |r: &mut dyn Registers, n: String, off: u32| -> Result<Reading> {
+        Ok(Reading {
+            name: n,
+            value: r.read(window::BASE + off)? as u64,
+        })
+    };
+    out.push(word(r, "board_info".into(), window::INFO)?);
+    out.push(word(r, "board_status".into(), window::STATUS)?);
+    if kind.is_cmac() {
+        out.push(word(r, "rsfec".into(), window::RSFEC)?);
+    }
+    for p in 0..ports {
+        out.push(word(
+            r,
+            format!("port{p}_link"),
+            window::port_reg(p, window::PORT_LINK),
+        )?);
+        for (k, (counter, _)) in window::COUNTERS.iter().enumerate() {
+            let lo = window::BASE + window::counter_reg(p, k);
+            out.push(Reading {
+                name: format!("port{p}_{counter}"),
+                value: read64(r, lo, lo + 4)?,
+            });
+        }
+        out.push(word(
+            r,
+            format!("port{p}_rx_drops"),
+            window::RX_DROPS + 4 * p,
+        )?);
+    }
+    Ok(kind)
+}
+
+fn rsfec(a: &RsfecArgs) -> Result<()> {
+    let mut bar = open_target(&a.target)?;
+    let name = bar.name.clone();
+    // The card must be a fanin core with a board window of a CMAC board.
+    read_core(&mut bar, &name)?;
+    if !bar.covers(window::BASE, window::SIZE) {
+        bail!(input_error(format!(
+            "{name}: the mapping ({} bytes) does not reach the board window at 0x{:x}",
+            bar.len(),
+            window::BASE
+        )));
+    }
+    let (kind, ports) = board_info(&mut bar, &name)?;
+    if !kind.is_cmac() {
+        bail!(input_error(format!(
+            "{name}: board {} has no RS-FEC (10G ports)",
+            kind.name()
+        )));
+    }
+    if a.port >= ports {
+        bail!(input_error(format!(
+            "{name}: --port {}: board {} has ports 0..{}",
+            a.port,
+            kind.name(),
+            ports - 1
+        )));
+    }
+    let addr = window::BASE + window::RSFEC;
+    let old = bar.read(addr)?;
+    let bit = 1u32 << a.port;
+    let new = if a.state == OnOff::On {
+        old | bit
+    } else {
+        old & !bit
+    };
+    bar.write(addr, new)?;
+    let got = bar.read(addr)?;
+    if got & bit != new & bit {
+        bail!(
+            "{name}: RS-FEC register reads 0x{got:08x} after writing 0x{new:08x}: the card did not take it"
+        );
+    }
+    println!(
+        "{name}: RS-FEC {} on port {} (register 0x{got:08x}); the peer must match (docs/boards.md)",
+        if a.state == OnOff::On { "on" } else { "off" },
+        a.port
+    );
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! and the driver's register-write encoders. A host-side board driver depends on this
 //! crate alone; `fanin-hdl` builds its decoder from the same table.
 
+pub mod board;
 pub mod config;
 pub mod driver;
 pub mod layout;

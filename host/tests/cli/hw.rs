@@ -358,3 +358,222 @@ fn verify_reads_the_tables_back_and_fails_naming_each_field_that_differs() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not 0x46414e49"));
 }
+
+/// A file laid out as core `core`'s registers plus a board window (`fanin_regs::board`)
+/// holding `words` (window offset, value).
+fn board_bar(path: &Path, core: &CoreConfig, words: &[(u32, u32)]) {
+    use fanin_regs::board as w;
+    let mut b = vec![0u8; (w::BASE + w::SIZE) as usize];
+    for (i, v) in RegMap::new(core).info_values().iter().enumerate() {
+        b[4 * i..4 * i + 4].copy_from_slice(&v.to_ne_bytes());
+    }
+    for &(off, v) in words {
+        let a = (w::BASE + off) as usize;
+        b[a..a + 4].copy_from_slice(&v.to_ne_bytes());
+    }
+    std::fs::write(path, b).unwrap();
+}
+
+/// The window of a two-port Alveo card: port 0 up with RS-FEC, port 1 down (remote fault)
+/// with RS-FEC off, counters past 2^32, drops.
+fn alveo_window() -> Vec<(u32, u32)> {
+    use fanin_regs::board::{self as w, BoardKind};
+    let mut v = vec![
+        (w::INFO, BoardKind::Au250.info(2)),
+        (w::STATUS, 1),
+        (w::RSFEC, 0b01),
+        (w::port_reg(0, w::PORT_LINK), 0b10_0011),
+        (w::port_reg(1, w::PORT_LINK), 0b00_1000),
+        (w::RX_DROPS, 7),
+        (w::RX_DROPS + 4, 9),
+    ];
+    // Port p's counter k: (k + 1) << 32 | 1000 p + k.
+    for p in 0..2 {
+        for k in 0..3 {
+            let lo = w::counter_reg(p, k);
+            v.push((lo, 1000 * p + k as u32));
+            v.push((lo + 4, k as u32 + 1));
+        }
+    }
+    v
+}
+
+#[test]
+fn status_prints_the_board_window_by_name() {
+    let d = tmpdir("hw-board");
+    let core = CoreConfig::by_name("alveo").unwrap();
+    let bar = d.join("resource0");
+    board_bar(&bar, &core, &alveo_window());
+    let o = fanin()
+        .args(["hw", "status", "--bar-file"])
+        .arg(&bar)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let board: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("board "))
+        .collect();
+    let want = [
+        "board au250",
+        "board_status             refclk_ready",
+        "port0_link               up (aligned, rsfec_aligned)",
+        "port0_rsfec              on",
+        "port0_rx_frames          4294967296",
+        "port0_tx_frames          8589934593",
+        "port0_rx_bad_fcs         12884901890",
+        "port0_rx_drops           7",
+        "port1_link               down (remote_fault)",
+        "port1_rsfec              off",
+        "port1_rx_frames          4294968296",
+        "port1_tx_frames          8589935593",
+        "port1_rx_bad_fcs         12884902890",
+        "port1_rx_drops           9",
+    ];
+    assert_eq!(board, want, "{out}");
+    // JSON: the raw words and the counters, by name.
+    let o = fanin()
+        .args(["hw", "status", "--json", "--bar-file"])
+        .arg(&bar)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let get = |n: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == n)
+            .unwrap_or_else(|| panic!("no {n}"))["value"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(get("board_info"), 0xfb0a_0202);
+    assert_eq!(get("rsfec"), 1);
+    assert_eq!(get("port1_link"), 0b00_1000);
+    assert_eq!(get("port1_rx_bad_fcs"), 3 << 32 | 1002);
+    assert_eq!(get("ports"), 2);
+}
+
+#[test]
+fn status_on_sume_names_sfp_and_si5324_bits_and_no_rsfec() {
+    use fanin_regs::board::{self as w, BoardKind};
+    let d = tmpdir("hw-board-sume");
+    let core = CoreConfig::by_name("sume").unwrap();
+    let bar = d.join("resource0");
+    board_bar(
+        &bar,
+        &core,
+        &[
+            (w::INFO, BoardKind::Sume.info(4)),
+            (w::STATUS, 0b1101),
+            (w::port_reg(0, w::PORT_LINK), 1),
+            (w::port_reg(3, w::PORT_LINK), 0b11 << 8),
+        ],
+    );
+    let o = fanin()
+        .args(["hw", "status", "--bar-file"])
+        .arg(&bar)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("board sume\n"), "{out}");
+    assert!(
+        out.contains("board_status             refclk_ready, qpll_lock, si5324_alarm\n"),
+        "{out}"
+    );
+    assert!(out.contains("port0_link               up\n"), "{out}");
+    assert!(out.contains("port1_link               down\n"), "{out}");
+    assert!(
+        out.contains("port3_link               down (sfp_los, sfp_tx_fault)\n"),
+        "{out}"
+    );
+    assert!(!out.contains("rsfec"), "{out}");
+    // RS-FEC cannot be set on 10G ports.
+    let o = fanin()
+        .args(["hw", "rsfec", "--port", "0", "off", "--bar-file"])
+        .arg(&bar)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("board sume has no RS-FEC"));
+}
+
+#[test]
+fn status_refuses_a_window_that_is_not_one_and_skips_one_not_mapped() {
+    let d = tmpdir("hw-board-bad");
+    let core = CoreConfig::by_name("alveo").unwrap();
+    // Mapped, but its information word is not a fanin board's: refused, unless --no-board.
+    let bar = d.join("resource0");
+    board_bar(&bar, &core, &[]);
+    let o = fanin()
+        .args(["hw", "status", "--bar-file"])
+        .arg(&bar)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("board window at 0x10000: board information word reads 0x00000000"),
+        "{err}"
+    );
+    let o = fanin()
+        .args(["hw", "status", "--no-board", "--bar-file"])
+        .arg(&bar)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !out.contains("board_") && !out.contains("board window"),
+        "{out}"
+    );
+    // A mapping of the core alone: the core is read, the window is said to be unread.
+    let small = d.join("core-only");
+    fake_bar(&small, &core);
+    let o = fanin()
+        .args(["hw", "status", "--bar-file"])
+        .arg(&small)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(
+            "board window: not read (the mapping is 4096 bytes; the window is at 0x10000..0x10500)"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn rsfec_sets_one_port_and_checks_the_port() {
+    use fanin_regs::board as w;
+    let d = tmpdir("hw-rsfec");
+    let core = CoreConfig::by_name("alveo").unwrap();
+    let bar = d.join("resource0");
+    board_bar(&bar, &core, &alveo_window());
+    let reg = |b: &Path| word(&std::fs::read(b).unwrap(), w::BASE + w::RSFEC);
+    let run = |args: &[&str]| {
+        fanin()
+            .args(["hw", "rsfec"])
+            .args(args)
+            .arg("--bar-file")
+            .arg(&bar)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--port", "1", "on"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("RS-FEC on on port 1"));
+    assert_eq!(reg(&bar), 0b11);
+    let o = run(&["--port", "0", "off"]);
+    assert!(o.status.success());
+    assert_eq!(reg(&bar), 0b10);
+    let o = run(&["--port", "2", "off"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--port 2: board au250 has ports 0..1"));
+    assert_eq!(reg(&bar), 0b10, "a refused port changes nothing");
+}

@@ -1,0 +1,482 @@
+//! Board build directories: `fanin-gen --board sume|au250|au280 --out DIR`.
+//!
+//! A build directory holds the generated core, a generated board wrapper `fpga_<board>.v`
+//! (clocks, resets and MAC/PCS IP only, after corundum's `fpga_core` / `fpga_<board>` split),
+//! the hand-written board RTL `fanin_board.v` (from `gen/rtl/`: the RX frame-drop FIFOs, the
+//! board register window and, on SUME, the Si5324 initialiser), the board's XDC files from
+//! `constraints/<board>/` plus the generated `constraints/fanin_board.xdc`, vendor IP as Tcl
+//! (`ip/*.tcl`, never `.xci`), a non-project Vivado script `build.tcl` and a README.
+
+use crate::report::Family;
+use anyhow::{bail, Context, Result};
+use fanin_hdl::{CoreConfig, RamStyle};
+pub use fanin_regs::board as window;
+use fanin_regs::board::BoardKind;
+use std::fmt::Write as _;
+use std::path::Path;
+
+mod macs;
+mod si5324;
+mod tcl;
+mod wrapper;
+
+pub use si5324::{i2c_rom, si5324_init_rtl, I2cWrite, PCA9548_ADDR, SI5324_ADDR, SI5324_INIT};
+pub use tcl::{build_tcl, ip_tcl, PINNED_IP};
+pub use wrapper::wrapper;
+
+/// A supported FPGA board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Board {
+    /// NetFPGA SUME: Virtex-7 690T, 4 × SFP+ (10GBASE-R).
+    Sume,
+    /// Alveo U250: Virtex UltraScale+ VU13P, 2 × QSFP28 (100G CMAC).
+    Au250,
+    /// Alveo U280: Virtex UltraScale+ VU37P (HBM), 2 × QSFP28 (100G CMAC).
+    Au280,
+}
+
+/// The board's XDC files: `(file name, contents)`, embedded from `constraints/<board>/`.
+type Files = &'static [(&'static str, &'static str)];
+
+const SUME_XDC: Files = &[
+    (
+        "clocks.xdc",
+        include_str!("../../../constraints/sume/clocks.xdc"),
+    ),
+    ("sfp.xdc", include_str!("../../../constraints/sume/sfp.xdc")),
+    ("i2c.xdc", include_str!("../../../constraints/sume/i2c.xdc")),
+    (
+        "leds.xdc",
+        include_str!("../../../constraints/sume/leds.xdc"),
+    ),
+    (
+        "config.xdc",
+        include_str!("../../../constraints/sume/config.xdc"),
+    ),
+];
+const AU250_XDC: Files = &[
+    (
+        "clocks.xdc",
+        include_str!("../../../constraints/au250/clocks.xdc"),
+    ),
+    (
+        "qsfp.xdc",
+        include_str!("../../../constraints/au250/qsfp.xdc"),
+    ),
+    (
+        "gpio.xdc",
+        include_str!("../../../constraints/au250/gpio.xdc"),
+    ),
+    (
+        "pcie.xdc",
+        include_str!("../../../constraints/au250/pcie.xdc"),
+    ),
+    (
+        "config.xdc",
+        include_str!("../../../constraints/au250/config.xdc"),
+    ),
+];
+const AU280_XDC: Files = &[
+    (
+        "clocks.xdc",
+        include_str!("../../../constraints/au280/clocks.xdc"),
+    ),
+    (
+        "qsfp.xdc",
+        include_str!("../../../constraints/au280/qsfp.xdc"),
+    ),
+    (
+        "gpio.xdc",
+        include_str!("../../../constraints/au280/gpio.xdc"),
+    ),
+    (
+        "pcie.xdc",
+        include_str!("../../../constraints/au280/pcie.xdc"),
+    ),
+    (
+        "config.xdc",
+        include_str!("../../../constraints/au280/config.xdc"),
+    ),
+];
+
+impl Board {
+    /// Every supported board.
+    pub const ALL: [Board; 3] = [Board::Sume, Board::Au250, Board::Au280];
+
+    /// Looks a board up by its command-line name.
+    pub fn parse(s: &str) -> Result<Board> {
+        Board::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .with_context(|| format!("unknown board '{s}'; known: sume, au250, au280"))
+    }
+
+    /// Command-line and directory name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Board::Sume => "sume",
+            Board::Au250 => "au250",
+            Board::Au280 => "au280",
+        }
+    }
+
+    /// The Vivado part.
+    pub fn part(self) -> &'static str {
+        match self {
+            Board::Sume => "xc7vx690tffg1761-3",
+            Board::Au250 => "xcu250-figd2104-2L-e",
+            Board::Au280 => "xcu280-fsvh2892-2L-e",
+        }
+    }
+
+    /// The named core configuration built for this board by default.
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Board::Sume => "sume",
+            Board::Au250 | Board::Au280 => "alveo",
+        }
+    }
+
+    /// The board as the register window's information word names it.
+    pub fn kind(self) -> BoardKind {
+        match self {
+            Board::Sume => BoardKind::Sume,
+            Board::Au250 => BoardKind::Au250,
+            Board::Au280 => BoardKind::Au280,
+        }
+    }
+
+    /// Top module of the board wrapper.
+    pub fn top(self) -> String {
+        format!("fpga_{}", self.name())
+    }
+
+    /// Number of Ethernet ports (MACs) and their AXI-Stream width.
+    pub fn macs(self) -> (u8, u32) {
+        match self {
+            Board::Sume => (4, 64),
+            Board::Au250 | Board::Au280 => (2, 512),
+        }
+    }
+
+    /// Frequency of the board oscillator that feeds the core MMCM, MHz.
+    fn sysclk_mhz(self) -> f64 {
+        match self {
+            Board::Sume => 200.0,
+            Board::Au250 => 300.0,
+            Board::Au280 => 100.0,
+        }
+    }
+
+    /// The board's XDC files.
+    pub fn constraints(self) -> Files {
+        match self {
+            Board::Sume => SUME_XDC,
+            Board::Au250 => AU250_XDC,
+            Board::Au280 => AU280_XDC,
+        }
+    }
+
+    /// The FPGA family of the board's part.
+    pub fn family(self) -> Family {
+        match self {
+            Board::Sume => Family::Xc7,
+            Board::Au250 | Board::Au280 => Family::Xcup,
+        }
+    }
+
+    /// Refuses a configuration whose ports do not match the board's MACs, or that asks for
+    /// a memory the board's FPGA lacks (UltraRAM on the Virtex-7 of SUME).
+    pub fn check(self, cfg: &CoreConfig) -> Result<()> {
+        if cfg.slot_ram == RamStyle::Ultra && !self.family().has_uram() {
+            bail!(
+                "configuration {} puts the slot memory in UltraRAM (slot_ram = ultra), but board {} \
+                 ({}) is 7-series and has none; use --config {}",
+                cfg.name,
+                self.name(),
+                self.part(),
+                self.config_name()
+            );
+        }
+        let (n, w) = self.macs();
+        if cfg.ports != n || cfg.data_w != w {
+            bail!(
+                "configuration {} has {} ports × {} bit, but board {} has {n} MACs × {w} bit; use --config {}",
+                cfg.name,
+                cfg.ports,
+                cfg.data_w,
+                self.name(),
+                self.config_name()
+            );
+        }
+        Ok(())
+    }
+
+    /// Every file of the build directory: `(relative path, contents)`.
+    pub fn files(self, cfg: &CoreConfig) -> Result<Vec<(String, String)>> {
+        self.check(cfg)?;
+        let mut v = crate::outputs(cfg)?;
+        v.push((format!("{}.v", self.top()), wrapper(self, cfg)));
+        v.push((BOARD_RTL.into(), board_rtl(self, cfg)?));
+        for (n, t) in self.constraints() {
+            v.push((format!("constraints/{n}"), t.to_string()));
+        }
+        v.push(("constraints/fanin_board.xdc".into(), board_xdc(self, cfg)));
+        for (n, t) in ip_tcl(self, cfg) {
+            v.push((format!("ip/{n}"), t));
+        }
+        v.push(("build.tcl".into(), build_tcl(self, cfg)));
+        v.push(("README.md".into(), readme(self, cfg)));
+        Ok(v)
+    }
+}
+
+/// Writes the build directory of `board` with configuration `cfg` into `dir`.
+pub fn write(board: Board, cfg: &CoreConfig, dir: &Path) -> Result<()> {
+    for (name, text) in board.files(cfg)? {
+        let p = dir.join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Core clock period in ns for a configuration.
+pub fn core_period_ns(cfg: &CoreConfig) -> f64 {
+    1000.0 / cfg.clock_mhz as f64
+}
+
+/// The MAC's AXI-Stream clock period in ns: the 10G subsystem's 156.25 MHz `coreclk`, the
+/// CMAC's 322.265625 MHz `gt_txusrclk2`.
+pub fn mac_period_ns(board: Board) -> f64 {
+    match board {
+        Board::Sume => 1000.0 / 156.25,
+        Board::Au250 | Board::Au280 => 1000.0 / 322.265625,
+    }
+}
+
+/// File name of the hand-written board RTL in a build directory.
+pub const BOARD_RTL: &str = "fanin_board.v";
+
+/// Depth (beats) of port RX FIFOs: at least 512, and two maximum frames.
+pub fn rx_fifo_depth(cfg: &CoreConfig) -> u32 {
+    let beats = cfg.max_frame.div_ceil(cfg.data_w / 8);
+    (2 * beats).next_power_of_two().max(512)
+}
+
+/// The hand-written board RTL (`fanin_board.v`): the RX frame-drop FIFO and the register
+/// window for every board, the Si5324 initialiser (with its ROM) for SUME.
+pub fn board_rtl(board: Board, cfg: &CoreConfig) -> Result<String> {
+    let mut s = header(board, cfg, "//");
+    s.push_str(
+        "// Hand-written board RTL from gen/rtl/ (Verilog-2001).\n\
+         /* verilator lint_off DECLFILENAME */\n`resetall\n`timescale 1ns / 1ps\n`default_nettype none\n\n",
+    );
+    s.push_str(include_str!("../../rtl/fanin_rx_fifo.v"));
+    s.push('\n');
+    s.push_str(include_str!("../../rtl/fanin_board_regs.v"));
+    s.push('\n');
+    s.push_str(include_str!("../../rtl/fanin_mac_stats.v"));
+    if board.kind().is_cmac() {
+        s.push('\n');
+        s.push_str(include_str!("../../rtl/fanin_axil_arb.v"));
+    }
+    if board == Board::Sume {
+        s.push('\n');
+        s.push_str(&si5324_init_rtl(SI5324_INIT)?);
+    }
+    s.push_str("\n`resetall\n");
+    Ok(s)
+}
+
+/// `constraints/fanin_board.xdc`: timing exceptions for the clock-domain crossings of
+/// `fanin_board.v` (generated: the delays follow the board's clocks).
+pub fn board_xdc(board: Board, cfg: &CoreConfig) -> String {
+    let maxd = core_period_ns(cfg).min(mac_period_ns(board));
+    let cells = |pat: &str| format!("[get_cells -hierarchical -filter {{NAME =~ {pat}}}]");
+    let mut t = format!(
+        "# fanin: clock-domain crossings of fanin_board.v (generated). Part: {part}.\n\
+         # Source: fanin-gen, from the CDC structure of gen/rtl/*.v (no pins). Delays: the\n\
+         # shorter of core_clk ({core:.3} ns) and the MAC clock ({mac:.3} ns).\n\n\
+         # RX FIFOs: Gray read pointer into the write domain; req/ack toggles; the committed\n\
+         # pointer and drop count held stable by the handshake while the read side samples them.\n",
+        part = board.part(),
+        core = core_period_ns(cfg),
+        mac = mac_period_ns(board),
+    );
+    for (from, to) in [
+        ("*rx_fifo_*/rd_gray_reg*", "*rx_fifo_*/rd_gray_cdc1_reg*"),
+        ("*rx_fifo_*/wr_req_reg*", "*rx_fifo_*/rd_req_cdc1_reg*"),
+        ("*rx_fifo_*/rd_ack_reg*", "*rx_fifo_*/wr_ack_cdc1_reg*"),
+        ("*rx_fifo_*/wr_hold_ptr_reg*", "*rx_fifo_*/rd_commit_reg*"),
+        ("*rx_fifo_*/wr_hold_drops_reg*", "*rx_fifo_*/rd_drops_reg*"),
+    ] {
+        let _ = writeln!(
+            t,
+            "set_max_delay -datapath_only -from {} -to {} {maxd:.3}",
+            cells(from),
+            cells(to)
+        );
+    }
+    let _ = writeln!(
+        t,
+        "# Reset synchronisers: asserted asynchronously from either domain.\n\
+         set_false_path -to [get_pins -of_objects {} -filter {{IS_PRESET || IS_RESET}}]\n\
+         # Board status bits: slow levels into a two-flop synchroniser.\n\
+         set_false_path -to {}\n\
+         set_false_path -to {}",
+        cells("*rx_fifo_*/*_rst_sync_reg*"),
+        cells("*board_regs_inst/status_cdc1_reg*"),
+        cells("*board_regs_inst/link_cdc1_reg*")
+    );
+    let _ = writeln!(
+        t,
+        "# MAC statistics (fanin_mac_stats): req/ack toggles into two-flop synchronisers; the\n\
+         # held counters are stable while the core side copies them.\n\
+         set_max_delay -datapath_only -from {} -to {} {maxd:.3}\n\
+         set_max_delay -datapath_only -from {} -to {} {maxd:.3}\n\
+         set_max_delay -datapath_only -from {} -to {} {maxd:.3}",
+        cells("*mac_stats_*/req_reg*"),
+        cells("*mac_stats_*/req_cdc1_reg*"),
+        cells("*mac_stats_*/ack_reg*"),
+        cells("*mac_stats_*/ack_cdc1_reg*"),
+        cells("*mac_stats_*/hold_reg*"),
+        cells("*mac_stats_*/m_count_reg*"),
+    );
+    if board.kind().is_cmac() {
+        let _ = writeln!(
+            t,
+            "# RS-FEC enables: a register bit into a two-flop synchroniser per CMAC clock.\n\
+             set_false_path -to {}",
+            cells("*_rsfec_cdc1_reg*")
+        );
+    }
+    t
+}
+
+fn header(board: Board, cfg: &CoreConfig, comment: &str) -> String {
+    format!(
+        "{comment} Generated by fanin-gen for board {} ({}), configuration '{}'. Do not edit.\n\
+         {comment} Regenerate: cargo run -p fanin-gen -- --board {} --out DIR\n",
+        board.name(),
+        board.part(),
+        cfg.name,
+        board.name()
+    )
+}
+
+/// The build directory's README.
+pub fn readme(board: Board, cfg: &CoreConfig) -> String {
+    let mut ip: Vec<String> = ip_tcl(board, cfg).into_iter().map(|(n, _)| n).collect();
+    ip.sort();
+    let refclk = if board == Board::Sume {
+        "\n## SFP+ reference clock\n\n\
+         The Si5324 that makes the 156.25 MHz SFP+ reference clock is programmed over I2C \
+         after every reset by `fanin_si5324_init` (in `fanin_board.v`; register values from \
+         the NetFPGA SUME reference designs, see docs/boards.md); the 10G subsystems stay \
+         in reset until it is done (about 1 s). Board status bit 0 (address 0x10040) shows \
+         it done, bit 1 that the Si5324 never acknowledged, bit 2 the QPLL lock (also LED 1), \
+         bit 3 the Si5324's alarm pin.\n"
+    } else {
+        ""
+    };
+    let leds = match board {
+        Board::Sume => "LEDs: `sfp_led[p]` port p's PCS block lock; `led[0]` MMCM locked, `led[1]` QPLL locked.",
+        Board::Au250 => "LEDs: `led[0]` MMCM locked, `led[1]`/`led[2]` QSFP0/QSFP1 CMAC aligned.",
+        Board::Au280 => "The U280 has no user LEDs: link state is only in the board window (`fanin hw status`).",
+    };
+    let mut regs = String::new();
+    for p in 0..cfg.ports {
+        let _ = write!(
+            regs,
+            "`0x{:05x}` port {p}, ",
+            window::BASE + window::RX_DROPS + 4 * p as u32
+        );
+    }
+    format!(
+        "# fanin for {name} ({part}), configuration `{cfg}`\n\n\
+         Generated by `cargo run -p fanin-gen -- --board {name} --out DIR`. Do not edit; regenerate.\n\n\
+         ## Build\n\n\
+         ```\nvivado -mode batch -source build.tcl\n```\n\n\
+         Needs Vivado with the {ipnote} IP licence. Writes `out/timing_summary.rpt`, \
+         `out/utilization*.rpt`, checkpoints, and `out/{top}.bit` when timing is met; \
+         exits 1 on a timing failure.\n\n\
+         ## Files\n\n\
+         * `fanin_core.v`: the switch core (generated from `hdl/`), `manifest.json`, `fanin_regs.h`.\n\
+         * `{top}.v`: board wrapper: clocks, resets, MAC/PCS IP, clock-crossing FIFOs, {ctl}.\n\
+         * `fanin_board.v`: hand-written board RTL: the RX FIFOs that drop whole frames when \
+         full, the register split{si}.\n\
+         * `constraints/*.xdc`: pins and clocks (core_clk target {mhz} MHz); \
+         `constraints/fanin_board.xdc`: the clock-domain crossings of `fanin_board.v`.\n\
+         * `ip/*.tcl`: vendor IP, created at build time: {ips}.\n\
+         * `build.tcl`: the non-project Vivado flow.\n\n\
+         ## Control\n\n\
+         {ctlnote}The AXI-Lite register port (`fanin_regs.h`) is also driven by a JTAG-to-AXI master: after \
+         programming, in the Vivado hardware manager, e.g. \
+         `create_hw_axi_txn rd [get_hw_axis hw_axi_1] -type read -address 0x0 -len 1; run_hw_axi rd`.\n\n\
+         Addresses from `0x{base:05x}` are the board window (`fanin hw status` prints it by \
+         name): frames an RX FIFO dropped whole because the core fell behind (32 bits, \
+         wrapping): {regs}the status word at `0x{status:05x}`, the RS-FEC register at \
+         `0x{fec:05x}` ({fecnote}), the board information word at `0x{info:05x}`, and per port \
+         `p` from `0x{ports:05x} + 0x{stride:x}·p` the link status and the MAC's 64-bit \
+         rx_frames, tx_frames and rx_bad_fcs counters (docs/boards.md, \"Board register window\").\n\n\
+         {leds}\n{refclk}\n\
+         See docs/boards.md in the fanin repository for the design choices and known limits.\n",
+        name = board.name(),
+        part = board.part(),
+        cfg = cfg.name,
+        top = board.top(),
+        mhz = cfg.clock_mhz,
+        ips = ip.join(", "),
+        base = window::BASE,
+        status = window::BASE + window::STATUS,
+        fec = window::BASE + window::RSFEC,
+        info = window::BASE + window::INFO,
+        ports = window::BASE + window::PORTS_BASE,
+        stride = window::PORT_STRIDE,
+        fecnote = if board.kind().is_cmac() {
+            "bit p: RS-FEC on port p, writable, on after reset"
+        } else {
+            "reads 0: no RS-FEC at 10G"
+        },
+        leds = leds,
+        ctl = if board.kind().is_cmac() {
+            "XDMA (PCIe BAR0) and JTAG-to-AXI"
+        } else {
+            "JTAG-to-AXI"
+        },
+        ctlnote = if board.kind().is_cmac() {
+            "PCIe: XDMA's AXI-Lite master is BAR0 (1 MiB: the core at 0, the board window at \
+             0x10000); `fanin hw program|status|verify --device BDF` use it. "
+        } else {
+            ""
+        },
+        si = if board == Board::Sume {
+            ", the Si5324 I2C initialiser"
+        } else {
+            ""
+        },
+        ipnote = if board == Board::Sume {
+            "10G Ethernet Subsystem (axi_10g_ethernet)"
+        } else {
+            "UltraScale+ 100G Ethernet (cmac_usplus, no-charge)"
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rx_fifo_holds_two_maximum_frames() {
+        let mut cfg = CoreConfig::by_name("sume").unwrap();
+        assert_eq!(rx_fifo_depth(&cfg), 512);
+        cfg.max_frame = 9600;
+        assert_eq!(rx_fifo_depth(&cfg), 4096);
+        assert_eq!(rx_fifo_depth(&CoreConfig::by_name("alveo").unwrap()), 512);
+    }
+}

@@ -1,0 +1,234 @@
+//! Vendor IP as Tcl (`ip/*.tcl`) and the non-project Vivado script `build.tcl`.
+
+use super::{core_period_ns, header, Board};
+use fanin_hdl::CoreConfig;
+use std::fmt::Write as _;
+
+/// IP versions pinned in `create_ip -version` (the PCIe path).
+pub const PINNED_IP: &[(&str, &str)] = &[("xdma", "4.1"), ("axi_clock_converter", "2.1")];
+
+/// Vendor IP as Tcl: `(file name, script)`. Each script creates one IP into `$fanin_ip_dir`.
+pub fn ip_tcl(board: Board, cfg: &CoreConfig) -> Vec<(String, String)> {
+    let h = header(board, cfg, "#");
+    let ip = |name: &str, module: &str, props: &[(&str, String)]| -> (String, String) {
+        let mut t = h.clone();
+        // Pinned versions for the IP that has them (PINNED_IP); the others take the
+        // Vivado release's own.
+        let version = PINNED_IP
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| format!(" -version {v}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            t,
+            "create_ip -name {name} -vendor xilinx.com -library ip{version} -module_name {module} -dir $fanin_ip_dir"
+        );
+        let _ = writeln!(t, "set_property -dict [list \\");
+        for (k, v) in props {
+            let _ = writeln!(t, "    CONFIG.{k} {{{v}}} \\");
+        }
+        let _ = writeln!(t, "] [get_ips {module}]");
+        (format!("{module}.tcl"), t)
+    };
+    let mut v = vec![
+        ip(
+            "clk_wiz",
+            "clk_core",
+            &[
+                ("PRIM_SOURCE", "Differential_clock_capable_pin".into()),
+                ("PRIM_IN_FREQ", format!("{:.3}", board.sysclk_mhz())),
+                ("CLKOUT2_USED", "true".into()),
+                (
+                    "CLKOUT1_REQUESTED_OUT_FREQ",
+                    format!("{:.3}", cfg.clock_mhz as f64),
+                ),
+                ("CLKOUT2_REQUESTED_OUT_FREQ", "100.000".into()),
+                ("USE_RESET", "false".into()),
+                ("USE_LOCKED", "true".into()),
+            ],
+        ),
+        ip(
+            "jtag_axi",
+            "jtag_axil",
+            &[
+                // 2 = AXI4-Lite.
+                ("PROTOCOL", "2".into()),
+                ("M_AXI_ADDR_WIDTH", "32".into()),
+                ("M_AXI_DATA_WIDTH", "32".into()),
+            ],
+        ),
+        ip(
+            "axis_data_fifo",
+            "axis_cdc_fifo",
+            &[
+                ("TDATA_NUM_BYTES", (cfg.data_w / 8).to_string()),
+                ("TUSER_WIDTH", "1".into()),
+                ("HAS_TKEEP", "1".into()),
+                ("HAS_TLAST", "1".into()),
+                ("IS_ACLK_ASYNC", "1".into()),
+                // 2 = packet mode: a frame leaves only once complete, so a MAC never underruns.
+                ("FIFO_MODE", "2".into()),
+                ("FIFO_DEPTH", "512".into()),
+            ],
+        ),
+    ];
+    match board {
+        Board::Sume => {
+            for (module, level) in [("eth10g_shared", "1"), ("eth10g_nonshared", "0")] {
+                v.push(ip(
+                    "axi_10g_ethernet",
+                    module,
+                    &[
+                        ("Management_Interface", "false".into()),
+                        ("base_kr", "BASE-R".into()),
+                        // 1 = shared logic (QPLL, clocking) in the core.
+                        ("SupportLevel", level.into()),
+                        ("autonegotiation", "false".into()),
+                        ("Statistics_Gathering", "false".into()),
+                        ("DClkRate", "100".into()),
+                    ],
+                ));
+            }
+        }
+        Board::Au250 | Board::Au280 => {
+            // (CMAC site, first GT channel) per QSFP cage, from the boards' GT quad placement.
+            let sites = if board == Board::Au250 {
+                [("CMACE4_X0Y8", "X1Y44"), ("CMACE4_X0Y7", "X1Y40")]
+            } else {
+                [("CMACE4_X0Y6", "X0Y40"), ("CMACE4_X0Y7", "X0Y44")]
+            };
+            for (p, (cmac, gt0)) in sites.iter().enumerate() {
+                let (col, y) = gt0.split_once('Y').unwrap();
+                let y: u32 = y.parse().unwrap();
+                let mut props: Vec<(&str, String)> = vec![
+                    ("CMAC_CAUI4_MODE", "1".into()),
+                    ("NUM_LANES", "4x25".into()),
+                    ("GT_REF_CLK_FREQ", "161.1328125".into()),
+                    ("USER_INTERFACE", "AXIS".into()),
+                    ("GT_DRP_CLK", "100".into()),
+                    ("TX_FLOW_CONTROL", "0".into()),
+                    ("RX_FLOW_CONTROL", "0".into()),
+                    ("INCLUDE_RS_FEC", "1".into()),
+                    ("CMAC_CORE_SELECT", cmac.to_string()),
+                    ("GT_GROUP_SELECT", format!("{gt0}~{col}Y{}", y + 3)),
+                ];
+                let lanes: Vec<(String, String)> = (0..4)
+                    .map(|l| (format!("LANE{}_GT_LOC", l + 1), format!("{col}Y{}", y + l)))
+                    .collect();
+                let lane_refs: Vec<(&str, String)> =
+                    lanes.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+                props.extend(lane_refs);
+                props.push(("ENABLE_PIPELINE_REG", "1".into()));
+                v.push(ip("cmac_usplus", &format!("cmac_qsfp{p}"), &props));
+            }
+            v.push(ip(
+                "xdma",
+                "xdma_pcie",
+                &[
+                    ("mode_selection", "Advanced".into()),
+                    ("pl_link_cap_max_link_width", "X16".into()),
+                    ("pl_link_cap_max_link_speed", "8.0_GT/s".into()),
+                    ("axi_data_width", "512_bit".into()),
+                    ("axisten_freq", "250".into()),
+                    ("ref_clk_freq", "100_MHz".into()),
+                    // DMA as one AXI-Stream channel each way, left unused.
+                    ("xdma_axi_intf_mm", "AXI_Stream".into()),
+                    ("xdma_rnum_chnl", "1".into()),
+                    ("xdma_wnum_chnl", "1".into()),
+                    // BAR0: the AXI-Lite master, 1 MiB (the core and the board window).
+                    ("axilite_master_en", "true".into()),
+                    ("axilite_master_scale", "Megabytes".into()),
+                    ("axilite_master_size", "1".into()),
+                    ("pf0_device_id", "903f".into()),
+                ],
+            ));
+            v.push(ip(
+                "axi_clock_converter",
+                "axil_cdc",
+                &[
+                    ("PROTOCOL", "AXI4LITE".into()),
+                    ("ADDR_WIDTH", "32".into()),
+                    ("DATA_WIDTH", "32".into()),
+                    ("ACLK_ASYNC", "1".into()),
+                ],
+            ));
+        }
+    }
+    v
+}
+
+/// The non-project Vivado script.
+pub fn build_tcl(board: Board, cfg: &CoreConfig) -> String {
+    let mut t = header(board, cfg, "#");
+    let _ = write!(
+        t,
+        r#"# Non-project flow: vivado -mode batch -source build.tcl
+# Creates the IP from ip/*.tcl, reads fanin_core.v, fanin_board.v, {top}.v and constraints/*.xdc, runs
+# synthesis, place and route, writes reports into out/, and the bitstream out/{top}.bit only
+# when timing is met. Exits 1 on a timing failure, 2 on a clock set-up error.
+
+set part {part}
+set top {top}
+# core_clk target: {mhz} MHz (configuration '{cfg}').
+set core_period {period:.3}
+
+set here [file dirname [file normalize [info script]]]
+cd $here
+file mkdir out
+set fanin_ip_dir [file join $here out ip]
+file mkdir $fanin_ip_dir
+
+create_project -in_memory -part $part
+set_property target_language Verilog [current_project]
+foreach f [lsort [glob -directory [file join $here ip] *.tcl]] {{
+    source $f
+}}
+generate_target all [get_ips]
+synth_ip [get_ips]
+
+read_verilog [list [file join $here fanin_core.v] [file join $here fanin_board.v] [file join $here $top.v]]
+foreach f [lsort [glob -directory [file join $here constraints] *.xdc]] {{
+    read_xdc $f
+}}
+
+synth_design -top $top -part $part
+set clk [get_clocks core_clk]
+if {{[llength $clk] != 1}} {{
+    puts "ERROR: fanin: no clock named core_clk after synthesis (see constraints/clocks.xdc)"
+    exit 2
+}}
+set period [get_property PERIOD $clk]
+if {{abs($period - $core_period) > 0.01 * $core_period}} {{
+    puts "ERROR: fanin: core_clk period $period ns, the configuration needs $core_period ns (ip/clk_core.tcl)"
+    exit 2
+}}
+write_checkpoint -force out/post_synth.dcp
+report_utilization -file out/utilization_synth.rpt
+
+opt_design
+place_design
+phys_opt_design
+route_design
+write_checkpoint -force out/post_route.dcp
+report_timing_summary -max_paths 20 -report_unconstrained -file out/timing_summary.rpt
+report_utilization -file out/utilization.rpt
+report_utilization -hierarchical -file out/utilization_hier.rpt
+
+set wns [get_property SLACK [get_timing_paths -max_paths 1 -nworst 1 -setup]]
+set whs [get_property SLACK [get_timing_paths -max_paths 1 -nworst 1 -hold]]
+if {{$wns eq "" || $whs eq "" || $wns < 0 || $whs < 0}} {{
+    puts "ERROR: fanin: timing not met: WNS=$wns ns WHS=$whs ns (out/timing_summary.rpt)"
+    exit 1
+}}
+write_bitstream -force out/$top.bit
+puts "fanin: timing met (WNS=$wns ns, WHS=$whs ns); wrote out/$top.bit"
+exit 0
+"#,
+        part = board.part(),
+        top = board.top(),
+        mhz = cfg.clock_mhz,
+        cfg = cfg.name,
+        period = core_period_ns(cfg),
+    );
+    t
+}
