@@ -1,10 +1,12 @@
-//! A closed-loop allreduce through the Verilated core: reference workers
-//! (`fanin_proto::worker::Worker`) send through seeded lossy, duplicating, reordering links;
-//! the core's outputs go back to them; every frame the core emits is checked against the
-//! reference model, and every worker must end with the exact sum.
+//! Closed-loop allreduces through the Verilated core: reference workers
+//! (`fanin_proto::worker::Worker`, after a `Joiner` with sessions) send through seeded lossy,
+//! duplicating, reordering links; the core's outputs go back to them; every frame the core
+//! emits is checked against the reference model, and every worker must end every allreduce
+//! with that allreduce's exact sum.
 
 use fanin_hdl::CoreConfig;
-use fanin_proto::config::{Mode, Route, SwitchConfig};
+use fanin_proto::config::{Mode, Route, SourceCheck, SwitchConfig, Trust};
+use fanin_proto::join::{JoinReply, Joiner};
 use fanin_proto::plan::{self, Addressing, JobSpec};
 use fanin_proto::wire::{frame::classify, FrameKind};
 use fanin_proto::worker::{Sending, Worker};
@@ -38,10 +40,16 @@ pub struct Setup {
     pub pacing: Pacing,
     /// Seed of data, faults and pacing.
     pub seed: u64,
+    /// Allreduces run one after the other on the live core (each with new data).
+    pub allreduces: usize,
+    /// The job has every trust protection on, sessions included: each allreduce opens a
+    /// session with JOINs (lost, duplicated and reordered like the rest); without, the job
+    /// has none and each allreduce takes fresh block ids.
+    pub sessions: bool,
 }
 
 /// How a run went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     /// Cycles until every worker finished.
     pub cycles: u64,
@@ -53,10 +61,22 @@ pub struct Outcome {
     pub retransmissions: u64,
     /// Frames lost by the injected faults.
     pub lost: u64,
+    /// First block id of each allreduce (with sessions: the one the root's ACCEPT gave).
+    pub first_blocks: Vec<u32>,
 }
 
-/// Runs one allreduce of `s.workers` workers through a root switch of configuration `core`.
+/// A worker of one allreduce: joining the session, then sending.
+enum Host {
+    Joining(Joiner),
+    Sending(Worker),
+}
+
+/// Runs `s.allreduces` allreduces (at least 1) of `s.workers` workers through a root switch
+/// of configuration `core`.
 pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
+    if s.allreduces == 0 {
+        return Err(SimError::Check("allreduces: 0 (at least 1)".into()));
+    }
     let core = CoreConfig::by_name(core_name).map_err(|e| SimError::Check(e.to_string()))?;
     let ports = core.ports as usize;
     let spec = JobSpec {
@@ -65,7 +85,16 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
         elements: s.per_packet,
         mode: Mode::Static,
         addressing: Addressing::Network,
-        trust: fanin_proto::config::Trust::OFF,
+        trust: if s.sessions {
+            Trust {
+                sessions: true,
+                source_check: SourceCheck::IpPort,
+                reclaim_idle: 1_000_000,
+                first_block: None,
+            }
+        } else {
+            Trust::OFF
+        },
     };
     let plan =
         plan::build(&plan::star(s.workers), spec).map_err(|e| SimError::Check(e.to_string()))?;
@@ -85,88 +114,157 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
         })
         .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
-    let data: Vec<Vec<i32>> = (0..s.workers)
-        .map(|_| {
-            (0..s.elements)
-                .map(|_| rng.gen_range(-(1 << 24)..(1 << 24)))
-                .collect()
-        })
-        .collect();
-    let sending = Sending {
-        window: s.slots,
-        retransmit_after: s.retransmit_after,
-        first_block: rng.gen(),
-        exponent: 0,
-    };
-    let mut workers: Vec<Worker> = plan
-        .workers
-        .iter()
-        .map(|a| Worker::new(a.clone(), sending, &data[a.rank as usize]))
-        .collect::<Result<_, _>>()
-        .map_err(|e| SimError::Check(e.to_string()))?;
+    if s.sessions {
+        cfg.jobs[0].trust.first_block = Some(rng.gen());
+    }
     let mut tb = Tb::new(core_name, s.pacing, s.seed)?;
     let mut sb = Scoreboard::new(&core, &cfg)?;
     program(&mut tb, &sb.regs, &cfg)?;
     let start = tb.m.cycle();
     let mut held: Vec<(usize, Vec<u8>)> = Vec::new();
     let mut seen = vec![0usize; ports];
-    let (mut frames_in, mut lost) = (0u64, 0u64);
+    let (mut frames_in, mut lost, mut retransmissions) = (0u64, 0u64, 0u64);
+    let mut first_blocks = Vec::with_capacity(s.allreduces);
     let limit = 200_000
         + 2_000 * (s.elements as u64 / s.per_packet as u64 + 1) * (1 + s.retransmit_after / 100);
-    while workers.iter().any(|w| !w.done()) {
-        let now = tb.m.cycle() - start;
-        if now > limit {
-            let waiting: Vec<_> = workers
-                .iter()
-                .filter(|w| !w.done())
-                .map(|w| (w.assignment().rank, w.waiting_for()))
-                .collect();
-            return Err(SimError::Check(format!(
-                "seed {}: not finished after {now} cycles; waiting (rank, block): {waiting:?}",
-                s.seed
-            )));
-        }
-        for w in workers.iter_mut() {
-            let port = port_of(w.assignment().rank as usize);
-            for b in w.poll(now) {
-                let f = w.frame(b);
-                if rng.gen_bool(s.loss) {
-                    lost += 1;
-                    continue;
-                }
-                let copies = if rng.gen_bool(s.dup) { 2 } else { 1 };
-                for _ in 0..copies {
-                    if rng.gen_bool(s.reorder) {
-                        held.push((port, f.clone()));
-                    } else {
-                        tb.src[port].push(f.clone(), false);
-                        frames_in += 1;
+    let mut next_first: u32 = rng.gen();
+    for round in 0..s.allreduces {
+        // Frames still held back from the allreduce before are lost: the network drains
+        // between allreduces (a JOIN of the last one arriving after the next opened would
+        // join the session after it).
+        lost += held.len() as u64;
+        held.clear();
+        let data: Vec<Vec<i32>> = (0..s.workers)
+            .map(|_| {
+                (0..s.elements)
+                    .map(|_| rng.gen_range(-(1 << 24)..(1 << 24)))
+                    .collect()
+            })
+            .collect();
+        // Without sessions, every allreduce numbers its blocks afresh.
+        let sending = Sending {
+            window: s.slots,
+            retransmit_after: s.retransmit_after,
+            first_block: next_first,
+            exponent: 0,
+        };
+        next_first = next_first.wrapping_add(1 << 20);
+        let mut hosts: Vec<Host> = plan
+            .workers
+            .iter()
+            .map(|a| {
+                Ok(if s.sessions {
+                    Host::Joining(Joiner::new(a.clone(), rng.gen(), s.retransmit_after))
+                } else {
+                    Host::Sending(Worker::new(a.clone(), sending, &data[a.rank as usize])?)
+                })
+            })
+            .collect::<Result<_, fanin_proto::worker::WorkerError>>()
+            .map_err(|e| SimError::Check(e.to_string()))?;
+        let mut round_first = sending.first_block;
+        let t0 = tb.m.cycle();
+        while hosts
+            .iter()
+            .any(|h| !matches!(h, Host::Sending(w) if w.done()))
+        {
+            let now = tb.m.cycle() - start;
+            if tb.m.cycle() - t0 > limit {
+                let waiting: Vec<_> = hosts
+                    .iter()
+                    .map(|h| match h {
+                        Host::Joining(j) => format!("joining ({} JOINs)", j.sent()),
+                        Host::Sending(w) => format!("waiting for {:?}", w.waiting_for()),
+                    })
+                    .collect();
+                return Err(SimError::Check(format!(
+                    "seed {}: allreduce {round} not finished after {limit} cycles: {waiting:?}",
+                    s.seed
+                )));
+            }
+            for (rank, h) in hosts.iter_mut().enumerate() {
+                let port = port_of(rank);
+                let out: Vec<Vec<u8>> = match h {
+                    Host::Joining(j) => j.poll(now).then(|| j.frame()).into_iter().collect(),
+                    Host::Sending(w) => w.poll(now).into_iter().map(|b| w.frame(b)).collect(),
+                };
+                for f in out {
+                    if rng.gen_bool(s.loss) {
+                        lost += 1;
+                        continue;
+                    }
+                    let copies = if rng.gen_bool(s.dup) { 2 } else { 1 };
+                    for _ in 0..copies {
+                        if rng.gen_bool(s.reorder) {
+                            held.push((port, f.clone()));
+                        } else {
+                            tb.src[port].push(f.clone(), false);
+                            frames_in += 1;
+                        }
                     }
                 }
             }
-        }
-        // Held frames are released after later ones.
-        if !held.is_empty() && rng.gen_bool(0.2) {
-            let (port, f) = held.remove(rng.gen_range(0..held.len()));
-            tb.src[port].push(f, false);
-            frames_in += 1;
-        }
-        for _ in 0..8 {
-            tb.step();
-        }
-        for (p, sink) in tb.sink.iter().enumerate() {
-            for f in &sink.frames[seen[p]..] {
-                if rng.gen_bool(s.loss) {
-                    lost += 1;
-                    continue;
-                }
-                if let FrameKind::Ipv4 { dst, .. } = classify(&f.data) {
-                    for w in workers.iter_mut().filter(|w| w.assignment().me.ip == dst) {
-                        w.receive(&f.data);
+            // Held frames are released after later ones.
+            if !held.is_empty() && rng.gen_bool(0.2) {
+                let (port, f) = held.remove(rng.gen_range(0..held.len()));
+                tb.src[port].push(f, false);
+                frames_in += 1;
+            }
+            for _ in 0..8 {
+                tb.step();
+            }
+            for (p, sink) in tb.sink.iter().enumerate() {
+                for f in &sink.frames[seen[p]..] {
+                    if rng.gen_bool(s.loss) {
+                        lost += 1;
+                        continue;
+                    }
+                    let FrameKind::Ipv4 { dst, .. } = classify(&f.data) else {
+                        continue;
+                    };
+                    for (rank, h) in hosts.iter_mut().enumerate() {
+                        let a = &plan.workers[rank];
+                        if a.me.ip != dst {
+                            continue;
+                        }
+                        let accepted = match h {
+                            Host::Joining(j) => match j.receive(&f.data) {
+                                JoinReply::Accepted(base) => Some(base),
+                                JoinReply::Ignored => None,
+                            },
+                            Host::Sending(w) => {
+                                w.receive(&f.data);
+                                None
+                            }
+                        };
+                        if let Some(base) = accepted {
+                            round_first = base;
+                            let sending = Sending {
+                                first_block: base,
+                                ..sending
+                            };
+                            *h = Host::Sending(
+                                Worker::new(a.clone(), sending, &data[rank])
+                                    .map_err(|e| SimError::Check(e.to_string()))?,
+                            );
+                        }
                     }
                 }
+                seen[p] = sink.frames.len();
             }
-            seen[p] = sink.frames.len();
+        }
+        first_blocks.push(round_first);
+        let want: Vec<i32> = (0..s.elements)
+            .map(|i| data.iter().map(|d| d[i]).sum())
+            .collect();
+        for (rank, h) in hosts.iter().enumerate() {
+            let Host::Sending(w) = h else { unreachable!() };
+            retransmissions += w.stats().retransmissions;
+            if w.result().expect("done").0 != want {
+                return Err(SimError::Check(format!(
+                    "seed {}: allreduce {round}: rank {rank} result differs from its exact sum",
+                    s.seed
+                )));
+            }
         }
     }
     let cycles = tb.m.cycle() - start;
@@ -174,24 +272,12 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
     sb.replay(&tb)?;
     sb.check_frames(&tb)?;
     sb.check_counters(&mut tb)?;
-    let want: Vec<i32> = (0..s.elements)
-        .map(|i| data.iter().map(|d| d[i]).sum())
-        .collect();
-    for w in &workers {
-        let (got, _) = w.result().expect("done");
-        if got != want {
-            return Err(SimError::Check(format!(
-                "seed {}: rank {} result differs from the exact sum",
-                s.seed,
-                w.assignment().rank
-            )));
-        }
-    }
     Ok(Outcome {
         cycles,
         frames_in,
         frames_out: tb.sink.iter().map(|k| k.frames.len() as u64).sum(),
-        retransmissions: workers.iter().map(|w| w.stats().retransmissions).sum(),
+        retransmissions,
         lost,
+        first_blocks,
     })
 }

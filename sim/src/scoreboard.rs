@@ -204,9 +204,19 @@ pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), Sim
     for (addr, data) in writes {
         tb.write(addr, data)?;
     }
-    // The last commit is applied once the engine is idle, within a few cycles.
-    for _ in 0..8 {
+    // The last commit is applied once the engine is idle: within a few cycles, or after the
+    // timer scan's visit of a slot (a job with an idle reclaim starts the scan).
+    let applied = |tb: &Tb| {
+        tb.events[start..]
+            .iter()
+            .filter(|e| matches!(e, DbgEvent::Commit { .. }))
+            .count()
+    };
+    for _ in 0..1000 {
         tb.step();
+        if !tb.has_monitor() || applied(tb) == core.max_jobs as usize {
+            break;
+        }
     }
     let mut i = start;
     let mut commits = 0;

@@ -12609,7 +12609,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 sq_v$d = 1'b1;
                 sq_psd$d = 1'b1;
                 sq_reg$d = 1'b0;
-                x_join$d = 1'b0;
+                if (dx_ptype$q == pt_join) begin
+                    x_join$d = 1'b0;
+                end
                 hu_v$d = dq_hup$q;
                 hu_j$d = dx_ji$q;
                 hu_b$d = dx_block$q;

@@ -3797,7 +3797,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.sq_v.d.next = true;
                 self.sq_psd.d.next = true;
                 self.sq_reg.d.next = false;
-                self.x_join.d.next = false;
+                // (Only the JOIN's own DECIDE ends the wait: with two frames in the decision
+                // stages, the older one's DECIDE comes first.)
+                if self.dx_ptype.q.val() == self.pt_join.val() {
+                    self.x_join.d.next = false;
+                }
                 // A contribution past the session floor: `high` moves on (two cycles on).
                 self.hu_v.d.next = self.dq_hup.q.val();
                 self.hu_j.d.next = self.dx_ji.q.val();

@@ -26,6 +26,8 @@ fn random_allreduces_match_the_model_exactly() {
             retransmit_after: 3000,
             pacing,
             seed: s,
+            allreduces: 1 + (s / 4 % 2) as usize,
+            sessions: s % 2 == 1,
         };
         match run(config(), &setup) {
             Ok(o) => eprintln!("seed {s}: {o:?}"),

@@ -677,3 +677,101 @@ fn sessions_at_a_root_match_the_model_and_never_mix_allreduces() {
         assert_eq!(c.get(Counter::Joins), 7, "six JOINs and the repeat");
     }
 }
+
+/// Campaign (c) of the trust issue with every protection on, sessions included: bursts of
+/// forged and malformed traffic from strangers (every packet type, the job's own and
+/// others, block ids around the sessions'), each beside an allreduce that opens a session;
+/// every allreduce ends with its own exact sums, the strangers' packets land in
+/// `bad_source` or `malformed` (or are refused), and every frame and counter matches the
+/// model. `FANIN_SEED` picks the seed, `FANIN_SIM_RUNS` the number of runs.
+#[test]
+fn stray_traffic_beside_allreduces_with_every_protection_matches_the_model() {
+    use fanin_proto::forge;
+    let runs = sim_runs(2);
+    for i in 0..runs {
+        let s = seed() + i;
+        let pacing = Pacing::CORNERS[(i % 4) as usize];
+        let spec = JobSpec {
+            job: 7,
+            slot_count: 4,
+            elements: 16,
+            mode: Mode::Static,
+            addressing: Addressing::Network,
+            trust: Trust {
+                sessions: true,
+                source_check: SourceCheck::IpPort,
+                reclaim_idle: 3000,
+                first_block: Some(64),
+            },
+        };
+        let p = plan::build(&plan::star(3), spec).unwrap();
+        let cfg = fold(&p.switches[0], &core());
+        let (mut tb, mut sb) = setup_with(&cfg, pacing, s);
+        let ports = tb.ports();
+        let port_of = |r: usize| fold_port(1 + r as u8, ports as u8) as usize;
+        let mut seen = vec![0; ports];
+        let mut inbox = vec![Vec::new(); 3];
+        let mut rng = ChaCha8Rng::seed_from_u64(s);
+        let me = L4Addr {
+            mac: cfg.mac,
+            ip: cfg.ip,
+            port: cfg.udp_port,
+        };
+        for round in 0..3 {
+            // The burst, on port 0 (no worker there): it is taken while the allreduce runs.
+            for _ in 0..150 {
+                let f = if rng.gen_bool(0.15) {
+                    let mut j = forge::junk(&mut rng, 200);
+                    j.resize(j.len().max(14), 0);
+                    j
+                } else {
+                    let target = forge::Target {
+                        job: 7,
+                        ranks: 3,
+                        elements: 16,
+                        first_block: 64 + 16 * round,
+                        other_jobs: 0.2,
+                        session_types: true,
+                    };
+                    let payload = forge::forged_payload(&mut rng, &target);
+                    let src = L4Addr {
+                        mac: [2, 0, 0, 0, 0, 9],
+                        ip: [10, 200, rng.gen(), rng.gen()].into(),
+                        port: rng.gen(),
+                    };
+                    Datagram {
+                        src,
+                        dst: me,
+                        payload: &payload,
+                    }
+                    .to_frame(rng.gen_bool(0.5))
+                };
+                tb.src[0].push(f, false);
+            }
+            let data: Vec<Vec<i32>> = (0..3)
+                .map(|_| (0..ELEMENTS).map(|_| rng.gen_range(-1000..1000)).collect())
+                .collect();
+            let want: Vec<i32> = (0..ELEMENTS)
+                .map(|k| data.iter().map(|d| d[k]).sum())
+                .collect();
+            let what = format!("stray round {round}");
+            let got = star_allreduce(
+                &mut tb, &p, &port_of, &mut seen, &mut inbox, &mut rng, &data, &what,
+            );
+            for (rank, g) in got.iter().enumerate() {
+                assert_eq!(g, &want, "{pacing:?} seed {s}: round {round}, rank {rank}");
+            }
+        }
+        finish(&mut tb, &mut sb, "stray+sessions", pacing, s);
+        let c = sb.model.counters();
+        assert_eq!(c.get(Counter::Sessions), 3, "seed {s}");
+        assert!(
+            c.get(Counter::BadSource) > 0,
+            "seed {s}: forged sources counted"
+        );
+        assert!(
+            c.get(Counter::Malformed) > 0,
+            "seed {s}: malformed packets counted"
+        );
+    }
+}
