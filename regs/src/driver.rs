@@ -62,7 +62,7 @@ pub fn check_supported(job: &fanin_proto::config::JobEntry) -> Result<(), Unsupp
 
 /// Refuses a configuration the RTL cannot hold: the core has no key-value (ASK) engine, so
 /// any `kv_jobs` entry is an error naming the switch and the job (docs/rtl.md, "Key-value jobs");
-/// nor sessions or dynamic mode ([`check_supported`]).
+/// nor dynamic mode or an idle reclaim beyond 32 bits ([`check_supported`]).
 pub fn check_loadable(cfg: &fanin_proto::config::SwitchConfig) -> Result<(), String> {
     match cfg.kv_jobs.first() {
         Some(j) => Err(format!(

@@ -361,7 +361,7 @@ fn demo() -> Result<()> {
         msg.lines().next().unwrap_or_default().trim()
     );
 
-    banner("4c. fanin hw: a SOAR placement emitted for the RTL, each switch's register writes (dry run and a JTAG Tcl script)");
+    banner("4c. fanin hw: a SOAR placement (every trust protection on) emitted for the RTL, each switch's register writes (dry run and a JTAG Tcl script)");
     let place = out.join("place-rtl");
     let _ = std::fs::remove_dir_all(&place);
     run(Command::new(bin("fanin"))
@@ -377,7 +377,6 @@ fn demo() -> Result<()> {
             "uniform:1:2",
             "--seed",
             "1",
-            "--no-sessions",
             "--emit-config",
         ])
         .arg(&place))?;

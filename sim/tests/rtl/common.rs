@@ -147,3 +147,31 @@ pub fn sim_runs(default: u64) -> u64 {
         .and_then(|s| s.parse().ok())
         .unwrap_or(default)
 }
+
+/// A stranger's frame to `me`: junk with probability `junk`, otherwise a forged fanin packet
+/// for `target` from a random source in 10.200.0.0/16 (a UDP checksum half of the time).
+pub fn stranger_frame(
+    rng: &mut impl rand::Rng,
+    target: &fanin_proto::forge::Target,
+    me: L4Addr,
+    junk: f64,
+) -> Vec<u8> {
+    use fanin_proto::forge;
+    if rng.gen_bool(junk) {
+        let mut j = forge::junk(rng, 200);
+        j.resize(j.len().max(14), 0);
+        return j;
+    }
+    let payload = forge::forged_payload(rng, target);
+    let src = L4Addr {
+        mac: [2, 0, 0, 0, 0, 9],
+        ip: [10, 200, rng.gen(), rng.gen()].into(),
+        port: rng.gen(),
+    };
+    Datagram {
+        src,
+        dst: me,
+        payload: &payload,
+    }
+    .to_frame(rng.gen_bool(0.5))
+}

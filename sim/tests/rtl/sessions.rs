@@ -541,6 +541,55 @@ fn star_allreduce(
         .collect()
 }
 
+/// A star of three workers whose root is the DUT, with every protection on: the plan, the
+/// (folded) configuration, the programmed testbench and its scoreboard.
+fn star_with_sessions(
+    job: u16,
+    reclaim_idle: u64,
+    first_block: u32,
+    pacing: Pacing,
+    seed: u64,
+) -> (
+    plan::Plan,
+    fanin_proto::config::SwitchConfig,
+    Tb,
+    fanin_sim::scoreboard::Scoreboard,
+) {
+    let spec = JobSpec {
+        job,
+        slot_count: 4,
+        elements: 16,
+        mode: Mode::Static,
+        addressing: Addressing::Network,
+        trust: Trust {
+            sessions: true,
+            source_check: SourceCheck::IpPort,
+            reclaim_idle,
+            first_block: Some(first_block),
+        },
+    };
+    let p = plan::build(&plan::star(3), spec).unwrap();
+    let cfg = fold(&p.switches[0], &core());
+    let (tb, sb) = setup_with(&cfg, pacing, seed);
+    (p, cfg, tb, sb)
+}
+
+/// Moves the frames the DUT sent since `seen` into the inbox of the worker they address.
+fn collect(tb: &Tb, p: &plan::Plan, seen: &mut [usize], inbox: &mut [Vec<Vec<u8>>]) {
+    for (port, seen) in seen.iter_mut().enumerate() {
+        for f in &tb.sink[port].frames[*seen..] {
+            if let FrameKind::Ipv4 { dst, .. } = classify(&f.data) {
+                for (r, w) in p.workers.iter().enumerate() {
+                    if w.me.ip == dst {
+                        inbox[r].push(f.data.clone());
+                    }
+                }
+            }
+        }
+        *seen = tb.sink[port].frames.len();
+    }
+}
+
 /// Every packet of type `ptype` in `inbox`, as (block, child, first element).
 fn of_type(inbox: &[Vec<u8>], ptype: PacketType) -> Vec<(u32, u8, Option<i32>)> {
     inbox
@@ -569,22 +618,7 @@ fn of_type(inbox: &[Vec<u8>], ptype: PacketType) -> Vec<(u32, u8, Option<i32>)> 
 fn sessions_at_a_root_match_the_model_and_never_mix_allreduces() {
     for pacing in [Pacing::CORNERS[0], Pacing::CORNERS[3]] {
         let s = seed();
-        let spec = JobSpec {
-            job: 9,
-            slot_count: 4,
-            elements: 16,
-            mode: Mode::Static,
-            addressing: Addressing::Network,
-            trust: Trust {
-                sessions: true,
-                source_check: SourceCheck::IpPort,
-                reclaim_idle: 0,
-                first_block: Some(1000),
-            },
-        };
-        let p = plan::build(&plan::star(3), spec).unwrap();
-        let cfg = fold(&p.switches[0], &core());
-        let (mut tb, mut sb) = setup_with(&cfg, pacing, s);
+        let (p, _, mut tb, mut sb) = star_with_sessions(9, 0, 1000, pacing, s);
         let ports = tb.ports();
         let port_of = |r: usize| fold_port(1 + r as u8, ports as u8) as usize;
         let mut seen = vec![0; ports];
@@ -643,14 +677,8 @@ fn sessions_at_a_root_match_the_model_and_never_mix_allreduces() {
         for (rank, g) in got.iter().enumerate() {
             assert_eq!(g, &sum(&second), "{pacing:?} seed {s}: second, rank {rank}");
         }
-        // (The repeat went to worker 1's inbox only after the loop had moved on: check
-        // every ACCEPT worker 1 saw.)
-        for (port, seen) in seen.iter_mut().enumerate() {
-            for f in &tb.sink[port].frames[*seen..] {
-                inbox[1].push(f.data.clone());
-            }
-            *seen = tb.sink[port].frames.len();
-        }
+        // (The repeat's ACCEPT may have come after the loop moved on.)
+        collect(&tb, &p, &mut seen, &mut inbox);
         let accepts = of_type(&inbox[1], PacketType::Accept);
         assert_eq!(accepts.len(), 3, "{accepts:?}");
         assert_eq!(accepts[1], accepts[0], "the repeated JOIN's ACCEPT");
@@ -660,12 +688,7 @@ fn sessions_at_a_root_match_the_model_and_never_mix_allreduces() {
         let f = p.workers[2].contribution_frame(1005, 0, &[5; 16]);
         tb.src[port_of(2)].push(f, false);
         finish(&mut tb, &mut sb, "sessions: root", pacing, s);
-        for (port, seen) in seen.iter_mut().enumerate() {
-            for f in &tb.sink[port].frames[*seen..] {
-                inbox[2].push(f.data.clone());
-            }
-            *seen = tb.sink[port].frames.len();
-        }
+        collect(&tb, &p, &mut seen, &mut inbox);
         assert_eq!(
             of_type(&inbox[2], PacketType::Refuse),
             vec![(1005, RefuseReason::StaleBlock as u8, None)],
@@ -691,22 +714,7 @@ fn stray_traffic_beside_allreduces_with_every_protection_matches_the_model() {
     for i in 0..runs {
         let s = seed() + i;
         let pacing = Pacing::CORNERS[(i % 4) as usize];
-        let spec = JobSpec {
-            job: 7,
-            slot_count: 4,
-            elements: 16,
-            mode: Mode::Static,
-            addressing: Addressing::Network,
-            trust: Trust {
-                sessions: true,
-                source_check: SourceCheck::IpPort,
-                reclaim_idle: 3000,
-                first_block: Some(64),
-            },
-        };
-        let p = plan::build(&plan::star(3), spec).unwrap();
-        let cfg = fold(&p.switches[0], &core());
-        let (mut tb, mut sb) = setup_with(&cfg, pacing, s);
+        let (p, cfg, mut tb, mut sb) = star_with_sessions(7, 3000, 64, pacing, s);
         let ports = tb.ports();
         let port_of = |r: usize| fold_port(1 + r as u8, ports as u8) as usize;
         let mut seen = vec![0; ports];
@@ -720,32 +728,15 @@ fn stray_traffic_beside_allreduces_with_every_protection_matches_the_model() {
         for round in 0..3 {
             // The burst, on port 0 (no worker there): it is taken while the allreduce runs.
             for _ in 0..150 {
-                let f = if rng.gen_bool(0.15) {
-                    let mut j = forge::junk(&mut rng, 200);
-                    j.resize(j.len().max(14), 0);
-                    j
-                } else {
-                    let target = forge::Target {
-                        job: 7,
-                        ranks: 3,
-                        elements: 16,
-                        first_block: 64 + 16 * round,
-                        other_jobs: 0.2,
-                        session_types: true,
-                    };
-                    let payload = forge::forged_payload(&mut rng, &target);
-                    let src = L4Addr {
-                        mac: [2, 0, 0, 0, 0, 9],
-                        ip: [10, 200, rng.gen(), rng.gen()].into(),
-                        port: rng.gen(),
-                    };
-                    Datagram {
-                        src,
-                        dst: me,
-                        payload: &payload,
-                    }
-                    .to_frame(rng.gen_bool(0.5))
+                let target = forge::Target {
+                    job: 7,
+                    ranks: 3,
+                    elements: 16,
+                    first_block: 64 + 16 * round,
+                    other_jobs: 0.2,
+                    session_types: true,
                 };
+                let f = stranger_frame(&mut rng, &target, me, 0.15);
                 tb.src[0].push(f, false);
             }
             let data: Vec<Vec<i32>> = (0..3)

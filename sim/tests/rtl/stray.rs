@@ -50,32 +50,15 @@ fn stray_traffic_beside_an_allreduce_matches_the_model() {
                 tb.src[port].push(f, false);
                 continue;
             }
-            let f = if rng.gen_bool(0.2) {
-                let mut j = forge::junk(&mut rng, 200);
-                j.resize(j.len().max(14), 0);
-                j
-            } else {
-                let target = forge::Target {
-                    job: 7,
-                    ranks: 4,
-                    elements: 8,
-                    first_block: 0,
-                    other_jobs: 0.2,
-                    session_types: rng.gen_bool(0.4),
-                };
-                let payload = forge::forged_payload(&mut rng, &target);
-                let src = L4Addr {
-                    mac: [2, 0, 0, 0, 0, 9],
-                    ip: [10, 200, rng.gen(), rng.gen()].into(),
-                    port: rng.gen(),
-                };
-                Datagram {
-                    src,
-                    dst: me,
-                    payload: &payload,
-                }
-                .to_frame(rng.gen_bool(0.5))
+            let target = forge::Target {
+                job: 7,
+                ranks: 4,
+                elements: 8,
+                first_block: 0,
+                other_jobs: 0.2,
+                session_types: rng.gen_bool(0.4),
             };
+            let f = stranger_frame(&mut rng, &target, me, 0.2);
             let port = rng.gen_range(0..ports);
             tb.src[port].push(f, false);
         }
