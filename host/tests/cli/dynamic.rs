@@ -1,0 +1,424 @@
+//! Dynamic (Canary) jobs on switchd processes: frame switches chained by `--link` tunnels,
+//! workers running `fanin send --dynamic` as leaders of their blocks. A middle switchd must
+//! intercept and aggregate the leaves' partial aggregates (its counters show it), and every
+//! worker must end with the exact sum of the seeded inputs, also under injected faults.
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+
+use fanin::link::mac_for;
+use fanin_proto::config::{JobEntry, Mode, Params, Role, Route, SwitchConfig, Trust};
+use rand::{Rng, SeedableRng};
+
+use super::*;
+
+const JOB: u16 = 7;
+const ELEMENTS: u16 = 32;
+const SLOTS: u32 = 64;
+/// Fixed point: inputs are multiples of 2^-SCALE, so quantisation and the f32 sums are exact.
+const SCALE: i8 = 8;
+
+fn worker_ip(w: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, 1, w as u8 + 1)
+}
+
+fn switch_ip(s: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, 0, s as u8 + 1)
+}
+
+/// The dynamic job entry every switch of the chain holds.
+fn entry(ranks: usize) -> JobEntry {
+    JobEntry {
+        job: JOB,
+        role: Role::Root,
+        mode: Mode::Dynamic {
+            flush_after: 3_000,
+            reclaim_after: 300_000,
+        },
+        degree_limit: 1,
+        children: vec![],
+        ranks: (1u64 << ranks) - 1,
+        slot_base: 0,
+        slot_count: SLOTS,
+        quota: 0,
+        trust: Trust::OFF,
+    }
+}
+
+/// `leaves` leaf switches with `per_leaf` workers each, all linked to one middle switch.
+/// Returns each switch's configuration and `--link` flags (leaves first, the middle last),
+/// the workers' bind addresses and the link address of each worker's leaf.
+struct Plan {
+    switches: Vec<(SwitchConfig, Vec<String>, SocketAddrV4)>,
+    workers: Vec<(SocketAddrV4, SocketAddrV4)>,
+}
+
+fn plan(leaves: usize, per_leaf: usize) -> Plan {
+    let n = leaves * per_leaf;
+    let ports = free_ports(leaves + 1 + n);
+    let sw_addr = |s: usize| lo(ports[s]);
+    let wk_addr = |w: usize| lo(ports[leaves + 1 + w]);
+    let middle = leaves;
+    let mut switches = Vec::new();
+    let params = |ports: usize| Params {
+        slots: SLOTS,
+        elements: ELEMENTS,
+        ports: ports as u8,
+        ..Params::default()
+    };
+    for l in 0..leaves {
+        let up = per_leaf + 1;
+        let mut c = SwitchConfig::new(&format!("leaf{l}"), mac_for(switch_ip(l)), switch_ip(l));
+        c.params = params(up + 1);
+        let mut links = vec![format!("{up}={}", sw_addr(middle))];
+        for w in 0..n {
+            let port = if w / per_leaf == l {
+                links.push(format!("{}={}", 1 + w % per_leaf, wk_addr(w)));
+                1 + w % per_leaf
+            } else {
+                up
+            };
+            c.routes.push(Route {
+                ip: worker_ip(w),
+                port: port as u8,
+            });
+        }
+        for s in (0..=leaves).filter(|&s| s != l) {
+            c.routes.push(Route {
+                ip: switch_ip(s),
+                port: up as u8,
+            });
+        }
+        c.jobs.push(entry(n));
+        switches.push((c, links, sw_addr(l)));
+    }
+    let mut c = SwitchConfig::new("middle", mac_for(switch_ip(middle)), switch_ip(middle));
+    c.params = params(leaves + 1);
+    for w in 0..n {
+        c.routes.push(Route {
+            ip: worker_ip(w),
+            port: (w / per_leaf + 1) as u8,
+        });
+    }
+    for l in 0..leaves {
+        c.routes.push(Route {
+            ip: switch_ip(l),
+            port: (l + 1) as u8,
+        });
+    }
+    c.jobs.push(entry(n));
+    let links = (0..leaves)
+        .map(|l| format!("{}={}", l + 1, sw_addr(l)))
+        .collect();
+    switches.push((c, links, sw_addr(middle)));
+    let workers = (0..n)
+        .map(|w| (wk_addr(w), sw_addr(w / per_leaf)))
+        .collect();
+    Plan { switches, workers }
+}
+
+/// Starts the switches of `p`; `faults[s]` are extra flags of switch `s`.
+fn start(dir: &Path, p: &Plan, faults: &[Vec<String>]) -> Vec<Switchd> {
+    p.switches
+        .iter()
+        .enumerate()
+        .map(|(s, (cfg, links, addr))| {
+            let f = dir.join(format!("{}.json", cfg.name));
+            std::fs::write(&f, serde_json::to_string_pretty(cfg).unwrap()).unwrap();
+            let mut args = vec![
+                "--config".to_string(),
+                f.to_str().unwrap().to_string(),
+                "--listen".into(),
+                addr.to_string(),
+            ];
+            for l in links {
+                args.push("--link".into());
+                args.push(l.clone());
+            }
+            args.extend(faults.get(s).cloned().unwrap_or_default());
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            Switchd::start(&a)
+        })
+        .collect()
+}
+
+/// Seeded inputs: multiples of 2^-SCALE in [-64, 64).
+fn inputs(seed: u64, workers: usize, len: usize) -> Vec<Vec<f32>> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..workers)
+        .map(|_| {
+            (0..len)
+                .map(|_| rng.gen_range(-(64 << SCALE)..(64 << SCALE)) as f32 / (1 << SCALE) as f32)
+                .collect()
+        })
+        .collect()
+}
+
+/// The exact sums (every partial sum is a small multiple of 2^-SCALE, exact in f32).
+fn oracle(data: &[Vec<f32>]) -> Vec<f32> {
+    (0..data[0].len())
+        .map(|i| {
+            let q: i64 = data
+                .iter()
+                .map(|d| (d[i] * (1 << SCALE) as f32) as i64)
+                .sum();
+            q as f32 / (1 << SCALE) as f32
+        })
+        .collect()
+}
+
+/// One allreduce of `data` over the chain; every worker's output must equal the oracle bit
+/// for bit. Returns the workers' JSON reports.
+fn allreduce(
+    dir: &Path,
+    p: &Plan,
+    data: &[Vec<f32>],
+    first_block: u32,
+    tag: &str,
+    seed: u64,
+) -> Vec<serde_json::Value> {
+    let n = p.workers.len();
+    let peers: Vec<String> = (0..n).map(|w| worker_ip(w).to_string()).collect();
+    let children: Vec<_> = (0..n)
+        .map(|w| {
+            let input = dir.join(format!("{tag}-in{w}.f32"));
+            fanin::tensor::write(&input, &data[w]).unwrap();
+            let (bind, leaf) = p.workers[w];
+            let mut c = fanin();
+            c.args(["send", "--dynamic", "--json", "--input"])
+                .arg(&input)
+                .args(["--out"])
+                .arg(dir.join(format!("{tag}-out{w}.f32")))
+                .args([
+                    "--job",
+                    &JOB.to_string(),
+                    "--rank",
+                    &w.to_string(),
+                    "--switch",
+                    &leaf.to_string(),
+                    "--bind",
+                    &bind.to_string(),
+                    "--scale",
+                    &SCALE.to_string(),
+                    "--packet-elements",
+                    &ELEMENTS.to_string(),
+                    "--slots",
+                    &SLOTS.to_string(),
+                    "--window",
+                    "16",
+                    "--retransmit-ms",
+                    "40",
+                    "--timeout",
+                    "10",
+                    "--first-block",
+                    &first_block.to_string(),
+                ]);
+            for ip in &peers {
+                c.args(["--peer", ip]);
+            }
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let want = oracle(data);
+    let mut reports = Vec::new();
+    for (w, child) in children.into_iter().enumerate() {
+        let o = wait_output(child, 30, &format!("dynamic worker {w}"));
+        let (out, err) = text(&o);
+        assert!(
+            o.status.success(),
+            "seed {seed}: worker {w} failed: {out} {err}"
+        );
+        let got = fanin::tensor::read(&dir.join(format!("{tag}-out{w}.f32"))).unwrap();
+        assert_eq!(got.len(), want.len());
+        if let Some(i) = (0..want.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+            panic!(
+                "seed {seed}: worker {w} element {i}: {} != exact sum {}",
+                got[i], want[i]
+            );
+        }
+        reports.push(serde_json::from_str(out.trim()).unwrap());
+    }
+    reports
+}
+
+/// A counter of a `fanin stats --json` snapshot.
+fn counter(s: &serde_json::Value, name: &str) -> u64 {
+    s["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c[0] == name)
+        .map_or(0, |c| c[1].as_u64().unwrap())
+}
+
+/// Three leaves of two workers around a middle switchd: the middle intercepts the leaves'
+/// partial aggregates addressed to leaders behind other leaves, sums them and flushes them
+/// on its timer; every worker ends with the exact sum, and a second allreduce of the job on
+/// the live switches returns its own exact sum.
+#[test]
+fn middle_switchd_aggregates_and_sums_are_exact() {
+    let seed = 0xca9a;
+    let dir = tmpdir("dynamic-chain");
+    let p = plan(3, 2);
+    let sw = start(&dir, &p, &[]);
+    let data = inputs(seed, 6, 2000);
+    let blocks = 2000u32.div_ceil(ELEMENTS as u32);
+    let reports = allreduce(&dir, &p, &data, 0, "a", seed);
+    let led: u64 = reports.iter().map(|r| r["led"].as_u64().unwrap()).sum();
+    assert_eq!(led, blocks as u64, "every block has exactly one leader");
+    let middle = sw[3].stats();
+    let (agg, flushed, down) = (
+        counter(&middle, "aggregated"),
+        counter(&middle, "timeouts") + counter(&middle, "completions"),
+        counter(&middle, "results_sent"),
+    );
+    eprintln!("middle: aggregated {agg}, flushed {flushed}, results sent {down}");
+    // Every block's leader sits behind one leaf; the two other leaves' partials cross the
+    // middle, which starts a copy with one and adds the other (unless a flush split them).
+    assert!(
+        agg >= blocks as u64 * 3 / 2,
+        "middle aggregated only {agg} of {} partials: {middle}",
+        2 * blocks
+    );
+    assert!(
+        flushed >= blocks as u64,
+        "middle flushed {flushed} copies for {blocks} blocks"
+    );
+    assert!(
+        down >= blocks as u64,
+        "middle sent {down} results down for {blocks} blocks"
+    );
+    for s in &sw[..3] {
+        let st = s.stats();
+        assert!(
+            counter(&st, "aggregated") > 0,
+            "a leaf aggregated nothing: {st}"
+        );
+        assert_eq!(counter(&st, "malformed"), 0, "{st}");
+    }
+    // Second allreduce on the live switches: fresh block ids, different data.
+    let data2 = inputs(seed + 1, 6, 1000);
+    allreduce(&dir, &p, &data2, blocks, "b", seed + 1);
+    let after = counter(&sw[3].stats(), "aggregated");
+    assert!(
+        after > agg,
+        "the middle took no part in the second allreduce"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Loss, duplication and reordering injected at the middle switchd and at one leaf: the
+/// workers retransmit with BYPASS to the leaders and still end with the exact sums.
+#[test]
+fn exact_sums_under_injected_faults() {
+    let seed: u64 = std::env::var("FANIN_DYNAMIC_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0xfa17);
+    let dir = tmpdir("dynamic-faults");
+    let p = plan(3, 2);
+    let f = |loss: &str, s: u64| -> Vec<String> {
+        [
+            "--loss",
+            loss,
+            "--dup",
+            "0.05",
+            "--reorder",
+            "0.05",
+            "--fault-seed",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .chain([s.to_string()])
+        .collect()
+    };
+    let faults = vec![f("0.03", seed), vec![], vec![], f("0.05", seed + 1)];
+    let sw = start(&dir, &p, &faults);
+    let data = inputs(seed, 6, 1500);
+    let reports = allreduce(&dir, &p, &data, 0, "a", seed);
+    let retx: u64 = reports
+        .iter()
+        .map(|r| r["retransmissions"].as_u64().unwrap())
+        .sum();
+    let mid = sw[3].stats();
+    let lost = mid["host"]["faults"]["lost"].as_u64().unwrap();
+    let dup = mid["host"]["faults"]["duplicated"].as_u64().unwrap();
+    eprintln!("seed {seed}: middle lost {lost}, duplicated {dup}; workers retransmitted {retx}");
+    assert!(lost > 0 && dup > 0, "seed {seed}: no fault injected: {mid}");
+    assert!(retx > 0, "seed {seed}: losses but no retransmission");
+    assert!(counter(&mid, "aggregated") > 0, "seed {seed}: {mid}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Configurations and flags switchd or the worker cannot run are refused with one clear line.
+#[test]
+fn bad_dynamic_input_is_refused() {
+    let dir = tmpdir("dynamic-bad");
+    let p = plan(1, 2);
+    let (cfg, links, addr) = &p.switches[0];
+    let write = |name: &str, c: &SwitchConfig| {
+        let f = dir.join(name);
+        std::fs::write(&f, serde_json::to_string(c).unwrap()).unwrap();
+        f
+    };
+    let switchd = |f: &Path, extra: &[&str]| {
+        let o = run(
+            fanin()
+                .args(["switchd", "--config"])
+                .arg(f)
+                .args(["--listen", &addr.to_string()])
+                .args(extra),
+            10,
+        );
+        assert!(!o.status.success(), "{f:?} {extra:?} was accepted");
+        text(&o).1
+    };
+    // More than 64 ports: the recorded ports are a 64-bit set.
+    let mut wide = cfg.clone();
+    wide.params.ports = 65;
+    let e = switchd(&write("wide.json", &wide), &["--link", &links[0]]);
+    assert!(e.contains("64-bit set") && e.contains("65 ports"), "{e}");
+    // A dynamic job without links.
+    let f = write("ok.json", cfg);
+    let e = switchd(&f, &[]);
+    assert!(
+        e.contains("needs switchd as a frame switch") && e.contains("--link"),
+        "{e}"
+    );
+    // A link beyond the ports, a route without a link, a malformed link.
+    let e = switchd(&f, &["--link", "9=127.0.0.1:1"]);
+    assert!(e.contains("below the configuration's params.ports"), "{e}");
+    let e = switchd(&f, &["--link", &links[0]]);
+    assert!(e.contains("route leaves on a port without --link"), "{e}");
+    let e = switchd(&f, &["--link", "1-127.0.0.1:1"]);
+    assert!(e.contains("is not PORT=ADDR"), "{e}");
+    // The worker: one peer is no job; a rank outside the peers.
+    let send = |extra: &[&str]| {
+        let o = run(
+            fanin()
+                .args([
+                    "send",
+                    "--dynamic",
+                    "--synthetic",
+                    "10",
+                    "--scale",
+                    "8",
+                    "--switch",
+                    "127.0.0.1:9",
+                    "--bind",
+                    "127.0.0.1:0",
+                ])
+                .args(extra),
+            10,
+        );
+        assert!(!o.status.success(), "{extra:?} was accepted");
+        text(&o).1
+    };
+    let e = send(&["--peer", "10.0.0.1"]);
+    assert!(e.contains("needs 2..=64 ranks"), "{e}");
+    let e = send(&["--peer", "10.0.0.1", "--peer", "10.0.0.2", "--rank", "2"]);
+    assert!(e.contains("--rank 2 must be below"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
