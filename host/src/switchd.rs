@@ -590,8 +590,8 @@ impl Snapshot {
         }
         let f = self.host.faults;
         s += &format!(
-            "  host: {} send errors, {} unroutable; faults: {} lost, {} duplicated, {} reordered\n",
-            self.host.send_errors, self.host.unroutable, f.lost, f.duplicated, f.reordered
+            "  host: {} send errors, {} unroutable, {} from no link; faults: {} lost, {} duplicated, {} reordered\n",
+            self.host.send_errors, self.host.unroutable, self.host.unknown_peer, f.lost, f.duplicated, f.reordered
         );
         s
     }
