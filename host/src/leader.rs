@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
+use fanin_proto::config::{JobEntry, Params, Route, SwitchConfig};
 use fanin_proto::model::dynamic::{
     leader_rank, LeaderBlock, LeaderEvent, BROADCAST, BROADCAST_MAC,
 };
@@ -374,4 +375,109 @@ pub fn run<L: Link + ?Sized>(
             ));
         }
     }
+}
+
+/// One switch of a [`star_chain`]: its configuration, its links and where it listens.
+#[derive(Debug, Clone)]
+pub struct ChainSwitch {
+    /// The configuration (`--config`).
+    pub config: SwitchConfig,
+    /// Model port → UDP peer (`--link PORT=ADDR`).
+    pub links: Vec<(u8, SocketAddrV4)>,
+    /// Its UDP address (`--listen`).
+    pub listen: SocketAddrV4,
+}
+
+/// One worker of a [`star_chain`].
+#[derive(Debug, Clone, Copy)]
+pub struct ChainWorker {
+    /// In-frame address (`--peer`).
+    pub ip: Ipv4Addr,
+    /// Its UDP address (`--bind`).
+    pub bind: SocketAddrV4,
+    /// Its leaf switch's UDP address (`--switch`).
+    pub switch: SocketAddrV4,
+}
+
+/// A dynamic job on `leaves` leaf switches of `per_leaf` workers each, every leaf linked to
+/// one middle switch (the last of `switches`). In-frame addresses: switch `s` is
+/// `10.0.0.(s+1)`, worker `w` is `10.0.1.(w+1)`; `udp(i)` gives the UDP address of switch
+/// `i` (`0..=leaves`, the middle last) and of worker `w` (`leaves + 1 + w`). Used by the CLI
+/// tests and the demo.
+pub fn star_chain(
+    leaves: usize,
+    per_leaf: usize,
+    job: JobEntry,
+    params: Params,
+    udp: impl Fn(usize) -> SocketAddrV4,
+) -> (Vec<ChainSwitch>, Vec<ChainWorker>) {
+    let n = leaves * per_leaf;
+    let worker_ip = |w: usize| Ipv4Addr::new(10, 0, 1, w as u8 + 1);
+    let switch_ip = |s: usize| Ipv4Addr::new(10, 0, 0, s as u8 + 1);
+    let middle = leaves;
+    let mut switches = Vec::new();
+    for l in 0..leaves {
+        let up = per_leaf + 1;
+        let mut c = SwitchConfig::new(&format!("leaf{l}"), mac_for(switch_ip(l)), switch_ip(l));
+        c.params = Params {
+            ports: up as u8 + 1,
+            ..params
+        };
+        let mut links = vec![(up as u8, udp(middle))];
+        for w in 0..n {
+            let port = if w / per_leaf == l {
+                links.push((1 + (w % per_leaf) as u8, udp(leaves + 1 + w)));
+                1 + w % per_leaf
+            } else {
+                up
+            };
+            c.routes.push(Route {
+                ip: worker_ip(w),
+                port: port as u8,
+            });
+        }
+        for s in (0..=leaves).filter(|&s| s != l) {
+            c.routes.push(Route {
+                ip: switch_ip(s),
+                port: up as u8,
+            });
+        }
+        c.jobs.push(job.clone());
+        switches.push(ChainSwitch {
+            config: c,
+            links,
+            listen: udp(l),
+        });
+    }
+    let mut c = SwitchConfig::new("middle", mac_for(switch_ip(middle)), switch_ip(middle));
+    c.params = Params {
+        ports: leaves as u8 + 1,
+        ..params
+    };
+    for w in 0..n {
+        c.routes.push(Route {
+            ip: worker_ip(w),
+            port: (w / per_leaf + 1) as u8,
+        });
+    }
+    for l in 0..leaves {
+        c.routes.push(Route {
+            ip: switch_ip(l),
+            port: (l + 1) as u8,
+        });
+    }
+    c.jobs.push(job);
+    switches.push(ChainSwitch {
+        config: c,
+        links: (0..leaves).map(|l| ((l + 1) as u8, udp(l))).collect(),
+        listen: udp(middle),
+    });
+    let workers = (0..n)
+        .map(|w| ChainWorker {
+            ip: worker_ip(w),
+            bind: udp(leaves + 1 + w),
+            switch: udp(w / per_leaf),
+        })
+        .collect();
+    (switches, workers)
 }

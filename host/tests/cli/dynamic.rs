@@ -5,8 +5,8 @@
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-use fanin::link::mac_for;
-use fanin_proto::config::{JobEntry, Mode, Params, Role, Route, SwitchConfig, Trust};
+use fanin::leader::{star_chain, ChainSwitch};
+use fanin_proto::config::{JobEntry, Mode, Params, Role, SwitchConfig, Trust};
 use rand::{Rng, SeedableRng};
 
 use super::*;
@@ -19,10 +19,6 @@ const SCALE: i8 = 8;
 
 fn worker_ip(w: usize) -> Ipv4Addr {
     Ipv4Addr::new(10, 0, 1, w as u8 + 1)
-}
-
-fn switch_ip(s: usize) -> Ipv4Addr {
-    Ipv4Addr::new(10, 0, 0, s as u8 + 1)
 }
 
 /// The dynamic job entry every switch of the chain holds.
@@ -44,75 +40,23 @@ fn entry(ranks: usize) -> JobEntry {
     }
 }
 
-/// `leaves` leaf switches with `per_leaf` workers each, all linked to one middle switch.
-/// Returns each switch's configuration and `--link` flags (leaves first, the middle last),
-/// the workers' bind addresses and the link address of each worker's leaf.
 struct Plan {
-    switches: Vec<(SwitchConfig, Vec<String>, SocketAddrV4)>,
+    switches: Vec<ChainSwitch>,
     workers: Vec<(SocketAddrV4, SocketAddrV4)>,
 }
 
+/// `leaves` leaf switchds of `per_leaf` workers each around a middle one, on free ports.
 fn plan(leaves: usize, per_leaf: usize) -> Plan {
-    let n = leaves * per_leaf;
-    let ports = free_ports(leaves + 1 + n);
-    let sw_addr = |s: usize| lo(ports[s]);
-    let wk_addr = |w: usize| lo(ports[leaves + 1 + w]);
-    let middle = leaves;
-    let mut switches = Vec::new();
-    let params = |ports: usize| Params {
+    let ports = free_ports(leaves + 1 + leaves * per_leaf);
+    let params = Params {
         slots: SLOTS,
         elements: ELEMENTS,
-        ports: ports as u8,
         ..Params::default()
     };
-    for l in 0..leaves {
-        let up = per_leaf + 1;
-        let mut c = SwitchConfig::new(&format!("leaf{l}"), mac_for(switch_ip(l)), switch_ip(l));
-        c.params = params(up + 1);
-        let mut links = vec![format!("{up}={}", sw_addr(middle))];
-        for w in 0..n {
-            let port = if w / per_leaf == l {
-                links.push(format!("{}={}", 1 + w % per_leaf, wk_addr(w)));
-                1 + w % per_leaf
-            } else {
-                up
-            };
-            c.routes.push(Route {
-                ip: worker_ip(w),
-                port: port as u8,
-            });
-        }
-        for s in (0..=leaves).filter(|&s| s != l) {
-            c.routes.push(Route {
-                ip: switch_ip(s),
-                port: up as u8,
-            });
-        }
-        c.jobs.push(entry(n));
-        switches.push((c, links, sw_addr(l)));
-    }
-    let mut c = SwitchConfig::new("middle", mac_for(switch_ip(middle)), switch_ip(middle));
-    c.params = params(leaves + 1);
-    for w in 0..n {
-        c.routes.push(Route {
-            ip: worker_ip(w),
-            port: (w / per_leaf + 1) as u8,
-        });
-    }
-    for l in 0..leaves {
-        c.routes.push(Route {
-            ip: switch_ip(l),
-            port: (l + 1) as u8,
-        });
-    }
-    c.jobs.push(entry(n));
-    let links = (0..leaves)
-        .map(|l| format!("{}={}", l + 1, sw_addr(l)))
-        .collect();
-    switches.push((c, links, sw_addr(middle)));
-    let workers = (0..n)
-        .map(|w| (wk_addr(w), sw_addr(w / per_leaf)))
-        .collect();
+    let (switches, workers) = star_chain(leaves, per_leaf, entry(leaves * per_leaf), params, |i| {
+        lo(ports[i])
+    });
+    let workers = workers.iter().map(|w| (w.bind, w.switch)).collect();
     Plan { switches, workers }
 }
 
@@ -121,18 +65,18 @@ fn start(dir: &Path, p: &Plan, faults: &[Vec<String>]) -> Vec<Switchd> {
     p.switches
         .iter()
         .enumerate()
-        .map(|(s, (cfg, links, addr))| {
-            let f = dir.join(format!("{}.json", cfg.name));
-            std::fs::write(&f, serde_json::to_string_pretty(cfg).unwrap()).unwrap();
+        .map(|(s, c)| {
+            let f = dir.join(format!("{}.json", c.config.name));
+            std::fs::write(&f, serde_json::to_string_pretty(&c.config).unwrap()).unwrap();
             let mut args = vec![
                 "--config".to_string(),
                 f.to_str().unwrap().to_string(),
                 "--listen".into(),
-                addr.to_string(),
+                c.listen.to_string(),
             ];
-            for l in links {
+            for (port, addr) in &c.links {
                 args.push("--link".into());
-                args.push(l.clone());
+                args.push(format!("{port}={addr}"));
             }
             args.extend(faults.get(s).cloned().unwrap_or_default());
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -357,7 +301,12 @@ fn exact_sums_under_injected_faults() {
 fn bad_dynamic_input_is_refused() {
     let dir = tmpdir("dynamic-bad");
     let p = plan(1, 2);
-    let (cfg, links, addr) = &p.switches[0];
+    let (cfg, addr) = (&p.switches[0].config, p.switches[0].listen);
+    let links: Vec<String> = p.switches[0]
+        .links
+        .iter()
+        .map(|(port, a)| format!("{port}={a}"))
+        .collect();
     let write = |name: &str, c: &SwitchConfig| {
         let f = dir.join(name);
         std::fs::write(&f, serde_json::to_string(c).unwrap()).unwrap();
