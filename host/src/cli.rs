@@ -429,14 +429,18 @@ pub struct SendArgs {
     /// Dynamic (Canary) job: lead the blocks `b mod N` = --rank, contribute to the others'
     /// leaders through --switch, a frame switch (docs/host.md "Dynamic jobs"). Needs --peer
     /// for every rank, --bind and --scale.
-    #[arg(long, conflicts_with = "assignment", requires_all = ["peer", "scale", "bind"])]
+    #[arg(
+        long,
+        conflicts_with_all = ["assignment", "pcap", "child", "no_session"],
+        requires_all = ["peer", "scale", "bind"]
+    )]
     pub dynamic: bool,
     /// Dynamic job: the network address of each rank, once per rank in rank order (the
     /// addresses inside the frames, which the switches' routes name).
     #[arg(long, value_name = "IPV4", requires = "dynamic")]
     pub peer: Vec<Ipv4Addr>,
     /// Dynamic job: after the last result, keep answering retransmissions (as a leader) until
-    /// nothing arrived for this many milliseconds.
+    /// nothing arrived for this many milliseconds (at least 16 retransmission timeouts).
     #[arg(long, default_value_t = 500, requires = "dynamic")]
     pub linger_ms: u64,
     /// Fixed-point mode: q = round(x·2^E) with this exponent, no exponent vote.

@@ -43,7 +43,8 @@ pub struct DynConfig {
     pub retransmit: Duration,
     /// Give up after this long without a new result.
     pub timeout: Duration,
-    /// After the last result, keep answering retransmissions until quiet this long.
+    /// After the last result, keep answering retransmissions until quiet this long (at
+    /// least 16 retransmission timeouts: twice the longest backoff).
     pub linger: Duration,
 }
 
@@ -102,6 +103,8 @@ struct Worker<'a> {
     sums: Vec<i32>,
     report: DynReport,
     out: Vec<Dgram>,
+    /// A block whose sum saturated int32 (at the leader or in a switch).
+    overflow: Option<u32>,
 }
 
 impl Worker<'_> {
@@ -219,11 +222,28 @@ impl Worker<'_> {
             .entry(i)
             .or_insert_with(|| LeaderBlock::new(ranks, id, own));
         let before = lb.unicast.len();
+        let held = lb.sum.clone();
         let ev = lb.take(src, r, data);
+        // LeaderBlock saturates like the switches; a saturated lane is no sum, so it is
+        // detected here (and flagged by the switches on partials) and fails the run.
+        if matches!(ev, LeaderEvent::Merged | LeaderEvent::Completed)
+            && (r.flags.has(Flags::OVERFLOW)
+                || held
+                    .iter()
+                    .zip(data)
+                    .any(|(&a, &v)| (a as i64 + v as i64) != (a.saturating_add(v)) as i64))
+        {
+            self.overflow.get_or_insert(r.block);
+        }
         let bypass = r.flags.has(Flags::BYPASS);
         let result = lb.result.clone();
         let unicast = lb.unicast.clone();
-        let res_repr = self.repr(PacketType::Result, Flags::MULTICAST, i, ranks);
+        let flags = if self.overflow.is_some() {
+            Flags::MULTICAST | Flags::OVERFLOW
+        } else {
+            Flags::MULTICAST
+        };
+        let res_repr = self.repr(PacketType::Result, flags, i, ranks);
         match ev {
             LeaderEvent::Completed => {
                 self.report.leader_merges += 1;
@@ -297,6 +317,7 @@ pub fn run<L: Link + ?Sized>(
             ..DynReport::default()
         },
         out: Vec::new(),
+        overflow: None,
     };
     w.report.led = (0..nb).filter(|&i| w.leader(i) == cfg.rank).count();
     let start = Instant::now();
@@ -344,6 +365,14 @@ pub fn run<L: Link + ?Sized>(
                 last_progress = now;
             }
         }
+        if let Some(b) = w.overflow {
+            if !w.out.is_empty() {
+                let _ = link.send(&mut w.out);
+            }
+            return Err(format!(
+                "block {b} overflowed int32 at this leader: choose a smaller --scale"
+            ));
+        }
         while lo < nb && w.blocks[lo].done {
             lo += 1;
         }
@@ -353,7 +382,9 @@ pub fn run<L: Link + ?Sized>(
                 now
             });
             // A leader keeps answering BYPASS retransmissions of ranks whose result was lost.
-            if w.report.led == 0 || now.duration_since(t.max(last_rx)) >= cfg.linger {
+            // At least twice the longest backed-off retransmission timeout of the others.
+            let linger = cfg.linger.max(cfg.retransmit * 16);
+            if w.report.led == 0 || now.duration_since(t.max(last_rx)) >= linger {
                 if !w.out.is_empty() {
                     link.send(&mut w.out)
                         .map_err(|e| format!("send failed: {e}"))?;
