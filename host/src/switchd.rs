@@ -982,6 +982,93 @@ mod tests {
         assert_eq!(sw.config(), &stat);
     }
 
+    /// A frame switch: a frame from a link enters on that link's port, the model's output
+    /// goes to the link of its port, and datagrams from no link are dropped and counted.
+    #[test]
+    fn a_frame_switch_maps_model_ports_to_links() {
+        use fanin_proto::config::{Route, Trust};
+        use fanin_proto::wire::{Flags, PacketType, Repr};
+        let a = |p| SocketAddrV4::new(Ipv4Addr::LOCALHOST, p);
+        let ip = |x| Ipv4Addr::new(10, 0, 0, x);
+        let mut cfg = SwitchConfig::new("s", mac_for(ip(1)), ip(1));
+        cfg.params.ports = 3;
+        cfg.params.slots = 4;
+        cfg.params.elements = 4;
+        cfg.routes = vec![
+            Route {
+                ip: ip(10),
+                port: 1,
+            },
+            Route {
+                ip: ip(11),
+                port: 2,
+            },
+        ];
+        cfg.jobs.push(JobEntry {
+            job: 5,
+            role: Role::Root,
+            mode: Mode::Dynamic {
+                flush_after: 100,
+                reclaim_after: 1000,
+            },
+            degree_limit: 1,
+            children: vec![],
+            ranks: 0b11,
+            slot_base: 0,
+            slot_count: 4,
+            quota: 0,
+            trust: Trust::OFF,
+        });
+        let e = SoftSwitch::with_links(&cfg, &[(1, a(9001))]).err().unwrap();
+        assert!(e.to_string().contains("without --link"), "{e}");
+        let mut sw = SoftSwitch::with_links(&cfg, &[(1, a(9001)), (2, a(9002))]).unwrap();
+        // Rank 1 (10.0.0.11) contributes block 0, whose leader is rank 0 (10.0.0.10): the
+        // copy completes at once and leaves toward the leader, on port 1.
+        let l4 = |x| L4Addr {
+            mac: mac_for(ip(x)),
+            ip: ip(x),
+            port: fanin_proto::wire::FANIN_UDP_PORT,
+        };
+        let repr = Repr {
+            ptype: PacketType::Contribution,
+            flags: Flags(0),
+            exponent: 0,
+            job: 5,
+            elements: 2,
+            block: 0,
+            child: 0,
+            bitmap: 0b10,
+        };
+        let payload = repr.to_bytes(&[7, -3]);
+        let frame = Datagram {
+            src: l4(11),
+            dst: l4(10),
+            payload: &payload,
+        }
+        .to_frame(false);
+        let mut out = Vec::new();
+        assert_eq!(sw.handle(0, a(9002), &frame, &mut out), Verdict::Completed);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].peer, a(9001));
+        match classify(&out[0].data) {
+            FrameKind::Ipv4 {
+                dst,
+                udp: Some(Ok(d)),
+            } => {
+                assert_eq!(dst, ip(10));
+                assert_eq!(d.src.ip, ip(1));
+            }
+            k => panic!("not a UDP frame: {k:?}"),
+        }
+        out.clear();
+        sw.handle(1, a(9999), &frame, &mut out);
+        assert!(out.is_empty());
+        let snap = sw.snapshot("s", FaultCounts::default(), 0);
+        assert_eq!(snap.host.unknown_peer, 1);
+        assert_eq!(snap.get("aggregated"), 1);
+        assert_eq!(snap.peers, ["no link", "127.0.0.1:9001", "127.0.0.1:9002"]);
+    }
+
     #[test]
     fn register_and_remove_jobs_on_the_control_port() {
         let me = SocketAddrV4::new(Ipv4Addr::LOCALHOST, 40000);

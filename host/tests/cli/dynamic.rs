@@ -255,7 +255,20 @@ fn exact_sums_under_injected_faults() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0xfa17);
-    let dir = tmpdir("dynamic-faults");
+    faults_case(seed, 1500);
+}
+
+/// The fault case over many seeds and a longer tensor.
+#[test]
+#[ignore = "slow tier: cargo xtask test --slow"]
+fn soak_exact_sums_under_injected_faults() {
+    for seed in 1..=12 {
+        faults_case(seed, 30_000);
+    }
+}
+
+fn faults_case(seed: u64, len: usize) {
+    let dir = tmpdir(&format!("dynamic-faults-{seed}"));
     let p = plan(3, 2);
     let f = |loss: &str, s: u64| -> Vec<String> {
         [
@@ -274,7 +287,7 @@ fn exact_sums_under_injected_faults() {
     };
     let faults = vec![f("0.03", seed), vec![], vec![], f("0.05", seed + 1)];
     let sw = start(&dir, &p, &faults);
-    let data = inputs(seed, 6, 1500);
+    let data = inputs(seed, 6, len);
     let reports = allreduce(&dir, &p, &data, 0, "a", seed);
     let retx: u64 = reports
         .iter()
