@@ -86,9 +86,27 @@ pub struct SwitchdArgs {
     /// Capture every datagram in and out as pcap.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
+    /// Frame switch: model port PORT is a UDP tunnel to ADDR carrying Ethernet frames (once
+    /// per port; needed for dynamic jobs, docs/host.md "Dynamic jobs").
+    #[arg(long, value_name = "PORT=ADDR", requires = "config", value_parser = parse_link)]
+    pub link: Vec<(u8, SocketAddrV4)>,
     /// Fault injection.
     #[command(flatten)]
     pub faults: FaultArgs,
+}
+
+/// Parses `PORT=ADDR` of `--link`.
+fn parse_link(s: &str) -> Result<(u8, SocketAddrV4), String> {
+    let (p, a) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not PORT=ADDR (e.g. 1=127.0.0.1:9001)"))?;
+    let p = p
+        .parse::<u8>()
+        .map_err(|e| format!("port {p:?} of {s:?} is not 0..=255: {e}"))?;
+    let a = a
+        .parse::<SocketAddrV4>()
+        .map_err(|e| format!("address {a:?} of {s:?} is not IPV4:PORT: {e}"))?;
+    Ok((p, a))
 }
 
 /// A validated switchd invocation.
@@ -104,6 +122,8 @@ pub struct SwitchdConfig {
     pub pcap: Option<PathBuf>,
     /// Faults.
     pub faults: FaultSpec,
+    /// Frame-switch links (port, peer); empty: a datagram switch.
+    pub links: Vec<(u8, SocketAddrV4)>,
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &PathBuf, what: &str) -> anyhow::Result<T> {
@@ -157,6 +177,7 @@ impl SwitchdArgs {
             stats: self.stats,
             pcap: self.pcap.clone(),
             faults: self.faults.spec(),
+            links: self.link.clone(),
         })
     }
 }
@@ -192,7 +213,12 @@ fn bind_switch(c: &SwitchdConfig) -> anyhow::Result<(UdpSocket, TcpListener)> {
 pub fn run_switchd(args: &SwitchdArgs) -> anyhow::Result<()> {
     let c = args.validate()?;
     let (udp, tcp) = bind_switch(&c)?;
-    let mut sw = SoftSwitch::new(&c.switch).map_err(|e| input_error(e.to_string()))?;
+    let mut sw = if c.links.is_empty() {
+        SoftSwitch::new(&c.switch)
+    } else {
+        SoftSwitch::with_links(&c.switch, &c.links)
+    }
+    .map_err(|e| input_error(e.to_string()))?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone()).context("cannot install signal handler")?;
@@ -238,6 +264,106 @@ pub fn run_switchd(args: &SwitchdArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `fanin send --dynamic`: one worker of a dynamic (Canary) job, fixed point with --scale.
+fn run_send_dynamic(args: &SendArgs) -> anyhow::Result<()> {
+    let n = args.peer.len();
+    let rank = args.rank.unwrap_or(0) as usize;
+    if !(2..=64).contains(&n) {
+        return Err(input_error(format!(
+            "a dynamic job needs 2..=64 ranks: give --peer once per rank ({n} given)"
+        )));
+    }
+    if rank >= n || args.workers.is_some_and(|w| w as usize != n) {
+        return Err(input_error(format!(
+            "--rank {rank} must be below the {n} --peer addresses (and --workers, if given, equal to them)"
+        )));
+    }
+    let switch = args
+        .switch
+        .ok_or_else(|| input_error("--dynamic needs --switch ADDR: its switchd's link address"))?;
+    let e = args.scale.expect("clap requires --scale");
+    if !(EXP_MIN..=EXP_MAX).contains(&e) {
+        return Err(input_error(format!(
+            "--scale {e} must be {EXP_MIN}..={EXP_MAX}"
+        )));
+    }
+    if args.packet_elements == 0 || args.packet_elements > MAX_WIRE_ELEMENTS {
+        return Err(input_error(format!(
+            "--packet-elements {} must be 1..={MAX_WIRE_ELEMENTS}",
+            args.packet_elements
+        )));
+    }
+    if args.window == 0 || args.window > args.slots {
+        return Err(input_error(format!(
+            "--window {} must be between 1 and the job's slot count {}",
+            args.window, args.slots
+        )));
+    }
+    if !(args.timeout > 0.0 && args.timeout.is_finite()) || args.retransmit_ms == 0 {
+        return Err(input_error(
+            "--timeout and --retransmit-ms must be positive",
+        ));
+    }
+    let data = match (&args.input, args.synthetic) {
+        (Some(p), _) => tensor::read(p).map_err(|e| input_error(e.to_string()))?,
+        (None, Some(0)) => return Err(input_error("--synthetic needs at least 1 element")),
+        (None, Some(k)) => tensor::synthetic(k, args.seed),
+        (None, None) => unreachable!("clap requires an input"),
+    };
+    if let Some(want) = args.elements {
+        if data.len() != want {
+            return Err(input_error(format!(
+                "the input has {} elements, --elements says {want}",
+                data.len()
+            )));
+        }
+    }
+    tensor::check_finite(&data).map_err(|e| input_error(e.to_string()))?;
+    let f = (e as f64).exp2();
+    let q: Vec<i32> = data
+        .iter()
+        .map(|&x| {
+            (x as f64 * f)
+                .round()
+                .clamp(i32::MIN as f64, i32::MAX as f64) as i32
+        })
+        .collect();
+    let cfg = crate::leader::DynConfig {
+        job: args.job.unwrap_or(1),
+        rank,
+        peers: args.peer.clone(),
+        udp_port: FANIN_UDP_PORT,
+        switch,
+        elements: args.packet_elements,
+        window: args.window,
+        first_block: args.first_block.unwrap_or(0),
+        retransmit: Duration::from_millis(args.retransmit_ms),
+        timeout: Duration::from_secs_f64(args.timeout),
+        linger: Duration::from_millis(args.linger_ms),
+    };
+    let bind = args.bind.expect("clap requires --bind");
+    let mut link: Box<dyn Link> =
+        Box::new(UdpLink::bind(bind).with_context(|| format!("cannot bind udp {bind}"))?);
+    let (sums, rep) = crate::leader::run(&cfg, &mut link, &q).map_err(anyhow::Error::msg)?;
+    let values: Vec<f32> = sums.iter().map(|&s| (s as f64 / f) as f32).collect();
+    if let Some(p) = &args.out {
+        tensor::write(p, &values)?;
+    }
+    if args.json {
+        let j = serde_json::json!({
+            "job": cfg.job, "rank": rank, "elements": values.len(), "blocks": rep.blocks,
+            "led": rep.led, "seconds": rep.elapsed.as_secs_f64(),
+            "retransmissions": rep.retransmits, "leader_merges": rep.leader_merges,
+            "leader_duplicates": rep.leader_duplicates, "leader_overlaps": rep.leader_overlaps,
+            "unicasts": rep.unicasts,
+        });
+        println!("{j}");
+    } else {
+        println!("{}", rep.summary());
+    }
+    Ok(())
+}
+
 /// `fanin send`: one worker.
 #[derive(Debug, Clone, Args)]
 pub struct SendArgs {
@@ -269,7 +395,7 @@ pub struct SendArgs {
     #[arg(long)]
     pub rank: Option<u8>,
     /// Workers in the job.
-    #[arg(long, required_unless_present = "assignment")]
+    #[arg(long, required_unless_present_any = ["assignment", "dynamic"])]
     pub workers: Option<u8>,
     /// Job id.
     #[arg(long)]
@@ -298,8 +424,25 @@ pub struct SendArgs {
     pub no_session: bool,
     /// Block id of the first packet, with --no-session [default: 0]. With sessions the
     /// switch hands out block ids never used before in the job's life.
-    #[arg(long, requires = "no_session")]
+    #[arg(long)]
     pub first_block: Option<u32>,
+    /// Dynamic (Canary) job: lead the blocks `b mod N` = --rank, contribute to the others'
+    /// leaders through --switch, a frame switch (docs/host.md "Dynamic jobs"). Needs --peer
+    /// for every rank, --bind and --scale.
+    #[arg(
+        long,
+        conflicts_with_all = ["assignment", "pcap", "child", "no_session"],
+        requires_all = ["peer", "scale", "bind"]
+    )]
+    pub dynamic: bool,
+    /// Dynamic job: the network address of each rank, once per rank in rank order (the
+    /// addresses inside the frames, which the switches' routes name).
+    #[arg(long, value_name = "IPV4", requires = "dynamic")]
+    pub peer: Vec<Ipv4Addr>,
+    /// Dynamic job: after the last result, keep answering retransmissions (as a leader) until
+    /// nothing arrived for this many milliseconds (at least 16 retransmission timeouts).
+    #[arg(long, default_value_t = 500, requires = "dynamic")]
+    pub linger_ms: u64,
     /// Fixed-point mode: q = round(x·2^E) with this exponent, no exponent vote.
     #[arg(long, value_name = "E", allow_hyphen_values = true)]
     pub scale: Option<i8>,
@@ -482,6 +625,14 @@ fn endpoint(a: SocketAddrV4) -> Endpoint {
 
 /// Runs `fanin send`.
 pub fn run_send(args: &SendArgs) -> anyhow::Result<()> {
+    if args.dynamic {
+        return run_send_dynamic(args);
+    }
+    if args.first_block.is_some() && !args.no_session {
+        return Err(input_error(
+            "--first-block needs --no-session (with sessions the switch hands out block ids) or --dynamic",
+        ));
+    }
     let job = args.validate()?;
     let udp = UdpLink::bind(job.bind).with_context(|| format!("cannot bind udp {}", job.bind))?;
     let mut link: Box<dyn Link> = Box::new(udp);

@@ -5,6 +5,7 @@
 //! - [`link`]: the I/O trait with a UDP socket, a pcap tap and a fault injector;
 //! - [`switchd`]: the reference model behind a socket, and its stats service;
 //! - [`sender`] and [`scheme`]: one worker's allreduce and its quantisation scheme;
+//! - [`leader`]: a worker of a dynamic (Canary) job, leader of its blocks;
 //! - [`tensor`]: tensor files; [`allreduce`]: the local end-to-end run;
 //! - [`canary_experiment`]: `fanin experiment canary-*` (Canary's figures in the fabric simulator);
 //! - [`kv`] and [`kv_experiment`]: `fanin kv` (ASK key-value jobs) and its experiments;
@@ -18,6 +19,7 @@ pub mod error;
 pub mod hw;
 pub mod kv;
 pub mod kv_experiment;
+pub mod leader;
 pub mod link;
 pub mod scheme;
 pub mod sender;

@@ -41,6 +41,59 @@ pub struct SoftSwitch {
     pub unroutable: u64,
     /// Take the model's frame path instead of its datagram path (to measure the difference).
     pub frame_path: bool,
+    /// Frame-switch mode (`--link`): model port → UDP peer; every datagram is a frame.
+    links: Option<Links>,
+    /// Frames from addresses that are no link (frame-switch mode), dropped.
+    pub unknown_peer: u64,
+}
+
+/// The links of a frame switch: model port `p` is a UDP tunnel to `peer[p]`.
+#[derive(Debug, Clone, Default)]
+struct Links {
+    by_addr: HashMap<SocketAddrV4, u8>,
+    by_port: Vec<Option<SocketAddrV4>>,
+}
+
+impl Links {
+    /// Checks the links against a configuration: ports in range, distinct, every route's
+    /// port linked.
+    fn new(cfg: &SwitchConfig, links: &[(u8, SocketAddrV4)]) -> Result<Self, ConfigError> {
+        let bad = |value: u64, why: &'static str| ConfigError::BadParam {
+            name: "link",
+            value,
+            why,
+        };
+        let mut l = Links {
+            by_addr: HashMap::new(),
+            by_port: vec![None; cfg.params.ports as usize],
+        };
+        for &(p, a) in links {
+            if p as usize >= l.by_port.len() {
+                return Err(bad(
+                    p as u64,
+                    "a --link port must be below the configuration's params.ports",
+                ));
+            }
+            if l.by_port[p as usize].is_some() {
+                return Err(bad(p as u64, "two --link flags name the same port"));
+            }
+            if l.by_addr.insert(a, p).is_some() {
+                return Err(bad(p as u64, "two --link flags name the same address"));
+            }
+            l.by_port[p as usize] = Some(a);
+        }
+        if let Some(r) = cfg
+            .routes
+            .iter()
+            .find(|r| l.by_port.get(r.port as usize).copied().flatten().is_none())
+        {
+            return Err(bad(
+                r.port as u64,
+                "a route leaves on a port without --link",
+            ));
+        }
+        Ok(l)
+    }
 }
 
 /// Model ports of a switchd: every peer address keeps the number it first got.
@@ -91,9 +144,8 @@ fn model_config(cfg: &SwitchConfig, pp: &mut PeerPorts) -> Result<SwitchConfig, 
     Ok(m)
 }
 
-/// Refuses dynamic-mode (Canary) jobs: the model has them, but switchd cannot choose an
-/// uplink for intercepted traffic and `fanin send` does not speak the mode yet
-/// (docs/protocol.md, "Dynamic mode"), so loading one would only leave workers timing out.
+/// Refuses dynamic-mode (Canary) jobs on a datagram switch: they intercept traffic addressed
+/// to others, which only a frame switch (`--link`) sees (docs/host.md, "Dynamic jobs").
 fn refuse_dynamic(cfg: &SwitchConfig) -> Result<(), ConfigError> {
     match cfg
         .jobs
@@ -102,7 +154,7 @@ fn refuse_dynamic(cfg: &SwitchConfig) -> Result<(), ConfigError> {
     {
         Some(j) => Err(ConfigError::BadJob {
             job: j.job,
-            why: "switchd does not run dynamic (Canary) jobs yet; they run in the fabric simulator (fanin experiment canary-*): use mode static or timeout".into(),
+            why: "a dynamic (Canary) job needs switchd as a frame switch: give its links with --link PORT=ADDR (docs/host.md, \"Dynamic jobs\"), or use mode static or timeout".into(),
         }),
         None => Ok(()),
     }
@@ -127,6 +179,34 @@ impl SoftSwitch {
             registered: Vec::new(),
             unroutable: 0,
             frame_path: false,
+            links: None,
+            unknown_peer: 0,
+        })
+    }
+
+    /// A frame switch: model port `p` of each `(p, addr)` is a UDP tunnel to `addr`, every
+    /// datagram carries an Ethernet frame, and the configuration's ports and routes are used
+    /// as they are. This is how switchd runs dynamic (Canary) jobs (docs/host.md).
+    pub fn with_links(
+        cfg: &SwitchConfig,
+        links: &[(u8, SocketAddrV4)],
+    ) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let l = Links::new(cfg, links)?;
+        let sw = Switch::new(cfg)?;
+        Ok(Self {
+            me: sw.address(),
+            sw,
+            tick_every: tick_every(cfg),
+            cfg: cfg.clone(),
+            model_cfg: cfg.clone(),
+            pp: PeerPorts::default(),
+            last_tick: 0,
+            registered: Vec::new(),
+            unroutable: 0,
+            frame_path: true,
+            links: Some(l),
+            unknown_peer: 0,
         })
     }
 
@@ -203,7 +283,9 @@ impl SoftSwitch {
     /// and table sizes cannot change while running. Nothing changes on error.
     pub fn reload(&mut self, cfg: &SwitchConfig) -> Result<String, String> {
         cfg.validate().map_err(|e| e.to_string())?;
-        refuse_dynamic(cfg).map_err(|e| e.to_string())?;
+        if self.links.is_none() {
+            refuse_dynamic(cfg).map_err(|e| e.to_string())?;
+        }
         let old = &self.cfg;
         if (cfg.ip, cfg.udp_port, cfg.mac) != (old.ip, old.udp_port, old.mac)
             || cfg.params != old.params
@@ -213,7 +295,19 @@ impl SoftSwitch {
             );
         }
         let mut pp = self.pp.clone();
-        let m = model_config(cfg, &mut pp).map_err(|e| e.to_string())?;
+        let m = match &self.links {
+            Some(l) => {
+                let links: Vec<_> = l.by_addr.iter().map(|(a, p)| (*p, *a)).collect();
+                Links::new(cfg, &links).map_err(|e| e.to_string())?;
+                if cfg.routes != old.routes {
+                    return Err(
+                        "the new configuration changes the routes: restart switchd for that".into(),
+                    );
+                }
+                cfg.clone()
+            }
+            None => model_config(cfg, &mut pp).map_err(|e| e.to_string())?,
+        };
         // Applied to a copy, so a refused entry changes nothing.
         let mut sw = self.sw.clone();
         let mut changed = Vec::new();
@@ -259,6 +353,9 @@ impl SoftSwitch {
         payload: &[u8],
         out: &mut Vec<Dgram>,
     ) -> Verdict {
+        if self.links.is_some() {
+            return self.handle_linked(now, from, payload, out);
+        }
         if self.frame_path {
             return self.handle_frame(now, from, payload, out);
         }
@@ -271,6 +368,39 @@ impl SoftSwitch {
         let r = self.sw.handle_datagram(now, port, src, payload);
         out.extend(r.outputs.into_iter().map(dgram));
         r.verdict
+    }
+
+    /// Frame-switch mode: the datagram from link `from` is a frame on that link's port; each
+    /// output frame goes to the link of its port.
+    fn handle_linked(
+        &mut self,
+        now: u64,
+        from: SocketAddrV4,
+        frame: &[u8],
+        out: &mut Vec<Dgram>,
+    ) -> Verdict {
+        let links = self.links.as_ref().expect("frame-switch mode");
+        let Some(&port) = links.by_addr.get(&from) else {
+            self.unknown_peer += 1;
+            return Verdict::NonIp;
+        };
+        let r = self.sw.handle(now, port, frame);
+        self.tunnel(r.outputs, out);
+        r.verdict
+    }
+
+    /// Sends model frames down the links of their ports.
+    fn tunnel(&mut self, frames: Vec<fanin_proto::model::Output>, out: &mut Vec<Dgram>) {
+        let links = self.links.as_ref().expect("frame-switch mode");
+        for o in frames {
+            match links.by_port.get(o.port as usize).copied().flatten() {
+                Some(peer) => out.push(Dgram {
+                    peer,
+                    data: o.frame,
+                }),
+                None => self.unroutable += 1,
+            }
+        }
     }
 
     /// Feeds one received datagram through the model's frame path (wrapped in a frame, the
@@ -317,13 +447,32 @@ impl SoftSwitch {
             return;
         }
         self.last_tick = now;
+        if self.links.is_some() {
+            let frames = self.sw.tick(now);
+            self.tunnel(frames, out);
+            return;
+        }
         out.extend(self.sw.tick_datagrams(now).into_iter().map(dgram));
     }
 
     /// Counters as a serialisable snapshot.
     pub fn snapshot(&self, name: &str, faults: FaultCounts, send_errors: u64) -> Snapshot {
         let c = self.sw.counters();
-        let used = self.pp.peers.len() + 1;
+        let (used, peers) = match &self.links {
+            Some(l) => (
+                l.by_port.len(),
+                l.by_port
+                    .iter()
+                    .map(|a| a.map_or("no link".to_string(), |a| a.to_string()))
+                    .collect(),
+            ),
+            None => (
+                self.pp.peers.len() + 1,
+                std::iter::once("strangers".to_string())
+                    .chain(self.pp.peers.iter().map(|p| p.to_string()))
+                    .collect(),
+            ),
+        };
         Snapshot {
             name: name.into(),
             counters: c
@@ -338,12 +487,11 @@ impl SoftSwitch {
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
             ports: c.ports[..used.min(c.ports.len())].to_vec(),
-            peers: std::iter::once("strangers".to_string())
-                .chain(self.pp.peers.iter().map(|p| p.to_string()))
-                .collect(),
+            peers,
             host: HostCounters {
                 send_errors,
                 unroutable: self.unroutable,
+                unknown_peer: self.unknown_peer,
                 faults,
             },
         }
@@ -388,8 +536,11 @@ fn tick_every(cfg: &SwitchConfig) -> Option<u64> {
 pub struct HostCounters {
     /// Datagrams the socket failed to send.
     pub send_errors: u64,
-    /// Model outputs that were not UDP datagrams.
+    /// Model outputs that were not UDP datagrams, or (frame switch) left on a port without a link.
     pub unroutable: u64,
+    /// Frame switch: datagrams from an address that is no link, dropped.
+    #[serde(default)]
+    pub unknown_peer: u64,
     /// Injected faults.
     #[serde(default)]
     pub faults: FaultCounts,
@@ -439,8 +590,8 @@ impl Snapshot {
         }
         let f = self.host.faults;
         s += &format!(
-            "  host: {} send errors, {} unroutable; faults: {} lost, {} duplicated, {} reordered\n",
-            self.host.send_errors, self.host.unroutable, f.lost, f.duplicated, f.reordered
+            "  host: {} send errors, {} unroutable, {} from no link; faults: {} lost, {} duplicated, {} reordered\n",
+            self.host.send_errors, self.host.unroutable, self.host.unknown_peer, f.lost, f.duplicated, f.reordered
         );
         s
     }
@@ -799,7 +950,7 @@ mod tests {
 
     /// Register adds a validated job entry (a bad one changes nothing); remove takes it out.
     #[test]
-    fn dynamic_jobs_are_refused_at_load_and_reload() {
+    fn dynamic_jobs_are_refused_without_links() {
         let spec = fanin_proto::plan::JobSpec {
             job: 4,
             slot_count: 4,
@@ -816,13 +967,106 @@ mod tests {
             .switches
             .remove(0);
         let e = SoftSwitch::new(&dynamic).err().unwrap().to_string();
-        assert!(e.starts_with("job 4: switchd does not run dynamic"), "{e}");
+        assert!(
+            e.starts_with("job 4: a dynamic (Canary) job needs switchd as a frame switch"),
+            "{e}"
+        );
         let mut stat = dynamic.clone();
         stat.jobs[0].mode = fanin_proto::config::Mode::Static;
         let mut sw = SoftSwitch::new(&stat).unwrap();
         let e = sw.reload(&dynamic).unwrap_err();
-        assert!(e.starts_with("job 4: switchd does not run dynamic"), "{e}");
+        assert!(
+            e.starts_with("job 4: a dynamic (Canary) job needs switchd as a frame switch"),
+            "{e}"
+        );
         assert_eq!(sw.config(), &stat);
+    }
+
+    /// A frame switch: a frame from a link enters on that link's port, the model's output
+    /// goes to the link of its port, and datagrams from no link are dropped and counted.
+    #[test]
+    fn a_frame_switch_maps_model_ports_to_links() {
+        use fanin_proto::config::{Route, Trust};
+        use fanin_proto::wire::{Flags, PacketType, Repr};
+        let a = |p| SocketAddrV4::new(Ipv4Addr::LOCALHOST, p);
+        let ip = |x| Ipv4Addr::new(10, 0, 0, x);
+        let mut cfg = SwitchConfig::new("s", mac_for(ip(1)), ip(1));
+        cfg.params.ports = 3;
+        cfg.params.slots = 4;
+        cfg.params.elements = 4;
+        cfg.routes = vec![
+            Route {
+                ip: ip(10),
+                port: 1,
+            },
+            Route {
+                ip: ip(11),
+                port: 2,
+            },
+        ];
+        cfg.jobs.push(JobEntry {
+            job: 5,
+            role: Role::Root,
+            mode: Mode::Dynamic {
+                flush_after: 100,
+                reclaim_after: 1000,
+            },
+            degree_limit: 1,
+            children: vec![],
+            ranks: 0b11,
+            slot_base: 0,
+            slot_count: 4,
+            quota: 0,
+            trust: Trust::OFF,
+        });
+        let e = SoftSwitch::with_links(&cfg, &[(1, a(9001))]).err().unwrap();
+        assert!(e.to_string().contains("without --link"), "{e}");
+        let mut sw = SoftSwitch::with_links(&cfg, &[(1, a(9001)), (2, a(9002))]).unwrap();
+        // Rank 1 (10.0.0.11) contributes block 0, whose leader is rank 0 (10.0.0.10): the
+        // copy completes at once and leaves toward the leader, on port 1.
+        let l4 = |x| L4Addr {
+            mac: mac_for(ip(x)),
+            ip: ip(x),
+            port: fanin_proto::wire::FANIN_UDP_PORT,
+        };
+        let repr = Repr {
+            ptype: PacketType::Contribution,
+            flags: Flags(0),
+            exponent: 0,
+            job: 5,
+            elements: 2,
+            block: 0,
+            child: 0,
+            bitmap: 0b10,
+        };
+        let payload = repr.to_bytes(&[7, -3]);
+        let frame = Datagram {
+            src: l4(11),
+            dst: l4(10),
+            payload: &payload,
+        }
+        .to_frame(false);
+        let mut out = Vec::new();
+        assert_eq!(sw.handle(0, a(9002), &frame, &mut out), Verdict::Completed);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].peer, a(9001));
+        match classify(&out[0].data) {
+            FrameKind::Ipv4 {
+                dst,
+                udp: Some(Ok(d)),
+            } => {
+                assert_eq!(dst, ip(10));
+                assert_eq!(d.src.ip, ip(1));
+            }
+            k => panic!("not a UDP frame: {k:?}"),
+        }
+        out.clear();
+        sw.handle(1, a(9999), &frame, &mut out);
+        assert!(out.is_empty());
+        let snap = sw.snapshot("s", FaultCounts::default(), 0);
+        assert_eq!(snap.host.unknown_peer, 1);
+        assert_eq!(snap.get("aggregated"), 1);
+        assert_eq!(snap.peers, ["no link", "127.0.0.1:9001", "127.0.0.1:9002"]);
     }
 
     #[test]

@@ -89,11 +89,19 @@ fn scenario(seed: u64, faulty: bool) -> Run {
 }
 
 fn check(faulty: bool, salt: u64) {
-    let cases = env("FANIN_CANARY_CASES", 16);
+    check_scheme(faulty, salt, None, 16);
+}
+
+/// `cases` random runs (or `FANIN_CANARY_CASES`), with `scheme` in place of Canary if given.
+fn check_scheme(faulty: bool, salt: u64, scheme: Option<Scheme>, cases: u64) {
+    let cases = env("FANIN_CANARY_CASES", cases);
     let first = env("FANIN_CANARY_SEED", DEFAULT_SEED) ^ salt;
     for i in 0..cases {
         let seed = first.wrapping_add(i);
-        let run = scenario(seed, faulty);
+        let mut run = scenario(seed, faulty);
+        if let Some(s) = scheme {
+            run.scheme = s;
+        }
         let o = simulate(run.clone()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert!(
             o.finished && o.exact.iter().all(|&e| e) && o.hosts.wrong == 0,
@@ -111,6 +119,13 @@ fn dynamic_mode_is_exact_on_clean_fabrics_with_congestion_and_noise() {
 #[test]
 fn dynamic_mode_is_exact_under_loss_duplication_reordering_and_failures() {
     check(true, 0x5a5a);
+}
+
+/// The ring baseline carries the data (reduce-scatter, then allgather) and every host's
+/// sums are checked like the others', through loss, duplication, reordering and failures.
+#[test]
+fn the_ring_baseline_is_exact_under_faults() {
+    check_scheme(true, 0x7177, Some(Scheme::Ring), 8);
 }
 
 /// The oracle can fail: a fabric whose every spine dies cannot finish, and says so.

@@ -437,6 +437,16 @@ fn demo() -> Result<()> {
     run(Command::new(bin("fanin"))
         .args(["experiment", "canary-congestion", "--quick", "--out"])
         .arg(out.join("canary")))?;
+    banner("6d. Canary on switchd: a dynamic job on a chain of frame switchds (3 leaves around a middle with 2% loss, duplication, reordering), two allreduces, every sum exact");
+    run(cargo().args([
+        "run",
+        "--quiet",
+        "--release",
+        "-p",
+        "fanin",
+        "--example",
+        "dynamic_chain",
+    ]))?;
 
     banner("7. PyTorch: DDP of a small MLP through fanin (switch embedded in rank 0) next to gloo");
     run(Command::new(&py)

@@ -5,6 +5,7 @@
 mod allreduce;
 mod bad_input;
 mod canary;
+mod dynamic;
 mod hw;
 mod kv;
 mod netns;

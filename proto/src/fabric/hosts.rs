@@ -72,6 +72,9 @@ pub(super) struct Host {
     leading: BTreeMap<u32, LeaderBlock>,
     retx_armed: bool,
     checked_all: bool,
+    /// Ring: what this host holds for packet `b` once received (its partial sum in the
+    /// reduce-scatter, the full sum in the allgather), forwarded as packet `b + chunk`.
+    ring_held: Vec<Option<Vec<i32>>>,
 }
 
 impl Host {
@@ -141,6 +144,7 @@ pub(super) fn build(run: &Run, _rng: &mut ChaCha8Rng) -> Vec<Host> {
             leading: BTreeMap::new(),
             retx_armed: false,
             checked_all: false,
+            ring_held: Vec::new(),
         })
         .collect();
     for (j, job) in run.jobs.iter().enumerate() {
@@ -155,6 +159,9 @@ pub(super) fn build(run: &Run, _rng: &mut ChaCha8Rng) -> Vec<Host> {
             host.background = false;
             host.blocks = vec![Block::default(); n];
             host.remaining = n;
+            if run.scheme == Scheme::Ring {
+                host.ring_held = vec![None; n];
+            }
         }
     }
     hosts
@@ -170,6 +177,20 @@ fn me(f: &Fabric, h: usize) -> L4Addr {
 
 fn frame(src: L4Addr, dst: L4Addr, payload: &[u8]) -> Vec<u8> {
     Datagram { src, dst, payload }.to_frame(false)
+}
+
+/// Bytes before a ring packet's data (step, index; the size of a fanin header).
+const RING_HEADER: usize = 22;
+
+/// Rank `rank`'s data of packet `idx` of ring chunk `chunk` (tensor block `chunk·c + idx`;
+/// empty past the tensor's end).
+fn ring_block(run: &Run, j: usize, rank: usize, chunk: usize, idx: usize) -> Vec<i32> {
+    let b = chunk * ring_chunk(run, j) + idx;
+    if b < blocks_of(run, j) {
+        block_data(run, j, rank, b)
+    } else {
+        vec![]
+    }
 }
 
 /// Packets of one ring step's chunk (each carries `packet_elements`).
@@ -255,10 +276,21 @@ fn build_packet(sim: &Sim, h: usize, j: usize, b: usize, retx: bool) -> Option<V
                 return None;
             }
             let succ = job.hosts[(host.rank + 1) % n];
-            let mut payload = vec![0u8; run.packet_elements as usize * 4 + 22];
+            // Step 0 sends this host's own data of chunk `rank`; later steps forward what it
+            // holds for the previous step's packet of the same index.
+            let data = if step == 0 {
+                ring_block(run, j, host.rank, host.rank, idx)
+            } else {
+                host.ring_held[b - c].clone().expect("held: checked above")
+            };
+            let mut payload = vec![0u8; run.packet_elements as usize * 4 + RING_HEADER];
             payload[0] = 1;
             payload[1..5].copy_from_slice(&(step as u32).to_be_bytes());
             payload[5..9].copy_from_slice(&(idx as u32).to_be_bytes());
+            for (k, v) in data.iter().enumerate() {
+                payload[RING_HEADER + 4 * k..RING_HEADER + 4 * k + 4]
+                    .copy_from_slice(&v.to_be_bytes());
+            }
             let mut src = me(&f, h);
             src.port = RING_PORT;
             let mut dst = me(&f, succ);
@@ -517,6 +549,44 @@ fn ring_receive(sim: &mut Sim, h: usize, j: usize, d: &Datagram) -> Vec<Vec<u8>>
     let host = &mut sim.hosts[h];
     if host.blocks[b].tries & 0x80 == 0 {
         host.blocks[b].tries |= 0x80;
+        // Reduce-scatter (steps 0..n-2): the predecessor's partial sum of chunk
+        // (rank - step - 1) plus this host's own data; at step n-2 that is the chunk's full
+        // sum. Allgather (steps n-1..): the full sum of chunk (rank - t), t = step - (n-1).
+        let run = &sim.run;
+        let n = run.jobs[j].hosts.len();
+        let rank = sim.hosts[h].rank;
+        let (chunk, reduce) = if step + 1 < n {
+            ((rank + 2 * n - step - 1) % n, true)
+        } else {
+            ((rank + 2 * n - (step + 1 - n)) % n, false)
+        };
+        let mut v = ring_block(run, j, rank, chunk, idx);
+        let got: Vec<i32> = (0..v.len())
+            .map(|k| {
+                let at = RING_HEADER + 4 * k;
+                p.get(at..at + 4)
+                    .map_or(0, |x| i32::from_be_bytes(x.try_into().expect("4 bytes")))
+            })
+            .collect();
+        if reduce {
+            v.iter_mut().zip(&got).for_each(|(a, g)| *a += g);
+        } else {
+            v = got;
+        }
+        if step + 2 >= n {
+            // A full sum: compare with the exact one.
+            let tb = chunk * c + idx;
+            let want = if tb < blocks_of(run, j) {
+                oracle(run, j, tb)
+            } else {
+                vec![]
+            };
+            if v != want {
+                sim.hosts[h].stats.wrong += 1;
+            }
+        }
+        let host = &mut sim.hosts[h];
+        host.ring_held[b] = Some(v);
         // Receiving (step, idx) finishes this host's work for it; it may now send step+1.
         finish_block(sim, h, b);
         let nb = b + c;

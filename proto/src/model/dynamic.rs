@@ -342,6 +342,7 @@ impl DynTable {
                     copy.merge(r, data);
                     copy.ports |= 1 << port;
                     if copy.bitmap == want {
+                        c.inc(Counter::Completions);
                         flush(j, cx, s, ci, now, out);
                         Verdict::Completed
                     } else {
@@ -410,6 +411,7 @@ impl DynTable {
         j.busy += 1;
         busy_changed(c, true);
         if r.bitmap == want {
+            c.inc(Counter::Completions);
             flush(j, cx, s, ci, now, out);
             Verdict::Completed
         } else {

@@ -133,6 +133,9 @@ fn contributions_in_transit_are_summed_and_the_result_goes_down_the_recorded_por
     assert!(!repr.flags.has(Flags::PARTIAL));
     assert_eq!(data, [6, 30]);
     assert_eq!(s.dynamic().busy(JOB), Some(1));
+    // Regression: a copy flushed because it held every rank was not counted (`completions`).
+    assert_eq!(s.counters().get(Counter::Completions), 1);
+    assert_eq!(s.counters().get(Counter::Timeouts), 0);
 
     let r = s.handle(20, 3, &result(3, 0b0111, &[10, 40]));
     assert_eq!(r.verdict, Verdict::ResultForwarded);
@@ -167,6 +170,7 @@ fn duplicates_are_suppressed_and_the_timer_flushes_a_partial() {
     assert!(repr.flags.has(Flags::PARTIAL));
     assert_eq!(data, [5]);
     assert_eq!(s.counters().get(Counter::Timeouts), 1);
+    assert_eq!(s.counters().get(Counter::Completions), 0);
     // The same rank again after the flush: already sent up, dropped.
     assert_eq!(s.handle(101, 0, &f).verdict, Verdict::Duplicate);
     // A straggler: forwarded unchanged (no BYPASS), and its port recorded.

@@ -1,0 +1,514 @@
+//! A worker of a dynamic (Canary) job: the leader of its blocks (`b mod N` = its rank) and an
+//! ordinary contributor of the others, speaking Ethernet frames to its switchd over a UDP
+//! tunnel (switchd's frame-switch mode, docs/host.md "Dynamic jobs").
+//!
+//! The leader's rules are the model's [`LeaderBlock`]; the contributor sends each block once
+//! toward the block's leader, and after its retransmission timeout again with BYPASS
+//! straight to the leader, which answers BYPASS senders by unicast (docs/protocol.md,
+//! "Dynamic mode").
+
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::time::{Duration, Instant};
+
+use fanin_proto::config::{JobEntry, Params, Route, SwitchConfig};
+use fanin_proto::model::dynamic::{
+    leader_rank, LeaderBlock, LeaderEvent, BROADCAST, BROADCAST_MAC,
+};
+use fanin_proto::wire::frame::classify;
+use fanin_proto::wire::{Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, Repr};
+
+use crate::link::{mac_for, Dgram, Link};
+
+/// One worker of a dynamic job.
+#[derive(Debug, Clone)]
+pub struct DynConfig {
+    /// Job id.
+    pub job: u16,
+    /// This worker's rank.
+    pub rank: usize,
+    /// Network (in-frame) address of every rank, in rank order.
+    pub peers: Vec<Ipv4Addr>,
+    /// The fanin UDP port inside the frames (the switches' `udp_port`).
+    pub udp_port: u16,
+    /// The switchd this worker's link leads to (real UDP address).
+    pub switch: SocketAddrV4,
+    /// Elements per packet.
+    pub elements: u16,
+    /// Blocks in flight.
+    pub window: u32,
+    /// Block id of the first block (fresh for every allreduce of the job on live switches).
+    pub first_block: u32,
+    /// Retransmission timeout (doubled per try, up to 8x).
+    pub retransmit: Duration,
+    /// Give up after this long without a new result.
+    pub timeout: Duration,
+    /// After the last result, keep answering retransmissions until quiet this long (at
+    /// least 16 retransmission timeouts: twice the longest backoff).
+    pub linger: Duration,
+}
+
+/// What a dynamic worker did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DynReport {
+    /// Blocks of the tensor.
+    pub blocks: usize,
+    /// Blocks this worker led.
+    pub led: usize,
+    /// BYPASS retransmissions sent.
+    pub retransmits: u64,
+    /// Contributions taken as the leader (partials from switches and single ranks).
+    pub leader_merges: u64,
+    /// Contributions the leader counted already.
+    pub leader_duplicates: u64,
+    /// Partly overlapping contributions the leader refused.
+    pub leader_overlaps: u64,
+    /// Unicast results sent to BYPASS senders.
+    pub unicasts: u64,
+    /// Time to the last result.
+    pub elapsed: Duration,
+}
+
+impl DynReport {
+    /// One line for the terminal.
+    pub fn summary(&self) -> String {
+        format!(
+            "dynamic: {} blocks ({} led here) in {:.3} s; leader: {} merged, {} duplicates, {} overlaps refused, {} unicast results; {} retransmissions",
+            self.blocks,
+            self.led,
+            self.elapsed.as_secs_f64(),
+            self.leader_merges,
+            self.leader_duplicates,
+            self.leader_overlaps,
+            self.unicasts,
+            self.retransmits
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Blk {
+    done: bool,
+    sent_at: Option<Instant>,
+    tries: u32,
+}
+
+struct Worker<'a> {
+    cfg: &'a DynConfig,
+    data: &'a [i32],
+    ranks: u64,
+    me: L4Addr,
+    blocks: Vec<Blk>,
+    leading: BTreeMap<usize, LeaderBlock>,
+    sums: Vec<i32>,
+    report: DynReport,
+    out: Vec<Dgram>,
+    /// A block whose sum saturated int32 (at the leader or in a switch).
+    overflow: Option<u32>,
+}
+
+impl Worker<'_> {
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
+        let pe = self.cfg.elements as usize;
+        i * pe..((i + 1) * pe).min(self.data.len())
+    }
+
+    fn block_id(&self, i: usize) -> u32 {
+        self.cfg.first_block.wrapping_add(i as u32)
+    }
+
+    fn leader(&self, i: usize) -> usize {
+        leader_rank(self.ranks, self.block_id(i)) as usize
+    }
+
+    fn addr(&self, rank: usize) -> L4Addr {
+        let ip = self.cfg.peers[rank];
+        L4Addr {
+            mac: mac_for(ip),
+            ip,
+            port: self.cfg.udp_port,
+        }
+    }
+
+    fn send(&mut self, dst: L4Addr, r: &Repr, data: &[i32]) {
+        let payload = r.to_bytes(data);
+        let frame = Datagram {
+            src: self.me,
+            dst,
+            payload: &payload,
+        }
+        .to_frame(false);
+        self.out.push(Dgram {
+            peer: self.cfg.switch,
+            data: frame,
+        });
+    }
+
+    fn repr(&self, ptype: PacketType, flags: u8, i: usize, bitmap: u64) -> Repr {
+        Repr {
+            ptype,
+            flags: Flags(flags),
+            exponent: 0,
+            job: self.cfg.job,
+            elements: self.range(i).len() as u16,
+            block: self.block_id(i),
+            child: 0,
+            bitmap,
+        }
+    }
+
+    /// First transmission (or, with `retx`, a BYPASS retransmission) of block `i`.
+    fn contribute(&mut self, i: usize, retx: bool) {
+        let flags = if retx { Flags::BYPASS } else { 0 };
+        let r = self.repr(PacketType::Contribution, flags, i, 1 << self.cfg.rank);
+        let dst = self.addr(self.leader(i));
+        let data = &self.data[self.range(i)];
+        self.send(dst, &r, data);
+    }
+
+    fn finish(&mut self, i: usize, sum: &[i32]) {
+        let rg = self.range(i);
+        self.sums[rg].copy_from_slice(sum);
+        self.blocks[i].done = true;
+    }
+
+    /// Takes one received frame.
+    fn receive(&mut self, frame: &[u8]) -> Result<bool, String> {
+        let FrameKind::Ipv4 {
+            udp: Some(Ok(d)), ..
+        } = classify(frame)
+        else {
+            return Ok(false);
+        };
+        if d.dst.port != self.cfg.udp_port {
+            return Ok(false);
+        }
+        let Ok(p) = Packet::new_checked(d.payload) else {
+            return Ok(false);
+        };
+        let Ok(r) = Repr::parse(&p) else {
+            return Ok(false);
+        };
+        if r.job != self.cfg.job {
+            return Ok(false);
+        }
+        let i = r.block.wrapping_sub(self.cfg.first_block) as usize;
+        if i >= self.blocks.len() || r.elements as usize != self.range(i).len() {
+            return Ok(false);
+        }
+        let mine = self.leader(i) == self.cfg.rank;
+        match r.ptype {
+            PacketType::Result if !mine && !self.blocks[i].done => {
+                if r.flags.has(Flags::OVERFLOW) {
+                    return Err(format!(
+                        "block {} overflowed int32 in the switches: choose a smaller --scale",
+                        r.block
+                    ));
+                }
+                self.finish(i, &p.elements());
+                Ok(true)
+            }
+            PacketType::Contribution if mine => Ok(self.lead(i, d.src, &r, &p.elements())),
+            _ => Ok(false),
+        }
+    }
+
+    /// The leader of block `i` takes a contribution; true if the block completed.
+    fn lead(&mut self, i: usize, src: L4Addr, r: &Repr, data: &[i32]) -> bool {
+        let own = &self.data[self.range(i)];
+        let (ranks, id) = (self.ranks, self.block_id(i));
+        let lb = self
+            .leading
+            .entry(i)
+            .or_insert_with(|| LeaderBlock::new(ranks, id, own));
+        let before = lb.unicast.len();
+        let held = lb.sum.clone();
+        let ev = lb.take(src, r, data);
+        // LeaderBlock saturates like the switches; a saturated lane is no sum, so it is
+        // detected here (and flagged by the switches on partials) and fails the run.
+        if matches!(ev, LeaderEvent::Merged | LeaderEvent::Completed)
+            && (r.flags.has(Flags::OVERFLOW)
+                || held
+                    .iter()
+                    .zip(data)
+                    .any(|(&a, &v)| (a as i64 + v as i64) != (a.saturating_add(v)) as i64))
+        {
+            self.overflow.get_or_insert(r.block);
+        }
+        let bypass = r.flags.has(Flags::BYPASS);
+        let result = lb.result.clone();
+        let unicast = lb.unicast.clone();
+        let flags = if self.overflow.is_some() {
+            Flags::MULTICAST | Flags::OVERFLOW
+        } else {
+            Flags::MULTICAST
+        };
+        let res_repr = self.repr(PacketType::Result, flags, i, ranks);
+        match ev {
+            LeaderEvent::Completed => {
+                self.report.leader_merges += 1;
+                let res = result.expect("completed");
+                let bcast = L4Addr {
+                    mac: BROADCAST_MAC,
+                    ip: BROADCAST,
+                    port: self.cfg.udp_port,
+                };
+                self.send(bcast, &res_repr, &res);
+                for u in unicast {
+                    self.send(u, &res_repr, &res);
+                    self.report.unicasts += 1;
+                }
+                self.finish(i, &res);
+                true
+            }
+            LeaderEvent::Duplicate => {
+                self.report.leader_duplicates += 1;
+                if let (Some(res), true) = (result, bypass || unicast.len() > before) {
+                    self.send(src, &res_repr, &res);
+                    self.report.unicasts += 1;
+                }
+                false
+            }
+            LeaderEvent::Merged => {
+                self.report.leader_merges += 1;
+                false
+            }
+            LeaderEvent::Overlap => {
+                self.report.leader_overlaps += 1;
+                false
+            }
+        }
+    }
+}
+
+/// Runs one allreduce of `data` (already quantized) as worker `cfg.rank`; returns the sums.
+pub fn run<L: Link + ?Sized>(
+    cfg: &DynConfig,
+    link: &mut L,
+    data: &[i32],
+) -> Result<(Vec<i32>, DynReport), String> {
+    let n = cfg.peers.len();
+    if !(2..=64).contains(&n) || cfg.rank >= n {
+        return Err(format!(
+            "a dynamic job has 2..=64 ranks and rank {} must be below them ({n})",
+            cfg.rank
+        ));
+    }
+    if cfg.elements == 0 || cfg.window == 0 {
+        return Err("packet elements and window must be positive".into());
+    }
+    let ranks = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let ip = cfg.peers[cfg.rank];
+    let nb = data.len().div_ceil(cfg.elements as usize);
+    let mut w = Worker {
+        cfg,
+        data,
+        ranks,
+        me: L4Addr {
+            mac: mac_for(ip),
+            ip,
+            port: cfg.udp_port,
+        },
+        blocks: vec![Blk::default(); nb],
+        leading: BTreeMap::new(),
+        sums: vec![0; data.len()],
+        report: DynReport {
+            blocks: nb,
+            ..DynReport::default()
+        },
+        out: Vec::new(),
+        overflow: None,
+    };
+    w.report.led = (0..nb).filter(|&i| w.leader(i) == cfg.rank).count();
+    let start = Instant::now();
+    let mut last_progress = start;
+    let mut last_rx = start;
+    let (mut lo, mut next) = (0usize, 0usize);
+    let mut inbox = Vec::new();
+    let mut finished: Option<Instant> = None;
+    loop {
+        let now = Instant::now();
+        while next < nb && next < lo + cfg.window as usize {
+            if w.leader(next) != cfg.rank {
+                w.contribute(next, false);
+            }
+            w.blocks[next].sent_at = Some(now);
+            next += 1;
+        }
+        for i in lo..next {
+            let b = w.blocks[i];
+            if b.done || w.leader(i) == cfg.rank {
+                continue;
+            }
+            let rto = cfg.retransmit * (1u32 << b.tries.min(3));
+            if b.sent_at.is_some_and(|t| now >= t + rto) {
+                w.contribute(i, true);
+                w.report.retransmits += 1;
+                w.blocks[i].sent_at = Some(now);
+                w.blocks[i].tries += 1;
+            }
+        }
+        if !w.out.is_empty() {
+            link.send(&mut w.out)
+                .map_err(|e| format!("cannot send to switch {}: {e}", cfg.switch))?;
+        }
+        inbox.clear();
+        link.recv(&mut inbox, Duration::from_millis(1))
+            .map_err(|e| format!("receive failed: {e}"))?;
+        let now = Instant::now();
+        for d in inbox.drain(..) {
+            if d.peer != cfg.switch {
+                continue;
+            }
+            last_rx = now;
+            if w.receive(&d.data)? {
+                last_progress = now;
+            }
+        }
+        if let Some(b) = w.overflow {
+            if !w.out.is_empty() {
+                let _ = link.send(&mut w.out);
+            }
+            return Err(format!(
+                "block {b} overflowed int32 at this leader: choose a smaller --scale"
+            ));
+        }
+        while lo < nb && w.blocks[lo].done {
+            lo += 1;
+        }
+        if lo == nb {
+            let t = *finished.get_or_insert_with(|| {
+                w.report.elapsed = start.elapsed();
+                now
+            });
+            // A leader keeps answering BYPASS retransmissions of ranks whose result was lost.
+            // At least twice the longest backed-off retransmission timeout of the others.
+            let linger = cfg.linger.max(cfg.retransmit * 16);
+            if w.report.led == 0 || now.duration_since(t.max(last_rx)) >= linger {
+                if !w.out.is_empty() {
+                    link.send(&mut w.out)
+                        .map_err(|e| format!("send failed: {e}"))?;
+                }
+                let _ = link.flush();
+                return Ok((w.sums, w.report));
+            }
+        } else if now.duration_since(last_progress) > cfg.timeout {
+            let missing: Vec<u32> = (lo..nb)
+                .filter(|&i| !w.blocks[i].done)
+                .take(8)
+                .map(|i| w.block_id(i))
+                .collect();
+            return Err(format!(
+                "no new result for {:.1} s: blocks {missing:?} (of {nb}, from {}) incomplete; is switch {} running the job?",
+                cfg.timeout.as_secs_f64(),
+                cfg.first_block,
+                cfg.switch
+            ));
+        }
+    }
+}
+
+/// One switch of a [`star_chain`]: its configuration, its links and where it listens.
+#[derive(Debug, Clone)]
+pub struct ChainSwitch {
+    /// The configuration (`--config`).
+    pub config: SwitchConfig,
+    /// Model port → UDP peer (`--link PORT=ADDR`).
+    pub links: Vec<(u8, SocketAddrV4)>,
+    /// Its UDP address (`--listen`).
+    pub listen: SocketAddrV4,
+}
+
+/// One worker of a [`star_chain`].
+#[derive(Debug, Clone, Copy)]
+pub struct ChainWorker {
+    /// In-frame address (`--peer`).
+    pub ip: Ipv4Addr,
+    /// Its UDP address (`--bind`).
+    pub bind: SocketAddrV4,
+    /// Its leaf switch's UDP address (`--switch`).
+    pub switch: SocketAddrV4,
+}
+
+/// A dynamic job on `leaves` leaf switches of `per_leaf` workers each, every leaf linked to
+/// one middle switch (the last of `switches`). In-frame addresses: switch `s` is
+/// `10.0.0.(s+1)`, worker `w` is `10.0.1.(w+1)`; `udp(i)` gives the UDP address of switch
+/// `i` (`0..=leaves`, the middle last) and of worker `w` (`leaves + 1 + w`). Used by the CLI
+/// tests and the demo.
+pub fn star_chain(
+    leaves: usize,
+    per_leaf: usize,
+    job: JobEntry,
+    params: Params,
+    udp: impl Fn(usize) -> SocketAddrV4,
+) -> (Vec<ChainSwitch>, Vec<ChainWorker>) {
+    let n = leaves * per_leaf;
+    let worker_ip = |w: usize| Ipv4Addr::new(10, 0, 1, w as u8 + 1);
+    let switch_ip = |s: usize| Ipv4Addr::new(10, 0, 0, s as u8 + 1);
+    let middle = leaves;
+    let mut switches = Vec::new();
+    for l in 0..leaves {
+        let up = per_leaf + 1;
+        let mut c = SwitchConfig::new(&format!("leaf{l}"), mac_for(switch_ip(l)), switch_ip(l));
+        c.params = Params {
+            ports: up as u8 + 1,
+            ..params
+        };
+        let mut links = vec![(up as u8, udp(middle))];
+        for w in 0..n {
+            let port = if w / per_leaf == l {
+                links.push((1 + (w % per_leaf) as u8, udp(leaves + 1 + w)));
+                1 + w % per_leaf
+            } else {
+                up
+            };
+            c.routes.push(Route {
+                ip: worker_ip(w),
+                port: port as u8,
+            });
+        }
+        for s in (0..=leaves).filter(|&s| s != l) {
+            c.routes.push(Route {
+                ip: switch_ip(s),
+                port: up as u8,
+            });
+        }
+        c.jobs.push(job.clone());
+        switches.push(ChainSwitch {
+            config: c,
+            links,
+            listen: udp(l),
+        });
+    }
+    let mut c = SwitchConfig::new("middle", mac_for(switch_ip(middle)), switch_ip(middle));
+    c.params = Params {
+        ports: leaves as u8 + 1,
+        ..params
+    };
+    for w in 0..n {
+        c.routes.push(Route {
+            ip: worker_ip(w),
+            port: (w / per_leaf + 1) as u8,
+        });
+    }
+    for l in 0..leaves {
+        c.routes.push(Route {
+            ip: switch_ip(l),
+            port: (l + 1) as u8,
+        });
+    }
+    c.jobs.push(job);
+    switches.push(ChainSwitch {
+        config: c,
+        links: (0..leaves).map(|l| ((l + 1) as u8, udp(l))).collect(),
+        listen: udp(middle),
+    });
+    let workers = (0..n)
+        .map(|w| ChainWorker {
+            ip: worker_ip(w),
+            bind: udp(leaves + 1 + w),
+            switch: udp(w / per_leaf),
+        })
+        .collect();
+    (switches, workers)
+}
