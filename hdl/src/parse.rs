@@ -38,7 +38,7 @@ pub const TERMS_ROUTE: u64 = 0x0020;
 /// `c_terms` bits whose OR is `c_bad`.
 pub const TERMS_BAD: u64 = 0x01c0;
 /// `c_terms` bits whose OR is `c_wire_bad`.
-pub const TERMS_WIRE_BAD: u64 = 0x3c00;
+pub const TERMS_WIRE_BAD: u64 = 0x7c00;
 
 /// Combinational frame parser.
 #[derive(LogicBlock, Default)]
@@ -74,8 +74,8 @@ pub struct Parser {
     pub c_wire_bad: Signal<Out, bool>,
     /// The checks split into terms that each take a few LUT levels, for a core that
     /// registers them before ORing (`c_non_ip` = bit 0, `c_ip_bad` = OR of bits 1..=4,
-    /// `c_route` = bit 5, `c_bad` = OR of bits 6..=8, `c_wire_bad` = OR of bits 10..=13;
-    /// bits 9, 14, 15 are zero). See [`TERMS_IP_BAD`] and the other masks.
+    /// `c_route` = bit 5, `c_bad` = OR of bits 6..=8, `c_wire_bad` = OR of bits 10..=14;
+    /// bits 9 and 15 are zero). See [`TERMS_IP_BAD`] and the other masks.
     pub c_terms: Signal<Out, Bits<16>>,
     /// Population counts of the bitmap's bytes (a nibble per byte, low nibble).
     pub c_pc: Signal<Out, Bits<64>>,
@@ -193,8 +193,6 @@ impl Logic for Parser {
         self.pop.x.next = self.bitmap.val();
         // (terms 10..=12: the lengths, then the fields)
         self.wire_bad0.next = (self.be.val().get_value_version() != 1)
-            | (self.ptype.val() == 0)
-            | (self.ptype.val() > 5)
             | ((self.flags.val() & 0xe0) != 0)
             | (self.elements.val() > 256)
             | (self.bitmap.val() == 0);
@@ -224,13 +222,14 @@ impl Logic for Parser {
                 << 10)
             | (bit_cast::<16, 1>(self.pl_bad.val().into()) << 11)
             | (bit_cast::<16, 1>(self.wire_bad0.val().into()) << 12)
-            | (bit_cast::<16, 1>(self.sess_bad.val().into()) << 13);
+            | (bit_cast::<16, 1>(self.sess_bad.val().into()) << 13)
+            | (bit_cast::<16, 1>(((self.ptype.val() == 0) | (self.ptype.val() > 5)).into()) << 14);
         self.c_terms.next = self.terms.val();
         self.c_non_ip.next = (self.terms.val() & 0x0001) != 0;
         self.c_ip_bad.next = (self.terms.val() & 0x001e) != 0;
         self.c_route.next = (self.terms.val() & 0x0020) != 0;
         self.c_bad.next = (self.terms.val() & 0x01c0) != 0;
-        self.c_wire_bad.next = (self.terms.val() & 0x3c00) != 0;
+        self.c_wire_bad.next = (self.terms.val() & 0x7c00) != 0;
         self.c_pc.next = self.pop.pc.val();
         self.c_count.next = self.be.val().get_value_count();
         self.cls.non_ip.next = self.c_non_ip.val();

@@ -222,7 +222,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  t_ip_bad = 16'h1e;
     localparam  t_route = 16'h20;
     localparam  t_bad = 16'h1c0;
-    localparam  t_wire_bad = 16'h3c00;
+    localparam  t_wire_bad = 16'h7c00;
     localparam  a_job_id = 16'h800;
     localparam  a_job_ctrl = 16'h804;
     localparam  a_job_ranks_lo = 16'h808;
@@ -3176,6 +3176,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] hu_h$d;
     wire  [31:0] hu_h$q;
     reg  hu_h$clock;
+    reg  hu3_v$d;
+    wire  hu3_v$q;
+    reg  hu3_v$clock;
+    reg  [7:0] hu3_j$d;
+    wire  [7:0] hu3_j$q;
+    reg  hu3_j$clock;
+    reg  [31:0] hu3_b$d;
+    wire  [31:0] hu3_b$q;
+    reg  hu3_b$clock;
     reg  [3:0] su_st$d;
     wire  [3:0] su_st$q;
     reg  su_st$clock;
@@ -8198,6 +8207,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(hu_h$q),
         .clock(hu_h$clock)
     );
+    fanin_hu3_v hu3_v(
+        .d(hu3_v$d),
+        .q(hu3_v$q),
+        .clock(hu3_v$clock)
+    );
+    fanin_hu3_j hu3_j(
+        .d(hu3_j$d),
+        .q(hu3_j$q),
+        .clock(hu3_j$clock)
+    );
+    fanin_hu3_b hu3_b(
+        .d(hu3_b$d),
+        .q(hu3_b$q),
+        .clock(hu3_b$clock)
+    );
     fanin_su_st su_st(
         .d(su_st$d),
         .q(su_st$q),
@@ -9098,6 +9122,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu2_j$clock = clock;
         hu2_b$clock = clock;
         hu_h$clock = clock;
+        hu3_v$clock = clock;
+        hu3_j$clock = clock;
+        hu3_b$clock = clock;
         su_st$clock = clock;
         su_v$clock = clock;
         su_j$clock = clock;
@@ -9523,6 +9550,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu2_j$d = hu2_j$q;
         hu2_b$d = hu2_b$q;
         hu_h$d = hu_h$q;
+        hu3_v$d = hu3_v$q;
+        hu3_j$d = hu3_j$q;
+        hu3_b$d = hu3_b$q;
         su_st$d = su_st$q;
         su_v$d = su_v$q;
         su_j$d = su_j$q;
@@ -14233,56 +14263,64 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (hu_j$q == c_idx8$15) begin
             hu_hcur = hu_hcur | ss_high$15$q;
         end
-        hu_h$d = hu_hcur;
+        if (hu3_v$q & (hu3_j$q == hu_j$q)) begin
+            hu_h$d = hu3_b$q;
+        end
+        else begin
+            hu_h$d = hu_hcur;
+        end
         hu_d = hu2_b$q - hu_h$q;
-        if (hu2_v$q & (hu_d != 32'h0) & ~hu_d[32'h1f]) begin
-            if (hu2_j$q == c_idx8$0) begin
-                ss_high$0$d = hu2_b$q;
+        hu3_v$d = hu2_v$q & (hu_d != 32'h0) & ~hu_d[32'h1f];
+        hu3_j$d = hu2_j$q;
+        hu3_b$d = hu2_b$q;
+        if (hu3_v$q) begin
+            if (hu3_j$q == c_idx8$0) begin
+                ss_high$0$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$1) begin
-                ss_high$1$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$1) begin
+                ss_high$1$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$2) begin
-                ss_high$2$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$2) begin
+                ss_high$2$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$3) begin
-                ss_high$3$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$3) begin
+                ss_high$3$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$4) begin
-                ss_high$4$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$4) begin
+                ss_high$4$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$5) begin
-                ss_high$5$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$5) begin
+                ss_high$5$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$6) begin
-                ss_high$6$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$6) begin
+                ss_high$6$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$7) begin
-                ss_high$7$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$7) begin
+                ss_high$7$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$8) begin
-                ss_high$8$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$8) begin
+                ss_high$8$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$9) begin
-                ss_high$9$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$9) begin
+                ss_high$9$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$10) begin
-                ss_high$10$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$10) begin
+                ss_high$10$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$11) begin
-                ss_high$11$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$11) begin
+                ss_high$11$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$12) begin
-                ss_high$12$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$12) begin
+                ss_high$12$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$13) begin
-                ss_high$13$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$13) begin
+                ss_high$13$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$14) begin
-                ss_high$14$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$14) begin
+                ss_high$14$d = hu3_b$q;
             end
-            if (hu2_j$q == c_idx8$15) begin
-                ss_high$15$d = hu2_b$q;
+            if (hu3_j$q == c_idx8$15) begin
+                ss_high$15$d = hu3_b$q;
             end
         end
         so_q$d = 1'b0;
@@ -15814,6 +15852,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             x_join$d = 1'b0;
             hu_v$d = 1'b0;
             hu2_v$d = 1'b0;
+            hu3_v$d = 1'b0;
             ss_open$0$d = 1'b0;
             ss_pend$0$d = 32'h0;
             ss_open$1$d = 1'b0;
@@ -20226,6 +20265,63 @@ module fanin_hu2_v(d,q,clock);
     end
           
 endmodule // fanin_hu2_v
+
+
+module fanin_hu3_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu3_b
+
+
+module fanin_hu3_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu3_j
+
+
+module fanin_hu3_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu3_v
 
 
 module fanin_hu_b(d,q,clock);
@@ -26230,15 +26326,15 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         pl_g = ((elements << 32'h2) & 32'h32) | (((elements << 32'h2) | 32'h32) & ~total);
         pl_bad = pl_k != (pl_g << 32'h1);
         pop$x = bitmap;
-        wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | (ptype == 32'h0) | (ptype > 32'h5) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
+        wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
         sess_bad = ((ptype == 32'h3) & ((be[(32'hc0)+:(8)] != 32'h1) | (elements != 32'h0) | (block == 32'h0))) | ((ptype == 32'h4) & ((be[(32'hc0)+:(8)] != 32'h1) | (elements != 32'h1))) | ((ptype == 32'h5) & ((elements != 32'h0) | ((child != 32'h1) & (child != 32'h2))));
-        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc) | (((sess_bad) & 16'hffff) << 32'hd);
+        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc) | (((sess_bad) & 16'hffff) << 32'hd) | (((((ptype == 32'h0) | (ptype > 32'h5))) & 16'hffff) << 32'he);
         c_terms = terms;
         c_non_ip = (terms & 32'h1) != 32'h0;
         c_ip_bad = (terms & 32'h1e) != 32'h0;
         c_route = (terms & 32'h20) != 32'h0;
         c_bad = (terms & 32'h1c0) != 32'h0;
-        c_wire_bad = (terms & 32'h3c00) != 32'h0;
+        c_wire_bad = (terms & 32'h7c00) != 32'h0;
         c_pc = pop$pc;
         c_count = be[(32'hc0)+:(8)];
         cls$non_ip = c_non_ip;

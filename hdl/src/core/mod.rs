@@ -946,6 +946,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hu2_j: DFF<Bits<8>>,
     hu2_b: DFF<Bits<32>>,
     hu_h: DFF<Bits<32>>,
+    hu3_v: DFF<bool>,
+    hu3_j: DFF<Bits<8>>,
+    hu3_b: DFF<Bits<32>>,
     hu_hcur: Signal<Local, Bits<32>>,
     hu_d: Signal<Local, Bits<32>>,
     // The session unit: its state and the JOIN it serves.
@@ -1816,6 +1819,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             hu2_j: Default::default(),
             hu2_b: Default::default(),
             hu_h: Default::default(),
+            hu3_v: Default::default(),
+            hu3_j: Default::default(),
+            hu3_b: Default::default(),
             hu_hcur: Default::default(),
             hu_d: Default::default(),
             su_st: Default::default(),
@@ -2276,6 +2282,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             hu2_j,
             hu2_b,
             hu_h,
+            hu3_v,
+            hu3_j,
+            hu3_b,
             su_st,
             su_v,
             su_j,
@@ -4785,8 +4794,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else if self.rready.val() {
             self.rvalid_r.d.next = false;
         }
-        // `high`: the newest block of the job's sessions (DECIDE's update a cycle later,
-        // read, then written).
+        // `high`: the newest block of the job's sessions. DECIDE's (entry, block) (`hu_*`)
+        // reads the entry's `high` (`hu_h`; the write of the stage after next, forwarded),
+        // compares (`hu3_v`: the block is newer), writes. Decisions are at least two cycles
+        // apart, so the next update reads in the cycle of this one's write.
         self.hu2_v.d.next = self.hu_v.q.val();
         self.hu2_j.d.next = self.hu_j.q.val();
         self.hu2_b.d.next = self.hu_b.q.val();
@@ -4796,12 +4807,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.hu_hcur.next = self.hu_hcur.val() | self.ss_high[j].q.val();
             }
         }
-        self.hu_h.d.next = self.hu_hcur.val();
+        if self.hu3_v.q.val() & (self.hu3_j.q.val() == self.hu_j.q.val()) {
+            self.hu_h.d.next = self.hu3_b.q.val();
+        } else {
+            self.hu_h.d.next = self.hu_hcur.val();
+        }
         self.hu_d.next = self.hu2_b.q.val() - self.hu_h.q.val();
-        if self.hu2_v.q.val() & (self.hu_d.val() != 0) & !self.hu_d.val().get_bit(31) {
+        self.hu3_v.d.next =
+            self.hu2_v.q.val() & (self.hu_d.val() != 0) & !self.hu_d.val().get_bit(31);
+        self.hu3_j.d.next = self.hu2_j.q.val();
+        self.hu3_b.d.next = self.hu2_b.q.val();
+        if self.hu3_v.q.val() {
             for j in 0..self.ss_high.len() {
-                if self.hu2_j.q.val() == self.c_idx8[j].val() {
-                    self.ss_high[j].d.next = self.hu2_b.q.val();
+                if self.hu3_j.q.val() == self.c_idx8[j].val() {
+                    self.ss_high[j].d.next = self.hu3_b.q.val();
                 }
             }
         }
@@ -5199,6 +5218,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.x_join.d.next = false;
             self.hu_v.d.next = false;
             self.hu2_v.d.next = false;
+            self.hu3_v.d.next = false;
             for j in 0..self.ss_open.len() {
                 self.ss_open[j].d.next = false;
                 self.ss_pend[j].d.next = 0.into();

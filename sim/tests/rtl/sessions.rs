@@ -684,6 +684,34 @@ fn sessions_at_a_root_match_the_model_and_never_mix_allreduces() {
         assert_eq!(accepts[1], accepts[0], "the repeated JOIN's ACCEPT");
         // 1000 + 13 blocks and block 1014: high 1014, next_base(1014, 4) = 1024.
         assert_eq!(accepts[2].0, 1024, "the second session starts at next_base");
+        // Contributions of the open session, back to back, the newest first: block 1040 + 4t
+        // from worker t, then older ones from the others (other slot copies, so decisions may
+        // follow two cycles apart), for t = 0, 1, 2: `high` must end at 1048, and a third
+        // session start at next_base(1048) = 1064 (next_base(1047) would be 1056).
+        for top in 0..3 {
+            let f = p.workers[top].contribution_frame(1040 + 4 * top as u32, 0, &[1; 16]);
+            tb.src[port_of(top)].push(f, false);
+            for r in (0..3).filter(|&r| r != top) {
+                for k in 1..4 {
+                    let b = 1040 + 4 * top as u32 - k;
+                    let f = p.workers[r].contribution_frame(b, 0, &[1; 16]);
+                    tb.src[port_of(r)].push(f, false);
+                }
+            }
+            tb.drain(300, 200_000).unwrap();
+        }
+        for r in 0..3 {
+            let j = Joiner::new(p.workers[r].clone(), 77 + r as u32, 1);
+            tb.src[port_of(r)].push(j.frame(), false);
+        }
+        tb.drain(300, 200_000).unwrap();
+        collect(&tb, &p, &mut seen, &mut inbox);
+        let third = of_type(&inbox[2], PacketType::Accept);
+        assert_eq!(
+            third.last().map(|a| (a.0, a.2)),
+            Some((1064, Some(79))),
+            "{pacing:?} seed {s}: the third session starts beyond the newest block"
+        );
         // A block of the first session now: stale.
         let f = p.workers[2].contribution_frame(1005, 0, &[5; 16]);
         tb.src[port_of(2)].push(f, false);
@@ -695,9 +723,9 @@ fn sessions_at_a_root_match_the_model_and_never_mix_allreduces() {
             "{pacing:?} seed {s}: refused as stale"
         );
         let c = sb.model.counters();
-        assert_eq!(c.get(Counter::Sessions), 2);
+        assert_eq!(c.get(Counter::Sessions), 3);
         assert_eq!(c.get(Counter::Refused), 2);
-        assert_eq!(c.get(Counter::Joins), 7, "six JOINs and the repeat");
+        assert_eq!(c.get(Counter::Joins), 10, "nine JOINs and the repeat");
     }
 }
 
