@@ -153,6 +153,11 @@ fn allreduce(
                     "40",
                     "--timeout",
                     "10",
+                    // A leader answers late retransmissions for 3 s of quiet: under a loaded
+                    // CI machine a loss streak's backed-off retransmissions outlast the
+                    // default 0.5 s (then the worker fails with a clear error).
+                    "--linger-ms",
+                    "3000",
                     "--first-block",
                     &first_block.to_string(),
                 ]);
