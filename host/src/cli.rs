@@ -418,7 +418,7 @@ pub struct SendArgs {
     /// Retransmission timeout in milliseconds.
     #[arg(long, default_value_t = 20)]
     pub retransmit_ms: u64,
-    /// The switch runs the job without sessions (the RTL, for now): no JOIN, and blocks start
+    /// The job is configured without sessions (`fanin place --no-sessions`): no JOIN, and blocks start
     /// at --first-block, which must be fresh for every run of the job on that switch.
     #[arg(long)]
     pub no_session: bool,

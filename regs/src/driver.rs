@@ -183,9 +183,9 @@ fn first_block(job: &fanin_proto::config::JobEntry) -> u32 {
 }
 
 /// The fields of job-table entry `job` as the core holds them after [`job_writes`], with
-/// their values: every field but the epoch (the core's commit counter), and the parent's
-/// fields only for an inner switch (a root's are not written). Timeouts above `u32::MAX`
-/// ticks are clamped.
+/// their values: every field but the epoch (the core's commit counter) and a first block the
+/// driver draws ([`job_writes`] picks it at write time), and the parent's fields only for an
+/// inner switch (a root's are not written). Timeouts above `u32::MAX` ticks are clamped.
 pub fn job_fields(
     job: &fanin_proto::config::JobEntry,
 ) -> Result<Vec<(crate::layout::Field, u64)>, Unsupported> {

@@ -66,9 +66,62 @@ pub struct Outcome {
 }
 
 /// A worker of one allreduce: joining the session, then sending.
-enum Host {
+pub enum Host {
+    /// Waiting for the root's ACCEPT.
     Joining(Joiner),
+    /// Sending its tensor (from the session's first block, with sessions).
     Sending(Worker),
+}
+
+impl Host {
+    /// The frames due at tick `now`.
+    pub fn poll(&mut self, now: u64) -> Vec<Vec<u8>> {
+        match self {
+            Host::Joining(j) => j.poll(now).then(|| j.frame()).into_iter().collect(),
+            Host::Sending(w) => w.poll(now).into_iter().map(|b| w.frame(b)).collect(),
+        }
+    }
+
+    /// Takes a frame addressed to this worker (`a`). An ACCEPT with its nonce turns a joining
+    /// worker into one sending `data` with `sending` from the session's first block, which
+    /// is returned.
+    pub fn receive(
+        &mut self,
+        f: &[u8],
+        a: &fanin_proto::worker::Assignment,
+        sending: Sending,
+        data: &[i32],
+    ) -> Result<Option<u32>, fanin_proto::worker::WorkerError> {
+        let base = match self {
+            Host::Joining(j) => match j.receive(f) {
+                JoinReply::Accepted(base) => base,
+                JoinReply::Ignored => return Ok(None),
+            },
+            Host::Sending(w) => {
+                w.receive(f);
+                return Ok(None);
+            }
+        };
+        let s = Sending {
+            first_block: base,
+            ..sending
+        };
+        *self = Host::Sending(Worker::new(a.clone(), s, data)?);
+        Ok(Some(base))
+    }
+
+    /// True once every block's result is in.
+    pub fn done(&self) -> bool {
+        matches!(self, Host::Sending(w) if w.done())
+    }
+
+    /// The sums, once done.
+    pub fn result(&self) -> Option<Vec<i32>> {
+        match self {
+            Host::Sending(w) => w.result().map(|r| r.0),
+            Host::Joining(_) => None,
+        }
+    }
 }
 
 /// Runs `s.allreduces` allreduces (at least 1) of `s.workers` workers through a root switch
@@ -163,10 +216,7 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
             .map_err(|e| SimError::Check(e.to_string()))?;
         let mut round_first = sending.first_block;
         let t0 = tb.m.cycle();
-        while hosts
-            .iter()
-            .any(|h| !matches!(h, Host::Sending(w) if w.done()))
-        {
+        while hosts.iter().any(|h| !h.done()) {
             let now = tb.m.cycle() - start;
             if tb.m.cycle() - t0 > limit {
                 let waiting: Vec<_> = hosts
@@ -183,11 +233,7 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
             }
             for (rank, h) in hosts.iter_mut().enumerate() {
                 let port = port_of(rank);
-                let out: Vec<Vec<u8>> = match h {
-                    Host::Joining(j) => j.poll(now).then(|| j.frame()).into_iter().collect(),
-                    Host::Sending(w) => w.poll(now).into_iter().map(|b| w.frame(b)).collect(),
-                };
-                for f in out {
+                for f in h.poll(now) {
                     if rng.gen_bool(s.loss) {
                         lost += 1;
                         continue;
@@ -226,26 +272,11 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
                         if a.me.ip != dst {
                             continue;
                         }
-                        let accepted = match h {
-                            Host::Joining(j) => match j.receive(&f.data) {
-                                JoinReply::Accepted(base) => Some(base),
-                                JoinReply::Ignored => None,
-                            },
-                            Host::Sending(w) => {
-                                w.receive(&f.data);
-                                None
-                            }
-                        };
-                        if let Some(base) = accepted {
+                        if let Some(base) = h
+                            .receive(&f.data, a, sending, &data[rank])
+                            .map_err(|e| SimError::Check(e.to_string()))?
+                        {
                             round_first = base;
-                            let sending = Sending {
-                                first_block: base,
-                                ..sending
-                            };
-                            *h = Host::Sending(
-                                Worker::new(a.clone(), sending, &data[rank])
-                                    .map_err(|e| SimError::Check(e.to_string()))?,
-                            );
                         }
                     }
                 }

@@ -10,13 +10,14 @@
 //! them, forged and malformed session packets are sent to `a`. `FANIN_SEED` picks the seed.
 
 use fanin_proto::config::{Mode, SourceCheck, Trust};
-use fanin_proto::join::{JoinReply, Joiner};
+use fanin_proto::join::Joiner;
 use fanin_proto::model::{Counter, Switch};
 use fanin_proto::plan::{self, Addressing, JobSpec};
 use fanin_proto::wire::{
     frame::classify, Datagram, Flags, FrameKind, L4Addr, PacketType, RefuseReason, Repr,
 };
-use fanin_proto::worker::{Sending, Worker};
+use fanin_proto::worker::Sending;
+use fanin_sim::allreduce::Host;
 use fanin_sim::tb::{Pacing, Tb};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -24,12 +25,6 @@ use rand_chacha::ChaCha8Rng;
 use crate::common::*;
 
 const ELEMENTS: usize = 200;
-
-/// One worker's state in an allreduce: joining, then sending.
-enum Host {
-    Joining(Joiner),
-    Sending(Worker),
-}
 
 struct Tree {
     a: Tb,
@@ -50,21 +45,8 @@ impl Tree {
         let mut to_workers: Vec<Vec<u8>> = Vec::new();
         let mut to_root: Vec<(u8, Vec<u8>)> = Vec::new();
         for (rank, h) in hosts.iter_mut().enumerate() {
-            let mut out = Vec::new();
-            match h {
-                Host::Joining(j) => {
-                    if j.poll(self.now) {
-                        out.push(j.frame());
-                    }
-                }
-                Host::Sending(w) => {
-                    for b in w.poll(self.now) {
-                        out.push(w.frame(b));
-                    }
-                }
-            }
             let (under_a, port) = self.at[rank];
-            for f in out {
+            for f in h.poll(self.now) {
                 if under_a {
                     self.a.src[port].push(f, false);
                 } else {
@@ -113,23 +95,7 @@ impl Tree {
                 if a.me.ip != dst {
                     continue;
                 }
-                let accepted = match h {
-                    Host::Joining(j) => match j.receive(&f) {
-                        JoinReply::Accepted(base) => Some(base),
-                        JoinReply::Ignored => None,
-                    },
-                    Host::Sending(w) => {
-                        w.receive(&f);
-                        None
-                    }
-                };
-                if let Some(base) = accepted {
-                    let s = Sending {
-                        first_block: base,
-                        ..sending
-                    };
-                    *h = Host::Sending(Worker::new(a.clone(), s, &data[rank]).unwrap());
-                }
+                h.receive(&f, a, sending, &data[rank]).unwrap();
             }
         }
     }
@@ -149,10 +115,7 @@ impl Tree {
             })
             .collect();
         let start = self.now;
-        while hosts
-            .iter()
-            .any(|h| !matches!(h, Host::Sending(w) if w.done()))
-        {
+        while hosts.iter().any(|h| !h.done()) {
             if self.now - start > 2_000_000 {
                 // Say why: a mismatch with the model first, else where the hosts are.
                 self.a.drain(300, 200_000).unwrap();
@@ -177,13 +140,7 @@ impl Tree {
             }
             self.step(&mut hosts, data, sending);
         }
-        hosts
-            .into_iter()
-            .map(|h| match h {
-                Host::Sending(w) => w.result().unwrap().0,
-                Host::Joining(_) => unreachable!(),
-            })
-            .collect()
+        hosts.iter().map(|h| h.result().unwrap()).collect()
     }
 }
 
@@ -477,17 +434,10 @@ fn star_allreduce(
         })
         .collect();
     let mut now = 0u64;
-    while hosts
-        .iter()
-        .any(|h| !matches!(h, Host::Sending(w) if w.done()))
-    {
+    while hosts.iter().any(|h| !h.done()) {
         assert!(now < 2_000_000, "{what}: the allreduce did not finish");
         for (rank, h) in hosts.iter_mut().enumerate() {
-            let out: Vec<Vec<u8>> = match h {
-                Host::Joining(j) => j.poll(now).then(|| j.frame()).into_iter().collect(),
-                Host::Sending(w) => w.poll(now).into_iter().map(|b| w.frame(b)).collect(),
-            };
-            for f in out {
+            for f in h.poll(now) {
                 tb.src[port_of(rank)].push(f, false);
             }
         }
@@ -511,34 +461,12 @@ fn star_allreduce(
                         continue;
                     }
                     inbox[rank].push(f.clone());
-                    let accepted = match h {
-                        Host::Joining(j) => match j.receive(&f) {
-                            JoinReply::Accepted(base) => Some(base),
-                            JoinReply::Ignored => None,
-                        },
-                        Host::Sending(w) => {
-                            w.receive(&f);
-                            None
-                        }
-                    };
-                    if let Some(base) = accepted {
-                        let s = Sending {
-                            first_block: base,
-                            ..sending
-                        };
-                        *h = Host::Sending(Worker::new(a.clone(), s, &data[rank]).unwrap());
-                    }
+                    h.receive(&f, a, sending, &data[rank]).unwrap();
                 }
             }
         }
     }
-    hosts
-        .into_iter()
-        .map(|h| match h {
-            Host::Sending(w) => w.result().unwrap().0,
-            Host::Joining(_) => unreachable!(),
-        })
-        .collect()
+    hosts.iter().map(|h| h.result().unwrap()).collect()
 }
 
 /// A star of three workers whose root is the DUT, with every protection on: the plan, the

@@ -101,8 +101,8 @@ fn results_for(tb: &fanin_sim::tb::Tb, block: u32) -> Vec<Vec<i32>> {
     out
 }
 
-/// Campaign (c) with the RTL's trust protections on (sessions stay off: the driver refuses
-/// them): forged contributions and results from unconfigured sources are dropped as
+/// Campaign (c) with source validation and the idle reclaim on and sessions off (the
+/// workers number their own blocks; with sessions too: `sessions.rs`): forged contributions and results from unconfigured sources are dropped as
 /// `bad_source`, copies that a worker started and nobody finished are reclaimed after
 /// `reclaim_idle` ticks, and the real allreduce beside it completes with exact sums, in the
 /// RTL and the model alike (every frame and counter compared).
