@@ -95,45 +95,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_idx4$5 = 4'h5;
     localparam  c_idx4$6 = 4'h6;
     localparam  c_idx4$7 = 4'h7;
-    localparam  c_idx16$0 = 16'h0;
-    localparam  c_idx16$1 = 16'h1;
-    localparam  c_idx16$2 = 16'h2;
-    localparam  c_idx16$3 = 16'h3;
-    localparam  c_idx16$4 = 16'h4;
-    localparam  c_idx16$5 = 16'h5;
-    localparam  c_idx16$6 = 16'h6;
-    localparam  c_idx16$7 = 16'h7;
-    localparam  c_idx16$8 = 16'h8;
-    localparam  c_idx16$9 = 16'h9;
-    localparam  c_idx16$10 = 16'ha;
-    localparam  c_idx16$11 = 16'hb;
-    localparam  c_idx16$12 = 16'hc;
-    localparam  c_idx16$13 = 16'hd;
-    localparam  c_idx16$14 = 16'he;
-    localparam  c_idx16$15 = 16'hf;
-    localparam  c_idx16$16 = 16'h10;
-    localparam  c_idx16$17 = 16'h11;
-    localparam  c_idx16$18 = 16'h12;
-    localparam  c_idx16$19 = 16'h13;
-    localparam  c_idx16$20 = 16'h14;
-    localparam  c_idx16$21 = 16'h15;
-    localparam  c_idx16$22 = 16'h16;
-    localparam  c_idx16$23 = 16'h17;
-    localparam  c_idx16$24 = 16'h18;
-    localparam  c_idx16$25 = 16'h19;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
-    localparam  c_info$0 = 32'h46414e49;
-    localparam  c_info$1 = 32'h1;
-    localparam  c_info$2 = 32'h4;
-    localparam  c_info$3 = 32'h40;
-    localparam  c_info$4 = 32'h200;
-    localparam  c_info$5 = 32'h100;
-    localparam  c_info$6 = 32'h40;
-    localparam  c_info$7 = 32'h10;
-    localparam  c_info$8 = 32'h10;
-    localparam  c_info$9 = 32'h10;
-    localparam  c_info$10 = 32'h5ee;
     localparam  c_idx8$0 = 8'h0;
     localparam  c_idx8$1 = 8'h1;
     localparam  c_idx8$2 = 8'h2;
@@ -157,29 +120,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_lanes = 16'h40;
     localparam  c_smask = 24'hff;
     localparam  c_slast = 24'hff;
-    localparam  a_me_mac_lo = 16'h48;
-    localparam  a_me_mac_hi = 16'h4c;
-    localparam  a_tick_div = 16'h50;
-    localparam  a_tick = 16'h54;
-    localparam  a_scan_ticks = 16'h58;
-    localparam  a_tbl_sel = 16'h8e0;
-    localparam  a_tbl_data = 16'h900;
-    localparam  c_tbl_end = 16'h948;
-    localparam  tb_job = 4'h1;
-    localparam  tb_child = 4'h2;
-    localparam  tb_pb = 4'h3;
-    localparam  tb_route = 4'h4;
-    localparam  at_route_valid = 16'h27;
-    localparam  at_route_ports = 16'h28;
-    localparam  a_busy = 16'ha00;
-    localparam  a_me_ip = 16'h40;
-    localparam  a_me_port = 16'h44;
-    localparam  a_route_ip = 16'h80;
-    localparam  a_route_port = 16'h84;
-    localparam  a_route_commit = 16'h88;
-    localparam  a_cnt = 16'h100;
-    localparam  a_port = 16'h400;
-    localparam  a_rxbad = 16'h600;
     localparam  ev_aggregated = 32'h4;
     localparam  ev_completions = 32'h8;
     localparam  ev_results_sent = 32'h10;
@@ -223,55 +163,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  t_route = 16'h20;
     localparam  t_bad = 16'h1c0;
     localparam  t_wire_bad = 16'h7c00;
-    localparam  a_job_id = 16'h800;
-    localparam  a_job_ctrl = 16'h804;
-    localparam  a_job_ranks_lo = 16'h808;
-    localparam  a_job_ranks_hi = 16'h80c;
-    localparam  a_job_expected_lo = 16'h810;
-    localparam  a_job_expected_hi = 16'h814;
-    localparam  a_job_slot_base = 16'h818;
-    localparam  a_job_slot_count = 16'h81c;
-    localparam  a_job_quota = 16'h820;
-    localparam  a_job_flush_after = 16'h824;
-    localparam  a_job_reclaim_after = 16'h828;
-    localparam  a_job_reclaim_idle = 16'h844;
-    localparam  a_job_first_block = 16'h848;
-    localparam  a_port_below_lo = 16'h8c0;
-    localparam  a_port_below_hi = 16'h8c4;
-    localparam  a_port_below_commit = 16'h8c8;
-    localparam  a_job_parent_mac_lo = 16'h82c;
-    localparam  a_job_parent_mac_hi = 16'h830;
-    localparam  a_job_parent_ip = 16'h834;
-    localparam  a_job_parent_udp = 16'h838;
-    localparam  a_job_parent_port = 16'h83c;
-    localparam  a_job_commit = 16'h840;
-    localparam  a_child_mac_lo = 16'h880;
-    localparam  a_child_mac_hi = 16'h884;
-    localparam  a_child_ip = 16'h888;
-    localparam  a_child_udp = 16'h88c;
-    localparam  a_child_port = 16'h890;
-    localparam  a_child_ranks_lo = 16'h894;
-    localparam  a_child_ranks_hi = 16'h898;
-    localparam  a_child_commit = 16'h89c;
-    localparam  at_job_job = 16'h20;
-    localparam  at_job_ranks = 16'h40;
-    localparam  at_job_expected = 16'h80;
-    localparam  at_job_slot_base = 16'hc0;
-    localparam  at_job_slot_count = 16'he0;
-    localparam  at_job_quota = 16'h100;
-    localparam  at_job_flush_after = 16'h120;
-    localparam  at_job_reclaim_after = 16'h140;
-    localparam  at_job_reclaim_idle = 16'h200;
-    localparam  at_job_first_block = 16'h220;
-    localparam  at_job_parent_ip = 16'h160;
-    localparam  at_job_parent_mac = 16'h180;
-    localparam  at_job_parent_udp = 16'h1b0;
-    localparam  at_job_parent_port = 16'h1c0;
     localparam  at_job_epoch = 16'h1d0;
-    localparam  at_child_mac = 16'h40;
-    localparam  at_child_ip = 16'h70;
-    localparam  at_child_udp = 16'h90;
-    localparam  at_child_port = 16'ha0;
     localparam  at_meta_entry = 16'h8;
     localparam  at_meta_epoch_lo = 16'h10;
     localparam  at_meta_epoch_hi = 16'hc0;
@@ -289,70 +181,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  ev_sessions = 32'h1000000;
     localparam  rr_no_session = 8'h1;
     localparam  rr_stale = 8'h2;
-    localparam  c_r6$0 = 6'b0;
-    localparam  c_r6$1 = 6'b1;
-    localparam  c_r6$2 = 6'b10;
-    localparam  c_r6$3 = 6'b11;
-    localparam  c_r6$4 = 6'b100;
-    localparam  c_r6$5 = 6'b101;
-    localparam  c_r6$6 = 6'b110;
-    localparam  c_r6$7 = 6'b111;
-    localparam  c_r6$8 = 6'b1000;
-    localparam  c_r6$9 = 6'b1001;
-    localparam  c_r6$10 = 6'b1010;
-    localparam  c_r6$11 = 6'b1011;
-    localparam  c_r6$12 = 6'b1100;
-    localparam  c_r6$13 = 6'b1101;
-    localparam  c_r6$14 = 6'b1110;
-    localparam  c_r6$15 = 6'b1111;
-    localparam  c_r6$16 = 6'b10000;
-    localparam  c_r6$17 = 6'b10001;
-    localparam  c_r6$18 = 6'b10010;
-    localparam  c_r6$19 = 6'b10011;
-    localparam  c_r6$20 = 6'b10100;
-    localparam  c_r6$21 = 6'b10101;
-    localparam  c_r6$22 = 6'b10110;
-    localparam  c_r6$23 = 6'b10111;
-    localparam  c_r6$24 = 6'b11000;
-    localparam  c_r6$25 = 6'b11001;
-    localparam  c_r6$26 = 6'b11010;
-    localparam  c_r6$27 = 6'b11011;
-    localparam  c_r6$28 = 6'b11100;
-    localparam  c_r6$29 = 6'b11101;
-    localparam  c_r6$30 = 6'b11110;
-    localparam  c_r6$31 = 6'b11111;
-    localparam  c_r6$32 = 6'b100000;
-    localparam  c_r6$33 = 6'b100001;
-    localparam  c_r6$34 = 6'b100010;
-    localparam  c_r6$35 = 6'b100011;
-    localparam  c_r6$36 = 6'b100100;
-    localparam  c_r6$37 = 6'b100101;
-    localparam  c_r6$38 = 6'b100110;
-    localparam  c_r6$39 = 6'b100111;
-    localparam  c_r6$40 = 6'b101000;
-    localparam  c_r6$41 = 6'b101001;
-    localparam  c_r6$42 = 6'b101010;
-    localparam  c_r6$43 = 6'b101011;
-    localparam  c_r6$44 = 6'b101100;
-    localparam  c_r6$45 = 6'b101101;
-    localparam  c_r6$46 = 6'b101110;
-    localparam  c_r6$47 = 6'b101111;
-    localparam  c_r6$48 = 6'b110000;
-    localparam  c_r6$49 = 6'b110001;
-    localparam  c_r6$50 = 6'b110010;
-    localparam  c_r6$51 = 6'b110011;
-    localparam  c_r6$52 = 6'b110100;
-    localparam  c_r6$53 = 6'b110101;
-    localparam  c_r6$54 = 6'b110110;
-    localparam  c_r6$55 = 6'b110111;
-    localparam  c_r6$56 = 6'b111000;
-    localparam  c_r6$57 = 6'b111001;
-    localparam  c_r6$58 = 6'b111010;
-    localparam  c_r6$59 = 6'b111011;
-    localparam  c_r6$60 = 6'b111100;
-    localparam  c_r6$61 = 6'b111101;
-    localparam  c_r6$62 = 6'b111110;
-    localparam  c_r6$63 = 6'b111111;
     localparam  mk_job_epoch = 576'hffffffff00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
     
     // Enums
@@ -388,21 +216,212 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam FrontState$SPred = 6;
     localparam FrontState$SDec = 7;
     localparam FrontState$SNext = 8;
-    localparam SessState$Idle = 0;
-    localparam SessState$Load = 1;
-    localparam SessState$Read = 2;
-    localparam SessState$Wait = 3;
-    localparam SessState$Decide = 4;
-    localparam SessState$Open = 5;
-    localparam SessState$Apply = 6;
-    localparam SessState$Next = 7;
-    localparam SessState$Enc = 8;
-    localparam SessState$ARead = 9;
-    localparam SessState$AWait = 10;
-    localparam SessState$ASet = 11;
-    localparam SessState$AStage = 12;
     
     // Stub signals
+    reg  csr$clock;
+    reg  csr$rst;
+    reg  [15:0] csr$awaddr;
+    reg  csr$awvalid;
+    wire  csr$awready;
+    reg  [31:0] csr$wdata;
+    reg  csr$wvalid;
+    wire  csr$wready;
+    wire  [1:0] csr$bresp;
+    wire  csr$bvalid;
+    reg  csr$bready;
+    reg  [15:0] csr$araddr;
+    reg  csr$arvalid;
+    wire  csr$arready;
+    wire  [31:0] csr$rdata;
+    wire  [1:0] csr$rresp;
+    wire  csr$rvalid;
+    reg  csr$rready;
+    reg  csr$hold;
+    reg  [31:0] csr$now;
+    reg  [31:0] csr$jbusy$0;
+    reg  [31:0] csr$jbusy$1;
+    reg  [31:0] csr$jbusy$2;
+    reg  [31:0] csr$jbusy$3;
+    reg  [31:0] csr$jbusy$4;
+    reg  [31:0] csr$jbusy$5;
+    reg  [31:0] csr$jbusy$6;
+    reg  [31:0] csr$jbusy$7;
+    reg  [31:0] csr$jbusy$8;
+    reg  [31:0] csr$jbusy$9;
+    reg  [31:0] csr$jbusy$10;
+    reg  [31:0] csr$jbusy$11;
+    reg  [31:0] csr$jbusy$12;
+    reg  [31:0] csr$jbusy$13;
+    reg  [31:0] csr$jbusy$14;
+    reg  [31:0] csr$jbusy$15;
+    reg  [23:0] csr$jt_waddr;
+    reg  [575:0] csr$jt_wdata;
+    reg  [31:0] csr$jt_we;
+    reg  [31:0] csr$ev;
+    reg  [31:0] csr$ev_b;
+    reg  csr$occ_inc;
+    reg  csr$occ_dec;
+    reg  csr$occ_hwc;
+    reg  [63:0] csr$occ_free;
+    reg  csr$rx_take$0;
+    reg  csr$rx_take$1;
+    reg  csr$rx_take$2;
+    reg  csr$rx_take$3;
+    reg  [15:0] csr$rx_len;
+    reg  csr$tx_sent$0;
+    reg  csr$tx_sent$1;
+    reg  csr$tx_sent$2;
+    reg  csr$tx_sent$3;
+    reg  [63:0] csr$tx_len$0;
+    reg  [63:0] csr$tx_len$1;
+    reg  [63:0] csr$tx_len$2;
+    reg  [63:0] csr$tx_len$3;
+    reg  csr$rx_bad$0;
+    reg  csr$rx_bad$1;
+    reg  csr$rx_bad$2;
+    reg  csr$rx_bad$3;
+    wire  [31:0] csr$me_ip;
+    wire  [15:0] csr$me_port;
+    wire  [47:0] csr$me_mac;
+    wire  [31:0] csr$tick_div;
+    wire  [31:0] csr$scan_ticks;
+    wire  [31:0] csr$route_ip$0;
+    wire  [31:0] csr$route_ip$1;
+    wire  [31:0] csr$route_ip$2;
+    wire  [31:0] csr$route_ip$3;
+    wire  [31:0] csr$route_ip$4;
+    wire  [31:0] csr$route_ip$5;
+    wire  [31:0] csr$route_ip$6;
+    wire  [31:0] csr$route_ip$7;
+    wire  [31:0] csr$route_ip$8;
+    wire  [31:0] csr$route_ip$9;
+    wire  [31:0] csr$route_ip$10;
+    wire  [31:0] csr$route_ip$11;
+    wire  [31:0] csr$route_ip$12;
+    wire  [31:0] csr$route_ip$13;
+    wire  [31:0] csr$route_ip$14;
+    wire  [31:0] csr$route_ip$15;
+    wire  csr$route_valid$0;
+    wire  csr$route_valid$1;
+    wire  csr$route_valid$2;
+    wire  csr$route_valid$3;
+    wire  csr$route_valid$4;
+    wire  csr$route_valid$5;
+    wire  csr$route_valid$6;
+    wire  csr$route_valid$7;
+    wire  csr$route_valid$8;
+    wire  csr$route_valid$9;
+    wire  csr$route_valid$10;
+    wire  csr$route_valid$11;
+    wire  csr$route_valid$12;
+    wire  csr$route_valid$13;
+    wire  csr$route_valid$14;
+    wire  csr$route_valid$15;
+    wire  [7:0] csr$route_pm$0;
+    wire  [7:0] csr$route_pm$1;
+    wire  [7:0] csr$route_pm$2;
+    wire  [7:0] csr$route_pm$3;
+    wire  [7:0] csr$route_pm$4;
+    wire  [7:0] csr$route_pm$5;
+    wire  [7:0] csr$route_pm$6;
+    wire  [7:0] csr$route_pm$7;
+    wire  [7:0] csr$route_pm$8;
+    wire  [7:0] csr$route_pm$9;
+    wire  [7:0] csr$route_pm$10;
+    wire  [7:0] csr$route_pm$11;
+    wire  [7:0] csr$route_pm$12;
+    wire  [7:0] csr$route_pm$13;
+    wire  [7:0] csr$route_pm$14;
+    wire  [7:0] csr$route_pm$15;
+    wire  csr$job_commit;
+    wire  [7:0] csr$job_commit_entry;
+    wire  [575:0] csr$job_word;
+    wire  [31:0] csr$child_we;
+    wire  [23:0] csr$child_waddr;
+    wire  [167:0] csr$child_wdata;
+    wire  [31:0] csr$pb_we;
+    wire  [23:0] csr$pb_waddr;
+    wire  [63:0] csr$pb_wdata;
+    reg  sess$clock;
+    reg  sess$rst;
+    reg  sess$join_go;
+    reg  [7:0] sess$join_entry;
+    reg  [63:0] sess$join_bm;
+    reg  [31:0] sess$join_nonce;
+    reg  [47:0] sess$join_mac;
+    reg  [31:0] sess$join_ip;
+    reg  [15:0] sess$join_udp;
+    reg  [3:0] sess$join_port;
+    reg  [15:0] sess$join_job;
+    reg  [63:0] sess$join_ranks;
+    reg  sess$hu_v;
+    reg  [7:0] sess$hu_j;
+    reg  [31:0] sess$hu_b;
+    reg  sess$reset;
+    reg  [7:0] sess$reset_entry;
+    reg  [31:0] sess$reset_high;
+    reg  [23:0] sess$jcm$0;
+    reg  [23:0] sess$jcm$1;
+    reg  [23:0] sess$jcm$2;
+    reg  [23:0] sess$jcm$3;
+    reg  [23:0] sess$jcm$4;
+    reg  [23:0] sess$jcm$5;
+    reg  [23:0] sess$jcm$6;
+    reg  [23:0] sess$jcm$7;
+    reg  [23:0] sess$jcm$8;
+    reg  [23:0] sess$jcm$9;
+    reg  [23:0] sess$jcm$10;
+    reg  [23:0] sess$jcm$11;
+    reg  [23:0] sess$jcm$12;
+    reg  [23:0] sess$jcm$13;
+    reg  [23:0] sess$jcm$14;
+    reg  [23:0] sess$jcm$15;
+    reg  sess$ac_take;
+    wire  sess$busy;
+    wire  sess$epoch_move;
+    wire  [7:0] sess$entry;
+    wire  sess$opened;
+    wire  sess$ss_open$0;
+    wire  sess$ss_open$1;
+    wire  sess$ss_open$2;
+    wire  sess$ss_open$3;
+    wire  sess$ss_open$4;
+    wire  sess$ss_open$5;
+    wire  sess$ss_open$6;
+    wire  sess$ss_open$7;
+    wire  sess$ss_open$8;
+    wire  sess$ss_open$9;
+    wire  sess$ss_open$10;
+    wire  sess$ss_open$11;
+    wire  sess$ss_open$12;
+    wire  sess$ss_open$13;
+    wire  sess$ss_open$14;
+    wire  sess$ss_open$15;
+    wire  [31:0] sess$ss_base$0;
+    wire  [31:0] sess$ss_base$1;
+    wire  [31:0] sess$ss_base$2;
+    wire  [31:0] sess$ss_base$3;
+    wire  [31:0] sess$ss_base$4;
+    wire  [31:0] sess$ss_base$5;
+    wire  [31:0] sess$ss_base$6;
+    wire  [31:0] sess$ss_base$7;
+    wire  [31:0] sess$ss_base$8;
+    wire  [31:0] sess$ss_base$9;
+    wire  [31:0] sess$ss_base$10;
+    wire  [31:0] sess$ss_base$11;
+    wire  [31:0] sess$ss_base$12;
+    wire  [31:0] sess$ss_base$13;
+    wire  [31:0] sess$ss_base$14;
+    wire  [31:0] sess$ss_base$15;
+    wire  sess$ac_ready;
+    wire  [31:0] sess$ac_nonce;
+    wire  [47:0] sess$ac_mac;
+    wire  [31:0] sess$ac_ip;
+    wire  [15:0] sess$ac_udp;
+    wire  [3:0] sess$ac_port;
+    wire  [63:0] sess$ac_bm;
+    wire  [15:0] sess$ac_job;
+    wire  [31:0] sess$ac_block;
     reg  rx$0$clock;
     reg  rx$0$rst;
     reg  [63:0] rx$0$tdata;
@@ -1468,12 +1487,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jc_bq$d;
     wire  [31:0] jc_bq$q;
     reg  jc_bq$clock;
-    reg  [31:0] evq$d;
-    wire  [31:0] evq$q;
-    reg  evq$clock;
-    reg  [31:0] evbq$d;
-    wire  [31:0] evbq$q;
-    reg  evbq$clock;
     reg  [1:0] xstate$d;
     wire  [1:0] xstate$q;
     reg  xstate$clock;
@@ -2150,48 +2163,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] pba_q$d;
     wire  [23:0] pba_q$q;
     reg  pba_q$clock;
-    reg  [63:0] st_pbelow$d;
-    wire  [63:0] st_pbelow$q;
-    reg  st_pbelow$clock;
-    reg  [31:0] tbl_sel$d;
-    wire  [31:0] tbl_sel$q;
-    reg  tbl_sel$clock;
-    reg  jram_rb$clock;
-    reg  [23:0] jram_rb$waddr;
-    reg  [575:0] jram_rb$wdata;
-    reg  [31:0] jram_rb$we;
-    reg  [23:0] jram_rb$raddr;
-    wire  [575:0] jram_rb$rdata;
-    reg  chram_rb$clock;
-    reg  [23:0] chram_rb$waddr;
-    reg  [167:0] chram_rb$wdata;
-    reg  [31:0] chram_rb$we;
-    reg  [23:0] chram_rb$raddr;
-    wire  [167:0] chram_rb$rdata;
-    reg  pbram_rb$clock;
-    reg  [23:0] pbram_rb$waddr;
-    reg  [63:0] pbram_rb$wdata;
-    reg  [31:0] pbram_rb$we;
-    reg  [23:0] pbram_rb$raddr;
-    wire  [63:0] pbram_rb$rdata;
-    reg  [575:0] tbl_q$d;
-    wire  [575:0] tbl_q$q;
-    reg  tbl_q$clock;
-    reg  s_tbl$d;
-    wire  s_tbl$q;
-    reg  s_tbl$clock;
-    reg  s_tsel$d;
-    wire  s_tsel$q;
-    reg  s_tsel$clock;
-    reg  [15:0] tbl_w$d;
-    wire  [15:0] tbl_w$q;
-    reg  tbl_w$clock;
-    reg  [31:0] st_jidle$d;
-    wire  [31:0] st_jidle$q;
-    reg  st_jidle$clock;
-    reg  [31:0] st_jfirst$d;
-    wire  [31:0] st_jfirst$q;
-    reg  st_jfirst$clock;
     reg  q_badsrc$d;
     wire  q_badsrc$q;
     reg  q_badsrc$clock;
@@ -2561,12 +2532,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] now$d;
     wire  [31:0] now$q;
     reg  now$clock;
-    reg  [31:0] tick_div$d;
-    wire  [31:0] tick_div$q;
-    reg  tick_div$clock;
-    reg  [31:0] scan_ticks$d;
-    wire  [31:0] scan_ticks$q;
-    reg  scan_ticks$clock;
     reg  sweep_on$d;
     wire  sweep_on$q;
     reg  sweep_on$clock;
@@ -2585,357 +2550,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  pm_two$d;
     wire  pm_two$q;
     reg  pm_two$clock;
-    reg  [31:0] route_ip$0$d;
-    wire  [31:0] route_ip$0$q;
-    reg  route_ip$0$clock;
-    reg  [31:0] route_ip$1$d;
-    wire  [31:0] route_ip$1$q;
-    reg  route_ip$1$clock;
-    reg  [31:0] route_ip$2$d;
-    wire  [31:0] route_ip$2$q;
-    reg  route_ip$2$clock;
-    reg  [31:0] route_ip$3$d;
-    wire  [31:0] route_ip$3$q;
-    reg  route_ip$3$clock;
-    reg  [31:0] route_ip$4$d;
-    wire  [31:0] route_ip$4$q;
-    reg  route_ip$4$clock;
-    reg  [31:0] route_ip$5$d;
-    wire  [31:0] route_ip$5$q;
-    reg  route_ip$5$clock;
-    reg  [31:0] route_ip$6$d;
-    wire  [31:0] route_ip$6$q;
-    reg  route_ip$6$clock;
-    reg  [31:0] route_ip$7$d;
-    wire  [31:0] route_ip$7$q;
-    reg  route_ip$7$clock;
-    reg  [31:0] route_ip$8$d;
-    wire  [31:0] route_ip$8$q;
-    reg  route_ip$8$clock;
-    reg  [31:0] route_ip$9$d;
-    wire  [31:0] route_ip$9$q;
-    reg  route_ip$9$clock;
-    reg  [31:0] route_ip$10$d;
-    wire  [31:0] route_ip$10$q;
-    reg  route_ip$10$clock;
-    reg  [31:0] route_ip$11$d;
-    wire  [31:0] route_ip$11$q;
-    reg  route_ip$11$clock;
-    reg  [31:0] route_ip$12$d;
-    wire  [31:0] route_ip$12$q;
-    reg  route_ip$12$clock;
-    reg  [31:0] route_ip$13$d;
-    wire  [31:0] route_ip$13$q;
-    reg  route_ip$13$clock;
-    reg  [31:0] route_ip$14$d;
-    wire  [31:0] route_ip$14$q;
-    reg  route_ip$14$clock;
-    reg  [31:0] route_ip$15$d;
-    wire  [31:0] route_ip$15$q;
-    reg  route_ip$15$clock;
-    reg  route_valid$0$d;
-    wire  route_valid$0$q;
-    reg  route_valid$0$clock;
-    reg  route_valid$1$d;
-    wire  route_valid$1$q;
-    reg  route_valid$1$clock;
-    reg  route_valid$2$d;
-    wire  route_valid$2$q;
-    reg  route_valid$2$clock;
-    reg  route_valid$3$d;
-    wire  route_valid$3$q;
-    reg  route_valid$3$clock;
-    reg  route_valid$4$d;
-    wire  route_valid$4$q;
-    reg  route_valid$4$clock;
-    reg  route_valid$5$d;
-    wire  route_valid$5$q;
-    reg  route_valid$5$clock;
-    reg  route_valid$6$d;
-    wire  route_valid$6$q;
-    reg  route_valid$6$clock;
-    reg  route_valid$7$d;
-    wire  route_valid$7$q;
-    reg  route_valid$7$clock;
-    reg  route_valid$8$d;
-    wire  route_valid$8$q;
-    reg  route_valid$8$clock;
-    reg  route_valid$9$d;
-    wire  route_valid$9$q;
-    reg  route_valid$9$clock;
-    reg  route_valid$10$d;
-    wire  route_valid$10$q;
-    reg  route_valid$10$clock;
-    reg  route_valid$11$d;
-    wire  route_valid$11$q;
-    reg  route_valid$11$clock;
-    reg  route_valid$12$d;
-    wire  route_valid$12$q;
-    reg  route_valid$12$clock;
-    reg  route_valid$13$d;
-    wire  route_valid$13$q;
-    reg  route_valid$13$clock;
-    reg  route_valid$14$d;
-    wire  route_valid$14$q;
-    reg  route_valid$14$clock;
-    reg  route_valid$15$d;
-    wire  route_valid$15$q;
-    reg  route_valid$15$clock;
-    reg  [7:0] route_pm$0$d;
-    wire  [7:0] route_pm$0$q;
-    reg  route_pm$0$clock;
-    reg  [7:0] route_pm$1$d;
-    wire  [7:0] route_pm$1$q;
-    reg  route_pm$1$clock;
-    reg  [7:0] route_pm$2$d;
-    wire  [7:0] route_pm$2$q;
-    reg  route_pm$2$clock;
-    reg  [7:0] route_pm$3$d;
-    wire  [7:0] route_pm$3$q;
-    reg  route_pm$3$clock;
-    reg  [7:0] route_pm$4$d;
-    wire  [7:0] route_pm$4$q;
-    reg  route_pm$4$clock;
-    reg  [7:0] route_pm$5$d;
-    wire  [7:0] route_pm$5$q;
-    reg  route_pm$5$clock;
-    reg  [7:0] route_pm$6$d;
-    wire  [7:0] route_pm$6$q;
-    reg  route_pm$6$clock;
-    reg  [7:0] route_pm$7$d;
-    wire  [7:0] route_pm$7$q;
-    reg  route_pm$7$clock;
-    reg  [7:0] route_pm$8$d;
-    wire  [7:0] route_pm$8$q;
-    reg  route_pm$8$clock;
-    reg  [7:0] route_pm$9$d;
-    wire  [7:0] route_pm$9$q;
-    reg  route_pm$9$clock;
-    reg  [7:0] route_pm$10$d;
-    wire  [7:0] route_pm$10$q;
-    reg  route_pm$10$clock;
-    reg  [7:0] route_pm$11$d;
-    wire  [7:0] route_pm$11$q;
-    reg  route_pm$11$clock;
-    reg  [7:0] route_pm$12$d;
-    wire  [7:0] route_pm$12$q;
-    reg  route_pm$12$clock;
-    reg  [7:0] route_pm$13$d;
-    wire  [7:0] route_pm$13$q;
-    reg  route_pm$13$clock;
-    reg  [7:0] route_pm$14$d;
-    wire  [7:0] route_pm$14$q;
-    reg  route_pm$14$clock;
-    reg  [7:0] route_pm$15$d;
-    wire  [7:0] route_pm$15$q;
-    reg  route_pm$15$clock;
-    reg  [31:0] me_ip$d;
-    wire  [31:0] me_ip$q;
-    reg  me_ip$clock;
-    reg  [15:0] me_port$d;
-    wire  [15:0] me_port$q;
-    reg  me_port$clock;
-    reg  [47:0] me_mac$d;
-    wire  [47:0] me_mac$q;
-    reg  me_mac$clock;
-    reg  [15:0] st_jid$d;
-    wire  [15:0] st_jid$q;
-    reg  st_jid$clock;
-    reg  [31:0] st_jctrl$d;
-    wire  [31:0] st_jctrl$q;
-    reg  st_jctrl$clock;
-    reg  [63:0] st_jranks$d;
-    wire  [63:0] st_jranks$q;
-    reg  st_jranks$clock;
-    reg  [63:0] st_jexp$d;
-    wire  [63:0] st_jexp$q;
-    reg  st_jexp$clock;
-    reg  [31:0] st_jsbase$d;
-    wire  [31:0] st_jsbase$q;
-    reg  st_jsbase$clock;
-    reg  [31:0] st_jscount$d;
-    wire  [31:0] st_jscount$q;
-    reg  st_jscount$clock;
-    reg  [31:0] st_jquota$d;
-    wire  [31:0] st_jquota$q;
-    reg  st_jquota$clock;
-    reg  [31:0] st_jflush$d;
-    wire  [31:0] st_jflush$q;
-    reg  st_jflush$clock;
-    reg  [31:0] st_jreclaim$d;
-    wire  [31:0] st_jreclaim$q;
-    reg  st_jreclaim$clock;
-    reg  [47:0] st_pmac$d;
-    wire  [47:0] st_pmac$q;
-    reg  st_pmac$clock;
-    reg  [31:0] st_pip$d;
-    wire  [31:0] st_pip$q;
-    reg  st_pip$clock;
-    reg  [15:0] st_pudp$d;
-    wire  [15:0] st_pudp$q;
-    reg  st_pudp$clock;
-    reg  [7:0] st_pport$d;
-    wire  [7:0] st_pport$q;
-    reg  st_pport$clock;
-    reg  [47:0] st_cmac$d;
-    wire  [47:0] st_cmac$q;
-    reg  st_cmac$clock;
-    reg  [31:0] st_cip$d;
-    wire  [31:0] st_cip$q;
-    reg  st_cip$clock;
-    reg  [15:0] st_cudp$d;
-    wire  [15:0] st_cudp$q;
-    reg  st_cudp$clock;
-    reg  [7:0] st_cport$d;
-    wire  [7:0] st_cport$q;
-    reg  st_cport$clock;
-    reg  [63:0] st_cranks$d;
-    wire  [63:0] st_cranks$q;
-    reg  st_cranks$clock;
-    reg  [31:0] st_route_ip$d;
-    wire  [31:0] st_route_ip$q;
-    reg  st_route_ip$clock;
-    reg  [7:0] st_route_port$d;
-    wire  [7:0] st_route_port$q;
-    reg  st_route_port$clock;
-    reg  [63:0] cnt$0$d;
-    wire  [63:0] cnt$0$q;
-    reg  cnt$0$clock;
-    reg  [63:0] cnt$1$d;
-    wire  [63:0] cnt$1$q;
-    reg  cnt$1$clock;
-    reg  [63:0] cnt$2$d;
-    wire  [63:0] cnt$2$q;
-    reg  cnt$2$clock;
-    reg  [63:0] cnt$3$d;
-    wire  [63:0] cnt$3$q;
-    reg  cnt$3$clock;
-    reg  [63:0] cnt$4$d;
-    wire  [63:0] cnt$4$q;
-    reg  cnt$4$clock;
-    reg  [63:0] cnt$5$d;
-    wire  [63:0] cnt$5$q;
-    reg  cnt$5$clock;
-    reg  [63:0] cnt$6$d;
-    wire  [63:0] cnt$6$q;
-    reg  cnt$6$clock;
-    reg  [63:0] cnt$7$d;
-    wire  [63:0] cnt$7$q;
-    reg  cnt$7$clock;
-    reg  [63:0] cnt$8$d;
-    wire  [63:0] cnt$8$q;
-    reg  cnt$8$clock;
-    reg  [63:0] cnt$9$d;
-    wire  [63:0] cnt$9$q;
-    reg  cnt$9$clock;
-    reg  [63:0] cnt$10$d;
-    wire  [63:0] cnt$10$q;
-    reg  cnt$10$clock;
-    reg  [63:0] cnt$11$d;
-    wire  [63:0] cnt$11$q;
-    reg  cnt$11$clock;
-    reg  [63:0] cnt$12$d;
-    wire  [63:0] cnt$12$q;
-    reg  cnt$12$clock;
-    reg  [63:0] cnt$13$d;
-    wire  [63:0] cnt$13$q;
-    reg  cnt$13$clock;
-    reg  [63:0] cnt$14$d;
-    wire  [63:0] cnt$14$q;
-    reg  cnt$14$clock;
-    reg  [63:0] cnt$15$d;
-    wire  [63:0] cnt$15$q;
-    reg  cnt$15$clock;
-    reg  [63:0] cnt$16$d;
-    wire  [63:0] cnt$16$q;
-    reg  cnt$16$clock;
-    reg  [63:0] cnt$17$d;
-    wire  [63:0] cnt$17$q;
-    reg  cnt$17$clock;
-    reg  [63:0] cnt$18$d;
-    wire  [63:0] cnt$18$q;
-    reg  cnt$18$clock;
-    reg  [63:0] cnt$19$d;
-    wire  [63:0] cnt$19$q;
-    reg  cnt$19$clock;
-    reg  [63:0] cnt$20$d;
-    wire  [63:0] cnt$20$q;
-    reg  cnt$20$clock;
-    reg  [63:0] cnt$21$d;
-    wire  [63:0] cnt$21$q;
-    reg  cnt$21$clock;
-    reg  [63:0] cnt$22$d;
-    wire  [63:0] cnt$22$q;
-    reg  cnt$22$clock;
-    reg  [63:0] cnt$23$d;
-    wire  [63:0] cnt$23$q;
-    reg  cnt$23$clock;
-    reg  [63:0] cnt$24$d;
-    wire  [63:0] cnt$24$q;
-    reg  cnt$24$clock;
-    reg  [63:0] cnt$25$d;
-    wire  [63:0] cnt$25$q;
-    reg  cnt$25$clock;
-    reg  [63:0] rxp$0$d;
-    wire  [63:0] rxp$0$q;
-    reg  rxp$0$clock;
-    reg  [63:0] rxp$1$d;
-    wire  [63:0] rxp$1$q;
-    reg  rxp$1$clock;
-    reg  [63:0] rxp$2$d;
-    wire  [63:0] rxp$2$q;
-    reg  rxp$2$clock;
-    reg  [63:0] rxp$3$d;
-    wire  [63:0] rxp$3$q;
-    reg  rxp$3$clock;
-    reg  [63:0] rxb$0$d;
-    wire  [63:0] rxb$0$q;
-    reg  rxb$0$clock;
-    reg  [63:0] rxb$1$d;
-    wire  [63:0] rxb$1$q;
-    reg  rxb$1$clock;
-    reg  [63:0] rxb$2$d;
-    wire  [63:0] rxb$2$q;
-    reg  rxb$2$clock;
-    reg  [63:0] rxb$3$d;
-    wire  [63:0] rxb$3$q;
-    reg  rxb$3$clock;
-    reg  [63:0] txp$0$d;
-    wire  [63:0] txp$0$q;
-    reg  txp$0$clock;
-    reg  [63:0] txp$1$d;
-    wire  [63:0] txp$1$q;
-    reg  txp$1$clock;
-    reg  [63:0] txp$2$d;
-    wire  [63:0] txp$2$q;
-    reg  txp$2$clock;
-    reg  [63:0] txp$3$d;
-    wire  [63:0] txp$3$q;
-    reg  txp$3$clock;
-    reg  [63:0] txb$0$d;
-    wire  [63:0] txb$0$q;
-    reg  txb$0$clock;
-    reg  [63:0] txb$1$d;
-    wire  [63:0] txb$1$q;
-    reg  txb$1$clock;
-    reg  [63:0] txb$2$d;
-    wire  [63:0] txb$2$q;
-    reg  txb$2$clock;
-    reg  [63:0] txb$3$d;
-    wire  [63:0] txb$3$q;
-    reg  txb$3$clock;
-    reg  [31:0] rxbad$0$d;
-    wire  [31:0] rxbad$0$q;
-    reg  rxbad$0$clock;
-    reg  [31:0] rxbad$1$d;
-    wire  [31:0] rxbad$1$q;
-    reg  rxbad$1$clock;
-    reg  [31:0] rxbad$2$d;
-    wire  [31:0] rxbad$2$q;
-    reg  rxbad$2$clock;
-    reg  [31:0] rxbad$3$d;
-    wire  [31:0] rxbad$3$q;
-    reg  rxbad$3$clock;
     reg  dv$0$d;
     wire  dv$0$q;
     reg  dv$0$clock;
@@ -2948,192 +2562,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  dv$3$d;
     wire  dv$3$q;
     reg  dv$3$clock;
-    reg  rs$d;
-    wire  rs$q;
-    reg  rs$clock;
-    reg  s_info$0$d;
-    wire  s_info$0$q;
-    reg  s_info$0$clock;
-    reg  s_info$1$d;
-    wire  s_info$1$q;
-    reg  s_info$1$clock;
-    reg  s_info$2$d;
-    wire  s_info$2$q;
-    reg  s_info$2$clock;
-    reg  s_info$3$d;
-    wire  s_info$3$q;
-    reg  s_info$3$clock;
-    reg  s_info$4$d;
-    wire  s_info$4$q;
-    reg  s_info$4$clock;
-    reg  s_info$5$d;
-    wire  s_info$5$q;
-    reg  s_info$5$clock;
-    reg  s_info$6$d;
-    wire  s_info$6$q;
-    reg  s_info$6$clock;
-    reg  s_info$7$d;
-    wire  s_info$7$q;
-    reg  s_info$7$clock;
-    reg  s_info$8$d;
-    wire  s_info$8$q;
-    reg  s_info$8$clock;
-    reg  s_info$9$d;
-    wire  s_info$9$q;
-    reg  s_info$9$clock;
-    reg  s_info$10$d;
-    wire  s_info$10$q;
-    reg  s_info$10$clock;
-    reg  [7:0] s_misc$d;
-    wire  [7:0] s_misc$q;
-    reg  s_misc$clock;
-    reg  s_busy$0$d;
-    wire  s_busy$0$q;
-    reg  s_busy$0$clock;
-    reg  s_busy$1$d;
-    wire  s_busy$1$q;
-    reg  s_busy$1$clock;
-    reg  s_busy$2$d;
-    wire  s_busy$2$q;
-    reg  s_busy$2$clock;
-    reg  s_busy$3$d;
-    wire  s_busy$3$q;
-    reg  s_busy$3$clock;
-    reg  s_busy$4$d;
-    wire  s_busy$4$q;
-    reg  s_busy$4$clock;
-    reg  s_busy$5$d;
-    wire  s_busy$5$q;
-    reg  s_busy$5$clock;
-    reg  s_busy$6$d;
-    wire  s_busy$6$q;
-    reg  s_busy$6$clock;
-    reg  s_busy$7$d;
-    wire  s_busy$7$q;
-    reg  s_busy$7$clock;
-    reg  s_busy$8$d;
-    wire  s_busy$8$q;
-    reg  s_busy$8$clock;
-    reg  s_busy$9$d;
-    wire  s_busy$9$q;
-    reg  s_busy$9$clock;
-    reg  s_busy$10$d;
-    wire  s_busy$10$q;
-    reg  s_busy$10$clock;
-    reg  s_busy$11$d;
-    wire  s_busy$11$q;
-    reg  s_busy$11$clock;
-    reg  s_busy$12$d;
-    wire  s_busy$12$q;
-    reg  s_busy$12$clock;
-    reg  s_busy$13$d;
-    wire  s_busy$13$q;
-    reg  s_busy$13$clock;
-    reg  s_busy$14$d;
-    wire  s_busy$14$q;
-    reg  s_busy$14$clock;
-    reg  s_busy$15$d;
-    wire  s_busy$15$q;
-    reg  s_busy$15$clock;
-    reg  [1:0] s_cnt$0$d;
-    wire  [1:0] s_cnt$0$q;
-    reg  s_cnt$0$clock;
-    reg  [1:0] s_cnt$1$d;
-    wire  [1:0] s_cnt$1$q;
-    reg  s_cnt$1$clock;
-    reg  [1:0] s_cnt$2$d;
-    wire  [1:0] s_cnt$2$q;
-    reg  s_cnt$2$clock;
-    reg  [1:0] s_cnt$3$d;
-    wire  [1:0] s_cnt$3$q;
-    reg  s_cnt$3$clock;
-    reg  [1:0] s_cnt$4$d;
-    wire  [1:0] s_cnt$4$q;
-    reg  s_cnt$4$clock;
-    reg  [1:0] s_cnt$5$d;
-    wire  [1:0] s_cnt$5$q;
-    reg  s_cnt$5$clock;
-    reg  [1:0] s_cnt$6$d;
-    wire  [1:0] s_cnt$6$q;
-    reg  s_cnt$6$clock;
-    reg  [1:0] s_cnt$7$d;
-    wire  [1:0] s_cnt$7$q;
-    reg  s_cnt$7$clock;
-    reg  [1:0] s_cnt$8$d;
-    wire  [1:0] s_cnt$8$q;
-    reg  s_cnt$8$clock;
-    reg  [1:0] s_cnt$9$d;
-    wire  [1:0] s_cnt$9$q;
-    reg  s_cnt$9$clock;
-    reg  [1:0] s_cnt$10$d;
-    wire  [1:0] s_cnt$10$q;
-    reg  s_cnt$10$clock;
-    reg  [1:0] s_cnt$11$d;
-    wire  [1:0] s_cnt$11$q;
-    reg  s_cnt$11$clock;
-    reg  [1:0] s_cnt$12$d;
-    wire  [1:0] s_cnt$12$q;
-    reg  s_cnt$12$clock;
-    reg  [1:0] s_cnt$13$d;
-    wire  [1:0] s_cnt$13$q;
-    reg  s_cnt$13$clock;
-    reg  [1:0] s_cnt$14$d;
-    wire  [1:0] s_cnt$14$q;
-    reg  s_cnt$14$clock;
-    reg  [1:0] s_cnt$15$d;
-    wire  [1:0] s_cnt$15$q;
-    reg  s_cnt$15$clock;
-    reg  [1:0] s_cnt$16$d;
-    wire  [1:0] s_cnt$16$q;
-    reg  s_cnt$16$clock;
-    reg  [1:0] s_cnt$17$d;
-    wire  [1:0] s_cnt$17$q;
-    reg  s_cnt$17$clock;
-    reg  [1:0] s_cnt$18$d;
-    wire  [1:0] s_cnt$18$q;
-    reg  s_cnt$18$clock;
-    reg  [1:0] s_cnt$19$d;
-    wire  [1:0] s_cnt$19$q;
-    reg  s_cnt$19$clock;
-    reg  [1:0] s_cnt$20$d;
-    wire  [1:0] s_cnt$20$q;
-    reg  s_cnt$20$clock;
-    reg  [1:0] s_cnt$21$d;
-    wire  [1:0] s_cnt$21$q;
-    reg  s_cnt$21$clock;
-    reg  [1:0] s_cnt$22$d;
-    wire  [1:0] s_cnt$22$q;
-    reg  s_cnt$22$clock;
-    reg  [1:0] s_cnt$23$d;
-    wire  [1:0] s_cnt$23$q;
-    reg  s_cnt$23$clock;
-    reg  [1:0] s_cnt$24$d;
-    wire  [1:0] s_cnt$24$q;
-    reg  s_cnt$24$clock;
-    reg  [1:0] s_cnt$25$d;
-    wire  [1:0] s_cnt$25$q;
-    reg  s_cnt$25$clock;
-    reg  [15:0] s_port$0$d;
-    wire  [15:0] s_port$0$q;
-    reg  s_port$0$clock;
-    reg  [15:0] s_port$1$d;
-    wire  [15:0] s_port$1$q;
-    reg  s_port$1$clock;
-    reg  [15:0] s_port$2$d;
-    wire  [15:0] s_port$2$q;
-    reg  s_port$2$clock;
-    reg  [15:0] s_port$3$d;
-    wire  [15:0] s_port$3$q;
-    reg  s_port$3$clock;
-    reg  bvalid_r$d;
-    wire  bvalid_r$q;
-    reg  bvalid_r$clock;
-    reg  rvalid_r$d;
-    wire  rvalid_r$q;
-    reg  rvalid_r$clock;
-    reg  [31:0] rdata_r$d;
-    wire  [31:0] rdata_r$q;
-    reg  rdata_r$clock;
     reg  x_join$d;
     wire  x_join$q;
     reg  x_join$clock;
@@ -3164,111 +2592,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] hu_b$d;
     wire  [31:0] hu_b$q;
     reg  hu_b$clock;
-    reg  hu2_v$d;
-    wire  hu2_v$q;
-    reg  hu2_v$clock;
-    reg  [7:0] hu2_j$d;
-    wire  [7:0] hu2_j$q;
-    reg  hu2_j$clock;
-    reg  [31:0] hu2_b$d;
-    wire  [31:0] hu2_b$q;
-    reg  hu2_b$clock;
-    reg  [31:0] hu_h$d;
-    wire  [31:0] hu_h$q;
-    reg  hu_h$clock;
-    reg  hu3_v$d;
-    wire  hu3_v$q;
-    reg  hu3_v$clock;
-    reg  [7:0] hu3_j$d;
-    wire  [7:0] hu3_j$q;
-    reg  hu3_j$clock;
-    reg  [31:0] hu3_b$d;
-    wire  [31:0] hu3_b$q;
-    reg  hu3_b$clock;
-    reg  [3:0] su_st$d;
-    wire  [3:0] su_st$q;
-    reg  su_st$clock;
-    reg  su_v$d;
-    wire  su_v$q;
-    reg  su_v$clock;
-    reg  [7:0] su_j$d;
-    wire  [7:0] su_j$q;
-    reg  su_j$clock;
-    reg  [63:0] su_bm$d;
-    wire  [63:0] su_bm$q;
-    reg  su_bm$clock;
-    reg  [31:0] su_nonce$d;
-    wire  [31:0] su_nonce$q;
-    reg  su_nonce$clock;
-    reg  [47:0] su_mac$d;
-    wire  [47:0] su_mac$q;
-    reg  su_mac$clock;
-    reg  [31:0] su_ip$d;
-    wire  [31:0] su_ip$q;
-    reg  su_ip$clock;
-    reg  [15:0] su_udp$d;
-    wire  [15:0] su_udp$q;
-    reg  su_udp$clock;
-    reg  [3:0] su_port$d;
-    wire  [3:0] su_port$q;
-    reg  su_port$clock;
-    reg  [15:0] su_job$d;
-    wire  [15:0] su_job$q;
-    reg  su_job$clock;
-    reg  [5:0] su_rank$d;
-    wire  [5:0] su_rank$q;
-    reg  su_rank$clock;
-    reg  [63:0] su_pend$d;
-    wire  [63:0] su_pend$q;
-    reg  su_pend$clock;
-    reg  su_open$d;
-    wire  su_open$q;
-    reg  su_open$clock;
-    reg  [31:0] su_base$d;
-    wire  [31:0] su_base$q;
-    reg  su_base$clock;
-    reg  [31:0] su_high$d;
-    wire  [31:0] su_high$q;
-    reg  su_high$clock;
-    reg  [31:0] su_cm$d;
-    wire  [31:0] su_cm$q;
-    reg  su_cm$clock;
-    reg  [63:0] su_ranks$d;
-    wire  [63:0] su_ranks$q;
-    reg  su_ranks$clock;
-    reg  [135:0] su_m$d;
-    wire  [135:0] su_m$q;
-    reg  su_m$clock;
-    reg  [63:0] su_left$d;
-    wire  [63:0] su_left$q;
-    reg  su_left$clock;
-    reg  [63:0] su_low$d;
-    wire  [63:0] su_low$q;
-    reg  su_low$clock;
-    reg  su_rep$d;
-    wire  su_rep$q;
-    reg  su_rep$clock;
-    reg  [31:0] ac_nonce$d;
-    wire  [31:0] ac_nonce$q;
-    reg  ac_nonce$clock;
-    reg  [47:0] ac_mac$d;
-    wire  [47:0] ac_mac$q;
-    reg  ac_mac$clock;
-    reg  [31:0] ac_ip$d;
-    wire  [31:0] ac_ip$q;
-    reg  ac_ip$clock;
-    reg  [15:0] ac_udp$d;
-    wire  [15:0] ac_udp$q;
-    reg  ac_udp$clock;
-    reg  [3:0] ac_port$d;
-    wire  [3:0] ac_port$q;
-    reg  ac_port$clock;
-    reg  [63:0] ac_bm$d;
-    wire  [63:0] ac_bm$q;
-    reg  ac_bm$clock;
-    reg  so_q$d;
-    wire  so_q$q;
-    reg  so_q$clock;
     reg  sq_reg$d;
     wire  sq_reg$q;
     reg  sq_reg$clock;
@@ -3293,204 +2616,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] cp_n2$d;
     wire  [31:0] cp_n2$q;
     reg  cp_n2$clock;
-    reg  ss_open$0$d;
-    wire  ss_open$0$q;
-    reg  ss_open$0$clock;
-    reg  ss_open$1$d;
-    wire  ss_open$1$q;
-    reg  ss_open$1$clock;
-    reg  ss_open$2$d;
-    wire  ss_open$2$q;
-    reg  ss_open$2$clock;
-    reg  ss_open$3$d;
-    wire  ss_open$3$q;
-    reg  ss_open$3$clock;
-    reg  ss_open$4$d;
-    wire  ss_open$4$q;
-    reg  ss_open$4$clock;
-    reg  ss_open$5$d;
-    wire  ss_open$5$q;
-    reg  ss_open$5$clock;
-    reg  ss_open$6$d;
-    wire  ss_open$6$q;
-    reg  ss_open$6$clock;
-    reg  ss_open$7$d;
-    wire  ss_open$7$q;
-    reg  ss_open$7$clock;
-    reg  ss_open$8$d;
-    wire  ss_open$8$q;
-    reg  ss_open$8$clock;
-    reg  ss_open$9$d;
-    wire  ss_open$9$q;
-    reg  ss_open$9$clock;
-    reg  ss_open$10$d;
-    wire  ss_open$10$q;
-    reg  ss_open$10$clock;
-    reg  ss_open$11$d;
-    wire  ss_open$11$q;
-    reg  ss_open$11$clock;
-    reg  ss_open$12$d;
-    wire  ss_open$12$q;
-    reg  ss_open$12$clock;
-    reg  ss_open$13$d;
-    wire  ss_open$13$q;
-    reg  ss_open$13$clock;
-    reg  ss_open$14$d;
-    wire  ss_open$14$q;
-    reg  ss_open$14$clock;
-    reg  ss_open$15$d;
-    wire  ss_open$15$q;
-    reg  ss_open$15$clock;
-    reg  [31:0] ss_base$0$d;
-    wire  [31:0] ss_base$0$q;
-    reg  ss_base$0$clock;
-    reg  [31:0] ss_base$1$d;
-    wire  [31:0] ss_base$1$q;
-    reg  ss_base$1$clock;
-    reg  [31:0] ss_base$2$d;
-    wire  [31:0] ss_base$2$q;
-    reg  ss_base$2$clock;
-    reg  [31:0] ss_base$3$d;
-    wire  [31:0] ss_base$3$q;
-    reg  ss_base$3$clock;
-    reg  [31:0] ss_base$4$d;
-    wire  [31:0] ss_base$4$q;
-    reg  ss_base$4$clock;
-    reg  [31:0] ss_base$5$d;
-    wire  [31:0] ss_base$5$q;
-    reg  ss_base$5$clock;
-    reg  [31:0] ss_base$6$d;
-    wire  [31:0] ss_base$6$q;
-    reg  ss_base$6$clock;
-    reg  [31:0] ss_base$7$d;
-    wire  [31:0] ss_base$7$q;
-    reg  ss_base$7$clock;
-    reg  [31:0] ss_base$8$d;
-    wire  [31:0] ss_base$8$q;
-    reg  ss_base$8$clock;
-    reg  [31:0] ss_base$9$d;
-    wire  [31:0] ss_base$9$q;
-    reg  ss_base$9$clock;
-    reg  [31:0] ss_base$10$d;
-    wire  [31:0] ss_base$10$q;
-    reg  ss_base$10$clock;
-    reg  [31:0] ss_base$11$d;
-    wire  [31:0] ss_base$11$q;
-    reg  ss_base$11$clock;
-    reg  [31:0] ss_base$12$d;
-    wire  [31:0] ss_base$12$q;
-    reg  ss_base$12$clock;
-    reg  [31:0] ss_base$13$d;
-    wire  [31:0] ss_base$13$q;
-    reg  ss_base$13$clock;
-    reg  [31:0] ss_base$14$d;
-    wire  [31:0] ss_base$14$q;
-    reg  ss_base$14$clock;
-    reg  [31:0] ss_base$15$d;
-    wire  [31:0] ss_base$15$q;
-    reg  ss_base$15$clock;
-    reg  [31:0] ss_high$0$d;
-    wire  [31:0] ss_high$0$q;
-    reg  ss_high$0$clock;
-    reg  [31:0] ss_high$1$d;
-    wire  [31:0] ss_high$1$q;
-    reg  ss_high$1$clock;
-    reg  [31:0] ss_high$2$d;
-    wire  [31:0] ss_high$2$q;
-    reg  ss_high$2$clock;
-    reg  [31:0] ss_high$3$d;
-    wire  [31:0] ss_high$3$q;
-    reg  ss_high$3$clock;
-    reg  [31:0] ss_high$4$d;
-    wire  [31:0] ss_high$4$q;
-    reg  ss_high$4$clock;
-    reg  [31:0] ss_high$5$d;
-    wire  [31:0] ss_high$5$q;
-    reg  ss_high$5$clock;
-    reg  [31:0] ss_high$6$d;
-    wire  [31:0] ss_high$6$q;
-    reg  ss_high$6$clock;
-    reg  [31:0] ss_high$7$d;
-    wire  [31:0] ss_high$7$q;
-    reg  ss_high$7$clock;
-    reg  [31:0] ss_high$8$d;
-    wire  [31:0] ss_high$8$q;
-    reg  ss_high$8$clock;
-    reg  [31:0] ss_high$9$d;
-    wire  [31:0] ss_high$9$q;
-    reg  ss_high$9$clock;
-    reg  [31:0] ss_high$10$d;
-    wire  [31:0] ss_high$10$q;
-    reg  ss_high$10$clock;
-    reg  [31:0] ss_high$11$d;
-    wire  [31:0] ss_high$11$q;
-    reg  ss_high$11$clock;
-    reg  [31:0] ss_high$12$d;
-    wire  [31:0] ss_high$12$q;
-    reg  ss_high$12$clock;
-    reg  [31:0] ss_high$13$d;
-    wire  [31:0] ss_high$13$q;
-    reg  ss_high$13$clock;
-    reg  [31:0] ss_high$14$d;
-    wire  [31:0] ss_high$14$q;
-    reg  ss_high$14$clock;
-    reg  [31:0] ss_high$15$d;
-    wire  [31:0] ss_high$15$q;
-    reg  ss_high$15$clock;
-    reg  [63:0] ss_pend$0$d;
-    wire  [63:0] ss_pend$0$q;
-    reg  ss_pend$0$clock;
-    reg  [63:0] ss_pend$1$d;
-    wire  [63:0] ss_pend$1$q;
-    reg  ss_pend$1$clock;
-    reg  [63:0] ss_pend$2$d;
-    wire  [63:0] ss_pend$2$q;
-    reg  ss_pend$2$clock;
-    reg  [63:0] ss_pend$3$d;
-    wire  [63:0] ss_pend$3$q;
-    reg  ss_pend$3$clock;
-    reg  [63:0] ss_pend$4$d;
-    wire  [63:0] ss_pend$4$q;
-    reg  ss_pend$4$clock;
-    reg  [63:0] ss_pend$5$d;
-    wire  [63:0] ss_pend$5$q;
-    reg  ss_pend$5$clock;
-    reg  [63:0] ss_pend$6$d;
-    wire  [63:0] ss_pend$6$q;
-    reg  ss_pend$6$clock;
-    reg  [63:0] ss_pend$7$d;
-    wire  [63:0] ss_pend$7$q;
-    reg  ss_pend$7$clock;
-    reg  [63:0] ss_pend$8$d;
-    wire  [63:0] ss_pend$8$q;
-    reg  ss_pend$8$clock;
-    reg  [63:0] ss_pend$9$d;
-    wire  [63:0] ss_pend$9$q;
-    reg  ss_pend$9$clock;
-    reg  [63:0] ss_pend$10$d;
-    wire  [63:0] ss_pend$10$q;
-    reg  ss_pend$10$clock;
-    reg  [63:0] ss_pend$11$d;
-    wire  [63:0] ss_pend$11$q;
-    reg  ss_pend$11$clock;
-    reg  [63:0] ss_pend$12$d;
-    wire  [63:0] ss_pend$12$q;
-    reg  ss_pend$12$clock;
-    reg  [63:0] ss_pend$13$d;
-    wire  [63:0] ss_pend$13$q;
-    reg  ss_pend$13$clock;
-    reg  [63:0] ss_pend$14$d;
-    wire  [63:0] ss_pend$14$q;
-    reg  ss_pend$14$clock;
-    reg  [63:0] ss_pend$15$d;
-    wire  [63:0] ss_pend$15$q;
-    reg  ss_pend$15$clock;
-    reg  mram$clock;
-    reg  [23:0] mram$waddr;
-    reg  [135:0] mram$wdata;
-    reg  [31:0] mram$we;
-    reg  [23:0] mram$raddr;
-    wire  [135:0] mram$rdata;
     
     // Local signals
     reg  [23:0] pr_blk_a;
@@ -3521,11 +2646,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [2:0] dh_st;
     reg  [1:0] pr_kind;
     reg  [23:0] pbaddr;
-    reg  [15:0] tbl_row;
-    reg  [575:0] tbl_sh;
-    reg  [31:0] rt_ip;
-    reg  [7:0] rt_pm;
-    reg  rt_v;
     reg  xp_byp;
     reg  tick_now;
     reg  scan_own;
@@ -3648,7 +2768,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jc_busy;
     reg  [23:0] jc_base;
     reg  [23:0] jc_cm;
-    reg  [575:0] jpack;
     reg  [7:0] vb$0;
     reg  [7:0] vb$1;
     reg  [7:0] vb$2;
@@ -3705,27 +2824,223 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  rx_ev$1;
     reg  rx_ev$2;
     reg  rx_ev$3;
-    reg  [31:0] rd;
-    reg  wr;
     reg  [31:0] ses_d;
     reg  [31:0] sb_cur;
     reg  so_cur;
-    reg  [31:0] hu_hcur;
-    reg  [31:0] hu_d;
-    reg  [63:0] su_ein;
-    reg  [5:0] su_enc;
-    reg  [63:0] su_pcur;
-    reg  su_ocur;
-    reg  [31:0] su_bcur;
-    reg  [31:0] su_hcur;
-    reg  [23:0] su_cmcur;
-    reg  [63:0] su_np;
     reg  jcg;
     reg  [7:0] jcx;
     reg  [575:0] jpk;
     reg  [511:0] nonce_row;
     
     // Sub module instances
+    fanin_csr csr(
+        .clock(csr$clock),
+        .rst(csr$rst),
+        .awaddr(csr$awaddr),
+        .awvalid(csr$awvalid),
+        .awready(csr$awready),
+        .wdata(csr$wdata),
+        .wvalid(csr$wvalid),
+        .wready(csr$wready),
+        .bresp(csr$bresp),
+        .bvalid(csr$bvalid),
+        .bready(csr$bready),
+        .araddr(csr$araddr),
+        .arvalid(csr$arvalid),
+        .arready(csr$arready),
+        .rdata(csr$rdata),
+        .rresp(csr$rresp),
+        .rvalid(csr$rvalid),
+        .rready(csr$rready),
+        .hold(csr$hold),
+        .now(csr$now),
+        .jbusy$0(csr$jbusy$0),
+        .jbusy$1(csr$jbusy$1),
+        .jbusy$2(csr$jbusy$2),
+        .jbusy$3(csr$jbusy$3),
+        .jbusy$4(csr$jbusy$4),
+        .jbusy$5(csr$jbusy$5),
+        .jbusy$6(csr$jbusy$6),
+        .jbusy$7(csr$jbusy$7),
+        .jbusy$8(csr$jbusy$8),
+        .jbusy$9(csr$jbusy$9),
+        .jbusy$10(csr$jbusy$10),
+        .jbusy$11(csr$jbusy$11),
+        .jbusy$12(csr$jbusy$12),
+        .jbusy$13(csr$jbusy$13),
+        .jbusy$14(csr$jbusy$14),
+        .jbusy$15(csr$jbusy$15),
+        .jt_waddr(csr$jt_waddr),
+        .jt_wdata(csr$jt_wdata),
+        .jt_we(csr$jt_we),
+        .ev(csr$ev),
+        .ev_b(csr$ev_b),
+        .occ_inc(csr$occ_inc),
+        .occ_dec(csr$occ_dec),
+        .occ_hwc(csr$occ_hwc),
+        .occ_free(csr$occ_free),
+        .rx_take$0(csr$rx_take$0),
+        .rx_take$1(csr$rx_take$1),
+        .rx_take$2(csr$rx_take$2),
+        .rx_take$3(csr$rx_take$3),
+        .rx_len(csr$rx_len),
+        .tx_sent$0(csr$tx_sent$0),
+        .tx_sent$1(csr$tx_sent$1),
+        .tx_sent$2(csr$tx_sent$2),
+        .tx_sent$3(csr$tx_sent$3),
+        .tx_len$0(csr$tx_len$0),
+        .tx_len$1(csr$tx_len$1),
+        .tx_len$2(csr$tx_len$2),
+        .tx_len$3(csr$tx_len$3),
+        .rx_bad$0(csr$rx_bad$0),
+        .rx_bad$1(csr$rx_bad$1),
+        .rx_bad$2(csr$rx_bad$2),
+        .rx_bad$3(csr$rx_bad$3),
+        .me_ip(csr$me_ip),
+        .me_port(csr$me_port),
+        .me_mac(csr$me_mac),
+        .tick_div(csr$tick_div),
+        .scan_ticks(csr$scan_ticks),
+        .route_ip$0(csr$route_ip$0),
+        .route_ip$1(csr$route_ip$1),
+        .route_ip$2(csr$route_ip$2),
+        .route_ip$3(csr$route_ip$3),
+        .route_ip$4(csr$route_ip$4),
+        .route_ip$5(csr$route_ip$5),
+        .route_ip$6(csr$route_ip$6),
+        .route_ip$7(csr$route_ip$7),
+        .route_ip$8(csr$route_ip$8),
+        .route_ip$9(csr$route_ip$9),
+        .route_ip$10(csr$route_ip$10),
+        .route_ip$11(csr$route_ip$11),
+        .route_ip$12(csr$route_ip$12),
+        .route_ip$13(csr$route_ip$13),
+        .route_ip$14(csr$route_ip$14),
+        .route_ip$15(csr$route_ip$15),
+        .route_valid$0(csr$route_valid$0),
+        .route_valid$1(csr$route_valid$1),
+        .route_valid$2(csr$route_valid$2),
+        .route_valid$3(csr$route_valid$3),
+        .route_valid$4(csr$route_valid$4),
+        .route_valid$5(csr$route_valid$5),
+        .route_valid$6(csr$route_valid$6),
+        .route_valid$7(csr$route_valid$7),
+        .route_valid$8(csr$route_valid$8),
+        .route_valid$9(csr$route_valid$9),
+        .route_valid$10(csr$route_valid$10),
+        .route_valid$11(csr$route_valid$11),
+        .route_valid$12(csr$route_valid$12),
+        .route_valid$13(csr$route_valid$13),
+        .route_valid$14(csr$route_valid$14),
+        .route_valid$15(csr$route_valid$15),
+        .route_pm$0(csr$route_pm$0),
+        .route_pm$1(csr$route_pm$1),
+        .route_pm$2(csr$route_pm$2),
+        .route_pm$3(csr$route_pm$3),
+        .route_pm$4(csr$route_pm$4),
+        .route_pm$5(csr$route_pm$5),
+        .route_pm$6(csr$route_pm$6),
+        .route_pm$7(csr$route_pm$7),
+        .route_pm$8(csr$route_pm$8),
+        .route_pm$9(csr$route_pm$9),
+        .route_pm$10(csr$route_pm$10),
+        .route_pm$11(csr$route_pm$11),
+        .route_pm$12(csr$route_pm$12),
+        .route_pm$13(csr$route_pm$13),
+        .route_pm$14(csr$route_pm$14),
+        .route_pm$15(csr$route_pm$15),
+        .job_commit(csr$job_commit),
+        .job_commit_entry(csr$job_commit_entry),
+        .job_word(csr$job_word),
+        .child_we(csr$child_we),
+        .child_waddr(csr$child_waddr),
+        .child_wdata(csr$child_wdata),
+        .pb_we(csr$pb_we),
+        .pb_waddr(csr$pb_waddr),
+        .pb_wdata(csr$pb_wdata)
+    );
+    fanin_sess sess(
+        .clock(sess$clock),
+        .rst(sess$rst),
+        .join_go(sess$join_go),
+        .join_entry(sess$join_entry),
+        .join_bm(sess$join_bm),
+        .join_nonce(sess$join_nonce),
+        .join_mac(sess$join_mac),
+        .join_ip(sess$join_ip),
+        .join_udp(sess$join_udp),
+        .join_port(sess$join_port),
+        .join_job(sess$join_job),
+        .join_ranks(sess$join_ranks),
+        .hu_v(sess$hu_v),
+        .hu_j(sess$hu_j),
+        .hu_b(sess$hu_b),
+        .reset(sess$reset),
+        .reset_entry(sess$reset_entry),
+        .reset_high(sess$reset_high),
+        .jcm$0(sess$jcm$0),
+        .jcm$1(sess$jcm$1),
+        .jcm$2(sess$jcm$2),
+        .jcm$3(sess$jcm$3),
+        .jcm$4(sess$jcm$4),
+        .jcm$5(sess$jcm$5),
+        .jcm$6(sess$jcm$6),
+        .jcm$7(sess$jcm$7),
+        .jcm$8(sess$jcm$8),
+        .jcm$9(sess$jcm$9),
+        .jcm$10(sess$jcm$10),
+        .jcm$11(sess$jcm$11),
+        .jcm$12(sess$jcm$12),
+        .jcm$13(sess$jcm$13),
+        .jcm$14(sess$jcm$14),
+        .jcm$15(sess$jcm$15),
+        .ac_take(sess$ac_take),
+        .busy(sess$busy),
+        .epoch_move(sess$epoch_move),
+        .entry(sess$entry),
+        .opened(sess$opened),
+        .ss_open$0(sess$ss_open$0),
+        .ss_open$1(sess$ss_open$1),
+        .ss_open$2(sess$ss_open$2),
+        .ss_open$3(sess$ss_open$3),
+        .ss_open$4(sess$ss_open$4),
+        .ss_open$5(sess$ss_open$5),
+        .ss_open$6(sess$ss_open$6),
+        .ss_open$7(sess$ss_open$7),
+        .ss_open$8(sess$ss_open$8),
+        .ss_open$9(sess$ss_open$9),
+        .ss_open$10(sess$ss_open$10),
+        .ss_open$11(sess$ss_open$11),
+        .ss_open$12(sess$ss_open$12),
+        .ss_open$13(sess$ss_open$13),
+        .ss_open$14(sess$ss_open$14),
+        .ss_open$15(sess$ss_open$15),
+        .ss_base$0(sess$ss_base$0),
+        .ss_base$1(sess$ss_base$1),
+        .ss_base$2(sess$ss_base$2),
+        .ss_base$3(sess$ss_base$3),
+        .ss_base$4(sess$ss_base$4),
+        .ss_base$5(sess$ss_base$5),
+        .ss_base$6(sess$ss_base$6),
+        .ss_base$7(sess$ss_base$7),
+        .ss_base$8(sess$ss_base$8),
+        .ss_base$9(sess$ss_base$9),
+        .ss_base$10(sess$ss_base$10),
+        .ss_base$11(sess$ss_base$11),
+        .ss_base$12(sess$ss_base$12),
+        .ss_base$13(sess$ss_base$13),
+        .ss_base$14(sess$ss_base$14),
+        .ss_base$15(sess$ss_base$15),
+        .ac_ready(sess$ac_ready),
+        .ac_nonce(sess$ac_nonce),
+        .ac_mac(sess$ac_mac),
+        .ac_ip(sess$ac_ip),
+        .ac_udp(sess$ac_udp),
+        .ac_port(sess$ac_port),
+        .ac_bm(sess$ac_bm),
+        .ac_job(sess$ac_job),
+        .ac_block(sess$ac_block)
+    );
     fanin_rx_0 rx$0(
         .clock(rx$0$clock),
         .rst(rx$0$rst),
@@ -5377,16 +4692,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(jc_bq$q),
         .clock(jc_bq$clock)
     );
-    fanin_evq evq(
-        .d(evq$d),
-        .q(evq$q),
-        .clock(evq$clock)
-    );
-    fanin_evbq evbq(
-        .d(evbq$d),
-        .q(evbq$q),
-        .clock(evbq$clock)
-    );
     fanin_xstate xstate(
         .d(xstate$d),
         .q(xstate$q),
@@ -6507,70 +5812,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pba_q$q),
         .clock(pba_q$clock)
     );
-    fanin_st_pbelow st_pbelow(
-        .d(st_pbelow$d),
-        .q(st_pbelow$q),
-        .clock(st_pbelow$clock)
-    );
-    fanin_tbl_sel tbl_sel(
-        .d(tbl_sel$d),
-        .q(tbl_sel$q),
-        .clock(tbl_sel$clock)
-    );
-    fanin_jram_rb jram_rb(
-        .clock(jram_rb$clock),
-        .waddr(jram_rb$waddr),
-        .wdata(jram_rb$wdata),
-        .we(jram_rb$we),
-        .raddr(jram_rb$raddr),
-        .rdata(jram_rb$rdata)
-    );
-    fanin_chram_rb chram_rb(
-        .clock(chram_rb$clock),
-        .waddr(chram_rb$waddr),
-        .wdata(chram_rb$wdata),
-        .we(chram_rb$we),
-        .raddr(chram_rb$raddr),
-        .rdata(chram_rb$rdata)
-    );
-    fanin_pbram_rb pbram_rb(
-        .clock(pbram_rb$clock),
-        .waddr(pbram_rb$waddr),
-        .wdata(pbram_rb$wdata),
-        .we(pbram_rb$we),
-        .raddr(pbram_rb$raddr),
-        .rdata(pbram_rb$rdata)
-    );
-    fanin_tbl_q tbl_q(
-        .d(tbl_q$d),
-        .q(tbl_q$q),
-        .clock(tbl_q$clock)
-    );
-    fanin_s_tbl s_tbl(
-        .d(s_tbl$d),
-        .q(s_tbl$q),
-        .clock(s_tbl$clock)
-    );
-    fanin_s_tsel s_tsel(
-        .d(s_tsel$d),
-        .q(s_tsel$q),
-        .clock(s_tsel$clock)
-    );
-    fanin_tbl_w tbl_w(
-        .d(tbl_w$d),
-        .q(tbl_w$q),
-        .clock(tbl_w$clock)
-    );
-    fanin_st_jidle st_jidle(
-        .d(st_jidle$d),
-        .q(st_jidle$q),
-        .clock(st_jidle$clock)
-    );
-    fanin_st_jfirst st_jfirst(
-        .d(st_jfirst$d),
-        .q(st_jfirst$q),
-        .clock(st_jfirst$clock)
-    );
     fanin_q_badsrc q_badsrc(
         .d(q_badsrc$d),
         .q(q_badsrc$q),
@@ -7182,16 +6423,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(now$q),
         .clock(now$clock)
     );
-    fanin_tick_div tick_div(
-        .d(tick_div$d),
-        .q(tick_div$q),
-        .clock(tick_div$clock)
-    );
-    fanin_scan_ticks scan_ticks(
-        .d(scan_ticks$d),
-        .q(scan_ticks$q),
-        .clock(scan_ticks$clock)
-    );
     fanin_sweep_on sweep_on(
         .d(sweep_on$d),
         .q(sweep_on$q),
@@ -7222,591 +6453,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pm_two$q),
         .clock(pm_two$clock)
     );
-    fanin_route_ip_0 route_ip$0(
-        .d(route_ip$0$d),
-        .q(route_ip$0$q),
-        .clock(route_ip$0$clock)
-    );
-    fanin_route_ip_1 route_ip$1(
-        .d(route_ip$1$d),
-        .q(route_ip$1$q),
-        .clock(route_ip$1$clock)
-    );
-    fanin_route_ip_2 route_ip$2(
-        .d(route_ip$2$d),
-        .q(route_ip$2$q),
-        .clock(route_ip$2$clock)
-    );
-    fanin_route_ip_3 route_ip$3(
-        .d(route_ip$3$d),
-        .q(route_ip$3$q),
-        .clock(route_ip$3$clock)
-    );
-    fanin_route_ip_4 route_ip$4(
-        .d(route_ip$4$d),
-        .q(route_ip$4$q),
-        .clock(route_ip$4$clock)
-    );
-    fanin_route_ip_5 route_ip$5(
-        .d(route_ip$5$d),
-        .q(route_ip$5$q),
-        .clock(route_ip$5$clock)
-    );
-    fanin_route_ip_6 route_ip$6(
-        .d(route_ip$6$d),
-        .q(route_ip$6$q),
-        .clock(route_ip$6$clock)
-    );
-    fanin_route_ip_7 route_ip$7(
-        .d(route_ip$7$d),
-        .q(route_ip$7$q),
-        .clock(route_ip$7$clock)
-    );
-    fanin_route_ip_8 route_ip$8(
-        .d(route_ip$8$d),
-        .q(route_ip$8$q),
-        .clock(route_ip$8$clock)
-    );
-    fanin_route_ip_9 route_ip$9(
-        .d(route_ip$9$d),
-        .q(route_ip$9$q),
-        .clock(route_ip$9$clock)
-    );
-    fanin_route_ip_10 route_ip$10(
-        .d(route_ip$10$d),
-        .q(route_ip$10$q),
-        .clock(route_ip$10$clock)
-    );
-    fanin_route_ip_11 route_ip$11(
-        .d(route_ip$11$d),
-        .q(route_ip$11$q),
-        .clock(route_ip$11$clock)
-    );
-    fanin_route_ip_12 route_ip$12(
-        .d(route_ip$12$d),
-        .q(route_ip$12$q),
-        .clock(route_ip$12$clock)
-    );
-    fanin_route_ip_13 route_ip$13(
-        .d(route_ip$13$d),
-        .q(route_ip$13$q),
-        .clock(route_ip$13$clock)
-    );
-    fanin_route_ip_14 route_ip$14(
-        .d(route_ip$14$d),
-        .q(route_ip$14$q),
-        .clock(route_ip$14$clock)
-    );
-    fanin_route_ip_15 route_ip$15(
-        .d(route_ip$15$d),
-        .q(route_ip$15$q),
-        .clock(route_ip$15$clock)
-    );
-    fanin_route_valid_0 route_valid$0(
-        .d(route_valid$0$d),
-        .q(route_valid$0$q),
-        .clock(route_valid$0$clock)
-    );
-    fanin_route_valid_1 route_valid$1(
-        .d(route_valid$1$d),
-        .q(route_valid$1$q),
-        .clock(route_valid$1$clock)
-    );
-    fanin_route_valid_2 route_valid$2(
-        .d(route_valid$2$d),
-        .q(route_valid$2$q),
-        .clock(route_valid$2$clock)
-    );
-    fanin_route_valid_3 route_valid$3(
-        .d(route_valid$3$d),
-        .q(route_valid$3$q),
-        .clock(route_valid$3$clock)
-    );
-    fanin_route_valid_4 route_valid$4(
-        .d(route_valid$4$d),
-        .q(route_valid$4$q),
-        .clock(route_valid$4$clock)
-    );
-    fanin_route_valid_5 route_valid$5(
-        .d(route_valid$5$d),
-        .q(route_valid$5$q),
-        .clock(route_valid$5$clock)
-    );
-    fanin_route_valid_6 route_valid$6(
-        .d(route_valid$6$d),
-        .q(route_valid$6$q),
-        .clock(route_valid$6$clock)
-    );
-    fanin_route_valid_7 route_valid$7(
-        .d(route_valid$7$d),
-        .q(route_valid$7$q),
-        .clock(route_valid$7$clock)
-    );
-    fanin_route_valid_8 route_valid$8(
-        .d(route_valid$8$d),
-        .q(route_valid$8$q),
-        .clock(route_valid$8$clock)
-    );
-    fanin_route_valid_9 route_valid$9(
-        .d(route_valid$9$d),
-        .q(route_valid$9$q),
-        .clock(route_valid$9$clock)
-    );
-    fanin_route_valid_10 route_valid$10(
-        .d(route_valid$10$d),
-        .q(route_valid$10$q),
-        .clock(route_valid$10$clock)
-    );
-    fanin_route_valid_11 route_valid$11(
-        .d(route_valid$11$d),
-        .q(route_valid$11$q),
-        .clock(route_valid$11$clock)
-    );
-    fanin_route_valid_12 route_valid$12(
-        .d(route_valid$12$d),
-        .q(route_valid$12$q),
-        .clock(route_valid$12$clock)
-    );
-    fanin_route_valid_13 route_valid$13(
-        .d(route_valid$13$d),
-        .q(route_valid$13$q),
-        .clock(route_valid$13$clock)
-    );
-    fanin_route_valid_14 route_valid$14(
-        .d(route_valid$14$d),
-        .q(route_valid$14$q),
-        .clock(route_valid$14$clock)
-    );
-    fanin_route_valid_15 route_valid$15(
-        .d(route_valid$15$d),
-        .q(route_valid$15$q),
-        .clock(route_valid$15$clock)
-    );
-    fanin_route_pm_0 route_pm$0(
-        .d(route_pm$0$d),
-        .q(route_pm$0$q),
-        .clock(route_pm$0$clock)
-    );
-    fanin_route_pm_1 route_pm$1(
-        .d(route_pm$1$d),
-        .q(route_pm$1$q),
-        .clock(route_pm$1$clock)
-    );
-    fanin_route_pm_2 route_pm$2(
-        .d(route_pm$2$d),
-        .q(route_pm$2$q),
-        .clock(route_pm$2$clock)
-    );
-    fanin_route_pm_3 route_pm$3(
-        .d(route_pm$3$d),
-        .q(route_pm$3$q),
-        .clock(route_pm$3$clock)
-    );
-    fanin_route_pm_4 route_pm$4(
-        .d(route_pm$4$d),
-        .q(route_pm$4$q),
-        .clock(route_pm$4$clock)
-    );
-    fanin_route_pm_5 route_pm$5(
-        .d(route_pm$5$d),
-        .q(route_pm$5$q),
-        .clock(route_pm$5$clock)
-    );
-    fanin_route_pm_6 route_pm$6(
-        .d(route_pm$6$d),
-        .q(route_pm$6$q),
-        .clock(route_pm$6$clock)
-    );
-    fanin_route_pm_7 route_pm$7(
-        .d(route_pm$7$d),
-        .q(route_pm$7$q),
-        .clock(route_pm$7$clock)
-    );
-    fanin_route_pm_8 route_pm$8(
-        .d(route_pm$8$d),
-        .q(route_pm$8$q),
-        .clock(route_pm$8$clock)
-    );
-    fanin_route_pm_9 route_pm$9(
-        .d(route_pm$9$d),
-        .q(route_pm$9$q),
-        .clock(route_pm$9$clock)
-    );
-    fanin_route_pm_10 route_pm$10(
-        .d(route_pm$10$d),
-        .q(route_pm$10$q),
-        .clock(route_pm$10$clock)
-    );
-    fanin_route_pm_11 route_pm$11(
-        .d(route_pm$11$d),
-        .q(route_pm$11$q),
-        .clock(route_pm$11$clock)
-    );
-    fanin_route_pm_12 route_pm$12(
-        .d(route_pm$12$d),
-        .q(route_pm$12$q),
-        .clock(route_pm$12$clock)
-    );
-    fanin_route_pm_13 route_pm$13(
-        .d(route_pm$13$d),
-        .q(route_pm$13$q),
-        .clock(route_pm$13$clock)
-    );
-    fanin_route_pm_14 route_pm$14(
-        .d(route_pm$14$d),
-        .q(route_pm$14$q),
-        .clock(route_pm$14$clock)
-    );
-    fanin_route_pm_15 route_pm$15(
-        .d(route_pm$15$d),
-        .q(route_pm$15$q),
-        .clock(route_pm$15$clock)
-    );
-    fanin_me_ip me_ip(
-        .d(me_ip$d),
-        .q(me_ip$q),
-        .clock(me_ip$clock)
-    );
-    fanin_me_port me_port(
-        .d(me_port$d),
-        .q(me_port$q),
-        .clock(me_port$clock)
-    );
-    fanin_me_mac me_mac(
-        .d(me_mac$d),
-        .q(me_mac$q),
-        .clock(me_mac$clock)
-    );
-    fanin_st_jid st_jid(
-        .d(st_jid$d),
-        .q(st_jid$q),
-        .clock(st_jid$clock)
-    );
-    fanin_st_jctrl st_jctrl(
-        .d(st_jctrl$d),
-        .q(st_jctrl$q),
-        .clock(st_jctrl$clock)
-    );
-    fanin_st_jranks st_jranks(
-        .d(st_jranks$d),
-        .q(st_jranks$q),
-        .clock(st_jranks$clock)
-    );
-    fanin_st_jexp st_jexp(
-        .d(st_jexp$d),
-        .q(st_jexp$q),
-        .clock(st_jexp$clock)
-    );
-    fanin_st_jsbase st_jsbase(
-        .d(st_jsbase$d),
-        .q(st_jsbase$q),
-        .clock(st_jsbase$clock)
-    );
-    fanin_st_jscount st_jscount(
-        .d(st_jscount$d),
-        .q(st_jscount$q),
-        .clock(st_jscount$clock)
-    );
-    fanin_st_jquota st_jquota(
-        .d(st_jquota$d),
-        .q(st_jquota$q),
-        .clock(st_jquota$clock)
-    );
-    fanin_st_jflush st_jflush(
-        .d(st_jflush$d),
-        .q(st_jflush$q),
-        .clock(st_jflush$clock)
-    );
-    fanin_st_jreclaim st_jreclaim(
-        .d(st_jreclaim$d),
-        .q(st_jreclaim$q),
-        .clock(st_jreclaim$clock)
-    );
-    fanin_st_pmac st_pmac(
-        .d(st_pmac$d),
-        .q(st_pmac$q),
-        .clock(st_pmac$clock)
-    );
-    fanin_st_pip st_pip(
-        .d(st_pip$d),
-        .q(st_pip$q),
-        .clock(st_pip$clock)
-    );
-    fanin_st_pudp st_pudp(
-        .d(st_pudp$d),
-        .q(st_pudp$q),
-        .clock(st_pudp$clock)
-    );
-    fanin_st_pport st_pport(
-        .d(st_pport$d),
-        .q(st_pport$q),
-        .clock(st_pport$clock)
-    );
-    fanin_st_cmac st_cmac(
-        .d(st_cmac$d),
-        .q(st_cmac$q),
-        .clock(st_cmac$clock)
-    );
-    fanin_st_cip st_cip(
-        .d(st_cip$d),
-        .q(st_cip$q),
-        .clock(st_cip$clock)
-    );
-    fanin_st_cudp st_cudp(
-        .d(st_cudp$d),
-        .q(st_cudp$q),
-        .clock(st_cudp$clock)
-    );
-    fanin_st_cport st_cport(
-        .d(st_cport$d),
-        .q(st_cport$q),
-        .clock(st_cport$clock)
-    );
-    fanin_st_cranks st_cranks(
-        .d(st_cranks$d),
-        .q(st_cranks$q),
-        .clock(st_cranks$clock)
-    );
-    fanin_st_route_ip st_route_ip(
-        .d(st_route_ip$d),
-        .q(st_route_ip$q),
-        .clock(st_route_ip$clock)
-    );
-    fanin_st_route_port st_route_port(
-        .d(st_route_port$d),
-        .q(st_route_port$q),
-        .clock(st_route_port$clock)
-    );
-    fanin_cnt_0 cnt$0(
-        .d(cnt$0$d),
-        .q(cnt$0$q),
-        .clock(cnt$0$clock)
-    );
-    fanin_cnt_1 cnt$1(
-        .d(cnt$1$d),
-        .q(cnt$1$q),
-        .clock(cnt$1$clock)
-    );
-    fanin_cnt_2 cnt$2(
-        .d(cnt$2$d),
-        .q(cnt$2$q),
-        .clock(cnt$2$clock)
-    );
-    fanin_cnt_3 cnt$3(
-        .d(cnt$3$d),
-        .q(cnt$3$q),
-        .clock(cnt$3$clock)
-    );
-    fanin_cnt_4 cnt$4(
-        .d(cnt$4$d),
-        .q(cnt$4$q),
-        .clock(cnt$4$clock)
-    );
-    fanin_cnt_5 cnt$5(
-        .d(cnt$5$d),
-        .q(cnt$5$q),
-        .clock(cnt$5$clock)
-    );
-    fanin_cnt_6 cnt$6(
-        .d(cnt$6$d),
-        .q(cnt$6$q),
-        .clock(cnt$6$clock)
-    );
-    fanin_cnt_7 cnt$7(
-        .d(cnt$7$d),
-        .q(cnt$7$q),
-        .clock(cnt$7$clock)
-    );
-    fanin_cnt_8 cnt$8(
-        .d(cnt$8$d),
-        .q(cnt$8$q),
-        .clock(cnt$8$clock)
-    );
-    fanin_cnt_9 cnt$9(
-        .d(cnt$9$d),
-        .q(cnt$9$q),
-        .clock(cnt$9$clock)
-    );
-    fanin_cnt_10 cnt$10(
-        .d(cnt$10$d),
-        .q(cnt$10$q),
-        .clock(cnt$10$clock)
-    );
-    fanin_cnt_11 cnt$11(
-        .d(cnt$11$d),
-        .q(cnt$11$q),
-        .clock(cnt$11$clock)
-    );
-    fanin_cnt_12 cnt$12(
-        .d(cnt$12$d),
-        .q(cnt$12$q),
-        .clock(cnt$12$clock)
-    );
-    fanin_cnt_13 cnt$13(
-        .d(cnt$13$d),
-        .q(cnt$13$q),
-        .clock(cnt$13$clock)
-    );
-    fanin_cnt_14 cnt$14(
-        .d(cnt$14$d),
-        .q(cnt$14$q),
-        .clock(cnt$14$clock)
-    );
-    fanin_cnt_15 cnt$15(
-        .d(cnt$15$d),
-        .q(cnt$15$q),
-        .clock(cnt$15$clock)
-    );
-    fanin_cnt_16 cnt$16(
-        .d(cnt$16$d),
-        .q(cnt$16$q),
-        .clock(cnt$16$clock)
-    );
-    fanin_cnt_17 cnt$17(
-        .d(cnt$17$d),
-        .q(cnt$17$q),
-        .clock(cnt$17$clock)
-    );
-    fanin_cnt_18 cnt$18(
-        .d(cnt$18$d),
-        .q(cnt$18$q),
-        .clock(cnt$18$clock)
-    );
-    fanin_cnt_19 cnt$19(
-        .d(cnt$19$d),
-        .q(cnt$19$q),
-        .clock(cnt$19$clock)
-    );
-    fanin_cnt_20 cnt$20(
-        .d(cnt$20$d),
-        .q(cnt$20$q),
-        .clock(cnt$20$clock)
-    );
-    fanin_cnt_21 cnt$21(
-        .d(cnt$21$d),
-        .q(cnt$21$q),
-        .clock(cnt$21$clock)
-    );
-    fanin_cnt_22 cnt$22(
-        .d(cnt$22$d),
-        .q(cnt$22$q),
-        .clock(cnt$22$clock)
-    );
-    fanin_cnt_23 cnt$23(
-        .d(cnt$23$d),
-        .q(cnt$23$q),
-        .clock(cnt$23$clock)
-    );
-    fanin_cnt_24 cnt$24(
-        .d(cnt$24$d),
-        .q(cnt$24$q),
-        .clock(cnt$24$clock)
-    );
-    fanin_cnt_25 cnt$25(
-        .d(cnt$25$d),
-        .q(cnt$25$q),
-        .clock(cnt$25$clock)
-    );
-    fanin_rxp_0 rxp$0(
-        .d(rxp$0$d),
-        .q(rxp$0$q),
-        .clock(rxp$0$clock)
-    );
-    fanin_rxp_1 rxp$1(
-        .d(rxp$1$d),
-        .q(rxp$1$q),
-        .clock(rxp$1$clock)
-    );
-    fanin_rxp_2 rxp$2(
-        .d(rxp$2$d),
-        .q(rxp$2$q),
-        .clock(rxp$2$clock)
-    );
-    fanin_rxp_3 rxp$3(
-        .d(rxp$3$d),
-        .q(rxp$3$q),
-        .clock(rxp$3$clock)
-    );
-    fanin_rxb_0 rxb$0(
-        .d(rxb$0$d),
-        .q(rxb$0$q),
-        .clock(rxb$0$clock)
-    );
-    fanin_rxb_1 rxb$1(
-        .d(rxb$1$d),
-        .q(rxb$1$q),
-        .clock(rxb$1$clock)
-    );
-    fanin_rxb_2 rxb$2(
-        .d(rxb$2$d),
-        .q(rxb$2$q),
-        .clock(rxb$2$clock)
-    );
-    fanin_rxb_3 rxb$3(
-        .d(rxb$3$d),
-        .q(rxb$3$q),
-        .clock(rxb$3$clock)
-    );
-    fanin_txp_0 txp$0(
-        .d(txp$0$d),
-        .q(txp$0$q),
-        .clock(txp$0$clock)
-    );
-    fanin_txp_1 txp$1(
-        .d(txp$1$d),
-        .q(txp$1$q),
-        .clock(txp$1$clock)
-    );
-    fanin_txp_2 txp$2(
-        .d(txp$2$d),
-        .q(txp$2$q),
-        .clock(txp$2$clock)
-    );
-    fanin_txp_3 txp$3(
-        .d(txp$3$d),
-        .q(txp$3$q),
-        .clock(txp$3$clock)
-    );
-    fanin_txb_0 txb$0(
-        .d(txb$0$d),
-        .q(txb$0$q),
-        .clock(txb$0$clock)
-    );
-    fanin_txb_1 txb$1(
-        .d(txb$1$d),
-        .q(txb$1$q),
-        .clock(txb$1$clock)
-    );
-    fanin_txb_2 txb$2(
-        .d(txb$2$d),
-        .q(txb$2$q),
-        .clock(txb$2$clock)
-    );
-    fanin_txb_3 txb$3(
-        .d(txb$3$d),
-        .q(txb$3$q),
-        .clock(txb$3$clock)
-    );
-    fanin_rxbad_0 rxbad$0(
-        .d(rxbad$0$d),
-        .q(rxbad$0$q),
-        .clock(rxbad$0$clock)
-    );
-    fanin_rxbad_1 rxbad$1(
-        .d(rxbad$1$d),
-        .q(rxbad$1$q),
-        .clock(rxbad$1$clock)
-    );
-    fanin_rxbad_2 rxbad$2(
-        .d(rxbad$2$d),
-        .q(rxbad$2$q),
-        .clock(rxbad$2$clock)
-    );
-    fanin_rxbad_3 rxbad$3(
-        .d(rxbad$3$d),
-        .q(rxbad$3$q),
-        .clock(rxbad$3$clock)
-    );
     fanin_dv_0 dv$0(
         .d(dv$0$d),
         .q(dv$0$q),
@@ -7826,316 +6472,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(dv$3$d),
         .q(dv$3$q),
         .clock(dv$3$clock)
-    );
-    fanin_rs rs(
-        .d(rs$d),
-        .q(rs$q),
-        .clock(rs$clock)
-    );
-    fanin_s_info_0 s_info$0(
-        .d(s_info$0$d),
-        .q(s_info$0$q),
-        .clock(s_info$0$clock)
-    );
-    fanin_s_info_1 s_info$1(
-        .d(s_info$1$d),
-        .q(s_info$1$q),
-        .clock(s_info$1$clock)
-    );
-    fanin_s_info_2 s_info$2(
-        .d(s_info$2$d),
-        .q(s_info$2$q),
-        .clock(s_info$2$clock)
-    );
-    fanin_s_info_3 s_info$3(
-        .d(s_info$3$d),
-        .q(s_info$3$q),
-        .clock(s_info$3$clock)
-    );
-    fanin_s_info_4 s_info$4(
-        .d(s_info$4$d),
-        .q(s_info$4$q),
-        .clock(s_info$4$clock)
-    );
-    fanin_s_info_5 s_info$5(
-        .d(s_info$5$d),
-        .q(s_info$5$q),
-        .clock(s_info$5$clock)
-    );
-    fanin_s_info_6 s_info$6(
-        .d(s_info$6$d),
-        .q(s_info$6$q),
-        .clock(s_info$6$clock)
-    );
-    fanin_s_info_7 s_info$7(
-        .d(s_info$7$d),
-        .q(s_info$7$q),
-        .clock(s_info$7$clock)
-    );
-    fanin_s_info_8 s_info$8(
-        .d(s_info$8$d),
-        .q(s_info$8$q),
-        .clock(s_info$8$clock)
-    );
-    fanin_s_info_9 s_info$9(
-        .d(s_info$9$d),
-        .q(s_info$9$q),
-        .clock(s_info$9$clock)
-    );
-    fanin_s_info_10 s_info$10(
-        .d(s_info$10$d),
-        .q(s_info$10$q),
-        .clock(s_info$10$clock)
-    );
-    fanin_s_misc s_misc(
-        .d(s_misc$d),
-        .q(s_misc$q),
-        .clock(s_misc$clock)
-    );
-    fanin_s_busy_0 s_busy$0(
-        .d(s_busy$0$d),
-        .q(s_busy$0$q),
-        .clock(s_busy$0$clock)
-    );
-    fanin_s_busy_1 s_busy$1(
-        .d(s_busy$1$d),
-        .q(s_busy$1$q),
-        .clock(s_busy$1$clock)
-    );
-    fanin_s_busy_2 s_busy$2(
-        .d(s_busy$2$d),
-        .q(s_busy$2$q),
-        .clock(s_busy$2$clock)
-    );
-    fanin_s_busy_3 s_busy$3(
-        .d(s_busy$3$d),
-        .q(s_busy$3$q),
-        .clock(s_busy$3$clock)
-    );
-    fanin_s_busy_4 s_busy$4(
-        .d(s_busy$4$d),
-        .q(s_busy$4$q),
-        .clock(s_busy$4$clock)
-    );
-    fanin_s_busy_5 s_busy$5(
-        .d(s_busy$5$d),
-        .q(s_busy$5$q),
-        .clock(s_busy$5$clock)
-    );
-    fanin_s_busy_6 s_busy$6(
-        .d(s_busy$6$d),
-        .q(s_busy$6$q),
-        .clock(s_busy$6$clock)
-    );
-    fanin_s_busy_7 s_busy$7(
-        .d(s_busy$7$d),
-        .q(s_busy$7$q),
-        .clock(s_busy$7$clock)
-    );
-    fanin_s_busy_8 s_busy$8(
-        .d(s_busy$8$d),
-        .q(s_busy$8$q),
-        .clock(s_busy$8$clock)
-    );
-    fanin_s_busy_9 s_busy$9(
-        .d(s_busy$9$d),
-        .q(s_busy$9$q),
-        .clock(s_busy$9$clock)
-    );
-    fanin_s_busy_10 s_busy$10(
-        .d(s_busy$10$d),
-        .q(s_busy$10$q),
-        .clock(s_busy$10$clock)
-    );
-    fanin_s_busy_11 s_busy$11(
-        .d(s_busy$11$d),
-        .q(s_busy$11$q),
-        .clock(s_busy$11$clock)
-    );
-    fanin_s_busy_12 s_busy$12(
-        .d(s_busy$12$d),
-        .q(s_busy$12$q),
-        .clock(s_busy$12$clock)
-    );
-    fanin_s_busy_13 s_busy$13(
-        .d(s_busy$13$d),
-        .q(s_busy$13$q),
-        .clock(s_busy$13$clock)
-    );
-    fanin_s_busy_14 s_busy$14(
-        .d(s_busy$14$d),
-        .q(s_busy$14$q),
-        .clock(s_busy$14$clock)
-    );
-    fanin_s_busy_15 s_busy$15(
-        .d(s_busy$15$d),
-        .q(s_busy$15$q),
-        .clock(s_busy$15$clock)
-    );
-    fanin_s_cnt_0 s_cnt$0(
-        .d(s_cnt$0$d),
-        .q(s_cnt$0$q),
-        .clock(s_cnt$0$clock)
-    );
-    fanin_s_cnt_1 s_cnt$1(
-        .d(s_cnt$1$d),
-        .q(s_cnt$1$q),
-        .clock(s_cnt$1$clock)
-    );
-    fanin_s_cnt_2 s_cnt$2(
-        .d(s_cnt$2$d),
-        .q(s_cnt$2$q),
-        .clock(s_cnt$2$clock)
-    );
-    fanin_s_cnt_3 s_cnt$3(
-        .d(s_cnt$3$d),
-        .q(s_cnt$3$q),
-        .clock(s_cnt$3$clock)
-    );
-    fanin_s_cnt_4 s_cnt$4(
-        .d(s_cnt$4$d),
-        .q(s_cnt$4$q),
-        .clock(s_cnt$4$clock)
-    );
-    fanin_s_cnt_5 s_cnt$5(
-        .d(s_cnt$5$d),
-        .q(s_cnt$5$q),
-        .clock(s_cnt$5$clock)
-    );
-    fanin_s_cnt_6 s_cnt$6(
-        .d(s_cnt$6$d),
-        .q(s_cnt$6$q),
-        .clock(s_cnt$6$clock)
-    );
-    fanin_s_cnt_7 s_cnt$7(
-        .d(s_cnt$7$d),
-        .q(s_cnt$7$q),
-        .clock(s_cnt$7$clock)
-    );
-    fanin_s_cnt_8 s_cnt$8(
-        .d(s_cnt$8$d),
-        .q(s_cnt$8$q),
-        .clock(s_cnt$8$clock)
-    );
-    fanin_s_cnt_9 s_cnt$9(
-        .d(s_cnt$9$d),
-        .q(s_cnt$9$q),
-        .clock(s_cnt$9$clock)
-    );
-    fanin_s_cnt_10 s_cnt$10(
-        .d(s_cnt$10$d),
-        .q(s_cnt$10$q),
-        .clock(s_cnt$10$clock)
-    );
-    fanin_s_cnt_11 s_cnt$11(
-        .d(s_cnt$11$d),
-        .q(s_cnt$11$q),
-        .clock(s_cnt$11$clock)
-    );
-    fanin_s_cnt_12 s_cnt$12(
-        .d(s_cnt$12$d),
-        .q(s_cnt$12$q),
-        .clock(s_cnt$12$clock)
-    );
-    fanin_s_cnt_13 s_cnt$13(
-        .d(s_cnt$13$d),
-        .q(s_cnt$13$q),
-        .clock(s_cnt$13$clock)
-    );
-    fanin_s_cnt_14 s_cnt$14(
-        .d(s_cnt$14$d),
-        .q(s_cnt$14$q),
-        .clock(s_cnt$14$clock)
-    );
-    fanin_s_cnt_15 s_cnt$15(
-        .d(s_cnt$15$d),
-        .q(s_cnt$15$q),
-        .clock(s_cnt$15$clock)
-    );
-    fanin_s_cnt_16 s_cnt$16(
-        .d(s_cnt$16$d),
-        .q(s_cnt$16$q),
-        .clock(s_cnt$16$clock)
-    );
-    fanin_s_cnt_17 s_cnt$17(
-        .d(s_cnt$17$d),
-        .q(s_cnt$17$q),
-        .clock(s_cnt$17$clock)
-    );
-    fanin_s_cnt_18 s_cnt$18(
-        .d(s_cnt$18$d),
-        .q(s_cnt$18$q),
-        .clock(s_cnt$18$clock)
-    );
-    fanin_s_cnt_19 s_cnt$19(
-        .d(s_cnt$19$d),
-        .q(s_cnt$19$q),
-        .clock(s_cnt$19$clock)
-    );
-    fanin_s_cnt_20 s_cnt$20(
-        .d(s_cnt$20$d),
-        .q(s_cnt$20$q),
-        .clock(s_cnt$20$clock)
-    );
-    fanin_s_cnt_21 s_cnt$21(
-        .d(s_cnt$21$d),
-        .q(s_cnt$21$q),
-        .clock(s_cnt$21$clock)
-    );
-    fanin_s_cnt_22 s_cnt$22(
-        .d(s_cnt$22$d),
-        .q(s_cnt$22$q),
-        .clock(s_cnt$22$clock)
-    );
-    fanin_s_cnt_23 s_cnt$23(
-        .d(s_cnt$23$d),
-        .q(s_cnt$23$q),
-        .clock(s_cnt$23$clock)
-    );
-    fanin_s_cnt_24 s_cnt$24(
-        .d(s_cnt$24$d),
-        .q(s_cnt$24$q),
-        .clock(s_cnt$24$clock)
-    );
-    fanin_s_cnt_25 s_cnt$25(
-        .d(s_cnt$25$d),
-        .q(s_cnt$25$q),
-        .clock(s_cnt$25$clock)
-    );
-    fanin_s_port_0 s_port$0(
-        .d(s_port$0$d),
-        .q(s_port$0$q),
-        .clock(s_port$0$clock)
-    );
-    fanin_s_port_1 s_port$1(
-        .d(s_port$1$d),
-        .q(s_port$1$q),
-        .clock(s_port$1$clock)
-    );
-    fanin_s_port_2 s_port$2(
-        .d(s_port$2$d),
-        .q(s_port$2$q),
-        .clock(s_port$2$clock)
-    );
-    fanin_s_port_3 s_port$3(
-        .d(s_port$3$d),
-        .q(s_port$3$q),
-        .clock(s_port$3$clock)
-    );
-    fanin_bvalid_r bvalid_r(
-        .d(bvalid_r$d),
-        .q(bvalid_r$q),
-        .clock(bvalid_r$clock)
-    );
-    fanin_rvalid_r rvalid_r(
-        .d(rvalid_r$d),
-        .q(rvalid_r$q),
-        .clock(rvalid_r$clock)
-    );
-    fanin_rdata_r rdata_r(
-        .d(rdata_r$d),
-        .q(rdata_r$q),
-        .clock(rdata_r$clock)
     );
     fanin_x_join x_join(
         .d(x_join$d),
@@ -8187,181 +6523,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(hu_b$q),
         .clock(hu_b$clock)
     );
-    fanin_hu2_v hu2_v(
-        .d(hu2_v$d),
-        .q(hu2_v$q),
-        .clock(hu2_v$clock)
-    );
-    fanin_hu2_j hu2_j(
-        .d(hu2_j$d),
-        .q(hu2_j$q),
-        .clock(hu2_j$clock)
-    );
-    fanin_hu2_b hu2_b(
-        .d(hu2_b$d),
-        .q(hu2_b$q),
-        .clock(hu2_b$clock)
-    );
-    fanin_hu_h hu_h(
-        .d(hu_h$d),
-        .q(hu_h$q),
-        .clock(hu_h$clock)
-    );
-    fanin_hu3_v hu3_v(
-        .d(hu3_v$d),
-        .q(hu3_v$q),
-        .clock(hu3_v$clock)
-    );
-    fanin_hu3_j hu3_j(
-        .d(hu3_j$d),
-        .q(hu3_j$q),
-        .clock(hu3_j$clock)
-    );
-    fanin_hu3_b hu3_b(
-        .d(hu3_b$d),
-        .q(hu3_b$q),
-        .clock(hu3_b$clock)
-    );
-    fanin_su_st su_st(
-        .d(su_st$d),
-        .q(su_st$q),
-        .clock(su_st$clock)
-    );
-    fanin_su_v su_v(
-        .d(su_v$d),
-        .q(su_v$q),
-        .clock(su_v$clock)
-    );
-    fanin_su_j su_j(
-        .d(su_j$d),
-        .q(su_j$q),
-        .clock(su_j$clock)
-    );
-    fanin_su_bm su_bm(
-        .d(su_bm$d),
-        .q(su_bm$q),
-        .clock(su_bm$clock)
-    );
-    fanin_su_nonce su_nonce(
-        .d(su_nonce$d),
-        .q(su_nonce$q),
-        .clock(su_nonce$clock)
-    );
-    fanin_su_mac su_mac(
-        .d(su_mac$d),
-        .q(su_mac$q),
-        .clock(su_mac$clock)
-    );
-    fanin_su_ip su_ip(
-        .d(su_ip$d),
-        .q(su_ip$q),
-        .clock(su_ip$clock)
-    );
-    fanin_su_udp su_udp(
-        .d(su_udp$d),
-        .q(su_udp$q),
-        .clock(su_udp$clock)
-    );
-    fanin_su_port su_port(
-        .d(su_port$d),
-        .q(su_port$q),
-        .clock(su_port$clock)
-    );
-    fanin_su_job su_job(
-        .d(su_job$d),
-        .q(su_job$q),
-        .clock(su_job$clock)
-    );
-    fanin_su_rank su_rank(
-        .d(su_rank$d),
-        .q(su_rank$q),
-        .clock(su_rank$clock)
-    );
-    fanin_su_pend su_pend(
-        .d(su_pend$d),
-        .q(su_pend$q),
-        .clock(su_pend$clock)
-    );
-    fanin_su_open su_open(
-        .d(su_open$d),
-        .q(su_open$q),
-        .clock(su_open$clock)
-    );
-    fanin_su_base su_base(
-        .d(su_base$d),
-        .q(su_base$q),
-        .clock(su_base$clock)
-    );
-    fanin_su_high su_high(
-        .d(su_high$d),
-        .q(su_high$q),
-        .clock(su_high$clock)
-    );
-    fanin_su_cm su_cm(
-        .d(su_cm$d),
-        .q(su_cm$q),
-        .clock(su_cm$clock)
-    );
-    fanin_su_ranks su_ranks(
-        .d(su_ranks$d),
-        .q(su_ranks$q),
-        .clock(su_ranks$clock)
-    );
-    fanin_su_m su_m(
-        .d(su_m$d),
-        .q(su_m$q),
-        .clock(su_m$clock)
-    );
-    fanin_su_left su_left(
-        .d(su_left$d),
-        .q(su_left$q),
-        .clock(su_left$clock)
-    );
-    fanin_su_low su_low(
-        .d(su_low$d),
-        .q(su_low$q),
-        .clock(su_low$clock)
-    );
-    fanin_su_rep su_rep(
-        .d(su_rep$d),
-        .q(su_rep$q),
-        .clock(su_rep$clock)
-    );
-    fanin_ac_nonce ac_nonce(
-        .d(ac_nonce$d),
-        .q(ac_nonce$q),
-        .clock(ac_nonce$clock)
-    );
-    fanin_ac_mac ac_mac(
-        .d(ac_mac$d),
-        .q(ac_mac$q),
-        .clock(ac_mac$clock)
-    );
-    fanin_ac_ip ac_ip(
-        .d(ac_ip$d),
-        .q(ac_ip$q),
-        .clock(ac_ip$clock)
-    );
-    fanin_ac_udp ac_udp(
-        .d(ac_udp$d),
-        .q(ac_udp$q),
-        .clock(ac_udp$clock)
-    );
-    fanin_ac_port ac_port(
-        .d(ac_port$d),
-        .q(ac_port$q),
-        .clock(ac_port$clock)
-    );
-    fanin_ac_bm ac_bm(
-        .d(ac_bm$d),
-        .q(ac_bm$q),
-        .clock(ac_bm$clock)
-    );
-    fanin_so_q so_q(
-        .d(so_q$d),
-        .q(so_q$q),
-        .clock(so_q$clock)
-    );
     fanin_sq_reg sq_reg(
         .d(sq_reg$d),
         .q(sq_reg$q),
@@ -8401,334 +6562,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(cp_n2$d),
         .q(cp_n2$q),
         .clock(cp_n2$clock)
-    );
-    fanin_ss_open_0 ss_open$0(
-        .d(ss_open$0$d),
-        .q(ss_open$0$q),
-        .clock(ss_open$0$clock)
-    );
-    fanin_ss_open_1 ss_open$1(
-        .d(ss_open$1$d),
-        .q(ss_open$1$q),
-        .clock(ss_open$1$clock)
-    );
-    fanin_ss_open_2 ss_open$2(
-        .d(ss_open$2$d),
-        .q(ss_open$2$q),
-        .clock(ss_open$2$clock)
-    );
-    fanin_ss_open_3 ss_open$3(
-        .d(ss_open$3$d),
-        .q(ss_open$3$q),
-        .clock(ss_open$3$clock)
-    );
-    fanin_ss_open_4 ss_open$4(
-        .d(ss_open$4$d),
-        .q(ss_open$4$q),
-        .clock(ss_open$4$clock)
-    );
-    fanin_ss_open_5 ss_open$5(
-        .d(ss_open$5$d),
-        .q(ss_open$5$q),
-        .clock(ss_open$5$clock)
-    );
-    fanin_ss_open_6 ss_open$6(
-        .d(ss_open$6$d),
-        .q(ss_open$6$q),
-        .clock(ss_open$6$clock)
-    );
-    fanin_ss_open_7 ss_open$7(
-        .d(ss_open$7$d),
-        .q(ss_open$7$q),
-        .clock(ss_open$7$clock)
-    );
-    fanin_ss_open_8 ss_open$8(
-        .d(ss_open$8$d),
-        .q(ss_open$8$q),
-        .clock(ss_open$8$clock)
-    );
-    fanin_ss_open_9 ss_open$9(
-        .d(ss_open$9$d),
-        .q(ss_open$9$q),
-        .clock(ss_open$9$clock)
-    );
-    fanin_ss_open_10 ss_open$10(
-        .d(ss_open$10$d),
-        .q(ss_open$10$q),
-        .clock(ss_open$10$clock)
-    );
-    fanin_ss_open_11 ss_open$11(
-        .d(ss_open$11$d),
-        .q(ss_open$11$q),
-        .clock(ss_open$11$clock)
-    );
-    fanin_ss_open_12 ss_open$12(
-        .d(ss_open$12$d),
-        .q(ss_open$12$q),
-        .clock(ss_open$12$clock)
-    );
-    fanin_ss_open_13 ss_open$13(
-        .d(ss_open$13$d),
-        .q(ss_open$13$q),
-        .clock(ss_open$13$clock)
-    );
-    fanin_ss_open_14 ss_open$14(
-        .d(ss_open$14$d),
-        .q(ss_open$14$q),
-        .clock(ss_open$14$clock)
-    );
-    fanin_ss_open_15 ss_open$15(
-        .d(ss_open$15$d),
-        .q(ss_open$15$q),
-        .clock(ss_open$15$clock)
-    );
-    fanin_ss_base_0 ss_base$0(
-        .d(ss_base$0$d),
-        .q(ss_base$0$q),
-        .clock(ss_base$0$clock)
-    );
-    fanin_ss_base_1 ss_base$1(
-        .d(ss_base$1$d),
-        .q(ss_base$1$q),
-        .clock(ss_base$1$clock)
-    );
-    fanin_ss_base_2 ss_base$2(
-        .d(ss_base$2$d),
-        .q(ss_base$2$q),
-        .clock(ss_base$2$clock)
-    );
-    fanin_ss_base_3 ss_base$3(
-        .d(ss_base$3$d),
-        .q(ss_base$3$q),
-        .clock(ss_base$3$clock)
-    );
-    fanin_ss_base_4 ss_base$4(
-        .d(ss_base$4$d),
-        .q(ss_base$4$q),
-        .clock(ss_base$4$clock)
-    );
-    fanin_ss_base_5 ss_base$5(
-        .d(ss_base$5$d),
-        .q(ss_base$5$q),
-        .clock(ss_base$5$clock)
-    );
-    fanin_ss_base_6 ss_base$6(
-        .d(ss_base$6$d),
-        .q(ss_base$6$q),
-        .clock(ss_base$6$clock)
-    );
-    fanin_ss_base_7 ss_base$7(
-        .d(ss_base$7$d),
-        .q(ss_base$7$q),
-        .clock(ss_base$7$clock)
-    );
-    fanin_ss_base_8 ss_base$8(
-        .d(ss_base$8$d),
-        .q(ss_base$8$q),
-        .clock(ss_base$8$clock)
-    );
-    fanin_ss_base_9 ss_base$9(
-        .d(ss_base$9$d),
-        .q(ss_base$9$q),
-        .clock(ss_base$9$clock)
-    );
-    fanin_ss_base_10 ss_base$10(
-        .d(ss_base$10$d),
-        .q(ss_base$10$q),
-        .clock(ss_base$10$clock)
-    );
-    fanin_ss_base_11 ss_base$11(
-        .d(ss_base$11$d),
-        .q(ss_base$11$q),
-        .clock(ss_base$11$clock)
-    );
-    fanin_ss_base_12 ss_base$12(
-        .d(ss_base$12$d),
-        .q(ss_base$12$q),
-        .clock(ss_base$12$clock)
-    );
-    fanin_ss_base_13 ss_base$13(
-        .d(ss_base$13$d),
-        .q(ss_base$13$q),
-        .clock(ss_base$13$clock)
-    );
-    fanin_ss_base_14 ss_base$14(
-        .d(ss_base$14$d),
-        .q(ss_base$14$q),
-        .clock(ss_base$14$clock)
-    );
-    fanin_ss_base_15 ss_base$15(
-        .d(ss_base$15$d),
-        .q(ss_base$15$q),
-        .clock(ss_base$15$clock)
-    );
-    fanin_ss_high_0 ss_high$0(
-        .d(ss_high$0$d),
-        .q(ss_high$0$q),
-        .clock(ss_high$0$clock)
-    );
-    fanin_ss_high_1 ss_high$1(
-        .d(ss_high$1$d),
-        .q(ss_high$1$q),
-        .clock(ss_high$1$clock)
-    );
-    fanin_ss_high_2 ss_high$2(
-        .d(ss_high$2$d),
-        .q(ss_high$2$q),
-        .clock(ss_high$2$clock)
-    );
-    fanin_ss_high_3 ss_high$3(
-        .d(ss_high$3$d),
-        .q(ss_high$3$q),
-        .clock(ss_high$3$clock)
-    );
-    fanin_ss_high_4 ss_high$4(
-        .d(ss_high$4$d),
-        .q(ss_high$4$q),
-        .clock(ss_high$4$clock)
-    );
-    fanin_ss_high_5 ss_high$5(
-        .d(ss_high$5$d),
-        .q(ss_high$5$q),
-        .clock(ss_high$5$clock)
-    );
-    fanin_ss_high_6 ss_high$6(
-        .d(ss_high$6$d),
-        .q(ss_high$6$q),
-        .clock(ss_high$6$clock)
-    );
-    fanin_ss_high_7 ss_high$7(
-        .d(ss_high$7$d),
-        .q(ss_high$7$q),
-        .clock(ss_high$7$clock)
-    );
-    fanin_ss_high_8 ss_high$8(
-        .d(ss_high$8$d),
-        .q(ss_high$8$q),
-        .clock(ss_high$8$clock)
-    );
-    fanin_ss_high_9 ss_high$9(
-        .d(ss_high$9$d),
-        .q(ss_high$9$q),
-        .clock(ss_high$9$clock)
-    );
-    fanin_ss_high_10 ss_high$10(
-        .d(ss_high$10$d),
-        .q(ss_high$10$q),
-        .clock(ss_high$10$clock)
-    );
-    fanin_ss_high_11 ss_high$11(
-        .d(ss_high$11$d),
-        .q(ss_high$11$q),
-        .clock(ss_high$11$clock)
-    );
-    fanin_ss_high_12 ss_high$12(
-        .d(ss_high$12$d),
-        .q(ss_high$12$q),
-        .clock(ss_high$12$clock)
-    );
-    fanin_ss_high_13 ss_high$13(
-        .d(ss_high$13$d),
-        .q(ss_high$13$q),
-        .clock(ss_high$13$clock)
-    );
-    fanin_ss_high_14 ss_high$14(
-        .d(ss_high$14$d),
-        .q(ss_high$14$q),
-        .clock(ss_high$14$clock)
-    );
-    fanin_ss_high_15 ss_high$15(
-        .d(ss_high$15$d),
-        .q(ss_high$15$q),
-        .clock(ss_high$15$clock)
-    );
-    fanin_ss_pend_0 ss_pend$0(
-        .d(ss_pend$0$d),
-        .q(ss_pend$0$q),
-        .clock(ss_pend$0$clock)
-    );
-    fanin_ss_pend_1 ss_pend$1(
-        .d(ss_pend$1$d),
-        .q(ss_pend$1$q),
-        .clock(ss_pend$1$clock)
-    );
-    fanin_ss_pend_2 ss_pend$2(
-        .d(ss_pend$2$d),
-        .q(ss_pend$2$q),
-        .clock(ss_pend$2$clock)
-    );
-    fanin_ss_pend_3 ss_pend$3(
-        .d(ss_pend$3$d),
-        .q(ss_pend$3$q),
-        .clock(ss_pend$3$clock)
-    );
-    fanin_ss_pend_4 ss_pend$4(
-        .d(ss_pend$4$d),
-        .q(ss_pend$4$q),
-        .clock(ss_pend$4$clock)
-    );
-    fanin_ss_pend_5 ss_pend$5(
-        .d(ss_pend$5$d),
-        .q(ss_pend$5$q),
-        .clock(ss_pend$5$clock)
-    );
-    fanin_ss_pend_6 ss_pend$6(
-        .d(ss_pend$6$d),
-        .q(ss_pend$6$q),
-        .clock(ss_pend$6$clock)
-    );
-    fanin_ss_pend_7 ss_pend$7(
-        .d(ss_pend$7$d),
-        .q(ss_pend$7$q),
-        .clock(ss_pend$7$clock)
-    );
-    fanin_ss_pend_8 ss_pend$8(
-        .d(ss_pend$8$d),
-        .q(ss_pend$8$q),
-        .clock(ss_pend$8$clock)
-    );
-    fanin_ss_pend_9 ss_pend$9(
-        .d(ss_pend$9$d),
-        .q(ss_pend$9$q),
-        .clock(ss_pend$9$clock)
-    );
-    fanin_ss_pend_10 ss_pend$10(
-        .d(ss_pend$10$d),
-        .q(ss_pend$10$q),
-        .clock(ss_pend$10$clock)
-    );
-    fanin_ss_pend_11 ss_pend$11(
-        .d(ss_pend$11$d),
-        .q(ss_pend$11$q),
-        .clock(ss_pend$11$clock)
-    );
-    fanin_ss_pend_12 ss_pend$12(
-        .d(ss_pend$12$d),
-        .q(ss_pend$12$q),
-        .clock(ss_pend$12$clock)
-    );
-    fanin_ss_pend_13 ss_pend$13(
-        .d(ss_pend$13$d),
-        .q(ss_pend$13$q),
-        .clock(ss_pend$13$clock)
-    );
-    fanin_ss_pend_14 ss_pend$14(
-        .d(ss_pend$14$d),
-        .q(ss_pend$14$q),
-        .clock(ss_pend$14$clock)
-    );
-    fanin_ss_pend_15 ss_pend$15(
-        .d(ss_pend$15$d),
-        .q(ss_pend$15$q),
-        .clock(ss_pend$15$clock)
-    );
-    fanin_mram mram(
-        .clock(mram$clock),
-        .waddr(mram$waddr),
-        .wdata(mram$wdata),
-        .we(mram$we),
-        .raddr(mram$raddr),
-        .rdata(mram$rdata)
     );
     
     // Update code
@@ -8920,14 +6753,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chr$clock = clock;
         pbr$clock = clock;
         pba_q$clock = clock;
-        st_pbelow$clock = clock;
-        tbl_sel$clock = clock;
-        tbl_q$clock = clock;
-        s_tbl$clock = clock;
-        s_tsel$clock = clock;
-        tbl_w$clock = clock;
-        st_jidle$clock = clock;
-        st_jfirst$clock = clock;
         q_badsrc$clock = clock;
         q_rbadsrc$clock = clock;
         dq_rok$clock = clock;
@@ -9032,41 +6857,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         o_bitmap$clock = clock;
         tick_cnt$clock = clock;
         now$clock = clock;
-        tick_div$clock = clock;
-        scan_ticks$clock = clock;
         sweep_on$clock = clock;
         sweep_el$clock = clock;
         scan_ptr$clock = clock;
         scan_c$clock = clock;
         scan_turn$clock = clock;
-        me_ip$clock = clock;
-        me_port$clock = clock;
-        me_mac$clock = clock;
-        st_jid$clock = clock;
-        st_jctrl$clock = clock;
-        st_jranks$clock = clock;
-        st_jexp$clock = clock;
-        st_jsbase$clock = clock;
-        st_jscount$clock = clock;
-        st_jquota$clock = clock;
-        st_jflush$clock = clock;
-        st_jreclaim$clock = clock;
-        st_pmac$clock = clock;
-        st_pip$clock = clock;
-        st_pudp$clock = clock;
-        st_pport$clock = clock;
-        st_cmac$clock = clock;
-        st_cip$clock = clock;
-        st_cudp$clock = clock;
-        st_cport$clock = clock;
-        st_cranks$clock = clock;
-        st_route_ip$clock = clock;
-        st_route_port$clock = clock;
-        bvalid_r$clock = clock;
-        rvalid_r$clock = clock;
-        rdata_r$clock = clock;
-        rs$clock = clock;
-        s_misc$clock = clock;
         any_to$clock = clock;
         mq$clock = clock;
         e_more$clock = clock;
@@ -9106,8 +6901,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc_i$clock = clock;
         jc2$clock = clock;
         jc_bq$clock = clock;
-        evq$clock = clock;
-        evbq$clock = clock;
         x_join$clock = clock;
         dq_why$clock = clock;
         dq_hup$clock = clock;
@@ -9118,41 +6911,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_v$clock = clock;
         hu_j$clock = clock;
         hu_b$clock = clock;
-        hu2_v$clock = clock;
-        hu2_j$clock = clock;
-        hu2_b$clock = clock;
-        hu_h$clock = clock;
-        hu3_v$clock = clock;
-        hu3_j$clock = clock;
-        hu3_b$clock = clock;
-        su_st$clock = clock;
-        su_v$clock = clock;
-        su_j$clock = clock;
-        su_bm$clock = clock;
-        su_nonce$clock = clock;
-        su_mac$clock = clock;
-        su_ip$clock = clock;
-        su_udp$clock = clock;
-        su_port$clock = clock;
-        su_job$clock = clock;
-        su_rank$clock = clock;
-        su_pend$clock = clock;
-        su_open$clock = clock;
-        su_base$clock = clock;
-        su_high$clock = clock;
-        su_cm$clock = clock;
-        su_ranks$clock = clock;
-        su_m$clock = clock;
-        su_left$clock = clock;
-        su_low$clock = clock;
-        su_rep$clock = clock;
-        ac_nonce$clock = clock;
-        ac_mac$clock = clock;
-        ac_ip$clock = clock;
-        ac_udp$clock = clock;
-        ac_port$clock = clock;
-        ac_bm$clock = clock;
-        so_q$clock = clock;
         sq_reg$clock = clock;
         sq_b_nonce$clock = clock;
         b_reg$clock = clock;
@@ -9348,14 +7106,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chr$d = chr$q;
         pbr$d = pbr$q;
         pba_q$d = pba_q$q;
-        st_pbelow$d = st_pbelow$q;
-        tbl_sel$d = tbl_sel$q;
-        tbl_q$d = tbl_q$q;
-        s_tbl$d = s_tbl$q;
-        s_tsel$d = s_tsel$q;
-        tbl_w$d = tbl_w$q;
-        st_jidle$d = st_jidle$q;
-        st_jfirst$d = st_jfirst$q;
         q_badsrc$d = q_badsrc$q;
         q_rbadsrc$d = q_rbadsrc$q;
         dq_rok$d = dq_rok$q;
@@ -9460,41 +7210,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         o_bitmap$d = o_bitmap$q;
         tick_cnt$d = tick_cnt$q;
         now$d = now$q;
-        tick_div$d = tick_div$q;
-        scan_ticks$d = scan_ticks$q;
         sweep_on$d = sweep_on$q;
         sweep_el$d = sweep_el$q;
         scan_ptr$d = scan_ptr$q;
         scan_c$d = scan_c$q;
         scan_turn$d = scan_turn$q;
-        me_ip$d = me_ip$q;
-        me_port$d = me_port$q;
-        me_mac$d = me_mac$q;
-        st_jid$d = st_jid$q;
-        st_jctrl$d = st_jctrl$q;
-        st_jranks$d = st_jranks$q;
-        st_jexp$d = st_jexp$q;
-        st_jsbase$d = st_jsbase$q;
-        st_jscount$d = st_jscount$q;
-        st_jquota$d = st_jquota$q;
-        st_jflush$d = st_jflush$q;
-        st_jreclaim$d = st_jreclaim$q;
-        st_pmac$d = st_pmac$q;
-        st_pip$d = st_pip$q;
-        st_pudp$d = st_pudp$q;
-        st_pport$d = st_pport$q;
-        st_cmac$d = st_cmac$q;
-        st_cip$d = st_cip$q;
-        st_cudp$d = st_cudp$q;
-        st_cport$d = st_cport$q;
-        st_cranks$d = st_cranks$q;
-        st_route_ip$d = st_route_ip$q;
-        st_route_port$d = st_route_port$q;
-        bvalid_r$d = bvalid_r$q;
-        rvalid_r$d = rvalid_r$q;
-        rdata_r$d = rdata_r$q;
-        rs$d = rs$q;
-        s_misc$d = s_misc$q;
         any_to$d = any_to$q;
         mq$d = mq$q;
         e_more$d = e_more$q;
@@ -9534,8 +7254,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc_i$d = jc_i$q;
         jc2$d = jc2$q;
         jc_bq$d = jc_bq$q;
-        evq$d = evq$q;
-        evbq$d = evbq$q;
         x_join$d = x_join$q;
         dq_why$d = dq_why$q;
         dq_hup$d = dq_hup$q;
@@ -9546,41 +7264,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_v$d = hu_v$q;
         hu_j$d = hu_j$q;
         hu_b$d = hu_b$q;
-        hu2_v$d = hu2_v$q;
-        hu2_j$d = hu2_j$q;
-        hu2_b$d = hu2_b$q;
-        hu_h$d = hu_h$q;
-        hu3_v$d = hu3_v$q;
-        hu3_j$d = hu3_j$q;
-        hu3_b$d = hu3_b$q;
-        su_st$d = su_st$q;
-        su_v$d = su_v$q;
-        su_j$d = su_j$q;
-        su_bm$d = su_bm$q;
-        su_nonce$d = su_nonce$q;
-        su_mac$d = su_mac$q;
-        su_ip$d = su_ip$q;
-        su_udp$d = su_udp$q;
-        su_port$d = su_port$q;
-        su_job$d = su_job$q;
-        su_rank$d = su_rank$q;
-        su_pend$d = su_pend$q;
-        su_open$d = su_open$q;
-        su_base$d = su_base$q;
-        su_high$d = su_high$q;
-        su_cm$d = su_cm$q;
-        su_ranks$d = su_ranks$q;
-        su_m$d = su_m$q;
-        su_left$d = su_left$q;
-        su_low$d = su_low$q;
-        su_rep$d = su_rep$q;
-        ac_nonce$d = ac_nonce$q;
-        ac_mac$d = ac_mac$q;
-        ac_ip$d = ac_ip$q;
-        ac_udp$d = ac_udp$q;
-        ac_port$d = ac_port$q;
-        ac_bm$d = ac_bm$q;
-        so_q$d = so_q$q;
         sq_reg$d = sq_reg$q;
         sq_b_nonce$d = sq_b_nonce$q;
         b_reg$d = b_reg$q;
@@ -9589,162 +7272,66 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cp_reg2$d = cp_reg2$q;
         cp_n1$d = cp_n1$q;
         cp_n2$d = cp_n2$q;
-        route_ip$0$clock = clock;
-        route_ip$0$d = route_ip$0$q;
-        route_valid$0$clock = clock;
-        route_valid$0$d = route_valid$0$q;
-        route_pm$0$clock = clock;
-        route_pm$0$d = route_pm$0$q;
         rh$0$clock = clock;
         rh$0$d = rh$0$q;
         rone$0$clock = clock;
         rone$0$d = rone$0$q;
-        route_ip$1$clock = clock;
-        route_ip$1$d = route_ip$1$q;
-        route_valid$1$clock = clock;
-        route_valid$1$d = route_valid$1$q;
-        route_pm$1$clock = clock;
-        route_pm$1$d = route_pm$1$q;
         rh$1$clock = clock;
         rh$1$d = rh$1$q;
         rone$1$clock = clock;
         rone$1$d = rone$1$q;
-        route_ip$2$clock = clock;
-        route_ip$2$d = route_ip$2$q;
-        route_valid$2$clock = clock;
-        route_valid$2$d = route_valid$2$q;
-        route_pm$2$clock = clock;
-        route_pm$2$d = route_pm$2$q;
         rh$2$clock = clock;
         rh$2$d = rh$2$q;
         rone$2$clock = clock;
         rone$2$d = rone$2$q;
-        route_ip$3$clock = clock;
-        route_ip$3$d = route_ip$3$q;
-        route_valid$3$clock = clock;
-        route_valid$3$d = route_valid$3$q;
-        route_pm$3$clock = clock;
-        route_pm$3$d = route_pm$3$q;
         rh$3$clock = clock;
         rh$3$d = rh$3$q;
         rone$3$clock = clock;
         rone$3$d = rone$3$q;
-        route_ip$4$clock = clock;
-        route_ip$4$d = route_ip$4$q;
-        route_valid$4$clock = clock;
-        route_valid$4$d = route_valid$4$q;
-        route_pm$4$clock = clock;
-        route_pm$4$d = route_pm$4$q;
         rh$4$clock = clock;
         rh$4$d = rh$4$q;
         rone$4$clock = clock;
         rone$4$d = rone$4$q;
-        route_ip$5$clock = clock;
-        route_ip$5$d = route_ip$5$q;
-        route_valid$5$clock = clock;
-        route_valid$5$d = route_valid$5$q;
-        route_pm$5$clock = clock;
-        route_pm$5$d = route_pm$5$q;
         rh$5$clock = clock;
         rh$5$d = rh$5$q;
         rone$5$clock = clock;
         rone$5$d = rone$5$q;
-        route_ip$6$clock = clock;
-        route_ip$6$d = route_ip$6$q;
-        route_valid$6$clock = clock;
-        route_valid$6$d = route_valid$6$q;
-        route_pm$6$clock = clock;
-        route_pm$6$d = route_pm$6$q;
         rh$6$clock = clock;
         rh$6$d = rh$6$q;
         rone$6$clock = clock;
         rone$6$d = rone$6$q;
-        route_ip$7$clock = clock;
-        route_ip$7$d = route_ip$7$q;
-        route_valid$7$clock = clock;
-        route_valid$7$d = route_valid$7$q;
-        route_pm$7$clock = clock;
-        route_pm$7$d = route_pm$7$q;
         rh$7$clock = clock;
         rh$7$d = rh$7$q;
         rone$7$clock = clock;
         rone$7$d = rone$7$q;
-        route_ip$8$clock = clock;
-        route_ip$8$d = route_ip$8$q;
-        route_valid$8$clock = clock;
-        route_valid$8$d = route_valid$8$q;
-        route_pm$8$clock = clock;
-        route_pm$8$d = route_pm$8$q;
         rh$8$clock = clock;
         rh$8$d = rh$8$q;
         rone$8$clock = clock;
         rone$8$d = rone$8$q;
-        route_ip$9$clock = clock;
-        route_ip$9$d = route_ip$9$q;
-        route_valid$9$clock = clock;
-        route_valid$9$d = route_valid$9$q;
-        route_pm$9$clock = clock;
-        route_pm$9$d = route_pm$9$q;
         rh$9$clock = clock;
         rh$9$d = rh$9$q;
         rone$9$clock = clock;
         rone$9$d = rone$9$q;
-        route_ip$10$clock = clock;
-        route_ip$10$d = route_ip$10$q;
-        route_valid$10$clock = clock;
-        route_valid$10$d = route_valid$10$q;
-        route_pm$10$clock = clock;
-        route_pm$10$d = route_pm$10$q;
         rh$10$clock = clock;
         rh$10$d = rh$10$q;
         rone$10$clock = clock;
         rone$10$d = rone$10$q;
-        route_ip$11$clock = clock;
-        route_ip$11$d = route_ip$11$q;
-        route_valid$11$clock = clock;
-        route_valid$11$d = route_valid$11$q;
-        route_pm$11$clock = clock;
-        route_pm$11$d = route_pm$11$q;
         rh$11$clock = clock;
         rh$11$d = rh$11$q;
         rone$11$clock = clock;
         rone$11$d = rone$11$q;
-        route_ip$12$clock = clock;
-        route_ip$12$d = route_ip$12$q;
-        route_valid$12$clock = clock;
-        route_valid$12$d = route_valid$12$q;
-        route_pm$12$clock = clock;
-        route_pm$12$d = route_pm$12$q;
         rh$12$clock = clock;
         rh$12$d = rh$12$q;
         rone$12$clock = clock;
         rone$12$d = rone$12$q;
-        route_ip$13$clock = clock;
-        route_ip$13$d = route_ip$13$q;
-        route_valid$13$clock = clock;
-        route_valid$13$d = route_valid$13$q;
-        route_pm$13$clock = clock;
-        route_pm$13$d = route_pm$13$q;
         rh$13$clock = clock;
         rh$13$d = rh$13$q;
         rone$13$clock = clock;
         rone$13$d = rone$13$q;
-        route_ip$14$clock = clock;
-        route_ip$14$d = route_ip$14$q;
-        route_valid$14$clock = clock;
-        route_valid$14$d = route_valid$14$q;
-        route_pm$14$clock = clock;
-        route_pm$14$d = route_pm$14$q;
         rh$14$clock = clock;
         rh$14$d = rh$14$q;
         rone$14$clock = clock;
         rone$14$d = rone$14$q;
-        route_ip$15$clock = clock;
-        route_ip$15$d = route_ip$15$q;
-        route_valid$15$clock = clock;
-        route_valid$15$d = route_valid$15$q;
-        route_pm$15$clock = clock;
-        route_pm$15$d = route_pm$15$q;
         rh$15$clock = clock;
         rh$15$d = rh$15$q;
         rone$15$clock = clock;
@@ -9773,14 +7360,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$0$clock = clock;
         jbusy$0$clock = clock;
         jbusy$0$d = jbusy$0$q;
-        ss_open$0$clock = clock;
-        ss_open$0$d = ss_open$0$q;
-        ss_base$0$clock = clock;
-        ss_base$0$d = ss_base$0$q;
-        ss_high$0$clock = clock;
-        ss_high$0$d = ss_high$0$q;
-        ss_pend$0$clock = clock;
-        ss_pend$0$d = ss_pend$0$q;
         jk_valid$1$clock = clock;
         jk_valid$1$d = jk_valid$1$q;
         jk_scan$1$clock = clock;
@@ -9805,14 +7384,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$1$clock = clock;
         jbusy$1$clock = clock;
         jbusy$1$d = jbusy$1$q;
-        ss_open$1$clock = clock;
-        ss_open$1$d = ss_open$1$q;
-        ss_base$1$clock = clock;
-        ss_base$1$d = ss_base$1$q;
-        ss_high$1$clock = clock;
-        ss_high$1$d = ss_high$1$q;
-        ss_pend$1$clock = clock;
-        ss_pend$1$d = ss_pend$1$q;
         jk_valid$2$clock = clock;
         jk_valid$2$d = jk_valid$2$q;
         jk_scan$2$clock = clock;
@@ -9837,14 +7408,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$2$clock = clock;
         jbusy$2$clock = clock;
         jbusy$2$d = jbusy$2$q;
-        ss_open$2$clock = clock;
-        ss_open$2$d = ss_open$2$q;
-        ss_base$2$clock = clock;
-        ss_base$2$d = ss_base$2$q;
-        ss_high$2$clock = clock;
-        ss_high$2$d = ss_high$2$q;
-        ss_pend$2$clock = clock;
-        ss_pend$2$d = ss_pend$2$q;
         jk_valid$3$clock = clock;
         jk_valid$3$d = jk_valid$3$q;
         jk_scan$3$clock = clock;
@@ -9869,14 +7432,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$3$clock = clock;
         jbusy$3$clock = clock;
         jbusy$3$d = jbusy$3$q;
-        ss_open$3$clock = clock;
-        ss_open$3$d = ss_open$3$q;
-        ss_base$3$clock = clock;
-        ss_base$3$d = ss_base$3$q;
-        ss_high$3$clock = clock;
-        ss_high$3$d = ss_high$3$q;
-        ss_pend$3$clock = clock;
-        ss_pend$3$d = ss_pend$3$q;
         jk_valid$4$clock = clock;
         jk_valid$4$d = jk_valid$4$q;
         jk_scan$4$clock = clock;
@@ -9901,14 +7456,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$4$clock = clock;
         jbusy$4$clock = clock;
         jbusy$4$d = jbusy$4$q;
-        ss_open$4$clock = clock;
-        ss_open$4$d = ss_open$4$q;
-        ss_base$4$clock = clock;
-        ss_base$4$d = ss_base$4$q;
-        ss_high$4$clock = clock;
-        ss_high$4$d = ss_high$4$q;
-        ss_pend$4$clock = clock;
-        ss_pend$4$d = ss_pend$4$q;
         jk_valid$5$clock = clock;
         jk_valid$5$d = jk_valid$5$q;
         jk_scan$5$clock = clock;
@@ -9933,14 +7480,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$5$clock = clock;
         jbusy$5$clock = clock;
         jbusy$5$d = jbusy$5$q;
-        ss_open$5$clock = clock;
-        ss_open$5$d = ss_open$5$q;
-        ss_base$5$clock = clock;
-        ss_base$5$d = ss_base$5$q;
-        ss_high$5$clock = clock;
-        ss_high$5$d = ss_high$5$q;
-        ss_pend$5$clock = clock;
-        ss_pend$5$d = ss_pend$5$q;
         jk_valid$6$clock = clock;
         jk_valid$6$d = jk_valid$6$q;
         jk_scan$6$clock = clock;
@@ -9965,14 +7504,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$6$clock = clock;
         jbusy$6$clock = clock;
         jbusy$6$d = jbusy$6$q;
-        ss_open$6$clock = clock;
-        ss_open$6$d = ss_open$6$q;
-        ss_base$6$clock = clock;
-        ss_base$6$d = ss_base$6$q;
-        ss_high$6$clock = clock;
-        ss_high$6$d = ss_high$6$q;
-        ss_pend$6$clock = clock;
-        ss_pend$6$d = ss_pend$6$q;
         jk_valid$7$clock = clock;
         jk_valid$7$d = jk_valid$7$q;
         jk_scan$7$clock = clock;
@@ -9997,14 +7528,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$7$clock = clock;
         jbusy$7$clock = clock;
         jbusy$7$d = jbusy$7$q;
-        ss_open$7$clock = clock;
-        ss_open$7$d = ss_open$7$q;
-        ss_base$7$clock = clock;
-        ss_base$7$d = ss_base$7$q;
-        ss_high$7$clock = clock;
-        ss_high$7$d = ss_high$7$q;
-        ss_pend$7$clock = clock;
-        ss_pend$7$d = ss_pend$7$q;
         jk_valid$8$clock = clock;
         jk_valid$8$d = jk_valid$8$q;
         jk_scan$8$clock = clock;
@@ -10029,14 +7552,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$8$clock = clock;
         jbusy$8$clock = clock;
         jbusy$8$d = jbusy$8$q;
-        ss_open$8$clock = clock;
-        ss_open$8$d = ss_open$8$q;
-        ss_base$8$clock = clock;
-        ss_base$8$d = ss_base$8$q;
-        ss_high$8$clock = clock;
-        ss_high$8$d = ss_high$8$q;
-        ss_pend$8$clock = clock;
-        ss_pend$8$d = ss_pend$8$q;
         jk_valid$9$clock = clock;
         jk_valid$9$d = jk_valid$9$q;
         jk_scan$9$clock = clock;
@@ -10061,14 +7576,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$9$clock = clock;
         jbusy$9$clock = clock;
         jbusy$9$d = jbusy$9$q;
-        ss_open$9$clock = clock;
-        ss_open$9$d = ss_open$9$q;
-        ss_base$9$clock = clock;
-        ss_base$9$d = ss_base$9$q;
-        ss_high$9$clock = clock;
-        ss_high$9$d = ss_high$9$q;
-        ss_pend$9$clock = clock;
-        ss_pend$9$d = ss_pend$9$q;
         jk_valid$10$clock = clock;
         jk_valid$10$d = jk_valid$10$q;
         jk_scan$10$clock = clock;
@@ -10093,14 +7600,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$10$clock = clock;
         jbusy$10$clock = clock;
         jbusy$10$d = jbusy$10$q;
-        ss_open$10$clock = clock;
-        ss_open$10$d = ss_open$10$q;
-        ss_base$10$clock = clock;
-        ss_base$10$d = ss_base$10$q;
-        ss_high$10$clock = clock;
-        ss_high$10$d = ss_high$10$q;
-        ss_pend$10$clock = clock;
-        ss_pend$10$d = ss_pend$10$q;
         jk_valid$11$clock = clock;
         jk_valid$11$d = jk_valid$11$q;
         jk_scan$11$clock = clock;
@@ -10125,14 +7624,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$11$clock = clock;
         jbusy$11$clock = clock;
         jbusy$11$d = jbusy$11$q;
-        ss_open$11$clock = clock;
-        ss_open$11$d = ss_open$11$q;
-        ss_base$11$clock = clock;
-        ss_base$11$d = ss_base$11$q;
-        ss_high$11$clock = clock;
-        ss_high$11$d = ss_high$11$q;
-        ss_pend$11$clock = clock;
-        ss_pend$11$d = ss_pend$11$q;
         jk_valid$12$clock = clock;
         jk_valid$12$d = jk_valid$12$q;
         jk_scan$12$clock = clock;
@@ -10157,14 +7648,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$12$clock = clock;
         jbusy$12$clock = clock;
         jbusy$12$d = jbusy$12$q;
-        ss_open$12$clock = clock;
-        ss_open$12$d = ss_open$12$q;
-        ss_base$12$clock = clock;
-        ss_base$12$d = ss_base$12$q;
-        ss_high$12$clock = clock;
-        ss_high$12$d = ss_high$12$q;
-        ss_pend$12$clock = clock;
-        ss_pend$12$d = ss_pend$12$q;
         jk_valid$13$clock = clock;
         jk_valid$13$d = jk_valid$13$q;
         jk_scan$13$clock = clock;
@@ -10189,14 +7672,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$13$clock = clock;
         jbusy$13$clock = clock;
         jbusy$13$d = jbusy$13$q;
-        ss_open$13$clock = clock;
-        ss_open$13$d = ss_open$13$q;
-        ss_base$13$clock = clock;
-        ss_base$13$d = ss_base$13$q;
-        ss_high$13$clock = clock;
-        ss_high$13$d = ss_high$13$q;
-        ss_pend$13$clock = clock;
-        ss_pend$13$d = ss_pend$13$q;
         jk_valid$14$clock = clock;
         jk_valid$14$d = jk_valid$14$q;
         jk_scan$14$clock = clock;
@@ -10221,14 +7696,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$14$clock = clock;
         jbusy$14$clock = clock;
         jbusy$14$d = jbusy$14$q;
-        ss_open$14$clock = clock;
-        ss_open$14$d = ss_open$14$q;
-        ss_base$14$clock = clock;
-        ss_base$14$d = ss_base$14$q;
-        ss_high$14$clock = clock;
-        ss_high$14$d = ss_high$14$q;
-        ss_pend$14$clock = clock;
-        ss_pend$14$d = ss_pend$14$q;
         jk_valid$15$clock = clock;
         jk_valid$15$d = jk_valid$15$q;
         jk_scan$15$clock = clock;
@@ -10253,180 +7720,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jci$15$clock = clock;
         jbusy$15$clock = clock;
         jbusy$15$d = jbusy$15$q;
-        ss_open$15$clock = clock;
-        ss_open$15$d = ss_open$15$q;
-        ss_base$15$clock = clock;
-        ss_base$15$d = ss_base$15$q;
-        ss_high$15$clock = clock;
-        ss_high$15$d = ss_high$15$q;
-        ss_pend$15$clock = clock;
-        ss_pend$15$d = ss_pend$15$q;
-        cnt$0$clock = clock;
-        cnt$0$d = cnt$0$q;
-        s_cnt$0$clock = clock;
-        s_cnt$0$d = s_cnt$0$q;
-        cnt$1$clock = clock;
-        cnt$1$d = cnt$1$q;
-        s_cnt$1$clock = clock;
-        s_cnt$1$d = s_cnt$1$q;
-        cnt$2$clock = clock;
-        cnt$2$d = cnt$2$q;
-        s_cnt$2$clock = clock;
-        s_cnt$2$d = s_cnt$2$q;
-        cnt$3$clock = clock;
-        cnt$3$d = cnt$3$q;
-        s_cnt$3$clock = clock;
-        s_cnt$3$d = s_cnt$3$q;
-        cnt$4$clock = clock;
-        cnt$4$d = cnt$4$q;
-        s_cnt$4$clock = clock;
-        s_cnt$4$d = s_cnt$4$q;
-        cnt$5$clock = clock;
-        cnt$5$d = cnt$5$q;
-        s_cnt$5$clock = clock;
-        s_cnt$5$d = s_cnt$5$q;
-        cnt$6$clock = clock;
-        cnt$6$d = cnt$6$q;
-        s_cnt$6$clock = clock;
-        s_cnt$6$d = s_cnt$6$q;
-        cnt$7$clock = clock;
-        cnt$7$d = cnt$7$q;
-        s_cnt$7$clock = clock;
-        s_cnt$7$d = s_cnt$7$q;
-        cnt$8$clock = clock;
-        cnt$8$d = cnt$8$q;
-        s_cnt$8$clock = clock;
-        s_cnt$8$d = s_cnt$8$q;
-        cnt$9$clock = clock;
-        cnt$9$d = cnt$9$q;
-        s_cnt$9$clock = clock;
-        s_cnt$9$d = s_cnt$9$q;
-        cnt$10$clock = clock;
-        cnt$10$d = cnt$10$q;
-        s_cnt$10$clock = clock;
-        s_cnt$10$d = s_cnt$10$q;
-        cnt$11$clock = clock;
-        cnt$11$d = cnt$11$q;
-        s_cnt$11$clock = clock;
-        s_cnt$11$d = s_cnt$11$q;
-        cnt$12$clock = clock;
-        cnt$12$d = cnt$12$q;
-        s_cnt$12$clock = clock;
-        s_cnt$12$d = s_cnt$12$q;
-        cnt$13$clock = clock;
-        cnt$13$d = cnt$13$q;
-        s_cnt$13$clock = clock;
-        s_cnt$13$d = s_cnt$13$q;
-        cnt$14$clock = clock;
-        cnt$14$d = cnt$14$q;
-        s_cnt$14$clock = clock;
-        s_cnt$14$d = s_cnt$14$q;
-        cnt$15$clock = clock;
-        cnt$15$d = cnt$15$q;
-        s_cnt$15$clock = clock;
-        s_cnt$15$d = s_cnt$15$q;
-        cnt$16$clock = clock;
-        cnt$16$d = cnt$16$q;
-        s_cnt$16$clock = clock;
-        s_cnt$16$d = s_cnt$16$q;
-        cnt$17$clock = clock;
-        cnt$17$d = cnt$17$q;
-        s_cnt$17$clock = clock;
-        s_cnt$17$d = s_cnt$17$q;
-        cnt$18$clock = clock;
-        cnt$18$d = cnt$18$q;
-        s_cnt$18$clock = clock;
-        s_cnt$18$d = s_cnt$18$q;
-        cnt$19$clock = clock;
-        cnt$19$d = cnt$19$q;
-        s_cnt$19$clock = clock;
-        s_cnt$19$d = s_cnt$19$q;
-        cnt$20$clock = clock;
-        cnt$20$d = cnt$20$q;
-        s_cnt$20$clock = clock;
-        s_cnt$20$d = s_cnt$20$q;
-        cnt$21$clock = clock;
-        cnt$21$d = cnt$21$q;
-        s_cnt$21$clock = clock;
-        s_cnt$21$d = s_cnt$21$q;
-        cnt$22$clock = clock;
-        cnt$22$d = cnt$22$q;
-        s_cnt$22$clock = clock;
-        s_cnt$22$d = s_cnt$22$q;
-        cnt$23$clock = clock;
-        cnt$23$d = cnt$23$q;
-        s_cnt$23$clock = clock;
-        s_cnt$23$d = s_cnt$23$q;
-        cnt$24$clock = clock;
-        cnt$24$d = cnt$24$q;
-        s_cnt$24$clock = clock;
-        s_cnt$24$d = s_cnt$24$q;
-        cnt$25$clock = clock;
-        cnt$25$d = cnt$25$q;
-        s_cnt$25$clock = clock;
-        s_cnt$25$d = s_cnt$25$q;
-        s_info$0$clock = clock;
-        s_info$0$d = s_info$0$q;
-        s_info$1$clock = clock;
-        s_info$1$d = s_info$1$q;
-        s_info$2$clock = clock;
-        s_info$2$d = s_info$2$q;
-        s_info$3$clock = clock;
-        s_info$3$d = s_info$3$q;
-        s_info$4$clock = clock;
-        s_info$4$d = s_info$4$q;
-        s_info$5$clock = clock;
-        s_info$5$d = s_info$5$q;
-        s_info$6$clock = clock;
-        s_info$6$d = s_info$6$q;
-        s_info$7$clock = clock;
-        s_info$7$d = s_info$7$q;
-        s_info$8$clock = clock;
-        s_info$8$d = s_info$8$q;
-        s_info$9$clock = clock;
-        s_info$9$d = s_info$9$q;
-        s_info$10$clock = clock;
-        s_info$10$d = s_info$10$q;
-        s_busy$0$clock = clock;
-        s_busy$0$d = s_busy$0$q;
-        s_busy$1$clock = clock;
-        s_busy$1$d = s_busy$1$q;
-        s_busy$2$clock = clock;
-        s_busy$2$d = s_busy$2$q;
-        s_busy$3$clock = clock;
-        s_busy$3$d = s_busy$3$q;
-        s_busy$4$clock = clock;
-        s_busy$4$d = s_busy$4$q;
-        s_busy$5$clock = clock;
-        s_busy$5$d = s_busy$5$q;
-        s_busy$6$clock = clock;
-        s_busy$6$d = s_busy$6$q;
-        s_busy$7$clock = clock;
-        s_busy$7$d = s_busy$7$q;
-        s_busy$8$clock = clock;
-        s_busy$8$d = s_busy$8$q;
-        s_busy$9$clock = clock;
-        s_busy$9$d = s_busy$9$q;
-        s_busy$10$clock = clock;
-        s_busy$10$d = s_busy$10$q;
-        s_busy$11$clock = clock;
-        s_busy$11$d = s_busy$11$q;
-        s_busy$12$clock = clock;
-        s_busy$12$d = s_busy$12$q;
-        s_busy$13$clock = clock;
-        s_busy$13$d = s_busy$13$q;
-        s_busy$14$clock = clock;
-        s_busy$14$d = s_busy$14$q;
-        s_busy$15$clock = clock;
-        s_busy$15$d = s_busy$15$q;
-        s_port$0$clock = clock;
-        s_port$0$d = s_port$0$q;
-        s_port$1$clock = clock;
-        s_port$1$d = s_port$1$q;
-        s_port$2$clock = clock;
-        s_port$2$d = s_port$2$q;
-        s_port$3$clock = clock;
-        s_port$3$d = s_port$3$q;
         pp_mac$0$clock = clock;
         pp_mac$0$d = pp_mac$0$q;
         pp_ip$0$clock = clock;
@@ -10499,8 +7792,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chram2$clock = clock;
         chram3$clock = clock;
         ovram$clock = clock;
-        mram$clock = clock;
-        tick_now = tick_cnt$q + 32'h1 >= tick_div$q;
+        tick_now = tick_cnt$q + 32'h1 >= csr$tick_div;
         if (tick_now) begin
             tick_cnt$d = 32'h0;
             now$d = now$q + 32'h1;
@@ -10664,18 +7956,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$0$w_row = acc_row;
         tx$0$p_hdr = hg$hdr_q;
         tx$0$p_len = hg$len_q;
-        rxp$0$clock = clock;
-        rxp$0$d = rxp$0$q;
-        rxb$0$clock = clock;
-        rxb$0$d = rxb$0$q;
-        txp$0$clock = clock;
-        txp$0$d = txp$0$q;
-        txb$0$clock = clock;
-        txb$0$d = txb$0$q;
         dv$0$clock = clock;
         dv$0$d = dv$0$q;
-        rxbad$0$clock = clock;
-        rxbad$0$d = rxbad$0$q;
         rx_ev$0 = 1'b0;
         rx$1$clock = clock;
         rx$1$rst = rst;
@@ -10702,18 +7984,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$1$w_row = acc_row;
         tx$1$p_hdr = hg$hdr_q;
         tx$1$p_len = hg$len_q;
-        rxp$1$clock = clock;
-        rxp$1$d = rxp$1$q;
-        rxb$1$clock = clock;
-        rxb$1$d = rxb$1$q;
-        txp$1$clock = clock;
-        txp$1$d = txp$1$q;
-        txb$1$clock = clock;
-        txb$1$d = txb$1$q;
         dv$1$clock = clock;
         dv$1$d = dv$1$q;
-        rxbad$1$clock = clock;
-        rxbad$1$d = rxbad$1$q;
         rx_ev$1 = 1'b0;
         rx$2$clock = clock;
         rx$2$rst = rst;
@@ -10740,18 +8012,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$2$w_row = acc_row;
         tx$2$p_hdr = hg$hdr_q;
         tx$2$p_len = hg$len_q;
-        rxp$2$clock = clock;
-        rxp$2$d = rxp$2$q;
-        rxb$2$clock = clock;
-        rxb$2$d = rxb$2$q;
-        txp$2$clock = clock;
-        txp$2$d = txp$2$q;
-        txb$2$clock = clock;
-        txb$2$d = txb$2$q;
         dv$2$clock = clock;
         dv$2$d = dv$2$q;
-        rxbad$2$clock = clock;
-        rxbad$2$d = rxbad$2$q;
         rx_ev$2 = 1'b0;
         rx$3$clock = clock;
         rx$3$rst = rst;
@@ -10778,18 +8040,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$3$w_row = acc_row;
         tx$3$p_hdr = hg$hdr_q;
         tx$3$p_len = hg$len_q;
-        rxp$3$clock = clock;
-        rxp$3$d = rxp$3$q;
-        rxb$3$clock = clock;
-        rxb$3$d = rxb$3$q;
-        txp$3$clock = clock;
-        txp$3$d = txp$3$q;
-        txb$3$clock = clock;
-        txb$3$d = txb$3$q;
         dv$3$clock = clock;
         dv$3$d = dv$3$q;
-        rxbad$3$clock = clock;
-        rxbad$3$d = rxbad$3$q;
         rx_ev$3 = 1'b0;
         vb$0 = 32'h0;
         hb$0 = 32'h0;
@@ -10998,8 +8250,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         la_ok = ((la_age$q == 32'h3) | (la_pp$q != pk_idx$q)) & (la_src$q == pk_idx$q);
         parser$hdr = la_hdr$q;
         parser$len = la_len$q;
-        parser$me_ip = me_ip$q;
-        parser$me_port = me_port$q;
+        parser$me_ip = csr$me_ip;
+        parser$me_port = csr$me_port;
         parser$udp_ok = la_udp$q;
         parser$ip_ok = la_ip$q;
         cls$non_ip = pc_non_ip$q;
@@ -11122,52 +8374,52 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         rpm = 32'h0;
         if (rone$0$q) begin
-            rpm = rpm | route_pm$0$q;
+            rpm = rpm | csr$route_pm$0;
         end
         if (rone$1$q) begin
-            rpm = rpm | route_pm$1$q;
+            rpm = rpm | csr$route_pm$1;
         end
         if (rone$2$q) begin
-            rpm = rpm | route_pm$2$q;
+            rpm = rpm | csr$route_pm$2;
         end
         if (rone$3$q) begin
-            rpm = rpm | route_pm$3$q;
+            rpm = rpm | csr$route_pm$3;
         end
         if (rone$4$q) begin
-            rpm = rpm | route_pm$4$q;
+            rpm = rpm | csr$route_pm$4;
         end
         if (rone$5$q) begin
-            rpm = rpm | route_pm$5$q;
+            rpm = rpm | csr$route_pm$5;
         end
         if (rone$6$q) begin
-            rpm = rpm | route_pm$6$q;
+            rpm = rpm | csr$route_pm$6;
         end
         if (rone$7$q) begin
-            rpm = rpm | route_pm$7$q;
+            rpm = rpm | csr$route_pm$7;
         end
         if (rone$8$q) begin
-            rpm = rpm | route_pm$8$q;
+            rpm = rpm | csr$route_pm$8;
         end
         if (rone$9$q) begin
-            rpm = rpm | route_pm$9$q;
+            rpm = rpm | csr$route_pm$9;
         end
         if (rone$10$q) begin
-            rpm = rpm | route_pm$10$q;
+            rpm = rpm | csr$route_pm$10;
         end
         if (rone$11$q) begin
-            rpm = rpm | route_pm$11$q;
+            rpm = rpm | csr$route_pm$11;
         end
         if (rone$12$q) begin
-            rpm = rpm | route_pm$12$q;
+            rpm = rpm | csr$route_pm$12;
         end
         if (rone$13$q) begin
-            rpm = rpm | route_pm$13$q;
+            rpm = rpm | csr$route_pm$13;
         end
         if (rone$14$q) begin
-            rpm = rpm | route_pm$14$q;
+            rpm = rpm | csr$route_pm$14;
         end
         if (rone$15$q) begin
-            rpm = rpm | route_pm$15$q;
+            rpm = rpm | csr$route_pm$15;
         end
         jpre$0 = 1'b0;
         jhit_q$d = 1'b0;
@@ -11306,9 +8558,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             jram$raddr = ((jsel) & 24'hffffff);
         end
-        jcg = jc_q$q | so_q$q;
-        if (so_q$q) begin
-            jcx = su_j$q;
+        jcg = jc_q$q | sess$epoch_move;
+        if (sess$epoch_move) begin
+            jcx = sess$entry;
         end
         else begin
             jcx = jc_i$q;
@@ -11318,68 +8570,68 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sb_cur = 32'h0;
         so_cur = 1'b0;
         if (ji$q == c_idx8$0) begin
-            sb_cur = sb_cur | ss_base$0$q;
-            so_cur = so_cur | ss_open$0$q;
+            sb_cur = sb_cur | sess$ss_base$0;
+            so_cur = so_cur | sess$ss_open$0;
         end
         if (ji$q == c_idx8$1) begin
-            sb_cur = sb_cur | ss_base$1$q;
-            so_cur = so_cur | ss_open$1$q;
+            sb_cur = sb_cur | sess$ss_base$1;
+            so_cur = so_cur | sess$ss_open$1;
         end
         if (ji$q == c_idx8$2) begin
-            sb_cur = sb_cur | ss_base$2$q;
-            so_cur = so_cur | ss_open$2$q;
+            sb_cur = sb_cur | sess$ss_base$2;
+            so_cur = so_cur | sess$ss_open$2;
         end
         if (ji$q == c_idx8$3) begin
-            sb_cur = sb_cur | ss_base$3$q;
-            so_cur = so_cur | ss_open$3$q;
+            sb_cur = sb_cur | sess$ss_base$3;
+            so_cur = so_cur | sess$ss_open$3;
         end
         if (ji$q == c_idx8$4) begin
-            sb_cur = sb_cur | ss_base$4$q;
-            so_cur = so_cur | ss_open$4$q;
+            sb_cur = sb_cur | sess$ss_base$4;
+            so_cur = so_cur | sess$ss_open$4;
         end
         if (ji$q == c_idx8$5) begin
-            sb_cur = sb_cur | ss_base$5$q;
-            so_cur = so_cur | ss_open$5$q;
+            sb_cur = sb_cur | sess$ss_base$5;
+            so_cur = so_cur | sess$ss_open$5;
         end
         if (ji$q == c_idx8$6) begin
-            sb_cur = sb_cur | ss_base$6$q;
-            so_cur = so_cur | ss_open$6$q;
+            sb_cur = sb_cur | sess$ss_base$6;
+            so_cur = so_cur | sess$ss_open$6;
         end
         if (ji$q == c_idx8$7) begin
-            sb_cur = sb_cur | ss_base$7$q;
-            so_cur = so_cur | ss_open$7$q;
+            sb_cur = sb_cur | sess$ss_base$7;
+            so_cur = so_cur | sess$ss_open$7;
         end
         if (ji$q == c_idx8$8) begin
-            sb_cur = sb_cur | ss_base$8$q;
-            so_cur = so_cur | ss_open$8$q;
+            sb_cur = sb_cur | sess$ss_base$8;
+            so_cur = so_cur | sess$ss_open$8;
         end
         if (ji$q == c_idx8$9) begin
-            sb_cur = sb_cur | ss_base$9$q;
-            so_cur = so_cur | ss_open$9$q;
+            sb_cur = sb_cur | sess$ss_base$9;
+            so_cur = so_cur | sess$ss_open$9;
         end
         if (ji$q == c_idx8$10) begin
-            sb_cur = sb_cur | ss_base$10$q;
-            so_cur = so_cur | ss_open$10$q;
+            sb_cur = sb_cur | sess$ss_base$10;
+            so_cur = so_cur | sess$ss_open$10;
         end
         if (ji$q == c_idx8$11) begin
-            sb_cur = sb_cur | ss_base$11$q;
-            so_cur = so_cur | ss_open$11$q;
+            sb_cur = sb_cur | sess$ss_base$11;
+            so_cur = so_cur | sess$ss_open$11;
         end
         if (ji$q == c_idx8$12) begin
-            sb_cur = sb_cur | ss_base$12$q;
-            so_cur = so_cur | ss_open$12$q;
+            sb_cur = sb_cur | sess$ss_base$12;
+            so_cur = so_cur | sess$ss_open$12;
         end
         if (ji$q == c_idx8$13) begin
-            sb_cur = sb_cur | ss_base$13$q;
-            so_cur = so_cur | ss_open$13$q;
+            sb_cur = sb_cur | sess$ss_base$13;
+            so_cur = so_cur | sess$ss_open$13;
         end
         if (ji$q == c_idx8$14) begin
-            sb_cur = sb_cur | ss_base$14$q;
-            so_cur = so_cur | ss_open$14$q;
+            sb_cur = sb_cur | sess$ss_base$14;
+            so_cur = so_cur | sess$ss_open$14;
         end
         if (ji$q == c_idx8$15) begin
-            sb_cur = sb_cur | ss_base$15$q;
-            so_cur = so_cur | ss_open$15$q;
+            sb_cur = sb_cur | sess$ss_base$15;
+            so_cur = so_cur | sess$ss_open$15;
         end
         busy_cur = 32'h0;
         if (ji$q == c_idx8$0) begin
@@ -12348,8 +9600,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_hit = pc_v$q & (pc_j$q == dx_ji$q);
         mc_new = 1'b0;
         pick_now = 1'b0;
-        jc_hold = jc_pend$q | jc_q$q | su_v$q | so_q$q;
-        lk_go = lk_v$q & ~x_join$q & ~su_v$q & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & lk_ne$q & lk_old$q)) & (~sq_v$q | sq_ld)));
+        jc_hold = jc_pend$q | jc_q$q | sess$busy | sess$epoch_move;
+        lk_go = lk_v$q & ~x_join$q & ~sess$busy & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & lk_ne$q & lk_old$q)) & (~sq_v$q | sq_ld)));
         lk_free = ~lk_v$q | lk_go;
         if (lk_go) begin
             lk_v$d = 1'b0;
@@ -12359,7 +9611,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             FrontState$Idle:
                 begin
                     if (jc_pend$q) begin
-                        if ((xstate$q == DecState$Idle) & ~lk_v$q & ~su_v$q) begin
+                        if ((xstate$q == DecState$Idle) & ~lk_v$q & ~sess$busy) begin
                             jc = 1'b1;
                             jc_pend$d = 1'b0;
                             dbg_valid = 1'b1;
@@ -12514,9 +9766,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             meta$wdata = (m & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                             meta$we = 32'h1;
                             e_slot$d = 1'b1;
-                            o_src_mac$d = me_mac$q;
-                            o_src_ip$d = me_ip$q;
-                            o_src_port$d = me_port$q;
+                            o_src_mac$d = csr$me_mac;
+                            o_src_ip$d = csr$me_ip;
+                            o_src_port$d = csr$me_port;
                             o_dst_mac$d = q_sj$q[(32'h180)+:(48)];
                             o_dst_ip$d = q_sj$q[(32'h160)+:(32)];
                             o_dst_port$d = q_sj$q[(32'h1b0)+:(16)];
@@ -12630,6 +9882,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             e_last$d = el_init;
         end
         hu_v$d = 1'b0;
+        sess$join_go = 1'b0;
         if (dec_v) begin
             if (~sq_v$q | sq_ld) begin
                 sq_e_mc$d = 1'b0;
@@ -12661,9 +9914,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 sq_b_cadr$d = dx_cadr$q;
                 sq_b_ji$d = dx_ji$q;
                 sq_b_nch$d = x_je$q[(32'h10)+:(8)];
-                sq_o_src_mac$d = me_mac$q;
-                sq_o_src_ip$d = me_ip$q;
-                sq_o_src_port$d = me_port$q;
+                sq_o_src_mac$d = csr$me_mac;
+                sq_o_src_ip$d = csr$me_ip;
+                sq_o_src_port$d = csr$me_port;
                 sq_o_dst_mac$d = x_je$q[(32'h180)+:(48)];
                 sq_o_dst_ip$d = x_je$q[(32'h160)+:(32)];
                 sq_o_dst_port$d = x_je$q[(32'h1b0)+:(16)];
@@ -12689,7 +9942,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 bz_dec = dbd;
                 hwc = dhwc;
                 if ((dx_ptype$q == pt_result) & x_je$q[(32'h1)+:(1)] & dq_rok$q) begin
-                    sq_o_src_ip$d = me_ip$q;
+                    sq_o_src_ip$d = csr$me_ip;
                     sq_o_flags$d = dx_flags$q | fl_multicast;
                     mc_new = 1'b1;
                     dh_st = BackState$CopyRows;
@@ -12763,17 +10016,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                     Action$Join:
                         begin
-                            su_v$d = 1'b1;
-                            su_st$d = SessState$Load;
-                            su_j$d = dx_ji$q;
-                            su_bm$d = dx_bitmap$q;
-                            su_nonce$d = dx_block$q;
-                            su_mac$d = dx_src_mac$q;
-                            su_ip$d = dx_src_ip$q;
-                            su_udp$d = dx_src_port$q;
-                            su_port$d = dx_sel$q;
-                            su_job$d = dx_job$q;
-                            su_ranks$d = x_je$q[(32'h40)+:(64)];
+                            sess$join_go = 1'b1;
                         end
                     Action$Relay:
                         begin
@@ -13175,22 +10418,22 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             pr_src_ip$d = parser$src_ip;
             pr_src_mac$d = parser$src_mac;
             pr_src_port$d = parser$src_port;
-            rh$0$d = route_valid$0$q & (route_ip$0$q == parser$dst_ip);
-            rh$1$d = route_valid$1$q & (route_ip$1$q == parser$dst_ip);
-            rh$2$d = route_valid$2$q & (route_ip$2$q == parser$dst_ip);
-            rh$3$d = route_valid$3$q & (route_ip$3$q == parser$dst_ip);
-            rh$4$d = route_valid$4$q & (route_ip$4$q == parser$dst_ip);
-            rh$5$d = route_valid$5$q & (route_ip$5$q == parser$dst_ip);
-            rh$6$d = route_valid$6$q & (route_ip$6$q == parser$dst_ip);
-            rh$7$d = route_valid$7$q & (route_ip$7$q == parser$dst_ip);
-            rh$8$d = route_valid$8$q & (route_ip$8$q == parser$dst_ip);
-            rh$9$d = route_valid$9$q & (route_ip$9$q == parser$dst_ip);
-            rh$10$d = route_valid$10$q & (route_ip$10$q == parser$dst_ip);
-            rh$11$d = route_valid$11$q & (route_ip$11$q == parser$dst_ip);
-            rh$12$d = route_valid$12$q & (route_ip$12$q == parser$dst_ip);
-            rh$13$d = route_valid$13$q & (route_ip$13$q == parser$dst_ip);
-            rh$14$d = route_valid$14$q & (route_ip$14$q == parser$dst_ip);
-            rh$15$d = route_valid$15$q & (route_ip$15$q == parser$dst_ip);
+            rh$0$d = csr$route_valid$0 & (csr$route_ip$0 == parser$dst_ip);
+            rh$1$d = csr$route_valid$1 & (csr$route_ip$1 == parser$dst_ip);
+            rh$2$d = csr$route_valid$2 & (csr$route_ip$2 == parser$dst_ip);
+            rh$3$d = csr$route_valid$3 & (csr$route_ip$3 == parser$dst_ip);
+            rh$4$d = csr$route_valid$4 & (csr$route_ip$4 == parser$dst_ip);
+            rh$5$d = csr$route_valid$5 & (csr$route_ip$5 == parser$dst_ip);
+            rh$6$d = csr$route_valid$6 & (csr$route_ip$6 == parser$dst_ip);
+            rh$7$d = csr$route_valid$7 & (csr$route_ip$7 == parser$dst_ip);
+            rh$8$d = csr$route_valid$8 & (csr$route_ip$8 == parser$dst_ip);
+            rh$9$d = csr$route_valid$9 & (csr$route_ip$9 == parser$dst_ip);
+            rh$10$d = csr$route_valid$10 & (csr$route_ip$10 == parser$dst_ip);
+            rh$11$d = csr$route_valid$11 & (csr$route_ip$11 == parser$dst_ip);
+            rh$12$d = csr$route_valid$12 & (csr$route_ip$12 == parser$dst_ip);
+            rh$13$d = csr$route_valid$13 & (csr$route_ip$13 == parser$dst_ip);
+            rh$14$d = csr$route_valid$14 & (csr$route_ip$14 == parser$dst_ip);
+            rh$15$d = csr$route_valid$15 & (csr$route_ip$15 == parser$dst_ip);
             jh$0$d = jk_valid$0$q & (jk_job$0$q == parser$job);
             jh$1$d = jk_valid$1$q & (jk_job$1$q == parser$job);
             jh$2$d = jk_valid$2$q & (jk_job$2$q == parser$job);
@@ -13264,1886 +10507,97 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (jk_valid$15$q & jk_scan$15$q) begin
             any_to$d = 1'b1;
         end
-        if (~sweep_on$q & any_to$q & (scan_ticks$q != 32'h0) & (sweep_el$q >= scan_ticks$q)) begin
+        if (~sweep_on$q & any_to$q & (csr$scan_ticks != 32'h0) & (sweep_el$q >= csr$scan_ticks)) begin
             sweep_on$d = 1'b1;
             sweep_el$d = ((tick_now) & 32'hffffffff);
             scan_ptr$d = 32'h0;
             own_age$d = 32'h0;
         end
-        wr = awvalid & wvalid & ~bvalid_r$q & ~jc_pend$q & ~jc_q$q;
-        awready = wr;
-        wready = wr;
-        bvalid = bvalid_r$q;
-        bresp = 32'h0;
-        if (wr) begin
-            bvalid_r$d = 1'b1;
+        csr$clock = clock;
+        csr$rst = rst;
+        csr$awaddr = awaddr;
+        csr$awvalid = awvalid;
+        awready = csr$awready;
+        csr$wdata = wdata;
+        csr$wvalid = wvalid;
+        wready = csr$wready;
+        bresp = csr$bresp;
+        bvalid = csr$bvalid;
+        csr$bready = bready;
+        csr$araddr = araddr;
+        csr$arvalid = arvalid;
+        arready = csr$arready;
+        rdata = csr$rdata;
+        rresp = csr$rresp;
+        rvalid = csr$rvalid;
+        csr$rready = rready;
+        if (csr$job_commit) begin
+            jc_pend$d = 1'b1;
+            jc_i$d = csr$job_commit_entry;
         end
-        else if (bready) begin
-            bvalid_r$d = 1'b0;
-        end
-        jpack = ((st_jctrl$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port) | (((st_jidle$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_idle) | (((st_jfirst$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_first_block);
-        chram$waddr = (((wdata[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((wdata[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
-        chram$wdata = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_mac) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_ip) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_udp) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_port);
-        chram$we = 32'h0;
-        pbram$waddr = (((wdata[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((wdata[(32'h0)+:(3)]) & 24'hffffff);
-        pbram$wdata = st_pbelow$q;
-        pbram$we = 32'h0;
-        if (wr) begin
-            if (awaddr == a_me_ip) begin
-                me_ip$d = wdata;
-            end
-            if (awaddr == a_me_port) begin
-                me_port$d = wdata[(32'h0)+:(16)];
-            end
-            if (awaddr == a_me_mac_lo) begin
-                me_mac$d = (me_mac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
-            end
-            if (awaddr == a_me_mac_hi) begin
-                me_mac$d = (me_mac$q & 64'hffffffff) | (((wdata[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
-            end
-            if (awaddr == a_tick_div) begin
-                tick_div$d = wdata;
-            end
-            if (awaddr == a_scan_ticks) begin
-                scan_ticks$d = wdata;
-            end
-            if (awaddr == a_job_id) begin
-                st_jid$d = wdata[(32'h0)+:(16)];
-            end
-            if (awaddr == a_job_ctrl) begin
-                st_jctrl$d = wdata;
-            end
-            if (awaddr == a_job_ranks_lo) begin
-                st_jranks$d = (st_jranks$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
-            end
-            if (awaddr == a_job_ranks_hi) begin
-                st_jranks$d = (st_jranks$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (awaddr == a_job_expected_lo) begin
-                st_jexp$d = (st_jexp$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
-            end
-            if (awaddr == a_job_expected_hi) begin
-                st_jexp$d = (st_jexp$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (awaddr == a_job_slot_base) begin
-                st_jsbase$d = wdata;
-            end
-            if (awaddr == a_job_slot_count) begin
-                st_jscount$d = wdata;
-            end
-            if (awaddr == a_job_quota) begin
-                st_jquota$d = wdata;
-            end
-            if (awaddr == a_job_flush_after) begin
-                st_jflush$d = wdata;
-            end
-            if (awaddr == a_job_reclaim_after) begin
-                st_jreclaim$d = wdata;
-            end
-            if (awaddr == a_job_first_block) begin
-                st_jfirst$d = wdata;
-            end
-            if (awaddr == a_job_reclaim_idle) begin
-                st_jidle$d = wdata;
-            end
-            if (awaddr == a_port_below_lo) begin
-                st_pbelow$d = (st_pbelow$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
-            end
-            if (awaddr == a_port_below_hi) begin
-                st_pbelow$d = (st_pbelow$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (awaddr == a_port_below_commit) begin
-                pbram$we = 32'h1;
-            end
-            if (awaddr == a_tbl_sel) begin
-                tbl_sel$d = wdata;
-            end
-            if (awaddr == a_job_parent_mac_lo) begin
-                st_pmac$d = (st_pmac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
-            end
-            if (awaddr == a_job_parent_mac_hi) begin
-                st_pmac$d = (st_pmac$q & 64'hffffffff) | (((wdata[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
-            end
-            if (awaddr == a_job_parent_ip) begin
-                st_pip$d = wdata;
-            end
-            if (awaddr == a_job_parent_udp) begin
-                st_pudp$d = wdata[(32'h0)+:(16)];
-            end
-            if (awaddr == a_job_parent_port) begin
-                st_pport$d = wdata[(32'h0)+:(8)];
-            end
-            if (awaddr == a_job_commit) begin
-                jc_pend$d = 1'b1;
-                jc_i$d = wdata[(32'h0)+:(8)];
-            end
-            if (awaddr == a_child_mac_lo) begin
-                st_cmac$d = (st_cmac$q & 64'hffff00000000) | ((wdata) & 48'hffffffffffff);
-            end
-            if (awaddr == a_child_mac_hi) begin
-                st_cmac$d = (st_cmac$q & 64'hffffffff) | (((wdata[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
-            end
-            if (awaddr == a_child_ip) begin
-                st_cip$d = wdata;
-            end
-            if (awaddr == a_child_udp) begin
-                st_cudp$d = wdata[(32'h0)+:(16)];
-            end
-            if (awaddr == a_child_port) begin
-                st_cport$d = wdata[(32'h0)+:(8)];
-            end
-            if (awaddr == a_child_ranks_lo) begin
-                st_cranks$d = (st_cranks$q & 64'hffffffff00000000) | ((wdata) & 64'hffffffffffffffff);
-            end
-            if (awaddr == a_child_ranks_hi) begin
-                st_cranks$d = (st_cranks$q & 64'hffffffff) | (((wdata) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (awaddr == a_child_commit) begin
-                chram$we = 32'h1;
-            end
-            if (awaddr == a_route_ip) begin
-                st_route_ip$d = wdata;
-            end
-            if (awaddr == a_route_port) begin
-                st_route_port$d = wdata[(32'h0)+:(8)];
-            end
-            if (awaddr == a_route_commit) begin
-                if (wdata[(32'h0)+:(16)] == c_idx16$0) begin
-                    route_ip$0$d = st_route_ip$q;
-                    route_valid$0$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$0$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$1) begin
-                    route_ip$1$d = st_route_ip$q;
-                    route_valid$1$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$1$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$2) begin
-                    route_ip$2$d = st_route_ip$q;
-                    route_valid$2$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$2$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$3) begin
-                    route_ip$3$d = st_route_ip$q;
-                    route_valid$3$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$3$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$4) begin
-                    route_ip$4$d = st_route_ip$q;
-                    route_valid$4$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$4$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$5) begin
-                    route_ip$5$d = st_route_ip$q;
-                    route_valid$5$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$5$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$6) begin
-                    route_ip$6$d = st_route_ip$q;
-                    route_valid$6$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$6$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$7) begin
-                    route_ip$7$d = st_route_ip$q;
-                    route_valid$7$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$7$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$8) begin
-                    route_ip$8$d = st_route_ip$q;
-                    route_valid$8$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$8$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$9) begin
-                    route_ip$9$d = st_route_ip$q;
-                    route_valid$9$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$9$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$10) begin
-                    route_ip$10$d = st_route_ip$q;
-                    route_valid$10$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$10$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$11) begin
-                    route_ip$11$d = st_route_ip$q;
-                    route_valid$11$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$11$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$12) begin
-                    route_ip$12$d = st_route_ip$q;
-                    route_valid$12$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$12$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$13) begin
-                    route_ip$13$d = st_route_ip$q;
-                    route_valid$13$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$13$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$14) begin
-                    route_ip$14$d = st_route_ip$q;
-                    route_valid$14$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$14$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wdata[(32'h0)+:(16)] == c_idx16$15) begin
-                    route_ip$15$d = st_route_ip$q;
-                    route_valid$15$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm$15$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-            end
-        end
-        chram2$waddr = chram$waddr;
-        chram2$wdata = chram$wdata;
-        chram2$we = chram$we;
-        chram3$waddr = chram$waddr;
-        chram3$wdata = chram$wdata;
-        chram3$we = chram$we;
-        if ((chram$we != 32'h0) | jcg) begin
+        chram$waddr = csr$child_waddr;
+        chram$wdata = csr$child_wdata;
+        chram$we = csr$child_we;
+        chram2$waddr = csr$child_waddr;
+        chram2$wdata = csr$child_wdata;
+        chram2$we = csr$child_we;
+        chram3$waddr = csr$child_waddr;
+        chram3$wdata = csr$child_wdata;
+        chram3$we = csr$child_we;
+        pbram$waddr = csr$pb_waddr;
+        pbram$wdata = csr$pb_wdata;
+        pbram$we = csr$pb_we;
+        if ((csr$child_we != 32'h0) | jcg) begin
             pc_v$d = 1'b0;
             ps_dirty$d = 1'b1;
         end
-        arready = ~rvalid_r$q & ~rs$q;
-        rvalid = rvalid_r$q;
-        rdata = rdata_r$q;
-        rresp = 32'h0;
-        s_info$0$d = araddr == (c_idx16$0 << 32'h2);
-        s_info$1$d = araddr == (c_idx16$1 << 32'h2);
-        s_info$2$d = araddr == (c_idx16$2 << 32'h2);
-        s_info$3$d = araddr == (c_idx16$3 << 32'h2);
-        s_info$4$d = araddr == (c_idx16$4 << 32'h2);
-        s_info$5$d = araddr == (c_idx16$5 << 32'h2);
-        s_info$6$d = araddr == (c_idx16$6 << 32'h2);
-        s_info$7$d = araddr == (c_idx16$7 << 32'h2);
-        s_info$8$d = araddr == (c_idx16$8 << 32'h2);
-        s_info$9$d = araddr == (c_idx16$9 << 32'h2);
-        s_info$10$d = araddr == (c_idx16$10 << 32'h2);
-        s_misc$d = (((araddr == a_me_ip)) & 8'hff) | ((((araddr == a_me_port)) & 8'hff) << 32'h1) | ((((araddr == a_me_mac_lo)) & 8'hff) << 32'h2) | ((((araddr == a_me_mac_hi)) & 8'hff) << 32'h3) | ((((araddr == a_tick_div)) & 8'hff) << 32'h4) | ((((araddr == a_tick)) & 8'hff) << 32'h5) | ((((araddr == a_scan_ticks)) & 8'hff) << 32'h6);
-        s_tsel$d = araddr == a_tbl_sel;
-        s_tbl$d = (araddr >= a_tbl_data) & (araddr < c_tbl_end);
-        tbl_w$d = (araddr - a_tbl_data) >> 32'h2;
-        s_busy$0$d = araddr == a_busy + (c_idx16$0 << 32'h2);
-        s_busy$1$d = araddr == a_busy + (c_idx16$1 << 32'h2);
-        s_busy$2$d = araddr == a_busy + (c_idx16$2 << 32'h2);
-        s_busy$3$d = araddr == a_busy + (c_idx16$3 << 32'h2);
-        s_busy$4$d = araddr == a_busy + (c_idx16$4 << 32'h2);
-        s_busy$5$d = araddr == a_busy + (c_idx16$5 << 32'h2);
-        s_busy$6$d = araddr == a_busy + (c_idx16$6 << 32'h2);
-        s_busy$7$d = araddr == a_busy + (c_idx16$7 << 32'h2);
-        s_busy$8$d = araddr == a_busy + (c_idx16$8 << 32'h2);
-        s_busy$9$d = araddr == a_busy + (c_idx16$9 << 32'h2);
-        s_busy$10$d = araddr == a_busy + (c_idx16$10 << 32'h2);
-        s_busy$11$d = araddr == a_busy + (c_idx16$11 << 32'h2);
-        s_busy$12$d = araddr == a_busy + (c_idx16$12 << 32'h2);
-        s_busy$13$d = araddr == a_busy + (c_idx16$13 << 32'h2);
-        s_busy$14$d = araddr == a_busy + (c_idx16$14 << 32'h2);
-        s_busy$15$d = araddr == a_busy + (c_idx16$15 << 32'h2);
-        s_cnt$0$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$0 << 32'h3)) begin
-            s_cnt$0$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$0 << 32'h3) + 32'h4) begin
-            s_cnt$0$d = 32'h2;
-        end
-        s_cnt$1$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$1 << 32'h3)) begin
-            s_cnt$1$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$1 << 32'h3) + 32'h4) begin
-            s_cnt$1$d = 32'h2;
-        end
-        s_cnt$2$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$2 << 32'h3)) begin
-            s_cnt$2$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$2 << 32'h3) + 32'h4) begin
-            s_cnt$2$d = 32'h2;
-        end
-        s_cnt$3$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$3 << 32'h3)) begin
-            s_cnt$3$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$3 << 32'h3) + 32'h4) begin
-            s_cnt$3$d = 32'h2;
-        end
-        s_cnt$4$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$4 << 32'h3)) begin
-            s_cnt$4$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$4 << 32'h3) + 32'h4) begin
-            s_cnt$4$d = 32'h2;
-        end
-        s_cnt$5$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$5 << 32'h3)) begin
-            s_cnt$5$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$5 << 32'h3) + 32'h4) begin
-            s_cnt$5$d = 32'h2;
-        end
-        s_cnt$6$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$6 << 32'h3)) begin
-            s_cnt$6$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$6 << 32'h3) + 32'h4) begin
-            s_cnt$6$d = 32'h2;
-        end
-        s_cnt$7$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$7 << 32'h3)) begin
-            s_cnt$7$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$7 << 32'h3) + 32'h4) begin
-            s_cnt$7$d = 32'h2;
-        end
-        s_cnt$8$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$8 << 32'h3)) begin
-            s_cnt$8$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$8 << 32'h3) + 32'h4) begin
-            s_cnt$8$d = 32'h2;
-        end
-        s_cnt$9$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$9 << 32'h3)) begin
-            s_cnt$9$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$9 << 32'h3) + 32'h4) begin
-            s_cnt$9$d = 32'h2;
-        end
-        s_cnt$10$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$10 << 32'h3)) begin
-            s_cnt$10$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$10 << 32'h3) + 32'h4) begin
-            s_cnt$10$d = 32'h2;
-        end
-        s_cnt$11$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$11 << 32'h3)) begin
-            s_cnt$11$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$11 << 32'h3) + 32'h4) begin
-            s_cnt$11$d = 32'h2;
-        end
-        s_cnt$12$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$12 << 32'h3)) begin
-            s_cnt$12$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$12 << 32'h3) + 32'h4) begin
-            s_cnt$12$d = 32'h2;
-        end
-        s_cnt$13$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$13 << 32'h3)) begin
-            s_cnt$13$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$13 << 32'h3) + 32'h4) begin
-            s_cnt$13$d = 32'h2;
-        end
-        s_cnt$14$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$14 << 32'h3)) begin
-            s_cnt$14$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$14 << 32'h3) + 32'h4) begin
-            s_cnt$14$d = 32'h2;
-        end
-        s_cnt$15$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$15 << 32'h3)) begin
-            s_cnt$15$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$15 << 32'h3) + 32'h4) begin
-            s_cnt$15$d = 32'h2;
-        end
-        s_cnt$16$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$16 << 32'h3)) begin
-            s_cnt$16$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$16 << 32'h3) + 32'h4) begin
-            s_cnt$16$d = 32'h2;
-        end
-        s_cnt$17$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$17 << 32'h3)) begin
-            s_cnt$17$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$17 << 32'h3) + 32'h4) begin
-            s_cnt$17$d = 32'h2;
-        end
-        s_cnt$18$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$18 << 32'h3)) begin
-            s_cnt$18$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$18 << 32'h3) + 32'h4) begin
-            s_cnt$18$d = 32'h2;
-        end
-        s_cnt$19$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$19 << 32'h3)) begin
-            s_cnt$19$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$19 << 32'h3) + 32'h4) begin
-            s_cnt$19$d = 32'h2;
-        end
-        s_cnt$20$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$20 << 32'h3)) begin
-            s_cnt$20$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$20 << 32'h3) + 32'h4) begin
-            s_cnt$20$d = 32'h2;
-        end
-        s_cnt$21$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$21 << 32'h3)) begin
-            s_cnt$21$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$21 << 32'h3) + 32'h4) begin
-            s_cnt$21$d = 32'h2;
-        end
-        s_cnt$22$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$22 << 32'h3)) begin
-            s_cnt$22$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$22 << 32'h3) + 32'h4) begin
-            s_cnt$22$d = 32'h2;
-        end
-        s_cnt$23$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$23 << 32'h3)) begin
-            s_cnt$23$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$23 << 32'h3) + 32'h4) begin
-            s_cnt$23$d = 32'h2;
-        end
-        s_cnt$24$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$24 << 32'h3)) begin
-            s_cnt$24$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$24 << 32'h3) + 32'h4) begin
-            s_cnt$24$d = 32'h2;
-        end
-        s_cnt$25$d = 32'h0;
-        if (araddr == a_cnt + (c_idx16$25 << 32'h3)) begin
-            s_cnt$25$d = 32'h1;
-        end
-        if (araddr == a_cnt + (c_idx16$25 << 32'h3) + 32'h4) begin
-            s_cnt$25$d = 32'h2;
-        end
-        s_port$0$d = 32'h0;
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$0 << 32'h2)) begin
-            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$0;
-        end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$1 << 32'h2)) begin
-            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$1;
-        end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$2 << 32'h2)) begin
-            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$2;
-        end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$3 << 32'h2)) begin
-            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$3;
-        end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$4 << 32'h2)) begin
-            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$4;
-        end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$5 << 32'h2)) begin
-            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$5;
-        end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$6 << 32'h2)) begin
-            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$6;
-        end
-        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$7 << 32'h2)) begin
-            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$7;
-        end
-        if (araddr == a_rxbad + (c_idx16$0 << 32'h2)) begin
-            s_port$0$d = ((32'h1) & 16'hffff) << 32'h8;
-        end
-        s_port$1$d = 32'h0;
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$0 << 32'h2)) begin
-            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$0;
-        end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$1 << 32'h2)) begin
-            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$1;
-        end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$2 << 32'h2)) begin
-            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$2;
-        end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$3 << 32'h2)) begin
-            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$3;
-        end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$4 << 32'h2)) begin
-            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$4;
-        end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$5 << 32'h2)) begin
-            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$5;
-        end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$6 << 32'h2)) begin
-            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$6;
-        end
-        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$7 << 32'h2)) begin
-            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$7;
-        end
-        if (araddr == a_rxbad + (c_idx16$1 << 32'h2)) begin
-            s_port$1$d = ((32'h1) & 16'hffff) << 32'h8;
-        end
-        s_port$2$d = 32'h0;
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$0 << 32'h2)) begin
-            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$0;
-        end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$1 << 32'h2)) begin
-            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$1;
-        end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$2 << 32'h2)) begin
-            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$2;
-        end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$3 << 32'h2)) begin
-            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$3;
-        end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$4 << 32'h2)) begin
-            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$4;
-        end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$5 << 32'h2)) begin
-            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$5;
-        end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$6 << 32'h2)) begin
-            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$6;
-        end
-        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$7 << 32'h2)) begin
-            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$7;
-        end
-        if (araddr == a_rxbad + (c_idx16$2 << 32'h2)) begin
-            s_port$2$d = ((32'h1) & 16'hffff) << 32'h8;
-        end
-        s_port$3$d = 32'h0;
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$0 << 32'h2)) begin
-            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$0;
-        end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$1 << 32'h2)) begin
-            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$1;
-        end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$2 << 32'h2)) begin
-            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$2;
-        end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$3 << 32'h2)) begin
-            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$3;
-        end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$4 << 32'h2)) begin
-            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$4;
-        end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$5 << 32'h2)) begin
-            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$5;
-        end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$6 << 32'h2)) begin
-            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$6;
-        end
-        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$7 << 32'h2)) begin
-            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$7;
-        end
-        if (araddr == a_rxbad + (c_idx16$3 << 32'h2)) begin
-            s_port$3$d = ((32'h1) & 16'hffff) << 32'h8;
-        end
-        rd = 32'h0;
-        if (s_info$0$q) begin
-            rd = rd | c_info$0;
-        end
-        if (s_info$1$q) begin
-            rd = rd | c_info$1;
-        end
-        if (s_info$2$q) begin
-            rd = rd | c_info$2;
-        end
-        if (s_info$3$q) begin
-            rd = rd | c_info$3;
-        end
-        if (s_info$4$q) begin
-            rd = rd | c_info$4;
-        end
-        if (s_info$5$q) begin
-            rd = rd | c_info$5;
-        end
-        if (s_info$6$q) begin
-            rd = rd | c_info$6;
-        end
-        if (s_info$7$q) begin
-            rd = rd | c_info$7;
-        end
-        if (s_info$8$q) begin
-            rd = rd | c_info$8;
-        end
-        if (s_info$9$q) begin
-            rd = rd | c_info$9;
-        end
-        if (s_info$10$q) begin
-            rd = rd | c_info$10;
-        end
-        if (s_misc$q[32'h0]) begin
-            rd = rd | me_ip$q;
-        end
-        if (s_misc$q[32'h1]) begin
-            rd = rd | ((me_port$q) & 32'hffffffff);
-        end
-        if (s_misc$q[32'h2]) begin
-            rd = rd | me_mac$q[(32'h0)+:(32)];
-        end
-        if (s_misc$q[32'h3]) begin
-            rd = rd | ((me_mac$q[(32'h20)+:(16)]) & 32'hffffffff);
-        end
-        if (s_misc$q[32'h4]) begin
-            rd = rd | tick_div$q;
-        end
-        if (s_misc$q[32'h5]) begin
-            rd = rd | now$q;
-        end
-        if (s_misc$q[32'h6]) begin
-            rd = rd | scan_ticks$q;
-        end
-        if (s_tsel$q) begin
-            rd = rd | tbl_sel$q;
-        end
-        tbl_sh = tbl_q$q >> (tbl_w$q << 32'h5);
-        if (s_tbl$q) begin
-            rd = rd | tbl_sh[(32'h0)+:(32)];
-        end
-        if (s_busy$0$q) begin
-            rd = rd | jbusy$0$q;
-        end
-        if (s_busy$1$q) begin
-            rd = rd | jbusy$1$q;
-        end
-        if (s_busy$2$q) begin
-            rd = rd | jbusy$2$q;
-        end
-        if (s_busy$3$q) begin
-            rd = rd | jbusy$3$q;
-        end
-        if (s_busy$4$q) begin
-            rd = rd | jbusy$4$q;
-        end
-        if (s_busy$5$q) begin
-            rd = rd | jbusy$5$q;
-        end
-        if (s_busy$6$q) begin
-            rd = rd | jbusy$6$q;
-        end
-        if (s_busy$7$q) begin
-            rd = rd | jbusy$7$q;
-        end
-        if (s_busy$8$q) begin
-            rd = rd | jbusy$8$q;
-        end
-        if (s_busy$9$q) begin
-            rd = rd | jbusy$9$q;
-        end
-        if (s_busy$10$q) begin
-            rd = rd | jbusy$10$q;
-        end
-        if (s_busy$11$q) begin
-            rd = rd | jbusy$11$q;
-        end
-        if (s_busy$12$q) begin
-            rd = rd | jbusy$12$q;
-        end
-        if (s_busy$13$q) begin
-            rd = rd | jbusy$13$q;
-        end
-        if (s_busy$14$q) begin
-            rd = rd | jbusy$14$q;
-        end
-        if (s_busy$15$q) begin
-            rd = rd | jbusy$15$q;
-        end
-        if (s_cnt$0$q[32'h0]) begin
-            rd = rd | cnt$0$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$0$q[32'h1]) begin
-            rd = rd | cnt$0$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$1$q[32'h0]) begin
-            rd = rd | cnt$1$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$1$q[32'h1]) begin
-            rd = rd | cnt$1$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$2$q[32'h0]) begin
-            rd = rd | cnt$2$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$2$q[32'h1]) begin
-            rd = rd | cnt$2$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$3$q[32'h0]) begin
-            rd = rd | cnt$3$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$3$q[32'h1]) begin
-            rd = rd | cnt$3$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$4$q[32'h0]) begin
-            rd = rd | cnt$4$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$4$q[32'h1]) begin
-            rd = rd | cnt$4$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$5$q[32'h0]) begin
-            rd = rd | cnt$5$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$5$q[32'h1]) begin
-            rd = rd | cnt$5$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$6$q[32'h0]) begin
-            rd = rd | cnt$6$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$6$q[32'h1]) begin
-            rd = rd | cnt$6$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$7$q[32'h0]) begin
-            rd = rd | cnt$7$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$7$q[32'h1]) begin
-            rd = rd | cnt$7$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$8$q[32'h0]) begin
-            rd = rd | cnt$8$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$8$q[32'h1]) begin
-            rd = rd | cnt$8$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$9$q[32'h0]) begin
-            rd = rd | cnt$9$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$9$q[32'h1]) begin
-            rd = rd | cnt$9$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$10$q[32'h0]) begin
-            rd = rd | cnt$10$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$10$q[32'h1]) begin
-            rd = rd | cnt$10$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$11$q[32'h0]) begin
-            rd = rd | cnt$11$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$11$q[32'h1]) begin
-            rd = rd | cnt$11$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$12$q[32'h0]) begin
-            rd = rd | cnt$12$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$12$q[32'h1]) begin
-            rd = rd | cnt$12$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$13$q[32'h0]) begin
-            rd = rd | cnt$13$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$13$q[32'h1]) begin
-            rd = rd | cnt$13$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$14$q[32'h0]) begin
-            rd = rd | cnt$14$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$14$q[32'h1]) begin
-            rd = rd | cnt$14$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$15$q[32'h0]) begin
-            rd = rd | cnt$15$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$15$q[32'h1]) begin
-            rd = rd | cnt$15$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$16$q[32'h0]) begin
-            rd = rd | cnt$16$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$16$q[32'h1]) begin
-            rd = rd | cnt$16$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$17$q[32'h0]) begin
-            rd = rd | cnt$17$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$17$q[32'h1]) begin
-            rd = rd | cnt$17$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$18$q[32'h0]) begin
-            rd = rd | cnt$18$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$18$q[32'h1]) begin
-            rd = rd | cnt$18$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$19$q[32'h0]) begin
-            rd = rd | cnt$19$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$19$q[32'h1]) begin
-            rd = rd | cnt$19$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$20$q[32'h0]) begin
-            rd = rd | cnt$20$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$20$q[32'h1]) begin
-            rd = rd | cnt$20$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$21$q[32'h0]) begin
-            rd = rd | cnt$21$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$21$q[32'h1]) begin
-            rd = rd | cnt$21$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$22$q[32'h0]) begin
-            rd = rd | cnt$22$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$22$q[32'h1]) begin
-            rd = rd | cnt$22$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$23$q[32'h0]) begin
-            rd = rd | cnt$23$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$23$q[32'h1]) begin
-            rd = rd | cnt$23$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$24$q[32'h0]) begin
-            rd = rd | cnt$24$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$24$q[32'h1]) begin
-            rd = rd | cnt$24$q[(32'h20)+:(32)];
-        end
-        if (s_cnt$25$q[32'h0]) begin
-            rd = rd | cnt$25$q[(32'h0)+:(32)];
-        end
-        if (s_cnt$25$q[32'h1]) begin
-            rd = rd | cnt$25$q[(32'h20)+:(32)];
-        end
-        if (s_port$0$q[32'h0]) begin
-            rd = rd | rxp$0$q[(32'h0)+:(32)];
-        end
-        if (s_port$0$q[32'h1]) begin
-            rd = rd | rxp$0$q[(32'h20)+:(32)];
-        end
-        if (s_port$0$q[32'h2]) begin
-            rd = rd | rxb$0$q[(32'h0)+:(32)];
-        end
-        if (s_port$0$q[32'h3]) begin
-            rd = rd | rxb$0$q[(32'h20)+:(32)];
-        end
-        if (s_port$0$q[32'h4]) begin
-            rd = rd | txp$0$q[(32'h0)+:(32)];
-        end
-        if (s_port$0$q[32'h5]) begin
-            rd = rd | txp$0$q[(32'h20)+:(32)];
-        end
-        if (s_port$0$q[32'h6]) begin
-            rd = rd | txb$0$q[(32'h0)+:(32)];
-        end
-        if (s_port$0$q[32'h7]) begin
-            rd = rd | txb$0$q[(32'h20)+:(32)];
-        end
-        if (s_port$0$q[32'h8]) begin
-            rd = rd | rxbad$0$q;
-        end
-        if (s_port$1$q[32'h0]) begin
-            rd = rd | rxp$1$q[(32'h0)+:(32)];
-        end
-        if (s_port$1$q[32'h1]) begin
-            rd = rd | rxp$1$q[(32'h20)+:(32)];
-        end
-        if (s_port$1$q[32'h2]) begin
-            rd = rd | rxb$1$q[(32'h0)+:(32)];
-        end
-        if (s_port$1$q[32'h3]) begin
-            rd = rd | rxb$1$q[(32'h20)+:(32)];
-        end
-        if (s_port$1$q[32'h4]) begin
-            rd = rd | txp$1$q[(32'h0)+:(32)];
-        end
-        if (s_port$1$q[32'h5]) begin
-            rd = rd | txp$1$q[(32'h20)+:(32)];
-        end
-        if (s_port$1$q[32'h6]) begin
-            rd = rd | txb$1$q[(32'h0)+:(32)];
-        end
-        if (s_port$1$q[32'h7]) begin
-            rd = rd | txb$1$q[(32'h20)+:(32)];
-        end
-        if (s_port$1$q[32'h8]) begin
-            rd = rd | rxbad$1$q;
-        end
-        if (s_port$2$q[32'h0]) begin
-            rd = rd | rxp$2$q[(32'h0)+:(32)];
-        end
-        if (s_port$2$q[32'h1]) begin
-            rd = rd | rxp$2$q[(32'h20)+:(32)];
-        end
-        if (s_port$2$q[32'h2]) begin
-            rd = rd | rxb$2$q[(32'h0)+:(32)];
-        end
-        if (s_port$2$q[32'h3]) begin
-            rd = rd | rxb$2$q[(32'h20)+:(32)];
-        end
-        if (s_port$2$q[32'h4]) begin
-            rd = rd | txp$2$q[(32'h0)+:(32)];
-        end
-        if (s_port$2$q[32'h5]) begin
-            rd = rd | txp$2$q[(32'h20)+:(32)];
-        end
-        if (s_port$2$q[32'h6]) begin
-            rd = rd | txb$2$q[(32'h0)+:(32)];
-        end
-        if (s_port$2$q[32'h7]) begin
-            rd = rd | txb$2$q[(32'h20)+:(32)];
-        end
-        if (s_port$2$q[32'h8]) begin
-            rd = rd | rxbad$2$q;
-        end
-        if (s_port$3$q[32'h0]) begin
-            rd = rd | rxp$3$q[(32'h0)+:(32)];
-        end
-        if (s_port$3$q[32'h1]) begin
-            rd = rd | rxp$3$q[(32'h20)+:(32)];
-        end
-        if (s_port$3$q[32'h2]) begin
-            rd = rd | rxb$3$q[(32'h0)+:(32)];
-        end
-        if (s_port$3$q[32'h3]) begin
-            rd = rd | rxb$3$q[(32'h20)+:(32)];
-        end
-        if (s_port$3$q[32'h4]) begin
-            rd = rd | txp$3$q[(32'h0)+:(32)];
-        end
-        if (s_port$3$q[32'h5]) begin
-            rd = rd | txp$3$q[(32'h20)+:(32)];
-        end
-        if (s_port$3$q[32'h6]) begin
-            rd = rd | txb$3$q[(32'h0)+:(32)];
-        end
-        if (s_port$3$q[32'h7]) begin
-            rd = rd | txb$3$q[(32'h20)+:(32)];
-        end
-        if (s_port$3$q[32'h8]) begin
-            rd = rd | rxbad$3$q;
-        end
-        rs$d = arvalid & ~rvalid_r$q & ~rs$q;
-        if (rs$q) begin
-            rvalid_r$d = 1'b1;
-            rdata_r$d = rd;
-        end
-        else if (rready) begin
-            rvalid_r$d = 1'b0;
-        end
-        hu2_v$d = hu_v$q;
-        hu2_j$d = hu_j$q;
-        hu2_b$d = hu_b$q;
-        hu_hcur = 32'h0;
-        if (hu_j$q == c_idx8$0) begin
-            hu_hcur = hu_hcur | ss_high$0$q;
-        end
-        if (hu_j$q == c_idx8$1) begin
-            hu_hcur = hu_hcur | ss_high$1$q;
-        end
-        if (hu_j$q == c_idx8$2) begin
-            hu_hcur = hu_hcur | ss_high$2$q;
-        end
-        if (hu_j$q == c_idx8$3) begin
-            hu_hcur = hu_hcur | ss_high$3$q;
-        end
-        if (hu_j$q == c_idx8$4) begin
-            hu_hcur = hu_hcur | ss_high$4$q;
-        end
-        if (hu_j$q == c_idx8$5) begin
-            hu_hcur = hu_hcur | ss_high$5$q;
-        end
-        if (hu_j$q == c_idx8$6) begin
-            hu_hcur = hu_hcur | ss_high$6$q;
-        end
-        if (hu_j$q == c_idx8$7) begin
-            hu_hcur = hu_hcur | ss_high$7$q;
-        end
-        if (hu_j$q == c_idx8$8) begin
-            hu_hcur = hu_hcur | ss_high$8$q;
-        end
-        if (hu_j$q == c_idx8$9) begin
-            hu_hcur = hu_hcur | ss_high$9$q;
-        end
-        if (hu_j$q == c_idx8$10) begin
-            hu_hcur = hu_hcur | ss_high$10$q;
-        end
-        if (hu_j$q == c_idx8$11) begin
-            hu_hcur = hu_hcur | ss_high$11$q;
-        end
-        if (hu_j$q == c_idx8$12) begin
-            hu_hcur = hu_hcur | ss_high$12$q;
-        end
-        if (hu_j$q == c_idx8$13) begin
-            hu_hcur = hu_hcur | ss_high$13$q;
-        end
-        if (hu_j$q == c_idx8$14) begin
-            hu_hcur = hu_hcur | ss_high$14$q;
-        end
-        if (hu_j$q == c_idx8$15) begin
-            hu_hcur = hu_hcur | ss_high$15$q;
-        end
-        if (hu3_v$q & (hu3_j$q == hu_j$q)) begin
-            hu_h$d = hu3_b$q;
-        end
-        else begin
-            hu_h$d = hu_hcur;
-        end
-        hu_d = hu2_b$q - hu_h$q;
-        hu3_v$d = hu2_v$q & (hu_d != 32'h0) & ~hu_d[32'h1f];
-        hu3_j$d = hu2_j$q;
-        hu3_b$d = hu2_b$q;
-        if (hu3_v$q) begin
-            if (hu3_j$q == c_idx8$0) begin
-                ss_high$0$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$1) begin
-                ss_high$1$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$2) begin
-                ss_high$2$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$3) begin
-                ss_high$3$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$4) begin
-                ss_high$4$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$5) begin
-                ss_high$5$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$6) begin
-                ss_high$6$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$7) begin
-                ss_high$7$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$8) begin
-                ss_high$8$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$9) begin
-                ss_high$9$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$10) begin
-                ss_high$10$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$11) begin
-                ss_high$11$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$12) begin
-                ss_high$12$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$13) begin
-                ss_high$13$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$14) begin
-                ss_high$14$d = hu3_b$q;
-            end
-            if (hu3_j$q == c_idx8$15) begin
-                ss_high$15$d = hu3_b$q;
-            end
-        end
-        so_q$d = 1'b0;
-        mram$we = 32'h0;
-        mram$waddr = (((su_j$q) & 24'hffffff) << 32'h6) | ((su_rank$q) & 24'hffffff);
-        mram$raddr = (((su_j$q) & 24'hffffff) << 32'h6) | ((su_rank$q) & 24'hffffff);
-        mram$wdata = ((su_nonce$q) & 136'hffffffffffffffffffffffffffffffffff) | (((su_mac$q) & 136'hffffffffffffffffffffffffffffffffff) << 32'h20) | (((su_ip$q) & 136'hffffffffffffffffffffffffffffffffff) << 32'h50) | (((su_udp$q) & 136'hffffffffffffffffffffffffffffffffff) << 32'h70) | (((su_port$q) & 136'hffffffffffffffffffffffffffffffffff) << 32'h80);
-        if (su_st$q == SessState$Load) begin
-            su_ein = su_bm$q;
-        end
-        else begin
-            su_ein = su_low$q;
-        end
-        su_enc = 32'h0;
-        if (su_ein[0]) begin
-            su_enc = su_enc | c_r6$0;
-        end
-        if (su_ein[1]) begin
-            su_enc = su_enc | c_r6$1;
-        end
-        if (su_ein[2]) begin
-            su_enc = su_enc | c_r6$2;
-        end
-        if (su_ein[3]) begin
-            su_enc = su_enc | c_r6$3;
-        end
-        if (su_ein[4]) begin
-            su_enc = su_enc | c_r6$4;
-        end
-        if (su_ein[5]) begin
-            su_enc = su_enc | c_r6$5;
-        end
-        if (su_ein[6]) begin
-            su_enc = su_enc | c_r6$6;
-        end
-        if (su_ein[7]) begin
-            su_enc = su_enc | c_r6$7;
-        end
-        if (su_ein[8]) begin
-            su_enc = su_enc | c_r6$8;
-        end
-        if (su_ein[9]) begin
-            su_enc = su_enc | c_r6$9;
-        end
-        if (su_ein[10]) begin
-            su_enc = su_enc | c_r6$10;
-        end
-        if (su_ein[11]) begin
-            su_enc = su_enc | c_r6$11;
-        end
-        if (su_ein[12]) begin
-            su_enc = su_enc | c_r6$12;
-        end
-        if (su_ein[13]) begin
-            su_enc = su_enc | c_r6$13;
-        end
-        if (su_ein[14]) begin
-            su_enc = su_enc | c_r6$14;
-        end
-        if (su_ein[15]) begin
-            su_enc = su_enc | c_r6$15;
-        end
-        if (su_ein[16]) begin
-            su_enc = su_enc | c_r6$16;
-        end
-        if (su_ein[17]) begin
-            su_enc = su_enc | c_r6$17;
-        end
-        if (su_ein[18]) begin
-            su_enc = su_enc | c_r6$18;
-        end
-        if (su_ein[19]) begin
-            su_enc = su_enc | c_r6$19;
-        end
-        if (su_ein[20]) begin
-            su_enc = su_enc | c_r6$20;
-        end
-        if (su_ein[21]) begin
-            su_enc = su_enc | c_r6$21;
-        end
-        if (su_ein[22]) begin
-            su_enc = su_enc | c_r6$22;
-        end
-        if (su_ein[23]) begin
-            su_enc = su_enc | c_r6$23;
-        end
-        if (su_ein[24]) begin
-            su_enc = su_enc | c_r6$24;
-        end
-        if (su_ein[25]) begin
-            su_enc = su_enc | c_r6$25;
-        end
-        if (su_ein[26]) begin
-            su_enc = su_enc | c_r6$26;
-        end
-        if (su_ein[27]) begin
-            su_enc = su_enc | c_r6$27;
-        end
-        if (su_ein[28]) begin
-            su_enc = su_enc | c_r6$28;
-        end
-        if (su_ein[29]) begin
-            su_enc = su_enc | c_r6$29;
-        end
-        if (su_ein[30]) begin
-            su_enc = su_enc | c_r6$30;
-        end
-        if (su_ein[31]) begin
-            su_enc = su_enc | c_r6$31;
-        end
-        if (su_ein[32]) begin
-            su_enc = su_enc | c_r6$32;
-        end
-        if (su_ein[33]) begin
-            su_enc = su_enc | c_r6$33;
-        end
-        if (su_ein[34]) begin
-            su_enc = su_enc | c_r6$34;
-        end
-        if (su_ein[35]) begin
-            su_enc = su_enc | c_r6$35;
-        end
-        if (su_ein[36]) begin
-            su_enc = su_enc | c_r6$36;
-        end
-        if (su_ein[37]) begin
-            su_enc = su_enc | c_r6$37;
-        end
-        if (su_ein[38]) begin
-            su_enc = su_enc | c_r6$38;
-        end
-        if (su_ein[39]) begin
-            su_enc = su_enc | c_r6$39;
-        end
-        if (su_ein[40]) begin
-            su_enc = su_enc | c_r6$40;
-        end
-        if (su_ein[41]) begin
-            su_enc = su_enc | c_r6$41;
-        end
-        if (su_ein[42]) begin
-            su_enc = su_enc | c_r6$42;
-        end
-        if (su_ein[43]) begin
-            su_enc = su_enc | c_r6$43;
-        end
-        if (su_ein[44]) begin
-            su_enc = su_enc | c_r6$44;
-        end
-        if (su_ein[45]) begin
-            su_enc = su_enc | c_r6$45;
-        end
-        if (su_ein[46]) begin
-            su_enc = su_enc | c_r6$46;
-        end
-        if (su_ein[47]) begin
-            su_enc = su_enc | c_r6$47;
-        end
-        if (su_ein[48]) begin
-            su_enc = su_enc | c_r6$48;
-        end
-        if (su_ein[49]) begin
-            su_enc = su_enc | c_r6$49;
-        end
-        if (su_ein[50]) begin
-            su_enc = su_enc | c_r6$50;
-        end
-        if (su_ein[51]) begin
-            su_enc = su_enc | c_r6$51;
-        end
-        if (su_ein[52]) begin
-            su_enc = su_enc | c_r6$52;
-        end
-        if (su_ein[53]) begin
-            su_enc = su_enc | c_r6$53;
-        end
-        if (su_ein[54]) begin
-            su_enc = su_enc | c_r6$54;
-        end
-        if (su_ein[55]) begin
-            su_enc = su_enc | c_r6$55;
-        end
-        if (su_ein[56]) begin
-            su_enc = su_enc | c_r6$56;
-        end
-        if (su_ein[57]) begin
-            su_enc = su_enc | c_r6$57;
-        end
-        if (su_ein[58]) begin
-            su_enc = su_enc | c_r6$58;
-        end
-        if (su_ein[59]) begin
-            su_enc = su_enc | c_r6$59;
-        end
-        if (su_ein[60]) begin
-            su_enc = su_enc | c_r6$60;
-        end
-        if (su_ein[61]) begin
-            su_enc = su_enc | c_r6$61;
-        end
-        if (su_ein[62]) begin
-            su_enc = su_enc | c_r6$62;
-        end
-        if (su_ein[63]) begin
-            su_enc = su_enc | c_r6$63;
-        end
-        su_pcur = 32'h0;
-        su_ocur = 1'b0;
-        su_bcur = 32'h0;
-        su_hcur = 32'h0;
-        su_cmcur = 32'h0;
-        if (su_j$q == c_idx8$0) begin
-            su_pcur = su_pcur | ss_pend$0$q;
-            su_ocur = su_ocur | ss_open$0$q;
-            su_bcur = su_bcur | ss_base$0$q;
-            su_hcur = su_hcur | ss_high$0$q;
-            su_cmcur = su_cmcur | jcm$0$q;
-        end
-        if (su_j$q == c_idx8$1) begin
-            su_pcur = su_pcur | ss_pend$1$q;
-            su_ocur = su_ocur | ss_open$1$q;
-            su_bcur = su_bcur | ss_base$1$q;
-            su_hcur = su_hcur | ss_high$1$q;
-            su_cmcur = su_cmcur | jcm$1$q;
-        end
-        if (su_j$q == c_idx8$2) begin
-            su_pcur = su_pcur | ss_pend$2$q;
-            su_ocur = su_ocur | ss_open$2$q;
-            su_bcur = su_bcur | ss_base$2$q;
-            su_hcur = su_hcur | ss_high$2$q;
-            su_cmcur = su_cmcur | jcm$2$q;
-        end
-        if (su_j$q == c_idx8$3) begin
-            su_pcur = su_pcur | ss_pend$3$q;
-            su_ocur = su_ocur | ss_open$3$q;
-            su_bcur = su_bcur | ss_base$3$q;
-            su_hcur = su_hcur | ss_high$3$q;
-            su_cmcur = su_cmcur | jcm$3$q;
-        end
-        if (su_j$q == c_idx8$4) begin
-            su_pcur = su_pcur | ss_pend$4$q;
-            su_ocur = su_ocur | ss_open$4$q;
-            su_bcur = su_bcur | ss_base$4$q;
-            su_hcur = su_hcur | ss_high$4$q;
-            su_cmcur = su_cmcur | jcm$4$q;
-        end
-        if (su_j$q == c_idx8$5) begin
-            su_pcur = su_pcur | ss_pend$5$q;
-            su_ocur = su_ocur | ss_open$5$q;
-            su_bcur = su_bcur | ss_base$5$q;
-            su_hcur = su_hcur | ss_high$5$q;
-            su_cmcur = su_cmcur | jcm$5$q;
-        end
-        if (su_j$q == c_idx8$6) begin
-            su_pcur = su_pcur | ss_pend$6$q;
-            su_ocur = su_ocur | ss_open$6$q;
-            su_bcur = su_bcur | ss_base$6$q;
-            su_hcur = su_hcur | ss_high$6$q;
-            su_cmcur = su_cmcur | jcm$6$q;
-        end
-        if (su_j$q == c_idx8$7) begin
-            su_pcur = su_pcur | ss_pend$7$q;
-            su_ocur = su_ocur | ss_open$7$q;
-            su_bcur = su_bcur | ss_base$7$q;
-            su_hcur = su_hcur | ss_high$7$q;
-            su_cmcur = su_cmcur | jcm$7$q;
-        end
-        if (su_j$q == c_idx8$8) begin
-            su_pcur = su_pcur | ss_pend$8$q;
-            su_ocur = su_ocur | ss_open$8$q;
-            su_bcur = su_bcur | ss_base$8$q;
-            su_hcur = su_hcur | ss_high$8$q;
-            su_cmcur = su_cmcur | jcm$8$q;
-        end
-        if (su_j$q == c_idx8$9) begin
-            su_pcur = su_pcur | ss_pend$9$q;
-            su_ocur = su_ocur | ss_open$9$q;
-            su_bcur = su_bcur | ss_base$9$q;
-            su_hcur = su_hcur | ss_high$9$q;
-            su_cmcur = su_cmcur | jcm$9$q;
-        end
-        if (su_j$q == c_idx8$10) begin
-            su_pcur = su_pcur | ss_pend$10$q;
-            su_ocur = su_ocur | ss_open$10$q;
-            su_bcur = su_bcur | ss_base$10$q;
-            su_hcur = su_hcur | ss_high$10$q;
-            su_cmcur = su_cmcur | jcm$10$q;
-        end
-        if (su_j$q == c_idx8$11) begin
-            su_pcur = su_pcur | ss_pend$11$q;
-            su_ocur = su_ocur | ss_open$11$q;
-            su_bcur = su_bcur | ss_base$11$q;
-            su_hcur = su_hcur | ss_high$11$q;
-            su_cmcur = su_cmcur | jcm$11$q;
-        end
-        if (su_j$q == c_idx8$12) begin
-            su_pcur = su_pcur | ss_pend$12$q;
-            su_ocur = su_ocur | ss_open$12$q;
-            su_bcur = su_bcur | ss_base$12$q;
-            su_hcur = su_hcur | ss_high$12$q;
-            su_cmcur = su_cmcur | jcm$12$q;
-        end
-        if (su_j$q == c_idx8$13) begin
-            su_pcur = su_pcur | ss_pend$13$q;
-            su_ocur = su_ocur | ss_open$13$q;
-            su_bcur = su_bcur | ss_base$13$q;
-            su_hcur = su_hcur | ss_high$13$q;
-            su_cmcur = su_cmcur | jcm$13$q;
-        end
-        if (su_j$q == c_idx8$14) begin
-            su_pcur = su_pcur | ss_pend$14$q;
-            su_ocur = su_ocur | ss_open$14$q;
-            su_bcur = su_bcur | ss_base$14$q;
-            su_hcur = su_hcur | ss_high$14$q;
-            su_cmcur = su_cmcur | jcm$14$q;
-        end
-        if (su_j$q == c_idx8$15) begin
-            su_pcur = su_pcur | ss_pend$15$q;
-            su_ocur = su_ocur | ss_open$15$q;
-            su_bcur = su_bcur | ss_base$15$q;
-            su_hcur = su_hcur | ss_high$15$q;
-            su_cmcur = su_cmcur | jcm$15$q;
-        end
-        su_np = su_pend$q | su_bm$q;
-        case (su_st$q)
-            SessState$Load:
-                begin
-                    su_rank$d = su_enc;
-                    su_pend$d = su_pcur;
-                    su_open$d = su_ocur;
-                    su_base$d = su_bcur;
-                    su_st$d = SessState$Read;
-                end
-            SessState$Read:
-                begin
-                    su_st$d = SessState$Wait;
-                end
-            SessState$Wait:
-                begin
-                    su_m$d = mram$rdata;
-                    su_high$d = su_hcur;
-                    su_cm$d = ((su_cmcur) & 32'hffffffff);
-                    su_st$d = SessState$Decide;
-                end
-            SessState$Decide:
-                begin
-                    if (((su_pend$q & su_bm$q) == 32'h0) & (su_m$q[(32'h0)+:(32)] == su_nonce$q) & su_open$q) begin
-                        ac_nonce$d = su_nonce$q;
-                        ac_mac$d = su_mac$q;
-                        ac_ip$d = su_ip$q;
-                        ac_udp$d = su_udp$q;
-                        ac_port$d = su_port$q;
-                        ac_bm$d = su_bm$q;
-                        su_rep$d = 1'b1;
-                        su_st$d = SessState$AStage;
-                    end
-                    else begin
-                        mram$we = 32'h1;
-                        if (su_j$q == c_idx8$0) begin
-                            ss_pend$0$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$1) begin
-                            ss_pend$1$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$2) begin
-                            ss_pend$2$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$3) begin
-                            ss_pend$3$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$4) begin
-                            ss_pend$4$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$5) begin
-                            ss_pend$5$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$6) begin
-                            ss_pend$6$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$7) begin
-                            ss_pend$7$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$8) begin
-                            ss_pend$8$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$9) begin
-                            ss_pend$9$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$10) begin
-                            ss_pend$10$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$11) begin
-                            ss_pend$11$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$12) begin
-                            ss_pend$12$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$13) begin
-                            ss_pend$13$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$14) begin
-                            ss_pend$14$d = su_np;
-                        end
-                        if (su_j$q == c_idx8$15) begin
-                            ss_pend$15$d = su_np;
-                        end
-                        if (su_np == su_ranks$q) begin
-                            su_st$d = SessState$Open;
-                        end
-                        else begin
-                            su_v$d = 1'b0;
-                            su_st$d = SessState$Idle;
-                        end
-                    end
-                end
-            SessState$Open:
-                begin
-                    if (su_open$q) begin
-                        su_base$d = (su_high$q + ((su_cm$q + 32'h1) << 32'h2)) & ~((su_cm$q << 32'h1) | 32'h1);
-                    end
-                    else begin
-                        su_base$d = su_high$q + 32'h1;
-                    end
-                    su_st$d = SessState$Apply;
-                end
-            SessState$Apply:
-                begin
-                    if (su_j$q == c_idx8$0) begin
-                        ss_open$0$d = 1'b1;
-                        ss_base$0$d = su_base$q;
-                        ss_high$0$d = su_base$q - 32'h1;
-                        ss_pend$0$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$1) begin
-                        ss_open$1$d = 1'b1;
-                        ss_base$1$d = su_base$q;
-                        ss_high$1$d = su_base$q - 32'h1;
-                        ss_pend$1$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$2) begin
-                        ss_open$2$d = 1'b1;
-                        ss_base$2$d = su_base$q;
-                        ss_high$2$d = su_base$q - 32'h1;
-                        ss_pend$2$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$3) begin
-                        ss_open$3$d = 1'b1;
-                        ss_base$3$d = su_base$q;
-                        ss_high$3$d = su_base$q - 32'h1;
-                        ss_pend$3$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$4) begin
-                        ss_open$4$d = 1'b1;
-                        ss_base$4$d = su_base$q;
-                        ss_high$4$d = su_base$q - 32'h1;
-                        ss_pend$4$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$5) begin
-                        ss_open$5$d = 1'b1;
-                        ss_base$5$d = su_base$q;
-                        ss_high$5$d = su_base$q - 32'h1;
-                        ss_pend$5$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$6) begin
-                        ss_open$6$d = 1'b1;
-                        ss_base$6$d = su_base$q;
-                        ss_high$6$d = su_base$q - 32'h1;
-                        ss_pend$6$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$7) begin
-                        ss_open$7$d = 1'b1;
-                        ss_base$7$d = su_base$q;
-                        ss_high$7$d = su_base$q - 32'h1;
-                        ss_pend$7$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$8) begin
-                        ss_open$8$d = 1'b1;
-                        ss_base$8$d = su_base$q;
-                        ss_high$8$d = su_base$q - 32'h1;
-                        ss_pend$8$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$9) begin
-                        ss_open$9$d = 1'b1;
-                        ss_base$9$d = su_base$q;
-                        ss_high$9$d = su_base$q - 32'h1;
-                        ss_pend$9$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$10) begin
-                        ss_open$10$d = 1'b1;
-                        ss_base$10$d = su_base$q;
-                        ss_high$10$d = su_base$q - 32'h1;
-                        ss_pend$10$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$11) begin
-                        ss_open$11$d = 1'b1;
-                        ss_base$11$d = su_base$q;
-                        ss_high$11$d = su_base$q - 32'h1;
-                        ss_pend$11$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$12) begin
-                        ss_open$12$d = 1'b1;
-                        ss_base$12$d = su_base$q;
-                        ss_high$12$d = su_base$q - 32'h1;
-                        ss_pend$12$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$13) begin
-                        ss_open$13$d = 1'b1;
-                        ss_base$13$d = su_base$q;
-                        ss_high$13$d = su_base$q - 32'h1;
-                        ss_pend$13$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$14) begin
-                        ss_open$14$d = 1'b1;
-                        ss_base$14$d = su_base$q;
-                        ss_high$14$d = su_base$q - 32'h1;
-                        ss_pend$14$d = 32'h0;
-                    end
-                    if (su_j$q == c_idx8$15) begin
-                        ss_open$15$d = 1'b1;
-                        ss_base$15$d = su_base$q;
-                        ss_high$15$d = su_base$q - 32'h1;
-                        ss_pend$15$d = 32'h0;
-                    end
-                    so_q$d = 1'b1;
-                    su_left$d = su_ranks$q;
-                    su_rep$d = 1'b0;
-                    su_st$d = SessState$Next;
-                end
-            SessState$Next:
-                begin
-                    if (su_left$q == 32'h0) begin
-                        su_v$d = 1'b0;
-                        su_st$d = SessState$Idle;
-                    end
-                    else begin
-                        su_low$d = su_left$q & (~su_left$q + 32'h1);
-                        su_st$d = SessState$Enc;
-                    end
-                end
-            SessState$Enc:
-                begin
-                    su_rank$d = su_enc;
-                    su_left$d = su_left$q & ~su_low$q;
-                    su_st$d = SessState$ARead;
-                end
-            SessState$ARead:
-                begin
-                    su_st$d = SessState$AWait;
-                end
-            SessState$AWait:
-                begin
-                    su_m$d = mram$rdata;
-                    su_st$d = SessState$ASet;
-                end
-            SessState$ASet:
-                begin
-                    ac_nonce$d = su_m$q[(32'h0)+:(32)];
-                    ac_mac$d = su_m$q[(32'h20)+:(48)];
-                    ac_ip$d = su_m$q[(32'h50)+:(32)];
-                    ac_udp$d = su_m$q[(32'h70)+:(16)];
-                    ac_port$d = su_m$q[(32'h80)+:(4)];
-                    ac_bm$d = su_low$q;
-                    su_st$d = SessState$AStage;
-                end
-            SessState$AStage:
-                begin
-                    if (~sq_v$q & ~dec_v) begin
-                        sq_v$d = 1'b1;
-                        sq_psd$d = 1'b1;
-                        sq_hst$d = BackState$CopyRows;
-                        sq_rl$d = 1'b1;
-                        sq_agg_op$d = 32'h0;
-                        sq_nr$d = 32'h0;
-                        sq_e_mc$d = 1'b0;
-                        sq_e_slot$d = 1'b0;
-                        sq_b_emit$d = 1'b0;
-                        sq_b_eovf$d = 1'b0;
-                        sq_rly$d = 1'b0;
-                        sq_reg$d = 1'b1;
-                        sq_b_nonce$d = ac_nonce$q;
-                        sq_more$d = 1'b0;
-                        sq_ei$d = 32'h0;
-                        sq_b_enr$d = 32'h1;
-                        sq_e_more$d = 1'b1;
-                        sq_e_last$d = 1'b1;
-                        sq_b_sel$d = ac_port$q;
-                        sq_b_row0$d = 32'h0;
-                        sq_b_nrows$d = 32'h0;
-                        sq_b_cadr$d = 32'h0;
-                        sq_b_ji$d = su_j$q;
-                        sq_b_nch$d = 32'h0;
-                        sq_o_src_mac$d = me_mac$q;
-                        sq_o_src_ip$d = me_ip$q;
-                        sq_o_src_port$d = me_port$q;
-                        sq_o_dst_mac$d = ac_mac$q;
-                        sq_o_dst_ip$d = ac_ip$q;
-                        sq_o_dst_port$d = ac_udp$q;
-                        sq_pmask$d = ((32'h1) & 8'hff) << ((ac_port$q) & 8'hff);
-                        sq_o_ptype$d = pt_accept;
-                        sq_o_flags$d = 32'h0;
-                        sq_o_exp$d = 32'h0;
-                        sq_o_job$d = su_job$q;
-                        sq_o_elements$d = 32'h1;
-                        sq_o_block$d = su_base$q;
-                        sq_o_child$d = 32'h0;
-                        sq_o_bitmap$d = ac_bm$q;
-                        if (su_rep$q) begin
-                            su_v$d = 1'b0;
-                            su_st$d = SessState$Idle;
-                        end
-                        else begin
-                            su_st$d = SessState$Next;
-                        end
-                    end
-                end
-            default:
-                begin
-                end
-        endcase
-        if (su_st$q == SessState$Apply) begin
+        sess$clock = clock;
+        sess$rst = rst;
+        sess$ac_take = 1'b0;
+        if (sess$ac_ready & ~sq_v$q & ~dec_v) begin
+            sess$ac_take = 1'b1;
+            sq_v$d = 1'b1;
+            sq_psd$d = 1'b1;
+            sq_hst$d = BackState$CopyRows;
+            sq_rl$d = 1'b1;
+            sq_agg_op$d = 32'h0;
+            sq_nr$d = 32'h0;
+            sq_e_mc$d = 1'b0;
+            sq_e_slot$d = 1'b0;
+            sq_b_emit$d = 1'b0;
+            sq_b_eovf$d = 1'b0;
+            sq_rly$d = 1'b0;
+            sq_reg$d = 1'b1;
+            sq_b_nonce$d = sess$ac_nonce;
+            sq_more$d = 1'b0;
+            sq_ei$d = 32'h0;
+            sq_b_enr$d = 32'h1;
+            sq_e_more$d = 1'b1;
+            sq_e_last$d = 1'b1;
+            sq_b_sel$d = sess$ac_port;
+            sq_b_row0$d = 32'h0;
+            sq_b_nrows$d = 32'h0;
+            sq_b_cadr$d = 32'h0;
+            sq_b_ji$d = sess$entry;
+            sq_b_nch$d = 32'h0;
+            sq_o_src_mac$d = csr$me_mac;
+            sq_o_src_ip$d = csr$me_ip;
+            sq_o_src_port$d = csr$me_port;
+            sq_o_dst_mac$d = sess$ac_mac;
+            sq_o_dst_ip$d = sess$ac_ip;
+            sq_o_dst_port$d = sess$ac_udp;
+            sq_pmask$d = ((32'h1) & 8'hff) << ((sess$ac_port) & 8'hff);
+            sq_o_ptype$d = pt_accept;
+            sq_o_flags$d = 32'h0;
+            sq_o_exp$d = 32'h0;
+            sq_o_job$d = sess$ac_job;
+            sq_o_elements$d = 32'h1;
+            sq_o_block$d = sess$ac_block;
+            sq_o_child$d = 32'h0;
+            sq_o_bitmap$d = sess$ac_bm;
+        end
+        if (sess$opened) begin
             ev = ev | ev_sessions;
-        end
-        evq$d = ev;
-        evbq$d = ev_b;
-        if (evq$q[0] & evbq$q[0]) begin
-            cnt$0$d = cnt$0$q + 32'h2;
-        end
-        else if (evq$q[0] | evbq$q[0]) begin
-            cnt$0$d = cnt$0$q + 32'h1;
-        end
-        if (evq$q[1] & evbq$q[1]) begin
-            cnt$1$d = cnt$1$q + 32'h2;
-        end
-        else if (evq$q[1] | evbq$q[1]) begin
-            cnt$1$d = cnt$1$q + 32'h1;
-        end
-        if (evq$q[2] & evbq$q[2]) begin
-            cnt$2$d = cnt$2$q + 32'h2;
-        end
-        else if (evq$q[2] | evbq$q[2]) begin
-            cnt$2$d = cnt$2$q + 32'h1;
-        end
-        if (evq$q[3] & evbq$q[3]) begin
-            cnt$3$d = cnt$3$q + 32'h2;
-        end
-        else if (evq$q[3] | evbq$q[3]) begin
-            cnt$3$d = cnt$3$q + 32'h1;
-        end
-        if (evq$q[4] & evbq$q[4]) begin
-            cnt$4$d = cnt$4$q + 32'h2;
-        end
-        else if (evq$q[4] | evbq$q[4]) begin
-            cnt$4$d = cnt$4$q + 32'h1;
-        end
-        if (evq$q[5] & evbq$q[5]) begin
-            cnt$5$d = cnt$5$q + 32'h2;
-        end
-        else if (evq$q[5] | evbq$q[5]) begin
-            cnt$5$d = cnt$5$q + 32'h1;
-        end
-        if (evq$q[6] & evbq$q[6]) begin
-            cnt$6$d = cnt$6$q + 32'h2;
-        end
-        else if (evq$q[6] | evbq$q[6]) begin
-            cnt$6$d = cnt$6$q + 32'h1;
-        end
-        if (evq$q[7] & evbq$q[7]) begin
-            cnt$7$d = cnt$7$q + 32'h2;
-        end
-        else if (evq$q[7] | evbq$q[7]) begin
-            cnt$7$d = cnt$7$q + 32'h1;
-        end
-        if (evq$q[8] & evbq$q[8]) begin
-            cnt$8$d = cnt$8$q + 32'h2;
-        end
-        else if (evq$q[8] | evbq$q[8]) begin
-            cnt$8$d = cnt$8$q + 32'h1;
-        end
-        if (evq$q[9] & evbq$q[9]) begin
-            cnt$9$d = cnt$9$q + 32'h2;
-        end
-        else if (evq$q[9] | evbq$q[9]) begin
-            cnt$9$d = cnt$9$q + 32'h1;
-        end
-        if (evq$q[10] & evbq$q[10]) begin
-            cnt$10$d = cnt$10$q + 32'h2;
-        end
-        else if (evq$q[10] | evbq$q[10]) begin
-            cnt$10$d = cnt$10$q + 32'h1;
-        end
-        if (evq$q[11] & evbq$q[11]) begin
-            cnt$11$d = cnt$11$q + 32'h2;
-        end
-        else if (evq$q[11] | evbq$q[11]) begin
-            cnt$11$d = cnt$11$q + 32'h1;
-        end
-        if (evq$q[12] & evbq$q[12]) begin
-            cnt$12$d = cnt$12$q + 32'h2;
-        end
-        else if (evq$q[12] | evbq$q[12]) begin
-            cnt$12$d = cnt$12$q + 32'h1;
-        end
-        if (evq$q[13] & evbq$q[13]) begin
-            cnt$13$d = cnt$13$q + 32'h2;
-        end
-        else if (evq$q[13] | evbq$q[13]) begin
-            cnt$13$d = cnt$13$q + 32'h1;
-        end
-        if (evq$q[14] & evbq$q[14]) begin
-            cnt$14$d = cnt$14$q + 32'h2;
-        end
-        else if (evq$q[14] | evbq$q[14]) begin
-            cnt$14$d = cnt$14$q + 32'h1;
-        end
-        if (evq$q[15] & evbq$q[15]) begin
-            cnt$15$d = cnt$15$q + 32'h2;
-        end
-        else if (evq$q[15] | evbq$q[15]) begin
-            cnt$15$d = cnt$15$q + 32'h1;
-        end
-        if (evq$q[16] & evbq$q[16]) begin
-            cnt$16$d = cnt$16$q + 32'h2;
-        end
-        else if (evq$q[16] | evbq$q[16]) begin
-            cnt$16$d = cnt$16$q + 32'h1;
-        end
-        if (evq$q[17] & evbq$q[17]) begin
-            cnt$17$d = cnt$17$q + 32'h2;
-        end
-        else if (evq$q[17] | evbq$q[17]) begin
-            cnt$17$d = cnt$17$q + 32'h1;
-        end
-        if (evq$q[18] & evbq$q[18]) begin
-            cnt$18$d = cnt$18$q + 32'h2;
-        end
-        else if (evq$q[18] | evbq$q[18]) begin
-            cnt$18$d = cnt$18$q + 32'h1;
-        end
-        if (evq$q[19] & evbq$q[19]) begin
-            cnt$19$d = cnt$19$q + 32'h2;
-        end
-        else if (evq$q[19] | evbq$q[19]) begin
-            cnt$19$d = cnt$19$q + 32'h1;
-        end
-        if (evq$q[20] & evbq$q[20]) begin
-            cnt$20$d = cnt$20$q + 32'h2;
-        end
-        else if (evq$q[20] | evbq$q[20]) begin
-            cnt$20$d = cnt$20$q + 32'h1;
-        end
-        if (evq$q[21] & evbq$q[21]) begin
-            cnt$21$d = cnt$21$q + 32'h2;
-        end
-        else if (evq$q[21] | evbq$q[21]) begin
-            cnt$21$d = cnt$21$q + 32'h1;
-        end
-        if (evq$q[22] & evbq$q[22]) begin
-            cnt$22$d = cnt$22$q + 32'h2;
-        end
-        else if (evq$q[22] | evbq$q[22]) begin
-            cnt$22$d = cnt$22$q + 32'h1;
-        end
-        if (evq$q[23] & evbq$q[23]) begin
-            cnt$23$d = cnt$23$q + 32'h2;
-        end
-        else if (evq$q[23] | evbq$q[23]) begin
-            cnt$23$d = cnt$23$q + 32'h1;
-        end
-        if (evq$q[24] & evbq$q[24]) begin
-            cnt$24$d = cnt$24$q + 32'h2;
-        end
-        else if (evq$q[24] | evbq$q[24]) begin
-            cnt$24$d = cnt$24$q + 32'h1;
-        end
-        if (evq$q[25] & evbq$q[25]) begin
-            cnt$25$d = cnt$25$q + 32'h2;
-        end
-        else if (evq$q[25] | evbq$q[25]) begin
-            cnt$25$d = cnt$25$q + 32'h1;
-        end
-        if (rx_ev$0) begin
-            rxp$0$d = rxp$0$q + 32'h1;
-            rxb$0$d = rxb$0$q + ((la_len$q) & 64'hffffffffffffffff);
-        end
-        if (tx$0$sent) begin
-            txp$0$d = txp$0$q + 32'h1;
-            txb$0$d = txb$0$q + tx$0$sent_len;
-        end
-        if (rx$0$bad) begin
-            rxbad$0$d = rxbad$0$q + 32'h1;
-        end
-        if (rx_ev$1) begin
-            rxp$1$d = rxp$1$q + 32'h1;
-            rxb$1$d = rxb$1$q + ((la_len$q) & 64'hffffffffffffffff);
-        end
-        if (tx$1$sent) begin
-            txp$1$d = txp$1$q + 32'h1;
-            txb$1$d = txb$1$q + tx$1$sent_len;
-        end
-        if (rx$1$bad) begin
-            rxbad$1$d = rxbad$1$q + 32'h1;
-        end
-        if (rx_ev$2) begin
-            rxp$2$d = rxp$2$q + 32'h1;
-            rxb$2$d = rxb$2$q + ((la_len$q) & 64'hffffffffffffffff);
-        end
-        if (tx$2$sent) begin
-            txp$2$d = txp$2$q + 32'h1;
-            txb$2$d = txb$2$q + tx$2$sent_len;
-        end
-        if (rx$2$bad) begin
-            rxbad$2$d = rxbad$2$q + 32'h1;
-        end
-        if (rx_ev$3) begin
-            rxp$3$d = rxp$3$q + 32'h1;
-            rxb$3$d = rxb$3$q + ((la_len$q) & 64'hffffffffffffffff);
-        end
-        if (tx$3$sent) begin
-            txp$3$d = txp$3$q + 32'h1;
-            txb$3$d = txb$3$q + tx$3$sent_len;
-        end
-        if (rx$3$bad) begin
-            rxbad$3$d = rxbad$3$q + 32'h1;
         end
         bq_inc$d = bz_inc;
         bq_dec$d = bz_dec;
@@ -15157,23 +10611,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             jcb = 32'h0;
         end
-        if (bq_inc$q) begin
-            cnt$0$d = cnt$0$q + 32'h1 - jcb;
-        end
-        else if (bq_dec$q) begin
-            cnt$0$d = cnt$0$q - 32'h1 - jcb;
-        end
-        else begin
-            cnt$0$d = cnt$0$q - jcb;
-        end
-        if (bq_hwc$q & ((cnt$0$q + 32'h1) > cnt$1$q)) begin
-            cnt$1$d = cnt$0$q + 32'h1;
-        end
-        if (so_q$q) begin
+        if (sess$epoch_move) begin
             jpk = x_je$q & ~mk_job_epoch;
         end
         else begin
-            jpk = jpack;
+            jpk = csr$job_word;
         end
         jram$wdata = jpk | (((jgen$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_epoch);
         jc_base = ((jpk[(32'hc0)+:(32)]) & 24'hffffff);
@@ -15200,11 +10642,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbase$0$d = jc_base;
                 jcm$0$d = jc_cm;
             end
-            if (jc_q$q) begin
-                ss_open$0$d = 1'b0;
-                ss_pend$0$d = 32'h0;
-                ss_high$0$d = jpk[(32'h220)+:(32)] - 32'h1;
-            end
         end
         if (bq_j$q == c_idx8$1) begin
             if (bq_inc$q) begin
@@ -15226,11 +10663,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$1$d = 32'h0;
                 jbase$1$d = jc_base;
                 jcm$1$d = jc_cm;
-            end
-            if (jc_q$q) begin
-                ss_open$1$d = 1'b0;
-                ss_pend$1$d = 32'h0;
-                ss_high$1$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$2) begin
@@ -15254,11 +10686,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbase$2$d = jc_base;
                 jcm$2$d = jc_cm;
             end
-            if (jc_q$q) begin
-                ss_open$2$d = 1'b0;
-                ss_pend$2$d = 32'h0;
-                ss_high$2$d = jpk[(32'h220)+:(32)] - 32'h1;
-            end
         end
         if (bq_j$q == c_idx8$3) begin
             if (bq_inc$q) begin
@@ -15280,11 +10707,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$3$d = 32'h0;
                 jbase$3$d = jc_base;
                 jcm$3$d = jc_cm;
-            end
-            if (jc_q$q) begin
-                ss_open$3$d = 1'b0;
-                ss_pend$3$d = 32'h0;
-                ss_high$3$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$4) begin
@@ -15308,11 +10730,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbase$4$d = jc_base;
                 jcm$4$d = jc_cm;
             end
-            if (jc_q$q) begin
-                ss_open$4$d = 1'b0;
-                ss_pend$4$d = 32'h0;
-                ss_high$4$d = jpk[(32'h220)+:(32)] - 32'h1;
-            end
         end
         if (bq_j$q == c_idx8$5) begin
             if (bq_inc$q) begin
@@ -15334,11 +10751,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$5$d = 32'h0;
                 jbase$5$d = jc_base;
                 jcm$5$d = jc_cm;
-            end
-            if (jc_q$q) begin
-                ss_open$5$d = 1'b0;
-                ss_pend$5$d = 32'h0;
-                ss_high$5$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$6) begin
@@ -15362,11 +10774,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbase$6$d = jc_base;
                 jcm$6$d = jc_cm;
             end
-            if (jc_q$q) begin
-                ss_open$6$d = 1'b0;
-                ss_pend$6$d = 32'h0;
-                ss_high$6$d = jpk[(32'h220)+:(32)] - 32'h1;
-            end
         end
         if (bq_j$q == c_idx8$7) begin
             if (bq_inc$q) begin
@@ -15388,11 +10795,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$7$d = 32'h0;
                 jbase$7$d = jc_base;
                 jcm$7$d = jc_cm;
-            end
-            if (jc_q$q) begin
-                ss_open$7$d = 1'b0;
-                ss_pend$7$d = 32'h0;
-                ss_high$7$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$8) begin
@@ -15416,11 +10818,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbase$8$d = jc_base;
                 jcm$8$d = jc_cm;
             end
-            if (jc_q$q) begin
-                ss_open$8$d = 1'b0;
-                ss_pend$8$d = 32'h0;
-                ss_high$8$d = jpk[(32'h220)+:(32)] - 32'h1;
-            end
         end
         if (bq_j$q == c_idx8$9) begin
             if (bq_inc$q) begin
@@ -15442,11 +10839,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$9$d = 32'h0;
                 jbase$9$d = jc_base;
                 jcm$9$d = jc_cm;
-            end
-            if (jc_q$q) begin
-                ss_open$9$d = 1'b0;
-                ss_pend$9$d = 32'h0;
-                ss_high$9$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$10) begin
@@ -15470,11 +10862,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbase$10$d = jc_base;
                 jcm$10$d = jc_cm;
             end
-            if (jc_q$q) begin
-                ss_open$10$d = 1'b0;
-                ss_pend$10$d = 32'h0;
-                ss_high$10$d = jpk[(32'h220)+:(32)] - 32'h1;
-            end
         end
         if (bq_j$q == c_idx8$11) begin
             if (bq_inc$q) begin
@@ -15496,11 +10883,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$11$d = 32'h0;
                 jbase$11$d = jc_base;
                 jcm$11$d = jc_cm;
-            end
-            if (jc_q$q) begin
-                ss_open$11$d = 1'b0;
-                ss_pend$11$d = 32'h0;
-                ss_high$11$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$12) begin
@@ -15524,11 +10906,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbase$12$d = jc_base;
                 jcm$12$d = jc_cm;
             end
-            if (jc_q$q) begin
-                ss_open$12$d = 1'b0;
-                ss_pend$12$d = 32'h0;
-                ss_high$12$d = jpk[(32'h220)+:(32)] - 32'h1;
-            end
         end
         if (bq_j$q == c_idx8$13) begin
             if (bq_inc$q) begin
@@ -15550,11 +10927,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbusy$13$d = 32'h0;
                 jbase$13$d = jc_base;
                 jcm$13$d = jc_cm;
-            end
-            if (jc_q$q) begin
-                ss_open$13$d = 1'b0;
-                ss_pend$13$d = 32'h0;
-                ss_high$13$d = jpk[(32'h220)+:(32)] - 32'h1;
             end
         end
         if (bq_j$q == c_idx8$14) begin
@@ -15578,11 +10950,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbase$14$d = jc_base;
                 jcm$14$d = jc_cm;
             end
-            if (jc_q$q) begin
-                ss_open$14$d = 1'b0;
-                ss_pend$14$d = 32'h0;
-                ss_high$14$d = jpk[(32'h220)+:(32)] - 32'h1;
-            end
         end
         if (bq_j$q == c_idx8$15) begin
             if (bq_inc$q) begin
@@ -15605,11 +10972,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 jbase$15$d = jc_base;
                 jcm$15$d = jc_cm;
             end
-            if (jc_q$q) begin
-                ss_open$15$d = 1'b0;
-                ss_pend$15$d = 32'h0;
-                ss_high$15$d = jpk[(32'h220)+:(32)] - 32'h1;
-            end
         end
         jc_bq$d = jc_busy;
         if (jcg) begin
@@ -15620,118 +10982,81 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         wq_v$d = meta$we != 32'h0;
         wq_a$d = meta$waddr;
         wq_d$d = meta$wdata;
-        jram_rb$clock = clock;
-        chram_rb$clock = clock;
-        pbram_rb$clock = clock;
-        jram_rb$waddr = jram$waddr;
-        jram_rb$wdata = jram$wdata;
-        jram_rb$we = jram$we;
-        chram_rb$waddr = chram$waddr;
-        chram_rb$wdata = chram$wdata;
-        chram_rb$we = chram$we;
-        pbram_rb$waddr = pbram$waddr;
-        pbram_rb$wdata = pbram$wdata;
-        pbram_rb$we = pbram$we;
-        tbl_row = tbl_sel$q[(32'h0)+:(16)];
-        jram_rb$raddr = ((tbl_row) & 24'hffffff);
-        chram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((tbl_sel$q[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
-        pbram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((tbl_sel$q[(32'h0)+:(3)]) & 24'hffffff);
-        rt_ip = 32'h0;
-        rt_pm = 32'h0;
-        rt_v = 1'b0;
-        if (tbl_row == c_idx16$0) begin
-            rt_ip = rt_ip | route_ip$0$q;
-            rt_pm = rt_pm | route_pm$0$q;
-            rt_v = rt_v | route_valid$0$q;
-        end
-        if (tbl_row == c_idx16$1) begin
-            rt_ip = rt_ip | route_ip$1$q;
-            rt_pm = rt_pm | route_pm$1$q;
-            rt_v = rt_v | route_valid$1$q;
-        end
-        if (tbl_row == c_idx16$2) begin
-            rt_ip = rt_ip | route_ip$2$q;
-            rt_pm = rt_pm | route_pm$2$q;
-            rt_v = rt_v | route_valid$2$q;
-        end
-        if (tbl_row == c_idx16$3) begin
-            rt_ip = rt_ip | route_ip$3$q;
-            rt_pm = rt_pm | route_pm$3$q;
-            rt_v = rt_v | route_valid$3$q;
-        end
-        if (tbl_row == c_idx16$4) begin
-            rt_ip = rt_ip | route_ip$4$q;
-            rt_pm = rt_pm | route_pm$4$q;
-            rt_v = rt_v | route_valid$4$q;
-        end
-        if (tbl_row == c_idx16$5) begin
-            rt_ip = rt_ip | route_ip$5$q;
-            rt_pm = rt_pm | route_pm$5$q;
-            rt_v = rt_v | route_valid$5$q;
-        end
-        if (tbl_row == c_idx16$6) begin
-            rt_ip = rt_ip | route_ip$6$q;
-            rt_pm = rt_pm | route_pm$6$q;
-            rt_v = rt_v | route_valid$6$q;
-        end
-        if (tbl_row == c_idx16$7) begin
-            rt_ip = rt_ip | route_ip$7$q;
-            rt_pm = rt_pm | route_pm$7$q;
-            rt_v = rt_v | route_valid$7$q;
-        end
-        if (tbl_row == c_idx16$8) begin
-            rt_ip = rt_ip | route_ip$8$q;
-            rt_pm = rt_pm | route_pm$8$q;
-            rt_v = rt_v | route_valid$8$q;
-        end
-        if (tbl_row == c_idx16$9) begin
-            rt_ip = rt_ip | route_ip$9$q;
-            rt_pm = rt_pm | route_pm$9$q;
-            rt_v = rt_v | route_valid$9$q;
-        end
-        if (tbl_row == c_idx16$10) begin
-            rt_ip = rt_ip | route_ip$10$q;
-            rt_pm = rt_pm | route_pm$10$q;
-            rt_v = rt_v | route_valid$10$q;
-        end
-        if (tbl_row == c_idx16$11) begin
-            rt_ip = rt_ip | route_ip$11$q;
-            rt_pm = rt_pm | route_pm$11$q;
-            rt_v = rt_v | route_valid$11$q;
-        end
-        if (tbl_row == c_idx16$12) begin
-            rt_ip = rt_ip | route_ip$12$q;
-            rt_pm = rt_pm | route_pm$12$q;
-            rt_v = rt_v | route_valid$12$q;
-        end
-        if (tbl_row == c_idx16$13) begin
-            rt_ip = rt_ip | route_ip$13$q;
-            rt_pm = rt_pm | route_pm$13$q;
-            rt_v = rt_v | route_valid$13$q;
-        end
-        if (tbl_row == c_idx16$14) begin
-            rt_ip = rt_ip | route_ip$14$q;
-            rt_pm = rt_pm | route_pm$14$q;
-            rt_v = rt_v | route_valid$14$q;
-        end
-        if (tbl_row == c_idx16$15) begin
-            rt_ip = rt_ip | route_ip$15$q;
-            rt_pm = rt_pm | route_pm$15$q;
-            rt_v = rt_v | route_valid$15$q;
-        end
-        tbl_q$d = 32'h0;
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_job) begin
-            tbl_q$d = jram_rb$rdata;
-        end
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_child) begin
-            tbl_q$d = ((chram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        end
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_pb) begin
-            tbl_q$d = ((pbram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        end
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_route) begin
-            tbl_q$d = ((rt_ip) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((rt_v) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_valid) | (((rt_pm) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_ports);
-        end
+        sess$join_entry = dx_ji$q;
+        sess$join_bm = dx_bitmap$q;
+        sess$join_nonce = dx_block$q;
+        sess$join_mac = dx_src_mac$q;
+        sess$join_ip = dx_src_ip$q;
+        sess$join_udp = dx_src_port$q;
+        sess$join_port = dx_sel$q;
+        sess$join_job = dx_job$q;
+        sess$join_ranks = x_je$q[(32'h40)+:(64)];
+        sess$hu_v = hu_v$q;
+        sess$hu_j = hu_j$q;
+        sess$hu_b = hu_b$q;
+        sess$reset = jc_q$q;
+        sess$reset_entry = jc_i$q;
+        sess$reset_high = jpk[(32'h220)+:(32)] - 32'h1;
+        sess$jcm$0 = jcm$0$q;
+        sess$jcm$1 = jcm$1$q;
+        sess$jcm$2 = jcm$2$q;
+        sess$jcm$3 = jcm$3$q;
+        sess$jcm$4 = jcm$4$q;
+        sess$jcm$5 = jcm$5$q;
+        sess$jcm$6 = jcm$6$q;
+        sess$jcm$7 = jcm$7$q;
+        sess$jcm$8 = jcm$8$q;
+        sess$jcm$9 = jcm$9$q;
+        sess$jcm$10 = jcm$10$q;
+        sess$jcm$11 = jcm$11$q;
+        sess$jcm$12 = jcm$12$q;
+        sess$jcm$13 = jcm$13$q;
+        sess$jcm$14 = jcm$14$q;
+        sess$jcm$15 = jcm$15$q;
+        csr$hold = jc_pend$q | jc_q$q;
+        csr$now = now$q;
+        csr$jbusy$0 = jbusy$0$q;
+        csr$jbusy$1 = jbusy$1$q;
+        csr$jbusy$2 = jbusy$2$q;
+        csr$jbusy$3 = jbusy$3$q;
+        csr$jbusy$4 = jbusy$4$q;
+        csr$jbusy$5 = jbusy$5$q;
+        csr$jbusy$6 = jbusy$6$q;
+        csr$jbusy$7 = jbusy$7$q;
+        csr$jbusy$8 = jbusy$8$q;
+        csr$jbusy$9 = jbusy$9$q;
+        csr$jbusy$10 = jbusy$10$q;
+        csr$jbusy$11 = jbusy$11$q;
+        csr$jbusy$12 = jbusy$12$q;
+        csr$jbusy$13 = jbusy$13$q;
+        csr$jbusy$14 = jbusy$14$q;
+        csr$jbusy$15 = jbusy$15$q;
+        csr$jt_waddr = jram$waddr;
+        csr$jt_wdata = jram$wdata;
+        csr$jt_we = jram$we;
+        csr$ev = ev;
+        csr$ev_b = ev_b;
+        csr$occ_inc = bq_inc$q;
+        csr$occ_dec = bq_dec$q;
+        csr$occ_hwc = bq_hwc$q;
+        csr$occ_free = jcb;
+        csr$rx_len = la_len$q;
+        csr$rx_take$0 = rx_ev$0;
+        csr$tx_sent$0 = tx$0$sent;
+        csr$tx_len$0 = tx$0$sent_len;
+        csr$rx_bad$0 = rx$0$bad;
+        csr$rx_take$1 = rx_ev$1;
+        csr$tx_sent$1 = tx$1$sent;
+        csr$tx_len$1 = tx$1$sent_len;
+        csr$rx_bad$1 = rx$1$bad;
+        csr$rx_take$2 = rx_ev$2;
+        csr$tx_sent$2 = tx$2$sent;
+        csr$tx_len$2 = tx$2$sent_len;
+        csr$rx_bad$2 = rx$2$bad;
+        csr$rx_take$3 = rx_ev$3;
+        csr$tx_sent$3 = tx$3$sent;
+        csr$tx_len$3 = tx$3$sent_len;
+        csr$rx_bad$3 = rx$3$bad;
         if (rst) begin
             state$d = FrontState$Idle;
             xstate$d = DecState$Idle;
@@ -15742,8 +11067,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             pc_v$d = 1'b0;
             tick_cnt$d = 32'h0;
             now$d = 32'h0;
-            tick_div$d = 32'h1;
-            scan_ticks$d = 32'h1;
             sweep_on$d = 1'b0;
             sweep_el$d = 32'h0;
             scan_ptr$d = 32'h0;
@@ -15846,231 +11169,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jbusy$15$d = 32'h0;
             own_age$d = 32'h0;
             jc_q$d = 1'b0;
-            so_q$d = 1'b0;
-            su_v$d = 1'b0;
-            su_st$d = SessState$Idle;
             x_join$d = 1'b0;
             hu_v$d = 1'b0;
-            hu2_v$d = 1'b0;
-            hu3_v$d = 1'b0;
-            ss_open$0$d = 1'b0;
-            ss_pend$0$d = 32'h0;
-            ss_open$1$d = 1'b0;
-            ss_pend$1$d = 32'h0;
-            ss_open$2$d = 1'b0;
-            ss_pend$2$d = 32'h0;
-            ss_open$3$d = 1'b0;
-            ss_pend$3$d = 32'h0;
-            ss_open$4$d = 1'b0;
-            ss_pend$4$d = 32'h0;
-            ss_open$5$d = 1'b0;
-            ss_pend$5$d = 32'h0;
-            ss_open$6$d = 1'b0;
-            ss_pend$6$d = 32'h0;
-            ss_open$7$d = 1'b0;
-            ss_pend$7$d = 32'h0;
-            ss_open$8$d = 1'b0;
-            ss_pend$8$d = 32'h0;
-            ss_open$9$d = 1'b0;
-            ss_pend$9$d = 32'h0;
-            ss_open$10$d = 1'b0;
-            ss_pend$10$d = 32'h0;
-            ss_open$11$d = 1'b0;
-            ss_pend$11$d = 32'h0;
-            ss_open$12$d = 1'b0;
-            ss_pend$12$d = 32'h0;
-            ss_open$13$d = 1'b0;
-            ss_pend$13$d = 32'h0;
-            ss_open$14$d = 1'b0;
-            ss_pend$14$d = 32'h0;
-            ss_open$15$d = 1'b0;
-            ss_pend$15$d = 32'h0;
             jc_pend$d = 1'b0;
             jc2$d = 1'b0;
             bq_inc$d = 1'b0;
             bq_dec$d = 1'b0;
-            bvalid_r$d = 1'b0;
-            rvalid_r$d = 1'b0;
-            route_valid$0$d = 1'b0;
-            route_valid$1$d = 1'b0;
-            route_valid$2$d = 1'b0;
-            route_valid$3$d = 1'b0;
-            route_valid$4$d = 1'b0;
-            route_valid$5$d = 1'b0;
-            route_valid$6$d = 1'b0;
-            route_valid$7$d = 1'b0;
-            route_valid$8$d = 1'b0;
-            route_valid$9$d = 1'b0;
-            route_valid$10$d = 1'b0;
-            route_valid$11$d = 1'b0;
-            route_valid$12$d = 1'b0;
-            route_valid$13$d = 1'b0;
-            route_valid$14$d = 1'b0;
-            route_valid$15$d = 1'b0;
-            cnt$0$d = 32'h0;
-            cnt$1$d = 32'h0;
-            cnt$2$d = 32'h0;
-            cnt$3$d = 32'h0;
-            cnt$4$d = 32'h0;
-            cnt$5$d = 32'h0;
-            cnt$6$d = 32'h0;
-            cnt$7$d = 32'h0;
-            cnt$8$d = 32'h0;
-            cnt$9$d = 32'h0;
-            cnt$10$d = 32'h0;
-            cnt$11$d = 32'h0;
-            cnt$12$d = 32'h0;
-            cnt$13$d = 32'h0;
-            cnt$14$d = 32'h0;
-            cnt$15$d = 32'h0;
-            cnt$16$d = 32'h0;
-            cnt$17$d = 32'h0;
-            cnt$18$d = 32'h0;
-            cnt$19$d = 32'h0;
-            cnt$20$d = 32'h0;
-            cnt$21$d = 32'h0;
-            cnt$22$d = 32'h0;
-            cnt$23$d = 32'h0;
-            cnt$24$d = 32'h0;
-            cnt$25$d = 32'h0;
-            rxp$0$d = 32'h0;
-            rxb$0$d = 32'h0;
-            txp$0$d = 32'h0;
-            txb$0$d = 32'h0;
-            rxbad$0$d = 32'h0;
-            rxp$1$d = 32'h0;
-            rxb$1$d = 32'h0;
-            txp$1$d = 32'h0;
-            txb$1$d = 32'h0;
-            rxbad$1$d = 32'h0;
-            rxp$2$d = 32'h0;
-            rxb$2$d = 32'h0;
-            txp$2$d = 32'h0;
-            txb$2$d = 32'h0;
-            rxbad$2$d = 32'h0;
-            rxp$3$d = 32'h0;
-            rxb$3$d = 32'h0;
-            txp$3$d = 32'h0;
-            txb$3$d = 32'h0;
-            rxbad$3$d = 32'h0;
         end
     end
     
 endmodule // fanin_core_impl
-
-
-module fanin_ac_bm(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ac_bm
-
-
-module fanin_ac_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ac_ip
-
-
-module fanin_ac_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ac_mac
-
-
-module fanin_ac_nonce(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ac_nonce
-
-
-module fanin_ac_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ac_port
-
-
-module fanin_ac_udp(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ac_udp
 
 
 module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
@@ -17230,25 +12338,6 @@ module fanin_bstate(d,q,clock);
 endmodule // fanin_bstate
 
 
-module fanin_bvalid_r(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_bvalid_r
-
-
 module fanin_c_ca(d,q,clock);
     
     // Module arguments
@@ -17432,29 +12521,6 @@ module fanin_chram3(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_chram3
 
 
-module fanin_chram_rb(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [167:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [167:0] rdata;
-    
-    // Update code (custom)
-    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 8 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [167:0] mem [0:255];
-    reg [167:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[7:0]];
-        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
-    end
-endmodule // fanin_chram_rb
-
-
 module fanin_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
     
     // Module arguments
@@ -17492,500 +12558,6 @@ module fanin_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
     end
     
 endmodule // fanin_cls
-
-
-module fanin_cnt_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_0
-
-
-module fanin_cnt_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_1
-
-
-module fanin_cnt_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_10
-
-
-module fanin_cnt_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_11
-
-
-module fanin_cnt_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_12
-
-
-module fanin_cnt_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_13
-
-
-module fanin_cnt_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_14
-
-
-module fanin_cnt_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_15
-
-
-module fanin_cnt_16(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_16
-
-
-module fanin_cnt_17(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_17
-
-
-module fanin_cnt_18(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_18
-
-
-module fanin_cnt_19(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_19
-
-
-module fanin_cnt_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_2
-
-
-module fanin_cnt_20(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_20
-
-
-module fanin_cnt_21(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_21
-
-
-module fanin_cnt_22(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_22
-
-
-module fanin_cnt_23(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_23
-
-
-module fanin_cnt_24(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_24
-
-
-module fanin_cnt_25(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_25
-
-
-module fanin_cnt_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_3
-
-
-module fanin_cnt_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_4
-
-
-module fanin_cnt_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_5
-
-
-module fanin_cnt_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_6
-
-
-module fanin_cnt_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_7
-
-
-module fanin_cnt_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_8
-
-
-module fanin_cnt_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cnt_9
 
 
 module fanin_cp_mask(d,q,clock);
@@ -18176,6 +12748,7632 @@ module fanin_cs_v(d,q,clock);
     end
           
 endmodule // fanin_cs_v
+
+
+module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bvalid,bready,araddr,arvalid,arready,rdata,rresp,rvalid,rready,hold,now,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,jt_waddr,jt_wdata,jt_we,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_free,rx_take$0,rx_take$1,rx_take$2,rx_take$3,rx_len,tx_sent$0,tx_sent$1,tx_sent$2,tx_sent$3,tx_len$0,tx_len$1,tx_len$2,tx_len$3,rx_bad$0,rx_bad$1,rx_bad$2,rx_bad$3,me_ip,me_port,me_mac,tick_div,scan_ticks,route_ip$0,route_ip$1,route_ip$2,route_ip$3,route_ip$4,route_ip$5,route_ip$6,route_ip$7,route_ip$8,route_ip$9,route_ip$10,route_ip$11,route_ip$12,route_ip$13,route_ip$14,route_ip$15,route_valid$0,route_valid$1,route_valid$2,route_valid$3,route_valid$4,route_valid$5,route_valid$6,route_valid$7,route_valid$8,route_valid$9,route_valid$10,route_valid$11,route_valid$12,route_valid$13,route_valid$14,route_valid$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,job_commit,job_commit_entry,job_word,child_we,child_waddr,child_wdata,pb_we,pb_waddr,pb_wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  [15:0] awaddr;
+    input wire  awvalid;
+    output reg  awready;
+    input wire  [31:0] wdata;
+    input wire  wvalid;
+    output reg  wready;
+    output reg  [1:0] bresp;
+    output reg  bvalid;
+    input wire  bready;
+    input wire  [15:0] araddr;
+    input wire  arvalid;
+    output reg  arready;
+    output reg  [31:0] rdata;
+    output reg  [1:0] rresp;
+    output reg  rvalid;
+    input wire  rready;
+    input wire  hold;
+    input wire  [31:0] now;
+    input wire  [31:0] jbusy$0;
+    input wire  [31:0] jbusy$1;
+    input wire  [31:0] jbusy$2;
+    input wire  [31:0] jbusy$3;
+    input wire  [31:0] jbusy$4;
+    input wire  [31:0] jbusy$5;
+    input wire  [31:0] jbusy$6;
+    input wire  [31:0] jbusy$7;
+    input wire  [31:0] jbusy$8;
+    input wire  [31:0] jbusy$9;
+    input wire  [31:0] jbusy$10;
+    input wire  [31:0] jbusy$11;
+    input wire  [31:0] jbusy$12;
+    input wire  [31:0] jbusy$13;
+    input wire  [31:0] jbusy$14;
+    input wire  [31:0] jbusy$15;
+    input wire  [23:0] jt_waddr;
+    input wire  [575:0] jt_wdata;
+    input wire  [31:0] jt_we;
+    input wire  [31:0] ev;
+    input wire  [31:0] ev_b;
+    input wire  occ_inc;
+    input wire  occ_dec;
+    input wire  occ_hwc;
+    input wire  [63:0] occ_free;
+    input wire  rx_take$0;
+    input wire  rx_take$1;
+    input wire  rx_take$2;
+    input wire  rx_take$3;
+    input wire  [15:0] rx_len;
+    input wire  tx_sent$0;
+    input wire  tx_sent$1;
+    input wire  tx_sent$2;
+    input wire  tx_sent$3;
+    input wire  [63:0] tx_len$0;
+    input wire  [63:0] tx_len$1;
+    input wire  [63:0] tx_len$2;
+    input wire  [63:0] tx_len$3;
+    input wire  rx_bad$0;
+    input wire  rx_bad$1;
+    input wire  rx_bad$2;
+    input wire  rx_bad$3;
+    output reg  [31:0] me_ip;
+    output reg  [15:0] me_port;
+    output reg  [47:0] me_mac;
+    output reg  [31:0] tick_div;
+    output reg  [31:0] scan_ticks;
+    output reg  [31:0] route_ip$0;
+    output reg  [31:0] route_ip$1;
+    output reg  [31:0] route_ip$2;
+    output reg  [31:0] route_ip$3;
+    output reg  [31:0] route_ip$4;
+    output reg  [31:0] route_ip$5;
+    output reg  [31:0] route_ip$6;
+    output reg  [31:0] route_ip$7;
+    output reg  [31:0] route_ip$8;
+    output reg  [31:0] route_ip$9;
+    output reg  [31:0] route_ip$10;
+    output reg  [31:0] route_ip$11;
+    output reg  [31:0] route_ip$12;
+    output reg  [31:0] route_ip$13;
+    output reg  [31:0] route_ip$14;
+    output reg  [31:0] route_ip$15;
+    output reg  route_valid$0;
+    output reg  route_valid$1;
+    output reg  route_valid$2;
+    output reg  route_valid$3;
+    output reg  route_valid$4;
+    output reg  route_valid$5;
+    output reg  route_valid$6;
+    output reg  route_valid$7;
+    output reg  route_valid$8;
+    output reg  route_valid$9;
+    output reg  route_valid$10;
+    output reg  route_valid$11;
+    output reg  route_valid$12;
+    output reg  route_valid$13;
+    output reg  route_valid$14;
+    output reg  route_valid$15;
+    output reg  [7:0] route_pm$0;
+    output reg  [7:0] route_pm$1;
+    output reg  [7:0] route_pm$2;
+    output reg  [7:0] route_pm$3;
+    output reg  [7:0] route_pm$4;
+    output reg  [7:0] route_pm$5;
+    output reg  [7:0] route_pm$6;
+    output reg  [7:0] route_pm$7;
+    output reg  [7:0] route_pm$8;
+    output reg  [7:0] route_pm$9;
+    output reg  [7:0] route_pm$10;
+    output reg  [7:0] route_pm$11;
+    output reg  [7:0] route_pm$12;
+    output reg  [7:0] route_pm$13;
+    output reg  [7:0] route_pm$14;
+    output reg  [7:0] route_pm$15;
+    output reg  job_commit;
+    output reg  [7:0] job_commit_entry;
+    output reg  [575:0] job_word;
+    output reg  [31:0] child_we;
+    output reg  [23:0] child_waddr;
+    output reg  [167:0] child_wdata;
+    output reg  [31:0] pb_we;
+    output reg  [23:0] pb_waddr;
+    output reg  [63:0] pb_wdata;
+    
+    // Constant declarations
+    localparam  c_idx16$0 = 16'h0;
+    localparam  c_idx16$1 = 16'h1;
+    localparam  c_idx16$2 = 16'h2;
+    localparam  c_idx16$3 = 16'h3;
+    localparam  c_idx16$4 = 16'h4;
+    localparam  c_idx16$5 = 16'h5;
+    localparam  c_idx16$6 = 16'h6;
+    localparam  c_idx16$7 = 16'h7;
+    localparam  c_idx16$8 = 16'h8;
+    localparam  c_idx16$9 = 16'h9;
+    localparam  c_idx16$10 = 16'ha;
+    localparam  c_idx16$11 = 16'hb;
+    localparam  c_idx16$12 = 16'hc;
+    localparam  c_idx16$13 = 16'hd;
+    localparam  c_idx16$14 = 16'he;
+    localparam  c_idx16$15 = 16'hf;
+    localparam  c_idx16$16 = 16'h10;
+    localparam  c_idx16$17 = 16'h11;
+    localparam  c_idx16$18 = 16'h12;
+    localparam  c_idx16$19 = 16'h13;
+    localparam  c_idx16$20 = 16'h14;
+    localparam  c_idx16$21 = 16'h15;
+    localparam  c_idx16$22 = 16'h16;
+    localparam  c_idx16$23 = 16'h17;
+    localparam  c_idx16$24 = 16'h18;
+    localparam  c_idx16$25 = 16'h19;
+    localparam  c_info$0 = 32'h46414e49;
+    localparam  c_info$1 = 32'h1;
+    localparam  c_info$2 = 32'h4;
+    localparam  c_info$3 = 32'h40;
+    localparam  c_info$4 = 32'h200;
+    localparam  c_info$5 = 32'h100;
+    localparam  c_info$6 = 32'h40;
+    localparam  c_info$7 = 32'h10;
+    localparam  c_info$8 = 32'h10;
+    localparam  c_info$9 = 32'h10;
+    localparam  c_info$10 = 32'h5ee;
+    localparam  c_mclog = 16'h4;
+    localparam  c_mcmask = 24'hf;
+    localparam  c_tbl_end = 16'h948;
+    localparam  tb_job = 4'h1;
+    localparam  tb_child = 4'h2;
+    localparam  tb_pb = 4'h3;
+    localparam  tb_route = 4'h4;
+    localparam  at_route_valid = 16'h27;
+    localparam  at_route_ports = 16'h28;
+    localparam  a_me_ip = 16'h40;
+    localparam  a_me_port = 16'h44;
+    localparam  a_me_mac_lo = 16'h48;
+    localparam  a_me_mac_hi = 16'h4c;
+    localparam  a_tick_div = 16'h50;
+    localparam  a_tick = 16'h54;
+    localparam  a_scan_ticks = 16'h58;
+    localparam  a_tbl_sel = 16'h8e0;
+    localparam  a_tbl_data = 16'h900;
+    localparam  a_busy = 16'ha00;
+    localparam  a_route_ip = 16'h80;
+    localparam  a_route_port = 16'h84;
+    localparam  a_route_commit = 16'h88;
+    localparam  a_cnt = 16'h100;
+    localparam  a_port = 16'h400;
+    localparam  a_rxbad = 16'h600;
+    localparam  a_job_id = 16'h800;
+    localparam  a_job_ctrl = 16'h804;
+    localparam  a_job_ranks_lo = 16'h808;
+    localparam  a_job_ranks_hi = 16'h80c;
+    localparam  a_job_expected_lo = 16'h810;
+    localparam  a_job_expected_hi = 16'h814;
+    localparam  a_job_slot_base = 16'h818;
+    localparam  a_job_slot_count = 16'h81c;
+    localparam  a_job_quota = 16'h820;
+    localparam  a_job_flush_after = 16'h824;
+    localparam  a_job_reclaim_after = 16'h828;
+    localparam  a_job_reclaim_idle = 16'h844;
+    localparam  a_job_first_block = 16'h848;
+    localparam  a_port_below_lo = 16'h8c0;
+    localparam  a_port_below_hi = 16'h8c4;
+    localparam  a_port_below_commit = 16'h8c8;
+    localparam  a_job_parent_mac_lo = 16'h82c;
+    localparam  a_job_parent_mac_hi = 16'h830;
+    localparam  a_job_parent_ip = 16'h834;
+    localparam  a_job_parent_udp = 16'h838;
+    localparam  a_job_parent_port = 16'h83c;
+    localparam  a_job_commit = 16'h840;
+    localparam  a_child_mac_lo = 16'h880;
+    localparam  a_child_mac_hi = 16'h884;
+    localparam  a_child_ip = 16'h888;
+    localparam  a_child_udp = 16'h88c;
+    localparam  a_child_port = 16'h890;
+    localparam  a_child_ranks_lo = 16'h894;
+    localparam  a_child_ranks_hi = 16'h898;
+    localparam  a_child_commit = 16'h89c;
+    localparam  at_job_job = 16'h20;
+    localparam  at_job_ranks = 16'h40;
+    localparam  at_job_expected = 16'h80;
+    localparam  at_job_slot_base = 16'hc0;
+    localparam  at_job_slot_count = 16'he0;
+    localparam  at_job_quota = 16'h100;
+    localparam  at_job_flush_after = 16'h120;
+    localparam  at_job_reclaim_after = 16'h140;
+    localparam  at_job_reclaim_idle = 16'h200;
+    localparam  at_job_first_block = 16'h220;
+    localparam  at_job_parent_ip = 16'h160;
+    localparam  at_job_parent_mac = 16'h180;
+    localparam  at_job_parent_udp = 16'h1b0;
+    localparam  at_job_parent_port = 16'h1c0;
+    localparam  at_child_mac = 16'h40;
+    localparam  at_child_ip = 16'h70;
+    localparam  at_child_udp = 16'h90;
+    localparam  at_child_port = 16'ha0;
+    
+    // Stub signals
+    reg  aw_ack$d;
+    wire  aw_ack$q;
+    reg  aw_ack$clock;
+    reg  [15:0] wa$d;
+    wire  [15:0] wa$q;
+    reg  wa$clock;
+    reg  [31:0] wd$d;
+    wire  [31:0] wd$q;
+    reg  wd$clock;
+    reg  bvalid_r$d;
+    wire  bvalid_r$q;
+    reg  bvalid_r$clock;
+    reg  [31:0] me_ip_r$d;
+    wire  [31:0] me_ip_r$q;
+    reg  me_ip_r$clock;
+    reg  [15:0] me_port_r$d;
+    wire  [15:0] me_port_r$q;
+    reg  me_port_r$clock;
+    reg  [47:0] me_mac_r$d;
+    wire  [47:0] me_mac_r$q;
+    reg  me_mac_r$clock;
+    reg  [31:0] tick_div_r$d;
+    wire  [31:0] tick_div_r$q;
+    reg  tick_div_r$clock;
+    reg  [31:0] scan_ticks_r$d;
+    wire  [31:0] scan_ticks_r$q;
+    reg  scan_ticks_r$clock;
+    reg  [31:0] tbl_sel$d;
+    wire  [31:0] tbl_sel$q;
+    reg  tbl_sel$clock;
+    reg  [15:0] st_jid$d;
+    wire  [15:0] st_jid$q;
+    reg  st_jid$clock;
+    reg  [31:0] st_jctrl$d;
+    wire  [31:0] st_jctrl$q;
+    reg  st_jctrl$clock;
+    reg  [63:0] st_jranks$d;
+    wire  [63:0] st_jranks$q;
+    reg  st_jranks$clock;
+    reg  [63:0] st_jexp$d;
+    wire  [63:0] st_jexp$q;
+    reg  st_jexp$clock;
+    reg  [31:0] st_jsbase$d;
+    wire  [31:0] st_jsbase$q;
+    reg  st_jsbase$clock;
+    reg  [31:0] st_jscount$d;
+    wire  [31:0] st_jscount$q;
+    reg  st_jscount$clock;
+    reg  [31:0] st_jquota$d;
+    wire  [31:0] st_jquota$q;
+    reg  st_jquota$clock;
+    reg  [31:0] st_jflush$d;
+    wire  [31:0] st_jflush$q;
+    reg  st_jflush$clock;
+    reg  [31:0] st_jreclaim$d;
+    wire  [31:0] st_jreclaim$q;
+    reg  st_jreclaim$clock;
+    reg  [31:0] st_jidle$d;
+    wire  [31:0] st_jidle$q;
+    reg  st_jidle$clock;
+    reg  [31:0] st_jfirst$d;
+    wire  [31:0] st_jfirst$q;
+    reg  st_jfirst$clock;
+    reg  [47:0] st_pmac$d;
+    wire  [47:0] st_pmac$q;
+    reg  st_pmac$clock;
+    reg  [31:0] st_pip$d;
+    wire  [31:0] st_pip$q;
+    reg  st_pip$clock;
+    reg  [15:0] st_pudp$d;
+    wire  [15:0] st_pudp$q;
+    reg  st_pudp$clock;
+    reg  [7:0] st_pport$d;
+    wire  [7:0] st_pport$q;
+    reg  st_pport$clock;
+    reg  [47:0] st_cmac$d;
+    wire  [47:0] st_cmac$q;
+    reg  st_cmac$clock;
+    reg  [31:0] st_cip$d;
+    wire  [31:0] st_cip$q;
+    reg  st_cip$clock;
+    reg  [15:0] st_cudp$d;
+    wire  [15:0] st_cudp$q;
+    reg  st_cudp$clock;
+    reg  [7:0] st_cport$d;
+    wire  [7:0] st_cport$q;
+    reg  st_cport$clock;
+    reg  [63:0] st_cranks$d;
+    wire  [63:0] st_cranks$q;
+    reg  st_cranks$clock;
+    reg  [63:0] st_pbelow$d;
+    wire  [63:0] st_pbelow$q;
+    reg  st_pbelow$clock;
+    reg  [31:0] st_route_ip$d;
+    wire  [31:0] st_route_ip$q;
+    reg  st_route_ip$clock;
+    reg  [7:0] st_route_port$d;
+    wire  [7:0] st_route_port$q;
+    reg  st_route_port$clock;
+    reg  [31:0] route_ip_r$0$d;
+    wire  [31:0] route_ip_r$0$q;
+    reg  route_ip_r$0$clock;
+    reg  [31:0] route_ip_r$1$d;
+    wire  [31:0] route_ip_r$1$q;
+    reg  route_ip_r$1$clock;
+    reg  [31:0] route_ip_r$2$d;
+    wire  [31:0] route_ip_r$2$q;
+    reg  route_ip_r$2$clock;
+    reg  [31:0] route_ip_r$3$d;
+    wire  [31:0] route_ip_r$3$q;
+    reg  route_ip_r$3$clock;
+    reg  [31:0] route_ip_r$4$d;
+    wire  [31:0] route_ip_r$4$q;
+    reg  route_ip_r$4$clock;
+    reg  [31:0] route_ip_r$5$d;
+    wire  [31:0] route_ip_r$5$q;
+    reg  route_ip_r$5$clock;
+    reg  [31:0] route_ip_r$6$d;
+    wire  [31:0] route_ip_r$6$q;
+    reg  route_ip_r$6$clock;
+    reg  [31:0] route_ip_r$7$d;
+    wire  [31:0] route_ip_r$7$q;
+    reg  route_ip_r$7$clock;
+    reg  [31:0] route_ip_r$8$d;
+    wire  [31:0] route_ip_r$8$q;
+    reg  route_ip_r$8$clock;
+    reg  [31:0] route_ip_r$9$d;
+    wire  [31:0] route_ip_r$9$q;
+    reg  route_ip_r$9$clock;
+    reg  [31:0] route_ip_r$10$d;
+    wire  [31:0] route_ip_r$10$q;
+    reg  route_ip_r$10$clock;
+    reg  [31:0] route_ip_r$11$d;
+    wire  [31:0] route_ip_r$11$q;
+    reg  route_ip_r$11$clock;
+    reg  [31:0] route_ip_r$12$d;
+    wire  [31:0] route_ip_r$12$q;
+    reg  route_ip_r$12$clock;
+    reg  [31:0] route_ip_r$13$d;
+    wire  [31:0] route_ip_r$13$q;
+    reg  route_ip_r$13$clock;
+    reg  [31:0] route_ip_r$14$d;
+    wire  [31:0] route_ip_r$14$q;
+    reg  route_ip_r$14$clock;
+    reg  [31:0] route_ip_r$15$d;
+    wire  [31:0] route_ip_r$15$q;
+    reg  route_ip_r$15$clock;
+    reg  route_valid_r$0$d;
+    wire  route_valid_r$0$q;
+    reg  route_valid_r$0$clock;
+    reg  route_valid_r$1$d;
+    wire  route_valid_r$1$q;
+    reg  route_valid_r$1$clock;
+    reg  route_valid_r$2$d;
+    wire  route_valid_r$2$q;
+    reg  route_valid_r$2$clock;
+    reg  route_valid_r$3$d;
+    wire  route_valid_r$3$q;
+    reg  route_valid_r$3$clock;
+    reg  route_valid_r$4$d;
+    wire  route_valid_r$4$q;
+    reg  route_valid_r$4$clock;
+    reg  route_valid_r$5$d;
+    wire  route_valid_r$5$q;
+    reg  route_valid_r$5$clock;
+    reg  route_valid_r$6$d;
+    wire  route_valid_r$6$q;
+    reg  route_valid_r$6$clock;
+    reg  route_valid_r$7$d;
+    wire  route_valid_r$7$q;
+    reg  route_valid_r$7$clock;
+    reg  route_valid_r$8$d;
+    wire  route_valid_r$8$q;
+    reg  route_valid_r$8$clock;
+    reg  route_valid_r$9$d;
+    wire  route_valid_r$9$q;
+    reg  route_valid_r$9$clock;
+    reg  route_valid_r$10$d;
+    wire  route_valid_r$10$q;
+    reg  route_valid_r$10$clock;
+    reg  route_valid_r$11$d;
+    wire  route_valid_r$11$q;
+    reg  route_valid_r$11$clock;
+    reg  route_valid_r$12$d;
+    wire  route_valid_r$12$q;
+    reg  route_valid_r$12$clock;
+    reg  route_valid_r$13$d;
+    wire  route_valid_r$13$q;
+    reg  route_valid_r$13$clock;
+    reg  route_valid_r$14$d;
+    wire  route_valid_r$14$q;
+    reg  route_valid_r$14$clock;
+    reg  route_valid_r$15$d;
+    wire  route_valid_r$15$q;
+    reg  route_valid_r$15$clock;
+    reg  [7:0] route_pm_r$0$d;
+    wire  [7:0] route_pm_r$0$q;
+    reg  route_pm_r$0$clock;
+    reg  [7:0] route_pm_r$1$d;
+    wire  [7:0] route_pm_r$1$q;
+    reg  route_pm_r$1$clock;
+    reg  [7:0] route_pm_r$2$d;
+    wire  [7:0] route_pm_r$2$q;
+    reg  route_pm_r$2$clock;
+    reg  [7:0] route_pm_r$3$d;
+    wire  [7:0] route_pm_r$3$q;
+    reg  route_pm_r$3$clock;
+    reg  [7:0] route_pm_r$4$d;
+    wire  [7:0] route_pm_r$4$q;
+    reg  route_pm_r$4$clock;
+    reg  [7:0] route_pm_r$5$d;
+    wire  [7:0] route_pm_r$5$q;
+    reg  route_pm_r$5$clock;
+    reg  [7:0] route_pm_r$6$d;
+    wire  [7:0] route_pm_r$6$q;
+    reg  route_pm_r$6$clock;
+    reg  [7:0] route_pm_r$7$d;
+    wire  [7:0] route_pm_r$7$q;
+    reg  route_pm_r$7$clock;
+    reg  [7:0] route_pm_r$8$d;
+    wire  [7:0] route_pm_r$8$q;
+    reg  route_pm_r$8$clock;
+    reg  [7:0] route_pm_r$9$d;
+    wire  [7:0] route_pm_r$9$q;
+    reg  route_pm_r$9$clock;
+    reg  [7:0] route_pm_r$10$d;
+    wire  [7:0] route_pm_r$10$q;
+    reg  route_pm_r$10$clock;
+    reg  [7:0] route_pm_r$11$d;
+    wire  [7:0] route_pm_r$11$q;
+    reg  route_pm_r$11$clock;
+    reg  [7:0] route_pm_r$12$d;
+    wire  [7:0] route_pm_r$12$q;
+    reg  route_pm_r$12$clock;
+    reg  [7:0] route_pm_r$13$d;
+    wire  [7:0] route_pm_r$13$q;
+    reg  route_pm_r$13$clock;
+    reg  [7:0] route_pm_r$14$d;
+    wire  [7:0] route_pm_r$14$q;
+    reg  route_pm_r$14$clock;
+    reg  [7:0] route_pm_r$15$d;
+    wire  [7:0] route_pm_r$15$q;
+    reg  route_pm_r$15$clock;
+    reg  jcw$d;
+    wire  jcw$q;
+    reg  jcw$clock;
+    reg  [7:0] jcw_i$d;
+    wire  [7:0] jcw_i$q;
+    reg  jcw_i$clock;
+    reg  [575:0] jword$d;
+    wire  [575:0] jword$q;
+    reg  jword$clock;
+    reg  chw$d;
+    wire  chw$q;
+    reg  chw$clock;
+    reg  [23:0] chw_a$d;
+    wire  [23:0] chw_a$q;
+    reg  chw_a$clock;
+    reg  [167:0] cword$d;
+    wire  [167:0] cword$q;
+    reg  cword$clock;
+    reg  pbw$d;
+    wire  pbw$q;
+    reg  pbw$clock;
+    reg  [23:0] pbw_a$d;
+    wire  [23:0] pbw_a$q;
+    reg  pbw_a$clock;
+    reg  jram_rb$clock;
+    reg  [23:0] jram_rb$waddr;
+    reg  [575:0] jram_rb$wdata;
+    reg  [31:0] jram_rb$we;
+    reg  [23:0] jram_rb$raddr;
+    wire  [575:0] jram_rb$rdata;
+    reg  chram_rb$clock;
+    reg  [23:0] chram_rb$waddr;
+    reg  [167:0] chram_rb$wdata;
+    reg  [31:0] chram_rb$we;
+    reg  [23:0] chram_rb$raddr;
+    wire  [167:0] chram_rb$rdata;
+    reg  pbram_rb$clock;
+    reg  [23:0] pbram_rb$waddr;
+    reg  [63:0] pbram_rb$wdata;
+    reg  [31:0] pbram_rb$we;
+    reg  [23:0] pbram_rb$raddr;
+    wire  [63:0] pbram_rb$rdata;
+    reg  [575:0] tbl_q$d;
+    wire  [575:0] tbl_q$q;
+    reg  tbl_q$clock;
+    reg  [31:0] evq$d;
+    wire  [31:0] evq$q;
+    reg  evq$clock;
+    reg  [31:0] evbq$d;
+    wire  [31:0] evbq$q;
+    reg  evbq$clock;
+    reg  [63:0] cnt$0$d;
+    wire  [63:0] cnt$0$q;
+    reg  cnt$0$clock;
+    reg  [63:0] cnt$1$d;
+    wire  [63:0] cnt$1$q;
+    reg  cnt$1$clock;
+    reg  [63:0] cnt$2$d;
+    wire  [63:0] cnt$2$q;
+    reg  cnt$2$clock;
+    reg  [63:0] cnt$3$d;
+    wire  [63:0] cnt$3$q;
+    reg  cnt$3$clock;
+    reg  [63:0] cnt$4$d;
+    wire  [63:0] cnt$4$q;
+    reg  cnt$4$clock;
+    reg  [63:0] cnt$5$d;
+    wire  [63:0] cnt$5$q;
+    reg  cnt$5$clock;
+    reg  [63:0] cnt$6$d;
+    wire  [63:0] cnt$6$q;
+    reg  cnt$6$clock;
+    reg  [63:0] cnt$7$d;
+    wire  [63:0] cnt$7$q;
+    reg  cnt$7$clock;
+    reg  [63:0] cnt$8$d;
+    wire  [63:0] cnt$8$q;
+    reg  cnt$8$clock;
+    reg  [63:0] cnt$9$d;
+    wire  [63:0] cnt$9$q;
+    reg  cnt$9$clock;
+    reg  [63:0] cnt$10$d;
+    wire  [63:0] cnt$10$q;
+    reg  cnt$10$clock;
+    reg  [63:0] cnt$11$d;
+    wire  [63:0] cnt$11$q;
+    reg  cnt$11$clock;
+    reg  [63:0] cnt$12$d;
+    wire  [63:0] cnt$12$q;
+    reg  cnt$12$clock;
+    reg  [63:0] cnt$13$d;
+    wire  [63:0] cnt$13$q;
+    reg  cnt$13$clock;
+    reg  [63:0] cnt$14$d;
+    wire  [63:0] cnt$14$q;
+    reg  cnt$14$clock;
+    reg  [63:0] cnt$15$d;
+    wire  [63:0] cnt$15$q;
+    reg  cnt$15$clock;
+    reg  [63:0] cnt$16$d;
+    wire  [63:0] cnt$16$q;
+    reg  cnt$16$clock;
+    reg  [63:0] cnt$17$d;
+    wire  [63:0] cnt$17$q;
+    reg  cnt$17$clock;
+    reg  [63:0] cnt$18$d;
+    wire  [63:0] cnt$18$q;
+    reg  cnt$18$clock;
+    reg  [63:0] cnt$19$d;
+    wire  [63:0] cnt$19$q;
+    reg  cnt$19$clock;
+    reg  [63:0] cnt$20$d;
+    wire  [63:0] cnt$20$q;
+    reg  cnt$20$clock;
+    reg  [63:0] cnt$21$d;
+    wire  [63:0] cnt$21$q;
+    reg  cnt$21$clock;
+    reg  [63:0] cnt$22$d;
+    wire  [63:0] cnt$22$q;
+    reg  cnt$22$clock;
+    reg  [63:0] cnt$23$d;
+    wire  [63:0] cnt$23$q;
+    reg  cnt$23$clock;
+    reg  [63:0] cnt$24$d;
+    wire  [63:0] cnt$24$q;
+    reg  cnt$24$clock;
+    reg  [63:0] cnt$25$d;
+    wire  [63:0] cnt$25$q;
+    reg  cnt$25$clock;
+    reg  [63:0] rxp$0$d;
+    wire  [63:0] rxp$0$q;
+    reg  rxp$0$clock;
+    reg  [63:0] rxp$1$d;
+    wire  [63:0] rxp$1$q;
+    reg  rxp$1$clock;
+    reg  [63:0] rxp$2$d;
+    wire  [63:0] rxp$2$q;
+    reg  rxp$2$clock;
+    reg  [63:0] rxp$3$d;
+    wire  [63:0] rxp$3$q;
+    reg  rxp$3$clock;
+    reg  [63:0] rxb$0$d;
+    wire  [63:0] rxb$0$q;
+    reg  rxb$0$clock;
+    reg  [63:0] rxb$1$d;
+    wire  [63:0] rxb$1$q;
+    reg  rxb$1$clock;
+    reg  [63:0] rxb$2$d;
+    wire  [63:0] rxb$2$q;
+    reg  rxb$2$clock;
+    reg  [63:0] rxb$3$d;
+    wire  [63:0] rxb$3$q;
+    reg  rxb$3$clock;
+    reg  [63:0] txp$0$d;
+    wire  [63:0] txp$0$q;
+    reg  txp$0$clock;
+    reg  [63:0] txp$1$d;
+    wire  [63:0] txp$1$q;
+    reg  txp$1$clock;
+    reg  [63:0] txp$2$d;
+    wire  [63:0] txp$2$q;
+    reg  txp$2$clock;
+    reg  [63:0] txp$3$d;
+    wire  [63:0] txp$3$q;
+    reg  txp$3$clock;
+    reg  [63:0] txb$0$d;
+    wire  [63:0] txb$0$q;
+    reg  txb$0$clock;
+    reg  [63:0] txb$1$d;
+    wire  [63:0] txb$1$q;
+    reg  txb$1$clock;
+    reg  [63:0] txb$2$d;
+    wire  [63:0] txb$2$q;
+    reg  txb$2$clock;
+    reg  [63:0] txb$3$d;
+    wire  [63:0] txb$3$q;
+    reg  txb$3$clock;
+    reg  [31:0] rxbad$0$d;
+    wire  [31:0] rxbad$0$q;
+    reg  rxbad$0$clock;
+    reg  [31:0] rxbad$1$d;
+    wire  [31:0] rxbad$1$q;
+    reg  rxbad$1$clock;
+    reg  [31:0] rxbad$2$d;
+    wire  [31:0] rxbad$2$q;
+    reg  rxbad$2$clock;
+    reg  [31:0] rxbad$3$d;
+    wire  [31:0] rxbad$3$q;
+    reg  rxbad$3$clock;
+    reg  rs$d;
+    wire  rs$q;
+    reg  rs$clock;
+    reg  s_info$0$d;
+    wire  s_info$0$q;
+    reg  s_info$0$clock;
+    reg  s_info$1$d;
+    wire  s_info$1$q;
+    reg  s_info$1$clock;
+    reg  s_info$2$d;
+    wire  s_info$2$q;
+    reg  s_info$2$clock;
+    reg  s_info$3$d;
+    wire  s_info$3$q;
+    reg  s_info$3$clock;
+    reg  s_info$4$d;
+    wire  s_info$4$q;
+    reg  s_info$4$clock;
+    reg  s_info$5$d;
+    wire  s_info$5$q;
+    reg  s_info$5$clock;
+    reg  s_info$6$d;
+    wire  s_info$6$q;
+    reg  s_info$6$clock;
+    reg  s_info$7$d;
+    wire  s_info$7$q;
+    reg  s_info$7$clock;
+    reg  s_info$8$d;
+    wire  s_info$8$q;
+    reg  s_info$8$clock;
+    reg  s_info$9$d;
+    wire  s_info$9$q;
+    reg  s_info$9$clock;
+    reg  s_info$10$d;
+    wire  s_info$10$q;
+    reg  s_info$10$clock;
+    reg  [7:0] s_misc$d;
+    wire  [7:0] s_misc$q;
+    reg  s_misc$clock;
+    reg  s_busy$0$d;
+    wire  s_busy$0$q;
+    reg  s_busy$0$clock;
+    reg  s_busy$1$d;
+    wire  s_busy$1$q;
+    reg  s_busy$1$clock;
+    reg  s_busy$2$d;
+    wire  s_busy$2$q;
+    reg  s_busy$2$clock;
+    reg  s_busy$3$d;
+    wire  s_busy$3$q;
+    reg  s_busy$3$clock;
+    reg  s_busy$4$d;
+    wire  s_busy$4$q;
+    reg  s_busy$4$clock;
+    reg  s_busy$5$d;
+    wire  s_busy$5$q;
+    reg  s_busy$5$clock;
+    reg  s_busy$6$d;
+    wire  s_busy$6$q;
+    reg  s_busy$6$clock;
+    reg  s_busy$7$d;
+    wire  s_busy$7$q;
+    reg  s_busy$7$clock;
+    reg  s_busy$8$d;
+    wire  s_busy$8$q;
+    reg  s_busy$8$clock;
+    reg  s_busy$9$d;
+    wire  s_busy$9$q;
+    reg  s_busy$9$clock;
+    reg  s_busy$10$d;
+    wire  s_busy$10$q;
+    reg  s_busy$10$clock;
+    reg  s_busy$11$d;
+    wire  s_busy$11$q;
+    reg  s_busy$11$clock;
+    reg  s_busy$12$d;
+    wire  s_busy$12$q;
+    reg  s_busy$12$clock;
+    reg  s_busy$13$d;
+    wire  s_busy$13$q;
+    reg  s_busy$13$clock;
+    reg  s_busy$14$d;
+    wire  s_busy$14$q;
+    reg  s_busy$14$clock;
+    reg  s_busy$15$d;
+    wire  s_busy$15$q;
+    reg  s_busy$15$clock;
+    reg  [1:0] s_cnt$0$d;
+    wire  [1:0] s_cnt$0$q;
+    reg  s_cnt$0$clock;
+    reg  [1:0] s_cnt$1$d;
+    wire  [1:0] s_cnt$1$q;
+    reg  s_cnt$1$clock;
+    reg  [1:0] s_cnt$2$d;
+    wire  [1:0] s_cnt$2$q;
+    reg  s_cnt$2$clock;
+    reg  [1:0] s_cnt$3$d;
+    wire  [1:0] s_cnt$3$q;
+    reg  s_cnt$3$clock;
+    reg  [1:0] s_cnt$4$d;
+    wire  [1:0] s_cnt$4$q;
+    reg  s_cnt$4$clock;
+    reg  [1:0] s_cnt$5$d;
+    wire  [1:0] s_cnt$5$q;
+    reg  s_cnt$5$clock;
+    reg  [1:0] s_cnt$6$d;
+    wire  [1:0] s_cnt$6$q;
+    reg  s_cnt$6$clock;
+    reg  [1:0] s_cnt$7$d;
+    wire  [1:0] s_cnt$7$q;
+    reg  s_cnt$7$clock;
+    reg  [1:0] s_cnt$8$d;
+    wire  [1:0] s_cnt$8$q;
+    reg  s_cnt$8$clock;
+    reg  [1:0] s_cnt$9$d;
+    wire  [1:0] s_cnt$9$q;
+    reg  s_cnt$9$clock;
+    reg  [1:0] s_cnt$10$d;
+    wire  [1:0] s_cnt$10$q;
+    reg  s_cnt$10$clock;
+    reg  [1:0] s_cnt$11$d;
+    wire  [1:0] s_cnt$11$q;
+    reg  s_cnt$11$clock;
+    reg  [1:0] s_cnt$12$d;
+    wire  [1:0] s_cnt$12$q;
+    reg  s_cnt$12$clock;
+    reg  [1:0] s_cnt$13$d;
+    wire  [1:0] s_cnt$13$q;
+    reg  s_cnt$13$clock;
+    reg  [1:0] s_cnt$14$d;
+    wire  [1:0] s_cnt$14$q;
+    reg  s_cnt$14$clock;
+    reg  [1:0] s_cnt$15$d;
+    wire  [1:0] s_cnt$15$q;
+    reg  s_cnt$15$clock;
+    reg  [1:0] s_cnt$16$d;
+    wire  [1:0] s_cnt$16$q;
+    reg  s_cnt$16$clock;
+    reg  [1:0] s_cnt$17$d;
+    wire  [1:0] s_cnt$17$q;
+    reg  s_cnt$17$clock;
+    reg  [1:0] s_cnt$18$d;
+    wire  [1:0] s_cnt$18$q;
+    reg  s_cnt$18$clock;
+    reg  [1:0] s_cnt$19$d;
+    wire  [1:0] s_cnt$19$q;
+    reg  s_cnt$19$clock;
+    reg  [1:0] s_cnt$20$d;
+    wire  [1:0] s_cnt$20$q;
+    reg  s_cnt$20$clock;
+    reg  [1:0] s_cnt$21$d;
+    wire  [1:0] s_cnt$21$q;
+    reg  s_cnt$21$clock;
+    reg  [1:0] s_cnt$22$d;
+    wire  [1:0] s_cnt$22$q;
+    reg  s_cnt$22$clock;
+    reg  [1:0] s_cnt$23$d;
+    wire  [1:0] s_cnt$23$q;
+    reg  s_cnt$23$clock;
+    reg  [1:0] s_cnt$24$d;
+    wire  [1:0] s_cnt$24$q;
+    reg  s_cnt$24$clock;
+    reg  [1:0] s_cnt$25$d;
+    wire  [1:0] s_cnt$25$q;
+    reg  s_cnt$25$clock;
+    reg  [15:0] s_port$0$d;
+    wire  [15:0] s_port$0$q;
+    reg  s_port$0$clock;
+    reg  [15:0] s_port$1$d;
+    wire  [15:0] s_port$1$q;
+    reg  s_port$1$clock;
+    reg  [15:0] s_port$2$d;
+    wire  [15:0] s_port$2$q;
+    reg  s_port$2$clock;
+    reg  [15:0] s_port$3$d;
+    wire  [15:0] s_port$3$q;
+    reg  s_port$3$clock;
+    reg  s_tbl$d;
+    wire  s_tbl$q;
+    reg  s_tbl$clock;
+    reg  s_tsel$d;
+    wire  s_tsel$q;
+    reg  s_tsel$clock;
+    reg  [15:0] tbl_w$d;
+    wire  [15:0] tbl_w$q;
+    reg  tbl_w$clock;
+    reg  rvalid_r$d;
+    wire  rvalid_r$q;
+    reg  rvalid_r$clock;
+    reg  [31:0] rdata_r$d;
+    wire  [31:0] rdata_r$q;
+    reg  rdata_r$clock;
+    
+    // Local signals
+    reg  wr;
+    reg  [15:0] tbl_row;
+    reg  [575:0] tbl_sh;
+    reg  [31:0] rt_ip;
+    reg  [7:0] rt_pm;
+    reg  rt_v;
+    reg  [31:0] rd;
+    
+    // Sub module instances
+    fanin_csr_aw_ack aw_ack(
+        .d(aw_ack$d),
+        .q(aw_ack$q),
+        .clock(aw_ack$clock)
+    );
+    fanin_csr_wa wa(
+        .d(wa$d),
+        .q(wa$q),
+        .clock(wa$clock)
+    );
+    fanin_csr_wd wd(
+        .d(wd$d),
+        .q(wd$q),
+        .clock(wd$clock)
+    );
+    fanin_csr_bvalid_r bvalid_r(
+        .d(bvalid_r$d),
+        .q(bvalid_r$q),
+        .clock(bvalid_r$clock)
+    );
+    fanin_csr_me_ip_r me_ip_r(
+        .d(me_ip_r$d),
+        .q(me_ip_r$q),
+        .clock(me_ip_r$clock)
+    );
+    fanin_csr_me_port_r me_port_r(
+        .d(me_port_r$d),
+        .q(me_port_r$q),
+        .clock(me_port_r$clock)
+    );
+    fanin_csr_me_mac_r me_mac_r(
+        .d(me_mac_r$d),
+        .q(me_mac_r$q),
+        .clock(me_mac_r$clock)
+    );
+    fanin_csr_tick_div_r tick_div_r(
+        .d(tick_div_r$d),
+        .q(tick_div_r$q),
+        .clock(tick_div_r$clock)
+    );
+    fanin_csr_scan_ticks_r scan_ticks_r(
+        .d(scan_ticks_r$d),
+        .q(scan_ticks_r$q),
+        .clock(scan_ticks_r$clock)
+    );
+    fanin_csr_tbl_sel tbl_sel(
+        .d(tbl_sel$d),
+        .q(tbl_sel$q),
+        .clock(tbl_sel$clock)
+    );
+    fanin_csr_st_jid st_jid(
+        .d(st_jid$d),
+        .q(st_jid$q),
+        .clock(st_jid$clock)
+    );
+    fanin_csr_st_jctrl st_jctrl(
+        .d(st_jctrl$d),
+        .q(st_jctrl$q),
+        .clock(st_jctrl$clock)
+    );
+    fanin_csr_st_jranks st_jranks(
+        .d(st_jranks$d),
+        .q(st_jranks$q),
+        .clock(st_jranks$clock)
+    );
+    fanin_csr_st_jexp st_jexp(
+        .d(st_jexp$d),
+        .q(st_jexp$q),
+        .clock(st_jexp$clock)
+    );
+    fanin_csr_st_jsbase st_jsbase(
+        .d(st_jsbase$d),
+        .q(st_jsbase$q),
+        .clock(st_jsbase$clock)
+    );
+    fanin_csr_st_jscount st_jscount(
+        .d(st_jscount$d),
+        .q(st_jscount$q),
+        .clock(st_jscount$clock)
+    );
+    fanin_csr_st_jquota st_jquota(
+        .d(st_jquota$d),
+        .q(st_jquota$q),
+        .clock(st_jquota$clock)
+    );
+    fanin_csr_st_jflush st_jflush(
+        .d(st_jflush$d),
+        .q(st_jflush$q),
+        .clock(st_jflush$clock)
+    );
+    fanin_csr_st_jreclaim st_jreclaim(
+        .d(st_jreclaim$d),
+        .q(st_jreclaim$q),
+        .clock(st_jreclaim$clock)
+    );
+    fanin_csr_st_jidle st_jidle(
+        .d(st_jidle$d),
+        .q(st_jidle$q),
+        .clock(st_jidle$clock)
+    );
+    fanin_csr_st_jfirst st_jfirst(
+        .d(st_jfirst$d),
+        .q(st_jfirst$q),
+        .clock(st_jfirst$clock)
+    );
+    fanin_csr_st_pmac st_pmac(
+        .d(st_pmac$d),
+        .q(st_pmac$q),
+        .clock(st_pmac$clock)
+    );
+    fanin_csr_st_pip st_pip(
+        .d(st_pip$d),
+        .q(st_pip$q),
+        .clock(st_pip$clock)
+    );
+    fanin_csr_st_pudp st_pudp(
+        .d(st_pudp$d),
+        .q(st_pudp$q),
+        .clock(st_pudp$clock)
+    );
+    fanin_csr_st_pport st_pport(
+        .d(st_pport$d),
+        .q(st_pport$q),
+        .clock(st_pport$clock)
+    );
+    fanin_csr_st_cmac st_cmac(
+        .d(st_cmac$d),
+        .q(st_cmac$q),
+        .clock(st_cmac$clock)
+    );
+    fanin_csr_st_cip st_cip(
+        .d(st_cip$d),
+        .q(st_cip$q),
+        .clock(st_cip$clock)
+    );
+    fanin_csr_st_cudp st_cudp(
+        .d(st_cudp$d),
+        .q(st_cudp$q),
+        .clock(st_cudp$clock)
+    );
+    fanin_csr_st_cport st_cport(
+        .d(st_cport$d),
+        .q(st_cport$q),
+        .clock(st_cport$clock)
+    );
+    fanin_csr_st_cranks st_cranks(
+        .d(st_cranks$d),
+        .q(st_cranks$q),
+        .clock(st_cranks$clock)
+    );
+    fanin_csr_st_pbelow st_pbelow(
+        .d(st_pbelow$d),
+        .q(st_pbelow$q),
+        .clock(st_pbelow$clock)
+    );
+    fanin_csr_st_route_ip st_route_ip(
+        .d(st_route_ip$d),
+        .q(st_route_ip$q),
+        .clock(st_route_ip$clock)
+    );
+    fanin_csr_st_route_port st_route_port(
+        .d(st_route_port$d),
+        .q(st_route_port$q),
+        .clock(st_route_port$clock)
+    );
+    fanin_csr_route_ip_r_0 route_ip_r$0(
+        .d(route_ip_r$0$d),
+        .q(route_ip_r$0$q),
+        .clock(route_ip_r$0$clock)
+    );
+    fanin_csr_route_ip_r_1 route_ip_r$1(
+        .d(route_ip_r$1$d),
+        .q(route_ip_r$1$q),
+        .clock(route_ip_r$1$clock)
+    );
+    fanin_csr_route_ip_r_2 route_ip_r$2(
+        .d(route_ip_r$2$d),
+        .q(route_ip_r$2$q),
+        .clock(route_ip_r$2$clock)
+    );
+    fanin_csr_route_ip_r_3 route_ip_r$3(
+        .d(route_ip_r$3$d),
+        .q(route_ip_r$3$q),
+        .clock(route_ip_r$3$clock)
+    );
+    fanin_csr_route_ip_r_4 route_ip_r$4(
+        .d(route_ip_r$4$d),
+        .q(route_ip_r$4$q),
+        .clock(route_ip_r$4$clock)
+    );
+    fanin_csr_route_ip_r_5 route_ip_r$5(
+        .d(route_ip_r$5$d),
+        .q(route_ip_r$5$q),
+        .clock(route_ip_r$5$clock)
+    );
+    fanin_csr_route_ip_r_6 route_ip_r$6(
+        .d(route_ip_r$6$d),
+        .q(route_ip_r$6$q),
+        .clock(route_ip_r$6$clock)
+    );
+    fanin_csr_route_ip_r_7 route_ip_r$7(
+        .d(route_ip_r$7$d),
+        .q(route_ip_r$7$q),
+        .clock(route_ip_r$7$clock)
+    );
+    fanin_csr_route_ip_r_8 route_ip_r$8(
+        .d(route_ip_r$8$d),
+        .q(route_ip_r$8$q),
+        .clock(route_ip_r$8$clock)
+    );
+    fanin_csr_route_ip_r_9 route_ip_r$9(
+        .d(route_ip_r$9$d),
+        .q(route_ip_r$9$q),
+        .clock(route_ip_r$9$clock)
+    );
+    fanin_csr_route_ip_r_10 route_ip_r$10(
+        .d(route_ip_r$10$d),
+        .q(route_ip_r$10$q),
+        .clock(route_ip_r$10$clock)
+    );
+    fanin_csr_route_ip_r_11 route_ip_r$11(
+        .d(route_ip_r$11$d),
+        .q(route_ip_r$11$q),
+        .clock(route_ip_r$11$clock)
+    );
+    fanin_csr_route_ip_r_12 route_ip_r$12(
+        .d(route_ip_r$12$d),
+        .q(route_ip_r$12$q),
+        .clock(route_ip_r$12$clock)
+    );
+    fanin_csr_route_ip_r_13 route_ip_r$13(
+        .d(route_ip_r$13$d),
+        .q(route_ip_r$13$q),
+        .clock(route_ip_r$13$clock)
+    );
+    fanin_csr_route_ip_r_14 route_ip_r$14(
+        .d(route_ip_r$14$d),
+        .q(route_ip_r$14$q),
+        .clock(route_ip_r$14$clock)
+    );
+    fanin_csr_route_ip_r_15 route_ip_r$15(
+        .d(route_ip_r$15$d),
+        .q(route_ip_r$15$q),
+        .clock(route_ip_r$15$clock)
+    );
+    fanin_csr_route_valid_r_0 route_valid_r$0(
+        .d(route_valid_r$0$d),
+        .q(route_valid_r$0$q),
+        .clock(route_valid_r$0$clock)
+    );
+    fanin_csr_route_valid_r_1 route_valid_r$1(
+        .d(route_valid_r$1$d),
+        .q(route_valid_r$1$q),
+        .clock(route_valid_r$1$clock)
+    );
+    fanin_csr_route_valid_r_2 route_valid_r$2(
+        .d(route_valid_r$2$d),
+        .q(route_valid_r$2$q),
+        .clock(route_valid_r$2$clock)
+    );
+    fanin_csr_route_valid_r_3 route_valid_r$3(
+        .d(route_valid_r$3$d),
+        .q(route_valid_r$3$q),
+        .clock(route_valid_r$3$clock)
+    );
+    fanin_csr_route_valid_r_4 route_valid_r$4(
+        .d(route_valid_r$4$d),
+        .q(route_valid_r$4$q),
+        .clock(route_valid_r$4$clock)
+    );
+    fanin_csr_route_valid_r_5 route_valid_r$5(
+        .d(route_valid_r$5$d),
+        .q(route_valid_r$5$q),
+        .clock(route_valid_r$5$clock)
+    );
+    fanin_csr_route_valid_r_6 route_valid_r$6(
+        .d(route_valid_r$6$d),
+        .q(route_valid_r$6$q),
+        .clock(route_valid_r$6$clock)
+    );
+    fanin_csr_route_valid_r_7 route_valid_r$7(
+        .d(route_valid_r$7$d),
+        .q(route_valid_r$7$q),
+        .clock(route_valid_r$7$clock)
+    );
+    fanin_csr_route_valid_r_8 route_valid_r$8(
+        .d(route_valid_r$8$d),
+        .q(route_valid_r$8$q),
+        .clock(route_valid_r$8$clock)
+    );
+    fanin_csr_route_valid_r_9 route_valid_r$9(
+        .d(route_valid_r$9$d),
+        .q(route_valid_r$9$q),
+        .clock(route_valid_r$9$clock)
+    );
+    fanin_csr_route_valid_r_10 route_valid_r$10(
+        .d(route_valid_r$10$d),
+        .q(route_valid_r$10$q),
+        .clock(route_valid_r$10$clock)
+    );
+    fanin_csr_route_valid_r_11 route_valid_r$11(
+        .d(route_valid_r$11$d),
+        .q(route_valid_r$11$q),
+        .clock(route_valid_r$11$clock)
+    );
+    fanin_csr_route_valid_r_12 route_valid_r$12(
+        .d(route_valid_r$12$d),
+        .q(route_valid_r$12$q),
+        .clock(route_valid_r$12$clock)
+    );
+    fanin_csr_route_valid_r_13 route_valid_r$13(
+        .d(route_valid_r$13$d),
+        .q(route_valid_r$13$q),
+        .clock(route_valid_r$13$clock)
+    );
+    fanin_csr_route_valid_r_14 route_valid_r$14(
+        .d(route_valid_r$14$d),
+        .q(route_valid_r$14$q),
+        .clock(route_valid_r$14$clock)
+    );
+    fanin_csr_route_valid_r_15 route_valid_r$15(
+        .d(route_valid_r$15$d),
+        .q(route_valid_r$15$q),
+        .clock(route_valid_r$15$clock)
+    );
+    fanin_csr_route_pm_r_0 route_pm_r$0(
+        .d(route_pm_r$0$d),
+        .q(route_pm_r$0$q),
+        .clock(route_pm_r$0$clock)
+    );
+    fanin_csr_route_pm_r_1 route_pm_r$1(
+        .d(route_pm_r$1$d),
+        .q(route_pm_r$1$q),
+        .clock(route_pm_r$1$clock)
+    );
+    fanin_csr_route_pm_r_2 route_pm_r$2(
+        .d(route_pm_r$2$d),
+        .q(route_pm_r$2$q),
+        .clock(route_pm_r$2$clock)
+    );
+    fanin_csr_route_pm_r_3 route_pm_r$3(
+        .d(route_pm_r$3$d),
+        .q(route_pm_r$3$q),
+        .clock(route_pm_r$3$clock)
+    );
+    fanin_csr_route_pm_r_4 route_pm_r$4(
+        .d(route_pm_r$4$d),
+        .q(route_pm_r$4$q),
+        .clock(route_pm_r$4$clock)
+    );
+    fanin_csr_route_pm_r_5 route_pm_r$5(
+        .d(route_pm_r$5$d),
+        .q(route_pm_r$5$q),
+        .clock(route_pm_r$5$clock)
+    );
+    fanin_csr_route_pm_r_6 route_pm_r$6(
+        .d(route_pm_r$6$d),
+        .q(route_pm_r$6$q),
+        .clock(route_pm_r$6$clock)
+    );
+    fanin_csr_route_pm_r_7 route_pm_r$7(
+        .d(route_pm_r$7$d),
+        .q(route_pm_r$7$q),
+        .clock(route_pm_r$7$clock)
+    );
+    fanin_csr_route_pm_r_8 route_pm_r$8(
+        .d(route_pm_r$8$d),
+        .q(route_pm_r$8$q),
+        .clock(route_pm_r$8$clock)
+    );
+    fanin_csr_route_pm_r_9 route_pm_r$9(
+        .d(route_pm_r$9$d),
+        .q(route_pm_r$9$q),
+        .clock(route_pm_r$9$clock)
+    );
+    fanin_csr_route_pm_r_10 route_pm_r$10(
+        .d(route_pm_r$10$d),
+        .q(route_pm_r$10$q),
+        .clock(route_pm_r$10$clock)
+    );
+    fanin_csr_route_pm_r_11 route_pm_r$11(
+        .d(route_pm_r$11$d),
+        .q(route_pm_r$11$q),
+        .clock(route_pm_r$11$clock)
+    );
+    fanin_csr_route_pm_r_12 route_pm_r$12(
+        .d(route_pm_r$12$d),
+        .q(route_pm_r$12$q),
+        .clock(route_pm_r$12$clock)
+    );
+    fanin_csr_route_pm_r_13 route_pm_r$13(
+        .d(route_pm_r$13$d),
+        .q(route_pm_r$13$q),
+        .clock(route_pm_r$13$clock)
+    );
+    fanin_csr_route_pm_r_14 route_pm_r$14(
+        .d(route_pm_r$14$d),
+        .q(route_pm_r$14$q),
+        .clock(route_pm_r$14$clock)
+    );
+    fanin_csr_route_pm_r_15 route_pm_r$15(
+        .d(route_pm_r$15$d),
+        .q(route_pm_r$15$q),
+        .clock(route_pm_r$15$clock)
+    );
+    fanin_csr_jcw jcw(
+        .d(jcw$d),
+        .q(jcw$q),
+        .clock(jcw$clock)
+    );
+    fanin_csr_jcw_i jcw_i(
+        .d(jcw_i$d),
+        .q(jcw_i$q),
+        .clock(jcw_i$clock)
+    );
+    fanin_csr_jword jword(
+        .d(jword$d),
+        .q(jword$q),
+        .clock(jword$clock)
+    );
+    fanin_csr_chw chw(
+        .d(chw$d),
+        .q(chw$q),
+        .clock(chw$clock)
+    );
+    fanin_csr_chw_a chw_a(
+        .d(chw_a$d),
+        .q(chw_a$q),
+        .clock(chw_a$clock)
+    );
+    fanin_csr_cword cword(
+        .d(cword$d),
+        .q(cword$q),
+        .clock(cword$clock)
+    );
+    fanin_csr_pbw pbw(
+        .d(pbw$d),
+        .q(pbw$q),
+        .clock(pbw$clock)
+    );
+    fanin_csr_pbw_a pbw_a(
+        .d(pbw_a$d),
+        .q(pbw_a$q),
+        .clock(pbw_a$clock)
+    );
+    fanin_csr_jram_rb jram_rb(
+        .clock(jram_rb$clock),
+        .waddr(jram_rb$waddr),
+        .wdata(jram_rb$wdata),
+        .we(jram_rb$we),
+        .raddr(jram_rb$raddr),
+        .rdata(jram_rb$rdata)
+    );
+    fanin_csr_chram_rb chram_rb(
+        .clock(chram_rb$clock),
+        .waddr(chram_rb$waddr),
+        .wdata(chram_rb$wdata),
+        .we(chram_rb$we),
+        .raddr(chram_rb$raddr),
+        .rdata(chram_rb$rdata)
+    );
+    fanin_csr_pbram_rb pbram_rb(
+        .clock(pbram_rb$clock),
+        .waddr(pbram_rb$waddr),
+        .wdata(pbram_rb$wdata),
+        .we(pbram_rb$we),
+        .raddr(pbram_rb$raddr),
+        .rdata(pbram_rb$rdata)
+    );
+    fanin_csr_tbl_q tbl_q(
+        .d(tbl_q$d),
+        .q(tbl_q$q),
+        .clock(tbl_q$clock)
+    );
+    fanin_csr_evq evq(
+        .d(evq$d),
+        .q(evq$q),
+        .clock(evq$clock)
+    );
+    fanin_csr_evbq evbq(
+        .d(evbq$d),
+        .q(evbq$q),
+        .clock(evbq$clock)
+    );
+    fanin_csr_cnt_0 cnt$0(
+        .d(cnt$0$d),
+        .q(cnt$0$q),
+        .clock(cnt$0$clock)
+    );
+    fanin_csr_cnt_1 cnt$1(
+        .d(cnt$1$d),
+        .q(cnt$1$q),
+        .clock(cnt$1$clock)
+    );
+    fanin_csr_cnt_2 cnt$2(
+        .d(cnt$2$d),
+        .q(cnt$2$q),
+        .clock(cnt$2$clock)
+    );
+    fanin_csr_cnt_3 cnt$3(
+        .d(cnt$3$d),
+        .q(cnt$3$q),
+        .clock(cnt$3$clock)
+    );
+    fanin_csr_cnt_4 cnt$4(
+        .d(cnt$4$d),
+        .q(cnt$4$q),
+        .clock(cnt$4$clock)
+    );
+    fanin_csr_cnt_5 cnt$5(
+        .d(cnt$5$d),
+        .q(cnt$5$q),
+        .clock(cnt$5$clock)
+    );
+    fanin_csr_cnt_6 cnt$6(
+        .d(cnt$6$d),
+        .q(cnt$6$q),
+        .clock(cnt$6$clock)
+    );
+    fanin_csr_cnt_7 cnt$7(
+        .d(cnt$7$d),
+        .q(cnt$7$q),
+        .clock(cnt$7$clock)
+    );
+    fanin_csr_cnt_8 cnt$8(
+        .d(cnt$8$d),
+        .q(cnt$8$q),
+        .clock(cnt$8$clock)
+    );
+    fanin_csr_cnt_9 cnt$9(
+        .d(cnt$9$d),
+        .q(cnt$9$q),
+        .clock(cnt$9$clock)
+    );
+    fanin_csr_cnt_10 cnt$10(
+        .d(cnt$10$d),
+        .q(cnt$10$q),
+        .clock(cnt$10$clock)
+    );
+    fanin_csr_cnt_11 cnt$11(
+        .d(cnt$11$d),
+        .q(cnt$11$q),
+        .clock(cnt$11$clock)
+    );
+    fanin_csr_cnt_12 cnt$12(
+        .d(cnt$12$d),
+        .q(cnt$12$q),
+        .clock(cnt$12$clock)
+    );
+    fanin_csr_cnt_13 cnt$13(
+        .d(cnt$13$d),
+        .q(cnt$13$q),
+        .clock(cnt$13$clock)
+    );
+    fanin_csr_cnt_14 cnt$14(
+        .d(cnt$14$d),
+        .q(cnt$14$q),
+        .clock(cnt$14$clock)
+    );
+    fanin_csr_cnt_15 cnt$15(
+        .d(cnt$15$d),
+        .q(cnt$15$q),
+        .clock(cnt$15$clock)
+    );
+    fanin_csr_cnt_16 cnt$16(
+        .d(cnt$16$d),
+        .q(cnt$16$q),
+        .clock(cnt$16$clock)
+    );
+    fanin_csr_cnt_17 cnt$17(
+        .d(cnt$17$d),
+        .q(cnt$17$q),
+        .clock(cnt$17$clock)
+    );
+    fanin_csr_cnt_18 cnt$18(
+        .d(cnt$18$d),
+        .q(cnt$18$q),
+        .clock(cnt$18$clock)
+    );
+    fanin_csr_cnt_19 cnt$19(
+        .d(cnt$19$d),
+        .q(cnt$19$q),
+        .clock(cnt$19$clock)
+    );
+    fanin_csr_cnt_20 cnt$20(
+        .d(cnt$20$d),
+        .q(cnt$20$q),
+        .clock(cnt$20$clock)
+    );
+    fanin_csr_cnt_21 cnt$21(
+        .d(cnt$21$d),
+        .q(cnt$21$q),
+        .clock(cnt$21$clock)
+    );
+    fanin_csr_cnt_22 cnt$22(
+        .d(cnt$22$d),
+        .q(cnt$22$q),
+        .clock(cnt$22$clock)
+    );
+    fanin_csr_cnt_23 cnt$23(
+        .d(cnt$23$d),
+        .q(cnt$23$q),
+        .clock(cnt$23$clock)
+    );
+    fanin_csr_cnt_24 cnt$24(
+        .d(cnt$24$d),
+        .q(cnt$24$q),
+        .clock(cnt$24$clock)
+    );
+    fanin_csr_cnt_25 cnt$25(
+        .d(cnt$25$d),
+        .q(cnt$25$q),
+        .clock(cnt$25$clock)
+    );
+    fanin_csr_rxp_0 rxp$0(
+        .d(rxp$0$d),
+        .q(rxp$0$q),
+        .clock(rxp$0$clock)
+    );
+    fanin_csr_rxp_1 rxp$1(
+        .d(rxp$1$d),
+        .q(rxp$1$q),
+        .clock(rxp$1$clock)
+    );
+    fanin_csr_rxp_2 rxp$2(
+        .d(rxp$2$d),
+        .q(rxp$2$q),
+        .clock(rxp$2$clock)
+    );
+    fanin_csr_rxp_3 rxp$3(
+        .d(rxp$3$d),
+        .q(rxp$3$q),
+        .clock(rxp$3$clock)
+    );
+    fanin_csr_rxb_0 rxb$0(
+        .d(rxb$0$d),
+        .q(rxb$0$q),
+        .clock(rxb$0$clock)
+    );
+    fanin_csr_rxb_1 rxb$1(
+        .d(rxb$1$d),
+        .q(rxb$1$q),
+        .clock(rxb$1$clock)
+    );
+    fanin_csr_rxb_2 rxb$2(
+        .d(rxb$2$d),
+        .q(rxb$2$q),
+        .clock(rxb$2$clock)
+    );
+    fanin_csr_rxb_3 rxb$3(
+        .d(rxb$3$d),
+        .q(rxb$3$q),
+        .clock(rxb$3$clock)
+    );
+    fanin_csr_txp_0 txp$0(
+        .d(txp$0$d),
+        .q(txp$0$q),
+        .clock(txp$0$clock)
+    );
+    fanin_csr_txp_1 txp$1(
+        .d(txp$1$d),
+        .q(txp$1$q),
+        .clock(txp$1$clock)
+    );
+    fanin_csr_txp_2 txp$2(
+        .d(txp$2$d),
+        .q(txp$2$q),
+        .clock(txp$2$clock)
+    );
+    fanin_csr_txp_3 txp$3(
+        .d(txp$3$d),
+        .q(txp$3$q),
+        .clock(txp$3$clock)
+    );
+    fanin_csr_txb_0 txb$0(
+        .d(txb$0$d),
+        .q(txb$0$q),
+        .clock(txb$0$clock)
+    );
+    fanin_csr_txb_1 txb$1(
+        .d(txb$1$d),
+        .q(txb$1$q),
+        .clock(txb$1$clock)
+    );
+    fanin_csr_txb_2 txb$2(
+        .d(txb$2$d),
+        .q(txb$2$q),
+        .clock(txb$2$clock)
+    );
+    fanin_csr_txb_3 txb$3(
+        .d(txb$3$d),
+        .q(txb$3$q),
+        .clock(txb$3$clock)
+    );
+    fanin_csr_rxbad_0 rxbad$0(
+        .d(rxbad$0$d),
+        .q(rxbad$0$q),
+        .clock(rxbad$0$clock)
+    );
+    fanin_csr_rxbad_1 rxbad$1(
+        .d(rxbad$1$d),
+        .q(rxbad$1$q),
+        .clock(rxbad$1$clock)
+    );
+    fanin_csr_rxbad_2 rxbad$2(
+        .d(rxbad$2$d),
+        .q(rxbad$2$q),
+        .clock(rxbad$2$clock)
+    );
+    fanin_csr_rxbad_3 rxbad$3(
+        .d(rxbad$3$d),
+        .q(rxbad$3$q),
+        .clock(rxbad$3$clock)
+    );
+    fanin_csr_rs rs(
+        .d(rs$d),
+        .q(rs$q),
+        .clock(rs$clock)
+    );
+    fanin_csr_s_info_0 s_info$0(
+        .d(s_info$0$d),
+        .q(s_info$0$q),
+        .clock(s_info$0$clock)
+    );
+    fanin_csr_s_info_1 s_info$1(
+        .d(s_info$1$d),
+        .q(s_info$1$q),
+        .clock(s_info$1$clock)
+    );
+    fanin_csr_s_info_2 s_info$2(
+        .d(s_info$2$d),
+        .q(s_info$2$q),
+        .clock(s_info$2$clock)
+    );
+    fanin_csr_s_info_3 s_info$3(
+        .d(s_info$3$d),
+        .q(s_info$3$q),
+        .clock(s_info$3$clock)
+    );
+    fanin_csr_s_info_4 s_info$4(
+        .d(s_info$4$d),
+        .q(s_info$4$q),
+        .clock(s_info$4$clock)
+    );
+    fanin_csr_s_info_5 s_info$5(
+        .d(s_info$5$d),
+        .q(s_info$5$q),
+        .clock(s_info$5$clock)
+    );
+    fanin_csr_s_info_6 s_info$6(
+        .d(s_info$6$d),
+        .q(s_info$6$q),
+        .clock(s_info$6$clock)
+    );
+    fanin_csr_s_info_7 s_info$7(
+        .d(s_info$7$d),
+        .q(s_info$7$q),
+        .clock(s_info$7$clock)
+    );
+    fanin_csr_s_info_8 s_info$8(
+        .d(s_info$8$d),
+        .q(s_info$8$q),
+        .clock(s_info$8$clock)
+    );
+    fanin_csr_s_info_9 s_info$9(
+        .d(s_info$9$d),
+        .q(s_info$9$q),
+        .clock(s_info$9$clock)
+    );
+    fanin_csr_s_info_10 s_info$10(
+        .d(s_info$10$d),
+        .q(s_info$10$q),
+        .clock(s_info$10$clock)
+    );
+    fanin_csr_s_misc s_misc(
+        .d(s_misc$d),
+        .q(s_misc$q),
+        .clock(s_misc$clock)
+    );
+    fanin_csr_s_busy_0 s_busy$0(
+        .d(s_busy$0$d),
+        .q(s_busy$0$q),
+        .clock(s_busy$0$clock)
+    );
+    fanin_csr_s_busy_1 s_busy$1(
+        .d(s_busy$1$d),
+        .q(s_busy$1$q),
+        .clock(s_busy$1$clock)
+    );
+    fanin_csr_s_busy_2 s_busy$2(
+        .d(s_busy$2$d),
+        .q(s_busy$2$q),
+        .clock(s_busy$2$clock)
+    );
+    fanin_csr_s_busy_3 s_busy$3(
+        .d(s_busy$3$d),
+        .q(s_busy$3$q),
+        .clock(s_busy$3$clock)
+    );
+    fanin_csr_s_busy_4 s_busy$4(
+        .d(s_busy$4$d),
+        .q(s_busy$4$q),
+        .clock(s_busy$4$clock)
+    );
+    fanin_csr_s_busy_5 s_busy$5(
+        .d(s_busy$5$d),
+        .q(s_busy$5$q),
+        .clock(s_busy$5$clock)
+    );
+    fanin_csr_s_busy_6 s_busy$6(
+        .d(s_busy$6$d),
+        .q(s_busy$6$q),
+        .clock(s_busy$6$clock)
+    );
+    fanin_csr_s_busy_7 s_busy$7(
+        .d(s_busy$7$d),
+        .q(s_busy$7$q),
+        .clock(s_busy$7$clock)
+    );
+    fanin_csr_s_busy_8 s_busy$8(
+        .d(s_busy$8$d),
+        .q(s_busy$8$q),
+        .clock(s_busy$8$clock)
+    );
+    fanin_csr_s_busy_9 s_busy$9(
+        .d(s_busy$9$d),
+        .q(s_busy$9$q),
+        .clock(s_busy$9$clock)
+    );
+    fanin_csr_s_busy_10 s_busy$10(
+        .d(s_busy$10$d),
+        .q(s_busy$10$q),
+        .clock(s_busy$10$clock)
+    );
+    fanin_csr_s_busy_11 s_busy$11(
+        .d(s_busy$11$d),
+        .q(s_busy$11$q),
+        .clock(s_busy$11$clock)
+    );
+    fanin_csr_s_busy_12 s_busy$12(
+        .d(s_busy$12$d),
+        .q(s_busy$12$q),
+        .clock(s_busy$12$clock)
+    );
+    fanin_csr_s_busy_13 s_busy$13(
+        .d(s_busy$13$d),
+        .q(s_busy$13$q),
+        .clock(s_busy$13$clock)
+    );
+    fanin_csr_s_busy_14 s_busy$14(
+        .d(s_busy$14$d),
+        .q(s_busy$14$q),
+        .clock(s_busy$14$clock)
+    );
+    fanin_csr_s_busy_15 s_busy$15(
+        .d(s_busy$15$d),
+        .q(s_busy$15$q),
+        .clock(s_busy$15$clock)
+    );
+    fanin_csr_s_cnt_0 s_cnt$0(
+        .d(s_cnt$0$d),
+        .q(s_cnt$0$q),
+        .clock(s_cnt$0$clock)
+    );
+    fanin_csr_s_cnt_1 s_cnt$1(
+        .d(s_cnt$1$d),
+        .q(s_cnt$1$q),
+        .clock(s_cnt$1$clock)
+    );
+    fanin_csr_s_cnt_2 s_cnt$2(
+        .d(s_cnt$2$d),
+        .q(s_cnt$2$q),
+        .clock(s_cnt$2$clock)
+    );
+    fanin_csr_s_cnt_3 s_cnt$3(
+        .d(s_cnt$3$d),
+        .q(s_cnt$3$q),
+        .clock(s_cnt$3$clock)
+    );
+    fanin_csr_s_cnt_4 s_cnt$4(
+        .d(s_cnt$4$d),
+        .q(s_cnt$4$q),
+        .clock(s_cnt$4$clock)
+    );
+    fanin_csr_s_cnt_5 s_cnt$5(
+        .d(s_cnt$5$d),
+        .q(s_cnt$5$q),
+        .clock(s_cnt$5$clock)
+    );
+    fanin_csr_s_cnt_6 s_cnt$6(
+        .d(s_cnt$6$d),
+        .q(s_cnt$6$q),
+        .clock(s_cnt$6$clock)
+    );
+    fanin_csr_s_cnt_7 s_cnt$7(
+        .d(s_cnt$7$d),
+        .q(s_cnt$7$q),
+        .clock(s_cnt$7$clock)
+    );
+    fanin_csr_s_cnt_8 s_cnt$8(
+        .d(s_cnt$8$d),
+        .q(s_cnt$8$q),
+        .clock(s_cnt$8$clock)
+    );
+    fanin_csr_s_cnt_9 s_cnt$9(
+        .d(s_cnt$9$d),
+        .q(s_cnt$9$q),
+        .clock(s_cnt$9$clock)
+    );
+    fanin_csr_s_cnt_10 s_cnt$10(
+        .d(s_cnt$10$d),
+        .q(s_cnt$10$q),
+        .clock(s_cnt$10$clock)
+    );
+    fanin_csr_s_cnt_11 s_cnt$11(
+        .d(s_cnt$11$d),
+        .q(s_cnt$11$q),
+        .clock(s_cnt$11$clock)
+    );
+    fanin_csr_s_cnt_12 s_cnt$12(
+        .d(s_cnt$12$d),
+        .q(s_cnt$12$q),
+        .clock(s_cnt$12$clock)
+    );
+    fanin_csr_s_cnt_13 s_cnt$13(
+        .d(s_cnt$13$d),
+        .q(s_cnt$13$q),
+        .clock(s_cnt$13$clock)
+    );
+    fanin_csr_s_cnt_14 s_cnt$14(
+        .d(s_cnt$14$d),
+        .q(s_cnt$14$q),
+        .clock(s_cnt$14$clock)
+    );
+    fanin_csr_s_cnt_15 s_cnt$15(
+        .d(s_cnt$15$d),
+        .q(s_cnt$15$q),
+        .clock(s_cnt$15$clock)
+    );
+    fanin_csr_s_cnt_16 s_cnt$16(
+        .d(s_cnt$16$d),
+        .q(s_cnt$16$q),
+        .clock(s_cnt$16$clock)
+    );
+    fanin_csr_s_cnt_17 s_cnt$17(
+        .d(s_cnt$17$d),
+        .q(s_cnt$17$q),
+        .clock(s_cnt$17$clock)
+    );
+    fanin_csr_s_cnt_18 s_cnt$18(
+        .d(s_cnt$18$d),
+        .q(s_cnt$18$q),
+        .clock(s_cnt$18$clock)
+    );
+    fanin_csr_s_cnt_19 s_cnt$19(
+        .d(s_cnt$19$d),
+        .q(s_cnt$19$q),
+        .clock(s_cnt$19$clock)
+    );
+    fanin_csr_s_cnt_20 s_cnt$20(
+        .d(s_cnt$20$d),
+        .q(s_cnt$20$q),
+        .clock(s_cnt$20$clock)
+    );
+    fanin_csr_s_cnt_21 s_cnt$21(
+        .d(s_cnt$21$d),
+        .q(s_cnt$21$q),
+        .clock(s_cnt$21$clock)
+    );
+    fanin_csr_s_cnt_22 s_cnt$22(
+        .d(s_cnt$22$d),
+        .q(s_cnt$22$q),
+        .clock(s_cnt$22$clock)
+    );
+    fanin_csr_s_cnt_23 s_cnt$23(
+        .d(s_cnt$23$d),
+        .q(s_cnt$23$q),
+        .clock(s_cnt$23$clock)
+    );
+    fanin_csr_s_cnt_24 s_cnt$24(
+        .d(s_cnt$24$d),
+        .q(s_cnt$24$q),
+        .clock(s_cnt$24$clock)
+    );
+    fanin_csr_s_cnt_25 s_cnt$25(
+        .d(s_cnt$25$d),
+        .q(s_cnt$25$q),
+        .clock(s_cnt$25$clock)
+    );
+    fanin_csr_s_port_0 s_port$0(
+        .d(s_port$0$d),
+        .q(s_port$0$q),
+        .clock(s_port$0$clock)
+    );
+    fanin_csr_s_port_1 s_port$1(
+        .d(s_port$1$d),
+        .q(s_port$1$q),
+        .clock(s_port$1$clock)
+    );
+    fanin_csr_s_port_2 s_port$2(
+        .d(s_port$2$d),
+        .q(s_port$2$q),
+        .clock(s_port$2$clock)
+    );
+    fanin_csr_s_port_3 s_port$3(
+        .d(s_port$3$d),
+        .q(s_port$3$q),
+        .clock(s_port$3$clock)
+    );
+    fanin_csr_s_tbl s_tbl(
+        .d(s_tbl$d),
+        .q(s_tbl$q),
+        .clock(s_tbl$clock)
+    );
+    fanin_csr_s_tsel s_tsel(
+        .d(s_tsel$d),
+        .q(s_tsel$q),
+        .clock(s_tsel$clock)
+    );
+    fanin_csr_tbl_w tbl_w(
+        .d(tbl_w$d),
+        .q(tbl_w$q),
+        .clock(tbl_w$clock)
+    );
+    fanin_csr_rvalid_r rvalid_r(
+        .d(rvalid_r$d),
+        .q(rvalid_r$q),
+        .clock(rvalid_r$clock)
+    );
+    fanin_csr_rdata_r rdata_r(
+        .d(rdata_r$d),
+        .q(rdata_r$q),
+        .clock(rdata_r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        aw_ack$clock = clock;
+        wa$clock = clock;
+        wd$clock = clock;
+        bvalid_r$clock = clock;
+        me_ip_r$clock = clock;
+        me_port_r$clock = clock;
+        me_mac_r$clock = clock;
+        tick_div_r$clock = clock;
+        scan_ticks_r$clock = clock;
+        tbl_sel$clock = clock;
+        st_jid$clock = clock;
+        st_jctrl$clock = clock;
+        st_jranks$clock = clock;
+        st_jexp$clock = clock;
+        st_jsbase$clock = clock;
+        st_jscount$clock = clock;
+        st_jquota$clock = clock;
+        st_jflush$clock = clock;
+        st_jreclaim$clock = clock;
+        st_jidle$clock = clock;
+        st_jfirst$clock = clock;
+        st_pmac$clock = clock;
+        st_pip$clock = clock;
+        st_pudp$clock = clock;
+        st_pport$clock = clock;
+        st_cmac$clock = clock;
+        st_cip$clock = clock;
+        st_cudp$clock = clock;
+        st_cport$clock = clock;
+        st_cranks$clock = clock;
+        st_pbelow$clock = clock;
+        st_route_ip$clock = clock;
+        st_route_port$clock = clock;
+        jcw$clock = clock;
+        jcw_i$clock = clock;
+        jword$clock = clock;
+        chw$clock = clock;
+        chw_a$clock = clock;
+        cword$clock = clock;
+        pbw$clock = clock;
+        pbw_a$clock = clock;
+        tbl_q$clock = clock;
+        evq$clock = clock;
+        evbq$clock = clock;
+        rs$clock = clock;
+        s_misc$clock = clock;
+        s_tbl$clock = clock;
+        s_tsel$clock = clock;
+        tbl_w$clock = clock;
+        rvalid_r$clock = clock;
+        rdata_r$clock = clock;
+        aw_ack$d = aw_ack$q;
+        wa$d = wa$q;
+        wd$d = wd$q;
+        bvalid_r$d = bvalid_r$q;
+        me_ip_r$d = me_ip_r$q;
+        me_port_r$d = me_port_r$q;
+        me_mac_r$d = me_mac_r$q;
+        tick_div_r$d = tick_div_r$q;
+        scan_ticks_r$d = scan_ticks_r$q;
+        tbl_sel$d = tbl_sel$q;
+        st_jid$d = st_jid$q;
+        st_jctrl$d = st_jctrl$q;
+        st_jranks$d = st_jranks$q;
+        st_jexp$d = st_jexp$q;
+        st_jsbase$d = st_jsbase$q;
+        st_jscount$d = st_jscount$q;
+        st_jquota$d = st_jquota$q;
+        st_jflush$d = st_jflush$q;
+        st_jreclaim$d = st_jreclaim$q;
+        st_jidle$d = st_jidle$q;
+        st_jfirst$d = st_jfirst$q;
+        st_pmac$d = st_pmac$q;
+        st_pip$d = st_pip$q;
+        st_pudp$d = st_pudp$q;
+        st_pport$d = st_pport$q;
+        st_cmac$d = st_cmac$q;
+        st_cip$d = st_cip$q;
+        st_cudp$d = st_cudp$q;
+        st_cport$d = st_cport$q;
+        st_cranks$d = st_cranks$q;
+        st_pbelow$d = st_pbelow$q;
+        st_route_ip$d = st_route_ip$q;
+        st_route_port$d = st_route_port$q;
+        jcw$d = jcw$q;
+        jcw_i$d = jcw_i$q;
+        jword$d = jword$q;
+        chw$d = chw$q;
+        chw_a$d = chw_a$q;
+        cword$d = cword$q;
+        pbw$d = pbw$q;
+        pbw_a$d = pbw_a$q;
+        tbl_q$d = tbl_q$q;
+        evq$d = evq$q;
+        evbq$d = evbq$q;
+        rs$d = rs$q;
+        s_misc$d = s_misc$q;
+        s_tbl$d = s_tbl$q;
+        s_tsel$d = s_tsel$q;
+        tbl_w$d = tbl_w$q;
+        rvalid_r$d = rvalid_r$q;
+        rdata_r$d = rdata_r$q;
+        route_ip_r$0$clock = clock;
+        route_ip_r$0$d = route_ip_r$0$q;
+        route_valid_r$0$clock = clock;
+        route_valid_r$0$d = route_valid_r$0$q;
+        route_pm_r$0$clock = clock;
+        route_pm_r$0$d = route_pm_r$0$q;
+        route_ip_r$1$clock = clock;
+        route_ip_r$1$d = route_ip_r$1$q;
+        route_valid_r$1$clock = clock;
+        route_valid_r$1$d = route_valid_r$1$q;
+        route_pm_r$1$clock = clock;
+        route_pm_r$1$d = route_pm_r$1$q;
+        route_ip_r$2$clock = clock;
+        route_ip_r$2$d = route_ip_r$2$q;
+        route_valid_r$2$clock = clock;
+        route_valid_r$2$d = route_valid_r$2$q;
+        route_pm_r$2$clock = clock;
+        route_pm_r$2$d = route_pm_r$2$q;
+        route_ip_r$3$clock = clock;
+        route_ip_r$3$d = route_ip_r$3$q;
+        route_valid_r$3$clock = clock;
+        route_valid_r$3$d = route_valid_r$3$q;
+        route_pm_r$3$clock = clock;
+        route_pm_r$3$d = route_pm_r$3$q;
+        route_ip_r$4$clock = clock;
+        route_ip_r$4$d = route_ip_r$4$q;
+        route_valid_r$4$clock = clock;
+        route_valid_r$4$d = route_valid_r$4$q;
+        route_pm_r$4$clock = clock;
+        route_pm_r$4$d = route_pm_r$4$q;
+        route_ip_r$5$clock = clock;
+        route_ip_r$5$d = route_ip_r$5$q;
+        route_valid_r$5$clock = clock;
+        route_valid_r$5$d = route_valid_r$5$q;
+        route_pm_r$5$clock = clock;
+        route_pm_r$5$d = route_pm_r$5$q;
+        route_ip_r$6$clock = clock;
+        route_ip_r$6$d = route_ip_r$6$q;
+        route_valid_r$6$clock = clock;
+        route_valid_r$6$d = route_valid_r$6$q;
+        route_pm_r$6$clock = clock;
+        route_pm_r$6$d = route_pm_r$6$q;
+        route_ip_r$7$clock = clock;
+        route_ip_r$7$d = route_ip_r$7$q;
+        route_valid_r$7$clock = clock;
+        route_valid_r$7$d = route_valid_r$7$q;
+        route_pm_r$7$clock = clock;
+        route_pm_r$7$d = route_pm_r$7$q;
+        route_ip_r$8$clock = clock;
+        route_ip_r$8$d = route_ip_r$8$q;
+        route_valid_r$8$clock = clock;
+        route_valid_r$8$d = route_valid_r$8$q;
+        route_pm_r$8$clock = clock;
+        route_pm_r$8$d = route_pm_r$8$q;
+        route_ip_r$9$clock = clock;
+        route_ip_r$9$d = route_ip_r$9$q;
+        route_valid_r$9$clock = clock;
+        route_valid_r$9$d = route_valid_r$9$q;
+        route_pm_r$9$clock = clock;
+        route_pm_r$9$d = route_pm_r$9$q;
+        route_ip_r$10$clock = clock;
+        route_ip_r$10$d = route_ip_r$10$q;
+        route_valid_r$10$clock = clock;
+        route_valid_r$10$d = route_valid_r$10$q;
+        route_pm_r$10$clock = clock;
+        route_pm_r$10$d = route_pm_r$10$q;
+        route_ip_r$11$clock = clock;
+        route_ip_r$11$d = route_ip_r$11$q;
+        route_valid_r$11$clock = clock;
+        route_valid_r$11$d = route_valid_r$11$q;
+        route_pm_r$11$clock = clock;
+        route_pm_r$11$d = route_pm_r$11$q;
+        route_ip_r$12$clock = clock;
+        route_ip_r$12$d = route_ip_r$12$q;
+        route_valid_r$12$clock = clock;
+        route_valid_r$12$d = route_valid_r$12$q;
+        route_pm_r$12$clock = clock;
+        route_pm_r$12$d = route_pm_r$12$q;
+        route_ip_r$13$clock = clock;
+        route_ip_r$13$d = route_ip_r$13$q;
+        route_valid_r$13$clock = clock;
+        route_valid_r$13$d = route_valid_r$13$q;
+        route_pm_r$13$clock = clock;
+        route_pm_r$13$d = route_pm_r$13$q;
+        route_ip_r$14$clock = clock;
+        route_ip_r$14$d = route_ip_r$14$q;
+        route_valid_r$14$clock = clock;
+        route_valid_r$14$d = route_valid_r$14$q;
+        route_pm_r$14$clock = clock;
+        route_pm_r$14$d = route_pm_r$14$q;
+        route_ip_r$15$clock = clock;
+        route_ip_r$15$d = route_ip_r$15$q;
+        route_valid_r$15$clock = clock;
+        route_valid_r$15$d = route_valid_r$15$q;
+        route_pm_r$15$clock = clock;
+        route_pm_r$15$d = route_pm_r$15$q;
+        cnt$0$clock = clock;
+        cnt$0$d = cnt$0$q;
+        s_cnt$0$clock = clock;
+        s_cnt$0$d = s_cnt$0$q;
+        cnt$1$clock = clock;
+        cnt$1$d = cnt$1$q;
+        s_cnt$1$clock = clock;
+        s_cnt$1$d = s_cnt$1$q;
+        cnt$2$clock = clock;
+        cnt$2$d = cnt$2$q;
+        s_cnt$2$clock = clock;
+        s_cnt$2$d = s_cnt$2$q;
+        cnt$3$clock = clock;
+        cnt$3$d = cnt$3$q;
+        s_cnt$3$clock = clock;
+        s_cnt$3$d = s_cnt$3$q;
+        cnt$4$clock = clock;
+        cnt$4$d = cnt$4$q;
+        s_cnt$4$clock = clock;
+        s_cnt$4$d = s_cnt$4$q;
+        cnt$5$clock = clock;
+        cnt$5$d = cnt$5$q;
+        s_cnt$5$clock = clock;
+        s_cnt$5$d = s_cnt$5$q;
+        cnt$6$clock = clock;
+        cnt$6$d = cnt$6$q;
+        s_cnt$6$clock = clock;
+        s_cnt$6$d = s_cnt$6$q;
+        cnt$7$clock = clock;
+        cnt$7$d = cnt$7$q;
+        s_cnt$7$clock = clock;
+        s_cnt$7$d = s_cnt$7$q;
+        cnt$8$clock = clock;
+        cnt$8$d = cnt$8$q;
+        s_cnt$8$clock = clock;
+        s_cnt$8$d = s_cnt$8$q;
+        cnt$9$clock = clock;
+        cnt$9$d = cnt$9$q;
+        s_cnt$9$clock = clock;
+        s_cnt$9$d = s_cnt$9$q;
+        cnt$10$clock = clock;
+        cnt$10$d = cnt$10$q;
+        s_cnt$10$clock = clock;
+        s_cnt$10$d = s_cnt$10$q;
+        cnt$11$clock = clock;
+        cnt$11$d = cnt$11$q;
+        s_cnt$11$clock = clock;
+        s_cnt$11$d = s_cnt$11$q;
+        cnt$12$clock = clock;
+        cnt$12$d = cnt$12$q;
+        s_cnt$12$clock = clock;
+        s_cnt$12$d = s_cnt$12$q;
+        cnt$13$clock = clock;
+        cnt$13$d = cnt$13$q;
+        s_cnt$13$clock = clock;
+        s_cnt$13$d = s_cnt$13$q;
+        cnt$14$clock = clock;
+        cnt$14$d = cnt$14$q;
+        s_cnt$14$clock = clock;
+        s_cnt$14$d = s_cnt$14$q;
+        cnt$15$clock = clock;
+        cnt$15$d = cnt$15$q;
+        s_cnt$15$clock = clock;
+        s_cnt$15$d = s_cnt$15$q;
+        cnt$16$clock = clock;
+        cnt$16$d = cnt$16$q;
+        s_cnt$16$clock = clock;
+        s_cnt$16$d = s_cnt$16$q;
+        cnt$17$clock = clock;
+        cnt$17$d = cnt$17$q;
+        s_cnt$17$clock = clock;
+        s_cnt$17$d = s_cnt$17$q;
+        cnt$18$clock = clock;
+        cnt$18$d = cnt$18$q;
+        s_cnt$18$clock = clock;
+        s_cnt$18$d = s_cnt$18$q;
+        cnt$19$clock = clock;
+        cnt$19$d = cnt$19$q;
+        s_cnt$19$clock = clock;
+        s_cnt$19$d = s_cnt$19$q;
+        cnt$20$clock = clock;
+        cnt$20$d = cnt$20$q;
+        s_cnt$20$clock = clock;
+        s_cnt$20$d = s_cnt$20$q;
+        cnt$21$clock = clock;
+        cnt$21$d = cnt$21$q;
+        s_cnt$21$clock = clock;
+        s_cnt$21$d = s_cnt$21$q;
+        cnt$22$clock = clock;
+        cnt$22$d = cnt$22$q;
+        s_cnt$22$clock = clock;
+        s_cnt$22$d = s_cnt$22$q;
+        cnt$23$clock = clock;
+        cnt$23$d = cnt$23$q;
+        s_cnt$23$clock = clock;
+        s_cnt$23$d = s_cnt$23$q;
+        cnt$24$clock = clock;
+        cnt$24$d = cnt$24$q;
+        s_cnt$24$clock = clock;
+        s_cnt$24$d = s_cnt$24$q;
+        cnt$25$clock = clock;
+        cnt$25$d = cnt$25$q;
+        s_cnt$25$clock = clock;
+        s_cnt$25$d = s_cnt$25$q;
+        s_info$0$clock = clock;
+        s_info$0$d = s_info$0$q;
+        s_info$1$clock = clock;
+        s_info$1$d = s_info$1$q;
+        s_info$2$clock = clock;
+        s_info$2$d = s_info$2$q;
+        s_info$3$clock = clock;
+        s_info$3$d = s_info$3$q;
+        s_info$4$clock = clock;
+        s_info$4$d = s_info$4$q;
+        s_info$5$clock = clock;
+        s_info$5$d = s_info$5$q;
+        s_info$6$clock = clock;
+        s_info$6$d = s_info$6$q;
+        s_info$7$clock = clock;
+        s_info$7$d = s_info$7$q;
+        s_info$8$clock = clock;
+        s_info$8$d = s_info$8$q;
+        s_info$9$clock = clock;
+        s_info$9$d = s_info$9$q;
+        s_info$10$clock = clock;
+        s_info$10$d = s_info$10$q;
+        s_busy$0$clock = clock;
+        s_busy$0$d = s_busy$0$q;
+        s_busy$1$clock = clock;
+        s_busy$1$d = s_busy$1$q;
+        s_busy$2$clock = clock;
+        s_busy$2$d = s_busy$2$q;
+        s_busy$3$clock = clock;
+        s_busy$3$d = s_busy$3$q;
+        s_busy$4$clock = clock;
+        s_busy$4$d = s_busy$4$q;
+        s_busy$5$clock = clock;
+        s_busy$5$d = s_busy$5$q;
+        s_busy$6$clock = clock;
+        s_busy$6$d = s_busy$6$q;
+        s_busy$7$clock = clock;
+        s_busy$7$d = s_busy$7$q;
+        s_busy$8$clock = clock;
+        s_busy$8$d = s_busy$8$q;
+        s_busy$9$clock = clock;
+        s_busy$9$d = s_busy$9$q;
+        s_busy$10$clock = clock;
+        s_busy$10$d = s_busy$10$q;
+        s_busy$11$clock = clock;
+        s_busy$11$d = s_busy$11$q;
+        s_busy$12$clock = clock;
+        s_busy$12$d = s_busy$12$q;
+        s_busy$13$clock = clock;
+        s_busy$13$d = s_busy$13$q;
+        s_busy$14$clock = clock;
+        s_busy$14$d = s_busy$14$q;
+        s_busy$15$clock = clock;
+        s_busy$15$d = s_busy$15$q;
+        s_port$0$clock = clock;
+        s_port$0$d = s_port$0$q;
+        rxp$0$clock = clock;
+        rxp$0$d = rxp$0$q;
+        rxb$0$clock = clock;
+        rxb$0$d = rxb$0$q;
+        txp$0$clock = clock;
+        txp$0$d = txp$0$q;
+        txb$0$clock = clock;
+        txb$0$d = txb$0$q;
+        rxbad$0$clock = clock;
+        rxbad$0$d = rxbad$0$q;
+        s_port$1$clock = clock;
+        s_port$1$d = s_port$1$q;
+        rxp$1$clock = clock;
+        rxp$1$d = rxp$1$q;
+        rxb$1$clock = clock;
+        rxb$1$d = rxb$1$q;
+        txp$1$clock = clock;
+        txp$1$d = txp$1$q;
+        txb$1$clock = clock;
+        txb$1$d = txb$1$q;
+        rxbad$1$clock = clock;
+        rxbad$1$d = rxbad$1$q;
+        s_port$2$clock = clock;
+        s_port$2$d = s_port$2$q;
+        rxp$2$clock = clock;
+        rxp$2$d = rxp$2$q;
+        rxb$2$clock = clock;
+        rxb$2$d = rxb$2$q;
+        txp$2$clock = clock;
+        txp$2$d = txp$2$q;
+        txb$2$clock = clock;
+        txb$2$d = txb$2$q;
+        rxbad$2$clock = clock;
+        rxbad$2$d = rxbad$2$q;
+        s_port$3$clock = clock;
+        s_port$3$d = s_port$3$q;
+        rxp$3$clock = clock;
+        rxp$3$d = rxp$3$q;
+        rxb$3$clock = clock;
+        rxb$3$d = rxb$3$q;
+        txp$3$clock = clock;
+        txp$3$d = txp$3$q;
+        txb$3$clock = clock;
+        txb$3$d = txb$3$q;
+        rxbad$3$clock = clock;
+        rxbad$3$d = rxbad$3$q;
+        jram_rb$clock = clock;
+        chram_rb$clock = clock;
+        pbram_rb$clock = clock;
+        me_ip = me_ip_r$q;
+        me_port = me_port_r$q;
+        me_mac = me_mac_r$q;
+        tick_div = tick_div_r$q;
+        scan_ticks = scan_ticks_r$q;
+        route_ip$0 = route_ip_r$0$q;
+        route_valid$0 = route_valid_r$0$q;
+        route_pm$0 = route_pm_r$0$q;
+        route_ip$1 = route_ip_r$1$q;
+        route_valid$1 = route_valid_r$1$q;
+        route_pm$1 = route_pm_r$1$q;
+        route_ip$2 = route_ip_r$2$q;
+        route_valid$2 = route_valid_r$2$q;
+        route_pm$2 = route_pm_r$2$q;
+        route_ip$3 = route_ip_r$3$q;
+        route_valid$3 = route_valid_r$3$q;
+        route_pm$3 = route_pm_r$3$q;
+        route_ip$4 = route_ip_r$4$q;
+        route_valid$4 = route_valid_r$4$q;
+        route_pm$4 = route_pm_r$4$q;
+        route_ip$5 = route_ip_r$5$q;
+        route_valid$5 = route_valid_r$5$q;
+        route_pm$5 = route_pm_r$5$q;
+        route_ip$6 = route_ip_r$6$q;
+        route_valid$6 = route_valid_r$6$q;
+        route_pm$6 = route_pm_r$6$q;
+        route_ip$7 = route_ip_r$7$q;
+        route_valid$7 = route_valid_r$7$q;
+        route_pm$7 = route_pm_r$7$q;
+        route_ip$8 = route_ip_r$8$q;
+        route_valid$8 = route_valid_r$8$q;
+        route_pm$8 = route_pm_r$8$q;
+        route_ip$9 = route_ip_r$9$q;
+        route_valid$9 = route_valid_r$9$q;
+        route_pm$9 = route_pm_r$9$q;
+        route_ip$10 = route_ip_r$10$q;
+        route_valid$10 = route_valid_r$10$q;
+        route_pm$10 = route_pm_r$10$q;
+        route_ip$11 = route_ip_r$11$q;
+        route_valid$11 = route_valid_r$11$q;
+        route_pm$11 = route_pm_r$11$q;
+        route_ip$12 = route_ip_r$12$q;
+        route_valid$12 = route_valid_r$12$q;
+        route_pm$12 = route_pm_r$12$q;
+        route_ip$13 = route_ip_r$13$q;
+        route_valid$13 = route_valid_r$13$q;
+        route_pm$13 = route_pm_r$13$q;
+        route_ip$14 = route_ip_r$14$q;
+        route_valid$14 = route_valid_r$14$q;
+        route_pm$14 = route_pm_r$14$q;
+        route_ip$15 = route_ip_r$15$q;
+        route_valid$15 = route_valid_r$15$q;
+        route_pm$15 = route_pm_r$15$q;
+        job_commit = jcw$q;
+        job_commit_entry = jcw_i$q;
+        job_word = jword$q;
+        child_we = ((chw$q) & 32'hffffffff);
+        child_waddr = chw_a$q;
+        child_wdata = cword$q;
+        pb_we = ((pbw$q) & 32'hffffffff);
+        pb_waddr = pbw_a$q;
+        pb_wdata = st_pbelow$q;
+        wr = awvalid & wvalid & ~aw_ack$q & ~bvalid_r$q & ~jcw$q & ~hold;
+        aw_ack$d = wr;
+        if (wr) begin
+            wa$d = awaddr;
+            wd$d = wdata;
+        end
+        awready = aw_ack$q;
+        wready = aw_ack$q;
+        bvalid = bvalid_r$q;
+        bresp = 32'h0;
+        if (aw_ack$q) begin
+            bvalid_r$d = 1'b1;
+        end
+        else if (bready) begin
+            bvalid_r$d = 1'b0;
+        end
+        jword$d = ((st_jctrl$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port) | (((st_jidle$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_idle) | (((st_jfirst$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_first_block);
+        cword$d = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_mac) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_ip) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_udp) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_port);
+        jcw$d = 1'b0;
+        chw$d = 1'b0;
+        pbw$d = 1'b0;
+        if (aw_ack$q) begin
+            if (wa$q == a_me_ip) begin
+                me_ip_r$d = wd$q;
+            end
+            if (wa$q == a_me_port) begin
+                me_port_r$d = wd$q[(32'h0)+:(16)];
+            end
+            if (wa$q == a_me_mac_lo) begin
+                me_mac_r$d = (me_mac_r$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
+            end
+            if (wa$q == a_me_mac_hi) begin
+                me_mac_r$d = (me_mac_r$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_tick_div) begin
+                tick_div_r$d = wd$q;
+            end
+            if (wa$q == a_scan_ticks) begin
+                scan_ticks_r$d = wd$q;
+            end
+            if (wa$q == a_job_id) begin
+                st_jid$d = wd$q[(32'h0)+:(16)];
+            end
+            if (wa$q == a_job_ctrl) begin
+                st_jctrl$d = wd$q;
+            end
+            if (wa$q == a_job_ranks_lo) begin
+                st_jranks$d = (st_jranks$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
+            end
+            if (wa$q == a_job_ranks_hi) begin
+                st_jranks$d = (st_jranks$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_job_expected_lo) begin
+                st_jexp$d = (st_jexp$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
+            end
+            if (wa$q == a_job_expected_hi) begin
+                st_jexp$d = (st_jexp$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_job_slot_base) begin
+                st_jsbase$d = wd$q;
+            end
+            if (wa$q == a_job_slot_count) begin
+                st_jscount$d = wd$q;
+            end
+            if (wa$q == a_job_quota) begin
+                st_jquota$d = wd$q;
+            end
+            if (wa$q == a_job_flush_after) begin
+                st_jflush$d = wd$q;
+            end
+            if (wa$q == a_job_reclaim_after) begin
+                st_jreclaim$d = wd$q;
+            end
+            if (wa$q == a_job_first_block) begin
+                st_jfirst$d = wd$q;
+            end
+            if (wa$q == a_job_reclaim_idle) begin
+                st_jidle$d = wd$q;
+            end
+            if (wa$q == a_port_below_lo) begin
+                st_pbelow$d = (st_pbelow$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
+            end
+            if (wa$q == a_port_below_hi) begin
+                st_pbelow$d = (st_pbelow$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_port_below_commit) begin
+                pbw$d = 1'b1;
+                pbw_a$d = (((wd$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((wd$q[(32'h0)+:(3)]) & 24'hffffff);
+            end
+            if (wa$q == a_tbl_sel) begin
+                tbl_sel$d = wd$q;
+            end
+            if (wa$q == a_job_parent_mac_lo) begin
+                st_pmac$d = (st_pmac$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
+            end
+            if (wa$q == a_job_parent_mac_hi) begin
+                st_pmac$d = (st_pmac$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_job_parent_ip) begin
+                st_pip$d = wd$q;
+            end
+            if (wa$q == a_job_parent_udp) begin
+                st_pudp$d = wd$q[(32'h0)+:(16)];
+            end
+            if (wa$q == a_job_parent_port) begin
+                st_pport$d = wd$q[(32'h0)+:(8)];
+            end
+            if (wa$q == a_job_commit) begin
+                jcw$d = 1'b1;
+                jcw_i$d = wd$q[(32'h0)+:(8)];
+            end
+            if (wa$q == a_child_mac_lo) begin
+                st_cmac$d = (st_cmac$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
+            end
+            if (wa$q == a_child_mac_hi) begin
+                st_cmac$d = (st_cmac$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_child_ip) begin
+                st_cip$d = wd$q;
+            end
+            if (wa$q == a_child_udp) begin
+                st_cudp$d = wd$q[(32'h0)+:(16)];
+            end
+            if (wa$q == a_child_port) begin
+                st_cport$d = wd$q[(32'h0)+:(8)];
+            end
+            if (wa$q == a_child_ranks_lo) begin
+                st_cranks$d = (st_cranks$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
+            end
+            if (wa$q == a_child_ranks_hi) begin
+                st_cranks$d = (st_cranks$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_child_commit) begin
+                chw$d = 1'b1;
+                chw_a$d = (((wd$q[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((wd$q[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
+            end
+            if (wa$q == a_route_ip) begin
+                st_route_ip$d = wd$q;
+            end
+            if (wa$q == a_route_port) begin
+                st_route_port$d = wd$q[(32'h0)+:(8)];
+            end
+            if (wa$q == a_route_commit) begin
+                if (wd$q[(32'h0)+:(16)] == c_idx16$0) begin
+                    route_ip_r$0$d = st_route_ip$q;
+                    route_valid_r$0$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$0$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$1) begin
+                    route_ip_r$1$d = st_route_ip$q;
+                    route_valid_r$1$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$1$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$2) begin
+                    route_ip_r$2$d = st_route_ip$q;
+                    route_valid_r$2$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$2$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$3) begin
+                    route_ip_r$3$d = st_route_ip$q;
+                    route_valid_r$3$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$3$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$4) begin
+                    route_ip_r$4$d = st_route_ip$q;
+                    route_valid_r$4$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$4$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$5) begin
+                    route_ip_r$5$d = st_route_ip$q;
+                    route_valid_r$5$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$5$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$6) begin
+                    route_ip_r$6$d = st_route_ip$q;
+                    route_valid_r$6$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$6$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$7) begin
+                    route_ip_r$7$d = st_route_ip$q;
+                    route_valid_r$7$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$7$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$8) begin
+                    route_ip_r$8$d = st_route_ip$q;
+                    route_valid_r$8$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$8$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$9) begin
+                    route_ip_r$9$d = st_route_ip$q;
+                    route_valid_r$9$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$9$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$10) begin
+                    route_ip_r$10$d = st_route_ip$q;
+                    route_valid_r$10$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$10$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$11) begin
+                    route_ip_r$11$d = st_route_ip$q;
+                    route_valid_r$11$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$11$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$12) begin
+                    route_ip_r$12$d = st_route_ip$q;
+                    route_valid_r$12$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$12$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$13) begin
+                    route_ip_r$13$d = st_route_ip$q;
+                    route_valid_r$13$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$13$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$14) begin
+                    route_ip_r$14$d = st_route_ip$q;
+                    route_valid_r$14$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$14$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$15) begin
+                    route_ip_r$15$d = st_route_ip$q;
+                    route_valid_r$15$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$15$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+            end
+        end
+        jram_rb$waddr = jt_waddr;
+        jram_rb$wdata = jt_wdata;
+        jram_rb$we = jt_we;
+        chram_rb$waddr = chw_a$q;
+        chram_rb$wdata = cword$q;
+        chram_rb$we = ((chw$q) & 32'hffffffff);
+        pbram_rb$waddr = pbw_a$q;
+        pbram_rb$wdata = st_pbelow$q;
+        pbram_rb$we = ((pbw$q) & 32'hffffffff);
+        tbl_row = tbl_sel$q[(32'h0)+:(16)];
+        jram_rb$raddr = ((tbl_row) & 24'hffffff);
+        chram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((tbl_sel$q[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
+        pbram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((tbl_sel$q[(32'h0)+:(3)]) & 24'hffffff);
+        rt_ip = 32'h0;
+        rt_pm = 32'h0;
+        rt_v = 1'b0;
+        if (tbl_row == c_idx16$0) begin
+            rt_ip = rt_ip | route_ip_r$0$q;
+            rt_pm = rt_pm | route_pm_r$0$q;
+            rt_v = rt_v | route_valid_r$0$q;
+        end
+        if (tbl_row == c_idx16$1) begin
+            rt_ip = rt_ip | route_ip_r$1$q;
+            rt_pm = rt_pm | route_pm_r$1$q;
+            rt_v = rt_v | route_valid_r$1$q;
+        end
+        if (tbl_row == c_idx16$2) begin
+            rt_ip = rt_ip | route_ip_r$2$q;
+            rt_pm = rt_pm | route_pm_r$2$q;
+            rt_v = rt_v | route_valid_r$2$q;
+        end
+        if (tbl_row == c_idx16$3) begin
+            rt_ip = rt_ip | route_ip_r$3$q;
+            rt_pm = rt_pm | route_pm_r$3$q;
+            rt_v = rt_v | route_valid_r$3$q;
+        end
+        if (tbl_row == c_idx16$4) begin
+            rt_ip = rt_ip | route_ip_r$4$q;
+            rt_pm = rt_pm | route_pm_r$4$q;
+            rt_v = rt_v | route_valid_r$4$q;
+        end
+        if (tbl_row == c_idx16$5) begin
+            rt_ip = rt_ip | route_ip_r$5$q;
+            rt_pm = rt_pm | route_pm_r$5$q;
+            rt_v = rt_v | route_valid_r$5$q;
+        end
+        if (tbl_row == c_idx16$6) begin
+            rt_ip = rt_ip | route_ip_r$6$q;
+            rt_pm = rt_pm | route_pm_r$6$q;
+            rt_v = rt_v | route_valid_r$6$q;
+        end
+        if (tbl_row == c_idx16$7) begin
+            rt_ip = rt_ip | route_ip_r$7$q;
+            rt_pm = rt_pm | route_pm_r$7$q;
+            rt_v = rt_v | route_valid_r$7$q;
+        end
+        if (tbl_row == c_idx16$8) begin
+            rt_ip = rt_ip | route_ip_r$8$q;
+            rt_pm = rt_pm | route_pm_r$8$q;
+            rt_v = rt_v | route_valid_r$8$q;
+        end
+        if (tbl_row == c_idx16$9) begin
+            rt_ip = rt_ip | route_ip_r$9$q;
+            rt_pm = rt_pm | route_pm_r$9$q;
+            rt_v = rt_v | route_valid_r$9$q;
+        end
+        if (tbl_row == c_idx16$10) begin
+            rt_ip = rt_ip | route_ip_r$10$q;
+            rt_pm = rt_pm | route_pm_r$10$q;
+            rt_v = rt_v | route_valid_r$10$q;
+        end
+        if (tbl_row == c_idx16$11) begin
+            rt_ip = rt_ip | route_ip_r$11$q;
+            rt_pm = rt_pm | route_pm_r$11$q;
+            rt_v = rt_v | route_valid_r$11$q;
+        end
+        if (tbl_row == c_idx16$12) begin
+            rt_ip = rt_ip | route_ip_r$12$q;
+            rt_pm = rt_pm | route_pm_r$12$q;
+            rt_v = rt_v | route_valid_r$12$q;
+        end
+        if (tbl_row == c_idx16$13) begin
+            rt_ip = rt_ip | route_ip_r$13$q;
+            rt_pm = rt_pm | route_pm_r$13$q;
+            rt_v = rt_v | route_valid_r$13$q;
+        end
+        if (tbl_row == c_idx16$14) begin
+            rt_ip = rt_ip | route_ip_r$14$q;
+            rt_pm = rt_pm | route_pm_r$14$q;
+            rt_v = rt_v | route_valid_r$14$q;
+        end
+        if (tbl_row == c_idx16$15) begin
+            rt_ip = rt_ip | route_ip_r$15$q;
+            rt_pm = rt_pm | route_pm_r$15$q;
+            rt_v = rt_v | route_valid_r$15$q;
+        end
+        tbl_q$d = 32'h0;
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_job) begin
+            tbl_q$d = jram_rb$rdata;
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_child) begin
+            tbl_q$d = ((chram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_pb) begin
+            tbl_q$d = ((pbram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_route) begin
+            tbl_q$d = ((rt_ip) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((rt_v) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_valid) | (((rt_pm) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_ports);
+        end
+        arready = ~rvalid_r$q & ~rs$q;
+        rvalid = rvalid_r$q;
+        rdata = rdata_r$q;
+        rresp = 32'h0;
+        s_info$0$d = araddr == (c_idx16$0 << 32'h2);
+        s_info$1$d = araddr == (c_idx16$1 << 32'h2);
+        s_info$2$d = araddr == (c_idx16$2 << 32'h2);
+        s_info$3$d = araddr == (c_idx16$3 << 32'h2);
+        s_info$4$d = araddr == (c_idx16$4 << 32'h2);
+        s_info$5$d = araddr == (c_idx16$5 << 32'h2);
+        s_info$6$d = araddr == (c_idx16$6 << 32'h2);
+        s_info$7$d = araddr == (c_idx16$7 << 32'h2);
+        s_info$8$d = araddr == (c_idx16$8 << 32'h2);
+        s_info$9$d = araddr == (c_idx16$9 << 32'h2);
+        s_info$10$d = araddr == (c_idx16$10 << 32'h2);
+        s_misc$d = (((araddr == a_me_ip)) & 8'hff) | ((((araddr == a_me_port)) & 8'hff) << 32'h1) | ((((araddr == a_me_mac_lo)) & 8'hff) << 32'h2) | ((((araddr == a_me_mac_hi)) & 8'hff) << 32'h3) | ((((araddr == a_tick_div)) & 8'hff) << 32'h4) | ((((araddr == a_tick)) & 8'hff) << 32'h5) | ((((araddr == a_scan_ticks)) & 8'hff) << 32'h6);
+        s_tsel$d = araddr == a_tbl_sel;
+        s_tbl$d = (araddr >= a_tbl_data) & (araddr < c_tbl_end);
+        tbl_w$d = (araddr - a_tbl_data) >> 32'h2;
+        s_busy$0$d = araddr == a_busy + (c_idx16$0 << 32'h2);
+        s_busy$1$d = araddr == a_busy + (c_idx16$1 << 32'h2);
+        s_busy$2$d = araddr == a_busy + (c_idx16$2 << 32'h2);
+        s_busy$3$d = araddr == a_busy + (c_idx16$3 << 32'h2);
+        s_busy$4$d = araddr == a_busy + (c_idx16$4 << 32'h2);
+        s_busy$5$d = araddr == a_busy + (c_idx16$5 << 32'h2);
+        s_busy$6$d = araddr == a_busy + (c_idx16$6 << 32'h2);
+        s_busy$7$d = araddr == a_busy + (c_idx16$7 << 32'h2);
+        s_busy$8$d = araddr == a_busy + (c_idx16$8 << 32'h2);
+        s_busy$9$d = araddr == a_busy + (c_idx16$9 << 32'h2);
+        s_busy$10$d = araddr == a_busy + (c_idx16$10 << 32'h2);
+        s_busy$11$d = araddr == a_busy + (c_idx16$11 << 32'h2);
+        s_busy$12$d = araddr == a_busy + (c_idx16$12 << 32'h2);
+        s_busy$13$d = araddr == a_busy + (c_idx16$13 << 32'h2);
+        s_busy$14$d = araddr == a_busy + (c_idx16$14 << 32'h2);
+        s_busy$15$d = araddr == a_busy + (c_idx16$15 << 32'h2);
+        s_cnt$0$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$0 << 32'h3)) begin
+            s_cnt$0$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$0 << 32'h3) + 32'h4) begin
+            s_cnt$0$d = 32'h2;
+        end
+        s_cnt$1$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$1 << 32'h3)) begin
+            s_cnt$1$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$1 << 32'h3) + 32'h4) begin
+            s_cnt$1$d = 32'h2;
+        end
+        s_cnt$2$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$2 << 32'h3)) begin
+            s_cnt$2$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$2 << 32'h3) + 32'h4) begin
+            s_cnt$2$d = 32'h2;
+        end
+        s_cnt$3$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$3 << 32'h3)) begin
+            s_cnt$3$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$3 << 32'h3) + 32'h4) begin
+            s_cnt$3$d = 32'h2;
+        end
+        s_cnt$4$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$4 << 32'h3)) begin
+            s_cnt$4$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$4 << 32'h3) + 32'h4) begin
+            s_cnt$4$d = 32'h2;
+        end
+        s_cnt$5$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$5 << 32'h3)) begin
+            s_cnt$5$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$5 << 32'h3) + 32'h4) begin
+            s_cnt$5$d = 32'h2;
+        end
+        s_cnt$6$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$6 << 32'h3)) begin
+            s_cnt$6$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$6 << 32'h3) + 32'h4) begin
+            s_cnt$6$d = 32'h2;
+        end
+        s_cnt$7$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$7 << 32'h3)) begin
+            s_cnt$7$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$7 << 32'h3) + 32'h4) begin
+            s_cnt$7$d = 32'h2;
+        end
+        s_cnt$8$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$8 << 32'h3)) begin
+            s_cnt$8$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$8 << 32'h3) + 32'h4) begin
+            s_cnt$8$d = 32'h2;
+        end
+        s_cnt$9$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$9 << 32'h3)) begin
+            s_cnt$9$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$9 << 32'h3) + 32'h4) begin
+            s_cnt$9$d = 32'h2;
+        end
+        s_cnt$10$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$10 << 32'h3)) begin
+            s_cnt$10$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$10 << 32'h3) + 32'h4) begin
+            s_cnt$10$d = 32'h2;
+        end
+        s_cnt$11$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$11 << 32'h3)) begin
+            s_cnt$11$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$11 << 32'h3) + 32'h4) begin
+            s_cnt$11$d = 32'h2;
+        end
+        s_cnt$12$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$12 << 32'h3)) begin
+            s_cnt$12$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$12 << 32'h3) + 32'h4) begin
+            s_cnt$12$d = 32'h2;
+        end
+        s_cnt$13$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$13 << 32'h3)) begin
+            s_cnt$13$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$13 << 32'h3) + 32'h4) begin
+            s_cnt$13$d = 32'h2;
+        end
+        s_cnt$14$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$14 << 32'h3)) begin
+            s_cnt$14$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$14 << 32'h3) + 32'h4) begin
+            s_cnt$14$d = 32'h2;
+        end
+        s_cnt$15$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$15 << 32'h3)) begin
+            s_cnt$15$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$15 << 32'h3) + 32'h4) begin
+            s_cnt$15$d = 32'h2;
+        end
+        s_cnt$16$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$16 << 32'h3)) begin
+            s_cnt$16$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$16 << 32'h3) + 32'h4) begin
+            s_cnt$16$d = 32'h2;
+        end
+        s_cnt$17$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$17 << 32'h3)) begin
+            s_cnt$17$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$17 << 32'h3) + 32'h4) begin
+            s_cnt$17$d = 32'h2;
+        end
+        s_cnt$18$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$18 << 32'h3)) begin
+            s_cnt$18$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$18 << 32'h3) + 32'h4) begin
+            s_cnt$18$d = 32'h2;
+        end
+        s_cnt$19$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$19 << 32'h3)) begin
+            s_cnt$19$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$19 << 32'h3) + 32'h4) begin
+            s_cnt$19$d = 32'h2;
+        end
+        s_cnt$20$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$20 << 32'h3)) begin
+            s_cnt$20$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$20 << 32'h3) + 32'h4) begin
+            s_cnt$20$d = 32'h2;
+        end
+        s_cnt$21$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$21 << 32'h3)) begin
+            s_cnt$21$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$21 << 32'h3) + 32'h4) begin
+            s_cnt$21$d = 32'h2;
+        end
+        s_cnt$22$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$22 << 32'h3)) begin
+            s_cnt$22$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$22 << 32'h3) + 32'h4) begin
+            s_cnt$22$d = 32'h2;
+        end
+        s_cnt$23$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$23 << 32'h3)) begin
+            s_cnt$23$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$23 << 32'h3) + 32'h4) begin
+            s_cnt$23$d = 32'h2;
+        end
+        s_cnt$24$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$24 << 32'h3)) begin
+            s_cnt$24$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$24 << 32'h3) + 32'h4) begin
+            s_cnt$24$d = 32'h2;
+        end
+        s_cnt$25$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$25 << 32'h3)) begin
+            s_cnt$25$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$25 << 32'h3) + 32'h4) begin
+            s_cnt$25$d = 32'h2;
+        end
+        s_port$0$d = 32'h0;
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$0 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$0;
+        end
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$1 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$1;
+        end
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$2 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$2;
+        end
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$3 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$3;
+        end
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$4 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$4;
+        end
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$5 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$5;
+        end
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$6 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$6;
+        end
+        if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$7 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$7;
+        end
+        if (araddr == a_rxbad + (c_idx16$0 << 32'h2)) begin
+            s_port$0$d = ((32'h1) & 16'hffff) << 32'h8;
+        end
+        s_port$1$d = 32'h0;
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$0 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$0;
+        end
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$1 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$1;
+        end
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$2 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$2;
+        end
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$3 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$3;
+        end
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$4 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$4;
+        end
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$5 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$5;
+        end
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$6 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$6;
+        end
+        if (araddr == a_port + (c_idx16$1 << 32'h5) + (c_idx16$7 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << c_idx16$7;
+        end
+        if (araddr == a_rxbad + (c_idx16$1 << 32'h2)) begin
+            s_port$1$d = ((32'h1) & 16'hffff) << 32'h8;
+        end
+        s_port$2$d = 32'h0;
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$0 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$0;
+        end
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$1 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$1;
+        end
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$2 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$2;
+        end
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$3 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$3;
+        end
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$4 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$4;
+        end
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$5 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$5;
+        end
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$6 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$6;
+        end
+        if (araddr == a_port + (c_idx16$2 << 32'h5) + (c_idx16$7 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << c_idx16$7;
+        end
+        if (araddr == a_rxbad + (c_idx16$2 << 32'h2)) begin
+            s_port$2$d = ((32'h1) & 16'hffff) << 32'h8;
+        end
+        s_port$3$d = 32'h0;
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$0 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$0;
+        end
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$1 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$1;
+        end
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$2 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$2;
+        end
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$3 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$3;
+        end
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$4 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$4;
+        end
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$5 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$5;
+        end
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$6 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$6;
+        end
+        if (araddr == a_port + (c_idx16$3 << 32'h5) + (c_idx16$7 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << c_idx16$7;
+        end
+        if (araddr == a_rxbad + (c_idx16$3 << 32'h2)) begin
+            s_port$3$d = ((32'h1) & 16'hffff) << 32'h8;
+        end
+        rd = 32'h0;
+        if (s_info$0$q) begin
+            rd = rd | c_info$0;
+        end
+        if (s_info$1$q) begin
+            rd = rd | c_info$1;
+        end
+        if (s_info$2$q) begin
+            rd = rd | c_info$2;
+        end
+        if (s_info$3$q) begin
+            rd = rd | c_info$3;
+        end
+        if (s_info$4$q) begin
+            rd = rd | c_info$4;
+        end
+        if (s_info$5$q) begin
+            rd = rd | c_info$5;
+        end
+        if (s_info$6$q) begin
+            rd = rd | c_info$6;
+        end
+        if (s_info$7$q) begin
+            rd = rd | c_info$7;
+        end
+        if (s_info$8$q) begin
+            rd = rd | c_info$8;
+        end
+        if (s_info$9$q) begin
+            rd = rd | c_info$9;
+        end
+        if (s_info$10$q) begin
+            rd = rd | c_info$10;
+        end
+        if (s_misc$q[32'h0]) begin
+            rd = rd | me_ip_r$q;
+        end
+        if (s_misc$q[32'h1]) begin
+            rd = rd | ((me_port_r$q) & 32'hffffffff);
+        end
+        if (s_misc$q[32'h2]) begin
+            rd = rd | me_mac_r$q[(32'h0)+:(32)];
+        end
+        if (s_misc$q[32'h3]) begin
+            rd = rd | ((me_mac_r$q[(32'h20)+:(16)]) & 32'hffffffff);
+        end
+        if (s_misc$q[32'h4]) begin
+            rd = rd | tick_div_r$q;
+        end
+        if (s_misc$q[32'h5]) begin
+            rd = rd | now;
+        end
+        if (s_misc$q[32'h6]) begin
+            rd = rd | scan_ticks_r$q;
+        end
+        if (s_tsel$q) begin
+            rd = rd | tbl_sel$q;
+        end
+        tbl_sh = tbl_q$q >> (tbl_w$q << 32'h5);
+        if (s_tbl$q) begin
+            rd = rd | tbl_sh[(32'h0)+:(32)];
+        end
+        if (s_busy$0$q) begin
+            rd = rd | jbusy$0;
+        end
+        if (s_busy$1$q) begin
+            rd = rd | jbusy$1;
+        end
+        if (s_busy$2$q) begin
+            rd = rd | jbusy$2;
+        end
+        if (s_busy$3$q) begin
+            rd = rd | jbusy$3;
+        end
+        if (s_busy$4$q) begin
+            rd = rd | jbusy$4;
+        end
+        if (s_busy$5$q) begin
+            rd = rd | jbusy$5;
+        end
+        if (s_busy$6$q) begin
+            rd = rd | jbusy$6;
+        end
+        if (s_busy$7$q) begin
+            rd = rd | jbusy$7;
+        end
+        if (s_busy$8$q) begin
+            rd = rd | jbusy$8;
+        end
+        if (s_busy$9$q) begin
+            rd = rd | jbusy$9;
+        end
+        if (s_busy$10$q) begin
+            rd = rd | jbusy$10;
+        end
+        if (s_busy$11$q) begin
+            rd = rd | jbusy$11;
+        end
+        if (s_busy$12$q) begin
+            rd = rd | jbusy$12;
+        end
+        if (s_busy$13$q) begin
+            rd = rd | jbusy$13;
+        end
+        if (s_busy$14$q) begin
+            rd = rd | jbusy$14;
+        end
+        if (s_busy$15$q) begin
+            rd = rd | jbusy$15;
+        end
+        if (s_cnt$0$q[32'h0]) begin
+            rd = rd | cnt$0$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$0$q[32'h1]) begin
+            rd = rd | cnt$0$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$1$q[32'h0]) begin
+            rd = rd | cnt$1$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$1$q[32'h1]) begin
+            rd = rd | cnt$1$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$2$q[32'h0]) begin
+            rd = rd | cnt$2$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$2$q[32'h1]) begin
+            rd = rd | cnt$2$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$3$q[32'h0]) begin
+            rd = rd | cnt$3$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$3$q[32'h1]) begin
+            rd = rd | cnt$3$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$4$q[32'h0]) begin
+            rd = rd | cnt$4$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$4$q[32'h1]) begin
+            rd = rd | cnt$4$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$5$q[32'h0]) begin
+            rd = rd | cnt$5$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$5$q[32'h1]) begin
+            rd = rd | cnt$5$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$6$q[32'h0]) begin
+            rd = rd | cnt$6$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$6$q[32'h1]) begin
+            rd = rd | cnt$6$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$7$q[32'h0]) begin
+            rd = rd | cnt$7$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$7$q[32'h1]) begin
+            rd = rd | cnt$7$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$8$q[32'h0]) begin
+            rd = rd | cnt$8$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$8$q[32'h1]) begin
+            rd = rd | cnt$8$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$9$q[32'h0]) begin
+            rd = rd | cnt$9$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$9$q[32'h1]) begin
+            rd = rd | cnt$9$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$10$q[32'h0]) begin
+            rd = rd | cnt$10$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$10$q[32'h1]) begin
+            rd = rd | cnt$10$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$11$q[32'h0]) begin
+            rd = rd | cnt$11$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$11$q[32'h1]) begin
+            rd = rd | cnt$11$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$12$q[32'h0]) begin
+            rd = rd | cnt$12$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$12$q[32'h1]) begin
+            rd = rd | cnt$12$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$13$q[32'h0]) begin
+            rd = rd | cnt$13$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$13$q[32'h1]) begin
+            rd = rd | cnt$13$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$14$q[32'h0]) begin
+            rd = rd | cnt$14$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$14$q[32'h1]) begin
+            rd = rd | cnt$14$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$15$q[32'h0]) begin
+            rd = rd | cnt$15$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$15$q[32'h1]) begin
+            rd = rd | cnt$15$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$16$q[32'h0]) begin
+            rd = rd | cnt$16$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$16$q[32'h1]) begin
+            rd = rd | cnt$16$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$17$q[32'h0]) begin
+            rd = rd | cnt$17$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$17$q[32'h1]) begin
+            rd = rd | cnt$17$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$18$q[32'h0]) begin
+            rd = rd | cnt$18$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$18$q[32'h1]) begin
+            rd = rd | cnt$18$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$19$q[32'h0]) begin
+            rd = rd | cnt$19$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$19$q[32'h1]) begin
+            rd = rd | cnt$19$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$20$q[32'h0]) begin
+            rd = rd | cnt$20$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$20$q[32'h1]) begin
+            rd = rd | cnt$20$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$21$q[32'h0]) begin
+            rd = rd | cnt$21$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$21$q[32'h1]) begin
+            rd = rd | cnt$21$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$22$q[32'h0]) begin
+            rd = rd | cnt$22$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$22$q[32'h1]) begin
+            rd = rd | cnt$22$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$23$q[32'h0]) begin
+            rd = rd | cnt$23$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$23$q[32'h1]) begin
+            rd = rd | cnt$23$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$24$q[32'h0]) begin
+            rd = rd | cnt$24$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$24$q[32'h1]) begin
+            rd = rd | cnt$24$q[(32'h20)+:(32)];
+        end
+        if (s_cnt$25$q[32'h0]) begin
+            rd = rd | cnt$25$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$25$q[32'h1]) begin
+            rd = rd | cnt$25$q[(32'h20)+:(32)];
+        end
+        if (s_port$0$q[32'h0]) begin
+            rd = rd | rxp$0$q[(32'h0)+:(32)];
+        end
+        if (s_port$0$q[32'h1]) begin
+            rd = rd | rxp$0$q[(32'h20)+:(32)];
+        end
+        if (s_port$0$q[32'h2]) begin
+            rd = rd | rxb$0$q[(32'h0)+:(32)];
+        end
+        if (s_port$0$q[32'h3]) begin
+            rd = rd | rxb$0$q[(32'h20)+:(32)];
+        end
+        if (s_port$0$q[32'h4]) begin
+            rd = rd | txp$0$q[(32'h0)+:(32)];
+        end
+        if (s_port$0$q[32'h5]) begin
+            rd = rd | txp$0$q[(32'h20)+:(32)];
+        end
+        if (s_port$0$q[32'h6]) begin
+            rd = rd | txb$0$q[(32'h0)+:(32)];
+        end
+        if (s_port$0$q[32'h7]) begin
+            rd = rd | txb$0$q[(32'h20)+:(32)];
+        end
+        if (s_port$0$q[32'h8]) begin
+            rd = rd | rxbad$0$q;
+        end
+        if (s_port$1$q[32'h0]) begin
+            rd = rd | rxp$1$q[(32'h0)+:(32)];
+        end
+        if (s_port$1$q[32'h1]) begin
+            rd = rd | rxp$1$q[(32'h20)+:(32)];
+        end
+        if (s_port$1$q[32'h2]) begin
+            rd = rd | rxb$1$q[(32'h0)+:(32)];
+        end
+        if (s_port$1$q[32'h3]) begin
+            rd = rd | rxb$1$q[(32'h20)+:(32)];
+        end
+        if (s_port$1$q[32'h4]) begin
+            rd = rd | txp$1$q[(32'h0)+:(32)];
+        end
+        if (s_port$1$q[32'h5]) begin
+            rd = rd | txp$1$q[(32'h20)+:(32)];
+        end
+        if (s_port$1$q[32'h6]) begin
+            rd = rd | txb$1$q[(32'h0)+:(32)];
+        end
+        if (s_port$1$q[32'h7]) begin
+            rd = rd | txb$1$q[(32'h20)+:(32)];
+        end
+        if (s_port$1$q[32'h8]) begin
+            rd = rd | rxbad$1$q;
+        end
+        if (s_port$2$q[32'h0]) begin
+            rd = rd | rxp$2$q[(32'h0)+:(32)];
+        end
+        if (s_port$2$q[32'h1]) begin
+            rd = rd | rxp$2$q[(32'h20)+:(32)];
+        end
+        if (s_port$2$q[32'h2]) begin
+            rd = rd | rxb$2$q[(32'h0)+:(32)];
+        end
+        if (s_port$2$q[32'h3]) begin
+            rd = rd | rxb$2$q[(32'h20)+:(32)];
+        end
+        if (s_port$2$q[32'h4]) begin
+            rd = rd | txp$2$q[(32'h0)+:(32)];
+        end
+        if (s_port$2$q[32'h5]) begin
+            rd = rd | txp$2$q[(32'h20)+:(32)];
+        end
+        if (s_port$2$q[32'h6]) begin
+            rd = rd | txb$2$q[(32'h0)+:(32)];
+        end
+        if (s_port$2$q[32'h7]) begin
+            rd = rd | txb$2$q[(32'h20)+:(32)];
+        end
+        if (s_port$2$q[32'h8]) begin
+            rd = rd | rxbad$2$q;
+        end
+        if (s_port$3$q[32'h0]) begin
+            rd = rd | rxp$3$q[(32'h0)+:(32)];
+        end
+        if (s_port$3$q[32'h1]) begin
+            rd = rd | rxp$3$q[(32'h20)+:(32)];
+        end
+        if (s_port$3$q[32'h2]) begin
+            rd = rd | rxb$3$q[(32'h0)+:(32)];
+        end
+        if (s_port$3$q[32'h3]) begin
+            rd = rd | rxb$3$q[(32'h20)+:(32)];
+        end
+        if (s_port$3$q[32'h4]) begin
+            rd = rd | txp$3$q[(32'h0)+:(32)];
+        end
+        if (s_port$3$q[32'h5]) begin
+            rd = rd | txp$3$q[(32'h20)+:(32)];
+        end
+        if (s_port$3$q[32'h6]) begin
+            rd = rd | txb$3$q[(32'h0)+:(32)];
+        end
+        if (s_port$3$q[32'h7]) begin
+            rd = rd | txb$3$q[(32'h20)+:(32)];
+        end
+        if (s_port$3$q[32'h8]) begin
+            rd = rd | rxbad$3$q;
+        end
+        rs$d = arvalid & ~rvalid_r$q & ~rs$q;
+        if (rs$q) begin
+            rvalid_r$d = 1'b1;
+            rdata_r$d = rd;
+        end
+        else if (rready) begin
+            rvalid_r$d = 1'b0;
+        end
+        evq$d = ev;
+        evbq$d = ev_b;
+        if (evq$q[0] & evbq$q[0]) begin
+            cnt$0$d = cnt$0$q + 32'h2;
+        end
+        else if (evq$q[0] | evbq$q[0]) begin
+            cnt$0$d = cnt$0$q + 32'h1;
+        end
+        if (evq$q[1] & evbq$q[1]) begin
+            cnt$1$d = cnt$1$q + 32'h2;
+        end
+        else if (evq$q[1] | evbq$q[1]) begin
+            cnt$1$d = cnt$1$q + 32'h1;
+        end
+        if (evq$q[2] & evbq$q[2]) begin
+            cnt$2$d = cnt$2$q + 32'h2;
+        end
+        else if (evq$q[2] | evbq$q[2]) begin
+            cnt$2$d = cnt$2$q + 32'h1;
+        end
+        if (evq$q[3] & evbq$q[3]) begin
+            cnt$3$d = cnt$3$q + 32'h2;
+        end
+        else if (evq$q[3] | evbq$q[3]) begin
+            cnt$3$d = cnt$3$q + 32'h1;
+        end
+        if (evq$q[4] & evbq$q[4]) begin
+            cnt$4$d = cnt$4$q + 32'h2;
+        end
+        else if (evq$q[4] | evbq$q[4]) begin
+            cnt$4$d = cnt$4$q + 32'h1;
+        end
+        if (evq$q[5] & evbq$q[5]) begin
+            cnt$5$d = cnt$5$q + 32'h2;
+        end
+        else if (evq$q[5] | evbq$q[5]) begin
+            cnt$5$d = cnt$5$q + 32'h1;
+        end
+        if (evq$q[6] & evbq$q[6]) begin
+            cnt$6$d = cnt$6$q + 32'h2;
+        end
+        else if (evq$q[6] | evbq$q[6]) begin
+            cnt$6$d = cnt$6$q + 32'h1;
+        end
+        if (evq$q[7] & evbq$q[7]) begin
+            cnt$7$d = cnt$7$q + 32'h2;
+        end
+        else if (evq$q[7] | evbq$q[7]) begin
+            cnt$7$d = cnt$7$q + 32'h1;
+        end
+        if (evq$q[8] & evbq$q[8]) begin
+            cnt$8$d = cnt$8$q + 32'h2;
+        end
+        else if (evq$q[8] | evbq$q[8]) begin
+            cnt$8$d = cnt$8$q + 32'h1;
+        end
+        if (evq$q[9] & evbq$q[9]) begin
+            cnt$9$d = cnt$9$q + 32'h2;
+        end
+        else if (evq$q[9] | evbq$q[9]) begin
+            cnt$9$d = cnt$9$q + 32'h1;
+        end
+        if (evq$q[10] & evbq$q[10]) begin
+            cnt$10$d = cnt$10$q + 32'h2;
+        end
+        else if (evq$q[10] | evbq$q[10]) begin
+            cnt$10$d = cnt$10$q + 32'h1;
+        end
+        if (evq$q[11] & evbq$q[11]) begin
+            cnt$11$d = cnt$11$q + 32'h2;
+        end
+        else if (evq$q[11] | evbq$q[11]) begin
+            cnt$11$d = cnt$11$q + 32'h1;
+        end
+        if (evq$q[12] & evbq$q[12]) begin
+            cnt$12$d = cnt$12$q + 32'h2;
+        end
+        else if (evq$q[12] | evbq$q[12]) begin
+            cnt$12$d = cnt$12$q + 32'h1;
+        end
+        if (evq$q[13] & evbq$q[13]) begin
+            cnt$13$d = cnt$13$q + 32'h2;
+        end
+        else if (evq$q[13] | evbq$q[13]) begin
+            cnt$13$d = cnt$13$q + 32'h1;
+        end
+        if (evq$q[14] & evbq$q[14]) begin
+            cnt$14$d = cnt$14$q + 32'h2;
+        end
+        else if (evq$q[14] | evbq$q[14]) begin
+            cnt$14$d = cnt$14$q + 32'h1;
+        end
+        if (evq$q[15] & evbq$q[15]) begin
+            cnt$15$d = cnt$15$q + 32'h2;
+        end
+        else if (evq$q[15] | evbq$q[15]) begin
+            cnt$15$d = cnt$15$q + 32'h1;
+        end
+        if (evq$q[16] & evbq$q[16]) begin
+            cnt$16$d = cnt$16$q + 32'h2;
+        end
+        else if (evq$q[16] | evbq$q[16]) begin
+            cnt$16$d = cnt$16$q + 32'h1;
+        end
+        if (evq$q[17] & evbq$q[17]) begin
+            cnt$17$d = cnt$17$q + 32'h2;
+        end
+        else if (evq$q[17] | evbq$q[17]) begin
+            cnt$17$d = cnt$17$q + 32'h1;
+        end
+        if (evq$q[18] & evbq$q[18]) begin
+            cnt$18$d = cnt$18$q + 32'h2;
+        end
+        else if (evq$q[18] | evbq$q[18]) begin
+            cnt$18$d = cnt$18$q + 32'h1;
+        end
+        if (evq$q[19] & evbq$q[19]) begin
+            cnt$19$d = cnt$19$q + 32'h2;
+        end
+        else if (evq$q[19] | evbq$q[19]) begin
+            cnt$19$d = cnt$19$q + 32'h1;
+        end
+        if (evq$q[20] & evbq$q[20]) begin
+            cnt$20$d = cnt$20$q + 32'h2;
+        end
+        else if (evq$q[20] | evbq$q[20]) begin
+            cnt$20$d = cnt$20$q + 32'h1;
+        end
+        if (evq$q[21] & evbq$q[21]) begin
+            cnt$21$d = cnt$21$q + 32'h2;
+        end
+        else if (evq$q[21] | evbq$q[21]) begin
+            cnt$21$d = cnt$21$q + 32'h1;
+        end
+        if (evq$q[22] & evbq$q[22]) begin
+            cnt$22$d = cnt$22$q + 32'h2;
+        end
+        else if (evq$q[22] | evbq$q[22]) begin
+            cnt$22$d = cnt$22$q + 32'h1;
+        end
+        if (evq$q[23] & evbq$q[23]) begin
+            cnt$23$d = cnt$23$q + 32'h2;
+        end
+        else if (evq$q[23] | evbq$q[23]) begin
+            cnt$23$d = cnt$23$q + 32'h1;
+        end
+        if (evq$q[24] & evbq$q[24]) begin
+            cnt$24$d = cnt$24$q + 32'h2;
+        end
+        else if (evq$q[24] | evbq$q[24]) begin
+            cnt$24$d = cnt$24$q + 32'h1;
+        end
+        if (evq$q[25] & evbq$q[25]) begin
+            cnt$25$d = cnt$25$q + 32'h2;
+        end
+        else if (evq$q[25] | evbq$q[25]) begin
+            cnt$25$d = cnt$25$q + 32'h1;
+        end
+        if (occ_inc) begin
+            cnt$0$d = cnt$0$q + 32'h1 - occ_free;
+        end
+        else if (occ_dec) begin
+            cnt$0$d = cnt$0$q - 32'h1 - occ_free;
+        end
+        else begin
+            cnt$0$d = cnt$0$q - occ_free;
+        end
+        if (occ_hwc & ((cnt$0$q + 32'h1) > cnt$1$q)) begin
+            cnt$1$d = cnt$0$q + 32'h1;
+        end
+        if (rx_take$0) begin
+            rxp$0$d = rxp$0$q + 32'h1;
+            rxb$0$d = rxb$0$q + ((rx_len) & 64'hffffffffffffffff);
+        end
+        if (tx_sent$0) begin
+            txp$0$d = txp$0$q + 32'h1;
+            txb$0$d = txb$0$q + tx_len$0;
+        end
+        if (rx_bad$0) begin
+            rxbad$0$d = rxbad$0$q + 32'h1;
+        end
+        if (rx_take$1) begin
+            rxp$1$d = rxp$1$q + 32'h1;
+            rxb$1$d = rxb$1$q + ((rx_len) & 64'hffffffffffffffff);
+        end
+        if (tx_sent$1) begin
+            txp$1$d = txp$1$q + 32'h1;
+            txb$1$d = txb$1$q + tx_len$1;
+        end
+        if (rx_bad$1) begin
+            rxbad$1$d = rxbad$1$q + 32'h1;
+        end
+        if (rx_take$2) begin
+            rxp$2$d = rxp$2$q + 32'h1;
+            rxb$2$d = rxb$2$q + ((rx_len) & 64'hffffffffffffffff);
+        end
+        if (tx_sent$2) begin
+            txp$2$d = txp$2$q + 32'h1;
+            txb$2$d = txb$2$q + tx_len$2;
+        end
+        if (rx_bad$2) begin
+            rxbad$2$d = rxbad$2$q + 32'h1;
+        end
+        if (rx_take$3) begin
+            rxp$3$d = rxp$3$q + 32'h1;
+            rxb$3$d = rxb$3$q + ((rx_len) & 64'hffffffffffffffff);
+        end
+        if (tx_sent$3) begin
+            txp$3$d = txp$3$q + 32'h1;
+            txb$3$d = txb$3$q + tx_len$3;
+        end
+        if (rx_bad$3) begin
+            rxbad$3$d = rxbad$3$q + 32'h1;
+        end
+        if (rst) begin
+            aw_ack$d = 1'b0;
+            bvalid_r$d = 1'b0;
+            rvalid_r$d = 1'b0;
+            rs$d = 1'b0;
+            jcw$d = 1'b0;
+            chw$d = 1'b0;
+            pbw$d = 1'b0;
+            tick_div_r$d = 32'h1;
+            scan_ticks_r$d = 32'h1;
+            route_valid_r$0$d = 1'b0;
+            route_valid_r$1$d = 1'b0;
+            route_valid_r$2$d = 1'b0;
+            route_valid_r$3$d = 1'b0;
+            route_valid_r$4$d = 1'b0;
+            route_valid_r$5$d = 1'b0;
+            route_valid_r$6$d = 1'b0;
+            route_valid_r$7$d = 1'b0;
+            route_valid_r$8$d = 1'b0;
+            route_valid_r$9$d = 1'b0;
+            route_valid_r$10$d = 1'b0;
+            route_valid_r$11$d = 1'b0;
+            route_valid_r$12$d = 1'b0;
+            route_valid_r$13$d = 1'b0;
+            route_valid_r$14$d = 1'b0;
+            route_valid_r$15$d = 1'b0;
+            cnt$0$d = 32'h0;
+            cnt$1$d = 32'h0;
+            cnt$2$d = 32'h0;
+            cnt$3$d = 32'h0;
+            cnt$4$d = 32'h0;
+            cnt$5$d = 32'h0;
+            cnt$6$d = 32'h0;
+            cnt$7$d = 32'h0;
+            cnt$8$d = 32'h0;
+            cnt$9$d = 32'h0;
+            cnt$10$d = 32'h0;
+            cnt$11$d = 32'h0;
+            cnt$12$d = 32'h0;
+            cnt$13$d = 32'h0;
+            cnt$14$d = 32'h0;
+            cnt$15$d = 32'h0;
+            cnt$16$d = 32'h0;
+            cnt$17$d = 32'h0;
+            cnt$18$d = 32'h0;
+            cnt$19$d = 32'h0;
+            cnt$20$d = 32'h0;
+            cnt$21$d = 32'h0;
+            cnt$22$d = 32'h0;
+            cnt$23$d = 32'h0;
+            cnt$24$d = 32'h0;
+            cnt$25$d = 32'h0;
+            rxp$0$d = 32'h0;
+            rxb$0$d = 32'h0;
+            txp$0$d = 32'h0;
+            txb$0$d = 32'h0;
+            rxbad$0$d = 32'h0;
+            rxp$1$d = 32'h0;
+            rxb$1$d = 32'h0;
+            txp$1$d = 32'h0;
+            txb$1$d = 32'h0;
+            rxbad$1$d = 32'h0;
+            rxp$2$d = 32'h0;
+            rxb$2$d = 32'h0;
+            txp$2$d = 32'h0;
+            txb$2$d = 32'h0;
+            rxbad$2$d = 32'h0;
+            rxp$3$d = 32'h0;
+            rxb$3$d = 32'h0;
+            txp$3$d = 32'h0;
+            txb$3$d = 32'h0;
+            rxbad$3$d = 32'h0;
+        end
+    end
+    
+endmodule // fanin_csr
+
+
+module fanin_csr_aw_ack(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_aw_ack
+
+
+module fanin_csr_bvalid_r(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_bvalid_r
+
+
+module fanin_csr_chram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [167:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [167:0] rdata;
+    
+    // Update code (custom)
+    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 8 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [167:0] mem [0:255];
+    reg [167:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[7:0]];
+        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
+    end
+endmodule // fanin_csr_chram_rb
+
+
+module fanin_csr_chw(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_chw
+
+
+module fanin_csr_chw_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_chw_a
+
+
+module fanin_csr_cnt_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_0
+
+
+module fanin_csr_cnt_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_1
+
+
+module fanin_csr_cnt_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_10
+
+
+module fanin_csr_cnt_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_11
+
+
+module fanin_csr_cnt_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_12
+
+
+module fanin_csr_cnt_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_13
+
+
+module fanin_csr_cnt_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_14
+
+
+module fanin_csr_cnt_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_15
+
+
+module fanin_csr_cnt_16(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_16
+
+
+module fanin_csr_cnt_17(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_17
+
+
+module fanin_csr_cnt_18(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_18
+
+
+module fanin_csr_cnt_19(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_19
+
+
+module fanin_csr_cnt_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_2
+
+
+module fanin_csr_cnt_20(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_20
+
+
+module fanin_csr_cnt_21(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_21
+
+
+module fanin_csr_cnt_22(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_22
+
+
+module fanin_csr_cnt_23(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_23
+
+
+module fanin_csr_cnt_24(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_24
+
+
+module fanin_csr_cnt_25(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_25
+
+
+module fanin_csr_cnt_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_3
+
+
+module fanin_csr_cnt_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_4
+
+
+module fanin_csr_cnt_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_5
+
+
+module fanin_csr_cnt_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_6
+
+
+module fanin_csr_cnt_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_7
+
+
+module fanin_csr_cnt_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_8
+
+
+module fanin_csr_cnt_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_9
+
+
+module fanin_csr_cword(d,q,clock);
+    
+    // Module arguments
+    input wire  [167:0] d;
+    output reg  [167:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 168'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cword
+
+
+module fanin_csr_evbq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_evbq
+
+
+module fanin_csr_evq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_evq
+
+
+module fanin_csr_jcw(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_jcw
+
+
+module fanin_csr_jcw_i(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_jcw_i
+
+
+module fanin_csr_jram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [575:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [575:0] rdata;
+    
+    // Update code (custom)
+    // 16 x 576 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 4 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [575:0] mem [0:15];
+    reg [575:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[3:0]];
+        if (we[0]) mem[waddr[3:0]][0 +: 576] <= wdata[0 +: 576];
+    end
+endmodule // fanin_csr_jram_rb
+
+
+module fanin_csr_jword(d,q,clock);
+    
+    // Module arguments
+    input wire  [575:0] d;
+    output reg  [575:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 576'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_jword
+
+
+module fanin_csr_me_ip_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_me_ip_r
+
+
+module fanin_csr_me_mac_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_me_mac_r
+
+
+module fanin_csr_me_port_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_me_port_r
+
+
+module fanin_csr_pbram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [63:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Update code (custom)
+    // 128 x 64 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 7 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [63:0] mem [0:127];
+    reg [63:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[6:0]];
+        if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
+    end
+endmodule // fanin_csr_pbram_rb
+
+
+module fanin_csr_pbw(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_pbw
+
+
+module fanin_csr_pbw_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_pbw_a
+
+
+module fanin_csr_rdata_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rdata_r
+
+
+module fanin_csr_route_ip_r_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_0
+
+
+module fanin_csr_route_ip_r_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_1
+
+
+module fanin_csr_route_ip_r_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_10
+
+
+module fanin_csr_route_ip_r_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_11
+
+
+module fanin_csr_route_ip_r_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_12
+
+
+module fanin_csr_route_ip_r_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_13
+
+
+module fanin_csr_route_ip_r_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_14
+
+
+module fanin_csr_route_ip_r_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_15
+
+
+module fanin_csr_route_ip_r_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_2
+
+
+module fanin_csr_route_ip_r_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_3
+
+
+module fanin_csr_route_ip_r_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_4
+
+
+module fanin_csr_route_ip_r_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_5
+
+
+module fanin_csr_route_ip_r_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_6
+
+
+module fanin_csr_route_ip_r_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_7
+
+
+module fanin_csr_route_ip_r_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_8
+
+
+module fanin_csr_route_ip_r_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_ip_r_9
+
+
+module fanin_csr_route_pm_r_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_0
+
+
+module fanin_csr_route_pm_r_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_1
+
+
+module fanin_csr_route_pm_r_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_10
+
+
+module fanin_csr_route_pm_r_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_11
+
+
+module fanin_csr_route_pm_r_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_12
+
+
+module fanin_csr_route_pm_r_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_13
+
+
+module fanin_csr_route_pm_r_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_14
+
+
+module fanin_csr_route_pm_r_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_15
+
+
+module fanin_csr_route_pm_r_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_2
+
+
+module fanin_csr_route_pm_r_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_3
+
+
+module fanin_csr_route_pm_r_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_4
+
+
+module fanin_csr_route_pm_r_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_5
+
+
+module fanin_csr_route_pm_r_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_6
+
+
+module fanin_csr_route_pm_r_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_7
+
+
+module fanin_csr_route_pm_r_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_8
+
+
+module fanin_csr_route_pm_r_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_pm_r_9
+
+
+module fanin_csr_route_valid_r_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_0
+
+
+module fanin_csr_route_valid_r_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_1
+
+
+module fanin_csr_route_valid_r_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_10
+
+
+module fanin_csr_route_valid_r_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_11
+
+
+module fanin_csr_route_valid_r_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_12
+
+
+module fanin_csr_route_valid_r_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_13
+
+
+module fanin_csr_route_valid_r_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_14
+
+
+module fanin_csr_route_valid_r_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_15
+
+
+module fanin_csr_route_valid_r_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_2
+
+
+module fanin_csr_route_valid_r_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_3
+
+
+module fanin_csr_route_valid_r_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_4
+
+
+module fanin_csr_route_valid_r_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_5
+
+
+module fanin_csr_route_valid_r_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_6
+
+
+module fanin_csr_route_valid_r_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_7
+
+
+module fanin_csr_route_valid_r_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_8
+
+
+module fanin_csr_route_valid_r_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_route_valid_r_9
+
+
+module fanin_csr_rs(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rs
+
+
+module fanin_csr_rvalid_r(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rvalid_r
+
+
+module fanin_csr_rxb_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxb_0
+
+
+module fanin_csr_rxb_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxb_1
+
+
+module fanin_csr_rxb_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxb_2
+
+
+module fanin_csr_rxb_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxb_3
+
+
+module fanin_csr_rxbad_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxbad_0
+
+
+module fanin_csr_rxbad_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxbad_1
+
+
+module fanin_csr_rxbad_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxbad_2
+
+
+module fanin_csr_rxbad_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxbad_3
+
+
+module fanin_csr_rxp_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxp_0
+
+
+module fanin_csr_rxp_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxp_1
+
+
+module fanin_csr_rxp_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxp_2
+
+
+module fanin_csr_rxp_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_rxp_3
+
+
+module fanin_csr_s_busy_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_0
+
+
+module fanin_csr_s_busy_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_1
+
+
+module fanin_csr_s_busy_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_10
+
+
+module fanin_csr_s_busy_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_11
+
+
+module fanin_csr_s_busy_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_12
+
+
+module fanin_csr_s_busy_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_13
+
+
+module fanin_csr_s_busy_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_14
+
+
+module fanin_csr_s_busy_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_15
+
+
+module fanin_csr_s_busy_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_2
+
+
+module fanin_csr_s_busy_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_3
+
+
+module fanin_csr_s_busy_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_4
+
+
+module fanin_csr_s_busy_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_5
+
+
+module fanin_csr_s_busy_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_6
+
+
+module fanin_csr_s_busy_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_7
+
+
+module fanin_csr_s_busy_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_8
+
+
+module fanin_csr_s_busy_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_busy_9
+
+
+module fanin_csr_s_cnt_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_0
+
+
+module fanin_csr_s_cnt_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_1
+
+
+module fanin_csr_s_cnt_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_10
+
+
+module fanin_csr_s_cnt_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_11
+
+
+module fanin_csr_s_cnt_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_12
+
+
+module fanin_csr_s_cnt_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_13
+
+
+module fanin_csr_s_cnt_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_14
+
+
+module fanin_csr_s_cnt_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_15
+
+
+module fanin_csr_s_cnt_16(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_16
+
+
+module fanin_csr_s_cnt_17(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_17
+
+
+module fanin_csr_s_cnt_18(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_18
+
+
+module fanin_csr_s_cnt_19(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_19
+
+
+module fanin_csr_s_cnt_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_2
+
+
+module fanin_csr_s_cnt_20(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_20
+
+
+module fanin_csr_s_cnt_21(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_21
+
+
+module fanin_csr_s_cnt_22(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_22
+
+
+module fanin_csr_s_cnt_23(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_23
+
+
+module fanin_csr_s_cnt_24(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_24
+
+
+module fanin_csr_s_cnt_25(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_25
+
+
+module fanin_csr_s_cnt_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_3
+
+
+module fanin_csr_s_cnt_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_4
+
+
+module fanin_csr_s_cnt_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_5
+
+
+module fanin_csr_s_cnt_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_6
+
+
+module fanin_csr_s_cnt_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_7
+
+
+module fanin_csr_s_cnt_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_8
+
+
+module fanin_csr_s_cnt_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_9
+
+
+module fanin_csr_s_info_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_0
+
+
+module fanin_csr_s_info_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_1
+
+
+module fanin_csr_s_info_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_10
+
+
+module fanin_csr_s_info_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_2
+
+
+module fanin_csr_s_info_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_3
+
+
+module fanin_csr_s_info_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_4
+
+
+module fanin_csr_s_info_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_5
+
+
+module fanin_csr_s_info_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_6
+
+
+module fanin_csr_s_info_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_7
+
+
+module fanin_csr_s_info_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_8
+
+
+module fanin_csr_s_info_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_info_9
+
+
+module fanin_csr_s_misc(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_misc
+
+
+module fanin_csr_s_port_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_port_0
+
+
+module fanin_csr_s_port_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_port_1
+
+
+module fanin_csr_s_port_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_port_2
+
+
+module fanin_csr_s_port_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_port_3
+
+
+module fanin_csr_s_tbl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_tbl
+
+
+module fanin_csr_s_tsel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_tsel
+
+
+module fanin_csr_scan_ticks_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_scan_ticks_r
+
+
+module fanin_csr_st_cip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_cip
+
+
+module fanin_csr_st_cmac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_cmac
+
+
+module fanin_csr_st_cport(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_cport
+
+
+module fanin_csr_st_cranks(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_cranks
+
+
+module fanin_csr_st_cudp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_cudp
+
+
+module fanin_csr_st_jctrl(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jctrl
+
+
+module fanin_csr_st_jexp(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jexp
+
+
+module fanin_csr_st_jfirst(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jfirst
+
+
+module fanin_csr_st_jflush(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jflush
+
+
+module fanin_csr_st_jid(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jid
+
+
+module fanin_csr_st_jidle(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jidle
+
+
+module fanin_csr_st_jquota(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jquota
+
+
+module fanin_csr_st_jranks(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jranks
+
+
+module fanin_csr_st_jreclaim(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jreclaim
+
+
+module fanin_csr_st_jsbase(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jsbase
+
+
+module fanin_csr_st_jscount(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_jscount
+
+
+module fanin_csr_st_pbelow(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_pbelow
+
+
+module fanin_csr_st_pip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_pip
+
+
+module fanin_csr_st_pmac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_pmac
+
+
+module fanin_csr_st_pport(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_pport
+
+
+module fanin_csr_st_pudp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_pudp
+
+
+module fanin_csr_st_route_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_route_ip
+
+
+module fanin_csr_st_route_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_st_route_port
+
+
+module fanin_csr_tbl_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [575:0] d;
+    output reg  [575:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 576'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_tbl_q
+
+
+module fanin_csr_tbl_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_tbl_sel
+
+
+module fanin_csr_tbl_w(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_tbl_w
+
+
+module fanin_csr_tick_div_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_tick_div_r
+
+
+module fanin_csr_txb_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_txb_0
+
+
+module fanin_csr_txb_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_txb_1
+
+
+module fanin_csr_txb_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_txb_2
+
+
+module fanin_csr_txb_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_txb_3
+
+
+module fanin_csr_txp_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_txp_0
+
+
+module fanin_csr_txp_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_txp_1
+
+
+module fanin_csr_txp_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_txp_2
+
+
+module fanin_csr_txp_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_txp_3
+
+
+module fanin_csr_wa(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_wa
+
+
+module fanin_csr_wd(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_wd
 
 
 module fanin_dq_act(d,q,clock);
@@ -18908,44 +21106,6 @@ module fanin_ei(d,q,clock);
     end
           
 endmodule // fanin_ei
-
-
-module fanin_evbq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_evbq
-
-
-module fanin_evq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_evq
 
 
 module fanin_hdr(d,q,clock);
@@ -20210,120 +22370,6 @@ module fanin_hs_udp(d,q,clock);
 endmodule // fanin_hs_udp
 
 
-module fanin_hu2_b(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hu2_b
-
-
-module fanin_hu2_j(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hu2_j
-
-
-module fanin_hu2_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hu2_v
-
-
-module fanin_hu3_b(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hu3_b
-
-
-module fanin_hu3_j(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hu3_j
-
-
-module fanin_hu3_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hu3_v
-
-
 module fanin_hu_b(d,q,clock);
     
     // Module arguments
@@ -20341,25 +22387,6 @@ module fanin_hu_b(d,q,clock);
     end
           
 endmodule // fanin_hu_b
-
-
-module fanin_hu_h(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hu_h
 
 
 module fanin_hu_j(d,q,clock);
@@ -24261,29 +26288,6 @@ module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_jram
 
 
-module fanin_jram_rb(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [575:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [575:0] rdata;
-    
-    // Update code (custom)
-    // 16 x 576 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 4 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [575:0] mem [0:15];
-    reg [575:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[3:0]];
-        if (we[0]) mem[waddr[3:0]][0 +: 576] <= wdata[0 +: 576];
-    end
-endmodule // fanin_jram_rb
-
-
 module fanin_jslot_0(d,q,clock);
     
     // Module arguments
@@ -25215,63 +27219,6 @@ module fanin_mc_c(d,q,clock);
 endmodule // fanin_mc_c
 
 
-module fanin_me_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_me_ip
-
-
-module fanin_me_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_me_mac
-
-
-module fanin_me_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_me_port
-
-
 module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
@@ -25331,29 +27278,6 @@ module fanin_mq(d,q,clock);
     end
           
 endmodule // fanin_mq
-
-
-module fanin_mram(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [135:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [135:0] rdata;
-    
-    // Update code (custom)
-    // 1024 x 136 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 10 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [135:0] mem [0:1023];
-    reg [135:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[9:0]];
-        if (we[0]) mem[waddr[9:0]][0 +: 136] <= wdata[0 +: 136];
-    end
-endmodule // fanin_mram
 
 
 module fanin_now(d,q,clock);
@@ -26507,29 +28431,6 @@ module fanin_pbram(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
     end
 endmodule // fanin_pbram
-
-
-module fanin_pbram_rb(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [63:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [63:0] rdata;
-    
-    // Update code (custom)
-    // 128 x 64 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 7 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [63:0] mem [0:127];
-    reg [63:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[6:0]];
-        if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
-    end
-endmodule // fanin_pbram_rb
 
 
 module fanin_pc_bad(d,q,clock);
@@ -28147,25 +30048,6 @@ module fanin_ra_q(d,q,clock);
 endmodule // fanin_ra_q
 
 
-module fanin_rdata_r(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rdata_r
-
-
 module fanin_rh_0(d,q,clock);
     
     // Module arguments
@@ -28850,918 +30732,6 @@ module fanin_rone_9(d,q,clock);
 endmodule // fanin_rone_9
 
 
-module fanin_route_ip_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_0
-
-
-module fanin_route_ip_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_1
-
-
-module fanin_route_ip_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_10
-
-
-module fanin_route_ip_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_11
-
-
-module fanin_route_ip_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_12
-
-
-module fanin_route_ip_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_13
-
-
-module fanin_route_ip_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_14
-
-
-module fanin_route_ip_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_15
-
-
-module fanin_route_ip_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_2
-
-
-module fanin_route_ip_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_3
-
-
-module fanin_route_ip_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_4
-
-
-module fanin_route_ip_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_5
-
-
-module fanin_route_ip_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_6
-
-
-module fanin_route_ip_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_7
-
-
-module fanin_route_ip_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_8
-
-
-module fanin_route_ip_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_ip_9
-
-
-module fanin_route_pm_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_0
-
-
-module fanin_route_pm_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_1
-
-
-module fanin_route_pm_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_10
-
-
-module fanin_route_pm_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_11
-
-
-module fanin_route_pm_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_12
-
-
-module fanin_route_pm_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_13
-
-
-module fanin_route_pm_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_14
-
-
-module fanin_route_pm_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_15
-
-
-module fanin_route_pm_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_2
-
-
-module fanin_route_pm_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_3
-
-
-module fanin_route_pm_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_4
-
-
-module fanin_route_pm_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_5
-
-
-module fanin_route_pm_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_6
-
-
-module fanin_route_pm_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_7
-
-
-module fanin_route_pm_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_8
-
-
-module fanin_route_pm_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_pm_9
-
-
-module fanin_route_valid_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_0
-
-
-module fanin_route_valid_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_1
-
-
-module fanin_route_valid_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_10
-
-
-module fanin_route_valid_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_11
-
-
-module fanin_route_valid_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_12
-
-
-module fanin_route_valid_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_13
-
-
-module fanin_route_valid_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_14
-
-
-module fanin_route_valid_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_15
-
-
-module fanin_route_valid_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_2
-
-
-module fanin_route_valid_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_3
-
-
-module fanin_route_valid_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_4
-
-
-module fanin_route_valid_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_5
-
-
-module fanin_route_valid_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_6
-
-
-module fanin_route_valid_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_7
-
-
-module fanin_route_valid_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_8
-
-
-module fanin_route_valid_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_route_valid_9
-
-
 module fanin_row0(d,q,clock);
     
     // Module arguments
@@ -29779,44 +30749,6 @@ module fanin_row0(d,q,clock);
     end
           
 endmodule // fanin_row0
-
-
-module fanin_rs(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rs
-
-
-module fanin_rvalid_r(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rvalid_r
 
 
 module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_bitmap,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
@@ -38311,234 +39243,6 @@ module fanin_rx_3_wx(d,q,clock);
 endmodule // fanin_rx_3_wx
 
 
-module fanin_rxb_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxb_0
-
-
-module fanin_rxb_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxb_1
-
-
-module fanin_rxb_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxb_2
-
-
-module fanin_rxb_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxb_3
-
-
-module fanin_rxbad_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxbad_0
-
-
-module fanin_rxbad_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxbad_1
-
-
-module fanin_rxbad_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxbad_2
-
-
-module fanin_rxbad_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxbad_3
-
-
-module fanin_rxp_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxp_0
-
-
-module fanin_rxp_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxp_1
-
-
-module fanin_rxp_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxp_2
-
-
-module fanin_rxp_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rxp_3
-
-
 module fanin_s1_sel(d,q,clock);
     
     // Module arguments
@@ -38556,1146 +39260,6 @@ module fanin_s1_sel(d,q,clock);
     end
           
 endmodule // fanin_s1_sel
-
-
-module fanin_s_busy_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_0
-
-
-module fanin_s_busy_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_1
-
-
-module fanin_s_busy_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_10
-
-
-module fanin_s_busy_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_11
-
-
-module fanin_s_busy_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_12
-
-
-module fanin_s_busy_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_13
-
-
-module fanin_s_busy_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_14
-
-
-module fanin_s_busy_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_15
-
-
-module fanin_s_busy_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_2
-
-
-module fanin_s_busy_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_3
-
-
-module fanin_s_busy_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_4
-
-
-module fanin_s_busy_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_5
-
-
-module fanin_s_busy_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_6
-
-
-module fanin_s_busy_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_7
-
-
-module fanin_s_busy_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_8
-
-
-module fanin_s_busy_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_busy_9
-
-
-module fanin_s_cnt_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_0
-
-
-module fanin_s_cnt_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_1
-
-
-module fanin_s_cnt_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_10
-
-
-module fanin_s_cnt_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_11
-
-
-module fanin_s_cnt_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_12
-
-
-module fanin_s_cnt_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_13
-
-
-module fanin_s_cnt_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_14
-
-
-module fanin_s_cnt_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_15
-
-
-module fanin_s_cnt_16(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_16
-
-
-module fanin_s_cnt_17(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_17
-
-
-module fanin_s_cnt_18(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_18
-
-
-module fanin_s_cnt_19(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_19
-
-
-module fanin_s_cnt_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_2
-
-
-module fanin_s_cnt_20(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_20
-
-
-module fanin_s_cnt_21(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_21
-
-
-module fanin_s_cnt_22(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_22
-
-
-module fanin_s_cnt_23(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_23
-
-
-module fanin_s_cnt_24(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_24
-
-
-module fanin_s_cnt_25(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_25
-
-
-module fanin_s_cnt_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_3
-
-
-module fanin_s_cnt_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_4
-
-
-module fanin_s_cnt_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_5
-
-
-module fanin_s_cnt_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_6
-
-
-module fanin_s_cnt_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_7
-
-
-module fanin_s_cnt_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_8
-
-
-module fanin_s_cnt_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_cnt_9
-
-
-module fanin_s_info_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_0
-
-
-module fanin_s_info_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_1
-
-
-module fanin_s_info_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_10
-
-
-module fanin_s_info_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_2
-
-
-module fanin_s_info_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_3
-
-
-module fanin_s_info_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_4
-
-
-module fanin_s_info_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_5
-
-
-module fanin_s_info_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_6
-
-
-module fanin_s_info_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_7
-
-
-module fanin_s_info_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_8
-
-
-module fanin_s_info_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_info_9
-
-
-module fanin_s_misc(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_misc
-
-
-module fanin_s_port_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_port_0
-
-
-module fanin_s_port_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_port_1
-
-
-module fanin_s_port_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_port_2
-
-
-module fanin_s_port_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_port_3
-
-
-module fanin_s_tbl(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_tbl
-
-
-module fanin_s_tsel(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s_tsel
 
 
 module fanin_sage(d,q,clock);
@@ -39774,25 +39338,6 @@ module fanin_scan_ptr(d,q,clock);
 endmodule // fanin_scan_ptr
 
 
-module fanin_scan_ticks(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_scan_ticks
-
-
 module fanin_scan_turn(d,q,clock);
     
     // Module arguments
@@ -39831,7 +39376,2241 @@ module fanin_sel(d,q,clock);
 endmodule // fanin_sel
 
 
-module fanin_so_q(d,q,clock);
+module fanin_sess(clock,rst,join_go,join_entry,join_bm,join_nonce,join_mac,join_ip,join_udp,join_port,join_job,join_ranks,hu_v,hu_j,hu_b,reset,reset_entry,reset_high,jcm$0,jcm$1,jcm$2,jcm$3,jcm$4,jcm$5,jcm$6,jcm$7,jcm$8,jcm$9,jcm$10,jcm$11,jcm$12,jcm$13,jcm$14,jcm$15,ac_take,busy,epoch_move,entry,opened,ss_open$0,ss_open$1,ss_open$2,ss_open$3,ss_open$4,ss_open$5,ss_open$6,ss_open$7,ss_open$8,ss_open$9,ss_open$10,ss_open$11,ss_open$12,ss_open$13,ss_open$14,ss_open$15,ss_base$0,ss_base$1,ss_base$2,ss_base$3,ss_base$4,ss_base$5,ss_base$6,ss_base$7,ss_base$8,ss_base$9,ss_base$10,ss_base$11,ss_base$12,ss_base$13,ss_base$14,ss_base$15,ac_ready,ac_nonce,ac_mac,ac_ip,ac_udp,ac_port,ac_bm,ac_job,ac_block);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  join_go;
+    input wire  [7:0] join_entry;
+    input wire  [63:0] join_bm;
+    input wire  [31:0] join_nonce;
+    input wire  [47:0] join_mac;
+    input wire  [31:0] join_ip;
+    input wire  [15:0] join_udp;
+    input wire  [3:0] join_port;
+    input wire  [15:0] join_job;
+    input wire  [63:0] join_ranks;
+    input wire  hu_v;
+    input wire  [7:0] hu_j;
+    input wire  [31:0] hu_b;
+    input wire  reset;
+    input wire  [7:0] reset_entry;
+    input wire  [31:0] reset_high;
+    input wire  [23:0] jcm$0;
+    input wire  [23:0] jcm$1;
+    input wire  [23:0] jcm$2;
+    input wire  [23:0] jcm$3;
+    input wire  [23:0] jcm$4;
+    input wire  [23:0] jcm$5;
+    input wire  [23:0] jcm$6;
+    input wire  [23:0] jcm$7;
+    input wire  [23:0] jcm$8;
+    input wire  [23:0] jcm$9;
+    input wire  [23:0] jcm$10;
+    input wire  [23:0] jcm$11;
+    input wire  [23:0] jcm$12;
+    input wire  [23:0] jcm$13;
+    input wire  [23:0] jcm$14;
+    input wire  [23:0] jcm$15;
+    input wire  ac_take;
+    output reg  busy;
+    output reg  epoch_move;
+    output reg  [7:0] entry;
+    output reg  opened;
+    output reg  ss_open$0;
+    output reg  ss_open$1;
+    output reg  ss_open$2;
+    output reg  ss_open$3;
+    output reg  ss_open$4;
+    output reg  ss_open$5;
+    output reg  ss_open$6;
+    output reg  ss_open$7;
+    output reg  ss_open$8;
+    output reg  ss_open$9;
+    output reg  ss_open$10;
+    output reg  ss_open$11;
+    output reg  ss_open$12;
+    output reg  ss_open$13;
+    output reg  ss_open$14;
+    output reg  ss_open$15;
+    output reg  [31:0] ss_base$0;
+    output reg  [31:0] ss_base$1;
+    output reg  [31:0] ss_base$2;
+    output reg  [31:0] ss_base$3;
+    output reg  [31:0] ss_base$4;
+    output reg  [31:0] ss_base$5;
+    output reg  [31:0] ss_base$6;
+    output reg  [31:0] ss_base$7;
+    output reg  [31:0] ss_base$8;
+    output reg  [31:0] ss_base$9;
+    output reg  [31:0] ss_base$10;
+    output reg  [31:0] ss_base$11;
+    output reg  [31:0] ss_base$12;
+    output reg  [31:0] ss_base$13;
+    output reg  [31:0] ss_base$14;
+    output reg  [31:0] ss_base$15;
+    output reg  ac_ready;
+    output reg  [31:0] ac_nonce;
+    output reg  [47:0] ac_mac;
+    output reg  [31:0] ac_ip;
+    output reg  [15:0] ac_udp;
+    output reg  [3:0] ac_port;
+    output reg  [63:0] ac_bm;
+    output reg  [15:0] ac_job;
+    output reg  [31:0] ac_block;
+    
+    // Constant declarations
+    localparam  c_idx8$0 = 8'h0;
+    localparam  c_idx8$1 = 8'h1;
+    localparam  c_idx8$2 = 8'h2;
+    localparam  c_idx8$3 = 8'h3;
+    localparam  c_idx8$4 = 8'h4;
+    localparam  c_idx8$5 = 8'h5;
+    localparam  c_idx8$6 = 8'h6;
+    localparam  c_idx8$7 = 8'h7;
+    localparam  c_idx8$8 = 8'h8;
+    localparam  c_idx8$9 = 8'h9;
+    localparam  c_idx8$10 = 8'ha;
+    localparam  c_idx8$11 = 8'hb;
+    localparam  c_idx8$12 = 8'hc;
+    localparam  c_idx8$13 = 8'hd;
+    localparam  c_idx8$14 = 8'he;
+    localparam  c_idx8$15 = 8'hf;
+    localparam  c_r6$0 = 6'b0;
+    localparam  c_r6$1 = 6'b1;
+    localparam  c_r6$2 = 6'b10;
+    localparam  c_r6$3 = 6'b11;
+    localparam  c_r6$4 = 6'b100;
+    localparam  c_r6$5 = 6'b101;
+    localparam  c_r6$6 = 6'b110;
+    localparam  c_r6$7 = 6'b111;
+    localparam  c_r6$8 = 6'b1000;
+    localparam  c_r6$9 = 6'b1001;
+    localparam  c_r6$10 = 6'b1010;
+    localparam  c_r6$11 = 6'b1011;
+    localparam  c_r6$12 = 6'b1100;
+    localparam  c_r6$13 = 6'b1101;
+    localparam  c_r6$14 = 6'b1110;
+    localparam  c_r6$15 = 6'b1111;
+    localparam  c_r6$16 = 6'b10000;
+    localparam  c_r6$17 = 6'b10001;
+    localparam  c_r6$18 = 6'b10010;
+    localparam  c_r6$19 = 6'b10011;
+    localparam  c_r6$20 = 6'b10100;
+    localparam  c_r6$21 = 6'b10101;
+    localparam  c_r6$22 = 6'b10110;
+    localparam  c_r6$23 = 6'b10111;
+    localparam  c_r6$24 = 6'b11000;
+    localparam  c_r6$25 = 6'b11001;
+    localparam  c_r6$26 = 6'b11010;
+    localparam  c_r6$27 = 6'b11011;
+    localparam  c_r6$28 = 6'b11100;
+    localparam  c_r6$29 = 6'b11101;
+    localparam  c_r6$30 = 6'b11110;
+    localparam  c_r6$31 = 6'b11111;
+    localparam  c_r6$32 = 6'b100000;
+    localparam  c_r6$33 = 6'b100001;
+    localparam  c_r6$34 = 6'b100010;
+    localparam  c_r6$35 = 6'b100011;
+    localparam  c_r6$36 = 6'b100100;
+    localparam  c_r6$37 = 6'b100101;
+    localparam  c_r6$38 = 6'b100110;
+    localparam  c_r6$39 = 6'b100111;
+    localparam  c_r6$40 = 6'b101000;
+    localparam  c_r6$41 = 6'b101001;
+    localparam  c_r6$42 = 6'b101010;
+    localparam  c_r6$43 = 6'b101011;
+    localparam  c_r6$44 = 6'b101100;
+    localparam  c_r6$45 = 6'b101101;
+    localparam  c_r6$46 = 6'b101110;
+    localparam  c_r6$47 = 6'b101111;
+    localparam  c_r6$48 = 6'b110000;
+    localparam  c_r6$49 = 6'b110001;
+    localparam  c_r6$50 = 6'b110010;
+    localparam  c_r6$51 = 6'b110011;
+    localparam  c_r6$52 = 6'b110100;
+    localparam  c_r6$53 = 6'b110101;
+    localparam  c_r6$54 = 6'b110110;
+    localparam  c_r6$55 = 6'b110111;
+    localparam  c_r6$56 = 6'b111000;
+    localparam  c_r6$57 = 6'b111001;
+    localparam  c_r6$58 = 6'b111010;
+    localparam  c_r6$59 = 6'b111011;
+    localparam  c_r6$60 = 6'b111100;
+    localparam  c_r6$61 = 6'b111101;
+    localparam  c_r6$62 = 6'b111110;
+    localparam  c_r6$63 = 6'b111111;
+    localparam  at_mem_mac = 16'h20;
+    localparam  at_mem_ip = 16'h50;
+    localparam  at_mem_udp = 16'h70;
+    localparam  at_mem_port = 16'h80;
+    
+    // Enums
+    localparam SessState$Idle = 0;
+    localparam SessState$Load = 1;
+    localparam SessState$Read = 2;
+    localparam SessState$Wait = 3;
+    localparam SessState$Decide = 4;
+    localparam SessState$Open = 5;
+    localparam SessState$Apply = 6;
+    localparam SessState$Next = 7;
+    localparam SessState$Enc = 8;
+    localparam SessState$ARead = 9;
+    localparam SessState$AWait = 10;
+    localparam SessState$ASet = 11;
+    localparam SessState$AStage = 12;
+    
+    // Stub signals
+    reg  [3:0] su_st$d;
+    wire  [3:0] su_st$q;
+    reg  su_st$clock;
+    reg  su_v$d;
+    wire  su_v$q;
+    reg  su_v$clock;
+    reg  [7:0] su_j$d;
+    wire  [7:0] su_j$q;
+    reg  su_j$clock;
+    reg  [63:0] su_bm$d;
+    wire  [63:0] su_bm$q;
+    reg  su_bm$clock;
+    reg  [31:0] su_nonce$d;
+    wire  [31:0] su_nonce$q;
+    reg  su_nonce$clock;
+    reg  [47:0] su_mac$d;
+    wire  [47:0] su_mac$q;
+    reg  su_mac$clock;
+    reg  [31:0] su_ip$d;
+    wire  [31:0] su_ip$q;
+    reg  su_ip$clock;
+    reg  [15:0] su_udp$d;
+    wire  [15:0] su_udp$q;
+    reg  su_udp$clock;
+    reg  [3:0] su_port$d;
+    wire  [3:0] su_port$q;
+    reg  su_port$clock;
+    reg  [15:0] su_job$d;
+    wire  [15:0] su_job$q;
+    reg  su_job$clock;
+    reg  [5:0] su_rank$d;
+    wire  [5:0] su_rank$q;
+    reg  su_rank$clock;
+    reg  [63:0] su_pend$d;
+    wire  [63:0] su_pend$q;
+    reg  su_pend$clock;
+    reg  su_open$d;
+    wire  su_open$q;
+    reg  su_open$clock;
+    reg  [31:0] su_base$d;
+    wire  [31:0] su_base$q;
+    reg  su_base$clock;
+    reg  [31:0] su_high$d;
+    wire  [31:0] su_high$q;
+    reg  su_high$clock;
+    reg  [31:0] su_cm$d;
+    wire  [31:0] su_cm$q;
+    reg  su_cm$clock;
+    reg  [63:0] su_ranks$d;
+    wire  [63:0] su_ranks$q;
+    reg  su_ranks$clock;
+    reg  [135:0] su_m$d;
+    wire  [135:0] su_m$q;
+    reg  su_m$clock;
+    reg  [63:0] su_left$d;
+    wire  [63:0] su_left$q;
+    reg  su_left$clock;
+    reg  [63:0] su_low$d;
+    wire  [63:0] su_low$q;
+    reg  su_low$clock;
+    reg  su_rep$d;
+    wire  su_rep$q;
+    reg  su_rep$clock;
+    reg  [31:0] ac_nonce_r$d;
+    wire  [31:0] ac_nonce_r$q;
+    reg  ac_nonce_r$clock;
+    reg  [47:0] ac_mac_r$d;
+    wire  [47:0] ac_mac_r$q;
+    reg  ac_mac_r$clock;
+    reg  [31:0] ac_ip_r$d;
+    wire  [31:0] ac_ip_r$q;
+    reg  ac_ip_r$clock;
+    reg  [15:0] ac_udp_r$d;
+    wire  [15:0] ac_udp_r$q;
+    reg  ac_udp_r$clock;
+    reg  [3:0] ac_port_r$d;
+    wire  [3:0] ac_port_r$q;
+    reg  ac_port_r$clock;
+    reg  [63:0] ac_bm_r$d;
+    wire  [63:0] ac_bm_r$q;
+    reg  ac_bm_r$clock;
+    reg  so_q$d;
+    wire  so_q$q;
+    reg  so_q$clock;
+    reg  hu2_v$d;
+    wire  hu2_v$q;
+    reg  hu2_v$clock;
+    reg  [7:0] hu2_j$d;
+    wire  [7:0] hu2_j$q;
+    reg  hu2_j$clock;
+    reg  [31:0] hu2_b$d;
+    wire  [31:0] hu2_b$q;
+    reg  hu2_b$clock;
+    reg  [31:0] hu_h$d;
+    wire  [31:0] hu_h$q;
+    reg  hu_h$clock;
+    reg  hu3_v$d;
+    wire  hu3_v$q;
+    reg  hu3_v$clock;
+    reg  [7:0] hu3_j$d;
+    wire  [7:0] hu3_j$q;
+    reg  hu3_j$clock;
+    reg  [31:0] hu3_b$d;
+    wire  [31:0] hu3_b$q;
+    reg  hu3_b$clock;
+    reg  ss_open_r$0$d;
+    wire  ss_open_r$0$q;
+    reg  ss_open_r$0$clock;
+    reg  ss_open_r$1$d;
+    wire  ss_open_r$1$q;
+    reg  ss_open_r$1$clock;
+    reg  ss_open_r$2$d;
+    wire  ss_open_r$2$q;
+    reg  ss_open_r$2$clock;
+    reg  ss_open_r$3$d;
+    wire  ss_open_r$3$q;
+    reg  ss_open_r$3$clock;
+    reg  ss_open_r$4$d;
+    wire  ss_open_r$4$q;
+    reg  ss_open_r$4$clock;
+    reg  ss_open_r$5$d;
+    wire  ss_open_r$5$q;
+    reg  ss_open_r$5$clock;
+    reg  ss_open_r$6$d;
+    wire  ss_open_r$6$q;
+    reg  ss_open_r$6$clock;
+    reg  ss_open_r$7$d;
+    wire  ss_open_r$7$q;
+    reg  ss_open_r$7$clock;
+    reg  ss_open_r$8$d;
+    wire  ss_open_r$8$q;
+    reg  ss_open_r$8$clock;
+    reg  ss_open_r$9$d;
+    wire  ss_open_r$9$q;
+    reg  ss_open_r$9$clock;
+    reg  ss_open_r$10$d;
+    wire  ss_open_r$10$q;
+    reg  ss_open_r$10$clock;
+    reg  ss_open_r$11$d;
+    wire  ss_open_r$11$q;
+    reg  ss_open_r$11$clock;
+    reg  ss_open_r$12$d;
+    wire  ss_open_r$12$q;
+    reg  ss_open_r$12$clock;
+    reg  ss_open_r$13$d;
+    wire  ss_open_r$13$q;
+    reg  ss_open_r$13$clock;
+    reg  ss_open_r$14$d;
+    wire  ss_open_r$14$q;
+    reg  ss_open_r$14$clock;
+    reg  ss_open_r$15$d;
+    wire  ss_open_r$15$q;
+    reg  ss_open_r$15$clock;
+    reg  [31:0] ss_base_r$0$d;
+    wire  [31:0] ss_base_r$0$q;
+    reg  ss_base_r$0$clock;
+    reg  [31:0] ss_base_r$1$d;
+    wire  [31:0] ss_base_r$1$q;
+    reg  ss_base_r$1$clock;
+    reg  [31:0] ss_base_r$2$d;
+    wire  [31:0] ss_base_r$2$q;
+    reg  ss_base_r$2$clock;
+    reg  [31:0] ss_base_r$3$d;
+    wire  [31:0] ss_base_r$3$q;
+    reg  ss_base_r$3$clock;
+    reg  [31:0] ss_base_r$4$d;
+    wire  [31:0] ss_base_r$4$q;
+    reg  ss_base_r$4$clock;
+    reg  [31:0] ss_base_r$5$d;
+    wire  [31:0] ss_base_r$5$q;
+    reg  ss_base_r$5$clock;
+    reg  [31:0] ss_base_r$6$d;
+    wire  [31:0] ss_base_r$6$q;
+    reg  ss_base_r$6$clock;
+    reg  [31:0] ss_base_r$7$d;
+    wire  [31:0] ss_base_r$7$q;
+    reg  ss_base_r$7$clock;
+    reg  [31:0] ss_base_r$8$d;
+    wire  [31:0] ss_base_r$8$q;
+    reg  ss_base_r$8$clock;
+    reg  [31:0] ss_base_r$9$d;
+    wire  [31:0] ss_base_r$9$q;
+    reg  ss_base_r$9$clock;
+    reg  [31:0] ss_base_r$10$d;
+    wire  [31:0] ss_base_r$10$q;
+    reg  ss_base_r$10$clock;
+    reg  [31:0] ss_base_r$11$d;
+    wire  [31:0] ss_base_r$11$q;
+    reg  ss_base_r$11$clock;
+    reg  [31:0] ss_base_r$12$d;
+    wire  [31:0] ss_base_r$12$q;
+    reg  ss_base_r$12$clock;
+    reg  [31:0] ss_base_r$13$d;
+    wire  [31:0] ss_base_r$13$q;
+    reg  ss_base_r$13$clock;
+    reg  [31:0] ss_base_r$14$d;
+    wire  [31:0] ss_base_r$14$q;
+    reg  ss_base_r$14$clock;
+    reg  [31:0] ss_base_r$15$d;
+    wire  [31:0] ss_base_r$15$q;
+    reg  ss_base_r$15$clock;
+    reg  [31:0] ss_high$0$d;
+    wire  [31:0] ss_high$0$q;
+    reg  ss_high$0$clock;
+    reg  [31:0] ss_high$1$d;
+    wire  [31:0] ss_high$1$q;
+    reg  ss_high$1$clock;
+    reg  [31:0] ss_high$2$d;
+    wire  [31:0] ss_high$2$q;
+    reg  ss_high$2$clock;
+    reg  [31:0] ss_high$3$d;
+    wire  [31:0] ss_high$3$q;
+    reg  ss_high$3$clock;
+    reg  [31:0] ss_high$4$d;
+    wire  [31:0] ss_high$4$q;
+    reg  ss_high$4$clock;
+    reg  [31:0] ss_high$5$d;
+    wire  [31:0] ss_high$5$q;
+    reg  ss_high$5$clock;
+    reg  [31:0] ss_high$6$d;
+    wire  [31:0] ss_high$6$q;
+    reg  ss_high$6$clock;
+    reg  [31:0] ss_high$7$d;
+    wire  [31:0] ss_high$7$q;
+    reg  ss_high$7$clock;
+    reg  [31:0] ss_high$8$d;
+    wire  [31:0] ss_high$8$q;
+    reg  ss_high$8$clock;
+    reg  [31:0] ss_high$9$d;
+    wire  [31:0] ss_high$9$q;
+    reg  ss_high$9$clock;
+    reg  [31:0] ss_high$10$d;
+    wire  [31:0] ss_high$10$q;
+    reg  ss_high$10$clock;
+    reg  [31:0] ss_high$11$d;
+    wire  [31:0] ss_high$11$q;
+    reg  ss_high$11$clock;
+    reg  [31:0] ss_high$12$d;
+    wire  [31:0] ss_high$12$q;
+    reg  ss_high$12$clock;
+    reg  [31:0] ss_high$13$d;
+    wire  [31:0] ss_high$13$q;
+    reg  ss_high$13$clock;
+    reg  [31:0] ss_high$14$d;
+    wire  [31:0] ss_high$14$q;
+    reg  ss_high$14$clock;
+    reg  [31:0] ss_high$15$d;
+    wire  [31:0] ss_high$15$q;
+    reg  ss_high$15$clock;
+    reg  [63:0] ss_pend$0$d;
+    wire  [63:0] ss_pend$0$q;
+    reg  ss_pend$0$clock;
+    reg  [63:0] ss_pend$1$d;
+    wire  [63:0] ss_pend$1$q;
+    reg  ss_pend$1$clock;
+    reg  [63:0] ss_pend$2$d;
+    wire  [63:0] ss_pend$2$q;
+    reg  ss_pend$2$clock;
+    reg  [63:0] ss_pend$3$d;
+    wire  [63:0] ss_pend$3$q;
+    reg  ss_pend$3$clock;
+    reg  [63:0] ss_pend$4$d;
+    wire  [63:0] ss_pend$4$q;
+    reg  ss_pend$4$clock;
+    reg  [63:0] ss_pend$5$d;
+    wire  [63:0] ss_pend$5$q;
+    reg  ss_pend$5$clock;
+    reg  [63:0] ss_pend$6$d;
+    wire  [63:0] ss_pend$6$q;
+    reg  ss_pend$6$clock;
+    reg  [63:0] ss_pend$7$d;
+    wire  [63:0] ss_pend$7$q;
+    reg  ss_pend$7$clock;
+    reg  [63:0] ss_pend$8$d;
+    wire  [63:0] ss_pend$8$q;
+    reg  ss_pend$8$clock;
+    reg  [63:0] ss_pend$9$d;
+    wire  [63:0] ss_pend$9$q;
+    reg  ss_pend$9$clock;
+    reg  [63:0] ss_pend$10$d;
+    wire  [63:0] ss_pend$10$q;
+    reg  ss_pend$10$clock;
+    reg  [63:0] ss_pend$11$d;
+    wire  [63:0] ss_pend$11$q;
+    reg  ss_pend$11$clock;
+    reg  [63:0] ss_pend$12$d;
+    wire  [63:0] ss_pend$12$q;
+    reg  ss_pend$12$clock;
+    reg  [63:0] ss_pend$13$d;
+    wire  [63:0] ss_pend$13$q;
+    reg  ss_pend$13$clock;
+    reg  [63:0] ss_pend$14$d;
+    wire  [63:0] ss_pend$14$q;
+    reg  ss_pend$14$clock;
+    reg  [63:0] ss_pend$15$d;
+    wire  [63:0] ss_pend$15$q;
+    reg  ss_pend$15$clock;
+    reg  mram$clock;
+    reg  [23:0] mram$waddr;
+    reg  [135:0] mram$wdata;
+    reg  [31:0] mram$we;
+    reg  [23:0] mram$raddr;
+    wire  [135:0] mram$rdata;
+    
+    // Local signals
+    reg  [63:0] su_ein;
+    reg  [5:0] su_enc;
+    reg  [63:0] su_pcur;
+    reg  su_ocur;
+    reg  [31:0] su_bcur;
+    reg  [31:0] su_hcur;
+    reg  [23:0] su_cmcur;
+    reg  [63:0] su_np;
+    reg  [31:0] hu_hcur;
+    reg  [31:0] hu_d;
+    
+    // Sub module instances
+    fanin_sess_su_st su_st(
+        .d(su_st$d),
+        .q(su_st$q),
+        .clock(su_st$clock)
+    );
+    fanin_sess_su_v su_v(
+        .d(su_v$d),
+        .q(su_v$q),
+        .clock(su_v$clock)
+    );
+    fanin_sess_su_j su_j(
+        .d(su_j$d),
+        .q(su_j$q),
+        .clock(su_j$clock)
+    );
+    fanin_sess_su_bm su_bm(
+        .d(su_bm$d),
+        .q(su_bm$q),
+        .clock(su_bm$clock)
+    );
+    fanin_sess_su_nonce su_nonce(
+        .d(su_nonce$d),
+        .q(su_nonce$q),
+        .clock(su_nonce$clock)
+    );
+    fanin_sess_su_mac su_mac(
+        .d(su_mac$d),
+        .q(su_mac$q),
+        .clock(su_mac$clock)
+    );
+    fanin_sess_su_ip su_ip(
+        .d(su_ip$d),
+        .q(su_ip$q),
+        .clock(su_ip$clock)
+    );
+    fanin_sess_su_udp su_udp(
+        .d(su_udp$d),
+        .q(su_udp$q),
+        .clock(su_udp$clock)
+    );
+    fanin_sess_su_port su_port(
+        .d(su_port$d),
+        .q(su_port$q),
+        .clock(su_port$clock)
+    );
+    fanin_sess_su_job su_job(
+        .d(su_job$d),
+        .q(su_job$q),
+        .clock(su_job$clock)
+    );
+    fanin_sess_su_rank su_rank(
+        .d(su_rank$d),
+        .q(su_rank$q),
+        .clock(su_rank$clock)
+    );
+    fanin_sess_su_pend su_pend(
+        .d(su_pend$d),
+        .q(su_pend$q),
+        .clock(su_pend$clock)
+    );
+    fanin_sess_su_open su_open(
+        .d(su_open$d),
+        .q(su_open$q),
+        .clock(su_open$clock)
+    );
+    fanin_sess_su_base su_base(
+        .d(su_base$d),
+        .q(su_base$q),
+        .clock(su_base$clock)
+    );
+    fanin_sess_su_high su_high(
+        .d(su_high$d),
+        .q(su_high$q),
+        .clock(su_high$clock)
+    );
+    fanin_sess_su_cm su_cm(
+        .d(su_cm$d),
+        .q(su_cm$q),
+        .clock(su_cm$clock)
+    );
+    fanin_sess_su_ranks su_ranks(
+        .d(su_ranks$d),
+        .q(su_ranks$q),
+        .clock(su_ranks$clock)
+    );
+    fanin_sess_su_m su_m(
+        .d(su_m$d),
+        .q(su_m$q),
+        .clock(su_m$clock)
+    );
+    fanin_sess_su_left su_left(
+        .d(su_left$d),
+        .q(su_left$q),
+        .clock(su_left$clock)
+    );
+    fanin_sess_su_low su_low(
+        .d(su_low$d),
+        .q(su_low$q),
+        .clock(su_low$clock)
+    );
+    fanin_sess_su_rep su_rep(
+        .d(su_rep$d),
+        .q(su_rep$q),
+        .clock(su_rep$clock)
+    );
+    fanin_sess_ac_nonce_r ac_nonce_r(
+        .d(ac_nonce_r$d),
+        .q(ac_nonce_r$q),
+        .clock(ac_nonce_r$clock)
+    );
+    fanin_sess_ac_mac_r ac_mac_r(
+        .d(ac_mac_r$d),
+        .q(ac_mac_r$q),
+        .clock(ac_mac_r$clock)
+    );
+    fanin_sess_ac_ip_r ac_ip_r(
+        .d(ac_ip_r$d),
+        .q(ac_ip_r$q),
+        .clock(ac_ip_r$clock)
+    );
+    fanin_sess_ac_udp_r ac_udp_r(
+        .d(ac_udp_r$d),
+        .q(ac_udp_r$q),
+        .clock(ac_udp_r$clock)
+    );
+    fanin_sess_ac_port_r ac_port_r(
+        .d(ac_port_r$d),
+        .q(ac_port_r$q),
+        .clock(ac_port_r$clock)
+    );
+    fanin_sess_ac_bm_r ac_bm_r(
+        .d(ac_bm_r$d),
+        .q(ac_bm_r$q),
+        .clock(ac_bm_r$clock)
+    );
+    fanin_sess_so_q so_q(
+        .d(so_q$d),
+        .q(so_q$q),
+        .clock(so_q$clock)
+    );
+    fanin_sess_hu2_v hu2_v(
+        .d(hu2_v$d),
+        .q(hu2_v$q),
+        .clock(hu2_v$clock)
+    );
+    fanin_sess_hu2_j hu2_j(
+        .d(hu2_j$d),
+        .q(hu2_j$q),
+        .clock(hu2_j$clock)
+    );
+    fanin_sess_hu2_b hu2_b(
+        .d(hu2_b$d),
+        .q(hu2_b$q),
+        .clock(hu2_b$clock)
+    );
+    fanin_sess_hu_h hu_h(
+        .d(hu_h$d),
+        .q(hu_h$q),
+        .clock(hu_h$clock)
+    );
+    fanin_sess_hu3_v hu3_v(
+        .d(hu3_v$d),
+        .q(hu3_v$q),
+        .clock(hu3_v$clock)
+    );
+    fanin_sess_hu3_j hu3_j(
+        .d(hu3_j$d),
+        .q(hu3_j$q),
+        .clock(hu3_j$clock)
+    );
+    fanin_sess_hu3_b hu3_b(
+        .d(hu3_b$d),
+        .q(hu3_b$q),
+        .clock(hu3_b$clock)
+    );
+    fanin_sess_ss_open_r_0 ss_open_r$0(
+        .d(ss_open_r$0$d),
+        .q(ss_open_r$0$q),
+        .clock(ss_open_r$0$clock)
+    );
+    fanin_sess_ss_open_r_1 ss_open_r$1(
+        .d(ss_open_r$1$d),
+        .q(ss_open_r$1$q),
+        .clock(ss_open_r$1$clock)
+    );
+    fanin_sess_ss_open_r_2 ss_open_r$2(
+        .d(ss_open_r$2$d),
+        .q(ss_open_r$2$q),
+        .clock(ss_open_r$2$clock)
+    );
+    fanin_sess_ss_open_r_3 ss_open_r$3(
+        .d(ss_open_r$3$d),
+        .q(ss_open_r$3$q),
+        .clock(ss_open_r$3$clock)
+    );
+    fanin_sess_ss_open_r_4 ss_open_r$4(
+        .d(ss_open_r$4$d),
+        .q(ss_open_r$4$q),
+        .clock(ss_open_r$4$clock)
+    );
+    fanin_sess_ss_open_r_5 ss_open_r$5(
+        .d(ss_open_r$5$d),
+        .q(ss_open_r$5$q),
+        .clock(ss_open_r$5$clock)
+    );
+    fanin_sess_ss_open_r_6 ss_open_r$6(
+        .d(ss_open_r$6$d),
+        .q(ss_open_r$6$q),
+        .clock(ss_open_r$6$clock)
+    );
+    fanin_sess_ss_open_r_7 ss_open_r$7(
+        .d(ss_open_r$7$d),
+        .q(ss_open_r$7$q),
+        .clock(ss_open_r$7$clock)
+    );
+    fanin_sess_ss_open_r_8 ss_open_r$8(
+        .d(ss_open_r$8$d),
+        .q(ss_open_r$8$q),
+        .clock(ss_open_r$8$clock)
+    );
+    fanin_sess_ss_open_r_9 ss_open_r$9(
+        .d(ss_open_r$9$d),
+        .q(ss_open_r$9$q),
+        .clock(ss_open_r$9$clock)
+    );
+    fanin_sess_ss_open_r_10 ss_open_r$10(
+        .d(ss_open_r$10$d),
+        .q(ss_open_r$10$q),
+        .clock(ss_open_r$10$clock)
+    );
+    fanin_sess_ss_open_r_11 ss_open_r$11(
+        .d(ss_open_r$11$d),
+        .q(ss_open_r$11$q),
+        .clock(ss_open_r$11$clock)
+    );
+    fanin_sess_ss_open_r_12 ss_open_r$12(
+        .d(ss_open_r$12$d),
+        .q(ss_open_r$12$q),
+        .clock(ss_open_r$12$clock)
+    );
+    fanin_sess_ss_open_r_13 ss_open_r$13(
+        .d(ss_open_r$13$d),
+        .q(ss_open_r$13$q),
+        .clock(ss_open_r$13$clock)
+    );
+    fanin_sess_ss_open_r_14 ss_open_r$14(
+        .d(ss_open_r$14$d),
+        .q(ss_open_r$14$q),
+        .clock(ss_open_r$14$clock)
+    );
+    fanin_sess_ss_open_r_15 ss_open_r$15(
+        .d(ss_open_r$15$d),
+        .q(ss_open_r$15$q),
+        .clock(ss_open_r$15$clock)
+    );
+    fanin_sess_ss_base_r_0 ss_base_r$0(
+        .d(ss_base_r$0$d),
+        .q(ss_base_r$0$q),
+        .clock(ss_base_r$0$clock)
+    );
+    fanin_sess_ss_base_r_1 ss_base_r$1(
+        .d(ss_base_r$1$d),
+        .q(ss_base_r$1$q),
+        .clock(ss_base_r$1$clock)
+    );
+    fanin_sess_ss_base_r_2 ss_base_r$2(
+        .d(ss_base_r$2$d),
+        .q(ss_base_r$2$q),
+        .clock(ss_base_r$2$clock)
+    );
+    fanin_sess_ss_base_r_3 ss_base_r$3(
+        .d(ss_base_r$3$d),
+        .q(ss_base_r$3$q),
+        .clock(ss_base_r$3$clock)
+    );
+    fanin_sess_ss_base_r_4 ss_base_r$4(
+        .d(ss_base_r$4$d),
+        .q(ss_base_r$4$q),
+        .clock(ss_base_r$4$clock)
+    );
+    fanin_sess_ss_base_r_5 ss_base_r$5(
+        .d(ss_base_r$5$d),
+        .q(ss_base_r$5$q),
+        .clock(ss_base_r$5$clock)
+    );
+    fanin_sess_ss_base_r_6 ss_base_r$6(
+        .d(ss_base_r$6$d),
+        .q(ss_base_r$6$q),
+        .clock(ss_base_r$6$clock)
+    );
+    fanin_sess_ss_base_r_7 ss_base_r$7(
+        .d(ss_base_r$7$d),
+        .q(ss_base_r$7$q),
+        .clock(ss_base_r$7$clock)
+    );
+    fanin_sess_ss_base_r_8 ss_base_r$8(
+        .d(ss_base_r$8$d),
+        .q(ss_base_r$8$q),
+        .clock(ss_base_r$8$clock)
+    );
+    fanin_sess_ss_base_r_9 ss_base_r$9(
+        .d(ss_base_r$9$d),
+        .q(ss_base_r$9$q),
+        .clock(ss_base_r$9$clock)
+    );
+    fanin_sess_ss_base_r_10 ss_base_r$10(
+        .d(ss_base_r$10$d),
+        .q(ss_base_r$10$q),
+        .clock(ss_base_r$10$clock)
+    );
+    fanin_sess_ss_base_r_11 ss_base_r$11(
+        .d(ss_base_r$11$d),
+        .q(ss_base_r$11$q),
+        .clock(ss_base_r$11$clock)
+    );
+    fanin_sess_ss_base_r_12 ss_base_r$12(
+        .d(ss_base_r$12$d),
+        .q(ss_base_r$12$q),
+        .clock(ss_base_r$12$clock)
+    );
+    fanin_sess_ss_base_r_13 ss_base_r$13(
+        .d(ss_base_r$13$d),
+        .q(ss_base_r$13$q),
+        .clock(ss_base_r$13$clock)
+    );
+    fanin_sess_ss_base_r_14 ss_base_r$14(
+        .d(ss_base_r$14$d),
+        .q(ss_base_r$14$q),
+        .clock(ss_base_r$14$clock)
+    );
+    fanin_sess_ss_base_r_15 ss_base_r$15(
+        .d(ss_base_r$15$d),
+        .q(ss_base_r$15$q),
+        .clock(ss_base_r$15$clock)
+    );
+    fanin_sess_ss_high_0 ss_high$0(
+        .d(ss_high$0$d),
+        .q(ss_high$0$q),
+        .clock(ss_high$0$clock)
+    );
+    fanin_sess_ss_high_1 ss_high$1(
+        .d(ss_high$1$d),
+        .q(ss_high$1$q),
+        .clock(ss_high$1$clock)
+    );
+    fanin_sess_ss_high_2 ss_high$2(
+        .d(ss_high$2$d),
+        .q(ss_high$2$q),
+        .clock(ss_high$2$clock)
+    );
+    fanin_sess_ss_high_3 ss_high$3(
+        .d(ss_high$3$d),
+        .q(ss_high$3$q),
+        .clock(ss_high$3$clock)
+    );
+    fanin_sess_ss_high_4 ss_high$4(
+        .d(ss_high$4$d),
+        .q(ss_high$4$q),
+        .clock(ss_high$4$clock)
+    );
+    fanin_sess_ss_high_5 ss_high$5(
+        .d(ss_high$5$d),
+        .q(ss_high$5$q),
+        .clock(ss_high$5$clock)
+    );
+    fanin_sess_ss_high_6 ss_high$6(
+        .d(ss_high$6$d),
+        .q(ss_high$6$q),
+        .clock(ss_high$6$clock)
+    );
+    fanin_sess_ss_high_7 ss_high$7(
+        .d(ss_high$7$d),
+        .q(ss_high$7$q),
+        .clock(ss_high$7$clock)
+    );
+    fanin_sess_ss_high_8 ss_high$8(
+        .d(ss_high$8$d),
+        .q(ss_high$8$q),
+        .clock(ss_high$8$clock)
+    );
+    fanin_sess_ss_high_9 ss_high$9(
+        .d(ss_high$9$d),
+        .q(ss_high$9$q),
+        .clock(ss_high$9$clock)
+    );
+    fanin_sess_ss_high_10 ss_high$10(
+        .d(ss_high$10$d),
+        .q(ss_high$10$q),
+        .clock(ss_high$10$clock)
+    );
+    fanin_sess_ss_high_11 ss_high$11(
+        .d(ss_high$11$d),
+        .q(ss_high$11$q),
+        .clock(ss_high$11$clock)
+    );
+    fanin_sess_ss_high_12 ss_high$12(
+        .d(ss_high$12$d),
+        .q(ss_high$12$q),
+        .clock(ss_high$12$clock)
+    );
+    fanin_sess_ss_high_13 ss_high$13(
+        .d(ss_high$13$d),
+        .q(ss_high$13$q),
+        .clock(ss_high$13$clock)
+    );
+    fanin_sess_ss_high_14 ss_high$14(
+        .d(ss_high$14$d),
+        .q(ss_high$14$q),
+        .clock(ss_high$14$clock)
+    );
+    fanin_sess_ss_high_15 ss_high$15(
+        .d(ss_high$15$d),
+        .q(ss_high$15$q),
+        .clock(ss_high$15$clock)
+    );
+    fanin_sess_ss_pend_0 ss_pend$0(
+        .d(ss_pend$0$d),
+        .q(ss_pend$0$q),
+        .clock(ss_pend$0$clock)
+    );
+    fanin_sess_ss_pend_1 ss_pend$1(
+        .d(ss_pend$1$d),
+        .q(ss_pend$1$q),
+        .clock(ss_pend$1$clock)
+    );
+    fanin_sess_ss_pend_2 ss_pend$2(
+        .d(ss_pend$2$d),
+        .q(ss_pend$2$q),
+        .clock(ss_pend$2$clock)
+    );
+    fanin_sess_ss_pend_3 ss_pend$3(
+        .d(ss_pend$3$d),
+        .q(ss_pend$3$q),
+        .clock(ss_pend$3$clock)
+    );
+    fanin_sess_ss_pend_4 ss_pend$4(
+        .d(ss_pend$4$d),
+        .q(ss_pend$4$q),
+        .clock(ss_pend$4$clock)
+    );
+    fanin_sess_ss_pend_5 ss_pend$5(
+        .d(ss_pend$5$d),
+        .q(ss_pend$5$q),
+        .clock(ss_pend$5$clock)
+    );
+    fanin_sess_ss_pend_6 ss_pend$6(
+        .d(ss_pend$6$d),
+        .q(ss_pend$6$q),
+        .clock(ss_pend$6$clock)
+    );
+    fanin_sess_ss_pend_7 ss_pend$7(
+        .d(ss_pend$7$d),
+        .q(ss_pend$7$q),
+        .clock(ss_pend$7$clock)
+    );
+    fanin_sess_ss_pend_8 ss_pend$8(
+        .d(ss_pend$8$d),
+        .q(ss_pend$8$q),
+        .clock(ss_pend$8$clock)
+    );
+    fanin_sess_ss_pend_9 ss_pend$9(
+        .d(ss_pend$9$d),
+        .q(ss_pend$9$q),
+        .clock(ss_pend$9$clock)
+    );
+    fanin_sess_ss_pend_10 ss_pend$10(
+        .d(ss_pend$10$d),
+        .q(ss_pend$10$q),
+        .clock(ss_pend$10$clock)
+    );
+    fanin_sess_ss_pend_11 ss_pend$11(
+        .d(ss_pend$11$d),
+        .q(ss_pend$11$q),
+        .clock(ss_pend$11$clock)
+    );
+    fanin_sess_ss_pend_12 ss_pend$12(
+        .d(ss_pend$12$d),
+        .q(ss_pend$12$q),
+        .clock(ss_pend$12$clock)
+    );
+    fanin_sess_ss_pend_13 ss_pend$13(
+        .d(ss_pend$13$d),
+        .q(ss_pend$13$q),
+        .clock(ss_pend$13$clock)
+    );
+    fanin_sess_ss_pend_14 ss_pend$14(
+        .d(ss_pend$14$d),
+        .q(ss_pend$14$q),
+        .clock(ss_pend$14$clock)
+    );
+    fanin_sess_ss_pend_15 ss_pend$15(
+        .d(ss_pend$15$d),
+        .q(ss_pend$15$q),
+        .clock(ss_pend$15$clock)
+    );
+    fanin_sess_mram mram(
+        .clock(mram$clock),
+        .waddr(mram$waddr),
+        .wdata(mram$wdata),
+        .we(mram$we),
+        .raddr(mram$raddr),
+        .rdata(mram$rdata)
+    );
+    
+    // Update code
+    always @(*) begin
+        su_st$clock = clock;
+        su_v$clock = clock;
+        su_j$clock = clock;
+        su_bm$clock = clock;
+        su_nonce$clock = clock;
+        su_mac$clock = clock;
+        su_ip$clock = clock;
+        su_udp$clock = clock;
+        su_port$clock = clock;
+        su_job$clock = clock;
+        su_rank$clock = clock;
+        su_pend$clock = clock;
+        su_open$clock = clock;
+        su_base$clock = clock;
+        su_high$clock = clock;
+        su_cm$clock = clock;
+        su_ranks$clock = clock;
+        su_m$clock = clock;
+        su_left$clock = clock;
+        su_low$clock = clock;
+        su_rep$clock = clock;
+        ac_nonce_r$clock = clock;
+        ac_mac_r$clock = clock;
+        ac_ip_r$clock = clock;
+        ac_udp_r$clock = clock;
+        ac_port_r$clock = clock;
+        ac_bm_r$clock = clock;
+        so_q$clock = clock;
+        hu2_v$clock = clock;
+        hu2_j$clock = clock;
+        hu2_b$clock = clock;
+        hu_h$clock = clock;
+        hu3_v$clock = clock;
+        hu3_j$clock = clock;
+        hu3_b$clock = clock;
+        su_st$d = su_st$q;
+        su_v$d = su_v$q;
+        su_j$d = su_j$q;
+        su_bm$d = su_bm$q;
+        su_nonce$d = su_nonce$q;
+        su_mac$d = su_mac$q;
+        su_ip$d = su_ip$q;
+        su_udp$d = su_udp$q;
+        su_port$d = su_port$q;
+        su_job$d = su_job$q;
+        su_rank$d = su_rank$q;
+        su_pend$d = su_pend$q;
+        su_open$d = su_open$q;
+        su_base$d = su_base$q;
+        su_high$d = su_high$q;
+        su_cm$d = su_cm$q;
+        su_ranks$d = su_ranks$q;
+        su_m$d = su_m$q;
+        su_left$d = su_left$q;
+        su_low$d = su_low$q;
+        su_rep$d = su_rep$q;
+        ac_nonce_r$d = ac_nonce_r$q;
+        ac_mac_r$d = ac_mac_r$q;
+        ac_ip_r$d = ac_ip_r$q;
+        ac_udp_r$d = ac_udp_r$q;
+        ac_port_r$d = ac_port_r$q;
+        ac_bm_r$d = ac_bm_r$q;
+        so_q$d = so_q$q;
+        hu2_v$d = hu2_v$q;
+        hu2_j$d = hu2_j$q;
+        hu2_b$d = hu2_b$q;
+        hu_h$d = hu_h$q;
+        hu3_v$d = hu3_v$q;
+        hu3_j$d = hu3_j$q;
+        hu3_b$d = hu3_b$q;
+        ss_open_r$0$clock = clock;
+        ss_open_r$0$d = ss_open_r$0$q;
+        ss_base_r$0$clock = clock;
+        ss_base_r$0$d = ss_base_r$0$q;
+        ss_high$0$clock = clock;
+        ss_high$0$d = ss_high$0$q;
+        ss_pend$0$clock = clock;
+        ss_pend$0$d = ss_pend$0$q;
+        ss_open_r$1$clock = clock;
+        ss_open_r$1$d = ss_open_r$1$q;
+        ss_base_r$1$clock = clock;
+        ss_base_r$1$d = ss_base_r$1$q;
+        ss_high$1$clock = clock;
+        ss_high$1$d = ss_high$1$q;
+        ss_pend$1$clock = clock;
+        ss_pend$1$d = ss_pend$1$q;
+        ss_open_r$2$clock = clock;
+        ss_open_r$2$d = ss_open_r$2$q;
+        ss_base_r$2$clock = clock;
+        ss_base_r$2$d = ss_base_r$2$q;
+        ss_high$2$clock = clock;
+        ss_high$2$d = ss_high$2$q;
+        ss_pend$2$clock = clock;
+        ss_pend$2$d = ss_pend$2$q;
+        ss_open_r$3$clock = clock;
+        ss_open_r$3$d = ss_open_r$3$q;
+        ss_base_r$3$clock = clock;
+        ss_base_r$3$d = ss_base_r$3$q;
+        ss_high$3$clock = clock;
+        ss_high$3$d = ss_high$3$q;
+        ss_pend$3$clock = clock;
+        ss_pend$3$d = ss_pend$3$q;
+        ss_open_r$4$clock = clock;
+        ss_open_r$4$d = ss_open_r$4$q;
+        ss_base_r$4$clock = clock;
+        ss_base_r$4$d = ss_base_r$4$q;
+        ss_high$4$clock = clock;
+        ss_high$4$d = ss_high$4$q;
+        ss_pend$4$clock = clock;
+        ss_pend$4$d = ss_pend$4$q;
+        ss_open_r$5$clock = clock;
+        ss_open_r$5$d = ss_open_r$5$q;
+        ss_base_r$5$clock = clock;
+        ss_base_r$5$d = ss_base_r$5$q;
+        ss_high$5$clock = clock;
+        ss_high$5$d = ss_high$5$q;
+        ss_pend$5$clock = clock;
+        ss_pend$5$d = ss_pend$5$q;
+        ss_open_r$6$clock = clock;
+        ss_open_r$6$d = ss_open_r$6$q;
+        ss_base_r$6$clock = clock;
+        ss_base_r$6$d = ss_base_r$6$q;
+        ss_high$6$clock = clock;
+        ss_high$6$d = ss_high$6$q;
+        ss_pend$6$clock = clock;
+        ss_pend$6$d = ss_pend$6$q;
+        ss_open_r$7$clock = clock;
+        ss_open_r$7$d = ss_open_r$7$q;
+        ss_base_r$7$clock = clock;
+        ss_base_r$7$d = ss_base_r$7$q;
+        ss_high$7$clock = clock;
+        ss_high$7$d = ss_high$7$q;
+        ss_pend$7$clock = clock;
+        ss_pend$7$d = ss_pend$7$q;
+        ss_open_r$8$clock = clock;
+        ss_open_r$8$d = ss_open_r$8$q;
+        ss_base_r$8$clock = clock;
+        ss_base_r$8$d = ss_base_r$8$q;
+        ss_high$8$clock = clock;
+        ss_high$8$d = ss_high$8$q;
+        ss_pend$8$clock = clock;
+        ss_pend$8$d = ss_pend$8$q;
+        ss_open_r$9$clock = clock;
+        ss_open_r$9$d = ss_open_r$9$q;
+        ss_base_r$9$clock = clock;
+        ss_base_r$9$d = ss_base_r$9$q;
+        ss_high$9$clock = clock;
+        ss_high$9$d = ss_high$9$q;
+        ss_pend$9$clock = clock;
+        ss_pend$9$d = ss_pend$9$q;
+        ss_open_r$10$clock = clock;
+        ss_open_r$10$d = ss_open_r$10$q;
+        ss_base_r$10$clock = clock;
+        ss_base_r$10$d = ss_base_r$10$q;
+        ss_high$10$clock = clock;
+        ss_high$10$d = ss_high$10$q;
+        ss_pend$10$clock = clock;
+        ss_pend$10$d = ss_pend$10$q;
+        ss_open_r$11$clock = clock;
+        ss_open_r$11$d = ss_open_r$11$q;
+        ss_base_r$11$clock = clock;
+        ss_base_r$11$d = ss_base_r$11$q;
+        ss_high$11$clock = clock;
+        ss_high$11$d = ss_high$11$q;
+        ss_pend$11$clock = clock;
+        ss_pend$11$d = ss_pend$11$q;
+        ss_open_r$12$clock = clock;
+        ss_open_r$12$d = ss_open_r$12$q;
+        ss_base_r$12$clock = clock;
+        ss_base_r$12$d = ss_base_r$12$q;
+        ss_high$12$clock = clock;
+        ss_high$12$d = ss_high$12$q;
+        ss_pend$12$clock = clock;
+        ss_pend$12$d = ss_pend$12$q;
+        ss_open_r$13$clock = clock;
+        ss_open_r$13$d = ss_open_r$13$q;
+        ss_base_r$13$clock = clock;
+        ss_base_r$13$d = ss_base_r$13$q;
+        ss_high$13$clock = clock;
+        ss_high$13$d = ss_high$13$q;
+        ss_pend$13$clock = clock;
+        ss_pend$13$d = ss_pend$13$q;
+        ss_open_r$14$clock = clock;
+        ss_open_r$14$d = ss_open_r$14$q;
+        ss_base_r$14$clock = clock;
+        ss_base_r$14$d = ss_base_r$14$q;
+        ss_high$14$clock = clock;
+        ss_high$14$d = ss_high$14$q;
+        ss_pend$14$clock = clock;
+        ss_pend$14$d = ss_pend$14$q;
+        ss_open_r$15$clock = clock;
+        ss_open_r$15$d = ss_open_r$15$q;
+        ss_base_r$15$clock = clock;
+        ss_base_r$15$d = ss_base_r$15$q;
+        ss_high$15$clock = clock;
+        ss_high$15$d = ss_high$15$q;
+        ss_pend$15$clock = clock;
+        ss_pend$15$d = ss_pend$15$q;
+        mram$clock = clock;
+        busy = su_v$q;
+        epoch_move = so_q$q;
+        entry = su_j$q;
+        opened = su_st$q == SessState$Apply;
+        ss_open$0 = ss_open_r$0$q;
+        ss_base$0 = ss_base_r$0$q;
+        ss_open$1 = ss_open_r$1$q;
+        ss_base$1 = ss_base_r$1$q;
+        ss_open$2 = ss_open_r$2$q;
+        ss_base$2 = ss_base_r$2$q;
+        ss_open$3 = ss_open_r$3$q;
+        ss_base$3 = ss_base_r$3$q;
+        ss_open$4 = ss_open_r$4$q;
+        ss_base$4 = ss_base_r$4$q;
+        ss_open$5 = ss_open_r$5$q;
+        ss_base$5 = ss_base_r$5$q;
+        ss_open$6 = ss_open_r$6$q;
+        ss_base$6 = ss_base_r$6$q;
+        ss_open$7 = ss_open_r$7$q;
+        ss_base$7 = ss_base_r$7$q;
+        ss_open$8 = ss_open_r$8$q;
+        ss_base$8 = ss_base_r$8$q;
+        ss_open$9 = ss_open_r$9$q;
+        ss_base$9 = ss_base_r$9$q;
+        ss_open$10 = ss_open_r$10$q;
+        ss_base$10 = ss_base_r$10$q;
+        ss_open$11 = ss_open_r$11$q;
+        ss_base$11 = ss_base_r$11$q;
+        ss_open$12 = ss_open_r$12$q;
+        ss_base$12 = ss_base_r$12$q;
+        ss_open$13 = ss_open_r$13$q;
+        ss_base$13 = ss_base_r$13$q;
+        ss_open$14 = ss_open_r$14$q;
+        ss_base$14 = ss_base_r$14$q;
+        ss_open$15 = ss_open_r$15$q;
+        ss_base$15 = ss_base_r$15$q;
+        ac_ready = su_st$q == SessState$AStage;
+        ac_nonce = ac_nonce_r$q;
+        ac_mac = ac_mac_r$q;
+        ac_ip = ac_ip_r$q;
+        ac_udp = ac_udp_r$q;
+        ac_port = ac_port_r$q;
+        ac_bm = ac_bm_r$q;
+        ac_job = su_job$q;
+        ac_block = su_base$q;
+        hu2_v$d = hu_v;
+        hu2_j$d = hu_j;
+        hu2_b$d = hu_b;
+        hu_hcur = 32'h0;
+        if (hu_j == c_idx8$0) begin
+            hu_hcur = hu_hcur | ss_high$0$q;
+        end
+        if (hu_j == c_idx8$1) begin
+            hu_hcur = hu_hcur | ss_high$1$q;
+        end
+        if (hu_j == c_idx8$2) begin
+            hu_hcur = hu_hcur | ss_high$2$q;
+        end
+        if (hu_j == c_idx8$3) begin
+            hu_hcur = hu_hcur | ss_high$3$q;
+        end
+        if (hu_j == c_idx8$4) begin
+            hu_hcur = hu_hcur | ss_high$4$q;
+        end
+        if (hu_j == c_idx8$5) begin
+            hu_hcur = hu_hcur | ss_high$5$q;
+        end
+        if (hu_j == c_idx8$6) begin
+            hu_hcur = hu_hcur | ss_high$6$q;
+        end
+        if (hu_j == c_idx8$7) begin
+            hu_hcur = hu_hcur | ss_high$7$q;
+        end
+        if (hu_j == c_idx8$8) begin
+            hu_hcur = hu_hcur | ss_high$8$q;
+        end
+        if (hu_j == c_idx8$9) begin
+            hu_hcur = hu_hcur | ss_high$9$q;
+        end
+        if (hu_j == c_idx8$10) begin
+            hu_hcur = hu_hcur | ss_high$10$q;
+        end
+        if (hu_j == c_idx8$11) begin
+            hu_hcur = hu_hcur | ss_high$11$q;
+        end
+        if (hu_j == c_idx8$12) begin
+            hu_hcur = hu_hcur | ss_high$12$q;
+        end
+        if (hu_j == c_idx8$13) begin
+            hu_hcur = hu_hcur | ss_high$13$q;
+        end
+        if (hu_j == c_idx8$14) begin
+            hu_hcur = hu_hcur | ss_high$14$q;
+        end
+        if (hu_j == c_idx8$15) begin
+            hu_hcur = hu_hcur | ss_high$15$q;
+        end
+        if (hu3_v$q & (hu3_j$q == hu_j)) begin
+            hu_h$d = hu3_b$q;
+        end
+        else begin
+            hu_h$d = hu_hcur;
+        end
+        hu_d = hu2_b$q - hu_h$q;
+        hu3_v$d = hu2_v$q & (hu_d != 32'h0) & ~hu_d[32'h1f];
+        hu3_j$d = hu2_j$q;
+        hu3_b$d = hu2_b$q;
+        if (hu3_v$q) begin
+            if (hu3_j$q == c_idx8$0) begin
+                ss_high$0$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$1) begin
+                ss_high$1$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$2) begin
+                ss_high$2$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$3) begin
+                ss_high$3$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$4) begin
+                ss_high$4$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$5) begin
+                ss_high$5$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$6) begin
+                ss_high$6$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$7) begin
+                ss_high$7$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$8) begin
+                ss_high$8$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$9) begin
+                ss_high$9$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$10) begin
+                ss_high$10$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$11) begin
+                ss_high$11$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$12) begin
+                ss_high$12$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$13) begin
+                ss_high$13$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$14) begin
+                ss_high$14$d = hu3_b$q;
+            end
+            if (hu3_j$q == c_idx8$15) begin
+                ss_high$15$d = hu3_b$q;
+            end
+        end
+        so_q$d = 1'b0;
+        mram$we = 32'h0;
+        mram$waddr = (((su_j$q) & 24'hffffff) << 32'h6) | ((su_rank$q) & 24'hffffff);
+        mram$raddr = (((su_j$q) & 24'hffffff) << 32'h6) | ((su_rank$q) & 24'hffffff);
+        mram$wdata = ((su_nonce$q) & 136'hffffffffffffffffffffffffffffffffff) | (((su_mac$q) & 136'hffffffffffffffffffffffffffffffffff) << at_mem_mac) | (((su_ip$q) & 136'hffffffffffffffffffffffffffffffffff) << at_mem_ip) | (((su_udp$q) & 136'hffffffffffffffffffffffffffffffffff) << at_mem_udp) | (((su_port$q) & 136'hffffffffffffffffffffffffffffffffff) << at_mem_port);
+        if (su_st$q == SessState$Load) begin
+            su_ein = su_bm$q;
+        end
+        else begin
+            su_ein = su_low$q;
+        end
+        su_enc = 32'h0;
+        if (su_ein[0]) begin
+            su_enc = su_enc | c_r6$0;
+        end
+        if (su_ein[1]) begin
+            su_enc = su_enc | c_r6$1;
+        end
+        if (su_ein[2]) begin
+            su_enc = su_enc | c_r6$2;
+        end
+        if (su_ein[3]) begin
+            su_enc = su_enc | c_r6$3;
+        end
+        if (su_ein[4]) begin
+            su_enc = su_enc | c_r6$4;
+        end
+        if (su_ein[5]) begin
+            su_enc = su_enc | c_r6$5;
+        end
+        if (su_ein[6]) begin
+            su_enc = su_enc | c_r6$6;
+        end
+        if (su_ein[7]) begin
+            su_enc = su_enc | c_r6$7;
+        end
+        if (su_ein[8]) begin
+            su_enc = su_enc | c_r6$8;
+        end
+        if (su_ein[9]) begin
+            su_enc = su_enc | c_r6$9;
+        end
+        if (su_ein[10]) begin
+            su_enc = su_enc | c_r6$10;
+        end
+        if (su_ein[11]) begin
+            su_enc = su_enc | c_r6$11;
+        end
+        if (su_ein[12]) begin
+            su_enc = su_enc | c_r6$12;
+        end
+        if (su_ein[13]) begin
+            su_enc = su_enc | c_r6$13;
+        end
+        if (su_ein[14]) begin
+            su_enc = su_enc | c_r6$14;
+        end
+        if (su_ein[15]) begin
+            su_enc = su_enc | c_r6$15;
+        end
+        if (su_ein[16]) begin
+            su_enc = su_enc | c_r6$16;
+        end
+        if (su_ein[17]) begin
+            su_enc = su_enc | c_r6$17;
+        end
+        if (su_ein[18]) begin
+            su_enc = su_enc | c_r6$18;
+        end
+        if (su_ein[19]) begin
+            su_enc = su_enc | c_r6$19;
+        end
+        if (su_ein[20]) begin
+            su_enc = su_enc | c_r6$20;
+        end
+        if (su_ein[21]) begin
+            su_enc = su_enc | c_r6$21;
+        end
+        if (su_ein[22]) begin
+            su_enc = su_enc | c_r6$22;
+        end
+        if (su_ein[23]) begin
+            su_enc = su_enc | c_r6$23;
+        end
+        if (su_ein[24]) begin
+            su_enc = su_enc | c_r6$24;
+        end
+        if (su_ein[25]) begin
+            su_enc = su_enc | c_r6$25;
+        end
+        if (su_ein[26]) begin
+            su_enc = su_enc | c_r6$26;
+        end
+        if (su_ein[27]) begin
+            su_enc = su_enc | c_r6$27;
+        end
+        if (su_ein[28]) begin
+            su_enc = su_enc | c_r6$28;
+        end
+        if (su_ein[29]) begin
+            su_enc = su_enc | c_r6$29;
+        end
+        if (su_ein[30]) begin
+            su_enc = su_enc | c_r6$30;
+        end
+        if (su_ein[31]) begin
+            su_enc = su_enc | c_r6$31;
+        end
+        if (su_ein[32]) begin
+            su_enc = su_enc | c_r6$32;
+        end
+        if (su_ein[33]) begin
+            su_enc = su_enc | c_r6$33;
+        end
+        if (su_ein[34]) begin
+            su_enc = su_enc | c_r6$34;
+        end
+        if (su_ein[35]) begin
+            su_enc = su_enc | c_r6$35;
+        end
+        if (su_ein[36]) begin
+            su_enc = su_enc | c_r6$36;
+        end
+        if (su_ein[37]) begin
+            su_enc = su_enc | c_r6$37;
+        end
+        if (su_ein[38]) begin
+            su_enc = su_enc | c_r6$38;
+        end
+        if (su_ein[39]) begin
+            su_enc = su_enc | c_r6$39;
+        end
+        if (su_ein[40]) begin
+            su_enc = su_enc | c_r6$40;
+        end
+        if (su_ein[41]) begin
+            su_enc = su_enc | c_r6$41;
+        end
+        if (su_ein[42]) begin
+            su_enc = su_enc | c_r6$42;
+        end
+        if (su_ein[43]) begin
+            su_enc = su_enc | c_r6$43;
+        end
+        if (su_ein[44]) begin
+            su_enc = su_enc | c_r6$44;
+        end
+        if (su_ein[45]) begin
+            su_enc = su_enc | c_r6$45;
+        end
+        if (su_ein[46]) begin
+            su_enc = su_enc | c_r6$46;
+        end
+        if (su_ein[47]) begin
+            su_enc = su_enc | c_r6$47;
+        end
+        if (su_ein[48]) begin
+            su_enc = su_enc | c_r6$48;
+        end
+        if (su_ein[49]) begin
+            su_enc = su_enc | c_r6$49;
+        end
+        if (su_ein[50]) begin
+            su_enc = su_enc | c_r6$50;
+        end
+        if (su_ein[51]) begin
+            su_enc = su_enc | c_r6$51;
+        end
+        if (su_ein[52]) begin
+            su_enc = su_enc | c_r6$52;
+        end
+        if (su_ein[53]) begin
+            su_enc = su_enc | c_r6$53;
+        end
+        if (su_ein[54]) begin
+            su_enc = su_enc | c_r6$54;
+        end
+        if (su_ein[55]) begin
+            su_enc = su_enc | c_r6$55;
+        end
+        if (su_ein[56]) begin
+            su_enc = su_enc | c_r6$56;
+        end
+        if (su_ein[57]) begin
+            su_enc = su_enc | c_r6$57;
+        end
+        if (su_ein[58]) begin
+            su_enc = su_enc | c_r6$58;
+        end
+        if (su_ein[59]) begin
+            su_enc = su_enc | c_r6$59;
+        end
+        if (su_ein[60]) begin
+            su_enc = su_enc | c_r6$60;
+        end
+        if (su_ein[61]) begin
+            su_enc = su_enc | c_r6$61;
+        end
+        if (su_ein[62]) begin
+            su_enc = su_enc | c_r6$62;
+        end
+        if (su_ein[63]) begin
+            su_enc = su_enc | c_r6$63;
+        end
+        su_pcur = 32'h0;
+        su_ocur = 1'b0;
+        su_bcur = 32'h0;
+        su_hcur = 32'h0;
+        su_cmcur = 32'h0;
+        if (su_j$q == c_idx8$0) begin
+            su_pcur = su_pcur | ss_pend$0$q;
+            su_ocur = su_ocur | ss_open_r$0$q;
+            su_bcur = su_bcur | ss_base_r$0$q;
+            su_hcur = su_hcur | ss_high$0$q;
+            su_cmcur = su_cmcur | jcm$0;
+        end
+        if (su_j$q == c_idx8$1) begin
+            su_pcur = su_pcur | ss_pend$1$q;
+            su_ocur = su_ocur | ss_open_r$1$q;
+            su_bcur = su_bcur | ss_base_r$1$q;
+            su_hcur = su_hcur | ss_high$1$q;
+            su_cmcur = su_cmcur | jcm$1;
+        end
+        if (su_j$q == c_idx8$2) begin
+            su_pcur = su_pcur | ss_pend$2$q;
+            su_ocur = su_ocur | ss_open_r$2$q;
+            su_bcur = su_bcur | ss_base_r$2$q;
+            su_hcur = su_hcur | ss_high$2$q;
+            su_cmcur = su_cmcur | jcm$2;
+        end
+        if (su_j$q == c_idx8$3) begin
+            su_pcur = su_pcur | ss_pend$3$q;
+            su_ocur = su_ocur | ss_open_r$3$q;
+            su_bcur = su_bcur | ss_base_r$3$q;
+            su_hcur = su_hcur | ss_high$3$q;
+            su_cmcur = su_cmcur | jcm$3;
+        end
+        if (su_j$q == c_idx8$4) begin
+            su_pcur = su_pcur | ss_pend$4$q;
+            su_ocur = su_ocur | ss_open_r$4$q;
+            su_bcur = su_bcur | ss_base_r$4$q;
+            su_hcur = su_hcur | ss_high$4$q;
+            su_cmcur = su_cmcur | jcm$4;
+        end
+        if (su_j$q == c_idx8$5) begin
+            su_pcur = su_pcur | ss_pend$5$q;
+            su_ocur = su_ocur | ss_open_r$5$q;
+            su_bcur = su_bcur | ss_base_r$5$q;
+            su_hcur = su_hcur | ss_high$5$q;
+            su_cmcur = su_cmcur | jcm$5;
+        end
+        if (su_j$q == c_idx8$6) begin
+            su_pcur = su_pcur | ss_pend$6$q;
+            su_ocur = su_ocur | ss_open_r$6$q;
+            su_bcur = su_bcur | ss_base_r$6$q;
+            su_hcur = su_hcur | ss_high$6$q;
+            su_cmcur = su_cmcur | jcm$6;
+        end
+        if (su_j$q == c_idx8$7) begin
+            su_pcur = su_pcur | ss_pend$7$q;
+            su_ocur = su_ocur | ss_open_r$7$q;
+            su_bcur = su_bcur | ss_base_r$7$q;
+            su_hcur = su_hcur | ss_high$7$q;
+            su_cmcur = su_cmcur | jcm$7;
+        end
+        if (su_j$q == c_idx8$8) begin
+            su_pcur = su_pcur | ss_pend$8$q;
+            su_ocur = su_ocur | ss_open_r$8$q;
+            su_bcur = su_bcur | ss_base_r$8$q;
+            su_hcur = su_hcur | ss_high$8$q;
+            su_cmcur = su_cmcur | jcm$8;
+        end
+        if (su_j$q == c_idx8$9) begin
+            su_pcur = su_pcur | ss_pend$9$q;
+            su_ocur = su_ocur | ss_open_r$9$q;
+            su_bcur = su_bcur | ss_base_r$9$q;
+            su_hcur = su_hcur | ss_high$9$q;
+            su_cmcur = su_cmcur | jcm$9;
+        end
+        if (su_j$q == c_idx8$10) begin
+            su_pcur = su_pcur | ss_pend$10$q;
+            su_ocur = su_ocur | ss_open_r$10$q;
+            su_bcur = su_bcur | ss_base_r$10$q;
+            su_hcur = su_hcur | ss_high$10$q;
+            su_cmcur = su_cmcur | jcm$10;
+        end
+        if (su_j$q == c_idx8$11) begin
+            su_pcur = su_pcur | ss_pend$11$q;
+            su_ocur = su_ocur | ss_open_r$11$q;
+            su_bcur = su_bcur | ss_base_r$11$q;
+            su_hcur = su_hcur | ss_high$11$q;
+            su_cmcur = su_cmcur | jcm$11;
+        end
+        if (su_j$q == c_idx8$12) begin
+            su_pcur = su_pcur | ss_pend$12$q;
+            su_ocur = su_ocur | ss_open_r$12$q;
+            su_bcur = su_bcur | ss_base_r$12$q;
+            su_hcur = su_hcur | ss_high$12$q;
+            su_cmcur = su_cmcur | jcm$12;
+        end
+        if (su_j$q == c_idx8$13) begin
+            su_pcur = su_pcur | ss_pend$13$q;
+            su_ocur = su_ocur | ss_open_r$13$q;
+            su_bcur = su_bcur | ss_base_r$13$q;
+            su_hcur = su_hcur | ss_high$13$q;
+            su_cmcur = su_cmcur | jcm$13;
+        end
+        if (su_j$q == c_idx8$14) begin
+            su_pcur = su_pcur | ss_pend$14$q;
+            su_ocur = su_ocur | ss_open_r$14$q;
+            su_bcur = su_bcur | ss_base_r$14$q;
+            su_hcur = su_hcur | ss_high$14$q;
+            su_cmcur = su_cmcur | jcm$14;
+        end
+        if (su_j$q == c_idx8$15) begin
+            su_pcur = su_pcur | ss_pend$15$q;
+            su_ocur = su_ocur | ss_open_r$15$q;
+            su_bcur = su_bcur | ss_base_r$15$q;
+            su_hcur = su_hcur | ss_high$15$q;
+            su_cmcur = su_cmcur | jcm$15;
+        end
+        su_np = su_pend$q | su_bm$q;
+        case (su_st$q)
+            SessState$Load:
+                begin
+                    su_rank$d = su_enc;
+                    su_pend$d = su_pcur;
+                    su_open$d = su_ocur;
+                    su_base$d = su_bcur;
+                    su_st$d = SessState$Read;
+                end
+            SessState$Read:
+                begin
+                    su_st$d = SessState$Wait;
+                end
+            SessState$Wait:
+                begin
+                    su_m$d = mram$rdata;
+                    su_high$d = su_hcur;
+                    su_cm$d = ((su_cmcur) & 32'hffffffff);
+                    su_st$d = SessState$Decide;
+                end
+            SessState$Decide:
+                begin
+                    if (((su_pend$q & su_bm$q) == 32'h0) & (su_m$q[(32'h0)+:(32)] == su_nonce$q) & su_open$q) begin
+                        ac_nonce_r$d = su_nonce$q;
+                        ac_mac_r$d = su_mac$q;
+                        ac_ip_r$d = su_ip$q;
+                        ac_udp_r$d = su_udp$q;
+                        ac_port_r$d = su_port$q;
+                        ac_bm_r$d = su_bm$q;
+                        su_rep$d = 1'b1;
+                        su_st$d = SessState$AStage;
+                    end
+                    else begin
+                        mram$we = 32'h1;
+                        if (su_j$q == c_idx8$0) begin
+                            ss_pend$0$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$1) begin
+                            ss_pend$1$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$2) begin
+                            ss_pend$2$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$3) begin
+                            ss_pend$3$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$4) begin
+                            ss_pend$4$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$5) begin
+                            ss_pend$5$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$6) begin
+                            ss_pend$6$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$7) begin
+                            ss_pend$7$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$8) begin
+                            ss_pend$8$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$9) begin
+                            ss_pend$9$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$10) begin
+                            ss_pend$10$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$11) begin
+                            ss_pend$11$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$12) begin
+                            ss_pend$12$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$13) begin
+                            ss_pend$13$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$14) begin
+                            ss_pend$14$d = su_np;
+                        end
+                        if (su_j$q == c_idx8$15) begin
+                            ss_pend$15$d = su_np;
+                        end
+                        if (su_np == su_ranks$q) begin
+                            su_st$d = SessState$Open;
+                        end
+                        else begin
+                            su_v$d = 1'b0;
+                            su_st$d = SessState$Idle;
+                        end
+                    end
+                end
+            SessState$Open:
+                begin
+                    if (su_open$q) begin
+                        su_base$d = (su_high$q + ((su_cm$q + 32'h1) << 32'h2)) & ~((su_cm$q << 32'h1) | 32'h1);
+                    end
+                    else begin
+                        su_base$d = su_high$q + 32'h1;
+                    end
+                    su_st$d = SessState$Apply;
+                end
+            SessState$Apply:
+                begin
+                    if (su_j$q == c_idx8$0) begin
+                        ss_open_r$0$d = 1'b1;
+                        ss_base_r$0$d = su_base$q;
+                        ss_high$0$d = su_base$q - 32'h1;
+                        ss_pend$0$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$1) begin
+                        ss_open_r$1$d = 1'b1;
+                        ss_base_r$1$d = su_base$q;
+                        ss_high$1$d = su_base$q - 32'h1;
+                        ss_pend$1$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$2) begin
+                        ss_open_r$2$d = 1'b1;
+                        ss_base_r$2$d = su_base$q;
+                        ss_high$2$d = su_base$q - 32'h1;
+                        ss_pend$2$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$3) begin
+                        ss_open_r$3$d = 1'b1;
+                        ss_base_r$3$d = su_base$q;
+                        ss_high$3$d = su_base$q - 32'h1;
+                        ss_pend$3$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$4) begin
+                        ss_open_r$4$d = 1'b1;
+                        ss_base_r$4$d = su_base$q;
+                        ss_high$4$d = su_base$q - 32'h1;
+                        ss_pend$4$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$5) begin
+                        ss_open_r$5$d = 1'b1;
+                        ss_base_r$5$d = su_base$q;
+                        ss_high$5$d = su_base$q - 32'h1;
+                        ss_pend$5$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$6) begin
+                        ss_open_r$6$d = 1'b1;
+                        ss_base_r$6$d = su_base$q;
+                        ss_high$6$d = su_base$q - 32'h1;
+                        ss_pend$6$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$7) begin
+                        ss_open_r$7$d = 1'b1;
+                        ss_base_r$7$d = su_base$q;
+                        ss_high$7$d = su_base$q - 32'h1;
+                        ss_pend$7$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$8) begin
+                        ss_open_r$8$d = 1'b1;
+                        ss_base_r$8$d = su_base$q;
+                        ss_high$8$d = su_base$q - 32'h1;
+                        ss_pend$8$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$9) begin
+                        ss_open_r$9$d = 1'b1;
+                        ss_base_r$9$d = su_base$q;
+                        ss_high$9$d = su_base$q - 32'h1;
+                        ss_pend$9$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$10) begin
+                        ss_open_r$10$d = 1'b1;
+                        ss_base_r$10$d = su_base$q;
+                        ss_high$10$d = su_base$q - 32'h1;
+                        ss_pend$10$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$11) begin
+                        ss_open_r$11$d = 1'b1;
+                        ss_base_r$11$d = su_base$q;
+                        ss_high$11$d = su_base$q - 32'h1;
+                        ss_pend$11$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$12) begin
+                        ss_open_r$12$d = 1'b1;
+                        ss_base_r$12$d = su_base$q;
+                        ss_high$12$d = su_base$q - 32'h1;
+                        ss_pend$12$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$13) begin
+                        ss_open_r$13$d = 1'b1;
+                        ss_base_r$13$d = su_base$q;
+                        ss_high$13$d = su_base$q - 32'h1;
+                        ss_pend$13$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$14) begin
+                        ss_open_r$14$d = 1'b1;
+                        ss_base_r$14$d = su_base$q;
+                        ss_high$14$d = su_base$q - 32'h1;
+                        ss_pend$14$d = 32'h0;
+                    end
+                    if (su_j$q == c_idx8$15) begin
+                        ss_open_r$15$d = 1'b1;
+                        ss_base_r$15$d = su_base$q;
+                        ss_high$15$d = su_base$q - 32'h1;
+                        ss_pend$15$d = 32'h0;
+                    end
+                    so_q$d = 1'b1;
+                    su_left$d = su_ranks$q;
+                    su_rep$d = 1'b0;
+                    su_st$d = SessState$Next;
+                end
+            SessState$Next:
+                begin
+                    if (su_left$q == 32'h0) begin
+                        su_v$d = 1'b0;
+                        su_st$d = SessState$Idle;
+                    end
+                    else begin
+                        su_low$d = su_left$q & (~su_left$q + 32'h1);
+                        su_st$d = SessState$Enc;
+                    end
+                end
+            SessState$Enc:
+                begin
+                    su_rank$d = su_enc;
+                    su_left$d = su_left$q & ~su_low$q;
+                    su_st$d = SessState$ARead;
+                end
+            SessState$ARead:
+                begin
+                    su_st$d = SessState$AWait;
+                end
+            SessState$AWait:
+                begin
+                    su_m$d = mram$rdata;
+                    su_st$d = SessState$ASet;
+                end
+            SessState$ASet:
+                begin
+                    ac_nonce_r$d = su_m$q[(32'h0)+:(32)];
+                    ac_mac_r$d = su_m$q[(32'h20)+:(48)];
+                    ac_ip_r$d = su_m$q[(32'h50)+:(32)];
+                    ac_udp_r$d = su_m$q[(32'h70)+:(16)];
+                    ac_port_r$d = su_m$q[(32'h80)+:(4)];
+                    ac_bm_r$d = su_low$q;
+                    su_st$d = SessState$AStage;
+                end
+            SessState$AStage:
+                begin
+                    if (ac_take) begin
+                        if (su_rep$q) begin
+                            su_v$d = 1'b0;
+                            su_st$d = SessState$Idle;
+                        end
+                        else begin
+                            su_st$d = SessState$Next;
+                        end
+                    end
+                end
+            default:
+                begin
+                end
+        endcase
+        if (join_go) begin
+            su_v$d = 1'b1;
+            su_st$d = SessState$Load;
+            su_j$d = join_entry;
+            su_bm$d = join_bm;
+            su_nonce$d = join_nonce;
+            su_mac$d = join_mac;
+            su_ip$d = join_ip;
+            su_udp$d = join_udp;
+            su_port$d = join_port;
+            su_job$d = join_job;
+            su_ranks$d = join_ranks;
+        end
+        if (reset) begin
+            if (reset_entry == c_idx8$0) begin
+                ss_open_r$0$d = 1'b0;
+                ss_pend$0$d = 32'h0;
+                ss_high$0$d = reset_high;
+            end
+            if (reset_entry == c_idx8$1) begin
+                ss_open_r$1$d = 1'b0;
+                ss_pend$1$d = 32'h0;
+                ss_high$1$d = reset_high;
+            end
+            if (reset_entry == c_idx8$2) begin
+                ss_open_r$2$d = 1'b0;
+                ss_pend$2$d = 32'h0;
+                ss_high$2$d = reset_high;
+            end
+            if (reset_entry == c_idx8$3) begin
+                ss_open_r$3$d = 1'b0;
+                ss_pend$3$d = 32'h0;
+                ss_high$3$d = reset_high;
+            end
+            if (reset_entry == c_idx8$4) begin
+                ss_open_r$4$d = 1'b0;
+                ss_pend$4$d = 32'h0;
+                ss_high$4$d = reset_high;
+            end
+            if (reset_entry == c_idx8$5) begin
+                ss_open_r$5$d = 1'b0;
+                ss_pend$5$d = 32'h0;
+                ss_high$5$d = reset_high;
+            end
+            if (reset_entry == c_idx8$6) begin
+                ss_open_r$6$d = 1'b0;
+                ss_pend$6$d = 32'h0;
+                ss_high$6$d = reset_high;
+            end
+            if (reset_entry == c_idx8$7) begin
+                ss_open_r$7$d = 1'b0;
+                ss_pend$7$d = 32'h0;
+                ss_high$7$d = reset_high;
+            end
+            if (reset_entry == c_idx8$8) begin
+                ss_open_r$8$d = 1'b0;
+                ss_pend$8$d = 32'h0;
+                ss_high$8$d = reset_high;
+            end
+            if (reset_entry == c_idx8$9) begin
+                ss_open_r$9$d = 1'b0;
+                ss_pend$9$d = 32'h0;
+                ss_high$9$d = reset_high;
+            end
+            if (reset_entry == c_idx8$10) begin
+                ss_open_r$10$d = 1'b0;
+                ss_pend$10$d = 32'h0;
+                ss_high$10$d = reset_high;
+            end
+            if (reset_entry == c_idx8$11) begin
+                ss_open_r$11$d = 1'b0;
+                ss_pend$11$d = 32'h0;
+                ss_high$11$d = reset_high;
+            end
+            if (reset_entry == c_idx8$12) begin
+                ss_open_r$12$d = 1'b0;
+                ss_pend$12$d = 32'h0;
+                ss_high$12$d = reset_high;
+            end
+            if (reset_entry == c_idx8$13) begin
+                ss_open_r$13$d = 1'b0;
+                ss_pend$13$d = 32'h0;
+                ss_high$13$d = reset_high;
+            end
+            if (reset_entry == c_idx8$14) begin
+                ss_open_r$14$d = 1'b0;
+                ss_pend$14$d = 32'h0;
+                ss_high$14$d = reset_high;
+            end
+            if (reset_entry == c_idx8$15) begin
+                ss_open_r$15$d = 1'b0;
+                ss_pend$15$d = 32'h0;
+                ss_high$15$d = reset_high;
+            end
+        end
+        if (rst) begin
+            so_q$d = 1'b0;
+            su_v$d = 1'b0;
+            su_st$d = SessState$Idle;
+            hu2_v$d = 1'b0;
+            hu3_v$d = 1'b0;
+            ss_open_r$0$d = 1'b0;
+            ss_pend$0$d = 32'h0;
+            ss_open_r$1$d = 1'b0;
+            ss_pend$1$d = 32'h0;
+            ss_open_r$2$d = 1'b0;
+            ss_pend$2$d = 32'h0;
+            ss_open_r$3$d = 1'b0;
+            ss_pend$3$d = 32'h0;
+            ss_open_r$4$d = 1'b0;
+            ss_pend$4$d = 32'h0;
+            ss_open_r$5$d = 1'b0;
+            ss_pend$5$d = 32'h0;
+            ss_open_r$6$d = 1'b0;
+            ss_pend$6$d = 32'h0;
+            ss_open_r$7$d = 1'b0;
+            ss_pend$7$d = 32'h0;
+            ss_open_r$8$d = 1'b0;
+            ss_pend$8$d = 32'h0;
+            ss_open_r$9$d = 1'b0;
+            ss_pend$9$d = 32'h0;
+            ss_open_r$10$d = 1'b0;
+            ss_pend$10$d = 32'h0;
+            ss_open_r$11$d = 1'b0;
+            ss_pend$11$d = 32'h0;
+            ss_open_r$12$d = 1'b0;
+            ss_pend$12$d = 32'h0;
+            ss_open_r$13$d = 1'b0;
+            ss_pend$13$d = 32'h0;
+            ss_open_r$14$d = 1'b0;
+            ss_pend$14$d = 32'h0;
+            ss_open_r$15$d = 1'b0;
+            ss_pend$15$d = 32'h0;
+        end
+    end
+    
+endmodule // fanin_sess
+
+
+module fanin_sess_ac_bm_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ac_bm_r
+
+
+module fanin_sess_ac_ip_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ac_ip_r
+
+
+module fanin_sess_ac_mac_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ac_mac_r
+
+
+module fanin_sess_ac_nonce_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ac_nonce_r
+
+
+module fanin_sess_ac_port_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ac_port_r
+
+
+module fanin_sess_ac_udp_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ac_udp_r
+
+
+module fanin_sess_hu2_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_hu2_b
+
+
+module fanin_sess_hu2_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_hu2_j
+
+
+module fanin_sess_hu2_v(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -39847,7 +41626,1755 @@ module fanin_so_q(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_so_q
+endmodule // fanin_sess_hu2_v
+
+
+module fanin_sess_hu3_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_hu3_b
+
+
+module fanin_sess_hu3_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_hu3_j
+
+
+module fanin_sess_hu3_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_hu3_v
+
+
+module fanin_sess_hu_h(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_hu_h
+
+
+module fanin_sess_mram(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [135:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [135:0] rdata;
+    
+    // Update code (custom)
+    // 1024 x 136 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 10 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [135:0] mem [0:1023];
+    reg [135:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[9:0]];
+        if (we[0]) mem[waddr[9:0]][0 +: 136] <= wdata[0 +: 136];
+    end
+endmodule // fanin_sess_mram
+
+
+module fanin_sess_so_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_so_q
+
+
+module fanin_sess_ss_base_r_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_0
+
+
+module fanin_sess_ss_base_r_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_1
+
+
+module fanin_sess_ss_base_r_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_10
+
+
+module fanin_sess_ss_base_r_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_11
+
+
+module fanin_sess_ss_base_r_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_12
+
+
+module fanin_sess_ss_base_r_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_13
+
+
+module fanin_sess_ss_base_r_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_14
+
+
+module fanin_sess_ss_base_r_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_15
+
+
+module fanin_sess_ss_base_r_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_2
+
+
+module fanin_sess_ss_base_r_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_3
+
+
+module fanin_sess_ss_base_r_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_4
+
+
+module fanin_sess_ss_base_r_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_5
+
+
+module fanin_sess_ss_base_r_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_6
+
+
+module fanin_sess_ss_base_r_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_7
+
+
+module fanin_sess_ss_base_r_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_8
+
+
+module fanin_sess_ss_base_r_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_base_r_9
+
+
+module fanin_sess_ss_high_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_0
+
+
+module fanin_sess_ss_high_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_1
+
+
+module fanin_sess_ss_high_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_10
+
+
+module fanin_sess_ss_high_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_11
+
+
+module fanin_sess_ss_high_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_12
+
+
+module fanin_sess_ss_high_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_13
+
+
+module fanin_sess_ss_high_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_14
+
+
+module fanin_sess_ss_high_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_15
+
+
+module fanin_sess_ss_high_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_2
+
+
+module fanin_sess_ss_high_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_3
+
+
+module fanin_sess_ss_high_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_4
+
+
+module fanin_sess_ss_high_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_5
+
+
+module fanin_sess_ss_high_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_6
+
+
+module fanin_sess_ss_high_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_7
+
+
+module fanin_sess_ss_high_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_8
+
+
+module fanin_sess_ss_high_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_high_9
+
+
+module fanin_sess_ss_open_r_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_0
+
+
+module fanin_sess_ss_open_r_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_1
+
+
+module fanin_sess_ss_open_r_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_10
+
+
+module fanin_sess_ss_open_r_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_11
+
+
+module fanin_sess_ss_open_r_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_12
+
+
+module fanin_sess_ss_open_r_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_13
+
+
+module fanin_sess_ss_open_r_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_14
+
+
+module fanin_sess_ss_open_r_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_15
+
+
+module fanin_sess_ss_open_r_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_2
+
+
+module fanin_sess_ss_open_r_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_3
+
+
+module fanin_sess_ss_open_r_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_4
+
+
+module fanin_sess_ss_open_r_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_5
+
+
+module fanin_sess_ss_open_r_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_6
+
+
+module fanin_sess_ss_open_r_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_7
+
+
+module fanin_sess_ss_open_r_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_8
+
+
+module fanin_sess_ss_open_r_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_open_r_9
+
+
+module fanin_sess_ss_pend_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_0
+
+
+module fanin_sess_ss_pend_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_1
+
+
+module fanin_sess_ss_pend_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_10
+
+
+module fanin_sess_ss_pend_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_11
+
+
+module fanin_sess_ss_pend_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_12
+
+
+module fanin_sess_ss_pend_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_13
+
+
+module fanin_sess_ss_pend_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_14
+
+
+module fanin_sess_ss_pend_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_15
+
+
+module fanin_sess_ss_pend_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_2
+
+
+module fanin_sess_ss_pend_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_3
+
+
+module fanin_sess_ss_pend_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_4
+
+
+module fanin_sess_ss_pend_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_5
+
+
+module fanin_sess_ss_pend_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_6
+
+
+module fanin_sess_ss_pend_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_7
+
+
+module fanin_sess_ss_pend_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_8
+
+
+module fanin_sess_ss_pend_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_ss_pend_9
+
+
+module fanin_sess_su_base(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_base
+
+
+module fanin_sess_su_bm(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_bm
+
+
+module fanin_sess_su_cm(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_cm
+
+
+module fanin_sess_su_high(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_high
+
+
+module fanin_sess_su_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_ip
+
+
+module fanin_sess_su_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_j
+
+
+module fanin_sess_su_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_job
+
+
+module fanin_sess_su_left(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_left
+
+
+module fanin_sess_su_low(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_low
+
+
+module fanin_sess_su_m(d,q,clock);
+    
+    // Module arguments
+    input wire  [135:0] d;
+    output reg  [135:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 136'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_m
+
+
+module fanin_sess_su_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_mac
+
+
+module fanin_sess_su_nonce(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_nonce
+
+
+module fanin_sess_su_open(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_open
+
+
+module fanin_sess_su_pend(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_pend
+
+
+module fanin_sess_su_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_port
+
+
+module fanin_sess_su_rank(d,q,clock);
+    
+    // Module arguments
+    input wire  [5:0] d;
+    output reg  [5:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 6'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_rank
+
+
+module fanin_sess_su_ranks(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_ranks
+
+
+module fanin_sess_su_rep(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_rep
+
+
+module fanin_sess_su_st(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Enums
+    localparam SessState$Idle = 0;
+    localparam SessState$Load = 1;
+    localparam SessState$Read = 2;
+    localparam SessState$Wait = 3;
+    localparam SessState$Decide = 4;
+    localparam SessState$Open = 5;
+    localparam SessState$Apply = 6;
+    localparam SessState$Next = 7;
+    localparam SessState$Enc = 8;
+    localparam SessState$ARead = 9;
+    localparam SessState$AWait = 10;
+    localparam SessState$ASet = 11;
+    localparam SessState$AStage = 12;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_st
+
+
+module fanin_sess_su_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_udp
+
+
+module fanin_sess_su_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_sess_su_v
 
 
 module fanin_soq(d,q,clock);
@@ -40961,1659 +44488,6 @@ module fanin_sq_v(d,q,clock);
 endmodule // fanin_sq_v
 
 
-module fanin_ss_base_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_0
-
-
-module fanin_ss_base_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_1
-
-
-module fanin_ss_base_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_10
-
-
-module fanin_ss_base_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_11
-
-
-module fanin_ss_base_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_12
-
-
-module fanin_ss_base_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_13
-
-
-module fanin_ss_base_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_14
-
-
-module fanin_ss_base_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_15
-
-
-module fanin_ss_base_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_2
-
-
-module fanin_ss_base_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_3
-
-
-module fanin_ss_base_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_4
-
-
-module fanin_ss_base_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_5
-
-
-module fanin_ss_base_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_6
-
-
-module fanin_ss_base_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_7
-
-
-module fanin_ss_base_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_8
-
-
-module fanin_ss_base_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_base_9
-
-
-module fanin_ss_high_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_0
-
-
-module fanin_ss_high_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_1
-
-
-module fanin_ss_high_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_10
-
-
-module fanin_ss_high_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_11
-
-
-module fanin_ss_high_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_12
-
-
-module fanin_ss_high_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_13
-
-
-module fanin_ss_high_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_14
-
-
-module fanin_ss_high_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_15
-
-
-module fanin_ss_high_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_2
-
-
-module fanin_ss_high_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_3
-
-
-module fanin_ss_high_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_4
-
-
-module fanin_ss_high_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_5
-
-
-module fanin_ss_high_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_6
-
-
-module fanin_ss_high_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_7
-
-
-module fanin_ss_high_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_8
-
-
-module fanin_ss_high_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_high_9
-
-
-module fanin_ss_open_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_0
-
-
-module fanin_ss_open_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_1
-
-
-module fanin_ss_open_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_10
-
-
-module fanin_ss_open_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_11
-
-
-module fanin_ss_open_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_12
-
-
-module fanin_ss_open_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_13
-
-
-module fanin_ss_open_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_14
-
-
-module fanin_ss_open_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_15
-
-
-module fanin_ss_open_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_2
-
-
-module fanin_ss_open_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_3
-
-
-module fanin_ss_open_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_4
-
-
-module fanin_ss_open_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_5
-
-
-module fanin_ss_open_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_6
-
-
-module fanin_ss_open_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_7
-
-
-module fanin_ss_open_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_8
-
-
-module fanin_ss_open_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_open_9
-
-
-module fanin_ss_pend_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_0
-
-
-module fanin_ss_pend_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_1
-
-
-module fanin_ss_pend_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_10
-
-
-module fanin_ss_pend_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_11
-
-
-module fanin_ss_pend_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_12
-
-
-module fanin_ss_pend_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_13
-
-
-module fanin_ss_pend_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_14
-
-
-module fanin_ss_pend_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_15
-
-
-module fanin_ss_pend_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_2
-
-
-module fanin_ss_pend_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_3
-
-
-module fanin_ss_pend_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_4
-
-
-module fanin_ss_pend_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_5
-
-
-module fanin_ss_pend_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_6
-
-
-module fanin_ss_pend_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_7
-
-
-module fanin_ss_pend_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_8
-
-
-module fanin_ss_pend_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ss_pend_9
-
-
-module fanin_st_cip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_cip
-
-
-module fanin_st_cmac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_cmac
-
-
-module fanin_st_cport(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_cport
-
-
-module fanin_st_cranks(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_cranks
-
-
-module fanin_st_cudp(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_cudp
-
-
-module fanin_st_jctrl(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jctrl
-
-
-module fanin_st_jexp(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jexp
-
-
-module fanin_st_jfirst(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jfirst
-
-
-module fanin_st_jflush(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jflush
-
-
-module fanin_st_jid(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jid
-
-
-module fanin_st_jidle(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jidle
-
-
-module fanin_st_jquota(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jquota
-
-
-module fanin_st_jranks(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jranks
-
-
-module fanin_st_jreclaim(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jreclaim
-
-
-module fanin_st_jsbase(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jsbase
-
-
-module fanin_st_jscount(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_jscount
-
-
-module fanin_st_pbelow(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_pbelow
-
-
-module fanin_st_pip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_pip
-
-
-module fanin_st_pmac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_pmac
-
-
-module fanin_st_pport(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_pport
-
-
-module fanin_st_pudp(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_pudp
-
-
-module fanin_st_route_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_route_ip
-
-
-module fanin_st_route_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_st_route_port
-
-
 module fanin_state(d,q,clock);
     
     // Module arguments
@@ -42642,420 +44516,6 @@ module fanin_state(d,q,clock);
     end
           
 endmodule // fanin_state
-
-
-module fanin_su_base(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_base
-
-
-module fanin_su_bm(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_bm
-
-
-module fanin_su_cm(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_cm
-
-
-module fanin_su_high(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_high
-
-
-module fanin_su_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_ip
-
-
-module fanin_su_j(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_j
-
-
-module fanin_su_job(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_job
-
-
-module fanin_su_left(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_left
-
-
-module fanin_su_low(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_low
-
-
-module fanin_su_m(d,q,clock);
-    
-    // Module arguments
-    input wire  [135:0] d;
-    output reg  [135:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 136'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_m
-
-
-module fanin_su_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_mac
-
-
-module fanin_su_nonce(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_nonce
-
-
-module fanin_su_open(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_open
-
-
-module fanin_su_pend(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_pend
-
-
-module fanin_su_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_port
-
-
-module fanin_su_rank(d,q,clock);
-    
-    // Module arguments
-    input wire  [5:0] d;
-    output reg  [5:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 6'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_rank
-
-
-module fanin_su_ranks(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_ranks
-
-
-module fanin_su_rep(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_rep
-
-
-module fanin_su_st(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Enums
-    localparam SessState$Idle = 0;
-    localparam SessState$Load = 1;
-    localparam SessState$Read = 2;
-    localparam SessState$Wait = 3;
-    localparam SessState$Decide = 4;
-    localparam SessState$Open = 5;
-    localparam SessState$Apply = 6;
-    localparam SessState$Next = 7;
-    localparam SessState$Enc = 8;
-    localparam SessState$ARead = 9;
-    localparam SessState$AWait = 10;
-    localparam SessState$ASet = 11;
-    localparam SessState$AStage = 12;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_st
-
-
-module fanin_su_udp(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_udp
-
-
-module fanin_su_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_su_v
 
 
 module fanin_sweep_el(d,q,clock);
@@ -43343,63 +44803,6 @@ module fanin_tage(d,q,clock);
 endmodule // fanin_tage
 
 
-module fanin_tbl_q(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_tbl_q
-
-
-module fanin_tbl_sel(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_tbl_sel
-
-
-module fanin_tbl_w(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_tbl_w
-
-
 module fanin_tick_cnt(d,q,clock);
     
     // Module arguments
@@ -43417,25 +44820,6 @@ module fanin_tick_cnt(d,q,clock);
     end
           
 endmodule // fanin_tick_cnt
-
-
-module fanin_tick_div(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_tick_div
 
 
 module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid,tready,tlast,tuser,sent,sent_len);
@@ -47016,158 +48400,6 @@ module fanin_tx_3_wrow(d,q,clock);
     end
           
 endmodule // fanin_tx_3_wrow
-
-
-module fanin_txb_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_txb_0
-
-
-module fanin_txb_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_txb_1
-
-
-module fanin_txb_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_txb_2
-
-
-module fanin_txb_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_txb_3
-
-
-module fanin_txp_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_txp_0
-
-
-module fanin_txp_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_txp_1
-
-
-module fanin_txp_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_txp_2
-
-
-module fanin_txp_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_txp_3
 
 
 module fanin_udp_ok(d,q,clock);

@@ -14,26 +14,27 @@
 use crate::acc::Acc;
 use crate::config::CoreConfig;
 use crate::hdrgen::HdrGen;
-use crate::layout::{
-    at, mask, ChildWord, HdrWindow, JobWord, Mac48, MemberWord, MetaWord, RegValue, RoutePort,
-    RowWord, MEMBER_W,
-};
+use crate::layout::{at, mask, ChildWord, HdrWindow, JobWord, MetaWord, RegValue};
 use crate::parse::{
     BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W, TERMS_BAD, TERMS_IP_BAD,
     TERMS_NON_IP, TERMS_ROUTE, TERMS_WIRE_BAD,
 };
 use crate::ram::{FaninRam, ADDR_W};
-use crate::regs;
 use crate::rx::Rx;
 use crate::tx::Tx;
 use fanin_proto::model::{CopyState, Counter};
 use fanin_proto::wire::{Flags, PacketType, RefuseReason};
-use fanin_regs::layout::{child, job, meta};
+use fanin_regs::layout::{job, meta};
 use rust_hdl::prelude::*;
 use states::{copy_state, event, flag, packet_type};
 pub use states::{Action, BackState, DecState, FrontState, SessState};
 
+pub mod csr;
+pub mod session;
 pub mod states;
+
+use csr::Csr;
+use session::SessionUnit;
 
 fn n<T: Default>(k: usize) -> Vec<T> {
     (0..k).map(|_| T::default()).collect()
@@ -123,6 +124,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pub dbg_arg: Signal<Out, Bits<32>>,
     /// Monitor: the tick the decision uses as the model's `now`.
     pub dbg_tick: Signal<Out, Bits<32>>,
+    // The control and status registers: AXI4-Lite, counters, table read-back (`csr.rs`).
+    csr: Csr,
+    // The root's session unit and per-entry session state (`session.rs`).
+    sess: SessionUnit,
     rx: Vec<Rx<DW, KW, WB>>,
     tx: Vec<Tx<DW, KW, WB>>,
     parser: Parser,
@@ -195,8 +200,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jc_i: DFF<Bits<8>>,
     jc2: DFF<bool>,
     jc_bq: DFF<Bits<32>>,
-    evq: DFF<Bits<32>>,
-    evbq: DFF<Bits<32>>,
     // Decision stages (PRED, DSEL, DECIDE): their own copy of the decision's context, so
     // that the front end can take, parse and look up the next frame meanwhile; the last
     // metadata write (forwarded to a read of the same copy in the next cycle), the read
@@ -449,30 +452,11 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     chr: DFF<Bits<CHILD_W>>,
     // Port-below table (bypass source checks, `Switch::bypass_source_ok`): row
     // `entry << 3 | port`, read with the child entry (`pba_q` holds PARSE's address while
-    // LOOK waits), registered into `pbr`; its staging register.
+    // LOOK waits), registered into `pbr`; written by `csr`'s commits.
     pbram: FaninRam<64>,
     pbr: DFF<Bits<64>>,
     pba_q: DFF<Bits<ADDR_W>>,
     pbaddr: Signal<Local, Bits<ADDR_W>>,
-    st_pbelow: DFF<Bits<64>>,
-    // Table read-back (`tbl_sel`, `tbl_data*`): read-only copies of the job, child and
-    // port-below tables (written with the engine's), the selected row registered in
-    // `tbl_q`, the forwarding entry's fields (`rt_*`), and the read window's select.
-    tbl_sel: DFF<Bits<32>>,
-    tbl_row: Signal<Local, Bits<16>>,
-    jram_rb: FaninRam<JOB_W>,
-    chram_rb: FaninRam<CHILD_W>,
-    pbram_rb: FaninRam<64>,
-    tbl_q: DFF<Bits<JOB_W>>,
-    tbl_sh: Signal<Local, Bits<JOB_W>>,
-    rt_ip: Signal<Local, Bits<32>>,
-    rt_pm: Signal<Local, Bits<8>>,
-    rt_v: Signal<Local, bool>,
-    s_tbl: DFF<bool>,
-    s_tsel: DFF<bool>,
-    tbl_w: DFF<Bits<16>>,
-    st_jidle: DFF<Bits<32>>,
-    st_jfirst: DFF<Bits<32>>,
     // Source validation (PRED: a contribution's source, a result's ingress port; DSEL: a
     // result from elsewhere takes no effect in DECIDE).
     q_badsrc: DFF<bool>,
@@ -595,8 +579,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Timer and scan.
     tick_cnt: DFF<Bits<32>>,
     now: DFF<Bits<32>>,
-    tick_div: DFF<Bits<32>>,
-    scan_ticks: DFF<Bits<32>>,
     sweep_on: DFF<bool>,
     /// Ticks since the last sweep start (`now` minus the start's `now`, wrapping).
     sweep_el: DFF<Bits<32>>,
@@ -699,7 +681,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jc_busy: Signal<Local, Bits<32>>,
     jc_base: Signal<Local, Bits<ADDR_W>>,
     jc_cm: Signal<Local, Bits<ADDR_W>>,
-    jpack: Signal<Local, Bits<JOB_W>>,
     vb: Vec<Signal<Local, Bits<8>>>,
     hb: Vec<Signal<Local, Bits<8>>>,
     pick: Signal<Local, Bits<8>>,
@@ -723,60 +704,13 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     rx_row_data: Signal<Local, Bits<WB>>,
     ev: Signal<Local, Bits<32>>,
     rx_ev: Vec<Signal<Local, bool>>,
-    // Routes.
-    route_ip: Vec<DFF<Bits<32>>>,
-    route_valid: Vec<DFF<bool>>,
-    route_pm: Vec<DFF<Bits<8>>>,
-    // Registers.
-    me_ip: DFF<Bits<32>>,
-    me_port: DFF<Bits<16>>,
-    me_mac: DFF<Bits<48>>,
-    st_jid: DFF<Bits<16>>,
-    st_jctrl: DFF<Bits<32>>,
-    st_jranks: DFF<Bits<64>>,
-    st_jexp: DFF<Bits<64>>,
-    st_jsbase: DFF<Bits<32>>,
-    st_jscount: DFF<Bits<32>>,
-    st_jquota: DFF<Bits<32>>,
-    st_jflush: DFF<Bits<32>>,
-    st_jreclaim: DFF<Bits<32>>,
-    st_pmac: DFF<Bits<48>>,
-    st_pip: DFF<Bits<32>>,
-    st_pudp: DFF<Bits<16>>,
-    st_pport: DFF<Bits<8>>,
-    st_cmac: DFF<Bits<48>>,
-    st_cip: DFF<Bits<32>>,
-    st_cudp: DFF<Bits<16>>,
-    st_cport: DFF<Bits<8>>,
-    st_cranks: DFF<Bits<64>>,
-    st_route_ip: DFF<Bits<32>>,
-    st_route_port: DFF<Bits<8>>,
-    cnt: Vec<DFF<Bits<64>>>,
-    rxp: Vec<DFF<Bits<64>>>,
-    rxb: Vec<DFF<Bits<64>>>,
-    txp: Vec<DFF<Bits<64>>>,
-    txb: Vec<DFF<Bits<64>>>,
-    rxbad: Vec<DFF<Bits<32>>>,
+    // The ports' registered `d_valid` (the arbiter's input).
     dv: Vec<DFF<bool>>,
-    // AXI4-Lite read: a read in its second cycle, and its registered selects.
-    rs: DFF<bool>,
-    s_info: Vec<DFF<bool>>,
-    s_misc: DFF<Bits<8>>,
-    s_busy: Vec<DFF<bool>>,
-    s_cnt: Vec<DFF<Bits<2>>>,
-    s_port: Vec<DFF<Bits<16>>>,
-    bvalid_r: DFF<bool>,
-    rvalid_r: DFF<bool>,
-    rdata_r: DFF<Bits<32>>,
-    rd: Signal<Local, Bits<32>>,
-    wr: Signal<Local, bool>,
-    // Constants (from the configuration and the register table).
+    // Constants (from the configuration).
     c_onehot: Vec<Constant<Bits<8>>>,
     c_idx4: Vec<Constant<Bits<4>>>,
-    c_idx16: Vec<Constant<Bits<16>>>,
     c_rowlog: Constant<Bits<16>>,
     c_rowmask: Constant<Bits<16>>,
-    c_info: Vec<Constant<Bits<32>>>,
     c_idx8: Vec<Constant<Bits<8>>>,
     c_mclog: Constant<Bits<16>>,
     c_mcmask: Constant<Bits<ADDR_W>>,
@@ -785,29 +719,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     c_lanes: Constant<Bits<16>>,
     c_smask: Constant<Bits<ADDR_W>>,
     c_slast: Constant<Bits<ADDR_W>>,
-    a_me_mac_lo: Constant<Bits<16>>,
-    a_me_mac_hi: Constant<Bits<16>>,
-    a_tick_div: Constant<Bits<16>>,
-    a_tick: Constant<Bits<16>>,
-    a_scan_ticks: Constant<Bits<16>>,
-    a_tbl_sel: Constant<Bits<16>>,
-    a_tbl_data: Constant<Bits<16>>,
-    c_tbl_end: Constant<Bits<16>>,
-    tb_job: Constant<Bits<4>>,
-    tb_child: Constant<Bits<4>>,
-    tb_pb: Constant<Bits<4>>,
-    tb_route: Constant<Bits<4>>,
-    at_route_valid: Constant<Bits<16>>,
-    at_route_ports: Constant<Bits<16>>,
-    a_busy: Constant<Bits<16>>,
-    a_me_ip: Constant<Bits<16>>,
-    a_me_port: Constant<Bits<16>>,
-    a_route_ip: Constant<Bits<16>>,
-    a_route_port: Constant<Bits<16>>,
-    a_route_commit: Constant<Bits<16>>,
-    a_cnt: Constant<Bits<16>>,
-    a_port: Constant<Bits<16>>,
-    a_rxbad: Constant<Bits<16>>,
     // Named values (`states.rs`): counter events (`ev_<counter>`: bit k of `ev` counts
     // `Counter::ALL[k]`), slot-copy states, packet types, header flags, parser terms.
     ev_aggregated: Constant<Bits<32>>,
@@ -854,57 +765,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     t_route: Constant<Bits<16>>,
     t_bad: Constant<Bits<16>>,
     t_wire_bad: Constant<Bits<16>>,
-    // Register addresses (`fanin_regs`' map).
-    a_job_id: Constant<Bits<16>>,
-    a_job_ctrl: Constant<Bits<16>>,
-    a_job_ranks_lo: Constant<Bits<16>>,
-    a_job_ranks_hi: Constant<Bits<16>>,
-    a_job_expected_lo: Constant<Bits<16>>,
-    a_job_expected_hi: Constant<Bits<16>>,
-    a_job_slot_base: Constant<Bits<16>>,
-    a_job_slot_count: Constant<Bits<16>>,
-    a_job_quota: Constant<Bits<16>>,
-    a_job_flush_after: Constant<Bits<16>>,
-    a_job_reclaim_after: Constant<Bits<16>>,
-    a_job_reclaim_idle: Constant<Bits<16>>,
-    a_job_first_block: Constant<Bits<16>>,
-    a_port_below_lo: Constant<Bits<16>>,
-    a_port_below_hi: Constant<Bits<16>>,
-    a_port_below_commit: Constant<Bits<16>>,
-    a_job_parent_mac_lo: Constant<Bits<16>>,
-    a_job_parent_mac_hi: Constant<Bits<16>>,
-    a_job_parent_ip: Constant<Bits<16>>,
-    a_job_parent_udp: Constant<Bits<16>>,
-    a_job_parent_port: Constant<Bits<16>>,
-    a_job_commit: Constant<Bits<16>>,
-    a_child_mac_lo: Constant<Bits<16>>,
-    a_child_mac_hi: Constant<Bits<16>>,
-    a_child_ip: Constant<Bits<16>>,
-    a_child_udp: Constant<Bits<16>>,
-    a_child_port: Constant<Bits<16>>,
-    a_child_ranks_lo: Constant<Bits<16>>,
-    a_child_ranks_hi: Constant<Bits<16>>,
-    a_child_commit: Constant<Bits<16>>,
     // Field offsets and masks of the packed words (`layout.rs`), for packing them.
-    at_job_job: Constant<Bits<16>>,
-    at_job_ranks: Constant<Bits<16>>,
-    at_job_expected: Constant<Bits<16>>,
-    at_job_slot_base: Constant<Bits<16>>,
-    at_job_slot_count: Constant<Bits<16>>,
-    at_job_quota: Constant<Bits<16>>,
-    at_job_flush_after: Constant<Bits<16>>,
-    at_job_reclaim_after: Constant<Bits<16>>,
-    at_job_reclaim_idle: Constant<Bits<16>>,
-    at_job_first_block: Constant<Bits<16>>,
-    at_job_parent_ip: Constant<Bits<16>>,
-    at_job_parent_mac: Constant<Bits<16>>,
-    at_job_parent_udp: Constant<Bits<16>>,
-    at_job_parent_port: Constant<Bits<16>>,
     at_job_epoch: Constant<Bits<16>>,
-    at_child_mac: Constant<Bits<16>>,
-    at_child_ip: Constant<Bits<16>>,
-    at_child_udp: Constant<Bits<16>>,
-    at_child_port: Constant<Bits<16>>,
     at_meta_entry: Constant<Bits<16>>,
     at_meta_epoch_lo: Constant<Bits<16>>,
     at_meta_epoch_hi: Constant<Bits<16>>,
@@ -942,54 +804,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hu_v: DFF<bool>,
     hu_j: DFF<Bits<8>>,
     hu_b: DFF<Bits<32>>,
-    hu2_v: DFF<bool>,
-    hu2_j: DFF<Bits<8>>,
-    hu2_b: DFF<Bits<32>>,
-    hu_h: DFF<Bits<32>>,
-    hu3_v: DFF<bool>,
-    hu3_j: DFF<Bits<8>>,
-    hu3_b: DFF<Bits<32>>,
-    hu_hcur: Signal<Local, Bits<32>>,
-    hu_d: Signal<Local, Bits<32>>,
     // The session unit: its state and the JOIN it serves.
-    su_st: DFF<SessState>,
-    su_v: DFF<bool>,
-    su_j: DFF<Bits<8>>,
-    su_bm: DFF<Bits<64>>,
-    su_nonce: DFF<Bits<32>>,
-    su_mac: DFF<Bits<48>>,
-    su_ip: DFF<Bits<32>>,
-    su_udp: DFF<Bits<16>>,
-    su_port: DFF<Bits<4>>,
-    su_job: DFF<Bits<16>>,
-    su_rank: DFF<Bits<6>>,
-    su_pend: DFF<Bits<64>>,
-    su_open: DFF<bool>,
-    su_base: DFF<Bits<32>>,
-    su_high: DFF<Bits<32>>,
-    su_cm: DFF<Bits<32>>,
-    su_ranks: DFF<Bits<64>>,
-    su_m: DFF<Bits<MEMBER_W>>,
-    su_left: DFF<Bits<64>>,
-    su_low: DFF<Bits<64>>,
-    su_rep: DFF<bool>,
-    su_ein: Signal<Local, Bits<64>>,
-    su_enc: Signal<Local, Bits<6>>,
-    su_pcur: Signal<Local, Bits<64>>,
-    su_ocur: Signal<Local, bool>,
-    su_bcur: Signal<Local, Bits<32>>,
-    su_hcur: Signal<Local, Bits<32>>,
-    su_cmcur: Signal<Local, Bits<ADDR_W>>,
-    su_np: Signal<Local, Bits<64>>,
     // The ACCEPT the session unit stages next.
-    ac_nonce: DFF<Bits<32>>,
-    ac_mac: DFF<Bits<48>>,
-    ac_ip: DFF<Bits<32>>,
-    ac_udp: DFF<Bits<16>>,
-    ac_port: DFF<Bits<4>>,
-    ac_bm: DFF<Bits<64>>,
     // A session opened: the entry's epoch moves on (the commit path, `jcg`).
-    so_q: DFF<bool>,
     // The commit path applies now (a job commit or a session's epoch move), to entry `jcx`, with `jpk`.
     jcg: Signal<Local, bool>,
     jcx: Signal<Local, Bits<8>>,
@@ -1005,17 +822,11 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     cp_n2: DFF<Bits<32>>,
     nonce_row: Signal<Local, Bits<WB>>,
     // Per job-table entry, the root's session (`Session`): open, first block, newest block, ranks joined.
-    ss_open: Vec<DFF<bool>>,
-    ss_base: Vec<DFF<Bits<32>>>,
-    ss_high: Vec<DFF<Bits<32>>>,
-    ss_pend: Vec<DFF<Bits<64>>>,
     // Session members (row `entry · 64 + rank`, `layout::member`).
-    mram: FaninRam<MEMBER_W>,
     ev_refused: Constant<Bits<32>>,
     ev_sessions: Constant<Bits<32>>,
     rr_no_session: Constant<Bits<8>>,
     rr_stale: Constant<Bits<8>>,
-    c_r6: Vec<Constant<Bits<6>>>,
     mk_job_epoch: Constant<Bits<JOB_W>>,
 }
 
@@ -1025,17 +836,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
         let p = cfg.ports as usize;
         let nr = cfg.max_routes as usize;
         let wbb = WB / 8;
-        let map = regs::RegMap::new(cfg);
         let nj = cfg.max_jobs as usize;
         let mclog = (cfg.max_children as usize)
             .next_power_of_two()
             .trailing_zeros() as usize;
         let rpc = cfg.lanes as usize * 32 / WB;
         let lpr = WB / 32;
-        let a = |name: &str| k16(map.addr(name) as u64);
         Self {
             clock: Default::default(),
             rst: Default::default(),
+            csr: Csr::new(cfg),
+            sess: SessionUnit::new(cfg),
             s_tdata: n(p),
             s_tkeep: n(p),
             s_tvalid: n(p),
@@ -1136,8 +947,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             jc_i: Default::default(),
             jc2: Default::default(),
             jc_bq: Default::default(),
-            evq: Default::default(),
-            evbq: Default::default(),
             ji: Default::default(),
             je: Default::default(),
             jep: Default::default(),
@@ -1146,22 +955,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pbr: Default::default(),
             pba_q: Default::default(),
             pbaddr: Default::default(),
-            st_pbelow: Default::default(),
-            tbl_sel: Default::default(),
-            tbl_row: Default::default(),
-            jram_rb: FaninRam::new(nj.max(2), 1),
-            chram_rb: FaninRam::new(nj << mclog, 1),
-            pbram_rb: FaninRam::new(nj.max(2) << 3, 1),
-            tbl_q: Default::default(),
-            tbl_sh: Default::default(),
-            rt_ip: Default::default(),
-            rt_pm: Default::default(),
-            rt_v: Default::default(),
-            s_tbl: Default::default(),
-            s_tsel: Default::default(),
-            tbl_w: Default::default(),
-            st_jidle: Default::default(),
-            st_jfirst: Default::default(),
             q_badsrc: Default::default(),
             q_rbadsrc: Default::default(),
             xp_byp: Default::default(),
@@ -1306,8 +1099,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             o_bitmap: Default::default(),
             tick_cnt: Default::default(),
             now: Default::default(),
-            tick_div: Default::default(),
-            scan_ticks: Default::default(),
             sweep_on: Default::default(),
             sweep_el: Default::default(),
             tick_now: Default::default(),
@@ -1369,7 +1160,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             jc_busy: Default::default(),
             jc_base: Default::default(),
             jc_cm: Default::default(),
-            jpack: Default::default(),
             xstate: Default::default(),
             x_m: Default::default(),
             x_newbm: Default::default(),
@@ -1608,50 +1398,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             rx_row_data: Default::default(),
             ev: Default::default(),
             rx_ev: n(p),
-            route_ip: n(nr),
-            route_valid: n(nr),
-            route_pm: n(nr),
-            me_ip: Default::default(),
-            me_port: Default::default(),
-            me_mac: Default::default(),
-            st_jid: Default::default(),
-            st_jctrl: Default::default(),
-            st_jranks: Default::default(),
-            st_jexp: Default::default(),
-            st_jsbase: Default::default(),
-            st_jscount: Default::default(),
-            st_jquota: Default::default(),
-            st_jflush: Default::default(),
-            st_jreclaim: Default::default(),
-            st_pmac: Default::default(),
-            st_pip: Default::default(),
-            st_pudp: Default::default(),
-            st_pport: Default::default(),
-            st_cmac: Default::default(),
-            st_cip: Default::default(),
-            st_cudp: Default::default(),
-            st_cport: Default::default(),
-            st_cranks: Default::default(),
-            st_route_ip: Default::default(),
-            st_route_port: Default::default(),
-            cnt: n(fanin_proto::model::Counter::COUNT),
-            rxp: n(p),
-            rxb: n(p),
-            txp: n(p),
-            txb: n(p),
-            rxbad: n(p),
             dv: n(p),
-            rs: Default::default(),
-            s_info: n(map.info_values().len()),
-            s_misc: Default::default(),
-            s_busy: n(nj),
-            s_cnt: n(fanin_proto::model::Counter::COUNT),
-            s_port: n(p),
-            bvalid_r: Default::default(),
-            rvalid_r: Default::default(),
-            rdata_r: Default::default(),
-            rd: Default::default(),
-            wr: Default::default(),
             c_onehot: (0..8).map(|i| Constant::new((1u64 << i).into())).collect(),
             c_idx4: (0..8).map(|i| Constant::new((i as u64).into())).collect(),
             c_idx8: (0..nj.max(8))
@@ -1664,39 +1411,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             c_lanes: k16(cfg.lanes as u64),
             c_smask: Constant::new(((cfg.slots - 1) as u64).into()),
             c_slast: Constant::new(((cfg.slots - 1) as u64).into()),
-            a_me_mac_lo: a("me_mac_lo"),
-            a_me_mac_hi: a("me_mac_hi"),
-            a_tick_div: a("tick_div"),
-            a_tick: a("tick"),
-            a_scan_ticks: a("scan_ticks"),
-            a_tbl_sel: a("tbl_sel"),
-            a_tbl_data: a("tbl_data0"),
-            c_tbl_end: k16((regs::TBL_DATA_BASE + 4 * regs::TBL_WORDS) as u64),
-            tb_job: Constant::new((regs::Table::Job as u64).into()),
-            tb_child: Constant::new((regs::Table::Child as u64).into()),
-            tb_pb: Constant::new((regs::Table::PortBelow as u64).into()),
-            tb_route: Constant::new((regs::Table::Route as u64).into()),
-            at_route_valid: at(fanin_regs::layout::route::VALID),
-            at_route_ports: at(fanin_regs::layout::route::PORTS),
-            a_busy: k16(regs::JOB_BUSY_BASE as u64),
-            c_idx16: (0..nr.max(fanin_proto::model::Counter::COUNT).max(nj).max(8))
-                .map(|i| k16(i as u64))
-                .collect(),
             c_rowlog: k16(wbb.trailing_zeros() as u64),
             c_rowmask: k16((wbb - 1) as u64),
-            c_info: map
-                .info_values()
-                .into_iter()
-                .map(|v| Constant::new((v as u64).into()))
-                .collect(),
-            a_me_ip: a("me_ip"),
-            a_me_port: a("me_udp_port"),
-            a_route_ip: a("route_ip"),
-            a_route_port: a("route_port"),
-            a_route_commit: a("route_commit"),
-            a_cnt: k16(map.counter_base as u64),
-            a_port: k16(map.port_base as u64),
-            a_rxbad: k16(map.rx_bad_base as u64),
             ev_aggregated: event(Counter::Aggregated),
             ev_completions: event(Counter::Completions),
             ev_results_sent: event(Counter::ResultsSent),
@@ -1740,55 +1456,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             t_route: k16(TERMS_ROUTE),
             t_bad: k16(TERMS_BAD),
             t_wire_bad: k16(TERMS_WIRE_BAD),
-            a_job_id: a("job_id"),
-            a_job_ctrl: a("job_ctrl"),
-            a_job_ranks_lo: a("job_ranks_lo"),
-            a_job_ranks_hi: a("job_ranks_hi"),
-            a_job_expected_lo: a("job_expected_lo"),
-            a_job_expected_hi: a("job_expected_hi"),
-            a_job_slot_base: a("job_slot_base"),
-            a_job_slot_count: a("job_slot_count"),
-            a_job_quota: a("job_quota"),
-            a_job_flush_after: a("job_flush_after"),
-            a_job_reclaim_after: a("job_reclaim_after"),
-            a_job_reclaim_idle: a("job_reclaim_idle"),
-            a_job_first_block: a("job_first_block"),
-            a_port_below_lo: a("port_below_lo"),
-            a_port_below_hi: a("port_below_hi"),
-            a_port_below_commit: a("port_below_commit"),
-            a_job_parent_mac_lo: a("job_parent_mac_lo"),
-            a_job_parent_mac_hi: a("job_parent_mac_hi"),
-            a_job_parent_ip: a("job_parent_ip"),
-            a_job_parent_udp: a("job_parent_udp"),
-            a_job_parent_port: a("job_parent_port"),
-            a_job_commit: a("job_commit"),
-            a_child_mac_lo: a("child_mac_lo"),
-            a_child_mac_hi: a("child_mac_hi"),
-            a_child_ip: a("child_ip"),
-            a_child_udp: a("child_udp"),
-            a_child_port: a("child_port"),
-            a_child_ranks_lo: a("child_ranks_lo"),
-            a_child_ranks_hi: a("child_ranks_hi"),
-            a_child_commit: a("child_commit"),
-            at_job_job: at(job::JOB),
-            at_job_ranks: at(job::RANKS),
-            at_job_expected: at(job::EXPECTED),
-            at_job_slot_base: at(job::SLOT_BASE),
-            at_job_slot_count: at(job::SLOT_COUNT),
-            at_job_quota: at(job::QUOTA),
-            at_job_flush_after: at(job::FLUSH_AFTER),
-            at_job_reclaim_after: at(job::RECLAIM_AFTER),
-            at_job_reclaim_idle: at(job::RECLAIM_IDLE),
-            at_job_first_block: at(job::FIRST_BLOCK),
-            at_job_parent_ip: at(job::PARENT_IP),
-            at_job_parent_mac: at(job::PARENT_MAC),
-            at_job_parent_udp: at(job::PARENT_UDP),
-            at_job_parent_port: at(job::PARENT_PORT),
             at_job_epoch: at(job::EPOCH),
-            at_child_mac: at(child::MAC),
-            at_child_ip: at(child::IP),
-            at_child_udp: at(child::UDP),
-            at_child_port: at(child::PORT),
             at_meta_entry: at(meta::ENTRY),
             at_meta_epoch_lo: at(meta::EPOCH_LO),
             at_meta_epoch_hi: at(meta::EPOCH_HI),
@@ -1815,51 +1483,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             hu_v: Default::default(),
             hu_j: Default::default(),
             hu_b: Default::default(),
-            hu2_v: Default::default(),
-            hu2_j: Default::default(),
-            hu2_b: Default::default(),
-            hu_h: Default::default(),
-            hu3_v: Default::default(),
-            hu3_j: Default::default(),
-            hu3_b: Default::default(),
-            hu_hcur: Default::default(),
-            hu_d: Default::default(),
-            su_st: Default::default(),
-            su_v: Default::default(),
-            su_j: Default::default(),
-            su_bm: Default::default(),
-            su_nonce: Default::default(),
-            su_mac: Default::default(),
-            su_ip: Default::default(),
-            su_udp: Default::default(),
-            su_port: Default::default(),
-            su_job: Default::default(),
-            su_rank: Default::default(),
-            su_pend: Default::default(),
-            su_open: Default::default(),
-            su_base: Default::default(),
-            su_high: Default::default(),
-            su_cm: Default::default(),
-            su_ranks: Default::default(),
-            su_m: Default::default(),
-            su_left: Default::default(),
-            su_low: Default::default(),
-            su_rep: Default::default(),
-            su_ein: Default::default(),
-            su_enc: Default::default(),
-            su_pcur: Default::default(),
-            su_ocur: Default::default(),
-            su_bcur: Default::default(),
-            su_hcur: Default::default(),
-            su_cmcur: Default::default(),
-            su_np: Default::default(),
-            ac_nonce: Default::default(),
-            ac_mac: Default::default(),
-            ac_ip: Default::default(),
-            ac_udp: Default::default(),
-            ac_port: Default::default(),
-            ac_bm: Default::default(),
-            so_q: Default::default(),
             jcg: Default::default(),
             jcx: Default::default(),
             jpk: Default::default(),
@@ -1872,16 +1495,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             cp_n1: Default::default(),
             cp_n2: Default::default(),
             nonce_row: Default::default(),
-            ss_open: n(nj),
-            ss_base: n(nj),
-            ss_high: n(nj),
-            ss_pend: n(nj),
-            mram: FaninRam::new(nj << 6, 1),
             ev_refused: event(Counter::Refused),
             ev_sessions: event(Counter::Sessions),
             rr_no_session: Constant::new((RefuseReason::NoSession as u64).into()),
             rr_stale: Constant::new((RefuseReason::StaleBlock as u64).into()),
-            c_r6: (0..64).map(|i| Constant::new((i as u64).into())).collect(),
             mk_job_epoch: mask(&[job::EPOCH]),
         }
     }
@@ -2080,14 +1697,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             chr,
             pbr,
             pba_q,
-            st_pbelow,
-            tbl_sel,
-            tbl_q,
-            s_tbl,
-            s_tsel,
-            tbl_w,
-            st_jidle,
-            st_jfirst,
             q_badsrc,
             q_rbadsrc,
             dq_rok,
@@ -2192,41 +1801,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             o_bitmap,
             tick_cnt,
             now,
-            tick_div,
-            scan_ticks,
             sweep_on,
             sweep_el,
             scan_ptr,
             scan_c,
             scan_turn,
-            me_ip,
-            me_port,
-            me_mac,
-            st_jid,
-            st_jctrl,
-            st_jranks,
-            st_jexp,
-            st_jsbase,
-            st_jscount,
-            st_jquota,
-            st_jflush,
-            st_jreclaim,
-            st_pmac,
-            st_pip,
-            st_pudp,
-            st_pport,
-            st_cmac,
-            st_cip,
-            st_cudp,
-            st_cport,
-            st_cranks,
-            st_route_ip,
-            st_route_port,
-            bvalid_r,
-            rvalid_r,
-            rdata_r,
-            rs,
-            s_misc,
             any_to,
             mq,
             e_more,
@@ -2266,8 +1845,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             jc_i,
             jc2,
             jc_bq,
-            evq,
-            evbq,
             x_join,
             dq_why,
             dq_hup,
@@ -2278,41 +1855,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             hu_v,
             hu_j,
             hu_b,
-            hu2_v,
-            hu2_j,
-            hu2_b,
-            hu_h,
-            hu3_v,
-            hu3_j,
-            hu3_b,
-            su_st,
-            su_v,
-            su_j,
-            su_bm,
-            su_nonce,
-            su_mac,
-            su_ip,
-            su_udp,
-            su_port,
-            su_job,
-            su_rank,
-            su_pend,
-            su_open,
-            su_base,
-            su_high,
-            su_cm,
-            su_ranks,
-            su_m,
-            su_left,
-            su_low,
-            su_rep,
-            ac_nonce,
-            ac_mac,
-            ac_ip,
-            ac_udp,
-            ac_port,
-            ac_bm,
-            so_q,
             sq_reg,
             sq_b_nonce,
             b_reg,
@@ -2322,13 +1864,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             cp_n1,
             cp_n2
         );
-        for r in 0..self.route_ip.len() {
-            self.route_ip[r].clock.next = self.clock.val();
-            self.route_ip[r].d.next = self.route_ip[r].q.val();
-            self.route_valid[r].clock.next = self.clock.val();
-            self.route_valid[r].d.next = self.route_valid[r].q.val();
-            self.route_pm[r].clock.next = self.clock.val();
-            self.route_pm[r].d.next = self.route_pm[r].q.val();
+        for r in 0..self.csr.route_ip.len() {
             self.rh[r].clock.next = self.clock.val();
             self.rh[r].d.next = self.rh[r].q.val();
             self.rone[r].clock.next = self.clock.val();
@@ -2359,32 +1895,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.jci[j].clock.next = self.clock.val();
             self.jbusy[j].clock.next = self.clock.val();
             self.jbusy[j].d.next = self.jbusy[j].q.val();
-            self.ss_open[j].clock.next = self.clock.val();
-            self.ss_open[j].d.next = self.ss_open[j].q.val();
-            self.ss_base[j].clock.next = self.clock.val();
-            self.ss_base[j].d.next = self.ss_base[j].q.val();
-            self.ss_high[j].clock.next = self.clock.val();
-            self.ss_high[j].d.next = self.ss_high[j].q.val();
-            self.ss_pend[j].clock.next = self.clock.val();
-            self.ss_pend[j].d.next = self.ss_pend[j].q.val();
-        }
-        for k in 0..self.cnt.len() {
-            self.cnt[k].clock.next = self.clock.val();
-            self.cnt[k].d.next = self.cnt[k].q.val();
-            self.s_cnt[k].clock.next = self.clock.val();
-            self.s_cnt[k].d.next = self.s_cnt[k].q.val();
-        }
-        for i in 0..self.s_info.len() {
-            self.s_info[i].clock.next = self.clock.val();
-            self.s_info[i].d.next = self.s_info[i].q.val();
-        }
-        for j in 0..self.s_busy.len() {
-            self.s_busy[j].clock.next = self.clock.val();
-            self.s_busy[j].d.next = self.s_busy[j].q.val();
-        }
-        for p in 0..self.s_port.len() {
-            self.s_port[p].clock.next = self.clock.val();
-            self.s_port[p].d.next = self.s_port[p].q.val();
         }
         for p in 0..self.pp_mac.len() {
             self.pp_mac[p].clock.next = self.clock.val();
@@ -2412,9 +1922,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chram2.clock.next = self.clock.val();
         self.chram3.clock.next = self.clock.val();
         self.ovram.clock.next = self.clock.val();
-        self.mram.clock.next = self.clock.val();
         // Timer: `tick_div` cycles per tick.
-        self.tick_now.next = self.tick_cnt.q.val() + 1 >= self.tick_div.q.val();
+        self.tick_now.next = self.tick_cnt.q.val() + 1 >= self.csr.tick_div.val();
         if self.tick_now.val() {
             self.tick_cnt.d.next = 0.into();
             self.now.d.next = self.now.q.val() + 1;
@@ -2564,18 +2073,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.tx[p].w_row.next = self.acc_row.val();
             self.tx[p].p_hdr.next = self.hg.hdr_q.val();
             self.tx[p].p_len.next = self.hg.len_q.val();
-            self.rxp[p].clock.next = self.clock.val();
-            self.rxp[p].d.next = self.rxp[p].q.val();
-            self.rxb[p].clock.next = self.clock.val();
-            self.rxb[p].d.next = self.rxb[p].q.val();
-            self.txp[p].clock.next = self.clock.val();
-            self.txp[p].d.next = self.txp[p].q.val();
-            self.txb[p].clock.next = self.clock.val();
-            self.txb[p].d.next = self.txb[p].q.val();
             self.dv[p].clock.next = self.clock.val();
             self.dv[p].d.next = self.dv[p].q.val();
-            self.rxbad[p].clock.next = self.clock.val();
-            self.rxbad[p].d.next = self.rxbad[p].q.val();
             self.rx_ev[p].next = false;
         }
         // Round-robin arbiter: lowest ready port above the last served, else lowest ready.
@@ -2681,8 +2180,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             & (self.la_src.q.val() == self.pk_idx.q.val());
         self.parser.hdr.next = self.la_hdr.q.val();
         self.parser.len.next = self.la_len.q.val();
-        self.parser.me_ip.next = self.me_ip.q.val();
-        self.parser.me_port.next = self.me_port.q.val();
+        self.parser.me_ip.next = self.csr.me_ip.val();
+        self.parser.me_port.next = self.csr.me_port.val();
         self.parser.udp_ok.next = self.la_udp.q.val();
         self.parser.ip_ok.next = self.la_ip.q.val();
         self.cls.non_ip.next = self.pc_non_ip.q.val();
@@ -2727,7 +2226,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.rpm.next = 0.into();
         for r in 0..self.rone.len() {
             if self.rone[r].q.val() {
-                self.rpm.next = self.rpm.val() | self.route_pm[r].q.val();
+                self.rpm.next = self.rpm.val() | self.csr.route_pm[r].val();
             }
         }
         self.jpre[0].next = false;
@@ -2755,9 +2254,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // The commit path (below, "Job commits") applies a job commit (`jc_q`: the staged
         // entry, to `jc_i`) or a session's opening at the root (`so_q`: the entry as it is,
         // with a new epoch, to the session unit's entry): `jcg`, `jcx`, `jpk`.
-        self.jcg.next = self.jc_q.q.val() | self.so_q.q.val();
-        if self.so_q.q.val() {
-            self.jcx.next = self.su_j.q.val();
+        self.jcg.next = self.jc_q.q.val() | self.sess.epoch_move.val();
+        if self.sess.epoch_move.val() {
+            self.jcx.next = self.sess.entry.val();
         } else {
             self.jcx.next = self.jc_i.q.val();
         }
@@ -2766,10 +2265,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Session state of the latched job (a root's session floor, in PRED).
         self.sb_cur.next = 0.into();
         self.so_cur.next = false;
-        for j in 0..self.ss_base.len() {
+        for j in 0..self.sess.ss_base.len() {
             if self.ji.q.val() == self.c_idx8[j].val() {
-                self.sb_cur.next = self.sb_cur.val() | self.ss_base[j].q.val();
-                self.so_cur.next = self.so_cur.val() | self.ss_open[j].q.val();
+                self.sb_cur.next = self.sb_cur.val() | self.sess.ss_base[j].val();
+                self.so_cur.next = self.so_cur.val() | self.sess.ss_open[j].val();
             }
         }
         // Busy count of the latched job.
@@ -3406,8 +2905,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pick_now.next = false;
         // A job commit waits for the front end to be idle and holds it for a cycle after
         // (`jc_hold`): no decision straddles it (see "Job commits" below).
-        self.jc_hold.next =
-            self.jc_pend.q.val() | self.jc_q.q.val() | self.su_v.q.val() | self.so_q.q.val();
+        self.jc_hold.next = self.jc_pend.q.val()
+            | self.jc_q.q.val()
+            | self.sess.busy.val()
+            | self.sess.epoch_move.val();
         // LOOK's frame moves to PRED when the decision stages are empty or DECIDE completes
         // in this cycle (the item stage is empty or hands its item over); a frame for
         // another slot copy than the one in DSEL may also leave while it is in DSEL
@@ -3418,7 +2919,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // that opens changes the job's entry and state before the next decision.)
         self.lk_go.next = self.lk_v.q.val()
             & !self.x_join.q.val()
-            & !self.su_v.q.val()
+            & !self.sess.busy.val()
             & ((self.xstate.q.val() == DecState::Idle)
                 | (((self.xstate.q.val() == DecState::Decide)
                     | ((self.xstate.q.val() == DecState::DSel)
@@ -3448,7 +2949,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 if self.jc_pend.q.val() {
                     if (self.xstate.q.val() == DecState::Idle)
                         & !self.lk_v.q.val()
-                        & !self.su_v.q.val()
+                        & !self.sess.busy.val()
                     {
                         self.jc.next = true;
                         self.jc_pend.d.next = false;
@@ -3642,9 +3143,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                                 << self.at_meta_touched.val());
                         self.meta.we.next = 1.into();
                         self.e_slot.d.next = true;
-                        self.o_src_mac.d.next = self.me_mac.q.val();
-                        self.o_src_ip.d.next = self.me_ip.q.val();
-                        self.o_src_port.d.next = self.me_port.q.val();
+                        self.o_src_mac.d.next = self.csr.me_mac.val();
+                        self.o_src_ip.d.next = self.csr.me_ip.val();
+                        self.o_src_port.d.next = self.csr.me_port.val();
                         self.o_dst_mac.d.next = self.q_sj.q.val().get_value_parent_mac();
                         self.o_dst_ip.d.next = self.q_sj.q.val().get_value_parent_ip();
                         self.o_dst_port.d.next = self.q_sj.q.val().get_value_parent_udp();
@@ -3793,6 +3294,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // DECIDE (before PRED and DSEL below: with an older frame in DECIDE while the next
         // one is in PRED, `xo_v`, PRED's `xstate` wins).
         self.hu_v.d.next = false;
+        self.sess.join_go.next = false;
         if self.dec_v.val() {
             // DECIDE (Switch::contribution / result / same_block / try_complete): slot
             // metadata, busy counts and counters change here, in decision order; the rows
@@ -3833,9 +3335,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.sq_b_ji.d.next = self.dx_ji.q.val();
                 self.sq_b_nch.d.next = self.x_je.q.val().get_value_children();
                 // Fields of originated frames, by default from the packet.
-                self.sq_o_src_mac.d.next = self.me_mac.q.val();
-                self.sq_o_src_ip.d.next = self.me_ip.q.val();
-                self.sq_o_src_port.d.next = self.me_port.q.val();
+                self.sq_o_src_mac.d.next = self.csr.me_mac.val();
+                self.sq_o_src_ip.d.next = self.csr.me_ip.val();
+                self.sq_o_src_port.d.next = self.csr.me_port.val();
                 self.sq_o_dst_mac.d.next = self.x_je.q.val().get_value_parent_mac();
                 self.sq_o_dst_ip.d.next = self.x_je.q.val().get_value_parent_ip();
                 self.sq_o_dst_port.d.next = self.x_je.q.val().get_value_parent_udp();
@@ -3868,7 +3370,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & self.dq_rok.q.val()
                 {
                     // Result at an inner switch: multicast to the children.
-                    self.sq_o_src_ip.d.next = self.me_ip.q.val();
+                    self.sq_o_src_ip.d.next = self.csr.me_ip.val();
                     self.sq_o_flags.d.next = self.dx_flags.q.val() | self.fl_multicast.val();
                     self.mc_new.next = true;
                     self.dh_st.next = BackState::CopyRows;
@@ -3947,17 +3449,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                     Action::Join => {
                         // A JOIN at the root goes to the session unit; its frame is released.
-                        self.su_v.d.next = true;
-                        self.su_st.d.next = SessState::Load;
-                        self.su_j.d.next = self.dx_ji.q.val();
-                        self.su_bm.d.next = self.dx_bitmap.q.val();
-                        self.su_nonce.d.next = self.dx_block.q.val();
-                        self.su_mac.d.next = self.dx_src_mac.q.val();
-                        self.su_ip.d.next = self.dx_src_ip.q.val();
-                        self.su_udp.d.next = self.dx_src_port.q.val();
-                        self.su_port.d.next = self.dx_sel.q.val();
-                        self.su_job.d.next = self.dx_job.q.val();
-                        self.su_ranks.d.next = self.x_je.q.val().get_value_ranks();
+                        self.sess.join_go.next = true;
                     }
                     Action::Relay => {
                         // ACCEPT/REFUSE down to the children with one of its ranks: a
@@ -4418,8 +3910,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pr_src_mac.d.next = self.parser.src_mac.val();
             self.pr_src_port.d.next = self.parser.src_port.val();
             for r in 0..self.rh.len() {
-                self.rh[r].d.next = self.route_valid[r].q.val()
-                    & (self.route_ip[r].q.val() == self.parser.dst_ip.val());
+                self.rh[r].d.next = self.csr.route_valid[r].val()
+                    & (self.csr.route_ip[r].val() == self.parser.dst_ip.val());
             }
             for j in 0..self.jh.len() {
                 self.jh[j].d.next =
@@ -4442,8 +3934,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         if !self.sweep_on.q.val()
             & self.any_to.q.val()
-            & (self.scan_ticks.q.val() != 0)
-            & (self.sweep_el.q.val() >= self.scan_ticks.q.val())
+            & (self.csr.scan_ticks.val() != 0)
+            & (self.sweep_el.q.val() >= self.csr.scan_ticks.val())
         {
             self.sweep_on.d.next = true;
             // (The start's `now` is this cycle's: one tick since it if `now` advances.)
@@ -4451,607 +3943,101 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.scan_ptr.d.next = 0.into();
             self.own_age.d.next = 0.into();
         }
-        // AXI4-Lite: a write needs address and data together; one outstanding read.
-        // Writes wait while a job commit is pending or being applied: it reads the staging
-        // registers in its `jc_q` cycle.
-        self.wr.next = self.awvalid.val()
-            & self.wvalid.val()
-            & !self.bvalid_r.q.val()
-            & !self.jc_pend.q.val()
-            & !self.jc_q.q.val();
-        self.awready.next = self.wr.val();
-        self.wready.next = self.wr.val();
-        self.bvalid.next = self.bvalid_r.q.val();
-        self.bresp.next = 0.into();
-        if self.wr.val() {
-            self.bvalid_r.d.next = true;
-        } else if self.bready.val() {
-            self.bvalid_r.d.next = false;
+        // The control and status registers (`csr.rs`): the AXI4-Lite slave, the staging,
+        // identity, timer and route registers, the counters and the table read-back.
+        self.csr.clock.next = self.clock.val();
+        self.csr.rst.next = self.rst.val();
+        self.csr.awaddr.next = self.awaddr.val();
+        self.csr.awvalid.next = self.awvalid.val();
+        self.awready.next = self.csr.awready.val();
+        self.csr.wdata.next = self.wdata.val();
+        self.csr.wvalid.next = self.wvalid.val();
+        self.wready.next = self.csr.wready.val();
+        self.bresp.next = self.csr.bresp.val();
+        self.bvalid.next = self.csr.bvalid.val();
+        self.csr.bready.next = self.bready.val();
+        self.csr.araddr.next = self.araddr.val();
+        self.csr.arvalid.next = self.arvalid.val();
+        self.arready.next = self.csr.arready.val();
+        self.rdata.next = self.csr.rdata.val();
+        self.rresp.next = self.csr.rresp.val();
+        self.rvalid.next = self.csr.rvalid.val();
+        self.csr.rready.next = self.rready.val();
+        if self.csr.job_commit.val() {
+            // Applied when the front end is idle (IDLE above), in decision order.
+            self.jc_pend.d.next = true;
+            self.jc_i.d.next = self.csr.job_commit_entry.val();
         }
-        self.jpack.next = bit_cast::<JOB_W, 32>(self.st_jctrl.q.val())
-            | (bit_cast::<JOB_W, 16>(self.st_jid.q.val()) << self.at_job_job.val())
-            | (bit_cast::<JOB_W, 64>(self.st_jranks.q.val()) << self.at_job_ranks.val())
-            | (bit_cast::<JOB_W, 64>(self.st_jexp.q.val()) << self.at_job_expected.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jsbase.q.val()) << self.at_job_slot_base.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jscount.q.val()) << self.at_job_slot_count.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jquota.q.val()) << self.at_job_quota.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jflush.q.val()) << self.at_job_flush_after.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jreclaim.q.val()) << self.at_job_reclaim_after.val())
-            | (bit_cast::<JOB_W, 32>(self.st_pip.q.val()) << self.at_job_parent_ip.val())
-            | (bit_cast::<JOB_W, 48>(self.st_pmac.q.val()) << self.at_job_parent_mac.val())
-            | (bit_cast::<JOB_W, 16>(self.st_pudp.q.val()) << self.at_job_parent_udp.val())
-            | (bit_cast::<JOB_W, 8>(self.st_pport.q.val()) << self.at_job_parent_port.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jidle.q.val()) << self.at_job_reclaim_idle.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jfirst.q.val()) << self.at_job_first_block.val());
-        self.chram.waddr.next = (bit_cast::<ADDR_W, 8>(self.wdata.val().get_value_commit_entry())
-            << self.c_mclog.val())
-            | (bit_cast::<ADDR_W, 8>(self.wdata.val().get_value_commit_child())
-                & self.c_mcmask.val());
-        self.chram.wdata.next = bit_cast::<CHILD_W, 64>(self.st_cranks.q.val())
-            | (bit_cast::<CHILD_W, 48>(self.st_cmac.q.val()) << self.at_child_mac.val())
-            | (bit_cast::<CHILD_W, 32>(self.st_cip.q.val()) << self.at_child_ip.val())
-            | (bit_cast::<CHILD_W, 16>(self.st_cudp.q.val()) << self.at_child_udp.val())
-            | (bit_cast::<CHILD_W, 8>(self.st_cport.q.val()) << self.at_child_port.val());
-        self.chram.we.next = 0.into();
-        self.pbram.waddr.next = (bit_cast::<ADDR_W, 8>(self.wdata.val().get_value_commit_entry())
-            << 3)
-            | bit_cast::<ADDR_W, 3>(self.wdata.val().get_value_commit_port());
-        self.pbram.wdata.next = self.st_pbelow.q.val();
-        self.pbram.we.next = 0.into();
-        if self.wr.val() {
-            if self.awaddr.val() == self.a_me_ip.val() {
-                self.me_ip.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_me_port.val() {
-                self.me_port.d.next = self.wdata.val().get_value_low16();
-            }
-            if self.awaddr.val() == self.a_me_mac_lo.val() {
-                self.me_mac.d.next = (self.me_mac.q.val() & 0xffff_0000_0000u64)
-                    | bit_cast::<48, 32>(self.wdata.val());
-            }
-            if self.awaddr.val() == self.a_me_mac_hi.val() {
-                self.me_mac.d.next = (self.me_mac.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<48, 16>(self.wdata.val().get_value_low16()) << 32);
-            }
-            if self.awaddr.val() == self.a_tick_div.val() {
-                self.tick_div.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_scan_ticks.val() {
-                self.scan_ticks.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_job_id.val() {
-                self.st_jid.d.next = self.wdata.val().get_value_low16();
-            }
-            if self.awaddr.val() == self.a_job_ctrl.val() {
-                self.st_jctrl.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_job_ranks_lo.val() {
-                self.st_jranks.d.next = (self.st_jranks.q.val() & 0xffff_ffff_0000_0000u64)
-                    | bit_cast::<64, 32>(self.wdata.val());
-            }
-            if self.awaddr.val() == self.a_job_ranks_hi.val() {
-                self.st_jranks.d.next = (self.st_jranks.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<64, 32>(self.wdata.val()) << 32);
-            }
-            if self.awaddr.val() == self.a_job_expected_lo.val() {
-                self.st_jexp.d.next = (self.st_jexp.q.val() & 0xffff_ffff_0000_0000u64)
-                    | bit_cast::<64, 32>(self.wdata.val());
-            }
-            if self.awaddr.val() == self.a_job_expected_hi.val() {
-                self.st_jexp.d.next = (self.st_jexp.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<64, 32>(self.wdata.val()) << 32);
-            }
-            if self.awaddr.val() == self.a_job_slot_base.val() {
-                self.st_jsbase.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_job_slot_count.val() {
-                self.st_jscount.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_job_quota.val() {
-                self.st_jquota.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_job_flush_after.val() {
-                self.st_jflush.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_job_reclaim_after.val() {
-                self.st_jreclaim.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_job_first_block.val() {
-                self.st_jfirst.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_job_reclaim_idle.val() {
-                self.st_jidle.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_port_below_lo.val() {
-                self.st_pbelow.d.next = (self.st_pbelow.q.val() & 0xffff_ffff_0000_0000u64)
-                    | bit_cast::<64, 32>(self.wdata.val());
-            }
-            if self.awaddr.val() == self.a_port_below_hi.val() {
-                self.st_pbelow.d.next = (self.st_pbelow.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<64, 32>(self.wdata.val()) << 32);
-            }
-            if self.awaddr.val() == self.a_port_below_commit.val() {
-                self.pbram.we.next = 1.into();
-            }
-            if self.awaddr.val() == self.a_tbl_sel.val() {
-                self.tbl_sel.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_job_parent_mac_lo.val() {
-                self.st_pmac.d.next = (self.st_pmac.q.val() & 0xffff_0000_0000u64)
-                    | bit_cast::<48, 32>(self.wdata.val());
-            }
-            if self.awaddr.val() == self.a_job_parent_mac_hi.val() {
-                self.st_pmac.d.next = (self.st_pmac.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<48, 16>(self.wdata.val().get_value_low16()) << 32);
-            }
-            if self.awaddr.val() == self.a_job_parent_ip.val() {
-                self.st_pip.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_job_parent_udp.val() {
-                self.st_pudp.d.next = self.wdata.val().get_value_low16();
-            }
-            if self.awaddr.val() == self.a_job_parent_port.val() {
-                self.st_pport.d.next = self.wdata.val().get_value_low8();
-            }
-            if self.awaddr.val() == self.a_job_commit.val() {
-                // Applied when the front end is idle (IDLE above), in decision order.
-                self.jc_pend.d.next = true;
-                self.jc_i.d.next = self.wdata.val().get_value_low8();
-            }
-            if self.awaddr.val() == self.a_child_mac_lo.val() {
-                self.st_cmac.d.next = (self.st_cmac.q.val() & 0xffff_0000_0000u64)
-                    | bit_cast::<48, 32>(self.wdata.val());
-            }
-            if self.awaddr.val() == self.a_child_mac_hi.val() {
-                self.st_cmac.d.next = (self.st_cmac.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<48, 16>(self.wdata.val().get_value_low16()) << 32);
-            }
-            if self.awaddr.val() == self.a_child_ip.val() {
-                self.st_cip.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_child_udp.val() {
-                self.st_cudp.d.next = self.wdata.val().get_value_low16();
-            }
-            if self.awaddr.val() == self.a_child_port.val() {
-                self.st_cport.d.next = self.wdata.val().get_value_low8();
-            }
-            if self.awaddr.val() == self.a_child_ranks_lo.val() {
-                self.st_cranks.d.next = (self.st_cranks.q.val() & 0xffff_ffff_0000_0000u64)
-                    | bit_cast::<64, 32>(self.wdata.val());
-            }
-            if self.awaddr.val() == self.a_child_ranks_hi.val() {
-                self.st_cranks.d.next = (self.st_cranks.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<64, 32>(self.wdata.val()) << 32);
-            }
-            if self.awaddr.val() == self.a_child_commit.val() {
-                self.chram.we.next = 1.into();
-            }
-            if self.awaddr.val() == self.a_route_ip.val() {
-                self.st_route_ip.d.next = self.wdata.val();
-            }
-            if self.awaddr.val() == self.a_route_port.val() {
-                self.st_route_port.d.next = self.wdata.val().get_value_low8();
-            }
-            if self.awaddr.val() == self.a_route_commit.val() {
-                for r in 0..self.route_ip.len() {
-                    if self.wdata.val().get_value_low16() == self.c_idx16[r].val() {
-                        self.route_ip[r].d.next = self.st_route_ip.q.val();
-                        self.route_valid[r].d.next = self.st_route_port.q.val().get_value_valid();
-                        self.route_pm[r].d.next = bits::<8>(1)
-                            << bit_cast::<8, 4>(self.st_route_port.q.val().get_value_egress());
-                    }
-                }
-            }
-        }
-        // The back end's and the item stage's copies of the child table (their own read
-        // ports for multicast rounds).
-        self.chram2.waddr.next = self.chram.waddr.val();
-        self.chram2.wdata.next = self.chram.wdata.val();
-        self.chram2.we.next = self.chram.we.val();
-        self.chram3.waddr.next = self.chram.waddr.val();
-        self.chram3.wdata.next = self.chram.wdata.val();
-        self.chram3.we.next = self.chram.we.val();
-        if (self.chram.we.val() != 0) | self.jcg.val() {
+        // The child table and the back end's and the item stage's copies of it (their own
+        // read ports for multicast rounds), and the port-below table, written by commits.
+        self.chram.waddr.next = self.csr.child_waddr.val();
+        self.chram.wdata.next = self.csr.child_wdata.val();
+        self.chram.we.next = self.csr.child_we.val();
+        self.chram2.waddr.next = self.csr.child_waddr.val();
+        self.chram2.wdata.next = self.csr.child_wdata.val();
+        self.chram2.we.next = self.csr.child_we.val();
+        self.chram3.waddr.next = self.csr.child_waddr.val();
+        self.chram3.wdata.next = self.csr.child_wdata.val();
+        self.chram3.we.next = self.csr.child_we.val();
+        self.pbram.waddr.next = self.csr.pb_waddr.val();
+        self.pbram.wdata.next = self.csr.pb_wdata.val();
+        self.pbram.we.next = self.csr.pb_we.val();
+        if (self.csr.child_we.val() != 0) | self.jcg.val() {
             self.pc_v.d.next = false;
             self.ps_dirty.d.next = true;
         }
-        self.arready.next = !self.rvalid_r.q.val() & !self.rs.q.val();
-        self.rvalid.next = self.rvalid_r.q.val();
-        self.rdata.next = self.rdata_r.q.val();
-        self.rresp.next = 0.into();
-        // Reads take two cycles: the cycle a read is accepted registers one select per
-        // readable register (the address compared with each register's address); the
-        // next cycle ORs the selected values (every address is distinct, so at most one
-        // select is set) into the read data.
-        for i in 0..self.s_info.len() {
-            self.s_info[i].d.next = self.araddr.val() == (self.c_idx16[i].val() << 2);
-        }
-        self.s_misc.d.next = bit_cast::<8, 1>((self.araddr.val() == self.a_me_ip.val()).into())
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_me_port.val()).into()) << 1)
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_me_mac_lo.val()).into()) << 2)
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_me_mac_hi.val()).into()) << 3)
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_tick_div.val()).into()) << 4)
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_tick.val()).into()) << 5)
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_scan_ticks.val()).into()) << 6);
-        self.s_tsel.d.next = self.araddr.val() == self.a_tbl_sel.val();
-        self.s_tbl.d.next = (self.araddr.val() >= self.a_tbl_data.val())
-            & (self.araddr.val() < self.c_tbl_end.val());
-        self.tbl_w.d.next = (self.araddr.val() - self.a_tbl_data.val()) >> 2;
-        for j in 0..self.s_busy.len() {
-            self.s_busy[j].d.next =
-                self.araddr.val() == self.a_busy.val() + (self.c_idx16[j].val() << 2);
-        }
-        for k in 0..self.s_cnt.len() {
-            self.s_cnt[k].d.next = 0.into();
-            if self.araddr.val() == self.a_cnt.val() + (self.c_idx16[k].val() << 3) {
-                self.s_cnt[k].d.next = 1.into();
-            }
-            if self.araddr.val() == self.a_cnt.val() + (self.c_idx16[k].val() << 3) + 4 {
-                self.s_cnt[k].d.next = 2.into();
-            }
-        }
-        for p in 0..self.s_port.len() {
-            self.s_port[p].d.next = 0.into();
-            for w in 0..8 {
-                if self.araddr.val()
-                    == self.a_port.val()
-                        + (self.c_idx16[p].val() << 5)
-                        + (self.c_idx16[w].val() << 2)
-                {
-                    self.s_port[p].d.next = bits::<16>(1) << self.c_idx16[w].val();
-                }
-            }
-            if self.araddr.val() == self.a_rxbad.val() + (self.c_idx16[p].val() << 2) {
-                self.s_port[p].d.next = bits::<16>(1) << 8;
-            }
-        }
-        self.rd.next = 0.into();
-        for i in 0..self.s_info.len() {
-            if self.s_info[i].q.val() {
-                self.rd.next = self.rd.val() | self.c_info[i].val();
-            }
-        }
-        if self.s_misc.q.val().get_bit(0) {
-            self.rd.next = self.rd.val() | self.me_ip.q.val();
-        }
-        if self.s_misc.q.val().get_bit(1) {
-            self.rd.next = self.rd.val() | bit_cast::<32, 16>(self.me_port.q.val());
-        }
-        if self.s_misc.q.val().get_bit(2) {
-            self.rd.next = self.rd.val() | self.me_mac.q.val().get_value_mac_lo();
-        }
-        if self.s_misc.q.val().get_bit(3) {
-            self.rd.next =
-                self.rd.val() | bit_cast::<32, 16>(self.me_mac.q.val().get_value_mac_hi());
-        }
-        if self.s_misc.q.val().get_bit(4) {
-            self.rd.next = self.rd.val() | self.tick_div.q.val();
-        }
-        if self.s_misc.q.val().get_bit(5) {
-            self.rd.next = self.rd.val() | self.now.q.val();
-        }
-        if self.s_misc.q.val().get_bit(6) {
-            self.rd.next = self.rd.val() | self.scan_ticks.q.val();
-        }
-        if self.s_tsel.q.val() {
-            self.rd.next = self.rd.val() | self.tbl_sel.q.val();
-        }
-        // Word `tbl_w` of the selected row (shifted down to bits 31:0).
-        self.tbl_sh.next = self.tbl_q.q.val() >> (self.tbl_w.q.val() << 5);
-        if self.s_tbl.q.val() {
-            self.rd.next = self.rd.val() | self.tbl_sh.val().get_value_low32();
-        }
-        for j in 0..self.s_busy.len() {
-            if self.s_busy[j].q.val() {
-                self.rd.next = self.rd.val() | self.jbusy[j].q.val();
-            }
-        }
-        // A 64-bit counter reads as two registers, low word (bits 31:0) then high word
-        // (63:32). These are the only literal slices left in the engine: inside a loop over a
-        // `Vec`, `hdl_gen` cannot use a layout accessor (it evaluates the field's offset
-        // outside the loop, where the index is not defined).
-        for k in 0..self.s_cnt.len() {
-            if self.s_cnt[k].q.val().get_bit(0) {
-                self.rd.next = self.rd.val() | self.cnt[k].q.val().get_bits::<32>(0);
-            }
-            if self.s_cnt[k].q.val().get_bit(1) {
-                self.rd.next = self.rd.val() | self.cnt[k].q.val().get_bits::<32>(32);
-            }
-        }
-        for p in 0..self.s_port.len() {
-            if self.s_port[p].q.val().get_bit(0) {
-                self.rd.next = self.rd.val() | self.rxp[p].q.val().get_bits::<32>(0);
-            }
-            if self.s_port[p].q.val().get_bit(1) {
-                self.rd.next = self.rd.val() | self.rxp[p].q.val().get_bits::<32>(32);
-            }
-            if self.s_port[p].q.val().get_bit(2) {
-                self.rd.next = self.rd.val() | self.rxb[p].q.val().get_bits::<32>(0);
-            }
-            if self.s_port[p].q.val().get_bit(3) {
-                self.rd.next = self.rd.val() | self.rxb[p].q.val().get_bits::<32>(32);
-            }
-            if self.s_port[p].q.val().get_bit(4) {
-                self.rd.next = self.rd.val() | self.txp[p].q.val().get_bits::<32>(0);
-            }
-            if self.s_port[p].q.val().get_bit(5) {
-                self.rd.next = self.rd.val() | self.txp[p].q.val().get_bits::<32>(32);
-            }
-            if self.s_port[p].q.val().get_bit(6) {
-                self.rd.next = self.rd.val() | self.txb[p].q.val().get_bits::<32>(0);
-            }
-            if self.s_port[p].q.val().get_bit(7) {
-                self.rd.next = self.rd.val() | self.txb[p].q.val().get_bits::<32>(32);
-            }
-            if self.s_port[p].q.val().get_bit(8) {
-                self.rd.next = self.rd.val() | self.rxbad[p].q.val();
-            }
-        }
-        self.rs.d.next = self.arvalid.val() & !self.rvalid_r.q.val() & !self.rs.q.val();
-        if self.rs.q.val() {
-            self.rvalid_r.d.next = true;
-            self.rdata_r.d.next = self.rd.val();
-        } else if self.rready.val() {
-            self.rvalid_r.d.next = false;
-        }
-        // `high`: the newest block of the job's sessions. DECIDE's (entry, block) (`hu_*`)
-        // reads the entry's `high` (`hu_h`; the write of the stage after next, forwarded),
-        // compares (`hu3_v`: the block is newer), writes. Decisions are at least two cycles
-        // apart, so the next update reads in the cycle of this one's write.
-        self.hu2_v.d.next = self.hu_v.q.val();
-        self.hu2_j.d.next = self.hu_j.q.val();
-        self.hu2_b.d.next = self.hu_b.q.val();
-        self.hu_hcur.next = 0.into();
-        for j in 0..self.ss_high.len() {
-            if self.hu_j.q.val() == self.c_idx8[j].val() {
-                self.hu_hcur.next = self.hu_hcur.val() | self.ss_high[j].q.val();
-            }
-        }
-        if self.hu3_v.q.val() & (self.hu3_j.q.val() == self.hu_j.q.val()) {
-            self.hu_h.d.next = self.hu3_b.q.val();
-        } else {
-            self.hu_h.d.next = self.hu_hcur.val();
-        }
-        self.hu_d.next = self.hu2_b.q.val() - self.hu_h.q.val();
-        self.hu3_v.d.next =
-            self.hu2_v.q.val() & (self.hu_d.val() != 0) & !self.hu_d.val().get_bit(31);
-        self.hu3_j.d.next = self.hu2_j.q.val();
-        self.hu3_b.d.next = self.hu2_b.q.val();
-        if self.hu3_v.q.val() {
-            for j in 0..self.ss_high.len() {
-                if self.hu3_j.q.val() == self.c_idx8[j].val() {
-                    self.ss_high[j].d.next = self.hu3_b.q.val();
-                }
-            }
-        }
-        // ---- The root's session unit (`Switch::join`, `open_session`): one JOIN at a time
-        // while LOOK waits (`su_v`). It reads the rank's member row; a repeat of the open
-        // session's JOIN is answered again; otherwise the row is written and `pending`
-        // grows, and the JOIN that completes the job's ranks opens the session: its first
-        // block (`next_base`), the entry's epoch moved on (the job's copies freed, through
-        // the commit path, `so_q`), and one ACCEPT per rank in rank order. ----
-        self.so_q.d.next = false;
-        self.mram.we.next = 0.into();
-        self.mram.waddr.next = (bit_cast::<ADDR_W, 8>(self.su_j.q.val()) << 6)
-            | bit_cast::<ADDR_W, 6>(self.su_rank.q.val());
-        self.mram.raddr.next = (bit_cast::<ADDR_W, 8>(self.su_j.q.val()) << 6)
-            | bit_cast::<ADDR_W, 6>(self.su_rank.q.val());
-        self.mram.wdata.next = bit_cast::<MEMBER_W, 32>(self.su_nonce.q.val())
-            | (bit_cast::<MEMBER_W, 48>(self.su_mac.q.val()) << 32)
-            | (bit_cast::<MEMBER_W, 32>(self.su_ip.q.val()) << 80)
-            | (bit_cast::<MEMBER_W, 16>(self.su_udp.q.val()) << 112)
-            | (bit_cast::<MEMBER_W, 4>(self.su_port.q.val()) << 128);
-        // The rank of a one-bit set (the JOIN's, or the lowest left to answer).
-        if self.su_st.q.val() == SessState::Load {
-            self.su_ein.next = self.su_bm.q.val();
-        } else {
-            self.su_ein.next = self.su_low.q.val();
-        }
-        self.su_enc.next = 0.into();
-        for k in 0..64 {
-            if self.su_ein.val().get_bit(k) {
-                self.su_enc.next = self.su_enc.val() | self.c_r6[k].val();
-            }
-        }
-        // The served entry's session state, slot mask and newest block.
-        self.su_pcur.next = 0.into();
-        self.su_ocur.next = false;
-        self.su_bcur.next = 0.into();
-        self.su_hcur.next = 0.into();
-        self.su_cmcur.next = 0.into();
-        for j in 0..self.ss_pend.len() {
-            if self.su_j.q.val() == self.c_idx8[j].val() {
-                self.su_pcur.next = self.su_pcur.val() | self.ss_pend[j].q.val();
-                self.su_ocur.next = self.su_ocur.val() | self.ss_open[j].q.val();
-                self.su_bcur.next = self.su_bcur.val() | self.ss_base[j].q.val();
-                self.su_hcur.next = self.su_hcur.val() | self.ss_high[j].q.val();
-                self.su_cmcur.next = self.su_cmcur.val() | self.jcm[j].q.val();
-            }
-        }
-        self.su_np.next = self.su_pend.q.val() | self.su_bm.q.val();
-        match self.su_st.q.val() {
-            SessState::Load => {
-                self.su_rank.d.next = self.su_enc.val();
-                self.su_pend.d.next = self.su_pcur.val();
-                self.su_open.d.next = self.su_ocur.val();
-                self.su_base.d.next = self.su_bcur.val();
-                self.su_st.d.next = SessState::Read;
-            }
-            SessState::Read => {
-                self.su_st.d.next = SessState::Wait;
-            }
-            SessState::Wait => {
-                self.su_m.d.next = self.mram.rdata.val();
-                self.su_high.d.next = self.su_hcur.val();
-                self.su_cm.d.next = bit_cast::<32, ADDR_W>(self.su_cmcur.val());
-                self.su_st.d.next = SessState::Decide;
-            }
-            SessState::Decide => {
-                if ((self.su_pend.q.val() & self.su_bm.q.val()) == 0)
-                    & (self.su_m.q.val().get_value_nonce() == self.su_nonce.q.val())
-                    & self.su_open.q.val()
-                {
-                    // A repeat of the open session's JOIN (its ACCEPT was lost): answer
-                    // again, to this JOIN's source.
-                    self.ac_nonce.d.next = self.su_nonce.q.val();
-                    self.ac_mac.d.next = self.su_mac.q.val();
-                    self.ac_ip.d.next = self.su_ip.q.val();
-                    self.ac_udp.d.next = self.su_udp.q.val();
-                    self.ac_port.d.next = self.su_port.q.val();
-                    self.ac_bm.d.next = self.su_bm.q.val();
-                    self.su_rep.d.next = true;
-                    self.su_st.d.next = SessState::AStage;
-                } else {
-                    self.mram.we.next = 1.into();
-                    for j in 0..self.ss_pend.len() {
-                        if self.su_j.q.val() == self.c_idx8[j].val() {
-                            self.ss_pend[j].d.next = self.su_np.val();
-                        }
-                    }
-                    if self.su_np.val() == self.su_ranks.q.val() {
-                        self.su_st.d.next = SessState::Open;
-                    } else {
-                        self.su_v.d.next = false;
-                        self.su_st.d.next = SessState::Idle;
-                    }
-                }
-            }
-            SessState::Open => {
-                // The first session starts at `first_block` (`high` + 1), every later one
-                // at `next_base(high)`: the first multiple of two slot ranges at least two
-                // slot ranges and one block past it.
-                if self.su_open.q.val() {
-                    self.su_base.d.next = (self.su_high.q.val() + ((self.su_cm.q.val() + 1) << 2))
-                        & !((self.su_cm.q.val() << 1) | 1);
-                } else {
-                    self.su_base.d.next = self.su_high.q.val() + 1;
-                }
-                self.su_st.d.next = SessState::Apply;
-            }
-            SessState::Apply => {
-                for j in 0..self.ss_pend.len() {
-                    if self.su_j.q.val() == self.c_idx8[j].val() {
-                        self.ss_open[j].d.next = true;
-                        self.ss_base[j].d.next = self.su_base.q.val();
-                        self.ss_high[j].d.next = self.su_base.q.val() - 1;
-                        self.ss_pend[j].d.next = 0.into();
-                    }
-                }
-                self.so_q.d.next = true;
-                self.su_left.d.next = self.su_ranks.q.val();
-                self.su_rep.d.next = false;
-                self.su_st.d.next = SessState::Next;
-            }
-            SessState::Next => {
-                if self.su_left.q.val() == 0 {
-                    self.su_v.d.next = false;
-                    self.su_st.d.next = SessState::Idle;
-                } else {
-                    self.su_low.d.next = self.su_left.q.val() & (!self.su_left.q.val() + 1);
-                    self.su_st.d.next = SessState::Enc;
-                }
-            }
-            SessState::Enc => {
-                self.su_rank.d.next = self.su_enc.val();
-                self.su_left.d.next = self.su_left.q.val() & !self.su_low.q.val();
-                self.su_st.d.next = SessState::ARead;
-            }
-            SessState::ARead => {
-                self.su_st.d.next = SessState::AWait;
-            }
-            SessState::AWait => {
-                self.su_m.d.next = self.mram.rdata.val();
-                self.su_st.d.next = SessState::ASet;
-            }
-            SessState::ASet => {
-                self.ac_nonce.d.next = self.su_m.q.val().get_value_nonce();
-                self.ac_mac.d.next = self.su_m.q.val().get_value_mac();
-                self.ac_ip.d.next = self.su_m.q.val().get_value_ip();
-                self.ac_udp.d.next = self.su_m.q.val().get_value_udp();
-                self.ac_port.d.next = self.su_m.q.val().get_value_port();
-                self.ac_bm.d.next = self.su_low.q.val();
-                self.su_st.d.next = SessState::AStage;
-            }
-            SessState::AStage => {
-                if !self.sq_v.q.val() & !self.dec_v.val() {
-                    // The ACCEPT (Switch::accept_frame): one element, the nonce.
-                    self.sq_v.d.next = true;
-                    self.sq_psd.d.next = true;
-                    self.sq_hst.d.next = BackState::CopyRows;
-                    self.sq_rl.d.next = true;
-                    self.sq_agg_op.d.next = 0.into();
-                    self.sq_nr.d.next = 0.into();
-                    self.sq_e_mc.d.next = false;
-                    self.sq_e_slot.d.next = false;
-                    self.sq_b_emit.d.next = false;
-                    self.sq_b_eovf.d.next = false;
-                    self.sq_rly.d.next = false;
-                    self.sq_reg.d.next = true;
-                    self.sq_b_nonce.d.next = self.ac_nonce.q.val();
-                    self.sq_more.d.next = false;
-                    self.sq_ei.d.next = 0.into();
-                    self.sq_b_enr.d.next = 1.into();
-                    self.sq_e_more.d.next = true;
-                    self.sq_e_last.d.next = true;
-                    self.sq_b_sel.d.next = self.ac_port.q.val();
-                    self.sq_b_row0.d.next = 0.into();
-                    self.sq_b_nrows.d.next = 0.into();
-                    self.sq_b_cadr.d.next = 0.into();
-                    self.sq_b_ji.d.next = self.su_j.q.val();
-                    self.sq_b_nch.d.next = 0.into();
-                    self.sq_o_src_mac.d.next = self.me_mac.q.val();
-                    self.sq_o_src_ip.d.next = self.me_ip.q.val();
-                    self.sq_o_src_port.d.next = self.me_port.q.val();
-                    self.sq_o_dst_mac.d.next = self.ac_mac.q.val();
-                    self.sq_o_dst_ip.d.next = self.ac_ip.q.val();
-                    self.sq_o_dst_port.d.next = self.ac_udp.q.val();
-                    self.sq_pmask.d.next = bits::<8>(1) << bit_cast::<8, 4>(self.ac_port.q.val());
-                    self.sq_o_ptype.d.next = self.pt_accept.val();
-                    self.sq_o_flags.d.next = 0.into();
-                    self.sq_o_exp.d.next = 0.into();
-                    self.sq_o_job.d.next = self.su_job.q.val();
-                    self.sq_o_elements.d.next = 1.into();
-                    self.sq_o_block.d.next = self.su_base.q.val();
-                    self.sq_o_child.d.next = 0.into();
-                    self.sq_o_bitmap.d.next = self.ac_bm.q.val();
-                    if self.su_rep.q.val() {
-                        self.su_v.d.next = false;
-                        self.su_st.d.next = SessState::Idle;
-                    } else {
-                        self.su_st.d.next = SessState::Next;
-                    }
-                }
-            }
-            _ => {}
+        // ---- The root's session unit (`session.rs`): a JOIN handed over by DECIDE, the
+        // session state LOOK and PRED read, and the ACCEPTs it offers, staged here when the
+        // item stage is free (`Switch::accept_frame`: one element, the nonce). ----
+        self.sess.clock.next = self.clock.val();
+        self.sess.rst.next = self.rst.val();
+        self.sess.ac_take.next = false;
+        if self.sess.ac_ready.val() & !self.sq_v.q.val() & !self.dec_v.val() {
+            self.sess.ac_take.next = true;
+            self.sq_v.d.next = true;
+            self.sq_psd.d.next = true;
+            self.sq_hst.d.next = BackState::CopyRows;
+            self.sq_rl.d.next = true;
+            self.sq_agg_op.d.next = 0.into();
+            self.sq_nr.d.next = 0.into();
+            self.sq_e_mc.d.next = false;
+            self.sq_e_slot.d.next = false;
+            self.sq_b_emit.d.next = false;
+            self.sq_b_eovf.d.next = false;
+            self.sq_rly.d.next = false;
+            self.sq_reg.d.next = true;
+            self.sq_b_nonce.d.next = self.sess.ac_nonce.val();
+            self.sq_more.d.next = false;
+            self.sq_ei.d.next = 0.into();
+            self.sq_b_enr.d.next = 1.into();
+            self.sq_e_more.d.next = true;
+            self.sq_e_last.d.next = true;
+            self.sq_b_sel.d.next = self.sess.ac_port.val();
+            self.sq_b_row0.d.next = 0.into();
+            self.sq_b_nrows.d.next = 0.into();
+            self.sq_b_cadr.d.next = 0.into();
+            self.sq_b_ji.d.next = self.sess.entry.val();
+            self.sq_b_nch.d.next = 0.into();
+            self.sq_o_src_mac.d.next = self.csr.me_mac.val();
+            self.sq_o_src_ip.d.next = self.csr.me_ip.val();
+            self.sq_o_src_port.d.next = self.csr.me_port.val();
+            self.sq_o_dst_mac.d.next = self.sess.ac_mac.val();
+            self.sq_o_dst_ip.d.next = self.sess.ac_ip.val();
+            self.sq_o_dst_port.d.next = self.sess.ac_udp.val();
+            self.sq_pmask.d.next = bits::<8>(1) << bit_cast::<8, 4>(self.sess.ac_port.val());
+            self.sq_o_ptype.d.next = self.pt_accept.val();
+            self.sq_o_flags.d.next = 0.into();
+            self.sq_o_exp.d.next = 0.into();
+            self.sq_o_job.d.next = self.sess.ac_job.val();
+            self.sq_o_elements.d.next = 1.into();
+            self.sq_o_block.d.next = self.sess.ac_block.val();
+            self.sq_o_child.d.next = 0.into();
+            self.sq_o_bitmap.d.next = self.sess.ac_bm.val();
         }
         // A session opened at the root: `sessions` (a JOIN was counted in `joins` at its
         // decision).
-        if self.su_st.q.val() == SessState::Apply {
+        if self.sess.opened.val() {
             self.ev.next = self.ev.val() | self.ev_sessions.val();
-        }
-        // Counters (the front end's decisions and the back end's multicast pushes), a
-        // cycle after the events (registered: the decision logic stays shallow).
-        self.evq.d.next = self.ev.val();
-        self.evbq.d.next = self.ev_b.val();
-        for k in 0..self.cnt.len() {
-            if self.evq.q.val().get_bit(k) & self.evbq.q.val().get_bit(k) {
-                self.cnt[k].d.next = self.cnt[k].q.val() + 2;
-            } else if self.evq.q.val().get_bit(k) | self.evbq.q.val().get_bit(k) {
-                self.cnt[k].d.next = self.cnt[k].q.val() + 1;
-            }
-        }
-        for p in 0..self.rx.len() {
-            if self.rx_ev[p].val() {
-                self.rxp[p].d.next = self.rxp[p].q.val() + 1;
-                self.rxb[p].d.next = self.rxb[p].q.val() + bit_cast::<64, 16>(self.la_len.q.val());
-            }
-            if self.tx[p].sent.val() {
-                self.txp[p].d.next = self.txp[p].q.val() + 1;
-                self.txb[p].d.next = self.txb[p].q.val() + self.tx[p].sent_len.val();
-            }
-            if self.rx[p].bad.val() {
-                self.rxbad[p].d.next = self.rxbad[p].q.val() + 1;
-            }
         }
         // Occupancy: slots_in_use (counter 0), its high water (counter 1), per-job busy
         // copies, a cycle after the decision (`bq_*`; a frame in LOOK latches the count
@@ -5074,20 +4060,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.jcb.next = 0.into();
         }
-        if self.bq_inc.q.val() {
-            self.cnt[0].d.next = self.cnt[0].q.val() + 1 - self.jcb.val();
-        } else if self.bq_dec.q.val() {
-            self.cnt[0].d.next = self.cnt[0].q.val() - 1 - self.jcb.val();
-        } else {
-            self.cnt[0].d.next = self.cnt[0].q.val() - self.jcb.val();
-        }
-        if self.bq_hwc.q.val() & ((self.cnt[0].q.val() + 1) > self.cnt[1].q.val()) {
-            self.cnt[1].d.next = self.cnt[0].q.val() + 1;
-        }
-        if self.so_q.q.val() {
+        if self.sess.epoch_move.val() {
             self.jpk.next = self.x_je.q.val() & !self.mk_job_epoch.val();
         } else {
-            self.jpk.next = self.jpack.val();
+            self.jpk.next = self.csr.job_word.val();
         }
         self.jram.wdata.next =
             self.jpk.val() | (bit_cast::<JOB_W, 32>(self.jgen.q.val()) << self.at_job_epoch.val());
@@ -5118,12 +4094,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.jbase[j].d.next = self.jc_base.val();
                     self.jcm[j].d.next = self.jc_cm.val();
                 }
-                if self.jc_q.q.val() {
-                    // A new entry starts without a session (`Session::new`).
-                    self.ss_open[j].d.next = false;
-                    self.ss_pend[j].d.next = 0.into();
-                    self.ss_high[j].d.next = self.jpk.val().get_value_first_block() - 1;
-                }
             }
         }
         self.jc_bq.d.next = self.jc_busy.val();
@@ -5137,54 +4107,49 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.wq_v.d.next = self.meta.we.val() != 0;
         self.wq_a.d.next = self.meta.waddr.val();
         self.wq_d.d.next = self.meta.wdata.val();
-        // Table read-back: the copies are written with the engine's tables; the selected
-        // row, registered (two cycles after a `tbl_sel` write).
-        self.jram_rb.clock.next = self.clock.val();
-        self.chram_rb.clock.next = self.clock.val();
-        self.pbram_rb.clock.next = self.clock.val();
-        self.jram_rb.waddr.next = self.jram.waddr.val();
-        self.jram_rb.wdata.next = self.jram.wdata.val();
-        self.jram_rb.we.next = self.jram.we.val();
-        self.chram_rb.waddr.next = self.chram.waddr.val();
-        self.chram_rb.wdata.next = self.chram.wdata.val();
-        self.chram_rb.we.next = self.chram.we.val();
-        self.pbram_rb.waddr.next = self.pbram.waddr.val();
-        self.pbram_rb.wdata.next = self.pbram.wdata.val();
-        self.pbram_rb.we.next = self.pbram.we.val();
-        self.tbl_row.next = self.tbl_sel.q.val().get_value_low16();
-        self.jram_rb.raddr.next = bit_cast::<ADDR_W, 16>(self.tbl_row.val());
-        self.chram_rb.raddr.next =
-            (bit_cast::<ADDR_W, 8>(self.tbl_sel.q.val().get_value_commit_entry())
-                << self.c_mclog.val())
-                | (bit_cast::<ADDR_W, 8>(self.tbl_sel.q.val().get_value_commit_child())
-                    & self.c_mcmask.val());
-        self.pbram_rb.raddr.next =
-            (bit_cast::<ADDR_W, 8>(self.tbl_sel.q.val().get_value_commit_entry()) << 3)
-                | bit_cast::<ADDR_W, 3>(self.tbl_sel.q.val().get_value_commit_port());
-        self.rt_ip.next = 0.into();
-        self.rt_pm.next = 0.into();
-        self.rt_v.next = false;
-        for r in 0..self.route_ip.len() {
-            if self.tbl_row.val() == self.c_idx16[r].val() {
-                self.rt_ip.next = self.rt_ip.val() | self.route_ip[r].q.val();
-                self.rt_pm.next = self.rt_pm.val() | self.route_pm[r].q.val();
-                self.rt_v.next = self.rt_v.val() | self.route_valid[r].q.val();
-            }
+        // The session unit's inputs (after every assignment to them).
+        self.sess.join_entry.next = self.dx_ji.q.val();
+        self.sess.join_bm.next = self.dx_bitmap.q.val();
+        self.sess.join_nonce.next = self.dx_block.q.val();
+        self.sess.join_mac.next = self.dx_src_mac.q.val();
+        self.sess.join_ip.next = self.dx_src_ip.q.val();
+        self.sess.join_udp.next = self.dx_src_port.q.val();
+        self.sess.join_port.next = self.dx_sel.q.val();
+        self.sess.join_job.next = self.dx_job.q.val();
+        self.sess.join_ranks.next = self.x_je.q.val().get_value_ranks();
+        self.sess.hu_v.next = self.hu_v.q.val();
+        self.sess.hu_j.next = self.hu_j.q.val();
+        self.sess.hu_b.next = self.hu_b.q.val();
+        // A job commit: the entry starts without a session (`Session::new`).
+        self.sess.reset.next = self.jc_q.q.val();
+        self.sess.reset_entry.next = self.jc_i.q.val();
+        self.sess.reset_high.next = self.jpk.val().get_value_first_block() - 1;
+        for j in 0..self.jcm.len() {
+            self.sess.jcm[j].next = self.jcm[j].q.val();
         }
-        self.tbl_q.d.next = 0.into();
-        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_job.val() {
-            self.tbl_q.d.next = self.jram_rb.rdata.val();
+        // The control and status registers' inputs (after every assignment to them).
+        // Register writes wait while a job commit is pending or being applied: it reads the
+        // staged entry in its `jc_q` cycle.
+        self.csr.hold.next = self.jc_pend.q.val() | self.jc_q.q.val();
+        self.csr.now.next = self.now.q.val();
+        for j in 0..self.jbusy.len() {
+            self.csr.jbusy[j].next = self.jbusy[j].q.val();
         }
-        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_child.val() {
-            self.tbl_q.d.next = bit_cast::<JOB_W, CHILD_W>(self.chram_rb.rdata.val());
-        }
-        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_pb.val() {
-            self.tbl_q.d.next = bit_cast::<JOB_W, 64>(self.pbram_rb.rdata.val());
-        }
-        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_route.val() {
-            self.tbl_q.d.next = bit_cast::<JOB_W, 32>(self.rt_ip.val())
-                | (bit_cast::<JOB_W, 1>(self.rt_v.val().into()) << self.at_route_valid.val())
-                | (bit_cast::<JOB_W, 8>(self.rt_pm.val()) << self.at_route_ports.val());
+        self.csr.jt_waddr.next = self.jram.waddr.val();
+        self.csr.jt_wdata.next = self.jram.wdata.val();
+        self.csr.jt_we.next = self.jram.we.val();
+        self.csr.ev.next = self.ev.val();
+        self.csr.ev_b.next = self.ev_b.val();
+        self.csr.occ_inc.next = self.bq_inc.q.val();
+        self.csr.occ_dec.next = self.bq_dec.q.val();
+        self.csr.occ_hwc.next = self.bq_hwc.q.val();
+        self.csr.occ_free.next = self.jcb.val();
+        self.csr.rx_len.next = self.la_len.q.val();
+        for p in 0..self.rx.len() {
+            self.csr.rx_take[p].next = self.rx_ev[p].val();
+            self.csr.tx_sent[p].next = self.tx[p].sent.val();
+            self.csr.tx_len[p].next = self.tx[p].sent_len.val();
+            self.csr.rx_bad[p].next = self.rx[p].bad.val();
         }
         if self.rst.val() {
             self.state.d.next = FrontState::Idle;
@@ -5196,8 +4161,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pc_v.d.next = false;
             self.tick_cnt.d.next = 0.into();
             self.now.d.next = 0.into();
-            self.tick_div.d.next = 1.into();
-            self.scan_ticks.d.next = 1.into();
             self.sweep_on.d.next = false;
             self.sweep_el.d.next = 0.into();
             self.scan_ptr.d.next = 0.into();
@@ -5212,36 +4175,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             self.own_age.d.next = 0.into();
             self.jc_q.d.next = false;
-            self.so_q.d.next = false;
-            self.su_v.d.next = false;
-            self.su_st.d.next = SessState::Idle;
             self.x_join.d.next = false;
             self.hu_v.d.next = false;
-            self.hu2_v.d.next = false;
-            self.hu3_v.d.next = false;
-            for j in 0..self.ss_open.len() {
-                self.ss_open[j].d.next = false;
-                self.ss_pend[j].d.next = 0.into();
-            }
             self.jc_pend.d.next = false;
             self.jc2.d.next = false;
             self.bq_inc.d.next = false;
             self.bq_dec.d.next = false;
-            self.bvalid_r.d.next = false;
-            self.rvalid_r.d.next = false;
-            for r in 0..self.route_valid.len() {
-                self.route_valid[r].d.next = false;
-            }
-            for k in 0..self.cnt.len() {
-                self.cnt[k].d.next = 0.into();
-            }
-            for p in 0..self.rx.len() {
-                self.rxp[p].d.next = 0.into();
-                self.rxb[p].d.next = 0.into();
-                self.txp[p].d.next = 0.into();
-                self.txb[p].d.next = 0.into();
-                self.rxbad[p].d.next = 0.into();
-            }
         }
     }
 }

@@ -310,7 +310,8 @@ fn job_commit_under_traffic_takes_effect_between_decisions() {
         let s = seed();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(s);
         let (mut tb, mut sb) = setup_with(&cfg, pacing, s);
-        for b in 0..100u32 {
+        // Enough traffic to outlast the ten commits (a register write takes four cycles).
+        for b in 0..160u32 {
             for r in 0..3 {
                 // Some contributions missing: slots stay busy across the commits.
                 if rng.gen_bool(0.8) {
