@@ -1505,39 +1505,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] x_rows_m$d;
     wire  [15:0] x_rows_m$q;
     reg  x_rows_m$clock;
-    reg  [63:0] xp_bitmap$d;
-    wire  [63:0] xp_bitmap$q;
-    reg  xp_bitmap$clock;
-    reg  [31:0] xp_block$d;
-    wire  [31:0] xp_block$q;
-    reg  xp_block$clock;
-    reg  [7:0] xp_child$d;
-    wire  [7:0] xp_child$q;
-    reg  xp_child$clock;
-    reg  [15:0] xp_elements$d;
-    wire  [15:0] xp_elements$q;
-    reg  xp_elements$clock;
-    reg  [7:0] xp_exponent$d;
-    wire  [7:0] xp_exponent$q;
-    reg  xp_exponent$clock;
-    reg  [7:0] xp_flags$d;
-    wire  [7:0] xp_flags$q;
-    reg  xp_flags$clock;
-    reg  [15:0] xp_job$d;
-    wire  [15:0] xp_job$q;
-    reg  xp_job$clock;
-    reg  [7:0] xp_ptype$d;
-    wire  [7:0] xp_ptype$q;
-    reg  xp_ptype$clock;
-    reg  [31:0] xp_src_ip$d;
-    wire  [31:0] xp_src_ip$q;
-    reg  xp_src_ip$clock;
-    reg  [47:0] xp_src_mac$d;
-    wire  [47:0] xp_src_mac$q;
-    reg  xp_src_mac$clock;
-    reg  [15:0] xp_src_port$d;
-    wire  [15:0] xp_src_port$q;
-    reg  xp_src_port$clock;
+    reg  [255:0] xp_f$d;
+    wire  [255:0] xp_f$q;
+    reg  xp_f$clock;
     reg  [575:0] x_je$d;
     wire  [575:0] x_je$q;
     reg  x_je$clock;
@@ -1568,39 +1538,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] x_nrows$d;
     wire  [15:0] x_nrows$q;
     reg  x_nrows$clock;
-    reg  [63:0] lk_bitmap$d;
-    wire  [63:0] lk_bitmap$q;
-    reg  lk_bitmap$clock;
-    reg  [31:0] lk_block$d;
-    wire  [31:0] lk_block$q;
-    reg  lk_block$clock;
-    reg  [7:0] lk_child$d;
-    wire  [7:0] lk_child$q;
-    reg  lk_child$clock;
-    reg  [15:0] lk_elements$d;
-    wire  [15:0] lk_elements$q;
-    reg  lk_elements$clock;
-    reg  [7:0] lk_exponent$d;
-    wire  [7:0] lk_exponent$q;
-    reg  lk_exponent$clock;
-    reg  [7:0] lk_flags$d;
-    wire  [7:0] lk_flags$q;
-    reg  lk_flags$clock;
-    reg  [15:0] lk_job$d;
-    wire  [15:0] lk_job$q;
-    reg  lk_job$clock;
-    reg  [7:0] lk_ptype$d;
-    wire  [7:0] lk_ptype$q;
-    reg  lk_ptype$clock;
-    reg  [31:0] lk_src_ip$d;
-    wire  [31:0] lk_src_ip$q;
-    reg  lk_src_ip$clock;
-    reg  [47:0] lk_src_mac$d;
-    wire  [47:0] lk_src_mac$q;
-    reg  lk_src_mac$clock;
-    reg  [15:0] lk_src_port$d;
-    wire  [15:0] lk_src_port$q;
-    reg  lk_src_port$clock;
+    reg  [255:0] lk_f$d;
+    wire  [255:0] lk_f$q;
+    reg  lk_f$clock;
     reg  [31:0] lk_now$d;
     wire  [31:0] lk_now$q;
     reg  lk_now$clock;
@@ -1640,39 +1580,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  q_bd$d;
     wire  q_bd$q;
     reg  q_bd$clock;
-    reg  [7:0] dx_ptype$d;
-    wire  [7:0] dx_ptype$q;
-    reg  dx_ptype$clock;
-    reg  [7:0] dx_flags$d;
-    wire  [7:0] dx_flags$q;
-    reg  dx_flags$clock;
-    reg  [7:0] dx_exponent$d;
-    wire  [7:0] dx_exponent$q;
-    reg  dx_exponent$clock;
-    reg  [15:0] dx_job$d;
-    wire  [15:0] dx_job$q;
-    reg  dx_job$clock;
-    reg  [15:0] dx_elements$d;
-    wire  [15:0] dx_elements$q;
-    reg  dx_elements$clock;
-    reg  [31:0] dx_block$d;
-    wire  [31:0] dx_block$q;
-    reg  dx_block$clock;
-    reg  [7:0] dx_child$d;
-    wire  [7:0] dx_child$q;
-    reg  dx_child$clock;
-    reg  [63:0] dx_bitmap$d;
-    wire  [63:0] dx_bitmap$q;
-    reg  dx_bitmap$clock;
-    reg  [31:0] dx_src_ip$d;
-    wire  [31:0] dx_src_ip$q;
-    reg  dx_src_ip$clock;
-    reg  [15:0] dx_src_port$d;
-    wire  [15:0] dx_src_port$q;
-    reg  dx_src_port$clock;
-    reg  [47:0] dx_src_mac$d;
-    wire  [47:0] dx_src_mac$q;
-    reg  dx_src_mac$clock;
+    reg  [255:0] dx_f$d;
+    wire  [255:0] dx_f$q;
+    reg  dx_f$clock;
     reg  [7:0] dx_ji$d;
     wire  [7:0] dx_ji$q;
     reg  dx_ji$clock;
@@ -1778,48 +1688,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] sq_nr$d;
     wire  [15:0] sq_nr$q;
     reg  sq_nr$clock;
-    reg  [63:0] sq_o_bitmap$d;
-    wire  [63:0] sq_o_bitmap$q;
-    reg  sq_o_bitmap$clock;
-    reg  [31:0] sq_o_block$d;
-    wire  [31:0] sq_o_block$q;
-    reg  sq_o_block$clock;
-    reg  [7:0] sq_o_child$d;
-    wire  [7:0] sq_o_child$q;
-    reg  sq_o_child$clock;
-    reg  [31:0] sq_o_dst_ip$d;
-    wire  [31:0] sq_o_dst_ip$q;
-    reg  sq_o_dst_ip$clock;
-    reg  [47:0] sq_o_dst_mac$d;
-    wire  [47:0] sq_o_dst_mac$q;
-    reg  sq_o_dst_mac$clock;
-    reg  [15:0] sq_o_dst_port$d;
-    wire  [15:0] sq_o_dst_port$q;
-    reg  sq_o_dst_port$clock;
-    reg  [15:0] sq_o_elements$d;
-    wire  [15:0] sq_o_elements$q;
-    reg  sq_o_elements$clock;
-    reg  [7:0] sq_o_exp$d;
-    wire  [7:0] sq_o_exp$q;
-    reg  sq_o_exp$clock;
-    reg  [7:0] sq_o_flags$d;
-    wire  [7:0] sq_o_flags$q;
-    reg  sq_o_flags$clock;
-    reg  [15:0] sq_o_job$d;
-    wire  [15:0] sq_o_job$q;
-    reg  sq_o_job$clock;
-    reg  [7:0] sq_o_ptype$d;
-    wire  [7:0] sq_o_ptype$q;
-    reg  sq_o_ptype$clock;
-    reg  [31:0] sq_o_src_ip$d;
-    wire  [31:0] sq_o_src_ip$q;
-    reg  sq_o_src_ip$clock;
-    reg  [47:0] sq_o_src_mac$d;
-    wire  [47:0] sq_o_src_mac$q;
-    reg  sq_o_src_mac$clock;
-    reg  [15:0] sq_o_src_port$d;
-    wire  [15:0] sq_o_src_port$q;
-    reg  sq_o_src_port$clock;
+    reg  [351:0] sq_o$d;
+    wire  [351:0] sq_o$q;
+    reg  sq_o$clock;
     reg  [7:0] sq_pmask$d;
     wire  [7:0] sq_pmask$q;
     reg  sq_pmask$clock;
@@ -1925,45 +1796,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [639:0] hdr$d;
     wire  [639:0] hdr$q;
     reg  hdr$clock;
-    reg  [63:0] pr_bitmap$d;
-    wire  [63:0] pr_bitmap$q;
-    reg  pr_bitmap$clock;
-    reg  [31:0] pr_block$d;
-    wire  [31:0] pr_block$q;
-    reg  pr_block$clock;
-    reg  [7:0] pr_child$d;
-    wire  [7:0] pr_child$q;
-    reg  pr_child$clock;
+    reg  [255:0] pr_f$d;
+    wire  [255:0] pr_f$q;
+    reg  pr_f$clock;
     reg  [31:0] pr_dst_ip$d;
     wire  [31:0] pr_dst_ip$q;
     reg  pr_dst_ip$clock;
-    reg  [15:0] pr_elements$d;
-    wire  [15:0] pr_elements$q;
-    reg  pr_elements$clock;
-    reg  [7:0] pr_exponent$d;
-    wire  [7:0] pr_exponent$q;
-    reg  pr_exponent$clock;
-    reg  [7:0] pr_flags$d;
-    wire  [7:0] pr_flags$q;
-    reg  pr_flags$clock;
-    reg  [15:0] pr_job$d;
-    wire  [15:0] pr_job$q;
-    reg  pr_job$clock;
     reg  pc_popok$d;
     wire  pc_popok$q;
     reg  pc_popok$clock;
-    reg  [7:0] pr_ptype$d;
-    wire  [7:0] pr_ptype$q;
-    reg  pr_ptype$clock;
-    reg  [31:0] pr_src_ip$d;
-    wire  [31:0] pr_src_ip$q;
-    reg  pr_src_ip$clock;
-    reg  [47:0] pr_src_mac$d;
-    wire  [47:0] pr_src_mac$q;
-    reg  pr_src_mac$clock;
-    reg  [15:0] pr_src_port$d;
-    wire  [15:0] pr_src_port$q;
-    reg  pr_src_port$clock;
     reg  [31:0] bcur$d;
     wire  [31:0] bcur$q;
     reg  bcur$clock;
@@ -2214,48 +2055,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] now_r$d;
     wire  [31:0] now_r$q;
     reg  now_r$clock;
-    reg  [47:0] o_dst_mac$d;
-    wire  [47:0] o_dst_mac$q;
-    reg  o_dst_mac$clock;
-    reg  [47:0] o_src_mac$d;
-    wire  [47:0] o_src_mac$q;
-    reg  o_src_mac$clock;
-    reg  [31:0] o_src_ip$d;
-    wire  [31:0] o_src_ip$q;
-    reg  o_src_ip$clock;
-    reg  [31:0] o_dst_ip$d;
-    wire  [31:0] o_dst_ip$q;
-    reg  o_dst_ip$clock;
-    reg  [15:0] o_src_port$d;
-    wire  [15:0] o_src_port$q;
-    reg  o_src_port$clock;
-    reg  [15:0] o_dst_port$d;
-    wire  [15:0] o_dst_port$q;
-    reg  o_dst_port$clock;
-    reg  [7:0] o_ptype$d;
-    wire  [7:0] o_ptype$q;
-    reg  o_ptype$clock;
-    reg  [7:0] o_flags$d;
-    wire  [7:0] o_flags$q;
-    reg  o_flags$clock;
-    reg  [7:0] o_exp$d;
-    wire  [7:0] o_exp$q;
-    reg  o_exp$clock;
-    reg  [15:0] o_job$d;
-    wire  [15:0] o_job$q;
-    reg  o_job$clock;
-    reg  [15:0] o_elements$d;
-    wire  [15:0] o_elements$q;
-    reg  o_elements$clock;
-    reg  [31:0] o_block$d;
-    wire  [31:0] o_block$q;
-    reg  o_block$clock;
-    reg  [7:0] o_child$d;
-    wire  [7:0] o_child$q;
-    reg  o_child$clock;
-    reg  [63:0] o_bitmap$d;
-    wire  [63:0] o_bitmap$q;
-    reg  o_bitmap$clock;
+    reg  [351:0] o_f$d;
+    wire  [351:0] o_f$q;
+    reg  o_f$clock;
     reg  [2:0] bstate$d;
     wire  [2:0] bstate$q;
     reg  bstate$clock;
@@ -2331,36 +2133,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] hs_child$d;
     wire  [7:0] hs_child$q;
     reg  hs_child$clock;
-    reg  [47:0] hx_src_mac$d;
-    wire  [47:0] hx_src_mac$q;
-    reg  hx_src_mac$clock;
-    reg  [31:0] hx_src_ip$d;
-    wire  [31:0] hx_src_ip$q;
-    reg  hx_src_ip$clock;
-    reg  [15:0] hx_src_port$d;
-    wire  [15:0] hx_src_port$q;
-    reg  hx_src_port$clock;
-    reg  [7:0] hx_ptype$d;
-    wire  [7:0] hx_ptype$q;
-    reg  hx_ptype$clock;
-    reg  [7:0] hx_flags$d;
-    wire  [7:0] hx_flags$q;
-    reg  hx_flags$clock;
-    reg  [7:0] hx_exp$d;
-    wire  [7:0] hx_exp$q;
-    reg  hx_exp$clock;
-    reg  [15:0] hx_job$d;
-    wire  [15:0] hx_job$q;
-    reg  hx_job$clock;
-    reg  [15:0] hx_elements$d;
-    wire  [15:0] hx_elements$q;
-    reg  hx_elements$clock;
-    reg  [31:0] hx_block$d;
-    wire  [31:0] hx_block$q;
-    reg  hx_block$clock;
-    reg  [63:0] hx_bitmap$d;
-    wire  [63:0] hx_bitmap$q;
-    reg  hx_bitmap$clock;
+    reg  [255:0] hx_f$d;
+    wire  [255:0] hx_f$q;
+    reg  hx_f$clock;
     reg  hx_eovf$d;
     wire  hx_eovf$q;
     reg  hx_eovf$clock;
@@ -4722,60 +4497,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(x_rows_m$q),
         .clock(x_rows_m$clock)
     );
-    fanin_xp_bitmap xp_bitmap(
-        .d(xp_bitmap$d),
-        .q(xp_bitmap$q),
-        .clock(xp_bitmap$clock)
-    );
-    fanin_xp_block xp_block(
-        .d(xp_block$d),
-        .q(xp_block$q),
-        .clock(xp_block$clock)
-    );
-    fanin_xp_child xp_child(
-        .d(xp_child$d),
-        .q(xp_child$q),
-        .clock(xp_child$clock)
-    );
-    fanin_xp_elements xp_elements(
-        .d(xp_elements$d),
-        .q(xp_elements$q),
-        .clock(xp_elements$clock)
-    );
-    fanin_xp_exponent xp_exponent(
-        .d(xp_exponent$d),
-        .q(xp_exponent$q),
-        .clock(xp_exponent$clock)
-    );
-    fanin_xp_flags xp_flags(
-        .d(xp_flags$d),
-        .q(xp_flags$q),
-        .clock(xp_flags$clock)
-    );
-    fanin_xp_job xp_job(
-        .d(xp_job$d),
-        .q(xp_job$q),
-        .clock(xp_job$clock)
-    );
-    fanin_xp_ptype xp_ptype(
-        .d(xp_ptype$d),
-        .q(xp_ptype$q),
-        .clock(xp_ptype$clock)
-    );
-    fanin_xp_src_ip xp_src_ip(
-        .d(xp_src_ip$d),
-        .q(xp_src_ip$q),
-        .clock(xp_src_ip$clock)
-    );
-    fanin_xp_src_mac xp_src_mac(
-        .d(xp_src_mac$d),
-        .q(xp_src_mac$q),
-        .clock(xp_src_mac$clock)
-    );
-    fanin_xp_src_port xp_src_port(
-        .d(xp_src_port$d),
-        .q(xp_src_port$q),
-        .clock(xp_src_port$clock)
+    fanin_xp_f xp_f(
+        .d(xp_f$d),
+        .q(xp_f$q),
+        .clock(xp_f$clock)
     );
     fanin_x_je x_je(
         .d(x_je$d),
@@ -4827,60 +4552,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(x_nrows$q),
         .clock(x_nrows$clock)
     );
-    fanin_lk_bitmap lk_bitmap(
-        .d(lk_bitmap$d),
-        .q(lk_bitmap$q),
-        .clock(lk_bitmap$clock)
-    );
-    fanin_lk_block lk_block(
-        .d(lk_block$d),
-        .q(lk_block$q),
-        .clock(lk_block$clock)
-    );
-    fanin_lk_child lk_child(
-        .d(lk_child$d),
-        .q(lk_child$q),
-        .clock(lk_child$clock)
-    );
-    fanin_lk_elements lk_elements(
-        .d(lk_elements$d),
-        .q(lk_elements$q),
-        .clock(lk_elements$clock)
-    );
-    fanin_lk_exponent lk_exponent(
-        .d(lk_exponent$d),
-        .q(lk_exponent$q),
-        .clock(lk_exponent$clock)
-    );
-    fanin_lk_flags lk_flags(
-        .d(lk_flags$d),
-        .q(lk_flags$q),
-        .clock(lk_flags$clock)
-    );
-    fanin_lk_job lk_job(
-        .d(lk_job$d),
-        .q(lk_job$q),
-        .clock(lk_job$clock)
-    );
-    fanin_lk_ptype lk_ptype(
-        .d(lk_ptype$d),
-        .q(lk_ptype$q),
-        .clock(lk_ptype$clock)
-    );
-    fanin_lk_src_ip lk_src_ip(
-        .d(lk_src_ip$d),
-        .q(lk_src_ip$q),
-        .clock(lk_src_ip$clock)
-    );
-    fanin_lk_src_mac lk_src_mac(
-        .d(lk_src_mac$d),
-        .q(lk_src_mac$q),
-        .clock(lk_src_mac$clock)
-    );
-    fanin_lk_src_port lk_src_port(
-        .d(lk_src_port$d),
-        .q(lk_src_port$q),
-        .clock(lk_src_port$clock)
+    fanin_lk_f lk_f(
+        .d(lk_f$d),
+        .q(lk_f$q),
+        .clock(lk_f$clock)
     );
     fanin_lk_now lk_now(
         .d(lk_now$d),
@@ -4947,60 +4622,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(q_bd$q),
         .clock(q_bd$clock)
     );
-    fanin_dx_ptype dx_ptype(
-        .d(dx_ptype$d),
-        .q(dx_ptype$q),
-        .clock(dx_ptype$clock)
-    );
-    fanin_dx_flags dx_flags(
-        .d(dx_flags$d),
-        .q(dx_flags$q),
-        .clock(dx_flags$clock)
-    );
-    fanin_dx_exponent dx_exponent(
-        .d(dx_exponent$d),
-        .q(dx_exponent$q),
-        .clock(dx_exponent$clock)
-    );
-    fanin_dx_job dx_job(
-        .d(dx_job$d),
-        .q(dx_job$q),
-        .clock(dx_job$clock)
-    );
-    fanin_dx_elements dx_elements(
-        .d(dx_elements$d),
-        .q(dx_elements$q),
-        .clock(dx_elements$clock)
-    );
-    fanin_dx_block dx_block(
-        .d(dx_block$d),
-        .q(dx_block$q),
-        .clock(dx_block$clock)
-    );
-    fanin_dx_child dx_child(
-        .d(dx_child$d),
-        .q(dx_child$q),
-        .clock(dx_child$clock)
-    );
-    fanin_dx_bitmap dx_bitmap(
-        .d(dx_bitmap$d),
-        .q(dx_bitmap$q),
-        .clock(dx_bitmap$clock)
-    );
-    fanin_dx_src_ip dx_src_ip(
-        .d(dx_src_ip$d),
-        .q(dx_src_ip$q),
-        .clock(dx_src_ip$clock)
-    );
-    fanin_dx_src_port dx_src_port(
-        .d(dx_src_port$d),
-        .q(dx_src_port$q),
-        .clock(dx_src_port$clock)
-    );
-    fanin_dx_src_mac dx_src_mac(
-        .d(dx_src_mac$d),
-        .q(dx_src_mac$q),
-        .clock(dx_src_mac$clock)
+    fanin_dx_f dx_f(
+        .d(dx_f$d),
+        .q(dx_f$q),
+        .clock(dx_f$clock)
     );
     fanin_dx_ji dx_ji(
         .d(dx_ji$d),
@@ -5177,75 +4802,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(sq_nr$q),
         .clock(sq_nr$clock)
     );
-    fanin_sq_o_bitmap sq_o_bitmap(
-        .d(sq_o_bitmap$d),
-        .q(sq_o_bitmap$q),
-        .clock(sq_o_bitmap$clock)
-    );
-    fanin_sq_o_block sq_o_block(
-        .d(sq_o_block$d),
-        .q(sq_o_block$q),
-        .clock(sq_o_block$clock)
-    );
-    fanin_sq_o_child sq_o_child(
-        .d(sq_o_child$d),
-        .q(sq_o_child$q),
-        .clock(sq_o_child$clock)
-    );
-    fanin_sq_o_dst_ip sq_o_dst_ip(
-        .d(sq_o_dst_ip$d),
-        .q(sq_o_dst_ip$q),
-        .clock(sq_o_dst_ip$clock)
-    );
-    fanin_sq_o_dst_mac sq_o_dst_mac(
-        .d(sq_o_dst_mac$d),
-        .q(sq_o_dst_mac$q),
-        .clock(sq_o_dst_mac$clock)
-    );
-    fanin_sq_o_dst_port sq_o_dst_port(
-        .d(sq_o_dst_port$d),
-        .q(sq_o_dst_port$q),
-        .clock(sq_o_dst_port$clock)
-    );
-    fanin_sq_o_elements sq_o_elements(
-        .d(sq_o_elements$d),
-        .q(sq_o_elements$q),
-        .clock(sq_o_elements$clock)
-    );
-    fanin_sq_o_exp sq_o_exp(
-        .d(sq_o_exp$d),
-        .q(sq_o_exp$q),
-        .clock(sq_o_exp$clock)
-    );
-    fanin_sq_o_flags sq_o_flags(
-        .d(sq_o_flags$d),
-        .q(sq_o_flags$q),
-        .clock(sq_o_flags$clock)
-    );
-    fanin_sq_o_job sq_o_job(
-        .d(sq_o_job$d),
-        .q(sq_o_job$q),
-        .clock(sq_o_job$clock)
-    );
-    fanin_sq_o_ptype sq_o_ptype(
-        .d(sq_o_ptype$d),
-        .q(sq_o_ptype$q),
-        .clock(sq_o_ptype$clock)
-    );
-    fanin_sq_o_src_ip sq_o_src_ip(
-        .d(sq_o_src_ip$d),
-        .q(sq_o_src_ip$q),
-        .clock(sq_o_src_ip$clock)
-    );
-    fanin_sq_o_src_mac sq_o_src_mac(
-        .d(sq_o_src_mac$d),
-        .q(sq_o_src_mac$q),
-        .clock(sq_o_src_mac$clock)
-    );
-    fanin_sq_o_src_port sq_o_src_port(
-        .d(sq_o_src_port$d),
-        .q(sq_o_src_port$q),
-        .clock(sq_o_src_port$clock)
+    fanin_sq_o sq_o(
+        .d(sq_o$d),
+        .q(sq_o$q),
+        .clock(sq_o$clock)
     );
     fanin_sq_pmask sq_pmask(
         .d(sq_pmask$d),
@@ -5420,70 +4980,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(hdr$q),
         .clock(hdr$clock)
     );
-    fanin_pr_bitmap pr_bitmap(
-        .d(pr_bitmap$d),
-        .q(pr_bitmap$q),
-        .clock(pr_bitmap$clock)
-    );
-    fanin_pr_block pr_block(
-        .d(pr_block$d),
-        .q(pr_block$q),
-        .clock(pr_block$clock)
-    );
-    fanin_pr_child pr_child(
-        .d(pr_child$d),
-        .q(pr_child$q),
-        .clock(pr_child$clock)
+    fanin_pr_f pr_f(
+        .d(pr_f$d),
+        .q(pr_f$q),
+        .clock(pr_f$clock)
     );
     fanin_pr_dst_ip pr_dst_ip(
         .d(pr_dst_ip$d),
         .q(pr_dst_ip$q),
         .clock(pr_dst_ip$clock)
     );
-    fanin_pr_elements pr_elements(
-        .d(pr_elements$d),
-        .q(pr_elements$q),
-        .clock(pr_elements$clock)
-    );
-    fanin_pr_exponent pr_exponent(
-        .d(pr_exponent$d),
-        .q(pr_exponent$q),
-        .clock(pr_exponent$clock)
-    );
-    fanin_pr_flags pr_flags(
-        .d(pr_flags$d),
-        .q(pr_flags$q),
-        .clock(pr_flags$clock)
-    );
-    fanin_pr_job pr_job(
-        .d(pr_job$d),
-        .q(pr_job$q),
-        .clock(pr_job$clock)
-    );
     fanin_pc_popok pc_popok(
         .d(pc_popok$d),
         .q(pc_popok$q),
         .clock(pc_popok$clock)
-    );
-    fanin_pr_ptype pr_ptype(
-        .d(pr_ptype$d),
-        .q(pr_ptype$q),
-        .clock(pr_ptype$clock)
-    );
-    fanin_pr_src_ip pr_src_ip(
-        .d(pr_src_ip$d),
-        .q(pr_src_ip$q),
-        .clock(pr_src_ip$clock)
-    );
-    fanin_pr_src_mac pr_src_mac(
-        .d(pr_src_mac$d),
-        .q(pr_src_mac$q),
-        .clock(pr_src_mac$clock)
-    );
-    fanin_pr_src_port pr_src_port(
-        .d(pr_src_port$d),
-        .q(pr_src_port$q),
-        .clock(pr_src_port$clock)
     );
     fanin_bcur bcur(
         .d(bcur$d),
@@ -5897,75 +5407,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(now_r$q),
         .clock(now_r$clock)
     );
-    fanin_o_dst_mac o_dst_mac(
-        .d(o_dst_mac$d),
-        .q(o_dst_mac$q),
-        .clock(o_dst_mac$clock)
-    );
-    fanin_o_src_mac o_src_mac(
-        .d(o_src_mac$d),
-        .q(o_src_mac$q),
-        .clock(o_src_mac$clock)
-    );
-    fanin_o_src_ip o_src_ip(
-        .d(o_src_ip$d),
-        .q(o_src_ip$q),
-        .clock(o_src_ip$clock)
-    );
-    fanin_o_dst_ip o_dst_ip(
-        .d(o_dst_ip$d),
-        .q(o_dst_ip$q),
-        .clock(o_dst_ip$clock)
-    );
-    fanin_o_src_port o_src_port(
-        .d(o_src_port$d),
-        .q(o_src_port$q),
-        .clock(o_src_port$clock)
-    );
-    fanin_o_dst_port o_dst_port(
-        .d(o_dst_port$d),
-        .q(o_dst_port$q),
-        .clock(o_dst_port$clock)
-    );
-    fanin_o_ptype o_ptype(
-        .d(o_ptype$d),
-        .q(o_ptype$q),
-        .clock(o_ptype$clock)
-    );
-    fanin_o_flags o_flags(
-        .d(o_flags$d),
-        .q(o_flags$q),
-        .clock(o_flags$clock)
-    );
-    fanin_o_exp o_exp(
-        .d(o_exp$d),
-        .q(o_exp$q),
-        .clock(o_exp$clock)
-    );
-    fanin_o_job o_job(
-        .d(o_job$d),
-        .q(o_job$q),
-        .clock(o_job$clock)
-    );
-    fanin_o_elements o_elements(
-        .d(o_elements$d),
-        .q(o_elements$q),
-        .clock(o_elements$clock)
-    );
-    fanin_o_block o_block(
-        .d(o_block$d),
-        .q(o_block$q),
-        .clock(o_block$clock)
-    );
-    fanin_o_child o_child(
-        .d(o_child$d),
-        .q(o_child$q),
-        .clock(o_child$clock)
-    );
-    fanin_o_bitmap o_bitmap(
-        .d(o_bitmap$d),
-        .q(o_bitmap$q),
-        .clock(o_bitmap$clock)
+    fanin_o_f o_f(
+        .d(o_f$d),
+        .q(o_f$q),
+        .clock(o_f$clock)
     );
     fanin_bstate bstate(
         .d(bstate$d),
@@ -6092,55 +5537,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(hs_child$q),
         .clock(hs_child$clock)
     );
-    fanin_hx_src_mac hx_src_mac(
-        .d(hx_src_mac$d),
-        .q(hx_src_mac$q),
-        .clock(hx_src_mac$clock)
-    );
-    fanin_hx_src_ip hx_src_ip(
-        .d(hx_src_ip$d),
-        .q(hx_src_ip$q),
-        .clock(hx_src_ip$clock)
-    );
-    fanin_hx_src_port hx_src_port(
-        .d(hx_src_port$d),
-        .q(hx_src_port$q),
-        .clock(hx_src_port$clock)
-    );
-    fanin_hx_ptype hx_ptype(
-        .d(hx_ptype$d),
-        .q(hx_ptype$q),
-        .clock(hx_ptype$clock)
-    );
-    fanin_hx_flags hx_flags(
-        .d(hx_flags$d),
-        .q(hx_flags$q),
-        .clock(hx_flags$clock)
-    );
-    fanin_hx_exp hx_exp(
-        .d(hx_exp$d),
-        .q(hx_exp$q),
-        .clock(hx_exp$clock)
-    );
-    fanin_hx_job hx_job(
-        .d(hx_job$d),
-        .q(hx_job$q),
-        .clock(hx_job$clock)
-    );
-    fanin_hx_elements hx_elements(
-        .d(hx_elements$d),
-        .q(hx_elements$q),
-        .clock(hx_elements$clock)
-    );
-    fanin_hx_block hx_block(
-        .d(hx_block$d),
-        .q(hx_block$q),
-        .clock(hx_block$clock)
-    );
-    fanin_hx_bitmap hx_bitmap(
-        .d(hx_bitmap$d),
-        .q(hx_bitmap$q),
-        .clock(hx_bitmap$clock)
+    fanin_hx_f hx_f(
+        .d(hx_f$d),
+        .q(hx_f$q),
+        .clock(hx_f$clock)
     );
     fanin_hx_eovf hx_eovf(
         .d(hx_eovf$d),
@@ -6587,20 +5987,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_e_more$clock = clock;
         sq_e_slot$clock = clock;
         sq_nr$clock = clock;
-        sq_o_bitmap$clock = clock;
-        sq_o_block$clock = clock;
-        sq_o_child$clock = clock;
-        sq_o_dst_ip$clock = clock;
-        sq_o_dst_mac$clock = clock;
-        sq_o_dst_port$clock = clock;
-        sq_o_elements$clock = clock;
-        sq_o_exp$clock = clock;
-        sq_o_flags$clock = clock;
-        sq_o_job$clock = clock;
-        sq_o_ptype$clock = clock;
-        sq_o_src_ip$clock = clock;
-        sq_o_src_mac$clock = clock;
-        sq_o_src_port$clock = clock;
+        sq_o$clock = clock;
         sq_pmask$clock = clock;
         sq_psd$clock = clock;
         sq_ei$clock = clock;
@@ -6620,17 +6007,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_mflags$clock = clock;
         x_sflags$clock = clock;
         x_rows_m$clock = clock;
-        xp_bitmap$clock = clock;
-        xp_block$clock = clock;
-        xp_child$clock = clock;
-        xp_elements$clock = clock;
-        xp_exponent$clock = clock;
-        xp_flags$clock = clock;
-        xp_job$clock = clock;
-        xp_ptype$clock = clock;
-        xp_src_ip$clock = clock;
-        xp_src_mac$clock = clock;
-        xp_src_port$clock = clock;
+        xp_f$clock = clock;
         x_je$clock = clock;
         x_jep$clock = clock;
         x_ji$clock = clock;
@@ -6641,17 +6018,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_len$clock = clock;
         x_row0$clock = clock;
         x_nrows$clock = clock;
-        lk_bitmap$clock = clock;
-        lk_block$clock = clock;
-        lk_child$clock = clock;
-        lk_elements$clock = clock;
-        lk_exponent$clock = clock;
-        lk_flags$clock = clock;
-        lk_job$clock = clock;
-        lk_ptype$clock = clock;
-        lk_src_ip$clock = clock;
-        lk_src_mac$clock = clock;
-        lk_src_port$clock = clock;
+        lk_f$clock = clock;
         lk_now$clock = clock;
         lk_sel$clock = clock;
         lk_hdr$clock = clock;
@@ -6665,17 +6032,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         q_qf_m$clock = clock;
         q_bi$clock = clock;
         q_bd$clock = clock;
-        dx_ptype$clock = clock;
-        dx_flags$clock = clock;
-        dx_exponent$clock = clock;
-        dx_job$clock = clock;
-        dx_elements$clock = clock;
-        dx_block$clock = clock;
-        dx_child$clock = clock;
-        dx_bitmap$clock = clock;
-        dx_src_ip$clock = clock;
-        dx_src_port$clock = clock;
-        dx_src_mac$clock = clock;
+        dx_f$clock = clock;
         dx_ji$clock = clock;
         dx_cadr$clock = clock;
         dx_now$clock = clock;
@@ -6694,19 +6051,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sel$clock = clock;
         last$clock = clock;
         hdr$clock = clock;
-        pr_bitmap$clock = clock;
-        pr_block$clock = clock;
-        pr_child$clock = clock;
+        pr_f$clock = clock;
         pr_dst_ip$clock = clock;
-        pr_elements$clock = clock;
-        pr_exponent$clock = clock;
-        pr_flags$clock = clock;
-        pr_job$clock = clock;
         pc_popok$clock = clock;
-        pr_ptype$clock = clock;
-        pr_src_ip$clock = clock;
-        pr_src_mac$clock = clock;
-        pr_src_port$clock = clock;
         bcur$clock = clock;
         pc_non_ip$clock = clock;
         pc_ip_bad$clock = clock;
@@ -6788,16 +6135,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hs_ip$clock = clock;
         hs_udp$clock = clock;
         hs_child$clock = clock;
-        hx_src_mac$clock = clock;
-        hx_src_ip$clock = clock;
-        hx_src_port$clock = clock;
-        hx_ptype$clock = clock;
-        hx_flags$clock = clock;
-        hx_exp$clock = clock;
-        hx_job$clock = clock;
-        hx_elements$clock = clock;
-        hx_block$clock = clock;
-        hx_bitmap$clock = clock;
+        hx_f$clock = clock;
         hx_eovf$clock = clock;
         hx_ov$clock = clock;
         hx_ca$clock = clock;
@@ -6841,20 +6179,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         e_orig$clock = clock;
         e_scan$clock = clock;
         now_r$clock = clock;
-        o_dst_mac$clock = clock;
-        o_src_mac$clock = clock;
-        o_src_ip$clock = clock;
-        o_dst_ip$clock = clock;
-        o_src_port$clock = clock;
-        o_dst_port$clock = clock;
-        o_ptype$clock = clock;
-        o_flags$clock = clock;
-        o_exp$clock = clock;
-        o_job$clock = clock;
-        o_elements$clock = clock;
-        o_block$clock = clock;
-        o_child$clock = clock;
-        o_bitmap$clock = clock;
+        o_f$clock = clock;
         tick_cnt$clock = clock;
         now$clock = clock;
         sweep_on$clock = clock;
@@ -6940,20 +6265,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_e_more$d = sq_e_more$q;
         sq_e_slot$d = sq_e_slot$q;
         sq_nr$d = sq_nr$q;
-        sq_o_bitmap$d = sq_o_bitmap$q;
-        sq_o_block$d = sq_o_block$q;
-        sq_o_child$d = sq_o_child$q;
-        sq_o_dst_ip$d = sq_o_dst_ip$q;
-        sq_o_dst_mac$d = sq_o_dst_mac$q;
-        sq_o_dst_port$d = sq_o_dst_port$q;
-        sq_o_elements$d = sq_o_elements$q;
-        sq_o_exp$d = sq_o_exp$q;
-        sq_o_flags$d = sq_o_flags$q;
-        sq_o_job$d = sq_o_job$q;
-        sq_o_ptype$d = sq_o_ptype$q;
-        sq_o_src_ip$d = sq_o_src_ip$q;
-        sq_o_src_mac$d = sq_o_src_mac$q;
-        sq_o_src_port$d = sq_o_src_port$q;
+        sq_o$d = sq_o$q;
         sq_pmask$d = sq_pmask$q;
         sq_psd$d = sq_psd$q;
         sq_ei$d = sq_ei$q;
@@ -6973,17 +6285,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_mflags$d = x_mflags$q;
         x_sflags$d = x_sflags$q;
         x_rows_m$d = x_rows_m$q;
-        xp_bitmap$d = xp_bitmap$q;
-        xp_block$d = xp_block$q;
-        xp_child$d = xp_child$q;
-        xp_elements$d = xp_elements$q;
-        xp_exponent$d = xp_exponent$q;
-        xp_flags$d = xp_flags$q;
-        xp_job$d = xp_job$q;
-        xp_ptype$d = xp_ptype$q;
-        xp_src_ip$d = xp_src_ip$q;
-        xp_src_mac$d = xp_src_mac$q;
-        xp_src_port$d = xp_src_port$q;
+        xp_f$d = xp_f$q;
         x_je$d = x_je$q;
         x_jep$d = x_jep$q;
         x_ji$d = x_ji$q;
@@ -6994,17 +6296,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_len$d = x_len$q;
         x_row0$d = x_row0$q;
         x_nrows$d = x_nrows$q;
-        lk_bitmap$d = lk_bitmap$q;
-        lk_block$d = lk_block$q;
-        lk_child$d = lk_child$q;
-        lk_elements$d = lk_elements$q;
-        lk_exponent$d = lk_exponent$q;
-        lk_flags$d = lk_flags$q;
-        lk_job$d = lk_job$q;
-        lk_ptype$d = lk_ptype$q;
-        lk_src_ip$d = lk_src_ip$q;
-        lk_src_mac$d = lk_src_mac$q;
-        lk_src_port$d = lk_src_port$q;
+        lk_f$d = lk_f$q;
         lk_now$d = lk_now$q;
         lk_sel$d = lk_sel$q;
         lk_hdr$d = lk_hdr$q;
@@ -7018,17 +6310,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         q_qf_m$d = q_qf_m$q;
         q_bi$d = q_bi$q;
         q_bd$d = q_bd$q;
-        dx_ptype$d = dx_ptype$q;
-        dx_flags$d = dx_flags$q;
-        dx_exponent$d = dx_exponent$q;
-        dx_job$d = dx_job$q;
-        dx_elements$d = dx_elements$q;
-        dx_block$d = dx_block$q;
-        dx_child$d = dx_child$q;
-        dx_bitmap$d = dx_bitmap$q;
-        dx_src_ip$d = dx_src_ip$q;
-        dx_src_port$d = dx_src_port$q;
-        dx_src_mac$d = dx_src_mac$q;
+        dx_f$d = dx_f$q;
         dx_ji$d = dx_ji$q;
         dx_cadr$d = dx_cadr$q;
         dx_now$d = dx_now$q;
@@ -7047,19 +6329,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sel$d = sel$q;
         last$d = last$q;
         hdr$d = hdr$q;
-        pr_bitmap$d = pr_bitmap$q;
-        pr_block$d = pr_block$q;
-        pr_child$d = pr_child$q;
+        pr_f$d = pr_f$q;
         pr_dst_ip$d = pr_dst_ip$q;
-        pr_elements$d = pr_elements$q;
-        pr_exponent$d = pr_exponent$q;
-        pr_flags$d = pr_flags$q;
-        pr_job$d = pr_job$q;
         pc_popok$d = pc_popok$q;
-        pr_ptype$d = pr_ptype$q;
-        pr_src_ip$d = pr_src_ip$q;
-        pr_src_mac$d = pr_src_mac$q;
-        pr_src_port$d = pr_src_port$q;
         bcur$d = bcur$q;
         pc_non_ip$d = pc_non_ip$q;
         pc_ip_bad$d = pc_ip_bad$q;
@@ -7141,16 +6413,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hs_ip$d = hs_ip$q;
         hs_udp$d = hs_udp$q;
         hs_child$d = hs_child$q;
-        hx_src_mac$d = hx_src_mac$q;
-        hx_src_ip$d = hx_src_ip$q;
-        hx_src_port$d = hx_src_port$q;
-        hx_ptype$d = hx_ptype$q;
-        hx_flags$d = hx_flags$q;
-        hx_exp$d = hx_exp$q;
-        hx_job$d = hx_job$q;
-        hx_elements$d = hx_elements$q;
-        hx_block$d = hx_block$q;
-        hx_bitmap$d = hx_bitmap$q;
+        hx_f$d = hx_f$q;
         hx_eovf$d = hx_eovf$q;
         hx_ov$d = hx_ov$q;
         hx_ca$d = hx_ca$q;
@@ -7194,20 +6457,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         e_orig$d = e_orig$q;
         e_scan$d = e_scan$q;
         now_r$d = now_r$q;
-        o_dst_mac$d = o_dst_mac$q;
-        o_src_mac$d = o_src_mac$q;
-        o_src_ip$d = o_src_ip$q;
-        o_dst_ip$d = o_dst_ip$q;
-        o_src_port$d = o_src_port$q;
-        o_dst_port$d = o_dst_port$q;
-        o_ptype$d = o_ptype$q;
-        o_flags$d = o_flags$q;
-        o_exp$d = o_exp$q;
-        o_job$d = o_job$q;
-        o_elements$d = o_elements$q;
-        o_block$d = o_block$q;
-        o_child$d = o_child$q;
-        o_bitmap$d = o_bitmap$q;
+        o_f$d = o_f$q;
         tick_cnt$d = tick_cnt$q;
         now$d = now$q;
         sweep_on$d = sweep_on$q;
@@ -7907,26 +7157,26 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             ov_now = hx_ov$q;
         end
         hg$dst_mac = hs_mac$q;
-        hg$src_mac = hx_src_mac$q;
-        hg$src_ip = hx_src_ip$q;
+        hg$src_mac = hx_f$q[(64'hd0)+:(48)];
+        hg$src_ip = hx_f$q[(64'ha0)+:(32)];
         hg$dst_ip = hs_ip$q;
-        hg$src_port = hx_src_port$q;
+        hg$src_port = hx_f$q[(64'hc0)+:(16)];
         hg$dst_port = hs_udp$q;
-        hg$ptype = hx_ptype$q;
-        hg$flags = hx_flags$q;
+        hg$ptype = hx_f$q[(64'h0)+:(8)];
+        hg$flags = hx_f$q[(64'h8)+:(8)];
         if (t3_v$q & (t3_a$q == c_ca$q)) begin
             hg$ovf = c_eovf$q & ov_new;
         end
         else begin
             hg$ovf = c_eovf$q & c_ov$q;
         end
-        hg$exponent = hx_exp$q;
-        hg$job = hx_job$q;
-        hg$elements = hx_elements$q;
-        hg$block = hx_block$q;
+        hg$exponent = hx_f$q[(64'h10)+:(8)];
+        hg$job = hx_f$q[(64'h18)+:(16)];
+        hg$elements = hx_f$q[(64'h28)+:(16)];
+        hg$block = hx_f$q[(64'h38)+:(32)];
         hg$child = hs_child$q;
-        hg$bitmap = hx_bitmap$q;
-        hg$pc_bitmap = o_bitmap$q;
+        hg$bitmap = hx_f$q[(64'h60)+:(64)];
+        hg$pc_bitmap = o_f$q[(64'h60)+:(64)];
         hg$clock = clock;
         hg$orig = orig_c$q;
         hg$orig_hdr = b_hdr$q;
@@ -8721,39 +7971,39 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         chaddr = cha_q$q;
         pbaddr = pba_q$q;
-        pr_blk_a = ((pr_block$q) & 24'hffffff);
+        pr_blk_a = ((pr_f$q[(64'h38)+:(32)]) & 24'hffffff);
         jslot$0$d = ((jbase$0$q + (pr_blk_a & jcm$0$q)) & c_smask) << 32'h1;
-        jci$0$d = (pr_block$q & jk_scount$0$q) != 32'h0;
+        jci$0$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$0$q) != 32'h0;
         jslot$1$d = ((jbase$1$q + (pr_blk_a & jcm$1$q)) & c_smask) << 32'h1;
-        jci$1$d = (pr_block$q & jk_scount$1$q) != 32'h0;
+        jci$1$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$1$q) != 32'h0;
         jslot$2$d = ((jbase$2$q + (pr_blk_a & jcm$2$q)) & c_smask) << 32'h1;
-        jci$2$d = (pr_block$q & jk_scount$2$q) != 32'h0;
+        jci$2$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$2$q) != 32'h0;
         jslot$3$d = ((jbase$3$q + (pr_blk_a & jcm$3$q)) & c_smask) << 32'h1;
-        jci$3$d = (pr_block$q & jk_scount$3$q) != 32'h0;
+        jci$3$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$3$q) != 32'h0;
         jslot$4$d = ((jbase$4$q + (pr_blk_a & jcm$4$q)) & c_smask) << 32'h1;
-        jci$4$d = (pr_block$q & jk_scount$4$q) != 32'h0;
+        jci$4$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$4$q) != 32'h0;
         jslot$5$d = ((jbase$5$q + (pr_blk_a & jcm$5$q)) & c_smask) << 32'h1;
-        jci$5$d = (pr_block$q & jk_scount$5$q) != 32'h0;
+        jci$5$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$5$q) != 32'h0;
         jslot$6$d = ((jbase$6$q + (pr_blk_a & jcm$6$q)) & c_smask) << 32'h1;
-        jci$6$d = (pr_block$q & jk_scount$6$q) != 32'h0;
+        jci$6$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$6$q) != 32'h0;
         jslot$7$d = ((jbase$7$q + (pr_blk_a & jcm$7$q)) & c_smask) << 32'h1;
-        jci$7$d = (pr_block$q & jk_scount$7$q) != 32'h0;
+        jci$7$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$7$q) != 32'h0;
         jslot$8$d = ((jbase$8$q + (pr_blk_a & jcm$8$q)) & c_smask) << 32'h1;
-        jci$8$d = (pr_block$q & jk_scount$8$q) != 32'h0;
+        jci$8$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$8$q) != 32'h0;
         jslot$9$d = ((jbase$9$q + (pr_blk_a & jcm$9$q)) & c_smask) << 32'h1;
-        jci$9$d = (pr_block$q & jk_scount$9$q) != 32'h0;
+        jci$9$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$9$q) != 32'h0;
         jslot$10$d = ((jbase$10$q + (pr_blk_a & jcm$10$q)) & c_smask) << 32'h1;
-        jci$10$d = (pr_block$q & jk_scount$10$q) != 32'h0;
+        jci$10$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$10$q) != 32'h0;
         jslot$11$d = ((jbase$11$q + (pr_blk_a & jcm$11$q)) & c_smask) << 32'h1;
-        jci$11$d = (pr_block$q & jk_scount$11$q) != 32'h0;
+        jci$11$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$11$q) != 32'h0;
         jslot$12$d = ((jbase$12$q + (pr_blk_a & jcm$12$q)) & c_smask) << 32'h1;
-        jci$12$d = (pr_block$q & jk_scount$12$q) != 32'h0;
+        jci$12$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$12$q) != 32'h0;
         jslot$13$d = ((jbase$13$q + (pr_blk_a & jcm$13$q)) & c_smask) << 32'h1;
-        jci$13$d = (pr_block$q & jk_scount$13$q) != 32'h0;
+        jci$13$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$13$q) != 32'h0;
         jslot$14$d = ((jbase$14$q + (pr_blk_a & jcm$14$q)) & c_smask) << 32'h1;
-        jci$14$d = (pr_block$q & jk_scount$14$q) != 32'h0;
+        jci$14$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$14$q) != 32'h0;
         jslot$15$d = ((jbase$15$q + (pr_blk_a & jcm$15$q)) & c_smask) << 32'h1;
-        jci$15$d = (pr_block$q & jk_scount$15$q) != 32'h0;
+        jci$15$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$15$q) != 32'h0;
         slot = 32'h0;
         ci = 1'b0;
         if (jone$0$q) begin
@@ -8888,13 +8138,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         busy_st = (st == cs_aggregating) | (st == cs_emitted);
         same = st != cs_free;
-        samebl = same & (m_block == xp_block$q);
-        subset = (xp_bitmap$q & ~m_bitmap) == 32'h0;
-        disjoint = (xp_bitmap$q & m_bitmap) == 32'h0;
-        d_cb = m_block - xp_block$q;
-        d_bc = xp_block$q - m_block;
-        newer_cb = ~d_cb[32'h1f] & (m_block != xp_block$q);
-        newer_bc = ~d_bc[32'h1f] & (m_block != xp_block$q);
+        samebl = same & (m_block == xp_f$q[(64'h38)+:(32)]);
+        subset = (xp_f$q[(64'h60)+:(64)] & ~m_bitmap) == 32'h0;
+        disjoint = (xp_f$q[(64'h60)+:(64)] & m_bitmap) == 32'h0;
+        d_cb = m_block - xp_f$q[(64'h38)+:(32)];
+        d_bc = xp_f$q[(64'h38)+:(32)] - m_block;
+        newer_cb = ~d_cb[32'h1f] & (m_block != xp_f$q[(64'h38)+:(32)]);
+        newer_bc = ~d_bc[32'h1f] & (m_block != xp_f$q[(64'h38)+:(32)]);
         age = x_now$q - m_timer;
         lim33 = ((je$q[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je$q[(32'h140)+:(32)]) & 33'h1ffffffff);
         stale = je$q[(32'h2)+:(1)] & (((age) & 33'h1ffffffff) >= lim33);
@@ -8922,19 +8172,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             qfp = ge_m1;
             qfm = ge_m3;
         end
-        newbm = m_bitmap | xp_bitmap$q;
-        if (xp_exponent$q != m_exp) begin
-            mflags = m_flags | (xp_flags$q & fl_kept) | fl_exp_mismatch;
+        newbm = m_bitmap | xp_f$q[(64'h60)+:(64)];
+        if (xp_f$q[(64'h10)+:(8)] != m_exp) begin
+            mflags = m_flags | (xp_f$q[(64'h8)+:(8)] & fl_kept) | fl_exp_mismatch;
         end
         else begin
-            mflags = m_flags | (xp_flags$q & fl_kept);
+            mflags = m_flags | (xp_f$q[(64'h8)+:(8)] & fl_kept);
         end
-        sflags = xp_flags$q & fl_kept;
-        rows_p = ((xp_elements$q << 32'h2) + c_rowmask) >> c_rowlog;
+        sflags = xp_f$q[(64'h8)+:(8)] & fl_kept;
+        rows_p = ((xp_f$q[(64'h28)+:(16)] << 32'h2) + c_rowmask) >> c_rowlog;
         rows_m = ((m_elem << 32'h2) + c_rowmask) >> c_rowlog;
         acc$op = 32'h0;
         acc$addr = (b_cadr$q << c_rpclog) + ((ri$q) & 24'hffffff);
-        acc$lim = o_elements$q - (ri$q << c_lprlog);
+        acc$lim = o_f$q[(64'h28)+:(16)] - (ri$q << c_lprlog);
         acc$b = rx_row_data;
         bz_inc = 1'b0;
         bz_dec = 1'b0;
@@ -8959,7 +8209,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tg_first = 1'b0;
         cs_port = chram2$rdata[(32'ha0)+:(4)];
         cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
-        cs_ok = ~b_rly$q | ((chram2$rdata[(32'h0)+:(64)] & o_bitmap$q) != 32'h0);
+        cs_ok = ~b_rly$q | ((chram2$rdata[(32'h0)+:(64)] & o_f$q[(64'h60)+:(64)]) != 32'h0);
         chram2$raddr = (((b_ji$q) & 24'hffffff) << c_mclog) | (((cs_i$q) & 24'hffffff) & c_mcmask);
         hdr_ok = ~b_eovf$q | (or_a$q == b_cadr$q);
         if (bstate$q == BackState$Select) begin
@@ -9361,28 +8611,28 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 hs_ip$d = sel_ip;
                 hs_udp$d = sel_udp;
                 if (b_rly$q) begin
-                    hs_child$d = o_child$q;
+                    hs_child$d = o_f$q[(64'h58)+:(8)];
                 end
                 else begin
                     hs_child$d = sel_child;
                 end
             end
             else begin
-                hs_mac$d = o_dst_mac$q;
-                hs_ip$d = o_dst_ip$q;
-                hs_udp$d = o_dst_port$q;
-                hs_child$d = o_child$q;
+                hs_mac$d = o_f$q[(64'h130)+:(48)];
+                hs_ip$d = o_f$q[(64'h100)+:(32)];
+                hs_udp$d = o_f$q[(64'h120)+:(16)];
+                hs_child$d = o_f$q[(64'h58)+:(8)];
             end
-            hx_src_mac$d = o_src_mac$q;
-            hx_src_ip$d = o_src_ip$q;
-            hx_src_port$d = o_src_port$q;
-            hx_ptype$d = o_ptype$q;
-            hx_flags$d = o_flags$q;
-            hx_exp$d = o_exp$q;
-            hx_job$d = o_job$q;
-            hx_elements$d = o_elements$q;
-            hx_block$d = o_block$q;
-            hx_bitmap$d = o_bitmap$q;
+            hx_f$d[(64'hd0)+:(48)] = o_f$q[(64'hd0)+:(48)];
+            hx_f$d[(64'ha0)+:(32)] = o_f$q[(64'ha0)+:(32)];
+            hx_f$d[(64'hc0)+:(16)] = o_f$q[(64'hc0)+:(16)];
+            hx_f$d[(64'h0)+:(8)] = o_f$q[(64'h0)+:(8)];
+            hx_f$d[(64'h8)+:(8)] = o_f$q[(64'h8)+:(8)];
+            hx_f$d[(64'h10)+:(8)] = o_f$q[(64'h10)+:(8)];
+            hx_f$d[(64'h18)+:(16)] = o_f$q[(64'h18)+:(16)];
+            hx_f$d[(64'h28)+:(16)] = o_f$q[(64'h28)+:(16)];
+            hx_f$d[(64'h38)+:(32)] = o_f$q[(64'h38)+:(32)];
+            hx_f$d[(64'h60)+:(64)] = o_f$q[(64'h60)+:(64)];
             hx_eovf$d = b_eovf$q;
             hx_ov$d = ov_cur;
             hx_ca$d = b_cadr$q;
@@ -9501,20 +8751,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             else begin
                 nr1$d = sq_nr$q;
             end
-            o_bitmap$d = sq_o_bitmap$q;
-            o_block$d = sq_o_block$q;
-            o_child$d = sq_o_child$q;
-            o_dst_ip$d = sq_o_dst_ip$q;
-            o_dst_mac$d = sq_o_dst_mac$q;
-            o_dst_port$d = sq_o_dst_port$q;
-            o_elements$d = sq_o_elements$q;
-            o_exp$d = sq_o_exp$q;
-            o_flags$d = sq_o_flags$q;
-            o_job$d = sq_o_job$q;
-            o_ptype$d = sq_o_ptype$q;
-            o_src_ip$d = sq_o_src_ip$q;
-            o_src_mac$d = sq_o_src_mac$q;
-            o_src_port$d = sq_o_src_port$q;
+            o_f$d = sq_o$q;
             pmask$d = sq_pmask$q;
             ei$d = sq_ei$q;
             more$d = sq_more$q;
@@ -9538,7 +8775,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chram3$raddr = (((sq_b_ji$q) & 24'hffffff) << c_mclog) | (((ps_i$q) & 24'hffffff) & c_mcmask);
         ps_port = chram3$rdata[(32'ha0)+:(4)];
         ps_hit = (sq_pmask$q & (((32'h1) & 8'hff) << ((ps_port) & 8'hff))) != 32'h0;
-        ps_ok = ~sq_rly$q | ((chram3$rdata[(32'h0)+:(64)] & sq_o_bitmap$q) != 32'h0);
+        ps_ok = ~sq_rly$q | ((chram3$rdata[(32'h0)+:(64)] & sq_o$q[(64'h60)+:(64)]) != 32'h0);
         ps_v$d = 1'b0;
         ps_pm = sq_pmask$q;
         ps_done = 1'b0;
@@ -9659,7 +8896,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     if (lk_free) begin
                         ji$d = jsel;
-                        chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_child$q) & 24'hffffff) & c_mcmask);
+                        chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_f$q[(64'h58)+:(8)]) & 24'hffffff) & c_mcmask);
                         cha_q$d = chaddr;
                         pbaddr = (((jsel) & 24'hffffff) << 32'h3) | ((sel$q) & 24'hffffff);
                         pba_q$d = pbaddr;
@@ -9671,17 +8908,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         if (lk_free) begin
                             lk_v$d = 1'b1;
                             state$d = FrontState$Idle;
-                            lk_bitmap$d = pr_bitmap$q;
-                            lk_block$d = pr_block$q;
-                            lk_child$d = pr_child$q;
-                            lk_elements$d = pr_elements$q;
-                            lk_exponent$d = pr_exponent$q;
-                            lk_flags$d = pr_flags$q;
-                            lk_job$d = pr_job$q;
-                            lk_ptype$d = pr_ptype$q;
-                            lk_src_ip$d = pr_src_ip$q;
-                            lk_src_mac$d = pr_src_mac$q;
-                            lk_src_port$d = pr_src_port$q;
+                            lk_f$d = pr_f$q;
                             lk_now$d = now_r$q;
                             lk_sel$d = sel$q;
                             lk_hdr$d = hdr$q[(32'h0)+:(512)];
@@ -9766,29 +8993,29 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             meta$wdata = (m & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                             meta$we = 32'h1;
                             e_slot$d = 1'b1;
-                            o_src_mac$d = csr$me_mac;
-                            o_src_ip$d = csr$me_ip;
-                            o_src_port$d = csr$me_port;
-                            o_dst_mac$d = q_sj$q[(32'h180)+:(48)];
-                            o_dst_ip$d = q_sj$q[(32'h160)+:(32)];
-                            o_dst_port$d = q_sj$q[(32'h1b0)+:(16)];
+                            o_f$d[(64'hd0)+:(48)] = csr$me_mac;
+                            o_f$d[(64'ha0)+:(32)] = csr$me_ip;
+                            o_f$d[(64'hc0)+:(16)] = csr$me_port;
+                            o_f$d[(64'h130)+:(48)] = q_sj$q[(32'h180)+:(48)];
+                            o_f$d[(64'h100)+:(32)] = q_sj$q[(32'h160)+:(32)];
+                            o_f$d[(64'h120)+:(16)] = q_sj$q[(32'h1b0)+:(16)];
                             pmask$d = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
-                            o_ptype$d = pt_contribution;
+                            o_f$d[(64'h0)+:(8)] = pt_contribution;
                             if (q_spartial$q) begin
-                                o_flags$d = m_flags | fl_partial;
+                                o_f$d[(64'h8)+:(8)] = m_flags | fl_partial;
                             end
                             else begin
-                                o_flags$d = m_flags;
+                                o_f$d[(64'h8)+:(8)] = m_flags;
                             end
-                            o_exp$d = m_exp;
-                            o_job$d = q_sj$q[(32'h20)+:(16)];
-                            o_elements$d = m_elem;
+                            o_f$d[(64'h10)+:(8)] = m_exp;
+                            o_f$d[(64'h18)+:(16)] = q_sj$q[(32'h20)+:(16)];
+                            o_f$d[(64'h28)+:(16)] = m_elem;
                             b_enr$d = rows_m;
                             e_more$d = rows_m != 32'h0;
                             el_init = rows_m == 32'h1;
-                            o_block$d = m_block;
-                            o_child$d = q_sj$q[(32'h18)+:(8)];
-                            o_bitmap$d = m_bitmap;
+                            o_f$d[(64'h38)+:(32)] = m_block;
+                            o_f$d[(64'h58)+:(8)] = q_sj$q[(32'h18)+:(8)];
+                            o_f$d[(64'h60)+:(64)] = m_bitmap;
                         end
                         else begin
                             state$d = FrontState$SDec;
@@ -9844,7 +9071,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         d_rly = dq_act$q == Action$Relay;
         aop = dq_aop$q;
         cpl = dq_cpl$q;
-        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((x_jep$q[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((x_jep$q[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((dx_block$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((dx_bitmap$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((dx_exponent$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((x_sflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_elements$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((x_jep$q[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((x_jep$q[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((dx_f$q[(64'h38)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((dx_f$q[(64'h60)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((dx_f$q[(64'h10)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((x_sflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_f$q[(64'h28)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
         if (dq_merge$q) begin
             cmw = (xm & ~mk_meta_bitmap_flags) | (((x_newbm$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((x_mflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
         end
@@ -9854,7 +9081,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dbi = 1'b0;
         dbd = 1'b0;
         dhwc = 1'b0;
-        if ((dx_ptype$q == pt_result) & x_je$q[(32'h1)+:(1)] & dq_rok$q & q_samebl$q) begin
+        if ((dx_f$q[(64'h0)+:(8)] == pt_result) & x_je$q[(32'h1)+:(1)] & dq_rok$q & q_samebl$q) begin
             dwe = 1'b1;
             dwd = (xm & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
             dbd = q_busy_st$q;
@@ -9892,12 +9119,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 sq_v$d = 1'b1;
                 sq_psd$d = 1'b1;
                 sq_reg$d = 1'b0;
-                if (dx_ptype$q == pt_join) begin
+                if (dx_f$q[(64'h0)+:(8)] == pt_join) begin
                     x_join$d = 1'b0;
                 end
                 hu_v$d = dq_hup$q;
                 hu_j$d = dx_ji$q;
-                hu_b$d = dx_block$q;
+                hu_b$d = dx_f$q[(64'h38)+:(32)];
                 sq_ei$d = 32'h0;
                 sq_more$d = 1'b0;
                 ps_i$d = 32'h0;
@@ -9914,24 +9141,24 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 sq_b_cadr$d = dx_cadr$q;
                 sq_b_ji$d = dx_ji$q;
                 sq_b_nch$d = x_je$q[(32'h10)+:(8)];
-                sq_o_src_mac$d = csr$me_mac;
-                sq_o_src_ip$d = csr$me_ip;
-                sq_o_src_port$d = csr$me_port;
-                sq_o_dst_mac$d = x_je$q[(32'h180)+:(48)];
-                sq_o_dst_ip$d = x_je$q[(32'h160)+:(32)];
-                sq_o_dst_port$d = x_je$q[(32'h1b0)+:(16)];
+                sq_o$d[(64'hd0)+:(48)] = csr$me_mac;
+                sq_o$d[(64'ha0)+:(32)] = csr$me_ip;
+                sq_o$d[(64'hc0)+:(16)] = csr$me_port;
+                sq_o$d[(64'h130)+:(48)] = x_je$q[(32'h180)+:(48)];
+                sq_o$d[(64'h100)+:(32)] = x_je$q[(32'h160)+:(32)];
+                sq_o$d[(64'h120)+:(16)] = x_je$q[(32'h1b0)+:(16)];
                 sq_pmask$d = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
-                sq_o_ptype$d = dx_ptype$q;
-                sq_o_flags$d = dx_flags$q;
-                sq_o_exp$d = dx_exponent$q;
-                sq_o_job$d = dx_job$q;
-                sq_o_elements$d = dx_elements$q;
+                sq_o$d[(64'h0)+:(8)] = dx_f$q[(64'h0)+:(8)];
+                sq_o$d[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)];
+                sq_o$d[(64'h10)+:(8)] = dx_f$q[(64'h10)+:(8)];
+                sq_o$d[(64'h18)+:(16)] = dx_f$q[(64'h18)+:(16)];
+                sq_o$d[(64'h28)+:(16)] = dx_f$q[(64'h28)+:(16)];
                 sq_b_enr$d = q_rows$q;
                 sq_e_more$d = q_rows$q != 32'h0;
                 sq_e_last$d = q_rows$q == 32'h1;
-                sq_o_block$d = dx_block$q;
-                sq_o_child$d = dx_child$q;
-                sq_o_bitmap$d = dx_bitmap$q;
+                sq_o$d[(64'h38)+:(32)] = dx_f$q[(64'h38)+:(32)];
+                sq_o$d[(64'h58)+:(8)] = dx_f$q[(64'h58)+:(8)];
+                sq_o$d[(64'h60)+:(64)] = dx_f$q[(64'h60)+:(64)];
                 sq_nr$d = q_rows$q;
                 ev = dq_ev$q;
                 if (dwe) begin
@@ -9941,18 +9168,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 bz_inc = dbi;
                 bz_dec = dbd;
                 hwc = dhwc;
-                if ((dx_ptype$q == pt_result) & x_je$q[(32'h1)+:(1)] & dq_rok$q) begin
-                    sq_o_src_ip$d = csr$me_ip;
-                    sq_o_flags$d = dx_flags$q | fl_multicast;
+                if ((dx_f$q[(64'h0)+:(8)] == pt_result) & x_je$q[(32'h1)+:(1)] & dq_rok$q) begin
+                    sq_o$d[(64'ha0)+:(32)] = csr$me_ip;
+                    sq_o$d[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)] | fl_multicast;
                     mc_new = 1'b1;
                     dh_st = BackState$CopyRows;
                 end
                 case (dact)
                     Action$Bypass:
                         begin
-                            sq_o_src_ip$d = dx_src_ip$q;
-                            sq_o_src_port$d = dx_src_port$q;
-                            sq_o_flags$d = dx_flags$q | fl_bypass;
+                            sq_o$d[(64'ha0)+:(32)] = dx_f$q[(64'ha0)+:(32)];
+                            sq_o$d[(64'hc0)+:(16)] = dx_f$q[(64'hc0)+:(16)];
+                            sq_o$d[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)] | fl_bypass;
                             dh_st = BackState$CopyRows;
                         end
                     Action$Aggregate:
@@ -9963,16 +9190,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 sq_b_emit$d = 1'b1;
                                 sq_e_slot$d = 1'b1;
                                 sq_b_eovf$d = 1'b1;
-                                sq_o_exp$d = cmw[(32'h80)+:(8)];
-                                sq_o_bitmap$d = cmw[(32'h40)+:(64)];
+                                sq_o$d[(64'h10)+:(8)] = cmw[(32'h80)+:(8)];
+                                sq_o$d[(64'h60)+:(64)] = cmw[(32'h40)+:(64)];
                                 if (x_je$q[(32'h1)+:(1)]) begin
-                                    sq_o_ptype$d = pt_contribution;
-                                    sq_o_flags$d = cmw[(32'h88)+:(8)];
-                                    sq_o_child$d = x_je$q[(32'h18)+:(8)];
+                                    sq_o$d[(64'h0)+:(8)] = pt_contribution;
+                                    sq_o$d[(64'h8)+:(8)] = cmw[(32'h88)+:(8)];
+                                    sq_o$d[(64'h58)+:(8)] = x_je$q[(32'h18)+:(8)];
                                 end
                                 else begin
-                                    sq_o_ptype$d = pt_result;
-                                    sq_o_flags$d = cmw[(32'h88)+:(8)] | fl_multicast;
+                                    sq_o$d[(64'h0)+:(8)] = pt_result;
+                                    sq_o$d[(64'h8)+:(8)] = cmw[(32'h88)+:(8)] | fl_multicast;
                                     mc_new = 1'b1;
                                 end
                             end
@@ -9980,37 +9207,37 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     Action$ReEmit:
                         begin
                             sq_e_slot$d = 1'b1;
-                            sq_o_ptype$d = pt_contribution;
+                            sq_o$d[(64'h0)+:(8)] = pt_contribution;
                             if (q_partial$q) begin
-                                sq_o_flags$d = xm_flags | fl_partial;
+                                sq_o$d[(64'h8)+:(8)] = xm_flags | fl_partial;
                             end
                             else begin
-                                sq_o_flags$d = xm_flags;
+                                sq_o$d[(64'h8)+:(8)] = xm_flags;
                             end
-                            sq_o_exp$d = xm_exp;
-                            sq_o_elements$d = xm_elem;
+                            sq_o$d[(64'h10)+:(8)] = xm_exp;
+                            sq_o$d[(64'h28)+:(16)] = xm_elem;
                             sq_b_enr$d = x_rows_m$q;
                             sq_e_more$d = x_rows_m$q != 32'h0;
                             sq_e_last$d = x_rows_m$q == 32'h1;
-                            sq_o_block$d = xm_block;
-                            sq_o_child$d = x_je$q[(32'h18)+:(8)];
-                            sq_o_bitmap$d = xm_bitmap;
+                            sq_o$d[(64'h38)+:(32)] = xm_block;
+                            sq_o$d[(64'h58)+:(8)] = x_je$q[(32'h18)+:(8)];
+                            sq_o$d[(64'h60)+:(64)] = xm_bitmap;
                             sq_b_eovf$d = 1'b1;
                             dh_st = BackState$CopyRows;
                         end
                     Action$Refuse:
                         begin
-                            sq_o_ptype$d = pt_refuse;
-                            sq_o_flags$d = 32'h0;
-                            sq_o_exp$d = 32'h0;
-                            sq_o_elements$d = 32'h0;
-                            sq_o_child$d = dq_why$q;
+                            sq_o$d[(64'h0)+:(8)] = pt_refuse;
+                            sq_o$d[(64'h8)+:(8)] = 32'h0;
+                            sq_o$d[(64'h10)+:(8)] = 32'h0;
+                            sq_o$d[(64'h28)+:(16)] = 32'h0;
+                            sq_o$d[(64'h58)+:(8)] = dq_why$q;
                             sq_b_enr$d = 32'h0;
                             sq_e_more$d = 1'b0;
                             sq_e_last$d = 1'b0;
-                            sq_o_dst_mac$d = dx_src_mac$q;
-                            sq_o_dst_ip$d = dx_src_ip$q;
-                            sq_o_dst_port$d = dx_src_port$q;
+                            sq_o$d[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
+                            sq_o$d[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
+                            sq_o$d[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
                             sq_pmask$d = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
                             dh_st = BackState$CopyRows;
                         end
@@ -10027,18 +9254,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         begin
                             sq_e_slot$d = 1'b1;
                             sq_b_eovf$d = 1'b1;
-                            sq_o_ptype$d = pt_result;
-                            sq_o_flags$d = xm_flags;
-                            sq_o_exp$d = xm_exp;
-                            sq_o_elements$d = xm_elem;
+                            sq_o$d[(64'h0)+:(8)] = pt_result;
+                            sq_o$d[(64'h8)+:(8)] = xm_flags;
+                            sq_o$d[(64'h10)+:(8)] = xm_exp;
+                            sq_o$d[(64'h28)+:(16)] = xm_elem;
                             sq_b_enr$d = x_rows_m$q;
                             sq_e_more$d = x_rows_m$q != 32'h0;
                             sq_e_last$d = x_rows_m$q == 32'h1;
-                            sq_o_block$d = xm_block;
-                            sq_o_bitmap$d = xm_bitmap;
-                            sq_o_dst_mac$d = dx_src_mac$q;
-                            sq_o_dst_ip$d = dx_src_ip$q;
-                            sq_o_dst_port$d = dx_src_port$q;
+                            sq_o$d[(64'h38)+:(32)] = xm_block;
+                            sq_o$d[(64'h60)+:(64)] = xm_bitmap;
+                            sq_o$d[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
+                            sq_o$d[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
+                            sq_o$d[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
                             sq_pmask$d = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
                             dh_st = BackState$CopyRows;
                         end
@@ -10073,8 +9300,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             qf = q_qfull$q;
         end
-        xp_byp = (xp_flags$q & fl_bypass) != 32'h0;
-        ses_d = xp_block$q - sbq$q;
+        xp_byp = (xp_f$q[(64'h8)+:(8)] & fl_bypass) != 32'h0;
+        ses_d = xp_f$q[(64'h38)+:(32)] - sbq$q;
         case (xstate$q)
             DecState$Pred:
                 begin
@@ -10092,18 +9319,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_qf_m$d = qfm;
                     q_bi$d = xo_v$q & dbi & (dx_ji$q == x_ji$q);
                     q_bd$d = xo_v$q & dbd & (dx_ji$q == x_ji$q);
-                    q_badrank$d = (xp_bitmap$q & ~je$q[(32'h40)+:(64)]) != 32'h0;
-                    q_toolong$d = xp_elements$q > c_lanes;
-                    q_badchild$d = ~xp_byp & (xp_child$q >= je$q[(32'h10)+:(8)]);
-                    q_chrank$d = ~xp_byp & ((xp_bitmap$q & ~chr$q[(32'h0)+:(64)]) != 32'h0);
-                    q_degree$d = ~xp_byp & (xp_child$q >= je$q[(32'h8)+:(8)]);
-                    q_badsrc$d = (xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & ((xp_bitmap$q & ~pbr$q) != 32'h0)) | (~xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & (xp_src_ip$q != chr$q[(32'h70)+:(32)])) | (~xp_byp & (je$q[(32'h3)+:(2)] == sc_ip_port) & (xp_src_port$q != chr$q[(32'h90)+:(16)]));
+                    q_badrank$d = (xp_f$q[(64'h60)+:(64)] & ~je$q[(32'h40)+:(64)]) != 32'h0;
+                    q_toolong$d = xp_f$q[(64'h28)+:(16)] > c_lanes;
+                    q_badchild$d = ~xp_byp & (xp_f$q[(64'h58)+:(8)] >= je$q[(32'h10)+:(8)]);
+                    q_chrank$d = ~xp_byp & ((xp_f$q[(64'h60)+:(64)] & ~chr$q[(32'h0)+:(64)]) != 32'h0);
+                    q_degree$d = ~xp_byp & (xp_f$q[(64'h58)+:(8)] >= je$q[(32'h8)+:(8)]);
+                    q_badsrc$d = (xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & ((xp_f$q[(64'h60)+:(64)] & ~pbr$q) != 32'h0)) | (~xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & (xp_f$q[(64'ha0)+:(32)] != chr$q[(32'h70)+:(32)])) | (~xp_byp & (je$q[(32'h3)+:(2)] == sc_ip_port) & (xp_f$q[(64'hc0)+:(16)] != chr$q[(32'h90)+:(16)]));
                     q_rbadsrc$d = (je$q[(32'h3)+:(2)] != 32'h0) & (x_sel$q != je$q[(32'h1c0)+:(4)]);
                     q_ses_nos$d = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & ~soq$q;
                     q_ses_old$d = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & soq$q & ses_d[32'h1f];
-                    q_cpl0$d = xp_bitmap$q == je$q[(32'h80)+:(64)];
+                    q_cpl0$d = xp_f$q[(64'h60)+:(64)] == je$q[(32'h80)+:(64)];
                     q_cpl1$d = newbm == je$q[(32'h80)+:(64)];
-                    q_elne$d = xp_elements$q != m_elem;
+                    q_elne$d = xp_f$q[(64'h28)+:(16)] != m_elem;
                     q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
                     q_rows$d = rows_p;
                     q_rle1$d = rows_p <= 32'h1;
@@ -10125,8 +9352,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     dq_merge$d = 1'b0;
                     dq_rok$d = 1'b1;
                     dq_why$d = rr_no_session;
-                    dq_hup$d = (xp_ptype$q == pt_contribution) & x_je$q[(32'h5)+:(1)] & ~x_je$q[(32'h1)+:(1)] & ~q_badrank$q & ~q_toolong$q & ~q_badchild$q & ~q_chrank$q & ~q_badsrc$q & ~q_degree$q & ~q_ses_nos$q & ~q_ses_old$q;
-                    if (xp_ptype$q == pt_result) begin
+                    dq_hup$d = (xp_f$q[(64'h0)+:(8)] == pt_contribution) & x_je$q[(32'h5)+:(1)] & ~x_je$q[(32'h1)+:(1)] & ~q_badrank$q & ~q_toolong$q & ~q_badchild$q & ~q_chrank$q & ~q_badsrc$q & ~q_degree$q & ~q_ses_nos$q & ~q_ses_old$q;
+                    if (xp_f$q[(64'h0)+:(8)] == pt_result) begin
                         if (~x_je$q[(32'h1)+:(1)]) begin
                             dq_ev$d = ev_malformed;
                         end
@@ -10135,7 +9362,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             dq_rok$d = 1'b0;
                         end
                     end
-                    else if ((xp_ptype$q == pt_accept) | (xp_ptype$q == pt_refuse)) begin
+                    else if ((xp_f$q[(64'h0)+:(8)] == pt_accept) | (xp_f$q[(64'h0)+:(8)] == pt_refuse)) begin
                         if (~x_je$q[(32'h1)+:(1)] | ~x_je$q[(32'h5)+:(1)]) begin
                             dq_ev$d = ev_malformed;
                         end
@@ -10149,7 +9376,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             dq_act$d = Action$Relay;
                         end
                     end
-                    else if (xp_ptype$q == pt_join) begin
+                    else if (xp_f$q[(64'h0)+:(8)] == pt_join) begin
                         if (~x_je$q[(32'h5)+:(1)] | q_badrank$q | q_badchild$q | q_chrank$q) begin
                             dq_ev$d = ev_malformed;
                         end
@@ -10184,7 +9411,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         dq_ev$d = ev_bypass_degree;
                         dq_act$d = Action$Bypass;
                     end
-                    else if (((xp_flags$q & fl_bypass) != 32'h0) & x_je$q[(32'h1)+:(1)]) begin
+                    else if (((xp_f$q[(64'h8)+:(8)] & fl_bypass) != 32'h0) & x_je$q[(32'h1)+:(1)]) begin
                         dq_ev$d = ev_bypass_transit;
                         dq_act$d = Action$Bypass;
                     end
@@ -10275,17 +9502,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         dq_act$d = Action$Aggregate;
                     end
                     xstate$d = DecState$Decide;
-                    dx_ptype$d = xp_ptype$q;
-                    dx_flags$d = xp_flags$q;
-                    dx_exponent$d = xp_exponent$q;
-                    dx_job$d = xp_job$q;
-                    dx_elements$d = xp_elements$q;
-                    dx_block$d = xp_block$q;
-                    dx_child$d = xp_child$q;
-                    dx_bitmap$d = xp_bitmap$q;
-                    dx_src_ip$d = xp_src_ip$q;
-                    dx_src_port$d = xp_src_port$q;
-                    dx_src_mac$d = xp_src_mac$q;
+                    dx_f$d = xp_f$q;
                     dx_ji$d = x_ji$q;
                     dx_cadr$d = x_cadr$q;
                     dx_now$d = x_now$q;
@@ -10319,20 +9536,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jep$d = jram$rdata[(32'h1d0)+:(32)];
         end
         if (lk_go) begin
-            x_join$d = lk_ptype$q == pt_join;
+            x_join$d = lk_f$q[(64'h0)+:(8)] == pt_join;
             xstate$d = DecState$Pred;
             xo_v$d = xstate$q == DecState$DSel;
-            xp_bitmap$d = lk_bitmap$q;
-            xp_block$d = lk_block$q;
-            xp_child$d = lk_child$q;
-            xp_elements$d = lk_elements$q;
-            xp_exponent$d = lk_exponent$q;
-            xp_flags$d = lk_flags$q;
-            xp_job$d = lk_job$q;
-            xp_ptype$d = lk_ptype$q;
-            xp_src_ip$d = lk_src_ip$q;
-            xp_src_mac$d = lk_src_mac$q;
-            xp_src_port$d = lk_src_port$q;
+            xp_f$d = lk_f$q;
             x_ji$d = ji$q;
             x_cadr$d = cadr$q;
             x_now$d = lk_now$q;
@@ -10393,14 +9600,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             else begin
                 nrows$d = 32'h0;
             end
-            pr_bitmap$d = parser$bitmap;
-            pr_block$d = parser$block;
-            pr_child$d = parser$child;
+            pr_f$d[(64'h60)+:(64)] = parser$bitmap;
+            pr_f$d[(64'h38)+:(32)] = parser$block;
+            pr_f$d[(64'h58)+:(8)] = parser$child;
             pr_dst_ip$d = parser$dst_ip;
-            pr_elements$d = parser$elements;
-            pr_exponent$d = parser$exponent;
-            pr_flags$d = parser$flags;
-            pr_job$d = parser$job;
+            pr_f$d[(64'h28)+:(16)] = parser$elements;
+            pr_f$d[(64'h10)+:(8)] = parser$exponent;
+            pr_f$d[(64'h8)+:(8)] = parser$flags;
+            pr_f$d[(64'h18)+:(16)] = parser$job;
             pc_count$d = parser$c_count;
             if (pk_idx$q == c_idx4$0) begin
                 pc_pop$d = hp_pop$0$q;
@@ -10414,10 +9621,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             if (pk_idx$q == c_idx4$3) begin
                 pc_pop$d = hp_pop$3$q;
             end
-            pr_ptype$d = parser$ptype;
-            pr_src_ip$d = parser$src_ip;
-            pr_src_mac$d = parser$src_mac;
-            pr_src_port$d = parser$src_port;
+            pr_f$d[(64'h0)+:(8)] = parser$ptype;
+            pr_f$d[(64'ha0)+:(32)] = parser$src_ip;
+            pr_f$d[(64'hd0)+:(48)] = parser$src_mac;
+            pr_f$d[(64'hc0)+:(16)] = parser$src_port;
             rh$0$d = csr$route_valid$0 & (csr$route_ip$0 == parser$dst_ip);
             rh$1$d = csr$route_valid$1 & (csr$route_ip$1 == parser$dst_ip);
             rh$2$d = csr$route_valid$2 & (csr$route_ip$2 == parser$dst_ip);
@@ -10580,21 +9787,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             sq_b_cadr$d = 32'h0;
             sq_b_ji$d = sess$entry;
             sq_b_nch$d = 32'h0;
-            sq_o_src_mac$d = csr$me_mac;
-            sq_o_src_ip$d = csr$me_ip;
-            sq_o_src_port$d = csr$me_port;
-            sq_o_dst_mac$d = sess$ac_mac;
-            sq_o_dst_ip$d = sess$ac_ip;
-            sq_o_dst_port$d = sess$ac_udp;
+            sq_o$d[(64'hd0)+:(48)] = csr$me_mac;
+            sq_o$d[(64'ha0)+:(32)] = csr$me_ip;
+            sq_o$d[(64'hc0)+:(16)] = csr$me_port;
+            sq_o$d[(64'h130)+:(48)] = sess$ac_mac;
+            sq_o$d[(64'h100)+:(32)] = sess$ac_ip;
+            sq_o$d[(64'h120)+:(16)] = sess$ac_udp;
             sq_pmask$d = ((32'h1) & 8'hff) << ((sess$ac_port) & 8'hff);
-            sq_o_ptype$d = pt_accept;
-            sq_o_flags$d = 32'h0;
-            sq_o_exp$d = 32'h0;
-            sq_o_job$d = sess$ac_job;
-            sq_o_elements$d = 32'h1;
-            sq_o_block$d = sess$ac_block;
-            sq_o_child$d = 32'h0;
-            sq_o_bitmap$d = sess$ac_bm;
+            sq_o$d[(64'h0)+:(8)] = pt_accept;
+            sq_o$d[(64'h8)+:(8)] = 32'h0;
+            sq_o$d[(64'h10)+:(8)] = 32'h0;
+            sq_o$d[(64'h18)+:(16)] = sess$ac_job;
+            sq_o$d[(64'h28)+:(16)] = 32'h1;
+            sq_o$d[(64'h38)+:(32)] = sess$ac_block;
+            sq_o$d[(64'h58)+:(8)] = 32'h0;
+            sq_o$d[(64'h60)+:(64)] = sess$ac_bm;
         end
         if (sess$opened) begin
             ev = ev | ev_sessions;
@@ -10983,13 +10190,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         wq_a$d = meta$waddr;
         wq_d$d = meta$wdata;
         sess$join_entry = dx_ji$q;
-        sess$join_bm = dx_bitmap$q;
-        sess$join_nonce = dx_block$q;
-        sess$join_mac = dx_src_mac$q;
-        sess$join_ip = dx_src_ip$q;
-        sess$join_udp = dx_src_port$q;
+        sess$join_bm = dx_f$q[(64'h60)+:(64)];
+        sess$join_nonce = dx_f$q[(64'h38)+:(32)];
+        sess$join_mac = dx_f$q[(64'hd0)+:(48)];
+        sess$join_ip = dx_f$q[(64'ha0)+:(32)];
+        sess$join_udp = dx_f$q[(64'hc0)+:(16)];
         sess$join_port = dx_sel$q;
-        sess$join_job = dx_job$q;
+        sess$join_job = dx_f$q[(64'h18)+:(16)];
         sess$join_ranks = x_je$q[(32'h40)+:(64)];
         sess$hu_v = hu_v$q;
         sess$hu_j = hu_j$q;
@@ -20614,44 +19821,6 @@ module fanin_dv_3(d,q,clock);
 endmodule // fanin_dv_3
 
 
-module fanin_dx_bitmap(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_bitmap
-
-
-module fanin_dx_block(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_block
-
-
 module fanin_dx_cadr(d,q,clock);
     
     // Module arguments
@@ -20671,80 +19840,23 @@ module fanin_dx_cadr(d,q,clock);
 endmodule // fanin_dx_cadr
 
 
-module fanin_dx_child(d,q,clock);
+module fanin_dx_f(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [255:0] d;
+    output reg  [255:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 256'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_dx_child
-
-
-module fanin_dx_elements(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_elements
-
-
-module fanin_dx_exponent(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_exponent
-
-
-module fanin_dx_flags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_flags
+endmodule // fanin_dx_f
 
 
 module fanin_dx_hdr(d,q,clock);
@@ -20783,25 +19895,6 @@ module fanin_dx_ji(d,q,clock);
     end
           
 endmodule // fanin_dx_ji
-
-
-module fanin_dx_job(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_job
 
 
 module fanin_dx_len(d,q,clock);
@@ -20861,25 +19954,6 @@ module fanin_dx_nrows(d,q,clock);
 endmodule // fanin_dx_nrows
 
 
-module fanin_dx_ptype(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_ptype
-
-
 module fanin_dx_row0(d,q,clock);
     
     // Module arguments
@@ -20916,63 +19990,6 @@ module fanin_dx_sel(d,q,clock);
     end
           
 endmodule // fanin_dx_sel
-
-
-module fanin_dx_src_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_src_ip
-
-
-module fanin_dx_src_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_src_mac
-
-
-module fanin_dx_src_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_src_port
 
 
 module fanin_e_last(d,q,clock);
@@ -22427,44 +21444,6 @@ module fanin_hu_v(d,q,clock);
 endmodule // fanin_hu_v
 
 
-module fanin_hx_bitmap(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_bitmap
-
-
-module fanin_hx_block(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_block
-
-
 module fanin_hx_ca(d,q,clock);
     
     // Module arguments
@@ -22482,25 +21461,6 @@ module fanin_hx_ca(d,q,clock);
     end
           
 endmodule // fanin_hx_ca
-
-
-module fanin_hx_elements(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_elements
 
 
 module fanin_hx_eovf(d,q,clock);
@@ -22522,61 +21482,23 @@ module fanin_hx_eovf(d,q,clock);
 endmodule // fanin_hx_eovf
 
 
-module fanin_hx_exp(d,q,clock);
+module fanin_hx_f(d,q,clock);
     
     // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
+    input wire  [255:0] d;
+    output reg  [255:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 8'h0;
+       q = 256'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_hx_exp
-
-
-module fanin_hx_flags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_flags
-
-
-module fanin_hx_job(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_job
+endmodule // fanin_hx_f
 
 
 module fanin_hx_mc(d,q,clock);
@@ -22634,82 +21556,6 @@ module fanin_hx_ov(d,q,clock);
     end
           
 endmodule // fanin_hx_ov
-
-
-module fanin_hx_ptype(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_ptype
-
-
-module fanin_hx_src_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_src_ip
-
-
-module fanin_hx_src_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_src_mac
-
-
-module fanin_hx_src_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_src_port
 
 
 module fanin_ip_ok(d,q,clock);
@@ -26801,118 +25647,23 @@ module fanin_len(d,q,clock);
 endmodule // fanin_len
 
 
-module fanin_lk_bitmap(d,q,clock);
+module fanin_lk_f(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [255:0] d;
+    output reg  [255:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 256'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_lk_bitmap
-
-
-module fanin_lk_block(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_block
-
-
-module fanin_lk_child(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_child
-
-
-module fanin_lk_elements(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_elements
-
-
-module fanin_lk_exponent(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_exponent
-
-
-module fanin_lk_flags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_flags
+endmodule // fanin_lk_f
 
 
 module fanin_lk_hdr(d,q,clock);
@@ -26932,25 +25683,6 @@ module fanin_lk_hdr(d,q,clock);
     end
           
 endmodule // fanin_lk_hdr
-
-
-module fanin_lk_job(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_job
 
 
 module fanin_lk_len(d,q,clock);
@@ -27048,25 +25780,6 @@ module fanin_lk_old(d,q,clock);
 endmodule // fanin_lk_old
 
 
-module fanin_lk_ptype(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_ptype
-
-
 module fanin_lk_row0(d,q,clock);
     
     // Module arguments
@@ -27103,63 +25816,6 @@ module fanin_lk_sel(d,q,clock);
     end
           
 endmodule // fanin_lk_sel
-
-
-module fanin_lk_src_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_src_ip
-
-
-module fanin_lk_src_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_src_mac
-
-
-module fanin_lk_src_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_src_port
 
 
 module fanin_lk_v(d,q,clock);
@@ -27375,270 +26031,23 @@ module fanin_nrows(d,q,clock);
 endmodule // fanin_nrows
 
 
-module fanin_o_bitmap(d,q,clock);
+module fanin_o_f(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [351:0] d;
+    output reg  [351:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 352'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_o_bitmap
-
-
-module fanin_o_block(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_block
-
-
-module fanin_o_child(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_child
-
-
-module fanin_o_dst_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_dst_ip
-
-
-module fanin_o_dst_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_dst_mac
-
-
-module fanin_o_dst_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_dst_port
-
-
-module fanin_o_elements(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_elements
-
-
-module fanin_o_exp(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_exp
-
-
-module fanin_o_flags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_flags
-
-
-module fanin_o_job(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_job
-
-
-module fanin_o_ptype(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_ptype
-
-
-module fanin_o_src_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_src_ip
-
-
-module fanin_o_src_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_src_mac
-
-
-module fanin_o_src_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_src_port
+endmodule // fanin_o_f
 
 
 module fanin_or_a(d,q,clock);
@@ -29060,63 +27469,6 @@ module fanin_pp_udp_3(d,q,clock);
 endmodule // fanin_pp_udp_3
 
 
-module fanin_pr_bitmap(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_bitmap
-
-
-module fanin_pr_block(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_block
-
-
-module fanin_pr_child(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_child
-
-
 module fanin_pr_dst_ip(d,q,clock);
     
     // Module arguments
@@ -29136,156 +27488,23 @@ module fanin_pr_dst_ip(d,q,clock);
 endmodule // fanin_pr_dst_ip
 
 
-module fanin_pr_elements(d,q,clock);
+module fanin_pr_f(d,q,clock);
     
     // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
+    input wire  [255:0] d;
+    output reg  [255:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 16'h0;
+       q = 256'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_pr_elements
-
-
-module fanin_pr_exponent(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_exponent
-
-
-module fanin_pr_flags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_flags
-
-
-module fanin_pr_job(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_job
-
-
-module fanin_pr_ptype(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_ptype
-
-
-module fanin_pr_src_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_src_ip
-
-
-module fanin_pr_src_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_src_mac
-
-
-module fanin_pr_src_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_src_port
+endmodule // fanin_pr_f
 
 
 module fanin_ps_dirty(d,q,clock);
@@ -43804,270 +42023,23 @@ module fanin_sq_nr(d,q,clock);
 endmodule // fanin_sq_nr
 
 
-module fanin_sq_o_bitmap(d,q,clock);
+module fanin_sq_o(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [351:0] d;
+    output reg  [351:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 352'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_sq_o_bitmap
-
-
-module fanin_sq_o_block(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_block
-
-
-module fanin_sq_o_child(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_child
-
-
-module fanin_sq_o_dst_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_dst_ip
-
-
-module fanin_sq_o_dst_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_dst_mac
-
-
-module fanin_sq_o_dst_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_dst_port
-
-
-module fanin_sq_o_elements(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_elements
-
-
-module fanin_sq_o_exp(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_exp
-
-
-module fanin_sq_o_flags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_flags
-
-
-module fanin_sq_o_job(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_job
-
-
-module fanin_sq_o_ptype(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_ptype
-
-
-module fanin_sq_o_src_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_src_ip
-
-
-module fanin_sq_o_src_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_src_mac
-
-
-module fanin_sq_o_src_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o_src_port
+endmodule // fanin_sq_o
 
 
 module fanin_sq_pmask(d,q,clock);
@@ -48896,213 +46868,23 @@ module fanin_xo_v(d,q,clock);
 endmodule // fanin_xo_v
 
 
-module fanin_xp_bitmap(d,q,clock);
+module fanin_xp_f(d,q,clock);
     
     // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
+    input wire  [255:0] d;
+    output reg  [255:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 256'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_xp_bitmap
-
-
-module fanin_xp_block(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_xp_block
-
-
-module fanin_xp_child(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_xp_child
-
-
-module fanin_xp_elements(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_xp_elements
-
-
-module fanin_xp_exponent(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_xp_exponent
-
-
-module fanin_xp_flags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_xp_flags
-
-
-module fanin_xp_job(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_xp_job
-
-
-module fanin_xp_ptype(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_xp_ptype
-
-
-module fanin_xp_src_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_xp_src_ip
-
-
-module fanin_xp_src_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_xp_src_mac
-
-
-module fanin_xp_src_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_xp_src_port
+endmodule // fanin_xp_f
 
 
 module fanin_xstate(d,q,clock);

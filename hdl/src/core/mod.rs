@@ -27,7 +27,7 @@ use fanin_proto::wire::{Flags, PacketType, RefuseReason};
 use fanin_regs::layout::{job, meta};
 use rust_hdl::prelude::*;
 use states::{copy_state, event, flag, packet_type};
-pub use states::{Action, BackState, DecState, FrontState, SessState};
+pub use states::{Action, BackState, DecState, Fields, FrontState, OutFields, SessState};
 
 pub mod csr;
 pub mod session;
@@ -210,17 +210,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     x_mflags: DFF<Bits<8>>,
     x_sflags: DFF<Bits<8>>,
     x_rows_m: DFF<Bits<16>>,
-    xp_bitmap: DFF<Bits<64>>,
-    xp_block: DFF<Bits<32>>,
-    xp_child: DFF<Bits<8>>,
-    xp_elements: DFF<Bits<16>>,
-    xp_exponent: DFF<Bits<8>>,
-    xp_flags: DFF<Bits<8>>,
-    xp_job: DFF<Bits<16>>,
-    xp_ptype: DFF<Bits<8>>,
-    xp_src_ip: DFF<Bits<32>>,
-    xp_src_mac: DFF<Bits<48>>,
-    xp_src_port: DFF<Bits<16>>,
+    xp_f: DFF<Fields>,
     x_je: DFF<Bits<JOB_W>>,
     x_jep: DFF<Bits<32>>,
     x_ji: DFF<Bits<8>>,
@@ -234,17 +224,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // LOOK's copy of the frame's fields the next take overwrites (loaded in PARSE), so
     // that the front end takes, parses and looks up the next frame meanwhile;
     // `lk_free`: LOOK is free or its frame leaves in this cycle.
-    lk_bitmap: DFF<Bits<64>>,
-    lk_block: DFF<Bits<32>>,
-    lk_child: DFF<Bits<8>>,
-    lk_elements: DFF<Bits<16>>,
-    lk_exponent: DFF<Bits<8>>,
-    lk_flags: DFF<Bits<8>>,
-    lk_job: DFF<Bits<16>>,
-    lk_ptype: DFF<Bits<8>>,
-    lk_src_ip: DFF<Bits<32>>,
-    lk_src_mac: DFF<Bits<48>>,
-    lk_src_port: DFF<Bits<16>>,
+    lk_f: DFF<Fields>,
     lk_now: DFF<Bits<32>>,
     lk_sel: DFF<Bits<4>>,
     lk_hdr: DFF<Bits<512>>,
@@ -265,17 +245,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     q_qf_m: DFF<bool>,
     q_bi: DFF<bool>,
     q_bd: DFF<bool>,
-    dx_ptype: DFF<Bits<8>>,
-    dx_flags: DFF<Bits<8>>,
-    dx_exponent: DFF<Bits<8>>,
-    dx_job: DFF<Bits<16>>,
-    dx_elements: DFF<Bits<16>>,
-    dx_block: DFF<Bits<32>>,
-    dx_child: DFF<Bits<8>>,
-    dx_bitmap: DFF<Bits<64>>,
-    dx_src_ip: DFF<Bits<32>>,
-    dx_src_port: DFF<Bits<16>>,
-    dx_src_mac: DFF<Bits<48>>,
+    dx_f: DFF<Fields>,
     dx_ji: DFF<Bits<8>>,
     dx_cadr: DFF<Bits<ADDR_W>>,
     dx_now: DFF<Bits<32>>,
@@ -330,20 +300,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     sq_e_more: DFF<bool>,
     sq_e_slot: DFF<bool>,
     sq_nr: DFF<Bits<16>>,
-    sq_o_bitmap: DFF<Bits<64>>,
-    sq_o_block: DFF<Bits<32>>,
-    sq_o_child: DFF<Bits<8>>,
-    sq_o_dst_ip: DFF<Bits<32>>,
-    sq_o_dst_mac: DFF<Bits<48>>,
-    sq_o_dst_port: DFF<Bits<16>>,
-    sq_o_elements: DFF<Bits<16>>,
-    sq_o_exp: DFF<Bits<8>>,
-    sq_o_flags: DFF<Bits<8>>,
-    sq_o_job: DFF<Bits<16>>,
-    sq_o_ptype: DFF<Bits<8>>,
-    sq_o_src_ip: DFF<Bits<32>>,
-    sq_o_src_mac: DFF<Bits<48>>,
-    sq_o_src_port: DFF<Bits<16>>,
+    sq_o: DFF<OutFields>,
     sq_pmask: DFF<Bits<8>>,
     // A multicast item's first round, scanned while it is staged (`sq_psd`: done): the
     // child ports (`sq_pmask`), each port's child (`sq_pp_*`), where the next round starts.
@@ -383,20 +340,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     last: DFF<Bits<4>>,
     hdr: DFF<Bits<PARSE_W>>,
     // Parser outputs, registered (PREP): the decision logic starts from flip-flops.
-    pr_bitmap: DFF<Bits<64>>,
-    pr_block: DFF<Bits<32>>,
-    pr_child: DFF<Bits<8>>,
+    pr_f: DFF<Fields>,
     pr_dst_ip: DFF<Bits<32>>,
-    pr_elements: DFF<Bits<16>>,
-    pr_exponent: DFF<Bits<8>>,
-    pr_flags: DFF<Bits<8>>,
-    pr_job: DFF<Bits<16>>,
     pc_popok: DFF<bool>,
     pr_kind: Signal<Local, FrameClass>,
-    pr_ptype: DFF<Bits<8>>,
-    pr_src_ip: DFF<Bits<32>>,
-    pr_src_mac: DFF<Bits<48>>,
-    pr_src_port: DFF<Bits<16>>,
     bcur: DFF<Bits<32>>,
     pc_non_ip: DFF<bool>,
     pc_ip_bad: DFF<bool>,
@@ -481,20 +428,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     e_orig: DFF<bool>,
     e_scan: DFF<bool>,
     now_r: DFF<Bits<32>>,
-    o_dst_mac: DFF<Bits<48>>,
-    o_src_mac: DFF<Bits<48>>,
-    o_src_ip: DFF<Bits<32>>,
-    o_dst_ip: DFF<Bits<32>>,
-    o_src_port: DFF<Bits<16>>,
-    o_dst_port: DFF<Bits<16>>,
-    o_ptype: DFF<Bits<8>>,
-    o_flags: DFF<Bits<8>>,
-    o_exp: DFF<Bits<8>>,
-    o_job: DFF<Bits<16>>,
-    o_elements: DFF<Bits<16>>,
-    o_block: DFF<Bits<32>>,
-    o_child: DFF<Bits<8>>,
-    o_bitmap: DFF<Bits<64>>,
+    o_f: DFF<OutFields>,
     // Back end: the item it works on (written by the front end at hand-over).
     bstate: DFF<BackState>,
     b_sel: DFF<Bits<4>>,
@@ -524,16 +458,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hs_child: DFF<Bits<8>>,
     // The selected destination's item fields (HdrGen reads them at `v_a`, when the back
     // end may already hold the next item).
-    hx_src_mac: DFF<Bits<48>>,
-    hx_src_ip: DFF<Bits<32>>,
-    hx_src_port: DFF<Bits<16>>,
-    hx_ptype: DFF<Bits<8>>,
-    hx_flags: DFF<Bits<8>>,
-    hx_exp: DFF<Bits<8>>,
-    hx_job: DFF<Bits<16>>,
-    hx_elements: DFF<Bits<16>>,
-    hx_block: DFF<Bits<32>>,
-    hx_bitmap: DFF<Bits<64>>,
+    hx_f: DFF<Fields>,
     hx_eovf: DFF<bool>,
     hx_ov: DFF<bool>,
     hx_ca: DFF<Bits<ADDR_W>>,
@@ -990,16 +915,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             hs_ip: Default::default(),
             hs_udp: Default::default(),
             hs_child: Default::default(),
-            hx_src_mac: Default::default(),
-            hx_src_ip: Default::default(),
-            hx_src_port: Default::default(),
-            hx_ptype: Default::default(),
-            hx_flags: Default::default(),
-            hx_exp: Default::default(),
-            hx_job: Default::default(),
-            hx_elements: Default::default(),
-            hx_block: Default::default(),
-            hx_bitmap: Default::default(),
+            hx_f: Default::default(),
             hx_eovf: Default::default(),
             hx_ov: Default::default(),
             hx_ca: Default::default(),
@@ -1083,20 +999,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             e_orig: Default::default(),
             e_scan: Default::default(),
             now_r: Default::default(),
-            o_dst_mac: Default::default(),
-            o_src_mac: Default::default(),
-            o_src_ip: Default::default(),
-            o_dst_ip: Default::default(),
-            o_src_port: Default::default(),
-            o_dst_port: Default::default(),
-            o_ptype: Default::default(),
-            o_flags: Default::default(),
-            o_exp: Default::default(),
-            o_job: Default::default(),
-            o_elements: Default::default(),
-            o_block: Default::default(),
-            o_child: Default::default(),
-            o_bitmap: Default::default(),
+            o_f: Default::default(),
             tick_cnt: Default::default(),
             now: Default::default(),
             sweep_on: Default::default(),
@@ -1166,17 +1069,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             x_mflags: Default::default(),
             x_sflags: Default::default(),
             x_rows_m: Default::default(),
-            xp_bitmap: Default::default(),
-            xp_block: Default::default(),
-            xp_child: Default::default(),
-            xp_elements: Default::default(),
-            xp_exponent: Default::default(),
-            xp_flags: Default::default(),
-            xp_job: Default::default(),
-            xp_ptype: Default::default(),
-            xp_src_ip: Default::default(),
-            xp_src_mac: Default::default(),
-            xp_src_port: Default::default(),
+            xp_f: Default::default(),
             x_je: Default::default(),
             x_jep: Default::default(),
             x_ji: Default::default(),
@@ -1187,17 +1080,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             x_len: Default::default(),
             x_row0: Default::default(),
             x_nrows: Default::default(),
-            lk_bitmap: Default::default(),
-            lk_block: Default::default(),
-            lk_child: Default::default(),
-            lk_elements: Default::default(),
-            lk_exponent: Default::default(),
-            lk_flags: Default::default(),
-            lk_job: Default::default(),
-            lk_ptype: Default::default(),
-            lk_src_ip: Default::default(),
-            lk_src_mac: Default::default(),
-            lk_src_port: Default::default(),
+            lk_f: Default::default(),
             lk_now: Default::default(),
             lk_sel: Default::default(),
             lk_hdr: Default::default(),
@@ -1212,17 +1095,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             q_qf_m: Default::default(),
             q_bi: Default::default(),
             q_bd: Default::default(),
-            dx_ptype: Default::default(),
-            dx_flags: Default::default(),
-            dx_exponent: Default::default(),
-            dx_job: Default::default(),
-            dx_elements: Default::default(),
-            dx_block: Default::default(),
-            dx_child: Default::default(),
-            dx_bitmap: Default::default(),
-            dx_src_ip: Default::default(),
-            dx_src_port: Default::default(),
-            dx_src_mac: Default::default(),
+            dx_f: Default::default(),
             dx_ji: Default::default(),
             dx_cadr: Default::default(),
             dx_now: Default::default(),
@@ -1273,20 +1146,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             sq_e_more: Default::default(),
             sq_e_slot: Default::default(),
             sq_nr: Default::default(),
-            sq_o_bitmap: Default::default(),
-            sq_o_block: Default::default(),
-            sq_o_child: Default::default(),
-            sq_o_dst_ip: Default::default(),
-            sq_o_dst_mac: Default::default(),
-            sq_o_dst_port: Default::default(),
-            sq_o_elements: Default::default(),
-            sq_o_exp: Default::default(),
-            sq_o_flags: Default::default(),
-            sq_o_job: Default::default(),
-            sq_o_ptype: Default::default(),
-            sq_o_src_ip: Default::default(),
-            sq_o_src_mac: Default::default(),
-            sq_o_src_port: Default::default(),
+            sq_o: Default::default(),
             sq_pmask: Default::default(),
             sq_psd: Default::default(),
             sq_ei: Default::default(),
@@ -1318,20 +1178,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             sel: Default::default(),
             last: Default::default(),
             hdr: Default::default(),
-            pr_bitmap: Default::default(),
-            pr_block: Default::default(),
-            pr_child: Default::default(),
+            pr_f: Default::default(),
             pr_dst_ip: Default::default(),
-            pr_elements: Default::default(),
-            pr_exponent: Default::default(),
-            pr_flags: Default::default(),
-            pr_job: Default::default(),
             pr_kind: Default::default(),
             pc_popok: Default::default(),
-            pr_ptype: Default::default(),
-            pr_src_ip: Default::default(),
-            pr_src_mac: Default::default(),
-            pr_src_port: Default::default(),
             bcur: Default::default(),
             pc_non_ip: Default::default(),
             pc_ip_bad: Default::default(),
@@ -1508,361 +1358,32 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self,
-            clock,
-            sq_v,
-            sq_hst,
-            sq_rl,
-            sq_agg_op,
-            sq_b_cadr,
-            sq_b_emit,
-            sq_b_enr,
-            sq_b_eovf,
-            sq_b_hdr,
-            sq_b_ji,
-            sq_b_len,
-            sq_b_nch,
-            sq_b_nrows,
-            sq_b_row0,
-            sq_b_sel,
-            sq_e_last,
-            sq_e_mc,
-            sq_rly,
-            sq_e_more,
-            sq_e_slot,
-            sq_nr,
-            sq_o_bitmap,
-            sq_o_block,
-            sq_o_child,
-            sq_o_dst_ip,
-            sq_o_dst_mac,
-            sq_o_dst_port,
-            sq_o_elements,
-            sq_o_exp,
-            sq_o_flags,
-            sq_o_job,
-            sq_o_ptype,
-            sq_o_src_ip,
-            sq_o_src_mac,
-            sq_o_src_port,
-            sq_pmask,
-            sq_psd,
-            sq_ei,
-            sq_more,
-            ps_i,
-            ps_j,
-            ps_v,
-            pc_v,
-            pc_j,
-            pc_pmask,
-            pc_ei,
-            pc_more,
-            ps_dirty,
-            xstate,
-            x_m,
-            x_newbm,
-            x_mflags,
-            x_sflags,
-            x_rows_m,
-            xp_bitmap,
-            xp_block,
-            xp_child,
-            xp_elements,
-            xp_exponent,
-            xp_flags,
-            xp_job,
-            xp_ptype,
-            xp_src_ip,
-            xp_src_mac,
-            xp_src_port,
-            x_je,
-            x_jep,
-            x_ji,
-            x_cadr,
-            x_now,
-            x_sel,
-            x_hdr,
-            x_len,
-            x_row0,
-            x_nrows,
-            lk_bitmap,
-            lk_block,
-            lk_child,
-            lk_elements,
-            lk_exponent,
-            lk_flags,
-            lk_job,
-            lk_ptype,
-            lk_src_ip,
-            lk_src_mac,
-            lk_src_port,
-            lk_now,
-            lk_sel,
-            lk_hdr,
-            lk_len,
-            lk_row0,
-            lk_nrows,
-            xo_v,
-            lk_ne,
-            lk_old,
-            q_qf_p,
-            q_qf_m,
-            q_bi,
-            q_bd,
-            dx_ptype,
-            dx_flags,
-            dx_exponent,
-            dx_job,
-            dx_elements,
-            dx_block,
-            dx_child,
-            dx_bitmap,
-            dx_src_ip,
-            dx_src_port,
-            dx_src_mac,
-            dx_ji,
-            dx_cadr,
-            dx_now,
-            dx_sel,
-            dx_hdr,
-            dx_len,
-            dx_row0,
-            dx_nrows,
-            wq_v,
-            cha_q,
-            wq_a,
-            wq_d,
-            ra_q,
-            bcd,
-            state,
-            sel,
-            last,
-            hdr,
-            pr_bitmap,
-            pr_block,
-            pr_child,
-            pr_dst_ip,
-            pr_elements,
-            pr_exponent,
-            pr_flags,
-            pr_job,
-            pc_popok,
-            pr_ptype,
-            pr_src_ip,
-            pr_src_mac,
-            pr_src_port,
-            bcur,
-            pc_non_ip,
-            pc_ip_bad,
-            pc_route,
-            pc_bad,
-            pc_wbad,
-            pc_count,
-            pc_pop,
-            q_st,
-            q_busy_st,
-            q_same,
-            q_samebl,
-            q_subset,
-            q_disjoint,
-            q_newer_cb,
-            q_newer_bc,
-            q_stale,
-            q_qfull,
-            q_badrank,
-            q_toolong,
-            q_badchild,
-            q_chrank,
-            q_degree,
-            q_cpl0,
-            q_cpl1,
-            q_elne,
-            q_partial,
-            q_sj,
-            q_sflush,
-            q_srecl,
-            q_spartial,
-            udp_ok,
-            ip_ok,
-            len,
-            row0,
-            nrows,
-            ri,
-            ri2,
-            v1,
-            wm,
-            ji,
-            je,
-            jep,
-            chr,
-            pbr,
-            pba_q,
-            q_badsrc,
-            q_rbadsrc,
-            dq_rok,
-            tage,
-            q_sidle,
-            q_semit,
-            cadr,
-            agg_op,
-            nr,
-            nr1,
-            bstate,
-            b_sel,
-            s1_sel,
-            b_row0,
-            b_nrows,
-            b_enr,
-            b_rel,
-            b_cadr,
-            b_hdr,
-            b_len,
-            b_ji,
-            b_nch,
-            b_emit,
-            b_eovf,
-            cs_i,
-            cs_j,
-            cs_v,
-            more,
-            pmask,
-            hlow,
-            hlow_s,
-            hs_mac,
-            hs_ip,
-            hs_udp,
-            hs_child,
-            hx_src_mac,
-            hx_src_ip,
-            hx_src_port,
-            hx_ptype,
-            hx_flags,
-            hx_exp,
-            hx_job,
-            hx_elements,
-            hx_block,
-            hx_bitmap,
-            hx_eovf,
-            hx_ov,
-            hx_ca,
-            hx_mc,
-            pm_two,
-            c_ov,
-            c_ca,
-            c_eovf,
-            cp_mask,
-            hx_orig,
-            cp_slot1,
-            cp_slot2,
-            v_a,
-            v_b,
-            v_c,
-            hlow1,
-            mc_c,
-            mc_b,
-            orig_c,
-            t1_v,
-            t1_first,
-            t1_start,
-            t1_a,
-            t2_v,
-            t2_first,
-            t2_start,
-            t2_a,
-            t3_v,
-            t3_first,
-            t3_start,
-            t3_a,
-            ov_run,
-            ow_v,
-            ow_a,
-            ow_val,
-            or_a,
-            ei,
-            e_mc,
-            b_rly,
-            e_slot,
-            e_orig,
-            e_scan,
-            now_r,
-            o_dst_mac,
-            o_src_mac,
-            o_src_ip,
-            o_dst_ip,
-            o_src_port,
-            o_dst_port,
-            o_ptype,
-            o_flags,
-            o_exp,
-            o_job,
-            o_elements,
-            o_block,
-            o_child,
-            o_bitmap,
-            tick_cnt,
-            now,
-            sweep_on,
-            sweep_el,
-            scan_ptr,
-            scan_c,
-            scan_turn,
-            any_to,
-            mq,
-            e_more,
-            e_last,
-            la_chk,
-            la_hdr,
-            la_len,
-            la_udp,
-            la_ip,
-            la_row,
-            la_src,
-            la_age,
-            la_pp,
-            lk_v,
-            dq_ev,
-            dq_act,
-            dq_aop,
-            dq_cpl,
-            dq_merge,
-            jgen,
-            jhit_q,
-            rhit_q,
-            pk_any,
-            pk_idx,
-            own_q,
-            own_age,
-            q_rows,
-            q_rle1,
-            rl,
-            sage,
-            bq_inc,
-            bq_dec,
-            bq_hwc,
-            bq_j,
-            jc_q,
-            jc_pend,
-            jc_i,
-            jc2,
-            jc_bq,
-            x_join,
-            dq_why,
-            dq_hup,
-            q_ses_nos,
-            q_ses_old,
-            sbq,
-            soq,
-            hu_v,
-            hu_j,
-            hu_b,
-            sq_reg,
-            sq_b_nonce,
-            b_reg,
-            b_nonce,
-            cp_reg1,
-            cp_reg2,
-            cp_n1,
-            cp_n2
+            self, clock, sq_v, sq_hst, sq_rl, sq_agg_op, sq_b_cadr, sq_b_emit, sq_b_enr, sq_b_eovf,
+            sq_b_hdr, sq_b_ji, sq_b_len, sq_b_nch, sq_b_nrows, sq_b_row0, sq_b_sel, sq_e_last,
+            sq_e_mc, sq_rly, sq_e_more, sq_e_slot, sq_nr, sq_o, sq_pmask, sq_psd, sq_ei, sq_more,
+            ps_i, ps_j, ps_v, pc_v, pc_j, pc_pmask, pc_ei, pc_more, ps_dirty, xstate, x_m, x_newbm,
+            x_mflags, x_sflags, x_rows_m, xp_f, x_je, x_jep, x_ji, x_cadr, x_now, x_sel, x_hdr,
+            x_len, x_row0, x_nrows, lk_f, lk_now, lk_sel, lk_hdr, lk_len, lk_row0, lk_nrows, xo_v,
+            lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji, dx_cadr, dx_now, dx_sel,
+            dx_hdr, dx_len, dx_row0, dx_nrows, wq_v, cha_q, wq_a, wq_d, ra_q, bcd, state, sel,
+            last, hdr, pr_f, pr_dst_ip, pc_popok, bcur, pc_non_ip, pc_ip_bad, pc_route, pc_bad,
+            pc_wbad, pc_count, pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset, q_disjoint,
+            q_newer_cb, q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild, q_chrank,
+            q_degree, q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl, q_spartial,
+            udp_ok, ip_ok, len, row0, nrows, ri, ri2, v1, wm, ji, je, jep, chr, pbr, pba_q,
+            q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate,
+            b_sel, s1_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch,
+            b_emit, b_eovf, cs_i, cs_j, cs_v, more, pmask, hlow, hlow_s, hs_mac, hs_ip, hs_udp,
+            hs_child, hx_f, hx_eovf, hx_ov, hx_ca, hx_mc, pm_two, c_ov, c_ca, c_eovf, cp_mask,
+            hx_orig, cp_slot1, cp_slot2, v_a, v_b, v_c, hlow1, mc_c, mc_b, orig_c, t1_v, t1_first,
+            t1_start, t1_a, t2_v, t2_first, t2_start, t2_a, t3_v, t3_first, t3_start, t3_a, ov_run,
+            ow_v, ow_a, ow_val, or_a, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r, o_f,
+            tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq, e_more,
+            e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age, la_pp, lk_v,
+            dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any, pk_idx, own_q,
+            own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i,
+            jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b,
+            sq_reg, sq_b_nonce, b_reg, b_nonce, cp_reg1, cp_reg2, cp_n1, cp_n2
         );
         for r in 0..self.csr.route_ip.len() {
             self.rh[r].clock.next = self.clock.val();
@@ -2018,13 +1539,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.ov_now.next = self.hx_ov.q.val();
         }
         self.hg.dst_mac.next = self.hs_mac.q.val();
-        self.hg.src_mac.next = self.hx_src_mac.q.val();
-        self.hg.src_ip.next = self.hx_src_ip.q.val();
+        self.hg.src_mac.next = self.hx_f.q.val().src_mac;
+        self.hg.src_ip.next = self.hx_f.q.val().src_ip;
         self.hg.dst_ip.next = self.hs_ip.q.val();
-        self.hg.src_port.next = self.hx_src_port.q.val();
+        self.hg.src_port.next = self.hx_f.q.val().src_port;
         self.hg.dst_port.next = self.hs_udp.q.val();
-        self.hg.ptype.next = self.hx_ptype.q.val();
-        self.hg.flags.next = self.hx_flags.q.val();
+        self.hg.ptype.next = self.hx_f.q.val().ptype;
+        self.hg.flags.next = self.hx_f.q.val().flags;
         // (The copy's overflow bit joins the flags of frames built from slot rows when the
         // header register is loaded, `v_c`: a select in the last copy cycle of a one-row
         // item comes two cycles before its RMW row reaches stage 3.)
@@ -2033,15 +1554,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.hg.ovf.next = self.c_eovf.q.val() & self.c_ov.q.val();
         }
-        self.hg.exponent.next = self.hx_exp.q.val();
-        self.hg.job.next = self.hx_job.q.val();
-        self.hg.elements.next = self.hx_elements.q.val();
-        self.hg.block.next = self.hx_block.q.val();
+        self.hg.exponent.next = self.hx_f.q.val().exponent;
+        self.hg.job.next = self.hx_f.q.val().job;
+        self.hg.elements.next = self.hx_f.q.val().elements;
+        self.hg.block.next = self.hx_f.q.val().block;
         self.hg.child.next = self.hs_child.q.val();
-        self.hg.bitmap.next = self.hx_bitmap.q.val();
+        self.hg.bitmap.next = self.hx_f.q.val().bitmap;
         // (its population count's first stage a cycle ahead: the item's own bitmap in the
         // select's cycle)
-        self.hg.pc_bitmap.next = self.o_bitmap.q.val();
+        self.hg.pc_bitmap.next = self.o_f.q.val().bitmap;
         self.hg.clock.next = self.clock.val();
         self.hg.orig.next = self.orig_c.q.val();
         self.hg.orig_hdr.next = self.b_hdr.q.val();
@@ -2300,7 +1821,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chaddr.next = self.cha_q.q.val();
         self.pbaddr.next = self.pba_q.q.val();
         // Slot copy of the packet's block: slot_base + (block mod count), copy (block / count) mod 2.
-        self.pr_blk_a.next = bit_cast::<ADDR_W, 32>(self.pr_block.q.val());
+        self.pr_blk_a.next = bit_cast::<ADDR_W, 32>(self.pr_f.q.val().block);
         // (Every entry's candidate, registered in PREP2 from the entry's keys; PARSE picks
         // the matching entry's, so that the metadata read starts there.)
         for j in 0..self.jk_valid.len() {
@@ -2308,7 +1829,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 + (self.pr_blk_a.val() & self.jcm[j].q.val()))
                 & self.c_smask.val())
                 << 1;
-            self.jci[j].d.next = (self.pr_block.q.val() & self.jk_scount[j].q.val()) != 0;
+            self.jci[j].d.next = (self.pr_f.q.val().block & self.jk_scount[j].q.val()) != 0;
         }
         self.slot.next = 0.into();
         self.ci.next = false;
@@ -2363,16 +1884,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.busy_st.next =
             (self.st.val() == self.cs_aggregating.val()) | (self.st.val() == self.cs_emitted.val());
         self.same.next = self.st.val() != self.cs_free.val();
-        self.samebl.next = self.same.val() & (self.m_block.val() == self.xp_block.q.val());
-        self.subset.next = (self.xp_bitmap.q.val() & !self.m_bitmap.val()) == 0;
-        self.disjoint.next = (self.xp_bitmap.q.val() & self.m_bitmap.val()) == 0;
-        self.d_cb.next = self.m_block.val() - self.xp_block.q.val();
-        self.d_bc.next = self.xp_block.q.val() - self.m_block.val();
+        self.samebl.next = self.same.val() & (self.m_block.val() == self.xp_f.q.val().block);
+        self.subset.next = (self.xp_f.q.val().bitmap & !self.m_bitmap.val()) == 0;
+        self.disjoint.next = (self.xp_f.q.val().bitmap & self.m_bitmap.val()) == 0;
+        self.d_cb.next = self.m_block.val() - self.xp_f.q.val().block;
+        self.d_bc.next = self.xp_f.q.val().block - self.m_block.val();
         // (d != 0 is the blocks' inequality, off the subtraction's carry chain.)
         self.newer_cb.next =
-            !self.d_cb.val().get_bit(31) & (self.m_block.val() != self.xp_block.q.val());
+            !self.d_cb.val().get_bit(31) & (self.m_block.val() != self.xp_f.q.val().block);
         self.newer_bc.next =
-            !self.d_bc.val().get_bit(31) & (self.m_block.val() != self.xp_block.q.val());
+            !self.d_bc.val().get_bit(31) & (self.m_block.val() != self.xp_f.q.val().block);
         self.age.next = self.x_now.q.val() - self.m_timer.val();
         self.lim33.next = bit_cast::<33, 32>(self.je.q.val().get_value_flush_after())
             + bit_cast::<33, 32>(self.je.q.val().get_value_reclaim_after());
@@ -2409,23 +1930,23 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.qfp.next = self.ge_m1.val();
             self.qfm.next = self.ge_m3.val();
         }
-        self.newbm.next = self.m_bitmap.val() | self.xp_bitmap.q.val();
-        if self.xp_exponent.q.val() != self.m_exp.val() {
+        self.newbm.next = self.m_bitmap.val() | self.xp_f.q.val().bitmap;
+        if self.xp_f.q.val().exponent != self.m_exp.val() {
             self.mflags.next = self.m_flags.val()
-                | (self.xp_flags.q.val() & self.fl_kept.val())
+                | (self.xp_f.q.val().flags & self.fl_kept.val())
                 | self.fl_exp_mismatch.val();
         } else {
-            self.mflags.next = self.m_flags.val() | (self.xp_flags.q.val() & self.fl_kept.val());
+            self.mflags.next = self.m_flags.val() | (self.xp_f.q.val().flags & self.fl_kept.val());
         }
-        self.sflags.next = self.xp_flags.q.val() & self.fl_kept.val();
+        self.sflags.next = self.xp_f.q.val().flags & self.fl_kept.val();
         self.rows_p.next =
-            ((self.xp_elements.q.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
+            ((self.xp_f.q.val().elements << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
         self.rows_m.next = ((self.m_elem.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
         // Slot data path.
         self.acc.op.next = 0.into();
         self.acc.addr.next =
             (self.b_cadr.q.val() << self.c_rpclog.val()) + bit_cast::<ADDR_W, 16>(self.ri.q.val());
-        self.acc.lim.next = self.o_elements.q.val() - (self.ri.q.val() << self.c_lprlog.val());
+        self.acc.lim.next = self.o_f.q.val().elements - (self.ri.q.val() << self.c_lprlog.val());
         self.acc.b.next = self.rx_row_data.val();
         self.bz_inc.next = false;
         self.bz_dec.next = false;
@@ -2455,7 +1976,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.cs_hit.next =
             (self.pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.cs_port.val()))) != 0;
         self.cs_ok.next = !self.b_rly.q.val()
-            | ((self.chram2.rdata.val().get_value_ranks() & self.o_bitmap.q.val()) != 0);
+            | ((self.chram2.rdata.val().get_value_ranks() & self.o_f.q.val().bitmap) != 0);
         self.chram2.raddr.next = (bit_cast::<ADDR_W, 8>(self.b_ji.q.val()) << self.c_mclog.val())
             | (bit_cast::<ADDR_W, 8>(self.cs_i.q.val()) & self.c_mcmask.val());
         // A header that carries the copy's overflow bit waits until that bit was read
@@ -2682,26 +2203,26 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.hs_udp.d.next = self.sel_udp.val();
                 // (A relay keeps the packet's child field: a REFUSE's reason.)
                 if self.b_rly.q.val() {
-                    self.hs_child.d.next = self.o_child.q.val();
+                    self.hs_child.d.next = self.o_f.q.val().child;
                 } else {
                     self.hs_child.d.next = self.sel_child.val();
                 }
             } else {
-                self.hs_mac.d.next = self.o_dst_mac.q.val();
-                self.hs_ip.d.next = self.o_dst_ip.q.val();
-                self.hs_udp.d.next = self.o_dst_port.q.val();
-                self.hs_child.d.next = self.o_child.q.val();
+                self.hs_mac.d.next = self.o_f.q.val().dst_mac;
+                self.hs_ip.d.next = self.o_f.q.val().dst_ip;
+                self.hs_udp.d.next = self.o_f.q.val().dst_port;
+                self.hs_child.d.next = self.o_f.q.val().child;
             }
-            self.hx_src_mac.d.next = self.o_src_mac.q.val();
-            self.hx_src_ip.d.next = self.o_src_ip.q.val();
-            self.hx_src_port.d.next = self.o_src_port.q.val();
-            self.hx_ptype.d.next = self.o_ptype.q.val();
-            self.hx_flags.d.next = self.o_flags.q.val();
-            self.hx_exp.d.next = self.o_exp.q.val();
-            self.hx_job.d.next = self.o_job.q.val();
-            self.hx_elements.d.next = self.o_elements.q.val();
-            self.hx_block.d.next = self.o_block.q.val();
-            self.hx_bitmap.d.next = self.o_bitmap.q.val();
+            self.hx_f.d.next.src_mac = self.o_f.q.val().src_mac;
+            self.hx_f.d.next.src_ip = self.o_f.q.val().src_ip;
+            self.hx_f.d.next.src_port = self.o_f.q.val().src_port;
+            self.hx_f.d.next.ptype = self.o_f.q.val().ptype;
+            self.hx_f.d.next.flags = self.o_f.q.val().flags;
+            self.hx_f.d.next.exponent = self.o_f.q.val().exponent;
+            self.hx_f.d.next.job = self.o_f.q.val().job;
+            self.hx_f.d.next.elements = self.o_f.q.val().elements;
+            self.hx_f.d.next.block = self.o_f.q.val().block;
+            self.hx_f.d.next.bitmap = self.o_f.q.val().bitmap;
             self.hx_eovf.d.next = self.b_eovf.q.val();
             self.hx_ov.d.next = self.ov_cur.val();
             self.hx_ca.d.next = self.b_cadr.q.val();
@@ -2818,20 +2339,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             } else {
                 self.nr1.d.next = self.sq_nr.q.val();
             }
-            self.o_bitmap.d.next = self.sq_o_bitmap.q.val();
-            self.o_block.d.next = self.sq_o_block.q.val();
-            self.o_child.d.next = self.sq_o_child.q.val();
-            self.o_dst_ip.d.next = self.sq_o_dst_ip.q.val();
-            self.o_dst_mac.d.next = self.sq_o_dst_mac.q.val();
-            self.o_dst_port.d.next = self.sq_o_dst_port.q.val();
-            self.o_elements.d.next = self.sq_o_elements.q.val();
-            self.o_exp.d.next = self.sq_o_exp.q.val();
-            self.o_flags.d.next = self.sq_o_flags.q.val();
-            self.o_job.d.next = self.sq_o_job.q.val();
-            self.o_ptype.d.next = self.sq_o_ptype.q.val();
-            self.o_src_ip.d.next = self.sq_o_src_ip.q.val();
-            self.o_src_mac.d.next = self.sq_o_src_mac.q.val();
-            self.o_src_port.d.next = self.sq_o_src_port.q.val();
+            self.o_f.d.next = self.sq_o.q.val();
             self.pmask.d.next = self.sq_pmask.q.val();
             self.ei.d.next = self.sq_ei.q.val();
             self.more.d.next = self.sq_more.q.val();
@@ -2852,7 +2360,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.ps_hit.next =
             (self.sq_pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.ps_port.val()))) != 0;
         self.ps_ok.next = !self.sq_rly.q.val()
-            | ((self.chram3.rdata.val().get_value_ranks() & self.sq_o_bitmap.q.val()) != 0);
+            | ((self.chram3.rdata.val().get_value_ranks() & self.sq_o.q.val().bitmap) != 0);
         self.ps_v.d.next = false;
         self.ps_pm.next = self.sq_pmask.q.val();
         self.ps_done.next = false;
@@ -3014,7 +2522,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.ji.d.next = self.jsel.val();
                     self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val())
                         << self.c_mclog.val())
-                        | (bit_cast::<ADDR_W, 8>(self.pr_child.q.val()) & self.c_mcmask.val());
+                        | (bit_cast::<ADDR_W, 8>(self.pr_f.q.val().child) & self.c_mcmask.val());
                     self.cha_q.d.next = self.chaddr.val();
                     self.pbaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << 3)
                         | bit_cast::<ADDR_W, 4>(self.sel.q.val());
@@ -3033,17 +2541,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     if self.lk_free.val() {
                         self.lk_v.d.next = true;
                         self.state.d.next = FrontState::Idle;
-                        self.lk_bitmap.d.next = self.pr_bitmap.q.val();
-                        self.lk_block.d.next = self.pr_block.q.val();
-                        self.lk_child.d.next = self.pr_child.q.val();
-                        self.lk_elements.d.next = self.pr_elements.q.val();
-                        self.lk_exponent.d.next = self.pr_exponent.q.val();
-                        self.lk_flags.d.next = self.pr_flags.q.val();
-                        self.lk_job.d.next = self.pr_job.q.val();
-                        self.lk_ptype.d.next = self.pr_ptype.q.val();
-                        self.lk_src_ip.d.next = self.pr_src_ip.q.val();
-                        self.lk_src_mac.d.next = self.pr_src_mac.q.val();
-                        self.lk_src_port.d.next = self.pr_src_port.q.val();
+                        self.lk_f.d.next = self.pr_f.q.val();
                         self.lk_now.d.next = self.now_r.q.val();
                         self.lk_sel.d.next = self.sel.q.val();
                         self.lk_hdr.d.next = self.hdr.q.val().get_value_headers();
@@ -3143,29 +2641,29 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                                 << self.at_meta_touched.val());
                         self.meta.we.next = 1.into();
                         self.e_slot.d.next = true;
-                        self.o_src_mac.d.next = self.csr.me_mac.val();
-                        self.o_src_ip.d.next = self.csr.me_ip.val();
-                        self.o_src_port.d.next = self.csr.me_port.val();
-                        self.o_dst_mac.d.next = self.q_sj.q.val().get_value_parent_mac();
-                        self.o_dst_ip.d.next = self.q_sj.q.val().get_value_parent_ip();
-                        self.o_dst_port.d.next = self.q_sj.q.val().get_value_parent_udp();
+                        self.o_f.d.next.src_mac = self.csr.me_mac.val();
+                        self.o_f.d.next.src_ip = self.csr.me_ip.val();
+                        self.o_f.d.next.src_port = self.csr.me_port.val();
+                        self.o_f.d.next.dst_mac = self.q_sj.q.val().get_value_parent_mac();
+                        self.o_f.d.next.dst_ip = self.q_sj.q.val().get_value_parent_ip();
+                        self.o_f.d.next.dst_port = self.q_sj.q.val().get_value_parent_udp();
                         self.pmask.d.next = bits::<8>(1)
                             << bit_cast::<8, 4>(self.q_sj.q.val().get_value_parent_port());
-                        self.o_ptype.d.next = self.pt_contribution.val();
+                        self.o_f.d.next.ptype = self.pt_contribution.val();
                         if self.q_spartial.q.val() {
-                            self.o_flags.d.next = self.m_flags.val() | self.fl_partial.val();
+                            self.o_f.d.next.flags = self.m_flags.val() | self.fl_partial.val();
                         } else {
-                            self.o_flags.d.next = self.m_flags.val();
+                            self.o_f.d.next.flags = self.m_flags.val();
                         }
-                        self.o_exp.d.next = self.m_exp.val();
-                        self.o_job.d.next = self.q_sj.q.val().get_value_job();
-                        self.o_elements.d.next = self.m_elem.val();
+                        self.o_f.d.next.exponent = self.m_exp.val();
+                        self.o_f.d.next.job = self.q_sj.q.val().get_value_job();
+                        self.o_f.d.next.elements = self.m_elem.val();
                         self.b_enr.d.next = self.rows_m.val();
                         self.e_more.d.next = self.rows_m.val() != 0;
                         self.el_init.next = self.rows_m.val() == 1;
-                        self.o_block.d.next = self.m_block.val();
-                        self.o_child.d.next = self.q_sj.q.val().get_value_index_at_parent();
-                        self.o_bitmap.d.next = self.m_bitmap.val();
+                        self.o_f.d.next.block = self.m_block.val();
+                        self.o_f.d.next.child = self.q_sj.q.val().get_value_index_at_parent();
+                        self.o_f.d.next.bitmap = self.m_bitmap.val();
                     } else {
                         self.state.d.next = FrontState::SDec;
                     }
@@ -3230,11 +2728,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 << self.at_meta_epoch_lo.val())
             | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_value_epoch_hi())
                 << self.at_meta_epoch_hi.val())
-            | (bit_cast::<META_W, 32>(self.dx_block.q.val()) << self.at_meta_block.val())
-            | (bit_cast::<META_W, 64>(self.dx_bitmap.q.val()) << self.at_meta_bitmap.val())
-            | (bit_cast::<META_W, 8>(self.dx_exponent.q.val()) << self.at_meta_exponent.val())
+            | (bit_cast::<META_W, 32>(self.dx_f.q.val().block) << self.at_meta_block.val())
+            | (bit_cast::<META_W, 64>(self.dx_f.q.val().bitmap) << self.at_meta_bitmap.val())
+            | (bit_cast::<META_W, 8>(self.dx_f.q.val().exponent) << self.at_meta_exponent.val())
             | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << self.at_meta_flags.val())
-            | (bit_cast::<META_W, 16>(self.dx_elements.q.val()) << self.at_meta_elements.val())
+            | (bit_cast::<META_W, 16>(self.dx_f.q.val().elements) << self.at_meta_elements.val())
             | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_timer.val())
             | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_touched.val());
         if self.dq_merge.q.val() {
@@ -3251,7 +2749,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dbi.next = false;
         self.dbd.next = false;
         self.dhwc.next = false;
-        if (self.dx_ptype.q.val() == self.pt_result.val())
+        if (self.dx_f.q.val().ptype == self.pt_result.val())
             & self.x_je.q.val().get_value_inner()
             & self.dq_rok.q.val()
             & self.q_samebl.q.val()
@@ -3310,13 +2808,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.sq_reg.d.next = false;
                 // (Only the JOIN's own DECIDE ends the wait: with two frames in the decision
                 // stages, the older one's DECIDE comes first.)
-                if self.dx_ptype.q.val() == self.pt_join.val() {
+                if self.dx_f.q.val().ptype == self.pt_join.val() {
                     self.x_join.d.next = false;
                 }
                 // A contribution past the session floor: `high` moves on (two cycles on).
                 self.hu_v.d.next = self.dq_hup.q.val();
                 self.hu_j.d.next = self.dx_ji.q.val();
-                self.hu_b.d.next = self.dx_block.q.val();
+                self.hu_b.d.next = self.dx_f.q.val().block;
                 self.sq_ei.d.next = 0.into();
                 self.sq_more.d.next = false;
                 self.ps_i.d.next = 0.into();
@@ -3335,25 +2833,25 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.sq_b_ji.d.next = self.dx_ji.q.val();
                 self.sq_b_nch.d.next = self.x_je.q.val().get_value_children();
                 // Fields of originated frames, by default from the packet.
-                self.sq_o_src_mac.d.next = self.csr.me_mac.val();
-                self.sq_o_src_ip.d.next = self.csr.me_ip.val();
-                self.sq_o_src_port.d.next = self.csr.me_port.val();
-                self.sq_o_dst_mac.d.next = self.x_je.q.val().get_value_parent_mac();
-                self.sq_o_dst_ip.d.next = self.x_je.q.val().get_value_parent_ip();
-                self.sq_o_dst_port.d.next = self.x_je.q.val().get_value_parent_udp();
+                self.sq_o.d.next.src_mac = self.csr.me_mac.val();
+                self.sq_o.d.next.src_ip = self.csr.me_ip.val();
+                self.sq_o.d.next.src_port = self.csr.me_port.val();
+                self.sq_o.d.next.dst_mac = self.x_je.q.val().get_value_parent_mac();
+                self.sq_o.d.next.dst_ip = self.x_je.q.val().get_value_parent_ip();
+                self.sq_o.d.next.dst_port = self.x_je.q.val().get_value_parent_udp();
                 self.sq_pmask.d.next =
                     bits::<8>(1) << bit_cast::<8, 4>(self.x_je.q.val().get_value_parent_port());
-                self.sq_o_ptype.d.next = self.dx_ptype.q.val();
-                self.sq_o_flags.d.next = self.dx_flags.q.val();
-                self.sq_o_exp.d.next = self.dx_exponent.q.val();
-                self.sq_o_job.d.next = self.dx_job.q.val();
-                self.sq_o_elements.d.next = self.dx_elements.q.val();
+                self.sq_o.d.next.ptype = self.dx_f.q.val().ptype;
+                self.sq_o.d.next.flags = self.dx_f.q.val().flags;
+                self.sq_o.d.next.exponent = self.dx_f.q.val().exponent;
+                self.sq_o.d.next.job = self.dx_f.q.val().job;
+                self.sq_o.d.next.elements = self.dx_f.q.val().elements;
                 self.sq_b_enr.d.next = self.q_rows.q.val();
                 self.sq_e_more.d.next = self.q_rows.q.val() != 0;
                 self.sq_e_last.d.next = self.q_rows.q.val() == 1;
-                self.sq_o_block.d.next = self.dx_block.q.val();
-                self.sq_o_child.d.next = self.dx_child.q.val();
-                self.sq_o_bitmap.d.next = self.dx_bitmap.q.val();
+                self.sq_o.d.next.block = self.dx_f.q.val().block;
+                self.sq_o.d.next.child = self.dx_f.q.val().child;
+                self.sq_o.d.next.bitmap = self.dx_f.q.val().bitmap;
                 self.sq_nr.d.next = self.q_rows.q.val();
                 // The branch was chosen in DSEL (`dq_*`); its metadata write and
                 // busy-count update are `dwe`/`dwd`, `dbi`/`dbd` (above).
@@ -3365,22 +2863,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.bz_inc.next = self.dbi.val();
                 self.bz_dec.next = self.dbd.val();
                 self.hwc.next = self.dhwc.val();
-                if (self.dx_ptype.q.val() == self.pt_result.val())
+                if (self.dx_f.q.val().ptype == self.pt_result.val())
                     & self.x_je.q.val().get_value_inner()
                     & self.dq_rok.q.val()
                 {
                     // Result at an inner switch: multicast to the children.
-                    self.sq_o_src_ip.d.next = self.csr.me_ip.val();
-                    self.sq_o_flags.d.next = self.dx_flags.q.val() | self.fl_multicast.val();
+                    self.sq_o.d.next.src_ip = self.csr.me_ip.val();
+                    self.sq_o.d.next.flags = self.dx_f.q.val().flags | self.fl_multicast.val();
                     self.mc_new.next = true;
                     self.dh_st.next = BackState::CopyRows;
                 }
                 match self.dact.val() {
                     Action::Bypass => {
                         // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
-                        self.sq_o_src_ip.d.next = self.dx_src_ip.q.val();
-                        self.sq_o_src_port.d.next = self.dx_src_port.q.val();
-                        self.sq_o_flags.d.next = self.dx_flags.q.val() | self.fl_bypass.val();
+                        self.sq_o.d.next.src_ip = self.dx_f.q.val().src_ip;
+                        self.sq_o.d.next.src_port = self.dx_f.q.val().src_port;
+                        self.sq_o.d.next.flags = self.dx_f.q.val().flags | self.fl_bypass.val();
                         self.dh_st.next = BackState::CopyRows;
                     }
                     Action::Aggregate => {
@@ -3392,18 +2890,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.sq_b_emit.d.next = true;
                             self.sq_e_slot.d.next = true;
                             self.sq_b_eovf.d.next = true;
-                            self.sq_o_exp.d.next = self.cmw.val().get_value_exponent();
-                            self.sq_o_bitmap.d.next = self.cmw.val().get_value_bitmap();
+                            self.sq_o.d.next.exponent = self.cmw.val().get_value_exponent();
+                            self.sq_o.d.next.bitmap = self.cmw.val().get_value_bitmap();
                             if self.x_je.q.val().get_value_inner() {
                                 // Aggregate upward.
-                                self.sq_o_ptype.d.next = self.pt_contribution.val();
-                                self.sq_o_flags.d.next = self.cmw.val().get_value_flags();
-                                self.sq_o_child.d.next =
+                                self.sq_o.d.next.ptype = self.pt_contribution.val();
+                                self.sq_o.d.next.flags = self.cmw.val().get_value_flags();
+                                self.sq_o.d.next.child =
                                     self.x_je.q.val().get_value_index_at_parent();
                             } else {
                                 // Result multicast to the children.
-                                self.sq_o_ptype.d.next = self.pt_result.val();
-                                self.sq_o_flags.d.next =
+                                self.sq_o.d.next.ptype = self.pt_result.val();
+                                self.sq_o.d.next.flags =
                                     self.cmw.val().get_value_flags() | self.fl_multicast.val();
                                 self.mc_new.next = true;
                             }
@@ -3412,37 +2910,37 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     Action::ReEmit => {
                         // Re-emit the stored aggregate (Switch::aggregate_frame).
                         self.sq_e_slot.d.next = true;
-                        self.sq_o_ptype.d.next = self.pt_contribution.val();
+                        self.sq_o.d.next.ptype = self.pt_contribution.val();
                         if self.q_partial.q.val() {
-                            self.sq_o_flags.d.next = self.xm_flags.val() | self.fl_partial.val();
+                            self.sq_o.d.next.flags = self.xm_flags.val() | self.fl_partial.val();
                         } else {
-                            self.sq_o_flags.d.next = self.xm_flags.val();
+                            self.sq_o.d.next.flags = self.xm_flags.val();
                         }
-                        self.sq_o_exp.d.next = self.xm_exp.val();
-                        self.sq_o_elements.d.next = self.xm_elem.val();
+                        self.sq_o.d.next.exponent = self.xm_exp.val();
+                        self.sq_o.d.next.elements = self.xm_elem.val();
                         self.sq_b_enr.d.next = self.x_rows_m.q.val();
                         self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
                         self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
-                        self.sq_o_block.d.next = self.xm_block.val();
-                        self.sq_o_child.d.next = self.x_je.q.val().get_value_index_at_parent();
-                        self.sq_o_bitmap.d.next = self.xm_bitmap.val();
+                        self.sq_o.d.next.block = self.xm_block.val();
+                        self.sq_o.d.next.child = self.x_je.q.val().get_value_index_at_parent();
+                        self.sq_o.d.next.bitmap = self.xm_bitmap.val();
                         self.sq_b_eovf.d.next = true;
                         self.dh_st.next = BackState::CopyRows;
                     }
                     Action::Refuse => {
                         // REFUSE to the sender out of the ingress port (Switch::refuse_frame):
                         // the header only, the reason in `child`.
-                        self.sq_o_ptype.d.next = self.pt_refuse.val();
-                        self.sq_o_flags.d.next = 0.into();
-                        self.sq_o_exp.d.next = 0.into();
-                        self.sq_o_elements.d.next = 0.into();
-                        self.sq_o_child.d.next = self.dq_why.q.val();
+                        self.sq_o.d.next.ptype = self.pt_refuse.val();
+                        self.sq_o.d.next.flags = 0.into();
+                        self.sq_o.d.next.exponent = 0.into();
+                        self.sq_o.d.next.elements = 0.into();
+                        self.sq_o.d.next.child = self.dq_why.q.val();
                         self.sq_b_enr.d.next = 0.into();
                         self.sq_e_more.d.next = false;
                         self.sq_e_last.d.next = false;
-                        self.sq_o_dst_mac.d.next = self.dx_src_mac.q.val();
-                        self.sq_o_dst_ip.d.next = self.dx_src_ip.q.val();
-                        self.sq_o_dst_port.d.next = self.dx_src_port.q.val();
+                        self.sq_o.d.next.dst_mac = self.dx_f.q.val().src_mac;
+                        self.sq_o.d.next.dst_ip = self.dx_f.q.val().src_ip;
+                        self.sq_o.d.next.dst_port = self.dx_f.q.val().src_port;
                         self.sq_pmask.d.next =
                             bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
                         self.dh_st.next = BackState::CopyRows;
@@ -3461,18 +2959,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         // Replay the result to the sender out of the ingress port.
                         self.sq_e_slot.d.next = true;
                         self.sq_b_eovf.d.next = true;
-                        self.sq_o_ptype.d.next = self.pt_result.val();
-                        self.sq_o_flags.d.next = self.xm_flags.val();
-                        self.sq_o_exp.d.next = self.xm_exp.val();
-                        self.sq_o_elements.d.next = self.xm_elem.val();
+                        self.sq_o.d.next.ptype = self.pt_result.val();
+                        self.sq_o.d.next.flags = self.xm_flags.val();
+                        self.sq_o.d.next.exponent = self.xm_exp.val();
+                        self.sq_o.d.next.elements = self.xm_elem.val();
                         self.sq_b_enr.d.next = self.x_rows_m.q.val();
                         self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
                         self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
-                        self.sq_o_block.d.next = self.xm_block.val();
-                        self.sq_o_bitmap.d.next = self.xm_bitmap.val();
-                        self.sq_o_dst_mac.d.next = self.dx_src_mac.q.val();
-                        self.sq_o_dst_ip.d.next = self.dx_src_ip.q.val();
-                        self.sq_o_dst_port.d.next = self.dx_src_port.q.val();
+                        self.sq_o.d.next.block = self.xm_block.val();
+                        self.sq_o.d.next.bitmap = self.xm_bitmap.val();
+                        self.sq_o.d.next.dst_mac = self.dx_f.q.val().src_mac;
+                        self.sq_o.d.next.dst_ip = self.dx_f.q.val().src_ip;
+                        self.sq_o.d.next.dst_port = self.dx_f.q.val().src_port;
                         self.sq_pmask.d.next =
                             bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
                         self.dh_st.next = BackState::CopyRows;
@@ -3512,8 +3010,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.qf.next = self.q_qfull.q.val();
         }
         // The frame in PRED carries BYPASS.
-        self.xp_byp.next = (self.xp_flags.q.val() & self.fl_bypass.val()) != 0;
-        self.ses_d.next = self.xp_block.q.val() - self.sbq.q.val();
+        self.xp_byp.next = (self.xp_f.q.val().flags & self.fl_bypass.val()) != 0;
+        self.ses_d.next = self.xp_f.q.val().block - self.sbq.q.val();
         match self.xstate.q.val() {
             DecState::Pred => {
                 // PRED: the decision's conditions on the copy's metadata, the packet and the
@@ -3537,26 +3035,26 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_bd.d.next =
                     self.xo_v.q.val() & self.dbd.val() & (self.dx_ji.q.val() == self.x_ji.q.val());
                 self.q_badrank.d.next =
-                    (self.xp_bitmap.q.val() & !self.je.q.val().get_value_ranks()) != 0;
-                self.q_toolong.d.next = self.xp_elements.q.val() > self.c_lanes.val();
+                    (self.xp_f.q.val().bitmap & !self.je.q.val().get_value_ranks()) != 0;
+                self.q_toolong.d.next = self.xp_f.q.val().elements > self.c_lanes.val();
                 self.q_badchild.d.next = !self.xp_byp.val()
-                    & (self.xp_child.q.val() >= self.je.q.val().get_value_children());
+                    & (self.xp_f.q.val().child >= self.je.q.val().get_value_children());
                 self.q_chrank.d.next = !self.xp_byp.val()
-                    & ((self.xp_bitmap.q.val() & !self.chr.q.val().get_value_ranks()) != 0);
+                    & ((self.xp_f.q.val().bitmap & !self.chr.q.val().get_value_ranks()) != 0);
                 self.q_degree.d.next = !self.xp_byp.val()
-                    & (self.xp_child.q.val() >= self.je.q.val().get_value_degree_limit());
+                    & (self.xp_f.q.val().child >= self.je.q.val().get_value_degree_limit());
                 // Source validation (`Switch::check_child_source`): a bypass-flagged packet
                 // only with ranks below the children on its ingress port (`pbr`), any other
                 // only from its child's IPv4 source (and UDP source port).
                 self.q_badsrc.d.next = (self.xp_byp.val()
                     & (self.je.q.val().get_value_src_check() != 0)
-                    & ((self.xp_bitmap.q.val() & !self.pbr.q.val()) != 0))
+                    & ((self.xp_f.q.val().bitmap & !self.pbr.q.val()) != 0))
                     | (!self.xp_byp.val()
                         & (self.je.q.val().get_value_src_check() != 0)
-                        & (self.xp_src_ip.q.val() != self.chr.q.val().get_value_ip()))
+                        & (self.xp_f.q.val().src_ip != self.chr.q.val().get_value_ip()))
                     | (!self.xp_byp.val()
                         & (self.je.q.val().get_value_src_check() == self.sc_ip_port.val())
-                        & (self.xp_src_port.q.val() != self.chr.q.val().get_value_udp()));
+                        & (self.xp_f.q.val().src_port != self.chr.q.val().get_value_udp()));
                 // A result only on the port facing the parent (`from_above`).
                 self.q_rbadsrc.d.next = (self.je.q.val().get_value_src_check() != 0)
                     & (self.x_sel.q.val() != self.je.q.val().get_value_parent_port());
@@ -3570,9 +3068,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & !self.je.q.val().get_value_inner()
                     & self.soq.q.val()
                     & self.ses_d.val().get_bit(31);
-                self.q_cpl0.d.next = self.xp_bitmap.q.val() == self.je.q.val().get_value_expected();
+                self.q_cpl0.d.next =
+                    self.xp_f.q.val().bitmap == self.je.q.val().get_value_expected();
                 self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_value_expected();
-                self.q_elne.d.next = self.xp_elements.q.val() != self.m_elem.val();
+                self.q_elne.d.next = self.xp_f.q.val().elements != self.m_elem.val();
                 self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_value_expected();
                 self.q_rows.d.next = self.rows_p.val();
                 self.q_rle1.d.next = self.rows_p.val() <= 1;
@@ -3598,7 +3097,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.dq_rok.d.next = true;
                 self.dq_why.d.next = self.rr_no_session.val();
                 // A contribution that passes a root's session floor moves `high` on.
-                self.dq_hup.d.next = (self.xp_ptype.q.val() == self.pt_contribution.val())
+                self.dq_hup.d.next = (self.xp_f.q.val().ptype == self.pt_contribution.val())
                     & self.x_je.q.val().get_value_sessions()
                     & !self.x_je.q.val().get_value_inner()
                     & !self.q_badrank.q.val()
@@ -3609,7 +3108,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & !self.q_degree.q.val()
                     & !self.q_ses_nos.q.val()
                     & !self.q_ses_old.q.val();
-                if self.xp_ptype.q.val() == self.pt_result.val() {
+                if self.xp_f.q.val().ptype == self.pt_result.val() {
                     // Result (its effects are DECIDE's, unless it came from elsewhere).
                     if !self.x_je.q.val().get_value_inner() {
                         self.dq_ev.d.next = self.ev_malformed.val();
@@ -3617,8 +3116,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.dq_ev.d.next = self.ev_bad_source.val();
                         self.dq_rok.d.next = false;
                     }
-                } else if (self.xp_ptype.q.val() == self.pt_accept.val())
-                    | (self.xp_ptype.q.val() == self.pt_refuse.val())
+                } else if (self.xp_f.q.val().ptype == self.pt_accept.val())
+                    | (self.xp_f.q.val().ptype == self.pt_refuse.val())
                 {
                     // ACCEPT or REFUSE (Switch::relay_down): from the parent's port, down to
                     // the children delivering one of its ranks.
@@ -3633,7 +3132,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     } else {
                         self.dq_act.d.next = Action::Relay;
                     }
-                } else if self.xp_ptype.q.val() == self.pt_join.val() {
+                } else if self.xp_f.q.val().ptype == self.pt_join.val() {
                     // JOIN (Switch::join): source-checked like a contribution (without the
                     // element count and the degree limit), then up to the parent with
                     // BYPASS, the worker's source kept.
@@ -3667,7 +3166,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     // Degree limit: bypass.
                     self.dq_ev.d.next = self.ev_bypass_degree.val();
                     self.dq_act.d.next = Action::Bypass;
-                } else if ((self.xp_flags.q.val() & self.fl_bypass.val()) != 0)
+                } else if ((self.xp_f.q.val().flags & self.fl_bypass.val()) != 0)
                     & self.x_je.q.val().get_value_inner()
                 {
                     // Transit.
@@ -3765,17 +3264,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
                 self.xstate.d.next = DecState::Decide;
                 // DECIDE's copy of the frame's fields: the next frame may leave LOOK now.
-                self.dx_ptype.d.next = self.xp_ptype.q.val();
-                self.dx_flags.d.next = self.xp_flags.q.val();
-                self.dx_exponent.d.next = self.xp_exponent.q.val();
-                self.dx_job.d.next = self.xp_job.q.val();
-                self.dx_elements.d.next = self.xp_elements.q.val();
-                self.dx_block.d.next = self.xp_block.q.val();
-                self.dx_child.d.next = self.xp_child.q.val();
-                self.dx_bitmap.d.next = self.xp_bitmap.q.val();
-                self.dx_src_ip.d.next = self.xp_src_ip.q.val();
-                self.dx_src_port.d.next = self.xp_src_port.q.val();
-                self.dx_src_mac.d.next = self.xp_src_mac.q.val();
+                self.dx_f.d.next = self.xp_f.q.val();
                 self.dx_ji.d.next = self.x_ji.q.val();
                 self.dx_cadr.d.next = self.x_cadr.q.val();
                 self.dx_now.d.next = self.x_now.q.val();
@@ -3823,20 +3312,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.jep.d.next = self.jram.rdata.val().get_value_epoch();
         }
         if self.lk_go.val() {
-            self.x_join.d.next = self.lk_ptype.q.val() == self.pt_join.val();
+            self.x_join.d.next = self.lk_f.q.val().ptype == self.pt_join.val();
             self.xstate.d.next = DecState::Pred;
             self.xo_v.d.next = self.xstate.q.val() == DecState::DSel;
-            self.xp_bitmap.d.next = self.lk_bitmap.q.val();
-            self.xp_block.d.next = self.lk_block.q.val();
-            self.xp_child.d.next = self.lk_child.q.val();
-            self.xp_elements.d.next = self.lk_elements.q.val();
-            self.xp_exponent.d.next = self.lk_exponent.q.val();
-            self.xp_flags.d.next = self.lk_flags.q.val();
-            self.xp_job.d.next = self.lk_job.q.val();
-            self.xp_ptype.d.next = self.lk_ptype.q.val();
-            self.xp_src_ip.d.next = self.lk_src_ip.q.val();
-            self.xp_src_mac.d.next = self.lk_src_mac.q.val();
-            self.xp_src_port.d.next = self.lk_src_port.q.val();
+            self.xp_f.d.next = self.lk_f.q.val();
             self.x_ji.d.next = self.ji.q.val();
             self.x_cadr.d.next = self.cadr.q.val();
             self.x_now.d.next = self.lk_now.q.val();
@@ -3891,24 +3370,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             } else {
                 self.nrows.d.next = 0.into();
             }
-            self.pr_bitmap.d.next = self.parser.bitmap.val();
-            self.pr_block.d.next = self.parser.block.val();
-            self.pr_child.d.next = self.parser.child.val();
+            self.pr_f.d.next.bitmap = self.parser.bitmap.val();
+            self.pr_f.d.next.block = self.parser.block.val();
+            self.pr_f.d.next.child = self.parser.child.val();
             self.pr_dst_ip.d.next = self.parser.dst_ip.val();
-            self.pr_elements.d.next = self.parser.elements.val();
-            self.pr_exponent.d.next = self.parser.exponent.val();
-            self.pr_flags.d.next = self.parser.flags.val();
-            self.pr_job.d.next = self.parser.job.val();
+            self.pr_f.d.next.elements = self.parser.elements.val();
+            self.pr_f.d.next.exponent = self.parser.exponent.val();
+            self.pr_f.d.next.flags = self.parser.flags.val();
+            self.pr_f.d.next.job = self.parser.job.val();
             self.pc_count.d.next = self.parser.c_count.val();
             for p in 0..self.rx.len() {
                 if self.pk_idx.q.val() == self.c_idx4[p].val() {
                     self.pc_pop.d.next = self.hp_pop[p].q.val();
                 }
             }
-            self.pr_ptype.d.next = self.parser.ptype.val();
-            self.pr_src_ip.d.next = self.parser.src_ip.val();
-            self.pr_src_mac.d.next = self.parser.src_mac.val();
-            self.pr_src_port.d.next = self.parser.src_port.val();
+            self.pr_f.d.next.ptype = self.parser.ptype.val();
+            self.pr_f.d.next.src_ip = self.parser.src_ip.val();
+            self.pr_f.d.next.src_mac = self.parser.src_mac.val();
+            self.pr_f.d.next.src_port = self.parser.src_port.val();
             for r in 0..self.rh.len() {
                 self.rh[r].d.next = self.csr.route_valid[r].val()
                     & (self.csr.route_ip[r].val() == self.parser.dst_ip.val());
@@ -4018,21 +3497,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.sq_b_cadr.d.next = 0.into();
             self.sq_b_ji.d.next = self.sess.entry.val();
             self.sq_b_nch.d.next = 0.into();
-            self.sq_o_src_mac.d.next = self.csr.me_mac.val();
-            self.sq_o_src_ip.d.next = self.csr.me_ip.val();
-            self.sq_o_src_port.d.next = self.csr.me_port.val();
-            self.sq_o_dst_mac.d.next = self.sess.ac_mac.val();
-            self.sq_o_dst_ip.d.next = self.sess.ac_ip.val();
-            self.sq_o_dst_port.d.next = self.sess.ac_udp.val();
+            self.sq_o.d.next.src_mac = self.csr.me_mac.val();
+            self.sq_o.d.next.src_ip = self.csr.me_ip.val();
+            self.sq_o.d.next.src_port = self.csr.me_port.val();
+            self.sq_o.d.next.dst_mac = self.sess.ac_mac.val();
+            self.sq_o.d.next.dst_ip = self.sess.ac_ip.val();
+            self.sq_o.d.next.dst_port = self.sess.ac_udp.val();
             self.sq_pmask.d.next = bits::<8>(1) << bit_cast::<8, 4>(self.sess.ac_port.val());
-            self.sq_o_ptype.d.next = self.pt_accept.val();
-            self.sq_o_flags.d.next = 0.into();
-            self.sq_o_exp.d.next = 0.into();
-            self.sq_o_job.d.next = self.sess.ac_job.val();
-            self.sq_o_elements.d.next = 1.into();
-            self.sq_o_block.d.next = self.sess.ac_block.val();
-            self.sq_o_child.d.next = 0.into();
-            self.sq_o_bitmap.d.next = self.sess.ac_bm.val();
+            self.sq_o.d.next.ptype = self.pt_accept.val();
+            self.sq_o.d.next.flags = 0.into();
+            self.sq_o.d.next.exponent = 0.into();
+            self.sq_o.d.next.job = self.sess.ac_job.val();
+            self.sq_o.d.next.elements = 1.into();
+            self.sq_o.d.next.block = self.sess.ac_block.val();
+            self.sq_o.d.next.child = 0.into();
+            self.sq_o.d.next.bitmap = self.sess.ac_bm.val();
         }
         // A session opened at the root: `sessions` (a JOIN was counted in `joins` at its
         // decision).
@@ -4109,13 +3588,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.wq_d.d.next = self.meta.wdata.val();
         // The session unit's inputs (after every assignment to them).
         self.sess.join_entry.next = self.dx_ji.q.val();
-        self.sess.join_bm.next = self.dx_bitmap.q.val();
-        self.sess.join_nonce.next = self.dx_block.q.val();
-        self.sess.join_mac.next = self.dx_src_mac.q.val();
-        self.sess.join_ip.next = self.dx_src_ip.q.val();
-        self.sess.join_udp.next = self.dx_src_port.q.val();
+        self.sess.join_bm.next = self.dx_f.q.val().bitmap;
+        self.sess.join_nonce.next = self.dx_f.q.val().block;
+        self.sess.join_mac.next = self.dx_f.q.val().src_mac;
+        self.sess.join_ip.next = self.dx_f.q.val().src_ip;
+        self.sess.join_udp.next = self.dx_f.q.val().src_port;
         self.sess.join_port.next = self.dx_sel.q.val();
-        self.sess.join_job.next = self.dx_job.q.val();
+        self.sess.join_job.next = self.dx_f.q.val().job;
         self.sess.join_ranks.next = self.x_je.q.val().get_value_ranks();
         self.sess.hu_v.next = self.hu_v.q.val();
         self.sess.hu_j.next = self.hu_j.q.val();

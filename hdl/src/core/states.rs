@@ -149,3 +149,66 @@ pub fn packet_type(t: PacketType) -> Constant<Bits<8>> {
 pub fn flag(bits: u8) -> Constant<Bits<8>> {
     Constant::new((bits as u64).into())
 }
+
+/// The fanin header fields of a frame, as a stage carries them (`pr_f`: PREP, `lk_f`: LOOK,
+/// `xp_f`: PRED, `dx_f`: DSEL/DECIDE, `hx_f`: the header generator's item): one register per
+/// stage instead of eleven (`proto::wire::Header`; `exponent` is the header's `exp`).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Fields {
+    /// Packet type.
+    pub ptype: Bits<8>,
+    /// Header flags.
+    pub flags: Bits<8>,
+    /// Block exponent.
+    pub exponent: Bits<8>,
+    /// Job id.
+    pub job: Bits<16>,
+    /// Elements in the payload.
+    pub elements: Bits<16>,
+    /// Block number.
+    pub block: Bits<32>,
+    /// Child index (REFUSE: the reason).
+    pub child: Bits<8>,
+    /// Contributor bitmap.
+    pub bitmap: Bits<64>,
+    /// Source IPv4 address.
+    pub src_ip: Bits<32>,
+    /// Source UDP port.
+    pub src_port: Bits<16>,
+    /// Source MAC address.
+    pub src_mac: Bits<48>,
+}
+
+/// An outgoing item's header fields and destination (`sq_o`: the item stage, `o_f`: the
+/// back end).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct OutFields {
+    /// Packet type.
+    pub ptype: Bits<8>,
+    /// Header flags.
+    pub flags: Bits<8>,
+    /// Block exponent.
+    pub exponent: Bits<8>,
+    /// Job id.
+    pub job: Bits<16>,
+    /// Elements in the payload.
+    pub elements: Bits<16>,
+    /// Block number.
+    pub block: Bits<32>,
+    /// Child index (REFUSE: the reason).
+    pub child: Bits<8>,
+    /// Contributor bitmap.
+    pub bitmap: Bits<64>,
+    /// Source IPv4 address.
+    pub src_ip: Bits<32>,
+    /// Source UDP port.
+    pub src_port: Bits<16>,
+    /// Source MAC address.
+    pub src_mac: Bits<48>,
+    /// Destination IPv4 address.
+    pub dst_ip: Bits<32>,
+    /// Destination UDP port.
+    pub dst_port: Bits<16>,
+    /// Destination MAC address.
+    pub dst_mac: Bits<48>,
+}
