@@ -626,7 +626,7 @@ mod tests {
         };
         let seed = 11;
         let mut f = Faulty::new(Mem::default(), Faults::new(spec, seed).unwrap());
-        let mut when = vec![None; 20];
+        let mut when = [None; 20];
         for i in 0..20u8 {
             f.send(&mut vec![dg(i)]).unwrap();
             for d in f.inner.sent.drain(..) {

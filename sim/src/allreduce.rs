@@ -353,7 +353,7 @@ mod tests {
             allreduces: 1,
             sessions: false,
         };
-        let e = run("default", &s).err().expect("refused").to_string();
+        let e = run("default", &s).expect_err("refused").to_string();
         assert!(e.contains("dup = NaN is not a probability"), "{e}");
     }
 }
