@@ -266,8 +266,26 @@ fn lossless_star_releases_every_slot() {
         data,
         start: vec![],
     }];
+    let bad = Links {
+        delay: 1,
+        faults: FaultSpec {
+            loss: f64::NAN,
+            ..FaultSpec::NONE
+        },
+    };
+    let e = Net::new(&nodes, &runs, bad, 1).err().expect("refused");
+    assert!(
+        e.to_string().contains("loss = NaN is not a probability"),
+        "{e}"
+    );
     let mut net = Net::new(&nodes, &runs, Links::default(), 1).unwrap();
-    assert!(net.run(1_000_000).finished);
+    let out = net.run(1_000_000);
+    assert!(out.finished);
+    assert_eq!(
+        out.faults,
+        Default::default(),
+        "a zero spec injects nothing"
+    );
     let want: Vec<i32> = (0..1000).map(|i| i * 10).collect();
     for r in 0..4 {
         assert_eq!(net.worker(1, r).unwrap().result().unwrap().0, want);

@@ -471,3 +471,22 @@ fn protocol_doc_kv_header_matches_the_field_module() {
     }
     assert!(kv.contains("8 data, 9 ack, 10 swap, 11 fetch, 12 clear, 13 fin"));
 }
+
+/// A fault spec the model cannot use is refused by name; a zero spec injects nothing.
+#[test]
+fn kv_net_checks_its_faults() {
+    let cfg = SwitchConfig::new("kv", SW_MAC, SW_IP);
+    let bad = Links {
+        delay: 1,
+        faults: FaultSpec {
+            reorder: 1.5,
+            ..FaultSpec::NONE
+        },
+    };
+    let e = KvNet::new(&cfg, vec![], bad, 1).err().expect("refused");
+    assert!(
+        e.to_string().contains("reorder = 1.5 is not a probability"),
+        "{e}"
+    );
+    assert!(KvNet::new(&cfg, vec![], Links::default(), 1).is_ok());
+}
