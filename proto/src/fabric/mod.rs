@@ -8,8 +8,9 @@
 //! the packet leaves on the live up-port with the fewest queued bytes. Hosts outside the
 //! allreduce send uniform-random background traffic; participating hosts may delay each
 //! packet (noise); links lose, duplicate and delay frames as the shared seeded fault model
-//! ([`crate::fault`]) decides, and links and spines can fail. Schemes run in the same fabric: Canary (dynamic
-//! mode), one or several static trees (block `b` on tree `b mod n`), and a host ring.
+//! ([`crate::fault`]) decides, and links and spines can fail. Schemes run in the same
+//! fabric: Canary (dynamic mode), one or several static trees (block `b` on tree `b mod n`),
+//! and a host ring.
 //!
 //! The event queue is a `BinaryHeap` ordered by (time, sequence number), like
 //! [`crate::netsim`]; docs/protocol.md ("Fabric simulator") says why no crate is used.

@@ -5,13 +5,14 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
+use core::net::Ipv4Addr;
+
 use super::host::{KvReceiver, KvSender};
 use crate::config::{ConfigError, SwitchConfig};
 use crate::fault::{FaultError, Faults};
 use crate::model::Switch;
 use crate::netsim::Links;
 use crate::wire::{frame::classify, Datagram, FrameKind, L4Addr};
-use core::net::Ipv4Addr;
 
 /// A host state machine on the network.
 #[derive(Debug, Clone)]
