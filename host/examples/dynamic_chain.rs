@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use fanin::allreduce::bind_consecutive;
 use fanin::leader::{self, star_chain, DynConfig};
-use fanin::link::{FaultSpec, Faulty, Link, UdpLink};
+use fanin::link::{FaultSpec, Faults, Faulty, Link, UdpLink};
 use fanin::switchd::{self, Control, Request, SoftSwitch};
 use fanin_proto::config::{JobEntry, Mode, Params, Role, Trust};
 use fanin_proto::wire::FANIN_UDP_PORT;
@@ -74,12 +74,16 @@ fn main() -> anyhow::Result<()> {
             if middle {
                 link = Box::new(Faulty::new(
                     link,
-                    FaultSpec {
-                        loss: 0.02,
-                        dup: 0.02,
-                        reorder: 0.02,
-                        seed: 27,
-                    },
+                    Faults::new(
+                        FaultSpec {
+                            loss: 0.02,
+                            dup: 0.02,
+                            reorder: 0.02,
+                            hold: 1,
+                        },
+                        27,
+                    )
+                    .expect("valid faults"),
                 ));
             }
             switchd::run(&name, &mut sw, &mut link, &ctl);

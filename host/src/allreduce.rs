@@ -12,7 +12,7 @@ use fanin_proto::config::Mode;
 use fanin_proto::plan::{build, star, Addressing, JobSpec, Plan};
 use rand::Rng;
 
-use crate::link::{FaultSpec, Faulty, Link, UdpLink};
+use crate::link::{Faults, Faulty, Link, UdpLink};
 use crate::scheme::{result_bound, QuantMode};
 use crate::sender::{self, SendConfig, SendReport};
 use crate::switchd::{self, Control, Snapshot, SoftSwitch};
@@ -34,7 +34,7 @@ pub struct AllreduceConfig {
     /// Retransmission timeout.
     pub retransmit: Duration,
     /// Faults at the switch.
-    pub faults: FaultSpec,
+    pub faults: Faults,
     /// Seed of the synthetic tensors (rank `r` uses `seed + r`).
     pub seed: u64,
     /// Check results against a local float sum within the bound.
@@ -137,7 +137,7 @@ pub fn run_on(
     let sw_stop = Arc::new(AtomicBool::new(false));
     let (_stats_tx, stats_rx) = mpsc::channel();
     let ctl = Control::new(sw_stop.clone(), stats_rx);
-    let faults = cfg.faults;
+    let faults = cfg.faults.clone();
     let sw_thread = thread::Builder::new().name("switchd".into()).spawn(
         move || -> std::io::Result<Snapshot> {
             let udp = UdpLink::from_socket(sw_sock)?;

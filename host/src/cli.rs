@@ -16,7 +16,7 @@ use fanin_proto::worker::Assignment;
 
 use crate::allreduce::{self, AllreduceConfig};
 use crate::error::input_error;
-use crate::link::{mac_for, FaultSpec, Faulty, Link, PcapTap, UdpLink};
+use crate::link::{mac_for, FaultSpec, Faults, Faulty, Link, PcapTap, UdpLink};
 use crate::scheme::QuantMode;
 use crate::sender::{self, SendConfig};
 use crate::switchd::{self, Control, SingleJob, SoftSwitch};
@@ -31,7 +31,8 @@ fn probability(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Seeded fault-injection flags.
+/// Seeded fault-injection flags: a [`FaultSpec`] of the shared fault model
+/// ([`fanin_proto::fault`]), a held-back datagram waiting one batch.
 #[derive(Debug, Clone, Args)]
 pub struct FaultArgs {
     /// Probability that a datagram is lost (each direction).
@@ -49,13 +50,15 @@ pub struct FaultArgs {
 }
 
 impl FaultArgs {
-    fn spec(&self) -> FaultSpec {
-        FaultSpec {
+    /// The seeded fault process these flags describe.
+    pub fn faults(&self) -> anyhow::Result<Faults> {
+        let spec = FaultSpec {
             loss: self.loss,
             dup: self.dup,
             reorder: self.reorder,
-            seed: self.fault_seed,
-        }
+            hold: 1,
+        };
+        Faults::new(spec, self.fault_seed).map_err(|e| input_error(e.to_string()))
     }
 }
 
@@ -121,7 +124,7 @@ pub struct SwitchdConfig {
     /// Capture file.
     pub pcap: Option<PathBuf>,
     /// Faults.
-    pub faults: FaultSpec,
+    pub faults: Faults,
     /// Frame-switch links (port, peer); empty: a datagram switch.
     pub links: Vec<(u8, SocketAddrV4)>,
 }
@@ -176,7 +179,7 @@ impl SwitchdArgs {
             listen,
             stats: self.stats,
             pcap: self.pcap.clone(),
-            faults: self.faults.spec(),
+            faults: self.faults.faults()?,
             links: self.link.clone(),
         })
     }
@@ -239,7 +242,7 @@ pub fn run_switchd(args: &SwitchdArgs) -> anyhow::Result<()> {
         );
     }
     if !c.faults.is_none() {
-        link = Box::new(Faulty::new(link, c.faults));
+        link = Box::new(Faulty::new(link, c.faults.clone()));
     }
     let (req_tx, req_rx) = mpsc::channel();
     let stats_stop = stop.clone();
@@ -815,7 +818,7 @@ impl AllreduceArgs {
             slots: self.slots,
             window: self.window,
             retransmit: Duration::from_millis(self.retransmit_ms),
-            faults: self.faults.spec(),
+            faults: self.faults.faults()?,
             seed: self.seed,
             verify: self.verify,
             int: self.int,

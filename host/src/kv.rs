@@ -25,7 +25,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::allreduce::bind_consecutive;
 use crate::cli::FaultArgs;
 use crate::error::input_error;
-use crate::link::{mac_for, Dgram, FaultSpec, Faulty, Link, UdpLink};
+use crate::link::{mac_for, Dgram, Faults, Faulty, Link, UdpLink};
 use crate::switchd::{self, Control, SoftSwitch};
 
 /// One tuple: a u32 key and an i32 value.
@@ -557,7 +557,7 @@ pub struct KvRun {
     /// Swap after this many forwarded packets (0: only at the end).
     pub swap_after: u64,
     /// Faults on the switch's socket.
-    pub faults: FaultSpec,
+    pub faults: Faults,
     /// Check the sums.
     pub verify: bool,
     /// Senders address the receiver directly (one sender; no switch aggregation): the
@@ -591,12 +591,7 @@ impl AllreduceArgs {
             channels_per_sender: self.channels_per_sender,
             job: self.job.clone(),
             swap_after: self.swap_after,
-            faults: FaultSpec {
-                loss: self.faults.loss,
-                dup: self.faults.dup,
-                reorder: self.faults.reorder,
-                seed: self.faults.fault_seed,
-            },
+            faults: self.faults.faults()?,
             verify: self.verify,
             direct: false,
         })
@@ -695,7 +690,7 @@ pub fn allreduce(cfg: &KvRun, stop: Option<Arc<AtomicBool>>) -> anyhow::Result<K
     let sw_stop = Arc::new(AtomicBool::new(false));
     let (_stats_tx, stats_rx) = mpsc::channel();
     let ctl = Control::new(sw_stop.clone(), stats_rx);
-    let faults = cfg.faults;
+    let faults = cfg.faults.clone();
     let direct = cfg.direct;
     let sw_thread =
         thread::Builder::new()

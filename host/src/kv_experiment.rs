@@ -12,7 +12,7 @@ use fanin_proto::kv::wire::TUPLE_BYTES;
 use fanin_proto::wire::{HEADER_LEN, L2L4_LEN};
 
 use crate::kv::{allreduce, synthetic, Dist, JobArgs, KvRun, ZIPF_S};
-use crate::link::FaultSpec;
+use crate::link::Faults;
 
 /// Distinct keys of the prioritisation experiment (ASK §5.4: 2^16).
 pub const KEYS: u32 = 1 << 16;
@@ -234,7 +234,7 @@ pub fn goodput(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
                     timeout_s: 20,
                 },
                 swap_after: 0,
-                faults: FaultSpec::default(),
+                faults: Faults::default(),
                 verify: true,
                 direct,
             };

@@ -11,8 +11,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use fanin_proto::wire::{Datagram, L4Addr};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::DataLink;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 /// Largest datagram a link receives (a fanin packet fills at most a jumbo-frame MTU).
 pub const MAX_DATAGRAM: usize = fanin_proto::wire::JUMBO_MTU;
@@ -456,87 +454,52 @@ impl<L: Link> Link for PcapTap<L> {
     }
 }
 
-/// Seeded link faults, applied to every datagram in each direction.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct FaultSpec {
-    /// Probability a datagram is dropped.
-    pub loss: f64,
-    /// Probability a datagram is delivered twice.
-    pub dup: f64,
-    /// Probability a datagram is held back behind later ones.
-    pub reorder: f64,
-    /// Seed of the fault generator.
-    pub seed: u64,
-}
+pub use fanin_proto::fault::{FaultCounts, FaultSpec, Faults};
 
-impl FaultSpec {
-    /// True if no fault can happen.
-    pub fn is_none(&self) -> bool {
-        self.loss == 0.0 && self.dup == 0.0 && self.reorder == 0.0
-    }
-}
-
-/// Faults actually injected.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct FaultCounts {
-    /// Datagrams dropped.
-    pub lost: u64,
-    /// Extra copies delivered.
-    pub duplicated: u64,
-    /// Datagrams held back behind later ones.
-    pub reordered: u64,
-}
-
-/// Loses, duplicates and reorders datagrams crossing the inner link, in both directions.
+/// Loses, duplicates and reorders datagrams crossing the inner link, in both directions, as
+/// the shared seeded fault model ([`fanin_proto::fault`]) decides.
 ///
-/// A reordered datagram is held back and released after the rest of its batch and the next
-/// batch in the same direction (or at the next receive, for sends), so later datagrams
-/// overtake it.
+/// A datagram held back by `k` goes out after the rest of the batch `k` batches later in the
+/// same direction (so later datagrams overtake it); a receive also releases every held send,
+/// since a sender may send nothing more until it hears back.
 pub struct Faulty<L> {
     inner: L,
-    spec: FaultSpec,
-    rng: ChaCha8Rng,
-    held_tx: Vec<Dgram>,
-    held_rx: Vec<Dgram>,
-    counts: FaultCounts,
+    faults: Faults,
+    held_tx: Vec<(u64, Dgram)>,
+    held_rx: Vec<(u64, Dgram)>,
 }
 
 impl<L: Link> Faulty<L> {
-    /// Wraps `inner` with the faults of `spec`.
-    pub fn new(inner: L, spec: FaultSpec) -> Self {
+    /// Wraps `inner` with the fault process `faults`.
+    pub fn new(inner: L, faults: Faults) -> Self {
         Self {
             inner,
-            rng: ChaCha8Rng::seed_from_u64(spec.seed),
-            spec,
+            faults,
             held_tx: vec![],
             held_rx: vec![],
-            counts: FaultCounts::default(),
         }
     }
 
     /// Faults injected so far.
     pub fn counts(&self) -> FaultCounts {
-        self.counts
+        self.faults.counts()
     }
 
-    /// Applies faults to `batch`; returns what passes now, with previously held datagrams last.
+    /// Applies faults to `batch`; returns what passes now, with held datagrams now due last.
     fn apply(&mut self, batch: Vec<Dgram>, tx: bool) -> Vec<Dgram> {
         let mut pass = Vec::with_capacity(batch.len() + 1);
         let mut hold = Vec::new();
         for d in batch {
-            if self.rng.gen_bool(self.spec.loss) {
-                self.counts.lost += 1;
-                continue;
-            }
-            if self.rng.gen_bool(self.spec.dup) {
-                self.counts.duplicated += 1;
-                pass.push(d.clone());
-            }
-            if self.rng.gen_bool(self.spec.reorder) {
-                self.counts.reordered += 1;
-                hold.push(d);
-            } else {
-                pass.push(d);
+            let fate = self.faults.fate();
+            let mut d = Some(d);
+            let n = fate.holds().len();
+            for (i, &k) in fate.holds().iter().enumerate() {
+                let copy = if i + 1 == n { d.take() } else { d.clone() }.expect("a copy");
+                if k == 0 {
+                    pass.push(copy);
+                } else {
+                    hold.push((k, copy));
+                }
             }
         }
         let held = if tx {
@@ -544,8 +507,16 @@ impl<L: Link> Faulty<L> {
         } else {
             &mut self.held_rx
         };
-        pass.append(held);
-        *held = hold;
+        let mut still = Vec::with_capacity(held.len() + hold.len());
+        for (k, d) in held.drain(..) {
+            if k <= 1 {
+                pass.push(d);
+            } else {
+                still.push((k - 1, d));
+            }
+        }
+        still.append(&mut hold);
+        *held = still;
         pass
     }
 }
@@ -561,7 +532,7 @@ impl<L: Link> Link for Faulty<L> {
     }
     fn recv(&mut self, into: &mut Vec<Dgram>, wait: Duration) -> io::Result<()> {
         if !self.held_tx.is_empty() {
-            let mut late = std::mem::take(&mut self.held_tx);
+            let mut late: Vec<Dgram> = self.held_tx.drain(..).map(|(_, d)| d).collect();
             self.inner.send(&mut late)?;
         }
         let wait = if self.held_rx.is_empty() {
@@ -579,12 +550,7 @@ impl<L: Link> Link for Faulty<L> {
         self.inner.flush()
     }
     fn fault_counts(&self) -> FaultCounts {
-        let i = self.inner.fault_counts();
-        FaultCounts {
-            lost: self.counts.lost + i.lost,
-            duplicated: self.counts.duplicated + i.duplicated,
-            reordered: self.counts.reordered + i.reordered,
-        }
+        self.faults.counts() + self.inner.fault_counts()
     }
 }
 
@@ -626,10 +592,10 @@ mod tests {
             loss: 0.2,
             dup: 0.2,
             reorder: 0.2,
-            seed: 7,
+            hold: 1,
         };
         let run = || {
-            let mut f = Faulty::new(Mem::default(), spec);
+            let mut f = Faulty::new(Mem::default(), Faults::new(spec, 7).unwrap());
             for i in 0..50 {
                 f.send(&mut vec![dg(i)]).unwrap();
             }
@@ -647,6 +613,56 @@ mod tests {
             order.windows(2).any(|w| w[0] > w[1]),
             "something was reordered"
         );
+    }
+
+    /// A datagram held back by `k` goes out with the `k`-th later batch, in both directions;
+    /// a receive releases every held send.
+    #[test]
+    fn held_datagrams_wait_their_batches() {
+        let spec = FaultSpec {
+            reorder: 1.0,
+            hold: 3,
+            ..FaultSpec::NONE
+        };
+        let seed = 11;
+        let mut f = Faulty::new(Mem::default(), Faults::new(spec, seed).unwrap());
+        let mut when = [None; 20];
+        for i in 0..20u8 {
+            f.send(&mut vec![dg(i)]).unwrap();
+            for d in f.inner.sent.drain(..) {
+                when[d.data[0] as usize] = Some(i);
+            }
+        }
+        let delays: Vec<u8> = (0..17u8).map(|i| when[i as usize].unwrap() - i).collect();
+        assert!(
+            delays.iter().all(|&k| (1..=3).contains(&k)),
+            "seed {seed}: {delays:?}"
+        );
+        assert!(
+            (1..=3).all(|k| delays.contains(&k)),
+            "seed {seed}: {delays:?}"
+        );
+        f.recv(&mut vec![], Duration::ZERO).unwrap();
+        let sent = f.inner.sent.len() as u64;
+        assert_eq!(
+            sent + when.iter().flatten().count() as u64,
+            20,
+            "receive releases all"
+        );
+        assert_eq!(f.counts().reordered, 20);
+        // Receives: datagrams arriving one per call come out 1..=3 calls later.
+        f.inner.inbox = vec![dg(0)];
+        let mut got = Vec::new();
+        let mut calls = 0;
+        while got.is_empty() {
+            f.recv(&mut got, Duration::ZERO).unwrap();
+            calls += 1;
+        }
+        assert!(
+            (2..=4).contains(&calls),
+            "seed {seed}: out after {calls} receives"
+        );
+        assert_eq!(got, vec![dg(0)]);
     }
 
     /// Runs: same peer, the first one's size, at most a shorter last one, within the limits.

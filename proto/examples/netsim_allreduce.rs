@@ -3,8 +3,9 @@
 //! worker's exact sum and prints the figures.
 
 use fanin_proto::config::Mode;
+use fanin_proto::fault::FaultSpec;
 use fanin_proto::model::Counter;
-use fanin_proto::netsim::{Faults, JobRun, Net};
+use fanin_proto::netsim::{JobRun, Links, Net};
 use fanin_proto::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec};
 use fanin_proto::quant;
 use fanin_proto::worker::Sending;
@@ -66,11 +67,14 @@ fn main() {
         data: data.clone(),
         start: vec![],
     }];
-    let faults = Faults {
-        loss: 0.05,
-        dup: 0.05,
-        jitter: 20,
+    let faults = Links {
         delay: 5,
+        faults: FaultSpec {
+            loss: 0.05,
+            dup: 0.05,
+            ..FaultSpec::NONE
+        }
+        .jitter(20),
     };
     let mut net = Net::new(&nodes, &runs, faults, 42).expect("network");
     let out = net.run(10_000_000);

@@ -13,7 +13,9 @@
 //! - [`forge`] makes the hostile traffic of the trust campaigns;
 //! - [`fabric`] is a packet-level leaf–spine simulator (queues, congestion, failures) for
 //!   Canary's dynamic mode and its baselines;
-//! - [`netsim`] is an in-memory network of switches and workers used by the property tests.
+//! - [`netsim`] is an in-memory network of switches and workers used by the property tests;
+//! - [`fault`] is the one seeded fault model (loss, duplication, reordering) of every link
+//!   that injects faults: the simulators here, the Verilator harness and the sockets.
 //!
 //! The RTL (fanin-hdl), the software switch (fanin `switchd`) and the testbench scoreboard
 //! (fanin-sim) are all checked against [`model::Switch`].
@@ -21,6 +23,7 @@
 
 pub mod config;
 pub mod fabric;
+pub mod fault;
 pub mod forge;
 pub mod join;
 pub mod kv;

@@ -3,41 +3,36 @@
 //! Nodes are connected as the [`plan`](crate::plan) tree says (a switch's port 0 faces its
 //! parent, ports `1..` its children). Every frame crosses one link at a time, so
 //! non-aggregating switches really forward by their tables. Links lose, duplicate and delay
-//! (reorder) frames with seeded randomness; workers may start late (stragglers).
+//! (reorder) frames as the shared seeded fault model ([`crate::fault`]) decides, a held-back
+//! copy arriving that many ticks late; workers may start late (stragglers).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-
 use crate::config::Mode;
+use crate::fault::{FaultCounts, FaultSpec, Faults};
 use crate::join::{JoinReply, Joiner};
 use crate::model::Switch;
 use crate::plan::{merge, NodeKind, NodeSpec, Plan, PlanError};
 use crate::wire::{frame::classify, FrameKind};
 use crate::worker::{Sending, Worker};
 
-/// Link faults, applied to every frame on every link.
+/// The links of a simulated network: every link has the same delay and faults.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Faults {
-    /// Probability a frame is lost.
-    pub loss: f64,
-    /// Probability a frame is delivered twice.
-    pub dup: f64,
-    /// Extra delay of up to this many ticks, uniformly (reorders frames).
-    pub jitter: u64,
-    /// Base link delay in ticks.
+pub struct Links {
+    /// Base link delay in ticks (at least 1).
     pub delay: u64,
+    /// Faults of every frame on every link; a held-back copy arrives `hold` ticks late
+    /// ([`FaultSpec::jitter`] gives the classic uniform extra delay).
+    pub faults: FaultSpec,
 }
 
-impl Default for Faults {
+impl Default for Links {
+    /// One tick, no faults.
     fn default() -> Self {
         Self {
-            loss: 0.0,
-            dup: 0.0,
-            jitter: 0,
             delay: 1,
+            faults: FaultSpec::NONE,
         }
     }
 }
@@ -79,6 +74,8 @@ pub struct Outcome {
     pub lost: u64,
     /// Frames delivered on links.
     pub delivered: u64,
+    /// Every fault injected.
+    pub faults: FaultCounts,
 }
 
 /// A frame in flight: (arrival tick, sequence, node, ingress port, frame).
@@ -92,21 +89,22 @@ pub struct Net {
     queue: BinaryHeap<InFlight>,
     seq: u64,
     now: u64,
-    rng: ChaCha8Rng,
+    delay: u64,
     faults: Faults,
     tick_every: Option<u64>,
-    lost: u64,
     delivered: u64,
 }
 
 impl Net {
-    /// Builds the network over `nodes` running every job of `runs` at once.
+    /// Builds the network over `nodes` running every job of `runs` at once; `seed` seeds the
+    /// link faults and the workers' nonces.
     pub fn new(
         nodes: &[NodeSpec],
         runs: &[JobRun],
-        faults: Faults,
+        links: Links,
         seed: u64,
     ) -> Result<Self, PlanError> {
+        let faults = Faults::new(links.faults, seed).map_err(|e| PlanError::Job(e.to_string()))?;
         let n = nodes.len();
         let mut kids = vec![vec![]; n];
         for (i, nd) in nodes.iter().enumerate() {
@@ -178,10 +176,9 @@ impl Net {
             queue: BinaryHeap::new(),
             seq: 0,
             now: 0,
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            delay: links.delay.max(1),
             faults,
             tick_every,
-            lost: 0,
             delivered: 0,
         })
     }
@@ -207,22 +204,8 @@ impl Net {
         } else {
             0
         };
-        if self.rng.gen_bool(self.faults.loss) {
-            self.lost += 1;
-            return;
-        }
-        let copies = if self.rng.gen_bool(self.faults.dup) {
-            2
-        } else {
-            1
-        };
-        for _ in 0..copies {
-            let jitter = if self.faults.jitter > 0 {
-                self.rng.gen_range(0..=self.faults.jitter)
-            } else {
-                0
-            };
-            let t = self.now + self.faults.delay + jitter;
+        for &hold in self.faults.fate().holds() {
+            let t = self.now + self.delay + hold;
             self.seq += 1;
             self.queue
                 .push(Reverse((t, self.seq, to, in_port, frame.clone())));
@@ -309,8 +292,9 @@ impl Net {
         Outcome {
             time: self.now,
             finished: self.finished(),
-            lost: self.lost,
+            lost: self.faults.counts().lost,
             delivered: self.delivered,
+            faults: self.faults.counts(),
         }
     }
 

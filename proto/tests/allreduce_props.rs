@@ -11,7 +11,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use fanin_proto::config::Mode;
-use fanin_proto::netsim::{Faults, JobRun, Net};
+use fanin_proto::fault::FaultSpec;
+use fanin_proto::netsim::{JobRun, Links, Net};
 use fanin_proto::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec};
 use fanin_proto::worker::Sending;
 
@@ -161,11 +162,14 @@ fn run(sc: &Scenario) -> Result<(), TestCaseError> {
             start,
         });
     }
-    let faults = Faults {
-        loss: sc.loss,
-        dup: sc.dup,
-        jitter: sc.jitter,
+    let faults = Links {
         delay: 1,
+        faults: FaultSpec {
+            loss: sc.loss,
+            dup: sc.dup,
+            ..FaultSpec::NONE
+        }
+        .jitter(sc.jitter),
     };
     let mut net =
         Net::new(&nodes, &runs, faults, sc.seed).map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -262,8 +266,26 @@ fn lossless_star_releases_every_slot() {
         data,
         start: vec![],
     }];
-    let mut net = Net::new(&nodes, &runs, Faults::default(), 1).unwrap();
-    assert!(net.run(1_000_000).finished);
+    let bad = Links {
+        delay: 1,
+        faults: FaultSpec {
+            loss: f64::NAN,
+            ..FaultSpec::NONE
+        },
+    };
+    let e = Net::new(&nodes, &runs, bad, 1).err().expect("refused");
+    assert!(
+        e.to_string().contains("loss = NaN is not a probability"),
+        "{e}"
+    );
+    let mut net = Net::new(&nodes, &runs, Links::default(), 1).unwrap();
+    let out = net.run(1_000_000);
+    assert!(out.finished);
+    assert_eq!(
+        out.faults,
+        Default::default(),
+        "a zero spec injects nothing"
+    );
     let want: Vec<i32> = (0..1000).map(|i| i * 10).collect();
     for r in 0..4 {
         assert_eq!(net.worker(1, r).unwrap().result().unwrap().0, want);

@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use fanin_proto::fabric::{simulate, Fabric, Faults, Job, Load, Run, Scheme};
+use fanin_proto::fault::FaultSpec;
 
 const DEFAULT_SEED: u64 = 0xca4a_0001;
 
@@ -49,9 +50,12 @@ fn scenario(seed: u64, faulty: bool) -> Run {
     }
     let mut faults = Faults::default();
     if faulty {
-        faults.loss = [0.0, 0.02, 0.1][rng.gen_range(0..3)];
-        faults.dup = [0.0, 0.05][rng.gen_range(0..2)];
-        faults.jitter_ns = [0, 500, 3000][rng.gen_range(0..3)];
+        faults.frames = FaultSpec {
+            loss: [0.0, 0.02, 0.1][rng.gen_range(0..3)],
+            dup: [0.0, 0.05][rng.gen_range(0..2)],
+            ..FaultSpec::NONE
+        }
+        .jitter([0, 500, 3000][rng.gen_range(0..3)]);
         if fabric.spines >= 3 && rng.gen_bool(0.5) {
             let dead = rng.gen_range(0..fabric.spines);
             faults.spine_down.push((rng.gen_range(0..20_000), dead));

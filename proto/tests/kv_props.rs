@@ -6,13 +6,14 @@ use std::collections::BTreeMap;
 
 use core::net::Ipv4Addr;
 use fanin_proto::config::{Endpoint, SwitchConfig};
+use fanin_proto::fault::FaultSpec;
 use fanin_proto::kv::host::{KvReceiver, KvSender, ReceiverConfig, SenderConfig};
 use fanin_proto::kv::sim::{host_addr, Host, KvNet};
 use fanin_proto::kv::switch::{KvMalformed, KvVerdict};
 use fanin_proto::kv::wire::{KvRepr, KvType, KvWireError};
 use fanin_proto::kv::{array_of, slot_of, KvJobEntry};
 use fanin_proto::model::{Switch, Verdict};
-use fanin_proto::netsim::Faults;
+use fanin_proto::netsim::Links;
 use fanin_proto::wire::{Datagram, L4Addr};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -38,7 +39,7 @@ struct JobSpec {
 }
 
 /// Builds the network: for each job, its senders (one per channel) then its receiver.
-fn build(jobs: &[JobSpec], faults: Faults, seed: u64) -> (KvNet, Vec<u8>) {
+fn build(jobs: &[JobSpec], faults: Links, seed: u64) -> (KvNet, Vec<u8>) {
     let mut hosts = Vec::new();
     let mut cfg = SwitchConfig::new("kv", SW_MAC, SW_IP);
     let mut receivers = Vec::new();
@@ -130,11 +131,14 @@ fn check_seed(seed: u64) -> (u64, u64, u64) {
     let jobs: Vec<JobSpec> = (0..rng.gen_range(1..=3u16))
         .map(|j| random_job(&mut rng, 10 + j))
         .collect();
-    let faults = Faults {
-        loss: rng.gen_range(0.0..0.2),
-        dup: rng.gen_range(0.0..0.2),
-        jitter: rng.gen_range(0..=40),
+    let faults = Links {
         delay: 1,
+        faults: FaultSpec {
+            loss: rng.gen_range(0.0..0.2),
+            dup: rng.gen_range(0.0..0.2),
+            ..FaultSpec::NONE
+        }
+        .jitter(rng.gen_range(0..=40)),
     };
     let (mut net, receivers) = build(&jobs, faults, seed);
     let out = net.run(2_000_000);
@@ -210,7 +214,7 @@ fn swaps_happen_and_the_switch_absorbs_most_tuples() {
         channels,
         swap_after: Some(5),
     };
-    let (mut net, rx) = build(std::slice::from_ref(&j), Faults::default(), 1);
+    let (mut net, rx) = build(std::slice::from_ref(&j), Links::default(), 1);
     assert!(net.run(1_000_000).finished);
     assert_eq!(*net.results()[&rx[0]], expected(&j));
     let Host::Receiver(r) = &net.hosts()[rx[0] as usize] else {
@@ -466,4 +470,23 @@ fn protocol_doc_kv_header_matches_the_field_module() {
         assert!(fanin_proto::kv::wire::KvType::from_u8(t).is_some());
     }
     assert!(kv.contains("8 data, 9 ack, 10 swap, 11 fetch, 12 clear, 13 fin"));
+}
+
+/// A fault spec the model cannot use is refused by name; a zero spec injects nothing.
+#[test]
+fn kv_net_checks_its_faults() {
+    let cfg = SwitchConfig::new("kv", SW_MAC, SW_IP);
+    let bad = Links {
+        delay: 1,
+        faults: FaultSpec {
+            reorder: 1.5,
+            ..FaultSpec::NONE
+        },
+    };
+    let e = KvNet::new(&cfg, vec![], bad, 1).err().expect("refused");
+    assert!(
+        e.to_string().contains("reorder = 1.5 is not a probability"),
+        "{e}"
+    );
+    assert!(KvNet::new(&cfg, vec![], Links::default(), 1).is_ok());
 }

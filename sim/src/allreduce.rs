@@ -1,11 +1,13 @@
 //! Closed-loop allreduces through the Verilated core: reference workers
-//! (`fanin_proto::worker::Worker`, after a `Joiner` with sessions) send through seeded lossy,
-//! duplicating, reordering links; the core's outputs go back to them; every frame the core
+//! (`fanin_proto::worker::Worker`, after a `Joiner` with sessions) send through links that
+//! lose, duplicate and reorder frames each way as the shared seeded fault model
+//! ([`fanin_proto::fault`]) decides; the core's outputs go back to them; every frame the core
 //! emits is checked against the reference model, and every worker must end every allreduce
 //! with that allreduce's exact sum.
 
 use fanin_hdl::CoreConfig;
 use fanin_proto::config::{Mode, Route, SourceCheck, SwitchConfig, Trust};
+use fanin_proto::fault::{FaultSpec, Faults};
 use fanin_proto::join::{JoinReply, Joiner};
 use fanin_proto::plan::{self, Addressing, JobSpec};
 use fanin_proto::wire::{frame::classify, FrameKind};
@@ -28,17 +30,14 @@ pub struct Setup {
     pub per_packet: u16,
     /// Slots of the job (a power of two) and the workers' window.
     pub slots: u32,
-    /// Probability a frame is lost, each way.
-    pub loss: f64,
-    /// Probability a worker's frame is duplicated.
-    pub dup: f64,
-    /// Probability a worker's frame is held back behind later ones.
-    pub reorder: f64,
+    /// Faults of every frame each way (worker to core, core to worker); a held-back frame
+    /// waits `hold` steps of [`STEP`] cycles.
+    pub faults: FaultSpec,
     /// Cycles before an unanswered block is sent again.
     pub retransmit_after: u64,
     /// Stream pacing.
     pub pacing: Pacing,
-    /// Seed of data, faults and pacing.
+    /// Seed of data, faults (their own stream) and pacing.
     pub seed: u64,
     /// Allreduces run one after the other on the live core (each with new data).
     pub allreduces: usize,
@@ -59,11 +58,15 @@ pub struct Outcome {
     pub frames_out: u64,
     /// Retransmissions by all workers.
     pub retransmissions: u64,
-    /// Frames lost by the injected faults.
+    /// Frames lost by the injected faults (and copies still held back when an allreduce
+    /// ended).
     pub lost: u64,
     /// First block id of each allreduce (with sessions: the one the root's ACCEPT gave).
     pub first_blocks: Vec<u32>,
 }
+
+/// Cycles the core runs between two rounds of worker polls and deliveries.
+pub const STEP: u64 = 8;
 
 /// A worker of one allreduce: joining the session, then sending.
 pub enum Host {
@@ -170,13 +173,17 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
     if s.sessions {
         cfg.jobs[0].trust.first_block = Some(rng.gen());
     }
+    let mut faults = Faults::new(s.faults, s.seed).map_err(|e| SimError::Check(e.to_string()))?;
     let mut tb = Tb::new(core_name, s.pacing, s.seed)?;
     let mut sb = Scoreboard::new(&core, &cfg)?;
     program(&mut tb, &sb.regs, &cfg)?;
     let start = tb.m.cycle();
-    let mut held: Vec<(usize, Vec<u8>)> = Vec::new();
+    // Held-back copies: (step due, core port, frame) toward the core, (step due, frame) back.
+    let mut held_in: Vec<(u64, usize, Vec<u8>)> = Vec::new();
+    let mut held_out: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut step = 0u64;
     let mut seen = vec![0usize; ports];
-    let (mut frames_in, mut lost, mut retransmissions) = (0u64, 0u64, 0u64);
+    let (mut frames_in, mut drained, mut retransmissions) = (0u64, 0u64, 0u64);
     let mut first_blocks = Vec::with_capacity(s.allreduces);
     let limit = 200_000
         + 2_000 * (s.elements as u64 / s.per_packet as u64 + 1) * (1 + s.retransmit_after / 100);
@@ -185,8 +192,9 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
         // Frames still held back from the allreduce before are lost: the network drains
         // between allreduces (a JOIN of the last one arriving after the next opened would
         // join the session after it).
-        lost += held.len() as u64;
-        held.clear();
+        drained += (held_in.len() + held_out.len()) as u64;
+        held_in.clear();
+        held_out.clear();
         let data: Vec<Vec<i32>> = (0..s.workers)
             .map(|_| {
                 (0..s.elements)
@@ -215,6 +223,25 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
             .collect::<Result<_, fanin_proto::worker::WorkerError>>()
             .map_err(|e| SimError::Check(e.to_string()))?;
         let mut round_first = sending.first_block;
+        // Hands a frame from the core to the worker it is addressed to.
+        let mut deliver = |hosts: &mut [Host], f: &[u8]| -> Result<(), SimError> {
+            let FrameKind::Ipv4 { dst, .. } = classify(f) else {
+                return Ok(());
+            };
+            for (rank, h) in hosts.iter_mut().enumerate() {
+                let a = &plan.workers[rank];
+                if a.me.ip != dst {
+                    continue;
+                }
+                if let Some(base) = h
+                    .receive(f, a, sending, &data[rank])
+                    .map_err(|e| SimError::Check(e.to_string()))?
+                {
+                    round_first = base;
+                }
+            }
+            Ok(())
+        };
         let t0 = tb.m.cycle();
         while hosts.iter().any(|h| !h.done()) {
             let now = tb.m.cycle() - start;
@@ -234,54 +261,45 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
             for (rank, h) in hosts.iter_mut().enumerate() {
                 let port = port_of(rank);
                 for f in h.poll(now) {
-                    if rng.gen_bool(s.loss) {
-                        lost += 1;
-                        continue;
-                    }
-                    let copies = if rng.gen_bool(s.dup) { 2 } else { 1 };
-                    for _ in 0..copies {
-                        if rng.gen_bool(s.reorder) {
-                            held.push((port, f.clone()));
-                        } else {
+                    for &k in faults.fate().holds() {
+                        if k == 0 {
                             tb.src[port].push(f.clone(), false);
                             frames_in += 1;
+                        } else {
+                            held_in.push((step + k, port, f.clone()));
                         }
                     }
                 }
             }
-            // Held frames are released after later ones.
-            if !held.is_empty() && rng.gen_bool(0.2) {
-                let (port, f) = held.remove(rng.gen_range(0..held.len()));
+            // Held frames due now go in after the fresh ones, which overtook them.
+            let (due, wait): (Vec<_>, Vec<_>) = held_in.drain(..).partition(|h| h.0 <= step);
+            held_in = wait;
+            for (_, port, f) in due {
                 tb.src[port].push(f, false);
                 frames_in += 1;
             }
-            for _ in 0..8 {
+            for _ in 0..STEP {
                 tb.step();
             }
+            let mut back = Vec::new();
             for (p, sink) in tb.sink.iter().enumerate() {
                 for f in &sink.frames[seen[p]..] {
-                    if rng.gen_bool(s.loss) {
-                        lost += 1;
-                        continue;
-                    }
-                    let FrameKind::Ipv4 { dst, .. } = classify(&f.data) else {
-                        continue;
-                    };
-                    for (rank, h) in hosts.iter_mut().enumerate() {
-                        let a = &plan.workers[rank];
-                        if a.me.ip != dst {
-                            continue;
-                        }
-                        if let Some(base) = h
-                            .receive(&f.data, a, sending, &data[rank])
-                            .map_err(|e| SimError::Check(e.to_string()))?
-                        {
-                            round_first = base;
+                    for &k in faults.fate().holds() {
+                        if k == 0 {
+                            back.push(f.data.clone());
+                        } else {
+                            held_out.push((step + k, f.data.clone()));
                         }
                     }
                 }
                 seen[p] = sink.frames.len();
             }
+            let (due, wait): (Vec<_>, Vec<_>) = held_out.drain(..).partition(|h| h.0 <= step);
+            held_out = wait;
+            for f in back.iter().chain(due.iter().map(|d| &d.1)) {
+                deliver(&mut hosts, f)?;
+            }
+            step += 1;
         }
         first_blocks.push(round_first);
         let want: Vec<i32> = (0..s.elements)
@@ -308,7 +326,34 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
         frames_in,
         frames_out: tb.sink.iter().map(|k| k.frames.len() as u64).sum(),
         retransmissions,
-        lost,
+        lost: faults.counts().lost + drained,
         first_blocks,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bad fault spec is refused, naming the field, before any Verilator model is built.
+    #[test]
+    fn bad_faults_are_refused_by_name() {
+        let s = Setup {
+            workers: 2,
+            elements: 16,
+            per_packet: 8,
+            slots: 4,
+            faults: FaultSpec {
+                dup: f64::NAN,
+                ..FaultSpec::NONE
+            },
+            retransmit_after: 3000,
+            pacing: Pacing::FULL,
+            seed: 1,
+            allreduces: 1,
+            sessions: false,
+        };
+        let e = run("default", &s).expect_err("refused").to_string();
+        assert!(e.contains("dup = NaN is not a probability"), "{e}");
+    }
 }

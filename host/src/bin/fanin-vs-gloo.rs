@@ -23,7 +23,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use clap::Parser;
 use fanin::allreduce::{self, AllreduceConfig};
-use fanin::link::FaultSpec;
+use fanin::link::Faults;
 use fanin_placement::plot::{line_chart, Series};
 
 /// Flags.
@@ -136,7 +136,7 @@ fn fanin(a: &Args, workers: u8, dtype: &str, bytes: usize) -> anyhow::Result<f64
         slots: a.slots,
         window: a.window,
         retransmit: Duration::from_millis(a.retransmit_ms),
-        faults: FaultSpec::default(),
+        faults: Faults::default(),
         seed: 1,
         verify: false,
         int: dtype == "int32",

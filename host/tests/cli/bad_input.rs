@@ -222,6 +222,28 @@ fn usage_errors_exit_2() {
         10,
     );
     assert_eq!(o.status.code(), Some(2));
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("--loss") && err.contains("2 is not a probability"),
+        "{err}"
+    );
+    for (flag, v) in [("--dup", "NaN"), ("--reorder", "-0.5"), ("--loss", "x")] {
+        let o = run(
+            fanin().args([
+                "switchd",
+                "--job",
+                "1",
+                "--worker",
+                "127.0.0.1:9",
+                &format!("{flag}={v}"),
+            ]),
+            10,
+        );
+        assert_eq!(o.status.code(), Some(2), "{flag} {v}");
+        let (_, err) = text(&o);
+        assert!(err.contains(flag) && err.contains(v), "{flag} {v}: {err}");
+        assert!(err.contains("not a"), "{flag} {v}: {err}");
+    }
     let d = tmpdir("badcfg");
     let f = d.join("sw.json");
     std::fs::write(&f, "{\"name\": 3}").unwrap();

@@ -7,8 +7,10 @@
 //! gives the default up-port, and if that port's queue is over half full (or its path is down)
 //! the packet leaves on the live up-port with the fewest queued bytes. Hosts outside the
 //! allreduce send uniform-random background traffic; participating hosts may delay each
-//! packet (noise); links and spines can fail. Schemes run in the same fabric: Canary (dynamic
-//! mode), one or several static trees (block `b` on tree `b mod n`), and a host ring.
+//! packet (noise); links lose, duplicate and delay frames as the shared seeded fault model
+//! ([`crate::fault`]) decides, and links and spines can fail. Schemes run in the same
+//! fabric: Canary (dynamic mode), one or several static trees (block `b` on tree `b mod n`),
+//! and a host ring.
 //!
 //! The event queue is a `BinaryHeap` ordered by (time, sequence number), like
 //! [`crate::netsim`]; docs/protocol.md ("Fabric simulator") says why no crate is used.
@@ -23,6 +25,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::{Child, Endpoint, JobEntry, Mode, Params, Role, Route, SwitchConfig, Trust};
+use crate::fault::{FaultSpec, Faults as FaultModel};
 use crate::model::Switch;
 use crate::wire::{frame::classify, FrameKind, FANIN_UDP_PORT};
 
@@ -113,12 +116,9 @@ impl Default for Load {
 /// Faults injected into the fabric.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Faults {
-    /// Probability that a frame is lost on a link.
-    pub loss: f64,
-    /// Probability that a frame is delivered twice.
-    pub dup: f64,
-    /// Extra random delay of up to this many ns per frame (reorders frames).
-    pub jitter_ns: u64,
+    /// Loss, duplication and reordering of every frame on every link (a held-back copy
+    /// arrives `hold` ns late; [`FaultSpec::jitter`] gives a uniform extra delay).
+    pub frames: FaultSpec,
     /// Leaf–spine links that fail: `(time, leaf, spine)`.
     pub link_down: Vec<(u64, usize, usize)>,
     /// Spines that fail, losing their state: `(time, spine)`.
@@ -294,6 +294,8 @@ pub struct Sim {
     seq: u64,
     queue: BinaryHeap<Entry>,
     rng: ChaCha8Rng,
+    /// Frame faults, seeded with the run's seed (on the fault model's own stream).
+    faults: FaultModel,
     switches: Vec<SwitchNode>,
     hosts: Vec<hosts::Host>,
     /// `up[l][s]`: the link between leaf `l` and spine `s` works.
@@ -344,6 +346,8 @@ impl Sim {
             Scheme::Canary { flush_ns } => Some((flush_ns / 8).max(10)),
             _ => None,
         };
+        let faults = FaultModel::new(run.faults.frames, run.seed)
+            .map_err(|e| RunError::Bad(e.to_string()))?;
         let mut rng = ChaCha8Rng::seed_from_u64(run.seed);
         let switches = configs
             .into_iter()
@@ -363,6 +367,7 @@ impl Sim {
             seq: 0,
             queue: BinaryHeap::new(),
             rng,
+            faults,
             switches,
             hosts,
             up: vec![vec![true; f.spines]; f.leaves],
@@ -682,24 +687,12 @@ impl Sim {
     }
 
     fn deliver(&mut self, to: NodeId, port: u8, frame: Vec<u8>) {
-        let fl = &self.run.faults;
-        let (loss, dup, jitter) = (fl.loss, fl.dup, fl.jitter_ns);
-        if loss > 0.0 && self.rng.gen_bool(loss) {
+        let fate = self.faults.fate();
+        if fate.lost() {
             self.lost += 1;
-            return;
         }
-        let copies = if dup > 0.0 && self.rng.gen_bool(dup) {
-            2
-        } else {
-            1
-        };
-        for _ in 0..copies {
-            let extra = if jitter > 0 {
-                self.rng.gen_range(0..=jitter)
-            } else {
-                0
-            };
-            let t = self.now + self.run.fabric.prop_ns + extra;
+        for &hold in fate.holds() {
+            let t = self.now + self.run.fabric.prop_ns + hold;
             self.push(t, Ev::Arrive(to, port, frame.clone()));
         }
     }

@@ -48,3 +48,12 @@ fn every_scheme_finishes_exactly_on_an_idle_fabric() {
         assert_eq!(o.hosts.retransmits, 0, "{scheme:?}: {o:?}");
     }
 }
+
+/// Frame faults come from the shared model: a bad spec is refused by name.
+#[test]
+fn bad_frame_faults_are_refused() {
+    let mut run = small(Scheme::Ring, 1);
+    run.faults.frames.dup = 2.0;
+    let e = simulate(run).expect_err("refused").to_string();
+    assert!(e.contains("dup = 2 is not a probability"), "{e}");
+}

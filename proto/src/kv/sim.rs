@@ -1,18 +1,17 @@
 //! A deterministic in-memory network for key-value jobs: one reference [`Switch`] and hosts
 //! (senders and receivers), each on its own switch port, over links that lose, duplicate
-//! and delay (reorder) frames with seeded randomness.
+//! and delay (reorder) frames as the shared seeded fault model ([`crate::fault`]) decides.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use core::net::Ipv4Addr;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 use super::host::{KvReceiver, KvSender};
 use crate::config::{ConfigError, SwitchConfig};
+use crate::fault::{FaultError, Faults};
 use crate::model::Switch;
-use crate::netsim::Faults;
+use crate::netsim::Links;
 use crate::wire::{frame::classify, Datagram, FrameKind, L4Addr};
 
 /// A host state machine on the network.
@@ -46,6 +45,17 @@ pub struct RunOutcome {
     pub delivered: u64,
 }
 
+/// Why a [`KvNet`] cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum KvNetError {
+    /// The switch configuration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The link faults.
+    #[error(transparent)]
+    Faults(#[from] FaultError),
+}
+
 type InFlight = Reverse<(u64, u64, Option<u8>, Vec<u8>)>;
 
 /// The network: the switch and `hosts[i]` on port `i`.
@@ -54,29 +64,28 @@ pub struct KvNet {
     hosts: Vec<Host>,
     queue: BinaryHeap<InFlight>,
     seq: u64,
-    rng: ChaCha8Rng,
+    delay: u64,
     faults: Faults,
-    lost: u64,
     delivered: u64,
     now: u64,
 }
 
 impl KvNet {
-    /// Builds the network. `cfg` must have at least `hosts.len()` ports.
+    /// Builds the network. `cfg` must have at least `hosts.len()` ports; `seed` seeds the
+    /// link faults.
     pub fn new(
         cfg: &SwitchConfig,
         hosts: Vec<Host>,
-        faults: Faults,
+        links: Links,
         seed: u64,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, KvNetError> {
         Ok(Self {
             switch: Switch::new(cfg)?,
             hosts,
             queue: BinaryHeap::new(),
             seq: 0,
-            rng: ChaCha8Rng::seed_from_u64(seed),
-            faults,
-            lost: 0,
+            delay: links.delay.max(1),
+            faults: Faults::new(links.faults, seed)?,
             delivered: 0,
             now: 0,
         })
@@ -102,21 +111,10 @@ impl KvNet {
 
     /// Puts a frame on a link: toward the switch (`to = None`) or host port `to`.
     fn transmit(&mut self, to: Option<u8>, frame: Vec<u8>) {
-        let f = self.faults;
-        if self.rng.gen_bool(f.loss) {
-            self.lost += 1;
-            return;
-        }
-        let copies = if self.rng.gen_bool(f.dup) { 2 } else { 1 };
-        for _ in 0..copies {
-            let jitter = if f.jitter > 0 {
-                self.rng.gen_range(0..=f.jitter)
-            } else {
-                0
-            };
+        for &hold in self.faults.fate().holds() {
             self.seq += 1;
             self.queue.push(Reverse((
-                self.now + f.delay.max(1) + jitter,
+                self.now + self.delay + hold,
                 self.seq,
                 to,
                 frame.clone(),
@@ -194,7 +192,7 @@ impl KvNet {
         RunOutcome {
             time: self.now,
             finished: self.finished(),
-            lost: self.lost,
+            lost: self.faults.counts().lost,
             delivered: self.delivered,
         }
     }

@@ -5,6 +5,7 @@
 //! sum.
 
 use clap::Parser;
+use fanin_proto::fault::FaultSpec;
 use fanin_sim::allreduce::{run, Setup};
 use fanin_sim::tb::Pacing;
 
@@ -22,12 +23,15 @@ struct Args {
     /// Loss probability each way.
     #[arg(long, default_value_t = 0.02)]
     loss: f64,
-    /// Duplication probability.
+    /// Duplication probability each way.
     #[arg(long, default_value_t = 0.02)]
     dup: f64,
-    /// Reordering probability.
+    /// Reordering probability each way.
     #[arg(long, default_value_t = 0.02)]
     reorder: f64,
+    /// Steps (of 8 cycles) a reordered frame is held back: 1..=HOLD, uniformly.
+    #[arg(long, default_value_t = 8)]
+    hold: u64,
     /// Seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -47,9 +51,12 @@ fn main() -> anyhow::Result<()> {
         elements: a.elements,
         per_packet: 64,
         slots: 16,
-        loss: a.loss,
-        dup: a.dup,
-        reorder: a.reorder,
+        faults: FaultSpec {
+            loss: a.loss,
+            dup: a.dup,
+            reorder: a.reorder,
+            hold: a.hold,
+        },
         retransmit_after: 20_000,
         pacing: Pacing::FULL,
         seed: a.seed,

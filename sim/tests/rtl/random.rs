@@ -3,6 +3,7 @@
 //! worker must hold the exact sum. `FANIN_SEED` picks the first seed, `FANIN_SIM_RUNS` the
 //! number of runs (CI: a modest count; raise it for soak runs).
 
+use fanin_proto::fault::FaultSpec;
 use fanin_sim::allreduce::{run, Setup};
 use fanin_sim::tb::Pacing;
 
@@ -20,9 +21,12 @@ fn random_allreduces_match_the_model_exactly() {
             elements: 40 + (s % 397) as usize,
             per_packet: [8, 16, 64][(s % 3) as usize],
             slots: [2, 4, 8][(s / 3 % 3) as usize],
-            loss: [0.0, 0.05, 0.15][(s % 3) as usize],
-            dup: [0.0, 0.1][(s % 2) as usize],
-            reorder: [0.0, 0.2][(s / 2 % 2) as usize],
+            faults: FaultSpec {
+                loss: [0.0, 0.05, 0.15][(s % 3) as usize],
+                dup: [0.0, 0.1][(s % 2) as usize],
+                reorder: [0.0, 0.2][(s / 2 % 2) as usize],
+                hold: 8,
+            },
             retransmit_after: 3000,
             pacing,
             seed: s,

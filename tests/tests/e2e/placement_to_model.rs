@@ -10,7 +10,8 @@ use fanin_placement::rational::int;
 use fanin_placement::soar::soar;
 use fanin_placement::topology::{binary_tree, fat_tree, Kind};
 use fanin_proto::config::Mode;
-use fanin_proto::netsim::{Faults, JobRun, Net};
+use fanin_proto::fault::FaultSpec;
+use fanin_proto::netsim::{JobRun, Links, Net};
 use fanin_proto::plan::{self, Addressing, JobSpec, NodeKind, NodeSpec};
 use fanin_proto::worker::Sending;
 use rand::{Rng, SeedableRng};
@@ -43,11 +44,14 @@ fn run(nodes: &[NodeSpec], mode: Mode, seed: u64) {
         data: data.clone(),
         start: vec![],
     }];
-    let faults = Faults {
-        loss: 0.1,
-        dup: 0.05,
-        jitter: 10,
+    let faults = Links {
         delay: 2,
+        faults: FaultSpec {
+            loss: 0.1,
+            dup: 0.05,
+            ..FaultSpec::NONE
+        }
+        .jitter(10),
     };
     let mut net = Net::new(nodes, &runs, faults, seed).unwrap();
     let out = net.run(20_000_000);
