@@ -1773,7 +1773,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.jsel.val());
         }
         // The commit path (below, "Job commits") applies a job commit (`jc_q`: the staged
-        // entry, to `jc_i`) or a session's opening at the root (`so_q`: the entry as it is,
+        // entry, to `jc_i`) or a session's opening at the root (`sess.epoch_move`: the entry as it is,
         // with a new epoch, to the session unit's entry): `jcg`, `jcx`, `jpk`.
         self.jcg.next = self.jc_q.q.val() | self.sess.epoch_move.val();
         if self.sess.epoch_move.val() {
