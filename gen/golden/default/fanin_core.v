@@ -2543,6 +2543,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jc_busy;
     reg  [23:0] jc_base;
     reg  [23:0] jc_cm;
+    reg  [7:0] rr_req$0;
+    reg  [7:0] rr_req$1;
+    reg  [3:0] rr_ptr$0;
+    reg  [3:0] rr_ptr$1;
     reg  [7:0] vb$0;
     reg  [7:0] vb$1;
     reg  [7:0] vb$2;
@@ -2552,6 +2556,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] vb$6;
     reg  [7:0] vb$7;
     reg  [7:0] vb$8;
+    reg  [7:0] vb$9;
+    reg  [7:0] vb$10;
+    reg  [7:0] vb$11;
+    reg  [7:0] vb$12;
+    reg  [7:0] vb$13;
+    reg  [7:0] vb$14;
+    reg  [7:0] vb$15;
+    reg  [7:0] vb$16;
+    reg  [7:0] vb$17;
     reg  [7:0] hb$0;
     reg  [7:0] hb$1;
     reg  [7:0] hb$2;
@@ -2561,32 +2574,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] hb$6;
     reg  [7:0] hb$7;
     reg  [7:0] hb$8;
-    reg  [7:0] pick;
-    reg  [7:0] onehot;
-    reg  any;
-    reg  [3:0] pidx;
-    reg  [7:0] vb2$0;
-    reg  [7:0] vb2$1;
-    reg  [7:0] vb2$2;
-    reg  [7:0] vb2$3;
-    reg  [7:0] vb2$4;
-    reg  [7:0] vb2$5;
-    reg  [7:0] vb2$6;
-    reg  [7:0] vb2$7;
-    reg  [7:0] vb2$8;
-    reg  [7:0] hb2$0;
-    reg  [7:0] hb2$1;
-    reg  [7:0] hb2$2;
-    reg  [7:0] hb2$3;
-    reg  [7:0] hb2$4;
-    reg  [7:0] hb2$5;
-    reg  [7:0] hb2$6;
-    reg  [7:0] hb2$7;
-    reg  [7:0] hb2$8;
-    reg  [7:0] pick2;
-    reg  [7:0] onehot2;
-    reg  any2;
-    reg  [3:0] pidx2;
+    reg  [7:0] hb$9;
+    reg  [7:0] hb$10;
+    reg  [7:0] hb$11;
+    reg  [7:0] hb$12;
+    reg  [7:0] hb$13;
+    reg  [7:0] hb$14;
+    reg  [7:0] hb$15;
+    reg  [7:0] hb$16;
+    reg  [7:0] hb$17;
+    reg  [7:0] pick$0;
+    reg  [7:0] pick$1;
+    reg  [7:0] onehot$0;
+    reg  [7:0] onehot$1;
+    reg  any$0;
+    reg  any$1;
+    reg  [3:0] pidx$0;
+    reg  [3:0] pidx$1;
     reg  lk_go;
     reg  dwe;
     reg  [239:0] dwd;
@@ -7293,15 +7297,43 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dv$3$clock = clock;
         dv$3$d = dv$3$q;
         rx_ev$3 = 1'b0;
-        vb$0 = 32'h0;
-        hb$0 = 32'h0;
         dv$0$d = rx$0$d_valid;
         dv$1$d = rx$1$d_valid;
         dv$2$d = rx$2$d_valid;
         dv$3$d = rx$3$d_valid;
+        rr_ptr$0 = last$q;
+        rr_ptr$1 = pk_idx$q;
+        rr_req$0 = 32'h0;
+        rr_req$1 = 32'h0;
         if (dv$0$q) begin
+            rr_req$0 = rr_req$0 | c_onehot$0;
+            if (c_idx4$0 != pk_idx$q) begin
+                rr_req$1 = rr_req$1 | c_onehot$0;
+            end
+        end
+        if (dv$1$q) begin
+            rr_req$0 = rr_req$0 | c_onehot$1;
+            if (c_idx4$1 != pk_idx$q) begin
+                rr_req$1 = rr_req$1 | c_onehot$1;
+            end
+        end
+        if (dv$2$q) begin
+            rr_req$0 = rr_req$0 | c_onehot$2;
+            if (c_idx4$2 != pk_idx$q) begin
+                rr_req$1 = rr_req$1 | c_onehot$2;
+            end
+        end
+        if (dv$3$q) begin
+            rr_req$0 = rr_req$0 | c_onehot$3;
+            if (c_idx4$3 != pk_idx$q) begin
+                rr_req$1 = rr_req$1 | c_onehot$3;
+            end
+        end
+        vb$0 = 32'h0;
+        hb$0 = 32'h0;
+        if (rr_req$0[0]) begin
             vb$1 = vb$0 | c_onehot$0;
-            if (c_idx4$0 > last$q) begin
+            if (c_idx4$0 > rr_ptr$0) begin
                 hb$1 = hb$0 | c_onehot$0;
             end
             else begin
@@ -7312,9 +7344,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             vb$1 = vb$0;
             hb$1 = hb$0;
         end
-        if (dv$1$q) begin
+        if (rr_req$0[1]) begin
             vb$2 = vb$1 | c_onehot$1;
-            if (c_idx4$1 > last$q) begin
+            if (c_idx4$1 > rr_ptr$0) begin
                 hb$2 = hb$1 | c_onehot$1;
             end
             else begin
@@ -7325,9 +7357,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             vb$2 = vb$1;
             hb$2 = hb$1;
         end
-        if (dv$2$q) begin
+        if (rr_req$0[2]) begin
             vb$3 = vb$2 | c_onehot$2;
-            if (c_idx4$2 > last$q) begin
+            if (c_idx4$2 > rr_ptr$0) begin
                 hb$3 = hb$2 | c_onehot$2;
             end
             else begin
@@ -7338,9 +7370,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             vb$3 = vb$2;
             hb$3 = hb$2;
         end
-        if (dv$3$q) begin
+        if (rr_req$0[3]) begin
             vb$4 = vb$3 | c_onehot$3;
-            if (c_idx4$3 > last$q) begin
+            if (c_idx4$3 > rr_ptr$0) begin
                 hb$4 = hb$3 | c_onehot$3;
             end
             else begin
@@ -7351,120 +7383,232 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             vb$4 = vb$3;
             hb$4 = hb$3;
         end
-        vb$5 = vb$4;
-        hb$5 = hb$4;
-        vb$6 = vb$5;
-        hb$6 = hb$5;
-        vb$7 = vb$6;
-        hb$7 = hb$6;
-        vb$8 = vb$7;
-        hb$8 = hb$7;
+        if (rr_req$0[4]) begin
+            vb$5 = vb$4 | c_onehot$4;
+            if (c_idx4$4 > rr_ptr$0) begin
+                hb$5 = hb$4 | c_onehot$4;
+            end
+            else begin
+                hb$5 = hb$4;
+            end
+        end
+        else begin
+            vb$5 = vb$4;
+            hb$5 = hb$4;
+        end
+        if (rr_req$0[5]) begin
+            vb$6 = vb$5 | c_onehot$5;
+            if (c_idx4$5 > rr_ptr$0) begin
+                hb$6 = hb$5 | c_onehot$5;
+            end
+            else begin
+                hb$6 = hb$5;
+            end
+        end
+        else begin
+            vb$6 = vb$5;
+            hb$6 = hb$5;
+        end
+        if (rr_req$0[6]) begin
+            vb$7 = vb$6 | c_onehot$6;
+            if (c_idx4$6 > rr_ptr$0) begin
+                hb$7 = hb$6 | c_onehot$6;
+            end
+            else begin
+                hb$7 = hb$6;
+            end
+        end
+        else begin
+            vb$7 = vb$6;
+            hb$7 = hb$6;
+        end
+        if (rr_req$0[7]) begin
+            vb$8 = vb$7 | c_onehot$7;
+            if (c_idx4$7 > rr_ptr$0) begin
+                hb$8 = hb$7 | c_onehot$7;
+            end
+            else begin
+                hb$8 = hb$7;
+            end
+        end
+        else begin
+            vb$8 = vb$7;
+            hb$8 = hb$7;
+        end
         if (hb$8 != 32'h0) begin
-            pick = hb$8;
+            pick$0 = hb$8;
         end
         else begin
-            pick = vb$8;
+            pick$0 = vb$8;
         end
-        onehot = pick & (~pick + 32'h1);
-        any = pick != 32'h0;
-        pidx = 32'h0;
-        if (onehot[0]) begin
-            pidx = c_idx4$0;
+        onehot$0 = pick$0 & (~pick$0 + 32'h1);
+        any$0 = pick$0 != 32'h0;
+        pidx$0 = 32'h0;
+        if (onehot$0[0]) begin
+            pidx$0 = c_idx4$0;
         end
-        if (onehot[1]) begin
-            pidx = c_idx4$1;
+        if (onehot$0[1]) begin
+            pidx$0 = c_idx4$1;
         end
-        if (onehot[2]) begin
-            pidx = c_idx4$2;
+        if (onehot$0[2]) begin
+            pidx$0 = c_idx4$2;
         end
-        if (onehot[3]) begin
-            pidx = c_idx4$3;
+        if (onehot$0[3]) begin
+            pidx$0 = c_idx4$3;
         end
-        vb2$0 = 32'h0;
-        hb2$0 = 32'h0;
-        if (dv$0$q & (c_idx4$0 != pk_idx$q)) begin
-            vb2$1 = vb2$0 | c_onehot$0;
-            if (c_idx4$0 > pk_idx$q) begin
-                hb2$1 = hb2$0 | c_onehot$0;
+        if (onehot$0[4]) begin
+            pidx$0 = c_idx4$4;
+        end
+        if (onehot$0[5]) begin
+            pidx$0 = c_idx4$5;
+        end
+        if (onehot$0[6]) begin
+            pidx$0 = c_idx4$6;
+        end
+        if (onehot$0[7]) begin
+            pidx$0 = c_idx4$7;
+        end
+        vb$9 = 32'h0;
+        hb$9 = 32'h0;
+        if (rr_req$1[0]) begin
+            vb$10 = vb$9 | c_onehot$0;
+            if (c_idx4$0 > rr_ptr$1) begin
+                hb$10 = hb$9 | c_onehot$0;
             end
             else begin
-                hb2$1 = hb2$0;
+                hb$10 = hb$9;
             end
         end
         else begin
-            vb2$1 = vb2$0;
-            hb2$1 = hb2$0;
+            vb$10 = vb$9;
+            hb$10 = hb$9;
         end
-        if (dv$1$q & (c_idx4$1 != pk_idx$q)) begin
-            vb2$2 = vb2$1 | c_onehot$1;
-            if (c_idx4$1 > pk_idx$q) begin
-                hb2$2 = hb2$1 | c_onehot$1;
+        if (rr_req$1[1]) begin
+            vb$11 = vb$10 | c_onehot$1;
+            if (c_idx4$1 > rr_ptr$1) begin
+                hb$11 = hb$10 | c_onehot$1;
             end
             else begin
-                hb2$2 = hb2$1;
+                hb$11 = hb$10;
             end
         end
         else begin
-            vb2$2 = vb2$1;
-            hb2$2 = hb2$1;
+            vb$11 = vb$10;
+            hb$11 = hb$10;
         end
-        if (dv$2$q & (c_idx4$2 != pk_idx$q)) begin
-            vb2$3 = vb2$2 | c_onehot$2;
-            if (c_idx4$2 > pk_idx$q) begin
-                hb2$3 = hb2$2 | c_onehot$2;
+        if (rr_req$1[2]) begin
+            vb$12 = vb$11 | c_onehot$2;
+            if (c_idx4$2 > rr_ptr$1) begin
+                hb$12 = hb$11 | c_onehot$2;
             end
             else begin
-                hb2$3 = hb2$2;
+                hb$12 = hb$11;
             end
         end
         else begin
-            vb2$3 = vb2$2;
-            hb2$3 = hb2$2;
+            vb$12 = vb$11;
+            hb$12 = hb$11;
         end
-        if (dv$3$q & (c_idx4$3 != pk_idx$q)) begin
-            vb2$4 = vb2$3 | c_onehot$3;
-            if (c_idx4$3 > pk_idx$q) begin
-                hb2$4 = hb2$3 | c_onehot$3;
+        if (rr_req$1[3]) begin
+            vb$13 = vb$12 | c_onehot$3;
+            if (c_idx4$3 > rr_ptr$1) begin
+                hb$13 = hb$12 | c_onehot$3;
             end
             else begin
-                hb2$4 = hb2$3;
+                hb$13 = hb$12;
             end
         end
         else begin
-            vb2$4 = vb2$3;
-            hb2$4 = hb2$3;
+            vb$13 = vb$12;
+            hb$13 = hb$12;
         end
-        vb2$5 = vb2$4;
-        hb2$5 = hb2$4;
-        vb2$6 = vb2$5;
-        hb2$6 = hb2$5;
-        vb2$7 = vb2$6;
-        hb2$7 = hb2$6;
-        vb2$8 = vb2$7;
-        hb2$8 = hb2$7;
-        if (hb2$8 != 32'h0) begin
-            pick2 = hb2$8;
+        if (rr_req$1[4]) begin
+            vb$14 = vb$13 | c_onehot$4;
+            if (c_idx4$4 > rr_ptr$1) begin
+                hb$14 = hb$13 | c_onehot$4;
+            end
+            else begin
+                hb$14 = hb$13;
+            end
         end
         else begin
-            pick2 = vb2$8;
+            vb$14 = vb$13;
+            hb$14 = hb$13;
         end
-        onehot2 = pick2 & (~pick2 + 32'h1);
-        any2 = pick2 != 32'h0;
-        pidx2 = 32'h0;
-        if (onehot2[0]) begin
-            pidx2 = c_idx4$0;
+        if (rr_req$1[5]) begin
+            vb$15 = vb$14 | c_onehot$5;
+            if (c_idx4$5 > rr_ptr$1) begin
+                hb$15 = hb$14 | c_onehot$5;
+            end
+            else begin
+                hb$15 = hb$14;
+            end
         end
-        if (onehot2[1]) begin
-            pidx2 = c_idx4$1;
+        else begin
+            vb$15 = vb$14;
+            hb$15 = hb$14;
         end
-        if (onehot2[2]) begin
-            pidx2 = c_idx4$2;
+        if (rr_req$1[6]) begin
+            vb$16 = vb$15 | c_onehot$6;
+            if (c_idx4$6 > rr_ptr$1) begin
+                hb$16 = hb$15 | c_onehot$6;
+            end
+            else begin
+                hb$16 = hb$15;
+            end
         end
-        if (onehot2[3]) begin
-            pidx2 = c_idx4$3;
+        else begin
+            vb$16 = vb$15;
+            hb$16 = hb$15;
         end
-        pk_any$d = any;
-        pk_idx$d = pidx;
+        if (rr_req$1[7]) begin
+            vb$17 = vb$16 | c_onehot$7;
+            if (c_idx4$7 > rr_ptr$1) begin
+                hb$17 = hb$16 | c_onehot$7;
+            end
+            else begin
+                hb$17 = hb$16;
+            end
+        end
+        else begin
+            vb$17 = vb$16;
+            hb$17 = hb$16;
+        end
+        if (hb$17 != 32'h0) begin
+            pick$1 = hb$17;
+        end
+        else begin
+            pick$1 = vb$17;
+        end
+        onehot$1 = pick$1 & (~pick$1 + 32'h1);
+        any$1 = pick$1 != 32'h0;
+        pidx$1 = 32'h0;
+        if (onehot$1[0]) begin
+            pidx$1 = c_idx4$0;
+        end
+        if (onehot$1[1]) begin
+            pidx$1 = c_idx4$1;
+        end
+        if (onehot$1[2]) begin
+            pidx$1 = c_idx4$2;
+        end
+        if (onehot$1[3]) begin
+            pidx$1 = c_idx4$3;
+        end
+        if (onehot$1[4]) begin
+            pidx$1 = c_idx4$4;
+        end
+        if (onehot$1[5]) begin
+            pidx$1 = c_idx4$5;
+        end
+        if (onehot$1[6]) begin
+            pidx$1 = c_idx4$6;
+        end
+        if (onehot$1[7]) begin
+            pidx$1 = c_idx4$7;
+        end
+        pk_any$d = any$0;
+        pk_idx$d = pidx$0;
         if (pk_idx$q == c_idx4$0) begin
             la_hdr$d = rx$0$d_hdr;
             la_len$d = rx$0$d_len;
@@ -9590,8 +9734,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             row0$d = la_row$q;
             la_age$d = 32'h0;
             la_pp$d = pk_idx$q;
-            if (any2) begin
-                pk_idx$d = pidx2;
+            if (any$1) begin
+                pk_idx$d = pidx$1;
                 pk_any$d = 1'b1;
             end
             if (la_len$q > 32'h40) begin

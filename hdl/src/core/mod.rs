@@ -606,18 +606,17 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jc_busy: Signal<Local, Bits<32>>,
     jc_base: Signal<Local, Bits<ADDR_W>>,
     jc_cm: Signal<Local, Bits<ADDR_W>>,
+    // The round-robin arbiter, used twice (index a: 0 the pick, 1 the pick after a take):
+    // requests, pointer, the ready and ready-above chains (row a·9 + p), the pick, its
+    // lowest bit, any, its index.
+    rr_req: Vec<Signal<Local, Bits<8>>>,
+    rr_ptr: Vec<Signal<Local, Bits<4>>>,
     vb: Vec<Signal<Local, Bits<8>>>,
     hb: Vec<Signal<Local, Bits<8>>>,
-    pick: Signal<Local, Bits<8>>,
-    onehot: Signal<Local, Bits<8>>,
-    any: Signal<Local, bool>,
-    pidx: Signal<Local, Bits<4>>,
-    vb2: Vec<Signal<Local, Bits<8>>>,
-    hb2: Vec<Signal<Local, Bits<8>>>,
-    pick2: Signal<Local, Bits<8>>,
-    onehot2: Signal<Local, Bits<8>>,
-    any2: Signal<Local, bool>,
-    pidx2: Signal<Local, Bits<4>>,
+    pick: Vec<Signal<Local, Bits<8>>>,
+    onehot: Vec<Signal<Local, Bits<8>>>,
+    any: Vec<Signal<Local, bool>>,
+    pidx: Vec<Signal<Local, Bits<4>>>,
     lk_go: Signal<Local, bool>,
     // DECIDE's metadata write and busy-count update, from its registers (applied when it
     // completes; forwarded to LOOK).
@@ -1227,18 +1226,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             ri2: Default::default(),
             v1: Default::default(),
             wm: Default::default(),
-            vb: n(9),
-            hb: n(9),
-            pick: Default::default(),
-            onehot: Default::default(),
-            any: Default::default(),
-            pidx: Default::default(),
-            vb2: n(9),
-            hb2: n(9),
-            pick2: Default::default(),
-            onehot2: Default::default(),
-            any2: Default::default(),
-            pidx2: Default::default(),
+            rr_req: n(2),
+            rr_ptr: n(2),
+            vb: n(18),
+            hb: n(18),
+            pick: n(2),
+            onehot: n(2),
+            any: n(2),
+            pidx: n(2),
             lk_go: Default::default(),
             dwe: Default::default(),
             dwd: Default::default(),
@@ -1598,85 +1593,67 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.dv[p].d.next = self.dv[p].q.val();
             self.rx_ev[p].next = false;
         }
-        // Round-robin arbiter: lowest ready port above the last served, else lowest ready.
-        self.vb[0].next = 0.into();
-        self.hb[0].next = 0.into();
+        // The ports' heads, registered (`dv`: the arbiter's requests).
         for p in 0..self.rx.len() {
             self.dv[p].d.next = self.rx[p].d_valid.val();
         }
+        // Round-robin arbitration, one arbiter used twice (`rr_*[a]`): the lowest requesting
+        // port above the pointer, else the lowest requesting port. a = 0: the pick, from the
+        // last port served (`last`); a = 1: the pick after a take (registered in the take's
+        // cycle), from the port taken (`pk_idx`) and never that port (its head changes two
+        // cycles after the pop), so that the next port's look-ahead is ready three cycles
+        // after the take.
+        self.rr_ptr[0].next = self.last.q.val();
+        self.rr_ptr[1].next = self.pk_idx.q.val();
+        self.rr_req[0].next = 0.into();
+        self.rr_req[1].next = 0.into();
         for p in 0..self.rx.len() {
             if self.dv[p].q.val() {
-                self.vb[p + 1].next = self.vb[p].val() | self.c_onehot[p].val();
-                if self.c_idx4[p].val() > self.last.q.val() {
-                    self.hb[p + 1].next = self.hb[p].val() | self.c_onehot[p].val();
-                } else {
-                    self.hb[p + 1].next = self.hb[p].val();
+                self.rr_req[0].next = self.rr_req[0].val() | self.c_onehot[p].val();
+                if self.c_idx4[p].val() != self.pk_idx.q.val() {
+                    self.rr_req[1].next = self.rr_req[1].val() | self.c_onehot[p].val();
                 }
-            } else {
-                self.vb[p + 1].next = self.vb[p].val();
-                self.hb[p + 1].next = self.hb[p].val();
             }
         }
-        for p in self.rx.len()..8 {
-            self.vb[p + 1].next = self.vb[p].val();
-            self.hb[p + 1].next = self.hb[p].val();
-        }
-        if self.hb[8].val() != 0 {
-            self.pick.next = self.hb[8].val();
-        } else {
-            self.pick.next = self.vb[8].val();
-        }
-        self.onehot.next = self.pick.val() & (!self.pick.val() + 1);
-        self.any.next = self.pick.val() != 0;
-        self.pidx.next = 0.into();
-        for p in 0..self.rx.len() {
-            if self.onehot.val().get_bit(p) {
-                self.pidx.next = self.c_idx4[p].val();
-            }
-        }
-        // The pick after a take (`pick2`, registered in the take's cycle): round robin from
-        // the port taken, never that port (its head changes two cycles after the pop), so
-        // that the next port's look-ahead is ready three cycles after the take.
-        self.vb2[0].next = 0.into();
-        self.hb2[0].next = 0.into();
-        for p in 0..self.rx.len() {
-            if self.dv[p].q.val() & (self.c_idx4[p].val() != self.pk_idx.q.val()) {
-                self.vb2[p + 1].next = self.vb2[p].val() | self.c_onehot[p].val();
-                if self.c_idx4[p].val() > self.pk_idx.q.val() {
-                    self.hb2[p + 1].next = self.hb2[p].val() | self.c_onehot[p].val();
+        for a in 0..2 {
+            self.vb[a * 9].next = 0.into();
+            self.hb[a * 9].next = 0.into();
+            for p in 0..8 {
+                if self.rr_req[a].val().get_bit(p) {
+                    self.vb[a * 9 + p + 1].next = self.vb[a * 9 + p].val() | self.c_onehot[p].val();
+                    if self.c_idx4[p].val() > self.rr_ptr[a].val() {
+                        self.hb[a * 9 + p + 1].next =
+                            self.hb[a * 9 + p].val() | self.c_onehot[p].val();
+                    } else {
+                        self.hb[a * 9 + p + 1].next = self.hb[a * 9 + p].val();
+                    }
                 } else {
-                    self.hb2[p + 1].next = self.hb2[p].val();
+                    self.vb[a * 9 + p + 1].next = self.vb[a * 9 + p].val();
+                    self.hb[a * 9 + p + 1].next = self.hb[a * 9 + p].val();
                 }
-            } else {
-                self.vb2[p + 1].next = self.vb2[p].val();
-                self.hb2[p + 1].next = self.hb2[p].val();
             }
-        }
-        for p in self.rx.len()..8 {
-            self.vb2[p + 1].next = self.vb2[p].val();
-            self.hb2[p + 1].next = self.hb2[p].val();
-        }
-        if self.hb2[8].val() != 0 {
-            self.pick2.next = self.hb2[8].val();
-        } else {
-            self.pick2.next = self.vb2[8].val();
-        }
-        self.onehot2.next = self.pick2.val() & (!self.pick2.val() + 1);
-        self.any2.next = self.pick2.val() != 0;
-        self.pidx2.next = 0.into();
-        for p in 0..self.rx.len() {
-            if self.onehot2.val().get_bit(p) {
-                self.pidx2.next = self.c_idx4[p].val();
+            if self.hb[a * 9 + 8].val() != 0 {
+                self.pick[a].next = self.hb[a * 9 + 8].val();
+            } else {
+                self.pick[a].next = self.vb[a * 9 + 8].val();
+            }
+            self.onehot[a].next = self.pick[a].val() & (!self.pick[a].val() + 1);
+            self.any[a].next = self.pick[a].val() != 0;
+            self.pidx[a].next = 0.into();
+            for p in 0..8 {
+                if self.onehot[a].val().get_bit(p) {
+                    self.pidx[a].next = self.c_idx4[p].val();
+                }
             }
         }
         // The pick, registered, from the ports' registered `d_valid` (`dv`): IDLE acts on
         // the arbitration of the cycle before. A descriptor only disappears when IDLE pops
         // it (`d_valid` drops the cycle after); the pick registered in a take's cycle is
-        // `pick2`, which never names the port popped, and the next take is at least two
+        // the pick after a take (`rr_*[1]`), which never names the port popped, and the next take is at least two
         // cycles later (`la_ok` needs the pick unchanged for a cycle, and a pick of the
         // popped port waits for `la_age`), so the registered pick is never stale when used.
-        self.pk_any.d.next = self.any.val();
-        self.pk_idx.d.next = self.pidx.val();
+        self.pk_any.d.next = self.any[0].val();
+        self.pk_idx.d.next = self.pidx[0].val();
         // Look-ahead: the head descriptor of the picked port, registered every cycle
         // (`la_*`), and the parser on it, so that a frame's fields and checks are ready in
         // the cycle it is taken. `la_ok`: `la_*` hold the picked port's current head (the
@@ -3358,9 +3335,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.row0.d.next = self.la_row.q.val();
             self.la_age.d.next = 0.into();
             self.la_pp.d.next = self.pk_idx.q.val();
-            if self.any2.val() {
+            if self.any[1].val() {
                 // The next pick: another port's head, ready by the next take.
-                self.pk_idx.d.next = self.pidx2.val();
+                self.pk_idx.d.next = self.pidx[1].val();
                 self.pk_any.d.next = true;
             }
             // The frame's fields, checks and table hits (from the look-ahead parser).
