@@ -87,7 +87,11 @@ fn tclsh(dir: &Path, body: &str) -> (bool, String, String) {
 
 /// Ports of the wrapper's module header: name → width.
 fn wrapper_ports(v: &str, top: &str) -> BTreeMap<String, u32> {
-    let start = v.find(&format!("module {top} (")).expect("wrapper module");
+    let mut start = v.find(&format!("module {top} ")).expect("wrapper module");
+    // Past the parameter list, if any (SUME's).
+    if v[start..].starts_with(&format!("module {top} #(")) {
+        start += v[start..].find(") (").expect("port list") + 2;
+    }
     let end = start + v[start..].find(");").unwrap();
     let mut m = BTreeMap::new();
     for line in v[start..end].lines().skip(1) {
