@@ -74,6 +74,18 @@ impl BoardTb {
     /// control path answers. The second and later MACs run 50 ppm apart (separate reference
     /// clocks), every clock with its own phase.
     pub fn new(board: Board, pacing: Pacing, seed: u64) -> Result<Self, SimError> {
+        Self::with_core_clock(board, pacing, seed, None)
+    }
+
+    /// [`BoardTb::new`] with the core clock at `core_mhz` instead of the configuration's
+    /// `clock_mhz` (a core built for a lower clock: the TX FIFOs must still never let a
+    /// MAC underrun, the RX FIFOs must hold what the MACs deliver).
+    pub fn with_core_clock(
+        board: Board,
+        pacing: Pacing,
+        seed: u64,
+        core_mhz: Option<f64>,
+    ) -> Result<Self, SimError> {
         let name = format!("board:{}", board.name());
         if !BUILT_BOARDS.contains(&name.as_str()) {
             return Err(SimError::Check(format!(
@@ -85,7 +97,10 @@ impl BoardTb {
         let core =
             CoreConfig::by_name(board.config_name()).map_err(|e| SimError::Check(e.to_string()))?;
         let m = Dut::new(&name)?;
-        let mut specs = vec![("clk".to_string(), f64::from(core.clock_mhz))];
+        let mut specs = vec![(
+            "clk".to_string(),
+            core_mhz.unwrap_or(f64::from(core.clock_mhz)),
+        )];
         specs.extend(sim_clocks(board, &core));
         let n = specs.len() as u64;
         let mut clocks = Vec::new();

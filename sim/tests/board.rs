@@ -35,14 +35,14 @@ fn seed() -> u64 {
 
 const WORKERS: usize = 4;
 const BLOCKS: u32 = 6;
-const ELEMENTS: u16 = 40;
 
-/// A star of [`WORKERS`] workers around the board, worker `r` behind port `r % ports`.
-fn star(ports: u8) -> (SwitchConfig, Plan) {
+/// A star of [`WORKERS`] workers around the board, worker `r` behind port `r % ports`,
+/// blocks of `elements` elements.
+fn star(ports: u8, elements: u16) -> (SwitchConfig, Plan) {
     let spec = JobSpec {
         job: 7,
         slot_count: 4,
-        elements: ELEMENTS,
+        elements,
         mode: Mode::Static,
         addressing: Addressing::Network,
         trust: Trust::OFF,
@@ -65,8 +65,13 @@ fn star(ports: u8) -> (SwitchConfig, Plan) {
 }
 
 /// Runs the scenario on `board` under `pacing`; returns the model's counters' check.
-fn scenario(board: Board, pacing: Pacing, seed: u64) -> Result<(), SimError> {
-    let mut tb = BoardTb::new(board, pacing, seed)?;
+fn scenario(
+    board: Board,
+    pacing: Pacing,
+    seed: u64,
+    core_mhz: Option<f64>,
+) -> Result<(), SimError> {
+    let mut tb = BoardTb::with_core_clock(board, pacing, seed, core_mhz)?;
     let ports = tb.ports();
     let kind = board.kind();
 
@@ -95,7 +100,9 @@ fn scenario(board: Board, pacing: Pacing, seed: u64) -> Result<(), SimError> {
 
     // The job, programmed as `fanin hw program` does, through the same path.
     let core = tb.core.clone();
-    let (mut cfg, plan) = star(core.ports);
+    // Blocks as large as the configuration's slots hold.
+    let elements = core.params().elements;
+    let (mut cfg, plan) = star(core.ports, elements);
     cfg.params = core.params();
     let mut sb = Scoreboard::new(&core, &cfg)?;
     program(&mut tb, &sb.regs, &cfg)?;
@@ -103,7 +110,7 @@ fn scenario(board: Board, pacing: Pacing, seed: u64) -> Result<(), SimError> {
     // Worker frames at the MACs, in random order within each block; the sums kept here.
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let port_of = |r: usize| r % ports;
-    let mut sums = vec![vec![0i64; ELEMENTS as usize]; BLOCKS as usize];
+    let mut sums = vec![vec![0i64; elements as usize]; BLOCKS as usize];
     let mut bad = vec![0u64; ports];
     for b in 0..BLOCKS {
         let mut order: Vec<usize> = (0..WORKERS).collect();
@@ -111,7 +118,7 @@ fn scenario(board: Board, pacing: Pacing, seed: u64) -> Result<(), SimError> {
             order.swap(i, rng.gen_range(0..=i));
         }
         for r in order {
-            let data: Vec<i32> = (0..ELEMENTS)
+            let data: Vec<i32> = (0..elements)
                 .map(|_| rng.gen_range(-1 << 20..1 << 20))
                 .collect();
             for (s, d) in sums[b as usize].iter_mut().zip(&data) {
@@ -143,7 +150,10 @@ fn scenario(board: Board, pacing: Pacing, seed: u64) -> Result<(), SimError> {
     junk[fanin_proto::wire::L2L4_LEN] = 2;
     tb.src[0].push(junk, false);
     let w1 = &plan.workers[1 % WORKERS].me;
-    let payload: Vec<u8> = (0..300u32).map(|i| (i * 7) as u8).collect();
+    // A long one (up to 1,400 payload bytes: 23 beats at 512 bits), so that a TX FIFO that
+    // let a frame go before its end would underrun a MAC faster than the core.
+    let len = (core.max_frame as usize - 64).min(1400) as u32;
+    let payload: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
     let fwd = Datagram {
         src: stranger,
         dst: L4Addr {
@@ -156,7 +166,9 @@ fn scenario(board: Board, pacing: Pacing, seed: u64) -> Result<(), SimError> {
     .to_frame(true);
     tb.src[ports - 1].push(fwd.clone(), false);
 
-    tb.drain(400, 400_000)?;
+    // Quiet long enough for the longest frame to cross both FIFOs and the core with no beat
+    // moving at a MAC (packet mode holds it until complete): 1,442 bytes are 181 beats at 64 bits.
+    tb.drain(3000, 400_000)?;
     sb.replay(&tb)?;
     sb.check_frames(&tb)?;
     sb.check_counters(&mut tb)?;
@@ -246,7 +258,7 @@ fn scenario(board: Board, pacing: Pacing, seed: u64) -> Result<(), SimError> {
         )?;
     }
     eprintln!(
-        "{} {pacing:?}: {} core cycles, {:.1} us, edges mac0 {:?} clk {:?}, events {}, sent {:?}, received {:?}",
+        "{} {pacing:?} core {core_mhz:?} MHz: {} core cycles, {:.1} us, edges mac0 {:?} clk {:?}, events {}, sent {:?}, received {:?}",
         board.name(),
         tb.m.cycle(),
         tb.time_ns() / 1000.0,
@@ -271,17 +283,26 @@ fn check(ok: bool, what: String) -> Result<(), SimError> {
     }
 }
 
+/// Runs the scenario at full rate, with 30 % idle and backpressure at the MACs, and at
+/// full rate with the core clock at 60 % of the MAC clock (the TX FIFOs fill slower than a
+/// MAC drains them: only packet mode keeps a frame from underrunning).
 fn run(board: Board) {
     let s = seed();
-    for pacing in [
-        Pacing::FULL,
-        Pacing {
-            idle: 0.3,
-            backpressure: 0.3,
-        },
+    let mac_mhz = 1000.0 / fanin_gen::board::mac_period_ns(board);
+    let loaded = Pacing {
+        idle: 0.3,
+        backpressure: 0.3,
+    };
+    for (pacing, core_mhz) in [
+        (Pacing::FULL, None),
+        (loaded, None),
+        (Pacing::FULL, Some(0.6 * mac_mhz)),
     ] {
-        if let Err(e) = scenario(board, pacing, s) {
-            panic!("{} {pacing:?} seed {s} (FANIN_SEED={s}): {e}", board.name());
+        if let Err(e) = scenario(board, pacing, s, core_mhz) {
+            panic!(
+                "{} {pacing:?} core clock {core_mhz:?} MHz, seed {s} (FANIN_SEED={s}): {e}",
+                board.name()
+            );
         }
     }
 }
