@@ -54,6 +54,10 @@ enum Job {
         name: String,
         id: String,
         verilog: String,
+        /// Top module: `fanin_core`, or a board's simulation top.
+        top: String,
+        /// Verilator options of this model only.
+        args: Vec<String>,
         dir: PathBuf,
     },
 }
@@ -69,6 +73,7 @@ struct Settings {
 fn main() {
     for v in [
         "FANIN_SIM_CONFIGS",
+        "FANIN_SIM_BOARDS",
         "FANIN_SIM_TRACE",
         "FANIN_SIM_VERILATOR_ARGS",
         "FANIN_SIM_CXXFLAGS",
@@ -137,6 +142,37 @@ fn main() {
             dir: out.join(format!("{id}-{key:016x}")),
             id,
             verilog,
+            top: "fanin_core".into(),
+            args: Vec::new(),
+        });
+    }
+    // Board-top simulations (`FANIN_SIM_BOARDS`, default `au250`): the generated wrapper with
+    // behavioural models of its vendor IP (fanin_gen::board::sim), as model `board:<name>`.
+    let boards: Vec<String> = std::env::var("FANIN_SIM_BOARDS")
+        .unwrap_or_else(|_| "au250".into())
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    for b in &boards {
+        let board =
+            fanin_gen::board::Board::parse(b).unwrap_or_else(|e| panic!("FANIN_SIM_BOARDS: {e}"));
+        let cfg =
+            fanin_hdl::CoreConfig::by_name(board.config_name()).unwrap_or_else(|e| panic!("{e}"));
+        let verilog = fanin_gen::board::sim::sim_verilog(board, &cfg)
+            .unwrap_or_else(|e| panic!("board {b}: {e}"));
+        let args: Vec<String> = ["--timescale", "1ns/1ps", "-Wno-TIMESCALEMOD"]
+            .map(String::from)
+            .to_vec();
+        let id = format!("board_{}", board.name());
+        let key = fnv(&format!("{common}\n\0{b}\n\0{args:?}\n\0{verilog}"));
+        jobs.push(Job::Model {
+            name: format!("board:{}", board.name()),
+            dir: out.join(format!("{id}-{key:016x}")),
+            id,
+            verilog,
+            top: fanin_gen::board::sim::SIM_TOP.into(),
+            args,
         });
     }
     // Unfinished jobs, on up to NUM_JOBS threads.
@@ -193,7 +229,16 @@ fn main() {
         );
         names.push((name.clone(), id.clone()));
     }
-    let _ = writeln!(reg, "/// Configurations built into this crate (`FANIN_SIM_CONFIGS`).\npub const BUILT: &[&str] = &[{}];", names.iter().map(|(n, _)| format!("{n:?}")).collect::<Vec<_>>().join(", "));
+    let list = |boards: bool| {
+        names
+            .iter()
+            .filter(|(n, _)| n.starts_with("board:") == boards)
+            .map(|(n, _)| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(reg, "/// Configurations built into this crate (`FANIN_SIM_CONFIGS`).\npub const BUILT: &[&str] = &[{}];", list(false));
+    let _ = writeln!(reg, "/// Board-top simulations built into this crate (`FANIN_SIM_BOARDS`), as `board:<name>`.\npub const BUILT_BOARDS: &[&str] = &[{}];", list(true));
     let _ = writeln!(reg, "/// The vtable of a built configuration.\npub fn vtable(name: &str) -> Option<&'static VTable> {{\n    match name {{");
     for (n, id) in &names {
         let _ = writeln!(reg, "        {n:?} => Some(&VT_{}),", id.to_uppercase());
@@ -285,24 +330,36 @@ fn run(job: &Job, st: &Settings) -> Result<(), String> {
             name,
             id,
             verilog,
+            top,
+            args,
             dir,
-        } => model(name, id, verilog, dir, st)?,
+        } => model(name, id, verilog, top, args, dir, st)?,
     }
     std::fs::write(dir.join("stamp"), "").map_err(|e| e.to_string())
 }
 
 /// One configuration: Verilator, the shim, the C++ library and its bindings.
-fn model(name: &str, id: &str, verilog: &str, dir: &Path, st: &Settings) -> Result<(), String> {
+fn model(
+    name: &str,
+    id: &str,
+    verilog: &str,
+    top: &str,
+    args: &[String],
+    dir: &Path,
+    st: &Settings,
+) -> Result<(), String> {
     let err = |what: &str| format!("configuration {name}: {what}");
-    std::fs::write(dir.join("fanin_core.v"), verilog).map_err(|e| err(&e.to_string()))?;
+    let file = dir.join(format!("{top}.v"));
+    std::fs::write(&file, verilog).map_err(|e| err(&e.to_string()))?;
     let obj = dir.join("obj");
     let prefix = format!("V{id}");
     let status = Command::new("verilator")
-        .args(["--cc", "--prefix", &prefix, "--top-module", "fanin_core"])
+        .args(["--cc", "--prefix", &prefix, "--top-module", top])
         .args(&st.verilator_args)
+        .args(args)
         .arg("--Mdir")
         .arg(&obj)
-        .arg(dir.join("fanin_core.v"))
+        .arg(&file)
         .status()
         .map_err(|e| {
             err(&format!(

@@ -87,7 +87,11 @@ fn tclsh(dir: &Path, body: &str) -> (bool, String, String) {
 
 /// Ports of the wrapper's module header: name → width.
 fn wrapper_ports(v: &str, top: &str) -> BTreeMap<String, u32> {
-    let start = v.find(&format!("module {top} (")).expect("wrapper module");
+    let mut start = v.find(&format!("module {top} ")).expect("wrapper module");
+    // Past the parameter list, if any (SUME's).
+    if v[start..].starts_with(&format!("module {top} #(")) {
+        start += v[start..].find(") (").expect("port list") + 2;
+    }
     let end = start + v[start..].find(");").unwrap();
     let mut m = BTreeMap::new();
     for line in v[start..end].lines().skip(1) {
@@ -781,35 +785,26 @@ fn mac_stats_cross_whole_snapshots() {
     }
 }
 
-/// Every wrapper, with the generated core and board RTL and stand-ins for the vendor IP
-/// (gen/tests/tb/ip_stubs.v, cmac_stub.v: the ports the wrapper connects, with the widths of
-/// Xilinx's instantiation templates), passes `verilator --lint-only -Wall`: every IP port it
-/// names exists on the stand-in, widths agree, nothing is undriven or unused. Waivers: the
-/// generated core's own warnings (linted with its own rules elsewhere) and `.port()`
-/// (PINCONNECTEMPTY, the wrapper's style for unused IP outputs).
+/// Every wrapper, with the generated core and board RTL and the behavioural models of the
+/// vendor IP (gen/rtl/sim/: the ports the wrapper connects, with the widths of Xilinx's
+/// instantiation templates), under the board-top simulation's top (`board::sim`), passes
+/// `verilator --lint-only -Wall`: every IP port the wrapper names exists on the model,
+/// widths agree, nothing in the wrapper, the models or the top is undriven or unused.
+/// Waivers: the generated core's own warnings (linted with its own rules elsewhere),
+/// `.port()` (PINCONNECTEMPTY, the wrapper's style for unused IP outputs) and the models'
+/// file name (DECLFILENAME: several modules in one file).
 #[test]
-fn wrapper_lints_with_ip_stubs() {
-    let tb = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tb");
-    let stubs = std::fs::read_to_string(tb.join("ip_stubs.v")).unwrap();
-    let cmac = std::fs::read_to_string(tb.join("cmac_stub.v")).unwrap();
+fn wrapper_lints_with_ip_models() {
     for b in Board::ALL {
-        let d = build_dir(b, "wrapper_lints_with_ip_stubs");
+        let d = build_dir(b, "wrapper_lints_with_ip_models");
         let cfg = CoreConfig::by_name(b.config_name()).unwrap();
-        let cmacs: String = if b == Board::Sume {
-            String::new()
-        } else {
-            (0..cfg.ports)
-                .map(|p| cmac.replace("@NAME@", &format!("cmac_qsfp{p}")))
-                .collect()
-        };
-        let text = stubs
-            .replace("@DW@", &cfg.data_w.to_string())
-            .replace("@KW@", &(cfg.data_w / 8).to_string())
-            .replace("@CMAC_MODULES@", &cmacs);
-        std::fs::write(d.join("ip_stubs.v"), text).unwrap();
+        std::fs::write(d.join("models.v"), board::sim::sim_models(b, &cfg)).unwrap();
+        let top_file = format!("{}.v", board::sim::SIM_TOP);
+        std::fs::write(d.join(&top_file), board::sim::sim_top(b, &cfg)).unwrap();
         std::fs::write(
             d.join("waive.vlt"),
-            "`verilator_config\nlint_off -file \"*fanin_core.v\"\nlint_off -rule PINCONNECTEMPTY\n",
+            "`verilator_config\nlint_off -file \"*fanin_core.v\"\nlint_off -rule PINCONNECTEMPTY\n\
+             lint_off -rule DECLFILENAME -file \"*models.v\"\n",
         )
         .unwrap();
         let top = b.top();
@@ -821,12 +816,13 @@ fn wrapper_lints_with_ip_stubs() {
                 "1ns/1ps",
                 "-Wno-TIMESCALEMOD",
                 "--top-module",
-                &top,
+                board::sim::SIM_TOP,
                 "waive.vlt",
                 "fanin_core.v",
                 board::BOARD_RTL,
-                "ip_stubs.v",
+                "models.v",
                 &format!("{top}.v"),
+                &top_file,
             ])
             .current_dir(&d)
             .output()

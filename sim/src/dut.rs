@@ -30,7 +30,7 @@ mod built {
     include!(concat!(env!("OUT_DIR"), "/models.rs"));
 }
 
-pub use built::BUILT;
+pub use built::{BUILT, BUILT_BOARDS};
 
 /// A simulation error.
 #[derive(Debug, thiserror::Error)]

@@ -8,8 +8,62 @@ use std::collections::VecDeque;
 use fanin_proto::config::{JobEntry, Params, SwitchConfig};
 use fanin_proto::model::{Counter, Switch};
 
+use crate::axis::Frame;
 use crate::dut::SimError;
 use crate::tb::{DbgEvent, Tb};
+
+/// What the scoreboard needs of a testbench: the engine's decisions, the frames each
+/// ingress delivered and each egress emitted, register access and a clock cycle. [`Tb`]
+/// drives `fanin_core` alone; `board::BoardTb` a whole board top.
+pub trait Bench {
+    /// The `dbg_*` decisions recorded so far, in order (empty without a monitor port).
+    fn events(&self) -> &[DbgEvent];
+    /// Drops the recorded decisions `from..` that `keep` refuses.
+    fn retain_events(&mut self, from: usize, keep: &mut dyn FnMut(&DbgEvent) -> bool);
+    /// True if the core has the `dbg_*` monitor port.
+    fn has_monitor(&self) -> bool;
+    /// Frames fully delivered into ingress `port`, in order (`None`: no such port).
+    fn delivered(&self, port: usize) -> Option<&[Frame]>;
+    /// Frames emitted by each egress port, in order.
+    fn emitted(&self) -> Vec<&[Frame]>;
+    /// Writes a register.
+    fn write(&mut self, addr: u32, data: u32) -> Result<(), SimError>;
+    /// Reads a 64-bit counter (low word at `addr`, high word at `addr + 4`).
+    fn read64(&mut self, addr: u32) -> Result<u64, SimError>;
+    /// One core clock cycle.
+    fn step(&mut self);
+}
+
+impl Bench for Tb {
+    fn events(&self) -> &[DbgEvent] {
+        &self.events
+    }
+    fn retain_events(&mut self, from: usize, keep: &mut dyn FnMut(&DbgEvent) -> bool) {
+        let mut i = 0;
+        self.events.retain(|e| {
+            i += 1;
+            i <= from || keep(e)
+        });
+    }
+    fn has_monitor(&self) -> bool {
+        Tb::has_monitor(self)
+    }
+    fn delivered(&self, port: usize) -> Option<&[Frame]> {
+        self.src.get(port).map(|s| s.completed.as_slice())
+    }
+    fn emitted(&self) -> Vec<&[Frame]> {
+        self.sink.iter().map(|s| s.frames.as_slice()).collect()
+    }
+    fn write(&mut self, addr: u32, data: u32) -> Result<(), SimError> {
+        Tb::write(self, addr, data)
+    }
+    fn read64(&mut self, addr: u32) -> Result<u64, SimError> {
+        Tb::read64(self, addr)
+    }
+    fn step(&mut self) {
+        Tb::step(self)
+    }
+}
 
 /// Reference model plus the frames it says each egress port must emit.
 pub struct Scoreboard {
@@ -63,23 +117,19 @@ impl Scoreboard {
     /// event takes the next frame its port delivered that ingress did not drop (bad or
     /// longer than `max_frame`), each scan event runs the model's scan of that slot, each
     /// commit event applies the next announced commit ([`Scoreboard::expect_commit`]).
-    pub fn replay(&mut self, tb: &Tb) -> Result<(), SimError> {
+    pub fn replay(&mut self, tb: &impl Bench) -> Result<(), SimError> {
         if !tb.has_monitor() {
             return Err(SimError::Check(
                 "the core has no dbg_* monitor port; feed frames with Scoreboard::feed".into(),
             ));
         }
-        for ev in &tb.events[self.replayed..] {
+        for ev in &tb.events()[self.replayed..] {
             match *ev {
                 DbgEvent::Frame { port, tick } => {
                     let p = port as usize;
-                    let done = &tb
-                        .src
-                        .get(p)
-                        .ok_or_else(|| {
-                            SimError::Check(format!("event for port {p}, which does not exist"))
-                        })?
-                        .completed;
+                    let done = tb.delivered(p).ok_or_else(|| {
+                        SimError::Check(format!("event for port {p}, which does not exist"))
+                    })?;
                     let i = (self.next[p]..done.len())
                         .find(|&i| !done[i].bad && done[i].data.len() <= self.max_frame)
                         .ok_or_else(|| {
@@ -122,14 +172,14 @@ impl Scoreboard {
                 }
             }
         }
-        self.replayed = tb.events.len();
+        self.replayed = tb.events().len();
         Ok(())
     }
 
     /// Compares every sink's frames with the expected ones, exactly and in order.
-    pub fn check_frames(&self, tb: &Tb) -> Result<(), SimError> {
-        for (p, sink) in tb.sink.iter().enumerate() {
-            let got: Vec<&Vec<u8>> = sink.frames.iter().map(|f| &f.data).collect();
+    pub fn check_frames(&self, tb: &impl Bench) -> Result<(), SimError> {
+        for (p, frames) in tb.emitted().into_iter().enumerate() {
+            let got: Vec<&Vec<u8>> = frames.iter().map(|f| &f.data).collect();
             let want: Vec<&Vec<u8>> = self.expected[p].iter().collect();
             if let Some(i) = (0..got.len().max(want.len())).find(|&i| got.get(i) != want.get(i)) {
                 return Err(SimError::Check(format!(
@@ -140,7 +190,7 @@ impl Scoreboard {
                     want.get(i).map(|f| hex(f)).unwrap_or_else(|| "nothing".into())
                 )));
             }
-            if let Some(f) = sink.frames.iter().find(|f| f.bad) {
+            if let Some(f) = frames.iter().find(|f| f.bad) {
                 return Err(SimError::Check(format!(
                     "port {p}: DUT marked an emitted frame bad: {}",
                     hex(&f.data)
@@ -151,7 +201,7 @@ impl Scoreboard {
     }
 
     /// Reads every global and per-port counter over AXI4-Lite and compares with the model.
-    pub fn check_counters(&self, tb: &mut Tb) -> Result<(), SimError> {
+    pub fn check_counters(&self, tb: &mut impl Bench) -> Result<(), SimError> {
         let mut diffs = Vec::new();
         for &c in Counter::ALL {
             let got = tb.read64(self.regs.counter_base + 8 * c as u32)?;
@@ -197,37 +247,33 @@ pub fn params(core: &CoreConfig) -> Params {
 /// with the write sequence `fanin hw program` sends a card ([`fanin_regs::switch_writes`]:
 /// every table entry, the unused ones removed), before traffic: the commit events it causes
 /// are dropped, since a scoreboard's model is built from the same configuration.
-pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), SimError> {
+pub fn program(tb: &mut impl Bench, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), SimError> {
     let core = RegMap::core_from_info("dut", &regs.info_values()).map_err(SimError::Check)?;
     let writes = fanin_regs::switch_writes(cfg, &core).map_err(SimError::Check)?;
-    let start = tb.events.len();
+    let start = tb.events().len();
     for (addr, data) in writes {
         tb.write(addr, data)?;
     }
     // The last commit is applied once the engine is idle: within a few cycles, or after the
     // timer scan's visit of a slot (a job with an idle reclaim starts the scan).
-    let applied = |tb: &Tb| {
-        tb.events[start..]
+    let applied = |events: &[DbgEvent]| {
+        events[start..]
             .iter()
             .filter(|e| matches!(e, DbgEvent::Commit { .. }))
             .count()
     };
     for _ in 0..1000 {
         tb.step();
-        if !tb.has_monitor() || applied(tb) == core.max_jobs as usize {
+        if !tb.has_monitor() || applied(tb.events()) == core.max_jobs as usize {
             break;
         }
     }
-    let mut i = start;
     let mut commits = 0;
-    while i < tb.events.len() {
-        if matches!(tb.events[i], DbgEvent::Commit { .. }) {
-            tb.events.remove(i);
-            commits += 1;
-        } else {
-            i += 1;
-        }
-    }
+    tb.retain_events(start, &mut |e| {
+        let commit = matches!(e, DbgEvent::Commit { .. });
+        commits += commit as usize;
+        !commit
+    });
     if tb.has_monitor() && commits != core.max_jobs as usize {
         return Err(SimError::Check(format!(
             "programming {} job-table entries caused {commits} commit events",
@@ -240,7 +286,7 @@ pub fn program(tb: &mut Tb, regs: &RegMap, cfg: &SwitchConfig) -> Result<(), Sim
 /// Writes job-table entry `entry` while the DUT may be running, and announces the commit to
 /// the scoreboard, which applies it to the model at the point the DUT reports it.
 pub fn commit_job(
-    tb: &mut Tb,
+    tb: &mut impl Bench,
     sb: &mut Scoreboard,
     entry: u8,
     job: &JobEntry,

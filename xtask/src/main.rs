@@ -557,6 +557,10 @@ fn test(args: &[String]) -> Result<()> {
         if slow && std::env::var_os("FANIN_SIM_CONFIGS").is_none() {
             c.env("FANIN_SIM_CONFIGS", slow_sim_configs());
         }
+        // And every board family's board-top simulation (sim/tests/board.rs).
+        if slow && std::env::var_os("FANIN_SIM_BOARDS").is_none() {
+            c.env("FANIN_SIM_BOARDS", "au250,sume");
+        }
     };
     banner("build");
     let mut b = cargo();

@@ -79,8 +79,8 @@ pub(super) fn sume_refclk() -> String {
 // (eth_rst). The mux and Si5324 reset pins are active high on SUME and follow init_rst.
 wire si5324_scl_low, si5324_sda_low, si5324_done, si5324_error;
 fanin_si5324_init #(
-    .CLK_HZ(100000000),
-    .I2C_HZ(100000)
+    .CLK_HZ(SI5324_CLK_HZ),
+    .I2C_HZ(SI5324_I2C_HZ)
 ) si5324_init_inst (
     .clk(init_clk),
     .rst(init_rst),

@@ -17,6 +17,7 @@ use std::path::Path;
 
 mod macs;
 mod si5324;
+pub mod sim;
 mod tcl;
 mod wrapper;
 

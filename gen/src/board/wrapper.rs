@@ -310,14 +310,9 @@ fanin_axil_arb #(
     s
 }
 
-/// The generated board wrapper `fpga_<board>.v`.
-pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
-    let mut s = header(board, cfg, "//");
-    s.push_str(
-        "// Board wrapper: clocks, resets and MAC/PCS IP only; all switch logic is in fanin_core.\n\
-         `resetall\n`timescale 1ns / 1ps\n`default_nettype none\n\n",
-    );
-    let ports: Vec<&str> = match board {
+/// The wrapper's pins (its module ports), as declared: `"input  wire [3:0] name"`.
+pub(super) fn pins(board: Board) -> Vec<&'static str> {
+    match board {
         Board::Sume => vec![
             "input  wire       sysclk_p",
             "input  wire       sysclk_n",
@@ -400,10 +395,28 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
             "output wire [15:0] pcie_tx_p",
             "output wire [15:0] pcie_tx_n",
         ],
+    }
+}
+
+/// The generated board wrapper `fpga_<board>.v`.
+pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
+    let mut s = header(board, cfg, "//");
+    s.push_str(
+        "// Board wrapper: clocks, resets and MAC/PCS IP only; all switch logic is in fanin_core.\n\
+         `resetall\n`timescale 1ns / 1ps\n`default_nettype none\n\n",
+    );
+    let ports = pins(board);
+    // SUME's parameters: init_clk's frequency and the I2C rate as fanin_si5324_init sees
+    // them. A build uses these defaults; only the board-top simulation (board::sim) sets
+    // them, to shorten the Si5324 power-up from about 1 s to a few hundred cycles.
+    let params = if board == Board::Sume {
+        "#(\n    parameter SI5324_CLK_HZ = 100000000,\n    parameter SI5324_I2C_HZ = 100000\n) "
+    } else {
+        ""
     };
     let _ = writeln!(
         s,
-        "module {} (\n    {}\n);\n",
+        "module {} {params}(\n    {}\n);\n",
         board.top(),
         ports.join(",\n    ")
     );
