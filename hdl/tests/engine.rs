@@ -15,6 +15,9 @@ use rand::{Rng, SeedableRng};
 use rust_hdl::prelude::*;
 use std::collections::VecDeque;
 
+mod common;
+use common::tiny;
+
 fn seed() -> u64 {
     std::env::var("FANIN_SEED")
         .ok()
@@ -221,24 +224,6 @@ fn header_builder_matches_to_frame() {
 
 const ME: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
 const MEMAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
-
-fn tiny() -> CoreConfig {
-    CoreConfig {
-        name: "tiny".into(),
-        ports: 2,
-        data_w: 64,
-        engine_w: 128,
-        slots: 4,
-        lanes: 4,
-        max_jobs: 2,
-        max_children: 4,
-        max_routes: 1,
-        max_frame: 1088,
-        rx_frames: 2,
-        clock_mhz: 100,
-        slot_ram: fanin_hdl::RamStyle::Block,
-    }
-}
 
 type Tiny = Core<64, 8, 128>;
 

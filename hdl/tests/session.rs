@@ -4,26 +4,9 @@
 
 use fanin_hdl::core::session::SessionUnit;
 use fanin_hdl::sim::{settle, tick};
-use fanin_hdl::CoreConfig;
 use rust_hdl::prelude::*;
 
-fn cfg() -> CoreConfig {
-    CoreConfig {
-        name: "tiny".into(),
-        ports: 2,
-        data_w: 64,
-        engine_w: 128,
-        slots: 4,
-        lanes: 4,
-        max_jobs: 2,
-        max_children: 4,
-        max_routes: 1,
-        max_frame: 1088,
-        rx_frames: 2,
-        clock_mhz: 100,
-        slot_ram: fanin_hdl::RamStyle::Block,
-    }
-}
+mod common;
 
 struct Bench {
     u: SessionUnit,
@@ -31,7 +14,7 @@ struct Bench {
 
 impl Bench {
     fn new() -> Self {
-        let mut u = SessionUnit::new(&cfg());
+        let mut u = SessionUnit::new(&common::tiny());
         u.connect_all();
         let mut b = Self { u };
         b.idle_inputs();

@@ -407,6 +407,18 @@ fn demo() -> Result<()> {
     run(Command::new(bin("linerate")).args(["--config", "default", "--blocks", "500"]))?;
     banner("5c. Verilator model: simulation speed under full-rate forwarding traffic");
     run(Command::new(bin("simspeed")).args(["--config", "default", "--cycles", "1000000"]))?;
+    banner("5d. Board top (Alveo U250) in Verilator: the generated wrapper with models of the CMACs, the CDC FIFOs and the PCIe BAR at their own clocks; a job programmed through the BAR, every frame at the MACs equal to the model's, exact sums, counters and MAC statistics");
+    run(cargo().args([
+        "test",
+        "--quiet",
+        "--release",
+        "-p",
+        "fanin-sim",
+        "--test",
+        "board",
+        "--",
+        "--nocapture",
+    ]))?;
 
     banner(
         "6. key-value aggregation (ASK): 4 senders, Zipf keys, 5% loss, every key's sum checked",

@@ -180,7 +180,8 @@ pub struct Fields {
 }
 
 /// An outgoing item's header fields and destination (`sq_o`: the item stage, `o_f`: the
-/// back end).
+/// back end). It repeats [`Fields`] rather than holding one: `hdl_gen` reads only one level
+/// of a `LogicStruct` (`x.val().a.b` is not translated).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct OutFields {
     /// Packet type.
