@@ -7,7 +7,6 @@ use fanin_hdl::acc::{Acc, OP_MERGE, OP_NONE, OP_READ, OP_START};
 use fanin_hdl::core::Core;
 use fanin_hdl::hdrgen::HdrGen;
 use fanin_hdl::sim::{settle, tick};
-use fanin_hdl::CoreConfig;
 use fanin_proto::config::{Child, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig};
 use fanin_proto::model::{saturating_add, Counter, Switch};
 use fanin_proto::wire::{Datagram, Flags, L4Addr, PacketType, Repr, FANIN_UDP_PORT};
