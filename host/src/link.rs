@@ -65,14 +65,22 @@ impl<L: Link + ?Sized> Link for Box<L> {
 
 /// A UDP socket driven with `recvmmsg`/`sendmmsg` (one system call per batch); runs of
 /// equal-sized datagrams to one peer go out as one segmented send (UDP GSO, `UDP_SEGMENT`)
-/// unless the kernel refuses it or `FANIN_NO_GSO=1`.
+/// unless the kernel refuses it or `FANIN_NO_GSO=1`, and come in coalesced (UDP GRO,
+/// `UDP_GRO`: one buffer per run, split here into the datagrams it holds) unless the
+/// kernel refuses it or `FANIN_NO_GRO=1`.
 pub struct UdpLink {
     sock: UdpSocket,
     local: SocketAddrV4,
-    rx: Vec<[u8; MAX_DATAGRAM]>,
+    /// One receive buffer per message of a batch: [`MAX_DATAGRAM`] bytes, or
+    /// [`GRO_BUFFER`] with GRO.
+    rx: Vec<Vec<u8>>,
     /// Send runs of equal datagrams to one peer as one segmented (`UDP_SEGMENT`) message;
     /// cleared when the kernel refuses it.
     gso: bool,
+    /// The socket has `UDP_GRO` on: a message may hold several datagrams.
+    gro: bool,
+    /// Messages received, and datagrams they held (more than messages with GRO).
+    rx_counts: (u64, u64),
 }
 
 impl UdpLink {
@@ -92,14 +100,55 @@ impl UdpLink {
                 ))
             }
         };
+        let off = |var: &str| std::env::var(var).is_ok_and(|v| v == "1");
+        Self::with_offloads(sock, local, !off("FANIN_NO_GSO"), !off("FANIN_NO_GRO"))
+    }
+
+    /// The socket with segmentation and coalescing as asked (each only if the kernel
+    /// allows it).
+    fn with_offloads(
+        sock: UdpSocket,
+        local: SocketAddrV4,
+        gso: bool,
+        gro: bool,
+    ) -> io::Result<Self> {
         sock.set_nonblocking(true)?;
         grow_buffers(&sock, 8 << 20);
+        let gro = gro && enable_gro(&sock);
+        let size = if gro { GRO_BUFFER } else { MAX_DATAGRAM };
         Ok(Self {
             sock,
             local,
-            rx: vec![[0u8; MAX_DATAGRAM]; BATCH],
-            gso: std::env::var("FANIN_NO_GSO").map_or(true, |v| v != "1"),
+            rx: vec![vec![0u8; size]; BATCH],
+            gso,
+            gro,
+            rx_counts: (0, 0),
         })
+    }
+
+    /// Messages received and the datagrams they held: with GRO coalescing, fewer messages.
+    pub fn rx_counts(&self) -> (u64, u64) {
+        self.rx_counts
+    }
+}
+
+/// `UDP_GRO` (linux/udp.h): receive runs of datagrams coalesced, with their segment size.
+const UDP_GRO: libc::c_int = 104;
+/// Receive buffer of one message with GRO: the most one coalesced message holds.
+pub const GRO_BUFFER: usize = 65536;
+
+/// Turns `UDP_GRO` on; false if the kernel refuses it.
+fn enable_gro(sock: &UdpSocket) -> bool {
+    let on: libc::c_int = 1;
+    // SAFETY: the fd is a live socket and `on` a c_int of the stated length.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_UDP,
+            UDP_GRO,
+            &on as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        ) == 0
     }
 }
 
@@ -330,9 +379,12 @@ impl Link for UdpLink {
             .iter_mut()
             .map(|b| libc::iovec {
                 iov_base: b.as_mut_ptr() as *mut libc::c_void,
-                iov_len: MAX_DATAGRAM,
+                iov_len: b.len(),
             })
             .collect();
+        // SAFETY: CMSG_SPACE only computes a size.
+        let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) } as usize;
+        let mut control = vec![0u8; if self.gro { space * BATCH } else { 0 }];
         let mut hdrs: Vec<libc::mmsghdr> = (0..BATCH)
             .map(|i| {
                 // SAFETY: mmsghdr is plain data; all-zero is a valid value.
@@ -341,6 +393,10 @@ impl Link for UdpLink {
                 h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
                 h.msg_hdr.msg_iov = &mut iovs[i];
                 h.msg_hdr.msg_iovlen = 1;
+                if !control.is_empty() {
+                    h.msg_hdr.msg_control = control[i * space..].as_mut_ptr() as *mut libc::c_void;
+                    h.msg_hdr.msg_controllen = space;
+                }
                 h
             })
             .collect();
@@ -364,14 +420,43 @@ impl Link for UdpLink {
             };
         }
         for i in 0..n as usize {
-            let len = (hdrs[i].msg_len as usize).min(MAX_DATAGRAM);
-            into.push(Dgram {
-                peer: from_sockaddr(&addrs[i]),
-                data: self.rx[i][..len].to_vec(),
-            });
+            let len = (hdrs[i].msg_len as usize).min(self.rx[i].len());
+            let peer = from_sockaddr(&addrs[i]);
+            // A coalesced message holds datagrams of `seg` bytes, the last perhaps shorter.
+            let seg = gro_segment(&hdrs[i].msg_hdr).unwrap_or(len).max(1);
+            let before = into.len();
+            into.extend(self.rx[i][..len].chunks(seg).map(|c| Dgram {
+                peer,
+                data: c.to_vec(),
+            }));
+            if len == 0 {
+                into.push(Dgram { peer, data: vec![] });
+            }
+            self.rx_counts.0 += 1;
+            self.rx_counts.1 += (into.len() - before) as u64;
         }
         Ok(())
     }
+}
+
+/// The segment size of a message the kernel coalesced (its `UDP_GRO` control message).
+fn gro_segment(h: &libc::msghdr) -> Option<usize> {
+    if h.msg_control.is_null() {
+        return None;
+    }
+    // SAFETY: the kernel filled `msg_controllen` bytes of the control buffer the header
+    // points at; the CMSG macros walk only within them.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_UDP && (*c).cmsg_type == UDP_GRO {
+                let v = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::c_int);
+                return (v > 0).then_some(v as usize);
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
 }
 
 /// The Ethernet address the capture gives an IPv4 host: `02:00` followed by its address.
@@ -696,11 +781,19 @@ mod tests {
     /// without segmentation.
     #[test]
     fn segmented_sends_arrive_as_separate_datagrams() {
-        for gso in [true, false] {
-            let mut a = UdpLink::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
-            a.gso = gso;
-            let mut b = UdpLink::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
-            let mut c = UdpLink::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let link = |gso, gro| {
+            let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+            let local = match s.local_addr().unwrap() {
+                SocketAddr::V4(a) => a,
+                SocketAddr::V6(_) => unreachable!(),
+            };
+            UdpLink::with_offloads(s, local, gso, gro).unwrap()
+        };
+        for (gso, gro) in [(true, true), (true, false), (false, true), (false, false)] {
+            let mut a = link(gso, gro);
+            let mut b = link(gso, gro);
+            let mut c = link(gso, gro);
+            assert_eq!(b.gro, gro, "the kernel refused UDP_GRO");
             let len = |i: usize| if i % 10 == 9 { 500 } else { 8214 };
             let mut out: Vec<Dgram> = (0..150)
                 .map(|i| Dgram {
@@ -728,9 +821,20 @@ mod tests {
                     .collect()
             };
             let data = |g: &[Dgram]| g.iter().map(|d| d.data.clone()).collect::<Vec<_>>();
-            assert_eq!(data(&got_b), want(true), "gso {gso}");
-            assert_eq!(data(&got_c), want(false), "gso {gso}");
+            assert_eq!(data(&got_b), want(true), "gso {gso} gro {gro}");
+            assert_eq!(data(&got_c), want(false), "gso {gso} gro {gro}");
             assert!(got_b.iter().chain(&got_c).all(|d| d.peer == a.local_addr()));
+            // Segmented sends reach a coalescing socket as fewer, larger messages.
+            let (messages, datagrams) = b.rx_counts();
+            assert_eq!(datagrams, 120, "gso {gso} gro {gro}");
+            if gso && gro {
+                assert!(
+                    messages < 60,
+                    "gso and gro: {messages} messages for 120 datagrams"
+                );
+            } else {
+                assert_eq!(messages, 120, "gso {gso} gro {gro}");
+            }
         }
     }
 

@@ -151,10 +151,11 @@ pub struct WorkerStats {
 pub struct Worker {
     a: Assignment,
     s: Sending,
-    /// The tensor, flat: block `i` is `data[i * elements..]`, at most `elements` long.
+    /// The tensor, flat: block `i` is `data[i * elements..]`, at most `elements` long. When
+    /// a block's result arrives, its sums overwrite its part (nothing resends a block that
+    /// has its result), so the finished tensor is the sums with no second tensor-sized
+    /// buffer.
     data: Vec<i32>,
-    /// The sums, flat like `data`; a block's part is written when its result arrives.
-    sums: Vec<i32>,
     /// Each block's result flags, once it has its result.
     results: Vec<Option<Flags>>,
     sent_at: Vec<Option<u64>>,
@@ -194,7 +195,6 @@ impl Worker {
         Ok(Self {
             a,
             s,
-            sums: vec![0; data.len()],
             data,
             results: vec![None; n],
             sent_at: vec![None; n],
@@ -239,7 +239,8 @@ impl Worker {
         self.data.is_empty()
     }
 
-    /// The elements of block `i` (`i < blocks()`).
+    /// The elements of block `i` (`i < blocks()`): its contribution, or its sums once its
+    /// result has arrived.
     pub fn block(&self, i: usize) -> &[i32] {
         let e = self.a.elements as usize;
         &self.data[i * e..((i + 1) * e).min(self.data.len())]
@@ -270,7 +271,7 @@ impl Worker {
         if !self.done() {
             return None;
         }
-        Some((self.sums.clone(), self.flags()))
+        Some((self.data.clone(), self.flags()))
     }
 
     /// [`Worker::result`] without copying the sums: consumes the worker; `Err(self)` if it
@@ -280,7 +281,7 @@ impl Worker {
             return Err(Box::new(self));
         }
         let f = self.flags();
-        Ok((self.sums, f))
+        Ok((self.data, f))
     }
 
     fn flags(&self) -> Flags {
@@ -388,12 +389,12 @@ impl Worker {
         if self.results[index].is_some() {
             return Received::Duplicate;
         }
-        // Decoded straight into the flat sums (`Repr::parse` checked the length).
+        // Decoded straight over the block's contribution (`Repr::parse` checked the length).
         let e = self.a.elements as usize;
         let n = r.elements as usize;
         let bytes = &payload
             [crate::wire::HEADER_LEN..crate::wire::HEADER_LEN + n * crate::wire::ELEMENT_BYTES];
-        for (o, c) in self.sums[index * e..index * e + n]
+        for (o, c) in self.data[index * e..index * e + n]
             .iter_mut()
             .zip(bytes.chunks_exact(crate::wire::ELEMENT_BYTES))
         {
@@ -406,7 +407,7 @@ impl Worker {
         Received::Result { index }
     }
 
-    /// The contribution datagram payload of block `i`.
+    /// The contribution datagram payload of block `i` (before its result: see [`Worker::block`]).
     pub fn payload(&self, i: usize) -> Vec<u8> {
         self.a.contribution_payload(
             self.s.first_block.wrapping_add(i as u32),
