@@ -32,7 +32,7 @@ fn probability(s: &str) -> Result<f64, String> {
 }
 
 /// Seeded fault-injection flags: a [`FaultSpec`] of the shared fault model
-/// ([`fanin_proto::fault`]), a held-back datagram waiting one batch.
+/// ([`fanin_proto::fault`]), a held-back datagram waiting `1..=hold` batches.
 #[derive(Debug, Clone, Args)]
 pub struct FaultArgs {
     /// Probability that a datagram is lost (each direction).
@@ -44,6 +44,9 @@ pub struct FaultArgs {
     /// Probability that a datagram is held back behind later ones (each direction).
     #[arg(long, default_value = "0", value_parser = probability, value_name = "P")]
     pub reorder: f64,
+    /// A held-back datagram waits 1 to N batches (send or receive calls), uniformly.
+    #[arg(long = "reorder-hold", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..), value_name = "N")]
+    pub reorder_hold: u64,
     /// Seed of the fault generator.
     #[arg(long = "fault-seed", default_value_t = 1, value_name = "S")]
     pub fault_seed: u64,
@@ -56,7 +59,7 @@ impl FaultArgs {
             loss: self.loss,
             dup: self.dup,
             reorder: self.reorder,
-            hold: 1,
+            hold: self.reorder_hold,
         };
         Faults::new(spec, self.fault_seed).map_err(|e| input_error(e.to_string()))
     }

@@ -59,7 +59,7 @@ struct Args {
     /// fanin slots of the job.
     #[arg(long, default_value_t = 256)]
     slots: u32,
-    /// Python with torch [default: <workspace>/target/venv/bin/python].
+    /// Python with torch [default: the workspace's target/venv/bin/python].
     #[arg(long)]
     python: Option<PathBuf>,
     /// Measure fanin only.

@@ -40,6 +40,8 @@ fn int_sums_exact_under_faults() {
             "0.05",
             "--reorder",
             "0.05",
+            "--reorder-hold",
+            "3",
             "--retransmit-ms",
             "5",
         ]),
