@@ -80,6 +80,8 @@ counters! {
     Sessions => "sessions",
     /// Contributions refused at the root (no session, or a block of an earlier session).
     Refused => "refused",
+    /// ARP requests for the switch's IPv4 address, answered on their ingress port.
+    ArpReplies => "arp_replies",
 }
 
 /// Per-port packet and byte counters.

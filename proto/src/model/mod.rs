@@ -115,6 +115,8 @@ pub enum Verdict {
     NoRoute,
     /// Not IPv4: dropped.
     NonIp,
+    /// An ARP request for the switch's address: answered on its ingress port.
+    ArpReplied,
     /// From a source the job entry does not name for it: dropped.
     BadSource,
     /// A JOIN taken at the root; the session opens once every rank has joined.
@@ -393,6 +395,7 @@ impl Switch {
             Verdict::Forwarded => c.inc(Counter::Forwarded),
             Verdict::NoRoute => c.inc(Counter::NoRoute),
             Verdict::NonIp => c.inc(Counter::NonIp),
+            Verdict::ArpReplied => c.inc(Counter::ArpReplies),
             Verdict::Kv(crate::kv::switch::KvVerdict::Malformed(_)) => c.inc(Counter::Malformed),
             Verdict::Kv(crate::kv::switch::KvVerdict::UnknownJob) => c.inc(Counter::UnknownJob),
             Verdict::Kv(_) => {}
@@ -412,7 +415,16 @@ impl Switch {
             }
         }
         let (dst, udp) = match classify(frame) {
-            FrameKind::NonIp => return Verdict::NonIp,
+            FrameKind::NonIp => {
+                // An ARP request for the switch's address is answered where it came from.
+                return match crate::wire::arp::reply(frame, self.me.mac, self.me.ip) {
+                    Some(frame) => {
+                        out.push(Output { port, frame });
+                        Verdict::ArpReplied
+                    }
+                    None => Verdict::NonIp,
+                };
+            }
             FrameKind::BadIpv4(e) => return Verdict::Malformed(MalformedReason::Frame(e)),
             FrameKind::Ipv4 { dst, udp } => (dst, udp),
         };

@@ -432,3 +432,37 @@ fn job_table_errors_leave_the_table_unchanged() {
     assert!(s.job(8).is_none());
     assert!(s.job(7).is_some());
 }
+
+/// An ARP request for the switch's address is answered on its ingress port, byte for byte
+/// as `wire::arp` builds it, and counted; a request for another address, and an ARP
+/// reply, are non-IPv4 frames: dropped and counted as such.
+#[test]
+fn arp_request_for_the_switch_is_answered_on_its_port() {
+    let (mut sw, p) = star(2, Mode::Static);
+    let (me_mac, me_ip) = (p.switches[0].mac, p.switches[0].ip);
+    let host = [0x02, 0, 0, 0, 0, 0x33];
+    let host_ip = std::net::Ipv4Addr::new(10, 9, 8, 7);
+    let req = crate::wire::arp::request(host, host_ip, me_ip);
+    let r = sw.handle(0, 1, &req);
+    assert_eq!(r.verdict, Verdict::ArpReplied);
+    let want = crate::wire::arp::reply(&req, me_mac, me_ip).unwrap();
+    assert_eq!(
+        r.outputs,
+        vec![Output {
+            port: 1,
+            frame: want
+        }]
+    );
+    assert_eq!(&r.outputs[0].frame[0..6], &host);
+    assert_eq!(sw.counters().get(Counter::ArpReplies), 1);
+    assert_eq!(sw.counters().get(Counter::NonIp), 0);
+    assert_eq!(sw.counters().ports[1].tx_packets, 1);
+    let other = crate::wire::arp::request(host, host_ip, std::net::Ipv4Addr::new(10, 9, 8, 9));
+    let r = sw.handle(0, 1, &other);
+    assert_eq!((r.verdict, r.outputs.len()), (Verdict::NonIp, 0));
+    let mut answer = req.clone();
+    answer[21] = 2;
+    assert_eq!(sw.handle(0, 0, &answer).verdict, Verdict::NonIp);
+    assert_eq!(sw.counters().get(Counter::ArpReplies), 1);
+    assert_eq!(sw.counters().get(Counter::NonIp), 2);
+}

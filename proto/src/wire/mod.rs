@@ -1,8 +1,10 @@
-//! Wire format: the fanin header ([`header`]) and whole Ethernet/IPv4/UDP frames ([`frame`]).
+//! Wire format: the fanin header ([`header`]), whole Ethernet/IPv4/UDP frames ([`frame`])
+//! and the ARP request a switch answers ([`arp`]).
 //!
 //! Layout constants live here and nowhere else: the RTL generator, the host, the
 //! Wireshark dissector test and docs/protocol.md all read them.
 
+pub mod arp;
 pub mod frame;
 pub mod header;
 
