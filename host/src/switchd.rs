@@ -934,6 +934,7 @@ pub fn single_job_config(me: SocketAddrV4, j: &SingleJob) -> SwitchConfig {
             })
             .collect(),
         ranks,
+        ranks_hi: vec![],
         slot_base: 0,
         slot_count: j.slots,
         quota: 0,
@@ -1014,6 +1015,7 @@ mod tests {
             degree_limit: 1,
             children: vec![],
             ranks: 0b11,
+            ranks_hi: vec![],
             slot_base: 0,
             slot_count: 4,
             quota: 0,

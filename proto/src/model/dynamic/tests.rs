@@ -35,6 +35,7 @@ fn entry(flush_after: u64) -> JobEntry {
         children: vec![],
         // Ranks 0..=3; rank 3 leads block 3 (and every block 3 mod 4).
         ranks: 0b1111,
+        ranks_hi: vec![],
         slot_base: 4,
         slot_count: 4,
         quota: 0,
