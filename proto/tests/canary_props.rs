@@ -150,11 +150,11 @@ fn a_partitioned_fabric_does_not_report_success() {
 }
 
 /// A 256-rank job (header version 2) on a 16 × 17-host fabric with background traffic:
-/// every host ends with the exact sums, on a clean fabric and under loss, duplication and
-/// reordering. `FANIN_CANARY_SEED` / `FANIN_CANARY_CASES` replay and extend it like the others.
+/// every host ends with the exact sums, on a clean fabric, under loss, duplication and
+/// reordering, and with a spine and a link failing. `FANIN_CANARY_SEED` / `FANIN_CANARY_CASES` replay and extend it like the others.
 #[test]
-fn a_256_rank_job_is_exact_under_loss_duplication_and_reordering() {
-    let cases = env("FANIN_CANARY_CASES", 2);
+fn a_256_rank_job_is_exact_under_loss_duplication_reordering_and_failures() {
+    let cases = env("FANIN_CANARY_CASES", 3);
     let first = env("FANIN_CANARY_SEED", DEFAULT_SEED) ^ 0x256;
     for i in 0..cases {
         let seed = first.wrapping_add(i);
@@ -172,8 +172,10 @@ fn a_256_rank_job_is_exact_under_loss_duplication_and_reordering() {
             hosts.swap(k, rng.gen_range(0..=k));
         }
         hosts.truncate(256);
+        // Case 0 is clean; case 1 loses, duplicates and reorders frames; case 2 also loses
+        // a spine (and its copies) and a leaf–spine link mid-run; and so on, cyclically.
         let faults = Faults {
-            frames: if i % 2 == 0 {
+            frames: if i % 3 == 0 {
                 FaultSpec::NONE
             } else {
                 FaultSpec {
@@ -183,7 +185,20 @@ fn a_256_rank_job_is_exact_under_loss_duplication_and_reordering() {
                 }
                 .jitter(2000)
             },
-            ..Faults::default()
+            spine_down: if i % 3 == 2 {
+                vec![(rng.gen_range(0..20_000), rng.gen_range(0..4))]
+            } else {
+                vec![]
+            },
+            link_down: if i % 3 == 2 {
+                vec![(
+                    rng.gen_range(0..20_000),
+                    rng.gen_range(0..16),
+                    rng.gen_range(0..4),
+                )]
+            } else {
+                vec![]
+            },
         };
         let run = Run {
             fabric,
