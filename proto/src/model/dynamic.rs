@@ -14,7 +14,10 @@
 //! disjoint from the one they hold. Retransmissions carry BYPASS: switches pass them to the
 //! leader untouched, and the leader answers each BYPASS sender with a unicast result, which
 //! also reaches the subtrees cut off by a collision, a lost result or a failed switch.
-//! docs/protocol.md ("Dynamic mode") gives the rules and the reasons.
+//! A job of more than 64 ranks sends every packet in header version 2 (512-bit contributor
+//! sets, [`crate::wire::wide`]); copies and leaders hold [`RankSet`]s either way.
+//!
+//! docs/protocol.md ("Dynamic mode", "Header version 2") gives the rules and the reasons.
 
 use core::net::Ipv4Addr;
 use std::collections::BTreeMap;
@@ -279,17 +282,17 @@ impl DynTable {
         }
         let r = WideRepr::parse(d.payload).ok()?;
         let version = self.jobs.get(&r.job)?.version;
-        if r.version != version {
-            if r.version == crate::wire::VERSION_2 {
-                return None;
-            }
-            return Some(Verdict::Malformed(MalformedReason::Wire(
-                WireError::BadVersion,
-            )));
+        if r.version != version && r.version == crate::wire::VERSION_2 {
+            return None;
         }
         let for_me = dst == cx.me.ip || dst == BROADCAST;
         if r.ptype == PacketType::Result && !for_me {
             return None;
+        }
+        if r.version != version {
+            return Some(Verdict::Malformed(MalformedReason::Wire(
+                WireError::BadVersion,
+            )));
         }
         if !udp_checksum_ok(frame) {
             return Some(Verdict::Malformed(MalformedReason::Frame(
