@@ -504,6 +504,7 @@ fn core_bitmap_logic_matches_model() {
             })
             .collect(),
         ranks: 7,
+        ranks_hi: vec![],
         slot_base: 0,
         slot_count: 2,
         quota: 0,
@@ -565,6 +566,7 @@ fn timeout_job() -> JobEntry {
             })
             .collect(),
         ranks: 3,
+        ranks_hi: vec![],
         slot_base: 2,
         slot_count: 2,
         quota: 0,
@@ -658,6 +660,7 @@ fn core_inner_role_matches_model() {
             })
             .collect(),
         ranks: 3,
+        ranks_hi: vec![],
         slot_base: 1,
         slot_count: 1,
         quota: 0,

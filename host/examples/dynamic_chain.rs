@@ -44,6 +44,7 @@ fn main() -> anyhow::Result<()> {
         degree_limit: 1,
         children: vec![],
         ranks: (1u64 << n) - 1,
+        ranks_hi: vec![],
         slot_base: 0,
         slot_count: SLOTS,
         quota: 0,

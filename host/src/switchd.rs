@@ -934,6 +934,7 @@ pub fn single_job_config(me: SocketAddrV4, j: &SingleJob) -> SwitchConfig {
             })
             .collect(),
         ranks,
+        ranks_hi: vec![],
         slot_base: 0,
         slot_count: j.slots,
         quota: 0,
@@ -1014,6 +1015,7 @@ mod tests {
             degree_limit: 1,
             children: vec![],
             ranks: 0b11,
+            ranks_hi: vec![],
             slot_base: 0,
             slot_count: 4,
             quota: 0,
@@ -1067,6 +1069,121 @@ mod tests {
         assert_eq!(snap.host.unknown_peer, 1);
         assert_eq!(snap.get("aggregated"), 1);
         assert_eq!(snap.peers, ["no link", "127.0.0.1:9001", "127.0.0.1:9002"]);
+    }
+
+    /// A dynamic job of 100 ranks (header version 2, docs/protocol.md "Header version 2")
+    /// through a frame switch: 99 contributions and a duplicate in, one exact aggregate of
+    /// 99 ranks out toward the leader, and the leader's result down the recorded link.
+    #[test]
+    fn a_frame_switch_runs_a_100_rank_job_in_header_version_2() {
+        use fanin_proto::config::{Route, Trust};
+        use fanin_proto::wire::{wide, Flags, PacketType, RankSet, WideRepr, VERSION_2};
+        let a = |p| SocketAddrV4::new(Ipv4Addr::LOCALHOST, p);
+        let ip = |x| Ipv4Addr::new(10, 0, 0, x);
+        let mut cfg = SwitchConfig::new("s", mac_for(ip(1)), ip(1));
+        cfg.params.ports = 3;
+        cfg.params.slots = 4;
+        cfg.params.elements = 4;
+        cfg.routes = vec![Route {
+            ip: ip(10),
+            port: 1,
+        }];
+        let all = RankSet::first(100);
+        cfg.jobs.push(JobEntry {
+            job: 5,
+            role: Role::Root,
+            mode: Mode::Dynamic {
+                flush_after: 100,
+                reclaim_after: 1000,
+            },
+            degree_limit: 1,
+            children: vec![],
+            ranks: all.0[0],
+            ranks_hi: vec![all.0[1]],
+            slot_base: 0,
+            slot_count: 4,
+            quota: 0,
+            trust: Trust::OFF,
+        });
+        let mut sw = SoftSwitch::with_links(&cfg, &[(1, a(9001)), (2, a(9002))]).unwrap();
+        let l4 = |x| L4Addr {
+            mac: mac_for(ip(x)),
+            ip: ip(x),
+            port: fanin_proto::wire::FANIN_UDP_PORT,
+        };
+        let hdr = |ptype, bitmap| WideRepr {
+            version: VERSION_2,
+            ptype,
+            flags: Flags(0),
+            exponent: 0,
+            job: 5,
+            elements: 2,
+            block: 0,
+            child: 0,
+            bitmap,
+        };
+        // Block 0's leader is rank 0 (10.0.0.10, behind link 9001); ranks 1..100 arrive on
+        // link 9002, rank 70 twice.
+        let mut out = Vec::new();
+        let mut sum = [0i32; 2];
+        for r in (1..100u32).chain([70]) {
+            let payload = hdr(PacketType::Contribution, RankSet::one(r)).to_bytes(&[r as i32, -1]);
+            let frame = Datagram {
+                src: l4(11),
+                dst: l4(10),
+                payload: &payload,
+            }
+            .to_frame(false);
+            let v = sw.handle(0, a(9002), &frame, &mut out);
+            let want = match r {
+                99 => Verdict::Completed,
+                70 if sum[1] == -99 => Verdict::Duplicate,
+                _ => Verdict::Aggregated,
+            };
+            assert_eq!(v, want, "rank {r}");
+            if v != Verdict::Duplicate {
+                sum[0] += r as i32;
+                sum[1] -= 1;
+            }
+        }
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].peer, a(9001));
+        let FrameKind::Ipv4 {
+            dst,
+            udp: Some(Ok(d)),
+        } = classify(&out[0].data)
+        else {
+            panic!("not a UDP frame");
+        };
+        assert_eq!(dst, ip(10));
+        let up = WideRepr::parse(d.payload).unwrap();
+        let mut want = all;
+        want.remove(0);
+        assert_eq!((up.version, up.bitmap), (VERSION_2, want));
+        assert_eq!(wide::elements(d.payload), [4950, -99]);
+        // The leader's result (every rank, own data added) goes down link 9002.
+        out.clear();
+        let payload = hdr(PacketType::Result, all).to_bytes(&[4950, -100]);
+        let frame = Datagram {
+            src: l4(10),
+            dst: L4Addr {
+                mac: [0xff; 6],
+                ip: Ipv4Addr::BROADCAST,
+                port: fanin_proto::wire::FANIN_UDP_PORT,
+            },
+            payload: &payload,
+        }
+        .to_frame(false);
+        assert_eq!(
+            sw.handle(1, a(9001), &frame, &mut out),
+            Verdict::ResultForwarded
+        );
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].peer, a(9002));
+        let snap = sw.snapshot("s", FaultCounts::default(), 0);
+        assert_eq!(snap.get("aggregated"), 99);
+        assert_eq!(snap.get("duplicates"), 1);
+        assert_eq!(snap.get("malformed"), 0);
     }
 
     #[test]

@@ -7,7 +7,8 @@
 use core::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
-use crate::wire::{FANIN_UDP_PORT, MAX_WIRE_ELEMENTS, MAX_WORKERS};
+use crate::wire::ranks::RANK_WORDS;
+use crate::wire::{RankSet, FANIN_UDP_PORT, MAX_RANKS, MAX_WIRE_ELEMENTS, MAX_WORKERS};
 
 /// One end of a job's tree edge: where to send frames, and out of which port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -107,8 +108,12 @@ pub struct JobEntry {
     pub degree_limit: u8,
     /// Children, by child index.
     pub children: Vec<Child>,
-    /// All worker ranks below this switch (at the root: every rank of the job).
+    /// All worker ranks below this switch (at the root: every rank of the job): ranks 0..64.
     pub ranks: u64,
+    /// Ranks 64 and above, as 64-bit words: word `i` holds ranks `64(i+1)..64(i+2)` (at most
+    /// 7 words, [`MAX_RANKS`]). Only dynamic jobs have them; they use header version 2.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks_hi: Vec<u64>,
     /// First slot of the job's range.
     pub slot_base: u32,
     /// Number of slots in the job's range, a power of two (each slot has two shadow copies).
@@ -196,6 +201,21 @@ impl Trust {
 }
 
 impl JobEntry {
+    /// Every rank of the entry: `ranks` and `ranks_hi` (words past [`MAX_RANKS`] are left
+    /// out; [`JobEntry::validate`] refuses them).
+    pub fn rank_set(&self) -> RankSet {
+        let mut s = RankSet::from_u64(self.ranks);
+        for (w, &v) in s.0[1..].iter_mut().zip(&self.ranks_hi) {
+            *w = v;
+        }
+        s
+    }
+
+    /// The header version of the job's packets: 2 if it has a rank at or above 64.
+    pub fn header_version(&self) -> u8 {
+        crate::wire::wide::version_for(&self.rank_set())
+    }
+
     /// Ranks this switch must hold before it completes a block.
     pub fn expected(&self) -> u64 {
         match self.role {
@@ -408,8 +428,20 @@ impl JobEntry {
     /// Checks one entry against the table sizes.
     pub fn validate(&self, p: &Params) -> Result<(), ConfigError> {
         let bad = |why: String| Err(ConfigError::BadJob { job: self.job, why });
+        if self.ranks_hi.len() > RANK_WORDS - 1 {
+            return bad(format!(
+                "ranks_hi has {} words: a job has at most {MAX_RANKS} ranks (MAX_RANKS, the version-2 header's bitmap), so at most {} words above ranks",
+                self.ranks_hi.len(),
+                RANK_WORDS - 1
+            ));
+        }
         if let Mode::Dynamic { .. } = self.mode {
             return crate::model::dynamic::validate_entry(self, p).or_else(bad);
+        }
+        if self.rank_set().is_wide() {
+            return bad(format!(
+                "ranks at or above {MAX_WORKERS} (ranks_hi) need mode dynamic: static and timeout jobs use the {MAX_WORKERS}-rank bitmap of header version 1"
+            ));
         }
         if self.children.is_empty() {
             return bad("no children".into());

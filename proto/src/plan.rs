@@ -336,6 +336,7 @@ pub fn build_with(
                 degree_limit: lim as u8,
                 children,
                 ranks: subtree[s],
+                ranks_hi: vec![],
                 slot_base: 0,
                 slot_count: spec.slot_count,
                 quota: 0,

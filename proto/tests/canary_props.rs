@@ -148,3 +148,111 @@ fn a_partitioned_fabric_does_not_report_success() {
     assert!(!o.finished);
     assert_eq!(o.exact, [false]);
 }
+
+/// A 256-rank job (header version 2) on a 16 × 17-host fabric with background traffic:
+/// every host ends with the exact sums, on a clean fabric, under loss, duplication and
+/// reordering, and with a spine and a link failing. `FANIN_CANARY_SEED` / `FANIN_CANARY_CASES` replay and extend it like the others.
+#[test]
+fn a_256_rank_job_is_exact_under_loss_duplication_reordering_and_failures() {
+    let cases = env("FANIN_CANARY_CASES", 3);
+    let first = env("FANIN_CANARY_SEED", DEFAULT_SEED) ^ 0x256;
+    for i in 0..cases {
+        let seed = first.wrapping_add(i);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let fabric = Fabric {
+            leaves: 16,
+            hosts_per_leaf: 17,
+            spines: 4,
+            gbps: 100,
+            prop_ns: 500,
+            queue_bytes: 64 * 1024,
+        };
+        let mut hosts: Vec<usize> = (0..fabric.hosts()).collect();
+        for k in (1..hosts.len()).rev() {
+            hosts.swap(k, rng.gen_range(0..=k));
+        }
+        hosts.truncate(256);
+        // Case 0 is clean; case 1 loses, duplicates and reorders frames; case 2 also loses
+        // a spine (and its copies) and a leaf–spine link mid-run; and so on, cyclically.
+        let faults = Faults {
+            frames: if i % 3 == 0 {
+                FaultSpec::NONE
+            } else {
+                FaultSpec {
+                    loss: 0.02,
+                    dup: 0.05,
+                    ..FaultSpec::NONE
+                }
+                .jitter(2000)
+            },
+            spine_down: if i % 3 == 2 {
+                vec![(rng.gen_range(0..20_000), rng.gen_range(0..4))]
+            } else {
+                vec![]
+            },
+            link_down: if i % 3 == 2 {
+                vec![(
+                    rng.gen_range(0..20_000),
+                    rng.gen_range(0..16),
+                    rng.gen_range(0..4),
+                )]
+            } else {
+                vec![]
+            },
+        };
+        let run = Run {
+            fabric,
+            jobs: vec![Job {
+                job: 40,
+                hosts,
+                elements: 5 * 16 + 3,
+                root_spine: 0,
+            }],
+            scheme: Scheme::Canary { flush_ns: 2000 },
+            packet_elements: 16,
+            window: 4,
+            load: Load {
+                background: 0.2,
+                message_packets: 8,
+                ..Load::default()
+            },
+            faults,
+            rto_ns: 30_000,
+            limit_ns: 200_000_000,
+            seed,
+        };
+        let o = simulate(run.clone()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert!(
+            o.finished && o.exact == [true] && o.hosts.wrong == 0,
+            "seed {seed:#x} (replay: FANIN_CANARY_SEED={} FANIN_CANARY_CASES={}): {o:?}",
+            first ^ 0x256,
+            i + 1
+        );
+        // The switches aggregated (not only the leaders): the version-2 path ran.
+        assert!(o.switch.aggregated > 256, "seed {seed:#x}: {o:?}");
+    }
+}
+
+/// More ranks than the version-2 bitmap holds are refused by name.
+#[test]
+fn a_job_beyond_512_ranks_is_refused() {
+    let mut run = scenario(DEFAULT_SEED, false);
+    run.fabric = Fabric {
+        leaves: 16,
+        hosts_per_leaf: 33,
+        spines: 4,
+        ..run.fabric
+    };
+    run.jobs = vec![Job {
+        job: 3,
+        hosts: (0..513).collect(),
+        elements: 16,
+        root_spine: 0,
+    }];
+    let e = simulate(run.clone()).expect_err("refused").to_string();
+    assert!(e.contains("513 hosts; this scheme takes 2..=512"), "{e}");
+    run.scheme = Scheme::Static { trees: 1 };
+    run.jobs[0].hosts.truncate(65);
+    let e = simulate(run).expect_err("refused").to_string();
+    assert!(e.contains("65 hosts; this scheme takes 2..=64"), "{e}");
+}

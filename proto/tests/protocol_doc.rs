@@ -102,3 +102,46 @@ fn element_limits_are_documented() {
     assert!(d.contains(&format!("at most {MAX_ELEMENTS} in an RTL configuration")));
     assert!(d.contains(&format!("`n > {MAX_WIRE_ELEMENTS}`")));
 }
+
+/// The version-2 header table, payload offset and limits are `wire::wide`'s.
+#[test]
+fn header_version_2_matches_the_wide_module() {
+    use fanin_proto::wire::wide::field as f2;
+    use fanin_proto::wire::{HEADER_LEN_V2, MAX_RANKS, MAX_WIRE_ELEMENTS_V2, PAYLOAD_OFFSET_V2};
+    let d = doc();
+    let start = d
+        .find("### Header version 2")
+        .expect("a Header version 2 section");
+    let rows: Vec<(usize, usize, String)> = d[start..]
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            if cells.len() < 5 {
+                return None;
+            }
+            let off = cells[1].parse().ok()?;
+            let size = cells[2]
+                .parse()
+                .ok()
+                .or_else(|| (cells[2] == "4·n").then_some(0))?;
+            Some((off, size, cells[3].to_string()))
+        })
+        .take_while(|(_, size, _)| *size != 0)
+        .collect();
+    let want: Vec<(usize, usize, &str)> = vec![
+        (f2::VERSION, 1, "version"),
+        (f2::TYPE, f2::CHILD + 1 - f2::TYPE, "type … child"),
+        (f2::RESERVED0, 1, "reserved"),
+        (f2::COUNT.start, f2::COUNT.len(), "count"),
+        (f2::RESERVED1.start, f2::RESERVED1.len(), "reserved"),
+        (f2::BITMAP.start, f2::BITMAP.len(), "bitmap"),
+    ];
+    let got: Vec<(usize, usize, &str)> =
+        rows.iter().map(|(o, s, n)| (*o, *s, n.as_str())).collect();
+    assert_eq!(got, want);
+    assert!(d.contains(&format!("| {HEADER_LEN_V2} | 4·n | elements |")));
+    assert!(d.contains(&format!("byte **{PAYLOAD_OFFSET_V2}**")));
+    assert!(d.contains(&format!("`n ≤ {MAX_WIRE_ELEMENTS_V2}`")));
+    assert!(d.contains(&format!("up to {MAX_RANKS}, in header version 2")));
+    assert!(d.contains(&format!("{}-bit bitmap", 8 * f2::BITMAP.len())));
+}

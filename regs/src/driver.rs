@@ -45,6 +45,12 @@ pub fn check_supported(job: &fanin_proto::config::JobEntry) -> Result<(), Unsupp
             fix,
         })
     };
+    if job.rank_set().is_wide() {
+        return no(
+            "jobs of more than 64 ranks (ranks_hi set, header version 2; the RTL parses header version 1 only, and its job table, children and slot copies hold 64-rank bitmaps)",
+            "ranks within 0..64 (fanin_proto::wire::MAX_WORKERS), or run the job on fanin switchd or the fabric simulator",
+        );
+    }
     if let fanin_proto::config::Mode::Dynamic { .. } = job.mode {
         return no(
             "dynamic mode (Canary: intercepting contributions in transit, recorded ingress ports; see docs/rtl.md)",
@@ -631,5 +637,45 @@ mod dynamic_tests {
             e.starts_with("switch root: job 9: the RTL does not implement dynamic mode"),
             "{e}"
         );
+    }
+
+    /// A job of more than 64 ranks (header version 2) is refused, naming the 64-rank limit.
+    #[test]
+    fn jobs_of_more_than_64_ranks_are_refused_naming_the_limit() {
+        let spec = JobSpec {
+            job: 9,
+            slot_count: 4,
+            elements: 4,
+            mode: Mode::Dynamic {
+                flush_after: 10,
+                reclaim_after: 100,
+            },
+            addressing: Addressing::Network,
+            trust: Trust::OFF,
+        };
+        let mut c = build(&star(2), spec).unwrap().switches.remove(0);
+        c.jobs[0].ranks = u64::MAX;
+        c.jobs[0].ranks_hi = vec![u64::MAX; 3];
+        c.validate().expect("a valid 256-rank dynamic job");
+        assert_eq!(c.jobs[0].rank_set().count(), 256);
+        let e = super::job_writes(0, &c.jobs[0]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("job 9: the RTL does not implement jobs of more than 64 ranks"),
+            "{e}"
+        );
+        assert!(e.contains("ranks within 0..64"), "{e}");
+        let e = super::check_loadable(&c).unwrap_err();
+        assert!(
+            e.starts_with(
+                "switch root: job 9: the RTL does not implement jobs of more than 64 ranks"
+            ),
+            "{e}"
+        );
+        // Even a static entry that names a rank above 63 (refused by validation, too).
+        c.jobs[0].mode = Mode::Static;
+        assert!(super::check_supported(&c.jobs[0])
+            .unwrap_err()
+            .to_string()
+            .contains("more than 64 ranks"));
     }
 }

@@ -22,6 +22,7 @@ fn encoders_write_only_writable_registers() {
     let job = JobEntry {
         job: 7,
         ranks: 0b1111,
+        ranks_hi: vec![],
         children: (0..2)
             .map(|k| Child {
                 endpoint: endpoint(k + 1),
@@ -84,6 +85,7 @@ fn job_ctrl_packs_the_control_bits() {
     let job = JobEntry {
         job: 7,
         ranks: 0b111,
+        ranks_hi: vec![],
         children: (0..3)
             .map(|k| Child {
                 endpoint: endpoint(k + 1),

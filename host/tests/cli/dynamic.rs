@@ -33,6 +33,7 @@ fn entry(ranks: usize) -> JobEntry {
         degree_limit: 1,
         children: vec![],
         ranks: (1u64 << ranks) - 1,
+        ranks_hi: vec![],
         slot_base: 0,
         slot_count: SLOTS,
         quota: 0,

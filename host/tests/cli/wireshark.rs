@@ -19,6 +19,153 @@ fn dissector_constants_match_proto() {
         "local MAX_ELEMENTS = {}\n",
         fanin_proto::wire::MAX_WIRE_ELEMENTS
     )));
+    // Header version 2 (proto/src/wire/wide.rs).
+    use fanin_proto::wire::{wide::field as f2, HEADER_LEN_V2, MAX_WIRE_ELEMENTS_V2, VERSION_2};
+    assert!(lua.contains(&format!("local VERSION_2 = {VERSION_2}\n")));
+    assert!(lua.contains(&format!("local HEADER_LEN_V2 = {HEADER_LEN_V2}\n")));
+    assert!(lua.contains(&format!("local MAX_ELEMENTS_V2 = {MAX_WIRE_ELEMENTS_V2}\n")));
+    assert!(lua.contains(&format!("local BITMAP_V2 = {}\n", f2::BITMAP.start)));
+    assert!(lua.contains(&format!(
+        "local BITMAP_WORDS_V2 = {}\n",
+        f2::BITMAP.len() / 8
+    )));
+    for (range, what) in [(f2::COUNT, "count"), (f2::RESERVED1, "reserved")] {
+        assert!(
+            lua.contains(&format!("tvb({}, {})", range.start, range.len())),
+            "the dissector reads the version-2 {what} at {range:?}"
+        );
+    }
+    assert!(lua.contains(&format!("tvb({}, 1)", f2::RESERVED0)));
+}
+
+/// Version-2 headers (jobs of more than 64 ranks) decode field by field, on the fanin port
+/// and by the heuristic on another; a malformed one is flagged, and version 1 still decodes.
+#[test]
+fn tshark_decodes_version_2_headers() {
+    use fanin_proto::wire::{
+        Datagram, Flags, L4Addr, PacketType, RankSet, Repr, WideRepr, VERSION_2,
+    };
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    let dir = tmpdir("wireshark-v2");
+    let pcap = dir.join("v2.pcap");
+    let mut ranks = RankSet::first(3);
+    ranks.insert(64);
+    ranks.insert(300);
+    ranks.insert(511);
+    let v2 = |ptype, block, bitmap, n: usize| WideRepr {
+        version: VERSION_2,
+        ptype,
+        flags: Flags(Flags::PARTIAL),
+        exponent: -2,
+        job: 9,
+        elements: n as u16,
+        block,
+        child: 0,
+        bitmap,
+    };
+    let mut payloads = vec![
+        v2(PacketType::Contribution, 70, ranks, 3).to_bytes(&[1, -2, 3]),
+        v2(PacketType::Result, 71, RankSet::first(256), 1).to_bytes(&[-7]),
+        Repr {
+            ptype: PacketType::Contribution,
+            flags: Flags(0),
+            exponent: 0,
+            job: 8,
+            elements: 1,
+            block: 5,
+            child: 1,
+            bitmap: 0b110,
+        }
+        .to_bytes(&[4]),
+    ];
+    // Malformed: a reserved byte set, and a count that disagrees with the bitmap.
+    let mut bad = payloads[0].clone();
+    bad[17] = 1;
+    payloads.push(bad);
+    let mut bad = payloads[0].clone();
+    bad[15] = 7;
+    payloads.push(bad);
+    let mut w = PcapWriter::with_header(
+        std::fs::File::create(&pcap).unwrap(),
+        PcapHeader {
+            datalink: pcap_file::DataLink::ETHERNET,
+            ..PcapHeader::default()
+        },
+    )
+    .unwrap();
+    for (i, p) in payloads.iter().enumerate() {
+        let port = if i == 1 { 40000 } else { FANIN_UDP_PORT };
+        let a = |x: u8, port| L4Addr {
+            mac: [2, 0, 0, 0, 0, x],
+            ip: [10, 0, 0, x].into(),
+            port,
+        };
+        // Source port 40001: 5000 is Trapeze's (TAPA), which UDP would try first.
+        let frame = Datagram {
+            src: a(2, 40001),
+            dst: a(1, port),
+            payload: p,
+        }
+        .to_frame(true);
+        let ts = std::time::Duration::from_secs(1 + i as u64);
+        w.write_packet(&PcapPacket::new(ts, frame.len() as u32, &frame[..]).unwrap())
+            .unwrap();
+    }
+    drop(w);
+    let lua = format!("lua_script:{LUA}");
+    let mut c = Command::new("tshark");
+    c.args(["-X", &lua, "-r", pcap.to_str().unwrap(), "-T", "fields"]);
+    for f in [
+        "version", "type", "flags", "exponent", "job", "elements", "block", "child", "count",
+    ] {
+        c.args(["-e", &format!("fanin.{f}")]);
+    }
+    c.args([
+        "-e",
+        "fanin.bitmap_v2.word",
+        "-e",
+        "fanin.element",
+        "-e",
+        "_ws.expert",
+    ]);
+    let o = run(&mut c, 60);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "tshark failed: {err}");
+    let got: Vec<&str> = out.lines().collect();
+    assert_eq!(got.len(), 5, "{out}");
+    let words = |s: &RankSet| {
+        s.0.iter()
+            .map(|w| format!("0x{w:016x}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    assert_eq!(
+        got[0],
+        format!(
+            "2\t1\t0x04\t-2\t9\t3\t70\t0\t6\t{}\t1,-2,3\t",
+            words(&ranks)
+        )
+    );
+    // On another port, by the heuristic.
+    assert_eq!(
+        got[1],
+        format!(
+            "2\t2\t0x04\t-2\t9\t1\t71\t0\t256\t{}\t-7\t",
+            words(&RankSet::first(256))
+        )
+    );
+    assert_eq!(got[2], "1\t1\t0x00\t0\t8\t1\t5\t1\t2\t\t4\t");
+    assert!(
+        got[3].ends_with("Reserved header bytes set"),
+        "reserved byte: {}",
+        got[3]
+    );
+    assert!(
+        got[4].contains("\t7\t") && got[4].ends_with("Count disagrees with the contributor bitmap"),
+        "count: {}",
+        got[4]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -11,8 +11,10 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{host_ip, host_mac, Fabric, Port, Run, Scheme, Sim};
 use crate::model::dynamic::{leader_rank, LeaderBlock, LeaderEvent, BROADCAST, BROADCAST_MAC};
+use crate::wire::wide::{self, version_for};
 use crate::wire::{
-    frame::classify, Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, Repr, FANIN_UDP_PORT,
+    frame::classify, Datagram, Flags, FrameKind, L4Addr, PacketType, RankSet, Repr, WideRepr,
+    FANIN_UDP_PORT,
 };
 
 /// UDP port of the ring baseline's data and acknowledgements.
@@ -230,7 +232,7 @@ fn build_packet(sim: &Sim, h: usize, j: usize, b: usize, retx: bool) -> Option<V
     let host = &sim.hosts[h];
     let job = &run.jobs[j];
     let n = job.hosts.len();
-    let ranks = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let ranks = RankSet::first(n as u32);
     match run.scheme {
         Scheme::Canary { .. } => {
             let leader = leader_rank(ranks, b as u32) as usize;
@@ -239,7 +241,11 @@ fn build_packet(sim: &Sim, h: usize, j: usize, b: usize, retx: bool) -> Option<V
             }
             let data = block_data(run, j, host.rank, b);
             let flags = if retx { Flags::BYPASS } else { 0 };
-            let r = contribution(job.job, b as u32, 0, 1 << host.rank, flags, data.len());
+            let r = WideRepr {
+                version: version_for(&ranks),
+                bitmap: RankSet::one(host.rank as u32),
+                ..contribution(job.job, b as u32, 0, 0, flags, data.len()).into()
+            };
             let lh = job.hosts[leader];
             Some(frame(me(&f, h), me(&f, lh), &r.to_bytes(&data)))
         }
@@ -386,12 +392,10 @@ pub(super) fn receive(sim: &mut Sim, h: usize, fr: &[u8]) -> Vec<Vec<u8>> {
     if d.dst.port == RING_PORT {
         return ring_receive(sim, h, j, &d);
     }
-    let Ok(p) = Packet::new_checked(d.payload) else {
+    let Ok(r) = WideRepr::parse(d.payload) else {
         return vec![];
     };
-    let Ok(r) = Repr::parse(&p) else {
-        return vec![];
-    };
+    let elements = wide::elements(d.payload);
     let job = &sim.run.jobs[j];
     let trees = match sim.run.scheme {
         Scheme::Static { trees } => trees.clamp(1, sim.run.fabric.spines) as u16,
@@ -406,10 +410,10 @@ pub(super) fn receive(sim: &mut Sim, h: usize, fr: &[u8]) -> Vec<Vec<u8>> {
     }
     match r.ptype {
         PacketType::Result => {
-            accept_result(sim, h, j, b, &p.elements());
+            accept_result(sim, h, j, b, &elements);
             vec![]
         }
-        PacketType::Contribution => lead(sim, h, j, b, d.src, &r, &p.elements()),
+        PacketType::Contribution => lead(sim, h, j, b, d.src, &r, &elements),
         _ => vec![],
     }
 }
@@ -449,14 +453,14 @@ fn lead(
     j: usize,
     b: usize,
     src: L4Addr,
-    r: &Repr,
+    r: &WideRepr,
     data: &[i32],
 ) -> Vec<Vec<u8>> {
     let Scheme::Canary { .. } = sim.run.scheme else {
         return vec![];
     };
     let n = sim.run.jobs[j].hosts.len();
-    let ranks = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let ranks = RankSet::first(n as u32);
     let rank = sim.hosts[h].rank;
     if leader_rank(ranks, b as u32) as usize != rank {
         return vec![];
@@ -470,7 +474,8 @@ fn lead(
         .or_insert_with(|| LeaderBlock::new(ranks, b as u32, &own));
     let before = lb.unicast.len();
     let ev = lb.take(src, r, data);
-    let result_repr = |bitmap| Repr {
+    let result_repr = |bitmap| WideRepr {
+        version: version_for(&ranks),
         ptype: PacketType::Result,
         flags: Flags(Flags::MULTICAST),
         exponent: 0,

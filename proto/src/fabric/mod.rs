@@ -328,8 +328,18 @@ impl Sim {
         }
         let mut seen = vec![false; f.hosts()];
         for j in &run.jobs {
-            if j.hosts.len() < 2 || j.hosts.len() > 64 {
-                return bad(format!("job {}: 2..=64 hosts", j.job));
+            // Static trees use header version 1 (64 ranks); Canary and the ring take up to
+            // MAX_RANKS (Canary's jobs of more than 64 ranks use header version 2).
+            let most = match run.scheme {
+                Scheme::Static { .. } => crate::wire::MAX_WORKERS,
+                _ => crate::wire::MAX_RANKS,
+            };
+            if j.hosts.len() < 2 || j.hosts.len() > most as usize {
+                return bad(format!(
+                    "job {}: {} hosts; this scheme takes 2..={most}",
+                    j.job,
+                    j.hosts.len()
+                ));
             }
             for &h in &j.hosts {
                 if h >= f.hosts() || seen[h] {
@@ -843,11 +853,10 @@ fn configs(run: &Run) -> Result<Vec<SwitchConfig>, RunError> {
         port: port as u8,
     };
     for (ji, job) in run.jobs.iter().enumerate() {
-        let ranks: u64 = if job.hosts.len() == 64 {
-            u64::MAX
-        } else {
-            (1u64 << job.hosts.len()) - 1
-        };
+        let all = crate::wire::RankSet::first(job.hosts.len() as u32);
+        let ranks = all.0[0];
+        let last = all.0.iter().rposition(|&w| w != 0).unwrap_or(0);
+        let ranks_hi = all.0[1..=last].to_vec();
         match run.scheme {
             Scheme::Ring => {}
             Scheme::Canary { flush_ns } => {
@@ -861,6 +870,7 @@ fn configs(run: &Run) -> Result<Vec<SwitchConfig>, RunError> {
                     degree_limit: 1,
                     children: vec![],
                     ranks,
+                    ranks_hi: ranks_hi.clone(),
                     slot_base: ji as u32 * slot_count,
                     slot_count,
                     quota: 0,
@@ -916,6 +926,7 @@ fn configs(run: &Run) -> Result<Vec<SwitchConfig>, RunError> {
                             degree_limit: children.len() as u8,
                             children,
                             ranks: lranks,
+                            ranks_hi: vec![],
                             slot_base: base,
                             slot_count,
                             quota: 0,
@@ -934,6 +945,7 @@ fn configs(run: &Run) -> Result<Vec<SwitchConfig>, RunError> {
                         degree_limit: leaf_children.len() as u8,
                         children: leaf_children,
                         ranks,
+                        ranks_hi: vec![],
                         slot_base: base,
                         slot_count,
                         quota: 0,

@@ -14,7 +14,10 @@
 //! disjoint from the one they hold. Retransmissions carry BYPASS: switches pass them to the
 //! leader untouched, and the leader answers each BYPASS sender with a unicast result, which
 //! also reaches the subtrees cut off by a collision, a lost result or a failed switch.
-//! docs/protocol.md ("Dynamic mode") gives the rules and the reasons.
+//! A job of more than 64 ranks sends every packet in header version 2 (512-bit contributor
+//! sets, [`crate::wire::wide`]); copies and leaders hold [`RankSet`]s either way.
+//!
+//! docs/protocol.md ("Dynamic mode", "Header version 2") gives the rules and the reasons.
 
 use core::net::Ipv4Addr;
 use std::collections::BTreeMap;
@@ -24,7 +27,7 @@ use super::{Counter, Counters};
 use crate::config::{JobEntry, Mode, Params};
 use crate::model::CopyState;
 use crate::wire::frame::udp_checksum_ok;
-use crate::wire::{Datagram, Flags, L4Addr, Packet, PacketType, Repr};
+use crate::wire::{wide, Datagram, Flags, L4Addr, PacketType, RankSet, WideRepr, WireError};
 
 /// Destination of a result sent down a recorded port: whoever is on the other end.
 pub const BROADCAST: Ipv4Addr = Ipv4Addr::BROADCAST;
@@ -32,24 +35,19 @@ pub const BROADCAST: Ipv4Addr = Ipv4Addr::BROADCAST;
 /// Ethernet broadcast address, used with [`BROADCAST`].
 pub const BROADCAST_MAC: [u8; 6] = [0xff; 6];
 
-/// The leader rank of `block` in a job with rank set `ranks`: the `(block mod n)`-th set bit.
-pub fn leader_rank(ranks: u64, block: u32) -> u32 {
-    let n = ranks.count_ones();
-    let mut k = block % n.max(1);
-    let mut m = ranks;
-    loop {
-        let r = m.trailing_zeros();
-        if k == 0 || m == 0 {
-            return r;
-        }
-        m &= m - 1;
-        k -= 1;
-    }
+/// The leader rank of `block` in a job with rank set `ranks`: the `(block mod n)`-th rank
+/// (an empty set gives 0).
+pub fn leader_rank(ranks: impl Into<RankSet>, block: u32) -> u32 {
+    let ranks = ranks.into();
+    let n = ranks.count();
+    ranks.nth(block % n.max(1)).unwrap_or(0)
 }
 
 /// Ranks a dynamic job's switches and leader wait for in `block`: all but the leader's.
-pub fn expected(ranks: u64, block: u32) -> u64 {
-    ranks & !(1u64 << leader_rank(ranks, block))
+pub fn expected(ranks: impl Into<RankSet>, block: u32) -> RankSet {
+    let mut s = ranks.into();
+    s.remove(leader_rank(s, block));
+    s
 }
 
 /// Checks a dynamic-mode job entry (called by [`JobEntry::validate`]).
@@ -64,7 +62,7 @@ pub fn validate_entry(e: &JobEntry, p: &Params) -> Result<(), String> {
     if flush_after == 0 || reclaim_after == 0 {
         return Err("timeouts must be at least 1 tick".into());
     }
-    if e.ranks.count_ones() < 2 {
+    if e.rank_set().count() < 2 {
         return Err("a dynamic job needs at least 2 ranks (one is the leader)".into());
     }
     if p.ports > 64 {
@@ -101,7 +99,7 @@ pub struct DynCopy {
     /// Block held (valid unless `Free`).
     pub block: u32,
     /// Ranks summed into the copy.
-    pub bitmap: u64,
+    pub bitmap: RankSet,
     /// Ingress ports of the block's contributions (stragglers included): where the result goes.
     pub ports: u64,
     /// The leader host the contributions were addressed to.
@@ -123,7 +121,7 @@ impl DynCopy {
         Self {
             state: CopyState::Free,
             block: 0,
-            bitmap: 0,
+            bitmap: RankSet::EMPTY,
             ports: 0,
             root: L4Addr {
                 mac: [0; 6],
@@ -138,7 +136,7 @@ impl DynCopy {
         }
     }
 
-    fn merge(&mut self, r: &Repr, data: &[i32]) {
+    fn merge(&mut self, r: &WideRepr, data: &[i32]) {
         let mut f = self.flags.0 | (r.flags.0 & (Flags::OVERFLOW | Flags::EXP_MISMATCH));
         if r.exponent != self.exponent {
             f |= Flags::EXP_MISMATCH;
@@ -151,13 +149,17 @@ impl DynCopy {
             }
         }
         self.flags = Flags(f);
-        self.bitmap |= r.bitmap;
+        self.bitmap = self.bitmap.union(&r.bitmap);
     }
 }
 
 #[derive(Debug, Clone)]
 struct DynJob {
     entry: JobEntry,
+    /// Every rank of the job (`entry.rank_set()`).
+    ranks: RankSet,
+    /// The header version of the job's packets (`entry.header_version()`).
+    version: u8,
     flush_after: u64,
     reclaim_after: u64,
     copies: Vec<[DynCopy; 2]>,
@@ -213,6 +215,8 @@ impl DynTable {
         self.jobs.insert(
             entry.job,
             DynJob {
+                ranks: entry.rank_set(),
+                version: entry.header_version(),
                 entry,
                 flush_after,
                 reclaim_after,
@@ -253,7 +257,10 @@ impl DynTable {
 
     /// Handles a frame if it is a fanin packet of a dynamic job that this switch takes: any
     /// contribution, and results addressed to [`BROADCAST`] or to the switch. `None`: not
-    /// ours, the caller switches it as usual.
+    /// ours, the caller switches it as usual. A packet in the other header version than its
+    /// job's is not ours if it is version 2 (as before version 2 existed: the frame is
+    /// switched, or malformed if addressed to the switch), and malformed if it is version 1
+    /// naming a job of more than 64 ranks.
     pub fn intercept(
         &mut self,
         cx: &Ctx,
@@ -273,14 +280,19 @@ impl DynTable {
         if d.dst.port != cx.me.port {
             return None;
         }
-        let pkt = Packet::new_checked(d.payload).ok()?;
-        let r = Repr::parse(&pkt).ok()?;
-        if !self.jobs.contains_key(&r.job) {
+        let r = WideRepr::parse(d.payload).ok()?;
+        let version = self.jobs.get(&r.job)?.version;
+        if r.version != version && r.version == crate::wire::VERSION_2 {
             return None;
         }
         let for_me = dst == cx.me.ip || dst == BROADCAST;
         if r.ptype == PacketType::Result && !for_me {
             return None;
+        }
+        if r.version != version {
+            return Some(Verdict::Malformed(MalformedReason::Wire(
+                WireError::BadVersion,
+            )));
         }
         if !udp_checksum_ok(frame) {
             return Some(Verdict::Malformed(MalformedReason::Frame(
@@ -288,9 +300,17 @@ impl DynTable {
             )));
         }
         Some(match r.ptype {
-            PacketType::Contribution => {
-                self.contribution(cx, c, now, port, frame, &d, &r, &pkt.elements(), out)
-            }
+            PacketType::Contribution => self.contribution(
+                cx,
+                c,
+                now,
+                port,
+                frame,
+                &d,
+                &r,
+                &wide::elements(d.payload),
+                out,
+            ),
             PacketType::Result => self.result(cx, c, port, &d, &r, out),
             _ => Verdict::Malformed(MalformedReason::NoSessions),
         })
@@ -305,13 +325,13 @@ impl DynTable {
         port: u8,
         frame: &[u8],
         d: &Datagram,
-        r: &Repr,
+        r: &WideRepr,
         data: &[i32],
         out: &mut Vec<Output>,
     ) -> Verdict {
         let j = self.jobs.get_mut(&r.job).expect("checked by intercept");
-        let want = expected(j.entry.ranks, r.block);
-        if r.bitmap & !want != 0 {
+        let want = expected(j.ranks, r.block);
+        if !r.bitmap.is_subset(&want) {
             return Verdict::Malformed(MalformedReason::RanksNotOfJob);
         }
         if r.elements > cx.params.elements {
@@ -331,8 +351,8 @@ impl DynTable {
         let copy = &mut j.copies[s][ci];
         let held = copy.state != CopyState::Free;
         if held && copy.block == r.block {
-            let subset = r.bitmap & !copy.bitmap == 0;
-            let disjoint = r.bitmap & copy.bitmap == 0;
+            let subset = r.bitmap.is_subset(&copy.bitmap);
+            let disjoint = !r.bitmap.intersects(&copy.bitmap);
             return match copy.state {
                 CopyState::Aggregating if subset => Verdict::Duplicate,
                 CopyState::Aggregating if disjoint => {
@@ -382,7 +402,7 @@ impl DynTable {
             // The leader answers a BYPASS sender with a unicast result: that restores the
             // subtree this switch cannot record (docs/protocol.md, "Collisions").
             let mut payload = d.payload.to_vec();
-            Packet::new_unchecked(&mut payload[..]).set_flags(r.flags.with(Flags::BYPASS));
+            wide::set_flags(&mut payload, r.flags.with(Flags::BYPASS));
             out.push(Output {
                 port: up,
                 frame: Datagram {
@@ -425,7 +445,7 @@ impl DynTable {
         c: &mut Counters,
         port: u8,
         d: &Datagram,
-        r: &Repr,
+        r: &WideRepr,
         out: &mut Vec<Output>,
     ) -> Verdict {
         let j = self.jobs.get_mut(&r.job).expect("checked by intercept");
@@ -446,8 +466,10 @@ impl DynTable {
             busy_changed(c, false);
         }
         let mut payload = d.payload.to_vec();
-        Packet::new_unchecked(&mut payload[..])
-            .set_flags(r.flags.with(Flags::MULTICAST).without(Flags::BYPASS));
+        wide::set_flags(
+            &mut payload,
+            r.flags.with(Flags::MULTICAST).without(Flags::BYPASS),
+        );
         let frame = Datagram {
             src: cx.me,
             dst: L4Addr {
@@ -502,13 +524,14 @@ fn flush(j: &mut DynJob, cx: &Ctx, s: usize, ci: usize, now: u64, out: &mut Vec<
     let copy = &mut j.copies[s][ci];
     copy.state = CopyState::Emitted;
     copy.timer = now;
-    let want = expected(j.entry.ranks, copy.block);
+    let want = expected(j.ranks, copy.block);
     let flags = if copy.bitmap == want {
         copy.flags
     } else {
         copy.flags.with(Flags::PARTIAL)
     };
-    let repr = Repr {
+    let repr = WideRepr {
+        version: j.version,
         ptype: PacketType::Contribution,
         flags,
         exponent: copy.exponent,
@@ -566,9 +589,9 @@ pub enum LeaderEvent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaderBlock {
     /// Ranks to collect (all but the leader's).
-    pub want: u64,
+    pub want: RankSet,
     /// Ranks counted.
-    pub held: u64,
+    pub held: RankSet,
     /// Sum of the counted contributions.
     pub sum: Vec<i32>,
     /// Senders of BYPASS packets (retransmissions, collisions): answered by unicast.
@@ -579,31 +602,35 @@ pub struct LeaderBlock {
 
 impl LeaderBlock {
     /// A leader's block of a job with ranks `ranks`, holding its own data `own`.
-    pub fn new(ranks: u64, block: u32, own: &[i32]) -> Self {
+    pub fn new(ranks: impl Into<RankSet>, block: u32, own: &[i32]) -> Self {
         Self {
             want: expected(ranks, block),
-            held: 0,
+            held: RankSet::EMPTY,
             sum: own.to_vec(),
             unicast: Vec::new(),
             result: None,
         }
     }
 
-    /// Takes contribution `r` (with `data`) from `src`.
-    pub fn take(&mut self, src: L4Addr, r: &Repr, data: &[i32]) -> LeaderEvent {
+    /// Takes contribution `r` (with `data`) from `src`; `r` is a header of either version.
+    pub fn take(&mut self, src: L4Addr, r: impl Into<WideRepr>, data: &[i32]) -> LeaderEvent {
+        let r: WideRepr = r.into();
         if r.flags.has(Flags::BYPASS) && !self.unicast.contains(&src) {
             self.unicast.push(src);
         }
-        if self.result.is_some() || r.bitmap & !self.held == 0 {
+        if self.result.is_some() || r.bitmap.is_subset(&self.held) {
             return LeaderEvent::Duplicate;
         }
-        if r.bitmap & self.held != 0 || r.bitmap & !self.want != 0 || data.len() != self.sum.len() {
+        if r.bitmap.intersects(&self.held)
+            || !r.bitmap.is_subset(&self.want)
+            || data.len() != self.sum.len()
+        {
             return LeaderEvent::Overlap;
         }
         for (a, &v) in self.sum.iter_mut().zip(data) {
             *a = saturating_add(*a, v).0;
         }
-        self.held |= r.bitmap;
+        self.held = self.held.union(&r.bitmap);
         if self.held == self.want {
             self.result = Some(self.sum.clone());
             LeaderEvent::Completed
