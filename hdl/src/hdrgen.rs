@@ -333,3 +333,87 @@ impl Logic for HdrLayout {
         Verilog::Custom(format!("assign y = {{{}}};\n", bytes.join(", ")))
     }
 }
+
+/// Where byte `k` of an ARP reply comes from (`fanin_proto::wire::arp`, network order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ArpByte {
+    /// Byte `i` of the request.
+    Req(usize),
+    /// Byte `i` (network order) of the switch's MAC address.
+    Mac(usize),
+    /// Byte `i` (network order) of the switch's IPv4 address.
+    Ip(usize),
+    /// A constant.
+    Const(u8),
+}
+
+/// The 64-byte region of the ARP reply to a request (`wire::arp::reply`, then zeros to
+/// byte 64): the request's sender as the destination and target, the switch as the source
+/// and sender.
+fn arp_bytes() -> [ArpByte; 64] {
+    use fanin_proto::wire::arp::{REPLY_LEN, REQUEST_FIXED};
+    let mut b = [ArpByte::Const(0); 64];
+    for i in 0..6 {
+        b[i] = ArpByte::Req(22 + i);
+        b[6 + i] = ArpByte::Mac(i);
+        b[22 + i] = ArpByte::Mac(i);
+        b[32 + i] = ArpByte::Req(22 + i);
+    }
+    for (i, &k) in REQUEST_FIXED.iter().enumerate() {
+        b[12 + i] = ArpByte::Const(k);
+    }
+    b[21] = ArpByte::Const(2);
+    for i in 0..4 {
+        b[28 + i] = ArpByte::Ip(i);
+        b[38 + i] = ArpByte::Req(28 + i);
+    }
+    const { assert!(REPLY_LEN <= 64) };
+    b
+}
+
+/// The header region of the ARP reply to the request in `req` (the request's header
+/// region), in AXI-Stream byte order: one concatenation of bytes (pure wiring).
+#[derive(LogicBlock, Default)]
+pub struct ArpLayout {
+    /// The request's first 64 bytes, byte 0 in bits 7:0.
+    pub req: Signal<In, Bits<512>>,
+    /// The switch's MAC address (a number: network byte 0 is bits 47:40).
+    pub mac: Signal<In, Bits<48>>,
+    /// The switch's IPv4 address (a number).
+    pub ip: Signal<In, Bits<32>>,
+    /// The reply's first 64 bytes (60 bytes and 4 zero bytes), byte 0 in bits 7:0.
+    pub y: Signal<Out, Bits<512>>,
+}
+
+impl Logic for ArpLayout {
+    fn update(&mut self) {
+        let mut y = Bits::<512>::default();
+        for (k, src) in arp_bytes().into_iter().enumerate() {
+            let byte: u64 = match src {
+                ArpByte::Req(i) => self.req.val().get_bits::<8>(8 * i).index() as u64,
+                ArpByte::Mac(i) => self.mac.val().get_bits::<8>(8 * (5 - i)).index() as u64,
+                ArpByte::Ip(i) => self.ip.val().get_bits::<8>(8 * (3 - i)).index() as u64,
+                ArpByte::Const(c) => c as u64,
+            };
+            y = y | (bit_cast::<512, 8>(byte.into()) << bits::<16>((8 * k) as u64));
+        }
+        self.y.next = y;
+    }
+    fn connect(&mut self) {
+        self.y.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        // Bytes first to last; the concatenation lists them last first.
+        let mut bytes: Vec<String> = arp_bytes()
+            .into_iter()
+            .map(|src| match src {
+                ArpByte::Req(i) => format!("req[{}:{}]", 8 * i + 7, 8 * i),
+                ArpByte::Mac(i) => format!("mac[{}:{}]", 8 * (5 - i) + 7, 8 * (5 - i)),
+                ArpByte::Ip(i) => format!("ip[{}:{}]", 8 * (3 - i) + 7, 8 * (3 - i)),
+                ArpByte::Const(c) => format!("8'h{c:02x}"),
+            })
+            .collect();
+        bytes.reverse();
+        Verilog::Custom(format!("assign y = {{{}}};\n", bytes.join(", ")))
+    }
+}

@@ -356,6 +356,11 @@ pub mod net {
     pub const COUNT: Field = bytes("count", F + field::COUNT, 1, "contribution count");
     /// Contributor bitmap.
     pub const BITMAP: Field = bytes("bitmap", F + field::BITMAP.start, 8, "bitmap");
+    /// ARP hardware and protocol types, address lengths and operation (bytes 14..22;
+    /// `fanin_proto::wire::arp::REQUEST_FIXED` after the EtherType for a request).
+    pub const ARP_FIXED: Field = bytes("arp_fixed", IP, 8, "ARP types, lengths, operation");
+    /// ARP target IPv4 address.
+    pub const ARP_TPA: Field = bytes("arp_tpa", 38, 4, "ARP target IPv4");
 
     const _: () = {
         assert!(field::JOB.end - field::JOB.start == 2);
@@ -392,6 +397,8 @@ word! {
         child: 8 = net::CHILD,
         count: 8 = net::COUNT,
         bitmap: 64 = net::BITMAP,
+        arp_fixed: 64 = net::ARP_FIXED,
+        arp_tpa: 32 = net::ARP_TPA,
     }
     flags {
         ip_mf = net::IP_MF,

@@ -21,6 +21,8 @@ pub const PARSE_W: usize = PARSE_BYTES * 8;
 pub enum FrameClass {
     /// Not IPv4 (dropped, `non_ip`).
     NonIp,
+    /// An ARP request for the switch's address (answered, `arp_replies`).
+    Arp,
     /// Malformed (dropped, `malformed`).
     Malformed,
     /// Valid IPv4 not addressed to the switch (forwarding table).
@@ -39,6 +41,16 @@ pub const TERMS_ROUTE: u64 = 0x0020;
 pub const TERMS_BAD: u64 = 0x01c0;
 /// `c_terms` bits whose OR is `c_wire_bad`.
 pub const TERMS_WIRE_BAD: u64 = 0x7c00;
+/// `c_terms` bit that is `c_arp`.
+pub const TERMS_ARP: u64 = 0x0200;
+
+// The request's bytes 14..22 as the parser compares them (`arp_fixed`, a literal there).
+const _: () = {
+    let f = fanin_proto::wire::arp::REQUEST_FIXED;
+    let w = u64::from_be_bytes([f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9]]);
+    assert!(w == 0x0001_0800_0604_0001);
+    assert!(f[0] == 0x08 && f[1] == 0x06);
+};
 
 /// Combinational frame parser.
 #[derive(LogicBlock, Default)]
@@ -61,6 +73,10 @@ pub struct Parser {
     pub kind: Signal<Out, FrameClass>,
     /// Check: not IPv4 (or too short for Ethernet).
     pub c_non_ip: Signal<Out, bool>,
+    /// Check: an ARP request for the switch's address (`fanin_proto::wire::arp::reply`
+    /// answers it): at least 42 bytes, EtherType 0x0806, Ethernet/IPv4 types and lengths,
+    /// operation 1, target address `me_ip`.
+    pub c_arp: Signal<Out, bool>,
     /// Check: malformed IPv4 header (incl. the ingress checksum verdict).
     pub c_ip_bad: Signal<Out, bool>,
     /// Check: not addressed to the switch.
@@ -74,8 +90,8 @@ pub struct Parser {
     pub c_wire_bad: Signal<Out, bool>,
     /// The checks split into terms that each take a few LUT levels, for a core that
     /// registers them before ORing (`c_non_ip` = bit 0, `c_ip_bad` = OR of bits 1..=4,
-    /// `c_route` = bit 5, `c_bad` = OR of bits 6..=8, `c_wire_bad` = OR of bits 10..=14;
-    /// bits 9 and 15 are zero). See [`TERMS_IP_BAD`] and the other masks.
+    /// `c_route` = bit 5, `c_bad` = OR of bits 6..=8, `c_arp` = bit 9, `c_wire_bad` = OR
+    /// of bits 10..=14; bit 15 is zero). See [`TERMS_IP_BAD`] and the other masks.
     pub c_terms: Signal<Out, Bits<16>>,
     /// Population counts of the bitmap's bytes (a nibble per byte, low nibble).
     pub c_pc: Signal<Out, Bits<64>>,
@@ -115,6 +131,7 @@ pub struct Parser {
     total: Signal<Local, Bits<16>>,
     iplen: Signal<Local, Bits<16>>,
     non_ip: Signal<Local, bool>,
+    arp: Signal<Local, bool>,
     ip_bad0: Signal<Local, bool>,
     udp_cand: Signal<Local, bool>,
     bad0: Signal<Local, bool>,
@@ -147,6 +164,11 @@ impl Logic for Parser {
         self.iplen.next = self.len.val() - 14;
         // Ethernet: shorter than a header, or not IPv4.
         self.non_ip.next = (self.len.val() < 14) | (self.be.val().get_value_ethertype() != 0x0800);
+        // ARP: a request for the switch's address (term 9; `wire::arp::REQUEST_FIXED`).
+        self.arp.next = (self.len.val() >= 42)
+            & (self.be.val().get_value_ethertype() == 0x0806)
+            & (self.be.val().get_value_arp_fixed() == 0x0001_0800_0604_0001u64)
+            & (self.be.val().get_value_arp_tpa() == self.me_ip.val());
         // IPv4 header: the checksum over ihl*4 bytes comes from the ingress (`ip_ok`); the
         // length checks here reject every frame for which that verdict is not meaningful
         // (shorter than 14 + ihl*4 bytes, or ihl < 20). Terms 1..=4 of `c_terms`.
@@ -218,6 +240,7 @@ impl Logic for Parser {
             | (bit_cast::<16, 1>(self.bad0.val().into()) << 6)
             | (bit_cast::<16, 1>((self.total.val() < 28).into()) << 7)
             | (bit_cast::<16, 1>(self.udp_len_bad.val().into()) << 8)
+            | (bit_cast::<16, 1>(self.arp.val().into()) << 9)
             | (bit_cast::<16, 1>(((self.total.val() >= 28) & (self.total.val() < 50)).into())
                 << 10)
             | (bit_cast::<16, 1>(self.pl_bad.val().into()) << 11)
@@ -226,6 +249,7 @@ impl Logic for Parser {
             | (bit_cast::<16, 1>(((self.ptype.val() == 0) | (self.ptype.val() > 5)).into()) << 14);
         self.c_terms.next = self.terms.val();
         self.c_non_ip.next = (self.terms.val() & 0x0001) != 0;
+        self.c_arp.next = (self.terms.val() & 0x0200) != 0;
         self.c_ip_bad.next = (self.terms.val() & 0x001e) != 0;
         self.c_route.next = (self.terms.val() & 0x0020) != 0;
         self.c_bad.next = (self.terms.val() & 0x01c0) != 0;
@@ -233,6 +257,7 @@ impl Logic for Parser {
         self.c_pc.next = self.pop.pc.val();
         self.c_count.next = self.be.val().get_value_count();
         self.cls.non_ip.next = self.c_non_ip.val();
+        self.cls.arp.next = self.c_arp.val();
         self.cls.ip_bad.next = self.c_ip_bad.val();
         self.cls.route.next = self.c_route.val();
         self.cls.bad.next = self.c_bad.val();
@@ -244,13 +269,16 @@ impl Logic for Parser {
     }
 }
 
-/// The parser's verdict from its checks: the priority of `classify` (not IPv4, malformed
-/// IPv4, routed, then the UDP/fanin checks and the population count). A block of its own
+/// The parser's verdict from its checks: the priority of `classify` (not IPv4, an ARP
+/// request for the switch among those, malformed IPv4, routed, then the UDP/fanin checks
+/// and the population count). A block of its own
 /// so that the core can register the checks and classify from flip-flops.
 #[derive(LogicBlock, Default)]
 pub struct Classify {
     /// Not IPv4.
     pub non_ip: Signal<In, bool>,
+    /// An ARP request for the switch (a frame that is not IPv4).
+    pub arp: Signal<In, bool>,
     /// Malformed IPv4.
     pub ip_bad: Signal<In, bool>,
     /// Not addressed to the switch.
@@ -268,7 +296,9 @@ pub struct Classify {
 impl Logic for Classify {
     #[hdl_gen]
     fn update(&mut self) {
-        if self.non_ip.val() {
+        if self.non_ip.val() & self.arp.val() {
+            self.kind.next = FrameClass::Arp;
+        } else if self.non_ip.val() {
             self.kind.next = FrameClass::NonIp;
         } else if self.ip_bad.val() {
             self.kind.next = FrameClass::Malformed;

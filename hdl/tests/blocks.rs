@@ -2,8 +2,8 @@
 
 use core::net::Ipv4Addr;
 use fanin_hdl::parse::{
-    FrameClass, Parser, PARSE_BYTES, PARSE_W, TERMS_BAD, TERMS_IP_BAD, TERMS_NON_IP, TERMS_ROUTE,
-    TERMS_WIRE_BAD,
+    FrameClass, Parser, PARSE_BYTES, PARSE_W, TERMS_ARP, TERMS_BAD, TERMS_IP_BAD, TERMS_NON_IP,
+    TERMS_ROUTE, TERMS_WIRE_BAD,
 };
 use fanin_hdl::rx::Rx;
 
@@ -30,6 +30,9 @@ const PORT: u16 = fanin_proto::wire::FANIN_UDP_PORT;
 /// The class the model gives a frame (`Switch::dispatch` up to the job lookup).
 fn model_class(f: &[u8]) -> FrameClass {
     match classify(f) {
+        FrameKind::NonIp if fanin_proto::wire::arp::reply(f, [2; 6], ME).is_some() => {
+            FrameClass::Arp
+        }
         FrameKind::NonIp => FrameClass::NonIp,
         FrameKind::BadIpv4(_) => FrameClass::Malformed,
         FrameKind::Ipv4 { dst, .. } if dst != ME => FrameClass::Route,
@@ -218,11 +221,21 @@ fn parser_matches_model() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut uut = Parser::default();
     uut.connect_all();
-    let mut seen = [0usize; 4];
+    let mut seen = [0usize; 5];
     let (mut unused, mut bad_ck) = (0, 0);
     let mut term_seen = [[0usize; 2]; 12];
-    for i in 0..300 {
-        let mut f = fanin_frame(&mut rng);
+    for i in 0..400 {
+        // One frame in eight an ARP request, for the switch or another address.
+        let mut f = if i % 8 == 0 {
+            let tpa = if rng.gen_bool(0.7) {
+                ME
+            } else {
+                Ipv4Addr::new(10, 0, 0, 2)
+            };
+            fanin_proto::wire::arp::request(rng.gen(), Ipv4Addr::from(rng.gen::<u32>()), tpa)
+        } else {
+            fanin_frame(&mut rng)
+        };
         mutate(&mut f, &mut rng);
         uut.hdr.next = hdr_bits(&f);
         uut.len.next = (f.len() as u64).into();
@@ -249,7 +262,9 @@ fn parser_matches_model() {
         // The check terms the core registers give the same class through the `TERMS_*`
         // masks (the core ORs them with these masks).
         let t = uut.c_terms.val().index() as u64;
-        let from_terms = if t & TERMS_NON_IP != 0 {
+        let from_terms = if t & TERMS_NON_IP != 0 && t & TERMS_ARP != 0 {
+            FrameClass::Arp
+        } else if t & TERMS_NON_IP != 0 {
             FrameClass::NonIp
         } else if t & TERMS_IP_BAD != 0 {
             FrameClass::Malformed

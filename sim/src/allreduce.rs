@@ -3,14 +3,15 @@
 //! lose, duplicate and reorder frames each way as the shared seeded fault model
 //! ([`fanin_proto::fault`]) decides; the core's outputs go back to them; every frame the core
 //! emits is checked against the reference model, and every worker must end every allreduce
-//! with that allreduce's exact sum.
+//! with that allreduce's exact sum. Before the first allreduce every worker resolves the
+//! switch's MAC address by ARP, as a host does (without faults).
 
 use fanin_hdl::CoreConfig;
 use fanin_proto::config::{Mode, Route, SourceCheck, SwitchConfig, Trust};
 use fanin_proto::fault::{FaultSpec, Faults};
 use fanin_proto::join::{JoinReply, Joiner};
 use fanin_proto::plan::{self, Addressing, JobSpec};
-use fanin_proto::wire::{frame::classify, FrameKind};
+use fanin_proto::wire::{arp, frame::classify, FrameKind};
 use fanin_proto::worker::{Sending, Worker};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -63,6 +64,8 @@ pub struct Outcome {
     pub lost: u64,
     /// First block id of each allreduce (with sessions: the one the root's ACCEPT gave).
     pub first_blocks: Vec<u32>,
+    /// The switch's MAC address as every worker's ARP request found it.
+    pub arp_mac: [u8; 6],
 }
 
 /// Cycles the core runs between two rounds of worker polls and deliveries.
@@ -177,12 +180,13 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
     let mut tb = Tb::new(core_name, s.pacing, s.seed)?;
     let mut sb = Scoreboard::new(&core, &cfg)?;
     program(&mut tb, &sb.regs, &cfg)?;
+    let arp_mac = resolve(&mut tb, &plan.workers, &port_of, (cfg.mac, cfg.ip), s.seed)?;
     let start = tb.m.cycle();
     // Held-back copies: (step due, core port, frame) toward the core, (step due, frame) back.
     let mut held_in: Vec<(u64, usize, Vec<u8>)> = Vec::new();
     let mut held_out: Vec<(u64, Vec<u8>)> = Vec::new();
     let mut step = 0u64;
-    let mut seen = vec![0usize; ports];
+    let mut seen: Vec<usize> = tb.sink.iter().map(|k| k.frames.len()).collect();
     let (mut frames_in, mut drained, mut retransmissions) = (0u64, 0u64, 0u64);
     let mut first_blocks = Vec::with_capacity(s.allreduces);
     let limit = 200_000
@@ -328,7 +332,51 @@ pub fn run(core_name: &str, s: &Setup) -> Result<Outcome, SimError> {
         retransmissions,
         lost: faults.counts().lost + drained,
         first_blocks,
+        arp_mac,
     })
+}
+
+/// Every worker asks for the switch's address by ARP on its port; each must get its own
+/// reply there, byte for byte `arp::reply` of its request by a switch of address `me` (the
+/// scoreboard checks the frames against the model too). Returns the MAC address the
+/// replies name.
+fn resolve(
+    tb: &mut Tb,
+    workers: &[fanin_proto::worker::Assignment],
+    port_of: &dyn Fn(usize) -> usize,
+    me: ([u8; 6], std::net::Ipv4Addr),
+    seed: u64,
+) -> Result<[u8; 6], SimError> {
+    let reqs: Vec<Vec<u8>> = workers
+        .iter()
+        .map(|a| arp::request(a.me.mac, a.me.ip, me.1))
+        .collect();
+    for (rank, r) in reqs.iter().enumerate() {
+        tb.src[port_of(rank)].push(r.clone(), false);
+    }
+    let replies = |tb: &Tb, port: usize| -> Vec<Vec<u8>> {
+        tb.sink[port].frames.iter().map(|f| f.data.clone()).collect()
+    };
+    for _ in 0..20_000 {
+        tb.step();
+    }
+    for (rank, r) in reqs.iter().enumerate() {
+        let got = replies(tb, port_of(rank));
+        let found = got.iter().find(|f| f.len() >= 42 && f[0..6] == r[6..12]);
+        let Some(f) = found else {
+            return Err(SimError::Check(format!(
+                "seed {seed}: worker {rank}'s ARP request for {} got no reply on port {}",
+                me.1,
+                port_of(rank)
+            )));
+        };
+        if *f != arp::reply(r, me.0, me.1).expect("a request") {
+            return Err(SimError::Check(format!(
+                "seed {seed}: worker {rank}'s ARP reply is not the reply to its request: {f:02x?}"
+            )));
+        }
+    }
+    Ok(me.0)
 }
 
 #[cfg(test)]

@@ -401,7 +401,7 @@ fn demo() -> Result<()> {
             .arg(out.join(format!("{f}.tcl"))))?;
     }
 
-    banner("5. Verilator model: two allreduces of 3 workers through the RTL with 2% loss, duplication, reordering; each opens a session (every trust protection on) and gets its own exact sum");
+    banner("5. Verilator model: the workers resolve the switch by ARP, then two allreduces of 3 workers through the RTL with 2% loss, duplication, reordering; each opens a session (every trust protection on) and gets its own exact sum");
     run(Command::new(bin("rtl_allreduce")).args(["--config", "default"]))?;
     banner("5b. Verilator model: line rate with every port at 100% load on the same slots");
     run(Command::new(bin("linerate")).args(["--config", "default", "--blocks", "500"]))?;

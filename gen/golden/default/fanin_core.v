@@ -143,6 +143,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  ev_forwarded = 32'h40000;
     localparam  ev_no_route = 32'h80000;
     localparam  ev_non_ip = 32'h100000;
+    localparam  ev_arp = 32'h4000000;
     localparam  cs_free = 3'b0;
     localparam  cs_aggregating = 3'b1;
     localparam  cs_emitted = 3'b10;
@@ -163,6 +164,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  t_route = 16'h20;
     localparam  t_bad = 16'h1c0;
     localparam  t_wire_bad = 16'h7c00;
+    localparam  t_arp = 16'h200;
     localparam  at_job_epoch = 16'h1d0;
     localparam  at_meta_entry = 16'h8;
     localparam  at_meta_epoch_lo = 16'h10;
@@ -185,9 +187,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Enums
     localparam FrameClass$NonIp = 0;
-    localparam FrameClass$Malformed = 1;
-    localparam FrameClass$Route = 2;
-    localparam FrameClass$Fanin = 3;
+    localparam FrameClass$Arp = 1;
+    localparam FrameClass$Malformed = 2;
+    localparam FrameClass$Route = 3;
+    localparam FrameClass$Fanin = 4;
     localparam Action$Drop = 0;
     localparam Action$Bypass = 1;
     localparam Action$Aggregate = 2;
@@ -576,8 +579,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] parser$me_port;
     reg  parser$udp_ok;
     reg  parser$ip_ok;
-    wire  [1:0] parser$kind;
+    wire  [2:0] parser$kind;
     wire  parser$c_non_ip;
+    wire  parser$c_arp;
     wire  parser$c_ip_bad;
     wire  parser$c_route;
     wire  parser$c_bad;
@@ -632,6 +636,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [511:0] hg$hdr_q;
     wire  [15:0] hg$len_q;
     wire  [15:0] hg$len;
+    reg  [511:0] arp_lay$req;
+    reg  [47:0] arp_lay$mac;
+    reg  [31:0] arp_lay$ip;
+    wire  [511:0] arp_lay$y;
     reg  meta$clock;
     reg  [23:0] meta$waddr;
     reg  [239:0] meta$wdata;
@@ -1823,16 +1831,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  pc_wbad$d;
     wire  pc_wbad$q;
     reg  pc_wbad$clock;
+    reg  pc_arp$d;
+    wire  pc_arp$q;
+    reg  pc_arp$clock;
     reg  [7:0] pc_count$d;
     wire  [7:0] pc_count$q;
     reg  pc_count$clock;
     reg  cls$non_ip;
+    reg  cls$arp;
     reg  cls$ip_bad;
     reg  cls$route;
     reg  cls$bad;
     reg  cls$wire_bad;
     reg  cls$pop_ok;
-    wire  [1:0] cls$kind;
+    wire  [2:0] cls$kind;
     reg  [63:0] hp_byte$0$x;
     wire  [63:0] hp_byte$0$pc;
     reg  [63:0] hp_byte$1$x;
@@ -2419,7 +2431,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  mc_new;
     reg  sq_ld;
     reg  [2:0] dh_st;
-    reg  [1:0] pr_kind;
+    reg  [2:0] pr_kind;
     reg  [23:0] pbaddr;
     reg  xp_byp;
     reg  tick_now;
@@ -2993,6 +3005,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .ip_ok(parser$ip_ok),
         .kind(parser$kind),
         .c_non_ip(parser$c_non_ip),
+        .c_arp(parser$c_arp),
         .c_ip_bad(parser$c_ip_bad),
         .c_route(parser$c_route),
         .c_bad(parser$c_bad),
@@ -3051,6 +3064,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .hdr_q(hg$hdr_q),
         .len_q(hg$len_q),
         .len(hg$len)
+    );
+    fanin_arp_lay arp_lay(
+        .req(arp_lay$req),
+        .mac(arp_lay$mac),
+        .ip(arp_lay$ip),
+        .y(arp_lay$y)
     );
     fanin_meta meta(
         .clock(meta$clock),
@@ -5029,6 +5048,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pc_wbad$q),
         .clock(pc_wbad$clock)
     );
+    fanin_pc_arp pc_arp(
+        .d(pc_arp$d),
+        .q(pc_arp$q),
+        .clock(pc_arp$clock)
+    );
     fanin_pc_count pc_count(
         .d(pc_count$d),
         .q(pc_count$q),
@@ -5036,6 +5060,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     );
     fanin_cls cls(
         .non_ip(cls$non_ip),
+        .arp(cls$arp),
         .ip_bad(cls$ip_bad),
         .route(cls$route),
         .bad(cls$bad),
@@ -6060,6 +6085,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_popok$clock = clock;
         bcur$clock = clock;
         pc_non_ip$clock = clock;
+        pc_arp$clock = clock;
         pc_ip_bad$clock = clock;
         pc_route$clock = clock;
         pc_bad$clock = clock;
@@ -6338,6 +6364,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_popok$d = pc_popok$q;
         bcur$d = bcur$q;
         pc_non_ip$d = pc_non_ip$q;
+        pc_arp$d = pc_arp$q;
         pc_ip_bad$d = pc_ip_bad$q;
         pc_route$d = pc_route$q;
         pc_bad$d = pc_bad$q;
@@ -7185,6 +7212,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hg$orig = orig_c$q;
         hg$orig_hdr = b_hdr$q;
         hg$orig_len = b_len$q;
+        arp_lay$req = hdr$q[(32'h0)+:(512)];
+        arp_lay$mac = csr$me_mac;
+        arp_lay$ip = csr$me_ip;
         rx$0$clock = clock;
         rx$0$rst = rst;
         rx$0$tdata = s_tdata$0;
@@ -7649,6 +7679,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         parser$udp_ok = la_udp$q;
         parser$ip_ok = la_ip$q;
         cls$non_ip = pc_non_ip$q;
+        cls$arp = pc_arp$q;
         cls$ip_bad = pc_ip_bad$q;
         cls$route = pc_route$q;
         cls$bad = pc_bad$q;
@@ -9029,6 +9060,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             FrontState$Prep2:
                 begin
                     pc_non_ip$d = (la_chk$q & t_non_ip) != 32'h0;
+                    pc_arp$d = (la_chk$q & t_arp) != 32'h0;
                     pc_ip_bad$d = (la_chk$q & t_ip_bad) != 32'h0;
                     pc_route$d = (la_chk$q & t_route) != 32'h0;
                     pc_bad$d = (la_chk$q & t_bad) != 32'h0;
@@ -9072,6 +9104,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             FrameClass$NonIp:
                                 begin
                                     ev = ev_non_ip;
+                                end
+                            FrameClass$Arp:
+                                begin
+                                    ev = ev_arp;
+                                    e_orig$d = 1'b1;
+                                    b_hdr$d = arp_lay$y;
+                                    b_len$d = 32'h3c;
+                                    b_enr$d = 32'h0;
+                                    e_more$d = 1'b0;
+                                    el_init = 1'b0;
+                                    pmask$d = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
+                                    h_st = BackState$CopyRows;
                                 end
                             FrameClass$Malformed:
                                 begin
@@ -11262,6 +11306,19 @@ module fanin_any_to(d,q,clock);
 endmodule // fanin_any_to
 
 
+module fanin_arp_lay(req,mac,ip,y);
+    
+    // Module arguments
+    input wire  [511:0] req;
+    input wire  [47:0] mac;
+    input wire  [31:0] ip;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+    assign y = {8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, req[255:248], req[247:240], req[239:232], req[231:224], req[223:216], req[215:208], req[207:200], req[199:192], req[191:184], req[183:176], ip[7:0], ip[15:8], ip[23:16], ip[31:24], mac[7:0], mac[15:8], mac[23:16], mac[31:24], mac[39:32], mac[47:40], 8'h02, 8'h00, 8'h04, 8'h06, 8'h00, 8'h08, 8'h01, 8'h00, 8'h06, 8'h08, mac[7:0], mac[15:8], mac[23:16], mac[31:24], mac[39:32], mac[47:40], req[223:216], req[215:208], req[207:200], req[199:192], req[191:184], req[183:176]};
+endmodule // fanin_arp_lay
+
+
 module fanin_b_cadr(d,q,clock);
     
     // Module arguments
@@ -11872,26 +11929,31 @@ module fanin_chram3(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_chram3
 
 
-module fanin_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
+module fanin_cls(non_ip,arp,ip_bad,route,bad,wire_bad,pop_ok,kind);
     
     // Module arguments
     input wire  non_ip;
+    input wire  arp;
     input wire  ip_bad;
     input wire  route;
     input wire  bad;
     input wire  wire_bad;
     input wire  pop_ok;
-    output reg  [1:0] kind;
+    output reg  [2:0] kind;
     
     // Enums
     localparam FrameClass$NonIp = 0;
-    localparam FrameClass$Malformed = 1;
-    localparam FrameClass$Route = 2;
-    localparam FrameClass$Fanin = 3;
+    localparam FrameClass$Arp = 1;
+    localparam FrameClass$Malformed = 2;
+    localparam FrameClass$Route = 3;
+    localparam FrameClass$Fanin = 4;
     
     // Update code
     always @(*) begin
-        if (non_ip) begin
+        if (non_ip & arp) begin
+            kind = FrameClass$Arp;
+        end
+        else if (non_ip) begin
             kind = FrameClass$NonIp;
         end
         else if (ip_bad) begin
@@ -12256,6 +12318,7 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     localparam  c_idx16$23 = 16'h17;
     localparam  c_idx16$24 = 16'h18;
     localparam  c_idx16$25 = 16'h19;
+    localparam  c_idx16$26 = 16'h1a;
     localparam  c_info$0 = 32'h46414e49;
     localparam  c_info$1 = 32'h1;
     localparam  c_info$2 = 32'h4;
@@ -12714,6 +12777,9 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     reg  [63:0] cnt$25$d;
     wire  [63:0] cnt$25$q;
     reg  cnt$25$clock;
+    reg  [63:0] cnt$26$d;
+    wire  [63:0] cnt$26$q;
+    reg  cnt$26$clock;
     reg  [63:0] rxp$0$d;
     wire  [63:0] rxp$0$q;
     reg  rxp$0$clock;
@@ -12939,6 +13005,9 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     reg  [1:0] s_cnt$25$d;
     wire  [1:0] s_cnt$25$q;
     reg  s_cnt$25$clock;
+    reg  [1:0] s_cnt$26$d;
+    wire  [1:0] s_cnt$26$q;
+    reg  s_cnt$26$clock;
     reg  [15:0] s_port$0$d;
     wire  [15:0] s_port$0$q;
     reg  s_port$0$clock;
@@ -13591,6 +13660,11 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         .q(cnt$25$q),
         .clock(cnt$25$clock)
     );
+    fanin_csr_cnt_26 cnt$26(
+        .d(cnt$26$d),
+        .q(cnt$26$q),
+        .clock(cnt$26$clock)
+    );
     fanin_csr_rxp_0 rxp$0(
         .d(rxp$0$d),
         .q(rxp$0$q),
@@ -13966,6 +14040,11 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         .q(s_cnt$25$q),
         .clock(s_cnt$25$clock)
     );
+    fanin_csr_s_cnt_26 s_cnt$26(
+        .d(s_cnt$26$d),
+        .q(s_cnt$26$q),
+        .clock(s_cnt$26$clock)
+    );
     fanin_csr_s_port_0 s_port$0(
         .d(s_port$0$d),
         .q(s_port$0$q),
@@ -14316,6 +14395,10 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         cnt$25$d = cnt$25$q;
         s_cnt$25$clock = clock;
         s_cnt$25$d = s_cnt$25$q;
+        cnt$26$clock = clock;
+        cnt$26$d = cnt$26$q;
+        s_cnt$26$clock = clock;
+        s_cnt$26$d = s_cnt$26$q;
         s_info$0$clock = clock;
         s_info$0$d = s_info$0$q;
         s_info$1$clock = clock;
@@ -15034,6 +15117,13 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         if (araddr == a_cnt + (c_idx16$25 << 32'h3) + 32'h4) begin
             s_cnt$25$d = 32'h2;
         end
+        s_cnt$26$d = 32'h0;
+        if (araddr == a_cnt + (c_idx16$26 << 32'h3)) begin
+            s_cnt$26$d = 32'h1;
+        end
+        if (araddr == a_cnt + (c_idx16$26 << 32'h3) + 32'h4) begin
+            s_cnt$26$d = 32'h2;
+        end
         s_port$0$d = 32'h0;
         if (araddr == a_port + (c_idx16$0 << 32'h5) + (c_idx16$0 << 32'h2)) begin
             s_port$0$d = ((32'h1) & 16'hffff) << c_idx16$0;
@@ -15412,6 +15502,12 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         if (s_cnt$25$q[32'h1]) begin
             rd = rd | cnt$25$q[(32'h20)+:(32)];
         end
+        if (s_cnt$26$q[32'h0]) begin
+            rd = rd | cnt$26$q[(32'h0)+:(32)];
+        end
+        if (s_cnt$26$q[32'h1]) begin
+            rd = rd | cnt$26$q[(32'h20)+:(32)];
+        end
         if (s_port$0$q[32'h0]) begin
             rd = rd | rxp$0$q[(32'h0)+:(32)];
         end
@@ -15686,6 +15782,12 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         else if (evq$q[25] | evbq$q[25]) begin
             cnt$25$d = cnt$25$q + 32'h1;
         end
+        if (evq$q[26] & evbq$q[26]) begin
+            cnt$26$d = cnt$26$q + 32'h2;
+        end
+        else if (evq$q[26] | evbq$q[26]) begin
+            cnt$26$d = cnt$26$q + 32'h1;
+        end
         if (occ_inc) begin
             cnt$0$d = cnt$0$q + 32'h1 - occ_free;
         end
@@ -15794,6 +15896,7 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
             cnt$23$d = 32'h0;
             cnt$24$d = 32'h0;
             cnt$25$d = 32'h0;
+            cnt$26$d = 32'h0;
             rxp$0$d = 32'h0;
             rxb$0$d = 32'h0;
             txp$0$d = 32'h0;
@@ -16278,6 +16381,25 @@ module fanin_csr_cnt_25(d,q,clock);
     end
           
 endmodule // fanin_csr_cnt_25
+
+
+module fanin_csr_cnt_26(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_cnt_26
 
 
 module fanin_csr_cnt_3(d,q,clock);
@@ -18528,6 +18650,25 @@ module fanin_csr_s_cnt_25(d,q,clock);
     end
           
 endmodule // fanin_csr_s_cnt_25
+
+
+module fanin_csr_s_cnt_26(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_s_cnt_26
 
 
 module fanin_csr_s_cnt_3(d,q,clock);
@@ -26673,7 +26814,7 @@ module fanin_own_q(d,q,clock);
 endmodule // fanin_own_q
 
 
-module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_route,c_bad,c_wire_bad,c_terms,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
+module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_bad,c_route,c_bad,c_wire_bad,c_terms,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
     
     // Module arguments
     input wire  [639:0] hdr;
@@ -26682,8 +26823,9 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     input wire  [15:0] me_port;
     input wire  udp_ok;
     input wire  ip_ok;
-    output reg  [1:0] kind;
+    output reg  [2:0] kind;
     output reg  c_non_ip;
+    output reg  c_arp;
     output reg  c_ip_bad;
     output reg  c_route;
     output reg  c_bad;
@@ -26707,18 +26849,20 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     
     // Enums
     localparam FrameClass$NonIp = 0;
-    localparam FrameClass$Malformed = 1;
-    localparam FrameClass$Route = 2;
-    localparam FrameClass$Fanin = 3;
+    localparam FrameClass$Arp = 1;
+    localparam FrameClass$Malformed = 2;
+    localparam FrameClass$Route = 3;
+    localparam FrameClass$Fanin = 4;
     
     // Stub signals
     reg  cls$non_ip;
+    reg  cls$arp;
     reg  cls$ip_bad;
     reg  cls$route;
     reg  cls$bad;
     reg  cls$wire_bad;
     reg  cls$pop_ok;
-    wire  [1:0] cls$kind;
+    wire  [2:0] cls$kind;
     reg  [63:0] pchk$pc;
     reg  [7:0] pchk$count;
     wire  pchk$ok;
@@ -26734,6 +26878,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     reg  [15:0] total;
     reg  [15:0] iplen;
     reg  non_ip;
+    reg  arp;
     reg  ip_bad0;
     reg  udp_cand;
     reg  bad0;
@@ -26750,6 +26895,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
     // Sub module instances
     fanin_parser_cls cls(
         .non_ip(cls$non_ip),
+        .arp(cls$arp),
         .ip_bad(cls$ip_bad),
         .route(cls$route),
         .bad(cls$bad),
@@ -26785,6 +26931,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         src_port = be[(32'h160)+:(16)];
         iplen = len - 32'he;
         non_ip = (len < 32'he) | (be[(32'h210)+:(16)] != 32'h800);
+        arp = (len >= 32'h2a) & (be[(32'h210)+:(16)] == 32'h806) & (be[(32'h1d0)+:(64)] == 64'h1080006040001) & (be[(32'h130)+:(32)] == me_ip);
         ip_bad0 = (len < 32'h22) | (be[(32'h20c)+:(4)] != 32'h4) | (ihl < 32'h14) | ~ip_ok;
         udp_cand = (be[(32'h1c0)+:(8)] == 32'h11) & (ihl == 32'h14) & ~be[(32'h1dd)+:(1)] & (be[(32'h1d0)+:(13)] == 32'h0);
         bad0 = ~udp_cand | ~udp_ok | (be[(32'h150)+:(16)] != me_port);
@@ -26805,9 +26952,10 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         pop$x = bitmap;
         wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
         sess_bad = ((ptype == 32'h3) & ((be[(32'hc0)+:(8)] != 32'h1) | (elements != 32'h0) | (block == 32'h0))) | ((ptype == 32'h4) & ((be[(32'hc0)+:(8)] != 32'h1) | (elements != 32'h1))) | ((ptype == 32'h5) & ((elements != 32'h0) | ((child != 32'h1) & (child != 32'h2))));
-        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc) | (((sess_bad) & 16'hffff) << 32'hd) | (((((ptype == 32'h0) | (ptype > 32'h5))) & 16'hffff) << 32'he);
+        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((arp) & 16'hffff) << 32'h9) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc) | (((sess_bad) & 16'hffff) << 32'hd) | (((((ptype == 32'h0) | (ptype > 32'h5))) & 16'hffff) << 32'he);
         c_terms = terms;
         c_non_ip = (terms & 32'h1) != 32'h0;
+        c_arp = (terms & 32'h200) != 32'h0;
         c_ip_bad = (terms & 32'h1e) != 32'h0;
         c_route = (terms & 32'h20) != 32'h0;
         c_bad = (terms & 32'h1c0) != 32'h0;
@@ -26815,6 +26963,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
         c_pc = pop$pc;
         c_count = be[(32'hc0)+:(8)];
         cls$non_ip = c_non_ip;
+        cls$arp = c_arp;
         cls$ip_bad = c_ip_bad;
         cls$route = c_route;
         cls$bad = c_bad;
@@ -26828,26 +26977,31 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_ip_bad,c_
 endmodule // fanin_parser
 
 
-module fanin_parser_cls(non_ip,ip_bad,route,bad,wire_bad,pop_ok,kind);
+module fanin_parser_cls(non_ip,arp,ip_bad,route,bad,wire_bad,pop_ok,kind);
     
     // Module arguments
     input wire  non_ip;
+    input wire  arp;
     input wire  ip_bad;
     input wire  route;
     input wire  bad;
     input wire  wire_bad;
     input wire  pop_ok;
-    output reg  [1:0] kind;
+    output reg  [2:0] kind;
     
     // Enums
     localparam FrameClass$NonIp = 0;
-    localparam FrameClass$Malformed = 1;
-    localparam FrameClass$Route = 2;
-    localparam FrameClass$Fanin = 3;
+    localparam FrameClass$Arp = 1;
+    localparam FrameClass$Malformed = 2;
+    localparam FrameClass$Route = 3;
+    localparam FrameClass$Fanin = 4;
     
     // Update code
     always @(*) begin
-        if (non_ip) begin
+        if (non_ip & arp) begin
+            kind = FrameClass$Arp;
+        end
+        else if (non_ip) begin
             kind = FrameClass$NonIp;
         end
         else if (ip_bad) begin
@@ -26984,6 +27138,25 @@ module fanin_pbram(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
     end
 endmodule // fanin_pbram
+
+
+module fanin_pc_arp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pc_arp
 
 
 module fanin_pc_bad(d,q,clock);

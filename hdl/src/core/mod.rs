@@ -13,10 +13,10 @@
 
 use crate::acc::Acc;
 use crate::config::CoreConfig;
-use crate::hdrgen::HdrGen;
+use crate::hdrgen::{ArpLayout, HdrGen};
 use crate::layout::{at, mask, ChildWord, HdrWindow, JobWord, MetaWord, RegValue};
 use crate::parse::{
-    BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W, TERMS_BAD, TERMS_IP_BAD,
+    BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W, TERMS_ARP, TERMS_BAD, TERMS_IP_BAD,
     TERMS_NON_IP, TERMS_ROUTE, TERMS_WIRE_BAD,
 };
 use crate::ram::{FaninRam, ADDR_W};
@@ -133,6 +133,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     parser: Parser,
     acc: Acc<WB>,
     hg: HdrGen,
+    /// The ARP reply to the frame in `hdr` (pure wiring; loaded into `b_hdr` for an ARP
+    /// request handed over).
+    arp_lay: ArpLayout,
     meta: FaninRam<META_W>,
     chram: FaninRam<CHILD_W>,
     // Job table: the packed entries in `jram` (read by index), the lookup keys in
@@ -350,6 +353,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pc_route: DFF<bool>,
     pc_bad: DFF<bool>,
     pc_wbad: DFF<bool>,
+    pc_arp: DFF<bool>,
     pc_count: DFF<Bits<8>>,
     cls: Classify,
     // Population count of each port's head's bitmap, in two registered stages (per-byte
@@ -668,6 +672,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ev_forwarded: Constant<Bits<32>>,
     ev_no_route: Constant<Bits<32>>,
     ev_non_ip: Constant<Bits<32>>,
+    ev_arp: Constant<Bits<32>>,
     cs_free: Constant<Bits<3>>,
     cs_aggregating: Constant<Bits<3>>,
     cs_emitted: Constant<Bits<3>>,
@@ -689,6 +694,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     t_route: Constant<Bits<16>>,
     t_bad: Constant<Bits<16>>,
     t_wire_bad: Constant<Bits<16>>,
+    t_arp: Constant<Bits<16>>,
     // Field offsets and masks of the packed words (`layout.rs`), for packing them.
     at_job_epoch: Constant<Bits<16>>,
     at_meta_entry: Constant<Bits<16>>,
@@ -813,6 +819,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             parser: Default::default(),
             acc: Acc::with_style(2 * cfg.slots as usize * rpc, cfg.slot_ram),
             hg: Default::default(),
+            arp_lay: Default::default(),
             meta: FaninRam::new(2 * cfg.slots as usize, 1),
             chram: FaninRam::new(nj << mclog, 1),
             jram: FaninRam::new(nj.max(2), 1),
@@ -1183,6 +1190,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pc_popok: Default::default(),
             bcur: Default::default(),
             pc_non_ip: Default::default(),
+            pc_arp: Default::default(),
             pc_ip_bad: Default::default(),
             pc_route: Default::default(),
             pc_bad: Default::default(),
@@ -1281,6 +1289,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             ev_forwarded: event(Counter::Forwarded),
             ev_no_route: event(Counter::NoRoute),
             ev_non_ip: event(Counter::NonIp),
+            ev_arp: event(Counter::ArpReplies),
             cs_free: copy_state(CopyState::Free),
             cs_aggregating: copy_state(CopyState::Aggregating),
             cs_emitted: copy_state(CopyState::Emitted),
@@ -1301,6 +1310,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             t_route: k16(TERMS_ROUTE),
             t_bad: k16(TERMS_BAD),
             t_wire_bad: k16(TERMS_WIRE_BAD),
+            t_arp: k16(TERMS_ARP),
             at_job_epoch: at(job::EPOCH),
             at_meta_entry: at(meta::ENTRY),
             at_meta_epoch_lo: at(meta::EPOCH_LO),
@@ -1361,24 +1371,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             x_len, x_row0, x_nrows, lk_f, lk_now, lk_sel, lk_hdr, lk_len, lk_row0, lk_nrows, xo_v,
             lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji, dx_cadr, dx_now, dx_sel,
             dx_hdr, dx_len, dx_row0, dx_nrows, wq_v, cha_q, wq_a, wq_d, ra_q, bcd, state, sel,
-            last, hdr, pr_f, pr_dst_ip, pc_popok, bcur, pc_non_ip, pc_ip_bad, pc_route, pc_bad,
-            pc_wbad, pc_count, pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset, q_disjoint,
-            q_newer_cb, q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild, q_chrank,
-            q_degree, q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl, q_spartial,
-            udp_ok, ip_ok, len, row0, nrows, ri, ri2, v1, wm, ji, je, jep, chr, pbr, pba_q,
-            q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate,
-            b_sel, s1_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch,
-            b_emit, b_eovf, cs_i, cs_j, cs_v, more, pmask, hlow, hlow_s, hs_mac, hs_ip, hs_udp,
-            hs_child, hx_f, hx_eovf, hx_ov, hx_ca, hx_mc, pm_two, c_ov, c_ca, c_eovf, cp_mask,
-            hx_orig, cp_slot1, cp_slot2, v_a, v_b, v_c, hlow1, mc_c, mc_b, orig_c, t1_v, t1_first,
-            t1_start, t1_a, t2_v, t2_first, t2_start, t2_a, t3_v, t3_first, t3_start, t3_a, ov_run,
-            ow_v, ow_a, ow_val, or_a, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r, o_f,
-            tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq, e_more,
-            e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age, la_pp, lk_v,
-            dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any, pk_idx, own_q,
-            own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i,
-            jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b,
-            sq_reg, sq_b_nonce, b_reg, b_nonce, cp_reg1, cp_reg2, cp_n1, cp_n2
+            last, hdr, pr_f, pr_dst_ip, pc_popok, bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route,
+            pc_bad, pc_wbad, pc_count, pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset,
+            q_disjoint, q_newer_cb, q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild,
+            q_chrank, q_degree, q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl,
+            q_spartial, udp_ok, ip_ok, len, row0, nrows, ri, ri2, v1, wm, ji, je, jep, chr, pbr,
+            pba_q, q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr, nr1,
+            bstate, b_sel, s1_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji,
+            b_nch, b_emit, b_eovf, cs_i, cs_j, cs_v, more, pmask, hlow, hlow_s, hs_mac, hs_ip,
+            hs_udp, hs_child, hx_f, hx_eovf, hx_ov, hx_ca, hx_mc, pm_two, c_ov, c_ca, c_eovf,
+            cp_mask, hx_orig, cp_slot1, cp_slot2, v_a, v_b, v_c, hlow1, mc_c, mc_b, orig_c, t1_v,
+            t1_first, t1_start, t1_a, t2_v, t2_first, t2_start, t2_a, t3_v, t3_first, t3_start,
+            t3_a, ov_run, ow_v, ow_a, ow_val, or_a, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r,
+            o_f, tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq,
+            e_more, e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age, la_pp,
+            lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any, pk_idx,
+            own_q, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend,
+            jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j,
+            hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce, cp_reg1, cp_reg2, cp_n1, cp_n2
         );
         for r in 0..self.csr.route_ip.len() {
             self.rh[r].clock.next = self.clock.val();
@@ -1562,6 +1572,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.hg.orig.next = self.orig_c.q.val();
         self.hg.orig_hdr.next = self.b_hdr.q.val();
         self.hg.orig_len.next = self.b_len.q.val();
+        self.arp_lay.req.next = self.hdr.q.val().get_value_headers();
+        self.arp_lay.mac.next = self.csr.me_mac.val();
+        self.arp_lay.ip.next = self.csr.me_ip.val();
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
         for p in 0..self.rx.len() {
             self.rx[p].clock.next = self.clock.val();
@@ -1683,6 +1696,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.parser.udp_ok.next = self.la_udp.q.val();
         self.parser.ip_ok.next = self.la_ip.q.val();
         self.cls.non_ip.next = self.pc_non_ip.q.val();
+        self.cls.arp.next = self.pc_arp.q.val();
         self.cls.ip_bad.next = self.pc_ip_bad.q.val();
         self.cls.route.next = self.pc_route.q.val();
         self.cls.bad.next = self.pc_bad.q.val();
@@ -2481,8 +2495,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // PREP2: the parser's checks and the population-count check (registered by
                 // the look-ahead in the take's cycle, from the frame taken), and the first
                 // hit of each table, registered. (TERMS_NON_IP, TERMS_IP_BAD, TERMS_ROUTE,
-                // TERMS_BAD, TERMS_WIRE_BAD)
+                // TERMS_BAD, TERMS_WIRE_BAD, TERMS_ARP)
                 self.pc_non_ip.d.next = (self.la_chk.q.val() & self.t_non_ip.val()) != 0;
+                self.pc_arp.d.next = (self.la_chk.q.val() & self.t_arp.val()) != 0;
                 self.pc_ip_bad.d.next = (self.la_chk.q.val() & self.t_ip_bad.val()) != 0;
                 self.pc_route.d.next = (self.la_chk.q.val() & self.t_route.val()) != 0;
                 self.pc_bad.d.next = (self.la_chk.q.val() & self.t_bad.val()) != 0;
@@ -2541,6 +2556,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     match self.pr_kind.val() {
                         FrameClass::NonIp => {
                             self.ev.next = self.ev_non_ip.val();
+                        }
+                        FrameClass::Arp => {
+                            // The reply, as a routed frame of its own header region only
+                            // (60 bytes, no rows), out of the ingress port.
+                            self.ev.next = self.ev_arp.val();
+                            self.e_orig.d.next = true;
+                            self.b_hdr.d.next = self.arp_lay.y.val();
+                            self.b_len.d.next = 60.into();
+                            self.b_enr.d.next = 0.into();
+                            self.e_more.d.next = false;
+                            self.el_init.next = false;
+                            self.pmask.d.next = bits::<8>(1) << bit_cast::<8, 4>(self.sel.q.val());
+                            self.h_st.next = BackState::CopyRows;
                         }
                         FrameClass::Malformed => {
                             self.ev.next = self.ev_malformed.val();

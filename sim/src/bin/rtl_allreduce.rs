@@ -78,6 +78,11 @@ fn main() -> anyhow::Result<()> {
             "sessions, source checks and idle reclaim on"
         }
     );
+    let mac: Vec<String> = o.arp_mac.iter().map(|b| format!("{b:02x}")).collect();
+    println!(
+        "  every worker resolved the switch's address by ARP: {} on its own port",
+        mac.join(":")
+    );
     if !a.no_sessions {
         let bases: Vec<String> = o.first_blocks.iter().map(|b| b.to_string()).collect();
         println!(

@@ -4,6 +4,7 @@
 //! selects the configuration (default `default`; it must be built in).
 
 mod aggregation;
+mod arp;
 mod common;
 mod configs;
 mod forwarding;
