@@ -49,10 +49,28 @@ foreach c {set_property create_clock create_generated_clock get_pins get_cells g
            set_false_path set_clock_groups set_max_delay set_input_delay set_output_delay
            current_design create_project current_project create_ip get_ips generate_target
            synth_ip read_verilog read_xdc synth_design opt_design place_design phys_opt_design
-           route_design write_checkpoint report_timing_summary report_utilization
-           write_bitstream} {
+           route_design write_checkpoint report_timing_summary report_utilization} {
     proc $c {args} { return {} }
 }
+# Every call of these is recorded in ::stub_calls; the three reports write ::stub_report(NAME)
+# to their -file.
+set ::stub_calls {}
+array set ::stub_report {check_timing {} report_cdc {} report_methodology {}}
+proc stub_file {args} {
+    set i [lsearch -exact $args -file]
+    if {$i < 0} { return {} }
+    return [lindex $args [expr {$i + 1}]]
+}
+foreach c {check_timing report_cdc report_methodology} {
+    proc $c {args} [format {
+        lappend ::stub_calls [list %s {*}$args]
+        set f [open [stub_file {*}$args] w]
+        puts -nonewline $f $::stub_report(%s)
+        close $f
+    } $c $c]
+}
+proc write_bitstream {args} { lappend ::stub_calls [list write_bitstream {*}$args] }
+proc write_cfgmem {args} { lappend ::stub_calls [list write_cfgmem {*}$args] }
 proc get_clocks {args} { return $::stub_clocks }
 proc get_timing_paths {args} { return path }
 proc get_property {prop obj} {
@@ -223,10 +241,10 @@ fn build_tcl_fails_on_timing_and_clock_errors() {
                 &format!("{setup}\nsource build.tcl\nputs FANIN_BUILD_DONE"),
             )
         };
-        let (ok, out, err) = run(&format!("set ::stub_period {period}"));
+        let (ok, out, err) = run(&format!("set ::stub_period {period}\n{CLEAN_REPORTS}"));
         assert!(ok && out.contains("timing met"), "{}: {out}{err}", b.name());
         let (ok, _, err) = run(&format!(
-            "set ::stub_period {period}; set ::stub_slack -0.2"
+            "set ::stub_period {period}; set ::stub_slack -0.2\n{CLEAN_REPORTS}"
         ));
         assert!(!ok && err.contains("exited with 1"), "{}: {err}", b.name());
         let (ok, _, err) = run(&format!("set ::stub_period {}", period * 1.5));
@@ -240,6 +258,179 @@ fn build_tcl_fails_on_timing_and_clock_errors() {
         assert!(bt.contains(&format!("set core_period {period:.3}")));
         let readme = std::fs::read_to_string(d.join("README.md")).unwrap();
         assert!(readme.contains("vivado -mode batch -source build.tcl"));
+    }
+}
+
+/// Reports as a routed design with no problem writes them (format of Vivado's own: the
+/// check_timing table of contents, report_cdc's details, report_methodology's summary).
+const CLEAN_REPORTS: &str = r#"
+set ::stub_report(check_timing) "check_timing report
+
+Table of Contents
+-----------------
+1. checking no_clock (0)
+2. checking constant_clock (0)
+3. checking pulse_width_clock (0)
+4. checking unconstrained_internal_endpoints (0)
+5. checking no_input_delay (35)
+6. checking no_output_delay (34)
+7. checking multiple_clock (0)
+8. checking generated_clocks (0)
+9. checking loops (0)
+10. checking partial_input_delay (0)
+11. checking partial_output_delay (0)
+12. checking latch_loops (0)
+"
+set ::stub_report(report_cdc) "CDC Report
+Severity  ID      Count  Description
+--------  ------  -----  -----------
+Warning   CDC-15  4      Clock enable controlled CDC structure detected
+Info      CDC-3   12     1-bit synchronized with ASYNC_REG property
+"
+set ::stub_report(report_methodology) "1. REPORT SUMMARY
++-----------+----------+-------------------------------+------------+
+| Rule      | Severity | Description                   | Violations |
++-----------+----------+-------------------------------+------------+
+| TIMING-18 | Warning  | Missing input or output delay | 10         |
++-----------+----------+-------------------------------+------------+
+"
+"#;
+
+/// build.tcl runs check_timing, report_cdc and report_methodology on the routed design and
+/// fails (exit 3, one line per problem, no bitstream, no flash image) on a non-zero gated
+/// check_timing count, a Critical CDC or a Critical Warning methodology rule, and on a
+/// check_timing report it cannot read; warnings, advisories and the ungated counts pass. A
+/// clean build writes the bitstream and then the flash image for the board's flash.
+#[test]
+fn build_tcl_gates_on_design_checks_and_writes_flash() {
+    for b in Board::ALL {
+        let d = build_dir(b, "build_tcl_gates_on_design_checks_and_writes_flash");
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let period = board::core_period_ns(&cfg);
+        let run = |edit: &str| {
+            tclsh(
+                &d,
+                &format!(
+                    "set ::stub_period {period}\n{CLEAN_REPORTS}\n{edit}\n\
+                     if {{[catch {{source build.tcl}} e]}} {{ puts \"CALLS $::stub_calls\"; error $e }}\n\
+                     puts \"CALLS $::stub_calls\""
+                ),
+            )
+        };
+        let calls = |out: &str| -> String {
+            out.lines()
+                .find_map(|l| l.strip_prefix("CALLS "))
+                .unwrap_or_default()
+                .to_string()
+        };
+        // Clean: all three reports, then the bitstream, then the flash image.
+        let (ok, out, err) = run("");
+        assert!(ok, "{}: clean run failed: {out}{err}", b.name());
+        let c = calls(&out);
+        for r in [
+            "check_timing -file out/check_timing.rpt",
+            "report_cdc -details -file out/cdc.rpt",
+            "report_methodology -file out/methodology.rpt",
+        ] {
+            assert!(c.contains(r), "{}: no `{r}` in {c}", b.name());
+        }
+        let f = b.flash();
+        let top = b.top();
+        let want = format!(
+            "write_cfgmem -force -format mcs -interface {} -size {} -loadbit {{up {:#010x} out/{top}.bit}} -checksum -file out/{top}.mcs",
+            f.interface, f.size_mb, f.address
+        );
+        let (wb, wc) = (
+            c.find("write_bitstream").expect("no write_bitstream"),
+            c.find(&want)
+                .unwrap_or_else(|| panic!("{}: no `{want}` in {c}", b.name())),
+        );
+        assert!(
+            wb < wc,
+            "{}: flash image before the bitstream: {c}",
+            b.name()
+        );
+        // Each gated failure exits 3, names the check and writes neither file.
+        let gated_ct: Vec<String> = board::CHECK_TIMING_GATED
+            .iter()
+            .map(|chk| {
+                format!(
+                    "regsub {{checking {chk} \\(0\\)}} $::stub_report(check_timing) {{checking {chk} (7)}} ::stub_report(check_timing)"
+                )
+            })
+            .collect();
+        let mut bad: Vec<(String, String)> = board::CHECK_TIMING_GATED
+            .iter()
+            .zip(&gated_ct)
+            .map(|(chk, e)| (e.clone(), format!("check_timing: {chk} (7)")))
+            .collect();
+        bad.extend([
+            (
+                "set ::stub_report(check_timing) {timing report in another format}".into(),
+                "check_timing: no 'checking no_clock (N)' line".into(),
+            ),
+            (
+                "append ::stub_report(report_cdc) \"Critical  CDC-1   2      1-bit unknown CDC circuitry\\n\"".into(),
+                "report_cdc: CDC-1 Critical".into(),
+            ),
+            (
+                "append ::stub_report(report_methodology) \"| TIMING-6  | Critical Warning | No common primary clock between related clocks | 2 |\\n\"".into(),
+                "report_methodology: TIMING-6 Critical Warning, No common primary clock between related clocks (2)".into(),
+            ),
+        ]);
+        for (edit, msg) in &bad {
+            let (ok, out, err) = run(edit);
+            assert!(
+                !ok && err.contains("exited with 3"),
+                "{}: `{edit}` did not fail the build with 3: {out}{err}",
+                b.name()
+            );
+            assert!(
+                out.contains(&format!("ERROR: fanin: {msg}")),
+                "{}: `{edit}`: no message `{msg}` in {out}",
+                b.name()
+            );
+            let c = calls(&out);
+            assert!(
+                !c.contains("write_bitstream") && !c.contains("write_cfgmem"),
+                "{}: `{edit}`: wrote files anyway: {c}",
+                b.name()
+            );
+        }
+        // Ungated counts, CDC warnings and methodology warnings pass.
+        let (ok, out, err) = run(
+            "regsub {no_input_delay \\(35\\)} $::stub_report(check_timing) {no_input_delay (99)} ::stub_report(check_timing)\n\
+             append ::stub_report(report_cdc) \"Warning   CDC-13  1      1-bit CDC path on a non-FD primitive\\n\"\n\
+             append ::stub_report(report_methodology) \"| SYNTH-9   | Warning  | Small multiplier | 3 |\\n\"",
+        );
+        assert!(
+            ok && out.contains("design checks passed"),
+            "{}: {out}{err}",
+            b.name()
+        );
+        // A timing failure still exits 1 (checked first) and writes neither file.
+        let (ok, out, err) = run("set ::stub_slack -0.1");
+        assert!(
+            !ok && err.contains("exited with 1"),
+            "{}: {out}{err}",
+            b.name()
+        );
+        let c = calls(&out);
+        assert!(
+            !c.contains("write_bitstream") && !c.contains("write_cfgmem"),
+            "{c}"
+        );
+    }
+    // The flash of each board: SUME's BPI x16, the Alveo cards' SPI x4 behind the golden image.
+    assert_eq!(
+        (Board::Sume.flash().interface, Board::Sume.flash().size_mb),
+        ("BPIx16", 32)
+    );
+    for b in [Board::Au250, Board::Au280] {
+        assert_eq!(
+            (b.flash().interface, b.flash().size_mb, b.flash().address),
+            ("SPIx4", 128, 0x0100_2000)
+        );
     }
 }
 

@@ -157,20 +157,43 @@ pub fn ip_tcl(board: Board, cfg: &CoreConfig) -> Vec<(String, String)> {
     v
 }
 
+/// check_timing checks that fail the build when their count is not 0 (build.tcl, exit 3).
+/// `no_input_delay` / `no_output_delay` are not among them: the wrapper's pins are
+/// constants, LEDs and asynchronous status pins (false paths), and the MAC/PCIe pins are GT
+/// pins without I/O timing; `pulse_width_clock` is informational.
+pub const CHECK_TIMING_GATED: &[&str] = &[
+    "no_clock",
+    "constant_clock",
+    "unconstrained_internal_endpoints",
+    "multiple_clock",
+    "generated_clocks",
+    "loops",
+    "partial_input_delay",
+    "partial_output_delay",
+    "latch_loops",
+];
+
 /// The non-project Vivado script.
 pub fn build_tcl(board: Board, cfg: &CoreConfig) -> String {
     let mut t = header(board, cfg, "#");
+    let flash = board.flash();
     let _ = write!(
         t,
         r#"# Non-project flow: vivado -mode batch -source build.tcl
 # Creates the IP from ip/*.tcl, reads fanin_core.v, fanin_board.v, {top}.v and constraints/*.xdc, runs
-# synthesis, place and route, writes reports into out/, and the bitstream out/{top}.bit only
-# when timing is met. Exits 1 on a timing failure, 2 on a clock set-up error.
+# synthesis, place and route, writes reports into out/, and the bitstream out/{top}.bit and its
+# flash image out/{top}.mcs only when timing is met and the design checks pass.
+# Exit status: 1 timing not met, 2 clock set-up error, 3 design checks failed
+# (check_timing, report_cdc, report_methodology; see below).
 
 set part {part}
 set top {top}
 # core_clk target: {mhz} MHz (configuration '{cfg}').
 set core_period {period:.3}
+# Configuration flash: {fif}, {fsize} MB, the bitstream at {faddr:#010x}.
+set flash_interface {fif}
+set flash_size {fsize}
+set flash_address {faddr:#010x}
 
 set here [file dirname [file normalize [info script]]]
 cd $here
@@ -214,14 +237,65 @@ report_timing_summary -max_paths 20 -report_unconstrained -file out/timing_summa
 report_utilization -file out/utilization.rpt
 report_utilization -hierarchical -file out/utilization_hier.rpt
 
+# ---- Design checks on the routed design. Each failure is one line; any fails the build (exit 3).
+# * check_timing: a non-zero count in any of
+#     {gated}
+#   A timing summary is only as good as its constraints: these are registers or paths the
+#   timer does not time at all. (no_input_delay / no_output_delay are not gated: fanin's pins are
+#   constants, LEDs, asynchronous status pins and GT pins.)
+# * report_cdc: any crossing of severity Critical (unknown or unsafe circuitry: no
+#   synchroniser Vivado recognises). Warnings (e.g. CDC-15, an enable-controlled crossing, as
+#   the RX FIFO's and MAC statistics' handshakes are) and Info are in out/cdc.rpt only.
+# * report_methodology: any rule of severity Critical Warning (e.g. TIMING-6/7, related clocks
+#   without a common primary clock or node: their paths are timed wrongly). Warnings and
+#   advisories are in out/methodology.rpt only.
+check_timing -file out/check_timing.rpt
+report_cdc -details -file out/cdc.rpt
+report_methodology -file out/methodology.rpt
+proc fanin_read {{path}} {{
+    if {{![file exists $path]}} {{ return "" }}
+    set f [open $path r]
+    set text [read $f]
+    close $f
+    return $text
+}}
+set checks_failed {{}}
+set text [fanin_read out/check_timing.rpt]
+foreach check {{{gated}}} {{
+    if {{[regexp "checking $check \\((\[0-9\]+)\\)" $text -> n]}} {{
+        if {{$n > 0}} {{ lappend checks_failed "check_timing: $check ($n), out/check_timing.rpt" }}
+    }} elseif {{$check in {{no_clock unconstrained_internal_endpoints loops}}}} {{
+        lappend checks_failed "check_timing: no 'checking $check (N)' line in out/check_timing.rpt: cannot tell whether the design is fully timed"
+    }}
+}}
+foreach line [split [fanin_read out/cdc.rpt] "\n"] {{
+    if {{[regexp {{\mCritical\M}} $line] && [regexp {{\m(CDC-[0-9]+)\M}} $line -> id]}} {{
+        lappend checks_failed "report_cdc: $id Critical: [string trim $line] (out/cdc.rpt)"
+    }}
+}}
+foreach line [split [fanin_read out/methodology.rpt] "\n"] {{
+    if {{[regexp {{^\|\s*([A-Z]+-[0-9]+)\s*\|\s*Critical Warning\s*\|([^|]*)\|\s*([0-9]+)}} $line -> id what n]}} {{
+        lappend checks_failed "report_methodology: $id Critical Warning, [string trim $what] ($n), out/methodology.rpt"
+    }}
+}}
+foreach c $checks_failed {{
+    puts "ERROR: fanin: $c"
+}}
+
 set wns [get_property SLACK [get_timing_paths -max_paths 1 -nworst 1 -setup]]
 set whs [get_property SLACK [get_timing_paths -max_paths 1 -nworst 1 -hold]]
 if {{$wns eq "" || $whs eq "" || $wns < 0 || $whs < 0}} {{
     puts "ERROR: fanin: timing not met: WNS=$wns ns WHS=$whs ns (out/timing_summary.rpt)"
     exit 1
 }}
+if {{[llength $checks_failed] > 0}} {{
+    puts "ERROR: fanin: [llength $checks_failed] design check(s) failed (above); no bitstream written"
+    exit 3
+}}
 write_bitstream -force out/$top.bit
-puts "fanin: timing met (WNS=$wns ns, WHS=$whs ns); wrote out/$top.bit"
+# The flash image: out/$top.mcs (and its .prm), for the hardware manager's configuration memory.
+write_cfgmem -force -format mcs -interface $flash_interface -size $flash_size -loadbit "up $flash_address out/$top.bit" -checksum -file out/$top.mcs
+puts "fanin: timing met (WNS=$wns ns, WHS=$whs ns), design checks passed; wrote out/$top.bit and out/$top.mcs"
 exit 0
 "#,
         part = board.part(),
@@ -229,6 +303,10 @@ exit 0
         mhz = cfg.clock_mhz,
         cfg = cfg.name,
         period = core_period_ns(cfg),
+        fif = flash.interface,
+        fsize = flash.size_mb,
+        faddr = flash.address,
+        gated = CHECK_TIMING_GATED.join(" "),
     );
     t
 }
