@@ -69,6 +69,8 @@ foreach c {check_timing report_cdc report_methodology} {
         close $f
     } $c $c]
 }
+set ::stub_version 2023.2
+proc version {args} { return $::stub_version }
 proc write_bitstream {args} { lappend ::stub_calls [list write_bitstream {*}$args] }
 proc write_cfgmem {args} { lappend ::stub_calls [list write_cfgmem {*}$args] }
 proc get_clocks {args} { return $::stub_clocks }
@@ -430,6 +432,94 @@ fn build_tcl_gates_on_design_checks_and_writes_flash() {
         assert_eq!(
             (b.flash().interface, b.flash().size_mb, b.flash().address),
             ("SPIx4", 128, 0x0100_2000)
+        );
+    }
+}
+
+/// build.tcl checks `version -short` against the pinned release first: the release itself
+/// and its updates (2023.2.1) pass, another release exits 4 with a message naming both and
+/// the override before anything is built, and `FANIN_VIVADO_ANY_VERSION=1` proceeds with a
+/// warning. Every `create_ip` of every board pins its IP's version, at the release's.
+#[test]
+fn one_pinned_vivado_release_and_ip_versions() {
+    for b in Board::ALL {
+        let d = build_dir(b, "one_pinned_vivado_release_and_ip_versions");
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let period = board::core_period_ns(&cfg);
+        let run = |edit: &str| {
+            tclsh(
+                &d,
+                &format!(
+                    "set ::stub_period {period}\n{CLEAN_REPORTS}\n{edit}\n\
+                     if {{[catch {{source build.tcl}} e]}} {{ puts \"CALLS $::stub_calls\"; error $e }}\n\
+                     puts \"CALLS $::stub_calls\""
+                ),
+            )
+        };
+        let bt = std::fs::read_to_string(d.join("build.tcl")).unwrap();
+        assert!(bt.contains(&format!("set fanin_vivado {}", board::VIVADO_VERSION)));
+        for v in [
+            board::VIVADO_VERSION.to_string(),
+            format!("{}.1", board::VIVADO_VERSION),
+        ] {
+            let (ok, out, err) = run(&format!("set ::stub_version {v}"));
+            assert!(
+                ok && out.contains("wrote out/"),
+                "{}: {v}: {out}{err}",
+                b.name()
+            );
+        }
+        for v in ["2022.2", "2023.1", "2024.2", "2023.20"] {
+            let (ok, out, err) = run(&format!("set ::stub_version {v}"));
+            assert!(
+                !ok && err.contains("exited with 4"),
+                "{}: {v}: {out}{err}",
+                b.name()
+            );
+            assert!(
+                out.contains(&format!(
+                    "ERROR: fanin: this build is pinned to Vivado {}",
+                    board::VIVADO_VERSION
+                )) && out.contains(&format!("this is Vivado {v}"))
+                    && out.contains("FANIN_VIVADO_ANY_VERSION=1"),
+                "{}: {out}",
+                b.name()
+            );
+            assert!(
+                out.contains("CALLS \n") || out.trim_end().ends_with("CALLS"),
+                "{}: built anyway: {out}",
+                b.name()
+            );
+            let (ok, out, err) = run(&format!(
+                "set ::stub_version {v}; set ::env(FANIN_VIVADO_ANY_VERSION) 1"
+            ));
+            assert!(
+                ok && out.contains(&format!("WARNING: fanin: Vivado {v}"))
+                    && out.contains("wrote out/"),
+                "{}: {v} with the override: {out}{err}",
+                b.name()
+            );
+        }
+        // Every create_ip carries its pinned version.
+        let mut n = 0;
+        for (file, text) in board::ip_tcl(b, &cfg) {
+            for l in text.lines().filter(|l| l.starts_with("create_ip ")) {
+                n += 1;
+                let name = l.split_whitespace().nth(2).unwrap();
+                let want = format!("-version {} ", board::pinned_version(name));
+                assert!(l.contains(&want), "{}: {file}: {l} lacks {want}", b.name());
+            }
+        }
+        assert!(n >= 4, "{}: only {n} create_ip", b.name());
+    }
+    // docs/boards.md names the release and every pinned version.
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/boards.md")).unwrap();
+    assert!(doc.contains(&format!("## One Vivado release: {}", board::VIVADO_VERSION)));
+    for (ip, v) in board::PINNED_IP {
+        assert!(
+            doc.contains(&format!("| `{ip}` | {v} |")),
+            "docs/boards.md: no `| `{ip}` | {v} |` row"
         );
     }
 }

@@ -22,7 +22,7 @@ mod tcl;
 mod wrapper;
 
 pub use si5324::{i2c_rom, si5324_init_rtl, I2cWrite, PCA9548_ADDR, SI5324_ADDR, SI5324_INIT};
-pub use tcl::{build_tcl, ip_tcl, CHECK_TIMING_GATED, PINNED_IP};
+pub use tcl::{build_tcl, ip_tcl, pinned_version, CHECK_TIMING_GATED, PINNED_IP, VIVADO_VERSION};
 pub use wrapper::wrapper;
 
 /// A supported FPGA board.

@@ -4,24 +4,42 @@ use super::{core_period_ns, header, Board};
 use fanin_hdl::CoreConfig;
 use std::fmt::Write as _;
 
-/// IP versions pinned in `create_ip -version` (the PCIe path).
-pub const PINNED_IP: &[(&str, &str)] = &[("xdma", "4.1"), ("axi_clock_converter", "2.1")];
+/// The one Vivado release the build is made for: build.tcl refuses another (exit 4) unless
+/// `FANIN_VIVADO_ANY_VERSION=1`. Every IP of [`PINNED_IP`] exists at that version in it.
+pub const VIVADO_VERSION: &str = "2023.2";
+
+/// The version of every vendor IP, pinned in its `create_ip -version` (all of them exist in
+/// Vivado [`VIVADO_VERSION`]).
+pub const PINNED_IP: &[(&str, &str)] = &[
+    ("clk_wiz", "6.0"),
+    ("jtag_axi", "1.2"),
+    ("axis_data_fifo", "2.0"),
+    ("axi_10g_ethernet", "3.1"),
+    ("cmac_usplus", "3.1"),
+    ("xdma", "4.1"),
+    ("axi_clock_converter", "2.1"),
+    ("ila", "6.2"),
+];
+
+/// The pinned version of vendor IP `name`.
+pub fn pinned_version(name: &str) -> &'static str {
+    PINNED_IP
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| panic!("IP {name} has no pinned version in PINNED_IP"))
+}
 
 /// Vendor IP as Tcl: `(file name, script)`. Each script creates one IP into `$fanin_ip_dir`.
 pub fn ip_tcl(board: Board, cfg: &CoreConfig) -> Vec<(String, String)> {
     let h = header(board, cfg, "#");
     let ip = |name: &str, module: &str, props: &[(&str, String)]| -> (String, String) {
         let mut t = h.clone();
-        // Pinned versions for the IP that has them (PINNED_IP); the others take the
-        // Vivado release's own.
-        let version = PINNED_IP
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| format!(" -version {v}"))
-            .unwrap_or_default();
+        // Every IP at its pinned version (PINNED_IP), that of Vivado VIVADO_VERSION.
+        let version = pinned_version(name);
         let _ = writeln!(
             t,
-            "create_ip -name {name} -vendor xilinx.com -library ip{version} -module_name {module} -dir $fanin_ip_dir"
+            "create_ip -name {name} -vendor xilinx.com -library ip -version {version} -module_name {module} -dir $fanin_ip_dir"
         );
         let _ = writeln!(t, "set_property -dict [list \\");
         for (k, v) in props {
@@ -184,7 +202,21 @@ pub fn build_tcl(board: Board, cfg: &CoreConfig) -> String {
 # synthesis, place and route, writes reports into out/, and the bitstream out/{top}.bit and its
 # flash image out/{top}.mcs only when timing is met and the design checks pass.
 # Exit status: 1 timing not met, 2 clock set-up error, 3 design checks failed
-# (check_timing, report_cdc, report_methodology; see below).
+# (check_timing, report_cdc, report_methodology; see below), 4 another Vivado release.
+
+# One Vivado release for the whole build: every create_ip in ip/*.tcl pins its IP version to
+# this release's. Another release is refused; FANIN_VIVADO_ANY_VERSION=1 proceeds anyway
+# (create_ip then fails if the release lacks a pinned IP version).
+set fanin_vivado {vivado}
+set vivado_now [version -short]
+if {{$vivado_now ne $fanin_vivado && ![string match "$fanin_vivado.*" $vivado_now]}} {{
+    if {{[info exists ::env(FANIN_VIVADO_ANY_VERSION)] && $::env(FANIN_VIVADO_ANY_VERSION) eq "1"}} {{
+        puts "WARNING: fanin: Vivado $vivado_now, the build is pinned to $fanin_vivado; going on (FANIN_VIVADO_ANY_VERSION=1)"
+    }} else {{
+        puts "ERROR: fanin: this build is pinned to Vivado $fanin_vivado (its IP versions), this is Vivado $vivado_now; use $fanin_vivado, or set FANIN_VIVADO_ANY_VERSION=1 to try anyway"
+        exit 4
+    }}
+}}
 
 set part {part}
 set top {top}
@@ -307,6 +339,7 @@ exit 0
         fsize = flash.size_mb,
         faddr = flash.address,
         gated = CHECK_TIMING_GATED.join(" "),
+        vivado = VIVADO_VERSION,
     );
     t
 }
