@@ -46,6 +46,7 @@ proc get_ports {args} {
     return [list port {*}$args]
 }
 foreach c {set_property create_clock create_generated_clock get_pins get_cells get_nets
+           create_pblock add_cells_to_pblock resize_pblock get_pblocks
            set_false_path set_clock_groups set_max_delay set_input_delay set_output_delay
            current_design create_project current_project create_ip get_ips generate_target
            synth_ip read_verilog read_xdc synth_design opt_design place_design phys_opt_design
@@ -586,7 +587,8 @@ fn wrapper_elaborates_against_the_core() {
                 "-q",
                 "-p",
                 &format!(
-                    "read_verilog fanin_core.v {rtl} {top}.v; hierarchy -top {top}",
+                    "read_verilog fanin_core.v {rtl} {top}.v; hierarchy -top {top}; \
+                     tee -q -o cells.txt select -list {top}/t:*",
                     rtl = board::BOARD_RTL,
                     top = b.top()
                 ),
@@ -601,6 +603,57 @@ fn wrapper_elaborates_against_the_core() {
             "{}: width mismatch: {err}",
             b.name()
         );
+        // The floorplan's pblock names cells of the elaborated top.
+        let cells: Vec<String> = std::fs::read_to_string(d.join("cells.txt"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("{}/", b.top())))
+            .map(String::from)
+            .collect();
+        assert!(cells.iter().any(|c| c == "core_inst"), "{cells:?}");
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let fp = d.join("constraints/fanin_floorplan.xdc");
+        match board::mac_slr(b) {
+            None => assert!(!fp.exists(), "{}: a floorplan without SLRs", b.name()),
+            Some(slr) => {
+                let x = std::fs::read_to_string(&fp).unwrap();
+                let l = x
+                    .lines()
+                    .find(|l| l.starts_with("add_cells_to_pblock"))
+                    .expect("add_cells_to_pblock");
+                let names = l
+                    .split_once("[list ")
+                    .unwrap()
+                    .1
+                    .trim_end_matches("]]")
+                    .split_whitespace()
+                    .collect::<Vec<_>>();
+                assert_eq!(names, board::floorplan_cells(b, &cfg));
+                for n in &names {
+                    assert!(
+                        cells.iter().any(|c| c == n),
+                        "{}: pblock cell {n} is not a cell of {}",
+                        b.name(),
+                        b.top()
+                    );
+                }
+                for p in 0..cfg.ports {
+                    for n in [format!("rx_fifo_{p}"), format!("tx_fifo_{p}")] {
+                        assert!(
+                            names.contains(&n.as_str()),
+                            "{}: {n} not in the pblock",
+                            b.name()
+                        );
+                    }
+                }
+                assert!(
+                    x.contains(&format!(
+                        "resize_pblock [get_pblocks pblock_fanin_core] -add {{{slr}}}"
+                    )),
+                    "{x}"
+                );
+            }
+        }
     }
 }
 

@@ -243,6 +243,9 @@ impl Board {
             v.push((format!("constraints/{n}"), t.to_string()));
         }
         v.push(("constraints/fanin_board.xdc".into(), board_xdc(self, cfg)));
+        if let Some(x) = floorplan_xdc(self, cfg) {
+            v.push(("constraints/fanin_floorplan.xdc".into(), x));
+        }
         for (n, t) in ip_tcl(self, cfg) {
             v.push((format!("ip/{n}"), t));
         }
@@ -387,6 +390,69 @@ pub fn board_xdc(board: Board, cfg: &CoreConfig) -> String {
         );
     }
     t
+}
+
+/// The SLR that holds the board's QSFP CMACs (and their GT quads), if the part has SLRs
+/// fanin floorplans: SLR2 on both Alveo cards (U250: CMACE4_X0Y7/X0Y8, GTY X1Y40-47; U280:
+/// CMACE4_X0Y6/X0Y7, GTY X0Y40-47; clock-region rows 8-11).
+pub fn mac_slr(board: Board) -> Option<&'static str> {
+    match board {
+        Board::Sume => None,
+        Board::Au250 | Board::Au280 => Some("SLR2"),
+    }
+}
+
+/// The wrapper's instances (top-level cells) that the floorplan puts in the CMACs' SLR: the
+/// core, each port's RX FIFO, TX FIFO and MAC statistics crossing (the CMACs' user side),
+/// the register split and the control arbiter (both on `core_clk`, next to the core).
+pub fn floorplan_cells(board: Board, cfg: &CoreConfig) -> Vec<String> {
+    if mac_slr(board).is_none() {
+        return Vec::new();
+    }
+    let mut v = vec!["core_inst".to_string()];
+    for p in 0..cfg.ports {
+        v.extend([
+            format!("rx_fifo_{p}"),
+            format!("tx_fifo_{p}"),
+            format!("mac_stats_{p}"),
+        ]);
+    }
+    v.extend(["board_regs_inst".into(), "ctl_arb_inst".into()]);
+    v
+}
+
+/// `constraints/fanin_floorplan.xdc` (Alveo): a pblock that keeps the core and the CMACs'
+/// user-side logic in the SLR of the CMACs, so that no 512-bit stream crosses an SLR.
+pub fn floorplan_xdc(board: Board, cfg: &CoreConfig) -> Option<String> {
+    let slr = mac_slr(board)?;
+    let cells = floorplan_cells(board, cfg);
+    let mut t = format!(
+        "# fanin: SLR floorplan (generated). Part: {part}.\n\
+         # Source: fanin-gen; the CMAC sites and GT quads of ip/cmac_qsfp*.tcl (from the board's\n\
+         # QSFP28 placement, cross-checked with corundum's fpga/mqnic/{corundum}) lie in {slr}.\n\
+         # The core and everything on its streams to the CMACs (RX/TX clock-crossing FIFOs, MAC\n\
+         # statistics crossings) and its control slave (register split, arbiter) go in {slr}: no\n\
+         # 512-bit bus crosses an SLR boundary at {mhz} MHz. The PCIe block (XDMA) and its\n\
+         # clock converter stay where Vivado places them.\n\
+         create_pblock pblock_fanin_core\n",
+        part = board.part(),
+        corundum = if board == Board::Au250 {
+            "AU250"
+        } else {
+            "AU280"
+        },
+        mhz = cfg.clock_mhz,
+    );
+    let _ = writeln!(
+        t,
+        "add_cells_to_pblock [get_pblocks pblock_fanin_core] [get_cells [list {}]]",
+        cells.join(" ")
+    );
+    let _ = writeln!(
+        t,
+        "resize_pblock [get_pblocks pblock_fanin_core] -add {{{slr}}}"
+    );
+    Some(t)
 }
 
 fn header(board: Board, cfg: &CoreConfig, comment: &str) -> String {
