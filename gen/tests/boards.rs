@@ -46,7 +46,8 @@ proc get_ports {args} {
     return [list port {*}$args]
 }
 foreach c {set_property create_clock create_generated_clock get_pins get_cells get_nets
-           create_pblock add_cells_to_pblock resize_pblock get_pblocks
+           create_pblock add_cells_to_pblock resize_pblock get_pblocks get_debug_cores
+           connect_debug_port get_files
            set_false_path set_clock_groups set_max_delay set_input_delay set_output_delay
            current_design create_project current_project create_ip get_ips generate_target
            synth_ip read_verilog read_xdc synth_design opt_design place_design phys_opt_design
@@ -1375,6 +1376,112 @@ fn alveo_has_a_pcie_bar_and_jtag_fallback() {
         assert!(board::board_rtl(b, &cfg)
             .unwrap()
             .contains("module fanin_axil_arb"));
+    }
+}
+
+/// The JTAG-to-AXI master and the debug hub run on the slow init_clk (the MMCM's 100 MHz
+/// output), and an AXI-Lite clock converter carries JTAG's bus into core_clk on every board:
+/// the master drives `jtag_slow_*` only, the converter takes `jtag_slow_*` at init_clk and
+/// gives `jtag_*` at core_clk, and `jtag_*` is what the register split (SUME) or the
+/// arbiter's second master (Alveo) gets. The debug hub's XDC puts `dbg_hub` on init_clk at
+/// the MMCM's frequency, and build.tcl reads it for implementation only.
+#[test]
+fn jtag_and_debug_hub_on_a_slow_clock() {
+    let inst = |v: &str, head: &str| -> String {
+        let i = v.find(head).unwrap_or_else(|| panic!("no {head}"));
+        v[i..i + v[i..].find(");").unwrap()].to_string()
+    };
+    for b in Board::ALL {
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let v = board::wrapper(b, &cfg);
+        let jtag = inst(&v, "jtag_axil jtag_axil_inst (");
+        assert!(
+            jtag.contains(".aclk(init_clk)") && jtag.contains(".aresetn(~init_rst)"),
+            "{jtag}"
+        );
+        let cdc = inst(&v, "axil_cdc jtag_cdc_inst (");
+        for w in [
+            ".s_axi_aclk(init_clk)",
+            ".s_axi_aresetn(~init_rst)",
+            ".m_axi_aclk(core_clk)",
+            ".m_axi_aresetn(~core_rst)",
+        ] {
+            assert!(cdc.contains(w), "{}: jtag_cdc_inst lacks {w}", b.name());
+        }
+        for n in [
+            "awaddr", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready", "bresp",
+            "bvalid", "bready", "araddr", "arvalid", "arready", "rdata", "rresp", "rvalid",
+            "rready",
+        ] {
+            assert!(
+                jtag.contains(&format!(".m_axi_{n}(jtag_slow_{n})")),
+                "{}: JTAG master {n}",
+                b.name()
+            );
+            assert!(
+                cdc.contains(&format!(".s_axi_{n}(jtag_slow_{n})")),
+                "{}: converter slave {n}",
+                b.name()
+            );
+            assert!(
+                cdc.contains(&format!(".m_axi_{n}(jtag_{n})")),
+                "{}: converter master {n}",
+                b.name()
+            );
+            // jtag_slow_* is used by the master and the converter only.
+            assert_eq!(
+                v.matches(&format!("(jtag_slow_{n})")).count(),
+                2,
+                "{}: jtag_slow_{n}",
+                b.name()
+            );
+        }
+        let user = if b == Board::Sume {
+            inst(&v, ") board_regs_inst (")
+        } else {
+            inst(&v, ") ctl_arb_inst (")
+        };
+        let port = if b == Board::Sume {
+            ".s_axil_awaddr(jtag_awaddr)"
+        } else {
+            ".s1_awaddr(jtag_awaddr)"
+        };
+        assert!(user.contains(port), "{}: {port}", b.name());
+        let tcl: BTreeMap<String, String> = board::ip_tcl(b, &cfg).into_iter().collect();
+        assert!(
+            tcl["axil_cdc.tcl"].contains("CONFIG.ACLK_ASYNC {1}"),
+            "{}",
+            b.name()
+        );
+        assert!(tcl["clk_core.tcl"].contains(&format!(
+            "CONFIG.CLKOUT2_REQUESTED_OUT_FREQ {{{:.3}}}",
+            board::INIT_CLK_MHZ as f64
+        )));
+        let files: BTreeMap<String, String> = b.files(&cfg).unwrap().into_iter().collect();
+        let x = &files["constraints/fanin_debug.xdc"];
+        assert!(board::INIT_CLK_MHZ <= 100);
+        for want in [
+            format!(
+                "set_property C_CLK_INPUT_FREQ_HZ {} [get_debug_cores dbg_hub]",
+                board::INIT_CLK_MHZ * 1_000_000
+            ),
+            "set_property C_ENABLE_CLK_DIVIDER false [get_debug_cores dbg_hub]".into(),
+            "connect_debug_port dbg_hub/clk [get_nets init_clk]".into(),
+        ] {
+            assert!(
+                x.contains(&want),
+                "{}: fanin_debug.xdc lacks {want}",
+                b.name()
+            );
+        }
+        assert!(
+            v.contains(".clk_out2(init_clk)"),
+            "{}: init_clk is not the MMCM's second output",
+            b.name()
+        );
+        assert!(files["build.tcl"].contains(
+            "set_property USED_IN_SYNTHESIS false [get_files [file join $here constraints fanin_debug.xdc]]"
+        ));
     }
 }
 

@@ -243,6 +243,7 @@ impl Board {
             v.push((format!("constraints/{n}"), t.to_string()));
         }
         v.push(("constraints/fanin_board.xdc".into(), board_xdc(self, cfg)));
+        v.push(("constraints/fanin_debug.xdc".into(), debug_xdc(self)));
         if let Some(x) = floorplan_xdc(self, cfg) {
             v.push(("constraints/fanin_floorplan.xdc".into(), x));
         }
@@ -291,6 +292,30 @@ pub fn mac_period_ns(board: Board) -> f64 {
         Board::Sume => 1000.0 / 156.25,
         Board::Au250 | Board::Au280 => 1000.0 / 322.265625,
     }
+}
+
+/// The frequency of `init_clk` (the MMCM's second output), MHz: the MAC/PCS IP's free-running
+/// clock, the JTAG-to-AXI master's and the debug hub's (a hub clock must be free running and
+/// at most 100 MHz: UG908, "Debug Core Clocks").
+pub const INIT_CLK_MHZ: u32 = 100;
+
+/// `constraints/fanin_debug.xdc`: the debug hub (`dbg_hub`, which Vivado inserts for the
+/// JTAG-to-AXI master and the ILA) on `init_clk`. build.tcl reads it for implementation only
+/// (the hub exists from `opt_design` on).
+pub fn debug_xdc(board: Board) -> String {
+    format!(
+        "# fanin: debug hub clock (generated). Part: {part}.\n\
+         # Source: Vivado UG908, \"Debug Core Clocks\": the hub's clock must be free running,\n\
+         # stable and at most 100 MHz. init_clk is the MMCM's {mhz} MHz output (ip/clk_core.tcl),\n\
+         # the JTAG-to-AXI master's clock; core_clk (the ILA's) is faster. Implementation only.\n\
+         set_property C_CLK_INPUT_FREQ_HZ {hz} [get_debug_cores dbg_hub]\n\
+         set_property C_ENABLE_CLK_DIVIDER false [get_debug_cores dbg_hub]\n\
+         set_property C_USER_SCAN_CHAIN 1 [get_debug_cores dbg_hub]\n\
+         connect_debug_port dbg_hub/clk [get_nets init_clk]\n",
+        part = board.part(),
+        mhz = INIT_CLK_MHZ,
+        hz = u64::from(INIT_CLK_MHZ) * 1_000_000,
+    )
 }
 
 /// File name of the hand-written board RTL in a build directory.

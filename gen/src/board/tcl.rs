@@ -1,6 +1,6 @@
 //! Vendor IP as Tcl (`ip/*.tcl`) and the non-project Vivado script `build.tcl`.
 
-use super::{core_period_ns, header, Board};
+use super::{core_period_ns, header, Board, INIT_CLK_MHZ};
 use fanin_hdl::CoreConfig;
 use std::fmt::Write as _;
 
@@ -60,7 +60,10 @@ pub fn ip_tcl(board: Board, cfg: &CoreConfig) -> Vec<(String, String)> {
                     "CLKOUT1_REQUESTED_OUT_FREQ",
                     format!("{:.3}", cfg.clock_mhz as f64),
                 ),
-                ("CLKOUT2_REQUESTED_OUT_FREQ", "100.000".into()),
+                (
+                    "CLKOUT2_REQUESTED_OUT_FREQ",
+                    format!("{:.3}", INIT_CLK_MHZ as f64),
+                ),
                 ("USE_RESET", "false".into()),
                 ("USE_LOCKED", "true".into()),
             ],
@@ -160,18 +163,20 @@ pub fn ip_tcl(board: Board, cfg: &CoreConfig) -> Vec<(String, String)> {
                     ("pf0_device_id", "903f".into()),
                 ],
             ));
-            v.push(ip(
-                "axi_clock_converter",
-                "axil_cdc",
-                &[
-                    ("PROTOCOL", "AXI4LITE".into()),
-                    ("ADDR_WIDTH", "32".into()),
-                    ("DATA_WIDTH", "32".into()),
-                    ("ACLK_ASYNC", "1".into()),
-                ],
-            ));
         }
     }
+    // AXI-Lite clock converter: JTAG-to-AXI (init_clk) and, on Alveo, XDMA's BAR (axi_aclk)
+    // into core_clk.
+    v.push(ip(
+        "axi_clock_converter",
+        "axil_cdc",
+        &[
+            ("PROTOCOL", "AXI4LITE".into()),
+            ("ADDR_WIDTH", "32".into()),
+            ("DATA_WIDTH", "32".into()),
+            ("ACLK_ASYNC", "1".into()),
+        ],
+    ));
     v
 }
 
@@ -245,6 +250,8 @@ read_verilog [list [file join $here fanin_core.v] [file join $here fanin_board.v
 foreach f [lsort [glob -directory [file join $here constraints] *.xdc]] {{
     read_xdc $f
 }}
+# The debug hub's clock (init_clk): for implementation only, Vivado inserts the hub in opt_design.
+set_property USED_IN_SYNTHESIS false [get_files [file join $here constraints fanin_debug.xdc]]
 
 synth_design -top $top -part $part
 set clk [get_clocks core_clk]
