@@ -47,7 +47,7 @@ proc get_ports {args} {
 }
 foreach c {set_property create_clock create_generated_clock get_pins get_cells get_nets
            create_pblock add_cells_to_pblock resize_pblock get_pblocks get_debug_cores
-           connect_debug_port get_files
+           get_files get_debug_ports
            set_false_path set_clock_groups set_max_delay set_input_delay set_output_delay
            current_design create_project current_project create_ip get_ips generate_target
            synth_ip read_verilog read_xdc synth_design opt_design place_design phys_opt_design
@@ -74,6 +74,9 @@ foreach c {check_timing report_cdc report_methodology} {
 set ::stub_version 2023.2
 proc version {args} { return $::stub_version }
 proc write_bitstream {args} { lappend ::stub_calls [list write_bitstream {*}$args] }
+foreach c {create_debug_core create_debug_port connect_debug_port write_debug_probes} {
+    proc $c {args} [format { lappend ::stub_calls [list %s {*}$args] } $c]
+}
 proc write_cfgmem {args} { lappend ::stub_calls [list write_cfgmem {*}$args] }
 proc get_clocks {args} { return $::stub_clocks }
 proc get_timing_paths {args} { return path }
@@ -1459,7 +1462,7 @@ fn jtag_and_debug_hub_on_a_slow_clock() {
         )));
         let files: BTreeMap<String, String> = b.files(&cfg).unwrap().into_iter().collect();
         let x = &files["constraints/fanin_debug.xdc"];
-        assert!(board::INIT_CLK_MHZ <= 100);
+        const { assert!(board::INIT_CLK_MHZ <= 100) };
         for want in [
             format!(
                 "set_property C_CLK_INPUT_FREQ_HZ {} [get_debug_cores dbg_hub]",
@@ -1483,6 +1486,193 @@ fn jtag_and_debug_hub_on_a_slow_clock() {
             "set_property USED_IN_SYNTHESIS false [get_files [file join $here constraints fanin_debug.xdc]]"
         ));
     }
+}
+
+/// `--ila` is opt-in. Off (the default): no ILA IP, the core's `dbg_*` outputs unconnected,
+/// no netlist insertion in build.tcl. On: an `ila_core` IP (pinned version, one probe per
+/// `dbg_*` output with its width) wired to `core_dbg_*` at core_clk, which yosys elaborates
+/// against the IP's port list; build.tcl inserts `u_ila_state` on the q output of each
+/// state register, which are instances of the generated core, and exits 5 when synthesis
+/// lost one. `fanin-gen --ila` without `--board` is refused.
+#[test]
+fn ila_is_opt_in() {
+    for b in Board::ALL {
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let dbg = board::dbg_ports(&cfg);
+        assert_eq!(
+            dbg,
+            [
+                ("dbg_valid", 1),
+                ("dbg_kind", 2),
+                ("dbg_arg", 32),
+                ("dbg_tick", 32)
+            ]
+            .map(|(n, w)| (n.to_string(), w))
+        );
+        // Off.
+        let off: BTreeMap<String, String> = b.files(&cfg).unwrap().into_iter().collect();
+        let v = &off[&format!("{}.v", b.top())];
+        assert!(
+            !v.contains("ila_core") && !v.contains("core_dbg_"),
+            "{}",
+            b.name()
+        );
+        for (n, _) in &dbg {
+            assert!(
+                v.contains(&format!(".{n}()")),
+                "{}: {n} connected without --ila",
+                b.name()
+            );
+        }
+        assert!(!off.contains_key("ip/ila_core.tcl"));
+        assert!(
+            !off["build.tcl"].contains("u_ila_state")
+                && !off["build.tcl"].contains("write_debug_probes")
+        );
+        assert_eq!(
+            off,
+            b.files_with(&cfg, &board::Options::default())
+                .unwrap()
+                .into_iter()
+                .collect()
+        );
+        // On.
+        let opts = board::Options { ila: true };
+        let d = out_dir(&format!("ila_is_opt_in-{}", b.name()));
+        let _ = std::fs::remove_dir_all(&d);
+        board::write_with(b, &cfg, &d, &opts).unwrap();
+        let on: BTreeMap<String, String> = b.files_with(&cfg, &opts).unwrap().into_iter().collect();
+        let v = &on[&format!("{}.v", b.top())];
+        let i = v.find("ila_core ila_core_inst (").expect("no ILA instance");
+        let inst = &v[i..i + v[i..].find(");").unwrap()];
+        assert!(inst.contains(".clk(core_clk)"), "{inst}");
+        let ip = &on["ip/ila_core.tcl"];
+        assert!(ip.contains(&format!(
+            "create_ip -name ila -vendor xilinx.com -library ip -version {} -module_name ila_core ",
+            board::pinned_version("ila")
+        )));
+        assert!(
+            ip.contains(&format!("CONFIG.C_NUM_OF_PROBES {{{}}}", dbg.len())),
+            "{ip}"
+        );
+        let mut stub = String::from("module ila_core (input wire clk");
+        for (k, (n, w)) in dbg.iter().enumerate() {
+            assert!(
+                inst.contains(&format!(".probe{k}(core_{n})")),
+                "{}: probe{k}",
+                b.name()
+            );
+            assert!(
+                v.contains(&format!(".{n}(core_{n})")),
+                "{}: {n} not to the ILA",
+                b.name()
+            );
+            assert!(
+                ip.contains(&format!("CONFIG.C_PROBE{k}_WIDTH {{{w}}}")),
+                "{ip}"
+            );
+            stub.push_str(&format!(", input wire [{}:0] probe{k}", w - 1));
+        }
+        stub.push_str(");\nendmodule\n");
+        std::fs::write(d.join("ila_stub.v"), stub).unwrap();
+        let out = Command::new("yosys")
+            .args([
+                "-q",
+                "-p",
+                &format!(
+                    "read_verilog fanin_core.v {} ila_stub.v {top}.v; hierarchy -top {top}",
+                    board::BOARD_RTL,
+                    top = b.top()
+                ),
+            ])
+            .current_dir(&d)
+            .output()
+            .expect("yosys");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !err.contains("Resizing cell port"),
+            "{}: {err}",
+            b.name()
+        );
+        // The state registers are instances (`fanin_<r> <r>(`, output reg q) of the core's
+        // `fanin_core_impl`, which `fanin_core` instantiates as `core`.
+        let core = &on["fanin_core.v"];
+        assert!(core.contains("fanin_core_impl core ("), "no core instance");
+        let imp = &core[core.find("module fanin_core_impl(").unwrap()..];
+        let imp = &imp[..imp.find("endmodule").unwrap()];
+        for r in board::ILA_STATE_REGS {
+            assert!(
+                imp.contains(&format!("fanin_{r} {r}(")),
+                "no state register instance {r}"
+            );
+            let m = &core[core.find(&format!("module fanin_{r}(d,q,clock);")).unwrap()..];
+            assert!(
+                m[..m.find("endmodule").unwrap()].contains("output reg "),
+                "{r}: q is not a register"
+            );
+        }
+        let bt = &on["build.tcl"];
+        assert!(bt.contains(&format!(
+            "foreach r {{{}}}",
+            board::ILA_STATE_REGS.join(" ")
+        )));
+        // Under the stubs: nets found -> the ILA is inserted with one probe per register and
+        // its probes file written; none found -> exit 5 naming the first register.
+        let cfg_period = board::core_period_ns(&cfg);
+        let run = |nets: &str| {
+            tclsh(
+                &d,
+                &format!(
+                    "set ::stub_period {cfg_period}\n{CLEAN_REPORTS}\n\
+                     proc get_nets {{args}} {{ return {{{nets}}} }}\n\
+                     if {{[catch {{source build.tcl}} e]}} {{ puts \"CALLS $::stub_calls\"; error $e }}\n\
+                     puts \"CALLS $::stub_calls\""
+                ),
+            )
+        };
+        let (ok, out, err) = run("n0 n1");
+        assert!(ok, "{}: {out}{err}", b.name());
+        assert!(out.contains("{create_debug_core u_ila_state ila}"), "{out}");
+        assert!(
+            out.contains("{connect_debug_port u_ila_state/clk {n0 n1}}"),
+            "{out}"
+        );
+        for k in 0..board::ILA_STATE_REGS.len() {
+            assert!(
+                out.contains(&format!(
+                    "{{connect_debug_port u_ila_state/probe{k} {{n0 n1}}}}"
+                )),
+                "{out}"
+            );
+        }
+        assert_eq!(
+            out.matches("{create_debug_port u_ila_state probe}").count(),
+            board::ILA_STATE_REGS.len() - 1
+        );
+        assert!(
+            out.contains("{write_debug_probes -force out/debug_probes.ltx}"),
+            "{out}"
+        );
+        let (ok, out, err) = run("");
+        assert!(
+            !ok && err.contains("exited with 5"),
+            "{}: {out}{err}",
+            b.name()
+        );
+        assert!(
+            out.contains("ERROR: fanin: --ila: no state register core_inst/core/state/q"),
+            "{out}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_fanin-gen"))
+        .args(["--config", "default", "--report", "--ila"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("use it with --board NAME --out DIR"),
+        "{err}"
+    );
 }
 
 /// `n` with thousands separators (the docs' style).

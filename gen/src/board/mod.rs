@@ -22,8 +22,11 @@ mod tcl;
 mod wrapper;
 
 pub use si5324::{i2c_rom, si5324_init_rtl, I2cWrite, PCA9548_ADDR, SI5324_ADDR, SI5324_INIT};
-pub use tcl::{build_tcl, ip_tcl, pinned_version, CHECK_TIMING_GATED, PINNED_IP, VIVADO_VERSION};
-pub use wrapper::wrapper;
+pub use tcl::{
+    build_tcl, build_tcl_with, ip_tcl, ip_tcl_with, pinned_version, CHECK_TIMING_GATED, ILA_DEPTH,
+    PINNED_IP, VIVADO_VERSION,
+};
+pub use wrapper::{dbg_ports, wrapper, wrapper_with};
 
 /// A supported FPGA board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,9 +238,14 @@ impl Board {
 
     /// Every file of the build directory: `(relative path, contents)`.
     pub fn files(self, cfg: &CoreConfig) -> Result<Vec<(String, String)>> {
+        self.files_with(cfg, &Options::default())
+    }
+
+    /// Every file of the build directory with build options: `(relative path, contents)`.
+    pub fn files_with(self, cfg: &CoreConfig, opts: &Options) -> Result<Vec<(String, String)>> {
         self.check(cfg)?;
         let mut v = crate::outputs(cfg)?;
-        v.push((format!("{}.v", self.top()), wrapper(self, cfg)));
+        v.push((format!("{}.v", self.top()), wrapper_with(self, cfg, opts)));
         v.push((BOARD_RTL.into(), board_rtl(self, cfg)?));
         for (n, t) in self.constraints() {
             v.push((format!("constraints/{n}"), t.to_string()));
@@ -247,14 +255,26 @@ impl Board {
         if let Some(x) = floorplan_xdc(self, cfg) {
             v.push(("constraints/fanin_floorplan.xdc".into(), x));
         }
-        for (n, t) in ip_tcl(self, cfg) {
+        for (n, t) in ip_tcl_with(self, cfg, opts) {
             v.push((format!("ip/{n}"), t));
         }
-        v.push(("build.tcl".into(), build_tcl(self, cfg)));
-        v.push(("README.md".into(), readme(self, cfg)));
+        v.push(("build.tcl".into(), build_tcl_with(self, cfg, opts)));
+        v.push(("README.md".into(), readme(self, cfg, opts)));
         Ok(v)
     }
 }
+
+/// Build options of a board directory beyond the configuration (`fanin-gen` flags).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `--ila`: an ILA on the core's `dbg_*` monitor port (in the wrapper) and one on the
+    /// engine's state registers (inserted into the netlist by build.tcl). Off by default.
+    pub ila: bool,
+}
+
+/// The engine's state registers the `--ila` build probes: instances of `fanin_core_impl`
+/// (instance `core` of `fanin_core`) whose output `q` is the register.
+pub const ILA_STATE_REGS: &[&str] = &["state", "xstate", "bstate", "dq_act"];
 
 /// A board's configuration flash as `write_cfgmem` takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,7 +289,12 @@ pub struct Flash {
 
 /// Writes the build directory of `board` with configuration `cfg` into `dir`.
 pub fn write(board: Board, cfg: &CoreConfig, dir: &Path) -> Result<()> {
-    for (name, text) in board.files(cfg)? {
+    write_with(board, cfg, dir, &Options::default())
+}
+
+/// Writes the build directory of `board` with configuration `cfg` and options into `dir`.
+pub fn write_with(board: Board, cfg: &CoreConfig, dir: &Path, opts: &Options) -> Result<()> {
+    for (name, text) in board.files_with(cfg, opts)? {
         let p = dir.join(name);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent)
@@ -492,8 +517,11 @@ fn header(board: Board, cfg: &CoreConfig, comment: &str) -> String {
 }
 
 /// The build directory's README.
-pub fn readme(board: Board, cfg: &CoreConfig) -> String {
-    let mut ip: Vec<String> = ip_tcl(board, cfg).into_iter().map(|(n, _)| n).collect();
+pub fn readme(board: Board, cfg: &CoreConfig, opts: &Options) -> String {
+    let mut ip: Vec<String> = ip_tcl_with(board, cfg, opts)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     ip.sort();
     let refclk = if board == Board::Sume {
         "\n## SFP+ reference clock\n\n\
@@ -553,8 +581,17 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
          `0x{fec:05x}` ({fecnote}), the board information word at `0x{info:05x}`, and per port \
          `p` from `0x{ports:05x} + 0x{stride:x}·p` the link status and the MAC's 64-bit \
          rx_frames, tx_frames and rx_bad_fcs counters (docs/boards.md, \"Board register window\").\n\n\
-         {leds}\n{refclk}\n\
+         {leds}\n{refclk}{ila}\n\
          See docs/boards.md in the fanin repository for the design choices and known limits.\n",
+        ila = if opts.ila {
+            "\n## Debug (--ila)\n\n\
+             `ila_core_inst` samples the core's `dbg_*` monitor port and `u_ila_state` (inserted \
+             by build.tcl) the engine's state registers, both at core_clk; open them in the \
+             hardware manager with `out/debug_probes.ltx`. The debug hub runs on the 100 MHz \
+             init_clk.\n"
+        } else {
+            ""
+        },
         name = board.name(),
         part = board.part(),
         flash = flash,

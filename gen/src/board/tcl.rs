@@ -1,6 +1,6 @@
 //! Vendor IP as Tcl (`ip/*.tcl`) and the non-project Vivado script `build.tcl`.
 
-use super::{core_period_ns, header, Board, INIT_CLK_MHZ};
+use super::{core_period_ns, dbg_ports, header, Board, Options, ILA_STATE_REGS, INIT_CLK_MHZ};
 use fanin_hdl::CoreConfig;
 use std::fmt::Write as _;
 
@@ -30,8 +30,16 @@ pub fn pinned_version(name: &str) -> &'static str {
         .unwrap_or_else(|| panic!("IP {name} has no pinned version in PINNED_IP"))
 }
 
+/// Sample depth of the `--ila` ILAs.
+pub const ILA_DEPTH: u32 = 4096;
+
 /// Vendor IP as Tcl: `(file name, script)`. Each script creates one IP into `$fanin_ip_dir`.
 pub fn ip_tcl(board: Board, cfg: &CoreConfig) -> Vec<(String, String)> {
+    ip_tcl_with(board, cfg, &Options::default())
+}
+
+/// Vendor IP as Tcl with the build options (`--ila` adds `ila_core`).
+pub fn ip_tcl_with(board: Board, cfg: &CoreConfig, opts: &Options) -> Vec<(String, String)> {
     let h = header(board, cfg, "#");
     let ip = |name: &str, module: &str, props: &[(&str, String)]| -> (String, String) {
         let mut t = h.clone();
@@ -177,6 +185,21 @@ pub fn ip_tcl(board: Board, cfg: &CoreConfig) -> Vec<(String, String)> {
             ("ACLK_ASYNC", "1".into()),
         ],
     ));
+    if opts.ila {
+        // The core's monitor port: one probe per dbg_* output, at core_clk.
+        let dbg = dbg_ports(cfg);
+        let mut props: Vec<(String, String)> = vec![
+            ("C_NUM_OF_PROBES".into(), dbg.len().to_string()),
+            ("C_DATA_DEPTH".into(), ILA_DEPTH.to_string()),
+            ("C_INPUT_PIPE_STAGES".into(), "1".into()),
+        ];
+        for (i, (_, w)) in dbg.iter().enumerate() {
+            props.push((format!("C_PROBE{i}_WIDTH"), w.to_string()));
+        }
+        let refs: Vec<(&str, String)> =
+            props.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        v.push(ip("ila", "ila_core", &refs));
+    }
     v
 }
 
@@ -196,8 +219,53 @@ pub const CHECK_TIMING_GATED: &[&str] = &[
     "latch_loops",
 ];
 
+/// `--ila`: build.tcl's netlist insertion of a second ILA (`u_ila_state`) on the engine's
+/// state registers ([`ILA_STATE_REGS`]), after synthesis; exit 5 if one is not found.
+fn ila_insertion() -> String {
+    let mut t = format!(
+        r#"
+# ---- --ila: a second ILA, inserted into the synthesised netlist, on the engine's state
+# registers (the q outputs of core_inst/core/{{{regs}}}), at core_clk; the first
+# ILA (ila_core_inst, on the core's dbg_* port) is in the wrapper.
+set ila_probes {{}}
+foreach r {{{regs}}} {{
+    set nets [get_nets -quiet -of_objects [get_pins -quiet "core_inst/core/$r/q\[*\]"]]
+    if {{[llength $nets] == 0}} {{
+        puts "ERROR: fanin: --ila: no state register core_inst/core/$r/q after synthesis (renamed or optimised away?)"
+        exit 5
+    }}
+    lappend ila_probes $nets
+}}
+create_debug_core u_ila_state ila
+set_property C_DATA_DEPTH {depth} [get_debug_cores u_ila_state]
+set_property C_INPUT_PIPE_STAGES 1 [get_debug_cores u_ila_state]
+set_property PORT_WIDTH 1 [get_debug_ports u_ila_state/clk]
+connect_debug_port u_ila_state/clk [get_nets core_clk]
+set i 0
+foreach nets $ila_probes {{
+    if {{$i > 0}} {{ create_debug_port u_ila_state probe }}
+    set_property PORT_WIDTH [llength $nets] [get_debug_ports u_ila_state/probe$i]
+    connect_debug_port u_ila_state/probe$i $nets
+    incr i
+}}
+"#,
+        regs = ILA_STATE_REGS.join(" "),
+        depth = ILA_DEPTH,
+    );
+    t.push_str(
+        "write_debug_probes -force out/debug_probes.ltx
+",
+    );
+    t
+}
+
 /// The non-project Vivado script.
 pub fn build_tcl(board: Board, cfg: &CoreConfig) -> String {
+    build_tcl_with(board, cfg, &Options::default())
+}
+
+/// The non-project Vivado script with the build options (`--ila` inserts the state ILA).
+pub fn build_tcl_with(board: Board, cfg: &CoreConfig, opts: &Options) -> String {
     let mut t = header(board, cfg, "#");
     let flash = board.flash();
     let _ = write!(
@@ -264,7 +332,7 @@ if {{abs($period - $core_period) > 0.01 * $core_period}} {{
     puts "ERROR: fanin: core_clk period $period ns, the configuration needs $core_period ns (ip/clk_core.tcl)"
     exit 2
 }}
-write_checkpoint -force out/post_synth.dcp
+{ila}write_checkpoint -force out/post_synth.dcp
 report_utilization -file out/utilization_synth.rpt
 
 opt_design
@@ -347,6 +415,11 @@ exit 0
         faddr = flash.address,
         gated = CHECK_TIMING_GATED.join(" "),
         vivado = VIVADO_VERSION,
+        ila = if opts.ila {
+            ila_insertion()
+        } else {
+            String::new()
+        },
     );
     t
 }

@@ -1,15 +1,25 @@
 //! The generated board wrapper `fpga_<board>.v`: clocks, resets, MAC/PCS IP, the
 //! clock-crossing FIFOs, the control master and register split, the core instance.
 
-use super::{header, window, Board};
+use super::{header, window, Board, Options};
 use fanin_hdl::CoreConfig;
 use std::fmt::Write as _;
 
 use super::macs::{cmac_macs, sume_macs, sume_refclk};
 
+/// The core's monitor outputs (`dbg_*`) as `(name, width)`, in port order: the ILA's probes.
+pub fn dbg_ports(cfg: &CoreConfig) -> Vec<(String, u32)> {
+    fanin_hdl::verilog::top_ports(cfg)
+        .into_iter()
+        .filter(|(n, dir, _)| n.starts_with("dbg_") && *dir == "output")
+        .map(|(n, _, w)| (n.to_string(), w))
+        .collect()
+}
+
 /// Connections of `fanin_core`'s ports to wrapper nets named `core_<port>`; ports the
-/// wrapper does not know (e.g. `dbg_*` monitors) stay unconnected (inputs tied to 0).
-fn core_instance(cfg: &CoreConfig) -> (String, String) {
+/// wrapper does not know stay unconnected (inputs tied to 0), and so do the `dbg_*`
+/// monitors unless `ila` (then they get `core_dbg_*` nets for the ILA).
+fn core_instance(cfg: &CoreConfig, ila: bool) -> (String, String) {
     let mut decls = String::new();
     let mut conns = Vec::new();
     for (name, dir, width) in fanin_hdl::verilog::top_ports(cfg) {
@@ -25,6 +35,7 @@ fn core_instance(cfg: &CoreConfig) -> (String, String) {
         } else if name.starts_with("s_axis_")
             || name.starts_with("m_axis_")
             || name.starts_with("s_axil_")
+            || (ila && name.starts_with("dbg_") && dir == "output")
         {
             let _ = writeln!(decls, "wire {range}core_{name};");
             conns.push(format!(".{name}(core_{name})"));
@@ -411,8 +422,30 @@ pub(super) fn pins(board: Board) -> Vec<&'static str> {
     }
 }
 
+/// `--ila`: an ILA (`ip/ila_core.tcl`) on `core_clk` whose probes are the core's monitor
+/// port, one probe per `dbg_*` output in port order.
+fn ila(cfg: &CoreConfig) -> String {
+    let probes: Vec<String> = dbg_ports(cfg)
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| format!("    .probe{i}(core_{n})"))
+        .collect();
+    format!(
+        "// ---- ILA (fanin-gen --ila): the core's monitor port at core_clk (ip/ila_core.tcl). The\n\
+         // engine's state registers are probed by a second ILA that build.tcl inserts into the\n\
+         // synthesised netlist (u_ila_state). Both are read with the hardware manager over JTAG.\n\
+         ila_core ila_core_inst (\n    .clk(core_clk),\n{}\n);\n\n",
+        probes.join(",\n")
+    )
+}
+
 /// The generated board wrapper `fpga_<board>.v`.
 pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
+    wrapper_with(board, cfg, &Options::default())
+}
+
+/// The generated board wrapper `fpga_<board>.v`, with the build options (`--ila`).
+pub fn wrapper_with(board: Board, cfg: &CoreConfig, opts: &Options) -> String {
     let mut s = header(board, cfg, "//");
     s.push_str(
         "// Board wrapper: clocks, resets and MAC/PCS IP only; all switch logic is in fanin_core.\n\
@@ -433,7 +466,7 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
         board.top(),
         ports.join(",\n    ")
     );
-    let (decls, inst) = core_instance(cfg);
+    let (decls, inst) = core_instance(cfg, opts.ila);
     s.push_str("// ---- Core nets.\n");
     s.push_str(&decls);
     s.push('\n');
@@ -471,6 +504,9 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
         }
     }
     s.push_str(&control(board, cfg));
+    if opts.ila {
+        s.push_str(&ila(cfg));
+    }
     s.push_str("// ---- The switch core (generated from hdl/).\n");
     s.push_str(&inst);
     let _ = writeln!(s, "\nendmodule // {}\n\n`resetall", board.top());
