@@ -1675,6 +1675,53 @@ fn ila_is_opt_in() {
     );
 }
 
+/// docs/boards.md's board table and clock figures are the configurations': the Alveo
+/// boards' core clock is `alveo`'s `clock_mhz` (250 MHz, 322 MHz the option), SUME's is
+/// `sume`'s, the periods build.tcl checks are `1000 / clock_mhz`, and the offered load of a
+/// 100 GbE port at `alveo`'s clock (5-beat frames every 344 wire bytes) is the figure given.
+#[test]
+fn docs_board_clocks_are_the_configurations() {
+    let doc = include_str!("../../docs/boards.md");
+    let alveo = CoreConfig::by_name("alveo").unwrap();
+    let sume = CoreConfig::by_name("sume").unwrap();
+    assert_eq!(alveo.clock_mhz, 250, "alveo's default core clock");
+    for b in [Board::Au250, Board::Au280] {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{}` ", b.name())))
+            .unwrap();
+        assert!(
+            row.contains(&format!("| {} MHz (322 MHz option) |", alveo.clock_mhz)),
+            "{row}"
+        );
+    }
+    let row = doc.lines().find(|l| l.starts_with("| `sume` ")).unwrap();
+    assert!(
+        row.contains(&format!("| {} MHz |", sume.clock_mhz)),
+        "{row}"
+    );
+    assert!(doc.contains(&format!(
+        "(5.000 ns on SUME,\n{:.3} ns on Alveo, {:.3} ns with `alveo+clock_mhz=322`)",
+        board::core_period_ns(&alveo),
+        1000.0 / 322.0
+    )));
+    // 320-byte frames (5 beats of 64 bytes) every 344 wire bytes at 100 Gb/s.
+    let cycles = 344.0 * 8.0 / 100.0 * f64::from(alveo.clock_mhz) / 1000.0;
+    assert!(
+        doc.contains(&format!(
+            "that is {cycles:.2} cycles of\n{} MHz",
+            alveo.clock_mhz
+        )),
+        "{cycles}"
+    );
+    assert!(doc.contains(&format!("frame: {:.3} of the beats", 5.0 / cycles)));
+    let c322 = 344.0 * 8.0 / 100.0 * 322.0 / 1000.0;
+    assert!(doc.contains(&format!(
+        "the same run offers {:.3} of the beats",
+        5.0 / c322
+    )));
+}
+
 /// `n` with thousands separators (the docs' style).
 fn thousands(n: u64) -> String {
     let s = n.to_string();
