@@ -673,6 +673,12 @@ fn report_default() {
     assert!(r.bram36() > 0, "no block RAM inferred: {r:?}");
     assert!(r.depth > 0 && r.depth < 64, "{r:?}");
     assert!(r.path.iter().filter(|t| t.starts_with("LUT")).count() as u32 <= r.depth);
+    // The second figure: block-RAM reads are found, and the fan-out list is full.
+    let f = &r.second;
+    assert!(f.ram_bits_to_logic + f.ram_bits_to_reg > 0, "{f:?}");
+    assert!(f.ram_depth <= r.depth, "{f:?}");
+    assert_eq!(f.fanouts.len(), report::FANOUTS_SHOWN, "{f:?}");
+    assert!(f.fanouts.windows(2).all(|w| w[0].1 >= w[1].1), "{f:?}");
     let text = r.render("default", Family::Xcup);
     let last = text.lines().last().unwrap();
     assert_eq!(

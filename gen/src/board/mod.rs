@@ -588,7 +588,7 @@ pub fn readme(board: Board, cfg: &CoreConfig, opts: &Options) -> String {
              `ila_core_inst` samples the core's `dbg_*` monitor port and `u_ila_state` (inserted \
              by build.tcl) the engine's state registers, both at core_clk; open them in the \
              hardware manager with `out/debug_probes.ltx`. The debug hub runs on the 100 MHz \
-             init_clk.\n"
+             init_clk. This directory was generated with `--ila`: regenerate with it too.\n"
         } else {
             ""
         },
