@@ -42,6 +42,10 @@ struct Args {
     /// (UltraScale+; memories the configuration already puts in URAM stay there).
     #[arg(long)]
     uram_what_if: bool,
+    /// With --board: add ILAs (Vivado's logic analyser, over JTAG) on the core's dbg_*
+    /// monitor port and the engine's state registers. Off by default.
+    #[arg(long)]
+    ila: bool,
     /// Seconds after which --report gives up on yosys.
     #[arg(long, default_value_t = 3600)]
     timeout: u64,
@@ -72,7 +76,8 @@ fn main() -> Result<()> {
         let Some(out) = a.out else {
             bail!("give --out DIR for the {} build directory", board.name());
         };
-        fanin_gen::board::write(board, &cfg, &out)?;
+        let opts = fanin_gen::board::Options { ila: a.ila };
+        fanin_gen::board::write_with(board, &cfg, &out, &opts)?;
         eprintln!(
             "fanin-gen: wrote the {} build directory ({}) into {}; run: cd {} && vivado -mode batch -source build.tcl",
             board.name(),
@@ -81,6 +86,9 @@ fn main() -> Result<()> {
             out.display()
         );
         return Ok(());
+    }
+    if a.ila {
+        bail!("--ila adds logic analysers to a board build: use it with --board NAME --out DIR");
     }
     if a.report {
         let Some(name) = a.config else {

@@ -102,7 +102,32 @@ pub struct Resources {
     /// Every net that ends a path of the critical depth (the critical path's end among
     /// them), sorted: what must change for the depth to drop.
     pub critical_ends: Vec<String>,
+    /// The second figure: paths from a RAM read and the widest fan-outs.
+    pub second: SecondFigure,
 }
+
+/// What LUT depth alone does not show: how far block-RAM / URAM reads travel before a
+/// register, and the nets with the most loads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SecondFigure {
+    /// LUT levels of the deepest path from a block RAM / URAM data output (a read without
+    /// an output register in front of the logic) to a register or output.
+    pub ram_depth: u32,
+    /// Cell types along that path, the RAM first.
+    pub ram_path: Vec<String>,
+    /// The RAM output net that starts it and the net that ends it.
+    pub ram_nets: (String, String),
+    /// RAM data-output bits read by combinational logic before any register.
+    pub ram_bits_to_logic: u64,
+    /// RAM data-output bits read only by registers (a registered read).
+    pub ram_bits_to_reg: u64,
+    /// The widest fan-outs: `(net, loads, driver cell type)`, most loads first; clock and
+    /// constant nets excluded.
+    pub fanouts: Vec<(String, u64, String)>,
+}
+
+/// How many of the widest fan-outs the report lists.
+pub const FANOUTS_SHOWN: usize = 10;
 
 impl Resources {
     /// Block RAM in 36 Kb equivalents: RAMB36 + RAMB18 / 2, rounded up.
@@ -162,6 +187,26 @@ impl Resources {
         );
         for n in self.critical_ends.iter().take(SHOWN) {
             let _ = writeln!(s, "    {n}");
+        }
+        let f = &self.second;
+        let _ = writeln!(
+            s,
+            "  RAM read -> register: {} LUT levels at most ({} carry cells on it); {} RAM output bits feed logic before a register, {} go straight into one",
+            f.ram_depth,
+            f.ram_path.iter().filter(|t| t.starts_with("CARRY")).count(),
+            f.ram_bits_to_logic,
+            f.ram_bits_to_reg
+        );
+        if !f.ram_path.is_empty() {
+            let _ = writeln!(s, "    path: {}", f.ram_path.join(" -> "));
+            let _ = writeln!(s, "    from {} to {}", f.ram_nets.0, f.ram_nets.1);
+        }
+        let _ = writeln!(
+            s,
+            "  widest fan-outs (loads, driver; clocks and constants excluded):"
+        );
+        for (n, loads, ty) in &f.fanouts {
+            let _ = writeln!(s, "    {loads:>6}  {n} ({ty})");
         }
         s.push_str(&self.summary_line());
         s.push('\n');
@@ -402,7 +447,202 @@ pub fn analyse(m: &Netlist) -> Result<Resources> {
     r.path = path;
     r.path_nets = nets;
     r.critical_ends = ends;
+    r.second = second_figure(m)?;
     Ok(r)
+}
+
+/// A block RAM or UltraRAM primitive (its data outputs start RAM-read paths).
+fn is_block_ram(ty: &str) -> bool {
+    ty.starts_with("RAMB") || ty.starts_with("URAM")
+}
+
+/// Whether a port (bit) is a clock input: `C`, `CLK*`, `CLKARDCLK`, ... .
+fn is_clock_port(port: &str) -> bool {
+    let base = port.split('[').next().unwrap_or(port);
+    base == "C" || base.starts_with("CLK") || base.ends_with("CLK")
+}
+
+/// The RAM-read paths and the widest fan-outs of a mapped netlist.
+fn second_figure(m: &Netlist) -> Result<SecondFigure> {
+    let cells = &m.cells;
+    let mut f = SecondFigure::default();
+    // RAM data outputs: net -> RAM cell.
+    let mut ram_out: HashMap<&str, usize> = HashMap::new();
+    for (i, c) in cells.iter().enumerate() {
+        if is_block_ram(&c.ty) {
+            for (p, n) in &c.conns {
+                if is_output(p) && !n.starts_with('$') {
+                    ram_out.insert(n.as_str(), i);
+                }
+            }
+        }
+    }
+    // Every net's readers (cell indices, one per input pin) and driver.
+    let mut readers: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut driver: HashMap<&str, usize> = HashMap::new();
+    let mut clocks: std::collections::HashSet<&str> = Default::default();
+    for (i, c) in cells.iter().enumerate() {
+        for (p, n) in &c.conns {
+            let out = match kind(&c.ty) {
+                Kind::Comb(_) => is_output(p),
+                Kind::Seq => is_output(p) || p.starts_with('Q') || p.starts_with("DOUT"),
+            };
+            if out {
+                driver.insert(n.as_str(), i);
+            } else {
+                readers.entry(n.as_str()).or_default().push(i);
+                if is_clock_port(p) {
+                    clocks.insert(n.as_str());
+                }
+            }
+        }
+    }
+    for n in ram_out.keys() {
+        let rs = readers.get(n).map(Vec::as_slice).unwrap_or(&[]);
+        if rs
+            .iter()
+            .any(|&j| matches!(kind(&cells[j].ty), Kind::Comb(_)))
+        {
+            f.ram_bits_to_logic += 1;
+        } else if !rs.is_empty() {
+            f.ram_bits_to_reg += 1;
+        }
+    }
+    // Longest LUT-weighted path from a RAM output through combinational cells: a
+    // breadth-first relaxation in topological order of the combinational cells reached.
+    let comb = |i: usize| matches!(kind(&cells[i].ty), Kind::Comb(_));
+    let mut level: HashMap<usize, (u32, Option<usize>, usize)> = HashMap::new();
+    // Kahn's order over the combinational cells reachable from RAM outputs.
+    let mut reach: std::collections::HashSet<usize> = Default::default();
+    let mut stack: Vec<usize> = ram_out
+        .keys()
+        .flat_map(|n| readers.get(n).into_iter().flatten().copied())
+        .filter(|&j| comb(j))
+        .collect();
+    while let Some(i) = stack.pop() {
+        if reach.insert(i) {
+            for (p, n) in &cells[i].conns {
+                if is_output(p) {
+                    stack.extend(
+                        readers
+                            .get(n.as_str())
+                            .into_iter()
+                            .flatten()
+                            .copied()
+                            .filter(|&j| comb(j)),
+                    );
+                }
+            }
+        }
+    }
+    let mut indeg: HashMap<usize, usize> = reach.iter().map(|&i| (i, 0)).collect();
+    for &i in &reach {
+        for (p, n) in &cells[i].conns {
+            if !is_output(p) {
+                if let Some(&d) = driver.get(n.as_str()) {
+                    if reach.contains(&d) {
+                        *indeg.get_mut(&i).unwrap() += 1;
+                    }
+                }
+            }
+        }
+    }
+    let mut ready: Vec<usize> = indeg
+        .iter()
+        .filter(|(_, &d)| d == 0)
+        .map(|(&i, _)| i)
+        .collect();
+    ready.sort_unstable();
+    let mut done = 0;
+    while let Some(i) = ready.pop() {
+        done += 1;
+        // Arrival at i's inputs: 0 from a RAM output, the driver's level from a reached cell.
+        let mut best: Option<(u32, Option<usize>, usize)> = None;
+        for (p, n) in &cells[i].conns {
+            if is_output(p) {
+                continue;
+            }
+            let cand = if let Some(&r) = ram_out.get(n.as_str()) {
+                Some((0, None, r))
+            } else if let Some(&(l, _, r)) = driver.get(n.as_str()).and_then(|d| level.get(d)) {
+                Some((l, driver.get(n.as_str()).copied(), r))
+            } else {
+                None
+            };
+            if let Some(c) = cand {
+                if best.is_none_or(|b| c.0 > b.0) {
+                    best = Some(c);
+                }
+            }
+        }
+        let Kind::Comb(w) = kind(&cells[i].ty) else {
+            unreachable!()
+        };
+        if let Some((l, pred, ram)) = best {
+            level.insert(i, (l + w, pred, ram));
+        }
+        for (p, n) in &cells[i].conns {
+            if is_output(p) {
+                for &j in readers.get(n.as_str()).into_iter().flatten() {
+                    if let Some(d) = indeg.get_mut(&j) {
+                        *d -= 1;
+                        if *d == 0 {
+                            ready.push(j);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if done != reach.len() {
+        bail!("combinational loop after a RAM read in the mapped netlist");
+    }
+    if let Some((&end, &(depth, _, ram))) = level
+        .iter()
+        .max_by_key(|(&i, &(l, _, _))| (l, std::cmp::Reverse(i)))
+    {
+        f.ram_depth = depth;
+        let mut path = Vec::new();
+        let mut cur = Some(end);
+        let mut first = end;
+        while let Some(i) = cur {
+            path.push(cells[i].ty.clone());
+            first = i;
+            cur = level[&i].1;
+        }
+        path.push(cells[ram].ty.clone());
+        path.reverse();
+        f.ram_path = path;
+        let start = cells[first]
+            .conns
+            .iter()
+            .find(|(p, n)| !is_output(p) && ram_out.get(n.as_str()) == Some(&ram))
+            .map(|(_, n)| n.clone())
+            .unwrap_or_default();
+        let stop = cells[end]
+            .conns
+            .iter()
+            .find(|(p, _)| is_output(p))
+            .map(|(_, n)| n.clone())
+            .unwrap_or_default();
+        f.ram_nets = (start, stop);
+    }
+    // Fan-out: input pins per net, clocks and constants excluded.
+    let mut fo: Vec<(String, u64, String)> = readers
+        .iter()
+        .filter(|(n, _)| !n.starts_with('$') && !clocks.contains(*n))
+        .map(|(n, r)| {
+            let ty = driver
+                .get(n)
+                .map(|&d| cells[d].ty.clone())
+                .unwrap_or_else(|| "input".into());
+            (n.to_string(), r.len() as u64, ty)
+        })
+        .collect();
+    fo.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    fo.truncate(FANOUTS_SHOWN);
+    f.fanouts = fo;
+    Ok(f)
 }
 
 /// Depth, the critical path's cell types, its start and end nets, every end at that depth.
@@ -588,6 +828,58 @@ mod tests {
         assert!(r
             .render("t", Family::Xcup)
             .contains("2 end points at depth 2\n    a2\n    b3\n"));
+    }
+
+    #[test]
+    fn second_figure_ram_paths_and_fanouts() {
+        // A RAMB36's bit 0 feeds LUT1 -> CARRY4 -> LUT2 -> FF (2 LUT levels), bit 1 a FF
+        // directly, bit 2 nothing; the FF q fans out to 4 LUTs; the clock (7 loads) and the
+        // constants are not fan-outs.
+        let b = ".model top\n\
+                 .subckt RAMB36E2 CLKARDCLK=clk DOUTADOUT[0]=r0 DOUTADOUT[1]=r1 DOUTADOUT[2]=r2 ADDRARDADDR[0]=q\n\
+                 .subckt LUT1 I0=r0 O=a1\n\
+                 .subckt CARRY4 CI=$false S[0]=a1 DI[0]=q CO[3]=a2 CYINIT=$false\n\
+                 .subckt LUT2 I0=a2 I1=q O=a3\n\
+                 .subckt FDRE C=clk D=a3 Q=q R=$false CE=$true\n\
+                 .subckt FDRE C=clk D=r1 Q=x R=$false CE=$true\n\
+                 .subckt LUT1 I0=q O=b1\n\
+                 .subckt FDRE C=clk D=b1 Q=y R=$false CE=$true\n\
+                 .subckt FDRE C=clk D=x Q=z R=$false CE=$true\n\
+                 .subckt FDRE C=clk D=y Q=w R=$false CE=$true\n\
+                 .subckt FDRE C=clk D=z Q=v R=$false CE=$true\n.end\n";
+        let r = analyse(&Netlist::from_blif(b, "top").unwrap()).unwrap();
+        let f = &r.second;
+        assert_eq!(f.ram_depth, 2);
+        assert_eq!(
+            f.ram_path,
+            ["RAMB36E2", "LUT1", "CARRY4", "LUT2"]
+                .map(String::from)
+                .to_vec()
+        );
+        assert_eq!(f.ram_nets, ("r0".to_string(), "a3".to_string()));
+        assert_eq!((f.ram_bits_to_logic, f.ram_bits_to_reg), (1, 1));
+        assert_eq!(f.fanouts[0], ("q".to_string(), 4, "FDRE".to_string()));
+        assert!(f
+            .fanouts
+            .iter()
+            .all(|(n, _, _)| n != "clk" && !n.starts_with('$')));
+        let text = r.render("t", Family::Xcup);
+        assert!(
+            text.contains("RAM read -> register: 2 LUT levels at most (1 carry cells on it); 1 RAM output bits feed logic before a register, 1 go straight into one\n    path: RAMB36E2 -> LUT1 -> CARRY4 -> LUT2\n    from r0 to a3\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n         4  q (FDRE)\n"), "{text}");
+        // Without RAM: depth 0, no path.
+        let r = analyse(
+            &Netlist::from_blif(
+                BLIF.replace(".subckt RAMB36E2 DINADIN[0]=n8 DOUTADOUT[0]=n9\n", "")
+                    .as_str(),
+                "top",
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!((r.second.ram_depth, r.second.ram_path.len()), (0, 0));
     }
 
     #[test]

@@ -46,13 +46,38 @@ proc get_ports {args} {
     return [list port {*}$args]
 }
 foreach c {set_property create_clock create_generated_clock get_pins get_cells get_nets
+           create_pblock add_cells_to_pblock resize_pblock get_pblocks get_debug_cores
+           get_files get_debug_ports
            set_false_path set_clock_groups set_max_delay set_input_delay set_output_delay
            current_design create_project current_project create_ip get_ips generate_target
            synth_ip read_verilog read_xdc synth_design opt_design place_design phys_opt_design
-           route_design write_checkpoint report_timing_summary report_utilization
-           write_bitstream} {
+           route_design write_checkpoint report_timing_summary report_utilization} {
     proc $c {args} { return {} }
 }
+# Every call of these is recorded in ::stub_calls; the three reports write ::stub_report(NAME)
+# to their -file.
+set ::stub_calls {}
+array set ::stub_report {check_timing {} report_cdc {} report_methodology {}}
+proc stub_file {args} {
+    set i [lsearch -exact $args -file]
+    if {$i < 0} { return {} }
+    return [lindex $args [expr {$i + 1}]]
+}
+foreach c {check_timing report_cdc report_methodology} {
+    proc $c {args} [format {
+        lappend ::stub_calls [list %s {*}$args]
+        set f [open [stub_file {*}$args] w]
+        puts -nonewline $f $::stub_report(%s)
+        close $f
+    } $c $c]
+}
+set ::stub_version 2023.2
+proc version {args} { return $::stub_version }
+proc write_bitstream {args} { lappend ::stub_calls [list write_bitstream {*}$args] }
+foreach c {create_debug_core create_debug_port connect_debug_port write_debug_probes} {
+    proc $c {args} [format { lappend ::stub_calls [list %s {*}$args] } $c]
+}
+proc write_cfgmem {args} { lappend ::stub_calls [list write_cfgmem {*}$args] }
 proc get_clocks {args} { return $::stub_clocks }
 proc get_timing_paths {args} { return path }
 proc get_property {prop obj} {
@@ -223,10 +248,10 @@ fn build_tcl_fails_on_timing_and_clock_errors() {
                 &format!("{setup}\nsource build.tcl\nputs FANIN_BUILD_DONE"),
             )
         };
-        let (ok, out, err) = run(&format!("set ::stub_period {period}"));
+        let (ok, out, err) = run(&format!("set ::stub_period {period}\n{CLEAN_REPORTS}"));
         assert!(ok && out.contains("timing met"), "{}: {out}{err}", b.name());
         let (ok, _, err) = run(&format!(
-            "set ::stub_period {period}; set ::stub_slack -0.2"
+            "set ::stub_period {period}; set ::stub_slack -0.2\n{CLEAN_REPORTS}"
         ));
         assert!(!ok && err.contains("exited with 1"), "{}: {err}", b.name());
         let (ok, _, err) = run(&format!("set ::stub_period {}", period * 1.5));
@@ -240,6 +265,267 @@ fn build_tcl_fails_on_timing_and_clock_errors() {
         assert!(bt.contains(&format!("set core_period {period:.3}")));
         let readme = std::fs::read_to_string(d.join("README.md")).unwrap();
         assert!(readme.contains("vivado -mode batch -source build.tcl"));
+    }
+}
+
+/// Reports as a routed design with no problem writes them (format of Vivado's own: the
+/// check_timing table of contents, report_cdc's details, report_methodology's summary).
+const CLEAN_REPORTS: &str = r#"
+set ::stub_report(check_timing) "check_timing report
+
+Table of Contents
+-----------------
+1. checking no_clock (0)
+2. checking constant_clock (0)
+3. checking pulse_width_clock (0)
+4. checking unconstrained_internal_endpoints (0)
+5. checking no_input_delay (35)
+6. checking no_output_delay (34)
+7. checking multiple_clock (0)
+8. checking generated_clocks (0)
+9. checking loops (0)
+10. checking partial_input_delay (0)
+11. checking partial_output_delay (0)
+12. checking latch_loops (0)
+"
+set ::stub_report(report_cdc) "CDC Report
+Severity  ID      Count  Description
+--------  ------  -----  -----------
+Warning   CDC-15  4      Clock enable controlled CDC structure detected
+Info      CDC-3   12     1-bit synchronized with ASYNC_REG property
+"
+set ::stub_report(report_methodology) "1. REPORT SUMMARY
++-----------+----------+-------------------------------+------------+
+| Rule      | Severity | Description                   | Violations |
++-----------+----------+-------------------------------+------------+
+| TIMING-18 | Warning  | Missing input or output delay | 10         |
++-----------+----------+-------------------------------+------------+
+"
+"#;
+
+/// build.tcl runs check_timing, report_cdc and report_methodology on the routed design and
+/// fails (exit 3, one line per problem, no bitstream, no flash image) on a non-zero gated
+/// check_timing count, a Critical CDC or a Critical Warning methodology rule, and on a
+/// check_timing report it cannot read; warnings, advisories and the ungated counts pass. A
+/// clean build writes the bitstream and then the flash image for the board's flash.
+#[test]
+fn build_tcl_gates_on_design_checks_and_writes_flash() {
+    for b in Board::ALL {
+        let d = build_dir(b, "build_tcl_gates_on_design_checks_and_writes_flash");
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let period = board::core_period_ns(&cfg);
+        let run = |edit: &str| {
+            tclsh(
+                &d,
+                &format!(
+                    "set ::stub_period {period}\n{CLEAN_REPORTS}\n{edit}\n\
+                     if {{[catch {{source build.tcl}} e]}} {{ puts \"CALLS $::stub_calls\"; error $e }}\n\
+                     puts \"CALLS $::stub_calls\""
+                ),
+            )
+        };
+        let calls = |out: &str| -> String {
+            out.lines()
+                .find_map(|l| l.strip_prefix("CALLS "))
+                .unwrap_or_default()
+                .to_string()
+        };
+        // Clean: all three reports, then the bitstream, then the flash image.
+        let (ok, out, err) = run("");
+        assert!(ok, "{}: clean run failed: {out}{err}", b.name());
+        let c = calls(&out);
+        for r in [
+            "check_timing -file out/check_timing.rpt",
+            "report_cdc -details -file out/cdc.rpt",
+            "report_methodology -file out/methodology.rpt",
+        ] {
+            assert!(c.contains(r), "{}: no `{r}` in {c}", b.name());
+        }
+        let f = b.flash();
+        let top = b.top();
+        let want = format!(
+            "write_cfgmem -force -format mcs -interface {} -size {} -loadbit {{up {:#010x} out/{top}.bit}} -checksum -file out/{top}.mcs",
+            f.interface, f.size_mb, f.address
+        );
+        let (wb, wc) = (
+            c.find("write_bitstream").expect("no write_bitstream"),
+            c.find(&want)
+                .unwrap_or_else(|| panic!("{}: no `{want}` in {c}", b.name())),
+        );
+        assert!(
+            wb < wc,
+            "{}: flash image before the bitstream: {c}",
+            b.name()
+        );
+        // Each gated failure exits 3, names the check and writes neither file.
+        let gated_ct: Vec<String> = board::CHECK_TIMING_GATED
+            .iter()
+            .map(|chk| {
+                format!(
+                    "regsub {{checking {chk} \\(0\\)}} $::stub_report(check_timing) {{checking {chk} (7)}} ::stub_report(check_timing)"
+                )
+            })
+            .collect();
+        let mut bad: Vec<(String, String)> = board::CHECK_TIMING_GATED
+            .iter()
+            .zip(&gated_ct)
+            .map(|(chk, e)| (e.clone(), format!("check_timing: {chk} (7)")))
+            .collect();
+        bad.extend([
+            (
+                "set ::stub_report(check_timing) {timing report in another format}".into(),
+                "check_timing: no 'checking no_clock (N)' line".into(),
+            ),
+            (
+                "append ::stub_report(report_cdc) \"Critical  CDC-1   2      1-bit unknown CDC circuitry\\n\"".into(),
+                "report_cdc: CDC-1 Critical".into(),
+            ),
+            (
+                "append ::stub_report(report_methodology) \"| TIMING-6  | Critical Warning | No common primary clock between related clocks | 2 |\\n\"".into(),
+                "report_methodology: TIMING-6 Critical Warning, No common primary clock between related clocks (2)".into(),
+            ),
+        ]);
+        for (edit, msg) in &bad {
+            let (ok, out, err) = run(edit);
+            assert!(
+                !ok && err.contains("exited with 3"),
+                "{}: `{edit}` did not fail the build with 3: {out}{err}",
+                b.name()
+            );
+            assert!(
+                out.contains(&format!("ERROR: fanin: {msg}")),
+                "{}: `{edit}`: no message `{msg}` in {out}",
+                b.name()
+            );
+            let c = calls(&out);
+            assert!(
+                !c.contains("write_bitstream") && !c.contains("write_cfgmem"),
+                "{}: `{edit}`: wrote files anyway: {c}",
+                b.name()
+            );
+        }
+        // Ungated counts, CDC warnings and methodology warnings pass.
+        let (ok, out, err) = run(
+            "regsub {no_input_delay \\(35\\)} $::stub_report(check_timing) {no_input_delay (99)} ::stub_report(check_timing)\n\
+             append ::stub_report(report_cdc) \"Warning   CDC-13  1      1-bit CDC path on a non-FD primitive\\n\"\n\
+             append ::stub_report(report_methodology) \"| SYNTH-9   | Warning  | Small multiplier | 3 |\\n\"",
+        );
+        assert!(
+            ok && out.contains("design checks passed"),
+            "{}: {out}{err}",
+            b.name()
+        );
+        // A timing failure still exits 1 (checked first) and writes neither file.
+        let (ok, out, err) = run("set ::stub_slack -0.1");
+        assert!(
+            !ok && err.contains("exited with 1"),
+            "{}: {out}{err}",
+            b.name()
+        );
+        let c = calls(&out);
+        assert!(
+            !c.contains("write_bitstream") && !c.contains("write_cfgmem"),
+            "{c}"
+        );
+    }
+    // The flash of each board: SUME's BPI x16, the Alveo cards' SPI x4 behind the golden image.
+    assert_eq!(
+        (Board::Sume.flash().interface, Board::Sume.flash().size_mb),
+        ("BPIx16", 32)
+    );
+    for b in [Board::Au250, Board::Au280] {
+        assert_eq!(
+            (b.flash().interface, b.flash().size_mb, b.flash().address),
+            ("SPIx4", 128, 0x0100_2000)
+        );
+    }
+}
+
+/// build.tcl checks `version -short` against the pinned release first: the release itself
+/// and its updates (2023.2.1) pass, another release exits 4 with a message naming both and
+/// the override before anything is built, and `FANIN_VIVADO_ANY_VERSION=1` proceeds with a
+/// warning. Every `create_ip` of every board pins its IP's version, at the release's.
+#[test]
+fn one_pinned_vivado_release_and_ip_versions() {
+    for b in Board::ALL {
+        let d = build_dir(b, "one_pinned_vivado_release_and_ip_versions");
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let period = board::core_period_ns(&cfg);
+        let run = |edit: &str| {
+            tclsh(
+                &d,
+                &format!(
+                    "set ::stub_period {period}\n{CLEAN_REPORTS}\n{edit}\n\
+                     if {{[catch {{source build.tcl}} e]}} {{ puts \"CALLS $::stub_calls\"; error $e }}\n\
+                     puts \"CALLS $::stub_calls\""
+                ),
+            )
+        };
+        let bt = std::fs::read_to_string(d.join("build.tcl")).unwrap();
+        assert!(bt.contains(&format!("set fanin_vivado {}", board::VIVADO_VERSION)));
+        for v in [
+            board::VIVADO_VERSION.to_string(),
+            format!("{}.1", board::VIVADO_VERSION),
+        ] {
+            let (ok, out, err) = run(&format!("set ::stub_version {v}"));
+            assert!(
+                ok && out.contains("wrote out/"),
+                "{}: {v}: {out}{err}",
+                b.name()
+            );
+        }
+        for v in ["2022.2", "2023.1", "2024.2", "2023.20"] {
+            let (ok, out, err) = run(&format!("set ::stub_version {v}"));
+            assert!(
+                !ok && err.contains("exited with 4"),
+                "{}: {v}: {out}{err}",
+                b.name()
+            );
+            assert!(
+                out.contains(&format!(
+                    "ERROR: fanin: this build is pinned to Vivado {}",
+                    board::VIVADO_VERSION
+                )) && out.contains(&format!("this is Vivado {v}"))
+                    && out.contains("FANIN_VIVADO_ANY_VERSION=1"),
+                "{}: {out}",
+                b.name()
+            );
+            assert!(
+                out.contains("CALLS \n") || out.trim_end().ends_with("CALLS"),
+                "{}: built anyway: {out}",
+                b.name()
+            );
+            let (ok, out, err) = run(&format!(
+                "set ::stub_version {v}; set ::env(FANIN_VIVADO_ANY_VERSION) 1"
+            ));
+            assert!(
+                ok && out.contains(&format!("WARNING: fanin: Vivado {v}"))
+                    && out.contains("wrote out/"),
+                "{}: {v} with the override: {out}{err}",
+                b.name()
+            );
+        }
+        // Every create_ip carries its pinned version.
+        let mut n = 0;
+        for (file, text) in board::ip_tcl(b, &cfg) {
+            for l in text.lines().filter(|l| l.starts_with("create_ip ")) {
+                n += 1;
+                let name = l.split_whitespace().nth(2).unwrap();
+                let want = format!("-version {} ", board::pinned_version(name));
+                assert!(l.contains(&want), "{}: {file}: {l} lacks {want}", b.name());
+            }
+        }
+        assert!(n >= 4, "{}: only {n} create_ip", b.name());
+    }
+    // docs/boards.md names the release and every pinned version.
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/boards.md")).unwrap();
+    assert!(doc.contains(&format!("## One Vivado release: {}", board::VIVADO_VERSION)));
+    for (ip, v) in board::PINNED_IP {
+        assert!(
+            doc.contains(&format!("| `{ip}` | {v} |")),
+            "docs/boards.md: no `| `{ip}` | {v} |` row"
+        );
     }
 }
 
@@ -305,7 +591,8 @@ fn wrapper_elaborates_against_the_core() {
                 "-q",
                 "-p",
                 &format!(
-                    "read_verilog fanin_core.v {rtl} {top}.v; hierarchy -top {top}",
+                    "read_verilog fanin_core.v {rtl} {top}.v; hierarchy -top {top}; \
+                     tee -q -o cells.txt select -list {top}/t:*",
                     rtl = board::BOARD_RTL,
                     top = b.top()
                 ),
@@ -320,6 +607,57 @@ fn wrapper_elaborates_against_the_core() {
             "{}: width mismatch: {err}",
             b.name()
         );
+        // The floorplan's pblock names cells of the elaborated top.
+        let cells: Vec<String> = std::fs::read_to_string(d.join("cells.txt"))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("{}/", b.top())))
+            .map(String::from)
+            .collect();
+        assert!(cells.iter().any(|c| c == "core_inst"), "{cells:?}");
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let fp = d.join("constraints/fanin_floorplan.xdc");
+        match board::mac_slr(b) {
+            None => assert!(!fp.exists(), "{}: a floorplan without SLRs", b.name()),
+            Some(slr) => {
+                let x = std::fs::read_to_string(&fp).unwrap();
+                let l = x
+                    .lines()
+                    .find(|l| l.starts_with("add_cells_to_pblock"))
+                    .expect("add_cells_to_pblock");
+                let names = l
+                    .split_once("[list ")
+                    .unwrap()
+                    .1
+                    .trim_end_matches("]]")
+                    .split_whitespace()
+                    .collect::<Vec<_>>();
+                assert_eq!(names, board::floorplan_cells(b, &cfg));
+                for n in &names {
+                    assert!(
+                        cells.iter().any(|c| c == n),
+                        "{}: pblock cell {n} is not a cell of {}",
+                        b.name(),
+                        b.top()
+                    );
+                }
+                for p in 0..cfg.ports {
+                    for n in [format!("rx_fifo_{p}"), format!("tx_fifo_{p}")] {
+                        assert!(
+                            names.contains(&n.as_str()),
+                            "{}: {n} not in the pblock",
+                            b.name()
+                        );
+                    }
+                }
+                assert!(
+                    x.contains(&format!(
+                        "resize_pblock [get_pblocks pblock_fanin_core] -add {{{slr}}}"
+                    )),
+                    "{x}"
+                );
+            }
+        }
     }
 }
 
@@ -335,6 +673,12 @@ fn report_default() {
     assert!(r.bram36() > 0, "no block RAM inferred: {r:?}");
     assert!(r.depth > 0 && r.depth < 64, "{r:?}");
     assert!(r.path.iter().filter(|t| t.starts_with("LUT")).count() as u32 <= r.depth);
+    // The second figure: block-RAM reads are found, and the fan-out list is full.
+    let f = &r.second;
+    assert!(f.ram_bits_to_logic + f.ram_bits_to_reg > 0, "{f:?}");
+    assert!(f.ram_depth <= r.depth, "{f:?}");
+    assert_eq!(f.fanouts.len(), report::FANOUTS_SHOWN, "{f:?}");
+    assert!(f.fanouts.windows(2).all(|w| w[0].1 >= w[1].1), "{f:?}");
     let text = r.render("default", Family::Xcup);
     let last = text.lines().last().unwrap();
     assert_eq!(
@@ -1042,6 +1386,346 @@ fn alveo_has_a_pcie_bar_and_jtag_fallback() {
             .unwrap()
             .contains("module fanin_axil_arb"));
     }
+}
+
+/// The JTAG-to-AXI master and the debug hub run on the slow init_clk (the MMCM's 100 MHz
+/// output), and an AXI-Lite clock converter carries JTAG's bus into core_clk on every board:
+/// the master drives `jtag_slow_*` only, the converter takes `jtag_slow_*` at init_clk and
+/// gives `jtag_*` at core_clk, and `jtag_*` is what the register split (SUME) or the
+/// arbiter's second master (Alveo) gets. The debug hub's XDC puts `dbg_hub` on init_clk at
+/// the MMCM's frequency, and build.tcl reads it for implementation only.
+#[test]
+fn jtag_and_debug_hub_on_a_slow_clock() {
+    let inst = |v: &str, head: &str| -> String {
+        let i = v.find(head).unwrap_or_else(|| panic!("no {head}"));
+        v[i..i + v[i..].find(");").unwrap()].to_string()
+    };
+    for b in Board::ALL {
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let v = board::wrapper(b, &cfg);
+        let jtag = inst(&v, "jtag_axil jtag_axil_inst (");
+        assert!(
+            jtag.contains(".aclk(init_clk)") && jtag.contains(".aresetn(~init_rst)"),
+            "{jtag}"
+        );
+        let cdc = inst(&v, "axil_cdc jtag_cdc_inst (");
+        for w in [
+            ".s_axi_aclk(init_clk)",
+            ".s_axi_aresetn(~init_rst)",
+            ".m_axi_aclk(core_clk)",
+            ".m_axi_aresetn(~core_rst)",
+        ] {
+            assert!(cdc.contains(w), "{}: jtag_cdc_inst lacks {w}", b.name());
+        }
+        for n in [
+            "awaddr", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready", "bresp",
+            "bvalid", "bready", "araddr", "arvalid", "arready", "rdata", "rresp", "rvalid",
+            "rready",
+        ] {
+            assert!(
+                jtag.contains(&format!(".m_axi_{n}(jtag_slow_{n})")),
+                "{}: JTAG master {n}",
+                b.name()
+            );
+            assert!(
+                cdc.contains(&format!(".s_axi_{n}(jtag_slow_{n})")),
+                "{}: converter slave {n}",
+                b.name()
+            );
+            assert!(
+                cdc.contains(&format!(".m_axi_{n}(jtag_{n})")),
+                "{}: converter master {n}",
+                b.name()
+            );
+            // jtag_slow_* is used by the master and the converter only.
+            assert_eq!(
+                v.matches(&format!("(jtag_slow_{n})")).count(),
+                2,
+                "{}: jtag_slow_{n}",
+                b.name()
+            );
+        }
+        let user = if b == Board::Sume {
+            inst(&v, ") board_regs_inst (")
+        } else {
+            inst(&v, ") ctl_arb_inst (")
+        };
+        let port = if b == Board::Sume {
+            ".s_axil_awaddr(jtag_awaddr)"
+        } else {
+            ".s1_awaddr(jtag_awaddr)"
+        };
+        assert!(user.contains(port), "{}: {port}", b.name());
+        let tcl: BTreeMap<String, String> = board::ip_tcl(b, &cfg).into_iter().collect();
+        assert!(
+            tcl["axil_cdc.tcl"].contains("CONFIG.ACLK_ASYNC {1}"),
+            "{}",
+            b.name()
+        );
+        assert!(tcl["clk_core.tcl"].contains(&format!(
+            "CONFIG.CLKOUT2_REQUESTED_OUT_FREQ {{{:.3}}}",
+            board::INIT_CLK_MHZ as f64
+        )));
+        let files: BTreeMap<String, String> = b.files(&cfg).unwrap().into_iter().collect();
+        let x = &files["constraints/fanin_debug.xdc"];
+        const { assert!(board::INIT_CLK_MHZ <= 100) };
+        for want in [
+            format!(
+                "set_property C_CLK_INPUT_FREQ_HZ {} [get_debug_cores dbg_hub]",
+                board::INIT_CLK_MHZ * 1_000_000
+            ),
+            "set_property C_ENABLE_CLK_DIVIDER false [get_debug_cores dbg_hub]".into(),
+            "connect_debug_port dbg_hub/clk [get_nets init_clk]".into(),
+        ] {
+            assert!(
+                x.contains(&want),
+                "{}: fanin_debug.xdc lacks {want}",
+                b.name()
+            );
+        }
+        assert!(
+            v.contains(".clk_out2(init_clk)"),
+            "{}: init_clk is not the MMCM's second output",
+            b.name()
+        );
+        assert!(files["build.tcl"].contains(
+            "set_property USED_IN_SYNTHESIS false [get_files [file join $here constraints fanin_debug.xdc]]"
+        ));
+    }
+}
+
+/// `--ila` is opt-in. Off (the default): no ILA IP, the core's `dbg_*` outputs unconnected,
+/// no netlist insertion in build.tcl. On: an `ila_core` IP (pinned version, one probe per
+/// `dbg_*` output with its width) wired to `core_dbg_*` at core_clk, which yosys elaborates
+/// against the IP's port list; build.tcl inserts `u_ila_state` on the q output of each
+/// state register, which are instances of the generated core, and exits 5 when synthesis
+/// lost one. `fanin-gen --ila` without `--board` is refused.
+#[test]
+fn ila_is_opt_in() {
+    for b in Board::ALL {
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+        let dbg = board::dbg_ports(&cfg);
+        assert_eq!(
+            dbg,
+            [
+                ("dbg_valid", 1),
+                ("dbg_kind", 2),
+                ("dbg_arg", 32),
+                ("dbg_tick", 32)
+            ]
+            .map(|(n, w)| (n.to_string(), w))
+        );
+        // Off.
+        let off: BTreeMap<String, String> = b.files(&cfg).unwrap().into_iter().collect();
+        let v = &off[&format!("{}.v", b.top())];
+        assert!(
+            !v.contains("ila_core") && !v.contains("core_dbg_"),
+            "{}",
+            b.name()
+        );
+        for (n, _) in &dbg {
+            assert!(
+                v.contains(&format!(".{n}()")),
+                "{}: {n} connected without --ila",
+                b.name()
+            );
+        }
+        assert!(!off.contains_key("ip/ila_core.tcl"));
+        assert!(
+            !off["build.tcl"].contains("u_ila_state")
+                && !off["build.tcl"].contains("write_debug_probes")
+        );
+        assert_eq!(
+            off,
+            b.files_with(&cfg, &board::Options::default())
+                .unwrap()
+                .into_iter()
+                .collect()
+        );
+        // On.
+        let opts = board::Options { ila: true };
+        let d = out_dir(&format!("ila_is_opt_in-{}", b.name()));
+        let _ = std::fs::remove_dir_all(&d);
+        board::write_with(b, &cfg, &d, &opts).unwrap();
+        let on: BTreeMap<String, String> = b.files_with(&cfg, &opts).unwrap().into_iter().collect();
+        let v = &on[&format!("{}.v", b.top())];
+        let i = v.find("ila_core ila_core_inst (").expect("no ILA instance");
+        let inst = &v[i..i + v[i..].find(");").unwrap()];
+        assert!(inst.contains(".clk(core_clk)"), "{inst}");
+        let ip = &on["ip/ila_core.tcl"];
+        assert!(ip.contains(&format!(
+            "create_ip -name ila -vendor xilinx.com -library ip -version {} -module_name ila_core ",
+            board::pinned_version("ila")
+        )));
+        assert!(
+            ip.contains(&format!("CONFIG.C_NUM_OF_PROBES {{{}}}", dbg.len())),
+            "{ip}"
+        );
+        let mut stub = String::from("module ila_core (input wire clk");
+        for (k, (n, w)) in dbg.iter().enumerate() {
+            assert!(
+                inst.contains(&format!(".probe{k}(core_{n})")),
+                "{}: probe{k}",
+                b.name()
+            );
+            assert!(
+                v.contains(&format!(".{n}(core_{n})")),
+                "{}: {n} not to the ILA",
+                b.name()
+            );
+            assert!(
+                ip.contains(&format!("CONFIG.C_PROBE{k}_WIDTH {{{w}}}")),
+                "{ip}"
+            );
+            stub.push_str(&format!(", input wire [{}:0] probe{k}", w - 1));
+        }
+        stub.push_str(");\nendmodule\n");
+        std::fs::write(d.join("ila_stub.v"), stub).unwrap();
+        let out = Command::new("yosys")
+            .args([
+                "-q",
+                "-p",
+                &format!(
+                    "read_verilog fanin_core.v {} ila_stub.v {top}.v; hierarchy -top {top}",
+                    board::BOARD_RTL,
+                    top = b.top()
+                ),
+            ])
+            .current_dir(&d)
+            .output()
+            .expect("yosys");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !err.contains("Resizing cell port"),
+            "{}: {err}",
+            b.name()
+        );
+        // The state registers are instances (`fanin_<r> <r>(`, output reg q) of the core's
+        // `fanin_core_impl`, which `fanin_core` instantiates as `core`.
+        let core = &on["fanin_core.v"];
+        assert!(core.contains("fanin_core_impl core ("), "no core instance");
+        let imp = &core[core.find("module fanin_core_impl(").unwrap()..];
+        let imp = &imp[..imp.find("endmodule").unwrap()];
+        for r in board::ILA_STATE_REGS {
+            assert!(
+                imp.contains(&format!("fanin_{r} {r}(")),
+                "no state register instance {r}"
+            );
+            let m = &core[core.find(&format!("module fanin_{r}(d,q,clock);")).unwrap()..];
+            assert!(
+                m[..m.find("endmodule").unwrap()].contains("output reg "),
+                "{r}: q is not a register"
+            );
+        }
+        let bt = &on["build.tcl"];
+        assert!(bt.contains(&format!(
+            "foreach r {{{}}}",
+            board::ILA_STATE_REGS.join(" ")
+        )));
+        // Under the stubs: nets found -> the ILA is inserted with one probe per register and
+        // its probes file written; none found -> exit 5 naming the first register.
+        let cfg_period = board::core_period_ns(&cfg);
+        let run = |nets: &str| {
+            tclsh(
+                &d,
+                &format!(
+                    "set ::stub_period {cfg_period}\n{CLEAN_REPORTS}\n\
+                     proc get_nets {{args}} {{ return {{{nets}}} }}\n\
+                     if {{[catch {{source build.tcl}} e]}} {{ puts \"CALLS $::stub_calls\"; error $e }}\n\
+                     puts \"CALLS $::stub_calls\""
+                ),
+            )
+        };
+        let (ok, out, err) = run("n0 n1");
+        assert!(ok, "{}: {out}{err}", b.name());
+        assert!(out.contains("{create_debug_core u_ila_state ila}"), "{out}");
+        assert!(
+            out.contains("{connect_debug_port u_ila_state/clk {n0 n1}}"),
+            "{out}"
+        );
+        for k in 0..board::ILA_STATE_REGS.len() {
+            assert!(
+                out.contains(&format!(
+                    "{{connect_debug_port u_ila_state/probe{k} {{n0 n1}}}}"
+                )),
+                "{out}"
+            );
+        }
+        assert_eq!(
+            out.matches("{create_debug_port u_ila_state probe}").count(),
+            board::ILA_STATE_REGS.len() - 1
+        );
+        assert!(
+            out.contains("{write_debug_probes -force out/debug_probes.ltx}"),
+            "{out}"
+        );
+        let (ok, out, err) = run("");
+        assert!(
+            !ok && err.contains("exited with 5"),
+            "{}: {out}{err}",
+            b.name()
+        );
+        assert!(
+            out.contains("ERROR: fanin: --ila: no state register core_inst/core/state/q"),
+            "{out}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_fanin-gen"))
+        .args(["--config", "default", "--report", "--ila"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("use it with --board NAME --out DIR"),
+        "{err}"
+    );
+}
+
+/// docs/boards.md's board table and clock figures are the configurations': the Alveo
+/// boards' core clock is `alveo`'s `clock_mhz` (250 MHz, 322 MHz the option), SUME's is
+/// `sume`'s, the periods build.tcl checks are `1000 / clock_mhz`, and the offered load of a
+/// 100 GbE port at `alveo`'s clock (5-beat frames every 344 wire bytes) is the figure given.
+#[test]
+fn docs_board_clocks_are_the_configurations() {
+    let doc = include_str!("../../docs/boards.md");
+    let alveo = CoreConfig::by_name("alveo").unwrap();
+    let sume = CoreConfig::by_name("sume").unwrap();
+    assert_eq!(alveo.clock_mhz, 250, "alveo's default core clock");
+    for b in [Board::Au250, Board::Au280] {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{}` ", b.name())))
+            .unwrap();
+        assert!(
+            row.contains(&format!("| {} MHz (322 MHz option) |", alveo.clock_mhz)),
+            "{row}"
+        );
+    }
+    let row = doc.lines().find(|l| l.starts_with("| `sume` ")).unwrap();
+    assert!(
+        row.contains(&format!("| {} MHz |", sume.clock_mhz)),
+        "{row}"
+    );
+    assert!(doc.contains(&format!(
+        "(5.000 ns on SUME,\n{:.3} ns on Alveo, {:.3} ns with `alveo+clock_mhz=322`)",
+        board::core_period_ns(&alveo),
+        1000.0 / 322.0
+    )));
+    // 320-byte frames (5 beats of 64 bytes) every 344 wire bytes at 100 Gb/s.
+    let cycles = 344.0 * 8.0 / 100.0 * f64::from(alveo.clock_mhz) / 1000.0;
+    assert!(
+        doc.contains(&format!(
+            "that is {cycles:.2} cycles of\n{} MHz",
+            alveo.clock_mhz
+        )),
+        "{cycles}"
+    );
+    assert!(doc.contains(&format!("frame: {:.3} of the beats", 5.0 / cycles)));
+    let c322 = 344.0 * 8.0 / 100.0 * 322.0 / 1000.0;
+    assert!(doc.contains(&format!(
+        "the same run offers {:.3} of the beats",
+        5.0 / c322
+    )));
 }
 
 /// `n` with thousands separators (the docs' style).

@@ -116,7 +116,10 @@ impl CoreConfig {
                 lanes: 64,
                 max_jobs: 64,
                 max_routes: 64,
-                clock_mhz: 322,
+                // 250 MHz keeps 2 × 100G (linerate --wire-gbps 100 at this cycle budget:
+                // docs/rtl.md, "Throughput"); 322 MHz, the CMAC's own clock, is the option
+                // `alveo+clock_mhz=322` (docs/boards.md).
+                clock_mhz: 250,
                 // 64 Mbit of slot rows: ≈ 1,820 RAMB36 would not fit a U280 (2,016) beside
                 // the rest; as URAM it is 240 of the U280's 960 (docs/boards.md).
                 slot_ram: RamStyle::Ultra,

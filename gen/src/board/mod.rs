@@ -22,8 +22,11 @@ mod tcl;
 mod wrapper;
 
 pub use si5324::{i2c_rom, si5324_init_rtl, I2cWrite, PCA9548_ADDR, SI5324_ADDR, SI5324_INIT};
-pub use tcl::{build_tcl, ip_tcl, PINNED_IP};
-pub use wrapper::wrapper;
+pub use tcl::{
+    build_tcl, build_tcl_with, ip_tcl, ip_tcl_with, pinned_version, CHECK_TIMING_GATED, ILA_DEPTH,
+    PINNED_IP, VIVADO_VERSION,
+};
+pub use wrapper::{dbg_ports, wrapper, wrapper_with};
 
 /// A supported FPGA board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +181,26 @@ impl Board {
         }
     }
 
+    /// The board's configuration flash, for `write_cfgmem`.
+    pub fn flash(self) -> Flash {
+        match self {
+            // Two BPI x16 parallel NOR flashes on the board; the image goes at 0 of the
+            // first (32 MB), as corundum's NetFPGA SUME flash target writes it.
+            Board::Sume => Flash {
+                interface: "BPIx16",
+                size_mb: 32,
+                address: 0,
+            },
+            // One 1 Gbit SPI flash (MT25QU01G) read x4; the card's factory (golden) image
+            // sits at 0 and boots the user image at 0x01002000, where corundum writes its own.
+            Board::Au250 | Board::Au280 => Flash {
+                interface: "SPIx4",
+                size_mb: 128,
+                address: 0x0100_2000,
+            },
+        }
+    }
+
     /// The FPGA family of the board's part.
     pub fn family(self) -> Family {
         match self {
@@ -215,26 +238,63 @@ impl Board {
 
     /// Every file of the build directory: `(relative path, contents)`.
     pub fn files(self, cfg: &CoreConfig) -> Result<Vec<(String, String)>> {
+        self.files_with(cfg, &Options::default())
+    }
+
+    /// Every file of the build directory with build options: `(relative path, contents)`.
+    pub fn files_with(self, cfg: &CoreConfig, opts: &Options) -> Result<Vec<(String, String)>> {
         self.check(cfg)?;
         let mut v = crate::outputs(cfg)?;
-        v.push((format!("{}.v", self.top()), wrapper(self, cfg)));
+        v.push((format!("{}.v", self.top()), wrapper_with(self, cfg, opts)));
         v.push((BOARD_RTL.into(), board_rtl(self, cfg)?));
         for (n, t) in self.constraints() {
             v.push((format!("constraints/{n}"), t.to_string()));
         }
         v.push(("constraints/fanin_board.xdc".into(), board_xdc(self, cfg)));
-        for (n, t) in ip_tcl(self, cfg) {
+        v.push(("constraints/fanin_debug.xdc".into(), debug_xdc(self)));
+        if let Some(x) = floorplan_xdc(self, cfg) {
+            v.push(("constraints/fanin_floorplan.xdc".into(), x));
+        }
+        for (n, t) in ip_tcl_with(self, cfg, opts) {
             v.push((format!("ip/{n}"), t));
         }
-        v.push(("build.tcl".into(), build_tcl(self, cfg)));
-        v.push(("README.md".into(), readme(self, cfg)));
+        v.push(("build.tcl".into(), build_tcl_with(self, cfg, opts)));
+        v.push(("README.md".into(), readme(self, cfg, opts)));
         Ok(v)
     }
 }
 
+/// Build options of a board directory beyond the configuration (`fanin-gen` flags).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `--ila`: an ILA on the core's `dbg_*` monitor port (in the wrapper) and one on the
+    /// engine's state registers (inserted into the netlist by build.tcl). Off by default.
+    pub ila: bool,
+}
+
+/// The engine's state registers the `--ila` build probes: instances of `fanin_core_impl`
+/// (instance `core` of `fanin_core`) whose output `q` is the register.
+pub const ILA_STATE_REGS: &[&str] = &["state", "xstate", "bstate", "dq_act"];
+
+/// A board's configuration flash as `write_cfgmem` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flash {
+    /// `write_cfgmem -interface`.
+    pub interface: &'static str,
+    /// `write_cfgmem -size`, in MB.
+    pub size_mb: u32,
+    /// Byte address of the bitstream in the flash (`-loadbit "up ADDRESS ..."`).
+    pub address: u32,
+}
+
 /// Writes the build directory of `board` with configuration `cfg` into `dir`.
 pub fn write(board: Board, cfg: &CoreConfig, dir: &Path) -> Result<()> {
-    for (name, text) in board.files(cfg)? {
+    write_with(board, cfg, dir, &Options::default())
+}
+
+/// Writes the build directory of `board` with configuration `cfg` and options into `dir`.
+pub fn write_with(board: Board, cfg: &CoreConfig, dir: &Path, opts: &Options) -> Result<()> {
+    for (name, text) in board.files_with(cfg, opts)? {
         let p = dir.join(name);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent)
@@ -257,6 +317,30 @@ pub fn mac_period_ns(board: Board) -> f64 {
         Board::Sume => 1000.0 / 156.25,
         Board::Au250 | Board::Au280 => 1000.0 / 322.265625,
     }
+}
+
+/// The frequency of `init_clk` (the MMCM's second output), MHz: the MAC/PCS IP's free-running
+/// clock, the JTAG-to-AXI master's and the debug hub's (a hub clock must be free running and
+/// at most 100 MHz: UG908, "Debug Core Clocks").
+pub const INIT_CLK_MHZ: u32 = 100;
+
+/// `constraints/fanin_debug.xdc`: the debug hub (`dbg_hub`, which Vivado inserts for the
+/// JTAG-to-AXI master and the ILA) on `init_clk`. build.tcl reads it for implementation only
+/// (the hub exists from `opt_design` on).
+pub fn debug_xdc(board: Board) -> String {
+    format!(
+        "# fanin: debug hub clock (generated). Part: {part}.\n\
+         # Source: Vivado UG908, \"Debug Core Clocks\": the hub's clock must be free running,\n\
+         # stable and at most 100 MHz. init_clk is the MMCM's {mhz} MHz output (ip/clk_core.tcl),\n\
+         # the JTAG-to-AXI master's clock; core_clk (the ILA's) is faster. Implementation only.\n\
+         set_property C_CLK_INPUT_FREQ_HZ {hz} [get_debug_cores dbg_hub]\n\
+         set_property C_ENABLE_CLK_DIVIDER false [get_debug_cores dbg_hub]\n\
+         set_property C_USER_SCAN_CHAIN 1 [get_debug_cores dbg_hub]\n\
+         connect_debug_port dbg_hub/clk [get_nets init_clk]\n",
+        part = board.part(),
+        mhz = INIT_CLK_MHZ,
+        hz = u64::from(INIT_CLK_MHZ) * 1_000_000,
+    )
 }
 
 /// File name of the hand-written board RTL in a build directory.
@@ -358,6 +442,69 @@ pub fn board_xdc(board: Board, cfg: &CoreConfig) -> String {
     t
 }
 
+/// The SLR that holds the board's QSFP CMACs (and their GT quads), if the part has SLRs
+/// fanin floorplans: SLR2 on both Alveo cards (U250: CMACE4_X0Y7/X0Y8, GTY X1Y40-47; U280:
+/// CMACE4_X0Y6/X0Y7, GTY X0Y40-47; clock-region rows 8-11).
+pub fn mac_slr(board: Board) -> Option<&'static str> {
+    match board {
+        Board::Sume => None,
+        Board::Au250 | Board::Au280 => Some("SLR2"),
+    }
+}
+
+/// The wrapper's instances (top-level cells) that the floorplan puts in the CMACs' SLR: the
+/// core, each port's RX FIFO, TX FIFO and MAC statistics crossing (the CMACs' user side),
+/// the register split and the control arbiter (both on `core_clk`, next to the core).
+pub fn floorplan_cells(board: Board, cfg: &CoreConfig) -> Vec<String> {
+    if mac_slr(board).is_none() {
+        return Vec::new();
+    }
+    let mut v = vec!["core_inst".to_string()];
+    for p in 0..cfg.ports {
+        v.extend([
+            format!("rx_fifo_{p}"),
+            format!("tx_fifo_{p}"),
+            format!("mac_stats_{p}"),
+        ]);
+    }
+    v.extend(["board_regs_inst".into(), "ctl_arb_inst".into()]);
+    v
+}
+
+/// `constraints/fanin_floorplan.xdc` (Alveo): a pblock that keeps the core and the CMACs'
+/// user-side logic in the SLR of the CMACs, so that no 512-bit stream crosses an SLR.
+pub fn floorplan_xdc(board: Board, cfg: &CoreConfig) -> Option<String> {
+    let slr = mac_slr(board)?;
+    let cells = floorplan_cells(board, cfg);
+    let mut t = format!(
+        "# fanin: SLR floorplan (generated). Part: {part}.\n\
+         # Source: fanin-gen; the CMAC sites and GT quads of ip/cmac_qsfp*.tcl (from the board's\n\
+         # QSFP28 placement, cross-checked with corundum's fpga/mqnic/{corundum}) lie in {slr}.\n\
+         # The core and everything on its streams to the CMACs (RX/TX clock-crossing FIFOs, MAC\n\
+         # statistics crossings) and its control slave (register split, arbiter) go in {slr}: no\n\
+         # 512-bit bus crosses an SLR boundary at {mhz} MHz. The PCIe block (XDMA) and its\n\
+         # clock converter stay where Vivado places them.\n\
+         create_pblock pblock_fanin_core\n",
+        part = board.part(),
+        corundum = if board == Board::Au250 {
+            "AU250"
+        } else {
+            "AU280"
+        },
+        mhz = cfg.clock_mhz,
+    );
+    let _ = writeln!(
+        t,
+        "add_cells_to_pblock [get_pblocks pblock_fanin_core] [get_cells [list {}]]",
+        cells.join(" ")
+    );
+    let _ = writeln!(
+        t,
+        "resize_pblock [get_pblocks pblock_fanin_core] -add {{{slr}}}"
+    );
+    Some(t)
+}
+
 fn header(board: Board, cfg: &CoreConfig, comment: &str) -> String {
     format!(
         "{comment} Generated by fanin-gen for board {} ({}), configuration '{}'. Do not edit.\n\
@@ -370,8 +517,11 @@ fn header(board: Board, cfg: &CoreConfig, comment: &str) -> String {
 }
 
 /// The build directory's README.
-pub fn readme(board: Board, cfg: &CoreConfig) -> String {
-    let mut ip: Vec<String> = ip_tcl(board, cfg).into_iter().map(|(n, _)| n).collect();
+pub fn readme(board: Board, cfg: &CoreConfig, opts: &Options) -> String {
+    let mut ip: Vec<String> = ip_tcl_with(board, cfg, opts)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     ip.sort();
     let refclk = if board == Board::Sume {
         "\n## SFP+ reference clock\n\n\
@@ -397,14 +547,21 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
             window::BASE + window::RX_DROPS + 4 * p as u32
         );
     }
+    let fl = board.flash();
+    let flash = format!(
+        "{}, {} MB, at {:#010x}",
+        fl.interface, fl.size_mb, fl.address
+    );
     format!(
         "# fanin for {name} ({part}), configuration `{cfg}`\n\n\
          Generated by `cargo run -p fanin-gen -- --board {name} --out DIR`. Do not edit; regenerate.\n\n\
          ## Build\n\n\
          ```\nvivado -mode batch -source build.tcl\n```\n\n\
          Needs Vivado with the {ipnote} IP licence. Writes `out/timing_summary.rpt`, \
-         `out/utilization*.rpt`, checkpoints, and `out/{top}.bit` when timing is met; \
-         exits 1 on a timing failure.\n\n\
+         `out/utilization*.rpt`, `out/check_timing.rpt`, `out/cdc.rpt`, `out/methodology.rpt`, \
+         checkpoints, and, only when timing is met and the design checks pass, `out/{top}.bit` \
+         and its flash image `out/{top}.mcs` ({flash}); exits 1 on a timing failure, 3 on a \
+         failed design check (check_timing, a Critical CDC, a Critical Warning methodology rule).\n\n\
          ## Files\n\n\
          * `fanin_core.v`: the switch core (generated from `hdl/`), `manifest.json`, `fanin_regs.h`.\n\
          * `{top}.v`: board wrapper: clocks, resets, MAC/PCS IP, clock-crossing FIFOs, {ctl}.\n\
@@ -424,10 +581,20 @@ pub fn readme(board: Board, cfg: &CoreConfig) -> String {
          `0x{fec:05x}` ({fecnote}), the board information word at `0x{info:05x}`, and per port \
          `p` from `0x{ports:05x} + 0x{stride:x}·p` the link status and the MAC's 64-bit \
          rx_frames, tx_frames and rx_bad_fcs counters (docs/boards.md, \"Board register window\").\n\n\
-         {leds}\n{refclk}\n\
+         {leds}\n{refclk}{ila}\n\
          See docs/boards.md in the fanin repository for the design choices and known limits.\n",
+        ila = if opts.ila {
+            "\n## Debug (--ila)\n\n\
+             `ila_core_inst` samples the core's `dbg_*` monitor port and `u_ila_state` (inserted \
+             by build.tcl) the engine's state registers, both at core_clk; open them in the \
+             hardware manager with `out/debug_probes.ltx`. The debug hub runs on the 100 MHz \
+             init_clk. This directory was generated with `--ila`: regenerate with it too.\n"
+        } else {
+            ""
+        },
         name = board.name(),
         part = board.part(),
+        flash = flash,
         cfg = cfg.name,
         top = board.top(),
         mhz = cfg.clock_mhz,

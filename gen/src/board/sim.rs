@@ -46,6 +46,8 @@ pub fn sim_models(board: Board, cfg: &CoreConfig) -> String {
             .replace("@KW@", &(cfg.data_w / 8).to_string()),
     );
     s.push('\n');
+    s.push_str(include_str!("../../rtl/sim/axil_cdc.v"));
+    s.push('\n');
     match board {
         Board::Sume => s.push_str(include_str!("../../rtl/sim/eth10g.v")),
         Board::Au250 | Board::Au280 => {

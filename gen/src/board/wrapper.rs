@@ -1,15 +1,25 @@
 //! The generated board wrapper `fpga_<board>.v`: clocks, resets, MAC/PCS IP, the
 //! clock-crossing FIFOs, the control master and register split, the core instance.
 
-use super::{header, window, Board};
+use super::{header, window, Board, Options};
 use fanin_hdl::CoreConfig;
 use std::fmt::Write as _;
 
 use super::macs::{cmac_macs, sume_macs, sume_refclk};
 
+/// The core's monitor outputs (`dbg_*`) as `(name, width)`, in port order: the ILA's probes.
+pub fn dbg_ports(cfg: &CoreConfig) -> Vec<(String, u32)> {
+    fanin_hdl::verilog::top_ports(cfg)
+        .into_iter()
+        .filter(|(n, dir, _)| n.starts_with("dbg_") && *dir == "output")
+        .map(|(n, _, w)| (n.to_string(), w))
+        .collect()
+}
+
 /// Connections of `fanin_core`'s ports to wrapper nets named `core_<port>`; ports the
-/// wrapper does not know (e.g. `dbg_*` monitors) stay unconnected (inputs tied to 0).
-fn core_instance(cfg: &CoreConfig) -> (String, String) {
+/// wrapper does not know stay unconnected (inputs tied to 0), and so do the `dbg_*`
+/// monitors unless `ila` (then they get `core_dbg_*` nets for the ILA).
+fn core_instance(cfg: &CoreConfig, ila: bool) -> (String, String) {
     let mut decls = String::new();
     let mut conns = Vec::new();
     for (name, dir, width) in fanin_hdl::verilog::top_ports(cfg) {
@@ -25,6 +35,7 @@ fn core_instance(cfg: &CoreConfig) -> (String, String) {
         } else if name.starts_with("s_axis_")
             || name.starts_with("m_axis_")
             || name.starts_with("s_axil_")
+            || (ila && name.starts_with("dbg_") && dir == "output")
         {
             let _ = writeln!(decls, "wire {range}core_{name};");
             conns.push(format!(".{name}(core_{name})"));
@@ -71,44 +82,87 @@ wire init_rst = init_rst_sync[3];
     .to_string()
 }
 
-/// The JTAG-to-AXI master and the register split: the core below [`window::BASE`], the
-/// board window (drop counters, status, RS-FEC, link status, MAC statistics) from it, at the
-/// offsets of `fanin_regs::board`.
+/// The signals of one AXI-Lite bus as the wrapper declares them: `(name, width)`.
+const AXIL_SIGS: [(&str, u32); 17] = [
+    ("awaddr", 32),
+    ("awvalid", 1),
+    ("awready", 1),
+    ("wdata", 32),
+    ("wstrb", 4),
+    ("wvalid", 1),
+    ("wready", 1),
+    ("bresp", 2),
+    ("bvalid", 1),
+    ("bready", 1),
+    ("araddr", 32),
+    ("arvalid", 1),
+    ("arready", 1),
+    ("rdata", 32),
+    ("rresp", 2),
+    ("rvalid", 1),
+    ("rready", 1),
+];
+
+/// Wire declarations of the AXI-Lite bus `bus` (`<bus>_awaddr`, ...).
+fn axil_wires(bus: &str) -> String {
+    let mut s = String::new();
+    for (n, w) in AXIL_SIGS {
+        let range = if w > 1 {
+            format!("[{}:0] ", w - 1)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "wire {range}{bus}_{n};");
+    }
+    s
+}
+
+/// Port connections `.<prefix><sig>(<bus>_<sig>),` of every AXI-Lite signal, one a line.
+fn axil_conns(prefix: &str, bus: &str) -> String {
+    AXIL_SIGS
+        .iter()
+        .map(|(n, _)| format!("    .{prefix}{n}({bus}_{n}),\n"))
+        .collect()
+}
+
+/// The JTAG-to-AXI master on the slow `init_clk` with its clock converter into `core_clk`,
+/// and the register split: the core below [`window::BASE`], the board window (drop counters,
+/// status, RS-FEC, link status, MAC statistics) from it, at the offsets of
+/// `fanin_regs::board`.
 fn control(board: Board, cfg: &CoreConfig) -> String {
     let mut s = String::from(
-        r#"// ---- Control: JTAG-to-AXI master (ip/jtag_axil.tcl, AXI4-Lite) on core_clk, split by
-// fanin_board_regs (fanin_board.v): the core's registers below 0x10000, the board window
-// (RX drop counters, status, RS-FEC, board information, per-port link status and MAC
-// statistics; offsets from regs/src/board.rs) from 0x10000.
-wire [31:0] jtag_awaddr, jtag_wdata, jtag_araddr, jtag_rdata;
-wire [3:0] jtag_wstrb;
-wire [1:0] jtag_bresp, jtag_rresp;
-wire jtag_awvalid, jtag_awready, jtag_wvalid, jtag_wready, jtag_bvalid, jtag_bready;
-wire jtag_arvalid, jtag_arready, jtag_rvalid, jtag_rready;
-jtag_axil jtag_axil_inst (
-    .aclk(core_clk),
-    .aresetn(~core_rst),
-    .m_axi_awaddr(jtag_awaddr),
-    .m_axi_awprot(),
-    .m_axi_awvalid(jtag_awvalid),
-    .m_axi_awready(jtag_awready),
-    .m_axi_wdata(jtag_wdata),
-    .m_axi_wstrb(jtag_wstrb),
-    .m_axi_wvalid(jtag_wvalid),
-    .m_axi_wready(jtag_wready),
-    .m_axi_bresp(jtag_bresp),
-    .m_axi_bvalid(jtag_bvalid),
-    .m_axi_bready(jtag_bready),
-    .m_axi_araddr(jtag_araddr),
-    .m_axi_arprot(),
-    .m_axi_arvalid(jtag_arvalid),
-    .m_axi_arready(jtag_arready),
-    .m_axi_rdata(jtag_rdata),
-    .m_axi_rresp(jtag_rresp),
-    .m_axi_rvalid(jtag_rvalid),
-    .m_axi_rready(jtag_rready)
+        r#"// ---- Control: JTAG-to-AXI master (ip/jtag_axil.tcl, AXI4-Lite) on init_clk (100 MHz, the
+// debug hub's clock too: constraints/fanin_debug.xdc), crossed into core_clk by an AXI-Lite
+// clock converter (ip/axil_cdc.tcl), then split by fanin_board_regs (fanin_board.v): the
+// core's registers below 0x10000, the board window (RX drop counters, status, RS-FEC,
+// board information, per-port link status and MAC statistics; offsets from
+// regs/src/board.rs) from 0x10000.
+"#,
+    );
+    s.push_str(&axil_wires("jtag_slow"));
+    s.push_str(&axil_wires("jtag"));
+    let _ = write!(
+        s,
+        r#"jtag_axil jtag_axil_inst (
+    .aclk(init_clk),
+    .aresetn(~init_rst),
+{jtag}    .m_axi_awprot(),
+    .m_axi_arprot()
+);
+axil_cdc jtag_cdc_inst (
+    .s_axi_aclk(init_clk),
+    .s_axi_aresetn(~init_rst),
+{cdc_s}    .s_axi_awprot(3'd0),
+    .s_axi_arprot(3'd0),
+    .m_axi_aclk(core_clk),
+    .m_axi_aresetn(~core_rst),
+{cdc_m}    .m_axi_awprot(),
+    .m_axi_arprot()
 );
 "#,
+        jtag = axil_conns("m_axi_", "jtag_slow"),
+        cdc_s = axil_conns("s_axi_", "jtag_slow"),
+        cdc_m = axil_conns("m_axi_", "jtag"),
     );
     // The bus fanin_board_regs serves: the JTAG master itself on SUME; on Alveo the arbiter
     // between the PCIe BAR (XDMA's AXI-Lite master, crossed into core_clk) and JTAG.
@@ -226,40 +280,10 @@ IBUFDS_GTE4 pcie_refclk_ibuf (
 assign board_status = {pcie_link_up, 3'd0, 1'b1};
 "#,
     );
-    let sigs = [
-        ("awaddr", 32),
-        ("awvalid", 1),
-        ("awready", 1),
-        ("wdata", 32),
-        ("wstrb", 4),
-        ("wvalid", 1),
-        ("wready", 1),
-        ("bresp", 2),
-        ("bvalid", 1),
-        ("bready", 1),
-        ("araddr", 32),
-        ("arvalid", 1),
-        ("arready", 1),
-        ("rdata", 32),
-        ("rresp", 2),
-        ("rvalid", 1),
-        ("rready", 1),
-    ];
     for bus in ["pcie", "bar", "ctl"] {
-        for (n, w) in sigs {
-            let range = if w > 1 {
-                format!("[{}:0] ", w - 1)
-            } else {
-                String::new()
-            };
-            let _ = writeln!(s, "wire {range}{bus}_{n};");
-        }
+        s.push_str(&axil_wires(bus));
     }
-    let conns = |prefix: &str, bus: &str| -> String {
-        sigs.iter()
-            .map(|(n, _)| format!("    .{prefix}{n}({bus}_{n}),\n"))
-            .collect()
-    };
+    let conns = axil_conns;
     let _ = write!(
         s,
         r#"xdma_pcie xdma_inst (
@@ -398,8 +422,30 @@ pub(super) fn pins(board: Board) -> Vec<&'static str> {
     }
 }
 
+/// `--ila`: an ILA (`ip/ila_core.tcl`) on `core_clk` whose probes are the core's monitor
+/// port, one probe per `dbg_*` output in port order.
+fn ila(cfg: &CoreConfig) -> String {
+    let probes: Vec<String> = dbg_ports(cfg)
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| format!("    .probe{i}(core_{n})"))
+        .collect();
+    format!(
+        "// ---- ILA (fanin-gen --ila): the core's monitor port at core_clk (ip/ila_core.tcl). The\n\
+         // engine's state registers are probed by a second ILA that build.tcl inserts into the\n\
+         // synthesised netlist (u_ila_state). Both are read with the hardware manager over JTAG.\n\
+         ila_core ila_core_inst (\n    .clk(core_clk),\n{}\n);\n\n",
+        probes.join(",\n")
+    )
+}
+
 /// The generated board wrapper `fpga_<board>.v`.
 pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
+    wrapper_with(board, cfg, &Options::default())
+}
+
+/// The generated board wrapper `fpga_<board>.v`, with the build options (`--ila`).
+pub fn wrapper_with(board: Board, cfg: &CoreConfig, opts: &Options) -> String {
     let mut s = header(board, cfg, "//");
     s.push_str(
         "// Board wrapper: clocks, resets and MAC/PCS IP only; all switch logic is in fanin_core.\n\
@@ -420,7 +466,7 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
         board.top(),
         ports.join(",\n    ")
     );
-    let (decls, inst) = core_instance(cfg);
+    let (decls, inst) = core_instance(cfg, opts.ila);
     s.push_str("// ---- Core nets.\n");
     s.push_str(&decls);
     s.push('\n');
@@ -458,6 +504,9 @@ pub fn wrapper(board: Board, cfg: &CoreConfig) -> String {
         }
     }
     s.push_str(&control(board, cfg));
+    if opts.ila {
+        s.push_str(&ila(cfg));
+    }
     s.push_str("// ---- The switch core (generated from hdl/).\n");
     s.push_str(&inst);
     let _ = writeln!(s, "\nendmodule // {}\n\n`resetall", board.top());

@@ -7,9 +7,10 @@
 //!
 //! `--wire-gbps G` paces each port as a real MAC receiving back-to-back frames at G Gb/s
 //! would (frame + 4 bytes FCS + 8 preamble + 12 inter-frame gap on the wire, at the
-//! configuration's clock) instead of 100% of the beats, and prints the largest backlog of
-//! a port: beats the MAC had delivered that the core had not yet accepted. On a board
-//! those wait in the RX FIFO (docs/boards.md), which drops whole frames once full.
+//! configuration's clock or `--clock-mhz`) instead of 100% of the beats, and prints the
+//! largest backlog of a port: beats the MAC had delivered that the core had not yet
+//! accepted. On a board those wait in the RX FIFO (docs/boards.md), which drops whole
+//! frames once full.
 
 use std::collections::HashMap;
 
@@ -42,6 +43,10 @@ struct Args {
     /// beats, and report the largest backlog (e.g. 100 for `alveo`, 10 for `sume`).
     #[arg(long)]
     wire_gbps: Option<f64>,
+    /// With --wire-gbps: the core clock in MHz that paces the wire (default: the
+    /// configuration's `clock_mhz`), e.g. 250 to check `alveo` at a 250 MHz cycle budget.
+    #[arg(long)]
+    clock_mhz: Option<u32>,
 }
 
 /// Ethernet bytes on the wire besides the frame the MAC delivers: FCS, preamble + SFD,
@@ -59,7 +64,12 @@ fn block_of(frame: &[u8]) -> Option<u32> {
 
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
-    let core = CoreConfig::by_name(&a.config)?;
+    let mut core = CoreConfig::by_name(&a.config)?;
+    match a.clock_mhz {
+        Some(0) => anyhow::bail!("--clock-mhz 0: must be a positive number of MHz"),
+        Some(m) => core.clock_mhz = m,
+        None => {}
+    }
     let ports = core.ports as usize;
     let lanes = match a.elements {
         None => core.lanes as u16,
