@@ -355,7 +355,11 @@ fn resolve(
         tb.src[port_of(rank)].push(r.clone(), false);
     }
     let replies = |tb: &Tb, port: usize| -> Vec<Vec<u8>> {
-        tb.sink[port].frames.iter().map(|f| f.data.clone()).collect()
+        tb.sink[port]
+            .frames
+            .iter()
+            .map(|f| f.data.clone())
+            .collect()
     };
     for _ in 0..20_000 {
         tb.step();
