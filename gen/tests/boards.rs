@@ -95,6 +95,21 @@ proc exit {{code 0}} {
 "#;
 
 /// Runs `tclsh` on the stubs plus `body`; returns (success, stdout, stderr).
+/// Sources `dir`'s build.tcl under the stubs with the clean reports, after `edit`; the
+/// output ends with the stub calls (`CALLS ...`), also when the build fails.
+fn run_build_tcl(dir: &Path, b: Board, edit: &str) -> (bool, String, String) {
+    let cfg = CoreConfig::by_name(b.config_name()).unwrap();
+    let period = board::core_period_ns(&cfg);
+    tclsh(
+        dir,
+        &format!(
+            "set ::stub_period {period}\n{CLEAN_REPORTS}\n{edit}\n\
+             if {{[catch {{source build.tcl}} e]}} {{ puts \"CALLS $::stub_calls\"; error $e }}\n\
+             puts \"CALLS $::stub_calls\""
+        ),
+    )
+}
+
 fn tclsh(dir: &Path, body: &str) -> (bool, String, String) {
     let script = dir.join("stub_run.tcl");
     std::fs::write(&script, format!("{STUBS}\n{body}\n")).unwrap();
@@ -312,18 +327,7 @@ set ::stub_report(report_methodology) "1. REPORT SUMMARY
 fn build_tcl_gates_on_design_checks_and_writes_flash() {
     for b in Board::ALL {
         let d = build_dir(b, "build_tcl_gates_on_design_checks_and_writes_flash");
-        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
-        let period = board::core_period_ns(&cfg);
-        let run = |edit: &str| {
-            tclsh(
-                &d,
-                &format!(
-                    "set ::stub_period {period}\n{CLEAN_REPORTS}\n{edit}\n\
-                     if {{[catch {{source build.tcl}} e]}} {{ puts \"CALLS $::stub_calls\"; error $e }}\n\
-                     puts \"CALLS $::stub_calls\""
-                ),
-            )
-        };
+        let run = |edit: &str| run_build_tcl(&d, b, edit);
         let calls = |out: &str| -> String {
             out.lines()
                 .find_map(|l| l.strip_prefix("CALLS "))
@@ -449,18 +453,7 @@ fn build_tcl_gates_on_design_checks_and_writes_flash() {
 fn one_pinned_vivado_release_and_ip_versions() {
     for b in Board::ALL {
         let d = build_dir(b, "one_pinned_vivado_release_and_ip_versions");
-        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
-        let period = board::core_period_ns(&cfg);
-        let run = |edit: &str| {
-            tclsh(
-                &d,
-                &format!(
-                    "set ::stub_period {period}\n{CLEAN_REPORTS}\n{edit}\n\
-                     if {{[catch {{source build.tcl}} e]}} {{ puts \"CALLS $::stub_calls\"; error $e }}\n\
-                     puts \"CALLS $::stub_calls\""
-                ),
-            )
-        };
+        let run = |edit: &str| run_build_tcl(&d, b, edit);
         let bt = std::fs::read_to_string(d.join("build.tcl")).unwrap();
         assert!(bt.contains(&format!("set fanin_vivado {}", board::VIVADO_VERSION)));
         for v in [
@@ -507,6 +500,7 @@ fn one_pinned_vivado_release_and_ip_versions() {
         }
         // Every create_ip carries its pinned version.
         let mut n = 0;
+        let cfg = CoreConfig::by_name(b.config_name()).unwrap();
         for (file, text) in board::ip_tcl(b, &cfg) {
             for l in text.lines().filter(|l| l.starts_with("create_ip ")) {
                 n += 1;
