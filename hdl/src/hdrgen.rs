@@ -351,23 +351,23 @@ enum ArpByte {
 /// byte 64): the request's sender as the destination and target, the switch as the source
 /// and sender.
 fn arp_bytes() -> [ArpByte; 64] {
-    use fanin_proto::wire::arp::{REPLY_LEN, REQUEST_FIXED};
+    use fanin_proto::wire::arp::{field, REPLY_LEN, REQUEST_FIXED};
+    const { assert!(REPLY_LEN <= 64) };
     let mut b = [ArpByte::Const(0); 64];
     for i in 0..6 {
-        b[i] = ArpByte::Req(22 + i);
-        b[6 + i] = ArpByte::Mac(i);
-        b[22 + i] = ArpByte::Mac(i);
-        b[32 + i] = ArpByte::Req(22 + i);
+        b[field::DST_MAC.start + i] = ArpByte::Req(field::SHA.start + i);
+        b[field::SRC_MAC.start + i] = ArpByte::Mac(i);
+        b[field::SHA.start + i] = ArpByte::Mac(i);
+        b[field::THA.start + i] = ArpByte::Req(field::SHA.start + i);
     }
     for (i, &k) in REQUEST_FIXED.iter().enumerate() {
-        b[12 + i] = ArpByte::Const(k);
+        b[field::FIXED.start + i] = ArpByte::Const(k);
     }
-    b[21] = ArpByte::Const(2);
+    b[field::OPER] = ArpByte::Const(2);
     for i in 0..4 {
-        b[28 + i] = ArpByte::Ip(i);
-        b[38 + i] = ArpByte::Req(28 + i);
+        b[field::SPA.start + i] = ArpByte::Ip(i);
+        b[field::TPA.start + i] = ArpByte::Req(field::SPA.start + i);
     }
-    const { assert!(REPLY_LEN <= 64) };
     b
 }
 

@@ -286,7 +286,7 @@ pub fn mask<const N: usize>(fields: &[Field]) -> Constant<Bits<N>> {
 /// `fanin_proto` builds.
 pub mod net {
     use crate::parse::PARSE_W;
-    use fanin_proto::wire::{header::field, L2L4_LEN};
+    use fanin_proto::wire::{arp::field as arp, header::field, L2L4_LEN};
     use fanin_regs::layout::Field;
 
     /// Bytes `o .. o + n` of the frame, as bits of the window.
@@ -358,9 +358,19 @@ pub mod net {
     pub const BITMAP: Field = bytes("bitmap", F + field::BITMAP.start, 8, "bitmap");
     /// ARP hardware and protocol types, address lengths and operation (bytes 14..22;
     /// `fanin_proto::wire::arp::REQUEST_FIXED` after the EtherType for a request).
-    pub const ARP_FIXED: Field = bytes("arp_fixed", IP, 8, "ARP types, lengths, operation");
+    pub const ARP_FIXED: Field = bytes(
+        "arp_fixed",
+        arp::FIXED.start + 2,
+        arp::FIXED.end - arp::FIXED.start - 2,
+        "ARP types, lengths, operation",
+    );
     /// ARP target IPv4 address.
-    pub const ARP_TPA: Field = bytes("arp_tpa", 38, 4, "ARP target IPv4");
+    pub const ARP_TPA: Field = bytes(
+        "arp_tpa",
+        arp::TPA.start,
+        arp::TPA.end - arp::TPA.start,
+        "ARP target IPv4",
+    );
 
     const _: () = {
         assert!(field::JOB.end - field::JOB.start == 2);

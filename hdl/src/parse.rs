@@ -44,8 +44,11 @@ pub const TERMS_WIRE_BAD: u64 = 0x7c00;
 /// `c_terms` bit that is `c_arp`.
 pub const TERMS_ARP: u64 = 0x0200;
 
-// The request's bytes 14..22 as the parser compares them (`arp_fixed`, a literal there).
+// The literals the parser (`arp_fixed`, the 42-byte minimum) and the engine (the reply's
+// 60 bytes) compare and load, against `fanin_proto::wire::arp`.
 const _: () = {
+    assert!(fanin_proto::wire::arp::ARP_LEN == 42);
+    assert!(fanin_proto::wire::arp::REPLY_LEN == 60);
     let f = fanin_proto::wire::arp::REQUEST_FIXED;
     let w = u64::from_be_bytes([f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9]]);
     assert!(w == 0x0001_0800_0604_0001);

@@ -19,6 +19,27 @@
 
 use std::net::Ipv4Addr;
 
+/// Byte ranges of the fields the switch reads and writes (the table above).
+pub mod field {
+    use core::ops::Range;
+    /// Ethernet destination MAC.
+    pub const DST_MAC: Range<usize> = 0..6;
+    /// Ethernet source MAC.
+    pub const SRC_MAC: Range<usize> = 6..12;
+    /// EtherType, hardware and protocol types, address lengths, operation.
+    pub const FIXED: Range<usize> = 12..22;
+    /// Operation (1 request, 2 reply).
+    pub const OPER: usize = 21;
+    /// Sender MAC.
+    pub const SHA: Range<usize> = 22..28;
+    /// Sender IPv4.
+    pub const SPA: Range<usize> = 28..32;
+    /// Target MAC.
+    pub const THA: Range<usize> = 32..38;
+    /// Target IPv4.
+    pub const TPA: Range<usize> = 38..42;
+}
+
 /// EtherType of ARP.
 pub const ETHERTYPE_ARP: u16 = 0x0806;
 /// Bytes of an ARP request the switch reads (Ethernet header and the IPv4 ARP body).
@@ -33,19 +54,22 @@ pub const REQUEST_FIXED: [u8; 10] = [0x08, 0x06, 0x00, 0x01, 0x08, 0x00, 6, 4, 0
 /// [`ARP_LEN`] bytes), from a switch with Ethernet address `mac`; `None` for every other
 /// frame.
 pub fn reply(frame: &[u8], mac: [u8; 6], ip: Ipv4Addr) -> Option<Vec<u8>> {
-    if frame.len() < ARP_LEN || frame[12..22] != REQUEST_FIXED || frame[38..42] != ip.octets() {
+    if frame.len() < ARP_LEN
+        || frame[field::FIXED] != REQUEST_FIXED
+        || frame[field::TPA] != ip.octets()
+    {
         return None;
     }
-    let (sha, spa) = (&frame[22..28], &frame[28..32]);
+    let (sha, spa) = (&frame[field::SHA], &frame[field::SPA]);
     let mut r = vec![0u8; REPLY_LEN];
-    r[0..6].copy_from_slice(sha);
-    r[6..12].copy_from_slice(&mac);
-    r[12..22].copy_from_slice(&REQUEST_FIXED);
-    r[21] = 2;
-    r[22..28].copy_from_slice(&mac);
-    r[28..32].copy_from_slice(&ip.octets());
-    r[32..38].copy_from_slice(sha);
-    r[38..42].copy_from_slice(spa);
+    r[field::DST_MAC].copy_from_slice(sha);
+    r[field::SRC_MAC].copy_from_slice(&mac);
+    r[field::FIXED].copy_from_slice(&REQUEST_FIXED);
+    r[field::OPER] = 2;
+    r[field::SHA].copy_from_slice(&mac);
+    r[field::SPA].copy_from_slice(&ip.octets());
+    r[field::THA].copy_from_slice(sha);
+    r[field::TPA].copy_from_slice(spa);
     Some(r)
 }
 
@@ -53,12 +77,12 @@ pub fn reply(frame: &[u8], mac: [u8; 6], ip: Ipv4Addr) -> Option<Vec<u8>> {
 /// sends it (tests and the RTL suite).
 pub fn request(sha: [u8; 6], spa: Ipv4Addr, tpa: Ipv4Addr) -> Vec<u8> {
     let mut f = vec![0u8; REPLY_LEN];
-    f[0..6].copy_from_slice(&[0xff; 6]);
-    f[6..12].copy_from_slice(&sha);
-    f[12..22].copy_from_slice(&REQUEST_FIXED);
-    f[22..28].copy_from_slice(&sha);
-    f[28..32].copy_from_slice(&spa.octets());
-    f[38..42].copy_from_slice(&tpa.octets());
+    f[field::DST_MAC].copy_from_slice(&[0xff; 6]);
+    f[field::SRC_MAC].copy_from_slice(&sha);
+    f[field::FIXED].copy_from_slice(&REQUEST_FIXED);
+    f[field::SHA].copy_from_slice(&sha);
+    f[field::SPA].copy_from_slice(&spa.octets());
+    f[field::TPA].copy_from_slice(&tpa.octets());
     f
 }
 
