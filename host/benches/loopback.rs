@@ -8,7 +8,8 @@
 //!
 //! `cargo bench -p fanin --bench loopback`; env `FANIN_BENCH_ELEMENTS` (tensor elements per
 //! worker, default 4194304), `FANIN_BENCH_PACKET` (elements per packet, default 2048) and
-//! `FANIN_BENCH_FRAME_PATH=1` (switchd takes the model's frame path).
+//! `FANIN_BENCH_FRAME_PATH=1` (switchd takes the model's frame path); `-- --model-only` runs
+//! only switchd without sockets (`SoftSwitch::handle` of prepared datagrams).
 //! Without `--bench` (as under `cargo test --all-targets`) it only prints how to run it.
 
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -24,8 +25,10 @@ use fanin::scheme::QuantMode;
 use fanin::sender::{self, SendConfig};
 use fanin::switchd::{self, Control, SoftSwitch};
 use fanin_proto::config::Mode;
+use fanin_proto::model::Verdict;
 use fanin_proto::plan::{build, star, Addressing, JobSpec};
-use fanin_proto::wire::{ELEMENT_BYTES, HEADER_LEN};
+use fanin_proto::wire::header::field;
+use fanin_proto::wire::{PacketType, Repr, ELEMENT_BYTES, HEADER_LEN};
 
 const WINDOW: u32 = 64;
 
@@ -79,10 +82,7 @@ fn udp_echo(packets: u64) -> (f64, f64) {
     let mut last = Instant::now();
     while got < packets {
         while inflight < WINDOW as u64 && sent < packets + WINDOW as u64 {
-            out.push(Dgram {
-                peer: at,
-                data: vec![0u8; datagram()],
-            });
+            out.push(Dgram::new(at, vec![0u8; datagram()]));
             inflight += 1;
             sent += 1;
         }
@@ -184,6 +184,69 @@ fn switch(workers: usize, elements: usize) -> SwitchRun {
     }
 }
 
+/// switchd's own cost, without sockets: [`SoftSwitch::handle`] of `workers` workers'
+/// contributions to `blocks` blocks, block by block, outputs dropped (the payloads are
+/// built beforehand for 256 blocks and renumbered in place for each next 256).
+/// Datagrams in and out per CPU-second of this thread.
+fn switch_no_socket(workers: usize, blocks: u32) -> f64 {
+    let plan = build(
+        &star(workers),
+        JobSpec {
+            job: 1,
+            slot_count: 256,
+            elements: packet(),
+            mode: Mode::Static,
+            addressing: Addressing::Loopback { base: 40000 },
+            trust: fanin_proto::config::Trust::OFF,
+        },
+    )
+    .unwrap();
+    let mut sw = SoftSwitch::new(&plan.switches[0]).unwrap();
+    let peers: Vec<SocketAddrV4> = plan
+        .workers
+        .iter()
+        .map(|w| SocketAddrV4::new(w.me.ip, w.me.udp_port))
+        .collect();
+    let data: Vec<i32> = (0..packet() as i32).collect();
+    let mut payloads: Vec<Vec<u8>> = (0..256)
+        .flat_map(|block| (0..workers).map(move |r| (block, r)))
+        .map(|(block, r)| {
+            Repr {
+                ptype: PacketType::Contribution,
+                flags: Default::default(),
+                exponent: 0,
+                job: 1,
+                elements: packet(),
+                block,
+                child: r as u8,
+                bitmap: 1 << r,
+            }
+            .to_bytes(&data)
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut moved = 0u64;
+    let mut cpu = 0.0;
+    for round in 0..blocks.div_ceil(256) {
+        for (i, p) in payloads.iter_mut().enumerate() {
+            let block = round * 256 + (i / workers) as u32;
+            p[field::BLOCK].copy_from_slice(&block.to_be_bytes());
+        }
+        let c0 = thread_cpu();
+        for (i, p) in payloads.iter().enumerate() {
+            let v = sw.handle(i as u64, peers[i % workers], p, &mut out);
+            assert!(
+                matches!(v, Verdict::Aggregated | Verdict::Completed),
+                "round {round} datagram {i}: {v:?}"
+            );
+            moved += 1 + out.len() as u64;
+            out.clear();
+        }
+        cpu += thread_cpu() - c0;
+    }
+    moved as f64 / cpu.max(1e-9)
+}
+
 /// `iperf3 -u` on loopback at the fanin datagram size: receiver Gbps, if iperf3 runs.
 fn iperf3() -> Option<f64> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -242,6 +305,17 @@ fn main() {
     } else {
         "datagram"
     };
+    if std::env::args().any(|a| a == "--model-only") {
+        // switchd's user-space cost alone (for `perf stat`, or comparing two builds).
+        for w in [1usize, 2, 4] {
+            let alone = switch_no_socket(w, 16384);
+            println!(
+                "switchd without sockets, {w} worker(s): {alone:.0} datagrams/s per core ({:.2} Gbit/s)",
+                gbit(alone)
+            );
+        }
+        return;
+    }
     println!("loopback bench: {dg}-byte datagrams ({} elements), window {WINDOW}, {elements} elements per worker, switchd {path} path", packet());
     let (echo, echo_cpu) = udp_echo(packets);
     println!(
@@ -265,6 +339,12 @@ fn main() {
             r.sw_pps_per_core / echo_core,
             r.tx_pps_per_core,
             gbit(r.tx_pps_per_core)
+        );
+        let alone = switch_no_socket(w, 16384);
+        println!(
+            "      switchd without sockets (SoftSwitch::handle alone): {alone:.0} datagrams/s per core ({:.2} Gbit/s); the sockets take {:.0}% of switchd's CPU",
+            gbit(alone),
+            100.0 * (1.0 - r.sw_pps_per_core / alone).max(0.0)
         );
         if w == 1 {
             match iperf3() {

@@ -168,11 +168,7 @@ pub fn drive_senders<L: Link + ?Sized>(
         }
         let now = (t0.elapsed().as_nanos() / tick.as_nanos().max(1)) as u64;
         for s in senders.iter_mut() {
-            out.extend(
-                s.poll(now)
-                    .into_iter()
-                    .map(|data| Dgram { peer: switch, data }),
-            );
+            out.extend(s.poll(now).into_iter().map(|data| Dgram::new(switch, data)));
         }
         if !out.is_empty() {
             link.send(&mut out).context("sending to the switch")?;
@@ -184,7 +180,7 @@ pub fn drive_senders<L: Link + ?Sized>(
         let now = (t0.elapsed().as_nanos() / tick.as_nanos().max(1)) as u64;
         for d in inbox.drain(..) {
             for s in senders.iter_mut() {
-                if s.receive(&d.data, now) {
+                if s.receive(d.payload(), now) {
                     break;
                 }
             }
@@ -220,7 +216,7 @@ pub fn drive_receiver<L: Link + ?Sized>(
         out.extend(
             rx.poll(now)
                 .into_iter()
-                .map(|data| Dgram { peer: switch, data }),
+                .map(|data| Dgram::new(switch, data)),
         );
         if !out.is_empty() {
             link.send(&mut out).context("sending to the switch")?;
@@ -231,9 +227,9 @@ pub fn drive_receiver<L: Link + ?Sized>(
         }
         for d in inbox.drain(..) {
             out.extend(
-                rx.receive(&d.data)
+                rx.receive(d.payload())
                     .into_iter()
-                    .map(|data| Dgram { peer: switch, data }),
+                    .map(|data| Dgram::new(switch, data)),
             );
         }
         if rx.done() && !out.is_empty() {
@@ -254,9 +250,9 @@ pub fn drive_receiver<L: Link + ?Sized>(
         link.recv(&mut inbox, Duration::from_millis(5))?;
         for d in inbox.drain(..) {
             out.extend(
-                rx.receive(&d.data)
+                rx.receive(d.payload())
                     .into_iter()
-                    .map(|data| Dgram { peer: switch, data }),
+                    .map(|data| Dgram::new(switch, data)),
             );
         }
         if !out.is_empty() {

@@ -138,10 +138,7 @@ impl Worker<'_> {
             payload: &payload,
         }
         .to_frame(false);
-        self.out.push(Dgram {
-            peer: self.cfg.switch,
-            data: frame,
-        });
+        self.out.push(Dgram::new(self.cfg.switch, frame));
     }
 
     fn repr(&self, ptype: PacketType, flags: u8, i: usize, bitmap: u64) -> Repr {
@@ -361,7 +358,7 @@ pub fn run<L: Link + ?Sized>(
                 continue;
             }
             last_rx = now;
-            if w.receive(&d.data)? {
+            if w.receive(d.payload())? {
                 last_progress = now;
             }
         }

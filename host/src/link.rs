@@ -18,13 +18,48 @@ pub const MAX_DATAGRAM: usize = fanin_proto::wire::JUMBO_MTU;
 pub const BATCH: usize = 64;
 
 /// One UDP datagram and the peer it came from or goes to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The payload may sit after a head the datagram does not carry (a frame's headers, when
+/// switchd passes on the frame the reference model built): sending it copies nothing.
+#[derive(Debug, Clone)]
 pub struct Dgram {
     /// Sender (received) or receiver (to send).
     pub peer: SocketAddrV4,
-    /// UDP payload.
-    pub data: Vec<u8>,
+    /// The buffer: `head` bytes not sent, then the UDP payload.
+    buf: Vec<u8>,
+    head: usize,
 }
+
+impl Dgram {
+    /// A datagram carrying `data`.
+    pub fn new(peer: SocketAddrV4, data: Vec<u8>) -> Self {
+        Self::with_head(peer, data, 0)
+    }
+
+    /// A datagram carrying `buf[head..]` (panics if `head` is past the buffer's end).
+    pub fn with_head(peer: SocketAddrV4, buf: Vec<u8>, head: usize) -> Self {
+        assert!(
+            head <= buf.len(),
+            "head {head} past a {}-byte buffer",
+            buf.len()
+        );
+        Self { peer, buf, head }
+    }
+
+    /// The UDP payload.
+    pub fn payload(&self) -> &[u8] {
+        &self.buf[self.head..]
+    }
+}
+
+/// Equal peers and payload bytes (the head is not part of the datagram).
+impl PartialEq for Dgram {
+    fn eq(&self, o: &Self) -> bool {
+        self.peer == o.peer && self.payload() == o.payload()
+    }
+}
+
+impl Eq for Dgram {}
 
 /// A datagram link: the one I/O interface the switch and the sender are written against.
 pub trait Link: Send {
@@ -225,7 +260,7 @@ fn gso_runs(batch: &[Dgram], gso: bool) -> Vec<std::ops::Range<usize>> {
     let mut runs = Vec::new();
     let mut i = 0;
     while i < batch.len() {
-        let (peer, seg) = (batch[i].peer, batch[i].data.len());
+        let (peer, seg) = (batch[i].peer, batch[i].payload().len());
         let mut j = i + 1;
         let mut bytes = seg;
         while gso
@@ -233,12 +268,12 @@ fn gso_runs(batch: &[Dgram], gso: bool) -> Vec<std::ops::Range<usize>> {
             && j < batch.len()
             && j - i < GSO_MAX_SEGMENTS
             && batch[j].peer == peer
-            && batch[j].data.len() <= seg
-            && bytes + batch[j].data.len() <= GSO_MAX_BYTES
+            && batch[j].payload().len() <= seg
+            && bytes + batch[j].payload().len() <= GSO_MAX_BYTES
         {
-            bytes += batch[j].data.len();
+            bytes += batch[j].payload().len();
             j += 1;
-            if batch[j - 1].data.len() < seg {
+            if batch[j - 1].payload().len() < seg {
                 break;
             }
         }
@@ -266,8 +301,8 @@ impl UdpLink {
         let mut iovs: Vec<libc::iovec> = chunk
             .iter()
             .map(|d| libc::iovec {
-                iov_base: d.data.as_ptr() as *mut libc::c_void,
-                iov_len: d.data.len(),
+                iov_base: d.payload().as_ptr() as *mut libc::c_void,
+                iov_len: d.payload().len(),
             })
             .collect();
         // SAFETY: CMSG_SPACE only computes a size.
@@ -291,7 +326,7 @@ impl UdpLink {
                     (*c).cmsg_level = libc::SOL_UDP;
                     (*c).cmsg_type = UDP_SEGMENT;
                     (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as usize;
-                    let seg = chunk[r.start].data.len() as u16;
+                    let seg = chunk[r.start].payload().len() as u16;
                     std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut u16, seg);
                 }
             }
@@ -425,12 +460,13 @@ impl Link for UdpLink {
             // A coalesced message holds datagrams of `seg` bytes, the last perhaps shorter.
             let seg = gro_segment(&hdrs[i].msg_hdr).unwrap_or(len).max(1);
             let before = into.len();
-            into.extend(self.rx[i][..len].chunks(seg).map(|c| Dgram {
-                peer,
-                data: c.to_vec(),
-            }));
+            into.extend(
+                self.rx[i][..len]
+                    .chunks(seg)
+                    .map(|c| Dgram::new(peer, c.to_vec())),
+            );
             if len == 0 {
-                into.push(Dgram { peer, data: vec![] });
+                into.push(Dgram::new(peer, vec![]));
             }
             self.rx_counts.0 += 1;
             self.rx_counts.1 += (into.len() - before) as u64;
@@ -518,7 +554,7 @@ impl<L: Link> Link for PcapTap<L> {
     }
     fn send(&mut self, out: &mut Vec<Dgram>) -> io::Result<()> {
         for d in out.iter() {
-            self.record(self.me, d.peer, &d.data)?;
+            self.record(self.me, d.peer, d.payload())?;
         }
         self.inner.send(out)
     }
@@ -526,7 +562,7 @@ impl<L: Link> Link for PcapTap<L> {
         let from = into.len();
         self.inner.recv(into, wait)?;
         for d in &into[from..] {
-            self.record(d.peer, self.me, &d.data)?;
+            self.record(d.peer, self.me, d.payload())?;
         }
         Ok(())
     }
@@ -665,10 +701,7 @@ mod tests {
     }
 
     fn dg(i: u8) -> Dgram {
-        Dgram {
-            peer: SocketAddrV4::new(Ipv4Addr::LOCALHOST, 2),
-            data: vec![i],
-        }
+        Dgram::new(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 2), vec![i])
     }
 
     #[test]
@@ -693,7 +726,7 @@ mod tests {
         assert_eq!(ca, cb);
         assert_eq!(a.len() as u64, 50 - ca.lost + ca.duplicated);
         assert!(ca.lost > 0 && ca.duplicated > 0 && ca.reordered > 0);
-        let order: Vec<u8> = a.iter().map(|d| d.data[0]).collect();
+        let order: Vec<u8> = a.iter().map(|d| d.payload()[0]).collect();
         assert!(
             order.windows(2).any(|w| w[0] > w[1]),
             "something was reordered"
@@ -715,7 +748,7 @@ mod tests {
         for i in 0..20u8 {
             f.send(&mut vec![dg(i)]).unwrap();
             for d in f.inner.sent.drain(..) {
-                when[d.data[0] as usize] = Some(i);
+                when[d.payload()[0] as usize] = Some(i);
             }
         }
         let delays: Vec<u8> = (0..17u8).map(|i| when[i as usize].unwrap() - i).collect();
@@ -753,10 +786,7 @@ mod tests {
     /// Runs: same peer, the first one's size, at most a shorter last one, within the limits.
     #[test]
     fn gso_runs_group_equal_datagrams_to_one_peer() {
-        let to = |port, len| Dgram {
-            peer: SocketAddrV4::new(Ipv4Addr::LOCALHOST, port),
-            data: vec![0; len],
-        };
+        let to = |port, len| Dgram::new(SocketAddrV4::new(Ipv4Addr::LOCALHOST, port), vec![0; len]);
         let b = vec![
             to(1, 100),
             to(1, 100),
@@ -796,13 +826,17 @@ mod tests {
             assert_eq!(b.gro, gro, "the kernel refused UDP_GRO");
             let len = |i: usize| if i % 10 == 9 { 500 } else { 8214 };
             let mut out: Vec<Dgram> = (0..150)
-                .map(|i| Dgram {
-                    peer: if i % 50 < 40 {
+                .map(|i| {
+                    let peer = if i % 50 < 40 {
                         b.local_addr()
                     } else {
                         c.local_addr()
-                    },
-                    data: vec![i as u8; len(i)],
+                    };
+                    // Every third datagram sits behind a head that must not be sent.
+                    let head = if i % 3 == 0 { 42 } else { 0 };
+                    let mut buf = vec![0xee; head];
+                    buf.extend(vec![i as u8; len(i)]);
+                    Dgram::with_head(peer, buf, head)
                 })
                 .collect();
             a.send(&mut out).unwrap();
@@ -820,7 +854,7 @@ mod tests {
                     .map(|i| vec![i as u8; len(i)])
                     .collect()
             };
-            let data = |g: &[Dgram]| g.iter().map(|d| d.data.clone()).collect::<Vec<_>>();
+            let data = |g: &[Dgram]| g.iter().map(|d| d.payload().to_vec()).collect::<Vec<_>>();
             assert_eq!(data(&got_b), want(true), "gso {gso} gro {gro}");
             assert_eq!(data(&got_c), want(false), "gso {gso} gro {gro}");
             assert!(got_b.iter().chain(&got_c).all(|d| d.peer == a.local_addr()));
@@ -843,10 +877,7 @@ mod tests {
         let mut a = UdpLink::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
         let mut b = UdpLink::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
         let mut out: Vec<Dgram> = (0..100u8)
-            .map(|i| Dgram {
-                peer: b.local_addr(),
-                data: vec![i; 1 + i as usize],
-            })
+            .map(|i| Dgram::new(b.local_addr(), vec![i; 1 + i as usize]))
             .collect();
         a.send(&mut out).unwrap();
         assert!(out.is_empty());
@@ -858,7 +889,7 @@ mod tests {
         assert_eq!(got.len(), 100);
         for (i, d) in got.iter().enumerate() {
             assert_eq!(d.peer, a.local_addr());
-            assert_eq!(d.data, vec![i as u8; 1 + i]);
+            assert_eq!(d.payload(), vec![i as u8; 1 + i]);
         }
     }
 }

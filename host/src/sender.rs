@@ -171,7 +171,7 @@ struct LastSeen {
 impl LastSeen {
     fn note(&mut self, d: &Dgram) {
         self.any = true;
-        let what = match Packet::new_checked(&d.data[..]) {
+        let what = match Packet::new_checked(d.payload()) {
             Ok(p) => {
                 let kind = match PacketType::from_u8(p.packet_type()) {
                     Some(PacketType::Result) => "result",
@@ -242,10 +242,7 @@ impl Driver<'_> {
             }
             let now = self.now();
             for i in w.poll(now) {
-                self.out.push(Dgram {
-                    peer: to,
-                    data: w.payload(i),
-                });
+                self.out.push(Dgram::new(to, w.payload(i)));
             }
             if !self.out.is_empty() {
                 self.link.send(&mut self.out)?;
@@ -266,7 +263,7 @@ impl Driver<'_> {
                 }
                 self.received += 1;
                 self.seen.note(&d);
-                match w.receive_payload(&d.data) {
+                match w.receive_payload(d.payload()) {
                     Received::Result { .. } => got += 1,
                     Received::Refused { block, reason } => {
                         return Err(SendError::Refused {
@@ -320,10 +317,7 @@ impl Driver<'_> {
                 return Err(SendError::Interrupted);
             }
             if j.poll(self.now()) {
-                self.out.push(Dgram {
-                    peer: to,
-                    data: j.payload(),
-                });
+                self.out.push(Dgram::new(to, j.payload()));
                 self.link.send(&mut self.out)?;
             }
             let wait = j
@@ -340,7 +334,7 @@ impl Driver<'_> {
                 }
                 self.received += 1;
                 self.seen.note(&d);
-                if let JoinReply::Accepted(base) = j.receive_payload(&d.data) {
+                if let JoinReply::Accepted(base) = j.receive_payload(d.payload()) {
                     return Ok(base);
                 }
             }
@@ -520,7 +514,7 @@ mod tests {
         }
         fn send(&mut self, out: &mut Vec<Dgram>) -> std::io::Result<()> {
             for d in out.iter() {
-                let r = Repr::parse(&Packet::new_checked(&d.data[..]).unwrap()).unwrap();
+                let r = Repr::parse(&Packet::new_checked(d.payload()).unwrap()).unwrap();
                 let forged = match r.ptype {
                     PacketType::Join => Repr {
                         ptype: PacketType::Accept,

@@ -394,10 +394,7 @@ impl SoftSwitch {
         let links = self.links.as_ref().expect("frame-switch mode");
         for o in frames {
             match links.by_port.get(o.port as usize).copied().flatten() {
-                Some(peer) => out.push(Dgram {
-                    peer,
-                    data: o.frame,
-                }),
+                Some(peer) => out.push(Dgram::new(peer, o.frame)),
                 None => self.unroutable += 1,
             }
         }
@@ -430,10 +427,10 @@ impl SoftSwitch {
             match classify(&o.frame) {
                 FrameKind::Ipv4 {
                     udp: Some(Ok(d)), ..
-                } => out.push(Dgram {
-                    peer: SocketAddrV4::new(d.dst.ip, d.dst.port),
-                    data: d.payload.to_vec(),
-                }),
+                } => out.push(Dgram::new(
+                    SocketAddrV4::new(d.dst.ip, d.dst.port),
+                    d.payload.to_vec(),
+                )),
                 _ => self.unroutable += 1,
             }
         }
@@ -498,11 +495,11 @@ impl SoftSwitch {
     }
 }
 
+/// The output as a datagram to send: its buffer (the model's frame) passed on, no copy.
 fn dgram(o: DatagramOutput) -> Dgram {
-    Dgram {
-        peer: SocketAddrV4::new(o.dst.ip, o.dst.port),
-        data: o.payload,
-    }
+    let peer = SocketAddrV4::new(o.dst.ip, o.dst.port);
+    let (buf, head) = o.into_buffer();
+    Dgram::with_head(peer, buf, head)
 }
 
 fn sock(e: &Endpoint) -> SocketAddrV4 {
@@ -844,7 +841,7 @@ pub fn run<L: Link + ?Sized>(
         }
         let now = start.elapsed().as_micros() as u64;
         for d in inbox.drain(..) {
-            sw.handle(now, d.peer, &d.data, &mut out);
+            sw.handle(now, d.peer, d.payload(), &mut out);
         }
         sw.tick(now, &mut out);
         if !out.is_empty() {
@@ -1052,7 +1049,7 @@ mod tests {
         assert_eq!(sw.handle(0, a(9002), &frame, &mut out), Verdict::Completed);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].peer, a(9001));
-        match classify(&out[0].data) {
+        match classify(out[0].payload()) {
             FrameKind::Ipv4 {
                 dst,
                 udp: Some(Ok(d)),
@@ -1151,7 +1148,7 @@ mod tests {
         let FrameKind::Ipv4 {
             dst,
             udp: Some(Ok(d)),
-        } = classify(&out[0].data)
+        } = classify(out[0].payload())
         else {
             panic!("not a UDP frame");
         };

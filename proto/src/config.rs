@@ -29,6 +29,17 @@ fn default_port() -> u16 {
     FANIN_UDP_PORT
 }
 
+impl Endpoint {
+    /// The endpoint as a datagram address (MAC, IPv4 address, UDP port).
+    pub fn l4(&self) -> crate::wire::L4Addr {
+        crate::wire::L4Addr {
+            mac: self.mac,
+            ip: self.ip,
+            port: self.udp_port,
+        }
+    }
+}
+
 /// A child of this switch in a job's tree: a worker or a lower switch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Child {

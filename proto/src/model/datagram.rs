@@ -14,7 +14,11 @@ use crate::wire::{Datagram, L4Addr, L2L4_LEN};
 use super::{Output, Switch, Verdict};
 
 /// A datagram the switch sends: what [`Output`] carries, without the frame around it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The payload stays where the model wrote it, inside the output frame's buffer, so taking
+/// it out copies nothing ([`DatagramOutput::into_buffer`]). Two outputs are equal when their
+/// port, addresses and payload bytes are.
+#[derive(Debug, Clone)]
 pub struct DatagramOutput {
     /// Egress port.
     pub port: u8,
@@ -22,9 +26,18 @@ pub struct DatagramOutput {
     pub src: L4Addr,
     /// Destination.
     pub dst: L4Addr,
-    /// UDP payload.
-    pub payload: Vec<u8>,
+    /// The buffer holding the UDP payload at `off..`.
+    buf: Vec<u8>,
+    off: usize,
 }
+
+impl PartialEq for DatagramOutput {
+    fn eq(&self, o: &Self) -> bool {
+        (self.port, self.src, self.dst) == (o.port, o.src, o.dst) && self.payload() == o.payload()
+    }
+}
+
+impl Eq for DatagramOutput {}
 
 /// Outputs and verdict of one datagram.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,8 +61,30 @@ fn port16(b: &[u8]) -> u16 {
 }
 
 impl DatagramOutput {
-    /// The datagram of a frame the model built with `Datagram::to_frame` (Ethernet, IPv4
-    /// without options, UDP): fixed offsets, and the frame's buffer reused for the payload.
+    /// An output carrying `payload`.
+    pub fn new(port: u8, src: L4Addr, dst: L4Addr, payload: Vec<u8>) -> Self {
+        Self {
+            port,
+            src,
+            dst,
+            buf: payload,
+            off: 0,
+        }
+    }
+
+    /// The UDP payload.
+    pub fn payload(&self) -> &[u8] {
+        &self.buf[self.off..]
+    }
+
+    /// The buffer and the offset of the payload in it (the model's output frame and
+    /// `L2L4_LEN`, or the payload itself and 0): a sender passes `&buf[off..]` on, no copy.
+    pub fn into_buffer(self) -> (Vec<u8>, usize) {
+        (self.buf, self.off)
+    }
+
+    /// The datagram of a frame the model built with `Datagram::to_frame` or `udp_frame`
+    /// (Ethernet, IPv4 without options, UDP): fixed offsets, the frame's buffer kept.
     fn from_model_frame(o: Output) -> Self {
         let f = &o.frame;
         let src = L4Addr {
@@ -62,13 +97,12 @@ impl DatagramOutput {
             ip: ip(&f[30..34]),
             port: port16(&f[36..38]),
         };
-        let mut payload = o.frame;
-        payload.drain(..L2L4_LEN);
         Self {
             port: o.port,
             src,
             dst,
-            payload,
+            buf: o.frame,
+            off: L2L4_LEN,
         }
     }
 }
@@ -136,12 +170,7 @@ mod tests {
         match classify(&o.frame) {
             FrameKind::Ipv4 {
                 udp: Some(Ok(d)), ..
-            } => DatagramOutput {
-                port: o.port,
-                src: d.src,
-                dst: d.dst,
-                payload: d.payload.to_vec(),
-            },
+            } => DatagramOutput::new(o.port, d.src, d.dst, d.payload.to_vec()),
             k => panic!("the model sent a frame that is not a UDP datagram: {k:?}"),
         }
     }
@@ -301,7 +330,7 @@ mod tests {
                     assert_eq!(verdict, Some(Verdict::Completed), "{lanes} lanes");
                     assert_eq!(outs.len(), 2);
                     for o in &outs {
-                        let p = crate::wire::Packet::new_checked(&o.payload[..]).unwrap();
+                        let p = crate::wire::Packet::new_checked(o.payload()).unwrap();
                         let want: Vec<i32> = (0..n as i32).map(|i| i * 3).collect();
                         assert_eq!(p.elements(), want);
                     }

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use crate::config::{
     check_disjoint_ranges, ConfigError, Endpoint, JobEntry, Mode, Params, Role, SwitchConfig,
 };
-use crate::wire::frame::{classify, udp_checksum_ok, FrameError};
+use crate::wire::frame::{classify, udp_checksum_ok, udp_frame, FrameError};
 use crate::wire::{
     Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, RefuseReason, Repr, WireError,
 };
@@ -469,9 +469,7 @@ impl Switch {
             return Verdict::UnknownJob;
         }
         match repr.ptype {
-            PacketType::Contribution => {
-                self.contribution(now, port, d, &repr, &pkt.elements(), out)
-            }
+            PacketType::Contribution => self.contribution(now, port, d, &repr, pkt.lanes(), out),
             PacketType::Result => self.result(port, d, &repr, out),
             PacketType::Join => self.join(port, d, &repr, out),
             PacketType::Accept | PacketType::Refuse => self.relay_down(port, d, &repr, out),
@@ -509,7 +507,7 @@ impl Switch {
         port: u8,
         d: &Datagram,
         r: &Repr,
-        data: &[i32],
+        data: &[[u8; 4]],
         out: &mut Vec<Output>,
     ) -> Verdict {
         let entry = &self.jobs[&r.job].entry;
@@ -587,7 +585,7 @@ impl Switch {
         port: u8,
         d: &Datagram,
         r: &Repr,
-        data: &[i32],
+        data: &[[u8; 4]],
         slot: usize,
         ci: usize,
         out: &mut Vec<Output>,
@@ -694,7 +692,7 @@ impl Switch {
         let copy = &self.slots[slot][ci];
         let repr = header(copy, PacketType::Result, copy.flags, r.child);
         let to = reply_to(d, port);
-        self.send(self.me, to, &repr.to_bytes(copy.payload()))
+        self.send_repr(self.me, to, &repr, copy.payload())
     }
 
     fn result_frame(&self, slot: usize, ci: usize, child: usize) -> Output {
@@ -706,10 +704,11 @@ impl Switch {
             copy.flags.with(Flags::MULTICAST),
             child as u8,
         );
-        self.send(
+        self.send_repr(
             self.me,
             entry.children[child].endpoint,
-            &repr.to_bytes(copy.payload()),
+            &repr,
+            copy.payload(),
         )
     }
 
@@ -730,18 +729,29 @@ impl Switch {
             copy.flags
         };
         let repr = header(copy, PacketType::Contribution, flags, index_at_parent);
-        self.send(self.me, parent, &repr.to_bytes(copy.payload()))
+        self.send_repr(self.me, parent, &repr, copy.payload())
     }
 
     fn send(&self, src: L4Addr, to: Endpoint, payload: &[u8]) -> Output {
-        let dst = L4Addr {
-            mac: to.mac,
-            ip: to.ip,
-            port: to.udp_port,
-        };
         Output {
             port: to.port,
-            frame: Datagram { src, dst, payload }.to_frame(false),
+            frame: Datagram {
+                src,
+                dst: to.l4(),
+                payload,
+            }
+            .to_frame(false),
+        }
+    }
+
+    /// [`Self::send`] of `repr.to_bytes(data)`, the header and elements written straight
+    /// into the frame (the hot path: results, aggregates and replays).
+    fn send_repr(&self, src: L4Addr, to: Endpoint, repr: &Repr, data: &[i32]) -> Output {
+        Output {
+            port: to.port,
+            frame: udp_frame(src, to.l4(), repr.buffer_len(), |b| {
+                repr.write_into(b, data)
+            }),
         }
     }
 

@@ -1,5 +1,6 @@
 //! One shadow copy of an aggregation slot and the arithmetic on it.
 
+use crate::wire::header::Lane;
 use crate::wire::Flags;
 
 /// Life cycle of a slot copy.
@@ -76,7 +77,7 @@ impl SlotCopy {
         bitmap: u64,
         exponent: i8,
         flags: Flags,
-        data: &[i32],
+        data: &[impl Lane],
         now: u64,
     ) {
         self.state = CopyState::Aggregating;
@@ -88,23 +89,31 @@ impl SlotCopy {
         self.elements = data.len() as u16;
         self.timer = now;
         self.touched = now;
-        self.data.iter_mut().for_each(|v| *v = 0);
-        self.data[..data.len()].copy_from_slice(data);
+        let (head, tail) = self.data.split_at_mut(data.len());
+        for (d, v) in head.iter_mut().zip(data) {
+            *d = v.value();
+        }
+        tail.fill(0);
     }
 
     /// Adds a contribution lane by lane with int32 saturation at tick `now`.
-    pub fn merge(&mut self, bitmap: u64, exponent: i8, flags: Flags, data: &[i32], now: u64) {
+    pub fn merge(&mut self, bitmap: u64, exponent: i8, flags: Flags, data: &[impl Lane], now: u64) {
         self.touched = now;
         let mut f = self.flags.0 | (flags.0 & (Flags::OVERFLOW | Flags::EXP_MISMATCH));
         if exponent != self.exponent {
             f |= Flags::EXP_MISMATCH;
         }
-        for (acc, &v) in self.data.iter_mut().zip(data) {
-            let (s, o) = saturating_add(*acc, v);
+        // Branch-free, so that the loop vectorises: a lane saturated when its saturating
+        // and wrapping sums differ.
+        let mut saturated = false;
+        for (acc, v) in self.data.iter_mut().zip(data) {
+            let v = v.value();
+            let s = acc.saturating_add(v);
+            saturated |= s != acc.wrapping_add(v);
             *acc = s;
-            if o {
-                f |= Flags::OVERFLOW;
-            }
+        }
+        if saturated {
+            f |= Flags::OVERFLOW;
         }
         self.flags = Flags(f);
         self.bitmap |= bitmap;

@@ -133,41 +133,52 @@ impl Datagram<'_> {
     /// checksum. The UDP checksum is computed when `udp_checksum` is true and is 0 otherwise
     /// (switches emit 0, which IPv4 allows, because hardware sends the header first).
     pub fn to_frame(&self, udp_checksum: bool) -> Vec<u8> {
-        let mut buf = vec![0u8; L2L4_LEN + self.payload.len()];
-        let mut eth = EthernetFrame::new_unchecked(&mut buf[..]);
-        eth.set_src_addr(EthernetAddress(self.src.mac));
-        eth.set_dst_addr(EthernetAddress(self.dst.mac));
-        eth.set_ethertype(EthernetProtocol::Ipv4);
-        let udp_len = 8 + self.payload.len();
-        {
-            let mut ip = Ipv4Packet::new_unchecked(&mut buf[14..]);
-            ip.set_version(4);
-            ip.set_header_len(20);
-            ip.set_dscp(0);
-            ip.set_ecn(0);
-            ip.set_total_len((20 + udp_len) as u16);
-            ip.set_ident(0);
-            ip.clear_flags();
-            ip.set_dont_frag(true);
-            ip.set_frag_offset(0);
-            ip.set_hop_limit(64);
-            ip.set_next_header(IpProtocol::Udp);
-            ip.set_src_addr(self.src.ip);
-            ip.set_dst_addr(self.dst.ip);
-            ip.fill_checksum();
-        }
-        let mut udp = UdpPacket::new_unchecked(&mut buf[34..]);
-        udp.set_src_port(self.src.port);
-        udp.set_dst_port(self.dst.port);
-        udp.set_len(udp_len as u16);
-        udp.payload_mut().copy_from_slice(self.payload);
+        let mut buf = udp_frame(self.src, self.dst, self.payload.len(), |p| {
+            p.copy_from_slice(self.payload)
+        });
         if udp_checksum {
-            udp.fill_checksum(&IpAddress::Ipv4(self.src.ip), &IpAddress::Ipv4(self.dst.ip));
-        } else {
-            udp.set_checksum(0);
+            UdpPacket::new_unchecked(&mut buf[34..])
+                .fill_checksum(&IpAddress::Ipv4(self.src.ip), &IpAddress::Ipv4(self.dst.ip));
         }
         buf
     }
+}
+
+/// The Ethernet/IPv4/UDP frame from `src` to `dst` whose `len`-byte UDP payload `fill`
+/// writes in place (at `L2L4_LEN`, so no payload buffer exists besides the frame's): equal
+/// to `Datagram { src, dst, payload }.to_frame(false)` of the payload `fill` wrote, the UDP
+/// checksum 0.
+pub fn udp_frame(src: L4Addr, dst: L4Addr, len: usize, fill: impl FnOnce(&mut [u8])) -> Vec<u8> {
+    let mut buf = vec![0u8; L2L4_LEN + len];
+    let mut eth = EthernetFrame::new_unchecked(&mut buf[..]);
+    eth.set_src_addr(EthernetAddress(src.mac));
+    eth.set_dst_addr(EthernetAddress(dst.mac));
+    eth.set_ethertype(EthernetProtocol::Ipv4);
+    let udp_len = 8 + len;
+    {
+        let mut ip = Ipv4Packet::new_unchecked(&mut buf[14..]);
+        ip.set_version(4);
+        ip.set_header_len(20);
+        ip.set_dscp(0);
+        ip.set_ecn(0);
+        ip.set_total_len((20 + udp_len) as u16);
+        ip.set_ident(0);
+        ip.clear_flags();
+        ip.set_dont_frag(true);
+        ip.set_frag_offset(0);
+        ip.set_hop_limit(64);
+        ip.set_next_header(IpProtocol::Udp);
+        ip.set_src_addr(src.ip);
+        ip.set_dst_addr(dst.ip);
+        ip.fill_checksum();
+    }
+    let mut udp = UdpPacket::new_unchecked(&mut buf[34..]);
+    udp.set_src_port(src.port);
+    udp.set_dst_port(dst.port);
+    udp.set_len(udp_len as u16);
+    udp.set_checksum(0);
+    fill(&mut buf[L2L4_LEN..]);
+    buf
 }
 
 /// Verifies a frame's UDP checksum (true when it is 0, i.e. absent). The frame must classify as UDP.

@@ -230,6 +230,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
         let s = &self.b()[o..o + ELEMENT_BYTES];
         i32::from_be_bytes([s[0], s[1], s[2], s[3]])
     }
+    /// All elements as they are on the wire (big-endian lanes, see [`Lane`]): a consumer
+    /// decodes while it works, with no decoded vector.
+    pub fn lanes(&self) -> &[[u8; ELEMENT_BYTES]] {
+        let n = self.element_count() as usize;
+        bytemuck::cast_slice(&self.b()[HEADER_LEN..HEADER_LEN + n * ELEMENT_BYTES])
+    }
     /// All elements, decoded.
     pub fn elements(&self) -> Vec<i32> {
         let n = self.element_count() as usize;
@@ -238,6 +244,25 @@ impl<T: AsRef<[u8]>> Packet<T> {
             .chunks_exact(ELEMENT_BYTES)
             .map(|c| i32::from_be_bytes([c[0], c[1], c[2], c[3]]))
             .collect()
+    }
+}
+
+/// One int32 element: decoded (`i32`) or as on the wire (`[u8; 4]`, big-endian), so that
+/// slot arithmetic reads a packet's lanes in place ([`Packet::lanes`]).
+pub trait Lane: Copy {
+    /// The element's value.
+    fn value(self) -> i32;
+}
+
+impl Lane for i32 {
+    fn value(self) -> i32 {
+        self
+    }
+}
+
+impl Lane for [u8; ELEMENT_BYTES] {
+    fn value(self) -> i32 {
+        i32::from_be_bytes(self)
     }
 }
 
@@ -355,17 +380,29 @@ impl Repr {
 
     /// Builds a complete header + payload buffer. `data.len()` must equal `elements`.
     pub fn to_bytes(&self, data: &[i32]) -> Vec<u8> {
+        let mut buf = vec![0u8; self.buffer_len()];
+        self.write_into(&mut buf, data);
+        buf
+    }
+
+    /// Writes the header and `data` into `buf`, which must be `buffer_len()` long (for
+    /// example a frame's payload region: no intermediate buffer). `data.len()` must equal
+    /// `elements`.
+    pub fn write_into(&self, buf: &mut [u8], data: &[i32]) {
         assert_eq!(
             data.len(),
             self.elements as usize,
             "payload length must match the element count"
         );
-        let mut buf = vec![0u8; self.buffer_len()];
-        self.emit(&mut Packet::new_unchecked(&mut buf[..]));
+        assert_eq!(
+            buf.len(),
+            self.buffer_len(),
+            "buffer must be buffer_len() long"
+        );
+        self.emit(&mut Packet::new_unchecked(&mut *buf));
         for (c, v) in buf[HEADER_LEN..].chunks_exact_mut(ELEMENT_BYTES).zip(data) {
             c.copy_from_slice(&v.to_be_bytes());
         }
-        buf
     }
 }
 
