@@ -55,16 +55,35 @@ fn pow2(k: i32) -> f32 {
 /// branch and no library call: adding the largest f32 below 0.5 with `y`'s sign, then
 /// truncating, rounds every f32 half away from zero (an exact half reaches the next
 /// integer through the addition's own rounding to even; from 2^23 up, `y` is an integer
-/// and the addition leaves it), and Rust's `as` saturates and maps NaN to 0.
+/// and the addition leaves it).
 ///
-/// On baseline x86-64 the conversion stays one scalar instruction per element (about
-/// 2 ns per element in all); a vectorised f64 formulation (clamp, round to even through
-/// 1.5 · 2^52, move halves away from zero) measured slower, about 4 ns.
+/// The truncation is an unchecked conversion of a value clamped into i32's range, with NaN
+/// replaced by 0 and everything from 2^31 up selected as `i32::MAX`: a loop of it
+/// vectorises (packed `cvttps2dq` and selects, about 0.7 ns per element here). Rust's
+/// saturating `as` stays one scalar conversion per element on baseline x86-64 (2-4 ns);
+/// a vectorised f64 formulation measured about 4 ns.
 #[inline]
+#[allow(unsafe_code)]
 fn round_clamp32(y: f32) -> i32 {
     // The largest f32 below 0.5: 0.5 - 2^-25.
     const BELOW_HALF: f32 = f32::from_bits(0x3eff_ffff);
-    (y + BELOW_HALF.copysign(y)) as i32
+    // 2^31, and the largest f32 below it.
+    const TOP: f32 = 2_147_483_648.0;
+    const BELOW_TOP: f32 = 2_147_483_520.0;
+    let r = y + BELOW_HALF.copysign(y);
+    let c = if r.is_nan() {
+        0.0
+    } else {
+        r.clamp(-TOP, BELOW_TOP)
+    };
+    // SAFETY: `c` is finite (NaN replaced, infinities clamped) and in -2^31 ..= 2^31 - 128,
+    // so its truncation is an i32.
+    let t = unsafe { c.to_int_unchecked::<i32>() };
+    if r >= TOP {
+        i32::MAX
+    } else {
+        t
+    }
 }
 
 /// Turns int32 sums at exponent `e` back into floats.
@@ -153,6 +172,8 @@ mod tests {
             let m: f32 = rng.gen_range(-1.0..1.0);
             m * 2f32.powi(rng.gen_range(-40..40))
         }));
+        // Any bit pattern: every exponent, both signs, NaNs with payloads, subnormals.
+        xs.extend((0..200_000).map(|_| f32::from_bits(rng.gen())));
         for e in [EXP_MIN, -24, -8, -1, 0, 1, 7, 23, 24, EXP_MAX] {
             let got = quantize(&xs, e);
             for (&x, &q) in xs.iter().zip(&got) {
