@@ -10,9 +10,18 @@
 // the time allowed for the Si5324's self-calibration and lock (the ROM's last write
 // starts it); `done` releases the transceivers' reset.
 //
+// Status poll (after `done`, every POLL_PERIOD cycles, the first at once): START,
+// address+W, register STAT_REG, repeated START, address+R, one byte read from the device
+// (the master releases SDA for it and answers NACK), STOP. `stat_valid` rises when every
+// byte of a poll was acknowledged, and `lol` is then bit LOL_BIT of the byte read (the
+// Si5324's LOL_INT). A NACK anywhere in a poll ends it with STOP and clears both
+// (`stat_valid` = 0 also before the first poll); the next poll follows as usual, with no
+// retry count and no effect on `done` or `error`. After `error` there is no poll.
+//
 // Bus timing at Q = CLK_HZ / (4 * I2C_HZ) clock cycles per quarter SCL period: SCL high
 // 2Q, low 2Q, START hold 2Q, STOP setup 2Q, bus free 2Q before the next START
-// (100 kHz: 5 us each, above the standard-mode minimums of 4.0 / 4.7 us).
+// (100 kHz: 5 us each, above the standard-mode minimums of 4.0 / 4.7 us); a repeated START
+// has SDA high for 2Q with SCL high before it (set-up) and the START hold after it.
 module fanin_si5324_init #(
     parameter CLK_HZ = 100000000,
     parameter I2C_HZ = 100000,
@@ -22,7 +31,9 @@ module fanin_si5324_init #(
     parameter RETRY_DELAY = CLK_HZ / 100,
     // Cycles after the last write before `done` (self-calibration and lock).
     parameter LOCK_DELAY = CLK_HZ,
-    parameter MAX_TRIES = 8
+    parameter MAX_TRIES = 8,
+    // Cycles between the end of one status poll and the start of the next (100 ms).
+    parameter POLL_PERIOD = CLK_HZ / 10
 ) (
     input  wire clk,
     input  wire rst,
@@ -31,7 +42,11 @@ module fanin_si5324_init #(
     output reg  scl_low = 1'b0,
     output reg  sda_low = 1'b0,
     output reg  done = 1'b0,
-    output reg  error = 1'b0
+    output reg  error = 1'b0,
+    // The last status poll: every byte acknowledged, and LOL_INT of the byte read (0
+    // unless stat_valid).
+    output reg  stat_valid = 1'b0,
+    output reg  lol = 1'b0
 );
 
 // Timer loads for steps of Q and 2Q cycles (a step lasts its load + 1 cycles).
@@ -54,27 +69,54 @@ wire rom_start = rom[9];
 wire rom_stop = rom[8];
 wire [7:0] rom_byte = rom[7:0];
 
+// ---- The status poll's bytes (generated from gen/src/board/si5324.rs): the device
+// address, the status register and the bit of LOL_INT in it.
+localparam [6:0] STAT_ADDR = @STAT_ADDR@;
+localparam [7:0] STAT_REG = @STAT_REG@;
+localparam [2:0] LOL_BIT = @LOL_BIT@;
+// Poll byte index: address+W, register, address+R, the byte read.
+localparam [1:0] P_ADDR_W = 2'd0, P_REG = 2'd1, P_ADDR_R = 2'd2, P_READ = 2'd3;
+reg poll = 1'b0;
+reg [1:0] pidx = P_ADDR_W;
+wire rd = poll && pidx == P_READ;
+reg [7:0] poll_byte;
+always @* begin
+    case (pidx)
+        P_ADDR_W: poll_byte = {STAT_ADDR, 1'b0};
+        P_REG: poll_byte = STAT_REG;
+        P_ADDR_R: poll_byte = {STAT_ADDR, 1'b1};
+        default: poll_byte = 8'h00; // P_READ: SDA released (rd)
+    endcase
+end
+wire [7:0] tx_byte = poll ? poll_byte : rom_byte;
+reg [7:0] rx = 8'd0;
+
 // ---- Sequencer: when the timer `cnt` has run out, the current step acts, loads the
 // next step's delay and moves on.
-localparam [3:0]
-    POWERUP = 4'd0,  // START_DELAY after reset
-    NEXT = 4'd1,     // next ROM entry: START, lock wait, or done
-    START = 4'd2,    // SDA low while SCL high
-    START2 = 4'd3,   // SCL low
-    BIT = 4'd4,      // SDA = data bit while SCL low
-    BIT_HI = 4'd5,   // SCL released
-    BIT_LO = 4'd6,   // SCL low; next bit or ACK
-    ACK = 4'd7,      // SDA released while SCL low
-    ACK_HI = 4'd8,   // SCL released
-    ACK_SMP = 4'd9,  // sample SDA in the middle of the high phase
-    ACK_LO = 4'd10,  // SCL low; STOP or next byte
-    STOP = 4'd11,    // SDA low while SCL low
-    STOP_HI = 4'd12, // SCL released
-    STOP_END = 4'd13,// SDA released while SCL high: STOP; bus free time follows
-    LOCKED = 4'd14,  // done
-    FAILED = 4'd15;  // error
+localparam [4:0]
+    POWERUP = 5'd0,  // START_DELAY after reset
+    NEXT = 5'd1,     // next ROM entry: START, lock wait, or done
+    START = 5'd2,    // SDA low while SCL high
+    START2 = 5'd3,   // SCL low
+    BIT = 5'd4,      // SDA = data bit (released when reading) while SCL low
+    BIT_HI = 5'd5,   // SCL released
+    BIT_SMP = 5'd6,  // sample SDA (the bit read) in the middle of the high phase
+    BIT_LO = 5'd7,   // SCL low; next bit or ACK
+    ACK = 5'd8,      // SDA released while SCL low (the slave's ACK, or the master's NACK)
+    ACK_HI = 5'd9,   // SCL released
+    ACK_SMP = 5'd10, // sample SDA in the middle of the high phase
+    ACK_LO = 5'd11,  // SCL low; STOP, next byte or repeated START
+    STOP = 5'd12,    // SDA low while SCL low
+    STOP_HI = 5'd13, // SCL released
+    STOP_END = 5'd14,// SDA released while SCL high: STOP; bus free time follows
+    LOCKED = 5'd15,  // done; the first status poll
+    FAILED = 5'd16,  // error
+    RSTART = 5'd17,  // repeated START: SDA released while SCL low
+    RSTART_HI = 5'd18, // SCL released (START set-up), then START
+    POLL_WAIT = 5'd19, // POLL_PERIOD between polls
+    POLL = 5'd20;    // a status poll: START
 
-reg [3:0] st = POWERUP;
+reg [4:0] st = POWERUP;
 reg [31:0] cnt = START_DELAY;
 reg [2:0] bitn = 3'd7;
 reg nack = 1'b0;
@@ -96,6 +138,10 @@ always @(posedge clk) begin
         sda_low <= 1'b0;
         done <= 1'b0;
         error <= 1'b0;
+        poll <= 1'b0;
+        pidx <= P_ADDR_W;
+        stat_valid <= 1'b0;
+        lol <= 1'b0;
     end else if (cnt != 32'd0) begin
         cnt <= cnt - 32'd1;
     end else begin
@@ -124,13 +170,18 @@ always @(posedge clk) begin
                 st <= BIT;
             end
             BIT: begin
-                sda_low <= ~rom_byte[bitn];
+                sda_low <= rd ? 1'b0 : ~tx_byte[bitn];
                 cnt <= LD_Q;
                 st <= BIT_HI;
             end
             BIT_HI: begin
                 scl_low <= 1'b0;
-                cnt <= LD_2Q;
+                cnt <= LD_Q;
+                st <= BIT_SMP;
+            end
+            BIT_SMP: begin
+                rx <= {rx[6:0], sda_cdc2};
+                cnt <= LD_Q;
                 st <= BIT_LO;
             end
             BIT_LO: begin
@@ -154,20 +205,34 @@ always @(posedge clk) begin
                 st <= ACK_SMP;
             end
             ACK_SMP: begin
-                nack <= sda_cdc2;
+                // Reading, SDA is the master's own NACK: not a refusal.
+                nack <= sda_cdc2 && !rd;
                 cnt <= LD_Q;
                 st <= ACK_LO;
             end
             ACK_LO: begin
                 scl_low <= 1'b1;
                 cnt <= LD_Q;
-                if (nack || rom_stop) begin
+                bitn <= 3'd7;
+                if (nack || (poll ? pidx == P_READ : rom_stop)) begin
                     st <= STOP;
-                end else begin
+                end else if (!poll) begin
                     idx <= idx + 1'b1;
-                    bitn <= 3'd7;
                     st <= BIT;
+                end else begin
+                    pidx <= pidx + 2'd1;
+                    st <= pidx == P_REG ? RSTART : BIT;
                 end
+            end
+            RSTART: begin
+                sda_low <= 1'b0;
+                cnt <= LD_Q;
+                st <= RSTART_HI;
+            end
+            RSTART_HI: begin
+                scl_low <= 1'b0;
+                cnt <= LD_2Q;
+                st <= START;
             end
             STOP: begin
                 sda_low <= 1'b1;
@@ -182,7 +247,12 @@ always @(posedge clk) begin
             STOP_END: begin
                 sda_low <= 1'b0;
                 cnt <= LD_2Q;
-                if (!nack) begin
+                if (poll) begin
+                    stat_valid <= !nack;
+                    lol <= !nack && rx[LOL_BIT];
+                    nack <= 1'b0;
+                    st <= POLL_WAIT;
+                end else if (!nack) begin
                     idx <= idx + 1'b1;
                     st <= NEXT;
                 end else if (tries == LAST_TRY) begin
@@ -196,7 +266,19 @@ always @(posedge clk) begin
                     st <= NEXT;
                 end
             end
-            LOCKED: done <= 1'b1;
+            LOCKED: begin
+                done <= 1'b1;
+                st <= POLL;
+            end
+            POLL_WAIT: begin
+                cnt <= POLL_PERIOD;
+                st <= POLL;
+            end
+            POLL: begin
+                poll <= 1'b1;
+                pidx <= P_ADDR_W;
+                st <= START;
+            end
             default: error <= 1'b1;
         endcase
     end

@@ -863,30 +863,85 @@ fn i2c_timing(lines: &[String]) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// The byte the testbench's slave returns on read number `k` (`rd_byte` in si5324_tb.v):
+/// LOL_INT set among other bits, clear with every other bit set, set alone, clear.
+fn si5324_tb_read(k: usize) -> u8 {
+    [0xa5, 0xfe, 0x01, 0x06][k % 4]
+}
+
+/// The lines of one status poll (write of the status register, repeated START, one-byte
+/// read answered with NACK, STOP) and the `Q` line of the master's outputs after it: read
+/// number `k`, its address byte refused by the slave if `nack`.
+fn si5324_poll_lines(k: usize, nack: bool) -> Vec<String> {
+    let a = board::SI5324_ADDR << 1;
+    let mut v = vec![
+        "S".to_string(),
+        format!("B {a:02x} A"),
+        format!("B {:02x} A", board::SI5324_STATUS_REG),
+        "Sr".into(),
+    ];
+    if nack {
+        v.push(format!("B {:02x} N", a | 1));
+        v.push("P".into());
+        v.push("Q valid=0 lol=0".into());
+    } else {
+        let b = si5324_tb_read(k);
+        v.push(format!("B {:02x} A", a | 1));
+        v.push(format!("R {b:02x} N"));
+        v.push("P".into());
+        v.push(format!("Q valid=1 lol={}", b >> board::SI5324_LOL_BIT & 1));
+    }
+    v
+}
+
 /// The Si5324 initialiser drives, bit for bit, the bus sequence of its ROM (START,
 /// address and write bit, register, values, STOP for each write, in `SI5324_INIT` order)
 /// with standard-mode timing, raises `done` only after the lock wait, retries the whole ROM
-/// after a NACK, and gives up with `error` when the device never answers.
+/// after a NACK, and gives up with `error` when the device never answers. After `done` it
+/// polls the status register (register address, repeated START, a one-byte read it NACKs,
+/// STOP): `stat_valid`/`lol` are 0/0 before the first poll, follow LOL_INT of each byte
+/// read, and are 0/0 after a poll whose read address is refused, and polling goes on.
 #[test]
 fn si5324_i2c_sequence_matches_rom() {
     let rom = board::SI5324_INIT;
     let bus = |l: &[String]| -> Vec<String> {
         l.iter()
-            .filter(|x| x == &"S" || x == &"P" || x.starts_with("B "))
+            .filter(|x| {
+                ["S", "Sr", "P"].contains(&x.as_str())
+                    || x.starts_with("B ")
+                    || x.starts_with("R ")
+                    || x.starts_with("Q ")
+            })
             .cloned()
             .collect()
+    };
+    // After done: no status yet, then four polls (the testbench's READS).
+    let polls = |nack_read: Option<usize>| -> Vec<String> {
+        let mut v = vec!["Q valid=0 lol=0".to_string()];
+        for k in 0..4 {
+            v.extend(si5324_poll_lines(k, nack_read == Some(k)));
+        }
+        v
     };
     // Every write acknowledged.
     let out = icarus(Board::Sume, "si5324-ok", "si5324_tb.v", &[]);
     assert!(!out.iter().any(|l| l == "TIMEOUT"), "{out:?}");
-    assert_eq!(bus(&out), i2c_lines(rom, None), "{out:?}");
+    let mut want = i2c_lines(rom, None);
+    want.extend(polls(None));
+    assert_eq!(bus(&out), want, "{out:?}");
+    // The bytes read set LOL_INT, clear it, set it, clear it (the Q lines check each).
+    assert_eq!(
+        (0..4).map(|k| si5324_tb_read(k) & 1).collect::<Vec<_>>(),
+        [1, 0, 1, 0]
+    );
     let t = i2c_timing(&out);
-    // Standard mode: SCL low >= 4.7 us, high >= 4.0 us, START hold >= 4.0 us, STOP set-up
-    // >= 4.0 us, bus free >= 4.7 us.
+    // Standard mode: SCL low >= 4.7 us, high >= 4.0 us, START (and repeated START) hold
+    // >= 4.0 us, repeated START set-up >= 4.7 us, STOP set-up >= 4.0 us, bus free >= 4.7 us.
     for (k, min) in [
         ("lo", 4700.0),
         ("hi", 4000.0),
         ("hdsta", 4000.0),
+        ("susta", 4700.0),
         ("susto", 4000.0),
         ("buf", 4700.0),
     ] {
@@ -897,6 +952,22 @@ fn si5324_i2c_sequence_matches_rom() {
     // LOCK_DELAY = 400 cycles of 250 ns between the last STOP and done.
     let wait: f64 = d.rsplit('=').next().unwrap().parse().unwrap();
     assert!(wait >= 400.0 * 250.0, "{d}");
+
+    // The Si5324 refuses its read address on the second poll: that poll ends with STOP,
+    // the status reads 0/0 (after 1/1), and the next polls go on as before.
+    let out = icarus(
+        Board::Sume,
+        "si5324-read-nack",
+        "si5324_tb.v",
+        &["NACK_READ=1".into()],
+    );
+    let mut want = i2c_lines(rom, None);
+    want.extend(polls(Some(1)));
+    assert_eq!(bus(&out), want, "{out:?}");
+    assert!(
+        out.iter().any(|l| l.starts_with("D done=1 error=0")),
+        "{out:?}"
+    );
 
     // The Si5324 refuses its address twice: each attempt stops there and the whole ROM
     // (mux selection first) is sent again.
@@ -911,13 +982,14 @@ fn si5324_i2c_sequence_matches_rom() {
         want.extend(i2c_lines(rom, Some(1)));
     }
     want.extend(i2c_lines(rom, None));
+    want.extend(polls(None));
     assert_eq!(bus(&out), want, "{out:?}");
     assert!(
         out.iter().any(|l| l.starts_with("D done=1 error=0")),
         "{out:?}"
     );
 
-    // Nobody answers: MAX_TRIES attempts, then error, never done.
+    // Nobody answers: MAX_TRIES attempts, then error, never done, and no status poll.
     let out = icarus(
         Board::Sume,
         "si5324-dead",
@@ -1186,7 +1258,7 @@ fn wrapper_window_offsets_are_the_documented_ones() {
         let cfg = CoreConfig::by_name(b.config_name()).unwrap();
         let v = board::wrapper(b, &cfg);
         let (info, link_w, status_w, fec) = match b {
-            Board::Sume => ("32'hfb0a0401", 10, 4, "4'h0"),
+            Board::Sume => ("32'hfb0a0401", 10, 7, "4'h0"),
             Board::Au250 => ("32'hfb0a0202", 6, 5, "2'h3"),
             Board::Au280 => ("32'hfb0a0203", 6, 5, "2'h3"),
         };
@@ -1235,7 +1307,7 @@ fn wrapper_window_offsets_are_the_documented_ones() {
         }
         if b == Board::Sume {
             assert!(v.contains(
-                "assign board_status = {~si5324_alarm_b, qplllock, si5324_error, si5324_done};"
+                "assign board_status = {si5324_stat_valid, si5324_lol, 1'b0, ~si5324_alarm_b, qplllock, si5324_error, si5324_done};"
             ));
         }
     }

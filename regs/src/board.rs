@@ -100,6 +100,16 @@ const STATUS_SUME: &[Bit] = &[
         "si5324_alarm",
         "the Si5324's alarm pin (SFP_CLK_ALARM_B, AM29) is asserted (low)",
     ),
+    bit(
+        5,
+        "si5324_lol",
+        "the last status poll read the Si5324's LOL_INT (reg 130 bit 0) as 1: loss of lock (0 unless si5324_stat_valid)",
+    ),
+    bit(
+        6,
+        "si5324_stat_valid",
+        "the last status poll of the Si5324 (every 100 ms after refclk_ready) was acknowledged; 0 before the first and after a NACKed one",
+    ),
 ];
 const STATUS_ALVEO: &[Bit] = &[bit(
     4,
@@ -277,7 +287,7 @@ mod tests {
         }
         assert_eq!(BoardKind::Au250.link_width(), 6);
         assert_eq!(BoardKind::Sume.link_width(), 10);
-        assert_eq!(BoardKind::Sume.status_width(), 4);
+        assert_eq!(BoardKind::Sume.status_width(), 7);
         assert_eq!(BoardKind::Au280.status_width(), 5);
         assert_eq!(set_names(LINK_CMAC, 0b11), ["up", "aligned"]);
     }

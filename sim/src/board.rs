@@ -13,6 +13,7 @@
 use fanin_gen::board::sim::{sim_clocks, sim_control_clock, sim_mac_clock};
 use fanin_gen::board::Board;
 use fanin_hdl::CoreConfig;
+use fanin_regs::board as window;
 
 use crate::axil::{AxilMaster, Done, Op};
 use crate::axis::{AxisSink, AxisSource, Frame};
@@ -183,6 +184,21 @@ impl BoardTb {
         tb.run_until(50_000, "every MAC link up", |t| {
             ready.iter().all(|&r| t.m.get(r) == 1)
         })?;
+        // SUME: the Si5324 initialiser's first status poll (a few hundred cycles after its
+        // programming), so that the status word no longer changes.
+        if board == Board::Sume {
+            let valid = 1 << board_bit(board, "si5324_stat_valid");
+            let start = tb.m.cycle();
+            while tb.read(window::BASE + window::STATUS)? & valid == 0 {
+                if tb.m.cycle() - start >= 50_000 {
+                    return Err(SimError::Check(
+                        "sume: timed out after 50000 core cycles waiting for the Si5324's first status poll"
+                            .into(),
+                    ));
+                }
+                tb.cycles(100);
+            }
+        }
         Ok(tb)
     }
 
@@ -382,4 +398,15 @@ impl Bench for BoardTb {
     fn step(&mut self) {
         self.cycles(1);
     }
+}
+
+/// Bit number of the status bit `name` of `board` (regs/src/board.rs).
+fn board_bit(board: Board, name: &str) -> u32 {
+    board
+        .kind()
+        .status_bits()
+        .iter()
+        .find(|b| b.name == name)
+        .unwrap_or_else(|| panic!("{}: no status bit {name}", board.name()))
+        .bit
 }

@@ -76,8 +76,12 @@ pub(super) fn sume_refclk() -> String {
     r#"// ---- SFP+ reference clock: the Si5324 jitter attenuator (behind the PCA9548 I2C mux,
 // channel 4) is programmed for 156.25 MHz after reset by fanin_si5324_init (fanin_board.v;
 // ROM from gen/src/board/si5324.rs SI5324_INIT). The 10G subsystems stay in reset until it is done
-// (eth_rst). The mux and Si5324 reset pins are active high on SUME and follow init_rst.
+// (eth_rst). Afterwards it polls the Si5324's loss of lock (register 130, LOL_INT) every
+// 100 ms: si5324_stat_valid (the last poll was acknowledged) and si5324_lol (its LOL_INT),
+// init_clk levels into the board status word. The mux and Si5324 reset pins are active
+// high on SUME and follow init_rst.
 wire si5324_scl_low, si5324_sda_low, si5324_done, si5324_error;
+wire si5324_stat_valid, si5324_lol;
 fanin_si5324_init #(
     .CLK_HZ(SI5324_CLK_HZ),
     .I2C_HZ(SI5324_I2C_HZ)
@@ -88,7 +92,9 @@ fanin_si5324_init #(
     .scl_low(si5324_scl_low),
     .sda_low(si5324_sda_low),
     .done(si5324_done),
-    .error(si5324_error)
+    .error(si5324_error),
+    .stat_valid(si5324_stat_valid),
+    .lol(si5324_lol)
 );
 assign i2c_scl = si5324_scl_low ? 1'b0 : 1'bz;
 assign i2c_sda = si5324_sda_low ? 1'b0 : 1'bz;
@@ -115,8 +121,9 @@ wire [31:0] pcspma_status;
 /* verilator lint_on UNUSEDSIGNAL */
 assign led = {qplllock, mmcm_locked};
 // Board status (regs/src/board.rs): refclk_ready, si5324_nack, qpll_lock, si5324_alarm (the
-// Si5324's alarm pin is active low).
-assign board_status = {~si5324_alarm_b, qplllock, si5324_error, si5324_done};
+// Si5324's alarm pin is active low), bit 4 unused (pcie_up on Alveo), si5324_lol,
+// si5324_stat_valid.
+assign board_status = {si5324_stat_valid, si5324_lol, 1'b0, ~si5324_alarm_b, qplllock, si5324_error, si5324_done};
 
 "#,
     );

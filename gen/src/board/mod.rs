@@ -21,7 +21,10 @@ pub mod sim;
 mod tcl;
 mod wrapper;
 
-pub use si5324::{i2c_rom, si5324_init_rtl, I2cWrite, PCA9548_ADDR, SI5324_ADDR, SI5324_INIT};
+pub use si5324::{
+    i2c_rom, si5324_init_rtl, I2cWrite, PCA9548_ADDR, SI5324_ADDR, SI5324_INIT, SI5324_LOL_BIT,
+    SI5324_STATUS_REG,
+};
 pub use tcl::{
     build_tcl, build_tcl_with, ip_tcl, ip_tcl_with, pinned_version, CHECK_TIMING_GATED, ILA_DEPTH,
     PINNED_IP, VIVADO_VERSION,
@@ -530,7 +533,9 @@ pub fn readme(board: Board, cfg: &CoreConfig, opts: &Options) -> String {
          the NetFPGA SUME reference designs, see docs/boards.md); the 10G subsystems stay \
          in reset until it is done (about 1 s). Board status bit 0 (address 0x10040) shows \
          it done, bit 1 that the Si5324 never acknowledged, bit 2 the QPLL lock (also LED 1), \
-         bit 3 the Si5324's alarm pin.\n"
+         bit 3 the Si5324's alarm pin. Afterwards it reads the Si5324's loss of lock \
+         (register 130, LOL_INT) every 100 ms: bit 6 says the last read was acknowledged, \
+         bit 5 is its LOL_INT (1: not locked).\n"
     } else {
         ""
     };

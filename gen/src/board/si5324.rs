@@ -1,5 +1,6 @@
-//! SUME's Si5324 jitter attenuator: the I²C write sequence that sets it to 156.25 MHz, and
-//! the ROM of the processor-less I²C master `fanin_si5324_init` that sends it.
+//! SUME's Si5324 jitter attenuator: the I²C write sequence that sets it to 156.25 MHz, the
+//! ROM of the processor-less I²C master `fanin_si5324_init` that sends it, and the status
+//! register it then polls for loss of lock.
 
 use anyhow::{bail, Result};
 use std::fmt::Write as _;
@@ -20,6 +21,16 @@ pub struct I2cWrite {
 pub const PCA9548_ADDR: u8 = 0x74;
 /// The Si5324 jitter attenuator, behind mux channel 4.
 pub const SI5324_ADDR: u8 = 0x68;
+
+/// The Si5324 register `fanin_si5324_init` polls after programming (a write of the register
+/// address, a repeated START and a one-byte read). Register 130 holds LOL_INT (bit 0,
+/// [`SI5324_LOL_BIT`]) and FOS1_INT/FOS2_INT (bits 1, 2); the LOS flags are in register
+/// 129. Layout as in stfc-aeg/odin-devices `src/odin_devices/si5324.py` (its `_Field`
+/// table, after the Si5324 data sheet); the data sheet itself was not at hand
+/// (docs/boards.md, "Not verified").
+pub const SI5324_STATUS_REG: u8 = 130;
+/// Bit of LOL_INT (loss of lock, live, not sticky) in [`SI5324_STATUS_REG`].
+pub const SI5324_LOL_BIT: u8 = 0;
 
 /// The Si5324 programming for a 156.25 MHz SFP+ reference clock on SUME, in bus order.
 /// Values: the NetFPGA SUME reference designs' `config_SI5324()`
@@ -111,7 +122,10 @@ pub fn si5324_init_rtl(writes: &[I2cWrite]) -> Result<String> {
     let t = include_str!("../../rtl/fanin_si5324_init.v")
         .replace("@IDX_W@", &idx_w.to_string())
         .replace("@ROM_LEN@", &format!("{idx_w}'d{}", rom.len()))
-        .replace("@ROM@\n", &cases);
+        .replace("@ROM@\n", &cases)
+        .replace("@STAT_ADDR@", &format!("7'h{SI5324_ADDR:02x}"))
+        .replace("@STAT_REG@", &format!("8'd{SI5324_STATUS_REG}"))
+        .replace("@LOL_BIT@", &format!("3'd{SI5324_LOL_BIT}"));
     Ok(t)
 }
 
@@ -183,6 +197,11 @@ mod tests {
         }
         let v = si5324_init_rtl(SI5324_INIT).unwrap();
         assert!(v.contains("localparam [IDX_W-1:0] ROM_LEN = 6'd39;"), "{v}");
-        assert!(!v.contains("@ROM") && !v.contains("@IDX_W@"));
+        for p in ["@ROM", "@IDX_W@", "@STAT_", "@LOL_BIT@"] {
+            assert!(!v.contains(p), "{p}: {v}");
+        }
+        assert!(v.contains("localparam [6:0] STAT_ADDR = 7'h68;"), "{v}");
+        assert!(v.contains("localparam [7:0] STAT_REG = 8'd130;"), "{v}");
+        assert!(v.contains("localparam [2:0] LOL_BIT = 3'd0;"), "{v}");
     }
 }

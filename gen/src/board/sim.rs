@@ -224,7 +224,8 @@ pub fn sim_top(board: Board, cfg: &CoreConfig) -> String {
     if board == Board::Sume {
         s.push_str(
             "// The I2C bus: SCL pulled up; SDA pulled down, so every byte the Si5324\n\
-             // initialiser sends is acknowledged (its bus sequence is checked in Icarus by\n\
+             // initialiser sends is acknowledged and every byte it reads (the status poll)\n\
+             // is 0x00, LOL_INT clear (its bus sequence is checked in Icarus by\n\
              // gen/tests/boards.rs).\nwire i2c_scl, i2c_sda;\npullup(i2c_scl);\npulldown(i2c_sda);\n\n",
         );
     }

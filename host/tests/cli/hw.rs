@@ -467,7 +467,8 @@ fn status_on_sume_names_sfp_and_si5324_bits_and_no_rsfec() {
         &core,
         &[
             (w::INFO, BoardKind::Sume.info(4)),
-            (w::STATUS, 0b1101),
+            // Bit 4 (pcie_up on Alveo) is no SUME bit: not named.
+            (w::STATUS, 0b111_1101),
             (w::port_reg(0, w::PORT_LINK), 1),
             (w::port_reg(3, w::PORT_LINK), 0b11 << 8),
         ],
@@ -481,7 +482,9 @@ fn status_on_sume_names_sfp_and_si5324_bits_and_no_rsfec() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.contains("board sume\n"), "{out}");
     assert!(
-        out.contains("board_status             refclk_ready, qpll_lock, si5324_alarm\n"),
+        out.contains(
+            "board_status             refclk_ready, qpll_lock, si5324_alarm, si5324_lol, si5324_stat_valid\n"
+        ),
         "{out}"
     );
     assert!(out.contains("port0_link               up\n"), "{out}");
