@@ -26,7 +26,7 @@ use fanin::sender::{self, SendConfig};
 use fanin::switchd::{self, Control, SoftSwitch};
 use fanin_proto::config::Mode;
 use fanin_proto::model::Verdict;
-use fanin_proto::plan::{build, star, Addressing, JobSpec};
+use fanin_proto::plan::{build, star, Addressing, JobSpec, Plan};
 use fanin_proto::wire::header::field;
 use fanin_proto::wire::{PacketType, Repr, ELEMENT_BYTES, HEADER_LEN};
 
@@ -115,10 +115,9 @@ struct SwitchRun {
     tx_pps_per_core: f64,
 }
 
-/// A software switch with `workers` workers, each sending `elements`.
-fn switch(workers: usize, elements: usize) -> SwitchRun {
-    let (base, mut socks) = bind_consecutive(workers + 1).unwrap();
-    let plan = build(
+/// The bench's job: a star of `workers` on loopback ports from `base`, 256 slots.
+fn plan(workers: usize, base: u16, trust: fanin_proto::config::Trust) -> Plan {
+    build(
         &star(workers),
         JobSpec {
             job: 1,
@@ -126,10 +125,16 @@ fn switch(workers: usize, elements: usize) -> SwitchRun {
             elements: packet(),
             mode: Mode::Static,
             addressing: Addressing::Loopback { base },
-            trust: fanin_proto::config::Trust::default(),
+            trust,
         },
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// A software switch with `workers` workers, each sending `elements`.
+fn switch(workers: usize, elements: usize) -> SwitchRun {
+    let (base, mut socks) = bind_consecutive(workers + 1).unwrap();
+    let plan = plan(workers, base, fanin_proto::config::Trust::default());
     let mut sw = SoftSwitch::new(&plan.switches[0]).unwrap();
     sw.frame_path = std::env::var("FANIN_BENCH_FRAME_PATH").is_ok_and(|v| v == "1");
     let stop = Arc::new(AtomicBool::new(false));
@@ -189,18 +194,7 @@ fn switch(workers: usize, elements: usize) -> SwitchRun {
 /// built beforehand for 256 blocks and renumbered in place for each next 256).
 /// Datagrams in and out per CPU-second of this thread.
 fn switch_no_socket(workers: usize, blocks: u32) -> f64 {
-    let plan = build(
-        &star(workers),
-        JobSpec {
-            job: 1,
-            slot_count: 256,
-            elements: packet(),
-            mode: Mode::Static,
-            addressing: Addressing::Loopback { base: 40000 },
-            trust: fanin_proto::config::Trust::OFF,
-        },
-    )
-    .unwrap();
+    let plan = plan(workers, 40000, fanin_proto::config::Trust::OFF);
     let mut sw = SoftSwitch::new(&plan.switches[0]).unwrap();
     let peers: Vec<SocketAddrV4> = plan
         .workers
