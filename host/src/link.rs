@@ -70,6 +70,21 @@ pub trait Link: Send {
     fn send(&mut self, out: &mut Vec<Dgram>) -> io::Result<()>;
     /// Appends received datagrams to `into`, waiting at most `wait` for the first one.
     fn recv(&mut self, into: &mut Vec<Dgram>, wait: Duration) -> io::Result<()>;
+    /// Receives as [`Link::recv`] does, handing each datagram's sender and payload to `f`
+    /// in order instead of appending it: a link that owns its receive buffers
+    /// ([`UdpLink`]) passes slices of them, with no copy and no allocation.
+    fn recv_each(
+        &mut self,
+        wait: Duration,
+        f: &mut dyn FnMut(SocketAddrV4, &[u8]),
+    ) -> io::Result<()> {
+        let mut got = Vec::new();
+        self.recv(&mut got, wait)?;
+        for d in &got {
+            f(d.peer, d.payload());
+        }
+        Ok(())
+    }
     /// Flushes anything buffered (capture files).
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
@@ -89,6 +104,13 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
     fn recv(&mut self, into: &mut Vec<Dgram>, wait: Duration) -> io::Result<()> {
         (**self).recv(into, wait)
+    }
+    fn recv_each(
+        &mut self,
+        wait: Duration,
+        f: &mut dyn FnMut(SocketAddrV4, &[u8]),
+    ) -> io::Result<()> {
+        (**self).recv_each(wait, f)
     }
     fn flush(&mut self) -> io::Result<()> {
         (**self).flush()
@@ -403,6 +425,14 @@ impl Link for UdpLink {
     }
 
     fn recv(&mut self, into: &mut Vec<Dgram>, wait: Duration) -> io::Result<()> {
+        self.recv_each(wait, &mut |peer, p| into.push(Dgram::new(peer, p.to_vec())))
+    }
+
+    fn recv_each(
+        &mut self,
+        wait: Duration,
+        f: &mut dyn FnMut(SocketAddrV4, &[u8]),
+    ) -> io::Result<()> {
         let fd = self.sock.as_raw_fd();
         if !wait_readable(fd, wait)? {
             return Ok(());
@@ -459,17 +489,17 @@ impl Link for UdpLink {
             let peer = from_sockaddr(&addrs[i]);
             // A coalesced message holds datagrams of `seg` bytes, the last perhaps shorter.
             let seg = gro_segment(&hdrs[i].msg_hdr).unwrap_or(len).max(1);
-            let before = into.len();
-            into.extend(
-                self.rx[i][..len]
-                    .chunks(seg)
-                    .map(|c| Dgram::new(peer, c.to_vec())),
-            );
+            let mut datagrams = 0;
+            for c in self.rx[i][..len].chunks(seg) {
+                f(peer, c);
+                datagrams += 1;
+            }
             if len == 0 {
-                into.push(Dgram::new(peer, vec![]));
+                f(peer, &[]);
+                datagrams += 1;
             }
             self.rx_counts.0 += 1;
-            self.rx_counts.1 += (into.len() - before) as u64;
+            self.rx_counts.1 += datagrams;
         }
         Ok(())
     }

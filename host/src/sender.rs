@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use fanin_proto::join::{JoinReply, Joiner};
 use fanin_proto::quant;
-use fanin_proto::wire::{Flags, Packet, PacketType, RefuseReason};
+use fanin_proto::wire::{Flags, Packet, PacketType, RefuseReason, WireError};
 use fanin_proto::worker::{Assignment, Received, Sending, Worker, WorkerError};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -161,19 +161,52 @@ pub enum SendError {
     Interrupted,
 }
 
-/// What the worker last received, for timeout messages.
+/// What the worker last received, for timeout messages. Noting a datagram records a few
+/// header fields only (it runs for every datagram); the text is built when a message needs it.
 #[derive(Default)]
 struct LastSeen {
-    at: Option<(Instant, String)>,
+    at: Option<Seen>,
     any: bool,
 }
 
+/// The facts [`LastSeen`] keeps of one datagram.
+struct Seen {
+    when: Instant,
+    peer: SocketAddrV4,
+    /// Type byte, job, block and contribution count, or why the packet is malformed.
+    what: Result<(u8, u16, u32, u8), WireError>,
+    /// Dropped because only this parent answers the worker.
+    foreign_to: Option<SocketAddrV4>,
+}
+
 impl LastSeen {
-    fn note(&mut self, d: &Dgram) {
+    fn note(&mut self, peer: SocketAddrV4, payload: &[u8]) {
         self.any = true;
-        let what = match Packet::new_checked(d.payload()) {
-            Ok(p) => {
-                let kind = match PacketType::from_u8(p.packet_type()) {
+        let what =
+            Packet::new_checked(payload).map(|p| (p.packet_type(), p.job(), p.block(), p.count()));
+        self.at = Some(Seen {
+            when: Instant::now(),
+            peer,
+            what,
+            foreign_to: None,
+        });
+    }
+
+    /// Notes a datagram dropped for its source.
+    fn note_foreign(&mut self, peer: SocketAddrV4, payload: &[u8], parent: SocketAddrV4) {
+        self.note(peer, payload);
+        if let Some(s) = &mut self.at {
+            s.foreign_to = Some(parent);
+        }
+    }
+
+    fn describe(&self) -> String {
+        let Some(s) = &self.at else {
+            return "nothing at all".into();
+        };
+        let what = match s.what {
+            Ok((ptype, job, block, count)) => {
+                let kind = match PacketType::from_u8(ptype) {
                     Some(PacketType::Result) => "result",
                     Some(PacketType::Contribution) => "contribution",
                     Some(PacketType::Join) => "JOIN",
@@ -181,31 +214,18 @@ impl LastSeen {
                     Some(PacketType::Refuse) => "REFUSE",
                     None => "packet of unknown type",
                 };
-                format!(
-                    "a {kind} for job {} block {} with {} of the contributions",
-                    p.job(),
-                    p.block(),
-                    p.count()
-                )
+                format!("a {kind} for job {job} block {block} with {count} of the contributions")
             }
             Err(e) => format!("a malformed datagram ({e})"),
         };
-        self.at = Some((Instant::now(), format!("{what} from {}", d.peer)));
-    }
-
-    /// Notes a datagram dropped for its source.
-    fn note_foreign(&mut self, d: &Dgram, parent: SocketAddrV4) {
-        self.note(d);
-        if let Some((_, what)) = &mut self.at {
-            *what += &format!(" (dropped: only the parent {parent} answers this worker)");
-        }
-    }
-
-    fn describe(&self) -> String {
-        match &self.at {
-            Some((t, what)) => format!("{what}, {:.1}s ago", t.elapsed().as_secs_f64()),
-            None => "nothing at all".into(),
-        }
+        let dropped = s.foreign_to.map_or(String::new(), |parent| {
+            format!(" (dropped: only the parent {parent} answers this worker)")
+        });
+        format!(
+            "{what} from {}{dropped}, {:.1}s ago",
+            s.peer,
+            s.when.elapsed().as_secs_f64()
+        )
     }
 }
 
@@ -251,29 +271,36 @@ impl Driver<'_> {
                 .deadline()
                 .map_or(1000, |d| d.saturating_sub(self.now()))
                 .clamp(0, 10_000);
-            self.link
-                .recv(&mut self.inbox, Duration::from_micros(wait))?;
             let mut got = 0;
-            for d in self.inbox.drain(..) {
-                // Only the parent answers a worker: anything else is forged or stray.
-                if d.peer != to {
-                    self.foreign += 1;
-                    self.seen.note_foreign(&d, to);
-                    continue;
-                }
-                self.received += 1;
-                self.seen.note(&d);
-                match w.receive_payload(d.payload()) {
-                    Received::Result { .. } => got += 1,
-                    Received::Refused { block, reason } => {
-                        return Err(SendError::Refused {
-                            job: self.cfg.assignment.job,
-                            block,
-                            reason,
-                        })
+            let mut refused = None;
+            let (foreign, received, seen) = (&mut self.foreign, &mut self.received, &mut self.seen);
+            // Each datagram is handled where the link received it (no copy).
+            self.link
+                .recv_each(Duration::from_micros(wait), &mut |peer, p| {
+                    // Only the parent answers a worker: anything else is forged or stray.
+                    if peer != to {
+                        *foreign += 1;
+                        seen.note_foreign(peer, p, to);
+                        return;
                     }
-                    _ => {}
-                }
+                    *received += 1;
+                    // After a refusal the worker takes nothing more: the run ends with it.
+                    if refused.is_some() {
+                        return;
+                    }
+                    match w.receive_payload(p) {
+                        Received::Result { .. } => got += 1,
+                        Received::Refused { block, reason } => refused = Some((block, reason)),
+                        _ => {}
+                    }
+                    seen.note(peer, p);
+                })?;
+            if let Some((block, reason)) = refused {
+                return Err(SendError::Refused {
+                    job: self.cfg.assignment.job,
+                    block,
+                    reason,
+                });
             }
             if got > 0 {
                 done += got;
@@ -329,11 +356,11 @@ impl Driver<'_> {
             for d in self.inbox.drain(..) {
                 if d.peer != to {
                     self.foreign += 1;
-                    self.seen.note_foreign(&d, to);
+                    self.seen.note_foreign(d.peer, d.payload(), to);
                     continue;
                 }
                 self.received += 1;
-                self.seen.note(&d);
+                self.seen.note(d.peer, d.payload());
                 if let JoinReply::Accepted(base) = j.receive_payload(d.payload()) {
                     return Ok(base);
                 }
@@ -497,6 +524,41 @@ mod tests {
     use crate::allreduce::bind_consecutive;
     use crate::link::UdpLink;
     use crate::switchd::{self, Control, SoftSwitch};
+
+    /// A timeout's message names the last datagram: its type, job, block and count, its
+    /// sender, and why it was dropped; or that it was malformed.
+    #[test]
+    fn last_seen_describes_the_last_datagram() {
+        let mut seen = LastSeen::default();
+        assert_eq!(seen.describe(), "nothing at all");
+        let from = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 9), 4000);
+        let parent = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 4791);
+        let r = Repr {
+            ptype: PacketType::Result,
+            flags: Default::default(),
+            exponent: 0,
+            job: 7,
+            elements: 2,
+            block: 3,
+            child: 0,
+            bitmap: 0b101,
+        };
+        seen.note_foreign(from, &r.to_bytes(&[1, 2]), parent);
+        let d = seen.describe();
+        assert!(
+            d.starts_with(
+                "a result for job 7 block 3 with 2 of the contributions from 10.0.0.9:4000 \
+                 (dropped: only the parent 10.0.0.1:4791 answers this worker), "
+            ),
+            "{d}"
+        );
+        seen.note(parent, &[1, 2, 3]);
+        let d = seen.describe();
+        assert!(
+            d.starts_with("a malformed datagram (") && d.contains(") from 10.0.0.1:4791, "),
+            "{d}"
+        );
+    }
 
     /// Before each JOIN or contribution leaves, sends a forged ACCEPT (a wrong first block) or
     /// RESULT (wrong sums, every rank's bit set) for it straight to the worker's own UDP port

@@ -830,19 +830,22 @@ pub fn run<L: Link + ?Sized>(
     ctl: &Control,
 ) -> Snapshot {
     let start = Instant::now();
-    let mut inbox = Vec::with_capacity(crate::link::BATCH);
     let mut out = Vec::with_capacity(crate::link::BATCH * 2);
     let mut send_errors = 0u64;
     let mut warned = false;
     while !ctl.stop.load(Ordering::Relaxed) {
-        if let Err(e) = link.recv(&mut inbox, Duration::from_millis(1)) {
+        // Each datagram is handled where the link received it (no copy); the batch shares
+        // the time it arrived at.
+        let mut at = None;
+        let r = link.recv_each(Duration::from_millis(1), &mut |peer, p| {
+            let now = *at.get_or_insert_with(|| start.elapsed().as_micros() as u64);
+            sw.handle(now, peer, p, &mut out);
+        });
+        if let Err(e) = r {
             eprintln!("fanin switchd: receive failed: {e}");
             std::thread::sleep(Duration::from_millis(1));
         }
-        let now = start.elapsed().as_micros() as u64;
-        for d in inbox.drain(..) {
-            sw.handle(now, d.peer, d.payload(), &mut out);
-        }
+        let now = at.unwrap_or_else(|| start.elapsed().as_micros() as u64);
         sw.tick(now, &mut out);
         if !out.is_empty() {
             // Each peer's datagrams together, in their order: a result multicast to N children
