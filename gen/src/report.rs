@@ -497,14 +497,33 @@ fn second_figure(m: &Netlist) -> Result<SecondFigure> {
             }
         }
     }
+    // (Through `BUF` cells: `write_blif -buf` writes one for every net alias, and a RAM
+    // output often has one beside its register, to a name nothing reads.)
     for n in ram_out.keys() {
-        let rs = readers.get(n).map(Vec::as_slice).unwrap_or(&[]);
-        if rs
-            .iter()
-            .any(|&j| matches!(kind(&cells[j].ty), Kind::Comb(_)))
-        {
+        let (mut logic, mut reg) = (false, false);
+        let mut todo = vec![*n];
+        let mut seen: std::collections::HashSet<&str> = Default::default();
+        while let Some(net) = todo.pop() {
+            if !seen.insert(net) {
+                continue;
+            }
+            for &j in readers.get(net).map(Vec::as_slice).unwrap_or(&[]) {
+                match kind(&cells[j].ty) {
+                    _ if cells[j].ty == "BUF" => todo.extend(
+                        cells[j]
+                            .conns
+                            .iter()
+                            .filter(|(p, _)| is_output(p))
+                            .map(|(_, o)| o.as_str()),
+                    ),
+                    Kind::Comb(_) => logic = true,
+                    Kind::Seq => reg = true,
+                }
+            }
+        }
+        if logic {
             f.ram_bits_to_logic += 1;
-        } else if !rs.is_empty() {
+        } else if reg {
             f.ram_bits_to_reg += 1;
         }
     }
@@ -833,7 +852,7 @@ mod tests {
     #[test]
     fn second_figure_ram_paths_and_fanouts() {
         // A RAMB36's bit 0 feeds LUT1 -> CARRY4 -> LUT2 -> FF (2 LUT levels), bit 1 a FF
-        // directly, bit 2 nothing; the FF q fans out to 4 LUTs; the clock (7 loads) and the
+        // directly (and a BUF to an alias nothing reads), bit 2 nothing; the FF q fans out to 4 LUTs; the clock (7 loads) and the
         // constants are not fan-outs.
         let b = ".model top\n\
                  .subckt RAMB36E2 CLKARDCLK=clk DOUTADOUT[0]=r0 DOUTADOUT[1]=r1 DOUTADOUT[2]=r2 ADDRARDADDR[0]=q\n\
@@ -842,6 +861,7 @@ mod tests {
                  .subckt LUT2 I0=a2 I1=q O=a3\n\
                  .subckt FDRE C=clk D=a3 Q=q R=$false CE=$true\n\
                  .subckt FDRE C=clk D=r1 Q=x R=$false CE=$true\n\
+                 .subckt BUF I=r1 O=r1alias\n\
                  .subckt LUT1 I0=q O=b1\n\
                  .subckt FDRE C=clk D=b1 Q=y R=$false CE=$true\n\
                  .subckt FDRE C=clk D=x Q=z R=$false CE=$true\n\

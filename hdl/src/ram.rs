@@ -11,7 +11,10 @@ pub const ADDR_W: usize = 24;
 /// block). Block RAM reads old data on a same-cycle write to the read row; UltraRAM does
 /// not promise that, so its user must not read a row in the cycle it writes it (or must
 /// forward, as the accumulator does). Writes are split into `chunks` equal chunks, each
-/// with its own enable bit (`we[k]`), for the ingress gearbox.
+/// with its own enable bit (`we[k]`), for the ingress gearbox. A read may go through
+/// further registers in the same block ([`FaninRam::with_latency`]): the first is the
+/// RAM's output register (block RAM `DO_REG`, UltraRAM `OREG`), the next ones are pipeline
+/// registers a deep UltraRAM cascade places between its blocks.
 #[derive(LogicBlock)]
 pub struct FaninRam<const W: usize> {
     /// Clock.
@@ -24,12 +27,15 @@ pub struct FaninRam<const W: usize> {
     pub we: Signal<In, Bits<32>>,
     /// Read address.
     pub raddr: Signal<In, Bits<ADDR_W>>,
-    /// Read data, one cycle after `raddr` (block RAM: old data on a same-cycle write).
+    /// Read data, `latency` cycles after `raddr` (one unless [`FaninRam::with_latency`];
+    /// block RAM: old data on a same-cycle write).
     pub rdata: Signal<Out, Bits<W>>,
     _depth: usize,
     _chunks: usize,
     _style: RamStyle,
+    _latency: usize,
     _mem: Vec<Bits<W>>,
+    _pipe: Vec<Bits<W>>,
 }
 
 impl<const W: usize> FaninRam<W> {
@@ -40,7 +46,15 @@ impl<const W: usize> FaninRam<W> {
 
     /// A RAM of `depth` words written in `chunks` chunks, in the memory `style` asks for.
     pub fn with_style(depth: usize, chunks: usize, style: RamStyle) -> Self {
+        Self::with_latency(depth, chunks, style, 1)
+    }
+
+    /// A RAM as [`FaninRam::with_style`] whose read data comes `latency` cycles after the
+    /// address (1 to 4): the RAM's own read latch, then `latency - 1` registers written in
+    /// the same block (output register, then cascade pipeline registers).
+    pub fn with_latency(depth: usize, chunks: usize, style: RamStyle, latency: usize) -> Self {
         assert!(depth >= 2 && (1..=32).contains(&chunks) && W % chunks == 0);
+        assert!((1..=4).contains(&latency));
         Self {
             clock: Default::default(),
             waddr: Default::default(),
@@ -51,6 +65,8 @@ impl<const W: usize> FaninRam<W> {
             _depth: depth,
             _chunks: chunks,
             _style: style,
+            _latency: latency,
+            _pipe: vec![Bits::default(); latency - 1],
             // The native simulator only needs the memory in small test configurations.
             _mem: if depth * W <= (1 << 22) {
                 vec![Bits::default(); depth]
@@ -68,6 +84,11 @@ impl<const W: usize> FaninRam<W> {
     pub fn style(&self) -> RamStyle {
         self._style
     }
+
+    /// Cycles from `raddr` to `rdata`.
+    pub fn latency(&self) -> usize {
+        self._latency
+    }
 }
 
 impl<const W: usize> Logic for FaninRam<W> {
@@ -76,7 +97,10 @@ impl<const W: usize> Logic for FaninRam<W> {
             let mask = (1usize << self.aw()) - 1;
             let ra = (self.raddr.val().index() & mask) % self._depth.max(1);
             let wa = (self.waddr.val().index() & mask) % self._depth.max(1);
-            self.rdata.next = self._mem.get(ra).copied().unwrap_or_default();
+            let word = self._mem.get(ra).copied().unwrap_or_default();
+            // The registers after the read latch shift by one, oldest out.
+            self._pipe.push(word);
+            self.rdata.next = self._pipe.remove(0);
             let cw = W / self._chunks;
             for k in 0..self._chunks {
                 if self.we.val().get_bit(k) {
@@ -114,15 +138,38 @@ impl<const W: usize> Logic for FaninRam<W> {
                  // the user of this memory forwards that case.",
             ),
         };
+        // Registers after the read latch (none at latency 1: the text stays as it was).
+        let mut regs = String::new();
+        let mut shifts = String::new();
+        let mut out = "rdata_r".to_string();
+        for k in 1..self._latency {
+            let what = if k == 1 {
+                "output register"
+            } else {
+                "pipeline register"
+            };
+            regs.push_str(&format!("reg [{}:0] rdata_r{k}; // {what}\n", W - 1));
+            shifts.push_str(&format!("    rdata_r{k} <= {out};\n"));
+            out = format!("rdata_r{k}");
+        }
+        let lat = if self._latency > 1 {
+            format!(
+                "\n// Read latency {}: the read latch, then {} register(s) in this block.",
+                self._latency,
+                self._latency - 1
+            )
+        } else {
+            String::new()
+        };
         Verilog::Custom(format!(
-            "// {depth} x {W} simple dual-port RAM, {kind}, {chunks} write chunk(s).{note}
+            "// {depth} x {W} simple dual-port RAM, {kind}, {chunks} write chunk(s).{note}{lat}
 // Only the low {aw} address bits and {chunks} enable bits are used by this instance.
 (* ram_style = \"{style}\" *) reg [{wm}:0] mem [0:{dm}];
 reg [{wm}:0] rdata_r;
-assign rdata = rdata_r;
+{regs}assign rdata = {out};
 always @(posedge clock) begin
     rdata_r <= mem[raddr[{am}:0]];
-{writes}end
+{shifts}{writes}end
 ",
             depth = self._depth,
             chunks = self._chunks,
@@ -195,6 +242,21 @@ mod tests {
              (* ram_style = \"block\" *) reg [63:0] mem [0:1023];\n"
         ));
         assert_eq!(FaninRam::<64>::new(1024, 2).style(), RamStyle::Block);
+    }
+
+    /// Extra read registers shift in the same block, oldest last; the native model agrees.
+    #[test]
+    fn read_latency_registers() {
+        let t = match FaninRam::<64>::with_latency(1024, 1, RamStyle::Ultra, 3).hdl() {
+            Verilog::Custom(s) => s,
+            _ => unreachable!(),
+        };
+        assert!(t.contains("assign rdata = rdata_r2;"), "{t}");
+        assert!(
+            t.contains("    rdata_r1 <= rdata_r;\n    rdata_r2 <= rdata_r1;\n"),
+            "{t}"
+        );
+        assert!(!text(RamStyle::Block).contains("rdata_r1"));
     }
 
     #[test]

@@ -111,7 +111,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Tx<DW, KW, WB> {
     /// An egress port buffering `rows` payload rows for frames up to `max_frame` bytes.
     pub fn new(rows: usize, max_frame: usize) -> Self {
         let wbb = WB / 8;
-        let maxrows = (max_frame.saturating_sub(64)).div_ceil(wbb) + 1;
+        // (Two rows of margin: `ready` is a cycle old, and the frame before may still have
+        // rows in the engine's slot pipeline when the next copy starts.)
+        let maxrows = (max_frame.saturating_sub(64)).div_ceil(wbb) + 2;
         Self {
             clock: Default::default(),
             rst: Default::default(),

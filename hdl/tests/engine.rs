@@ -42,8 +42,8 @@ fn unrow(b: Bits<64>) -> [i32; 2] {
 }
 
 /// One op per cycle, never stalling, with long runs of merges into the same row
-/// back-to-back (the distance-1 and distance-2 hazards): every stage-2 `rd` must equal the
-/// row after all earlier ops, `bd` the op's `b`, and every stage-3 overflow must match int32
+/// back-to-back (the distance-1, -2 and -3 hazards): every stage-3 `rd` must equal the
+/// row after all earlier ops, `bd` the op's `b`, and every stage-4 overflow must match int32
 /// saturation in the valid lanes only.
 #[test]
 fn hazard_forwarding_accumulator() {
@@ -52,13 +52,13 @@ fn hazard_forwarding_accumulator() {
     let mut uut = Acc::<64>::new(4);
     uut.connect_all();
     let mut model = [[0i32; 2]; 4];
-    // (op, addr, lim, b) of the ops in stages 1 and 2.
+    // (op, addr, lim, b) of the ops in stages 1, 2 and 3.
     type Op = Option<(u64, usize, usize, [i32; 2])>;
-    let (mut s1, mut s2): (Op, Op) = (None, None);
-    let mut s3_ovf: Option<bool> = None;
-    let (mut hazards1, mut hazards2, mut ovfs) = (0, 0, 0);
-    // Writes of the last two cycles' stage-2 ops (newest first).
-    let mut writes: [Option<usize>; 2] = [None, None];
+    let (mut s1, mut s2, mut s3): (Op, Op, Op) = (None, None, None);
+    let mut s4_ovf: Option<bool> = None;
+    let (mut hazards1, mut hazards2, mut hazards3, mut ovfs) = (0, 0, 0, 0);
+    // Writes of the last three cycles' stage-3 ops (newest first).
+    let mut writes: [Option<usize>; 3] = [None, None, None];
     for cyc in 0..4000 {
         let op = match rng.gen_range(0..10) {
             0 => OP_NONE,
@@ -83,12 +83,12 @@ fn hazard_forwarding_accumulator() {
         uut.lim.next = (lim as u64).into();
         uut.b.next = row(s1.map(|x| x.3).unwrap_or([0, 0]));
         settle(&mut uut);
-        if let Some(o) = s3_ovf {
+        if let Some(o) = s4_ovf {
             assert_eq!(uut.ovf.val(), o, "seed {seed} cycle {cyc}: overflow flag");
         }
-        s3_ovf = None;
+        s4_ovf = None;
         let mut wrote = None;
-        if let Some((op2, a2, lim2, b2)) = s2 {
+        if let Some((op2, a2, lim2, b2)) = s3 {
             let cur = model[a2];
             assert_eq!(
                 unrow(uut.rd.val()),
@@ -100,6 +100,8 @@ fn hazard_forwarding_accumulator() {
                 hazards1 += 1;
             } else if writes[1] == Some(a2) {
                 hazards2 += 1;
+            } else if writes[2] == Some(a2) {
+                hazards3 += 1;
             }
             let mut ovf = false;
             match op2 {
@@ -118,9 +120,10 @@ fn hazard_forwarding_accumulator() {
                 }
                 _ => {}
             }
-            s3_ovf = Some(ovf);
+            s4_ovf = Some(ovf);
         }
-        writes = [wrote, writes[0]];
+        writes = [wrote, writes[0], writes[1]];
+        s3 = s2;
         s2 = s1;
         s1 = if op == OP_NONE {
             None
@@ -130,8 +133,8 @@ fn hazard_forwarding_accumulator() {
         tick(&mut uut, |u| &mut u.clock);
     }
     assert!(
-        hazards1 > 400 && hazards2 > 100 && ovfs > 50,
-        "hazards {hazards1}/{hazards2}, overflows {ovfs}"
+        hazards1 > 400 && hazards2 > 100 && hazards3 > 50 && ovfs > 50,
+        "hazards {hazards1}/{hazards2}/{hazards3}, overflows {ovfs}"
     );
 }
 

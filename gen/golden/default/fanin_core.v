@@ -79,6 +79,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     output reg  [31:0] dbg_tick;
     
     // Constant declarations
+    localparam  c_ovbit = 512'h80000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
     localparam  c_onehot$0 = 8'h1;
     localparam  c_onehot$1 = 8'h2;
     localparam  c_onehot$2 = 8'h4;
@@ -158,6 +159,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  fl_multicast = 8'h2;
     localparam  fl_partial = 8'h4;
     localparam  fl_exp_mismatch = 8'h10;
+    localparam  fl_overflow = 8'h8;
     localparam  fl_kept = 8'h18;
     localparam  t_non_ip = 16'h1;
     localparam  t_ip_bad = 16'h1e;
@@ -1435,6 +1437,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [239:0] mq$d;
     wire  [239:0] mq$q;
     reg  mq$clock;
+    reg  [239:0] mf$d;
+    wire  [239:0] mf$q;
+    reg  mf$clock;
+    reg  mfs$d;
+    wire  mfs$q;
+    reg  mfs$clock;
     reg  [31:0] jgen$d;
     wire  [31:0] jgen$q;
     reg  jgen$clock;
@@ -1989,6 +1997,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  v1$d;
     wire  v1$q;
     reg  v1$clock;
+    reg  v2$d;
+    wire  v2$q;
+    reg  v2$clock;
+    reg  [7:0] cm2$d;
+    wire  [7:0] cm2$q;
+    reg  cm2$clock;
     reg  [7:0] wm$d;
     wire  [7:0] wm$q;
     reg  wm$clock;
@@ -2181,6 +2195,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  cp_slot2$d;
     wire  cp_slot2$q;
     reg  cp_slot2$clock;
+    reg  cp_slot3$d;
+    wire  cp_slot3$q;
+    reg  cp_slot3$clock;
     reg  v_a$d;
     wire  v_a$q;
     reg  v_a$clock;
@@ -2199,6 +2216,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  mc_b$d;
     wire  mc_b$q;
     reg  mc_b$clock;
+    reg  pb_hit$d;
+    wire  pb_hit$q;
+    reg  pb_hit$clock;
+    reg  c_fov$d;
+    wire  c_fov$q;
+    reg  c_fov$clock;
+    reg  pb_fov$d;
+    wire  pb_fov$q;
+    reg  pb_fov$clock;
     reg  orig_c$d;
     wire  orig_c$q;
     reg  orig_c$clock;
@@ -2298,6 +2324,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] t3_a$d;
     wire  [23:0] t3_a$q;
     reg  t3_a$clock;
+    reg  t4_v$d;
+    wire  t4_v$q;
+    reg  t4_v$clock;
+    reg  t4_first$d;
+    wire  t4_first$q;
+    reg  t4_first$clock;
+    reg  t4_start$d;
+    wire  t4_start$q;
+    reg  t4_start$clock;
+    reg  [23:0] t4_a$d;
+    wire  [23:0] t4_a$q;
+    reg  t4_a$clock;
     reg  ov_run$d;
     wire  ov_run$q;
     reg  ov_run$clock;
@@ -2397,12 +2435,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  cp_reg2$d;
     wire  cp_reg2$q;
     reg  cp_reg2$clock;
+    reg  cp_reg3$d;
+    wire  cp_reg3$q;
+    reg  cp_reg3$clock;
     reg  [31:0] cp_n1$d;
     wire  [31:0] cp_n1$q;
     reg  cp_n1$clock;
     reg  [31:0] cp_n2$d;
     wire  [31:0] cp_n2$q;
     reg  cp_n2$clock;
+    reg  [31:0] cp_n3$d;
+    wire  [31:0] cp_n3$q;
+    reg  cp_n3$clock;
     
     // Local signals
     reg  [23:0] pr_blk_a;
@@ -2434,6 +2478,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [2:0] pr_kind;
     reg  [23:0] pbaddr;
     reg  xp_byp;
+    reg  [511:0] p_hdr_x;
     reg  tick_now;
     reg  scan_own;
     reg  [2:0] dact;
@@ -4390,6 +4435,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(mq$q),
         .clock(mq$clock)
     );
+    fanin_mf mf(
+        .d(mf$d),
+        .q(mf$q),
+        .clock(mf$clock)
+    );
+    fanin_mfs mfs(
+        .d(mfs$d),
+        .q(mfs$q),
+        .clock(mfs$clock)
+    );
     fanin_jgen jgen(
         .d(jgen$d),
         .q(jgen$q),
@@ -5308,6 +5363,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(v1$q),
         .clock(v1$clock)
     );
+    fanin_v2 v2(
+        .d(v2$d),
+        .q(v2$q),
+        .clock(v2$clock)
+    );
+    fanin_cm2 cm2(
+        .d(cm2$d),
+        .q(cm2$q),
+        .clock(cm2$clock)
+    );
     fanin_wm wm(
         .d(wm$d),
         .q(wm$q),
@@ -5626,6 +5691,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(cp_slot2$q),
         .clock(cp_slot2$clock)
     );
+    fanin_cp_slot3 cp_slot3(
+        .d(cp_slot3$d),
+        .q(cp_slot3$q),
+        .clock(cp_slot3$clock)
+    );
     fanin_v_a v_a(
         .d(v_a$d),
         .q(v_a$q),
@@ -5655,6 +5725,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(mc_b$d),
         .q(mc_b$q),
         .clock(mc_b$clock)
+    );
+    fanin_pb_hit pb_hit(
+        .d(pb_hit$d),
+        .q(pb_hit$q),
+        .clock(pb_hit$clock)
+    );
+    fanin_c_fov c_fov(
+        .d(c_fov$d),
+        .q(c_fov$q),
+        .clock(c_fov$clock)
+    );
+    fanin_pb_fov pb_fov(
+        .d(pb_fov$d),
+        .q(pb_fov$q),
+        .clock(pb_fov$clock)
     );
     fanin_orig_c orig_c(
         .d(orig_c$d),
@@ -5816,6 +5901,26 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(t3_a$d),
         .q(t3_a$q),
         .clock(t3_a$clock)
+    );
+    fanin_t4_v t4_v(
+        .d(t4_v$d),
+        .q(t4_v$q),
+        .clock(t4_v$clock)
+    );
+    fanin_t4_first t4_first(
+        .d(t4_first$d),
+        .q(t4_first$q),
+        .clock(t4_first$clock)
+    );
+    fanin_t4_start t4_start(
+        .d(t4_start$d),
+        .q(t4_start$q),
+        .clock(t4_start$clock)
+    );
+    fanin_t4_a t4_a(
+        .d(t4_a$d),
+        .q(t4_a$q),
+        .clock(t4_a$clock)
     );
     fanin_ov_run ov_run(
         .d(ov_run$d),
@@ -5982,6 +6087,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(cp_reg2$q),
         .clock(cp_reg2$clock)
     );
+    fanin_cp_reg3 cp_reg3(
+        .d(cp_reg3$d),
+        .q(cp_reg3$q),
+        .clock(cp_reg3$clock)
+    );
     fanin_cp_n1 cp_n1(
         .d(cp_n1$d),
         .q(cp_n1$q),
@@ -5991,6 +6101,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(cp_n2$d),
         .q(cp_n2$q),
         .clock(cp_n2$clock)
+    );
+    fanin_cp_n3 cp_n3(
+        .d(cp_n3$d),
+        .q(cp_n3$q),
+        .clock(cp_n3$clock)
     );
     
     // Update code
@@ -6123,6 +6238,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         ri$clock = clock;
         ri2$clock = clock;
         v1$clock = clock;
+        v2$clock = clock;
+        cm2$clock = clock;
         wm$clock = clock;
         ji$clock = clock;
         je$clock = clock;
@@ -6178,12 +6295,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hx_orig$clock = clock;
         cp_slot1$clock = clock;
         cp_slot2$clock = clock;
+        cp_slot3$clock = clock;
         v_a$clock = clock;
         v_b$clock = clock;
         v_c$clock = clock;
         hlow1$clock = clock;
         mc_c$clock = clock;
         mc_b$clock = clock;
+        pb_hit$clock = clock;
+        c_fov$clock = clock;
+        pb_fov$clock = clock;
         orig_c$clock = clock;
         t1_v$clock = clock;
         t1_first$clock = clock;
@@ -6197,6 +6318,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         t3_first$clock = clock;
         t3_start$clock = clock;
         t3_a$clock = clock;
+        t4_v$clock = clock;
+        t4_first$clock = clock;
+        t4_start$clock = clock;
+        t4_a$clock = clock;
         ov_run$clock = clock;
         ow_v$clock = clock;
         ow_a$clock = clock;
@@ -6219,6 +6344,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         scan_turn$clock = clock;
         any_to$clock = clock;
         mq$clock = clock;
+        mf$clock = clock;
+        mfs$clock = clock;
         e_more$clock = clock;
         e_last$clock = clock;
         la_chk$clock = clock;
@@ -6272,8 +6399,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         b_nonce$clock = clock;
         cp_reg1$clock = clock;
         cp_reg2$clock = clock;
+        cp_reg3$clock = clock;
         cp_n1$clock = clock;
         cp_n2$clock = clock;
+        cp_n3$clock = clock;
         sq_v$d = sq_v$q;
         sq_hst$d = sq_hst$q;
         sq_rl$d = sq_rl$q;
@@ -6402,6 +6531,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         ri$d = ri$q;
         ri2$d = ri2$q;
         v1$d = v1$q;
+        v2$d = v2$q;
+        cm2$d = cm2$q;
         wm$d = wm$q;
         ji$d = ji$q;
         je$d = je$q;
@@ -6457,12 +6588,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hx_orig$d = hx_orig$q;
         cp_slot1$d = cp_slot1$q;
         cp_slot2$d = cp_slot2$q;
+        cp_slot3$d = cp_slot3$q;
         v_a$d = v_a$q;
         v_b$d = v_b$q;
         v_c$d = v_c$q;
         hlow1$d = hlow1$q;
         mc_c$d = mc_c$q;
         mc_b$d = mc_b$q;
+        pb_hit$d = pb_hit$q;
+        c_fov$d = c_fov$q;
+        pb_fov$d = pb_fov$q;
         orig_c$d = orig_c$q;
         t1_v$d = t1_v$q;
         t1_first$d = t1_first$q;
@@ -6476,6 +6611,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         t3_first$d = t3_first$q;
         t3_start$d = t3_start$q;
         t3_a$d = t3_a$q;
+        t4_v$d = t4_v$q;
+        t4_first$d = t4_first$q;
+        t4_start$d = t4_start$q;
+        t4_a$d = t4_a$q;
         ov_run$d = ov_run$q;
         ow_v$d = ow_v$q;
         ow_a$d = ow_a$q;
@@ -6498,6 +6637,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         scan_turn$d = scan_turn$q;
         any_to$d = any_to$q;
         mq$d = mq$q;
+        mf$d = mf$q;
+        mfs$d = mfs$q;
         e_more$d = e_more$q;
         e_last$d = e_last$q;
         la_chk$d = la_chk$q;
@@ -6551,8 +6692,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         b_nonce$d = b_nonce$q;
         cp_reg1$d = cp_reg1$q;
         cp_reg2$d = cp_reg2$q;
+        cp_reg3$d = cp_reg3$q;
         cp_n1$d = cp_n1$q;
         cp_n2$d = cp_n2$q;
+        cp_n3$d = cp_n3$q;
         rh$0$clock = clock;
         rh$0$d = rh$0$q;
         rone$0$clock = clock;
@@ -7098,15 +7241,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         cp_slot1$d = e_slot$q;
         cp_slot2$d = cp_slot1$q;
+        cp_slot3$d = cp_slot2$q;
         cp_reg1$d = b_reg$q;
         cp_reg2$d = cp_reg1$q;
+        cp_reg3$d = cp_reg2$q;
         cp_n1$d = b_nonce$q;
         cp_n2$d = cp_n1$q;
-        nonce_row = (((cp_n2$q >> 32'h18) | ((cp_n2$q >> 32'h8) & 32'hff00) | ((cp_n2$q << 32'h8) & 32'hff0000) | (cp_n2$q << 32'h18)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        if (cp_slot2$q) begin
+        cp_n3$d = cp_n2$q;
+        nonce_row = (((cp_n3$q >> 32'h18) | ((cp_n3$q >> 32'h8) & 32'hff00) | ((cp_n3$q << 32'h8) & 32'hff0000) | (cp_n3$q << 32'h18)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        if (cp_slot3$q) begin
             acc_row = acc$rd;
         end
-        else if (cp_reg2$q) begin
+        else if (cp_reg3$q) begin
             acc_row = nonce_row;
         end
         else begin
@@ -7154,8 +7300,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (pmask$q[3] & ~tx$3$ready) begin
             all_rdy = 1'b0;
         end
-        if (t2_v$q) begin
-            ov_ra = t2_a$q;
+        if (t3_v$q) begin
+            ov_ra = t3_a$q;
         end
         else begin
             ov_ra = b_cadr$q;
@@ -7168,20 +7314,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             ov_rd = ovram$rdata[32'h0];
         end
-        if (t3_first$q) begin
-            ov_prev = ~t3_start$q & ov_rd;
+        if (t4_first$q) begin
+            ov_prev = ~t4_start$q & ov_rd;
         end
         else begin
             ov_prev = ov_run$q;
         end
         ov_new = ov_prev | acc$ovf;
-        if (t3_v$q & (t3_a$q == b_cadr$q)) begin
+        if (t4_v$q & (t4_a$q == b_cadr$q)) begin
             ov_cur = ov_new;
         end
         else begin
             ov_cur = ov_rd;
         end
-        if (t3_v$q & (t3_a$q == hx_ca$q)) begin
+        if (t4_v$q & (t4_a$q == hx_ca$q)) begin
             ov_now = ov_new;
         end
         else begin
@@ -7195,7 +7341,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hg$dst_port = hs_udp$q;
         hg$ptype = hx_f$q[(64'h0)+:(8)];
         hg$flags = hx_f$q[(64'h8)+:(8)];
-        if (t3_v$q & (t3_a$q == c_ca$q)) begin
+        if (t4_v$q & (t4_a$q == c_ca$q)) begin
             hg$ovf = c_eovf$q & ov_new;
         end
         else begin
@@ -7215,6 +7361,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         arp_lay$req = hdr$q[(32'h0)+:(512)];
         arp_lay$mac = csr$me_mac;
         arp_lay$ip = csr$me_ip;
+        p_hdr_x = hg$hdr_q;
+        if (pb_hit$q) begin
+            if (pb_fov$q | ov_new) begin
+                p_hdr_x = hg$hdr_q | c_ovbit;
+            end
+            else begin
+                p_hdr_x = hg$hdr_q & ~c_ovbit;
+            end
+        end
         rx$0$clock = clock;
         rx$0$rst = rst;
         rx$0$tdata = s_tdata$0;
@@ -7238,7 +7393,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$0$w_we = 1'b0;
         tx$0$push = 1'b0;
         tx$0$w_row = acc_row;
-        tx$0$p_hdr = hg$hdr_q;
+        tx$0$p_hdr = p_hdr_x;
         tx$0$p_len = hg$len_q;
         dv$0$clock = clock;
         dv$0$d = dv$0$q;
@@ -7266,7 +7421,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$1$w_we = 1'b0;
         tx$1$push = 1'b0;
         tx$1$w_row = acc_row;
-        tx$1$p_hdr = hg$hdr_q;
+        tx$1$p_hdr = p_hdr_x;
         tx$1$p_len = hg$len_q;
         dv$1$clock = clock;
         dv$1$d = dv$1$q;
@@ -7294,7 +7449,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$2$w_we = 1'b0;
         tx$2$push = 1'b0;
         tx$2$w_row = acc_row;
-        tx$2$p_hdr = hg$hdr_q;
+        tx$2$p_hdr = p_hdr_x;
         tx$2$p_len = hg$len_q;
         dv$2$clock = clock;
         dv$2$d = dv$2$q;
@@ -7322,7 +7477,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$3$w_we = 1'b0;
         tx$3$push = 1'b0;
         tx$3$w_row = acc_row;
-        tx$3$p_hdr = hg$hdr_q;
+        tx$3$p_hdr = p_hdr_x;
         tx$3$p_len = hg$len_q;
         dv$3$clock = clock;
         dv$3$d = dv$3$q;
@@ -8281,7 +8436,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         meta$waddr = cadr$q;
         meta$wdata = 32'h0;
         meta$we = 32'h0;
-        m = mq$q;
+        if (mfs$q) begin
+            m = mf$q;
+        end
+        else begin
+            m = mq$q;
+        end
         xm = x_m$q;
         xm_block = xm[(32'h20)+:(32)];
         xm_bitmap = xm[(32'h40)+:(64)];
@@ -8590,6 +8750,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         v_c$d = v_a$q;
         if (v_a$q) begin
             hg$ld1 = 1'b1;
+            c_fov$d = (hx_f$q[(64'h8)+:(8)] & fl_overflow) != 32'h0;
             hlow1$d = hlow_s$q;
             mc_c$d = hx_mc$q;
             c_ov$d = ov_now;
@@ -8599,9 +8760,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         if (v_c$q) begin
             hg$ld = 1'b1;
+            pb_fov$d = c_fov$q;
             hlow$d = hlow1$q;
             mc_b$d = mc_c$q;
         end
+        pb_hit$d = v_c$q & c_eovf$q & ~orig_c$q & t3_v$q & (t3_a$q == c_ca$q);
         if (v_b$q) begin
             if (hlow$q[0]) begin
                 tx$0$push = 1'b1;
@@ -8828,8 +8991,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 rx$3$rel = 1'b1;
             end
         end
-        if (v1$q) begin
-            wm$d = cp_mask$q;
+        v2$d = v1$q;
+        cm2$d = cp_mask$q;
+        if (v2$q) begin
+            wm$d = cm2$q;
         end
         else begin
             wm$d = 32'h0;
@@ -8858,14 +9023,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         t3_first$d = t2_first$q;
         t3_start$d = t2_start$q;
         t3_a$d = t2_a$q;
-        ovram$waddr = t3_a$q;
+        t4_v$d = t3_v$q;
+        t4_first$d = t3_first$q;
+        t4_start$d = t3_start$q;
+        t4_a$d = t3_a$q;
+        ovram$waddr = t4_a$q;
         ovram$wdata = ((ov_new) & 2'h3);
         ovram$we = 32'h0;
         ow_v$d = 1'b0;
-        if (t3_v$q) begin
+        if (t4_v$q) begin
             ovram$we = 32'h1;
             ow_v$d = 1'b1;
-            ow_a$d = t3_a$q;
+            ow_a$d = t4_a$q;
             ow_val$d = ov_new;
             ov_run$d = ov_new;
         end
@@ -9737,14 +9906,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             x_row0$d = lk_row0$q;
             x_nrows$d = lk_nrows$q;
         end
+        mq$d = meta$rdata;
+        mfs$d = 1'b0;
         if (dec_v & dwe & (dx_cadr$q == ra_q$q)) begin
-            mq$d = dwd;
+            mfs$d = 1'b1;
+            mf$d = dwd;
         end
         else if (wq_v$q & (wq_a$q == ra_q$q)) begin
-            mq$d = wq_d$q;
-        end
-        else begin
-            mq$d = meta$rdata;
+            mfs$d = 1'b1;
+            mf$d = wq_d$q;
         end
         if (pick_now) begin
             sel$d = pk_idx$q;
@@ -10618,12 +10788,18 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
     reg  [23:0] addr2$d;
     wire  [23:0] addr2$q;
     reg  addr2$clock;
-    reg  we3$d;
-    wire  we3$q;
-    reg  we3$clock;
+    reg  [1:0] op3$d;
+    wire  [1:0] op3$q;
+    reg  op3$clock;
     reg  [23:0] addr3$d;
     wire  [23:0] addr3$q;
     reg  addr3$clock;
+    reg  we4$d;
+    wire  we4$q;
+    reg  we4$clock;
+    reg  [23:0] addr4$d;
+    wire  [23:0] addr4$q;
+    reg  addr4$clock;
     reg  [15:0] lmask$lim;
     wire  [63:0] lmask$mask;
     reg  [63:0] lm1$d;
@@ -10632,27 +10808,39 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
     reg  [63:0] lm2$d;
     wire  [63:0] lm2$q;
     reg  lm2$clock;
-    reg  [511:0] rq$d;
-    wire  [511:0] rq$q;
-    reg  rq$clock;
+    reg  [63:0] lm3$d;
+    wire  [63:0] lm3$q;
+    reg  lm3$clock;
     reg  [511:0] b1$d;
     wire  [511:0] b1$q;
     reg  b1$clock;
+    reg  [511:0] b2$d;
+    wire  [511:0] b2$q;
+    reg  b2$clock;
+    reg  g2$d;
+    wire  g2$q;
+    reg  g2$clock;
+    reg  g3$d;
+    wire  g3$q;
+    reg  g3$clock;
     reg  h1$d;
     wire  h1$q;
     reg  h1$clock;
-    reg  h2$d;
-    wire  h2$q;
-    reg  h2$clock;
+    reg  hx$d;
+    wire  hx$q;
+    reg  hx$clock;
     reg  [511:0] f1$d;
     wire  [511:0] f1$q;
     reg  f1$clock;
     reg  [511:0] f2$d;
     wire  [511:0] f2$q;
     reg  f2$clock;
-    reg  [63:0] ovf2$d;
-    wire  [63:0] ovf2$q;
-    reg  ovf2$clock;
+    reg  [511:0] fx$d;
+    wire  [511:0] fx$q;
+    reg  fx$clock;
+    reg  [63:0] ovf3$d;
+    wire  [63:0] ovf3$q;
+    reg  ovf3$clock;
     
     // Local signals
     reg  we;
@@ -10699,15 +10887,25 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
         .q(addr2$q),
         .clock(addr2$clock)
     );
-    fanin_acc_we3 we3(
-        .d(we3$d),
-        .q(we3$q),
-        .clock(we3$clock)
+    fanin_acc_op3 op3(
+        .d(op3$d),
+        .q(op3$q),
+        .clock(op3$clock)
     );
     fanin_acc_addr3 addr3(
         .d(addr3$d),
         .q(addr3$q),
         .clock(addr3$clock)
+    );
+    fanin_acc_we4 we4(
+        .d(we4$d),
+        .q(we4$q),
+        .clock(we4$clock)
+    );
+    fanin_acc_addr4 addr4(
+        .d(addr4$d),
+        .q(addr4$q),
+        .clock(addr4$clock)
     );
     fanin_acc_lmask lmask(
         .lim(lmask$lim),
@@ -10723,25 +10921,40 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
         .q(lm2$q),
         .clock(lm2$clock)
     );
-    fanin_acc_rq rq(
-        .d(rq$d),
-        .q(rq$q),
-        .clock(rq$clock)
+    fanin_acc_lm3 lm3(
+        .d(lm3$d),
+        .q(lm3$q),
+        .clock(lm3$clock)
     );
     fanin_acc_b1 b1(
         .d(b1$d),
         .q(b1$q),
         .clock(b1$clock)
     );
+    fanin_acc_b2 b2(
+        .d(b2$d),
+        .q(b2$q),
+        .clock(b2$clock)
+    );
+    fanin_acc_g2 g2(
+        .d(g2$d),
+        .q(g2$q),
+        .clock(g2$clock)
+    );
+    fanin_acc_g3 g3(
+        .d(g3$d),
+        .q(g3$q),
+        .clock(g3$clock)
+    );
     fanin_acc_h1 h1(
         .d(h1$d),
         .q(h1$q),
         .clock(h1$clock)
     );
-    fanin_acc_h2 h2(
-        .d(h2$d),
-        .q(h2$q),
-        .clock(h2$clock)
+    fanin_acc_hx hx(
+        .d(hx$d),
+        .q(hx$q),
+        .clock(hx$clock)
     );
     fanin_acc_f1 f1(
         .d(f1$d),
@@ -10753,10 +10966,15 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
         .q(f2$q),
         .clock(f2$clock)
     );
-    fanin_acc_ovf2 ovf2(
-        .d(ovf2$d),
-        .q(ovf2$q),
-        .clock(ovf2$clock)
+    fanin_acc_fx fx(
+        .d(fx$d),
+        .q(fx$q),
+        .clock(fx$clock)
+    );
+    fanin_acc_ovf3 ovf3(
+        .d(ovf3$d),
+        .q(ovf3$q),
+        .clock(ovf3$clock)
     );
     
     // Update code
@@ -10765,32 +10983,44 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
         addr1$clock = clock;
         op2$clock = clock;
         addr2$clock = clock;
-        we3$clock = clock;
+        op3$clock = clock;
         addr3$clock = clock;
+        we4$clock = clock;
+        addr4$clock = clock;
         lm1$clock = clock;
         lm2$clock = clock;
-        rq$clock = clock;
+        lm3$clock = clock;
         b1$clock = clock;
+        b2$clock = clock;
+        g2$clock = clock;
+        g3$clock = clock;
         h1$clock = clock;
-        h2$clock = clock;
+        hx$clock = clock;
         f1$clock = clock;
         f2$clock = clock;
-        ovf2$clock = clock;
+        fx$clock = clock;
+        ovf3$clock = clock;
         op1$d = op1$q;
         addr1$d = addr1$q;
         op2$d = op2$q;
         addr2$d = addr2$q;
-        we3$d = we3$q;
+        op3$d = op3$q;
         addr3$d = addr3$q;
+        we4$d = we4$q;
+        addr4$d = addr4$q;
         lm1$d = lm1$q;
         lm2$d = lm2$q;
-        rq$d = rq$q;
+        lm3$d = lm3$q;
         b1$d = b1$q;
+        b2$d = b2$q;
+        g2$d = g2$q;
+        g3$d = g3$q;
         h1$d = h1$q;
-        h2$d = h2$q;
+        hx$d = hx$q;
         f1$d = f1$q;
         f2$d = f2$q;
-        ovf2$d = ovf2$q;
+        fx$d = fx$q;
+        ovf3$d = ovf3$q;
         ram$clock = clock;
         ram$raddr = addr;
         op1$d = op;
@@ -10800,30 +11030,41 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
         op2$d = op1$q;
         addr2$d = addr1$q;
         lm2$d = lm1$q;
-        rq$d = ram$rdata;
         b1$d = b;
-        we = (op2$q == 32'h1) | (op2$q == 32'h2);
-        h1$d = we & (addr1$q == addr2$q);
-        h2$d = we3$q & (addr1$q == addr3$q);
-        add$rdata = rq$q;
+        we = (op3$q == 32'h1) | (op3$q == 32'h2);
+        g2$d = we & (addr1$q == addr3$q);
+        g3$d = we4$q & (addr1$q == addr4$q);
+        op3$d = op2$q;
+        addr3$d = addr2$q;
+        lm3$d = lm2$q;
+        b2$d = b1$q;
+        h1$d = we & (addr2$q == addr3$q);
+        hx$d = g2$q | g3$q;
+        if (g2$q) begin
+            fx$d = f1$q;
+        end
+        else begin
+            fx$d = f2$q;
+        end
+        add$rdata = ram$rdata;
         add$fwd = h1$q;
         add$fwd_data = f1$q;
-        add$fwd2 = h2$q;
-        add$fwd2_data = f2$q;
-        add$b = b1$q;
-        add$op = op2$q;
-        add$lm = lm2$q;
+        add$fwd2 = hx$q;
+        add$fwd2_data = fx$q;
+        add$b = b2$q;
+        add$op = op3$q;
+        add$lm = lm3$q;
         rd = add$cur;
-        bd = b1$q;
-        ram$waddr = addr2$q;
+        bd = b2$q;
+        ram$waddr = addr3$q;
         ram$wdata = add$y;
         ram$we = ((we) & 32'hffffffff);
-        we3$d = we;
-        addr3$d = addr2$q;
+        we4$d = we;
+        addr4$d = addr3$q;
         f1$d = add$y;
         f2$d = f1$q;
-        ovf2$d = add$ovl;
-        ovf = ovf2$q != 32'h0;
+        ovf3$d = add$ovl;
+        ovf = ovf3$q != 32'h0;
     end
     
 endmodule // fanin_acc
@@ -11006,6 +11247,25 @@ module fanin_acc_addr3(d,q,clock);
 endmodule // fanin_acc_addr3
 
 
+module fanin_acc_addr4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_addr4
+
+
 module fanin_acc_b1(d,q,clock);
     
     // Module arguments
@@ -11023,6 +11283,25 @@ module fanin_acc_b1(d,q,clock);
     end
           
 endmodule // fanin_acc_b1
+
+
+module fanin_acc_b2(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_b2
 
 
 module fanin_acc_f1(d,q,clock);
@@ -11063,6 +11342,63 @@ module fanin_acc_f2(d,q,clock);
 endmodule // fanin_acc_f2
 
 
+module fanin_acc_fx(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_fx
+
+
+module fanin_acc_g2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_g2
+
+
+module fanin_acc_g3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_g3
+
+
 module fanin_acc_h1(d,q,clock);
     
     // Module arguments
@@ -11082,7 +11418,7 @@ module fanin_acc_h1(d,q,clock);
 endmodule // fanin_acc_h1
 
 
-module fanin_acc_h2(d,q,clock);
+module fanin_acc_hx(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -11098,7 +11434,7 @@ module fanin_acc_h2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_h2
+endmodule // fanin_acc_hx
 
 
 module fanin_acc_lm1(d,q,clock);
@@ -11137,6 +11473,25 @@ module fanin_acc_lm2(d,q,clock);
     end
           
 endmodule // fanin_acc_lm2
+
+
+module fanin_acc_lm3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_lm3
 
 
 module fanin_acc_lmask(lim,mask);
@@ -11188,7 +11543,26 @@ module fanin_acc_op2(d,q,clock);
 endmodule // fanin_acc_op2
 
 
-module fanin_acc_ovf2(d,q,clock);
+module fanin_acc_op3(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_acc_op3
+
+
+module fanin_acc_ovf3(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -11204,7 +11578,7 @@ module fanin_acc_ovf2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_ovf2
+endmodule // fanin_acc_ovf3
 
 
 module fanin_acc_ram(clock,waddr,wdata,we,raddr,rdata);
@@ -11219,37 +11593,23 @@ module fanin_acc_ram(clock,waddr,wdata,we,raddr,rdata);
     
     // Update code (custom)
     // 2048 x 512 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Read latency 3: the read latch, then 2 register(s) in this block.
     // Only the low 11 address bits and 1 enable bits are used by this instance.
     (* ram_style = "block" *) reg [511:0] mem [0:2047];
     reg [511:0] rdata_r;
-    assign rdata = rdata_r;
+    reg [511:0] rdata_r1; // output register
+    reg [511:0] rdata_r2; // pipeline register
+    assign rdata = rdata_r2;
     always @(posedge clock) begin
         rdata_r <= mem[raddr[10:0]];
+        rdata_r1 <= rdata_r;
+        rdata_r2 <= rdata_r1;
         if (we[0]) mem[waddr[10:0]][0 +: 512] <= wdata[0 +: 512];
     end
 endmodule // fanin_acc_ram
 
 
-module fanin_acc_rq(d,q,clock);
-    
-    // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 512'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_acc_rq
-
-
-module fanin_acc_we3(d,q,clock);
+module fanin_acc_we4(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -11265,7 +11625,7 @@ module fanin_acc_we3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_we3
+endmodule // fanin_acc_we4
 
 
 module fanin_agg_op(d,q,clock);
@@ -11784,6 +12144,25 @@ module fanin_c_eovf(d,q,clock);
 endmodule // fanin_c_eovf
 
 
+module fanin_c_fov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_c_fov
+
+
 module fanin_c_ov(d,q,clock);
     
     // Module arguments
@@ -11973,6 +12352,25 @@ module fanin_cls(non_ip,arp,ip_bad,route,bad,wire_bad,pop_ok,kind);
 endmodule // fanin_cls
 
 
+module fanin_cm2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cm2
+
+
 module fanin_cp_mask(d,q,clock);
     
     // Module arguments
@@ -12030,6 +12428,25 @@ module fanin_cp_n2(d,q,clock);
 endmodule // fanin_cp_n2
 
 
+module fanin_cp_n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_n3
+
+
 module fanin_cp_reg1(d,q,clock);
     
     // Module arguments
@@ -12068,6 +12485,25 @@ module fanin_cp_reg2(d,q,clock);
 endmodule // fanin_cp_reg2
 
 
+module fanin_cp_reg3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_reg3
+
+
 module fanin_cp_slot1(d,q,clock);
     
     // Module arguments
@@ -12104,6 +12540,25 @@ module fanin_cp_slot2(d,q,clock);
     end
           
 endmodule // fanin_cp_slot2
+
+
+module fanin_cp_slot3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_slot3
 
 
 module fanin_cs_i(d,q,clock);
@@ -26183,6 +26638,44 @@ module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_meta
 
 
+module fanin_mf(d,q,clock);
+    
+    // Module arguments
+    input wire  [239:0] d;
+    output reg  [239:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 240'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_mf
+
+
+module fanin_mfs(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_mfs
+
+
 module fanin_more(d,q,clock);
     
     // Module arguments
@@ -27077,6 +27570,44 @@ module fanin_parser_swap(a,y);
     // Update code (custom)
     assign y = {a[7:0], a[15:8], a[23:16], a[31:24], a[39:32], a[47:40], a[55:48], a[63:56], a[71:64], a[79:72], a[87:80], a[95:88], a[103:96], a[111:104], a[119:112], a[127:120], a[135:128], a[143:136], a[151:144], a[159:152], a[167:160], a[175:168], a[183:176], a[191:184], a[199:192], a[207:200], a[215:208], a[223:216], a[231:224], a[239:232], a[247:240], a[255:248], a[263:256], a[271:264], a[279:272], a[287:280], a[295:288], a[303:296], a[311:304], a[319:312], a[327:320], a[335:328], a[343:336], a[351:344], a[359:352], a[367:360], a[375:368], a[383:376], a[391:384], a[399:392], a[407:400], a[415:408], a[423:416], a[431:424], a[439:432], a[447:440], a[455:448], a[463:456], a[471:464], a[479:472], a[487:480], a[495:488], a[503:496], a[511:504], a[519:512], a[527:520], a[535:528], a[543:536], a[551:544], a[559:552], a[567:560], a[575:568], a[583:576], a[591:584], a[599:592], a[607:600], a[615:608], a[623:616], a[631:624], a[639:632]};
 endmodule // fanin_parser_swap
+
+
+module fanin_pb_fov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pb_fov
+
+
+module fanin_pb_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pb_hit
 
 
 module fanin_pba_q(d,q,clock);
@@ -43073,6 +43604,82 @@ module fanin_t3_v(d,q,clock);
 endmodule // fanin_t3_v
 
 
+module fanin_t4_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t4_a
+
+
+module fanin_t4_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t4_first
+
+
+module fanin_t4_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t4_start
+
+
+module fanin_t4_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_t4_v
+
+
 module fanin_tage(d,q,clock);
     
     // Module arguments
@@ -43133,7 +43740,7 @@ module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     
     // Constant declarations
     localparam  c_rows = 16'h40;
-    localparam  c_maxrows = 16'h18;
+    localparam  c_maxrows = 16'h19;
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
@@ -44028,7 +44635,7 @@ module fanin_tx_1(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     
     // Constant declarations
     localparam  c_rows = 16'h40;
-    localparam  c_maxrows = 16'h18;
+    localparam  c_maxrows = 16'h19;
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
@@ -44923,7 +45530,7 @@ module fanin_tx_2(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     
     // Constant declarations
     localparam  c_rows = 16'h40;
-    localparam  c_maxrows = 16'h18;
+    localparam  c_maxrows = 16'h19;
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
@@ -45818,7 +46425,7 @@ module fanin_tx_3(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid
     
     // Constant declarations
     localparam  c_rows = 16'h40;
-    localparam  c_maxrows = 16'h18;
+    localparam  c_maxrows = 16'h19;
     localparam  c_cmax = 8'h7;
     localparam  c_hbeats = 16'h8;
     localparam  c_dw = 16'h40;
@@ -46727,6 +47334,25 @@ module fanin_v1(d,q,clock);
     end
           
 endmodule // fanin_v1
+
+
+module fanin_v2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_v2
 
 
 module fanin_v_a(d,q,clock);

@@ -183,6 +183,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dq_merge: DFF<bool>,
     any_to: DFF<bool>,
     mq: DFF<Bits<META_W>>,
+    mf: DFF<Bits<META_W>>,
+    mfs: DFF<bool>,
     jgen: DFF<Bits<32>>,
     jhit_q: DFF<bool>,
     rhit_q: DFF<bool>,
@@ -396,6 +398,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     /// `ri + 2`, kept beside `ri` (the last-row compare reads it: no adder before it).
     ri2: DFF<Bits<16>>,
     v1: DFF<bool>,
+    v2: DFF<bool>,
+    cm2: DFF<Bits<8>>,
     wm: DFF<Bits<8>>,
     ji: DFF<Bits<8>>,
     je: DFF<Bits<JOB_W>>,
@@ -474,12 +478,18 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hx_orig: DFF<bool>,
     cp_slot1: DFF<bool>,
     cp_slot2: DFF<bool>,
+    cp_slot3: DFF<bool>,
     v_a: DFF<bool>,
     v_b: DFF<bool>,
     v_c: DFF<bool>,
     hlow1: DFF<Bits<8>>,
     mc_c: DFF<bool>,
     mc_b: DFF<bool>,
+    pb_hit: DFF<bool>,
+    c_fov: DFF<bool>,
+    pb_fov: DFF<bool>,
+    c_ovbit: Constant<Bits<512>>,
+    p_hdr_x: Signal<Local, Bits<512>>,
     orig_c: DFF<bool>,
     pp_mac: Vec<DFF<Bits<48>>>,
     pp_ip: Vec<DFF<Bits<32>>>,
@@ -500,6 +510,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     t3_first: DFF<bool>,
     t3_start: DFF<bool>,
     t3_a: DFF<Bits<ADDR_W>>,
+    t4_v: DFF<bool>,
+    t4_first: DFF<bool>,
+    t4_start: DFF<bool>,
+    t4_a: DFF<Bits<ADDR_W>>,
     ov_run: DFF<bool>,
     ow_v: DFF<bool>,
     ow_a: DFF<Bits<ADDR_W>>,
@@ -687,6 +701,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     fl_multicast: Constant<Bits<8>>,
     fl_partial: Constant<Bits<8>>,
     fl_exp_mismatch: Constant<Bits<8>>,
+    fl_overflow: Constant<Bits<8>>,
     // The flags a slot copy keeps from its contributions (OVERFLOW, EXP_MISMATCH).
     fl_kept: Constant<Bits<8>>,
     t_non_ip: Constant<Bits<16>>,
@@ -748,8 +763,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     b_nonce: DFF<Bits<32>>,
     cp_reg1: DFF<bool>,
     cp_reg2: DFF<bool>,
+    cp_reg3: DFF<bool>,
     cp_n1: DFF<Bits<32>>,
     cp_n2: DFF<Bits<32>>,
+    cp_n3: DFF<Bits<32>>,
     nonce_row: Signal<Local, Bits<WB>>,
     // Per job-table entry, the root's session (`Session`): open, first block, newest block, ranks joined.
     // Session members (row `entry · 64 + rank`, `layout::member`).
@@ -859,6 +876,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             dq_merge: Default::default(),
             any_to: Default::default(),
             mq: Default::default(),
+            mf: Default::default(),
+            mfs: Default::default(),
             jhit_q: Default::default(),
             rhit_q: Default::default(),
             pk_any: Default::default(),
@@ -933,12 +952,23 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             hx_orig: Default::default(),
             cp_slot1: Default::default(),
             cp_slot2: Default::default(),
+            cp_slot3: Default::default(),
             v_a: Default::default(),
             v_b: Default::default(),
             v_c: Default::default(),
             hlow1: Default::default(),
             mc_c: Default::default(),
             mc_b: Default::default(),
+            pb_hit: Default::default(),
+            c_fov: Default::default(),
+            pb_fov: Default::default(),
+            // The OVERFLOW flag in the header region (AXI-Stream byte order).
+            c_ovbit: Constant::new(Bits::<512>::default().replace_bit(
+                8 * (fanin_proto::wire::L2L4_LEN + fanin_proto::wire::header::field::FLAGS)
+                    + Flags::OVERFLOW.trailing_zeros() as usize,
+                true,
+            )),
+            p_hdr_x: Default::default(),
             orig_c: Default::default(),
             pp_mac: n(p),
             pp_ip: n(p),
@@ -958,6 +988,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             t3_first: Default::default(),
             t3_start: Default::default(),
             t3_a: Default::default(),
+            t4_v: Default::default(),
+            t4_first: Default::default(),
+            t4_start: Default::default(),
+            t4_a: Default::default(),
             ov_run: Default::default(),
             ow_v: Default::default(),
             ow_a: Default::default(),
@@ -1233,6 +1267,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             ri: Default::default(),
             ri2: Default::default(),
             v1: Default::default(),
+            v2: Default::default(),
+            cm2: Default::default(),
             wm: Default::default(),
             rr_req: n(2),
             rr_ptr: n(2),
@@ -1304,6 +1340,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             fl_multicast: flag(Flags::MULTICAST),
             fl_partial: flag(Flags::PARTIAL),
             fl_exp_mismatch: flag(Flags::EXP_MISMATCH),
+            fl_overflow: flag(Flags::OVERFLOW),
             fl_kept: flag(Flags::OVERFLOW | Flags::EXP_MISMATCH),
             t_non_ip: k16(TERMS_NON_IP),
             t_ip_bad: k16(TERMS_IP_BAD),
@@ -1347,8 +1384,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             b_nonce: Default::default(),
             cp_reg1: Default::default(),
             cp_reg2: Default::default(),
+            cp_reg3: Default::default(),
             cp_n1: Default::default(),
             cp_n2: Default::default(),
+            cp_n3: Default::default(),
             nonce_row: Default::default(),
             ev_refused: event(Counter::Refused),
             ev_sessions: event(Counter::Sessions),
@@ -1375,20 +1414,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             pc_bad, pc_wbad, pc_count, pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset,
             q_disjoint, q_newer_cb, q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild,
             q_chrank, q_degree, q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl,
-            q_spartial, udp_ok, ip_ok, len, row0, nrows, ri, ri2, v1, wm, ji, je, jep, chr, pbr,
-            pba_q, q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr, nr1,
-            bstate, b_sel, s1_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji,
+            q_spartial, udp_ok, ip_ok, len, row0, nrows, ri, ri2, v1, v2, cm2, wm, ji, je, jep,
+            chr, pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr,
+            nr1, bstate, b_sel, s1_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji,
             b_nch, b_emit, b_eovf, cs_i, cs_j, cs_v, more, pmask, hlow, hlow_s, hs_mac, hs_ip,
             hs_udp, hs_child, hx_f, hx_eovf, hx_ov, hx_ca, hx_mc, pm_two, c_ov, c_ca, c_eovf,
-            cp_mask, hx_orig, cp_slot1, cp_slot2, v_a, v_b, v_c, hlow1, mc_c, mc_b, orig_c, t1_v,
-            t1_first, t1_start, t1_a, t2_v, t2_first, t2_start, t2_a, t3_v, t3_first, t3_start,
-            t3_a, ov_run, ow_v, ow_a, ow_val, or_a, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r,
-            o_f, tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq,
+            cp_mask, hx_orig, cp_slot1, cp_slot2, cp_slot3, v_a, v_b, v_c, hlow1, mc_c, mc_b,
+            pb_hit, c_fov, pb_fov, orig_c, t1_v, t1_first, t1_start, t1_a, t2_v, t2_first,
+            t2_start, t2_a, t3_v, t3_first, t3_start, t3_a, t4_v, t4_first, t4_start, t4_a, ov_run,
+            ow_v, ow_a, ow_val, or_a, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r, o_f,
+            tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq, mf, mfs,
             e_more, e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age, la_pp,
             lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any, pk_idx,
             own_q, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend,
             jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j,
-            hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce, cp_reg1, cp_reg2, cp_n1, cp_n2
+            hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce, cp_reg1, cp_reg2, cp_reg3, cp_n1, cp_n2,
+            cp_n3
         );
         for r in 0..self.csr.route_ip.len() {
             self.rh[r].clock.next = self.clock.val();
@@ -1466,26 +1507,29 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.rx_row_data.next = self.rx[p].r_data.val();
             }
         }
-        // Rows copied to the egress: the Acc's stage-2 row (slot rows read by `OP_READ`),
+        // Rows copied to the egress: the Acc's stage-3 row (slot rows read by `OP_READ`),
         // or the ingress row it carries alongside (`bd`: forwarded frames).
-        // (`e_slot` of the item that read the row two cycles before, `cp_slot2`: the next
+        // (`e_slot` of the item that read the row three cycles before, `cp_slot3`: the next
         // item may already have started.)
         // An ACCEPT's one row is its nonce (an element, big-endian; `b_reg`, as `e_slot`).
         self.cp_slot1.d.next = self.e_slot.q.val();
         self.cp_slot2.d.next = self.cp_slot1.q.val();
+        self.cp_slot3.d.next = self.cp_slot2.q.val();
         self.cp_reg1.d.next = self.b_reg.q.val();
         self.cp_reg2.d.next = self.cp_reg1.q.val();
+        self.cp_reg3.d.next = self.cp_reg2.q.val();
         self.cp_n1.d.next = self.b_nonce.q.val();
         self.cp_n2.d.next = self.cp_n1.q.val();
+        self.cp_n3.d.next = self.cp_n2.q.val();
         self.nonce_row.next = bit_cast::<WB, 32>(
-            (self.cp_n2.q.val() >> 24)
-                | ((self.cp_n2.q.val() >> 8) & 0xff00)
-                | ((self.cp_n2.q.val() << 8) & 0xff0000)
-                | (self.cp_n2.q.val() << 24),
+            (self.cp_n3.q.val() >> 24)
+                | ((self.cp_n3.q.val() >> 8) & 0xff00)
+                | ((self.cp_n3.q.val() << 8) & 0xff0000)
+                | (self.cp_n3.q.val() << 24),
         );
-        if self.cp_slot2.q.val() {
+        if self.cp_slot3.q.val() {
             self.acc_row.next = self.acc.rd.val();
-        } else if self.cp_reg2.q.val() {
+        } else if self.cp_reg3.q.val() {
             self.acc_row.next = self.nonce_row.val();
         } else {
             self.acc_row.next = self.acc.bd.val();
@@ -1510,8 +1554,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // The slot copy's overflow bit (see the back end): read, forwarded, and as of this
         // cycle (`ov_cur`, for headers of frames built from slot rows).
-        if self.t2_v.q.val() {
-            self.ov_ra.next = self.t2_a.q.val();
+        if self.t3_v.q.val() {
+            self.ov_ra.next = self.t3_a.q.val();
         } else {
             self.ov_ra.next = self.b_cadr.q.val();
         }
@@ -1522,13 +1566,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.ov_rd.next = self.ovram.rdata.val().get_bit(0);
         }
-        if self.t3_first.q.val() {
-            self.ov_prev.next = !self.t3_start.q.val() & self.ov_rd.val();
+        if self.t4_first.q.val() {
+            self.ov_prev.next = !self.t4_start.q.val() & self.ov_rd.val();
         } else {
             self.ov_prev.next = self.ov_run.q.val();
         }
         self.ov_new.next = self.ov_prev.val() | self.acc.ovf.val();
-        if self.t3_v.q.val() & (self.t3_a.q.val() == self.b_cadr.q.val()) {
+        if self.t4_v.q.val() & (self.t4_a.q.val() == self.b_cadr.q.val()) {
             self.ov_cur.next = self.ov_new.val();
         } else {
             self.ov_cur.next = self.ov_rd.val();
@@ -1536,9 +1580,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Header of originated frames: the fields registered at the destination's select
         // (`hs_*`, `hx_*`), so that the back end may take the next item in the cycle of its
         // item's last select. The copy's overflow bit, registered at the select, is
-        // updated if the RMW row that sets it reaches stage 3 in this cycle (a one-row
+        // updated if the RMW row that sets it reaches stage 4 in this cycle (a one-row
         // item's select may come before that).
-        if self.t3_v.q.val() & (self.t3_a.q.val() == self.hx_ca.q.val()) {
+        if self.t4_v.q.val() & (self.t4_a.q.val() == self.hx_ca.q.val()) {
             self.ov_now.next = self.ov_new.val();
         } else {
             self.ov_now.next = self.hx_ov.q.val();
@@ -1552,9 +1596,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.hg.ptype.next = self.hx_f.q.val().ptype;
         self.hg.flags.next = self.hx_f.q.val().flags;
         // (The copy's overflow bit joins the flags of frames built from slot rows when the
-        // header register is loaded, `v_c`: a select in the last copy cycle of a one-row
-        // item comes two cycles before its RMW row reaches stage 3.)
-        if self.t3_v.q.val() & (self.t3_a.q.val() == self.c_ca.q.val()) {
+        // header register is loaded, `v_c`; and at the push, `pb_hit` below: the select in
+        // the last copy cycle of a one-row item comes three cycles before its RMW row
+        // reaches stage 4.)
+        if self.t4_v.q.val() & (self.t4_a.q.val() == self.c_ca.q.val()) {
             self.hg.ovf.next = self.c_eovf.q.val() & self.ov_new.val();
         } else {
             self.hg.ovf.next = self.c_eovf.q.val() & self.c_ov.q.val();
@@ -1575,6 +1620,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.arp_lay.req.next = self.hdr.q.val().get_value_headers();
         self.arp_lay.mac.next = self.csr.me_mac.val();
         self.arp_lay.ip.next = self.csr.me_ip.val();
+        // The header pushed (`p_hdr_x`): see `pb_hit` in the back end.
+        self.p_hdr_x.next = self.hg.hdr_q.val();
+        if self.pb_hit.q.val() {
+            if self.pb_fov.q.val() | self.ov_new.val() {
+                self.p_hdr_x.next = self.hg.hdr_q.val() | self.c_ovbit.val();
+            } else {
+                self.p_hdr_x.next = self.hg.hdr_q.val() & !self.c_ovbit.val();
+            }
+        }
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
         for p in 0..self.rx.len() {
             self.rx[p].clock.next = self.clock.val();
@@ -1600,7 +1654,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.tx[p].w_we.next = false;
             self.tx[p].push.next = false;
             self.tx[p].w_row.next = self.acc_row.val();
-            self.tx[p].p_hdr.next = self.hg.hdr_q.val();
+            self.tx[p].p_hdr.next = self.p_hdr_x.val();
             self.tx[p].p_len.next = self.hg.len_q.val();
             self.dv[p].clock.next = self.clock.val();
             self.dv[p].d.next = self.dv[p].q.val();
@@ -1836,8 +1890,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.meta.waddr.next = self.cadr.q.val();
         self.meta.wdata.next = 0.into();
         self.meta.we.next = 0.into();
-        // Metadata of the copy just read (`mq`, loaded after the decision stages below).
-        self.m.next = self.mq.q.val();
+        // Metadata of the copy just read: the RAM's output register (`mq`), or a write it
+        // misses (`mf`, `mfs`; both loaded after the decision stages below).
+        if self.mfs.q.val() {
+            self.m.next = self.mf.q.val();
+        } else {
+            self.m.next = self.mq.q.val();
+        }
         // The decision stages' copy of the metadata.
         self.xm.next = self.x_m.q.val();
         self.xm_block.next = self.xm.val().get_value_block();
@@ -2006,6 +2065,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.v_c.d.next = self.v_a.q.val();
         if self.v_a.q.val() {
             self.hg.ld1.next = true;
+            self.c_fov.d.next = (self.hx_f.q.val().flags & self.fl_overflow.val()) != 0;
             self.hlow1.d.next = self.hlow_s.q.val();
             self.mc_c.d.next = self.hx_mc.q.val();
             self.c_ov.d.next = self.ov_now.val();
@@ -2015,9 +2075,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         if self.v_c.q.val() {
             self.hg.ld.next = true;
+            self.pb_fov.d.next = self.c_fov.q.val();
             self.hlow.d.next = self.hlow1.q.val();
             self.mc_b.d.next = self.mc_c.q.val();
         }
+        // The header pushed: the header register, with the copy's overflow bit of the RMW
+        // row that reaches stage 4 in the push cycle (`pb_hit`, registered at the load:
+        // that row's tag was at stage 3 and for this header's copy) ORed with the
+        // OVERFLOW flag of the header's own fields (`pb_fov`: what HdrGen's `ovf` input
+        // adds to). A one-row item's first destination is selected with its copy row, in
+        // the cycle after its RMW row, and its header loaded two cycles later, a cycle
+        // before that row's saturation is known.
+        self.pb_hit.d.next = self.v_c.q.val()
+            & self.c_eovf.q.val()
+            & !self.orig_c.q.val()
+            & self.t3_v.q.val()
+            & (self.t3_a.q.val() == self.c_ca.q.val());
         if self.v_b.q.val() {
             for p in 0..self.rx.len() {
                 if self.hlow.q.val().get_bit(p) {
@@ -2092,8 +2165,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             BackState::CopyRows => {
                 // Copy the payload rows (slot rows or ingress rows) to all destination ports
                 // at once, starting when every one of them has room for a maximum frame.
-                // (Not in the cycle after a select: a row read now reaches the egress ports
-                // in that destination's push cycle, and would join the frame pushed.)
+                // (Not in the cycle after a select: the egress ports' `ready` counts the
+                // rows the item before still has in the Acc's pipeline (three cycles from
+                // read to egress write) only from two cycles after they are written; this
+                // bounds those uncounted rows to three, the margin `Tx` keeps.)
                 if (self.ri.q.val() != 0) | (self.all_rdy.val() & !self.v_a.q.val()) {
                     // (`e_more`: ri != b_enr; `e_last`: ri + 1 == b_enr; both registered,
                     // set at hand-over and updated as ri counts.)
@@ -2227,11 +2302,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
         }
-        // A copied row reaches the Acc's stage 2 two cycles after its read was issued
-        // (`v1` one cycle after, `wm` the destination ports a cycle later: `cp_mask`, the
-        // ports of the read's cycle, since a select in that cycle takes one off `pmask`).
-        if self.v1.q.val() {
-            self.wm.d.next = self.cp_mask.q.val();
+        // A copied row reaches the Acc's stage 3 three cycles after its read was issued
+        // (`v1` one cycle after, `v2` two, `wm` the destination ports a cycle later:
+        // `cp_mask`, the ports of the read's cycle, since a select in that cycle takes one
+        // off `pmask`, carried in `cm2`).
+        self.v2.d.next = self.v1.q.val();
+        self.cm2.d.next = self.cp_mask.q.val();
+        if self.v2.q.val() {
+            self.wm.d.next = self.cm2.q.val();
         } else {
             self.wm.d.next = 0.into();
         }
@@ -2241,8 +2319,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
         }
         // Overflow bit of every slot copy (`ovram`), kept by the back end: the tag of each
-        // RMW row follows the Acc pipeline (`t1`..`t3`; the copy's bit is read at `t2`); at
-        // stage 3, where the Acc reports the row's saturation, it is ORed into the copy's bit (the first row of a start clears it). The decision never needs the bit;
+        // RMW row follows the Acc pipeline (`t1`..`t4`; the copy's bit is read at `t3`); at
+        // stage 4, where the Acc reports the row's saturation, it is ORed into the copy's
+        // bit (the first row of a start clears it). The decision never needs the bit;
         // frames built from slot rows OR it into their flags when pushed.
         self.t1_v.d.next = self.tg_v.val();
         self.t1_first.d.next = self.tg_first.val();
@@ -2256,14 +2335,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.t3_first.d.next = self.t2_first.q.val();
         self.t3_start.d.next = self.t2_start.q.val();
         self.t3_a.d.next = self.t2_a.q.val();
-        self.ovram.waddr.next = self.t3_a.q.val();
+        self.t4_v.d.next = self.t3_v.q.val();
+        self.t4_first.d.next = self.t3_first.q.val();
+        self.t4_start.d.next = self.t3_start.q.val();
+        self.t4_a.d.next = self.t3_a.q.val();
+        self.ovram.waddr.next = self.t4_a.q.val();
         self.ovram.wdata.next = bit_cast::<2, 1>(self.ov_new.val().into());
         self.ovram.we.next = 0.into();
         self.ow_v.d.next = false;
-        if self.t3_v.q.val() {
+        if self.t4_v.q.val() {
             self.ovram.we.next = 1.into();
             self.ow_v.d.next = true;
-            self.ow_a.d.next = self.t3_a.q.val();
+            self.ow_a.d.next = self.t4_a.q.val();
             self.ow_val.d.next = self.ov_new.val();
             self.ov_run.d.next = self.ov_new.val();
         }
@@ -2598,7 +2681,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.state.d.next = FrontState::SWait;
             }
             FrontState::SWait => {
-                // SWAIT: the metadata arrives (registered into `mq`).
+                // SWAIT: the metadata arrives (registered into `mq`, or `mf`).
                 self.state.d.next = FrontState::SLat;
             }
             FrontState::SLat => {
@@ -3330,16 +3413,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.x_row0.d.next = self.lk_row0.q.val();
             self.x_nrows.d.next = self.lk_nrows.q.val();
         }
-        // Metadata of the copy just read (registered: the decision reads it from `mq`). A
-        // write in the cycle the read was issued is not in the RAM's read data (block RAM
-        // reads the old row): the write, registered, is forwarded instead (`wq_*`); so is
-        // DECIDE's write in this cycle, for a frame leaving LOOK.
+        // Metadata of the copy just read (registered: the decision reads it as `m`). The
+        // RAM's read data goes straight into its output register (`mq`); the writes it
+        // misses are registered beside it and chosen after (`mfs`, `mf`): a write in the
+        // cycle the read was issued is not in the read data (block RAM reads the old row),
+        // the registered write is forwarded instead (`wq_*`); so is DECIDE's write in this
+        // cycle, for a frame leaving LOOK.
+        self.mq.d.next = self.meta.rdata.val();
+        self.mfs.d.next = false;
         if self.dec_v.val() & self.dwe.val() & (self.dx_cadr.q.val() == self.ra_q.q.val()) {
-            self.mq.d.next = self.dwd.val();
+            self.mfs.d.next = true;
+            self.mf.d.next = self.dwd.val();
         } else if self.wq_v.q.val() & (self.wq_a.q.val() == self.ra_q.q.val()) {
-            self.mq.d.next = self.wq_d.q.val();
-        } else {
-            self.mq.d.next = self.meta.rdata.val();
+            self.mfs.d.next = true;
+            self.mf.d.next = self.wq_d.q.val();
         }
         if self.pick_now.val() {
             self.sel.d.next = self.pk_idx.q.val();
