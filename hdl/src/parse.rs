@@ -41,8 +41,9 @@ pub const TERMS_ROUTE: u64 = 0x0020;
 pub const TERMS_BAD: u64 = 0x01c0;
 /// `c_terms` bits whose OR is `c_wire_bad`.
 pub const TERMS_WIRE_BAD: u64 = 0x7c00;
-/// `c_terms` bit that is `c_arp`.
-pub const TERMS_ARP: u64 = 0x0200;
+/// `c_terms` bits whose AND is `c_arp`: bit 9, the request's length, type and fixed fields;
+/// bit 15, its target address is the switch's (two terms, so that neither is deep).
+pub const TERMS_ARP: u64 = 0x8200;
 
 // The literals the parser (`arp_fixed`, the 42-byte minimum) and the engine (the reply's
 // 60 bytes) compare and load, against `fanin_proto::wire::arp`.
@@ -93,8 +94,8 @@ pub struct Parser {
     pub c_wire_bad: Signal<Out, bool>,
     /// The checks split into terms that each take a few LUT levels, for a core that
     /// registers them before ORing (`c_non_ip` = bit 0, `c_ip_bad` = OR of bits 1..=4,
-    /// `c_route` = bit 5, `c_bad` = OR of bits 6..=8, `c_arp` = bit 9, `c_wire_bad` = OR
-    /// of bits 10..=14; bit 15 is zero). See [`TERMS_IP_BAD`] and the other masks.
+    /// `c_route` = bit 5, `c_bad` = OR of bits 6..=8, `c_arp` = AND of bits 9 and 15,
+    /// `c_wire_bad` = OR of bits 10..=14). See [`TERMS_IP_BAD`] and the other masks.
     pub c_terms: Signal<Out, Bits<16>>,
     /// Population counts of the bitmap's bytes (a nibble per byte, low nibble).
     pub c_pc: Signal<Out, Bits<64>>,
@@ -135,6 +136,7 @@ pub struct Parser {
     iplen: Signal<Local, Bits<16>>,
     non_ip: Signal<Local, bool>,
     arp: Signal<Local, bool>,
+    arp_tpa: Signal<Local, bool>,
     ip_bad0: Signal<Local, bool>,
     udp_cand: Signal<Local, bool>,
     bad0: Signal<Local, bool>,
@@ -167,11 +169,14 @@ impl Logic for Parser {
         self.iplen.next = self.len.val() - 14;
         // Ethernet: shorter than a header, or not IPv4.
         self.non_ip.next = (self.len.val() < 14) | (self.be.val().get_value_ethertype() != 0x0800);
-        // ARP: a request for the switch's address (term 9; `wire::arp::REQUEST_FIXED`).
-        self.arp.next = (self.len.val() >= 42)
+        // ARP: a request (term 9; `wire::arp::REQUEST_FIXED`) for the switch's address
+        // (term 15). Two terms, ANDed after their registers: one AND tree of the length
+        // compare, the 80 constant bits and the 32-bit address compare measured 7 LUT levels.
+        // (`len >= 42` as the high bits' OR and a 6-bit compare: no carry chain.)
+        self.arp.next = (((self.len.val() & 0xffc0) != 0) | ((self.len.val() & 0x3f) >= 42))
             & (self.be.val().get_value_ethertype() == 0x0806)
-            & (self.be.val().get_value_arp_fixed() == 0x0001_0800_0604_0001u64)
-            & (self.be.val().get_value_arp_tpa() == self.me_ip.val());
+            & (self.be.val().get_value_arp_fixed() == 0x0001_0800_0604_0001u64);
+        self.arp_tpa.next = self.be.val().get_value_arp_tpa() == self.me_ip.val();
         // IPv4 header: the checksum over ihl*4 bytes comes from the ingress (`ip_ok`); the
         // length checks here reject every frame for which that verdict is not meaningful
         // (shorter than 14 + ihl*4 bytes, or ihl < 20). Terms 1..=4 of `c_terms`.
@@ -249,10 +254,11 @@ impl Logic for Parser {
             | (bit_cast::<16, 1>(self.pl_bad.val().into()) << 11)
             | (bit_cast::<16, 1>(self.wire_bad0.val().into()) << 12)
             | (bit_cast::<16, 1>(self.sess_bad.val().into()) << 13)
-            | (bit_cast::<16, 1>(((self.ptype.val() == 0) | (self.ptype.val() > 5)).into()) << 14);
+            | (bit_cast::<16, 1>(((self.ptype.val() == 0) | (self.ptype.val() > 5)).into()) << 14)
+            | (bit_cast::<16, 1>(self.arp_tpa.val().into()) << 15);
         self.c_terms.next = self.terms.val();
         self.c_non_ip.next = (self.terms.val() & 0x0001) != 0;
-        self.c_arp.next = (self.terms.val() & 0x0200) != 0;
+        self.c_arp.next = (self.terms.val() & 0x8200) == 0x8200;
         self.c_ip_bad.next = (self.terms.val() & 0x001e) != 0;
         self.c_route.next = (self.terms.val() & 0x0020) != 0;
         self.c_bad.next = (self.terms.val() & 0x01c0) != 0;

@@ -262,7 +262,7 @@ fn parser_matches_model() {
         // The check terms the core registers give the same class through the `TERMS_*`
         // masks (the core ORs them with these masks).
         let t = uut.c_terms.val().index() as u64;
-        let from_terms = if t & TERMS_NON_IP != 0 && t & TERMS_ARP != 0 {
+        let from_terms = if t & TERMS_NON_IP != 0 && t & TERMS_ARP == TERMS_ARP {
             FrameClass::Arp
         } else if t & TERMS_NON_IP != 0 {
             FrameClass::NonIp

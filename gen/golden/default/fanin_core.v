@@ -166,7 +166,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  t_route = 16'h20;
     localparam  t_bad = 16'h1c0;
     localparam  t_wire_bad = 16'h7c00;
-    localparam  t_arp = 16'h200;
+    localparam  t_arp = 16'h8200;
     localparam  at_job_epoch = 16'h1d0;
     localparam  at_meta_entry = 16'h8;
     localparam  at_meta_epoch_lo = 16'h10;
@@ -9229,7 +9229,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             FrontState$Prep2:
                 begin
                     pc_non_ip$d = (la_chk$q & t_non_ip) != 32'h0;
-                    pc_arp$d = (la_chk$q & t_arp) != 32'h0;
+                    pc_arp$d = (la_chk$q & t_arp) == t_arp;
                     pc_ip_bad$d = (la_chk$q & t_ip_bad) != 32'h0;
                     pc_route$d = (la_chk$q & t_route) != 32'h0;
                     pc_bad$d = (la_chk$q & t_bad) != 32'h0;
@@ -27372,6 +27372,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_
     reg  [15:0] iplen;
     reg  non_ip;
     reg  arp;
+    reg  arp_tpa;
     reg  ip_bad0;
     reg  udp_cand;
     reg  bad0;
@@ -27424,7 +27425,8 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_
         src_port = be[(32'h160)+:(16)];
         iplen = len - 32'he;
         non_ip = (len < 32'he) | (be[(32'h210)+:(16)] != 32'h800);
-        arp = (len >= 32'h2a) & (be[(32'h210)+:(16)] == 32'h806) & (be[(32'h1d0)+:(64)] == 64'h1080006040001) & (be[(32'h130)+:(32)] == me_ip);
+        arp = (((len & 32'hffc0) != 32'h0) | ((len & 32'h3f) >= 32'h2a)) & (be[(32'h210)+:(16)] == 32'h806) & (be[(32'h1d0)+:(64)] == 64'h1080006040001);
+        arp_tpa = be[(32'h130)+:(32)] == me_ip;
         ip_bad0 = (len < 32'h22) | (be[(32'h20c)+:(4)] != 32'h4) | (ihl < 32'h14) | ~ip_ok;
         udp_cand = (be[(32'h1c0)+:(8)] == 32'h11) & (ihl == 32'h14) & ~be[(32'h1dd)+:(1)] & (be[(32'h1d0)+:(13)] == 32'h0);
         bad0 = ~udp_cand | ~udp_ok | (be[(32'h150)+:(16)] != me_port);
@@ -27445,10 +27447,10 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_
         pop$x = bitmap;
         wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
         sess_bad = ((ptype == 32'h3) & ((be[(32'hc0)+:(8)] != 32'h1) | (elements != 32'h0) | (block == 32'h0))) | ((ptype == 32'h4) & ((be[(32'hc0)+:(8)] != 32'h1) | (elements != 32'h1))) | ((ptype == 32'h5) & ((elements != 32'h0) | ((child != 32'h1) & (child != 32'h2))));
-        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((arp) & 16'hffff) << 32'h9) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc) | (((sess_bad) & 16'hffff) << 32'hd) | (((((ptype == 32'h0) | (ptype > 32'h5))) & 16'hffff) << 32'he);
+        terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((arp) & 16'hffff) << 32'h9) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc) | (((sess_bad) & 16'hffff) << 32'hd) | (((((ptype == 32'h0) | (ptype > 32'h5))) & 16'hffff) << 32'he) | (((arp_tpa) & 16'hffff) << 32'hf);
         c_terms = terms;
         c_non_ip = (terms & 32'h1) != 32'h0;
-        c_arp = (terms & 32'h200) != 32'h0;
+        c_arp = (terms & 32'h8200) == 32'h8200;
         c_ip_bad = (terms & 32'h1e) != 32'h0;
         c_route = (terms & 32'h20) != 32'h0;
         c_bad = (terms & 32'h1c0) != 32'h0;

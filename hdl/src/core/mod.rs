@@ -2580,7 +2580,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // hit of each table, registered. (TERMS_NON_IP, TERMS_IP_BAD, TERMS_ROUTE,
                 // TERMS_BAD, TERMS_WIRE_BAD, TERMS_ARP)
                 self.pc_non_ip.d.next = (self.la_chk.q.val() & self.t_non_ip.val()) != 0;
-                self.pc_arp.d.next = (self.la_chk.q.val() & self.t_arp.val()) != 0;
+                self.pc_arp.d.next = (self.la_chk.q.val() & self.t_arp.val()) == self.t_arp.val();
                 self.pc_ip_bad.d.next = (self.la_chk.q.val() & self.t_ip_bad.val()) != 0;
                 self.pc_route.d.next = (self.la_chk.q.val() & self.t_route.val()) != 0;
                 self.pc_bad.d.next = (self.la_chk.q.val() & self.t_bad.val()) != 0;
