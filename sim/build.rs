@@ -146,10 +146,11 @@ fn main() {
             args: Vec::new(),
         });
     }
-    // Board-top simulations (`FANIN_SIM_BOARDS`, default `au250`): the generated wrapper with
+    // Board-top simulations (`FANIN_SIM_BOARDS`, default `au250,sume`: one board of each
+    // family, so that CI runs both): the generated wrapper with
     // behavioural models of its vendor IP (fanin_gen::board::sim), as model `board:<name>`.
     let boards: Vec<String> = std::env::var("FANIN_SIM_BOARDS")
-        .unwrap_or_else(|_| "au250".into())
+        .unwrap_or_else(|_| "au250,sume".into())
         .split(',')
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())

@@ -314,7 +314,6 @@ fn au250_frames_through_the_board_match_the_model() {
 }
 
 #[test]
-#[ignore = "slow tier: cargo xtask test --slow"]
 fn sume_frames_through_the_board_match_the_model() {
     run(Board::Sume);
 }
