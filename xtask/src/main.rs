@@ -608,6 +608,38 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| root_dir().join("target"))
 }
 
+/// Free space the venv install needs: torch and its CUDA wheels unpack to about 5.5 GiB,
+/// and pip holds the downloaded wheels (about 2.5 GiB) beside them until it finishes.
+const VENV_FREE_GIB: u64 = 9;
+
+/// Fails with a clear message, before a long download, when the file system holding `dir`
+/// has less than `gib` GiB free (`df -Pk`; skipped if `df` cannot answer).
+fn check_free_space(dir: &Path, gib: u64) -> Result<()> {
+    let probe = dir
+        .ancestors()
+        .find(|d| d.exists())
+        .unwrap_or(Path::new("/"));
+    let Ok(out) = Command::new("df").arg("-Pk").arg(probe).output() else {
+        return Ok(());
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let avail_kib = text
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|v| v.parse::<u64>().ok());
+    match avail_kib {
+        Some(kib) if kib < gib << 20 => bail!(
+            "{} needs about {gib} GiB free for torch, numpy, maturin and pytest; \
+             the file system of {} has {:.1} GiB free",
+            dir.display(),
+            probe.display(),
+            kib as f64 / f64::from(1 << 20)
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// The virtual environment `target/venv` with [`PY_DEPS`]: created and filled once per
 /// machine (torch is several GB), reused while its marker names the same packages. Never
 /// touches the system Python's packages.
@@ -623,19 +655,26 @@ fn venv() -> Result<PathBuf> {
         println!("creating {} (once per machine)", dir.display());
         run(Command::new("python3").arg("-m").arg("venv").arg(&dir))?;
     }
+    check_free_space(&dir, VENV_FREE_GIB)?;
     println!(
         "installing {want} into {} (torch is large: minutes, once per machine)",
         dir.display()
     );
+    // No pip cache: it would keep a second copy of the multi-GB wheels.
     run(Command::new(&py)
-        .args(["-m", "pip", "install", "--quiet", "--upgrade"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--upgrade",
+            "--no-cache-dir",
+        ])
         .args(PY_DEPS))?;
     std::fs::write(&marker, want)?;
     Ok(dir)
 }
 
-/// Builds the `fanin` Python package (host/python) into the venv with `maturin develop`;
-/// returns the venv's python.
 /// Builds the Python package into the venv (`maturin develop`, `--release` if `release`)
 /// and returns the venv's python.
 fn python_package(release: bool) -> Result<PathBuf> {
@@ -666,5 +705,21 @@ fn pytest(py: &Path, args: &[&str]) -> Result<()> {
         Some(0) => Ok(()),
         Some(5) => bail!("pytest collected no tests from {args:?}"),
         _ => bail!("pytest {args:?} failed ({st})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_space_check_names_the_shortfall() {
+        let dir = target_dir().join("no-such-venv");
+        check_free_space(&dir, 0).unwrap();
+        let err = check_free_space(&dir, 1 << 40).unwrap_err().to_string();
+        assert!(
+            err.contains("GiB free") && err.contains("no-such-venv"),
+            "{err}"
+        );
     }
 }
