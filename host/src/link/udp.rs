@@ -1,6 +1,7 @@
 //! The UDP socket behind [`Link`]: batched system calls, UDP GSO and GRO, and replies from
 //! the address each peer wrote to.
 
+use std::collections::HashMap;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -13,6 +14,11 @@ use super::{Dgram, Link, BATCH, MAX_DATAGRAM};
 /// unless the kernel refuses it or `FANIN_NO_GSO=1`, and come in coalesced (UDP GRO,
 /// `UDP_GRO`: one buffer per run, split here into the datagrams it holds) unless the
 /// kernel refuses it or `FANIN_NO_GRO=1`.
+///
+/// Bound to the unspecified address (`0.0.0.0`), it answers each peer from the address that
+/// peer last wrote to (`IP_PKTINFO`), not from whichever address the kernel's route picks:
+/// on a host with several addresses a worker would otherwise drop switchd's replies as
+/// coming from a stranger.
 pub struct UdpLink {
     sock: UdpSocket,
     local: SocketAddrV4,
@@ -26,7 +32,16 @@ pub struct UdpLink {
     gro: bool,
     /// Messages received, and datagrams they held (more than messages with GRO).
     rx_counts: (u64, u64),
+    /// The socket has `IP_PKTINFO` on (bound to `0.0.0.0`): receives say which local
+    /// address each datagram was sent to, and sends to a known peer go out from it.
+    pktinfo: bool,
+    /// The local address each peer last wrote to (with `pktinfo`; at most
+    /// [`MAX_REPLY_PEERS`] peers, forgotten all at once when full).
+    reply_from: HashMap<SocketAddrV4, Ipv4Addr>,
 }
+
+/// Most peers whose local address a [`UdpLink`] remembers.
+const MAX_REPLY_PEERS: usize = 4096;
 
 impl UdpLink {
     /// Binds a socket at `addr` (port 0 picks a free port).
@@ -60,6 +75,7 @@ impl UdpLink {
         sock.set_nonblocking(true)?;
         grow_buffers(&sock, 8 << 20);
         let gro = gro && enable_gro(&sock);
+        let pktinfo = local.ip().is_unspecified() && enable_pktinfo(&sock);
         let size = if gro { GRO_BUFFER } else { MAX_DATAGRAM };
         Ok(Self {
             sock,
@@ -68,6 +84,8 @@ impl UdpLink {
             gso,
             gro,
             rx_counts: (0, 0),
+            pktinfo,
+            reply_from: HashMap::new(),
         })
     }
 
@@ -94,6 +112,30 @@ fn enable_gro(sock: &UdpSocket) -> bool {
             &on as *const libc::c_int as *const libc::c_void,
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         ) == 0
+    }
+}
+
+/// Turns `IP_PKTINFO` on; false if the kernel refuses it.
+fn enable_pktinfo(sock: &UdpSocket) -> bool {
+    let on: libc::c_int = 1;
+    // SAFETY: the fd is a live socket and `on` a c_int of the stated length.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_PKTINFO,
+            &on as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        ) == 0
+    }
+}
+
+/// Control-message room for one `UDP_SEGMENT` or `UDP_GRO` value and one `in_pktinfo`.
+fn control_space() -> usize {
+    // SAFETY: CMSG_SPACE only computes a size.
+    unsafe {
+        (libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32)
+            + libc::CMSG_SPACE(std::mem::size_of::<libc::in_pktinfo>() as u32)) as usize
     }
 }
 
@@ -215,8 +257,7 @@ impl UdpLink {
                 iov_len: d.payload().len(),
             })
             .collect();
-        // SAFETY: CMSG_SPACE only computes a size.
-        let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) } as usize;
+        let space = control_space();
         let mut control = vec![0u8; space * runs.len()];
         let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(runs.len());
         for (k, r) in runs.iter().enumerate() {
@@ -226,19 +267,45 @@ impl UdpLink {
             h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as u32;
             h.msg_hdr.msg_iov = iovs[r.start..].as_mut_ptr();
             h.msg_hdr.msg_iovlen = r.len();
-            if r.len() > 1 {
+            let from = self.reply_from.get(&chunk[r.start].peer).copied();
+            if r.len() > 1 || from.is_some() {
                 let buf = &mut control[k * space..(k + 1) * space];
                 h.msg_hdr.msg_control = buf.as_mut_ptr() as *mut libc::c_void;
                 h.msg_hdr.msg_controllen = space;
-                // SAFETY: the control buffer is `space` bytes, room for one u16 message.
+                let mut used = 0;
+                // SAFETY: the control buffer is `space` bytes, room for one u16 (within a
+                // c_int's space) and one in_pktinfo message; CMSG_NXTHDR stays within it.
                 unsafe {
-                    let c = libc::CMSG_FIRSTHDR(&h.msg_hdr);
-                    (*c).cmsg_level = libc::SOL_UDP;
-                    (*c).cmsg_type = UDP_SEGMENT;
-                    (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as usize;
-                    let seg = chunk[r.start].payload().len() as u16;
-                    std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut u16, seg);
+                    let mut c = libc::CMSG_FIRSTHDR(&h.msg_hdr);
+                    if r.len() > 1 {
+                        (*c).cmsg_level = libc::SOL_UDP;
+                        (*c).cmsg_type = UDP_SEGMENT;
+                        (*c).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<u16>() as u32) as usize;
+                        let seg = chunk[r.start].payload().len() as u16;
+                        std::ptr::write_unaligned(libc::CMSG_DATA(c) as *mut u16, seg);
+                        used += libc::CMSG_SPACE(std::mem::size_of::<u16>() as u32) as usize;
+                        c = libc::CMSG_NXTHDR(&h.msg_hdr, c);
+                    }
+                    if let Some(ip) = from {
+                        let len = std::mem::size_of::<libc::in_pktinfo>() as u32;
+                        (*c).cmsg_level = libc::IPPROTO_IP;
+                        (*c).cmsg_type = libc::IP_PKTINFO;
+                        (*c).cmsg_len = libc::CMSG_LEN(len) as usize;
+                        let info = libc::in_pktinfo {
+                            ipi_ifindex: 0,
+                            ipi_spec_dst: libc::in_addr {
+                                s_addr: u32::from(ip).to_be(),
+                            },
+                            ipi_addr: libc::in_addr { s_addr: 0 },
+                        };
+                        std::ptr::write_unaligned(
+                            libc::CMSG_DATA(c) as *mut libc::in_pktinfo,
+                            info,
+                        );
+                        used += libc::CMSG_SPACE(len) as usize;
+                    }
                 }
+                h.msg_hdr.msg_controllen = used;
             }
             hdrs.push(h);
         }
@@ -289,6 +356,20 @@ impl UdpLink {
     }
 }
 
+impl UdpLink {
+    /// Remembers that `peer` wrote to local address `to`, so replies go out from it (a
+    /// broadcast or multicast destination is not an address to answer from).
+    fn note_local(&mut self, peer: SocketAddrV4, to: Ipv4Addr) {
+        if to.is_broadcast() || to.is_multicast() || to.is_unspecified() {
+            return;
+        }
+        if self.reply_from.len() >= MAX_REPLY_PEERS && !self.reply_from.contains_key(&peer) {
+            self.reply_from.clear();
+        }
+        self.reply_from.insert(peer, to);
+    }
+}
+
 impl Link for UdpLink {
     fn local_addr(&self) -> SocketAddrV4 {
         self.local
@@ -335,9 +416,9 @@ impl Link for UdpLink {
                 iov_len: b.len(),
             })
             .collect();
-        // SAFETY: CMSG_SPACE only computes a size.
-        let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) } as usize;
-        let mut control = vec![0u8; if self.gro { space * BATCH } else { 0 }];
+        let space = control_space();
+        let wants_control = self.gro || self.pktinfo;
+        let mut control = vec![0u8; if wants_control { space * BATCH } else { 0 }];
         let mut hdrs: Vec<libc::mmsghdr> = (0..BATCH)
             .map(|i| {
                 // SAFETY: mmsghdr is plain data; all-zero is a valid value.
@@ -376,7 +457,11 @@ impl Link for UdpLink {
             let len = (hdrs[i].msg_len as usize).min(self.rx[i].len());
             let peer = from_sockaddr(&addrs[i]);
             // A coalesced message holds datagrams of `seg` bytes, the last perhaps shorter.
-            let seg = gro_segment(&hdrs[i].msg_hdr).unwrap_or(len).max(1);
+            let (seg, to) = read_control(&hdrs[i].msg_hdr);
+            let seg = seg.unwrap_or(len).max(1);
+            if let Some(to) = to {
+                self.note_local(peer, to);
+            }
             let mut datagrams = 0;
             for c in self.rx[i][..len].chunks(seg) {
                 f(peer, c);
@@ -393,24 +478,34 @@ impl Link for UdpLink {
     }
 }
 
-/// The segment size of a message the kernel coalesced (its `UDP_GRO` control message).
-fn gro_segment(h: &libc::msghdr) -> Option<usize> {
+/// What a received message's control messages say: the segment size of a message the
+/// kernel coalesced (`UDP_GRO`), and the local address it was sent to (`IP_PKTINFO`).
+fn read_control(h: &libc::msghdr) -> (Option<usize>, Option<Ipv4Addr>) {
+    let (mut seg, mut to) = (None, None);
     if h.msg_control.is_null() {
-        return None;
+        return (seg, to);
     }
     // SAFETY: the kernel filled `msg_controllen` bytes of the control buffer the header
     // points at; the CMSG macros walk only within them.
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(h);
         while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_UDP && (*c).cmsg_type == UDP_GRO {
-                let v = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::c_int);
-                return (v > 0).then_some(v as usize);
+            match ((*c).cmsg_level, (*c).cmsg_type) {
+                (libc::SOL_UDP, UDP_GRO) => {
+                    let v = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::c_int);
+                    seg = (v > 0).then_some(v as usize);
+                }
+                (libc::IPPROTO_IP, libc::IP_PKTINFO) => {
+                    let info =
+                        std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::in_pktinfo);
+                    to = Some(Ipv4Addr::from(u32::from_be(info.ipi_addr.s_addr)));
+                }
+                _ => {}
             }
             c = libc::CMSG_NXTHDR(h, c);
         }
     }
-    None
+    (seg, to)
 }
 
 #[cfg(test)]
@@ -524,6 +619,63 @@ mod tests {
         for (i, d) in got.iter().enumerate() {
             assert_eq!(d.peer, a.local_addr());
             assert_eq!(d.payload(), vec![i as u8; 1 + i]);
+        }
+    }
+
+    /// Bound to 0.0.0.0, the link answers each peer from the address it wrote to (here
+    /// 127.0.0.2 and 127.0.0.3, where the kernel's route would pick 127.0.0.1), segmented
+    /// runs and single datagrams alike; a peer it has not heard from gets the kernel's
+    /// choice.
+    #[test]
+    fn replies_leave_from_the_address_the_peer_wrote_to() {
+        for (gso, gro) in [(true, true), (false, false)] {
+            let s = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0)).unwrap();
+            let local = match s.local_addr().unwrap() {
+                SocketAddr::V4(a) => a,
+                SocketAddr::V6(_) => unreachable!(),
+            };
+            let mut link = UdpLink::with_offloads(s, local, gso, gro).unwrap();
+            assert!(link.pktinfo, "the kernel refused IP_PKTINFO");
+            let port = local.port();
+            for (k, dst) in [Ipv4Addr::new(127, 0, 0, 2), Ipv4Addr::new(127, 0, 0, 3)]
+                .into_iter()
+                .enumerate()
+            {
+                let peer = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+                peer.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                peer.send_to(&[k as u8], SocketAddrV4::new(dst, port))
+                    .unwrap();
+                let mut got = Vec::new();
+                let t = std::time::Instant::now();
+                while got.is_empty() && t.elapsed() < Duration::from_secs(5) {
+                    link.recv(&mut got, Duration::from_millis(100)).unwrap();
+                }
+                assert_eq!(got.len(), 1, "gso {gso} gro {gro}");
+                let back = got[0].peer;
+                // Three equal datagrams (one segmented send with GSO) and a shorter one.
+                let mut out: Vec<Dgram> = (0..4)
+                    .map(|i| Dgram::new(back, vec![i as u8; if i < 3 { 100 } else { 7 }]))
+                    .collect();
+                link.send(&mut out).unwrap();
+                let mut buf = [0u8; 256];
+                for i in 0..4u8 {
+                    let (n, from) = peer.recv_from(&mut buf).unwrap();
+                    assert_eq!(from, SocketAddr::V4(SocketAddrV4::new(dst, port)));
+                    assert_eq!(&buf[..n], &vec![i; if i < 3 { 100 } else { 7 }][..]);
+                }
+            }
+            // A stranger: the kernel's route picks the source (127.0.0.1 on loopback).
+            let other = UdpSocket::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0)).unwrap();
+            other
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let to = match other.local_addr().unwrap() {
+                SocketAddr::V4(a) => a,
+                SocketAddr::V6(_) => unreachable!(),
+            };
+            link.send(&mut vec![Dgram::new(to, vec![9])]).unwrap();
+            let (_, from) = other.recv_from(&mut [0u8; 8]).unwrap();
+            assert_eq!(from.ip(), std::net::IpAddr::V4(Ipv4Addr::LOCALHOST));
         }
     }
 }

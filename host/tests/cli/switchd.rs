@@ -61,6 +61,61 @@ fn stats_served_and_final_counters_on_sigint() {
     );
 }
 
+/// A switchd listening on every address (0.0.0.0) answers each worker from the address the
+/// worker wrote to: here 127.0.0.2, where the kernel's route would answer from 127.0.0.1 and
+/// the workers would drop the results as a stranger's.
+#[test]
+fn switchd_on_every_address_answers_from_the_one_written_to() {
+    let p = free_ports(2);
+    let sw = Switchd::start(&[
+        "--listen",
+        "0.0.0.0:0",
+        "--worker",
+        &lo(p[0]).to_string(),
+        "--worker",
+        &lo(p[1]).to_string(),
+    ]);
+    let at = SocketAddrV4::new(std::net::Ipv4Addr::new(127, 0, 0, 2), sw.addr.port());
+    let dir = tmpdir("any-address");
+    let data: Vec<Vec<f32>> = (0..2)
+        .map(|r| fanin::tensor::synthetic(3000, 20 + r))
+        .collect();
+    let kids: Vec<_> = (0..2)
+        .map(|r| {
+            let inp = dir.join(format!("in{r}.f32"));
+            write_raw(&inp, &data[r]);
+            let out = dir.join(format!("out{r}.npy"));
+            sender(at, p[r], r as u8, 2, &[])
+                .args([
+                    "--input",
+                    inp.to_str().unwrap(),
+                    "--out",
+                    out.to_str().unwrap(),
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let reps: Vec<_> = kids
+        .into_iter()
+        .map(|k| send_report(&wait_output(k, 20, "send")))
+        .collect();
+    let e = reps[0]["exponent"].as_i64().unwrap() as i8;
+    for r in 0..2 {
+        let got = fanin::tensor::read(&dir.join(format!("out{r}.npy"))).unwrap();
+        assert_sum(&data, &got, e);
+    }
+    assert_eq!(
+        counter(&sw.stats(), "completions"),
+        reps[0]["packets"].as_u64().unwrap()
+    );
+    let (status, _) = sw.interrupt();
+    assert!(status.success(), "{status:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Two switchd processes chained into a tree (root with a worker and an inner switch with
 /// two workers), configured from the files `plan::build` produces.
 #[test]
