@@ -12807,9 +12807,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     localparam  a_route_ip = 16'h80;
     localparam  a_route_port = 16'h84;
     localparam  a_route_commit = 16'h88;
-    localparam  a_cnt = 16'h100;
-    localparam  a_port = 16'h400;
-    localparam  a_rxbad = 16'h600;
     localparam  a_job_id = 16'h800;
     localparam  a_job_ctrl = 16'h804;
     localparam  a_job_ranks_lo = 16'h808;
@@ -13148,153 +13145,33 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     reg  [575:0] tbl_q$d;
     wire  [575:0] tbl_q$q;
     reg  tbl_q$clock;
-    reg  [31:0] evq$d;
-    wire  [31:0] evq$q;
-    reg  evq$clock;
-    reg  [31:0] evbq$d;
-    wire  [31:0] evbq$q;
-    reg  evbq$clock;
-    reg  [63:0] cnt$0$d;
-    wire  [63:0] cnt$0$q;
-    reg  cnt$0$clock;
-    reg  [63:0] cnt$1$d;
-    wire  [63:0] cnt$1$q;
-    reg  cnt$1$clock;
-    reg  [63:0] cnt$2$d;
-    wire  [63:0] cnt$2$q;
-    reg  cnt$2$clock;
-    reg  [63:0] cnt$3$d;
-    wire  [63:0] cnt$3$q;
-    reg  cnt$3$clock;
-    reg  [63:0] cnt$4$d;
-    wire  [63:0] cnt$4$q;
-    reg  cnt$4$clock;
-    reg  [63:0] cnt$5$d;
-    wire  [63:0] cnt$5$q;
-    reg  cnt$5$clock;
-    reg  [63:0] cnt$6$d;
-    wire  [63:0] cnt$6$q;
-    reg  cnt$6$clock;
-    reg  [63:0] cnt$7$d;
-    wire  [63:0] cnt$7$q;
-    reg  cnt$7$clock;
-    reg  [63:0] cnt$8$d;
-    wire  [63:0] cnt$8$q;
-    reg  cnt$8$clock;
-    reg  [63:0] cnt$9$d;
-    wire  [63:0] cnt$9$q;
-    reg  cnt$9$clock;
-    reg  [63:0] cnt$10$d;
-    wire  [63:0] cnt$10$q;
-    reg  cnt$10$clock;
-    reg  [63:0] cnt$11$d;
-    wire  [63:0] cnt$11$q;
-    reg  cnt$11$clock;
-    reg  [63:0] cnt$12$d;
-    wire  [63:0] cnt$12$q;
-    reg  cnt$12$clock;
-    reg  [63:0] cnt$13$d;
-    wire  [63:0] cnt$13$q;
-    reg  cnt$13$clock;
-    reg  [63:0] cnt$14$d;
-    wire  [63:0] cnt$14$q;
-    reg  cnt$14$clock;
-    reg  [63:0] cnt$15$d;
-    wire  [63:0] cnt$15$q;
-    reg  cnt$15$clock;
-    reg  [63:0] cnt$16$d;
-    wire  [63:0] cnt$16$q;
-    reg  cnt$16$clock;
-    reg  [63:0] cnt$17$d;
-    wire  [63:0] cnt$17$q;
-    reg  cnt$17$clock;
-    reg  [63:0] cnt$18$d;
-    wire  [63:0] cnt$18$q;
-    reg  cnt$18$clock;
-    reg  [63:0] cnt$19$d;
-    wire  [63:0] cnt$19$q;
-    reg  cnt$19$clock;
-    reg  [63:0] cnt$20$d;
-    wire  [63:0] cnt$20$q;
-    reg  cnt$20$clock;
-    reg  [63:0] cnt$21$d;
-    wire  [63:0] cnt$21$q;
-    reg  cnt$21$clock;
-    reg  [63:0] cnt$22$d;
-    wire  [63:0] cnt$22$q;
-    reg  cnt$22$clock;
-    reg  [63:0] cnt$23$d;
-    wire  [63:0] cnt$23$q;
-    reg  cnt$23$clock;
-    reg  [63:0] cnt$24$d;
-    wire  [63:0] cnt$24$q;
-    reg  cnt$24$clock;
-    reg  [63:0] cnt$25$d;
-    wire  [63:0] cnt$25$q;
-    reg  cnt$25$clock;
-    reg  [63:0] cnt$26$d;
-    wire  [63:0] cnt$26$q;
-    reg  cnt$26$clock;
-    reg  [63:0] rxp$0$d;
-    wire  [63:0] rxp$0$q;
-    reg  rxp$0$clock;
-    reg  [63:0] rxp$1$d;
-    wire  [63:0] rxp$1$q;
-    reg  rxp$1$clock;
-    reg  [63:0] rxp$2$d;
-    wire  [63:0] rxp$2$q;
-    reg  rxp$2$clock;
-    reg  [63:0] rxp$3$d;
-    wire  [63:0] rxp$3$q;
-    reg  rxp$3$clock;
-    reg  [63:0] rxb$0$d;
-    wire  [63:0] rxb$0$q;
-    reg  rxb$0$clock;
-    reg  [63:0] rxb$1$d;
-    wire  [63:0] rxb$1$q;
-    reg  rxb$1$clock;
-    reg  [63:0] rxb$2$d;
-    wire  [63:0] rxb$2$q;
-    reg  rxb$2$clock;
-    reg  [63:0] rxb$3$d;
-    wire  [63:0] rxb$3$q;
-    reg  rxb$3$clock;
-    reg  [63:0] txp$0$d;
-    wire  [63:0] txp$0$q;
-    reg  txp$0$clock;
-    reg  [63:0] txp$1$d;
-    wire  [63:0] txp$1$q;
-    reg  txp$1$clock;
-    reg  [63:0] txp$2$d;
-    wire  [63:0] txp$2$q;
-    reg  txp$2$clock;
-    reg  [63:0] txp$3$d;
-    wire  [63:0] txp$3$q;
-    reg  txp$3$clock;
-    reg  [63:0] txb$0$d;
-    wire  [63:0] txb$0$q;
-    reg  txb$0$clock;
-    reg  [63:0] txb$1$d;
-    wire  [63:0] txb$1$q;
-    reg  txb$1$clock;
-    reg  [63:0] txb$2$d;
-    wire  [63:0] txb$2$q;
-    reg  txb$2$clock;
-    reg  [63:0] txb$3$d;
-    wire  [63:0] txb$3$q;
-    reg  txb$3$clock;
-    reg  [31:0] rxbad$0$d;
-    wire  [31:0] rxbad$0$q;
-    reg  rxbad$0$clock;
-    reg  [31:0] rxbad$1$d;
-    wire  [31:0] rxbad$1$q;
-    reg  rxbad$1$clock;
-    reg  [31:0] rxbad$2$d;
-    wire  [31:0] rxbad$2$q;
-    reg  rxbad$2$clock;
-    reg  [31:0] rxbad$3$d;
-    wire  [31:0] rxbad$3$q;
-    reg  rxbad$3$clock;
+    reg  counters$clock;
+    reg  counters$rst;
+    reg  [15:0] counters$araddr;
+    reg  [31:0] counters$ev;
+    reg  [31:0] counters$ev_b;
+    reg  counters$occ_inc;
+    reg  counters$occ_dec;
+    reg  counters$occ_hwc;
+    reg  [63:0] counters$occ_free;
+    reg  counters$rx_take$0;
+    reg  counters$rx_take$1;
+    reg  counters$rx_take$2;
+    reg  counters$rx_take$3;
+    reg  [15:0] counters$rx_len;
+    reg  counters$tx_sent$0;
+    reg  counters$tx_sent$1;
+    reg  counters$tx_sent$2;
+    reg  counters$tx_sent$3;
+    reg  [63:0] counters$tx_len$0;
+    reg  [63:0] counters$tx_len$1;
+    reg  [63:0] counters$tx_len$2;
+    reg  [63:0] counters$tx_len$3;
+    reg  counters$rx_bad$0;
+    reg  counters$rx_bad$1;
+    reg  counters$rx_bad$2;
+    reg  counters$rx_bad$3;
+    wire  [31:0] counters$rd;
     reg  rs$d;
     wire  rs$q;
     reg  rs$clock;
@@ -13382,99 +13259,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     reg  s_busy$15$d;
     wire  s_busy$15$q;
     reg  s_busy$15$clock;
-    reg  [1:0] s_cnt$0$d;
-    wire  [1:0] s_cnt$0$q;
-    reg  s_cnt$0$clock;
-    reg  [1:0] s_cnt$1$d;
-    wire  [1:0] s_cnt$1$q;
-    reg  s_cnt$1$clock;
-    reg  [1:0] s_cnt$2$d;
-    wire  [1:0] s_cnt$2$q;
-    reg  s_cnt$2$clock;
-    reg  [1:0] s_cnt$3$d;
-    wire  [1:0] s_cnt$3$q;
-    reg  s_cnt$3$clock;
-    reg  [1:0] s_cnt$4$d;
-    wire  [1:0] s_cnt$4$q;
-    reg  s_cnt$4$clock;
-    reg  [1:0] s_cnt$5$d;
-    wire  [1:0] s_cnt$5$q;
-    reg  s_cnt$5$clock;
-    reg  [1:0] s_cnt$6$d;
-    wire  [1:0] s_cnt$6$q;
-    reg  s_cnt$6$clock;
-    reg  [1:0] s_cnt$7$d;
-    wire  [1:0] s_cnt$7$q;
-    reg  s_cnt$7$clock;
-    reg  [1:0] s_cnt$8$d;
-    wire  [1:0] s_cnt$8$q;
-    reg  s_cnt$8$clock;
-    reg  [1:0] s_cnt$9$d;
-    wire  [1:0] s_cnt$9$q;
-    reg  s_cnt$9$clock;
-    reg  [1:0] s_cnt$10$d;
-    wire  [1:0] s_cnt$10$q;
-    reg  s_cnt$10$clock;
-    reg  [1:0] s_cnt$11$d;
-    wire  [1:0] s_cnt$11$q;
-    reg  s_cnt$11$clock;
-    reg  [1:0] s_cnt$12$d;
-    wire  [1:0] s_cnt$12$q;
-    reg  s_cnt$12$clock;
-    reg  [1:0] s_cnt$13$d;
-    wire  [1:0] s_cnt$13$q;
-    reg  s_cnt$13$clock;
-    reg  [1:0] s_cnt$14$d;
-    wire  [1:0] s_cnt$14$q;
-    reg  s_cnt$14$clock;
-    reg  [1:0] s_cnt$15$d;
-    wire  [1:0] s_cnt$15$q;
-    reg  s_cnt$15$clock;
-    reg  [1:0] s_cnt$16$d;
-    wire  [1:0] s_cnt$16$q;
-    reg  s_cnt$16$clock;
-    reg  [1:0] s_cnt$17$d;
-    wire  [1:0] s_cnt$17$q;
-    reg  s_cnt$17$clock;
-    reg  [1:0] s_cnt$18$d;
-    wire  [1:0] s_cnt$18$q;
-    reg  s_cnt$18$clock;
-    reg  [1:0] s_cnt$19$d;
-    wire  [1:0] s_cnt$19$q;
-    reg  s_cnt$19$clock;
-    reg  [1:0] s_cnt$20$d;
-    wire  [1:0] s_cnt$20$q;
-    reg  s_cnt$20$clock;
-    reg  [1:0] s_cnt$21$d;
-    wire  [1:0] s_cnt$21$q;
-    reg  s_cnt$21$clock;
-    reg  [1:0] s_cnt$22$d;
-    wire  [1:0] s_cnt$22$q;
-    reg  s_cnt$22$clock;
-    reg  [1:0] s_cnt$23$d;
-    wire  [1:0] s_cnt$23$q;
-    reg  s_cnt$23$clock;
-    reg  [1:0] s_cnt$24$d;
-    wire  [1:0] s_cnt$24$q;
-    reg  s_cnt$24$clock;
-    reg  [1:0] s_cnt$25$d;
-    wire  [1:0] s_cnt$25$q;
-    reg  s_cnt$25$clock;
-    reg  [1:0] s_cnt$26$d;
-    wire  [1:0] s_cnt$26$q;
-    reg  s_cnt$26$clock;
-    reg  [15:0] s_port$0$d;
-    wire  [15:0] s_port$0$q;
-    reg  s_port$0$clock;
-    reg  [15:0] s_port$1$d;
-    wire  [15:0] s_port$1$q;
-    reg  s_port$1$clock;
-    reg  [15:0] s_port$2$d;
-    wire  [15:0] s_port$2$q;
-    reg  s_port$2$clock;
-    reg  [15:0] s_port$3$d;
-    wire  [15:0] s_port$3$q;
-    reg  s_port$3$clock;
     reg  s_tbl$d;
     wire  s_tbl$q;
     reg  s_tbl$clock;
@@ -13975,250 +13759,34 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         .q(tbl_q$q),
         .clock(tbl_q$clock)
     );
-    fanin_csr_evq evq(
-        .d(evq$d),
-        .q(evq$q),
-        .clock(evq$clock)
-    );
-    fanin_csr_evbq evbq(
-        .d(evbq$d),
-        .q(evbq$q),
-        .clock(evbq$clock)
-    );
-    fanin_csr_cnt_0 cnt$0(
-        .d(cnt$0$d),
-        .q(cnt$0$q),
-        .clock(cnt$0$clock)
-    );
-    fanin_csr_cnt_1 cnt$1(
-        .d(cnt$1$d),
-        .q(cnt$1$q),
-        .clock(cnt$1$clock)
-    );
-    fanin_csr_cnt_2 cnt$2(
-        .d(cnt$2$d),
-        .q(cnt$2$q),
-        .clock(cnt$2$clock)
-    );
-    fanin_csr_cnt_3 cnt$3(
-        .d(cnt$3$d),
-        .q(cnt$3$q),
-        .clock(cnt$3$clock)
-    );
-    fanin_csr_cnt_4 cnt$4(
-        .d(cnt$4$d),
-        .q(cnt$4$q),
-        .clock(cnt$4$clock)
-    );
-    fanin_csr_cnt_5 cnt$5(
-        .d(cnt$5$d),
-        .q(cnt$5$q),
-        .clock(cnt$5$clock)
-    );
-    fanin_csr_cnt_6 cnt$6(
-        .d(cnt$6$d),
-        .q(cnt$6$q),
-        .clock(cnt$6$clock)
-    );
-    fanin_csr_cnt_7 cnt$7(
-        .d(cnt$7$d),
-        .q(cnt$7$q),
-        .clock(cnt$7$clock)
-    );
-    fanin_csr_cnt_8 cnt$8(
-        .d(cnt$8$d),
-        .q(cnt$8$q),
-        .clock(cnt$8$clock)
-    );
-    fanin_csr_cnt_9 cnt$9(
-        .d(cnt$9$d),
-        .q(cnt$9$q),
-        .clock(cnt$9$clock)
-    );
-    fanin_csr_cnt_10 cnt$10(
-        .d(cnt$10$d),
-        .q(cnt$10$q),
-        .clock(cnt$10$clock)
-    );
-    fanin_csr_cnt_11 cnt$11(
-        .d(cnt$11$d),
-        .q(cnt$11$q),
-        .clock(cnt$11$clock)
-    );
-    fanin_csr_cnt_12 cnt$12(
-        .d(cnt$12$d),
-        .q(cnt$12$q),
-        .clock(cnt$12$clock)
-    );
-    fanin_csr_cnt_13 cnt$13(
-        .d(cnt$13$d),
-        .q(cnt$13$q),
-        .clock(cnt$13$clock)
-    );
-    fanin_csr_cnt_14 cnt$14(
-        .d(cnt$14$d),
-        .q(cnt$14$q),
-        .clock(cnt$14$clock)
-    );
-    fanin_csr_cnt_15 cnt$15(
-        .d(cnt$15$d),
-        .q(cnt$15$q),
-        .clock(cnt$15$clock)
-    );
-    fanin_csr_cnt_16 cnt$16(
-        .d(cnt$16$d),
-        .q(cnt$16$q),
-        .clock(cnt$16$clock)
-    );
-    fanin_csr_cnt_17 cnt$17(
-        .d(cnt$17$d),
-        .q(cnt$17$q),
-        .clock(cnt$17$clock)
-    );
-    fanin_csr_cnt_18 cnt$18(
-        .d(cnt$18$d),
-        .q(cnt$18$q),
-        .clock(cnt$18$clock)
-    );
-    fanin_csr_cnt_19 cnt$19(
-        .d(cnt$19$d),
-        .q(cnt$19$q),
-        .clock(cnt$19$clock)
-    );
-    fanin_csr_cnt_20 cnt$20(
-        .d(cnt$20$d),
-        .q(cnt$20$q),
-        .clock(cnt$20$clock)
-    );
-    fanin_csr_cnt_21 cnt$21(
-        .d(cnt$21$d),
-        .q(cnt$21$q),
-        .clock(cnt$21$clock)
-    );
-    fanin_csr_cnt_22 cnt$22(
-        .d(cnt$22$d),
-        .q(cnt$22$q),
-        .clock(cnt$22$clock)
-    );
-    fanin_csr_cnt_23 cnt$23(
-        .d(cnt$23$d),
-        .q(cnt$23$q),
-        .clock(cnt$23$clock)
-    );
-    fanin_csr_cnt_24 cnt$24(
-        .d(cnt$24$d),
-        .q(cnt$24$q),
-        .clock(cnt$24$clock)
-    );
-    fanin_csr_cnt_25 cnt$25(
-        .d(cnt$25$d),
-        .q(cnt$25$q),
-        .clock(cnt$25$clock)
-    );
-    fanin_csr_cnt_26 cnt$26(
-        .d(cnt$26$d),
-        .q(cnt$26$q),
-        .clock(cnt$26$clock)
-    );
-    fanin_csr_rxp_0 rxp$0(
-        .d(rxp$0$d),
-        .q(rxp$0$q),
-        .clock(rxp$0$clock)
-    );
-    fanin_csr_rxp_1 rxp$1(
-        .d(rxp$1$d),
-        .q(rxp$1$q),
-        .clock(rxp$1$clock)
-    );
-    fanin_csr_rxp_2 rxp$2(
-        .d(rxp$2$d),
-        .q(rxp$2$q),
-        .clock(rxp$2$clock)
-    );
-    fanin_csr_rxp_3 rxp$3(
-        .d(rxp$3$d),
-        .q(rxp$3$q),
-        .clock(rxp$3$clock)
-    );
-    fanin_csr_rxb_0 rxb$0(
-        .d(rxb$0$d),
-        .q(rxb$0$q),
-        .clock(rxb$0$clock)
-    );
-    fanin_csr_rxb_1 rxb$1(
-        .d(rxb$1$d),
-        .q(rxb$1$q),
-        .clock(rxb$1$clock)
-    );
-    fanin_csr_rxb_2 rxb$2(
-        .d(rxb$2$d),
-        .q(rxb$2$q),
-        .clock(rxb$2$clock)
-    );
-    fanin_csr_rxb_3 rxb$3(
-        .d(rxb$3$d),
-        .q(rxb$3$q),
-        .clock(rxb$3$clock)
-    );
-    fanin_csr_txp_0 txp$0(
-        .d(txp$0$d),
-        .q(txp$0$q),
-        .clock(txp$0$clock)
-    );
-    fanin_csr_txp_1 txp$1(
-        .d(txp$1$d),
-        .q(txp$1$q),
-        .clock(txp$1$clock)
-    );
-    fanin_csr_txp_2 txp$2(
-        .d(txp$2$d),
-        .q(txp$2$q),
-        .clock(txp$2$clock)
-    );
-    fanin_csr_txp_3 txp$3(
-        .d(txp$3$d),
-        .q(txp$3$q),
-        .clock(txp$3$clock)
-    );
-    fanin_csr_txb_0 txb$0(
-        .d(txb$0$d),
-        .q(txb$0$q),
-        .clock(txb$0$clock)
-    );
-    fanin_csr_txb_1 txb$1(
-        .d(txb$1$d),
-        .q(txb$1$q),
-        .clock(txb$1$clock)
-    );
-    fanin_csr_txb_2 txb$2(
-        .d(txb$2$d),
-        .q(txb$2$q),
-        .clock(txb$2$clock)
-    );
-    fanin_csr_txb_3 txb$3(
-        .d(txb$3$d),
-        .q(txb$3$q),
-        .clock(txb$3$clock)
-    );
-    fanin_csr_rxbad_0 rxbad$0(
-        .d(rxbad$0$d),
-        .q(rxbad$0$q),
-        .clock(rxbad$0$clock)
-    );
-    fanin_csr_rxbad_1 rxbad$1(
-        .d(rxbad$1$d),
-        .q(rxbad$1$q),
-        .clock(rxbad$1$clock)
-    );
-    fanin_csr_rxbad_2 rxbad$2(
-        .d(rxbad$2$d),
-        .q(rxbad$2$q),
-        .clock(rxbad$2$clock)
-    );
-    fanin_csr_rxbad_3 rxbad$3(
-        .d(rxbad$3$d),
-        .q(rxbad$3$q),
-        .clock(rxbad$3$clock)
+    fanin_csr_counters counters(
+        .clock(counters$clock),
+        .rst(counters$rst),
+        .araddr(counters$araddr),
+        .ev(counters$ev),
+        .ev_b(counters$ev_b),
+        .occ_inc(counters$occ_inc),
+        .occ_dec(counters$occ_dec),
+        .occ_hwc(counters$occ_hwc),
+        .occ_free(counters$occ_free),
+        .rx_take$0(counters$rx_take$0),
+        .rx_take$1(counters$rx_take$1),
+        .rx_take$2(counters$rx_take$2),
+        .rx_take$3(counters$rx_take$3),
+        .rx_len(counters$rx_len),
+        .tx_sent$0(counters$tx_sent$0),
+        .tx_sent$1(counters$tx_sent$1),
+        .tx_sent$2(counters$tx_sent$2),
+        .tx_sent$3(counters$tx_sent$3),
+        .tx_len$0(counters$tx_len$0),
+        .tx_len$1(counters$tx_len$1),
+        .tx_len$2(counters$tx_len$2),
+        .tx_len$3(counters$tx_len$3),
+        .rx_bad$0(counters$rx_bad$0),
+        .rx_bad$1(counters$rx_bad$1),
+        .rx_bad$2(counters$rx_bad$2),
+        .rx_bad$3(counters$rx_bad$3),
+        .rd(counters$rd)
     );
     fanin_csr_rs rs(
         .d(rs$d),
@@ -14365,161 +13933,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         .q(s_busy$15$q),
         .clock(s_busy$15$clock)
     );
-    fanin_csr_s_cnt_0 s_cnt$0(
-        .d(s_cnt$0$d),
-        .q(s_cnt$0$q),
-        .clock(s_cnt$0$clock)
-    );
-    fanin_csr_s_cnt_1 s_cnt$1(
-        .d(s_cnt$1$d),
-        .q(s_cnt$1$q),
-        .clock(s_cnt$1$clock)
-    );
-    fanin_csr_s_cnt_2 s_cnt$2(
-        .d(s_cnt$2$d),
-        .q(s_cnt$2$q),
-        .clock(s_cnt$2$clock)
-    );
-    fanin_csr_s_cnt_3 s_cnt$3(
-        .d(s_cnt$3$d),
-        .q(s_cnt$3$q),
-        .clock(s_cnt$3$clock)
-    );
-    fanin_csr_s_cnt_4 s_cnt$4(
-        .d(s_cnt$4$d),
-        .q(s_cnt$4$q),
-        .clock(s_cnt$4$clock)
-    );
-    fanin_csr_s_cnt_5 s_cnt$5(
-        .d(s_cnt$5$d),
-        .q(s_cnt$5$q),
-        .clock(s_cnt$5$clock)
-    );
-    fanin_csr_s_cnt_6 s_cnt$6(
-        .d(s_cnt$6$d),
-        .q(s_cnt$6$q),
-        .clock(s_cnt$6$clock)
-    );
-    fanin_csr_s_cnt_7 s_cnt$7(
-        .d(s_cnt$7$d),
-        .q(s_cnt$7$q),
-        .clock(s_cnt$7$clock)
-    );
-    fanin_csr_s_cnt_8 s_cnt$8(
-        .d(s_cnt$8$d),
-        .q(s_cnt$8$q),
-        .clock(s_cnt$8$clock)
-    );
-    fanin_csr_s_cnt_9 s_cnt$9(
-        .d(s_cnt$9$d),
-        .q(s_cnt$9$q),
-        .clock(s_cnt$9$clock)
-    );
-    fanin_csr_s_cnt_10 s_cnt$10(
-        .d(s_cnt$10$d),
-        .q(s_cnt$10$q),
-        .clock(s_cnt$10$clock)
-    );
-    fanin_csr_s_cnt_11 s_cnt$11(
-        .d(s_cnt$11$d),
-        .q(s_cnt$11$q),
-        .clock(s_cnt$11$clock)
-    );
-    fanin_csr_s_cnt_12 s_cnt$12(
-        .d(s_cnt$12$d),
-        .q(s_cnt$12$q),
-        .clock(s_cnt$12$clock)
-    );
-    fanin_csr_s_cnt_13 s_cnt$13(
-        .d(s_cnt$13$d),
-        .q(s_cnt$13$q),
-        .clock(s_cnt$13$clock)
-    );
-    fanin_csr_s_cnt_14 s_cnt$14(
-        .d(s_cnt$14$d),
-        .q(s_cnt$14$q),
-        .clock(s_cnt$14$clock)
-    );
-    fanin_csr_s_cnt_15 s_cnt$15(
-        .d(s_cnt$15$d),
-        .q(s_cnt$15$q),
-        .clock(s_cnt$15$clock)
-    );
-    fanin_csr_s_cnt_16 s_cnt$16(
-        .d(s_cnt$16$d),
-        .q(s_cnt$16$q),
-        .clock(s_cnt$16$clock)
-    );
-    fanin_csr_s_cnt_17 s_cnt$17(
-        .d(s_cnt$17$d),
-        .q(s_cnt$17$q),
-        .clock(s_cnt$17$clock)
-    );
-    fanin_csr_s_cnt_18 s_cnt$18(
-        .d(s_cnt$18$d),
-        .q(s_cnt$18$q),
-        .clock(s_cnt$18$clock)
-    );
-    fanin_csr_s_cnt_19 s_cnt$19(
-        .d(s_cnt$19$d),
-        .q(s_cnt$19$q),
-        .clock(s_cnt$19$clock)
-    );
-    fanin_csr_s_cnt_20 s_cnt$20(
-        .d(s_cnt$20$d),
-        .q(s_cnt$20$q),
-        .clock(s_cnt$20$clock)
-    );
-    fanin_csr_s_cnt_21 s_cnt$21(
-        .d(s_cnt$21$d),
-        .q(s_cnt$21$q),
-        .clock(s_cnt$21$clock)
-    );
-    fanin_csr_s_cnt_22 s_cnt$22(
-        .d(s_cnt$22$d),
-        .q(s_cnt$22$q),
-        .clock(s_cnt$22$clock)
-    );
-    fanin_csr_s_cnt_23 s_cnt$23(
-        .d(s_cnt$23$d),
-        .q(s_cnt$23$q),
-        .clock(s_cnt$23$clock)
-    );
-    fanin_csr_s_cnt_24 s_cnt$24(
-        .d(s_cnt$24$d),
-        .q(s_cnt$24$q),
-        .clock(s_cnt$24$clock)
-    );
-    fanin_csr_s_cnt_25 s_cnt$25(
-        .d(s_cnt$25$d),
-        .q(s_cnt$25$q),
-        .clock(s_cnt$25$clock)
-    );
-    fanin_csr_s_cnt_26 s_cnt$26(
-        .d(s_cnt$26$d),
-        .q(s_cnt$26$q),
-        .clock(s_cnt$26$clock)
-    );
-    fanin_csr_s_port_0 s_port$0(
-        .d(s_port$0$d),
-        .q(s_port$0$q),
-        .clock(s_port$0$clock)
-    );
-    fanin_csr_s_port_1 s_port$1(
-        .d(s_port$1$d),
-        .q(s_port$1$q),
-        .clock(s_port$1$clock)
-    );
-    fanin_csr_s_port_2 s_port$2(
-        .d(s_port$2$d),
-        .q(s_port$2$q),
-        .clock(s_port$2$clock)
-    );
-    fanin_csr_s_port_3 s_port$3(
-        .d(s_port$3$d),
-        .q(s_port$3$q),
-        .clock(s_port$3$clock)
-    );
     fanin_csr_s_tbl s_tbl(
         .d(s_tbl$d),
         .q(s_tbl$q),
@@ -14590,8 +14003,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         pbw$clock = clock;
         pbw_a$clock = clock;
         tbl_q$clock = clock;
-        evq$clock = clock;
-        evbq$clock = clock;
         rs$clock = clock;
         s_misc$clock = clock;
         s_tbl$clock = clock;
@@ -14641,8 +14052,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         pbw$d = pbw$q;
         pbw_a$d = pbw_a$q;
         tbl_q$d = tbl_q$q;
-        evq$d = evq$q;
-        evbq$d = evbq$q;
         rs$d = rs$q;
         s_misc$d = s_misc$q;
         s_tbl$d = s_tbl$q;
@@ -14746,114 +14155,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         route_valid_r$15$d = route_valid_r$15$q;
         route_pm_r$15$clock = clock;
         route_pm_r$15$d = route_pm_r$15$q;
-        cnt$0$clock = clock;
-        cnt$0$d = cnt$0$q;
-        s_cnt$0$clock = clock;
-        s_cnt$0$d = s_cnt$0$q;
-        cnt$1$clock = clock;
-        cnt$1$d = cnt$1$q;
-        s_cnt$1$clock = clock;
-        s_cnt$1$d = s_cnt$1$q;
-        cnt$2$clock = clock;
-        cnt$2$d = cnt$2$q;
-        s_cnt$2$clock = clock;
-        s_cnt$2$d = s_cnt$2$q;
-        cnt$3$clock = clock;
-        cnt$3$d = cnt$3$q;
-        s_cnt$3$clock = clock;
-        s_cnt$3$d = s_cnt$3$q;
-        cnt$4$clock = clock;
-        cnt$4$d = cnt$4$q;
-        s_cnt$4$clock = clock;
-        s_cnt$4$d = s_cnt$4$q;
-        cnt$5$clock = clock;
-        cnt$5$d = cnt$5$q;
-        s_cnt$5$clock = clock;
-        s_cnt$5$d = s_cnt$5$q;
-        cnt$6$clock = clock;
-        cnt$6$d = cnt$6$q;
-        s_cnt$6$clock = clock;
-        s_cnt$6$d = s_cnt$6$q;
-        cnt$7$clock = clock;
-        cnt$7$d = cnt$7$q;
-        s_cnt$7$clock = clock;
-        s_cnt$7$d = s_cnt$7$q;
-        cnt$8$clock = clock;
-        cnt$8$d = cnt$8$q;
-        s_cnt$8$clock = clock;
-        s_cnt$8$d = s_cnt$8$q;
-        cnt$9$clock = clock;
-        cnt$9$d = cnt$9$q;
-        s_cnt$9$clock = clock;
-        s_cnt$9$d = s_cnt$9$q;
-        cnt$10$clock = clock;
-        cnt$10$d = cnt$10$q;
-        s_cnt$10$clock = clock;
-        s_cnt$10$d = s_cnt$10$q;
-        cnt$11$clock = clock;
-        cnt$11$d = cnt$11$q;
-        s_cnt$11$clock = clock;
-        s_cnt$11$d = s_cnt$11$q;
-        cnt$12$clock = clock;
-        cnt$12$d = cnt$12$q;
-        s_cnt$12$clock = clock;
-        s_cnt$12$d = s_cnt$12$q;
-        cnt$13$clock = clock;
-        cnt$13$d = cnt$13$q;
-        s_cnt$13$clock = clock;
-        s_cnt$13$d = s_cnt$13$q;
-        cnt$14$clock = clock;
-        cnt$14$d = cnt$14$q;
-        s_cnt$14$clock = clock;
-        s_cnt$14$d = s_cnt$14$q;
-        cnt$15$clock = clock;
-        cnt$15$d = cnt$15$q;
-        s_cnt$15$clock = clock;
-        s_cnt$15$d = s_cnt$15$q;
-        cnt$16$clock = clock;
-        cnt$16$d = cnt$16$q;
-        s_cnt$16$clock = clock;
-        s_cnt$16$d = s_cnt$16$q;
-        cnt$17$clock = clock;
-        cnt$17$d = cnt$17$q;
-        s_cnt$17$clock = clock;
-        s_cnt$17$d = s_cnt$17$q;
-        cnt$18$clock = clock;
-        cnt$18$d = cnt$18$q;
-        s_cnt$18$clock = clock;
-        s_cnt$18$d = s_cnt$18$q;
-        cnt$19$clock = clock;
-        cnt$19$d = cnt$19$q;
-        s_cnt$19$clock = clock;
-        s_cnt$19$d = s_cnt$19$q;
-        cnt$20$clock = clock;
-        cnt$20$d = cnt$20$q;
-        s_cnt$20$clock = clock;
-        s_cnt$20$d = s_cnt$20$q;
-        cnt$21$clock = clock;
-        cnt$21$d = cnt$21$q;
-        s_cnt$21$clock = clock;
-        s_cnt$21$d = s_cnt$21$q;
-        cnt$22$clock = clock;
-        cnt$22$d = cnt$22$q;
-        s_cnt$22$clock = clock;
-        s_cnt$22$d = s_cnt$22$q;
-        cnt$23$clock = clock;
-        cnt$23$d = cnt$23$q;
-        s_cnt$23$clock = clock;
-        s_cnt$23$d = s_cnt$23$q;
-        cnt$24$clock = clock;
-        cnt$24$d = cnt$24$q;
-        s_cnt$24$clock = clock;
-        s_cnt$24$d = s_cnt$24$q;
-        cnt$25$clock = clock;
-        cnt$25$d = cnt$25$q;
-        s_cnt$25$clock = clock;
-        s_cnt$25$d = s_cnt$25$q;
-        cnt$26$clock = clock;
-        cnt$26$d = cnt$26$q;
-        s_cnt$26$clock = clock;
-        s_cnt$26$d = s_cnt$26$q;
         s_info$0$clock = clock;
         s_info$0$d = s_info$0$q;
         s_info$1$clock = clock;
@@ -14908,54 +14209,32 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         s_busy$14$d = s_busy$14$q;
         s_busy$15$clock = clock;
         s_busy$15$d = s_busy$15$q;
-        s_port$0$clock = clock;
-        s_port$0$d = s_port$0$q;
-        rxp$0$clock = clock;
-        rxp$0$d = rxp$0$q;
-        rxb$0$clock = clock;
-        rxb$0$d = rxb$0$q;
-        txp$0$clock = clock;
-        txp$0$d = txp$0$q;
-        txb$0$clock = clock;
-        txb$0$d = txb$0$q;
-        rxbad$0$clock = clock;
-        rxbad$0$d = rxbad$0$q;
-        s_port$1$clock = clock;
-        s_port$1$d = s_port$1$q;
-        rxp$1$clock = clock;
-        rxp$1$d = rxp$1$q;
-        rxb$1$clock = clock;
-        rxb$1$d = rxb$1$q;
-        txp$1$clock = clock;
-        txp$1$d = txp$1$q;
-        txb$1$clock = clock;
-        txb$1$d = txb$1$q;
-        rxbad$1$clock = clock;
-        rxbad$1$d = rxbad$1$q;
-        s_port$2$clock = clock;
-        s_port$2$d = s_port$2$q;
-        rxp$2$clock = clock;
-        rxp$2$d = rxp$2$q;
-        rxb$2$clock = clock;
-        rxb$2$d = rxb$2$q;
-        txp$2$clock = clock;
-        txp$2$d = txp$2$q;
-        txb$2$clock = clock;
-        txb$2$d = txb$2$q;
-        rxbad$2$clock = clock;
-        rxbad$2$d = rxbad$2$q;
-        s_port$3$clock = clock;
-        s_port$3$d = s_port$3$q;
-        rxp$3$clock = clock;
-        rxp$3$d = rxp$3$q;
-        rxb$3$clock = clock;
-        rxb$3$d = rxb$3$q;
-        txp$3$clock = clock;
-        txp$3$d = txp$3$q;
-        txb$3$clock = clock;
-        txb$3$d = txb$3$q;
-        rxbad$3$clock = clock;
-        rxbad$3$d = rxbad$3$q;
+        counters$clock = clock;
+        counters$rst = rst;
+        counters$araddr = araddr;
+        counters$ev = ev;
+        counters$ev_b = ev_b;
+        counters$occ_inc = occ_inc;
+        counters$occ_dec = occ_dec;
+        counters$occ_hwc = occ_hwc;
+        counters$occ_free = occ_free;
+        counters$rx_len = rx_len;
+        counters$rx_take$0 = rx_take$0;
+        counters$tx_sent$0 = tx_sent$0;
+        counters$tx_len$0 = tx_len$0;
+        counters$rx_bad$0 = rx_bad$0;
+        counters$rx_take$1 = rx_take$1;
+        counters$tx_sent$1 = tx_sent$1;
+        counters$tx_len$1 = tx_len$1;
+        counters$rx_bad$1 = rx_bad$1;
+        counters$rx_take$2 = rx_take$2;
+        counters$tx_sent$2 = tx_sent$2;
+        counters$tx_len$2 = tx_len$2;
+        counters$rx_bad$2 = rx_bad$2;
+        counters$rx_take$3 = rx_take$3;
+        counters$tx_sent$3 = tx_sent$3;
+        counters$tx_len$3 = tx_len$3;
+        counters$rx_bad$3 = rx_bad$3;
         jram_rb$clock = clock;
         chram_rb$clock = clock;
         pbram_rb$clock = clock;
@@ -15390,6 +14669,1128 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         s_busy$13$d = araddr == a_busy + (c_idx16$13 << 32'h2);
         s_busy$14$d = araddr == a_busy + (c_idx16$14 << 32'h2);
         s_busy$15$d = araddr == a_busy + (c_idx16$15 << 32'h2);
+        rd = 32'h0;
+        if (s_info$0$q) begin
+            rd = rd | c_info$0;
+        end
+        if (s_info$1$q) begin
+            rd = rd | c_info$1;
+        end
+        if (s_info$2$q) begin
+            rd = rd | c_info$2;
+        end
+        if (s_info$3$q) begin
+            rd = rd | c_info$3;
+        end
+        if (s_info$4$q) begin
+            rd = rd | c_info$4;
+        end
+        if (s_info$5$q) begin
+            rd = rd | c_info$5;
+        end
+        if (s_info$6$q) begin
+            rd = rd | c_info$6;
+        end
+        if (s_info$7$q) begin
+            rd = rd | c_info$7;
+        end
+        if (s_info$8$q) begin
+            rd = rd | c_info$8;
+        end
+        if (s_info$9$q) begin
+            rd = rd | c_info$9;
+        end
+        if (s_info$10$q) begin
+            rd = rd | c_info$10;
+        end
+        if (s_misc$q[32'h0]) begin
+            rd = rd | me_ip_r$q;
+        end
+        if (s_misc$q[32'h1]) begin
+            rd = rd | ((me_port_r$q) & 32'hffffffff);
+        end
+        if (s_misc$q[32'h2]) begin
+            rd = rd | me_mac_r$q[(32'h0)+:(32)];
+        end
+        if (s_misc$q[32'h3]) begin
+            rd = rd | ((me_mac_r$q[(32'h20)+:(16)]) & 32'hffffffff);
+        end
+        if (s_misc$q[32'h4]) begin
+            rd = rd | tick_div_r$q;
+        end
+        if (s_misc$q[32'h5]) begin
+            rd = rd | now;
+        end
+        if (s_misc$q[32'h6]) begin
+            rd = rd | scan_ticks_r$q;
+        end
+        if (s_tsel$q) begin
+            rd = rd | tbl_sel$q;
+        end
+        tbl_sh = tbl_q$q >> (tbl_w$q << 32'h5);
+        if (s_tbl$q) begin
+            rd = rd | tbl_sh[(32'h0)+:(32)];
+        end
+        if (s_busy$0$q) begin
+            rd = rd | jbusy$0;
+        end
+        if (s_busy$1$q) begin
+            rd = rd | jbusy$1;
+        end
+        if (s_busy$2$q) begin
+            rd = rd | jbusy$2;
+        end
+        if (s_busy$3$q) begin
+            rd = rd | jbusy$3;
+        end
+        if (s_busy$4$q) begin
+            rd = rd | jbusy$4;
+        end
+        if (s_busy$5$q) begin
+            rd = rd | jbusy$5;
+        end
+        if (s_busy$6$q) begin
+            rd = rd | jbusy$6;
+        end
+        if (s_busy$7$q) begin
+            rd = rd | jbusy$7;
+        end
+        if (s_busy$8$q) begin
+            rd = rd | jbusy$8;
+        end
+        if (s_busy$9$q) begin
+            rd = rd | jbusy$9;
+        end
+        if (s_busy$10$q) begin
+            rd = rd | jbusy$10;
+        end
+        if (s_busy$11$q) begin
+            rd = rd | jbusy$11;
+        end
+        if (s_busy$12$q) begin
+            rd = rd | jbusy$12;
+        end
+        if (s_busy$13$q) begin
+            rd = rd | jbusy$13;
+        end
+        if (s_busy$14$q) begin
+            rd = rd | jbusy$14;
+        end
+        if (s_busy$15$q) begin
+            rd = rd | jbusy$15;
+        end
+        rd = rd | counters$rd;
+        rs$d = arvalid & ~rvalid_r$q & ~rs$q;
+        if (rs$q) begin
+            rvalid_r$d = 1'b1;
+            rdata_r$d = rd;
+        end
+        else if (rready) begin
+            rvalid_r$d = 1'b0;
+        end
+        if (rst) begin
+            aw_ack$d = 1'b0;
+            bvalid_r$d = 1'b0;
+            rvalid_r$d = 1'b0;
+            rs$d = 1'b0;
+            jcw$d = 1'b0;
+            chw$d = 1'b0;
+            pbw$d = 1'b0;
+            tick_div_r$d = 32'h1;
+            scan_ticks_r$d = 32'h1;
+            route_valid_r$0$d = 1'b0;
+            route_valid_r$1$d = 1'b0;
+            route_valid_r$2$d = 1'b0;
+            route_valid_r$3$d = 1'b0;
+            route_valid_r$4$d = 1'b0;
+            route_valid_r$5$d = 1'b0;
+            route_valid_r$6$d = 1'b0;
+            route_valid_r$7$d = 1'b0;
+            route_valid_r$8$d = 1'b0;
+            route_valid_r$9$d = 1'b0;
+            route_valid_r$10$d = 1'b0;
+            route_valid_r$11$d = 1'b0;
+            route_valid_r$12$d = 1'b0;
+            route_valid_r$13$d = 1'b0;
+            route_valid_r$14$d = 1'b0;
+            route_valid_r$15$d = 1'b0;
+        end
+    end
+    
+endmodule // fanin_csr
+
+
+module fanin_csr_aw_ack(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_aw_ack
+
+
+module fanin_csr_bvalid_r(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_bvalid_r
+
+
+module fanin_csr_chram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [167:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [167:0] rdata;
+    
+    // Update code (custom)
+    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 8 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [167:0] mem [0:255];
+    reg [167:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[7:0]];
+        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
+    end
+endmodule // fanin_csr_chram_rb
+
+
+module fanin_csr_chw(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_chw
+
+
+module fanin_csr_chw_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_chw_a
+
+
+module fanin_csr_counters(clock,rst,araddr,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_free,rx_take$0,rx_take$1,rx_take$2,rx_take$3,rx_len,tx_sent$0,tx_sent$1,tx_sent$2,tx_sent$3,tx_len$0,tx_len$1,tx_len$2,tx_len$3,rx_bad$0,rx_bad$1,rx_bad$2,rx_bad$3,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  [15:0] araddr;
+    input wire  [31:0] ev;
+    input wire  [31:0] ev_b;
+    input wire  occ_inc;
+    input wire  occ_dec;
+    input wire  occ_hwc;
+    input wire  [63:0] occ_free;
+    input wire  rx_take$0;
+    input wire  rx_take$1;
+    input wire  rx_take$2;
+    input wire  rx_take$3;
+    input wire  [15:0] rx_len;
+    input wire  tx_sent$0;
+    input wire  tx_sent$1;
+    input wire  tx_sent$2;
+    input wire  tx_sent$3;
+    input wire  [63:0] tx_len$0;
+    input wire  [63:0] tx_len$1;
+    input wire  [63:0] tx_len$2;
+    input wire  [63:0] tx_len$3;
+    input wire  rx_bad$0;
+    input wire  rx_bad$1;
+    input wire  rx_bad$2;
+    input wire  rx_bad$3;
+    output reg  [31:0] rd;
+    
+    // Constant declarations
+    localparam  c_idx16$0 = 16'h0;
+    localparam  c_idx16$1 = 16'h1;
+    localparam  c_idx16$2 = 16'h2;
+    localparam  c_idx16$3 = 16'h3;
+    localparam  c_idx16$4 = 16'h4;
+    localparam  c_idx16$5 = 16'h5;
+    localparam  c_idx16$6 = 16'h6;
+    localparam  c_idx16$7 = 16'h7;
+    localparam  c_idx16$8 = 16'h8;
+    localparam  c_idx16$9 = 16'h9;
+    localparam  c_idx16$10 = 16'ha;
+    localparam  c_idx16$11 = 16'hb;
+    localparam  c_idx16$12 = 16'hc;
+    localparam  c_idx16$13 = 16'hd;
+    localparam  c_idx16$14 = 16'he;
+    localparam  c_idx16$15 = 16'hf;
+    localparam  c_idx16$16 = 16'h10;
+    localparam  c_idx16$17 = 16'h11;
+    localparam  c_idx16$18 = 16'h12;
+    localparam  c_idx16$19 = 16'h13;
+    localparam  c_idx16$20 = 16'h14;
+    localparam  c_idx16$21 = 16'h15;
+    localparam  c_idx16$22 = 16'h16;
+    localparam  c_idx16$23 = 16'h17;
+    localparam  c_idx16$24 = 16'h18;
+    localparam  c_idx16$25 = 16'h19;
+    localparam  c_idx16$26 = 16'h1a;
+    localparam  a_cnt = 16'h100;
+    localparam  a_port = 16'h400;
+    localparam  a_rxbad = 16'h600;
+    
+    // Stub signals
+    reg  [31:0] evq$d;
+    wire  [31:0] evq$q;
+    reg  evq$clock;
+    reg  [31:0] evbq$d;
+    wire  [31:0] evbq$q;
+    reg  evbq$clock;
+    reg  [63:0] cnt$0$d;
+    wire  [63:0] cnt$0$q;
+    reg  cnt$0$clock;
+    reg  [63:0] cnt$1$d;
+    wire  [63:0] cnt$1$q;
+    reg  cnt$1$clock;
+    reg  [63:0] cnt$2$d;
+    wire  [63:0] cnt$2$q;
+    reg  cnt$2$clock;
+    reg  [63:0] cnt$3$d;
+    wire  [63:0] cnt$3$q;
+    reg  cnt$3$clock;
+    reg  [63:0] cnt$4$d;
+    wire  [63:0] cnt$4$q;
+    reg  cnt$4$clock;
+    reg  [63:0] cnt$5$d;
+    wire  [63:0] cnt$5$q;
+    reg  cnt$5$clock;
+    reg  [63:0] cnt$6$d;
+    wire  [63:0] cnt$6$q;
+    reg  cnt$6$clock;
+    reg  [63:0] cnt$7$d;
+    wire  [63:0] cnt$7$q;
+    reg  cnt$7$clock;
+    reg  [63:0] cnt$8$d;
+    wire  [63:0] cnt$8$q;
+    reg  cnt$8$clock;
+    reg  [63:0] cnt$9$d;
+    wire  [63:0] cnt$9$q;
+    reg  cnt$9$clock;
+    reg  [63:0] cnt$10$d;
+    wire  [63:0] cnt$10$q;
+    reg  cnt$10$clock;
+    reg  [63:0] cnt$11$d;
+    wire  [63:0] cnt$11$q;
+    reg  cnt$11$clock;
+    reg  [63:0] cnt$12$d;
+    wire  [63:0] cnt$12$q;
+    reg  cnt$12$clock;
+    reg  [63:0] cnt$13$d;
+    wire  [63:0] cnt$13$q;
+    reg  cnt$13$clock;
+    reg  [63:0] cnt$14$d;
+    wire  [63:0] cnt$14$q;
+    reg  cnt$14$clock;
+    reg  [63:0] cnt$15$d;
+    wire  [63:0] cnt$15$q;
+    reg  cnt$15$clock;
+    reg  [63:0] cnt$16$d;
+    wire  [63:0] cnt$16$q;
+    reg  cnt$16$clock;
+    reg  [63:0] cnt$17$d;
+    wire  [63:0] cnt$17$q;
+    reg  cnt$17$clock;
+    reg  [63:0] cnt$18$d;
+    wire  [63:0] cnt$18$q;
+    reg  cnt$18$clock;
+    reg  [63:0] cnt$19$d;
+    wire  [63:0] cnt$19$q;
+    reg  cnt$19$clock;
+    reg  [63:0] cnt$20$d;
+    wire  [63:0] cnt$20$q;
+    reg  cnt$20$clock;
+    reg  [63:0] cnt$21$d;
+    wire  [63:0] cnt$21$q;
+    reg  cnt$21$clock;
+    reg  [63:0] cnt$22$d;
+    wire  [63:0] cnt$22$q;
+    reg  cnt$22$clock;
+    reg  [63:0] cnt$23$d;
+    wire  [63:0] cnt$23$q;
+    reg  cnt$23$clock;
+    reg  [63:0] cnt$24$d;
+    wire  [63:0] cnt$24$q;
+    reg  cnt$24$clock;
+    reg  [63:0] cnt$25$d;
+    wire  [63:0] cnt$25$q;
+    reg  cnt$25$clock;
+    reg  [63:0] cnt$26$d;
+    wire  [63:0] cnt$26$q;
+    reg  cnt$26$clock;
+    reg  [63:0] rxp$0$d;
+    wire  [63:0] rxp$0$q;
+    reg  rxp$0$clock;
+    reg  [63:0] rxp$1$d;
+    wire  [63:0] rxp$1$q;
+    reg  rxp$1$clock;
+    reg  [63:0] rxp$2$d;
+    wire  [63:0] rxp$2$q;
+    reg  rxp$2$clock;
+    reg  [63:0] rxp$3$d;
+    wire  [63:0] rxp$3$q;
+    reg  rxp$3$clock;
+    reg  [63:0] rxb$0$d;
+    wire  [63:0] rxb$0$q;
+    reg  rxb$0$clock;
+    reg  [63:0] rxb$1$d;
+    wire  [63:0] rxb$1$q;
+    reg  rxb$1$clock;
+    reg  [63:0] rxb$2$d;
+    wire  [63:0] rxb$2$q;
+    reg  rxb$2$clock;
+    reg  [63:0] rxb$3$d;
+    wire  [63:0] rxb$3$q;
+    reg  rxb$3$clock;
+    reg  [63:0] txp$0$d;
+    wire  [63:0] txp$0$q;
+    reg  txp$0$clock;
+    reg  [63:0] txp$1$d;
+    wire  [63:0] txp$1$q;
+    reg  txp$1$clock;
+    reg  [63:0] txp$2$d;
+    wire  [63:0] txp$2$q;
+    reg  txp$2$clock;
+    reg  [63:0] txp$3$d;
+    wire  [63:0] txp$3$q;
+    reg  txp$3$clock;
+    reg  [63:0] txb$0$d;
+    wire  [63:0] txb$0$q;
+    reg  txb$0$clock;
+    reg  [63:0] txb$1$d;
+    wire  [63:0] txb$1$q;
+    reg  txb$1$clock;
+    reg  [63:0] txb$2$d;
+    wire  [63:0] txb$2$q;
+    reg  txb$2$clock;
+    reg  [63:0] txb$3$d;
+    wire  [63:0] txb$3$q;
+    reg  txb$3$clock;
+    reg  [31:0] rxbad$0$d;
+    wire  [31:0] rxbad$0$q;
+    reg  rxbad$0$clock;
+    reg  [31:0] rxbad$1$d;
+    wire  [31:0] rxbad$1$q;
+    reg  rxbad$1$clock;
+    reg  [31:0] rxbad$2$d;
+    wire  [31:0] rxbad$2$q;
+    reg  rxbad$2$clock;
+    reg  [31:0] rxbad$3$d;
+    wire  [31:0] rxbad$3$q;
+    reg  rxbad$3$clock;
+    reg  [1:0] s_cnt$0$d;
+    wire  [1:0] s_cnt$0$q;
+    reg  s_cnt$0$clock;
+    reg  [1:0] s_cnt$1$d;
+    wire  [1:0] s_cnt$1$q;
+    reg  s_cnt$1$clock;
+    reg  [1:0] s_cnt$2$d;
+    wire  [1:0] s_cnt$2$q;
+    reg  s_cnt$2$clock;
+    reg  [1:0] s_cnt$3$d;
+    wire  [1:0] s_cnt$3$q;
+    reg  s_cnt$3$clock;
+    reg  [1:0] s_cnt$4$d;
+    wire  [1:0] s_cnt$4$q;
+    reg  s_cnt$4$clock;
+    reg  [1:0] s_cnt$5$d;
+    wire  [1:0] s_cnt$5$q;
+    reg  s_cnt$5$clock;
+    reg  [1:0] s_cnt$6$d;
+    wire  [1:0] s_cnt$6$q;
+    reg  s_cnt$6$clock;
+    reg  [1:0] s_cnt$7$d;
+    wire  [1:0] s_cnt$7$q;
+    reg  s_cnt$7$clock;
+    reg  [1:0] s_cnt$8$d;
+    wire  [1:0] s_cnt$8$q;
+    reg  s_cnt$8$clock;
+    reg  [1:0] s_cnt$9$d;
+    wire  [1:0] s_cnt$9$q;
+    reg  s_cnt$9$clock;
+    reg  [1:0] s_cnt$10$d;
+    wire  [1:0] s_cnt$10$q;
+    reg  s_cnt$10$clock;
+    reg  [1:0] s_cnt$11$d;
+    wire  [1:0] s_cnt$11$q;
+    reg  s_cnt$11$clock;
+    reg  [1:0] s_cnt$12$d;
+    wire  [1:0] s_cnt$12$q;
+    reg  s_cnt$12$clock;
+    reg  [1:0] s_cnt$13$d;
+    wire  [1:0] s_cnt$13$q;
+    reg  s_cnt$13$clock;
+    reg  [1:0] s_cnt$14$d;
+    wire  [1:0] s_cnt$14$q;
+    reg  s_cnt$14$clock;
+    reg  [1:0] s_cnt$15$d;
+    wire  [1:0] s_cnt$15$q;
+    reg  s_cnt$15$clock;
+    reg  [1:0] s_cnt$16$d;
+    wire  [1:0] s_cnt$16$q;
+    reg  s_cnt$16$clock;
+    reg  [1:0] s_cnt$17$d;
+    wire  [1:0] s_cnt$17$q;
+    reg  s_cnt$17$clock;
+    reg  [1:0] s_cnt$18$d;
+    wire  [1:0] s_cnt$18$q;
+    reg  s_cnt$18$clock;
+    reg  [1:0] s_cnt$19$d;
+    wire  [1:0] s_cnt$19$q;
+    reg  s_cnt$19$clock;
+    reg  [1:0] s_cnt$20$d;
+    wire  [1:0] s_cnt$20$q;
+    reg  s_cnt$20$clock;
+    reg  [1:0] s_cnt$21$d;
+    wire  [1:0] s_cnt$21$q;
+    reg  s_cnt$21$clock;
+    reg  [1:0] s_cnt$22$d;
+    wire  [1:0] s_cnt$22$q;
+    reg  s_cnt$22$clock;
+    reg  [1:0] s_cnt$23$d;
+    wire  [1:0] s_cnt$23$q;
+    reg  s_cnt$23$clock;
+    reg  [1:0] s_cnt$24$d;
+    wire  [1:0] s_cnt$24$q;
+    reg  s_cnt$24$clock;
+    reg  [1:0] s_cnt$25$d;
+    wire  [1:0] s_cnt$25$q;
+    reg  s_cnt$25$clock;
+    reg  [1:0] s_cnt$26$d;
+    wire  [1:0] s_cnt$26$q;
+    reg  s_cnt$26$clock;
+    reg  [15:0] s_port$0$d;
+    wire  [15:0] s_port$0$q;
+    reg  s_port$0$clock;
+    reg  [15:0] s_port$1$d;
+    wire  [15:0] s_port$1$q;
+    reg  s_port$1$clock;
+    reg  [15:0] s_port$2$d;
+    wire  [15:0] s_port$2$q;
+    reg  s_port$2$clock;
+    reg  [15:0] s_port$3$d;
+    wire  [15:0] s_port$3$q;
+    reg  s_port$3$clock;
+    
+    // Local signals
+    reg  [31:0] acc;
+    
+    // Sub module instances
+    fanin_csr_counters_evq evq(
+        .d(evq$d),
+        .q(evq$q),
+        .clock(evq$clock)
+    );
+    fanin_csr_counters_evbq evbq(
+        .d(evbq$d),
+        .q(evbq$q),
+        .clock(evbq$clock)
+    );
+    fanin_csr_counters_cnt_0 cnt$0(
+        .d(cnt$0$d),
+        .q(cnt$0$q),
+        .clock(cnt$0$clock)
+    );
+    fanin_csr_counters_cnt_1 cnt$1(
+        .d(cnt$1$d),
+        .q(cnt$1$q),
+        .clock(cnt$1$clock)
+    );
+    fanin_csr_counters_cnt_2 cnt$2(
+        .d(cnt$2$d),
+        .q(cnt$2$q),
+        .clock(cnt$2$clock)
+    );
+    fanin_csr_counters_cnt_3 cnt$3(
+        .d(cnt$3$d),
+        .q(cnt$3$q),
+        .clock(cnt$3$clock)
+    );
+    fanin_csr_counters_cnt_4 cnt$4(
+        .d(cnt$4$d),
+        .q(cnt$4$q),
+        .clock(cnt$4$clock)
+    );
+    fanin_csr_counters_cnt_5 cnt$5(
+        .d(cnt$5$d),
+        .q(cnt$5$q),
+        .clock(cnt$5$clock)
+    );
+    fanin_csr_counters_cnt_6 cnt$6(
+        .d(cnt$6$d),
+        .q(cnt$6$q),
+        .clock(cnt$6$clock)
+    );
+    fanin_csr_counters_cnt_7 cnt$7(
+        .d(cnt$7$d),
+        .q(cnt$7$q),
+        .clock(cnt$7$clock)
+    );
+    fanin_csr_counters_cnt_8 cnt$8(
+        .d(cnt$8$d),
+        .q(cnt$8$q),
+        .clock(cnt$8$clock)
+    );
+    fanin_csr_counters_cnt_9 cnt$9(
+        .d(cnt$9$d),
+        .q(cnt$9$q),
+        .clock(cnt$9$clock)
+    );
+    fanin_csr_counters_cnt_10 cnt$10(
+        .d(cnt$10$d),
+        .q(cnt$10$q),
+        .clock(cnt$10$clock)
+    );
+    fanin_csr_counters_cnt_11 cnt$11(
+        .d(cnt$11$d),
+        .q(cnt$11$q),
+        .clock(cnt$11$clock)
+    );
+    fanin_csr_counters_cnt_12 cnt$12(
+        .d(cnt$12$d),
+        .q(cnt$12$q),
+        .clock(cnt$12$clock)
+    );
+    fanin_csr_counters_cnt_13 cnt$13(
+        .d(cnt$13$d),
+        .q(cnt$13$q),
+        .clock(cnt$13$clock)
+    );
+    fanin_csr_counters_cnt_14 cnt$14(
+        .d(cnt$14$d),
+        .q(cnt$14$q),
+        .clock(cnt$14$clock)
+    );
+    fanin_csr_counters_cnt_15 cnt$15(
+        .d(cnt$15$d),
+        .q(cnt$15$q),
+        .clock(cnt$15$clock)
+    );
+    fanin_csr_counters_cnt_16 cnt$16(
+        .d(cnt$16$d),
+        .q(cnt$16$q),
+        .clock(cnt$16$clock)
+    );
+    fanin_csr_counters_cnt_17 cnt$17(
+        .d(cnt$17$d),
+        .q(cnt$17$q),
+        .clock(cnt$17$clock)
+    );
+    fanin_csr_counters_cnt_18 cnt$18(
+        .d(cnt$18$d),
+        .q(cnt$18$q),
+        .clock(cnt$18$clock)
+    );
+    fanin_csr_counters_cnt_19 cnt$19(
+        .d(cnt$19$d),
+        .q(cnt$19$q),
+        .clock(cnt$19$clock)
+    );
+    fanin_csr_counters_cnt_20 cnt$20(
+        .d(cnt$20$d),
+        .q(cnt$20$q),
+        .clock(cnt$20$clock)
+    );
+    fanin_csr_counters_cnt_21 cnt$21(
+        .d(cnt$21$d),
+        .q(cnt$21$q),
+        .clock(cnt$21$clock)
+    );
+    fanin_csr_counters_cnt_22 cnt$22(
+        .d(cnt$22$d),
+        .q(cnt$22$q),
+        .clock(cnt$22$clock)
+    );
+    fanin_csr_counters_cnt_23 cnt$23(
+        .d(cnt$23$d),
+        .q(cnt$23$q),
+        .clock(cnt$23$clock)
+    );
+    fanin_csr_counters_cnt_24 cnt$24(
+        .d(cnt$24$d),
+        .q(cnt$24$q),
+        .clock(cnt$24$clock)
+    );
+    fanin_csr_counters_cnt_25 cnt$25(
+        .d(cnt$25$d),
+        .q(cnt$25$q),
+        .clock(cnt$25$clock)
+    );
+    fanin_csr_counters_cnt_26 cnt$26(
+        .d(cnt$26$d),
+        .q(cnt$26$q),
+        .clock(cnt$26$clock)
+    );
+    fanin_csr_counters_rxp_0 rxp$0(
+        .d(rxp$0$d),
+        .q(rxp$0$q),
+        .clock(rxp$0$clock)
+    );
+    fanin_csr_counters_rxp_1 rxp$1(
+        .d(rxp$1$d),
+        .q(rxp$1$q),
+        .clock(rxp$1$clock)
+    );
+    fanin_csr_counters_rxp_2 rxp$2(
+        .d(rxp$2$d),
+        .q(rxp$2$q),
+        .clock(rxp$2$clock)
+    );
+    fanin_csr_counters_rxp_3 rxp$3(
+        .d(rxp$3$d),
+        .q(rxp$3$q),
+        .clock(rxp$3$clock)
+    );
+    fanin_csr_counters_rxb_0 rxb$0(
+        .d(rxb$0$d),
+        .q(rxb$0$q),
+        .clock(rxb$0$clock)
+    );
+    fanin_csr_counters_rxb_1 rxb$1(
+        .d(rxb$1$d),
+        .q(rxb$1$q),
+        .clock(rxb$1$clock)
+    );
+    fanin_csr_counters_rxb_2 rxb$2(
+        .d(rxb$2$d),
+        .q(rxb$2$q),
+        .clock(rxb$2$clock)
+    );
+    fanin_csr_counters_rxb_3 rxb$3(
+        .d(rxb$3$d),
+        .q(rxb$3$q),
+        .clock(rxb$3$clock)
+    );
+    fanin_csr_counters_txp_0 txp$0(
+        .d(txp$0$d),
+        .q(txp$0$q),
+        .clock(txp$0$clock)
+    );
+    fanin_csr_counters_txp_1 txp$1(
+        .d(txp$1$d),
+        .q(txp$1$q),
+        .clock(txp$1$clock)
+    );
+    fanin_csr_counters_txp_2 txp$2(
+        .d(txp$2$d),
+        .q(txp$2$q),
+        .clock(txp$2$clock)
+    );
+    fanin_csr_counters_txp_3 txp$3(
+        .d(txp$3$d),
+        .q(txp$3$q),
+        .clock(txp$3$clock)
+    );
+    fanin_csr_counters_txb_0 txb$0(
+        .d(txb$0$d),
+        .q(txb$0$q),
+        .clock(txb$0$clock)
+    );
+    fanin_csr_counters_txb_1 txb$1(
+        .d(txb$1$d),
+        .q(txb$1$q),
+        .clock(txb$1$clock)
+    );
+    fanin_csr_counters_txb_2 txb$2(
+        .d(txb$2$d),
+        .q(txb$2$q),
+        .clock(txb$2$clock)
+    );
+    fanin_csr_counters_txb_3 txb$3(
+        .d(txb$3$d),
+        .q(txb$3$q),
+        .clock(txb$3$clock)
+    );
+    fanin_csr_counters_rxbad_0 rxbad$0(
+        .d(rxbad$0$d),
+        .q(rxbad$0$q),
+        .clock(rxbad$0$clock)
+    );
+    fanin_csr_counters_rxbad_1 rxbad$1(
+        .d(rxbad$1$d),
+        .q(rxbad$1$q),
+        .clock(rxbad$1$clock)
+    );
+    fanin_csr_counters_rxbad_2 rxbad$2(
+        .d(rxbad$2$d),
+        .q(rxbad$2$q),
+        .clock(rxbad$2$clock)
+    );
+    fanin_csr_counters_rxbad_3 rxbad$3(
+        .d(rxbad$3$d),
+        .q(rxbad$3$q),
+        .clock(rxbad$3$clock)
+    );
+    fanin_csr_counters_s_cnt_0 s_cnt$0(
+        .d(s_cnt$0$d),
+        .q(s_cnt$0$q),
+        .clock(s_cnt$0$clock)
+    );
+    fanin_csr_counters_s_cnt_1 s_cnt$1(
+        .d(s_cnt$1$d),
+        .q(s_cnt$1$q),
+        .clock(s_cnt$1$clock)
+    );
+    fanin_csr_counters_s_cnt_2 s_cnt$2(
+        .d(s_cnt$2$d),
+        .q(s_cnt$2$q),
+        .clock(s_cnt$2$clock)
+    );
+    fanin_csr_counters_s_cnt_3 s_cnt$3(
+        .d(s_cnt$3$d),
+        .q(s_cnt$3$q),
+        .clock(s_cnt$3$clock)
+    );
+    fanin_csr_counters_s_cnt_4 s_cnt$4(
+        .d(s_cnt$4$d),
+        .q(s_cnt$4$q),
+        .clock(s_cnt$4$clock)
+    );
+    fanin_csr_counters_s_cnt_5 s_cnt$5(
+        .d(s_cnt$5$d),
+        .q(s_cnt$5$q),
+        .clock(s_cnt$5$clock)
+    );
+    fanin_csr_counters_s_cnt_6 s_cnt$6(
+        .d(s_cnt$6$d),
+        .q(s_cnt$6$q),
+        .clock(s_cnt$6$clock)
+    );
+    fanin_csr_counters_s_cnt_7 s_cnt$7(
+        .d(s_cnt$7$d),
+        .q(s_cnt$7$q),
+        .clock(s_cnt$7$clock)
+    );
+    fanin_csr_counters_s_cnt_8 s_cnt$8(
+        .d(s_cnt$8$d),
+        .q(s_cnt$8$q),
+        .clock(s_cnt$8$clock)
+    );
+    fanin_csr_counters_s_cnt_9 s_cnt$9(
+        .d(s_cnt$9$d),
+        .q(s_cnt$9$q),
+        .clock(s_cnt$9$clock)
+    );
+    fanin_csr_counters_s_cnt_10 s_cnt$10(
+        .d(s_cnt$10$d),
+        .q(s_cnt$10$q),
+        .clock(s_cnt$10$clock)
+    );
+    fanin_csr_counters_s_cnt_11 s_cnt$11(
+        .d(s_cnt$11$d),
+        .q(s_cnt$11$q),
+        .clock(s_cnt$11$clock)
+    );
+    fanin_csr_counters_s_cnt_12 s_cnt$12(
+        .d(s_cnt$12$d),
+        .q(s_cnt$12$q),
+        .clock(s_cnt$12$clock)
+    );
+    fanin_csr_counters_s_cnt_13 s_cnt$13(
+        .d(s_cnt$13$d),
+        .q(s_cnt$13$q),
+        .clock(s_cnt$13$clock)
+    );
+    fanin_csr_counters_s_cnt_14 s_cnt$14(
+        .d(s_cnt$14$d),
+        .q(s_cnt$14$q),
+        .clock(s_cnt$14$clock)
+    );
+    fanin_csr_counters_s_cnt_15 s_cnt$15(
+        .d(s_cnt$15$d),
+        .q(s_cnt$15$q),
+        .clock(s_cnt$15$clock)
+    );
+    fanin_csr_counters_s_cnt_16 s_cnt$16(
+        .d(s_cnt$16$d),
+        .q(s_cnt$16$q),
+        .clock(s_cnt$16$clock)
+    );
+    fanin_csr_counters_s_cnt_17 s_cnt$17(
+        .d(s_cnt$17$d),
+        .q(s_cnt$17$q),
+        .clock(s_cnt$17$clock)
+    );
+    fanin_csr_counters_s_cnt_18 s_cnt$18(
+        .d(s_cnt$18$d),
+        .q(s_cnt$18$q),
+        .clock(s_cnt$18$clock)
+    );
+    fanin_csr_counters_s_cnt_19 s_cnt$19(
+        .d(s_cnt$19$d),
+        .q(s_cnt$19$q),
+        .clock(s_cnt$19$clock)
+    );
+    fanin_csr_counters_s_cnt_20 s_cnt$20(
+        .d(s_cnt$20$d),
+        .q(s_cnt$20$q),
+        .clock(s_cnt$20$clock)
+    );
+    fanin_csr_counters_s_cnt_21 s_cnt$21(
+        .d(s_cnt$21$d),
+        .q(s_cnt$21$q),
+        .clock(s_cnt$21$clock)
+    );
+    fanin_csr_counters_s_cnt_22 s_cnt$22(
+        .d(s_cnt$22$d),
+        .q(s_cnt$22$q),
+        .clock(s_cnt$22$clock)
+    );
+    fanin_csr_counters_s_cnt_23 s_cnt$23(
+        .d(s_cnt$23$d),
+        .q(s_cnt$23$q),
+        .clock(s_cnt$23$clock)
+    );
+    fanin_csr_counters_s_cnt_24 s_cnt$24(
+        .d(s_cnt$24$d),
+        .q(s_cnt$24$q),
+        .clock(s_cnt$24$clock)
+    );
+    fanin_csr_counters_s_cnt_25 s_cnt$25(
+        .d(s_cnt$25$d),
+        .q(s_cnt$25$q),
+        .clock(s_cnt$25$clock)
+    );
+    fanin_csr_counters_s_cnt_26 s_cnt$26(
+        .d(s_cnt$26$d),
+        .q(s_cnt$26$q),
+        .clock(s_cnt$26$clock)
+    );
+    fanin_csr_counters_s_port_0 s_port$0(
+        .d(s_port$0$d),
+        .q(s_port$0$q),
+        .clock(s_port$0$clock)
+    );
+    fanin_csr_counters_s_port_1 s_port$1(
+        .d(s_port$1$d),
+        .q(s_port$1$q),
+        .clock(s_port$1$clock)
+    );
+    fanin_csr_counters_s_port_2 s_port$2(
+        .d(s_port$2$d),
+        .q(s_port$2$q),
+        .clock(s_port$2$clock)
+    );
+    fanin_csr_counters_s_port_3 s_port$3(
+        .d(s_port$3$d),
+        .q(s_port$3$q),
+        .clock(s_port$3$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        evq$clock = clock;
+        evbq$clock = clock;
+        evq$d = evq$q;
+        evbq$d = evbq$q;
+        cnt$0$clock = clock;
+        cnt$0$d = cnt$0$q;
+        s_cnt$0$clock = clock;
+        s_cnt$0$d = s_cnt$0$q;
+        cnt$1$clock = clock;
+        cnt$1$d = cnt$1$q;
+        s_cnt$1$clock = clock;
+        s_cnt$1$d = s_cnt$1$q;
+        cnt$2$clock = clock;
+        cnt$2$d = cnt$2$q;
+        s_cnt$2$clock = clock;
+        s_cnt$2$d = s_cnt$2$q;
+        cnt$3$clock = clock;
+        cnt$3$d = cnt$3$q;
+        s_cnt$3$clock = clock;
+        s_cnt$3$d = s_cnt$3$q;
+        cnt$4$clock = clock;
+        cnt$4$d = cnt$4$q;
+        s_cnt$4$clock = clock;
+        s_cnt$4$d = s_cnt$4$q;
+        cnt$5$clock = clock;
+        cnt$5$d = cnt$5$q;
+        s_cnt$5$clock = clock;
+        s_cnt$5$d = s_cnt$5$q;
+        cnt$6$clock = clock;
+        cnt$6$d = cnt$6$q;
+        s_cnt$6$clock = clock;
+        s_cnt$6$d = s_cnt$6$q;
+        cnt$7$clock = clock;
+        cnt$7$d = cnt$7$q;
+        s_cnt$7$clock = clock;
+        s_cnt$7$d = s_cnt$7$q;
+        cnt$8$clock = clock;
+        cnt$8$d = cnt$8$q;
+        s_cnt$8$clock = clock;
+        s_cnt$8$d = s_cnt$8$q;
+        cnt$9$clock = clock;
+        cnt$9$d = cnt$9$q;
+        s_cnt$9$clock = clock;
+        s_cnt$9$d = s_cnt$9$q;
+        cnt$10$clock = clock;
+        cnt$10$d = cnt$10$q;
+        s_cnt$10$clock = clock;
+        s_cnt$10$d = s_cnt$10$q;
+        cnt$11$clock = clock;
+        cnt$11$d = cnt$11$q;
+        s_cnt$11$clock = clock;
+        s_cnt$11$d = s_cnt$11$q;
+        cnt$12$clock = clock;
+        cnt$12$d = cnt$12$q;
+        s_cnt$12$clock = clock;
+        s_cnt$12$d = s_cnt$12$q;
+        cnt$13$clock = clock;
+        cnt$13$d = cnt$13$q;
+        s_cnt$13$clock = clock;
+        s_cnt$13$d = s_cnt$13$q;
+        cnt$14$clock = clock;
+        cnt$14$d = cnt$14$q;
+        s_cnt$14$clock = clock;
+        s_cnt$14$d = s_cnt$14$q;
+        cnt$15$clock = clock;
+        cnt$15$d = cnt$15$q;
+        s_cnt$15$clock = clock;
+        s_cnt$15$d = s_cnt$15$q;
+        cnt$16$clock = clock;
+        cnt$16$d = cnt$16$q;
+        s_cnt$16$clock = clock;
+        s_cnt$16$d = s_cnt$16$q;
+        cnt$17$clock = clock;
+        cnt$17$d = cnt$17$q;
+        s_cnt$17$clock = clock;
+        s_cnt$17$d = s_cnt$17$q;
+        cnt$18$clock = clock;
+        cnt$18$d = cnt$18$q;
+        s_cnt$18$clock = clock;
+        s_cnt$18$d = s_cnt$18$q;
+        cnt$19$clock = clock;
+        cnt$19$d = cnt$19$q;
+        s_cnt$19$clock = clock;
+        s_cnt$19$d = s_cnt$19$q;
+        cnt$20$clock = clock;
+        cnt$20$d = cnt$20$q;
+        s_cnt$20$clock = clock;
+        s_cnt$20$d = s_cnt$20$q;
+        cnt$21$clock = clock;
+        cnt$21$d = cnt$21$q;
+        s_cnt$21$clock = clock;
+        s_cnt$21$d = s_cnt$21$q;
+        cnt$22$clock = clock;
+        cnt$22$d = cnt$22$q;
+        s_cnt$22$clock = clock;
+        s_cnt$22$d = s_cnt$22$q;
+        cnt$23$clock = clock;
+        cnt$23$d = cnt$23$q;
+        s_cnt$23$clock = clock;
+        s_cnt$23$d = s_cnt$23$q;
+        cnt$24$clock = clock;
+        cnt$24$d = cnt$24$q;
+        s_cnt$24$clock = clock;
+        s_cnt$24$d = s_cnt$24$q;
+        cnt$25$clock = clock;
+        cnt$25$d = cnt$25$q;
+        s_cnt$25$clock = clock;
+        s_cnt$25$d = s_cnt$25$q;
+        cnt$26$clock = clock;
+        cnt$26$d = cnt$26$q;
+        s_cnt$26$clock = clock;
+        s_cnt$26$d = s_cnt$26$q;
+        s_port$0$clock = clock;
+        s_port$0$d = s_port$0$q;
+        rxp$0$clock = clock;
+        rxp$0$d = rxp$0$q;
+        rxb$0$clock = clock;
+        rxb$0$d = rxb$0$q;
+        txp$0$clock = clock;
+        txp$0$d = txp$0$q;
+        txb$0$clock = clock;
+        txb$0$d = txb$0$q;
+        rxbad$0$clock = clock;
+        rxbad$0$d = rxbad$0$q;
+        s_port$1$clock = clock;
+        s_port$1$d = s_port$1$q;
+        rxp$1$clock = clock;
+        rxp$1$d = rxp$1$q;
+        rxb$1$clock = clock;
+        rxb$1$d = rxb$1$q;
+        txp$1$clock = clock;
+        txp$1$d = txp$1$q;
+        txb$1$clock = clock;
+        txb$1$d = txb$1$q;
+        rxbad$1$clock = clock;
+        rxbad$1$d = rxbad$1$q;
+        s_port$2$clock = clock;
+        s_port$2$d = s_port$2$q;
+        rxp$2$clock = clock;
+        rxp$2$d = rxp$2$q;
+        rxb$2$clock = clock;
+        rxb$2$d = rxb$2$q;
+        txp$2$clock = clock;
+        txp$2$d = txp$2$q;
+        txb$2$clock = clock;
+        txb$2$d = txb$2$q;
+        rxbad$2$clock = clock;
+        rxbad$2$d = rxbad$2$q;
+        s_port$3$clock = clock;
+        s_port$3$d = s_port$3$q;
+        rxp$3$clock = clock;
+        rxp$3$d = rxp$3$q;
+        rxb$3$clock = clock;
+        rxb$3$d = rxb$3$q;
+        txp$3$clock = clock;
+        txp$3$d = txp$3$q;
+        txb$3$clock = clock;
+        txb$3$d = txb$3$q;
+        rxbad$3$clock = clock;
+        rxbad$3$d = rxbad$3$q;
         s_cnt$0$d = 32'h0;
         if (araddr == a_cnt + (c_idx16$0 << 32'h3)) begin
             s_cnt$0$d = 32'h1;
@@ -15691,394 +16092,278 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         if (araddr == a_rxbad + (c_idx16$3 << 32'h2)) begin
             s_port$3$d = ((32'h1) & 16'hffff) << 32'h8;
         end
-        rd = 32'h0;
-        if (s_info$0$q) begin
-            rd = rd | c_info$0;
-        end
-        if (s_info$1$q) begin
-            rd = rd | c_info$1;
-        end
-        if (s_info$2$q) begin
-            rd = rd | c_info$2;
-        end
-        if (s_info$3$q) begin
-            rd = rd | c_info$3;
-        end
-        if (s_info$4$q) begin
-            rd = rd | c_info$4;
-        end
-        if (s_info$5$q) begin
-            rd = rd | c_info$5;
-        end
-        if (s_info$6$q) begin
-            rd = rd | c_info$6;
-        end
-        if (s_info$7$q) begin
-            rd = rd | c_info$7;
-        end
-        if (s_info$8$q) begin
-            rd = rd | c_info$8;
-        end
-        if (s_info$9$q) begin
-            rd = rd | c_info$9;
-        end
-        if (s_info$10$q) begin
-            rd = rd | c_info$10;
-        end
-        if (s_misc$q[32'h0]) begin
-            rd = rd | me_ip_r$q;
-        end
-        if (s_misc$q[32'h1]) begin
-            rd = rd | ((me_port_r$q) & 32'hffffffff);
-        end
-        if (s_misc$q[32'h2]) begin
-            rd = rd | me_mac_r$q[(32'h0)+:(32)];
-        end
-        if (s_misc$q[32'h3]) begin
-            rd = rd | ((me_mac_r$q[(32'h20)+:(16)]) & 32'hffffffff);
-        end
-        if (s_misc$q[32'h4]) begin
-            rd = rd | tick_div_r$q;
-        end
-        if (s_misc$q[32'h5]) begin
-            rd = rd | now;
-        end
-        if (s_misc$q[32'h6]) begin
-            rd = rd | scan_ticks_r$q;
-        end
-        if (s_tsel$q) begin
-            rd = rd | tbl_sel$q;
-        end
-        tbl_sh = tbl_q$q >> (tbl_w$q << 32'h5);
-        if (s_tbl$q) begin
-            rd = rd | tbl_sh[(32'h0)+:(32)];
-        end
-        if (s_busy$0$q) begin
-            rd = rd | jbusy$0;
-        end
-        if (s_busy$1$q) begin
-            rd = rd | jbusy$1;
-        end
-        if (s_busy$2$q) begin
-            rd = rd | jbusy$2;
-        end
-        if (s_busy$3$q) begin
-            rd = rd | jbusy$3;
-        end
-        if (s_busy$4$q) begin
-            rd = rd | jbusy$4;
-        end
-        if (s_busy$5$q) begin
-            rd = rd | jbusy$5;
-        end
-        if (s_busy$6$q) begin
-            rd = rd | jbusy$6;
-        end
-        if (s_busy$7$q) begin
-            rd = rd | jbusy$7;
-        end
-        if (s_busy$8$q) begin
-            rd = rd | jbusy$8;
-        end
-        if (s_busy$9$q) begin
-            rd = rd | jbusy$9;
-        end
-        if (s_busy$10$q) begin
-            rd = rd | jbusy$10;
-        end
-        if (s_busy$11$q) begin
-            rd = rd | jbusy$11;
-        end
-        if (s_busy$12$q) begin
-            rd = rd | jbusy$12;
-        end
-        if (s_busy$13$q) begin
-            rd = rd | jbusy$13;
-        end
-        if (s_busy$14$q) begin
-            rd = rd | jbusy$14;
-        end
-        if (s_busy$15$q) begin
-            rd = rd | jbusy$15;
-        end
+        acc = 32'h0;
         if (s_cnt$0$q[32'h0]) begin
-            rd = rd | cnt$0$q[(32'h0)+:(32)];
+            acc = acc | cnt$0$q[(32'h0)+:(32)];
         end
         if (s_cnt$0$q[32'h1]) begin
-            rd = rd | cnt$0$q[(32'h20)+:(32)];
+            acc = acc | cnt$0$q[(32'h20)+:(32)];
         end
         if (s_cnt$1$q[32'h0]) begin
-            rd = rd | cnt$1$q[(32'h0)+:(32)];
+            acc = acc | cnt$1$q[(32'h0)+:(32)];
         end
         if (s_cnt$1$q[32'h1]) begin
-            rd = rd | cnt$1$q[(32'h20)+:(32)];
+            acc = acc | cnt$1$q[(32'h20)+:(32)];
         end
         if (s_cnt$2$q[32'h0]) begin
-            rd = rd | cnt$2$q[(32'h0)+:(32)];
+            acc = acc | cnt$2$q[(32'h0)+:(32)];
         end
         if (s_cnt$2$q[32'h1]) begin
-            rd = rd | cnt$2$q[(32'h20)+:(32)];
+            acc = acc | cnt$2$q[(32'h20)+:(32)];
         end
         if (s_cnt$3$q[32'h0]) begin
-            rd = rd | cnt$3$q[(32'h0)+:(32)];
+            acc = acc | cnt$3$q[(32'h0)+:(32)];
         end
         if (s_cnt$3$q[32'h1]) begin
-            rd = rd | cnt$3$q[(32'h20)+:(32)];
+            acc = acc | cnt$3$q[(32'h20)+:(32)];
         end
         if (s_cnt$4$q[32'h0]) begin
-            rd = rd | cnt$4$q[(32'h0)+:(32)];
+            acc = acc | cnt$4$q[(32'h0)+:(32)];
         end
         if (s_cnt$4$q[32'h1]) begin
-            rd = rd | cnt$4$q[(32'h20)+:(32)];
+            acc = acc | cnt$4$q[(32'h20)+:(32)];
         end
         if (s_cnt$5$q[32'h0]) begin
-            rd = rd | cnt$5$q[(32'h0)+:(32)];
+            acc = acc | cnt$5$q[(32'h0)+:(32)];
         end
         if (s_cnt$5$q[32'h1]) begin
-            rd = rd | cnt$5$q[(32'h20)+:(32)];
+            acc = acc | cnt$5$q[(32'h20)+:(32)];
         end
         if (s_cnt$6$q[32'h0]) begin
-            rd = rd | cnt$6$q[(32'h0)+:(32)];
+            acc = acc | cnt$6$q[(32'h0)+:(32)];
         end
         if (s_cnt$6$q[32'h1]) begin
-            rd = rd | cnt$6$q[(32'h20)+:(32)];
+            acc = acc | cnt$6$q[(32'h20)+:(32)];
         end
         if (s_cnt$7$q[32'h0]) begin
-            rd = rd | cnt$7$q[(32'h0)+:(32)];
+            acc = acc | cnt$7$q[(32'h0)+:(32)];
         end
         if (s_cnt$7$q[32'h1]) begin
-            rd = rd | cnt$7$q[(32'h20)+:(32)];
+            acc = acc | cnt$7$q[(32'h20)+:(32)];
         end
         if (s_cnt$8$q[32'h0]) begin
-            rd = rd | cnt$8$q[(32'h0)+:(32)];
+            acc = acc | cnt$8$q[(32'h0)+:(32)];
         end
         if (s_cnt$8$q[32'h1]) begin
-            rd = rd | cnt$8$q[(32'h20)+:(32)];
+            acc = acc | cnt$8$q[(32'h20)+:(32)];
         end
         if (s_cnt$9$q[32'h0]) begin
-            rd = rd | cnt$9$q[(32'h0)+:(32)];
+            acc = acc | cnt$9$q[(32'h0)+:(32)];
         end
         if (s_cnt$9$q[32'h1]) begin
-            rd = rd | cnt$9$q[(32'h20)+:(32)];
+            acc = acc | cnt$9$q[(32'h20)+:(32)];
         end
         if (s_cnt$10$q[32'h0]) begin
-            rd = rd | cnt$10$q[(32'h0)+:(32)];
+            acc = acc | cnt$10$q[(32'h0)+:(32)];
         end
         if (s_cnt$10$q[32'h1]) begin
-            rd = rd | cnt$10$q[(32'h20)+:(32)];
+            acc = acc | cnt$10$q[(32'h20)+:(32)];
         end
         if (s_cnt$11$q[32'h0]) begin
-            rd = rd | cnt$11$q[(32'h0)+:(32)];
+            acc = acc | cnt$11$q[(32'h0)+:(32)];
         end
         if (s_cnt$11$q[32'h1]) begin
-            rd = rd | cnt$11$q[(32'h20)+:(32)];
+            acc = acc | cnt$11$q[(32'h20)+:(32)];
         end
         if (s_cnt$12$q[32'h0]) begin
-            rd = rd | cnt$12$q[(32'h0)+:(32)];
+            acc = acc | cnt$12$q[(32'h0)+:(32)];
         end
         if (s_cnt$12$q[32'h1]) begin
-            rd = rd | cnt$12$q[(32'h20)+:(32)];
+            acc = acc | cnt$12$q[(32'h20)+:(32)];
         end
         if (s_cnt$13$q[32'h0]) begin
-            rd = rd | cnt$13$q[(32'h0)+:(32)];
+            acc = acc | cnt$13$q[(32'h0)+:(32)];
         end
         if (s_cnt$13$q[32'h1]) begin
-            rd = rd | cnt$13$q[(32'h20)+:(32)];
+            acc = acc | cnt$13$q[(32'h20)+:(32)];
         end
         if (s_cnt$14$q[32'h0]) begin
-            rd = rd | cnt$14$q[(32'h0)+:(32)];
+            acc = acc | cnt$14$q[(32'h0)+:(32)];
         end
         if (s_cnt$14$q[32'h1]) begin
-            rd = rd | cnt$14$q[(32'h20)+:(32)];
+            acc = acc | cnt$14$q[(32'h20)+:(32)];
         end
         if (s_cnt$15$q[32'h0]) begin
-            rd = rd | cnt$15$q[(32'h0)+:(32)];
+            acc = acc | cnt$15$q[(32'h0)+:(32)];
         end
         if (s_cnt$15$q[32'h1]) begin
-            rd = rd | cnt$15$q[(32'h20)+:(32)];
+            acc = acc | cnt$15$q[(32'h20)+:(32)];
         end
         if (s_cnt$16$q[32'h0]) begin
-            rd = rd | cnt$16$q[(32'h0)+:(32)];
+            acc = acc | cnt$16$q[(32'h0)+:(32)];
         end
         if (s_cnt$16$q[32'h1]) begin
-            rd = rd | cnt$16$q[(32'h20)+:(32)];
+            acc = acc | cnt$16$q[(32'h20)+:(32)];
         end
         if (s_cnt$17$q[32'h0]) begin
-            rd = rd | cnt$17$q[(32'h0)+:(32)];
+            acc = acc | cnt$17$q[(32'h0)+:(32)];
         end
         if (s_cnt$17$q[32'h1]) begin
-            rd = rd | cnt$17$q[(32'h20)+:(32)];
+            acc = acc | cnt$17$q[(32'h20)+:(32)];
         end
         if (s_cnt$18$q[32'h0]) begin
-            rd = rd | cnt$18$q[(32'h0)+:(32)];
+            acc = acc | cnt$18$q[(32'h0)+:(32)];
         end
         if (s_cnt$18$q[32'h1]) begin
-            rd = rd | cnt$18$q[(32'h20)+:(32)];
+            acc = acc | cnt$18$q[(32'h20)+:(32)];
         end
         if (s_cnt$19$q[32'h0]) begin
-            rd = rd | cnt$19$q[(32'h0)+:(32)];
+            acc = acc | cnt$19$q[(32'h0)+:(32)];
         end
         if (s_cnt$19$q[32'h1]) begin
-            rd = rd | cnt$19$q[(32'h20)+:(32)];
+            acc = acc | cnt$19$q[(32'h20)+:(32)];
         end
         if (s_cnt$20$q[32'h0]) begin
-            rd = rd | cnt$20$q[(32'h0)+:(32)];
+            acc = acc | cnt$20$q[(32'h0)+:(32)];
         end
         if (s_cnt$20$q[32'h1]) begin
-            rd = rd | cnt$20$q[(32'h20)+:(32)];
+            acc = acc | cnt$20$q[(32'h20)+:(32)];
         end
         if (s_cnt$21$q[32'h0]) begin
-            rd = rd | cnt$21$q[(32'h0)+:(32)];
+            acc = acc | cnt$21$q[(32'h0)+:(32)];
         end
         if (s_cnt$21$q[32'h1]) begin
-            rd = rd | cnt$21$q[(32'h20)+:(32)];
+            acc = acc | cnt$21$q[(32'h20)+:(32)];
         end
         if (s_cnt$22$q[32'h0]) begin
-            rd = rd | cnt$22$q[(32'h0)+:(32)];
+            acc = acc | cnt$22$q[(32'h0)+:(32)];
         end
         if (s_cnt$22$q[32'h1]) begin
-            rd = rd | cnt$22$q[(32'h20)+:(32)];
+            acc = acc | cnt$22$q[(32'h20)+:(32)];
         end
         if (s_cnt$23$q[32'h0]) begin
-            rd = rd | cnt$23$q[(32'h0)+:(32)];
+            acc = acc | cnt$23$q[(32'h0)+:(32)];
         end
         if (s_cnt$23$q[32'h1]) begin
-            rd = rd | cnt$23$q[(32'h20)+:(32)];
+            acc = acc | cnt$23$q[(32'h20)+:(32)];
         end
         if (s_cnt$24$q[32'h0]) begin
-            rd = rd | cnt$24$q[(32'h0)+:(32)];
+            acc = acc | cnt$24$q[(32'h0)+:(32)];
         end
         if (s_cnt$24$q[32'h1]) begin
-            rd = rd | cnt$24$q[(32'h20)+:(32)];
+            acc = acc | cnt$24$q[(32'h20)+:(32)];
         end
         if (s_cnt$25$q[32'h0]) begin
-            rd = rd | cnt$25$q[(32'h0)+:(32)];
+            acc = acc | cnt$25$q[(32'h0)+:(32)];
         end
         if (s_cnt$25$q[32'h1]) begin
-            rd = rd | cnt$25$q[(32'h20)+:(32)];
+            acc = acc | cnt$25$q[(32'h20)+:(32)];
         end
         if (s_cnt$26$q[32'h0]) begin
-            rd = rd | cnt$26$q[(32'h0)+:(32)];
+            acc = acc | cnt$26$q[(32'h0)+:(32)];
         end
         if (s_cnt$26$q[32'h1]) begin
-            rd = rd | cnt$26$q[(32'h20)+:(32)];
+            acc = acc | cnt$26$q[(32'h20)+:(32)];
         end
         if (s_port$0$q[32'h0]) begin
-            rd = rd | rxp$0$q[(32'h0)+:(32)];
+            acc = acc | rxp$0$q[(32'h0)+:(32)];
         end
         if (s_port$0$q[32'h1]) begin
-            rd = rd | rxp$0$q[(32'h20)+:(32)];
+            acc = acc | rxp$0$q[(32'h20)+:(32)];
         end
         if (s_port$0$q[32'h2]) begin
-            rd = rd | rxb$0$q[(32'h0)+:(32)];
+            acc = acc | rxb$0$q[(32'h0)+:(32)];
         end
         if (s_port$0$q[32'h3]) begin
-            rd = rd | rxb$0$q[(32'h20)+:(32)];
+            acc = acc | rxb$0$q[(32'h20)+:(32)];
         end
         if (s_port$0$q[32'h4]) begin
-            rd = rd | txp$0$q[(32'h0)+:(32)];
+            acc = acc | txp$0$q[(32'h0)+:(32)];
         end
         if (s_port$0$q[32'h5]) begin
-            rd = rd | txp$0$q[(32'h20)+:(32)];
+            acc = acc | txp$0$q[(32'h20)+:(32)];
         end
         if (s_port$0$q[32'h6]) begin
-            rd = rd | txb$0$q[(32'h0)+:(32)];
+            acc = acc | txb$0$q[(32'h0)+:(32)];
         end
         if (s_port$0$q[32'h7]) begin
-            rd = rd | txb$0$q[(32'h20)+:(32)];
+            acc = acc | txb$0$q[(32'h20)+:(32)];
         end
         if (s_port$0$q[32'h8]) begin
-            rd = rd | rxbad$0$q;
+            acc = acc | rxbad$0$q;
         end
         if (s_port$1$q[32'h0]) begin
-            rd = rd | rxp$1$q[(32'h0)+:(32)];
+            acc = acc | rxp$1$q[(32'h0)+:(32)];
         end
         if (s_port$1$q[32'h1]) begin
-            rd = rd | rxp$1$q[(32'h20)+:(32)];
+            acc = acc | rxp$1$q[(32'h20)+:(32)];
         end
         if (s_port$1$q[32'h2]) begin
-            rd = rd | rxb$1$q[(32'h0)+:(32)];
+            acc = acc | rxb$1$q[(32'h0)+:(32)];
         end
         if (s_port$1$q[32'h3]) begin
-            rd = rd | rxb$1$q[(32'h20)+:(32)];
+            acc = acc | rxb$1$q[(32'h20)+:(32)];
         end
         if (s_port$1$q[32'h4]) begin
-            rd = rd | txp$1$q[(32'h0)+:(32)];
+            acc = acc | txp$1$q[(32'h0)+:(32)];
         end
         if (s_port$1$q[32'h5]) begin
-            rd = rd | txp$1$q[(32'h20)+:(32)];
+            acc = acc | txp$1$q[(32'h20)+:(32)];
         end
         if (s_port$1$q[32'h6]) begin
-            rd = rd | txb$1$q[(32'h0)+:(32)];
+            acc = acc | txb$1$q[(32'h0)+:(32)];
         end
         if (s_port$1$q[32'h7]) begin
-            rd = rd | txb$1$q[(32'h20)+:(32)];
+            acc = acc | txb$1$q[(32'h20)+:(32)];
         end
         if (s_port$1$q[32'h8]) begin
-            rd = rd | rxbad$1$q;
+            acc = acc | rxbad$1$q;
         end
         if (s_port$2$q[32'h0]) begin
-            rd = rd | rxp$2$q[(32'h0)+:(32)];
+            acc = acc | rxp$2$q[(32'h0)+:(32)];
         end
         if (s_port$2$q[32'h1]) begin
-            rd = rd | rxp$2$q[(32'h20)+:(32)];
+            acc = acc | rxp$2$q[(32'h20)+:(32)];
         end
         if (s_port$2$q[32'h2]) begin
-            rd = rd | rxb$2$q[(32'h0)+:(32)];
+            acc = acc | rxb$2$q[(32'h0)+:(32)];
         end
         if (s_port$2$q[32'h3]) begin
-            rd = rd | rxb$2$q[(32'h20)+:(32)];
+            acc = acc | rxb$2$q[(32'h20)+:(32)];
         end
         if (s_port$2$q[32'h4]) begin
-            rd = rd | txp$2$q[(32'h0)+:(32)];
+            acc = acc | txp$2$q[(32'h0)+:(32)];
         end
         if (s_port$2$q[32'h5]) begin
-            rd = rd | txp$2$q[(32'h20)+:(32)];
+            acc = acc | txp$2$q[(32'h20)+:(32)];
         end
         if (s_port$2$q[32'h6]) begin
-            rd = rd | txb$2$q[(32'h0)+:(32)];
+            acc = acc | txb$2$q[(32'h0)+:(32)];
         end
         if (s_port$2$q[32'h7]) begin
-            rd = rd | txb$2$q[(32'h20)+:(32)];
+            acc = acc | txb$2$q[(32'h20)+:(32)];
         end
         if (s_port$2$q[32'h8]) begin
-            rd = rd | rxbad$2$q;
+            acc = acc | rxbad$2$q;
         end
         if (s_port$3$q[32'h0]) begin
-            rd = rd | rxp$3$q[(32'h0)+:(32)];
+            acc = acc | rxp$3$q[(32'h0)+:(32)];
         end
         if (s_port$3$q[32'h1]) begin
-            rd = rd | rxp$3$q[(32'h20)+:(32)];
+            acc = acc | rxp$3$q[(32'h20)+:(32)];
         end
         if (s_port$3$q[32'h2]) begin
-            rd = rd | rxb$3$q[(32'h0)+:(32)];
+            acc = acc | rxb$3$q[(32'h0)+:(32)];
         end
         if (s_port$3$q[32'h3]) begin
-            rd = rd | rxb$3$q[(32'h20)+:(32)];
+            acc = acc | rxb$3$q[(32'h20)+:(32)];
         end
         if (s_port$3$q[32'h4]) begin
-            rd = rd | txp$3$q[(32'h0)+:(32)];
+            acc = acc | txp$3$q[(32'h0)+:(32)];
         end
         if (s_port$3$q[32'h5]) begin
-            rd = rd | txp$3$q[(32'h20)+:(32)];
+            acc = acc | txp$3$q[(32'h20)+:(32)];
         end
         if (s_port$3$q[32'h6]) begin
-            rd = rd | txb$3$q[(32'h0)+:(32)];
+            acc = acc | txb$3$q[(32'h0)+:(32)];
         end
         if (s_port$3$q[32'h7]) begin
-            rd = rd | txb$3$q[(32'h20)+:(32)];
+            acc = acc | txb$3$q[(32'h20)+:(32)];
         end
         if (s_port$3$q[32'h8]) begin
-            rd = rd | rxbad$3$q;
+            acc = acc | rxbad$3$q;
         end
-        rs$d = arvalid & ~rvalid_r$q & ~rs$q;
-        if (rs$q) begin
-            rvalid_r$d = 1'b1;
-            rdata_r$d = rd;
-        end
-        else if (rready) begin
-            rvalid_r$d = 1'b0;
-        end
+        rd = acc;
         evq$d = ev;
         evbq$d = ev_b;
         if (evq$q[0] & evbq$q[0]) begin
@@ -16300,31 +16585,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
             rxbad$3$d = rxbad$3$q + 32'h1;
         end
         if (rst) begin
-            aw_ack$d = 1'b0;
-            bvalid_r$d = 1'b0;
-            rvalid_r$d = 1'b0;
-            rs$d = 1'b0;
-            jcw$d = 1'b0;
-            chw$d = 1'b0;
-            pbw$d = 1'b0;
-            tick_div_r$d = 32'h1;
-            scan_ticks_r$d = 32'h1;
-            route_valid_r$0$d = 1'b0;
-            route_valid_r$1$d = 1'b0;
-            route_valid_r$2$d = 1'b0;
-            route_valid_r$3$d = 1'b0;
-            route_valid_r$4$d = 1'b0;
-            route_valid_r$5$d = 1'b0;
-            route_valid_r$6$d = 1'b0;
-            route_valid_r$7$d = 1'b0;
-            route_valid_r$8$d = 1'b0;
-            route_valid_r$9$d = 1'b0;
-            route_valid_r$10$d = 1'b0;
-            route_valid_r$11$d = 1'b0;
-            route_valid_r$12$d = 1'b0;
-            route_valid_r$13$d = 1'b0;
-            route_valid_r$14$d = 1'b0;
-            route_valid_r$15$d = 1'b0;
             cnt$0$d = 32'h0;
             cnt$1$d = 32'h0;
             cnt$2$d = 32'h0;
@@ -16375,109 +16635,10 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         end
     end
     
-endmodule // fanin_csr
+endmodule // fanin_csr_counters
 
 
-module fanin_csr_aw_ack(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_aw_ack
-
-
-module fanin_csr_bvalid_r(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_bvalid_r
-
-
-module fanin_csr_chram_rb(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [167:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [167:0] rdata;
-    
-    // Update code (custom)
-    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 8 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [167:0] mem [0:255];
-    reg [167:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[7:0]];
-        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
-    end
-endmodule // fanin_csr_chram_rb
-
-
-module fanin_csr_chw(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_chw
-
-
-module fanin_csr_chw_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_chw_a
-
-
-module fanin_csr_cnt_0(d,q,clock);
+module fanin_csr_counters_cnt_0(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16493,10 +16654,10 @@ module fanin_csr_cnt_0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_0
+endmodule // fanin_csr_counters_cnt_0
 
 
-module fanin_csr_cnt_1(d,q,clock);
+module fanin_csr_counters_cnt_1(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16512,10 +16673,10 @@ module fanin_csr_cnt_1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_1
+endmodule // fanin_csr_counters_cnt_1
 
 
-module fanin_csr_cnt_10(d,q,clock);
+module fanin_csr_counters_cnt_10(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16531,10 +16692,10 @@ module fanin_csr_cnt_10(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_10
+endmodule // fanin_csr_counters_cnt_10
 
 
-module fanin_csr_cnt_11(d,q,clock);
+module fanin_csr_counters_cnt_11(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16550,10 +16711,10 @@ module fanin_csr_cnt_11(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_11
+endmodule // fanin_csr_counters_cnt_11
 
 
-module fanin_csr_cnt_12(d,q,clock);
+module fanin_csr_counters_cnt_12(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16569,10 +16730,10 @@ module fanin_csr_cnt_12(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_12
+endmodule // fanin_csr_counters_cnt_12
 
 
-module fanin_csr_cnt_13(d,q,clock);
+module fanin_csr_counters_cnt_13(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16588,10 +16749,10 @@ module fanin_csr_cnt_13(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_13
+endmodule // fanin_csr_counters_cnt_13
 
 
-module fanin_csr_cnt_14(d,q,clock);
+module fanin_csr_counters_cnt_14(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16607,10 +16768,10 @@ module fanin_csr_cnt_14(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_14
+endmodule // fanin_csr_counters_cnt_14
 
 
-module fanin_csr_cnt_15(d,q,clock);
+module fanin_csr_counters_cnt_15(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16626,10 +16787,10 @@ module fanin_csr_cnt_15(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_15
+endmodule // fanin_csr_counters_cnt_15
 
 
-module fanin_csr_cnt_16(d,q,clock);
+module fanin_csr_counters_cnt_16(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16645,10 +16806,10 @@ module fanin_csr_cnt_16(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_16
+endmodule // fanin_csr_counters_cnt_16
 
 
-module fanin_csr_cnt_17(d,q,clock);
+module fanin_csr_counters_cnt_17(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16664,10 +16825,10 @@ module fanin_csr_cnt_17(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_17
+endmodule // fanin_csr_counters_cnt_17
 
 
-module fanin_csr_cnt_18(d,q,clock);
+module fanin_csr_counters_cnt_18(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16683,10 +16844,10 @@ module fanin_csr_cnt_18(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_18
+endmodule // fanin_csr_counters_cnt_18
 
 
-module fanin_csr_cnt_19(d,q,clock);
+module fanin_csr_counters_cnt_19(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16702,10 +16863,10 @@ module fanin_csr_cnt_19(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_19
+endmodule // fanin_csr_counters_cnt_19
 
 
-module fanin_csr_cnt_2(d,q,clock);
+module fanin_csr_counters_cnt_2(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16721,10 +16882,10 @@ module fanin_csr_cnt_2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_2
+endmodule // fanin_csr_counters_cnt_2
 
 
-module fanin_csr_cnt_20(d,q,clock);
+module fanin_csr_counters_cnt_20(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16740,10 +16901,10 @@ module fanin_csr_cnt_20(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_20
+endmodule // fanin_csr_counters_cnt_20
 
 
-module fanin_csr_cnt_21(d,q,clock);
+module fanin_csr_counters_cnt_21(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16759,10 +16920,10 @@ module fanin_csr_cnt_21(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_21
+endmodule // fanin_csr_counters_cnt_21
 
 
-module fanin_csr_cnt_22(d,q,clock);
+module fanin_csr_counters_cnt_22(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16778,10 +16939,10 @@ module fanin_csr_cnt_22(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_22
+endmodule // fanin_csr_counters_cnt_22
 
 
-module fanin_csr_cnt_23(d,q,clock);
+module fanin_csr_counters_cnt_23(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16797,10 +16958,10 @@ module fanin_csr_cnt_23(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_23
+endmodule // fanin_csr_counters_cnt_23
 
 
-module fanin_csr_cnt_24(d,q,clock);
+module fanin_csr_counters_cnt_24(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16816,10 +16977,10 @@ module fanin_csr_cnt_24(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_24
+endmodule // fanin_csr_counters_cnt_24
 
 
-module fanin_csr_cnt_25(d,q,clock);
+module fanin_csr_counters_cnt_25(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16835,10 +16996,10 @@ module fanin_csr_cnt_25(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_25
+endmodule // fanin_csr_counters_cnt_25
 
 
-module fanin_csr_cnt_26(d,q,clock);
+module fanin_csr_counters_cnt_26(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16854,10 +17015,10 @@ module fanin_csr_cnt_26(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_26
+endmodule // fanin_csr_counters_cnt_26
 
 
-module fanin_csr_cnt_3(d,q,clock);
+module fanin_csr_counters_cnt_3(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16873,10 +17034,10 @@ module fanin_csr_cnt_3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_3
+endmodule // fanin_csr_counters_cnt_3
 
 
-module fanin_csr_cnt_4(d,q,clock);
+module fanin_csr_counters_cnt_4(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16892,10 +17053,10 @@ module fanin_csr_cnt_4(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_4
+endmodule // fanin_csr_counters_cnt_4
 
 
-module fanin_csr_cnt_5(d,q,clock);
+module fanin_csr_counters_cnt_5(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16911,10 +17072,10 @@ module fanin_csr_cnt_5(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_5
+endmodule // fanin_csr_counters_cnt_5
 
 
-module fanin_csr_cnt_6(d,q,clock);
+module fanin_csr_counters_cnt_6(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16930,10 +17091,10 @@ module fanin_csr_cnt_6(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_6
+endmodule // fanin_csr_counters_cnt_6
 
 
-module fanin_csr_cnt_7(d,q,clock);
+module fanin_csr_counters_cnt_7(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16949,10 +17110,10 @@ module fanin_csr_cnt_7(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_7
+endmodule // fanin_csr_counters_cnt_7
 
 
-module fanin_csr_cnt_8(d,q,clock);
+module fanin_csr_counters_cnt_8(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16968,10 +17129,10 @@ module fanin_csr_cnt_8(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_8
+endmodule // fanin_csr_counters_cnt_8
 
 
-module fanin_csr_cnt_9(d,q,clock);
+module fanin_csr_counters_cnt_9(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16987,7 +17148,1014 @@ module fanin_csr_cnt_9(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_cnt_9
+endmodule // fanin_csr_counters_cnt_9
+
+
+module fanin_csr_counters_evbq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_evbq
+
+
+module fanin_csr_counters_evq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_evq
+
+
+module fanin_csr_counters_rxb_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxb_0
+
+
+module fanin_csr_counters_rxb_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxb_1
+
+
+module fanin_csr_counters_rxb_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxb_2
+
+
+module fanin_csr_counters_rxb_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxb_3
+
+
+module fanin_csr_counters_rxbad_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxbad_0
+
+
+module fanin_csr_counters_rxbad_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxbad_1
+
+
+module fanin_csr_counters_rxbad_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxbad_2
+
+
+module fanin_csr_counters_rxbad_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxbad_3
+
+
+module fanin_csr_counters_rxp_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxp_0
+
+
+module fanin_csr_counters_rxp_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxp_1
+
+
+module fanin_csr_counters_rxp_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxp_2
+
+
+module fanin_csr_counters_rxp_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_rxp_3
+
+
+module fanin_csr_counters_s_cnt_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_0
+
+
+module fanin_csr_counters_s_cnt_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_1
+
+
+module fanin_csr_counters_s_cnt_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_10
+
+
+module fanin_csr_counters_s_cnt_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_11
+
+
+module fanin_csr_counters_s_cnt_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_12
+
+
+module fanin_csr_counters_s_cnt_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_13
+
+
+module fanin_csr_counters_s_cnt_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_14
+
+
+module fanin_csr_counters_s_cnt_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_15
+
+
+module fanin_csr_counters_s_cnt_16(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_16
+
+
+module fanin_csr_counters_s_cnt_17(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_17
+
+
+module fanin_csr_counters_s_cnt_18(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_18
+
+
+module fanin_csr_counters_s_cnt_19(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_19
+
+
+module fanin_csr_counters_s_cnt_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_2
+
+
+module fanin_csr_counters_s_cnt_20(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_20
+
+
+module fanin_csr_counters_s_cnt_21(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_21
+
+
+module fanin_csr_counters_s_cnt_22(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_22
+
+
+module fanin_csr_counters_s_cnt_23(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_23
+
+
+module fanin_csr_counters_s_cnt_24(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_24
+
+
+module fanin_csr_counters_s_cnt_25(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_25
+
+
+module fanin_csr_counters_s_cnt_26(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_26
+
+
+module fanin_csr_counters_s_cnt_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_3
+
+
+module fanin_csr_counters_s_cnt_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_4
+
+
+module fanin_csr_counters_s_cnt_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_5
+
+
+module fanin_csr_counters_s_cnt_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_6
+
+
+module fanin_csr_counters_s_cnt_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_7
+
+
+module fanin_csr_counters_s_cnt_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_8
+
+
+module fanin_csr_counters_s_cnt_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_cnt_9
+
+
+module fanin_csr_counters_s_port_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_port_0
+
+
+module fanin_csr_counters_s_port_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_port_1
+
+
+module fanin_csr_counters_s_port_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_port_2
+
+
+module fanin_csr_counters_s_port_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_s_port_3
+
+
+module fanin_csr_counters_txb_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_txb_0
+
+
+module fanin_csr_counters_txb_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_txb_1
+
+
+module fanin_csr_counters_txb_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_txb_2
+
+
+module fanin_csr_counters_txb_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_txb_3
+
+
+module fanin_csr_counters_txp_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_txp_0
+
+
+module fanin_csr_counters_txp_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_txp_1
+
+
+module fanin_csr_counters_txp_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_txp_2
+
+
+module fanin_csr_counters_txp_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_counters_txp_3
 
 
 module fanin_csr_cword(d,q,clock);
@@ -17007,44 +18175,6 @@ module fanin_csr_cword(d,q,clock);
     end
           
 endmodule // fanin_csr_cword
-
-
-module fanin_csr_evbq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_evbq
-
-
-module fanin_csr_evq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_evq
 
 
 module fanin_csr_jcw(d,q,clock);
@@ -18214,234 +19344,6 @@ module fanin_csr_rvalid_r(d,q,clock);
 endmodule // fanin_csr_rvalid_r
 
 
-module fanin_csr_rxb_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxb_0
-
-
-module fanin_csr_rxb_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxb_1
-
-
-module fanin_csr_rxb_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxb_2
-
-
-module fanin_csr_rxb_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxb_3
-
-
-module fanin_csr_rxbad_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxbad_0
-
-
-module fanin_csr_rxbad_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxbad_1
-
-
-module fanin_csr_rxbad_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxbad_2
-
-
-module fanin_csr_rxbad_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxbad_3
-
-
-module fanin_csr_rxp_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxp_0
-
-
-module fanin_csr_rxp_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxp_1
-
-
-module fanin_csr_rxp_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxp_2
-
-
-module fanin_csr_rxp_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_rxp_3
-
-
 module fanin_csr_s_busy_0(d,q,clock);
     
     // Module arguments
@@ -18746,519 +19648,6 @@ module fanin_csr_s_busy_9(d,q,clock);
 endmodule // fanin_csr_s_busy_9
 
 
-module fanin_csr_s_cnt_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_0
-
-
-module fanin_csr_s_cnt_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_1
-
-
-module fanin_csr_s_cnt_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_10
-
-
-module fanin_csr_s_cnt_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_11
-
-
-module fanin_csr_s_cnt_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_12
-
-
-module fanin_csr_s_cnt_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_13
-
-
-module fanin_csr_s_cnt_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_14
-
-
-module fanin_csr_s_cnt_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_15
-
-
-module fanin_csr_s_cnt_16(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_16
-
-
-module fanin_csr_s_cnt_17(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_17
-
-
-module fanin_csr_s_cnt_18(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_18
-
-
-module fanin_csr_s_cnt_19(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_19
-
-
-module fanin_csr_s_cnt_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_2
-
-
-module fanin_csr_s_cnt_20(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_20
-
-
-module fanin_csr_s_cnt_21(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_21
-
-
-module fanin_csr_s_cnt_22(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_22
-
-
-module fanin_csr_s_cnt_23(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_23
-
-
-module fanin_csr_s_cnt_24(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_24
-
-
-module fanin_csr_s_cnt_25(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_25
-
-
-module fanin_csr_s_cnt_26(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_26
-
-
-module fanin_csr_s_cnt_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_3
-
-
-module fanin_csr_s_cnt_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_4
-
-
-module fanin_csr_s_cnt_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_5
-
-
-module fanin_csr_s_cnt_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_6
-
-
-module fanin_csr_s_cnt_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_7
-
-
-module fanin_csr_s_cnt_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_8
-
-
-module fanin_csr_s_cnt_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_cnt_9
-
-
 module fanin_csr_s_info_0(d,q,clock);
     
     // Module arguments
@@ -19485,82 +19874,6 @@ module fanin_csr_s_misc(d,q,clock);
     end
           
 endmodule // fanin_csr_s_misc
-
-
-module fanin_csr_s_port_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_port_0
-
-
-module fanin_csr_s_port_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_port_1
-
-
-module fanin_csr_s_port_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_port_2
-
-
-module fanin_csr_s_port_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_port_3
 
 
 module fanin_csr_s_tbl(d,q,clock);
@@ -20131,158 +20444,6 @@ module fanin_csr_tick_div_r(d,q,clock);
     end
           
 endmodule // fanin_csr_tick_div_r
-
-
-module fanin_csr_txb_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_txb_0
-
-
-module fanin_csr_txb_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_txb_1
-
-
-module fanin_csr_txb_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_txb_2
-
-
-module fanin_csr_txb_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_txb_3
-
-
-module fanin_csr_txp_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_txp_0
-
-
-module fanin_csr_txp_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_txp_1
-
-
-module fanin_csr_txp_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_txp_2
-
-
-module fanin_csr_txp_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_txp_3
 
 
 module fanin_csr_wa(d,q,clock);

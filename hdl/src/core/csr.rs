@@ -1,6 +1,7 @@
 //! The control and status registers: the AXI4-Lite slave, the registers it writes
 //! (identity, timer, the staging registers of the job, child and port-below tables, the
-//! route table), the table read-back window, and the counters it reads.
+//! route table), the table read-back window, and the counters (the `counters.rs`
+//! sub-block, with their own read selects).
 //!
 //! The engine and this block meet only at flip-flops: every output is a register (or a
 //! RAM's registered read), and no input reaches an output in the same cycle, so the
@@ -17,17 +18,12 @@ use crate::config::CoreConfig;
 use crate::layout::{at, Mac48, RegValue, RoutePort, RowWord, CHILD_W, JOB_W};
 use crate::ram::{FaninRam, ADDR_W};
 use crate::regs;
+
+use super::counters::Counters;
+use super::{k16, n};
 use fanin_proto::model::Counter;
 use fanin_regs::layout::{child, job};
 use rust_hdl::prelude::*;
-
-fn n<T: Default>(k: usize) -> Vec<T> {
-    (0..k).map(|_| T::default()).collect()
-}
-
-fn k16(v: u64) -> Constant<Bits<16>> {
-    Constant::new(v.into())
-}
 
 /// The control and status registers (see the module documentation).
 #[derive(LogicBlock)]
@@ -197,22 +193,13 @@ pub struct Csr {
     rt_ip: Signal<Local, Bits<32>>,
     rt_pm: Signal<Local, Bits<8>>,
     rt_v: Signal<Local, bool>,
-    // Counters: the events a cycle late, the counters.
-    evq: DFF<Bits<32>>,
-    evbq: DFF<Bits<32>>,
-    cnt: Vec<DFF<Bits<64>>>,
-    rxp: Vec<DFF<Bits<64>>>,
-    rxb: Vec<DFF<Bits<64>>>,
-    txp: Vec<DFF<Bits<64>>>,
-    txb: Vec<DFF<Bits<64>>>,
-    rxbad: Vec<DFF<Bits<32>>>,
+    // The statistics counters, with their own read selects.
+    counters: Counters,
     // Read side: a read in its second cycle, its registered selects, the read data.
     rs: DFF<bool>,
     s_info: Vec<DFF<bool>>,
     s_misc: DFF<Bits<8>>,
     s_busy: Vec<DFF<bool>>,
-    s_cnt: Vec<DFF<Bits<2>>>,
-    s_port: Vec<DFF<Bits<16>>>,
     s_tbl: DFF<bool>,
     s_tsel: DFF<bool>,
     tbl_w: DFF<Bits<16>>,
@@ -245,9 +232,6 @@ pub struct Csr {
     a_route_ip: Constant<Bits<16>>,
     a_route_port: Constant<Bits<16>>,
     a_route_commit: Constant<Bits<16>>,
-    a_cnt: Constant<Bits<16>>,
-    a_port: Constant<Bits<16>>,
-    a_rxbad: Constant<Bits<16>>,
     a_job_id: Constant<Bits<16>>,
     a_job_ctrl: Constant<Bits<16>>,
     a_job_ranks_lo: Constant<Bits<16>>,
@@ -417,20 +401,11 @@ impl Csr {
             rt_ip: Default::default(),
             rt_pm: Default::default(),
             rt_v: Default::default(),
-            evq: Default::default(),
-            evbq: Default::default(),
-            cnt: n(nc),
-            rxp: n(p),
-            rxb: n(p),
-            txp: n(p),
-            txb: n(p),
-            rxbad: n(p),
+            counters: Counters::new(cfg),
             rs: Default::default(),
             s_info: n(map.info_values().len()),
             s_misc: Default::default(),
             s_busy: n(nj),
-            s_cnt: n(nc),
-            s_port: n(p),
             s_tbl: Default::default(),
             s_tsel: Default::default(),
             tbl_w: Default::default(),
@@ -467,9 +442,6 @@ impl Csr {
             a_route_ip: a("route_ip"),
             a_route_port: a("route_port"),
             a_route_commit: a("route_commit"),
-            a_cnt: k16(map.counter_base as u64),
-            a_port: k16(map.port_base as u64),
-            a_rxbad: k16(map.rx_bad_base as u64),
             a_job_id: a("job_id"),
             a_job_ctrl: a("job_ctrl"),
             a_job_ranks_lo: a("job_ranks_lo"),
@@ -570,8 +542,6 @@ impl Logic for Csr {
             pbw,
             pbw_a,
             tbl_q,
-            evq,
-            evbq,
             rs,
             s_misc,
             s_tbl,
@@ -588,12 +558,6 @@ impl Logic for Csr {
             self.route_pm_r[r].clock.next = self.clock.val();
             self.route_pm_r[r].d.next = self.route_pm_r[r].q.val();
         }
-        for k in 0..self.cnt.len() {
-            self.cnt[k].clock.next = self.clock.val();
-            self.cnt[k].d.next = self.cnt[k].q.val();
-            self.s_cnt[k].clock.next = self.clock.val();
-            self.s_cnt[k].d.next = self.s_cnt[k].q.val();
-        }
         for i in 0..self.s_info.len() {
             self.s_info[i].clock.next = self.clock.val();
             self.s_info[i].d.next = self.s_info[i].q.val();
@@ -602,19 +566,22 @@ impl Logic for Csr {
             self.s_busy[j].clock.next = self.clock.val();
             self.s_busy[j].d.next = self.s_busy[j].q.val();
         }
-        for p in 0..self.s_port.len() {
-            self.s_port[p].clock.next = self.clock.val();
-            self.s_port[p].d.next = self.s_port[p].q.val();
-            self.rxp[p].clock.next = self.clock.val();
-            self.rxp[p].d.next = self.rxp[p].q.val();
-            self.rxb[p].clock.next = self.clock.val();
-            self.rxb[p].d.next = self.rxb[p].q.val();
-            self.txp[p].clock.next = self.clock.val();
-            self.txp[p].d.next = self.txp[p].q.val();
-            self.txb[p].clock.next = self.clock.val();
-            self.txb[p].d.next = self.txb[p].q.val();
-            self.rxbad[p].clock.next = self.clock.val();
-            self.rxbad[p].d.next = self.rxbad[p].q.val();
+        // The counters: the engine's events and the read address.
+        self.counters.clock.next = self.clock.val();
+        self.counters.rst.next = self.rst.val();
+        self.counters.araddr.next = self.araddr.val();
+        self.counters.ev.next = self.ev.val();
+        self.counters.ev_b.next = self.ev_b.val();
+        self.counters.occ_inc.next = self.occ_inc.val();
+        self.counters.occ_dec.next = self.occ_dec.val();
+        self.counters.occ_hwc.next = self.occ_hwc.val();
+        self.counters.occ_free.next = self.occ_free.val();
+        self.counters.rx_len.next = self.rx_len.val();
+        for p in 0..self.rx_take.len() {
+            self.counters.rx_take[p].next = self.rx_take[p].val();
+            self.counters.tx_sent[p].next = self.tx_sent[p].val();
+            self.counters.tx_len[p].next = self.tx_len[p].val();
+            self.counters.rx_bad[p].next = self.rx_bad[p].val();
         }
         self.jram_rb.clock.next = self.clock.val();
         self.chram_rb.clock.next = self.clock.val();
@@ -911,30 +878,6 @@ impl Logic for Csr {
             self.s_busy[j].d.next =
                 self.araddr.val() == self.a_busy.val() + (self.c_idx16[j].val() << 2);
         }
-        for k in 0..self.s_cnt.len() {
-            self.s_cnt[k].d.next = 0.into();
-            if self.araddr.val() == self.a_cnt.val() + (self.c_idx16[k].val() << 3) {
-                self.s_cnt[k].d.next = 1.into();
-            }
-            if self.araddr.val() == self.a_cnt.val() + (self.c_idx16[k].val() << 3) + 4 {
-                self.s_cnt[k].d.next = 2.into();
-            }
-        }
-        for p in 0..self.s_port.len() {
-            self.s_port[p].d.next = 0.into();
-            for w in 0..8 {
-                if self.araddr.val()
-                    == self.a_port.val()
-                        + (self.c_idx16[p].val() << 5)
-                        + (self.c_idx16[w].val() << 2)
-                {
-                    self.s_port[p].d.next = bits::<16>(1) << self.c_idx16[w].val();
-                }
-            }
-            if self.araddr.val() == self.a_rxbad.val() + (self.c_idx16[p].val() << 2) {
-                self.s_port[p].d.next = bits::<16>(1) << 8;
-            }
-        }
         self.rd.next = 0.into();
         for i in 0..self.s_info.len() {
             if self.s_info[i].q.val() {
@@ -976,88 +919,13 @@ impl Logic for Csr {
                 self.rd.next = self.rd.val() | self.jbusy[j].val();
             }
         }
-        // A 64-bit counter reads as two registers, low word (bits 31:0) then high word
-        // (63:32). These are the only literal slices left in the core: inside a loop over a
-        // `Vec`, `hdl_gen` cannot use a layout accessor (it evaluates the field's offset
-        // outside the loop, where the index is not defined).
-        for k in 0..self.s_cnt.len() {
-            if self.s_cnt[k].q.val().get_bit(0) {
-                self.rd.next = self.rd.val() | self.cnt[k].q.val().get_bits::<32>(0);
-            }
-            if self.s_cnt[k].q.val().get_bit(1) {
-                self.rd.next = self.rd.val() | self.cnt[k].q.val().get_bits::<32>(32);
-            }
-        }
-        for p in 0..self.s_port.len() {
-            if self.s_port[p].q.val().get_bit(0) {
-                self.rd.next = self.rd.val() | self.rxp[p].q.val().get_bits::<32>(0);
-            }
-            if self.s_port[p].q.val().get_bit(1) {
-                self.rd.next = self.rd.val() | self.rxp[p].q.val().get_bits::<32>(32);
-            }
-            if self.s_port[p].q.val().get_bit(2) {
-                self.rd.next = self.rd.val() | self.rxb[p].q.val().get_bits::<32>(0);
-            }
-            if self.s_port[p].q.val().get_bit(3) {
-                self.rd.next = self.rd.val() | self.rxb[p].q.val().get_bits::<32>(32);
-            }
-            if self.s_port[p].q.val().get_bit(4) {
-                self.rd.next = self.rd.val() | self.txp[p].q.val().get_bits::<32>(0);
-            }
-            if self.s_port[p].q.val().get_bit(5) {
-                self.rd.next = self.rd.val() | self.txp[p].q.val().get_bits::<32>(32);
-            }
-            if self.s_port[p].q.val().get_bit(6) {
-                self.rd.next = self.rd.val() | self.txb[p].q.val().get_bits::<32>(0);
-            }
-            if self.s_port[p].q.val().get_bit(7) {
-                self.rd.next = self.rd.val() | self.txb[p].q.val().get_bits::<32>(32);
-            }
-            if self.s_port[p].q.val().get_bit(8) {
-                self.rd.next = self.rd.val() | self.rxbad[p].q.val();
-            }
-        }
+        self.rd.next = self.rd.val() | self.counters.rd.val();
         self.rs.d.next = self.arvalid.val() & !self.rvalid_r.q.val() & !self.rs.q.val();
         if self.rs.q.val() {
             self.rvalid_r.d.next = true;
             self.rdata_r.d.next = self.rd.val();
         } else if self.rready.val() {
             self.rvalid_r.d.next = false;
-        }
-        // Counters: the engine's decisions and the back end's multicast pushes, a cycle
-        // after the events (registered: the decision logic stays shallow).
-        self.evq.d.next = self.ev.val();
-        self.evbq.d.next = self.ev_b.val();
-        for k in 0..self.cnt.len() {
-            if self.evq.q.val().get_bit(k) & self.evbq.q.val().get_bit(k) {
-                self.cnt[k].d.next = self.cnt[k].q.val() + 2;
-            } else if self.evq.q.val().get_bit(k) | self.evbq.q.val().get_bit(k) {
-                self.cnt[k].d.next = self.cnt[k].q.val() + 1;
-            }
-        }
-        // Occupancy: `slots_in_use` (counter 0) and its high water (counter 1).
-        if self.occ_inc.val() {
-            self.cnt[0].d.next = self.cnt[0].q.val() + 1 - self.occ_free.val();
-        } else if self.occ_dec.val() {
-            self.cnt[0].d.next = self.cnt[0].q.val() - 1 - self.occ_free.val();
-        } else {
-            self.cnt[0].d.next = self.cnt[0].q.val() - self.occ_free.val();
-        }
-        if self.occ_hwc.val() & ((self.cnt[0].q.val() + 1) > self.cnt[1].q.val()) {
-            self.cnt[1].d.next = self.cnt[0].q.val() + 1;
-        }
-        for p in 0..self.rxp.len() {
-            if self.rx_take[p].val() {
-                self.rxp[p].d.next = self.rxp[p].q.val() + 1;
-                self.rxb[p].d.next = self.rxb[p].q.val() + bit_cast::<64, 16>(self.rx_len.val());
-            }
-            if self.tx_sent[p].val() {
-                self.txp[p].d.next = self.txp[p].q.val() + 1;
-                self.txb[p].d.next = self.txb[p].q.val() + self.tx_len[p].val();
-            }
-            if self.rx_bad[p].val() {
-                self.rxbad[p].d.next = self.rxbad[p].q.val() + 1;
-            }
         }
         if self.rst.val() {
             self.aw_ack.d.next = false;
@@ -1071,16 +939,6 @@ impl Logic for Csr {
             self.scan_ticks_r.d.next = 1.into();
             for r in 0..self.route_valid_r.len() {
                 self.route_valid_r[r].d.next = false;
-            }
-            for k in 0..self.cnt.len() {
-                self.cnt[k].d.next = 0.into();
-            }
-            for p in 0..self.rxp.len() {
-                self.rxp[p].d.next = 0.into();
-                self.rxb[p].d.next = 0.into();
-                self.txp[p].d.next = 0.into();
-                self.txb[p].d.next = 0.into();
-                self.rxbad[p].d.next = 0.into();
             }
         }
     }

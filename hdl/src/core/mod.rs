@@ -29,6 +29,7 @@ use rust_hdl::prelude::*;
 use states::{copy_state, event, flag, packet_type};
 pub use states::{Action, BackState, DecState, Fields, FrontState, OutFields, SessState};
 
+pub mod counters;
 pub mod csr;
 pub mod session;
 pub mod states;
@@ -36,10 +37,12 @@ pub mod states;
 use csr::Csr;
 use session::SessionUnit;
 
+/// `k` default values (a `Vec` of ports or registers).
 fn n<T: Default>(k: usize) -> Vec<T> {
     (0..k).map(|_| T::default()).collect()
 }
 
+/// A 16-bit constant (register addresses, indices, field offsets).
 fn k16(v: u64) -> Constant<Bits<16>> {
     Constant::new(v.into())
 }

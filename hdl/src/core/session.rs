@@ -23,11 +23,8 @@ use crate::ram::{FaninRam, ADDR_W};
 use fanin_regs::layout::member;
 use rust_hdl::prelude::*;
 
+use super::n;
 use super::states::SessState;
-
-fn n<T: Default>(k: usize) -> Vec<T> {
-    (0..k).map(|_| T::default()).collect()
-}
 
 /// The root's session unit (see the module documentation).
 #[derive(LogicBlock)]
