@@ -19,7 +19,7 @@ use crate::axil::{AxilMaster, Done, Op};
 use crate::axis::{AxisSink, AxisSource, Frame};
 use crate::dut::{Dut, PortId, SimError, BUILT_BOARDS};
 use crate::scoreboard::Bench;
-use crate::tb::{DbgEvent, Pacing};
+use crate::tb::{drain_with, DbgEvent, Pacing, Traffic};
 
 /// One clock input of the simulation top.
 #[derive(Debug, Clone)]
@@ -261,17 +261,8 @@ impl BoardTb {
         }
         let core = fires[0];
         if core {
-            let [v, k, a, tk] = self.dbg;
-            if self.m.get(v) == 1 {
-                let (arg, tick) = (self.m.get(a) as u32, self.m.get(tk) as u32);
-                self.events.push(match self.m.get(k) {
-                    0 => DbgEvent::Frame {
-                        port: arg as u8,
-                        tick,
-                    },
-                    1 => DbgEvent::Scan { slot: arg, tick },
-                    _ => DbgEvent::Commit { entry: arg as u8 },
-                });
+            if let Some(e) = DbgEvent::sample(&self.m, self.dbg) {
+                self.events.push(e);
             }
         }
         for (i, c) in self.clocks.iter_mut().enumerate() {
@@ -322,28 +313,20 @@ impl BoardTb {
     /// Runs until every source has sent everything, the control master is idle and no beat
     /// has moved at a MAC for `quiet` core cycles.
     pub fn drain(&mut self, quiet: u64, max: u64) -> Result<(), SimError> {
-        let start = self.m.cycle();
-        let mut last = (u64::MAX, self.m.cycle());
-        loop {
-            let beats: u64 = self.sink.iter().map(|s| s.beats).sum::<u64>()
-                + self.src.iter().map(|s| s.beats).sum::<u64>();
-            if beats != last.0 {
-                last = (beats, self.m.cycle());
-            }
-            if self.src.iter().all(|s| s.pending() == 0)
-                && self.axil.idle()
-                && self.m.cycle() - last.1 >= quiet
-            {
-                return Ok(());
-            }
-            if self.m.cycle() - start >= max {
-                return Err(SimError::Check(format!(
-                    "{}: did not drain within {max} core cycles",
-                    self.board.name()
-                )));
-            }
-            self.cycles(1);
-        }
+        drain_with(
+            self,
+            quiet,
+            max,
+            |t| t.m.cycle(),
+            |t| Traffic::of(&t.src, &t.sink, &t.axil),
+            |t| t.cycles(1),
+        )
+        .map_err(|()| {
+            SimError::Check(format!(
+                "{}: did not drain within {max} core cycles",
+                self.board.name()
+            ))
+        })
     }
 
     /// Performs one register access through the board's control path, to completion.

@@ -29,6 +29,72 @@ pub enum DbgEvent {
     },
 }
 
+impl DbgEvent {
+    /// The decision the monitor port (`dbg_valid`, `dbg_kind`, `dbg_arg`, `dbg_tick`)
+    /// shows this cycle, if any.
+    pub(crate) fn sample(m: &Dut, [v, k, a, t]: [PortId; 4]) -> Option<Self> {
+        if m.get(v) != 1 {
+            return None;
+        }
+        let (arg, tick) = (m.get(a) as u32, m.get(t) as u32);
+        Some(match m.get(k) {
+            0 => Self::Frame {
+                port: arg as u8,
+                tick,
+            },
+            1 => Self::Scan { slot: arg, tick },
+            _ => Self::Commit { entry: arg as u8 },
+        })
+    }
+}
+
+/// What a testbench's drain watches: every source has sent everything, the register
+/// master is idle, and the beats moved so far at the sources and sinks.
+pub(crate) struct Traffic {
+    /// Sources done and the register master idle.
+    pub settled: bool,
+    /// Beats moved at every source and sink so far.
+    pub beats: u64,
+}
+
+impl Traffic {
+    /// The traffic of a testbench's sources, sinks and register master.
+    pub(crate) fn of(src: &[AxisSource], sink: &[AxisSink], axil: &AxilMaster) -> Self {
+        Self {
+            settled: src.iter().all(|s| s.pending() == 0) && axil.idle(),
+            beats: sink.iter().map(|s| s.beats).sum::<u64>()
+                + src.iter().map(|s| s.beats).sum::<u64>(),
+        }
+    }
+}
+
+/// Steps `b` (one core cycle per `step`) until `traffic` is settled and no beat has moved
+/// for `quiet` cycles; `Err(())` after `max` cycles. `cycle` reads the core cycle count.
+pub(crate) fn drain_with<B>(
+    b: &mut B,
+    quiet: u64,
+    max: u64,
+    cycle: impl Fn(&B) -> u64,
+    traffic: impl Fn(&B) -> Traffic,
+    mut step: impl FnMut(&mut B),
+) -> Result<(), ()> {
+    let start = cycle(b);
+    let mut last = (u64::MAX, start);
+    loop {
+        let t = traffic(b);
+        if t.beats != last.0 {
+            last = (t.beats, cycle(b));
+        }
+        if t.settled && cycle(b) - last.1 >= quiet {
+            return Ok(());
+        }
+        if cycle(b) - start >= max {
+            return Err(());
+        }
+        step(b);
+    }
+}
+
 /// Idle and backpressure probabilities for every stream of a testbench.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pacing {
@@ -150,18 +216,8 @@ impl Tb {
             s.sample(&self.m);
         }
         self.axil.sample(&self.m);
-        if let Some([v, k, a, t]) = self.dbg {
-            if self.m.get(v) == 1 {
-                let (arg, tick) = (self.m.get(a) as u32, self.m.get(t) as u32);
-                self.events.push(match self.m.get(k) {
-                    0 => DbgEvent::Frame {
-                        port: arg as u8,
-                        tick,
-                    },
-                    1 => DbgEvent::Scan { slot: arg, tick },
-                    _ => DbgEvent::Commit { entry: arg as u8 },
-                });
-            }
+        if let Some(e) = self.dbg.and_then(|d| DbgEvent::sample(&self.m, d)) {
+            self.events.push(e);
         }
         self.m.posedge();
     }
@@ -192,27 +248,15 @@ impl Tb {
 
     /// Steps until every source has sent everything and the outputs have been quiet for `quiet` cycles.
     pub fn drain(&mut self, quiet: u64, max: u64) -> Result<(), SimError> {
-        let start = self.m.cycle();
-        let mut last = (0u64, self.m.cycle());
-        loop {
-            let beats: u64 = self.sink.iter().map(|s| s.beats).sum::<u64>()
-                + self.src.iter().map(|s| s.beats).sum::<u64>();
-            if beats != last.0 {
-                last = (beats, self.m.cycle());
-            }
-            if self.src.iter().all(|s| s.pending() == 0)
-                && self.axil.idle()
-                && self.m.cycle() - last.1 >= quiet
-            {
-                return Ok(());
-            }
-            if self.m.cycle() - start >= max {
-                return Err(SimError::Check(format!(
-                    "did not drain within {max} cycles"
-                )));
-            }
-            self.step();
-        }
+        drain_with(
+            self,
+            quiet,
+            max,
+            |t| t.m.cycle(),
+            |t| Traffic::of(&t.src, &t.sink, &t.axil),
+            Tb::step,
+        )
+        .map_err(|()| SimError::Check(format!("did not drain within {max} cycles")))
     }
 
     /// Performs one register access to completion.
