@@ -262,29 +262,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] csr$jt_waddr;
     reg  [575:0] csr$jt_wdata;
     reg  [31:0] csr$jt_we;
-    reg  [31:0] csr$ev;
-    reg  [31:0] csr$ev_b;
-    reg  csr$occ_inc;
-    reg  csr$occ_dec;
-    reg  csr$occ_hwc;
-    reg  [63:0] csr$occ_free;
-    reg  csr$rx_take$0;
-    reg  csr$rx_take$1;
-    reg  csr$rx_take$2;
-    reg  csr$rx_take$3;
-    reg  [15:0] csr$rx_len;
-    reg  csr$tx_sent$0;
-    reg  csr$tx_sent$1;
-    reg  csr$tx_sent$2;
-    reg  csr$tx_sent$3;
-    reg  [63:0] csr$tx_len$0;
-    reg  [63:0] csr$tx_len$1;
-    reg  [63:0] csr$tx_len$2;
-    reg  [63:0] csr$tx_len$3;
-    reg  csr$rx_bad$0;
-    reg  csr$rx_bad$1;
-    reg  csr$rx_bad$2;
-    reg  csr$rx_bad$3;
+    reg  [31:0] csr$cnt_rd;
     wire  [31:0] csr$me_ip;
     wire  [15:0] csr$me_port;
     wire  [47:0] csr$me_mac;
@@ -347,6 +325,33 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [31:0] csr$pb_we;
     wire  [23:0] csr$pb_waddr;
     wire  [63:0] csr$pb_wdata;
+    reg  counters$clock;
+    reg  counters$rst;
+    reg  [15:0] counters$araddr;
+    reg  [31:0] counters$ev;
+    reg  [31:0] counters$ev_b;
+    reg  counters$occ_inc;
+    reg  counters$occ_dec;
+    reg  counters$occ_hwc;
+    reg  [63:0] counters$occ_free;
+    reg  counters$rx_take$0;
+    reg  counters$rx_take$1;
+    reg  counters$rx_take$2;
+    reg  counters$rx_take$3;
+    reg  [15:0] counters$rx_len;
+    reg  counters$tx_sent$0;
+    reg  counters$tx_sent$1;
+    reg  counters$tx_sent$2;
+    reg  counters$tx_sent$3;
+    reg  [63:0] counters$tx_len$0;
+    reg  [63:0] counters$tx_len$1;
+    reg  [63:0] counters$tx_len$2;
+    reg  [63:0] counters$tx_len$3;
+    reg  counters$rx_bad$0;
+    reg  counters$rx_bad$1;
+    reg  counters$rx_bad$2;
+    reg  counters$rx_bad$3;
+    wire  [31:0] counters$rd;
     reg  sess$clock;
     reg  sess$rst;
     reg  sess$join_go;
@@ -2709,29 +2714,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .jt_waddr(csr$jt_waddr),
         .jt_wdata(csr$jt_wdata),
         .jt_we(csr$jt_we),
-        .ev(csr$ev),
-        .ev_b(csr$ev_b),
-        .occ_inc(csr$occ_inc),
-        .occ_dec(csr$occ_dec),
-        .occ_hwc(csr$occ_hwc),
-        .occ_free(csr$occ_free),
-        .rx_take$0(csr$rx_take$0),
-        .rx_take$1(csr$rx_take$1),
-        .rx_take$2(csr$rx_take$2),
-        .rx_take$3(csr$rx_take$3),
-        .rx_len(csr$rx_len),
-        .tx_sent$0(csr$tx_sent$0),
-        .tx_sent$1(csr$tx_sent$1),
-        .tx_sent$2(csr$tx_sent$2),
-        .tx_sent$3(csr$tx_sent$3),
-        .tx_len$0(csr$tx_len$0),
-        .tx_len$1(csr$tx_len$1),
-        .tx_len$2(csr$tx_len$2),
-        .tx_len$3(csr$tx_len$3),
-        .rx_bad$0(csr$rx_bad$0),
-        .rx_bad$1(csr$rx_bad$1),
-        .rx_bad$2(csr$rx_bad$2),
-        .rx_bad$3(csr$rx_bad$3),
+        .cnt_rd(csr$cnt_rd),
         .me_ip(csr$me_ip),
         .me_port(csr$me_port),
         .me_mac(csr$me_mac),
@@ -2794,6 +2777,35 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .pb_we(csr$pb_we),
         .pb_waddr(csr$pb_waddr),
         .pb_wdata(csr$pb_wdata)
+    );
+    fanin_counters counters(
+        .clock(counters$clock),
+        .rst(counters$rst),
+        .araddr(counters$araddr),
+        .ev(counters$ev),
+        .ev_b(counters$ev_b),
+        .occ_inc(counters$occ_inc),
+        .occ_dec(counters$occ_dec),
+        .occ_hwc(counters$occ_hwc),
+        .occ_free(counters$occ_free),
+        .rx_take$0(counters$rx_take$0),
+        .rx_take$1(counters$rx_take$1),
+        .rx_take$2(counters$rx_take$2),
+        .rx_take$3(counters$rx_take$3),
+        .rx_len(counters$rx_len),
+        .tx_sent$0(counters$tx_sent$0),
+        .tx_sent$1(counters$tx_sent$1),
+        .tx_sent$2(counters$tx_sent$2),
+        .tx_sent$3(counters$tx_sent$3),
+        .tx_len$0(counters$tx_len$0),
+        .tx_len$1(counters$tx_len$1),
+        .tx_len$2(counters$tx_len$2),
+        .tx_len$3(counters$tx_len$3),
+        .rx_bad$0(counters$rx_bad$0),
+        .rx_bad$1(counters$rx_bad$1),
+        .rx_bad$2(counters$rx_bad$2),
+        .rx_bad$3(counters$rx_bad$3),
+        .rd(counters$rd)
     );
     fanin_sess sess(
         .clock(sess$clock),
@@ -10599,29 +10611,33 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         csr$jt_waddr = jram$waddr;
         csr$jt_wdata = jram$wdata;
         csr$jt_we = jram$we;
-        csr$ev = ev;
-        csr$ev_b = ev_b;
-        csr$occ_inc = bq_inc$q;
-        csr$occ_dec = bq_dec$q;
-        csr$occ_hwc = bq_hwc$q;
-        csr$occ_free = jcb;
-        csr$rx_len = la_len$q;
-        csr$rx_take$0 = rx_ev$0;
-        csr$tx_sent$0 = tx$0$sent;
-        csr$tx_len$0 = tx$0$sent_len;
-        csr$rx_bad$0 = rx$0$bad;
-        csr$rx_take$1 = rx_ev$1;
-        csr$tx_sent$1 = tx$1$sent;
-        csr$tx_len$1 = tx$1$sent_len;
-        csr$rx_bad$1 = rx$1$bad;
-        csr$rx_take$2 = rx_ev$2;
-        csr$tx_sent$2 = tx$2$sent;
-        csr$tx_len$2 = tx$2$sent_len;
-        csr$rx_bad$2 = rx$2$bad;
-        csr$rx_take$3 = rx_ev$3;
-        csr$tx_sent$3 = tx$3$sent;
-        csr$tx_len$3 = tx$3$sent_len;
-        csr$rx_bad$3 = rx$3$bad;
+        csr$cnt_rd = counters$rd;
+        counters$clock = clock;
+        counters$rst = rst;
+        counters$araddr = araddr;
+        counters$ev = ev;
+        counters$ev_b = ev_b;
+        counters$occ_inc = bq_inc$q;
+        counters$occ_dec = bq_dec$q;
+        counters$occ_hwc = bq_hwc$q;
+        counters$occ_free = jcb;
+        counters$rx_len = la_len$q;
+        counters$rx_take$0 = rx_ev$0;
+        counters$tx_sent$0 = tx$0$sent;
+        counters$tx_len$0 = tx$0$sent_len;
+        counters$rx_bad$0 = rx$0$bad;
+        counters$rx_take$1 = rx_ev$1;
+        counters$tx_sent$1 = tx$1$sent;
+        counters$tx_len$1 = tx$1$sent_len;
+        counters$rx_bad$1 = rx$1$bad;
+        counters$rx_take$2 = rx_ev$2;
+        counters$tx_sent$2 = tx$2$sent;
+        counters$tx_len$2 = tx$2$sent_len;
+        counters$rx_bad$2 = rx$2$bad;
+        counters$rx_take$3 = rx_ev$3;
+        counters$tx_sent$3 = tx$3$sent;
+        counters$tx_len$3 = tx$3$sent_len;
+        counters$rx_bad$3 = rx$3$bad;
         if (rst) begin
             state$d = FrontState$Idle;
             xstate$d = DecState$Idle;
@@ -12371,2555 +12387,7 @@ module fanin_cm2(d,q,clock);
 endmodule // fanin_cm2
 
 
-module fanin_cp_mask(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_mask
-
-
-module fanin_cp_n1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_n1
-
-
-module fanin_cp_n2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_n2
-
-
-module fanin_cp_n3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_n3
-
-
-module fanin_cp_reg1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_reg1
-
-
-module fanin_cp_reg2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_reg2
-
-
-module fanin_cp_reg3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_reg3
-
-
-module fanin_cp_slot1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_slot1
-
-
-module fanin_cp_slot2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_slot2
-
-
-module fanin_cp_slot3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_slot3
-
-
-module fanin_cs_i(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cs_i
-
-
-module fanin_cs_j(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cs_j
-
-
-module fanin_cs_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cs_v
-
-
-module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bvalid,bready,araddr,arvalid,arready,rdata,rresp,rvalid,rready,hold,now,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,jt_waddr,jt_wdata,jt_we,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_free,rx_take$0,rx_take$1,rx_take$2,rx_take$3,rx_len,tx_sent$0,tx_sent$1,tx_sent$2,tx_sent$3,tx_len$0,tx_len$1,tx_len$2,tx_len$3,rx_bad$0,rx_bad$1,rx_bad$2,rx_bad$3,me_ip,me_port,me_mac,tick_div,scan_ticks,route_ip$0,route_ip$1,route_ip$2,route_ip$3,route_ip$4,route_ip$5,route_ip$6,route_ip$7,route_ip$8,route_ip$9,route_ip$10,route_ip$11,route_ip$12,route_ip$13,route_ip$14,route_ip$15,route_valid$0,route_valid$1,route_valid$2,route_valid$3,route_valid$4,route_valid$5,route_valid$6,route_valid$7,route_valid$8,route_valid$9,route_valid$10,route_valid$11,route_valid$12,route_valid$13,route_valid$14,route_valid$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,job_commit,job_commit_entry,job_word,child_we,child_waddr,child_wdata,pb_we,pb_waddr,pb_wdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  rst;
-    input wire  [15:0] awaddr;
-    input wire  awvalid;
-    output reg  awready;
-    input wire  [31:0] wdata;
-    input wire  wvalid;
-    output reg  wready;
-    output reg  [1:0] bresp;
-    output reg  bvalid;
-    input wire  bready;
-    input wire  [15:0] araddr;
-    input wire  arvalid;
-    output reg  arready;
-    output reg  [31:0] rdata;
-    output reg  [1:0] rresp;
-    output reg  rvalid;
-    input wire  rready;
-    input wire  hold;
-    input wire  [31:0] now;
-    input wire  [31:0] jbusy$0;
-    input wire  [31:0] jbusy$1;
-    input wire  [31:0] jbusy$2;
-    input wire  [31:0] jbusy$3;
-    input wire  [31:0] jbusy$4;
-    input wire  [31:0] jbusy$5;
-    input wire  [31:0] jbusy$6;
-    input wire  [31:0] jbusy$7;
-    input wire  [31:0] jbusy$8;
-    input wire  [31:0] jbusy$9;
-    input wire  [31:0] jbusy$10;
-    input wire  [31:0] jbusy$11;
-    input wire  [31:0] jbusy$12;
-    input wire  [31:0] jbusy$13;
-    input wire  [31:0] jbusy$14;
-    input wire  [31:0] jbusy$15;
-    input wire  [23:0] jt_waddr;
-    input wire  [575:0] jt_wdata;
-    input wire  [31:0] jt_we;
-    input wire  [31:0] ev;
-    input wire  [31:0] ev_b;
-    input wire  occ_inc;
-    input wire  occ_dec;
-    input wire  occ_hwc;
-    input wire  [63:0] occ_free;
-    input wire  rx_take$0;
-    input wire  rx_take$1;
-    input wire  rx_take$2;
-    input wire  rx_take$3;
-    input wire  [15:0] rx_len;
-    input wire  tx_sent$0;
-    input wire  tx_sent$1;
-    input wire  tx_sent$2;
-    input wire  tx_sent$3;
-    input wire  [63:0] tx_len$0;
-    input wire  [63:0] tx_len$1;
-    input wire  [63:0] tx_len$2;
-    input wire  [63:0] tx_len$3;
-    input wire  rx_bad$0;
-    input wire  rx_bad$1;
-    input wire  rx_bad$2;
-    input wire  rx_bad$3;
-    output reg  [31:0] me_ip;
-    output reg  [15:0] me_port;
-    output reg  [47:0] me_mac;
-    output reg  [31:0] tick_div;
-    output reg  [31:0] scan_ticks;
-    output reg  [31:0] route_ip$0;
-    output reg  [31:0] route_ip$1;
-    output reg  [31:0] route_ip$2;
-    output reg  [31:0] route_ip$3;
-    output reg  [31:0] route_ip$4;
-    output reg  [31:0] route_ip$5;
-    output reg  [31:0] route_ip$6;
-    output reg  [31:0] route_ip$7;
-    output reg  [31:0] route_ip$8;
-    output reg  [31:0] route_ip$9;
-    output reg  [31:0] route_ip$10;
-    output reg  [31:0] route_ip$11;
-    output reg  [31:0] route_ip$12;
-    output reg  [31:0] route_ip$13;
-    output reg  [31:0] route_ip$14;
-    output reg  [31:0] route_ip$15;
-    output reg  route_valid$0;
-    output reg  route_valid$1;
-    output reg  route_valid$2;
-    output reg  route_valid$3;
-    output reg  route_valid$4;
-    output reg  route_valid$5;
-    output reg  route_valid$6;
-    output reg  route_valid$7;
-    output reg  route_valid$8;
-    output reg  route_valid$9;
-    output reg  route_valid$10;
-    output reg  route_valid$11;
-    output reg  route_valid$12;
-    output reg  route_valid$13;
-    output reg  route_valid$14;
-    output reg  route_valid$15;
-    output reg  [7:0] route_pm$0;
-    output reg  [7:0] route_pm$1;
-    output reg  [7:0] route_pm$2;
-    output reg  [7:0] route_pm$3;
-    output reg  [7:0] route_pm$4;
-    output reg  [7:0] route_pm$5;
-    output reg  [7:0] route_pm$6;
-    output reg  [7:0] route_pm$7;
-    output reg  [7:0] route_pm$8;
-    output reg  [7:0] route_pm$9;
-    output reg  [7:0] route_pm$10;
-    output reg  [7:0] route_pm$11;
-    output reg  [7:0] route_pm$12;
-    output reg  [7:0] route_pm$13;
-    output reg  [7:0] route_pm$14;
-    output reg  [7:0] route_pm$15;
-    output reg  job_commit;
-    output reg  [7:0] job_commit_entry;
-    output reg  [575:0] job_word;
-    output reg  [31:0] child_we;
-    output reg  [23:0] child_waddr;
-    output reg  [167:0] child_wdata;
-    output reg  [31:0] pb_we;
-    output reg  [23:0] pb_waddr;
-    output reg  [63:0] pb_wdata;
-    
-    // Constant declarations
-    localparam  c_idx16$0 = 16'h0;
-    localparam  c_idx16$1 = 16'h1;
-    localparam  c_idx16$2 = 16'h2;
-    localparam  c_idx16$3 = 16'h3;
-    localparam  c_idx16$4 = 16'h4;
-    localparam  c_idx16$5 = 16'h5;
-    localparam  c_idx16$6 = 16'h6;
-    localparam  c_idx16$7 = 16'h7;
-    localparam  c_idx16$8 = 16'h8;
-    localparam  c_idx16$9 = 16'h9;
-    localparam  c_idx16$10 = 16'ha;
-    localparam  c_idx16$11 = 16'hb;
-    localparam  c_idx16$12 = 16'hc;
-    localparam  c_idx16$13 = 16'hd;
-    localparam  c_idx16$14 = 16'he;
-    localparam  c_idx16$15 = 16'hf;
-    localparam  c_idx16$16 = 16'h10;
-    localparam  c_idx16$17 = 16'h11;
-    localparam  c_idx16$18 = 16'h12;
-    localparam  c_idx16$19 = 16'h13;
-    localparam  c_idx16$20 = 16'h14;
-    localparam  c_idx16$21 = 16'h15;
-    localparam  c_idx16$22 = 16'h16;
-    localparam  c_idx16$23 = 16'h17;
-    localparam  c_idx16$24 = 16'h18;
-    localparam  c_idx16$25 = 16'h19;
-    localparam  c_idx16$26 = 16'h1a;
-    localparam  c_info$0 = 32'h46414e49;
-    localparam  c_info$1 = 32'h1;
-    localparam  c_info$2 = 32'h4;
-    localparam  c_info$3 = 32'h40;
-    localparam  c_info$4 = 32'h200;
-    localparam  c_info$5 = 32'h100;
-    localparam  c_info$6 = 32'h40;
-    localparam  c_info$7 = 32'h10;
-    localparam  c_info$8 = 32'h10;
-    localparam  c_info$9 = 32'h10;
-    localparam  c_info$10 = 32'h5ee;
-    localparam  c_mclog = 16'h4;
-    localparam  c_mcmask = 24'hf;
-    localparam  c_tbl_end = 16'h948;
-    localparam  tb_job = 4'h1;
-    localparam  tb_child = 4'h2;
-    localparam  tb_pb = 4'h3;
-    localparam  tb_route = 4'h4;
-    localparam  at_route_valid = 16'h27;
-    localparam  at_route_ports = 16'h28;
-    localparam  a_me_ip = 16'h40;
-    localparam  a_me_port = 16'h44;
-    localparam  a_me_mac_lo = 16'h48;
-    localparam  a_me_mac_hi = 16'h4c;
-    localparam  a_tick_div = 16'h50;
-    localparam  a_tick = 16'h54;
-    localparam  a_scan_ticks = 16'h58;
-    localparam  a_tbl_sel = 16'h8e0;
-    localparam  a_tbl_data = 16'h900;
-    localparam  a_busy = 16'ha00;
-    localparam  a_route_ip = 16'h80;
-    localparam  a_route_port = 16'h84;
-    localparam  a_route_commit = 16'h88;
-    localparam  a_job_id = 16'h800;
-    localparam  a_job_ctrl = 16'h804;
-    localparam  a_job_ranks_lo = 16'h808;
-    localparam  a_job_ranks_hi = 16'h80c;
-    localparam  a_job_expected_lo = 16'h810;
-    localparam  a_job_expected_hi = 16'h814;
-    localparam  a_job_slot_base = 16'h818;
-    localparam  a_job_slot_count = 16'h81c;
-    localparam  a_job_quota = 16'h820;
-    localparam  a_job_flush_after = 16'h824;
-    localparam  a_job_reclaim_after = 16'h828;
-    localparam  a_job_reclaim_idle = 16'h844;
-    localparam  a_job_first_block = 16'h848;
-    localparam  a_port_below_lo = 16'h8c0;
-    localparam  a_port_below_hi = 16'h8c4;
-    localparam  a_port_below_commit = 16'h8c8;
-    localparam  a_job_parent_mac_lo = 16'h82c;
-    localparam  a_job_parent_mac_hi = 16'h830;
-    localparam  a_job_parent_ip = 16'h834;
-    localparam  a_job_parent_udp = 16'h838;
-    localparam  a_job_parent_port = 16'h83c;
-    localparam  a_job_commit = 16'h840;
-    localparam  a_child_mac_lo = 16'h880;
-    localparam  a_child_mac_hi = 16'h884;
-    localparam  a_child_ip = 16'h888;
-    localparam  a_child_udp = 16'h88c;
-    localparam  a_child_port = 16'h890;
-    localparam  a_child_ranks_lo = 16'h894;
-    localparam  a_child_ranks_hi = 16'h898;
-    localparam  a_child_commit = 16'h89c;
-    localparam  at_job_job = 16'h20;
-    localparam  at_job_ranks = 16'h40;
-    localparam  at_job_expected = 16'h80;
-    localparam  at_job_slot_base = 16'hc0;
-    localparam  at_job_slot_count = 16'he0;
-    localparam  at_job_quota = 16'h100;
-    localparam  at_job_flush_after = 16'h120;
-    localparam  at_job_reclaim_after = 16'h140;
-    localparam  at_job_reclaim_idle = 16'h200;
-    localparam  at_job_first_block = 16'h220;
-    localparam  at_job_parent_ip = 16'h160;
-    localparam  at_job_parent_mac = 16'h180;
-    localparam  at_job_parent_udp = 16'h1b0;
-    localparam  at_job_parent_port = 16'h1c0;
-    localparam  at_child_mac = 16'h40;
-    localparam  at_child_ip = 16'h70;
-    localparam  at_child_udp = 16'h90;
-    localparam  at_child_port = 16'ha0;
-    
-    // Stub signals
-    reg  aw_ack$d;
-    wire  aw_ack$q;
-    reg  aw_ack$clock;
-    reg  [15:0] wa$d;
-    wire  [15:0] wa$q;
-    reg  wa$clock;
-    reg  [31:0] wd$d;
-    wire  [31:0] wd$q;
-    reg  wd$clock;
-    reg  bvalid_r$d;
-    wire  bvalid_r$q;
-    reg  bvalid_r$clock;
-    reg  [31:0] me_ip_r$d;
-    wire  [31:0] me_ip_r$q;
-    reg  me_ip_r$clock;
-    reg  [15:0] me_port_r$d;
-    wire  [15:0] me_port_r$q;
-    reg  me_port_r$clock;
-    reg  [47:0] me_mac_r$d;
-    wire  [47:0] me_mac_r$q;
-    reg  me_mac_r$clock;
-    reg  [31:0] tick_div_r$d;
-    wire  [31:0] tick_div_r$q;
-    reg  tick_div_r$clock;
-    reg  [31:0] scan_ticks_r$d;
-    wire  [31:0] scan_ticks_r$q;
-    reg  scan_ticks_r$clock;
-    reg  [31:0] tbl_sel$d;
-    wire  [31:0] tbl_sel$q;
-    reg  tbl_sel$clock;
-    reg  [15:0] st_jid$d;
-    wire  [15:0] st_jid$q;
-    reg  st_jid$clock;
-    reg  [31:0] st_jctrl$d;
-    wire  [31:0] st_jctrl$q;
-    reg  st_jctrl$clock;
-    reg  [63:0] st_jranks$d;
-    wire  [63:0] st_jranks$q;
-    reg  st_jranks$clock;
-    reg  [63:0] st_jexp$d;
-    wire  [63:0] st_jexp$q;
-    reg  st_jexp$clock;
-    reg  [31:0] st_jsbase$d;
-    wire  [31:0] st_jsbase$q;
-    reg  st_jsbase$clock;
-    reg  [31:0] st_jscount$d;
-    wire  [31:0] st_jscount$q;
-    reg  st_jscount$clock;
-    reg  [31:0] st_jquota$d;
-    wire  [31:0] st_jquota$q;
-    reg  st_jquota$clock;
-    reg  [31:0] st_jflush$d;
-    wire  [31:0] st_jflush$q;
-    reg  st_jflush$clock;
-    reg  [31:0] st_jreclaim$d;
-    wire  [31:0] st_jreclaim$q;
-    reg  st_jreclaim$clock;
-    reg  [31:0] st_jidle$d;
-    wire  [31:0] st_jidle$q;
-    reg  st_jidle$clock;
-    reg  [31:0] st_jfirst$d;
-    wire  [31:0] st_jfirst$q;
-    reg  st_jfirst$clock;
-    reg  [47:0] st_pmac$d;
-    wire  [47:0] st_pmac$q;
-    reg  st_pmac$clock;
-    reg  [31:0] st_pip$d;
-    wire  [31:0] st_pip$q;
-    reg  st_pip$clock;
-    reg  [15:0] st_pudp$d;
-    wire  [15:0] st_pudp$q;
-    reg  st_pudp$clock;
-    reg  [7:0] st_pport$d;
-    wire  [7:0] st_pport$q;
-    reg  st_pport$clock;
-    reg  [47:0] st_cmac$d;
-    wire  [47:0] st_cmac$q;
-    reg  st_cmac$clock;
-    reg  [31:0] st_cip$d;
-    wire  [31:0] st_cip$q;
-    reg  st_cip$clock;
-    reg  [15:0] st_cudp$d;
-    wire  [15:0] st_cudp$q;
-    reg  st_cudp$clock;
-    reg  [7:0] st_cport$d;
-    wire  [7:0] st_cport$q;
-    reg  st_cport$clock;
-    reg  [63:0] st_cranks$d;
-    wire  [63:0] st_cranks$q;
-    reg  st_cranks$clock;
-    reg  [63:0] st_pbelow$d;
-    wire  [63:0] st_pbelow$q;
-    reg  st_pbelow$clock;
-    reg  [31:0] st_route_ip$d;
-    wire  [31:0] st_route_ip$q;
-    reg  st_route_ip$clock;
-    reg  [7:0] st_route_port$d;
-    wire  [7:0] st_route_port$q;
-    reg  st_route_port$clock;
-    reg  [31:0] route_ip_r$0$d;
-    wire  [31:0] route_ip_r$0$q;
-    reg  route_ip_r$0$clock;
-    reg  [31:0] route_ip_r$1$d;
-    wire  [31:0] route_ip_r$1$q;
-    reg  route_ip_r$1$clock;
-    reg  [31:0] route_ip_r$2$d;
-    wire  [31:0] route_ip_r$2$q;
-    reg  route_ip_r$2$clock;
-    reg  [31:0] route_ip_r$3$d;
-    wire  [31:0] route_ip_r$3$q;
-    reg  route_ip_r$3$clock;
-    reg  [31:0] route_ip_r$4$d;
-    wire  [31:0] route_ip_r$4$q;
-    reg  route_ip_r$4$clock;
-    reg  [31:0] route_ip_r$5$d;
-    wire  [31:0] route_ip_r$5$q;
-    reg  route_ip_r$5$clock;
-    reg  [31:0] route_ip_r$6$d;
-    wire  [31:0] route_ip_r$6$q;
-    reg  route_ip_r$6$clock;
-    reg  [31:0] route_ip_r$7$d;
-    wire  [31:0] route_ip_r$7$q;
-    reg  route_ip_r$7$clock;
-    reg  [31:0] route_ip_r$8$d;
-    wire  [31:0] route_ip_r$8$q;
-    reg  route_ip_r$8$clock;
-    reg  [31:0] route_ip_r$9$d;
-    wire  [31:0] route_ip_r$9$q;
-    reg  route_ip_r$9$clock;
-    reg  [31:0] route_ip_r$10$d;
-    wire  [31:0] route_ip_r$10$q;
-    reg  route_ip_r$10$clock;
-    reg  [31:0] route_ip_r$11$d;
-    wire  [31:0] route_ip_r$11$q;
-    reg  route_ip_r$11$clock;
-    reg  [31:0] route_ip_r$12$d;
-    wire  [31:0] route_ip_r$12$q;
-    reg  route_ip_r$12$clock;
-    reg  [31:0] route_ip_r$13$d;
-    wire  [31:0] route_ip_r$13$q;
-    reg  route_ip_r$13$clock;
-    reg  [31:0] route_ip_r$14$d;
-    wire  [31:0] route_ip_r$14$q;
-    reg  route_ip_r$14$clock;
-    reg  [31:0] route_ip_r$15$d;
-    wire  [31:0] route_ip_r$15$q;
-    reg  route_ip_r$15$clock;
-    reg  route_valid_r$0$d;
-    wire  route_valid_r$0$q;
-    reg  route_valid_r$0$clock;
-    reg  route_valid_r$1$d;
-    wire  route_valid_r$1$q;
-    reg  route_valid_r$1$clock;
-    reg  route_valid_r$2$d;
-    wire  route_valid_r$2$q;
-    reg  route_valid_r$2$clock;
-    reg  route_valid_r$3$d;
-    wire  route_valid_r$3$q;
-    reg  route_valid_r$3$clock;
-    reg  route_valid_r$4$d;
-    wire  route_valid_r$4$q;
-    reg  route_valid_r$4$clock;
-    reg  route_valid_r$5$d;
-    wire  route_valid_r$5$q;
-    reg  route_valid_r$5$clock;
-    reg  route_valid_r$6$d;
-    wire  route_valid_r$6$q;
-    reg  route_valid_r$6$clock;
-    reg  route_valid_r$7$d;
-    wire  route_valid_r$7$q;
-    reg  route_valid_r$7$clock;
-    reg  route_valid_r$8$d;
-    wire  route_valid_r$8$q;
-    reg  route_valid_r$8$clock;
-    reg  route_valid_r$9$d;
-    wire  route_valid_r$9$q;
-    reg  route_valid_r$9$clock;
-    reg  route_valid_r$10$d;
-    wire  route_valid_r$10$q;
-    reg  route_valid_r$10$clock;
-    reg  route_valid_r$11$d;
-    wire  route_valid_r$11$q;
-    reg  route_valid_r$11$clock;
-    reg  route_valid_r$12$d;
-    wire  route_valid_r$12$q;
-    reg  route_valid_r$12$clock;
-    reg  route_valid_r$13$d;
-    wire  route_valid_r$13$q;
-    reg  route_valid_r$13$clock;
-    reg  route_valid_r$14$d;
-    wire  route_valid_r$14$q;
-    reg  route_valid_r$14$clock;
-    reg  route_valid_r$15$d;
-    wire  route_valid_r$15$q;
-    reg  route_valid_r$15$clock;
-    reg  [7:0] route_pm_r$0$d;
-    wire  [7:0] route_pm_r$0$q;
-    reg  route_pm_r$0$clock;
-    reg  [7:0] route_pm_r$1$d;
-    wire  [7:0] route_pm_r$1$q;
-    reg  route_pm_r$1$clock;
-    reg  [7:0] route_pm_r$2$d;
-    wire  [7:0] route_pm_r$2$q;
-    reg  route_pm_r$2$clock;
-    reg  [7:0] route_pm_r$3$d;
-    wire  [7:0] route_pm_r$3$q;
-    reg  route_pm_r$3$clock;
-    reg  [7:0] route_pm_r$4$d;
-    wire  [7:0] route_pm_r$4$q;
-    reg  route_pm_r$4$clock;
-    reg  [7:0] route_pm_r$5$d;
-    wire  [7:0] route_pm_r$5$q;
-    reg  route_pm_r$5$clock;
-    reg  [7:0] route_pm_r$6$d;
-    wire  [7:0] route_pm_r$6$q;
-    reg  route_pm_r$6$clock;
-    reg  [7:0] route_pm_r$7$d;
-    wire  [7:0] route_pm_r$7$q;
-    reg  route_pm_r$7$clock;
-    reg  [7:0] route_pm_r$8$d;
-    wire  [7:0] route_pm_r$8$q;
-    reg  route_pm_r$8$clock;
-    reg  [7:0] route_pm_r$9$d;
-    wire  [7:0] route_pm_r$9$q;
-    reg  route_pm_r$9$clock;
-    reg  [7:0] route_pm_r$10$d;
-    wire  [7:0] route_pm_r$10$q;
-    reg  route_pm_r$10$clock;
-    reg  [7:0] route_pm_r$11$d;
-    wire  [7:0] route_pm_r$11$q;
-    reg  route_pm_r$11$clock;
-    reg  [7:0] route_pm_r$12$d;
-    wire  [7:0] route_pm_r$12$q;
-    reg  route_pm_r$12$clock;
-    reg  [7:0] route_pm_r$13$d;
-    wire  [7:0] route_pm_r$13$q;
-    reg  route_pm_r$13$clock;
-    reg  [7:0] route_pm_r$14$d;
-    wire  [7:0] route_pm_r$14$q;
-    reg  route_pm_r$14$clock;
-    reg  [7:0] route_pm_r$15$d;
-    wire  [7:0] route_pm_r$15$q;
-    reg  route_pm_r$15$clock;
-    reg  jcw$d;
-    wire  jcw$q;
-    reg  jcw$clock;
-    reg  [7:0] jcw_i$d;
-    wire  [7:0] jcw_i$q;
-    reg  jcw_i$clock;
-    reg  [575:0] jword$d;
-    wire  [575:0] jword$q;
-    reg  jword$clock;
-    reg  chw$d;
-    wire  chw$q;
-    reg  chw$clock;
-    reg  [23:0] chw_a$d;
-    wire  [23:0] chw_a$q;
-    reg  chw_a$clock;
-    reg  [167:0] cword$d;
-    wire  [167:0] cword$q;
-    reg  cword$clock;
-    reg  pbw$d;
-    wire  pbw$q;
-    reg  pbw$clock;
-    reg  [23:0] pbw_a$d;
-    wire  [23:0] pbw_a$q;
-    reg  pbw_a$clock;
-    reg  jram_rb$clock;
-    reg  [23:0] jram_rb$waddr;
-    reg  [575:0] jram_rb$wdata;
-    reg  [31:0] jram_rb$we;
-    reg  [23:0] jram_rb$raddr;
-    wire  [575:0] jram_rb$rdata;
-    reg  chram_rb$clock;
-    reg  [23:0] chram_rb$waddr;
-    reg  [167:0] chram_rb$wdata;
-    reg  [31:0] chram_rb$we;
-    reg  [23:0] chram_rb$raddr;
-    wire  [167:0] chram_rb$rdata;
-    reg  pbram_rb$clock;
-    reg  [23:0] pbram_rb$waddr;
-    reg  [63:0] pbram_rb$wdata;
-    reg  [31:0] pbram_rb$we;
-    reg  [23:0] pbram_rb$raddr;
-    wire  [63:0] pbram_rb$rdata;
-    reg  [575:0] tbl_q$d;
-    wire  [575:0] tbl_q$q;
-    reg  tbl_q$clock;
-    reg  counters$clock;
-    reg  counters$rst;
-    reg  [15:0] counters$araddr;
-    reg  [31:0] counters$ev;
-    reg  [31:0] counters$ev_b;
-    reg  counters$occ_inc;
-    reg  counters$occ_dec;
-    reg  counters$occ_hwc;
-    reg  [63:0] counters$occ_free;
-    reg  counters$rx_take$0;
-    reg  counters$rx_take$1;
-    reg  counters$rx_take$2;
-    reg  counters$rx_take$3;
-    reg  [15:0] counters$rx_len;
-    reg  counters$tx_sent$0;
-    reg  counters$tx_sent$1;
-    reg  counters$tx_sent$2;
-    reg  counters$tx_sent$3;
-    reg  [63:0] counters$tx_len$0;
-    reg  [63:0] counters$tx_len$1;
-    reg  [63:0] counters$tx_len$2;
-    reg  [63:0] counters$tx_len$3;
-    reg  counters$rx_bad$0;
-    reg  counters$rx_bad$1;
-    reg  counters$rx_bad$2;
-    reg  counters$rx_bad$3;
-    wire  [31:0] counters$rd;
-    reg  rs$d;
-    wire  rs$q;
-    reg  rs$clock;
-    reg  s_info$0$d;
-    wire  s_info$0$q;
-    reg  s_info$0$clock;
-    reg  s_info$1$d;
-    wire  s_info$1$q;
-    reg  s_info$1$clock;
-    reg  s_info$2$d;
-    wire  s_info$2$q;
-    reg  s_info$2$clock;
-    reg  s_info$3$d;
-    wire  s_info$3$q;
-    reg  s_info$3$clock;
-    reg  s_info$4$d;
-    wire  s_info$4$q;
-    reg  s_info$4$clock;
-    reg  s_info$5$d;
-    wire  s_info$5$q;
-    reg  s_info$5$clock;
-    reg  s_info$6$d;
-    wire  s_info$6$q;
-    reg  s_info$6$clock;
-    reg  s_info$7$d;
-    wire  s_info$7$q;
-    reg  s_info$7$clock;
-    reg  s_info$8$d;
-    wire  s_info$8$q;
-    reg  s_info$8$clock;
-    reg  s_info$9$d;
-    wire  s_info$9$q;
-    reg  s_info$9$clock;
-    reg  s_info$10$d;
-    wire  s_info$10$q;
-    reg  s_info$10$clock;
-    reg  [7:0] s_misc$d;
-    wire  [7:0] s_misc$q;
-    reg  s_misc$clock;
-    reg  s_busy$0$d;
-    wire  s_busy$0$q;
-    reg  s_busy$0$clock;
-    reg  s_busy$1$d;
-    wire  s_busy$1$q;
-    reg  s_busy$1$clock;
-    reg  s_busy$2$d;
-    wire  s_busy$2$q;
-    reg  s_busy$2$clock;
-    reg  s_busy$3$d;
-    wire  s_busy$3$q;
-    reg  s_busy$3$clock;
-    reg  s_busy$4$d;
-    wire  s_busy$4$q;
-    reg  s_busy$4$clock;
-    reg  s_busy$5$d;
-    wire  s_busy$5$q;
-    reg  s_busy$5$clock;
-    reg  s_busy$6$d;
-    wire  s_busy$6$q;
-    reg  s_busy$6$clock;
-    reg  s_busy$7$d;
-    wire  s_busy$7$q;
-    reg  s_busy$7$clock;
-    reg  s_busy$8$d;
-    wire  s_busy$8$q;
-    reg  s_busy$8$clock;
-    reg  s_busy$9$d;
-    wire  s_busy$9$q;
-    reg  s_busy$9$clock;
-    reg  s_busy$10$d;
-    wire  s_busy$10$q;
-    reg  s_busy$10$clock;
-    reg  s_busy$11$d;
-    wire  s_busy$11$q;
-    reg  s_busy$11$clock;
-    reg  s_busy$12$d;
-    wire  s_busy$12$q;
-    reg  s_busy$12$clock;
-    reg  s_busy$13$d;
-    wire  s_busy$13$q;
-    reg  s_busy$13$clock;
-    reg  s_busy$14$d;
-    wire  s_busy$14$q;
-    reg  s_busy$14$clock;
-    reg  s_busy$15$d;
-    wire  s_busy$15$q;
-    reg  s_busy$15$clock;
-    reg  s_tbl$d;
-    wire  s_tbl$q;
-    reg  s_tbl$clock;
-    reg  s_tsel$d;
-    wire  s_tsel$q;
-    reg  s_tsel$clock;
-    reg  [15:0] tbl_w$d;
-    wire  [15:0] tbl_w$q;
-    reg  tbl_w$clock;
-    reg  rvalid_r$d;
-    wire  rvalid_r$q;
-    reg  rvalid_r$clock;
-    reg  [31:0] rdata_r$d;
-    wire  [31:0] rdata_r$q;
-    reg  rdata_r$clock;
-    
-    // Local signals
-    reg  wr;
-    reg  [15:0] tbl_row;
-    reg  [575:0] tbl_sh;
-    reg  [31:0] rt_ip;
-    reg  [7:0] rt_pm;
-    reg  rt_v;
-    reg  [31:0] rd;
-    
-    // Sub module instances
-    fanin_csr_aw_ack aw_ack(
-        .d(aw_ack$d),
-        .q(aw_ack$q),
-        .clock(aw_ack$clock)
-    );
-    fanin_csr_wa wa(
-        .d(wa$d),
-        .q(wa$q),
-        .clock(wa$clock)
-    );
-    fanin_csr_wd wd(
-        .d(wd$d),
-        .q(wd$q),
-        .clock(wd$clock)
-    );
-    fanin_csr_bvalid_r bvalid_r(
-        .d(bvalid_r$d),
-        .q(bvalid_r$q),
-        .clock(bvalid_r$clock)
-    );
-    fanin_csr_me_ip_r me_ip_r(
-        .d(me_ip_r$d),
-        .q(me_ip_r$q),
-        .clock(me_ip_r$clock)
-    );
-    fanin_csr_me_port_r me_port_r(
-        .d(me_port_r$d),
-        .q(me_port_r$q),
-        .clock(me_port_r$clock)
-    );
-    fanin_csr_me_mac_r me_mac_r(
-        .d(me_mac_r$d),
-        .q(me_mac_r$q),
-        .clock(me_mac_r$clock)
-    );
-    fanin_csr_tick_div_r tick_div_r(
-        .d(tick_div_r$d),
-        .q(tick_div_r$q),
-        .clock(tick_div_r$clock)
-    );
-    fanin_csr_scan_ticks_r scan_ticks_r(
-        .d(scan_ticks_r$d),
-        .q(scan_ticks_r$q),
-        .clock(scan_ticks_r$clock)
-    );
-    fanin_csr_tbl_sel tbl_sel(
-        .d(tbl_sel$d),
-        .q(tbl_sel$q),
-        .clock(tbl_sel$clock)
-    );
-    fanin_csr_st_jid st_jid(
-        .d(st_jid$d),
-        .q(st_jid$q),
-        .clock(st_jid$clock)
-    );
-    fanin_csr_st_jctrl st_jctrl(
-        .d(st_jctrl$d),
-        .q(st_jctrl$q),
-        .clock(st_jctrl$clock)
-    );
-    fanin_csr_st_jranks st_jranks(
-        .d(st_jranks$d),
-        .q(st_jranks$q),
-        .clock(st_jranks$clock)
-    );
-    fanin_csr_st_jexp st_jexp(
-        .d(st_jexp$d),
-        .q(st_jexp$q),
-        .clock(st_jexp$clock)
-    );
-    fanin_csr_st_jsbase st_jsbase(
-        .d(st_jsbase$d),
-        .q(st_jsbase$q),
-        .clock(st_jsbase$clock)
-    );
-    fanin_csr_st_jscount st_jscount(
-        .d(st_jscount$d),
-        .q(st_jscount$q),
-        .clock(st_jscount$clock)
-    );
-    fanin_csr_st_jquota st_jquota(
-        .d(st_jquota$d),
-        .q(st_jquota$q),
-        .clock(st_jquota$clock)
-    );
-    fanin_csr_st_jflush st_jflush(
-        .d(st_jflush$d),
-        .q(st_jflush$q),
-        .clock(st_jflush$clock)
-    );
-    fanin_csr_st_jreclaim st_jreclaim(
-        .d(st_jreclaim$d),
-        .q(st_jreclaim$q),
-        .clock(st_jreclaim$clock)
-    );
-    fanin_csr_st_jidle st_jidle(
-        .d(st_jidle$d),
-        .q(st_jidle$q),
-        .clock(st_jidle$clock)
-    );
-    fanin_csr_st_jfirst st_jfirst(
-        .d(st_jfirst$d),
-        .q(st_jfirst$q),
-        .clock(st_jfirst$clock)
-    );
-    fanin_csr_st_pmac st_pmac(
-        .d(st_pmac$d),
-        .q(st_pmac$q),
-        .clock(st_pmac$clock)
-    );
-    fanin_csr_st_pip st_pip(
-        .d(st_pip$d),
-        .q(st_pip$q),
-        .clock(st_pip$clock)
-    );
-    fanin_csr_st_pudp st_pudp(
-        .d(st_pudp$d),
-        .q(st_pudp$q),
-        .clock(st_pudp$clock)
-    );
-    fanin_csr_st_pport st_pport(
-        .d(st_pport$d),
-        .q(st_pport$q),
-        .clock(st_pport$clock)
-    );
-    fanin_csr_st_cmac st_cmac(
-        .d(st_cmac$d),
-        .q(st_cmac$q),
-        .clock(st_cmac$clock)
-    );
-    fanin_csr_st_cip st_cip(
-        .d(st_cip$d),
-        .q(st_cip$q),
-        .clock(st_cip$clock)
-    );
-    fanin_csr_st_cudp st_cudp(
-        .d(st_cudp$d),
-        .q(st_cudp$q),
-        .clock(st_cudp$clock)
-    );
-    fanin_csr_st_cport st_cport(
-        .d(st_cport$d),
-        .q(st_cport$q),
-        .clock(st_cport$clock)
-    );
-    fanin_csr_st_cranks st_cranks(
-        .d(st_cranks$d),
-        .q(st_cranks$q),
-        .clock(st_cranks$clock)
-    );
-    fanin_csr_st_pbelow st_pbelow(
-        .d(st_pbelow$d),
-        .q(st_pbelow$q),
-        .clock(st_pbelow$clock)
-    );
-    fanin_csr_st_route_ip st_route_ip(
-        .d(st_route_ip$d),
-        .q(st_route_ip$q),
-        .clock(st_route_ip$clock)
-    );
-    fanin_csr_st_route_port st_route_port(
-        .d(st_route_port$d),
-        .q(st_route_port$q),
-        .clock(st_route_port$clock)
-    );
-    fanin_csr_route_ip_r_0 route_ip_r$0(
-        .d(route_ip_r$0$d),
-        .q(route_ip_r$0$q),
-        .clock(route_ip_r$0$clock)
-    );
-    fanin_csr_route_ip_r_1 route_ip_r$1(
-        .d(route_ip_r$1$d),
-        .q(route_ip_r$1$q),
-        .clock(route_ip_r$1$clock)
-    );
-    fanin_csr_route_ip_r_2 route_ip_r$2(
-        .d(route_ip_r$2$d),
-        .q(route_ip_r$2$q),
-        .clock(route_ip_r$2$clock)
-    );
-    fanin_csr_route_ip_r_3 route_ip_r$3(
-        .d(route_ip_r$3$d),
-        .q(route_ip_r$3$q),
-        .clock(route_ip_r$3$clock)
-    );
-    fanin_csr_route_ip_r_4 route_ip_r$4(
-        .d(route_ip_r$4$d),
-        .q(route_ip_r$4$q),
-        .clock(route_ip_r$4$clock)
-    );
-    fanin_csr_route_ip_r_5 route_ip_r$5(
-        .d(route_ip_r$5$d),
-        .q(route_ip_r$5$q),
-        .clock(route_ip_r$5$clock)
-    );
-    fanin_csr_route_ip_r_6 route_ip_r$6(
-        .d(route_ip_r$6$d),
-        .q(route_ip_r$6$q),
-        .clock(route_ip_r$6$clock)
-    );
-    fanin_csr_route_ip_r_7 route_ip_r$7(
-        .d(route_ip_r$7$d),
-        .q(route_ip_r$7$q),
-        .clock(route_ip_r$7$clock)
-    );
-    fanin_csr_route_ip_r_8 route_ip_r$8(
-        .d(route_ip_r$8$d),
-        .q(route_ip_r$8$q),
-        .clock(route_ip_r$8$clock)
-    );
-    fanin_csr_route_ip_r_9 route_ip_r$9(
-        .d(route_ip_r$9$d),
-        .q(route_ip_r$9$q),
-        .clock(route_ip_r$9$clock)
-    );
-    fanin_csr_route_ip_r_10 route_ip_r$10(
-        .d(route_ip_r$10$d),
-        .q(route_ip_r$10$q),
-        .clock(route_ip_r$10$clock)
-    );
-    fanin_csr_route_ip_r_11 route_ip_r$11(
-        .d(route_ip_r$11$d),
-        .q(route_ip_r$11$q),
-        .clock(route_ip_r$11$clock)
-    );
-    fanin_csr_route_ip_r_12 route_ip_r$12(
-        .d(route_ip_r$12$d),
-        .q(route_ip_r$12$q),
-        .clock(route_ip_r$12$clock)
-    );
-    fanin_csr_route_ip_r_13 route_ip_r$13(
-        .d(route_ip_r$13$d),
-        .q(route_ip_r$13$q),
-        .clock(route_ip_r$13$clock)
-    );
-    fanin_csr_route_ip_r_14 route_ip_r$14(
-        .d(route_ip_r$14$d),
-        .q(route_ip_r$14$q),
-        .clock(route_ip_r$14$clock)
-    );
-    fanin_csr_route_ip_r_15 route_ip_r$15(
-        .d(route_ip_r$15$d),
-        .q(route_ip_r$15$q),
-        .clock(route_ip_r$15$clock)
-    );
-    fanin_csr_route_valid_r_0 route_valid_r$0(
-        .d(route_valid_r$0$d),
-        .q(route_valid_r$0$q),
-        .clock(route_valid_r$0$clock)
-    );
-    fanin_csr_route_valid_r_1 route_valid_r$1(
-        .d(route_valid_r$1$d),
-        .q(route_valid_r$1$q),
-        .clock(route_valid_r$1$clock)
-    );
-    fanin_csr_route_valid_r_2 route_valid_r$2(
-        .d(route_valid_r$2$d),
-        .q(route_valid_r$2$q),
-        .clock(route_valid_r$2$clock)
-    );
-    fanin_csr_route_valid_r_3 route_valid_r$3(
-        .d(route_valid_r$3$d),
-        .q(route_valid_r$3$q),
-        .clock(route_valid_r$3$clock)
-    );
-    fanin_csr_route_valid_r_4 route_valid_r$4(
-        .d(route_valid_r$4$d),
-        .q(route_valid_r$4$q),
-        .clock(route_valid_r$4$clock)
-    );
-    fanin_csr_route_valid_r_5 route_valid_r$5(
-        .d(route_valid_r$5$d),
-        .q(route_valid_r$5$q),
-        .clock(route_valid_r$5$clock)
-    );
-    fanin_csr_route_valid_r_6 route_valid_r$6(
-        .d(route_valid_r$6$d),
-        .q(route_valid_r$6$q),
-        .clock(route_valid_r$6$clock)
-    );
-    fanin_csr_route_valid_r_7 route_valid_r$7(
-        .d(route_valid_r$7$d),
-        .q(route_valid_r$7$q),
-        .clock(route_valid_r$7$clock)
-    );
-    fanin_csr_route_valid_r_8 route_valid_r$8(
-        .d(route_valid_r$8$d),
-        .q(route_valid_r$8$q),
-        .clock(route_valid_r$8$clock)
-    );
-    fanin_csr_route_valid_r_9 route_valid_r$9(
-        .d(route_valid_r$9$d),
-        .q(route_valid_r$9$q),
-        .clock(route_valid_r$9$clock)
-    );
-    fanin_csr_route_valid_r_10 route_valid_r$10(
-        .d(route_valid_r$10$d),
-        .q(route_valid_r$10$q),
-        .clock(route_valid_r$10$clock)
-    );
-    fanin_csr_route_valid_r_11 route_valid_r$11(
-        .d(route_valid_r$11$d),
-        .q(route_valid_r$11$q),
-        .clock(route_valid_r$11$clock)
-    );
-    fanin_csr_route_valid_r_12 route_valid_r$12(
-        .d(route_valid_r$12$d),
-        .q(route_valid_r$12$q),
-        .clock(route_valid_r$12$clock)
-    );
-    fanin_csr_route_valid_r_13 route_valid_r$13(
-        .d(route_valid_r$13$d),
-        .q(route_valid_r$13$q),
-        .clock(route_valid_r$13$clock)
-    );
-    fanin_csr_route_valid_r_14 route_valid_r$14(
-        .d(route_valid_r$14$d),
-        .q(route_valid_r$14$q),
-        .clock(route_valid_r$14$clock)
-    );
-    fanin_csr_route_valid_r_15 route_valid_r$15(
-        .d(route_valid_r$15$d),
-        .q(route_valid_r$15$q),
-        .clock(route_valid_r$15$clock)
-    );
-    fanin_csr_route_pm_r_0 route_pm_r$0(
-        .d(route_pm_r$0$d),
-        .q(route_pm_r$0$q),
-        .clock(route_pm_r$0$clock)
-    );
-    fanin_csr_route_pm_r_1 route_pm_r$1(
-        .d(route_pm_r$1$d),
-        .q(route_pm_r$1$q),
-        .clock(route_pm_r$1$clock)
-    );
-    fanin_csr_route_pm_r_2 route_pm_r$2(
-        .d(route_pm_r$2$d),
-        .q(route_pm_r$2$q),
-        .clock(route_pm_r$2$clock)
-    );
-    fanin_csr_route_pm_r_3 route_pm_r$3(
-        .d(route_pm_r$3$d),
-        .q(route_pm_r$3$q),
-        .clock(route_pm_r$3$clock)
-    );
-    fanin_csr_route_pm_r_4 route_pm_r$4(
-        .d(route_pm_r$4$d),
-        .q(route_pm_r$4$q),
-        .clock(route_pm_r$4$clock)
-    );
-    fanin_csr_route_pm_r_5 route_pm_r$5(
-        .d(route_pm_r$5$d),
-        .q(route_pm_r$5$q),
-        .clock(route_pm_r$5$clock)
-    );
-    fanin_csr_route_pm_r_6 route_pm_r$6(
-        .d(route_pm_r$6$d),
-        .q(route_pm_r$6$q),
-        .clock(route_pm_r$6$clock)
-    );
-    fanin_csr_route_pm_r_7 route_pm_r$7(
-        .d(route_pm_r$7$d),
-        .q(route_pm_r$7$q),
-        .clock(route_pm_r$7$clock)
-    );
-    fanin_csr_route_pm_r_8 route_pm_r$8(
-        .d(route_pm_r$8$d),
-        .q(route_pm_r$8$q),
-        .clock(route_pm_r$8$clock)
-    );
-    fanin_csr_route_pm_r_9 route_pm_r$9(
-        .d(route_pm_r$9$d),
-        .q(route_pm_r$9$q),
-        .clock(route_pm_r$9$clock)
-    );
-    fanin_csr_route_pm_r_10 route_pm_r$10(
-        .d(route_pm_r$10$d),
-        .q(route_pm_r$10$q),
-        .clock(route_pm_r$10$clock)
-    );
-    fanin_csr_route_pm_r_11 route_pm_r$11(
-        .d(route_pm_r$11$d),
-        .q(route_pm_r$11$q),
-        .clock(route_pm_r$11$clock)
-    );
-    fanin_csr_route_pm_r_12 route_pm_r$12(
-        .d(route_pm_r$12$d),
-        .q(route_pm_r$12$q),
-        .clock(route_pm_r$12$clock)
-    );
-    fanin_csr_route_pm_r_13 route_pm_r$13(
-        .d(route_pm_r$13$d),
-        .q(route_pm_r$13$q),
-        .clock(route_pm_r$13$clock)
-    );
-    fanin_csr_route_pm_r_14 route_pm_r$14(
-        .d(route_pm_r$14$d),
-        .q(route_pm_r$14$q),
-        .clock(route_pm_r$14$clock)
-    );
-    fanin_csr_route_pm_r_15 route_pm_r$15(
-        .d(route_pm_r$15$d),
-        .q(route_pm_r$15$q),
-        .clock(route_pm_r$15$clock)
-    );
-    fanin_csr_jcw jcw(
-        .d(jcw$d),
-        .q(jcw$q),
-        .clock(jcw$clock)
-    );
-    fanin_csr_jcw_i jcw_i(
-        .d(jcw_i$d),
-        .q(jcw_i$q),
-        .clock(jcw_i$clock)
-    );
-    fanin_csr_jword jword(
-        .d(jword$d),
-        .q(jword$q),
-        .clock(jword$clock)
-    );
-    fanin_csr_chw chw(
-        .d(chw$d),
-        .q(chw$q),
-        .clock(chw$clock)
-    );
-    fanin_csr_chw_a chw_a(
-        .d(chw_a$d),
-        .q(chw_a$q),
-        .clock(chw_a$clock)
-    );
-    fanin_csr_cword cword(
-        .d(cword$d),
-        .q(cword$q),
-        .clock(cword$clock)
-    );
-    fanin_csr_pbw pbw(
-        .d(pbw$d),
-        .q(pbw$q),
-        .clock(pbw$clock)
-    );
-    fanin_csr_pbw_a pbw_a(
-        .d(pbw_a$d),
-        .q(pbw_a$q),
-        .clock(pbw_a$clock)
-    );
-    fanin_csr_jram_rb jram_rb(
-        .clock(jram_rb$clock),
-        .waddr(jram_rb$waddr),
-        .wdata(jram_rb$wdata),
-        .we(jram_rb$we),
-        .raddr(jram_rb$raddr),
-        .rdata(jram_rb$rdata)
-    );
-    fanin_csr_chram_rb chram_rb(
-        .clock(chram_rb$clock),
-        .waddr(chram_rb$waddr),
-        .wdata(chram_rb$wdata),
-        .we(chram_rb$we),
-        .raddr(chram_rb$raddr),
-        .rdata(chram_rb$rdata)
-    );
-    fanin_csr_pbram_rb pbram_rb(
-        .clock(pbram_rb$clock),
-        .waddr(pbram_rb$waddr),
-        .wdata(pbram_rb$wdata),
-        .we(pbram_rb$we),
-        .raddr(pbram_rb$raddr),
-        .rdata(pbram_rb$rdata)
-    );
-    fanin_csr_tbl_q tbl_q(
-        .d(tbl_q$d),
-        .q(tbl_q$q),
-        .clock(tbl_q$clock)
-    );
-    fanin_csr_counters counters(
-        .clock(counters$clock),
-        .rst(counters$rst),
-        .araddr(counters$araddr),
-        .ev(counters$ev),
-        .ev_b(counters$ev_b),
-        .occ_inc(counters$occ_inc),
-        .occ_dec(counters$occ_dec),
-        .occ_hwc(counters$occ_hwc),
-        .occ_free(counters$occ_free),
-        .rx_take$0(counters$rx_take$0),
-        .rx_take$1(counters$rx_take$1),
-        .rx_take$2(counters$rx_take$2),
-        .rx_take$3(counters$rx_take$3),
-        .rx_len(counters$rx_len),
-        .tx_sent$0(counters$tx_sent$0),
-        .tx_sent$1(counters$tx_sent$1),
-        .tx_sent$2(counters$tx_sent$2),
-        .tx_sent$3(counters$tx_sent$3),
-        .tx_len$0(counters$tx_len$0),
-        .tx_len$1(counters$tx_len$1),
-        .tx_len$2(counters$tx_len$2),
-        .tx_len$3(counters$tx_len$3),
-        .rx_bad$0(counters$rx_bad$0),
-        .rx_bad$1(counters$rx_bad$1),
-        .rx_bad$2(counters$rx_bad$2),
-        .rx_bad$3(counters$rx_bad$3),
-        .rd(counters$rd)
-    );
-    fanin_csr_rs rs(
-        .d(rs$d),
-        .q(rs$q),
-        .clock(rs$clock)
-    );
-    fanin_csr_s_info_0 s_info$0(
-        .d(s_info$0$d),
-        .q(s_info$0$q),
-        .clock(s_info$0$clock)
-    );
-    fanin_csr_s_info_1 s_info$1(
-        .d(s_info$1$d),
-        .q(s_info$1$q),
-        .clock(s_info$1$clock)
-    );
-    fanin_csr_s_info_2 s_info$2(
-        .d(s_info$2$d),
-        .q(s_info$2$q),
-        .clock(s_info$2$clock)
-    );
-    fanin_csr_s_info_3 s_info$3(
-        .d(s_info$3$d),
-        .q(s_info$3$q),
-        .clock(s_info$3$clock)
-    );
-    fanin_csr_s_info_4 s_info$4(
-        .d(s_info$4$d),
-        .q(s_info$4$q),
-        .clock(s_info$4$clock)
-    );
-    fanin_csr_s_info_5 s_info$5(
-        .d(s_info$5$d),
-        .q(s_info$5$q),
-        .clock(s_info$5$clock)
-    );
-    fanin_csr_s_info_6 s_info$6(
-        .d(s_info$6$d),
-        .q(s_info$6$q),
-        .clock(s_info$6$clock)
-    );
-    fanin_csr_s_info_7 s_info$7(
-        .d(s_info$7$d),
-        .q(s_info$7$q),
-        .clock(s_info$7$clock)
-    );
-    fanin_csr_s_info_8 s_info$8(
-        .d(s_info$8$d),
-        .q(s_info$8$q),
-        .clock(s_info$8$clock)
-    );
-    fanin_csr_s_info_9 s_info$9(
-        .d(s_info$9$d),
-        .q(s_info$9$q),
-        .clock(s_info$9$clock)
-    );
-    fanin_csr_s_info_10 s_info$10(
-        .d(s_info$10$d),
-        .q(s_info$10$q),
-        .clock(s_info$10$clock)
-    );
-    fanin_csr_s_misc s_misc(
-        .d(s_misc$d),
-        .q(s_misc$q),
-        .clock(s_misc$clock)
-    );
-    fanin_csr_s_busy_0 s_busy$0(
-        .d(s_busy$0$d),
-        .q(s_busy$0$q),
-        .clock(s_busy$0$clock)
-    );
-    fanin_csr_s_busy_1 s_busy$1(
-        .d(s_busy$1$d),
-        .q(s_busy$1$q),
-        .clock(s_busy$1$clock)
-    );
-    fanin_csr_s_busy_2 s_busy$2(
-        .d(s_busy$2$d),
-        .q(s_busy$2$q),
-        .clock(s_busy$2$clock)
-    );
-    fanin_csr_s_busy_3 s_busy$3(
-        .d(s_busy$3$d),
-        .q(s_busy$3$q),
-        .clock(s_busy$3$clock)
-    );
-    fanin_csr_s_busy_4 s_busy$4(
-        .d(s_busy$4$d),
-        .q(s_busy$4$q),
-        .clock(s_busy$4$clock)
-    );
-    fanin_csr_s_busy_5 s_busy$5(
-        .d(s_busy$5$d),
-        .q(s_busy$5$q),
-        .clock(s_busy$5$clock)
-    );
-    fanin_csr_s_busy_6 s_busy$6(
-        .d(s_busy$6$d),
-        .q(s_busy$6$q),
-        .clock(s_busy$6$clock)
-    );
-    fanin_csr_s_busy_7 s_busy$7(
-        .d(s_busy$7$d),
-        .q(s_busy$7$q),
-        .clock(s_busy$7$clock)
-    );
-    fanin_csr_s_busy_8 s_busy$8(
-        .d(s_busy$8$d),
-        .q(s_busy$8$q),
-        .clock(s_busy$8$clock)
-    );
-    fanin_csr_s_busy_9 s_busy$9(
-        .d(s_busy$9$d),
-        .q(s_busy$9$q),
-        .clock(s_busy$9$clock)
-    );
-    fanin_csr_s_busy_10 s_busy$10(
-        .d(s_busy$10$d),
-        .q(s_busy$10$q),
-        .clock(s_busy$10$clock)
-    );
-    fanin_csr_s_busy_11 s_busy$11(
-        .d(s_busy$11$d),
-        .q(s_busy$11$q),
-        .clock(s_busy$11$clock)
-    );
-    fanin_csr_s_busy_12 s_busy$12(
-        .d(s_busy$12$d),
-        .q(s_busy$12$q),
-        .clock(s_busy$12$clock)
-    );
-    fanin_csr_s_busy_13 s_busy$13(
-        .d(s_busy$13$d),
-        .q(s_busy$13$q),
-        .clock(s_busy$13$clock)
-    );
-    fanin_csr_s_busy_14 s_busy$14(
-        .d(s_busy$14$d),
-        .q(s_busy$14$q),
-        .clock(s_busy$14$clock)
-    );
-    fanin_csr_s_busy_15 s_busy$15(
-        .d(s_busy$15$d),
-        .q(s_busy$15$q),
-        .clock(s_busy$15$clock)
-    );
-    fanin_csr_s_tbl s_tbl(
-        .d(s_tbl$d),
-        .q(s_tbl$q),
-        .clock(s_tbl$clock)
-    );
-    fanin_csr_s_tsel s_tsel(
-        .d(s_tsel$d),
-        .q(s_tsel$q),
-        .clock(s_tsel$clock)
-    );
-    fanin_csr_tbl_w tbl_w(
-        .d(tbl_w$d),
-        .q(tbl_w$q),
-        .clock(tbl_w$clock)
-    );
-    fanin_csr_rvalid_r rvalid_r(
-        .d(rvalid_r$d),
-        .q(rvalid_r$q),
-        .clock(rvalid_r$clock)
-    );
-    fanin_csr_rdata_r rdata_r(
-        .d(rdata_r$d),
-        .q(rdata_r$q),
-        .clock(rdata_r$clock)
-    );
-    
-    // Update code
-    always @(*) begin
-        aw_ack$clock = clock;
-        wa$clock = clock;
-        wd$clock = clock;
-        bvalid_r$clock = clock;
-        me_ip_r$clock = clock;
-        me_port_r$clock = clock;
-        me_mac_r$clock = clock;
-        tick_div_r$clock = clock;
-        scan_ticks_r$clock = clock;
-        tbl_sel$clock = clock;
-        st_jid$clock = clock;
-        st_jctrl$clock = clock;
-        st_jranks$clock = clock;
-        st_jexp$clock = clock;
-        st_jsbase$clock = clock;
-        st_jscount$clock = clock;
-        st_jquota$clock = clock;
-        st_jflush$clock = clock;
-        st_jreclaim$clock = clock;
-        st_jidle$clock = clock;
-        st_jfirst$clock = clock;
-        st_pmac$clock = clock;
-        st_pip$clock = clock;
-        st_pudp$clock = clock;
-        st_pport$clock = clock;
-        st_cmac$clock = clock;
-        st_cip$clock = clock;
-        st_cudp$clock = clock;
-        st_cport$clock = clock;
-        st_cranks$clock = clock;
-        st_pbelow$clock = clock;
-        st_route_ip$clock = clock;
-        st_route_port$clock = clock;
-        jcw$clock = clock;
-        jcw_i$clock = clock;
-        jword$clock = clock;
-        chw$clock = clock;
-        chw_a$clock = clock;
-        cword$clock = clock;
-        pbw$clock = clock;
-        pbw_a$clock = clock;
-        tbl_q$clock = clock;
-        rs$clock = clock;
-        s_misc$clock = clock;
-        s_tbl$clock = clock;
-        s_tsel$clock = clock;
-        tbl_w$clock = clock;
-        rvalid_r$clock = clock;
-        rdata_r$clock = clock;
-        aw_ack$d = aw_ack$q;
-        wa$d = wa$q;
-        wd$d = wd$q;
-        bvalid_r$d = bvalid_r$q;
-        me_ip_r$d = me_ip_r$q;
-        me_port_r$d = me_port_r$q;
-        me_mac_r$d = me_mac_r$q;
-        tick_div_r$d = tick_div_r$q;
-        scan_ticks_r$d = scan_ticks_r$q;
-        tbl_sel$d = tbl_sel$q;
-        st_jid$d = st_jid$q;
-        st_jctrl$d = st_jctrl$q;
-        st_jranks$d = st_jranks$q;
-        st_jexp$d = st_jexp$q;
-        st_jsbase$d = st_jsbase$q;
-        st_jscount$d = st_jscount$q;
-        st_jquota$d = st_jquota$q;
-        st_jflush$d = st_jflush$q;
-        st_jreclaim$d = st_jreclaim$q;
-        st_jidle$d = st_jidle$q;
-        st_jfirst$d = st_jfirst$q;
-        st_pmac$d = st_pmac$q;
-        st_pip$d = st_pip$q;
-        st_pudp$d = st_pudp$q;
-        st_pport$d = st_pport$q;
-        st_cmac$d = st_cmac$q;
-        st_cip$d = st_cip$q;
-        st_cudp$d = st_cudp$q;
-        st_cport$d = st_cport$q;
-        st_cranks$d = st_cranks$q;
-        st_pbelow$d = st_pbelow$q;
-        st_route_ip$d = st_route_ip$q;
-        st_route_port$d = st_route_port$q;
-        jcw$d = jcw$q;
-        jcw_i$d = jcw_i$q;
-        jword$d = jword$q;
-        chw$d = chw$q;
-        chw_a$d = chw_a$q;
-        cword$d = cword$q;
-        pbw$d = pbw$q;
-        pbw_a$d = pbw_a$q;
-        tbl_q$d = tbl_q$q;
-        rs$d = rs$q;
-        s_misc$d = s_misc$q;
-        s_tbl$d = s_tbl$q;
-        s_tsel$d = s_tsel$q;
-        tbl_w$d = tbl_w$q;
-        rvalid_r$d = rvalid_r$q;
-        rdata_r$d = rdata_r$q;
-        route_ip_r$0$clock = clock;
-        route_ip_r$0$d = route_ip_r$0$q;
-        route_valid_r$0$clock = clock;
-        route_valid_r$0$d = route_valid_r$0$q;
-        route_pm_r$0$clock = clock;
-        route_pm_r$0$d = route_pm_r$0$q;
-        route_ip_r$1$clock = clock;
-        route_ip_r$1$d = route_ip_r$1$q;
-        route_valid_r$1$clock = clock;
-        route_valid_r$1$d = route_valid_r$1$q;
-        route_pm_r$1$clock = clock;
-        route_pm_r$1$d = route_pm_r$1$q;
-        route_ip_r$2$clock = clock;
-        route_ip_r$2$d = route_ip_r$2$q;
-        route_valid_r$2$clock = clock;
-        route_valid_r$2$d = route_valid_r$2$q;
-        route_pm_r$2$clock = clock;
-        route_pm_r$2$d = route_pm_r$2$q;
-        route_ip_r$3$clock = clock;
-        route_ip_r$3$d = route_ip_r$3$q;
-        route_valid_r$3$clock = clock;
-        route_valid_r$3$d = route_valid_r$3$q;
-        route_pm_r$3$clock = clock;
-        route_pm_r$3$d = route_pm_r$3$q;
-        route_ip_r$4$clock = clock;
-        route_ip_r$4$d = route_ip_r$4$q;
-        route_valid_r$4$clock = clock;
-        route_valid_r$4$d = route_valid_r$4$q;
-        route_pm_r$4$clock = clock;
-        route_pm_r$4$d = route_pm_r$4$q;
-        route_ip_r$5$clock = clock;
-        route_ip_r$5$d = route_ip_r$5$q;
-        route_valid_r$5$clock = clock;
-        route_valid_r$5$d = route_valid_r$5$q;
-        route_pm_r$5$clock = clock;
-        route_pm_r$5$d = route_pm_r$5$q;
-        route_ip_r$6$clock = clock;
-        route_ip_r$6$d = route_ip_r$6$q;
-        route_valid_r$6$clock = clock;
-        route_valid_r$6$d = route_valid_r$6$q;
-        route_pm_r$6$clock = clock;
-        route_pm_r$6$d = route_pm_r$6$q;
-        route_ip_r$7$clock = clock;
-        route_ip_r$7$d = route_ip_r$7$q;
-        route_valid_r$7$clock = clock;
-        route_valid_r$7$d = route_valid_r$7$q;
-        route_pm_r$7$clock = clock;
-        route_pm_r$7$d = route_pm_r$7$q;
-        route_ip_r$8$clock = clock;
-        route_ip_r$8$d = route_ip_r$8$q;
-        route_valid_r$8$clock = clock;
-        route_valid_r$8$d = route_valid_r$8$q;
-        route_pm_r$8$clock = clock;
-        route_pm_r$8$d = route_pm_r$8$q;
-        route_ip_r$9$clock = clock;
-        route_ip_r$9$d = route_ip_r$9$q;
-        route_valid_r$9$clock = clock;
-        route_valid_r$9$d = route_valid_r$9$q;
-        route_pm_r$9$clock = clock;
-        route_pm_r$9$d = route_pm_r$9$q;
-        route_ip_r$10$clock = clock;
-        route_ip_r$10$d = route_ip_r$10$q;
-        route_valid_r$10$clock = clock;
-        route_valid_r$10$d = route_valid_r$10$q;
-        route_pm_r$10$clock = clock;
-        route_pm_r$10$d = route_pm_r$10$q;
-        route_ip_r$11$clock = clock;
-        route_ip_r$11$d = route_ip_r$11$q;
-        route_valid_r$11$clock = clock;
-        route_valid_r$11$d = route_valid_r$11$q;
-        route_pm_r$11$clock = clock;
-        route_pm_r$11$d = route_pm_r$11$q;
-        route_ip_r$12$clock = clock;
-        route_ip_r$12$d = route_ip_r$12$q;
-        route_valid_r$12$clock = clock;
-        route_valid_r$12$d = route_valid_r$12$q;
-        route_pm_r$12$clock = clock;
-        route_pm_r$12$d = route_pm_r$12$q;
-        route_ip_r$13$clock = clock;
-        route_ip_r$13$d = route_ip_r$13$q;
-        route_valid_r$13$clock = clock;
-        route_valid_r$13$d = route_valid_r$13$q;
-        route_pm_r$13$clock = clock;
-        route_pm_r$13$d = route_pm_r$13$q;
-        route_ip_r$14$clock = clock;
-        route_ip_r$14$d = route_ip_r$14$q;
-        route_valid_r$14$clock = clock;
-        route_valid_r$14$d = route_valid_r$14$q;
-        route_pm_r$14$clock = clock;
-        route_pm_r$14$d = route_pm_r$14$q;
-        route_ip_r$15$clock = clock;
-        route_ip_r$15$d = route_ip_r$15$q;
-        route_valid_r$15$clock = clock;
-        route_valid_r$15$d = route_valid_r$15$q;
-        route_pm_r$15$clock = clock;
-        route_pm_r$15$d = route_pm_r$15$q;
-        s_info$0$clock = clock;
-        s_info$0$d = s_info$0$q;
-        s_info$1$clock = clock;
-        s_info$1$d = s_info$1$q;
-        s_info$2$clock = clock;
-        s_info$2$d = s_info$2$q;
-        s_info$3$clock = clock;
-        s_info$3$d = s_info$3$q;
-        s_info$4$clock = clock;
-        s_info$4$d = s_info$4$q;
-        s_info$5$clock = clock;
-        s_info$5$d = s_info$5$q;
-        s_info$6$clock = clock;
-        s_info$6$d = s_info$6$q;
-        s_info$7$clock = clock;
-        s_info$7$d = s_info$7$q;
-        s_info$8$clock = clock;
-        s_info$8$d = s_info$8$q;
-        s_info$9$clock = clock;
-        s_info$9$d = s_info$9$q;
-        s_info$10$clock = clock;
-        s_info$10$d = s_info$10$q;
-        s_busy$0$clock = clock;
-        s_busy$0$d = s_busy$0$q;
-        s_busy$1$clock = clock;
-        s_busy$1$d = s_busy$1$q;
-        s_busy$2$clock = clock;
-        s_busy$2$d = s_busy$2$q;
-        s_busy$3$clock = clock;
-        s_busy$3$d = s_busy$3$q;
-        s_busy$4$clock = clock;
-        s_busy$4$d = s_busy$4$q;
-        s_busy$5$clock = clock;
-        s_busy$5$d = s_busy$5$q;
-        s_busy$6$clock = clock;
-        s_busy$6$d = s_busy$6$q;
-        s_busy$7$clock = clock;
-        s_busy$7$d = s_busy$7$q;
-        s_busy$8$clock = clock;
-        s_busy$8$d = s_busy$8$q;
-        s_busy$9$clock = clock;
-        s_busy$9$d = s_busy$9$q;
-        s_busy$10$clock = clock;
-        s_busy$10$d = s_busy$10$q;
-        s_busy$11$clock = clock;
-        s_busy$11$d = s_busy$11$q;
-        s_busy$12$clock = clock;
-        s_busy$12$d = s_busy$12$q;
-        s_busy$13$clock = clock;
-        s_busy$13$d = s_busy$13$q;
-        s_busy$14$clock = clock;
-        s_busy$14$d = s_busy$14$q;
-        s_busy$15$clock = clock;
-        s_busy$15$d = s_busy$15$q;
-        counters$clock = clock;
-        counters$rst = rst;
-        counters$araddr = araddr;
-        counters$ev = ev;
-        counters$ev_b = ev_b;
-        counters$occ_inc = occ_inc;
-        counters$occ_dec = occ_dec;
-        counters$occ_hwc = occ_hwc;
-        counters$occ_free = occ_free;
-        counters$rx_len = rx_len;
-        counters$rx_take$0 = rx_take$0;
-        counters$tx_sent$0 = tx_sent$0;
-        counters$tx_len$0 = tx_len$0;
-        counters$rx_bad$0 = rx_bad$0;
-        counters$rx_take$1 = rx_take$1;
-        counters$tx_sent$1 = tx_sent$1;
-        counters$tx_len$1 = tx_len$1;
-        counters$rx_bad$1 = rx_bad$1;
-        counters$rx_take$2 = rx_take$2;
-        counters$tx_sent$2 = tx_sent$2;
-        counters$tx_len$2 = tx_len$2;
-        counters$rx_bad$2 = rx_bad$2;
-        counters$rx_take$3 = rx_take$3;
-        counters$tx_sent$3 = tx_sent$3;
-        counters$tx_len$3 = tx_len$3;
-        counters$rx_bad$3 = rx_bad$3;
-        jram_rb$clock = clock;
-        chram_rb$clock = clock;
-        pbram_rb$clock = clock;
-        me_ip = me_ip_r$q;
-        me_port = me_port_r$q;
-        me_mac = me_mac_r$q;
-        tick_div = tick_div_r$q;
-        scan_ticks = scan_ticks_r$q;
-        route_ip$0 = route_ip_r$0$q;
-        route_valid$0 = route_valid_r$0$q;
-        route_pm$0 = route_pm_r$0$q;
-        route_ip$1 = route_ip_r$1$q;
-        route_valid$1 = route_valid_r$1$q;
-        route_pm$1 = route_pm_r$1$q;
-        route_ip$2 = route_ip_r$2$q;
-        route_valid$2 = route_valid_r$2$q;
-        route_pm$2 = route_pm_r$2$q;
-        route_ip$3 = route_ip_r$3$q;
-        route_valid$3 = route_valid_r$3$q;
-        route_pm$3 = route_pm_r$3$q;
-        route_ip$4 = route_ip_r$4$q;
-        route_valid$4 = route_valid_r$4$q;
-        route_pm$4 = route_pm_r$4$q;
-        route_ip$5 = route_ip_r$5$q;
-        route_valid$5 = route_valid_r$5$q;
-        route_pm$5 = route_pm_r$5$q;
-        route_ip$6 = route_ip_r$6$q;
-        route_valid$6 = route_valid_r$6$q;
-        route_pm$6 = route_pm_r$6$q;
-        route_ip$7 = route_ip_r$7$q;
-        route_valid$7 = route_valid_r$7$q;
-        route_pm$7 = route_pm_r$7$q;
-        route_ip$8 = route_ip_r$8$q;
-        route_valid$8 = route_valid_r$8$q;
-        route_pm$8 = route_pm_r$8$q;
-        route_ip$9 = route_ip_r$9$q;
-        route_valid$9 = route_valid_r$9$q;
-        route_pm$9 = route_pm_r$9$q;
-        route_ip$10 = route_ip_r$10$q;
-        route_valid$10 = route_valid_r$10$q;
-        route_pm$10 = route_pm_r$10$q;
-        route_ip$11 = route_ip_r$11$q;
-        route_valid$11 = route_valid_r$11$q;
-        route_pm$11 = route_pm_r$11$q;
-        route_ip$12 = route_ip_r$12$q;
-        route_valid$12 = route_valid_r$12$q;
-        route_pm$12 = route_pm_r$12$q;
-        route_ip$13 = route_ip_r$13$q;
-        route_valid$13 = route_valid_r$13$q;
-        route_pm$13 = route_pm_r$13$q;
-        route_ip$14 = route_ip_r$14$q;
-        route_valid$14 = route_valid_r$14$q;
-        route_pm$14 = route_pm_r$14$q;
-        route_ip$15 = route_ip_r$15$q;
-        route_valid$15 = route_valid_r$15$q;
-        route_pm$15 = route_pm_r$15$q;
-        job_commit = jcw$q;
-        job_commit_entry = jcw_i$q;
-        job_word = jword$q;
-        child_we = ((chw$q) & 32'hffffffff);
-        child_waddr = chw_a$q;
-        child_wdata = cword$q;
-        pb_we = ((pbw$q) & 32'hffffffff);
-        pb_waddr = pbw_a$q;
-        pb_wdata = st_pbelow$q;
-        wr = awvalid & wvalid & ~aw_ack$q & ~bvalid_r$q & ~jcw$q & ~hold;
-        aw_ack$d = wr;
-        if (wr) begin
-            wa$d = awaddr;
-            wd$d = wdata;
-        end
-        awready = aw_ack$q;
-        wready = aw_ack$q;
-        bvalid = bvalid_r$q;
-        bresp = 32'h0;
-        if (aw_ack$q) begin
-            bvalid_r$d = 1'b1;
-        end
-        else if (bready) begin
-            bvalid_r$d = 1'b0;
-        end
-        jword$d = ((st_jctrl$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port) | (((st_jidle$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_idle) | (((st_jfirst$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_first_block);
-        cword$d = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_mac) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_ip) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_udp) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_port);
-        jcw$d = 1'b0;
-        chw$d = 1'b0;
-        pbw$d = 1'b0;
-        if (aw_ack$q) begin
-            if (wa$q == a_me_ip) begin
-                me_ip_r$d = wd$q;
-            end
-            if (wa$q == a_me_port) begin
-                me_port_r$d = wd$q[(32'h0)+:(16)];
-            end
-            if (wa$q == a_me_mac_lo) begin
-                me_mac_r$d = (me_mac_r$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
-            end
-            if (wa$q == a_me_mac_hi) begin
-                me_mac_r$d = (me_mac_r$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_tick_div) begin
-                tick_div_r$d = wd$q;
-            end
-            if (wa$q == a_scan_ticks) begin
-                scan_ticks_r$d = wd$q;
-            end
-            if (wa$q == a_job_id) begin
-                st_jid$d = wd$q[(32'h0)+:(16)];
-            end
-            if (wa$q == a_job_ctrl) begin
-                st_jctrl$d = wd$q;
-            end
-            if (wa$q == a_job_ranks_lo) begin
-                st_jranks$d = (st_jranks$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
-            end
-            if (wa$q == a_job_ranks_hi) begin
-                st_jranks$d = (st_jranks$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_job_expected_lo) begin
-                st_jexp$d = (st_jexp$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
-            end
-            if (wa$q == a_job_expected_hi) begin
-                st_jexp$d = (st_jexp$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_job_slot_base) begin
-                st_jsbase$d = wd$q;
-            end
-            if (wa$q == a_job_slot_count) begin
-                st_jscount$d = wd$q;
-            end
-            if (wa$q == a_job_quota) begin
-                st_jquota$d = wd$q;
-            end
-            if (wa$q == a_job_flush_after) begin
-                st_jflush$d = wd$q;
-            end
-            if (wa$q == a_job_reclaim_after) begin
-                st_jreclaim$d = wd$q;
-            end
-            if (wa$q == a_job_first_block) begin
-                st_jfirst$d = wd$q;
-            end
-            if (wa$q == a_job_reclaim_idle) begin
-                st_jidle$d = wd$q;
-            end
-            if (wa$q == a_port_below_lo) begin
-                st_pbelow$d = (st_pbelow$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
-            end
-            if (wa$q == a_port_below_hi) begin
-                st_pbelow$d = (st_pbelow$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_port_below_commit) begin
-                pbw$d = 1'b1;
-                pbw_a$d = (((wd$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((wd$q[(32'h0)+:(3)]) & 24'hffffff);
-            end
-            if (wa$q == a_tbl_sel) begin
-                tbl_sel$d = wd$q;
-            end
-            if (wa$q == a_job_parent_mac_lo) begin
-                st_pmac$d = (st_pmac$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
-            end
-            if (wa$q == a_job_parent_mac_hi) begin
-                st_pmac$d = (st_pmac$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_job_parent_ip) begin
-                st_pip$d = wd$q;
-            end
-            if (wa$q == a_job_parent_udp) begin
-                st_pudp$d = wd$q[(32'h0)+:(16)];
-            end
-            if (wa$q == a_job_parent_port) begin
-                st_pport$d = wd$q[(32'h0)+:(8)];
-            end
-            if (wa$q == a_job_commit) begin
-                jcw$d = 1'b1;
-                jcw_i$d = wd$q[(32'h0)+:(8)];
-            end
-            if (wa$q == a_child_mac_lo) begin
-                st_cmac$d = (st_cmac$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
-            end
-            if (wa$q == a_child_mac_hi) begin
-                st_cmac$d = (st_cmac$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_child_ip) begin
-                st_cip$d = wd$q;
-            end
-            if (wa$q == a_child_udp) begin
-                st_cudp$d = wd$q[(32'h0)+:(16)];
-            end
-            if (wa$q == a_child_port) begin
-                st_cport$d = wd$q[(32'h0)+:(8)];
-            end
-            if (wa$q == a_child_ranks_lo) begin
-                st_cranks$d = (st_cranks$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
-            end
-            if (wa$q == a_child_ranks_hi) begin
-                st_cranks$d = (st_cranks$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_child_commit) begin
-                chw$d = 1'b1;
-                chw_a$d = (((wd$q[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((wd$q[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
-            end
-            if (wa$q == a_route_ip) begin
-                st_route_ip$d = wd$q;
-            end
-            if (wa$q == a_route_port) begin
-                st_route_port$d = wd$q[(32'h0)+:(8)];
-            end
-            if (wa$q == a_route_commit) begin
-                if (wd$q[(32'h0)+:(16)] == c_idx16$0) begin
-                    route_ip_r$0$d = st_route_ip$q;
-                    route_valid_r$0$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$0$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$1) begin
-                    route_ip_r$1$d = st_route_ip$q;
-                    route_valid_r$1$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$1$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$2) begin
-                    route_ip_r$2$d = st_route_ip$q;
-                    route_valid_r$2$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$2$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$3) begin
-                    route_ip_r$3$d = st_route_ip$q;
-                    route_valid_r$3$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$3$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$4) begin
-                    route_ip_r$4$d = st_route_ip$q;
-                    route_valid_r$4$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$4$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$5) begin
-                    route_ip_r$5$d = st_route_ip$q;
-                    route_valid_r$5$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$5$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$6) begin
-                    route_ip_r$6$d = st_route_ip$q;
-                    route_valid_r$6$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$6$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$7) begin
-                    route_ip_r$7$d = st_route_ip$q;
-                    route_valid_r$7$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$7$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$8) begin
-                    route_ip_r$8$d = st_route_ip$q;
-                    route_valid_r$8$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$8$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$9) begin
-                    route_ip_r$9$d = st_route_ip$q;
-                    route_valid_r$9$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$9$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$10) begin
-                    route_ip_r$10$d = st_route_ip$q;
-                    route_valid_r$10$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$10$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$11) begin
-                    route_ip_r$11$d = st_route_ip$q;
-                    route_valid_r$11$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$11$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$12) begin
-                    route_ip_r$12$d = st_route_ip$q;
-                    route_valid_r$12$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$12$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$13) begin
-                    route_ip_r$13$d = st_route_ip$q;
-                    route_valid_r$13$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$13$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$14) begin
-                    route_ip_r$14$d = st_route_ip$q;
-                    route_valid_r$14$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$14$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-                if (wd$q[(32'h0)+:(16)] == c_idx16$15) begin
-                    route_ip_r$15$d = st_route_ip$q;
-                    route_valid_r$15$d = st_route_port$q[(32'h7)+:(1)];
-                    route_pm_r$15$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
-                end
-            end
-        end
-        jram_rb$waddr = jt_waddr;
-        jram_rb$wdata = jt_wdata;
-        jram_rb$we = jt_we;
-        chram_rb$waddr = chw_a$q;
-        chram_rb$wdata = cword$q;
-        chram_rb$we = ((chw$q) & 32'hffffffff);
-        pbram_rb$waddr = pbw_a$q;
-        pbram_rb$wdata = st_pbelow$q;
-        pbram_rb$we = ((pbw$q) & 32'hffffffff);
-        tbl_row = tbl_sel$q[(32'h0)+:(16)];
-        jram_rb$raddr = ((tbl_row) & 24'hffffff);
-        chram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((tbl_sel$q[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
-        pbram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((tbl_sel$q[(32'h0)+:(3)]) & 24'hffffff);
-        rt_ip = 32'h0;
-        rt_pm = 32'h0;
-        rt_v = 1'b0;
-        if (tbl_row == c_idx16$0) begin
-            rt_ip = rt_ip | route_ip_r$0$q;
-            rt_pm = rt_pm | route_pm_r$0$q;
-            rt_v = rt_v | route_valid_r$0$q;
-        end
-        if (tbl_row == c_idx16$1) begin
-            rt_ip = rt_ip | route_ip_r$1$q;
-            rt_pm = rt_pm | route_pm_r$1$q;
-            rt_v = rt_v | route_valid_r$1$q;
-        end
-        if (tbl_row == c_idx16$2) begin
-            rt_ip = rt_ip | route_ip_r$2$q;
-            rt_pm = rt_pm | route_pm_r$2$q;
-            rt_v = rt_v | route_valid_r$2$q;
-        end
-        if (tbl_row == c_idx16$3) begin
-            rt_ip = rt_ip | route_ip_r$3$q;
-            rt_pm = rt_pm | route_pm_r$3$q;
-            rt_v = rt_v | route_valid_r$3$q;
-        end
-        if (tbl_row == c_idx16$4) begin
-            rt_ip = rt_ip | route_ip_r$4$q;
-            rt_pm = rt_pm | route_pm_r$4$q;
-            rt_v = rt_v | route_valid_r$4$q;
-        end
-        if (tbl_row == c_idx16$5) begin
-            rt_ip = rt_ip | route_ip_r$5$q;
-            rt_pm = rt_pm | route_pm_r$5$q;
-            rt_v = rt_v | route_valid_r$5$q;
-        end
-        if (tbl_row == c_idx16$6) begin
-            rt_ip = rt_ip | route_ip_r$6$q;
-            rt_pm = rt_pm | route_pm_r$6$q;
-            rt_v = rt_v | route_valid_r$6$q;
-        end
-        if (tbl_row == c_idx16$7) begin
-            rt_ip = rt_ip | route_ip_r$7$q;
-            rt_pm = rt_pm | route_pm_r$7$q;
-            rt_v = rt_v | route_valid_r$7$q;
-        end
-        if (tbl_row == c_idx16$8) begin
-            rt_ip = rt_ip | route_ip_r$8$q;
-            rt_pm = rt_pm | route_pm_r$8$q;
-            rt_v = rt_v | route_valid_r$8$q;
-        end
-        if (tbl_row == c_idx16$9) begin
-            rt_ip = rt_ip | route_ip_r$9$q;
-            rt_pm = rt_pm | route_pm_r$9$q;
-            rt_v = rt_v | route_valid_r$9$q;
-        end
-        if (tbl_row == c_idx16$10) begin
-            rt_ip = rt_ip | route_ip_r$10$q;
-            rt_pm = rt_pm | route_pm_r$10$q;
-            rt_v = rt_v | route_valid_r$10$q;
-        end
-        if (tbl_row == c_idx16$11) begin
-            rt_ip = rt_ip | route_ip_r$11$q;
-            rt_pm = rt_pm | route_pm_r$11$q;
-            rt_v = rt_v | route_valid_r$11$q;
-        end
-        if (tbl_row == c_idx16$12) begin
-            rt_ip = rt_ip | route_ip_r$12$q;
-            rt_pm = rt_pm | route_pm_r$12$q;
-            rt_v = rt_v | route_valid_r$12$q;
-        end
-        if (tbl_row == c_idx16$13) begin
-            rt_ip = rt_ip | route_ip_r$13$q;
-            rt_pm = rt_pm | route_pm_r$13$q;
-            rt_v = rt_v | route_valid_r$13$q;
-        end
-        if (tbl_row == c_idx16$14) begin
-            rt_ip = rt_ip | route_ip_r$14$q;
-            rt_pm = rt_pm | route_pm_r$14$q;
-            rt_v = rt_v | route_valid_r$14$q;
-        end
-        if (tbl_row == c_idx16$15) begin
-            rt_ip = rt_ip | route_ip_r$15$q;
-            rt_pm = rt_pm | route_pm_r$15$q;
-            rt_v = rt_v | route_valid_r$15$q;
-        end
-        tbl_q$d = 32'h0;
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_job) begin
-            tbl_q$d = jram_rb$rdata;
-        end
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_child) begin
-            tbl_q$d = ((chram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        end
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_pb) begin
-            tbl_q$d = ((pbram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        end
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_route) begin
-            tbl_q$d = ((rt_ip) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((rt_v) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_valid) | (((rt_pm) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_ports);
-        end
-        arready = ~rvalid_r$q & ~rs$q;
-        rvalid = rvalid_r$q;
-        rdata = rdata_r$q;
-        rresp = 32'h0;
-        s_info$0$d = araddr == (c_idx16$0 << 32'h2);
-        s_info$1$d = araddr == (c_idx16$1 << 32'h2);
-        s_info$2$d = araddr == (c_idx16$2 << 32'h2);
-        s_info$3$d = araddr == (c_idx16$3 << 32'h2);
-        s_info$4$d = araddr == (c_idx16$4 << 32'h2);
-        s_info$5$d = araddr == (c_idx16$5 << 32'h2);
-        s_info$6$d = araddr == (c_idx16$6 << 32'h2);
-        s_info$7$d = araddr == (c_idx16$7 << 32'h2);
-        s_info$8$d = araddr == (c_idx16$8 << 32'h2);
-        s_info$9$d = araddr == (c_idx16$9 << 32'h2);
-        s_info$10$d = araddr == (c_idx16$10 << 32'h2);
-        s_misc$d = (((araddr == a_me_ip)) & 8'hff) | ((((araddr == a_me_port)) & 8'hff) << 32'h1) | ((((araddr == a_me_mac_lo)) & 8'hff) << 32'h2) | ((((araddr == a_me_mac_hi)) & 8'hff) << 32'h3) | ((((araddr == a_tick_div)) & 8'hff) << 32'h4) | ((((araddr == a_tick)) & 8'hff) << 32'h5) | ((((araddr == a_scan_ticks)) & 8'hff) << 32'h6);
-        s_tsel$d = araddr == a_tbl_sel;
-        s_tbl$d = (araddr >= a_tbl_data) & (araddr < c_tbl_end);
-        tbl_w$d = (araddr - a_tbl_data) >> 32'h2;
-        s_busy$0$d = araddr == a_busy + (c_idx16$0 << 32'h2);
-        s_busy$1$d = araddr == a_busy + (c_idx16$1 << 32'h2);
-        s_busy$2$d = araddr == a_busy + (c_idx16$2 << 32'h2);
-        s_busy$3$d = araddr == a_busy + (c_idx16$3 << 32'h2);
-        s_busy$4$d = araddr == a_busy + (c_idx16$4 << 32'h2);
-        s_busy$5$d = araddr == a_busy + (c_idx16$5 << 32'h2);
-        s_busy$6$d = araddr == a_busy + (c_idx16$6 << 32'h2);
-        s_busy$7$d = araddr == a_busy + (c_idx16$7 << 32'h2);
-        s_busy$8$d = araddr == a_busy + (c_idx16$8 << 32'h2);
-        s_busy$9$d = araddr == a_busy + (c_idx16$9 << 32'h2);
-        s_busy$10$d = araddr == a_busy + (c_idx16$10 << 32'h2);
-        s_busy$11$d = araddr == a_busy + (c_idx16$11 << 32'h2);
-        s_busy$12$d = araddr == a_busy + (c_idx16$12 << 32'h2);
-        s_busy$13$d = araddr == a_busy + (c_idx16$13 << 32'h2);
-        s_busy$14$d = araddr == a_busy + (c_idx16$14 << 32'h2);
-        s_busy$15$d = araddr == a_busy + (c_idx16$15 << 32'h2);
-        rd = 32'h0;
-        if (s_info$0$q) begin
-            rd = rd | c_info$0;
-        end
-        if (s_info$1$q) begin
-            rd = rd | c_info$1;
-        end
-        if (s_info$2$q) begin
-            rd = rd | c_info$2;
-        end
-        if (s_info$3$q) begin
-            rd = rd | c_info$3;
-        end
-        if (s_info$4$q) begin
-            rd = rd | c_info$4;
-        end
-        if (s_info$5$q) begin
-            rd = rd | c_info$5;
-        end
-        if (s_info$6$q) begin
-            rd = rd | c_info$6;
-        end
-        if (s_info$7$q) begin
-            rd = rd | c_info$7;
-        end
-        if (s_info$8$q) begin
-            rd = rd | c_info$8;
-        end
-        if (s_info$9$q) begin
-            rd = rd | c_info$9;
-        end
-        if (s_info$10$q) begin
-            rd = rd | c_info$10;
-        end
-        if (s_misc$q[32'h0]) begin
-            rd = rd | me_ip_r$q;
-        end
-        if (s_misc$q[32'h1]) begin
-            rd = rd | ((me_port_r$q) & 32'hffffffff);
-        end
-        if (s_misc$q[32'h2]) begin
-            rd = rd | me_mac_r$q[(32'h0)+:(32)];
-        end
-        if (s_misc$q[32'h3]) begin
-            rd = rd | ((me_mac_r$q[(32'h20)+:(16)]) & 32'hffffffff);
-        end
-        if (s_misc$q[32'h4]) begin
-            rd = rd | tick_div_r$q;
-        end
-        if (s_misc$q[32'h5]) begin
-            rd = rd | now;
-        end
-        if (s_misc$q[32'h6]) begin
-            rd = rd | scan_ticks_r$q;
-        end
-        if (s_tsel$q) begin
-            rd = rd | tbl_sel$q;
-        end
-        tbl_sh = tbl_q$q >> (tbl_w$q << 32'h5);
-        if (s_tbl$q) begin
-            rd = rd | tbl_sh[(32'h0)+:(32)];
-        end
-        if (s_busy$0$q) begin
-            rd = rd | jbusy$0;
-        end
-        if (s_busy$1$q) begin
-            rd = rd | jbusy$1;
-        end
-        if (s_busy$2$q) begin
-            rd = rd | jbusy$2;
-        end
-        if (s_busy$3$q) begin
-            rd = rd | jbusy$3;
-        end
-        if (s_busy$4$q) begin
-            rd = rd | jbusy$4;
-        end
-        if (s_busy$5$q) begin
-            rd = rd | jbusy$5;
-        end
-        if (s_busy$6$q) begin
-            rd = rd | jbusy$6;
-        end
-        if (s_busy$7$q) begin
-            rd = rd | jbusy$7;
-        end
-        if (s_busy$8$q) begin
-            rd = rd | jbusy$8;
-        end
-        if (s_busy$9$q) begin
-            rd = rd | jbusy$9;
-        end
-        if (s_busy$10$q) begin
-            rd = rd | jbusy$10;
-        end
-        if (s_busy$11$q) begin
-            rd = rd | jbusy$11;
-        end
-        if (s_busy$12$q) begin
-            rd = rd | jbusy$12;
-        end
-        if (s_busy$13$q) begin
-            rd = rd | jbusy$13;
-        end
-        if (s_busy$14$q) begin
-            rd = rd | jbusy$14;
-        end
-        if (s_busy$15$q) begin
-            rd = rd | jbusy$15;
-        end
-        rd = rd | counters$rd;
-        rs$d = arvalid & ~rvalid_r$q & ~rs$q;
-        if (rs$q) begin
-            rvalid_r$d = 1'b1;
-            rdata_r$d = rd;
-        end
-        else if (rready) begin
-            rvalid_r$d = 1'b0;
-        end
-        if (rst) begin
-            aw_ack$d = 1'b0;
-            bvalid_r$d = 1'b0;
-            rvalid_r$d = 1'b0;
-            rs$d = 1'b0;
-            jcw$d = 1'b0;
-            chw$d = 1'b0;
-            pbw$d = 1'b0;
-            tick_div_r$d = 32'h1;
-            scan_ticks_r$d = 32'h1;
-            route_valid_r$0$d = 1'b0;
-            route_valid_r$1$d = 1'b0;
-            route_valid_r$2$d = 1'b0;
-            route_valid_r$3$d = 1'b0;
-            route_valid_r$4$d = 1'b0;
-            route_valid_r$5$d = 1'b0;
-            route_valid_r$6$d = 1'b0;
-            route_valid_r$7$d = 1'b0;
-            route_valid_r$8$d = 1'b0;
-            route_valid_r$9$d = 1'b0;
-            route_valid_r$10$d = 1'b0;
-            route_valid_r$11$d = 1'b0;
-            route_valid_r$12$d = 1'b0;
-            route_valid_r$13$d = 1'b0;
-            route_valid_r$14$d = 1'b0;
-            route_valid_r$15$d = 1'b0;
-        end
-    end
-    
-endmodule // fanin_csr
-
-
-module fanin_csr_aw_ack(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_aw_ack
-
-
-module fanin_csr_bvalid_r(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_bvalid_r
-
-
-module fanin_csr_chram_rb(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [167:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [167:0] rdata;
-    
-    // Update code (custom)
-    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 8 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [167:0] mem [0:255];
-    reg [167:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[7:0]];
-        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
-    end
-endmodule // fanin_csr_chram_rb
-
-
-module fanin_csr_chw(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_chw
-
-
-module fanin_csr_chw_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_chw_a
-
-
-module fanin_csr_counters(clock,rst,araddr,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_free,rx_take$0,rx_take$1,rx_take$2,rx_take$3,rx_len,tx_sent$0,tx_sent$1,tx_sent$2,tx_sent$3,tx_len$0,tx_len$1,tx_len$2,tx_len$3,rx_bad$0,rx_bad$1,rx_bad$2,rx_bad$3,rd);
+module fanin_counters(clock,rst,araddr,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_free,rx_take$0,rx_take$1,rx_take$2,rx_take$3,rx_len,tx_sent$0,tx_sent$1,tx_sent$2,tx_sent$3,tx_len$0,tx_len$1,tx_len$2,tx_len$3,rx_bad$0,rx_bad$1,rx_bad$2,rx_bad$3,rd);
     
     // Module arguments
     input wire  clock;
@@ -15228,402 +12696,402 @@ module fanin_csr_counters(clock,rst,araddr,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_f
     reg  [31:0] acc;
     
     // Sub module instances
-    fanin_csr_counters_evq evq(
+    fanin_counters_evq evq(
         .d(evq$d),
         .q(evq$q),
         .clock(evq$clock)
     );
-    fanin_csr_counters_evbq evbq(
+    fanin_counters_evbq evbq(
         .d(evbq$d),
         .q(evbq$q),
         .clock(evbq$clock)
     );
-    fanin_csr_counters_cnt_0 cnt$0(
+    fanin_counters_cnt_0 cnt$0(
         .d(cnt$0$d),
         .q(cnt$0$q),
         .clock(cnt$0$clock)
     );
-    fanin_csr_counters_cnt_1 cnt$1(
+    fanin_counters_cnt_1 cnt$1(
         .d(cnt$1$d),
         .q(cnt$1$q),
         .clock(cnt$1$clock)
     );
-    fanin_csr_counters_cnt_2 cnt$2(
+    fanin_counters_cnt_2 cnt$2(
         .d(cnt$2$d),
         .q(cnt$2$q),
         .clock(cnt$2$clock)
     );
-    fanin_csr_counters_cnt_3 cnt$3(
+    fanin_counters_cnt_3 cnt$3(
         .d(cnt$3$d),
         .q(cnt$3$q),
         .clock(cnt$3$clock)
     );
-    fanin_csr_counters_cnt_4 cnt$4(
+    fanin_counters_cnt_4 cnt$4(
         .d(cnt$4$d),
         .q(cnt$4$q),
         .clock(cnt$4$clock)
     );
-    fanin_csr_counters_cnt_5 cnt$5(
+    fanin_counters_cnt_5 cnt$5(
         .d(cnt$5$d),
         .q(cnt$5$q),
         .clock(cnt$5$clock)
     );
-    fanin_csr_counters_cnt_6 cnt$6(
+    fanin_counters_cnt_6 cnt$6(
         .d(cnt$6$d),
         .q(cnt$6$q),
         .clock(cnt$6$clock)
     );
-    fanin_csr_counters_cnt_7 cnt$7(
+    fanin_counters_cnt_7 cnt$7(
         .d(cnt$7$d),
         .q(cnt$7$q),
         .clock(cnt$7$clock)
     );
-    fanin_csr_counters_cnt_8 cnt$8(
+    fanin_counters_cnt_8 cnt$8(
         .d(cnt$8$d),
         .q(cnt$8$q),
         .clock(cnt$8$clock)
     );
-    fanin_csr_counters_cnt_9 cnt$9(
+    fanin_counters_cnt_9 cnt$9(
         .d(cnt$9$d),
         .q(cnt$9$q),
         .clock(cnt$9$clock)
     );
-    fanin_csr_counters_cnt_10 cnt$10(
+    fanin_counters_cnt_10 cnt$10(
         .d(cnt$10$d),
         .q(cnt$10$q),
         .clock(cnt$10$clock)
     );
-    fanin_csr_counters_cnt_11 cnt$11(
+    fanin_counters_cnt_11 cnt$11(
         .d(cnt$11$d),
         .q(cnt$11$q),
         .clock(cnt$11$clock)
     );
-    fanin_csr_counters_cnt_12 cnt$12(
+    fanin_counters_cnt_12 cnt$12(
         .d(cnt$12$d),
         .q(cnt$12$q),
         .clock(cnt$12$clock)
     );
-    fanin_csr_counters_cnt_13 cnt$13(
+    fanin_counters_cnt_13 cnt$13(
         .d(cnt$13$d),
         .q(cnt$13$q),
         .clock(cnt$13$clock)
     );
-    fanin_csr_counters_cnt_14 cnt$14(
+    fanin_counters_cnt_14 cnt$14(
         .d(cnt$14$d),
         .q(cnt$14$q),
         .clock(cnt$14$clock)
     );
-    fanin_csr_counters_cnt_15 cnt$15(
+    fanin_counters_cnt_15 cnt$15(
         .d(cnt$15$d),
         .q(cnt$15$q),
         .clock(cnt$15$clock)
     );
-    fanin_csr_counters_cnt_16 cnt$16(
+    fanin_counters_cnt_16 cnt$16(
         .d(cnt$16$d),
         .q(cnt$16$q),
         .clock(cnt$16$clock)
     );
-    fanin_csr_counters_cnt_17 cnt$17(
+    fanin_counters_cnt_17 cnt$17(
         .d(cnt$17$d),
         .q(cnt$17$q),
         .clock(cnt$17$clock)
     );
-    fanin_csr_counters_cnt_18 cnt$18(
+    fanin_counters_cnt_18 cnt$18(
         .d(cnt$18$d),
         .q(cnt$18$q),
         .clock(cnt$18$clock)
     );
-    fanin_csr_counters_cnt_19 cnt$19(
+    fanin_counters_cnt_19 cnt$19(
         .d(cnt$19$d),
         .q(cnt$19$q),
         .clock(cnt$19$clock)
     );
-    fanin_csr_counters_cnt_20 cnt$20(
+    fanin_counters_cnt_20 cnt$20(
         .d(cnt$20$d),
         .q(cnt$20$q),
         .clock(cnt$20$clock)
     );
-    fanin_csr_counters_cnt_21 cnt$21(
+    fanin_counters_cnt_21 cnt$21(
         .d(cnt$21$d),
         .q(cnt$21$q),
         .clock(cnt$21$clock)
     );
-    fanin_csr_counters_cnt_22 cnt$22(
+    fanin_counters_cnt_22 cnt$22(
         .d(cnt$22$d),
         .q(cnt$22$q),
         .clock(cnt$22$clock)
     );
-    fanin_csr_counters_cnt_23 cnt$23(
+    fanin_counters_cnt_23 cnt$23(
         .d(cnt$23$d),
         .q(cnt$23$q),
         .clock(cnt$23$clock)
     );
-    fanin_csr_counters_cnt_24 cnt$24(
+    fanin_counters_cnt_24 cnt$24(
         .d(cnt$24$d),
         .q(cnt$24$q),
         .clock(cnt$24$clock)
     );
-    fanin_csr_counters_cnt_25 cnt$25(
+    fanin_counters_cnt_25 cnt$25(
         .d(cnt$25$d),
         .q(cnt$25$q),
         .clock(cnt$25$clock)
     );
-    fanin_csr_counters_cnt_26 cnt$26(
+    fanin_counters_cnt_26 cnt$26(
         .d(cnt$26$d),
         .q(cnt$26$q),
         .clock(cnt$26$clock)
     );
-    fanin_csr_counters_rxp_0 rxp$0(
+    fanin_counters_rxp_0 rxp$0(
         .d(rxp$0$d),
         .q(rxp$0$q),
         .clock(rxp$0$clock)
     );
-    fanin_csr_counters_rxp_1 rxp$1(
+    fanin_counters_rxp_1 rxp$1(
         .d(rxp$1$d),
         .q(rxp$1$q),
         .clock(rxp$1$clock)
     );
-    fanin_csr_counters_rxp_2 rxp$2(
+    fanin_counters_rxp_2 rxp$2(
         .d(rxp$2$d),
         .q(rxp$2$q),
         .clock(rxp$2$clock)
     );
-    fanin_csr_counters_rxp_3 rxp$3(
+    fanin_counters_rxp_3 rxp$3(
         .d(rxp$3$d),
         .q(rxp$3$q),
         .clock(rxp$3$clock)
     );
-    fanin_csr_counters_rxb_0 rxb$0(
+    fanin_counters_rxb_0 rxb$0(
         .d(rxb$0$d),
         .q(rxb$0$q),
         .clock(rxb$0$clock)
     );
-    fanin_csr_counters_rxb_1 rxb$1(
+    fanin_counters_rxb_1 rxb$1(
         .d(rxb$1$d),
         .q(rxb$1$q),
         .clock(rxb$1$clock)
     );
-    fanin_csr_counters_rxb_2 rxb$2(
+    fanin_counters_rxb_2 rxb$2(
         .d(rxb$2$d),
         .q(rxb$2$q),
         .clock(rxb$2$clock)
     );
-    fanin_csr_counters_rxb_3 rxb$3(
+    fanin_counters_rxb_3 rxb$3(
         .d(rxb$3$d),
         .q(rxb$3$q),
         .clock(rxb$3$clock)
     );
-    fanin_csr_counters_txp_0 txp$0(
+    fanin_counters_txp_0 txp$0(
         .d(txp$0$d),
         .q(txp$0$q),
         .clock(txp$0$clock)
     );
-    fanin_csr_counters_txp_1 txp$1(
+    fanin_counters_txp_1 txp$1(
         .d(txp$1$d),
         .q(txp$1$q),
         .clock(txp$1$clock)
     );
-    fanin_csr_counters_txp_2 txp$2(
+    fanin_counters_txp_2 txp$2(
         .d(txp$2$d),
         .q(txp$2$q),
         .clock(txp$2$clock)
     );
-    fanin_csr_counters_txp_3 txp$3(
+    fanin_counters_txp_3 txp$3(
         .d(txp$3$d),
         .q(txp$3$q),
         .clock(txp$3$clock)
     );
-    fanin_csr_counters_txb_0 txb$0(
+    fanin_counters_txb_0 txb$0(
         .d(txb$0$d),
         .q(txb$0$q),
         .clock(txb$0$clock)
     );
-    fanin_csr_counters_txb_1 txb$1(
+    fanin_counters_txb_1 txb$1(
         .d(txb$1$d),
         .q(txb$1$q),
         .clock(txb$1$clock)
     );
-    fanin_csr_counters_txb_2 txb$2(
+    fanin_counters_txb_2 txb$2(
         .d(txb$2$d),
         .q(txb$2$q),
         .clock(txb$2$clock)
     );
-    fanin_csr_counters_txb_3 txb$3(
+    fanin_counters_txb_3 txb$3(
         .d(txb$3$d),
         .q(txb$3$q),
         .clock(txb$3$clock)
     );
-    fanin_csr_counters_rxbad_0 rxbad$0(
+    fanin_counters_rxbad_0 rxbad$0(
         .d(rxbad$0$d),
         .q(rxbad$0$q),
         .clock(rxbad$0$clock)
     );
-    fanin_csr_counters_rxbad_1 rxbad$1(
+    fanin_counters_rxbad_1 rxbad$1(
         .d(rxbad$1$d),
         .q(rxbad$1$q),
         .clock(rxbad$1$clock)
     );
-    fanin_csr_counters_rxbad_2 rxbad$2(
+    fanin_counters_rxbad_2 rxbad$2(
         .d(rxbad$2$d),
         .q(rxbad$2$q),
         .clock(rxbad$2$clock)
     );
-    fanin_csr_counters_rxbad_3 rxbad$3(
+    fanin_counters_rxbad_3 rxbad$3(
         .d(rxbad$3$d),
         .q(rxbad$3$q),
         .clock(rxbad$3$clock)
     );
-    fanin_csr_counters_s_cnt_0 s_cnt$0(
+    fanin_counters_s_cnt_0 s_cnt$0(
         .d(s_cnt$0$d),
         .q(s_cnt$0$q),
         .clock(s_cnt$0$clock)
     );
-    fanin_csr_counters_s_cnt_1 s_cnt$1(
+    fanin_counters_s_cnt_1 s_cnt$1(
         .d(s_cnt$1$d),
         .q(s_cnt$1$q),
         .clock(s_cnt$1$clock)
     );
-    fanin_csr_counters_s_cnt_2 s_cnt$2(
+    fanin_counters_s_cnt_2 s_cnt$2(
         .d(s_cnt$2$d),
         .q(s_cnt$2$q),
         .clock(s_cnt$2$clock)
     );
-    fanin_csr_counters_s_cnt_3 s_cnt$3(
+    fanin_counters_s_cnt_3 s_cnt$3(
         .d(s_cnt$3$d),
         .q(s_cnt$3$q),
         .clock(s_cnt$3$clock)
     );
-    fanin_csr_counters_s_cnt_4 s_cnt$4(
+    fanin_counters_s_cnt_4 s_cnt$4(
         .d(s_cnt$4$d),
         .q(s_cnt$4$q),
         .clock(s_cnt$4$clock)
     );
-    fanin_csr_counters_s_cnt_5 s_cnt$5(
+    fanin_counters_s_cnt_5 s_cnt$5(
         .d(s_cnt$5$d),
         .q(s_cnt$5$q),
         .clock(s_cnt$5$clock)
     );
-    fanin_csr_counters_s_cnt_6 s_cnt$6(
+    fanin_counters_s_cnt_6 s_cnt$6(
         .d(s_cnt$6$d),
         .q(s_cnt$6$q),
         .clock(s_cnt$6$clock)
     );
-    fanin_csr_counters_s_cnt_7 s_cnt$7(
+    fanin_counters_s_cnt_7 s_cnt$7(
         .d(s_cnt$7$d),
         .q(s_cnt$7$q),
         .clock(s_cnt$7$clock)
     );
-    fanin_csr_counters_s_cnt_8 s_cnt$8(
+    fanin_counters_s_cnt_8 s_cnt$8(
         .d(s_cnt$8$d),
         .q(s_cnt$8$q),
         .clock(s_cnt$8$clock)
     );
-    fanin_csr_counters_s_cnt_9 s_cnt$9(
+    fanin_counters_s_cnt_9 s_cnt$9(
         .d(s_cnt$9$d),
         .q(s_cnt$9$q),
         .clock(s_cnt$9$clock)
     );
-    fanin_csr_counters_s_cnt_10 s_cnt$10(
+    fanin_counters_s_cnt_10 s_cnt$10(
         .d(s_cnt$10$d),
         .q(s_cnt$10$q),
         .clock(s_cnt$10$clock)
     );
-    fanin_csr_counters_s_cnt_11 s_cnt$11(
+    fanin_counters_s_cnt_11 s_cnt$11(
         .d(s_cnt$11$d),
         .q(s_cnt$11$q),
         .clock(s_cnt$11$clock)
     );
-    fanin_csr_counters_s_cnt_12 s_cnt$12(
+    fanin_counters_s_cnt_12 s_cnt$12(
         .d(s_cnt$12$d),
         .q(s_cnt$12$q),
         .clock(s_cnt$12$clock)
     );
-    fanin_csr_counters_s_cnt_13 s_cnt$13(
+    fanin_counters_s_cnt_13 s_cnt$13(
         .d(s_cnt$13$d),
         .q(s_cnt$13$q),
         .clock(s_cnt$13$clock)
     );
-    fanin_csr_counters_s_cnt_14 s_cnt$14(
+    fanin_counters_s_cnt_14 s_cnt$14(
         .d(s_cnt$14$d),
         .q(s_cnt$14$q),
         .clock(s_cnt$14$clock)
     );
-    fanin_csr_counters_s_cnt_15 s_cnt$15(
+    fanin_counters_s_cnt_15 s_cnt$15(
         .d(s_cnt$15$d),
         .q(s_cnt$15$q),
         .clock(s_cnt$15$clock)
     );
-    fanin_csr_counters_s_cnt_16 s_cnt$16(
+    fanin_counters_s_cnt_16 s_cnt$16(
         .d(s_cnt$16$d),
         .q(s_cnt$16$q),
         .clock(s_cnt$16$clock)
     );
-    fanin_csr_counters_s_cnt_17 s_cnt$17(
+    fanin_counters_s_cnt_17 s_cnt$17(
         .d(s_cnt$17$d),
         .q(s_cnt$17$q),
         .clock(s_cnt$17$clock)
     );
-    fanin_csr_counters_s_cnt_18 s_cnt$18(
+    fanin_counters_s_cnt_18 s_cnt$18(
         .d(s_cnt$18$d),
         .q(s_cnt$18$q),
         .clock(s_cnt$18$clock)
     );
-    fanin_csr_counters_s_cnt_19 s_cnt$19(
+    fanin_counters_s_cnt_19 s_cnt$19(
         .d(s_cnt$19$d),
         .q(s_cnt$19$q),
         .clock(s_cnt$19$clock)
     );
-    fanin_csr_counters_s_cnt_20 s_cnt$20(
+    fanin_counters_s_cnt_20 s_cnt$20(
         .d(s_cnt$20$d),
         .q(s_cnt$20$q),
         .clock(s_cnt$20$clock)
     );
-    fanin_csr_counters_s_cnt_21 s_cnt$21(
+    fanin_counters_s_cnt_21 s_cnt$21(
         .d(s_cnt$21$d),
         .q(s_cnt$21$q),
         .clock(s_cnt$21$clock)
     );
-    fanin_csr_counters_s_cnt_22 s_cnt$22(
+    fanin_counters_s_cnt_22 s_cnt$22(
         .d(s_cnt$22$d),
         .q(s_cnt$22$q),
         .clock(s_cnt$22$clock)
     );
-    fanin_csr_counters_s_cnt_23 s_cnt$23(
+    fanin_counters_s_cnt_23 s_cnt$23(
         .d(s_cnt$23$d),
         .q(s_cnt$23$q),
         .clock(s_cnt$23$clock)
     );
-    fanin_csr_counters_s_cnt_24 s_cnt$24(
+    fanin_counters_s_cnt_24 s_cnt$24(
         .d(s_cnt$24$d),
         .q(s_cnt$24$q),
         .clock(s_cnt$24$clock)
     );
-    fanin_csr_counters_s_cnt_25 s_cnt$25(
+    fanin_counters_s_cnt_25 s_cnt$25(
         .d(s_cnt$25$d),
         .q(s_cnt$25$q),
         .clock(s_cnt$25$clock)
     );
-    fanin_csr_counters_s_cnt_26 s_cnt$26(
+    fanin_counters_s_cnt_26 s_cnt$26(
         .d(s_cnt$26$d),
         .q(s_cnt$26$q),
         .clock(s_cnt$26$clock)
     );
-    fanin_csr_counters_s_port_0 s_port$0(
+    fanin_counters_s_port_0 s_port$0(
         .d(s_port$0$d),
         .q(s_port$0$q),
         .clock(s_port$0$clock)
     );
-    fanin_csr_counters_s_port_1 s_port$1(
+    fanin_counters_s_port_1 s_port$1(
         .d(s_port$1$d),
         .q(s_port$1$q),
         .clock(s_port$1$clock)
     );
-    fanin_csr_counters_s_port_2 s_port$2(
+    fanin_counters_s_port_2 s_port$2(
         .d(s_port$2$d),
         .q(s_port$2$q),
         .clock(s_port$2$clock)
     );
-    fanin_csr_counters_s_port_3 s_port$3(
+    fanin_counters_s_port_3 s_port$3(
         .d(s_port$3$d),
         .q(s_port$3$q),
         .clock(s_port$3$clock)
@@ -16635,10 +14103,10 @@ module fanin_csr_counters(clock,rst,araddr,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_f
         end
     end
     
-endmodule // fanin_csr_counters
+endmodule // fanin_counters
 
 
-module fanin_csr_counters_cnt_0(d,q,clock);
+module fanin_counters_cnt_0(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16654,10 +14122,10 @@ module fanin_csr_counters_cnt_0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_0
+endmodule // fanin_counters_cnt_0
 
 
-module fanin_csr_counters_cnt_1(d,q,clock);
+module fanin_counters_cnt_1(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16673,10 +14141,10 @@ module fanin_csr_counters_cnt_1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_1
+endmodule // fanin_counters_cnt_1
 
 
-module fanin_csr_counters_cnt_10(d,q,clock);
+module fanin_counters_cnt_10(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16692,10 +14160,10 @@ module fanin_csr_counters_cnt_10(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_10
+endmodule // fanin_counters_cnt_10
 
 
-module fanin_csr_counters_cnt_11(d,q,clock);
+module fanin_counters_cnt_11(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16711,10 +14179,10 @@ module fanin_csr_counters_cnt_11(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_11
+endmodule // fanin_counters_cnt_11
 
 
-module fanin_csr_counters_cnt_12(d,q,clock);
+module fanin_counters_cnt_12(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16730,10 +14198,10 @@ module fanin_csr_counters_cnt_12(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_12
+endmodule // fanin_counters_cnt_12
 
 
-module fanin_csr_counters_cnt_13(d,q,clock);
+module fanin_counters_cnt_13(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16749,10 +14217,10 @@ module fanin_csr_counters_cnt_13(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_13
+endmodule // fanin_counters_cnt_13
 
 
-module fanin_csr_counters_cnt_14(d,q,clock);
+module fanin_counters_cnt_14(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16768,10 +14236,10 @@ module fanin_csr_counters_cnt_14(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_14
+endmodule // fanin_counters_cnt_14
 
 
-module fanin_csr_counters_cnt_15(d,q,clock);
+module fanin_counters_cnt_15(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16787,10 +14255,10 @@ module fanin_csr_counters_cnt_15(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_15
+endmodule // fanin_counters_cnt_15
 
 
-module fanin_csr_counters_cnt_16(d,q,clock);
+module fanin_counters_cnt_16(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16806,10 +14274,10 @@ module fanin_csr_counters_cnt_16(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_16
+endmodule // fanin_counters_cnt_16
 
 
-module fanin_csr_counters_cnt_17(d,q,clock);
+module fanin_counters_cnt_17(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16825,10 +14293,10 @@ module fanin_csr_counters_cnt_17(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_17
+endmodule // fanin_counters_cnt_17
 
 
-module fanin_csr_counters_cnt_18(d,q,clock);
+module fanin_counters_cnt_18(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16844,10 +14312,10 @@ module fanin_csr_counters_cnt_18(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_18
+endmodule // fanin_counters_cnt_18
 
 
-module fanin_csr_counters_cnt_19(d,q,clock);
+module fanin_counters_cnt_19(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16863,10 +14331,10 @@ module fanin_csr_counters_cnt_19(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_19
+endmodule // fanin_counters_cnt_19
 
 
-module fanin_csr_counters_cnt_2(d,q,clock);
+module fanin_counters_cnt_2(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16882,10 +14350,10 @@ module fanin_csr_counters_cnt_2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_2
+endmodule // fanin_counters_cnt_2
 
 
-module fanin_csr_counters_cnt_20(d,q,clock);
+module fanin_counters_cnt_20(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16901,10 +14369,10 @@ module fanin_csr_counters_cnt_20(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_20
+endmodule // fanin_counters_cnt_20
 
 
-module fanin_csr_counters_cnt_21(d,q,clock);
+module fanin_counters_cnt_21(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16920,10 +14388,10 @@ module fanin_csr_counters_cnt_21(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_21
+endmodule // fanin_counters_cnt_21
 
 
-module fanin_csr_counters_cnt_22(d,q,clock);
+module fanin_counters_cnt_22(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16939,10 +14407,10 @@ module fanin_csr_counters_cnt_22(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_22
+endmodule // fanin_counters_cnt_22
 
 
-module fanin_csr_counters_cnt_23(d,q,clock);
+module fanin_counters_cnt_23(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16958,10 +14426,10 @@ module fanin_csr_counters_cnt_23(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_23
+endmodule // fanin_counters_cnt_23
 
 
-module fanin_csr_counters_cnt_24(d,q,clock);
+module fanin_counters_cnt_24(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16977,10 +14445,10 @@ module fanin_csr_counters_cnt_24(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_24
+endmodule // fanin_counters_cnt_24
 
 
-module fanin_csr_counters_cnt_25(d,q,clock);
+module fanin_counters_cnt_25(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -16996,10 +14464,10 @@ module fanin_csr_counters_cnt_25(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_25
+endmodule // fanin_counters_cnt_25
 
 
-module fanin_csr_counters_cnt_26(d,q,clock);
+module fanin_counters_cnt_26(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17015,10 +14483,10 @@ module fanin_csr_counters_cnt_26(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_26
+endmodule // fanin_counters_cnt_26
 
 
-module fanin_csr_counters_cnt_3(d,q,clock);
+module fanin_counters_cnt_3(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17034,10 +14502,10 @@ module fanin_csr_counters_cnt_3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_3
+endmodule // fanin_counters_cnt_3
 
 
-module fanin_csr_counters_cnt_4(d,q,clock);
+module fanin_counters_cnt_4(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17053,10 +14521,10 @@ module fanin_csr_counters_cnt_4(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_4
+endmodule // fanin_counters_cnt_4
 
 
-module fanin_csr_counters_cnt_5(d,q,clock);
+module fanin_counters_cnt_5(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17072,10 +14540,10 @@ module fanin_csr_counters_cnt_5(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_5
+endmodule // fanin_counters_cnt_5
 
 
-module fanin_csr_counters_cnt_6(d,q,clock);
+module fanin_counters_cnt_6(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17091,10 +14559,10 @@ module fanin_csr_counters_cnt_6(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_6
+endmodule // fanin_counters_cnt_6
 
 
-module fanin_csr_counters_cnt_7(d,q,clock);
+module fanin_counters_cnt_7(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17110,10 +14578,10 @@ module fanin_csr_counters_cnt_7(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_7
+endmodule // fanin_counters_cnt_7
 
 
-module fanin_csr_counters_cnt_8(d,q,clock);
+module fanin_counters_cnt_8(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17129,10 +14597,10 @@ module fanin_csr_counters_cnt_8(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_8
+endmodule // fanin_counters_cnt_8
 
 
-module fanin_csr_counters_cnt_9(d,q,clock);
+module fanin_counters_cnt_9(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17148,10 +14616,10 @@ module fanin_csr_counters_cnt_9(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_cnt_9
+endmodule // fanin_counters_cnt_9
 
 
-module fanin_csr_counters_evbq(d,q,clock);
+module fanin_counters_evbq(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -17167,10 +14635,10 @@ module fanin_csr_counters_evbq(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_evbq
+endmodule // fanin_counters_evbq
 
 
-module fanin_csr_counters_evq(d,q,clock);
+module fanin_counters_evq(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -17186,10 +14654,10 @@ module fanin_csr_counters_evq(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_evq
+endmodule // fanin_counters_evq
 
 
-module fanin_csr_counters_rxb_0(d,q,clock);
+module fanin_counters_rxb_0(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17205,10 +14673,10 @@ module fanin_csr_counters_rxb_0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxb_0
+endmodule // fanin_counters_rxb_0
 
 
-module fanin_csr_counters_rxb_1(d,q,clock);
+module fanin_counters_rxb_1(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17224,10 +14692,10 @@ module fanin_csr_counters_rxb_1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxb_1
+endmodule // fanin_counters_rxb_1
 
 
-module fanin_csr_counters_rxb_2(d,q,clock);
+module fanin_counters_rxb_2(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17243,10 +14711,10 @@ module fanin_csr_counters_rxb_2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxb_2
+endmodule // fanin_counters_rxb_2
 
 
-module fanin_csr_counters_rxb_3(d,q,clock);
+module fanin_counters_rxb_3(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17262,10 +14730,10 @@ module fanin_csr_counters_rxb_3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxb_3
+endmodule // fanin_counters_rxb_3
 
 
-module fanin_csr_counters_rxbad_0(d,q,clock);
+module fanin_counters_rxbad_0(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -17281,10 +14749,10 @@ module fanin_csr_counters_rxbad_0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxbad_0
+endmodule // fanin_counters_rxbad_0
 
 
-module fanin_csr_counters_rxbad_1(d,q,clock);
+module fanin_counters_rxbad_1(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -17300,10 +14768,10 @@ module fanin_csr_counters_rxbad_1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxbad_1
+endmodule // fanin_counters_rxbad_1
 
 
-module fanin_csr_counters_rxbad_2(d,q,clock);
+module fanin_counters_rxbad_2(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -17319,10 +14787,10 @@ module fanin_csr_counters_rxbad_2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxbad_2
+endmodule // fanin_counters_rxbad_2
 
 
-module fanin_csr_counters_rxbad_3(d,q,clock);
+module fanin_counters_rxbad_3(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -17338,10 +14806,10 @@ module fanin_csr_counters_rxbad_3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxbad_3
+endmodule // fanin_counters_rxbad_3
 
 
-module fanin_csr_counters_rxp_0(d,q,clock);
+module fanin_counters_rxp_0(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17357,10 +14825,10 @@ module fanin_csr_counters_rxp_0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxp_0
+endmodule // fanin_counters_rxp_0
 
 
-module fanin_csr_counters_rxp_1(d,q,clock);
+module fanin_counters_rxp_1(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17376,10 +14844,10 @@ module fanin_csr_counters_rxp_1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxp_1
+endmodule // fanin_counters_rxp_1
 
 
-module fanin_csr_counters_rxp_2(d,q,clock);
+module fanin_counters_rxp_2(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17395,10 +14863,10 @@ module fanin_csr_counters_rxp_2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxp_2
+endmodule // fanin_counters_rxp_2
 
 
-module fanin_csr_counters_rxp_3(d,q,clock);
+module fanin_counters_rxp_3(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -17414,10 +14882,10 @@ module fanin_csr_counters_rxp_3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_rxp_3
+endmodule // fanin_counters_rxp_3
 
 
-module fanin_csr_counters_s_cnt_0(d,q,clock);
+module fanin_counters_s_cnt_0(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17433,10 +14901,10 @@ module fanin_csr_counters_s_cnt_0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_0
+endmodule // fanin_counters_s_cnt_0
 
 
-module fanin_csr_counters_s_cnt_1(d,q,clock);
+module fanin_counters_s_cnt_1(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17452,10 +14920,10 @@ module fanin_csr_counters_s_cnt_1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_1
+endmodule // fanin_counters_s_cnt_1
 
 
-module fanin_csr_counters_s_cnt_10(d,q,clock);
+module fanin_counters_s_cnt_10(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17471,10 +14939,10 @@ module fanin_csr_counters_s_cnt_10(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_10
+endmodule // fanin_counters_s_cnt_10
 
 
-module fanin_csr_counters_s_cnt_11(d,q,clock);
+module fanin_counters_s_cnt_11(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17490,10 +14958,10 @@ module fanin_csr_counters_s_cnt_11(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_11
+endmodule // fanin_counters_s_cnt_11
 
 
-module fanin_csr_counters_s_cnt_12(d,q,clock);
+module fanin_counters_s_cnt_12(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17509,10 +14977,10 @@ module fanin_csr_counters_s_cnt_12(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_12
+endmodule // fanin_counters_s_cnt_12
 
 
-module fanin_csr_counters_s_cnt_13(d,q,clock);
+module fanin_counters_s_cnt_13(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17528,10 +14996,10 @@ module fanin_csr_counters_s_cnt_13(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_13
+endmodule // fanin_counters_s_cnt_13
 
 
-module fanin_csr_counters_s_cnt_14(d,q,clock);
+module fanin_counters_s_cnt_14(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17547,10 +15015,10 @@ module fanin_csr_counters_s_cnt_14(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_14
+endmodule // fanin_counters_s_cnt_14
 
 
-module fanin_csr_counters_s_cnt_15(d,q,clock);
+module fanin_counters_s_cnt_15(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17566,10 +15034,10 @@ module fanin_csr_counters_s_cnt_15(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_15
+endmodule // fanin_counters_s_cnt_15
 
 
-module fanin_csr_counters_s_cnt_16(d,q,clock);
+module fanin_counters_s_cnt_16(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17585,10 +15053,10 @@ module fanin_csr_counters_s_cnt_16(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_16
+endmodule // fanin_counters_s_cnt_16
 
 
-module fanin_csr_counters_s_cnt_17(d,q,clock);
+module fanin_counters_s_cnt_17(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17604,10 +15072,10 @@ module fanin_csr_counters_s_cnt_17(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_17
+endmodule // fanin_counters_s_cnt_17
 
 
-module fanin_csr_counters_s_cnt_18(d,q,clock);
+module fanin_counters_s_cnt_18(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17623,10 +15091,10 @@ module fanin_csr_counters_s_cnt_18(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_18
+endmodule // fanin_counters_s_cnt_18
 
 
-module fanin_csr_counters_s_cnt_19(d,q,clock);
+module fanin_counters_s_cnt_19(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17642,10 +15110,10 @@ module fanin_csr_counters_s_cnt_19(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_19
+endmodule // fanin_counters_s_cnt_19
 
 
-module fanin_csr_counters_s_cnt_2(d,q,clock);
+module fanin_counters_s_cnt_2(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17661,10 +15129,10 @@ module fanin_csr_counters_s_cnt_2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_2
+endmodule // fanin_counters_s_cnt_2
 
 
-module fanin_csr_counters_s_cnt_20(d,q,clock);
+module fanin_counters_s_cnt_20(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17680,10 +15148,10 @@ module fanin_csr_counters_s_cnt_20(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_20
+endmodule // fanin_counters_s_cnt_20
 
 
-module fanin_csr_counters_s_cnt_21(d,q,clock);
+module fanin_counters_s_cnt_21(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17699,10 +15167,10 @@ module fanin_csr_counters_s_cnt_21(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_21
+endmodule // fanin_counters_s_cnt_21
 
 
-module fanin_csr_counters_s_cnt_22(d,q,clock);
+module fanin_counters_s_cnt_22(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17718,10 +15186,10 @@ module fanin_csr_counters_s_cnt_22(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_22
+endmodule // fanin_counters_s_cnt_22
 
 
-module fanin_csr_counters_s_cnt_23(d,q,clock);
+module fanin_counters_s_cnt_23(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17737,10 +15205,10 @@ module fanin_csr_counters_s_cnt_23(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_23
+endmodule // fanin_counters_s_cnt_23
 
 
-module fanin_csr_counters_s_cnt_24(d,q,clock);
+module fanin_counters_s_cnt_24(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17756,10 +15224,10 @@ module fanin_csr_counters_s_cnt_24(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_24
+endmodule // fanin_counters_s_cnt_24
 
 
-module fanin_csr_counters_s_cnt_25(d,q,clock);
+module fanin_counters_s_cnt_25(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17775,10 +15243,10 @@ module fanin_csr_counters_s_cnt_25(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_25
+endmodule // fanin_counters_s_cnt_25
 
 
-module fanin_csr_counters_s_cnt_26(d,q,clock);
+module fanin_counters_s_cnt_26(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17794,10 +15262,10 @@ module fanin_csr_counters_s_cnt_26(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_26
+endmodule // fanin_counters_s_cnt_26
 
 
-module fanin_csr_counters_s_cnt_3(d,q,clock);
+module fanin_counters_s_cnt_3(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17813,10 +15281,10 @@ module fanin_csr_counters_s_cnt_3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_3
+endmodule // fanin_counters_s_cnt_3
 
 
-module fanin_csr_counters_s_cnt_4(d,q,clock);
+module fanin_counters_s_cnt_4(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17832,10 +15300,10 @@ module fanin_csr_counters_s_cnt_4(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_4
+endmodule // fanin_counters_s_cnt_4
 
 
-module fanin_csr_counters_s_cnt_5(d,q,clock);
+module fanin_counters_s_cnt_5(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17851,10 +15319,10 @@ module fanin_csr_counters_s_cnt_5(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_5
+endmodule // fanin_counters_s_cnt_5
 
 
-module fanin_csr_counters_s_cnt_6(d,q,clock);
+module fanin_counters_s_cnt_6(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17870,10 +15338,10 @@ module fanin_csr_counters_s_cnt_6(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_6
+endmodule // fanin_counters_s_cnt_6
 
 
-module fanin_csr_counters_s_cnt_7(d,q,clock);
+module fanin_counters_s_cnt_7(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17889,10 +15357,10 @@ module fanin_csr_counters_s_cnt_7(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_7
+endmodule // fanin_counters_s_cnt_7
 
 
-module fanin_csr_counters_s_cnt_8(d,q,clock);
+module fanin_counters_s_cnt_8(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17908,10 +15376,10 @@ module fanin_csr_counters_s_cnt_8(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_8
+endmodule // fanin_counters_s_cnt_8
 
 
-module fanin_csr_counters_s_cnt_9(d,q,clock);
+module fanin_counters_s_cnt_9(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -17927,10 +15395,10 @@ module fanin_csr_counters_s_cnt_9(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_cnt_9
+endmodule // fanin_counters_s_cnt_9
 
 
-module fanin_csr_counters_s_port_0(d,q,clock);
+module fanin_counters_s_port_0(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -17946,10 +15414,10 @@ module fanin_csr_counters_s_port_0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_port_0
+endmodule // fanin_counters_s_port_0
 
 
-module fanin_csr_counters_s_port_1(d,q,clock);
+module fanin_counters_s_port_1(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -17965,10 +15433,10 @@ module fanin_csr_counters_s_port_1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_port_1
+endmodule // fanin_counters_s_port_1
 
 
-module fanin_csr_counters_s_port_2(d,q,clock);
+module fanin_counters_s_port_2(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -17984,10 +15452,10 @@ module fanin_csr_counters_s_port_2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_port_2
+endmodule // fanin_counters_s_port_2
 
 
-module fanin_csr_counters_s_port_3(d,q,clock);
+module fanin_counters_s_port_3(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -18003,10 +15471,10 @@ module fanin_csr_counters_s_port_3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_s_port_3
+endmodule // fanin_counters_s_port_3
 
 
-module fanin_csr_counters_txb_0(d,q,clock);
+module fanin_counters_txb_0(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -18022,10 +15490,10 @@ module fanin_csr_counters_txb_0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_txb_0
+endmodule // fanin_counters_txb_0
 
 
-module fanin_csr_counters_txb_1(d,q,clock);
+module fanin_counters_txb_1(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -18041,10 +15509,10 @@ module fanin_csr_counters_txb_1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_txb_1
+endmodule // fanin_counters_txb_1
 
 
-module fanin_csr_counters_txb_2(d,q,clock);
+module fanin_counters_txb_2(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -18060,10 +15528,10 @@ module fanin_csr_counters_txb_2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_txb_2
+endmodule // fanin_counters_txb_2
 
 
-module fanin_csr_counters_txb_3(d,q,clock);
+module fanin_counters_txb_3(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -18079,10 +15547,10 @@ module fanin_csr_counters_txb_3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_txb_3
+endmodule // fanin_counters_txb_3
 
 
-module fanin_csr_counters_txp_0(d,q,clock);
+module fanin_counters_txp_0(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -18098,10 +15566,10 @@ module fanin_csr_counters_txp_0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_txp_0
+endmodule // fanin_counters_txp_0
 
 
-module fanin_csr_counters_txp_1(d,q,clock);
+module fanin_counters_txp_1(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -18117,10 +15585,10 @@ module fanin_csr_counters_txp_1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_txp_1
+endmodule // fanin_counters_txp_1
 
 
-module fanin_csr_counters_txp_2(d,q,clock);
+module fanin_counters_txp_2(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -18136,10 +15604,10 @@ module fanin_csr_counters_txp_2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_txp_2
+endmodule // fanin_counters_txp_2
 
 
-module fanin_csr_counters_txp_3(d,q,clock);
+module fanin_counters_txp_3(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -18155,7 +15623,2440 @@ module fanin_csr_counters_txp_3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_counters_txp_3
+endmodule // fanin_counters_txp_3
+
+
+module fanin_cp_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_mask
+
+
+module fanin_cp_n1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_n1
+
+
+module fanin_cp_n2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_n2
+
+
+module fanin_cp_n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_n3
+
+
+module fanin_cp_reg1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_reg1
+
+
+module fanin_cp_reg2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_reg2
+
+
+module fanin_cp_reg3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_reg3
+
+
+module fanin_cp_slot1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_slot1
+
+
+module fanin_cp_slot2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_slot2
+
+
+module fanin_cp_slot3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cp_slot3
+
+
+module fanin_cs_i(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cs_i
+
+
+module fanin_cs_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cs_j
+
+
+module fanin_cs_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_cs_v
+
+
+module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bvalid,bready,araddr,arvalid,arready,rdata,rresp,rvalid,rready,hold,now,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,jt_waddr,jt_wdata,jt_we,cnt_rd,me_ip,me_port,me_mac,tick_div,scan_ticks,route_ip$0,route_ip$1,route_ip$2,route_ip$3,route_ip$4,route_ip$5,route_ip$6,route_ip$7,route_ip$8,route_ip$9,route_ip$10,route_ip$11,route_ip$12,route_ip$13,route_ip$14,route_ip$15,route_valid$0,route_valid$1,route_valid$2,route_valid$3,route_valid$4,route_valid$5,route_valid$6,route_valid$7,route_valid$8,route_valid$9,route_valid$10,route_valid$11,route_valid$12,route_valid$13,route_valid$14,route_valid$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,job_commit,job_commit_entry,job_word,child_we,child_waddr,child_wdata,pb_we,pb_waddr,pb_wdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  [15:0] awaddr;
+    input wire  awvalid;
+    output reg  awready;
+    input wire  [31:0] wdata;
+    input wire  wvalid;
+    output reg  wready;
+    output reg  [1:0] bresp;
+    output reg  bvalid;
+    input wire  bready;
+    input wire  [15:0] araddr;
+    input wire  arvalid;
+    output reg  arready;
+    output reg  [31:0] rdata;
+    output reg  [1:0] rresp;
+    output reg  rvalid;
+    input wire  rready;
+    input wire  hold;
+    input wire  [31:0] now;
+    input wire  [31:0] jbusy$0;
+    input wire  [31:0] jbusy$1;
+    input wire  [31:0] jbusy$2;
+    input wire  [31:0] jbusy$3;
+    input wire  [31:0] jbusy$4;
+    input wire  [31:0] jbusy$5;
+    input wire  [31:0] jbusy$6;
+    input wire  [31:0] jbusy$7;
+    input wire  [31:0] jbusy$8;
+    input wire  [31:0] jbusy$9;
+    input wire  [31:0] jbusy$10;
+    input wire  [31:0] jbusy$11;
+    input wire  [31:0] jbusy$12;
+    input wire  [31:0] jbusy$13;
+    input wire  [31:0] jbusy$14;
+    input wire  [31:0] jbusy$15;
+    input wire  [23:0] jt_waddr;
+    input wire  [575:0] jt_wdata;
+    input wire  [31:0] jt_we;
+    input wire  [31:0] cnt_rd;
+    output reg  [31:0] me_ip;
+    output reg  [15:0] me_port;
+    output reg  [47:0] me_mac;
+    output reg  [31:0] tick_div;
+    output reg  [31:0] scan_ticks;
+    output reg  [31:0] route_ip$0;
+    output reg  [31:0] route_ip$1;
+    output reg  [31:0] route_ip$2;
+    output reg  [31:0] route_ip$3;
+    output reg  [31:0] route_ip$4;
+    output reg  [31:0] route_ip$5;
+    output reg  [31:0] route_ip$6;
+    output reg  [31:0] route_ip$7;
+    output reg  [31:0] route_ip$8;
+    output reg  [31:0] route_ip$9;
+    output reg  [31:0] route_ip$10;
+    output reg  [31:0] route_ip$11;
+    output reg  [31:0] route_ip$12;
+    output reg  [31:0] route_ip$13;
+    output reg  [31:0] route_ip$14;
+    output reg  [31:0] route_ip$15;
+    output reg  route_valid$0;
+    output reg  route_valid$1;
+    output reg  route_valid$2;
+    output reg  route_valid$3;
+    output reg  route_valid$4;
+    output reg  route_valid$5;
+    output reg  route_valid$6;
+    output reg  route_valid$7;
+    output reg  route_valid$8;
+    output reg  route_valid$9;
+    output reg  route_valid$10;
+    output reg  route_valid$11;
+    output reg  route_valid$12;
+    output reg  route_valid$13;
+    output reg  route_valid$14;
+    output reg  route_valid$15;
+    output reg  [7:0] route_pm$0;
+    output reg  [7:0] route_pm$1;
+    output reg  [7:0] route_pm$2;
+    output reg  [7:0] route_pm$3;
+    output reg  [7:0] route_pm$4;
+    output reg  [7:0] route_pm$5;
+    output reg  [7:0] route_pm$6;
+    output reg  [7:0] route_pm$7;
+    output reg  [7:0] route_pm$8;
+    output reg  [7:0] route_pm$9;
+    output reg  [7:0] route_pm$10;
+    output reg  [7:0] route_pm$11;
+    output reg  [7:0] route_pm$12;
+    output reg  [7:0] route_pm$13;
+    output reg  [7:0] route_pm$14;
+    output reg  [7:0] route_pm$15;
+    output reg  job_commit;
+    output reg  [7:0] job_commit_entry;
+    output reg  [575:0] job_word;
+    output reg  [31:0] child_we;
+    output reg  [23:0] child_waddr;
+    output reg  [167:0] child_wdata;
+    output reg  [31:0] pb_we;
+    output reg  [23:0] pb_waddr;
+    output reg  [63:0] pb_wdata;
+    
+    // Constant declarations
+    localparam  c_idx16$0 = 16'h0;
+    localparam  c_idx16$1 = 16'h1;
+    localparam  c_idx16$2 = 16'h2;
+    localparam  c_idx16$3 = 16'h3;
+    localparam  c_idx16$4 = 16'h4;
+    localparam  c_idx16$5 = 16'h5;
+    localparam  c_idx16$6 = 16'h6;
+    localparam  c_idx16$7 = 16'h7;
+    localparam  c_idx16$8 = 16'h8;
+    localparam  c_idx16$9 = 16'h9;
+    localparam  c_idx16$10 = 16'ha;
+    localparam  c_idx16$11 = 16'hb;
+    localparam  c_idx16$12 = 16'hc;
+    localparam  c_idx16$13 = 16'hd;
+    localparam  c_idx16$14 = 16'he;
+    localparam  c_idx16$15 = 16'hf;
+    localparam  c_info$0 = 32'h46414e49;
+    localparam  c_info$1 = 32'h1;
+    localparam  c_info$2 = 32'h4;
+    localparam  c_info$3 = 32'h40;
+    localparam  c_info$4 = 32'h200;
+    localparam  c_info$5 = 32'h100;
+    localparam  c_info$6 = 32'h40;
+    localparam  c_info$7 = 32'h10;
+    localparam  c_info$8 = 32'h10;
+    localparam  c_info$9 = 32'h10;
+    localparam  c_info$10 = 32'h5ee;
+    localparam  c_mclog = 16'h4;
+    localparam  c_mcmask = 24'hf;
+    localparam  c_tbl_end = 16'h948;
+    localparam  tb_job = 4'h1;
+    localparam  tb_child = 4'h2;
+    localparam  tb_pb = 4'h3;
+    localparam  tb_route = 4'h4;
+    localparam  at_route_valid = 16'h27;
+    localparam  at_route_ports = 16'h28;
+    localparam  a_me_ip = 16'h40;
+    localparam  a_me_port = 16'h44;
+    localparam  a_me_mac_lo = 16'h48;
+    localparam  a_me_mac_hi = 16'h4c;
+    localparam  a_tick_div = 16'h50;
+    localparam  a_tick = 16'h54;
+    localparam  a_scan_ticks = 16'h58;
+    localparam  a_tbl_sel = 16'h8e0;
+    localparam  a_tbl_data = 16'h900;
+    localparam  a_busy = 16'ha00;
+    localparam  a_route_ip = 16'h80;
+    localparam  a_route_port = 16'h84;
+    localparam  a_route_commit = 16'h88;
+    localparam  a_job_id = 16'h800;
+    localparam  a_job_ctrl = 16'h804;
+    localparam  a_job_ranks_lo = 16'h808;
+    localparam  a_job_ranks_hi = 16'h80c;
+    localparam  a_job_expected_lo = 16'h810;
+    localparam  a_job_expected_hi = 16'h814;
+    localparam  a_job_slot_base = 16'h818;
+    localparam  a_job_slot_count = 16'h81c;
+    localparam  a_job_quota = 16'h820;
+    localparam  a_job_flush_after = 16'h824;
+    localparam  a_job_reclaim_after = 16'h828;
+    localparam  a_job_reclaim_idle = 16'h844;
+    localparam  a_job_first_block = 16'h848;
+    localparam  a_port_below_lo = 16'h8c0;
+    localparam  a_port_below_hi = 16'h8c4;
+    localparam  a_port_below_commit = 16'h8c8;
+    localparam  a_job_parent_mac_lo = 16'h82c;
+    localparam  a_job_parent_mac_hi = 16'h830;
+    localparam  a_job_parent_ip = 16'h834;
+    localparam  a_job_parent_udp = 16'h838;
+    localparam  a_job_parent_port = 16'h83c;
+    localparam  a_job_commit = 16'h840;
+    localparam  a_child_mac_lo = 16'h880;
+    localparam  a_child_mac_hi = 16'h884;
+    localparam  a_child_ip = 16'h888;
+    localparam  a_child_udp = 16'h88c;
+    localparam  a_child_port = 16'h890;
+    localparam  a_child_ranks_lo = 16'h894;
+    localparam  a_child_ranks_hi = 16'h898;
+    localparam  a_child_commit = 16'h89c;
+    localparam  at_job_job = 16'h20;
+    localparam  at_job_ranks = 16'h40;
+    localparam  at_job_expected = 16'h80;
+    localparam  at_job_slot_base = 16'hc0;
+    localparam  at_job_slot_count = 16'he0;
+    localparam  at_job_quota = 16'h100;
+    localparam  at_job_flush_after = 16'h120;
+    localparam  at_job_reclaim_after = 16'h140;
+    localparam  at_job_reclaim_idle = 16'h200;
+    localparam  at_job_first_block = 16'h220;
+    localparam  at_job_parent_ip = 16'h160;
+    localparam  at_job_parent_mac = 16'h180;
+    localparam  at_job_parent_udp = 16'h1b0;
+    localparam  at_job_parent_port = 16'h1c0;
+    localparam  at_child_mac = 16'h40;
+    localparam  at_child_ip = 16'h70;
+    localparam  at_child_udp = 16'h90;
+    localparam  at_child_port = 16'ha0;
+    
+    // Stub signals
+    reg  aw_ack$d;
+    wire  aw_ack$q;
+    reg  aw_ack$clock;
+    reg  [15:0] wa$d;
+    wire  [15:0] wa$q;
+    reg  wa$clock;
+    reg  [31:0] wd$d;
+    wire  [31:0] wd$q;
+    reg  wd$clock;
+    reg  bvalid_r$d;
+    wire  bvalid_r$q;
+    reg  bvalid_r$clock;
+    reg  [31:0] me_ip_r$d;
+    wire  [31:0] me_ip_r$q;
+    reg  me_ip_r$clock;
+    reg  [15:0] me_port_r$d;
+    wire  [15:0] me_port_r$q;
+    reg  me_port_r$clock;
+    reg  [47:0] me_mac_r$d;
+    wire  [47:0] me_mac_r$q;
+    reg  me_mac_r$clock;
+    reg  [31:0] tick_div_r$d;
+    wire  [31:0] tick_div_r$q;
+    reg  tick_div_r$clock;
+    reg  [31:0] scan_ticks_r$d;
+    wire  [31:0] scan_ticks_r$q;
+    reg  scan_ticks_r$clock;
+    reg  [31:0] tbl_sel$d;
+    wire  [31:0] tbl_sel$q;
+    reg  tbl_sel$clock;
+    reg  [15:0] st_jid$d;
+    wire  [15:0] st_jid$q;
+    reg  st_jid$clock;
+    reg  [31:0] st_jctrl$d;
+    wire  [31:0] st_jctrl$q;
+    reg  st_jctrl$clock;
+    reg  [63:0] st_jranks$d;
+    wire  [63:0] st_jranks$q;
+    reg  st_jranks$clock;
+    reg  [63:0] st_jexp$d;
+    wire  [63:0] st_jexp$q;
+    reg  st_jexp$clock;
+    reg  [31:0] st_jsbase$d;
+    wire  [31:0] st_jsbase$q;
+    reg  st_jsbase$clock;
+    reg  [31:0] st_jscount$d;
+    wire  [31:0] st_jscount$q;
+    reg  st_jscount$clock;
+    reg  [31:0] st_jquota$d;
+    wire  [31:0] st_jquota$q;
+    reg  st_jquota$clock;
+    reg  [31:0] st_jflush$d;
+    wire  [31:0] st_jflush$q;
+    reg  st_jflush$clock;
+    reg  [31:0] st_jreclaim$d;
+    wire  [31:0] st_jreclaim$q;
+    reg  st_jreclaim$clock;
+    reg  [31:0] st_jidle$d;
+    wire  [31:0] st_jidle$q;
+    reg  st_jidle$clock;
+    reg  [31:0] st_jfirst$d;
+    wire  [31:0] st_jfirst$q;
+    reg  st_jfirst$clock;
+    reg  [47:0] st_pmac$d;
+    wire  [47:0] st_pmac$q;
+    reg  st_pmac$clock;
+    reg  [31:0] st_pip$d;
+    wire  [31:0] st_pip$q;
+    reg  st_pip$clock;
+    reg  [15:0] st_pudp$d;
+    wire  [15:0] st_pudp$q;
+    reg  st_pudp$clock;
+    reg  [7:0] st_pport$d;
+    wire  [7:0] st_pport$q;
+    reg  st_pport$clock;
+    reg  [47:0] st_cmac$d;
+    wire  [47:0] st_cmac$q;
+    reg  st_cmac$clock;
+    reg  [31:0] st_cip$d;
+    wire  [31:0] st_cip$q;
+    reg  st_cip$clock;
+    reg  [15:0] st_cudp$d;
+    wire  [15:0] st_cudp$q;
+    reg  st_cudp$clock;
+    reg  [7:0] st_cport$d;
+    wire  [7:0] st_cport$q;
+    reg  st_cport$clock;
+    reg  [63:0] st_cranks$d;
+    wire  [63:0] st_cranks$q;
+    reg  st_cranks$clock;
+    reg  [63:0] st_pbelow$d;
+    wire  [63:0] st_pbelow$q;
+    reg  st_pbelow$clock;
+    reg  [31:0] st_route_ip$d;
+    wire  [31:0] st_route_ip$q;
+    reg  st_route_ip$clock;
+    reg  [7:0] st_route_port$d;
+    wire  [7:0] st_route_port$q;
+    reg  st_route_port$clock;
+    reg  [31:0] route_ip_r$0$d;
+    wire  [31:0] route_ip_r$0$q;
+    reg  route_ip_r$0$clock;
+    reg  [31:0] route_ip_r$1$d;
+    wire  [31:0] route_ip_r$1$q;
+    reg  route_ip_r$1$clock;
+    reg  [31:0] route_ip_r$2$d;
+    wire  [31:0] route_ip_r$2$q;
+    reg  route_ip_r$2$clock;
+    reg  [31:0] route_ip_r$3$d;
+    wire  [31:0] route_ip_r$3$q;
+    reg  route_ip_r$3$clock;
+    reg  [31:0] route_ip_r$4$d;
+    wire  [31:0] route_ip_r$4$q;
+    reg  route_ip_r$4$clock;
+    reg  [31:0] route_ip_r$5$d;
+    wire  [31:0] route_ip_r$5$q;
+    reg  route_ip_r$5$clock;
+    reg  [31:0] route_ip_r$6$d;
+    wire  [31:0] route_ip_r$6$q;
+    reg  route_ip_r$6$clock;
+    reg  [31:0] route_ip_r$7$d;
+    wire  [31:0] route_ip_r$7$q;
+    reg  route_ip_r$7$clock;
+    reg  [31:0] route_ip_r$8$d;
+    wire  [31:0] route_ip_r$8$q;
+    reg  route_ip_r$8$clock;
+    reg  [31:0] route_ip_r$9$d;
+    wire  [31:0] route_ip_r$9$q;
+    reg  route_ip_r$9$clock;
+    reg  [31:0] route_ip_r$10$d;
+    wire  [31:0] route_ip_r$10$q;
+    reg  route_ip_r$10$clock;
+    reg  [31:0] route_ip_r$11$d;
+    wire  [31:0] route_ip_r$11$q;
+    reg  route_ip_r$11$clock;
+    reg  [31:0] route_ip_r$12$d;
+    wire  [31:0] route_ip_r$12$q;
+    reg  route_ip_r$12$clock;
+    reg  [31:0] route_ip_r$13$d;
+    wire  [31:0] route_ip_r$13$q;
+    reg  route_ip_r$13$clock;
+    reg  [31:0] route_ip_r$14$d;
+    wire  [31:0] route_ip_r$14$q;
+    reg  route_ip_r$14$clock;
+    reg  [31:0] route_ip_r$15$d;
+    wire  [31:0] route_ip_r$15$q;
+    reg  route_ip_r$15$clock;
+    reg  route_valid_r$0$d;
+    wire  route_valid_r$0$q;
+    reg  route_valid_r$0$clock;
+    reg  route_valid_r$1$d;
+    wire  route_valid_r$1$q;
+    reg  route_valid_r$1$clock;
+    reg  route_valid_r$2$d;
+    wire  route_valid_r$2$q;
+    reg  route_valid_r$2$clock;
+    reg  route_valid_r$3$d;
+    wire  route_valid_r$3$q;
+    reg  route_valid_r$3$clock;
+    reg  route_valid_r$4$d;
+    wire  route_valid_r$4$q;
+    reg  route_valid_r$4$clock;
+    reg  route_valid_r$5$d;
+    wire  route_valid_r$5$q;
+    reg  route_valid_r$5$clock;
+    reg  route_valid_r$6$d;
+    wire  route_valid_r$6$q;
+    reg  route_valid_r$6$clock;
+    reg  route_valid_r$7$d;
+    wire  route_valid_r$7$q;
+    reg  route_valid_r$7$clock;
+    reg  route_valid_r$8$d;
+    wire  route_valid_r$8$q;
+    reg  route_valid_r$8$clock;
+    reg  route_valid_r$9$d;
+    wire  route_valid_r$9$q;
+    reg  route_valid_r$9$clock;
+    reg  route_valid_r$10$d;
+    wire  route_valid_r$10$q;
+    reg  route_valid_r$10$clock;
+    reg  route_valid_r$11$d;
+    wire  route_valid_r$11$q;
+    reg  route_valid_r$11$clock;
+    reg  route_valid_r$12$d;
+    wire  route_valid_r$12$q;
+    reg  route_valid_r$12$clock;
+    reg  route_valid_r$13$d;
+    wire  route_valid_r$13$q;
+    reg  route_valid_r$13$clock;
+    reg  route_valid_r$14$d;
+    wire  route_valid_r$14$q;
+    reg  route_valid_r$14$clock;
+    reg  route_valid_r$15$d;
+    wire  route_valid_r$15$q;
+    reg  route_valid_r$15$clock;
+    reg  [7:0] route_pm_r$0$d;
+    wire  [7:0] route_pm_r$0$q;
+    reg  route_pm_r$0$clock;
+    reg  [7:0] route_pm_r$1$d;
+    wire  [7:0] route_pm_r$1$q;
+    reg  route_pm_r$1$clock;
+    reg  [7:0] route_pm_r$2$d;
+    wire  [7:0] route_pm_r$2$q;
+    reg  route_pm_r$2$clock;
+    reg  [7:0] route_pm_r$3$d;
+    wire  [7:0] route_pm_r$3$q;
+    reg  route_pm_r$3$clock;
+    reg  [7:0] route_pm_r$4$d;
+    wire  [7:0] route_pm_r$4$q;
+    reg  route_pm_r$4$clock;
+    reg  [7:0] route_pm_r$5$d;
+    wire  [7:0] route_pm_r$5$q;
+    reg  route_pm_r$5$clock;
+    reg  [7:0] route_pm_r$6$d;
+    wire  [7:0] route_pm_r$6$q;
+    reg  route_pm_r$6$clock;
+    reg  [7:0] route_pm_r$7$d;
+    wire  [7:0] route_pm_r$7$q;
+    reg  route_pm_r$7$clock;
+    reg  [7:0] route_pm_r$8$d;
+    wire  [7:0] route_pm_r$8$q;
+    reg  route_pm_r$8$clock;
+    reg  [7:0] route_pm_r$9$d;
+    wire  [7:0] route_pm_r$9$q;
+    reg  route_pm_r$9$clock;
+    reg  [7:0] route_pm_r$10$d;
+    wire  [7:0] route_pm_r$10$q;
+    reg  route_pm_r$10$clock;
+    reg  [7:0] route_pm_r$11$d;
+    wire  [7:0] route_pm_r$11$q;
+    reg  route_pm_r$11$clock;
+    reg  [7:0] route_pm_r$12$d;
+    wire  [7:0] route_pm_r$12$q;
+    reg  route_pm_r$12$clock;
+    reg  [7:0] route_pm_r$13$d;
+    wire  [7:0] route_pm_r$13$q;
+    reg  route_pm_r$13$clock;
+    reg  [7:0] route_pm_r$14$d;
+    wire  [7:0] route_pm_r$14$q;
+    reg  route_pm_r$14$clock;
+    reg  [7:0] route_pm_r$15$d;
+    wire  [7:0] route_pm_r$15$q;
+    reg  route_pm_r$15$clock;
+    reg  jcw$d;
+    wire  jcw$q;
+    reg  jcw$clock;
+    reg  [7:0] jcw_i$d;
+    wire  [7:0] jcw_i$q;
+    reg  jcw_i$clock;
+    reg  [575:0] jword$d;
+    wire  [575:0] jword$q;
+    reg  jword$clock;
+    reg  chw$d;
+    wire  chw$q;
+    reg  chw$clock;
+    reg  [23:0] chw_a$d;
+    wire  [23:0] chw_a$q;
+    reg  chw_a$clock;
+    reg  [167:0] cword$d;
+    wire  [167:0] cword$q;
+    reg  cword$clock;
+    reg  pbw$d;
+    wire  pbw$q;
+    reg  pbw$clock;
+    reg  [23:0] pbw_a$d;
+    wire  [23:0] pbw_a$q;
+    reg  pbw_a$clock;
+    reg  jram_rb$clock;
+    reg  [23:0] jram_rb$waddr;
+    reg  [575:0] jram_rb$wdata;
+    reg  [31:0] jram_rb$we;
+    reg  [23:0] jram_rb$raddr;
+    wire  [575:0] jram_rb$rdata;
+    reg  chram_rb$clock;
+    reg  [23:0] chram_rb$waddr;
+    reg  [167:0] chram_rb$wdata;
+    reg  [31:0] chram_rb$we;
+    reg  [23:0] chram_rb$raddr;
+    wire  [167:0] chram_rb$rdata;
+    reg  pbram_rb$clock;
+    reg  [23:0] pbram_rb$waddr;
+    reg  [63:0] pbram_rb$wdata;
+    reg  [31:0] pbram_rb$we;
+    reg  [23:0] pbram_rb$raddr;
+    wire  [63:0] pbram_rb$rdata;
+    reg  [575:0] tbl_q$d;
+    wire  [575:0] tbl_q$q;
+    reg  tbl_q$clock;
+    reg  rs$d;
+    wire  rs$q;
+    reg  rs$clock;
+    reg  s_info$0$d;
+    wire  s_info$0$q;
+    reg  s_info$0$clock;
+    reg  s_info$1$d;
+    wire  s_info$1$q;
+    reg  s_info$1$clock;
+    reg  s_info$2$d;
+    wire  s_info$2$q;
+    reg  s_info$2$clock;
+    reg  s_info$3$d;
+    wire  s_info$3$q;
+    reg  s_info$3$clock;
+    reg  s_info$4$d;
+    wire  s_info$4$q;
+    reg  s_info$4$clock;
+    reg  s_info$5$d;
+    wire  s_info$5$q;
+    reg  s_info$5$clock;
+    reg  s_info$6$d;
+    wire  s_info$6$q;
+    reg  s_info$6$clock;
+    reg  s_info$7$d;
+    wire  s_info$7$q;
+    reg  s_info$7$clock;
+    reg  s_info$8$d;
+    wire  s_info$8$q;
+    reg  s_info$8$clock;
+    reg  s_info$9$d;
+    wire  s_info$9$q;
+    reg  s_info$9$clock;
+    reg  s_info$10$d;
+    wire  s_info$10$q;
+    reg  s_info$10$clock;
+    reg  [7:0] s_misc$d;
+    wire  [7:0] s_misc$q;
+    reg  s_misc$clock;
+    reg  s_busy$0$d;
+    wire  s_busy$0$q;
+    reg  s_busy$0$clock;
+    reg  s_busy$1$d;
+    wire  s_busy$1$q;
+    reg  s_busy$1$clock;
+    reg  s_busy$2$d;
+    wire  s_busy$2$q;
+    reg  s_busy$2$clock;
+    reg  s_busy$3$d;
+    wire  s_busy$3$q;
+    reg  s_busy$3$clock;
+    reg  s_busy$4$d;
+    wire  s_busy$4$q;
+    reg  s_busy$4$clock;
+    reg  s_busy$5$d;
+    wire  s_busy$5$q;
+    reg  s_busy$5$clock;
+    reg  s_busy$6$d;
+    wire  s_busy$6$q;
+    reg  s_busy$6$clock;
+    reg  s_busy$7$d;
+    wire  s_busy$7$q;
+    reg  s_busy$7$clock;
+    reg  s_busy$8$d;
+    wire  s_busy$8$q;
+    reg  s_busy$8$clock;
+    reg  s_busy$9$d;
+    wire  s_busy$9$q;
+    reg  s_busy$9$clock;
+    reg  s_busy$10$d;
+    wire  s_busy$10$q;
+    reg  s_busy$10$clock;
+    reg  s_busy$11$d;
+    wire  s_busy$11$q;
+    reg  s_busy$11$clock;
+    reg  s_busy$12$d;
+    wire  s_busy$12$q;
+    reg  s_busy$12$clock;
+    reg  s_busy$13$d;
+    wire  s_busy$13$q;
+    reg  s_busy$13$clock;
+    reg  s_busy$14$d;
+    wire  s_busy$14$q;
+    reg  s_busy$14$clock;
+    reg  s_busy$15$d;
+    wire  s_busy$15$q;
+    reg  s_busy$15$clock;
+    reg  s_tbl$d;
+    wire  s_tbl$q;
+    reg  s_tbl$clock;
+    reg  s_tsel$d;
+    wire  s_tsel$q;
+    reg  s_tsel$clock;
+    reg  [15:0] tbl_w$d;
+    wire  [15:0] tbl_w$q;
+    reg  tbl_w$clock;
+    reg  rvalid_r$d;
+    wire  rvalid_r$q;
+    reg  rvalid_r$clock;
+    reg  [31:0] rdata_r$d;
+    wire  [31:0] rdata_r$q;
+    reg  rdata_r$clock;
+    
+    // Local signals
+    reg  wr;
+    reg  [15:0] tbl_row;
+    reg  [575:0] tbl_sh;
+    reg  [31:0] rt_ip;
+    reg  [7:0] rt_pm;
+    reg  rt_v;
+    reg  [31:0] rd;
+    
+    // Sub module instances
+    fanin_csr_aw_ack aw_ack(
+        .d(aw_ack$d),
+        .q(aw_ack$q),
+        .clock(aw_ack$clock)
+    );
+    fanin_csr_wa wa(
+        .d(wa$d),
+        .q(wa$q),
+        .clock(wa$clock)
+    );
+    fanin_csr_wd wd(
+        .d(wd$d),
+        .q(wd$q),
+        .clock(wd$clock)
+    );
+    fanin_csr_bvalid_r bvalid_r(
+        .d(bvalid_r$d),
+        .q(bvalid_r$q),
+        .clock(bvalid_r$clock)
+    );
+    fanin_csr_me_ip_r me_ip_r(
+        .d(me_ip_r$d),
+        .q(me_ip_r$q),
+        .clock(me_ip_r$clock)
+    );
+    fanin_csr_me_port_r me_port_r(
+        .d(me_port_r$d),
+        .q(me_port_r$q),
+        .clock(me_port_r$clock)
+    );
+    fanin_csr_me_mac_r me_mac_r(
+        .d(me_mac_r$d),
+        .q(me_mac_r$q),
+        .clock(me_mac_r$clock)
+    );
+    fanin_csr_tick_div_r tick_div_r(
+        .d(tick_div_r$d),
+        .q(tick_div_r$q),
+        .clock(tick_div_r$clock)
+    );
+    fanin_csr_scan_ticks_r scan_ticks_r(
+        .d(scan_ticks_r$d),
+        .q(scan_ticks_r$q),
+        .clock(scan_ticks_r$clock)
+    );
+    fanin_csr_tbl_sel tbl_sel(
+        .d(tbl_sel$d),
+        .q(tbl_sel$q),
+        .clock(tbl_sel$clock)
+    );
+    fanin_csr_st_jid st_jid(
+        .d(st_jid$d),
+        .q(st_jid$q),
+        .clock(st_jid$clock)
+    );
+    fanin_csr_st_jctrl st_jctrl(
+        .d(st_jctrl$d),
+        .q(st_jctrl$q),
+        .clock(st_jctrl$clock)
+    );
+    fanin_csr_st_jranks st_jranks(
+        .d(st_jranks$d),
+        .q(st_jranks$q),
+        .clock(st_jranks$clock)
+    );
+    fanin_csr_st_jexp st_jexp(
+        .d(st_jexp$d),
+        .q(st_jexp$q),
+        .clock(st_jexp$clock)
+    );
+    fanin_csr_st_jsbase st_jsbase(
+        .d(st_jsbase$d),
+        .q(st_jsbase$q),
+        .clock(st_jsbase$clock)
+    );
+    fanin_csr_st_jscount st_jscount(
+        .d(st_jscount$d),
+        .q(st_jscount$q),
+        .clock(st_jscount$clock)
+    );
+    fanin_csr_st_jquota st_jquota(
+        .d(st_jquota$d),
+        .q(st_jquota$q),
+        .clock(st_jquota$clock)
+    );
+    fanin_csr_st_jflush st_jflush(
+        .d(st_jflush$d),
+        .q(st_jflush$q),
+        .clock(st_jflush$clock)
+    );
+    fanin_csr_st_jreclaim st_jreclaim(
+        .d(st_jreclaim$d),
+        .q(st_jreclaim$q),
+        .clock(st_jreclaim$clock)
+    );
+    fanin_csr_st_jidle st_jidle(
+        .d(st_jidle$d),
+        .q(st_jidle$q),
+        .clock(st_jidle$clock)
+    );
+    fanin_csr_st_jfirst st_jfirst(
+        .d(st_jfirst$d),
+        .q(st_jfirst$q),
+        .clock(st_jfirst$clock)
+    );
+    fanin_csr_st_pmac st_pmac(
+        .d(st_pmac$d),
+        .q(st_pmac$q),
+        .clock(st_pmac$clock)
+    );
+    fanin_csr_st_pip st_pip(
+        .d(st_pip$d),
+        .q(st_pip$q),
+        .clock(st_pip$clock)
+    );
+    fanin_csr_st_pudp st_pudp(
+        .d(st_pudp$d),
+        .q(st_pudp$q),
+        .clock(st_pudp$clock)
+    );
+    fanin_csr_st_pport st_pport(
+        .d(st_pport$d),
+        .q(st_pport$q),
+        .clock(st_pport$clock)
+    );
+    fanin_csr_st_cmac st_cmac(
+        .d(st_cmac$d),
+        .q(st_cmac$q),
+        .clock(st_cmac$clock)
+    );
+    fanin_csr_st_cip st_cip(
+        .d(st_cip$d),
+        .q(st_cip$q),
+        .clock(st_cip$clock)
+    );
+    fanin_csr_st_cudp st_cudp(
+        .d(st_cudp$d),
+        .q(st_cudp$q),
+        .clock(st_cudp$clock)
+    );
+    fanin_csr_st_cport st_cport(
+        .d(st_cport$d),
+        .q(st_cport$q),
+        .clock(st_cport$clock)
+    );
+    fanin_csr_st_cranks st_cranks(
+        .d(st_cranks$d),
+        .q(st_cranks$q),
+        .clock(st_cranks$clock)
+    );
+    fanin_csr_st_pbelow st_pbelow(
+        .d(st_pbelow$d),
+        .q(st_pbelow$q),
+        .clock(st_pbelow$clock)
+    );
+    fanin_csr_st_route_ip st_route_ip(
+        .d(st_route_ip$d),
+        .q(st_route_ip$q),
+        .clock(st_route_ip$clock)
+    );
+    fanin_csr_st_route_port st_route_port(
+        .d(st_route_port$d),
+        .q(st_route_port$q),
+        .clock(st_route_port$clock)
+    );
+    fanin_csr_route_ip_r_0 route_ip_r$0(
+        .d(route_ip_r$0$d),
+        .q(route_ip_r$0$q),
+        .clock(route_ip_r$0$clock)
+    );
+    fanin_csr_route_ip_r_1 route_ip_r$1(
+        .d(route_ip_r$1$d),
+        .q(route_ip_r$1$q),
+        .clock(route_ip_r$1$clock)
+    );
+    fanin_csr_route_ip_r_2 route_ip_r$2(
+        .d(route_ip_r$2$d),
+        .q(route_ip_r$2$q),
+        .clock(route_ip_r$2$clock)
+    );
+    fanin_csr_route_ip_r_3 route_ip_r$3(
+        .d(route_ip_r$3$d),
+        .q(route_ip_r$3$q),
+        .clock(route_ip_r$3$clock)
+    );
+    fanin_csr_route_ip_r_4 route_ip_r$4(
+        .d(route_ip_r$4$d),
+        .q(route_ip_r$4$q),
+        .clock(route_ip_r$4$clock)
+    );
+    fanin_csr_route_ip_r_5 route_ip_r$5(
+        .d(route_ip_r$5$d),
+        .q(route_ip_r$5$q),
+        .clock(route_ip_r$5$clock)
+    );
+    fanin_csr_route_ip_r_6 route_ip_r$6(
+        .d(route_ip_r$6$d),
+        .q(route_ip_r$6$q),
+        .clock(route_ip_r$6$clock)
+    );
+    fanin_csr_route_ip_r_7 route_ip_r$7(
+        .d(route_ip_r$7$d),
+        .q(route_ip_r$7$q),
+        .clock(route_ip_r$7$clock)
+    );
+    fanin_csr_route_ip_r_8 route_ip_r$8(
+        .d(route_ip_r$8$d),
+        .q(route_ip_r$8$q),
+        .clock(route_ip_r$8$clock)
+    );
+    fanin_csr_route_ip_r_9 route_ip_r$9(
+        .d(route_ip_r$9$d),
+        .q(route_ip_r$9$q),
+        .clock(route_ip_r$9$clock)
+    );
+    fanin_csr_route_ip_r_10 route_ip_r$10(
+        .d(route_ip_r$10$d),
+        .q(route_ip_r$10$q),
+        .clock(route_ip_r$10$clock)
+    );
+    fanin_csr_route_ip_r_11 route_ip_r$11(
+        .d(route_ip_r$11$d),
+        .q(route_ip_r$11$q),
+        .clock(route_ip_r$11$clock)
+    );
+    fanin_csr_route_ip_r_12 route_ip_r$12(
+        .d(route_ip_r$12$d),
+        .q(route_ip_r$12$q),
+        .clock(route_ip_r$12$clock)
+    );
+    fanin_csr_route_ip_r_13 route_ip_r$13(
+        .d(route_ip_r$13$d),
+        .q(route_ip_r$13$q),
+        .clock(route_ip_r$13$clock)
+    );
+    fanin_csr_route_ip_r_14 route_ip_r$14(
+        .d(route_ip_r$14$d),
+        .q(route_ip_r$14$q),
+        .clock(route_ip_r$14$clock)
+    );
+    fanin_csr_route_ip_r_15 route_ip_r$15(
+        .d(route_ip_r$15$d),
+        .q(route_ip_r$15$q),
+        .clock(route_ip_r$15$clock)
+    );
+    fanin_csr_route_valid_r_0 route_valid_r$0(
+        .d(route_valid_r$0$d),
+        .q(route_valid_r$0$q),
+        .clock(route_valid_r$0$clock)
+    );
+    fanin_csr_route_valid_r_1 route_valid_r$1(
+        .d(route_valid_r$1$d),
+        .q(route_valid_r$1$q),
+        .clock(route_valid_r$1$clock)
+    );
+    fanin_csr_route_valid_r_2 route_valid_r$2(
+        .d(route_valid_r$2$d),
+        .q(route_valid_r$2$q),
+        .clock(route_valid_r$2$clock)
+    );
+    fanin_csr_route_valid_r_3 route_valid_r$3(
+        .d(route_valid_r$3$d),
+        .q(route_valid_r$3$q),
+        .clock(route_valid_r$3$clock)
+    );
+    fanin_csr_route_valid_r_4 route_valid_r$4(
+        .d(route_valid_r$4$d),
+        .q(route_valid_r$4$q),
+        .clock(route_valid_r$4$clock)
+    );
+    fanin_csr_route_valid_r_5 route_valid_r$5(
+        .d(route_valid_r$5$d),
+        .q(route_valid_r$5$q),
+        .clock(route_valid_r$5$clock)
+    );
+    fanin_csr_route_valid_r_6 route_valid_r$6(
+        .d(route_valid_r$6$d),
+        .q(route_valid_r$6$q),
+        .clock(route_valid_r$6$clock)
+    );
+    fanin_csr_route_valid_r_7 route_valid_r$7(
+        .d(route_valid_r$7$d),
+        .q(route_valid_r$7$q),
+        .clock(route_valid_r$7$clock)
+    );
+    fanin_csr_route_valid_r_8 route_valid_r$8(
+        .d(route_valid_r$8$d),
+        .q(route_valid_r$8$q),
+        .clock(route_valid_r$8$clock)
+    );
+    fanin_csr_route_valid_r_9 route_valid_r$9(
+        .d(route_valid_r$9$d),
+        .q(route_valid_r$9$q),
+        .clock(route_valid_r$9$clock)
+    );
+    fanin_csr_route_valid_r_10 route_valid_r$10(
+        .d(route_valid_r$10$d),
+        .q(route_valid_r$10$q),
+        .clock(route_valid_r$10$clock)
+    );
+    fanin_csr_route_valid_r_11 route_valid_r$11(
+        .d(route_valid_r$11$d),
+        .q(route_valid_r$11$q),
+        .clock(route_valid_r$11$clock)
+    );
+    fanin_csr_route_valid_r_12 route_valid_r$12(
+        .d(route_valid_r$12$d),
+        .q(route_valid_r$12$q),
+        .clock(route_valid_r$12$clock)
+    );
+    fanin_csr_route_valid_r_13 route_valid_r$13(
+        .d(route_valid_r$13$d),
+        .q(route_valid_r$13$q),
+        .clock(route_valid_r$13$clock)
+    );
+    fanin_csr_route_valid_r_14 route_valid_r$14(
+        .d(route_valid_r$14$d),
+        .q(route_valid_r$14$q),
+        .clock(route_valid_r$14$clock)
+    );
+    fanin_csr_route_valid_r_15 route_valid_r$15(
+        .d(route_valid_r$15$d),
+        .q(route_valid_r$15$q),
+        .clock(route_valid_r$15$clock)
+    );
+    fanin_csr_route_pm_r_0 route_pm_r$0(
+        .d(route_pm_r$0$d),
+        .q(route_pm_r$0$q),
+        .clock(route_pm_r$0$clock)
+    );
+    fanin_csr_route_pm_r_1 route_pm_r$1(
+        .d(route_pm_r$1$d),
+        .q(route_pm_r$1$q),
+        .clock(route_pm_r$1$clock)
+    );
+    fanin_csr_route_pm_r_2 route_pm_r$2(
+        .d(route_pm_r$2$d),
+        .q(route_pm_r$2$q),
+        .clock(route_pm_r$2$clock)
+    );
+    fanin_csr_route_pm_r_3 route_pm_r$3(
+        .d(route_pm_r$3$d),
+        .q(route_pm_r$3$q),
+        .clock(route_pm_r$3$clock)
+    );
+    fanin_csr_route_pm_r_4 route_pm_r$4(
+        .d(route_pm_r$4$d),
+        .q(route_pm_r$4$q),
+        .clock(route_pm_r$4$clock)
+    );
+    fanin_csr_route_pm_r_5 route_pm_r$5(
+        .d(route_pm_r$5$d),
+        .q(route_pm_r$5$q),
+        .clock(route_pm_r$5$clock)
+    );
+    fanin_csr_route_pm_r_6 route_pm_r$6(
+        .d(route_pm_r$6$d),
+        .q(route_pm_r$6$q),
+        .clock(route_pm_r$6$clock)
+    );
+    fanin_csr_route_pm_r_7 route_pm_r$7(
+        .d(route_pm_r$7$d),
+        .q(route_pm_r$7$q),
+        .clock(route_pm_r$7$clock)
+    );
+    fanin_csr_route_pm_r_8 route_pm_r$8(
+        .d(route_pm_r$8$d),
+        .q(route_pm_r$8$q),
+        .clock(route_pm_r$8$clock)
+    );
+    fanin_csr_route_pm_r_9 route_pm_r$9(
+        .d(route_pm_r$9$d),
+        .q(route_pm_r$9$q),
+        .clock(route_pm_r$9$clock)
+    );
+    fanin_csr_route_pm_r_10 route_pm_r$10(
+        .d(route_pm_r$10$d),
+        .q(route_pm_r$10$q),
+        .clock(route_pm_r$10$clock)
+    );
+    fanin_csr_route_pm_r_11 route_pm_r$11(
+        .d(route_pm_r$11$d),
+        .q(route_pm_r$11$q),
+        .clock(route_pm_r$11$clock)
+    );
+    fanin_csr_route_pm_r_12 route_pm_r$12(
+        .d(route_pm_r$12$d),
+        .q(route_pm_r$12$q),
+        .clock(route_pm_r$12$clock)
+    );
+    fanin_csr_route_pm_r_13 route_pm_r$13(
+        .d(route_pm_r$13$d),
+        .q(route_pm_r$13$q),
+        .clock(route_pm_r$13$clock)
+    );
+    fanin_csr_route_pm_r_14 route_pm_r$14(
+        .d(route_pm_r$14$d),
+        .q(route_pm_r$14$q),
+        .clock(route_pm_r$14$clock)
+    );
+    fanin_csr_route_pm_r_15 route_pm_r$15(
+        .d(route_pm_r$15$d),
+        .q(route_pm_r$15$q),
+        .clock(route_pm_r$15$clock)
+    );
+    fanin_csr_jcw jcw(
+        .d(jcw$d),
+        .q(jcw$q),
+        .clock(jcw$clock)
+    );
+    fanin_csr_jcw_i jcw_i(
+        .d(jcw_i$d),
+        .q(jcw_i$q),
+        .clock(jcw_i$clock)
+    );
+    fanin_csr_jword jword(
+        .d(jword$d),
+        .q(jword$q),
+        .clock(jword$clock)
+    );
+    fanin_csr_chw chw(
+        .d(chw$d),
+        .q(chw$q),
+        .clock(chw$clock)
+    );
+    fanin_csr_chw_a chw_a(
+        .d(chw_a$d),
+        .q(chw_a$q),
+        .clock(chw_a$clock)
+    );
+    fanin_csr_cword cword(
+        .d(cword$d),
+        .q(cword$q),
+        .clock(cword$clock)
+    );
+    fanin_csr_pbw pbw(
+        .d(pbw$d),
+        .q(pbw$q),
+        .clock(pbw$clock)
+    );
+    fanin_csr_pbw_a pbw_a(
+        .d(pbw_a$d),
+        .q(pbw_a$q),
+        .clock(pbw_a$clock)
+    );
+    fanin_csr_jram_rb jram_rb(
+        .clock(jram_rb$clock),
+        .waddr(jram_rb$waddr),
+        .wdata(jram_rb$wdata),
+        .we(jram_rb$we),
+        .raddr(jram_rb$raddr),
+        .rdata(jram_rb$rdata)
+    );
+    fanin_csr_chram_rb chram_rb(
+        .clock(chram_rb$clock),
+        .waddr(chram_rb$waddr),
+        .wdata(chram_rb$wdata),
+        .we(chram_rb$we),
+        .raddr(chram_rb$raddr),
+        .rdata(chram_rb$rdata)
+    );
+    fanin_csr_pbram_rb pbram_rb(
+        .clock(pbram_rb$clock),
+        .waddr(pbram_rb$waddr),
+        .wdata(pbram_rb$wdata),
+        .we(pbram_rb$we),
+        .raddr(pbram_rb$raddr),
+        .rdata(pbram_rb$rdata)
+    );
+    fanin_csr_tbl_q tbl_q(
+        .d(tbl_q$d),
+        .q(tbl_q$q),
+        .clock(tbl_q$clock)
+    );
+    fanin_csr_rs rs(
+        .d(rs$d),
+        .q(rs$q),
+        .clock(rs$clock)
+    );
+    fanin_csr_s_info_0 s_info$0(
+        .d(s_info$0$d),
+        .q(s_info$0$q),
+        .clock(s_info$0$clock)
+    );
+    fanin_csr_s_info_1 s_info$1(
+        .d(s_info$1$d),
+        .q(s_info$1$q),
+        .clock(s_info$1$clock)
+    );
+    fanin_csr_s_info_2 s_info$2(
+        .d(s_info$2$d),
+        .q(s_info$2$q),
+        .clock(s_info$2$clock)
+    );
+    fanin_csr_s_info_3 s_info$3(
+        .d(s_info$3$d),
+        .q(s_info$3$q),
+        .clock(s_info$3$clock)
+    );
+    fanin_csr_s_info_4 s_info$4(
+        .d(s_info$4$d),
+        .q(s_info$4$q),
+        .clock(s_info$4$clock)
+    );
+    fanin_csr_s_info_5 s_info$5(
+        .d(s_info$5$d),
+        .q(s_info$5$q),
+        .clock(s_info$5$clock)
+    );
+    fanin_csr_s_info_6 s_info$6(
+        .d(s_info$6$d),
+        .q(s_info$6$q),
+        .clock(s_info$6$clock)
+    );
+    fanin_csr_s_info_7 s_info$7(
+        .d(s_info$7$d),
+        .q(s_info$7$q),
+        .clock(s_info$7$clock)
+    );
+    fanin_csr_s_info_8 s_info$8(
+        .d(s_info$8$d),
+        .q(s_info$8$q),
+        .clock(s_info$8$clock)
+    );
+    fanin_csr_s_info_9 s_info$9(
+        .d(s_info$9$d),
+        .q(s_info$9$q),
+        .clock(s_info$9$clock)
+    );
+    fanin_csr_s_info_10 s_info$10(
+        .d(s_info$10$d),
+        .q(s_info$10$q),
+        .clock(s_info$10$clock)
+    );
+    fanin_csr_s_misc s_misc(
+        .d(s_misc$d),
+        .q(s_misc$q),
+        .clock(s_misc$clock)
+    );
+    fanin_csr_s_busy_0 s_busy$0(
+        .d(s_busy$0$d),
+        .q(s_busy$0$q),
+        .clock(s_busy$0$clock)
+    );
+    fanin_csr_s_busy_1 s_busy$1(
+        .d(s_busy$1$d),
+        .q(s_busy$1$q),
+        .clock(s_busy$1$clock)
+    );
+    fanin_csr_s_busy_2 s_busy$2(
+        .d(s_busy$2$d),
+        .q(s_busy$2$q),
+        .clock(s_busy$2$clock)
+    );
+    fanin_csr_s_busy_3 s_busy$3(
+        .d(s_busy$3$d),
+        .q(s_busy$3$q),
+        .clock(s_busy$3$clock)
+    );
+    fanin_csr_s_busy_4 s_busy$4(
+        .d(s_busy$4$d),
+        .q(s_busy$4$q),
+        .clock(s_busy$4$clock)
+    );
+    fanin_csr_s_busy_5 s_busy$5(
+        .d(s_busy$5$d),
+        .q(s_busy$5$q),
+        .clock(s_busy$5$clock)
+    );
+    fanin_csr_s_busy_6 s_busy$6(
+        .d(s_busy$6$d),
+        .q(s_busy$6$q),
+        .clock(s_busy$6$clock)
+    );
+    fanin_csr_s_busy_7 s_busy$7(
+        .d(s_busy$7$d),
+        .q(s_busy$7$q),
+        .clock(s_busy$7$clock)
+    );
+    fanin_csr_s_busy_8 s_busy$8(
+        .d(s_busy$8$d),
+        .q(s_busy$8$q),
+        .clock(s_busy$8$clock)
+    );
+    fanin_csr_s_busy_9 s_busy$9(
+        .d(s_busy$9$d),
+        .q(s_busy$9$q),
+        .clock(s_busy$9$clock)
+    );
+    fanin_csr_s_busy_10 s_busy$10(
+        .d(s_busy$10$d),
+        .q(s_busy$10$q),
+        .clock(s_busy$10$clock)
+    );
+    fanin_csr_s_busy_11 s_busy$11(
+        .d(s_busy$11$d),
+        .q(s_busy$11$q),
+        .clock(s_busy$11$clock)
+    );
+    fanin_csr_s_busy_12 s_busy$12(
+        .d(s_busy$12$d),
+        .q(s_busy$12$q),
+        .clock(s_busy$12$clock)
+    );
+    fanin_csr_s_busy_13 s_busy$13(
+        .d(s_busy$13$d),
+        .q(s_busy$13$q),
+        .clock(s_busy$13$clock)
+    );
+    fanin_csr_s_busy_14 s_busy$14(
+        .d(s_busy$14$d),
+        .q(s_busy$14$q),
+        .clock(s_busy$14$clock)
+    );
+    fanin_csr_s_busy_15 s_busy$15(
+        .d(s_busy$15$d),
+        .q(s_busy$15$q),
+        .clock(s_busy$15$clock)
+    );
+    fanin_csr_s_tbl s_tbl(
+        .d(s_tbl$d),
+        .q(s_tbl$q),
+        .clock(s_tbl$clock)
+    );
+    fanin_csr_s_tsel s_tsel(
+        .d(s_tsel$d),
+        .q(s_tsel$q),
+        .clock(s_tsel$clock)
+    );
+    fanin_csr_tbl_w tbl_w(
+        .d(tbl_w$d),
+        .q(tbl_w$q),
+        .clock(tbl_w$clock)
+    );
+    fanin_csr_rvalid_r rvalid_r(
+        .d(rvalid_r$d),
+        .q(rvalid_r$q),
+        .clock(rvalid_r$clock)
+    );
+    fanin_csr_rdata_r rdata_r(
+        .d(rdata_r$d),
+        .q(rdata_r$q),
+        .clock(rdata_r$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        aw_ack$clock = clock;
+        wa$clock = clock;
+        wd$clock = clock;
+        bvalid_r$clock = clock;
+        me_ip_r$clock = clock;
+        me_port_r$clock = clock;
+        me_mac_r$clock = clock;
+        tick_div_r$clock = clock;
+        scan_ticks_r$clock = clock;
+        tbl_sel$clock = clock;
+        st_jid$clock = clock;
+        st_jctrl$clock = clock;
+        st_jranks$clock = clock;
+        st_jexp$clock = clock;
+        st_jsbase$clock = clock;
+        st_jscount$clock = clock;
+        st_jquota$clock = clock;
+        st_jflush$clock = clock;
+        st_jreclaim$clock = clock;
+        st_jidle$clock = clock;
+        st_jfirst$clock = clock;
+        st_pmac$clock = clock;
+        st_pip$clock = clock;
+        st_pudp$clock = clock;
+        st_pport$clock = clock;
+        st_cmac$clock = clock;
+        st_cip$clock = clock;
+        st_cudp$clock = clock;
+        st_cport$clock = clock;
+        st_cranks$clock = clock;
+        st_pbelow$clock = clock;
+        st_route_ip$clock = clock;
+        st_route_port$clock = clock;
+        jcw$clock = clock;
+        jcw_i$clock = clock;
+        jword$clock = clock;
+        chw$clock = clock;
+        chw_a$clock = clock;
+        cword$clock = clock;
+        pbw$clock = clock;
+        pbw_a$clock = clock;
+        tbl_q$clock = clock;
+        rs$clock = clock;
+        s_misc$clock = clock;
+        s_tbl$clock = clock;
+        s_tsel$clock = clock;
+        tbl_w$clock = clock;
+        rvalid_r$clock = clock;
+        rdata_r$clock = clock;
+        aw_ack$d = aw_ack$q;
+        wa$d = wa$q;
+        wd$d = wd$q;
+        bvalid_r$d = bvalid_r$q;
+        me_ip_r$d = me_ip_r$q;
+        me_port_r$d = me_port_r$q;
+        me_mac_r$d = me_mac_r$q;
+        tick_div_r$d = tick_div_r$q;
+        scan_ticks_r$d = scan_ticks_r$q;
+        tbl_sel$d = tbl_sel$q;
+        st_jid$d = st_jid$q;
+        st_jctrl$d = st_jctrl$q;
+        st_jranks$d = st_jranks$q;
+        st_jexp$d = st_jexp$q;
+        st_jsbase$d = st_jsbase$q;
+        st_jscount$d = st_jscount$q;
+        st_jquota$d = st_jquota$q;
+        st_jflush$d = st_jflush$q;
+        st_jreclaim$d = st_jreclaim$q;
+        st_jidle$d = st_jidle$q;
+        st_jfirst$d = st_jfirst$q;
+        st_pmac$d = st_pmac$q;
+        st_pip$d = st_pip$q;
+        st_pudp$d = st_pudp$q;
+        st_pport$d = st_pport$q;
+        st_cmac$d = st_cmac$q;
+        st_cip$d = st_cip$q;
+        st_cudp$d = st_cudp$q;
+        st_cport$d = st_cport$q;
+        st_cranks$d = st_cranks$q;
+        st_pbelow$d = st_pbelow$q;
+        st_route_ip$d = st_route_ip$q;
+        st_route_port$d = st_route_port$q;
+        jcw$d = jcw$q;
+        jcw_i$d = jcw_i$q;
+        jword$d = jword$q;
+        chw$d = chw$q;
+        chw_a$d = chw_a$q;
+        cword$d = cword$q;
+        pbw$d = pbw$q;
+        pbw_a$d = pbw_a$q;
+        tbl_q$d = tbl_q$q;
+        rs$d = rs$q;
+        s_misc$d = s_misc$q;
+        s_tbl$d = s_tbl$q;
+        s_tsel$d = s_tsel$q;
+        tbl_w$d = tbl_w$q;
+        rvalid_r$d = rvalid_r$q;
+        rdata_r$d = rdata_r$q;
+        route_ip_r$0$clock = clock;
+        route_ip_r$0$d = route_ip_r$0$q;
+        route_valid_r$0$clock = clock;
+        route_valid_r$0$d = route_valid_r$0$q;
+        route_pm_r$0$clock = clock;
+        route_pm_r$0$d = route_pm_r$0$q;
+        route_ip_r$1$clock = clock;
+        route_ip_r$1$d = route_ip_r$1$q;
+        route_valid_r$1$clock = clock;
+        route_valid_r$1$d = route_valid_r$1$q;
+        route_pm_r$1$clock = clock;
+        route_pm_r$1$d = route_pm_r$1$q;
+        route_ip_r$2$clock = clock;
+        route_ip_r$2$d = route_ip_r$2$q;
+        route_valid_r$2$clock = clock;
+        route_valid_r$2$d = route_valid_r$2$q;
+        route_pm_r$2$clock = clock;
+        route_pm_r$2$d = route_pm_r$2$q;
+        route_ip_r$3$clock = clock;
+        route_ip_r$3$d = route_ip_r$3$q;
+        route_valid_r$3$clock = clock;
+        route_valid_r$3$d = route_valid_r$3$q;
+        route_pm_r$3$clock = clock;
+        route_pm_r$3$d = route_pm_r$3$q;
+        route_ip_r$4$clock = clock;
+        route_ip_r$4$d = route_ip_r$4$q;
+        route_valid_r$4$clock = clock;
+        route_valid_r$4$d = route_valid_r$4$q;
+        route_pm_r$4$clock = clock;
+        route_pm_r$4$d = route_pm_r$4$q;
+        route_ip_r$5$clock = clock;
+        route_ip_r$5$d = route_ip_r$5$q;
+        route_valid_r$5$clock = clock;
+        route_valid_r$5$d = route_valid_r$5$q;
+        route_pm_r$5$clock = clock;
+        route_pm_r$5$d = route_pm_r$5$q;
+        route_ip_r$6$clock = clock;
+        route_ip_r$6$d = route_ip_r$6$q;
+        route_valid_r$6$clock = clock;
+        route_valid_r$6$d = route_valid_r$6$q;
+        route_pm_r$6$clock = clock;
+        route_pm_r$6$d = route_pm_r$6$q;
+        route_ip_r$7$clock = clock;
+        route_ip_r$7$d = route_ip_r$7$q;
+        route_valid_r$7$clock = clock;
+        route_valid_r$7$d = route_valid_r$7$q;
+        route_pm_r$7$clock = clock;
+        route_pm_r$7$d = route_pm_r$7$q;
+        route_ip_r$8$clock = clock;
+        route_ip_r$8$d = route_ip_r$8$q;
+        route_valid_r$8$clock = clock;
+        route_valid_r$8$d = route_valid_r$8$q;
+        route_pm_r$8$clock = clock;
+        route_pm_r$8$d = route_pm_r$8$q;
+        route_ip_r$9$clock = clock;
+        route_ip_r$9$d = route_ip_r$9$q;
+        route_valid_r$9$clock = clock;
+        route_valid_r$9$d = route_valid_r$9$q;
+        route_pm_r$9$clock = clock;
+        route_pm_r$9$d = route_pm_r$9$q;
+        route_ip_r$10$clock = clock;
+        route_ip_r$10$d = route_ip_r$10$q;
+        route_valid_r$10$clock = clock;
+        route_valid_r$10$d = route_valid_r$10$q;
+        route_pm_r$10$clock = clock;
+        route_pm_r$10$d = route_pm_r$10$q;
+        route_ip_r$11$clock = clock;
+        route_ip_r$11$d = route_ip_r$11$q;
+        route_valid_r$11$clock = clock;
+        route_valid_r$11$d = route_valid_r$11$q;
+        route_pm_r$11$clock = clock;
+        route_pm_r$11$d = route_pm_r$11$q;
+        route_ip_r$12$clock = clock;
+        route_ip_r$12$d = route_ip_r$12$q;
+        route_valid_r$12$clock = clock;
+        route_valid_r$12$d = route_valid_r$12$q;
+        route_pm_r$12$clock = clock;
+        route_pm_r$12$d = route_pm_r$12$q;
+        route_ip_r$13$clock = clock;
+        route_ip_r$13$d = route_ip_r$13$q;
+        route_valid_r$13$clock = clock;
+        route_valid_r$13$d = route_valid_r$13$q;
+        route_pm_r$13$clock = clock;
+        route_pm_r$13$d = route_pm_r$13$q;
+        route_ip_r$14$clock = clock;
+        route_ip_r$14$d = route_ip_r$14$q;
+        route_valid_r$14$clock = clock;
+        route_valid_r$14$d = route_valid_r$14$q;
+        route_pm_r$14$clock = clock;
+        route_pm_r$14$d = route_pm_r$14$q;
+        route_ip_r$15$clock = clock;
+        route_ip_r$15$d = route_ip_r$15$q;
+        route_valid_r$15$clock = clock;
+        route_valid_r$15$d = route_valid_r$15$q;
+        route_pm_r$15$clock = clock;
+        route_pm_r$15$d = route_pm_r$15$q;
+        s_info$0$clock = clock;
+        s_info$0$d = s_info$0$q;
+        s_info$1$clock = clock;
+        s_info$1$d = s_info$1$q;
+        s_info$2$clock = clock;
+        s_info$2$d = s_info$2$q;
+        s_info$3$clock = clock;
+        s_info$3$d = s_info$3$q;
+        s_info$4$clock = clock;
+        s_info$4$d = s_info$4$q;
+        s_info$5$clock = clock;
+        s_info$5$d = s_info$5$q;
+        s_info$6$clock = clock;
+        s_info$6$d = s_info$6$q;
+        s_info$7$clock = clock;
+        s_info$7$d = s_info$7$q;
+        s_info$8$clock = clock;
+        s_info$8$d = s_info$8$q;
+        s_info$9$clock = clock;
+        s_info$9$d = s_info$9$q;
+        s_info$10$clock = clock;
+        s_info$10$d = s_info$10$q;
+        s_busy$0$clock = clock;
+        s_busy$0$d = s_busy$0$q;
+        s_busy$1$clock = clock;
+        s_busy$1$d = s_busy$1$q;
+        s_busy$2$clock = clock;
+        s_busy$2$d = s_busy$2$q;
+        s_busy$3$clock = clock;
+        s_busy$3$d = s_busy$3$q;
+        s_busy$4$clock = clock;
+        s_busy$4$d = s_busy$4$q;
+        s_busy$5$clock = clock;
+        s_busy$5$d = s_busy$5$q;
+        s_busy$6$clock = clock;
+        s_busy$6$d = s_busy$6$q;
+        s_busy$7$clock = clock;
+        s_busy$7$d = s_busy$7$q;
+        s_busy$8$clock = clock;
+        s_busy$8$d = s_busy$8$q;
+        s_busy$9$clock = clock;
+        s_busy$9$d = s_busy$9$q;
+        s_busy$10$clock = clock;
+        s_busy$10$d = s_busy$10$q;
+        s_busy$11$clock = clock;
+        s_busy$11$d = s_busy$11$q;
+        s_busy$12$clock = clock;
+        s_busy$12$d = s_busy$12$q;
+        s_busy$13$clock = clock;
+        s_busy$13$d = s_busy$13$q;
+        s_busy$14$clock = clock;
+        s_busy$14$d = s_busy$14$q;
+        s_busy$15$clock = clock;
+        s_busy$15$d = s_busy$15$q;
+        jram_rb$clock = clock;
+        chram_rb$clock = clock;
+        pbram_rb$clock = clock;
+        me_ip = me_ip_r$q;
+        me_port = me_port_r$q;
+        me_mac = me_mac_r$q;
+        tick_div = tick_div_r$q;
+        scan_ticks = scan_ticks_r$q;
+        route_ip$0 = route_ip_r$0$q;
+        route_valid$0 = route_valid_r$0$q;
+        route_pm$0 = route_pm_r$0$q;
+        route_ip$1 = route_ip_r$1$q;
+        route_valid$1 = route_valid_r$1$q;
+        route_pm$1 = route_pm_r$1$q;
+        route_ip$2 = route_ip_r$2$q;
+        route_valid$2 = route_valid_r$2$q;
+        route_pm$2 = route_pm_r$2$q;
+        route_ip$3 = route_ip_r$3$q;
+        route_valid$3 = route_valid_r$3$q;
+        route_pm$3 = route_pm_r$3$q;
+        route_ip$4 = route_ip_r$4$q;
+        route_valid$4 = route_valid_r$4$q;
+        route_pm$4 = route_pm_r$4$q;
+        route_ip$5 = route_ip_r$5$q;
+        route_valid$5 = route_valid_r$5$q;
+        route_pm$5 = route_pm_r$5$q;
+        route_ip$6 = route_ip_r$6$q;
+        route_valid$6 = route_valid_r$6$q;
+        route_pm$6 = route_pm_r$6$q;
+        route_ip$7 = route_ip_r$7$q;
+        route_valid$7 = route_valid_r$7$q;
+        route_pm$7 = route_pm_r$7$q;
+        route_ip$8 = route_ip_r$8$q;
+        route_valid$8 = route_valid_r$8$q;
+        route_pm$8 = route_pm_r$8$q;
+        route_ip$9 = route_ip_r$9$q;
+        route_valid$9 = route_valid_r$9$q;
+        route_pm$9 = route_pm_r$9$q;
+        route_ip$10 = route_ip_r$10$q;
+        route_valid$10 = route_valid_r$10$q;
+        route_pm$10 = route_pm_r$10$q;
+        route_ip$11 = route_ip_r$11$q;
+        route_valid$11 = route_valid_r$11$q;
+        route_pm$11 = route_pm_r$11$q;
+        route_ip$12 = route_ip_r$12$q;
+        route_valid$12 = route_valid_r$12$q;
+        route_pm$12 = route_pm_r$12$q;
+        route_ip$13 = route_ip_r$13$q;
+        route_valid$13 = route_valid_r$13$q;
+        route_pm$13 = route_pm_r$13$q;
+        route_ip$14 = route_ip_r$14$q;
+        route_valid$14 = route_valid_r$14$q;
+        route_pm$14 = route_pm_r$14$q;
+        route_ip$15 = route_ip_r$15$q;
+        route_valid$15 = route_valid_r$15$q;
+        route_pm$15 = route_pm_r$15$q;
+        job_commit = jcw$q;
+        job_commit_entry = jcw_i$q;
+        job_word = jword$q;
+        child_we = ((chw$q) & 32'hffffffff);
+        child_waddr = chw_a$q;
+        child_wdata = cword$q;
+        pb_we = ((pbw$q) & 32'hffffffff);
+        pb_waddr = pbw_a$q;
+        pb_wdata = st_pbelow$q;
+        wr = awvalid & wvalid & ~aw_ack$q & ~bvalid_r$q & ~jcw$q & ~hold;
+        aw_ack$d = wr;
+        if (wr) begin
+            wa$d = awaddr;
+            wd$d = wdata;
+        end
+        awready = aw_ack$q;
+        wready = aw_ack$q;
+        bvalid = bvalid_r$q;
+        bresp = 32'h0;
+        if (aw_ack$q) begin
+            bvalid_r$d = 1'b1;
+        end
+        else if (bready) begin
+            bvalid_r$d = 1'b0;
+        end
+        jword$d = ((st_jctrl$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port) | (((st_jidle$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_idle) | (((st_jfirst$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_first_block);
+        cword$d = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_mac) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_ip) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_udp) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_port);
+        jcw$d = 1'b0;
+        chw$d = 1'b0;
+        pbw$d = 1'b0;
+        if (aw_ack$q) begin
+            if (wa$q == a_me_ip) begin
+                me_ip_r$d = wd$q;
+            end
+            if (wa$q == a_me_port) begin
+                me_port_r$d = wd$q[(32'h0)+:(16)];
+            end
+            if (wa$q == a_me_mac_lo) begin
+                me_mac_r$d = (me_mac_r$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
+            end
+            if (wa$q == a_me_mac_hi) begin
+                me_mac_r$d = (me_mac_r$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_tick_div) begin
+                tick_div_r$d = wd$q;
+            end
+            if (wa$q == a_scan_ticks) begin
+                scan_ticks_r$d = wd$q;
+            end
+            if (wa$q == a_job_id) begin
+                st_jid$d = wd$q[(32'h0)+:(16)];
+            end
+            if (wa$q == a_job_ctrl) begin
+                st_jctrl$d = wd$q;
+            end
+            if (wa$q == a_job_ranks_lo) begin
+                st_jranks$d = (st_jranks$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
+            end
+            if (wa$q == a_job_ranks_hi) begin
+                st_jranks$d = (st_jranks$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_job_expected_lo) begin
+                st_jexp$d = (st_jexp$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
+            end
+            if (wa$q == a_job_expected_hi) begin
+                st_jexp$d = (st_jexp$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_job_slot_base) begin
+                st_jsbase$d = wd$q;
+            end
+            if (wa$q == a_job_slot_count) begin
+                st_jscount$d = wd$q;
+            end
+            if (wa$q == a_job_quota) begin
+                st_jquota$d = wd$q;
+            end
+            if (wa$q == a_job_flush_after) begin
+                st_jflush$d = wd$q;
+            end
+            if (wa$q == a_job_reclaim_after) begin
+                st_jreclaim$d = wd$q;
+            end
+            if (wa$q == a_job_first_block) begin
+                st_jfirst$d = wd$q;
+            end
+            if (wa$q == a_job_reclaim_idle) begin
+                st_jidle$d = wd$q;
+            end
+            if (wa$q == a_port_below_lo) begin
+                st_pbelow$d = (st_pbelow$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
+            end
+            if (wa$q == a_port_below_hi) begin
+                st_pbelow$d = (st_pbelow$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_port_below_commit) begin
+                pbw$d = 1'b1;
+                pbw_a$d = (((wd$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((wd$q[(32'h0)+:(3)]) & 24'hffffff);
+            end
+            if (wa$q == a_tbl_sel) begin
+                tbl_sel$d = wd$q;
+            end
+            if (wa$q == a_job_parent_mac_lo) begin
+                st_pmac$d = (st_pmac$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
+            end
+            if (wa$q == a_job_parent_mac_hi) begin
+                st_pmac$d = (st_pmac$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_job_parent_ip) begin
+                st_pip$d = wd$q;
+            end
+            if (wa$q == a_job_parent_udp) begin
+                st_pudp$d = wd$q[(32'h0)+:(16)];
+            end
+            if (wa$q == a_job_parent_port) begin
+                st_pport$d = wd$q[(32'h0)+:(8)];
+            end
+            if (wa$q == a_job_commit) begin
+                jcw$d = 1'b1;
+                jcw_i$d = wd$q[(32'h0)+:(8)];
+            end
+            if (wa$q == a_child_mac_lo) begin
+                st_cmac$d = (st_cmac$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
+            end
+            if (wa$q == a_child_mac_hi) begin
+                st_cmac$d = (st_cmac$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_child_ip) begin
+                st_cip$d = wd$q;
+            end
+            if (wa$q == a_child_udp) begin
+                st_cudp$d = wd$q[(32'h0)+:(16)];
+            end
+            if (wa$q == a_child_port) begin
+                st_cport$d = wd$q[(32'h0)+:(8)];
+            end
+            if (wa$q == a_child_ranks_lo) begin
+                st_cranks$d = (st_cranks$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
+            end
+            if (wa$q == a_child_ranks_hi) begin
+                st_cranks$d = (st_cranks$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa$q == a_child_commit) begin
+                chw$d = 1'b1;
+                chw_a$d = (((wd$q[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((wd$q[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
+            end
+            if (wa$q == a_route_ip) begin
+                st_route_ip$d = wd$q;
+            end
+            if (wa$q == a_route_port) begin
+                st_route_port$d = wd$q[(32'h0)+:(8)];
+            end
+            if (wa$q == a_route_commit) begin
+                if (wd$q[(32'h0)+:(16)] == c_idx16$0) begin
+                    route_ip_r$0$d = st_route_ip$q;
+                    route_valid_r$0$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$0$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$1) begin
+                    route_ip_r$1$d = st_route_ip$q;
+                    route_valid_r$1$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$1$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$2) begin
+                    route_ip_r$2$d = st_route_ip$q;
+                    route_valid_r$2$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$2$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$3) begin
+                    route_ip_r$3$d = st_route_ip$q;
+                    route_valid_r$3$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$3$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$4) begin
+                    route_ip_r$4$d = st_route_ip$q;
+                    route_valid_r$4$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$4$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$5) begin
+                    route_ip_r$5$d = st_route_ip$q;
+                    route_valid_r$5$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$5$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$6) begin
+                    route_ip_r$6$d = st_route_ip$q;
+                    route_valid_r$6$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$6$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$7) begin
+                    route_ip_r$7$d = st_route_ip$q;
+                    route_valid_r$7$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$7$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$8) begin
+                    route_ip_r$8$d = st_route_ip$q;
+                    route_valid_r$8$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$8$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$9) begin
+                    route_ip_r$9$d = st_route_ip$q;
+                    route_valid_r$9$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$9$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$10) begin
+                    route_ip_r$10$d = st_route_ip$q;
+                    route_valid_r$10$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$10$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$11) begin
+                    route_ip_r$11$d = st_route_ip$q;
+                    route_valid_r$11$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$11$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$12) begin
+                    route_ip_r$12$d = st_route_ip$q;
+                    route_valid_r$12$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$12$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$13) begin
+                    route_ip_r$13$d = st_route_ip$q;
+                    route_valid_r$13$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$13$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$14) begin
+                    route_ip_r$14$d = st_route_ip$q;
+                    route_valid_r$14$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$14$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+                if (wd$q[(32'h0)+:(16)] == c_idx16$15) begin
+                    route_ip_r$15$d = st_route_ip$q;
+                    route_valid_r$15$d = st_route_port$q[(32'h7)+:(1)];
+                    route_pm_r$15$d = ((32'h1) & 8'hff) << ((st_route_port$q[(32'h0)+:(4)]) & 8'hff);
+                end
+            end
+        end
+        jram_rb$waddr = jt_waddr;
+        jram_rb$wdata = jt_wdata;
+        jram_rb$we = jt_we;
+        chram_rb$waddr = chw_a$q;
+        chram_rb$wdata = cword$q;
+        chram_rb$we = ((chw$q) & 32'hffffffff);
+        pbram_rb$waddr = pbw_a$q;
+        pbram_rb$wdata = st_pbelow$q;
+        pbram_rb$we = ((pbw$q) & 32'hffffffff);
+        tbl_row = tbl_sel$q[(32'h0)+:(16)];
+        jram_rb$raddr = ((tbl_row) & 24'hffffff);
+        chram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((tbl_sel$q[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
+        pbram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((tbl_sel$q[(32'h0)+:(3)]) & 24'hffffff);
+        rt_ip = 32'h0;
+        rt_pm = 32'h0;
+        rt_v = 1'b0;
+        if (tbl_row == c_idx16$0) begin
+            rt_ip = rt_ip | route_ip_r$0$q;
+            rt_pm = rt_pm | route_pm_r$0$q;
+            rt_v = rt_v | route_valid_r$0$q;
+        end
+        if (tbl_row == c_idx16$1) begin
+            rt_ip = rt_ip | route_ip_r$1$q;
+            rt_pm = rt_pm | route_pm_r$1$q;
+            rt_v = rt_v | route_valid_r$1$q;
+        end
+        if (tbl_row == c_idx16$2) begin
+            rt_ip = rt_ip | route_ip_r$2$q;
+            rt_pm = rt_pm | route_pm_r$2$q;
+            rt_v = rt_v | route_valid_r$2$q;
+        end
+        if (tbl_row == c_idx16$3) begin
+            rt_ip = rt_ip | route_ip_r$3$q;
+            rt_pm = rt_pm | route_pm_r$3$q;
+            rt_v = rt_v | route_valid_r$3$q;
+        end
+        if (tbl_row == c_idx16$4) begin
+            rt_ip = rt_ip | route_ip_r$4$q;
+            rt_pm = rt_pm | route_pm_r$4$q;
+            rt_v = rt_v | route_valid_r$4$q;
+        end
+        if (tbl_row == c_idx16$5) begin
+            rt_ip = rt_ip | route_ip_r$5$q;
+            rt_pm = rt_pm | route_pm_r$5$q;
+            rt_v = rt_v | route_valid_r$5$q;
+        end
+        if (tbl_row == c_idx16$6) begin
+            rt_ip = rt_ip | route_ip_r$6$q;
+            rt_pm = rt_pm | route_pm_r$6$q;
+            rt_v = rt_v | route_valid_r$6$q;
+        end
+        if (tbl_row == c_idx16$7) begin
+            rt_ip = rt_ip | route_ip_r$7$q;
+            rt_pm = rt_pm | route_pm_r$7$q;
+            rt_v = rt_v | route_valid_r$7$q;
+        end
+        if (tbl_row == c_idx16$8) begin
+            rt_ip = rt_ip | route_ip_r$8$q;
+            rt_pm = rt_pm | route_pm_r$8$q;
+            rt_v = rt_v | route_valid_r$8$q;
+        end
+        if (tbl_row == c_idx16$9) begin
+            rt_ip = rt_ip | route_ip_r$9$q;
+            rt_pm = rt_pm | route_pm_r$9$q;
+            rt_v = rt_v | route_valid_r$9$q;
+        end
+        if (tbl_row == c_idx16$10) begin
+            rt_ip = rt_ip | route_ip_r$10$q;
+            rt_pm = rt_pm | route_pm_r$10$q;
+            rt_v = rt_v | route_valid_r$10$q;
+        end
+        if (tbl_row == c_idx16$11) begin
+            rt_ip = rt_ip | route_ip_r$11$q;
+            rt_pm = rt_pm | route_pm_r$11$q;
+            rt_v = rt_v | route_valid_r$11$q;
+        end
+        if (tbl_row == c_idx16$12) begin
+            rt_ip = rt_ip | route_ip_r$12$q;
+            rt_pm = rt_pm | route_pm_r$12$q;
+            rt_v = rt_v | route_valid_r$12$q;
+        end
+        if (tbl_row == c_idx16$13) begin
+            rt_ip = rt_ip | route_ip_r$13$q;
+            rt_pm = rt_pm | route_pm_r$13$q;
+            rt_v = rt_v | route_valid_r$13$q;
+        end
+        if (tbl_row == c_idx16$14) begin
+            rt_ip = rt_ip | route_ip_r$14$q;
+            rt_pm = rt_pm | route_pm_r$14$q;
+            rt_v = rt_v | route_valid_r$14$q;
+        end
+        if (tbl_row == c_idx16$15) begin
+            rt_ip = rt_ip | route_ip_r$15$q;
+            rt_pm = rt_pm | route_pm_r$15$q;
+            rt_v = rt_v | route_valid_r$15$q;
+        end
+        tbl_q$d = 32'h0;
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_job) begin
+            tbl_q$d = jram_rb$rdata;
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_child) begin
+            tbl_q$d = ((chram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_pb) begin
+            tbl_q$d = ((pbram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_route) begin
+            tbl_q$d = ((rt_ip) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((rt_v) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_valid) | (((rt_pm) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_ports);
+        end
+        arready = ~rvalid_r$q & ~rs$q;
+        rvalid = rvalid_r$q;
+        rdata = rdata_r$q;
+        rresp = 32'h0;
+        s_info$0$d = araddr == (c_idx16$0 << 32'h2);
+        s_info$1$d = araddr == (c_idx16$1 << 32'h2);
+        s_info$2$d = araddr == (c_idx16$2 << 32'h2);
+        s_info$3$d = araddr == (c_idx16$3 << 32'h2);
+        s_info$4$d = araddr == (c_idx16$4 << 32'h2);
+        s_info$5$d = araddr == (c_idx16$5 << 32'h2);
+        s_info$6$d = araddr == (c_idx16$6 << 32'h2);
+        s_info$7$d = araddr == (c_idx16$7 << 32'h2);
+        s_info$8$d = araddr == (c_idx16$8 << 32'h2);
+        s_info$9$d = araddr == (c_idx16$9 << 32'h2);
+        s_info$10$d = araddr == (c_idx16$10 << 32'h2);
+        s_misc$d = (((araddr == a_me_ip)) & 8'hff) | ((((araddr == a_me_port)) & 8'hff) << 32'h1) | ((((araddr == a_me_mac_lo)) & 8'hff) << 32'h2) | ((((araddr == a_me_mac_hi)) & 8'hff) << 32'h3) | ((((araddr == a_tick_div)) & 8'hff) << 32'h4) | ((((araddr == a_tick)) & 8'hff) << 32'h5) | ((((araddr == a_scan_ticks)) & 8'hff) << 32'h6);
+        s_tsel$d = araddr == a_tbl_sel;
+        s_tbl$d = (araddr >= a_tbl_data) & (araddr < c_tbl_end);
+        tbl_w$d = (araddr - a_tbl_data) >> 32'h2;
+        s_busy$0$d = araddr == a_busy + (c_idx16$0 << 32'h2);
+        s_busy$1$d = araddr == a_busy + (c_idx16$1 << 32'h2);
+        s_busy$2$d = araddr == a_busy + (c_idx16$2 << 32'h2);
+        s_busy$3$d = araddr == a_busy + (c_idx16$3 << 32'h2);
+        s_busy$4$d = araddr == a_busy + (c_idx16$4 << 32'h2);
+        s_busy$5$d = araddr == a_busy + (c_idx16$5 << 32'h2);
+        s_busy$6$d = araddr == a_busy + (c_idx16$6 << 32'h2);
+        s_busy$7$d = araddr == a_busy + (c_idx16$7 << 32'h2);
+        s_busy$8$d = araddr == a_busy + (c_idx16$8 << 32'h2);
+        s_busy$9$d = araddr == a_busy + (c_idx16$9 << 32'h2);
+        s_busy$10$d = araddr == a_busy + (c_idx16$10 << 32'h2);
+        s_busy$11$d = araddr == a_busy + (c_idx16$11 << 32'h2);
+        s_busy$12$d = araddr == a_busy + (c_idx16$12 << 32'h2);
+        s_busy$13$d = araddr == a_busy + (c_idx16$13 << 32'h2);
+        s_busy$14$d = araddr == a_busy + (c_idx16$14 << 32'h2);
+        s_busy$15$d = araddr == a_busy + (c_idx16$15 << 32'h2);
+        rd = 32'h0;
+        if (s_info$0$q) begin
+            rd = rd | c_info$0;
+        end
+        if (s_info$1$q) begin
+            rd = rd | c_info$1;
+        end
+        if (s_info$2$q) begin
+            rd = rd | c_info$2;
+        end
+        if (s_info$3$q) begin
+            rd = rd | c_info$3;
+        end
+        if (s_info$4$q) begin
+            rd = rd | c_info$4;
+        end
+        if (s_info$5$q) begin
+            rd = rd | c_info$5;
+        end
+        if (s_info$6$q) begin
+            rd = rd | c_info$6;
+        end
+        if (s_info$7$q) begin
+            rd = rd | c_info$7;
+        end
+        if (s_info$8$q) begin
+            rd = rd | c_info$8;
+        end
+        if (s_info$9$q) begin
+            rd = rd | c_info$9;
+        end
+        if (s_info$10$q) begin
+            rd = rd | c_info$10;
+        end
+        if (s_misc$q[32'h0]) begin
+            rd = rd | me_ip_r$q;
+        end
+        if (s_misc$q[32'h1]) begin
+            rd = rd | ((me_port_r$q) & 32'hffffffff);
+        end
+        if (s_misc$q[32'h2]) begin
+            rd = rd | me_mac_r$q[(32'h0)+:(32)];
+        end
+        if (s_misc$q[32'h3]) begin
+            rd = rd | ((me_mac_r$q[(32'h20)+:(16)]) & 32'hffffffff);
+        end
+        if (s_misc$q[32'h4]) begin
+            rd = rd | tick_div_r$q;
+        end
+        if (s_misc$q[32'h5]) begin
+            rd = rd | now;
+        end
+        if (s_misc$q[32'h6]) begin
+            rd = rd | scan_ticks_r$q;
+        end
+        if (s_tsel$q) begin
+            rd = rd | tbl_sel$q;
+        end
+        tbl_sh = tbl_q$q >> (tbl_w$q << 32'h5);
+        if (s_tbl$q) begin
+            rd = rd | tbl_sh[(32'h0)+:(32)];
+        end
+        if (s_busy$0$q) begin
+            rd = rd | jbusy$0;
+        end
+        if (s_busy$1$q) begin
+            rd = rd | jbusy$1;
+        end
+        if (s_busy$2$q) begin
+            rd = rd | jbusy$2;
+        end
+        if (s_busy$3$q) begin
+            rd = rd | jbusy$3;
+        end
+        if (s_busy$4$q) begin
+            rd = rd | jbusy$4;
+        end
+        if (s_busy$5$q) begin
+            rd = rd | jbusy$5;
+        end
+        if (s_busy$6$q) begin
+            rd = rd | jbusy$6;
+        end
+        if (s_busy$7$q) begin
+            rd = rd | jbusy$7;
+        end
+        if (s_busy$8$q) begin
+            rd = rd | jbusy$8;
+        end
+        if (s_busy$9$q) begin
+            rd = rd | jbusy$9;
+        end
+        if (s_busy$10$q) begin
+            rd = rd | jbusy$10;
+        end
+        if (s_busy$11$q) begin
+            rd = rd | jbusy$11;
+        end
+        if (s_busy$12$q) begin
+            rd = rd | jbusy$12;
+        end
+        if (s_busy$13$q) begin
+            rd = rd | jbusy$13;
+        end
+        if (s_busy$14$q) begin
+            rd = rd | jbusy$14;
+        end
+        if (s_busy$15$q) begin
+            rd = rd | jbusy$15;
+        end
+        rd = rd | cnt_rd;
+        rs$d = arvalid & ~rvalid_r$q & ~rs$q;
+        if (rs$q) begin
+            rvalid_r$d = 1'b1;
+            rdata_r$d = rd;
+        end
+        else if (rready) begin
+            rvalid_r$d = 1'b0;
+        end
+        if (rst) begin
+            aw_ack$d = 1'b0;
+            bvalid_r$d = 1'b0;
+            rvalid_r$d = 1'b0;
+            rs$d = 1'b0;
+            jcw$d = 1'b0;
+            chw$d = 1'b0;
+            pbw$d = 1'b0;
+            tick_div_r$d = 32'h1;
+            scan_ticks_r$d = 32'h1;
+            route_valid_r$0$d = 1'b0;
+            route_valid_r$1$d = 1'b0;
+            route_valid_r$2$d = 1'b0;
+            route_valid_r$3$d = 1'b0;
+            route_valid_r$4$d = 1'b0;
+            route_valid_r$5$d = 1'b0;
+            route_valid_r$6$d = 1'b0;
+            route_valid_r$7$d = 1'b0;
+            route_valid_r$8$d = 1'b0;
+            route_valid_r$9$d = 1'b0;
+            route_valid_r$10$d = 1'b0;
+            route_valid_r$11$d = 1'b0;
+            route_valid_r$12$d = 1'b0;
+            route_valid_r$13$d = 1'b0;
+            route_valid_r$14$d = 1'b0;
+            route_valid_r$15$d = 1'b0;
+        end
+    end
+    
+endmodule // fanin_csr
+
+
+module fanin_csr_aw_ack(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_aw_ack
+
+
+module fanin_csr_bvalid_r(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_bvalid_r
+
+
+module fanin_csr_chram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [167:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [167:0] rdata;
+    
+    // Update code (custom)
+    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 8 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [167:0] mem [0:255];
+    reg [167:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[7:0]];
+        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
+    end
+endmodule // fanin_csr_chram_rb
+
+
+module fanin_csr_chw(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_chw
+
+
+module fanin_csr_chw_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_chw_a
 
 
 module fanin_csr_cword(d,q,clock);

@@ -2,10 +2,10 @@
 //! occupancy and its high water, and the per-port frame and byte counts, with the selects
 //! and the read word of the AXI4-Lite read path.
 //!
-//! A sub-block of the control and status registers (`csr.rs`). Its one output, the read
-//! word, is a function of its own registers only (the read's registered selects and the
-//! counters), so no input reaches it in the same cycle (issue #24: cut only where a
-//! stage's outputs are registered).
+//! A block of the core beside the control and status registers (`csr.rs`), which OR its
+//! read word into theirs. That one output is a function of its own registers only (the
+//! read's registered selects and the counters), so no input reaches it in the same cycle
+//! (issue #24: cut only where a stage's outputs are registered).
 
 use crate::config::CoreConfig;
 use crate::regs;

@@ -1,7 +1,7 @@
 //! The control and status registers: the AXI4-Lite slave, the registers it writes
 //! (identity, timer, the staging registers of the job, child and port-below tables, the
-//! route table), the table read-back window, and the counters (the `counters.rs`
-//! sub-block, with their own read selects).
+//! route table), the table read-back window, and the read data path, which takes the
+//! counters' word from the `counters.rs` block beside it.
 //!
 //! The engine and this block meet only at flip-flops: every output is a register (or a
 //! RAM's registered read), and no input reaches an output in the same cycle, so the
@@ -19,9 +19,7 @@ use crate::layout::{at, Mac48, RegValue, RoutePort, RowWord, CHILD_W, JOB_W};
 use crate::ram::{FaninRam, ADDR_W};
 use crate::regs;
 
-use super::counters::Counters;
 use super::{k16, n};
-use fanin_proto::model::Counter;
 use fanin_regs::layout::{child, job};
 use rust_hdl::prelude::*;
 
@@ -78,28 +76,8 @@ pub struct Csr {
     pub jt_wdata: Signal<In, Bits<JOB_W>>,
     /// Engine: the job table's write enable.
     pub jt_we: Signal<In, Bits<32>>,
-    /// Engine: counter events of the front end (bit k counts `Counter::ALL[k]`).
-    pub ev: Signal<In, Bits<32>>,
-    /// Engine: counter events of the back end (multicast pushes).
-    pub ev_b: Signal<In, Bits<32>>,
-    /// Engine: a slot copy was taken (`slots_in_use` + 1).
-    pub occ_inc: Signal<In, bool>,
-    /// Engine: a slot copy was released (`slots_in_use` - 1).
-    pub occ_dec: Signal<In, bool>,
-    /// Engine: the taken copy may set a new `slots_in_high_water`.
-    pub occ_hwc: Signal<In, bool>,
-    /// Engine: copies a job commit frees at once (subtracted from `slots_in_use`).
-    pub occ_free: Signal<In, Bits<64>>,
-    /// Per ingress port: the engine took a frame (length `rx_len`).
-    pub rx_take: Vec<Signal<In, bool>>,
-    /// The length of the frame taken.
-    pub rx_len: Signal<In, Bits<16>>,
-    /// Per egress port: a frame was sent.
-    pub tx_sent: Vec<Signal<In, bool>>,
-    /// Per egress port: the length of the frame sent.
-    pub tx_len: Vec<Signal<In, Bits<64>>>,
-    /// Per ingress port: a frame was dropped at ingress.
-    pub rx_bad: Vec<Signal<In, bool>>,
+    /// The counters' read word (`Counters::rd`: what the previous cycle's address selected).
+    pub cnt_rd: Signal<In, Bits<32>>,
     /// The switch's IPv4 address (`me_ip`).
     pub me_ip: Signal<Out, Bits<32>>,
     /// The switch's UDP port (`me_udp_port`).
@@ -193,8 +171,6 @@ pub struct Csr {
     rt_ip: Signal<Local, Bits<32>>,
     rt_pm: Signal<Local, Bits<8>>,
     rt_v: Signal<Local, bool>,
-    // The statistics counters, with their own read selects.
-    counters: Counters,
     // Read side: a read in its second cycle, its registered selects, the read data.
     rs: DFF<bool>,
     s_info: Vec<DFF<bool>>,
@@ -285,7 +261,6 @@ pub struct Csr {
 impl Csr {
     /// The registers of a validated configuration.
     pub fn new(cfg: &CoreConfig) -> Self {
-        let p = cfg.ports as usize;
         let nr = cfg.max_routes as usize;
         let nj = cfg.max_jobs as usize;
         let map = regs::RegMap::new(cfg);
@@ -293,7 +268,6 @@ impl Csr {
             .next_power_of_two()
             .trailing_zeros() as usize;
         let a = |name: &str| k16(map.addr(name) as u64);
-        let nc = Counter::COUNT;
         Self {
             clock: Default::default(),
             rst: Default::default(),
@@ -319,17 +293,7 @@ impl Csr {
             jt_waddr: Default::default(),
             jt_wdata: Default::default(),
             jt_we: Default::default(),
-            ev: Default::default(),
-            ev_b: Default::default(),
-            occ_inc: Default::default(),
-            occ_dec: Default::default(),
-            occ_hwc: Default::default(),
-            occ_free: Default::default(),
-            rx_take: n(p),
-            rx_len: Default::default(),
-            tx_sent: n(p),
-            tx_len: n(p),
-            rx_bad: n(p),
+            cnt_rd: Default::default(),
             me_ip: Default::default(),
             me_port: Default::default(),
             me_mac: Default::default(),
@@ -401,7 +365,6 @@ impl Csr {
             rt_ip: Default::default(),
             rt_pm: Default::default(),
             rt_v: Default::default(),
-            counters: Counters::new(cfg),
             rs: Default::default(),
             s_info: n(map.info_values().len()),
             s_misc: Default::default(),
@@ -412,7 +375,7 @@ impl Csr {
             rvalid_r: Default::default(),
             rdata_r: Default::default(),
             rd: Default::default(),
-            c_idx16: (0..nr.max(nc).max(nj).max(map.info_values().len()).max(8))
+            c_idx16: (0..nr.max(nj).max(map.info_values().len()).max(8))
                 .map(|i| k16(i as u64))
                 .collect(),
             c_info: map
@@ -565,23 +528,6 @@ impl Logic for Csr {
         for j in 0..self.s_busy.len() {
             self.s_busy[j].clock.next = self.clock.val();
             self.s_busy[j].d.next = self.s_busy[j].q.val();
-        }
-        // The counters: the engine's events and the read address.
-        self.counters.clock.next = self.clock.val();
-        self.counters.rst.next = self.rst.val();
-        self.counters.araddr.next = self.araddr.val();
-        self.counters.ev.next = self.ev.val();
-        self.counters.ev_b.next = self.ev_b.val();
-        self.counters.occ_inc.next = self.occ_inc.val();
-        self.counters.occ_dec.next = self.occ_dec.val();
-        self.counters.occ_hwc.next = self.occ_hwc.val();
-        self.counters.occ_free.next = self.occ_free.val();
-        self.counters.rx_len.next = self.rx_len.val();
-        for p in 0..self.rx_take.len() {
-            self.counters.rx_take[p].next = self.rx_take[p].val();
-            self.counters.tx_sent[p].next = self.tx_sent[p].val();
-            self.counters.tx_len[p].next = self.tx_len[p].val();
-            self.counters.rx_bad[p].next = self.rx_bad[p].val();
         }
         self.jram_rb.clock.next = self.clock.val();
         self.chram_rb.clock.next = self.clock.val();
@@ -919,7 +865,7 @@ impl Logic for Csr {
                 self.rd.next = self.rd.val() | self.jbusy[j].val();
             }
         }
-        self.rd.next = self.rd.val() | self.counters.rd.val();
+        self.rd.next = self.rd.val() | self.cnt_rd.val();
         self.rs.d.next = self.arvalid.val() & !self.rvalid_r.q.val() & !self.rs.q.val();
         if self.rs.q.val() {
             self.rvalid_r.d.next = true;

@@ -34,6 +34,7 @@ pub mod csr;
 pub mod session;
 pub mod states;
 
+use counters::Counters;
 use csr::Csr;
 use session::SessionUnit;
 
@@ -129,6 +130,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pub dbg_tick: Signal<Out, Bits<32>>,
     // The control and status registers: AXI4-Lite, counters, table read-back (`csr.rs`).
     csr: Csr,
+    counters: Counters,
     // The root's session unit and per-entry session state (`session.rs`).
     sess: SessionUnit,
     rx: Vec<Rx<DW, KW, WB>>,
@@ -796,6 +798,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             clock: Default::default(),
             rst: Default::default(),
             csr: Csr::new(cfg),
+            counters: Counters::new(cfg),
             sess: SessionUnit::new(cfg),
             s_tdata: n(p),
             s_tkeep: n(p),
@@ -3712,18 +3715,23 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.csr.jt_waddr.next = self.jram.waddr.val();
         self.csr.jt_wdata.next = self.jram.wdata.val();
         self.csr.jt_we.next = self.jram.we.val();
-        self.csr.ev.next = self.ev.val();
-        self.csr.ev_b.next = self.ev_b.val();
-        self.csr.occ_inc.next = self.bq_inc.q.val();
-        self.csr.occ_dec.next = self.bq_dec.q.val();
-        self.csr.occ_hwc.next = self.bq_hwc.q.val();
-        self.csr.occ_free.next = self.jcb.val();
-        self.csr.rx_len.next = self.la_len.q.val();
+        self.csr.cnt_rd.next = self.counters.rd.val();
+        // The counters: the engine's events and the register read address.
+        self.counters.clock.next = self.clock.val();
+        self.counters.rst.next = self.rst.val();
+        self.counters.araddr.next = self.araddr.val();
+        self.counters.ev.next = self.ev.val();
+        self.counters.ev_b.next = self.ev_b.val();
+        self.counters.occ_inc.next = self.bq_inc.q.val();
+        self.counters.occ_dec.next = self.bq_dec.q.val();
+        self.counters.occ_hwc.next = self.bq_hwc.q.val();
+        self.counters.occ_free.next = self.jcb.val();
+        self.counters.rx_len.next = self.la_len.q.val();
         for p in 0..self.rx.len() {
-            self.csr.rx_take[p].next = self.rx_ev[p].val();
-            self.csr.tx_sent[p].next = self.tx[p].sent.val();
-            self.csr.tx_len[p].next = self.tx[p].sent_len.val();
-            self.csr.rx_bad[p].next = self.rx[p].bad.val();
+            self.counters.rx_take[p].next = self.rx_ev[p].val();
+            self.counters.tx_sent[p].next = self.tx[p].sent.val();
+            self.counters.tx_len[p].next = self.tx[p].sent_len.val();
+            self.counters.rx_bad[p].next = self.rx[p].bad.val();
         }
         if self.rst.val() {
             self.state.d.next = FrontState::Idle;
