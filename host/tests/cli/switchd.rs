@@ -23,6 +23,22 @@ fn sender(sw: SocketAddrV4, bind: u16, rank: u8, workers: u8, input: &[&str]) ->
     c
 }
 
+/// Runs the `send` commands side by side; their JSON reports, in order.
+fn reports_of(cmds: impl IntoIterator<Item = Command>, secs: u64) -> Vec<serde_json::Value> {
+    let kids: Vec<_> = cmds
+        .into_iter()
+        .map(|mut c| {
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    kids.into_iter()
+        .map(|k| send_report(&wait_output(k, secs, "send")))
+        .collect()
+}
+
 #[test]
 fn stats_served_and_final_counters_on_sigint() {
     let p = free_ports(2);
@@ -34,19 +50,10 @@ fn stats_served_and_final_counters_on_sigint() {
         "--worker",
         &lo(p[1]).to_string(),
     ]);
-    let kids: Vec<_> = (0..2)
-        .map(|r| {
-            sender(sw.addr, p[r], r as u8, 2, &["--synthetic", "5000"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let reps: Vec<_> = kids
-        .into_iter()
-        .map(|k| send_report(&wait_output(k, 20, "send")))
-        .collect();
+    let reps = reports_of(
+        (0..2).map(|r| sender(sw.addr, p[r], r as u8, 2, &["--synthetic", "5000"])),
+        20,
+    );
     let packets: u64 = reps.iter().map(|r| r["packets"].as_u64().unwrap()).sum();
     let s = sw.stats();
     assert_eq!(counter(&s, "aggregated"), packets);
@@ -80,28 +87,18 @@ fn switchd_on_every_address_answers_from_the_one_written_to() {
     let data: Vec<Vec<f32>> = (0..2)
         .map(|r| fanin::tensor::synthetic(3000, 20 + r))
         .collect();
-    let kids: Vec<_> = (0..2)
-        .map(|r| {
+    let reps = reports_of(
+        (0..2).map(|r| {
             let inp = dir.join(format!("in{r}.f32"));
             write_raw(&inp, &data[r]);
             let out = dir.join(format!("out{r}.npy"));
-            sender(at, p[r], r as u8, 2, &[])
-                .args([
-                    "--input",
-                    inp.to_str().unwrap(),
-                    "--out",
-                    out.to_str().unwrap(),
-                ])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let reps: Vec<_> = kids
-        .into_iter()
-        .map(|k| send_report(&wait_output(k, 20, "send")))
-        .collect();
+            let mut c = sender(at, p[r], r as u8, 2, &[]);
+            c.args(["--input", inp.to_str().unwrap()])
+                .args(["--out", out.to_str().unwrap()]);
+            c
+        }),
+        20,
+    );
     let e = reps[0]["exponent"].as_i64().unwrap() as i8;
     for r in 0..2 {
         let got = fanin::tensor::read(&dir.join(format!("out{r}.npy"))).unwrap();
@@ -168,14 +165,12 @@ fn chained_two_switchd_tree() {
     // The list format `fanin place` writes, picked by --rank.
     let f = dir.join("workers.json");
     std::fs::write(&f, serde_json::to_string_pretty(&plan.workers).unwrap()).unwrap();
-    let kids: Vec<_> = plan
-        .workers
-        .iter()
-        .map(|a| {
+    let reps = reports_of(
+        plan.workers.iter().map(|a| {
             let inp = dir.join(format!("in{}.f32", a.rank));
             write_raw(&inp, &data[a.rank as usize]);
-            fanin()
-                .args(["send", "--json", "--timeout", "10", "--window", "16"])
+            let mut c = fanin();
+            c.args(["send", "--json", "--timeout", "10", "--window", "16"])
                 .args([
                     "--assignment",
                     f.to_str().unwrap(),
@@ -186,17 +181,11 @@ fn chained_two_switchd_tree() {
                 .args([
                     "--out",
                     dir.join(format!("out{}.npy", a.rank)).to_str().unwrap(),
-                ])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let reps: Vec<_> = kids
-        .into_iter()
-        .map(|k| send_report(&wait_output(k, 30, "send")))
-        .collect();
+                ]);
+            c
+        }),
+        30,
+    );
     let e = reps[0]["exponent"].as_i64().unwrap() as i8;
     let first = fanin::tensor::read(&dir.join("out0.npy")).unwrap();
     assert_sum(&data, &first, e);
