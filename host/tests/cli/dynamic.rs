@@ -617,13 +617,13 @@ impl Drop for InProcess {
     }
 }
 
-/// Seeded int32 inputs in [-2^20, 2^20) (512 of them sum within int32).
-fn int_inputs(seed: u64, workers: usize, len: usize) -> Vec<Vec<i32>> {
+/// Seeded int32 inputs in [-2^bits, 2^bits).
+fn int_inputs(seed: u64, workers: usize, len: usize, bits: u32) -> Vec<Vec<i32>> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     (0..workers)
         .map(|_| {
             (0..len)
-                .map(|_| rng.gen_range(-(1 << 20)..1 << 20))
+                .map(|_| rng.gen_range(-(1 << bits)..1 << bits))
                 .collect()
         })
         .collect()
@@ -654,7 +654,8 @@ fn wide_case(seed: u64, leaves: usize, per_leaf: usize, blocks: usize) {
         &[(leaves, spec(0.01), seed), (0, spec(0.02), seed + 1)],
     );
     let len = blocks * ELEMENTS as usize - 5;
-    let data = int_inputs(seed, n, len);
+    // 512 inputs below 2^20 in magnitude sum within int32.
+    let data = int_inputs(seed, n, len, 20);
     let want = int_oracle(&data);
     let t0 = Instant::now();
     let out = net.allreduce(&data, 0, None);
@@ -709,7 +710,7 @@ fn wide_case(seed: u64, leaves: usize, per_leaf: usize, blocks: usize) {
             "seed {seed}: switch {s} aggregated nothing"
         );
     }
-    let _ = &net.switches;
+    assert_eq!(net.switches.len(), leaves + 1);
 }
 
 /// 256 ranks (8 leaves of 32 around a middle switchd), header version 2, exact sums under
@@ -730,4 +731,73 @@ fn soak_a_512_rank_job_with_exact_sums_under_faults() {
     for seed in 1..=3 {
         wide_case(seed, 16, 32, 1024);
     }
+}
+
+/// `fanin send --dynamic` as rank 70 of a 100-rank job (header version 2), the other 99
+/// ranks as threads on a chain of two leaves of 50 around a middle switchd: the process and
+/// every thread end with the exact sums, and the process led its blocks.
+#[test]
+fn fanin_send_dynamic_runs_as_rank_70_of_100() {
+    const ME: usize = 70;
+    let dir = tmpdir("dynamic-wide-send");
+    let (mut net, binds) = InProcess::start(2, 50, &[]);
+    // Sums of 100 inputs below 2^16 stay below 2^23: exact in f32 at --scale 0.
+    let blocks = 200;
+    let len = blocks * ELEMENTS as usize;
+    let data = int_inputs(0x70, 100, len, 16);
+    let want = int_oracle(&data);
+    let input = dir.join("in.f32");
+    let out = dir.join("out.f32");
+    fanin::tensor::write(
+        &input,
+        &data[ME].iter().map(|&v| v as f32).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    net.links[ME] = None; // the process binds rank 70's address
+    let mut c = fanin();
+    c.args(["send", "--dynamic", "--json", "--input"])
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .args(["--job", &JOB.to_string(), "--rank", &ME.to_string()])
+        .args(["--switch", &net.leaf_of[ME].to_string()])
+        .args(["--bind", &binds[ME].to_string(), "--scale", "0"])
+        .args(["--packet-elements", &ELEMENTS.to_string()])
+        .args(["--slots", &SLOTS.to_string(), "--window", "4"])
+        .args([
+            "--retransmit-ms",
+            "200",
+            "--timeout",
+            "20",
+            "--linger-ms",
+            "1000",
+        ]);
+    for ip in &net.peers {
+        c.args(["--peer", &ip.to_string()]);
+    }
+    let child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let threads = net.allreduce(&data, 0, Some(ME));
+    let o = wait_output(child, 60, "fanin send --dynamic rank 70");
+    let (stdout, err) = text(&o);
+    assert!(o.status.success(), "rank {ME} failed: {stdout} {err}");
+    for (w, r) in threads.into_iter().enumerate() {
+        if w == ME {
+            continue;
+        }
+        let (sums, _) = r.unwrap().unwrap_or_else(|e| panic!("rank {w}: {e}"));
+        assert!(sums == want, "rank {w}: sums differ from the exact ones");
+    }
+    let got = fanin::tensor::read(&out).unwrap();
+    assert_eq!(got.len(), len);
+    if let Some(i) = (0..len).find(|&i| got[i] != want[i] as f32) {
+        panic!("rank {ME} element {i}: {} != exact sum {}", got[i], want[i]);
+    }
+    let rep: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(rep["led"], 2, "blocks 70 and 170 of 200: {rep}");
+    assert_eq!(net.snapshot(2).get("malformed"), 0);
+    let _ = std::fs::remove_dir_all(&dir);
 }
