@@ -524,7 +524,6 @@ impl SendArgs {
                     "--rank {rank} must be below --workers {workers}"
                 )));
             }
-            let (rank, workers) = (rank as u8, workers as u8);
             let sw = self.switch.expect("clap requires --switch");
             let bind = self.bind.ok_or_else(|| {
                 input_error(
@@ -535,7 +534,7 @@ impl SendArgs {
                 job: self.job.unwrap_or(1),
                 rank,
                 workers,
-                child: self.child.unwrap_or(rank),
+                child: self.child.unwrap_or(rank as u8),
                 me: endpoint(bind),
                 parent: endpoint(sw),
                 window_limit: self.slots,
@@ -631,7 +630,7 @@ impl SendArgs {
         let hits: Vec<&Assignment> = all
             .iter()
             .filter(|a| {
-                self.rank.is_none_or(|r| a.rank as u16 == r) && self.job.is_none_or(|j| a.job == j)
+                self.rank.is_none_or(|r| a.rank == r) && self.job.is_none_or(|j| a.job == j)
             })
             .collect();
         match hits.as_slice() {
