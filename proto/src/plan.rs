@@ -601,6 +601,82 @@ mod tests {
         );
     }
 
+    /// Every worker's contribution to a block led elsewhere is aggregated by its leaf switch
+    /// of a two-level dynamic plan, in version 1 (64 ranks) and version 2 (120 ranks). With
+    /// the leaf's own subtree as the job's set (as plans had), the leaf picked a different
+    /// leader and refused one of its ranks as not of the job, so that rank never got through.
+    #[test]
+    fn every_rank_of_a_two_level_dynamic_plan_is_aggregated_at_its_leaf() {
+        use crate::model::{Switch, Verdict};
+        use crate::wire::{Datagram, L4Addr, PacketType, WideRepr};
+        for groups in [&[32usize, 32][..], &[40, 40, 40]] {
+            let nodes = two_level(groups, None);
+            let p = build(
+                &nodes,
+                JobSpec {
+                    trust: Trust::OFF,
+                    ..spec(DYNAMIC)
+                },
+            )
+            .unwrap();
+            let n = p.workers.len() as u32;
+            let set = RankSet::first(n);
+            // A block led by the first worker of the last leaf.
+            let block = n - groups[groups.len() - 1] as u32;
+            let leader = &p.workers[block as usize];
+            for (leaf, &node) in p.switch_nodes.iter().enumerate().skip(1) {
+                let cfg = &p.switches[leaf];
+                for a in p
+                    .workers
+                    .iter()
+                    .filter(|a| nodes[p.worker_nodes[a.rank as usize]].parent == Some(node))
+                {
+                    if a.rank as u32 == block {
+                        continue;
+                    }
+                    let mut sw = Switch::new(cfg).unwrap();
+                    let payload = WideRepr {
+                        version: crate::wire::wide::version_for(&set),
+                        ptype: PacketType::Contribution,
+                        flags: crate::wire::Flags(0),
+                        exponent: 0,
+                        job: 1,
+                        elements: 1,
+                        block,
+                        child: 0,
+                        bitmap: RankSet::one(a.rank as u32),
+                    }
+                    .to_bytes(&[1]);
+                    let l4 = |e: &Endpoint| L4Addr {
+                        mac: e.mac,
+                        ip: e.ip,
+                        port: e.udp_port,
+                    };
+                    let frame = Datagram {
+                        src: l4(&a.me),
+                        dst: l4(&leader.me),
+                        payload: &payload,
+                    }
+                    .to_frame(true);
+                    let port = cfg
+                        .routes
+                        .iter()
+                        .find(|r| r.ip == a.me.ip)
+                        .expect("route to the worker")
+                        .port;
+                    let v = sw.handle(0, port, &frame).verdict;
+                    assert_eq!(
+                        v,
+                        Verdict::Aggregated,
+                        "{n} ranks: rank {} at {}",
+                        a.rank,
+                        cfg.name
+                    );
+                }
+            }
+        }
+    }
+
     /// Static and timeout plans stop at 64 workers and say how to go further.
     #[test]
     fn static_and_timeout_plans_stop_at_64_naming_dynamic_mode() {
