@@ -801,3 +801,58 @@ fn fanin_send_dynamic_runs_as_rank_70_of_100() {
     assert_eq!(net.snapshot(2).get("malformed"), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `fanin place --emit-config --mode dynamic` places a job of 192 workers (header version 2):
+/// every configuration holds the job's whole rank set and loads; `--mode static` refuses it
+/// naming dynamic mode.
+#[test]
+fn fanin_place_emits_a_192_rank_dynamic_job_and_static_refuses_it() {
+    let dir = tmpdir("dynamic-place");
+    let place = |mode: &str, out: &Path| {
+        run(
+            fanin()
+                .args([
+                    "place",
+                    "--topology",
+                    "bt:128",
+                    "--algo",
+                    "soar",
+                    "--k",
+                    "4",
+                ])
+                .args(["--loads", "uniform:3:3", "--mode", mode, "--emit-config"])
+                .arg(out),
+            60,
+        )
+    };
+    let o = place("static", &dir.join("static"));
+    assert!(!o.status.success());
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("job 0 has 192 workers; static and timeout jobs hold at most 64 ranks (header version 1's bitmap): use --mode dynamic for up to 512"),
+        "{err}"
+    );
+    let out = dir.join("dynamic");
+    let o = place("dynamic", &out);
+    assert!(o.status.success(), "{}", text(&o).1);
+    let mut switches = 0;
+    for f in std::fs::read_dir(&out).unwrap() {
+        let p = f.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        if p.file_name().unwrap() == "workers.json" {
+            let w: Vec<fanin_proto::worker::Assignment> = serde_json::from_str(&text).unwrap();
+            let mut ranks: Vec<u16> = w.iter().map(|a| a.rank).collect();
+            ranks.sort_unstable();
+            assert_eq!(ranks, (0..192).collect::<Vec<_>>());
+            assert!(w.iter().all(|a| a.workers == 192));
+            continue;
+        }
+        let c: SwitchConfig = serde_json::from_str(&text).unwrap();
+        fanin_proto::model::Switch::new(&c).unwrap();
+        assert_eq!(c.jobs[0].rank_set(), RankSet::first(192), "{}", c.name);
+        assert_eq!(c.jobs[0].header_version(), fanin_proto::wire::VERSION_2);
+        switches += 1;
+    }
+    assert!(switches >= 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
