@@ -470,6 +470,9 @@ fn bad_dynamic_input_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// One in-process worker's sums and report, or its error.
+type Outcome = Result<(Vec<i32>, leader::DynReport), String>;
+
 /// A star chain run in this process: one thread per switchd (its model behind a UDP link,
 /// the proto fault model on the links of the switches named in `faulty`) and one per worker
 /// (`leader::run`, the code of `fanin send --dynamic`), all on loopback.
@@ -485,7 +488,6 @@ struct InProcess {
 
 impl InProcess {
     /// `leaves` leaves of `per_leaf` workers; `faulty` lists (switch index, spec, seed).
-    /// `skip` ranks get a socket but no worker thread (another process runs them).
     fn start(
         leaves: usize,
         per_leaf: usize,
@@ -562,7 +564,7 @@ impl InProcess {
         data: &[Vec<i32>],
         first_block: u32,
         skip: Option<usize>,
-    ) -> Vec<Option<Result<(Vec<i32>, leader::DynReport), String>>> {
+    ) -> Vec<Option<Outcome>> {
         let handles: Vec<_> = (0..self.peers.len())
             .map(|w| {
                 if Some(w) == skip {
