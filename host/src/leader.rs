@@ -116,7 +116,50 @@ struct Worker<'a> {
     overflow: Option<u32>,
 }
 
-impl Worker<'_> {
+impl<'a> Worker<'a> {
+    /// Checks `cfg` and prepares the worker's blocks of `data`.
+    fn new(cfg: &'a DynConfig, data: &'a [i32]) -> Result<Self, String> {
+        let n = cfg.peers.len();
+        if !(2..=MAX_RANKS as usize).contains(&n) || cfg.rank >= n {
+            return Err(format!(
+                "a dynamic job has 2..={MAX_RANKS} ranks and rank {} must be below them ({n})",
+                cfg.rank
+            ));
+        }
+        let ranks = RankSet::first(n as u32);
+        let version = wide::version_for(&ranks);
+        let most = max_elements(n);
+        if cfg.elements == 0 || cfg.elements > most || cfg.window == 0 {
+            return Err(format!(
+                "packet elements must be 1..={most} (header version {version}) and the window positive"
+            ));
+        }
+        let ip = cfg.peers[cfg.rank];
+        let nb = data.len().div_ceil(cfg.elements as usize);
+        let mut w = Worker {
+            cfg,
+            data,
+            ranks,
+            version,
+            me: L4Addr {
+                mac: mac_for(ip),
+                ip,
+                port: cfg.udp_port,
+            },
+            blocks: vec![Blk::default(); nb],
+            leading: BTreeMap::new(),
+            sums: vec![0; data.len()],
+            report: DynReport {
+                blocks: nb,
+                ..DynReport::default()
+            },
+            out: Vec::new(),
+            overflow: None,
+        };
+        w.report.led = (0..nb).filter(|&i| w.leader(i) == cfg.rank).count();
+        Ok(w)
+    }
+
     fn range(&self, i: usize) -> std::ops::Range<usize> {
         let pe = self.cfg.elements as usize;
         i * pe..((i + 1) * pe).min(self.data.len())
@@ -310,44 +353,8 @@ pub fn run<L: Link + ?Sized>(
     link: &mut L,
     data: &[i32],
 ) -> Result<(Vec<i32>, DynReport), String> {
-    let n = cfg.peers.len();
-    if !(2..=MAX_RANKS as usize).contains(&n) || cfg.rank >= n {
-        return Err(format!(
-            "a dynamic job has 2..={MAX_RANKS} ranks and rank {} must be below them ({n})",
-            cfg.rank
-        ));
-    }
-    let ranks = RankSet::first(n as u32);
-    let version = wide::version_for(&ranks);
-    let most = max_elements(n);
-    if cfg.elements == 0 || cfg.elements > most || cfg.window == 0 {
-        return Err(format!(
-            "packet elements must be 1..={most} (header version {version}) and the window positive"
-        ));
-    }
-    let ip = cfg.peers[cfg.rank];
-    let nb = data.len().div_ceil(cfg.elements as usize);
-    let mut w = Worker {
-        cfg,
-        data,
-        ranks,
-        version,
-        me: L4Addr {
-            mac: mac_for(ip),
-            ip,
-            port: cfg.udp_port,
-        },
-        blocks: vec![Blk::default(); nb],
-        leading: BTreeMap::new(),
-        sums: vec![0; data.len()],
-        report: DynReport {
-            blocks: nb,
-            ..DynReport::default()
-        },
-        out: Vec::new(),
-        overflow: None,
-    };
-    w.report.led = (0..nb).filter(|&i| w.leader(i) == cfg.rank).count();
+    let mut w = Worker::new(cfg, data)?;
+    let nb = w.blocks.len();
     let start = Instant::now();
     let mut last_progress = start;
     let mut last_rx = start;
@@ -576,4 +583,171 @@ pub fn star_chain(
         })
         .collect();
     (switches, workers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fanin_proto::wire::{Repr, HEADER_LEN, HEADER_LEN_V2, VERSION};
+
+    fn cfg(ranks: usize, rank: usize) -> DynConfig {
+        DynConfig {
+            job: 3,
+            rank,
+            peers: (0..ranks).map(chain_worker_ip).collect(),
+            udp_port: fanin_proto::wire::FANIN_UDP_PORT,
+            switch: SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9),
+            elements: 2,
+            window: 4,
+            first_block: 10,
+            retransmit: Duration::from_millis(10),
+            timeout: Duration::from_secs(1),
+            linger: Duration::from_millis(10),
+        }
+    }
+
+    /// The datagram payload of the frame the worker queued last.
+    fn last_payload(w: &Worker) -> Vec<u8> {
+        let FrameKind::Ipv4 {
+            udp: Some(Ok(d)), ..
+        } = classify(w.out.last().unwrap().payload())
+        else {
+            panic!("not a UDP frame");
+        };
+        d.payload.to_vec()
+    }
+
+    /// Up to 64 ranks the worker's packets are the version-1 bytes it always sent (rank
+    /// 63's bit is the bitmap's top one); from 65 ranks on they are version 2, with the
+    /// same fields, and the leader's result names every rank.
+    #[test]
+    fn version_1_up_to_64_ranks_bit_for_bit_version_2_above() {
+        let data = [5, -6, 7];
+        for (n, rank) in [(2, 1), (64, 63), (64, 0)] {
+            let c = cfg(n, rank);
+            let mut w = Worker::new(&c, &data).unwrap();
+            w.contribute(1, true);
+            let want = Repr {
+                ptype: PacketType::Contribution,
+                flags: Flags(Flags::BYPASS),
+                exponent: 0,
+                job: 3,
+                elements: 1,
+                block: 11,
+                child: 0,
+                bitmap: 1u64 << rank,
+            }
+            .to_bytes(&[7]);
+            assert_eq!(last_payload(&w), want, "{n} ranks, rank {rank}");
+            assert_eq!(want.len(), HEADER_LEN + 4);
+        }
+        for (n, rank) in [(65, 64), (512, 511), (300, 3)] {
+            let c = cfg(n, rank);
+            let mut w = Worker::new(&c, &data).unwrap();
+            w.contribute(0, false);
+            let got = last_payload(&w);
+            assert_eq!(got.len(), HEADER_LEN_V2 + 8);
+            let r = WideRepr::parse(&got).unwrap();
+            assert_eq!(
+                (r.version, r.block, r.elements, r.bitmap),
+                (VERSION_2, 10, 2, RankSet::one(rank as u32))
+            );
+            assert_eq!(wide::elements(&got), [5, -6]);
+            assert_eq!(w.version, VERSION_2);
+            // The 64-rank job stays in version 1.
+            assert_eq!(Worker::new(&cfg(64, 0), &data).unwrap().version, VERSION);
+        }
+    }
+
+    /// A leader of a 300-rank job completes its block once the other 299 ranks arrive (two
+    /// partial sets and single ranks, a duplicate among them) and broadcasts the result in
+    /// version 2; a version-1 packet of the job is ignored.
+    #[test]
+    fn a_300_rank_leader_completes_in_version_2() {
+        let c = cfg(300, 10);
+        let data = vec![1i32; 2 * 300];
+        let mut w = Worker::new(&c, &data).unwrap();
+        // Block id 10 is led by rank 10 (its index 0 in this tensor).
+        assert_eq!(w.leader(0), 10);
+        let me = w.me;
+        let from = |rank: usize, set: RankSet, version: u8, sum: i32| {
+            let payload = WideRepr {
+                version,
+                ptype: PacketType::Contribution,
+                flags: Flags(0),
+                exponent: 0,
+                job: 3,
+                elements: 2,
+                block: 10,
+                child: 0,
+                bitmap: set,
+            }
+            .to_bytes(&[sum, -sum]);
+            let src = L4Addr {
+                mac: mac_for(chain_worker_ip(rank)),
+                ip: chain_worker_ip(rank),
+                port: c.udp_port,
+            };
+            Datagram {
+                src,
+                dst: me,
+                payload: &payload,
+            }
+            .to_frame(false)
+        };
+        let mut low = RankSet::first(200);
+        low.remove(10);
+        assert!(!w.receive(&from(0, low, VERSION_2, 199)).unwrap());
+        // A version-1 packet naming ranks the leader still waits for: not this job's.
+        let v1 = from(200, RankSet::one(200 % 64), VERSION, 1);
+        assert!(!w.receive(&v1).unwrap());
+        assert_eq!(w.report.leader_merges, 1);
+        assert!(!w.receive(&from(3, RankSet::one(3), VERSION_2, 1)).unwrap());
+        assert_eq!(w.report.leader_duplicates, 1);
+        let high = RankSet::first(299).minus(&RankSet::first(200));
+        assert!(!w.receive(&from(250, high, VERSION_2, 99)).unwrap());
+        assert!(w
+            .receive(&from(299, RankSet::one(299), VERSION_2, 1))
+            .unwrap());
+        assert_eq!(&w.sums[..2], &[300, 300 - 2 * 299]);
+        let r = WideRepr::parse(&last_payload(&w)).unwrap();
+        assert_eq!(
+            (r.version, r.ptype, r.bitmap),
+            (VERSION_2, PacketType::Result, RankSet::first(300))
+        );
+    }
+
+    /// Bad configurations: one peer, 513 peers, a rank outside them, a packet too long for
+    /// version 2.
+    #[test]
+    fn bad_configurations_are_refused() {
+        let e = |c: DynConfig| Worker::new(&c, &[1]).err().unwrap();
+        assert!(e(cfg(1, 0)).contains("2..=512 ranks"));
+        assert!(e(cfg(513, 0)).contains("2..=512 ranks"));
+        assert!(e(cfg(100, 100)).contains("rank 100 must be below them (100)"));
+        let long = DynConfig {
+            elements: 2222,
+            ..cfg(65, 0)
+        };
+        assert!(e(long).contains("1..=2221 (header version 2)"));
+        let ok = DynConfig {
+            elements: 2237,
+            ..cfg(64, 0)
+        };
+        assert!(Worker::new(&ok, &[1]).is_ok());
+    }
+
+    /// Star-chain addresses stay distinct up to 512 workers and keep 10.0.1.(w+1) below 250.
+    #[test]
+    fn chain_addresses_are_distinct_up_to_512_workers() {
+        let mut ips: Vec<Ipv4Addr> = (0..512).map(chain_worker_ip).collect();
+        assert_eq!(ips[0], Ipv4Addr::new(10, 0, 1, 1));
+        assert_eq!(ips[249], Ipv4Addr::new(10, 0, 1, 250));
+        assert_eq!(ips[511], Ipv4Addr::new(10, 0, 3, 12));
+        ips.extend((0..64).map(chain_switch_ip));
+        let n = ips.len();
+        ips.sort_unstable();
+        ips.dedup();
+        assert_eq!(ips.len(), n);
+    }
 }
