@@ -579,7 +579,8 @@ impl InProcess {
                     elements: ELEMENTS,
                     window: 4,
                     first_block,
-                    retransmit: Duration::from_millis(200),
+                    // A leader lingers 16 retransmission timeouts after its last result.
+                    retransmit: Duration::from_millis(150),
                     timeout: Duration::from_secs(20),
                     linger: Duration::from_millis(1000),
                 };
@@ -723,7 +724,7 @@ fn a_256_rank_job_runs_in_header_version_2_with_exact_sums_under_faults() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x256);
-    wide_case(seed, 8, 32, 32);
+    wide_case(seed, 8, 32, 16);
 }
 
 /// The largest job: 512 ranks (16 leaves of 32), over two seeds.
