@@ -247,11 +247,13 @@ pub fn build_with(
         }
     }
     // subtree ranks and delivered ranks, bottom-up.
-    // (Static and timeout jobs only: a dynamic job's ranks may exceed 64.)
+    // (Only while the ranks fit 64 bits: a dynamic job's may not, and then its entries have
+    // no children, which dynamic mode does not use anyway.)
+    let narrow = nw <= 64;
     let mut subtree = vec![0u64; n];
     let mut delivered = vec![0u64; n];
     for &v in order.iter().rev() {
-        if dynamic {
+        if !narrow {
             break;
         }
         if nodes[v].kind == NodeKind::Worker {
@@ -319,10 +321,11 @@ pub fn build_with(
             }
         }
         if blue(s) {
-            // A dynamic switch has no fixed children: it takes any contribution in transit.
+            // A dynamic switch takes any contribution in transit: its children are unused,
+            // and left out when the ranks do not fit their 64-bit sets.
             let children = agg_kids[s]
                 .iter()
-                .filter(|_| !dynamic)
+                .filter(|_| narrow)
                 .map(|&c| Child {
                     endpoint: Endpoint {
                         port: port_toward(s, c),
