@@ -3,7 +3,9 @@
 //! 2% of its datagrams), two allreduces on the live switches, every sum compared with the
 //! exact one. Exits non-zero if a sum differs or the middle aggregated nothing.
 //!
-//! `cargo run --release -p fanin --example dynamic_chain [-- --elements N]`
+//! `cargo run --release -p fanin --example dynamic_chain [-- --elements N] [--leaves L
+//! --per-leaf W]`: `L` leaves (at most 63) of `W` workers (at most 62) each; a job of more
+//! than 64 workers runs in header version 2.
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,23 +19,37 @@ use fanin::leader::{self, star_chain, DynConfig};
 use fanin::link::{FaultSpec, Faults, Faulty, Link, UdpLink};
 use fanin::switchd::{self, Control, Request, SoftSwitch};
 use fanin_proto::config::{JobEntry, Mode, Params, Role, Trust};
-use fanin_proto::wire::FANIN_UDP_PORT;
+use fanin_proto::wire::{RankSet, FANIN_UDP_PORT, MAX_RANKS};
 use rand::{Rng, SeedableRng};
 
-const LEAVES: usize = 3;
-const PER_LEAF: usize = 2;
 const ELEMENTS: u16 = 64;
 const SLOTS: u32 = 64;
 
-fn main() -> anyhow::Result<()> {
-    let len: usize = std::env::args()
-        .skip_while(|a| a != "--elements")
+/// The value of `--flag N`, or `default`.
+fn flag(name: &str, default: usize) -> anyhow::Result<usize> {
+    std::env::args()
+        .skip_while(|a| a != name)
         .nth(1)
-        .map(|s| s.parse().context("--elements takes a count"))
-        .transpose()?
-        .unwrap_or(50_000);
-    let n = LEAVES * PER_LEAF;
-    let (base, socks) = bind_consecutive(LEAVES + 1 + n)?;
+        .map(|s| {
+            s.parse()
+                .with_context(|| format!("{name} takes a count, not {s:?}"))
+        })
+        .transpose()
+        .map(|v| v.unwrap_or(default))
+}
+
+fn main() -> anyhow::Result<()> {
+    let len = flag("--elements", 50_000)?;
+    let (leaves, per_leaf) = (flag("--leaves", 3)?, flag("--per-leaf", 2)?);
+    let n = leaves * per_leaf;
+    if !(1..=63).contains(&leaves)
+        || !(1..=62).contains(&per_leaf)
+        || !(2..=MAX_RANKS as usize).contains(&n)
+    {
+        bail!("--leaves must be 1..=63 and --per-leaf 1..=62 (a dynamic switch has at most 64 ports), with 2..={MAX_RANKS} workers in all ({n} asked)");
+    }
+    let all = RankSet::first(n as u32);
+    let (base, socks) = bind_consecutive(leaves + 1 + n)?;
     let job = JobEntry {
         job: 9,
         role: Role::Root,
@@ -43,8 +59,8 @@ fn main() -> anyhow::Result<()> {
         },
         degree_limit: 1,
         children: vec![],
-        ranks: (1u64 << n) - 1,
-        ranks_hi: vec![],
+        ranks: all.0[0],
+        ranks_hi: all.0[1..n.div_ceil(64)].to_vec(),
         slot_base: 0,
         slot_count: SLOTS,
         quota: 0,
@@ -55,7 +71,7 @@ fn main() -> anyhow::Result<()> {
         elements: ELEMENTS,
         ..Params::default()
     };
-    let (switches, workers) = star_chain(LEAVES, PER_LEAF, job, params, |i| {
+    let (switches, workers) = star_chain(leaves, per_leaf, job, params, |i| {
         SocketAddrV4::new(Ipv4Addr::LOCALHOST, base + i as u16)
     });
     let mut socks: Vec<_> = socks.into_iter().map(Some).collect();
@@ -69,7 +85,7 @@ fn main() -> anyhow::Result<()> {
         stats.push(tx);
         let ctl = Control::new(stop.clone(), rx);
         let name = c.config.name.clone();
-        let middle = i == LEAVES;
+        let middle = i == leaves;
         threads.push(thread::spawn(move || -> std::io::Result<()> {
             let mut link: Box<dyn Link> = Box::new(UdpLink::from_socket(sock)?);
             if middle {
@@ -93,7 +109,7 @@ fn main() -> anyhow::Result<()> {
     }
     let mut links: Vec<Option<UdpLink>> = (0..n)
         .map(|w| {
-            socks[LEAVES + 1 + w]
+            socks[leaves + 1 + w]
                 .take()
                 .map(UdpLink::from_socket)
                 .transpose()
@@ -166,7 +182,7 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let (tx, rx) = mpsc::channel();
-    stats[LEAVES]
+    stats[leaves]
         .send(Request::Stats(tx))
         .context("middle switch stopped")?;
     let mid = rx.recv_timeout(Duration::from_secs(5))?;

@@ -56,8 +56,8 @@ fn main() -> anyhow::Result<()> {
     let socks = std::sync::Mutex::new(socks);
     let assignment = |r: usize| Assignment {
         job: 7,
-        rank: r as u8,
-        workers: WORKERS as u8,
+        rank: r as u16,
+        workers: WORKERS as u16,
         child: r as u8,
         me: cfg.jobs[0].children[r].endpoint,
         parent: fanin_proto::config::Endpoint {

@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::Args;
 use fanin_proto::config::{Endpoint, SwitchConfig};
 use fanin_proto::quant::{EXP_MAX, EXP_MIN};
-use fanin_proto::wire::{Flags, FANIN_UDP_PORT, MAX_WIRE_ELEMENTS, MAX_WORKERS};
+use fanin_proto::wire::{Flags, FANIN_UDP_PORT, MAX_RANKS, MAX_WIRE_ELEMENTS, MAX_WORKERS};
 use fanin_proto::worker::Assignment;
 
 use crate::allreduce::{self, AllreduceConfig};
@@ -159,8 +159,9 @@ impl SwitchdArgs {
             }
             if self.worker.len() > MAX_WORKERS as usize {
                 return Err(input_error(format!(
-                    "{} workers exceed the {MAX_WORKERS} a job can hold",
-                    self.worker.len()
+                    "{} --worker addresses: {}",
+                    self.worker.len(),
+                    static_cap("the --worker job")
                 )));
             }
             let listen = self
@@ -186,6 +187,13 @@ impl SwitchdArgs {
             links: self.link.clone(),
         })
     }
+}
+
+/// Why `what`, a static job, stops at 64 ranks, and the way past it (one line).
+pub fn static_cap(what: &str) -> String {
+    format!(
+        "{what} must have 1..={MAX_WORKERS} workers: static jobs hold at most {MAX_WORKERS} ranks (header version 1's bitmap); a dynamic job (switchd with --link, `fanin send --dynamic`, `fanin place --emit-config --mode dynamic`) holds up to {MAX_RANKS}"
+    )
 }
 
 /// Binds the UDP data socket and the TCP stats listener (same port number by default).
@@ -274,9 +282,19 @@ pub fn run_switchd(args: &SwitchdArgs) -> anyhow::Result<()> {
 fn run_send_dynamic(args: &SendArgs) -> anyhow::Result<()> {
     let n = args.peer.len();
     let rank = args.rank.unwrap_or(0) as usize;
-    if !(2..=64).contains(&n) {
+    if !(2..=MAX_RANKS as usize).contains(&n) {
         return Err(input_error(format!(
-            "a dynamic job needs 2..=64 ranks: give --peer once per rank ({n} given)"
+            "a dynamic job needs 2..={MAX_RANKS} ranks (MAX_RANKS, header version 2's bitmap): give --peer once per rank ({n} given)"
+        )));
+    }
+    if let Some((r, ip)) = args
+        .peer
+        .iter()
+        .enumerate()
+        .find(|(r, ip)| args.peer[..*r].contains(ip))
+    {
+        return Err(input_error(format!(
+            "--peer {ip} is given twice (rank {r} and an earlier one): every rank needs its own address"
         )));
     }
     if rank >= n || args.workers.is_some_and(|w| w as usize != n) {
@@ -293,10 +311,16 @@ fn run_send_dynamic(args: &SendArgs) -> anyhow::Result<()> {
             "--scale {e} must be {EXP_MIN}..={EXP_MAX}"
         )));
     }
-    if args.packet_elements == 0 || args.packet_elements > MAX_WIRE_ELEMENTS {
+    let most = crate::leader::max_elements(n);
+    if args.packet_elements == 0 || args.packet_elements > most {
         return Err(input_error(format!(
-            "--packet-elements {} must be 1..={MAX_WIRE_ELEMENTS}",
-            args.packet_elements
+            "--packet-elements {} must be 1..={most}{}",
+            args.packet_elements,
+            if most < MAX_WIRE_ELEMENTS {
+                " (a job of more than 64 ranks uses header version 2, 86 bytes)"
+            } else {
+                ""
+            }
         )));
     }
     if args.window == 0 || args.window > args.slots {
@@ -397,12 +421,12 @@ pub struct SendArgs {
     /// The switch (parent) to send to.
     #[arg(long, value_name = "ADDR", required_unless_present = "assignment")]
     pub switch: Option<SocketAddrV4>,
-    /// This worker's rank.
+    /// This worker's rank (below 64 in a static job, below 512 with --dynamic).
     #[arg(long)]
-    pub rank: Option<u8>,
-    /// Workers in the job.
+    pub rank: Option<u16>,
+    /// Workers in the job (at most 64: static jobs use header version 1's 64-bit bitmap).
     #[arg(long, required_unless_present_any = ["assignment", "dynamic"])]
-    pub workers: Option<u8>,
+    pub workers: Option<u16>,
     /// Job id.
     #[arg(long)]
     pub job: Option<u16>,
@@ -489,9 +513,15 @@ impl SendArgs {
         } else {
             let workers = self.workers.expect("clap requires --workers");
             let rank = self.rank.unwrap_or(0);
-            if workers == 0 || workers as u32 > MAX_WORKERS || rank >= workers {
+            if workers == 0 || workers as u32 > MAX_WORKERS {
                 return Err(input_error(format!(
-                    "--rank {rank} must be below --workers {workers}, which is at most {MAX_WORKERS}"
+                    "--workers {workers}: {}",
+                    static_cap("a job")
+                )));
+            }
+            if rank >= workers {
+                return Err(input_error(format!(
+                    "--rank {rank} must be below --workers {workers}"
                 )));
             }
             let sw = self.switch.expect("clap requires --switch");
@@ -504,7 +534,7 @@ impl SendArgs {
                 job: self.job.unwrap_or(1),
                 rank,
                 workers,
-                child: self.child.unwrap_or(rank),
+                child: self.child.unwrap_or(rank as u8),
                 me: endpoint(bind),
                 parent: endpoint(sw),
                 window_limit: self.slots,
@@ -745,9 +775,9 @@ pub fn run_control(addr: SocketAddrV4, req: &switchd::ControlRequest) -> anyhow:
 /// `fanin allreduce`: a local switch and N workers, one allreduce.
 #[derive(Debug, Clone, Args)]
 pub struct AllreduceArgs {
-    /// Number of workers.
+    /// Number of workers (at most 64: the local switch runs a static job).
     #[arg(long)]
-    pub workers: u8,
+    pub workers: u16,
     /// Elements per worker.
     #[arg(long)]
     pub elements: usize,
@@ -788,7 +818,11 @@ impl AllreduceArgs {
     /// Validates the flags.
     pub fn validate(&self) -> anyhow::Result<AllreduceConfig> {
         if self.workers == 0 || self.workers as u32 > MAX_WORKERS {
-            return Err(input_error(format!("--workers must be 1..={MAX_WORKERS}")));
+            return Err(input_error(format!(
+                "--workers {}: {}",
+                self.workers,
+                static_cap("fanin allreduce's local job")
+            )));
         }
         if self.elements == 0 {
             return Err(input_error("--elements must be at least 1"));
@@ -815,7 +849,7 @@ impl AllreduceArgs {
             ));
         }
         Ok(AllreduceConfig {
-            workers: self.workers,
+            workers: self.workers as u8,
             elements: self.elements,
             packet_elements: self.packet_elements,
             slots: self.slots,

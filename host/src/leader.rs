@@ -6,6 +6,10 @@
 //! toward the block's leader, and after its retransmission timeout again with BYPASS
 //! straight to the leader, which answers BYPASS senders by unicast (docs/protocol.md,
 //! "Dynamic mode").
+//!
+//! A job of up to [`MAX_RANKS`] ranks: the worker speaks the header version the model gives
+//! the job's rank set ([`wide::version_for`]): version 1, bit for bit, while every rank is
+//! below 64, version 2 (512-bit contributor sets) once one is not.
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -16,7 +20,10 @@ use fanin_proto::model::dynamic::{
     leader_rank, LeaderBlock, LeaderEvent, BROADCAST, BROADCAST_MAC,
 };
 use fanin_proto::wire::frame::classify;
-use fanin_proto::wire::{Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, Repr};
+use fanin_proto::wire::{
+    wide, Datagram, Flags, FrameKind, L4Addr, PacketType, RankSet, WideRepr, MAX_RANKS,
+    MAX_WIRE_ELEMENTS, MAX_WIRE_ELEMENTS_V2, VERSION_2,
+};
 
 use crate::link::{mac_for, Dgram, Link};
 
@@ -96,7 +103,9 @@ struct Blk {
 struct Worker<'a> {
     cfg: &'a DynConfig,
     data: &'a [i32],
-    ranks: u64,
+    ranks: RankSet,
+    /// The header version of every packet of the job ([`wide::version_for`]).
+    version: u8,
     me: L4Addr,
     blocks: Vec<Blk>,
     leading: BTreeMap<usize, LeaderBlock>,
@@ -107,7 +116,50 @@ struct Worker<'a> {
     overflow: Option<u32>,
 }
 
-impl Worker<'_> {
+impl<'a> Worker<'a> {
+    /// Checks `cfg` and prepares the worker's blocks of `data`.
+    fn new(cfg: &'a DynConfig, data: &'a [i32]) -> Result<Self, String> {
+        let n = cfg.peers.len();
+        if !(2..=MAX_RANKS as usize).contains(&n) || cfg.rank >= n {
+            return Err(format!(
+                "a dynamic job has 2..={MAX_RANKS} ranks and rank {} must be below them ({n})",
+                cfg.rank
+            ));
+        }
+        let ranks = RankSet::first(n as u32);
+        let version = wide::version_for(&ranks);
+        let most = max_elements(n);
+        if cfg.elements == 0 || cfg.elements > most || cfg.window == 0 {
+            return Err(format!(
+                "packet elements must be 1..={most} (header version {version}) and the window positive"
+            ));
+        }
+        let ip = cfg.peers[cfg.rank];
+        let nb = data.len().div_ceil(cfg.elements as usize);
+        let mut w = Worker {
+            cfg,
+            data,
+            ranks,
+            version,
+            me: L4Addr {
+                mac: mac_for(ip),
+                ip,
+                port: cfg.udp_port,
+            },
+            blocks: vec![Blk::default(); nb],
+            leading: BTreeMap::new(),
+            sums: vec![0; data.len()],
+            report: DynReport {
+                blocks: nb,
+                ..DynReport::default()
+            },
+            out: Vec::new(),
+            overflow: None,
+        };
+        w.report.led = (0..nb).filter(|&i| w.leader(i) == cfg.rank).count();
+        Ok(w)
+    }
+
     fn range(&self, i: usize) -> std::ops::Range<usize> {
         let pe = self.cfg.elements as usize;
         i * pe..((i + 1) * pe).min(self.data.len())
@@ -130,7 +182,7 @@ impl Worker<'_> {
         }
     }
 
-    fn send(&mut self, dst: L4Addr, r: &Repr, data: &[i32]) {
+    fn send(&mut self, dst: L4Addr, r: &WideRepr, data: &[i32]) {
         let payload = r.to_bytes(data);
         let frame = Datagram {
             src: self.me,
@@ -141,8 +193,9 @@ impl Worker<'_> {
         self.out.push(Dgram::new(self.cfg.switch, frame));
     }
 
-    fn repr(&self, ptype: PacketType, flags: u8, i: usize, bitmap: u64) -> Repr {
-        Repr {
+    fn repr(&self, ptype: PacketType, flags: u8, i: usize, bitmap: RankSet) -> WideRepr {
+        WideRepr {
+            version: self.version,
             ptype,
             flags: Flags(flags),
             exponent: 0,
@@ -157,7 +210,12 @@ impl Worker<'_> {
     /// First transmission (or, with `retx`, a BYPASS retransmission) of block `i`.
     fn contribute(&mut self, i: usize, retx: bool) {
         let flags = if retx { Flags::BYPASS } else { 0 };
-        let r = self.repr(PacketType::Contribution, flags, i, 1 << self.cfg.rank);
+        let r = self.repr(
+            PacketType::Contribution,
+            flags,
+            i,
+            RankSet::one(self.cfg.rank as u32),
+        );
         let dst = self.addr(self.leader(i));
         let data = &self.data[self.range(i)];
         self.send(dst, &r, data);
@@ -180,13 +238,11 @@ impl Worker<'_> {
         if d.dst.port != self.cfg.udp_port {
             return Ok(false);
         }
-        let Ok(p) = Packet::new_checked(d.payload) else {
+        let Ok(r) = WideRepr::parse(d.payload) else {
             return Ok(false);
         };
-        let Ok(r) = Repr::parse(&p) else {
-            return Ok(false);
-        };
-        if r.job != self.cfg.job {
+        // A job has one header version (docs/protocol.md, "Header version 2").
+        if r.job != self.cfg.job || r.version != self.version {
             return Ok(false);
         }
         let i = r.block.wrapping_sub(self.cfg.first_block) as usize;
@@ -202,16 +258,18 @@ impl Worker<'_> {
                         r.block
                     ));
                 }
-                self.finish(i, &p.elements());
+                self.finish(i, &wide::elements(d.payload));
                 Ok(true)
             }
-            PacketType::Contribution if mine => Ok(self.lead(i, d.src, &r, &p.elements())),
+            PacketType::Contribution if mine => {
+                Ok(self.lead(i, d.src, &r, &wide::elements(d.payload)))
+            }
             _ => Ok(false),
         }
     }
 
     /// The leader of block `i` takes a contribution; true if the block completed.
-    fn lead(&mut self, i: usize, src: L4Addr, r: &Repr, data: &[i32]) -> bool {
+    fn lead(&mut self, i: usize, src: L4Addr, r: &WideRepr, data: &[i32]) -> bool {
         let own = &self.data[self.range(i)];
         let (ranks, id) = (self.ranks, self.block_id(i));
         let lb = self
@@ -220,7 +278,7 @@ impl Worker<'_> {
             .or_insert_with(|| LeaderBlock::new(ranks, id, own));
         let before = lb.unicast.len();
         let held = lb.sum.clone();
-        let ev = lb.take(src, r, data);
+        let ev = lb.take(src, *r, data);
         // LeaderBlock saturates like the switches; a saturated lane is no sum, so it is
         // detected here (and flagged by the switches on partials) and fails the run.
         if matches!(ev, LeaderEvent::Merged | LeaderEvent::Completed)
@@ -278,45 +336,25 @@ impl Worker<'_> {
     }
 }
 
+/// Largest packet (elements) of a dynamic job of `ranks` ranks: [`MAX_WIRE_ELEMENTS`] in
+/// header version 1, [`MAX_WIRE_ELEMENTS_V2`] in version 2 (a job of more than 64 ranks).
+pub fn max_elements(ranks: usize) -> u16 {
+    let set = RankSet::first(ranks.min(MAX_RANKS as usize) as u32);
+    if wide::version_for(&set) == VERSION_2 {
+        MAX_WIRE_ELEMENTS_V2
+    } else {
+        MAX_WIRE_ELEMENTS
+    }
+}
+
 /// Runs one allreduce of `data` (already quantized) as worker `cfg.rank`; returns the sums.
 pub fn run<L: Link + ?Sized>(
     cfg: &DynConfig,
     link: &mut L,
     data: &[i32],
 ) -> Result<(Vec<i32>, DynReport), String> {
-    let n = cfg.peers.len();
-    if !(2..=64).contains(&n) || cfg.rank >= n {
-        return Err(format!(
-            "a dynamic job has 2..=64 ranks and rank {} must be below them ({n})",
-            cfg.rank
-        ));
-    }
-    if cfg.elements == 0 || cfg.window == 0 {
-        return Err("packet elements and window must be positive".into());
-    }
-    let ranks = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-    let ip = cfg.peers[cfg.rank];
-    let nb = data.len().div_ceil(cfg.elements as usize);
-    let mut w = Worker {
-        cfg,
-        data,
-        ranks,
-        me: L4Addr {
-            mac: mac_for(ip),
-            ip,
-            port: cfg.udp_port,
-        },
-        blocks: vec![Blk::default(); nb],
-        leading: BTreeMap::new(),
-        sums: vec![0; data.len()],
-        report: DynReport {
-            blocks: nb,
-            ..DynReport::default()
-        },
-        out: Vec::new(),
-        overflow: None,
-    };
-    w.report.led = (0..nb).filter(|&i| w.leader(i) == cfg.rank).count();
+    let mut w = Worker::new(cfg, data)?;
+    let nb = w.blocks.len();
     let start = Instant::now();
     let mut last_progress = start;
     let mut last_rx = start;
@@ -332,6 +370,9 @@ pub fn run<L: Link + ?Sized>(
             w.blocks[next].sent_at = Some(now);
             next += 1;
         }
+        // Sleep in recv until the next retransmission is due (a datagram ends it early), at
+        // most MAX_WAIT: hundreds of workers on one machine must not spin.
+        let mut wait = MAX_WAIT;
         for i in lo..next {
             let b = w.blocks[i];
             if b.done || w.leader(i) == cfg.rank {
@@ -343,6 +384,9 @@ pub fn run<L: Link + ?Sized>(
                 w.report.retransmits += 1;
                 w.blocks[i].sent_at = Some(now);
                 w.blocks[i].tries += 1;
+                wait = wait.min(cfg.retransmit * (1u32 << w.blocks[i].tries.min(3)));
+            } else if let Some(t) = b.sent_at {
+                wait = wait.min((t + rto).saturating_duration_since(now));
             }
         }
         if !w.out.is_empty() {
@@ -350,7 +394,7 @@ pub fn run<L: Link + ?Sized>(
                 .map_err(|e| format!("cannot send to switch {}: {e}", cfg.switch))?;
         }
         inbox.clear();
-        link.recv(&mut inbox, Duration::from_millis(1))
+        link.recv(&mut inbox, wait)
             .map_err(|e| format!("receive failed: {e}"))?;
         let now = Instant::now();
         for d in inbox.drain(..) {
@@ -405,6 +449,9 @@ pub fn run<L: Link + ?Sized>(
     }
 }
 
+/// Longest sleep of a worker waiting for datagrams (bounds the reaction to its timeouts).
+const MAX_WAIT: Duration = Duration::from_millis(10);
+
 /// One switch of a [`star_chain`]: its configuration, its links and where it listens.
 #[derive(Debug, Clone)]
 pub struct ChainSwitch {
@@ -427,11 +474,32 @@ pub struct ChainWorker {
     pub switch: SocketAddrV4,
 }
 
+/// Hosts per /24 in [`chain_worker_ip`] (last octets 1..=250).
+const PER_NET: usize = 250;
+
+/// In-frame address of worker `w` of a [`star_chain`]: `10.0.(1 + w / 250).(1 + w % 250)`
+/// (`10.0.1.(w+1)` below 250 workers; distinct for every `w` below 250 · 254).
+pub fn chain_worker_ip(w: usize) -> Ipv4Addr {
+    assert!(w < PER_NET * 254, "worker {w} has no chain address");
+    Ipv4Addr::new(10, 0, (1 + w / PER_NET) as u8, (1 + w % PER_NET) as u8)
+}
+
+/// In-frame address of switch `s` of a [`star_chain`]: `10.0.0.(s+1)` (`s` below 250).
+pub fn chain_switch_ip(s: usize) -> Ipv4Addr {
+    assert!(
+        s < PER_NET,
+        "switch {s} has no chain address (at most {PER_NET} switches)"
+    );
+    Ipv4Addr::new(10, 0, 0, (s + 1) as u8)
+}
+
 /// A dynamic job on `leaves` leaf switches of `per_leaf` workers each, every leaf linked to
 /// one middle switch (the last of `switches`). In-frame addresses: switch `s` is
-/// `10.0.0.(s+1)`, worker `w` is `10.0.1.(w+1)`; `udp(i)` gives the UDP address of switch
-/// `i` (`0..=leaves`, the middle last) and of worker `w` (`leaves + 1 + w`). Used by the CLI
-/// tests and the demo.
+/// [`chain_switch_ip`], worker `w` is [`chain_worker_ip`]; `udp(i)` gives the UDP address of
+/// switch `i` (`0..=leaves`, the middle last) and of worker `w` (`leaves + 1 + w`). Used by
+/// the CLI tests and the demo. A dynamic switch records ingress ports in a 64-bit set, so a
+/// loadable chain has at most 62 workers per leaf and 63 leaves (up to [`MAX_RANKS`]
+/// workers in all); the switches' configurations refuse more with a clear error.
 pub fn star_chain(
     leaves: usize,
     per_leaf: usize,
@@ -440,15 +508,21 @@ pub fn star_chain(
     udp: impl Fn(usize) -> SocketAddrV4,
 ) -> (Vec<ChainSwitch>, Vec<ChainWorker>) {
     let n = leaves * per_leaf;
-    let worker_ip = |w: usize| Ipv4Addr::new(10, 0, 1, w as u8 + 1);
-    let switch_ip = |s: usize| Ipv4Addr::new(10, 0, 0, s as u8 + 1);
+    assert!(
+        per_leaf < 254,
+        "{per_leaf} workers per leaf leave no port for the uplink"
+    );
+    let (worker_ip, switch_ip) = (chain_worker_ip, chain_switch_ip);
     let middle = leaves;
+    // Every worker and every other switch has a route.
+    let routes = (n + leaves).min(u16::MAX as usize) as u16;
     let mut switches = Vec::new();
     for l in 0..leaves {
         let up = per_leaf + 1;
         let mut c = SwitchConfig::new(&format!("leaf{l}"), mac_for(switch_ip(l)), switch_ip(l));
         c.params = Params {
             ports: up as u8 + 1,
+            max_routes: params.max_routes.max(routes),
             ..params
         };
         let mut links = vec![(up as u8, udp(middle))];
@@ -480,6 +554,7 @@ pub fn star_chain(
     let mut c = SwitchConfig::new("middle", mac_for(switch_ip(middle)), switch_ip(middle));
     c.params = Params {
         ports: leaves as u8 + 1,
+        max_routes: params.max_routes.max(routes),
         ..params
     };
     for w in 0..n {
@@ -508,4 +583,171 @@ pub fn star_chain(
         })
         .collect();
     (switches, workers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fanin_proto::wire::{Repr, HEADER_LEN, HEADER_LEN_V2, VERSION};
+
+    fn cfg(ranks: usize, rank: usize) -> DynConfig {
+        DynConfig {
+            job: 3,
+            rank,
+            peers: (0..ranks).map(chain_worker_ip).collect(),
+            udp_port: fanin_proto::wire::FANIN_UDP_PORT,
+            switch: SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9),
+            elements: 2,
+            window: 4,
+            first_block: 10,
+            retransmit: Duration::from_millis(10),
+            timeout: Duration::from_secs(1),
+            linger: Duration::from_millis(10),
+        }
+    }
+
+    /// The datagram payload of the frame the worker queued last.
+    fn last_payload(w: &Worker) -> Vec<u8> {
+        let FrameKind::Ipv4 {
+            udp: Some(Ok(d)), ..
+        } = classify(w.out.last().unwrap().payload())
+        else {
+            panic!("not a UDP frame");
+        };
+        d.payload.to_vec()
+    }
+
+    /// Up to 64 ranks the worker's packets are the version-1 bytes it always sent (rank
+    /// 63's bit is the bitmap's top one); from 65 ranks on they are version 2, with the
+    /// same fields, and the leader's result names every rank.
+    #[test]
+    fn version_1_up_to_64_ranks_bit_for_bit_version_2_above() {
+        let data = [5, -6, 7];
+        for (n, rank) in [(2, 1), (64, 63), (64, 0)] {
+            let c = cfg(n, rank);
+            let mut w = Worker::new(&c, &data).unwrap();
+            w.contribute(1, true);
+            let want = Repr {
+                ptype: PacketType::Contribution,
+                flags: Flags(Flags::BYPASS),
+                exponent: 0,
+                job: 3,
+                elements: 1,
+                block: 11,
+                child: 0,
+                bitmap: 1u64 << rank,
+            }
+            .to_bytes(&[7]);
+            assert_eq!(last_payload(&w), want, "{n} ranks, rank {rank}");
+            assert_eq!(want.len(), HEADER_LEN + 4);
+        }
+        for (n, rank) in [(65, 64), (512, 511), (300, 3)] {
+            let c = cfg(n, rank);
+            let mut w = Worker::new(&c, &data).unwrap();
+            w.contribute(0, false);
+            let got = last_payload(&w);
+            assert_eq!(got.len(), HEADER_LEN_V2 + 8);
+            let r = WideRepr::parse(&got).unwrap();
+            assert_eq!(
+                (r.version, r.block, r.elements, r.bitmap),
+                (VERSION_2, 10, 2, RankSet::one(rank as u32))
+            );
+            assert_eq!(wide::elements(&got), [5, -6]);
+            assert_eq!(w.version, VERSION_2);
+            // The 64-rank job stays in version 1.
+            assert_eq!(Worker::new(&cfg(64, 0), &data).unwrap().version, VERSION);
+        }
+    }
+
+    /// A leader of a 300-rank job completes its block once the other 299 ranks arrive (two
+    /// partial sets and single ranks, a duplicate among them) and broadcasts the result in
+    /// version 2; a version-1 packet of the job is ignored.
+    #[test]
+    fn a_300_rank_leader_completes_in_version_2() {
+        let c = cfg(300, 10);
+        let data = vec![1i32; 2 * 300];
+        let mut w = Worker::new(&c, &data).unwrap();
+        // Block id 10 is led by rank 10 (its index 0 in this tensor).
+        assert_eq!(w.leader(0), 10);
+        let me = w.me;
+        let from = |rank: usize, set: RankSet, version: u8, sum: i32| {
+            let payload = WideRepr {
+                version,
+                ptype: PacketType::Contribution,
+                flags: Flags(0),
+                exponent: 0,
+                job: 3,
+                elements: 2,
+                block: 10,
+                child: 0,
+                bitmap: set,
+            }
+            .to_bytes(&[sum, -sum]);
+            let src = L4Addr {
+                mac: mac_for(chain_worker_ip(rank)),
+                ip: chain_worker_ip(rank),
+                port: c.udp_port,
+            };
+            Datagram {
+                src,
+                dst: me,
+                payload: &payload,
+            }
+            .to_frame(false)
+        };
+        let mut low = RankSet::first(200);
+        low.remove(10);
+        assert!(!w.receive(&from(0, low, VERSION_2, 199)).unwrap());
+        // A version-1 packet naming ranks the leader still waits for: not this job's.
+        let v1 = from(200, RankSet::one(200 % 64), VERSION, 1);
+        assert!(!w.receive(&v1).unwrap());
+        assert_eq!(w.report.leader_merges, 1);
+        assert!(!w.receive(&from(3, RankSet::one(3), VERSION_2, 1)).unwrap());
+        assert_eq!(w.report.leader_duplicates, 1);
+        let high = RankSet::first(299).minus(&RankSet::first(200));
+        assert!(!w.receive(&from(250, high, VERSION_2, 99)).unwrap());
+        assert!(w
+            .receive(&from(299, RankSet::one(299), VERSION_2, 1))
+            .unwrap());
+        assert_eq!(&w.sums[..2], &[300, 300 - 2 * 299]);
+        let r = WideRepr::parse(&last_payload(&w)).unwrap();
+        assert_eq!(
+            (r.version, r.ptype, r.bitmap),
+            (VERSION_2, PacketType::Result, RankSet::first(300))
+        );
+    }
+
+    /// Bad configurations: one peer, 513 peers, a rank outside them, a packet too long for
+    /// version 2.
+    #[test]
+    fn bad_configurations_are_refused() {
+        let e = |c: DynConfig| Worker::new(&c, &[1]).err().unwrap();
+        assert!(e(cfg(1, 0)).contains("2..=512 ranks"));
+        assert!(e(cfg(513, 0)).contains("2..=512 ranks"));
+        assert!(e(cfg(100, 100)).contains("rank 100 must be below them (100)"));
+        let long = DynConfig {
+            elements: 2222,
+            ..cfg(65, 0)
+        };
+        assert!(e(long).contains("1..=2221 (header version 2)"));
+        let ok = DynConfig {
+            elements: 2237,
+            ..cfg(64, 0)
+        };
+        assert!(Worker::new(&ok, &[1]).is_ok());
+    }
+
+    /// Star-chain addresses stay distinct up to 512 workers and keep 10.0.1.(w+1) below 250.
+    #[test]
+    fn chain_addresses_are_distinct_up_to_512_workers() {
+        let mut ips: Vec<Ipv4Addr> = (0..512).map(chain_worker_ip).collect();
+        assert_eq!(ips[0], Ipv4Addr::new(10, 0, 1, 1));
+        assert_eq!(ips[249], Ipv4Addr::new(10, 0, 1, 250));
+        assert_eq!(ips[511], Ipv4Addr::new(10, 0, 3, 12));
+        ips.extend((0..64).map(chain_switch_ip));
+        let n = ips.len();
+        ips.sort_unstable();
+        ips.dedup();
+        assert_eq!(ips.len(), n);
+    }
 }

@@ -109,7 +109,7 @@ pub enum SendError {
         /// Job.
         job: u16,
         /// Rank.
-        rank: u8,
+        rank: u16,
     },
     /// Results stopped arriving.
     #[error("timed out after {secs:.1}s without progress, waiting for block {block} ({done} of {blocks} blocks of the {phase} done); last saw {last}")]
@@ -137,9 +137,9 @@ pub enum SendError {
         /// Job.
         job: u16,
         /// Rank.
-        rank: u8,
+        rank: u16,
         /// Workers in the job.
-        workers: u8,
+        workers: u16,
         /// Description of the last datagram received.
         last: String,
     },

@@ -340,7 +340,7 @@ impl Net {
     }
 
     /// The worker of `job` with rank `rank`.
-    pub fn worker(&self, job: u16, rank: u8) -> Option<&Worker> {
+    pub fn worker(&self, job: u16, rank: u16) -> Option<&Worker> {
         self.workers()
             .find(|w| w.assignment().job == job && w.assignment().rank == rank)
     }

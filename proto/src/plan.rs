@@ -12,7 +12,7 @@
 use core::net::Ipv4Addr;
 
 use crate::config::{Child, Endpoint, JobEntry, Mode, Params, Role, Route, SwitchConfig, Trust};
-use crate::wire::{FANIN_UDP_PORT, MAX_WORKERS};
+use crate::wire::{RankSet, FANIN_UDP_PORT, MAX_RANKS, MAX_WORKERS};
 use crate::worker::Assignment;
 
 /// What a node of the physical tree is.
@@ -158,6 +158,15 @@ pub fn build_with(
         }
     }
     let root = top.ok_or_else(|| PlanError::Job("no node without a parent (cycle?)".into()))?;
+    if let Some(i) = (0..n).find(|&i| kids[i].len() > 254) {
+        return Err(err(
+            i,
+            format!(
+                "{} children: a switch has at most 255 ports, one of them up",
+                kids[i].len()
+            ),
+        ));
+    }
     if !matches!(
         nodes[root].kind,
         NodeKind::Switch {
@@ -199,16 +208,25 @@ pub fn build_with(
     if worker_nodes.is_empty() {
         return Err(PlanError::Job("the tree has no workers".into()));
     }
-    if worker_nodes.len() as u32 > MAX_WORKERS {
+    let dynamic = matches!(spec.mode, Mode::Dynamic { .. });
+    let nw = worker_nodes.len();
+    if dynamic && nw as u32 > MAX_RANKS {
         return Err(PlanError::Job(format!(
-            "{} workers exceed the {MAX_WORKERS} a job can hold",
-            worker_nodes.len()
+            "{nw} workers exceed the {MAX_RANKS} ranks a dynamic job can hold (MAX_RANKS, header version 2's bitmap)"
         )));
     }
-    let mut rank = vec![u8::MAX; n];
-    for (r, &w) in worker_nodes.iter().enumerate() {
-        rank[w] = r as u8;
+    if !dynamic && nw as u32 > MAX_WORKERS {
+        return Err(PlanError::Job(format!(
+            "{nw} workers: static and timeout jobs hold at most {MAX_WORKERS} ranks (header version 1's bitmap); use mode dynamic for up to {MAX_RANKS}"
+        )));
     }
+    let mut rank = vec![u16::MAX; n];
+    for (r, &w) in worker_nodes.iter().enumerate() {
+        rank[w] = r as u16;
+    }
+    // A dynamic job's switches all hold the job's whole rank set: the leader of a block is
+    // the (block mod N)-th rank of it, which every switch and host must agree on.
+    let all = RankSet::first(nw as u32);
     // Aggregation parent (nearest blue ancestor) and physical port toward each descendant.
     let mut agg_parent = vec![None; n];
     for &v in &order {
@@ -229,9 +247,15 @@ pub fn build_with(
         }
     }
     // subtree ranks and delivered ranks, bottom-up.
+    // (Only while the ranks fit 64 bits: a dynamic job's may not, and then its entries have
+    // no children, which dynamic mode does not use anyway.)
+    let narrow = nw <= 64;
     let mut subtree = vec![0u64; n];
     let mut delivered = vec![0u64; n];
     for &v in order.iter().rev() {
+        if !narrow {
+            break;
+        }
         if nodes[v].kind == NodeKind::Worker {
             subtree[v] = 1 << rank[v];
             delivered[v] = subtree[v];
@@ -297,8 +321,11 @@ pub fn build_with(
             }
         }
         if blue(s) {
+            // A dynamic switch takes any contribution in transit: its children are unused,
+            // and left out when the ranks do not fit their 64-bit sets.
             let children = agg_kids[s]
                 .iter()
+                .filter(|_| narrow)
                 .map(|&c| Child {
                     endpoint: Endpoint {
                         port: port_toward(s, c),
@@ -322,7 +349,7 @@ pub fn build_with(
                         .expect("child of parent") as u8,
                 },
             };
-            let lim = limit(nodes[s].kind, children.len());
+            let lim = limit(nodes[s].kind, children.len()).max(1);
             if role == Role::Root && lim < children.len() {
                 return Err(err(
                     s,
@@ -335,8 +362,12 @@ pub fn build_with(
                 mode: spec.mode,
                 degree_limit: lim as u8,
                 children,
-                ranks: subtree[s],
-                ranks_hi: vec![],
+                ranks: if dynamic { all.0[0] } else { subtree[s] },
+                ranks_hi: if dynamic {
+                    all.0[1..nw.div_ceil(64).max(1)].to_vec()
+                } else {
+                    vec![]
+                },
                 slot_base: 0,
                 slot_count: spec.slot_count,
                 quota: 0,
@@ -354,7 +385,7 @@ pub fn build_with(
             Assignment {
                 job: spec.job,
                 rank: rank[w],
-                workers: worker_nodes.len() as u8,
+                workers: nw as u16,
                 child: agg_kids[p].iter().position(|&k| k == w).expect("child") as u8,
                 me: addr(w),
                 parent: addr(p),
@@ -482,4 +513,231 @@ pub fn merge(plans: &[Plan]) -> Result<Vec<SwitchConfig>, PlanError> {
         })?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::netsim::{JobRun, Links, Net};
+    use crate::worker::Sending;
+
+    /// A root over `groups.len()` aggregating switches with `groups[g]` workers each.
+    fn two_level(groups: &[usize], degree_limit: Option<u8>) -> Vec<NodeSpec> {
+        let sw = |name: String, parent, degree_limit| NodeSpec {
+            name,
+            parent,
+            kind: NodeKind::Switch {
+                aggregate: true,
+                degree_limit,
+            },
+        };
+        let mut v = vec![sw("r".into(), None, None)];
+        for (g, &k) in groups.iter().enumerate() {
+            let s = v.len();
+            v.push(sw(format!("s{g}"), Some(0), degree_limit));
+            for i in 0..k {
+                v.push(NodeSpec {
+                    name: format!("w{g}.{i}"),
+                    parent: Some(s),
+                    kind: NodeKind::Worker,
+                });
+            }
+        }
+        v
+    }
+
+    fn spec(mode: Mode) -> JobSpec {
+        JobSpec {
+            job: 1,
+            slot_count: 8,
+            elements: 4,
+            mode,
+            addressing: Addressing::Network,
+            trust: Trust::default(),
+        }
+    }
+
+    const DYNAMIC: Mode = Mode::Dynamic {
+        flush_after: 10,
+        reclaim_after: 100,
+    };
+
+    /// A dynamic plan of 300 workers: every switch holds the job's whole rank set (the
+    /// leader of a block is its (block mod 300)-th rank everywhere), in header version 2,
+    /// and the workers have ranks 0..300.
+    #[test]
+    fn a_dynamic_plan_holds_up_to_512_ranks_with_the_whole_set_at_every_switch() {
+        let nodes = two_level(&[50; 6], None);
+        let p = build(
+            &nodes,
+            JobSpec {
+                trust: Trust::OFF,
+                ..spec(DYNAMIC)
+            },
+        )
+        .unwrap();
+        assert_eq!(p.switches.len(), 7);
+        for s in &p.switches {
+            let j = &s.jobs[0];
+            assert_eq!(j.rank_set(), RankSet::first(300), "{}", s.name);
+            assert_eq!(j.header_version(), crate::wire::VERSION_2);
+            assert!(j.children.is_empty());
+        }
+        let ranks: Vec<u16> = p.workers.iter().map(|a| a.rank).collect();
+        assert_eq!(ranks, (0..300).collect::<Vec<_>>());
+        assert!(p.workers.iter().all(|a| a.workers == 300));
+        // 512 is the most; a dynamic job of 64 or fewer stays in version 1.
+        let e = build(&two_level(&[57; 9], None), spec(DYNAMIC)).unwrap_err();
+        assert_eq!(e.to_string(), "513 workers exceed the 512 ranks a dynamic job can hold (MAX_RANKS, header version 2's bitmap)");
+        let small = build(
+            &two_level(&[32, 32], None),
+            JobSpec {
+                trust: Trust::OFF,
+                ..spec(DYNAMIC)
+            },
+        )
+        .unwrap();
+        assert_eq!(small.switches[1].jobs[0].rank_set(), RankSet::first(64));
+        assert_eq!(
+            small.switches[1].jobs[0].header_version(),
+            crate::wire::VERSION
+        );
+    }
+
+    /// Every worker's contribution to a block led elsewhere is aggregated by its leaf switch
+    /// of a two-level dynamic plan, in version 1 (64 ranks) and version 2 (120 ranks). With
+    /// the leaf's own subtree as the job's set (as plans had), the leaf picked a different
+    /// leader and refused one of its ranks as not of the job, so that rank never got through.
+    #[test]
+    fn every_rank_of_a_two_level_dynamic_plan_is_aggregated_at_its_leaf() {
+        use crate::model::{Switch, Verdict};
+        use crate::wire::{Datagram, L4Addr, PacketType, WideRepr};
+        for groups in [&[32usize, 32][..], &[40, 40, 40]] {
+            let nodes = two_level(groups, None);
+            let p = build(
+                &nodes,
+                JobSpec {
+                    trust: Trust::OFF,
+                    ..spec(DYNAMIC)
+                },
+            )
+            .unwrap();
+            let n = p.workers.len() as u32;
+            let set = RankSet::first(n);
+            // A block led by the first worker of the last leaf.
+            let block = n - groups[groups.len() - 1] as u32;
+            let leader = &p.workers[block as usize];
+            for (leaf, &node) in p.switch_nodes.iter().enumerate().skip(1) {
+                let cfg = &p.switches[leaf];
+                for a in p
+                    .workers
+                    .iter()
+                    .filter(|a| nodes[p.worker_nodes[a.rank as usize]].parent == Some(node))
+                {
+                    if a.rank as u32 == block {
+                        continue;
+                    }
+                    let mut sw = Switch::new(cfg).unwrap();
+                    let payload = WideRepr {
+                        version: crate::wire::wide::version_for(&set),
+                        ptype: PacketType::Contribution,
+                        flags: crate::wire::Flags(0),
+                        exponent: 0,
+                        job: 1,
+                        elements: 1,
+                        block,
+                        child: 0,
+                        bitmap: RankSet::one(a.rank as u32),
+                    }
+                    .to_bytes(&[1]);
+                    let l4 = |e: &Endpoint| L4Addr {
+                        mac: e.mac,
+                        ip: e.ip,
+                        port: e.udp_port,
+                    };
+                    let frame = Datagram {
+                        src: l4(&a.me),
+                        dst: l4(&leader.me),
+                        payload: &payload,
+                    }
+                    .to_frame(true);
+                    let port = cfg
+                        .routes
+                        .iter()
+                        .find(|r| r.ip == a.me.ip)
+                        .expect("route to the worker")
+                        .port;
+                    let v = sw.handle(0, port, &frame).verdict;
+                    assert_eq!(
+                        v,
+                        Verdict::Aggregated,
+                        "{n} ranks: rank {} at {}",
+                        a.rank,
+                        cfg.name
+                    );
+                }
+            }
+        }
+    }
+
+    /// Static and timeout plans stop at 64 workers and say how to go further.
+    #[test]
+    fn static_and_timeout_plans_stop_at_64_naming_dynamic_mode() {
+        let nodes = two_level(&[33, 32], None);
+        for mode in [
+            Mode::Static,
+            Mode::Timeout {
+                flush_after: 10,
+                reclaim_after: 100,
+            },
+        ] {
+            let e = build(&nodes, spec(mode)).unwrap_err().to_string();
+            assert_eq!(e, "65 workers: static and timeout jobs hold at most 64 ranks (header version 1's bitmap); use mode dynamic for up to 512");
+        }
+        let e = build(&star(255), spec(DYNAMIC)).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "node root: 255 children: a switch has at most 255 ports, one of them up"
+        );
+    }
+
+    /// Regression for "a 64-rank session open stalls": a 64-rank job (every bit of the
+    /// version-1 bitmap) opens its session and ends with the exact sums, in a star, two
+    /// levels, two levels with a degree limit, and 64 single-worker switches.
+    #[test]
+    fn a_64_rank_session_opens_in_every_shape() {
+        for (name, nodes) in [
+            ("star", star(64)),
+            ("2x32", two_level(&[32, 32], None)),
+            ("2x32, degree limit 8", two_level(&[32, 32], Some(8))),
+            ("63+1", two_level(&[63, 1], None)),
+            ("64x1", two_level(&[1; 64], None)),
+        ] {
+            let p = build(&nodes, spec(Mode::Static)).unwrap();
+            assert!(p.workers.iter().all(|a| a.session));
+            let data: Vec<Vec<i32>> = (0..64).map(|r| vec![r, -r, 1, 7 * r, 0]).collect();
+            let runs = [JobRun {
+                plan: p,
+                sending: Sending {
+                    window: 2,
+                    retransmit_after: 100,
+                    first_block: 0,
+                    exponent: 0,
+                },
+                data,
+                start: vec![],
+            }];
+            let mut net = Net::new(&nodes, &runs, Links::default(), 1).unwrap();
+            let out = net.run(1_000_000);
+            assert!(out.finished, "{name}: the session or the allreduce stalled");
+            for r in 0..64 {
+                let w = net.worker(1, r).unwrap();
+                assert_eq!(
+                    w.result().unwrap().0,
+                    vec![2016, -2016, 64, 7 * 2016, 0],
+                    "{name}: rank {r}"
+                );
+            }
+        }
+    }
 }

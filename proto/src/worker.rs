@@ -12,10 +12,11 @@ use crate::config::Endpoint;
 pub struct Assignment {
     /// Job id.
     pub job: u16,
-    /// The worker's rank: its bit in the contributor bitmap.
-    pub rank: u8,
-    /// Number of workers in the job.
-    pub workers: u8,
+    /// The worker's rank: its bit in the contributor bitmap (below 64 in a static job, below
+    /// 512 in a dynamic one).
+    pub rank: u16,
+    /// Number of workers in the job (at most 64 in a static job, 512 in a dynamic one).
+    pub workers: u16,
     /// The worker's child index at its parent.
     pub child: u8,
     /// The worker's own address (where results arrive).
@@ -365,7 +366,8 @@ impl Worker {
         let Ok(r) = Repr::parse(&p) else {
             return Received::Ignored;
         };
-        if let Some((block, reason)) = crate::join::refusal(payload, self.a.job, self.a.rank) {
+        if let Some((block, reason)) = crate::join::refusal(payload, self.a.job, self.a.rank as u8)
+        {
             let index = block.wrapping_sub(self.s.first_block) as usize;
             let outstanding = index < self.next && self.results[index].is_none();
             return if outstanding {
@@ -440,8 +442,8 @@ mod tests {
         };
         Assignment {
             job: 7,
-            rank,
-            workers,
+            rank: rank as u16,
+            workers: workers as u16,
             child: rank,
             me: ep,
             parent: ep,

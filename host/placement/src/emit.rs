@@ -13,7 +13,7 @@ use std::path::Path;
 
 use fanin_proto::config::{Endpoint, JobEntry, Mode, Params, SwitchConfig};
 use fanin_proto::plan::{self, Addressing as PlanAddressing, JobSpec, NodeKind, NodeSpec};
-use fanin_proto::wire::{DEFAULT_ELEMENTS, FANIN_UDP_PORT, MAX_WORKERS};
+use fanin_proto::wire::{DEFAULT_ELEMENTS, FANIN_UDP_PORT, MAX_RANKS, MAX_WORKERS};
 use fanin_proto::worker::Assignment;
 
 use crate::aggtree::{AggKind, AggTree};
@@ -50,7 +50,7 @@ impl Default for EmitOptions {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EmitError {
     /// The job has more workers than the contributor bitmap holds.
-    #[error("job {job} has {workers} workers; a job holds at most {max} (fanin_proto::wire::MAX_WORKERS): use fewer servers")]
+    #[error("job {job} has {workers} workers; {}", if *max == MAX_WORKERS { format!("static and timeout jobs hold at most {MAX_WORKERS} ranks (header version 1's bitmap): use --mode dynamic for up to {MAX_RANKS}, or fewer servers") } else { format!("a dynamic job holds at most {max} ranks (MAX_RANKS, header version 2's bitmap): use fewer servers") })]
     TooManyWorkers {
         /// Job id.
         job: u16,
@@ -158,11 +158,15 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
         if ws.is_empty() {
             return Err(EmitError::NoWorkers(*job));
         }
-        if ws.len() > MAX_WORKERS as usize {
+        let max = match opts.mode {
+            Mode::Dynamic { .. } => MAX_RANKS,
+            _ => MAX_WORKERS,
+        };
+        if ws.len() > max as usize {
             return Err(EmitError::TooManyWorkers {
                 job: *job,
                 workers: ws.len(),
-                max: MAX_WORKERS,
+                max,
             });
         }
         if let Some(n) = tree

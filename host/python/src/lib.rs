@@ -84,9 +84,10 @@ impl Switch {
             )));
         }
         let world = workers.len() / lanes;
-        if world == 0 || world > 64 {
+        if world == 0 || world as u32 > fanin_proto::wire::MAX_WORKERS {
             return Err(PyValueError::new_err(format!(
-                "a fanin job has 1 to 64 workers, not {world}"
+                "{world} workers: {}",
+                static_cap()
             )));
         }
         let sock = UdpSocket::bind(me)
@@ -251,8 +252,8 @@ impl Worker {
         buf: &Bound<'_, PyAny>,
         switch: &str,
         job: u16,
-        rank: u8,
-        workers: u8,
+        rank: u16,
+        workers: u16,
         elements: u16,
         slots: u32,
         timeout: f64,
@@ -271,7 +272,13 @@ impl Worker {
                 "the retransmission timeout must be at least 1 ms",
             ));
         }
-        if workers == 0 || rank >= workers {
+        if workers == 0 || workers as u32 > fanin_proto::wire::MAX_WORKERS {
+            return Err(PyValueError::new_err(format!(
+                "workers={workers}: {}",
+                static_cap()
+            )));
+        }
+        if rank >= workers {
             return Err(PyValueError::new_err(format!(
                 "rank {rank} is not in a job of {workers} workers"
             )));
@@ -282,7 +289,7 @@ impl Worker {
                 job,
                 rank,
                 workers,
-                child: child.unwrap_or(rank),
+                child: child.unwrap_or(rank as u8),
                 me: endpoint(self.address),
                 parent: endpoint(parent),
                 window_limit: slots,
@@ -490,8 +497,8 @@ fn pick_assignment(
     let workers = mine[0].workers;
     if workers == 0 || workers as u32 > fanin_proto::wire::MAX_WORKERS {
         return Err(format!(
-            "job {job} in {path} has {workers} workers; a job has 1 to {}",
-            fanin_proto::wire::MAX_WORKERS
+            "job {job} in {path} has {workers} workers: {}",
+            static_cap()
         ));
     }
     if let Some(a) = mine.iter().find(|a| a.workers != workers) {
@@ -508,7 +515,7 @@ fn pick_assignment(
             ));
         }
     }
-    let mut ranks: Vec<u8> = mine.iter().map(|a| a.rank).collect();
+    let mut ranks: Vec<u16> = mine.iter().map(|a| a.rank).collect();
     ranks.sort_unstable();
     if let Some(d) = ranks.windows(2).find(|p| p[0] == p[1]) {
         return Err(format!("job {job} in {path} lists rank {} twice", d[0]));
@@ -567,4 +574,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_assignment, m)?)?;
     m.add("FaninError", m.py().get_type::<FaninError>())?;
     Ok(())
+}
+
+/// Why the binding's jobs stop at 64 workers, and the way past it (one line).
+fn static_cap() -> String {
+    format!(
+        "the Python binding runs static jobs, which hold 1 to {} workers (header version 1's bitmap); dynamic jobs of up to {} ranks run with `fanin send --dynamic`",
+        fanin_proto::wire::MAX_WORKERS,
+        fanin_proto::wire::MAX_RANKS
+    )
 }

@@ -131,6 +131,12 @@ def test_bad_arguments_raise_clear_errors():
     wk = _native.Worker("127.0.0.1:0")
     with pytest.raises(ValueError, match="retransmission timeout"):
         wk.allreduce(np.zeros(4, np.float32), "127.0.0.1:9", 1, 0, 2, 64, 8, 1.0, retransmit_ms=0)
+    # Static jobs stop at 64 workers (header version 1's bitmap); the message names the way on.
+    cap = r"workers=65: the Python binding runs static jobs, which hold 1 to 64 workers \(header version 1's bitmap\); dynamic jobs of up to 512 ranks run with `fanin send --dynamic`"
+    with pytest.raises(ValueError, match=cap):
+        wk.allreduce(np.zeros(4, np.float32), "127.0.0.1:9", 1, 0, 65, 64, 8, 1.0)
+    with pytest.raises(ValueError, match="rank 300 is not in a job of 64 workers"):
+        wk.allreduce(np.zeros(4, np.float32), "127.0.0.1:9", 1, 300, 64, 64, 8, 1.0)
     os.environ["FANIN_WINDOW"] = "0"
     try:
         with pytest.raises(ValueError, match="FANIN_WINDOW"):
@@ -328,6 +334,10 @@ def test_assignment_errors(tmp_path):
         fanin.assignment_group(write("c.json", [asg(0)]), 0)
     with pytest.raises(ValueError, match="lists rank 0 twice"):
         fanin.assignment_group(write("d.json", [asg(0), asg(0)]), 0)
+    # A dynamic placement's workers.json (192 workers, ranks beyond 255): refused as static-only.
+    wide = write("wide.json", [asg(r, 192) for r in range(192)])
+    with pytest.raises(ValueError, match=r"has 192 workers: the Python binding runs static jobs, which hold 1 to 64"):
+        fanin.assignment_group(wide, 0)
     two = write("e.json", [asg(0), asg(1), asg(0, 1, job=5)])
     with pytest.raises(ValueError, match=r"holds jobs \[1, 5\]: set FANIN_JOB"):
         fanin.assignment_group(two, 0)

@@ -264,3 +264,46 @@ fn usage_errors_exit_2() {
     assert_error(&o, 2, &["--config FILE", "--worker ADDR"]);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Static jobs stop at 64 ranks (header version 1's bitmap): every tool that runs one says
+/// so and names dynamic mode, the way to 512.
+#[test]
+fn static_jobs_beyond_64_ranks_are_refused_naming_dynamic_mode() {
+    let cap = "static jobs hold at most 64 ranks (header version 1's bitmap)";
+    let send = |workers: &str, rank: &str| {
+        run(
+            fanin().args([
+                "send",
+                "--synthetic",
+                "10",
+                "--workers",
+                workers,
+                "--rank",
+                rank,
+                "--switch",
+                "127.0.0.1:9",
+                "--bind",
+                "127.0.0.1:0",
+            ]),
+            10,
+        )
+    };
+    assert_error(
+        &send("65", "0"),
+        2,
+        &["--workers 65", cap, "fanin send --dynamic", "512"],
+    );
+    assert_error(&send("300", "299"), 2, &["--workers 300", cap]);
+    let o = run(
+        fanin().args(["allreduce", "--workers", "65", "--elements", "5"]),
+        10,
+    );
+    assert_error(&o, 2, &["--workers 65", "fanin allreduce's local job", cap]);
+    let mut args = vec!["switchd".to_string(), "--job".into(), "1".into()];
+    for p in 0..65 {
+        args.push("--worker".into());
+        args.push(format!("127.0.0.1:{}", 20000 + p));
+    }
+    let o = run(fanin().args(&args), 10);
+    assert_error(&o, 2, &["65 --worker addresses", cap, "--mode dynamic"]);
+}

@@ -97,7 +97,7 @@ fn main() -> anyhow::Result<()> {
         .iter()
         .map(|w| Route {
             ip: w.me.ip,
-            port: w.rank,
+            port: w.rank as u8,
         })
         .collect();
     let elements = a.blocks as usize * lanes as usize;

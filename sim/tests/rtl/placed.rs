@@ -31,7 +31,7 @@ fn arrivals(
     cfg: &SwitchConfig,
     switches: &HashMap<core::net::Ipv4Addr, SwitchConfig>,
     workers: &HashMap<core::net::Ipv4Addr, Assignment>,
-    data: &HashMap<u8, Vec<i32>>,
+    data: &HashMap<u16, Vec<i32>>,
 ) -> Vec<(u8, Vec<u8>)> {
     let job = &cfg.jobs[0];
     let mut out = Vec::new();
@@ -99,7 +99,7 @@ fn soar_placement_programmed_by_the_driver_sequence_aggregates_as_the_model() {
     );
     let switches: HashMap<_, _> = e.switches.iter().map(|c| (c.ip, c.clone())).collect();
     let workers: HashMap<_, _> = e.workers.iter().map(|w| (w.me.ip, w.clone())).collect();
-    let data: HashMap<u8, Vec<i32>> = e
+    let data: HashMap<u16, Vec<i32>> = e
         .workers
         .iter()
         .map(|w| {
