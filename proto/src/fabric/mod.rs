@@ -94,12 +94,18 @@ pub struct Job {
 pub struct Load {
     /// Offered load of each non-participating host, as a fraction of its link (0: none).
     pub background: f64,
-    /// Packets per background message (then the host picks a new random peer).
+    /// Packets per background message. Messages go in rounds: in round `k` every background
+    /// host sends its `k`-th message to its image under the round's random derangement of
+    /// the background hosts, so each sends to one random host and receives from another
+    /// (Canary, Sect. 5.2), and every host changes peer each round.
     pub message_packets: u32,
     /// Probability that a participating host delays a packet by `noise_ns`.
     pub noise_prob: f64,
     /// Delay of a noisy packet.
     pub noise_ns: u64,
+    /// Time the background runs alone before the allreduces start, so that they start in a
+    /// network already congested (their times are measured from it).
+    pub warmup_ns: u64,
 }
 
 impl Default for Load {
@@ -109,6 +115,7 @@ impl Default for Load {
             message_packets: 64,
             noise_prob: 0.0,
             noise_ns: 1000,
+            warmup_ns: 0,
         }
     }
 }
@@ -155,7 +162,8 @@ pub struct Run {
 pub struct Outcome {
     /// True if every job's every host finished before the limit.
     pub finished: bool,
-    /// Per job: the time its last host finished (ns), or the limit.
+    /// Per job: the time its last host finished (ns, from the allreduces' start after the
+    /// warm-up), or the limit.
     pub job_ns: Vec<u64>,
     /// Per job: true if every host ended with the exact sum of every block.
     pub exact: Vec<bool>,
@@ -393,6 +401,9 @@ impl Sim {
         sim.background_hosts = (0..sim.hosts.len())
             .filter(|&h| sim.hosts[h].background)
             .collect();
+        for (i, &h) in sim.background_hosts.iter().enumerate() {
+            sim.hosts[h].bg_index = i;
+        }
         for h in 0..sim.hosts.len() {
             if sim.hosts[h].background && sim.background_hosts.len() > 1 {
                 if sim.run.load.background > 0.0 {
@@ -400,7 +411,7 @@ impl Sim {
                     sim.push(t, Ev::Gen(h));
                 }
             } else if sim.hosts[h].participant() {
-                sim.push(0, Ev::Wake(h));
+                sim.push(sim.run.load.warmup_ns, Ev::Wake(h));
             }
         }
         for &(t, l, s) in &sim.run.faults.link_down.clone() {
@@ -433,6 +444,7 @@ impl Sim {
                 break;
             }
         }
+        let start = self.run.load.warmup_ns;
         let mut job_ns = vec![0; self.run.jobs.len()];
         let mut exact = vec![true; self.run.jobs.len()];
         let mut finished = true;
@@ -441,10 +453,10 @@ impl Sim {
             let Some(j) = h.job else { continue };
             stats.add(&h.stats);
             match h.done_at {
-                Some(t) => job_ns[j] = job_ns[j].max(t),
+                Some(t) => job_ns[j] = job_ns[j].max(t.saturating_sub(start)),
                 None => {
                     finished = false;
-                    job_ns[j] = self.run.limit_ns;
+                    job_ns[j] = self.run.limit_ns.saturating_sub(start);
                 }
             }
             exact[j] &= h.exact(&self.run);
@@ -556,12 +568,21 @@ impl Sim {
 
     /// Canary's rule: the default up-port unless its queue is over half full or its path is
     /// down; then the live up-port with the fewest queued bytes. Frames for a spine's own
-    /// address (static trees) keep their port.
+    /// address (static trees) keep their port, and so do results sent to [`BROADCAST`]: the
+    /// model sends those down the ports it recorded (a leader's leaf sends them *up* to the
+    /// spines its stragglers came from), and only the switch behind that port holds the
+    /// copy that passes the result on; a result sent elsewhere is a duplicate there, and the
+    /// hosts below the recorded switch wait for their retransmission timeout.
+    ///
+    /// [`BROADCAST`]: crate::model::dynamic::BROADCAST
     fn up_port(&self, leaf: usize, default: usize, frame: &[u8]) -> usize {
         let f = self.run.fabric;
         let FrameKind::Ipv4 { dst, .. } = classify(frame) else {
             return default;
         };
+        if dst == crate::model::dynamic::BROADCAST {
+            return default;
+        }
         let target_leaf = self.leaf_of(dst);
         if target_leaf.is_none() {
             return default;
@@ -744,17 +765,14 @@ impl Sim {
         let load = self.run.load;
         let host = &mut self.hosts[h];
         if host.bg_left == 0 {
-            // A random peer among the other background hosts (the allreduce's hosts only
-            // share the fabric's core with them, as in the paper's runs).
+            // Round `bg_round` of this host: its peer under that round's derangement.
             let n = self.background_hosts.len();
-            let mut d = self.background_hosts[self.rng.gen_range(0..n)];
-            if d == h {
-                d = self.background_hosts[(self.rng.gen_range(0..n) + 1) % n];
-            }
-            if d == h {
+            if n < 2 {
                 return;
             }
-            host.bg_peer = d;
+            let i = host.bg_index;
+            host.bg_peer = self.background_hosts[derangement(self.run.seed, host.bg_round, n)[i]];
+            host.bg_round += 1;
             host.bg_left = load.message_packets.max(1);
         }
         host.bg_left -= 1;
@@ -783,6 +801,23 @@ impl Sim {
         let gap = self.rng.gen_range(gap / 2..=gap + gap / 2).max(1);
         self.push(self.now + gap, Ev::Gen(h));
     }
+}
+
+/// Round `round`'s random derangement of `0..n` (`n >= 2`): seeded by the run's seed and the
+/// round, so every background host of the round draws from the same permutation.
+fn derangement(seed: u64, round: u32, n: usize) -> Vec<usize> {
+    use rand::seq::SliceRandom;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb4c6_0000_0000_0000 ^ (round as u64) << 8);
+    let mut p: Vec<usize> = (0..n).collect();
+    p.shuffle(&mut rng);
+    // A fixed point swaps with its neighbour: the swap leaves neither fixed.
+    for i in 0..n {
+        if p[i] == i {
+            let k = (i + 1) % n;
+            p.swap(i, k);
+        }
+    }
+    p
 }
 
 /// Every switch's configuration for `run`: forwarding tables and the job entries the scheme
