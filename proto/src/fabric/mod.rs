@@ -5,8 +5,10 @@
 //! and a propagation delay; every switch port has a finite drop-tail output queue. Leaves
 //! apply Canary's up-port rule to packets for hosts and leaves: the model's forwarding table
 //! gives the default up-port, and if that port's queue is over half full (or its path is down)
-//! the packet leaves on the live up-port with the fewest queued bytes. Hosts outside the
-//! allreduce send uniform-random background traffic; participating hosts may delay each
+//! the packet leaves on the live up-port with the fewest queued bytes (a result sent down a
+//! recorded port keeps it). Hosts outside the allreduce send background traffic, a random
+//! derangement of them per message round, optionally for a warm-up before the allreduces
+//! start; participating hosts may delay each
 //! packet (noise); links lose, duplicate and delay frames as the shared seeded fault model
 //! ([`crate::fault`]) decides, and links and spines can fail. Schemes run in the same
 //! fabric: Canary (dynamic mode), one or several static trees (block `b` on tree `b mod n`),
