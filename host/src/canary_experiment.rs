@@ -15,7 +15,7 @@ use anyhow::{bail, Context};
 use fanin_placement::plot::{line_chart, Series};
 use fanin_proto::fabric::{simulate, Fabric, Faults, Job, Load, Outcome, Run, Scheme};
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// int32 elements per packet (1 KiB of payload).
@@ -29,9 +29,14 @@ struct Size {
     kib: usize,
     /// Seeds (host allocations) averaged per point.
     reps: u64,
-    /// Percent of the hosts in each allreduce.
-    share: usize,
 }
+
+/// Percent of the hosts in the allreduce in Figs. 7 and 11 (512 of 1024 hosts); the others
+/// send the background traffic.
+const SHARE_FIG7: usize = 50;
+
+/// Percent of the hosts in the allreduce in Fig. 9 (20%, the other 80% send background).
+const SHARE_FIG9: usize = 20;
 
 fn size(quick: bool) -> Size {
     if quick {
@@ -46,7 +51,6 @@ fn size(quick: bool) -> Size {
             },
             kib: 128,
             reps: 1,
-            share: 50,
         }
     } else {
         Size {
@@ -60,13 +64,19 @@ fn size(quick: bool) -> Size {
             },
             kib: 2048,
             reps: 3,
-            share: 20,
         }
     }
 }
 
-/// Background load of the congested runs (fraction of each background host's link).
-const CONGESTION: f64 = 0.5;
+/// Background load of the congested runs (fraction of each background host's link): the
+/// paper's congestion is a random uniform *injection* pattern, hosts injecting at line rate;
+/// its intensity is set by the number of background hosts (Fig. 8), not by their rate.
+const CONGESTION: f64 = 1.0;
+
+/// Time the background runs before the allreduce starts (four of its 64-packet rounds at
+/// line rate): the paper's allreduces run in a network the other application congests
+/// already, not one that starts empty.
+const WARMUP_NS: u64 = 20_000;
 
 /// Default flush timeout of Canary's copies.
 const FLUSH_NS: u64 = 2000;
@@ -80,9 +90,13 @@ fn name(s: Scheme) -> String {
     }
 }
 
-/// One run: `tenants` jobs of `share`% of the hosts each (at least 2), allocated by `seed`.
+/// One run: `tenants` jobs of `share`% of the hosts each (at least 2, at most 64), allocated
+/// at random by `seed`; each job's static trees are rooted at a random spine (the paper
+/// picks the hosts and the static roots at random in every run).
+#[allow(clippy::too_many_arguments)]
 fn run(
     sz: Size,
+    share: usize,
     scheme: Scheme,
     kib: usize,
     bg: f64,
@@ -94,7 +108,7 @@ fn run(
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut hosts: Vec<usize> = (0..f.hosts()).collect();
     hosts.shuffle(&mut rng);
-    let per = (f.hosts() * sz.share / 100)
+    let per = (f.hosts() * share / 100)
         .min(f.hosts() / tenants.max(1))
         .clamp(2, 64);
     let jobs = (0..tenants)
@@ -102,7 +116,7 @@ fn run(
             job: 10 + 10 * t as u16,
             hosts: hosts[t * per..(t + 1) * per].to_vec(),
             elements: kib * 256,
-            root_spine: (seed as usize + t) % f.spines,
+            root_spine: rng.gen_range(0..f.spines),
         })
         .collect();
     Run {
@@ -116,6 +130,7 @@ fn run(
             message_packets: 64,
             noise_prob: noise,
             noise_ns: 1000,
+            warmup_ns: if bg > 0.0 { WARMUP_NS } else { 0 },
         },
         faults: Faults::default(),
         rto_ns: 100_000,
@@ -126,8 +141,10 @@ fn run(
 
 /// Mean goodput (Gbit/s) and mean completion time (µs) over the seeds and tenants; fails
 /// unless every run finished with exact sums.
+#[allow(clippy::too_many_arguments)]
 fn measure(
     sz: Size,
+    share: usize,
     scheme: Scheme,
     kib: usize,
     bg: f64,
@@ -138,7 +155,7 @@ fn measure(
     let (mut g, mut t, mut n) = (0.0, 0.0, 0.0);
     let mut last = None;
     for rep in 0..sz.reps {
-        let r = run(sz, scheme, kib, bg, noise, tenants, seed + rep);
+        let r = run(sz, share, scheme, kib, bg, noise, tenants, seed + rep);
         let o = simulate(r.clone())?;
         if !o.finished || o.exact.iter().any(|e| !e) {
             bail!(
@@ -170,11 +187,11 @@ fn report(out: &Path, stem: &str, head: &str, checks: &[(String, bool)]) -> anyh
     Ok(s)
 }
 
-fn head(sz: Size, what: &str) -> String {
+fn head(sz: Size, hosts: &str, what: &str) -> String {
     let f = sz.fabric;
     format!(
-        "{what}: leaf-spine {} leaves x {} hosts, {} spines, {} Gb/s links, {} ns propagation, {} KiB drop-tail queues; {}% of the hosts per allreduce, 1 KiB packets, window 1024 blocks, {} seed(s) per point; every run ended with the exact int32 sums",
-        f.leaves, f.hosts_per_leaf, f.spines, f.gbps, f.prop_ns, f.queue_bytes / 1024, sz.share, sz.reps
+        "{what}: leaf-spine {} leaves x {} hosts, {} spines, {} Gb/s links, {} ns propagation, {} KiB drop-tail queues; {hosts}, random hosts and static roots per seed, 1 KiB packets, window 1024 blocks, {} seed(s) per point; every run ended with the exact int32 sums",
+        f.leaves, f.hosts_per_leaf, f.spines, f.gbps, f.prop_ns, f.queue_bytes / 1024, sz.reps
     )
 }
 
@@ -187,18 +204,24 @@ pub fn congestion(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> 
         Scheme::Static { trees: 1 },
         Scheme::Ring,
     ];
-    let mut csv =
-        String::from("scheme,background,goodput_gbps,runtime_us,queue_drops,retransmits\n");
+    let mut csv = String::from(
+        "scheme,background,goodput_gbps,runtime_us,queue_drops,drops_leaf_up,drops_spine_down,drops_leaf_host,retransmits,leader_partials,stragglers\n",
+    );
     let mut rows = Vec::new();
     for &bg in &[0.0, CONGESTION] {
         for &s in &schemes {
-            let (g, t, o) = measure(sz, s, sz.kib, bg, 0.0, 1, seed)?;
+            let (g, t, o) = measure(sz, SHARE_FIG7, s, sz.kib, bg, 0.0, 1, seed)?;
             writeln!(
                 csv,
-                "{},{bg},{g:.3},{t:.3},{},{}",
+                "{},{bg},{g:.3},{t:.3},{},{},{},{},{},{},{}",
                 name(s),
                 o.queue_drops,
-                o.hosts.retransmits
+                o.drops_at[0],
+                o.drops_at[1],
+                o.drops_at[2],
+                o.hosts.retransmits,
+                o.hosts.leader_partials,
+                o.switch.stragglers
             )?;
             rows.push((s, bg, g));
         }
@@ -247,7 +270,7 @@ pub fn congestion(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> 
     report(
         out,
         "canary_congestion",
-        &head(sz, &format!("canary-congestion: {} KiB per host, background {CONGESTION} of line rate from the other hosts, Canary flush {FLUSH_NS} ns", sz.kib)),
+        &head(sz, &format!("{SHARE_FIG7}% of the hosts in the allreduce"), &format!("canary-congestion: {} KiB per host, background {CONGESTION} of line rate from the other hosts (a random derangement per 64-packet round, {} us of it before the allreduce), Canary flush {FLUSH_NS} ns", sz.kib, WARMUP_NS / 1000)),
         &checks,
     )
 }
@@ -270,7 +293,7 @@ pub fn sizes(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
     for &bg in &[0.0, CONGESTION] {
         for &s in &schemes {
             for &k in &kibs {
-                let (g, t, _) = measure(sz, s, k, bg, 0.0, 1, seed)?;
+                let (g, t, _) = measure(sz, SHARE_FIG9, s, k, bg, 0.0, 1, seed)?;
                 writeln!(csv, "{},{bg},{k},{t:.3},{g:.3}", name(s))?;
                 rows.push((s, bg, k, t));
             }
@@ -315,6 +338,7 @@ pub fn sizes(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
         "canary_size",
         &head(
             sz,
+            &format!("{SHARE_FIG9}% of the hosts in the allreduce"),
             &format!("canary-size: sizes {kibs:?} KiB, background 0 and {CONGESTION}"),
         ),
         &checks,
@@ -340,7 +364,7 @@ pub fn timeouts(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
     for &p in noises {
         for &fl in &flushes {
             let s = Scheme::Canary { flush_ns: fl };
-            let (g, t, o) = measure(sz, s, sz.kib, 0.0, p, 1, seed)?;
+            let (g, t, o) = measure(sz, SHARE_FIG7, s, sz.kib, 0.0, p, 1, seed)?;
             writeln!(
                 csv,
                 "{p},{fl},{g:.3},{t:.3},{},{}",
@@ -349,7 +373,16 @@ pub fn timeouts(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
             rows.push((p, fl, g));
         }
     }
-    let (g4, _, _) = measure(sz, Scheme::Static { trees: 4 }, sz.kib, 0.0, 0.01, 1, seed)?;
+    let (g4, _, _) = measure(
+        sz,
+        SHARE_FIG7,
+        Scheme::Static { trees: 4 },
+        sz.kib,
+        0.0,
+        0.01,
+        1,
+        seed,
+    )?;
     writeln!(csv, "0.01,static-4-trees,{g4:.3},,,")?;
     std::fs::write(out.join("canary_timeout.csv"), &csv)?;
     let series: Vec<Series> = noises
@@ -394,30 +427,34 @@ pub fn timeouts(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
     report(
         out,
         "canary_timeout",
-        &head(sz, &format!("canary-timeout: {} KiB per host, no background, noisy packets delayed 1 us; four static trees at noise 0.01: {g4:.1} Gb/s", sz.kib)),
+        &head(sz, &format!("{SHARE_FIG7}% of the hosts in the allreduce"), &format!("canary-timeout: {} KiB per host, no background, noisy packets delayed 1 us; four static trees at noise 0.01: {g4:.1} Gb/s", sz.kib)),
         &checks,
     )
 }
 
-/// Fig. 10: several concurrent allreduces (tenants), each on 20% of the hosts.
+/// Fig. 10: several concurrent allreduces (tenants) that split the hosts equally.
 pub fn tenants(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
     let sz = size(quick);
-    let counts: Vec<usize> = if quick {
-        vec![1, 2, 4]
-    } else {
-        vec![1, 2, 3, 4]
-    };
+    // The paper splits all hosts equally among the allreduces (Fig. 10); a static tree takes
+    // at most 64 ranks, so the full fabric's 128 hosts start at two allreduces.
+    let counts: Vec<usize> = if quick { vec![1, 2, 4] } else { vec![2, 4, 8] };
     let schemes = [
         Scheme::Canary { flush_ns: FLUSH_NS },
         Scheme::Static { trees: 4 },
         Scheme::Static { trees: 1 },
     ];
-    let mut csv = String::from("scheme,tenants,goodput_gbps,runtime_us\n");
+    let mut csv = String::from("scheme,tenants,goodput_gbps,runtime_us,queue_drops,retransmits\n");
     let mut rows = Vec::new();
     for &s in &schemes {
         for &n in &counts {
-            let (g, t, _) = measure(sz, s, sz.kib, 0.0, 0.0, n, seed)?;
-            writeln!(csv, "{},{n},{g:.3},{t:.3}", name(s))?;
+            let (g, t, o) = measure(sz, 100, s, sz.kib, 0.0, 0.0, n, seed)?;
+            writeln!(
+                csv,
+                "{},{n},{g:.3},{t:.3},{},{}",
+                name(s),
+                o.queue_drops,
+                o.hosts.retransmits
+            )?;
             rows.push((s, n, g));
         }
     }
@@ -456,7 +493,7 @@ pub fn tenants(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
     report(
         out,
         "canary_tenants",
-        &head(sz, &format!("canary-tenants: {counts:?} concurrent allreduces of {} KiB per host, no background (each tenant is the others' congestion)", sz.kib)),
+        &head(sz, "the hosts split equally among the allreduces", &format!("canary-tenants: {counts:?} concurrent allreduces of {} KiB per host, no background (each tenant is the others' congestion)", sz.kib)),
         &checks,
     )
 }

@@ -75,6 +75,7 @@ fn scenario(seed: u64, faulty: bool) -> Run {
         message_packets: 8,
         noise_prob: [0.0, 0.1][rng.gen_range(0..2)],
         noise_ns: 1000,
+        warmup_ns: [0, 5000][rng.gen_range(0..2)],
     };
     Run {
         fabric,

@@ -107,9 +107,10 @@ fn doc_has_figures(name: &str, out: &str) {
     }
 }
 
-/// canary-congestion at full size (16 leaves x 8 hosts, 8 spines, 2 MiB per host, 3 seeds;
-/// about 25 min in a debug build): the figures docs/protocol.md quotes, and Canary within
-/// 10% of the static tree without congestion.
+/// canary-congestion at full size (16 leaves x 8 hosts, 8 spines, 64 hosts in the allreduce,
+/// 2 MiB per host, line-rate background, 3 seeds; 8.4 min in a release build on the shared
+/// 2-core machine, 4.2 min of CPU, so roughly an hour in a debug build): the figures
+/// docs/protocol.md quotes, and Canary within 10% of the static tree without congestion.
 #[test]
 #[ignore = "slow tier: cargo xtask test --slow"]
 fn canary_congestion_full_size_matches_the_doc() {

@@ -63,6 +63,10 @@ pub(super) struct Host {
     pub(super) done_at: Option<u64>,
     pub(super) bg_peer: usize,
     pub(super) bg_left: u32,
+    /// Index among the background hosts (its place in each round's derangement).
+    pub(super) bg_index: usize,
+    /// Background messages started (the round of the next one).
+    pub(super) bg_round: u32,
     blocks: Vec<Block>,
     /// Lowest block without a result.
     lo: usize,
@@ -138,6 +142,8 @@ pub(super) fn build(run: &Run, _rng: &mut ChaCha8Rng) -> Vec<Host> {
             done_at: None,
             bg_peer: 0,
             bg_left: 0,
+            bg_index: 0,
+            bg_round: 0,
             blocks: Vec::new(),
             lo: 0,
             next: 0,

@@ -5,8 +5,10 @@
 //! and a propagation delay; every switch port has a finite drop-tail output queue. Leaves
 //! apply Canary's up-port rule to packets for hosts and leaves: the model's forwarding table
 //! gives the default up-port, and if that port's queue is over half full (or its path is down)
-//! the packet leaves on the live up-port with the fewest queued bytes. Hosts outside the
-//! allreduce send uniform-random background traffic; participating hosts may delay each
+//! the packet leaves on the live up-port with the fewest queued bytes (a result sent down a
+//! recorded port keeps it). Hosts outside the allreduce send background traffic, a random
+//! derangement of them per message round, optionally for a warm-up before the allreduces
+//! start; participating hosts may delay each
 //! packet (noise); links lose, duplicate and delay frames as the shared seeded fault model
 //! ([`crate::fault`]) decides, and links and spines can fail. Schemes run in the same
 //! fabric: Canary (dynamic mode), one or several static trees (block `b` on tree `b mod n`),
@@ -94,12 +96,18 @@ pub struct Job {
 pub struct Load {
     /// Offered load of each non-participating host, as a fraction of its link (0: none).
     pub background: f64,
-    /// Packets per background message (then the host picks a new random peer).
+    /// Packets per background message. Messages go in rounds: in round `k` every background
+    /// host sends its `k`-th message to its image under the round's random derangement of
+    /// the background hosts, so each sends to one random host and receives from another
+    /// (Canary, Sect. 5.2), and every host changes peer each round.
     pub message_packets: u32,
     /// Probability that a participating host delays a packet by `noise_ns`.
     pub noise_prob: f64,
     /// Delay of a noisy packet.
     pub noise_ns: u64,
+    /// Time the background runs alone before the allreduces start, so that they start in a
+    /// network already congested (their times are measured from it).
+    pub warmup_ns: u64,
 }
 
 impl Default for Load {
@@ -109,6 +117,7 @@ impl Default for Load {
             message_packets: 64,
             noise_prob: 0.0,
             noise_ns: 1000,
+            warmup_ns: 0,
         }
     }
 }
@@ -155,7 +164,8 @@ pub struct Run {
 pub struct Outcome {
     /// True if every job's every host finished before the limit.
     pub finished: bool,
-    /// Per job: the time its last host finished (ns), or the limit.
+    /// Per job: the time its last host finished (ns, from the allreduces' start after the
+    /// warm-up), or the limit.
     pub job_ns: Vec<u64>,
     /// Per job: true if every host ended with the exact sum of every block.
     pub exact: Vec<bool>,
@@ -393,6 +403,9 @@ impl Sim {
         sim.background_hosts = (0..sim.hosts.len())
             .filter(|&h| sim.hosts[h].background)
             .collect();
+        for (i, &h) in sim.background_hosts.iter().enumerate() {
+            sim.hosts[h].bg_index = i;
+        }
         for h in 0..sim.hosts.len() {
             if sim.hosts[h].background && sim.background_hosts.len() > 1 {
                 if sim.run.load.background > 0.0 {
@@ -400,7 +413,7 @@ impl Sim {
                     sim.push(t, Ev::Gen(h));
                 }
             } else if sim.hosts[h].participant() {
-                sim.push(0, Ev::Wake(h));
+                sim.push(sim.run.load.warmup_ns, Ev::Wake(h));
             }
         }
         for &(t, l, s) in &sim.run.faults.link_down.clone() {
@@ -433,6 +446,7 @@ impl Sim {
                 break;
             }
         }
+        let start = self.run.load.warmup_ns;
         let mut job_ns = vec![0; self.run.jobs.len()];
         let mut exact = vec![true; self.run.jobs.len()];
         let mut finished = true;
@@ -441,10 +455,10 @@ impl Sim {
             let Some(j) = h.job else { continue };
             stats.add(&h.stats);
             match h.done_at {
-                Some(t) => job_ns[j] = job_ns[j].max(t),
+                Some(t) => job_ns[j] = job_ns[j].max(t.saturating_sub(start)),
                 None => {
                     finished = false;
-                    job_ns[j] = self.run.limit_ns;
+                    job_ns[j] = self.run.limit_ns.saturating_sub(start);
                 }
             }
             exact[j] &= h.exact(&self.run);
@@ -556,12 +570,21 @@ impl Sim {
 
     /// Canary's rule: the default up-port unless its queue is over half full or its path is
     /// down; then the live up-port with the fewest queued bytes. Frames for a spine's own
-    /// address (static trees) keep their port.
+    /// address (static trees) keep their port, and so do results sent to [`BROADCAST`]: the
+    /// model sends those down the ports it recorded (a leader's leaf sends them *up* to the
+    /// spines its stragglers came from), and only the switch behind that port holds the
+    /// copy that passes the result on; a result sent elsewhere is a duplicate there, and the
+    /// hosts below the recorded switch wait for their retransmission timeout.
+    ///
+    /// [`BROADCAST`]: crate::model::dynamic::BROADCAST
     fn up_port(&self, leaf: usize, default: usize, frame: &[u8]) -> usize {
         let f = self.run.fabric;
         let FrameKind::Ipv4 { dst, .. } = classify(frame) else {
             return default;
         };
+        if dst == crate::model::dynamic::BROADCAST {
+            return default;
+        }
         let target_leaf = self.leaf_of(dst);
         if target_leaf.is_none() {
             return default;
@@ -744,17 +767,14 @@ impl Sim {
         let load = self.run.load;
         let host = &mut self.hosts[h];
         if host.bg_left == 0 {
-            // A random peer among the other background hosts (the allreduce's hosts only
-            // share the fabric's core with them, as in the paper's runs).
+            // Round `bg_round` of this host: its peer under that round's derangement.
             let n = self.background_hosts.len();
-            let mut d = self.background_hosts[self.rng.gen_range(0..n)];
-            if d == h {
-                d = self.background_hosts[(self.rng.gen_range(0..n) + 1) % n];
-            }
-            if d == h {
+            if n < 2 {
                 return;
             }
-            host.bg_peer = d;
+            let i = host.bg_index;
+            host.bg_peer = self.background_hosts[derangement(self.run.seed, host.bg_round, n)[i]];
+            host.bg_round += 1;
             host.bg_left = load.message_packets.max(1);
         }
         host.bg_left -= 1;
@@ -783,6 +803,23 @@ impl Sim {
         let gap = self.rng.gen_range(gap / 2..=gap + gap / 2).max(1);
         self.push(self.now + gap, Ev::Gen(h));
     }
+}
+
+/// Round `round`'s random derangement of `0..n` (`n >= 2`): seeded by the run's seed and the
+/// round, so every background host of the round draws from the same permutation.
+fn derangement(seed: u64, round: u32, n: usize) -> Vec<usize> {
+    use rand::seq::SliceRandom;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xb4c6_0000_0000_0000 ^ (round as u64) << 8);
+    let mut p: Vec<usize> = (0..n).collect();
+    p.shuffle(&mut rng);
+    // A fixed point swaps with its neighbour: the swap leaves neither fixed.
+    for i in 0..n {
+        if p[i] == i {
+            let k = (i + 1) % n;
+            p.swap(i, k);
+        }
+    }
+    p
 }
 
 /// Every switch's configuration for `run`: forwarding tables and the job entries the scheme

@@ -57,3 +57,45 @@ fn bad_frame_faults_are_refused() {
     let e = simulate(run).expect_err("refused").to_string();
     assert!(e.contains("dup = 2 is not a probability"), "{e}");
 }
+
+/// The up-port rule reroutes frames toward a host from a congested uplink, but never a
+/// result sent to 255.255.255.255: the model sends it down a port it recorded, and only
+/// the switch behind that port can pass it on (rerouted, it was a duplicate elsewhere and
+/// the hosts below waited for their retransmission timeout).
+#[test]
+fn the_up_port_rule_keeps_a_results_recorded_port() {
+    let run = small(Scheme::Canary { flush_ns: 2000 }, 1);
+    let f = run.fabric;
+    let mut sim = Sim::new(run).unwrap();
+    // Leaf 0's uplink to spine 1 is over half full.
+    let up1 = f.hosts_per_leaf + 1;
+    sim.switches[0].ports[up1].bytes = f.queue_bytes * 3 / 4;
+    let frame_to = |ip: Ipv4Addr| {
+        crate::wire::Datagram {
+            src: crate::wire::L4Addr {
+                mac: switch_mac(0),
+                ip: switch_ip(0),
+                port: FANIN_UDP_PORT,
+            },
+            dst: crate::wire::L4Addr {
+                mac: [0xff; 6],
+                ip,
+                port: FANIN_UDP_PORT,
+            },
+            payload: &[0u8; 64],
+        }
+        .to_frame(false)
+    };
+    let to_host = frame_to(host_ip(&f, 13));
+    assert_ne!(
+        sim.up_port(0, 1, &to_host),
+        1,
+        "a unicast frame avoids the full queue"
+    );
+    let result = frame_to(crate::model::dynamic::BROADCAST);
+    assert_eq!(
+        sim.up_port(0, 1, &result),
+        1,
+        "a result keeps its recorded port"
+    );
+}
