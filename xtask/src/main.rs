@@ -459,6 +459,19 @@ fn demo() -> Result<()> {
         "--example",
         "dynamic_chain",
     ]))?;
+    banner("6e. Canary beyond 64 ranks: 256 workers on 8 leaf switchds of 32 around the lossy middle, header version 2, two allreduces, every sum exact");
+    run(cargo()
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "fanin",
+            "--example",
+            "dynamic_chain",
+            "--",
+        ])
+        .args(["--leaves", "8", "--per-leaf", "32", "--elements", "4096"]))?;
 
     banner("7. PyTorch: DDP of a small MLP through fanin (switch embedded in rank 0) next to gloo");
     run(Command::new(&py)
