@@ -562,20 +562,21 @@ mod tests {
         reclaim_after: 100,
     };
 
+    /// A dynamic job (which runs without the trust protections).
+    fn dynamic_spec() -> JobSpec {
+        JobSpec {
+            trust: Trust::OFF,
+            ..spec(DYNAMIC)
+        }
+    }
+
     /// A dynamic plan of 300 workers: every switch holds the job's whole rank set (the
     /// leader of a block is its (block mod 300)-th rank everywhere), in header version 2,
     /// and the workers have ranks 0..300.
     #[test]
     fn a_dynamic_plan_holds_up_to_512_ranks_with_the_whole_set_at_every_switch() {
         let nodes = two_level(&[50; 6], None);
-        let p = build(
-            &nodes,
-            JobSpec {
-                trust: Trust::OFF,
-                ..spec(DYNAMIC)
-            },
-        )
-        .unwrap();
+        let p = build(&nodes, dynamic_spec()).unwrap();
         assert_eq!(p.switches.len(), 7);
         for s in &p.switches {
             let j = &s.jobs[0];
@@ -589,14 +590,7 @@ mod tests {
         // 512 is the most; a dynamic job of 64 or fewer stays in version 1.
         let e = build(&two_level(&[57; 9], None), spec(DYNAMIC)).unwrap_err();
         assert_eq!(e.to_string(), "513 workers exceed the 512 ranks a dynamic job can hold (MAX_RANKS, header version 2's bitmap)");
-        let small = build(
-            &two_level(&[32, 32], None),
-            JobSpec {
-                trust: Trust::OFF,
-                ..spec(DYNAMIC)
-            },
-        )
-        .unwrap();
+        let small = build(&two_level(&[32, 32], None), dynamic_spec()).unwrap();
         assert_eq!(small.switches[1].jobs[0].rank_set(), RankSet::first(64));
         assert_eq!(
             small.switches[1].jobs[0].header_version(),
@@ -614,14 +608,7 @@ mod tests {
         use crate::wire::{Datagram, L4Addr, PacketType, WideRepr};
         for groups in [&[32usize, 32][..], &[40, 40, 40]] {
             let nodes = two_level(groups, None);
-            let p = build(
-                &nodes,
-                JobSpec {
-                    trust: Trust::OFF,
-                    ..spec(DYNAMIC)
-                },
-            )
-            .unwrap();
+            let p = build(&nodes, dynamic_spec()).unwrap();
             let n = p.workers.len() as u32;
             let set = RankSet::first(n);
             // A block led by the first worker of the last leaf.

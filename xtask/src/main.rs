@@ -449,29 +449,23 @@ fn demo() -> Result<()> {
     run(Command::new(bin("fanin"))
         .args(["experiment", "canary-congestion", "--quick", "--out"])
         .arg(out.join("canary")))?;
-    banner("6d. Canary on switchd: a dynamic job on a chain of frame switchds (3 leaves around a middle with 2% loss, duplication, reordering), two allreduces, every sum exact");
-    run(cargo().args([
-        "run",
-        "--quiet",
-        "--release",
-        "-p",
-        "fanin",
-        "--example",
-        "dynamic_chain",
-    ]))?;
-    banner("6e. Canary beyond 64 ranks: 256 workers on 8 leaf switchds of 32 around the lossy middle, header version 2, two allreduces, every sum exact");
-    run(cargo()
-        .args([
-            "run",
-            "--quiet",
-            "--release",
-            "-p",
-            "fanin",
-            "--example",
-            "dynamic_chain",
-            "--",
-        ])
-        .args(["--leaves", "8", "--per-leaf", "32", "--elements", "4096"]))?;
+    let chains: [(&str, &[&str]); 2] = [
+        (
+            "6d. Canary on switchd: a dynamic job on a chain of frame switchds (3 leaves around a middle with 2% loss, duplication, reordering), two allreduces, every sum exact",
+            &[],
+        ),
+        (
+            "6e. Canary beyond 64 ranks: 256 workers on 8 leaf switchds of 32 around the lossy middle, header version 2, two allreduces, every sum exact",
+            &["--leaves", "8", "--per-leaf", "32", "--elements", "4096"],
+        ),
+    ];
+    for (title, size) in chains {
+        banner(title);
+        run(cargo()
+            .args(["run", "--quiet", "--release", "-p", "fanin"])
+            .args(["--example", "dynamic_chain", "--"])
+            .args(size))?;
+    }
 
     banner("7. PyTorch: DDP of a small MLP through fanin (switch embedded in rank 0) next to gloo");
     run(Command::new(&py)
