@@ -160,6 +160,7 @@ fn switch(workers: usize, elements: usize) -> SwitchRun {
                 quant: QuantMode::Auto,
                 timeout: Duration::from_secs(20),
                 progress: false,
+                joins: None,
             };
             let data = fanin::tensor::synthetic(elements, r as u64);
             thread::spawn(move || {

@@ -102,6 +102,7 @@ fn main() -> anyhow::Result<()> {
                     quant: QuantMode::Scale(0),
                     timeout: Duration::from_secs(10),
                     progress: false,
+                    joins: None,
                 };
                 let d = data[r].clone();
                 thread::spawn(move || -> anyhow::Result<Vec<i32>> {

@@ -166,6 +166,7 @@ pub fn run_on(
             },
             timeout: cfg.timeout,
             progress: false,
+            joins: None,
         };
         let d = Arc::clone(&data[r]);
         let stop = stop.clone();

@@ -607,6 +607,7 @@ impl SendArgs {
                 quant: self.scale.map_or(QuantMode::Auto, QuantMode::Scale),
                 timeout: Duration::from_secs_f64(self.timeout),
                 progress: !self.json,
+                joins: None,
             },
             data,
             bind,

@@ -3,9 +3,10 @@
 
 use std::net::SocketAddrV4;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fanin_proto::join::{JoinReply, Joiner};
+use fanin_proto::join::{JoinHistory, JoinReply, Joiner};
 use fanin_proto::quant;
 use fanin_proto::wire::{Flags, Packet, PacketType, RefuseReason, WireError};
 use fanin_proto::worker::{Assignment, Received, Sending, Worker, WorkerError};
@@ -32,6 +33,10 @@ pub struct SendConfig {
     pub timeout: Duration,
     /// Draw a progress bar (on a terminal).
     pub progress: bool,
+    /// With sessions: what this worker remembers of its earlier joins of the job, shared by
+    /// its successive allreduces (a worker that runs one allreduce needs none; see
+    /// `JoinHistory`).
+    pub joins: Option<Arc<Mutex<JoinHistory>>>,
 }
 
 /// What a finished worker reports.
@@ -335,9 +340,25 @@ impl Driver<'_> {
     /// Opens the allreduce's session: JOINs until the root's ACCEPT; returns its first block.
     fn join(&mut self, nonce: u32) -> Result<u32, SendError> {
         let a = &self.cfg.assignment;
-        let to = SocketAddrV4::new(a.parent.ip, a.parent.udp_port);
         let retransmit = self.cfg.retransmit.as_micros().max(1) as u64;
+        let history = self.cfg.joins.as_ref();
         let mut j = Joiner::new(a.clone(), nonce, retransmit);
+        if let Some(h) = history {
+            j = j.with_history(&h.lock().expect("join history"));
+        }
+        let got = self.join_with(&mut j);
+        if let Some(h) = history {
+            h.lock()
+                .expect("join history")
+                .record(nonce, got.as_ref().ok().copied());
+        }
+        got
+    }
+
+    /// Sends `j`'s JOINs until the root's ACCEPT; returns the session's first block.
+    fn join_with(&mut self, j: &mut Joiner) -> Result<u32, SendError> {
+        let a = &self.cfg.assignment;
+        let to = SocketAddrV4::new(a.parent.ip, a.parent.udp_port);
         let started = Instant::now();
         loop {
             if self.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
@@ -648,6 +669,7 @@ mod tests {
                     quant: QuantMode::Scale(0),
                     timeout: Duration::from_secs(10),
                     progress: false,
+                    joins: None,
                 };
                 let d = data[r].clone();
                 std::thread::spawn(move || {
@@ -679,5 +701,98 @@ mod tests {
         stop.store(true, Ordering::Relaxed);
         let snap = sw_thread.join().unwrap();
         assert_eq!(snap.get("malformed"), 0);
+    }
+
+    /// A JOIN of allreduce 1 that reaches the root during allreduce 2, after the worker's
+    /// new JOIN, replaces its nonce there: the session opens with an ACCEPT naming the old
+    /// nonce. With its join history the worker takes it and both allreduces end exact;
+    /// without (`joins: None`) rank 0 waits for an ACCEPT that never comes and fails.
+    #[test]
+    fn a_join_delayed_past_an_allreduce_does_not_stall_the_next() {
+        for remember in [true, false] {
+            let (base, mut socks) = bind_consecutive(3).unwrap();
+            let plan = build(
+                &star(2),
+                JobSpec {
+                    job: 5,
+                    slot_count: 16,
+                    elements: 16,
+                    mode: Mode::Static,
+                    addressing: Addressing::Loopback { base },
+                    trust: Trust::default(),
+                },
+            )
+            .unwrap();
+            let mut sw = SoftSwitch::new(&plan.switches[0]).unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let (_tx, rx) = mpsc::channel();
+            let ctl = Control::new(stop.clone(), rx);
+            let sw_addr = socks[0].local_addr().unwrap();
+            let sw_sock = socks.remove(0);
+            let sw_thread = std::thread::spawn(move || {
+                let mut link = UdpLink::from_socket(sw_sock).unwrap();
+                switchd::run("t", &mut sw, &mut link, &ctl)
+            });
+            // Rank 0's socket, a second handle for the stale JOIN (its source must match).
+            let stale_from = socks[0].try_clone().unwrap();
+            let mut links: Vec<UdpLink> = socks
+                .into_iter()
+                .map(|s| UdpLink::from_socket(s).unwrap())
+                .collect();
+            let joins: Vec<_> = (0..2)
+                .map(|_| remember.then(|| Arc::new(Mutex::new(JoinHistory::default()))))
+                .collect();
+            // Rank 0 retransmits its JOIN only after a second: the stale JOIN and rank 1's
+            // land in between.
+            let cfg = |r: usize| SendConfig {
+                assignment: plan.workers[r].clone(),
+                window: 8,
+                retransmit: Duration::from_millis(if r == 0 { 1000 } else { 20 }),
+                first_block: 0,
+                quant: QuantMode::Scale(0),
+                timeout: Duration::from_secs(3),
+                progress: false,
+                joins: joins[r].clone(),
+            };
+            let data = |k: i32, r: i32| -> Vec<i32> { (0..100).map(|i| i * k + r).collect() };
+            // Allreduce 1, both ranks at once.
+            let mut l1 = links.pop().unwrap();
+            let mut l0 = links.pop().unwrap();
+            let (c0, c1) = (cfg(0), cfg(1));
+            let t1 = std::thread::spawn(move || {
+                let rep = run_i32(&c1, &data(1, 1), &mut l1, None);
+                (rep, l1)
+            });
+            let rep0 = run_i32(&c0, &data(1, 0), &mut l0, None).unwrap();
+            let (rep1, mut l1) = t1.join().unwrap();
+            assert_eq!(rep0.sums, rep1.unwrap().sums);
+            // The JOIN rank 0 opened allreduce 1 with (its nonce, from the history; without
+            // one, any nonce of rank 0 other than allreduce 2's behaves the same).
+            let old = joins[0]
+                .as_ref()
+                .map_or(0x5eed, |h| h.lock().unwrap().nonces()[0]);
+            let stale = Joiner::new(plan.workers[0].clone(), old, 1).payload();
+            // Allreduce 2: rank 0 joins; then its stale JOIN arrives; then rank 1 joins.
+            let c0 = cfg(0);
+            let t0 = std::thread::spawn(move || run_i32(&c0, &data(2, 0), &mut l0, None));
+            std::thread::sleep(Duration::from_millis(200));
+            stale_from.send_to(&stale, sw_addr).unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            let c1 = cfg(1);
+            let rep1 = run_i32(&c1, &data(2, 1), &mut l1, None);
+            let rep0 = t0.join().unwrap();
+            let want: Vec<i32> = (0..100).map(|i| 4 * i + 1).collect();
+            if remember {
+                assert_eq!(rep0.unwrap().sums, want);
+                assert_eq!(rep1.unwrap().sums, want);
+                let h = joins[0].as_ref().unwrap().lock().unwrap();
+                assert_eq!(h.nonces().len(), 2);
+            } else {
+                let e = rep0.expect_err("rank 0 cannot take the session without its history");
+                assert!(matches!(e, SendError::NoSession { .. }), "{e}");
+            }
+            stop.store(true, Ordering::Relaxed);
+            sw_thread.join().unwrap();
+        }
     }
 }

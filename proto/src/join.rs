@@ -3,6 +3,7 @@
 //! [`Joiner`] is pure, like [`crate::worker::Worker`]: it is given time and datagrams and
 //! says when to send a JOIN. It ends with the session's first block id from the root's ACCEPT.
 
+use crate::model::newer;
 use crate::wire::frame::classify;
 use crate::wire::{Datagram, Flags, FrameKind, L4Addr, Packet, PacketType, RefuseReason, Repr};
 use crate::worker::Assignment;
@@ -16,6 +17,56 @@ pub enum JoinReply {
     Ignored,
 }
 
+/// Earlier nonces a [`JoinHistory`] keeps.
+pub const REMEMBERED_NONCES: usize = 8;
+
+/// What a worker that runs several allreduces of a job remembers of its earlier joins:
+/// the nonces it sent JOINs with (the last [`REMEMBERED_NONCES`]) and the first block of
+/// the last session it ran.
+///
+/// A JOIN delayed past a whole allreduce can reach the root after the worker's next JOIN
+/// and replace its nonce there (the root cannot tell which of two nonces is newer). The
+/// session then opens with an ACCEPT naming the old nonce. A [`Joiner`] given the history
+/// takes that ACCEPT when its session is newer than the last one the worker ran: it is
+/// the session the worker is joining, opened on the strength of its older JOIN. An ACCEPT
+/// of a session the worker already ran (a late repeat) is never taken.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JoinHistory {
+    nonces: Vec<u32>,
+    base: Option<u32>,
+}
+
+impl JoinHistory {
+    /// Notes a join that ended: the nonce its JOINs carried, and the session's first block
+    /// if the root accepted it (`None`: the join failed, its JOINs may still arrive).
+    pub fn record(&mut self, nonce: u32, base: Option<u32>) {
+        self.nonces.retain(|&n| n != nonce);
+        self.nonces.push(nonce);
+        if self.nonces.len() > REMEMBERED_NONCES {
+            self.nonces.remove(0);
+        }
+        if base.is_some() {
+            self.base = base;
+        }
+    }
+
+    /// The first block of the last session the worker ran.
+    pub fn last_base(&self) -> Option<u32> {
+        self.base
+    }
+
+    /// The nonces remembered, oldest first.
+    pub fn nonces(&self) -> &[u32] {
+        &self.nonces
+    }
+
+    /// True if an ACCEPT naming `nonce`, for a session starting at `base`, is this
+    /// worker's: an earlier nonce of it, and a session newer than the last it ran.
+    fn takes(&self, nonce: u32, base: u32) -> bool {
+        self.nonces.contains(&nonce) && self.base.is_none_or(|b| newer(base, b))
+    }
+}
+
 /// One worker's JOIN, retransmitted until the root's ACCEPT arrives.
 #[derive(Debug, Clone)]
 pub struct Joiner {
@@ -25,6 +76,7 @@ pub struct Joiner {
     sent_at: Option<u64>,
     base: Option<u32>,
     sent: u64,
+    history: JoinHistory,
 }
 
 impl Joiner {
@@ -38,7 +90,15 @@ impl Joiner {
             sent_at: None,
             base: None,
             sent: 0,
+            history: JoinHistory::default(),
         }
+    }
+
+    /// The same joiner, also taking an ACCEPT that names one of the worker's earlier
+    /// nonces for a session newer than the last it ran (see [`JoinHistory`]).
+    pub fn with_history(mut self, history: &JoinHistory) -> Self {
+        self.history = history.clone();
+        self
     }
 
     /// The nonce this worker joins with.
@@ -125,10 +185,11 @@ impl Joiner {
         let Ok(r) = Repr::parse(&p) else {
             return JoinReply::Ignored;
         };
+        let nonce = p.element(0) as u32;
         if r.ptype != PacketType::Accept
             || r.job != self.a.job
             || r.bitmap != 1u64 << self.a.rank
-            || p.element(0) as u32 != self.nonce
+            || (nonce != self.nonce && !self.history.takes(nonce, r.block))
         {
             return JoinReply::Ignored;
         }

@@ -2,6 +2,7 @@
 //! ([`fanin::switchd`]) for the Python package `fanin` (host/python/fanin). Private: the
 //! Python layer validates arguments and holds the framework glue.
 
+use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
@@ -13,6 +14,7 @@ use fanin::scheme::{result_bound, QuantMode};
 use fanin::sender::{self, SendConfig, SendError, SendReport};
 use fanin::switchd::{self, single_job_config, Control, ControlRequest, SingleJob, SoftSwitch};
 use fanin_proto::config::Endpoint;
+use fanin_proto::join::JoinHistory;
 use fanin_proto::wire::Flags;
 use fanin_proto::worker::Assignment;
 use pyo3::buffer::PyBuffer;
@@ -176,6 +178,9 @@ impl Drop for Switch {
 struct Worker {
     link: Mutex<UdpLink>,
     address: SocketAddrV4,
+    /// Per (job, rank): what the worker remembers of its earlier joins, so that a JOIN of
+    /// an earlier allreduce delayed past it cannot stall the next one (`JoinHistory`).
+    joins: Mutex<HashMap<(u16, u16), Arc<Mutex<JoinHistory>>>>,
 }
 
 /// Sets `stop` after `secs` unless `done` is signalled first.
@@ -228,6 +233,7 @@ impl Worker {
         Ok(Self {
             link: Mutex::new(link),
             address,
+            joins: Mutex::new(HashMap::new()),
         })
     }
 
@@ -302,6 +308,10 @@ impl Worker {
             quant: QuantMode::Auto,
             timeout: Duration::from_secs_f64(timeout),
             progress: false,
+            joins: session.then(|| {
+                let mut joins = self.joins.lock().expect("join histories");
+                joins.entry((job, rank)).or_default().clone()
+            }),
         };
         let stop = Arc::new(AtomicBool::new(false));
         let go = |r: Result<SendReport, SendError>| -> PyResult<SendReport> {

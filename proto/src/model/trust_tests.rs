@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::config::{Mode, Trust};
-use crate::join::{JoinReply, Joiner};
+use crate::join::{JoinHistory, JoinReply, Joiner};
 use crate::plan::{self, Addressing, JobSpec};
 
 fn spec(trust: Trust) -> JobSpec {
@@ -461,4 +461,55 @@ fn join_with_wrong_shape_is_malformed() {
         s.handle(0, 1, &f).verdict,
         Verdict::Malformed(MalformedReason::Wire(WireError::BadSessionPacket))
     ));
+}
+
+/// A JOIN of allreduce 1 delayed past it reaches the root after the same rank's JOIN of
+/// allreduce 2 and replaces its nonce: the session opens with an ACCEPT naming the old
+/// nonce. Without its history the worker ignores it and the allreduce cannot start (its
+/// new JOIN now waits for the session after); with it, the worker takes it. A late repeat
+/// of the first session's ACCEPT is taken by neither.
+#[test]
+fn a_join_delayed_past_an_allreduce_does_not_stall_the_next() {
+    let (mut s, p) = star(2, Trust::default());
+    let base1 = join_all(&mut s, &p, 10);
+    let old = Joiner::new(p.workers[0].clone(), 10, 10);
+    let mut history = JoinHistory::default();
+    history.record(10, Some(base1));
+    // A repeat of the old JOIN while the first session is open gets its ACCEPT again
+    // (nonce 10, base1): arriving late, during allreduce 2, it is nobody's.
+    let out = s.handle(19, 1, &old.frame());
+    assert_eq!(out.verdict, Verdict::JoinAnswered);
+    let repeat = &out.outputs[0].frame;
+    // Allreduce 2: rank 0 joins with nonce 20, then its stale JOIN (nonce 10) arrives.
+    let mut plain = Joiner::new(p.workers[0].clone(), 20, 10);
+    let mut kept = Joiner::new(p.workers[0].clone(), 20, 10).with_history(&history);
+    assert_eq!(s.handle(20, 1, &plain.frame()).verdict, Verdict::Joined);
+    assert_eq!(s.handle(21, 1, &old.frame()).verdict, Verdict::Joined);
+    assert_eq!(plain.receive(repeat), JoinReply::Ignored);
+    assert_eq!(kept.receive(repeat), JoinReply::Ignored);
+    let other = Joiner::new(p.workers[1].clone(), 21, 10);
+    let out = s.handle(22, 2, &other.frame());
+    assert_eq!(out.verdict, Verdict::SessionOpened);
+    let accept0 = &out
+        .outputs
+        .iter()
+        .find(|o| decode(&o.frame).0.bitmap == 1)
+        .expect("an ACCEPT for rank 0")
+        .frame;
+    assert_eq!(
+        decode(accept0).1,
+        vec![10],
+        "the session opened with the stale nonce"
+    );
+    assert_eq!(plain.receive(accept0), JoinReply::Ignored);
+    let JoinReply::Accepted(base2) = kept.receive(accept0) else {
+        panic!("the worker with its history did not take its session");
+    };
+    assert!(newer(base2, base1));
+    // Without the history, rank 0's next JOIN only joins the session after.
+    assert_eq!(s.handle(30, 1, &plain.frame()).verdict, Verdict::Joined);
+    assert_eq!(s.session(7).unwrap().pending, 0b01);
+    let mut h = history.clone();
+    h.record(20, Some(base2));
+    assert_eq!(h.last_base(), Some(base2));
 }
