@@ -173,6 +173,9 @@ impl Drop for Switch {
     }
 }
 
+/// A worker's join histories, per (job, rank).
+type JoinHistories = Mutex<HashMap<(u16, u16), Arc<Mutex<JoinHistory>>>>;
+
 /// One worker of one job: a UDP socket and its place in the job.
 #[pyclass(module = "fanin._native")]
 struct Worker {
@@ -180,7 +183,7 @@ struct Worker {
     address: SocketAddrV4,
     /// Per (job, rank): what the worker remembers of its earlier joins, so that a JOIN of
     /// an earlier allreduce delayed past it cannot stall the next one (`JoinHistory`).
-    joins: Mutex<HashMap<(u16, u16), Arc<Mutex<JoinHistory>>>>,
+    joins: JoinHistories,
 }
 
 /// Sets `stop` after `secs` unless `done` is signalled first.
