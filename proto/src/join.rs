@@ -185,12 +185,12 @@ impl Joiner {
         let Ok(r) = Repr::parse(&p) else {
             return JoinReply::Ignored;
         };
+        if r.ptype != PacketType::Accept || r.job != self.a.job || r.bitmap != 1u64 << self.a.rank {
+            return JoinReply::Ignored;
+        }
+        // An ACCEPT parses only with its one element, the nonce.
         let nonce = p.element(0) as u32;
-        if r.ptype != PacketType::Accept
-            || r.job != self.a.job
-            || r.bitmap != 1u64 << self.a.rank
-            || (nonce != self.nonce && !self.history.takes(nonce, r.block))
-        {
+        if nonce != self.nonce && !self.history.takes(nonce, r.block) {
             return JoinReply::Ignored;
         }
         self.base = Some(r.block);
@@ -217,4 +217,36 @@ pub fn refusal(payload: &[u8], job: u16, rank: u8) -> Option<(u32, RefuseReason)
         return None;
     }
     Some((r.block, RefuseReason::from_u8(r.child)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Mode, Trust};
+    use crate::plan::{self, Addressing, JobSpec};
+
+    /// A datagram that is not an ACCEPT is ignored whatever its elements: a JOIN (no
+    /// elements) of another rank, a junk payload, an empty one. (Reading the nonce before
+    /// checking the type once panicked on the JOIN.)
+    #[test]
+    fn anything_but_an_accept_is_ignored() {
+        let spec = JobSpec {
+            job: 3,
+            slot_count: 4,
+            elements: 4,
+            mode: Mode::Static,
+            addressing: Addressing::Network,
+            trust: Trust::default(),
+        };
+        let p = plan::build(&plan::star(2), spec).unwrap();
+        let mut j = Joiner::new(p.workers[0].clone(), 7, 1);
+        let other = Joiner::new(p.workers[1].clone(), 8, 1).payload();
+        assert_eq!(j.receive_payload(&other), JoinReply::Ignored);
+        // A JOIN of rank 0 itself (its job, its rank): still not an ACCEPT.
+        let own = Joiner::new(p.workers[0].clone(), 9, 1).payload();
+        assert_eq!(j.receive_payload(&own), JoinReply::Ignored);
+        assert_eq!(j.receive_payload(&[0xff; 3]), JoinReply::Ignored);
+        assert_eq!(j.receive_payload(&[]), JoinReply::Ignored);
+        assert_eq!(j.base(), None);
+    }
 }
