@@ -546,6 +546,9 @@ impl SendArgs {
         if self.no_session {
             assignment.session = false;
         }
+        assignment
+            .check()
+            .map_err(|e| input_error(format!("{e}")))?;
         if assignment.elements == 0 || assignment.elements > MAX_WIRE_ELEMENTS {
             return Err(input_error(format!(
                 "packet elements {} must be 1..={MAX_WIRE_ELEMENTS}",

@@ -458,6 +458,8 @@ fn run_with(
     stop: Option<&AtomicBool>,
 ) -> Result<SendReport, SendError> {
     let a = &cfg.assignment;
+    // Before the JOIN, which carries the rank's bit.
+    a.check()?;
     let workers = a.workers as u32;
     let mk = |first_block: u32, exponent: i8, v: Vec<i32>| {
         Worker::from_vec(

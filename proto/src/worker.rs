@@ -38,6 +38,27 @@ fn session_default() -> bool {
 }
 
 impl Assignment {
+    /// Checks what a static or timeout job's worker needs: 1..=2237 elements
+    /// (`MAX_WIRE_ELEMENTS`), at most 64 workers (header version 1's bitmap; a dynamic job's
+    /// worker is `fanin::leader`), and the rank below them.
+    pub fn check(&self) -> Result<(), WorkerError> {
+        if self.elements == 0 || self.elements > crate::wire::MAX_WIRE_ELEMENTS {
+            return Err(WorkerError::BadAssignment(
+                "elements must be 1..=2237 (MAX_WIRE_ELEMENTS)",
+            ));
+        }
+        if self.workers == 0
+            || self.workers as u32 > crate::wire::MAX_WORKERS
+            || self.rank >= self.workers
+        {
+            return Err(WorkerError::BadAssignment(
+                "the rank must be below the workers, and static jobs hold at most 64 ranks \
+                 (header version 1's bitmap); a dynamic job holds up to 512 (fanin send --dynamic)",
+            ));
+        }
+        Ok(())
+    }
+
     /// This worker's contribution datagram payload for `block` at `exponent`.
     pub fn contribution_payload(&self, block: u32, exponent: i8, data: &[i32]) -> Vec<u8> {
         let repr = Repr {
@@ -182,16 +203,7 @@ impl Worker {
         if s.retransmit_after == 0 {
             return Err(WorkerError::BadTimeout);
         }
-        if a.elements == 0 || a.elements > crate::wire::MAX_WIRE_ELEMENTS {
-            return Err(WorkerError::BadAssignment(
-                "elements must be 1..=2237 (MAX_WIRE_ELEMENTS)",
-            ));
-        }
-        if a.workers == 0 || a.workers as u32 > crate::wire::MAX_WORKERS || a.rank >= a.workers {
-            return Err(WorkerError::BadAssignment(
-                "rank must be below workers, workers at most 64",
-            ));
-        }
+        a.check()?;
         let n = data.len().div_ceil(a.elements as usize);
         Ok(Self {
             a,

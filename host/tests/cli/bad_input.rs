@@ -294,6 +294,23 @@ fn static_jobs_beyond_64_ranks_are_refused_naming_dynamic_mode() {
         &["--workers 65", cap, "fanin send --dynamic", "512"],
     );
     assert_error(&send("300", "299"), 2, &["--workers 300", cap]);
+    // The same from an assignment file (it once reached the JOIN and overflowed its bitmap).
+    let d = tmpdir("wide-assignment");
+    let f = d.join("a.json");
+    let ep = |port: u16| serde_json::json!({"mac": [2, 0, 127, 0, 0, 1], "ip": "127.0.0.1", "udp_port": port});
+    let a = serde_json::json!({
+        "job": 1, "rank": 70, "workers": 100, "child": 0, "me": ep(9), "parent": ep(10),
+        "window_limit": 8, "elements": 16, "session": true
+    });
+    std::fs::write(&f, a.to_string()).unwrap();
+    let o = run(
+        fanin()
+            .args(["send", "--synthetic", "10", "--window", "8", "--assignment"])
+            .arg(&f),
+        10,
+    );
+    assert_error(&o, 2, &["bad assignment", cap, "fanin send --dynamic"]);
+    let _ = std::fs::remove_dir_all(&d);
     let o = run(
         fanin().args(["allreduce", "--workers", "65", "--elements", "5"]),
         10,
