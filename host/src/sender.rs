@@ -627,40 +627,73 @@ mod tests {
         }
     }
 
+    /// A switchd thread at the root of job 5 (two workers, sessions and every protection
+    /// on, 16 slots of 16 elements), the plan, and the workers' two bound sockets.
+    struct Star {
+        plan: fanin_proto::plan::Plan,
+        socks: Vec<UdpSocket>,
+        at: std::net::SocketAddr,
+        stop: Arc<AtomicBool>,
+        thread: std::thread::JoinHandle<crate::switchd::Snapshot>,
+    }
+
+    impl Star {
+        fn start() -> Self {
+            let (base, mut socks) = bind_consecutive(3).unwrap();
+            let plan = build(
+                &star(2),
+                JobSpec {
+                    job: 5,
+                    slot_count: 16,
+                    elements: 16,
+                    mode: Mode::Static,
+                    addressing: Addressing::Loopback { base },
+                    trust: Trust::default(),
+                },
+            )
+            .unwrap();
+            let mut sw = SoftSwitch::new(&plan.switches[0]).unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let (_tx, rx) = mpsc::channel();
+            let ctl = Control::new(stop.clone(), rx);
+            let sw_sock = socks.remove(0);
+            let at = sw_sock.local_addr().unwrap();
+            let thread = std::thread::spawn(move || {
+                let mut link = UdpLink::from_socket(sw_sock).unwrap();
+                switchd::run("t", &mut sw, &mut link, &ctl)
+            });
+            Self {
+                plan,
+                socks,
+                at,
+                stop,
+                thread,
+            }
+        }
+
+        /// Stops the switch; its final counters.
+        fn stop(self) -> crate::switchd::Snapshot {
+            self.stop.store(true, Ordering::Relaxed);
+            self.thread.join().unwrap()
+        }
+    }
+
     /// Regression: a worker took RESULT (and ACCEPT) packets from any source, so a forged
     /// RESULT sent straight to its UDP port mid-allreduce gave it a wrong sum. Every block here
     /// gets a forgery that arrives before the switch's answer; the sums must still be exact.
     #[test]
     fn forged_results_sent_to_a_worker_are_dropped() {
-        let (base, mut socks) = bind_consecutive(3).unwrap();
-        let plan = build(
-            &star(2),
-            JobSpec {
-                job: 5,
-                slot_count: 16,
-                elements: 16,
-                mode: Mode::Static,
-                addressing: Addressing::Loopback { base },
-                trust: Trust::default(),
-            },
-        )
-        .unwrap();
+        let star = Star::start();
+        let plan = &star.plan;
         assert!(plan.workers[0].session);
-        let mut sw = SoftSwitch::new(&plan.switches[0]).unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let (_tx, rx) = mpsc::channel();
-        let ctl = Control::new(stop.clone(), rx);
-        let sw_sock = socks.remove(0);
-        let sw_thread = std::thread::spawn(move || {
-            let mut link = UdpLink::from_socket(sw_sock).unwrap();
-            switchd::run("t", &mut sw, &mut link, &ctl)
-        });
         let n = 1000;
         let data: Vec<Vec<i32>> = (0..2)
             .map(|r| (0..n).map(|i| i * 3 - 1500 + r * 7).collect())
             .collect();
-        let workers: Vec<_> = socks
-            .into_iter()
+        let workers: Vec<_> = star
+            .socks
+            .iter()
+            .map(|s| s.try_clone().unwrap())
             .enumerate()
             .map(|(r, sock)| {
                 let cfg = SendConfig {
@@ -700,8 +733,7 @@ mod tests {
                 "worker {r}: every forgery dropped and counted"
             );
         }
-        stop.store(true, Ordering::Relaxed);
-        let snap = sw_thread.join().unwrap();
+        let snap = star.stop();
         assert_eq!(snap.get("malformed"), 0);
     }
 
@@ -712,34 +744,14 @@ mod tests {
     #[test]
     fn a_join_delayed_past_an_allreduce_does_not_stall_the_next() {
         for remember in [true, false] {
-            let (base, mut socks) = bind_consecutive(3).unwrap();
-            let plan = build(
-                &star(2),
-                JobSpec {
-                    job: 5,
-                    slot_count: 16,
-                    elements: 16,
-                    mode: Mode::Static,
-                    addressing: Addressing::Loopback { base },
-                    trust: Trust::default(),
-                },
-            )
-            .unwrap();
-            let mut sw = SoftSwitch::new(&plan.switches[0]).unwrap();
-            let stop = Arc::new(AtomicBool::new(false));
-            let (_tx, rx) = mpsc::channel();
-            let ctl = Control::new(stop.clone(), rx);
-            let sw_addr = socks[0].local_addr().unwrap();
-            let sw_sock = socks.remove(0);
-            let sw_thread = std::thread::spawn(move || {
-                let mut link = UdpLink::from_socket(sw_sock).unwrap();
-                switchd::run("t", &mut sw, &mut link, &ctl)
-            });
+            let star = Star::start();
+            let (plan, sw_addr) = (&star.plan, star.at);
             // Rank 0's socket, a second handle for the stale JOIN (its source must match).
-            let stale_from = socks[0].try_clone().unwrap();
-            let mut links: Vec<UdpLink> = socks
-                .into_iter()
-                .map(|s| UdpLink::from_socket(s).unwrap())
+            let stale_from = star.socks[0].try_clone().unwrap();
+            let mut links: Vec<UdpLink> = star
+                .socks
+                .iter()
+                .map(|s| UdpLink::from_socket(s.try_clone().unwrap()).unwrap())
                 .collect();
             let joins: Vec<_> = (0..2)
                 .map(|_| remember.then(|| Arc::new(Mutex::new(JoinHistory::default()))))
@@ -793,8 +805,7 @@ mod tests {
                 let e = rep0.expect_err("rank 0 cannot take the session without its history");
                 assert!(matches!(e, SendError::NoSession { .. }), "{e}");
             }
-            stop.store(true, Ordering::Relaxed);
-            sw_thread.join().unwrap();
+            star.stop();
         }
     }
 }
