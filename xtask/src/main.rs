@@ -467,6 +467,19 @@ fn demo() -> Result<()> {
             .args(size))?;
     }
 
+    banner("6f. From `fanin place` to running switches: SOAR places a dynamic job on BT(8), `--emit-config --mode dynamic` writes configurations, routes and links.json, and the emitted network runs two allreduces as it is, every sum exact");
+    let emitted = out.join("canary-emitted");
+    let base = free_udp_range(16)?;
+    run(Command::new(bin("fanin"))
+        .args(["place", "--topology", "bt:8", "--algo", "soar", "--k", "2"])
+        .args(["--loads", "uniform:2:2", "--mode", "dynamic"])
+        .args(["--base-port", &base.to_string(), "--emit-config"])
+        .arg(&emitted))?;
+    run(cargo()
+        .args(["run", "--quiet", "--release", "-p", "fanin"])
+        .args(["--example", "dynamic_chain", "--", "--emitted"])
+        .arg(&emitted))?;
+
     banner("7. PyTorch: DDP of a small MLP through fanin (switch embedded in rank 0) next to gloo");
     run(Command::new(&py)
         .arg(root_dir().join("host/python/examples/ddp_demo.py"))
@@ -488,6 +501,14 @@ fn demo() -> Result<()> {
 
     println!("\ndemo: all steps verified");
     Ok(())
+}
+
+/// A base port with `n` consecutive free UDP ports on 127.0.0.1 (for an emitted network).
+fn free_udp_range(n: u16) -> Result<u16> {
+    (0..40)
+        .map(|i| 41_000 + i * 500)
+        .find(|&b| (b..b + n).all(|p| std::net::UdpSocket::bind(("127.0.0.1", p)).is_ok()))
+        .ok_or_else(|| anyhow::anyhow!("no {n} consecutive free UDP ports from 41000 on"))
 }
 
 /// Runs SOAR, SMC and the baselines on one instance and checks who wins which metric.

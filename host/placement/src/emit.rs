@@ -5,10 +5,11 @@
 //! `10.(a>>16).(a>>8 & 255).(a & 255)` and MAC `02:00:00:(a>>16):(a>>8 & 255):(a & 255)`,
 //! UDP port `FANIN_UDP_PORT`. With a base port P every node is `127.0.0.1` instead and gets
 //! UDP port P + its rank among all address numbers (so a whole tree runs on one host).
-//! Egress ports are logical: 0 is the uplink, 1 + i the i-th child.
+//! Egress ports are logical: 0 is the uplink, 1 + i the i-th child; dynamic jobs' switches
+//! get physical ports and routes instead (`crate::wiring`, which also writes `links.json`).
 
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::Path;
 
 use fanin_proto::config::{Endpoint, JobEntry, Mode, Params, SwitchConfig};
@@ -17,6 +18,7 @@ use fanin_proto::wire::{DEFAULT_ELEMENTS, FANIN_UDP_PORT, MAX_RANKS, MAX_WORKERS
 use fanin_proto::worker::Assignment;
 
 use crate::aggtree::{AggKind, AggTree};
+use crate::wiring::{network_ip, Ports, Wiring};
 
 /// Options of the emission.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +76,9 @@ pub enum EmitError {
     /// The generated configuration fails validation (a bug).
     #[error("configuration of {0:?} is invalid: {1}")]
     Invalid(String, fanin_proto::config::ConfigError),
+    /// A dynamic job's frame-switch network cannot be wired (`crate::wiring`).
+    #[error("{0}")]
+    Wiring(String),
     /// Writing a file failed.
     #[error("writing {0}: {1}")]
     Io(String, String),
@@ -86,6 +91,8 @@ pub struct Emitted {
     pub switches: Vec<SwitchConfig>,
     /// One assignment per worker of every job.
     pub workers: Vec<Assignment>,
+    /// Dynamic mode: the frame switches' ports and tunnels (`links.json`).
+    pub wiring: Option<Wiring>,
 }
 
 struct Addressing {
@@ -119,7 +126,7 @@ impl Addressing {
     fn ip(&self, a: u32) -> Ipv4Addr {
         match self.base_port {
             Some(_) => Ipv4Addr::LOCALHOST,
-            None => Ipv4Addr::new(10, (a >> 16) as u8, (a >> 8) as u8, a as u8),
+            None => network_ip(a),
         }
     }
 
@@ -142,6 +149,24 @@ impl Addressing {
             port,
         }
     }
+
+    /// The in-frame endpoint of a dynamic job's node: always the network address (the
+    /// base port, if any, gives its tunnel instead).
+    fn network_endpoint(a: u32) -> Endpoint {
+        Endpoint {
+            mac: Self::mac(a),
+            ip: network_ip(a),
+            udp_port: FANIN_UDP_PORT,
+            port: 0,
+        }
+    }
+
+    /// With a base port: the node's UDP tunnel address (a frame switch's `--listen`, a
+    /// worker's `--bind`).
+    fn tunnel(&self, a: u32) -> Option<SocketAddrV4> {
+        self.base_port
+            .map(|p| SocketAddrV4::new(Ipv4Addr::LOCALHOST, p + self.rank[&a]))
+    }
 }
 
 /// Emits the configurations of several jobs (job id, tree) that share the switches.
@@ -151,6 +176,8 @@ impl Addressing {
 /// function only assigns addresses and slot ranges and merges jobs per switch.
 pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, EmitError> {
     let addr = Addressing::new(jobs, opts.base_port)?;
+    let dynamic = matches!(opts.mode, Mode::Dynamic { .. });
+    let mut ports = Ports::default();
     let mut configs: BTreeMap<u32, SwitchConfig> = BTreeMap::new();
     let mut workers = Vec::new();
     for (slot_job, (job, tree)) in jobs.iter().enumerate() {
@@ -158,10 +185,7 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
         if ws.is_empty() {
             return Err(EmitError::NoWorkers(*job));
         }
-        let max = match opts.mode {
-            Mode::Dynamic { .. } => MAX_RANKS,
-            _ => MAX_WORKERS,
-        };
+        let max = if dynamic { MAX_RANKS } else { MAX_WORKERS };
         if ws.len() > max as usize {
             return Err(EmitError::TooManyWorkers {
                 job: *job,
@@ -176,6 +200,9 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
         {
             return Err(EmitError::TooManyChildren(n.name.clone(), n.children.len()));
         }
+        if dynamic {
+            ports.add(*job, tree)?;
+        }
         let slot_base = (slot_job as u32)
             .checked_mul(opts.slots)
             .ok_or_else(|| EmitError::Overflow("too many jobs for the slot space".into()))?;
@@ -187,12 +214,18 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
             mode: opts.mode,
             addressing: PlanAddressing::Network,
             // Dynamic mode does not support the trust protections yet.
-            trust: match opts.mode {
-                Mode::Dynamic { .. } => fanin_proto::config::Trust::OFF,
-                _ => opts.trust,
+            trust: if dynamic {
+                fanin_proto::config::Trust::OFF
+            } else {
+                opts.trust
             },
         };
-        let plan = plan::build_with(&nodes, spec, &|i| addr.endpoint(tree.nodes[i].addr, 0))
+        // A dynamic job's frames carry network addresses, which its switches route on.
+        let endpoint = |i: usize| match dynamic {
+            true => Addressing::network_endpoint(tree.nodes[i].addr),
+            false => addr.endpoint(tree.nodes[i].addr, 0),
+        };
+        let plan = plan::build_with(&nodes, spec, &endpoint)
             .map_err(|e| EmitError::Plan(*job, e.to_string()))?;
         workers.extend(plan.workers);
         for (cfg, &v) in plan.switches.into_iter().zip(&plan.switch_nodes) {
@@ -202,19 +235,41 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
                 routes: Vec::new(),
                 ..cfg.clone()
             });
+            // Static and timeout jobs' ports are logical per job (no routes): a datagram
+            // switch needs none. Dynamic jobs' routes go onto the physical ports.
+            if dynamic {
+                ports.merge_routes(tree, v, &cfg, merged)?;
+            }
             merged
                 .jobs
                 .extend(cfg.jobs.into_iter().map(|j| JobEntry { slot_base, ..j }));
         }
     }
     let mut switches = Vec::new();
-    for (_, mut cfg) in configs {
-        size_params(&mut cfg)?;
+    let mut addrs = Vec::new();
+    for (a, mut cfg) in configs {
+        size_params(&mut cfg, dynamic.then(|| ports.count(a)))?;
         cfg.validate()
             .map_err(|e| EmitError::Invalid(cfg.name.clone(), e))?;
         switches.push(cfg);
+        addrs.push(a);
     }
-    Ok(Emitted { switches, workers })
+    let wiring = dynamic.then(|| {
+        let sw: Vec<(u32, &SwitchConfig)> = addrs.iter().copied().zip(&switches).collect();
+        let js: Vec<(u16, &AggTree)> = jobs.iter().map(|(j, t)| (*j, t)).collect();
+        ports.wiring(
+            &sw,
+            &js,
+            &|a| addr.tunnel(a),
+            &file_name,
+            (opts.packet_elements, opts.slots),
+        )
+    });
+    Ok(Emitted {
+        switches,
+        workers,
+        wiring,
+    })
 }
 
 /// The tree as `fanin_proto::plan` nodes: every non-worker node aggregates.
@@ -246,8 +301,9 @@ pub fn plan_nodes(tree: &AggTree) -> Vec<NodeSpec> {
         .collect()
 }
 
-/// Table sizes: the defaults, grown to fit the emitted jobs; the lane count is the plan's.
-fn size_params(cfg: &mut SwitchConfig) -> Result<(), EmitError> {
+/// Table sizes: the defaults, grown to fit the emitted jobs and routes; the lane count is the
+/// plan's. `links` is a dynamic switch's number of physical ports.
+fn size_params(cfg: &mut SwitchConfig, links: Option<usize>) -> Result<(), EmitError> {
     let d = Params::default();
     let slots = cfg
         .jobs
@@ -268,8 +324,11 @@ fn size_params(cfg: &mut SwitchConfig) -> Result<(), EmitError> {
         slots: d.slots.max(slots as u32),
         max_jobs: d.max_jobs.max(cfg.jobs.len() as u16),
         max_children: d.max_children.max(children as u8),
-        ports: d.ports.max(children as u8 + 1),
-        ..d
+        ports: match links {
+            Some(n) => d.ports.max(n as u8).max(2),
+            None => d.ports.max(children as u8 + 1),
+        },
+        max_routes: d.max_routes.max(cfg.routes.len() as u16),
     };
     Ok(())
 }
@@ -308,5 +367,19 @@ pub fn write(dir: &Path, e: &Emitted) -> Result<Vec<String>, EmitError> {
     )
     .map_err(|err| io(&p, err))?;
     written.push(p.display().to_string());
+    if let Some(w) = &e.wiring {
+        // The switchd arguments name their configuration by its path in DIR.
+        let mut w = w.clone();
+        for s in &mut w.switches {
+            if let Some(i) = s.switchd_args.iter().position(|a| a == "--config") {
+                let f = &mut s.switchd_args[i + 1];
+                *f = dir.join(&*f).display().to_string();
+            }
+        }
+        let p = dir.join("links.json");
+        std::fs::write(&p, serde_json::to_string_pretty(&w).expect("serialisable"))
+            .map_err(|err| io(&p, err))?;
+        written.push(p.display().to_string());
+    }
     Ok(written)
 }

@@ -23,6 +23,7 @@ pub mod rational;
 pub mod smc;
 pub mod soar;
 pub mod topology;
+pub mod wiring;
 pub mod workload;
 
 use metrics::{Metrics, Scale};

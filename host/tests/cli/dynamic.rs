@@ -842,6 +842,9 @@ fn fanin_place_emits_a_192_rank_dynamic_job_and_static_refuses_it() {
     for f in std::fs::read_dir(&out).unwrap() {
         let p = f.unwrap().path();
         let text = std::fs::read_to_string(&p).unwrap();
+        if p.file_name().unwrap() == "links.json" {
+            continue;
+        }
         if p.file_name().unwrap() == "workers.json" {
             let w: Vec<fanin_proto::worker::Assignment> = serde_json::from_str(&text).unwrap();
             let mut ranks: Vec<u16> = w.iter().map(|a| a.rank).collect();
@@ -857,5 +860,94 @@ fn fanin_place_emits_a_192_rank_dynamic_job_and_static_refuses_it() {
         switches += 1;
     }
     assert!(switches >= 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `fanin place --mode dynamic --emit-config DIR --base-port P` writes a frame-switch
+/// network that runs as it is: every switchd started with its `links.json` arguments, every
+/// worker with its `send_args` plus its data, and every worker ends with the exact sum; the
+/// root switch, which no worker hangs below, must have aggregated the two subtrees.
+#[test]
+fn fanin_place_emits_a_dynamic_network_that_runs_with_exact_sums() {
+    let seed = 0xe317;
+    let dir = tmpdir("dynamic-emitted");
+    let out = dir.join("net");
+    // bt:8 with 2 servers per leaf, SOAR k=2: blue s2 and s3 under the destination d.
+    // Consecutive free ports, released for the switchds and workers to bind.
+    let base = fanin::allreduce::bind_consecutive(3 + 8).unwrap().0;
+    let o = run(
+        fanin()
+            .args(["place", "--topology", "bt:8", "--algo", "soar", "--k", "2"])
+            .args(["--loads", "uniform:2:2", "--mode", "dynamic"])
+            .args(["--packet-elements", "32", "--slots", "64"])
+            .args(["--base-port", &base.to_string(), "--emit-config"])
+            .arg(&out),
+        60,
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+    let w: fanin_placement::wiring::Wiring =
+        serde_json::from_str(&std::fs::read_to_string(out.join("links.json")).unwrap()).unwrap();
+    assert_eq!(
+        w.switches
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>(),
+        ["d", "s2", "s3"]
+    );
+    let sw: Vec<Switchd> = w
+        .switches
+        .iter()
+        .map(|s| {
+            assert_eq!(s.switchd_args[0], "switchd");
+            let a: Vec<&str> = s.switchd_args[1..].iter().map(String::as_str).collect();
+            Switchd::start(&a)
+        })
+        .collect();
+    let n = w.workers.len();
+    assert_eq!(n, 8);
+    let data = inputs(seed, n, 3000);
+    let want = oracle(&data);
+    let children: Vec<_> = w
+        .workers
+        .iter()
+        .map(|x| {
+            let r = x.rank as usize;
+            let input = dir.join(format!("in{r}.f32"));
+            fanin::tensor::write(&input, &data[r]).unwrap();
+            fanin()
+                .args(&x.send_args)
+                .arg("--input")
+                .arg(&input)
+                .arg("--out")
+                .arg(dir.join(format!("out{r}.f32")))
+                .args(["--scale", &SCALE.to_string(), "--json"])
+                .args(["--retransmit-ms", "40", "--linger-ms", "3000"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (r, child) in children.into_iter().enumerate() {
+        let o = wait_output(child, 60, &format!("emitted dynamic worker {r}"));
+        assert!(o.status.success(), "seed {seed}: rank {r}: {}", text(&o).1);
+        let got = fanin::tensor::read(&dir.join(format!("out{r}.f32"))).unwrap();
+        assert_eq!(got.len(), want.len());
+        if let Some(i) = (0..want.len()).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+            panic!(
+                "seed {seed}: rank {r} element {i}: {} != {}",
+                got[i], want[i]
+            );
+        }
+    }
+    // d has no worker: everything it summed came from s2 and s3, in transit to leaders.
+    let root = sw[0].stats();
+    assert!(
+        counter(&root, "aggregated") > 0,
+        "d aggregated nothing: {root}"
+    );
+    for s in &sw {
+        assert_eq!(counter(&s.stats(), "no_route"), 0);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

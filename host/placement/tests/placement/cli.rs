@@ -147,9 +147,20 @@ fn emit_config_mode_dynamic_writes_dynamic_entries_and_zero_timeouts_are_refused
         if p.file_name().unwrap() == "workers.json" {
             continue;
         }
+        if p.file_name().unwrap() == "links.json" {
+            let w: fanin_placement::wiring::Wiring =
+                serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            // No --base-port: links name neighbours, with no tunnels and no commands.
+            assert!(w
+                .switches
+                .iter()
+                .all(|s| s.listen.is_none() && s.switchd_args.is_empty() && !s.links.is_empty()));
+            continue;
+        }
         let c: fanin_proto::config::SwitchConfig =
             serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
         fanin_proto::model::Switch::new(&c).unwrap();
+        assert!(!c.routes.is_empty(), "{}: a dynamic switch routes", c.name);
         for j in &c.jobs {
             assert_eq!(
                 j.mode,

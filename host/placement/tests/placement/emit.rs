@@ -183,3 +183,98 @@ fn emitted_modes_reach_every_job_entry_and_load() {
         }
     }
 }
+
+const DYNAMIC: fanin_proto::config::Mode = fanin_proto::config::Mode::Dynamic {
+    flush_after: 50,
+    reclaim_after: 500,
+};
+
+/// Dynamic mode: every switch's routes, followed hop by hop through the emitted links, lead
+/// from every switch to every worker and every other switch, over one port per tree edge;
+/// the links agree at both ends and the tunnel addresses are the base port's.
+#[test]
+fn dynamic_routes_reach_every_node_over_one_port_per_edge() {
+    let t = seven(["r", "a", "b", "l1", "l2", "l3", "l4"], [2, 6, 5, 4]);
+    // Two jobs on the same tree share its switches and ports.
+    let tree = AggTree::from_tree(&t, &t.loads(), &[1, 2, 4]);
+    let e = emit(
+        &[(3, tree.clone()), (4, tree)],
+        &EmitOptions {
+            mode: DYNAMIC,
+            base_port: Some(40000),
+            ..EmitOptions::default()
+        },
+    )
+    .unwrap();
+    check(&e);
+    let w = e.wiring.as_ref().expect("dynamic mode writes the wiring");
+    assert_eq!(w.switches.len(), e.switches.len());
+    assert_eq!(w.workers.len(), 2 * 17);
+    let by_ip = |ip| e.switches.iter().position(|c| c.ip == ip);
+    let mut targets: Vec<std::net::Ipv4Addr> = w.workers.iter().map(|x| x.ip).collect();
+    targets.extend(e.switches.iter().map(|c| c.ip));
+    for (s, cfg) in e.switches.iter().enumerate() {
+        let sw = &w.switches[s];
+        assert_eq!(sw.name, cfg.name);
+        assert_eq!(cfg.jobs.len(), 2);
+        assert!(cfg.params.ports as usize >= sw.links.len());
+        for (i, l) in sw.links.iter().enumerate() {
+            assert_eq!(l.port as usize, i, "{}: ports are dense", cfg.name);
+            // The neighbour's end of a switch link names this switch.
+            if let Some(n) = by_ip(l.ip) {
+                assert!(w.switches[n].links.iter().any(|b| b.ip == cfg.ip));
+            }
+            let t = l.tunnel.expect("base port gives tunnels");
+            assert!(sw.switchd_args.contains(&format!("{}={t}", l.port)));
+        }
+        for &dst in &targets {
+            if dst == cfg.ip {
+                continue;
+            }
+            let (mut at, mut hops) = (s, 0);
+            loop {
+                let c = &e.switches[at];
+                let r = c.routes.iter().find(|r| r.ip == dst);
+                let r = r.unwrap_or_else(|| panic!("{} has no route to {dst}", c.name));
+                let next = w.switches[at].links[r.port as usize].ip;
+                if next == dst {
+                    break;
+                }
+                at = by_ip(next).unwrap_or_else(|| panic!("{}: {dst} leads to a worker", c.name));
+                hops += 1;
+                assert!(hops < 8, "a routing loop toward {dst}");
+            }
+        }
+    }
+    for x in &w.workers {
+        let sw = w.switches.iter().find(|s| s.name == x.switch).unwrap();
+        let l = sw.links.iter().find(|l| l.ip == x.ip).unwrap();
+        assert_eq!((x.bind, x.switch_tunnel), (l.tunnel, sw.listen));
+        assert!(x
+            .send_args
+            .windows(2)
+            .any(|a| a[0] == "--rank" && a[1] == x.rank.to_string()));
+    }
+}
+
+/// Dynamic jobs whose trees hang a node below different parents cannot share one forwarding
+/// table: one clear error naming the node, both parents and both jobs.
+#[test]
+fn dynamic_jobs_with_other_parents_are_refused_by_name() {
+    let t = seven(["r", "a", "b", "l1", "l2", "l3", "l4"], [2, 6, 5, 4]);
+    let jobs = vec![
+        (0, AggTree::from_tree(&t, &t.loads(), &[1, 2])),
+        (1, AggTree::from_tree(&t, &t.loads(), &[2, 4])),
+    ];
+    let opts = EmitOptions {
+        mode: DYNAMIC,
+        ..EmitOptions::default()
+    };
+    let err = emit(&jobs, &opts).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "node \"l1/w0\" hangs below \"a\" in job 0 and below \"d\" in job 1; the dynamic jobs' switches need one forwarding table, so their trees must agree on every node's parent: emit these jobs separately"
+    );
+    // Static jobs of the same trees need no routes and emit.
+    emit(&jobs, &EmitOptions::default()).unwrap();
+}
