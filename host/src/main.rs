@@ -37,6 +37,12 @@ enum Cmd {
 }
 
 fn main() {
+    // Output piped into `head` ends the command quietly, as for other Unix tools, instead of
+    // a panic in `println!` (sockets are not affected: std sends with MSG_NOSIGNAL).
+    // SAFETY: setting a signal's disposition to the default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let args = Cli::parse();
     let r = match &args.cmd {
         Cmd::Switchd(a) => cli::run_switchd(a),
