@@ -13,7 +13,7 @@
 
 use crate::acc::Acc;
 use crate::config::CoreConfig;
-use crate::hdrgen::{ArpLayout, HdrGen};
+use crate::hdrgen::ArpLayout;
 use crate::layout::{at, mask, ChildWord, HdrWindow, JobWord, MetaWord, RegValue};
 use crate::parse::{
     BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W, TERMS_ARP, TERMS_BAD, TERMS_IP_BAD,
@@ -31,11 +31,13 @@ pub use states::{Action, BackState, DecState, Fields, FrontState, OutFields, Ses
 
 pub mod counters;
 pub mod csr;
+pub mod dest;
 pub mod session;
 pub mod states;
 
 use counters::Counters;
 use csr::Csr;
+use dest::DestPipe;
 use session::SessionUnit;
 
 /// `k` default values (a `Vec` of ports or registers).
@@ -137,7 +139,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     tx: Vec<Tx<DW, KW, WB>>,
     parser: Parser,
     acc: Acc<WB>,
-    hg: HdrGen,
     /// The ARP reply to the frame in `hdr` (pure wiring; loaded into `b_hdr` for an ARP
     /// request handed over).
     arp_lay: ArpLayout,
@@ -463,39 +464,14 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     cs_v: DFF<bool>,
     more: DFF<bool>,
     pmask: DFF<Bits<8>>,
-    hlow: DFF<Bits<8>>,
-    hlow_s: DFF<Bits<8>>,
-    hs_mac: DFF<Bits<48>>,
-    hs_ip: DFF<Bits<32>>,
-    hs_udp: DFF<Bits<16>>,
-    hs_child: DFF<Bits<8>>,
-    // The selected destination's item fields (HdrGen reads them at `v_a`, when the back
-    // end may already hold the next item).
-    hx_f: DFF<Fields>,
-    hx_eovf: DFF<bool>,
-    hx_ov: DFF<bool>,
-    hx_ca: DFF<Bits<ADDR_W>>,
-    hx_mc: DFF<bool>,
-    c_ov: DFF<bool>,
-    c_ca: DFF<Bits<ADDR_W>>,
-    c_eovf: DFF<bool>,
+    // The destination pipeline (`dest.rs`): select, HdrGen's two stages, push.
+    dest: DestPipe,
     cp_mask: DFF<Bits<8>>,
-    hx_orig: DFF<bool>,
     cp_slot1: DFF<bool>,
     cp_slot2: DFF<bool>,
     cp_slot3: DFF<bool>,
-    v_a: DFF<bool>,
-    v_b: DFF<bool>,
-    v_c: DFF<bool>,
-    hlow1: DFF<Bits<8>>,
-    mc_c: DFF<bool>,
-    mc_b: DFF<bool>,
-    pb_hit: DFF<bool>,
-    c_fov: DFF<bool>,
-    pb_fov: DFF<bool>,
     c_ovbit: Constant<Bits<512>>,
     p_hdr_x: Signal<Local, Bits<512>>,
-    orig_c: DFF<bool>,
     pp_mac: Vec<DFF<Bits<48>>>,
     pp_ip: Vec<DFF<Bits<32>>>,
     pp_udp: Vec<DFF<Bits<16>>>,
@@ -575,7 +551,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hdr_ok: Signal<Local, bool>,
     last_sel: Signal<Local, bool>,
     pm_two: DFF<bool>,
-    ov_now: Signal<Local, bool>,
     h_latch: Signal<Local, bool>,
     ci: Signal<Local, bool>,
     jsel: Signal<Local, Bits<8>>,
@@ -706,7 +681,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     fl_multicast: Constant<Bits<8>>,
     fl_partial: Constant<Bits<8>>,
     fl_exp_mismatch: Constant<Bits<8>>,
-    fl_overflow: Constant<Bits<8>>,
     // The flags a slot copy keeps from its contributions (OVERFLOW, EXP_MISMATCH).
     fl_kept: Constant<Bits<8>>,
     t_non_ip: Constant<Bits<16>>,
@@ -841,7 +815,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             dbg_tick: Default::default(),
             parser: Default::default(),
             acc: Acc::with_style(2 * cfg.slots as usize * rpc, cfg.slot_ram),
-            hg: Default::default(),
             arp_lay: Default::default(),
             meta: FaninRam::new(2 * cfg.slots as usize, 1),
             chram: FaninRam::new(nj << mclog, 1),
@@ -940,34 +913,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             cs_v: Default::default(),
             more: Default::default(),
             pmask: Default::default(),
-            hlow: Default::default(),
-            hlow_s: Default::default(),
-            hs_mac: Default::default(),
-            hs_ip: Default::default(),
-            hs_udp: Default::default(),
-            hs_child: Default::default(),
-            hx_f: Default::default(),
-            hx_eovf: Default::default(),
-            hx_ov: Default::default(),
-            hx_ca: Default::default(),
-            hx_mc: Default::default(),
-            c_ov: Default::default(),
-            c_ca: Default::default(),
-            c_eovf: Default::default(),
+            dest: Default::default(),
             cp_mask: Default::default(),
-            hx_orig: Default::default(),
             cp_slot1: Default::default(),
             cp_slot2: Default::default(),
             cp_slot3: Default::default(),
-            v_a: Default::default(),
-            v_b: Default::default(),
-            v_c: Default::default(),
-            hlow1: Default::default(),
-            mc_c: Default::default(),
-            mc_b: Default::default(),
-            pb_hit: Default::default(),
-            c_fov: Default::default(),
-            pb_fov: Default::default(),
             // The OVERFLOW flag in the header region (AXI-Stream byte order).
             c_ovbit: Constant::new(Bits::<512>::default().replace_bit(
                 8 * (fanin_proto::wire::L2L4_LEN + fanin_proto::wire::header::field::FLAGS)
@@ -975,7 +925,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
                 true,
             )),
             p_hdr_x: Default::default(),
-            orig_c: Default::default(),
             pp_mac: n(p),
             pp_ip: n(p),
             pp_udp: n(p),
@@ -1036,7 +985,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             hdr_ok: Default::default(),
             last_sel: Default::default(),
             pm_two: Default::default(),
-            ov_now: Default::default(),
             h_latch: Default::default(),
             ei: Default::default(),
             e_mc: Default::default(),
@@ -1346,7 +1294,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             fl_multicast: flag(Flags::MULTICAST),
             fl_partial: flag(Flags::PARTIAL),
             fl_exp_mismatch: flag(Flags::EXP_MISMATCH),
-            fl_overflow: flag(Flags::OVERFLOW),
             fl_kept: flag(Flags::OVERFLOW | Flags::EXP_MISMATCH),
             t_non_ip: k16(TERMS_NON_IP),
             t_ip_bad: k16(TERMS_IP_BAD),
@@ -1423,19 +1370,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             q_spartial, udp_ok, ip_ok, len, row0, nrows, ri, ri2, v1, v2, cm2, wm, ji, je, jep,
             chr, pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr,
             nr1, bstate, b_sel, s1_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji,
-            b_nch, b_emit, b_eovf, cs_i, cs_j, cs_v, more, pmask, hlow, hlow_s, hs_mac, hs_ip,
-            hs_udp, hs_child, hx_f, hx_eovf, hx_ov, hx_ca, hx_mc, pm_two, c_ov, c_ca, c_eovf,
-            cp_mask, hx_orig, cp_slot1, cp_slot2, cp_slot3, v_a, v_b, v_c, hlow1, mc_c, mc_b,
-            pb_hit, c_fov, pb_fov, orig_c, t1_v, t1_first, t1_start, t1_a, t2_v, t2_first,
-            t2_start, t2_a, t3_v, t3_first, t3_start, t3_a, t4_v, t4_first, t4_start, t4_a, ov_run,
-            ow_v, ow_a, ow_val, or_a, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r, o_f,
-            tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq, mf, mfs,
-            e_more, e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age, la_pp,
-            lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any, pk_idx,
-            own_q, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend,
-            jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j,
-            hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce, cp_reg1, cp_reg2, cp_reg3, cp_n1, cp_n2,
-            cp_n3
+            b_nch, b_emit, b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, cp_mask, cp_slot1,
+            cp_slot2, cp_slot3, t1_v, t1_first, t1_start, t1_a, t2_v, t2_first, t2_start, t2_a,
+            t3_v, t3_first, t3_start, t3_a, t4_v, t4_first, t4_start, t4_a, ov_run, ow_v, ow_a,
+            ow_val, or_a, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r, o_f, tick_cnt, now,
+            sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq, mf, mfs, e_more, e_last,
+            la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age, la_pp, lk_v, dq_ev,
+            dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any, pk_idx, own_q, own_age,
+            q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2,
+            jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b,
+            sq_reg, sq_b_nonce, b_reg, b_nonce, cp_reg1, cp_reg2, cp_reg3, cp_n1, cp_n2, cp_n3
         );
         for r in 0..self.csr.route_ip.len() {
             self.rh[r].clock.next = self.clock.val();
@@ -1583,56 +1527,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.ov_cur.next = self.ov_rd.val();
         }
-        // Header of originated frames: the fields registered at the destination's select
-        // (`hs_*`, `hx_*`), so that the back end may take the next item in the cycle of its
-        // item's last select. The copy's overflow bit, registered at the select, is
-        // updated if the RMW row that sets it reaches stage 4 in this cycle (a one-row
-        // item's select may come before that).
-        if self.t4_v.q.val() & (self.t4_a.q.val() == self.hx_ca.q.val()) {
-            self.ov_now.next = self.ov_new.val();
-        } else {
-            self.ov_now.next = self.hx_ov.q.val();
-        }
-        self.hg.dst_mac.next = self.hs_mac.q.val();
-        self.hg.src_mac.next = self.hx_f.q.val().src_mac;
-        self.hg.src_ip.next = self.hx_f.q.val().src_ip;
-        self.hg.dst_ip.next = self.hs_ip.q.val();
-        self.hg.src_port.next = self.hx_f.q.val().src_port;
-        self.hg.dst_port.next = self.hs_udp.q.val();
-        self.hg.ptype.next = self.hx_f.q.val().ptype;
-        self.hg.flags.next = self.hx_f.q.val().flags;
-        // (The copy's overflow bit joins the flags of frames built from slot rows when the
-        // header register is loaded, `v_c`; and at the push, `pb_hit` below: the select in
-        // the last copy cycle of a one-row item comes three cycles before its RMW row
-        // reaches stage 4.)
-        if self.t4_v.q.val() & (self.t4_a.q.val() == self.c_ca.q.val()) {
-            self.hg.ovf.next = self.c_eovf.q.val() & self.ov_new.val();
-        } else {
-            self.hg.ovf.next = self.c_eovf.q.val() & self.c_ov.q.val();
-        }
-        self.hg.exponent.next = self.hx_f.q.val().exponent;
-        self.hg.job.next = self.hx_f.q.val().job;
-        self.hg.elements.next = self.hx_f.q.val().elements;
-        self.hg.block.next = self.hx_f.q.val().block;
-        self.hg.child.next = self.hs_child.q.val();
-        self.hg.bitmap.next = self.hx_f.q.val().bitmap;
-        // (its population count's first stage a cycle ahead: the item's own bitmap in the
-        // select's cycle)
-        self.hg.pc_bitmap.next = self.o_f.q.val().bitmap;
-        self.hg.clock.next = self.clock.val();
-        self.hg.orig.next = self.orig_c.q.val();
-        self.hg.orig_hdr.next = self.b_hdr.q.val();
-        self.hg.orig_len.next = self.b_len.q.val();
         self.arp_lay.req.next = self.hdr.q.val().get_value_headers();
         self.arp_lay.mac.next = self.csr.me_mac.val();
         self.arp_lay.ip.next = self.csr.me_ip.val();
-        // The header pushed (`p_hdr_x`): see `pb_hit` in the back end.
-        self.p_hdr_x.next = self.hg.hdr_q.val();
-        if self.pb_hit.q.val() {
-            if self.pb_fov.q.val() | self.ov_new.val() {
-                self.p_hdr_x.next = self.hg.hdr_q.val() | self.c_ovbit.val();
+        // The header pushed (`p_hdr_x`): the destination pipeline's header register, with
+        // the copy's overflow bit of the RMW row that reaches stage 4 in the push cycle
+        // (`pb_hit_q`, see `dest.rs`).
+        self.p_hdr_x.next = self.dest.hdr_q.val();
+        if self.dest.pb_hit_q.val() {
+            if self.dest.pb_fov_q.val() | self.ov_new.val() {
+                self.p_hdr_x.next = self.dest.hdr_q.val() | self.c_ovbit.val();
             } else {
-                self.p_hdr_x.next = self.hg.hdr_q.val() & !self.c_ovbit.val();
+                self.p_hdr_x.next = self.dest.hdr_q.val() & !self.c_ovbit.val();
             }
         }
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
@@ -1661,7 +1567,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.tx[p].push.next = false;
             self.tx[p].w_row.next = self.acc_row.val();
             self.tx[p].p_hdr.next = self.p_hdr_x.val();
-            self.tx[p].p_len.next = self.hg.len_q.val();
+            self.tx[p].p_len.next = self.dest.len_q.val();
             self.dv[p].clock.next = self.clock.val();
             self.dv[p].d.next = self.dv[p].q.val();
             self.rx_ev[p].next = false;
@@ -2023,9 +1929,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // every destination port, 6 push one descriptor per destination port, 7 release only.
         self.b_done.next = false;
         self.h_latch.next = false;
-        self.v_a.d.next = false;
-        self.hg.ld.next = false;
-        self.hg.ld1.next = false;
         self.tg_v.next = false;
         self.tg_first.next = false;
         self.cs_port.next = self.chram2.rdata.val().get_value_port();
@@ -2062,50 +1965,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
         }
-        // The destination pipeline (select, then HdrGen's field registers, its header
-        // register, the push), one port per cycle. It runs by itself, so the back end may
-        // hand over to the next item in the cycle of the last select (`last_sel`); what the
-        // later stages need of the item travels with them (`hs_*`, `hx_*`, `mc_*`,
-        // `orig_c`; a routed frame's original header is not carried: its item waits).
-        self.v_b.d.next = self.v_c.q.val();
-        self.v_c.d.next = self.v_a.q.val();
-        if self.v_a.q.val() {
-            self.hg.ld1.next = true;
-            self.c_fov.d.next = (self.hx_f.q.val().flags & self.fl_overflow.val()) != 0;
-            self.hlow1.d.next = self.hlow_s.q.val();
-            self.mc_c.d.next = self.hx_mc.q.val();
-            self.c_ov.d.next = self.ov_now.val();
-            self.c_ca.d.next = self.hx_ca.q.val();
-            self.c_eovf.d.next = self.hx_eovf.q.val();
-            self.orig_c.d.next = self.hx_orig.q.val();
-        }
-        if self.v_c.q.val() {
-            self.hg.ld.next = true;
-            self.pb_fov.d.next = self.c_fov.q.val();
-            self.hlow.d.next = self.hlow1.q.val();
-            self.mc_b.d.next = self.mc_c.q.val();
-        }
-        // The header pushed: the header register, with the copy's overflow bit of the RMW
-        // row that reaches stage 4 in the push cycle (`pb_hit`, registered at the load:
-        // that row's tag was at stage 3 and for this header's copy) ORed with the
-        // OVERFLOW flag of the header's own fields (`pb_fov`: what HdrGen's `ovf` input
-        // adds to). A one-row item's first destination is selected with its copy row, in
-        // the cycle after its RMW row, and its header loaded two cycles later, a cycle
-        // before that row's saturation is known.
-        self.pb_hit.d.next = self.v_c.q.val()
-            & self.c_eovf.q.val()
-            & !self.orig_c.q.val()
-            & self.t3_v.q.val()
-            & (self.t3_a.q.val() == self.c_ca.q.val());
-        if self.v_b.q.val() {
-            for p in 0..self.rx.len() {
-                if self.hlow.q.val().get_bit(p) {
-                    self.tx[p].push.next = true;
-                }
+        // The destination pipeline (`dest.rs`: select, then HdrGen's field registers, its
+        // header register, the push), one port per cycle. It runs by itself, so the back
+        // end may hand over to the next item in the cycle of the last select (`last_sel`).
+        for p in 0..self.rx.len() {
+            if self.dest.push.val().get_bit(p) {
+                self.tx[p].push.next = true;
             }
-            if self.mc_b.q.val() {
-                self.ev_b.next = self.ev_results_sent.val();
-            }
+        }
+        if self.dest.push_mc.val() {
+            self.ev_b.next = self.ev_results_sent.val();
         }
         match self.bstate.q.val() {
             BackState::Rmw => {
@@ -2175,7 +2044,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // rows the item before still has in the Acc's pipeline (three cycles from
                 // read to egress write) only from two cycles after they are written; this
                 // bounds those uncounted rows to three, the margin `Tx` keeps.)
-                if (self.ri.q.val() != 0) | (self.all_rdy.val() & !self.v_a.q.val()) {
+                if (self.ri.q.val() != 0) | (self.all_rdy.val() & !self.dest.v_a_q.val()) {
                     // (`e_more`: ri != b_enr; `e_last`: ri + 1 == b_enr; both registered,
                     // set at hand-over and updated as ri counts.)
                     if self.e_more.q.val() {
@@ -2237,7 +2106,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.b_done.next = true;
                         self.bstate.d.next = BackState::Idle;
                     }
-                } else if !self.v_a.q.val() & !self.v_c.q.val() {
+                } else if !self.dest.v_a_q.val() & !self.dest.v_c_q.val() {
                     // This cycle's push (if any) is the last of the round.
                     if self.more.q.val() {
                         // The next multicast round.
@@ -2262,45 +2131,33 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             _ => {}
         }
+        // Select the lowest remaining destination port: the destination pipeline takes it
+        // with the destination's fields (a multicast child's, or the item's own) and the
+        // item's header fields.
         if self.h_latch.val() {
-            // Select the lowest remaining destination port.
-            self.v_a.d.next = true;
-            self.hlow_s.d.next = self.pm_low.val();
             self.pmask.d.next = self.pmask.q.val() & !self.pm_low.val();
-            // The destination's fields (a multicast child's, or the item's own) and the
-            // item's header fields, for HdrGen in the next cycle.
-            if self.e_mc.q.val() {
-                self.hs_mac.d.next = self.sel_mac.val();
-                self.hs_ip.d.next = self.sel_ip.val();
-                self.hs_udp.d.next = self.sel_udp.val();
-                // (A relay keeps the packet's child field: a REFUSE's reason.)
-                if self.b_rly.q.val() {
-                    self.hs_child.d.next = self.o_f.q.val().child;
-                } else {
-                    self.hs_child.d.next = self.sel_child.val();
-                }
-            } else {
-                self.hs_mac.d.next = self.o_f.q.val().dst_mac;
-                self.hs_ip.d.next = self.o_f.q.val().dst_ip;
-                self.hs_udp.d.next = self.o_f.q.val().dst_port;
-                self.hs_child.d.next = self.o_f.q.val().child;
-            }
-            self.hx_f.d.next.src_mac = self.o_f.q.val().src_mac;
-            self.hx_f.d.next.src_ip = self.o_f.q.val().src_ip;
-            self.hx_f.d.next.src_port = self.o_f.q.val().src_port;
-            self.hx_f.d.next.ptype = self.o_f.q.val().ptype;
-            self.hx_f.d.next.flags = self.o_f.q.val().flags;
-            self.hx_f.d.next.exponent = self.o_f.q.val().exponent;
-            self.hx_f.d.next.job = self.o_f.q.val().job;
-            self.hx_f.d.next.elements = self.o_f.q.val().elements;
-            self.hx_f.d.next.block = self.o_f.q.val().block;
-            self.hx_f.d.next.bitmap = self.o_f.q.val().bitmap;
-            self.hx_eovf.d.next = self.b_eovf.q.val();
-            self.hx_ov.d.next = self.ov_cur.val();
-            self.hx_ca.d.next = self.b_cadr.q.val();
-            self.hx_mc.d.next = self.e_mc.q.val() & !self.b_rly.q.val();
-            self.hx_orig.d.next = self.e_orig.q.val();
         }
+        self.dest.clock.next = self.clock.val();
+        self.dest.ld.next = self.h_latch.val();
+        self.dest.port.next = self.pm_low.val();
+        self.dest.mc.next = self.e_mc.q.val();
+        self.dest.rly.next = self.b_rly.q.val();
+        self.dest.ch_mac.next = self.sel_mac.val();
+        self.dest.ch_ip.next = self.sel_ip.val();
+        self.dest.ch_udp.next = self.sel_udp.val();
+        self.dest.ch_child.next = self.sel_child.val();
+        self.dest.item.next = self.o_f.q.val();
+        self.dest.eovf.next = self.b_eovf.q.val();
+        self.dest.ov.next = self.ov_cur.val();
+        self.dest.cadr.next = self.b_cadr.q.val();
+        self.dest.orig.next = self.e_orig.q.val();
+        self.dest.orig_hdr.next = self.b_hdr.q.val();
+        self.dest.orig_len.next = self.b_len.q.val();
+        self.dest.t3_v.next = self.t3_v.q.val();
+        self.dest.t3_a.next = self.t3_a.q.val();
+        self.dest.t4_v.next = self.t4_v.q.val();
+        self.dest.t4_a.next = self.t4_a.q.val();
+        self.dest.ov_new.next = self.ov_new.val();
         if self.b_done.val() & self.b_rel.q.val() {
             for p in 0..self.rx.len() {
                 if self.b_sel.q.val() == self.c_idx4[p].val() {
