@@ -1972,18 +1972,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] ri2$d;
     wire  [15:0] ri2$q;
     reg  ri2$clock;
-    reg  v1$d;
-    wire  v1$q;
-    reg  v1$clock;
-    reg  v2$d;
-    wire  v2$q;
-    reg  v2$clock;
-    reg  [7:0] cm2$d;
-    wire  [7:0] cm2$q;
-    reg  cm2$clock;
-    reg  [7:0] wm$d;
-    wire  [7:0] wm$q;
-    reg  wm$clock;
     reg  [7:0] ji$d;
     wire  [7:0] ji$q;
     reg  ji$clock;
@@ -2068,9 +2056,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [3:0] b_sel$d;
     wire  [3:0] b_sel$q;
     reg  b_sel$clock;
-    reg  [3:0] s1_sel$d;
-    wire  [3:0] s1_sel$q;
-    reg  s1_sel$clock;
     reg  [15:0] b_row0$d;
     wire  [15:0] b_row0$q;
     reg  b_row0$clock;
@@ -2148,18 +2133,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  dest$pb_fov_q;
     wire  [511:0] dest$hdr_q;
     wire  [15:0] dest$len_q;
-    reg  [7:0] cp_mask$d;
-    wire  [7:0] cp_mask$q;
-    reg  cp_mask$clock;
-    reg  cp_slot1$d;
-    wire  cp_slot1$q;
-    reg  cp_slot1$clock;
-    reg  cp_slot2$d;
-    wire  cp_slot2$q;
-    reg  cp_slot2$clock;
-    reg  cp_slot3$d;
-    wire  cp_slot3$q;
-    reg  cp_slot3$clock;
     reg  [47:0] pp_mac$0$d;
     wire  [47:0] pp_mac$0$q;
     reg  pp_mac$0$clock;
@@ -2214,75 +2187,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] chram2$we;
     reg  [23:0] chram2$raddr;
     wire  [167:0] chram2$rdata;
-    reg  ovram$clock;
-    reg  [23:0] ovram$waddr;
-    reg  [1:0] ovram$wdata;
-    reg  [31:0] ovram$we;
-    reg  [23:0] ovram$raddr;
-    wire  [1:0] ovram$rdata;
-    reg  t1_v$d;
-    wire  t1_v$q;
-    reg  t1_v$clock;
-    reg  t1_first$d;
-    wire  t1_first$q;
-    reg  t1_first$clock;
-    reg  t1_start$d;
-    wire  t1_start$q;
-    reg  t1_start$clock;
-    reg  [23:0] t1_a$d;
-    wire  [23:0] t1_a$q;
-    reg  t1_a$clock;
-    reg  t2_v$d;
-    wire  t2_v$q;
-    reg  t2_v$clock;
-    reg  t2_first$d;
-    wire  t2_first$q;
-    reg  t2_first$clock;
-    reg  t2_start$d;
-    wire  t2_start$q;
-    reg  t2_start$clock;
-    reg  [23:0] t2_a$d;
-    wire  [23:0] t2_a$q;
-    reg  t2_a$clock;
-    reg  t3_v$d;
-    wire  t3_v$q;
-    reg  t3_v$clock;
-    reg  t3_first$d;
-    wire  t3_first$q;
-    reg  t3_first$clock;
-    reg  t3_start$d;
-    wire  t3_start$q;
-    reg  t3_start$clock;
-    reg  [23:0] t3_a$d;
-    wire  [23:0] t3_a$q;
-    reg  t3_a$clock;
-    reg  t4_v$d;
-    wire  t4_v$q;
-    reg  t4_v$clock;
-    reg  t4_first$d;
-    wire  t4_first$q;
-    reg  t4_first$clock;
-    reg  t4_start$d;
-    wire  t4_start$q;
-    reg  t4_start$clock;
-    reg  [23:0] t4_a$d;
-    wire  [23:0] t4_a$q;
-    reg  t4_a$clock;
-    reg  ov_run$d;
-    wire  ov_run$q;
-    reg  ov_run$clock;
-    reg  ow_v$d;
-    wire  ow_v$q;
-    reg  ow_v$clock;
-    reg  [23:0] ow_a$d;
-    wire  [23:0] ow_a$q;
-    reg  ow_a$clock;
-    reg  ow_val$d;
-    wire  ow_val$q;
-    reg  ow_val$clock;
-    reg  [23:0] or_a$d;
-    wire  [23:0] or_a$q;
-    reg  or_a$clock;
+    reg  ovb$clock;
+    reg  ovb$tg_v;
+    reg  ovb$tg_first;
+    reg  ovb$start;
+    reg  [23:0] ovb$cadr;
+    reg  ovb$sat;
+    wire  ovb$t3_v_q;
+    wire  [23:0] ovb$t3_a_q;
+    wire  ovb$t4_v_q;
+    wire  [23:0] ovb$t4_a_q;
+    wire  [23:0] ovb$or_a_q;
+    wire  ovb$rd;
+    wire  ovb$prev;
     reg  [31:0] tick_cnt$d;
     wire  [31:0] tick_cnt$q;
     reg  tick_cnt$clock;
@@ -2361,24 +2278,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] b_nonce$d;
     wire  [31:0] b_nonce$q;
     reg  b_nonce$clock;
-    reg  cp_reg1$d;
-    wire  cp_reg1$q;
-    reg  cp_reg1$clock;
-    reg  cp_reg2$d;
-    wire  cp_reg2$q;
-    reg  cp_reg2$clock;
-    reg  cp_reg3$d;
-    wire  cp_reg3$q;
-    reg  cp_reg3$clock;
-    reg  [31:0] cp_n1$d;
-    wire  [31:0] cp_n1$q;
-    reg  cp_n1$clock;
-    reg  [31:0] cp_n2$d;
-    wire  [31:0] cp_n2$q;
-    reg  cp_n2$clock;
-    reg  [31:0] cp_n3$d;
-    wire  [31:0] cp_n3$q;
-    reg  cp_n3$clock;
+    reg  copy$clock;
+    reg  copy$rd;
+    reg  [7:0] copy$mask;
+    reg  copy$slot;
+    reg  copy$accept;
+    reg  [31:0] copy$nonce_in;
+    reg  [3:0] copy$sel;
+    wire  [7:0] copy$wm_q;
+    wire  copy$slot_q;
+    wire  copy$accept_q;
+    wire  [31:0] copy$nonce_q;
+    wire  [3:0] copy$sel_q;
     
     // Local signals
     reg  [23:0] pr_blk_a;
@@ -2440,9 +2351,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  d_rly;
     reg  tg_v;
     reg  tg_first;
-    reg  [23:0] ov_ra;
-    reg  ov_rd;
-    reg  ov_prev;
     reg  ov_new;
     reg  ov_cur;
     reg  hdr_ok;
@@ -2598,6 +2506,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] jcx;
     reg  [575:0] jpk;
     reg  [511:0] nonce_row;
+    reg  cp_rd;
     
     // Sub module instances
     fanin_csr csr(
@@ -5268,26 +5177,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(ri2$q),
         .clock(ri2$clock)
     );
-    fanin_v1 v1(
-        .d(v1$d),
-        .q(v1$q),
-        .clock(v1$clock)
-    );
-    fanin_v2 v2(
-        .d(v2$d),
-        .q(v2$q),
-        .clock(v2$clock)
-    );
-    fanin_cm2 cm2(
-        .d(cm2$d),
-        .q(cm2$q),
-        .clock(cm2$clock)
-    );
-    fanin_wm wm(
-        .d(wm$d),
-        .q(wm$q),
-        .clock(wm$clock)
-    );
     fanin_ji ji(
         .d(ji$d),
         .q(ji$q),
@@ -5426,11 +5315,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(b_sel$q),
         .clock(b_sel$clock)
     );
-    fanin_s1_sel s1_sel(
-        .d(s1_sel$d),
-        .q(s1_sel$q),
-        .clock(s1_sel$clock)
-    );
     fanin_b_row0 b_row0(
         .d(b_row0$d),
         .q(b_row0$q),
@@ -5542,26 +5426,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .hdr_q(dest$hdr_q),
         .len_q(dest$len_q)
     );
-    fanin_cp_mask cp_mask(
-        .d(cp_mask$d),
-        .q(cp_mask$q),
-        .clock(cp_mask$clock)
-    );
-    fanin_cp_slot1 cp_slot1(
-        .d(cp_slot1$d),
-        .q(cp_slot1$q),
-        .clock(cp_slot1$clock)
-    );
-    fanin_cp_slot2 cp_slot2(
-        .d(cp_slot2$d),
-        .q(cp_slot2$q),
-        .clock(cp_slot2$clock)
-    );
-    fanin_cp_slot3 cp_slot3(
-        .d(cp_slot3$d),
-        .q(cp_slot3$q),
-        .clock(cp_slot3$clock)
-    );
     fanin_pp_mac_0 pp_mac$0(
         .d(pp_mac$0$d),
         .q(pp_mac$0$q),
@@ -5650,118 +5514,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .raddr(chram2$raddr),
         .rdata(chram2$rdata)
     );
-    fanin_ovram ovram(
-        .clock(ovram$clock),
-        .waddr(ovram$waddr),
-        .wdata(ovram$wdata),
-        .we(ovram$we),
-        .raddr(ovram$raddr),
-        .rdata(ovram$rdata)
-    );
-    fanin_t1_v t1_v(
-        .d(t1_v$d),
-        .q(t1_v$q),
-        .clock(t1_v$clock)
-    );
-    fanin_t1_first t1_first(
-        .d(t1_first$d),
-        .q(t1_first$q),
-        .clock(t1_first$clock)
-    );
-    fanin_t1_start t1_start(
-        .d(t1_start$d),
-        .q(t1_start$q),
-        .clock(t1_start$clock)
-    );
-    fanin_t1_a t1_a(
-        .d(t1_a$d),
-        .q(t1_a$q),
-        .clock(t1_a$clock)
-    );
-    fanin_t2_v t2_v(
-        .d(t2_v$d),
-        .q(t2_v$q),
-        .clock(t2_v$clock)
-    );
-    fanin_t2_first t2_first(
-        .d(t2_first$d),
-        .q(t2_first$q),
-        .clock(t2_first$clock)
-    );
-    fanin_t2_start t2_start(
-        .d(t2_start$d),
-        .q(t2_start$q),
-        .clock(t2_start$clock)
-    );
-    fanin_t2_a t2_a(
-        .d(t2_a$d),
-        .q(t2_a$q),
-        .clock(t2_a$clock)
-    );
-    fanin_t3_v t3_v(
-        .d(t3_v$d),
-        .q(t3_v$q),
-        .clock(t3_v$clock)
-    );
-    fanin_t3_first t3_first(
-        .d(t3_first$d),
-        .q(t3_first$q),
-        .clock(t3_first$clock)
-    );
-    fanin_t3_start t3_start(
-        .d(t3_start$d),
-        .q(t3_start$q),
-        .clock(t3_start$clock)
-    );
-    fanin_t3_a t3_a(
-        .d(t3_a$d),
-        .q(t3_a$q),
-        .clock(t3_a$clock)
-    );
-    fanin_t4_v t4_v(
-        .d(t4_v$d),
-        .q(t4_v$q),
-        .clock(t4_v$clock)
-    );
-    fanin_t4_first t4_first(
-        .d(t4_first$d),
-        .q(t4_first$q),
-        .clock(t4_first$clock)
-    );
-    fanin_t4_start t4_start(
-        .d(t4_start$d),
-        .q(t4_start$q),
-        .clock(t4_start$clock)
-    );
-    fanin_t4_a t4_a(
-        .d(t4_a$d),
-        .q(t4_a$q),
-        .clock(t4_a$clock)
-    );
-    fanin_ov_run ov_run(
-        .d(ov_run$d),
-        .q(ov_run$q),
-        .clock(ov_run$clock)
-    );
-    fanin_ow_v ow_v(
-        .d(ow_v$d),
-        .q(ow_v$q),
-        .clock(ow_v$clock)
-    );
-    fanin_ow_a ow_a(
-        .d(ow_a$d),
-        .q(ow_a$q),
-        .clock(ow_a$clock)
-    );
-    fanin_ow_val ow_val(
-        .d(ow_val$d),
-        .q(ow_val$q),
-        .clock(ow_val$clock)
-    );
-    fanin_or_a or_a(
-        .d(or_a$d),
-        .q(or_a$q),
-        .clock(or_a$clock)
+    fanin_ovb ovb(
+        .clock(ovb$clock),
+        .tg_v(ovb$tg_v),
+        .tg_first(ovb$tg_first),
+        .start(ovb$start),
+        .cadr(ovb$cadr),
+        .sat(ovb$sat),
+        .t3_v_q(ovb$t3_v_q),
+        .t3_a_q(ovb$t3_a_q),
+        .t4_v_q(ovb$t4_v_q),
+        .t4_a_q(ovb$t4_a_q),
+        .or_a_q(ovb$or_a_q),
+        .rd(ovb$rd),
+        .prev(ovb$prev)
     );
     fanin_tick_cnt tick_cnt(
         .d(tick_cnt$d),
@@ -5893,35 +5659,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(b_nonce$q),
         .clock(b_nonce$clock)
     );
-    fanin_cp_reg1 cp_reg1(
-        .d(cp_reg1$d),
-        .q(cp_reg1$q),
-        .clock(cp_reg1$clock)
-    );
-    fanin_cp_reg2 cp_reg2(
-        .d(cp_reg2$d),
-        .q(cp_reg2$q),
-        .clock(cp_reg2$clock)
-    );
-    fanin_cp_reg3 cp_reg3(
-        .d(cp_reg3$d),
-        .q(cp_reg3$q),
-        .clock(cp_reg3$clock)
-    );
-    fanin_cp_n1 cp_n1(
-        .d(cp_n1$d),
-        .q(cp_n1$q),
-        .clock(cp_n1$clock)
-    );
-    fanin_cp_n2 cp_n2(
-        .d(cp_n2$d),
-        .q(cp_n2$q),
-        .clock(cp_n2$clock)
-    );
-    fanin_cp_n3 cp_n3(
-        .d(cp_n3$d),
-        .q(cp_n3$q),
-        .clock(cp_n3$clock)
+    fanin_copy copy(
+        .clock(copy$clock),
+        .rd(copy$rd),
+        .mask(copy$mask),
+        .slot(copy$slot),
+        .accept(copy$accept),
+        .nonce_in(copy$nonce_in),
+        .sel(copy$sel),
+        .wm_q(copy$wm_q),
+        .slot_q(copy$slot_q),
+        .accept_q(copy$accept_q),
+        .nonce_q(copy$nonce_q),
+        .sel_q(copy$sel_q)
     );
     
     // Update code
@@ -6053,10 +5803,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         nrows$clock = clock;
         ri$clock = clock;
         ri2$clock = clock;
-        v1$clock = clock;
-        v2$clock = clock;
-        cm2$clock = clock;
-        wm$clock = clock;
         ji$clock = clock;
         je$clock = clock;
         jep$clock = clock;
@@ -6075,7 +5821,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         nr1$clock = clock;
         bstate$clock = clock;
         b_sel$clock = clock;
-        s1_sel$clock = clock;
         b_row0$clock = clock;
         b_nrows$clock = clock;
         b_enr$clock = clock;
@@ -6093,31 +5838,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         more$clock = clock;
         pmask$clock = clock;
         pm_two$clock = clock;
-        cp_mask$clock = clock;
-        cp_slot1$clock = clock;
-        cp_slot2$clock = clock;
-        cp_slot3$clock = clock;
-        t1_v$clock = clock;
-        t1_first$clock = clock;
-        t1_start$clock = clock;
-        t1_a$clock = clock;
-        t2_v$clock = clock;
-        t2_first$clock = clock;
-        t2_start$clock = clock;
-        t2_a$clock = clock;
-        t3_v$clock = clock;
-        t3_first$clock = clock;
-        t3_start$clock = clock;
-        t3_a$clock = clock;
-        t4_v$clock = clock;
-        t4_first$clock = clock;
-        t4_start$clock = clock;
-        t4_a$clock = clock;
-        ov_run$clock = clock;
-        ow_v$clock = clock;
-        ow_a$clock = clock;
-        ow_val$clock = clock;
-        or_a$clock = clock;
         ei$clock = clock;
         e_mc$clock = clock;
         b_rly$clock = clock;
@@ -6188,12 +5908,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_b_nonce$clock = clock;
         b_reg$clock = clock;
         b_nonce$clock = clock;
-        cp_reg1$clock = clock;
-        cp_reg2$clock = clock;
-        cp_reg3$clock = clock;
-        cp_n1$clock = clock;
-        cp_n2$clock = clock;
-        cp_n3$clock = clock;
         sq_v$d = sq_v$q;
         sq_hst$d = sq_hst$q;
         sq_rl$d = sq_rl$q;
@@ -6321,10 +6035,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         nrows$d = nrows$q;
         ri$d = ri$q;
         ri2$d = ri2$q;
-        v1$d = v1$q;
-        v2$d = v2$q;
-        cm2$d = cm2$q;
-        wm$d = wm$q;
         ji$d = ji$q;
         je$d = je$q;
         jep$d = jep$q;
@@ -6343,7 +6053,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         nr1$d = nr1$q;
         bstate$d = bstate$q;
         b_sel$d = b_sel$q;
-        s1_sel$d = s1_sel$q;
         b_row0$d = b_row0$q;
         b_nrows$d = b_nrows$q;
         b_enr$d = b_enr$q;
@@ -6361,31 +6070,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         more$d = more$q;
         pmask$d = pmask$q;
         pm_two$d = pm_two$q;
-        cp_mask$d = cp_mask$q;
-        cp_slot1$d = cp_slot1$q;
-        cp_slot2$d = cp_slot2$q;
-        cp_slot3$d = cp_slot3$q;
-        t1_v$d = t1_v$q;
-        t1_first$d = t1_first$q;
-        t1_start$d = t1_start$q;
-        t1_a$d = t1_a$q;
-        t2_v$d = t2_v$q;
-        t2_first$d = t2_first$q;
-        t2_start$d = t2_start$q;
-        t2_a$d = t2_a$q;
-        t3_v$d = t3_v$q;
-        t3_first$d = t3_first$q;
-        t3_start$d = t3_start$q;
-        t3_a$d = t3_a$q;
-        t4_v$d = t4_v$q;
-        t4_first$d = t4_first$q;
-        t4_start$d = t4_start$q;
-        t4_a$d = t4_a$q;
-        ov_run$d = ov_run$q;
-        ow_v$d = ow_v$q;
-        ow_a$d = ow_a$q;
-        ow_val$d = ow_val$q;
-        or_a$d = or_a$q;
         ei$d = ei$q;
         e_mc$d = e_mc$q;
         b_rly$d = b_rly$q;
@@ -6456,12 +6140,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_b_nonce$d = sq_b_nonce$q;
         b_reg$d = b_reg$q;
         b_nonce$d = b_nonce$q;
-        cp_reg1$d = cp_reg1$q;
-        cp_reg2$d = cp_reg2$q;
-        cp_reg3$d = cp_reg3$q;
-        cp_n1$d = cp_n1$q;
-        cp_n2$d = cp_n2$q;
-        cp_n3$d = cp_n3$q;
         rh$0$clock = clock;
         rh$0$d = rh$0$q;
         rone$0$clock = clock;
@@ -6981,7 +6659,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pbram$clock = clock;
         chram2$clock = clock;
         chram3$clock = clock;
-        ovram$clock = clock;
         tick_now = tick_cnt$q + 32'h1 >= csr$tick_div;
         if (tick_now) begin
             tick_cnt$d = 32'h0;
@@ -6991,34 +6668,24 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             tick_cnt$d = tick_cnt$q + 32'h1;
         end
-        s1_sel$d = b_sel$q;
         rx_row_data = rx$0$r_data;
-        if (s1_sel$q == c_idx4$0) begin
+        if (copy$sel_q == c_idx4$0) begin
             rx_row_data = rx$0$r_data;
         end
-        if (s1_sel$q == c_idx4$1) begin
+        if (copy$sel_q == c_idx4$1) begin
             rx_row_data = rx$1$r_data;
         end
-        if (s1_sel$q == c_idx4$2) begin
+        if (copy$sel_q == c_idx4$2) begin
             rx_row_data = rx$2$r_data;
         end
-        if (s1_sel$q == c_idx4$3) begin
+        if (copy$sel_q == c_idx4$3) begin
             rx_row_data = rx$3$r_data;
         end
-        cp_slot1$d = e_slot$q;
-        cp_slot2$d = cp_slot1$q;
-        cp_slot3$d = cp_slot2$q;
-        cp_reg1$d = b_reg$q;
-        cp_reg2$d = cp_reg1$q;
-        cp_reg3$d = cp_reg2$q;
-        cp_n1$d = b_nonce$q;
-        cp_n2$d = cp_n1$q;
-        cp_n3$d = cp_n2$q;
-        nonce_row = (((cp_n3$q >> 32'h18) | ((cp_n3$q >> 32'h8) & 32'hff00) | ((cp_n3$q << 32'h8) & 32'hff0000) | (cp_n3$q << 32'h18)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        if (cp_slot3$q) begin
+        nonce_row = (((copy$nonce_q >> 32'h18) | ((copy$nonce_q >> 32'h8) & 32'hff00) | ((copy$nonce_q << 32'h8) & 32'hff0000) | (copy$nonce_q << 32'h18)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        if (copy$slot_q) begin
             acc_row = acc$rd;
         end
-        else if (cp_reg3$q) begin
+        else if (copy$accept_q) begin
             acc_row = nonce_row;
         end
         else begin
@@ -7066,32 +6733,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (pmask$q[3] & ~tx$3$ready) begin
             all_rdy = 1'b0;
         end
-        if (t3_v$q) begin
-            ov_ra = t3_a$q;
-        end
-        else begin
-            ov_ra = b_cadr$q;
-        end
-        ovram$raddr = ov_ra;
-        or_a$d = ov_ra;
-        if (ow_v$q & (ow_a$q == or_a$q)) begin
-            ov_rd = ow_val$q;
-        end
-        else begin
-            ov_rd = ovram$rdata[32'h0];
-        end
-        if (t4_first$q) begin
-            ov_prev = ~t4_start$q & ov_rd;
-        end
-        else begin
-            ov_prev = ov_run$q;
-        end
-        ov_new = ov_prev | acc$ovf;
-        if (t4_v$q & (t4_a$q == b_cadr$q)) begin
+        ov_new = ovb$prev | acc$ovf;
+        if (ovb$t4_v_q & (ovb$t4_a_q == b_cadr$q)) begin
             ov_cur = ov_new;
         end
         else begin
-            ov_cur = ov_rd;
+            ov_cur = ovb$rd;
         end
         arp_lay$req = hdr$q[(32'h0)+:(512)];
         arp_lay$mac = csr$me_mac;
@@ -8269,7 +7916,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dact = Action$Drop;
         hwc = 1'b0;
         cr = 1'b0;
-        v1$d = 1'b0;
+        cp_rd = 1'b0;
         b_done = 1'b0;
         h_latch = 1'b0;
         tg_v = 1'b0;
@@ -8278,7 +7925,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
         cs_ok = ~b_rly$q | ((chram2$rdata[(32'h0)+:(64)] & o_f$q[(64'h60)+:(64)]) != 32'h0);
         chram2$raddr = (((b_ji$q) & 24'hffffff) << c_mclog) | (((cs_i$q) & 24'hffffff) & c_mcmask);
-        hdr_ok = ~b_eovf$q | (or_a$q == b_cadr$q);
+        hdr_ok = ~b_eovf$q | (ovb$or_a_q == b_cadr$q);
         if (bstate$q == BackState$Select) begin
             last_sel = pm_two$q & ~more$q & ~e_orig$q;
         end
@@ -8578,8 +8225,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             ri2$d = ri2$q + 32'h1;
                             e_more$d = ~e_last$q;
                             e_last$d = ri2$q == b_enr$q;
-                            v1$d = 1'b1;
-                            cp_mask$d = pmask$q;
+                            cp_rd = 1'b1;
                             if (e_last$q) begin
                                 bstate$d = BackState$FirstHeader;
                                 if (hdr_ok) begin
@@ -8670,10 +8316,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dest$orig = e_orig$q;
         dest$orig_hdr = b_hdr$q;
         dest$orig_len = b_len$q;
-        dest$t3_v = t3_v$q;
-        dest$t3_a = t3_a$q;
-        dest$t4_v = t4_v$q;
-        dest$t4_a = t4_a$q;
+        dest$t3_v = ovb$t3_v_q;
+        dest$t3_a = ovb$t3_a_q;
+        dest$t4_v = ovb$t4_v_q;
+        dest$t4_a = ovb$t4_a_q;
         dest$ov_new = ov_new;
         if (b_done & b_rel$q) begin
             if (b_sel$q == c_idx4$0) begin
@@ -8689,53 +8335,31 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 rx$3$rel = 1'b1;
             end
         end
-        v2$d = v1$q;
-        cm2$d = cp_mask$q;
-        if (v2$q) begin
-            wm$d = cm2$q;
-        end
-        else begin
-            wm$d = 32'h0;
-        end
-        if (wm$q[0]) begin
+        copy$clock = clock;
+        copy$rd = cp_rd;
+        copy$mask = pmask$q;
+        copy$slot = e_slot$q;
+        copy$accept = b_reg$q;
+        copy$nonce_in = b_nonce$q;
+        copy$sel = b_sel$q;
+        if (copy$wm_q[0]) begin
             tx$0$w_we = 1'b1;
         end
-        if (wm$q[1]) begin
+        if (copy$wm_q[1]) begin
             tx$1$w_we = 1'b1;
         end
-        if (wm$q[2]) begin
+        if (copy$wm_q[2]) begin
             tx$2$w_we = 1'b1;
         end
-        if (wm$q[3]) begin
+        if (copy$wm_q[3]) begin
             tx$3$w_we = 1'b1;
         end
-        t1_v$d = tg_v;
-        t1_first$d = tg_first;
-        t1_start$d = agg_op$q == 32'h1;
-        t1_a$d = b_cadr$q;
-        t2_v$d = t1_v$q;
-        t2_first$d = t1_first$q;
-        t2_start$d = t1_start$q;
-        t2_a$d = t1_a$q;
-        t3_v$d = t2_v$q;
-        t3_first$d = t2_first$q;
-        t3_start$d = t2_start$q;
-        t3_a$d = t2_a$q;
-        t4_v$d = t3_v$q;
-        t4_first$d = t3_first$q;
-        t4_start$d = t3_start$q;
-        t4_a$d = t3_a$q;
-        ovram$waddr = t4_a$q;
-        ovram$wdata = ((ov_new) & 2'h3);
-        ovram$we = 32'h0;
-        ow_v$d = 1'b0;
-        if (t4_v$q) begin
-            ovram$we = 32'h1;
-            ow_v$d = 1'b1;
-            ow_a$d = t4_a$q;
-            ow_val$d = ov_new;
-            ov_run$d = ov_new;
-        end
+        ovb$clock = clock;
+        ovb$tg_v = tg_v;
+        ovb$tg_first = tg_first;
+        ovb$start = agg_op$q == 32'h1;
+        ovb$cadr = b_cadr$q;
+        ovb$sat = acc$ovf;
         b_free = (bstate$q == BackState$Idle) | b_done;
         h_go = 1'b0;
         h_st = BackState$Idle;
@@ -11978,7 +11602,211 @@ module fanin_cls(non_ip,arp,ip_bad,route,bad,wire_bad,pop_ok,kind);
 endmodule // fanin_cls
 
 
-module fanin_cm2(d,q,clock);
+module fanin_copy(clock,rd,mask,slot,accept,nonce_in,sel,wm_q,slot_q,accept_q,nonce_q,sel_q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rd;
+    input wire  [7:0] mask;
+    input wire  slot;
+    input wire  accept;
+    input wire  [31:0] nonce_in;
+    input wire  [3:0] sel;
+    output reg  [7:0] wm_q;
+    output reg  slot_q;
+    output reg  accept_q;
+    output reg  [31:0] nonce_q;
+    output reg  [3:0] sel_q;
+    
+    // Stub signals
+    reg  v1$d;
+    wire  v1$q;
+    reg  v1$clock;
+    reg  v2$d;
+    wire  v2$q;
+    reg  v2$clock;
+    reg  [7:0] cp_mask$d;
+    wire  [7:0] cp_mask$q;
+    reg  cp_mask$clock;
+    reg  [7:0] cm2$d;
+    wire  [7:0] cm2$q;
+    reg  cm2$clock;
+    reg  [7:0] wm$d;
+    wire  [7:0] wm$q;
+    reg  wm$clock;
+    reg  cp_slot1$d;
+    wire  cp_slot1$q;
+    reg  cp_slot1$clock;
+    reg  cp_slot2$d;
+    wire  cp_slot2$q;
+    reg  cp_slot2$clock;
+    reg  cp_slot3$d;
+    wire  cp_slot3$q;
+    reg  cp_slot3$clock;
+    reg  cp_reg1$d;
+    wire  cp_reg1$q;
+    reg  cp_reg1$clock;
+    reg  cp_reg2$d;
+    wire  cp_reg2$q;
+    reg  cp_reg2$clock;
+    reg  cp_reg3$d;
+    wire  cp_reg3$q;
+    reg  cp_reg3$clock;
+    reg  [31:0] cp_n1$d;
+    wire  [31:0] cp_n1$q;
+    reg  cp_n1$clock;
+    reg  [31:0] cp_n2$d;
+    wire  [31:0] cp_n2$q;
+    reg  cp_n2$clock;
+    reg  [31:0] cp_n3$d;
+    wire  [31:0] cp_n3$q;
+    reg  cp_n3$clock;
+    reg  [3:0] s1_sel$d;
+    wire  [3:0] s1_sel$q;
+    reg  s1_sel$clock;
+    
+    // Sub module instances
+    fanin_copy_v1 v1(
+        .d(v1$d),
+        .q(v1$q),
+        .clock(v1$clock)
+    );
+    fanin_copy_v2 v2(
+        .d(v2$d),
+        .q(v2$q),
+        .clock(v2$clock)
+    );
+    fanin_copy_cp_mask cp_mask(
+        .d(cp_mask$d),
+        .q(cp_mask$q),
+        .clock(cp_mask$clock)
+    );
+    fanin_copy_cm2 cm2(
+        .d(cm2$d),
+        .q(cm2$q),
+        .clock(cm2$clock)
+    );
+    fanin_copy_wm wm(
+        .d(wm$d),
+        .q(wm$q),
+        .clock(wm$clock)
+    );
+    fanin_copy_cp_slot1 cp_slot1(
+        .d(cp_slot1$d),
+        .q(cp_slot1$q),
+        .clock(cp_slot1$clock)
+    );
+    fanin_copy_cp_slot2 cp_slot2(
+        .d(cp_slot2$d),
+        .q(cp_slot2$q),
+        .clock(cp_slot2$clock)
+    );
+    fanin_copy_cp_slot3 cp_slot3(
+        .d(cp_slot3$d),
+        .q(cp_slot3$q),
+        .clock(cp_slot3$clock)
+    );
+    fanin_copy_cp_reg1 cp_reg1(
+        .d(cp_reg1$d),
+        .q(cp_reg1$q),
+        .clock(cp_reg1$clock)
+    );
+    fanin_copy_cp_reg2 cp_reg2(
+        .d(cp_reg2$d),
+        .q(cp_reg2$q),
+        .clock(cp_reg2$clock)
+    );
+    fanin_copy_cp_reg3 cp_reg3(
+        .d(cp_reg3$d),
+        .q(cp_reg3$q),
+        .clock(cp_reg3$clock)
+    );
+    fanin_copy_cp_n1 cp_n1(
+        .d(cp_n1$d),
+        .q(cp_n1$q),
+        .clock(cp_n1$clock)
+    );
+    fanin_copy_cp_n2 cp_n2(
+        .d(cp_n2$d),
+        .q(cp_n2$q),
+        .clock(cp_n2$clock)
+    );
+    fanin_copy_cp_n3 cp_n3(
+        .d(cp_n3$d),
+        .q(cp_n3$q),
+        .clock(cp_n3$clock)
+    );
+    fanin_copy_s1_sel s1_sel(
+        .d(s1_sel$d),
+        .q(s1_sel$q),
+        .clock(s1_sel$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        v1$clock = clock;
+        v2$clock = clock;
+        cp_mask$clock = clock;
+        cm2$clock = clock;
+        wm$clock = clock;
+        cp_slot1$clock = clock;
+        cp_slot2$clock = clock;
+        cp_slot3$clock = clock;
+        cp_reg1$clock = clock;
+        cp_reg2$clock = clock;
+        cp_reg3$clock = clock;
+        cp_n1$clock = clock;
+        cp_n2$clock = clock;
+        cp_n3$clock = clock;
+        s1_sel$clock = clock;
+        v1$d = v1$q;
+        v2$d = v2$q;
+        cp_mask$d = cp_mask$q;
+        cm2$d = cm2$q;
+        wm$d = wm$q;
+        cp_slot1$d = cp_slot1$q;
+        cp_slot2$d = cp_slot2$q;
+        cp_slot3$d = cp_slot3$q;
+        cp_reg1$d = cp_reg1$q;
+        cp_reg2$d = cp_reg2$q;
+        cp_reg3$d = cp_reg3$q;
+        cp_n1$d = cp_n1$q;
+        cp_n2$d = cp_n2$q;
+        cp_n3$d = cp_n3$q;
+        s1_sel$d = s1_sel$q;
+        wm_q = wm$q;
+        slot_q = cp_slot3$q;
+        accept_q = cp_reg3$q;
+        nonce_q = cp_n3$q;
+        sel_q = s1_sel$q;
+        s1_sel$d = sel;
+        cp_slot1$d = slot;
+        cp_slot2$d = cp_slot1$q;
+        cp_slot3$d = cp_slot2$q;
+        cp_reg1$d = accept;
+        cp_reg2$d = cp_reg1$q;
+        cp_reg3$d = cp_reg2$q;
+        cp_n1$d = nonce_in;
+        cp_n2$d = cp_n1$q;
+        cp_n3$d = cp_n2$q;
+        v1$d = rd;
+        if (rd) begin
+            cp_mask$d = mask;
+        end
+        v2$d = v1$q;
+        cm2$d = cp_mask$q;
+        if (v2$q) begin
+            wm$d = cm2$q;
+        end
+        else begin
+            wm$d = 32'h0;
+        end
+    end
+    
+endmodule // fanin_copy
+
+
+module fanin_copy_cm2(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -11994,7 +11822,273 @@ module fanin_cm2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_cm2
+endmodule // fanin_copy_cm2
+
+
+module fanin_copy_cp_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_mask
+
+
+module fanin_copy_cp_n1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_n1
+
+
+module fanin_copy_cp_n2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_n2
+
+
+module fanin_copy_cp_n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_n3
+
+
+module fanin_copy_cp_reg1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_reg1
+
+
+module fanin_copy_cp_reg2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_reg2
+
+
+module fanin_copy_cp_reg3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_reg3
+
+
+module fanin_copy_cp_slot1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_slot1
+
+
+module fanin_copy_cp_slot2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_slot2
+
+
+module fanin_copy_cp_slot3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_slot3
+
+
+module fanin_copy_s1_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_s1_sel
+
+
+module fanin_copy_v1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_v1
+
+
+module fanin_copy_v2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_v2
+
+
+module fanin_copy_wm(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_wm
 
 
 module fanin_counters(clock,rst,araddr,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_free,rx_take$0,rx_take$1,rx_take$2,rx_take$3,rx_len,tx_sent$0,tx_sent$1,tx_sent$2,tx_sent$3,tx_len$0,tx_len$1,tx_len$2,tx_len$3,rx_bad$0,rx_bad$1,rx_bad$2,rx_bad$3,rd);
@@ -15234,196 +15328,6 @@ module fanin_counters_txp_3(d,q,clock);
     end
           
 endmodule // fanin_counters_txp_3
-
-
-module fanin_cp_mask(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_mask
-
-
-module fanin_cp_n1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_n1
-
-
-module fanin_cp_n2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_n2
-
-
-module fanin_cp_n3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_n3
-
-
-module fanin_cp_reg1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_reg1
-
-
-module fanin_cp_reg2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_reg2
-
-
-module fanin_cp_reg3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_reg3
-
-
-module fanin_cp_slot1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_slot1
-
-
-module fanin_cp_slot2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_slot2
-
-
-module fanin_cp_slot3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_slot3
 
 
 module fanin_cs_i(d,q,clock);
@@ -27145,7 +27049,321 @@ module fanin_o_f(d,q,clock);
 endmodule // fanin_o_f
 
 
-module fanin_or_a(d,q,clock);
+module fanin_ovb(clock,tg_v,tg_first,start,cadr,sat,t3_v_q,t3_a_q,t4_v_q,t4_a_q,or_a_q,rd,prev);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  tg_v;
+    input wire  tg_first;
+    input wire  start;
+    input wire  [23:0] cadr;
+    input wire  sat;
+    output reg  t3_v_q;
+    output reg  [23:0] t3_a_q;
+    output reg  t4_v_q;
+    output reg  [23:0] t4_a_q;
+    output reg  [23:0] or_a_q;
+    output reg  rd;
+    output reg  prev;
+    
+    // Stub signals
+    reg  ovram$clock;
+    reg  [23:0] ovram$waddr;
+    reg  [1:0] ovram$wdata;
+    reg  [31:0] ovram$we;
+    reg  [23:0] ovram$raddr;
+    wire  [1:0] ovram$rdata;
+    reg  t1_v$d;
+    wire  t1_v$q;
+    reg  t1_v$clock;
+    reg  t1_first$d;
+    wire  t1_first$q;
+    reg  t1_first$clock;
+    reg  t1_start$d;
+    wire  t1_start$q;
+    reg  t1_start$clock;
+    reg  [23:0] t1_a$d;
+    wire  [23:0] t1_a$q;
+    reg  t1_a$clock;
+    reg  t2_v$d;
+    wire  t2_v$q;
+    reg  t2_v$clock;
+    reg  t2_first$d;
+    wire  t2_first$q;
+    reg  t2_first$clock;
+    reg  t2_start$d;
+    wire  t2_start$q;
+    reg  t2_start$clock;
+    reg  [23:0] t2_a$d;
+    wire  [23:0] t2_a$q;
+    reg  t2_a$clock;
+    reg  t3_v$d;
+    wire  t3_v$q;
+    reg  t3_v$clock;
+    reg  t3_first$d;
+    wire  t3_first$q;
+    reg  t3_first$clock;
+    reg  t3_start$d;
+    wire  t3_start$q;
+    reg  t3_start$clock;
+    reg  [23:0] t3_a$d;
+    wire  [23:0] t3_a$q;
+    reg  t3_a$clock;
+    reg  t4_v$d;
+    wire  t4_v$q;
+    reg  t4_v$clock;
+    reg  t4_first$d;
+    wire  t4_first$q;
+    reg  t4_first$clock;
+    reg  t4_start$d;
+    wire  t4_start$q;
+    reg  t4_start$clock;
+    reg  [23:0] t4_a$d;
+    wire  [23:0] t4_a$q;
+    reg  t4_a$clock;
+    reg  ov_run$d;
+    wire  ov_run$q;
+    reg  ov_run$clock;
+    reg  ow_v$d;
+    wire  ow_v$q;
+    reg  ow_v$clock;
+    reg  [23:0] ow_a$d;
+    wire  [23:0] ow_a$q;
+    reg  ow_a$clock;
+    reg  ow_val$d;
+    wire  ow_val$q;
+    reg  ow_val$clock;
+    reg  [23:0] or_a$d;
+    wire  [23:0] or_a$q;
+    reg  or_a$clock;
+    
+    // Local signals
+    reg  [23:0] ov_ra;
+    reg  ov_rd;
+    reg  ov_prev;
+    reg  ov_new;
+    
+    // Sub module instances
+    fanin_ovb_ovram ovram(
+        .clock(ovram$clock),
+        .waddr(ovram$waddr),
+        .wdata(ovram$wdata),
+        .we(ovram$we),
+        .raddr(ovram$raddr),
+        .rdata(ovram$rdata)
+    );
+    fanin_ovb_t1_v t1_v(
+        .d(t1_v$d),
+        .q(t1_v$q),
+        .clock(t1_v$clock)
+    );
+    fanin_ovb_t1_first t1_first(
+        .d(t1_first$d),
+        .q(t1_first$q),
+        .clock(t1_first$clock)
+    );
+    fanin_ovb_t1_start t1_start(
+        .d(t1_start$d),
+        .q(t1_start$q),
+        .clock(t1_start$clock)
+    );
+    fanin_ovb_t1_a t1_a(
+        .d(t1_a$d),
+        .q(t1_a$q),
+        .clock(t1_a$clock)
+    );
+    fanin_ovb_t2_v t2_v(
+        .d(t2_v$d),
+        .q(t2_v$q),
+        .clock(t2_v$clock)
+    );
+    fanin_ovb_t2_first t2_first(
+        .d(t2_first$d),
+        .q(t2_first$q),
+        .clock(t2_first$clock)
+    );
+    fanin_ovb_t2_start t2_start(
+        .d(t2_start$d),
+        .q(t2_start$q),
+        .clock(t2_start$clock)
+    );
+    fanin_ovb_t2_a t2_a(
+        .d(t2_a$d),
+        .q(t2_a$q),
+        .clock(t2_a$clock)
+    );
+    fanin_ovb_t3_v t3_v(
+        .d(t3_v$d),
+        .q(t3_v$q),
+        .clock(t3_v$clock)
+    );
+    fanin_ovb_t3_first t3_first(
+        .d(t3_first$d),
+        .q(t3_first$q),
+        .clock(t3_first$clock)
+    );
+    fanin_ovb_t3_start t3_start(
+        .d(t3_start$d),
+        .q(t3_start$q),
+        .clock(t3_start$clock)
+    );
+    fanin_ovb_t3_a t3_a(
+        .d(t3_a$d),
+        .q(t3_a$q),
+        .clock(t3_a$clock)
+    );
+    fanin_ovb_t4_v t4_v(
+        .d(t4_v$d),
+        .q(t4_v$q),
+        .clock(t4_v$clock)
+    );
+    fanin_ovb_t4_first t4_first(
+        .d(t4_first$d),
+        .q(t4_first$q),
+        .clock(t4_first$clock)
+    );
+    fanin_ovb_t4_start t4_start(
+        .d(t4_start$d),
+        .q(t4_start$q),
+        .clock(t4_start$clock)
+    );
+    fanin_ovb_t4_a t4_a(
+        .d(t4_a$d),
+        .q(t4_a$q),
+        .clock(t4_a$clock)
+    );
+    fanin_ovb_ov_run ov_run(
+        .d(ov_run$d),
+        .q(ov_run$q),
+        .clock(ov_run$clock)
+    );
+    fanin_ovb_ow_v ow_v(
+        .d(ow_v$d),
+        .q(ow_v$q),
+        .clock(ow_v$clock)
+    );
+    fanin_ovb_ow_a ow_a(
+        .d(ow_a$d),
+        .q(ow_a$q),
+        .clock(ow_a$clock)
+    );
+    fanin_ovb_ow_val ow_val(
+        .d(ow_val$d),
+        .q(ow_val$q),
+        .clock(ow_val$clock)
+    );
+    fanin_ovb_or_a or_a(
+        .d(or_a$d),
+        .q(or_a$q),
+        .clock(or_a$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        t1_v$clock = clock;
+        t1_first$clock = clock;
+        t1_start$clock = clock;
+        t1_a$clock = clock;
+        t2_v$clock = clock;
+        t2_first$clock = clock;
+        t2_start$clock = clock;
+        t2_a$clock = clock;
+        t3_v$clock = clock;
+        t3_first$clock = clock;
+        t3_start$clock = clock;
+        t3_a$clock = clock;
+        t4_v$clock = clock;
+        t4_first$clock = clock;
+        t4_start$clock = clock;
+        t4_a$clock = clock;
+        ov_run$clock = clock;
+        ow_v$clock = clock;
+        ow_a$clock = clock;
+        ow_val$clock = clock;
+        or_a$clock = clock;
+        t1_v$d = t1_v$q;
+        t1_first$d = t1_first$q;
+        t1_start$d = t1_start$q;
+        t1_a$d = t1_a$q;
+        t2_v$d = t2_v$q;
+        t2_first$d = t2_first$q;
+        t2_start$d = t2_start$q;
+        t2_a$d = t2_a$q;
+        t3_v$d = t3_v$q;
+        t3_first$d = t3_first$q;
+        t3_start$d = t3_start$q;
+        t3_a$d = t3_a$q;
+        t4_v$d = t4_v$q;
+        t4_first$d = t4_first$q;
+        t4_start$d = t4_start$q;
+        t4_a$d = t4_a$q;
+        ov_run$d = ov_run$q;
+        ow_v$d = ow_v$q;
+        ow_a$d = ow_a$q;
+        ow_val$d = ow_val$q;
+        or_a$d = or_a$q;
+        ovram$clock = clock;
+        if (t3_v$q) begin
+            ov_ra = t3_a$q;
+        end
+        else begin
+            ov_ra = cadr;
+        end
+        ovram$raddr = ov_ra;
+        or_a$d = ov_ra;
+        if (ow_v$q & (ow_a$q == or_a$q)) begin
+            ov_rd = ow_val$q;
+        end
+        else begin
+            ov_rd = ovram$rdata[32'h0];
+        end
+        if (t4_first$q) begin
+            ov_prev = ~t4_start$q & ov_rd;
+        end
+        else begin
+            ov_prev = ov_run$q;
+        end
+        ov_new = ov_prev | sat;
+        t3_v_q = t3_v$q;
+        t3_a_q = t3_a$q;
+        t4_v_q = t4_v$q;
+        t4_a_q = t4_a$q;
+        or_a_q = or_a$q;
+        rd = ov_rd;
+        prev = ov_prev;
+        t1_v$d = tg_v;
+        t1_first$d = tg_first;
+        t1_start$d = start;
+        t1_a$d = cadr;
+        t2_v$d = t1_v$q;
+        t2_first$d = t1_first$q;
+        t2_start$d = t1_start$q;
+        t2_a$d = t1_a$q;
+        t3_v$d = t2_v$q;
+        t3_first$d = t2_first$q;
+        t3_start$d = t2_start$q;
+        t3_a$d = t2_a$q;
+        t4_v$d = t3_v$q;
+        t4_first$d = t3_first$q;
+        t4_start$d = t3_start$q;
+        t4_a$d = t3_a$q;
+        ovram$waddr = t4_a$q;
+        ovram$wdata = ((ov_new) & 2'h3);
+        ovram$we = 32'h0;
+        ow_v$d = 1'b0;
+        if (t4_v$q) begin
+            ovram$we = 32'h1;
+            ow_v$d = 1'b1;
+            ow_a$d = t4_a$q;
+            ow_val$d = ov_new;
+            ov_run$d = ov_new;
+        end
+    end
+    
+endmodule // fanin_ovb
+
+
+module fanin_ovb_or_a(d,q,clock);
     
     // Module arguments
     input wire  [23:0] d;
@@ -27161,10 +27379,10 @@ module fanin_or_a(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_or_a
+endmodule // fanin_ovb_or_a
 
 
-module fanin_ov_run(d,q,clock);
+module fanin_ovb_ov_run(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -27180,10 +27398,10 @@ module fanin_ov_run(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_ov_run
+endmodule // fanin_ovb_ov_run
 
 
-module fanin_ovram(clock,waddr,wdata,we,raddr,rdata);
+module fanin_ovb_ovram(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -27203,10 +27421,10 @@ module fanin_ovram(clock,waddr,wdata,we,raddr,rdata);
         rdata_r <= mem[raddr[8:0]];
         if (we[0]) mem[waddr[8:0]][0 +: 2] <= wdata[0 +: 2];
     end
-endmodule // fanin_ovram
+endmodule // fanin_ovb_ovram
 
 
-module fanin_ow_a(d,q,clock);
+module fanin_ovb_ow_a(d,q,clock);
     
     // Module arguments
     input wire  [23:0] d;
@@ -27222,10 +27440,10 @@ module fanin_ow_a(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_ow_a
+endmodule // fanin_ovb_ow_a
 
 
-module fanin_ow_v(d,q,clock);
+module fanin_ovb_ow_v(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -27241,10 +27459,10 @@ module fanin_ow_v(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_ow_v
+endmodule // fanin_ovb_ow_v
 
 
-module fanin_ow_val(d,q,clock);
+module fanin_ovb_ow_val(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -27260,7 +27478,311 @@ module fanin_ow_val(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_ow_val
+endmodule // fanin_ovb_ow_val
+
+
+module fanin_ovb_t1_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t1_a
+
+
+module fanin_ovb_t1_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t1_first
+
+
+module fanin_ovb_t1_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t1_start
+
+
+module fanin_ovb_t1_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t1_v
+
+
+module fanin_ovb_t2_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t2_a
+
+
+module fanin_ovb_t2_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t2_first
+
+
+module fanin_ovb_t2_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t2_start
+
+
+module fanin_ovb_t2_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t2_v
+
+
+module fanin_ovb_t3_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t3_a
+
+
+module fanin_ovb_t3_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t3_first
+
+
+module fanin_ovb_t3_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t3_start
+
+
+module fanin_ovb_t3_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t3_v
+
+
+module fanin_ovb_t4_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t4_a
+
+
+module fanin_ovb_t4_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t4_first
+
+
+module fanin_ovb_t4_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t4_start
+
+
+module fanin_ovb_t4_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t4_v
 
 
 module fanin_own_age(d,q,clock);
@@ -38572,25 +39094,6 @@ module fanin_rx_3_wx(d,q,clock);
 endmodule // fanin_rx_3_wx
 
 
-module fanin_s1_sel(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s1_sel
-
-
 module fanin_sage(d,q,clock);
     
     // Module arguments
@@ -43638,310 +44141,6 @@ module fanin_sweep_on(d,q,clock);
 endmodule // fanin_sweep_on
 
 
-module fanin_t1_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t1_a
-
-
-module fanin_t1_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t1_first
-
-
-module fanin_t1_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t1_start
-
-
-module fanin_t1_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t1_v
-
-
-module fanin_t2_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t2_a
-
-
-module fanin_t2_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t2_first
-
-
-module fanin_t2_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t2_start
-
-
-module fanin_t2_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t2_v
-
-
-module fanin_t3_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t3_a
-
-
-module fanin_t3_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t3_first
-
-
-module fanin_t3_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t3_start
-
-
-module fanin_t3_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t3_v
-
-
-module fanin_t4_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t4_a
-
-
-module fanin_t4_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t4_first
-
-
-module fanin_t4_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t4_start
-
-
-module fanin_t4_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t4_v
-
-
 module fanin_tage(d,q,clock);
     
     // Module arguments
@@ -47577,63 +47776,6 @@ module fanin_udp_ok(d,q,clock);
     end
           
 endmodule // fanin_udp_ok
-
-
-module fanin_v1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_v1
-
-
-module fanin_v2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_v2
-
-
-module fanin_wm(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_wm
 
 
 module fanin_wq_a(d,q,clock);

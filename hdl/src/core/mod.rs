@@ -29,15 +29,19 @@ use rust_hdl::prelude::*;
 use states::{copy_state, event, flag, packet_type};
 pub use states::{Action, BackState, DecState, Fields, FrontState, OutFields, SessState};
 
+pub mod copy;
 pub mod counters;
 pub mod csr;
 pub mod dest;
+pub mod overflow;
 pub mod session;
 pub mod states;
 
+use copy::CopyPipe;
 use counters::Counters;
 use csr::Csr;
 use dest::DestPipe;
+use overflow::OvfBits;
 use session::SessionUnit;
 
 /// `k` default values (a `Vec` of ports or registers).
@@ -403,10 +407,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ri: DFF<Bits<16>>,
     /// `ri + 2`, kept beside `ri` (the last-row compare reads it: no adder before it).
     ri2: DFF<Bits<16>>,
-    v1: DFF<bool>,
-    v2: DFF<bool>,
-    cm2: DFF<Bits<8>>,
-    wm: DFF<Bits<8>>,
     ji: DFF<Bits<8>>,
     je: DFF<Bits<JOB_W>>,
     jep: DFF<Bits<32>>,
@@ -446,7 +446,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Back end: the item it works on (written by the front end at hand-over).
     bstate: DFF<BackState>,
     b_sel: DFF<Bits<4>>,
-    s1_sel: DFF<Bits<4>>,
     b_row0: DFF<Bits<16>>,
     b_nrows: DFF<Bits<16>>,
     b_enr: DFF<Bits<16>>,
@@ -466,10 +465,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pmask: DFF<Bits<8>>,
     // The destination pipeline (`dest.rs`): select, HdrGen's two stages, push.
     dest: DestPipe,
-    cp_mask: DFF<Bits<8>>,
-    cp_slot1: DFF<bool>,
-    cp_slot2: DFF<bool>,
-    cp_slot3: DFF<bool>,
     c_ovbit: Constant<Bits<512>>,
     p_hdr_x: Signal<Local, Bits<512>>,
     pp_mac: Vec<DFF<Bits<48>>>,
@@ -477,29 +472,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pp_udp: Vec<DFF<Bits<16>>>,
     pp_child: Vec<DFF<Bits<8>>>,
     chram2: FaninRam<CHILD_W>,
-    // Overflow bit per slot copy, with the tags that follow RMW rows through the Acc.
-    ovram: FaninRam<2>,
-    t1_v: DFF<bool>,
-    t1_first: DFF<bool>,
-    t1_start: DFF<bool>,
-    t1_a: DFF<Bits<ADDR_W>>,
-    t2_v: DFF<bool>,
-    t2_first: DFF<bool>,
-    t2_start: DFF<bool>,
-    t2_a: DFF<Bits<ADDR_W>>,
-    t3_v: DFF<bool>,
-    t3_first: DFF<bool>,
-    t3_start: DFF<bool>,
-    t3_a: DFF<Bits<ADDR_W>>,
-    t4_v: DFF<bool>,
-    t4_first: DFF<bool>,
-    t4_start: DFF<bool>,
-    t4_a: DFF<Bits<ADDR_W>>,
-    ov_run: DFF<bool>,
-    ow_v: DFF<bool>,
-    ow_a: DFF<Bits<ADDR_W>>,
-    ow_val: DFF<bool>,
-    or_a: DFF<Bits<ADDR_W>>,
+    // Overflow bit per slot copy, with the tags that follow RMW rows through the Acc
+    // (`overflow.rs`).
+    ovb: OvfBits,
     // Timer and scan.
     tick_cnt: DFF<Bits<32>>,
     now: DFF<Bits<32>>,
@@ -543,9 +518,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     d_rly: Signal<Local, bool>,
     tg_v: Signal<Local, bool>,
     tg_first: Signal<Local, bool>,
-    ov_ra: Signal<Local, Bits<ADDR_W>>,
-    ov_rd: Signal<Local, bool>,
-    ov_prev: Signal<Local, bool>,
     ov_new: Signal<Local, bool>,
     ov_cur: Signal<Local, bool>,
     hdr_ok: Signal<Local, bool>,
@@ -740,13 +712,11 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     sq_b_nonce: DFF<Bits<32>>,
     b_reg: DFF<bool>,
     b_nonce: DFF<Bits<32>>,
-    cp_reg1: DFF<bool>,
-    cp_reg2: DFF<bool>,
-    cp_reg3: DFF<bool>,
-    cp_n1: DFF<Bits<32>>,
-    cp_n2: DFF<Bits<32>>,
-    cp_n3: DFF<Bits<32>>,
     nonce_row: Signal<Local, Bits<WB>>,
+    // The copied rows from the read to the egress ports (`copy.rs`); a row is read this
+    // cycle (`cp_rd`).
+    copy: CopyPipe,
+    cp_rd: Signal<Local, bool>,
     // Per job-table entry, the root's session (`Session`): open, first block, newest block, ranks joined.
     // Session members (row `entry · 64 + rank`, `layout::member`).
     ev_refused: Constant<Bits<32>>,
@@ -896,7 +866,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             nr: Default::default(),
             bstate: Default::default(),
             b_sel: Default::default(),
-            s1_sel: Default::default(),
             b_row0: Default::default(),
             b_nrows: Default::default(),
             b_enr: Default::default(),
@@ -914,10 +883,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             more: Default::default(),
             pmask: Default::default(),
             dest: Default::default(),
-            cp_mask: Default::default(),
-            cp_slot1: Default::default(),
-            cp_slot2: Default::default(),
-            cp_slot3: Default::default(),
+            ovb: OvfBits::new(2 * cfg.slots as usize),
             // The OVERFLOW flag in the header region (AXI-Stream byte order).
             c_ovbit: Constant::new(Bits::<512>::default().replace_bit(
                 8 * (fanin_proto::wire::L2L4_LEN + fanin_proto::wire::header::field::FLAGS)
@@ -930,28 +896,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pp_udp: n(p),
             pp_child: n(p),
             chram2: FaninRam::new(nj << mclog, 1),
-            ovram: FaninRam::new(2 * cfg.slots as usize, 1),
-            t1_v: Default::default(),
-            t1_first: Default::default(),
-            t1_start: Default::default(),
-            t1_a: Default::default(),
-            t2_v: Default::default(),
-            t2_first: Default::default(),
-            t2_start: Default::default(),
-            t2_a: Default::default(),
-            t3_v: Default::default(),
-            t3_first: Default::default(),
-            t3_start: Default::default(),
-            t3_a: Default::default(),
-            t4_v: Default::default(),
-            t4_first: Default::default(),
-            t4_start: Default::default(),
-            t4_a: Default::default(),
-            ov_run: Default::default(),
-            ow_v: Default::default(),
-            ow_a: Default::default(),
-            ow_val: Default::default(),
-            or_a: Default::default(),
             cmw: Default::default(),
             cpl: Default::default(),
             aop: Default::default(),
@@ -977,9 +921,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             d_rly: Default::default(),
             tg_v: Default::default(),
             tg_first: Default::default(),
-            ov_ra: Default::default(),
-            ov_rd: Default::default(),
-            ov_prev: Default::default(),
             ov_new: Default::default(),
             ov_cur: Default::default(),
             hdr_ok: Default::default(),
@@ -1220,10 +1161,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             nrows: Default::default(),
             ri: Default::default(),
             ri2: Default::default(),
-            v1: Default::default(),
-            v2: Default::default(),
-            cm2: Default::default(),
-            wm: Default::default(),
             rr_req: n(2),
             rr_ptr: n(2),
             vb: n(18),
@@ -1335,13 +1272,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             sq_b_nonce: Default::default(),
             b_reg: Default::default(),
             b_nonce: Default::default(),
-            cp_reg1: Default::default(),
-            cp_reg2: Default::default(),
-            cp_reg3: Default::default(),
-            cp_n1: Default::default(),
-            cp_n2: Default::default(),
-            cp_n3: Default::default(),
             nonce_row: Default::default(),
+            copy: Default::default(),
+            cp_rd: Default::default(),
             ev_refused: event(Counter::Refused),
             ev_sessions: event(Counter::Sessions),
             rr_no_session: Constant::new((RefuseReason::NoSession as u64).into()),
@@ -1367,19 +1300,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             pc_bad, pc_wbad, pc_count, pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset,
             q_disjoint, q_newer_cb, q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild,
             q_chrank, q_degree, q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl,
-            q_spartial, udp_ok, ip_ok, len, row0, nrows, ri, ri2, v1, v2, cm2, wm, ji, je, jep,
-            chr, pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr,
-            nr1, bstate, b_sel, s1_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji,
-            b_nch, b_emit, b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, cp_mask, cp_slot1,
-            cp_slot2, cp_slot3, t1_v, t1_first, t1_start, t1_a, t2_v, t2_first, t2_start, t2_a,
-            t3_v, t3_first, t3_start, t3_a, t4_v, t4_first, t4_start, t4_a, ov_run, ow_v, ow_a,
-            ow_val, or_a, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r, o_f, tick_cnt, now,
-            sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq, mf, mfs, e_more, e_last,
-            la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age, la_pp, lk_v, dq_ev,
-            dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any, pk_idx, own_q, own_age,
-            q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2,
-            jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b,
-            sq_reg, sq_b_nonce, b_reg, b_nonce, cp_reg1, cp_reg2, cp_reg3, cp_n1, cp_n2, cp_n3
+            q_spartial, udp_ok, ip_ok, len, row0, nrows, ri, ri2, ji, je, jep, chr, pbr, pba_q,
+            q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate,
+            b_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch, b_emit,
+            b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig, e_scan,
+            now_r, o_f, tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq,
+            mf, mfs, e_more, e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age,
+            la_pp, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any,
+            pk_idx, own_q, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q,
+            jc_pend, jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq,
+            hu_v, hu_j, hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce
         );
         for r in 0..self.csr.route_ip.len() {
             self.rh[r].clock.next = self.clock.val();
@@ -1438,7 +1368,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pbram.clock.next = self.clock.val();
         self.chram2.clock.next = self.clock.val();
         self.chram3.clock.next = self.clock.val();
-        self.ovram.clock.next = self.clock.val();
         // Timer: `tick_div` cycles per tick.
         self.tick_now.next = self.tick_cnt.q.val() + 1 >= self.csr.tick_div.val();
         if self.tick_now.val() {
@@ -1448,38 +1377,28 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.tick_cnt.d.next = self.tick_cnt.q.val() + 1;
         }
-        // Payload row read in the previous cycle (the port is the one of that cycle's item:
-        // the next item may already have started).
-        self.s1_sel.d.next = self.b_sel.q.val();
+        // Payload row read in the previous cycle (the port is the one of that cycle's item,
+        // `copy.sel_q`: the next item may already have started).
         self.rx_row_data.next = self.rx[0].r_data.val();
         for p in 0..self.rx.len() {
-            if self.s1_sel.q.val() == self.c_idx4[p].val() {
+            if self.copy.sel_q.val() == self.c_idx4[p].val() {
                 self.rx_row_data.next = self.rx[p].r_data.val();
             }
         }
         // Rows copied to the egress: the Acc's stage-3 row (slot rows read by `OP_READ`),
         // or the ingress row it carries alongside (`bd`: forwarded frames).
-        // (`e_slot` of the item that read the row three cycles before, `cp_slot3`: the next
-        // item may already have started.)
+        // (`e_slot` of the item that read the row three cycles before, `copy.slot_q`: the
+        // next item may already have started; `copy.rs`.)
         // An ACCEPT's one row is its nonce (an element, big-endian; `b_reg`, as `e_slot`).
-        self.cp_slot1.d.next = self.e_slot.q.val();
-        self.cp_slot2.d.next = self.cp_slot1.q.val();
-        self.cp_slot3.d.next = self.cp_slot2.q.val();
-        self.cp_reg1.d.next = self.b_reg.q.val();
-        self.cp_reg2.d.next = self.cp_reg1.q.val();
-        self.cp_reg3.d.next = self.cp_reg2.q.val();
-        self.cp_n1.d.next = self.b_nonce.q.val();
-        self.cp_n2.d.next = self.cp_n1.q.val();
-        self.cp_n3.d.next = self.cp_n2.q.val();
         self.nonce_row.next = bit_cast::<WB, 32>(
-            (self.cp_n3.q.val() >> 24)
-                | ((self.cp_n3.q.val() >> 8) & 0xff00)
-                | ((self.cp_n3.q.val() << 8) & 0xff0000)
-                | (self.cp_n3.q.val() << 24),
+            (self.copy.nonce_q.val() >> 24)
+                | ((self.copy.nonce_q.val() >> 8) & 0xff00)
+                | ((self.copy.nonce_q.val() << 8) & 0xff0000)
+                | (self.copy.nonce_q.val() << 24),
         );
-        if self.cp_slot3.q.val() {
+        if self.copy.slot_q.val() {
             self.acc_row.next = self.acc.rd.val();
-        } else if self.cp_reg3.q.val() {
+        } else if self.copy.accept_q.val() {
             self.acc_row.next = self.nonce_row.val();
         } else {
             self.acc_row.next = self.acc.bd.val();
@@ -1502,30 +1421,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.all_rdy.next = false;
             }
         }
-        // The slot copy's overflow bit (see the back end): read, forwarded, and as of this
-        // cycle (`ov_cur`, for headers of frames built from slot rows).
-        if self.t3_v.q.val() {
-            self.ov_ra.next = self.t3_a.q.val();
-        } else {
-            self.ov_ra.next = self.b_cadr.q.val();
-        }
-        self.ovram.raddr.next = self.ov_ra.val();
-        self.or_a.d.next = self.ov_ra.val();
-        if self.ow_v.q.val() & (self.ow_a.q.val() == self.or_a.q.val()) {
-            self.ov_rd.next = self.ow_val.q.val();
-        } else {
-            self.ov_rd.next = self.ovram.rdata.val().get_bit(0);
-        }
-        if self.t4_first.q.val() {
-            self.ov_prev.next = !self.t4_start.q.val() & self.ov_rd.val();
-        } else {
-            self.ov_prev.next = self.ov_run.q.val();
-        }
-        self.ov_new.next = self.ov_prev.val() | self.acc.ovf.val();
-        if self.t4_v.q.val() & (self.t4_a.q.val() == self.b_cadr.q.val()) {
+        // The slot copy's overflow bit (`overflow.rs`): with the Acc's saturation of the
+        // stage-4 row (`ov_new`), and as of this cycle (`ov_cur`, for headers of frames
+        // built from slot rows).
+        self.ov_new.next = self.ovb.prev.val() | self.acc.ovf.val();
+        if self.ovb.t4_v_q.val() & (self.ovb.t4_a_q.val() == self.b_cadr.q.val()) {
             self.ov_cur.next = self.ov_new.val();
         } else {
-            self.ov_cur.next = self.ov_rd.val();
+            self.ov_cur.next = self.ovb.rd.val();
         }
         self.arp_lay.req.next = self.hdr.q.val().get_value_headers();
         self.arp_lay.mac.next = self.csr.me_mac.val();
@@ -1923,7 +1826,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dact.next = Action::Drop;
         self.hwc.next = false;
         self.cr.next = false;
-        self.v1.d.next = false;
+        self.cp_rd.next = false;
         // ---- Back end: the row work of one item at a time, in decision order. ----
         // 0 idle, 1 RMW, 3 child scan of a later multicast round, 5 copy the payload rows to
         // every destination port, 6 push one descriptor per destination port, 7 release only.
@@ -1940,7 +1843,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<ADDR_W, 8>(self.cs_i.q.val()) & self.c_mcmask.val());
         // A header that carries the copy's overflow bit waits until that bit was read
         // for its own copy (the read port may have served an RMW tag the cycle before).
-        self.hdr_ok.next = !self.b_eovf.q.val() | (self.or_a.q.val() == self.b_cadr.q.val());
+        self.hdr_ok.next = !self.b_eovf.q.val() | (self.ovb.or_a_q.val() == self.b_cadr.q.val());
         // The last destination is selected in this cycle: the rest of the pipeline runs by
         // itself with the fields registered at the select (`hs_*`, `hx_*`), and the next
         // item may start (a routed frame's original header is not carried: its item waits
@@ -2055,8 +1958,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.ri2.d.next = self.ri2.q.val() + 1;
                         self.e_more.d.next = !self.e_last.q.val();
                         self.e_last.d.next = self.ri2.q.val() == self.b_enr.q.val();
-                        self.v1.d.next = true;
-                        self.cp_mask.d.next = self.pmask.q.val();
+                        self.cp_rd.next = true;
                         if self.e_last.q.val() {
                             // The first destination is selected with the last row (its
                             // push comes after the row reaches the egress ports).
@@ -2153,10 +2055,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dest.orig.next = self.e_orig.q.val();
         self.dest.orig_hdr.next = self.b_hdr.q.val();
         self.dest.orig_len.next = self.b_len.q.val();
-        self.dest.t3_v.next = self.t3_v.q.val();
-        self.dest.t3_a.next = self.t3_a.q.val();
-        self.dest.t4_v.next = self.t4_v.q.val();
-        self.dest.t4_a.next = self.t4_a.q.val();
+        self.dest.t3_v.next = self.ovb.t3_v_q.val();
+        self.dest.t3_a.next = self.ovb.t3_a_q.val();
+        self.dest.t4_v.next = self.ovb.t4_v_q.val();
+        self.dest.t4_a.next = self.ovb.t4_a_q.val();
         self.dest.ov_new.next = self.ov_new.val();
         if self.b_done.val() & self.b_rel.q.val() {
             for p in 0..self.rx.len() {
@@ -2166,53 +2068,27 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
         }
         // A copied row reaches the Acc's stage 3 three cycles after its read was issued
-        // (`v1` one cycle after, `v2` two, `wm` the destination ports a cycle later:
-        // `cp_mask`, the ports of the read's cycle, since a select in that cycle takes one
-        // off `pmask`, carried in `cm2`).
-        self.v2.d.next = self.v1.q.val();
-        self.cm2.d.next = self.cp_mask.q.val();
-        if self.v2.q.val() {
-            self.wm.d.next = self.cm2.q.val();
-        } else {
-            self.wm.d.next = 0.into();
-        }
+        // (`copy.rs`), and is written there to the destination ports of the read's cycle.
+        self.copy.clock.next = self.clock.val();
+        self.copy.rd.next = self.cp_rd.val();
+        self.copy.mask.next = self.pmask.q.val();
+        self.copy.slot.next = self.e_slot.q.val();
+        self.copy.accept.next = self.b_reg.q.val();
+        self.copy.nonce_in.next = self.b_nonce.q.val();
+        self.copy.sel.next = self.b_sel.q.val();
         for p in 0..self.rx.len() {
-            if self.wm.q.val().get_bit(p) {
+            if self.copy.wm_q.val().get_bit(p) {
                 self.tx[p].w_we.next = true;
             }
         }
-        // Overflow bit of every slot copy (`ovram`), kept by the back end: the tag of each
-        // RMW row follows the Acc pipeline (`t1`..`t4`; the copy's bit is read at `t3`); at
-        // stage 4, where the Acc reports the row's saturation, it is ORed into the copy's
-        // bit (the first row of a start clears it). The decision never needs the bit;
-        // frames built from slot rows OR it into their flags when pushed.
-        self.t1_v.d.next = self.tg_v.val();
-        self.t1_first.d.next = self.tg_first.val();
-        self.t1_start.d.next = self.agg_op.q.val() == 1;
-        self.t1_a.d.next = self.b_cadr.q.val();
-        self.t2_v.d.next = self.t1_v.q.val();
-        self.t2_first.d.next = self.t1_first.q.val();
-        self.t2_start.d.next = self.t1_start.q.val();
-        self.t2_a.d.next = self.t1_a.q.val();
-        self.t3_v.d.next = self.t2_v.q.val();
-        self.t3_first.d.next = self.t2_first.q.val();
-        self.t3_start.d.next = self.t2_start.q.val();
-        self.t3_a.d.next = self.t2_a.q.val();
-        self.t4_v.d.next = self.t3_v.q.val();
-        self.t4_first.d.next = self.t3_first.q.val();
-        self.t4_start.d.next = self.t3_start.q.val();
-        self.t4_a.d.next = self.t3_a.q.val();
-        self.ovram.waddr.next = self.t4_a.q.val();
-        self.ovram.wdata.next = bit_cast::<2, 1>(self.ov_new.val().into());
-        self.ovram.we.next = 0.into();
-        self.ow_v.d.next = false;
-        if self.t4_v.q.val() {
-            self.ovram.we.next = 1.into();
-            self.ow_v.d.next = true;
-            self.ow_a.d.next = self.t4_a.q.val();
-            self.ow_val.d.next = self.ov_new.val();
-            self.ov_run.d.next = self.ov_new.val();
-        }
+        // The overflow bits of the slot copies (`overflow.rs`): the tag of this cycle's RMW
+        // row follows it through the Acc.
+        self.ovb.clock.next = self.clock.val();
+        self.ovb.tg_v.next = self.tg_v.val();
+        self.ovb.tg_first.next = self.tg_first.val();
+        self.ovb.start.next = self.agg_op.q.val() == 1;
+        self.ovb.cadr.next = self.b_cadr.q.val();
+        self.ovb.sat.next = self.acc.ovf.val();
         // ---- Hand-over: the front end gives the back end its next item when it is idle or
         // finishing this cycle. Item defaults first, then the deciding state's fields.
         self.b_free.next = (self.bstate.q.val() == BackState::Idle) | self.b_done.val();
