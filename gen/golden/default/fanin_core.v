@@ -159,7 +159,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  fl_multicast = 8'h2;
     localparam  fl_partial = 8'h4;
     localparam  fl_exp_mismatch = 8'h10;
-    localparam  fl_overflow = 8'h8;
     localparam  fl_kept = 8'h18;
     localparam  t_non_ip = 16'h1;
     localparam  t_ip_bad = 16'h1e;
@@ -617,32 +616,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [511:0] acc$rd;
     wire  [511:0] acc$bd;
     wire  acc$ovf;
-    reg  [47:0] hg$dst_mac;
-    reg  [47:0] hg$src_mac;
-    reg  [31:0] hg$src_ip;
-    reg  [31:0] hg$dst_ip;
-    reg  [15:0] hg$src_port;
-    reg  [15:0] hg$dst_port;
-    reg  [7:0] hg$ptype;
-    reg  [7:0] hg$flags;
-    reg  [7:0] hg$exponent;
-    reg  [15:0] hg$job;
-    reg  [15:0] hg$elements;
-    reg  [31:0] hg$block;
-    reg  [7:0] hg$child;
-    reg  [63:0] hg$bitmap;
-    reg  [63:0] hg$pc_bitmap;
-    wire  [511:0] hg$hdr;
-    reg  hg$clock;
-    reg  hg$ld1;
-    reg  hg$ld;
-    reg  hg$ovf;
-    reg  hg$orig;
-    reg  [511:0] hg$orig_hdr;
-    reg  [15:0] hg$orig_len;
-    wire  [511:0] hg$hdr_q;
-    wire  [15:0] hg$len_q;
-    wire  [15:0] hg$len;
     reg  [511:0] arp_lay$req;
     reg  [47:0] arp_lay$mac;
     reg  [31:0] arp_lay$ip;
@@ -1999,18 +1972,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] ri2$d;
     wire  [15:0] ri2$q;
     reg  ri2$clock;
-    reg  v1$d;
-    wire  v1$q;
-    reg  v1$clock;
-    reg  v2$d;
-    wire  v2$q;
-    reg  v2$clock;
-    reg  [7:0] cm2$d;
-    wire  [7:0] cm2$q;
-    reg  cm2$clock;
-    reg  [7:0] wm$d;
-    wire  [7:0] wm$q;
-    reg  wm$clock;
     reg  [7:0] ji$d;
     wire  [7:0] ji$q;
     reg  ji$clock;
@@ -2095,9 +2056,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [3:0] b_sel$d;
     wire  [3:0] b_sel$q;
     reg  b_sel$clock;
-    reg  [3:0] s1_sel$d;
-    wire  [3:0] s1_sel$q;
-    reg  s1_sel$clock;
     reg  [15:0] b_row0$d;
     wire  [15:0] b_row0$q;
     reg  b_row0$clock;
@@ -2146,93 +2104,35 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] pmask$d;
     wire  [7:0] pmask$q;
     reg  pmask$clock;
-    reg  [7:0] hlow$d;
-    wire  [7:0] hlow$q;
-    reg  hlow$clock;
-    reg  [7:0] hlow_s$d;
-    wire  [7:0] hlow_s$q;
-    reg  hlow_s$clock;
-    reg  [47:0] hs_mac$d;
-    wire  [47:0] hs_mac$q;
-    reg  hs_mac$clock;
-    reg  [31:0] hs_ip$d;
-    wire  [31:0] hs_ip$q;
-    reg  hs_ip$clock;
-    reg  [15:0] hs_udp$d;
-    wire  [15:0] hs_udp$q;
-    reg  hs_udp$clock;
-    reg  [7:0] hs_child$d;
-    wire  [7:0] hs_child$q;
-    reg  hs_child$clock;
-    reg  [255:0] hx_f$d;
-    wire  [255:0] hx_f$q;
-    reg  hx_f$clock;
-    reg  hx_eovf$d;
-    wire  hx_eovf$q;
-    reg  hx_eovf$clock;
-    reg  hx_ov$d;
-    wire  hx_ov$q;
-    reg  hx_ov$clock;
-    reg  [23:0] hx_ca$d;
-    wire  [23:0] hx_ca$q;
-    reg  hx_ca$clock;
-    reg  hx_mc$d;
-    wire  hx_mc$q;
-    reg  hx_mc$clock;
-    reg  c_ov$d;
-    wire  c_ov$q;
-    reg  c_ov$clock;
-    reg  [23:0] c_ca$d;
-    wire  [23:0] c_ca$q;
-    reg  c_ca$clock;
-    reg  c_eovf$d;
-    wire  c_eovf$q;
-    reg  c_eovf$clock;
-    reg  [7:0] cp_mask$d;
-    wire  [7:0] cp_mask$q;
-    reg  cp_mask$clock;
-    reg  hx_orig$d;
-    wire  hx_orig$q;
-    reg  hx_orig$clock;
-    reg  cp_slot1$d;
-    wire  cp_slot1$q;
-    reg  cp_slot1$clock;
-    reg  cp_slot2$d;
-    wire  cp_slot2$q;
-    reg  cp_slot2$clock;
-    reg  cp_slot3$d;
-    wire  cp_slot3$q;
-    reg  cp_slot3$clock;
-    reg  v_a$d;
-    wire  v_a$q;
-    reg  v_a$clock;
-    reg  v_b$d;
-    wire  v_b$q;
-    reg  v_b$clock;
-    reg  v_c$d;
-    wire  v_c$q;
-    reg  v_c$clock;
-    reg  [7:0] hlow1$d;
-    wire  [7:0] hlow1$q;
-    reg  hlow1$clock;
-    reg  mc_c$d;
-    wire  mc_c$q;
-    reg  mc_c$clock;
-    reg  mc_b$d;
-    wire  mc_b$q;
-    reg  mc_b$clock;
-    reg  pb_hit$d;
-    wire  pb_hit$q;
-    reg  pb_hit$clock;
-    reg  c_fov$d;
-    wire  c_fov$q;
-    reg  c_fov$clock;
-    reg  pb_fov$d;
-    wire  pb_fov$q;
-    reg  pb_fov$clock;
-    reg  orig_c$d;
-    wire  orig_c$q;
-    reg  orig_c$clock;
+    reg  dest$clock;
+    reg  dest$ld;
+    reg  [7:0] dest$port;
+    reg  dest$mc;
+    reg  dest$rly;
+    reg  [47:0] dest$ch_mac;
+    reg  [31:0] dest$ch_ip;
+    reg  [15:0] dest$ch_udp;
+    reg  [7:0] dest$ch_child;
+    reg  [351:0] dest$item;
+    reg  dest$eovf;
+    reg  dest$ov;
+    reg  [23:0] dest$cadr;
+    reg  dest$orig;
+    reg  [511:0] dest$orig_hdr;
+    reg  [15:0] dest$orig_len;
+    reg  dest$t3_v;
+    reg  [23:0] dest$t3_a;
+    reg  dest$t4_v;
+    reg  [23:0] dest$t4_a;
+    reg  dest$ov_new;
+    wire  dest$v_a_q;
+    wire  dest$v_c_q;
+    wire  [7:0] dest$push;
+    wire  dest$push_mc;
+    wire  dest$pb_hit_q;
+    wire  dest$pb_fov_q;
+    wire  [511:0] dest$hdr_q;
+    wire  [15:0] dest$len_q;
     reg  [47:0] pp_mac$0$d;
     wire  [47:0] pp_mac$0$q;
     reg  pp_mac$0$clock;
@@ -2287,75 +2187,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] chram2$we;
     reg  [23:0] chram2$raddr;
     wire  [167:0] chram2$rdata;
-    reg  ovram$clock;
-    reg  [23:0] ovram$waddr;
-    reg  [1:0] ovram$wdata;
-    reg  [31:0] ovram$we;
-    reg  [23:0] ovram$raddr;
-    wire  [1:0] ovram$rdata;
-    reg  t1_v$d;
-    wire  t1_v$q;
-    reg  t1_v$clock;
-    reg  t1_first$d;
-    wire  t1_first$q;
-    reg  t1_first$clock;
-    reg  t1_start$d;
-    wire  t1_start$q;
-    reg  t1_start$clock;
-    reg  [23:0] t1_a$d;
-    wire  [23:0] t1_a$q;
-    reg  t1_a$clock;
-    reg  t2_v$d;
-    wire  t2_v$q;
-    reg  t2_v$clock;
-    reg  t2_first$d;
-    wire  t2_first$q;
-    reg  t2_first$clock;
-    reg  t2_start$d;
-    wire  t2_start$q;
-    reg  t2_start$clock;
-    reg  [23:0] t2_a$d;
-    wire  [23:0] t2_a$q;
-    reg  t2_a$clock;
-    reg  t3_v$d;
-    wire  t3_v$q;
-    reg  t3_v$clock;
-    reg  t3_first$d;
-    wire  t3_first$q;
-    reg  t3_first$clock;
-    reg  t3_start$d;
-    wire  t3_start$q;
-    reg  t3_start$clock;
-    reg  [23:0] t3_a$d;
-    wire  [23:0] t3_a$q;
-    reg  t3_a$clock;
-    reg  t4_v$d;
-    wire  t4_v$q;
-    reg  t4_v$clock;
-    reg  t4_first$d;
-    wire  t4_first$q;
-    reg  t4_first$clock;
-    reg  t4_start$d;
-    wire  t4_start$q;
-    reg  t4_start$clock;
-    reg  [23:0] t4_a$d;
-    wire  [23:0] t4_a$q;
-    reg  t4_a$clock;
-    reg  ov_run$d;
-    wire  ov_run$q;
-    reg  ov_run$clock;
-    reg  ow_v$d;
-    wire  ow_v$q;
-    reg  ow_v$clock;
-    reg  [23:0] ow_a$d;
-    wire  [23:0] ow_a$q;
-    reg  ow_a$clock;
-    reg  ow_val$d;
-    wire  ow_val$q;
-    reg  ow_val$clock;
-    reg  [23:0] or_a$d;
-    wire  [23:0] or_a$q;
-    reg  or_a$clock;
+    reg  ovb$clock;
+    reg  ovb$tg_v;
+    reg  ovb$tg_first;
+    reg  ovb$start;
+    reg  [23:0] ovb$cadr;
+    reg  ovb$sat;
+    wire  ovb$t3_v_q;
+    wire  [23:0] ovb$t3_a_q;
+    wire  ovb$t4_v_q;
+    wire  [23:0] ovb$t4_a_q;
+    wire  [23:0] ovb$or_a_q;
+    wire  ovb$rd;
+    wire  ovb$prev;
     reg  [31:0] tick_cnt$d;
     wire  [31:0] tick_cnt$q;
     reg  tick_cnt$clock;
@@ -2434,24 +2278,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] b_nonce$d;
     wire  [31:0] b_nonce$q;
     reg  b_nonce$clock;
-    reg  cp_reg1$d;
-    wire  cp_reg1$q;
-    reg  cp_reg1$clock;
-    reg  cp_reg2$d;
-    wire  cp_reg2$q;
-    reg  cp_reg2$clock;
-    reg  cp_reg3$d;
-    wire  cp_reg3$q;
-    reg  cp_reg3$clock;
-    reg  [31:0] cp_n1$d;
-    wire  [31:0] cp_n1$q;
-    reg  cp_n1$clock;
-    reg  [31:0] cp_n2$d;
-    wire  [31:0] cp_n2$q;
-    reg  cp_n2$clock;
-    reg  [31:0] cp_n3$d;
-    wire  [31:0] cp_n3$q;
-    reg  cp_n3$clock;
+    reg  copy$clock;
+    reg  copy$rd;
+    reg  [7:0] copy$mask;
+    reg  copy$slot;
+    reg  copy$accept;
+    reg  [31:0] copy$nonce_in;
+    reg  [3:0] copy$sel;
+    wire  [7:0] copy$wm_q;
+    wire  copy$slot_q;
+    wire  copy$accept_q;
+    wire  [31:0] copy$nonce_q;
+    wire  [3:0] copy$sel_q;
     
     // Local signals
     reg  [23:0] pr_blk_a;
@@ -2513,14 +2351,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  d_rly;
     reg  tg_v;
     reg  tg_first;
-    reg  [23:0] ov_ra;
-    reg  ov_rd;
-    reg  ov_prev;
     reg  ov_new;
     reg  ov_cur;
     reg  hdr_ok;
     reg  last_sel;
-    reg  ov_now;
     reg  h_latch;
     reg  ci;
     reg  [7:0] jsel;
@@ -2672,6 +2506,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] jcx;
     reg  [575:0] jpk;
     reg  [511:0] nonce_row;
+    reg  cp_rd;
     
     // Sub module instances
     fanin_csr csr(
@@ -3093,34 +2928,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .rd(acc$rd),
         .bd(acc$bd),
         .ovf(acc$ovf)
-    );
-    fanin_hg hg(
-        .dst_mac(hg$dst_mac),
-        .src_mac(hg$src_mac),
-        .src_ip(hg$src_ip),
-        .dst_ip(hg$dst_ip),
-        .src_port(hg$src_port),
-        .dst_port(hg$dst_port),
-        .ptype(hg$ptype),
-        .flags(hg$flags),
-        .exponent(hg$exponent),
-        .job(hg$job),
-        .elements(hg$elements),
-        .block(hg$block),
-        .child(hg$child),
-        .bitmap(hg$bitmap),
-        .pc_bitmap(hg$pc_bitmap),
-        .hdr(hg$hdr),
-        .clock(hg$clock),
-        .ld1(hg$ld1),
-        .ld(hg$ld),
-        .ovf(hg$ovf),
-        .orig(hg$orig),
-        .orig_hdr(hg$orig_hdr),
-        .orig_len(hg$orig_len),
-        .hdr_q(hg$hdr_q),
-        .len_q(hg$len_q),
-        .len(hg$len)
     );
     fanin_arp_lay arp_lay(
         .req(arp_lay$req),
@@ -5370,26 +5177,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(ri2$q),
         .clock(ri2$clock)
     );
-    fanin_v1 v1(
-        .d(v1$d),
-        .q(v1$q),
-        .clock(v1$clock)
-    );
-    fanin_v2 v2(
-        .d(v2$d),
-        .q(v2$q),
-        .clock(v2$clock)
-    );
-    fanin_cm2 cm2(
-        .d(cm2$d),
-        .q(cm2$q),
-        .clock(cm2$clock)
-    );
-    fanin_wm wm(
-        .d(wm$d),
-        .q(wm$q),
-        .clock(wm$clock)
-    );
     fanin_ji ji(
         .d(ji$d),
         .q(ji$q),
@@ -5528,11 +5315,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(b_sel$q),
         .clock(b_sel$clock)
     );
-    fanin_s1_sel s1_sel(
-        .d(s1_sel$d),
-        .q(s1_sel$q),
-        .clock(s1_sel$clock)
-    );
     fanin_b_row0 b_row0(
         .d(b_row0$d),
         .q(b_row0$q),
@@ -5613,150 +5395,36 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pmask$q),
         .clock(pmask$clock)
     );
-    fanin_hlow hlow(
-        .d(hlow$d),
-        .q(hlow$q),
-        .clock(hlow$clock)
-    );
-    fanin_hlow_s hlow_s(
-        .d(hlow_s$d),
-        .q(hlow_s$q),
-        .clock(hlow_s$clock)
-    );
-    fanin_hs_mac hs_mac(
-        .d(hs_mac$d),
-        .q(hs_mac$q),
-        .clock(hs_mac$clock)
-    );
-    fanin_hs_ip hs_ip(
-        .d(hs_ip$d),
-        .q(hs_ip$q),
-        .clock(hs_ip$clock)
-    );
-    fanin_hs_udp hs_udp(
-        .d(hs_udp$d),
-        .q(hs_udp$q),
-        .clock(hs_udp$clock)
-    );
-    fanin_hs_child hs_child(
-        .d(hs_child$d),
-        .q(hs_child$q),
-        .clock(hs_child$clock)
-    );
-    fanin_hx_f hx_f(
-        .d(hx_f$d),
-        .q(hx_f$q),
-        .clock(hx_f$clock)
-    );
-    fanin_hx_eovf hx_eovf(
-        .d(hx_eovf$d),
-        .q(hx_eovf$q),
-        .clock(hx_eovf$clock)
-    );
-    fanin_hx_ov hx_ov(
-        .d(hx_ov$d),
-        .q(hx_ov$q),
-        .clock(hx_ov$clock)
-    );
-    fanin_hx_ca hx_ca(
-        .d(hx_ca$d),
-        .q(hx_ca$q),
-        .clock(hx_ca$clock)
-    );
-    fanin_hx_mc hx_mc(
-        .d(hx_mc$d),
-        .q(hx_mc$q),
-        .clock(hx_mc$clock)
-    );
-    fanin_c_ov c_ov(
-        .d(c_ov$d),
-        .q(c_ov$q),
-        .clock(c_ov$clock)
-    );
-    fanin_c_ca c_ca(
-        .d(c_ca$d),
-        .q(c_ca$q),
-        .clock(c_ca$clock)
-    );
-    fanin_c_eovf c_eovf(
-        .d(c_eovf$d),
-        .q(c_eovf$q),
-        .clock(c_eovf$clock)
-    );
-    fanin_cp_mask cp_mask(
-        .d(cp_mask$d),
-        .q(cp_mask$q),
-        .clock(cp_mask$clock)
-    );
-    fanin_hx_orig hx_orig(
-        .d(hx_orig$d),
-        .q(hx_orig$q),
-        .clock(hx_orig$clock)
-    );
-    fanin_cp_slot1 cp_slot1(
-        .d(cp_slot1$d),
-        .q(cp_slot1$q),
-        .clock(cp_slot1$clock)
-    );
-    fanin_cp_slot2 cp_slot2(
-        .d(cp_slot2$d),
-        .q(cp_slot2$q),
-        .clock(cp_slot2$clock)
-    );
-    fanin_cp_slot3 cp_slot3(
-        .d(cp_slot3$d),
-        .q(cp_slot3$q),
-        .clock(cp_slot3$clock)
-    );
-    fanin_v_a v_a(
-        .d(v_a$d),
-        .q(v_a$q),
-        .clock(v_a$clock)
-    );
-    fanin_v_b v_b(
-        .d(v_b$d),
-        .q(v_b$q),
-        .clock(v_b$clock)
-    );
-    fanin_v_c v_c(
-        .d(v_c$d),
-        .q(v_c$q),
-        .clock(v_c$clock)
-    );
-    fanin_hlow1 hlow1(
-        .d(hlow1$d),
-        .q(hlow1$q),
-        .clock(hlow1$clock)
-    );
-    fanin_mc_c mc_c(
-        .d(mc_c$d),
-        .q(mc_c$q),
-        .clock(mc_c$clock)
-    );
-    fanin_mc_b mc_b(
-        .d(mc_b$d),
-        .q(mc_b$q),
-        .clock(mc_b$clock)
-    );
-    fanin_pb_hit pb_hit(
-        .d(pb_hit$d),
-        .q(pb_hit$q),
-        .clock(pb_hit$clock)
-    );
-    fanin_c_fov c_fov(
-        .d(c_fov$d),
-        .q(c_fov$q),
-        .clock(c_fov$clock)
-    );
-    fanin_pb_fov pb_fov(
-        .d(pb_fov$d),
-        .q(pb_fov$q),
-        .clock(pb_fov$clock)
-    );
-    fanin_orig_c orig_c(
-        .d(orig_c$d),
-        .q(orig_c$q),
-        .clock(orig_c$clock)
+    fanin_dest dest(
+        .clock(dest$clock),
+        .ld(dest$ld),
+        .port(dest$port),
+        .mc(dest$mc),
+        .rly(dest$rly),
+        .ch_mac(dest$ch_mac),
+        .ch_ip(dest$ch_ip),
+        .ch_udp(dest$ch_udp),
+        .ch_child(dest$ch_child),
+        .item(dest$item),
+        .eovf(dest$eovf),
+        .ov(dest$ov),
+        .cadr(dest$cadr),
+        .orig(dest$orig),
+        .orig_hdr(dest$orig_hdr),
+        .orig_len(dest$orig_len),
+        .t3_v(dest$t3_v),
+        .t3_a(dest$t3_a),
+        .t4_v(dest$t4_v),
+        .t4_a(dest$t4_a),
+        .ov_new(dest$ov_new),
+        .v_a_q(dest$v_a_q),
+        .v_c_q(dest$v_c_q),
+        .push(dest$push),
+        .push_mc(dest$push_mc),
+        .pb_hit_q(dest$pb_hit_q),
+        .pb_fov_q(dest$pb_fov_q),
+        .hdr_q(dest$hdr_q),
+        .len_q(dest$len_q)
     );
     fanin_pp_mac_0 pp_mac$0(
         .d(pp_mac$0$d),
@@ -5846,118 +5514,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .raddr(chram2$raddr),
         .rdata(chram2$rdata)
     );
-    fanin_ovram ovram(
-        .clock(ovram$clock),
-        .waddr(ovram$waddr),
-        .wdata(ovram$wdata),
-        .we(ovram$we),
-        .raddr(ovram$raddr),
-        .rdata(ovram$rdata)
-    );
-    fanin_t1_v t1_v(
-        .d(t1_v$d),
-        .q(t1_v$q),
-        .clock(t1_v$clock)
-    );
-    fanin_t1_first t1_first(
-        .d(t1_first$d),
-        .q(t1_first$q),
-        .clock(t1_first$clock)
-    );
-    fanin_t1_start t1_start(
-        .d(t1_start$d),
-        .q(t1_start$q),
-        .clock(t1_start$clock)
-    );
-    fanin_t1_a t1_a(
-        .d(t1_a$d),
-        .q(t1_a$q),
-        .clock(t1_a$clock)
-    );
-    fanin_t2_v t2_v(
-        .d(t2_v$d),
-        .q(t2_v$q),
-        .clock(t2_v$clock)
-    );
-    fanin_t2_first t2_first(
-        .d(t2_first$d),
-        .q(t2_first$q),
-        .clock(t2_first$clock)
-    );
-    fanin_t2_start t2_start(
-        .d(t2_start$d),
-        .q(t2_start$q),
-        .clock(t2_start$clock)
-    );
-    fanin_t2_a t2_a(
-        .d(t2_a$d),
-        .q(t2_a$q),
-        .clock(t2_a$clock)
-    );
-    fanin_t3_v t3_v(
-        .d(t3_v$d),
-        .q(t3_v$q),
-        .clock(t3_v$clock)
-    );
-    fanin_t3_first t3_first(
-        .d(t3_first$d),
-        .q(t3_first$q),
-        .clock(t3_first$clock)
-    );
-    fanin_t3_start t3_start(
-        .d(t3_start$d),
-        .q(t3_start$q),
-        .clock(t3_start$clock)
-    );
-    fanin_t3_a t3_a(
-        .d(t3_a$d),
-        .q(t3_a$q),
-        .clock(t3_a$clock)
-    );
-    fanin_t4_v t4_v(
-        .d(t4_v$d),
-        .q(t4_v$q),
-        .clock(t4_v$clock)
-    );
-    fanin_t4_first t4_first(
-        .d(t4_first$d),
-        .q(t4_first$q),
-        .clock(t4_first$clock)
-    );
-    fanin_t4_start t4_start(
-        .d(t4_start$d),
-        .q(t4_start$q),
-        .clock(t4_start$clock)
-    );
-    fanin_t4_a t4_a(
-        .d(t4_a$d),
-        .q(t4_a$q),
-        .clock(t4_a$clock)
-    );
-    fanin_ov_run ov_run(
-        .d(ov_run$d),
-        .q(ov_run$q),
-        .clock(ov_run$clock)
-    );
-    fanin_ow_v ow_v(
-        .d(ow_v$d),
-        .q(ow_v$q),
-        .clock(ow_v$clock)
-    );
-    fanin_ow_a ow_a(
-        .d(ow_a$d),
-        .q(ow_a$q),
-        .clock(ow_a$clock)
-    );
-    fanin_ow_val ow_val(
-        .d(ow_val$d),
-        .q(ow_val$q),
-        .clock(ow_val$clock)
-    );
-    fanin_or_a or_a(
-        .d(or_a$d),
-        .q(or_a$q),
-        .clock(or_a$clock)
+    fanin_ovb ovb(
+        .clock(ovb$clock),
+        .tg_v(ovb$tg_v),
+        .tg_first(ovb$tg_first),
+        .start(ovb$start),
+        .cadr(ovb$cadr),
+        .sat(ovb$sat),
+        .t3_v_q(ovb$t3_v_q),
+        .t3_a_q(ovb$t3_a_q),
+        .t4_v_q(ovb$t4_v_q),
+        .t4_a_q(ovb$t4_a_q),
+        .or_a_q(ovb$or_a_q),
+        .rd(ovb$rd),
+        .prev(ovb$prev)
     );
     fanin_tick_cnt tick_cnt(
         .d(tick_cnt$d),
@@ -6089,35 +5659,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(b_nonce$q),
         .clock(b_nonce$clock)
     );
-    fanin_cp_reg1 cp_reg1(
-        .d(cp_reg1$d),
-        .q(cp_reg1$q),
-        .clock(cp_reg1$clock)
-    );
-    fanin_cp_reg2 cp_reg2(
-        .d(cp_reg2$d),
-        .q(cp_reg2$q),
-        .clock(cp_reg2$clock)
-    );
-    fanin_cp_reg3 cp_reg3(
-        .d(cp_reg3$d),
-        .q(cp_reg3$q),
-        .clock(cp_reg3$clock)
-    );
-    fanin_cp_n1 cp_n1(
-        .d(cp_n1$d),
-        .q(cp_n1$q),
-        .clock(cp_n1$clock)
-    );
-    fanin_cp_n2 cp_n2(
-        .d(cp_n2$d),
-        .q(cp_n2$q),
-        .clock(cp_n2$clock)
-    );
-    fanin_cp_n3 cp_n3(
-        .d(cp_n3$d),
-        .q(cp_n3$q),
-        .clock(cp_n3$clock)
+    fanin_copy copy(
+        .clock(copy$clock),
+        .rd(copy$rd),
+        .mask(copy$mask),
+        .slot(copy$slot),
+        .accept(copy$accept),
+        .nonce_in(copy$nonce_in),
+        .sel(copy$sel),
+        .wm_q(copy$wm_q),
+        .slot_q(copy$slot_q),
+        .accept_q(copy$accept_q),
+        .nonce_q(copy$nonce_q),
+        .sel_q(copy$sel_q)
     );
     
     // Update code
@@ -6249,10 +5803,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         nrows$clock = clock;
         ri$clock = clock;
         ri2$clock = clock;
-        v1$clock = clock;
-        v2$clock = clock;
-        cm2$clock = clock;
-        wm$clock = clock;
         ji$clock = clock;
         je$clock = clock;
         jep$clock = clock;
@@ -6271,7 +5821,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         nr1$clock = clock;
         bstate$clock = clock;
         b_sel$clock = clock;
-        s1_sel$clock = clock;
         b_row0$clock = clock;
         b_nrows$clock = clock;
         b_enr$clock = clock;
@@ -6288,57 +5837,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cs_v$clock = clock;
         more$clock = clock;
         pmask$clock = clock;
-        hlow$clock = clock;
-        hlow_s$clock = clock;
-        hs_mac$clock = clock;
-        hs_ip$clock = clock;
-        hs_udp$clock = clock;
-        hs_child$clock = clock;
-        hx_f$clock = clock;
-        hx_eovf$clock = clock;
-        hx_ov$clock = clock;
-        hx_ca$clock = clock;
-        hx_mc$clock = clock;
         pm_two$clock = clock;
-        c_ov$clock = clock;
-        c_ca$clock = clock;
-        c_eovf$clock = clock;
-        cp_mask$clock = clock;
-        hx_orig$clock = clock;
-        cp_slot1$clock = clock;
-        cp_slot2$clock = clock;
-        cp_slot3$clock = clock;
-        v_a$clock = clock;
-        v_b$clock = clock;
-        v_c$clock = clock;
-        hlow1$clock = clock;
-        mc_c$clock = clock;
-        mc_b$clock = clock;
-        pb_hit$clock = clock;
-        c_fov$clock = clock;
-        pb_fov$clock = clock;
-        orig_c$clock = clock;
-        t1_v$clock = clock;
-        t1_first$clock = clock;
-        t1_start$clock = clock;
-        t1_a$clock = clock;
-        t2_v$clock = clock;
-        t2_first$clock = clock;
-        t2_start$clock = clock;
-        t2_a$clock = clock;
-        t3_v$clock = clock;
-        t3_first$clock = clock;
-        t3_start$clock = clock;
-        t3_a$clock = clock;
-        t4_v$clock = clock;
-        t4_first$clock = clock;
-        t4_start$clock = clock;
-        t4_a$clock = clock;
-        ov_run$clock = clock;
-        ow_v$clock = clock;
-        ow_a$clock = clock;
-        ow_val$clock = clock;
-        or_a$clock = clock;
         ei$clock = clock;
         e_mc$clock = clock;
         b_rly$clock = clock;
@@ -6409,12 +5908,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_b_nonce$clock = clock;
         b_reg$clock = clock;
         b_nonce$clock = clock;
-        cp_reg1$clock = clock;
-        cp_reg2$clock = clock;
-        cp_reg3$clock = clock;
-        cp_n1$clock = clock;
-        cp_n2$clock = clock;
-        cp_n3$clock = clock;
         sq_v$d = sq_v$q;
         sq_hst$d = sq_hst$q;
         sq_rl$d = sq_rl$q;
@@ -6542,10 +6035,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         nrows$d = nrows$q;
         ri$d = ri$q;
         ri2$d = ri2$q;
-        v1$d = v1$q;
-        v2$d = v2$q;
-        cm2$d = cm2$q;
-        wm$d = wm$q;
         ji$d = ji$q;
         je$d = je$q;
         jep$d = jep$q;
@@ -6564,7 +6053,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         nr1$d = nr1$q;
         bstate$d = bstate$q;
         b_sel$d = b_sel$q;
-        s1_sel$d = s1_sel$q;
         b_row0$d = b_row0$q;
         b_nrows$d = b_nrows$q;
         b_enr$d = b_enr$q;
@@ -6581,57 +6069,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         cs_v$d = cs_v$q;
         more$d = more$q;
         pmask$d = pmask$q;
-        hlow$d = hlow$q;
-        hlow_s$d = hlow_s$q;
-        hs_mac$d = hs_mac$q;
-        hs_ip$d = hs_ip$q;
-        hs_udp$d = hs_udp$q;
-        hs_child$d = hs_child$q;
-        hx_f$d = hx_f$q;
-        hx_eovf$d = hx_eovf$q;
-        hx_ov$d = hx_ov$q;
-        hx_ca$d = hx_ca$q;
-        hx_mc$d = hx_mc$q;
         pm_two$d = pm_two$q;
-        c_ov$d = c_ov$q;
-        c_ca$d = c_ca$q;
-        c_eovf$d = c_eovf$q;
-        cp_mask$d = cp_mask$q;
-        hx_orig$d = hx_orig$q;
-        cp_slot1$d = cp_slot1$q;
-        cp_slot2$d = cp_slot2$q;
-        cp_slot3$d = cp_slot3$q;
-        v_a$d = v_a$q;
-        v_b$d = v_b$q;
-        v_c$d = v_c$q;
-        hlow1$d = hlow1$q;
-        mc_c$d = mc_c$q;
-        mc_b$d = mc_b$q;
-        pb_hit$d = pb_hit$q;
-        c_fov$d = c_fov$q;
-        pb_fov$d = pb_fov$q;
-        orig_c$d = orig_c$q;
-        t1_v$d = t1_v$q;
-        t1_first$d = t1_first$q;
-        t1_start$d = t1_start$q;
-        t1_a$d = t1_a$q;
-        t2_v$d = t2_v$q;
-        t2_first$d = t2_first$q;
-        t2_start$d = t2_start$q;
-        t2_a$d = t2_a$q;
-        t3_v$d = t3_v$q;
-        t3_first$d = t3_first$q;
-        t3_start$d = t3_start$q;
-        t3_a$d = t3_a$q;
-        t4_v$d = t4_v$q;
-        t4_first$d = t4_first$q;
-        t4_start$d = t4_start$q;
-        t4_a$d = t4_a$q;
-        ov_run$d = ov_run$q;
-        ow_v$d = ow_v$q;
-        ow_a$d = ow_a$q;
-        ow_val$d = ow_val$q;
-        or_a$d = or_a$q;
         ei$d = ei$q;
         e_mc$d = e_mc$q;
         b_rly$d = b_rly$q;
@@ -6702,12 +6140,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_b_nonce$d = sq_b_nonce$q;
         b_reg$d = b_reg$q;
         b_nonce$d = b_nonce$q;
-        cp_reg1$d = cp_reg1$q;
-        cp_reg2$d = cp_reg2$q;
-        cp_reg3$d = cp_reg3$q;
-        cp_n1$d = cp_n1$q;
-        cp_n2$d = cp_n2$q;
-        cp_n3$d = cp_n3$q;
         rh$0$clock = clock;
         rh$0$d = rh$0$q;
         rone$0$clock = clock;
@@ -7227,7 +6659,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pbram$clock = clock;
         chram2$clock = clock;
         chram3$clock = clock;
-        ovram$clock = clock;
         tick_now = tick_cnt$q + 32'h1 >= csr$tick_div;
         if (tick_now) begin
             tick_cnt$d = 32'h0;
@@ -7237,34 +6668,24 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             tick_cnt$d = tick_cnt$q + 32'h1;
         end
-        s1_sel$d = b_sel$q;
         rx_row_data = rx$0$r_data;
-        if (s1_sel$q == c_idx4$0) begin
+        if (copy$sel_q == c_idx4$0) begin
             rx_row_data = rx$0$r_data;
         end
-        if (s1_sel$q == c_idx4$1) begin
+        if (copy$sel_q == c_idx4$1) begin
             rx_row_data = rx$1$r_data;
         end
-        if (s1_sel$q == c_idx4$2) begin
+        if (copy$sel_q == c_idx4$2) begin
             rx_row_data = rx$2$r_data;
         end
-        if (s1_sel$q == c_idx4$3) begin
+        if (copy$sel_q == c_idx4$3) begin
             rx_row_data = rx$3$r_data;
         end
-        cp_slot1$d = e_slot$q;
-        cp_slot2$d = cp_slot1$q;
-        cp_slot3$d = cp_slot2$q;
-        cp_reg1$d = b_reg$q;
-        cp_reg2$d = cp_reg1$q;
-        cp_reg3$d = cp_reg2$q;
-        cp_n1$d = b_nonce$q;
-        cp_n2$d = cp_n1$q;
-        cp_n3$d = cp_n2$q;
-        nonce_row = (((cp_n3$q >> 32'h18) | ((cp_n3$q >> 32'h8) & 32'hff00) | ((cp_n3$q << 32'h8) & 32'hff0000) | (cp_n3$q << 32'h18)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        if (cp_slot3$q) begin
+        nonce_row = (((copy$nonce_q >> 32'h18) | ((copy$nonce_q >> 32'h8) & 32'hff00) | ((copy$nonce_q << 32'h8) & 32'hff0000) | (copy$nonce_q << 32'h18)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        if (copy$slot_q) begin
             acc_row = acc$rd;
         end
-        else if (cp_reg3$q) begin
+        else if (copy$accept_q) begin
             acc_row = nonce_row;
         end
         else begin
@@ -7312,74 +6733,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (pmask$q[3] & ~tx$3$ready) begin
             all_rdy = 1'b0;
         end
-        if (t3_v$q) begin
-            ov_ra = t3_a$q;
-        end
-        else begin
-            ov_ra = b_cadr$q;
-        end
-        ovram$raddr = ov_ra;
-        or_a$d = ov_ra;
-        if (ow_v$q & (ow_a$q == or_a$q)) begin
-            ov_rd = ow_val$q;
-        end
-        else begin
-            ov_rd = ovram$rdata[32'h0];
-        end
-        if (t4_first$q) begin
-            ov_prev = ~t4_start$q & ov_rd;
-        end
-        else begin
-            ov_prev = ov_run$q;
-        end
-        ov_new = ov_prev | acc$ovf;
-        if (t4_v$q & (t4_a$q == b_cadr$q)) begin
+        ov_new = ovb$prev | acc$ovf;
+        if (ovb$t4_v_q & (ovb$t4_a_q == b_cadr$q)) begin
             ov_cur = ov_new;
         end
         else begin
-            ov_cur = ov_rd;
+            ov_cur = ovb$rd;
         end
-        if (t4_v$q & (t4_a$q == hx_ca$q)) begin
-            ov_now = ov_new;
-        end
-        else begin
-            ov_now = hx_ov$q;
-        end
-        hg$dst_mac = hs_mac$q;
-        hg$src_mac = hx_f$q[(64'hd0)+:(48)];
-        hg$src_ip = hx_f$q[(64'ha0)+:(32)];
-        hg$dst_ip = hs_ip$q;
-        hg$src_port = hx_f$q[(64'hc0)+:(16)];
-        hg$dst_port = hs_udp$q;
-        hg$ptype = hx_f$q[(64'h0)+:(8)];
-        hg$flags = hx_f$q[(64'h8)+:(8)];
-        if (t4_v$q & (t4_a$q == c_ca$q)) begin
-            hg$ovf = c_eovf$q & ov_new;
-        end
-        else begin
-            hg$ovf = c_eovf$q & c_ov$q;
-        end
-        hg$exponent = hx_f$q[(64'h10)+:(8)];
-        hg$job = hx_f$q[(64'h18)+:(16)];
-        hg$elements = hx_f$q[(64'h28)+:(16)];
-        hg$block = hx_f$q[(64'h38)+:(32)];
-        hg$child = hs_child$q;
-        hg$bitmap = hx_f$q[(64'h60)+:(64)];
-        hg$pc_bitmap = o_f$q[(64'h60)+:(64)];
-        hg$clock = clock;
-        hg$orig = orig_c$q;
-        hg$orig_hdr = b_hdr$q;
-        hg$orig_len = b_len$q;
         arp_lay$req = hdr$q[(32'h0)+:(512)];
         arp_lay$mac = csr$me_mac;
         arp_lay$ip = csr$me_ip;
-        p_hdr_x = hg$hdr_q;
-        if (pb_hit$q) begin
-            if (pb_fov$q | ov_new) begin
-                p_hdr_x = hg$hdr_q | c_ovbit;
+        p_hdr_x = dest$hdr_q;
+        if (dest$pb_hit_q) begin
+            if (dest$pb_fov_q | ov_new) begin
+                p_hdr_x = dest$hdr_q | c_ovbit;
             end
             else begin
-                p_hdr_x = hg$hdr_q & ~c_ovbit;
+                p_hdr_x = dest$hdr_q & ~c_ovbit;
             end
         end
         rx$0$clock = clock;
@@ -7406,7 +6776,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$0$push = 1'b0;
         tx$0$w_row = acc_row;
         tx$0$p_hdr = p_hdr_x;
-        tx$0$p_len = hg$len_q;
+        tx$0$p_len = dest$len_q;
         dv$0$clock = clock;
         dv$0$d = dv$0$q;
         rx_ev$0 = 1'b0;
@@ -7434,7 +6804,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$1$push = 1'b0;
         tx$1$w_row = acc_row;
         tx$1$p_hdr = p_hdr_x;
-        tx$1$p_len = hg$len_q;
+        tx$1$p_len = dest$len_q;
         dv$1$clock = clock;
         dv$1$d = dv$1$q;
         rx_ev$1 = 1'b0;
@@ -7462,7 +6832,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$2$push = 1'b0;
         tx$2$w_row = acc_row;
         tx$2$p_hdr = p_hdr_x;
-        tx$2$p_len = hg$len_q;
+        tx$2$p_len = dest$len_q;
         dv$2$clock = clock;
         dv$2$d = dv$2$q;
         rx_ev$2 = 1'b0;
@@ -7490,7 +6860,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$3$push = 1'b0;
         tx$3$w_row = acc_row;
         tx$3$p_hdr = p_hdr_x;
-        tx$3$p_len = hg$len_q;
+        tx$3$p_len = dest$len_q;
         dv$3$clock = clock;
         dv$3$d = dv$3$q;
         rx_ev$3 = 1'b0;
@@ -8546,19 +7916,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dact = Action$Drop;
         hwc = 1'b0;
         cr = 1'b0;
-        v1$d = 1'b0;
+        cp_rd = 1'b0;
         b_done = 1'b0;
         h_latch = 1'b0;
-        v_a$d = 1'b0;
-        hg$ld = 1'b0;
-        hg$ld1 = 1'b0;
         tg_v = 1'b0;
         tg_first = 1'b0;
         cs_port = chram2$rdata[(32'ha0)+:(4)];
         cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
         cs_ok = ~b_rly$q | ((chram2$rdata[(32'h0)+:(64)] & o_f$q[(64'h60)+:(64)]) != 32'h0);
         chram2$raddr = (((b_ji$q) & 24'hffffff) << c_mclog) | (((cs_i$q) & 24'hffffff) & c_mcmask);
-        hdr_ok = ~b_eovf$q | (or_a$q == b_cadr$q);
+        hdr_ok = ~b_eovf$q | (ovb$or_a_q == b_cadr$q);
         if (bstate$q == BackState$Select) begin
             last_sel = pm_two$q & ~more$q & ~e_orig$q;
         end
@@ -8758,41 +8125,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if ((7 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 7)))) begin
             pm_two$d = 1'b1;
         end
-        v_b$d = v_c$q;
-        v_c$d = v_a$q;
-        if (v_a$q) begin
-            hg$ld1 = 1'b1;
-            c_fov$d = (hx_f$q[(64'h8)+:(8)] & fl_overflow) != 32'h0;
-            hlow1$d = hlow_s$q;
-            mc_c$d = hx_mc$q;
-            c_ov$d = ov_now;
-            c_ca$d = hx_ca$q;
-            c_eovf$d = hx_eovf$q;
-            orig_c$d = hx_orig$q;
+        if (dest$push[0]) begin
+            tx$0$push = 1'b1;
         end
-        if (v_c$q) begin
-            hg$ld = 1'b1;
-            pb_fov$d = c_fov$q;
-            hlow$d = hlow1$q;
-            mc_b$d = mc_c$q;
+        if (dest$push[1]) begin
+            tx$1$push = 1'b1;
         end
-        pb_hit$d = v_c$q & c_eovf$q & ~orig_c$q & t3_v$q & (t3_a$q == c_ca$q);
-        if (v_b$q) begin
-            if (hlow$q[0]) begin
-                tx$0$push = 1'b1;
-            end
-            if (hlow$q[1]) begin
-                tx$1$push = 1'b1;
-            end
-            if (hlow$q[2]) begin
-                tx$2$push = 1'b1;
-            end
-            if (hlow$q[3]) begin
-                tx$3$push = 1'b1;
-            end
-            if (mc_b$q) begin
-                ev_b = ev_results_sent;
-            end
+        if (dest$push[2]) begin
+            tx$2$push = 1'b1;
+        end
+        if (dest$push[3]) begin
+            tx$3$push = 1'b1;
+        end
+        if (dest$push_mc) begin
+            ev_b = ev_results_sent;
         end
         case (bstate$q)
             BackState$Rmw:
@@ -8870,7 +8216,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             BackState$CopyRows:
                 begin
-                    if ((ri$q != 32'h0) | (all_rdy & ~v_a$q)) begin
+                    if ((ri$q != 32'h0) | (all_rdy & ~dest$v_a_q)) begin
                         if (e_more$q) begin
                             if (e_slot$q) begin
                                 acc$op = 32'h3;
@@ -8879,8 +8225,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             ri2$d = ri2$q + 32'h1;
                             e_more$d = ~e_last$q;
                             e_last$d = ri2$q == b_enr$q;
-                            v1$d = 1'b1;
-                            cp_mask$d = pmask$q;
+                            cp_rd = 1'b1;
                             if (e_last$q) begin
                                 bstate$d = BackState$FirstHeader;
                                 if (hdr_ok) begin
@@ -8926,7 +8271,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             bstate$d = BackState$Idle;
                         end
                     end
-                    else if (~v_a$q & ~v_c$q) begin
+                    else if (~dest$v_a_q & ~dest$v_c_q) begin
                         if (more$q) begin
                             cs_i$d = ei$q;
                             cs_v$d = 1'b0;
@@ -8953,42 +8298,29 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
         endcase
         if (h_latch) begin
-            v_a$d = 1'b1;
-            hlow_s$d = pm_low;
             pmask$d = pmask$q & ~pm_low;
-            if (e_mc$q) begin
-                hs_mac$d = sel_mac;
-                hs_ip$d = sel_ip;
-                hs_udp$d = sel_udp;
-                if (b_rly$q) begin
-                    hs_child$d = o_f$q[(64'h58)+:(8)];
-                end
-                else begin
-                    hs_child$d = sel_child;
-                end
-            end
-            else begin
-                hs_mac$d = o_f$q[(64'h130)+:(48)];
-                hs_ip$d = o_f$q[(64'h100)+:(32)];
-                hs_udp$d = o_f$q[(64'h120)+:(16)];
-                hs_child$d = o_f$q[(64'h58)+:(8)];
-            end
-            hx_f$d[(64'hd0)+:(48)] = o_f$q[(64'hd0)+:(48)];
-            hx_f$d[(64'ha0)+:(32)] = o_f$q[(64'ha0)+:(32)];
-            hx_f$d[(64'hc0)+:(16)] = o_f$q[(64'hc0)+:(16)];
-            hx_f$d[(64'h0)+:(8)] = o_f$q[(64'h0)+:(8)];
-            hx_f$d[(64'h8)+:(8)] = o_f$q[(64'h8)+:(8)];
-            hx_f$d[(64'h10)+:(8)] = o_f$q[(64'h10)+:(8)];
-            hx_f$d[(64'h18)+:(16)] = o_f$q[(64'h18)+:(16)];
-            hx_f$d[(64'h28)+:(16)] = o_f$q[(64'h28)+:(16)];
-            hx_f$d[(64'h38)+:(32)] = o_f$q[(64'h38)+:(32)];
-            hx_f$d[(64'h60)+:(64)] = o_f$q[(64'h60)+:(64)];
-            hx_eovf$d = b_eovf$q;
-            hx_ov$d = ov_cur;
-            hx_ca$d = b_cadr$q;
-            hx_mc$d = e_mc$q & ~b_rly$q;
-            hx_orig$d = e_orig$q;
         end
+        dest$clock = clock;
+        dest$ld = h_latch;
+        dest$port = pm_low;
+        dest$mc = e_mc$q;
+        dest$rly = b_rly$q;
+        dest$ch_mac = sel_mac;
+        dest$ch_ip = sel_ip;
+        dest$ch_udp = sel_udp;
+        dest$ch_child = sel_child;
+        dest$item = o_f$q;
+        dest$eovf = b_eovf$q;
+        dest$ov = ov_cur;
+        dest$cadr = b_cadr$q;
+        dest$orig = e_orig$q;
+        dest$orig_hdr = b_hdr$q;
+        dest$orig_len = b_len$q;
+        dest$t3_v = ovb$t3_v_q;
+        dest$t3_a = ovb$t3_a_q;
+        dest$t4_v = ovb$t4_v_q;
+        dest$t4_a = ovb$t4_a_q;
+        dest$ov_new = ov_new;
         if (b_done & b_rel$q) begin
             if (b_sel$q == c_idx4$0) begin
                 rx$0$rel = 1'b1;
@@ -9003,53 +8335,31 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 rx$3$rel = 1'b1;
             end
         end
-        v2$d = v1$q;
-        cm2$d = cp_mask$q;
-        if (v2$q) begin
-            wm$d = cm2$q;
-        end
-        else begin
-            wm$d = 32'h0;
-        end
-        if (wm$q[0]) begin
+        copy$clock = clock;
+        copy$rd = cp_rd;
+        copy$mask = pmask$q;
+        copy$slot = e_slot$q;
+        copy$accept = b_reg$q;
+        copy$nonce_in = b_nonce$q;
+        copy$sel = b_sel$q;
+        if (copy$wm_q[0]) begin
             tx$0$w_we = 1'b1;
         end
-        if (wm$q[1]) begin
+        if (copy$wm_q[1]) begin
             tx$1$w_we = 1'b1;
         end
-        if (wm$q[2]) begin
+        if (copy$wm_q[2]) begin
             tx$2$w_we = 1'b1;
         end
-        if (wm$q[3]) begin
+        if (copy$wm_q[3]) begin
             tx$3$w_we = 1'b1;
         end
-        t1_v$d = tg_v;
-        t1_first$d = tg_first;
-        t1_start$d = agg_op$q == 32'h1;
-        t1_a$d = b_cadr$q;
-        t2_v$d = t1_v$q;
-        t2_first$d = t1_first$q;
-        t2_start$d = t1_start$q;
-        t2_a$d = t1_a$q;
-        t3_v$d = t2_v$q;
-        t3_first$d = t2_first$q;
-        t3_start$d = t2_start$q;
-        t3_a$d = t2_a$q;
-        t4_v$d = t3_v$q;
-        t4_first$d = t3_first$q;
-        t4_start$d = t3_start$q;
-        t4_a$d = t3_a$q;
-        ovram$waddr = t4_a$q;
-        ovram$wdata = ((ov_new) & 2'h3);
-        ovram$we = 32'h0;
-        ow_v$d = 1'b0;
-        if (t4_v$q) begin
-            ovram$we = 32'h1;
-            ow_v$d = 1'b1;
-            ow_a$d = t4_a$q;
-            ow_val$d = ov_new;
-            ov_run$d = ov_new;
-        end
+        ovb$clock = clock;
+        ovb$tg_v = tg_v;
+        ovb$tg_first = tg_first;
+        ovb$start = agg_op$q == 32'h1;
+        ovb$cadr = b_cadr$q;
+        ovb$sat = acc$ovf;
         b_free = (bstate$q == BackState$Idle) | b_done;
         h_go = 1'b0;
         h_st = BackState$Idle;
@@ -12122,82 +11432,6 @@ module fanin_bstate(d,q,clock);
 endmodule // fanin_bstate
 
 
-module fanin_c_ca(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_c_ca
-
-
-module fanin_c_eovf(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_c_eovf
-
-
-module fanin_c_fov(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_c_fov
-
-
-module fanin_c_ov(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_c_ov
-
-
 module fanin_cadr(d,q,clock);
     
     // Module arguments
@@ -12368,7 +11602,211 @@ module fanin_cls(non_ip,arp,ip_bad,route,bad,wire_bad,pop_ok,kind);
 endmodule // fanin_cls
 
 
-module fanin_cm2(d,q,clock);
+module fanin_copy(clock,rd,mask,slot,accept,nonce_in,sel,wm_q,slot_q,accept_q,nonce_q,sel_q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rd;
+    input wire  [7:0] mask;
+    input wire  slot;
+    input wire  accept;
+    input wire  [31:0] nonce_in;
+    input wire  [3:0] sel;
+    output reg  [7:0] wm_q;
+    output reg  slot_q;
+    output reg  accept_q;
+    output reg  [31:0] nonce_q;
+    output reg  [3:0] sel_q;
+    
+    // Stub signals
+    reg  v1$d;
+    wire  v1$q;
+    reg  v1$clock;
+    reg  v2$d;
+    wire  v2$q;
+    reg  v2$clock;
+    reg  [7:0] cp_mask$d;
+    wire  [7:0] cp_mask$q;
+    reg  cp_mask$clock;
+    reg  [7:0] cm2$d;
+    wire  [7:0] cm2$q;
+    reg  cm2$clock;
+    reg  [7:0] wm$d;
+    wire  [7:0] wm$q;
+    reg  wm$clock;
+    reg  cp_slot1$d;
+    wire  cp_slot1$q;
+    reg  cp_slot1$clock;
+    reg  cp_slot2$d;
+    wire  cp_slot2$q;
+    reg  cp_slot2$clock;
+    reg  cp_slot3$d;
+    wire  cp_slot3$q;
+    reg  cp_slot3$clock;
+    reg  cp_reg1$d;
+    wire  cp_reg1$q;
+    reg  cp_reg1$clock;
+    reg  cp_reg2$d;
+    wire  cp_reg2$q;
+    reg  cp_reg2$clock;
+    reg  cp_reg3$d;
+    wire  cp_reg3$q;
+    reg  cp_reg3$clock;
+    reg  [31:0] cp_n1$d;
+    wire  [31:0] cp_n1$q;
+    reg  cp_n1$clock;
+    reg  [31:0] cp_n2$d;
+    wire  [31:0] cp_n2$q;
+    reg  cp_n2$clock;
+    reg  [31:0] cp_n3$d;
+    wire  [31:0] cp_n3$q;
+    reg  cp_n3$clock;
+    reg  [3:0] s1_sel$d;
+    wire  [3:0] s1_sel$q;
+    reg  s1_sel$clock;
+    
+    // Sub module instances
+    fanin_copy_v1 v1(
+        .d(v1$d),
+        .q(v1$q),
+        .clock(v1$clock)
+    );
+    fanin_copy_v2 v2(
+        .d(v2$d),
+        .q(v2$q),
+        .clock(v2$clock)
+    );
+    fanin_copy_cp_mask cp_mask(
+        .d(cp_mask$d),
+        .q(cp_mask$q),
+        .clock(cp_mask$clock)
+    );
+    fanin_copy_cm2 cm2(
+        .d(cm2$d),
+        .q(cm2$q),
+        .clock(cm2$clock)
+    );
+    fanin_copy_wm wm(
+        .d(wm$d),
+        .q(wm$q),
+        .clock(wm$clock)
+    );
+    fanin_copy_cp_slot1 cp_slot1(
+        .d(cp_slot1$d),
+        .q(cp_slot1$q),
+        .clock(cp_slot1$clock)
+    );
+    fanin_copy_cp_slot2 cp_slot2(
+        .d(cp_slot2$d),
+        .q(cp_slot2$q),
+        .clock(cp_slot2$clock)
+    );
+    fanin_copy_cp_slot3 cp_slot3(
+        .d(cp_slot3$d),
+        .q(cp_slot3$q),
+        .clock(cp_slot3$clock)
+    );
+    fanin_copy_cp_reg1 cp_reg1(
+        .d(cp_reg1$d),
+        .q(cp_reg1$q),
+        .clock(cp_reg1$clock)
+    );
+    fanin_copy_cp_reg2 cp_reg2(
+        .d(cp_reg2$d),
+        .q(cp_reg2$q),
+        .clock(cp_reg2$clock)
+    );
+    fanin_copy_cp_reg3 cp_reg3(
+        .d(cp_reg3$d),
+        .q(cp_reg3$q),
+        .clock(cp_reg3$clock)
+    );
+    fanin_copy_cp_n1 cp_n1(
+        .d(cp_n1$d),
+        .q(cp_n1$q),
+        .clock(cp_n1$clock)
+    );
+    fanin_copy_cp_n2 cp_n2(
+        .d(cp_n2$d),
+        .q(cp_n2$q),
+        .clock(cp_n2$clock)
+    );
+    fanin_copy_cp_n3 cp_n3(
+        .d(cp_n3$d),
+        .q(cp_n3$q),
+        .clock(cp_n3$clock)
+    );
+    fanin_copy_s1_sel s1_sel(
+        .d(s1_sel$d),
+        .q(s1_sel$q),
+        .clock(s1_sel$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        v1$clock = clock;
+        v2$clock = clock;
+        cp_mask$clock = clock;
+        cm2$clock = clock;
+        wm$clock = clock;
+        cp_slot1$clock = clock;
+        cp_slot2$clock = clock;
+        cp_slot3$clock = clock;
+        cp_reg1$clock = clock;
+        cp_reg2$clock = clock;
+        cp_reg3$clock = clock;
+        cp_n1$clock = clock;
+        cp_n2$clock = clock;
+        cp_n3$clock = clock;
+        s1_sel$clock = clock;
+        v1$d = v1$q;
+        v2$d = v2$q;
+        cp_mask$d = cp_mask$q;
+        cm2$d = cm2$q;
+        wm$d = wm$q;
+        cp_slot1$d = cp_slot1$q;
+        cp_slot2$d = cp_slot2$q;
+        cp_slot3$d = cp_slot3$q;
+        cp_reg1$d = cp_reg1$q;
+        cp_reg2$d = cp_reg2$q;
+        cp_reg3$d = cp_reg3$q;
+        cp_n1$d = cp_n1$q;
+        cp_n2$d = cp_n2$q;
+        cp_n3$d = cp_n3$q;
+        s1_sel$d = s1_sel$q;
+        wm_q = wm$q;
+        slot_q = cp_slot3$q;
+        accept_q = cp_reg3$q;
+        nonce_q = cp_n3$q;
+        sel_q = s1_sel$q;
+        s1_sel$d = sel;
+        cp_slot1$d = slot;
+        cp_slot2$d = cp_slot1$q;
+        cp_slot3$d = cp_slot2$q;
+        cp_reg1$d = accept;
+        cp_reg2$d = cp_reg1$q;
+        cp_reg3$d = cp_reg2$q;
+        cp_n1$d = nonce_in;
+        cp_n2$d = cp_n1$q;
+        cp_n3$d = cp_n2$q;
+        v1$d = rd;
+        if (rd) begin
+            cp_mask$d = mask;
+        end
+        v2$d = v1$q;
+        cm2$d = cp_mask$q;
+        if (v2$q) begin
+            wm$d = cm2$q;
+        end
+        else begin
+            wm$d = 32'h0;
+        end
+    end
+    
+endmodule // fanin_copy
+
+
+module fanin_copy_cm2(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -12384,7 +11822,273 @@ module fanin_cm2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_cm2
+endmodule // fanin_copy_cm2
+
+
+module fanin_copy_cp_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_mask
+
+
+module fanin_copy_cp_n1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_n1
+
+
+module fanin_copy_cp_n2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_n2
+
+
+module fanin_copy_cp_n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_n3
+
+
+module fanin_copy_cp_reg1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_reg1
+
+
+module fanin_copy_cp_reg2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_reg2
+
+
+module fanin_copy_cp_reg3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_reg3
+
+
+module fanin_copy_cp_slot1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_slot1
+
+
+module fanin_copy_cp_slot2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_slot2
+
+
+module fanin_copy_cp_slot3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_cp_slot3
+
+
+module fanin_copy_s1_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_s1_sel
+
+
+module fanin_copy_v1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_v1
+
+
+module fanin_copy_v2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_v2
+
+
+module fanin_copy_wm(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_copy_wm
 
 
 module fanin_counters(clock,rst,araddr,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_free,rx_take$0,rx_take$1,rx_take$2,rx_take$3,rx_len,tx_sent$0,tx_sent$1,tx_sent$2,tx_sent$3,tx_len$0,tx_len$1,tx_len$2,tx_len$3,rx_bad$0,rx_bad$1,rx_bad$2,rx_bad$3,rd);
@@ -15624,196 +15328,6 @@ module fanin_counters_txp_3(d,q,clock);
     end
           
 endmodule // fanin_counters_txp_3
-
-
-module fanin_cp_mask(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_mask
-
-
-module fanin_cp_n1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_n1
-
-
-module fanin_cp_n2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_n2
-
-
-module fanin_cp_n3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_n3
-
-
-module fanin_cp_reg1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_reg1
-
-
-module fanin_cp_reg2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_reg2
-
-
-module fanin_cp_reg3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_reg3
-
-
-module fanin_cp_slot1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_slot1
-
-
-module fanin_cp_slot2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_slot2
-
-
-module fanin_cp_slot3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cp_slot3
 
 
 module fanin_cs_i(d,q,clock);
@@ -20385,6 +19899,1706 @@ module fanin_csr_wd(d,q,clock);
 endmodule // fanin_csr_wd
 
 
+module fanin_dest(clock,ld,port,mc,rly,ch_mac,ch_ip,ch_udp,ch_child,item,eovf,ov,cadr,orig,orig_hdr,orig_len,t3_v,t3_a,t4_v,t4_a,ov_new,v_a_q,v_c_q,push,push_mc,pb_hit_q,pb_fov_q,hdr_q,len_q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  ld;
+    input wire  [7:0] port;
+    input wire  mc;
+    input wire  rly;
+    input wire  [47:0] ch_mac;
+    input wire  [31:0] ch_ip;
+    input wire  [15:0] ch_udp;
+    input wire  [7:0] ch_child;
+    input wire  [351:0] item;
+    input wire  eovf;
+    input wire  ov;
+    input wire  [23:0] cadr;
+    input wire  orig;
+    input wire  [511:0] orig_hdr;
+    input wire  [15:0] orig_len;
+    input wire  t3_v;
+    input wire  [23:0] t3_a;
+    input wire  t4_v;
+    input wire  [23:0] t4_a;
+    input wire  ov_new;
+    output reg  v_a_q;
+    output reg  v_c_q;
+    output reg  [7:0] push;
+    output reg  push_mc;
+    output reg  pb_hit_q;
+    output reg  pb_fov_q;
+    output reg  [511:0] hdr_q;
+    output reg  [15:0] len_q;
+    
+    // Constant declarations
+    localparam  fl_overflow = 8'h8;
+    
+    // Stub signals
+    reg  [47:0] hg$dst_mac;
+    reg  [47:0] hg$src_mac;
+    reg  [31:0] hg$src_ip;
+    reg  [31:0] hg$dst_ip;
+    reg  [15:0] hg$src_port;
+    reg  [15:0] hg$dst_port;
+    reg  [7:0] hg$ptype;
+    reg  [7:0] hg$flags;
+    reg  [7:0] hg$exponent;
+    reg  [15:0] hg$job;
+    reg  [15:0] hg$elements;
+    reg  [31:0] hg$block;
+    reg  [7:0] hg$child;
+    reg  [63:0] hg$bitmap;
+    reg  [63:0] hg$pc_bitmap;
+    wire  [511:0] hg$hdr;
+    reg  hg$clock;
+    reg  hg$ld1;
+    reg  hg$ld;
+    reg  hg$ovf;
+    reg  hg$orig;
+    reg  [511:0] hg$orig_hdr;
+    reg  [15:0] hg$orig_len;
+    wire  [511:0] hg$hdr_q;
+    wire  [15:0] hg$len_q;
+    wire  [15:0] hg$len;
+    reg  v_a$d;
+    wire  v_a$q;
+    reg  v_a$clock;
+    reg  v_b$d;
+    wire  v_b$q;
+    reg  v_b$clock;
+    reg  v_c$d;
+    wire  v_c$q;
+    reg  v_c$clock;
+    reg  [7:0] hlow_s$d;
+    wire  [7:0] hlow_s$q;
+    reg  hlow_s$clock;
+    reg  [47:0] hs_mac$d;
+    wire  [47:0] hs_mac$q;
+    reg  hs_mac$clock;
+    reg  [31:0] hs_ip$d;
+    wire  [31:0] hs_ip$q;
+    reg  hs_ip$clock;
+    reg  [15:0] hs_udp$d;
+    wire  [15:0] hs_udp$q;
+    reg  hs_udp$clock;
+    reg  [7:0] hs_child$d;
+    wire  [7:0] hs_child$q;
+    reg  hs_child$clock;
+    reg  [255:0] hx_f$d;
+    wire  [255:0] hx_f$q;
+    reg  hx_f$clock;
+    reg  hx_eovf$d;
+    wire  hx_eovf$q;
+    reg  hx_eovf$clock;
+    reg  hx_ov$d;
+    wire  hx_ov$q;
+    reg  hx_ov$clock;
+    reg  [23:0] hx_ca$d;
+    wire  [23:0] hx_ca$q;
+    reg  hx_ca$clock;
+    reg  hx_mc$d;
+    wire  hx_mc$q;
+    reg  hx_mc$clock;
+    reg  hx_orig$d;
+    wire  hx_orig$q;
+    reg  hx_orig$clock;
+    reg  [7:0] hlow1$d;
+    wire  [7:0] hlow1$q;
+    reg  hlow1$clock;
+    reg  mc_c$d;
+    wire  mc_c$q;
+    reg  mc_c$clock;
+    reg  c_ov$d;
+    wire  c_ov$q;
+    reg  c_ov$clock;
+    reg  [23:0] c_ca$d;
+    wire  [23:0] c_ca$q;
+    reg  c_ca$clock;
+    reg  c_eovf$d;
+    wire  c_eovf$q;
+    reg  c_eovf$clock;
+    reg  c_fov$d;
+    wire  c_fov$q;
+    reg  c_fov$clock;
+    reg  orig_c$d;
+    wire  orig_c$q;
+    reg  orig_c$clock;
+    reg  [7:0] hlow$d;
+    wire  [7:0] hlow$q;
+    reg  hlow$clock;
+    reg  mc_b$d;
+    wire  mc_b$q;
+    reg  mc_b$clock;
+    reg  pb_hit$d;
+    wire  pb_hit$q;
+    reg  pb_hit$clock;
+    reg  pb_fov$d;
+    wire  pb_fov$q;
+    reg  pb_fov$clock;
+    
+    // Local signals
+    reg  ov_now;
+    
+    // Sub module instances
+    fanin_dest_hg hg(
+        .dst_mac(hg$dst_mac),
+        .src_mac(hg$src_mac),
+        .src_ip(hg$src_ip),
+        .dst_ip(hg$dst_ip),
+        .src_port(hg$src_port),
+        .dst_port(hg$dst_port),
+        .ptype(hg$ptype),
+        .flags(hg$flags),
+        .exponent(hg$exponent),
+        .job(hg$job),
+        .elements(hg$elements),
+        .block(hg$block),
+        .child(hg$child),
+        .bitmap(hg$bitmap),
+        .pc_bitmap(hg$pc_bitmap),
+        .hdr(hg$hdr),
+        .clock(hg$clock),
+        .ld1(hg$ld1),
+        .ld(hg$ld),
+        .ovf(hg$ovf),
+        .orig(hg$orig),
+        .orig_hdr(hg$orig_hdr),
+        .orig_len(hg$orig_len),
+        .hdr_q(hg$hdr_q),
+        .len_q(hg$len_q),
+        .len(hg$len)
+    );
+    fanin_dest_v_a v_a(
+        .d(v_a$d),
+        .q(v_a$q),
+        .clock(v_a$clock)
+    );
+    fanin_dest_v_b v_b(
+        .d(v_b$d),
+        .q(v_b$q),
+        .clock(v_b$clock)
+    );
+    fanin_dest_v_c v_c(
+        .d(v_c$d),
+        .q(v_c$q),
+        .clock(v_c$clock)
+    );
+    fanin_dest_hlow_s hlow_s(
+        .d(hlow_s$d),
+        .q(hlow_s$q),
+        .clock(hlow_s$clock)
+    );
+    fanin_dest_hs_mac hs_mac(
+        .d(hs_mac$d),
+        .q(hs_mac$q),
+        .clock(hs_mac$clock)
+    );
+    fanin_dest_hs_ip hs_ip(
+        .d(hs_ip$d),
+        .q(hs_ip$q),
+        .clock(hs_ip$clock)
+    );
+    fanin_dest_hs_udp hs_udp(
+        .d(hs_udp$d),
+        .q(hs_udp$q),
+        .clock(hs_udp$clock)
+    );
+    fanin_dest_hs_child hs_child(
+        .d(hs_child$d),
+        .q(hs_child$q),
+        .clock(hs_child$clock)
+    );
+    fanin_dest_hx_f hx_f(
+        .d(hx_f$d),
+        .q(hx_f$q),
+        .clock(hx_f$clock)
+    );
+    fanin_dest_hx_eovf hx_eovf(
+        .d(hx_eovf$d),
+        .q(hx_eovf$q),
+        .clock(hx_eovf$clock)
+    );
+    fanin_dest_hx_ov hx_ov(
+        .d(hx_ov$d),
+        .q(hx_ov$q),
+        .clock(hx_ov$clock)
+    );
+    fanin_dest_hx_ca hx_ca(
+        .d(hx_ca$d),
+        .q(hx_ca$q),
+        .clock(hx_ca$clock)
+    );
+    fanin_dest_hx_mc hx_mc(
+        .d(hx_mc$d),
+        .q(hx_mc$q),
+        .clock(hx_mc$clock)
+    );
+    fanin_dest_hx_orig hx_orig(
+        .d(hx_orig$d),
+        .q(hx_orig$q),
+        .clock(hx_orig$clock)
+    );
+    fanin_dest_hlow1 hlow1(
+        .d(hlow1$d),
+        .q(hlow1$q),
+        .clock(hlow1$clock)
+    );
+    fanin_dest_mc_c mc_c(
+        .d(mc_c$d),
+        .q(mc_c$q),
+        .clock(mc_c$clock)
+    );
+    fanin_dest_c_ov c_ov(
+        .d(c_ov$d),
+        .q(c_ov$q),
+        .clock(c_ov$clock)
+    );
+    fanin_dest_c_ca c_ca(
+        .d(c_ca$d),
+        .q(c_ca$q),
+        .clock(c_ca$clock)
+    );
+    fanin_dest_c_eovf c_eovf(
+        .d(c_eovf$d),
+        .q(c_eovf$q),
+        .clock(c_eovf$clock)
+    );
+    fanin_dest_c_fov c_fov(
+        .d(c_fov$d),
+        .q(c_fov$q),
+        .clock(c_fov$clock)
+    );
+    fanin_dest_orig_c orig_c(
+        .d(orig_c$d),
+        .q(orig_c$q),
+        .clock(orig_c$clock)
+    );
+    fanin_dest_hlow hlow(
+        .d(hlow$d),
+        .q(hlow$q),
+        .clock(hlow$clock)
+    );
+    fanin_dest_mc_b mc_b(
+        .d(mc_b$d),
+        .q(mc_b$q),
+        .clock(mc_b$clock)
+    );
+    fanin_dest_pb_hit pb_hit(
+        .d(pb_hit$d),
+        .q(pb_hit$q),
+        .clock(pb_hit$clock)
+    );
+    fanin_dest_pb_fov pb_fov(
+        .d(pb_fov$d),
+        .q(pb_fov$q),
+        .clock(pb_fov$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        v_a$clock = clock;
+        v_b$clock = clock;
+        v_c$clock = clock;
+        hlow_s$clock = clock;
+        hs_mac$clock = clock;
+        hs_ip$clock = clock;
+        hs_udp$clock = clock;
+        hs_child$clock = clock;
+        hx_f$clock = clock;
+        hx_eovf$clock = clock;
+        hx_ov$clock = clock;
+        hx_ca$clock = clock;
+        hx_mc$clock = clock;
+        hx_orig$clock = clock;
+        hlow1$clock = clock;
+        mc_c$clock = clock;
+        c_ov$clock = clock;
+        c_ca$clock = clock;
+        c_eovf$clock = clock;
+        c_fov$clock = clock;
+        orig_c$clock = clock;
+        hlow$clock = clock;
+        mc_b$clock = clock;
+        pb_hit$clock = clock;
+        pb_fov$clock = clock;
+        v_a$d = v_a$q;
+        v_b$d = v_b$q;
+        v_c$d = v_c$q;
+        hlow_s$d = hlow_s$q;
+        hs_mac$d = hs_mac$q;
+        hs_ip$d = hs_ip$q;
+        hs_udp$d = hs_udp$q;
+        hs_child$d = hs_child$q;
+        hx_f$d = hx_f$q;
+        hx_eovf$d = hx_eovf$q;
+        hx_ov$d = hx_ov$q;
+        hx_ca$d = hx_ca$q;
+        hx_mc$d = hx_mc$q;
+        hx_orig$d = hx_orig$q;
+        hlow1$d = hlow1$q;
+        mc_c$d = mc_c$q;
+        c_ov$d = c_ov$q;
+        c_ca$d = c_ca$q;
+        c_eovf$d = c_eovf$q;
+        c_fov$d = c_fov$q;
+        orig_c$d = orig_c$q;
+        hlow$d = hlow$q;
+        mc_b$d = mc_b$q;
+        pb_hit$d = pb_hit$q;
+        pb_fov$d = pb_fov$q;
+        v_a_q = v_a$q;
+        v_c_q = v_c$q;
+        pb_hit_q = pb_hit$q;
+        pb_fov_q = pb_fov$q;
+        hdr_q = hg$hdr_q;
+        len_q = hg$len_q;
+        push = 32'h0;
+        push_mc = 1'b0;
+        if (v_b$q) begin
+            push = hlow$q;
+            push_mc = mc_b$q;
+        end
+        if (t4_v & (t4_a == hx_ca$q)) begin
+            ov_now = ov_new;
+        end
+        else begin
+            ov_now = hx_ov$q;
+        end
+        hg$clock = clock;
+        hg$dst_mac = hs_mac$q;
+        hg$src_mac = hx_f$q[(64'hd0)+:(48)];
+        hg$src_ip = hx_f$q[(64'ha0)+:(32)];
+        hg$dst_ip = hs_ip$q;
+        hg$src_port = hx_f$q[(64'hc0)+:(16)];
+        hg$dst_port = hs_udp$q;
+        hg$ptype = hx_f$q[(64'h0)+:(8)];
+        hg$flags = hx_f$q[(64'h8)+:(8)];
+        if (t4_v & (t4_a == c_ca$q)) begin
+            hg$ovf = c_eovf$q & ov_new;
+        end
+        else begin
+            hg$ovf = c_eovf$q & c_ov$q;
+        end
+        hg$exponent = hx_f$q[(64'h10)+:(8)];
+        hg$job = hx_f$q[(64'h18)+:(16)];
+        hg$elements = hx_f$q[(64'h28)+:(16)];
+        hg$block = hx_f$q[(64'h38)+:(32)];
+        hg$child = hs_child$q;
+        hg$bitmap = hx_f$q[(64'h60)+:(64)];
+        hg$pc_bitmap = item[(64'h60)+:(64)];
+        hg$orig = orig_c$q;
+        hg$orig_hdr = orig_hdr;
+        hg$orig_len = orig_len;
+        hg$ld = 1'b0;
+        hg$ld1 = 1'b0;
+        v_a$d = 1'b0;
+        v_b$d = v_c$q;
+        v_c$d = v_a$q;
+        if (v_a$q) begin
+            hg$ld1 = 1'b1;
+            c_fov$d = (hx_f$q[(64'h8)+:(8)] & fl_overflow) != 32'h0;
+            hlow1$d = hlow_s$q;
+            mc_c$d = hx_mc$q;
+            c_ov$d = ov_now;
+            c_ca$d = hx_ca$q;
+            c_eovf$d = hx_eovf$q;
+            orig_c$d = hx_orig$q;
+        end
+        if (v_c$q) begin
+            hg$ld = 1'b1;
+            pb_fov$d = c_fov$q;
+            hlow$d = hlow1$q;
+            mc_b$d = mc_c$q;
+        end
+        pb_hit$d = v_c$q & c_eovf$q & ~orig_c$q & t3_v & (t3_a == c_ca$q);
+        if (ld) begin
+            v_a$d = 1'b1;
+            hlow_s$d = port;
+            if (mc) begin
+                hs_mac$d = ch_mac;
+                hs_ip$d = ch_ip;
+                hs_udp$d = ch_udp;
+                if (rly) begin
+                    hs_child$d = item[(64'h58)+:(8)];
+                end
+                else begin
+                    hs_child$d = ch_child;
+                end
+            end
+            else begin
+                hs_mac$d = item[(64'h130)+:(48)];
+                hs_ip$d = item[(64'h100)+:(32)];
+                hs_udp$d = item[(64'h120)+:(16)];
+                hs_child$d = item[(64'h58)+:(8)];
+            end
+            hx_f$d[(64'hd0)+:(48)] = item[(64'hd0)+:(48)];
+            hx_f$d[(64'ha0)+:(32)] = item[(64'ha0)+:(32)];
+            hx_f$d[(64'hc0)+:(16)] = item[(64'hc0)+:(16)];
+            hx_f$d[(64'h0)+:(8)] = item[(64'h0)+:(8)];
+            hx_f$d[(64'h8)+:(8)] = item[(64'h8)+:(8)];
+            hx_f$d[(64'h10)+:(8)] = item[(64'h10)+:(8)];
+            hx_f$d[(64'h18)+:(16)] = item[(64'h18)+:(16)];
+            hx_f$d[(64'h28)+:(16)] = item[(64'h28)+:(16)];
+            hx_f$d[(64'h38)+:(32)] = item[(64'h38)+:(32)];
+            hx_f$d[(64'h60)+:(64)] = item[(64'h60)+:(64)];
+            hx_eovf$d = eovf;
+            hx_ov$d = ov;
+            hx_ca$d = cadr;
+            hx_mc$d = mc & ~rly;
+            hx_orig$d = orig;
+        end
+    end
+    
+endmodule // fanin_dest
+
+
+module fanin_dest_c_ca(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_c_ca
+
+
+module fanin_dest_c_eovf(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_c_eovf
+
+
+module fanin_dest_c_fov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_c_fov
+
+
+module fanin_dest_c_ov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_c_ov
+
+
+module fanin_dest_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,pc_bitmap,hdr,clock,ld1,ld,ovf,orig,orig_hdr,orig_len,hdr_q,len_q,len);
+    
+    // Module arguments
+    input wire  [47:0] dst_mac;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] src_port;
+    input wire  [15:0] dst_port;
+    input wire  [7:0] ptype;
+    input wire  [7:0] flags;
+    input wire  [7:0] exponent;
+    input wire  [15:0] job;
+    input wire  [15:0] elements;
+    input wire  [31:0] block;
+    input wire  [7:0] child;
+    input wire  [63:0] bitmap;
+    input wire  [63:0] pc_bitmap;
+    output reg  [511:0] hdr;
+    input wire  clock;
+    input wire  ld1;
+    input wire  ld;
+    input wire  ovf;
+    input wire  orig;
+    input wire  [511:0] orig_hdr;
+    input wire  [15:0] orig_len;
+    output reg  [511:0] hdr_q;
+    output reg  [15:0] len_q;
+    output reg  [15:0] len;
+    
+    // Stub signals
+    reg  [511:0] hq$d;
+    wire  [511:0] hq$q;
+    reg  hq$clock;
+    reg  [15:0] lq$d;
+    wire  [15:0] lq$q;
+    reg  lq$clock;
+    reg  [47:0] r_dst_mac$d;
+    wire  [47:0] r_dst_mac$q;
+    reg  r_dst_mac$clock;
+    reg  [47:0] r_src_mac$d;
+    wire  [47:0] r_src_mac$q;
+    reg  r_src_mac$clock;
+    reg  [31:0] r_src_ip$d;
+    wire  [31:0] r_src_ip$q;
+    reg  r_src_ip$clock;
+    reg  [31:0] r_dst_ip$d;
+    wire  [31:0] r_dst_ip$q;
+    reg  r_dst_ip$clock;
+    reg  [15:0] r_src_port$d;
+    wire  [15:0] r_src_port$q;
+    reg  r_src_port$clock;
+    reg  [15:0] r_dst_port$d;
+    wire  [15:0] r_dst_port$q;
+    reg  r_dst_port$clock;
+    reg  [7:0] r_ptype$d;
+    wire  [7:0] r_ptype$q;
+    reg  r_ptype$clock;
+    reg  [7:0] r_flags$d;
+    wire  [7:0] r_flags$q;
+    reg  r_flags$clock;
+    reg  [7:0] r_exp$d;
+    wire  [7:0] r_exp$q;
+    reg  r_exp$clock;
+    reg  [15:0] r_job$d;
+    wire  [15:0] r_job$q;
+    reg  r_job$clock;
+    reg  [15:0] r_elements$d;
+    wire  [15:0] r_elements$q;
+    reg  r_elements$clock;
+    reg  [31:0] r_block$d;
+    wire  [31:0] r_block$q;
+    reg  r_block$clock;
+    reg  [7:0] r_child$d;
+    wire  [7:0] r_child$q;
+    reg  r_child$clock;
+    reg  [63:0] r_bitmap$d;
+    wire  [63:0] r_bitmap$q;
+    reg  r_bitmap$clock;
+    reg  [19:0] r_cs0$d;
+    wire  [19:0] r_cs0$q;
+    reg  r_cs0$clock;
+    reg  [15:0] r_total$d;
+    wire  [15:0] r_total$q;
+    reg  r_total$clock;
+    reg  [7:0] r_pc$d;
+    wire  [7:0] r_pc$q;
+    reg  r_pc$clock;
+    reg  [63:0] pcq$d;
+    wire  [63:0] pcq$q;
+    reg  pcq$clock;
+    reg  [47:0] lay$dst_mac;
+    reg  [47:0] lay$src_mac;
+    reg  [15:0] lay$total;
+    reg  [15:0] lay$csum;
+    reg  [31:0] lay$src_ip;
+    reg  [31:0] lay$dst_ip;
+    reg  [15:0] lay$src_port;
+    reg  [15:0] lay$dst_port;
+    reg  [15:0] lay$udp_len;
+    reg  [7:0] lay$ptype;
+    reg  [7:0] lay$flags;
+    reg  [7:0] lay$exponent;
+    reg  [15:0] lay$job;
+    reg  [15:0] lay$elements;
+    reg  [31:0] lay$block;
+    reg  [7:0] lay$child;
+    reg  [7:0] lay$count;
+    reg  [63:0] lay$bitmap;
+    wire  [511:0] lay$y;
+    
+    // Local signals
+    reg  [15:0] total;
+    reg  [19:0] cs0;
+    reg  [19:0] cs1;
+    reg  [19:0] cs2;
+    reg  [15:0] csum;
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    reg  [63:0] pc3;
+    reg  [63:0] pc4;
+    reg  [63:0] pc5;
+    reg  [63:0] pc6;
+    
+    // Sub module instances
+    fanin_dest_hg_hq hq(
+        .d(hq$d),
+        .q(hq$q),
+        .clock(hq$clock)
+    );
+    fanin_dest_hg_lq lq(
+        .d(lq$d),
+        .q(lq$q),
+        .clock(lq$clock)
+    );
+    fanin_dest_hg_r_dst_mac r_dst_mac(
+        .d(r_dst_mac$d),
+        .q(r_dst_mac$q),
+        .clock(r_dst_mac$clock)
+    );
+    fanin_dest_hg_r_src_mac r_src_mac(
+        .d(r_src_mac$d),
+        .q(r_src_mac$q),
+        .clock(r_src_mac$clock)
+    );
+    fanin_dest_hg_r_src_ip r_src_ip(
+        .d(r_src_ip$d),
+        .q(r_src_ip$q),
+        .clock(r_src_ip$clock)
+    );
+    fanin_dest_hg_r_dst_ip r_dst_ip(
+        .d(r_dst_ip$d),
+        .q(r_dst_ip$q),
+        .clock(r_dst_ip$clock)
+    );
+    fanin_dest_hg_r_src_port r_src_port(
+        .d(r_src_port$d),
+        .q(r_src_port$q),
+        .clock(r_src_port$clock)
+    );
+    fanin_dest_hg_r_dst_port r_dst_port(
+        .d(r_dst_port$d),
+        .q(r_dst_port$q),
+        .clock(r_dst_port$clock)
+    );
+    fanin_dest_hg_r_ptype r_ptype(
+        .d(r_ptype$d),
+        .q(r_ptype$q),
+        .clock(r_ptype$clock)
+    );
+    fanin_dest_hg_r_flags r_flags(
+        .d(r_flags$d),
+        .q(r_flags$q),
+        .clock(r_flags$clock)
+    );
+    fanin_dest_hg_r_exp r_exp(
+        .d(r_exp$d),
+        .q(r_exp$q),
+        .clock(r_exp$clock)
+    );
+    fanin_dest_hg_r_job r_job(
+        .d(r_job$d),
+        .q(r_job$q),
+        .clock(r_job$clock)
+    );
+    fanin_dest_hg_r_elements r_elements(
+        .d(r_elements$d),
+        .q(r_elements$q),
+        .clock(r_elements$clock)
+    );
+    fanin_dest_hg_r_block r_block(
+        .d(r_block$d),
+        .q(r_block$q),
+        .clock(r_block$clock)
+    );
+    fanin_dest_hg_r_child r_child(
+        .d(r_child$d),
+        .q(r_child$q),
+        .clock(r_child$clock)
+    );
+    fanin_dest_hg_r_bitmap r_bitmap(
+        .d(r_bitmap$d),
+        .q(r_bitmap$q),
+        .clock(r_bitmap$clock)
+    );
+    fanin_dest_hg_r_cs0 r_cs0(
+        .d(r_cs0$d),
+        .q(r_cs0$q),
+        .clock(r_cs0$clock)
+    );
+    fanin_dest_hg_r_total r_total(
+        .d(r_total$d),
+        .q(r_total$q),
+        .clock(r_total$clock)
+    );
+    fanin_dest_hg_r_pc r_pc(
+        .d(r_pc$d),
+        .q(r_pc$q),
+        .clock(r_pc$clock)
+    );
+    fanin_dest_hg_pcq pcq(
+        .d(pcq$d),
+        .q(pcq$q),
+        .clock(pcq$clock)
+    );
+    fanin_dest_hg_lay lay(
+        .dst_mac(lay$dst_mac),
+        .src_mac(lay$src_mac),
+        .total(lay$total),
+        .csum(lay$csum),
+        .src_ip(lay$src_ip),
+        .dst_ip(lay$dst_ip),
+        .src_port(lay$src_port),
+        .dst_port(lay$dst_port),
+        .udp_len(lay$udp_len),
+        .ptype(lay$ptype),
+        .flags(lay$flags),
+        .exponent(lay$exponent),
+        .job(lay$job),
+        .elements(lay$elements),
+        .block(lay$block),
+        .child(lay$child),
+        .count(lay$count),
+        .bitmap(lay$bitmap),
+        .y(lay$y)
+    );
+    
+    // Update code
+    always @(*) begin
+        hq$clock = clock;
+        lq$clock = clock;
+        r_dst_mac$clock = clock;
+        r_src_mac$clock = clock;
+        r_src_ip$clock = clock;
+        r_dst_ip$clock = clock;
+        r_src_port$clock = clock;
+        r_dst_port$clock = clock;
+        r_ptype$clock = clock;
+        r_flags$clock = clock;
+        r_exp$clock = clock;
+        r_job$clock = clock;
+        r_elements$clock = clock;
+        r_block$clock = clock;
+        r_child$clock = clock;
+        r_bitmap$clock = clock;
+        r_cs0$clock = clock;
+        r_total$clock = clock;
+        r_pc$clock = clock;
+        pcq$clock = clock;
+        hq$d = hq$q;
+        lq$d = lq$q;
+        r_dst_mac$d = r_dst_mac$q;
+        r_src_mac$d = r_src_mac$q;
+        r_src_ip$d = r_src_ip$q;
+        r_dst_ip$d = r_dst_ip$q;
+        r_src_port$d = r_src_port$q;
+        r_dst_port$d = r_dst_port$q;
+        r_ptype$d = r_ptype$q;
+        r_flags$d = r_flags$q;
+        r_exp$d = r_exp$q;
+        r_job$d = r_job$q;
+        r_elements$d = r_elements$q;
+        r_block$d = r_block$q;
+        r_child$d = r_child$q;
+        r_bitmap$d = r_bitmap$q;
+        r_cs0$d = r_cs0$q;
+        r_total$d = r_total$q;
+        r_pc$d = r_pc$q;
+        pcq$d = pcq$q;
+        total = (elements << 32'h2) + 32'h32;
+        cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
+        pc1 = pc_bitmap - ((pc_bitmap >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+        pcq$d = pc3;
+        pc4 = pcq$q + (pcq$q >> 32'h8);
+        pc5 = pc4 + (pc4 >> 32'h10);
+        pc6 = (pc5 + (pc5 >> 32'h20)) & 32'h7f;
+        if (ld1) begin
+            r_dst_mac$d = dst_mac;
+            r_src_mac$d = src_mac;
+            r_src_ip$d = src_ip;
+            r_dst_ip$d = dst_ip;
+            r_src_port$d = src_port;
+            r_dst_port$d = dst_port;
+            r_ptype$d = ptype;
+            r_flags$d = flags;
+            r_exp$d = exponent;
+            r_job$d = job;
+            r_elements$d = elements;
+            r_block$d = block;
+            r_child$d = child;
+            r_bitmap$d = bitmap;
+            r_cs0$d = cs0;
+            r_total$d = total;
+            r_pc$d = pc6[(32'h0)+:(8)];
+        end
+        len = r_total$q + 32'he;
+        cs1 = (r_cs0$q & 32'hffff) + (r_cs0$q >> 32'h10);
+        cs2 = (cs1 & 32'hffff) + (cs1 >> 32'h10);
+        csum = ~cs2[(32'h0)+:(16)];
+        lay$dst_mac = r_dst_mac$q;
+        lay$src_mac = r_src_mac$q;
+        lay$total = r_total$q;
+        lay$csum = csum;
+        lay$src_ip = r_src_ip$q;
+        lay$dst_ip = r_dst_ip$q;
+        lay$src_port = r_src_port$q;
+        lay$dst_port = r_dst_port$q;
+        lay$udp_len = r_total$q - 32'h14;
+        lay$ptype = r_ptype$q;
+        if (ovf) begin
+            lay$flags = r_flags$q | 32'h8;
+        end
+        else begin
+            lay$flags = r_flags$q;
+        end
+        lay$exponent = r_exp$q;
+        lay$job = r_job$q;
+        lay$elements = r_elements$q;
+        lay$block = r_block$q;
+        lay$child = r_child$q;
+        lay$count = r_pc$q;
+        lay$bitmap = r_bitmap$q;
+        hdr = lay$y;
+        if (ld) begin
+            if (orig) begin
+                hq$d = orig_hdr;
+                lq$d = orig_len;
+            end
+            else begin
+                hq$d = lay$y;
+                lq$d = len;
+            end
+        end
+        hdr_q = hq$q;
+        len_q = lq$q;
+    end
+    
+endmodule // fanin_dest_hg
+
+
+module fanin_dest_hg_hq(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_hq
+
+
+module fanin_dest_hg_lay(dst_mac,src_mac,total,csum,src_ip,dst_ip,src_port,dst_port,udp_len,ptype,flags,exponent,job,elements,block,child,count,bitmap,y);
+    
+    // Module arguments
+    input wire  [47:0] dst_mac;
+    input wire  [47:0] src_mac;
+    input wire  [15:0] total;
+    input wire  [15:0] csum;
+    input wire  [31:0] src_ip;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] src_port;
+    input wire  [15:0] dst_port;
+    input wire  [15:0] udp_len;
+    input wire  [7:0] ptype;
+    input wire  [7:0] flags;
+    input wire  [7:0] exponent;
+    input wire  [15:0] job;
+    input wire  [15:0] elements;
+    input wire  [31:0] block;
+    input wire  [7:0] child;
+    input wire  [7:0] count;
+    input wire  [63:0] bitmap;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+    assign y = {bitmap[7:0], bitmap[15:8], bitmap[23:16], bitmap[31:24], bitmap[39:32], bitmap[47:40], bitmap[55:48], bitmap[63:56], count[7:0], child[7:0], block[7:0], block[15:8], block[23:16], block[31:24], elements[7:0], elements[15:8], job[7:0], job[15:8], exponent[7:0], flags[7:0], ptype[7:0], 8'h01, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], csum[7:0], csum[15:8], 8'h11, 8'h40, 8'h00, 8'h40, 8'h00, 8'h00, total[7:0], total[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+endmodule // fanin_dest_hg_lay
+
+
+module fanin_dest_hg_lq(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_lq
+
+
+module fanin_dest_hg_pcq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_pcq
+
+
+module fanin_dest_hg_r_bitmap(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_bitmap
+
+
+module fanin_dest_hg_r_block(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_block
+
+
+module fanin_dest_hg_r_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_child
+
+
+module fanin_dest_hg_r_cs0(d,q,clock);
+    
+    // Module arguments
+    input wire  [19:0] d;
+    output reg  [19:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 20'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_cs0
+
+
+module fanin_dest_hg_r_dst_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_dst_ip
+
+
+module fanin_dest_hg_r_dst_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_dst_mac
+
+
+module fanin_dest_hg_r_dst_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_dst_port
+
+
+module fanin_dest_hg_r_elements(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_elements
+
+
+module fanin_dest_hg_r_exp(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_exp
+
+
+module fanin_dest_hg_r_flags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_flags
+
+
+module fanin_dest_hg_r_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_job
+
+
+module fanin_dest_hg_r_pc(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_pc
+
+
+module fanin_dest_hg_r_ptype(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_ptype
+
+
+module fanin_dest_hg_r_src_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_src_ip
+
+
+module fanin_dest_hg_r_src_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_src_mac
+
+
+module fanin_dest_hg_r_src_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_src_port
+
+
+module fanin_dest_hg_r_total(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hg_r_total
+
+
+module fanin_dest_hlow(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hlow
+
+
+module fanin_dest_hlow1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hlow1
+
+
+module fanin_dest_hlow_s(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hlow_s
+
+
+module fanin_dest_hs_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hs_child
+
+
+module fanin_dest_hs_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hs_ip
+
+
+module fanin_dest_hs_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hs_mac
+
+
+module fanin_dest_hs_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hs_udp
+
+
+module fanin_dest_hx_ca(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hx_ca
+
+
+module fanin_dest_hx_eovf(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hx_eovf
+
+
+module fanin_dest_hx_f(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hx_f
+
+
+module fanin_dest_hx_mc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hx_mc
+
+
+module fanin_dest_hx_orig(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hx_orig
+
+
+module fanin_dest_hx_ov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_hx_ov
+
+
+module fanin_dest_mc_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_mc_b
+
+
+module fanin_dest_mc_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_mc_c
+
+
+module fanin_dest_orig_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_orig_c
+
+
+module fanin_dest_pb_fov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_pb_fov
+
+
+module fanin_dest_pb_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_pb_hit
+
+
+module fanin_dest_v_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_v_a
+
+
+module fanin_dest_v_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_v_b
+
+
+module fanin_dest_v_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dest_v_c
+
+
 module fanin_dq_act(d,q,clock);
     
     // Module arguments
@@ -20946,833 +22160,6 @@ module fanin_hdr(d,q,clock);
 endmodule // fanin_hdr
 
 
-module fanin_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,pc_bitmap,hdr,clock,ld1,ld,ovf,orig,orig_hdr,orig_len,hdr_q,len_q,len);
-    
-    // Module arguments
-    input wire  [47:0] dst_mac;
-    input wire  [47:0] src_mac;
-    input wire  [31:0] src_ip;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] src_port;
-    input wire  [15:0] dst_port;
-    input wire  [7:0] ptype;
-    input wire  [7:0] flags;
-    input wire  [7:0] exponent;
-    input wire  [15:0] job;
-    input wire  [15:0] elements;
-    input wire  [31:0] block;
-    input wire  [7:0] child;
-    input wire  [63:0] bitmap;
-    input wire  [63:0] pc_bitmap;
-    output reg  [511:0] hdr;
-    input wire  clock;
-    input wire  ld1;
-    input wire  ld;
-    input wire  ovf;
-    input wire  orig;
-    input wire  [511:0] orig_hdr;
-    input wire  [15:0] orig_len;
-    output reg  [511:0] hdr_q;
-    output reg  [15:0] len_q;
-    output reg  [15:0] len;
-    
-    // Stub signals
-    reg  [511:0] hq$d;
-    wire  [511:0] hq$q;
-    reg  hq$clock;
-    reg  [15:0] lq$d;
-    wire  [15:0] lq$q;
-    reg  lq$clock;
-    reg  [47:0] r_dst_mac$d;
-    wire  [47:0] r_dst_mac$q;
-    reg  r_dst_mac$clock;
-    reg  [47:0] r_src_mac$d;
-    wire  [47:0] r_src_mac$q;
-    reg  r_src_mac$clock;
-    reg  [31:0] r_src_ip$d;
-    wire  [31:0] r_src_ip$q;
-    reg  r_src_ip$clock;
-    reg  [31:0] r_dst_ip$d;
-    wire  [31:0] r_dst_ip$q;
-    reg  r_dst_ip$clock;
-    reg  [15:0] r_src_port$d;
-    wire  [15:0] r_src_port$q;
-    reg  r_src_port$clock;
-    reg  [15:0] r_dst_port$d;
-    wire  [15:0] r_dst_port$q;
-    reg  r_dst_port$clock;
-    reg  [7:0] r_ptype$d;
-    wire  [7:0] r_ptype$q;
-    reg  r_ptype$clock;
-    reg  [7:0] r_flags$d;
-    wire  [7:0] r_flags$q;
-    reg  r_flags$clock;
-    reg  [7:0] r_exp$d;
-    wire  [7:0] r_exp$q;
-    reg  r_exp$clock;
-    reg  [15:0] r_job$d;
-    wire  [15:0] r_job$q;
-    reg  r_job$clock;
-    reg  [15:0] r_elements$d;
-    wire  [15:0] r_elements$q;
-    reg  r_elements$clock;
-    reg  [31:0] r_block$d;
-    wire  [31:0] r_block$q;
-    reg  r_block$clock;
-    reg  [7:0] r_child$d;
-    wire  [7:0] r_child$q;
-    reg  r_child$clock;
-    reg  [63:0] r_bitmap$d;
-    wire  [63:0] r_bitmap$q;
-    reg  r_bitmap$clock;
-    reg  [19:0] r_cs0$d;
-    wire  [19:0] r_cs0$q;
-    reg  r_cs0$clock;
-    reg  [15:0] r_total$d;
-    wire  [15:0] r_total$q;
-    reg  r_total$clock;
-    reg  [7:0] r_pc$d;
-    wire  [7:0] r_pc$q;
-    reg  r_pc$clock;
-    reg  [63:0] pcq$d;
-    wire  [63:0] pcq$q;
-    reg  pcq$clock;
-    reg  [47:0] lay$dst_mac;
-    reg  [47:0] lay$src_mac;
-    reg  [15:0] lay$total;
-    reg  [15:0] lay$csum;
-    reg  [31:0] lay$src_ip;
-    reg  [31:0] lay$dst_ip;
-    reg  [15:0] lay$src_port;
-    reg  [15:0] lay$dst_port;
-    reg  [15:0] lay$udp_len;
-    reg  [7:0] lay$ptype;
-    reg  [7:0] lay$flags;
-    reg  [7:0] lay$exponent;
-    reg  [15:0] lay$job;
-    reg  [15:0] lay$elements;
-    reg  [31:0] lay$block;
-    reg  [7:0] lay$child;
-    reg  [7:0] lay$count;
-    reg  [63:0] lay$bitmap;
-    wire  [511:0] lay$y;
-    
-    // Local signals
-    reg  [15:0] total;
-    reg  [19:0] cs0;
-    reg  [19:0] cs1;
-    reg  [19:0] cs2;
-    reg  [15:0] csum;
-    reg  [63:0] pc1;
-    reg  [63:0] pc2;
-    reg  [63:0] pc3;
-    reg  [63:0] pc4;
-    reg  [63:0] pc5;
-    reg  [63:0] pc6;
-    
-    // Sub module instances
-    fanin_hg_hq hq(
-        .d(hq$d),
-        .q(hq$q),
-        .clock(hq$clock)
-    );
-    fanin_hg_lq lq(
-        .d(lq$d),
-        .q(lq$q),
-        .clock(lq$clock)
-    );
-    fanin_hg_r_dst_mac r_dst_mac(
-        .d(r_dst_mac$d),
-        .q(r_dst_mac$q),
-        .clock(r_dst_mac$clock)
-    );
-    fanin_hg_r_src_mac r_src_mac(
-        .d(r_src_mac$d),
-        .q(r_src_mac$q),
-        .clock(r_src_mac$clock)
-    );
-    fanin_hg_r_src_ip r_src_ip(
-        .d(r_src_ip$d),
-        .q(r_src_ip$q),
-        .clock(r_src_ip$clock)
-    );
-    fanin_hg_r_dst_ip r_dst_ip(
-        .d(r_dst_ip$d),
-        .q(r_dst_ip$q),
-        .clock(r_dst_ip$clock)
-    );
-    fanin_hg_r_src_port r_src_port(
-        .d(r_src_port$d),
-        .q(r_src_port$q),
-        .clock(r_src_port$clock)
-    );
-    fanin_hg_r_dst_port r_dst_port(
-        .d(r_dst_port$d),
-        .q(r_dst_port$q),
-        .clock(r_dst_port$clock)
-    );
-    fanin_hg_r_ptype r_ptype(
-        .d(r_ptype$d),
-        .q(r_ptype$q),
-        .clock(r_ptype$clock)
-    );
-    fanin_hg_r_flags r_flags(
-        .d(r_flags$d),
-        .q(r_flags$q),
-        .clock(r_flags$clock)
-    );
-    fanin_hg_r_exp r_exp(
-        .d(r_exp$d),
-        .q(r_exp$q),
-        .clock(r_exp$clock)
-    );
-    fanin_hg_r_job r_job(
-        .d(r_job$d),
-        .q(r_job$q),
-        .clock(r_job$clock)
-    );
-    fanin_hg_r_elements r_elements(
-        .d(r_elements$d),
-        .q(r_elements$q),
-        .clock(r_elements$clock)
-    );
-    fanin_hg_r_block r_block(
-        .d(r_block$d),
-        .q(r_block$q),
-        .clock(r_block$clock)
-    );
-    fanin_hg_r_child r_child(
-        .d(r_child$d),
-        .q(r_child$q),
-        .clock(r_child$clock)
-    );
-    fanin_hg_r_bitmap r_bitmap(
-        .d(r_bitmap$d),
-        .q(r_bitmap$q),
-        .clock(r_bitmap$clock)
-    );
-    fanin_hg_r_cs0 r_cs0(
-        .d(r_cs0$d),
-        .q(r_cs0$q),
-        .clock(r_cs0$clock)
-    );
-    fanin_hg_r_total r_total(
-        .d(r_total$d),
-        .q(r_total$q),
-        .clock(r_total$clock)
-    );
-    fanin_hg_r_pc r_pc(
-        .d(r_pc$d),
-        .q(r_pc$q),
-        .clock(r_pc$clock)
-    );
-    fanin_hg_pcq pcq(
-        .d(pcq$d),
-        .q(pcq$q),
-        .clock(pcq$clock)
-    );
-    fanin_hg_lay lay(
-        .dst_mac(lay$dst_mac),
-        .src_mac(lay$src_mac),
-        .total(lay$total),
-        .csum(lay$csum),
-        .src_ip(lay$src_ip),
-        .dst_ip(lay$dst_ip),
-        .src_port(lay$src_port),
-        .dst_port(lay$dst_port),
-        .udp_len(lay$udp_len),
-        .ptype(lay$ptype),
-        .flags(lay$flags),
-        .exponent(lay$exponent),
-        .job(lay$job),
-        .elements(lay$elements),
-        .block(lay$block),
-        .child(lay$child),
-        .count(lay$count),
-        .bitmap(lay$bitmap),
-        .y(lay$y)
-    );
-    
-    // Update code
-    always @(*) begin
-        hq$clock = clock;
-        lq$clock = clock;
-        r_dst_mac$clock = clock;
-        r_src_mac$clock = clock;
-        r_src_ip$clock = clock;
-        r_dst_ip$clock = clock;
-        r_src_port$clock = clock;
-        r_dst_port$clock = clock;
-        r_ptype$clock = clock;
-        r_flags$clock = clock;
-        r_exp$clock = clock;
-        r_job$clock = clock;
-        r_elements$clock = clock;
-        r_block$clock = clock;
-        r_child$clock = clock;
-        r_bitmap$clock = clock;
-        r_cs0$clock = clock;
-        r_total$clock = clock;
-        r_pc$clock = clock;
-        pcq$clock = clock;
-        hq$d = hq$q;
-        lq$d = lq$q;
-        r_dst_mac$d = r_dst_mac$q;
-        r_src_mac$d = r_src_mac$q;
-        r_src_ip$d = r_src_ip$q;
-        r_dst_ip$d = r_dst_ip$q;
-        r_src_port$d = r_src_port$q;
-        r_dst_port$d = r_dst_port$q;
-        r_ptype$d = r_ptype$q;
-        r_flags$d = r_flags$q;
-        r_exp$d = r_exp$q;
-        r_job$d = r_job$q;
-        r_elements$d = r_elements$q;
-        r_block$d = r_block$q;
-        r_child$d = r_child$q;
-        r_bitmap$d = r_bitmap$q;
-        r_cs0$d = r_cs0$q;
-        r_total$d = r_total$q;
-        r_pc$d = r_pc$q;
-        pcq$d = pcq$q;
-        total = (elements << 32'h2) + 32'h32;
-        cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
-        pc1 = pc_bitmap - ((pc_bitmap >> 32'h1) & 64'h5555555555555555);
-        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
-        pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-        pcq$d = pc3;
-        pc4 = pcq$q + (pcq$q >> 32'h8);
-        pc5 = pc4 + (pc4 >> 32'h10);
-        pc6 = (pc5 + (pc5 >> 32'h20)) & 32'h7f;
-        if (ld1) begin
-            r_dst_mac$d = dst_mac;
-            r_src_mac$d = src_mac;
-            r_src_ip$d = src_ip;
-            r_dst_ip$d = dst_ip;
-            r_src_port$d = src_port;
-            r_dst_port$d = dst_port;
-            r_ptype$d = ptype;
-            r_flags$d = flags;
-            r_exp$d = exponent;
-            r_job$d = job;
-            r_elements$d = elements;
-            r_block$d = block;
-            r_child$d = child;
-            r_bitmap$d = bitmap;
-            r_cs0$d = cs0;
-            r_total$d = total;
-            r_pc$d = pc6[(32'h0)+:(8)];
-        end
-        len = r_total$q + 32'he;
-        cs1 = (r_cs0$q & 32'hffff) + (r_cs0$q >> 32'h10);
-        cs2 = (cs1 & 32'hffff) + (cs1 >> 32'h10);
-        csum = ~cs2[(32'h0)+:(16)];
-        lay$dst_mac = r_dst_mac$q;
-        lay$src_mac = r_src_mac$q;
-        lay$total = r_total$q;
-        lay$csum = csum;
-        lay$src_ip = r_src_ip$q;
-        lay$dst_ip = r_dst_ip$q;
-        lay$src_port = r_src_port$q;
-        lay$dst_port = r_dst_port$q;
-        lay$udp_len = r_total$q - 32'h14;
-        lay$ptype = r_ptype$q;
-        if (ovf) begin
-            lay$flags = r_flags$q | 32'h8;
-        end
-        else begin
-            lay$flags = r_flags$q;
-        end
-        lay$exponent = r_exp$q;
-        lay$job = r_job$q;
-        lay$elements = r_elements$q;
-        lay$block = r_block$q;
-        lay$child = r_child$q;
-        lay$count = r_pc$q;
-        lay$bitmap = r_bitmap$q;
-        hdr = lay$y;
-        if (ld) begin
-            if (orig) begin
-                hq$d = orig_hdr;
-                lq$d = orig_len;
-            end
-            else begin
-                hq$d = lay$y;
-                lq$d = len;
-            end
-        end
-        hdr_q = hq$q;
-        len_q = lq$q;
-    end
-    
-endmodule // fanin_hg
-
-
-module fanin_hg_hq(d,q,clock);
-    
-    // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 512'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_hq
-
-
-module fanin_hg_lay(dst_mac,src_mac,total,csum,src_ip,dst_ip,src_port,dst_port,udp_len,ptype,flags,exponent,job,elements,block,child,count,bitmap,y);
-    
-    // Module arguments
-    input wire  [47:0] dst_mac;
-    input wire  [47:0] src_mac;
-    input wire  [15:0] total;
-    input wire  [15:0] csum;
-    input wire  [31:0] src_ip;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] src_port;
-    input wire  [15:0] dst_port;
-    input wire  [15:0] udp_len;
-    input wire  [7:0] ptype;
-    input wire  [7:0] flags;
-    input wire  [7:0] exponent;
-    input wire  [15:0] job;
-    input wire  [15:0] elements;
-    input wire  [31:0] block;
-    input wire  [7:0] child;
-    input wire  [7:0] count;
-    input wire  [63:0] bitmap;
-    output reg  [511:0] y;
-    
-    // Update code (custom)
-    assign y = {bitmap[7:0], bitmap[15:8], bitmap[23:16], bitmap[31:24], bitmap[39:32], bitmap[47:40], bitmap[55:48], bitmap[63:56], count[7:0], child[7:0], block[7:0], block[15:8], block[23:16], block[31:24], elements[7:0], elements[15:8], job[7:0], job[15:8], exponent[7:0], flags[7:0], ptype[7:0], 8'h01, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], csum[7:0], csum[15:8], 8'h11, 8'h40, 8'h00, 8'h40, 8'h00, 8'h00, total[7:0], total[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
-endmodule // fanin_hg_lay
-
-
-module fanin_hg_lq(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_lq
-
-
-module fanin_hg_pcq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_pcq
-
-
-module fanin_hg_r_bitmap(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_bitmap
-
-
-module fanin_hg_r_block(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_block
-
-
-module fanin_hg_r_child(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_child
-
-
-module fanin_hg_r_cs0(d,q,clock);
-    
-    // Module arguments
-    input wire  [19:0] d;
-    output reg  [19:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 20'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_cs0
-
-
-module fanin_hg_r_dst_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_dst_ip
-
-
-module fanin_hg_r_dst_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_dst_mac
-
-
-module fanin_hg_r_dst_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_dst_port
-
-
-module fanin_hg_r_elements(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_elements
-
-
-module fanin_hg_r_exp(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_exp
-
-
-module fanin_hg_r_flags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_flags
-
-
-module fanin_hg_r_job(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_job
-
-
-module fanin_hg_r_pc(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_pc
-
-
-module fanin_hg_r_ptype(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_ptype
-
-
-module fanin_hg_r_src_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_src_ip
-
-
-module fanin_hg_r_src_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_src_mac
-
-
-module fanin_hg_r_src_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_src_port
-
-
-module fanin_hg_r_total(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hg_r_total
-
-
-module fanin_hlow(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hlow
-
-
-module fanin_hlow1(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hlow1
-
-
-module fanin_hlow_s(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hlow_s
-
-
 module fanin_hp_byte_0(x,pc);
     
     // Module arguments
@@ -22113,82 +22500,6 @@ module fanin_hp_sum_3(pc,count,ok,pop);
 endmodule // fanin_hp_sum_3
 
 
-module fanin_hs_child(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hs_child
-
-
-module fanin_hs_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hs_ip
-
-
-module fanin_hs_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hs_mac
-
-
-module fanin_hs_udp(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hs_udp
-
-
 module fanin_hu_b(d,q,clock);
     
     // Module arguments
@@ -22244,120 +22555,6 @@ module fanin_hu_v(d,q,clock);
     end
           
 endmodule // fanin_hu_v
-
-
-module fanin_hx_ca(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_ca
-
-
-module fanin_hx_eovf(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_eovf
-
-
-module fanin_hx_f(d,q,clock);
-    
-    // Module arguments
-    input wire  [255:0] d;
-    output reg  [255:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 256'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_f
-
-
-module fanin_hx_mc(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_mc
-
-
-module fanin_hx_orig(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_orig
-
-
-module fanin_hx_ov(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hx_ov
 
 
 module fanin_ip_ok(d,q,clock);
@@ -26639,44 +26836,6 @@ module fanin_lk_v(d,q,clock);
 endmodule // fanin_lk_v
 
 
-module fanin_mc_b(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_mc_b
-
-
-module fanin_mc_c(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_mc_c
-
-
 module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
@@ -26890,7 +27049,321 @@ module fanin_o_f(d,q,clock);
 endmodule // fanin_o_f
 
 
-module fanin_or_a(d,q,clock);
+module fanin_ovb(clock,tg_v,tg_first,start,cadr,sat,t3_v_q,t3_a_q,t4_v_q,t4_a_q,or_a_q,rd,prev);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  tg_v;
+    input wire  tg_first;
+    input wire  start;
+    input wire  [23:0] cadr;
+    input wire  sat;
+    output reg  t3_v_q;
+    output reg  [23:0] t3_a_q;
+    output reg  t4_v_q;
+    output reg  [23:0] t4_a_q;
+    output reg  [23:0] or_a_q;
+    output reg  rd;
+    output reg  prev;
+    
+    // Stub signals
+    reg  ovram$clock;
+    reg  [23:0] ovram$waddr;
+    reg  [1:0] ovram$wdata;
+    reg  [31:0] ovram$we;
+    reg  [23:0] ovram$raddr;
+    wire  [1:0] ovram$rdata;
+    reg  t1_v$d;
+    wire  t1_v$q;
+    reg  t1_v$clock;
+    reg  t1_first$d;
+    wire  t1_first$q;
+    reg  t1_first$clock;
+    reg  t1_start$d;
+    wire  t1_start$q;
+    reg  t1_start$clock;
+    reg  [23:0] t1_a$d;
+    wire  [23:0] t1_a$q;
+    reg  t1_a$clock;
+    reg  t2_v$d;
+    wire  t2_v$q;
+    reg  t2_v$clock;
+    reg  t2_first$d;
+    wire  t2_first$q;
+    reg  t2_first$clock;
+    reg  t2_start$d;
+    wire  t2_start$q;
+    reg  t2_start$clock;
+    reg  [23:0] t2_a$d;
+    wire  [23:0] t2_a$q;
+    reg  t2_a$clock;
+    reg  t3_v$d;
+    wire  t3_v$q;
+    reg  t3_v$clock;
+    reg  t3_first$d;
+    wire  t3_first$q;
+    reg  t3_first$clock;
+    reg  t3_start$d;
+    wire  t3_start$q;
+    reg  t3_start$clock;
+    reg  [23:0] t3_a$d;
+    wire  [23:0] t3_a$q;
+    reg  t3_a$clock;
+    reg  t4_v$d;
+    wire  t4_v$q;
+    reg  t4_v$clock;
+    reg  t4_first$d;
+    wire  t4_first$q;
+    reg  t4_first$clock;
+    reg  t4_start$d;
+    wire  t4_start$q;
+    reg  t4_start$clock;
+    reg  [23:0] t4_a$d;
+    wire  [23:0] t4_a$q;
+    reg  t4_a$clock;
+    reg  ov_run$d;
+    wire  ov_run$q;
+    reg  ov_run$clock;
+    reg  ow_v$d;
+    wire  ow_v$q;
+    reg  ow_v$clock;
+    reg  [23:0] ow_a$d;
+    wire  [23:0] ow_a$q;
+    reg  ow_a$clock;
+    reg  ow_val$d;
+    wire  ow_val$q;
+    reg  ow_val$clock;
+    reg  [23:0] or_a$d;
+    wire  [23:0] or_a$q;
+    reg  or_a$clock;
+    
+    // Local signals
+    reg  [23:0] ov_ra;
+    reg  ov_rd;
+    reg  ov_prev;
+    reg  ov_new;
+    
+    // Sub module instances
+    fanin_ovb_ovram ovram(
+        .clock(ovram$clock),
+        .waddr(ovram$waddr),
+        .wdata(ovram$wdata),
+        .we(ovram$we),
+        .raddr(ovram$raddr),
+        .rdata(ovram$rdata)
+    );
+    fanin_ovb_t1_v t1_v(
+        .d(t1_v$d),
+        .q(t1_v$q),
+        .clock(t1_v$clock)
+    );
+    fanin_ovb_t1_first t1_first(
+        .d(t1_first$d),
+        .q(t1_first$q),
+        .clock(t1_first$clock)
+    );
+    fanin_ovb_t1_start t1_start(
+        .d(t1_start$d),
+        .q(t1_start$q),
+        .clock(t1_start$clock)
+    );
+    fanin_ovb_t1_a t1_a(
+        .d(t1_a$d),
+        .q(t1_a$q),
+        .clock(t1_a$clock)
+    );
+    fanin_ovb_t2_v t2_v(
+        .d(t2_v$d),
+        .q(t2_v$q),
+        .clock(t2_v$clock)
+    );
+    fanin_ovb_t2_first t2_first(
+        .d(t2_first$d),
+        .q(t2_first$q),
+        .clock(t2_first$clock)
+    );
+    fanin_ovb_t2_start t2_start(
+        .d(t2_start$d),
+        .q(t2_start$q),
+        .clock(t2_start$clock)
+    );
+    fanin_ovb_t2_a t2_a(
+        .d(t2_a$d),
+        .q(t2_a$q),
+        .clock(t2_a$clock)
+    );
+    fanin_ovb_t3_v t3_v(
+        .d(t3_v$d),
+        .q(t3_v$q),
+        .clock(t3_v$clock)
+    );
+    fanin_ovb_t3_first t3_first(
+        .d(t3_first$d),
+        .q(t3_first$q),
+        .clock(t3_first$clock)
+    );
+    fanin_ovb_t3_start t3_start(
+        .d(t3_start$d),
+        .q(t3_start$q),
+        .clock(t3_start$clock)
+    );
+    fanin_ovb_t3_a t3_a(
+        .d(t3_a$d),
+        .q(t3_a$q),
+        .clock(t3_a$clock)
+    );
+    fanin_ovb_t4_v t4_v(
+        .d(t4_v$d),
+        .q(t4_v$q),
+        .clock(t4_v$clock)
+    );
+    fanin_ovb_t4_first t4_first(
+        .d(t4_first$d),
+        .q(t4_first$q),
+        .clock(t4_first$clock)
+    );
+    fanin_ovb_t4_start t4_start(
+        .d(t4_start$d),
+        .q(t4_start$q),
+        .clock(t4_start$clock)
+    );
+    fanin_ovb_t4_a t4_a(
+        .d(t4_a$d),
+        .q(t4_a$q),
+        .clock(t4_a$clock)
+    );
+    fanin_ovb_ov_run ov_run(
+        .d(ov_run$d),
+        .q(ov_run$q),
+        .clock(ov_run$clock)
+    );
+    fanin_ovb_ow_v ow_v(
+        .d(ow_v$d),
+        .q(ow_v$q),
+        .clock(ow_v$clock)
+    );
+    fanin_ovb_ow_a ow_a(
+        .d(ow_a$d),
+        .q(ow_a$q),
+        .clock(ow_a$clock)
+    );
+    fanin_ovb_ow_val ow_val(
+        .d(ow_val$d),
+        .q(ow_val$q),
+        .clock(ow_val$clock)
+    );
+    fanin_ovb_or_a or_a(
+        .d(or_a$d),
+        .q(or_a$q),
+        .clock(or_a$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        t1_v$clock = clock;
+        t1_first$clock = clock;
+        t1_start$clock = clock;
+        t1_a$clock = clock;
+        t2_v$clock = clock;
+        t2_first$clock = clock;
+        t2_start$clock = clock;
+        t2_a$clock = clock;
+        t3_v$clock = clock;
+        t3_first$clock = clock;
+        t3_start$clock = clock;
+        t3_a$clock = clock;
+        t4_v$clock = clock;
+        t4_first$clock = clock;
+        t4_start$clock = clock;
+        t4_a$clock = clock;
+        ov_run$clock = clock;
+        ow_v$clock = clock;
+        ow_a$clock = clock;
+        ow_val$clock = clock;
+        or_a$clock = clock;
+        t1_v$d = t1_v$q;
+        t1_first$d = t1_first$q;
+        t1_start$d = t1_start$q;
+        t1_a$d = t1_a$q;
+        t2_v$d = t2_v$q;
+        t2_first$d = t2_first$q;
+        t2_start$d = t2_start$q;
+        t2_a$d = t2_a$q;
+        t3_v$d = t3_v$q;
+        t3_first$d = t3_first$q;
+        t3_start$d = t3_start$q;
+        t3_a$d = t3_a$q;
+        t4_v$d = t4_v$q;
+        t4_first$d = t4_first$q;
+        t4_start$d = t4_start$q;
+        t4_a$d = t4_a$q;
+        ov_run$d = ov_run$q;
+        ow_v$d = ow_v$q;
+        ow_a$d = ow_a$q;
+        ow_val$d = ow_val$q;
+        or_a$d = or_a$q;
+        ovram$clock = clock;
+        if (t3_v$q) begin
+            ov_ra = t3_a$q;
+        end
+        else begin
+            ov_ra = cadr;
+        end
+        ovram$raddr = ov_ra;
+        or_a$d = ov_ra;
+        if (ow_v$q & (ow_a$q == or_a$q)) begin
+            ov_rd = ow_val$q;
+        end
+        else begin
+            ov_rd = ovram$rdata[32'h0];
+        end
+        if (t4_first$q) begin
+            ov_prev = ~t4_start$q & ov_rd;
+        end
+        else begin
+            ov_prev = ov_run$q;
+        end
+        ov_new = ov_prev | sat;
+        t3_v_q = t3_v$q;
+        t3_a_q = t3_a$q;
+        t4_v_q = t4_v$q;
+        t4_a_q = t4_a$q;
+        or_a_q = or_a$q;
+        rd = ov_rd;
+        prev = ov_prev;
+        t1_v$d = tg_v;
+        t1_first$d = tg_first;
+        t1_start$d = start;
+        t1_a$d = cadr;
+        t2_v$d = t1_v$q;
+        t2_first$d = t1_first$q;
+        t2_start$d = t1_start$q;
+        t2_a$d = t1_a$q;
+        t3_v$d = t2_v$q;
+        t3_first$d = t2_first$q;
+        t3_start$d = t2_start$q;
+        t3_a$d = t2_a$q;
+        t4_v$d = t3_v$q;
+        t4_first$d = t3_first$q;
+        t4_start$d = t3_start$q;
+        t4_a$d = t3_a$q;
+        ovram$waddr = t4_a$q;
+        ovram$wdata = ((ov_new) & 2'h3);
+        ovram$we = 32'h0;
+        ow_v$d = 1'b0;
+        if (t4_v$q) begin
+            ovram$we = 32'h1;
+            ow_v$d = 1'b1;
+            ow_a$d = t4_a$q;
+            ow_val$d = ov_new;
+            ov_run$d = ov_new;
+        end
+    end
+    
+endmodule // fanin_ovb
+
+
+module fanin_ovb_or_a(d,q,clock);
     
     // Module arguments
     input wire  [23:0] d;
@@ -26906,10 +27379,10 @@ module fanin_or_a(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_or_a
+endmodule // fanin_ovb_or_a
 
 
-module fanin_orig_c(d,q,clock);
+module fanin_ovb_ov_run(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -26925,29 +27398,10 @@ module fanin_orig_c(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_orig_c
+endmodule // fanin_ovb_ov_run
 
 
-module fanin_ov_run(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ov_run
-
-
-module fanin_ovram(clock,waddr,wdata,we,raddr,rdata);
+module fanin_ovb_ovram(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -26967,10 +27421,10 @@ module fanin_ovram(clock,waddr,wdata,we,raddr,rdata);
         rdata_r <= mem[raddr[8:0]];
         if (we[0]) mem[waddr[8:0]][0 +: 2] <= wdata[0 +: 2];
     end
-endmodule // fanin_ovram
+endmodule // fanin_ovb_ovram
 
 
-module fanin_ow_a(d,q,clock);
+module fanin_ovb_ow_a(d,q,clock);
     
     // Module arguments
     input wire  [23:0] d;
@@ -26986,10 +27440,10 @@ module fanin_ow_a(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_ow_a
+endmodule // fanin_ovb_ow_a
 
 
-module fanin_ow_v(d,q,clock);
+module fanin_ovb_ow_v(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -27005,10 +27459,10 @@ module fanin_ow_v(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_ow_v
+endmodule // fanin_ovb_ow_v
 
 
-module fanin_ow_val(d,q,clock);
+module fanin_ovb_ow_val(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -27024,7 +27478,311 @@ module fanin_ow_val(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_ow_val
+endmodule // fanin_ovb_ow_val
+
+
+module fanin_ovb_t1_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t1_a
+
+
+module fanin_ovb_t1_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t1_first
+
+
+module fanin_ovb_t1_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t1_start
+
+
+module fanin_ovb_t1_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t1_v
+
+
+module fanin_ovb_t2_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t2_a
+
+
+module fanin_ovb_t2_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t2_first
+
+
+module fanin_ovb_t2_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t2_start
+
+
+module fanin_ovb_t2_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t2_v
+
+
+module fanin_ovb_t3_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t3_a
+
+
+module fanin_ovb_t3_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t3_first
+
+
+module fanin_ovb_t3_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t3_start
+
+
+module fanin_ovb_t3_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t3_v
+
+
+module fanin_ovb_t4_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t4_a
+
+
+module fanin_ovb_t4_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t4_first
+
+
+module fanin_ovb_t4_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t4_start
+
+
+module fanin_ovb_t4_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_ovb_t4_v
 
 
 module fanin_own_age(d,q,clock);
@@ -27634,44 +28392,6 @@ module fanin_parser_swap(a,y);
     // Update code (custom)
     assign y = {a[7:0], a[15:8], a[23:16], a[31:24], a[39:32], a[47:40], a[55:48], a[63:56], a[71:64], a[79:72], a[87:80], a[95:88], a[103:96], a[111:104], a[119:112], a[127:120], a[135:128], a[143:136], a[151:144], a[159:152], a[167:160], a[175:168], a[183:176], a[191:184], a[199:192], a[207:200], a[215:208], a[223:216], a[231:224], a[239:232], a[247:240], a[255:248], a[263:256], a[271:264], a[279:272], a[287:280], a[295:288], a[303:296], a[311:304], a[319:312], a[327:320], a[335:328], a[343:336], a[351:344], a[359:352], a[367:360], a[375:368], a[383:376], a[391:384], a[399:392], a[407:400], a[415:408], a[423:416], a[431:424], a[439:432], a[447:440], a[455:448], a[463:456], a[471:464], a[479:472], a[487:480], a[495:488], a[503:496], a[511:504], a[519:512], a[527:520], a[535:528], a[543:536], a[551:544], a[559:552], a[567:560], a[575:568], a[583:576], a[591:584], a[599:592], a[607:600], a[615:608], a[623:616], a[631:624], a[639:632]};
 endmodule // fanin_parser_swap
-
-
-module fanin_pb_fov(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pb_fov
-
-
-module fanin_pb_hit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pb_hit
 
 
 module fanin_pba_q(d,q,clock);
@@ -38374,25 +39094,6 @@ module fanin_rx_3_wx(d,q,clock);
 endmodule // fanin_rx_3_wx
 
 
-module fanin_s1_sel(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_s1_sel
-
-
 module fanin_sage(d,q,clock);
     
     // Module arguments
@@ -43440,310 +44141,6 @@ module fanin_sweep_on(d,q,clock);
 endmodule // fanin_sweep_on
 
 
-module fanin_t1_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t1_a
-
-
-module fanin_t1_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t1_first
-
-
-module fanin_t1_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t1_start
-
-
-module fanin_t1_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t1_v
-
-
-module fanin_t2_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t2_a
-
-
-module fanin_t2_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t2_first
-
-
-module fanin_t2_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t2_start
-
-
-module fanin_t2_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t2_v
-
-
-module fanin_t3_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t3_a
-
-
-module fanin_t3_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t3_first
-
-
-module fanin_t3_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t3_start
-
-
-module fanin_t3_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t3_v
-
-
-module fanin_t4_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t4_a
-
-
-module fanin_t4_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t4_first
-
-
-module fanin_t4_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t4_start
-
-
-module fanin_t4_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_t4_v
-
-
 module fanin_tage(d,q,clock);
     
     // Module arguments
@@ -47379,120 +47776,6 @@ module fanin_udp_ok(d,q,clock);
     end
           
 endmodule // fanin_udp_ok
-
-
-module fanin_v1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_v1
-
-
-module fanin_v2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_v2
-
-
-module fanin_v_a(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_v_a
-
-
-module fanin_v_b(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_v_b
-
-
-module fanin_v_c(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_v_c
-
-
-module fanin_wm(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_wm
 
 
 module fanin_wq_a(d,q,clock);

@@ -13,7 +13,7 @@
 
 use crate::acc::Acc;
 use crate::config::CoreConfig;
-use crate::hdrgen::{ArpLayout, HdrGen};
+use crate::hdrgen::ArpLayout;
 use crate::layout::{at, mask, ChildWord, HdrWindow, JobWord, MetaWord, RegValue};
 use crate::parse::{
     BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W, TERMS_ARP, TERMS_BAD, TERMS_IP_BAD,
@@ -29,13 +29,19 @@ use rust_hdl::prelude::*;
 use states::{copy_state, event, flag, packet_type};
 pub use states::{Action, BackState, DecState, Fields, FrontState, OutFields, SessState};
 
+pub mod copy;
 pub mod counters;
 pub mod csr;
+pub mod dest;
+pub mod overflow;
 pub mod session;
 pub mod states;
 
+use copy::CopyPipe;
 use counters::Counters;
 use csr::Csr;
+use dest::DestPipe;
+use overflow::OvfBits;
 use session::SessionUnit;
 
 /// `k` default values (a `Vec` of ports or registers).
@@ -137,7 +143,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     tx: Vec<Tx<DW, KW, WB>>,
     parser: Parser,
     acc: Acc<WB>,
-    hg: HdrGen,
     /// The ARP reply to the frame in `hdr` (pure wiring; loaded into `b_hdr` for an ARP
     /// request handed over).
     arp_lay: ArpLayout,
@@ -402,10 +407,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ri: DFF<Bits<16>>,
     /// `ri + 2`, kept beside `ri` (the last-row compare reads it: no adder before it).
     ri2: DFF<Bits<16>>,
-    v1: DFF<bool>,
-    v2: DFF<bool>,
-    cm2: DFF<Bits<8>>,
-    wm: DFF<Bits<8>>,
     ji: DFF<Bits<8>>,
     je: DFF<Bits<JOB_W>>,
     jep: DFF<Bits<32>>,
@@ -445,7 +446,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Back end: the item it works on (written by the front end at hand-over).
     bstate: DFF<BackState>,
     b_sel: DFF<Bits<4>>,
-    s1_sel: DFF<Bits<4>>,
     b_row0: DFF<Bits<16>>,
     b_nrows: DFF<Bits<16>>,
     b_enr: DFF<Bits<16>>,
@@ -463,67 +463,18 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     cs_v: DFF<bool>,
     more: DFF<bool>,
     pmask: DFF<Bits<8>>,
-    hlow: DFF<Bits<8>>,
-    hlow_s: DFF<Bits<8>>,
-    hs_mac: DFF<Bits<48>>,
-    hs_ip: DFF<Bits<32>>,
-    hs_udp: DFF<Bits<16>>,
-    hs_child: DFF<Bits<8>>,
-    // The selected destination's item fields (HdrGen reads them at `v_a`, when the back
-    // end may already hold the next item).
-    hx_f: DFF<Fields>,
-    hx_eovf: DFF<bool>,
-    hx_ov: DFF<bool>,
-    hx_ca: DFF<Bits<ADDR_W>>,
-    hx_mc: DFF<bool>,
-    c_ov: DFF<bool>,
-    c_ca: DFF<Bits<ADDR_W>>,
-    c_eovf: DFF<bool>,
-    cp_mask: DFF<Bits<8>>,
-    hx_orig: DFF<bool>,
-    cp_slot1: DFF<bool>,
-    cp_slot2: DFF<bool>,
-    cp_slot3: DFF<bool>,
-    v_a: DFF<bool>,
-    v_b: DFF<bool>,
-    v_c: DFF<bool>,
-    hlow1: DFF<Bits<8>>,
-    mc_c: DFF<bool>,
-    mc_b: DFF<bool>,
-    pb_hit: DFF<bool>,
-    c_fov: DFF<bool>,
-    pb_fov: DFF<bool>,
+    // The destination pipeline (`dest.rs`): select, HdrGen's two stages, push.
+    dest: DestPipe,
     c_ovbit: Constant<Bits<512>>,
     p_hdr_x: Signal<Local, Bits<512>>,
-    orig_c: DFF<bool>,
     pp_mac: Vec<DFF<Bits<48>>>,
     pp_ip: Vec<DFF<Bits<32>>>,
     pp_udp: Vec<DFF<Bits<16>>>,
     pp_child: Vec<DFF<Bits<8>>>,
     chram2: FaninRam<CHILD_W>,
-    // Overflow bit per slot copy, with the tags that follow RMW rows through the Acc.
-    ovram: FaninRam<2>,
-    t1_v: DFF<bool>,
-    t1_first: DFF<bool>,
-    t1_start: DFF<bool>,
-    t1_a: DFF<Bits<ADDR_W>>,
-    t2_v: DFF<bool>,
-    t2_first: DFF<bool>,
-    t2_start: DFF<bool>,
-    t2_a: DFF<Bits<ADDR_W>>,
-    t3_v: DFF<bool>,
-    t3_first: DFF<bool>,
-    t3_start: DFF<bool>,
-    t3_a: DFF<Bits<ADDR_W>>,
-    t4_v: DFF<bool>,
-    t4_first: DFF<bool>,
-    t4_start: DFF<bool>,
-    t4_a: DFF<Bits<ADDR_W>>,
-    ov_run: DFF<bool>,
-    ow_v: DFF<bool>,
-    ow_a: DFF<Bits<ADDR_W>>,
-    ow_val: DFF<bool>,
-    or_a: DFF<Bits<ADDR_W>>,
+    // Overflow bit per slot copy, with the tags that follow RMW rows through the Acc
+    // (`overflow.rs`).
+    ovb: OvfBits,
     // Timer and scan.
     tick_cnt: DFF<Bits<32>>,
     now: DFF<Bits<32>>,
@@ -567,15 +518,11 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     d_rly: Signal<Local, bool>,
     tg_v: Signal<Local, bool>,
     tg_first: Signal<Local, bool>,
-    ov_ra: Signal<Local, Bits<ADDR_W>>,
-    ov_rd: Signal<Local, bool>,
-    ov_prev: Signal<Local, bool>,
     ov_new: Signal<Local, bool>,
     ov_cur: Signal<Local, bool>,
     hdr_ok: Signal<Local, bool>,
     last_sel: Signal<Local, bool>,
     pm_two: DFF<bool>,
-    ov_now: Signal<Local, bool>,
     h_latch: Signal<Local, bool>,
     ci: Signal<Local, bool>,
     jsel: Signal<Local, Bits<8>>,
@@ -706,7 +653,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     fl_multicast: Constant<Bits<8>>,
     fl_partial: Constant<Bits<8>>,
     fl_exp_mismatch: Constant<Bits<8>>,
-    fl_overflow: Constant<Bits<8>>,
     // The flags a slot copy keeps from its contributions (OVERFLOW, EXP_MISMATCH).
     fl_kept: Constant<Bits<8>>,
     t_non_ip: Constant<Bits<16>>,
@@ -766,13 +712,11 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     sq_b_nonce: DFF<Bits<32>>,
     b_reg: DFF<bool>,
     b_nonce: DFF<Bits<32>>,
-    cp_reg1: DFF<bool>,
-    cp_reg2: DFF<bool>,
-    cp_reg3: DFF<bool>,
-    cp_n1: DFF<Bits<32>>,
-    cp_n2: DFF<Bits<32>>,
-    cp_n3: DFF<Bits<32>>,
     nonce_row: Signal<Local, Bits<WB>>,
+    // The copied rows from the read to the egress ports (`copy.rs`); a row is read this
+    // cycle (`cp_rd`).
+    copy: CopyPipe,
+    cp_rd: Signal<Local, bool>,
     // Per job-table entry, the root's session (`Session`): open, first block, newest block, ranks joined.
     // Session members (row `entry · 64 + rank`, `layout::member`).
     ev_refused: Constant<Bits<32>>,
@@ -841,7 +785,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             dbg_tick: Default::default(),
             parser: Default::default(),
             acc: Acc::with_style(2 * cfg.slots as usize * rpc, cfg.slot_ram),
-            hg: Default::default(),
             arp_lay: Default::default(),
             meta: FaninRam::new(2 * cfg.slots as usize, 1),
             chram: FaninRam::new(nj << mclog, 1),
@@ -923,7 +866,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             nr: Default::default(),
             bstate: Default::default(),
             b_sel: Default::default(),
-            s1_sel: Default::default(),
             b_row0: Default::default(),
             b_nrows: Default::default(),
             b_enr: Default::default(),
@@ -940,34 +882,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             cs_v: Default::default(),
             more: Default::default(),
             pmask: Default::default(),
-            hlow: Default::default(),
-            hlow_s: Default::default(),
-            hs_mac: Default::default(),
-            hs_ip: Default::default(),
-            hs_udp: Default::default(),
-            hs_child: Default::default(),
-            hx_f: Default::default(),
-            hx_eovf: Default::default(),
-            hx_ov: Default::default(),
-            hx_ca: Default::default(),
-            hx_mc: Default::default(),
-            c_ov: Default::default(),
-            c_ca: Default::default(),
-            c_eovf: Default::default(),
-            cp_mask: Default::default(),
-            hx_orig: Default::default(),
-            cp_slot1: Default::default(),
-            cp_slot2: Default::default(),
-            cp_slot3: Default::default(),
-            v_a: Default::default(),
-            v_b: Default::default(),
-            v_c: Default::default(),
-            hlow1: Default::default(),
-            mc_c: Default::default(),
-            mc_b: Default::default(),
-            pb_hit: Default::default(),
-            c_fov: Default::default(),
-            pb_fov: Default::default(),
+            dest: Default::default(),
+            ovb: OvfBits::new(2 * cfg.slots as usize),
             // The OVERFLOW flag in the header region (AXI-Stream byte order).
             c_ovbit: Constant::new(Bits::<512>::default().replace_bit(
                 8 * (fanin_proto::wire::L2L4_LEN + fanin_proto::wire::header::field::FLAGS)
@@ -975,34 +891,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
                 true,
             )),
             p_hdr_x: Default::default(),
-            orig_c: Default::default(),
             pp_mac: n(p),
             pp_ip: n(p),
             pp_udp: n(p),
             pp_child: n(p),
             chram2: FaninRam::new(nj << mclog, 1),
-            ovram: FaninRam::new(2 * cfg.slots as usize, 1),
-            t1_v: Default::default(),
-            t1_first: Default::default(),
-            t1_start: Default::default(),
-            t1_a: Default::default(),
-            t2_v: Default::default(),
-            t2_first: Default::default(),
-            t2_start: Default::default(),
-            t2_a: Default::default(),
-            t3_v: Default::default(),
-            t3_first: Default::default(),
-            t3_start: Default::default(),
-            t3_a: Default::default(),
-            t4_v: Default::default(),
-            t4_first: Default::default(),
-            t4_start: Default::default(),
-            t4_a: Default::default(),
-            ov_run: Default::default(),
-            ow_v: Default::default(),
-            ow_a: Default::default(),
-            ow_val: Default::default(),
-            or_a: Default::default(),
             cmw: Default::default(),
             cpl: Default::default(),
             aop: Default::default(),
@@ -1028,15 +921,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             d_rly: Default::default(),
             tg_v: Default::default(),
             tg_first: Default::default(),
-            ov_ra: Default::default(),
-            ov_rd: Default::default(),
-            ov_prev: Default::default(),
             ov_new: Default::default(),
             ov_cur: Default::default(),
             hdr_ok: Default::default(),
             last_sel: Default::default(),
             pm_two: Default::default(),
-            ov_now: Default::default(),
             h_latch: Default::default(),
             ei: Default::default(),
             e_mc: Default::default(),
@@ -1272,10 +1161,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             nrows: Default::default(),
             ri: Default::default(),
             ri2: Default::default(),
-            v1: Default::default(),
-            v2: Default::default(),
-            cm2: Default::default(),
-            wm: Default::default(),
             rr_req: n(2),
             rr_ptr: n(2),
             vb: n(18),
@@ -1346,7 +1231,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             fl_multicast: flag(Flags::MULTICAST),
             fl_partial: flag(Flags::PARTIAL),
             fl_exp_mismatch: flag(Flags::EXP_MISMATCH),
-            fl_overflow: flag(Flags::OVERFLOW),
             fl_kept: flag(Flags::OVERFLOW | Flags::EXP_MISMATCH),
             t_non_ip: k16(TERMS_NON_IP),
             t_ip_bad: k16(TERMS_IP_BAD),
@@ -1388,13 +1272,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             sq_b_nonce: Default::default(),
             b_reg: Default::default(),
             b_nonce: Default::default(),
-            cp_reg1: Default::default(),
-            cp_reg2: Default::default(),
-            cp_reg3: Default::default(),
-            cp_n1: Default::default(),
-            cp_n2: Default::default(),
-            cp_n3: Default::default(),
             nonce_row: Default::default(),
+            copy: Default::default(),
+            cp_rd: Default::default(),
             ev_refused: event(Counter::Refused),
             ev_sessions: event(Counter::Sessions),
             rr_no_session: Constant::new((RefuseReason::NoSession as u64).into()),
@@ -1420,22 +1300,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             pc_bad, pc_wbad, pc_count, pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset,
             q_disjoint, q_newer_cb, q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild,
             q_chrank, q_degree, q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl,
-            q_spartial, udp_ok, ip_ok, len, row0, nrows, ri, ri2, v1, v2, cm2, wm, ji, je, jep,
-            chr, pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr,
-            nr1, bstate, b_sel, s1_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji,
-            b_nch, b_emit, b_eovf, cs_i, cs_j, cs_v, more, pmask, hlow, hlow_s, hs_mac, hs_ip,
-            hs_udp, hs_child, hx_f, hx_eovf, hx_ov, hx_ca, hx_mc, pm_two, c_ov, c_ca, c_eovf,
-            cp_mask, hx_orig, cp_slot1, cp_slot2, cp_slot3, v_a, v_b, v_c, hlow1, mc_c, mc_b,
-            pb_hit, c_fov, pb_fov, orig_c, t1_v, t1_first, t1_start, t1_a, t2_v, t2_first,
-            t2_start, t2_a, t3_v, t3_first, t3_start, t3_a, t4_v, t4_first, t4_start, t4_a, ov_run,
-            ow_v, ow_a, ow_val, or_a, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r, o_f,
-            tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq, mf, mfs,
-            e_more, e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age, la_pp,
-            lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any, pk_idx,
-            own_q, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend,
-            jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j,
-            hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce, cp_reg1, cp_reg2, cp_reg3, cp_n1, cp_n2,
-            cp_n3
+            q_spartial, udp_ok, ip_ok, len, row0, nrows, ri, ri2, ji, je, jep, chr, pbr, pba_q,
+            q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate,
+            b_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch, b_emit,
+            b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig, e_scan,
+            now_r, o_f, tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq,
+            mf, mfs, e_more, e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age,
+            la_pp, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any,
+            pk_idx, own_q, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q,
+            jc_pend, jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq,
+            hu_v, hu_j, hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce
         );
         for r in 0..self.csr.route_ip.len() {
             self.rh[r].clock.next = self.clock.val();
@@ -1494,7 +1368,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pbram.clock.next = self.clock.val();
         self.chram2.clock.next = self.clock.val();
         self.chram3.clock.next = self.clock.val();
-        self.ovram.clock.next = self.clock.val();
         // Timer: `tick_div` cycles per tick.
         self.tick_now.next = self.tick_cnt.q.val() + 1 >= self.csr.tick_div.val();
         if self.tick_now.val() {
@@ -1504,38 +1377,28 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.tick_cnt.d.next = self.tick_cnt.q.val() + 1;
         }
-        // Payload row read in the previous cycle (the port is the one of that cycle's item:
-        // the next item may already have started).
-        self.s1_sel.d.next = self.b_sel.q.val();
+        // Payload row read in the previous cycle (the port is the one of that cycle's item,
+        // `copy.sel_q`: the next item may already have started).
         self.rx_row_data.next = self.rx[0].r_data.val();
         for p in 0..self.rx.len() {
-            if self.s1_sel.q.val() == self.c_idx4[p].val() {
+            if self.copy.sel_q.val() == self.c_idx4[p].val() {
                 self.rx_row_data.next = self.rx[p].r_data.val();
             }
         }
         // Rows copied to the egress: the Acc's stage-3 row (slot rows read by `OP_READ`),
         // or the ingress row it carries alongside (`bd`: forwarded frames).
-        // (`e_slot` of the item that read the row three cycles before, `cp_slot3`: the next
-        // item may already have started.)
+        // (`e_slot` of the item that read the row three cycles before, `copy.slot_q`: the
+        // next item may already have started; `copy.rs`.)
         // An ACCEPT's one row is its nonce (an element, big-endian; `b_reg`, as `e_slot`).
-        self.cp_slot1.d.next = self.e_slot.q.val();
-        self.cp_slot2.d.next = self.cp_slot1.q.val();
-        self.cp_slot3.d.next = self.cp_slot2.q.val();
-        self.cp_reg1.d.next = self.b_reg.q.val();
-        self.cp_reg2.d.next = self.cp_reg1.q.val();
-        self.cp_reg3.d.next = self.cp_reg2.q.val();
-        self.cp_n1.d.next = self.b_nonce.q.val();
-        self.cp_n2.d.next = self.cp_n1.q.val();
-        self.cp_n3.d.next = self.cp_n2.q.val();
         self.nonce_row.next = bit_cast::<WB, 32>(
-            (self.cp_n3.q.val() >> 24)
-                | ((self.cp_n3.q.val() >> 8) & 0xff00)
-                | ((self.cp_n3.q.val() << 8) & 0xff0000)
-                | (self.cp_n3.q.val() << 24),
+            (self.copy.nonce_q.val() >> 24)
+                | ((self.copy.nonce_q.val() >> 8) & 0xff00)
+                | ((self.copy.nonce_q.val() << 8) & 0xff0000)
+                | (self.copy.nonce_q.val() << 24),
         );
-        if self.cp_slot3.q.val() {
+        if self.copy.slot_q.val() {
             self.acc_row.next = self.acc.rd.val();
-        } else if self.cp_reg3.q.val() {
+        } else if self.copy.accept_q.val() {
             self.acc_row.next = self.nonce_row.val();
         } else {
             self.acc_row.next = self.acc.bd.val();
@@ -1558,81 +1421,27 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.all_rdy.next = false;
             }
         }
-        // The slot copy's overflow bit (see the back end): read, forwarded, and as of this
-        // cycle (`ov_cur`, for headers of frames built from slot rows).
-        if self.t3_v.q.val() {
-            self.ov_ra.next = self.t3_a.q.val();
-        } else {
-            self.ov_ra.next = self.b_cadr.q.val();
-        }
-        self.ovram.raddr.next = self.ov_ra.val();
-        self.or_a.d.next = self.ov_ra.val();
-        if self.ow_v.q.val() & (self.ow_a.q.val() == self.or_a.q.val()) {
-            self.ov_rd.next = self.ow_val.q.val();
-        } else {
-            self.ov_rd.next = self.ovram.rdata.val().get_bit(0);
-        }
-        if self.t4_first.q.val() {
-            self.ov_prev.next = !self.t4_start.q.val() & self.ov_rd.val();
-        } else {
-            self.ov_prev.next = self.ov_run.q.val();
-        }
-        self.ov_new.next = self.ov_prev.val() | self.acc.ovf.val();
-        if self.t4_v.q.val() & (self.t4_a.q.val() == self.b_cadr.q.val()) {
+        // The slot copy's overflow bit (`overflow.rs`): with the Acc's saturation of the
+        // stage-4 row (`ov_new`), and as of this cycle (`ov_cur`, for headers of frames
+        // built from slot rows).
+        self.ov_new.next = self.ovb.prev.val() | self.acc.ovf.val();
+        if self.ovb.t4_v_q.val() & (self.ovb.t4_a_q.val() == self.b_cadr.q.val()) {
             self.ov_cur.next = self.ov_new.val();
         } else {
-            self.ov_cur.next = self.ov_rd.val();
+            self.ov_cur.next = self.ovb.rd.val();
         }
-        // Header of originated frames: the fields registered at the destination's select
-        // (`hs_*`, `hx_*`), so that the back end may take the next item in the cycle of its
-        // item's last select. The copy's overflow bit, registered at the select, is
-        // updated if the RMW row that sets it reaches stage 4 in this cycle (a one-row
-        // item's select may come before that).
-        if self.t4_v.q.val() & (self.t4_a.q.val() == self.hx_ca.q.val()) {
-            self.ov_now.next = self.ov_new.val();
-        } else {
-            self.ov_now.next = self.hx_ov.q.val();
-        }
-        self.hg.dst_mac.next = self.hs_mac.q.val();
-        self.hg.src_mac.next = self.hx_f.q.val().src_mac;
-        self.hg.src_ip.next = self.hx_f.q.val().src_ip;
-        self.hg.dst_ip.next = self.hs_ip.q.val();
-        self.hg.src_port.next = self.hx_f.q.val().src_port;
-        self.hg.dst_port.next = self.hs_udp.q.val();
-        self.hg.ptype.next = self.hx_f.q.val().ptype;
-        self.hg.flags.next = self.hx_f.q.val().flags;
-        // (The copy's overflow bit joins the flags of frames built from slot rows when the
-        // header register is loaded, `v_c`; and at the push, `pb_hit` below: the select in
-        // the last copy cycle of a one-row item comes three cycles before its RMW row
-        // reaches stage 4.)
-        if self.t4_v.q.val() & (self.t4_a.q.val() == self.c_ca.q.val()) {
-            self.hg.ovf.next = self.c_eovf.q.val() & self.ov_new.val();
-        } else {
-            self.hg.ovf.next = self.c_eovf.q.val() & self.c_ov.q.val();
-        }
-        self.hg.exponent.next = self.hx_f.q.val().exponent;
-        self.hg.job.next = self.hx_f.q.val().job;
-        self.hg.elements.next = self.hx_f.q.val().elements;
-        self.hg.block.next = self.hx_f.q.val().block;
-        self.hg.child.next = self.hs_child.q.val();
-        self.hg.bitmap.next = self.hx_f.q.val().bitmap;
-        // (its population count's first stage a cycle ahead: the item's own bitmap in the
-        // select's cycle)
-        self.hg.pc_bitmap.next = self.o_f.q.val().bitmap;
-        self.hg.clock.next = self.clock.val();
-        self.hg.orig.next = self.orig_c.q.val();
-        self.hg.orig_hdr.next = self.b_hdr.q.val();
-        self.hg.orig_len.next = self.b_len.q.val();
         self.arp_lay.req.next = self.hdr.q.val().get_value_headers();
         self.arp_lay.mac.next = self.csr.me_mac.val();
         self.arp_lay.ip.next = self.csr.me_ip.val();
-        // The header pushed (`p_hdr_x`): see `pb_hit` in the back end.
-        self.p_hdr_x.next = self.hg.hdr_q.val();
-        if self.pb_hit.q.val() {
-            if self.pb_fov.q.val() | self.ov_new.val() {
-                self.p_hdr_x.next = self.hg.hdr_q.val() | self.c_ovbit.val();
+        // The header pushed (`p_hdr_x`): the destination pipeline's header register, with
+        // the copy's overflow bit of the RMW row that reaches stage 4 in the push cycle
+        // (`pb_hit_q`, see `dest.rs`).
+        self.p_hdr_x.next = self.dest.hdr_q.val();
+        if self.dest.pb_hit_q.val() {
+            if self.dest.pb_fov_q.val() | self.ov_new.val() {
+                self.p_hdr_x.next = self.dest.hdr_q.val() | self.c_ovbit.val();
             } else {
-                self.p_hdr_x.next = self.hg.hdr_q.val() & !self.c_ovbit.val();
+                self.p_hdr_x.next = self.dest.hdr_q.val() & !self.c_ovbit.val();
             }
         }
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
@@ -1661,7 +1470,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.tx[p].push.next = false;
             self.tx[p].w_row.next = self.acc_row.val();
             self.tx[p].p_hdr.next = self.p_hdr_x.val();
-            self.tx[p].p_len.next = self.hg.len_q.val();
+            self.tx[p].p_len.next = self.dest.len_q.val();
             self.dv[p].clock.next = self.clock.val();
             self.dv[p].d.next = self.dv[p].q.val();
             self.rx_ev[p].next = false;
@@ -2017,15 +1826,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dact.next = Action::Drop;
         self.hwc.next = false;
         self.cr.next = false;
-        self.v1.d.next = false;
+        self.cp_rd.next = false;
         // ---- Back end: the row work of one item at a time, in decision order. ----
         // 0 idle, 1 RMW, 3 child scan of a later multicast round, 5 copy the payload rows to
         // every destination port, 6 push one descriptor per destination port, 7 release only.
         self.b_done.next = false;
         self.h_latch.next = false;
-        self.v_a.d.next = false;
-        self.hg.ld.next = false;
-        self.hg.ld1.next = false;
         self.tg_v.next = false;
         self.tg_first.next = false;
         self.cs_port.next = self.chram2.rdata.val().get_value_port();
@@ -2037,7 +1843,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<ADDR_W, 8>(self.cs_i.q.val()) & self.c_mcmask.val());
         // A header that carries the copy's overflow bit waits until that bit was read
         // for its own copy (the read port may have served an RMW tag the cycle before).
-        self.hdr_ok.next = !self.b_eovf.q.val() | (self.or_a.q.val() == self.b_cadr.q.val());
+        self.hdr_ok.next = !self.b_eovf.q.val() | (self.ovb.or_a_q.val() == self.b_cadr.q.val());
         // The last destination is selected in this cycle: the rest of the pipeline runs by
         // itself with the fields registered at the select (`hs_*`, `hx_*`), and the next
         // item may start (a routed frame's original header is not carried: its item waits
@@ -2062,50 +1868,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
         }
-        // The destination pipeline (select, then HdrGen's field registers, its header
-        // register, the push), one port per cycle. It runs by itself, so the back end may
-        // hand over to the next item in the cycle of the last select (`last_sel`); what the
-        // later stages need of the item travels with them (`hs_*`, `hx_*`, `mc_*`,
-        // `orig_c`; a routed frame's original header is not carried: its item waits).
-        self.v_b.d.next = self.v_c.q.val();
-        self.v_c.d.next = self.v_a.q.val();
-        if self.v_a.q.val() {
-            self.hg.ld1.next = true;
-            self.c_fov.d.next = (self.hx_f.q.val().flags & self.fl_overflow.val()) != 0;
-            self.hlow1.d.next = self.hlow_s.q.val();
-            self.mc_c.d.next = self.hx_mc.q.val();
-            self.c_ov.d.next = self.ov_now.val();
-            self.c_ca.d.next = self.hx_ca.q.val();
-            self.c_eovf.d.next = self.hx_eovf.q.val();
-            self.orig_c.d.next = self.hx_orig.q.val();
-        }
-        if self.v_c.q.val() {
-            self.hg.ld.next = true;
-            self.pb_fov.d.next = self.c_fov.q.val();
-            self.hlow.d.next = self.hlow1.q.val();
-            self.mc_b.d.next = self.mc_c.q.val();
-        }
-        // The header pushed: the header register, with the copy's overflow bit of the RMW
-        // row that reaches stage 4 in the push cycle (`pb_hit`, registered at the load:
-        // that row's tag was at stage 3 and for this header's copy) ORed with the
-        // OVERFLOW flag of the header's own fields (`pb_fov`: what HdrGen's `ovf` input
-        // adds to). A one-row item's first destination is selected with its copy row, in
-        // the cycle after its RMW row, and its header loaded two cycles later, a cycle
-        // before that row's saturation is known.
-        self.pb_hit.d.next = self.v_c.q.val()
-            & self.c_eovf.q.val()
-            & !self.orig_c.q.val()
-            & self.t3_v.q.val()
-            & (self.t3_a.q.val() == self.c_ca.q.val());
-        if self.v_b.q.val() {
-            for p in 0..self.rx.len() {
-                if self.hlow.q.val().get_bit(p) {
-                    self.tx[p].push.next = true;
-                }
+        // The destination pipeline (`dest.rs`: select, then HdrGen's field registers, its
+        // header register, the push), one port per cycle. It runs by itself, so the back
+        // end may hand over to the next item in the cycle of the last select (`last_sel`).
+        for p in 0..self.rx.len() {
+            if self.dest.push.val().get_bit(p) {
+                self.tx[p].push.next = true;
             }
-            if self.mc_b.q.val() {
-                self.ev_b.next = self.ev_results_sent.val();
-            }
+        }
+        if self.dest.push_mc.val() {
+            self.ev_b.next = self.ev_results_sent.val();
         }
         match self.bstate.q.val() {
             BackState::Rmw => {
@@ -2175,7 +1947,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // rows the item before still has in the Acc's pipeline (three cycles from
                 // read to egress write) only from two cycles after they are written; this
                 // bounds those uncounted rows to three, the margin `Tx` keeps.)
-                if (self.ri.q.val() != 0) | (self.all_rdy.val() & !self.v_a.q.val()) {
+                if (self.ri.q.val() != 0) | (self.all_rdy.val() & !self.dest.v_a_q.val()) {
                     // (`e_more`: ri != b_enr; `e_last`: ri + 1 == b_enr; both registered,
                     // set at hand-over and updated as ri counts.)
                     if self.e_more.q.val() {
@@ -2186,8 +1958,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.ri2.d.next = self.ri2.q.val() + 1;
                         self.e_more.d.next = !self.e_last.q.val();
                         self.e_last.d.next = self.ri2.q.val() == self.b_enr.q.val();
-                        self.v1.d.next = true;
-                        self.cp_mask.d.next = self.pmask.q.val();
+                        self.cp_rd.next = true;
                         if self.e_last.q.val() {
                             // The first destination is selected with the last row (its
                             // push comes after the row reaches the egress ports).
@@ -2237,7 +2008,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.b_done.next = true;
                         self.bstate.d.next = BackState::Idle;
                     }
-                } else if !self.v_a.q.val() & !self.v_c.q.val() {
+                } else if !self.dest.v_a_q.val() & !self.dest.v_c_q.val() {
                     // This cycle's push (if any) is the last of the round.
                     if self.more.q.val() {
                         // The next multicast round.
@@ -2262,45 +2033,33 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             _ => {}
         }
+        // Select the lowest remaining destination port: the destination pipeline takes it
+        // with the destination's fields (a multicast child's, or the item's own) and the
+        // item's header fields.
         if self.h_latch.val() {
-            // Select the lowest remaining destination port.
-            self.v_a.d.next = true;
-            self.hlow_s.d.next = self.pm_low.val();
             self.pmask.d.next = self.pmask.q.val() & !self.pm_low.val();
-            // The destination's fields (a multicast child's, or the item's own) and the
-            // item's header fields, for HdrGen in the next cycle.
-            if self.e_mc.q.val() {
-                self.hs_mac.d.next = self.sel_mac.val();
-                self.hs_ip.d.next = self.sel_ip.val();
-                self.hs_udp.d.next = self.sel_udp.val();
-                // (A relay keeps the packet's child field: a REFUSE's reason.)
-                if self.b_rly.q.val() {
-                    self.hs_child.d.next = self.o_f.q.val().child;
-                } else {
-                    self.hs_child.d.next = self.sel_child.val();
-                }
-            } else {
-                self.hs_mac.d.next = self.o_f.q.val().dst_mac;
-                self.hs_ip.d.next = self.o_f.q.val().dst_ip;
-                self.hs_udp.d.next = self.o_f.q.val().dst_port;
-                self.hs_child.d.next = self.o_f.q.val().child;
-            }
-            self.hx_f.d.next.src_mac = self.o_f.q.val().src_mac;
-            self.hx_f.d.next.src_ip = self.o_f.q.val().src_ip;
-            self.hx_f.d.next.src_port = self.o_f.q.val().src_port;
-            self.hx_f.d.next.ptype = self.o_f.q.val().ptype;
-            self.hx_f.d.next.flags = self.o_f.q.val().flags;
-            self.hx_f.d.next.exponent = self.o_f.q.val().exponent;
-            self.hx_f.d.next.job = self.o_f.q.val().job;
-            self.hx_f.d.next.elements = self.o_f.q.val().elements;
-            self.hx_f.d.next.block = self.o_f.q.val().block;
-            self.hx_f.d.next.bitmap = self.o_f.q.val().bitmap;
-            self.hx_eovf.d.next = self.b_eovf.q.val();
-            self.hx_ov.d.next = self.ov_cur.val();
-            self.hx_ca.d.next = self.b_cadr.q.val();
-            self.hx_mc.d.next = self.e_mc.q.val() & !self.b_rly.q.val();
-            self.hx_orig.d.next = self.e_orig.q.val();
         }
+        self.dest.clock.next = self.clock.val();
+        self.dest.ld.next = self.h_latch.val();
+        self.dest.port.next = self.pm_low.val();
+        self.dest.mc.next = self.e_mc.q.val();
+        self.dest.rly.next = self.b_rly.q.val();
+        self.dest.ch_mac.next = self.sel_mac.val();
+        self.dest.ch_ip.next = self.sel_ip.val();
+        self.dest.ch_udp.next = self.sel_udp.val();
+        self.dest.ch_child.next = self.sel_child.val();
+        self.dest.item.next = self.o_f.q.val();
+        self.dest.eovf.next = self.b_eovf.q.val();
+        self.dest.ov.next = self.ov_cur.val();
+        self.dest.cadr.next = self.b_cadr.q.val();
+        self.dest.orig.next = self.e_orig.q.val();
+        self.dest.orig_hdr.next = self.b_hdr.q.val();
+        self.dest.orig_len.next = self.b_len.q.val();
+        self.dest.t3_v.next = self.ovb.t3_v_q.val();
+        self.dest.t3_a.next = self.ovb.t3_a_q.val();
+        self.dest.t4_v.next = self.ovb.t4_v_q.val();
+        self.dest.t4_a.next = self.ovb.t4_a_q.val();
+        self.dest.ov_new.next = self.ov_new.val();
         if self.b_done.val() & self.b_rel.q.val() {
             for p in 0..self.rx.len() {
                 if self.b_sel.q.val() == self.c_idx4[p].val() {
@@ -2309,53 +2068,27 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
         }
         // A copied row reaches the Acc's stage 3 three cycles after its read was issued
-        // (`v1` one cycle after, `v2` two, `wm` the destination ports a cycle later:
-        // `cp_mask`, the ports of the read's cycle, since a select in that cycle takes one
-        // off `pmask`, carried in `cm2`).
-        self.v2.d.next = self.v1.q.val();
-        self.cm2.d.next = self.cp_mask.q.val();
-        if self.v2.q.val() {
-            self.wm.d.next = self.cm2.q.val();
-        } else {
-            self.wm.d.next = 0.into();
-        }
+        // (`copy.rs`), and is written there to the destination ports of the read's cycle.
+        self.copy.clock.next = self.clock.val();
+        self.copy.rd.next = self.cp_rd.val();
+        self.copy.mask.next = self.pmask.q.val();
+        self.copy.slot.next = self.e_slot.q.val();
+        self.copy.accept.next = self.b_reg.q.val();
+        self.copy.nonce_in.next = self.b_nonce.q.val();
+        self.copy.sel.next = self.b_sel.q.val();
         for p in 0..self.rx.len() {
-            if self.wm.q.val().get_bit(p) {
+            if self.copy.wm_q.val().get_bit(p) {
                 self.tx[p].w_we.next = true;
             }
         }
-        // Overflow bit of every slot copy (`ovram`), kept by the back end: the tag of each
-        // RMW row follows the Acc pipeline (`t1`..`t4`; the copy's bit is read at `t3`); at
-        // stage 4, where the Acc reports the row's saturation, it is ORed into the copy's
-        // bit (the first row of a start clears it). The decision never needs the bit;
-        // frames built from slot rows OR it into their flags when pushed.
-        self.t1_v.d.next = self.tg_v.val();
-        self.t1_first.d.next = self.tg_first.val();
-        self.t1_start.d.next = self.agg_op.q.val() == 1;
-        self.t1_a.d.next = self.b_cadr.q.val();
-        self.t2_v.d.next = self.t1_v.q.val();
-        self.t2_first.d.next = self.t1_first.q.val();
-        self.t2_start.d.next = self.t1_start.q.val();
-        self.t2_a.d.next = self.t1_a.q.val();
-        self.t3_v.d.next = self.t2_v.q.val();
-        self.t3_first.d.next = self.t2_first.q.val();
-        self.t3_start.d.next = self.t2_start.q.val();
-        self.t3_a.d.next = self.t2_a.q.val();
-        self.t4_v.d.next = self.t3_v.q.val();
-        self.t4_first.d.next = self.t3_first.q.val();
-        self.t4_start.d.next = self.t3_start.q.val();
-        self.t4_a.d.next = self.t3_a.q.val();
-        self.ovram.waddr.next = self.t4_a.q.val();
-        self.ovram.wdata.next = bit_cast::<2, 1>(self.ov_new.val().into());
-        self.ovram.we.next = 0.into();
-        self.ow_v.d.next = false;
-        if self.t4_v.q.val() {
-            self.ovram.we.next = 1.into();
-            self.ow_v.d.next = true;
-            self.ow_a.d.next = self.t4_a.q.val();
-            self.ow_val.d.next = self.ov_new.val();
-            self.ov_run.d.next = self.ov_new.val();
-        }
+        // The overflow bits of the slot copies (`overflow.rs`): the tag of this cycle's RMW
+        // row follows it through the Acc.
+        self.ovb.clock.next = self.clock.val();
+        self.ovb.tg_v.next = self.tg_v.val();
+        self.ovb.tg_first.next = self.tg_first.val();
+        self.ovb.start.next = self.agg_op.q.val() == 1;
+        self.ovb.cadr.next = self.b_cadr.q.val();
+        self.ovb.sat.next = self.acc.ovf.val();
         // ---- Hand-over: the front end gives the back end its next item when it is idle or
         // finishing this cycle. Item defaults first, then the deciding state's fields.
         self.b_free.next = (self.bstate.q.val() == BackState::Idle) | self.b_done.val();
