@@ -2505,6 +2505,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  jcg;
     reg  [7:0] jcx;
     reg  [575:0] jpk;
+    reg  [31:0] nonce_be;
     reg  [511:0] nonce_row;
     reg  cp_rd;
     
@@ -6681,7 +6682,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (copy$sel_q == c_idx4$3) begin
             rx_row_data = rx$3$r_data;
         end
-        nonce_row = (((copy$nonce_q >> 32'h18) | ((copy$nonce_q >> 32'h8) & 32'hff00) | ((copy$nonce_q << 32'h8) & 32'hff0000) | (copy$nonce_q << 32'h18)) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        nonce_be = (copy$nonce_q >> 32'h18) | ((copy$nonce_q >> 32'h8) & 32'hff00) | ((copy$nonce_q << 32'h8) & 32'hff0000) | (copy$nonce_q << 32'h18);
+        nonce_row = ((nonce_be) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
         if (copy$slot_q) begin
             acc_row = acc$rd;
         end

@@ -712,6 +712,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     sq_b_nonce: DFF<Bits<32>>,
     b_reg: DFF<bool>,
     b_nonce: DFF<Bits<32>>,
+    nonce_be: Signal<Local, Bits<32>>,
     nonce_row: Signal<Local, Bits<WB>>,
     // The copied rows from the read to the egress ports (`copy.rs`); a row is read this
     // cycle (`cp_rd`).
@@ -1272,6 +1273,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             sq_b_nonce: Default::default(),
             b_reg: Default::default(),
             b_nonce: Default::default(),
+            nonce_be: Default::default(),
             nonce_row: Default::default(),
             copy: Default::default(),
             cp_rd: Default::default(),
@@ -1390,12 +1392,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // (`e_slot` of the item that read the row three cycles before, `copy.slot_q`: the
         // next item may already have started; `copy.rs`.)
         // An ACCEPT's one row is its nonce (an element, big-endian; `b_reg`, as `e_slot`).
-        self.nonce_row.next = bit_cast::<WB, 32>(
-            (self.copy.nonce_q.val() >> 24)
-                | ((self.copy.nonce_q.val() >> 8) & 0xff00)
-                | ((self.copy.nonce_q.val() << 8) & 0xff0000)
-                | (self.copy.nonce_q.val() << 24),
-        );
+        // (Swapped in a 32-bit signal first: inside `bit_cast` the Verilog shifts would be
+        // evaluated at the row's width and keep the bits shifted out; toolchain notes.)
+        self.nonce_be.next = (self.copy.nonce_q.val() >> 24)
+            | ((self.copy.nonce_q.val() >> 8) & 0xff00)
+            | ((self.copy.nonce_q.val() << 8) & 0xff0000)
+            | (self.copy.nonce_q.val() << 24);
+        self.nonce_row.next = bit_cast::<WB, 32>(self.nonce_be.val());
         if self.copy.slot_q.val() {
             self.acc_row.next = self.acc.rd.val();
         } else if self.copy.accept_q.val() {
