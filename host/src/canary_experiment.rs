@@ -13,7 +13,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 use fanin_placement::plot::{line_chart, Series};
-use fanin_proto::fabric::{simulate, Fabric, Faults, Job, Load, Outcome, Run, Scheme};
+use fanin_proto::fabric::{simulate, Fabric, Faults, Flow, Job, Load, Outcome, Run, Scheme};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -38,7 +38,11 @@ const SHARE_FIG7: usize = 50;
 /// Percent of the hosts in the allreduce in Fig. 9 (20%, the other 80% send background).
 const SHARE_FIG9: usize = 20;
 
-fn size(quick: bool) -> Size {
+/// The flow control the experiments use unless `--flow` says otherwise (docs/protocol.md,
+/// "Canary experiments", gives the figures of both).
+pub const DEFAULT_FLOW: Flow = Flow::Lossless;
+
+fn size(quick: bool, flow: Flow) -> Size {
     if quick {
         Size {
             fabric: Fabric {
@@ -48,6 +52,7 @@ fn size(quick: bool) -> Size {
                 gbps: 100,
                 prop_ns: 500,
                 queue_bytes: 128 * 1024,
+                flow,
             },
             kib: 128,
             reps: 1,
@@ -61,6 +66,7 @@ fn size(quick: bool) -> Size {
                 gbps: 100,
                 prop_ns: 500,
                 queue_bytes: 256 * 1024,
+                flow,
             },
             kib: 2048,
             reps: 3,
@@ -189,39 +195,61 @@ fn report(out: &Path, stem: &str, head: &str, checks: &[(String, bool)]) -> anyh
 
 fn head(sz: Size, hosts: &str, what: &str) -> String {
     let f = sz.fabric;
+    let buffers = match f.flow {
+        Flow::DropTail => "drop-tail output queues",
+        Flow::Lossless => "lossless links (credit-based flow control, buffer per ingress link)",
+    };
     format!(
-        "{what}: leaf-spine {} leaves x {} hosts, {} spines, {} Gb/s links, {} ns propagation, {} KiB drop-tail queues; {hosts}, random hosts and static roots per seed, 1 KiB packets, window 1024 blocks, {} seed(s) per point; every run ended with the exact int32 sums",
+        "{what}: leaf-spine {} leaves x {} hosts, {} spines, {} Gb/s links, {} ns propagation, {} KiB {buffers}; {hosts}, random hosts and static roots per seed, 1 KiB packets, window 1024 blocks, {} seed(s) per point; every run ended with the exact int32 sums",
         f.leaves, f.hosts_per_leaf, f.spines, f.gbps, f.prop_ns, f.queue_bytes / 1024, sz.reps
     )
 }
 
+/// The CSV columns of an outcome's counters (after `flow`, the scheme's columns and the
+/// figures): drops by place, waits for credit by place, peak queues by place, and the
+/// host and switch counters.
+const COUNTERS: &str = "queue_drops,drops_leaf_up,drops_spine_down,drops_leaf_host,stalls_host_nic,stalls_leaf_up,stalls_spine_down,peak_queue_leaf_up,peak_queue_spine_down,peak_queue_leaf_host,retransmits,leader_partials,stragglers";
+
+/// An outcome's counters in [`COUNTERS`] order.
+fn counters(o: &Outcome) -> String {
+    format!(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        o.queue_drops,
+        o.drops_at[0],
+        o.drops_at[1],
+        o.drops_at[2],
+        o.stalls_at[0],
+        o.stalls_at[1],
+        o.stalls_at[2],
+        o.peak_queue[0],
+        o.peak_queue[1],
+        o.peak_queue[2],
+        o.hosts.retransmits,
+        o.hosts.leader_partials,
+        o.switch.stragglers
+    )
+}
+
 /// Figs. 7/8: goodput of each scheme with and without congestion.
-pub fn congestion(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
-    let sz = size(quick);
+pub fn congestion(out: &Path, seed: u64, quick: bool, flow: Flow) -> anyhow::Result<String> {
+    let sz = size(quick, flow);
     let schemes = [
         Scheme::Canary { flush_ns: FLUSH_NS },
         Scheme::Static { trees: 4 },
         Scheme::Static { trees: 1 },
         Scheme::Ring,
     ];
-    let mut csv = String::from(
-        "scheme,background,goodput_gbps,runtime_us,queue_drops,drops_leaf_up,drops_spine_down,drops_leaf_host,retransmits,leader_partials,stragglers\n",
-    );
+    let mut csv = format!("flow,scheme,background,goodput_gbps,runtime_us,{COUNTERS}\n");
     let mut rows = Vec::new();
     for &bg in &[0.0, CONGESTION] {
         for &s in &schemes {
             let (g, t, o) = measure(sz, SHARE_FIG7, s, sz.kib, bg, 0.0, 1, seed)?;
             writeln!(
                 csv,
-                "{},{bg},{g:.3},{t:.3},{},{},{},{},{},{},{}",
+                "{},{},{bg},{g:.3},{t:.3},{}",
+                flow.name(),
                 name(s),
-                o.queue_drops,
-                o.drops_at[0],
-                o.drops_at[1],
-                o.drops_at[2],
-                o.hosts.retransmits,
-                o.hosts.leader_partials,
-                o.switch.stragglers
+                counters(&o)
             )?;
             rows.push((s, bg, g));
         }
@@ -276,8 +304,8 @@ pub fn congestion(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> 
 }
 
 /// Fig. 9: runtime against the allreduce size, with and without congestion.
-pub fn sizes(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
-    let sz = size(quick);
+pub fn sizes(out: &Path, seed: u64, quick: bool, flow: Flow) -> anyhow::Result<String> {
+    let sz = size(quick, flow);
     let kibs: Vec<usize> = if quick {
         vec![1, 16, 128]
     } else {
@@ -288,13 +316,19 @@ pub fn sizes(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
         Scheme::Static { trees: 1 },
         Scheme::Ring,
     ];
-    let mut csv = String::from("scheme,background,kib,runtime_us,goodput_gbps\n");
+    let mut csv = format!("flow,scheme,background,kib,runtime_us,goodput_gbps,{COUNTERS}\n");
     let mut rows = Vec::new();
     for &bg in &[0.0, CONGESTION] {
         for &s in &schemes {
             for &k in &kibs {
-                let (g, t, _) = measure(sz, SHARE_FIG9, s, k, bg, 0.0, 1, seed)?;
-                writeln!(csv, "{},{bg},{k},{t:.3},{g:.3}", name(s))?;
+                let (g, t, o) = measure(sz, SHARE_FIG9, s, k, bg, 0.0, 1, seed)?;
+                writeln!(
+                    csv,
+                    "{},{},{bg},{k},{t:.3},{g:.3},{}",
+                    flow.name(),
+                    name(s),
+                    counters(&o)
+                )?;
                 rows.push((s, bg, k, t));
             }
         }
@@ -346,8 +380,8 @@ pub fn sizes(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
 }
 
 /// Fig. 11: goodput against the flush timeout, at several host-noise probabilities.
-pub fn timeouts(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
-    let sz = size(quick);
+pub fn timeouts(out: &Path, seed: u64, quick: bool, flow: Flow) -> anyhow::Result<String> {
+    let sz = size(quick, flow);
     let flushes: Vec<u64> = if quick {
         vec![250, 1000, 4000]
     } else {
@@ -359,7 +393,7 @@ pub fn timeouts(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
         &[0.0001, 0.01, 0.1]
     };
     let mut csv =
-        String::from("noise,flush_ns,goodput_gbps,runtime_us,switch_timeouts,stragglers\n");
+        String::from("flow,noise,flush_ns,goodput_gbps,runtime_us,switch_timeouts,stragglers\n");
     let mut rows = Vec::new();
     for &p in noises {
         for &fl in &flushes {
@@ -367,8 +401,10 @@ pub fn timeouts(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
             let (g, t, o) = measure(sz, SHARE_FIG7, s, sz.kib, 0.0, p, 1, seed)?;
             writeln!(
                 csv,
-                "{p},{fl},{g:.3},{t:.3},{},{}",
-                o.switch.timeouts, o.switch.stragglers
+                "{},{p},{fl},{g:.3},{t:.3},{},{}",
+                flow.name(),
+                o.switch.timeouts,
+                o.switch.stragglers
             )?;
             rows.push((p, fl, g));
         }
@@ -383,7 +419,7 @@ pub fn timeouts(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
         1,
         seed,
     )?;
-    writeln!(csv, "0.01,static-4-trees,{g4:.3},,,")?;
+    writeln!(csv, "{},0.01,static-4-trees,{g4:.3},,,", flow.name())?;
     std::fs::write(out.join("canary_timeout.csv"), &csv)?;
     let series: Vec<Series> = noises
         .iter()
@@ -433,8 +469,8 @@ pub fn timeouts(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
 }
 
 /// Fig. 10: several concurrent allreduces (tenants) that split the hosts equally.
-pub fn tenants(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
-    let sz = size(quick);
+pub fn tenants(out: &Path, seed: u64, quick: bool, flow: Flow) -> anyhow::Result<String> {
+    let sz = size(quick, flow);
     // The paper splits all hosts equally among the allreduces (Fig. 10); a static tree takes
     // at most 64 ranks, so the full fabric's 128 hosts start at two allreduces.
     let counts: Vec<usize> = if quick { vec![1, 2, 4] } else { vec![2, 4, 8] };
@@ -443,17 +479,17 @@ pub fn tenants(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
         Scheme::Static { trees: 4 },
         Scheme::Static { trees: 1 },
     ];
-    let mut csv = String::from("scheme,tenants,goodput_gbps,runtime_us,queue_drops,retransmits\n");
+    let mut csv = format!("flow,scheme,tenants,goodput_gbps,runtime_us,{COUNTERS}\n");
     let mut rows = Vec::new();
     for &s in &schemes {
         for &n in &counts {
             let (g, t, o) = measure(sz, 100, s, sz.kib, 0.0, 0.0, n, seed)?;
             writeln!(
                 csv,
-                "{},{n},{g:.3},{t:.3},{},{}",
+                "{},{},{n},{g:.3},{t:.3},{}",
+                flow.name(),
                 name(s),
-                o.queue_drops,
-                o.hosts.retransmits
+                counters(&o)
             )?;
             rows.push((s, n, g));
         }
@@ -500,14 +536,20 @@ pub fn tenants(out: &Path, seed: u64, quick: bool) -> anyhow::Result<String> {
 
 /// Runs `fanin experiment canary-*` and prints the checks.
 pub fn run_experiment(args: &fanin_placement::cli::ExperimentArgs) -> anyhow::Result<()> {
+    use fanin_placement::cli::FlowArg;
     use fanin_placement::experiment::Name;
     let out = &args.out;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let flow = match args.flow {
+        None => DEFAULT_FLOW,
+        Some(FlowArg::Lossless) => Flow::Lossless,
+        Some(FlowArg::DropTail) => Flow::DropTail,
+    };
     let s = match args.name {
-        Name::CanaryCongestion => congestion(out, args.seed, args.quick)?,
-        Name::CanarySize => sizes(out, args.seed, args.quick)?,
-        Name::CanaryTimeout => timeouts(out, args.seed, args.quick)?,
-        Name::CanaryTenants => tenants(out, args.seed, args.quick)?,
+        Name::CanaryCongestion => congestion(out, args.seed, args.quick, flow)?,
+        Name::CanarySize => sizes(out, args.seed, args.quick, flow)?,
+        Name::CanaryTimeout => timeouts(out, args.seed, args.quick, flow)?,
+        Name::CanaryTenants => tenants(out, args.seed, args.quick, flow)?,
         other => bail!("{other:?} is not a Canary experiment"),
     };
     println!("{s}");

@@ -1,7 +1,7 @@
 //! Property tests of dynamic mode (Canary) in the fabric simulator: random leaf–spine fabrics
 //! with loss, duplication, reordering, background traffic, host noise, link and spine
-//! failures, and one or two concurrent jobs. Every host of every job must end with the
-//! exact int32 sum of every block.
+//! failures, and one or two concurrent jobs, with drop-tail queues or lossless (credit-based)
+//! links. Every host of every job must end with the exact int32 sum of every block.
 //!
 //! Seeded: `FANIN_CANARY_SEED` fixes the first case's seed (default below); `FANIN_CANARY_CASES`
 //! raises the count for soak runs. A failure prints the case's seed, which replays it.
@@ -9,7 +9,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use fanin_proto::fabric::{simulate, Fabric, Faults, Job, Load, Run, Scheme};
+use fanin_proto::fabric::{simulate, Fabric, Faults, Flow, Job, Load, Run, Scheme};
 use fanin_proto::fault::FaultSpec;
 
 const DEFAULT_SEED: u64 = 0xca4a_0001;
@@ -31,6 +31,7 @@ fn scenario(seed: u64, faulty: bool) -> Run {
         gbps: 100,
         prop_ns: rng.gen_range(100..=1000),
         queue_bytes: rng.gen_range(8..=64) * 1024,
+        flow: Flow::DropTail,
     };
     let mut free: Vec<usize> = (0..fabric.hosts()).collect();
     let njobs = rng.gen_range(1..=2).min(free.len() / 2);
@@ -77,6 +78,11 @@ fn scenario(seed: u64, faulty: bool) -> Run {
         noise_ns: 1000,
         warmup_ns: [0, 5000][rng.gen_range(0..2)],
     };
+    // Drawn last, so that the cases' other draws are those of before the flow existed.
+    let fabric = Fabric {
+        flow: [Flow::DropTail, Flow::Lossless][rng.gen_range(0..2)],
+        ..fabric
+    };
     Run {
         fabric,
         jobs,
@@ -94,11 +100,12 @@ fn scenario(seed: u64, faulty: bool) -> Run {
 }
 
 fn check(faulty: bool, salt: u64) {
-    check_scheme(faulty, salt, None, 16);
+    check_scheme(faulty, salt, None, None, 16);
 }
 
-/// `cases` random runs (or `FANIN_CANARY_CASES`), with `scheme` in place of Canary if given.
-fn check_scheme(faulty: bool, salt: u64, scheme: Option<Scheme>, cases: u64) {
+/// `cases` random runs (or `FANIN_CANARY_CASES`), with `scheme` in place of Canary and
+/// `flow` in place of the drawn flow control if given.
+fn check_scheme(faulty: bool, salt: u64, scheme: Option<Scheme>, flow: Option<Flow>, cases: u64) {
     let cases = env("FANIN_CANARY_CASES", cases);
     let first = env("FANIN_CANARY_SEED", DEFAULT_SEED) ^ salt;
     for i in 0..cases {
@@ -107,12 +114,26 @@ fn check_scheme(faulty: bool, salt: u64, scheme: Option<Scheme>, cases: u64) {
         if let Some(s) = scheme {
             run.scheme = s;
         }
+        if let Some(f) = flow {
+            run.fabric.flow = f;
+        }
         let o = simulate(run.clone()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assert!(
             o.finished && o.exact.iter().all(|&e| e) && o.hosts.wrong == 0,
             "seed {seed:#x} (replay: FANIN_CANARY_SEED={} FANIN_CANARY_CASES=1): {o:?}\n{run:?}",
             seed ^ salt
         );
+        // Lossless links drop nothing: every loss is an injected fault or a failure.
+        if run.fabric.flow == Flow::Lossless {
+            assert_eq!(o.queue_drops, 0, "seed {seed:#x}: {o:?}");
+            assert!(
+                o.peak_ingress_bytes <= run.fabric.queue_bytes,
+                "seed {seed:#x}: {o:?}"
+            );
+            if !faulty {
+                assert_eq!(o.lost, 0, "seed {seed:#x}: {o:?}");
+            }
+        }
     }
 }
 
@@ -130,7 +151,15 @@ fn dynamic_mode_is_exact_under_loss_duplication_reordering_and_failures() {
 /// sums are checked like the others', through loss, duplication, reordering and failures.
 #[test]
 fn the_ring_baseline_is_exact_under_faults() {
-    check_scheme(true, 0x7177, Some(Scheme::Ring), 8);
+    check_scheme(true, 0x7177, Some(Scheme::Ring), None, 8);
+}
+
+/// Lossless (credit-based) links in every case, with loss, duplication, reordering and link
+/// and spine failures: the dead links' frames are lost and their credits forgotten, nothing
+/// wedges, and every host ends with the exact sums.
+#[test]
+fn dynamic_mode_is_exact_on_lossless_fabrics_under_faults_and_failures() {
+    check_scheme(true, 0x1055, None, Some(Flow::Lossless), 8);
 }
 
 /// The oracle can fail: a fabric whose every spine dies cannot finish, and says so.
@@ -167,6 +196,8 @@ fn a_256_rank_job_is_exact_under_loss_duplication_reordering_and_failures() {
             gbps: 100,
             prop_ns: 500,
             queue_bytes: 64 * 1024,
+            // Odd cases run lossless links (case 1: with frame faults).
+            flow: [Flow::DropTail, Flow::Lossless][i as usize % 2],
         };
         let mut hosts: Vec<usize> = (0..fabric.hosts()).collect();
         for k in (1..hosts.len()).rev() {

@@ -154,6 +154,18 @@ pub struct ExperimentArgs {
     /// Small sizes that run within a minute (the ASK experiments).
     #[arg(long)]
     pub quick: bool,
+    /// canary-* only: the fabric's link-level flow control (default lossless).
+    #[arg(long, value_enum)]
+    pub flow: Option<FlowArg>,
+}
+
+/// `fanin experiment canary-* --flow`: how the simulated fabric's links treat a full buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FlowArg {
+    /// Credit-based link-level flow control: senders wait, nothing is dropped.
+    Lossless,
+    /// Finite drop-tail output queues.
+    DropTail,
 }
 
 /// A validated tree job.

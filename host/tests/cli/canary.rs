@@ -31,12 +31,22 @@ const EXPERIMENTS: [(&str, &str, usize, &[&str]); 4] = [
 ];
 
 fn experiment(name: &str, quick: bool, secs: u64) -> (String, std::path::PathBuf) {
-    let dir = tmpdir(name);
+    experiment_with(name, quick, &[], secs)
+}
+
+fn experiment_with(
+    name: &str,
+    quick: bool,
+    extra: &[&str],
+    secs: u64,
+) -> (String, std::path::PathBuf) {
+    let dir = tmpdir(&format!("{name}{}", extra.join("")));
     let mut c = fanin();
     c.args(["experiment", name, "--out", dir.to_str().unwrap()]);
     if quick {
         c.arg("--quick");
     }
+    c.args(extra);
     let o = run(&mut c, secs);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{name}: {out}\n{err}");
@@ -71,6 +81,13 @@ fn canary_experiments_run_quick_and_print_their_checks() {
         }
         let csv = std::fs::read_to_string(dir.join(format!("{stem}.csv"))).unwrap();
         assert_eq!(csv.lines().count(), 1 + rows, "{name}:\n{csv}");
+        // The default flow control is lossless, and every row says so.
+        assert!(csv.starts_with("flow,"), "{name}:\n{csv}");
+        assert!(
+            csv.lines().skip(1).all(|l| l.starts_with("lossless,")),
+            "{name}:\n{csv}"
+        );
+        assert!(out.contains("lossless links (credit-based"), "{out}");
         let checks_file = std::fs::read_to_string(dir.join(format!("{stem}_checks.txt"))).unwrap();
         assert!(
             out.contains(checks_file.trim()),
@@ -81,6 +98,66 @@ fn canary_experiments_run_quick_and_print_their_checks() {
             assert!(!out.contains("NOT reproduced"), "{out}");
         }
     }
+}
+
+/// `--flow drop-tail` keeps the drop-tail fabric selectable: its CSV rows say so, and its
+/// quick tenants figure (one static tree losing frames and waiting out retransmission
+/// timeouts) is the one docs/protocol.md quotes.
+#[test]
+fn canary_experiments_take_the_drop_tail_flow() {
+    let (out, dir) = experiment_with("canary-tenants", true, &["--flow", "drop-tail"], 120);
+    assert!(out.contains("drop-tail output queues"), "{out}");
+    let csv = std::fs::read_to_string(dir.join("canary_tenants.csv")).unwrap();
+    assert!(
+        csv.lines().skip(1).all(|l| l.starts_with("drop-tail,")),
+        "{csv}"
+    );
+    assert!(
+        csv.lines()
+            .skip(1)
+            .any(|l| l.starts_with("drop-tail,static-1-tree,") && l.split(',').nth(5) != Some("0")),
+        "one static tree per job drops frames under drop-tail:\n{csv}"
+    );
+    doc_has_figures("canary-tenants --flow drop-tail", &out);
+}
+
+/// `--flow` is refused by name outside the Canary experiments, and a bad value by clap.
+#[test]
+fn the_flow_flag_is_refused_where_it_means_nothing() {
+    let dir = tmpdir("flow-refused");
+    let o = run(
+        fanin().args([
+            "experiment",
+            "ask-goodput",
+            "--quick",
+            "--flow",
+            "lossless",
+            "--out",
+            dir.to_str().unwrap(),
+        ]),
+        60,
+    );
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("--flow applies to the canary-* experiments only, not AskGoodput"),
+        "{err}"
+    );
+    let o = run(
+        fanin().args([
+            "experiment",
+            "canary-size",
+            "--flow",
+            "credit",
+            "--out",
+            dir.to_str().unwrap(),
+        ]),
+        60,
+    );
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("invalid value 'credit' for '--flow"), "{err}");
+    assert!(!dir.join("canary_size.csv").exists());
 }
 
 /// docs/protocol.md ("Canary experiments") quotes the `--quick` figures: every decimal in
@@ -108,8 +185,8 @@ fn doc_has_figures(name: &str, out: &str) {
 }
 
 /// canary-congestion at full size (16 leaves x 8 hosts, 8 spines, 64 hosts in the allreduce,
-/// 2 MiB per host, line-rate background, 3 seeds; 8.4 min in a release build on the shared
-/// 2-core machine, 4.2 min of CPU, so roughly an hour in a debug build): the figures
+/// 2 MiB per host, line-rate background, 3 seeds, lossless links; 9.1 min in a release build
+/// on the shared 2-core machine, 4.8 min of CPU, so roughly an hour in a debug build): the figures
 /// docs/protocol.md quotes, and Canary within 10% of the static tree without congestion.
 #[test]
 #[ignore = "slow tier: cargo xtask test --slow"]

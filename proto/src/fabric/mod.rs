@@ -2,7 +2,8 @@
 //! reference model ([`crate::model::Switch`]) at every switch.
 //!
 //! Every leaf has `hosts_per_leaf` hosts and one uplink to each spine. Links have a bandwidth
-//! and a propagation delay; every switch port has a finite drop-tail output queue. Leaves
+//! and a propagation delay; links are drop-tail (every switch port has a finite output
+//! queue) or lossless (credit-based flow control, [`Flow`], module `flow`). Leaves
 //! apply Canary's up-port rule to packets for hosts and leaves: the model's forwarding table
 //! gives the default up-port, and if that port's queue is over half full (or its path is down)
 //! the packet leaves on the live up-port with the fewest queued bytes (a result sent down a
@@ -17,7 +18,10 @@
 //! The event queue is a `BinaryHeap` ordered by (time, sequence number), like
 //! [`crate::netsim`]; docs/protocol.md ("Fabric simulator") says why no crate is used.
 
+mod configs;
+mod flow;
 mod hosts;
+mod links;
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -26,11 +30,14 @@ use core::net::Ipv4Addr;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::{Child, Endpoint, JobEntry, Mode, Params, Role, Route, SwitchConfig, Trust};
+use crate::config::SwitchConfig;
 use crate::fault::{FaultSpec, Faults as FaultModel};
 use crate::model::Switch;
-use crate::wire::{frame::classify, FrameKind, FANIN_UDP_PORT};
+use crate::wire::{frame::classify, FrameKind};
 
+use configs::configs;
+pub use flow::Flow;
+use flow::{Holds, Queued};
 pub use hosts::HostStats;
 
 /// The fabric's shape and link parameters (times in nanoseconds).
@@ -46,8 +53,11 @@ pub struct Fabric {
     pub gbps: u64,
     /// Propagation delay of every link.
     pub prop_ns: u64,
-    /// Capacity of each switch output queue, in bytes (drop-tail).
+    /// Buffer per switch port, in bytes: each output queue's capacity (drop-tail), or the
+    /// receiving switch's buffer per ingress link, which is the sender's credit (lossless).
     pub queue_bytes: usize,
+    /// Link-level flow control: drop-tail queues or lossless credits.
+    pub flow: Flow,
 }
 
 impl Fabric {
@@ -175,6 +185,13 @@ pub struct Outcome {
     pub drops_at: [u64; 3],
     /// Frames lost to link faults or failed links/switches.
     pub lost: u64,
+    /// Lossless: times a head frame waited for credit, at host NICs, leaf uplinks and spine
+    /// downlinks (one per wait, however long).
+    pub stalls_at: [u64; 3],
+    /// Lossless: the most bytes any switch held for one ingress link (at most `queue_bytes`).
+    pub peak_ingress_bytes: usize,
+    /// The most bytes queued at one port: leaf uplinks, spine downlinks, leaf ports to hosts.
+    pub peak_queue: [usize; 3],
     /// Host-side figures summed over every participating host.
     pub hosts: HostStats,
     /// Switch counters summed over all switches: aggregated, timeouts, straggler forwards,
@@ -221,8 +238,10 @@ enum NodeId {
 
 #[derive(Debug)]
 enum Ev {
-    /// A frame arrives at a node's port.
-    Arrive(NodeId, u8, Vec<u8>),
+    /// A frame arrives at a node's port; true if it holds the sender's credit (lossless).
+    Arrive(NodeId, u8, Vec<u8>, bool),
+    /// Credit for a node's port comes back from the switch at the link's other end.
+    Credit(NodeId, u8, usize),
     /// A node's port finished serialising its head frame.
     TxDone(NodeId, u8),
     /// A host's NIC may send again (after noise).
@@ -265,9 +284,13 @@ impl Ord for Entry {
 /// One output queue of a port.
 #[derive(Debug, Default)]
 struct Port {
-    queue: VecDeque<Vec<u8>>,
+    queue: VecDeque<Queued>,
     bytes: usize,
     busy: bool,
+    /// Lossless: bytes the receiver can take (`usize::MAX`: unlimited).
+    credit: usize,
+    /// Lossless: the head frame waits for credit (counted once per wait).
+    stalled: bool,
 }
 
 struct SwitchNode {
@@ -317,6 +340,9 @@ pub struct Sim {
     drops_at: [u64; 3],
     lost: u64,
     uplink_bytes: (u64, u64),
+    holds: Holds,
+    stalls_at: [u64; 3],
+    peak_queue: [usize; 3],
 }
 
 impl Sim {
@@ -332,6 +358,15 @@ impl Sim {
         }
         if f.gbps == 0 || f.queue_bytes < 2048 {
             return bad("links need a bandwidth and queues at least 2 KiB".into());
+        }
+        // The largest frame: a version-2 header (86 bytes) and the lanes, or a ring packet,
+        // behind Ethernet, IPv4 and UDP headers. A lossless link must hold one.
+        let largest = 42 + 86 + 4 * run.packet_elements as usize;
+        if f.flow == Flow::Lossless && f.queue_bytes < largest {
+            return bad(format!(
+                "a lossless buffer of {} bytes cannot hold a {largest}-byte frame",
+                f.queue_bytes
+            ));
         }
         if run.window == 0 || !run.window.is_power_of_two() {
             return bad(format!("window {} must be a power of two", run.window));
@@ -398,8 +433,12 @@ impl Sim {
             drops_at: [0; 3],
             lost: 0,
             uplink_bytes: (0, 0),
+            holds: Holds::default(),
+            stalls_at: [0; 3],
+            peak_queue: [0; 3],
             run,
         };
+        sim.init_credits();
         sim.background_hosts = (0..sim.hosts.len())
             .filter(|&h| sim.hosts[h].background)
             .collect();
@@ -436,6 +475,12 @@ impl Sim {
 
     /// Runs until every job finished or the limit, and checks every host's sums.
     pub fn run(mut self) -> Outcome {
+        self.run_until_done();
+        self.outcome()
+    }
+
+    /// Processes events until every participating host finished, or the limit.
+    fn run_until_done(&mut self) {
         while let Some(e) = self.queue.pop() {
             if e.time > self.run.limit_ns {
                 break;
@@ -446,6 +491,10 @@ impl Sim {
                 break;
             }
         }
+    }
+
+    /// The outcome so far: completion times, exactness and counters.
+    fn outcome(&self) -> Outcome {
         let start = self.run.load.warmup_ns;
         let mut job_ns = vec![0; self.run.jobs.len()];
         let mut exact = vec![true; self.run.jobs.len()];
@@ -480,6 +529,9 @@ impl Sim {
             queue_drops: self.queue_drops,
             drops_at: self.drops_at,
             lost: self.lost,
+            stalls_at: self.stalls_at,
+            peak_ingress_bytes: self.holds.peak,
+            peak_queue: self.peak_queue,
             hosts: stats,
             switch: sw,
             uplink_bytes: self.uplink_bytes,
@@ -488,8 +540,11 @@ impl Sim {
 
     fn step(&mut self, ev: Ev) {
         match ev {
-            Ev::Arrive(NodeId::Switch(s), port, frame) => self.switch_rx(s, port, frame),
-            Ev::Arrive(NodeId::Host(h), _, frame) => {
+            Ev::Arrive(NodeId::Switch(s), port, frame, credited) => {
+                self.switch_rx(s, port, frame, credited)
+            }
+            Ev::Credit(node, port, bytes) => self.credit(node, port, bytes),
+            Ev::Arrive(NodeId::Host(h), _, frame, _) => {
                 let out = hosts::receive(self, h, &frame);
                 for f in out {
                     self.host_enqueue(h, f, true);
@@ -511,7 +566,8 @@ impl Sim {
                 self.switches[s].tick_armed = false;
                 let out = self.switches[s].model.tick(self.now);
                 for o in out {
-                    self.switch_tx(s, o.port, o.frame);
+                    // A switch's own flush takes no ingress credit.
+                    self.switch_tx(s, o.port, o.frame, None);
                 }
                 self.arm_tick(s);
             }
@@ -528,19 +584,6 @@ impl Sim {
         }
     }
 
-    fn link_down(&mut self, l: usize, s: usize) {
-        let f = self.run.fabric;
-        self.up[l][s] = false;
-        let leaf_port = &mut self.switches[l].ports[f.hosts_per_leaf + s];
-        self.lost += leaf_port.queue.len() as u64;
-        leaf_port.queue.clear();
-        leaf_port.bytes = 0;
-        let spine_port = &mut self.switches[f.leaves + s].ports[l];
-        self.lost += spine_port.queue.len() as u64;
-        spine_port.queue.clear();
-        spine_port.bytes = 0;
-    }
-
     fn arm_tick(&mut self, s: usize) {
         let Some(t) = self.tick_ns else { return };
         let sw = &mut self.switches[s];
@@ -550,22 +593,25 @@ impl Sim {
         }
     }
 
-    fn switch_rx(&mut self, s: usize, port: u8, frame: Vec<u8>) {
+    /// Switch `s` receives a frame on `port` (`credited`: it holds the sender's credit).
+    fn switch_rx(&mut self, s: usize, port: u8, frame: Vec<u8>, credited: bool) {
         let r = self.switches[s].model.handle(self.now, port, &frame);
+        let hold = self.hold(s, port, frame.len(), credited, r.outputs.len());
         for o in r.outputs {
-            self.switch_tx(s, o.port, o.frame);
+            self.switch_tx(s, o.port, o.frame, hold);
         }
         self.arm_tick(s);
     }
 
-    /// Queues a frame at switch `s`, applying the up-port rule at leaves.
-    fn switch_tx(&mut self, s: usize, port: u8, frame: Vec<u8>) {
+    /// Queues a frame at switch `s`, applying the up-port rule at leaves; `hold` is the
+    /// ingress buffer it frees when it leaves.
+    fn switch_tx(&mut self, s: usize, port: u8, frame: Vec<u8>, hold: Option<u32>) {
         let f = self.run.fabric;
         let mut port = port as usize;
         if s < f.leaves && port >= f.hosts_per_leaf {
             port = self.up_port(s, port - f.hosts_per_leaf, &frame) + f.hosts_per_leaf;
         }
-        self.enqueue(NodeId::Switch(s), port, frame);
+        self.enqueue(NodeId::Switch(s), port, Queued { frame, hold });
     }
 
     /// Canary's rule: the default up-port unless its queue is over half full or its path is
@@ -617,119 +663,6 @@ impl Sim {
         Some(((o[1] as usize) << 8 | o[2] as usize).min(f.leaves))
     }
 
-    fn enqueue(&mut self, node: NodeId, port: usize, frame: Vec<u8>) {
-        let f = self.run.fabric;
-        let cap = f.queue_bytes;
-        let p = match node {
-            NodeId::Switch(s) => &mut self.switches[s].ports[port],
-            NodeId::Host(h) => &mut self.hosts[h].nic,
-        };
-        if let NodeId::Switch(s) = node {
-            if p.bytes + frame.len() > cap {
-                self.queue_drops += 1;
-                let at = if s >= f.leaves {
-                    1
-                } else if port >= f.hosts_per_leaf {
-                    0
-                } else {
-                    2
-                };
-                self.drops_at[at] += 1;
-                return;
-            }
-        }
-        p.bytes += frame.len();
-        p.queue.push_back(frame);
-        if !p.busy {
-            self.start_tx(node, port);
-        }
-    }
-
-    fn start_tx(&mut self, node: NodeId, port: usize) {
-        let f = self.run.fabric;
-        let p = match node {
-            NodeId::Switch(s) => &mut self.switches[s].ports[port],
-            NodeId::Host(h) => &mut self.hosts[h].nic,
-        };
-        let Some(fr) = p.queue.front() else {
-            p.busy = false;
-            return;
-        };
-        p.busy = true;
-        let t = self.now + f.ser_ns(fr.len() + 24);
-        self.push(t, Ev::TxDone(node, port as u8));
-    }
-
-    fn tx_done(&mut self, node: NodeId, port: u8) {
-        let f = self.run.fabric;
-        let p = match node {
-            NodeId::Switch(s) => &mut self.switches[s].ports[port as usize],
-            NodeId::Host(h) => &mut self.hosts[h].nic,
-        };
-        let Some(frame) = p.queue.pop_front() else {
-            // The link failed while the frame was in flight: its queue was dropped.
-            p.busy = false;
-            return;
-        };
-        p.bytes -= frame.len();
-        p.busy = false;
-        if !p.queue.is_empty() {
-            self.start_tx(node, port as usize);
-        }
-        let peer = self.peer(node, port as usize);
-        match peer {
-            Some((to, to_port)) => {
-                if let (NodeId::Switch(a), NodeId::Switch(_)) = (node, to) {
-                    if a < f.leaves {
-                        self.uplink_bytes.0 += frame.len() as u64;
-                    } else {
-                        self.uplink_bytes.1 += frame.len() as u64;
-                    }
-                }
-                self.deliver(to, to_port, frame);
-            }
-            None => self.lost += 1,
-        }
-        if let NodeId::Host(h) = node {
-            self.host_pump(h);
-        }
-    }
-
-    /// The other end of a port, or `None` if the link is down.
-    fn peer(&self, node: NodeId, port: usize) -> Option<(NodeId, u8)> {
-        let f = self.run.fabric;
-        match node {
-            NodeId::Host(h) => Some((
-                NodeId::Switch(h / f.hosts_per_leaf),
-                (h % f.hosts_per_leaf) as u8,
-            )),
-            NodeId::Switch(l) if l < f.leaves => {
-                if port < f.hosts_per_leaf {
-                    Some((NodeId::Host(l * f.hosts_per_leaf + port), 0))
-                } else {
-                    let s = port - f.hosts_per_leaf;
-                    self.up[l][s].then_some((NodeId::Switch(f.leaves + s), l as u8))
-                }
-            }
-            NodeId::Switch(sw) => {
-                let s = sw - f.leaves;
-                (port < f.leaves && self.up[port][s])
-                    .then_some((NodeId::Switch(port), (f.hosts_per_leaf + s) as u8))
-            }
-        }
-    }
-
-    fn deliver(&mut self, to: NodeId, port: u8, frame: Vec<u8>) {
-        let fate = self.faults.fate();
-        if fate.lost() {
-            self.lost += 1;
-        }
-        for &hold in fate.holds() {
-            let t = self.now + self.run.fabric.prop_ns + hold;
-            self.push(t, Ev::Arrive(to, port, frame.clone()));
-        }
-    }
-
     /// Queues a frame at host `h`'s NIC (urgent frames go before new blocks).
     fn host_enqueue(&mut self, h: usize, frame: Vec<u8>, _urgent: bool) {
         self.hosts[h].urgent.push_back(frame);
@@ -759,7 +692,7 @@ impl Sim {
             self.push(self.now + load.noise_ns, Ev::Wake(h));
             return;
         }
-        self.enqueue(NodeId::Host(h), 0, frame);
+        self.enqueue(NodeId::Host(h), 0, Queued { frame, hold: None });
     }
 
     fn background(&mut self, h: usize) {
@@ -797,7 +730,7 @@ impl Sim {
         // A background host never queues more than a few packets: beyond that it is
         // back-pressured (its offered load is a ceiling, not a queue).
         if self.hosts[h].nic.queue.len() < 4 {
-            self.enqueue(NodeId::Host(h), 0, frame);
+            self.enqueue(NodeId::Host(h), 0, Queued { frame, hold: None });
         }
         let gap = (f.ser_ns(len + 24) as f64 / load.background) as u64;
         let gap = self.rng.gen_range(gap / 2..=gap + gap / 2).max(1);
@@ -820,182 +753,6 @@ fn derangement(seed: u64, round: u32, n: usize) -> Vec<usize> {
         }
     }
     p
-}
-
-/// Every switch's configuration for `run`: forwarding tables and the job entries the scheme
-/// needs (switches `0..leaves` are leaves, then the spines).
-#[allow(clippy::needless_range_loop)]
-fn configs(run: &Run) -> Result<Vec<SwitchConfig>, RunError> {
-    let f = run.fabric;
-    let n = f.leaves + f.spines;
-    let ports = (f.hosts_per_leaf + f.spines).max(f.leaves) as u8;
-    let slot_count = run.window.max(4);
-    let trees = match run.scheme {
-        Scheme::Static { trees } => trees.clamp(1, f.spines),
-        _ => 1,
-    };
-    let jobs_per_switch = run.jobs.len() * trees;
-    let params = Params {
-        slots: (slot_count as usize * jobs_per_switch.max(1)) as u32,
-        elements: run.packet_elements,
-        max_jobs: jobs_per_switch.max(1) as u16,
-        max_children: 64,
-        max_routes: (f.hosts() + n + 1) as u16,
-        ports,
-    };
-    let mut cfgs: Vec<SwitchConfig> = (0..n)
-        .map(|sw| {
-            let mut c = SwitchConfig::new(&format!("sw{sw}"), switch_mac(sw), switch_ip(sw));
-            c.params = params;
-            c
-        })
-        .collect();
-    for (sw, c) in cfgs.iter_mut().enumerate() {
-        for h in 0..f.hosts() {
-            let l = h / f.hosts_per_leaf;
-            let port = if sw < f.leaves {
-                if l == sw {
-                    h % f.hosts_per_leaf
-                } else {
-                    f.hosts_per_leaf + h % f.spines
-                }
-            } else {
-                l
-            };
-            c.routes.push(Route {
-                ip: host_ip(&f, h),
-                port: port as u8,
-            });
-        }
-        for other in 0..n {
-            if other == sw {
-                continue;
-            }
-            let port = match (sw < f.leaves, other < f.leaves) {
-                (true, true) => f.hosts_per_leaf + other % f.spines,
-                (true, false) => f.hosts_per_leaf + (other - f.leaves),
-                (false, true) => other,
-                (false, false) => continue,
-            };
-            c.routes.push(Route {
-                ip: switch_ip(other),
-                port: port as u8,
-            });
-        }
-    }
-    let leaf_ep = |l: usize, port: usize| Endpoint {
-        mac: switch_mac(l),
-        ip: switch_ip(l),
-        udp_port: FANIN_UDP_PORT,
-        port: port as u8,
-    };
-    for (ji, job) in run.jobs.iter().enumerate() {
-        let all = crate::wire::RankSet::first(job.hosts.len() as u32);
-        let ranks = all.0[0];
-        let last = all.0.iter().rposition(|&w| w != 0).unwrap_or(0);
-        let ranks_hi = all.0[1..=last].to_vec();
-        match run.scheme {
-            Scheme::Ring => {}
-            Scheme::Canary { flush_ns } => {
-                let e = JobEntry {
-                    job: job.job,
-                    role: Role::Root,
-                    mode: Mode::Dynamic {
-                        flush_after: flush_ns,
-                        reclaim_after: run.rto_ns * 4,
-                    },
-                    degree_limit: 1,
-                    children: vec![],
-                    ranks,
-                    ranks_hi: ranks_hi.clone(),
-                    slot_base: ji as u32 * slot_count,
-                    slot_count,
-                    quota: 0,
-                    trust: Trust::OFF,
-                };
-                for c in cfgs.iter_mut() {
-                    c.jobs.push(e.clone());
-                }
-            }
-            Scheme::Static { .. } => {
-                for t in 0..trees {
-                    let id = job.job + t as u16;
-                    let spine = (job.root_spine + t) % f.spines;
-                    let base = ((ji * trees + t) as u32) * slot_count;
-                    let mut leaf_children = Vec::new();
-                    for l in 0..f.leaves {
-                        let mine: Vec<(usize, usize)> = job
-                            .hosts
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, &h)| h / f.hosts_per_leaf == l)
-                            .map(|(r, &h)| (r, h))
-                            .collect();
-                        if mine.is_empty() {
-                            continue;
-                        }
-                        let children: Vec<Child> = mine
-                            .iter()
-                            .map(|&(r, h)| Child {
-                                endpoint: Endpoint {
-                                    mac: host_mac(h),
-                                    ip: host_ip(&f, h),
-                                    udp_port: FANIN_UDP_PORT,
-                                    port: (h % f.hosts_per_leaf) as u8,
-                                },
-                                ranks: 1 << r,
-                                below: 0,
-                            })
-                            .collect();
-                        let lranks = children.iter().fold(0, |m, c| m | c.ranks);
-                        cfgs[l].jobs.push(JobEntry {
-                            job: id,
-                            role: Role::Inner {
-                                parent: Endpoint {
-                                    mac: switch_mac(f.leaves + spine),
-                                    ip: switch_ip(f.leaves + spine),
-                                    udp_port: FANIN_UDP_PORT,
-                                    port: (f.hosts_per_leaf + spine) as u8,
-                                },
-                                index_at_parent: leaf_children.len() as u8,
-                            },
-                            mode: Mode::Static,
-                            degree_limit: children.len() as u8,
-                            children,
-                            ranks: lranks,
-                            ranks_hi: vec![],
-                            slot_base: base,
-                            slot_count,
-                            quota: 0,
-                            trust: Trust::OFF,
-                        });
-                        leaf_children.push(Child {
-                            endpoint: leaf_ep(l, l),
-                            ranks: lranks,
-                            below: 0,
-                        });
-                    }
-                    cfgs[f.leaves + spine].jobs.push(JobEntry {
-                        job: id,
-                        role: Role::Root,
-                        mode: Mode::Static,
-                        degree_limit: leaf_children.len() as u8,
-                        children: leaf_children,
-                        ranks,
-                        ranks_hi: vec![],
-                        slot_base: base,
-                        slot_count,
-                        quota: 0,
-                        trust: Trust::OFF,
-                    });
-                }
-            }
-        }
-    }
-    for c in &cfgs {
-        c.validate().map_err(|e| RunError::Bad(e.to_string()))?;
-    }
-    Ok(cfgs)
 }
 
 /// Runs `run` and returns its outcome.
