@@ -52,10 +52,13 @@ fn main() {
         Cmd::Reload(a) => cli::run_control(a.addr, &ControlRequest::Reload),
         Cmd::Allreduce(a) => cli::run_allreduce(a),
         Cmd::Place(a) => fanin_placement::cli::run_place(a),
-        Cmd::Experiment(a) if a.flow.is_some() && !a.name.is_canary() => Err(anyhow::anyhow!(
-            "--flow applies to the canary-* experiments only, not {:?}",
-            a.name
-        )),
+        Cmd::Experiment(a) if a.flow.is_some() && !a.name.is_canary() => {
+            Err(fanin::error::input_error(format!(
+                "--flow applies to the canary-* experiments only, not {}",
+                clap::ValueEnum::to_possible_value(&a.name)
+                    .map_or(String::new(), |v| v.get_name().to_string())
+            )))
+        }
         Cmd::Experiment(a) if a.name.is_ask() => fanin::kv_experiment::run(a),
         Cmd::Experiment(a) if a.name.is_canary() => fanin::canary_experiment::run_experiment(a),
         Cmd::Experiment(a) => fanin_placement::cli::run_experiment(a),

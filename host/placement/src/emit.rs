@@ -228,7 +228,7 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
         let plan = plan::build_with(&nodes, spec, &endpoint)
             .map_err(|e| EmitError::Plan(*job, e.to_string()))?;
         workers.extend(plan.workers);
-        for (cfg, &v) in plan.switches.into_iter().zip(&plan.switch_nodes) {
+        for (mut cfg, &v) in plan.switches.into_iter().zip(&plan.switch_nodes) {
             let a = tree.nodes[v].addr;
             let merged = configs.entry(a).or_insert_with(|| SwitchConfig {
                 jobs: Vec::new(),
@@ -238,7 +238,7 @@ pub fn emit(jobs: &[(u16, AggTree)], opts: &EmitOptions) -> Result<Emitted, Emit
             // Static and timeout jobs' ports are logical per job (no routes): a datagram
             // switch needs none. Dynamic jobs' routes go onto the physical ports.
             if dynamic {
-                ports.merge_routes(tree, v, &cfg, merged)?;
+                ports.renumber(tree, v, &mut cfg, merged)?;
             }
             merged
                 .jobs

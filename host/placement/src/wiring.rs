@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-use fanin_proto::config::{Route, SwitchConfig};
+use fanin_proto::config::{Role, Route, SwitchConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::aggtree::{AggKind, AggTree};
@@ -148,13 +148,14 @@ impl Ports {
     }
 
     /// Renumbers `plan`, the configuration `fanin_proto::plan` built for switch node `v` of
-    /// `tree` (its ports: 0 the parent, 1 + i child i), onto the physical ports, and merges
-    /// its routes into `into` (a destination routed two ways is an error).
-    pub fn merge_routes(
+    /// `tree` (its ports: 0 the parent, 1 + i child i), onto the physical ports: its job
+    /// entries' child and parent endpoints in place, and its routes as it merges them into
+    /// `into` (a destination routed two ways is an error).
+    pub fn renumber(
         &self,
         tree: &AggTree,
         v: usize,
-        plan: &SwitchConfig,
+        plan: &mut SwitchConfig,
         into: &mut SwitchConfig,
     ) -> Result<(), EmitError> {
         let me = tree.nodes[v].addr;
@@ -175,14 +176,24 @@ impl Ports {
             })?;
             nb_of.insert(r.port, a);
         }
-        for r in &plan.routes {
-            let nb = nb_of.get(&r.port).ok_or_else(|| {
+        let phys_of = |port: u8, what: &str| {
+            nb_of.get(&port).map(|nb| phys[nb]).ok_or_else(|| {
                 EmitError::Wiring(format!(
-                    "the plan of {:?} routes {} to port {}, which no tree edge has (a bug)",
-                    tree.nodes[v].name, r.ip, r.port
+                    "the plan of {:?} sends {what} to port {port}, which no tree edge has (a bug)",
+                    tree.nodes[v].name
                 ))
-            })?;
-            let port = phys[nb];
+            })
+        };
+        for j in &mut plan.jobs {
+            for c in &mut j.children {
+                c.endpoint.port = phys_of(c.endpoint.port, "a child")?;
+            }
+            if let Role::Inner { parent, .. } = &mut j.role {
+                parent.port = phys_of(parent.port, "the parent")?;
+            }
+        }
+        for r in &plan.routes {
+            let port = phys_of(r.port, &r.ip.to_string())?;
             match into.routes.iter().find(|x| x.ip == r.ip) {
                 Some(x) if x.port != port => {
                     return Err(EmitError::Wiring(format!(

@@ -138,9 +138,9 @@ fn the_flow_flag_is_refused_where_it_means_nothing() {
         60,
     );
     let (_, err) = text(&o);
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(2), "a bad flag is an input error");
     assert!(
-        err.contains("--flow applies to the canary-* experiments only, not AskGoodput"),
+        err.contains("--flow applies to the canary-* experiments only, not ask-goodput"),
         "{err}"
     );
     let o = run(

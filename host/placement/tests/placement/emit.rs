@@ -218,6 +218,15 @@ fn dynamic_routes_reach_every_node_over_one_port_per_edge() {
         assert_eq!(sw.name, cfg.name);
         assert_eq!(cfg.jobs.len(), 2);
         assert!(cfg.params.ports as usize >= sw.links.len());
+        // The job entries name their children and parent on the same ports as the links.
+        for j in &cfg.jobs {
+            for c in &j.children {
+                assert_eq!(sw.links[c.endpoint.port as usize].ip, c.endpoint.ip);
+            }
+            if let fanin_proto::config::Role::Inner { parent, .. } = j.role {
+                assert_eq!(sw.links[parent.port as usize].ip, parent.ip);
+            }
+        }
         for (i, l) in sw.links.iter().enumerate() {
             assert_eq!(l.port as usize, i, "{}: ports are dense", cfg.name);
             // The neighbour's end of a switch link names this switch.
