@@ -197,6 +197,9 @@ pub mod small {
     /// Header window: the Ethernet, IPv4, UDP and fanin headers (the bytes before the
     /// payload), which a frame's item carries.
     pub const HEADERS: Field = f("headers", 0, PAYLOAD_OFFSET * 8, "bytes before the payload");
+    /// Header window: the UDP checksum (frame bytes 40, 41, in AXI byte order: only
+    /// compared with zero, by the ingress port's checksum check).
+    pub const UDP_CSUM: Field = f("udp_csum", (L2L4_LEN - 2) * 8, 16, "UDP checksum");
     /// Header window: the fanin header's contributor bitmap.
     pub const BITMAP: Field = f(
         "bitmap",

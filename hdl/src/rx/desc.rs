@@ -2,6 +2,7 @@
 //! register, the byte count of a beat's `tkeep` and the parser capture.
 
 use super::{cap_beats, DESC_W};
+use crate::layout::{desc, small};
 use crate::parse::PARSE_W;
 use rust_hdl::prelude::*;
 
@@ -44,6 +45,18 @@ impl Logic for DescRoom {
     }
 }
 
+/// A field's bit range as a Verilog part select (`hi:lo`).
+fn range(f: fanin_regs::layout::Field) -> String {
+    format!("{}:{}", f.offset + f.width - 1, f.offset)
+}
+
+// The Verilog's `{row, len, hdr}` is the layout's field order (`layout::RxDesc`).
+const _: () = assert!(
+    desc::RX_HDR.offset == 0
+        && desc::RX_LEN.offset == desc::RX_HDR.width
+        && desc::RX_ROW.offset == desc::RX_LEN.offset + desc::RX_LEN.width
+);
+
 /// The descriptor register: the capture, the frame length and the first row, loaded on
 /// `en`: the descriptor RAM's write word (see [`DESC_W`]). Written as a concatenation (a
 /// simulator copies words instead of shifting 672-bit values).
@@ -59,7 +72,7 @@ pub struct DescReg {
     pub len: Signal<In, Bits<16>>,
     /// The first row.
     pub row: Signal<In, Bits<16>>,
-    /// The registered capture's UDP checksum field (bytes 40, 41: bits 335:320).
+    /// The registered capture's UDP checksum field (`layout::small::UDP_CSUM`).
     pub uck: Signal<Out, Bits<16>>,
     /// The registered capture.
     pub hq: Signal<Out, Bits<PARSE_W>>,
@@ -73,11 +86,11 @@ impl Logic for DescReg {
     fn update(&mut self) {
         if self.clock.pos_edge() && self.en.val() {
             self.q.next = bit_cast::<DESC_W, PARSE_W>(self.hdr.val())
-                | (bit_cast::<DESC_W, 16>(self.len.val()) << 640)
-                | (bit_cast::<DESC_W, 16>(self.row.val()) << 656);
+                | (bit_cast::<DESC_W, 16>(self.len.val()) << desc::RX_LEN.offset as u64)
+                | (bit_cast::<DESC_W, 16>(self.row.val()) << desc::RX_ROW.offset as u64);
         }
-        self.uck.next = self.q.val().get_bits::<16>(320);
-        self.hq.next = self.q.val().get_bits::<PARSE_W>(0);
+        self.uck.next = self.q.val().get_bits::<16>(small::UDP_CSUM.offset);
+        self.hq.next = self.q.val().get_bits::<PARSE_W>(desc::RX_HDR.offset);
         self.wdata.next = self.q.val();
     }
     fn connect(&mut self) {
@@ -91,10 +104,11 @@ impl Logic for DescReg {
         Verilog::Custom(format!(
             "initial begin\n    q = {DESC_W}'h0;\nend\n\n\
              always @(posedge clock) begin\n    if (en) q <= {{row, len, hdr}};\nend\n\n\
-             assign uck = q[335:320];\n\
-             assign hq = q[{hm}:0];\n\
+             assign uck = q[{ck}];\n\
+             assign hq = q[{hq}];\n\
              assign wdata = q;\n",
-            hm = PARSE_W - 1,
+            ck = range(small::UDP_CSUM),
+            hq = range(desc::RX_HDR),
         ))
     }
     fn timing(&self) -> Vec<TimingInfo> {
