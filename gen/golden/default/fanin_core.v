@@ -15525,13 +15525,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     localparam  c_info$10 = 32'h5ee;
     localparam  c_mclog = 16'h4;
     localparam  c_mcmask = 24'hf;
-    localparam  c_tbl_end = 16'h948;
-    localparam  tb_job = 4'h1;
-    localparam  tb_child = 4'h2;
-    localparam  tb_pb = 4'h3;
-    localparam  tb_route = 4'h4;
-    localparam  at_route_valid = 16'h27;
-    localparam  at_route_ports = 16'h28;
     localparam  a_me_ip = 16'h40;
     localparam  a_me_port = 16'h44;
     localparam  a_me_mac_lo = 16'h48;
@@ -15539,60 +15532,13 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     localparam  a_tick_div = 16'h50;
     localparam  a_tick = 16'h54;
     localparam  a_scan_ticks = 16'h58;
-    localparam  a_tbl_sel = 16'h8e0;
-    localparam  a_tbl_data = 16'h900;
     localparam  a_busy = 16'ha00;
     localparam  a_route_ip = 16'h80;
     localparam  a_route_port = 16'h84;
     localparam  a_route_commit = 16'h88;
-    localparam  a_job_id = 16'h800;
-    localparam  a_job_ctrl = 16'h804;
-    localparam  a_job_ranks_lo = 16'h808;
-    localparam  a_job_ranks_hi = 16'h80c;
-    localparam  a_job_expected_lo = 16'h810;
-    localparam  a_job_expected_hi = 16'h814;
-    localparam  a_job_slot_base = 16'h818;
-    localparam  a_job_slot_count = 16'h81c;
-    localparam  a_job_quota = 16'h820;
-    localparam  a_job_flush_after = 16'h824;
-    localparam  a_job_reclaim_after = 16'h828;
-    localparam  a_job_reclaim_idle = 16'h844;
-    localparam  a_job_first_block = 16'h848;
-    localparam  a_port_below_lo = 16'h8c0;
-    localparam  a_port_below_hi = 16'h8c4;
     localparam  a_port_below_commit = 16'h8c8;
-    localparam  a_job_parent_mac_lo = 16'h82c;
-    localparam  a_job_parent_mac_hi = 16'h830;
-    localparam  a_job_parent_ip = 16'h834;
-    localparam  a_job_parent_udp = 16'h838;
-    localparam  a_job_parent_port = 16'h83c;
     localparam  a_job_commit = 16'h840;
-    localparam  a_child_mac_lo = 16'h880;
-    localparam  a_child_mac_hi = 16'h884;
-    localparam  a_child_ip = 16'h888;
-    localparam  a_child_udp = 16'h88c;
-    localparam  a_child_port = 16'h890;
-    localparam  a_child_ranks_lo = 16'h894;
-    localparam  a_child_ranks_hi = 16'h898;
     localparam  a_child_commit = 16'h89c;
-    localparam  at_job_job = 16'h20;
-    localparam  at_job_ranks = 16'h40;
-    localparam  at_job_expected = 16'h80;
-    localparam  at_job_slot_base = 16'hc0;
-    localparam  at_job_slot_count = 16'he0;
-    localparam  at_job_quota = 16'h100;
-    localparam  at_job_flush_after = 16'h120;
-    localparam  at_job_reclaim_after = 16'h140;
-    localparam  at_job_reclaim_idle = 16'h200;
-    localparam  at_job_first_block = 16'h220;
-    localparam  at_job_parent_ip = 16'h160;
-    localparam  at_job_parent_mac = 16'h180;
-    localparam  at_job_parent_udp = 16'h1b0;
-    localparam  at_job_parent_port = 16'h1c0;
-    localparam  at_child_mac = 16'h40;
-    localparam  at_child_ip = 16'h70;
-    localparam  at_child_udp = 16'h90;
-    localparam  at_child_port = 16'ha0;
     
     // Stub signals
     reg  aw_ack$d;
@@ -15622,72 +15568,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     reg  [31:0] scan_ticks_r$d;
     wire  [31:0] scan_ticks_r$q;
     reg  scan_ticks_r$clock;
-    reg  [31:0] tbl_sel$d;
-    wire  [31:0] tbl_sel$q;
-    reg  tbl_sel$clock;
-    reg  [15:0] st_jid$d;
-    wire  [15:0] st_jid$q;
-    reg  st_jid$clock;
-    reg  [31:0] st_jctrl$d;
-    wire  [31:0] st_jctrl$q;
-    reg  st_jctrl$clock;
-    reg  [63:0] st_jranks$d;
-    wire  [63:0] st_jranks$q;
-    reg  st_jranks$clock;
-    reg  [63:0] st_jexp$d;
-    wire  [63:0] st_jexp$q;
-    reg  st_jexp$clock;
-    reg  [31:0] st_jsbase$d;
-    wire  [31:0] st_jsbase$q;
-    reg  st_jsbase$clock;
-    reg  [31:0] st_jscount$d;
-    wire  [31:0] st_jscount$q;
-    reg  st_jscount$clock;
-    reg  [31:0] st_jquota$d;
-    wire  [31:0] st_jquota$q;
-    reg  st_jquota$clock;
-    reg  [31:0] st_jflush$d;
-    wire  [31:0] st_jflush$q;
-    reg  st_jflush$clock;
-    reg  [31:0] st_jreclaim$d;
-    wire  [31:0] st_jreclaim$q;
-    reg  st_jreclaim$clock;
-    reg  [31:0] st_jidle$d;
-    wire  [31:0] st_jidle$q;
-    reg  st_jidle$clock;
-    reg  [31:0] st_jfirst$d;
-    wire  [31:0] st_jfirst$q;
-    reg  st_jfirst$clock;
-    reg  [47:0] st_pmac$d;
-    wire  [47:0] st_pmac$q;
-    reg  st_pmac$clock;
-    reg  [31:0] st_pip$d;
-    wire  [31:0] st_pip$q;
-    reg  st_pip$clock;
-    reg  [15:0] st_pudp$d;
-    wire  [15:0] st_pudp$q;
-    reg  st_pudp$clock;
-    reg  [7:0] st_pport$d;
-    wire  [7:0] st_pport$q;
-    reg  st_pport$clock;
-    reg  [47:0] st_cmac$d;
-    wire  [47:0] st_cmac$q;
-    reg  st_cmac$clock;
-    reg  [31:0] st_cip$d;
-    wire  [31:0] st_cip$q;
-    reg  st_cip$clock;
-    reg  [15:0] st_cudp$d;
-    wire  [15:0] st_cudp$q;
-    reg  st_cudp$clock;
-    reg  [7:0] st_cport$d;
-    wire  [7:0] st_cport$q;
-    reg  st_cport$clock;
-    reg  [63:0] st_cranks$d;
-    wire  [63:0] st_cranks$q;
-    reg  st_cranks$clock;
-    reg  [63:0] st_pbelow$d;
-    wire  [63:0] st_pbelow$q;
-    reg  st_pbelow$clock;
     reg  [31:0] st_route_ip$d;
     wire  [31:0] st_route_ip$q;
     reg  st_route_ip$clock;
@@ -15844,45 +15724,88 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     reg  [7:0] jcw_i$d;
     wire  [7:0] jcw_i$q;
     reg  jcw_i$clock;
-    reg  [575:0] jword$d;
-    wire  [575:0] jword$q;
-    reg  jword$clock;
     reg  chw$d;
     wire  chw$q;
     reg  chw$clock;
     reg  [23:0] chw_a$d;
     wire  [23:0] chw_a$q;
     reg  chw_a$clock;
-    reg  [167:0] cword$d;
-    wire  [167:0] cword$q;
-    reg  cword$clock;
     reg  pbw$d;
     wire  pbw$q;
     reg  pbw$clock;
     reg  [23:0] pbw_a$d;
     wire  [23:0] pbw_a$q;
     reg  pbw_a$clock;
-    reg  jram_rb$clock;
-    reg  [23:0] jram_rb$waddr;
-    reg  [575:0] jram_rb$wdata;
-    reg  [31:0] jram_rb$we;
-    reg  [23:0] jram_rb$raddr;
-    wire  [575:0] jram_rb$rdata;
-    reg  chram_rb$clock;
-    reg  [23:0] chram_rb$waddr;
-    reg  [167:0] chram_rb$wdata;
-    reg  [31:0] chram_rb$we;
-    reg  [23:0] chram_rb$raddr;
-    wire  [167:0] chram_rb$rdata;
-    reg  pbram_rb$clock;
-    reg  [23:0] pbram_rb$waddr;
-    reg  [63:0] pbram_rb$wdata;
-    reg  [31:0] pbram_rb$we;
-    reg  [23:0] pbram_rb$raddr;
-    wire  [63:0] pbram_rb$rdata;
-    reg  [575:0] tbl_q$d;
-    wire  [575:0] tbl_q$q;
-    reg  tbl_q$clock;
+    reg  staging$clock;
+    reg  staging$w_ack;
+    reg  [15:0] staging$wa;
+    reg  [31:0] staging$wd;
+    wire  [575:0] staging$job_word;
+    wire  [167:0] staging$child_word;
+    wire  [63:0] staging$pbelow;
+    reg  readback$clock;
+    reg  readback$w_ack;
+    reg  [15:0] readback$wa;
+    reg  [31:0] readback$wd;
+    reg  [15:0] readback$araddr;
+    reg  [23:0] readback$jt_waddr;
+    reg  [575:0] readback$jt_wdata;
+    reg  [31:0] readback$jt_we;
+    reg  [23:0] readback$ch_waddr;
+    reg  [167:0] readback$ch_wdata;
+    reg  [31:0] readback$ch_we;
+    reg  [23:0] readback$pb_waddr;
+    reg  [63:0] readback$pb_wdata;
+    reg  [31:0] readback$pb_we;
+    reg  [31:0] readback$route_ip$0;
+    reg  [31:0] readback$route_ip$1;
+    reg  [31:0] readback$route_ip$2;
+    reg  [31:0] readback$route_ip$3;
+    reg  [31:0] readback$route_ip$4;
+    reg  [31:0] readback$route_ip$5;
+    reg  [31:0] readback$route_ip$6;
+    reg  [31:0] readback$route_ip$7;
+    reg  [31:0] readback$route_ip$8;
+    reg  [31:0] readback$route_ip$9;
+    reg  [31:0] readback$route_ip$10;
+    reg  [31:0] readback$route_ip$11;
+    reg  [31:0] readback$route_ip$12;
+    reg  [31:0] readback$route_ip$13;
+    reg  [31:0] readback$route_ip$14;
+    reg  [31:0] readback$route_ip$15;
+    reg  readback$route_valid$0;
+    reg  readback$route_valid$1;
+    reg  readback$route_valid$2;
+    reg  readback$route_valid$3;
+    reg  readback$route_valid$4;
+    reg  readback$route_valid$5;
+    reg  readback$route_valid$6;
+    reg  readback$route_valid$7;
+    reg  readback$route_valid$8;
+    reg  readback$route_valid$9;
+    reg  readback$route_valid$10;
+    reg  readback$route_valid$11;
+    reg  readback$route_valid$12;
+    reg  readback$route_valid$13;
+    reg  readback$route_valid$14;
+    reg  readback$route_valid$15;
+    reg  [7:0] readback$route_pm$0;
+    reg  [7:0] readback$route_pm$1;
+    reg  [7:0] readback$route_pm$2;
+    reg  [7:0] readback$route_pm$3;
+    reg  [7:0] readback$route_pm$4;
+    reg  [7:0] readback$route_pm$5;
+    reg  [7:0] readback$route_pm$6;
+    reg  [7:0] readback$route_pm$7;
+    reg  [7:0] readback$route_pm$8;
+    reg  [7:0] readback$route_pm$9;
+    reg  [7:0] readback$route_pm$10;
+    reg  [7:0] readback$route_pm$11;
+    reg  [7:0] readback$route_pm$12;
+    reg  [7:0] readback$route_pm$13;
+    reg  [7:0] readback$route_pm$14;
+    reg  [7:0] readback$route_pm$15;
+    wire  [31:0] readback$rd;
     reg  rs$d;
     wire  rs$q;
     reg  rs$clock;
@@ -15970,15 +15893,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     reg  s_busy$15$d;
     wire  s_busy$15$q;
     reg  s_busy$15$clock;
-    reg  s_tbl$d;
-    wire  s_tbl$q;
-    reg  s_tbl$clock;
-    reg  s_tsel$d;
-    wire  s_tsel$q;
-    reg  s_tsel$clock;
-    reg  [15:0] tbl_w$d;
-    wire  [15:0] tbl_w$q;
-    reg  tbl_w$clock;
     reg  rvalid_r$d;
     wire  rvalid_r$q;
     reg  rvalid_r$clock;
@@ -15988,11 +15902,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     
     // Local signals
     reg  wr;
-    reg  [15:0] tbl_row;
-    reg  [575:0] tbl_sh;
-    reg  [31:0] rt_ip;
-    reg  [7:0] rt_pm;
-    reg  rt_v;
     reg  [31:0] rd;
     
     // Sub module instances
@@ -16040,116 +15949,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         .d(scan_ticks_r$d),
         .q(scan_ticks_r$q),
         .clock(scan_ticks_r$clock)
-    );
-    fanin_csr_tbl_sel tbl_sel(
-        .d(tbl_sel$d),
-        .q(tbl_sel$q),
-        .clock(tbl_sel$clock)
-    );
-    fanin_csr_st_jid st_jid(
-        .d(st_jid$d),
-        .q(st_jid$q),
-        .clock(st_jid$clock)
-    );
-    fanin_csr_st_jctrl st_jctrl(
-        .d(st_jctrl$d),
-        .q(st_jctrl$q),
-        .clock(st_jctrl$clock)
-    );
-    fanin_csr_st_jranks st_jranks(
-        .d(st_jranks$d),
-        .q(st_jranks$q),
-        .clock(st_jranks$clock)
-    );
-    fanin_csr_st_jexp st_jexp(
-        .d(st_jexp$d),
-        .q(st_jexp$q),
-        .clock(st_jexp$clock)
-    );
-    fanin_csr_st_jsbase st_jsbase(
-        .d(st_jsbase$d),
-        .q(st_jsbase$q),
-        .clock(st_jsbase$clock)
-    );
-    fanin_csr_st_jscount st_jscount(
-        .d(st_jscount$d),
-        .q(st_jscount$q),
-        .clock(st_jscount$clock)
-    );
-    fanin_csr_st_jquota st_jquota(
-        .d(st_jquota$d),
-        .q(st_jquota$q),
-        .clock(st_jquota$clock)
-    );
-    fanin_csr_st_jflush st_jflush(
-        .d(st_jflush$d),
-        .q(st_jflush$q),
-        .clock(st_jflush$clock)
-    );
-    fanin_csr_st_jreclaim st_jreclaim(
-        .d(st_jreclaim$d),
-        .q(st_jreclaim$q),
-        .clock(st_jreclaim$clock)
-    );
-    fanin_csr_st_jidle st_jidle(
-        .d(st_jidle$d),
-        .q(st_jidle$q),
-        .clock(st_jidle$clock)
-    );
-    fanin_csr_st_jfirst st_jfirst(
-        .d(st_jfirst$d),
-        .q(st_jfirst$q),
-        .clock(st_jfirst$clock)
-    );
-    fanin_csr_st_pmac st_pmac(
-        .d(st_pmac$d),
-        .q(st_pmac$q),
-        .clock(st_pmac$clock)
-    );
-    fanin_csr_st_pip st_pip(
-        .d(st_pip$d),
-        .q(st_pip$q),
-        .clock(st_pip$clock)
-    );
-    fanin_csr_st_pudp st_pudp(
-        .d(st_pudp$d),
-        .q(st_pudp$q),
-        .clock(st_pudp$clock)
-    );
-    fanin_csr_st_pport st_pport(
-        .d(st_pport$d),
-        .q(st_pport$q),
-        .clock(st_pport$clock)
-    );
-    fanin_csr_st_cmac st_cmac(
-        .d(st_cmac$d),
-        .q(st_cmac$q),
-        .clock(st_cmac$clock)
-    );
-    fanin_csr_st_cip st_cip(
-        .d(st_cip$d),
-        .q(st_cip$q),
-        .clock(st_cip$clock)
-    );
-    fanin_csr_st_cudp st_cudp(
-        .d(st_cudp$d),
-        .q(st_cudp$q),
-        .clock(st_cudp$clock)
-    );
-    fanin_csr_st_cport st_cport(
-        .d(st_cport$d),
-        .q(st_cport$q),
-        .clock(st_cport$clock)
-    );
-    fanin_csr_st_cranks st_cranks(
-        .d(st_cranks$d),
-        .q(st_cranks$q),
-        .clock(st_cranks$clock)
-    );
-    fanin_csr_st_pbelow st_pbelow(
-        .d(st_pbelow$d),
-        .q(st_pbelow$q),
-        .clock(st_pbelow$clock)
     );
     fanin_csr_st_route_ip st_route_ip(
         .d(st_route_ip$d),
@@ -16411,11 +16210,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         .q(jcw_i$q),
         .clock(jcw_i$clock)
     );
-    fanin_csr_jword jword(
-        .d(jword$d),
-        .q(jword$q),
-        .clock(jword$clock)
-    );
     fanin_csr_chw chw(
         .d(chw$d),
         .q(chw$q),
@@ -16425,11 +16219,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         .d(chw_a$d),
         .q(chw_a$q),
         .clock(chw_a$clock)
-    );
-    fanin_csr_cword cword(
-        .d(cword$d),
-        .q(cword$q),
-        .clock(cword$clock)
     );
     fanin_csr_pbw pbw(
         .d(pbw$d),
@@ -16441,34 +16230,79 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         .q(pbw_a$q),
         .clock(pbw_a$clock)
     );
-    fanin_csr_jram_rb jram_rb(
-        .clock(jram_rb$clock),
-        .waddr(jram_rb$waddr),
-        .wdata(jram_rb$wdata),
-        .we(jram_rb$we),
-        .raddr(jram_rb$raddr),
-        .rdata(jram_rb$rdata)
+    fanin_csr_staging staging(
+        .clock(staging$clock),
+        .w_ack(staging$w_ack),
+        .wa(staging$wa),
+        .wd(staging$wd),
+        .job_word(staging$job_word),
+        .child_word(staging$child_word),
+        .pbelow(staging$pbelow)
     );
-    fanin_csr_chram_rb chram_rb(
-        .clock(chram_rb$clock),
-        .waddr(chram_rb$waddr),
-        .wdata(chram_rb$wdata),
-        .we(chram_rb$we),
-        .raddr(chram_rb$raddr),
-        .rdata(chram_rb$rdata)
-    );
-    fanin_csr_pbram_rb pbram_rb(
-        .clock(pbram_rb$clock),
-        .waddr(pbram_rb$waddr),
-        .wdata(pbram_rb$wdata),
-        .we(pbram_rb$we),
-        .raddr(pbram_rb$raddr),
-        .rdata(pbram_rb$rdata)
-    );
-    fanin_csr_tbl_q tbl_q(
-        .d(tbl_q$d),
-        .q(tbl_q$q),
-        .clock(tbl_q$clock)
+    fanin_csr_readback readback(
+        .clock(readback$clock),
+        .w_ack(readback$w_ack),
+        .wa(readback$wa),
+        .wd(readback$wd),
+        .araddr(readback$araddr),
+        .jt_waddr(readback$jt_waddr),
+        .jt_wdata(readback$jt_wdata),
+        .jt_we(readback$jt_we),
+        .ch_waddr(readback$ch_waddr),
+        .ch_wdata(readback$ch_wdata),
+        .ch_we(readback$ch_we),
+        .pb_waddr(readback$pb_waddr),
+        .pb_wdata(readback$pb_wdata),
+        .pb_we(readback$pb_we),
+        .route_ip$0(readback$route_ip$0),
+        .route_ip$1(readback$route_ip$1),
+        .route_ip$2(readback$route_ip$2),
+        .route_ip$3(readback$route_ip$3),
+        .route_ip$4(readback$route_ip$4),
+        .route_ip$5(readback$route_ip$5),
+        .route_ip$6(readback$route_ip$6),
+        .route_ip$7(readback$route_ip$7),
+        .route_ip$8(readback$route_ip$8),
+        .route_ip$9(readback$route_ip$9),
+        .route_ip$10(readback$route_ip$10),
+        .route_ip$11(readback$route_ip$11),
+        .route_ip$12(readback$route_ip$12),
+        .route_ip$13(readback$route_ip$13),
+        .route_ip$14(readback$route_ip$14),
+        .route_ip$15(readback$route_ip$15),
+        .route_valid$0(readback$route_valid$0),
+        .route_valid$1(readback$route_valid$1),
+        .route_valid$2(readback$route_valid$2),
+        .route_valid$3(readback$route_valid$3),
+        .route_valid$4(readback$route_valid$4),
+        .route_valid$5(readback$route_valid$5),
+        .route_valid$6(readback$route_valid$6),
+        .route_valid$7(readback$route_valid$7),
+        .route_valid$8(readback$route_valid$8),
+        .route_valid$9(readback$route_valid$9),
+        .route_valid$10(readback$route_valid$10),
+        .route_valid$11(readback$route_valid$11),
+        .route_valid$12(readback$route_valid$12),
+        .route_valid$13(readback$route_valid$13),
+        .route_valid$14(readback$route_valid$14),
+        .route_valid$15(readback$route_valid$15),
+        .route_pm$0(readback$route_pm$0),
+        .route_pm$1(readback$route_pm$1),
+        .route_pm$2(readback$route_pm$2),
+        .route_pm$3(readback$route_pm$3),
+        .route_pm$4(readback$route_pm$4),
+        .route_pm$5(readback$route_pm$5),
+        .route_pm$6(readback$route_pm$6),
+        .route_pm$7(readback$route_pm$7),
+        .route_pm$8(readback$route_pm$8),
+        .route_pm$9(readback$route_pm$9),
+        .route_pm$10(readback$route_pm$10),
+        .route_pm$11(readback$route_pm$11),
+        .route_pm$12(readback$route_pm$12),
+        .route_pm$13(readback$route_pm$13),
+        .route_pm$14(readback$route_pm$14),
+        .route_pm$15(readback$route_pm$15),
+        .rd(readback$rd)
     );
     fanin_csr_rs rs(
         .d(rs$d),
@@ -16615,21 +16449,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         .q(s_busy$15$q),
         .clock(s_busy$15$clock)
     );
-    fanin_csr_s_tbl s_tbl(
-        .d(s_tbl$d),
-        .q(s_tbl$q),
-        .clock(s_tbl$clock)
-    );
-    fanin_csr_s_tsel s_tsel(
-        .d(s_tsel$d),
-        .q(s_tsel$q),
-        .clock(s_tsel$clock)
-    );
-    fanin_csr_tbl_w tbl_w(
-        .d(tbl_w$d),
-        .q(tbl_w$q),
-        .clock(tbl_w$clock)
-    );
     fanin_csr_rvalid_r rvalid_r(
         .d(rvalid_r$d),
         .q(rvalid_r$q),
@@ -16652,44 +16471,16 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         me_mac_r$clock = clock;
         tick_div_r$clock = clock;
         scan_ticks_r$clock = clock;
-        tbl_sel$clock = clock;
-        st_jid$clock = clock;
-        st_jctrl$clock = clock;
-        st_jranks$clock = clock;
-        st_jexp$clock = clock;
-        st_jsbase$clock = clock;
-        st_jscount$clock = clock;
-        st_jquota$clock = clock;
-        st_jflush$clock = clock;
-        st_jreclaim$clock = clock;
-        st_jidle$clock = clock;
-        st_jfirst$clock = clock;
-        st_pmac$clock = clock;
-        st_pip$clock = clock;
-        st_pudp$clock = clock;
-        st_pport$clock = clock;
-        st_cmac$clock = clock;
-        st_cip$clock = clock;
-        st_cudp$clock = clock;
-        st_cport$clock = clock;
-        st_cranks$clock = clock;
-        st_pbelow$clock = clock;
         st_route_ip$clock = clock;
         st_route_port$clock = clock;
         jcw$clock = clock;
         jcw_i$clock = clock;
-        jword$clock = clock;
         chw$clock = clock;
         chw_a$clock = clock;
-        cword$clock = clock;
         pbw$clock = clock;
         pbw_a$clock = clock;
-        tbl_q$clock = clock;
         rs$clock = clock;
         s_misc$clock = clock;
-        s_tbl$clock = clock;
-        s_tsel$clock = clock;
-        tbl_w$clock = clock;
         rvalid_r$clock = clock;
         rdata_r$clock = clock;
         aw_ack$d = aw_ack$q;
@@ -16701,44 +16492,16 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         me_mac_r$d = me_mac_r$q;
         tick_div_r$d = tick_div_r$q;
         scan_ticks_r$d = scan_ticks_r$q;
-        tbl_sel$d = tbl_sel$q;
-        st_jid$d = st_jid$q;
-        st_jctrl$d = st_jctrl$q;
-        st_jranks$d = st_jranks$q;
-        st_jexp$d = st_jexp$q;
-        st_jsbase$d = st_jsbase$q;
-        st_jscount$d = st_jscount$q;
-        st_jquota$d = st_jquota$q;
-        st_jflush$d = st_jflush$q;
-        st_jreclaim$d = st_jreclaim$q;
-        st_jidle$d = st_jidle$q;
-        st_jfirst$d = st_jfirst$q;
-        st_pmac$d = st_pmac$q;
-        st_pip$d = st_pip$q;
-        st_pudp$d = st_pudp$q;
-        st_pport$d = st_pport$q;
-        st_cmac$d = st_cmac$q;
-        st_cip$d = st_cip$q;
-        st_cudp$d = st_cudp$q;
-        st_cport$d = st_cport$q;
-        st_cranks$d = st_cranks$q;
-        st_pbelow$d = st_pbelow$q;
         st_route_ip$d = st_route_ip$q;
         st_route_port$d = st_route_port$q;
         jcw$d = jcw$q;
         jcw_i$d = jcw_i$q;
-        jword$d = jword$q;
         chw$d = chw$q;
         chw_a$d = chw_a$q;
-        cword$d = cword$q;
         pbw$d = pbw$q;
         pbw_a$d = pbw_a$q;
-        tbl_q$d = tbl_q$q;
         rs$d = rs$q;
         s_misc$d = s_misc$q;
-        s_tbl$d = s_tbl$q;
-        s_tsel$d = s_tsel$q;
-        tbl_w$d = tbl_w$q;
         rvalid_r$d = rvalid_r$q;
         rdata_r$d = rdata_r$q;
         route_ip_r$0$clock = clock;
@@ -16891,9 +16654,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         s_busy$14$d = s_busy$14$q;
         s_busy$15$clock = clock;
         s_busy$15$d = s_busy$15$q;
-        jram_rb$clock = clock;
-        chram_rb$clock = clock;
-        pbram_rb$clock = clock;
         me_ip = me_ip_r$q;
         me_port = me_port_r$q;
         me_mac = me_mac_r$q;
@@ -16949,13 +16709,13 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         route_pm$15 = route_pm_r$15$q;
         job_commit = jcw$q;
         job_commit_entry = jcw_i$q;
-        job_word = jword$q;
+        job_word = staging$job_word;
         child_we = ((chw$q) & 32'hffffffff);
         child_waddr = chw_a$q;
-        child_wdata = cword$q;
+        child_wdata = staging$child_word;
         pb_we = ((pbw$q) & 32'hffffffff);
         pb_waddr = pbw_a$q;
-        pb_wdata = st_pbelow$q;
+        pb_wdata = staging$pbelow;
         wr = awvalid & wvalid & ~aw_ack$q & ~bvalid_r$q & ~jcw$q & ~hold;
         aw_ack$d = wr;
         if (wr) begin
@@ -16972,8 +16732,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         else if (bready) begin
             bvalid_r$d = 1'b0;
         end
-        jword$d = ((st_jctrl$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port) | (((st_jidle$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_idle) | (((st_jfirst$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_first_block);
-        cword$d = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_mac) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_ip) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_udp) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_port);
         jcw$d = 1'b0;
         chw$d = 1'b0;
         pbw$d = 1'b0;
@@ -16996,97 +16754,13 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
             if (wa$q == a_scan_ticks) begin
                 scan_ticks_r$d = wd$q;
             end
-            if (wa$q == a_job_id) begin
-                st_jid$d = wd$q[(32'h0)+:(16)];
-            end
-            if (wa$q == a_job_ctrl) begin
-                st_jctrl$d = wd$q;
-            end
-            if (wa$q == a_job_ranks_lo) begin
-                st_jranks$d = (st_jranks$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
-            end
-            if (wa$q == a_job_ranks_hi) begin
-                st_jranks$d = (st_jranks$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_job_expected_lo) begin
-                st_jexp$d = (st_jexp$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
-            end
-            if (wa$q == a_job_expected_hi) begin
-                st_jexp$d = (st_jexp$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_job_slot_base) begin
-                st_jsbase$d = wd$q;
-            end
-            if (wa$q == a_job_slot_count) begin
-                st_jscount$d = wd$q;
-            end
-            if (wa$q == a_job_quota) begin
-                st_jquota$d = wd$q;
-            end
-            if (wa$q == a_job_flush_after) begin
-                st_jflush$d = wd$q;
-            end
-            if (wa$q == a_job_reclaim_after) begin
-                st_jreclaim$d = wd$q;
-            end
-            if (wa$q == a_job_first_block) begin
-                st_jfirst$d = wd$q;
-            end
-            if (wa$q == a_job_reclaim_idle) begin
-                st_jidle$d = wd$q;
-            end
-            if (wa$q == a_port_below_lo) begin
-                st_pbelow$d = (st_pbelow$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
-            end
-            if (wa$q == a_port_below_hi) begin
-                st_pbelow$d = (st_pbelow$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
-            end
             if (wa$q == a_port_below_commit) begin
                 pbw$d = 1'b1;
                 pbw_a$d = (((wd$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((wd$q[(32'h0)+:(3)]) & 24'hffffff);
             end
-            if (wa$q == a_tbl_sel) begin
-                tbl_sel$d = wd$q;
-            end
-            if (wa$q == a_job_parent_mac_lo) begin
-                st_pmac$d = (st_pmac$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
-            end
-            if (wa$q == a_job_parent_mac_hi) begin
-                st_pmac$d = (st_pmac$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_job_parent_ip) begin
-                st_pip$d = wd$q;
-            end
-            if (wa$q == a_job_parent_udp) begin
-                st_pudp$d = wd$q[(32'h0)+:(16)];
-            end
-            if (wa$q == a_job_parent_port) begin
-                st_pport$d = wd$q[(32'h0)+:(8)];
-            end
             if (wa$q == a_job_commit) begin
                 jcw$d = 1'b1;
                 jcw_i$d = wd$q[(32'h0)+:(8)];
-            end
-            if (wa$q == a_child_mac_lo) begin
-                st_cmac$d = (st_cmac$q & 64'hffff00000000) | ((wd$q) & 48'hffffffffffff);
-            end
-            if (wa$q == a_child_mac_hi) begin
-                st_cmac$d = (st_cmac$q & 64'hffffffff) | (((wd$q[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
-            end
-            if (wa$q == a_child_ip) begin
-                st_cip$d = wd$q;
-            end
-            if (wa$q == a_child_udp) begin
-                st_cudp$d = wd$q[(32'h0)+:(16)];
-            end
-            if (wa$q == a_child_port) begin
-                st_cport$d = wd$q[(32'h0)+:(8)];
-            end
-            if (wa$q == a_child_ranks_lo) begin
-                st_cranks$d = (st_cranks$q & 64'hffffffff00000000) | ((wd$q) & 64'hffffffffffffffff);
-            end
-            if (wa$q == a_child_ranks_hi) begin
-                st_cranks$d = (st_cranks$q & 64'hffffffff) | (((wd$q) & 64'hffffffffffffffff) << 32'h20);
             end
             if (wa$q == a_child_commit) begin
                 chw$d = 1'b1;
@@ -17181,115 +16855,72 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
                 end
             end
         end
-        jram_rb$waddr = jt_waddr;
-        jram_rb$wdata = jt_wdata;
-        jram_rb$we = jt_we;
-        chram_rb$waddr = chw_a$q;
-        chram_rb$wdata = cword$q;
-        chram_rb$we = ((chw$q) & 32'hffffffff);
-        pbram_rb$waddr = pbw_a$q;
-        pbram_rb$wdata = st_pbelow$q;
-        pbram_rb$we = ((pbw$q) & 32'hffffffff);
-        tbl_row = tbl_sel$q[(32'h0)+:(16)];
-        jram_rb$raddr = ((tbl_row) & 24'hffffff);
-        chram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((tbl_sel$q[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
-        pbram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((tbl_sel$q[(32'h0)+:(3)]) & 24'hffffff);
-        rt_ip = 32'h0;
-        rt_pm = 32'h0;
-        rt_v = 1'b0;
-        if (tbl_row == c_idx16$0) begin
-            rt_ip = rt_ip | route_ip_r$0$q;
-            rt_pm = rt_pm | route_pm_r$0$q;
-            rt_v = rt_v | route_valid_r$0$q;
-        end
-        if (tbl_row == c_idx16$1) begin
-            rt_ip = rt_ip | route_ip_r$1$q;
-            rt_pm = rt_pm | route_pm_r$1$q;
-            rt_v = rt_v | route_valid_r$1$q;
-        end
-        if (tbl_row == c_idx16$2) begin
-            rt_ip = rt_ip | route_ip_r$2$q;
-            rt_pm = rt_pm | route_pm_r$2$q;
-            rt_v = rt_v | route_valid_r$2$q;
-        end
-        if (tbl_row == c_idx16$3) begin
-            rt_ip = rt_ip | route_ip_r$3$q;
-            rt_pm = rt_pm | route_pm_r$3$q;
-            rt_v = rt_v | route_valid_r$3$q;
-        end
-        if (tbl_row == c_idx16$4) begin
-            rt_ip = rt_ip | route_ip_r$4$q;
-            rt_pm = rt_pm | route_pm_r$4$q;
-            rt_v = rt_v | route_valid_r$4$q;
-        end
-        if (tbl_row == c_idx16$5) begin
-            rt_ip = rt_ip | route_ip_r$5$q;
-            rt_pm = rt_pm | route_pm_r$5$q;
-            rt_v = rt_v | route_valid_r$5$q;
-        end
-        if (tbl_row == c_idx16$6) begin
-            rt_ip = rt_ip | route_ip_r$6$q;
-            rt_pm = rt_pm | route_pm_r$6$q;
-            rt_v = rt_v | route_valid_r$6$q;
-        end
-        if (tbl_row == c_idx16$7) begin
-            rt_ip = rt_ip | route_ip_r$7$q;
-            rt_pm = rt_pm | route_pm_r$7$q;
-            rt_v = rt_v | route_valid_r$7$q;
-        end
-        if (tbl_row == c_idx16$8) begin
-            rt_ip = rt_ip | route_ip_r$8$q;
-            rt_pm = rt_pm | route_pm_r$8$q;
-            rt_v = rt_v | route_valid_r$8$q;
-        end
-        if (tbl_row == c_idx16$9) begin
-            rt_ip = rt_ip | route_ip_r$9$q;
-            rt_pm = rt_pm | route_pm_r$9$q;
-            rt_v = rt_v | route_valid_r$9$q;
-        end
-        if (tbl_row == c_idx16$10) begin
-            rt_ip = rt_ip | route_ip_r$10$q;
-            rt_pm = rt_pm | route_pm_r$10$q;
-            rt_v = rt_v | route_valid_r$10$q;
-        end
-        if (tbl_row == c_idx16$11) begin
-            rt_ip = rt_ip | route_ip_r$11$q;
-            rt_pm = rt_pm | route_pm_r$11$q;
-            rt_v = rt_v | route_valid_r$11$q;
-        end
-        if (tbl_row == c_idx16$12) begin
-            rt_ip = rt_ip | route_ip_r$12$q;
-            rt_pm = rt_pm | route_pm_r$12$q;
-            rt_v = rt_v | route_valid_r$12$q;
-        end
-        if (tbl_row == c_idx16$13) begin
-            rt_ip = rt_ip | route_ip_r$13$q;
-            rt_pm = rt_pm | route_pm_r$13$q;
-            rt_v = rt_v | route_valid_r$13$q;
-        end
-        if (tbl_row == c_idx16$14) begin
-            rt_ip = rt_ip | route_ip_r$14$q;
-            rt_pm = rt_pm | route_pm_r$14$q;
-            rt_v = rt_v | route_valid_r$14$q;
-        end
-        if (tbl_row == c_idx16$15) begin
-            rt_ip = rt_ip | route_ip_r$15$q;
-            rt_pm = rt_pm | route_pm_r$15$q;
-            rt_v = rt_v | route_valid_r$15$q;
-        end
-        tbl_q$d = 32'h0;
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_job) begin
-            tbl_q$d = jram_rb$rdata;
-        end
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_child) begin
-            tbl_q$d = ((chram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        end
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_pb) begin
-            tbl_q$d = ((pbram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        end
-        if (tbl_sel$q[(32'h1c)+:(4)] == tb_route) begin
-            tbl_q$d = ((rt_ip) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((rt_v) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_valid) | (((rt_pm) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_ports);
-        end
+        staging$clock = clock;
+        staging$w_ack = aw_ack$q;
+        staging$wa = wa$q;
+        staging$wd = wd$q;
+        readback$clock = clock;
+        readback$w_ack = aw_ack$q;
+        readback$wa = wa$q;
+        readback$wd = wd$q;
+        readback$araddr = araddr;
+        readback$jt_waddr = jt_waddr;
+        readback$jt_wdata = jt_wdata;
+        readback$jt_we = jt_we;
+        readback$ch_waddr = chw_a$q;
+        readback$ch_wdata = staging$child_word;
+        readback$ch_we = ((chw$q) & 32'hffffffff);
+        readback$pb_waddr = pbw_a$q;
+        readback$pb_wdata = staging$pbelow;
+        readback$pb_we = ((pbw$q) & 32'hffffffff);
+        readback$route_ip$0 = route_ip_r$0$q;
+        readback$route_valid$0 = route_valid_r$0$q;
+        readback$route_pm$0 = route_pm_r$0$q;
+        readback$route_ip$1 = route_ip_r$1$q;
+        readback$route_valid$1 = route_valid_r$1$q;
+        readback$route_pm$1 = route_pm_r$1$q;
+        readback$route_ip$2 = route_ip_r$2$q;
+        readback$route_valid$2 = route_valid_r$2$q;
+        readback$route_pm$2 = route_pm_r$2$q;
+        readback$route_ip$3 = route_ip_r$3$q;
+        readback$route_valid$3 = route_valid_r$3$q;
+        readback$route_pm$3 = route_pm_r$3$q;
+        readback$route_ip$4 = route_ip_r$4$q;
+        readback$route_valid$4 = route_valid_r$4$q;
+        readback$route_pm$4 = route_pm_r$4$q;
+        readback$route_ip$5 = route_ip_r$5$q;
+        readback$route_valid$5 = route_valid_r$5$q;
+        readback$route_pm$5 = route_pm_r$5$q;
+        readback$route_ip$6 = route_ip_r$6$q;
+        readback$route_valid$6 = route_valid_r$6$q;
+        readback$route_pm$6 = route_pm_r$6$q;
+        readback$route_ip$7 = route_ip_r$7$q;
+        readback$route_valid$7 = route_valid_r$7$q;
+        readback$route_pm$7 = route_pm_r$7$q;
+        readback$route_ip$8 = route_ip_r$8$q;
+        readback$route_valid$8 = route_valid_r$8$q;
+        readback$route_pm$8 = route_pm_r$8$q;
+        readback$route_ip$9 = route_ip_r$9$q;
+        readback$route_valid$9 = route_valid_r$9$q;
+        readback$route_pm$9 = route_pm_r$9$q;
+        readback$route_ip$10 = route_ip_r$10$q;
+        readback$route_valid$10 = route_valid_r$10$q;
+        readback$route_pm$10 = route_pm_r$10$q;
+        readback$route_ip$11 = route_ip_r$11$q;
+        readback$route_valid$11 = route_valid_r$11$q;
+        readback$route_pm$11 = route_pm_r$11$q;
+        readback$route_ip$12 = route_ip_r$12$q;
+        readback$route_valid$12 = route_valid_r$12$q;
+        readback$route_pm$12 = route_pm_r$12$q;
+        readback$route_ip$13 = route_ip_r$13$q;
+        readback$route_valid$13 = route_valid_r$13$q;
+        readback$route_pm$13 = route_pm_r$13$q;
+        readback$route_ip$14 = route_ip_r$14$q;
+        readback$route_valid$14 = route_valid_r$14$q;
+        readback$route_pm$14 = route_pm_r$14$q;
+        readback$route_ip$15 = route_ip_r$15$q;
+        readback$route_valid$15 = route_valid_r$15$q;
+        readback$route_pm$15 = route_pm_r$15$q;
         arready = ~rvalid_r$q & ~rs$q;
         rvalid = rvalid_r$q;
         rdata = rdata_r$q;
@@ -17306,9 +16937,6 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         s_info$9$d = araddr == (c_idx16$9 << 32'h2);
         s_info$10$d = araddr == (c_idx16$10 << 32'h2);
         s_misc$d = (((araddr == a_me_ip)) & 8'hff) | ((((araddr == a_me_port)) & 8'hff) << 32'h1) | ((((araddr == a_me_mac_lo)) & 8'hff) << 32'h2) | ((((araddr == a_me_mac_hi)) & 8'hff) << 32'h3) | ((((araddr == a_tick_div)) & 8'hff) << 32'h4) | ((((araddr == a_tick)) & 8'hff) << 32'h5) | ((((araddr == a_scan_ticks)) & 8'hff) << 32'h6);
-        s_tsel$d = araddr == a_tbl_sel;
-        s_tbl$d = (araddr >= a_tbl_data) & (araddr < c_tbl_end);
-        tbl_w$d = (araddr - a_tbl_data) >> 32'h2;
         s_busy$0$d = araddr == a_busy + (c_idx16$0 << 32'h2);
         s_busy$1$d = araddr == a_busy + (c_idx16$1 << 32'h2);
         s_busy$2$d = araddr == a_busy + (c_idx16$2 << 32'h2);
@@ -17380,13 +17008,7 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         if (s_misc$q[32'h6]) begin
             rd = rd | scan_ticks_r$q;
         end
-        if (s_tsel$q) begin
-            rd = rd | tbl_sel$q;
-        end
-        tbl_sh = tbl_q$q >> (tbl_w$q << 32'h5);
-        if (s_tbl$q) begin
-            rd = rd | tbl_sh[(32'h0)+:(32)];
-        end
+        rd = rd | readback$rd;
         if (s_busy$0$q) begin
             rd = rd | jbusy$0;
         end
@@ -17514,29 +17136,6 @@ module fanin_csr_bvalid_r(d,q,clock);
 endmodule // fanin_csr_bvalid_r
 
 
-module fanin_csr_chram_rb(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [167:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [167:0] rdata;
-    
-    // Update code (custom)
-    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 8 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [167:0] mem [0:255];
-    reg [167:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[7:0]];
-        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
-    end
-endmodule // fanin_csr_chram_rb
-
-
 module fanin_csr_chw(d,q,clock);
     
     // Module arguments
@@ -17575,25 +17174,6 @@ module fanin_csr_chw_a(d,q,clock);
 endmodule // fanin_csr_chw_a
 
 
-module fanin_csr_cword(d,q,clock);
-    
-    // Module arguments
-    input wire  [167:0] d;
-    output reg  [167:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 168'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_cword
-
-
 module fanin_csr_jcw(d,q,clock);
     
     // Module arguments
@@ -17630,48 +17210,6 @@ module fanin_csr_jcw_i(d,q,clock);
     end
           
 endmodule // fanin_csr_jcw_i
-
-
-module fanin_csr_jram_rb(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [575:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [575:0] rdata;
-    
-    // Update code (custom)
-    // 16 x 576 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 4 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [575:0] mem [0:15];
-    reg [575:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[3:0]];
-        if (we[0]) mem[waddr[3:0]][0 +: 576] <= wdata[0 +: 576];
-    end
-endmodule // fanin_csr_jram_rb
-
-
-module fanin_csr_jword(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_jword
 
 
 module fanin_csr_me_ip_r(d,q,clock);
@@ -17731,29 +17269,6 @@ module fanin_csr_me_port_r(d,q,clock);
 endmodule // fanin_csr_me_port_r
 
 
-module fanin_csr_pbram_rb(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [63:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [63:0] rdata;
-    
-    // Update code (custom)
-    // 128 x 64 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 7 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [63:0] mem [0:127];
-    reg [63:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[6:0]];
-        if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
-    end
-endmodule // fanin_csr_pbram_rb
-
-
 module fanin_csr_pbw(d,q,clock);
     
     // Module arguments
@@ -17809,6 +17324,502 @@ module fanin_csr_rdata_r(d,q,clock);
     end
           
 endmodule // fanin_csr_rdata_r
+
+
+module fanin_csr_readback(clock,w_ack,wa,wd,araddr,jt_waddr,jt_wdata,jt_we,ch_waddr,ch_wdata,ch_we,pb_waddr,pb_wdata,pb_we,route_ip$0,route_ip$1,route_ip$2,route_ip$3,route_ip$4,route_ip$5,route_ip$6,route_ip$7,route_ip$8,route_ip$9,route_ip$10,route_ip$11,route_ip$12,route_ip$13,route_ip$14,route_ip$15,route_valid$0,route_valid$1,route_valid$2,route_valid$3,route_valid$4,route_valid$5,route_valid$6,route_valid$7,route_valid$8,route_valid$9,route_valid$10,route_valid$11,route_valid$12,route_valid$13,route_valid$14,route_valid$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,rd);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  w_ack;
+    input wire  [15:0] wa;
+    input wire  [31:0] wd;
+    input wire  [15:0] araddr;
+    input wire  [23:0] jt_waddr;
+    input wire  [575:0] jt_wdata;
+    input wire  [31:0] jt_we;
+    input wire  [23:0] ch_waddr;
+    input wire  [167:0] ch_wdata;
+    input wire  [31:0] ch_we;
+    input wire  [23:0] pb_waddr;
+    input wire  [63:0] pb_wdata;
+    input wire  [31:0] pb_we;
+    input wire  [31:0] route_ip$0;
+    input wire  [31:0] route_ip$1;
+    input wire  [31:0] route_ip$2;
+    input wire  [31:0] route_ip$3;
+    input wire  [31:0] route_ip$4;
+    input wire  [31:0] route_ip$5;
+    input wire  [31:0] route_ip$6;
+    input wire  [31:0] route_ip$7;
+    input wire  [31:0] route_ip$8;
+    input wire  [31:0] route_ip$9;
+    input wire  [31:0] route_ip$10;
+    input wire  [31:0] route_ip$11;
+    input wire  [31:0] route_ip$12;
+    input wire  [31:0] route_ip$13;
+    input wire  [31:0] route_ip$14;
+    input wire  [31:0] route_ip$15;
+    input wire  route_valid$0;
+    input wire  route_valid$1;
+    input wire  route_valid$2;
+    input wire  route_valid$3;
+    input wire  route_valid$4;
+    input wire  route_valid$5;
+    input wire  route_valid$6;
+    input wire  route_valid$7;
+    input wire  route_valid$8;
+    input wire  route_valid$9;
+    input wire  route_valid$10;
+    input wire  route_valid$11;
+    input wire  route_valid$12;
+    input wire  route_valid$13;
+    input wire  route_valid$14;
+    input wire  route_valid$15;
+    input wire  [7:0] route_pm$0;
+    input wire  [7:0] route_pm$1;
+    input wire  [7:0] route_pm$2;
+    input wire  [7:0] route_pm$3;
+    input wire  [7:0] route_pm$4;
+    input wire  [7:0] route_pm$5;
+    input wire  [7:0] route_pm$6;
+    input wire  [7:0] route_pm$7;
+    input wire  [7:0] route_pm$8;
+    input wire  [7:0] route_pm$9;
+    input wire  [7:0] route_pm$10;
+    input wire  [7:0] route_pm$11;
+    input wire  [7:0] route_pm$12;
+    input wire  [7:0] route_pm$13;
+    input wire  [7:0] route_pm$14;
+    input wire  [7:0] route_pm$15;
+    output reg  [31:0] rd;
+    
+    // Constant declarations
+    localparam  c_idx16$0 = 16'h0;
+    localparam  c_idx16$1 = 16'h1;
+    localparam  c_idx16$2 = 16'h2;
+    localparam  c_idx16$3 = 16'h3;
+    localparam  c_idx16$4 = 16'h4;
+    localparam  c_idx16$5 = 16'h5;
+    localparam  c_idx16$6 = 16'h6;
+    localparam  c_idx16$7 = 16'h7;
+    localparam  c_idx16$8 = 16'h8;
+    localparam  c_idx16$9 = 16'h9;
+    localparam  c_idx16$10 = 16'ha;
+    localparam  c_idx16$11 = 16'hb;
+    localparam  c_idx16$12 = 16'hc;
+    localparam  c_idx16$13 = 16'hd;
+    localparam  c_idx16$14 = 16'he;
+    localparam  c_idx16$15 = 16'hf;
+    localparam  c_mclog = 16'h4;
+    localparam  c_mcmask = 24'hf;
+    localparam  c_tbl_end = 16'h948;
+    localparam  tb_job = 4'h1;
+    localparam  tb_child = 4'h2;
+    localparam  tb_pb = 4'h3;
+    localparam  tb_route = 4'h4;
+    localparam  at_route_valid = 16'h27;
+    localparam  at_route_ports = 16'h28;
+    localparam  a_tbl_sel = 16'h8e0;
+    localparam  a_tbl_data = 16'h900;
+    
+    // Stub signals
+    reg  [31:0] tbl_sel$d;
+    wire  [31:0] tbl_sel$q;
+    reg  tbl_sel$clock;
+    reg  jram_rb$clock;
+    reg  [23:0] jram_rb$waddr;
+    reg  [575:0] jram_rb$wdata;
+    reg  [31:0] jram_rb$we;
+    reg  [23:0] jram_rb$raddr;
+    wire  [575:0] jram_rb$rdata;
+    reg  chram_rb$clock;
+    reg  [23:0] chram_rb$waddr;
+    reg  [167:0] chram_rb$wdata;
+    reg  [31:0] chram_rb$we;
+    reg  [23:0] chram_rb$raddr;
+    wire  [167:0] chram_rb$rdata;
+    reg  pbram_rb$clock;
+    reg  [23:0] pbram_rb$waddr;
+    reg  [63:0] pbram_rb$wdata;
+    reg  [31:0] pbram_rb$we;
+    reg  [23:0] pbram_rb$raddr;
+    wire  [63:0] pbram_rb$rdata;
+    reg  [575:0] tbl_q$d;
+    wire  [575:0] tbl_q$q;
+    reg  tbl_q$clock;
+    reg  s_tsel$d;
+    wire  s_tsel$q;
+    reg  s_tsel$clock;
+    reg  s_tbl$d;
+    wire  s_tbl$q;
+    reg  s_tbl$clock;
+    reg  [15:0] tbl_w$d;
+    wire  [15:0] tbl_w$q;
+    reg  tbl_w$clock;
+    
+    // Local signals
+    reg  [15:0] tbl_row;
+    reg  [575:0] tbl_sh;
+    reg  [31:0] rt_ip;
+    reg  [7:0] rt_pm;
+    reg  rt_v;
+    
+    // Sub module instances
+    fanin_csr_readback_tbl_sel tbl_sel(
+        .d(tbl_sel$d),
+        .q(tbl_sel$q),
+        .clock(tbl_sel$clock)
+    );
+    fanin_csr_readback_jram_rb jram_rb(
+        .clock(jram_rb$clock),
+        .waddr(jram_rb$waddr),
+        .wdata(jram_rb$wdata),
+        .we(jram_rb$we),
+        .raddr(jram_rb$raddr),
+        .rdata(jram_rb$rdata)
+    );
+    fanin_csr_readback_chram_rb chram_rb(
+        .clock(chram_rb$clock),
+        .waddr(chram_rb$waddr),
+        .wdata(chram_rb$wdata),
+        .we(chram_rb$we),
+        .raddr(chram_rb$raddr),
+        .rdata(chram_rb$rdata)
+    );
+    fanin_csr_readback_pbram_rb pbram_rb(
+        .clock(pbram_rb$clock),
+        .waddr(pbram_rb$waddr),
+        .wdata(pbram_rb$wdata),
+        .we(pbram_rb$we),
+        .raddr(pbram_rb$raddr),
+        .rdata(pbram_rb$rdata)
+    );
+    fanin_csr_readback_tbl_q tbl_q(
+        .d(tbl_q$d),
+        .q(tbl_q$q),
+        .clock(tbl_q$clock)
+    );
+    fanin_csr_readback_s_tsel s_tsel(
+        .d(s_tsel$d),
+        .q(s_tsel$q),
+        .clock(s_tsel$clock)
+    );
+    fanin_csr_readback_s_tbl s_tbl(
+        .d(s_tbl$d),
+        .q(s_tbl$q),
+        .clock(s_tbl$clock)
+    );
+    fanin_csr_readback_tbl_w tbl_w(
+        .d(tbl_w$d),
+        .q(tbl_w$q),
+        .clock(tbl_w$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        tbl_sel$clock = clock;
+        tbl_q$clock = clock;
+        s_tsel$clock = clock;
+        s_tbl$clock = clock;
+        tbl_w$clock = clock;
+        tbl_sel$d = tbl_sel$q;
+        tbl_q$d = tbl_q$q;
+        s_tsel$d = s_tsel$q;
+        s_tbl$d = s_tbl$q;
+        tbl_w$d = tbl_w$q;
+        jram_rb$clock = clock;
+        chram_rb$clock = clock;
+        pbram_rb$clock = clock;
+        jram_rb$waddr = jt_waddr;
+        jram_rb$wdata = jt_wdata;
+        jram_rb$we = jt_we;
+        chram_rb$waddr = ch_waddr;
+        chram_rb$wdata = ch_wdata;
+        chram_rb$we = ch_we;
+        pbram_rb$waddr = pb_waddr;
+        pbram_rb$wdata = pb_wdata;
+        pbram_rb$we = pb_we;
+        if (w_ack & (wa == a_tbl_sel)) begin
+            tbl_sel$d = wd;
+        end
+        tbl_row = tbl_sel$q[(32'h0)+:(16)];
+        jram_rb$raddr = ((tbl_row) & 24'hffffff);
+        chram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << c_mclog) | (((tbl_sel$q[(32'h0)+:(8)]) & 24'hffffff) & c_mcmask);
+        pbram_rb$raddr = (((tbl_sel$q[(32'h8)+:(8)]) & 24'hffffff) << 32'h3) | ((tbl_sel$q[(32'h0)+:(3)]) & 24'hffffff);
+        rt_ip = 32'h0;
+        rt_pm = 32'h0;
+        rt_v = 1'b0;
+        if (tbl_row == c_idx16$0) begin
+            rt_ip = rt_ip | route_ip$0;
+            rt_pm = rt_pm | route_pm$0;
+            rt_v = rt_v | route_valid$0;
+        end
+        if (tbl_row == c_idx16$1) begin
+            rt_ip = rt_ip | route_ip$1;
+            rt_pm = rt_pm | route_pm$1;
+            rt_v = rt_v | route_valid$1;
+        end
+        if (tbl_row == c_idx16$2) begin
+            rt_ip = rt_ip | route_ip$2;
+            rt_pm = rt_pm | route_pm$2;
+            rt_v = rt_v | route_valid$2;
+        end
+        if (tbl_row == c_idx16$3) begin
+            rt_ip = rt_ip | route_ip$3;
+            rt_pm = rt_pm | route_pm$3;
+            rt_v = rt_v | route_valid$3;
+        end
+        if (tbl_row == c_idx16$4) begin
+            rt_ip = rt_ip | route_ip$4;
+            rt_pm = rt_pm | route_pm$4;
+            rt_v = rt_v | route_valid$4;
+        end
+        if (tbl_row == c_idx16$5) begin
+            rt_ip = rt_ip | route_ip$5;
+            rt_pm = rt_pm | route_pm$5;
+            rt_v = rt_v | route_valid$5;
+        end
+        if (tbl_row == c_idx16$6) begin
+            rt_ip = rt_ip | route_ip$6;
+            rt_pm = rt_pm | route_pm$6;
+            rt_v = rt_v | route_valid$6;
+        end
+        if (tbl_row == c_idx16$7) begin
+            rt_ip = rt_ip | route_ip$7;
+            rt_pm = rt_pm | route_pm$7;
+            rt_v = rt_v | route_valid$7;
+        end
+        if (tbl_row == c_idx16$8) begin
+            rt_ip = rt_ip | route_ip$8;
+            rt_pm = rt_pm | route_pm$8;
+            rt_v = rt_v | route_valid$8;
+        end
+        if (tbl_row == c_idx16$9) begin
+            rt_ip = rt_ip | route_ip$9;
+            rt_pm = rt_pm | route_pm$9;
+            rt_v = rt_v | route_valid$9;
+        end
+        if (tbl_row == c_idx16$10) begin
+            rt_ip = rt_ip | route_ip$10;
+            rt_pm = rt_pm | route_pm$10;
+            rt_v = rt_v | route_valid$10;
+        end
+        if (tbl_row == c_idx16$11) begin
+            rt_ip = rt_ip | route_ip$11;
+            rt_pm = rt_pm | route_pm$11;
+            rt_v = rt_v | route_valid$11;
+        end
+        if (tbl_row == c_idx16$12) begin
+            rt_ip = rt_ip | route_ip$12;
+            rt_pm = rt_pm | route_pm$12;
+            rt_v = rt_v | route_valid$12;
+        end
+        if (tbl_row == c_idx16$13) begin
+            rt_ip = rt_ip | route_ip$13;
+            rt_pm = rt_pm | route_pm$13;
+            rt_v = rt_v | route_valid$13;
+        end
+        if (tbl_row == c_idx16$14) begin
+            rt_ip = rt_ip | route_ip$14;
+            rt_pm = rt_pm | route_pm$14;
+            rt_v = rt_v | route_valid$14;
+        end
+        if (tbl_row == c_idx16$15) begin
+            rt_ip = rt_ip | route_ip$15;
+            rt_pm = rt_pm | route_pm$15;
+            rt_v = rt_v | route_valid$15;
+        end
+        tbl_q$d = 32'h0;
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_job) begin
+            tbl_q$d = jram_rb$rdata;
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_child) begin
+            tbl_q$d = ((chram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_pb) begin
+            tbl_q$d = ((pbram_rb$rdata) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        end
+        if (tbl_sel$q[(32'h1c)+:(4)] == tb_route) begin
+            tbl_q$d = ((rt_ip) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((rt_v) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_valid) | (((rt_pm) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_route_ports);
+        end
+        s_tsel$d = araddr == a_tbl_sel;
+        s_tbl$d = (araddr >= a_tbl_data) & (araddr < c_tbl_end);
+        tbl_w$d = (araddr - a_tbl_data) >> 32'h2;
+        tbl_sh = tbl_q$q >> (tbl_w$q << 32'h5);
+        rd = 32'h0;
+        if (s_tsel$q) begin
+            rd = tbl_sel$q;
+        end
+        if (s_tbl$q) begin
+            rd = rd | tbl_sh[(32'h0)+:(32)];
+        end
+    end
+    
+endmodule // fanin_csr_readback
+
+
+module fanin_csr_readback_chram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [167:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [167:0] rdata;
+    
+    // Update code (custom)
+    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 8 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [167:0] mem [0:255];
+    reg [167:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[7:0]];
+        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
+    end
+endmodule // fanin_csr_readback_chram_rb
+
+
+module fanin_csr_readback_jram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [575:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [575:0] rdata;
+    
+    // Update code (custom)
+    // 16 x 576 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 4 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [575:0] mem [0:15];
+    reg [575:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[3:0]];
+        if (we[0]) mem[waddr[3:0]][0 +: 576] <= wdata[0 +: 576];
+    end
+endmodule // fanin_csr_readback_jram_rb
+
+
+module fanin_csr_readback_pbram_rb(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [63:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [63:0] rdata;
+    
+    // Update code (custom)
+    // 128 x 64 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 7 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [63:0] mem [0:127];
+    reg [63:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[6:0]];
+        if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
+    end
+endmodule // fanin_csr_readback_pbram_rb
+
+
+module fanin_csr_readback_s_tbl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_readback_s_tbl
+
+
+module fanin_csr_readback_s_tsel(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_readback_s_tsel
+
+
+module fanin_csr_readback_tbl_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [575:0] d;
+    output reg  [575:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 576'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_readback_tbl_q
+
+
+module fanin_csr_readback_tbl_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_readback_tbl_sel
+
+
+module fanin_csr_readback_tbl_w(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_readback_tbl_w
 
 
 module fanin_csr_route_ip_r_0(d,q,clock);
@@ -19293,44 +19304,6 @@ module fanin_csr_s_misc(d,q,clock);
 endmodule // fanin_csr_s_misc
 
 
-module fanin_csr_s_tbl(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_tbl
-
-
-module fanin_csr_s_tsel(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_s_tsel
-
-
 module fanin_csr_scan_ticks_r(d,q,clock);
     
     // Module arguments
@@ -19348,405 +19321,6 @@ module fanin_csr_scan_ticks_r(d,q,clock);
     end
           
 endmodule // fanin_csr_scan_ticks_r
-
-
-module fanin_csr_st_cip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_cip
-
-
-module fanin_csr_st_cmac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_cmac
-
-
-module fanin_csr_st_cport(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_cport
-
-
-module fanin_csr_st_cranks(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_cranks
-
-
-module fanin_csr_st_cudp(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_cudp
-
-
-module fanin_csr_st_jctrl(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jctrl
-
-
-module fanin_csr_st_jexp(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jexp
-
-
-module fanin_csr_st_jfirst(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jfirst
-
-
-module fanin_csr_st_jflush(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jflush
-
-
-module fanin_csr_st_jid(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jid
-
-
-module fanin_csr_st_jidle(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jidle
-
-
-module fanin_csr_st_jquota(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jquota
-
-
-module fanin_csr_st_jranks(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jranks
-
-
-module fanin_csr_st_jreclaim(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jreclaim
-
-
-module fanin_csr_st_jsbase(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jsbase
-
-
-module fanin_csr_st_jscount(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_jscount
-
-
-module fanin_csr_st_pbelow(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_pbelow
-
-
-module fanin_csr_st_pip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_pip
-
-
-module fanin_csr_st_pmac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_pmac
-
-
-module fanin_csr_st_pport(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_pport
-
-
-module fanin_csr_st_pudp(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_csr_st_pudp
 
 
 module fanin_csr_st_route_ip(d,q,clock);
@@ -19787,7 +19361,413 @@ module fanin_csr_st_route_port(d,q,clock);
 endmodule // fanin_csr_st_route_port
 
 
-module fanin_csr_tbl_q(d,q,clock);
+module fanin_csr_staging(clock,w_ack,wa,wd,job_word,child_word,pbelow);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  w_ack;
+    input wire  [15:0] wa;
+    input wire  [31:0] wd;
+    output reg  [575:0] job_word;
+    output reg  [167:0] child_word;
+    output reg  [63:0] pbelow;
+    
+    // Constant declarations
+    localparam  a_job_id = 16'h800;
+    localparam  a_job_ctrl = 16'h804;
+    localparam  a_job_ranks_lo = 16'h808;
+    localparam  a_job_ranks_hi = 16'h80c;
+    localparam  a_job_expected_lo = 16'h810;
+    localparam  a_job_expected_hi = 16'h814;
+    localparam  a_job_slot_base = 16'h818;
+    localparam  a_job_slot_count = 16'h81c;
+    localparam  a_job_quota = 16'h820;
+    localparam  a_job_flush_after = 16'h824;
+    localparam  a_job_reclaim_after = 16'h828;
+    localparam  a_job_reclaim_idle = 16'h844;
+    localparam  a_job_first_block = 16'h848;
+    localparam  a_port_below_lo = 16'h8c0;
+    localparam  a_port_below_hi = 16'h8c4;
+    localparam  a_job_parent_mac_lo = 16'h82c;
+    localparam  a_job_parent_mac_hi = 16'h830;
+    localparam  a_job_parent_ip = 16'h834;
+    localparam  a_job_parent_udp = 16'h838;
+    localparam  a_job_parent_port = 16'h83c;
+    localparam  a_child_mac_lo = 16'h880;
+    localparam  a_child_mac_hi = 16'h884;
+    localparam  a_child_ip = 16'h888;
+    localparam  a_child_udp = 16'h88c;
+    localparam  a_child_port = 16'h890;
+    localparam  a_child_ranks_lo = 16'h894;
+    localparam  a_child_ranks_hi = 16'h898;
+    localparam  at_job_job = 16'h20;
+    localparam  at_job_ranks = 16'h40;
+    localparam  at_job_expected = 16'h80;
+    localparam  at_job_slot_base = 16'hc0;
+    localparam  at_job_slot_count = 16'he0;
+    localparam  at_job_quota = 16'h100;
+    localparam  at_job_flush_after = 16'h120;
+    localparam  at_job_reclaim_after = 16'h140;
+    localparam  at_job_reclaim_idle = 16'h200;
+    localparam  at_job_first_block = 16'h220;
+    localparam  at_job_parent_ip = 16'h160;
+    localparam  at_job_parent_mac = 16'h180;
+    localparam  at_job_parent_udp = 16'h1b0;
+    localparam  at_job_parent_port = 16'h1c0;
+    localparam  at_child_mac = 16'h40;
+    localparam  at_child_ip = 16'h70;
+    localparam  at_child_udp = 16'h90;
+    localparam  at_child_port = 16'ha0;
+    
+    // Stub signals
+    reg  [15:0] st_jid$d;
+    wire  [15:0] st_jid$q;
+    reg  st_jid$clock;
+    reg  [31:0] st_jctrl$d;
+    wire  [31:0] st_jctrl$q;
+    reg  st_jctrl$clock;
+    reg  [63:0] st_jranks$d;
+    wire  [63:0] st_jranks$q;
+    reg  st_jranks$clock;
+    reg  [63:0] st_jexp$d;
+    wire  [63:0] st_jexp$q;
+    reg  st_jexp$clock;
+    reg  [31:0] st_jsbase$d;
+    wire  [31:0] st_jsbase$q;
+    reg  st_jsbase$clock;
+    reg  [31:0] st_jscount$d;
+    wire  [31:0] st_jscount$q;
+    reg  st_jscount$clock;
+    reg  [31:0] st_jquota$d;
+    wire  [31:0] st_jquota$q;
+    reg  st_jquota$clock;
+    reg  [31:0] st_jflush$d;
+    wire  [31:0] st_jflush$q;
+    reg  st_jflush$clock;
+    reg  [31:0] st_jreclaim$d;
+    wire  [31:0] st_jreclaim$q;
+    reg  st_jreclaim$clock;
+    reg  [31:0] st_jidle$d;
+    wire  [31:0] st_jidle$q;
+    reg  st_jidle$clock;
+    reg  [31:0] st_jfirst$d;
+    wire  [31:0] st_jfirst$q;
+    reg  st_jfirst$clock;
+    reg  [47:0] st_pmac$d;
+    wire  [47:0] st_pmac$q;
+    reg  st_pmac$clock;
+    reg  [31:0] st_pip$d;
+    wire  [31:0] st_pip$q;
+    reg  st_pip$clock;
+    reg  [15:0] st_pudp$d;
+    wire  [15:0] st_pudp$q;
+    reg  st_pudp$clock;
+    reg  [7:0] st_pport$d;
+    wire  [7:0] st_pport$q;
+    reg  st_pport$clock;
+    reg  [47:0] st_cmac$d;
+    wire  [47:0] st_cmac$q;
+    reg  st_cmac$clock;
+    reg  [31:0] st_cip$d;
+    wire  [31:0] st_cip$q;
+    reg  st_cip$clock;
+    reg  [15:0] st_cudp$d;
+    wire  [15:0] st_cudp$q;
+    reg  st_cudp$clock;
+    reg  [7:0] st_cport$d;
+    wire  [7:0] st_cport$q;
+    reg  st_cport$clock;
+    reg  [63:0] st_cranks$d;
+    wire  [63:0] st_cranks$q;
+    reg  st_cranks$clock;
+    reg  [63:0] st_pbelow$d;
+    wire  [63:0] st_pbelow$q;
+    reg  st_pbelow$clock;
+    reg  [575:0] jword$d;
+    wire  [575:0] jword$q;
+    reg  jword$clock;
+    reg  [167:0] cword$d;
+    wire  [167:0] cword$q;
+    reg  cword$clock;
+    
+    // Sub module instances
+    fanin_csr_staging_st_jid st_jid(
+        .d(st_jid$d),
+        .q(st_jid$q),
+        .clock(st_jid$clock)
+    );
+    fanin_csr_staging_st_jctrl st_jctrl(
+        .d(st_jctrl$d),
+        .q(st_jctrl$q),
+        .clock(st_jctrl$clock)
+    );
+    fanin_csr_staging_st_jranks st_jranks(
+        .d(st_jranks$d),
+        .q(st_jranks$q),
+        .clock(st_jranks$clock)
+    );
+    fanin_csr_staging_st_jexp st_jexp(
+        .d(st_jexp$d),
+        .q(st_jexp$q),
+        .clock(st_jexp$clock)
+    );
+    fanin_csr_staging_st_jsbase st_jsbase(
+        .d(st_jsbase$d),
+        .q(st_jsbase$q),
+        .clock(st_jsbase$clock)
+    );
+    fanin_csr_staging_st_jscount st_jscount(
+        .d(st_jscount$d),
+        .q(st_jscount$q),
+        .clock(st_jscount$clock)
+    );
+    fanin_csr_staging_st_jquota st_jquota(
+        .d(st_jquota$d),
+        .q(st_jquota$q),
+        .clock(st_jquota$clock)
+    );
+    fanin_csr_staging_st_jflush st_jflush(
+        .d(st_jflush$d),
+        .q(st_jflush$q),
+        .clock(st_jflush$clock)
+    );
+    fanin_csr_staging_st_jreclaim st_jreclaim(
+        .d(st_jreclaim$d),
+        .q(st_jreclaim$q),
+        .clock(st_jreclaim$clock)
+    );
+    fanin_csr_staging_st_jidle st_jidle(
+        .d(st_jidle$d),
+        .q(st_jidle$q),
+        .clock(st_jidle$clock)
+    );
+    fanin_csr_staging_st_jfirst st_jfirst(
+        .d(st_jfirst$d),
+        .q(st_jfirst$q),
+        .clock(st_jfirst$clock)
+    );
+    fanin_csr_staging_st_pmac st_pmac(
+        .d(st_pmac$d),
+        .q(st_pmac$q),
+        .clock(st_pmac$clock)
+    );
+    fanin_csr_staging_st_pip st_pip(
+        .d(st_pip$d),
+        .q(st_pip$q),
+        .clock(st_pip$clock)
+    );
+    fanin_csr_staging_st_pudp st_pudp(
+        .d(st_pudp$d),
+        .q(st_pudp$q),
+        .clock(st_pudp$clock)
+    );
+    fanin_csr_staging_st_pport st_pport(
+        .d(st_pport$d),
+        .q(st_pport$q),
+        .clock(st_pport$clock)
+    );
+    fanin_csr_staging_st_cmac st_cmac(
+        .d(st_cmac$d),
+        .q(st_cmac$q),
+        .clock(st_cmac$clock)
+    );
+    fanin_csr_staging_st_cip st_cip(
+        .d(st_cip$d),
+        .q(st_cip$q),
+        .clock(st_cip$clock)
+    );
+    fanin_csr_staging_st_cudp st_cudp(
+        .d(st_cudp$d),
+        .q(st_cudp$q),
+        .clock(st_cudp$clock)
+    );
+    fanin_csr_staging_st_cport st_cport(
+        .d(st_cport$d),
+        .q(st_cport$q),
+        .clock(st_cport$clock)
+    );
+    fanin_csr_staging_st_cranks st_cranks(
+        .d(st_cranks$d),
+        .q(st_cranks$q),
+        .clock(st_cranks$clock)
+    );
+    fanin_csr_staging_st_pbelow st_pbelow(
+        .d(st_pbelow$d),
+        .q(st_pbelow$q),
+        .clock(st_pbelow$clock)
+    );
+    fanin_csr_staging_jword jword(
+        .d(jword$d),
+        .q(jword$q),
+        .clock(jword$clock)
+    );
+    fanin_csr_staging_cword cword(
+        .d(cword$d),
+        .q(cword$q),
+        .clock(cword$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        st_jid$clock = clock;
+        st_jctrl$clock = clock;
+        st_jranks$clock = clock;
+        st_jexp$clock = clock;
+        st_jsbase$clock = clock;
+        st_jscount$clock = clock;
+        st_jquota$clock = clock;
+        st_jflush$clock = clock;
+        st_jreclaim$clock = clock;
+        st_jidle$clock = clock;
+        st_jfirst$clock = clock;
+        st_pmac$clock = clock;
+        st_pip$clock = clock;
+        st_pudp$clock = clock;
+        st_pport$clock = clock;
+        st_cmac$clock = clock;
+        st_cip$clock = clock;
+        st_cudp$clock = clock;
+        st_cport$clock = clock;
+        st_cranks$clock = clock;
+        st_pbelow$clock = clock;
+        jword$clock = clock;
+        cword$clock = clock;
+        st_jid$d = st_jid$q;
+        st_jctrl$d = st_jctrl$q;
+        st_jranks$d = st_jranks$q;
+        st_jexp$d = st_jexp$q;
+        st_jsbase$d = st_jsbase$q;
+        st_jscount$d = st_jscount$q;
+        st_jquota$d = st_jquota$q;
+        st_jflush$d = st_jflush$q;
+        st_jreclaim$d = st_jreclaim$q;
+        st_jidle$d = st_jidle$q;
+        st_jfirst$d = st_jfirst$q;
+        st_pmac$d = st_pmac$q;
+        st_pip$d = st_pip$q;
+        st_pudp$d = st_pudp$q;
+        st_pport$d = st_pport$q;
+        st_cmac$d = st_cmac$q;
+        st_cip$d = st_cip$q;
+        st_cudp$d = st_cudp$q;
+        st_cport$d = st_cport$q;
+        st_cranks$d = st_cranks$q;
+        st_pbelow$d = st_pbelow$q;
+        jword$d = jword$q;
+        cword$d = cword$q;
+        job_word = jword$q;
+        child_word = cword$q;
+        pbelow = st_pbelow$q;
+        jword$d = ((st_jctrl$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((st_jid$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_job) | (((st_jranks$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_ranks) | (((st_jexp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_expected) | (((st_jsbase$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_base) | (((st_jscount$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_slot_count) | (((st_jquota$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_quota) | (((st_jflush$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_flush_after) | (((st_jreclaim$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_after) | (((st_pip$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_ip) | (((st_pmac$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_mac) | (((st_pudp$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_udp) | (((st_pport$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_parent_port) | (((st_jidle$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_reclaim_idle) | (((st_jfirst$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_first_block);
+        cword$d = ((st_cranks$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) | (((st_cmac$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_mac) | (((st_cip$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_ip) | (((st_cudp$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_udp) | (((st_cport$q) & 168'hffffffffffffffffffffffffffffffffffffffffff) << at_child_port);
+        if (w_ack) begin
+            if (wa == a_job_id) begin
+                st_jid$d = wd[(32'h0)+:(16)];
+            end
+            if (wa == a_job_ctrl) begin
+                st_jctrl$d = wd;
+            end
+            if (wa == a_job_ranks_lo) begin
+                st_jranks$d = (st_jranks$q & 64'hffffffff00000000) | ((wd) & 64'hffffffffffffffff);
+            end
+            if (wa == a_job_ranks_hi) begin
+                st_jranks$d = (st_jranks$q & 64'hffffffff) | (((wd) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa == a_job_expected_lo) begin
+                st_jexp$d = (st_jexp$q & 64'hffffffff00000000) | ((wd) & 64'hffffffffffffffff);
+            end
+            if (wa == a_job_expected_hi) begin
+                st_jexp$d = (st_jexp$q & 64'hffffffff) | (((wd) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa == a_job_slot_base) begin
+                st_jsbase$d = wd;
+            end
+            if (wa == a_job_slot_count) begin
+                st_jscount$d = wd;
+            end
+            if (wa == a_job_quota) begin
+                st_jquota$d = wd;
+            end
+            if (wa == a_job_flush_after) begin
+                st_jflush$d = wd;
+            end
+            if (wa == a_job_reclaim_after) begin
+                st_jreclaim$d = wd;
+            end
+            if (wa == a_job_reclaim_idle) begin
+                st_jidle$d = wd;
+            end
+            if (wa == a_job_first_block) begin
+                st_jfirst$d = wd;
+            end
+            if (wa == a_port_below_lo) begin
+                st_pbelow$d = (st_pbelow$q & 64'hffffffff00000000) | ((wd) & 64'hffffffffffffffff);
+            end
+            if (wa == a_port_below_hi) begin
+                st_pbelow$d = (st_pbelow$q & 64'hffffffff) | (((wd) & 64'hffffffffffffffff) << 32'h20);
+            end
+            if (wa == a_job_parent_mac_lo) begin
+                st_pmac$d = (st_pmac$q & 64'hffff00000000) | ((wd) & 48'hffffffffffff);
+            end
+            if (wa == a_job_parent_mac_hi) begin
+                st_pmac$d = (st_pmac$q & 64'hffffffff) | (((wd[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (wa == a_job_parent_ip) begin
+                st_pip$d = wd;
+            end
+            if (wa == a_job_parent_udp) begin
+                st_pudp$d = wd[(32'h0)+:(16)];
+            end
+            if (wa == a_job_parent_port) begin
+                st_pport$d = wd[(32'h0)+:(8)];
+            end
+            if (wa == a_child_mac_lo) begin
+                st_cmac$d = (st_cmac$q & 64'hffff00000000) | ((wd) & 48'hffffffffffff);
+            end
+            if (wa == a_child_mac_hi) begin
+                st_cmac$d = (st_cmac$q & 64'hffffffff) | (((wd[(32'h0)+:(16)]) & 48'hffffffffffff) << 32'h20);
+            end
+            if (wa == a_child_ip) begin
+                st_cip$d = wd;
+            end
+            if (wa == a_child_udp) begin
+                st_cudp$d = wd[(32'h0)+:(16)];
+            end
+            if (wa == a_child_port) begin
+                st_cport$d = wd[(32'h0)+:(8)];
+            end
+            if (wa == a_child_ranks_lo) begin
+                st_cranks$d = (st_cranks$q & 64'hffffffff00000000) | ((wd) & 64'hffffffffffffffff);
+            end
+            if (wa == a_child_ranks_hi) begin
+                st_cranks$d = (st_cranks$q & 64'hffffffff) | (((wd) & 64'hffffffffffffffff) << 32'h20);
+            end
+        end
+    end
+    
+endmodule // fanin_csr_staging
+
+
+module fanin_csr_staging_cword(d,q,clock);
+    
+    // Module arguments
+    input wire  [167:0] d;
+    output reg  [167:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 168'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_cword
+
+
+module fanin_csr_staging_jword(d,q,clock);
     
     // Module arguments
     input wire  [575:0] d;
@@ -19803,10 +19783,10 @@ module fanin_csr_tbl_q(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_tbl_q
+endmodule // fanin_csr_staging_jword
 
 
-module fanin_csr_tbl_sel(d,q,clock);
+module fanin_csr_staging_st_cip(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -19822,10 +19802,67 @@ module fanin_csr_tbl_sel(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_tbl_sel
+endmodule // fanin_csr_staging_st_cip
 
 
-module fanin_csr_tbl_w(d,q,clock);
+module fanin_csr_staging_st_cmac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_cmac
+
+
+module fanin_csr_staging_st_cport(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_cport
+
+
+module fanin_csr_staging_st_cranks(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_cranks
+
+
+module fanin_csr_staging_st_cudp(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -19841,7 +19878,311 @@ module fanin_csr_tbl_w(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_csr_tbl_w
+endmodule // fanin_csr_staging_st_cudp
+
+
+module fanin_csr_staging_st_jctrl(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jctrl
+
+
+module fanin_csr_staging_st_jexp(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jexp
+
+
+module fanin_csr_staging_st_jfirst(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jfirst
+
+
+module fanin_csr_staging_st_jflush(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jflush
+
+
+module fanin_csr_staging_st_jid(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jid
+
+
+module fanin_csr_staging_st_jidle(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jidle
+
+
+module fanin_csr_staging_st_jquota(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jquota
+
+
+module fanin_csr_staging_st_jranks(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jranks
+
+
+module fanin_csr_staging_st_jreclaim(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jreclaim
+
+
+module fanin_csr_staging_st_jsbase(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jsbase
+
+
+module fanin_csr_staging_st_jscount(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_jscount
+
+
+module fanin_csr_staging_st_pbelow(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_pbelow
+
+
+module fanin_csr_staging_st_pip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_pip
+
+
+module fanin_csr_staging_st_pmac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_pmac
+
+
+module fanin_csr_staging_st_pport(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_pport
+
+
+module fanin_csr_staging_st_pudp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_staging_st_pudp
 
 
 module fanin_csr_tick_div_r(d,q,clock);

@@ -1,7 +1,10 @@
 //! The control and status registers: the AXI4-Lite slave, the registers it writes
-//! (identity, timer, the staging registers of the job, child and port-below tables, the
-//! route table), the table read-back window, and the read data path, which takes the
-//! counters' word from the `counters.rs` block beside it.
+//! (identity, timer, the route table, the table commits), and the read data path. Two
+//! sub-blocks inside it hold the rest: `staging.rs` the staging registers of the job,
+//! child and port-below tables (with the packed words the commits write), `readback.rs`
+//! the table read-back window (`tbl_sel`, `tbl_data*`, with its own read selects); the
+//! read data path ORs in the window's word and the word of the `counters.rs` block beside
+//! it.
 //!
 //! The engine and this block meet only at flip-flops: every output is a register (or a
 //! RAM's registered read), and no input reaches an output in the same cycle, so the
@@ -15,12 +18,13 @@
 //! two cycles as well: the selects, then the OR of the selected values.
 
 use crate::config::CoreConfig;
-use crate::layout::{at, Mac48, RegValue, RoutePort, RowWord, CHILD_W, JOB_W};
-use crate::ram::{FaninRam, ADDR_W};
+use crate::layout::{Mac48, RegValue, RoutePort, CHILD_W, JOB_W};
+use crate::ram::ADDR_W;
 use crate::regs;
 
+use super::readback::Readback;
+use super::staging::Staging;
 use super::{k16, n};
-use fanin_regs::layout::{child, job};
 use rust_hdl::prelude::*;
 
 /// The control and status registers (see the module documentation).
@@ -124,77 +128,36 @@ pub struct Csr {
     me_mac_r: DFF<Bits<48>>,
     tick_div_r: DFF<Bits<32>>,
     scan_ticks_r: DFF<Bits<32>>,
-    tbl_sel: DFF<Bits<32>>,
-    st_jid: DFF<Bits<16>>,
-    st_jctrl: DFF<Bits<32>>,
-    st_jranks: DFF<Bits<64>>,
-    st_jexp: DFF<Bits<64>>,
-    st_jsbase: DFF<Bits<32>>,
-    st_jscount: DFF<Bits<32>>,
-    st_jquota: DFF<Bits<32>>,
-    st_jflush: DFF<Bits<32>>,
-    st_jreclaim: DFF<Bits<32>>,
-    st_jidle: DFF<Bits<32>>,
-    st_jfirst: DFF<Bits<32>>,
-    st_pmac: DFF<Bits<48>>,
-    st_pip: DFF<Bits<32>>,
-    st_pudp: DFF<Bits<16>>,
-    st_pport: DFF<Bits<8>>,
-    st_cmac: DFF<Bits<48>>,
-    st_cip: DFF<Bits<32>>,
-    st_cudp: DFF<Bits<16>>,
-    st_cport: DFF<Bits<8>>,
-    st_cranks: DFF<Bits<64>>,
-    st_pbelow: DFF<Bits<64>>,
     st_route_ip: DFF<Bits<32>>,
     st_route_port: DFF<Bits<8>>,
     route_ip_r: Vec<DFF<Bits<32>>>,
     route_valid_r: Vec<DFF<bool>>,
     route_pm_r: Vec<DFF<Bits<8>>>,
-    // Commit pulses and what they write.
+    // Commit pulses and their entries or rows (the data: `staging`).
     jcw: DFF<bool>,
     jcw_i: DFF<Bits<8>>,
-    jword: DFF<Bits<JOB_W>>,
     chw: DFF<bool>,
     chw_a: DFF<Bits<ADDR_W>>,
-    cword: DFF<Bits<CHILD_W>>,
     pbw: DFF<bool>,
     pbw_a: DFF<Bits<ADDR_W>>,
-    // Table read-back: copies of the job, child and port-below tables (written with the
-    // engine's), the selected row registered in `tbl_q`, the route entry's fields (`rt_*`).
-    jram_rb: FaninRam<JOB_W>,
-    chram_rb: FaninRam<CHILD_W>,
-    pbram_rb: FaninRam<64>,
-    tbl_row: Signal<Local, Bits<16>>,
-    tbl_q: DFF<Bits<JOB_W>>,
-    tbl_sh: Signal<Local, Bits<JOB_W>>,
-    rt_ip: Signal<Local, Bits<32>>,
-    rt_pm: Signal<Local, Bits<8>>,
-    rt_v: Signal<Local, bool>,
+    // The staging registers of the job, child and port-below tables, with their packed
+    // words; the table read-back window, with its own read selects.
+    staging: Staging,
+    readback: Readback,
     // Read side: a read in its second cycle, its registered selects, the read data.
     rs: DFF<bool>,
     s_info: Vec<DFF<bool>>,
     s_misc: DFF<Bits<8>>,
     s_busy: Vec<DFF<bool>>,
-    s_tbl: DFF<bool>,
-    s_tsel: DFF<bool>,
-    tbl_w: DFF<Bits<16>>,
     rvalid_r: DFF<bool>,
     rdata_r: DFF<Bits<32>>,
     rd: Signal<Local, Bits<32>>,
-    // Constants: indices, the identity registers' values, the register map's addresses and
-    // the packed words' field offsets.
+    // Constants: indices, the identity registers' values, the child row's shift and mask,
+    // the register map's addresses.
     c_idx16: Vec<Constant<Bits<16>>>,
     c_info: Vec<Constant<Bits<32>>>,
     c_mclog: Constant<Bits<16>>,
     c_mcmask: Constant<Bits<ADDR_W>>,
-    c_tbl_end: Constant<Bits<16>>,
-    tb_job: Constant<Bits<4>>,
-    tb_child: Constant<Bits<4>>,
-    tb_pb: Constant<Bits<4>>,
-    tb_route: Constant<Bits<4>>,
-    at_route_valid: Constant<Bits<16>>,
-    at_route_ports: Constant<Bits<16>>,
     a_me_ip: Constant<Bits<16>>,
     a_me_port: Constant<Bits<16>>,
     a_me_mac_lo: Constant<Bits<16>>,
@@ -202,60 +165,13 @@ pub struct Csr {
     a_tick_div: Constant<Bits<16>>,
     a_tick: Constant<Bits<16>>,
     a_scan_ticks: Constant<Bits<16>>,
-    a_tbl_sel: Constant<Bits<16>>,
-    a_tbl_data: Constant<Bits<16>>,
     a_busy: Constant<Bits<16>>,
     a_route_ip: Constant<Bits<16>>,
     a_route_port: Constant<Bits<16>>,
     a_route_commit: Constant<Bits<16>>,
-    a_job_id: Constant<Bits<16>>,
-    a_job_ctrl: Constant<Bits<16>>,
-    a_job_ranks_lo: Constant<Bits<16>>,
-    a_job_ranks_hi: Constant<Bits<16>>,
-    a_job_expected_lo: Constant<Bits<16>>,
-    a_job_expected_hi: Constant<Bits<16>>,
-    a_job_slot_base: Constant<Bits<16>>,
-    a_job_slot_count: Constant<Bits<16>>,
-    a_job_quota: Constant<Bits<16>>,
-    a_job_flush_after: Constant<Bits<16>>,
-    a_job_reclaim_after: Constant<Bits<16>>,
-    a_job_reclaim_idle: Constant<Bits<16>>,
-    a_job_first_block: Constant<Bits<16>>,
-    a_port_below_lo: Constant<Bits<16>>,
-    a_port_below_hi: Constant<Bits<16>>,
     a_port_below_commit: Constant<Bits<16>>,
-    a_job_parent_mac_lo: Constant<Bits<16>>,
-    a_job_parent_mac_hi: Constant<Bits<16>>,
-    a_job_parent_ip: Constant<Bits<16>>,
-    a_job_parent_udp: Constant<Bits<16>>,
-    a_job_parent_port: Constant<Bits<16>>,
     a_job_commit: Constant<Bits<16>>,
-    a_child_mac_lo: Constant<Bits<16>>,
-    a_child_mac_hi: Constant<Bits<16>>,
-    a_child_ip: Constant<Bits<16>>,
-    a_child_udp: Constant<Bits<16>>,
-    a_child_port: Constant<Bits<16>>,
-    a_child_ranks_lo: Constant<Bits<16>>,
-    a_child_ranks_hi: Constant<Bits<16>>,
     a_child_commit: Constant<Bits<16>>,
-    at_job_job: Constant<Bits<16>>,
-    at_job_ranks: Constant<Bits<16>>,
-    at_job_expected: Constant<Bits<16>>,
-    at_job_slot_base: Constant<Bits<16>>,
-    at_job_slot_count: Constant<Bits<16>>,
-    at_job_quota: Constant<Bits<16>>,
-    at_job_flush_after: Constant<Bits<16>>,
-    at_job_reclaim_after: Constant<Bits<16>>,
-    at_job_reclaim_idle: Constant<Bits<16>>,
-    at_job_first_block: Constant<Bits<16>>,
-    at_job_parent_ip: Constant<Bits<16>>,
-    at_job_parent_mac: Constant<Bits<16>>,
-    at_job_parent_udp: Constant<Bits<16>>,
-    at_job_parent_port: Constant<Bits<16>>,
-    at_child_mac: Constant<Bits<16>>,
-    at_child_ip: Constant<Bits<16>>,
-    at_child_udp: Constant<Bits<16>>,
-    at_child_port: Constant<Bits<16>>,
 }
 
 impl Csr {
@@ -321,28 +237,6 @@ impl Csr {
             me_mac_r: Default::default(),
             tick_div_r: Default::default(),
             scan_ticks_r: Default::default(),
-            tbl_sel: Default::default(),
-            st_jid: Default::default(),
-            st_jctrl: Default::default(),
-            st_jranks: Default::default(),
-            st_jexp: Default::default(),
-            st_jsbase: Default::default(),
-            st_jscount: Default::default(),
-            st_jquota: Default::default(),
-            st_jflush: Default::default(),
-            st_jreclaim: Default::default(),
-            st_jidle: Default::default(),
-            st_jfirst: Default::default(),
-            st_pmac: Default::default(),
-            st_pip: Default::default(),
-            st_pudp: Default::default(),
-            st_pport: Default::default(),
-            st_cmac: Default::default(),
-            st_cip: Default::default(),
-            st_cudp: Default::default(),
-            st_cport: Default::default(),
-            st_cranks: Default::default(),
-            st_pbelow: Default::default(),
             st_route_ip: Default::default(),
             st_route_port: Default::default(),
             route_ip_r: n(nr),
@@ -350,28 +244,16 @@ impl Csr {
             route_pm_r: n(nr),
             jcw: Default::default(),
             jcw_i: Default::default(),
-            jword: Default::default(),
             chw: Default::default(),
             chw_a: Default::default(),
-            cword: Default::default(),
             pbw: Default::default(),
             pbw_a: Default::default(),
-            jram_rb: FaninRam::new(nj.max(2), 1),
-            chram_rb: FaninRam::new(nj << mclog, 1),
-            pbram_rb: FaninRam::new(nj.max(2) << 3, 1),
-            tbl_row: Default::default(),
-            tbl_q: Default::default(),
-            tbl_sh: Default::default(),
-            rt_ip: Default::default(),
-            rt_pm: Default::default(),
-            rt_v: Default::default(),
+            staging: Staging::new(cfg),
+            readback: Readback::new(cfg),
             rs: Default::default(),
             s_info: n(map.info_values().len()),
             s_misc: Default::default(),
             s_busy: n(nj),
-            s_tbl: Default::default(),
-            s_tsel: Default::default(),
-            tbl_w: Default::default(),
             rvalid_r: Default::default(),
             rdata_r: Default::default(),
             rd: Default::default(),
@@ -385,13 +267,6 @@ impl Csr {
                 .collect(),
             c_mclog: k16(mclog as u64),
             c_mcmask: Constant::new(((1u64 << mclog) - 1).into()),
-            c_tbl_end: k16((regs::TBL_DATA_BASE + 4 * regs::TBL_WORDS) as u64),
-            tb_job: Constant::new((regs::Table::Job as u64).into()),
-            tb_child: Constant::new((regs::Table::Child as u64).into()),
-            tb_pb: Constant::new((regs::Table::PortBelow as u64).into()),
-            tb_route: Constant::new((regs::Table::Route as u64).into()),
-            at_route_valid: at(fanin_regs::layout::route::VALID),
-            at_route_ports: at(fanin_regs::layout::route::PORTS),
             a_me_ip: a("me_ip"),
             a_me_port: a("me_udp_port"),
             a_me_mac_lo: a("me_mac_lo"),
@@ -399,60 +274,13 @@ impl Csr {
             a_tick_div: a("tick_div"),
             a_tick: a("tick"),
             a_scan_ticks: a("scan_ticks"),
-            a_tbl_sel: a("tbl_sel"),
-            a_tbl_data: a("tbl_data0"),
             a_busy: k16(regs::JOB_BUSY_BASE as u64),
             a_route_ip: a("route_ip"),
             a_route_port: a("route_port"),
             a_route_commit: a("route_commit"),
-            a_job_id: a("job_id"),
-            a_job_ctrl: a("job_ctrl"),
-            a_job_ranks_lo: a("job_ranks_lo"),
-            a_job_ranks_hi: a("job_ranks_hi"),
-            a_job_expected_lo: a("job_expected_lo"),
-            a_job_expected_hi: a("job_expected_hi"),
-            a_job_slot_base: a("job_slot_base"),
-            a_job_slot_count: a("job_slot_count"),
-            a_job_quota: a("job_quota"),
-            a_job_flush_after: a("job_flush_after"),
-            a_job_reclaim_after: a("job_reclaim_after"),
-            a_job_reclaim_idle: a("job_reclaim_idle"),
-            a_job_first_block: a("job_first_block"),
-            a_port_below_lo: a("port_below_lo"),
-            a_port_below_hi: a("port_below_hi"),
             a_port_below_commit: a("port_below_commit"),
-            a_job_parent_mac_lo: a("job_parent_mac_lo"),
-            a_job_parent_mac_hi: a("job_parent_mac_hi"),
-            a_job_parent_ip: a("job_parent_ip"),
-            a_job_parent_udp: a("job_parent_udp"),
-            a_job_parent_port: a("job_parent_port"),
             a_job_commit: a("job_commit"),
-            a_child_mac_lo: a("child_mac_lo"),
-            a_child_mac_hi: a("child_mac_hi"),
-            a_child_ip: a("child_ip"),
-            a_child_udp: a("child_udp"),
-            a_child_port: a("child_port"),
-            a_child_ranks_lo: a("child_ranks_lo"),
-            a_child_ranks_hi: a("child_ranks_hi"),
             a_child_commit: a("child_commit"),
-            at_job_job: at(job::JOB),
-            at_job_ranks: at(job::RANKS),
-            at_job_expected: at(job::EXPECTED),
-            at_job_slot_base: at(job::SLOT_BASE),
-            at_job_slot_count: at(job::SLOT_COUNT),
-            at_job_quota: at(job::QUOTA),
-            at_job_flush_after: at(job::FLUSH_AFTER),
-            at_job_reclaim_after: at(job::RECLAIM_AFTER),
-            at_job_reclaim_idle: at(job::RECLAIM_IDLE),
-            at_job_first_block: at(job::FIRST_BLOCK),
-            at_job_parent_ip: at(job::PARENT_IP),
-            at_job_parent_mac: at(job::PARENT_MAC),
-            at_job_parent_udp: at(job::PARENT_UDP),
-            at_job_parent_port: at(job::PARENT_PORT),
-            at_child_mac: at(child::MAC),
-            at_child_ip: at(child::IP),
-            at_child_udp: at(child::UDP),
-            at_child_port: at(child::PORT),
         }
     }
 }
@@ -472,44 +300,16 @@ impl Logic for Csr {
             me_mac_r,
             tick_div_r,
             scan_ticks_r,
-            tbl_sel,
-            st_jid,
-            st_jctrl,
-            st_jranks,
-            st_jexp,
-            st_jsbase,
-            st_jscount,
-            st_jquota,
-            st_jflush,
-            st_jreclaim,
-            st_jidle,
-            st_jfirst,
-            st_pmac,
-            st_pip,
-            st_pudp,
-            st_pport,
-            st_cmac,
-            st_cip,
-            st_cudp,
-            st_cport,
-            st_cranks,
-            st_pbelow,
             st_route_ip,
             st_route_port,
             jcw,
             jcw_i,
-            jword,
             chw,
             chw_a,
-            cword,
             pbw,
             pbw_a,
-            tbl_q,
             rs,
             s_misc,
-            s_tbl,
-            s_tsel,
-            tbl_w,
             rvalid_r,
             rdata_r
         );
@@ -529,9 +329,6 @@ impl Logic for Csr {
             self.s_busy[j].clock.next = self.clock.val();
             self.s_busy[j].d.next = self.s_busy[j].q.val();
         }
-        self.jram_rb.clock.next = self.clock.val();
-        self.chram_rb.clock.next = self.clock.val();
-        self.pbram_rb.clock.next = self.clock.val();
         // Outputs: registers.
         self.me_ip.next = self.me_ip_r.q.val();
         self.me_port.next = self.me_port_r.q.val();
@@ -545,13 +342,13 @@ impl Logic for Csr {
         }
         self.job_commit.next = self.jcw.q.val();
         self.job_commit_entry.next = self.jcw_i.q.val();
-        self.job_word.next = self.jword.q.val();
+        self.job_word.next = self.staging.job_word.val();
         self.child_we.next = bit_cast::<32, 1>(self.chw.q.val().into());
         self.child_waddr.next = self.chw_a.q.val();
-        self.child_wdata.next = self.cword.q.val();
+        self.child_wdata.next = self.staging.child_word.val();
         self.pb_we.next = bit_cast::<32, 1>(self.pbw.q.val().into());
         self.pb_waddr.next = self.pbw_a.q.val();
-        self.pb_wdata.next = self.st_pbelow.q.val();
+        self.pb_wdata.next = self.staging.pbelow.val();
         // Write: accept address and data together, when no write is in its handshake or
         // response, no commit pulse is out and the engine is not applying a job commit.
         self.wr.next = self.awvalid.val()
@@ -574,28 +371,6 @@ impl Logic for Csr {
         } else if self.bready.val() {
             self.bvalid_r.d.next = false;
         }
-        // The staged entries, packed (registered: a commit reads them at least two cycles
-        // after the last staging write).
-        self.jword.d.next = bit_cast::<JOB_W, 32>(self.st_jctrl.q.val())
-            | (bit_cast::<JOB_W, 16>(self.st_jid.q.val()) << self.at_job_job.val())
-            | (bit_cast::<JOB_W, 64>(self.st_jranks.q.val()) << self.at_job_ranks.val())
-            | (bit_cast::<JOB_W, 64>(self.st_jexp.q.val()) << self.at_job_expected.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jsbase.q.val()) << self.at_job_slot_base.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jscount.q.val()) << self.at_job_slot_count.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jquota.q.val()) << self.at_job_quota.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jflush.q.val()) << self.at_job_flush_after.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jreclaim.q.val()) << self.at_job_reclaim_after.val())
-            | (bit_cast::<JOB_W, 32>(self.st_pip.q.val()) << self.at_job_parent_ip.val())
-            | (bit_cast::<JOB_W, 48>(self.st_pmac.q.val()) << self.at_job_parent_mac.val())
-            | (bit_cast::<JOB_W, 16>(self.st_pudp.q.val()) << self.at_job_parent_udp.val())
-            | (bit_cast::<JOB_W, 8>(self.st_pport.q.val()) << self.at_job_parent_port.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jidle.q.val()) << self.at_job_reclaim_idle.val())
-            | (bit_cast::<JOB_W, 32>(self.st_jfirst.q.val()) << self.at_job_first_block.val());
-        self.cword.d.next = bit_cast::<CHILD_W, 64>(self.st_cranks.q.val())
-            | (bit_cast::<CHILD_W, 48>(self.st_cmac.q.val()) << self.at_child_mac.val())
-            | (bit_cast::<CHILD_W, 32>(self.st_cip.q.val()) << self.at_child_ip.val())
-            | (bit_cast::<CHILD_W, 16>(self.st_cudp.q.val()) << self.at_child_udp.val())
-            | (bit_cast::<CHILD_W, 8>(self.st_cport.q.val()) << self.at_child_port.val());
         // The write, decoded in its handshake cycle from the latched address and data.
         self.jcw.d.next = false;
         self.chw.d.next = false;
@@ -621,112 +396,16 @@ impl Logic for Csr {
             if self.wa.q.val() == self.a_scan_ticks.val() {
                 self.scan_ticks_r.d.next = self.wd.q.val();
             }
-            if self.wa.q.val() == self.a_job_id.val() {
-                self.st_jid.d.next = self.wd.q.val().get_value_low16();
-            }
-            if self.wa.q.val() == self.a_job_ctrl.val() {
-                self.st_jctrl.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_job_ranks_lo.val() {
-                self.st_jranks.d.next = (self.st_jranks.q.val() & 0xffff_ffff_0000_0000u64)
-                    | bit_cast::<64, 32>(self.wd.q.val());
-            }
-            if self.wa.q.val() == self.a_job_ranks_hi.val() {
-                self.st_jranks.d.next = (self.st_jranks.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<64, 32>(self.wd.q.val()) << 32);
-            }
-            if self.wa.q.val() == self.a_job_expected_lo.val() {
-                self.st_jexp.d.next = (self.st_jexp.q.val() & 0xffff_ffff_0000_0000u64)
-                    | bit_cast::<64, 32>(self.wd.q.val());
-            }
-            if self.wa.q.val() == self.a_job_expected_hi.val() {
-                self.st_jexp.d.next = (self.st_jexp.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<64, 32>(self.wd.q.val()) << 32);
-            }
-            if self.wa.q.val() == self.a_job_slot_base.val() {
-                self.st_jsbase.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_job_slot_count.val() {
-                self.st_jscount.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_job_quota.val() {
-                self.st_jquota.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_job_flush_after.val() {
-                self.st_jflush.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_job_reclaim_after.val() {
-                self.st_jreclaim.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_job_first_block.val() {
-                self.st_jfirst.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_job_reclaim_idle.val() {
-                self.st_jidle.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_port_below_lo.val() {
-                self.st_pbelow.d.next = (self.st_pbelow.q.val() & 0xffff_ffff_0000_0000u64)
-                    | bit_cast::<64, 32>(self.wd.q.val());
-            }
-            if self.wa.q.val() == self.a_port_below_hi.val() {
-                self.st_pbelow.d.next = (self.st_pbelow.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<64, 32>(self.wd.q.val()) << 32);
-            }
             if self.wa.q.val() == self.a_port_below_commit.val() {
                 self.pbw.d.next = true;
                 self.pbw_a.d.next =
                     (bit_cast::<ADDR_W, 8>(self.wd.q.val().get_value_commit_entry()) << 3)
                         | bit_cast::<ADDR_W, 3>(self.wd.q.val().get_value_commit_port());
             }
-            if self.wa.q.val() == self.a_tbl_sel.val() {
-                self.tbl_sel.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_job_parent_mac_lo.val() {
-                self.st_pmac.d.next = (self.st_pmac.q.val() & 0xffff_0000_0000u64)
-                    | bit_cast::<48, 32>(self.wd.q.val());
-            }
-            if self.wa.q.val() == self.a_job_parent_mac_hi.val() {
-                self.st_pmac.d.next = (self.st_pmac.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<48, 16>(self.wd.q.val().get_value_low16()) << 32);
-            }
-            if self.wa.q.val() == self.a_job_parent_ip.val() {
-                self.st_pip.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_job_parent_udp.val() {
-                self.st_pudp.d.next = self.wd.q.val().get_value_low16();
-            }
-            if self.wa.q.val() == self.a_job_parent_port.val() {
-                self.st_pport.d.next = self.wd.q.val().get_value_low8();
-            }
             if self.wa.q.val() == self.a_job_commit.val() {
                 // The engine applies it when its front end is idle, in decision order.
                 self.jcw.d.next = true;
                 self.jcw_i.d.next = self.wd.q.val().get_value_low8();
-            }
-            if self.wa.q.val() == self.a_child_mac_lo.val() {
-                self.st_cmac.d.next = (self.st_cmac.q.val() & 0xffff_0000_0000u64)
-                    | bit_cast::<48, 32>(self.wd.q.val());
-            }
-            if self.wa.q.val() == self.a_child_mac_hi.val() {
-                self.st_cmac.d.next = (self.st_cmac.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<48, 16>(self.wd.q.val().get_value_low16()) << 32);
-            }
-            if self.wa.q.val() == self.a_child_ip.val() {
-                self.st_cip.d.next = self.wd.q.val();
-            }
-            if self.wa.q.val() == self.a_child_udp.val() {
-                self.st_cudp.d.next = self.wd.q.val().get_value_low16();
-            }
-            if self.wa.q.val() == self.a_child_port.val() {
-                self.st_cport.d.next = self.wd.q.val().get_value_low8();
-            }
-            if self.wa.q.val() == self.a_child_ranks_lo.val() {
-                self.st_cranks.d.next = (self.st_cranks.q.val() & 0xffff_ffff_0000_0000u64)
-                    | bit_cast::<64, 32>(self.wd.q.val());
-            }
-            if self.wa.q.val() == self.a_child_ranks_hi.val() {
-                self.st_cranks.d.next = (self.st_cranks.q.val() & 0xffff_ffffu64)
-                    | (bit_cast::<64, 32>(self.wd.q.val()) << 32);
             }
             if self.wa.q.val() == self.a_child_commit.val() {
                 self.chw.d.next = true;
@@ -753,51 +432,32 @@ impl Logic for Csr {
                 }
             }
         }
-        // Table read-back: the copies are written with the engine's tables (the child and
-        // port-below tables from this block's own pulses).
-        self.jram_rb.waddr.next = self.jt_waddr.val();
-        self.jram_rb.wdata.next = self.jt_wdata.val();
-        self.jram_rb.we.next = self.jt_we.val();
-        self.chram_rb.waddr.next = self.chw_a.q.val();
-        self.chram_rb.wdata.next = self.cword.q.val();
-        self.chram_rb.we.next = bit_cast::<32, 1>(self.chw.q.val().into());
-        self.pbram_rb.waddr.next = self.pbw_a.q.val();
-        self.pbram_rb.wdata.next = self.st_pbelow.q.val();
-        self.pbram_rb.we.next = bit_cast::<32, 1>(self.pbw.q.val().into());
-        self.tbl_row.next = self.tbl_sel.q.val().get_value_low16();
-        self.jram_rb.raddr.next = bit_cast::<ADDR_W, 16>(self.tbl_row.val());
-        self.chram_rb.raddr.next =
-            (bit_cast::<ADDR_W, 8>(self.tbl_sel.q.val().get_value_commit_entry())
-                << self.c_mclog.val())
-                | (bit_cast::<ADDR_W, 8>(self.tbl_sel.q.val().get_value_commit_child())
-                    & self.c_mcmask.val());
-        self.pbram_rb.raddr.next =
-            (bit_cast::<ADDR_W, 8>(self.tbl_sel.q.val().get_value_commit_entry()) << 3)
-                | bit_cast::<ADDR_W, 3>(self.tbl_sel.q.val().get_value_commit_port());
-        self.rt_ip.next = 0.into();
-        self.rt_pm.next = 0.into();
-        self.rt_v.next = false;
+        // The staging registers: the latched write.
+        self.staging.clock.next = self.clock.val();
+        self.staging.w_ack.next = self.aw_ack.q.val();
+        self.staging.wa.next = self.wa.q.val();
+        self.staging.wd.next = self.wd.q.val();
+        // The table read-back window (`tbl_sel`, `tbl_data*`): the latched write, the read
+        // address, the engine's job-table writes, this block's child and port-below
+        // commits, and the route table.
+        self.readback.clock.next = self.clock.val();
+        self.readback.w_ack.next = self.aw_ack.q.val();
+        self.readback.wa.next = self.wa.q.val();
+        self.readback.wd.next = self.wd.q.val();
+        self.readback.araddr.next = self.araddr.val();
+        self.readback.jt_waddr.next = self.jt_waddr.val();
+        self.readback.jt_wdata.next = self.jt_wdata.val();
+        self.readback.jt_we.next = self.jt_we.val();
+        self.readback.ch_waddr.next = self.chw_a.q.val();
+        self.readback.ch_wdata.next = self.staging.child_word.val();
+        self.readback.ch_we.next = bit_cast::<32, 1>(self.chw.q.val().into());
+        self.readback.pb_waddr.next = self.pbw_a.q.val();
+        self.readback.pb_wdata.next = self.staging.pbelow.val();
+        self.readback.pb_we.next = bit_cast::<32, 1>(self.pbw.q.val().into());
         for r in 0..self.route_ip_r.len() {
-            if self.tbl_row.val() == self.c_idx16[r].val() {
-                self.rt_ip.next = self.rt_ip.val() | self.route_ip_r[r].q.val();
-                self.rt_pm.next = self.rt_pm.val() | self.route_pm_r[r].q.val();
-                self.rt_v.next = self.rt_v.val() | self.route_valid_r[r].q.val();
-            }
-        }
-        self.tbl_q.d.next = 0.into();
-        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_job.val() {
-            self.tbl_q.d.next = self.jram_rb.rdata.val();
-        }
-        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_child.val() {
-            self.tbl_q.d.next = bit_cast::<JOB_W, CHILD_W>(self.chram_rb.rdata.val());
-        }
-        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_pb.val() {
-            self.tbl_q.d.next = bit_cast::<JOB_W, 64>(self.pbram_rb.rdata.val());
-        }
-        if self.tbl_sel.q.val().get_value_tbl_table() == self.tb_route.val() {
-            self.tbl_q.d.next = bit_cast::<JOB_W, 32>(self.rt_ip.val())
-                | (bit_cast::<JOB_W, 1>(self.rt_v.val().into()) << self.at_route_valid.val())
-                | (bit_cast::<JOB_W, 8>(self.rt_pm.val()) << self.at_route_ports.val());
+            self.readback.route_ip[r].next = self.route_ip_r[r].q.val();
+            self.readback.route_valid[r].next = self.route_valid_r[r].q.val();
+            self.readback.route_pm[r].next = self.route_pm_r[r].q.val();
         }
         // Read: two cycles. The cycle a read is accepted registers one select per readable
         // register (the address compared with each register's address); the next cycle ORs
@@ -816,10 +476,6 @@ impl Logic for Csr {
             | (bit_cast::<8, 1>((self.araddr.val() == self.a_tick_div.val()).into()) << 4)
             | (bit_cast::<8, 1>((self.araddr.val() == self.a_tick.val()).into()) << 5)
             | (bit_cast::<8, 1>((self.araddr.val() == self.a_scan_ticks.val()).into()) << 6);
-        self.s_tsel.d.next = self.araddr.val() == self.a_tbl_sel.val();
-        self.s_tbl.d.next = (self.araddr.val() >= self.a_tbl_data.val())
-            & (self.araddr.val() < self.c_tbl_end.val());
-        self.tbl_w.d.next = (self.araddr.val() - self.a_tbl_data.val()) >> 2;
         for j in 0..self.s_busy.len() {
             self.s_busy[j].d.next =
                 self.araddr.val() == self.a_busy.val() + (self.c_idx16[j].val() << 2);
@@ -852,14 +508,7 @@ impl Logic for Csr {
         if self.s_misc.q.val().get_bit(6) {
             self.rd.next = self.rd.val() | self.scan_ticks_r.q.val();
         }
-        if self.s_tsel.q.val() {
-            self.rd.next = self.rd.val() | self.tbl_sel.q.val();
-        }
-        // Word `tbl_w` of the selected row (shifted down to bits 31:0).
-        self.tbl_sh.next = self.tbl_q.q.val() >> (self.tbl_w.q.val() << 5);
-        if self.s_tbl.q.val() {
-            self.rd.next = self.rd.val() | self.tbl_sh.val().get_value_low32();
-        }
+        self.rd.next = self.rd.val() | self.readback.rd.val();
         for j in 0..self.s_busy.len() {
             if self.s_busy[j].q.val() {
                 self.rd.next = self.rd.val() | self.jbusy[j].val();

@@ -34,7 +34,9 @@ pub mod counters;
 pub mod csr;
 pub mod dest;
 pub mod overflow;
+pub mod readback;
 pub mod session;
+pub mod staging;
 pub mod states;
 
 use copy::CopyPipe;
