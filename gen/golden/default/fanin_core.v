@@ -23236,17 +23236,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$0$d = jbusy_r$0$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$0) begin
-            if (commit) begin
-                jk_valid$0$d = commit_word[(32'h0)+:(1)];
-                jk_scan$0$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$0$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$0$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$0$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$0$d = 32'h0;
-                jbase$0$d = jc_base;
-                jcm_r$0$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$0) & commit) begin
+            jk_valid$0$d = commit_word[(32'h0)+:(1)];
+            jk_scan$0$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$0$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$0$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$0$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$0$d = 32'h0;
+            jbase$0$d = jc_base;
+            jcm_r$0$d = jc_cm;
         end
         if (busy_entry == c_idx8$1) begin
             if (busy_inc) begin
@@ -23256,17 +23254,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$1$d = jbusy_r$1$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$1) begin
-            if (commit) begin
-                jk_valid$1$d = commit_word[(32'h0)+:(1)];
-                jk_scan$1$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$1$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$1$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$1$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$1$d = 32'h0;
-                jbase$1$d = jc_base;
-                jcm_r$1$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$1) & commit) begin
+            jk_valid$1$d = commit_word[(32'h0)+:(1)];
+            jk_scan$1$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$1$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$1$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$1$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$1$d = 32'h0;
+            jbase$1$d = jc_base;
+            jcm_r$1$d = jc_cm;
         end
         if (busy_entry == c_idx8$2) begin
             if (busy_inc) begin
@@ -23276,17 +23272,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$2$d = jbusy_r$2$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$2) begin
-            if (commit) begin
-                jk_valid$2$d = commit_word[(32'h0)+:(1)];
-                jk_scan$2$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$2$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$2$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$2$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$2$d = 32'h0;
-                jbase$2$d = jc_base;
-                jcm_r$2$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$2) & commit) begin
+            jk_valid$2$d = commit_word[(32'h0)+:(1)];
+            jk_scan$2$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$2$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$2$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$2$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$2$d = 32'h0;
+            jbase$2$d = jc_base;
+            jcm_r$2$d = jc_cm;
         end
         if (busy_entry == c_idx8$3) begin
             if (busy_inc) begin
@@ -23296,17 +23290,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$3$d = jbusy_r$3$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$3) begin
-            if (commit) begin
-                jk_valid$3$d = commit_word[(32'h0)+:(1)];
-                jk_scan$3$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$3$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$3$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$3$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$3$d = 32'h0;
-                jbase$3$d = jc_base;
-                jcm_r$3$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$3) & commit) begin
+            jk_valid$3$d = commit_word[(32'h0)+:(1)];
+            jk_scan$3$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$3$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$3$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$3$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$3$d = 32'h0;
+            jbase$3$d = jc_base;
+            jcm_r$3$d = jc_cm;
         end
         if (busy_entry == c_idx8$4) begin
             if (busy_inc) begin
@@ -23316,17 +23308,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$4$d = jbusy_r$4$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$4) begin
-            if (commit) begin
-                jk_valid$4$d = commit_word[(32'h0)+:(1)];
-                jk_scan$4$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$4$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$4$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$4$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$4$d = 32'h0;
-                jbase$4$d = jc_base;
-                jcm_r$4$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$4) & commit) begin
+            jk_valid$4$d = commit_word[(32'h0)+:(1)];
+            jk_scan$4$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$4$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$4$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$4$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$4$d = 32'h0;
+            jbase$4$d = jc_base;
+            jcm_r$4$d = jc_cm;
         end
         if (busy_entry == c_idx8$5) begin
             if (busy_inc) begin
@@ -23336,17 +23326,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$5$d = jbusy_r$5$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$5) begin
-            if (commit) begin
-                jk_valid$5$d = commit_word[(32'h0)+:(1)];
-                jk_scan$5$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$5$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$5$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$5$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$5$d = 32'h0;
-                jbase$5$d = jc_base;
-                jcm_r$5$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$5) & commit) begin
+            jk_valid$5$d = commit_word[(32'h0)+:(1)];
+            jk_scan$5$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$5$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$5$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$5$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$5$d = 32'h0;
+            jbase$5$d = jc_base;
+            jcm_r$5$d = jc_cm;
         end
         if (busy_entry == c_idx8$6) begin
             if (busy_inc) begin
@@ -23356,17 +23344,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$6$d = jbusy_r$6$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$6) begin
-            if (commit) begin
-                jk_valid$6$d = commit_word[(32'h0)+:(1)];
-                jk_scan$6$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$6$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$6$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$6$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$6$d = 32'h0;
-                jbase$6$d = jc_base;
-                jcm_r$6$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$6) & commit) begin
+            jk_valid$6$d = commit_word[(32'h0)+:(1)];
+            jk_scan$6$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$6$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$6$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$6$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$6$d = 32'h0;
+            jbase$6$d = jc_base;
+            jcm_r$6$d = jc_cm;
         end
         if (busy_entry == c_idx8$7) begin
             if (busy_inc) begin
@@ -23376,17 +23362,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$7$d = jbusy_r$7$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$7) begin
-            if (commit) begin
-                jk_valid$7$d = commit_word[(32'h0)+:(1)];
-                jk_scan$7$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$7$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$7$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$7$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$7$d = 32'h0;
-                jbase$7$d = jc_base;
-                jcm_r$7$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$7) & commit) begin
+            jk_valid$7$d = commit_word[(32'h0)+:(1)];
+            jk_scan$7$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$7$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$7$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$7$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$7$d = 32'h0;
+            jbase$7$d = jc_base;
+            jcm_r$7$d = jc_cm;
         end
         if (busy_entry == c_idx8$8) begin
             if (busy_inc) begin
@@ -23396,17 +23380,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$8$d = jbusy_r$8$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$8) begin
-            if (commit) begin
-                jk_valid$8$d = commit_word[(32'h0)+:(1)];
-                jk_scan$8$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$8$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$8$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$8$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$8$d = 32'h0;
-                jbase$8$d = jc_base;
-                jcm_r$8$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$8) & commit) begin
+            jk_valid$8$d = commit_word[(32'h0)+:(1)];
+            jk_scan$8$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$8$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$8$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$8$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$8$d = 32'h0;
+            jbase$8$d = jc_base;
+            jcm_r$8$d = jc_cm;
         end
         if (busy_entry == c_idx8$9) begin
             if (busy_inc) begin
@@ -23416,17 +23398,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$9$d = jbusy_r$9$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$9) begin
-            if (commit) begin
-                jk_valid$9$d = commit_word[(32'h0)+:(1)];
-                jk_scan$9$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$9$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$9$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$9$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$9$d = 32'h0;
-                jbase$9$d = jc_base;
-                jcm_r$9$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$9) & commit) begin
+            jk_valid$9$d = commit_word[(32'h0)+:(1)];
+            jk_scan$9$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$9$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$9$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$9$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$9$d = 32'h0;
+            jbase$9$d = jc_base;
+            jcm_r$9$d = jc_cm;
         end
         if (busy_entry == c_idx8$10) begin
             if (busy_inc) begin
@@ -23436,17 +23416,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$10$d = jbusy_r$10$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$10) begin
-            if (commit) begin
-                jk_valid$10$d = commit_word[(32'h0)+:(1)];
-                jk_scan$10$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$10$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$10$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$10$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$10$d = 32'h0;
-                jbase$10$d = jc_base;
-                jcm_r$10$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$10) & commit) begin
+            jk_valid$10$d = commit_word[(32'h0)+:(1)];
+            jk_scan$10$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$10$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$10$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$10$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$10$d = 32'h0;
+            jbase$10$d = jc_base;
+            jcm_r$10$d = jc_cm;
         end
         if (busy_entry == c_idx8$11) begin
             if (busy_inc) begin
@@ -23456,17 +23434,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$11$d = jbusy_r$11$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$11) begin
-            if (commit) begin
-                jk_valid$11$d = commit_word[(32'h0)+:(1)];
-                jk_scan$11$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$11$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$11$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$11$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$11$d = 32'h0;
-                jbase$11$d = jc_base;
-                jcm_r$11$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$11) & commit) begin
+            jk_valid$11$d = commit_word[(32'h0)+:(1)];
+            jk_scan$11$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$11$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$11$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$11$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$11$d = 32'h0;
+            jbase$11$d = jc_base;
+            jcm_r$11$d = jc_cm;
         end
         if (busy_entry == c_idx8$12) begin
             if (busy_inc) begin
@@ -23476,17 +23452,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$12$d = jbusy_r$12$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$12) begin
-            if (commit) begin
-                jk_valid$12$d = commit_word[(32'h0)+:(1)];
-                jk_scan$12$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$12$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$12$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$12$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$12$d = 32'h0;
-                jbase$12$d = jc_base;
-                jcm_r$12$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$12) & commit) begin
+            jk_valid$12$d = commit_word[(32'h0)+:(1)];
+            jk_scan$12$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$12$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$12$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$12$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$12$d = 32'h0;
+            jbase$12$d = jc_base;
+            jcm_r$12$d = jc_cm;
         end
         if (busy_entry == c_idx8$13) begin
             if (busy_inc) begin
@@ -23496,17 +23470,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$13$d = jbusy_r$13$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$13) begin
-            if (commit) begin
-                jk_valid$13$d = commit_word[(32'h0)+:(1)];
-                jk_scan$13$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$13$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$13$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$13$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$13$d = 32'h0;
-                jbase$13$d = jc_base;
-                jcm_r$13$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$13) & commit) begin
+            jk_valid$13$d = commit_word[(32'h0)+:(1)];
+            jk_scan$13$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$13$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$13$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$13$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$13$d = 32'h0;
+            jbase$13$d = jc_base;
+            jcm_r$13$d = jc_cm;
         end
         if (busy_entry == c_idx8$14) begin
             if (busy_inc) begin
@@ -23516,17 +23488,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$14$d = jbusy_r$14$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$14) begin
-            if (commit) begin
-                jk_valid$14$d = commit_word[(32'h0)+:(1)];
-                jk_scan$14$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$14$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$14$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$14$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$14$d = 32'h0;
-                jbase$14$d = jc_base;
-                jcm_r$14$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$14) & commit) begin
+            jk_valid$14$d = commit_word[(32'h0)+:(1)];
+            jk_scan$14$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$14$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$14$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$14$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$14$d = 32'h0;
+            jbase$14$d = jc_base;
+            jcm_r$14$d = jc_cm;
         end
         if (busy_entry == c_idx8$15) begin
             if (busy_inc) begin
@@ -23536,17 +23506,15 @@ module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,rout
                 jbusy_r$15$d = jbusy_r$15$q - 32'h1;
             end
         end
-        if (commit_entry == c_idx8$15) begin
-            if (commit) begin
-                jk_valid$15$d = commit_word[(32'h0)+:(1)];
-                jk_scan$15$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
-                jk_job$15$d = commit_word[(32'h20)+:(16)];
-                jk_sbase$15$d = commit_word[(32'hc0)+:(32)];
-                jk_scount$15$d = commit_word[(32'he0)+:(32)];
-                jbusy_r$15$d = 32'h0;
-                jbase$15$d = jc_base;
-                jcm_r$15$d = jc_cm;
-            end
+        if ((commit_entry == c_idx8$15) & commit) begin
+            jk_valid$15$d = commit_word[(32'h0)+:(1)];
+            jk_scan$15$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$15$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$15$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$15$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$15$d = 32'h0;
+            jbase$15$d = jc_base;
+            jcm_r$15$d = jc_cm;
         end
         if (rst) begin
             jk_valid$0$d = 1'b0;

@@ -311,19 +311,17 @@ impl Logic for Lookup {
                     self.jbusy_r[j].d.next = self.jbusy_r[j].q.val() - 1;
                 }
             }
-            if self.commit_entry.val() == self.c_idx8[j].val() {
-                if self.commit.val() {
-                    self.jk_valid[j].d.next = self.commit_word.val().get_value_valid();
-                    // Swept by the timer scan: timeout mode, or an idle reclaim.
-                    self.jk_scan[j].d.next = self.commit_word.val().get_value_timeout()
-                        | (self.commit_word.val().get_value_reclaim_idle() != 0);
-                    self.jk_job[j].d.next = self.commit_word.val().get_value_job();
-                    self.jk_sbase[j].d.next = self.commit_word.val().get_value_slot_base();
-                    self.jk_scount[j].d.next = self.commit_word.val().get_value_slot_count();
-                    self.jbusy_r[j].d.next = 0.into();
-                    self.jbase[j].d.next = self.jc_base.val();
-                    self.jcm_r[j].d.next = self.jc_cm.val();
-                }
+            if (self.commit_entry.val() == self.c_idx8[j].val()) & self.commit.val() {
+                self.jk_valid[j].d.next = self.commit_word.val().get_value_valid();
+                // Swept by the timer scan: timeout mode, or an idle reclaim.
+                self.jk_scan[j].d.next = self.commit_word.val().get_value_timeout()
+                    | (self.commit_word.val().get_value_reclaim_idle() != 0);
+                self.jk_job[j].d.next = self.commit_word.val().get_value_job();
+                self.jk_sbase[j].d.next = self.commit_word.val().get_value_slot_base();
+                self.jk_scount[j].d.next = self.commit_word.val().get_value_slot_count();
+                self.jbusy_r[j].d.next = 0.into();
+                self.jbase[j].d.next = self.jc_base.val();
+                self.jcm_r[j].d.next = self.jc_cm.val();
             }
         }
         if self.rst.val() {
