@@ -119,7 +119,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_rpclog = 16'h2;
     localparam  c_lprlog = 16'h4;
     localparam  c_lanes = 16'h40;
-    localparam  c_smask = 24'hff;
     localparam  c_slast = 24'hff;
     localparam  ev_aggregated = 32'h4;
     localparam  ev_completions = 32'h8;
@@ -638,726 +637,106 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jram$we;
     reg  [23:0] jram$raddr;
     wire  [575:0] jram$rdata;
-    reg  jk_valid$0$d;
-    wire  jk_valid$0$q;
-    reg  jk_valid$0$clock;
-    reg  jk_valid$1$d;
-    wire  jk_valid$1$q;
-    reg  jk_valid$1$clock;
-    reg  jk_valid$2$d;
-    wire  jk_valid$2$q;
-    reg  jk_valid$2$clock;
-    reg  jk_valid$3$d;
-    wire  jk_valid$3$q;
-    reg  jk_valid$3$clock;
-    reg  jk_valid$4$d;
-    wire  jk_valid$4$q;
-    reg  jk_valid$4$clock;
-    reg  jk_valid$5$d;
-    wire  jk_valid$5$q;
-    reg  jk_valid$5$clock;
-    reg  jk_valid$6$d;
-    wire  jk_valid$6$q;
-    reg  jk_valid$6$clock;
-    reg  jk_valid$7$d;
-    wire  jk_valid$7$q;
-    reg  jk_valid$7$clock;
-    reg  jk_valid$8$d;
-    wire  jk_valid$8$q;
-    reg  jk_valid$8$clock;
-    reg  jk_valid$9$d;
-    wire  jk_valid$9$q;
-    reg  jk_valid$9$clock;
-    reg  jk_valid$10$d;
-    wire  jk_valid$10$q;
-    reg  jk_valid$10$clock;
-    reg  jk_valid$11$d;
-    wire  jk_valid$11$q;
-    reg  jk_valid$11$clock;
-    reg  jk_valid$12$d;
-    wire  jk_valid$12$q;
-    reg  jk_valid$12$clock;
-    reg  jk_valid$13$d;
-    wire  jk_valid$13$q;
-    reg  jk_valid$13$clock;
-    reg  jk_valid$14$d;
-    wire  jk_valid$14$q;
-    reg  jk_valid$14$clock;
-    reg  jk_valid$15$d;
-    wire  jk_valid$15$q;
-    reg  jk_valid$15$clock;
-    reg  jk_scan$0$d;
-    wire  jk_scan$0$q;
-    reg  jk_scan$0$clock;
-    reg  jk_scan$1$d;
-    wire  jk_scan$1$q;
-    reg  jk_scan$1$clock;
-    reg  jk_scan$2$d;
-    wire  jk_scan$2$q;
-    reg  jk_scan$2$clock;
-    reg  jk_scan$3$d;
-    wire  jk_scan$3$q;
-    reg  jk_scan$3$clock;
-    reg  jk_scan$4$d;
-    wire  jk_scan$4$q;
-    reg  jk_scan$4$clock;
-    reg  jk_scan$5$d;
-    wire  jk_scan$5$q;
-    reg  jk_scan$5$clock;
-    reg  jk_scan$6$d;
-    wire  jk_scan$6$q;
-    reg  jk_scan$6$clock;
-    reg  jk_scan$7$d;
-    wire  jk_scan$7$q;
-    reg  jk_scan$7$clock;
-    reg  jk_scan$8$d;
-    wire  jk_scan$8$q;
-    reg  jk_scan$8$clock;
-    reg  jk_scan$9$d;
-    wire  jk_scan$9$q;
-    reg  jk_scan$9$clock;
-    reg  jk_scan$10$d;
-    wire  jk_scan$10$q;
-    reg  jk_scan$10$clock;
-    reg  jk_scan$11$d;
-    wire  jk_scan$11$q;
-    reg  jk_scan$11$clock;
-    reg  jk_scan$12$d;
-    wire  jk_scan$12$q;
-    reg  jk_scan$12$clock;
-    reg  jk_scan$13$d;
-    wire  jk_scan$13$q;
-    reg  jk_scan$13$clock;
-    reg  jk_scan$14$d;
-    wire  jk_scan$14$q;
-    reg  jk_scan$14$clock;
-    reg  jk_scan$15$d;
-    wire  jk_scan$15$q;
-    reg  jk_scan$15$clock;
-    reg  [15:0] jk_job$0$d;
-    wire  [15:0] jk_job$0$q;
-    reg  jk_job$0$clock;
-    reg  [15:0] jk_job$1$d;
-    wire  [15:0] jk_job$1$q;
-    reg  jk_job$1$clock;
-    reg  [15:0] jk_job$2$d;
-    wire  [15:0] jk_job$2$q;
-    reg  jk_job$2$clock;
-    reg  [15:0] jk_job$3$d;
-    wire  [15:0] jk_job$3$q;
-    reg  jk_job$3$clock;
-    reg  [15:0] jk_job$4$d;
-    wire  [15:0] jk_job$4$q;
-    reg  jk_job$4$clock;
-    reg  [15:0] jk_job$5$d;
-    wire  [15:0] jk_job$5$q;
-    reg  jk_job$5$clock;
-    reg  [15:0] jk_job$6$d;
-    wire  [15:0] jk_job$6$q;
-    reg  jk_job$6$clock;
-    reg  [15:0] jk_job$7$d;
-    wire  [15:0] jk_job$7$q;
-    reg  jk_job$7$clock;
-    reg  [15:0] jk_job$8$d;
-    wire  [15:0] jk_job$8$q;
-    reg  jk_job$8$clock;
-    reg  [15:0] jk_job$9$d;
-    wire  [15:0] jk_job$9$q;
-    reg  jk_job$9$clock;
-    reg  [15:0] jk_job$10$d;
-    wire  [15:0] jk_job$10$q;
-    reg  jk_job$10$clock;
-    reg  [15:0] jk_job$11$d;
-    wire  [15:0] jk_job$11$q;
-    reg  jk_job$11$clock;
-    reg  [15:0] jk_job$12$d;
-    wire  [15:0] jk_job$12$q;
-    reg  jk_job$12$clock;
-    reg  [15:0] jk_job$13$d;
-    wire  [15:0] jk_job$13$q;
-    reg  jk_job$13$clock;
-    reg  [15:0] jk_job$14$d;
-    wire  [15:0] jk_job$14$q;
-    reg  jk_job$14$clock;
-    reg  [15:0] jk_job$15$d;
-    wire  [15:0] jk_job$15$q;
-    reg  jk_job$15$clock;
-    reg  [31:0] jk_sbase$0$d;
-    wire  [31:0] jk_sbase$0$q;
-    reg  jk_sbase$0$clock;
-    reg  [31:0] jk_sbase$1$d;
-    wire  [31:0] jk_sbase$1$q;
-    reg  jk_sbase$1$clock;
-    reg  [31:0] jk_sbase$2$d;
-    wire  [31:0] jk_sbase$2$q;
-    reg  jk_sbase$2$clock;
-    reg  [31:0] jk_sbase$3$d;
-    wire  [31:0] jk_sbase$3$q;
-    reg  jk_sbase$3$clock;
-    reg  [31:0] jk_sbase$4$d;
-    wire  [31:0] jk_sbase$4$q;
-    reg  jk_sbase$4$clock;
-    reg  [31:0] jk_sbase$5$d;
-    wire  [31:0] jk_sbase$5$q;
-    reg  jk_sbase$5$clock;
-    reg  [31:0] jk_sbase$6$d;
-    wire  [31:0] jk_sbase$6$q;
-    reg  jk_sbase$6$clock;
-    reg  [31:0] jk_sbase$7$d;
-    wire  [31:0] jk_sbase$7$q;
-    reg  jk_sbase$7$clock;
-    reg  [31:0] jk_sbase$8$d;
-    wire  [31:0] jk_sbase$8$q;
-    reg  jk_sbase$8$clock;
-    reg  [31:0] jk_sbase$9$d;
-    wire  [31:0] jk_sbase$9$q;
-    reg  jk_sbase$9$clock;
-    reg  [31:0] jk_sbase$10$d;
-    wire  [31:0] jk_sbase$10$q;
-    reg  jk_sbase$10$clock;
-    reg  [31:0] jk_sbase$11$d;
-    wire  [31:0] jk_sbase$11$q;
-    reg  jk_sbase$11$clock;
-    reg  [31:0] jk_sbase$12$d;
-    wire  [31:0] jk_sbase$12$q;
-    reg  jk_sbase$12$clock;
-    reg  [31:0] jk_sbase$13$d;
-    wire  [31:0] jk_sbase$13$q;
-    reg  jk_sbase$13$clock;
-    reg  [31:0] jk_sbase$14$d;
-    wire  [31:0] jk_sbase$14$q;
-    reg  jk_sbase$14$clock;
-    reg  [31:0] jk_sbase$15$d;
-    wire  [31:0] jk_sbase$15$q;
-    reg  jk_sbase$15$clock;
-    reg  [31:0] jk_scount$0$d;
-    wire  [31:0] jk_scount$0$q;
-    reg  jk_scount$0$clock;
-    reg  [31:0] jk_scount$1$d;
-    wire  [31:0] jk_scount$1$q;
-    reg  jk_scount$1$clock;
-    reg  [31:0] jk_scount$2$d;
-    wire  [31:0] jk_scount$2$q;
-    reg  jk_scount$2$clock;
-    reg  [31:0] jk_scount$3$d;
-    wire  [31:0] jk_scount$3$q;
-    reg  jk_scount$3$clock;
-    reg  [31:0] jk_scount$4$d;
-    wire  [31:0] jk_scount$4$q;
-    reg  jk_scount$4$clock;
-    reg  [31:0] jk_scount$5$d;
-    wire  [31:0] jk_scount$5$q;
-    reg  jk_scount$5$clock;
-    reg  [31:0] jk_scount$6$d;
-    wire  [31:0] jk_scount$6$q;
-    reg  jk_scount$6$clock;
-    reg  [31:0] jk_scount$7$d;
-    wire  [31:0] jk_scount$7$q;
-    reg  jk_scount$7$clock;
-    reg  [31:0] jk_scount$8$d;
-    wire  [31:0] jk_scount$8$q;
-    reg  jk_scount$8$clock;
-    reg  [31:0] jk_scount$9$d;
-    wire  [31:0] jk_scount$9$q;
-    reg  jk_scount$9$clock;
-    reg  [31:0] jk_scount$10$d;
-    wire  [31:0] jk_scount$10$q;
-    reg  jk_scount$10$clock;
-    reg  [31:0] jk_scount$11$d;
-    wire  [31:0] jk_scount$11$q;
-    reg  jk_scount$11$clock;
-    reg  [31:0] jk_scount$12$d;
-    wire  [31:0] jk_scount$12$q;
-    reg  jk_scount$12$clock;
-    reg  [31:0] jk_scount$13$d;
-    wire  [31:0] jk_scount$13$q;
-    reg  jk_scount$13$clock;
-    reg  [31:0] jk_scount$14$d;
-    wire  [31:0] jk_scount$14$q;
-    reg  jk_scount$14$clock;
-    reg  [31:0] jk_scount$15$d;
-    wire  [31:0] jk_scount$15$q;
-    reg  jk_scount$15$clock;
-    reg  [31:0] jbusy$0$d;
-    wire  [31:0] jbusy$0$q;
-    reg  jbusy$0$clock;
-    reg  [31:0] jbusy$1$d;
-    wire  [31:0] jbusy$1$q;
-    reg  jbusy$1$clock;
-    reg  [31:0] jbusy$2$d;
-    wire  [31:0] jbusy$2$q;
-    reg  jbusy$2$clock;
-    reg  [31:0] jbusy$3$d;
-    wire  [31:0] jbusy$3$q;
-    reg  jbusy$3$clock;
-    reg  [31:0] jbusy$4$d;
-    wire  [31:0] jbusy$4$q;
-    reg  jbusy$4$clock;
-    reg  [31:0] jbusy$5$d;
-    wire  [31:0] jbusy$5$q;
-    reg  jbusy$5$clock;
-    reg  [31:0] jbusy$6$d;
-    wire  [31:0] jbusy$6$q;
-    reg  jbusy$6$clock;
-    reg  [31:0] jbusy$7$d;
-    wire  [31:0] jbusy$7$q;
-    reg  jbusy$7$clock;
-    reg  [31:0] jbusy$8$d;
-    wire  [31:0] jbusy$8$q;
-    reg  jbusy$8$clock;
-    reg  [31:0] jbusy$9$d;
-    wire  [31:0] jbusy$9$q;
-    reg  jbusy$9$clock;
-    reg  [31:0] jbusy$10$d;
-    wire  [31:0] jbusy$10$q;
-    reg  jbusy$10$clock;
-    reg  [31:0] jbusy$11$d;
-    wire  [31:0] jbusy$11$q;
-    reg  jbusy$11$clock;
-    reg  [31:0] jbusy$12$d;
-    wire  [31:0] jbusy$12$q;
-    reg  jbusy$12$clock;
-    reg  [31:0] jbusy$13$d;
-    wire  [31:0] jbusy$13$q;
-    reg  jbusy$13$clock;
-    reg  [31:0] jbusy$14$d;
-    wire  [31:0] jbusy$14$q;
-    reg  jbusy$14$clock;
-    reg  [31:0] jbusy$15$d;
-    wire  [31:0] jbusy$15$q;
-    reg  jbusy$15$clock;
-    reg  jh$0$d;
-    wire  jh$0$q;
-    reg  jh$0$clock;
-    reg  jh$1$d;
-    wire  jh$1$q;
-    reg  jh$1$clock;
-    reg  jh$2$d;
-    wire  jh$2$q;
-    reg  jh$2$clock;
-    reg  jh$3$d;
-    wire  jh$3$q;
-    reg  jh$3$clock;
-    reg  jh$4$d;
-    wire  jh$4$q;
-    reg  jh$4$clock;
-    reg  jh$5$d;
-    wire  jh$5$q;
-    reg  jh$5$clock;
-    reg  jh$6$d;
-    wire  jh$6$q;
-    reg  jh$6$clock;
-    reg  jh$7$d;
-    wire  jh$7$q;
-    reg  jh$7$clock;
-    reg  jh$8$d;
-    wire  jh$8$q;
-    reg  jh$8$clock;
-    reg  jh$9$d;
-    wire  jh$9$q;
-    reg  jh$9$clock;
-    reg  jh$10$d;
-    wire  jh$10$q;
-    reg  jh$10$clock;
-    reg  jh$11$d;
-    wire  jh$11$q;
-    reg  jh$11$clock;
-    reg  jh$12$d;
-    wire  jh$12$q;
-    reg  jh$12$clock;
-    reg  jh$13$d;
-    wire  jh$13$q;
-    reg  jh$13$clock;
-    reg  jh$14$d;
-    wire  jh$14$q;
-    reg  jh$14$clock;
-    reg  jh$15$d;
-    wire  jh$15$q;
-    reg  jh$15$clock;
-    reg  jone$0$d;
-    wire  jone$0$q;
-    reg  jone$0$clock;
-    reg  jone$1$d;
-    wire  jone$1$q;
-    reg  jone$1$clock;
-    reg  jone$2$d;
-    wire  jone$2$q;
-    reg  jone$2$clock;
-    reg  jone$3$d;
-    wire  jone$3$q;
-    reg  jone$3$clock;
-    reg  jone$4$d;
-    wire  jone$4$q;
-    reg  jone$4$clock;
-    reg  jone$5$d;
-    wire  jone$5$q;
-    reg  jone$5$clock;
-    reg  jone$6$d;
-    wire  jone$6$q;
-    reg  jone$6$clock;
-    reg  jone$7$d;
-    wire  jone$7$q;
-    reg  jone$7$clock;
-    reg  jone$8$d;
-    wire  jone$8$q;
-    reg  jone$8$clock;
-    reg  jone$9$d;
-    wire  jone$9$q;
-    reg  jone$9$clock;
-    reg  jone$10$d;
-    wire  jone$10$q;
-    reg  jone$10$clock;
-    reg  jone$11$d;
-    wire  jone$11$q;
-    reg  jone$11$clock;
-    reg  jone$12$d;
-    wire  jone$12$q;
-    reg  jone$12$clock;
-    reg  jone$13$d;
-    wire  jone$13$q;
-    reg  jone$13$clock;
-    reg  jone$14$d;
-    wire  jone$14$q;
-    reg  jone$14$clock;
-    reg  jone$15$d;
-    wire  jone$15$q;
-    reg  jone$15$clock;
-    reg  rh$0$d;
-    wire  rh$0$q;
-    reg  rh$0$clock;
-    reg  rh$1$d;
-    wire  rh$1$q;
-    reg  rh$1$clock;
-    reg  rh$2$d;
-    wire  rh$2$q;
-    reg  rh$2$clock;
-    reg  rh$3$d;
-    wire  rh$3$q;
-    reg  rh$3$clock;
-    reg  rh$4$d;
-    wire  rh$4$q;
-    reg  rh$4$clock;
-    reg  rh$5$d;
-    wire  rh$5$q;
-    reg  rh$5$clock;
-    reg  rh$6$d;
-    wire  rh$6$q;
-    reg  rh$6$clock;
-    reg  rh$7$d;
-    wire  rh$7$q;
-    reg  rh$7$clock;
-    reg  rh$8$d;
-    wire  rh$8$q;
-    reg  rh$8$clock;
-    reg  rh$9$d;
-    wire  rh$9$q;
-    reg  rh$9$clock;
-    reg  rh$10$d;
-    wire  rh$10$q;
-    reg  rh$10$clock;
-    reg  rh$11$d;
-    wire  rh$11$q;
-    reg  rh$11$clock;
-    reg  rh$12$d;
-    wire  rh$12$q;
-    reg  rh$12$clock;
-    reg  rh$13$d;
-    wire  rh$13$q;
-    reg  rh$13$clock;
-    reg  rh$14$d;
-    wire  rh$14$q;
-    reg  rh$14$clock;
-    reg  rh$15$d;
-    wire  rh$15$q;
-    reg  rh$15$clock;
-    reg  rone$0$d;
-    wire  rone$0$q;
-    reg  rone$0$clock;
-    reg  rone$1$d;
-    wire  rone$1$q;
-    reg  rone$1$clock;
-    reg  rone$2$d;
-    wire  rone$2$q;
-    reg  rone$2$clock;
-    reg  rone$3$d;
-    wire  rone$3$q;
-    reg  rone$3$clock;
-    reg  rone$4$d;
-    wire  rone$4$q;
-    reg  rone$4$clock;
-    reg  rone$5$d;
-    wire  rone$5$q;
-    reg  rone$5$clock;
-    reg  rone$6$d;
-    wire  rone$6$q;
-    reg  rone$6$clock;
-    reg  rone$7$d;
-    wire  rone$7$q;
-    reg  rone$7$clock;
-    reg  rone$8$d;
-    wire  rone$8$q;
-    reg  rone$8$clock;
-    reg  rone$9$d;
-    wire  rone$9$q;
-    reg  rone$9$clock;
-    reg  rone$10$d;
-    wire  rone$10$q;
-    reg  rone$10$clock;
-    reg  rone$11$d;
-    wire  rone$11$q;
-    reg  rone$11$clock;
-    reg  rone$12$d;
-    wire  rone$12$q;
-    reg  rone$12$clock;
-    reg  rone$13$d;
-    wire  rone$13$q;
-    reg  rone$13$clock;
-    reg  rone$14$d;
-    wire  rone$14$q;
-    reg  rone$14$clock;
-    reg  rone$15$d;
-    wire  rone$15$q;
-    reg  rone$15$clock;
-    reg  own_in$0$d;
-    wire  own_in$0$q;
-    reg  own_in$0$clock;
-    reg  own_in$1$d;
-    wire  own_in$1$q;
-    reg  own_in$1$clock;
-    reg  own_in$2$d;
-    wire  own_in$2$q;
-    reg  own_in$2$clock;
-    reg  own_in$3$d;
-    wire  own_in$3$q;
-    reg  own_in$3$clock;
-    reg  own_in$4$d;
-    wire  own_in$4$q;
-    reg  own_in$4$clock;
-    reg  own_in$5$d;
-    wire  own_in$5$q;
-    reg  own_in$5$clock;
-    reg  own_in$6$d;
-    wire  own_in$6$q;
-    reg  own_in$6$clock;
-    reg  own_in$7$d;
-    wire  own_in$7$q;
-    reg  own_in$7$clock;
-    reg  own_in$8$d;
-    wire  own_in$8$q;
-    reg  own_in$8$clock;
-    reg  own_in$9$d;
-    wire  own_in$9$q;
-    reg  own_in$9$clock;
-    reg  own_in$10$d;
-    wire  own_in$10$q;
-    reg  own_in$10$clock;
-    reg  own_in$11$d;
-    wire  own_in$11$q;
-    reg  own_in$11$clock;
-    reg  own_in$12$d;
-    wire  own_in$12$q;
-    reg  own_in$12$clock;
-    reg  own_in$13$d;
-    wire  own_in$13$q;
-    reg  own_in$13$clock;
-    reg  own_in$14$d;
-    wire  own_in$14$q;
-    reg  own_in$14$clock;
-    reg  own_in$15$d;
-    wire  own_in$15$q;
-    reg  own_in$15$clock;
-    reg  [23:0] jslot$0$d;
-    wire  [23:0] jslot$0$q;
-    reg  jslot$0$clock;
-    reg  [23:0] jslot$1$d;
-    wire  [23:0] jslot$1$q;
-    reg  jslot$1$clock;
-    reg  [23:0] jslot$2$d;
-    wire  [23:0] jslot$2$q;
-    reg  jslot$2$clock;
-    reg  [23:0] jslot$3$d;
-    wire  [23:0] jslot$3$q;
-    reg  jslot$3$clock;
-    reg  [23:0] jslot$4$d;
-    wire  [23:0] jslot$4$q;
-    reg  jslot$4$clock;
-    reg  [23:0] jslot$5$d;
-    wire  [23:0] jslot$5$q;
-    reg  jslot$5$clock;
-    reg  [23:0] jslot$6$d;
-    wire  [23:0] jslot$6$q;
-    reg  jslot$6$clock;
-    reg  [23:0] jslot$7$d;
-    wire  [23:0] jslot$7$q;
-    reg  jslot$7$clock;
-    reg  [23:0] jslot$8$d;
-    wire  [23:0] jslot$8$q;
-    reg  jslot$8$clock;
-    reg  [23:0] jslot$9$d;
-    wire  [23:0] jslot$9$q;
-    reg  jslot$9$clock;
-    reg  [23:0] jslot$10$d;
-    wire  [23:0] jslot$10$q;
-    reg  jslot$10$clock;
-    reg  [23:0] jslot$11$d;
-    wire  [23:0] jslot$11$q;
-    reg  jslot$11$clock;
-    reg  [23:0] jslot$12$d;
-    wire  [23:0] jslot$12$q;
-    reg  jslot$12$clock;
-    reg  [23:0] jslot$13$d;
-    wire  [23:0] jslot$13$q;
-    reg  jslot$13$clock;
-    reg  [23:0] jslot$14$d;
-    wire  [23:0] jslot$14$q;
-    reg  jslot$14$clock;
-    reg  [23:0] jslot$15$d;
-    wire  [23:0] jslot$15$q;
-    reg  jslot$15$clock;
-    reg  [23:0] jbase$0$d;
-    wire  [23:0] jbase$0$q;
-    reg  jbase$0$clock;
-    reg  [23:0] jbase$1$d;
-    wire  [23:0] jbase$1$q;
-    reg  jbase$1$clock;
-    reg  [23:0] jbase$2$d;
-    wire  [23:0] jbase$2$q;
-    reg  jbase$2$clock;
-    reg  [23:0] jbase$3$d;
-    wire  [23:0] jbase$3$q;
-    reg  jbase$3$clock;
-    reg  [23:0] jbase$4$d;
-    wire  [23:0] jbase$4$q;
-    reg  jbase$4$clock;
-    reg  [23:0] jbase$5$d;
-    wire  [23:0] jbase$5$q;
-    reg  jbase$5$clock;
-    reg  [23:0] jbase$6$d;
-    wire  [23:0] jbase$6$q;
-    reg  jbase$6$clock;
-    reg  [23:0] jbase$7$d;
-    wire  [23:0] jbase$7$q;
-    reg  jbase$7$clock;
-    reg  [23:0] jbase$8$d;
-    wire  [23:0] jbase$8$q;
-    reg  jbase$8$clock;
-    reg  [23:0] jbase$9$d;
-    wire  [23:0] jbase$9$q;
-    reg  jbase$9$clock;
-    reg  [23:0] jbase$10$d;
-    wire  [23:0] jbase$10$q;
-    reg  jbase$10$clock;
-    reg  [23:0] jbase$11$d;
-    wire  [23:0] jbase$11$q;
-    reg  jbase$11$clock;
-    reg  [23:0] jbase$12$d;
-    wire  [23:0] jbase$12$q;
-    reg  jbase$12$clock;
-    reg  [23:0] jbase$13$d;
-    wire  [23:0] jbase$13$q;
-    reg  jbase$13$clock;
-    reg  [23:0] jbase$14$d;
-    wire  [23:0] jbase$14$q;
-    reg  jbase$14$clock;
-    reg  [23:0] jbase$15$d;
-    wire  [23:0] jbase$15$q;
-    reg  jbase$15$clock;
-    reg  [23:0] jcm$0$d;
-    wire  [23:0] jcm$0$q;
-    reg  jcm$0$clock;
-    reg  [23:0] jcm$1$d;
-    wire  [23:0] jcm$1$q;
-    reg  jcm$1$clock;
-    reg  [23:0] jcm$2$d;
-    wire  [23:0] jcm$2$q;
-    reg  jcm$2$clock;
-    reg  [23:0] jcm$3$d;
-    wire  [23:0] jcm$3$q;
-    reg  jcm$3$clock;
-    reg  [23:0] jcm$4$d;
-    wire  [23:0] jcm$4$q;
-    reg  jcm$4$clock;
-    reg  [23:0] jcm$5$d;
-    wire  [23:0] jcm$5$q;
-    reg  jcm$5$clock;
-    reg  [23:0] jcm$6$d;
-    wire  [23:0] jcm$6$q;
-    reg  jcm$6$clock;
-    reg  [23:0] jcm$7$d;
-    wire  [23:0] jcm$7$q;
-    reg  jcm$7$clock;
-    reg  [23:0] jcm$8$d;
-    wire  [23:0] jcm$8$q;
-    reg  jcm$8$clock;
-    reg  [23:0] jcm$9$d;
-    wire  [23:0] jcm$9$q;
-    reg  jcm$9$clock;
-    reg  [23:0] jcm$10$d;
-    wire  [23:0] jcm$10$q;
-    reg  jcm$10$clock;
-    reg  [23:0] jcm$11$d;
-    wire  [23:0] jcm$11$q;
-    reg  jcm$11$clock;
-    reg  [23:0] jcm$12$d;
-    wire  [23:0] jcm$12$q;
-    reg  jcm$12$clock;
-    reg  [23:0] jcm$13$d;
-    wire  [23:0] jcm$13$q;
-    reg  jcm$13$clock;
-    reg  [23:0] jcm$14$d;
-    wire  [23:0] jcm$14$q;
-    reg  jcm$14$clock;
-    reg  [23:0] jcm$15$d;
-    wire  [23:0] jcm$15$q;
-    reg  jcm$15$clock;
-    reg  jci$0$d;
-    wire  jci$0$q;
-    reg  jci$0$clock;
-    reg  jci$1$d;
-    wire  jci$1$q;
-    reg  jci$1$clock;
-    reg  jci$2$d;
-    wire  jci$2$q;
-    reg  jci$2$clock;
-    reg  jci$3$d;
-    wire  jci$3$q;
-    reg  jci$3$clock;
-    reg  jci$4$d;
-    wire  jci$4$q;
-    reg  jci$4$clock;
-    reg  jci$5$d;
-    wire  jci$5$q;
-    reg  jci$5$clock;
-    reg  jci$6$d;
-    wire  jci$6$q;
-    reg  jci$6$clock;
-    reg  jci$7$d;
-    wire  jci$7$q;
-    reg  jci$7$clock;
-    reg  jci$8$d;
-    wire  jci$8$q;
-    reg  jci$8$clock;
-    reg  jci$9$d;
-    wire  jci$9$q;
-    reg  jci$9$clock;
-    reg  jci$10$d;
-    wire  jci$10$q;
-    reg  jci$10$clock;
-    reg  jci$11$d;
-    wire  jci$11$q;
-    reg  jci$11$clock;
-    reg  jci$12$d;
-    wire  jci$12$q;
-    reg  jci$12$clock;
-    reg  jci$13$d;
-    wire  jci$13$q;
-    reg  jci$13$clock;
-    reg  jci$14$d;
-    wire  jci$14$q;
-    reg  jci$14$clock;
-    reg  jci$15$d;
-    wire  jci$15$q;
-    reg  jci$15$clock;
+    reg  lookup$clock;
+    reg  lookup$rst;
+    reg  lookup$hit_ld;
+    reg  [15:0] lookup$job;
+    reg  [31:0] lookup$dst_ip;
+    reg  lookup$route_valid$0;
+    reg  lookup$route_valid$1;
+    reg  lookup$route_valid$2;
+    reg  lookup$route_valid$3;
+    reg  lookup$route_valid$4;
+    reg  lookup$route_valid$5;
+    reg  lookup$route_valid$6;
+    reg  lookup$route_valid$7;
+    reg  lookup$route_valid$8;
+    reg  lookup$route_valid$9;
+    reg  lookup$route_valid$10;
+    reg  lookup$route_valid$11;
+    reg  lookup$route_valid$12;
+    reg  lookup$route_valid$13;
+    reg  lookup$route_valid$14;
+    reg  lookup$route_valid$15;
+    reg  [31:0] lookup$route_ip$0;
+    reg  [31:0] lookup$route_ip$1;
+    reg  [31:0] lookup$route_ip$2;
+    reg  [31:0] lookup$route_ip$3;
+    reg  [31:0] lookup$route_ip$4;
+    reg  [31:0] lookup$route_ip$5;
+    reg  [31:0] lookup$route_ip$6;
+    reg  [31:0] lookup$route_ip$7;
+    reg  [31:0] lookup$route_ip$8;
+    reg  [31:0] lookup$route_ip$9;
+    reg  [31:0] lookup$route_ip$10;
+    reg  [31:0] lookup$route_ip$11;
+    reg  [31:0] lookup$route_ip$12;
+    reg  [31:0] lookup$route_ip$13;
+    reg  [31:0] lookup$route_ip$14;
+    reg  [31:0] lookup$route_ip$15;
+    reg  [31:0] lookup$frame_block;
+    reg  [23:0] lookup$scan_ptr;
+    reg  lookup$busy_inc;
+    reg  lookup$busy_dec;
+    reg  [7:0] lookup$busy_entry;
+    reg  lookup$commit;
+    reg  [7:0] lookup$commit_entry;
+    reg  [575:0] lookup$commit_word;
+    wire  lookup$jhit_q;
+    wire  lookup$rhit_q;
+    wire  lookup$rone$0;
+    wire  lookup$rone$1;
+    wire  lookup$rone$2;
+    wire  lookup$rone$3;
+    wire  lookup$rone$4;
+    wire  lookup$rone$5;
+    wire  lookup$rone$6;
+    wire  lookup$rone$7;
+    wire  lookup$rone$8;
+    wire  lookup$rone$9;
+    wire  lookup$rone$10;
+    wire  lookup$rone$11;
+    wire  lookup$rone$12;
+    wire  lookup$rone$13;
+    wire  lookup$rone$14;
+    wire  lookup$rone$15;
+    wire  [7:0] lookup$jsel;
+    wire  [23:0] lookup$slot;
+    wire  lookup$ci;
+    wire  lookup$own_q;
+    wire  lookup$any_to_q;
+    wire  [31:0] lookup$jbusy$0;
+    wire  [31:0] lookup$jbusy$1;
+    wire  [31:0] lookup$jbusy$2;
+    wire  [31:0] lookup$jbusy$3;
+    wire  [31:0] lookup$jbusy$4;
+    wire  [31:0] lookup$jbusy$5;
+    wire  [31:0] lookup$jbusy$6;
+    wire  [31:0] lookup$jbusy$7;
+    wire  [31:0] lookup$jbusy$8;
+    wire  [31:0] lookup$jbusy$9;
+    wire  [31:0] lookup$jbusy$10;
+    wire  [31:0] lookup$jbusy$11;
+    wire  [31:0] lookup$jbusy$12;
+    wire  [31:0] lookup$jbusy$13;
+    wire  [31:0] lookup$jbusy$14;
+    wire  [31:0] lookup$jbusy$15;
+    wire  [23:0] lookup$jcm$0;
+    wire  [23:0] lookup$jcm$1;
+    wire  [23:0] lookup$jcm$2;
+    wire  [23:0] lookup$jcm$3;
+    wire  [23:0] lookup$jcm$4;
+    wire  [23:0] lookup$jcm$5;
+    wire  [23:0] lookup$jcm$6;
+    wire  [23:0] lookup$jcm$7;
+    wire  [23:0] lookup$jcm$8;
+    wire  [23:0] lookup$jcm$9;
+    wire  [23:0] lookup$jcm$10;
+    wire  [23:0] lookup$jcm$11;
+    wire  [23:0] lookup$jcm$12;
+    wire  [23:0] lookup$jcm$13;
+    wire  [23:0] lookup$jcm$14;
+    wire  [23:0] lookup$jcm$15;
     reg  e_more$d;
     wire  e_more$q;
     reg  e_more$clock;
@@ -1409,9 +788,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  dq_merge$d;
     wire  dq_merge$q;
     reg  dq_merge$clock;
-    reg  any_to$d;
-    wire  any_to$q;
-    reg  any_to$clock;
     reg  [239:0] mq$d;
     wire  [239:0] mq$q;
     reg  mq$clock;
@@ -1424,21 +800,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jgen$d;
     wire  [31:0] jgen$q;
     reg  jgen$clock;
-    reg  jhit_q$d;
-    wire  jhit_q$q;
-    reg  jhit_q$clock;
-    reg  rhit_q$d;
-    wire  rhit_q$q;
-    reg  rhit_q$clock;
     reg  pk_any$d;
     wire  pk_any$q;
     reg  pk_any$clock;
     reg  [3:0] pk_idx$d;
     wire  [3:0] pk_idx$q;
     reg  pk_idx$clock;
-    reg  own_q$d;
-    wire  own_q$q;
-    reg  own_q$clock;
     reg  [1:0] own_age$d;
     wire  [1:0] own_age$q;
     reg  own_age$clock;
@@ -2292,7 +1659,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [3:0] copy$sel_q;
     
     // Local signals
-    reg  [23:0] pr_blk_a;
     reg  lk_free;
     reg  ge_m3;
     reg  ge_m2;
@@ -2323,7 +1689,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  xp_byp;
     reg  [511:0] p_hdr_x;
     reg  tick_now;
-    reg  scan_own;
     reg  [2:0] dact;
     reg  hwc;
     reg  cr;
@@ -2356,46 +1721,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  hdr_ok;
     reg  last_sel;
     reg  h_latch;
-    reg  ci;
-    reg  [7:0] jsel;
-    reg  jpre$0;
-    reg  jpre$1;
-    reg  jpre$2;
-    reg  jpre$3;
-    reg  jpre$4;
-    reg  jpre$5;
-    reg  jpre$6;
-    reg  jpre$7;
-    reg  jpre$8;
-    reg  jpre$9;
-    reg  jpre$10;
-    reg  jpre$11;
-    reg  jpre$12;
-    reg  jpre$13;
-    reg  jpre$14;
-    reg  jpre$15;
-    reg  jpre$16;
-    reg  rpre$0;
-    reg  rpre$1;
-    reg  rpre$2;
-    reg  rpre$3;
-    reg  rpre$4;
-    reg  rpre$5;
-    reg  rpre$6;
-    reg  rpre$7;
-    reg  rpre$8;
-    reg  rpre$9;
-    reg  rpre$10;
-    reg  rpre$11;
-    reg  rpre$12;
-    reg  rpre$13;
-    reg  rpre$14;
-    reg  rpre$15;
-    reg  rpre$16;
     reg  [7:0] rpm;
     reg  [63:0] jcb;
     reg  [23:0] chaddr;
-    reg  [23:0] slot;
     reg  [239:0] m;
     reg  [2:0] m_st;
     reg  [7:0] m_jidx;
@@ -2437,8 +1765,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  jc;
     reg  jc_hold;
     reg  [31:0] jc_busy;
-    reg  [23:0] jc_base;
-    reg  [23:0] jc_cm;
     reg  [7:0] rr_req$0;
     reg  [7:0] rr_req$1;
     reg  [3:0] rr_ptr$0;
@@ -2960,1205 +2286,107 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .raddr(jram$raddr),
         .rdata(jram$rdata)
     );
-    fanin_jk_valid_0 jk_valid$0(
-        .d(jk_valid$0$d),
-        .q(jk_valid$0$q),
-        .clock(jk_valid$0$clock)
-    );
-    fanin_jk_valid_1 jk_valid$1(
-        .d(jk_valid$1$d),
-        .q(jk_valid$1$q),
-        .clock(jk_valid$1$clock)
-    );
-    fanin_jk_valid_2 jk_valid$2(
-        .d(jk_valid$2$d),
-        .q(jk_valid$2$q),
-        .clock(jk_valid$2$clock)
-    );
-    fanin_jk_valid_3 jk_valid$3(
-        .d(jk_valid$3$d),
-        .q(jk_valid$3$q),
-        .clock(jk_valid$3$clock)
-    );
-    fanin_jk_valid_4 jk_valid$4(
-        .d(jk_valid$4$d),
-        .q(jk_valid$4$q),
-        .clock(jk_valid$4$clock)
-    );
-    fanin_jk_valid_5 jk_valid$5(
-        .d(jk_valid$5$d),
-        .q(jk_valid$5$q),
-        .clock(jk_valid$5$clock)
-    );
-    fanin_jk_valid_6 jk_valid$6(
-        .d(jk_valid$6$d),
-        .q(jk_valid$6$q),
-        .clock(jk_valid$6$clock)
-    );
-    fanin_jk_valid_7 jk_valid$7(
-        .d(jk_valid$7$d),
-        .q(jk_valid$7$q),
-        .clock(jk_valid$7$clock)
-    );
-    fanin_jk_valid_8 jk_valid$8(
-        .d(jk_valid$8$d),
-        .q(jk_valid$8$q),
-        .clock(jk_valid$8$clock)
-    );
-    fanin_jk_valid_9 jk_valid$9(
-        .d(jk_valid$9$d),
-        .q(jk_valid$9$q),
-        .clock(jk_valid$9$clock)
-    );
-    fanin_jk_valid_10 jk_valid$10(
-        .d(jk_valid$10$d),
-        .q(jk_valid$10$q),
-        .clock(jk_valid$10$clock)
-    );
-    fanin_jk_valid_11 jk_valid$11(
-        .d(jk_valid$11$d),
-        .q(jk_valid$11$q),
-        .clock(jk_valid$11$clock)
-    );
-    fanin_jk_valid_12 jk_valid$12(
-        .d(jk_valid$12$d),
-        .q(jk_valid$12$q),
-        .clock(jk_valid$12$clock)
-    );
-    fanin_jk_valid_13 jk_valid$13(
-        .d(jk_valid$13$d),
-        .q(jk_valid$13$q),
-        .clock(jk_valid$13$clock)
-    );
-    fanin_jk_valid_14 jk_valid$14(
-        .d(jk_valid$14$d),
-        .q(jk_valid$14$q),
-        .clock(jk_valid$14$clock)
-    );
-    fanin_jk_valid_15 jk_valid$15(
-        .d(jk_valid$15$d),
-        .q(jk_valid$15$q),
-        .clock(jk_valid$15$clock)
-    );
-    fanin_jk_scan_0 jk_scan$0(
-        .d(jk_scan$0$d),
-        .q(jk_scan$0$q),
-        .clock(jk_scan$0$clock)
-    );
-    fanin_jk_scan_1 jk_scan$1(
-        .d(jk_scan$1$d),
-        .q(jk_scan$1$q),
-        .clock(jk_scan$1$clock)
-    );
-    fanin_jk_scan_2 jk_scan$2(
-        .d(jk_scan$2$d),
-        .q(jk_scan$2$q),
-        .clock(jk_scan$2$clock)
-    );
-    fanin_jk_scan_3 jk_scan$3(
-        .d(jk_scan$3$d),
-        .q(jk_scan$3$q),
-        .clock(jk_scan$3$clock)
-    );
-    fanin_jk_scan_4 jk_scan$4(
-        .d(jk_scan$4$d),
-        .q(jk_scan$4$q),
-        .clock(jk_scan$4$clock)
-    );
-    fanin_jk_scan_5 jk_scan$5(
-        .d(jk_scan$5$d),
-        .q(jk_scan$5$q),
-        .clock(jk_scan$5$clock)
-    );
-    fanin_jk_scan_6 jk_scan$6(
-        .d(jk_scan$6$d),
-        .q(jk_scan$6$q),
-        .clock(jk_scan$6$clock)
-    );
-    fanin_jk_scan_7 jk_scan$7(
-        .d(jk_scan$7$d),
-        .q(jk_scan$7$q),
-        .clock(jk_scan$7$clock)
-    );
-    fanin_jk_scan_8 jk_scan$8(
-        .d(jk_scan$8$d),
-        .q(jk_scan$8$q),
-        .clock(jk_scan$8$clock)
-    );
-    fanin_jk_scan_9 jk_scan$9(
-        .d(jk_scan$9$d),
-        .q(jk_scan$9$q),
-        .clock(jk_scan$9$clock)
-    );
-    fanin_jk_scan_10 jk_scan$10(
-        .d(jk_scan$10$d),
-        .q(jk_scan$10$q),
-        .clock(jk_scan$10$clock)
-    );
-    fanin_jk_scan_11 jk_scan$11(
-        .d(jk_scan$11$d),
-        .q(jk_scan$11$q),
-        .clock(jk_scan$11$clock)
-    );
-    fanin_jk_scan_12 jk_scan$12(
-        .d(jk_scan$12$d),
-        .q(jk_scan$12$q),
-        .clock(jk_scan$12$clock)
-    );
-    fanin_jk_scan_13 jk_scan$13(
-        .d(jk_scan$13$d),
-        .q(jk_scan$13$q),
-        .clock(jk_scan$13$clock)
-    );
-    fanin_jk_scan_14 jk_scan$14(
-        .d(jk_scan$14$d),
-        .q(jk_scan$14$q),
-        .clock(jk_scan$14$clock)
-    );
-    fanin_jk_scan_15 jk_scan$15(
-        .d(jk_scan$15$d),
-        .q(jk_scan$15$q),
-        .clock(jk_scan$15$clock)
-    );
-    fanin_jk_job_0 jk_job$0(
-        .d(jk_job$0$d),
-        .q(jk_job$0$q),
-        .clock(jk_job$0$clock)
-    );
-    fanin_jk_job_1 jk_job$1(
-        .d(jk_job$1$d),
-        .q(jk_job$1$q),
-        .clock(jk_job$1$clock)
-    );
-    fanin_jk_job_2 jk_job$2(
-        .d(jk_job$2$d),
-        .q(jk_job$2$q),
-        .clock(jk_job$2$clock)
-    );
-    fanin_jk_job_3 jk_job$3(
-        .d(jk_job$3$d),
-        .q(jk_job$3$q),
-        .clock(jk_job$3$clock)
-    );
-    fanin_jk_job_4 jk_job$4(
-        .d(jk_job$4$d),
-        .q(jk_job$4$q),
-        .clock(jk_job$4$clock)
-    );
-    fanin_jk_job_5 jk_job$5(
-        .d(jk_job$5$d),
-        .q(jk_job$5$q),
-        .clock(jk_job$5$clock)
-    );
-    fanin_jk_job_6 jk_job$6(
-        .d(jk_job$6$d),
-        .q(jk_job$6$q),
-        .clock(jk_job$6$clock)
-    );
-    fanin_jk_job_7 jk_job$7(
-        .d(jk_job$7$d),
-        .q(jk_job$7$q),
-        .clock(jk_job$7$clock)
-    );
-    fanin_jk_job_8 jk_job$8(
-        .d(jk_job$8$d),
-        .q(jk_job$8$q),
-        .clock(jk_job$8$clock)
-    );
-    fanin_jk_job_9 jk_job$9(
-        .d(jk_job$9$d),
-        .q(jk_job$9$q),
-        .clock(jk_job$9$clock)
-    );
-    fanin_jk_job_10 jk_job$10(
-        .d(jk_job$10$d),
-        .q(jk_job$10$q),
-        .clock(jk_job$10$clock)
-    );
-    fanin_jk_job_11 jk_job$11(
-        .d(jk_job$11$d),
-        .q(jk_job$11$q),
-        .clock(jk_job$11$clock)
-    );
-    fanin_jk_job_12 jk_job$12(
-        .d(jk_job$12$d),
-        .q(jk_job$12$q),
-        .clock(jk_job$12$clock)
-    );
-    fanin_jk_job_13 jk_job$13(
-        .d(jk_job$13$d),
-        .q(jk_job$13$q),
-        .clock(jk_job$13$clock)
-    );
-    fanin_jk_job_14 jk_job$14(
-        .d(jk_job$14$d),
-        .q(jk_job$14$q),
-        .clock(jk_job$14$clock)
-    );
-    fanin_jk_job_15 jk_job$15(
-        .d(jk_job$15$d),
-        .q(jk_job$15$q),
-        .clock(jk_job$15$clock)
-    );
-    fanin_jk_sbase_0 jk_sbase$0(
-        .d(jk_sbase$0$d),
-        .q(jk_sbase$0$q),
-        .clock(jk_sbase$0$clock)
-    );
-    fanin_jk_sbase_1 jk_sbase$1(
-        .d(jk_sbase$1$d),
-        .q(jk_sbase$1$q),
-        .clock(jk_sbase$1$clock)
-    );
-    fanin_jk_sbase_2 jk_sbase$2(
-        .d(jk_sbase$2$d),
-        .q(jk_sbase$2$q),
-        .clock(jk_sbase$2$clock)
-    );
-    fanin_jk_sbase_3 jk_sbase$3(
-        .d(jk_sbase$3$d),
-        .q(jk_sbase$3$q),
-        .clock(jk_sbase$3$clock)
-    );
-    fanin_jk_sbase_4 jk_sbase$4(
-        .d(jk_sbase$4$d),
-        .q(jk_sbase$4$q),
-        .clock(jk_sbase$4$clock)
-    );
-    fanin_jk_sbase_5 jk_sbase$5(
-        .d(jk_sbase$5$d),
-        .q(jk_sbase$5$q),
-        .clock(jk_sbase$5$clock)
-    );
-    fanin_jk_sbase_6 jk_sbase$6(
-        .d(jk_sbase$6$d),
-        .q(jk_sbase$6$q),
-        .clock(jk_sbase$6$clock)
-    );
-    fanin_jk_sbase_7 jk_sbase$7(
-        .d(jk_sbase$7$d),
-        .q(jk_sbase$7$q),
-        .clock(jk_sbase$7$clock)
-    );
-    fanin_jk_sbase_8 jk_sbase$8(
-        .d(jk_sbase$8$d),
-        .q(jk_sbase$8$q),
-        .clock(jk_sbase$8$clock)
-    );
-    fanin_jk_sbase_9 jk_sbase$9(
-        .d(jk_sbase$9$d),
-        .q(jk_sbase$9$q),
-        .clock(jk_sbase$9$clock)
-    );
-    fanin_jk_sbase_10 jk_sbase$10(
-        .d(jk_sbase$10$d),
-        .q(jk_sbase$10$q),
-        .clock(jk_sbase$10$clock)
-    );
-    fanin_jk_sbase_11 jk_sbase$11(
-        .d(jk_sbase$11$d),
-        .q(jk_sbase$11$q),
-        .clock(jk_sbase$11$clock)
-    );
-    fanin_jk_sbase_12 jk_sbase$12(
-        .d(jk_sbase$12$d),
-        .q(jk_sbase$12$q),
-        .clock(jk_sbase$12$clock)
-    );
-    fanin_jk_sbase_13 jk_sbase$13(
-        .d(jk_sbase$13$d),
-        .q(jk_sbase$13$q),
-        .clock(jk_sbase$13$clock)
-    );
-    fanin_jk_sbase_14 jk_sbase$14(
-        .d(jk_sbase$14$d),
-        .q(jk_sbase$14$q),
-        .clock(jk_sbase$14$clock)
-    );
-    fanin_jk_sbase_15 jk_sbase$15(
-        .d(jk_sbase$15$d),
-        .q(jk_sbase$15$q),
-        .clock(jk_sbase$15$clock)
-    );
-    fanin_jk_scount_0 jk_scount$0(
-        .d(jk_scount$0$d),
-        .q(jk_scount$0$q),
-        .clock(jk_scount$0$clock)
-    );
-    fanin_jk_scount_1 jk_scount$1(
-        .d(jk_scount$1$d),
-        .q(jk_scount$1$q),
-        .clock(jk_scount$1$clock)
-    );
-    fanin_jk_scount_2 jk_scount$2(
-        .d(jk_scount$2$d),
-        .q(jk_scount$2$q),
-        .clock(jk_scount$2$clock)
-    );
-    fanin_jk_scount_3 jk_scount$3(
-        .d(jk_scount$3$d),
-        .q(jk_scount$3$q),
-        .clock(jk_scount$3$clock)
-    );
-    fanin_jk_scount_4 jk_scount$4(
-        .d(jk_scount$4$d),
-        .q(jk_scount$4$q),
-        .clock(jk_scount$4$clock)
-    );
-    fanin_jk_scount_5 jk_scount$5(
-        .d(jk_scount$5$d),
-        .q(jk_scount$5$q),
-        .clock(jk_scount$5$clock)
-    );
-    fanin_jk_scount_6 jk_scount$6(
-        .d(jk_scount$6$d),
-        .q(jk_scount$6$q),
-        .clock(jk_scount$6$clock)
-    );
-    fanin_jk_scount_7 jk_scount$7(
-        .d(jk_scount$7$d),
-        .q(jk_scount$7$q),
-        .clock(jk_scount$7$clock)
-    );
-    fanin_jk_scount_8 jk_scount$8(
-        .d(jk_scount$8$d),
-        .q(jk_scount$8$q),
-        .clock(jk_scount$8$clock)
-    );
-    fanin_jk_scount_9 jk_scount$9(
-        .d(jk_scount$9$d),
-        .q(jk_scount$9$q),
-        .clock(jk_scount$9$clock)
-    );
-    fanin_jk_scount_10 jk_scount$10(
-        .d(jk_scount$10$d),
-        .q(jk_scount$10$q),
-        .clock(jk_scount$10$clock)
-    );
-    fanin_jk_scount_11 jk_scount$11(
-        .d(jk_scount$11$d),
-        .q(jk_scount$11$q),
-        .clock(jk_scount$11$clock)
-    );
-    fanin_jk_scount_12 jk_scount$12(
-        .d(jk_scount$12$d),
-        .q(jk_scount$12$q),
-        .clock(jk_scount$12$clock)
-    );
-    fanin_jk_scount_13 jk_scount$13(
-        .d(jk_scount$13$d),
-        .q(jk_scount$13$q),
-        .clock(jk_scount$13$clock)
-    );
-    fanin_jk_scount_14 jk_scount$14(
-        .d(jk_scount$14$d),
-        .q(jk_scount$14$q),
-        .clock(jk_scount$14$clock)
-    );
-    fanin_jk_scount_15 jk_scount$15(
-        .d(jk_scount$15$d),
-        .q(jk_scount$15$q),
-        .clock(jk_scount$15$clock)
-    );
-    fanin_jbusy_0 jbusy$0(
-        .d(jbusy$0$d),
-        .q(jbusy$0$q),
-        .clock(jbusy$0$clock)
-    );
-    fanin_jbusy_1 jbusy$1(
-        .d(jbusy$1$d),
-        .q(jbusy$1$q),
-        .clock(jbusy$1$clock)
-    );
-    fanin_jbusy_2 jbusy$2(
-        .d(jbusy$2$d),
-        .q(jbusy$2$q),
-        .clock(jbusy$2$clock)
-    );
-    fanin_jbusy_3 jbusy$3(
-        .d(jbusy$3$d),
-        .q(jbusy$3$q),
-        .clock(jbusy$3$clock)
-    );
-    fanin_jbusy_4 jbusy$4(
-        .d(jbusy$4$d),
-        .q(jbusy$4$q),
-        .clock(jbusy$4$clock)
-    );
-    fanin_jbusy_5 jbusy$5(
-        .d(jbusy$5$d),
-        .q(jbusy$5$q),
-        .clock(jbusy$5$clock)
-    );
-    fanin_jbusy_6 jbusy$6(
-        .d(jbusy$6$d),
-        .q(jbusy$6$q),
-        .clock(jbusy$6$clock)
-    );
-    fanin_jbusy_7 jbusy$7(
-        .d(jbusy$7$d),
-        .q(jbusy$7$q),
-        .clock(jbusy$7$clock)
-    );
-    fanin_jbusy_8 jbusy$8(
-        .d(jbusy$8$d),
-        .q(jbusy$8$q),
-        .clock(jbusy$8$clock)
-    );
-    fanin_jbusy_9 jbusy$9(
-        .d(jbusy$9$d),
-        .q(jbusy$9$q),
-        .clock(jbusy$9$clock)
-    );
-    fanin_jbusy_10 jbusy$10(
-        .d(jbusy$10$d),
-        .q(jbusy$10$q),
-        .clock(jbusy$10$clock)
-    );
-    fanin_jbusy_11 jbusy$11(
-        .d(jbusy$11$d),
-        .q(jbusy$11$q),
-        .clock(jbusy$11$clock)
-    );
-    fanin_jbusy_12 jbusy$12(
-        .d(jbusy$12$d),
-        .q(jbusy$12$q),
-        .clock(jbusy$12$clock)
-    );
-    fanin_jbusy_13 jbusy$13(
-        .d(jbusy$13$d),
-        .q(jbusy$13$q),
-        .clock(jbusy$13$clock)
-    );
-    fanin_jbusy_14 jbusy$14(
-        .d(jbusy$14$d),
-        .q(jbusy$14$q),
-        .clock(jbusy$14$clock)
-    );
-    fanin_jbusy_15 jbusy$15(
-        .d(jbusy$15$d),
-        .q(jbusy$15$q),
-        .clock(jbusy$15$clock)
-    );
-    fanin_jh_0 jh$0(
-        .d(jh$0$d),
-        .q(jh$0$q),
-        .clock(jh$0$clock)
-    );
-    fanin_jh_1 jh$1(
-        .d(jh$1$d),
-        .q(jh$1$q),
-        .clock(jh$1$clock)
-    );
-    fanin_jh_2 jh$2(
-        .d(jh$2$d),
-        .q(jh$2$q),
-        .clock(jh$2$clock)
-    );
-    fanin_jh_3 jh$3(
-        .d(jh$3$d),
-        .q(jh$3$q),
-        .clock(jh$3$clock)
-    );
-    fanin_jh_4 jh$4(
-        .d(jh$4$d),
-        .q(jh$4$q),
-        .clock(jh$4$clock)
-    );
-    fanin_jh_5 jh$5(
-        .d(jh$5$d),
-        .q(jh$5$q),
-        .clock(jh$5$clock)
-    );
-    fanin_jh_6 jh$6(
-        .d(jh$6$d),
-        .q(jh$6$q),
-        .clock(jh$6$clock)
-    );
-    fanin_jh_7 jh$7(
-        .d(jh$7$d),
-        .q(jh$7$q),
-        .clock(jh$7$clock)
-    );
-    fanin_jh_8 jh$8(
-        .d(jh$8$d),
-        .q(jh$8$q),
-        .clock(jh$8$clock)
-    );
-    fanin_jh_9 jh$9(
-        .d(jh$9$d),
-        .q(jh$9$q),
-        .clock(jh$9$clock)
-    );
-    fanin_jh_10 jh$10(
-        .d(jh$10$d),
-        .q(jh$10$q),
-        .clock(jh$10$clock)
-    );
-    fanin_jh_11 jh$11(
-        .d(jh$11$d),
-        .q(jh$11$q),
-        .clock(jh$11$clock)
-    );
-    fanin_jh_12 jh$12(
-        .d(jh$12$d),
-        .q(jh$12$q),
-        .clock(jh$12$clock)
-    );
-    fanin_jh_13 jh$13(
-        .d(jh$13$d),
-        .q(jh$13$q),
-        .clock(jh$13$clock)
-    );
-    fanin_jh_14 jh$14(
-        .d(jh$14$d),
-        .q(jh$14$q),
-        .clock(jh$14$clock)
-    );
-    fanin_jh_15 jh$15(
-        .d(jh$15$d),
-        .q(jh$15$q),
-        .clock(jh$15$clock)
-    );
-    fanin_jone_0 jone$0(
-        .d(jone$0$d),
-        .q(jone$0$q),
-        .clock(jone$0$clock)
-    );
-    fanin_jone_1 jone$1(
-        .d(jone$1$d),
-        .q(jone$1$q),
-        .clock(jone$1$clock)
-    );
-    fanin_jone_2 jone$2(
-        .d(jone$2$d),
-        .q(jone$2$q),
-        .clock(jone$2$clock)
-    );
-    fanin_jone_3 jone$3(
-        .d(jone$3$d),
-        .q(jone$3$q),
-        .clock(jone$3$clock)
-    );
-    fanin_jone_4 jone$4(
-        .d(jone$4$d),
-        .q(jone$4$q),
-        .clock(jone$4$clock)
-    );
-    fanin_jone_5 jone$5(
-        .d(jone$5$d),
-        .q(jone$5$q),
-        .clock(jone$5$clock)
-    );
-    fanin_jone_6 jone$6(
-        .d(jone$6$d),
-        .q(jone$6$q),
-        .clock(jone$6$clock)
-    );
-    fanin_jone_7 jone$7(
-        .d(jone$7$d),
-        .q(jone$7$q),
-        .clock(jone$7$clock)
-    );
-    fanin_jone_8 jone$8(
-        .d(jone$8$d),
-        .q(jone$8$q),
-        .clock(jone$8$clock)
-    );
-    fanin_jone_9 jone$9(
-        .d(jone$9$d),
-        .q(jone$9$q),
-        .clock(jone$9$clock)
-    );
-    fanin_jone_10 jone$10(
-        .d(jone$10$d),
-        .q(jone$10$q),
-        .clock(jone$10$clock)
-    );
-    fanin_jone_11 jone$11(
-        .d(jone$11$d),
-        .q(jone$11$q),
-        .clock(jone$11$clock)
-    );
-    fanin_jone_12 jone$12(
-        .d(jone$12$d),
-        .q(jone$12$q),
-        .clock(jone$12$clock)
-    );
-    fanin_jone_13 jone$13(
-        .d(jone$13$d),
-        .q(jone$13$q),
-        .clock(jone$13$clock)
-    );
-    fanin_jone_14 jone$14(
-        .d(jone$14$d),
-        .q(jone$14$q),
-        .clock(jone$14$clock)
-    );
-    fanin_jone_15 jone$15(
-        .d(jone$15$d),
-        .q(jone$15$q),
-        .clock(jone$15$clock)
-    );
-    fanin_rh_0 rh$0(
-        .d(rh$0$d),
-        .q(rh$0$q),
-        .clock(rh$0$clock)
-    );
-    fanin_rh_1 rh$1(
-        .d(rh$1$d),
-        .q(rh$1$q),
-        .clock(rh$1$clock)
-    );
-    fanin_rh_2 rh$2(
-        .d(rh$2$d),
-        .q(rh$2$q),
-        .clock(rh$2$clock)
-    );
-    fanin_rh_3 rh$3(
-        .d(rh$3$d),
-        .q(rh$3$q),
-        .clock(rh$3$clock)
-    );
-    fanin_rh_4 rh$4(
-        .d(rh$4$d),
-        .q(rh$4$q),
-        .clock(rh$4$clock)
-    );
-    fanin_rh_5 rh$5(
-        .d(rh$5$d),
-        .q(rh$5$q),
-        .clock(rh$5$clock)
-    );
-    fanin_rh_6 rh$6(
-        .d(rh$6$d),
-        .q(rh$6$q),
-        .clock(rh$6$clock)
-    );
-    fanin_rh_7 rh$7(
-        .d(rh$7$d),
-        .q(rh$7$q),
-        .clock(rh$7$clock)
-    );
-    fanin_rh_8 rh$8(
-        .d(rh$8$d),
-        .q(rh$8$q),
-        .clock(rh$8$clock)
-    );
-    fanin_rh_9 rh$9(
-        .d(rh$9$d),
-        .q(rh$9$q),
-        .clock(rh$9$clock)
-    );
-    fanin_rh_10 rh$10(
-        .d(rh$10$d),
-        .q(rh$10$q),
-        .clock(rh$10$clock)
-    );
-    fanin_rh_11 rh$11(
-        .d(rh$11$d),
-        .q(rh$11$q),
-        .clock(rh$11$clock)
-    );
-    fanin_rh_12 rh$12(
-        .d(rh$12$d),
-        .q(rh$12$q),
-        .clock(rh$12$clock)
-    );
-    fanin_rh_13 rh$13(
-        .d(rh$13$d),
-        .q(rh$13$q),
-        .clock(rh$13$clock)
-    );
-    fanin_rh_14 rh$14(
-        .d(rh$14$d),
-        .q(rh$14$q),
-        .clock(rh$14$clock)
-    );
-    fanin_rh_15 rh$15(
-        .d(rh$15$d),
-        .q(rh$15$q),
-        .clock(rh$15$clock)
-    );
-    fanin_rone_0 rone$0(
-        .d(rone$0$d),
-        .q(rone$0$q),
-        .clock(rone$0$clock)
-    );
-    fanin_rone_1 rone$1(
-        .d(rone$1$d),
-        .q(rone$1$q),
-        .clock(rone$1$clock)
-    );
-    fanin_rone_2 rone$2(
-        .d(rone$2$d),
-        .q(rone$2$q),
-        .clock(rone$2$clock)
-    );
-    fanin_rone_3 rone$3(
-        .d(rone$3$d),
-        .q(rone$3$q),
-        .clock(rone$3$clock)
-    );
-    fanin_rone_4 rone$4(
-        .d(rone$4$d),
-        .q(rone$4$q),
-        .clock(rone$4$clock)
-    );
-    fanin_rone_5 rone$5(
-        .d(rone$5$d),
-        .q(rone$5$q),
-        .clock(rone$5$clock)
-    );
-    fanin_rone_6 rone$6(
-        .d(rone$6$d),
-        .q(rone$6$q),
-        .clock(rone$6$clock)
-    );
-    fanin_rone_7 rone$7(
-        .d(rone$7$d),
-        .q(rone$7$q),
-        .clock(rone$7$clock)
-    );
-    fanin_rone_8 rone$8(
-        .d(rone$8$d),
-        .q(rone$8$q),
-        .clock(rone$8$clock)
-    );
-    fanin_rone_9 rone$9(
-        .d(rone$9$d),
-        .q(rone$9$q),
-        .clock(rone$9$clock)
-    );
-    fanin_rone_10 rone$10(
-        .d(rone$10$d),
-        .q(rone$10$q),
-        .clock(rone$10$clock)
-    );
-    fanin_rone_11 rone$11(
-        .d(rone$11$d),
-        .q(rone$11$q),
-        .clock(rone$11$clock)
-    );
-    fanin_rone_12 rone$12(
-        .d(rone$12$d),
-        .q(rone$12$q),
-        .clock(rone$12$clock)
-    );
-    fanin_rone_13 rone$13(
-        .d(rone$13$d),
-        .q(rone$13$q),
-        .clock(rone$13$clock)
-    );
-    fanin_rone_14 rone$14(
-        .d(rone$14$d),
-        .q(rone$14$q),
-        .clock(rone$14$clock)
-    );
-    fanin_rone_15 rone$15(
-        .d(rone$15$d),
-        .q(rone$15$q),
-        .clock(rone$15$clock)
-    );
-    fanin_own_in_0 own_in$0(
-        .d(own_in$0$d),
-        .q(own_in$0$q),
-        .clock(own_in$0$clock)
-    );
-    fanin_own_in_1 own_in$1(
-        .d(own_in$1$d),
-        .q(own_in$1$q),
-        .clock(own_in$1$clock)
-    );
-    fanin_own_in_2 own_in$2(
-        .d(own_in$2$d),
-        .q(own_in$2$q),
-        .clock(own_in$2$clock)
-    );
-    fanin_own_in_3 own_in$3(
-        .d(own_in$3$d),
-        .q(own_in$3$q),
-        .clock(own_in$3$clock)
-    );
-    fanin_own_in_4 own_in$4(
-        .d(own_in$4$d),
-        .q(own_in$4$q),
-        .clock(own_in$4$clock)
-    );
-    fanin_own_in_5 own_in$5(
-        .d(own_in$5$d),
-        .q(own_in$5$q),
-        .clock(own_in$5$clock)
-    );
-    fanin_own_in_6 own_in$6(
-        .d(own_in$6$d),
-        .q(own_in$6$q),
-        .clock(own_in$6$clock)
-    );
-    fanin_own_in_7 own_in$7(
-        .d(own_in$7$d),
-        .q(own_in$7$q),
-        .clock(own_in$7$clock)
-    );
-    fanin_own_in_8 own_in$8(
-        .d(own_in$8$d),
-        .q(own_in$8$q),
-        .clock(own_in$8$clock)
-    );
-    fanin_own_in_9 own_in$9(
-        .d(own_in$9$d),
-        .q(own_in$9$q),
-        .clock(own_in$9$clock)
-    );
-    fanin_own_in_10 own_in$10(
-        .d(own_in$10$d),
-        .q(own_in$10$q),
-        .clock(own_in$10$clock)
-    );
-    fanin_own_in_11 own_in$11(
-        .d(own_in$11$d),
-        .q(own_in$11$q),
-        .clock(own_in$11$clock)
-    );
-    fanin_own_in_12 own_in$12(
-        .d(own_in$12$d),
-        .q(own_in$12$q),
-        .clock(own_in$12$clock)
-    );
-    fanin_own_in_13 own_in$13(
-        .d(own_in$13$d),
-        .q(own_in$13$q),
-        .clock(own_in$13$clock)
-    );
-    fanin_own_in_14 own_in$14(
-        .d(own_in$14$d),
-        .q(own_in$14$q),
-        .clock(own_in$14$clock)
-    );
-    fanin_own_in_15 own_in$15(
-        .d(own_in$15$d),
-        .q(own_in$15$q),
-        .clock(own_in$15$clock)
-    );
-    fanin_jslot_0 jslot$0(
-        .d(jslot$0$d),
-        .q(jslot$0$q),
-        .clock(jslot$0$clock)
-    );
-    fanin_jslot_1 jslot$1(
-        .d(jslot$1$d),
-        .q(jslot$1$q),
-        .clock(jslot$1$clock)
-    );
-    fanin_jslot_2 jslot$2(
-        .d(jslot$2$d),
-        .q(jslot$2$q),
-        .clock(jslot$2$clock)
-    );
-    fanin_jslot_3 jslot$3(
-        .d(jslot$3$d),
-        .q(jslot$3$q),
-        .clock(jslot$3$clock)
-    );
-    fanin_jslot_4 jslot$4(
-        .d(jslot$4$d),
-        .q(jslot$4$q),
-        .clock(jslot$4$clock)
-    );
-    fanin_jslot_5 jslot$5(
-        .d(jslot$5$d),
-        .q(jslot$5$q),
-        .clock(jslot$5$clock)
-    );
-    fanin_jslot_6 jslot$6(
-        .d(jslot$6$d),
-        .q(jslot$6$q),
-        .clock(jslot$6$clock)
-    );
-    fanin_jslot_7 jslot$7(
-        .d(jslot$7$d),
-        .q(jslot$7$q),
-        .clock(jslot$7$clock)
-    );
-    fanin_jslot_8 jslot$8(
-        .d(jslot$8$d),
-        .q(jslot$8$q),
-        .clock(jslot$8$clock)
-    );
-    fanin_jslot_9 jslot$9(
-        .d(jslot$9$d),
-        .q(jslot$9$q),
-        .clock(jslot$9$clock)
-    );
-    fanin_jslot_10 jslot$10(
-        .d(jslot$10$d),
-        .q(jslot$10$q),
-        .clock(jslot$10$clock)
-    );
-    fanin_jslot_11 jslot$11(
-        .d(jslot$11$d),
-        .q(jslot$11$q),
-        .clock(jslot$11$clock)
-    );
-    fanin_jslot_12 jslot$12(
-        .d(jslot$12$d),
-        .q(jslot$12$q),
-        .clock(jslot$12$clock)
-    );
-    fanin_jslot_13 jslot$13(
-        .d(jslot$13$d),
-        .q(jslot$13$q),
-        .clock(jslot$13$clock)
-    );
-    fanin_jslot_14 jslot$14(
-        .d(jslot$14$d),
-        .q(jslot$14$q),
-        .clock(jslot$14$clock)
-    );
-    fanin_jslot_15 jslot$15(
-        .d(jslot$15$d),
-        .q(jslot$15$q),
-        .clock(jslot$15$clock)
-    );
-    fanin_jbase_0 jbase$0(
-        .d(jbase$0$d),
-        .q(jbase$0$q),
-        .clock(jbase$0$clock)
-    );
-    fanin_jbase_1 jbase$1(
-        .d(jbase$1$d),
-        .q(jbase$1$q),
-        .clock(jbase$1$clock)
-    );
-    fanin_jbase_2 jbase$2(
-        .d(jbase$2$d),
-        .q(jbase$2$q),
-        .clock(jbase$2$clock)
-    );
-    fanin_jbase_3 jbase$3(
-        .d(jbase$3$d),
-        .q(jbase$3$q),
-        .clock(jbase$3$clock)
-    );
-    fanin_jbase_4 jbase$4(
-        .d(jbase$4$d),
-        .q(jbase$4$q),
-        .clock(jbase$4$clock)
-    );
-    fanin_jbase_5 jbase$5(
-        .d(jbase$5$d),
-        .q(jbase$5$q),
-        .clock(jbase$5$clock)
-    );
-    fanin_jbase_6 jbase$6(
-        .d(jbase$6$d),
-        .q(jbase$6$q),
-        .clock(jbase$6$clock)
-    );
-    fanin_jbase_7 jbase$7(
-        .d(jbase$7$d),
-        .q(jbase$7$q),
-        .clock(jbase$7$clock)
-    );
-    fanin_jbase_8 jbase$8(
-        .d(jbase$8$d),
-        .q(jbase$8$q),
-        .clock(jbase$8$clock)
-    );
-    fanin_jbase_9 jbase$9(
-        .d(jbase$9$d),
-        .q(jbase$9$q),
-        .clock(jbase$9$clock)
-    );
-    fanin_jbase_10 jbase$10(
-        .d(jbase$10$d),
-        .q(jbase$10$q),
-        .clock(jbase$10$clock)
-    );
-    fanin_jbase_11 jbase$11(
-        .d(jbase$11$d),
-        .q(jbase$11$q),
-        .clock(jbase$11$clock)
-    );
-    fanin_jbase_12 jbase$12(
-        .d(jbase$12$d),
-        .q(jbase$12$q),
-        .clock(jbase$12$clock)
-    );
-    fanin_jbase_13 jbase$13(
-        .d(jbase$13$d),
-        .q(jbase$13$q),
-        .clock(jbase$13$clock)
-    );
-    fanin_jbase_14 jbase$14(
-        .d(jbase$14$d),
-        .q(jbase$14$q),
-        .clock(jbase$14$clock)
-    );
-    fanin_jbase_15 jbase$15(
-        .d(jbase$15$d),
-        .q(jbase$15$q),
-        .clock(jbase$15$clock)
-    );
-    fanin_jcm_0 jcm$0(
-        .d(jcm$0$d),
-        .q(jcm$0$q),
-        .clock(jcm$0$clock)
-    );
-    fanin_jcm_1 jcm$1(
-        .d(jcm$1$d),
-        .q(jcm$1$q),
-        .clock(jcm$1$clock)
-    );
-    fanin_jcm_2 jcm$2(
-        .d(jcm$2$d),
-        .q(jcm$2$q),
-        .clock(jcm$2$clock)
-    );
-    fanin_jcm_3 jcm$3(
-        .d(jcm$3$d),
-        .q(jcm$3$q),
-        .clock(jcm$3$clock)
-    );
-    fanin_jcm_4 jcm$4(
-        .d(jcm$4$d),
-        .q(jcm$4$q),
-        .clock(jcm$4$clock)
-    );
-    fanin_jcm_5 jcm$5(
-        .d(jcm$5$d),
-        .q(jcm$5$q),
-        .clock(jcm$5$clock)
-    );
-    fanin_jcm_6 jcm$6(
-        .d(jcm$6$d),
-        .q(jcm$6$q),
-        .clock(jcm$6$clock)
-    );
-    fanin_jcm_7 jcm$7(
-        .d(jcm$7$d),
-        .q(jcm$7$q),
-        .clock(jcm$7$clock)
-    );
-    fanin_jcm_8 jcm$8(
-        .d(jcm$8$d),
-        .q(jcm$8$q),
-        .clock(jcm$8$clock)
-    );
-    fanin_jcm_9 jcm$9(
-        .d(jcm$9$d),
-        .q(jcm$9$q),
-        .clock(jcm$9$clock)
-    );
-    fanin_jcm_10 jcm$10(
-        .d(jcm$10$d),
-        .q(jcm$10$q),
-        .clock(jcm$10$clock)
-    );
-    fanin_jcm_11 jcm$11(
-        .d(jcm$11$d),
-        .q(jcm$11$q),
-        .clock(jcm$11$clock)
-    );
-    fanin_jcm_12 jcm$12(
-        .d(jcm$12$d),
-        .q(jcm$12$q),
-        .clock(jcm$12$clock)
-    );
-    fanin_jcm_13 jcm$13(
-        .d(jcm$13$d),
-        .q(jcm$13$q),
-        .clock(jcm$13$clock)
-    );
-    fanin_jcm_14 jcm$14(
-        .d(jcm$14$d),
-        .q(jcm$14$q),
-        .clock(jcm$14$clock)
-    );
-    fanin_jcm_15 jcm$15(
-        .d(jcm$15$d),
-        .q(jcm$15$q),
-        .clock(jcm$15$clock)
-    );
-    fanin_jci_0 jci$0(
-        .d(jci$0$d),
-        .q(jci$0$q),
-        .clock(jci$0$clock)
-    );
-    fanin_jci_1 jci$1(
-        .d(jci$1$d),
-        .q(jci$1$q),
-        .clock(jci$1$clock)
-    );
-    fanin_jci_2 jci$2(
-        .d(jci$2$d),
-        .q(jci$2$q),
-        .clock(jci$2$clock)
-    );
-    fanin_jci_3 jci$3(
-        .d(jci$3$d),
-        .q(jci$3$q),
-        .clock(jci$3$clock)
-    );
-    fanin_jci_4 jci$4(
-        .d(jci$4$d),
-        .q(jci$4$q),
-        .clock(jci$4$clock)
-    );
-    fanin_jci_5 jci$5(
-        .d(jci$5$d),
-        .q(jci$5$q),
-        .clock(jci$5$clock)
-    );
-    fanin_jci_6 jci$6(
-        .d(jci$6$d),
-        .q(jci$6$q),
-        .clock(jci$6$clock)
-    );
-    fanin_jci_7 jci$7(
-        .d(jci$7$d),
-        .q(jci$7$q),
-        .clock(jci$7$clock)
-    );
-    fanin_jci_8 jci$8(
-        .d(jci$8$d),
-        .q(jci$8$q),
-        .clock(jci$8$clock)
-    );
-    fanin_jci_9 jci$9(
-        .d(jci$9$d),
-        .q(jci$9$q),
-        .clock(jci$9$clock)
-    );
-    fanin_jci_10 jci$10(
-        .d(jci$10$d),
-        .q(jci$10$q),
-        .clock(jci$10$clock)
-    );
-    fanin_jci_11 jci$11(
-        .d(jci$11$d),
-        .q(jci$11$q),
-        .clock(jci$11$clock)
-    );
-    fanin_jci_12 jci$12(
-        .d(jci$12$d),
-        .q(jci$12$q),
-        .clock(jci$12$clock)
-    );
-    fanin_jci_13 jci$13(
-        .d(jci$13$d),
-        .q(jci$13$q),
-        .clock(jci$13$clock)
-    );
-    fanin_jci_14 jci$14(
-        .d(jci$14$d),
-        .q(jci$14$q),
-        .clock(jci$14$clock)
-    );
-    fanin_jci_15 jci$15(
-        .d(jci$15$d),
-        .q(jci$15$q),
-        .clock(jci$15$clock)
+    fanin_lookup lookup(
+        .clock(lookup$clock),
+        .rst(lookup$rst),
+        .hit_ld(lookup$hit_ld),
+        .job(lookup$job),
+        .dst_ip(lookup$dst_ip),
+        .route_valid$0(lookup$route_valid$0),
+        .route_valid$1(lookup$route_valid$1),
+        .route_valid$2(lookup$route_valid$2),
+        .route_valid$3(lookup$route_valid$3),
+        .route_valid$4(lookup$route_valid$4),
+        .route_valid$5(lookup$route_valid$5),
+        .route_valid$6(lookup$route_valid$6),
+        .route_valid$7(lookup$route_valid$7),
+        .route_valid$8(lookup$route_valid$8),
+        .route_valid$9(lookup$route_valid$9),
+        .route_valid$10(lookup$route_valid$10),
+        .route_valid$11(lookup$route_valid$11),
+        .route_valid$12(lookup$route_valid$12),
+        .route_valid$13(lookup$route_valid$13),
+        .route_valid$14(lookup$route_valid$14),
+        .route_valid$15(lookup$route_valid$15),
+        .route_ip$0(lookup$route_ip$0),
+        .route_ip$1(lookup$route_ip$1),
+        .route_ip$2(lookup$route_ip$2),
+        .route_ip$3(lookup$route_ip$3),
+        .route_ip$4(lookup$route_ip$4),
+        .route_ip$5(lookup$route_ip$5),
+        .route_ip$6(lookup$route_ip$6),
+        .route_ip$7(lookup$route_ip$7),
+        .route_ip$8(lookup$route_ip$8),
+        .route_ip$9(lookup$route_ip$9),
+        .route_ip$10(lookup$route_ip$10),
+        .route_ip$11(lookup$route_ip$11),
+        .route_ip$12(lookup$route_ip$12),
+        .route_ip$13(lookup$route_ip$13),
+        .route_ip$14(lookup$route_ip$14),
+        .route_ip$15(lookup$route_ip$15),
+        .frame_block(lookup$frame_block),
+        .scan_ptr(lookup$scan_ptr),
+        .busy_inc(lookup$busy_inc),
+        .busy_dec(lookup$busy_dec),
+        .busy_entry(lookup$busy_entry),
+        .commit(lookup$commit),
+        .commit_entry(lookup$commit_entry),
+        .commit_word(lookup$commit_word),
+        .jhit_q(lookup$jhit_q),
+        .rhit_q(lookup$rhit_q),
+        .rone$0(lookup$rone$0),
+        .rone$1(lookup$rone$1),
+        .rone$2(lookup$rone$2),
+        .rone$3(lookup$rone$3),
+        .rone$4(lookup$rone$4),
+        .rone$5(lookup$rone$5),
+        .rone$6(lookup$rone$6),
+        .rone$7(lookup$rone$7),
+        .rone$8(lookup$rone$8),
+        .rone$9(lookup$rone$9),
+        .rone$10(lookup$rone$10),
+        .rone$11(lookup$rone$11),
+        .rone$12(lookup$rone$12),
+        .rone$13(lookup$rone$13),
+        .rone$14(lookup$rone$14),
+        .rone$15(lookup$rone$15),
+        .jsel(lookup$jsel),
+        .slot(lookup$slot),
+        .ci(lookup$ci),
+        .own_q(lookup$own_q),
+        .any_to_q(lookup$any_to_q),
+        .jbusy$0(lookup$jbusy$0),
+        .jbusy$1(lookup$jbusy$1),
+        .jbusy$2(lookup$jbusy$2),
+        .jbusy$3(lookup$jbusy$3),
+        .jbusy$4(lookup$jbusy$4),
+        .jbusy$5(lookup$jbusy$5),
+        .jbusy$6(lookup$jbusy$6),
+        .jbusy$7(lookup$jbusy$7),
+        .jbusy$8(lookup$jbusy$8),
+        .jbusy$9(lookup$jbusy$9),
+        .jbusy$10(lookup$jbusy$10),
+        .jbusy$11(lookup$jbusy$11),
+        .jbusy$12(lookup$jbusy$12),
+        .jbusy$13(lookup$jbusy$13),
+        .jbusy$14(lookup$jbusy$14),
+        .jbusy$15(lookup$jbusy$15),
+        .jcm$0(lookup$jcm$0),
+        .jcm$1(lookup$jcm$1),
+        .jcm$2(lookup$jcm$2),
+        .jcm$3(lookup$jcm$3),
+        .jcm$4(lookup$jcm$4),
+        .jcm$5(lookup$jcm$5),
+        .jcm$6(lookup$jcm$6),
+        .jcm$7(lookup$jcm$7),
+        .jcm$8(lookup$jcm$8),
+        .jcm$9(lookup$jcm$9),
+        .jcm$10(lookup$jcm$10),
+        .jcm$11(lookup$jcm$11),
+        .jcm$12(lookup$jcm$12),
+        .jcm$13(lookup$jcm$13),
+        .jcm$14(lookup$jcm$14),
+        .jcm$15(lookup$jcm$15)
     );
     fanin_e_more e_more(
         .d(e_more$d),
@@ -4245,11 +2473,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(dq_merge$q),
         .clock(dq_merge$clock)
     );
-    fanin_any_to any_to(
-        .d(any_to$d),
-        .q(any_to$q),
-        .clock(any_to$clock)
-    );
     fanin_mq mq(
         .d(mq$d),
         .q(mq$q),
@@ -4270,16 +2493,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(jgen$q),
         .clock(jgen$clock)
     );
-    fanin_jhit_q jhit_q(
-        .d(jhit_q$d),
-        .q(jhit_q$q),
-        .clock(jhit_q$clock)
-    );
-    fanin_rhit_q rhit_q(
-        .d(rhit_q$d),
-        .q(rhit_q$q),
-        .clock(rhit_q$clock)
-    );
     fanin_pk_any pk_any(
         .d(pk_any$d),
         .q(pk_any$q),
@@ -4289,11 +2502,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(pk_idx$d),
         .q(pk_idx$q),
         .clock(pk_idx$clock)
-    );
-    fanin_own_q own_q(
-        .d(own_q$d),
-        .q(own_q$q),
-        .clock(own_q$clock)
     );
     fanin_own_age own_age(
         .d(own_age$d),
@@ -5854,7 +4062,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         scan_ptr$clock = clock;
         scan_c$clock = clock;
         scan_turn$clock = clock;
-        any_to$clock = clock;
         mq$clock = clock;
         mf$clock = clock;
         mfs$clock = clock;
@@ -5876,11 +4083,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dq_cpl$clock = clock;
         dq_merge$clock = clock;
         jgen$clock = clock;
-        jhit_q$clock = clock;
-        rhit_q$clock = clock;
         pk_any$clock = clock;
         pk_idx$clock = clock;
-        own_q$clock = clock;
         own_age$clock = clock;
         q_rows$clock = clock;
         q_rle1$clock = clock;
@@ -6086,7 +4290,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         scan_ptr$d = scan_ptr$q;
         scan_c$d = scan_c$q;
         scan_turn$d = scan_turn$q;
-        any_to$d = any_to$q;
         mq$d = mq$q;
         mf$d = mf$q;
         mfs$d = mfs$q;
@@ -6108,11 +4311,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dq_cpl$d = dq_cpl$q;
         dq_merge$d = dq_merge$q;
         jgen$d = jgen$q;
-        jhit_q$d = jhit_q$q;
-        rhit_q$d = rhit_q$q;
         pk_any$d = pk_any$q;
         pk_idx$d = pk_idx$q;
-        own_q$d = own_q$q;
         own_age$d = own_age$q;
         q_rows$d = q_rows$q;
         q_rle1$d = q_rle1$q;
@@ -6141,454 +4341,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_b_nonce$d = sq_b_nonce$q;
         b_reg$d = b_reg$q;
         b_nonce$d = b_nonce$q;
-        rh$0$clock = clock;
-        rh$0$d = rh$0$q;
-        rone$0$clock = clock;
-        rone$0$d = rone$0$q;
-        rh$1$clock = clock;
-        rh$1$d = rh$1$q;
-        rone$1$clock = clock;
-        rone$1$d = rone$1$q;
-        rh$2$clock = clock;
-        rh$2$d = rh$2$q;
-        rone$2$clock = clock;
-        rone$2$d = rone$2$q;
-        rh$3$clock = clock;
-        rh$3$d = rh$3$q;
-        rone$3$clock = clock;
-        rone$3$d = rone$3$q;
-        rh$4$clock = clock;
-        rh$4$d = rh$4$q;
-        rone$4$clock = clock;
-        rone$4$d = rone$4$q;
-        rh$5$clock = clock;
-        rh$5$d = rh$5$q;
-        rone$5$clock = clock;
-        rone$5$d = rone$5$q;
-        rh$6$clock = clock;
-        rh$6$d = rh$6$q;
-        rone$6$clock = clock;
-        rone$6$d = rone$6$q;
-        rh$7$clock = clock;
-        rh$7$d = rh$7$q;
-        rone$7$clock = clock;
-        rone$7$d = rone$7$q;
-        rh$8$clock = clock;
-        rh$8$d = rh$8$q;
-        rone$8$clock = clock;
-        rone$8$d = rone$8$q;
-        rh$9$clock = clock;
-        rh$9$d = rh$9$q;
-        rone$9$clock = clock;
-        rone$9$d = rone$9$q;
-        rh$10$clock = clock;
-        rh$10$d = rh$10$q;
-        rone$10$clock = clock;
-        rone$10$d = rone$10$q;
-        rh$11$clock = clock;
-        rh$11$d = rh$11$q;
-        rone$11$clock = clock;
-        rone$11$d = rone$11$q;
-        rh$12$clock = clock;
-        rh$12$d = rh$12$q;
-        rone$12$clock = clock;
-        rone$12$d = rone$12$q;
-        rh$13$clock = clock;
-        rh$13$d = rh$13$q;
-        rone$13$clock = clock;
-        rone$13$d = rone$13$q;
-        rh$14$clock = clock;
-        rh$14$d = rh$14$q;
-        rone$14$clock = clock;
-        rone$14$d = rone$14$q;
-        rh$15$clock = clock;
-        rh$15$d = rh$15$q;
-        rone$15$clock = clock;
-        rone$15$d = rone$15$q;
-        jk_valid$0$clock = clock;
-        jk_valid$0$d = jk_valid$0$q;
-        jk_scan$0$clock = clock;
-        jk_scan$0$d = jk_scan$0$q;
-        jk_job$0$clock = clock;
-        jk_job$0$d = jk_job$0$q;
-        jk_sbase$0$clock = clock;
-        jk_sbase$0$d = jk_sbase$0$q;
-        jk_scount$0$clock = clock;
-        jk_scount$0$d = jk_scount$0$q;
-        jh$0$clock = clock;
-        jh$0$d = jh$0$q;
-        jone$0$clock = clock;
-        jone$0$d = jone$0$q;
-        own_in$0$clock = clock;
-        own_in$0$d = own_in$0$q;
-        jslot$0$clock = clock;
-        jbase$0$clock = clock;
-        jbase$0$d = jbase$0$q;
-        jcm$0$clock = clock;
-        jcm$0$d = jcm$0$q;
-        jci$0$clock = clock;
-        jbusy$0$clock = clock;
-        jbusy$0$d = jbusy$0$q;
-        jk_valid$1$clock = clock;
-        jk_valid$1$d = jk_valid$1$q;
-        jk_scan$1$clock = clock;
-        jk_scan$1$d = jk_scan$1$q;
-        jk_job$1$clock = clock;
-        jk_job$1$d = jk_job$1$q;
-        jk_sbase$1$clock = clock;
-        jk_sbase$1$d = jk_sbase$1$q;
-        jk_scount$1$clock = clock;
-        jk_scount$1$d = jk_scount$1$q;
-        jh$1$clock = clock;
-        jh$1$d = jh$1$q;
-        jone$1$clock = clock;
-        jone$1$d = jone$1$q;
-        own_in$1$clock = clock;
-        own_in$1$d = own_in$1$q;
-        jslot$1$clock = clock;
-        jbase$1$clock = clock;
-        jbase$1$d = jbase$1$q;
-        jcm$1$clock = clock;
-        jcm$1$d = jcm$1$q;
-        jci$1$clock = clock;
-        jbusy$1$clock = clock;
-        jbusy$1$d = jbusy$1$q;
-        jk_valid$2$clock = clock;
-        jk_valid$2$d = jk_valid$2$q;
-        jk_scan$2$clock = clock;
-        jk_scan$2$d = jk_scan$2$q;
-        jk_job$2$clock = clock;
-        jk_job$2$d = jk_job$2$q;
-        jk_sbase$2$clock = clock;
-        jk_sbase$2$d = jk_sbase$2$q;
-        jk_scount$2$clock = clock;
-        jk_scount$2$d = jk_scount$2$q;
-        jh$2$clock = clock;
-        jh$2$d = jh$2$q;
-        jone$2$clock = clock;
-        jone$2$d = jone$2$q;
-        own_in$2$clock = clock;
-        own_in$2$d = own_in$2$q;
-        jslot$2$clock = clock;
-        jbase$2$clock = clock;
-        jbase$2$d = jbase$2$q;
-        jcm$2$clock = clock;
-        jcm$2$d = jcm$2$q;
-        jci$2$clock = clock;
-        jbusy$2$clock = clock;
-        jbusy$2$d = jbusy$2$q;
-        jk_valid$3$clock = clock;
-        jk_valid$3$d = jk_valid$3$q;
-        jk_scan$3$clock = clock;
-        jk_scan$3$d = jk_scan$3$q;
-        jk_job$3$clock = clock;
-        jk_job$3$d = jk_job$3$q;
-        jk_sbase$3$clock = clock;
-        jk_sbase$3$d = jk_sbase$3$q;
-        jk_scount$3$clock = clock;
-        jk_scount$3$d = jk_scount$3$q;
-        jh$3$clock = clock;
-        jh$3$d = jh$3$q;
-        jone$3$clock = clock;
-        jone$3$d = jone$3$q;
-        own_in$3$clock = clock;
-        own_in$3$d = own_in$3$q;
-        jslot$3$clock = clock;
-        jbase$3$clock = clock;
-        jbase$3$d = jbase$3$q;
-        jcm$3$clock = clock;
-        jcm$3$d = jcm$3$q;
-        jci$3$clock = clock;
-        jbusy$3$clock = clock;
-        jbusy$3$d = jbusy$3$q;
-        jk_valid$4$clock = clock;
-        jk_valid$4$d = jk_valid$4$q;
-        jk_scan$4$clock = clock;
-        jk_scan$4$d = jk_scan$4$q;
-        jk_job$4$clock = clock;
-        jk_job$4$d = jk_job$4$q;
-        jk_sbase$4$clock = clock;
-        jk_sbase$4$d = jk_sbase$4$q;
-        jk_scount$4$clock = clock;
-        jk_scount$4$d = jk_scount$4$q;
-        jh$4$clock = clock;
-        jh$4$d = jh$4$q;
-        jone$4$clock = clock;
-        jone$4$d = jone$4$q;
-        own_in$4$clock = clock;
-        own_in$4$d = own_in$4$q;
-        jslot$4$clock = clock;
-        jbase$4$clock = clock;
-        jbase$4$d = jbase$4$q;
-        jcm$4$clock = clock;
-        jcm$4$d = jcm$4$q;
-        jci$4$clock = clock;
-        jbusy$4$clock = clock;
-        jbusy$4$d = jbusy$4$q;
-        jk_valid$5$clock = clock;
-        jk_valid$5$d = jk_valid$5$q;
-        jk_scan$5$clock = clock;
-        jk_scan$5$d = jk_scan$5$q;
-        jk_job$5$clock = clock;
-        jk_job$5$d = jk_job$5$q;
-        jk_sbase$5$clock = clock;
-        jk_sbase$5$d = jk_sbase$5$q;
-        jk_scount$5$clock = clock;
-        jk_scount$5$d = jk_scount$5$q;
-        jh$5$clock = clock;
-        jh$5$d = jh$5$q;
-        jone$5$clock = clock;
-        jone$5$d = jone$5$q;
-        own_in$5$clock = clock;
-        own_in$5$d = own_in$5$q;
-        jslot$5$clock = clock;
-        jbase$5$clock = clock;
-        jbase$5$d = jbase$5$q;
-        jcm$5$clock = clock;
-        jcm$5$d = jcm$5$q;
-        jci$5$clock = clock;
-        jbusy$5$clock = clock;
-        jbusy$5$d = jbusy$5$q;
-        jk_valid$6$clock = clock;
-        jk_valid$6$d = jk_valid$6$q;
-        jk_scan$6$clock = clock;
-        jk_scan$6$d = jk_scan$6$q;
-        jk_job$6$clock = clock;
-        jk_job$6$d = jk_job$6$q;
-        jk_sbase$6$clock = clock;
-        jk_sbase$6$d = jk_sbase$6$q;
-        jk_scount$6$clock = clock;
-        jk_scount$6$d = jk_scount$6$q;
-        jh$6$clock = clock;
-        jh$6$d = jh$6$q;
-        jone$6$clock = clock;
-        jone$6$d = jone$6$q;
-        own_in$6$clock = clock;
-        own_in$6$d = own_in$6$q;
-        jslot$6$clock = clock;
-        jbase$6$clock = clock;
-        jbase$6$d = jbase$6$q;
-        jcm$6$clock = clock;
-        jcm$6$d = jcm$6$q;
-        jci$6$clock = clock;
-        jbusy$6$clock = clock;
-        jbusy$6$d = jbusy$6$q;
-        jk_valid$7$clock = clock;
-        jk_valid$7$d = jk_valid$7$q;
-        jk_scan$7$clock = clock;
-        jk_scan$7$d = jk_scan$7$q;
-        jk_job$7$clock = clock;
-        jk_job$7$d = jk_job$7$q;
-        jk_sbase$7$clock = clock;
-        jk_sbase$7$d = jk_sbase$7$q;
-        jk_scount$7$clock = clock;
-        jk_scount$7$d = jk_scount$7$q;
-        jh$7$clock = clock;
-        jh$7$d = jh$7$q;
-        jone$7$clock = clock;
-        jone$7$d = jone$7$q;
-        own_in$7$clock = clock;
-        own_in$7$d = own_in$7$q;
-        jslot$7$clock = clock;
-        jbase$7$clock = clock;
-        jbase$7$d = jbase$7$q;
-        jcm$7$clock = clock;
-        jcm$7$d = jcm$7$q;
-        jci$7$clock = clock;
-        jbusy$7$clock = clock;
-        jbusy$7$d = jbusy$7$q;
-        jk_valid$8$clock = clock;
-        jk_valid$8$d = jk_valid$8$q;
-        jk_scan$8$clock = clock;
-        jk_scan$8$d = jk_scan$8$q;
-        jk_job$8$clock = clock;
-        jk_job$8$d = jk_job$8$q;
-        jk_sbase$8$clock = clock;
-        jk_sbase$8$d = jk_sbase$8$q;
-        jk_scount$8$clock = clock;
-        jk_scount$8$d = jk_scount$8$q;
-        jh$8$clock = clock;
-        jh$8$d = jh$8$q;
-        jone$8$clock = clock;
-        jone$8$d = jone$8$q;
-        own_in$8$clock = clock;
-        own_in$8$d = own_in$8$q;
-        jslot$8$clock = clock;
-        jbase$8$clock = clock;
-        jbase$8$d = jbase$8$q;
-        jcm$8$clock = clock;
-        jcm$8$d = jcm$8$q;
-        jci$8$clock = clock;
-        jbusy$8$clock = clock;
-        jbusy$8$d = jbusy$8$q;
-        jk_valid$9$clock = clock;
-        jk_valid$9$d = jk_valid$9$q;
-        jk_scan$9$clock = clock;
-        jk_scan$9$d = jk_scan$9$q;
-        jk_job$9$clock = clock;
-        jk_job$9$d = jk_job$9$q;
-        jk_sbase$9$clock = clock;
-        jk_sbase$9$d = jk_sbase$9$q;
-        jk_scount$9$clock = clock;
-        jk_scount$9$d = jk_scount$9$q;
-        jh$9$clock = clock;
-        jh$9$d = jh$9$q;
-        jone$9$clock = clock;
-        jone$9$d = jone$9$q;
-        own_in$9$clock = clock;
-        own_in$9$d = own_in$9$q;
-        jslot$9$clock = clock;
-        jbase$9$clock = clock;
-        jbase$9$d = jbase$9$q;
-        jcm$9$clock = clock;
-        jcm$9$d = jcm$9$q;
-        jci$9$clock = clock;
-        jbusy$9$clock = clock;
-        jbusy$9$d = jbusy$9$q;
-        jk_valid$10$clock = clock;
-        jk_valid$10$d = jk_valid$10$q;
-        jk_scan$10$clock = clock;
-        jk_scan$10$d = jk_scan$10$q;
-        jk_job$10$clock = clock;
-        jk_job$10$d = jk_job$10$q;
-        jk_sbase$10$clock = clock;
-        jk_sbase$10$d = jk_sbase$10$q;
-        jk_scount$10$clock = clock;
-        jk_scount$10$d = jk_scount$10$q;
-        jh$10$clock = clock;
-        jh$10$d = jh$10$q;
-        jone$10$clock = clock;
-        jone$10$d = jone$10$q;
-        own_in$10$clock = clock;
-        own_in$10$d = own_in$10$q;
-        jslot$10$clock = clock;
-        jbase$10$clock = clock;
-        jbase$10$d = jbase$10$q;
-        jcm$10$clock = clock;
-        jcm$10$d = jcm$10$q;
-        jci$10$clock = clock;
-        jbusy$10$clock = clock;
-        jbusy$10$d = jbusy$10$q;
-        jk_valid$11$clock = clock;
-        jk_valid$11$d = jk_valid$11$q;
-        jk_scan$11$clock = clock;
-        jk_scan$11$d = jk_scan$11$q;
-        jk_job$11$clock = clock;
-        jk_job$11$d = jk_job$11$q;
-        jk_sbase$11$clock = clock;
-        jk_sbase$11$d = jk_sbase$11$q;
-        jk_scount$11$clock = clock;
-        jk_scount$11$d = jk_scount$11$q;
-        jh$11$clock = clock;
-        jh$11$d = jh$11$q;
-        jone$11$clock = clock;
-        jone$11$d = jone$11$q;
-        own_in$11$clock = clock;
-        own_in$11$d = own_in$11$q;
-        jslot$11$clock = clock;
-        jbase$11$clock = clock;
-        jbase$11$d = jbase$11$q;
-        jcm$11$clock = clock;
-        jcm$11$d = jcm$11$q;
-        jci$11$clock = clock;
-        jbusy$11$clock = clock;
-        jbusy$11$d = jbusy$11$q;
-        jk_valid$12$clock = clock;
-        jk_valid$12$d = jk_valid$12$q;
-        jk_scan$12$clock = clock;
-        jk_scan$12$d = jk_scan$12$q;
-        jk_job$12$clock = clock;
-        jk_job$12$d = jk_job$12$q;
-        jk_sbase$12$clock = clock;
-        jk_sbase$12$d = jk_sbase$12$q;
-        jk_scount$12$clock = clock;
-        jk_scount$12$d = jk_scount$12$q;
-        jh$12$clock = clock;
-        jh$12$d = jh$12$q;
-        jone$12$clock = clock;
-        jone$12$d = jone$12$q;
-        own_in$12$clock = clock;
-        own_in$12$d = own_in$12$q;
-        jslot$12$clock = clock;
-        jbase$12$clock = clock;
-        jbase$12$d = jbase$12$q;
-        jcm$12$clock = clock;
-        jcm$12$d = jcm$12$q;
-        jci$12$clock = clock;
-        jbusy$12$clock = clock;
-        jbusy$12$d = jbusy$12$q;
-        jk_valid$13$clock = clock;
-        jk_valid$13$d = jk_valid$13$q;
-        jk_scan$13$clock = clock;
-        jk_scan$13$d = jk_scan$13$q;
-        jk_job$13$clock = clock;
-        jk_job$13$d = jk_job$13$q;
-        jk_sbase$13$clock = clock;
-        jk_sbase$13$d = jk_sbase$13$q;
-        jk_scount$13$clock = clock;
-        jk_scount$13$d = jk_scount$13$q;
-        jh$13$clock = clock;
-        jh$13$d = jh$13$q;
-        jone$13$clock = clock;
-        jone$13$d = jone$13$q;
-        own_in$13$clock = clock;
-        own_in$13$d = own_in$13$q;
-        jslot$13$clock = clock;
-        jbase$13$clock = clock;
-        jbase$13$d = jbase$13$q;
-        jcm$13$clock = clock;
-        jcm$13$d = jcm$13$q;
-        jci$13$clock = clock;
-        jbusy$13$clock = clock;
-        jbusy$13$d = jbusy$13$q;
-        jk_valid$14$clock = clock;
-        jk_valid$14$d = jk_valid$14$q;
-        jk_scan$14$clock = clock;
-        jk_scan$14$d = jk_scan$14$q;
-        jk_job$14$clock = clock;
-        jk_job$14$d = jk_job$14$q;
-        jk_sbase$14$clock = clock;
-        jk_sbase$14$d = jk_sbase$14$q;
-        jk_scount$14$clock = clock;
-        jk_scount$14$d = jk_scount$14$q;
-        jh$14$clock = clock;
-        jh$14$d = jh$14$q;
-        jone$14$clock = clock;
-        jone$14$d = jone$14$q;
-        own_in$14$clock = clock;
-        own_in$14$d = own_in$14$q;
-        jslot$14$clock = clock;
-        jbase$14$clock = clock;
-        jbase$14$d = jbase$14$q;
-        jcm$14$clock = clock;
-        jcm$14$d = jcm$14$q;
-        jci$14$clock = clock;
-        jbusy$14$clock = clock;
-        jbusy$14$d = jbusy$14$q;
-        jk_valid$15$clock = clock;
-        jk_valid$15$d = jk_valid$15$q;
-        jk_scan$15$clock = clock;
-        jk_scan$15$d = jk_scan$15$q;
-        jk_job$15$clock = clock;
-        jk_job$15$d = jk_job$15$q;
-        jk_sbase$15$clock = clock;
-        jk_sbase$15$d = jk_sbase$15$q;
-        jk_scount$15$clock = clock;
-        jk_scount$15$d = jk_scount$15$q;
-        jh$15$clock = clock;
-        jh$15$d = jh$15$q;
-        jone$15$clock = clock;
-        jone$15$d = jone$15$q;
-        own_in$15$clock = clock;
-        own_in$15$d = own_in$15$q;
-        jslot$15$clock = clock;
-        jbase$15$clock = clock;
-        jbase$15$d = jbase$15$q;
-        jcm$15$clock = clock;
-        jcm$15$d = jcm$15$q;
-        jci$15$clock = clock;
-        jbusy$15$clock = clock;
-        jbusy$15$d = jbusy$15$q;
         pp_mac$0$clock = clock;
         pp_mac$0$d = pp_mac$0$q;
         pp_ip$0$clock = clock;
@@ -7254,273 +5006,60 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         la_chk$d = parser$c_terms;
         cls$pop_ok = pc_popok$q;
         pr_kind = cls$kind;
-        rpre$0 = 1'b0;
-        rhit_q$d = 1'b0;
-        rpre$1 = rpre$0 | rh$0$q;
-        rone$0$d = rh$0$q & ~rpre$0;
-        if (rh$0$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$2 = rpre$1 | rh$1$q;
-        rone$1$d = rh$1$q & ~rpre$1;
-        if (rh$1$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$3 = rpre$2 | rh$2$q;
-        rone$2$d = rh$2$q & ~rpre$2;
-        if (rh$2$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$4 = rpre$3 | rh$3$q;
-        rone$3$d = rh$3$q & ~rpre$3;
-        if (rh$3$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$5 = rpre$4 | rh$4$q;
-        rone$4$d = rh$4$q & ~rpre$4;
-        if (rh$4$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$6 = rpre$5 | rh$5$q;
-        rone$5$d = rh$5$q & ~rpre$5;
-        if (rh$5$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$7 = rpre$6 | rh$6$q;
-        rone$6$d = rh$6$q & ~rpre$6;
-        if (rh$6$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$8 = rpre$7 | rh$7$q;
-        rone$7$d = rh$7$q & ~rpre$7;
-        if (rh$7$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$9 = rpre$8 | rh$8$q;
-        rone$8$d = rh$8$q & ~rpre$8;
-        if (rh$8$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$10 = rpre$9 | rh$9$q;
-        rone$9$d = rh$9$q & ~rpre$9;
-        if (rh$9$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$11 = rpre$10 | rh$10$q;
-        rone$10$d = rh$10$q & ~rpre$10;
-        if (rh$10$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$12 = rpre$11 | rh$11$q;
-        rone$11$d = rh$11$q & ~rpre$11;
-        if (rh$11$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$13 = rpre$12 | rh$12$q;
-        rone$12$d = rh$12$q & ~rpre$12;
-        if (rh$12$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$14 = rpre$13 | rh$13$q;
-        rone$13$d = rh$13$q & ~rpre$13;
-        if (rh$13$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$15 = rpre$14 | rh$14$q;
-        rone$14$d = rh$14$q & ~rpre$14;
-        if (rh$14$q) begin
-            rhit_q$d = 1'b1;
-        end
-        rpre$16 = rpre$15 | rh$15$q;
-        rone$15$d = rh$15$q & ~rpre$15;
-        if (rh$15$q) begin
-            rhit_q$d = 1'b1;
-        end
         rpm = 32'h0;
-        if (rone$0$q) begin
+        if (lookup$rone$0) begin
             rpm = rpm | csr$route_pm$0;
         end
-        if (rone$1$q) begin
+        if (lookup$rone$1) begin
             rpm = rpm | csr$route_pm$1;
         end
-        if (rone$2$q) begin
+        if (lookup$rone$2) begin
             rpm = rpm | csr$route_pm$2;
         end
-        if (rone$3$q) begin
+        if (lookup$rone$3) begin
             rpm = rpm | csr$route_pm$3;
         end
-        if (rone$4$q) begin
+        if (lookup$rone$4) begin
             rpm = rpm | csr$route_pm$4;
         end
-        if (rone$5$q) begin
+        if (lookup$rone$5) begin
             rpm = rpm | csr$route_pm$5;
         end
-        if (rone$6$q) begin
+        if (lookup$rone$6) begin
             rpm = rpm | csr$route_pm$6;
         end
-        if (rone$7$q) begin
+        if (lookup$rone$7) begin
             rpm = rpm | csr$route_pm$7;
         end
-        if (rone$8$q) begin
+        if (lookup$rone$8) begin
             rpm = rpm | csr$route_pm$8;
         end
-        if (rone$9$q) begin
+        if (lookup$rone$9) begin
             rpm = rpm | csr$route_pm$9;
         end
-        if (rone$10$q) begin
+        if (lookup$rone$10) begin
             rpm = rpm | csr$route_pm$10;
         end
-        if (rone$11$q) begin
+        if (lookup$rone$11) begin
             rpm = rpm | csr$route_pm$11;
         end
-        if (rone$12$q) begin
+        if (lookup$rone$12) begin
             rpm = rpm | csr$route_pm$12;
         end
-        if (rone$13$q) begin
+        if (lookup$rone$13) begin
             rpm = rpm | csr$route_pm$13;
         end
-        if (rone$14$q) begin
+        if (lookup$rone$14) begin
             rpm = rpm | csr$route_pm$14;
         end
-        if (rone$15$q) begin
+        if (lookup$rone$15) begin
             rpm = rpm | csr$route_pm$15;
-        end
-        jpre$0 = 1'b0;
-        jhit_q$d = 1'b0;
-        jpre$1 = jpre$0 | jh$0$q;
-        jone$0$d = jh$0$q & ~jpre$0;
-        if (jh$0$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$2 = jpre$1 | jh$1$q;
-        jone$1$d = jh$1$q & ~jpre$1;
-        if (jh$1$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$3 = jpre$2 | jh$2$q;
-        jone$2$d = jh$2$q & ~jpre$2;
-        if (jh$2$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$4 = jpre$3 | jh$3$q;
-        jone$3$d = jh$3$q & ~jpre$3;
-        if (jh$3$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$5 = jpre$4 | jh$4$q;
-        jone$4$d = jh$4$q & ~jpre$4;
-        if (jh$4$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$6 = jpre$5 | jh$5$q;
-        jone$5$d = jh$5$q & ~jpre$5;
-        if (jh$5$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$7 = jpre$6 | jh$6$q;
-        jone$6$d = jh$6$q & ~jpre$6;
-        if (jh$6$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$8 = jpre$7 | jh$7$q;
-        jone$7$d = jh$7$q & ~jpre$7;
-        if (jh$7$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$9 = jpre$8 | jh$8$q;
-        jone$8$d = jh$8$q & ~jpre$8;
-        if (jh$8$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$10 = jpre$9 | jh$9$q;
-        jone$9$d = jh$9$q & ~jpre$9;
-        if (jh$9$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$11 = jpre$10 | jh$10$q;
-        jone$10$d = jh$10$q & ~jpre$10;
-        if (jh$10$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$12 = jpre$11 | jh$11$q;
-        jone$11$d = jh$11$q & ~jpre$11;
-        if (jh$11$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$13 = jpre$12 | jh$12$q;
-        jone$12$d = jh$12$q & ~jpre$12;
-        if (jh$12$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$14 = jpre$13 | jh$13$q;
-        jone$13$d = jh$13$q & ~jpre$13;
-        if (jh$13$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$15 = jpre$14 | jh$14$q;
-        jone$14$d = jh$14$q & ~jpre$14;
-        if (jh$14$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jpre$16 = jpre$15 | jh$15$q;
-        jone$15$d = jh$15$q & ~jpre$15;
-        if (jh$15$q) begin
-            jhit_q$d = 1'b1;
-        end
-        jsel = 32'h0;
-        if (jone$0$q) begin
-            jsel = jsel | c_idx8$0;
-        end
-        if (jone$1$q) begin
-            jsel = jsel | c_idx8$1;
-        end
-        if (jone$2$q) begin
-            jsel = jsel | c_idx8$2;
-        end
-        if (jone$3$q) begin
-            jsel = jsel | c_idx8$3;
-        end
-        if (jone$4$q) begin
-            jsel = jsel | c_idx8$4;
-        end
-        if (jone$5$q) begin
-            jsel = jsel | c_idx8$5;
-        end
-        if (jone$6$q) begin
-            jsel = jsel | c_idx8$6;
-        end
-        if (jone$7$q) begin
-            jsel = jsel | c_idx8$7;
-        end
-        if (jone$8$q) begin
-            jsel = jsel | c_idx8$8;
-        end
-        if (jone$9$q) begin
-            jsel = jsel | c_idx8$9;
-        end
-        if (jone$10$q) begin
-            jsel = jsel | c_idx8$10;
-        end
-        if (jone$11$q) begin
-            jsel = jsel | c_idx8$11;
-        end
-        if (jone$12$q) begin
-            jsel = jsel | c_idx8$12;
-        end
-        if (jone$13$q) begin
-            jsel = jsel | c_idx8$13;
-        end
-        if (jone$14$q) begin
-            jsel = jsel | c_idx8$14;
-        end
-        if (jone$15$q) begin
-            jsel = jsel | c_idx8$15;
         end
         if (lk_v$q) begin
             jram$raddr = ((ji$q) & 24'hffffff);
         end
         else begin
-            jram$raddr = ((jsel) & 24'hffffff);
+            jram$raddr = ((lookup$jsel) & 24'hffffff);
         end
         jcg = jc_q$q | sess$epoch_move;
         if (sess$epoch_move) begin
@@ -7599,223 +5138,58 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         busy_cur = 32'h0;
         if (ji$q == c_idx8$0) begin
-            busy_cur = busy_cur | jbusy$0$q;
+            busy_cur = busy_cur | lookup$jbusy$0;
         end
         if (ji$q == c_idx8$1) begin
-            busy_cur = busy_cur | jbusy$1$q;
+            busy_cur = busy_cur | lookup$jbusy$1;
         end
         if (ji$q == c_idx8$2) begin
-            busy_cur = busy_cur | jbusy$2$q;
+            busy_cur = busy_cur | lookup$jbusy$2;
         end
         if (ji$q == c_idx8$3) begin
-            busy_cur = busy_cur | jbusy$3$q;
+            busy_cur = busy_cur | lookup$jbusy$3;
         end
         if (ji$q == c_idx8$4) begin
-            busy_cur = busy_cur | jbusy$4$q;
+            busy_cur = busy_cur | lookup$jbusy$4;
         end
         if (ji$q == c_idx8$5) begin
-            busy_cur = busy_cur | jbusy$5$q;
+            busy_cur = busy_cur | lookup$jbusy$5;
         end
         if (ji$q == c_idx8$6) begin
-            busy_cur = busy_cur | jbusy$6$q;
+            busy_cur = busy_cur | lookup$jbusy$6;
         end
         if (ji$q == c_idx8$7) begin
-            busy_cur = busy_cur | jbusy$7$q;
+            busy_cur = busy_cur | lookup$jbusy$7;
         end
         if (ji$q == c_idx8$8) begin
-            busy_cur = busy_cur | jbusy$8$q;
+            busy_cur = busy_cur | lookup$jbusy$8;
         end
         if (ji$q == c_idx8$9) begin
-            busy_cur = busy_cur | jbusy$9$q;
+            busy_cur = busy_cur | lookup$jbusy$9;
         end
         if (ji$q == c_idx8$10) begin
-            busy_cur = busy_cur | jbusy$10$q;
+            busy_cur = busy_cur | lookup$jbusy$10;
         end
         if (ji$q == c_idx8$11) begin
-            busy_cur = busy_cur | jbusy$11$q;
+            busy_cur = busy_cur | lookup$jbusy$11;
         end
         if (ji$q == c_idx8$12) begin
-            busy_cur = busy_cur | jbusy$12$q;
+            busy_cur = busy_cur | lookup$jbusy$12;
         end
         if (ji$q == c_idx8$13) begin
-            busy_cur = busy_cur | jbusy$13$q;
+            busy_cur = busy_cur | lookup$jbusy$13;
         end
         if (ji$q == c_idx8$14) begin
-            busy_cur = busy_cur | jbusy$14$q;
+            busy_cur = busy_cur | lookup$jbusy$14;
         end
         if (ji$q == c_idx8$15) begin
-            busy_cur = busy_cur | jbusy$15$q;
+            busy_cur = busy_cur | lookup$jbusy$15;
         end
-        own_in$0$d = jk_valid$0$q & jk_scan$0$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$0$q) < jk_scount$0$q);
-        own_in$1$d = jk_valid$1$q & jk_scan$1$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$1$q) < jk_scount$1$q);
-        own_in$2$d = jk_valid$2$q & jk_scan$2$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$2$q) < jk_scount$2$q);
-        own_in$3$d = jk_valid$3$q & jk_scan$3$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$3$q) < jk_scount$3$q);
-        own_in$4$d = jk_valid$4$q & jk_scan$4$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$4$q) < jk_scount$4$q);
-        own_in$5$d = jk_valid$5$q & jk_scan$5$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$5$q) < jk_scount$5$q);
-        own_in$6$d = jk_valid$6$q & jk_scan$6$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$6$q) < jk_scount$6$q);
-        own_in$7$d = jk_valid$7$q & jk_scan$7$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$7$q) < jk_scount$7$q);
-        own_in$8$d = jk_valid$8$q & jk_scan$8$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$8$q) < jk_scount$8$q);
-        own_in$9$d = jk_valid$9$q & jk_scan$9$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$9$q) < jk_scount$9$q);
-        own_in$10$d = jk_valid$10$q & jk_scan$10$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$10$q) < jk_scount$10$q);
-        own_in$11$d = jk_valid$11$q & jk_scan$11$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$11$q) < jk_scount$11$q);
-        own_in$12$d = jk_valid$12$q & jk_scan$12$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$12$q) < jk_scount$12$q);
-        own_in$13$d = jk_valid$13$q & jk_scan$13$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$13$q) < jk_scount$13$q);
-        own_in$14$d = jk_valid$14$q & jk_scan$14$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$14$q) < jk_scount$14$q);
-        own_in$15$d = jk_valid$15$q & jk_scan$15$q & ((((scan_ptr$q) & 32'hffffffff) - jk_sbase$15$q) < jk_scount$15$q);
-        scan_own = 1'b0;
-        scan_own = scan_own | own_in$0$q;
-        scan_own = scan_own | own_in$1$q;
-        scan_own = scan_own | own_in$2$q;
-        scan_own = scan_own | own_in$3$q;
-        scan_own = scan_own | own_in$4$q;
-        scan_own = scan_own | own_in$5$q;
-        scan_own = scan_own | own_in$6$q;
-        scan_own = scan_own | own_in$7$q;
-        scan_own = scan_own | own_in$8$q;
-        scan_own = scan_own | own_in$9$q;
-        scan_own = scan_own | own_in$10$q;
-        scan_own = scan_own | own_in$11$q;
-        scan_own = scan_own | own_in$12$q;
-        scan_own = scan_own | own_in$13$q;
-        scan_own = scan_own | own_in$14$q;
-        scan_own = scan_own | own_in$15$q;
-        own_q$d = scan_own;
         if (own_age$q != 32'h2) begin
             own_age$d = own_age$q + 32'h1;
         end
         chaddr = cha_q$q;
         pbaddr = pba_q$q;
-        pr_blk_a = ((pr_f$q[(64'h38)+:(32)]) & 24'hffffff);
-        jslot$0$d = ((jbase$0$q + (pr_blk_a & jcm$0$q)) & c_smask) << 32'h1;
-        jci$0$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$0$q) != 32'h0;
-        jslot$1$d = ((jbase$1$q + (pr_blk_a & jcm$1$q)) & c_smask) << 32'h1;
-        jci$1$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$1$q) != 32'h0;
-        jslot$2$d = ((jbase$2$q + (pr_blk_a & jcm$2$q)) & c_smask) << 32'h1;
-        jci$2$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$2$q) != 32'h0;
-        jslot$3$d = ((jbase$3$q + (pr_blk_a & jcm$3$q)) & c_smask) << 32'h1;
-        jci$3$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$3$q) != 32'h0;
-        jslot$4$d = ((jbase$4$q + (pr_blk_a & jcm$4$q)) & c_smask) << 32'h1;
-        jci$4$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$4$q) != 32'h0;
-        jslot$5$d = ((jbase$5$q + (pr_blk_a & jcm$5$q)) & c_smask) << 32'h1;
-        jci$5$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$5$q) != 32'h0;
-        jslot$6$d = ((jbase$6$q + (pr_blk_a & jcm$6$q)) & c_smask) << 32'h1;
-        jci$6$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$6$q) != 32'h0;
-        jslot$7$d = ((jbase$7$q + (pr_blk_a & jcm$7$q)) & c_smask) << 32'h1;
-        jci$7$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$7$q) != 32'h0;
-        jslot$8$d = ((jbase$8$q + (pr_blk_a & jcm$8$q)) & c_smask) << 32'h1;
-        jci$8$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$8$q) != 32'h0;
-        jslot$9$d = ((jbase$9$q + (pr_blk_a & jcm$9$q)) & c_smask) << 32'h1;
-        jci$9$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$9$q) != 32'h0;
-        jslot$10$d = ((jbase$10$q + (pr_blk_a & jcm$10$q)) & c_smask) << 32'h1;
-        jci$10$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$10$q) != 32'h0;
-        jslot$11$d = ((jbase$11$q + (pr_blk_a & jcm$11$q)) & c_smask) << 32'h1;
-        jci$11$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$11$q) != 32'h0;
-        jslot$12$d = ((jbase$12$q + (pr_blk_a & jcm$12$q)) & c_smask) << 32'h1;
-        jci$12$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$12$q) != 32'h0;
-        jslot$13$d = ((jbase$13$q + (pr_blk_a & jcm$13$q)) & c_smask) << 32'h1;
-        jci$13$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$13$q) != 32'h0;
-        jslot$14$d = ((jbase$14$q + (pr_blk_a & jcm$14$q)) & c_smask) << 32'h1;
-        jci$14$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$14$q) != 32'h0;
-        jslot$15$d = ((jbase$15$q + (pr_blk_a & jcm$15$q)) & c_smask) << 32'h1;
-        jci$15$d = (pr_f$q[(64'h38)+:(32)] & jk_scount$15$q) != 32'h0;
-        slot = 32'h0;
-        ci = 1'b0;
-        if (jone$0$q) begin
-            slot = slot | jslot$0$q;
-        end
-        if (jone$0$q & jci$0$q) begin
-            ci = 1'b1;
-        end
-        if (jone$1$q) begin
-            slot = slot | jslot$1$q;
-        end
-        if (jone$1$q & jci$1$q) begin
-            ci = 1'b1;
-        end
-        if (jone$2$q) begin
-            slot = slot | jslot$2$q;
-        end
-        if (jone$2$q & jci$2$q) begin
-            ci = 1'b1;
-        end
-        if (jone$3$q) begin
-            slot = slot | jslot$3$q;
-        end
-        if (jone$3$q & jci$3$q) begin
-            ci = 1'b1;
-        end
-        if (jone$4$q) begin
-            slot = slot | jslot$4$q;
-        end
-        if (jone$4$q & jci$4$q) begin
-            ci = 1'b1;
-        end
-        if (jone$5$q) begin
-            slot = slot | jslot$5$q;
-        end
-        if (jone$5$q & jci$5$q) begin
-            ci = 1'b1;
-        end
-        if (jone$6$q) begin
-            slot = slot | jslot$6$q;
-        end
-        if (jone$6$q & jci$6$q) begin
-            ci = 1'b1;
-        end
-        if (jone$7$q) begin
-            slot = slot | jslot$7$q;
-        end
-        if (jone$7$q & jci$7$q) begin
-            ci = 1'b1;
-        end
-        if (jone$8$q) begin
-            slot = slot | jslot$8$q;
-        end
-        if (jone$8$q & jci$8$q) begin
-            ci = 1'b1;
-        end
-        if (jone$9$q) begin
-            slot = slot | jslot$9$q;
-        end
-        if (jone$9$q & jci$9$q) begin
-            ci = 1'b1;
-        end
-        if (jone$10$q) begin
-            slot = slot | jslot$10$q;
-        end
-        if (jone$10$q & jci$10$q) begin
-            ci = 1'b1;
-        end
-        if (jone$11$q) begin
-            slot = slot | jslot$11$q;
-        end
-        if (jone$11$q & jci$11$q) begin
-            ci = 1'b1;
-        end
-        if (jone$12$q) begin
-            slot = slot | jslot$12$q;
-        end
-        if (jone$12$q & jci$12$q) begin
-            ci = 1'b1;
-        end
-        if (jone$13$q) begin
-            slot = slot | jslot$13$q;
-        end
-        if (jone$13$q & jci$13$q) begin
-            ci = 1'b1;
-        end
-        if (jone$14$q) begin
-            slot = slot | jslot$14$q;
-        end
-        if (jone$14$q & jci$14$q) begin
-            ci = 1'b1;
-        end
-        if (jone$15$q) begin
-            slot = slot | jslot$15$q;
-        end
-        if (jone$15$q & jci$15$q) begin
-            ci = 1'b1;
-        end
         meta$raddr = cadr$q;
         meta$waddr = cadr$q;
         meta$wdata = 32'h0;
@@ -8511,7 +5885,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (lk_go) begin
             lk_v$d = 1'b0;
         end
-        pick_ok = pk_any$q & la_ok & ~jc_hold & ~(sweep_on$q & own_q$q & (own_age$q == 32'h2) & scan_turn$q);
+        pick_ok = pk_any$q & la_ok & ~jc_hold & ~(sweep_on$q & lookup$own_q & (own_age$q == 32'h2) & scan_turn$q);
         case (state$q)
             FrontState$Idle:
                 begin
@@ -8527,7 +5901,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     else if (pick_ok) begin
                         pick_now = 1'b1;
                     end
-                    else if (sweep_on$q & own_q$q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~lk_v$q) begin
+                    else if (sweep_on$q & lookup$own_q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~lk_v$q) begin
                         scan_turn$d = 1'b0;
                         now_r$d = now$q;
                         x_now$d = now$q;
@@ -8539,7 +5913,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         dbg_arg = ((scan_ptr$q) & 32'hffffffff);
                         state$d = FrontState$Scan;
                     end
-                    if (sweep_on$q & ~own_q$q & (own_age$q == 32'h2) & ~jc_hold) begin
+                    if (sweep_on$q & ~lookup$own_q & (own_age$q == 32'h2) & ~jc_hold) begin
                         own_age$d = 32'h0;
                         if (scan_ptr$q == c_slast) begin
                             scan_ptr$d = 32'h0;
@@ -8564,16 +5938,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             FrontState$Parse:
                 begin
                     if (lk_free) begin
-                        ji$d = jsel;
-                        chaddr = (((jsel) & 24'hffffff) << c_mclog) | (((pr_f$q[(64'h58)+:(8)]) & 24'hffffff) & c_mcmask);
+                        ji$d = lookup$jsel;
+                        chaddr = (((lookup$jsel) & 24'hffffff) << c_mclog) | (((pr_f$q[(64'h58)+:(8)]) & 24'hffffff) & c_mcmask);
                         cha_q$d = chaddr;
-                        pbaddr = (((jsel) & 24'hffffff) << 32'h3) | ((sel$q) & 24'hffffff);
+                        pbaddr = (((lookup$jsel) & 24'hffffff) << 32'h3) | ((sel$q) & 24'hffffff);
                         pba_q$d = pbaddr;
-                        cadr$d = slot | ((ci) & 24'hffffff);
-                        meta$raddr = slot | ((ci) & 24'hffffff);
-                        jram$raddr = ((jsel) & 24'hffffff);
+                        cadr$d = lookup$slot | ((lookup$ci) & 24'hffffff);
+                        meta$raddr = lookup$slot | ((lookup$ci) & 24'hffffff);
+                        jram$raddr = ((lookup$jsel) & 24'hffffff);
                     end
-                    if ((pr_kind == FrameClass$Fanin) & jhit_q$q) begin
+                    if ((pr_kind == FrameClass$Fanin) & lookup$jhit_q) begin
                         if (lk_free) begin
                             lk_v$d = 1'b1;
                             state$d = FrontState$Idle;
@@ -8616,7 +5990,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 end
                             FrameClass$Route:
                                 begin
-                                    if (rhit_q$q) begin
+                                    if (lookup$rhit_q) begin
                                         ev = ev_forwarded;
                                         e_orig$d = 1'b1;
                                         b_enr$d = nrows$q;
@@ -9307,38 +6681,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             pr_f$d[(64'ha0)+:(32)] = parser$src_ip;
             pr_f$d[(64'hd0)+:(48)] = parser$src_mac;
             pr_f$d[(64'hc0)+:(16)] = parser$src_port;
-            rh$0$d = csr$route_valid$0 & (csr$route_ip$0 == parser$dst_ip);
-            rh$1$d = csr$route_valid$1 & (csr$route_ip$1 == parser$dst_ip);
-            rh$2$d = csr$route_valid$2 & (csr$route_ip$2 == parser$dst_ip);
-            rh$3$d = csr$route_valid$3 & (csr$route_ip$3 == parser$dst_ip);
-            rh$4$d = csr$route_valid$4 & (csr$route_ip$4 == parser$dst_ip);
-            rh$5$d = csr$route_valid$5 & (csr$route_ip$5 == parser$dst_ip);
-            rh$6$d = csr$route_valid$6 & (csr$route_ip$6 == parser$dst_ip);
-            rh$7$d = csr$route_valid$7 & (csr$route_ip$7 == parser$dst_ip);
-            rh$8$d = csr$route_valid$8 & (csr$route_ip$8 == parser$dst_ip);
-            rh$9$d = csr$route_valid$9 & (csr$route_ip$9 == parser$dst_ip);
-            rh$10$d = csr$route_valid$10 & (csr$route_ip$10 == parser$dst_ip);
-            rh$11$d = csr$route_valid$11 & (csr$route_ip$11 == parser$dst_ip);
-            rh$12$d = csr$route_valid$12 & (csr$route_ip$12 == parser$dst_ip);
-            rh$13$d = csr$route_valid$13 & (csr$route_ip$13 == parser$dst_ip);
-            rh$14$d = csr$route_valid$14 & (csr$route_ip$14 == parser$dst_ip);
-            rh$15$d = csr$route_valid$15 & (csr$route_ip$15 == parser$dst_ip);
-            jh$0$d = jk_valid$0$q & (jk_job$0$q == parser$job);
-            jh$1$d = jk_valid$1$q & (jk_job$1$q == parser$job);
-            jh$2$d = jk_valid$2$q & (jk_job$2$q == parser$job);
-            jh$3$d = jk_valid$3$q & (jk_job$3$q == parser$job);
-            jh$4$d = jk_valid$4$q & (jk_job$4$q == parser$job);
-            jh$5$d = jk_valid$5$q & (jk_job$5$q == parser$job);
-            jh$6$d = jk_valid$6$q & (jk_job$6$q == parser$job);
-            jh$7$d = jk_valid$7$q & (jk_job$7$q == parser$job);
-            jh$8$d = jk_valid$8$q & (jk_job$8$q == parser$job);
-            jh$9$d = jk_valid$9$q & (jk_job$9$q == parser$job);
-            jh$10$d = jk_valid$10$q & (jk_job$10$q == parser$job);
-            jh$11$d = jk_valid$11$q & (jk_job$11$q == parser$job);
-            jh$12$d = jk_valid$12$q & (jk_job$12$q == parser$job);
-            jh$13$d = jk_valid$13$q & (jk_job$13$q == parser$job);
-            jh$14$d = jk_valid$14$q & (jk_job$14$q == parser$job);
-            jh$15$d = jk_valid$15$q & (jk_job$15$q == parser$job);
             state$d = FrontState$Prep2;
         end
         chram$raddr = chaddr;
@@ -9347,56 +6689,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             bstate$d = h_st;
             rl$d = q_rle1$q;
         end
-        any_to$d = 1'b0;
-        if (jk_valid$0$q & jk_scan$0$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$1$q & jk_scan$1$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$2$q & jk_scan$2$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$3$q & jk_scan$3$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$4$q & jk_scan$4$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$5$q & jk_scan$5$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$6$q & jk_scan$6$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$7$q & jk_scan$7$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$8$q & jk_scan$8$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$9$q & jk_scan$9$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$10$q & jk_scan$10$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$11$q & jk_scan$11$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$12$q & jk_scan$12$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$13$q & jk_scan$13$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$14$q & jk_scan$14$q) begin
-            any_to$d = 1'b1;
-        end
-        if (jk_valid$15$q & jk_scan$15$q) begin
-            any_to$d = 1'b1;
-        end
-        if (~sweep_on$q & any_to$q & (csr$scan_ticks != 32'h0) & (sweep_el$q >= csr$scan_ticks)) begin
+        if (~sweep_on$q & lookup$any_to_q & (csr$scan_ticks != 32'h0) & (sweep_el$q >= csr$scan_ticks)) begin
             sweep_on$d = 1'b1;
             sweep_el$d = ((tick_now) & 32'hffffffff);
             scan_ptr$d = 32'h0;
@@ -9507,359 +6800,101 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jpk = csr$job_word;
         end
         jram$wdata = jpk | (((jgen$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_epoch);
-        jc_base = ((jpk[(32'hc0)+:(32)]) & 24'hffffff);
-        jc_cm = ((jpk[(32'he0)+:(32)] - 32'h1) & 24'hffffff);
         jc_busy = 32'h0;
-        if (bq_j$q == c_idx8$0) begin
-            if (bq_inc$q) begin
-                jbusy$0$d = jbusy$0$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$0$d = jbusy$0$q - 32'h1;
-            end
-        end
         if (jcx == c_idx8$0) begin
-            jc_busy = jc_busy | jbusy$0$q;
+            jc_busy = jc_busy | lookup$jbusy$0;
             if (jcg) begin
-                jk_valid$0$d = jpk[(32'h0)+:(1)];
-                jk_scan$0$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$0$d = jpk[(32'h20)+:(16)];
-                jk_sbase$0$d = jpk[(32'hc0)+:(32)];
-                jk_scount$0$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$0$d = 32'h0;
-                jbase$0$d = jc_base;
-                jcm$0$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$1) begin
-            if (bq_inc$q) begin
-                jbusy$1$d = jbusy$1$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$1$d = jbusy$1$q - 32'h1;
             end
         end
         if (jcx == c_idx8$1) begin
-            jc_busy = jc_busy | jbusy$1$q;
+            jc_busy = jc_busy | lookup$jbusy$1;
             if (jcg) begin
-                jk_valid$1$d = jpk[(32'h0)+:(1)];
-                jk_scan$1$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$1$d = jpk[(32'h20)+:(16)];
-                jk_sbase$1$d = jpk[(32'hc0)+:(32)];
-                jk_scount$1$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$1$d = 32'h0;
-                jbase$1$d = jc_base;
-                jcm$1$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$2) begin
-            if (bq_inc$q) begin
-                jbusy$2$d = jbusy$2$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$2$d = jbusy$2$q - 32'h1;
             end
         end
         if (jcx == c_idx8$2) begin
-            jc_busy = jc_busy | jbusy$2$q;
+            jc_busy = jc_busy | lookup$jbusy$2;
             if (jcg) begin
-                jk_valid$2$d = jpk[(32'h0)+:(1)];
-                jk_scan$2$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$2$d = jpk[(32'h20)+:(16)];
-                jk_sbase$2$d = jpk[(32'hc0)+:(32)];
-                jk_scount$2$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$2$d = 32'h0;
-                jbase$2$d = jc_base;
-                jcm$2$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$3) begin
-            if (bq_inc$q) begin
-                jbusy$3$d = jbusy$3$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$3$d = jbusy$3$q - 32'h1;
             end
         end
         if (jcx == c_idx8$3) begin
-            jc_busy = jc_busy | jbusy$3$q;
+            jc_busy = jc_busy | lookup$jbusy$3;
             if (jcg) begin
-                jk_valid$3$d = jpk[(32'h0)+:(1)];
-                jk_scan$3$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$3$d = jpk[(32'h20)+:(16)];
-                jk_sbase$3$d = jpk[(32'hc0)+:(32)];
-                jk_scount$3$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$3$d = 32'h0;
-                jbase$3$d = jc_base;
-                jcm$3$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$4) begin
-            if (bq_inc$q) begin
-                jbusy$4$d = jbusy$4$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$4$d = jbusy$4$q - 32'h1;
             end
         end
         if (jcx == c_idx8$4) begin
-            jc_busy = jc_busy | jbusy$4$q;
+            jc_busy = jc_busy | lookup$jbusy$4;
             if (jcg) begin
-                jk_valid$4$d = jpk[(32'h0)+:(1)];
-                jk_scan$4$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$4$d = jpk[(32'h20)+:(16)];
-                jk_sbase$4$d = jpk[(32'hc0)+:(32)];
-                jk_scount$4$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$4$d = 32'h0;
-                jbase$4$d = jc_base;
-                jcm$4$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$5) begin
-            if (bq_inc$q) begin
-                jbusy$5$d = jbusy$5$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$5$d = jbusy$5$q - 32'h1;
             end
         end
         if (jcx == c_idx8$5) begin
-            jc_busy = jc_busy | jbusy$5$q;
+            jc_busy = jc_busy | lookup$jbusy$5;
             if (jcg) begin
-                jk_valid$5$d = jpk[(32'h0)+:(1)];
-                jk_scan$5$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$5$d = jpk[(32'h20)+:(16)];
-                jk_sbase$5$d = jpk[(32'hc0)+:(32)];
-                jk_scount$5$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$5$d = 32'h0;
-                jbase$5$d = jc_base;
-                jcm$5$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$6) begin
-            if (bq_inc$q) begin
-                jbusy$6$d = jbusy$6$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$6$d = jbusy$6$q - 32'h1;
             end
         end
         if (jcx == c_idx8$6) begin
-            jc_busy = jc_busy | jbusy$6$q;
+            jc_busy = jc_busy | lookup$jbusy$6;
             if (jcg) begin
-                jk_valid$6$d = jpk[(32'h0)+:(1)];
-                jk_scan$6$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$6$d = jpk[(32'h20)+:(16)];
-                jk_sbase$6$d = jpk[(32'hc0)+:(32)];
-                jk_scount$6$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$6$d = 32'h0;
-                jbase$6$d = jc_base;
-                jcm$6$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$7) begin
-            if (bq_inc$q) begin
-                jbusy$7$d = jbusy$7$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$7$d = jbusy$7$q - 32'h1;
             end
         end
         if (jcx == c_idx8$7) begin
-            jc_busy = jc_busy | jbusy$7$q;
+            jc_busy = jc_busy | lookup$jbusy$7;
             if (jcg) begin
-                jk_valid$7$d = jpk[(32'h0)+:(1)];
-                jk_scan$7$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$7$d = jpk[(32'h20)+:(16)];
-                jk_sbase$7$d = jpk[(32'hc0)+:(32)];
-                jk_scount$7$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$7$d = 32'h0;
-                jbase$7$d = jc_base;
-                jcm$7$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$8) begin
-            if (bq_inc$q) begin
-                jbusy$8$d = jbusy$8$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$8$d = jbusy$8$q - 32'h1;
             end
         end
         if (jcx == c_idx8$8) begin
-            jc_busy = jc_busy | jbusy$8$q;
+            jc_busy = jc_busy | lookup$jbusy$8;
             if (jcg) begin
-                jk_valid$8$d = jpk[(32'h0)+:(1)];
-                jk_scan$8$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$8$d = jpk[(32'h20)+:(16)];
-                jk_sbase$8$d = jpk[(32'hc0)+:(32)];
-                jk_scount$8$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$8$d = 32'h0;
-                jbase$8$d = jc_base;
-                jcm$8$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$9) begin
-            if (bq_inc$q) begin
-                jbusy$9$d = jbusy$9$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$9$d = jbusy$9$q - 32'h1;
             end
         end
         if (jcx == c_idx8$9) begin
-            jc_busy = jc_busy | jbusy$9$q;
+            jc_busy = jc_busy | lookup$jbusy$9;
             if (jcg) begin
-                jk_valid$9$d = jpk[(32'h0)+:(1)];
-                jk_scan$9$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$9$d = jpk[(32'h20)+:(16)];
-                jk_sbase$9$d = jpk[(32'hc0)+:(32)];
-                jk_scount$9$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$9$d = 32'h0;
-                jbase$9$d = jc_base;
-                jcm$9$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$10) begin
-            if (bq_inc$q) begin
-                jbusy$10$d = jbusy$10$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$10$d = jbusy$10$q - 32'h1;
             end
         end
         if (jcx == c_idx8$10) begin
-            jc_busy = jc_busy | jbusy$10$q;
+            jc_busy = jc_busy | lookup$jbusy$10;
             if (jcg) begin
-                jk_valid$10$d = jpk[(32'h0)+:(1)];
-                jk_scan$10$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$10$d = jpk[(32'h20)+:(16)];
-                jk_sbase$10$d = jpk[(32'hc0)+:(32)];
-                jk_scount$10$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$10$d = 32'h0;
-                jbase$10$d = jc_base;
-                jcm$10$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$11) begin
-            if (bq_inc$q) begin
-                jbusy$11$d = jbusy$11$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$11$d = jbusy$11$q - 32'h1;
             end
         end
         if (jcx == c_idx8$11) begin
-            jc_busy = jc_busy | jbusy$11$q;
+            jc_busy = jc_busy | lookup$jbusy$11;
             if (jcg) begin
-                jk_valid$11$d = jpk[(32'h0)+:(1)];
-                jk_scan$11$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$11$d = jpk[(32'h20)+:(16)];
-                jk_sbase$11$d = jpk[(32'hc0)+:(32)];
-                jk_scount$11$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$11$d = 32'h0;
-                jbase$11$d = jc_base;
-                jcm$11$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$12) begin
-            if (bq_inc$q) begin
-                jbusy$12$d = jbusy$12$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$12$d = jbusy$12$q - 32'h1;
             end
         end
         if (jcx == c_idx8$12) begin
-            jc_busy = jc_busy | jbusy$12$q;
+            jc_busy = jc_busy | lookup$jbusy$12;
             if (jcg) begin
-                jk_valid$12$d = jpk[(32'h0)+:(1)];
-                jk_scan$12$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$12$d = jpk[(32'h20)+:(16)];
-                jk_sbase$12$d = jpk[(32'hc0)+:(32)];
-                jk_scount$12$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$12$d = 32'h0;
-                jbase$12$d = jc_base;
-                jcm$12$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$13) begin
-            if (bq_inc$q) begin
-                jbusy$13$d = jbusy$13$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$13$d = jbusy$13$q - 32'h1;
             end
         end
         if (jcx == c_idx8$13) begin
-            jc_busy = jc_busy | jbusy$13$q;
+            jc_busy = jc_busy | lookup$jbusy$13;
             if (jcg) begin
-                jk_valid$13$d = jpk[(32'h0)+:(1)];
-                jk_scan$13$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$13$d = jpk[(32'h20)+:(16)];
-                jk_sbase$13$d = jpk[(32'hc0)+:(32)];
-                jk_scount$13$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$13$d = 32'h0;
-                jbase$13$d = jc_base;
-                jcm$13$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$14) begin
-            if (bq_inc$q) begin
-                jbusy$14$d = jbusy$14$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$14$d = jbusy$14$q - 32'h1;
             end
         end
         if (jcx == c_idx8$14) begin
-            jc_busy = jc_busy | jbusy$14$q;
+            jc_busy = jc_busy | lookup$jbusy$14;
             if (jcg) begin
-                jk_valid$14$d = jpk[(32'h0)+:(1)];
-                jk_scan$14$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$14$d = jpk[(32'h20)+:(16)];
-                jk_sbase$14$d = jpk[(32'hc0)+:(32)];
-                jk_scount$14$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$14$d = 32'h0;
-                jbase$14$d = jc_base;
-                jcm$14$d = jc_cm;
-            end
-        end
-        if (bq_j$q == c_idx8$15) begin
-            if (bq_inc$q) begin
-                jbusy$15$d = jbusy$15$q + 32'h1;
-            end
-            if (bq_dec$q) begin
-                jbusy$15$d = jbusy$15$q - 32'h1;
             end
         end
         if (jcx == c_idx8$15) begin
-            jc_busy = jc_busy | jbusy$15$q;
+            jc_busy = jc_busy | lookup$jbusy$15;
             if (jcg) begin
-                jk_valid$15$d = jpk[(32'h0)+:(1)];
-                jk_scan$15$d = jpk[(32'h2)+:(1)] | (jpk[(32'h200)+:(32)] != 32'h0);
-                jk_job$15$d = jpk[(32'h20)+:(16)];
-                jk_sbase$15$d = jpk[(32'hc0)+:(32)];
-                jk_scount$15$d = jpk[(32'he0)+:(32)];
                 jram$we = 32'h1;
-                jbusy$15$d = 32'h0;
-                jbase$15$d = jc_base;
-                jcm$15$d = jc_cm;
             end
         end
         jc_bq$d = jc_busy;
@@ -9886,40 +6921,85 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sess$reset = jc_q$q;
         sess$reset_entry = jc_i$q;
         sess$reset_high = jpk[(32'h220)+:(32)] - 32'h1;
-        sess$jcm$0 = jcm$0$q;
-        sess$jcm$1 = jcm$1$q;
-        sess$jcm$2 = jcm$2$q;
-        sess$jcm$3 = jcm$3$q;
-        sess$jcm$4 = jcm$4$q;
-        sess$jcm$5 = jcm$5$q;
-        sess$jcm$6 = jcm$6$q;
-        sess$jcm$7 = jcm$7$q;
-        sess$jcm$8 = jcm$8$q;
-        sess$jcm$9 = jcm$9$q;
-        sess$jcm$10 = jcm$10$q;
-        sess$jcm$11 = jcm$11$q;
-        sess$jcm$12 = jcm$12$q;
-        sess$jcm$13 = jcm$13$q;
-        sess$jcm$14 = jcm$14$q;
-        sess$jcm$15 = jcm$15$q;
+        sess$jcm$0 = lookup$jcm$0;
+        sess$jcm$1 = lookup$jcm$1;
+        sess$jcm$2 = lookup$jcm$2;
+        sess$jcm$3 = lookup$jcm$3;
+        sess$jcm$4 = lookup$jcm$4;
+        sess$jcm$5 = lookup$jcm$5;
+        sess$jcm$6 = lookup$jcm$6;
+        sess$jcm$7 = lookup$jcm$7;
+        sess$jcm$8 = lookup$jcm$8;
+        sess$jcm$9 = lookup$jcm$9;
+        sess$jcm$10 = lookup$jcm$10;
+        sess$jcm$11 = lookup$jcm$11;
+        sess$jcm$12 = lookup$jcm$12;
+        sess$jcm$13 = lookup$jcm$13;
+        sess$jcm$14 = lookup$jcm$14;
+        sess$jcm$15 = lookup$jcm$15;
+        lookup$clock = clock;
+        lookup$rst = rst;
+        lookup$hit_ld = pick_now;
+        lookup$job = parser$job;
+        lookup$dst_ip = parser$dst_ip;
+        lookup$route_valid$0 = csr$route_valid$0;
+        lookup$route_ip$0 = csr$route_ip$0;
+        lookup$route_valid$1 = csr$route_valid$1;
+        lookup$route_ip$1 = csr$route_ip$1;
+        lookup$route_valid$2 = csr$route_valid$2;
+        lookup$route_ip$2 = csr$route_ip$2;
+        lookup$route_valid$3 = csr$route_valid$3;
+        lookup$route_ip$3 = csr$route_ip$3;
+        lookup$route_valid$4 = csr$route_valid$4;
+        lookup$route_ip$4 = csr$route_ip$4;
+        lookup$route_valid$5 = csr$route_valid$5;
+        lookup$route_ip$5 = csr$route_ip$5;
+        lookup$route_valid$6 = csr$route_valid$6;
+        lookup$route_ip$6 = csr$route_ip$6;
+        lookup$route_valid$7 = csr$route_valid$7;
+        lookup$route_ip$7 = csr$route_ip$7;
+        lookup$route_valid$8 = csr$route_valid$8;
+        lookup$route_ip$8 = csr$route_ip$8;
+        lookup$route_valid$9 = csr$route_valid$9;
+        lookup$route_ip$9 = csr$route_ip$9;
+        lookup$route_valid$10 = csr$route_valid$10;
+        lookup$route_ip$10 = csr$route_ip$10;
+        lookup$route_valid$11 = csr$route_valid$11;
+        lookup$route_ip$11 = csr$route_ip$11;
+        lookup$route_valid$12 = csr$route_valid$12;
+        lookup$route_ip$12 = csr$route_ip$12;
+        lookup$route_valid$13 = csr$route_valid$13;
+        lookup$route_ip$13 = csr$route_ip$13;
+        lookup$route_valid$14 = csr$route_valid$14;
+        lookup$route_ip$14 = csr$route_ip$14;
+        lookup$route_valid$15 = csr$route_valid$15;
+        lookup$route_ip$15 = csr$route_ip$15;
+        lookup$frame_block = pr_f$q[(64'h38)+:(32)];
+        lookup$scan_ptr = scan_ptr$q;
+        lookup$busy_inc = bq_inc$q;
+        lookup$busy_dec = bq_dec$q;
+        lookup$busy_entry = bq_j$q;
+        lookup$commit = jcg;
+        lookup$commit_entry = jcx;
+        lookup$commit_word = jpk;
         csr$hold = jc_pend$q | jc_q$q;
         csr$now = now$q;
-        csr$jbusy$0 = jbusy$0$q;
-        csr$jbusy$1 = jbusy$1$q;
-        csr$jbusy$2 = jbusy$2$q;
-        csr$jbusy$3 = jbusy$3$q;
-        csr$jbusy$4 = jbusy$4$q;
-        csr$jbusy$5 = jbusy$5$q;
-        csr$jbusy$6 = jbusy$6$q;
-        csr$jbusy$7 = jbusy$7$q;
-        csr$jbusy$8 = jbusy$8$q;
-        csr$jbusy$9 = jbusy$9$q;
-        csr$jbusy$10 = jbusy$10$q;
-        csr$jbusy$11 = jbusy$11$q;
-        csr$jbusy$12 = jbusy$12$q;
-        csr$jbusy$13 = jbusy$13$q;
-        csr$jbusy$14 = jbusy$14$q;
-        csr$jbusy$15 = jbusy$15$q;
+        csr$jbusy$0 = lookup$jbusy$0;
+        csr$jbusy$1 = lookup$jbusy$1;
+        csr$jbusy$2 = lookup$jbusy$2;
+        csr$jbusy$3 = lookup$jbusy$3;
+        csr$jbusy$4 = lookup$jbusy$4;
+        csr$jbusy$5 = lookup$jbusy$5;
+        csr$jbusy$6 = lookup$jbusy$6;
+        csr$jbusy$7 = lookup$jbusy$7;
+        csr$jbusy$8 = lookup$jbusy$8;
+        csr$jbusy$9 = lookup$jbusy$9;
+        csr$jbusy$10 = lookup$jbusy$10;
+        csr$jbusy$11 = lookup$jbusy$11;
+        csr$jbusy$12 = lookup$jbusy$12;
+        csr$jbusy$13 = lookup$jbusy$13;
+        csr$jbusy$14 = lookup$jbusy$14;
+        csr$jbusy$15 = lookup$jbusy$15;
         csr$jt_waddr = jram$waddr;
         csr$jt_wdata = jram$wdata;
         csr$jt_we = jram$we;
@@ -9964,102 +7044,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             sweep_el$d = 32'h0;
             scan_ptr$d = 32'h0;
             scan_c$d = 1'b0;
-            jk_valid$0$d = 1'b0;
-            jk_scan$0$d = 1'b0;
-            jk_job$0$d = 32'h0;
-            jk_sbase$0$d = 32'h0;
-            jk_scount$0$d = 32'h0;
-            jbusy$0$d = 32'h0;
-            jk_valid$1$d = 1'b0;
-            jk_scan$1$d = 1'b0;
-            jk_job$1$d = 32'h0;
-            jk_sbase$1$d = 32'h0;
-            jk_scount$1$d = 32'h0;
-            jbusy$1$d = 32'h0;
-            jk_valid$2$d = 1'b0;
-            jk_scan$2$d = 1'b0;
-            jk_job$2$d = 32'h0;
-            jk_sbase$2$d = 32'h0;
-            jk_scount$2$d = 32'h0;
-            jbusy$2$d = 32'h0;
-            jk_valid$3$d = 1'b0;
-            jk_scan$3$d = 1'b0;
-            jk_job$3$d = 32'h0;
-            jk_sbase$3$d = 32'h0;
-            jk_scount$3$d = 32'h0;
-            jbusy$3$d = 32'h0;
-            jk_valid$4$d = 1'b0;
-            jk_scan$4$d = 1'b0;
-            jk_job$4$d = 32'h0;
-            jk_sbase$4$d = 32'h0;
-            jk_scount$4$d = 32'h0;
-            jbusy$4$d = 32'h0;
-            jk_valid$5$d = 1'b0;
-            jk_scan$5$d = 1'b0;
-            jk_job$5$d = 32'h0;
-            jk_sbase$5$d = 32'h0;
-            jk_scount$5$d = 32'h0;
-            jbusy$5$d = 32'h0;
-            jk_valid$6$d = 1'b0;
-            jk_scan$6$d = 1'b0;
-            jk_job$6$d = 32'h0;
-            jk_sbase$6$d = 32'h0;
-            jk_scount$6$d = 32'h0;
-            jbusy$6$d = 32'h0;
-            jk_valid$7$d = 1'b0;
-            jk_scan$7$d = 1'b0;
-            jk_job$7$d = 32'h0;
-            jk_sbase$7$d = 32'h0;
-            jk_scount$7$d = 32'h0;
-            jbusy$7$d = 32'h0;
-            jk_valid$8$d = 1'b0;
-            jk_scan$8$d = 1'b0;
-            jk_job$8$d = 32'h0;
-            jk_sbase$8$d = 32'h0;
-            jk_scount$8$d = 32'h0;
-            jbusy$8$d = 32'h0;
-            jk_valid$9$d = 1'b0;
-            jk_scan$9$d = 1'b0;
-            jk_job$9$d = 32'h0;
-            jk_sbase$9$d = 32'h0;
-            jk_scount$9$d = 32'h0;
-            jbusy$9$d = 32'h0;
-            jk_valid$10$d = 1'b0;
-            jk_scan$10$d = 1'b0;
-            jk_job$10$d = 32'h0;
-            jk_sbase$10$d = 32'h0;
-            jk_scount$10$d = 32'h0;
-            jbusy$10$d = 32'h0;
-            jk_valid$11$d = 1'b0;
-            jk_scan$11$d = 1'b0;
-            jk_job$11$d = 32'h0;
-            jk_sbase$11$d = 32'h0;
-            jk_scount$11$d = 32'h0;
-            jbusy$11$d = 32'h0;
-            jk_valid$12$d = 1'b0;
-            jk_scan$12$d = 1'b0;
-            jk_job$12$d = 32'h0;
-            jk_sbase$12$d = 32'h0;
-            jk_scount$12$d = 32'h0;
-            jbusy$12$d = 32'h0;
-            jk_valid$13$d = 1'b0;
-            jk_scan$13$d = 1'b0;
-            jk_job$13$d = 32'h0;
-            jk_sbase$13$d = 32'h0;
-            jk_scount$13$d = 32'h0;
-            jbusy$13$d = 32'h0;
-            jk_valid$14$d = 1'b0;
-            jk_scan$14$d = 1'b0;
-            jk_job$14$d = 32'h0;
-            jk_sbase$14$d = 32'h0;
-            jk_scount$14$d = 32'h0;
-            jbusy$14$d = 32'h0;
-            jk_valid$15$d = 1'b0;
-            jk_scan$15$d = 1'b0;
-            jk_job$15$d = 32'h0;
-            jk_sbase$15$d = 32'h0;
-            jk_scount$15$d = 32'h0;
-            jbusy$15$d = 32'h0;
             own_age$d = 32'h0;
             jc_q$d = 1'b0;
             x_join$d = 1'b0;
@@ -10973,25 +7957,6 @@ module fanin_agg_op(d,q,clock);
     end
           
 endmodule // fanin_agg_op
-
-
-module fanin_any_to(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_any_to
 
 
 module fanin_arp_lay(req,mac,ip,y);
@@ -22919,614 +19884,6 @@ module fanin_ip_ok(d,q,clock);
 endmodule // fanin_ip_ok
 
 
-module fanin_jbase_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_0
-
-
-module fanin_jbase_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_1
-
-
-module fanin_jbase_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_10
-
-
-module fanin_jbase_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_11
-
-
-module fanin_jbase_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_12
-
-
-module fanin_jbase_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_13
-
-
-module fanin_jbase_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_14
-
-
-module fanin_jbase_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_15
-
-
-module fanin_jbase_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_2
-
-
-module fanin_jbase_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_3
-
-
-module fanin_jbase_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_4
-
-
-module fanin_jbase_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_5
-
-
-module fanin_jbase_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_6
-
-
-module fanin_jbase_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_7
-
-
-module fanin_jbase_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_8
-
-
-module fanin_jbase_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbase_9
-
-
-module fanin_jbusy_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_0
-
-
-module fanin_jbusy_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_1
-
-
-module fanin_jbusy_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_10
-
-
-module fanin_jbusy_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_11
-
-
-module fanin_jbusy_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_12
-
-
-module fanin_jbusy_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_13
-
-
-module fanin_jbusy_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_14
-
-
-module fanin_jbusy_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_15
-
-
-module fanin_jbusy_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_2
-
-
-module fanin_jbusy_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_3
-
-
-module fanin_jbusy_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_4
-
-
-module fanin_jbusy_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_5
-
-
-module fanin_jbusy_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_6
-
-
-module fanin_jbusy_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_7
-
-
-module fanin_jbusy_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_8
-
-
-module fanin_jbusy_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jbusy_9
-
-
 module fanin_jc2(d,q,clock);
     
     // Module arguments
@@ -23622,614 +19979,6 @@ module fanin_jc_q(d,q,clock);
 endmodule // fanin_jc_q
 
 
-module fanin_jci_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_0
-
-
-module fanin_jci_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_1
-
-
-module fanin_jci_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_10
-
-
-module fanin_jci_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_11
-
-
-module fanin_jci_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_12
-
-
-module fanin_jci_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_13
-
-
-module fanin_jci_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_14
-
-
-module fanin_jci_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_15
-
-
-module fanin_jci_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_2
-
-
-module fanin_jci_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_3
-
-
-module fanin_jci_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_4
-
-
-module fanin_jci_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_5
-
-
-module fanin_jci_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_6
-
-
-module fanin_jci_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_7
-
-
-module fanin_jci_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_8
-
-
-module fanin_jci_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jci_9
-
-
-module fanin_jcm_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_0
-
-
-module fanin_jcm_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_1
-
-
-module fanin_jcm_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_10
-
-
-module fanin_jcm_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_11
-
-
-module fanin_jcm_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_12
-
-
-module fanin_jcm_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_13
-
-
-module fanin_jcm_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_14
-
-
-module fanin_jcm_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_15
-
-
-module fanin_jcm_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_2
-
-
-module fanin_jcm_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_3
-
-
-module fanin_jcm_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_4
-
-
-module fanin_jcm_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_5
-
-
-module fanin_jcm_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_6
-
-
-module fanin_jcm_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_7
-
-
-module fanin_jcm_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_8
-
-
-module fanin_jcm_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jcm_9
-
-
 module fanin_je(d,q,clock);
     
     // Module arguments
@@ -24287,329 +20036,6 @@ module fanin_jgen(d,q,clock);
 endmodule // fanin_jgen
 
 
-module fanin_jh_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_0
-
-
-module fanin_jh_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_1
-
-
-module fanin_jh_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_10
-
-
-module fanin_jh_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_11
-
-
-module fanin_jh_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_12
-
-
-module fanin_jh_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_13
-
-
-module fanin_jh_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_14
-
-
-module fanin_jh_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_15
-
-
-module fanin_jh_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_2
-
-
-module fanin_jh_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_3
-
-
-module fanin_jh_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_4
-
-
-module fanin_jh_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_5
-
-
-module fanin_jh_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_6
-
-
-module fanin_jh_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_7
-
-
-module fanin_jh_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_8
-
-
-module fanin_jh_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jh_9
-
-
-module fanin_jhit_q(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jhit_q
-
-
 module fanin_ji(d,q,clock);
     
     // Module arguments
@@ -24627,1830 +20053,6 @@ module fanin_ji(d,q,clock);
     end
           
 endmodule // fanin_ji
-
-
-module fanin_jk_job_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_0
-
-
-module fanin_jk_job_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_1
-
-
-module fanin_jk_job_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_10
-
-
-module fanin_jk_job_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_11
-
-
-module fanin_jk_job_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_12
-
-
-module fanin_jk_job_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_13
-
-
-module fanin_jk_job_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_14
-
-
-module fanin_jk_job_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_15
-
-
-module fanin_jk_job_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_2
-
-
-module fanin_jk_job_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_3
-
-
-module fanin_jk_job_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_4
-
-
-module fanin_jk_job_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_5
-
-
-module fanin_jk_job_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_6
-
-
-module fanin_jk_job_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_7
-
-
-module fanin_jk_job_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_8
-
-
-module fanin_jk_job_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_job_9
-
-
-module fanin_jk_sbase_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_0
-
-
-module fanin_jk_sbase_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_1
-
-
-module fanin_jk_sbase_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_10
-
-
-module fanin_jk_sbase_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_11
-
-
-module fanin_jk_sbase_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_12
-
-
-module fanin_jk_sbase_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_13
-
-
-module fanin_jk_sbase_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_14
-
-
-module fanin_jk_sbase_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_15
-
-
-module fanin_jk_sbase_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_2
-
-
-module fanin_jk_sbase_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_3
-
-
-module fanin_jk_sbase_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_4
-
-
-module fanin_jk_sbase_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_5
-
-
-module fanin_jk_sbase_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_6
-
-
-module fanin_jk_sbase_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_7
-
-
-module fanin_jk_sbase_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_8
-
-
-module fanin_jk_sbase_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_sbase_9
-
-
-module fanin_jk_scan_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_0
-
-
-module fanin_jk_scan_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_1
-
-
-module fanin_jk_scan_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_10
-
-
-module fanin_jk_scan_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_11
-
-
-module fanin_jk_scan_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_12
-
-
-module fanin_jk_scan_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_13
-
-
-module fanin_jk_scan_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_14
-
-
-module fanin_jk_scan_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_15
-
-
-module fanin_jk_scan_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_2
-
-
-module fanin_jk_scan_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_3
-
-
-module fanin_jk_scan_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_4
-
-
-module fanin_jk_scan_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_5
-
-
-module fanin_jk_scan_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_6
-
-
-module fanin_jk_scan_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_7
-
-
-module fanin_jk_scan_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_8
-
-
-module fanin_jk_scan_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scan_9
-
-
-module fanin_jk_scount_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_0
-
-
-module fanin_jk_scount_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_1
-
-
-module fanin_jk_scount_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_10
-
-
-module fanin_jk_scount_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_11
-
-
-module fanin_jk_scount_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_12
-
-
-module fanin_jk_scount_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_13
-
-
-module fanin_jk_scount_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_14
-
-
-module fanin_jk_scount_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_15
-
-
-module fanin_jk_scount_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_2
-
-
-module fanin_jk_scount_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_3
-
-
-module fanin_jk_scount_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_4
-
-
-module fanin_jk_scount_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_5
-
-
-module fanin_jk_scount_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_6
-
-
-module fanin_jk_scount_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_7
-
-
-module fanin_jk_scount_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_8
-
-
-module fanin_jk_scount_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_scount_9
-
-
-module fanin_jk_valid_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_0
-
-
-module fanin_jk_valid_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_1
-
-
-module fanin_jk_valid_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_10
-
-
-module fanin_jk_valid_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_11
-
-
-module fanin_jk_valid_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_12
-
-
-module fanin_jk_valid_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_13
-
-
-module fanin_jk_valid_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_14
-
-
-module fanin_jk_valid_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_15
-
-
-module fanin_jk_valid_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_2
-
-
-module fanin_jk_valid_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_3
-
-
-module fanin_jk_valid_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_4
-
-
-module fanin_jk_valid_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_5
-
-
-module fanin_jk_valid_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_6
-
-
-module fanin_jk_valid_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_7
-
-
-module fanin_jk_valid_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_8
-
-
-module fanin_jk_valid_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jk_valid_9
-
-
-module fanin_jone_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_0
-
-
-module fanin_jone_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_1
-
-
-module fanin_jone_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_10
-
-
-module fanin_jone_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_11
-
-
-module fanin_jone_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_12
-
-
-module fanin_jone_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_13
-
-
-module fanin_jone_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_14
-
-
-module fanin_jone_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_15
-
-
-module fanin_jone_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_2
-
-
-module fanin_jone_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_3
-
-
-module fanin_jone_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_4
-
-
-module fanin_jone_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_5
-
-
-module fanin_jone_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_6
-
-
-module fanin_jone_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_7
-
-
-module fanin_jone_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_8
-
-
-module fanin_jone_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jone_9
 
 
 module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
@@ -26474,310 +20076,6 @@ module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[3:0]][0 +: 576] <= wdata[0 +: 576];
     end
 endmodule // fanin_jram
-
-
-module fanin_jslot_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_0
-
-
-module fanin_jslot_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_1
-
-
-module fanin_jslot_10(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_10
-
-
-module fanin_jslot_11(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_11
-
-
-module fanin_jslot_12(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_12
-
-
-module fanin_jslot_13(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_13
-
-
-module fanin_jslot_14(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_14
-
-
-module fanin_jslot_15(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_15
-
-
-module fanin_jslot_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_2
-
-
-module fanin_jslot_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_3
-
-
-module fanin_jslot_4(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_4
-
-
-module fanin_jslot_5(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_5
-
-
-module fanin_jslot_6(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_6
-
-
-module fanin_jslot_7(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_7
-
-
-module fanin_jslot_8(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_8
-
-
-module fanin_jslot_9(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jslot_9
 
 
 module fanin_la_age(d,q,clock);
@@ -27177,6 +20475,8125 @@ module fanin_lk_v(d,q,clock);
     end
           
 endmodule // fanin_lk_v
+
+
+module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,route_valid$2,route_valid$3,route_valid$4,route_valid$5,route_valid$6,route_valid$7,route_valid$8,route_valid$9,route_valid$10,route_valid$11,route_valid$12,route_valid$13,route_valid$14,route_valid$15,route_ip$0,route_ip$1,route_ip$2,route_ip$3,route_ip$4,route_ip$5,route_ip$6,route_ip$7,route_ip$8,route_ip$9,route_ip$10,route_ip$11,route_ip$12,route_ip$13,route_ip$14,route_ip$15,frame_block,scan_ptr,busy_inc,busy_dec,busy_entry,commit,commit_entry,commit_word,jhit_q,rhit_q,rone$0,rone$1,rone$2,rone$3,rone$4,rone$5,rone$6,rone$7,rone$8,rone$9,rone$10,rone$11,rone$12,rone$13,rone$14,rone$15,jsel,slot,ci,own_q,any_to_q,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,jcm$0,jcm$1,jcm$2,jcm$3,jcm$4,jcm$5,jcm$6,jcm$7,jcm$8,jcm$9,jcm$10,jcm$11,jcm$12,jcm$13,jcm$14,jcm$15);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  hit_ld;
+    input wire  [15:0] job;
+    input wire  [31:0] dst_ip;
+    input wire  route_valid$0;
+    input wire  route_valid$1;
+    input wire  route_valid$2;
+    input wire  route_valid$3;
+    input wire  route_valid$4;
+    input wire  route_valid$5;
+    input wire  route_valid$6;
+    input wire  route_valid$7;
+    input wire  route_valid$8;
+    input wire  route_valid$9;
+    input wire  route_valid$10;
+    input wire  route_valid$11;
+    input wire  route_valid$12;
+    input wire  route_valid$13;
+    input wire  route_valid$14;
+    input wire  route_valid$15;
+    input wire  [31:0] route_ip$0;
+    input wire  [31:0] route_ip$1;
+    input wire  [31:0] route_ip$2;
+    input wire  [31:0] route_ip$3;
+    input wire  [31:0] route_ip$4;
+    input wire  [31:0] route_ip$5;
+    input wire  [31:0] route_ip$6;
+    input wire  [31:0] route_ip$7;
+    input wire  [31:0] route_ip$8;
+    input wire  [31:0] route_ip$9;
+    input wire  [31:0] route_ip$10;
+    input wire  [31:0] route_ip$11;
+    input wire  [31:0] route_ip$12;
+    input wire  [31:0] route_ip$13;
+    input wire  [31:0] route_ip$14;
+    input wire  [31:0] route_ip$15;
+    input wire  [31:0] frame_block;
+    input wire  [23:0] scan_ptr;
+    input wire  busy_inc;
+    input wire  busy_dec;
+    input wire  [7:0] busy_entry;
+    input wire  commit;
+    input wire  [7:0] commit_entry;
+    input wire  [575:0] commit_word;
+    output reg  jhit_q;
+    output reg  rhit_q;
+    output reg  rone$0;
+    output reg  rone$1;
+    output reg  rone$2;
+    output reg  rone$3;
+    output reg  rone$4;
+    output reg  rone$5;
+    output reg  rone$6;
+    output reg  rone$7;
+    output reg  rone$8;
+    output reg  rone$9;
+    output reg  rone$10;
+    output reg  rone$11;
+    output reg  rone$12;
+    output reg  rone$13;
+    output reg  rone$14;
+    output reg  rone$15;
+    output reg  [7:0] jsel;
+    output reg  [23:0] slot;
+    output reg  ci;
+    output reg  own_q;
+    output reg  any_to_q;
+    output reg  [31:0] jbusy$0;
+    output reg  [31:0] jbusy$1;
+    output reg  [31:0] jbusy$2;
+    output reg  [31:0] jbusy$3;
+    output reg  [31:0] jbusy$4;
+    output reg  [31:0] jbusy$5;
+    output reg  [31:0] jbusy$6;
+    output reg  [31:0] jbusy$7;
+    output reg  [31:0] jbusy$8;
+    output reg  [31:0] jbusy$9;
+    output reg  [31:0] jbusy$10;
+    output reg  [31:0] jbusy$11;
+    output reg  [31:0] jbusy$12;
+    output reg  [31:0] jbusy$13;
+    output reg  [31:0] jbusy$14;
+    output reg  [31:0] jbusy$15;
+    output reg  [23:0] jcm$0;
+    output reg  [23:0] jcm$1;
+    output reg  [23:0] jcm$2;
+    output reg  [23:0] jcm$3;
+    output reg  [23:0] jcm$4;
+    output reg  [23:0] jcm$5;
+    output reg  [23:0] jcm$6;
+    output reg  [23:0] jcm$7;
+    output reg  [23:0] jcm$8;
+    output reg  [23:0] jcm$9;
+    output reg  [23:0] jcm$10;
+    output reg  [23:0] jcm$11;
+    output reg  [23:0] jcm$12;
+    output reg  [23:0] jcm$13;
+    output reg  [23:0] jcm$14;
+    output reg  [23:0] jcm$15;
+    
+    // Constant declarations
+    localparam  c_idx8$0 = 8'h0;
+    localparam  c_idx8$1 = 8'h1;
+    localparam  c_idx8$2 = 8'h2;
+    localparam  c_idx8$3 = 8'h3;
+    localparam  c_idx8$4 = 8'h4;
+    localparam  c_idx8$5 = 8'h5;
+    localparam  c_idx8$6 = 8'h6;
+    localparam  c_idx8$7 = 8'h7;
+    localparam  c_idx8$8 = 8'h8;
+    localparam  c_idx8$9 = 8'h9;
+    localparam  c_idx8$10 = 8'ha;
+    localparam  c_idx8$11 = 8'hb;
+    localparam  c_idx8$12 = 8'hc;
+    localparam  c_idx8$13 = 8'hd;
+    localparam  c_idx8$14 = 8'he;
+    localparam  c_idx8$15 = 8'hf;
+    localparam  c_smask = 24'hff;
+    
+    // Stub signals
+    reg  jk_valid$0$d;
+    wire  jk_valid$0$q;
+    reg  jk_valid$0$clock;
+    reg  jk_valid$1$d;
+    wire  jk_valid$1$q;
+    reg  jk_valid$1$clock;
+    reg  jk_valid$2$d;
+    wire  jk_valid$2$q;
+    reg  jk_valid$2$clock;
+    reg  jk_valid$3$d;
+    wire  jk_valid$3$q;
+    reg  jk_valid$3$clock;
+    reg  jk_valid$4$d;
+    wire  jk_valid$4$q;
+    reg  jk_valid$4$clock;
+    reg  jk_valid$5$d;
+    wire  jk_valid$5$q;
+    reg  jk_valid$5$clock;
+    reg  jk_valid$6$d;
+    wire  jk_valid$6$q;
+    reg  jk_valid$6$clock;
+    reg  jk_valid$7$d;
+    wire  jk_valid$7$q;
+    reg  jk_valid$7$clock;
+    reg  jk_valid$8$d;
+    wire  jk_valid$8$q;
+    reg  jk_valid$8$clock;
+    reg  jk_valid$9$d;
+    wire  jk_valid$9$q;
+    reg  jk_valid$9$clock;
+    reg  jk_valid$10$d;
+    wire  jk_valid$10$q;
+    reg  jk_valid$10$clock;
+    reg  jk_valid$11$d;
+    wire  jk_valid$11$q;
+    reg  jk_valid$11$clock;
+    reg  jk_valid$12$d;
+    wire  jk_valid$12$q;
+    reg  jk_valid$12$clock;
+    reg  jk_valid$13$d;
+    wire  jk_valid$13$q;
+    reg  jk_valid$13$clock;
+    reg  jk_valid$14$d;
+    wire  jk_valid$14$q;
+    reg  jk_valid$14$clock;
+    reg  jk_valid$15$d;
+    wire  jk_valid$15$q;
+    reg  jk_valid$15$clock;
+    reg  jk_scan$0$d;
+    wire  jk_scan$0$q;
+    reg  jk_scan$0$clock;
+    reg  jk_scan$1$d;
+    wire  jk_scan$1$q;
+    reg  jk_scan$1$clock;
+    reg  jk_scan$2$d;
+    wire  jk_scan$2$q;
+    reg  jk_scan$2$clock;
+    reg  jk_scan$3$d;
+    wire  jk_scan$3$q;
+    reg  jk_scan$3$clock;
+    reg  jk_scan$4$d;
+    wire  jk_scan$4$q;
+    reg  jk_scan$4$clock;
+    reg  jk_scan$5$d;
+    wire  jk_scan$5$q;
+    reg  jk_scan$5$clock;
+    reg  jk_scan$6$d;
+    wire  jk_scan$6$q;
+    reg  jk_scan$6$clock;
+    reg  jk_scan$7$d;
+    wire  jk_scan$7$q;
+    reg  jk_scan$7$clock;
+    reg  jk_scan$8$d;
+    wire  jk_scan$8$q;
+    reg  jk_scan$8$clock;
+    reg  jk_scan$9$d;
+    wire  jk_scan$9$q;
+    reg  jk_scan$9$clock;
+    reg  jk_scan$10$d;
+    wire  jk_scan$10$q;
+    reg  jk_scan$10$clock;
+    reg  jk_scan$11$d;
+    wire  jk_scan$11$q;
+    reg  jk_scan$11$clock;
+    reg  jk_scan$12$d;
+    wire  jk_scan$12$q;
+    reg  jk_scan$12$clock;
+    reg  jk_scan$13$d;
+    wire  jk_scan$13$q;
+    reg  jk_scan$13$clock;
+    reg  jk_scan$14$d;
+    wire  jk_scan$14$q;
+    reg  jk_scan$14$clock;
+    reg  jk_scan$15$d;
+    wire  jk_scan$15$q;
+    reg  jk_scan$15$clock;
+    reg  [15:0] jk_job$0$d;
+    wire  [15:0] jk_job$0$q;
+    reg  jk_job$0$clock;
+    reg  [15:0] jk_job$1$d;
+    wire  [15:0] jk_job$1$q;
+    reg  jk_job$1$clock;
+    reg  [15:0] jk_job$2$d;
+    wire  [15:0] jk_job$2$q;
+    reg  jk_job$2$clock;
+    reg  [15:0] jk_job$3$d;
+    wire  [15:0] jk_job$3$q;
+    reg  jk_job$3$clock;
+    reg  [15:0] jk_job$4$d;
+    wire  [15:0] jk_job$4$q;
+    reg  jk_job$4$clock;
+    reg  [15:0] jk_job$5$d;
+    wire  [15:0] jk_job$5$q;
+    reg  jk_job$5$clock;
+    reg  [15:0] jk_job$6$d;
+    wire  [15:0] jk_job$6$q;
+    reg  jk_job$6$clock;
+    reg  [15:0] jk_job$7$d;
+    wire  [15:0] jk_job$7$q;
+    reg  jk_job$7$clock;
+    reg  [15:0] jk_job$8$d;
+    wire  [15:0] jk_job$8$q;
+    reg  jk_job$8$clock;
+    reg  [15:0] jk_job$9$d;
+    wire  [15:0] jk_job$9$q;
+    reg  jk_job$9$clock;
+    reg  [15:0] jk_job$10$d;
+    wire  [15:0] jk_job$10$q;
+    reg  jk_job$10$clock;
+    reg  [15:0] jk_job$11$d;
+    wire  [15:0] jk_job$11$q;
+    reg  jk_job$11$clock;
+    reg  [15:0] jk_job$12$d;
+    wire  [15:0] jk_job$12$q;
+    reg  jk_job$12$clock;
+    reg  [15:0] jk_job$13$d;
+    wire  [15:0] jk_job$13$q;
+    reg  jk_job$13$clock;
+    reg  [15:0] jk_job$14$d;
+    wire  [15:0] jk_job$14$q;
+    reg  jk_job$14$clock;
+    reg  [15:0] jk_job$15$d;
+    wire  [15:0] jk_job$15$q;
+    reg  jk_job$15$clock;
+    reg  [31:0] jk_sbase$0$d;
+    wire  [31:0] jk_sbase$0$q;
+    reg  jk_sbase$0$clock;
+    reg  [31:0] jk_sbase$1$d;
+    wire  [31:0] jk_sbase$1$q;
+    reg  jk_sbase$1$clock;
+    reg  [31:0] jk_sbase$2$d;
+    wire  [31:0] jk_sbase$2$q;
+    reg  jk_sbase$2$clock;
+    reg  [31:0] jk_sbase$3$d;
+    wire  [31:0] jk_sbase$3$q;
+    reg  jk_sbase$3$clock;
+    reg  [31:0] jk_sbase$4$d;
+    wire  [31:0] jk_sbase$4$q;
+    reg  jk_sbase$4$clock;
+    reg  [31:0] jk_sbase$5$d;
+    wire  [31:0] jk_sbase$5$q;
+    reg  jk_sbase$5$clock;
+    reg  [31:0] jk_sbase$6$d;
+    wire  [31:0] jk_sbase$6$q;
+    reg  jk_sbase$6$clock;
+    reg  [31:0] jk_sbase$7$d;
+    wire  [31:0] jk_sbase$7$q;
+    reg  jk_sbase$7$clock;
+    reg  [31:0] jk_sbase$8$d;
+    wire  [31:0] jk_sbase$8$q;
+    reg  jk_sbase$8$clock;
+    reg  [31:0] jk_sbase$9$d;
+    wire  [31:0] jk_sbase$9$q;
+    reg  jk_sbase$9$clock;
+    reg  [31:0] jk_sbase$10$d;
+    wire  [31:0] jk_sbase$10$q;
+    reg  jk_sbase$10$clock;
+    reg  [31:0] jk_sbase$11$d;
+    wire  [31:0] jk_sbase$11$q;
+    reg  jk_sbase$11$clock;
+    reg  [31:0] jk_sbase$12$d;
+    wire  [31:0] jk_sbase$12$q;
+    reg  jk_sbase$12$clock;
+    reg  [31:0] jk_sbase$13$d;
+    wire  [31:0] jk_sbase$13$q;
+    reg  jk_sbase$13$clock;
+    reg  [31:0] jk_sbase$14$d;
+    wire  [31:0] jk_sbase$14$q;
+    reg  jk_sbase$14$clock;
+    reg  [31:0] jk_sbase$15$d;
+    wire  [31:0] jk_sbase$15$q;
+    reg  jk_sbase$15$clock;
+    reg  [31:0] jk_scount$0$d;
+    wire  [31:0] jk_scount$0$q;
+    reg  jk_scount$0$clock;
+    reg  [31:0] jk_scount$1$d;
+    wire  [31:0] jk_scount$1$q;
+    reg  jk_scount$1$clock;
+    reg  [31:0] jk_scount$2$d;
+    wire  [31:0] jk_scount$2$q;
+    reg  jk_scount$2$clock;
+    reg  [31:0] jk_scount$3$d;
+    wire  [31:0] jk_scount$3$q;
+    reg  jk_scount$3$clock;
+    reg  [31:0] jk_scount$4$d;
+    wire  [31:0] jk_scount$4$q;
+    reg  jk_scount$4$clock;
+    reg  [31:0] jk_scount$5$d;
+    wire  [31:0] jk_scount$5$q;
+    reg  jk_scount$5$clock;
+    reg  [31:0] jk_scount$6$d;
+    wire  [31:0] jk_scount$6$q;
+    reg  jk_scount$6$clock;
+    reg  [31:0] jk_scount$7$d;
+    wire  [31:0] jk_scount$7$q;
+    reg  jk_scount$7$clock;
+    reg  [31:0] jk_scount$8$d;
+    wire  [31:0] jk_scount$8$q;
+    reg  jk_scount$8$clock;
+    reg  [31:0] jk_scount$9$d;
+    wire  [31:0] jk_scount$9$q;
+    reg  jk_scount$9$clock;
+    reg  [31:0] jk_scount$10$d;
+    wire  [31:0] jk_scount$10$q;
+    reg  jk_scount$10$clock;
+    reg  [31:0] jk_scount$11$d;
+    wire  [31:0] jk_scount$11$q;
+    reg  jk_scount$11$clock;
+    reg  [31:0] jk_scount$12$d;
+    wire  [31:0] jk_scount$12$q;
+    reg  jk_scount$12$clock;
+    reg  [31:0] jk_scount$13$d;
+    wire  [31:0] jk_scount$13$q;
+    reg  jk_scount$13$clock;
+    reg  [31:0] jk_scount$14$d;
+    wire  [31:0] jk_scount$14$q;
+    reg  jk_scount$14$clock;
+    reg  [31:0] jk_scount$15$d;
+    wire  [31:0] jk_scount$15$q;
+    reg  jk_scount$15$clock;
+    reg  [31:0] jbusy_r$0$d;
+    wire  [31:0] jbusy_r$0$q;
+    reg  jbusy_r$0$clock;
+    reg  [31:0] jbusy_r$1$d;
+    wire  [31:0] jbusy_r$1$q;
+    reg  jbusy_r$1$clock;
+    reg  [31:0] jbusy_r$2$d;
+    wire  [31:0] jbusy_r$2$q;
+    reg  jbusy_r$2$clock;
+    reg  [31:0] jbusy_r$3$d;
+    wire  [31:0] jbusy_r$3$q;
+    reg  jbusy_r$3$clock;
+    reg  [31:0] jbusy_r$4$d;
+    wire  [31:0] jbusy_r$4$q;
+    reg  jbusy_r$4$clock;
+    reg  [31:0] jbusy_r$5$d;
+    wire  [31:0] jbusy_r$5$q;
+    reg  jbusy_r$5$clock;
+    reg  [31:0] jbusy_r$6$d;
+    wire  [31:0] jbusy_r$6$q;
+    reg  jbusy_r$6$clock;
+    reg  [31:0] jbusy_r$7$d;
+    wire  [31:0] jbusy_r$7$q;
+    reg  jbusy_r$7$clock;
+    reg  [31:0] jbusy_r$8$d;
+    wire  [31:0] jbusy_r$8$q;
+    reg  jbusy_r$8$clock;
+    reg  [31:0] jbusy_r$9$d;
+    wire  [31:0] jbusy_r$9$q;
+    reg  jbusy_r$9$clock;
+    reg  [31:0] jbusy_r$10$d;
+    wire  [31:0] jbusy_r$10$q;
+    reg  jbusy_r$10$clock;
+    reg  [31:0] jbusy_r$11$d;
+    wire  [31:0] jbusy_r$11$q;
+    reg  jbusy_r$11$clock;
+    reg  [31:0] jbusy_r$12$d;
+    wire  [31:0] jbusy_r$12$q;
+    reg  jbusy_r$12$clock;
+    reg  [31:0] jbusy_r$13$d;
+    wire  [31:0] jbusy_r$13$q;
+    reg  jbusy_r$13$clock;
+    reg  [31:0] jbusy_r$14$d;
+    wire  [31:0] jbusy_r$14$q;
+    reg  jbusy_r$14$clock;
+    reg  [31:0] jbusy_r$15$d;
+    wire  [31:0] jbusy_r$15$q;
+    reg  jbusy_r$15$clock;
+    reg  [23:0] jbase$0$d;
+    wire  [23:0] jbase$0$q;
+    reg  jbase$0$clock;
+    reg  [23:0] jbase$1$d;
+    wire  [23:0] jbase$1$q;
+    reg  jbase$1$clock;
+    reg  [23:0] jbase$2$d;
+    wire  [23:0] jbase$2$q;
+    reg  jbase$2$clock;
+    reg  [23:0] jbase$3$d;
+    wire  [23:0] jbase$3$q;
+    reg  jbase$3$clock;
+    reg  [23:0] jbase$4$d;
+    wire  [23:0] jbase$4$q;
+    reg  jbase$4$clock;
+    reg  [23:0] jbase$5$d;
+    wire  [23:0] jbase$5$q;
+    reg  jbase$5$clock;
+    reg  [23:0] jbase$6$d;
+    wire  [23:0] jbase$6$q;
+    reg  jbase$6$clock;
+    reg  [23:0] jbase$7$d;
+    wire  [23:0] jbase$7$q;
+    reg  jbase$7$clock;
+    reg  [23:0] jbase$8$d;
+    wire  [23:0] jbase$8$q;
+    reg  jbase$8$clock;
+    reg  [23:0] jbase$9$d;
+    wire  [23:0] jbase$9$q;
+    reg  jbase$9$clock;
+    reg  [23:0] jbase$10$d;
+    wire  [23:0] jbase$10$q;
+    reg  jbase$10$clock;
+    reg  [23:0] jbase$11$d;
+    wire  [23:0] jbase$11$q;
+    reg  jbase$11$clock;
+    reg  [23:0] jbase$12$d;
+    wire  [23:0] jbase$12$q;
+    reg  jbase$12$clock;
+    reg  [23:0] jbase$13$d;
+    wire  [23:0] jbase$13$q;
+    reg  jbase$13$clock;
+    reg  [23:0] jbase$14$d;
+    wire  [23:0] jbase$14$q;
+    reg  jbase$14$clock;
+    reg  [23:0] jbase$15$d;
+    wire  [23:0] jbase$15$q;
+    reg  jbase$15$clock;
+    reg  [23:0] jcm_r$0$d;
+    wire  [23:0] jcm_r$0$q;
+    reg  jcm_r$0$clock;
+    reg  [23:0] jcm_r$1$d;
+    wire  [23:0] jcm_r$1$q;
+    reg  jcm_r$1$clock;
+    reg  [23:0] jcm_r$2$d;
+    wire  [23:0] jcm_r$2$q;
+    reg  jcm_r$2$clock;
+    reg  [23:0] jcm_r$3$d;
+    wire  [23:0] jcm_r$3$q;
+    reg  jcm_r$3$clock;
+    reg  [23:0] jcm_r$4$d;
+    wire  [23:0] jcm_r$4$q;
+    reg  jcm_r$4$clock;
+    reg  [23:0] jcm_r$5$d;
+    wire  [23:0] jcm_r$5$q;
+    reg  jcm_r$5$clock;
+    reg  [23:0] jcm_r$6$d;
+    wire  [23:0] jcm_r$6$q;
+    reg  jcm_r$6$clock;
+    reg  [23:0] jcm_r$7$d;
+    wire  [23:0] jcm_r$7$q;
+    reg  jcm_r$7$clock;
+    reg  [23:0] jcm_r$8$d;
+    wire  [23:0] jcm_r$8$q;
+    reg  jcm_r$8$clock;
+    reg  [23:0] jcm_r$9$d;
+    wire  [23:0] jcm_r$9$q;
+    reg  jcm_r$9$clock;
+    reg  [23:0] jcm_r$10$d;
+    wire  [23:0] jcm_r$10$q;
+    reg  jcm_r$10$clock;
+    reg  [23:0] jcm_r$11$d;
+    wire  [23:0] jcm_r$11$q;
+    reg  jcm_r$11$clock;
+    reg  [23:0] jcm_r$12$d;
+    wire  [23:0] jcm_r$12$q;
+    reg  jcm_r$12$clock;
+    reg  [23:0] jcm_r$13$d;
+    wire  [23:0] jcm_r$13$q;
+    reg  jcm_r$13$clock;
+    reg  [23:0] jcm_r$14$d;
+    wire  [23:0] jcm_r$14$q;
+    reg  jcm_r$14$clock;
+    reg  [23:0] jcm_r$15$d;
+    wire  [23:0] jcm_r$15$q;
+    reg  jcm_r$15$clock;
+    reg  jh$0$d;
+    wire  jh$0$q;
+    reg  jh$0$clock;
+    reg  jh$1$d;
+    wire  jh$1$q;
+    reg  jh$1$clock;
+    reg  jh$2$d;
+    wire  jh$2$q;
+    reg  jh$2$clock;
+    reg  jh$3$d;
+    wire  jh$3$q;
+    reg  jh$3$clock;
+    reg  jh$4$d;
+    wire  jh$4$q;
+    reg  jh$4$clock;
+    reg  jh$5$d;
+    wire  jh$5$q;
+    reg  jh$5$clock;
+    reg  jh$6$d;
+    wire  jh$6$q;
+    reg  jh$6$clock;
+    reg  jh$7$d;
+    wire  jh$7$q;
+    reg  jh$7$clock;
+    reg  jh$8$d;
+    wire  jh$8$q;
+    reg  jh$8$clock;
+    reg  jh$9$d;
+    wire  jh$9$q;
+    reg  jh$9$clock;
+    reg  jh$10$d;
+    wire  jh$10$q;
+    reg  jh$10$clock;
+    reg  jh$11$d;
+    wire  jh$11$q;
+    reg  jh$11$clock;
+    reg  jh$12$d;
+    wire  jh$12$q;
+    reg  jh$12$clock;
+    reg  jh$13$d;
+    wire  jh$13$q;
+    reg  jh$13$clock;
+    reg  jh$14$d;
+    wire  jh$14$q;
+    reg  jh$14$clock;
+    reg  jh$15$d;
+    wire  jh$15$q;
+    reg  jh$15$clock;
+    reg  jone$0$d;
+    wire  jone$0$q;
+    reg  jone$0$clock;
+    reg  jone$1$d;
+    wire  jone$1$q;
+    reg  jone$1$clock;
+    reg  jone$2$d;
+    wire  jone$2$q;
+    reg  jone$2$clock;
+    reg  jone$3$d;
+    wire  jone$3$q;
+    reg  jone$3$clock;
+    reg  jone$4$d;
+    wire  jone$4$q;
+    reg  jone$4$clock;
+    reg  jone$5$d;
+    wire  jone$5$q;
+    reg  jone$5$clock;
+    reg  jone$6$d;
+    wire  jone$6$q;
+    reg  jone$6$clock;
+    reg  jone$7$d;
+    wire  jone$7$q;
+    reg  jone$7$clock;
+    reg  jone$8$d;
+    wire  jone$8$q;
+    reg  jone$8$clock;
+    reg  jone$9$d;
+    wire  jone$9$q;
+    reg  jone$9$clock;
+    reg  jone$10$d;
+    wire  jone$10$q;
+    reg  jone$10$clock;
+    reg  jone$11$d;
+    wire  jone$11$q;
+    reg  jone$11$clock;
+    reg  jone$12$d;
+    wire  jone$12$q;
+    reg  jone$12$clock;
+    reg  jone$13$d;
+    wire  jone$13$q;
+    reg  jone$13$clock;
+    reg  jone$14$d;
+    wire  jone$14$q;
+    reg  jone$14$clock;
+    reg  jone$15$d;
+    wire  jone$15$q;
+    reg  jone$15$clock;
+    reg  rh$0$d;
+    wire  rh$0$q;
+    reg  rh$0$clock;
+    reg  rh$1$d;
+    wire  rh$1$q;
+    reg  rh$1$clock;
+    reg  rh$2$d;
+    wire  rh$2$q;
+    reg  rh$2$clock;
+    reg  rh$3$d;
+    wire  rh$3$q;
+    reg  rh$3$clock;
+    reg  rh$4$d;
+    wire  rh$4$q;
+    reg  rh$4$clock;
+    reg  rh$5$d;
+    wire  rh$5$q;
+    reg  rh$5$clock;
+    reg  rh$6$d;
+    wire  rh$6$q;
+    reg  rh$6$clock;
+    reg  rh$7$d;
+    wire  rh$7$q;
+    reg  rh$7$clock;
+    reg  rh$8$d;
+    wire  rh$8$q;
+    reg  rh$8$clock;
+    reg  rh$9$d;
+    wire  rh$9$q;
+    reg  rh$9$clock;
+    reg  rh$10$d;
+    wire  rh$10$q;
+    reg  rh$10$clock;
+    reg  rh$11$d;
+    wire  rh$11$q;
+    reg  rh$11$clock;
+    reg  rh$12$d;
+    wire  rh$12$q;
+    reg  rh$12$clock;
+    reg  rh$13$d;
+    wire  rh$13$q;
+    reg  rh$13$clock;
+    reg  rh$14$d;
+    wire  rh$14$q;
+    reg  rh$14$clock;
+    reg  rh$15$d;
+    wire  rh$15$q;
+    reg  rh$15$clock;
+    reg  rone_r$0$d;
+    wire  rone_r$0$q;
+    reg  rone_r$0$clock;
+    reg  rone_r$1$d;
+    wire  rone_r$1$q;
+    reg  rone_r$1$clock;
+    reg  rone_r$2$d;
+    wire  rone_r$2$q;
+    reg  rone_r$2$clock;
+    reg  rone_r$3$d;
+    wire  rone_r$3$q;
+    reg  rone_r$3$clock;
+    reg  rone_r$4$d;
+    wire  rone_r$4$q;
+    reg  rone_r$4$clock;
+    reg  rone_r$5$d;
+    wire  rone_r$5$q;
+    reg  rone_r$5$clock;
+    reg  rone_r$6$d;
+    wire  rone_r$6$q;
+    reg  rone_r$6$clock;
+    reg  rone_r$7$d;
+    wire  rone_r$7$q;
+    reg  rone_r$7$clock;
+    reg  rone_r$8$d;
+    wire  rone_r$8$q;
+    reg  rone_r$8$clock;
+    reg  rone_r$9$d;
+    wire  rone_r$9$q;
+    reg  rone_r$9$clock;
+    reg  rone_r$10$d;
+    wire  rone_r$10$q;
+    reg  rone_r$10$clock;
+    reg  rone_r$11$d;
+    wire  rone_r$11$q;
+    reg  rone_r$11$clock;
+    reg  rone_r$12$d;
+    wire  rone_r$12$q;
+    reg  rone_r$12$clock;
+    reg  rone_r$13$d;
+    wire  rone_r$13$q;
+    reg  rone_r$13$clock;
+    reg  rone_r$14$d;
+    wire  rone_r$14$q;
+    reg  rone_r$14$clock;
+    reg  rone_r$15$d;
+    wire  rone_r$15$q;
+    reg  rone_r$15$clock;
+    reg  jhit$d;
+    wire  jhit$q;
+    reg  jhit$clock;
+    reg  rhit$d;
+    wire  rhit$q;
+    reg  rhit$clock;
+    reg  [23:0] jslot$0$d;
+    wire  [23:0] jslot$0$q;
+    reg  jslot$0$clock;
+    reg  [23:0] jslot$1$d;
+    wire  [23:0] jslot$1$q;
+    reg  jslot$1$clock;
+    reg  [23:0] jslot$2$d;
+    wire  [23:0] jslot$2$q;
+    reg  jslot$2$clock;
+    reg  [23:0] jslot$3$d;
+    wire  [23:0] jslot$3$q;
+    reg  jslot$3$clock;
+    reg  [23:0] jslot$4$d;
+    wire  [23:0] jslot$4$q;
+    reg  jslot$4$clock;
+    reg  [23:0] jslot$5$d;
+    wire  [23:0] jslot$5$q;
+    reg  jslot$5$clock;
+    reg  [23:0] jslot$6$d;
+    wire  [23:0] jslot$6$q;
+    reg  jslot$6$clock;
+    reg  [23:0] jslot$7$d;
+    wire  [23:0] jslot$7$q;
+    reg  jslot$7$clock;
+    reg  [23:0] jslot$8$d;
+    wire  [23:0] jslot$8$q;
+    reg  jslot$8$clock;
+    reg  [23:0] jslot$9$d;
+    wire  [23:0] jslot$9$q;
+    reg  jslot$9$clock;
+    reg  [23:0] jslot$10$d;
+    wire  [23:0] jslot$10$q;
+    reg  jslot$10$clock;
+    reg  [23:0] jslot$11$d;
+    wire  [23:0] jslot$11$q;
+    reg  jslot$11$clock;
+    reg  [23:0] jslot$12$d;
+    wire  [23:0] jslot$12$q;
+    reg  jslot$12$clock;
+    reg  [23:0] jslot$13$d;
+    wire  [23:0] jslot$13$q;
+    reg  jslot$13$clock;
+    reg  [23:0] jslot$14$d;
+    wire  [23:0] jslot$14$q;
+    reg  jslot$14$clock;
+    reg  [23:0] jslot$15$d;
+    wire  [23:0] jslot$15$q;
+    reg  jslot$15$clock;
+    reg  jci$0$d;
+    wire  jci$0$q;
+    reg  jci$0$clock;
+    reg  jci$1$d;
+    wire  jci$1$q;
+    reg  jci$1$clock;
+    reg  jci$2$d;
+    wire  jci$2$q;
+    reg  jci$2$clock;
+    reg  jci$3$d;
+    wire  jci$3$q;
+    reg  jci$3$clock;
+    reg  jci$4$d;
+    wire  jci$4$q;
+    reg  jci$4$clock;
+    reg  jci$5$d;
+    wire  jci$5$q;
+    reg  jci$5$clock;
+    reg  jci$6$d;
+    wire  jci$6$q;
+    reg  jci$6$clock;
+    reg  jci$7$d;
+    wire  jci$7$q;
+    reg  jci$7$clock;
+    reg  jci$8$d;
+    wire  jci$8$q;
+    reg  jci$8$clock;
+    reg  jci$9$d;
+    wire  jci$9$q;
+    reg  jci$9$clock;
+    reg  jci$10$d;
+    wire  jci$10$q;
+    reg  jci$10$clock;
+    reg  jci$11$d;
+    wire  jci$11$q;
+    reg  jci$11$clock;
+    reg  jci$12$d;
+    wire  jci$12$q;
+    reg  jci$12$clock;
+    reg  jci$13$d;
+    wire  jci$13$q;
+    reg  jci$13$clock;
+    reg  jci$14$d;
+    wire  jci$14$q;
+    reg  jci$14$clock;
+    reg  jci$15$d;
+    wire  jci$15$q;
+    reg  jci$15$clock;
+    reg  own_in$0$d;
+    wire  own_in$0$q;
+    reg  own_in$0$clock;
+    reg  own_in$1$d;
+    wire  own_in$1$q;
+    reg  own_in$1$clock;
+    reg  own_in$2$d;
+    wire  own_in$2$q;
+    reg  own_in$2$clock;
+    reg  own_in$3$d;
+    wire  own_in$3$q;
+    reg  own_in$3$clock;
+    reg  own_in$4$d;
+    wire  own_in$4$q;
+    reg  own_in$4$clock;
+    reg  own_in$5$d;
+    wire  own_in$5$q;
+    reg  own_in$5$clock;
+    reg  own_in$6$d;
+    wire  own_in$6$q;
+    reg  own_in$6$clock;
+    reg  own_in$7$d;
+    wire  own_in$7$q;
+    reg  own_in$7$clock;
+    reg  own_in$8$d;
+    wire  own_in$8$q;
+    reg  own_in$8$clock;
+    reg  own_in$9$d;
+    wire  own_in$9$q;
+    reg  own_in$9$clock;
+    reg  own_in$10$d;
+    wire  own_in$10$q;
+    reg  own_in$10$clock;
+    reg  own_in$11$d;
+    wire  own_in$11$q;
+    reg  own_in$11$clock;
+    reg  own_in$12$d;
+    wire  own_in$12$q;
+    reg  own_in$12$clock;
+    reg  own_in$13$d;
+    wire  own_in$13$q;
+    reg  own_in$13$clock;
+    reg  own_in$14$d;
+    wire  own_in$14$q;
+    reg  own_in$14$clock;
+    reg  own_in$15$d;
+    wire  own_in$15$q;
+    reg  own_in$15$clock;
+    reg  own$d;
+    wire  own$q;
+    reg  own$clock;
+    reg  any_to$d;
+    wire  any_to$q;
+    reg  any_to$clock;
+    
+    // Local signals
+    reg  [23:0] jc_base;
+    reg  [23:0] jc_cm;
+    reg  jpre$0;
+    reg  jpre$1;
+    reg  jpre$2;
+    reg  jpre$3;
+    reg  jpre$4;
+    reg  jpre$5;
+    reg  jpre$6;
+    reg  jpre$7;
+    reg  jpre$8;
+    reg  jpre$9;
+    reg  jpre$10;
+    reg  jpre$11;
+    reg  jpre$12;
+    reg  jpre$13;
+    reg  jpre$14;
+    reg  jpre$15;
+    reg  jpre$16;
+    reg  rpre$0;
+    reg  rpre$1;
+    reg  rpre$2;
+    reg  rpre$3;
+    reg  rpre$4;
+    reg  rpre$5;
+    reg  rpre$6;
+    reg  rpre$7;
+    reg  rpre$8;
+    reg  rpre$9;
+    reg  rpre$10;
+    reg  rpre$11;
+    reg  rpre$12;
+    reg  rpre$13;
+    reg  rpre$14;
+    reg  rpre$15;
+    reg  rpre$16;
+    reg  [23:0] pr_blk_a;
+    reg  scan_own;
+    
+    // Sub module instances
+    fanin_lookup_jk_valid_0 jk_valid$0(
+        .d(jk_valid$0$d),
+        .q(jk_valid$0$q),
+        .clock(jk_valid$0$clock)
+    );
+    fanin_lookup_jk_valid_1 jk_valid$1(
+        .d(jk_valid$1$d),
+        .q(jk_valid$1$q),
+        .clock(jk_valid$1$clock)
+    );
+    fanin_lookup_jk_valid_2 jk_valid$2(
+        .d(jk_valid$2$d),
+        .q(jk_valid$2$q),
+        .clock(jk_valid$2$clock)
+    );
+    fanin_lookup_jk_valid_3 jk_valid$3(
+        .d(jk_valid$3$d),
+        .q(jk_valid$3$q),
+        .clock(jk_valid$3$clock)
+    );
+    fanin_lookup_jk_valid_4 jk_valid$4(
+        .d(jk_valid$4$d),
+        .q(jk_valid$4$q),
+        .clock(jk_valid$4$clock)
+    );
+    fanin_lookup_jk_valid_5 jk_valid$5(
+        .d(jk_valid$5$d),
+        .q(jk_valid$5$q),
+        .clock(jk_valid$5$clock)
+    );
+    fanin_lookup_jk_valid_6 jk_valid$6(
+        .d(jk_valid$6$d),
+        .q(jk_valid$6$q),
+        .clock(jk_valid$6$clock)
+    );
+    fanin_lookup_jk_valid_7 jk_valid$7(
+        .d(jk_valid$7$d),
+        .q(jk_valid$7$q),
+        .clock(jk_valid$7$clock)
+    );
+    fanin_lookup_jk_valid_8 jk_valid$8(
+        .d(jk_valid$8$d),
+        .q(jk_valid$8$q),
+        .clock(jk_valid$8$clock)
+    );
+    fanin_lookup_jk_valid_9 jk_valid$9(
+        .d(jk_valid$9$d),
+        .q(jk_valid$9$q),
+        .clock(jk_valid$9$clock)
+    );
+    fanin_lookup_jk_valid_10 jk_valid$10(
+        .d(jk_valid$10$d),
+        .q(jk_valid$10$q),
+        .clock(jk_valid$10$clock)
+    );
+    fanin_lookup_jk_valid_11 jk_valid$11(
+        .d(jk_valid$11$d),
+        .q(jk_valid$11$q),
+        .clock(jk_valid$11$clock)
+    );
+    fanin_lookup_jk_valid_12 jk_valid$12(
+        .d(jk_valid$12$d),
+        .q(jk_valid$12$q),
+        .clock(jk_valid$12$clock)
+    );
+    fanin_lookup_jk_valid_13 jk_valid$13(
+        .d(jk_valid$13$d),
+        .q(jk_valid$13$q),
+        .clock(jk_valid$13$clock)
+    );
+    fanin_lookup_jk_valid_14 jk_valid$14(
+        .d(jk_valid$14$d),
+        .q(jk_valid$14$q),
+        .clock(jk_valid$14$clock)
+    );
+    fanin_lookup_jk_valid_15 jk_valid$15(
+        .d(jk_valid$15$d),
+        .q(jk_valid$15$q),
+        .clock(jk_valid$15$clock)
+    );
+    fanin_lookup_jk_scan_0 jk_scan$0(
+        .d(jk_scan$0$d),
+        .q(jk_scan$0$q),
+        .clock(jk_scan$0$clock)
+    );
+    fanin_lookup_jk_scan_1 jk_scan$1(
+        .d(jk_scan$1$d),
+        .q(jk_scan$1$q),
+        .clock(jk_scan$1$clock)
+    );
+    fanin_lookup_jk_scan_2 jk_scan$2(
+        .d(jk_scan$2$d),
+        .q(jk_scan$2$q),
+        .clock(jk_scan$2$clock)
+    );
+    fanin_lookup_jk_scan_3 jk_scan$3(
+        .d(jk_scan$3$d),
+        .q(jk_scan$3$q),
+        .clock(jk_scan$3$clock)
+    );
+    fanin_lookup_jk_scan_4 jk_scan$4(
+        .d(jk_scan$4$d),
+        .q(jk_scan$4$q),
+        .clock(jk_scan$4$clock)
+    );
+    fanin_lookup_jk_scan_5 jk_scan$5(
+        .d(jk_scan$5$d),
+        .q(jk_scan$5$q),
+        .clock(jk_scan$5$clock)
+    );
+    fanin_lookup_jk_scan_6 jk_scan$6(
+        .d(jk_scan$6$d),
+        .q(jk_scan$6$q),
+        .clock(jk_scan$6$clock)
+    );
+    fanin_lookup_jk_scan_7 jk_scan$7(
+        .d(jk_scan$7$d),
+        .q(jk_scan$7$q),
+        .clock(jk_scan$7$clock)
+    );
+    fanin_lookup_jk_scan_8 jk_scan$8(
+        .d(jk_scan$8$d),
+        .q(jk_scan$8$q),
+        .clock(jk_scan$8$clock)
+    );
+    fanin_lookup_jk_scan_9 jk_scan$9(
+        .d(jk_scan$9$d),
+        .q(jk_scan$9$q),
+        .clock(jk_scan$9$clock)
+    );
+    fanin_lookup_jk_scan_10 jk_scan$10(
+        .d(jk_scan$10$d),
+        .q(jk_scan$10$q),
+        .clock(jk_scan$10$clock)
+    );
+    fanin_lookup_jk_scan_11 jk_scan$11(
+        .d(jk_scan$11$d),
+        .q(jk_scan$11$q),
+        .clock(jk_scan$11$clock)
+    );
+    fanin_lookup_jk_scan_12 jk_scan$12(
+        .d(jk_scan$12$d),
+        .q(jk_scan$12$q),
+        .clock(jk_scan$12$clock)
+    );
+    fanin_lookup_jk_scan_13 jk_scan$13(
+        .d(jk_scan$13$d),
+        .q(jk_scan$13$q),
+        .clock(jk_scan$13$clock)
+    );
+    fanin_lookup_jk_scan_14 jk_scan$14(
+        .d(jk_scan$14$d),
+        .q(jk_scan$14$q),
+        .clock(jk_scan$14$clock)
+    );
+    fanin_lookup_jk_scan_15 jk_scan$15(
+        .d(jk_scan$15$d),
+        .q(jk_scan$15$q),
+        .clock(jk_scan$15$clock)
+    );
+    fanin_lookup_jk_job_0 jk_job$0(
+        .d(jk_job$0$d),
+        .q(jk_job$0$q),
+        .clock(jk_job$0$clock)
+    );
+    fanin_lookup_jk_job_1 jk_job$1(
+        .d(jk_job$1$d),
+        .q(jk_job$1$q),
+        .clock(jk_job$1$clock)
+    );
+    fanin_lookup_jk_job_2 jk_job$2(
+        .d(jk_job$2$d),
+        .q(jk_job$2$q),
+        .clock(jk_job$2$clock)
+    );
+    fanin_lookup_jk_job_3 jk_job$3(
+        .d(jk_job$3$d),
+        .q(jk_job$3$q),
+        .clock(jk_job$3$clock)
+    );
+    fanin_lookup_jk_job_4 jk_job$4(
+        .d(jk_job$4$d),
+        .q(jk_job$4$q),
+        .clock(jk_job$4$clock)
+    );
+    fanin_lookup_jk_job_5 jk_job$5(
+        .d(jk_job$5$d),
+        .q(jk_job$5$q),
+        .clock(jk_job$5$clock)
+    );
+    fanin_lookup_jk_job_6 jk_job$6(
+        .d(jk_job$6$d),
+        .q(jk_job$6$q),
+        .clock(jk_job$6$clock)
+    );
+    fanin_lookup_jk_job_7 jk_job$7(
+        .d(jk_job$7$d),
+        .q(jk_job$7$q),
+        .clock(jk_job$7$clock)
+    );
+    fanin_lookup_jk_job_8 jk_job$8(
+        .d(jk_job$8$d),
+        .q(jk_job$8$q),
+        .clock(jk_job$8$clock)
+    );
+    fanin_lookup_jk_job_9 jk_job$9(
+        .d(jk_job$9$d),
+        .q(jk_job$9$q),
+        .clock(jk_job$9$clock)
+    );
+    fanin_lookup_jk_job_10 jk_job$10(
+        .d(jk_job$10$d),
+        .q(jk_job$10$q),
+        .clock(jk_job$10$clock)
+    );
+    fanin_lookup_jk_job_11 jk_job$11(
+        .d(jk_job$11$d),
+        .q(jk_job$11$q),
+        .clock(jk_job$11$clock)
+    );
+    fanin_lookup_jk_job_12 jk_job$12(
+        .d(jk_job$12$d),
+        .q(jk_job$12$q),
+        .clock(jk_job$12$clock)
+    );
+    fanin_lookup_jk_job_13 jk_job$13(
+        .d(jk_job$13$d),
+        .q(jk_job$13$q),
+        .clock(jk_job$13$clock)
+    );
+    fanin_lookup_jk_job_14 jk_job$14(
+        .d(jk_job$14$d),
+        .q(jk_job$14$q),
+        .clock(jk_job$14$clock)
+    );
+    fanin_lookup_jk_job_15 jk_job$15(
+        .d(jk_job$15$d),
+        .q(jk_job$15$q),
+        .clock(jk_job$15$clock)
+    );
+    fanin_lookup_jk_sbase_0 jk_sbase$0(
+        .d(jk_sbase$0$d),
+        .q(jk_sbase$0$q),
+        .clock(jk_sbase$0$clock)
+    );
+    fanin_lookup_jk_sbase_1 jk_sbase$1(
+        .d(jk_sbase$1$d),
+        .q(jk_sbase$1$q),
+        .clock(jk_sbase$1$clock)
+    );
+    fanin_lookup_jk_sbase_2 jk_sbase$2(
+        .d(jk_sbase$2$d),
+        .q(jk_sbase$2$q),
+        .clock(jk_sbase$2$clock)
+    );
+    fanin_lookup_jk_sbase_3 jk_sbase$3(
+        .d(jk_sbase$3$d),
+        .q(jk_sbase$3$q),
+        .clock(jk_sbase$3$clock)
+    );
+    fanin_lookup_jk_sbase_4 jk_sbase$4(
+        .d(jk_sbase$4$d),
+        .q(jk_sbase$4$q),
+        .clock(jk_sbase$4$clock)
+    );
+    fanin_lookup_jk_sbase_5 jk_sbase$5(
+        .d(jk_sbase$5$d),
+        .q(jk_sbase$5$q),
+        .clock(jk_sbase$5$clock)
+    );
+    fanin_lookup_jk_sbase_6 jk_sbase$6(
+        .d(jk_sbase$6$d),
+        .q(jk_sbase$6$q),
+        .clock(jk_sbase$6$clock)
+    );
+    fanin_lookup_jk_sbase_7 jk_sbase$7(
+        .d(jk_sbase$7$d),
+        .q(jk_sbase$7$q),
+        .clock(jk_sbase$7$clock)
+    );
+    fanin_lookup_jk_sbase_8 jk_sbase$8(
+        .d(jk_sbase$8$d),
+        .q(jk_sbase$8$q),
+        .clock(jk_sbase$8$clock)
+    );
+    fanin_lookup_jk_sbase_9 jk_sbase$9(
+        .d(jk_sbase$9$d),
+        .q(jk_sbase$9$q),
+        .clock(jk_sbase$9$clock)
+    );
+    fanin_lookup_jk_sbase_10 jk_sbase$10(
+        .d(jk_sbase$10$d),
+        .q(jk_sbase$10$q),
+        .clock(jk_sbase$10$clock)
+    );
+    fanin_lookup_jk_sbase_11 jk_sbase$11(
+        .d(jk_sbase$11$d),
+        .q(jk_sbase$11$q),
+        .clock(jk_sbase$11$clock)
+    );
+    fanin_lookup_jk_sbase_12 jk_sbase$12(
+        .d(jk_sbase$12$d),
+        .q(jk_sbase$12$q),
+        .clock(jk_sbase$12$clock)
+    );
+    fanin_lookup_jk_sbase_13 jk_sbase$13(
+        .d(jk_sbase$13$d),
+        .q(jk_sbase$13$q),
+        .clock(jk_sbase$13$clock)
+    );
+    fanin_lookup_jk_sbase_14 jk_sbase$14(
+        .d(jk_sbase$14$d),
+        .q(jk_sbase$14$q),
+        .clock(jk_sbase$14$clock)
+    );
+    fanin_lookup_jk_sbase_15 jk_sbase$15(
+        .d(jk_sbase$15$d),
+        .q(jk_sbase$15$q),
+        .clock(jk_sbase$15$clock)
+    );
+    fanin_lookup_jk_scount_0 jk_scount$0(
+        .d(jk_scount$0$d),
+        .q(jk_scount$0$q),
+        .clock(jk_scount$0$clock)
+    );
+    fanin_lookup_jk_scount_1 jk_scount$1(
+        .d(jk_scount$1$d),
+        .q(jk_scount$1$q),
+        .clock(jk_scount$1$clock)
+    );
+    fanin_lookup_jk_scount_2 jk_scount$2(
+        .d(jk_scount$2$d),
+        .q(jk_scount$2$q),
+        .clock(jk_scount$2$clock)
+    );
+    fanin_lookup_jk_scount_3 jk_scount$3(
+        .d(jk_scount$3$d),
+        .q(jk_scount$3$q),
+        .clock(jk_scount$3$clock)
+    );
+    fanin_lookup_jk_scount_4 jk_scount$4(
+        .d(jk_scount$4$d),
+        .q(jk_scount$4$q),
+        .clock(jk_scount$4$clock)
+    );
+    fanin_lookup_jk_scount_5 jk_scount$5(
+        .d(jk_scount$5$d),
+        .q(jk_scount$5$q),
+        .clock(jk_scount$5$clock)
+    );
+    fanin_lookup_jk_scount_6 jk_scount$6(
+        .d(jk_scount$6$d),
+        .q(jk_scount$6$q),
+        .clock(jk_scount$6$clock)
+    );
+    fanin_lookup_jk_scount_7 jk_scount$7(
+        .d(jk_scount$7$d),
+        .q(jk_scount$7$q),
+        .clock(jk_scount$7$clock)
+    );
+    fanin_lookup_jk_scount_8 jk_scount$8(
+        .d(jk_scount$8$d),
+        .q(jk_scount$8$q),
+        .clock(jk_scount$8$clock)
+    );
+    fanin_lookup_jk_scount_9 jk_scount$9(
+        .d(jk_scount$9$d),
+        .q(jk_scount$9$q),
+        .clock(jk_scount$9$clock)
+    );
+    fanin_lookup_jk_scount_10 jk_scount$10(
+        .d(jk_scount$10$d),
+        .q(jk_scount$10$q),
+        .clock(jk_scount$10$clock)
+    );
+    fanin_lookup_jk_scount_11 jk_scount$11(
+        .d(jk_scount$11$d),
+        .q(jk_scount$11$q),
+        .clock(jk_scount$11$clock)
+    );
+    fanin_lookup_jk_scount_12 jk_scount$12(
+        .d(jk_scount$12$d),
+        .q(jk_scount$12$q),
+        .clock(jk_scount$12$clock)
+    );
+    fanin_lookup_jk_scount_13 jk_scount$13(
+        .d(jk_scount$13$d),
+        .q(jk_scount$13$q),
+        .clock(jk_scount$13$clock)
+    );
+    fanin_lookup_jk_scount_14 jk_scount$14(
+        .d(jk_scount$14$d),
+        .q(jk_scount$14$q),
+        .clock(jk_scount$14$clock)
+    );
+    fanin_lookup_jk_scount_15 jk_scount$15(
+        .d(jk_scount$15$d),
+        .q(jk_scount$15$q),
+        .clock(jk_scount$15$clock)
+    );
+    fanin_lookup_jbusy_r_0 jbusy_r$0(
+        .d(jbusy_r$0$d),
+        .q(jbusy_r$0$q),
+        .clock(jbusy_r$0$clock)
+    );
+    fanin_lookup_jbusy_r_1 jbusy_r$1(
+        .d(jbusy_r$1$d),
+        .q(jbusy_r$1$q),
+        .clock(jbusy_r$1$clock)
+    );
+    fanin_lookup_jbusy_r_2 jbusy_r$2(
+        .d(jbusy_r$2$d),
+        .q(jbusy_r$2$q),
+        .clock(jbusy_r$2$clock)
+    );
+    fanin_lookup_jbusy_r_3 jbusy_r$3(
+        .d(jbusy_r$3$d),
+        .q(jbusy_r$3$q),
+        .clock(jbusy_r$3$clock)
+    );
+    fanin_lookup_jbusy_r_4 jbusy_r$4(
+        .d(jbusy_r$4$d),
+        .q(jbusy_r$4$q),
+        .clock(jbusy_r$4$clock)
+    );
+    fanin_lookup_jbusy_r_5 jbusy_r$5(
+        .d(jbusy_r$5$d),
+        .q(jbusy_r$5$q),
+        .clock(jbusy_r$5$clock)
+    );
+    fanin_lookup_jbusy_r_6 jbusy_r$6(
+        .d(jbusy_r$6$d),
+        .q(jbusy_r$6$q),
+        .clock(jbusy_r$6$clock)
+    );
+    fanin_lookup_jbusy_r_7 jbusy_r$7(
+        .d(jbusy_r$7$d),
+        .q(jbusy_r$7$q),
+        .clock(jbusy_r$7$clock)
+    );
+    fanin_lookup_jbusy_r_8 jbusy_r$8(
+        .d(jbusy_r$8$d),
+        .q(jbusy_r$8$q),
+        .clock(jbusy_r$8$clock)
+    );
+    fanin_lookup_jbusy_r_9 jbusy_r$9(
+        .d(jbusy_r$9$d),
+        .q(jbusy_r$9$q),
+        .clock(jbusy_r$9$clock)
+    );
+    fanin_lookup_jbusy_r_10 jbusy_r$10(
+        .d(jbusy_r$10$d),
+        .q(jbusy_r$10$q),
+        .clock(jbusy_r$10$clock)
+    );
+    fanin_lookup_jbusy_r_11 jbusy_r$11(
+        .d(jbusy_r$11$d),
+        .q(jbusy_r$11$q),
+        .clock(jbusy_r$11$clock)
+    );
+    fanin_lookup_jbusy_r_12 jbusy_r$12(
+        .d(jbusy_r$12$d),
+        .q(jbusy_r$12$q),
+        .clock(jbusy_r$12$clock)
+    );
+    fanin_lookup_jbusy_r_13 jbusy_r$13(
+        .d(jbusy_r$13$d),
+        .q(jbusy_r$13$q),
+        .clock(jbusy_r$13$clock)
+    );
+    fanin_lookup_jbusy_r_14 jbusy_r$14(
+        .d(jbusy_r$14$d),
+        .q(jbusy_r$14$q),
+        .clock(jbusy_r$14$clock)
+    );
+    fanin_lookup_jbusy_r_15 jbusy_r$15(
+        .d(jbusy_r$15$d),
+        .q(jbusy_r$15$q),
+        .clock(jbusy_r$15$clock)
+    );
+    fanin_lookup_jbase_0 jbase$0(
+        .d(jbase$0$d),
+        .q(jbase$0$q),
+        .clock(jbase$0$clock)
+    );
+    fanin_lookup_jbase_1 jbase$1(
+        .d(jbase$1$d),
+        .q(jbase$1$q),
+        .clock(jbase$1$clock)
+    );
+    fanin_lookup_jbase_2 jbase$2(
+        .d(jbase$2$d),
+        .q(jbase$2$q),
+        .clock(jbase$2$clock)
+    );
+    fanin_lookup_jbase_3 jbase$3(
+        .d(jbase$3$d),
+        .q(jbase$3$q),
+        .clock(jbase$3$clock)
+    );
+    fanin_lookup_jbase_4 jbase$4(
+        .d(jbase$4$d),
+        .q(jbase$4$q),
+        .clock(jbase$4$clock)
+    );
+    fanin_lookup_jbase_5 jbase$5(
+        .d(jbase$5$d),
+        .q(jbase$5$q),
+        .clock(jbase$5$clock)
+    );
+    fanin_lookup_jbase_6 jbase$6(
+        .d(jbase$6$d),
+        .q(jbase$6$q),
+        .clock(jbase$6$clock)
+    );
+    fanin_lookup_jbase_7 jbase$7(
+        .d(jbase$7$d),
+        .q(jbase$7$q),
+        .clock(jbase$7$clock)
+    );
+    fanin_lookup_jbase_8 jbase$8(
+        .d(jbase$8$d),
+        .q(jbase$8$q),
+        .clock(jbase$8$clock)
+    );
+    fanin_lookup_jbase_9 jbase$9(
+        .d(jbase$9$d),
+        .q(jbase$9$q),
+        .clock(jbase$9$clock)
+    );
+    fanin_lookup_jbase_10 jbase$10(
+        .d(jbase$10$d),
+        .q(jbase$10$q),
+        .clock(jbase$10$clock)
+    );
+    fanin_lookup_jbase_11 jbase$11(
+        .d(jbase$11$d),
+        .q(jbase$11$q),
+        .clock(jbase$11$clock)
+    );
+    fanin_lookup_jbase_12 jbase$12(
+        .d(jbase$12$d),
+        .q(jbase$12$q),
+        .clock(jbase$12$clock)
+    );
+    fanin_lookup_jbase_13 jbase$13(
+        .d(jbase$13$d),
+        .q(jbase$13$q),
+        .clock(jbase$13$clock)
+    );
+    fanin_lookup_jbase_14 jbase$14(
+        .d(jbase$14$d),
+        .q(jbase$14$q),
+        .clock(jbase$14$clock)
+    );
+    fanin_lookup_jbase_15 jbase$15(
+        .d(jbase$15$d),
+        .q(jbase$15$q),
+        .clock(jbase$15$clock)
+    );
+    fanin_lookup_jcm_r_0 jcm_r$0(
+        .d(jcm_r$0$d),
+        .q(jcm_r$0$q),
+        .clock(jcm_r$0$clock)
+    );
+    fanin_lookup_jcm_r_1 jcm_r$1(
+        .d(jcm_r$1$d),
+        .q(jcm_r$1$q),
+        .clock(jcm_r$1$clock)
+    );
+    fanin_lookup_jcm_r_2 jcm_r$2(
+        .d(jcm_r$2$d),
+        .q(jcm_r$2$q),
+        .clock(jcm_r$2$clock)
+    );
+    fanin_lookup_jcm_r_3 jcm_r$3(
+        .d(jcm_r$3$d),
+        .q(jcm_r$3$q),
+        .clock(jcm_r$3$clock)
+    );
+    fanin_lookup_jcm_r_4 jcm_r$4(
+        .d(jcm_r$4$d),
+        .q(jcm_r$4$q),
+        .clock(jcm_r$4$clock)
+    );
+    fanin_lookup_jcm_r_5 jcm_r$5(
+        .d(jcm_r$5$d),
+        .q(jcm_r$5$q),
+        .clock(jcm_r$5$clock)
+    );
+    fanin_lookup_jcm_r_6 jcm_r$6(
+        .d(jcm_r$6$d),
+        .q(jcm_r$6$q),
+        .clock(jcm_r$6$clock)
+    );
+    fanin_lookup_jcm_r_7 jcm_r$7(
+        .d(jcm_r$7$d),
+        .q(jcm_r$7$q),
+        .clock(jcm_r$7$clock)
+    );
+    fanin_lookup_jcm_r_8 jcm_r$8(
+        .d(jcm_r$8$d),
+        .q(jcm_r$8$q),
+        .clock(jcm_r$8$clock)
+    );
+    fanin_lookup_jcm_r_9 jcm_r$9(
+        .d(jcm_r$9$d),
+        .q(jcm_r$9$q),
+        .clock(jcm_r$9$clock)
+    );
+    fanin_lookup_jcm_r_10 jcm_r$10(
+        .d(jcm_r$10$d),
+        .q(jcm_r$10$q),
+        .clock(jcm_r$10$clock)
+    );
+    fanin_lookup_jcm_r_11 jcm_r$11(
+        .d(jcm_r$11$d),
+        .q(jcm_r$11$q),
+        .clock(jcm_r$11$clock)
+    );
+    fanin_lookup_jcm_r_12 jcm_r$12(
+        .d(jcm_r$12$d),
+        .q(jcm_r$12$q),
+        .clock(jcm_r$12$clock)
+    );
+    fanin_lookup_jcm_r_13 jcm_r$13(
+        .d(jcm_r$13$d),
+        .q(jcm_r$13$q),
+        .clock(jcm_r$13$clock)
+    );
+    fanin_lookup_jcm_r_14 jcm_r$14(
+        .d(jcm_r$14$d),
+        .q(jcm_r$14$q),
+        .clock(jcm_r$14$clock)
+    );
+    fanin_lookup_jcm_r_15 jcm_r$15(
+        .d(jcm_r$15$d),
+        .q(jcm_r$15$q),
+        .clock(jcm_r$15$clock)
+    );
+    fanin_lookup_jh_0 jh$0(
+        .d(jh$0$d),
+        .q(jh$0$q),
+        .clock(jh$0$clock)
+    );
+    fanin_lookup_jh_1 jh$1(
+        .d(jh$1$d),
+        .q(jh$1$q),
+        .clock(jh$1$clock)
+    );
+    fanin_lookup_jh_2 jh$2(
+        .d(jh$2$d),
+        .q(jh$2$q),
+        .clock(jh$2$clock)
+    );
+    fanin_lookup_jh_3 jh$3(
+        .d(jh$3$d),
+        .q(jh$3$q),
+        .clock(jh$3$clock)
+    );
+    fanin_lookup_jh_4 jh$4(
+        .d(jh$4$d),
+        .q(jh$4$q),
+        .clock(jh$4$clock)
+    );
+    fanin_lookup_jh_5 jh$5(
+        .d(jh$5$d),
+        .q(jh$5$q),
+        .clock(jh$5$clock)
+    );
+    fanin_lookup_jh_6 jh$6(
+        .d(jh$6$d),
+        .q(jh$6$q),
+        .clock(jh$6$clock)
+    );
+    fanin_lookup_jh_7 jh$7(
+        .d(jh$7$d),
+        .q(jh$7$q),
+        .clock(jh$7$clock)
+    );
+    fanin_lookup_jh_8 jh$8(
+        .d(jh$8$d),
+        .q(jh$8$q),
+        .clock(jh$8$clock)
+    );
+    fanin_lookup_jh_9 jh$9(
+        .d(jh$9$d),
+        .q(jh$9$q),
+        .clock(jh$9$clock)
+    );
+    fanin_lookup_jh_10 jh$10(
+        .d(jh$10$d),
+        .q(jh$10$q),
+        .clock(jh$10$clock)
+    );
+    fanin_lookup_jh_11 jh$11(
+        .d(jh$11$d),
+        .q(jh$11$q),
+        .clock(jh$11$clock)
+    );
+    fanin_lookup_jh_12 jh$12(
+        .d(jh$12$d),
+        .q(jh$12$q),
+        .clock(jh$12$clock)
+    );
+    fanin_lookup_jh_13 jh$13(
+        .d(jh$13$d),
+        .q(jh$13$q),
+        .clock(jh$13$clock)
+    );
+    fanin_lookup_jh_14 jh$14(
+        .d(jh$14$d),
+        .q(jh$14$q),
+        .clock(jh$14$clock)
+    );
+    fanin_lookup_jh_15 jh$15(
+        .d(jh$15$d),
+        .q(jh$15$q),
+        .clock(jh$15$clock)
+    );
+    fanin_lookup_jone_0 jone$0(
+        .d(jone$0$d),
+        .q(jone$0$q),
+        .clock(jone$0$clock)
+    );
+    fanin_lookup_jone_1 jone$1(
+        .d(jone$1$d),
+        .q(jone$1$q),
+        .clock(jone$1$clock)
+    );
+    fanin_lookup_jone_2 jone$2(
+        .d(jone$2$d),
+        .q(jone$2$q),
+        .clock(jone$2$clock)
+    );
+    fanin_lookup_jone_3 jone$3(
+        .d(jone$3$d),
+        .q(jone$3$q),
+        .clock(jone$3$clock)
+    );
+    fanin_lookup_jone_4 jone$4(
+        .d(jone$4$d),
+        .q(jone$4$q),
+        .clock(jone$4$clock)
+    );
+    fanin_lookup_jone_5 jone$5(
+        .d(jone$5$d),
+        .q(jone$5$q),
+        .clock(jone$5$clock)
+    );
+    fanin_lookup_jone_6 jone$6(
+        .d(jone$6$d),
+        .q(jone$6$q),
+        .clock(jone$6$clock)
+    );
+    fanin_lookup_jone_7 jone$7(
+        .d(jone$7$d),
+        .q(jone$7$q),
+        .clock(jone$7$clock)
+    );
+    fanin_lookup_jone_8 jone$8(
+        .d(jone$8$d),
+        .q(jone$8$q),
+        .clock(jone$8$clock)
+    );
+    fanin_lookup_jone_9 jone$9(
+        .d(jone$9$d),
+        .q(jone$9$q),
+        .clock(jone$9$clock)
+    );
+    fanin_lookup_jone_10 jone$10(
+        .d(jone$10$d),
+        .q(jone$10$q),
+        .clock(jone$10$clock)
+    );
+    fanin_lookup_jone_11 jone$11(
+        .d(jone$11$d),
+        .q(jone$11$q),
+        .clock(jone$11$clock)
+    );
+    fanin_lookup_jone_12 jone$12(
+        .d(jone$12$d),
+        .q(jone$12$q),
+        .clock(jone$12$clock)
+    );
+    fanin_lookup_jone_13 jone$13(
+        .d(jone$13$d),
+        .q(jone$13$q),
+        .clock(jone$13$clock)
+    );
+    fanin_lookup_jone_14 jone$14(
+        .d(jone$14$d),
+        .q(jone$14$q),
+        .clock(jone$14$clock)
+    );
+    fanin_lookup_jone_15 jone$15(
+        .d(jone$15$d),
+        .q(jone$15$q),
+        .clock(jone$15$clock)
+    );
+    fanin_lookup_rh_0 rh$0(
+        .d(rh$0$d),
+        .q(rh$0$q),
+        .clock(rh$0$clock)
+    );
+    fanin_lookup_rh_1 rh$1(
+        .d(rh$1$d),
+        .q(rh$1$q),
+        .clock(rh$1$clock)
+    );
+    fanin_lookup_rh_2 rh$2(
+        .d(rh$2$d),
+        .q(rh$2$q),
+        .clock(rh$2$clock)
+    );
+    fanin_lookup_rh_3 rh$3(
+        .d(rh$3$d),
+        .q(rh$3$q),
+        .clock(rh$3$clock)
+    );
+    fanin_lookup_rh_4 rh$4(
+        .d(rh$4$d),
+        .q(rh$4$q),
+        .clock(rh$4$clock)
+    );
+    fanin_lookup_rh_5 rh$5(
+        .d(rh$5$d),
+        .q(rh$5$q),
+        .clock(rh$5$clock)
+    );
+    fanin_lookup_rh_6 rh$6(
+        .d(rh$6$d),
+        .q(rh$6$q),
+        .clock(rh$6$clock)
+    );
+    fanin_lookup_rh_7 rh$7(
+        .d(rh$7$d),
+        .q(rh$7$q),
+        .clock(rh$7$clock)
+    );
+    fanin_lookup_rh_8 rh$8(
+        .d(rh$8$d),
+        .q(rh$8$q),
+        .clock(rh$8$clock)
+    );
+    fanin_lookup_rh_9 rh$9(
+        .d(rh$9$d),
+        .q(rh$9$q),
+        .clock(rh$9$clock)
+    );
+    fanin_lookup_rh_10 rh$10(
+        .d(rh$10$d),
+        .q(rh$10$q),
+        .clock(rh$10$clock)
+    );
+    fanin_lookup_rh_11 rh$11(
+        .d(rh$11$d),
+        .q(rh$11$q),
+        .clock(rh$11$clock)
+    );
+    fanin_lookup_rh_12 rh$12(
+        .d(rh$12$d),
+        .q(rh$12$q),
+        .clock(rh$12$clock)
+    );
+    fanin_lookup_rh_13 rh$13(
+        .d(rh$13$d),
+        .q(rh$13$q),
+        .clock(rh$13$clock)
+    );
+    fanin_lookup_rh_14 rh$14(
+        .d(rh$14$d),
+        .q(rh$14$q),
+        .clock(rh$14$clock)
+    );
+    fanin_lookup_rh_15 rh$15(
+        .d(rh$15$d),
+        .q(rh$15$q),
+        .clock(rh$15$clock)
+    );
+    fanin_lookup_rone_r_0 rone_r$0(
+        .d(rone_r$0$d),
+        .q(rone_r$0$q),
+        .clock(rone_r$0$clock)
+    );
+    fanin_lookup_rone_r_1 rone_r$1(
+        .d(rone_r$1$d),
+        .q(rone_r$1$q),
+        .clock(rone_r$1$clock)
+    );
+    fanin_lookup_rone_r_2 rone_r$2(
+        .d(rone_r$2$d),
+        .q(rone_r$2$q),
+        .clock(rone_r$2$clock)
+    );
+    fanin_lookup_rone_r_3 rone_r$3(
+        .d(rone_r$3$d),
+        .q(rone_r$3$q),
+        .clock(rone_r$3$clock)
+    );
+    fanin_lookup_rone_r_4 rone_r$4(
+        .d(rone_r$4$d),
+        .q(rone_r$4$q),
+        .clock(rone_r$4$clock)
+    );
+    fanin_lookup_rone_r_5 rone_r$5(
+        .d(rone_r$5$d),
+        .q(rone_r$5$q),
+        .clock(rone_r$5$clock)
+    );
+    fanin_lookup_rone_r_6 rone_r$6(
+        .d(rone_r$6$d),
+        .q(rone_r$6$q),
+        .clock(rone_r$6$clock)
+    );
+    fanin_lookup_rone_r_7 rone_r$7(
+        .d(rone_r$7$d),
+        .q(rone_r$7$q),
+        .clock(rone_r$7$clock)
+    );
+    fanin_lookup_rone_r_8 rone_r$8(
+        .d(rone_r$8$d),
+        .q(rone_r$8$q),
+        .clock(rone_r$8$clock)
+    );
+    fanin_lookup_rone_r_9 rone_r$9(
+        .d(rone_r$9$d),
+        .q(rone_r$9$q),
+        .clock(rone_r$9$clock)
+    );
+    fanin_lookup_rone_r_10 rone_r$10(
+        .d(rone_r$10$d),
+        .q(rone_r$10$q),
+        .clock(rone_r$10$clock)
+    );
+    fanin_lookup_rone_r_11 rone_r$11(
+        .d(rone_r$11$d),
+        .q(rone_r$11$q),
+        .clock(rone_r$11$clock)
+    );
+    fanin_lookup_rone_r_12 rone_r$12(
+        .d(rone_r$12$d),
+        .q(rone_r$12$q),
+        .clock(rone_r$12$clock)
+    );
+    fanin_lookup_rone_r_13 rone_r$13(
+        .d(rone_r$13$d),
+        .q(rone_r$13$q),
+        .clock(rone_r$13$clock)
+    );
+    fanin_lookup_rone_r_14 rone_r$14(
+        .d(rone_r$14$d),
+        .q(rone_r$14$q),
+        .clock(rone_r$14$clock)
+    );
+    fanin_lookup_rone_r_15 rone_r$15(
+        .d(rone_r$15$d),
+        .q(rone_r$15$q),
+        .clock(rone_r$15$clock)
+    );
+    fanin_lookup_jhit jhit(
+        .d(jhit$d),
+        .q(jhit$q),
+        .clock(jhit$clock)
+    );
+    fanin_lookup_rhit rhit(
+        .d(rhit$d),
+        .q(rhit$q),
+        .clock(rhit$clock)
+    );
+    fanin_lookup_jslot_0 jslot$0(
+        .d(jslot$0$d),
+        .q(jslot$0$q),
+        .clock(jslot$0$clock)
+    );
+    fanin_lookup_jslot_1 jslot$1(
+        .d(jslot$1$d),
+        .q(jslot$1$q),
+        .clock(jslot$1$clock)
+    );
+    fanin_lookup_jslot_2 jslot$2(
+        .d(jslot$2$d),
+        .q(jslot$2$q),
+        .clock(jslot$2$clock)
+    );
+    fanin_lookup_jslot_3 jslot$3(
+        .d(jslot$3$d),
+        .q(jslot$3$q),
+        .clock(jslot$3$clock)
+    );
+    fanin_lookup_jslot_4 jslot$4(
+        .d(jslot$4$d),
+        .q(jslot$4$q),
+        .clock(jslot$4$clock)
+    );
+    fanin_lookup_jslot_5 jslot$5(
+        .d(jslot$5$d),
+        .q(jslot$5$q),
+        .clock(jslot$5$clock)
+    );
+    fanin_lookup_jslot_6 jslot$6(
+        .d(jslot$6$d),
+        .q(jslot$6$q),
+        .clock(jslot$6$clock)
+    );
+    fanin_lookup_jslot_7 jslot$7(
+        .d(jslot$7$d),
+        .q(jslot$7$q),
+        .clock(jslot$7$clock)
+    );
+    fanin_lookup_jslot_8 jslot$8(
+        .d(jslot$8$d),
+        .q(jslot$8$q),
+        .clock(jslot$8$clock)
+    );
+    fanin_lookup_jslot_9 jslot$9(
+        .d(jslot$9$d),
+        .q(jslot$9$q),
+        .clock(jslot$9$clock)
+    );
+    fanin_lookup_jslot_10 jslot$10(
+        .d(jslot$10$d),
+        .q(jslot$10$q),
+        .clock(jslot$10$clock)
+    );
+    fanin_lookup_jslot_11 jslot$11(
+        .d(jslot$11$d),
+        .q(jslot$11$q),
+        .clock(jslot$11$clock)
+    );
+    fanin_lookup_jslot_12 jslot$12(
+        .d(jslot$12$d),
+        .q(jslot$12$q),
+        .clock(jslot$12$clock)
+    );
+    fanin_lookup_jslot_13 jslot$13(
+        .d(jslot$13$d),
+        .q(jslot$13$q),
+        .clock(jslot$13$clock)
+    );
+    fanin_lookup_jslot_14 jslot$14(
+        .d(jslot$14$d),
+        .q(jslot$14$q),
+        .clock(jslot$14$clock)
+    );
+    fanin_lookup_jslot_15 jslot$15(
+        .d(jslot$15$d),
+        .q(jslot$15$q),
+        .clock(jslot$15$clock)
+    );
+    fanin_lookup_jci_0 jci$0(
+        .d(jci$0$d),
+        .q(jci$0$q),
+        .clock(jci$0$clock)
+    );
+    fanin_lookup_jci_1 jci$1(
+        .d(jci$1$d),
+        .q(jci$1$q),
+        .clock(jci$1$clock)
+    );
+    fanin_lookup_jci_2 jci$2(
+        .d(jci$2$d),
+        .q(jci$2$q),
+        .clock(jci$2$clock)
+    );
+    fanin_lookup_jci_3 jci$3(
+        .d(jci$3$d),
+        .q(jci$3$q),
+        .clock(jci$3$clock)
+    );
+    fanin_lookup_jci_4 jci$4(
+        .d(jci$4$d),
+        .q(jci$4$q),
+        .clock(jci$4$clock)
+    );
+    fanin_lookup_jci_5 jci$5(
+        .d(jci$5$d),
+        .q(jci$5$q),
+        .clock(jci$5$clock)
+    );
+    fanin_lookup_jci_6 jci$6(
+        .d(jci$6$d),
+        .q(jci$6$q),
+        .clock(jci$6$clock)
+    );
+    fanin_lookup_jci_7 jci$7(
+        .d(jci$7$d),
+        .q(jci$7$q),
+        .clock(jci$7$clock)
+    );
+    fanin_lookup_jci_8 jci$8(
+        .d(jci$8$d),
+        .q(jci$8$q),
+        .clock(jci$8$clock)
+    );
+    fanin_lookup_jci_9 jci$9(
+        .d(jci$9$d),
+        .q(jci$9$q),
+        .clock(jci$9$clock)
+    );
+    fanin_lookup_jci_10 jci$10(
+        .d(jci$10$d),
+        .q(jci$10$q),
+        .clock(jci$10$clock)
+    );
+    fanin_lookup_jci_11 jci$11(
+        .d(jci$11$d),
+        .q(jci$11$q),
+        .clock(jci$11$clock)
+    );
+    fanin_lookup_jci_12 jci$12(
+        .d(jci$12$d),
+        .q(jci$12$q),
+        .clock(jci$12$clock)
+    );
+    fanin_lookup_jci_13 jci$13(
+        .d(jci$13$d),
+        .q(jci$13$q),
+        .clock(jci$13$clock)
+    );
+    fanin_lookup_jci_14 jci$14(
+        .d(jci$14$d),
+        .q(jci$14$q),
+        .clock(jci$14$clock)
+    );
+    fanin_lookup_jci_15 jci$15(
+        .d(jci$15$d),
+        .q(jci$15$q),
+        .clock(jci$15$clock)
+    );
+    fanin_lookup_own_in_0 own_in$0(
+        .d(own_in$0$d),
+        .q(own_in$0$q),
+        .clock(own_in$0$clock)
+    );
+    fanin_lookup_own_in_1 own_in$1(
+        .d(own_in$1$d),
+        .q(own_in$1$q),
+        .clock(own_in$1$clock)
+    );
+    fanin_lookup_own_in_2 own_in$2(
+        .d(own_in$2$d),
+        .q(own_in$2$q),
+        .clock(own_in$2$clock)
+    );
+    fanin_lookup_own_in_3 own_in$3(
+        .d(own_in$3$d),
+        .q(own_in$3$q),
+        .clock(own_in$3$clock)
+    );
+    fanin_lookup_own_in_4 own_in$4(
+        .d(own_in$4$d),
+        .q(own_in$4$q),
+        .clock(own_in$4$clock)
+    );
+    fanin_lookup_own_in_5 own_in$5(
+        .d(own_in$5$d),
+        .q(own_in$5$q),
+        .clock(own_in$5$clock)
+    );
+    fanin_lookup_own_in_6 own_in$6(
+        .d(own_in$6$d),
+        .q(own_in$6$q),
+        .clock(own_in$6$clock)
+    );
+    fanin_lookup_own_in_7 own_in$7(
+        .d(own_in$7$d),
+        .q(own_in$7$q),
+        .clock(own_in$7$clock)
+    );
+    fanin_lookup_own_in_8 own_in$8(
+        .d(own_in$8$d),
+        .q(own_in$8$q),
+        .clock(own_in$8$clock)
+    );
+    fanin_lookup_own_in_9 own_in$9(
+        .d(own_in$9$d),
+        .q(own_in$9$q),
+        .clock(own_in$9$clock)
+    );
+    fanin_lookup_own_in_10 own_in$10(
+        .d(own_in$10$d),
+        .q(own_in$10$q),
+        .clock(own_in$10$clock)
+    );
+    fanin_lookup_own_in_11 own_in$11(
+        .d(own_in$11$d),
+        .q(own_in$11$q),
+        .clock(own_in$11$clock)
+    );
+    fanin_lookup_own_in_12 own_in$12(
+        .d(own_in$12$d),
+        .q(own_in$12$q),
+        .clock(own_in$12$clock)
+    );
+    fanin_lookup_own_in_13 own_in$13(
+        .d(own_in$13$d),
+        .q(own_in$13$q),
+        .clock(own_in$13$clock)
+    );
+    fanin_lookup_own_in_14 own_in$14(
+        .d(own_in$14$d),
+        .q(own_in$14$q),
+        .clock(own_in$14$clock)
+    );
+    fanin_lookup_own_in_15 own_in$15(
+        .d(own_in$15$d),
+        .q(own_in$15$q),
+        .clock(own_in$15$clock)
+    );
+    fanin_lookup_own own(
+        .d(own$d),
+        .q(own$q),
+        .clock(own$clock)
+    );
+    fanin_lookup_any_to any_to(
+        .d(any_to$d),
+        .q(any_to$q),
+        .clock(any_to$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        jhit$clock = clock;
+        rhit$clock = clock;
+        own$clock = clock;
+        any_to$clock = clock;
+        jhit$d = jhit$q;
+        rhit$d = rhit$q;
+        own$d = own$q;
+        any_to$d = any_to$q;
+        rh$0$clock = clock;
+        rh$0$d = rh$0$q;
+        rone_r$0$clock = clock;
+        rone_r$0$d = rone_r$0$q;
+        rh$1$clock = clock;
+        rh$1$d = rh$1$q;
+        rone_r$1$clock = clock;
+        rone_r$1$d = rone_r$1$q;
+        rh$2$clock = clock;
+        rh$2$d = rh$2$q;
+        rone_r$2$clock = clock;
+        rone_r$2$d = rone_r$2$q;
+        rh$3$clock = clock;
+        rh$3$d = rh$3$q;
+        rone_r$3$clock = clock;
+        rone_r$3$d = rone_r$3$q;
+        rh$4$clock = clock;
+        rh$4$d = rh$4$q;
+        rone_r$4$clock = clock;
+        rone_r$4$d = rone_r$4$q;
+        rh$5$clock = clock;
+        rh$5$d = rh$5$q;
+        rone_r$5$clock = clock;
+        rone_r$5$d = rone_r$5$q;
+        rh$6$clock = clock;
+        rh$6$d = rh$6$q;
+        rone_r$6$clock = clock;
+        rone_r$6$d = rone_r$6$q;
+        rh$7$clock = clock;
+        rh$7$d = rh$7$q;
+        rone_r$7$clock = clock;
+        rone_r$7$d = rone_r$7$q;
+        rh$8$clock = clock;
+        rh$8$d = rh$8$q;
+        rone_r$8$clock = clock;
+        rone_r$8$d = rone_r$8$q;
+        rh$9$clock = clock;
+        rh$9$d = rh$9$q;
+        rone_r$9$clock = clock;
+        rone_r$9$d = rone_r$9$q;
+        rh$10$clock = clock;
+        rh$10$d = rh$10$q;
+        rone_r$10$clock = clock;
+        rone_r$10$d = rone_r$10$q;
+        rh$11$clock = clock;
+        rh$11$d = rh$11$q;
+        rone_r$11$clock = clock;
+        rone_r$11$d = rone_r$11$q;
+        rh$12$clock = clock;
+        rh$12$d = rh$12$q;
+        rone_r$12$clock = clock;
+        rone_r$12$d = rone_r$12$q;
+        rh$13$clock = clock;
+        rh$13$d = rh$13$q;
+        rone_r$13$clock = clock;
+        rone_r$13$d = rone_r$13$q;
+        rh$14$clock = clock;
+        rh$14$d = rh$14$q;
+        rone_r$14$clock = clock;
+        rone_r$14$d = rone_r$14$q;
+        rh$15$clock = clock;
+        rh$15$d = rh$15$q;
+        rone_r$15$clock = clock;
+        rone_r$15$d = rone_r$15$q;
+        jk_valid$0$clock = clock;
+        jk_valid$0$d = jk_valid$0$q;
+        jk_scan$0$clock = clock;
+        jk_scan$0$d = jk_scan$0$q;
+        jk_job$0$clock = clock;
+        jk_job$0$d = jk_job$0$q;
+        jk_sbase$0$clock = clock;
+        jk_sbase$0$d = jk_sbase$0$q;
+        jk_scount$0$clock = clock;
+        jk_scount$0$d = jk_scount$0$q;
+        jh$0$clock = clock;
+        jh$0$d = jh$0$q;
+        jone$0$clock = clock;
+        jone$0$d = jone$0$q;
+        own_in$0$clock = clock;
+        own_in$0$d = own_in$0$q;
+        jslot$0$clock = clock;
+        jbase$0$clock = clock;
+        jbase$0$d = jbase$0$q;
+        jcm_r$0$clock = clock;
+        jcm_r$0$d = jcm_r$0$q;
+        jci$0$clock = clock;
+        jbusy_r$0$clock = clock;
+        jbusy_r$0$d = jbusy_r$0$q;
+        jk_valid$1$clock = clock;
+        jk_valid$1$d = jk_valid$1$q;
+        jk_scan$1$clock = clock;
+        jk_scan$1$d = jk_scan$1$q;
+        jk_job$1$clock = clock;
+        jk_job$1$d = jk_job$1$q;
+        jk_sbase$1$clock = clock;
+        jk_sbase$1$d = jk_sbase$1$q;
+        jk_scount$1$clock = clock;
+        jk_scount$1$d = jk_scount$1$q;
+        jh$1$clock = clock;
+        jh$1$d = jh$1$q;
+        jone$1$clock = clock;
+        jone$1$d = jone$1$q;
+        own_in$1$clock = clock;
+        own_in$1$d = own_in$1$q;
+        jslot$1$clock = clock;
+        jbase$1$clock = clock;
+        jbase$1$d = jbase$1$q;
+        jcm_r$1$clock = clock;
+        jcm_r$1$d = jcm_r$1$q;
+        jci$1$clock = clock;
+        jbusy_r$1$clock = clock;
+        jbusy_r$1$d = jbusy_r$1$q;
+        jk_valid$2$clock = clock;
+        jk_valid$2$d = jk_valid$2$q;
+        jk_scan$2$clock = clock;
+        jk_scan$2$d = jk_scan$2$q;
+        jk_job$2$clock = clock;
+        jk_job$2$d = jk_job$2$q;
+        jk_sbase$2$clock = clock;
+        jk_sbase$2$d = jk_sbase$2$q;
+        jk_scount$2$clock = clock;
+        jk_scount$2$d = jk_scount$2$q;
+        jh$2$clock = clock;
+        jh$2$d = jh$2$q;
+        jone$2$clock = clock;
+        jone$2$d = jone$2$q;
+        own_in$2$clock = clock;
+        own_in$2$d = own_in$2$q;
+        jslot$2$clock = clock;
+        jbase$2$clock = clock;
+        jbase$2$d = jbase$2$q;
+        jcm_r$2$clock = clock;
+        jcm_r$2$d = jcm_r$2$q;
+        jci$2$clock = clock;
+        jbusy_r$2$clock = clock;
+        jbusy_r$2$d = jbusy_r$2$q;
+        jk_valid$3$clock = clock;
+        jk_valid$3$d = jk_valid$3$q;
+        jk_scan$3$clock = clock;
+        jk_scan$3$d = jk_scan$3$q;
+        jk_job$3$clock = clock;
+        jk_job$3$d = jk_job$3$q;
+        jk_sbase$3$clock = clock;
+        jk_sbase$3$d = jk_sbase$3$q;
+        jk_scount$3$clock = clock;
+        jk_scount$3$d = jk_scount$3$q;
+        jh$3$clock = clock;
+        jh$3$d = jh$3$q;
+        jone$3$clock = clock;
+        jone$3$d = jone$3$q;
+        own_in$3$clock = clock;
+        own_in$3$d = own_in$3$q;
+        jslot$3$clock = clock;
+        jbase$3$clock = clock;
+        jbase$3$d = jbase$3$q;
+        jcm_r$3$clock = clock;
+        jcm_r$3$d = jcm_r$3$q;
+        jci$3$clock = clock;
+        jbusy_r$3$clock = clock;
+        jbusy_r$3$d = jbusy_r$3$q;
+        jk_valid$4$clock = clock;
+        jk_valid$4$d = jk_valid$4$q;
+        jk_scan$4$clock = clock;
+        jk_scan$4$d = jk_scan$4$q;
+        jk_job$4$clock = clock;
+        jk_job$4$d = jk_job$4$q;
+        jk_sbase$4$clock = clock;
+        jk_sbase$4$d = jk_sbase$4$q;
+        jk_scount$4$clock = clock;
+        jk_scount$4$d = jk_scount$4$q;
+        jh$4$clock = clock;
+        jh$4$d = jh$4$q;
+        jone$4$clock = clock;
+        jone$4$d = jone$4$q;
+        own_in$4$clock = clock;
+        own_in$4$d = own_in$4$q;
+        jslot$4$clock = clock;
+        jbase$4$clock = clock;
+        jbase$4$d = jbase$4$q;
+        jcm_r$4$clock = clock;
+        jcm_r$4$d = jcm_r$4$q;
+        jci$4$clock = clock;
+        jbusy_r$4$clock = clock;
+        jbusy_r$4$d = jbusy_r$4$q;
+        jk_valid$5$clock = clock;
+        jk_valid$5$d = jk_valid$5$q;
+        jk_scan$5$clock = clock;
+        jk_scan$5$d = jk_scan$5$q;
+        jk_job$5$clock = clock;
+        jk_job$5$d = jk_job$5$q;
+        jk_sbase$5$clock = clock;
+        jk_sbase$5$d = jk_sbase$5$q;
+        jk_scount$5$clock = clock;
+        jk_scount$5$d = jk_scount$5$q;
+        jh$5$clock = clock;
+        jh$5$d = jh$5$q;
+        jone$5$clock = clock;
+        jone$5$d = jone$5$q;
+        own_in$5$clock = clock;
+        own_in$5$d = own_in$5$q;
+        jslot$5$clock = clock;
+        jbase$5$clock = clock;
+        jbase$5$d = jbase$5$q;
+        jcm_r$5$clock = clock;
+        jcm_r$5$d = jcm_r$5$q;
+        jci$5$clock = clock;
+        jbusy_r$5$clock = clock;
+        jbusy_r$5$d = jbusy_r$5$q;
+        jk_valid$6$clock = clock;
+        jk_valid$6$d = jk_valid$6$q;
+        jk_scan$6$clock = clock;
+        jk_scan$6$d = jk_scan$6$q;
+        jk_job$6$clock = clock;
+        jk_job$6$d = jk_job$6$q;
+        jk_sbase$6$clock = clock;
+        jk_sbase$6$d = jk_sbase$6$q;
+        jk_scount$6$clock = clock;
+        jk_scount$6$d = jk_scount$6$q;
+        jh$6$clock = clock;
+        jh$6$d = jh$6$q;
+        jone$6$clock = clock;
+        jone$6$d = jone$6$q;
+        own_in$6$clock = clock;
+        own_in$6$d = own_in$6$q;
+        jslot$6$clock = clock;
+        jbase$6$clock = clock;
+        jbase$6$d = jbase$6$q;
+        jcm_r$6$clock = clock;
+        jcm_r$6$d = jcm_r$6$q;
+        jci$6$clock = clock;
+        jbusy_r$6$clock = clock;
+        jbusy_r$6$d = jbusy_r$6$q;
+        jk_valid$7$clock = clock;
+        jk_valid$7$d = jk_valid$7$q;
+        jk_scan$7$clock = clock;
+        jk_scan$7$d = jk_scan$7$q;
+        jk_job$7$clock = clock;
+        jk_job$7$d = jk_job$7$q;
+        jk_sbase$7$clock = clock;
+        jk_sbase$7$d = jk_sbase$7$q;
+        jk_scount$7$clock = clock;
+        jk_scount$7$d = jk_scount$7$q;
+        jh$7$clock = clock;
+        jh$7$d = jh$7$q;
+        jone$7$clock = clock;
+        jone$7$d = jone$7$q;
+        own_in$7$clock = clock;
+        own_in$7$d = own_in$7$q;
+        jslot$7$clock = clock;
+        jbase$7$clock = clock;
+        jbase$7$d = jbase$7$q;
+        jcm_r$7$clock = clock;
+        jcm_r$7$d = jcm_r$7$q;
+        jci$7$clock = clock;
+        jbusy_r$7$clock = clock;
+        jbusy_r$7$d = jbusy_r$7$q;
+        jk_valid$8$clock = clock;
+        jk_valid$8$d = jk_valid$8$q;
+        jk_scan$8$clock = clock;
+        jk_scan$8$d = jk_scan$8$q;
+        jk_job$8$clock = clock;
+        jk_job$8$d = jk_job$8$q;
+        jk_sbase$8$clock = clock;
+        jk_sbase$8$d = jk_sbase$8$q;
+        jk_scount$8$clock = clock;
+        jk_scount$8$d = jk_scount$8$q;
+        jh$8$clock = clock;
+        jh$8$d = jh$8$q;
+        jone$8$clock = clock;
+        jone$8$d = jone$8$q;
+        own_in$8$clock = clock;
+        own_in$8$d = own_in$8$q;
+        jslot$8$clock = clock;
+        jbase$8$clock = clock;
+        jbase$8$d = jbase$8$q;
+        jcm_r$8$clock = clock;
+        jcm_r$8$d = jcm_r$8$q;
+        jci$8$clock = clock;
+        jbusy_r$8$clock = clock;
+        jbusy_r$8$d = jbusy_r$8$q;
+        jk_valid$9$clock = clock;
+        jk_valid$9$d = jk_valid$9$q;
+        jk_scan$9$clock = clock;
+        jk_scan$9$d = jk_scan$9$q;
+        jk_job$9$clock = clock;
+        jk_job$9$d = jk_job$9$q;
+        jk_sbase$9$clock = clock;
+        jk_sbase$9$d = jk_sbase$9$q;
+        jk_scount$9$clock = clock;
+        jk_scount$9$d = jk_scount$9$q;
+        jh$9$clock = clock;
+        jh$9$d = jh$9$q;
+        jone$9$clock = clock;
+        jone$9$d = jone$9$q;
+        own_in$9$clock = clock;
+        own_in$9$d = own_in$9$q;
+        jslot$9$clock = clock;
+        jbase$9$clock = clock;
+        jbase$9$d = jbase$9$q;
+        jcm_r$9$clock = clock;
+        jcm_r$9$d = jcm_r$9$q;
+        jci$9$clock = clock;
+        jbusy_r$9$clock = clock;
+        jbusy_r$9$d = jbusy_r$9$q;
+        jk_valid$10$clock = clock;
+        jk_valid$10$d = jk_valid$10$q;
+        jk_scan$10$clock = clock;
+        jk_scan$10$d = jk_scan$10$q;
+        jk_job$10$clock = clock;
+        jk_job$10$d = jk_job$10$q;
+        jk_sbase$10$clock = clock;
+        jk_sbase$10$d = jk_sbase$10$q;
+        jk_scount$10$clock = clock;
+        jk_scount$10$d = jk_scount$10$q;
+        jh$10$clock = clock;
+        jh$10$d = jh$10$q;
+        jone$10$clock = clock;
+        jone$10$d = jone$10$q;
+        own_in$10$clock = clock;
+        own_in$10$d = own_in$10$q;
+        jslot$10$clock = clock;
+        jbase$10$clock = clock;
+        jbase$10$d = jbase$10$q;
+        jcm_r$10$clock = clock;
+        jcm_r$10$d = jcm_r$10$q;
+        jci$10$clock = clock;
+        jbusy_r$10$clock = clock;
+        jbusy_r$10$d = jbusy_r$10$q;
+        jk_valid$11$clock = clock;
+        jk_valid$11$d = jk_valid$11$q;
+        jk_scan$11$clock = clock;
+        jk_scan$11$d = jk_scan$11$q;
+        jk_job$11$clock = clock;
+        jk_job$11$d = jk_job$11$q;
+        jk_sbase$11$clock = clock;
+        jk_sbase$11$d = jk_sbase$11$q;
+        jk_scount$11$clock = clock;
+        jk_scount$11$d = jk_scount$11$q;
+        jh$11$clock = clock;
+        jh$11$d = jh$11$q;
+        jone$11$clock = clock;
+        jone$11$d = jone$11$q;
+        own_in$11$clock = clock;
+        own_in$11$d = own_in$11$q;
+        jslot$11$clock = clock;
+        jbase$11$clock = clock;
+        jbase$11$d = jbase$11$q;
+        jcm_r$11$clock = clock;
+        jcm_r$11$d = jcm_r$11$q;
+        jci$11$clock = clock;
+        jbusy_r$11$clock = clock;
+        jbusy_r$11$d = jbusy_r$11$q;
+        jk_valid$12$clock = clock;
+        jk_valid$12$d = jk_valid$12$q;
+        jk_scan$12$clock = clock;
+        jk_scan$12$d = jk_scan$12$q;
+        jk_job$12$clock = clock;
+        jk_job$12$d = jk_job$12$q;
+        jk_sbase$12$clock = clock;
+        jk_sbase$12$d = jk_sbase$12$q;
+        jk_scount$12$clock = clock;
+        jk_scount$12$d = jk_scount$12$q;
+        jh$12$clock = clock;
+        jh$12$d = jh$12$q;
+        jone$12$clock = clock;
+        jone$12$d = jone$12$q;
+        own_in$12$clock = clock;
+        own_in$12$d = own_in$12$q;
+        jslot$12$clock = clock;
+        jbase$12$clock = clock;
+        jbase$12$d = jbase$12$q;
+        jcm_r$12$clock = clock;
+        jcm_r$12$d = jcm_r$12$q;
+        jci$12$clock = clock;
+        jbusy_r$12$clock = clock;
+        jbusy_r$12$d = jbusy_r$12$q;
+        jk_valid$13$clock = clock;
+        jk_valid$13$d = jk_valid$13$q;
+        jk_scan$13$clock = clock;
+        jk_scan$13$d = jk_scan$13$q;
+        jk_job$13$clock = clock;
+        jk_job$13$d = jk_job$13$q;
+        jk_sbase$13$clock = clock;
+        jk_sbase$13$d = jk_sbase$13$q;
+        jk_scount$13$clock = clock;
+        jk_scount$13$d = jk_scount$13$q;
+        jh$13$clock = clock;
+        jh$13$d = jh$13$q;
+        jone$13$clock = clock;
+        jone$13$d = jone$13$q;
+        own_in$13$clock = clock;
+        own_in$13$d = own_in$13$q;
+        jslot$13$clock = clock;
+        jbase$13$clock = clock;
+        jbase$13$d = jbase$13$q;
+        jcm_r$13$clock = clock;
+        jcm_r$13$d = jcm_r$13$q;
+        jci$13$clock = clock;
+        jbusy_r$13$clock = clock;
+        jbusy_r$13$d = jbusy_r$13$q;
+        jk_valid$14$clock = clock;
+        jk_valid$14$d = jk_valid$14$q;
+        jk_scan$14$clock = clock;
+        jk_scan$14$d = jk_scan$14$q;
+        jk_job$14$clock = clock;
+        jk_job$14$d = jk_job$14$q;
+        jk_sbase$14$clock = clock;
+        jk_sbase$14$d = jk_sbase$14$q;
+        jk_scount$14$clock = clock;
+        jk_scount$14$d = jk_scount$14$q;
+        jh$14$clock = clock;
+        jh$14$d = jh$14$q;
+        jone$14$clock = clock;
+        jone$14$d = jone$14$q;
+        own_in$14$clock = clock;
+        own_in$14$d = own_in$14$q;
+        jslot$14$clock = clock;
+        jbase$14$clock = clock;
+        jbase$14$d = jbase$14$q;
+        jcm_r$14$clock = clock;
+        jcm_r$14$d = jcm_r$14$q;
+        jci$14$clock = clock;
+        jbusy_r$14$clock = clock;
+        jbusy_r$14$d = jbusy_r$14$q;
+        jk_valid$15$clock = clock;
+        jk_valid$15$d = jk_valid$15$q;
+        jk_scan$15$clock = clock;
+        jk_scan$15$d = jk_scan$15$q;
+        jk_job$15$clock = clock;
+        jk_job$15$d = jk_job$15$q;
+        jk_sbase$15$clock = clock;
+        jk_sbase$15$d = jk_sbase$15$q;
+        jk_scount$15$clock = clock;
+        jk_scount$15$d = jk_scount$15$q;
+        jh$15$clock = clock;
+        jh$15$d = jh$15$q;
+        jone$15$clock = clock;
+        jone$15$d = jone$15$q;
+        own_in$15$clock = clock;
+        own_in$15$d = own_in$15$q;
+        jslot$15$clock = clock;
+        jbase$15$clock = clock;
+        jbase$15$d = jbase$15$q;
+        jcm_r$15$clock = clock;
+        jcm_r$15$d = jcm_r$15$q;
+        jci$15$clock = clock;
+        jbusy_r$15$clock = clock;
+        jbusy_r$15$d = jbusy_r$15$q;
+        jhit_q = jhit$q;
+        rhit_q = rhit$q;
+        own_q = own$q;
+        any_to_q = any_to$q;
+        rone$0 = rone_r$0$q;
+        rone$1 = rone_r$1$q;
+        rone$2 = rone_r$2$q;
+        rone$3 = rone_r$3$q;
+        rone$4 = rone_r$4$q;
+        rone$5 = rone_r$5$q;
+        rone$6 = rone_r$6$q;
+        rone$7 = rone_r$7$q;
+        rone$8 = rone_r$8$q;
+        rone$9 = rone_r$9$q;
+        rone$10 = rone_r$10$q;
+        rone$11 = rone_r$11$q;
+        rone$12 = rone_r$12$q;
+        rone$13 = rone_r$13$q;
+        rone$14 = rone_r$14$q;
+        rone$15 = rone_r$15$q;
+        jbusy$0 = jbusy_r$0$q;
+        jcm$0 = jcm_r$0$q;
+        jbusy$1 = jbusy_r$1$q;
+        jcm$1 = jcm_r$1$q;
+        jbusy$2 = jbusy_r$2$q;
+        jcm$2 = jcm_r$2$q;
+        jbusy$3 = jbusy_r$3$q;
+        jcm$3 = jcm_r$3$q;
+        jbusy$4 = jbusy_r$4$q;
+        jcm$4 = jcm_r$4$q;
+        jbusy$5 = jbusy_r$5$q;
+        jcm$5 = jcm_r$5$q;
+        jbusy$6 = jbusy_r$6$q;
+        jcm$6 = jcm_r$6$q;
+        jbusy$7 = jbusy_r$7$q;
+        jcm$7 = jcm_r$7$q;
+        jbusy$8 = jbusy_r$8$q;
+        jcm$8 = jcm_r$8$q;
+        jbusy$9 = jbusy_r$9$q;
+        jcm$9 = jcm_r$9$q;
+        jbusy$10 = jbusy_r$10$q;
+        jcm$10 = jcm_r$10$q;
+        jbusy$11 = jbusy_r$11$q;
+        jcm$11 = jcm_r$11$q;
+        jbusy$12 = jbusy_r$12$q;
+        jcm$12 = jcm_r$12$q;
+        jbusy$13 = jbusy_r$13$q;
+        jcm$13 = jcm_r$13$q;
+        jbusy$14 = jbusy_r$14$q;
+        jcm$14 = jcm_r$14$q;
+        jbusy$15 = jbusy_r$15$q;
+        jcm$15 = jcm_r$15$q;
+        rpre$0 = 1'b0;
+        rhit$d = 1'b0;
+        rpre$1 = rpre$0 | rh$0$q;
+        rone_r$0$d = rh$0$q & ~rpre$0;
+        if (rh$0$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$2 = rpre$1 | rh$1$q;
+        rone_r$1$d = rh$1$q & ~rpre$1;
+        if (rh$1$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$3 = rpre$2 | rh$2$q;
+        rone_r$2$d = rh$2$q & ~rpre$2;
+        if (rh$2$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$4 = rpre$3 | rh$3$q;
+        rone_r$3$d = rh$3$q & ~rpre$3;
+        if (rh$3$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$5 = rpre$4 | rh$4$q;
+        rone_r$4$d = rh$4$q & ~rpre$4;
+        if (rh$4$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$6 = rpre$5 | rh$5$q;
+        rone_r$5$d = rh$5$q & ~rpre$5;
+        if (rh$5$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$7 = rpre$6 | rh$6$q;
+        rone_r$6$d = rh$6$q & ~rpre$6;
+        if (rh$6$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$8 = rpre$7 | rh$7$q;
+        rone_r$7$d = rh$7$q & ~rpre$7;
+        if (rh$7$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$9 = rpre$8 | rh$8$q;
+        rone_r$8$d = rh$8$q & ~rpre$8;
+        if (rh$8$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$10 = rpre$9 | rh$9$q;
+        rone_r$9$d = rh$9$q & ~rpre$9;
+        if (rh$9$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$11 = rpre$10 | rh$10$q;
+        rone_r$10$d = rh$10$q & ~rpre$10;
+        if (rh$10$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$12 = rpre$11 | rh$11$q;
+        rone_r$11$d = rh$11$q & ~rpre$11;
+        if (rh$11$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$13 = rpre$12 | rh$12$q;
+        rone_r$12$d = rh$12$q & ~rpre$12;
+        if (rh$12$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$14 = rpre$13 | rh$13$q;
+        rone_r$13$d = rh$13$q & ~rpre$13;
+        if (rh$13$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$15 = rpre$14 | rh$14$q;
+        rone_r$14$d = rh$14$q & ~rpre$14;
+        if (rh$14$q) begin
+            rhit$d = 1'b1;
+        end
+        rpre$16 = rpre$15 | rh$15$q;
+        rone_r$15$d = rh$15$q & ~rpre$15;
+        if (rh$15$q) begin
+            rhit$d = 1'b1;
+        end
+        jpre$0 = 1'b0;
+        jhit$d = 1'b0;
+        jpre$1 = jpre$0 | jh$0$q;
+        jone$0$d = jh$0$q & ~jpre$0;
+        if (jh$0$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$2 = jpre$1 | jh$1$q;
+        jone$1$d = jh$1$q & ~jpre$1;
+        if (jh$1$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$3 = jpre$2 | jh$2$q;
+        jone$2$d = jh$2$q & ~jpre$2;
+        if (jh$2$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$4 = jpre$3 | jh$3$q;
+        jone$3$d = jh$3$q & ~jpre$3;
+        if (jh$3$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$5 = jpre$4 | jh$4$q;
+        jone$4$d = jh$4$q & ~jpre$4;
+        if (jh$4$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$6 = jpre$5 | jh$5$q;
+        jone$5$d = jh$5$q & ~jpre$5;
+        if (jh$5$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$7 = jpre$6 | jh$6$q;
+        jone$6$d = jh$6$q & ~jpre$6;
+        if (jh$6$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$8 = jpre$7 | jh$7$q;
+        jone$7$d = jh$7$q & ~jpre$7;
+        if (jh$7$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$9 = jpre$8 | jh$8$q;
+        jone$8$d = jh$8$q & ~jpre$8;
+        if (jh$8$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$10 = jpre$9 | jh$9$q;
+        jone$9$d = jh$9$q & ~jpre$9;
+        if (jh$9$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$11 = jpre$10 | jh$10$q;
+        jone$10$d = jh$10$q & ~jpre$10;
+        if (jh$10$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$12 = jpre$11 | jh$11$q;
+        jone$11$d = jh$11$q & ~jpre$11;
+        if (jh$11$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$13 = jpre$12 | jh$12$q;
+        jone$12$d = jh$12$q & ~jpre$12;
+        if (jh$12$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$14 = jpre$13 | jh$13$q;
+        jone$13$d = jh$13$q & ~jpre$13;
+        if (jh$13$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$15 = jpre$14 | jh$14$q;
+        jone$14$d = jh$14$q & ~jpre$14;
+        if (jh$14$q) begin
+            jhit$d = 1'b1;
+        end
+        jpre$16 = jpre$15 | jh$15$q;
+        jone$15$d = jh$15$q & ~jpre$15;
+        if (jh$15$q) begin
+            jhit$d = 1'b1;
+        end
+        jsel = 32'h0;
+        if (jone$0$q) begin
+            jsel = jsel | c_idx8$0;
+        end
+        if (jone$1$q) begin
+            jsel = jsel | c_idx8$1;
+        end
+        if (jone$2$q) begin
+            jsel = jsel | c_idx8$2;
+        end
+        if (jone$3$q) begin
+            jsel = jsel | c_idx8$3;
+        end
+        if (jone$4$q) begin
+            jsel = jsel | c_idx8$4;
+        end
+        if (jone$5$q) begin
+            jsel = jsel | c_idx8$5;
+        end
+        if (jone$6$q) begin
+            jsel = jsel | c_idx8$6;
+        end
+        if (jone$7$q) begin
+            jsel = jsel | c_idx8$7;
+        end
+        if (jone$8$q) begin
+            jsel = jsel | c_idx8$8;
+        end
+        if (jone$9$q) begin
+            jsel = jsel | c_idx8$9;
+        end
+        if (jone$10$q) begin
+            jsel = jsel | c_idx8$10;
+        end
+        if (jone$11$q) begin
+            jsel = jsel | c_idx8$11;
+        end
+        if (jone$12$q) begin
+            jsel = jsel | c_idx8$12;
+        end
+        if (jone$13$q) begin
+            jsel = jsel | c_idx8$13;
+        end
+        if (jone$14$q) begin
+            jsel = jsel | c_idx8$14;
+        end
+        if (jone$15$q) begin
+            jsel = jsel | c_idx8$15;
+        end
+        own_in$0$d = jk_valid$0$q & jk_scan$0$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$0$q) < jk_scount$0$q);
+        own_in$1$d = jk_valid$1$q & jk_scan$1$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$1$q) < jk_scount$1$q);
+        own_in$2$d = jk_valid$2$q & jk_scan$2$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$2$q) < jk_scount$2$q);
+        own_in$3$d = jk_valid$3$q & jk_scan$3$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$3$q) < jk_scount$3$q);
+        own_in$4$d = jk_valid$4$q & jk_scan$4$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$4$q) < jk_scount$4$q);
+        own_in$5$d = jk_valid$5$q & jk_scan$5$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$5$q) < jk_scount$5$q);
+        own_in$6$d = jk_valid$6$q & jk_scan$6$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$6$q) < jk_scount$6$q);
+        own_in$7$d = jk_valid$7$q & jk_scan$7$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$7$q) < jk_scount$7$q);
+        own_in$8$d = jk_valid$8$q & jk_scan$8$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$8$q) < jk_scount$8$q);
+        own_in$9$d = jk_valid$9$q & jk_scan$9$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$9$q) < jk_scount$9$q);
+        own_in$10$d = jk_valid$10$q & jk_scan$10$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$10$q) < jk_scount$10$q);
+        own_in$11$d = jk_valid$11$q & jk_scan$11$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$11$q) < jk_scount$11$q);
+        own_in$12$d = jk_valid$12$q & jk_scan$12$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$12$q) < jk_scount$12$q);
+        own_in$13$d = jk_valid$13$q & jk_scan$13$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$13$q) < jk_scount$13$q);
+        own_in$14$d = jk_valid$14$q & jk_scan$14$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$14$q) < jk_scount$14$q);
+        own_in$15$d = jk_valid$15$q & jk_scan$15$q & ((((scan_ptr) & 32'hffffffff) - jk_sbase$15$q) < jk_scount$15$q);
+        scan_own = 1'b0;
+        scan_own = scan_own | own_in$0$q;
+        scan_own = scan_own | own_in$1$q;
+        scan_own = scan_own | own_in$2$q;
+        scan_own = scan_own | own_in$3$q;
+        scan_own = scan_own | own_in$4$q;
+        scan_own = scan_own | own_in$5$q;
+        scan_own = scan_own | own_in$6$q;
+        scan_own = scan_own | own_in$7$q;
+        scan_own = scan_own | own_in$8$q;
+        scan_own = scan_own | own_in$9$q;
+        scan_own = scan_own | own_in$10$q;
+        scan_own = scan_own | own_in$11$q;
+        scan_own = scan_own | own_in$12$q;
+        scan_own = scan_own | own_in$13$q;
+        scan_own = scan_own | own_in$14$q;
+        scan_own = scan_own | own_in$15$q;
+        own$d = scan_own;
+        pr_blk_a = ((frame_block) & 24'hffffff);
+        jslot$0$d = ((jbase$0$q + (pr_blk_a & jcm_r$0$q)) & c_smask) << 32'h1;
+        jci$0$d = (frame_block & jk_scount$0$q) != 32'h0;
+        jslot$1$d = ((jbase$1$q + (pr_blk_a & jcm_r$1$q)) & c_smask) << 32'h1;
+        jci$1$d = (frame_block & jk_scount$1$q) != 32'h0;
+        jslot$2$d = ((jbase$2$q + (pr_blk_a & jcm_r$2$q)) & c_smask) << 32'h1;
+        jci$2$d = (frame_block & jk_scount$2$q) != 32'h0;
+        jslot$3$d = ((jbase$3$q + (pr_blk_a & jcm_r$3$q)) & c_smask) << 32'h1;
+        jci$3$d = (frame_block & jk_scount$3$q) != 32'h0;
+        jslot$4$d = ((jbase$4$q + (pr_blk_a & jcm_r$4$q)) & c_smask) << 32'h1;
+        jci$4$d = (frame_block & jk_scount$4$q) != 32'h0;
+        jslot$5$d = ((jbase$5$q + (pr_blk_a & jcm_r$5$q)) & c_smask) << 32'h1;
+        jci$5$d = (frame_block & jk_scount$5$q) != 32'h0;
+        jslot$6$d = ((jbase$6$q + (pr_blk_a & jcm_r$6$q)) & c_smask) << 32'h1;
+        jci$6$d = (frame_block & jk_scount$6$q) != 32'h0;
+        jslot$7$d = ((jbase$7$q + (pr_blk_a & jcm_r$7$q)) & c_smask) << 32'h1;
+        jci$7$d = (frame_block & jk_scount$7$q) != 32'h0;
+        jslot$8$d = ((jbase$8$q + (pr_blk_a & jcm_r$8$q)) & c_smask) << 32'h1;
+        jci$8$d = (frame_block & jk_scount$8$q) != 32'h0;
+        jslot$9$d = ((jbase$9$q + (pr_blk_a & jcm_r$9$q)) & c_smask) << 32'h1;
+        jci$9$d = (frame_block & jk_scount$9$q) != 32'h0;
+        jslot$10$d = ((jbase$10$q + (pr_blk_a & jcm_r$10$q)) & c_smask) << 32'h1;
+        jci$10$d = (frame_block & jk_scount$10$q) != 32'h0;
+        jslot$11$d = ((jbase$11$q + (pr_blk_a & jcm_r$11$q)) & c_smask) << 32'h1;
+        jci$11$d = (frame_block & jk_scount$11$q) != 32'h0;
+        jslot$12$d = ((jbase$12$q + (pr_blk_a & jcm_r$12$q)) & c_smask) << 32'h1;
+        jci$12$d = (frame_block & jk_scount$12$q) != 32'h0;
+        jslot$13$d = ((jbase$13$q + (pr_blk_a & jcm_r$13$q)) & c_smask) << 32'h1;
+        jci$13$d = (frame_block & jk_scount$13$q) != 32'h0;
+        jslot$14$d = ((jbase$14$q + (pr_blk_a & jcm_r$14$q)) & c_smask) << 32'h1;
+        jci$14$d = (frame_block & jk_scount$14$q) != 32'h0;
+        jslot$15$d = ((jbase$15$q + (pr_blk_a & jcm_r$15$q)) & c_smask) << 32'h1;
+        jci$15$d = (frame_block & jk_scount$15$q) != 32'h0;
+        slot = 32'h0;
+        ci = 1'b0;
+        if (jone$0$q) begin
+            slot = slot | jslot$0$q;
+        end
+        if (jone$0$q & jci$0$q) begin
+            ci = 1'b1;
+        end
+        if (jone$1$q) begin
+            slot = slot | jslot$1$q;
+        end
+        if (jone$1$q & jci$1$q) begin
+            ci = 1'b1;
+        end
+        if (jone$2$q) begin
+            slot = slot | jslot$2$q;
+        end
+        if (jone$2$q & jci$2$q) begin
+            ci = 1'b1;
+        end
+        if (jone$3$q) begin
+            slot = slot | jslot$3$q;
+        end
+        if (jone$3$q & jci$3$q) begin
+            ci = 1'b1;
+        end
+        if (jone$4$q) begin
+            slot = slot | jslot$4$q;
+        end
+        if (jone$4$q & jci$4$q) begin
+            ci = 1'b1;
+        end
+        if (jone$5$q) begin
+            slot = slot | jslot$5$q;
+        end
+        if (jone$5$q & jci$5$q) begin
+            ci = 1'b1;
+        end
+        if (jone$6$q) begin
+            slot = slot | jslot$6$q;
+        end
+        if (jone$6$q & jci$6$q) begin
+            ci = 1'b1;
+        end
+        if (jone$7$q) begin
+            slot = slot | jslot$7$q;
+        end
+        if (jone$7$q & jci$7$q) begin
+            ci = 1'b1;
+        end
+        if (jone$8$q) begin
+            slot = slot | jslot$8$q;
+        end
+        if (jone$8$q & jci$8$q) begin
+            ci = 1'b1;
+        end
+        if (jone$9$q) begin
+            slot = slot | jslot$9$q;
+        end
+        if (jone$9$q & jci$9$q) begin
+            ci = 1'b1;
+        end
+        if (jone$10$q) begin
+            slot = slot | jslot$10$q;
+        end
+        if (jone$10$q & jci$10$q) begin
+            ci = 1'b1;
+        end
+        if (jone$11$q) begin
+            slot = slot | jslot$11$q;
+        end
+        if (jone$11$q & jci$11$q) begin
+            ci = 1'b1;
+        end
+        if (jone$12$q) begin
+            slot = slot | jslot$12$q;
+        end
+        if (jone$12$q & jci$12$q) begin
+            ci = 1'b1;
+        end
+        if (jone$13$q) begin
+            slot = slot | jslot$13$q;
+        end
+        if (jone$13$q & jci$13$q) begin
+            ci = 1'b1;
+        end
+        if (jone$14$q) begin
+            slot = slot | jslot$14$q;
+        end
+        if (jone$14$q & jci$14$q) begin
+            ci = 1'b1;
+        end
+        if (jone$15$q) begin
+            slot = slot | jslot$15$q;
+        end
+        if (jone$15$q & jci$15$q) begin
+            ci = 1'b1;
+        end
+        if (hit_ld) begin
+            rh$0$d = route_valid$0 & (route_ip$0 == dst_ip);
+            rh$1$d = route_valid$1 & (route_ip$1 == dst_ip);
+            rh$2$d = route_valid$2 & (route_ip$2 == dst_ip);
+            rh$3$d = route_valid$3 & (route_ip$3 == dst_ip);
+            rh$4$d = route_valid$4 & (route_ip$4 == dst_ip);
+            rh$5$d = route_valid$5 & (route_ip$5 == dst_ip);
+            rh$6$d = route_valid$6 & (route_ip$6 == dst_ip);
+            rh$7$d = route_valid$7 & (route_ip$7 == dst_ip);
+            rh$8$d = route_valid$8 & (route_ip$8 == dst_ip);
+            rh$9$d = route_valid$9 & (route_ip$9 == dst_ip);
+            rh$10$d = route_valid$10 & (route_ip$10 == dst_ip);
+            rh$11$d = route_valid$11 & (route_ip$11 == dst_ip);
+            rh$12$d = route_valid$12 & (route_ip$12 == dst_ip);
+            rh$13$d = route_valid$13 & (route_ip$13 == dst_ip);
+            rh$14$d = route_valid$14 & (route_ip$14 == dst_ip);
+            rh$15$d = route_valid$15 & (route_ip$15 == dst_ip);
+            jh$0$d = jk_valid$0$q & (jk_job$0$q == job);
+            jh$1$d = jk_valid$1$q & (jk_job$1$q == job);
+            jh$2$d = jk_valid$2$q & (jk_job$2$q == job);
+            jh$3$d = jk_valid$3$q & (jk_job$3$q == job);
+            jh$4$d = jk_valid$4$q & (jk_job$4$q == job);
+            jh$5$d = jk_valid$5$q & (jk_job$5$q == job);
+            jh$6$d = jk_valid$6$q & (jk_job$6$q == job);
+            jh$7$d = jk_valid$7$q & (jk_job$7$q == job);
+            jh$8$d = jk_valid$8$q & (jk_job$8$q == job);
+            jh$9$d = jk_valid$9$q & (jk_job$9$q == job);
+            jh$10$d = jk_valid$10$q & (jk_job$10$q == job);
+            jh$11$d = jk_valid$11$q & (jk_job$11$q == job);
+            jh$12$d = jk_valid$12$q & (jk_job$12$q == job);
+            jh$13$d = jk_valid$13$q & (jk_job$13$q == job);
+            jh$14$d = jk_valid$14$q & (jk_job$14$q == job);
+            jh$15$d = jk_valid$15$q & (jk_job$15$q == job);
+        end
+        any_to$d = 1'b0;
+        if (jk_valid$0$q & jk_scan$0$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$1$q & jk_scan$1$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$2$q & jk_scan$2$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$3$q & jk_scan$3$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$4$q & jk_scan$4$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$5$q & jk_scan$5$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$6$q & jk_scan$6$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$7$q & jk_scan$7$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$8$q & jk_scan$8$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$9$q & jk_scan$9$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$10$q & jk_scan$10$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$11$q & jk_scan$11$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$12$q & jk_scan$12$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$13$q & jk_scan$13$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$14$q & jk_scan$14$q) begin
+            any_to$d = 1'b1;
+        end
+        if (jk_valid$15$q & jk_scan$15$q) begin
+            any_to$d = 1'b1;
+        end
+        jc_base = ((commit_word[(32'hc0)+:(32)]) & 24'hffffff);
+        jc_cm = ((commit_word[(32'he0)+:(32)] - 32'h1) & 24'hffffff);
+        if (busy_entry == c_idx8$0) begin
+            if (busy_inc) begin
+                jbusy_r$0$d = jbusy_r$0$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$0$d = jbusy_r$0$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$0) & commit) begin
+            jk_valid$0$d = commit_word[(32'h0)+:(1)];
+            jk_scan$0$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$0$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$0$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$0$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$0$d = 32'h0;
+            jbase$0$d = jc_base;
+            jcm_r$0$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$1) begin
+            if (busy_inc) begin
+                jbusy_r$1$d = jbusy_r$1$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$1$d = jbusy_r$1$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$1) & commit) begin
+            jk_valid$1$d = commit_word[(32'h0)+:(1)];
+            jk_scan$1$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$1$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$1$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$1$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$1$d = 32'h0;
+            jbase$1$d = jc_base;
+            jcm_r$1$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$2) begin
+            if (busy_inc) begin
+                jbusy_r$2$d = jbusy_r$2$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$2$d = jbusy_r$2$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$2) & commit) begin
+            jk_valid$2$d = commit_word[(32'h0)+:(1)];
+            jk_scan$2$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$2$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$2$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$2$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$2$d = 32'h0;
+            jbase$2$d = jc_base;
+            jcm_r$2$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$3) begin
+            if (busy_inc) begin
+                jbusy_r$3$d = jbusy_r$3$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$3$d = jbusy_r$3$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$3) & commit) begin
+            jk_valid$3$d = commit_word[(32'h0)+:(1)];
+            jk_scan$3$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$3$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$3$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$3$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$3$d = 32'h0;
+            jbase$3$d = jc_base;
+            jcm_r$3$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$4) begin
+            if (busy_inc) begin
+                jbusy_r$4$d = jbusy_r$4$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$4$d = jbusy_r$4$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$4) & commit) begin
+            jk_valid$4$d = commit_word[(32'h0)+:(1)];
+            jk_scan$4$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$4$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$4$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$4$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$4$d = 32'h0;
+            jbase$4$d = jc_base;
+            jcm_r$4$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$5) begin
+            if (busy_inc) begin
+                jbusy_r$5$d = jbusy_r$5$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$5$d = jbusy_r$5$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$5) & commit) begin
+            jk_valid$5$d = commit_word[(32'h0)+:(1)];
+            jk_scan$5$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$5$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$5$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$5$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$5$d = 32'h0;
+            jbase$5$d = jc_base;
+            jcm_r$5$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$6) begin
+            if (busy_inc) begin
+                jbusy_r$6$d = jbusy_r$6$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$6$d = jbusy_r$6$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$6) & commit) begin
+            jk_valid$6$d = commit_word[(32'h0)+:(1)];
+            jk_scan$6$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$6$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$6$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$6$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$6$d = 32'h0;
+            jbase$6$d = jc_base;
+            jcm_r$6$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$7) begin
+            if (busy_inc) begin
+                jbusy_r$7$d = jbusy_r$7$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$7$d = jbusy_r$7$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$7) & commit) begin
+            jk_valid$7$d = commit_word[(32'h0)+:(1)];
+            jk_scan$7$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$7$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$7$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$7$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$7$d = 32'h0;
+            jbase$7$d = jc_base;
+            jcm_r$7$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$8) begin
+            if (busy_inc) begin
+                jbusy_r$8$d = jbusy_r$8$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$8$d = jbusy_r$8$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$8) & commit) begin
+            jk_valid$8$d = commit_word[(32'h0)+:(1)];
+            jk_scan$8$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$8$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$8$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$8$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$8$d = 32'h0;
+            jbase$8$d = jc_base;
+            jcm_r$8$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$9) begin
+            if (busy_inc) begin
+                jbusy_r$9$d = jbusy_r$9$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$9$d = jbusy_r$9$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$9) & commit) begin
+            jk_valid$9$d = commit_word[(32'h0)+:(1)];
+            jk_scan$9$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$9$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$9$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$9$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$9$d = 32'h0;
+            jbase$9$d = jc_base;
+            jcm_r$9$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$10) begin
+            if (busy_inc) begin
+                jbusy_r$10$d = jbusy_r$10$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$10$d = jbusy_r$10$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$10) & commit) begin
+            jk_valid$10$d = commit_word[(32'h0)+:(1)];
+            jk_scan$10$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$10$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$10$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$10$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$10$d = 32'h0;
+            jbase$10$d = jc_base;
+            jcm_r$10$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$11) begin
+            if (busy_inc) begin
+                jbusy_r$11$d = jbusy_r$11$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$11$d = jbusy_r$11$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$11) & commit) begin
+            jk_valid$11$d = commit_word[(32'h0)+:(1)];
+            jk_scan$11$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$11$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$11$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$11$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$11$d = 32'h0;
+            jbase$11$d = jc_base;
+            jcm_r$11$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$12) begin
+            if (busy_inc) begin
+                jbusy_r$12$d = jbusy_r$12$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$12$d = jbusy_r$12$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$12) & commit) begin
+            jk_valid$12$d = commit_word[(32'h0)+:(1)];
+            jk_scan$12$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$12$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$12$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$12$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$12$d = 32'h0;
+            jbase$12$d = jc_base;
+            jcm_r$12$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$13) begin
+            if (busy_inc) begin
+                jbusy_r$13$d = jbusy_r$13$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$13$d = jbusy_r$13$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$13) & commit) begin
+            jk_valid$13$d = commit_word[(32'h0)+:(1)];
+            jk_scan$13$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$13$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$13$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$13$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$13$d = 32'h0;
+            jbase$13$d = jc_base;
+            jcm_r$13$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$14) begin
+            if (busy_inc) begin
+                jbusy_r$14$d = jbusy_r$14$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$14$d = jbusy_r$14$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$14) & commit) begin
+            jk_valid$14$d = commit_word[(32'h0)+:(1)];
+            jk_scan$14$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$14$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$14$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$14$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$14$d = 32'h0;
+            jbase$14$d = jc_base;
+            jcm_r$14$d = jc_cm;
+        end
+        if (busy_entry == c_idx8$15) begin
+            if (busy_inc) begin
+                jbusy_r$15$d = jbusy_r$15$q + 32'h1;
+            end
+            if (busy_dec) begin
+                jbusy_r$15$d = jbusy_r$15$q - 32'h1;
+            end
+        end
+        if ((commit_entry == c_idx8$15) & commit) begin
+            jk_valid$15$d = commit_word[(32'h0)+:(1)];
+            jk_scan$15$d = commit_word[(32'h2)+:(1)] | (commit_word[(32'h200)+:(32)] != 32'h0);
+            jk_job$15$d = commit_word[(32'h20)+:(16)];
+            jk_sbase$15$d = commit_word[(32'hc0)+:(32)];
+            jk_scount$15$d = commit_word[(32'he0)+:(32)];
+            jbusy_r$15$d = 32'h0;
+            jbase$15$d = jc_base;
+            jcm_r$15$d = jc_cm;
+        end
+        if (rst) begin
+            jk_valid$0$d = 1'b0;
+            jk_scan$0$d = 1'b0;
+            jk_job$0$d = 32'h0;
+            jk_sbase$0$d = 32'h0;
+            jk_scount$0$d = 32'h0;
+            jbusy_r$0$d = 32'h0;
+            jk_valid$1$d = 1'b0;
+            jk_scan$1$d = 1'b0;
+            jk_job$1$d = 32'h0;
+            jk_sbase$1$d = 32'h0;
+            jk_scount$1$d = 32'h0;
+            jbusy_r$1$d = 32'h0;
+            jk_valid$2$d = 1'b0;
+            jk_scan$2$d = 1'b0;
+            jk_job$2$d = 32'h0;
+            jk_sbase$2$d = 32'h0;
+            jk_scount$2$d = 32'h0;
+            jbusy_r$2$d = 32'h0;
+            jk_valid$3$d = 1'b0;
+            jk_scan$3$d = 1'b0;
+            jk_job$3$d = 32'h0;
+            jk_sbase$3$d = 32'h0;
+            jk_scount$3$d = 32'h0;
+            jbusy_r$3$d = 32'h0;
+            jk_valid$4$d = 1'b0;
+            jk_scan$4$d = 1'b0;
+            jk_job$4$d = 32'h0;
+            jk_sbase$4$d = 32'h0;
+            jk_scount$4$d = 32'h0;
+            jbusy_r$4$d = 32'h0;
+            jk_valid$5$d = 1'b0;
+            jk_scan$5$d = 1'b0;
+            jk_job$5$d = 32'h0;
+            jk_sbase$5$d = 32'h0;
+            jk_scount$5$d = 32'h0;
+            jbusy_r$5$d = 32'h0;
+            jk_valid$6$d = 1'b0;
+            jk_scan$6$d = 1'b0;
+            jk_job$6$d = 32'h0;
+            jk_sbase$6$d = 32'h0;
+            jk_scount$6$d = 32'h0;
+            jbusy_r$6$d = 32'h0;
+            jk_valid$7$d = 1'b0;
+            jk_scan$7$d = 1'b0;
+            jk_job$7$d = 32'h0;
+            jk_sbase$7$d = 32'h0;
+            jk_scount$7$d = 32'h0;
+            jbusy_r$7$d = 32'h0;
+            jk_valid$8$d = 1'b0;
+            jk_scan$8$d = 1'b0;
+            jk_job$8$d = 32'h0;
+            jk_sbase$8$d = 32'h0;
+            jk_scount$8$d = 32'h0;
+            jbusy_r$8$d = 32'h0;
+            jk_valid$9$d = 1'b0;
+            jk_scan$9$d = 1'b0;
+            jk_job$9$d = 32'h0;
+            jk_sbase$9$d = 32'h0;
+            jk_scount$9$d = 32'h0;
+            jbusy_r$9$d = 32'h0;
+            jk_valid$10$d = 1'b0;
+            jk_scan$10$d = 1'b0;
+            jk_job$10$d = 32'h0;
+            jk_sbase$10$d = 32'h0;
+            jk_scount$10$d = 32'h0;
+            jbusy_r$10$d = 32'h0;
+            jk_valid$11$d = 1'b0;
+            jk_scan$11$d = 1'b0;
+            jk_job$11$d = 32'h0;
+            jk_sbase$11$d = 32'h0;
+            jk_scount$11$d = 32'h0;
+            jbusy_r$11$d = 32'h0;
+            jk_valid$12$d = 1'b0;
+            jk_scan$12$d = 1'b0;
+            jk_job$12$d = 32'h0;
+            jk_sbase$12$d = 32'h0;
+            jk_scount$12$d = 32'h0;
+            jbusy_r$12$d = 32'h0;
+            jk_valid$13$d = 1'b0;
+            jk_scan$13$d = 1'b0;
+            jk_job$13$d = 32'h0;
+            jk_sbase$13$d = 32'h0;
+            jk_scount$13$d = 32'h0;
+            jbusy_r$13$d = 32'h0;
+            jk_valid$14$d = 1'b0;
+            jk_scan$14$d = 1'b0;
+            jk_job$14$d = 32'h0;
+            jk_sbase$14$d = 32'h0;
+            jk_scount$14$d = 32'h0;
+            jbusy_r$14$d = 32'h0;
+            jk_valid$15$d = 1'b0;
+            jk_scan$15$d = 1'b0;
+            jk_job$15$d = 32'h0;
+            jk_sbase$15$d = 32'h0;
+            jk_scount$15$d = 32'h0;
+            jbusy_r$15$d = 32'h0;
+        end
+    end
+    
+endmodule // fanin_lookup
+
+
+module fanin_lookup_any_to(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_any_to
+
+
+module fanin_lookup_jbase_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_0
+
+
+module fanin_lookup_jbase_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_1
+
+
+module fanin_lookup_jbase_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_10
+
+
+module fanin_lookup_jbase_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_11
+
+
+module fanin_lookup_jbase_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_12
+
+
+module fanin_lookup_jbase_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_13
+
+
+module fanin_lookup_jbase_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_14
+
+
+module fanin_lookup_jbase_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_15
+
+
+module fanin_lookup_jbase_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_2
+
+
+module fanin_lookup_jbase_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_3
+
+
+module fanin_lookup_jbase_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_4
+
+
+module fanin_lookup_jbase_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_5
+
+
+module fanin_lookup_jbase_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_6
+
+
+module fanin_lookup_jbase_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_7
+
+
+module fanin_lookup_jbase_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_8
+
+
+module fanin_lookup_jbase_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbase_9
+
+
+module fanin_lookup_jbusy_r_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_0
+
+
+module fanin_lookup_jbusy_r_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_1
+
+
+module fanin_lookup_jbusy_r_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_10
+
+
+module fanin_lookup_jbusy_r_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_11
+
+
+module fanin_lookup_jbusy_r_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_12
+
+
+module fanin_lookup_jbusy_r_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_13
+
+
+module fanin_lookup_jbusy_r_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_14
+
+
+module fanin_lookup_jbusy_r_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_15
+
+
+module fanin_lookup_jbusy_r_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_2
+
+
+module fanin_lookup_jbusy_r_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_3
+
+
+module fanin_lookup_jbusy_r_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_4
+
+
+module fanin_lookup_jbusy_r_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_5
+
+
+module fanin_lookup_jbusy_r_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_6
+
+
+module fanin_lookup_jbusy_r_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_7
+
+
+module fanin_lookup_jbusy_r_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_8
+
+
+module fanin_lookup_jbusy_r_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jbusy_r_9
+
+
+module fanin_lookup_jci_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_0
+
+
+module fanin_lookup_jci_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_1
+
+
+module fanin_lookup_jci_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_10
+
+
+module fanin_lookup_jci_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_11
+
+
+module fanin_lookup_jci_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_12
+
+
+module fanin_lookup_jci_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_13
+
+
+module fanin_lookup_jci_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_14
+
+
+module fanin_lookup_jci_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_15
+
+
+module fanin_lookup_jci_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_2
+
+
+module fanin_lookup_jci_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_3
+
+
+module fanin_lookup_jci_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_4
+
+
+module fanin_lookup_jci_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_5
+
+
+module fanin_lookup_jci_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_6
+
+
+module fanin_lookup_jci_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_7
+
+
+module fanin_lookup_jci_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_8
+
+
+module fanin_lookup_jci_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jci_9
+
+
+module fanin_lookup_jcm_r_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_0
+
+
+module fanin_lookup_jcm_r_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_1
+
+
+module fanin_lookup_jcm_r_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_10
+
+
+module fanin_lookup_jcm_r_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_11
+
+
+module fanin_lookup_jcm_r_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_12
+
+
+module fanin_lookup_jcm_r_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_13
+
+
+module fanin_lookup_jcm_r_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_14
+
+
+module fanin_lookup_jcm_r_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_15
+
+
+module fanin_lookup_jcm_r_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_2
+
+
+module fanin_lookup_jcm_r_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_3
+
+
+module fanin_lookup_jcm_r_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_4
+
+
+module fanin_lookup_jcm_r_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_5
+
+
+module fanin_lookup_jcm_r_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_6
+
+
+module fanin_lookup_jcm_r_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_7
+
+
+module fanin_lookup_jcm_r_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_8
+
+
+module fanin_lookup_jcm_r_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jcm_r_9
+
+
+module fanin_lookup_jh_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_0
+
+
+module fanin_lookup_jh_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_1
+
+
+module fanin_lookup_jh_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_10
+
+
+module fanin_lookup_jh_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_11
+
+
+module fanin_lookup_jh_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_12
+
+
+module fanin_lookup_jh_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_13
+
+
+module fanin_lookup_jh_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_14
+
+
+module fanin_lookup_jh_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_15
+
+
+module fanin_lookup_jh_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_2
+
+
+module fanin_lookup_jh_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_3
+
+
+module fanin_lookup_jh_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_4
+
+
+module fanin_lookup_jh_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_5
+
+
+module fanin_lookup_jh_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_6
+
+
+module fanin_lookup_jh_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_7
+
+
+module fanin_lookup_jh_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_8
+
+
+module fanin_lookup_jh_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jh_9
+
+
+module fanin_lookup_jhit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jhit
+
+
+module fanin_lookup_jk_job_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_0
+
+
+module fanin_lookup_jk_job_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_1
+
+
+module fanin_lookup_jk_job_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_10
+
+
+module fanin_lookup_jk_job_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_11
+
+
+module fanin_lookup_jk_job_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_12
+
+
+module fanin_lookup_jk_job_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_13
+
+
+module fanin_lookup_jk_job_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_14
+
+
+module fanin_lookup_jk_job_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_15
+
+
+module fanin_lookup_jk_job_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_2
+
+
+module fanin_lookup_jk_job_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_3
+
+
+module fanin_lookup_jk_job_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_4
+
+
+module fanin_lookup_jk_job_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_5
+
+
+module fanin_lookup_jk_job_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_6
+
+
+module fanin_lookup_jk_job_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_7
+
+
+module fanin_lookup_jk_job_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_8
+
+
+module fanin_lookup_jk_job_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_job_9
+
+
+module fanin_lookup_jk_sbase_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_0
+
+
+module fanin_lookup_jk_sbase_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_1
+
+
+module fanin_lookup_jk_sbase_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_10
+
+
+module fanin_lookup_jk_sbase_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_11
+
+
+module fanin_lookup_jk_sbase_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_12
+
+
+module fanin_lookup_jk_sbase_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_13
+
+
+module fanin_lookup_jk_sbase_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_14
+
+
+module fanin_lookup_jk_sbase_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_15
+
+
+module fanin_lookup_jk_sbase_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_2
+
+
+module fanin_lookup_jk_sbase_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_3
+
+
+module fanin_lookup_jk_sbase_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_4
+
+
+module fanin_lookup_jk_sbase_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_5
+
+
+module fanin_lookup_jk_sbase_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_6
+
+
+module fanin_lookup_jk_sbase_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_7
+
+
+module fanin_lookup_jk_sbase_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_8
+
+
+module fanin_lookup_jk_sbase_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_sbase_9
+
+
+module fanin_lookup_jk_scan_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_0
+
+
+module fanin_lookup_jk_scan_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_1
+
+
+module fanin_lookup_jk_scan_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_10
+
+
+module fanin_lookup_jk_scan_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_11
+
+
+module fanin_lookup_jk_scan_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_12
+
+
+module fanin_lookup_jk_scan_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_13
+
+
+module fanin_lookup_jk_scan_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_14
+
+
+module fanin_lookup_jk_scan_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_15
+
+
+module fanin_lookup_jk_scan_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_2
+
+
+module fanin_lookup_jk_scan_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_3
+
+
+module fanin_lookup_jk_scan_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_4
+
+
+module fanin_lookup_jk_scan_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_5
+
+
+module fanin_lookup_jk_scan_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_6
+
+
+module fanin_lookup_jk_scan_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_7
+
+
+module fanin_lookup_jk_scan_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_8
+
+
+module fanin_lookup_jk_scan_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scan_9
+
+
+module fanin_lookup_jk_scount_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_0
+
+
+module fanin_lookup_jk_scount_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_1
+
+
+module fanin_lookup_jk_scount_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_10
+
+
+module fanin_lookup_jk_scount_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_11
+
+
+module fanin_lookup_jk_scount_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_12
+
+
+module fanin_lookup_jk_scount_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_13
+
+
+module fanin_lookup_jk_scount_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_14
+
+
+module fanin_lookup_jk_scount_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_15
+
+
+module fanin_lookup_jk_scount_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_2
+
+
+module fanin_lookup_jk_scount_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_3
+
+
+module fanin_lookup_jk_scount_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_4
+
+
+module fanin_lookup_jk_scount_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_5
+
+
+module fanin_lookup_jk_scount_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_6
+
+
+module fanin_lookup_jk_scount_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_7
+
+
+module fanin_lookup_jk_scount_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_8
+
+
+module fanin_lookup_jk_scount_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_scount_9
+
+
+module fanin_lookup_jk_valid_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_0
+
+
+module fanin_lookup_jk_valid_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_1
+
+
+module fanin_lookup_jk_valid_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_10
+
+
+module fanin_lookup_jk_valid_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_11
+
+
+module fanin_lookup_jk_valid_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_12
+
+
+module fanin_lookup_jk_valid_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_13
+
+
+module fanin_lookup_jk_valid_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_14
+
+
+module fanin_lookup_jk_valid_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_15
+
+
+module fanin_lookup_jk_valid_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_2
+
+
+module fanin_lookup_jk_valid_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_3
+
+
+module fanin_lookup_jk_valid_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_4
+
+
+module fanin_lookup_jk_valid_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_5
+
+
+module fanin_lookup_jk_valid_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_6
+
+
+module fanin_lookup_jk_valid_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_7
+
+
+module fanin_lookup_jk_valid_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_8
+
+
+module fanin_lookup_jk_valid_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jk_valid_9
+
+
+module fanin_lookup_jone_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_0
+
+
+module fanin_lookup_jone_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_1
+
+
+module fanin_lookup_jone_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_10
+
+
+module fanin_lookup_jone_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_11
+
+
+module fanin_lookup_jone_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_12
+
+
+module fanin_lookup_jone_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_13
+
+
+module fanin_lookup_jone_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_14
+
+
+module fanin_lookup_jone_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_15
+
+
+module fanin_lookup_jone_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_2
+
+
+module fanin_lookup_jone_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_3
+
+
+module fanin_lookup_jone_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_4
+
+
+module fanin_lookup_jone_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_5
+
+
+module fanin_lookup_jone_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_6
+
+
+module fanin_lookup_jone_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_7
+
+
+module fanin_lookup_jone_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_8
+
+
+module fanin_lookup_jone_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jone_9
+
+
+module fanin_lookup_jslot_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_0
+
+
+module fanin_lookup_jslot_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_1
+
+
+module fanin_lookup_jslot_10(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_10
+
+
+module fanin_lookup_jslot_11(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_11
+
+
+module fanin_lookup_jslot_12(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_12
+
+
+module fanin_lookup_jslot_13(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_13
+
+
+module fanin_lookup_jslot_14(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_14
+
+
+module fanin_lookup_jslot_15(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_15
+
+
+module fanin_lookup_jslot_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_2
+
+
+module fanin_lookup_jslot_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_3
+
+
+module fanin_lookup_jslot_4(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_4
+
+
+module fanin_lookup_jslot_5(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_5
+
+
+module fanin_lookup_jslot_6(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_6
+
+
+module fanin_lookup_jslot_7(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_7
+
+
+module fanin_lookup_jslot_8(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_8
+
+
+module fanin_lookup_jslot_9(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_jslot_9
+
+
+module fanin_lookup_own(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own
+
+
+module fanin_lookup_own_in_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_0
+
+
+module fanin_lookup_own_in_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_1
+
+
+module fanin_lookup_own_in_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_10
+
+
+module fanin_lookup_own_in_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_11
+
+
+module fanin_lookup_own_in_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_12
+
+
+module fanin_lookup_own_in_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_13
+
+
+module fanin_lookup_own_in_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_14
+
+
+module fanin_lookup_own_in_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_15
+
+
+module fanin_lookup_own_in_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_2
+
+
+module fanin_lookup_own_in_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_3
+
+
+module fanin_lookup_own_in_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_4
+
+
+module fanin_lookup_own_in_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_5
+
+
+module fanin_lookup_own_in_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_6
+
+
+module fanin_lookup_own_in_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_7
+
+
+module fanin_lookup_own_in_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_8
+
+
+module fanin_lookup_own_in_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_own_in_9
+
+
+module fanin_lookup_rh_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_0
+
+
+module fanin_lookup_rh_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_1
+
+
+module fanin_lookup_rh_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_10
+
+
+module fanin_lookup_rh_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_11
+
+
+module fanin_lookup_rh_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_12
+
+
+module fanin_lookup_rh_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_13
+
+
+module fanin_lookup_rh_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_14
+
+
+module fanin_lookup_rh_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_15
+
+
+module fanin_lookup_rh_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_2
+
+
+module fanin_lookup_rh_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_3
+
+
+module fanin_lookup_rh_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_4
+
+
+module fanin_lookup_rh_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_5
+
+
+module fanin_lookup_rh_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_6
+
+
+module fanin_lookup_rh_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_7
+
+
+module fanin_lookup_rh_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_8
+
+
+module fanin_lookup_rh_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rh_9
+
+
+module fanin_lookup_rhit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rhit
+
+
+module fanin_lookup_rone_r_0(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_0
+
+
+module fanin_lookup_rone_r_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_1
+
+
+module fanin_lookup_rone_r_10(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_10
+
+
+module fanin_lookup_rone_r_11(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_11
+
+
+module fanin_lookup_rone_r_12(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_12
+
+
+module fanin_lookup_rone_r_13(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_13
+
+
+module fanin_lookup_rone_r_14(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_14
+
+
+module fanin_lookup_rone_r_15(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_15
+
+
+module fanin_lookup_rone_r_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_2
+
+
+module fanin_lookup_rone_r_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_3
+
+
+module fanin_lookup_rone_r_4(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_4
+
+
+module fanin_lookup_rone_r_5(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_5
+
+
+module fanin_lookup_rone_r_6(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_6
+
+
+module fanin_lookup_rone_r_7(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_7
+
+
+module fanin_lookup_rone_r_8(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_8
+
+
+module fanin_lookup_rone_r_9(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lookup_rone_r_9
 
 
 module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
@@ -28145,329 +29562,6 @@ module fanin_own_age(d,q,clock);
     end
           
 endmodule // fanin_own_age
-
-
-module fanin_own_in_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_0
-
-
-module fanin_own_in_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_1
-
-
-module fanin_own_in_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_10
-
-
-module fanin_own_in_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_11
-
-
-module fanin_own_in_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_12
-
-
-module fanin_own_in_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_13
-
-
-module fanin_own_in_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_14
-
-
-module fanin_own_in_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_15
-
-
-module fanin_own_in_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_2
-
-
-module fanin_own_in_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_3
-
-
-module fanin_own_in_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_4
-
-
-module fanin_own_in_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_5
-
-
-module fanin_own_in_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_6
-
-
-module fanin_own_in_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_7
-
-
-module fanin_own_in_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_8
-
-
-module fanin_own_in_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_in_9
-
-
-module fanin_own_q(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_q
 
 
 module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_bad,c_route,c_bad,c_wire_bad,c_terms,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
@@ -30242,329 +31336,6 @@ module fanin_ra_q(d,q,clock);
 endmodule // fanin_ra_q
 
 
-module fanin_rh_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_0
-
-
-module fanin_rh_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_1
-
-
-module fanin_rh_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_10
-
-
-module fanin_rh_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_11
-
-
-module fanin_rh_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_12
-
-
-module fanin_rh_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_13
-
-
-module fanin_rh_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_14
-
-
-module fanin_rh_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_15
-
-
-module fanin_rh_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_2
-
-
-module fanin_rh_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_3
-
-
-module fanin_rh_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_4
-
-
-module fanin_rh_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_5
-
-
-module fanin_rh_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_6
-
-
-module fanin_rh_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_7
-
-
-module fanin_rh_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_8
-
-
-module fanin_rh_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rh_9
-
-
-module fanin_rhit_q(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rhit_q
-
-
 module fanin_ri(d,q,clock);
     
     // Module arguments
@@ -30620,310 +31391,6 @@ module fanin_rl(d,q,clock);
     end
           
 endmodule // fanin_rl
-
-
-module fanin_rone_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_0
-
-
-module fanin_rone_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_1
-
-
-module fanin_rone_10(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_10
-
-
-module fanin_rone_11(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_11
-
-
-module fanin_rone_12(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_12
-
-
-module fanin_rone_13(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_13
-
-
-module fanin_rone_14(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_14
-
-
-module fanin_rone_15(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_15
-
-
-module fanin_rone_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_2
-
-
-module fanin_rone_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_3
-
-
-module fanin_rone_4(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_4
-
-
-module fanin_rone_5(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_5
-
-
-module fanin_rone_6(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_6
-
-
-module fanin_rone_7(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_7
-
-
-module fanin_rone_8(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_8
-
-
-module fanin_rone_9(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rone_9
 
 
 module fanin_row0(d,q,clock);

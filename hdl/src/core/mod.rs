@@ -33,6 +33,7 @@ pub mod copy;
 pub mod counters;
 pub mod csr;
 pub mod dest;
+pub mod lookup;
 pub mod overflow;
 pub mod readback;
 pub mod session;
@@ -43,6 +44,7 @@ use copy::CopyPipe;
 use counters::Counters;
 use csr::Csr;
 use dest::DestPipe;
+use lookup::Lookup;
 use overflow::OvfBits;
 use session::SessionUnit;
 
@@ -136,7 +138,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pub dbg_arg: Signal<Out, Bits<32>>,
     /// Monitor: the tick the decision uses as the model's `now`.
     pub dbg_tick: Signal<Out, Bits<32>>,
-    // The control and status registers: AXI4-Lite, counters, table read-back (`csr.rs`).
+    // The control and status registers: AXI4-Lite, table staging and read-back (`csr.rs`,
+    // `staging.rs`, `readback.rs`); the counters (`counters.rs`).
     csr: Csr,
     counters: Counters,
     // The root's session unit and per-entry session state (`session.rs`).
@@ -150,30 +153,11 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     arp_lay: ArpLayout,
     meta: FaninRam<META_W>,
     chram: FaninRam<CHILD_W>,
-    // Job table: the packed entries in `jram` (read by index), the lookup keys in
-    // registers (`jk_*`: valid, timeout mode, id, slot base and count, copied from the
-    // entry's fields at commit; `jbase`/`jcm`: base and count - 1 at the slot address
-    // width), busy counts.
+    // Job table: the packed entries in `jram` (read by index); the lookup (`lookup.rs`):
+    // the entries' keys and busy counts, the job and route hits, each entry's slot copy
+    // for the frame's block, the timer scan's ownership test.
     jram: FaninRam<JOB_W>,
-    jk_valid: Vec<DFF<bool>>,
-    jk_scan: Vec<DFF<bool>>,
-    jk_job: Vec<DFF<Bits<16>>>,
-    jk_sbase: Vec<DFF<Bits<32>>>,
-    jk_scount: Vec<DFF<Bits<32>>>,
-    jbusy: Vec<DFF<Bits<32>>>,
-    // Job and route lookups: per-entry hits (PREP), first hit one-hot (PREP2).
-    jh: Vec<DFF<bool>>,
-    jone: Vec<DFF<bool>>,
-    rh: Vec<DFF<bool>>,
-    rone: Vec<DFF<bool>>,
-    // Timer-scan ownership of the slot under the pointer, two registered stages.
-    own_in: Vec<DFF<bool>>,
-    // Every entry's slot copy address for the frame's block (`2·slot`) and copy bit.
-    jslot: Vec<DFF<Bits<ADDR_W>>>,
-    jbase: Vec<DFF<Bits<ADDR_W>>>,
-    jcm: Vec<DFF<Bits<ADDR_W>>>,
-    pr_blk_a: Signal<Local, Bits<ADDR_W>>,
-    jci: Vec<DFF<bool>>,
+    lookup: Lookup,
     // Pipeline registers that keep the decision logic shallow.
     e_more: DFF<bool>,
     e_last: DFF<bool>,
@@ -193,16 +177,12 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dq_aop: DFF<Bits<2>>,
     dq_cpl: DFF<bool>,
     dq_merge: DFF<bool>,
-    any_to: DFF<bool>,
     mq: DFF<Bits<META_W>>,
     mf: DFF<Bits<META_W>>,
     mfs: DFF<bool>,
     jgen: DFF<Bits<32>>,
-    jhit_q: DFF<bool>,
-    rhit_q: DFF<bool>,
     pk_any: DFF<bool>,
     pk_idx: DFF<Bits<4>>,
-    own_q: DFF<bool>,
     own_age: DFF<Bits<2>>,
     q_rows: DFF<Bits<16>>,
     q_rle1: DFF<bool>,
@@ -489,7 +469,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     scan_c: DFF<bool>,
     scan_turn: DFF<bool>,
     // Decision helpers.
-    scan_own: Signal<Local, bool>,
     dact: Signal<Local, Action>,
     hwc: Signal<Local, bool>,
     cr: Signal<Local, bool>,
@@ -526,14 +505,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     last_sel: Signal<Local, bool>,
     pm_two: DFF<bool>,
     h_latch: Signal<Local, bool>,
-    ci: Signal<Local, bool>,
-    jsel: Signal<Local, Bits<8>>,
-    jpre: Vec<Signal<Local, bool>>,
-    rpre: Vec<Signal<Local, bool>>,
     rpm: Signal<Local, Bits<8>>,
     jcb: Signal<Local, Bits<64>>,
     chaddr: Signal<Local, Bits<ADDR_W>>,
-    slot: Signal<Local, Bits<ADDR_W>>,
     m: Signal<Local, Bits<META_W>>,
     m_st: Signal<Local, Bits<3>>,
     m_jidx: Signal<Local, Bits<8>>,
@@ -576,8 +550,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jc: Signal<Local, bool>,
     jc_hold: Signal<Local, bool>,
     jc_busy: Signal<Local, Bits<32>>,
-    jc_base: Signal<Local, Bits<ADDR_W>>,
-    jc_cm: Signal<Local, Bits<ADDR_W>>,
     // The round-robin arbiter, used twice (index a: 0 the pick, 1 the pick after a take):
     // requests, pointer, the ready and ready-above chains (row a·9 + p), the pick, its
     // lowest bit, any, its index.
@@ -613,7 +585,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     c_rpclog: Constant<Bits<16>>,
     c_lprlog: Constant<Bits<16>>,
     c_lanes: Constant<Bits<16>>,
-    c_smask: Constant<Bits<ADDR_W>>,
     c_slast: Constant<Bits<ADDR_W>>,
     // Named values (`states.rs`): counter events (`ev_<counter>`: bit k of `ev` counts
     // `Counter::ALL[k]`), slot-copy states, packet types, header flags, parser terms.
@@ -733,7 +704,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
     /// Builds the core for a validated configuration.
     pub fn new(cfg: &CoreConfig) -> Self {
         let p = cfg.ports as usize;
-        let nr = cfg.max_routes as usize;
         let wbb = WB / 8;
         let nj = cfg.max_jobs as usize;
         let mclog = (cfg.max_children as usize)
@@ -792,22 +762,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             meta: FaninRam::new(2 * cfg.slots as usize, 1),
             chram: FaninRam::new(nj << mclog, 1),
             jram: FaninRam::new(nj.max(2), 1),
-            jk_valid: n(nj),
-            jk_scan: n(nj),
-            jk_job: n(nj),
-            jk_sbase: n(nj),
-            jk_scount: n(nj),
-            jbusy: n(nj),
-            jh: n(nj),
-            jone: n(nj),
-            rh: n(nr),
-            rone: n(nr),
-            own_in: n(nj),
-            jslot: n(nj),
-            jbase: n(nj),
-            jcm: n(nj),
-            pr_blk_a: Default::default(),
-            jci: n(nj),
+            lookup: Lookup::new(cfg),
             jgen: Default::default(),
             e_more: Default::default(),
             e_last: Default::default(),
@@ -826,15 +781,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             dq_aop: Default::default(),
             dq_cpl: Default::default(),
             dq_merge: Default::default(),
-            any_to: Default::default(),
             mq: Default::default(),
             mf: Default::default(),
             mfs: Default::default(),
-            jhit_q: Default::default(),
-            rhit_q: Default::default(),
             pk_any: Default::default(),
             pk_idx: Default::default(),
-            own_q: Default::default(),
             own_age: Default::default(),
             q_rows: Default::default(),
             q_rle1: Default::default(),
@@ -946,18 +897,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             scan_ptr: Default::default(),
             scan_c: Default::default(),
             scan_turn: Default::default(),
-            scan_own: Default::default(),
             dact: Default::default(),
             hwc: Default::default(),
             cr: Default::default(),
-            ci: Default::default(),
-            jsel: Default::default(),
-            jpre: n(nj + 1),
-            rpre: n(nr + 1),
             rpm: Default::default(),
             jcb: Default::default(),
             chaddr: Default::default(),
-            slot: Default::default(),
             m: Default::default(),
             m_st: Default::default(),
             m_jidx: Default::default(),
@@ -999,8 +944,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             jc: Default::default(),
             jc_hold: Default::default(),
             jc_busy: Default::default(),
-            jc_base: Default::default(),
-            jc_cm: Default::default(),
             xstate: Default::default(),
             x_m: Default::default(),
             x_newbm: Default::default(),
@@ -1192,7 +1135,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             c_rpclog: k16(rpc.trailing_zeros() as u64),
             c_lprlog: k16(lpr.trailing_zeros() as u64),
             c_lanes: k16(cfg.lanes as u64),
-            c_smask: Constant::new(((cfg.slots - 1) as u64).into()),
             c_slast: Constant::new(((cfg.slots - 1) as u64).into()),
             c_rowlog: k16(wbb.trailing_zeros() as u64),
             c_rowmask: k16((wbb - 1) as u64),
@@ -1308,45 +1250,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate,
             b_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch, b_emit,
             b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig, e_scan,
-            now_r, o_f, tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, any_to, mq,
-            mf, mfs, e_more, e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age,
-            la_pp, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, jhit_q, rhit_q, pk_any,
-            pk_idx, own_q, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q,
-            jc_pend, jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq,
-            hu_v, hu_j, hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce
+            now_r, o_f, tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, mq, mf,
+            mfs, e_more, e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age,
+            la_pp, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, pk_any, pk_idx, own_age,
+            q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2,
+            jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b,
+            sq_reg, sq_b_nonce, b_reg, b_nonce
         );
-        for r in 0..self.csr.route_ip.len() {
-            self.rh[r].clock.next = self.clock.val();
-            self.rh[r].d.next = self.rh[r].q.val();
-            self.rone[r].clock.next = self.clock.val();
-            self.rone[r].d.next = self.rone[r].q.val();
-        }
-        for j in 0..self.jk_valid.len() {
-            self.jk_valid[j].clock.next = self.clock.val();
-            self.jk_valid[j].d.next = self.jk_valid[j].q.val();
-            self.jk_scan[j].clock.next = self.clock.val();
-            self.jk_scan[j].d.next = self.jk_scan[j].q.val();
-            self.jk_job[j].clock.next = self.clock.val();
-            self.jk_job[j].d.next = self.jk_job[j].q.val();
-            self.jk_sbase[j].clock.next = self.clock.val();
-            self.jk_sbase[j].d.next = self.jk_sbase[j].q.val();
-            self.jk_scount[j].clock.next = self.clock.val();
-            self.jk_scount[j].d.next = self.jk_scount[j].q.val();
-            self.jh[j].clock.next = self.clock.val();
-            self.jh[j].d.next = self.jh[j].q.val();
-            self.jone[j].clock.next = self.clock.val();
-            self.jone[j].d.next = self.jone[j].q.val();
-            self.own_in[j].clock.next = self.clock.val();
-            self.own_in[j].d.next = self.own_in[j].q.val();
-            self.jslot[j].clock.next = self.clock.val();
-            self.jbase[j].clock.next = self.clock.val();
-            self.jbase[j].d.next = self.jbase[j].q.val();
-            self.jcm[j].clock.next = self.clock.val();
-            self.jcm[j].d.next = self.jcm[j].q.val();
-            self.jci[j].clock.next = self.clock.val();
-            self.jbusy[j].clock.next = self.clock.val();
-            self.jbusy[j].d.next = self.jbusy[j].q.val();
-        }
         for p in 0..self.pp_mac.len() {
             self.pp_mac[p].clock.next = self.clock.val();
             self.pp_mac[p].d.next = self.pp_mac[p].q.val();
@@ -1597,37 +1507,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pr_kind.next = self.cls.kind.val();
         // Forwarding table (exact match on the destination IPv4 address) and job table
         // (match on the job id), in three steps so that no step is deep: every entry's hit
-        // (registered every cycle from the parser's fields, used in PREP2), the first hit
-        // as a one-hot vector (prefix OR, registered, used in PARSE), then an AND-OR of
-        // the entries' fields under the one-hot. The lowest-numbered matching entry wins.
-        self.rpre[0].next = false;
-        self.rhit_q.d.next = false;
-        for r in 0..self.rh.len() {
-            self.rpre[r + 1].next = self.rpre[r].val() | self.rh[r].q.val();
-            self.rone[r].d.next = self.rh[r].q.val() & !self.rpre[r].val();
-            if self.rh[r].q.val() {
-                self.rhit_q.d.next = true;
-            }
-        }
+        // (registered when the frame is picked, from the parser's fields, used in PREP2),
+        // the first hit as a one-hot vector (prefix OR, registered, used in PARSE), then an
+        // AND-OR of the entries' fields under the one-hot. The lowest-numbered matching
+        // entry wins. The lookup (`lookup.rs`) holds the steps; the route's egress ports
+        // are the register block's, ORed here under the route one-hot.
         self.rpm.next = 0.into();
-        for r in 0..self.rone.len() {
-            if self.rone[r].q.val() {
+        for r in 0..self.lookup.rone.len() {
+            if self.lookup.rone[r].val() {
                 self.rpm.next = self.rpm.val() | self.csr.route_pm[r].val();
-            }
-        }
-        self.jpre[0].next = false;
-        self.jhit_q.d.next = false;
-        for j in 0..self.jh.len() {
-            self.jpre[j + 1].next = self.jpre[j].val() | self.jh[j].q.val();
-            self.jone[j].d.next = self.jh[j].q.val() & !self.jpre[j].val();
-            if self.jh[j].q.val() {
-                self.jhit_q.d.next = true;
-            }
-        }
-        self.jsel.next = 0.into();
-        for j in 0..self.jone.len() {
-            if self.jone[j].q.val() {
-                self.jsel.next = self.jsel.val() | self.c_idx8[j].val();
             }
         }
         // The entry itself is read from `jram` (address in PARSE, data in LOOK); the timer
@@ -1635,7 +1523,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.lk_v.q.val() {
             self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.ji.q.val());
         } else {
-            self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.jsel.val());
+            self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.lookup.jsel.val());
         }
         // The commit path (below, "Job commits") applies a job commit (`jc_q`: the staged
         // entry, to `jc_i`) or a session's opening at the root (`sess.epoch_move`: the entry as it is,
@@ -1659,25 +1547,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // Busy count of the latched job.
         self.busy_cur.next = 0.into();
-        for j in 0..self.jbusy.len() {
+        for j in 0..self.lookup.jbusy.len() {
             if self.ji.q.val() == self.c_idx8[j].val() {
-                self.busy_cur.next = self.busy_cur.val() | self.jbusy[j].q.val();
+                self.busy_cur.next = self.busy_cur.val() | self.lookup.jbusy[j].val();
             }
         }
         // The slot under the scan pointer belongs to a timeout-mode job (others are skipped:
-        // `Switch::scan_slot` does nothing for them): per entry, then ORed, each registered;
-        // `own_age` counts the cycles since the pointer moved (2: `own_q` is current).
-        for j in 0..self.jk_valid.len() {
-            self.own_in[j].d.next = self.jk_valid[j].q.val()
-                & self.jk_scan[j].q.val()
-                & ((bit_cast::<32, ADDR_W>(self.scan_ptr.q.val()) - self.jk_sbase[j].q.val())
-                    < self.jk_scount[j].q.val());
-        }
-        self.scan_own.next = false;
-        for j in 0..self.own_in.len() {
-            self.scan_own.next = self.scan_own.val() | self.own_in[j].q.val();
-        }
-        self.own_q.d.next = self.scan_own.val();
+        // `Switch::scan_slot` does nothing for them): the lookup's `own_q`, two registered
+        // stages; `own_age` counts the cycles since the pointer moved (2: `own_q` is current).
         if self.own_age.q.val() != 2 {
             self.own_age.d.next = self.own_age.q.val() + 1;
         }
@@ -1685,27 +1562,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // registers the entry every cycle).
         self.chaddr.next = self.cha_q.q.val();
         self.pbaddr.next = self.pba_q.q.val();
-        // Slot copy of the packet's block: slot_base + (block mod count), copy (block / count) mod 2.
-        self.pr_blk_a.next = bit_cast::<ADDR_W, 32>(self.pr_f.q.val().block);
-        // (Every entry's candidate, registered in PREP2 from the entry's keys; PARSE picks
-        // the matching entry's, so that the metadata read starts there.)
-        for j in 0..self.jk_valid.len() {
-            self.jslot[j].d.next = ((self.jbase[j].q.val()
-                + (self.pr_blk_a.val() & self.jcm[j].q.val()))
-                & self.c_smask.val())
-                << 1;
-            self.jci[j].d.next = (self.pr_f.q.val().block & self.jk_scount[j].q.val()) != 0;
-        }
-        self.slot.next = 0.into();
-        self.ci.next = false;
-        for j in 0..self.jone.len() {
-            if self.jone[j].q.val() {
-                self.slot.next = self.slot.val() | self.jslot[j].q.val();
-            }
-            if self.jone[j].q.val() & self.jci[j].q.val() {
-                self.ci.next = true;
-            }
-        }
+        // (Slot copy of the packet's block, `slot` and `ci`: the lookup's, from PREP2's
+        // block.)
         self.meta.raddr.next = self.cadr.q.val();
         self.meta.waddr.next = self.cadr.q.val();
         self.meta.wdata.next = 0.into();
@@ -2261,7 +2119,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             & self.la_ok.val()
             & !self.jc_hold.val()
             & !(self.sweep_on.q.val()
-                & self.own_q.q.val()
+                & self.lookup.own_q.val()
                 & (self.own_age.q.val() == 2)
                 & self.scan_turn.q.val());
         match self.state.q.val() {
@@ -2286,7 +2144,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 } else if self.pick_ok.val() {
                     self.pick_now.next = true;
                 } else if self.sweep_on.q.val()
-                    & self.own_q.q.val()
+                    & self.lookup.own_q.val()
                     & (self.own_age.q.val() == 2)
                     & !self.jc_hold.val()
                     & (self.xstate.q.val() == DecState::Idle)
@@ -2304,7 +2162,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.state.d.next = FrontState::Scan;
                 }
                 if self.sweep_on.q.val()
-                    & !self.own_q.q.val()
+                    & !self.lookup.own_q.val()
                     & (self.own_age.q.val() == 2)
                     & !self.jc_hold.val()
                 {
@@ -2338,23 +2196,23 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // The job, child entry and slot copy (LOOK's: loaded when LOOK is free or
                 // its frame leaves, so that they stay put while it waits); their reads.
                 if self.lk_free.val() {
-                    self.ji.d.next = self.jsel.val();
-                    self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val())
+                    self.ji.d.next = self.lookup.jsel.val();
+                    self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.lookup.jsel.val())
                         << self.c_mclog.val())
                         | (bit_cast::<ADDR_W, 8>(self.pr_f.q.val().child) & self.c_mcmask.val());
                     self.cha_q.d.next = self.chaddr.val();
-                    self.pbaddr.next = (bit_cast::<ADDR_W, 8>(self.jsel.val()) << 3)
+                    self.pbaddr.next = (bit_cast::<ADDR_W, 8>(self.lookup.jsel.val()) << 3)
                         | bit_cast::<ADDR_W, 4>(self.sel.q.val());
                     self.pba_q.d.next = self.pbaddr.val();
                     self.cadr.d.next =
-                        self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
+                        self.lookup.slot.val() | bit_cast::<ADDR_W, 1>(self.lookup.ci.val().into());
                     self.meta.raddr.next =
-                        self.slot.val() | bit_cast::<ADDR_W, 1>(self.ci.val().into());
-                    self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.jsel.val());
+                        self.lookup.slot.val() | bit_cast::<ADDR_W, 1>(self.lookup.ci.val().into());
+                    self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.lookup.jsel.val());
                 }
                 // (A frame handed over here waits until the decision before it has handed
                 // over its item: items stay in decision order.)
-                if (self.pr_kind.val() == FrameClass::Fanin) & self.jhit_q.q.val() {
+                if (self.pr_kind.val() == FrameClass::Fanin) & self.lookup.jhit_q.val() {
                     // To LOOK once it is free, with the fields the next take overwrites; the
                     // next frame may be taken in the same cycle (`pick_now`, below).
                     if self.lk_free.val() {
@@ -2401,7 +2259,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             self.ev.next = self.ev_malformed.val();
                         }
                         FrameClass::Route => {
-                            if self.rhit_q.q.val() {
+                            if self.lookup.rhit_q.val() {
                                 self.ev.next = self.ev_forwarded.val();
                                 self.e_orig.d.next = true;
                                 self.b_enr.d.next = self.nrows.q.val();
@@ -3224,14 +3082,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pr_f.d.next.src_ip = self.parser.src_ip.val();
             self.pr_f.d.next.src_mac = self.parser.src_mac.val();
             self.pr_f.d.next.src_port = self.parser.src_port.val();
-            for r in 0..self.rh.len() {
-                self.rh[r].d.next = self.csr.route_valid[r].val()
-                    & (self.csr.route_ip[r].val() == self.parser.dst_ip.val());
-            }
-            for j in 0..self.jh.len() {
-                self.jh[j].d.next =
-                    self.jk_valid[j].q.val() & (self.jk_job[j].q.val() == self.parser.job.val());
-            }
             self.state.d.next = FrontState::Prep2;
         }
         self.chram.raddr.next = self.chaddr.val();
@@ -3240,15 +3090,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.bstate.d.next = self.h_st.val();
             self.rl.d.next = self.q_rle1.q.val();
         }
-        // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists.
-        self.any_to.d.next = false;
-        for j in 0..self.jk_valid.len() {
-            if self.jk_valid[j].q.val() & self.jk_scan[j].q.val() {
-                self.any_to.d.next = true;
-            }
-        }
+        // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists
+        // (the lookup's `any_to_q`).
         if !self.sweep_on.q.val()
-            & self.any_to.q.val()
+            & self.lookup.any_to_q.val()
             & (self.csr.scan_ticks.val() != 0)
             & (self.sweep_el.q.val() >= self.csr.scan_ticks.val())
         {
@@ -3382,32 +3227,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.jram.wdata.next =
             self.jpk.val() | (bit_cast::<JOB_W, 32>(self.jgen.q.val()) << self.at_job_epoch.val());
-        self.jc_base.next = bit_cast::<ADDR_W, 32>(self.jpk.val().get_value_slot_base());
-        self.jc_cm.next = bit_cast::<ADDR_W, 32>(self.jpk.val().get_value_slot_count() - 1);
+        // (The lookup applies the busy updates and the commit to its keys: `lookup.rs`.)
         self.jc_busy.next = 0.into();
-        for j in 0..self.jbusy.len() {
-            if self.bq_j.q.val() == self.c_idx8[j].val() {
-                if self.bq_inc.q.val() {
-                    self.jbusy[j].d.next = self.jbusy[j].q.val() + 1;
-                }
-                if self.bq_dec.q.val() {
-                    self.jbusy[j].d.next = self.jbusy[j].q.val() - 1;
-                }
-            }
+        for j in 0..self.lookup.jbusy.len() {
             if self.jcx.val() == self.c_idx8[j].val() {
-                self.jc_busy.next = self.jc_busy.val() | self.jbusy[j].q.val();
+                self.jc_busy.next = self.jc_busy.val() | self.lookup.jbusy[j].val();
                 if self.jcg.val() {
-                    self.jk_valid[j].d.next = self.jpk.val().get_value_valid();
-                    // Swept by the timer scan: timeout mode, or an idle reclaim.
-                    self.jk_scan[j].d.next = self.jpk.val().get_value_timeout()
-                        | (self.jpk.val().get_value_reclaim_idle() != 0);
-                    self.jk_job[j].d.next = self.jpk.val().get_value_job();
-                    self.jk_sbase[j].d.next = self.jpk.val().get_value_slot_base();
-                    self.jk_scount[j].d.next = self.jpk.val().get_value_slot_count();
                     self.jram.we.next = 1.into();
-                    self.jbusy[j].d.next = 0.into();
-                    self.jbase[j].d.next = self.jc_base.val();
-                    self.jcm[j].d.next = self.jc_cm.val();
                 }
             }
         }
@@ -3439,16 +3265,34 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.sess.reset.next = self.jc_q.q.val();
         self.sess.reset_entry.next = self.jc_i.q.val();
         self.sess.reset_high.next = self.jpk.val().get_value_first_block() - 1;
-        for j in 0..self.jcm.len() {
-            self.sess.jcm[j].next = self.jcm[j].q.val();
+        for j in 0..self.lookup.jcm.len() {
+            self.sess.jcm[j].next = self.lookup.jcm[j].val();
         }
+        // The lookup's inputs (after every assignment to them).
+        self.lookup.clock.next = self.clock.val();
+        self.lookup.rst.next = self.rst.val();
+        self.lookup.hit_ld.next = self.pick_now.val();
+        self.lookup.job.next = self.parser.job.val();
+        self.lookup.dst_ip.next = self.parser.dst_ip.val();
+        for r in 0..self.lookup.route_ip.len() {
+            self.lookup.route_valid[r].next = self.csr.route_valid[r].val();
+            self.lookup.route_ip[r].next = self.csr.route_ip[r].val();
+        }
+        self.lookup.frame_block.next = self.pr_f.q.val().block;
+        self.lookup.scan_ptr.next = self.scan_ptr.q.val();
+        self.lookup.busy_inc.next = self.bq_inc.q.val();
+        self.lookup.busy_dec.next = self.bq_dec.q.val();
+        self.lookup.busy_entry.next = self.bq_j.q.val();
+        self.lookup.commit.next = self.jcg.val();
+        self.lookup.commit_entry.next = self.jcx.val();
+        self.lookup.commit_word.next = self.jpk.val();
         // The control and status registers' inputs (after every assignment to them).
         // Register writes wait while a job commit is pending or being applied: it reads the
         // staged entry in its `jc_q` cycle.
         self.csr.hold.next = self.jc_pend.q.val() | self.jc_q.q.val();
         self.csr.now.next = self.now.q.val();
-        for j in 0..self.jbusy.len() {
-            self.csr.jbusy[j].next = self.jbusy[j].q.val();
+        for j in 0..self.lookup.jbusy.len() {
+            self.csr.jbusy[j].next = self.lookup.jbusy[j].val();
         }
         self.csr.jt_waddr.next = self.jram.waddr.val();
         self.csr.jt_wdata.next = self.jram.wdata.val();
@@ -3485,14 +3329,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.sweep_el.d.next = 0.into();
             self.scan_ptr.d.next = 0.into();
             self.scan_c.d.next = false;
-            for j in 0..self.jk_valid.len() {
-                self.jk_valid[j].d.next = false;
-                self.jk_scan[j].d.next = false;
-                self.jk_job[j].d.next = 0.into();
-                self.jk_sbase[j].d.next = 0.into();
-                self.jk_scount[j].d.next = 0.into();
-                self.jbusy[j].d.next = 0.into();
-            }
             self.own_age.d.next = 0.into();
             self.jc_q.d.next = false;
             self.x_join.d.next = false;
