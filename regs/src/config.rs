@@ -317,4 +317,12 @@ impl CoreConfig {
     pub fn tx_rows(&self) -> usize {
         (self.frame_rows() * 2).next_power_of_two()
     }
+
+    /// Bits of a child's index in a child-table row address (`ceil(log2 max_children)`):
+    /// entry `e`'s child `c` is row `e << child_bits | c`.
+    pub fn child_bits(&self) -> usize {
+        (self.max_children as usize)
+            .next_power_of_two()
+            .trailing_zeros() as usize
+    }
 }

@@ -180,9 +180,7 @@ impl Csr {
         let nr = cfg.max_routes as usize;
         let nj = cfg.max_jobs as usize;
         let map = regs::RegMap::new(cfg);
-        let mclog = (cfg.max_children as usize)
-            .next_power_of_two()
-            .trailing_zeros() as usize;
+        let mclog = cfg.child_bits();
         let a = |name: &str| k16(map.addr(name) as u64);
         Self {
             clock: Default::default(),

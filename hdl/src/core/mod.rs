@@ -706,9 +706,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
         let p = cfg.ports as usize;
         let wbb = WB / 8;
         let nj = cfg.max_jobs as usize;
-        let mclog = (cfg.max_children as usize)
-            .next_power_of_two()
-            .trailing_zeros() as usize;
+        let mclog = cfg.child_bits();
         let rpc = cfg.lanes as usize * 32 / WB;
         let lpr = WB / 32;
         Self {

@@ -95,9 +95,7 @@ impl Readback {
         let nr = cfg.max_routes as usize;
         let nj = cfg.max_jobs as usize;
         let map = regs::RegMap::new(cfg);
-        let mclog = (cfg.max_children as usize)
-            .next_power_of_two()
-            .trailing_zeros() as usize;
+        let mclog = cfg.child_bits();
         Self {
             clock: Default::default(),
             w_ack: Default::default(),
