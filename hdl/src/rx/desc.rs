@@ -45,9 +45,9 @@ impl Logic for DescRoom {
     }
 }
 
-/// A field's bit range as a Verilog part select (`hi:lo`).
+/// A field's bit range as a Verilog part select (`msb:lsb`).
 fn range(f: fanin_regs::layout::Field) -> String {
-    format!("{}:{}", f.offset + f.width - 1, f.offset)
+    format!("{}:{}", f.msb(), f.offset)
 }
 
 // The Verilog's `{row, len, hdr}` is the layout's field order (`layout::RxDesc`).
