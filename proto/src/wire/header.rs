@@ -14,7 +14,7 @@
 //! | 14 | 8 | contributor bitmap |
 //! | 22 | 4·n | elements (i32, big-endian) |
 
-use super::{WireError, ELEMENT_BYTES, HEADER_LEN, MAX_WIRE_ELEMENTS, VERSION};
+use super::{WideRepr, WireError, ELEMENT_BYTES, HEADER_LEN, MAX_WIRE_ELEMENTS, VERSION};
 
 /// Byte ranges of the header fields.
 pub mod field {
@@ -330,17 +330,13 @@ impl Repr {
         if p.count() as u32 != p.bitmap().count_ones() {
             return Err(WireError::BadCount);
         }
-        let one_rank = p.bitmap().count_ones() == 1;
-        let n = p.element_count();
-        let session_ok = match ptype {
-            PacketType::Contribution | PacketType::Result => true,
-            PacketType::Join => one_rank && n == 0 && p.block() != 0,
-            PacketType::Accept => one_rank && n == 1,
-            PacketType::Refuse => n == 0 && RefuseReason::from_u8(p.child()).is_some(),
-        };
-        if !session_ok {
-            return Err(WireError::BadSessionPacket);
-        }
+        check_session(
+            ptype,
+            p.bitmap().count_ones(),
+            p.element_count(),
+            p.block(),
+            p.child(),
+        )?;
         Ok(Self {
             ptype,
             flags: p.flags(),
@@ -366,14 +362,7 @@ impl Repr {
     /// Writes the header into `p` (whose buffer must be `buffer_len()` long).
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
         let b = p.bm();
-        b[field::VERSION] = VERSION;
-        b[field::TYPE] = self.ptype as u8;
-        b[field::FLAGS] = self.flags.0;
-        b[field::EXPONENT] = self.exponent as u8;
-        b[field::JOB].copy_from_slice(&self.job.to_be_bytes());
-        b[field::ELEMENTS].copy_from_slice(&self.elements.to_be_bytes());
-        b[field::BLOCK].copy_from_slice(&self.block.to_be_bytes());
-        b[field::CHILD] = self.child;
+        emit_shared(b, &WideRepr::from(self));
         b[field::COUNT] = self.count();
         b[field::BITMAP].copy_from_slice(&self.bitmap.to_be_bytes());
     }
@@ -400,9 +389,52 @@ impl Repr {
             "buffer must be buffer_len() long"
         );
         self.emit(&mut Packet::new_unchecked(&mut *buf));
-        for (c, v) in buf[HEADER_LEN..].chunks_exact_mut(ELEMENT_BYTES).zip(data) {
-            c.copy_from_slice(&v.to_be_bytes());
-        }
+        write_elements(&mut buf[HEADER_LEN..], data);
+    }
+}
+
+/// The rules of the session packets, the same in both header versions: a JOIN carries one
+/// rank, no elements and a nonzero nonce (the block field); an ACCEPT one rank and one
+/// element (the nonce); a REFUSE no elements and a defined reason (the child field).
+pub(super) fn check_session(
+    ptype: PacketType,
+    ranks: u32,
+    elements: u16,
+    block: u32,
+    child: u8,
+) -> Result<(), WireError> {
+    let one_rank = ranks == 1;
+    let ok = match ptype {
+        PacketType::Contribution | PacketType::Result => true,
+        PacketType::Join => one_rank && elements == 0 && block != 0,
+        PacketType::Accept => one_rank && elements == 1,
+        PacketType::Refuse => elements == 0 && RefuseReason::from_u8(child).is_some(),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(WireError::BadSessionPacket)
+    }
+}
+
+/// Writes the fields both header versions share, bytes 0 to 12 (version to child index),
+/// into `b`, the header's first bytes.
+pub(super) fn emit_shared(b: &mut [u8], h: &WideRepr) {
+    b[field::VERSION] = h.version;
+    b[field::TYPE] = h.ptype as u8;
+    b[field::FLAGS] = h.flags.0;
+    b[field::EXPONENT] = h.exponent as u8;
+    b[field::JOB].copy_from_slice(&h.job.to_be_bytes());
+    b[field::ELEMENTS].copy_from_slice(&h.elements.to_be_bytes());
+    b[field::BLOCK].copy_from_slice(&h.block.to_be_bytes());
+    b[field::CHILD] = h.child;
+}
+
+/// Writes `data` as big-endian elements into `buf`, a payload region `data.len()` elements
+/// long.
+pub(super) fn write_elements(buf: &mut [u8], data: &[i32]) {
+    for (c, v) in buf.chunks_exact_mut(ELEMENT_BYTES).zip(data) {
+        c.copy_from_slice(&v.to_be_bytes());
     }
 }
 

@@ -24,7 +24,7 @@
 //! A job uses one version for all its packets: version 2 if its rank set has a rank at or
 //! above 64 ([`version_for`]), version 1 otherwise.
 
-use super::header::{Packet, RefuseReason};
+use super::header::{check_session, emit_shared, write_elements, Packet};
 use super::ranks::{RankSet, RANK_WORDS};
 use super::{
     Flags, PacketType, Repr, WireError, ELEMENT_BYTES, HEADER_LEN, HEADER_LEN_V2, MAX_RANKS,
@@ -164,18 +164,9 @@ impl WideRepr {
         if be16(&b[field::COUNT]) as u32 != bitmap.count() {
             return Err(WireError::BadCount);
         }
-        let one_rank = bitmap.count() == 1;
         let block = u32::from_be_bytes(b[field::BLOCK].try_into().expect("4 bytes"));
         let child = b[field::CHILD];
-        let session_ok = match ptype {
-            PacketType::Contribution | PacketType::Result => true,
-            PacketType::Join => one_rank && n == 0 && block != 0,
-            PacketType::Accept => one_rank && n == 1,
-            PacketType::Refuse => n == 0 && RefuseReason::from_u8(child).is_some(),
-        };
-        if !session_ok {
-            return Err(WireError::BadSessionPacket);
-        }
+        check_session(ptype, bitmap.count(), n, block, child)?;
         Ok(Self {
             version: VERSION_2,
             ptype,
@@ -229,21 +220,12 @@ impl WideRepr {
             "payload length must match the element count"
         );
         let mut b = vec![0u8; self.buffer_len()];
-        b[field::VERSION] = VERSION_2;
-        b[field::TYPE] = self.ptype as u8;
-        b[field::FLAGS] = self.flags.0;
-        b[field::EXPONENT] = self.exponent as u8;
-        b[field::JOB].copy_from_slice(&self.job.to_be_bytes());
-        b[field::ELEMENTS].copy_from_slice(&self.elements.to_be_bytes());
-        b[field::BLOCK].copy_from_slice(&self.block.to_be_bytes());
-        b[field::CHILD] = self.child;
+        emit_shared(&mut b, self);
         b[field::COUNT].copy_from_slice(&(self.bitmap.count() as u16).to_be_bytes());
         for (c, w) in b[field::BITMAP].chunks_exact_mut(8).zip(&self.bitmap.0) {
             c.copy_from_slice(&w.to_be_bytes());
         }
-        for (c, v) in b[HEADER_LEN_V2..].chunks_exact_mut(ELEMENT_BYTES).zip(data) {
-            c.copy_from_slice(&v.to_be_bytes());
-        }
+        write_elements(&mut b[HEADER_LEN_V2..], data);
         b
     }
 }
@@ -267,6 +249,61 @@ const _: () = assert!(RANK_WORDS * 64 == MAX_RANKS as usize);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The session packets' shape rules hold in both versions, each one on its own: the
+    /// valid shape of each type parses, and changing one field of it is refused.
+    #[test]
+    fn session_shapes_in_both_versions() {
+        use crate::wire::RefuseReason;
+        let one = |r: u32| {
+            let mut s = RankSet::EMPTY;
+            s.insert(r);
+            s
+        };
+        let two = RankSet::from_u64(0b11);
+        let refuse = RefuseReason::NoSession as u8;
+        // (type, ranks, elements, block, child, accepted)
+        let cases = [
+            (PacketType::Join, one(1), 0, 7, 0, true),
+            (PacketType::Join, two, 0, 7, 0, false),
+            (PacketType::Join, one(1), 1, 7, 0, false),
+            (PacketType::Join, one(1), 0, 0, 0, false),
+            (PacketType::Accept, one(1), 1, 0, 0, true),
+            (PacketType::Accept, two, 1, 0, 0, false),
+            (PacketType::Accept, one(1), 0, 0, 0, false),
+            (PacketType::Accept, one(1), 2, 0, 0, false),
+            (PacketType::Refuse, one(1), 0, 0, refuse, true),
+            (PacketType::Refuse, two, 0, 0, refuse, true),
+            (PacketType::Refuse, one(1), 1, 0, refuse, false),
+            (PacketType::Refuse, one(1), 0, 0, 0xee, false),
+            (PacketType::Contribution, two, 0, 0, 0, true),
+            (PacketType::Result, two, 3, 0, 9, true),
+        ];
+        for version in [VERSION, VERSION_2] {
+            for (i, &(ptype, bitmap, elements, block, child, ok)) in cases.iter().enumerate() {
+                let h = WideRepr {
+                    version,
+                    ptype,
+                    elements,
+                    block,
+                    child,
+                    bitmap,
+                    ..sample()
+                };
+                let data = vec![0x0102_0304; elements as usize];
+                let want = if ok {
+                    Ok(h)
+                } else {
+                    Err(WireError::BadSessionPacket)
+                };
+                assert_eq!(
+                    WideRepr::parse(&h.to_bytes(&data)),
+                    want,
+                    "case {i}, version {version}"
+                );
+            }
+        }
+    }
 
     fn sample() -> WideRepr {
         let mut bitmap = RankSet::from_u64(0b1011);
