@@ -41330,7 +41330,7 @@ module fanin_sess(clock,rst,join_go,join_entry,join_bm,join_nonce,join_mac,join_
             hu_h$d = hu_hcur;
         end
         hu_d = hu2_b$q - hu_h$q;
-        hu3_v$d = hu2_v$q & (hu_d != 32'h0) & ~hu_d[32'h1f];
+        hu3_v$d = hu2_v$q & (hu2_b$q != hu_h$q) & ~hu_d[32'h1f];
         hu3_j$d = hu2_j$q;
         hu3_b$d = hu2_b$q;
         if (hu3_v$q) begin

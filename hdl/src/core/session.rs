@@ -317,9 +317,14 @@ impl Logic for SessionUnit {
         } else {
             self.hu_h.d.next = self.hu_hcur.val();
         }
+        // `newer(block, high)`: the difference is nonzero and its sign bit clear. Nonzero is
+        // tested as inequality of the two registers, beside the subtraction rather than as an
+        // OR over its 32 result bits after it (a 32-bit OR after the carry chain measured 6
+        // LUT levels on `alveo`, whose target is 5; docs/resources.md).
         self.hu_d.next = self.hu2_b.q.val() - self.hu_h.q.val();
-        self.hu3_v.d.next =
-            self.hu2_v.q.val() & (self.hu_d.val() != 0) & !self.hu_d.val().get_bit(31);
+        self.hu3_v.d.next = self.hu2_v.q.val()
+            & (self.hu2_b.q.val() != self.hu_h.q.val())
+            & !self.hu_d.val().get_bit(31);
         self.hu3_j.d.next = self.hu2_j.q.val();
         self.hu3_b.d.next = self.hu2_b.q.val();
         if self.hu3_v.q.val() {
