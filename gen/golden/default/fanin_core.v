@@ -80,14 +80,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Constant declarations
     localparam  c_ovbit = 512'h80000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
-    localparam  c_onehot$0 = 8'h1;
-    localparam  c_onehot$1 = 8'h2;
-    localparam  c_onehot$2 = 8'h4;
-    localparam  c_onehot$3 = 8'h8;
-    localparam  c_onehot$4 = 8'h10;
-    localparam  c_onehot$5 = 8'h20;
-    localparam  c_onehot$6 = 8'h40;
-    localparam  c_onehot$7 = 8'h80;
     localparam  c_idx4$0 = 4'h0;
     localparam  c_idx4$1 = 4'h1;
     localparam  c_idx4$2 = 4'h2;
@@ -737,6 +729,49 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [23:0] lookup$jcm$13;
     wire  [23:0] lookup$jcm$14;
     wire  [23:0] lookup$jcm$15;
+    reg  pick$clock;
+    reg  pick$d_valid$0;
+    reg  pick$d_valid$1;
+    reg  pick$d_valid$2;
+    reg  pick$d_valid$3;
+    reg  [639:0] pick$d_hdr$0;
+    reg  [639:0] pick$d_hdr$1;
+    reg  [639:0] pick$d_hdr$2;
+    reg  [639:0] pick$d_hdr$3;
+    reg  [15:0] pick$d_len$0;
+    reg  [15:0] pick$d_len$1;
+    reg  [15:0] pick$d_len$2;
+    reg  [15:0] pick$d_len$3;
+    reg  pick$d_udp_ok$0;
+    reg  pick$d_udp_ok$1;
+    reg  pick$d_udp_ok$2;
+    reg  pick$d_udp_ok$3;
+    reg  pick$d_ip_ok$0;
+    reg  pick$d_ip_ok$1;
+    reg  pick$d_ip_ok$2;
+    reg  pick$d_ip_ok$3;
+    reg  [15:0] pick$d_row$0;
+    reg  [15:0] pick$d_row$1;
+    reg  [15:0] pick$d_row$2;
+    reg  [15:0] pick$d_row$3;
+    reg  [63:0] pick$d_bitmap$0;
+    reg  [63:0] pick$d_bitmap$1;
+    reg  [63:0] pick$d_bitmap$2;
+    reg  [63:0] pick$d_bitmap$3;
+    reg  [3:0] pick$last;
+    reg  pick$take;
+    wire  pick$pk_any_q;
+    wire  [3:0] pick$pk_idx_q;
+    wire  [639:0] pick$la_hdr_q;
+    wire  [15:0] pick$la_len_q;
+    wire  pick$la_udp_q;
+    wire  pick$la_ip_q;
+    wire  [15:0] pick$la_row_q;
+    wire  pick$la_ok;
+    wire  [7:0] pick$hp_pop_q$0;
+    wire  [7:0] pick$hp_pop_q$1;
+    wire  [7:0] pick$hp_pop_q$2;
+    wire  [7:0] pick$hp_pop_q$3;
     reg  e_more$d;
     wire  e_more$q;
     reg  e_more$clock;
@@ -746,30 +781,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] la_chk$d;
     wire  [15:0] la_chk$q;
     reg  la_chk$clock;
-    reg  [639:0] la_hdr$d;
-    wire  [639:0] la_hdr$q;
-    reg  la_hdr$clock;
-    reg  [15:0] la_len$d;
-    wire  [15:0] la_len$q;
-    reg  la_len$clock;
-    reg  la_udp$d;
-    wire  la_udp$q;
-    reg  la_udp$clock;
-    reg  la_ip$d;
-    wire  la_ip$q;
-    reg  la_ip$clock;
-    reg  [15:0] la_row$d;
-    wire  [15:0] la_row$q;
-    reg  la_row$clock;
-    reg  [3:0] la_src$d;
-    wire  [3:0] la_src$q;
-    reg  la_src$clock;
-    reg  [1:0] la_age$d;
-    wire  [1:0] la_age$q;
-    reg  la_age$clock;
-    reg  [3:0] la_pp$d;
-    wire  [3:0] la_pp$q;
-    reg  la_pp$clock;
     reg  lk_v$d;
     wire  lk_v$q;
     reg  lk_v$clock;
@@ -800,12 +811,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] jgen$d;
     wire  [31:0] jgen$q;
     reg  jgen$clock;
-    reg  pk_any$d;
-    wire  pk_any$q;
-    reg  pk_any$clock;
-    reg  [3:0] pk_idx$d;
-    wire  [3:0] pk_idx$q;
-    reg  pk_idx$clock;
     reg  [1:0] own_age$d;
     wire  [1:0] own_age$q;
     reg  own_age$clock;
@@ -1198,54 +1203,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  cls$wire_bad;
     reg  cls$pop_ok;
     wire  [2:0] cls$kind;
-    reg  [63:0] hp_byte$0$x;
-    wire  [63:0] hp_byte$0$pc;
-    reg  [63:0] hp_byte$1$x;
-    wire  [63:0] hp_byte$1$pc;
-    reg  [63:0] hp_byte$2$x;
-    wire  [63:0] hp_byte$2$pc;
-    reg  [63:0] hp_byte$3$x;
-    wire  [63:0] hp_byte$3$pc;
-    reg  [63:0] hp_pc$0$d;
-    wire  [63:0] hp_pc$0$q;
-    reg  hp_pc$0$clock;
-    reg  [63:0] hp_pc$1$d;
-    wire  [63:0] hp_pc$1$q;
-    reg  hp_pc$1$clock;
-    reg  [63:0] hp_pc$2$d;
-    wire  [63:0] hp_pc$2$q;
-    reg  hp_pc$2$clock;
-    reg  [63:0] hp_pc$3$d;
-    wire  [63:0] hp_pc$3$q;
-    reg  hp_pc$3$clock;
-    reg  [63:0] hp_sum$0$pc;
-    reg  [7:0] hp_sum$0$count;
-    wire  hp_sum$0$ok;
-    wire  [7:0] hp_sum$0$pop;
-    reg  [63:0] hp_sum$1$pc;
-    reg  [7:0] hp_sum$1$count;
-    wire  hp_sum$1$ok;
-    wire  [7:0] hp_sum$1$pop;
-    reg  [63:0] hp_sum$2$pc;
-    reg  [7:0] hp_sum$2$count;
-    wire  hp_sum$2$ok;
-    wire  [7:0] hp_sum$2$pop;
-    reg  [63:0] hp_sum$3$pc;
-    reg  [7:0] hp_sum$3$count;
-    wire  hp_sum$3$ok;
-    wire  [7:0] hp_sum$3$pop;
-    reg  [7:0] hp_pop$0$d;
-    wire  [7:0] hp_pop$0$q;
-    reg  hp_pop$0$clock;
-    reg  [7:0] hp_pop$1$d;
-    wire  [7:0] hp_pop$1$q;
-    reg  hp_pop$1$clock;
-    reg  [7:0] hp_pop$2$d;
-    wire  [7:0] hp_pop$2$q;
-    reg  hp_pop$2$clock;
-    reg  [7:0] hp_pop$3$d;
-    wire  [7:0] hp_pop$3$q;
-    reg  hp_pop$3$clock;
     reg  [7:0] pc_pop$d;
     wire  [7:0] pc_pop$q;
     reg  pc_pop$clock;
@@ -1591,18 +1548,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  pm_two$d;
     wire  pm_two$q;
     reg  pm_two$clock;
-    reg  dv$0$d;
-    wire  dv$0$q;
-    reg  dv$0$clock;
-    reg  dv$1$d;
-    wire  dv$1$q;
-    reg  dv$1$clock;
-    reg  dv$2$d;
-    wire  dv$2$q;
-    reg  dv$2$clock;
-    reg  dv$3$d;
-    wire  dv$3$q;
-    reg  dv$3$clock;
     reg  x_join$d;
     wire  x_join$q;
     reg  x_join$clock;
@@ -1698,7 +1643,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  h_go;
     reg  pick_now;
     reg  pick_ok;
-    reg  la_ok;
     reg  [2:0] h_st;
     reg  b_free;
     reg  el_init;
@@ -1765,54 +1709,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  jc;
     reg  jc_hold;
     reg  [31:0] jc_busy;
-    reg  [7:0] rr_req$0;
-    reg  [7:0] rr_req$1;
-    reg  [3:0] rr_ptr$0;
-    reg  [3:0] rr_ptr$1;
-    reg  [7:0] vb$0;
-    reg  [7:0] vb$1;
-    reg  [7:0] vb$2;
-    reg  [7:0] vb$3;
-    reg  [7:0] vb$4;
-    reg  [7:0] vb$5;
-    reg  [7:0] vb$6;
-    reg  [7:0] vb$7;
-    reg  [7:0] vb$8;
-    reg  [7:0] vb$9;
-    reg  [7:0] vb$10;
-    reg  [7:0] vb$11;
-    reg  [7:0] vb$12;
-    reg  [7:0] vb$13;
-    reg  [7:0] vb$14;
-    reg  [7:0] vb$15;
-    reg  [7:0] vb$16;
-    reg  [7:0] vb$17;
-    reg  [7:0] hb$0;
-    reg  [7:0] hb$1;
-    reg  [7:0] hb$2;
-    reg  [7:0] hb$3;
-    reg  [7:0] hb$4;
-    reg  [7:0] hb$5;
-    reg  [7:0] hb$6;
-    reg  [7:0] hb$7;
-    reg  [7:0] hb$8;
-    reg  [7:0] hb$9;
-    reg  [7:0] hb$10;
-    reg  [7:0] hb$11;
-    reg  [7:0] hb$12;
-    reg  [7:0] hb$13;
-    reg  [7:0] hb$14;
-    reg  [7:0] hb$15;
-    reg  [7:0] hb$16;
-    reg  [7:0] hb$17;
-    reg  [7:0] pick$0;
-    reg  [7:0] pick$1;
-    reg  [7:0] onehot$0;
-    reg  [7:0] onehot$1;
-    reg  any$0;
-    reg  any$1;
-    reg  [3:0] pidx$0;
-    reg  [3:0] pidx$1;
     reg  lk_go;
     reg  dwe;
     reg  [239:0] dwd;
@@ -2388,6 +2284,51 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .jcm$14(lookup$jcm$14),
         .jcm$15(lookup$jcm$15)
     );
+    fanin_pick pick(
+        .clock(pick$clock),
+        .d_valid$0(pick$d_valid$0),
+        .d_valid$1(pick$d_valid$1),
+        .d_valid$2(pick$d_valid$2),
+        .d_valid$3(pick$d_valid$3),
+        .d_hdr$0(pick$d_hdr$0),
+        .d_hdr$1(pick$d_hdr$1),
+        .d_hdr$2(pick$d_hdr$2),
+        .d_hdr$3(pick$d_hdr$3),
+        .d_len$0(pick$d_len$0),
+        .d_len$1(pick$d_len$1),
+        .d_len$2(pick$d_len$2),
+        .d_len$3(pick$d_len$3),
+        .d_udp_ok$0(pick$d_udp_ok$0),
+        .d_udp_ok$1(pick$d_udp_ok$1),
+        .d_udp_ok$2(pick$d_udp_ok$2),
+        .d_udp_ok$3(pick$d_udp_ok$3),
+        .d_ip_ok$0(pick$d_ip_ok$0),
+        .d_ip_ok$1(pick$d_ip_ok$1),
+        .d_ip_ok$2(pick$d_ip_ok$2),
+        .d_ip_ok$3(pick$d_ip_ok$3),
+        .d_row$0(pick$d_row$0),
+        .d_row$1(pick$d_row$1),
+        .d_row$2(pick$d_row$2),
+        .d_row$3(pick$d_row$3),
+        .d_bitmap$0(pick$d_bitmap$0),
+        .d_bitmap$1(pick$d_bitmap$1),
+        .d_bitmap$2(pick$d_bitmap$2),
+        .d_bitmap$3(pick$d_bitmap$3),
+        .last(pick$last),
+        .take(pick$take),
+        .pk_any_q(pick$pk_any_q),
+        .pk_idx_q(pick$pk_idx_q),
+        .la_hdr_q(pick$la_hdr_q),
+        .la_len_q(pick$la_len_q),
+        .la_udp_q(pick$la_udp_q),
+        .la_ip_q(pick$la_ip_q),
+        .la_row_q(pick$la_row_q),
+        .la_ok(pick$la_ok),
+        .hp_pop_q$0(pick$hp_pop_q$0),
+        .hp_pop_q$1(pick$hp_pop_q$1),
+        .hp_pop_q$2(pick$hp_pop_q$2),
+        .hp_pop_q$3(pick$hp_pop_q$3)
+    );
     fanin_e_more e_more(
         .d(e_more$d),
         .q(e_more$q),
@@ -2402,46 +2343,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(la_chk$d),
         .q(la_chk$q),
         .clock(la_chk$clock)
-    );
-    fanin_la_hdr la_hdr(
-        .d(la_hdr$d),
-        .q(la_hdr$q),
-        .clock(la_hdr$clock)
-    );
-    fanin_la_len la_len(
-        .d(la_len$d),
-        .q(la_len$q),
-        .clock(la_len$clock)
-    );
-    fanin_la_udp la_udp(
-        .d(la_udp$d),
-        .q(la_udp$q),
-        .clock(la_udp$clock)
-    );
-    fanin_la_ip la_ip(
-        .d(la_ip$d),
-        .q(la_ip$q),
-        .clock(la_ip$clock)
-    );
-    fanin_la_row la_row(
-        .d(la_row$d),
-        .q(la_row$q),
-        .clock(la_row$clock)
-    );
-    fanin_la_src la_src(
-        .d(la_src$d),
-        .q(la_src$q),
-        .clock(la_src$clock)
-    );
-    fanin_la_age la_age(
-        .d(la_age$d),
-        .q(la_age$q),
-        .clock(la_age$clock)
-    );
-    fanin_la_pp la_pp(
-        .d(la_pp$d),
-        .q(la_pp$q),
-        .clock(la_pp$clock)
     );
     fanin_lk_v lk_v(
         .d(lk_v$d),
@@ -2492,16 +2393,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(jgen$d),
         .q(jgen$q),
         .clock(jgen$clock)
-    );
-    fanin_pk_any pk_any(
-        .d(pk_any$d),
-        .q(pk_any$q),
-        .clock(pk_any$clock)
-    );
-    fanin_pk_idx pk_idx(
-        .d(pk_idx$d),
-        .q(pk_idx$q),
-        .clock(pk_idx$clock)
     );
     fanin_own_age own_age(
         .d(own_age$d),
@@ -3151,86 +3042,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .pop_ok(cls$pop_ok),
         .kind(cls$kind)
     );
-    fanin_hp_byte_0 hp_byte$0(
-        .x(hp_byte$0$x),
-        .pc(hp_byte$0$pc)
-    );
-    fanin_hp_byte_1 hp_byte$1(
-        .x(hp_byte$1$x),
-        .pc(hp_byte$1$pc)
-    );
-    fanin_hp_byte_2 hp_byte$2(
-        .x(hp_byte$2$x),
-        .pc(hp_byte$2$pc)
-    );
-    fanin_hp_byte_3 hp_byte$3(
-        .x(hp_byte$3$x),
-        .pc(hp_byte$3$pc)
-    );
-    fanin_hp_pc_0 hp_pc$0(
-        .d(hp_pc$0$d),
-        .q(hp_pc$0$q),
-        .clock(hp_pc$0$clock)
-    );
-    fanin_hp_pc_1 hp_pc$1(
-        .d(hp_pc$1$d),
-        .q(hp_pc$1$q),
-        .clock(hp_pc$1$clock)
-    );
-    fanin_hp_pc_2 hp_pc$2(
-        .d(hp_pc$2$d),
-        .q(hp_pc$2$q),
-        .clock(hp_pc$2$clock)
-    );
-    fanin_hp_pc_3 hp_pc$3(
-        .d(hp_pc$3$d),
-        .q(hp_pc$3$q),
-        .clock(hp_pc$3$clock)
-    );
-    fanin_hp_sum_0 hp_sum$0(
-        .pc(hp_sum$0$pc),
-        .count(hp_sum$0$count),
-        .ok(hp_sum$0$ok),
-        .pop(hp_sum$0$pop)
-    );
-    fanin_hp_sum_1 hp_sum$1(
-        .pc(hp_sum$1$pc),
-        .count(hp_sum$1$count),
-        .ok(hp_sum$1$ok),
-        .pop(hp_sum$1$pop)
-    );
-    fanin_hp_sum_2 hp_sum$2(
-        .pc(hp_sum$2$pc),
-        .count(hp_sum$2$count),
-        .ok(hp_sum$2$ok),
-        .pop(hp_sum$2$pop)
-    );
-    fanin_hp_sum_3 hp_sum$3(
-        .pc(hp_sum$3$pc),
-        .count(hp_sum$3$count),
-        .ok(hp_sum$3$ok),
-        .pop(hp_sum$3$pop)
-    );
-    fanin_hp_pop_0 hp_pop$0(
-        .d(hp_pop$0$d),
-        .q(hp_pop$0$q),
-        .clock(hp_pop$0$clock)
-    );
-    fanin_hp_pop_1 hp_pop$1(
-        .d(hp_pop$1$d),
-        .q(hp_pop$1$q),
-        .clock(hp_pop$1$clock)
-    );
-    fanin_hp_pop_2 hp_pop$2(
-        .d(hp_pop$2$d),
-        .q(hp_pop$2$q),
-        .clock(hp_pop$2$clock)
-    );
-    fanin_hp_pop_3 hp_pop$3(
-        .d(hp_pop$3$d),
-        .q(hp_pop$3$q),
-        .clock(hp_pop$3$clock)
-    );
     fanin_pc_pop pc_pop(
         .d(pc_pop$d),
         .q(pc_pop$q),
@@ -3778,26 +3589,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pm_two$q),
         .clock(pm_two$clock)
     );
-    fanin_dv_0 dv$0(
-        .d(dv$0$d),
-        .q(dv$0$q),
-        .clock(dv$0$clock)
-    );
-    fanin_dv_1 dv$1(
-        .d(dv$1$d),
-        .q(dv$1$q),
-        .clock(dv$1$clock)
-    );
-    fanin_dv_2 dv$2(
-        .d(dv$2$d),
-        .q(dv$2$q),
-        .clock(dv$2$clock)
-    );
-    fanin_dv_3 dv$3(
-        .d(dv$3$d),
-        .q(dv$3$q),
-        .clock(dv$3$clock)
-    );
     fanin_x_join x_join(
         .d(x_join$d),
         .q(x_join$q),
@@ -4068,14 +3859,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         e_more$clock = clock;
         e_last$clock = clock;
         la_chk$clock = clock;
-        la_hdr$clock = clock;
-        la_len$clock = clock;
-        la_udp$clock = clock;
-        la_ip$clock = clock;
-        la_row$clock = clock;
-        la_src$clock = clock;
-        la_age$clock = clock;
-        la_pp$clock = clock;
         lk_v$clock = clock;
         dq_ev$clock = clock;
         dq_act$clock = clock;
@@ -4083,8 +3866,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dq_cpl$clock = clock;
         dq_merge$clock = clock;
         jgen$clock = clock;
-        pk_any$clock = clock;
-        pk_idx$clock = clock;
         own_age$clock = clock;
         q_rows$clock = clock;
         q_rle1$clock = clock;
@@ -4296,14 +4077,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         e_more$d = e_more$q;
         e_last$d = e_last$q;
         la_chk$d = la_chk$q;
-        la_hdr$d = la_hdr$q;
-        la_len$d = la_len$q;
-        la_udp$d = la_udp$q;
-        la_ip$d = la_ip$q;
-        la_row$d = la_row$q;
-        la_src$d = la_src$q;
-        la_age$d = la_age$q;
-        la_pp$d = la_pp$q;
         lk_v$d = lk_v$q;
         dq_ev$d = dq_ev$q;
         dq_act$d = dq_act$q;
@@ -4311,8 +4084,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dq_cpl$d = dq_cpl$q;
         dq_merge$d = dq_merge$q;
         jgen$d = jgen$q;
-        pk_any$d = pk_any$q;
-        pk_idx$d = pk_idx$q;
         own_age$d = own_age$q;
         q_rows$d = q_rows$q;
         q_rle1$d = q_rle1$q;
@@ -4531,8 +4302,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$0$w_row = acc_row;
         tx$0$p_hdr = p_hdr_x;
         tx$0$p_len = dest$len_q;
-        dv$0$clock = clock;
-        dv$0$d = dv$0$q;
         rx_ev$0 = 1'b0;
         rx$1$clock = clock;
         rx$1$rst = rst;
@@ -4559,8 +4328,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$1$w_row = acc_row;
         tx$1$p_hdr = p_hdr_x;
         tx$1$p_len = dest$len_q;
-        dv$1$clock = clock;
-        dv$1$d = dv$1$q;
         rx_ev$1 = 1'b0;
         rx$2$clock = clock;
         rx$2$rst = rst;
@@ -4587,8 +4354,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$2$w_row = acc_row;
         tx$2$p_hdr = p_hdr_x;
         tx$2$p_len = dest$len_q;
-        dv$2$clock = clock;
-        dv$2$d = dv$2$q;
         rx_ev$2 = 1'b0;
         rx$3$clock = clock;
         rx$3$rst = rst;
@@ -4615,394 +4380,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         tx$3$w_row = acc_row;
         tx$3$p_hdr = p_hdr_x;
         tx$3$p_len = dest$len_q;
-        dv$3$clock = clock;
-        dv$3$d = dv$3$q;
         rx_ev$3 = 1'b0;
-        dv$0$d = rx$0$d_valid;
-        dv$1$d = rx$1$d_valid;
-        dv$2$d = rx$2$d_valid;
-        dv$3$d = rx$3$d_valid;
-        rr_ptr$0 = last$q;
-        rr_ptr$1 = pk_idx$q;
-        rr_req$0 = 32'h0;
-        rr_req$1 = 32'h0;
-        if (dv$0$q) begin
-            rr_req$0 = rr_req$0 | c_onehot$0;
-            if (c_idx4$0 != pk_idx$q) begin
-                rr_req$1 = rr_req$1 | c_onehot$0;
-            end
-        end
-        if (dv$1$q) begin
-            rr_req$0 = rr_req$0 | c_onehot$1;
-            if (c_idx4$1 != pk_idx$q) begin
-                rr_req$1 = rr_req$1 | c_onehot$1;
-            end
-        end
-        if (dv$2$q) begin
-            rr_req$0 = rr_req$0 | c_onehot$2;
-            if (c_idx4$2 != pk_idx$q) begin
-                rr_req$1 = rr_req$1 | c_onehot$2;
-            end
-        end
-        if (dv$3$q) begin
-            rr_req$0 = rr_req$0 | c_onehot$3;
-            if (c_idx4$3 != pk_idx$q) begin
-                rr_req$1 = rr_req$1 | c_onehot$3;
-            end
-        end
-        vb$0 = 32'h0;
-        hb$0 = 32'h0;
-        if (rr_req$0[0]) begin
-            vb$1 = vb$0 | c_onehot$0;
-            if (c_idx4$0 > rr_ptr$0) begin
-                hb$1 = hb$0 | c_onehot$0;
-            end
-            else begin
-                hb$1 = hb$0;
-            end
-        end
-        else begin
-            vb$1 = vb$0;
-            hb$1 = hb$0;
-        end
-        if (rr_req$0[1]) begin
-            vb$2 = vb$1 | c_onehot$1;
-            if (c_idx4$1 > rr_ptr$0) begin
-                hb$2 = hb$1 | c_onehot$1;
-            end
-            else begin
-                hb$2 = hb$1;
-            end
-        end
-        else begin
-            vb$2 = vb$1;
-            hb$2 = hb$1;
-        end
-        if (rr_req$0[2]) begin
-            vb$3 = vb$2 | c_onehot$2;
-            if (c_idx4$2 > rr_ptr$0) begin
-                hb$3 = hb$2 | c_onehot$2;
-            end
-            else begin
-                hb$3 = hb$2;
-            end
-        end
-        else begin
-            vb$3 = vb$2;
-            hb$3 = hb$2;
-        end
-        if (rr_req$0[3]) begin
-            vb$4 = vb$3 | c_onehot$3;
-            if (c_idx4$3 > rr_ptr$0) begin
-                hb$4 = hb$3 | c_onehot$3;
-            end
-            else begin
-                hb$4 = hb$3;
-            end
-        end
-        else begin
-            vb$4 = vb$3;
-            hb$4 = hb$3;
-        end
-        if (rr_req$0[4]) begin
-            vb$5 = vb$4 | c_onehot$4;
-            if (c_idx4$4 > rr_ptr$0) begin
-                hb$5 = hb$4 | c_onehot$4;
-            end
-            else begin
-                hb$5 = hb$4;
-            end
-        end
-        else begin
-            vb$5 = vb$4;
-            hb$5 = hb$4;
-        end
-        if (rr_req$0[5]) begin
-            vb$6 = vb$5 | c_onehot$5;
-            if (c_idx4$5 > rr_ptr$0) begin
-                hb$6 = hb$5 | c_onehot$5;
-            end
-            else begin
-                hb$6 = hb$5;
-            end
-        end
-        else begin
-            vb$6 = vb$5;
-            hb$6 = hb$5;
-        end
-        if (rr_req$0[6]) begin
-            vb$7 = vb$6 | c_onehot$6;
-            if (c_idx4$6 > rr_ptr$0) begin
-                hb$7 = hb$6 | c_onehot$6;
-            end
-            else begin
-                hb$7 = hb$6;
-            end
-        end
-        else begin
-            vb$7 = vb$6;
-            hb$7 = hb$6;
-        end
-        if (rr_req$0[7]) begin
-            vb$8 = vb$7 | c_onehot$7;
-            if (c_idx4$7 > rr_ptr$0) begin
-                hb$8 = hb$7 | c_onehot$7;
-            end
-            else begin
-                hb$8 = hb$7;
-            end
-        end
-        else begin
-            vb$8 = vb$7;
-            hb$8 = hb$7;
-        end
-        if (hb$8 != 32'h0) begin
-            pick$0 = hb$8;
-        end
-        else begin
-            pick$0 = vb$8;
-        end
-        onehot$0 = pick$0 & (~pick$0 + 32'h1);
-        any$0 = pick$0 != 32'h0;
-        pidx$0 = 32'h0;
-        if (onehot$0[0]) begin
-            pidx$0 = c_idx4$0;
-        end
-        if (onehot$0[1]) begin
-            pidx$0 = c_idx4$1;
-        end
-        if (onehot$0[2]) begin
-            pidx$0 = c_idx4$2;
-        end
-        if (onehot$0[3]) begin
-            pidx$0 = c_idx4$3;
-        end
-        if (onehot$0[4]) begin
-            pidx$0 = c_idx4$4;
-        end
-        if (onehot$0[5]) begin
-            pidx$0 = c_idx4$5;
-        end
-        if (onehot$0[6]) begin
-            pidx$0 = c_idx4$6;
-        end
-        if (onehot$0[7]) begin
-            pidx$0 = c_idx4$7;
-        end
-        vb$9 = 32'h0;
-        hb$9 = 32'h0;
-        if (rr_req$1[0]) begin
-            vb$10 = vb$9 | c_onehot$0;
-            if (c_idx4$0 > rr_ptr$1) begin
-                hb$10 = hb$9 | c_onehot$0;
-            end
-            else begin
-                hb$10 = hb$9;
-            end
-        end
-        else begin
-            vb$10 = vb$9;
-            hb$10 = hb$9;
-        end
-        if (rr_req$1[1]) begin
-            vb$11 = vb$10 | c_onehot$1;
-            if (c_idx4$1 > rr_ptr$1) begin
-                hb$11 = hb$10 | c_onehot$1;
-            end
-            else begin
-                hb$11 = hb$10;
-            end
-        end
-        else begin
-            vb$11 = vb$10;
-            hb$11 = hb$10;
-        end
-        if (rr_req$1[2]) begin
-            vb$12 = vb$11 | c_onehot$2;
-            if (c_idx4$2 > rr_ptr$1) begin
-                hb$12 = hb$11 | c_onehot$2;
-            end
-            else begin
-                hb$12 = hb$11;
-            end
-        end
-        else begin
-            vb$12 = vb$11;
-            hb$12 = hb$11;
-        end
-        if (rr_req$1[3]) begin
-            vb$13 = vb$12 | c_onehot$3;
-            if (c_idx4$3 > rr_ptr$1) begin
-                hb$13 = hb$12 | c_onehot$3;
-            end
-            else begin
-                hb$13 = hb$12;
-            end
-        end
-        else begin
-            vb$13 = vb$12;
-            hb$13 = hb$12;
-        end
-        if (rr_req$1[4]) begin
-            vb$14 = vb$13 | c_onehot$4;
-            if (c_idx4$4 > rr_ptr$1) begin
-                hb$14 = hb$13 | c_onehot$4;
-            end
-            else begin
-                hb$14 = hb$13;
-            end
-        end
-        else begin
-            vb$14 = vb$13;
-            hb$14 = hb$13;
-        end
-        if (rr_req$1[5]) begin
-            vb$15 = vb$14 | c_onehot$5;
-            if (c_idx4$5 > rr_ptr$1) begin
-                hb$15 = hb$14 | c_onehot$5;
-            end
-            else begin
-                hb$15 = hb$14;
-            end
-        end
-        else begin
-            vb$15 = vb$14;
-            hb$15 = hb$14;
-        end
-        if (rr_req$1[6]) begin
-            vb$16 = vb$15 | c_onehot$6;
-            if (c_idx4$6 > rr_ptr$1) begin
-                hb$16 = hb$15 | c_onehot$6;
-            end
-            else begin
-                hb$16 = hb$15;
-            end
-        end
-        else begin
-            vb$16 = vb$15;
-            hb$16 = hb$15;
-        end
-        if (rr_req$1[7]) begin
-            vb$17 = vb$16 | c_onehot$7;
-            if (c_idx4$7 > rr_ptr$1) begin
-                hb$17 = hb$16 | c_onehot$7;
-            end
-            else begin
-                hb$17 = hb$16;
-            end
-        end
-        else begin
-            vb$17 = vb$16;
-            hb$17 = hb$16;
-        end
-        if (hb$17 != 32'h0) begin
-            pick$1 = hb$17;
-        end
-        else begin
-            pick$1 = vb$17;
-        end
-        onehot$1 = pick$1 & (~pick$1 + 32'h1);
-        any$1 = pick$1 != 32'h0;
-        pidx$1 = 32'h0;
-        if (onehot$1[0]) begin
-            pidx$1 = c_idx4$0;
-        end
-        if (onehot$1[1]) begin
-            pidx$1 = c_idx4$1;
-        end
-        if (onehot$1[2]) begin
-            pidx$1 = c_idx4$2;
-        end
-        if (onehot$1[3]) begin
-            pidx$1 = c_idx4$3;
-        end
-        if (onehot$1[4]) begin
-            pidx$1 = c_idx4$4;
-        end
-        if (onehot$1[5]) begin
-            pidx$1 = c_idx4$5;
-        end
-        if (onehot$1[6]) begin
-            pidx$1 = c_idx4$6;
-        end
-        if (onehot$1[7]) begin
-            pidx$1 = c_idx4$7;
-        end
-        pk_any$d = any$0;
-        pk_idx$d = pidx$0;
-        if (pk_idx$q == c_idx4$0) begin
-            la_hdr$d = rx$0$d_hdr;
-            la_len$d = rx$0$d_len;
-            la_udp$d = rx$0$d_udp_ok;
-            la_ip$d = rx$0$d_ip_ok;
-            la_row$d = rx$0$d_row;
-        end
-        if (pk_idx$q == c_idx4$1) begin
-            la_hdr$d = rx$1$d_hdr;
-            la_len$d = rx$1$d_len;
-            la_udp$d = rx$1$d_udp_ok;
-            la_ip$d = rx$1$d_ip_ok;
-            la_row$d = rx$1$d_row;
-        end
-        if (pk_idx$q == c_idx4$2) begin
-            la_hdr$d = rx$2$d_hdr;
-            la_len$d = rx$2$d_len;
-            la_udp$d = rx$2$d_udp_ok;
-            la_ip$d = rx$2$d_ip_ok;
-            la_row$d = rx$2$d_row;
-        end
-        if (pk_idx$q == c_idx4$3) begin
-            la_hdr$d = rx$3$d_hdr;
-            la_len$d = rx$3$d_len;
-            la_udp$d = rx$3$d_udp_ok;
-            la_ip$d = rx$3$d_ip_ok;
-            la_row$d = rx$3$d_row;
-        end
-        la_src$d = pk_idx$q;
-        if (la_age$q != 32'h3) begin
-            la_age$d = la_age$q + 32'h1;
-        end
-        la_ok = ((la_age$q == 32'h3) | (la_pp$q != pk_idx$q)) & (la_src$q == pk_idx$q);
-        parser$hdr = la_hdr$q;
-        parser$len = la_len$q;
+        parser$hdr = pick$la_hdr_q;
+        parser$len = pick$la_len_q;
         parser$me_ip = csr$me_ip;
         parser$me_port = csr$me_port;
-        parser$udp_ok = la_udp$q;
-        parser$ip_ok = la_ip$q;
+        parser$udp_ok = pick$la_udp_q;
+        parser$ip_ok = pick$la_ip_q;
         cls$non_ip = pc_non_ip$q;
         cls$arp = pc_arp$q;
         cls$ip_bad = pc_ip_bad$q;
         cls$route = pc_route$q;
         cls$bad = pc_bad$q;
         cls$wire_bad = pc_wbad$q;
-        hp_byte$0$x = rx$0$d_bitmap;
-        hp_pc$0$clock = clock;
-        hp_pc$0$d = hp_byte$0$pc;
-        hp_sum$0$pc = hp_pc$0$q;
-        hp_sum$0$count = 32'h0;
-        hp_pop$0$clock = clock;
-        hp_pop$0$d = hp_sum$0$pop;
-        hp_byte$1$x = rx$1$d_bitmap;
-        hp_pc$1$clock = clock;
-        hp_pc$1$d = hp_byte$1$pc;
-        hp_sum$1$pc = hp_pc$1$q;
-        hp_sum$1$count = 32'h0;
-        hp_pop$1$clock = clock;
-        hp_pop$1$d = hp_sum$1$pop;
-        hp_byte$2$x = rx$2$d_bitmap;
-        hp_pc$2$clock = clock;
-        hp_pc$2$d = hp_byte$2$pc;
-        hp_sum$2$pc = hp_pc$2$q;
-        hp_sum$2$count = 32'h0;
-        hp_pop$2$clock = clock;
-        hp_pop$2$d = hp_sum$2$pop;
-        hp_byte$3$x = rx$3$d_bitmap;
-        hp_pc$3$clock = clock;
-        hp_pc$3$d = hp_byte$3$pc;
-        hp_sum$3$pc = hp_pc$3$q;
-        hp_sum$3$count = 32'h0;
-        hp_pop$3$clock = clock;
-        hp_pop$3$d = hp_sum$3$pop;
         la_chk$d = parser$c_terms;
         cls$pop_ok = pc_popok$q;
         pr_kind = cls$kind;
@@ -5885,7 +5275,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (lk_go) begin
             lk_v$d = 1'b0;
         end
-        pick_ok = pk_any$q & la_ok & ~jc_hold & ~(sweep_on$q & lookup$own_q & (own_age$q == 32'h2) & scan_turn$q);
+        pick_ok = pick$pk_any_q & pick$la_ok & ~jc_hold & ~(sweep_on$q & lookup$own_q & (own_age$q == 32'h2) & scan_turn$q);
         case (state$q)
             FrontState$Idle:
                 begin
@@ -6615,43 +6005,37 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             mf$d = wq_d$q;
         end
         if (pick_now) begin
-            sel$d = pk_idx$q;
-            last$d = pk_idx$q;
-            len$d = la_len$q;
+            sel$d = pick$pk_idx_q;
+            last$d = pick$pk_idx_q;
+            len$d = pick$la_len_q;
             now_r$d = now$q;
             e_scan$d = 1'b0;
             scan_turn$d = 1'b1;
             dbg_valid = 1'b1;
             dbg_kind = 32'h0;
-            dbg_arg = ((pk_idx$q) & 32'hffffffff);
-            if (pk_idx$q == c_idx4$0) begin
+            dbg_arg = ((pick$pk_idx_q) & 32'hffffffff);
+            if (pick$pk_idx_q == c_idx4$0) begin
                 rx$0$d_pop = 1'b1;
                 rx_ev$0 = 1'b1;
             end
-            if (pk_idx$q == c_idx4$1) begin
+            if (pick$pk_idx_q == c_idx4$1) begin
                 rx$1$d_pop = 1'b1;
                 rx_ev$1 = 1'b1;
             end
-            if (pk_idx$q == c_idx4$2) begin
+            if (pick$pk_idx_q == c_idx4$2) begin
                 rx$2$d_pop = 1'b1;
                 rx_ev$2 = 1'b1;
             end
-            if (pk_idx$q == c_idx4$3) begin
+            if (pick$pk_idx_q == c_idx4$3) begin
                 rx$3$d_pop = 1'b1;
                 rx_ev$3 = 1'b1;
             end
-            hdr$d = la_hdr$q;
-            udp_ok$d = la_udp$q;
-            ip_ok$d = la_ip$q;
-            row0$d = la_row$q;
-            la_age$d = 32'h0;
-            la_pp$d = pk_idx$q;
-            if (any$1) begin
-                pk_idx$d = pidx$1;
-                pk_any$d = 1'b1;
-            end
-            if (la_len$q > 32'h40) begin
-                nrows$d = (la_len$q - 32'h40 + c_rowmask) >> c_rowlog;
+            hdr$d = pick$la_hdr_q;
+            udp_ok$d = pick$la_udp_q;
+            ip_ok$d = pick$la_ip_q;
+            row0$d = pick$la_row_q;
+            if (pick$la_len_q > 32'h40) begin
+                nrows$d = (pick$la_len_q - 32'h40 + c_rowmask) >> c_rowlog;
             end
             else begin
                 nrows$d = 32'h0;
@@ -6665,17 +6049,17 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             pr_f$d[(64'h8)+:(8)] = parser$flags;
             pr_f$d[(64'h18)+:(16)] = parser$job;
             pc_count$d = parser$c_count;
-            if (pk_idx$q == c_idx4$0) begin
-                pc_pop$d = hp_pop$0$q;
+            if (pick$pk_idx_q == c_idx4$0) begin
+                pc_pop$d = pick$hp_pop_q$0;
             end
-            if (pk_idx$q == c_idx4$1) begin
-                pc_pop$d = hp_pop$1$q;
+            if (pick$pk_idx_q == c_idx4$1) begin
+                pc_pop$d = pick$hp_pop_q$1;
             end
-            if (pk_idx$q == c_idx4$2) begin
-                pc_pop$d = hp_pop$2$q;
+            if (pick$pk_idx_q == c_idx4$2) begin
+                pc_pop$d = pick$hp_pop_q$2;
             end
-            if (pk_idx$q == c_idx4$3) begin
-                pc_pop$d = hp_pop$3$q;
+            if (pick$pk_idx_q == c_idx4$3) begin
+                pc_pop$d = pick$hp_pop_q$3;
             end
             pr_f$d[(64'h0)+:(8)] = parser$ptype;
             pr_f$d[(64'ha0)+:(32)] = parser$src_ip;
@@ -6982,6 +6366,37 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         lookup$commit = jcg;
         lookup$commit_entry = jcx;
         lookup$commit_word = jpk;
+        pick$clock = clock;
+        pick$d_valid$0 = rx$0$d_valid;
+        pick$d_hdr$0 = rx$0$d_hdr;
+        pick$d_len$0 = rx$0$d_len;
+        pick$d_udp_ok$0 = rx$0$d_udp_ok;
+        pick$d_ip_ok$0 = rx$0$d_ip_ok;
+        pick$d_row$0 = rx$0$d_row;
+        pick$d_bitmap$0 = rx$0$d_bitmap;
+        pick$d_valid$1 = rx$1$d_valid;
+        pick$d_hdr$1 = rx$1$d_hdr;
+        pick$d_len$1 = rx$1$d_len;
+        pick$d_udp_ok$1 = rx$1$d_udp_ok;
+        pick$d_ip_ok$1 = rx$1$d_ip_ok;
+        pick$d_row$1 = rx$1$d_row;
+        pick$d_bitmap$1 = rx$1$d_bitmap;
+        pick$d_valid$2 = rx$2$d_valid;
+        pick$d_hdr$2 = rx$2$d_hdr;
+        pick$d_len$2 = rx$2$d_len;
+        pick$d_udp_ok$2 = rx$2$d_udp_ok;
+        pick$d_ip_ok$2 = rx$2$d_ip_ok;
+        pick$d_row$2 = rx$2$d_row;
+        pick$d_bitmap$2 = rx$2$d_bitmap;
+        pick$d_valid$3 = rx$3$d_valid;
+        pick$d_hdr$3 = rx$3$d_hdr;
+        pick$d_len$3 = rx$3$d_len;
+        pick$d_udp_ok$3 = rx$3$d_udp_ok;
+        pick$d_ip_ok$3 = rx$3$d_ip_ok;
+        pick$d_row$3 = rx$3$d_row;
+        pick$d_bitmap$3 = rx$3$d_bitmap;
+        pick$last = last$q;
+        pick$take = pick_now;
         csr$hold = jc_pend$q | jc_q$q;
         csr$now = now$q;
         csr$jbusy$0 = lookup$jbusy$0;
@@ -7013,7 +6428,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         counters$occ_dec = bq_dec$q;
         counters$occ_hwc = bq_hwc$q;
         counters$occ_free = jcb;
-        counters$rx_len = la_len$q;
+        counters$rx_len = pick$la_len_q;
         counters$rx_take$0 = rx_ev$0;
         counters$tx_sent$0 = tx$0$sent;
         counters$tx_len$0 = tx$0$sent_len;
@@ -19069,82 +18484,6 @@ module fanin_dq_why(d,q,clock);
 endmodule // fanin_dq_why
 
 
-module fanin_dv_0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dv_0
-
-
-module fanin_dv_1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dv_1
-
-
-module fanin_dv_2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dv_2
-
-
-module fanin_dv_3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dv_3
-
-
 module fanin_dx_cadr(d,q,clock);
     
     // Module arguments
@@ -19468,346 +18807,6 @@ module fanin_hdr(d,q,clock);
 endmodule // fanin_hdr
 
 
-module fanin_hp_byte_0(x,pc);
-    
-    // Module arguments
-    input wire  [63:0] x;
-    output reg  [63:0] pc;
-    
-    // Local signals
-    reg  [63:0] pc1;
-    reg  [63:0] pc2;
-    
-    // Update code
-    always @(*) begin
-        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
-        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
-        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-    end
-    
-endmodule // fanin_hp_byte_0
-
-
-module fanin_hp_byte_1(x,pc);
-    
-    // Module arguments
-    input wire  [63:0] x;
-    output reg  [63:0] pc;
-    
-    // Local signals
-    reg  [63:0] pc1;
-    reg  [63:0] pc2;
-    
-    // Update code
-    always @(*) begin
-        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
-        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
-        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-    end
-    
-endmodule // fanin_hp_byte_1
-
-
-module fanin_hp_byte_2(x,pc);
-    
-    // Module arguments
-    input wire  [63:0] x;
-    output reg  [63:0] pc;
-    
-    // Local signals
-    reg  [63:0] pc1;
-    reg  [63:0] pc2;
-    
-    // Update code
-    always @(*) begin
-        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
-        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
-        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-    end
-    
-endmodule // fanin_hp_byte_2
-
-
-module fanin_hp_byte_3(x,pc);
-    
-    // Module arguments
-    input wire  [63:0] x;
-    output reg  [63:0] pc;
-    
-    // Local signals
-    reg  [63:0] pc1;
-    reg  [63:0] pc2;
-    
-    // Update code
-    always @(*) begin
-        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
-        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
-        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-    end
-    
-endmodule // fanin_hp_byte_3
-
-
-module fanin_hp_pc_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hp_pc_0
-
-
-module fanin_hp_pc_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hp_pc_1
-
-
-module fanin_hp_pc_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hp_pc_2
-
-
-module fanin_hp_pc_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hp_pc_3
-
-
-module fanin_hp_pop_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hp_pop_0
-
-
-module fanin_hp_pop_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hp_pop_1
-
-
-module fanin_hp_pop_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hp_pop_2
-
-
-module fanin_hp_pop_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_hp_pop_3
-
-
-module fanin_hp_sum_0(pc,count,ok,pop);
-    
-    // Module arguments
-    input wire  [63:0] pc;
-    input wire  [7:0] count;
-    output reg  ok;
-    output reg  [7:0] pop;
-    
-    // Local signals
-    reg  [7:0] s01;
-    reg  [7:0] s23;
-    reg  [7:0] s45;
-    reg  [7:0] s67;
-    
-    // Update code
-    always @(*) begin
-        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
-        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
-        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
-        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
-        pop = (s01 + s23) + (s45 + s67);
-        ok = pop == count;
-    end
-    
-endmodule // fanin_hp_sum_0
-
-
-module fanin_hp_sum_1(pc,count,ok,pop);
-    
-    // Module arguments
-    input wire  [63:0] pc;
-    input wire  [7:0] count;
-    output reg  ok;
-    output reg  [7:0] pop;
-    
-    // Local signals
-    reg  [7:0] s01;
-    reg  [7:0] s23;
-    reg  [7:0] s45;
-    reg  [7:0] s67;
-    
-    // Update code
-    always @(*) begin
-        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
-        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
-        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
-        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
-        pop = (s01 + s23) + (s45 + s67);
-        ok = pop == count;
-    end
-    
-endmodule // fanin_hp_sum_1
-
-
-module fanin_hp_sum_2(pc,count,ok,pop);
-    
-    // Module arguments
-    input wire  [63:0] pc;
-    input wire  [7:0] count;
-    output reg  ok;
-    output reg  [7:0] pop;
-    
-    // Local signals
-    reg  [7:0] s01;
-    reg  [7:0] s23;
-    reg  [7:0] s45;
-    reg  [7:0] s67;
-    
-    // Update code
-    always @(*) begin
-        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
-        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
-        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
-        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
-        pop = (s01 + s23) + (s45 + s67);
-        ok = pop == count;
-    end
-    
-endmodule // fanin_hp_sum_2
-
-
-module fanin_hp_sum_3(pc,count,ok,pop);
-    
-    // Module arguments
-    input wire  [63:0] pc;
-    input wire  [7:0] count;
-    output reg  ok;
-    output reg  [7:0] pop;
-    
-    // Local signals
-    reg  [7:0] s01;
-    reg  [7:0] s23;
-    reg  [7:0] s45;
-    reg  [7:0] s67;
-    
-    // Update code
-    always @(*) begin
-        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
-        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
-        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
-        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
-        pop = (s01 + s23) + (s45 + s67);
-        ok = pop == count;
-    end
-    
-endmodule // fanin_hp_sum_3
-
-
 module fanin_hu_b(d,q,clock);
     
     // Module arguments
@@ -20078,25 +19077,6 @@ module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_jram
 
 
-module fanin_la_age(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_age
-
-
 module fanin_la_chk(d,q,clock);
     
     // Module arguments
@@ -20114,139 +19094,6 @@ module fanin_la_chk(d,q,clock);
     end
           
 endmodule // fanin_la_chk
-
-
-module fanin_la_hdr(d,q,clock);
-    
-    // Module arguments
-    input wire  [639:0] d;
-    output reg  [639:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 640'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_hdr
-
-
-module fanin_la_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_ip
-
-
-module fanin_la_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_len
-
-
-module fanin_la_pp(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_pp
-
-
-module fanin_la_row(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_row
-
-
-module fanin_la_src(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_src
-
-
-module fanin_la_udp(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_udp
 
 
 module fanin_last(d,q,clock);
@@ -30158,7 +29005,793 @@ module fanin_pc_wbad(d,q,clock);
 endmodule // fanin_pc_wbad
 
 
-module fanin_pk_any(d,q,clock);
+module fanin_pick(clock,d_valid$0,d_valid$1,d_valid$2,d_valid$3,d_hdr$0,d_hdr$1,d_hdr$2,d_hdr$3,d_len$0,d_len$1,d_len$2,d_len$3,d_udp_ok$0,d_udp_ok$1,d_udp_ok$2,d_udp_ok$3,d_ip_ok$0,d_ip_ok$1,d_ip_ok$2,d_ip_ok$3,d_row$0,d_row$1,d_row$2,d_row$3,d_bitmap$0,d_bitmap$1,d_bitmap$2,d_bitmap$3,last,take,pk_any_q,pk_idx_q,la_hdr_q,la_len_q,la_udp_q,la_ip_q,la_row_q,la_ok,hp_pop_q$0,hp_pop_q$1,hp_pop_q$2,hp_pop_q$3);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  d_valid$0;
+    input wire  d_valid$1;
+    input wire  d_valid$2;
+    input wire  d_valid$3;
+    input wire  [639:0] d_hdr$0;
+    input wire  [639:0] d_hdr$1;
+    input wire  [639:0] d_hdr$2;
+    input wire  [639:0] d_hdr$3;
+    input wire  [15:0] d_len$0;
+    input wire  [15:0] d_len$1;
+    input wire  [15:0] d_len$2;
+    input wire  [15:0] d_len$3;
+    input wire  d_udp_ok$0;
+    input wire  d_udp_ok$1;
+    input wire  d_udp_ok$2;
+    input wire  d_udp_ok$3;
+    input wire  d_ip_ok$0;
+    input wire  d_ip_ok$1;
+    input wire  d_ip_ok$2;
+    input wire  d_ip_ok$3;
+    input wire  [15:0] d_row$0;
+    input wire  [15:0] d_row$1;
+    input wire  [15:0] d_row$2;
+    input wire  [15:0] d_row$3;
+    input wire  [63:0] d_bitmap$0;
+    input wire  [63:0] d_bitmap$1;
+    input wire  [63:0] d_bitmap$2;
+    input wire  [63:0] d_bitmap$3;
+    input wire  [3:0] last;
+    input wire  take;
+    output reg  pk_any_q;
+    output reg  [3:0] pk_idx_q;
+    output reg  [639:0] la_hdr_q;
+    output reg  [15:0] la_len_q;
+    output reg  la_udp_q;
+    output reg  la_ip_q;
+    output reg  [15:0] la_row_q;
+    output reg  la_ok;
+    output reg  [7:0] hp_pop_q$0;
+    output reg  [7:0] hp_pop_q$1;
+    output reg  [7:0] hp_pop_q$2;
+    output reg  [7:0] hp_pop_q$3;
+    
+    // Constant declarations
+    localparam  c_onehot$0 = 8'h1;
+    localparam  c_onehot$1 = 8'h2;
+    localparam  c_onehot$2 = 8'h4;
+    localparam  c_onehot$3 = 8'h8;
+    localparam  c_onehot$4 = 8'h10;
+    localparam  c_onehot$5 = 8'h20;
+    localparam  c_onehot$6 = 8'h40;
+    localparam  c_onehot$7 = 8'h80;
+    localparam  c_idx4$0 = 4'h0;
+    localparam  c_idx4$1 = 4'h1;
+    localparam  c_idx4$2 = 4'h2;
+    localparam  c_idx4$3 = 4'h3;
+    localparam  c_idx4$4 = 4'h4;
+    localparam  c_idx4$5 = 4'h5;
+    localparam  c_idx4$6 = 4'h6;
+    localparam  c_idx4$7 = 4'h7;
+    
+    // Stub signals
+    reg  dv$0$d;
+    wire  dv$0$q;
+    reg  dv$0$clock;
+    reg  dv$1$d;
+    wire  dv$1$q;
+    reg  dv$1$clock;
+    reg  dv$2$d;
+    wire  dv$2$q;
+    reg  dv$2$clock;
+    reg  dv$3$d;
+    wire  dv$3$q;
+    reg  dv$3$clock;
+    reg  pk_any$d;
+    wire  pk_any$q;
+    reg  pk_any$clock;
+    reg  [3:0] pk_idx$d;
+    wire  [3:0] pk_idx$q;
+    reg  pk_idx$clock;
+    reg  [639:0] la_hdr$d;
+    wire  [639:0] la_hdr$q;
+    reg  la_hdr$clock;
+    reg  [15:0] la_len$d;
+    wire  [15:0] la_len$q;
+    reg  la_len$clock;
+    reg  la_udp$d;
+    wire  la_udp$q;
+    reg  la_udp$clock;
+    reg  la_ip$d;
+    wire  la_ip$q;
+    reg  la_ip$clock;
+    reg  [15:0] la_row$d;
+    wire  [15:0] la_row$q;
+    reg  la_row$clock;
+    reg  [3:0] la_src$d;
+    wire  [3:0] la_src$q;
+    reg  la_src$clock;
+    reg  [1:0] la_age$d;
+    wire  [1:0] la_age$q;
+    reg  la_age$clock;
+    reg  [3:0] la_pp$d;
+    wire  [3:0] la_pp$q;
+    reg  la_pp$clock;
+    reg  [63:0] hp_byte$0$x;
+    wire  [63:0] hp_byte$0$pc;
+    reg  [63:0] hp_byte$1$x;
+    wire  [63:0] hp_byte$1$pc;
+    reg  [63:0] hp_byte$2$x;
+    wire  [63:0] hp_byte$2$pc;
+    reg  [63:0] hp_byte$3$x;
+    wire  [63:0] hp_byte$3$pc;
+    reg  [63:0] hp_pc$0$d;
+    wire  [63:0] hp_pc$0$q;
+    reg  hp_pc$0$clock;
+    reg  [63:0] hp_pc$1$d;
+    wire  [63:0] hp_pc$1$q;
+    reg  hp_pc$1$clock;
+    reg  [63:0] hp_pc$2$d;
+    wire  [63:0] hp_pc$2$q;
+    reg  hp_pc$2$clock;
+    reg  [63:0] hp_pc$3$d;
+    wire  [63:0] hp_pc$3$q;
+    reg  hp_pc$3$clock;
+    reg  [63:0] hp_sum$0$pc;
+    reg  [7:0] hp_sum$0$count;
+    wire  hp_sum$0$ok;
+    wire  [7:0] hp_sum$0$pop;
+    reg  [63:0] hp_sum$1$pc;
+    reg  [7:0] hp_sum$1$count;
+    wire  hp_sum$1$ok;
+    wire  [7:0] hp_sum$1$pop;
+    reg  [63:0] hp_sum$2$pc;
+    reg  [7:0] hp_sum$2$count;
+    wire  hp_sum$2$ok;
+    wire  [7:0] hp_sum$2$pop;
+    reg  [63:0] hp_sum$3$pc;
+    reg  [7:0] hp_sum$3$count;
+    wire  hp_sum$3$ok;
+    wire  [7:0] hp_sum$3$pop;
+    reg  [7:0] hp_pop$0$d;
+    wire  [7:0] hp_pop$0$q;
+    reg  hp_pop$0$clock;
+    reg  [7:0] hp_pop$1$d;
+    wire  [7:0] hp_pop$1$q;
+    reg  hp_pop$1$clock;
+    reg  [7:0] hp_pop$2$d;
+    wire  [7:0] hp_pop$2$q;
+    reg  hp_pop$2$clock;
+    reg  [7:0] hp_pop$3$d;
+    wire  [7:0] hp_pop$3$q;
+    reg  hp_pop$3$clock;
+    
+    // Local signals
+    reg  [7:0] rr_req$0;
+    reg  [7:0] rr_req$1;
+    reg  [3:0] rr_ptr$0;
+    reg  [3:0] rr_ptr$1;
+    reg  [7:0] vb$0;
+    reg  [7:0] vb$1;
+    reg  [7:0] vb$2;
+    reg  [7:0] vb$3;
+    reg  [7:0] vb$4;
+    reg  [7:0] vb$5;
+    reg  [7:0] vb$6;
+    reg  [7:0] vb$7;
+    reg  [7:0] vb$8;
+    reg  [7:0] vb$9;
+    reg  [7:0] vb$10;
+    reg  [7:0] vb$11;
+    reg  [7:0] vb$12;
+    reg  [7:0] vb$13;
+    reg  [7:0] vb$14;
+    reg  [7:0] vb$15;
+    reg  [7:0] vb$16;
+    reg  [7:0] vb$17;
+    reg  [7:0] hb$0;
+    reg  [7:0] hb$1;
+    reg  [7:0] hb$2;
+    reg  [7:0] hb$3;
+    reg  [7:0] hb$4;
+    reg  [7:0] hb$5;
+    reg  [7:0] hb$6;
+    reg  [7:0] hb$7;
+    reg  [7:0] hb$8;
+    reg  [7:0] hb$9;
+    reg  [7:0] hb$10;
+    reg  [7:0] hb$11;
+    reg  [7:0] hb$12;
+    reg  [7:0] hb$13;
+    reg  [7:0] hb$14;
+    reg  [7:0] hb$15;
+    reg  [7:0] hb$16;
+    reg  [7:0] hb$17;
+    reg  [7:0] pick$0;
+    reg  [7:0] pick$1;
+    reg  [7:0] onehot$0;
+    reg  [7:0] onehot$1;
+    reg  any$0;
+    reg  any$1;
+    reg  [3:0] pidx$0;
+    reg  [3:0] pidx$1;
+    
+    // Sub module instances
+    fanin_pick_dv_0 dv$0(
+        .d(dv$0$d),
+        .q(dv$0$q),
+        .clock(dv$0$clock)
+    );
+    fanin_pick_dv_1 dv$1(
+        .d(dv$1$d),
+        .q(dv$1$q),
+        .clock(dv$1$clock)
+    );
+    fanin_pick_dv_2 dv$2(
+        .d(dv$2$d),
+        .q(dv$2$q),
+        .clock(dv$2$clock)
+    );
+    fanin_pick_dv_3 dv$3(
+        .d(dv$3$d),
+        .q(dv$3$q),
+        .clock(dv$3$clock)
+    );
+    fanin_pick_pk_any pk_any(
+        .d(pk_any$d),
+        .q(pk_any$q),
+        .clock(pk_any$clock)
+    );
+    fanin_pick_pk_idx pk_idx(
+        .d(pk_idx$d),
+        .q(pk_idx$q),
+        .clock(pk_idx$clock)
+    );
+    fanin_pick_la_hdr la_hdr(
+        .d(la_hdr$d),
+        .q(la_hdr$q),
+        .clock(la_hdr$clock)
+    );
+    fanin_pick_la_len la_len(
+        .d(la_len$d),
+        .q(la_len$q),
+        .clock(la_len$clock)
+    );
+    fanin_pick_la_udp la_udp(
+        .d(la_udp$d),
+        .q(la_udp$q),
+        .clock(la_udp$clock)
+    );
+    fanin_pick_la_ip la_ip(
+        .d(la_ip$d),
+        .q(la_ip$q),
+        .clock(la_ip$clock)
+    );
+    fanin_pick_la_row la_row(
+        .d(la_row$d),
+        .q(la_row$q),
+        .clock(la_row$clock)
+    );
+    fanin_pick_la_src la_src(
+        .d(la_src$d),
+        .q(la_src$q),
+        .clock(la_src$clock)
+    );
+    fanin_pick_la_age la_age(
+        .d(la_age$d),
+        .q(la_age$q),
+        .clock(la_age$clock)
+    );
+    fanin_pick_la_pp la_pp(
+        .d(la_pp$d),
+        .q(la_pp$q),
+        .clock(la_pp$clock)
+    );
+    fanin_pick_hp_byte_0 hp_byte$0(
+        .x(hp_byte$0$x),
+        .pc(hp_byte$0$pc)
+    );
+    fanin_pick_hp_byte_1 hp_byte$1(
+        .x(hp_byte$1$x),
+        .pc(hp_byte$1$pc)
+    );
+    fanin_pick_hp_byte_2 hp_byte$2(
+        .x(hp_byte$2$x),
+        .pc(hp_byte$2$pc)
+    );
+    fanin_pick_hp_byte_3 hp_byte$3(
+        .x(hp_byte$3$x),
+        .pc(hp_byte$3$pc)
+    );
+    fanin_pick_hp_pc_0 hp_pc$0(
+        .d(hp_pc$0$d),
+        .q(hp_pc$0$q),
+        .clock(hp_pc$0$clock)
+    );
+    fanin_pick_hp_pc_1 hp_pc$1(
+        .d(hp_pc$1$d),
+        .q(hp_pc$1$q),
+        .clock(hp_pc$1$clock)
+    );
+    fanin_pick_hp_pc_2 hp_pc$2(
+        .d(hp_pc$2$d),
+        .q(hp_pc$2$q),
+        .clock(hp_pc$2$clock)
+    );
+    fanin_pick_hp_pc_3 hp_pc$3(
+        .d(hp_pc$3$d),
+        .q(hp_pc$3$q),
+        .clock(hp_pc$3$clock)
+    );
+    fanin_pick_hp_sum_0 hp_sum$0(
+        .pc(hp_sum$0$pc),
+        .count(hp_sum$0$count),
+        .ok(hp_sum$0$ok),
+        .pop(hp_sum$0$pop)
+    );
+    fanin_pick_hp_sum_1 hp_sum$1(
+        .pc(hp_sum$1$pc),
+        .count(hp_sum$1$count),
+        .ok(hp_sum$1$ok),
+        .pop(hp_sum$1$pop)
+    );
+    fanin_pick_hp_sum_2 hp_sum$2(
+        .pc(hp_sum$2$pc),
+        .count(hp_sum$2$count),
+        .ok(hp_sum$2$ok),
+        .pop(hp_sum$2$pop)
+    );
+    fanin_pick_hp_sum_3 hp_sum$3(
+        .pc(hp_sum$3$pc),
+        .count(hp_sum$3$count),
+        .ok(hp_sum$3$ok),
+        .pop(hp_sum$3$pop)
+    );
+    fanin_pick_hp_pop_0 hp_pop$0(
+        .d(hp_pop$0$d),
+        .q(hp_pop$0$q),
+        .clock(hp_pop$0$clock)
+    );
+    fanin_pick_hp_pop_1 hp_pop$1(
+        .d(hp_pop$1$d),
+        .q(hp_pop$1$q),
+        .clock(hp_pop$1$clock)
+    );
+    fanin_pick_hp_pop_2 hp_pop$2(
+        .d(hp_pop$2$d),
+        .q(hp_pop$2$q),
+        .clock(hp_pop$2$clock)
+    );
+    fanin_pick_hp_pop_3 hp_pop$3(
+        .d(hp_pop$3$d),
+        .q(hp_pop$3$q),
+        .clock(hp_pop$3$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        pk_any$clock = clock;
+        pk_idx$clock = clock;
+        la_hdr$clock = clock;
+        la_len$clock = clock;
+        la_udp$clock = clock;
+        la_ip$clock = clock;
+        la_row$clock = clock;
+        la_src$clock = clock;
+        la_age$clock = clock;
+        la_pp$clock = clock;
+        pk_any$d = pk_any$q;
+        pk_idx$d = pk_idx$q;
+        la_hdr$d = la_hdr$q;
+        la_len$d = la_len$q;
+        la_udp$d = la_udp$q;
+        la_ip$d = la_ip$q;
+        la_row$d = la_row$q;
+        la_src$d = la_src$q;
+        la_age$d = la_age$q;
+        la_pp$d = la_pp$q;
+        dv$0$clock = clock;
+        dv$0$d = dv$0$q;
+        dv$1$clock = clock;
+        dv$1$d = dv$1$q;
+        dv$2$clock = clock;
+        dv$2$d = dv$2$q;
+        dv$3$clock = clock;
+        dv$3$d = dv$3$q;
+        pk_any_q = pk_any$q;
+        pk_idx_q = pk_idx$q;
+        la_hdr_q = la_hdr$q;
+        la_len_q = la_len$q;
+        la_udp_q = la_udp$q;
+        la_ip_q = la_ip$q;
+        la_row_q = la_row$q;
+        hp_pop_q$0 = hp_pop$0$q;
+        hp_pop_q$1 = hp_pop$1$q;
+        hp_pop_q$2 = hp_pop$2$q;
+        hp_pop_q$3 = hp_pop$3$q;
+        dv$0$d = d_valid$0;
+        dv$1$d = d_valid$1;
+        dv$2$d = d_valid$2;
+        dv$3$d = d_valid$3;
+        rr_ptr$0 = last;
+        rr_ptr$1 = pk_idx$q;
+        rr_req$0 = 32'h0;
+        rr_req$1 = 32'h0;
+        if (dv$0$q) begin
+            rr_req$0 = rr_req$0 | c_onehot$0;
+            if (c_idx4$0 != pk_idx$q) begin
+                rr_req$1 = rr_req$1 | c_onehot$0;
+            end
+        end
+        if (dv$1$q) begin
+            rr_req$0 = rr_req$0 | c_onehot$1;
+            if (c_idx4$1 != pk_idx$q) begin
+                rr_req$1 = rr_req$1 | c_onehot$1;
+            end
+        end
+        if (dv$2$q) begin
+            rr_req$0 = rr_req$0 | c_onehot$2;
+            if (c_idx4$2 != pk_idx$q) begin
+                rr_req$1 = rr_req$1 | c_onehot$2;
+            end
+        end
+        if (dv$3$q) begin
+            rr_req$0 = rr_req$0 | c_onehot$3;
+            if (c_idx4$3 != pk_idx$q) begin
+                rr_req$1 = rr_req$1 | c_onehot$3;
+            end
+        end
+        vb$0 = 32'h0;
+        hb$0 = 32'h0;
+        if (rr_req$0[0]) begin
+            vb$1 = vb$0 | c_onehot$0;
+            if (c_idx4$0 > rr_ptr$0) begin
+                hb$1 = hb$0 | c_onehot$0;
+            end
+            else begin
+                hb$1 = hb$0;
+            end
+        end
+        else begin
+            vb$1 = vb$0;
+            hb$1 = hb$0;
+        end
+        if (rr_req$0[1]) begin
+            vb$2 = vb$1 | c_onehot$1;
+            if (c_idx4$1 > rr_ptr$0) begin
+                hb$2 = hb$1 | c_onehot$1;
+            end
+            else begin
+                hb$2 = hb$1;
+            end
+        end
+        else begin
+            vb$2 = vb$1;
+            hb$2 = hb$1;
+        end
+        if (rr_req$0[2]) begin
+            vb$3 = vb$2 | c_onehot$2;
+            if (c_idx4$2 > rr_ptr$0) begin
+                hb$3 = hb$2 | c_onehot$2;
+            end
+            else begin
+                hb$3 = hb$2;
+            end
+        end
+        else begin
+            vb$3 = vb$2;
+            hb$3 = hb$2;
+        end
+        if (rr_req$0[3]) begin
+            vb$4 = vb$3 | c_onehot$3;
+            if (c_idx4$3 > rr_ptr$0) begin
+                hb$4 = hb$3 | c_onehot$3;
+            end
+            else begin
+                hb$4 = hb$3;
+            end
+        end
+        else begin
+            vb$4 = vb$3;
+            hb$4 = hb$3;
+        end
+        if (rr_req$0[4]) begin
+            vb$5 = vb$4 | c_onehot$4;
+            if (c_idx4$4 > rr_ptr$0) begin
+                hb$5 = hb$4 | c_onehot$4;
+            end
+            else begin
+                hb$5 = hb$4;
+            end
+        end
+        else begin
+            vb$5 = vb$4;
+            hb$5 = hb$4;
+        end
+        if (rr_req$0[5]) begin
+            vb$6 = vb$5 | c_onehot$5;
+            if (c_idx4$5 > rr_ptr$0) begin
+                hb$6 = hb$5 | c_onehot$5;
+            end
+            else begin
+                hb$6 = hb$5;
+            end
+        end
+        else begin
+            vb$6 = vb$5;
+            hb$6 = hb$5;
+        end
+        if (rr_req$0[6]) begin
+            vb$7 = vb$6 | c_onehot$6;
+            if (c_idx4$6 > rr_ptr$0) begin
+                hb$7 = hb$6 | c_onehot$6;
+            end
+            else begin
+                hb$7 = hb$6;
+            end
+        end
+        else begin
+            vb$7 = vb$6;
+            hb$7 = hb$6;
+        end
+        if (rr_req$0[7]) begin
+            vb$8 = vb$7 | c_onehot$7;
+            if (c_idx4$7 > rr_ptr$0) begin
+                hb$8 = hb$7 | c_onehot$7;
+            end
+            else begin
+                hb$8 = hb$7;
+            end
+        end
+        else begin
+            vb$8 = vb$7;
+            hb$8 = hb$7;
+        end
+        if (hb$8 != 32'h0) begin
+            pick$0 = hb$8;
+        end
+        else begin
+            pick$0 = vb$8;
+        end
+        onehot$0 = pick$0 & (~pick$0 + 32'h1);
+        any$0 = pick$0 != 32'h0;
+        pidx$0 = 32'h0;
+        if (onehot$0[0]) begin
+            pidx$0 = c_idx4$0;
+        end
+        if (onehot$0[1]) begin
+            pidx$0 = c_idx4$1;
+        end
+        if (onehot$0[2]) begin
+            pidx$0 = c_idx4$2;
+        end
+        if (onehot$0[3]) begin
+            pidx$0 = c_idx4$3;
+        end
+        if (onehot$0[4]) begin
+            pidx$0 = c_idx4$4;
+        end
+        if (onehot$0[5]) begin
+            pidx$0 = c_idx4$5;
+        end
+        if (onehot$0[6]) begin
+            pidx$0 = c_idx4$6;
+        end
+        if (onehot$0[7]) begin
+            pidx$0 = c_idx4$7;
+        end
+        vb$9 = 32'h0;
+        hb$9 = 32'h0;
+        if (rr_req$1[0]) begin
+            vb$10 = vb$9 | c_onehot$0;
+            if (c_idx4$0 > rr_ptr$1) begin
+                hb$10 = hb$9 | c_onehot$0;
+            end
+            else begin
+                hb$10 = hb$9;
+            end
+        end
+        else begin
+            vb$10 = vb$9;
+            hb$10 = hb$9;
+        end
+        if (rr_req$1[1]) begin
+            vb$11 = vb$10 | c_onehot$1;
+            if (c_idx4$1 > rr_ptr$1) begin
+                hb$11 = hb$10 | c_onehot$1;
+            end
+            else begin
+                hb$11 = hb$10;
+            end
+        end
+        else begin
+            vb$11 = vb$10;
+            hb$11 = hb$10;
+        end
+        if (rr_req$1[2]) begin
+            vb$12 = vb$11 | c_onehot$2;
+            if (c_idx4$2 > rr_ptr$1) begin
+                hb$12 = hb$11 | c_onehot$2;
+            end
+            else begin
+                hb$12 = hb$11;
+            end
+        end
+        else begin
+            vb$12 = vb$11;
+            hb$12 = hb$11;
+        end
+        if (rr_req$1[3]) begin
+            vb$13 = vb$12 | c_onehot$3;
+            if (c_idx4$3 > rr_ptr$1) begin
+                hb$13 = hb$12 | c_onehot$3;
+            end
+            else begin
+                hb$13 = hb$12;
+            end
+        end
+        else begin
+            vb$13 = vb$12;
+            hb$13 = hb$12;
+        end
+        if (rr_req$1[4]) begin
+            vb$14 = vb$13 | c_onehot$4;
+            if (c_idx4$4 > rr_ptr$1) begin
+                hb$14 = hb$13 | c_onehot$4;
+            end
+            else begin
+                hb$14 = hb$13;
+            end
+        end
+        else begin
+            vb$14 = vb$13;
+            hb$14 = hb$13;
+        end
+        if (rr_req$1[5]) begin
+            vb$15 = vb$14 | c_onehot$5;
+            if (c_idx4$5 > rr_ptr$1) begin
+                hb$15 = hb$14 | c_onehot$5;
+            end
+            else begin
+                hb$15 = hb$14;
+            end
+        end
+        else begin
+            vb$15 = vb$14;
+            hb$15 = hb$14;
+        end
+        if (rr_req$1[6]) begin
+            vb$16 = vb$15 | c_onehot$6;
+            if (c_idx4$6 > rr_ptr$1) begin
+                hb$16 = hb$15 | c_onehot$6;
+            end
+            else begin
+                hb$16 = hb$15;
+            end
+        end
+        else begin
+            vb$16 = vb$15;
+            hb$16 = hb$15;
+        end
+        if (rr_req$1[7]) begin
+            vb$17 = vb$16 | c_onehot$7;
+            if (c_idx4$7 > rr_ptr$1) begin
+                hb$17 = hb$16 | c_onehot$7;
+            end
+            else begin
+                hb$17 = hb$16;
+            end
+        end
+        else begin
+            vb$17 = vb$16;
+            hb$17 = hb$16;
+        end
+        if (hb$17 != 32'h0) begin
+            pick$1 = hb$17;
+        end
+        else begin
+            pick$1 = vb$17;
+        end
+        onehot$1 = pick$1 & (~pick$1 + 32'h1);
+        any$1 = pick$1 != 32'h0;
+        pidx$1 = 32'h0;
+        if (onehot$1[0]) begin
+            pidx$1 = c_idx4$0;
+        end
+        if (onehot$1[1]) begin
+            pidx$1 = c_idx4$1;
+        end
+        if (onehot$1[2]) begin
+            pidx$1 = c_idx4$2;
+        end
+        if (onehot$1[3]) begin
+            pidx$1 = c_idx4$3;
+        end
+        if (onehot$1[4]) begin
+            pidx$1 = c_idx4$4;
+        end
+        if (onehot$1[5]) begin
+            pidx$1 = c_idx4$5;
+        end
+        if (onehot$1[6]) begin
+            pidx$1 = c_idx4$6;
+        end
+        if (onehot$1[7]) begin
+            pidx$1 = c_idx4$7;
+        end
+        pk_any$d = any$0;
+        pk_idx$d = pidx$0;
+        if (pk_idx$q == c_idx4$0) begin
+            la_hdr$d = d_hdr$0;
+            la_len$d = d_len$0;
+            la_udp$d = d_udp_ok$0;
+            la_ip$d = d_ip_ok$0;
+            la_row$d = d_row$0;
+        end
+        if (pk_idx$q == c_idx4$1) begin
+            la_hdr$d = d_hdr$1;
+            la_len$d = d_len$1;
+            la_udp$d = d_udp_ok$1;
+            la_ip$d = d_ip_ok$1;
+            la_row$d = d_row$1;
+        end
+        if (pk_idx$q == c_idx4$2) begin
+            la_hdr$d = d_hdr$2;
+            la_len$d = d_len$2;
+            la_udp$d = d_udp_ok$2;
+            la_ip$d = d_ip_ok$2;
+            la_row$d = d_row$2;
+        end
+        if (pk_idx$q == c_idx4$3) begin
+            la_hdr$d = d_hdr$3;
+            la_len$d = d_len$3;
+            la_udp$d = d_udp_ok$3;
+            la_ip$d = d_ip_ok$3;
+            la_row$d = d_row$3;
+        end
+        la_src$d = pk_idx$q;
+        if (la_age$q != 32'h3) begin
+            la_age$d = la_age$q + 32'h1;
+        end
+        la_ok = ((la_age$q == 32'h3) | (la_pp$q != pk_idx$q)) & (la_src$q == pk_idx$q);
+        hp_byte$0$x = d_bitmap$0;
+        hp_pc$0$clock = clock;
+        hp_pc$0$d = hp_byte$0$pc;
+        hp_sum$0$pc = hp_pc$0$q;
+        hp_sum$0$count = 32'h0;
+        hp_pop$0$clock = clock;
+        hp_pop$0$d = hp_sum$0$pop;
+        hp_byte$1$x = d_bitmap$1;
+        hp_pc$1$clock = clock;
+        hp_pc$1$d = hp_byte$1$pc;
+        hp_sum$1$pc = hp_pc$1$q;
+        hp_sum$1$count = 32'h0;
+        hp_pop$1$clock = clock;
+        hp_pop$1$d = hp_sum$1$pop;
+        hp_byte$2$x = d_bitmap$2;
+        hp_pc$2$clock = clock;
+        hp_pc$2$d = hp_byte$2$pc;
+        hp_sum$2$pc = hp_pc$2$q;
+        hp_sum$2$count = 32'h0;
+        hp_pop$2$clock = clock;
+        hp_pop$2$d = hp_sum$2$pop;
+        hp_byte$3$x = d_bitmap$3;
+        hp_pc$3$clock = clock;
+        hp_pc$3$d = hp_byte$3$pc;
+        hp_sum$3$pc = hp_pc$3$q;
+        hp_sum$3$count = 32'h0;
+        hp_pop$3$clock = clock;
+        hp_pop$3$d = hp_sum$3$pop;
+        if (take) begin
+            la_age$d = 32'h0;
+            la_pp$d = pk_idx$q;
+            if (any$1) begin
+                pk_idx$d = pidx$1;
+                pk_any$d = 1'b1;
+            end
+        end
+    end
+    
+endmodule // fanin_pick
+
+
+module fanin_pick_dv_0(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -30174,10 +29807,483 @@ module fanin_pk_any(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_pk_any
+endmodule // fanin_pick_dv_0
 
 
-module fanin_pk_idx(d,q,clock);
+module fanin_pick_dv_1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_dv_1
+
+
+module fanin_pick_dv_2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_dv_2
+
+
+module fanin_pick_dv_3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_dv_3
+
+
+module fanin_pick_hp_byte_0(x,pc);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    output reg  [63:0] pc;
+    
+    // Local signals
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    
+    // Update code
+    always @(*) begin
+        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+    end
+    
+endmodule // fanin_pick_hp_byte_0
+
+
+module fanin_pick_hp_byte_1(x,pc);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    output reg  [63:0] pc;
+    
+    // Local signals
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    
+    // Update code
+    always @(*) begin
+        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+    end
+    
+endmodule // fanin_pick_hp_byte_1
+
+
+module fanin_pick_hp_byte_2(x,pc);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    output reg  [63:0] pc;
+    
+    // Local signals
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    
+    // Update code
+    always @(*) begin
+        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+    end
+    
+endmodule // fanin_pick_hp_byte_2
+
+
+module fanin_pick_hp_byte_3(x,pc);
+    
+    // Module arguments
+    input wire  [63:0] x;
+    output reg  [63:0] pc;
+    
+    // Local signals
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    
+    // Update code
+    always @(*) begin
+        pc1 = x - ((x >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+    end
+    
+endmodule // fanin_pick_hp_byte_3
+
+
+module fanin_pick_hp_pc_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_hp_pc_0
+
+
+module fanin_pick_hp_pc_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_hp_pc_1
+
+
+module fanin_pick_hp_pc_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_hp_pc_2
+
+
+module fanin_pick_hp_pc_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_hp_pc_3
+
+
+module fanin_pick_hp_pop_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_hp_pop_0
+
+
+module fanin_pick_hp_pop_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_hp_pop_1
+
+
+module fanin_pick_hp_pop_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_hp_pop_2
+
+
+module fanin_pick_hp_pop_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_hp_pop_3
+
+
+module fanin_pick_hp_sum_0(pc,count,ok,pop);
+    
+    // Module arguments
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  ok;
+    output reg  [7:0] pop;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
+        ok = pop == count;
+    end
+    
+endmodule // fanin_pick_hp_sum_0
+
+
+module fanin_pick_hp_sum_1(pc,count,ok,pop);
+    
+    // Module arguments
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  ok;
+    output reg  [7:0] pop;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
+        ok = pop == count;
+    end
+    
+endmodule // fanin_pick_hp_sum_1
+
+
+module fanin_pick_hp_sum_2(pc,count,ok,pop);
+    
+    // Module arguments
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  ok;
+    output reg  [7:0] pop;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
+        ok = pop == count;
+    end
+    
+endmodule // fanin_pick_hp_sum_2
+
+
+module fanin_pick_hp_sum_3(pc,count,ok,pop);
+    
+    // Module arguments
+    input wire  [63:0] pc;
+    input wire  [7:0] count;
+    output reg  ok;
+    output reg  [7:0] pop;
+    
+    // Local signals
+    reg  [7:0] s01;
+    reg  [7:0] s23;
+    reg  [7:0] s45;
+    reg  [7:0] s67;
+    
+    // Update code
+    always @(*) begin
+        s01 = ((pc[(32'h0)+:(4)]) & 8'hff) + ((pc[(32'h8)+:(4)]) & 8'hff);
+        s23 = ((pc[(32'h10)+:(4)]) & 8'hff) + ((pc[(32'h18)+:(4)]) & 8'hff);
+        s45 = ((pc[(32'h20)+:(4)]) & 8'hff) + ((pc[(32'h28)+:(4)]) & 8'hff);
+        s67 = ((pc[(32'h30)+:(4)]) & 8'hff) + ((pc[(32'h38)+:(4)]) & 8'hff);
+        pop = (s01 + s23) + (s45 + s67);
+        ok = pop == count;
+    end
+    
+endmodule // fanin_pick_hp_sum_3
+
+
+module fanin_pick_la_age(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_la_age
+
+
+module fanin_pick_la_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  [639:0] d;
+    output reg  [639:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 640'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_la_hdr
+
+
+module fanin_pick_la_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_la_ip
+
+
+module fanin_pick_la_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_la_len
+
+
+module fanin_pick_la_pp(d,q,clock);
     
     // Module arguments
     input wire  [3:0] d;
@@ -30193,7 +30299,102 @@ module fanin_pk_idx(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_pk_idx
+endmodule // fanin_pick_la_pp
+
+
+module fanin_pick_la_row(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_la_row
+
+
+module fanin_pick_la_src(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_la_src
+
+
+module fanin_pick_la_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_la_udp
+
+
+module fanin_pick_pk_any(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_pk_any
+
+
+module fanin_pick_pk_idx(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_pick_pk_idx
 
 
 module fanin_pm_two(d,q,clock);

@@ -15,8 +15,8 @@ use crate::acc::Acc;
 use crate::hdrgen::ArpLayout;
 use crate::layout::{at, mask, ChildWord, HdrWindow, JobWord, MetaWord, RegValue};
 use crate::parse::{
-    BytePop, Classify, FrameClass, Parser, PopCheck, PARSE_W, TERMS_ARP, TERMS_BAD, TERMS_IP_BAD,
-    TERMS_NON_IP, TERMS_ROUTE, TERMS_WIRE_BAD,
+    Classify, FrameClass, Parser, PARSE_W, TERMS_ARP, TERMS_BAD, TERMS_IP_BAD, TERMS_NON_IP,
+    TERMS_ROUTE, TERMS_WIRE_BAD,
 };
 use crate::ram::{FaninRam, ADDR_W};
 use crate::rx::Rx;
@@ -35,6 +35,7 @@ pub mod dest;
 pub mod lookup;
 mod new;
 pub mod overflow;
+pub mod pick;
 pub mod readback;
 pub mod session;
 pub mod staging;
@@ -46,6 +47,7 @@ use csr::Csr;
 use dest::DestPipe;
 use lookup::Lookup;
 use overflow::OvfBits;
+use pick::Pick;
 use session::SessionUnit;
 
 /// `k` default values (a `Vec` of ports or registers).
@@ -158,18 +160,14 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // for the frame's block, the timer scan's ownership test.
     jram: FaninRam<JOB_W>,
     lookup: Lookup,
+    // The front end's port pick and look-ahead (`pick.rs`): the ports' registered heads,
+    // the round-robin arbiter, the registered pick, the picked port's head registered, and
+    // each port's bitmap population count.
+    pick: Pick,
     // Pipeline registers that keep the decision logic shallow.
     e_more: DFF<bool>,
     e_last: DFF<bool>,
     la_chk: DFF<Bits<16>>,
-    la_hdr: DFF<Bits<PARSE_W>>,
-    la_len: DFF<Bits<16>>,
-    la_udp: DFF<bool>,
-    la_ip: DFF<bool>,
-    la_row: DFF<Bits<16>>,
-    la_src: DFF<Bits<4>>,
-    la_age: DFF<Bits<2>>,
-    la_pp: DFF<Bits<4>>,
     // LOOK: a frame waits here for the decision stages (`lk_v`: it holds one).
     lk_v: DFF<bool>,
     dq_ev: DFF<Bits<32>>,
@@ -181,8 +179,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     mf: DFF<Bits<META_W>>,
     mfs: DFF<bool>,
     jgen: DFF<Bits<32>>,
-    pk_any: DFF<bool>,
-    pk_idx: DFF<Bits<4>>,
     own_age: DFF<Bits<2>>,
     q_rows: DFF<Bits<16>>,
     q_rle1: DFF<bool>,
@@ -350,12 +346,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pc_arp: DFF<bool>,
     pc_count: DFF<Bits<8>>,
     cls: Classify,
-    // Population count of each port's head's bitmap, in two registered stages (per-byte
-    // counts, then their sum), from the ports' descriptors.
-    hp_byte: Vec<BytePop>,
-    hp_pc: Vec<DFF<Bits<64>>>,
-    hp_sum: Vec<PopCheck>,
-    hp_pop: Vec<DFF<Bits<8>>>,
     pc_pop: DFF<Bits<8>>,
     // Predicates of the decision, registered in PRED.
     q_st: DFF<Bits<3>>,
@@ -478,7 +468,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     h_go: Signal<Local, bool>,
     pick_now: Signal<Local, bool>,
     pick_ok: Signal<Local, bool>,
-    la_ok: Signal<Local, bool>,
     h_st: Signal<Local, BackState>,
     b_free: Signal<Local, bool>,
     /// `e_last` for an item or round handed over this cycle (written when `b_free`).
@@ -550,17 +539,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jc: Signal<Local, bool>,
     jc_hold: Signal<Local, bool>,
     jc_busy: Signal<Local, Bits<32>>,
-    // The round-robin arbiter, used twice (index a: 0 the pick, 1 the pick after a take):
-    // requests, pointer, the ready and ready-above chains (row a·9 + p), the pick, its
-    // lowest bit, any, its index.
-    rr_req: Vec<Signal<Local, Bits<8>>>,
-    rr_ptr: Vec<Signal<Local, Bits<4>>>,
-    vb: Vec<Signal<Local, Bits<8>>>,
-    hb: Vec<Signal<Local, Bits<8>>>,
-    pick: Vec<Signal<Local, Bits<8>>>,
-    onehot: Vec<Signal<Local, Bits<8>>>,
-    any: Vec<Signal<Local, bool>>,
-    pidx: Vec<Signal<Local, Bits<4>>>,
     lk_go: Signal<Local, bool>,
     // DECIDE's metadata write and busy-count update, from its registers (applied when it
     // completes; forwarded to LOOK).
@@ -572,10 +550,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     rx_row_data: Signal<Local, Bits<WB>>,
     ev: Signal<Local, Bits<32>>,
     rx_ev: Vec<Signal<Local, bool>>,
-    // The ports' registered `d_valid` (the arbiter's input).
-    dv: Vec<DFF<bool>>,
     // Constants (from the configuration).
-    c_onehot: Vec<Constant<Bits<8>>>,
     c_idx4: Vec<Constant<Bits<4>>>,
     c_rowlog: Constant<Bits<16>>,
     c_rowmask: Constant<Bits<16>>,
@@ -721,10 +696,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             b_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch, b_emit,
             b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig, e_scan,
             now_r, o_f, tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, mq, mf,
-            mfs, e_more, e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age,
-            la_pp, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, pk_any, pk_idx, own_age,
-            q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2,
-            jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b,
+            mfs, e_more, e_last, la_chk, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen,
+            own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i,
+            jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b,
             sq_reg, sq_b_nonce, b_reg, b_nonce
         );
         for p in 0..self.pp_mac.len() {
@@ -856,120 +830,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.tx[p].w_row.next = self.acc_row.val();
             self.tx[p].p_hdr.next = self.p_hdr_x.val();
             self.tx[p].p_len.next = self.dest.len_q.val();
-            self.dv[p].clock.next = self.clock.val();
-            self.dv[p].d.next = self.dv[p].q.val();
             self.rx_ev[p].next = false;
         }
-        // The ports' heads, registered (`dv`: the arbiter's requests).
-        for p in 0..self.rx.len() {
-            self.dv[p].d.next = self.rx[p].d_valid.val();
-        }
-        // Round-robin arbitration, one arbiter used twice (`rr_*[a]`): the lowest requesting
-        // port above the pointer, else the lowest requesting port. a = 0: the pick, from the
-        // last port served (`last`); a = 1: the pick after a take (registered in the take's
-        // cycle), from the port taken (`pk_idx`) and never that port (its head changes two
-        // cycles after the pop), so that the next port's look-ahead is ready three cycles
-        // after the take.
-        self.rr_ptr[0].next = self.last.q.val();
-        self.rr_ptr[1].next = self.pk_idx.q.val();
-        self.rr_req[0].next = 0.into();
-        self.rr_req[1].next = 0.into();
-        for p in 0..self.rx.len() {
-            if self.dv[p].q.val() {
-                self.rr_req[0].next = self.rr_req[0].val() | self.c_onehot[p].val();
-                if self.c_idx4[p].val() != self.pk_idx.q.val() {
-                    self.rr_req[1].next = self.rr_req[1].val() | self.c_onehot[p].val();
-                }
-            }
-        }
-        for a in 0..2 {
-            self.vb[a * 9].next = 0.into();
-            self.hb[a * 9].next = 0.into();
-            for p in 0..8 {
-                if self.rr_req[a].val().get_bit(p) {
-                    self.vb[a * 9 + p + 1].next = self.vb[a * 9 + p].val() | self.c_onehot[p].val();
-                    if self.c_idx4[p].val() > self.rr_ptr[a].val() {
-                        self.hb[a * 9 + p + 1].next =
-                            self.hb[a * 9 + p].val() | self.c_onehot[p].val();
-                    } else {
-                        self.hb[a * 9 + p + 1].next = self.hb[a * 9 + p].val();
-                    }
-                } else {
-                    self.vb[a * 9 + p + 1].next = self.vb[a * 9 + p].val();
-                    self.hb[a * 9 + p + 1].next = self.hb[a * 9 + p].val();
-                }
-            }
-            if self.hb[a * 9 + 8].val() != 0 {
-                self.pick[a].next = self.hb[a * 9 + 8].val();
-            } else {
-                self.pick[a].next = self.vb[a * 9 + 8].val();
-            }
-            self.onehot[a].next = self.pick[a].val() & (!self.pick[a].val() + 1);
-            self.any[a].next = self.pick[a].val() != 0;
-            self.pidx[a].next = 0.into();
-            for p in 0..8 {
-                if self.onehot[a].val().get_bit(p) {
-                    self.pidx[a].next = self.c_idx4[p].val();
-                }
-            }
-        }
-        // The pick, registered, from the ports' registered `d_valid` (`dv`): IDLE acts on
-        // the arbitration of the cycle before. A descriptor only disappears when IDLE pops
-        // it (`d_valid` drops the cycle after); the pick registered in a take's cycle is
-        // the pick after a take (`rr_*[1]`), which never names the port popped, and the next take is at least two
-        // cycles later (`la_ok` needs the pick unchanged for a cycle, and a pick of the
-        // popped port waits for `la_age`), so the registered pick is never stale when used.
-        self.pk_any.d.next = self.any[0].val();
-        self.pk_idx.d.next = self.pidx[0].val();
-        // Look-ahead: the head descriptor of the picked port, registered every cycle
-        // (`la_*`), and the parser on it, so that a frame's fields and checks are ready in
-        // the cycle it is taken. `la_ok`: `la_*` hold the picked port's current head (the
-        // same port as the cycle before, and no pop of it in the last three cycles: a pop
-        // changes the head two cycles later). The registered check terms (`la_chk`) are a
-        // stage further: PREP2, the cycle after the take, reads them.
-        for p in 0..self.rx.len() {
-            if self.pk_idx.q.val() == self.c_idx4[p].val() {
-                self.la_hdr.d.next = self.rx[p].d_hdr.val();
-                self.la_len.d.next = self.rx[p].d_len.val();
-                self.la_udp.d.next = self.rx[p].d_udp_ok.val();
-                self.la_ip.d.next = self.rx[p].d_ip_ok.val();
-                self.la_row.d.next = self.rx[p].d_row.val();
-            }
-        }
-        self.la_src.d.next = self.pk_idx.q.val();
-        if self.la_age.q.val() != 3 {
-            self.la_age.d.next = self.la_age.q.val() + 1;
-        }
-        self.la_ok.next = ((self.la_age.q.val() == 3)
-            | (self.la_pp.q.val() != self.pk_idx.q.val()))
-            & (self.la_src.q.val() == self.pk_idx.q.val());
-        self.parser.hdr.next = self.la_hdr.q.val();
-        self.parser.len.next = self.la_len.q.val();
+        // The port pick and look-ahead (`pick.rs`): the picked port's head, registered
+        // (`la_*_q`), and the parser on it, so that a frame's fields and checks are ready in
+        // the cycle it is taken. The registered check terms (`la_chk`) are a stage further:
+        // PREP2, the cycle after the take, reads them.
+        self.parser.hdr.next = self.pick.la_hdr_q.val();
+        self.parser.len.next = self.pick.la_len_q.val();
         self.parser.me_ip.next = self.csr.me_ip.val();
         self.parser.me_port.next = self.csr.me_port.val();
-        self.parser.udp_ok.next = self.la_udp.q.val();
-        self.parser.ip_ok.next = self.la_ip.q.val();
+        self.parser.udp_ok.next = self.pick.la_udp_q.val();
+        self.parser.ip_ok.next = self.pick.la_ip_q.val();
         self.cls.non_ip.next = self.pc_non_ip.q.val();
         self.cls.arp.next = self.pc_arp.q.val();
         self.cls.ip_bad.next = self.pc_ip_bad.q.val();
         self.cls.route.next = self.pc_route.q.val();
         self.cls.bad.next = self.pc_bad.q.val();
         self.cls.wire_bad.next = self.pc_wbad.q.val();
-        // The bitmap's population count, per port from its head descriptor (bytes 56..63 of
-        // the header region), two registered stages: `hp_pop` is the sum for the head of two
-        // cycles before, which the take needs (a head changes two cycles after a pop, and
-        // the port is taken again at least four cycles after it; a new head is picked at
-        // least three cycles after its `d_valid`). Taken at the pick (`pc_pop`), compared
-        // with the count byte taken with the frame (`pc_count`) in PREP2.
-        for p in 0..self.rx.len() {
-            self.hp_byte[p].x.next = self.rx[p].d_bitmap.val();
-            self.hp_pc[p].clock.next = self.clock.val();
-            self.hp_pc[p].d.next = self.hp_byte[p].pc.val();
-            self.hp_sum[p].pc.next = self.hp_pc[p].q.val();
-            self.hp_sum[p].count.next = 0.into();
-            self.hp_pop[p].clock.next = self.clock.val();
-            self.hp_pop[p].d.next = self.hp_sum[p].pop.val();
-        }
         // (the parser's check terms, registered alongside `la_*` and ORed in PREP2: the
         // `TERMS_*` masks of parse.rs)
         self.la_chk.d.next = self.parser.c_terms.val();
@@ -1585,8 +1463,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.lk_go.val() {
             self.lk_v.d.next = false;
         }
-        self.pick_ok.next = self.pk_any.q.val()
-            & self.la_ok.val()
+        self.pick_ok.next = self.pick.pk_any_q.val()
+            & self.pick.la_ok.val()
             & !self.jc_hold.val()
             & !(self.sweep_on.q.val()
                 & self.lookup.own_q.val()
@@ -2501,36 +2379,31 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.mf.d.next = self.wq_d.q.val();
         }
         if self.pick_now.val() {
-            self.sel.d.next = self.pk_idx.q.val();
-            self.last.d.next = self.pk_idx.q.val();
-            self.len.d.next = self.la_len.q.val();
+            self.sel.d.next = self.pick.pk_idx_q.val();
+            self.last.d.next = self.pick.pk_idx_q.val();
+            self.len.d.next = self.pick.la_len_q.val();
             self.now_r.d.next = self.now.q.val();
             self.e_scan.d.next = false;
             self.scan_turn.d.next = true;
             self.dbg_valid.next = true;
             self.dbg_kind.next = 0.into();
-            self.dbg_arg.next = bit_cast::<32, 4>(self.pk_idx.q.val());
+            self.dbg_arg.next = bit_cast::<32, 4>(self.pick.pk_idx_q.val());
             for p in 0..self.rx.len() {
-                if self.pk_idx.q.val() == self.c_idx4[p].val() {
+                if self.pick.pk_idx_q.val() == self.c_idx4[p].val() {
                     self.rx[p].d_pop.next = true;
                     self.rx_ev[p].next = true;
                 }
             }
-            self.hdr.d.next = self.la_hdr.q.val();
-            self.udp_ok.d.next = self.la_udp.q.val();
-            self.ip_ok.d.next = self.la_ip.q.val();
-            self.row0.d.next = self.la_row.q.val();
-            self.la_age.d.next = 0.into();
-            self.la_pp.d.next = self.pk_idx.q.val();
-            if self.any[1].val() {
-                // The next pick: another port's head, ready by the next take.
-                self.pk_idx.d.next = self.pidx[1].val();
-                self.pk_any.d.next = true;
-            }
+            self.hdr.d.next = self.pick.la_hdr_q.val();
+            self.udp_ok.d.next = self.pick.la_udp_q.val();
+            self.ip_ok.d.next = self.pick.la_ip_q.val();
+            self.row0.d.next = self.pick.la_row_q.val();
+            // (The pick's block restarts the look-ahead's age and loads the pick after the
+            // take: `pick.rs`, `take`.)
             // The frame's fields, checks and table hits (from the look-ahead parser).
-            if self.la_len.q.val() > 64 {
+            if self.pick.la_len_q.val() > 64 {
                 self.nrows.d.next =
-                    (self.la_len.q.val() - 64 + self.c_rowmask.val()) >> self.c_rowlog.val();
+                    (self.pick.la_len_q.val() - 64 + self.c_rowmask.val()) >> self.c_rowlog.val();
             } else {
                 self.nrows.d.next = 0.into();
             }
@@ -2544,8 +2417,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pr_f.d.next.job = self.parser.job.val();
             self.pc_count.d.next = self.parser.c_count.val();
             for p in 0..self.rx.len() {
-                if self.pk_idx.q.val() == self.c_idx4[p].val() {
-                    self.pc_pop.d.next = self.hp_pop[p].q.val();
+                if self.pick.pk_idx_q.val() == self.c_idx4[p].val() {
+                    self.pc_pop.d.next = self.pick.hp_pop_q[p].val();
                 }
             }
             self.pr_f.d.next.ptype = self.parser.ptype.val();
@@ -2756,6 +2629,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.lookup.commit.next = self.jcg.val();
         self.lookup.commit_entry.next = self.jcx.val();
         self.lookup.commit_word.next = self.jpk.val();
+        // The pick's inputs (after every assignment to them).
+        self.pick.clock.next = self.clock.val();
+        for p in 0..self.rx.len() {
+            self.pick.d_valid[p].next = self.rx[p].d_valid.val();
+            self.pick.d_hdr[p].next = self.rx[p].d_hdr.val();
+            self.pick.d_len[p].next = self.rx[p].d_len.val();
+            self.pick.d_udp_ok[p].next = self.rx[p].d_udp_ok.val();
+            self.pick.d_ip_ok[p].next = self.rx[p].d_ip_ok.val();
+            self.pick.d_row[p].next = self.rx[p].d_row.val();
+            self.pick.d_bitmap[p].next = self.rx[p].d_bitmap.val();
+        }
+        self.pick.last.next = self.last.q.val();
+        self.pick.take.next = self.pick_now.val();
         // The control and status registers' inputs (after every assignment to them).
         // Register writes wait while a job commit is pending or being applied: it reads the
         // staged entry in its `jc_q` cycle.
@@ -2778,7 +2664,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.counters.occ_dec.next = self.bq_dec.q.val();
         self.counters.occ_hwc.next = self.bq_hwc.q.val();
         self.counters.occ_free.next = self.jcb.val();
-        self.counters.rx_len.next = self.la_len.q.val();
+        self.counters.rx_len.next = self.pick.la_len_q.val();
         for p in 0..self.rx.len() {
             self.counters.rx_take[p].next = self.rx_ev[p].val();
             self.counters.tx_sent[p].next = self.tx[p].sent.val();
