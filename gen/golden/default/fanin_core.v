@@ -119,7 +119,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_rpclog = 16'h2;
     localparam  c_lprlog = 16'h4;
     localparam  c_lanes = 16'h40;
-    localparam  c_slast = 24'hff;
     localparam  ev_aggregated = 32'h4;
     localparam  ev_completions = 32'h8;
     localparam  ev_results_sent = 32'h10;
@@ -1567,24 +1566,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [23:0] ovb$or_a_q;
     wire  ovb$rd;
     wire  ovb$prev;
-    reg  [31:0] tick_cnt$d;
-    wire  [31:0] tick_cnt$q;
-    reg  tick_cnt$clock;
-    reg  [31:0] now$d;
-    wire  [31:0] now$q;
-    reg  now$clock;
-    reg  sweep_on$d;
-    wire  sweep_on$q;
-    reg  sweep_on$clock;
-    reg  [31:0] sweep_el$d;
-    wire  [31:0] sweep_el$q;
-    reg  sweep_el$clock;
-    reg  [23:0] scan_ptr$d;
-    wire  [23:0] scan_ptr$q;
-    reg  scan_ptr$clock;
-    reg  scan_c$d;
-    wire  scan_c$q;
-    reg  scan_c$clock;
+    reg  timer$clock;
+    reg  timer$rst;
+    reg  [31:0] timer$tick_div;
+    reg  timer$adv;
+    reg  timer$start;
+    reg  timer$c_set;
+    reg  timer$c_clr;
+    wire  [31:0] timer$now_q;
+    wire  timer$sweep_on_q;
+    wire  [31:0] timer$sweep_el_q;
+    wire  [23:0] timer$scan_ptr_q;
+    wire  timer$scan_c_q;
     reg  scan_turn$d;
     wire  scan_turn$q;
     reg  scan_turn$clock;
@@ -1688,7 +1681,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] pbaddr;
     reg  xp_byp;
     reg  [511:0] p_hdr_x;
-    reg  tick_now;
     reg  [2:0] dact;
     reg  hwc;
     reg  cr;
@@ -3738,35 +3730,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .rd(ovb$rd),
         .prev(ovb$prev)
     );
-    fanin_tick_cnt tick_cnt(
-        .d(tick_cnt$d),
-        .q(tick_cnt$q),
-        .clock(tick_cnt$clock)
-    );
-    fanin_now now(
-        .d(now$d),
-        .q(now$q),
-        .clock(now$clock)
-    );
-    fanin_sweep_on sweep_on(
-        .d(sweep_on$d),
-        .q(sweep_on$q),
-        .clock(sweep_on$clock)
-    );
-    fanin_sweep_el sweep_el(
-        .d(sweep_el$d),
-        .q(sweep_el$q),
-        .clock(sweep_el$clock)
-    );
-    fanin_scan_ptr scan_ptr(
-        .d(scan_ptr$d),
-        .q(scan_ptr$q),
-        .clock(scan_ptr$clock)
-    );
-    fanin_scan_c scan_c(
-        .d(scan_c$d),
-        .q(scan_c$q),
-        .clock(scan_c$clock)
+    fanin_timer timer(
+        .clock(timer$clock),
+        .rst(timer$rst),
+        .tick_div(timer$tick_div),
+        .adv(timer$adv),
+        .start(timer$start),
+        .c_set(timer$c_set),
+        .c_clr(timer$c_clr),
+        .now_q(timer$now_q),
+        .sweep_on_q(timer$sweep_on_q),
+        .sweep_el_q(timer$sweep_el_q),
+        .scan_ptr_q(timer$scan_ptr_q),
+        .scan_c_q(timer$scan_c_q)
     );
     fanin_scan_turn scan_turn(
         .d(scan_turn$d),
@@ -4055,12 +4031,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         e_scan$clock = clock;
         now_r$clock = clock;
         o_f$clock = clock;
-        tick_cnt$clock = clock;
-        now$clock = clock;
-        sweep_on$clock = clock;
-        sweep_el$clock = clock;
-        scan_ptr$clock = clock;
-        scan_c$clock = clock;
         scan_turn$clock = clock;
         mq$clock = clock;
         mf$clock = clock;
@@ -4283,12 +4253,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         e_scan$d = e_scan$q;
         now_r$d = now_r$q;
         o_f$d = o_f$q;
-        tick_cnt$d = tick_cnt$q;
-        now$d = now$q;
-        sweep_on$d = sweep_on$q;
-        sweep_el$d = sweep_el$q;
-        scan_ptr$d = scan_ptr$q;
-        scan_c$d = scan_c$q;
         scan_turn$d = scan_turn$q;
         mq$d = mq$q;
         mf$d = mf$q;
@@ -4412,15 +4376,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pbram$clock = clock;
         chram2$clock = clock;
         chram3$clock = clock;
-        tick_now = tick_cnt$q + 32'h1 >= csr$tick_div;
-        if (tick_now) begin
-            tick_cnt$d = 32'h0;
-            now$d = now$q + 32'h1;
-            sweep_el$d = sweep_el$q + 32'h1;
-        end
-        else begin
-            tick_cnt$d = tick_cnt$q + 32'h1;
-        end
+        timer$clock = clock;
+        timer$rst = rst;
+        timer$tick_div = csr$tick_div;
+        timer$adv = 1'b0;
+        timer$start = 1'b0;
+        timer$c_set = 1'b0;
+        timer$c_clr = 1'b0;
         rx_row_data = rx$0$r_data;
         if (copy$sel_q == c_idx4$0) begin
             rx_row_data = rx$0$r_data;
@@ -5286,7 +5248,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dbg_valid = 1'b0;
         dbg_kind = 32'h0;
         dbg_arg = 32'h0;
-        dbg_tick = now$q;
+        dbg_tick = timer$now_q;
         ev = 32'h0;
         ev_b = 32'h0;
         dact = Action$Drop;
@@ -5885,7 +5847,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (lk_go) begin
             lk_v$d = 1'b0;
         end
-        pick_ok = pk_any$q & la_ok & ~jc_hold & ~(sweep_on$q & lookup$own_q & (own_age$q == 32'h2) & scan_turn$q);
+        pick_ok = pk_any$q & la_ok & ~jc_hold & ~(timer$sweep_on_q & lookup$own_q & (own_age$q == 32'h2) & scan_turn$q);
         case (state$q)
             FrontState$Idle:
                 begin
@@ -5901,27 +5863,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     else if (pick_ok) begin
                         pick_now = 1'b1;
                     end
-                    else if (sweep_on$q & lookup$own_q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~lk_v$q) begin
+                    else if (timer$sweep_on_q & lookup$own_q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~lk_v$q) begin
                         scan_turn$d = 1'b0;
-                        now_r$d = now$q;
-                        x_now$d = now$q;
+                        now_r$d = timer$now_q;
+                        x_now$d = timer$now_q;
                         e_scan$d = 1'b1;
-                        scan_c$d = 1'b0;
-                        cadr$d = scan_ptr$q << 32'h1;
+                        timer$c_clr = 1'b1;
+                        cadr$d = timer$scan_ptr_q << 32'h1;
                         dbg_valid = 1'b1;
                         dbg_kind = 32'h1;
-                        dbg_arg = ((scan_ptr$q) & 32'hffffffff);
+                        dbg_arg = ((timer$scan_ptr_q) & 32'hffffffff);
                         state$d = FrontState$Scan;
                     end
-                    if (sweep_on$q & ~lookup$own_q & (own_age$q == 32'h2) & ~jc_hold) begin
+                    if (timer$sweep_on_q & ~lookup$own_q & (own_age$q == 32'h2) & ~jc_hold) begin
                         own_age$d = 32'h0;
-                        if (scan_ptr$q == c_slast) begin
-                            scan_ptr$d = 32'h0;
-                            sweep_on$d = 1'b0;
-                        end
-                        else begin
-                            scan_ptr$d = scan_ptr$q + 32'h1;
-                        end
+                        timer$adv = 1'b1;
                     end
                 end
             FrontState$Prep2:
@@ -6098,21 +6054,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             FrontState$SNext:
                 begin
-                    if (~scan_c$q) begin
-                        scan_c$d = 1'b1;
-                        cadr$d = (scan_ptr$q << 32'h1) | 32'h1;
+                    if (~timer$scan_c_q) begin
+                        timer$c_set = 1'b1;
+                        cadr$d = (timer$scan_ptr_q << 32'h1) | 32'h1;
                         state$d = FrontState$Scan;
                     end
                     else begin
-                        scan_c$d = 1'b0;
+                        timer$c_clr = 1'b1;
                         own_age$d = 32'h0;
-                        if (scan_ptr$q == c_slast) begin
-                            scan_ptr$d = 32'h0;
-                            sweep_on$d = 1'b0;
-                        end
-                        else begin
-                            scan_ptr$d = scan_ptr$q + 32'h1;
-                        end
+                        timer$adv = 1'b1;
                         state$d = FrontState$Idle;
                     end
                 end
@@ -6618,7 +6568,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             sel$d = pk_idx$q;
             last$d = pk_idx$q;
             len$d = la_len$q;
-            now_r$d = now$q;
+            now_r$d = timer$now_q;
             e_scan$d = 1'b0;
             scan_turn$d = 1'b1;
             dbg_valid = 1'b1;
@@ -6689,10 +6639,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             bstate$d = h_st;
             rl$d = q_rle1$q;
         end
-        if (~sweep_on$q & lookup$any_to_q & (csr$scan_ticks != 32'h0) & (sweep_el$q >= csr$scan_ticks)) begin
-            sweep_on$d = 1'b1;
-            sweep_el$d = ((tick_now) & 32'hffffffff);
-            scan_ptr$d = 32'h0;
+        if (~timer$sweep_on_q & lookup$any_to_q & (csr$scan_ticks != 32'h0) & (timer$sweep_el_q >= csr$scan_ticks)) begin
+            timer$start = 1'b1;
             own_age$d = 32'h0;
         end
         csr$clock = clock;
@@ -6975,7 +6923,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         lookup$route_valid$15 = csr$route_valid$15;
         lookup$route_ip$15 = csr$route_ip$15;
         lookup$frame_block = pr_f$q[(64'h38)+:(32)];
-        lookup$scan_ptr = scan_ptr$q;
+        lookup$scan_ptr = timer$scan_ptr_q;
         lookup$busy_inc = bq_inc$q;
         lookup$busy_dec = bq_dec$q;
         lookup$busy_entry = bq_j$q;
@@ -6983,7 +6931,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         lookup$commit_entry = jcx;
         lookup$commit_word = jpk;
         csr$hold = jc_pend$q | jc_q$q;
-        csr$now = now$q;
+        csr$now = timer$now_q;
         csr$jbusy$0 = lookup$jbusy$0;
         csr$jbusy$1 = lookup$jbusy$1;
         csr$jbusy$2 = lookup$jbusy$2;
@@ -7038,12 +6986,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             lk_v$d = 1'b0;
             sq_v$d = 1'b0;
             pc_v$d = 1'b0;
-            tick_cnt$d = 32'h0;
-            now$d = 32'h0;
-            sweep_on$d = 1'b0;
-            sweep_el$d = 32'h0;
-            scan_ptr$d = 32'h0;
-            scan_c$d = 1'b0;
             own_age$d = 32'h0;
             jc_q$d = 1'b0;
             x_join$d = 1'b0;
@@ -28695,25 +28637,6 @@ module fanin_mq(d,q,clock);
 endmodule // fanin_mq
 
 
-module fanin_now(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_now
-
-
 module fanin_now_r(d,q,clock);
     
     // Module arguments
@@ -39942,44 +39865,6 @@ module fanin_sbq(d,q,clock);
 endmodule // fanin_sbq
 
 
-module fanin_scan_c(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_scan_c
-
-
-module fanin_scan_ptr(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_scan_ptr
-
-
 module fanin_scan_turn(d,q,clock);
     
     // Module arguments
@@ -44913,44 +44798,6 @@ module fanin_state(d,q,clock);
 endmodule // fanin_state
 
 
-module fanin_sweep_el(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sweep_el
-
-
-module fanin_sweep_on(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sweep_on
-
-
 module fanin_tage(d,q,clock);
     
     // Module arguments
@@ -44970,7 +44817,142 @@ module fanin_tage(d,q,clock);
 endmodule // fanin_tage
 
 
-module fanin_tick_cnt(d,q,clock);
+module fanin_timer(clock,rst,tick_div,adv,start,c_set,c_clr,now_q,sweep_on_q,sweep_el_q,scan_ptr_q,scan_c_q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  [31:0] tick_div;
+    input wire  adv;
+    input wire  start;
+    input wire  c_set;
+    input wire  c_clr;
+    output reg  [31:0] now_q;
+    output reg  sweep_on_q;
+    output reg  [31:0] sweep_el_q;
+    output reg  [23:0] scan_ptr_q;
+    output reg  scan_c_q;
+    
+    // Constant declarations
+    localparam  c_slast = 24'hff;
+    
+    // Stub signals
+    reg  [31:0] tick_cnt$d;
+    wire  [31:0] tick_cnt$q;
+    reg  tick_cnt$clock;
+    reg  [31:0] now$d;
+    wire  [31:0] now$q;
+    reg  now$clock;
+    reg  sweep_on$d;
+    wire  sweep_on$q;
+    reg  sweep_on$clock;
+    reg  [31:0] sweep_el$d;
+    wire  [31:0] sweep_el$q;
+    reg  sweep_el$clock;
+    reg  [23:0] scan_ptr$d;
+    wire  [23:0] scan_ptr$q;
+    reg  scan_ptr$clock;
+    reg  scan_c$d;
+    wire  scan_c$q;
+    reg  scan_c$clock;
+    
+    // Local signals
+    reg  tick_now;
+    
+    // Sub module instances
+    fanin_timer_tick_cnt tick_cnt(
+        .d(tick_cnt$d),
+        .q(tick_cnt$q),
+        .clock(tick_cnt$clock)
+    );
+    fanin_timer_now now(
+        .d(now$d),
+        .q(now$q),
+        .clock(now$clock)
+    );
+    fanin_timer_sweep_on sweep_on(
+        .d(sweep_on$d),
+        .q(sweep_on$q),
+        .clock(sweep_on$clock)
+    );
+    fanin_timer_sweep_el sweep_el(
+        .d(sweep_el$d),
+        .q(sweep_el$q),
+        .clock(sweep_el$clock)
+    );
+    fanin_timer_scan_ptr scan_ptr(
+        .d(scan_ptr$d),
+        .q(scan_ptr$q),
+        .clock(scan_ptr$clock)
+    );
+    fanin_timer_scan_c scan_c(
+        .d(scan_c$d),
+        .q(scan_c$q),
+        .clock(scan_c$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        tick_cnt$clock = clock;
+        now$clock = clock;
+        sweep_on$clock = clock;
+        sweep_el$clock = clock;
+        scan_ptr$clock = clock;
+        scan_c$clock = clock;
+        tick_cnt$d = tick_cnt$q;
+        now$d = now$q;
+        sweep_on$d = sweep_on$q;
+        sweep_el$d = sweep_el$q;
+        scan_ptr$d = scan_ptr$q;
+        scan_c$d = scan_c$q;
+        now_q = now$q;
+        sweep_on_q = sweep_on$q;
+        sweep_el_q = sweep_el$q;
+        scan_ptr_q = scan_ptr$q;
+        scan_c_q = scan_c$q;
+        tick_now = tick_cnt$q + 32'h1 >= tick_div;
+        if (tick_now) begin
+            tick_cnt$d = 32'h0;
+            now$d = now$q + 32'h1;
+            sweep_el$d = sweep_el$q + 32'h1;
+        end
+        else begin
+            tick_cnt$d = tick_cnt$q + 32'h1;
+        end
+        if (c_clr) begin
+            scan_c$d = 1'b0;
+        end
+        if (c_set) begin
+            scan_c$d = 1'b1;
+        end
+        if (adv) begin
+            if (scan_ptr$q == c_slast) begin
+                scan_ptr$d = 32'h0;
+                sweep_on$d = 1'b0;
+            end
+            else begin
+                scan_ptr$d = scan_ptr$q + 32'h1;
+            end
+        end
+        if (start) begin
+            sweep_on$d = 1'b1;
+            sweep_el$d = ((tick_now) & 32'hffffffff);
+            scan_ptr$d = 32'h0;
+        end
+        if (rst) begin
+            tick_cnt$d = 32'h0;
+            now$d = 32'h0;
+            sweep_on$d = 1'b0;
+            sweep_el$d = 32'h0;
+            scan_ptr$d = 32'h0;
+            scan_c$d = 1'b0;
+        end
+    end
+    
+endmodule // fanin_timer
+
+
+module fanin_timer_now(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -44986,7 +44968,102 @@ module fanin_tick_cnt(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_tick_cnt
+endmodule // fanin_timer_now
+
+
+module fanin_timer_scan_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_timer_scan_c
+
+
+module fanin_timer_scan_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_timer_scan_ptr
+
+
+module fanin_timer_sweep_el(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_timer_sweep_el
+
+
+module fanin_timer_sweep_on(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_timer_sweep_on
+
+
+module fanin_timer_tick_cnt(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_timer_tick_cnt
 
 
 module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid,tready,tlast,tuser,sent,sent_len);

@@ -39,6 +39,7 @@ pub mod readback;
 pub mod session;
 pub mod staging;
 pub mod states;
+pub mod timer;
 
 use copy::CopyPipe;
 use counters::Counters;
@@ -47,6 +48,7 @@ use dest::DestPipe;
 use lookup::Lookup;
 use overflow::OvfBits;
 use session::SessionUnit;
+use timer::Timer;
 
 /// `k` default values (a `Vec` of ports or registers).
 fn n<T: Default>(k: usize) -> Vec<T> {
@@ -457,16 +459,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Overflow bit per slot copy, with the tags that follow RMW rows through the Acc
     // (`overflow.rs`).
     ovb: OvfBits,
-    // Timer and scan.
-    tick_cnt: DFF<Bits<32>>,
-    now: DFF<Bits<32>>,
-    sweep_on: DFF<bool>,
-    /// Ticks since the last sweep start (`now` minus the start's `now`, wrapping).
-    sweep_el: DFF<Bits<32>>,
-    /// `now` advances this cycle.
-    tick_now: Signal<Local, bool>,
-    scan_ptr: DFF<Bits<ADDR_W>>,
-    scan_c: DFF<bool>,
+    // Timer and scan: the tick, the sweep and the scan's pointer (`timer.rs`); the front
+    // end's turn between a frame and a scan visit (`scan_turn`).
+    timer: Timer,
     scan_turn: DFF<bool>,
     // Decision helpers.
     dact: Signal<Local, Action>,
@@ -585,7 +580,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     c_rpclog: Constant<Bits<16>>,
     c_lprlog: Constant<Bits<16>>,
     c_lanes: Constant<Bits<16>>,
-    c_slast: Constant<Bits<ADDR_W>>,
     // Named values (`states.rs`): counter events (`ev_<counter>`: bit k of `ev` counts
     // `Counter::ALL[k]`), slot-copy states, packet types, header flags, parser terms.
     ev_aggregated: Constant<Bits<32>>,
@@ -720,12 +714,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate,
             b_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch, b_emit,
             b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig, e_scan,
-            now_r, o_f, tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, mq, mf,
-            mfs, e_more, e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age,
-            la_pp, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, pk_any, pk_idx, own_age,
-            q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2,
-            jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b,
-            sq_reg, sq_b_nonce, b_reg, b_nonce
+            now_r, o_f, scan_turn, mq, mf, mfs, e_more, e_last, la_chk, la_hdr, la_len, la_udp,
+            la_ip, la_row, la_src, la_age, la_pp, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge,
+            jgen, pk_any, pk_idx, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j,
+            jc_q, jc_pend, jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq,
+            soq, hu_v, hu_j, hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce
         );
         for p in 0..self.pp_mac.len() {
             self.pp_mac[p].clock.next = self.clock.val();
@@ -752,15 +745,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pbram.clock.next = self.clock.val();
         self.chram2.clock.next = self.clock.val();
         self.chram3.clock.next = self.clock.val();
-        // Timer: `tick_div` cycles per tick.
-        self.tick_now.next = self.tick_cnt.q.val() + 1 >= self.csr.tick_div.val();
-        if self.tick_now.val() {
-            self.tick_cnt.d.next = 0.into();
-            self.now.d.next = self.now.q.val() + 1;
-            self.sweep_el.d.next = self.sweep_el.q.val() + 1;
-        } else {
-            self.tick_cnt.d.next = self.tick_cnt.q.val() + 1;
-        }
+        // Timer and scan (`timer.rs`: `tick_div` cycles per tick, the block's); the scan's
+        // strobes, set by the front end's visits and the sweep start below.
+        self.timer.clock.next = self.clock.val();
+        self.timer.rst.next = self.rst.val();
+        self.timer.tick_div.next = self.csr.tick_div.val();
+        self.timer.adv.next = false;
+        self.timer.start.next = false;
+        self.timer.c_set.next = false;
+        self.timer.c_clr.next = false;
         // Payload row read in the previous cycle (the port is the one of that cycle's item,
         // `copy.sel_q`: the next item may already have started).
         self.rx_row_data.next = self.rx[0].r_data.val();
@@ -1153,7 +1146,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dbg_valid.next = false;
         self.dbg_kind.next = 0.into();
         self.dbg_arg.next = 0.into();
-        self.dbg_tick.next = self.now.q.val();
+        self.dbg_tick.next = self.timer.now_q.val();
         self.ev.next = 0.into();
         self.ev_b.next = 0.into();
         self.dact.next = Action::Drop;
@@ -1588,7 +1581,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pick_ok.next = self.pk_any.q.val()
             & self.la_ok.val()
             & !self.jc_hold.val()
-            & !(self.sweep_on.q.val()
+            & !(self.timer.sweep_on_q.val()
                 & self.lookup.own_q.val()
                 & (self.own_age.q.val() == 2)
                 & self.scan_turn.q.val());
@@ -1613,7 +1606,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                 } else if self.pick_ok.val() {
                     self.pick_now.next = true;
-                } else if self.sweep_on.q.val()
+                } else if self.timer.sweep_on_q.val()
                     & self.lookup.own_q.val()
                     & (self.own_age.q.val() == 2)
                     & !self.jc_hold.val()
@@ -1621,29 +1614,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & !self.lk_v.q.val()
                 {
                     self.scan_turn.d.next = false;
-                    self.now_r.d.next = self.now.q.val();
-                    self.x_now.d.next = self.now.q.val();
+                    self.now_r.d.next = self.timer.now_q.val();
+                    self.x_now.d.next = self.timer.now_q.val();
                     self.e_scan.d.next = true;
-                    self.scan_c.d.next = false;
-                    self.cadr.d.next = self.scan_ptr.q.val() << 1;
+                    self.timer.c_clr.next = true;
+                    self.cadr.d.next = self.timer.scan_ptr_q.val() << 1;
                     self.dbg_valid.next = true;
                     self.dbg_kind.next = 1.into();
-                    self.dbg_arg.next = bit_cast::<32, ADDR_W>(self.scan_ptr.q.val());
+                    self.dbg_arg.next = bit_cast::<32, ADDR_W>(self.timer.scan_ptr_q.val());
                     self.state.d.next = FrontState::Scan;
                 }
-                if self.sweep_on.q.val()
+                if self.timer.sweep_on_q.val()
                     & !self.lookup.own_q.val()
                     & (self.own_age.q.val() == 2)
                     & !self.jc_hold.val()
                 {
                     // Not a timeout-mode slot: skip it without a visit.
                     self.own_age.d.next = 0.into();
-                    if self.scan_ptr.q.val() == self.c_slast.val() {
-                        self.scan_ptr.d.next = 0.into();
-                        self.sweep_on.d.next = false;
-                    } else {
-                        self.scan_ptr.d.next = self.scan_ptr.q.val() + 1;
-                    }
+                    self.timer.adv.next = true;
                 }
             }
             FrontState::Prep2 => {
@@ -1852,19 +1840,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             FrontState::SNext => {
                 // SNEXT
-                if !self.scan_c.q.val() {
-                    self.scan_c.d.next = true;
-                    self.cadr.d.next = (self.scan_ptr.q.val() << 1) | 1;
+                if !self.timer.scan_c_q.val() {
+                    self.timer.c_set.next = true;
+                    self.cadr.d.next = (self.timer.scan_ptr_q.val() << 1) | 1;
                     self.state.d.next = FrontState::Scan;
                 } else {
-                    self.scan_c.d.next = false;
+                    self.timer.c_clr.next = true;
                     self.own_age.d.next = 0.into();
-                    if self.scan_ptr.q.val() == self.c_slast.val() {
-                        self.scan_ptr.d.next = 0.into();
-                        self.sweep_on.d.next = false;
-                    } else {
-                        self.scan_ptr.d.next = self.scan_ptr.q.val() + 1;
-                    }
+                    self.timer.adv.next = true;
                     self.state.d.next = FrontState::Idle;
                 }
             }
@@ -2504,7 +2487,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.sel.d.next = self.pk_idx.q.val();
             self.last.d.next = self.pk_idx.q.val();
             self.len.d.next = self.la_len.q.val();
-            self.now_r.d.next = self.now.q.val();
+            self.now_r.d.next = self.timer.now_q.val();
             self.e_scan.d.next = false;
             self.scan_turn.d.next = true;
             self.dbg_valid.next = true;
@@ -2562,15 +2545,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists
         // (the lookup's `any_to_q`).
-        if !self.sweep_on.q.val()
+        if !self.timer.sweep_on_q.val()
             & self.lookup.any_to_q.val()
             & (self.csr.scan_ticks.val() != 0)
-            & (self.sweep_el.q.val() >= self.csr.scan_ticks.val())
+            & (self.timer.sweep_el_q.val() >= self.csr.scan_ticks.val())
         {
-            self.sweep_on.d.next = true;
-            // (The start's `now` is this cycle's: one tick since it if `now` advances.)
-            self.sweep_el.d.next = bit_cast::<32, 1>(self.tick_now.val().into());
-            self.scan_ptr.d.next = 0.into();
+            self.timer.start.next = true;
             self.own_age.d.next = 0.into();
         }
         // The control and status registers (`csr.rs`): the AXI4-Lite slave, the staging,
@@ -2749,7 +2729,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.lookup.route_ip[r].next = self.csr.route_ip[r].val();
         }
         self.lookup.frame_block.next = self.pr_f.q.val().block;
-        self.lookup.scan_ptr.next = self.scan_ptr.q.val();
+        self.lookup.scan_ptr.next = self.timer.scan_ptr_q.val();
         self.lookup.busy_inc.next = self.bq_inc.q.val();
         self.lookup.busy_dec.next = self.bq_dec.q.val();
         self.lookup.busy_entry.next = self.bq_j.q.val();
@@ -2760,7 +2740,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Register writes wait while a job commit is pending or being applied: it reads the
         // staged entry in its `jc_q` cycle.
         self.csr.hold.next = self.jc_pend.q.val() | self.jc_q.q.val();
-        self.csr.now.next = self.now.q.val();
+        self.csr.now.next = self.timer.now_q.val();
         for j in 0..self.lookup.jbusy.len() {
             self.csr.jbusy[j].next = self.lookup.jbusy[j].val();
         }
@@ -2793,12 +2773,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.lk_v.d.next = false;
             self.sq_v.d.next = false;
             self.pc_v.d.next = false;
-            self.tick_cnt.d.next = 0.into();
-            self.now.d.next = 0.into();
-            self.sweep_on.d.next = false;
-            self.sweep_el.d.next = 0.into();
-            self.scan_ptr.d.next = 0.into();
-            self.scan_c.d.next = false;
             self.own_age.d.next = 0.into();
             self.jc_q.d.next = false;
             self.x_join.d.next = false;
