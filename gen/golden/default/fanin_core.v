@@ -619,11 +619,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] arp_lay$ip;
     wire  [511:0] arp_lay$y;
     reg  meta$clock;
+    reg  meta$rst;
     reg  [23:0] meta$waddr;
     reg  [239:0] meta$wdata;
     reg  [31:0] meta$we;
     reg  [23:0] meta$raddr;
-    wire  [239:0] meta$rdata;
+    reg  meta$dw_v;
+    reg  [23:0] meta$dw_a;
+    reg  [239:0] meta$dw_d;
+    wire  [239:0] meta$m;
     reg  chram$clock;
     reg  [23:0] chram$waddr;
     reg  [167:0] chram$wdata;
@@ -787,15 +791,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  dq_merge$d;
     wire  dq_merge$q;
     reg  dq_merge$clock;
-    reg  [239:0] mq$d;
-    wire  [239:0] mq$q;
-    reg  mq$clock;
-    reg  [239:0] mf$d;
-    wire  [239:0] mf$q;
-    reg  mf$clock;
-    reg  mfs$d;
-    wire  mfs$q;
-    reg  mfs$clock;
     reg  [31:0] jgen$d;
     wire  [31:0] jgen$q;
     reg  jgen$clock;
@@ -967,21 +962,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] dx_nrows$d;
     wire  [15:0] dx_nrows$q;
     reg  dx_nrows$clock;
-    reg  wq_v$d;
-    wire  wq_v$q;
-    reg  wq_v$clock;
     reg  [23:0] cha_q$d;
     wire  [23:0] cha_q$q;
     reg  cha_q$clock;
-    reg  [23:0] wq_a$d;
-    wire  [23:0] wq_a$q;
-    reg  wq_a$clock;
-    reg  [239:0] wq_d$d;
-    wire  [239:0] wq_d$q;
-    reg  wq_d$clock;
-    reg  [23:0] ra_q$d;
-    wire  [23:0] ra_q$q;
-    reg  ra_q$clock;
     reg  [1:0] bcd$d;
     wire  [1:0] bcd$q;
     reg  bcd$clock;
@@ -2256,11 +2239,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     );
     fanin_meta meta(
         .clock(meta$clock),
+        .rst(meta$rst),
         .waddr(meta$waddr),
         .wdata(meta$wdata),
         .we(meta$we),
         .raddr(meta$raddr),
-        .rdata(meta$rdata)
+        .dw_v(meta$dw_v),
+        .dw_a(meta$dw_a),
+        .dw_d(meta$dw_d),
+        .m(meta$m)
     );
     fanin_chram chram(
         .clock(chram$clock),
@@ -2464,21 +2451,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(dq_merge$d),
         .q(dq_merge$q),
         .clock(dq_merge$clock)
-    );
-    fanin_mq mq(
-        .d(mq$d),
-        .q(mq$q),
-        .clock(mq$clock)
-    );
-    fanin_mf mf(
-        .d(mf$d),
-        .q(mf$q),
-        .clock(mf$clock)
-    );
-    fanin_mfs mfs(
-        .d(mfs$d),
-        .q(mfs$q),
-        .clock(mfs$clock)
     );
     fanin_jgen jgen(
         .d(jgen$d),
@@ -2765,30 +2737,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(dx_nrows$q),
         .clock(dx_nrows$clock)
     );
-    fanin_wq_v wq_v(
-        .d(wq_v$d),
-        .q(wq_v$q),
-        .clock(wq_v$clock)
-    );
     fanin_cha_q cha_q(
         .d(cha_q$d),
         .q(cha_q$q),
         .clock(cha_q$clock)
-    );
-    fanin_wq_a wq_a(
-        .d(wq_a$d),
-        .q(wq_a$q),
-        .clock(wq_a$clock)
-    );
-    fanin_wq_d wq_d(
-        .d(wq_d$d),
-        .q(wq_d$q),
-        .clock(wq_d$clock)
-    );
-    fanin_ra_q ra_q(
-        .d(ra_q$d),
-        .q(ra_q$q),
-        .clock(ra_q$clock)
     );
     fanin_bcd bcd(
         .d(bcd$d),
@@ -3936,11 +3888,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dx_len$clock = clock;
         dx_row0$clock = clock;
         dx_nrows$clock = clock;
-        wq_v$clock = clock;
         cha_q$clock = clock;
-        wq_a$clock = clock;
-        wq_d$clock = clock;
-        ra_q$clock = clock;
         bcd$clock = clock;
         state$clock = clock;
         sel$clock = clock;
@@ -4032,9 +3980,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         now_r$clock = clock;
         o_f$clock = clock;
         scan_turn$clock = clock;
-        mq$clock = clock;
-        mf$clock = clock;
-        mfs$clock = clock;
         e_more$clock = clock;
         e_last$clock = clock;
         la_chk$clock = clock;
@@ -4158,11 +4103,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dx_len$d = dx_len$q;
         dx_row0$d = dx_row0$q;
         dx_nrows$d = dx_nrows$q;
-        wq_v$d = wq_v$q;
         cha_q$d = cha_q$q;
-        wq_a$d = wq_a$q;
-        wq_d$d = wq_d$q;
-        ra_q$d = ra_q$q;
         bcd$d = bcd$q;
         state$d = state$q;
         sel$d = sel$q;
@@ -4254,9 +4195,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         now_r$d = now_r$q;
         o_f$d = o_f$q;
         scan_turn$d = scan_turn$q;
-        mq$d = mq$q;
-        mf$d = mf$q;
-        mfs$d = mfs$q;
         e_more$d = e_more$q;
         e_last$d = e_last$q;
         la_chk$d = la_chk$q;
@@ -4371,6 +4309,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_pp_child$3$d = sq_pp_child$3$q;
         acc$clock = clock;
         meta$clock = clock;
+        meta$rst = rst;
         jram$clock = clock;
         chram$clock = clock;
         pbram$clock = clock;
@@ -5156,12 +5095,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         meta$waddr = cadr$q;
         meta$wdata = 32'h0;
         meta$we = 32'h0;
-        if (mfs$q) begin
-            m = mf$q;
-        end
-        else begin
-            m = mq$q;
-        end
+        m = meta$m;
         xm = x_m$q;
         xm_block = xm[(32'h20)+:(32)];
         xm_bitmap = xm[(32'h40)+:(64)];
@@ -6554,16 +6488,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             x_row0$d = lk_row0$q;
             x_nrows$d = lk_nrows$q;
         end
-        mq$d = meta$rdata;
-        mfs$d = 1'b0;
-        if (dec_v & dwe & (dx_cadr$q == ra_q$q)) begin
-            mfs$d = 1'b1;
-            mf$d = dwd;
-        end
-        else if (wq_v$q & (wq_a$q == ra_q$q)) begin
-            mfs$d = 1'b1;
-            mf$d = wq_d$q;
-        end
+        meta$dw_v = dec_v & dwe;
+        meta$dw_a = dx_cadr$q;
+        meta$dw_d = dwd;
         if (pick_now) begin
             sel$d = pk_idx$q;
             last$d = pk_idx$q;
@@ -6850,10 +6777,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jgen$d = jgen$q + 32'h1;
             own_age$d = 32'h0;
         end
-        ra_q$d = meta$raddr;
-        wq_v$d = meta$we != 32'h0;
-        wq_a$d = meta$waddr;
-        wq_d$d = meta$wdata;
         sess$join_entry = dx_ji$q;
         sess$join_bm = dx_f$q[(64'h60)+:(64)];
         sess$join_nonce = dx_f$q[(64'h38)+:(32)];
@@ -6982,7 +6905,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             state$d = FrontState$Idle;
             xstate$d = DecState$Idle;
             xo_v$d = 1'b0;
-            wq_v$d = 1'b0;
             lk_v$d = 1'b0;
             sq_v$d = 1'b0;
             pc_v$d = 1'b0;
@@ -28538,7 +28460,220 @@ module fanin_lookup_rone_r_9(d,q,clock);
 endmodule // fanin_lookup_rone_r_9
 
 
-module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
+module fanin_meta(clock,rst,waddr,wdata,we,raddr,dw_v,dw_a,dw_d,m);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  [23:0] waddr;
+    input wire  [239:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    input wire  dw_v;
+    input wire  [23:0] dw_a;
+    input wire  [239:0] dw_d;
+    output reg  [239:0] m;
+    
+    // Stub signals
+    reg  ram$clock;
+    reg  [23:0] ram$waddr;
+    reg  [239:0] ram$wdata;
+    reg  [31:0] ram$we;
+    reg  [23:0] ram$raddr;
+    wire  [239:0] ram$rdata;
+    reg  [239:0] mq$d;
+    wire  [239:0] mq$q;
+    reg  mq$clock;
+    reg  [239:0] mf$d;
+    wire  [239:0] mf$q;
+    reg  mf$clock;
+    reg  mfs$d;
+    wire  mfs$q;
+    reg  mfs$clock;
+    reg  wq_v$d;
+    wire  wq_v$q;
+    reg  wq_v$clock;
+    reg  [23:0] wq_a$d;
+    wire  [23:0] wq_a$q;
+    reg  wq_a$clock;
+    reg  [239:0] wq_d$d;
+    wire  [239:0] wq_d$q;
+    reg  wq_d$clock;
+    reg  [23:0] ra_q$d;
+    wire  [23:0] ra_q$q;
+    reg  ra_q$clock;
+    
+    // Sub module instances
+    fanin_meta_ram ram(
+        .clock(ram$clock),
+        .waddr(ram$waddr),
+        .wdata(ram$wdata),
+        .we(ram$we),
+        .raddr(ram$raddr),
+        .rdata(ram$rdata)
+    );
+    fanin_meta_mq mq(
+        .d(mq$d),
+        .q(mq$q),
+        .clock(mq$clock)
+    );
+    fanin_meta_mf mf(
+        .d(mf$d),
+        .q(mf$q),
+        .clock(mf$clock)
+    );
+    fanin_meta_mfs mfs(
+        .d(mfs$d),
+        .q(mfs$q),
+        .clock(mfs$clock)
+    );
+    fanin_meta_wq_v wq_v(
+        .d(wq_v$d),
+        .q(wq_v$q),
+        .clock(wq_v$clock)
+    );
+    fanin_meta_wq_a wq_a(
+        .d(wq_a$d),
+        .q(wq_a$q),
+        .clock(wq_a$clock)
+    );
+    fanin_meta_wq_d wq_d(
+        .d(wq_d$d),
+        .q(wq_d$q),
+        .clock(wq_d$clock)
+    );
+    fanin_meta_ra_q ra_q(
+        .d(ra_q$d),
+        .q(ra_q$q),
+        .clock(ra_q$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        mq$clock = clock;
+        mf$clock = clock;
+        mfs$clock = clock;
+        wq_v$clock = clock;
+        wq_a$clock = clock;
+        wq_d$clock = clock;
+        ra_q$clock = clock;
+        mq$d = mq$q;
+        mf$d = mf$q;
+        mfs$d = mfs$q;
+        wq_v$d = wq_v$q;
+        wq_a$d = wq_a$q;
+        wq_d$d = wq_d$q;
+        ra_q$d = ra_q$q;
+        ram$clock = clock;
+        ram$raddr = raddr;
+        ram$waddr = waddr;
+        ram$wdata = wdata;
+        ram$we = we;
+        if (mfs$q) begin
+            m = mf$q;
+        end
+        else begin
+            m = mq$q;
+        end
+        mq$d = ram$rdata;
+        mfs$d = 1'b0;
+        if (dw_v & (dw_a == ra_q$q)) begin
+            mfs$d = 1'b1;
+            mf$d = dw_d;
+        end
+        else if (wq_v$q & (wq_a$q == ra_q$q)) begin
+            mfs$d = 1'b1;
+            mf$d = wq_d$q;
+        end
+        ra_q$d = raddr;
+        wq_v$d = we != 32'h0;
+        wq_a$d = waddr;
+        wq_d$d = wdata;
+        if (rst) begin
+            wq_v$d = 1'b0;
+        end
+    end
+    
+endmodule // fanin_meta
+
+
+module fanin_meta_mf(d,q,clock);
+    
+    // Module arguments
+    input wire  [239:0] d;
+    output reg  [239:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 240'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_meta_mf
+
+
+module fanin_meta_mfs(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_meta_mfs
+
+
+module fanin_meta_mq(d,q,clock);
+    
+    // Module arguments
+    input wire  [239:0] d;
+    output reg  [239:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 240'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_meta_mq
+
+
+module fanin_meta_ra_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_meta_ra_q
+
+
+module fanin_meta_ram(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -28558,10 +28693,29 @@ module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
         rdata_r <= mem[raddr[8:0]];
         if (we[0]) mem[waddr[8:0]][0 +: 240] <= wdata[0 +: 240];
     end
-endmodule // fanin_meta
+endmodule // fanin_meta_ram
 
 
-module fanin_mf(d,q,clock);
+module fanin_meta_wq_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_meta_wq_a
+
+
+module fanin_meta_wq_d(d,q,clock);
     
     // Module arguments
     input wire  [239:0] d;
@@ -28577,10 +28731,10 @@ module fanin_mf(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_mf
+endmodule // fanin_meta_wq_d
 
 
-module fanin_mfs(d,q,clock);
+module fanin_meta_wq_v(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -28596,7 +28750,7 @@ module fanin_mfs(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_mfs
+endmodule // fanin_meta_wq_v
 
 
 module fanin_more(d,q,clock);
@@ -28616,25 +28770,6 @@ module fanin_more(d,q,clock);
     end
           
 endmodule // fanin_more
-
-
-module fanin_mq(d,q,clock);
-    
-    // Module arguments
-    input wire  [239:0] d;
-    output reg  [239:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 240'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_mq
 
 
 module fanin_now_r(d,q,clock);
@@ -31238,25 +31373,6 @@ module fanin_q_toolong(d,q,clock);
     end
           
 endmodule // fanin_q_toolong
-
-
-module fanin_ra_q(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ra_q
 
 
 module fanin_ri(d,q,clock);
@@ -48663,63 +48779,6 @@ module fanin_udp_ok(d,q,clock);
     end
           
 endmodule // fanin_udp_ok
-
-
-module fanin_wq_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_wq_a
-
-
-module fanin_wq_d(d,q,clock);
-    
-    // Module arguments
-    input wire  [239:0] d;
-    output reg  [239:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 240'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_wq_d
-
-
-module fanin_wq_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_wq_v
 
 
 module fanin_x_cadr(d,q,clock);

@@ -33,6 +33,7 @@ pub mod counters;
 pub mod csr;
 pub mod dest;
 pub mod lookup;
+pub mod metaport;
 mod new;
 pub mod overflow;
 pub mod readback;
@@ -46,6 +47,7 @@ use counters::Counters;
 use csr::Csr;
 use dest::DestPipe;
 use lookup::Lookup;
+use metaport::MetaPort;
 use overflow::OvfBits;
 use session::SessionUnit;
 use timer::Timer;
@@ -153,7 +155,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     /// The ARP reply to the frame in `hdr` (pure wiring; loaded into `b_hdr` for an ARP
     /// request handed over).
     arp_lay: ArpLayout,
-    meta: FaninRam<META_W>,
+    // The slot copies' metadata RAM and its read side, the writes it misses forwarded
+    // (`metaport.rs`).
+    meta: MetaPort,
     chram: FaninRam<CHILD_W>,
     // Job table: the packed entries in `jram` (read by index); the lookup (`lookup.rs`):
     // the entries' keys and busy counts, the job and route hits, each entry's slot copy
@@ -179,9 +183,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dq_aop: DFF<Bits<2>>,
     dq_cpl: DFF<bool>,
     dq_merge: DFF<bool>,
-    mq: DFF<Bits<META_W>>,
-    mf: DFF<Bits<META_W>>,
-    mfs: DFF<bool>,
     jgen: DFF<Bits<32>>,
     pk_any: DFF<bool>,
     pk_idx: DFF<Bits<4>>,
@@ -261,12 +262,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ge_p2: Signal<Local, bool>,
     qf: Signal<Local, bool>,
     dec_v: Signal<Local, bool>,
-    wq_v: DFF<bool>,
     // (The child-table read address PARSE issued, held while LOOK waits.)
     cha_q: DFF<Bits<ADDR_W>>,
-    wq_a: DFF<Bits<ADDR_W>>,
-    wq_d: DFF<Bits<META_W>>,
-    ra_q: DFF<Bits<ADDR_W>>,
     bcd: DFF<Bits<2>>,
     xm: Signal<Local, Bits<META_W>>,
     xm_flags: Signal<Local, Bits<8>>,
@@ -705,20 +702,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             x_mflags, x_sflags, x_rows_m, xp_f, x_je, x_jep, x_ji, x_cadr, x_now, x_sel, x_hdr,
             x_len, x_row0, x_nrows, lk_f, lk_now, lk_sel, lk_hdr, lk_len, lk_row0, lk_nrows, xo_v,
             lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji, dx_cadr, dx_now, dx_sel,
-            dx_hdr, dx_len, dx_row0, dx_nrows, wq_v, cha_q, wq_a, wq_d, ra_q, bcd, state, sel,
-            last, hdr, pr_f, pr_dst_ip, pc_popok, bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route,
-            pc_bad, pc_wbad, pc_count, pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset,
-            q_disjoint, q_newer_cb, q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild,
-            q_chrank, q_degree, q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl,
-            q_spartial, udp_ok, ip_ok, len, row0, nrows, ri, ri2, ji, je, jep, chr, pbr, pba_q,
-            q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate,
-            b_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch, b_emit,
-            b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig, e_scan,
-            now_r, o_f, scan_turn, mq, mf, mfs, e_more, e_last, la_chk, la_hdr, la_len, la_udp,
-            la_ip, la_row, la_src, la_age, la_pp, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge,
-            jgen, pk_any, pk_idx, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j,
-            jc_q, jc_pend, jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq,
-            soq, hu_v, hu_j, hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce
+            dx_hdr, dx_len, dx_row0, dx_nrows, cha_q, bcd, state, sel, last, hdr, pr_f, pr_dst_ip,
+            pc_popok, bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count,
+            pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset, q_disjoint, q_newer_cb,
+            q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild, q_chrank, q_degree,
+            q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl, q_spartial, udp_ok, ip_ok,
+            len, row0, nrows, ri, ri2, ji, je, jep, chr, pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok,
+            tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate, b_sel, b_row0, b_nrows, b_enr,
+            b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch, b_emit, b_eovf, cs_i, cs_j, cs_v, more,
+            pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r, o_f, scan_turn, e_more,
+            e_last, la_chk, la_hdr, la_len, la_udp, la_ip, la_row, la_src, la_age, la_pp, lk_v,
+            dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, pk_any, pk_idx, own_age, q_rows, q_rle1,
+            rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join,
+            dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b, sq_reg, sq_b_nonce,
+            b_reg, b_nonce
         );
         for p in 0..self.pp_mac.len() {
             self.pp_mac[p].clock.next = self.clock.val();
@@ -740,6 +737,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.acc.clock.next = self.clock.val();
         self.meta.clock.next = self.clock.val();
+        self.meta.rst.next = self.rst.val();
         self.jram.clock.next = self.clock.val();
         self.chram.clock.next = self.clock.val();
         self.pbram.clock.next = self.clock.val();
@@ -1031,13 +1029,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.meta.waddr.next = self.cadr.q.val();
         self.meta.wdata.next = 0.into();
         self.meta.we.next = 0.into();
-        // Metadata of the copy just read: the RAM's output register (`mq`), or a write it
-        // misses (`mf`, `mfs`; both loaded after the decision stages below).
-        if self.mfs.q.val() {
-            self.m.next = self.mf.q.val();
-        } else {
-            self.m.next = self.mq.q.val();
-        }
+        // Metadata of the copy just read (`metaport.rs`: the RAM's output register, or a
+        // write it misses).
+        self.m.next = self.meta.m.val();
         // The decision stages' copy of the metadata.
         self.xm.next = self.x_m.q.val();
         self.xm_block.next = self.xm.val().get_value_block();
@@ -1741,7 +1735,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.state.d.next = FrontState::SWait;
             }
             FrontState::SWait => {
-                // SWAIT: the metadata arrives (registered into `mq`, or `mf`).
+                // SWAIT: the metadata arrives (registered into `mq`, or `mf`: `metaport.rs`).
                 self.state.d.next = FrontState::SLat;
             }
             FrontState::SLat => {
@@ -2468,21 +2462,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.x_row0.d.next = self.lk_row0.q.val();
             self.x_nrows.d.next = self.lk_nrows.q.val();
         }
-        // Metadata of the copy just read (registered: the decision reads it as `m`). The
-        // RAM's read data goes straight into its output register (`mq`); the writes it
-        // misses are registered beside it and chosen after (`mfs`, `mf`): a write in the
-        // cycle the read was issued is not in the read data (block RAM reads the old row),
-        // the registered write is forwarded instead (`wq_*`); so is DECIDE's write in this
-        // cycle, for a frame leaving LOOK.
-        self.mq.d.next = self.meta.rdata.val();
-        self.mfs.d.next = false;
-        if self.dec_v.val() & self.dwe.val() & (self.dx_cadr.q.val() == self.ra_q.q.val()) {
-            self.mfs.d.next = true;
-            self.mf.d.next = self.dwd.val();
-        } else if self.wq_v.q.val() & (self.wq_a.q.val() == self.ra_q.q.val()) {
-            self.mfs.d.next = true;
-            self.mf.d.next = self.wq_d.q.val();
-        }
+        // DECIDE's write in this cycle, forwarded to the metadata read (`metaport.rs`), for
+        // a frame leaving LOOK.
+        self.meta.dw_v.next = self.dec_v.val() & self.dwe.val();
+        self.meta.dw_a.next = self.dx_cadr.q.val();
+        self.meta.dw_d.next = self.dwd.val();
         if self.pick_now.val() {
             self.sel.d.next = self.pk_idx.q.val();
             self.last.d.next = self.pk_idx.q.val();
@@ -2692,12 +2676,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.jgen.d.next = self.jgen.q.val() + 1;
             self.own_age.d.next = 0.into();
         }
-        // The metadata RAM's read address and write of this cycle, registered (after every
-        // assignment to them: `mq` forwards the write to a read of the same copy).
-        self.ra_q.d.next = self.meta.raddr.val();
-        self.wq_v.d.next = self.meta.we.val() != 0;
-        self.wq_a.d.next = self.meta.waddr.val();
-        self.wq_d.d.next = self.meta.wdata.val();
         // The session unit's inputs (after every assignment to them).
         self.sess.join_entry.next = self.dx_ji.q.val();
         self.sess.join_bm.next = self.dx_f.q.val().bitmap;
@@ -2769,7 +2747,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.state.d.next = FrontState::Idle;
             self.xstate.d.next = DecState::Idle;
             self.xo_v.d.next = false;
-            self.wq_v.d.next = false;
             self.lk_v.d.next = false;
             self.sq_v.d.next = false;
             self.pc_v.d.next = false;
