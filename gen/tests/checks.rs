@@ -270,7 +270,7 @@ fn assert_synth_ok(name: &str, stat: &str) {
         "{name}: slot memory not in {want} ({got} bits mapped for {slot_bits} slot bits)"
     );
     let meta_bits = 2 * cfg.slots as u64 * fanin_hdl::core::META_W as u64;
-    let got = bram_bits(stat, "fanin_meta");
+    let got = bram_bits(stat, "fanin_meta_ram");
     assert!(
         got >= meta_bits,
         "{name}: slot metadata not in block RAM ({got} BRAM bits for {meta_bits})"
@@ -306,7 +306,7 @@ fn yosys_elaborate_default() {
         String::from_utf8_lossy(&out.stderr)
     );
     let stat = std::fs::read_to_string(d.join("elab.txt")).unwrap();
-    for module in ["fanin_acc_ram", "fanin_meta"] {
+    for module in ["fanin_acc_ram", "fanin_meta_ram"] {
         assert!(
             cells(&stat, module, "$mem_v2") >= 1,
             "default: {module} is not inferred as a memory:\n{stat}"

@@ -111,7 +111,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_rpclog = 16'h2;
     localparam  c_lprlog = 16'h4;
     localparam  c_lanes = 16'h40;
-    localparam  c_slast = 24'hff;
     localparam  ev_aggregated = 32'h4;
     localparam  ev_completions = 32'h8;
     localparam  ev_results_sent = 32'h10;
@@ -612,11 +611,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] arp_lay$ip;
     wire  [511:0] arp_lay$y;
     reg  meta$clock;
+    reg  meta$rst;
     reg  [23:0] meta$waddr;
     reg  [239:0] meta$wdata;
     reg  [31:0] meta$we;
     reg  [23:0] meta$raddr;
-    wire  [239:0] meta$rdata;
+    reg  meta$dw_v;
+    reg  [23:0] meta$dw_a;
+    reg  [239:0] meta$dw_d;
+    wire  [239:0] meta$m;
     reg  chram$clock;
     reg  [23:0] chram$waddr;
     reg  [167:0] chram$wdata;
@@ -799,15 +802,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  dq_merge$d;
     wire  dq_merge$q;
     reg  dq_merge$clock;
-    reg  [239:0] mq$d;
-    wire  [239:0] mq$q;
-    reg  mq$clock;
-    reg  [239:0] mf$d;
-    wire  [239:0] mf$q;
-    reg  mf$clock;
-    reg  mfs$d;
-    wire  mfs$q;
-    reg  mfs$clock;
     reg  [31:0] jgen$d;
     wire  [31:0] jgen$q;
     reg  jgen$clock;
@@ -973,21 +967,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] dx_nrows$d;
     wire  [15:0] dx_nrows$q;
     reg  dx_nrows$clock;
-    reg  wq_v$d;
-    wire  wq_v$q;
-    reg  wq_v$clock;
     reg  [23:0] cha_q$d;
     wire  [23:0] cha_q$q;
     reg  cha_q$clock;
-    reg  [23:0] wq_a$d;
-    wire  [23:0] wq_a$q;
-    reg  wq_a$clock;
-    reg  [239:0] wq_d$d;
-    wire  [239:0] wq_d$q;
-    reg  wq_d$clock;
-    reg  [23:0] ra_q$d;
-    wire  [23:0] ra_q$q;
-    reg  ra_q$clock;
     reg  [1:0] bcd$d;
     wire  [1:0] bcd$q;
     reg  bcd$clock;
@@ -1524,24 +1506,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [23:0] ovb$or_a_q;
     wire  ovb$rd;
     wire  ovb$prev;
-    reg  [31:0] tick_cnt$d;
-    wire  [31:0] tick_cnt$q;
-    reg  tick_cnt$clock;
-    reg  [31:0] now$d;
-    wire  [31:0] now$q;
-    reg  now$clock;
-    reg  sweep_on$d;
-    wire  sweep_on$q;
-    reg  sweep_on$clock;
-    reg  [31:0] sweep_el$d;
-    wire  [31:0] sweep_el$q;
-    reg  sweep_el$clock;
-    reg  [23:0] scan_ptr$d;
-    wire  [23:0] scan_ptr$q;
-    reg  scan_ptr$clock;
-    reg  scan_c$d;
-    wire  scan_c$q;
-    reg  scan_c$clock;
+    reg  timer$clock;
+    reg  timer$rst;
+    reg  [31:0] timer$tick_div;
+    reg  timer$adv;
+    reg  timer$start;
+    reg  timer$c_set;
+    reg  timer$c_clr;
+    wire  [31:0] timer$now_q;
+    wire  timer$sweep_on_q;
+    wire  [31:0] timer$sweep_el_q;
+    wire  [23:0] timer$scan_ptr_q;
+    wire  timer$scan_c_q;
     reg  scan_turn$d;
     wire  scan_turn$q;
     reg  scan_turn$clock;
@@ -1633,7 +1609,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] pbaddr;
     reg  xp_byp;
     reg  [511:0] p_hdr_x;
-    reg  tick_now;
     reg  [2:0] dact;
     reg  hwc;
     reg  cr;
@@ -2160,11 +2135,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     );
     fanin_meta meta(
         .clock(meta$clock),
+        .rst(meta$rst),
         .waddr(meta$waddr),
         .wdata(meta$wdata),
         .we(meta$we),
         .raddr(meta$raddr),
-        .rdata(meta$rdata)
+        .dw_v(meta$dw_v),
+        .dw_a(meta$dw_a),
+        .dw_d(meta$dw_d),
+        .m(meta$m)
     );
     fanin_chram chram(
         .clock(chram$clock),
@@ -2373,21 +2352,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(dq_merge$d),
         .q(dq_merge$q),
         .clock(dq_merge$clock)
-    );
-    fanin_mq mq(
-        .d(mq$d),
-        .q(mq$q),
-        .clock(mq$clock)
-    );
-    fanin_mf mf(
-        .d(mf$d),
-        .q(mf$q),
-        .clock(mf$clock)
-    );
-    fanin_mfs mfs(
-        .d(mfs$d),
-        .q(mfs$q),
-        .clock(mfs$clock)
     );
     fanin_jgen jgen(
         .d(jgen$d),
@@ -2664,30 +2628,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(dx_nrows$q),
         .clock(dx_nrows$clock)
     );
-    fanin_wq_v wq_v(
-        .d(wq_v$d),
-        .q(wq_v$q),
-        .clock(wq_v$clock)
-    );
     fanin_cha_q cha_q(
         .d(cha_q$d),
         .q(cha_q$q),
         .clock(cha_q$clock)
-    );
-    fanin_wq_a wq_a(
-        .d(wq_a$d),
-        .q(wq_a$q),
-        .clock(wq_a$clock)
-    );
-    fanin_wq_d wq_d(
-        .d(wq_d$d),
-        .q(wq_d$q),
-        .clock(wq_d$clock)
-    );
-    fanin_ra_q ra_q(
-        .d(ra_q$d),
-        .q(ra_q$q),
-        .clock(ra_q$clock)
     );
     fanin_bcd bcd(
         .d(bcd$d),
@@ -3549,35 +3493,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .rd(ovb$rd),
         .prev(ovb$prev)
     );
-    fanin_tick_cnt tick_cnt(
-        .d(tick_cnt$d),
-        .q(tick_cnt$q),
-        .clock(tick_cnt$clock)
-    );
-    fanin_now now(
-        .d(now$d),
-        .q(now$q),
-        .clock(now$clock)
-    );
-    fanin_sweep_on sweep_on(
-        .d(sweep_on$d),
-        .q(sweep_on$q),
-        .clock(sweep_on$clock)
-    );
-    fanin_sweep_el sweep_el(
-        .d(sweep_el$d),
-        .q(sweep_el$q),
-        .clock(sweep_el$clock)
-    );
-    fanin_scan_ptr scan_ptr(
-        .d(scan_ptr$d),
-        .q(scan_ptr$q),
-        .clock(scan_ptr$clock)
-    );
-    fanin_scan_c scan_c(
-        .d(scan_c$d),
-        .q(scan_c$q),
-        .clock(scan_c$clock)
+    fanin_timer timer(
+        .clock(timer$clock),
+        .rst(timer$rst),
+        .tick_div(timer$tick_div),
+        .adv(timer$adv),
+        .start(timer$start),
+        .c_set(timer$c_set),
+        .c_clr(timer$c_clr),
+        .now_q(timer$now_q),
+        .sweep_on_q(timer$sweep_on_q),
+        .sweep_el_q(timer$sweep_el_q),
+        .scan_ptr_q(timer$scan_ptr_q),
+        .scan_c_q(timer$scan_c_q)
     );
     fanin_scan_turn scan_turn(
         .d(scan_turn$d),
@@ -3751,11 +3679,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dx_len$clock = clock;
         dx_row0$clock = clock;
         dx_nrows$clock = clock;
-        wq_v$clock = clock;
         cha_q$clock = clock;
-        wq_a$clock = clock;
-        wq_d$clock = clock;
-        ra_q$clock = clock;
         bcd$clock = clock;
         state$clock = clock;
         sel$clock = clock;
@@ -3846,16 +3770,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         e_scan$clock = clock;
         now_r$clock = clock;
         o_f$clock = clock;
-        tick_cnt$clock = clock;
-        now$clock = clock;
-        sweep_on$clock = clock;
-        sweep_el$clock = clock;
-        scan_ptr$clock = clock;
-        scan_c$clock = clock;
         scan_turn$clock = clock;
-        mq$clock = clock;
-        mf$clock = clock;
-        mfs$clock = clock;
         e_more$clock = clock;
         e_last$clock = clock;
         la_chk$clock = clock;
@@ -3969,11 +3884,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dx_len$d = dx_len$q;
         dx_row0$d = dx_row0$q;
         dx_nrows$d = dx_nrows$q;
-        wq_v$d = wq_v$q;
         cha_q$d = cha_q$q;
-        wq_a$d = wq_a$q;
-        wq_d$d = wq_d$q;
-        ra_q$d = ra_q$q;
         bcd$d = bcd$q;
         state$d = state$q;
         sel$d = sel$q;
@@ -4064,16 +3975,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         e_scan$d = e_scan$q;
         now_r$d = now_r$q;
         o_f$d = o_f$q;
-        tick_cnt$d = tick_cnt$q;
-        now$d = now$q;
-        sweep_on$d = sweep_on$q;
-        sweep_el$d = sweep_el$q;
-        scan_ptr$d = scan_ptr$q;
-        scan_c$d = scan_c$q;
         scan_turn$d = scan_turn$q;
-        mq$d = mq$q;
-        mf$d = mf$q;
-        mfs$d = mfs$q;
         e_more$d = e_more$q;
         e_last$d = e_last$q;
         la_chk$d = la_chk$q;
@@ -4178,20 +4080,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_pp_child$3$d = sq_pp_child$3$q;
         acc$clock = clock;
         meta$clock = clock;
+        meta$rst = rst;
         jram$clock = clock;
         chram$clock = clock;
         pbram$clock = clock;
         chram2$clock = clock;
         chram3$clock = clock;
-        tick_now = tick_cnt$q + 32'h1 >= csr$tick_div;
-        if (tick_now) begin
-            tick_cnt$d = 32'h0;
-            now$d = now$q + 32'h1;
-            sweep_el$d = sweep_el$q + 32'h1;
-        end
-        else begin
-            tick_cnt$d = tick_cnt$q + 32'h1;
-        end
+        timer$clock = clock;
+        timer$rst = rst;
+        timer$tick_div = csr$tick_div;
+        timer$adv = 1'b0;
+        timer$start = 1'b0;
+        timer$c_set = 1'b0;
+        timer$c_clr = 1'b0;
         rx_row_data = rx$0$r_data;
         if (copy$sel_q == c_idx4$0) begin
             rx_row_data = rx$0$r_data;
@@ -4584,12 +4485,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         meta$waddr = cadr$q;
         meta$wdata = 32'h0;
         meta$we = 32'h0;
-        if (mfs$q) begin
-            m = mf$q;
-        end
-        else begin
-            m = mq$q;
-        end
+        m = meta$m;
         xm = x_m$q;
         xm_block = xm[(32'h20)+:(32)];
         xm_bitmap = xm[(32'h40)+:(64)];
@@ -4676,7 +4572,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dbg_valid = 1'b0;
         dbg_kind = 32'h0;
         dbg_arg = 32'h0;
-        dbg_tick = now$q;
+        dbg_tick = timer$now_q;
         ev = 32'h0;
         ev_b = 32'h0;
         dact = Action$Drop;
@@ -5275,7 +5171,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (lk_go) begin
             lk_v$d = 1'b0;
         end
-        pick_ok = pick$pk_any_q & pick$la_ok & ~jc_hold & ~(sweep_on$q & lookup$own_q & (own_age$q == 32'h2) & scan_turn$q);
+        pick_ok = pick$pk_any_q & pick$la_ok & ~jc_hold & ~(timer$sweep_on_q & lookup$own_q & (own_age$q == 32'h2) & scan_turn$q);
         case (state$q)
             FrontState$Idle:
                 begin
@@ -5291,27 +5187,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     else if (pick_ok) begin
                         pick_now = 1'b1;
                     end
-                    else if (sweep_on$q & lookup$own_q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~lk_v$q) begin
+                    else if (timer$sweep_on_q & lookup$own_q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~lk_v$q) begin
                         scan_turn$d = 1'b0;
-                        now_r$d = now$q;
-                        x_now$d = now$q;
+                        now_r$d = timer$now_q;
+                        x_now$d = timer$now_q;
                         e_scan$d = 1'b1;
-                        scan_c$d = 1'b0;
-                        cadr$d = scan_ptr$q << 32'h1;
+                        timer$c_clr = 1'b1;
+                        cadr$d = timer$scan_ptr_q << 32'h1;
                         dbg_valid = 1'b1;
                         dbg_kind = 32'h1;
-                        dbg_arg = ((scan_ptr$q) & 32'hffffffff);
+                        dbg_arg = ((timer$scan_ptr_q) & 32'hffffffff);
                         state$d = FrontState$Scan;
                     end
-                    if (sweep_on$q & ~lookup$own_q & (own_age$q == 32'h2) & ~jc_hold) begin
+                    if (timer$sweep_on_q & ~lookup$own_q & (own_age$q == 32'h2) & ~jc_hold) begin
                         own_age$d = 32'h0;
-                        if (scan_ptr$q == c_slast) begin
-                            scan_ptr$d = 32'h0;
-                            sweep_on$d = 1'b0;
-                        end
-                        else begin
-                            scan_ptr$d = scan_ptr$q + 32'h1;
-                        end
+                        timer$adv = 1'b1;
                     end
                 end
             FrontState$Prep2:
@@ -5488,21 +5378,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             FrontState$SNext:
                 begin
-                    if (~scan_c$q) begin
-                        scan_c$d = 1'b1;
-                        cadr$d = (scan_ptr$q << 32'h1) | 32'h1;
+                    if (~timer$scan_c_q) begin
+                        timer$c_set = 1'b1;
+                        cadr$d = (timer$scan_ptr_q << 32'h1) | 32'h1;
                         state$d = FrontState$Scan;
                     end
                     else begin
-                        scan_c$d = 1'b0;
+                        timer$c_clr = 1'b1;
                         own_age$d = 32'h0;
-                        if (scan_ptr$q == c_slast) begin
-                            scan_ptr$d = 32'h0;
-                            sweep_on$d = 1'b0;
-                        end
-                        else begin
-                            scan_ptr$d = scan_ptr$q + 32'h1;
-                        end
+                        timer$adv = 1'b1;
                         state$d = FrontState$Idle;
                     end
                 end
@@ -5994,21 +5878,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             x_row0$d = lk_row0$q;
             x_nrows$d = lk_nrows$q;
         end
-        mq$d = meta$rdata;
-        mfs$d = 1'b0;
-        if (dec_v & dwe & (dx_cadr$q == ra_q$q)) begin
-            mfs$d = 1'b1;
-            mf$d = dwd;
-        end
-        else if (wq_v$q & (wq_a$q == ra_q$q)) begin
-            mfs$d = 1'b1;
-            mf$d = wq_d$q;
-        end
+        meta$dw_v = dec_v & dwe;
+        meta$dw_a = dx_cadr$q;
+        meta$dw_d = dwd;
         if (pick_now) begin
             sel$d = pick$pk_idx_q;
             last$d = pick$pk_idx_q;
             len$d = pick$la_len_q;
-            now_r$d = now$q;
+            now_r$d = timer$now_q;
             e_scan$d = 1'b0;
             scan_turn$d = 1'b1;
             dbg_valid = 1'b1;
@@ -6073,10 +5950,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             bstate$d = h_st;
             rl$d = q_rle1$q;
         end
-        if (~sweep_on$q & lookup$any_to_q & (csr$scan_ticks != 32'h0) & (sweep_el$q >= csr$scan_ticks)) begin
-            sweep_on$d = 1'b1;
-            sweep_el$d = ((tick_now) & 32'hffffffff);
-            scan_ptr$d = 32'h0;
+        if (~timer$sweep_on_q & lookup$any_to_q & (csr$scan_ticks != 32'h0) & (timer$sweep_el_q >= csr$scan_ticks)) begin
+            timer$start = 1'b1;
             own_age$d = 32'h0;
         end
         csr$clock = clock;
@@ -6286,10 +6161,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             jgen$d = jgen$q + 32'h1;
             own_age$d = 32'h0;
         end
-        ra_q$d = meta$raddr;
-        wq_v$d = meta$we != 32'h0;
-        wq_a$d = meta$waddr;
-        wq_d$d = meta$wdata;
         sess$join_entry = dx_ji$q;
         sess$join_bm = dx_f$q[(64'h60)+:(64)];
         sess$join_nonce = dx_f$q[(64'h38)+:(32)];
@@ -6359,7 +6230,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         lookup$route_valid$15 = csr$route_valid$15;
         lookup$route_ip$15 = csr$route_ip$15;
         lookup$frame_block = pr_f$q[(64'h38)+:(32)];
-        lookup$scan_ptr = scan_ptr$q;
+        lookup$scan_ptr = timer$scan_ptr_q;
         lookup$busy_inc = bq_inc$q;
         lookup$busy_dec = bq_dec$q;
         lookup$busy_entry = bq_j$q;
@@ -6398,7 +6269,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pick$last = last$q;
         pick$take = pick_now;
         csr$hold = jc_pend$q | jc_q$q;
-        csr$now = now$q;
+        csr$now = timer$now_q;
         csr$jbusy$0 = lookup$jbusy$0;
         csr$jbusy$1 = lookup$jbusy$1;
         csr$jbusy$2 = lookup$jbusy$2;
@@ -6449,16 +6320,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             state$d = FrontState$Idle;
             xstate$d = DecState$Idle;
             xo_v$d = 1'b0;
-            wq_v$d = 1'b0;
             lk_v$d = 1'b0;
             sq_v$d = 1'b0;
             pc_v$d = 1'b0;
-            tick_cnt$d = 32'h0;
-            now$d = 32'h0;
-            sweep_on$d = 1'b0;
-            sweep_el$d = 32'h0;
-            scan_ptr$d = 32'h0;
-            scan_c$d = 1'b0;
             own_age$d = 32'h0;
             jc_q$d = 1'b0;
             x_join$d = 1'b0;
@@ -27443,7 +27307,220 @@ module fanin_lookup_rone_r_9(d,q,clock);
 endmodule // fanin_lookup_rone_r_9
 
 
-module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
+module fanin_meta(clock,rst,waddr,wdata,we,raddr,dw_v,dw_a,dw_d,m);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  [23:0] waddr;
+    input wire  [239:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    input wire  dw_v;
+    input wire  [23:0] dw_a;
+    input wire  [239:0] dw_d;
+    output reg  [239:0] m;
+    
+    // Stub signals
+    reg  ram$clock;
+    reg  [23:0] ram$waddr;
+    reg  [239:0] ram$wdata;
+    reg  [31:0] ram$we;
+    reg  [23:0] ram$raddr;
+    wire  [239:0] ram$rdata;
+    reg  [239:0] mq$d;
+    wire  [239:0] mq$q;
+    reg  mq$clock;
+    reg  [239:0] mf$d;
+    wire  [239:0] mf$q;
+    reg  mf$clock;
+    reg  mfs$d;
+    wire  mfs$q;
+    reg  mfs$clock;
+    reg  wq_v$d;
+    wire  wq_v$q;
+    reg  wq_v$clock;
+    reg  [23:0] wq_a$d;
+    wire  [23:0] wq_a$q;
+    reg  wq_a$clock;
+    reg  [239:0] wq_d$d;
+    wire  [239:0] wq_d$q;
+    reg  wq_d$clock;
+    reg  [23:0] ra_q$d;
+    wire  [23:0] ra_q$q;
+    reg  ra_q$clock;
+    
+    // Sub module instances
+    fanin_meta_ram ram(
+        .clock(ram$clock),
+        .waddr(ram$waddr),
+        .wdata(ram$wdata),
+        .we(ram$we),
+        .raddr(ram$raddr),
+        .rdata(ram$rdata)
+    );
+    fanin_meta_mq mq(
+        .d(mq$d),
+        .q(mq$q),
+        .clock(mq$clock)
+    );
+    fanin_meta_mf mf(
+        .d(mf$d),
+        .q(mf$q),
+        .clock(mf$clock)
+    );
+    fanin_meta_mfs mfs(
+        .d(mfs$d),
+        .q(mfs$q),
+        .clock(mfs$clock)
+    );
+    fanin_meta_wq_v wq_v(
+        .d(wq_v$d),
+        .q(wq_v$q),
+        .clock(wq_v$clock)
+    );
+    fanin_meta_wq_a wq_a(
+        .d(wq_a$d),
+        .q(wq_a$q),
+        .clock(wq_a$clock)
+    );
+    fanin_meta_wq_d wq_d(
+        .d(wq_d$d),
+        .q(wq_d$q),
+        .clock(wq_d$clock)
+    );
+    fanin_meta_ra_q ra_q(
+        .d(ra_q$d),
+        .q(ra_q$q),
+        .clock(ra_q$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        mq$clock = clock;
+        mf$clock = clock;
+        mfs$clock = clock;
+        wq_v$clock = clock;
+        wq_a$clock = clock;
+        wq_d$clock = clock;
+        ra_q$clock = clock;
+        mq$d = mq$q;
+        mf$d = mf$q;
+        mfs$d = mfs$q;
+        wq_v$d = wq_v$q;
+        wq_a$d = wq_a$q;
+        wq_d$d = wq_d$q;
+        ra_q$d = ra_q$q;
+        ram$clock = clock;
+        ram$raddr = raddr;
+        ram$waddr = waddr;
+        ram$wdata = wdata;
+        ram$we = we;
+        if (mfs$q) begin
+            m = mf$q;
+        end
+        else begin
+            m = mq$q;
+        end
+        mq$d = ram$rdata;
+        mfs$d = 1'b0;
+        if (dw_v & (dw_a == ra_q$q)) begin
+            mfs$d = 1'b1;
+            mf$d = dw_d;
+        end
+        else if (wq_v$q & (wq_a$q == ra_q$q)) begin
+            mfs$d = 1'b1;
+            mf$d = wq_d$q;
+        end
+        ra_q$d = raddr;
+        wq_v$d = we != 32'h0;
+        wq_a$d = waddr;
+        wq_d$d = wdata;
+        if (rst) begin
+            wq_v$d = 1'b0;
+        end
+    end
+    
+endmodule // fanin_meta
+
+
+module fanin_meta_mf(d,q,clock);
+    
+    // Module arguments
+    input wire  [239:0] d;
+    output reg  [239:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 240'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_meta_mf
+
+
+module fanin_meta_mfs(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_meta_mfs
+
+
+module fanin_meta_mq(d,q,clock);
+    
+    // Module arguments
+    input wire  [239:0] d;
+    output reg  [239:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 240'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_meta_mq
+
+
+module fanin_meta_ra_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_meta_ra_q
+
+
+module fanin_meta_ram(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -27463,10 +27540,29 @@ module fanin_meta(clock,waddr,wdata,we,raddr,rdata);
         rdata_r <= mem[raddr[8:0]];
         if (we[0]) mem[waddr[8:0]][0 +: 240] <= wdata[0 +: 240];
     end
-endmodule // fanin_meta
+endmodule // fanin_meta_ram
 
 
-module fanin_mf(d,q,clock);
+module fanin_meta_wq_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_meta_wq_a
+
+
+module fanin_meta_wq_d(d,q,clock);
     
     // Module arguments
     input wire  [239:0] d;
@@ -27482,10 +27578,10 @@ module fanin_mf(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_mf
+endmodule // fanin_meta_wq_d
 
 
-module fanin_mfs(d,q,clock);
+module fanin_meta_wq_v(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -27501,7 +27597,7 @@ module fanin_mfs(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_mfs
+endmodule // fanin_meta_wq_v
 
 
 module fanin_more(d,q,clock);
@@ -27521,44 +27617,6 @@ module fanin_more(d,q,clock);
     end
           
 endmodule // fanin_more
-
-
-module fanin_mq(d,q,clock);
-    
-    // Module arguments
-    input wire  [239:0] d;
-    output reg  [239:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 240'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_mq
-
-
-module fanin_now(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_now
 
 
 module fanin_now_r(d,q,clock);
@@ -31516,25 +31574,6 @@ module fanin_q_toolong(d,q,clock);
     end
           
 endmodule // fanin_q_toolong
-
-
-module fanin_ra_q(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ra_q
 
 
 module fanin_ri(d,q,clock);
@@ -40143,44 +40182,6 @@ module fanin_sbq(d,q,clock);
 endmodule // fanin_sbq
 
 
-module fanin_scan_c(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_scan_c
-
-
-module fanin_scan_ptr(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_scan_ptr
-
-
 module fanin_scan_turn(d,q,clock);
     
     // Module arguments
@@ -45114,44 +45115,6 @@ module fanin_state(d,q,clock);
 endmodule // fanin_state
 
 
-module fanin_sweep_el(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sweep_el
-
-
-module fanin_sweep_on(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sweep_on
-
-
 module fanin_tage(d,q,clock);
     
     // Module arguments
@@ -45171,7 +45134,142 @@ module fanin_tage(d,q,clock);
 endmodule // fanin_tage
 
 
-module fanin_tick_cnt(d,q,clock);
+module fanin_timer(clock,rst,tick_div,adv,start,c_set,c_clr,now_q,sweep_on_q,sweep_el_q,scan_ptr_q,scan_c_q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  [31:0] tick_div;
+    input wire  adv;
+    input wire  start;
+    input wire  c_set;
+    input wire  c_clr;
+    output reg  [31:0] now_q;
+    output reg  sweep_on_q;
+    output reg  [31:0] sweep_el_q;
+    output reg  [23:0] scan_ptr_q;
+    output reg  scan_c_q;
+    
+    // Constant declarations
+    localparam  c_slast = 24'hff;
+    
+    // Stub signals
+    reg  [31:0] tick_cnt$d;
+    wire  [31:0] tick_cnt$q;
+    reg  tick_cnt$clock;
+    reg  [31:0] now$d;
+    wire  [31:0] now$q;
+    reg  now$clock;
+    reg  sweep_on$d;
+    wire  sweep_on$q;
+    reg  sweep_on$clock;
+    reg  [31:0] sweep_el$d;
+    wire  [31:0] sweep_el$q;
+    reg  sweep_el$clock;
+    reg  [23:0] scan_ptr$d;
+    wire  [23:0] scan_ptr$q;
+    reg  scan_ptr$clock;
+    reg  scan_c$d;
+    wire  scan_c$q;
+    reg  scan_c$clock;
+    
+    // Local signals
+    reg  tick_now;
+    
+    // Sub module instances
+    fanin_timer_tick_cnt tick_cnt(
+        .d(tick_cnt$d),
+        .q(tick_cnt$q),
+        .clock(tick_cnt$clock)
+    );
+    fanin_timer_now now(
+        .d(now$d),
+        .q(now$q),
+        .clock(now$clock)
+    );
+    fanin_timer_sweep_on sweep_on(
+        .d(sweep_on$d),
+        .q(sweep_on$q),
+        .clock(sweep_on$clock)
+    );
+    fanin_timer_sweep_el sweep_el(
+        .d(sweep_el$d),
+        .q(sweep_el$q),
+        .clock(sweep_el$clock)
+    );
+    fanin_timer_scan_ptr scan_ptr(
+        .d(scan_ptr$d),
+        .q(scan_ptr$q),
+        .clock(scan_ptr$clock)
+    );
+    fanin_timer_scan_c scan_c(
+        .d(scan_c$d),
+        .q(scan_c$q),
+        .clock(scan_c$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        tick_cnt$clock = clock;
+        now$clock = clock;
+        sweep_on$clock = clock;
+        sweep_el$clock = clock;
+        scan_ptr$clock = clock;
+        scan_c$clock = clock;
+        tick_cnt$d = tick_cnt$q;
+        now$d = now$q;
+        sweep_on$d = sweep_on$q;
+        sweep_el$d = sweep_el$q;
+        scan_ptr$d = scan_ptr$q;
+        scan_c$d = scan_c$q;
+        now_q = now$q;
+        sweep_on_q = sweep_on$q;
+        sweep_el_q = sweep_el$q;
+        scan_ptr_q = scan_ptr$q;
+        scan_c_q = scan_c$q;
+        tick_now = tick_cnt$q + 32'h1 >= tick_div;
+        if (tick_now) begin
+            tick_cnt$d = 32'h0;
+            now$d = now$q + 32'h1;
+            sweep_el$d = sweep_el$q + 32'h1;
+        end
+        else begin
+            tick_cnt$d = tick_cnt$q + 32'h1;
+        end
+        if (c_clr) begin
+            scan_c$d = 1'b0;
+        end
+        if (c_set) begin
+            scan_c$d = 1'b1;
+        end
+        if (adv) begin
+            if (scan_ptr$q == c_slast) begin
+                scan_ptr$d = 32'h0;
+                sweep_on$d = 1'b0;
+            end
+            else begin
+                scan_ptr$d = scan_ptr$q + 32'h1;
+            end
+        end
+        if (start) begin
+            sweep_on$d = 1'b1;
+            sweep_el$d = ((tick_now) & 32'hffffffff);
+            scan_ptr$d = 32'h0;
+        end
+        if (rst) begin
+            tick_cnt$d = 32'h0;
+            now$d = 32'h0;
+            sweep_on$d = 1'b0;
+            sweep_el$d = 32'h0;
+            scan_ptr$d = 32'h0;
+            scan_c$d = 1'b0;
+        end
+    end
+    
+endmodule // fanin_timer
+
+
+module fanin_timer_now(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -45187,7 +45285,102 @@ module fanin_tick_cnt(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_tick_cnt
+endmodule // fanin_timer_now
+
+
+module fanin_timer_scan_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_timer_scan_c
+
+
+module fanin_timer_scan_ptr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_timer_scan_ptr
+
+
+module fanin_timer_sweep_el(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_timer_sweep_el
+
+
+module fanin_timer_sweep_on(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_timer_sweep_on
+
+
+module fanin_timer_tick_cnt(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_timer_tick_cnt
 
 
 module fanin_tx_0(clock,rst,ready,w_we,w_row,push,p_hdr,p_len,tdata,tkeep,tvalid,tready,tlast,tuser,sent,sent_len);
@@ -48787,63 +48980,6 @@ module fanin_udp_ok(d,q,clock);
     end
           
 endmodule // fanin_udp_ok
-
-
-module fanin_wq_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_wq_a
-
-
-module fanin_wq_d(d,q,clock);
-    
-    // Module arguments
-    input wire  [239:0] d;
-    output reg  [239:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 240'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_wq_d
-
-
-module fanin_wq_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_wq_v
 
 
 module fanin_x_cadr(d,q,clock);

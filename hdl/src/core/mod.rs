@@ -33,6 +33,7 @@ pub mod counters;
 pub mod csr;
 pub mod dest;
 pub mod lookup;
+pub mod metaport;
 mod new;
 pub mod overflow;
 pub mod pick;
@@ -40,15 +41,18 @@ pub mod readback;
 pub mod session;
 pub mod staging;
 pub mod states;
+pub mod timer;
 
 use copy::CopyPipe;
 use counters::Counters;
 use csr::Csr;
 use dest::DestPipe;
 use lookup::Lookup;
+use metaport::MetaPort;
 use overflow::OvfBits;
 use pick::Pick;
 use session::SessionUnit;
+use timer::Timer;
 
 /// `k` default values (a `Vec` of ports or registers).
 fn n<T: Default>(k: usize) -> Vec<T> {
@@ -153,7 +157,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     /// The ARP reply to the frame in `hdr` (pure wiring; loaded into `b_hdr` for an ARP
     /// request handed over).
     arp_lay: ArpLayout,
-    meta: FaninRam<META_W>,
+    // The slot copies' metadata RAM and its read side, the writes it misses forwarded
+    // (`metaport.rs`).
+    meta: MetaPort,
     chram: FaninRam<CHILD_W>,
     // Job table: the packed entries in `jram` (read by index); the lookup (`lookup.rs`):
     // the entries' keys and busy counts, the job and route hits, each entry's slot copy
@@ -175,9 +181,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dq_aop: DFF<Bits<2>>,
     dq_cpl: DFF<bool>,
     dq_merge: DFF<bool>,
-    mq: DFF<Bits<META_W>>,
-    mf: DFF<Bits<META_W>>,
-    mfs: DFF<bool>,
     jgen: DFF<Bits<32>>,
     own_age: DFF<Bits<2>>,
     q_rows: DFF<Bits<16>>,
@@ -255,12 +258,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ge_p2: Signal<Local, bool>,
     qf: Signal<Local, bool>,
     dec_v: Signal<Local, bool>,
-    wq_v: DFF<bool>,
     // (The child-table read address PARSE issued, held while LOOK waits.)
     cha_q: DFF<Bits<ADDR_W>>,
-    wq_a: DFF<Bits<ADDR_W>>,
-    wq_d: DFF<Bits<META_W>>,
-    ra_q: DFF<Bits<ADDR_W>>,
     bcd: DFF<Bits<2>>,
     xm: Signal<Local, Bits<META_W>>,
     xm_flags: Signal<Local, Bits<8>>,
@@ -447,16 +446,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Overflow bit per slot copy, with the tags that follow RMW rows through the Acc
     // (`overflow.rs`).
     ovb: OvfBits,
-    // Timer and scan.
-    tick_cnt: DFF<Bits<32>>,
-    now: DFF<Bits<32>>,
-    sweep_on: DFF<bool>,
-    /// Ticks since the last sweep start (`now` minus the start's `now`, wrapping).
-    sweep_el: DFF<Bits<32>>,
-    /// `now` advances this cycle.
-    tick_now: Signal<Local, bool>,
-    scan_ptr: DFF<Bits<ADDR_W>>,
-    scan_c: DFF<bool>,
+    // Timer and scan: the tick, the sweep and the scan's pointer (`timer.rs`); the front
+    // end's turn between a frame and a scan visit (`scan_turn`).
+    timer: Timer,
     scan_turn: DFF<bool>,
     // Decision helpers.
     dact: Signal<Local, Action>,
@@ -560,7 +552,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     c_rpclog: Constant<Bits<16>>,
     c_lprlog: Constant<Bits<16>>,
     c_lanes: Constant<Bits<16>>,
-    c_slast: Constant<Bits<ADDR_W>>,
     // Named values (`states.rs`): counter events (`ev_<counter>`: bit k of `ev` counts
     // `Counter::ALL[k]`), slot-copy states, packet types, header flags, parser terms.
     ev_aggregated: Constant<Bits<32>>,
@@ -686,20 +677,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             x_mflags, x_sflags, x_rows_m, xp_f, x_je, x_jep, x_ji, x_cadr, x_now, x_sel, x_hdr,
             x_len, x_row0, x_nrows, lk_f, lk_now, lk_sel, lk_hdr, lk_len, lk_row0, lk_nrows, xo_v,
             lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji, dx_cadr, dx_now, dx_sel,
-            dx_hdr, dx_len, dx_row0, dx_nrows, wq_v, cha_q, wq_a, wq_d, ra_q, bcd, state, sel,
-            last, hdr, pr_f, pr_dst_ip, pc_popok, bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route,
-            pc_bad, pc_wbad, pc_count, pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset,
-            q_disjoint, q_newer_cb, q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild,
-            q_chrank, q_degree, q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl,
-            q_spartial, udp_ok, ip_ok, len, row0, nrows, ri, ri2, ji, je, jep, chr, pbr, pba_q,
-            q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate,
-            b_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch, b_emit,
-            b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig, e_scan,
-            now_r, o_f, tick_cnt, now, sweep_on, sweep_el, scan_ptr, scan_c, scan_turn, mq, mf,
-            mfs, e_more, e_last, la_chk, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen,
-            own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i,
-            jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b,
-            sq_reg, sq_b_nonce, b_reg, b_nonce
+            dx_hdr, dx_len, dx_row0, dx_nrows, cha_q, bcd, state, sel, last, hdr, pr_f, pr_dst_ip,
+            pc_popok, bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count,
+            pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset, q_disjoint, q_newer_cb,
+            q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild, q_chrank, q_degree,
+            q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl, q_spartial, udp_ok, ip_ok,
+            len, row0, nrows, ri, ri2, ji, je, jep, chr, pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok,
+            tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate, b_sel, b_row0, b_nrows, b_enr,
+            b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch, b_emit, b_eovf, cs_i, cs_j, cs_v, more,
+            pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r, o_f, scan_turn, e_more,
+            e_last, la_chk, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, own_age, q_rows,
+            q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq,
+            x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b, sq_reg,
+            sq_b_nonce, b_reg, b_nonce
         );
         for p in 0..self.pp_mac.len() {
             self.pp_mac[p].clock.next = self.clock.val();
@@ -721,20 +711,21 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.acc.clock.next = self.clock.val();
         self.meta.clock.next = self.clock.val();
+        self.meta.rst.next = self.rst.val();
         self.jram.clock.next = self.clock.val();
         self.chram.clock.next = self.clock.val();
         self.pbram.clock.next = self.clock.val();
         self.chram2.clock.next = self.clock.val();
         self.chram3.clock.next = self.clock.val();
-        // Timer: `tick_div` cycles per tick.
-        self.tick_now.next = self.tick_cnt.q.val() + 1 >= self.csr.tick_div.val();
-        if self.tick_now.val() {
-            self.tick_cnt.d.next = 0.into();
-            self.now.d.next = self.now.q.val() + 1;
-            self.sweep_el.d.next = self.sweep_el.q.val() + 1;
-        } else {
-            self.tick_cnt.d.next = self.tick_cnt.q.val() + 1;
-        }
+        // Timer and scan (`timer.rs`: `tick_div` cycles per tick, the block's); the scan's
+        // strobes, set by the front end's visits and the sweep start below.
+        self.timer.clock.next = self.clock.val();
+        self.timer.rst.next = self.rst.val();
+        self.timer.tick_div.next = self.csr.tick_div.val();
+        self.timer.adv.next = false;
+        self.timer.start.next = false;
+        self.timer.c_set.next = false;
+        self.timer.c_clr.next = false;
         // Payload row read in the previous cycle (the port is the one of that cycle's item,
         // `copy.sel_q`: the next item may already have started).
         self.rx_row_data.next = self.rx[0].r_data.val();
@@ -916,13 +907,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.meta.waddr.next = self.cadr.q.val();
         self.meta.wdata.next = 0.into();
         self.meta.we.next = 0.into();
-        // Metadata of the copy just read: the RAM's output register (`mq`), or a write it
-        // misses (`mf`, `mfs`; both loaded after the decision stages below).
-        if self.mfs.q.val() {
-            self.m.next = self.mf.q.val();
-        } else {
-            self.m.next = self.mq.q.val();
-        }
+        // Metadata of the copy just read (`metaport.rs`: the RAM's output register, or a
+        // write it misses).
+        self.m.next = self.meta.m.val();
         // The decision stages' copy of the metadata.
         self.xm.next = self.x_m.q.val();
         self.xm_block.next = self.xm.val().get_value_block();
@@ -1031,7 +1018,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dbg_valid.next = false;
         self.dbg_kind.next = 0.into();
         self.dbg_arg.next = 0.into();
-        self.dbg_tick.next = self.now.q.val();
+        self.dbg_tick.next = self.timer.now_q.val();
         self.ev.next = 0.into();
         self.ev_b.next = 0.into();
         self.dact.next = Action::Drop;
@@ -1466,7 +1453,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pick_ok.next = self.pick.pk_any_q.val()
             & self.pick.la_ok.val()
             & !self.jc_hold.val()
-            & !(self.sweep_on.q.val()
+            & !(self.timer.sweep_on_q.val()
                 & self.lookup.own_q.val()
                 & (self.own_age.q.val() == 2)
                 & self.scan_turn.q.val());
@@ -1491,7 +1478,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                 } else if self.pick_ok.val() {
                     self.pick_now.next = true;
-                } else if self.sweep_on.q.val()
+                } else if self.timer.sweep_on_q.val()
                     & self.lookup.own_q.val()
                     & (self.own_age.q.val() == 2)
                     & !self.jc_hold.val()
@@ -1499,29 +1486,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & !self.lk_v.q.val()
                 {
                     self.scan_turn.d.next = false;
-                    self.now_r.d.next = self.now.q.val();
-                    self.x_now.d.next = self.now.q.val();
+                    self.now_r.d.next = self.timer.now_q.val();
+                    self.x_now.d.next = self.timer.now_q.val();
                     self.e_scan.d.next = true;
-                    self.scan_c.d.next = false;
-                    self.cadr.d.next = self.scan_ptr.q.val() << 1;
+                    self.timer.c_clr.next = true;
+                    self.cadr.d.next = self.timer.scan_ptr_q.val() << 1;
                     self.dbg_valid.next = true;
                     self.dbg_kind.next = 1.into();
-                    self.dbg_arg.next = bit_cast::<32, ADDR_W>(self.scan_ptr.q.val());
+                    self.dbg_arg.next = bit_cast::<32, ADDR_W>(self.timer.scan_ptr_q.val());
                     self.state.d.next = FrontState::Scan;
                 }
-                if self.sweep_on.q.val()
+                if self.timer.sweep_on_q.val()
                     & !self.lookup.own_q.val()
                     & (self.own_age.q.val() == 2)
                     & !self.jc_hold.val()
                 {
                     // Not a timeout-mode slot: skip it without a visit.
                     self.own_age.d.next = 0.into();
-                    if self.scan_ptr.q.val() == self.c_slast.val() {
-                        self.scan_ptr.d.next = 0.into();
-                        self.sweep_on.d.next = false;
-                    } else {
-                        self.scan_ptr.d.next = self.scan_ptr.q.val() + 1;
-                    }
+                    self.timer.adv.next = true;
                 }
             }
             FrontState::Prep2 => {
@@ -1631,7 +1613,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.state.d.next = FrontState::SWait;
             }
             FrontState::SWait => {
-                // SWAIT: the metadata arrives (registered into `mq`, or `mf`).
+                // SWAIT: the metadata arrives (registered into `mq`, or `mf`: `metaport.rs`).
                 self.state.d.next = FrontState::SLat;
             }
             FrontState::SLat => {
@@ -1730,19 +1712,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             FrontState::SNext => {
                 // SNEXT
-                if !self.scan_c.q.val() {
-                    self.scan_c.d.next = true;
-                    self.cadr.d.next = (self.scan_ptr.q.val() << 1) | 1;
+                if !self.timer.scan_c_q.val() {
+                    self.timer.c_set.next = true;
+                    self.cadr.d.next = (self.timer.scan_ptr_q.val() << 1) | 1;
                     self.state.d.next = FrontState::Scan;
                 } else {
-                    self.scan_c.d.next = false;
+                    self.timer.c_clr.next = true;
                     self.own_age.d.next = 0.into();
-                    if self.scan_ptr.q.val() == self.c_slast.val() {
-                        self.scan_ptr.d.next = 0.into();
-                        self.sweep_on.d.next = false;
-                    } else {
-                        self.scan_ptr.d.next = self.scan_ptr.q.val() + 1;
-                    }
+                    self.timer.adv.next = true;
                     self.state.d.next = FrontState::Idle;
                 }
             }
@@ -2363,26 +2340,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.x_row0.d.next = self.lk_row0.q.val();
             self.x_nrows.d.next = self.lk_nrows.q.val();
         }
-        // Metadata of the copy just read (registered: the decision reads it as `m`). The
-        // RAM's read data goes straight into its output register (`mq`); the writes it
-        // misses are registered beside it and chosen after (`mfs`, `mf`): a write in the
-        // cycle the read was issued is not in the read data (block RAM reads the old row),
-        // the registered write is forwarded instead (`wq_*`); so is DECIDE's write in this
-        // cycle, for a frame leaving LOOK.
-        self.mq.d.next = self.meta.rdata.val();
-        self.mfs.d.next = false;
-        if self.dec_v.val() & self.dwe.val() & (self.dx_cadr.q.val() == self.ra_q.q.val()) {
-            self.mfs.d.next = true;
-            self.mf.d.next = self.dwd.val();
-        } else if self.wq_v.q.val() & (self.wq_a.q.val() == self.ra_q.q.val()) {
-            self.mfs.d.next = true;
-            self.mf.d.next = self.wq_d.q.val();
-        }
+        // DECIDE's write in this cycle, forwarded to the metadata read (`metaport.rs`), for
+        // a frame leaving LOOK.
+        self.meta.dw_v.next = self.dec_v.val() & self.dwe.val();
+        self.meta.dw_a.next = self.dx_cadr.q.val();
+        self.meta.dw_d.next = self.dwd.val();
         if self.pick_now.val() {
             self.sel.d.next = self.pick.pk_idx_q.val();
             self.last.d.next = self.pick.pk_idx_q.val();
             self.len.d.next = self.pick.la_len_q.val();
-            self.now_r.d.next = self.now.q.val();
+            self.now_r.d.next = self.timer.now_q.val();
             self.e_scan.d.next = false;
             self.scan_turn.d.next = true;
             self.dbg_valid.next = true;
@@ -2435,15 +2402,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists
         // (the lookup's `any_to_q`).
-        if !self.sweep_on.q.val()
+        if !self.timer.sweep_on_q.val()
             & self.lookup.any_to_q.val()
             & (self.csr.scan_ticks.val() != 0)
-            & (self.sweep_el.q.val() >= self.csr.scan_ticks.val())
+            & (self.timer.sweep_el_q.val() >= self.csr.scan_ticks.val())
         {
-            self.sweep_on.d.next = true;
-            // (The start's `now` is this cycle's: one tick since it if `now` advances.)
-            self.sweep_el.d.next = bit_cast::<32, 1>(self.tick_now.val().into());
-            self.scan_ptr.d.next = 0.into();
+            self.timer.start.next = true;
             self.own_age.d.next = 0.into();
         }
         // The control and status registers (`csr.rs`): the AXI4-Lite slave, the staging,
@@ -2585,12 +2549,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.jgen.d.next = self.jgen.q.val() + 1;
             self.own_age.d.next = 0.into();
         }
-        // The metadata RAM's read address and write of this cycle, registered (after every
-        // assignment to them: `mq` forwards the write to a read of the same copy).
-        self.ra_q.d.next = self.meta.raddr.val();
-        self.wq_v.d.next = self.meta.we.val() != 0;
-        self.wq_a.d.next = self.meta.waddr.val();
-        self.wq_d.d.next = self.meta.wdata.val();
         // The session unit's inputs (after every assignment to them).
         self.sess.join_entry.next = self.dx_ji.q.val();
         self.sess.join_bm.next = self.dx_f.q.val().bitmap;
@@ -2622,7 +2580,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.lookup.route_ip[r].next = self.csr.route_ip[r].val();
         }
         self.lookup.frame_block.next = self.pr_f.q.val().block;
-        self.lookup.scan_ptr.next = self.scan_ptr.q.val();
+        self.lookup.scan_ptr.next = self.timer.scan_ptr_q.val();
         self.lookup.busy_inc.next = self.bq_inc.q.val();
         self.lookup.busy_dec.next = self.bq_dec.q.val();
         self.lookup.busy_entry.next = self.bq_j.q.val();
@@ -2646,7 +2604,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Register writes wait while a job commit is pending or being applied: it reads the
         // staged entry in its `jc_q` cycle.
         self.csr.hold.next = self.jc_pend.q.val() | self.jc_q.q.val();
-        self.csr.now.next = self.now.q.val();
+        self.csr.now.next = self.timer.now_q.val();
         for j in 0..self.lookup.jbusy.len() {
             self.csr.jbusy[j].next = self.lookup.jbusy[j].val();
         }
@@ -2675,16 +2633,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.state.d.next = FrontState::Idle;
             self.xstate.d.next = DecState::Idle;
             self.xo_v.d.next = false;
-            self.wq_v.d.next = false;
             self.lk_v.d.next = false;
             self.sq_v.d.next = false;
             self.pc_v.d.next = false;
-            self.tick_cnt.d.next = 0.into();
-            self.now.d.next = 0.into();
-            self.sweep_on.d.next = false;
-            self.sweep_el.d.next = 0.into();
-            self.scan_ptr.d.next = 0.into();
-            self.scan_c.d.next = false;
             self.own_age.d.next = 0.into();
             self.jc_q.d.next = false;
             self.x_join.d.next = false;
