@@ -1147,9 +1147,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [255:0] pr_f$d;
     wire  [255:0] pr_f$q;
     reg  pr_f$clock;
-    reg  [31:0] pr_dst_ip$d;
-    wire  [31:0] pr_dst_ip$q;
-    reg  pr_dst_ip$clock;
     reg  pc_popok$d;
     wire  pc_popok$q;
     reg  pc_popok$clock;
@@ -1257,12 +1254,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  q_spartial$d;
     wire  q_spartial$q;
     reg  q_spartial$clock;
-    reg  udp_ok$d;
-    wire  udp_ok$q;
-    reg  udp_ok$clock;
-    reg  ip_ok$d;
-    wire  ip_ok$q;
-    reg  ip_ok$clock;
     reg  [15:0] len$d;
     wire  [15:0] len$q;
     reg  len$clock;
@@ -2926,11 +2917,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pr_f$q),
         .clock(pr_f$clock)
     );
-    fanin_pr_dst_ip pr_dst_ip(
-        .d(pr_dst_ip$d),
-        .q(pr_dst_ip$q),
-        .clock(pr_dst_ip$clock)
-    );
     fanin_pc_popok pc_popok(
         .d(pc_popok$d),
         .q(pc_popok$q),
@@ -3105,16 +3091,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(q_spartial$d),
         .q(q_spartial$q),
         .clock(q_spartial$clock)
-    );
-    fanin_udp_ok udp_ok(
-        .d(udp_ok$d),
-        .q(udp_ok$q),
-        .clock(udp_ok$clock)
-    );
-    fanin_ip_ok ip_ok(
-        .d(ip_ok$d),
-        .q(ip_ok$q),
-        .clock(ip_ok$clock)
     );
     fanin_len len(
         .d(len$d),
@@ -3686,7 +3662,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         last$clock = clock;
         hdr$clock = clock;
         pr_f$clock = clock;
-        pr_dst_ip$clock = clock;
         pc_popok$clock = clock;
         bcur$clock = clock;
         pc_non_ip$clock = clock;
@@ -3720,8 +3695,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         q_sflush$clock = clock;
         q_srecl$clock = clock;
         q_spartial$clock = clock;
-        udp_ok$clock = clock;
-        ip_ok$clock = clock;
         len$clock = clock;
         row0$clock = clock;
         nrows$clock = clock;
@@ -3891,7 +3864,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         last$d = last$q;
         hdr$d = hdr$q;
         pr_f$d = pr_f$q;
-        pr_dst_ip$d = pr_dst_ip$q;
         pc_popok$d = pc_popok$q;
         bcur$d = bcur$q;
         pc_non_ip$d = pc_non_ip$q;
@@ -3925,8 +3897,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         q_sflush$d = q_sflush$q;
         q_srecl$d = q_srecl$q;
         q_spartial$d = q_spartial$q;
-        udp_ok$d = udp_ok$q;
-        ip_ok$d = ip_ok$q;
         len$d = len$q;
         row0$d = row0$q;
         nrows$d = nrows$q;
@@ -5908,8 +5878,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 rx_ev$3 = 1'b1;
             end
             hdr$d = pick$la_hdr_q;
-            udp_ok$d = pick$la_udp_q;
-            ip_ok$d = pick$la_ip_q;
             row0$d = pick$la_row_q;
             if (pick$la_len_q > 32'h40) begin
                 nrows$d = (pick$la_len_q - 32'h40 + c_rowmask) >> c_rowlog;
@@ -5920,7 +5888,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             pr_f$d[(64'h60)+:(64)] = parser$bitmap;
             pr_f$d[(64'h38)+:(32)] = parser$block;
             pr_f$d[(64'h58)+:(8)] = parser$child;
-            pr_dst_ip$d = parser$dst_ip;
             pr_f$d[(64'h28)+:(16)] = parser$elements;
             pr_f$d[(64'h10)+:(8)] = parser$exponent;
             pr_f$d[(64'h8)+:(8)] = parser$flags;
@@ -18728,25 +18695,6 @@ module fanin_hu_v(d,q,clock);
 endmodule // fanin_hu_v
 
 
-module fanin_ip_ok(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ip_ok
-
-
 module fanin_jc2(d,q,clock);
     
     // Module arguments
@@ -30795,25 +30743,6 @@ module fanin_pp_udp_3(d,q,clock);
     end
           
 endmodule // fanin_pp_udp_3
-
-
-module fanin_pr_dst_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_dst_ip
 
 
 module fanin_pr_f(d,q,clock);
@@ -48961,25 +48890,6 @@ module fanin_tx_3_wrow(d,q,clock);
     end
           
 endmodule // fanin_tx_3_wrow
-
-
-module fanin_udp_ok(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_udp_ok
 
 
 module fanin_x_cadr(d,q,clock);

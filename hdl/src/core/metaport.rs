@@ -83,8 +83,7 @@ impl Logic for MetaPort {
         self.ram.waddr.next = self.waddr.val();
         self.ram.wdata.next = self.wdata.val();
         self.ram.we.next = self.we.val();
-        // Metadata of the copy just read: the RAM's output register (`mq`), or a write it
-        // misses (`mf`, `mfs`).
+        // The metadata of the copy read two cycles before (see below).
         if self.mfs.q.val() {
             self.m.next = self.mf.q.val();
         } else {

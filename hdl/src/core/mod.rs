@@ -333,7 +333,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hdr: DFF<Bits<PARSE_W>>,
     // Parser outputs, registered (PREP): the decision logic starts from flip-flops.
     pr_f: DFF<Fields>,
-    pr_dst_ip: DFF<Bits<32>>,
     pc_popok: DFF<bool>,
     pr_kind: Signal<Local, FrameClass>,
     bcur: DFF<Bits<32>>,
@@ -370,8 +369,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     q_sflush: DFF<bool>,
     q_srecl: DFF<bool>,
     q_spartial: DFF<bool>,
-    udp_ok: DFF<bool>,
-    ip_ok: DFF<bool>,
     len: DFF<Bits<16>>,
     row0: DFF<Bits<16>>,
     nrows: DFF<Bits<16>>,
@@ -677,19 +674,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             x_mflags, x_sflags, x_rows_m, xp_f, x_je, x_jep, x_ji, x_cadr, x_now, x_sel, x_hdr,
             x_len, x_row0, x_nrows, lk_f, lk_now, lk_sel, lk_hdr, lk_len, lk_row0, lk_nrows, xo_v,
             lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji, dx_cadr, dx_now, dx_sel,
-            dx_hdr, dx_len, dx_row0, dx_nrows, cha_q, bcd, state, sel, last, hdr, pr_f, pr_dst_ip,
-            pc_popok, bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count,
-            pc_pop, q_st, q_busy_st, q_same, q_samebl, q_subset, q_disjoint, q_newer_cb,
-            q_newer_bc, q_stale, q_qfull, q_badrank, q_toolong, q_badchild, q_chrank, q_degree,
-            q_cpl0, q_cpl1, q_elne, q_partial, q_sj, q_sflush, q_srecl, q_spartial, udp_ok, ip_ok,
-            len, row0, nrows, ri, ri2, ji, je, jep, chr, pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok,
-            tage, q_sidle, q_semit, cadr, agg_op, nr, nr1, bstate, b_sel, b_row0, b_nrows, b_enr,
-            b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch, b_emit, b_eovf, cs_i, cs_j, cs_v, more,
-            pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig, e_scan, now_r, o_f, scan_turn, e_more,
-            e_last, la_chk, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, own_age, q_rows,
-            q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq,
-            x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b, sq_reg,
-            sq_b_nonce, b_reg, b_nonce
+            dx_hdr, dx_len, dx_row0, dx_nrows, cha_q, bcd, state, sel, last, hdr, pr_f, pc_popok,
+            bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count, pc_pop, q_st,
+            q_busy_st, q_same, q_samebl, q_subset, q_disjoint, q_newer_cb, q_newer_bc, q_stale,
+            q_qfull, q_badrank, q_toolong, q_badchild, q_chrank, q_degree, q_cpl0, q_cpl1, q_elne,
+            q_partial, q_sj, q_sflush, q_srecl, q_spartial, len, row0, nrows, ri, ri2, ji, je, jep,
+            chr, pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr,
+            nr1, bstate, b_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch,
+            b_emit, b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig,
+            e_scan, now_r, o_f, scan_turn, e_more, e_last, la_chk, lk_v, dq_ev, dq_act, dq_aop,
+            dq_cpl, dq_merge, jgen, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc,
+            bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old,
+            sbq, soq, hu_v, hu_j, hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce
         );
         for p in 0..self.pp_mac.len() {
             self.pp_mac[p].clock.next = self.clock.val();
@@ -2362,8 +2358,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
             self.hdr.d.next = self.pick.la_hdr_q.val();
-            self.udp_ok.d.next = self.pick.la_udp_q.val();
-            self.ip_ok.d.next = self.pick.la_ip_q.val();
             self.row0.d.next = self.pick.la_row_q.val();
             // (The pick's block restarts the look-ahead's age and loads the pick after the
             // take: `pick.rs`, `take`.)
@@ -2377,7 +2371,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pr_f.d.next.bitmap = self.parser.bitmap.val();
             self.pr_f.d.next.block = self.parser.block.val();
             self.pr_f.d.next.child = self.parser.child.val();
-            self.pr_dst_ip.d.next = self.parser.dst_ip.val();
             self.pr_f.d.next.elements = self.parser.elements.val();
             self.pr_f.d.next.exponent = self.parser.exponent.val();
             self.pr_f.d.next.flags = self.parser.flags.val();
