@@ -262,8 +262,8 @@ fn assert_synth_ok(name: &str, stat: &str) {
     let cfg = CoreConfig::by_name(name).unwrap();
     let slot_bits = 2 * cfg.slots as u64 * cfg.lanes as u64 * 32;
     let (got, want) = match cfg.slot_ram {
-        RamStyle::Block => (bram_bits(stat, "fanin_acc_ram"), "block RAM"),
-        RamStyle::Ultra => (uram_bits(stat, "fanin_acc_ram"), "URAM"),
+        RamStyle::Block => (bram_bits(stat, "fanin_back_acc_ram"), "block RAM"),
+        RamStyle::Ultra => (uram_bits(stat, "fanin_back_acc_ram"), "URAM"),
     };
     assert!(
         got >= slot_bits,
@@ -306,7 +306,7 @@ fn yosys_elaborate_default() {
         String::from_utf8_lossy(&out.stderr)
     );
     let stat = std::fs::read_to_string(d.join("elab.txt")).unwrap();
-    for module in ["fanin_acc_ram", "fanin_meta_ram"] {
+    for module in ["fanin_back_acc_ram", "fanin_meta_ram"] {
         assert!(
             cells(&stat, module, "$mem_v2") >= 1,
             "default: {module} is not inferred as a memory:\n{stat}"
@@ -361,10 +361,10 @@ fn slot_memory_ram_style_follows_configuration() {
         let cfg = CoreConfig::by_name(name).unwrap();
         assert_eq!(cfg.slot_ram, style, "{name}");
         let v = fanin_hdl::verilog(&cfg).unwrap();
-        let acc = module_text(&v, "fanin_acc_ram");
+        let acc = module_text(&v, "fanin_back_acc_ram");
         assert!(
             acc.contains(&format!("(* ram_style = \"{}\" *)", style.attr())),
-            "{name}: the slot memory (fanin_acc_ram) is not ram_style {} (hdl/src/core.rs \
+            "{name}: the slot memory (fanin_back_acc_ram) is not ram_style {} (hdl/src/core/back.rs \
              must build it with Acc::with_style(.., cfg.slot_ram)):\n{acc}",
             style.attr()
         );
@@ -405,7 +405,7 @@ fn yosys_maps_ultra_slot_memory_to_uram288() {
         fanin_gen::write(&cfg, &d).unwrap();
         let v = std::fs::read_to_string(d.join("fanin_core.v")).unwrap();
         assert!(
-            module_text(&v, "fanin_acc_ram")
+            module_text(&v, "fanin_back_acc_ram")
                 .contains(&format!("(* ram_style = \"{}\" *)", style.attr())),
             "the slot memory does not carry slot_ram = {} (hdl/src/core.rs must build it with \
              Acc::with_style(.., cfg.slot_ram))",
@@ -415,7 +415,7 @@ fn yosys_maps_ultra_slot_memory_to_uram288() {
             .args([
                 "-q",
                 "-p",
-                "read_verilog fanin_core.v; synth_xilinx -top fanin_acc_ram -family xcup -uram; \
+                "read_verilog fanin_core.v; synth_xilinx -top fanin_back_acc_ram -family xcup -uram; \
                  tee -o stat.txt stat",
             ])
             .current_dir(&d)
@@ -430,12 +430,12 @@ fn yosys_maps_ultra_slot_memory_to_uram288() {
         // 2 copies x 64 slots x 4 rows of 512 bits: 512 x 512 = ceil(512/72) = 8 URAM288.
         let slot_bits = 2 * cfg.slots as u64 * cfg.lanes as u64 * 32;
         let (uram, bram) = (
-            uram_bits(&stat, "fanin_acc_ram"),
-            bram_bits(&stat, "fanin_acc_ram"),
+            uram_bits(&stat, "fanin_back_acc_ram"),
+            bram_bits(&stat, "fanin_back_acc_ram"),
         );
         match style {
             RamStyle::Ultra => {
-                assert_eq!(cells(&stat, "fanin_acc_ram", "URAM288"), 8, "{stat}");
+                assert_eq!(cells(&stat, "fanin_back_acc_ram", "URAM288"), 8, "{stat}");
                 assert!(uram >= slot_bits && bram == 0, "{stat}");
             }
             RamStyle::Block => assert!(bram >= slot_bits && uram == 0, "{stat}"),

@@ -79,7 +79,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     output reg  [31:0] dbg_tick;
     
     // Constant declarations
-    localparam  c_ovbit = 512'h80000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
     localparam  c_idx4$0 = 4'h0;
     localparam  c_idx4$1 = 4'h1;
     localparam  c_idx4$2 = 4'h2;
@@ -108,8 +107,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_idx8$15 = 8'hf;
     localparam  c_mclog = 16'h4;
     localparam  c_mcmask = 24'hf;
-    localparam  c_rpclog = 16'h2;
-    localparam  c_lprlog = 16'h4;
     localparam  c_lanes = 16'h40;
     localparam  ev_aggregated = 32'h4;
     localparam  ev_completions = 32'h8;
@@ -598,14 +595,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [31:0] parser$block;
     wire  [7:0] parser$child;
     wire  [63:0] parser$bitmap;
-    reg  acc$clock;
-    reg  [1:0] acc$op;
-    reg  [23:0] acc$addr;
-    reg  [15:0] acc$lim;
-    reg  [511:0] acc$b;
-    wire  [511:0] acc$rd;
-    wire  [511:0] acc$bd;
-    wire  acc$ovf;
     reg  [511:0] arp_lay$req;
     reg  [47:0] arp_lay$mac;
     reg  [31:0] arp_lay$ip;
@@ -775,12 +764,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [7:0] pick$hp_pop_q$1;
     wire  [7:0] pick$hp_pop_q$2;
     wire  [7:0] pick$hp_pop_q$3;
-    reg  e_more$d;
-    wire  e_more$q;
-    reg  e_more$clock;
-    reg  e_last$d;
-    wire  e_last$q;
-    reg  e_last$clock;
     reg  [15:0] la_chk$d;
     wire  [15:0] la_chk$q;
     reg  la_chk$clock;
@@ -814,9 +797,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  q_rle1$d;
     wire  q_rle1$q;
     reg  q_rle1$clock;
-    reg  rl$d;
-    wire  rl$q;
-    reg  rl$clock;
     reg  [31:0] sage$d;
     wire  [31:0] sage$q;
     reg  sage$clock;
@@ -1263,12 +1243,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] nrows$d;
     wire  [15:0] nrows$q;
     reg  nrows$clock;
-    reg  [15:0] ri$d;
-    wire  [15:0] ri$q;
-    reg  ri$clock;
-    reg  [15:0] ri2$d;
-    wire  [15:0] ri2$q;
-    reg  ri2$clock;
     reg  [7:0] ji$d;
     wire  [7:0] ji$q;
     reg  ji$clock;
@@ -1314,189 +1288,101 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] cadr$d;
     wire  [23:0] cadr$q;
     reg  cadr$clock;
-    reg  [1:0] agg_op$d;
-    wire  [1:0] agg_op$q;
-    reg  agg_op$clock;
-    reg  [15:0] nr$d;
-    wire  [15:0] nr$q;
-    reg  nr$clock;
-    reg  [15:0] nr1$d;
-    wire  [15:0] nr1$q;
-    reg  nr1$clock;
-    reg  [7:0] ei$d;
-    wire  [7:0] ei$q;
-    reg  ei$clock;
-    reg  e_mc$d;
-    wire  e_mc$q;
-    reg  e_mc$clock;
-    reg  b_rly$d;
-    wire  b_rly$q;
-    reg  b_rly$clock;
-    reg  e_slot$d;
-    wire  e_slot$q;
-    reg  e_slot$clock;
-    reg  e_orig$d;
-    wire  e_orig$q;
-    reg  e_orig$clock;
     reg  e_scan$d;
     wire  e_scan$q;
     reg  e_scan$clock;
     reg  [31:0] now_r$d;
     wire  [31:0] now_r$q;
     reg  now_r$clock;
-    reg  [351:0] o_f$d;
-    wire  [351:0] o_f$q;
-    reg  o_f$clock;
-    reg  [2:0] bstate$d;
-    wire  [2:0] bstate$q;
-    reg  bstate$clock;
-    reg  [3:0] b_sel$d;
-    wire  [3:0] b_sel$q;
-    reg  b_sel$clock;
-    reg  [15:0] b_row0$d;
-    wire  [15:0] b_row0$q;
-    reg  b_row0$clock;
-    reg  [15:0] b_nrows$d;
-    wire  [15:0] b_nrows$q;
-    reg  b_nrows$clock;
-    reg  [15:0] b_enr$d;
-    wire  [15:0] b_enr$q;
-    reg  b_enr$clock;
-    reg  b_rel$d;
-    wire  b_rel$q;
-    reg  b_rel$clock;
-    reg  [23:0] b_cadr$d;
-    wire  [23:0] b_cadr$q;
-    reg  b_cadr$clock;
-    reg  [511:0] b_hdr$d;
-    wire  [511:0] b_hdr$q;
-    reg  b_hdr$clock;
-    reg  [15:0] b_len$d;
-    wire  [15:0] b_len$q;
-    reg  b_len$clock;
-    reg  [7:0] b_ji$d;
-    wire  [7:0] b_ji$q;
-    reg  b_ji$clock;
-    reg  [7:0] b_nch$d;
-    wire  [7:0] b_nch$q;
-    reg  b_nch$clock;
-    reg  b_emit$d;
-    wire  b_emit$q;
-    reg  b_emit$clock;
-    reg  b_eovf$d;
-    wire  b_eovf$q;
-    reg  b_eovf$clock;
-    reg  [7:0] cs_i$d;
-    wire  [7:0] cs_i$q;
-    reg  cs_i$clock;
-    reg  [7:0] cs_j$d;
-    wire  [7:0] cs_j$q;
-    reg  cs_j$clock;
-    reg  cs_v$d;
-    wire  cs_v$q;
-    reg  cs_v$clock;
-    reg  more$d;
-    wire  more$q;
-    reg  more$clock;
-    reg  [7:0] pmask$d;
-    wire  [7:0] pmask$q;
-    reg  pmask$clock;
-    reg  dest$clock;
-    reg  dest$ld;
-    reg  [7:0] dest$port;
-    reg  dest$mc;
-    reg  dest$rly;
-    reg  [47:0] dest$ch_mac;
-    reg  [31:0] dest$ch_ip;
-    reg  [15:0] dest$ch_udp;
-    reg  [7:0] dest$ch_child;
-    reg  [351:0] dest$item;
-    reg  dest$eovf;
-    reg  dest$ov;
-    reg  [23:0] dest$cadr;
-    reg  dest$orig;
-    reg  [511:0] dest$orig_hdr;
-    reg  [15:0] dest$orig_len;
-    reg  dest$t3_v;
-    reg  [23:0] dest$t3_a;
-    reg  dest$t4_v;
-    reg  [23:0] dest$t4_a;
-    reg  dest$ov_new;
-    wire  dest$v_a_q;
-    wire  dest$v_c_q;
-    wire  [7:0] dest$push;
-    wire  dest$push_mc;
-    wire  dest$pb_hit_q;
-    wire  dest$pb_fov_q;
-    wire  [511:0] dest$hdr_q;
-    wire  [15:0] dest$len_q;
-    reg  [47:0] pp_mac$0$d;
-    wire  [47:0] pp_mac$0$q;
-    reg  pp_mac$0$clock;
-    reg  [47:0] pp_mac$1$d;
-    wire  [47:0] pp_mac$1$q;
-    reg  pp_mac$1$clock;
-    reg  [47:0] pp_mac$2$d;
-    wire  [47:0] pp_mac$2$q;
-    reg  pp_mac$2$clock;
-    reg  [47:0] pp_mac$3$d;
-    wire  [47:0] pp_mac$3$q;
-    reg  pp_mac$3$clock;
-    reg  [31:0] pp_ip$0$d;
-    wire  [31:0] pp_ip$0$q;
-    reg  pp_ip$0$clock;
-    reg  [31:0] pp_ip$1$d;
-    wire  [31:0] pp_ip$1$q;
-    reg  pp_ip$1$clock;
-    reg  [31:0] pp_ip$2$d;
-    wire  [31:0] pp_ip$2$q;
-    reg  pp_ip$2$clock;
-    reg  [31:0] pp_ip$3$d;
-    wire  [31:0] pp_ip$3$q;
-    reg  pp_ip$3$clock;
-    reg  [15:0] pp_udp$0$d;
-    wire  [15:0] pp_udp$0$q;
-    reg  pp_udp$0$clock;
-    reg  [15:0] pp_udp$1$d;
-    wire  [15:0] pp_udp$1$q;
-    reg  pp_udp$1$clock;
-    reg  [15:0] pp_udp$2$d;
-    wire  [15:0] pp_udp$2$q;
-    reg  pp_udp$2$clock;
-    reg  [15:0] pp_udp$3$d;
-    wire  [15:0] pp_udp$3$q;
-    reg  pp_udp$3$clock;
-    reg  [7:0] pp_child$0$d;
-    wire  [7:0] pp_child$0$q;
-    reg  pp_child$0$clock;
-    reg  [7:0] pp_child$1$d;
-    wire  [7:0] pp_child$1$q;
-    reg  pp_child$1$clock;
-    reg  [7:0] pp_child$2$d;
-    wire  [7:0] pp_child$2$q;
-    reg  pp_child$2$clock;
-    reg  [7:0] pp_child$3$d;
-    wire  [7:0] pp_child$3$q;
-    reg  pp_child$3$clock;
+    reg  back$clock;
+    reg  back$room;
+    reg  [511:0] back$rx_data$0;
+    reg  [511:0] back$rx_data$1;
+    reg  [511:0] back$rx_data$2;
+    reg  [511:0] back$rx_data$3;
+    reg  [167:0] back$ch_data;
+    reg  back$f_go;
+    reg  [2:0] back$f_st;
+    reg  back$f_rl;
+    reg  [3:0] back$f_sel;
+    reg  [15:0] back$f_row0;
+    reg  [15:0] back$f_nrows;
+    reg  back$f_rel;
+    reg  [511:0] back$f_hdr;
+    reg  [15:0] back$f_len;
+    reg  back$f_item;
+    reg  [15:0] back$f_enr;
+    reg  back$f_more;
+    reg  back$f_last;
+    reg  [7:0] back$f_pmask;
+    reg  back$f_orig;
+    reg  back$f_slot;
+    reg  [23:0] back$f_cadr;
+    reg  [351:0] back$f_o;
+    reg  back$l_go;
+    reg  [2:0] back$l_st;
+    reg  back$l_rl;
+    reg  back$l_reg;
+    reg  [31:0] back$l_nonce;
+    reg  [1:0] back$l_aop;
+    reg  [23:0] back$l_cadr;
+    reg  back$l_emit;
+    reg  [15:0] back$l_enr;
+    reg  back$l_eovf;
+    reg  [511:0] back$l_hdr;
+    reg  [7:0] back$l_ji;
+    reg  [15:0] back$l_len;
+    reg  [7:0] back$l_nch;
+    reg  [15:0] back$l_nrows;
+    reg  [15:0] back$l_row0;
+    reg  [3:0] back$l_sel;
+    reg  back$l_last;
+    reg  back$l_mc;
+    reg  back$l_rly;
+    reg  back$l_more_rows;
+    reg  back$l_slot;
+    reg  [15:0] back$l_nr;
+    reg  [351:0] back$l_o;
+    reg  [7:0] back$l_pmask;
+    reg  [7:0] back$l_ei;
+    reg  back$l_more;
+    reg  [47:0] back$l_pp_mac$0;
+    reg  [47:0] back$l_pp_mac$1;
+    reg  [47:0] back$l_pp_mac$2;
+    reg  [47:0] back$l_pp_mac$3;
+    reg  [31:0] back$l_pp_ip$0;
+    reg  [31:0] back$l_pp_ip$1;
+    reg  [31:0] back$l_pp_ip$2;
+    reg  [31:0] back$l_pp_ip$3;
+    reg  [15:0] back$l_pp_udp$0;
+    reg  [15:0] back$l_pp_udp$1;
+    reg  [15:0] back$l_pp_udp$2;
+    reg  [15:0] back$l_pp_udp$3;
+    reg  [7:0] back$l_pp_child$0;
+    reg  [7:0] back$l_pp_child$1;
+    reg  [7:0] back$l_pp_child$2;
+    reg  [7:0] back$l_pp_child$3;
+    wire  back$idle;
+    wire  back$done_now;
+    wire  back$done_if_room;
+    wire  [7:0] back$pmask_q;
+    wire  back$rel_q;
+    wire  [3:0] back$sel_q;
+    wire  [15:0] back$r_addr;
+    wire  [15:0] back$rel_row;
+    wire  [23:0] back$ch_addr;
+    wire  [7:0] back$push;
+    wire  back$push_mc;
+    wire  [511:0] back$p_hdr;
+    wire  [15:0] back$p_len;
+    wire  [7:0] back$w_we;
+    wire  [511:0] back$w_row;
     reg  chram2$clock;
     reg  [23:0] chram2$waddr;
     reg  [167:0] chram2$wdata;
     reg  [31:0] chram2$we;
     reg  [23:0] chram2$raddr;
     wire  [167:0] chram2$rdata;
-    reg  ovb$clock;
-    reg  ovb$tg_v;
-    reg  ovb$tg_first;
-    reg  ovb$start;
-    reg  [23:0] ovb$cadr;
-    reg  ovb$sat;
-    wire  ovb$t3_v_q;
-    wire  [23:0] ovb$t3_a_q;
-    wire  ovb$t4_v_q;
-    wire  [23:0] ovb$t4_a_q;
-    wire  [23:0] ovb$or_a_q;
-    wire  ovb$rd;
-    wire  ovb$prev;
     reg  timer$clock;
     reg  timer$rst;
     reg  [31:0] timer$tick_div;
@@ -1512,9 +1398,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  scan_turn$d;
     wire  scan_turn$q;
     reg  scan_turn$clock;
-    reg  pm_two$d;
-    wire  pm_two$q;
-    reg  pm_two$clock;
     reg  x_join$d;
     wire  x_join$q;
     reg  x_join$clock;
@@ -1551,24 +1434,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] sq_b_nonce$d;
     wire  [31:0] sq_b_nonce$q;
     reg  sq_b_nonce$clock;
-    reg  b_reg$d;
-    wire  b_reg$q;
-    reg  b_reg$clock;
-    reg  [31:0] b_nonce$d;
-    wire  [31:0] b_nonce$q;
-    reg  b_nonce$clock;
-    reg  copy$clock;
-    reg  copy$rd;
-    reg  [7:0] copy$mask;
-    reg  copy$slot;
-    reg  copy$accept;
-    reg  [31:0] copy$nonce_in;
-    reg  [3:0] copy$sel;
-    wire  [7:0] copy$wm_q;
-    wire  copy$slot_q;
-    wire  copy$accept_q;
-    wire  [31:0] copy$nonce_q;
-    wire  [3:0] copy$sel_q;
     
     // Local signals
     reg  lk_free;
@@ -1599,7 +1464,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [2:0] pr_kind;
     reg  [23:0] pbaddr;
     reg  xp_byp;
-    reg  [511:0] p_hdr_x;
     reg  [2:0] dact;
     reg  hwc;
     reg  cr;
@@ -1611,26 +1475,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  pick_ok;
     reg  [2:0] h_st;
     reg  b_free;
-    reg  el_init;
     reg  b_done;
     reg  [31:0] ev_b;
-    reg  [7:0] pm_low;
-    reg  [47:0] sel_mac;
-    reg  [31:0] sel_ip;
-    reg  [15:0] sel_udp;
-    reg  [7:0] sel_child;
     reg  all_rdy;
-    reg  [3:0] cs_port;
-    reg  cs_hit;
-    reg  cs_ok;
     reg  d_rly;
-    reg  tg_v;
-    reg  tg_first;
-    reg  ov_new;
-    reg  ov_cur;
-    reg  hdr_ok;
-    reg  last_sel;
-    reg  h_latch;
     reg  [7:0] rpm;
     reg  [63:0] jcb;
     reg  [23:0] chaddr;
@@ -1668,7 +1516,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] rows_m;
     reg  [575:0] sj;
     reg  [31:0] sj_ep;
-    reg  [511:0] acc_row;
     reg  bz_inc;
     reg  bz_dec;
     reg  [7:0] bz_j;
@@ -1681,7 +1528,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  dbi;
     reg  dbd;
     reg  dhwc;
-    reg  [511:0] rx_row_data;
     reg  [31:0] ev;
     reg  rx_ev$0;
     reg  rx_ev$1;
@@ -1693,9 +1539,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  jcg;
     reg  [7:0] jcx;
     reg  [575:0] jpk;
-    reg  [31:0] nonce_be;
-    reg  [511:0] nonce_row;
-    reg  cp_rd;
     
     // Sub module instances
     fanin_csr csr(
@@ -2108,16 +1951,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .child(parser$child),
         .bitmap(parser$bitmap)
     );
-    fanin_acc acc(
-        .clock(acc$clock),
-        .op(acc$op),
-        .addr(acc$addr),
-        .lim(acc$lim),
-        .b(acc$b),
-        .rd(acc$rd),
-        .bd(acc$bd),
-        .ovf(acc$ovf)
-    );
     fanin_arp_lay arp_lay(
         .req(arp_lay$req),
         .mac(arp_lay$mac),
@@ -2299,16 +2132,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .hp_pop_q$2(pick$hp_pop_q$2),
         .hp_pop_q$3(pick$hp_pop_q$3)
     );
-    fanin_e_more e_more(
-        .d(e_more$d),
-        .q(e_more$q),
-        .clock(e_more$clock)
-    );
-    fanin_e_last e_last(
-        .d(e_last$d),
-        .q(e_last$q),
-        .clock(e_last$clock)
-    );
     fanin_la_chk la_chk(
         .d(la_chk$d),
         .q(la_chk$q),
@@ -2363,11 +2186,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(q_rle1$d),
         .q(q_rle1$q),
         .clock(q_rle1$clock)
-    );
-    fanin_rl rl(
-        .d(rl$d),
-        .q(rl$q),
-        .clock(rl$clock)
     );
     fanin_sage sage(
         .d(sage$d),
@@ -3107,16 +2925,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(nrows$q),
         .clock(nrows$clock)
     );
-    fanin_ri ri(
-        .d(ri$d),
-        .q(ri$q),
-        .clock(ri$clock)
-    );
-    fanin_ri2 ri2(
-        .d(ri2$d),
-        .q(ri2$q),
-        .clock(ri2$clock)
-    );
     fanin_ji ji(
         .d(ji$d),
         .q(ji$q),
@@ -3190,46 +2998,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(cadr$q),
         .clock(cadr$clock)
     );
-    fanin_agg_op agg_op(
-        .d(agg_op$d),
-        .q(agg_op$q),
-        .clock(agg_op$clock)
-    );
-    fanin_nr nr(
-        .d(nr$d),
-        .q(nr$q),
-        .clock(nr$clock)
-    );
-    fanin_nr1 nr1(
-        .d(nr1$d),
-        .q(nr1$q),
-        .clock(nr1$clock)
-    );
-    fanin_ei ei(
-        .d(ei$d),
-        .q(ei$q),
-        .clock(ei$clock)
-    );
-    fanin_e_mc e_mc(
-        .d(e_mc$d),
-        .q(e_mc$q),
-        .clock(e_mc$clock)
-    );
-    fanin_b_rly b_rly(
-        .d(b_rly$d),
-        .q(b_rly$q),
-        .clock(b_rly$clock)
-    );
-    fanin_e_slot e_slot(
-        .d(e_slot$d),
-        .q(e_slot$q),
-        .clock(e_slot$clock)
-    );
-    fanin_e_orig e_orig(
-        .d(e_orig$d),
-        .q(e_orig$q),
-        .clock(e_orig$clock)
-    );
     fanin_e_scan e_scan(
         .d(e_scan$d),
         .q(e_scan$q),
@@ -3240,211 +3008,90 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(now_r$q),
         .clock(now_r$clock)
     );
-    fanin_o_f o_f(
-        .d(o_f$d),
-        .q(o_f$q),
-        .clock(o_f$clock)
-    );
-    fanin_bstate bstate(
-        .d(bstate$d),
-        .q(bstate$q),
-        .clock(bstate$clock)
-    );
-    fanin_b_sel b_sel(
-        .d(b_sel$d),
-        .q(b_sel$q),
-        .clock(b_sel$clock)
-    );
-    fanin_b_row0 b_row0(
-        .d(b_row0$d),
-        .q(b_row0$q),
-        .clock(b_row0$clock)
-    );
-    fanin_b_nrows b_nrows(
-        .d(b_nrows$d),
-        .q(b_nrows$q),
-        .clock(b_nrows$clock)
-    );
-    fanin_b_enr b_enr(
-        .d(b_enr$d),
-        .q(b_enr$q),
-        .clock(b_enr$clock)
-    );
-    fanin_b_rel b_rel(
-        .d(b_rel$d),
-        .q(b_rel$q),
-        .clock(b_rel$clock)
-    );
-    fanin_b_cadr b_cadr(
-        .d(b_cadr$d),
-        .q(b_cadr$q),
-        .clock(b_cadr$clock)
-    );
-    fanin_b_hdr b_hdr(
-        .d(b_hdr$d),
-        .q(b_hdr$q),
-        .clock(b_hdr$clock)
-    );
-    fanin_b_len b_len(
-        .d(b_len$d),
-        .q(b_len$q),
-        .clock(b_len$clock)
-    );
-    fanin_b_ji b_ji(
-        .d(b_ji$d),
-        .q(b_ji$q),
-        .clock(b_ji$clock)
-    );
-    fanin_b_nch b_nch(
-        .d(b_nch$d),
-        .q(b_nch$q),
-        .clock(b_nch$clock)
-    );
-    fanin_b_emit b_emit(
-        .d(b_emit$d),
-        .q(b_emit$q),
-        .clock(b_emit$clock)
-    );
-    fanin_b_eovf b_eovf(
-        .d(b_eovf$d),
-        .q(b_eovf$q),
-        .clock(b_eovf$clock)
-    );
-    fanin_cs_i cs_i(
-        .d(cs_i$d),
-        .q(cs_i$q),
-        .clock(cs_i$clock)
-    );
-    fanin_cs_j cs_j(
-        .d(cs_j$d),
-        .q(cs_j$q),
-        .clock(cs_j$clock)
-    );
-    fanin_cs_v cs_v(
-        .d(cs_v$d),
-        .q(cs_v$q),
-        .clock(cs_v$clock)
-    );
-    fanin_more more(
-        .d(more$d),
-        .q(more$q),
-        .clock(more$clock)
-    );
-    fanin_pmask pmask(
-        .d(pmask$d),
-        .q(pmask$q),
-        .clock(pmask$clock)
-    );
-    fanin_dest dest(
-        .clock(dest$clock),
-        .ld(dest$ld),
-        .port(dest$port),
-        .mc(dest$mc),
-        .rly(dest$rly),
-        .ch_mac(dest$ch_mac),
-        .ch_ip(dest$ch_ip),
-        .ch_udp(dest$ch_udp),
-        .ch_child(dest$ch_child),
-        .item(dest$item),
-        .eovf(dest$eovf),
-        .ov(dest$ov),
-        .cadr(dest$cadr),
-        .orig(dest$orig),
-        .orig_hdr(dest$orig_hdr),
-        .orig_len(dest$orig_len),
-        .t3_v(dest$t3_v),
-        .t3_a(dest$t3_a),
-        .t4_v(dest$t4_v),
-        .t4_a(dest$t4_a),
-        .ov_new(dest$ov_new),
-        .v_a_q(dest$v_a_q),
-        .v_c_q(dest$v_c_q),
-        .push(dest$push),
-        .push_mc(dest$push_mc),
-        .pb_hit_q(dest$pb_hit_q),
-        .pb_fov_q(dest$pb_fov_q),
-        .hdr_q(dest$hdr_q),
-        .len_q(dest$len_q)
-    );
-    fanin_pp_mac_0 pp_mac$0(
-        .d(pp_mac$0$d),
-        .q(pp_mac$0$q),
-        .clock(pp_mac$0$clock)
-    );
-    fanin_pp_mac_1 pp_mac$1(
-        .d(pp_mac$1$d),
-        .q(pp_mac$1$q),
-        .clock(pp_mac$1$clock)
-    );
-    fanin_pp_mac_2 pp_mac$2(
-        .d(pp_mac$2$d),
-        .q(pp_mac$2$q),
-        .clock(pp_mac$2$clock)
-    );
-    fanin_pp_mac_3 pp_mac$3(
-        .d(pp_mac$3$d),
-        .q(pp_mac$3$q),
-        .clock(pp_mac$3$clock)
-    );
-    fanin_pp_ip_0 pp_ip$0(
-        .d(pp_ip$0$d),
-        .q(pp_ip$0$q),
-        .clock(pp_ip$0$clock)
-    );
-    fanin_pp_ip_1 pp_ip$1(
-        .d(pp_ip$1$d),
-        .q(pp_ip$1$q),
-        .clock(pp_ip$1$clock)
-    );
-    fanin_pp_ip_2 pp_ip$2(
-        .d(pp_ip$2$d),
-        .q(pp_ip$2$q),
-        .clock(pp_ip$2$clock)
-    );
-    fanin_pp_ip_3 pp_ip$3(
-        .d(pp_ip$3$d),
-        .q(pp_ip$3$q),
-        .clock(pp_ip$3$clock)
-    );
-    fanin_pp_udp_0 pp_udp$0(
-        .d(pp_udp$0$d),
-        .q(pp_udp$0$q),
-        .clock(pp_udp$0$clock)
-    );
-    fanin_pp_udp_1 pp_udp$1(
-        .d(pp_udp$1$d),
-        .q(pp_udp$1$q),
-        .clock(pp_udp$1$clock)
-    );
-    fanin_pp_udp_2 pp_udp$2(
-        .d(pp_udp$2$d),
-        .q(pp_udp$2$q),
-        .clock(pp_udp$2$clock)
-    );
-    fanin_pp_udp_3 pp_udp$3(
-        .d(pp_udp$3$d),
-        .q(pp_udp$3$q),
-        .clock(pp_udp$3$clock)
-    );
-    fanin_pp_child_0 pp_child$0(
-        .d(pp_child$0$d),
-        .q(pp_child$0$q),
-        .clock(pp_child$0$clock)
-    );
-    fanin_pp_child_1 pp_child$1(
-        .d(pp_child$1$d),
-        .q(pp_child$1$q),
-        .clock(pp_child$1$clock)
-    );
-    fanin_pp_child_2 pp_child$2(
-        .d(pp_child$2$d),
-        .q(pp_child$2$q),
-        .clock(pp_child$2$clock)
-    );
-    fanin_pp_child_3 pp_child$3(
-        .d(pp_child$3$d),
-        .q(pp_child$3$q),
-        .clock(pp_child$3$clock)
+    fanin_back back(
+        .clock(back$clock),
+        .room(back$room),
+        .rx_data$0(back$rx_data$0),
+        .rx_data$1(back$rx_data$1),
+        .rx_data$2(back$rx_data$2),
+        .rx_data$3(back$rx_data$3),
+        .ch_data(back$ch_data),
+        .f_go(back$f_go),
+        .f_st(back$f_st),
+        .f_rl(back$f_rl),
+        .f_sel(back$f_sel),
+        .f_row0(back$f_row0),
+        .f_nrows(back$f_nrows),
+        .f_rel(back$f_rel),
+        .f_hdr(back$f_hdr),
+        .f_len(back$f_len),
+        .f_item(back$f_item),
+        .f_enr(back$f_enr),
+        .f_more(back$f_more),
+        .f_last(back$f_last),
+        .f_pmask(back$f_pmask),
+        .f_orig(back$f_orig),
+        .f_slot(back$f_slot),
+        .f_cadr(back$f_cadr),
+        .f_o(back$f_o),
+        .l_go(back$l_go),
+        .l_st(back$l_st),
+        .l_rl(back$l_rl),
+        .l_reg(back$l_reg),
+        .l_nonce(back$l_nonce),
+        .l_aop(back$l_aop),
+        .l_cadr(back$l_cadr),
+        .l_emit(back$l_emit),
+        .l_enr(back$l_enr),
+        .l_eovf(back$l_eovf),
+        .l_hdr(back$l_hdr),
+        .l_ji(back$l_ji),
+        .l_len(back$l_len),
+        .l_nch(back$l_nch),
+        .l_nrows(back$l_nrows),
+        .l_row0(back$l_row0),
+        .l_sel(back$l_sel),
+        .l_last(back$l_last),
+        .l_mc(back$l_mc),
+        .l_rly(back$l_rly),
+        .l_more_rows(back$l_more_rows),
+        .l_slot(back$l_slot),
+        .l_nr(back$l_nr),
+        .l_o(back$l_o),
+        .l_pmask(back$l_pmask),
+        .l_ei(back$l_ei),
+        .l_more(back$l_more),
+        .l_pp_mac$0(back$l_pp_mac$0),
+        .l_pp_mac$1(back$l_pp_mac$1),
+        .l_pp_mac$2(back$l_pp_mac$2),
+        .l_pp_mac$3(back$l_pp_mac$3),
+        .l_pp_ip$0(back$l_pp_ip$0),
+        .l_pp_ip$1(back$l_pp_ip$1),
+        .l_pp_ip$2(back$l_pp_ip$2),
+        .l_pp_ip$3(back$l_pp_ip$3),
+        .l_pp_udp$0(back$l_pp_udp$0),
+        .l_pp_udp$1(back$l_pp_udp$1),
+        .l_pp_udp$2(back$l_pp_udp$2),
+        .l_pp_udp$3(back$l_pp_udp$3),
+        .l_pp_child$0(back$l_pp_child$0),
+        .l_pp_child$1(back$l_pp_child$1),
+        .l_pp_child$2(back$l_pp_child$2),
+        .l_pp_child$3(back$l_pp_child$3),
+        .idle(back$idle),
+        .done_now(back$done_now),
+        .done_if_room(back$done_if_room),
+        .pmask_q(back$pmask_q),
+        .rel_q(back$rel_q),
+        .sel_q(back$sel_q),
+        .r_addr(back$r_addr),
+        .rel_row(back$rel_row),
+        .ch_addr(back$ch_addr),
+        .push(back$push),
+        .push_mc(back$push_mc),
+        .p_hdr(back$p_hdr),
+        .p_len(back$p_len),
+        .w_we(back$w_we),
+        .w_row(back$w_row)
     );
     fanin_chram2 chram2(
         .clock(chram2$clock),
@@ -3453,21 +3100,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .we(chram2$we),
         .raddr(chram2$raddr),
         .rdata(chram2$rdata)
-    );
-    fanin_ovb ovb(
-        .clock(ovb$clock),
-        .tg_v(ovb$tg_v),
-        .tg_first(ovb$tg_first),
-        .start(ovb$start),
-        .cadr(ovb$cadr),
-        .sat(ovb$sat),
-        .t3_v_q(ovb$t3_v_q),
-        .t3_a_q(ovb$t3_a_q),
-        .t4_v_q(ovb$t4_v_q),
-        .t4_a_q(ovb$t4_a_q),
-        .or_a_q(ovb$or_a_q),
-        .rd(ovb$rd),
-        .prev(ovb$prev)
     );
     fanin_timer timer(
         .clock(timer$clock),
@@ -3487,11 +3119,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(scan_turn$d),
         .q(scan_turn$q),
         .clock(scan_turn$clock)
-    );
-    fanin_pm_two pm_two(
-        .d(pm_two$d),
-        .q(pm_two$q),
-        .clock(pm_two$clock)
     );
     fanin_x_join x_join(
         .d(x_join$d),
@@ -3552,30 +3179,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(sq_b_nonce$d),
         .q(sq_b_nonce$q),
         .clock(sq_b_nonce$clock)
-    );
-    fanin_b_reg b_reg(
-        .d(b_reg$d),
-        .q(b_reg$q),
-        .clock(b_reg$clock)
-    );
-    fanin_b_nonce b_nonce(
-        .d(b_nonce$d),
-        .q(b_nonce$q),
-        .clock(b_nonce$clock)
-    );
-    fanin_copy copy(
-        .clock(copy$clock),
-        .rd(copy$rd),
-        .mask(copy$mask),
-        .slot(copy$slot),
-        .accept(copy$accept),
-        .nonce_in(copy$nonce_in),
-        .sel(copy$sel),
-        .wm_q(copy$wm_q),
-        .slot_q(copy$slot_q),
-        .accept_q(copy$accept_q),
-        .nonce_q(copy$nonce_q),
-        .sel_q(copy$sel_q)
     );
     
     // Update code
@@ -3698,8 +3301,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         len$clock = clock;
         row0$clock = clock;
         nrows$clock = clock;
-        ri$clock = clock;
-        ri2$clock = clock;
         ji$clock = clock;
         je$clock = clock;
         jep$clock = clock;
@@ -3713,39 +3314,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         q_sidle$clock = clock;
         q_semit$clock = clock;
         cadr$clock = clock;
-        agg_op$clock = clock;
-        nr$clock = clock;
-        nr1$clock = clock;
-        bstate$clock = clock;
-        b_sel$clock = clock;
-        b_row0$clock = clock;
-        b_nrows$clock = clock;
-        b_enr$clock = clock;
-        b_rel$clock = clock;
-        b_cadr$clock = clock;
-        b_hdr$clock = clock;
-        b_len$clock = clock;
-        b_ji$clock = clock;
-        b_nch$clock = clock;
-        b_emit$clock = clock;
-        b_eovf$clock = clock;
-        cs_i$clock = clock;
-        cs_j$clock = clock;
-        cs_v$clock = clock;
-        more$clock = clock;
-        pmask$clock = clock;
-        pm_two$clock = clock;
-        ei$clock = clock;
-        e_mc$clock = clock;
-        b_rly$clock = clock;
-        e_slot$clock = clock;
-        e_orig$clock = clock;
         e_scan$clock = clock;
         now_r$clock = clock;
-        o_f$clock = clock;
         scan_turn$clock = clock;
-        e_more$clock = clock;
-        e_last$clock = clock;
         la_chk$clock = clock;
         lk_v$clock = clock;
         dq_ev$clock = clock;
@@ -3757,7 +3328,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         own_age$clock = clock;
         q_rows$clock = clock;
         q_rle1$clock = clock;
-        rl$clock = clock;
         sage$clock = clock;
         bq_inc$clock = clock;
         bq_dec$clock = clock;
@@ -3780,8 +3350,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_b$clock = clock;
         sq_reg$clock = clock;
         sq_b_nonce$clock = clock;
-        b_reg$clock = clock;
-        b_nonce$clock = clock;
         sq_v$d = sq_v$q;
         sq_hst$d = sq_hst$q;
         sq_rl$d = sq_rl$q;
@@ -3900,8 +3468,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         len$d = len$q;
         row0$d = row0$q;
         nrows$d = nrows$q;
-        ri$d = ri$q;
-        ri2$d = ri2$q;
         ji$d = ji$q;
         je$d = je$q;
         jep$d = jep$q;
@@ -3915,39 +3481,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         q_sidle$d = q_sidle$q;
         q_semit$d = q_semit$q;
         cadr$d = cadr$q;
-        agg_op$d = agg_op$q;
-        nr$d = nr$q;
-        nr1$d = nr1$q;
-        bstate$d = bstate$q;
-        b_sel$d = b_sel$q;
-        b_row0$d = b_row0$q;
-        b_nrows$d = b_nrows$q;
-        b_enr$d = b_enr$q;
-        b_rel$d = b_rel$q;
-        b_cadr$d = b_cadr$q;
-        b_hdr$d = b_hdr$q;
-        b_len$d = b_len$q;
-        b_ji$d = b_ji$q;
-        b_nch$d = b_nch$q;
-        b_emit$d = b_emit$q;
-        b_eovf$d = b_eovf$q;
-        cs_i$d = cs_i$q;
-        cs_j$d = cs_j$q;
-        cs_v$d = cs_v$q;
-        more$d = more$q;
-        pmask$d = pmask$q;
-        pm_two$d = pm_two$q;
-        ei$d = ei$q;
-        e_mc$d = e_mc$q;
-        b_rly$d = b_rly$q;
-        e_slot$d = e_slot$q;
-        e_orig$d = e_orig$q;
         e_scan$d = e_scan$q;
         now_r$d = now_r$q;
-        o_f$d = o_f$q;
         scan_turn$d = scan_turn$q;
-        e_more$d = e_more$q;
-        e_last$d = e_last$q;
         la_chk$d = la_chk$q;
         lk_v$d = lk_v$q;
         dq_ev$d = dq_ev$q;
@@ -3959,7 +3495,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         own_age$d = own_age$q;
         q_rows$d = q_rows$q;
         q_rle1$d = q_rle1$q;
-        rl$d = rl$q;
         sage$d = sage$q;
         bq_inc$d = bq_inc$q;
         bq_dec$d = bq_dec$q;
@@ -3982,16 +3517,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_b$d = hu_b$q;
         sq_reg$d = sq_reg$q;
         sq_b_nonce$d = sq_b_nonce$q;
-        b_reg$d = b_reg$q;
-        b_nonce$d = b_nonce$q;
-        pp_mac$0$clock = clock;
-        pp_mac$0$d = pp_mac$0$q;
-        pp_ip$0$clock = clock;
-        pp_ip$0$d = pp_ip$0$q;
-        pp_udp$0$clock = clock;
-        pp_udp$0$d = pp_udp$0$q;
-        pp_child$0$clock = clock;
-        pp_child$0$d = pp_child$0$q;
         sq_pp_mac$0$clock = clock;
         sq_pp_mac$0$d = sq_pp_mac$0$q;
         sq_pp_ip$0$clock = clock;
@@ -4000,14 +3525,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_pp_udp$0$d = sq_pp_udp$0$q;
         sq_pp_child$0$clock = clock;
         sq_pp_child$0$d = sq_pp_child$0$q;
-        pp_mac$1$clock = clock;
-        pp_mac$1$d = pp_mac$1$q;
-        pp_ip$1$clock = clock;
-        pp_ip$1$d = pp_ip$1$q;
-        pp_udp$1$clock = clock;
-        pp_udp$1$d = pp_udp$1$q;
-        pp_child$1$clock = clock;
-        pp_child$1$d = pp_child$1$q;
         sq_pp_mac$1$clock = clock;
         sq_pp_mac$1$d = sq_pp_mac$1$q;
         sq_pp_ip$1$clock = clock;
@@ -4016,14 +3533,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_pp_udp$1$d = sq_pp_udp$1$q;
         sq_pp_child$1$clock = clock;
         sq_pp_child$1$d = sq_pp_child$1$q;
-        pp_mac$2$clock = clock;
-        pp_mac$2$d = pp_mac$2$q;
-        pp_ip$2$clock = clock;
-        pp_ip$2$d = pp_ip$2$q;
-        pp_udp$2$clock = clock;
-        pp_udp$2$d = pp_udp$2$q;
-        pp_child$2$clock = clock;
-        pp_child$2$d = pp_child$2$q;
         sq_pp_mac$2$clock = clock;
         sq_pp_mac$2$d = sq_pp_mac$2$q;
         sq_pp_ip$2$clock = clock;
@@ -4032,14 +3541,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_pp_udp$2$d = sq_pp_udp$2$q;
         sq_pp_child$2$clock = clock;
         sq_pp_child$2$d = sq_pp_child$2$q;
-        pp_mac$3$clock = clock;
-        pp_mac$3$d = pp_mac$3$q;
-        pp_ip$3$clock = clock;
-        pp_ip$3$d = pp_ip$3$q;
-        pp_udp$3$clock = clock;
-        pp_udp$3$d = pp_udp$3$q;
-        pp_child$3$clock = clock;
-        pp_child$3$d = pp_child$3$q;
         sq_pp_mac$3$clock = clock;
         sq_pp_mac$3$d = sq_pp_mac$3$q;
         sq_pp_ip$3$clock = clock;
@@ -4048,7 +3549,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sq_pp_udp$3$d = sq_pp_udp$3$q;
         sq_pp_child$3$clock = clock;
         sq_pp_child$3$d = sq_pp_child$3$q;
-        acc$clock = clock;
         meta$clock = clock;
         meta$rst = rst;
         jram$clock = clock;
@@ -4063,91 +3563,22 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         timer$start = 1'b0;
         timer$c_set = 1'b0;
         timer$c_clr = 1'b0;
-        rx_row_data = rx$0$r_data;
-        if (copy$sel_q == c_idx4$0) begin
-            rx_row_data = rx$0$r_data;
-        end
-        if (copy$sel_q == c_idx4$1) begin
-            rx_row_data = rx$1$r_data;
-        end
-        if (copy$sel_q == c_idx4$2) begin
-            rx_row_data = rx$2$r_data;
-        end
-        if (copy$sel_q == c_idx4$3) begin
-            rx_row_data = rx$3$r_data;
-        end
-        nonce_be = (copy$nonce_q >> 32'h18) | ((copy$nonce_q >> 32'h8) & 32'hff00) | ((copy$nonce_q << 32'h8) & 32'hff0000) | (copy$nonce_q << 32'h18);
-        nonce_row = ((nonce_be) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-        if (copy$slot_q) begin
-            acc_row = acc$rd;
-        end
-        else if (copy$accept_q) begin
-            acc_row = nonce_row;
-        end
-        else begin
-            acc_row = acc$bd;
-        end
-        pm_low = pmask$q & (~pmask$q + 32'h1);
-        sel_mac = 32'h0;
-        sel_ip = 32'h0;
-        sel_udp = 32'h0;
-        sel_child = 32'h0;
         all_rdy = 1'b1;
-        if (pm_low[0]) begin
-            sel_mac = sel_mac | pp_mac$0$q;
-            sel_ip = sel_ip | pp_ip$0$q;
-            sel_udp = sel_udp | pp_udp$0$q;
-            sel_child = sel_child | pp_child$0$q;
-        end
-        if (pmask$q[0] & ~tx$0$ready) begin
+        if (back$pmask_q[0] & ~tx$0$ready) begin
             all_rdy = 1'b0;
         end
-        if (pm_low[1]) begin
-            sel_mac = sel_mac | pp_mac$1$q;
-            sel_ip = sel_ip | pp_ip$1$q;
-            sel_udp = sel_udp | pp_udp$1$q;
-            sel_child = sel_child | pp_child$1$q;
-        end
-        if (pmask$q[1] & ~tx$1$ready) begin
+        if (back$pmask_q[1] & ~tx$1$ready) begin
             all_rdy = 1'b0;
         end
-        if (pm_low[2]) begin
-            sel_mac = sel_mac | pp_mac$2$q;
-            sel_ip = sel_ip | pp_ip$2$q;
-            sel_udp = sel_udp | pp_udp$2$q;
-            sel_child = sel_child | pp_child$2$q;
-        end
-        if (pmask$q[2] & ~tx$2$ready) begin
+        if (back$pmask_q[2] & ~tx$2$ready) begin
             all_rdy = 1'b0;
         end
-        if (pm_low[3]) begin
-            sel_mac = sel_mac | pp_mac$3$q;
-            sel_ip = sel_ip | pp_ip$3$q;
-            sel_udp = sel_udp | pp_udp$3$q;
-            sel_child = sel_child | pp_child$3$q;
-        end
-        if (pmask$q[3] & ~tx$3$ready) begin
+        if (back$pmask_q[3] & ~tx$3$ready) begin
             all_rdy = 1'b0;
-        end
-        ov_new = ovb$prev | acc$ovf;
-        if (ovb$t4_v_q & (ovb$t4_a_q == b_cadr$q)) begin
-            ov_cur = ov_new;
-        end
-        else begin
-            ov_cur = ovb$rd;
         end
         arp_lay$req = hdr$q[(32'h0)+:(512)];
         arp_lay$mac = csr$me_mac;
         arp_lay$ip = csr$me_ip;
-        p_hdr_x = dest$hdr_q;
-        if (dest$pb_hit_q) begin
-            if (dest$pb_fov_q | ov_new) begin
-                p_hdr_x = dest$hdr_q | c_ovbit;
-            end
-            else begin
-                p_hdr_x = dest$hdr_q & ~c_ovbit;
-            end
-        end
         rx$0$clock = clock;
         rx$0$rst = rst;
         rx$0$tdata = s_tdata$0;
@@ -4156,8 +3587,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rx$0$tlast = s_tlast$0;
         rx$0$tuser = s_tuser$0;
         s_tready$0 = rx$0$tready;
-        rx$0$r_addr = b_row0$q + ri$q;
-        rx$0$rel_row = b_row0$q + b_nrows$q;
+        rx$0$r_addr = back$r_addr;
+        rx$0$rel_row = back$rel_row;
         rx$0$d_pop = 1'b0;
         rx$0$rel = 1'b0;
         tx$0$clock = clock;
@@ -4168,11 +3599,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         m_tlast$0 = tx$0$tlast;
         m_tuser$0 = tx$0$tuser;
         tx$0$tready = m_tready$0;
-        tx$0$w_we = 1'b0;
-        tx$0$push = 1'b0;
-        tx$0$w_row = acc_row;
-        tx$0$p_hdr = p_hdr_x;
-        tx$0$p_len = dest$len_q;
+        tx$0$w_we = back$w_we[0];
+        tx$0$push = back$push[0];
+        tx$0$w_row = back$w_row;
+        tx$0$p_hdr = back$p_hdr;
+        tx$0$p_len = back$p_len;
         rx_ev$0 = 1'b0;
         rx$1$clock = clock;
         rx$1$rst = rst;
@@ -4182,8 +3613,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rx$1$tlast = s_tlast$1;
         rx$1$tuser = s_tuser$1;
         s_tready$1 = rx$1$tready;
-        rx$1$r_addr = b_row0$q + ri$q;
-        rx$1$rel_row = b_row0$q + b_nrows$q;
+        rx$1$r_addr = back$r_addr;
+        rx$1$rel_row = back$rel_row;
         rx$1$d_pop = 1'b0;
         rx$1$rel = 1'b0;
         tx$1$clock = clock;
@@ -4194,11 +3625,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         m_tlast$1 = tx$1$tlast;
         m_tuser$1 = tx$1$tuser;
         tx$1$tready = m_tready$1;
-        tx$1$w_we = 1'b0;
-        tx$1$push = 1'b0;
-        tx$1$w_row = acc_row;
-        tx$1$p_hdr = p_hdr_x;
-        tx$1$p_len = dest$len_q;
+        tx$1$w_we = back$w_we[1];
+        tx$1$push = back$push[1];
+        tx$1$w_row = back$w_row;
+        tx$1$p_hdr = back$p_hdr;
+        tx$1$p_len = back$p_len;
         rx_ev$1 = 1'b0;
         rx$2$clock = clock;
         rx$2$rst = rst;
@@ -4208,8 +3639,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rx$2$tlast = s_tlast$2;
         rx$2$tuser = s_tuser$2;
         s_tready$2 = rx$2$tready;
-        rx$2$r_addr = b_row0$q + ri$q;
-        rx$2$rel_row = b_row0$q + b_nrows$q;
+        rx$2$r_addr = back$r_addr;
+        rx$2$rel_row = back$rel_row;
         rx$2$d_pop = 1'b0;
         rx$2$rel = 1'b0;
         tx$2$clock = clock;
@@ -4220,11 +3651,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         m_tlast$2 = tx$2$tlast;
         m_tuser$2 = tx$2$tuser;
         tx$2$tready = m_tready$2;
-        tx$2$w_we = 1'b0;
-        tx$2$push = 1'b0;
-        tx$2$w_row = acc_row;
-        tx$2$p_hdr = p_hdr_x;
-        tx$2$p_len = dest$len_q;
+        tx$2$w_we = back$w_we[2];
+        tx$2$push = back$push[2];
+        tx$2$w_row = back$w_row;
+        tx$2$p_hdr = back$p_hdr;
+        tx$2$p_len = back$p_len;
         rx_ev$2 = 1'b0;
         rx$3$clock = clock;
         rx$3$rst = rst;
@@ -4234,8 +3665,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rx$3$tlast = s_tlast$3;
         rx$3$tuser = s_tuser$3;
         s_tready$3 = rx$3$tready;
-        rx$3$r_addr = b_row0$q + ri$q;
-        rx$3$rel_row = b_row0$q + b_nrows$q;
+        rx$3$r_addr = back$r_addr;
+        rx$3$rel_row = back$rel_row;
         rx$3$d_pop = 1'b0;
         rx$3$rel = 1'b0;
         tx$3$clock = clock;
@@ -4246,11 +3677,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         m_tlast$3 = tx$3$tlast;
         m_tuser$3 = tx$3$tuser;
         tx$3$tready = m_tready$3;
-        tx$3$w_we = 1'b0;
-        tx$3$push = 1'b0;
-        tx$3$w_row = acc_row;
-        tx$3$p_hdr = p_hdr_x;
-        tx$3$p_len = dest$len_q;
+        tx$3$w_we = back$w_we[3];
+        tx$3$push = back$push[3];
+        tx$3$w_row = back$w_row;
+        tx$3$p_hdr = back$p_hdr;
+        tx$3$p_len = back$p_len;
         rx_ev$3 = 1'b0;
         parser$hdr = pick$la_hdr_q;
         parser$len = pick$la_len_q;
@@ -4531,10 +3962,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sflags = xp_f$q[(64'h8)+:(8)] & fl_kept;
         rows_p = ((xp_f$q[(64'h28)+:(16)] << 32'h2) + c_rowmask) >> c_rowlog;
         rows_m = ((m_elem << 32'h2) + c_rowmask) >> c_rowlog;
-        acc$op = 32'h0;
-        acc$addr = (b_cadr$q << c_rpclog) + ((ri$q) & 24'hffffff);
-        acc$lim = o_f$q[(64'h28)+:(16)] - (ri$q << c_lprlog);
-        acc$b = rx_row_data;
         bz_inc = 1'b0;
         bz_dec = 1'b0;
         bz_j = ji$q;
@@ -4548,528 +3975,116 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dact = Action$Drop;
         hwc = 1'b0;
         cr = 1'b0;
-        cp_rd = 1'b0;
-        b_done = 1'b0;
-        h_latch = 1'b0;
-        tg_v = 1'b0;
-        tg_first = 1'b0;
-        cs_port = chram2$rdata[(32'ha0)+:(4)];
-        cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
-        cs_ok = ~b_rly$q | ((chram2$rdata[(32'h0)+:(64)] & o_f$q[(64'h60)+:(64)]) != 32'h0);
-        chram2$raddr = (((b_ji$q) & 24'hffffff) << c_mclog) | (((cs_i$q) & 24'hffffff) & c_mcmask);
-        hdr_ok = ~b_eovf$q | (ovb$or_a_q == b_cadr$q);
-        if (bstate$q == BackState$Select) begin
-            last_sel = pm_two$q & ~more$q & ~e_orig$q;
-        end
-        else begin
-            last_sel = (pmask$q != 32'h0) & ~e_mc$q & ~more$q & ~e_orig$q;
-        end
-        pm_two$d = 1'b0;
-        if ((0 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 0)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((0 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 1)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((0 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 2)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((0 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 3)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((0 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 4)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((0 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 5)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((0 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 6)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((0 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 7)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((1 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 0)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((1 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 1)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((1 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 2)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((1 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 3)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((1 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 4)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((1 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 5)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((1 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 6)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((1 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 7)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((2 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 0)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((2 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 1)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((2 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 2)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((2 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 3)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((2 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 4)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((2 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 5)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((2 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 6)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((2 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 7)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((3 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 0)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((3 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 1)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((3 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 2)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((3 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 3)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((3 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 4)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((3 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 5)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((3 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 6)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((3 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 7)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((4 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 0)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((4 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 1)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((4 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 2)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((4 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 3)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((4 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 4)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((4 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 5)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((4 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 6)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((4 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 7)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((5 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 0)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((5 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 1)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((5 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 2)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((5 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 3)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((5 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 4)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((5 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 5)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((5 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 6)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((5 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 7)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((6 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 0)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((6 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 1)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((6 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 2)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((6 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 3)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((6 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 4)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((6 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 5)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((6 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 6)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((6 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 7)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((7 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 0)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((7 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 1)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((7 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 2)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((7 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 3)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((7 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 4)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((7 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 5)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((7 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 6)))) begin
-            pm_two$d = 1'b1;
-        end
-        if ((7 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 7)))) begin
-            pm_two$d = 1'b1;
-        end
-        if (dest$push[0]) begin
-            tx$0$push = 1'b1;
-        end
-        if (dest$push[1]) begin
-            tx$1$push = 1'b1;
-        end
-        if (dest$push[2]) begin
-            tx$2$push = 1'b1;
-        end
-        if (dest$push[3]) begin
-            tx$3$push = 1'b1;
-        end
-        if (dest$push_mc) begin
-            ev_b = ev_results_sent;
-        end
-        case (bstate$q)
-            BackState$Rmw:
-                begin
-                    tg_v = 1'b1;
-                    tg_first = ri$q == 32'h0;
-                    if (ri$q < nr$q) begin
-                        acc$op = agg_op$q;
-                    end
-                    ri$d = ri$q + 32'h1;
-                    ri2$d = ri2$q + 32'h1;
-                    rl$d = (ri$q + 32'h2) >= nr1$q;
-                    if (rl$q) begin
-                        ri$d = 32'h0;
-                        ri2$d = 32'h2;
-                        e_more$d = b_enr$q != 32'h0;
-                        e_last$d = b_enr$q == 32'h1;
-                        if (~b_emit$q) begin
-                            b_done = 1'b1;
-                            bstate$d = BackState$Idle;
-                        end
-                        else begin
-                            bstate$d = BackState$CopyRows;
-                        end
-                    end
-                end
-            BackState$ChildScan:
-                begin
-                    if (cs_i$q < b_nch$q) begin
-                        cs_v$d = 1'b1;
-                        cs_j$d = cs_i$q;
-                        cs_i$d = cs_i$q + 32'h1;
-                    end
-                    else begin
-                        cs_v$d = 1'b0;
-                    end
-                    if (cs_v$q & cs_ok & cs_hit) begin
-                        ei$d = cs_j$q;
-                        more$d = 1'b1;
-                        bstate$d = BackState$CopyRows;
-                    end
-                    else begin
-                        if (cs_v$q & cs_ok) begin
-                            pmask$d = pmask$q | (((32'h1) & 8'hff) << ((cs_port) & 8'hff));
-                            if (cs_port == c_idx4$0) begin
-                                pp_mac$0$d = chram2$rdata[(32'h40)+:(48)];
-                                pp_ip$0$d = chram2$rdata[(32'h70)+:(32)];
-                                pp_udp$0$d = chram2$rdata[(32'h90)+:(16)];
-                                pp_child$0$d = cs_j$q;
-                            end
-                            if (cs_port == c_idx4$1) begin
-                                pp_mac$1$d = chram2$rdata[(32'h40)+:(48)];
-                                pp_ip$1$d = chram2$rdata[(32'h70)+:(32)];
-                                pp_udp$1$d = chram2$rdata[(32'h90)+:(16)];
-                                pp_child$1$d = cs_j$q;
-                            end
-                            if (cs_port == c_idx4$2) begin
-                                pp_mac$2$d = chram2$rdata[(32'h40)+:(48)];
-                                pp_ip$2$d = chram2$rdata[(32'h70)+:(32)];
-                                pp_udp$2$d = chram2$rdata[(32'h90)+:(16)];
-                                pp_child$2$d = cs_j$q;
-                            end
-                            if (cs_port == c_idx4$3) begin
-                                pp_mac$3$d = chram2$rdata[(32'h40)+:(48)];
-                                pp_ip$3$d = chram2$rdata[(32'h70)+:(32)];
-                                pp_udp$3$d = chram2$rdata[(32'h90)+:(16)];
-                                pp_child$3$d = cs_j$q;
-                            end
-                        end
-                        if (cs_i$q >= b_nch$q) begin
-                            more$d = 1'b0;
-                            bstate$d = BackState$CopyRows;
-                        end
-                    end
-                end
-            BackState$CopyRows:
-                begin
-                    if ((ri$q != 32'h0) | (all_rdy & ~dest$v_a_q)) begin
-                        if (e_more$q) begin
-                            if (e_slot$q) begin
-                                acc$op = 32'h3;
-                            end
-                            ri$d = ri$q + 32'h1;
-                            ri2$d = ri2$q + 32'h1;
-                            e_more$d = ~e_last$q;
-                            e_last$d = ri2$q == b_enr$q;
-                            cp_rd = 1'b1;
-                            if (e_last$q) begin
-                                bstate$d = BackState$FirstHeader;
-                                if (hdr_ok) begin
-                                    h_latch = pmask$q != 32'h0;
-                                    bstate$d = BackState$Select;
-                                    if (last_sel) begin
-                                        b_done = 1'b1;
-                                        bstate$d = BackState$Idle;
-                                    end
-                                end
-                            end
-                        end
-                        else begin
-                            bstate$d = BackState$FirstHeader;
-                            if (hdr_ok) begin
-                                h_latch = pmask$q != 32'h0;
-                                bstate$d = BackState$Select;
-                                if (last_sel) begin
-                                    b_done = 1'b1;
-                                    bstate$d = BackState$Idle;
-                                end
-                            end
-                        end
-                    end
-                end
-            BackState$FirstHeader:
-                begin
-                    if (hdr_ok) begin
-                        h_latch = pmask$q != 32'h0;
-                        bstate$d = BackState$Select;
-                        if (last_sel) begin
-                            b_done = 1'b1;
-                            bstate$d = BackState$Idle;
-                        end
-                    end
-                end
-            BackState$Select:
-                begin
-                    if (pmask$q != 32'h0) begin
-                        h_latch = 1'b1;
-                        if (last_sel) begin
-                            b_done = 1'b1;
-                            bstate$d = BackState$Idle;
-                        end
-                    end
-                    else if (~dest$v_a_q & ~dest$v_c_q) begin
-                        if (more$q) begin
-                            cs_i$d = ei$q;
-                            cs_v$d = 1'b0;
-                            more$d = 1'b0;
-                            ri$d = 32'h0;
-                            ri2$d = 32'h2;
-                            e_more$d = b_enr$q != 32'h0;
-                            e_last$d = b_enr$q == 32'h1;
-                            bstate$d = BackState$ChildScan;
-                        end
-                        else begin
-                            b_done = 1'b1;
-                            bstate$d = BackState$Idle;
-                        end
-                    end
-                end
-            BackState$Release:
-                begin
-                    b_done = 1'b1;
-                    bstate$d = BackState$Idle;
-                end
-            default:
-                begin
-                end
-        endcase
-        if (h_latch) begin
-            pmask$d = pmask$q & ~pm_low;
-        end
-        dest$clock = clock;
-        dest$ld = h_latch;
-        dest$port = pm_low;
-        dest$mc = e_mc$q;
-        dest$rly = b_rly$q;
-        dest$ch_mac = sel_mac;
-        dest$ch_ip = sel_ip;
-        dest$ch_udp = sel_udp;
-        dest$ch_child = sel_child;
-        dest$item = o_f$q;
-        dest$eovf = b_eovf$q;
-        dest$ov = ov_cur;
-        dest$cadr = b_cadr$q;
-        dest$orig = e_orig$q;
-        dest$orig_hdr = b_hdr$q;
-        dest$orig_len = b_len$q;
-        dest$t3_v = ovb$t3_v_q;
-        dest$t3_a = ovb$t3_a_q;
-        dest$t4_v = ovb$t4_v_q;
-        dest$t4_a = ovb$t4_a_q;
-        dest$ov_new = ov_new;
-        if (b_done & b_rel$q) begin
-            if (b_sel$q == c_idx4$0) begin
+        back$clock = clock;
+        back$room = all_rdy;
+        back$ch_data = chram2$rdata;
+        chram2$raddr = back$ch_addr;
+        back$rx_data$0 = rx$0$r_data;
+        back$rx_data$1 = rx$1$r_data;
+        back$rx_data$2 = rx$2$r_data;
+        back$rx_data$3 = rx$3$r_data;
+        b_done = back$done_now | (back$done_if_room & all_rdy);
+        b_free = back$idle | b_done;
+        if (b_done & back$rel_q) begin
+            if (back$sel_q == c_idx4$0) begin
                 rx$0$rel = 1'b1;
             end
-            if (b_sel$q == c_idx4$1) begin
+            if (back$sel_q == c_idx4$1) begin
                 rx$1$rel = 1'b1;
             end
-            if (b_sel$q == c_idx4$2) begin
+            if (back$sel_q == c_idx4$2) begin
                 rx$2$rel = 1'b1;
             end
-            if (b_sel$q == c_idx4$3) begin
+            if (back$sel_q == c_idx4$3) begin
                 rx$3$rel = 1'b1;
             end
         end
-        copy$clock = clock;
-        copy$rd = cp_rd;
-        copy$mask = pmask$q;
-        copy$slot = e_slot$q;
-        copy$accept = b_reg$q;
-        copy$nonce_in = b_nonce$q;
-        copy$sel = b_sel$q;
-        if (copy$wm_q[0]) begin
-            tx$0$w_we = 1'b1;
+        if (back$push_mc) begin
+            ev_b = ev_results_sent;
         end
-        if (copy$wm_q[1]) begin
-            tx$1$w_we = 1'b1;
-        end
-        if (copy$wm_q[2]) begin
-            tx$2$w_we = 1'b1;
-        end
-        if (copy$wm_q[3]) begin
-            tx$3$w_we = 1'b1;
-        end
-        ovb$clock = clock;
-        ovb$tg_v = tg_v;
-        ovb$tg_first = tg_first;
-        ovb$start = agg_op$q == 32'h1;
-        ovb$cadr = b_cadr$q;
-        ovb$sat = acc$ovf;
-        b_free = (bstate$q == BackState$Idle) | b_done;
         h_go = 1'b0;
         h_st = BackState$Idle;
         dh_st = BackState$Idle;
-        el_init = b_enr$q == 32'h1;
-        if (b_free) begin
-            b_sel$d = sel$q;
-            b_row0$d = row0$q;
-            b_nrows$d = nrows$q;
-            b_rel$d = ~e_scan$q;
-            b_hdr$d = hdr$q[(32'h0)+:(512)];
-            b_len$d = len$q;
-            e_orig$d = 1'b0;
-            e_mc$d = 1'b0;
-            b_rly$d = 1'b0;
-            b_reg$d = 1'b0;
-            e_slot$d = 1'b0;
-            b_emit$d = 1'b0;
-            b_eovf$d = 1'b0;
-            ri$d = 32'h0;
-            ri2$d = 32'h2;
-            e_more$d = b_enr$q != 32'h0;
-            ei$d = 32'h0;
-            more$d = 1'b0;
+        back$f_sel = sel$q;
+        back$f_row0 = row0$q;
+        back$f_nrows = nrows$q;
+        back$f_rel = ~e_scan$q;
+        back$f_hdr = hdr$q[(32'h0)+:(512)];
+        back$f_len = len$q;
+        back$f_item = 1'b0;
+        back$f_enr = 32'h0;
+        back$f_more = 1'b0;
+        back$f_last = 1'b0;
+        back$f_pmask = 32'h0;
+        back$f_orig = 1'b0;
+        back$f_slot = 1'b0;
+        back$f_cadr = cadr$q;
+        back$f_o[(64'hd0)+:(48)] = csr$me_mac;
+        back$f_o[(64'ha0)+:(32)] = csr$me_ip;
+        back$f_o[(64'hc0)+:(16)] = csr$me_port;
+        back$f_o[(64'h130)+:(48)] = q_sj$q[(32'h180)+:(48)];
+        back$f_o[(64'h100)+:(32)] = q_sj$q[(32'h160)+:(32)];
+        back$f_o[(64'h120)+:(16)] = q_sj$q[(32'h1b0)+:(16)];
+        back$f_o[(64'h0)+:(8)] = pt_contribution;
+        if (q_spartial$q) begin
+            back$f_o[(64'h8)+:(8)] = m_flags | fl_partial;
         end
+        else begin
+            back$f_o[(64'h8)+:(8)] = m_flags;
+        end
+        back$f_o[(64'h10)+:(8)] = m_exp;
+        back$f_o[(64'h18)+:(16)] = q_sj$q[(32'h20)+:(16)];
+        back$f_o[(64'h28)+:(16)] = m_elem;
+        back$f_o[(64'h38)+:(32)] = m_block;
+        back$f_o[(64'h58)+:(8)] = q_sj$q[(32'h18)+:(8)];
+        back$f_o[(64'h60)+:(64)] = m_bitmap;
         sq_ld = sq_v$q & b_free & sq_psd$q;
         if (sq_ld) begin
             sq_v$d = 1'b0;
-            bstate$d = sq_hst$q;
-            rl$d = sq_rl$q;
-            b_rel$d = ~sq_reg$q;
-            b_reg$d = sq_reg$q;
-            b_nonce$d = sq_b_nonce$q;
-            agg_op$d = sq_agg_op$q;
-            b_cadr$d = sq_b_cadr$q;
-            b_emit$d = sq_b_emit$q;
-            b_enr$d = sq_b_enr$q;
-            b_eovf$d = sq_b_eovf$q;
-            b_hdr$d = sq_b_hdr$q;
-            b_ji$d = sq_b_ji$q;
-            b_len$d = sq_b_len$q;
-            b_nch$d = sq_b_nch$q;
-            b_nrows$d = sq_b_nrows$q;
-            b_row0$d = sq_b_row0$q;
-            b_sel$d = sq_b_sel$q;
-            el_init = sq_e_last$q;
-            e_mc$d = sq_e_mc$q;
-            b_rly$d = sq_rly$q;
-            e_more$d = sq_e_more$q;
-            e_slot$d = sq_e_slot$q;
-            nr$d = sq_nr$q;
-            if (sq_nr$q == 32'h0) begin
-                nr1$d = 32'h1;
-            end
-            else begin
-                nr1$d = sq_nr$q;
-            end
-            o_f$d = sq_o$q;
-            pmask$d = sq_pmask$q;
-            ei$d = sq_ei$q;
-            more$d = sq_more$q;
-            pp_mac$0$d = sq_pp_mac$0$q;
-            pp_ip$0$d = sq_pp_ip$0$q;
-            pp_udp$0$d = sq_pp_udp$0$q;
-            pp_child$0$d = sq_pp_child$0$q;
-            pp_mac$1$d = sq_pp_mac$1$q;
-            pp_ip$1$d = sq_pp_ip$1$q;
-            pp_udp$1$d = sq_pp_udp$1$q;
-            pp_child$1$d = sq_pp_child$1$q;
-            pp_mac$2$d = sq_pp_mac$2$q;
-            pp_ip$2$d = sq_pp_ip$2$q;
-            pp_udp$2$d = sq_pp_udp$2$q;
-            pp_child$2$d = sq_pp_child$2$q;
-            pp_mac$3$d = sq_pp_mac$3$q;
-            pp_ip$3$d = sq_pp_ip$3$q;
-            pp_udp$3$d = sq_pp_udp$3$q;
-            pp_child$3$d = sq_pp_child$3$q;
         end
+        back$l_go = sq_ld;
+        back$l_st = sq_hst$q;
+        back$l_rl = sq_rl$q;
+        back$l_reg = sq_reg$q;
+        back$l_nonce = sq_b_nonce$q;
+        back$l_aop = sq_agg_op$q;
+        back$l_cadr = sq_b_cadr$q;
+        back$l_emit = sq_b_emit$q;
+        back$l_enr = sq_b_enr$q;
+        back$l_eovf = sq_b_eovf$q;
+        back$l_hdr = sq_b_hdr$q;
+        back$l_ji = sq_b_ji$q;
+        back$l_len = sq_b_len$q;
+        back$l_nch = sq_b_nch$q;
+        back$l_nrows = sq_b_nrows$q;
+        back$l_row0 = sq_b_row0$q;
+        back$l_sel = sq_b_sel$q;
+        back$l_last = sq_e_last$q;
+        back$l_mc = sq_e_mc$q;
+        back$l_rly = sq_rly$q;
+        back$l_more_rows = sq_e_more$q;
+        back$l_slot = sq_e_slot$q;
+        back$l_nr = sq_nr$q;
+        back$l_o = sq_o$q;
+        back$l_pmask = sq_pmask$q;
+        back$l_ei = sq_ei$q;
+        back$l_more = sq_more$q;
+        back$l_pp_mac$0 = sq_pp_mac$0$q;
+        back$l_pp_ip$0 = sq_pp_ip$0$q;
+        back$l_pp_udp$0 = sq_pp_udp$0$q;
+        back$l_pp_child$0 = sq_pp_child$0$q;
+        back$l_pp_mac$1 = sq_pp_mac$1$q;
+        back$l_pp_ip$1 = sq_pp_ip$1$q;
+        back$l_pp_udp$1 = sq_pp_udp$1$q;
+        back$l_pp_child$1 = sq_pp_child$1$q;
+        back$l_pp_mac$2 = sq_pp_mac$2$q;
+        back$l_pp_ip$2 = sq_pp_ip$2$q;
+        back$l_pp_udp$2 = sq_pp_udp$2$q;
+        back$l_pp_child$2 = sq_pp_child$2$q;
+        back$l_pp_mac$3 = sq_pp_mac$3$q;
+        back$l_pp_ip$3 = sq_pp_ip$3$q;
+        back$l_pp_udp$3 = sq_pp_udp$3$q;
+        back$l_pp_child$3 = sq_pp_child$3$q;
         chram3$raddr = (((sq_b_ji$q) & 24'hffffff) << c_mclog) | (((ps_i$q) & 24'hffffff) & c_mcmask);
         ps_port = chram3$rdata[(32'ha0)+:(4)];
         ps_hit = (sq_pmask$q & (((32'h1) & 8'hff) << ((ps_port) & 8'hff))) != 32'h0;
@@ -5225,13 +4240,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             FrameClass$Arp:
                                 begin
                                     ev = ev_arp;
-                                    e_orig$d = 1'b1;
-                                    b_hdr$d = arp_lay$y;
-                                    b_len$d = 32'h3c;
-                                    b_enr$d = 32'h0;
-                                    e_more$d = 1'b0;
-                                    el_init = 1'b0;
-                                    pmask$d = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
+                                    back$f_orig = 1'b1;
+                                    back$f_hdr = arp_lay$y;
+                                    back$f_len = 32'h3c;
+                                    back$f_item = 1'b1;
+                                    back$f_enr = 32'h0;
+                                    back$f_more = 1'b0;
+                                    back$f_last = 1'b0;
+                                    back$f_pmask = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
                                     h_st = BackState$CopyRows;
                                 end
                             FrameClass$Malformed:
@@ -5242,11 +4258,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                                 begin
                                     if (lookup$rhit_q) begin
                                         ev = ev_forwarded;
-                                        e_orig$d = 1'b1;
-                                        b_enr$d = nrows$q;
-                                        e_more$d = nrows$q != 32'h0;
-                                        el_init = nrows$q == 32'h1;
-                                        pmask$d = rpm;
+                                        back$f_orig = 1'b1;
+                                        back$f_item = 1'b1;
+                                        back$f_enr = nrows$q;
+                                        back$f_more = nrows$q != 32'h0;
+                                        back$f_last = nrows$q == 32'h1;
+                                        back$f_pmask = rpm;
                                         h_st = BackState$CopyRows;
                                     end
                                     else begin
@@ -5292,35 +4309,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         if (b_free & ~sq_v$q) begin
                             h_go = 1'b1;
                             h_st = BackState$CopyRows;
-                            b_cadr$d = cadr$q;
-                            b_eovf$d = 1'b1;
+                            back$f_slot = 1'b1;
+                            back$f_item = 1'b1;
                             ev = ev_timeouts;
                             meta$wdata = (m & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                             meta$we = 32'h1;
-                            e_slot$d = 1'b1;
-                            o_f$d[(64'hd0)+:(48)] = csr$me_mac;
-                            o_f$d[(64'ha0)+:(32)] = csr$me_ip;
-                            o_f$d[(64'hc0)+:(16)] = csr$me_port;
-                            o_f$d[(64'h130)+:(48)] = q_sj$q[(32'h180)+:(48)];
-                            o_f$d[(64'h100)+:(32)] = q_sj$q[(32'h160)+:(32)];
-                            o_f$d[(64'h120)+:(16)] = q_sj$q[(32'h1b0)+:(16)];
-                            pmask$d = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
-                            o_f$d[(64'h0)+:(8)] = pt_contribution;
-                            if (q_spartial$q) begin
-                                o_f$d[(64'h8)+:(8)] = m_flags | fl_partial;
-                            end
-                            else begin
-                                o_f$d[(64'h8)+:(8)] = m_flags;
-                            end
-                            o_f$d[(64'h10)+:(8)] = m_exp;
-                            o_f$d[(64'h18)+:(16)] = q_sj$q[(32'h20)+:(16)];
-                            o_f$d[(64'h28)+:(16)] = m_elem;
-                            b_enr$d = rows_m;
-                            e_more$d = rows_m != 32'h0;
-                            el_init = rows_m == 32'h1;
-                            o_f$d[(64'h38)+:(32)] = m_block;
-                            o_f$d[(64'h58)+:(8)] = q_sj$q[(32'h18)+:(8)];
-                            o_f$d[(64'h60)+:(64)] = m_bitmap;
+                            back$f_pmask = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
+                            back$f_enr = rows_m;
+                            back$f_more = rows_m != 32'h0;
+                            back$f_last = rows_m == 32'h1;
                         end
                         else begin
                             state$d = FrontState$SDec;
@@ -5403,9 +4400,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             else begin
                 dbd = cr;
             end
-        end
-        if (b_free) begin
-            e_last$d = el_init;
         end
         hu_v$d = 1'b0;
         sess$join_go = 1'b0;
@@ -5913,10 +4907,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         chram$raddr = chaddr;
         pbram$raddr = pbaddr;
-        if (h_go) begin
-            bstate$d = h_st;
-            rl$d = q_rle1$q;
-        end
         if (~timer$sweep_on_q & lookup$any_to_q & (csr$scan_ticks != 32'h0) & (timer$sweep_el_q >= csr$scan_ticks)) begin
             timer$start = 1'b1;
             own_age$d = 32'h0;
@@ -6159,6 +5149,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sess$jcm$13 = lookup$jcm$13;
         sess$jcm$14 = lookup$jcm$14;
         sess$jcm$15 = lookup$jcm$15;
+        back$f_go = h_go;
+        back$f_st = h_st;
+        back$f_rl = q_rle1$q;
         lookup$clock = clock;
         lookup$rst = rst;
         lookup$hit_ld = pick_now;
@@ -6304,7 +5297,1429 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
 endmodule // fanin_core_impl
 
 
-module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
+module fanin_arp_lay(req,mac,ip,y);
+    
+    // Module arguments
+    input wire  [511:0] req;
+    input wire  [47:0] mac;
+    input wire  [31:0] ip;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+    assign y = {8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, req[255:248], req[247:240], req[239:232], req[231:224], req[223:216], req[215:208], req[207:200], req[199:192], req[191:184], req[183:176], ip[7:0], ip[15:8], ip[23:16], ip[31:24], mac[7:0], mac[15:8], mac[23:16], mac[31:24], mac[39:32], mac[47:40], 8'h02, 8'h00, 8'h04, 8'h06, 8'h00, 8'h08, 8'h01, 8'h00, 8'h06, 8'h08, mac[7:0], mac[15:8], mac[23:16], mac[31:24], mac[39:32], mac[47:40], req[223:216], req[215:208], req[207:200], req[199:192], req[191:184], req[183:176]};
+endmodule // fanin_arp_lay
+
+
+module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_go,f_st,f_rl,f_sel,f_row0,f_nrows,f_rel,f_hdr,f_len,f_item,f_enr,f_more,f_last,f_pmask,f_orig,f_slot,f_cadr,f_o,l_go,l_st,l_rl,l_reg,l_nonce,l_aop,l_cadr,l_emit,l_enr,l_eovf,l_hdr,l_ji,l_len,l_nch,l_nrows,l_row0,l_sel,l_last,l_mc,l_rly,l_more_rows,l_slot,l_nr,l_o,l_pmask,l_ei,l_more,l_pp_mac$0,l_pp_mac$1,l_pp_mac$2,l_pp_mac$3,l_pp_ip$0,l_pp_ip$1,l_pp_ip$2,l_pp_ip$3,l_pp_udp$0,l_pp_udp$1,l_pp_udp$2,l_pp_udp$3,l_pp_child$0,l_pp_child$1,l_pp_child$2,l_pp_child$3,idle,done_now,done_if_room,pmask_q,rel_q,sel_q,r_addr,rel_row,ch_addr,push,push_mc,p_hdr,p_len,w_we,w_row);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  room;
+    input wire  [511:0] rx_data$0;
+    input wire  [511:0] rx_data$1;
+    input wire  [511:0] rx_data$2;
+    input wire  [511:0] rx_data$3;
+    input wire  [167:0] ch_data;
+    input wire  f_go;
+    input wire  [2:0] f_st;
+    input wire  f_rl;
+    input wire  [3:0] f_sel;
+    input wire  [15:0] f_row0;
+    input wire  [15:0] f_nrows;
+    input wire  f_rel;
+    input wire  [511:0] f_hdr;
+    input wire  [15:0] f_len;
+    input wire  f_item;
+    input wire  [15:0] f_enr;
+    input wire  f_more;
+    input wire  f_last;
+    input wire  [7:0] f_pmask;
+    input wire  f_orig;
+    input wire  f_slot;
+    input wire  [23:0] f_cadr;
+    input wire  [351:0] f_o;
+    input wire  l_go;
+    input wire  [2:0] l_st;
+    input wire  l_rl;
+    input wire  l_reg;
+    input wire  [31:0] l_nonce;
+    input wire  [1:0] l_aop;
+    input wire  [23:0] l_cadr;
+    input wire  l_emit;
+    input wire  [15:0] l_enr;
+    input wire  l_eovf;
+    input wire  [511:0] l_hdr;
+    input wire  [7:0] l_ji;
+    input wire  [15:0] l_len;
+    input wire  [7:0] l_nch;
+    input wire  [15:0] l_nrows;
+    input wire  [15:0] l_row0;
+    input wire  [3:0] l_sel;
+    input wire  l_last;
+    input wire  l_mc;
+    input wire  l_rly;
+    input wire  l_more_rows;
+    input wire  l_slot;
+    input wire  [15:0] l_nr;
+    input wire  [351:0] l_o;
+    input wire  [7:0] l_pmask;
+    input wire  [7:0] l_ei;
+    input wire  l_more;
+    input wire  [47:0] l_pp_mac$0;
+    input wire  [47:0] l_pp_mac$1;
+    input wire  [47:0] l_pp_mac$2;
+    input wire  [47:0] l_pp_mac$3;
+    input wire  [31:0] l_pp_ip$0;
+    input wire  [31:0] l_pp_ip$1;
+    input wire  [31:0] l_pp_ip$2;
+    input wire  [31:0] l_pp_ip$3;
+    input wire  [15:0] l_pp_udp$0;
+    input wire  [15:0] l_pp_udp$1;
+    input wire  [15:0] l_pp_udp$2;
+    input wire  [15:0] l_pp_udp$3;
+    input wire  [7:0] l_pp_child$0;
+    input wire  [7:0] l_pp_child$1;
+    input wire  [7:0] l_pp_child$2;
+    input wire  [7:0] l_pp_child$3;
+    output reg  idle;
+    output reg  done_now;
+    output reg  done_if_room;
+    output reg  [7:0] pmask_q;
+    output reg  rel_q;
+    output reg  [3:0] sel_q;
+    output reg  [15:0] r_addr;
+    output reg  [15:0] rel_row;
+    output reg  [23:0] ch_addr;
+    output reg  [7:0] push;
+    output reg  push_mc;
+    output reg  [511:0] p_hdr;
+    output reg  [15:0] p_len;
+    output reg  [7:0] w_we;
+    output reg  [511:0] w_row;
+    
+    // Constant declarations
+    localparam  c_idx4$0 = 4'h0;
+    localparam  c_idx4$1 = 4'h1;
+    localparam  c_idx4$2 = 4'h2;
+    localparam  c_idx4$3 = 4'h3;
+    localparam  c_idx4$4 = 4'h4;
+    localparam  c_idx4$5 = 4'h5;
+    localparam  c_idx4$6 = 4'h6;
+    localparam  c_idx4$7 = 4'h7;
+    localparam  c_mclog = 16'h4;
+    localparam  c_mcmask = 24'hf;
+    localparam  c_rpclog = 16'h2;
+    localparam  c_lprlog = 16'h4;
+    localparam  c_ovbit = 512'h80000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
+    
+    // Enums
+    localparam BackState$Idle = 0;
+    localparam BackState$Rmw = 1;
+    localparam BackState$ChildScan = 2;
+    localparam BackState$CopyRows = 3;
+    localparam BackState$FirstHeader = 4;
+    localparam BackState$Select = 5;
+    localparam BackState$Release = 6;
+    
+    // Stub signals
+    reg  [2:0] fin$bstate;
+    reg  fin$rl;
+    reg  fin$emit;
+    reg  fin$ri_nz;
+    reg  fin$e_more;
+    reg  fin$e_last;
+    reg  [7:0] fin$pmask;
+    reg  fin$pm_two;
+    reg  fin$more;
+    reg  fin$orig;
+    reg  fin$mc;
+    reg  fin$eovf;
+    reg  [23:0] fin$cadr;
+    reg  [23:0] fin$or_a;
+    reg  fin$v_a;
+    reg  fin$v_c;
+    wire  fin$hdr_ok;
+    wire  fin$last_sel;
+    wire  fin$done_now;
+    wire  fin$done_if_room;
+    reg  acc$clock;
+    reg  [1:0] acc$op;
+    reg  [23:0] acc$addr;
+    reg  [15:0] acc$lim;
+    reg  [511:0] acc$b;
+    wire  [511:0] acc$rd;
+    wire  [511:0] acc$bd;
+    wire  acc$ovf;
+    reg  dest$clock;
+    reg  dest$ld;
+    reg  [7:0] dest$port;
+    reg  dest$mc;
+    reg  dest$rly;
+    reg  [47:0] dest$ch_mac;
+    reg  [31:0] dest$ch_ip;
+    reg  [15:0] dest$ch_udp;
+    reg  [7:0] dest$ch_child;
+    reg  [351:0] dest$item;
+    reg  dest$eovf;
+    reg  dest$ov;
+    reg  [23:0] dest$cadr;
+    reg  dest$orig;
+    reg  [511:0] dest$orig_hdr;
+    reg  [15:0] dest$orig_len;
+    reg  dest$t3_v;
+    reg  [23:0] dest$t3_a;
+    reg  dest$t4_v;
+    reg  [23:0] dest$t4_a;
+    reg  dest$ov_new;
+    wire  dest$v_a_q;
+    wire  dest$v_c_q;
+    wire  [7:0] dest$push;
+    wire  dest$push_mc;
+    wire  dest$pb_hit_q;
+    wire  dest$pb_fov_q;
+    wire  [511:0] dest$hdr_q;
+    wire  [15:0] dest$len_q;
+    reg  copy$clock;
+    reg  copy$rd;
+    reg  [7:0] copy$mask;
+    reg  copy$slot;
+    reg  copy$accept;
+    reg  [31:0] copy$nonce_in;
+    reg  [3:0] copy$sel;
+    wire  [7:0] copy$wm_q;
+    wire  copy$slot_q;
+    wire  copy$accept_q;
+    wire  [31:0] copy$nonce_q;
+    wire  [3:0] copy$sel_q;
+    reg  ovb$clock;
+    reg  ovb$tg_v;
+    reg  ovb$tg_first;
+    reg  ovb$start;
+    reg  [23:0] ovb$cadr;
+    reg  ovb$sat;
+    wire  ovb$t3_v_q;
+    wire  [23:0] ovb$t3_a_q;
+    wire  ovb$t4_v_q;
+    wire  [23:0] ovb$t4_a_q;
+    wire  [23:0] ovb$or_a_q;
+    wire  ovb$rd;
+    wire  ovb$prev;
+    reg  [2:0] bstate$d;
+    wire  [2:0] bstate$q;
+    reg  bstate$clock;
+    reg  [3:0] b_sel$d;
+    wire  [3:0] b_sel$q;
+    reg  b_sel$clock;
+    reg  [15:0] b_row0$d;
+    wire  [15:0] b_row0$q;
+    reg  b_row0$clock;
+    reg  [15:0] b_nrows$d;
+    wire  [15:0] b_nrows$q;
+    reg  b_nrows$clock;
+    reg  [15:0] b_enr$d;
+    wire  [15:0] b_enr$q;
+    reg  b_enr$clock;
+    reg  b_rel$d;
+    wire  b_rel$q;
+    reg  b_rel$clock;
+    reg  [23:0] b_cadr$d;
+    wire  [23:0] b_cadr$q;
+    reg  b_cadr$clock;
+    reg  [511:0] b_hdr$d;
+    wire  [511:0] b_hdr$q;
+    reg  b_hdr$clock;
+    reg  [15:0] b_len$d;
+    wire  [15:0] b_len$q;
+    reg  b_len$clock;
+    reg  [7:0] b_ji$d;
+    wire  [7:0] b_ji$q;
+    reg  b_ji$clock;
+    reg  [7:0] b_nch$d;
+    wire  [7:0] b_nch$q;
+    reg  b_nch$clock;
+    reg  b_emit$d;
+    wire  b_emit$q;
+    reg  b_emit$clock;
+    reg  b_eovf$d;
+    wire  b_eovf$q;
+    reg  b_eovf$clock;
+    reg  b_reg$d;
+    wire  b_reg$q;
+    reg  b_reg$clock;
+    reg  [31:0] b_nonce$d;
+    wire  [31:0] b_nonce$q;
+    reg  b_nonce$clock;
+    reg  b_rly$d;
+    wire  b_rly$q;
+    reg  b_rly$clock;
+    reg  [1:0] agg_op$d;
+    wire  [1:0] agg_op$q;
+    reg  agg_op$clock;
+    reg  [15:0] nr$d;
+    wire  [15:0] nr$q;
+    reg  nr$clock;
+    reg  [15:0] nr1$d;
+    wire  [15:0] nr1$q;
+    reg  nr1$clock;
+    reg  [351:0] o_f$d;
+    wire  [351:0] o_f$q;
+    reg  o_f$clock;
+    reg  e_mc$d;
+    wire  e_mc$q;
+    reg  e_mc$clock;
+    reg  e_slot$d;
+    wire  e_slot$q;
+    reg  e_slot$clock;
+    reg  e_orig$d;
+    wire  e_orig$q;
+    reg  e_orig$clock;
+    reg  [15:0] ri$d;
+    wire  [15:0] ri$q;
+    reg  ri$clock;
+    reg  [15:0] ri2$d;
+    wire  [15:0] ri2$q;
+    reg  ri2$clock;
+    reg  rl$d;
+    wire  rl$q;
+    reg  rl$clock;
+    reg  e_more$d;
+    wire  e_more$q;
+    reg  e_more$clock;
+    reg  e_last$d;
+    wire  e_last$q;
+    reg  e_last$clock;
+    reg  [7:0] cs_i$d;
+    wire  [7:0] cs_i$q;
+    reg  cs_i$clock;
+    reg  [7:0] cs_j$d;
+    wire  [7:0] cs_j$q;
+    reg  cs_j$clock;
+    reg  cs_v$d;
+    wire  cs_v$q;
+    reg  cs_v$clock;
+    reg  [7:0] ei$d;
+    wire  [7:0] ei$q;
+    reg  ei$clock;
+    reg  more$d;
+    wire  more$q;
+    reg  more$clock;
+    reg  [7:0] pmask$d;
+    wire  [7:0] pmask$q;
+    reg  pmask$clock;
+    reg  pm_two$d;
+    wire  pm_two$q;
+    reg  pm_two$clock;
+    reg  [47:0] pp_mac$0$d;
+    wire  [47:0] pp_mac$0$q;
+    reg  pp_mac$0$clock;
+    reg  [47:0] pp_mac$1$d;
+    wire  [47:0] pp_mac$1$q;
+    reg  pp_mac$1$clock;
+    reg  [47:0] pp_mac$2$d;
+    wire  [47:0] pp_mac$2$q;
+    reg  pp_mac$2$clock;
+    reg  [47:0] pp_mac$3$d;
+    wire  [47:0] pp_mac$3$q;
+    reg  pp_mac$3$clock;
+    reg  [31:0] pp_ip$0$d;
+    wire  [31:0] pp_ip$0$q;
+    reg  pp_ip$0$clock;
+    reg  [31:0] pp_ip$1$d;
+    wire  [31:0] pp_ip$1$q;
+    reg  pp_ip$1$clock;
+    reg  [31:0] pp_ip$2$d;
+    wire  [31:0] pp_ip$2$q;
+    reg  pp_ip$2$clock;
+    reg  [31:0] pp_ip$3$d;
+    wire  [31:0] pp_ip$3$q;
+    reg  pp_ip$3$clock;
+    reg  [15:0] pp_udp$0$d;
+    wire  [15:0] pp_udp$0$q;
+    reg  pp_udp$0$clock;
+    reg  [15:0] pp_udp$1$d;
+    wire  [15:0] pp_udp$1$q;
+    reg  pp_udp$1$clock;
+    reg  [15:0] pp_udp$2$d;
+    wire  [15:0] pp_udp$2$q;
+    reg  pp_udp$2$clock;
+    reg  [15:0] pp_udp$3$d;
+    wire  [15:0] pp_udp$3$q;
+    reg  pp_udp$3$clock;
+    reg  [7:0] pp_child$0$d;
+    wire  [7:0] pp_child$0$q;
+    reg  pp_child$0$clock;
+    reg  [7:0] pp_child$1$d;
+    wire  [7:0] pp_child$1$q;
+    reg  pp_child$1$clock;
+    reg  [7:0] pp_child$2$d;
+    wire  [7:0] pp_child$2$q;
+    reg  pp_child$2$clock;
+    reg  [7:0] pp_child$3$d;
+    wire  [7:0] pp_child$3$q;
+    reg  pp_child$3$clock;
+    
+    // Local signals
+    reg  cp_rd;
+    reg  b_done;
+    reg  b_free;
+    reg  el_init;
+    reg  [7:0] pm_low;
+    reg  [47:0] sel_mac;
+    reg  [31:0] sel_ip;
+    reg  [15:0] sel_udp;
+    reg  [7:0] sel_child;
+    reg  [3:0] cs_port;
+    reg  cs_hit;
+    reg  cs_ok;
+    reg  tg_v;
+    reg  tg_first;
+    reg  ov_new;
+    reg  ov_cur;
+    reg  h_latch;
+    reg  [511:0] rx_row_data;
+    reg  [31:0] nonce_be;
+    reg  [511:0] nonce_row;
+    
+    // Sub module instances
+    fanin_back_fin fin(
+        .bstate(fin$bstate),
+        .rl(fin$rl),
+        .emit(fin$emit),
+        .ri_nz(fin$ri_nz),
+        .e_more(fin$e_more),
+        .e_last(fin$e_last),
+        .pmask(fin$pmask),
+        .pm_two(fin$pm_two),
+        .more(fin$more),
+        .orig(fin$orig),
+        .mc(fin$mc),
+        .eovf(fin$eovf),
+        .cadr(fin$cadr),
+        .or_a(fin$or_a),
+        .v_a(fin$v_a),
+        .v_c(fin$v_c),
+        .hdr_ok(fin$hdr_ok),
+        .last_sel(fin$last_sel),
+        .done_now(fin$done_now),
+        .done_if_room(fin$done_if_room)
+    );
+    fanin_back_acc acc(
+        .clock(acc$clock),
+        .op(acc$op),
+        .addr(acc$addr),
+        .lim(acc$lim),
+        .b(acc$b),
+        .rd(acc$rd),
+        .bd(acc$bd),
+        .ovf(acc$ovf)
+    );
+    fanin_back_dest dest(
+        .clock(dest$clock),
+        .ld(dest$ld),
+        .port(dest$port),
+        .mc(dest$mc),
+        .rly(dest$rly),
+        .ch_mac(dest$ch_mac),
+        .ch_ip(dest$ch_ip),
+        .ch_udp(dest$ch_udp),
+        .ch_child(dest$ch_child),
+        .item(dest$item),
+        .eovf(dest$eovf),
+        .ov(dest$ov),
+        .cadr(dest$cadr),
+        .orig(dest$orig),
+        .orig_hdr(dest$orig_hdr),
+        .orig_len(dest$orig_len),
+        .t3_v(dest$t3_v),
+        .t3_a(dest$t3_a),
+        .t4_v(dest$t4_v),
+        .t4_a(dest$t4_a),
+        .ov_new(dest$ov_new),
+        .v_a_q(dest$v_a_q),
+        .v_c_q(dest$v_c_q),
+        .push(dest$push),
+        .push_mc(dest$push_mc),
+        .pb_hit_q(dest$pb_hit_q),
+        .pb_fov_q(dest$pb_fov_q),
+        .hdr_q(dest$hdr_q),
+        .len_q(dest$len_q)
+    );
+    fanin_back_copy copy(
+        .clock(copy$clock),
+        .rd(copy$rd),
+        .mask(copy$mask),
+        .slot(copy$slot),
+        .accept(copy$accept),
+        .nonce_in(copy$nonce_in),
+        .sel(copy$sel),
+        .wm_q(copy$wm_q),
+        .slot_q(copy$slot_q),
+        .accept_q(copy$accept_q),
+        .nonce_q(copy$nonce_q),
+        .sel_q(copy$sel_q)
+    );
+    fanin_back_ovb ovb(
+        .clock(ovb$clock),
+        .tg_v(ovb$tg_v),
+        .tg_first(ovb$tg_first),
+        .start(ovb$start),
+        .cadr(ovb$cadr),
+        .sat(ovb$sat),
+        .t3_v_q(ovb$t3_v_q),
+        .t3_a_q(ovb$t3_a_q),
+        .t4_v_q(ovb$t4_v_q),
+        .t4_a_q(ovb$t4_a_q),
+        .or_a_q(ovb$or_a_q),
+        .rd(ovb$rd),
+        .prev(ovb$prev)
+    );
+    fanin_back_bstate bstate(
+        .d(bstate$d),
+        .q(bstate$q),
+        .clock(bstate$clock)
+    );
+    fanin_back_b_sel b_sel(
+        .d(b_sel$d),
+        .q(b_sel$q),
+        .clock(b_sel$clock)
+    );
+    fanin_back_b_row0 b_row0(
+        .d(b_row0$d),
+        .q(b_row0$q),
+        .clock(b_row0$clock)
+    );
+    fanin_back_b_nrows b_nrows(
+        .d(b_nrows$d),
+        .q(b_nrows$q),
+        .clock(b_nrows$clock)
+    );
+    fanin_back_b_enr b_enr(
+        .d(b_enr$d),
+        .q(b_enr$q),
+        .clock(b_enr$clock)
+    );
+    fanin_back_b_rel b_rel(
+        .d(b_rel$d),
+        .q(b_rel$q),
+        .clock(b_rel$clock)
+    );
+    fanin_back_b_cadr b_cadr(
+        .d(b_cadr$d),
+        .q(b_cadr$q),
+        .clock(b_cadr$clock)
+    );
+    fanin_back_b_hdr b_hdr(
+        .d(b_hdr$d),
+        .q(b_hdr$q),
+        .clock(b_hdr$clock)
+    );
+    fanin_back_b_len b_len(
+        .d(b_len$d),
+        .q(b_len$q),
+        .clock(b_len$clock)
+    );
+    fanin_back_b_ji b_ji(
+        .d(b_ji$d),
+        .q(b_ji$q),
+        .clock(b_ji$clock)
+    );
+    fanin_back_b_nch b_nch(
+        .d(b_nch$d),
+        .q(b_nch$q),
+        .clock(b_nch$clock)
+    );
+    fanin_back_b_emit b_emit(
+        .d(b_emit$d),
+        .q(b_emit$q),
+        .clock(b_emit$clock)
+    );
+    fanin_back_b_eovf b_eovf(
+        .d(b_eovf$d),
+        .q(b_eovf$q),
+        .clock(b_eovf$clock)
+    );
+    fanin_back_b_reg b_reg(
+        .d(b_reg$d),
+        .q(b_reg$q),
+        .clock(b_reg$clock)
+    );
+    fanin_back_b_nonce b_nonce(
+        .d(b_nonce$d),
+        .q(b_nonce$q),
+        .clock(b_nonce$clock)
+    );
+    fanin_back_b_rly b_rly(
+        .d(b_rly$d),
+        .q(b_rly$q),
+        .clock(b_rly$clock)
+    );
+    fanin_back_agg_op agg_op(
+        .d(agg_op$d),
+        .q(agg_op$q),
+        .clock(agg_op$clock)
+    );
+    fanin_back_nr nr(
+        .d(nr$d),
+        .q(nr$q),
+        .clock(nr$clock)
+    );
+    fanin_back_nr1 nr1(
+        .d(nr1$d),
+        .q(nr1$q),
+        .clock(nr1$clock)
+    );
+    fanin_back_o_f o_f(
+        .d(o_f$d),
+        .q(o_f$q),
+        .clock(o_f$clock)
+    );
+    fanin_back_e_mc e_mc(
+        .d(e_mc$d),
+        .q(e_mc$q),
+        .clock(e_mc$clock)
+    );
+    fanin_back_e_slot e_slot(
+        .d(e_slot$d),
+        .q(e_slot$q),
+        .clock(e_slot$clock)
+    );
+    fanin_back_e_orig e_orig(
+        .d(e_orig$d),
+        .q(e_orig$q),
+        .clock(e_orig$clock)
+    );
+    fanin_back_ri ri(
+        .d(ri$d),
+        .q(ri$q),
+        .clock(ri$clock)
+    );
+    fanin_back_ri2 ri2(
+        .d(ri2$d),
+        .q(ri2$q),
+        .clock(ri2$clock)
+    );
+    fanin_back_rl rl(
+        .d(rl$d),
+        .q(rl$q),
+        .clock(rl$clock)
+    );
+    fanin_back_e_more e_more(
+        .d(e_more$d),
+        .q(e_more$q),
+        .clock(e_more$clock)
+    );
+    fanin_back_e_last e_last(
+        .d(e_last$d),
+        .q(e_last$q),
+        .clock(e_last$clock)
+    );
+    fanin_back_cs_i cs_i(
+        .d(cs_i$d),
+        .q(cs_i$q),
+        .clock(cs_i$clock)
+    );
+    fanin_back_cs_j cs_j(
+        .d(cs_j$d),
+        .q(cs_j$q),
+        .clock(cs_j$clock)
+    );
+    fanin_back_cs_v cs_v(
+        .d(cs_v$d),
+        .q(cs_v$q),
+        .clock(cs_v$clock)
+    );
+    fanin_back_ei ei(
+        .d(ei$d),
+        .q(ei$q),
+        .clock(ei$clock)
+    );
+    fanin_back_more more(
+        .d(more$d),
+        .q(more$q),
+        .clock(more$clock)
+    );
+    fanin_back_pmask pmask(
+        .d(pmask$d),
+        .q(pmask$q),
+        .clock(pmask$clock)
+    );
+    fanin_back_pm_two pm_two(
+        .d(pm_two$d),
+        .q(pm_two$q),
+        .clock(pm_two$clock)
+    );
+    fanin_back_pp_mac_0 pp_mac$0(
+        .d(pp_mac$0$d),
+        .q(pp_mac$0$q),
+        .clock(pp_mac$0$clock)
+    );
+    fanin_back_pp_mac_1 pp_mac$1(
+        .d(pp_mac$1$d),
+        .q(pp_mac$1$q),
+        .clock(pp_mac$1$clock)
+    );
+    fanin_back_pp_mac_2 pp_mac$2(
+        .d(pp_mac$2$d),
+        .q(pp_mac$2$q),
+        .clock(pp_mac$2$clock)
+    );
+    fanin_back_pp_mac_3 pp_mac$3(
+        .d(pp_mac$3$d),
+        .q(pp_mac$3$q),
+        .clock(pp_mac$3$clock)
+    );
+    fanin_back_pp_ip_0 pp_ip$0(
+        .d(pp_ip$0$d),
+        .q(pp_ip$0$q),
+        .clock(pp_ip$0$clock)
+    );
+    fanin_back_pp_ip_1 pp_ip$1(
+        .d(pp_ip$1$d),
+        .q(pp_ip$1$q),
+        .clock(pp_ip$1$clock)
+    );
+    fanin_back_pp_ip_2 pp_ip$2(
+        .d(pp_ip$2$d),
+        .q(pp_ip$2$q),
+        .clock(pp_ip$2$clock)
+    );
+    fanin_back_pp_ip_3 pp_ip$3(
+        .d(pp_ip$3$d),
+        .q(pp_ip$3$q),
+        .clock(pp_ip$3$clock)
+    );
+    fanin_back_pp_udp_0 pp_udp$0(
+        .d(pp_udp$0$d),
+        .q(pp_udp$0$q),
+        .clock(pp_udp$0$clock)
+    );
+    fanin_back_pp_udp_1 pp_udp$1(
+        .d(pp_udp$1$d),
+        .q(pp_udp$1$q),
+        .clock(pp_udp$1$clock)
+    );
+    fanin_back_pp_udp_2 pp_udp$2(
+        .d(pp_udp$2$d),
+        .q(pp_udp$2$q),
+        .clock(pp_udp$2$clock)
+    );
+    fanin_back_pp_udp_3 pp_udp$3(
+        .d(pp_udp$3$d),
+        .q(pp_udp$3$q),
+        .clock(pp_udp$3$clock)
+    );
+    fanin_back_pp_child_0 pp_child$0(
+        .d(pp_child$0$d),
+        .q(pp_child$0$q),
+        .clock(pp_child$0$clock)
+    );
+    fanin_back_pp_child_1 pp_child$1(
+        .d(pp_child$1$d),
+        .q(pp_child$1$q),
+        .clock(pp_child$1$clock)
+    );
+    fanin_back_pp_child_2 pp_child$2(
+        .d(pp_child$2$d),
+        .q(pp_child$2$q),
+        .clock(pp_child$2$clock)
+    );
+    fanin_back_pp_child_3 pp_child$3(
+        .d(pp_child$3$d),
+        .q(pp_child$3$q),
+        .clock(pp_child$3$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        bstate$clock = clock;
+        b_sel$clock = clock;
+        b_row0$clock = clock;
+        b_nrows$clock = clock;
+        b_enr$clock = clock;
+        b_rel$clock = clock;
+        b_cadr$clock = clock;
+        b_hdr$clock = clock;
+        b_len$clock = clock;
+        b_ji$clock = clock;
+        b_nch$clock = clock;
+        b_emit$clock = clock;
+        b_eovf$clock = clock;
+        b_reg$clock = clock;
+        b_nonce$clock = clock;
+        b_rly$clock = clock;
+        agg_op$clock = clock;
+        nr$clock = clock;
+        nr1$clock = clock;
+        o_f$clock = clock;
+        e_mc$clock = clock;
+        e_slot$clock = clock;
+        e_orig$clock = clock;
+        ri$clock = clock;
+        ri2$clock = clock;
+        rl$clock = clock;
+        e_more$clock = clock;
+        e_last$clock = clock;
+        cs_i$clock = clock;
+        cs_j$clock = clock;
+        cs_v$clock = clock;
+        ei$clock = clock;
+        more$clock = clock;
+        pmask$clock = clock;
+        pm_two$clock = clock;
+        bstate$d = bstate$q;
+        b_sel$d = b_sel$q;
+        b_row0$d = b_row0$q;
+        b_nrows$d = b_nrows$q;
+        b_enr$d = b_enr$q;
+        b_rel$d = b_rel$q;
+        b_cadr$d = b_cadr$q;
+        b_hdr$d = b_hdr$q;
+        b_len$d = b_len$q;
+        b_ji$d = b_ji$q;
+        b_nch$d = b_nch$q;
+        b_emit$d = b_emit$q;
+        b_eovf$d = b_eovf$q;
+        b_reg$d = b_reg$q;
+        b_nonce$d = b_nonce$q;
+        b_rly$d = b_rly$q;
+        agg_op$d = agg_op$q;
+        nr$d = nr$q;
+        nr1$d = nr1$q;
+        o_f$d = o_f$q;
+        e_mc$d = e_mc$q;
+        e_slot$d = e_slot$q;
+        e_orig$d = e_orig$q;
+        ri$d = ri$q;
+        ri2$d = ri2$q;
+        rl$d = rl$q;
+        e_more$d = e_more$q;
+        e_last$d = e_last$q;
+        cs_i$d = cs_i$q;
+        cs_j$d = cs_j$q;
+        cs_v$d = cs_v$q;
+        ei$d = ei$q;
+        more$d = more$q;
+        pmask$d = pmask$q;
+        pm_two$d = pm_two$q;
+        pp_mac$0$clock = clock;
+        pp_mac$0$d = pp_mac$0$q;
+        pp_ip$0$clock = clock;
+        pp_ip$0$d = pp_ip$0$q;
+        pp_udp$0$clock = clock;
+        pp_udp$0$d = pp_udp$0$q;
+        pp_child$0$clock = clock;
+        pp_child$0$d = pp_child$0$q;
+        pp_mac$1$clock = clock;
+        pp_mac$1$d = pp_mac$1$q;
+        pp_ip$1$clock = clock;
+        pp_ip$1$d = pp_ip$1$q;
+        pp_udp$1$clock = clock;
+        pp_udp$1$d = pp_udp$1$q;
+        pp_child$1$clock = clock;
+        pp_child$1$d = pp_child$1$q;
+        pp_mac$2$clock = clock;
+        pp_mac$2$d = pp_mac$2$q;
+        pp_ip$2$clock = clock;
+        pp_ip$2$d = pp_ip$2$q;
+        pp_udp$2$clock = clock;
+        pp_udp$2$d = pp_udp$2$q;
+        pp_child$2$clock = clock;
+        pp_child$2$d = pp_child$2$q;
+        pp_mac$3$clock = clock;
+        pp_mac$3$d = pp_mac$3$q;
+        pp_ip$3$clock = clock;
+        pp_ip$3$d = pp_ip$3$q;
+        pp_udp$3$clock = clock;
+        pp_udp$3$d = pp_udp$3$q;
+        pp_child$3$clock = clock;
+        pp_child$3$d = pp_child$3$q;
+        acc$clock = clock;
+        idle = bstate$q == BackState$Idle;
+        pmask_q = pmask$q;
+        rel_q = b_rel$q;
+        sel_q = b_sel$q;
+        r_addr = b_row0$q + ri$q;
+        rel_row = b_row0$q + b_nrows$q;
+        rx_row_data = rx_data$0;
+        if (copy$sel_q == c_idx4$0) begin
+            rx_row_data = rx_data$0;
+        end
+        if (copy$sel_q == c_idx4$1) begin
+            rx_row_data = rx_data$1;
+        end
+        if (copy$sel_q == c_idx4$2) begin
+            rx_row_data = rx_data$2;
+        end
+        if (copy$sel_q == c_idx4$3) begin
+            rx_row_data = rx_data$3;
+        end
+        nonce_be = (copy$nonce_q >> 32'h18) | ((copy$nonce_q >> 32'h8) & 32'hff00) | ((copy$nonce_q << 32'h8) & 32'hff0000) | (copy$nonce_q << 32'h18);
+        nonce_row = ((nonce_be) & 512'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+        if (copy$slot_q) begin
+            w_row = acc$rd;
+        end
+        else if (copy$accept_q) begin
+            w_row = nonce_row;
+        end
+        else begin
+            w_row = acc$bd;
+        end
+        pm_low = pmask$q & (~pmask$q + 32'h1);
+        sel_mac = 32'h0;
+        sel_ip = 32'h0;
+        sel_udp = 32'h0;
+        sel_child = 32'h0;
+        if (pm_low[0]) begin
+            sel_mac = sel_mac | pp_mac$0$q;
+            sel_ip = sel_ip | pp_ip$0$q;
+            sel_udp = sel_udp | pp_udp$0$q;
+            sel_child = sel_child | pp_child$0$q;
+        end
+        if (pm_low[1]) begin
+            sel_mac = sel_mac | pp_mac$1$q;
+            sel_ip = sel_ip | pp_ip$1$q;
+            sel_udp = sel_udp | pp_udp$1$q;
+            sel_child = sel_child | pp_child$1$q;
+        end
+        if (pm_low[2]) begin
+            sel_mac = sel_mac | pp_mac$2$q;
+            sel_ip = sel_ip | pp_ip$2$q;
+            sel_udp = sel_udp | pp_udp$2$q;
+            sel_child = sel_child | pp_child$2$q;
+        end
+        if (pm_low[3]) begin
+            sel_mac = sel_mac | pp_mac$3$q;
+            sel_ip = sel_ip | pp_ip$3$q;
+            sel_udp = sel_udp | pp_udp$3$q;
+            sel_child = sel_child | pp_child$3$q;
+        end
+        ov_new = ovb$prev | acc$ovf;
+        if (ovb$t4_v_q & (ovb$t4_a_q == b_cadr$q)) begin
+            ov_cur = ov_new;
+        end
+        else begin
+            ov_cur = ovb$rd;
+        end
+        p_hdr = dest$hdr_q;
+        if (dest$pb_hit_q) begin
+            if (dest$pb_fov_q | ov_new) begin
+                p_hdr = dest$hdr_q | c_ovbit;
+            end
+            else begin
+                p_hdr = dest$hdr_q & ~c_ovbit;
+            end
+        end
+        acc$op = 32'h0;
+        acc$addr = (b_cadr$q << c_rpclog) + ((ri$q) & 24'hffffff);
+        acc$lim = o_f$q[(64'h28)+:(16)] - (ri$q << c_lprlog);
+        acc$b = rx_row_data;
+        cp_rd = 1'b0;
+        h_latch = 1'b0;
+        tg_v = 1'b0;
+        tg_first = 1'b0;
+        cs_port = ch_data[(32'ha0)+:(4)];
+        cs_hit = (pmask$q & (((32'h1) & 8'hff) << ((cs_port) & 8'hff))) != 32'h0;
+        cs_ok = ~b_rly$q | ((ch_data[(32'h0)+:(64)] & o_f$q[(64'h60)+:(64)]) != 32'h0);
+        ch_addr = (((b_ji$q) & 24'hffffff) << c_mclog) | (((cs_i$q) & 24'hffffff) & c_mcmask);
+        pm_two$d = 1'b0;
+        if ((0 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((0 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 0) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((1 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 1) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((2 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 2) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((3 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 3) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((4 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 4) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((5 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 5) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((6 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 6) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 0) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 0)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 1) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 1)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 2) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 2)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 3) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 3)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 4) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 4)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 5) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 5)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 6) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 6)))) begin
+            pm_two$d = 1'b1;
+        end
+        if ((7 < 7) & (pmask$q == ((((32'h1) & 8'hff) << 7) | (((32'h1) & 8'hff) << 7)))) begin
+            pm_two$d = 1'b1;
+        end
+        push = dest$push;
+        push_mc = dest$push_mc;
+        p_len = dest$len_q;
+        b_done = fin$done_now | (fin$done_if_room & room);
+        done_now = fin$done_now;
+        done_if_room = fin$done_if_room;
+        case (bstate$q)
+            BackState$Rmw:
+                begin
+                    tg_v = 1'b1;
+                    tg_first = ri$q == 32'h0;
+                    if (ri$q < nr$q) begin
+                        acc$op = agg_op$q;
+                    end
+                    ri$d = ri$q + 32'h1;
+                    ri2$d = ri2$q + 32'h1;
+                    rl$d = (ri$q + 32'h2) >= nr1$q;
+                    if (rl$q) begin
+                        ri$d = 32'h0;
+                        ri2$d = 32'h2;
+                        e_more$d = b_enr$q != 32'h0;
+                        e_last$d = b_enr$q == 32'h1;
+                        if (~b_emit$q) begin
+                            bstate$d = BackState$Idle;
+                        end
+                        else begin
+                            bstate$d = BackState$CopyRows;
+                        end
+                    end
+                end
+            BackState$ChildScan:
+                begin
+                    if (cs_i$q < b_nch$q) begin
+                        cs_v$d = 1'b1;
+                        cs_j$d = cs_i$q;
+                        cs_i$d = cs_i$q + 32'h1;
+                    end
+                    else begin
+                        cs_v$d = 1'b0;
+                    end
+                    if (cs_v$q & cs_ok & cs_hit) begin
+                        ei$d = cs_j$q;
+                        more$d = 1'b1;
+                        bstate$d = BackState$CopyRows;
+                    end
+                    else begin
+                        if (cs_v$q & cs_ok) begin
+                            pmask$d = pmask$q | (((32'h1) & 8'hff) << ((cs_port) & 8'hff));
+                            if (cs_port == c_idx4$0) begin
+                                pp_mac$0$d = ch_data[(32'h40)+:(48)];
+                                pp_ip$0$d = ch_data[(32'h70)+:(32)];
+                                pp_udp$0$d = ch_data[(32'h90)+:(16)];
+                                pp_child$0$d = cs_j$q;
+                            end
+                            if (cs_port == c_idx4$1) begin
+                                pp_mac$1$d = ch_data[(32'h40)+:(48)];
+                                pp_ip$1$d = ch_data[(32'h70)+:(32)];
+                                pp_udp$1$d = ch_data[(32'h90)+:(16)];
+                                pp_child$1$d = cs_j$q;
+                            end
+                            if (cs_port == c_idx4$2) begin
+                                pp_mac$2$d = ch_data[(32'h40)+:(48)];
+                                pp_ip$2$d = ch_data[(32'h70)+:(32)];
+                                pp_udp$2$d = ch_data[(32'h90)+:(16)];
+                                pp_child$2$d = cs_j$q;
+                            end
+                            if (cs_port == c_idx4$3) begin
+                                pp_mac$3$d = ch_data[(32'h40)+:(48)];
+                                pp_ip$3$d = ch_data[(32'h70)+:(32)];
+                                pp_udp$3$d = ch_data[(32'h90)+:(16)];
+                                pp_child$3$d = cs_j$q;
+                            end
+                        end
+                        if (cs_i$q >= b_nch$q) begin
+                            more$d = 1'b0;
+                            bstate$d = BackState$CopyRows;
+                        end
+                    end
+                end
+            BackState$CopyRows:
+                begin
+                    if ((ri$q != 32'h0) | (room & ~dest$v_a_q)) begin
+                        if (e_more$q) begin
+                            if (e_slot$q) begin
+                                acc$op = 32'h3;
+                            end
+                            ri$d = ri$q + 32'h1;
+                            ri2$d = ri2$q + 32'h1;
+                            e_more$d = ~e_last$q;
+                            e_last$d = ri2$q == b_enr$q;
+                            cp_rd = 1'b1;
+                            if (e_last$q) begin
+                                bstate$d = BackState$FirstHeader;
+                                if (fin$hdr_ok) begin
+                                    h_latch = pmask$q != 32'h0;
+                                    bstate$d = BackState$Select;
+                                    if (fin$last_sel) begin
+                                        bstate$d = BackState$Idle;
+                                    end
+                                end
+                            end
+                        end
+                        else begin
+                            bstate$d = BackState$FirstHeader;
+                            if (fin$hdr_ok) begin
+                                h_latch = pmask$q != 32'h0;
+                                bstate$d = BackState$Select;
+                                if (fin$last_sel) begin
+                                    bstate$d = BackState$Idle;
+                                end
+                            end
+                        end
+                    end
+                end
+            BackState$FirstHeader:
+                begin
+                    if (fin$hdr_ok) begin
+                        h_latch = pmask$q != 32'h0;
+                        bstate$d = BackState$Select;
+                        if (fin$last_sel) begin
+                            bstate$d = BackState$Idle;
+                        end
+                    end
+                end
+            BackState$Select:
+                begin
+                    if (pmask$q != 32'h0) begin
+                        h_latch = 1'b1;
+                        if (fin$last_sel) begin
+                            bstate$d = BackState$Idle;
+                        end
+                    end
+                    else if (~dest$v_a_q & ~dest$v_c_q) begin
+                        if (more$q) begin
+                            cs_i$d = ei$q;
+                            cs_v$d = 1'b0;
+                            more$d = 1'b0;
+                            ri$d = 32'h0;
+                            ri2$d = 32'h2;
+                            e_more$d = b_enr$q != 32'h0;
+                            e_last$d = b_enr$q == 32'h1;
+                            bstate$d = BackState$ChildScan;
+                        end
+                        else begin
+                            bstate$d = BackState$Idle;
+                        end
+                    end
+                end
+            BackState$Release:
+                begin
+                    bstate$d = BackState$Idle;
+                end
+            default:
+                begin
+                end
+        endcase
+        if (h_latch) begin
+            pmask$d = pmask$q & ~pm_low;
+        end
+        dest$clock = clock;
+        dest$ld = h_latch;
+        dest$port = pm_low;
+        dest$mc = e_mc$q;
+        dest$rly = b_rly$q;
+        dest$ch_mac = sel_mac;
+        dest$ch_ip = sel_ip;
+        dest$ch_udp = sel_udp;
+        dest$ch_child = sel_child;
+        dest$item = o_f$q;
+        dest$eovf = b_eovf$q;
+        dest$ov = ov_cur;
+        dest$cadr = b_cadr$q;
+        dest$orig = e_orig$q;
+        dest$orig_hdr = b_hdr$q;
+        dest$orig_len = b_len$q;
+        dest$t3_v = ovb$t3_v_q;
+        dest$t3_a = ovb$t3_a_q;
+        dest$t4_v = ovb$t4_v_q;
+        dest$t4_a = ovb$t4_a_q;
+        dest$ov_new = ov_new;
+        copy$clock = clock;
+        copy$rd = cp_rd;
+        copy$mask = pmask$q;
+        copy$slot = e_slot$q;
+        copy$accept = b_reg$q;
+        copy$nonce_in = b_nonce$q;
+        copy$sel = b_sel$q;
+        w_we = copy$wm_q;
+        ovb$clock = clock;
+        ovb$tg_v = tg_v;
+        ovb$tg_first = tg_first;
+        ovb$start = agg_op$q == 32'h1;
+        ovb$cadr = b_cadr$q;
+        ovb$sat = acc$ovf;
+        fin$bstate = bstate$q;
+        fin$rl = rl$q;
+        fin$emit = b_emit$q;
+        fin$ri_nz = ri$q != 32'h0;
+        fin$e_more = e_more$q;
+        fin$e_last = e_last$q;
+        fin$pmask = pmask$q;
+        fin$pm_two = pm_two$q;
+        fin$more = more$q;
+        fin$orig = e_orig$q;
+        fin$mc = e_mc$q;
+        fin$eovf = b_eovf$q;
+        fin$cadr = b_cadr$q;
+        fin$or_a = ovb$or_a_q;
+        fin$v_a = dest$v_a_q;
+        fin$v_c = dest$v_c_q;
+        b_free = (bstate$q == BackState$Idle) | b_done;
+        el_init = b_enr$q == 32'h1;
+        if (b_free) begin
+            b_sel$d = f_sel;
+            b_row0$d = f_row0;
+            b_nrows$d = f_nrows;
+            b_rel$d = f_rel;
+            b_hdr$d = f_hdr;
+            b_len$d = f_len;
+            e_orig$d = f_orig;
+            e_mc$d = 1'b0;
+            b_rly$d = 1'b0;
+            b_reg$d = 1'b0;
+            e_slot$d = f_slot;
+            b_emit$d = 1'b0;
+            b_eovf$d = f_slot;
+            ri$d = 32'h0;
+            ri2$d = 32'h2;
+            e_more$d = b_enr$q != 32'h0;
+            ei$d = 32'h0;
+            more$d = 1'b0;
+        end
+        if (l_go) begin
+            bstate$d = l_st;
+            rl$d = l_rl;
+            b_rel$d = ~l_reg;
+            b_reg$d = l_reg;
+            b_nonce$d = l_nonce;
+            agg_op$d = l_aop;
+            b_cadr$d = l_cadr;
+            b_emit$d = l_emit;
+            b_enr$d = l_enr;
+            b_eovf$d = l_eovf;
+            b_hdr$d = l_hdr;
+            b_ji$d = l_ji;
+            b_len$d = l_len;
+            b_nch$d = l_nch;
+            b_nrows$d = l_nrows;
+            b_row0$d = l_row0;
+            b_sel$d = l_sel;
+            el_init = l_last;
+            e_mc$d = l_mc;
+            b_rly$d = l_rly;
+            e_more$d = l_more_rows;
+            e_slot$d = l_slot;
+            nr$d = l_nr;
+            if (l_nr == 32'h0) begin
+                nr1$d = 32'h1;
+            end
+            else begin
+                nr1$d = l_nr;
+            end
+            o_f$d = l_o;
+            pmask$d = l_pmask;
+            ei$d = l_ei;
+            more$d = l_more;
+            pp_mac$0$d = l_pp_mac$0;
+            pp_ip$0$d = l_pp_ip$0;
+            pp_udp$0$d = l_pp_udp$0;
+            pp_child$0$d = l_pp_child$0;
+            pp_mac$1$d = l_pp_mac$1;
+            pp_ip$1$d = l_pp_ip$1;
+            pp_udp$1$d = l_pp_udp$1;
+            pp_child$1$d = l_pp_child$1;
+            pp_mac$2$d = l_pp_mac$2;
+            pp_ip$2$d = l_pp_ip$2;
+            pp_udp$2$d = l_pp_udp$2;
+            pp_child$2$d = l_pp_child$2;
+            pp_mac$3$d = l_pp_mac$3;
+            pp_ip$3$d = l_pp_ip$3;
+            pp_udp$3$d = l_pp_udp$3;
+            pp_child$3$d = l_pp_child$3;
+        end
+        if (f_item) begin
+            b_enr$d = f_enr;
+            e_more$d = f_more;
+            el_init = f_last;
+            pmask$d = f_pmask;
+        end
+        if (f_slot) begin
+            b_cadr$d = f_cadr;
+            o_f$d = f_o;
+        end
+        if (b_free) begin
+            e_last$d = el_init;
+        end
+        if (f_go) begin
+            bstate$d = f_st;
+            rl$d = f_rl;
+        end
+    end
+    
+endmodule // fanin_back
+
+
+module fanin_back_acc(clock,op,addr,lim,b,rd,bd,ovf);
     
     // Module arguments
     input wire  clock;
@@ -6404,7 +6819,7 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
     reg  we;
     
     // Sub module instances
-    fanin_acc_ram ram(
+    fanin_back_acc_ram ram(
         .clock(ram$clock),
         .waddr(ram$waddr),
         .wdata(ram$wdata),
@@ -6412,7 +6827,7 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
         .raddr(ram$raddr),
         .rdata(ram$rdata)
     );
-    fanin_acc_add add(
+    fanin_back_acc_add add(
         .rdata(add$rdata),
         .fwd(add$fwd),
         .fwd_data(add$fwd_data),
@@ -6425,111 +6840,111 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
         .y(add$y),
         .ovl(add$ovl)
     );
-    fanin_acc_op1 op1(
+    fanin_back_acc_op1 op1(
         .d(op1$d),
         .q(op1$q),
         .clock(op1$clock)
     );
-    fanin_acc_addr1 addr1(
+    fanin_back_acc_addr1 addr1(
         .d(addr1$d),
         .q(addr1$q),
         .clock(addr1$clock)
     );
-    fanin_acc_op2 op2(
+    fanin_back_acc_op2 op2(
         .d(op2$d),
         .q(op2$q),
         .clock(op2$clock)
     );
-    fanin_acc_addr2 addr2(
+    fanin_back_acc_addr2 addr2(
         .d(addr2$d),
         .q(addr2$q),
         .clock(addr2$clock)
     );
-    fanin_acc_op3 op3(
+    fanin_back_acc_op3 op3(
         .d(op3$d),
         .q(op3$q),
         .clock(op3$clock)
     );
-    fanin_acc_addr3 addr3(
+    fanin_back_acc_addr3 addr3(
         .d(addr3$d),
         .q(addr3$q),
         .clock(addr3$clock)
     );
-    fanin_acc_we4 we4(
+    fanin_back_acc_we4 we4(
         .d(we4$d),
         .q(we4$q),
         .clock(we4$clock)
     );
-    fanin_acc_addr4 addr4(
+    fanin_back_acc_addr4 addr4(
         .d(addr4$d),
         .q(addr4$q),
         .clock(addr4$clock)
     );
-    fanin_acc_lmask lmask(
+    fanin_back_acc_lmask lmask(
         .lim(lmask$lim),
         .mask(lmask$mask)
     );
-    fanin_acc_lm1 lm1(
+    fanin_back_acc_lm1 lm1(
         .d(lm1$d),
         .q(lm1$q),
         .clock(lm1$clock)
     );
-    fanin_acc_lm2 lm2(
+    fanin_back_acc_lm2 lm2(
         .d(lm2$d),
         .q(lm2$q),
         .clock(lm2$clock)
     );
-    fanin_acc_lm3 lm3(
+    fanin_back_acc_lm3 lm3(
         .d(lm3$d),
         .q(lm3$q),
         .clock(lm3$clock)
     );
-    fanin_acc_b1 b1(
+    fanin_back_acc_b1 b1(
         .d(b1$d),
         .q(b1$q),
         .clock(b1$clock)
     );
-    fanin_acc_b2 b2(
+    fanin_back_acc_b2 b2(
         .d(b2$d),
         .q(b2$q),
         .clock(b2$clock)
     );
-    fanin_acc_g2 g2(
+    fanin_back_acc_g2 g2(
         .d(g2$d),
         .q(g2$q),
         .clock(g2$clock)
     );
-    fanin_acc_g3 g3(
+    fanin_back_acc_g3 g3(
         .d(g3$d),
         .q(g3$q),
         .clock(g3$clock)
     );
-    fanin_acc_h1 h1(
+    fanin_back_acc_h1 h1(
         .d(h1$d),
         .q(h1$q),
         .clock(h1$clock)
     );
-    fanin_acc_hx hx(
+    fanin_back_acc_hx hx(
         .d(hx$d),
         .q(hx$q),
         .clock(hx$clock)
     );
-    fanin_acc_f1 f1(
+    fanin_back_acc_f1 f1(
         .d(f1$d),
         .q(f1$q),
         .clock(f1$clock)
     );
-    fanin_acc_f2 f2(
+    fanin_back_acc_f2 f2(
         .d(f2$d),
         .q(f2$q),
         .clock(f2$clock)
     );
-    fanin_acc_fx fx(
+    fanin_back_acc_fx fx(
         .d(fx$d),
         .q(fx$q),
         .clock(fx$clock)
     );
-    fanin_acc_ovf3 ovf3(
+    fanin_back_acc_ovf3 ovf3(
         .d(ovf3$d),
         .q(ovf3$q),
         .clock(ovf3$clock)
@@ -6625,10 +7040,10 @@ module fanin_acc(clock,op,addr,lim,b,rd,bd,ovf);
         ovf = ovf3$q != 32'h0;
     end
     
-endmodule // fanin_acc
+endmodule // fanin_back_acc
 
 
-module fanin_acc_add(rdata,fwd,fwd_data,fwd2,fwd2_data,b,op,lm,cur,y,ovl);
+module fanin_back_acc_add(rdata,fwd,fwd_data,fwd2,fwd2_data,b,op,lm,cur,y,ovl);
     
     // Module arguments
     input wire  [511:0] rdata;
@@ -6745,10 +7160,10 @@ module fanin_acc_add(rdata,fwd,fwd_data,fwd2,fwd2_data,b,op,lm,cur,y,ovl);
     assign sum[511:480] = {r15[7:0], r15[15:8], r15[23:16], r15[31:24]};
     assign ovl = {(o15 & lm[15]), (o14 & lm[14]), (o13 & lm[13]), (o12 & lm[12]), (o11 & lm[11]), (o10 & lm[10]), (o9 & lm[9]), (o8 & lm[8]), (o7 & lm[7]), (o6 & lm[6]), (o5 & lm[5]), (o4 & lm[4]), (o3 & lm[3]), (o2 & lm[2]), (o1 & lm[1]), (o0 & lm[0])} & {64{op == 2'd2}};
     assign y = (op == 2'd1) ? b : (op == 2'd2) ? sum : a;
-endmodule // fanin_acc_add
+endmodule // fanin_back_acc_add
 
 
-module fanin_acc_addr1(d,q,clock);
+module fanin_back_acc_addr1(d,q,clock);
     
     // Module arguments
     input wire  [23:0] d;
@@ -6764,10 +7179,10 @@ module fanin_acc_addr1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_addr1
+endmodule // fanin_back_acc_addr1
 
 
-module fanin_acc_addr2(d,q,clock);
+module fanin_back_acc_addr2(d,q,clock);
     
     // Module arguments
     input wire  [23:0] d;
@@ -6783,10 +7198,10 @@ module fanin_acc_addr2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_addr2
+endmodule // fanin_back_acc_addr2
 
 
-module fanin_acc_addr3(d,q,clock);
+module fanin_back_acc_addr3(d,q,clock);
     
     // Module arguments
     input wire  [23:0] d;
@@ -6802,10 +7217,10 @@ module fanin_acc_addr3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_addr3
+endmodule // fanin_back_acc_addr3
 
 
-module fanin_acc_addr4(d,q,clock);
+module fanin_back_acc_addr4(d,q,clock);
     
     // Module arguments
     input wire  [23:0] d;
@@ -6821,10 +7236,10 @@ module fanin_acc_addr4(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_addr4
+endmodule // fanin_back_acc_addr4
 
 
-module fanin_acc_b1(d,q,clock);
+module fanin_back_acc_b1(d,q,clock);
     
     // Module arguments
     input wire  [511:0] d;
@@ -6840,10 +7255,10 @@ module fanin_acc_b1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_b1
+endmodule // fanin_back_acc_b1
 
 
-module fanin_acc_b2(d,q,clock);
+module fanin_back_acc_b2(d,q,clock);
     
     // Module arguments
     input wire  [511:0] d;
@@ -6859,10 +7274,10 @@ module fanin_acc_b2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_b2
+endmodule // fanin_back_acc_b2
 
 
-module fanin_acc_f1(d,q,clock);
+module fanin_back_acc_f1(d,q,clock);
     
     // Module arguments
     input wire  [511:0] d;
@@ -6878,10 +7293,10 @@ module fanin_acc_f1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_f1
+endmodule // fanin_back_acc_f1
 
 
-module fanin_acc_f2(d,q,clock);
+module fanin_back_acc_f2(d,q,clock);
     
     // Module arguments
     input wire  [511:0] d;
@@ -6897,10 +7312,10 @@ module fanin_acc_f2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_f2
+endmodule // fanin_back_acc_f2
 
 
-module fanin_acc_fx(d,q,clock);
+module fanin_back_acc_fx(d,q,clock);
     
     // Module arguments
     input wire  [511:0] d;
@@ -6916,10 +7331,10 @@ module fanin_acc_fx(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_fx
+endmodule // fanin_back_acc_fx
 
 
-module fanin_acc_g2(d,q,clock);
+module fanin_back_acc_g2(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -6935,10 +7350,10 @@ module fanin_acc_g2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_g2
+endmodule // fanin_back_acc_g2
 
 
-module fanin_acc_g3(d,q,clock);
+module fanin_back_acc_g3(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -6954,10 +7369,10 @@ module fanin_acc_g3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_g3
+endmodule // fanin_back_acc_g3
 
 
-module fanin_acc_h1(d,q,clock);
+module fanin_back_acc_h1(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -6973,10 +7388,10 @@ module fanin_acc_h1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_h1
+endmodule // fanin_back_acc_h1
 
 
-module fanin_acc_hx(d,q,clock);
+module fanin_back_acc_hx(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -6992,10 +7407,10 @@ module fanin_acc_hx(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_hx
+endmodule // fanin_back_acc_hx
 
 
-module fanin_acc_lm1(d,q,clock);
+module fanin_back_acc_lm1(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -7011,10 +7426,10 @@ module fanin_acc_lm1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_lm1
+endmodule // fanin_back_acc_lm1
 
 
-module fanin_acc_lm2(d,q,clock);
+module fanin_back_acc_lm2(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -7030,10 +7445,10 @@ module fanin_acc_lm2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_lm2
+endmodule // fanin_back_acc_lm2
 
 
-module fanin_acc_lm3(d,q,clock);
+module fanin_back_acc_lm3(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -7049,10 +7464,10 @@ module fanin_acc_lm3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_lm3
+endmodule // fanin_back_acc_lm3
 
 
-module fanin_acc_lmask(lim,mask);
+module fanin_back_acc_lmask(lim,mask);
     
     // Module arguments
     input wire  [15:0] lim;
@@ -7060,10 +7475,10 @@ module fanin_acc_lmask(lim,mask);
     
     // Update code (custom)
     assign mask = {(lim > 16'd63), (lim > 16'd62), (lim > 16'd61), (lim > 16'd60), (lim > 16'd59), (lim > 16'd58), (lim > 16'd57), (lim > 16'd56), (lim > 16'd55), (lim > 16'd54), (lim > 16'd53), (lim > 16'd52), (lim > 16'd51), (lim > 16'd50), (lim > 16'd49), (lim > 16'd48), (lim > 16'd47), (lim > 16'd46), (lim > 16'd45), (lim > 16'd44), (lim > 16'd43), (lim > 16'd42), (lim > 16'd41), (lim > 16'd40), (lim > 16'd39), (lim > 16'd38), (lim > 16'd37), (lim > 16'd36), (lim > 16'd35), (lim > 16'd34), (lim > 16'd33), (lim > 16'd32), (lim > 16'd31), (lim > 16'd30), (lim > 16'd29), (lim > 16'd28), (lim > 16'd27), (lim > 16'd26), (lim > 16'd25), (lim > 16'd24), (lim > 16'd23), (lim > 16'd22), (lim > 16'd21), (lim > 16'd20), (lim > 16'd19), (lim > 16'd18), (lim > 16'd17), (lim > 16'd16), (lim > 16'd15), (lim > 16'd14), (lim > 16'd13), (lim > 16'd12), (lim > 16'd11), (lim > 16'd10), (lim > 16'd9), (lim > 16'd8), (lim > 16'd7), (lim > 16'd6), (lim > 16'd5), (lim > 16'd4), (lim > 16'd3), (lim > 16'd2), (lim > 16'd1), (lim > 16'd0)};
-endmodule // fanin_acc_lmask
+endmodule // fanin_back_acc_lmask
 
 
-module fanin_acc_op1(d,q,clock);
+module fanin_back_acc_op1(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -7079,10 +7494,10 @@ module fanin_acc_op1(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_op1
+endmodule // fanin_back_acc_op1
 
 
-module fanin_acc_op2(d,q,clock);
+module fanin_back_acc_op2(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -7098,10 +7513,10 @@ module fanin_acc_op2(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_op2
+endmodule // fanin_back_acc_op2
 
 
-module fanin_acc_op3(d,q,clock);
+module fanin_back_acc_op3(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -7117,10 +7532,10 @@ module fanin_acc_op3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_op3
+endmodule // fanin_back_acc_op3
 
 
-module fanin_acc_ovf3(d,q,clock);
+module fanin_back_acc_ovf3(d,q,clock);
     
     // Module arguments
     input wire  [63:0] d;
@@ -7136,10 +7551,10 @@ module fanin_acc_ovf3(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_ovf3
+endmodule // fanin_back_acc_ovf3
 
 
-module fanin_acc_ram(clock,waddr,wdata,we,raddr,rdata);
+module fanin_back_acc_ram(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
     input wire  clock;
@@ -7164,10 +7579,10 @@ module fanin_acc_ram(clock,waddr,wdata,we,raddr,rdata);
         rdata_r2 <= rdata_r1;
         if (we[0]) mem[waddr[10:0]][0 +: 512] <= wdata[0 +: 512];
     end
-endmodule // fanin_acc_ram
+endmodule // fanin_back_acc_ram
 
 
-module fanin_acc_we4(d,q,clock);
+module fanin_back_acc_we4(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -7183,10 +7598,10 @@ module fanin_acc_we4(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_acc_we4
+endmodule // fanin_back_acc_we4
 
 
-module fanin_agg_op(d,q,clock);
+module fanin_back_agg_op(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -7202,23 +7617,10 @@ module fanin_agg_op(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_agg_op
+endmodule // fanin_back_agg_op
 
 
-module fanin_arp_lay(req,mac,ip,y);
-    
-    // Module arguments
-    input wire  [511:0] req;
-    input wire  [47:0] mac;
-    input wire  [31:0] ip;
-    output reg  [511:0] y;
-    
-    // Update code (custom)
-    assign y = {8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, 8'h00, req[255:248], req[247:240], req[239:232], req[231:224], req[223:216], req[215:208], req[207:200], req[199:192], req[191:184], req[183:176], ip[7:0], ip[15:8], ip[23:16], ip[31:24], mac[7:0], mac[15:8], mac[23:16], mac[31:24], mac[39:32], mac[47:40], 8'h02, 8'h00, 8'h04, 8'h06, 8'h00, 8'h08, 8'h01, 8'h00, 8'h06, 8'h08, mac[7:0], mac[15:8], mac[23:16], mac[31:24], mac[39:32], mac[47:40], req[223:216], req[215:208], req[207:200], req[199:192], req[191:184], req[183:176]};
-endmodule // fanin_arp_lay
-
-
-module fanin_b_cadr(d,q,clock);
+module fanin_back_b_cadr(d,q,clock);
     
     // Module arguments
     input wire  [23:0] d;
@@ -7234,10 +7636,10 @@ module fanin_b_cadr(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_cadr
+endmodule // fanin_back_b_cadr
 
 
-module fanin_b_emit(d,q,clock);
+module fanin_back_b_emit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -7253,10 +7655,10 @@ module fanin_b_emit(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_emit
+endmodule // fanin_back_b_emit
 
 
-module fanin_b_enr(d,q,clock);
+module fanin_back_b_enr(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -7272,10 +7674,10 @@ module fanin_b_enr(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_enr
+endmodule // fanin_back_b_enr
 
 
-module fanin_b_eovf(d,q,clock);
+module fanin_back_b_eovf(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -7291,10 +7693,10 @@ module fanin_b_eovf(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_eovf
+endmodule // fanin_back_b_eovf
 
 
-module fanin_b_hdr(d,q,clock);
+module fanin_back_b_hdr(d,q,clock);
     
     // Module arguments
     input wire  [511:0] d;
@@ -7310,10 +7712,10 @@ module fanin_b_hdr(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_hdr
+endmodule // fanin_back_b_hdr
 
 
-module fanin_b_ji(d,q,clock);
+module fanin_back_b_ji(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -7329,10 +7731,10 @@ module fanin_b_ji(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_ji
+endmodule // fanin_back_b_ji
 
 
-module fanin_b_len(d,q,clock);
+module fanin_back_b_len(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -7348,10 +7750,10 @@ module fanin_b_len(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_len
+endmodule // fanin_back_b_len
 
 
-module fanin_b_nch(d,q,clock);
+module fanin_back_b_nch(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -7367,10 +7769,10 @@ module fanin_b_nch(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_nch
+endmodule // fanin_back_b_nch
 
 
-module fanin_b_nonce(d,q,clock);
+module fanin_back_b_nonce(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -7386,10 +7788,10 @@ module fanin_b_nonce(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_nonce
+endmodule // fanin_back_b_nonce
 
 
-module fanin_b_nrows(d,q,clock);
+module fanin_back_b_nrows(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -7405,10 +7807,10 @@ module fanin_b_nrows(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_nrows
+endmodule // fanin_back_b_nrows
 
 
-module fanin_b_reg(d,q,clock);
+module fanin_back_b_reg(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -7424,10 +7826,10 @@ module fanin_b_reg(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_reg
+endmodule // fanin_back_b_reg
 
 
-module fanin_b_rel(d,q,clock);
+module fanin_back_b_rel(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -7443,10 +7845,10 @@ module fanin_b_rel(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_rel
+endmodule // fanin_back_b_rel
 
 
-module fanin_b_rly(d,q,clock);
+module fanin_back_b_rly(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -7462,10 +7864,10 @@ module fanin_b_rly(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_rly
+endmodule // fanin_back_b_rly
 
 
-module fanin_b_row0(d,q,clock);
+module fanin_back_b_row0(d,q,clock);
     
     // Module arguments
     input wire  [15:0] d;
@@ -7481,10 +7883,10 @@ module fanin_b_row0(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_row0
+endmodule // fanin_back_b_row0
 
 
-module fanin_b_sel(d,q,clock);
+module fanin_back_b_sel(d,q,clock);
     
     // Module arguments
     input wire  [3:0] d;
@@ -7500,7 +7902,3684 @@ module fanin_b_sel(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_b_sel
+endmodule // fanin_back_b_sel
+
+
+module fanin_back_bstate(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Enums
+    localparam BackState$Idle = 0;
+    localparam BackState$Rmw = 1;
+    localparam BackState$ChildScan = 2;
+    localparam BackState$CopyRows = 3;
+    localparam BackState$FirstHeader = 4;
+    localparam BackState$Select = 5;
+    localparam BackState$Release = 6;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_bstate
+
+
+module fanin_back_copy(clock,rd,mask,slot,accept,nonce_in,sel,wm_q,slot_q,accept_q,nonce_q,sel_q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rd;
+    input wire  [7:0] mask;
+    input wire  slot;
+    input wire  accept;
+    input wire  [31:0] nonce_in;
+    input wire  [3:0] sel;
+    output reg  [7:0] wm_q;
+    output reg  slot_q;
+    output reg  accept_q;
+    output reg  [31:0] nonce_q;
+    output reg  [3:0] sel_q;
+    
+    // Stub signals
+    reg  v1$d;
+    wire  v1$q;
+    reg  v1$clock;
+    reg  v2$d;
+    wire  v2$q;
+    reg  v2$clock;
+    reg  [7:0] cp_mask$d;
+    wire  [7:0] cp_mask$q;
+    reg  cp_mask$clock;
+    reg  [7:0] cm2$d;
+    wire  [7:0] cm2$q;
+    reg  cm2$clock;
+    reg  [7:0] wm$d;
+    wire  [7:0] wm$q;
+    reg  wm$clock;
+    reg  cp_slot1$d;
+    wire  cp_slot1$q;
+    reg  cp_slot1$clock;
+    reg  cp_slot2$d;
+    wire  cp_slot2$q;
+    reg  cp_slot2$clock;
+    reg  cp_slot3$d;
+    wire  cp_slot3$q;
+    reg  cp_slot3$clock;
+    reg  cp_reg1$d;
+    wire  cp_reg1$q;
+    reg  cp_reg1$clock;
+    reg  cp_reg2$d;
+    wire  cp_reg2$q;
+    reg  cp_reg2$clock;
+    reg  cp_reg3$d;
+    wire  cp_reg3$q;
+    reg  cp_reg3$clock;
+    reg  [31:0] cp_n1$d;
+    wire  [31:0] cp_n1$q;
+    reg  cp_n1$clock;
+    reg  [31:0] cp_n2$d;
+    wire  [31:0] cp_n2$q;
+    reg  cp_n2$clock;
+    reg  [31:0] cp_n3$d;
+    wire  [31:0] cp_n3$q;
+    reg  cp_n3$clock;
+    reg  [3:0] s1_sel$d;
+    wire  [3:0] s1_sel$q;
+    reg  s1_sel$clock;
+    
+    // Sub module instances
+    fanin_back_copy_v1 v1(
+        .d(v1$d),
+        .q(v1$q),
+        .clock(v1$clock)
+    );
+    fanin_back_copy_v2 v2(
+        .d(v2$d),
+        .q(v2$q),
+        .clock(v2$clock)
+    );
+    fanin_back_copy_cp_mask cp_mask(
+        .d(cp_mask$d),
+        .q(cp_mask$q),
+        .clock(cp_mask$clock)
+    );
+    fanin_back_copy_cm2 cm2(
+        .d(cm2$d),
+        .q(cm2$q),
+        .clock(cm2$clock)
+    );
+    fanin_back_copy_wm wm(
+        .d(wm$d),
+        .q(wm$q),
+        .clock(wm$clock)
+    );
+    fanin_back_copy_cp_slot1 cp_slot1(
+        .d(cp_slot1$d),
+        .q(cp_slot1$q),
+        .clock(cp_slot1$clock)
+    );
+    fanin_back_copy_cp_slot2 cp_slot2(
+        .d(cp_slot2$d),
+        .q(cp_slot2$q),
+        .clock(cp_slot2$clock)
+    );
+    fanin_back_copy_cp_slot3 cp_slot3(
+        .d(cp_slot3$d),
+        .q(cp_slot3$q),
+        .clock(cp_slot3$clock)
+    );
+    fanin_back_copy_cp_reg1 cp_reg1(
+        .d(cp_reg1$d),
+        .q(cp_reg1$q),
+        .clock(cp_reg1$clock)
+    );
+    fanin_back_copy_cp_reg2 cp_reg2(
+        .d(cp_reg2$d),
+        .q(cp_reg2$q),
+        .clock(cp_reg2$clock)
+    );
+    fanin_back_copy_cp_reg3 cp_reg3(
+        .d(cp_reg3$d),
+        .q(cp_reg3$q),
+        .clock(cp_reg3$clock)
+    );
+    fanin_back_copy_cp_n1 cp_n1(
+        .d(cp_n1$d),
+        .q(cp_n1$q),
+        .clock(cp_n1$clock)
+    );
+    fanin_back_copy_cp_n2 cp_n2(
+        .d(cp_n2$d),
+        .q(cp_n2$q),
+        .clock(cp_n2$clock)
+    );
+    fanin_back_copy_cp_n3 cp_n3(
+        .d(cp_n3$d),
+        .q(cp_n3$q),
+        .clock(cp_n3$clock)
+    );
+    fanin_back_copy_s1_sel s1_sel(
+        .d(s1_sel$d),
+        .q(s1_sel$q),
+        .clock(s1_sel$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        v1$clock = clock;
+        v2$clock = clock;
+        cp_mask$clock = clock;
+        cm2$clock = clock;
+        wm$clock = clock;
+        cp_slot1$clock = clock;
+        cp_slot2$clock = clock;
+        cp_slot3$clock = clock;
+        cp_reg1$clock = clock;
+        cp_reg2$clock = clock;
+        cp_reg3$clock = clock;
+        cp_n1$clock = clock;
+        cp_n2$clock = clock;
+        cp_n3$clock = clock;
+        s1_sel$clock = clock;
+        v1$d = v1$q;
+        v2$d = v2$q;
+        cp_mask$d = cp_mask$q;
+        cm2$d = cm2$q;
+        wm$d = wm$q;
+        cp_slot1$d = cp_slot1$q;
+        cp_slot2$d = cp_slot2$q;
+        cp_slot3$d = cp_slot3$q;
+        cp_reg1$d = cp_reg1$q;
+        cp_reg2$d = cp_reg2$q;
+        cp_reg3$d = cp_reg3$q;
+        cp_n1$d = cp_n1$q;
+        cp_n2$d = cp_n2$q;
+        cp_n3$d = cp_n3$q;
+        s1_sel$d = s1_sel$q;
+        wm_q = wm$q;
+        slot_q = cp_slot3$q;
+        accept_q = cp_reg3$q;
+        nonce_q = cp_n3$q;
+        sel_q = s1_sel$q;
+        s1_sel$d = sel;
+        cp_slot1$d = slot;
+        cp_slot2$d = cp_slot1$q;
+        cp_slot3$d = cp_slot2$q;
+        cp_reg1$d = accept;
+        cp_reg2$d = cp_reg1$q;
+        cp_reg3$d = cp_reg2$q;
+        cp_n1$d = nonce_in;
+        cp_n2$d = cp_n1$q;
+        cp_n3$d = cp_n2$q;
+        v1$d = rd;
+        if (rd) begin
+            cp_mask$d = mask;
+        end
+        v2$d = v1$q;
+        cm2$d = cp_mask$q;
+        if (v2$q) begin
+            wm$d = cm2$q;
+        end
+        else begin
+            wm$d = 32'h0;
+        end
+    end
+    
+endmodule // fanin_back_copy
+
+
+module fanin_back_copy_cm2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cm2
+
+
+module fanin_back_copy_cp_mask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cp_mask
+
+
+module fanin_back_copy_cp_n1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cp_n1
+
+
+module fanin_back_copy_cp_n2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cp_n2
+
+
+module fanin_back_copy_cp_n3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cp_n3
+
+
+module fanin_back_copy_cp_reg1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cp_reg1
+
+
+module fanin_back_copy_cp_reg2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cp_reg2
+
+
+module fanin_back_copy_cp_reg3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cp_reg3
+
+
+module fanin_back_copy_cp_slot1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cp_slot1
+
+
+module fanin_back_copy_cp_slot2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cp_slot2
+
+
+module fanin_back_copy_cp_slot3(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_cp_slot3
+
+
+module fanin_back_copy_s1_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_s1_sel
+
+
+module fanin_back_copy_v1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_v1
+
+
+module fanin_back_copy_v2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_v2
+
+
+module fanin_back_copy_wm(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_copy_wm
+
+
+module fanin_back_cs_i(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_cs_i
+
+
+module fanin_back_cs_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_cs_j
+
+
+module fanin_back_cs_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_cs_v
+
+
+module fanin_back_dest(clock,ld,port,mc,rly,ch_mac,ch_ip,ch_udp,ch_child,item,eovf,ov,cadr,orig,orig_hdr,orig_len,t3_v,t3_a,t4_v,t4_a,ov_new,v_a_q,v_c_q,push,push_mc,pb_hit_q,pb_fov_q,hdr_q,len_q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  ld;
+    input wire  [7:0] port;
+    input wire  mc;
+    input wire  rly;
+    input wire  [47:0] ch_mac;
+    input wire  [31:0] ch_ip;
+    input wire  [15:0] ch_udp;
+    input wire  [7:0] ch_child;
+    input wire  [351:0] item;
+    input wire  eovf;
+    input wire  ov;
+    input wire  [23:0] cadr;
+    input wire  orig;
+    input wire  [511:0] orig_hdr;
+    input wire  [15:0] orig_len;
+    input wire  t3_v;
+    input wire  [23:0] t3_a;
+    input wire  t4_v;
+    input wire  [23:0] t4_a;
+    input wire  ov_new;
+    output reg  v_a_q;
+    output reg  v_c_q;
+    output reg  [7:0] push;
+    output reg  push_mc;
+    output reg  pb_hit_q;
+    output reg  pb_fov_q;
+    output reg  [511:0] hdr_q;
+    output reg  [15:0] len_q;
+    
+    // Constant declarations
+    localparam  fl_overflow = 8'h8;
+    
+    // Stub signals
+    reg  [47:0] hg$dst_mac;
+    reg  [47:0] hg$src_mac;
+    reg  [31:0] hg$src_ip;
+    reg  [31:0] hg$dst_ip;
+    reg  [15:0] hg$src_port;
+    reg  [15:0] hg$dst_port;
+    reg  [7:0] hg$ptype;
+    reg  [7:0] hg$flags;
+    reg  [7:0] hg$exponent;
+    reg  [15:0] hg$job;
+    reg  [15:0] hg$elements;
+    reg  [31:0] hg$block;
+    reg  [7:0] hg$child;
+    reg  [63:0] hg$bitmap;
+    reg  [63:0] hg$pc_bitmap;
+    wire  [511:0] hg$hdr;
+    reg  hg$clock;
+    reg  hg$ld1;
+    reg  hg$ld;
+    reg  hg$ovf;
+    reg  hg$orig;
+    reg  [511:0] hg$orig_hdr;
+    reg  [15:0] hg$orig_len;
+    wire  [511:0] hg$hdr_q;
+    wire  [15:0] hg$len_q;
+    wire  [15:0] hg$len;
+    reg  v_a$d;
+    wire  v_a$q;
+    reg  v_a$clock;
+    reg  v_b$d;
+    wire  v_b$q;
+    reg  v_b$clock;
+    reg  v_c$d;
+    wire  v_c$q;
+    reg  v_c$clock;
+    reg  [7:0] hlow_s$d;
+    wire  [7:0] hlow_s$q;
+    reg  hlow_s$clock;
+    reg  [47:0] hs_mac$d;
+    wire  [47:0] hs_mac$q;
+    reg  hs_mac$clock;
+    reg  [31:0] hs_ip$d;
+    wire  [31:0] hs_ip$q;
+    reg  hs_ip$clock;
+    reg  [15:0] hs_udp$d;
+    wire  [15:0] hs_udp$q;
+    reg  hs_udp$clock;
+    reg  [7:0] hs_child$d;
+    wire  [7:0] hs_child$q;
+    reg  hs_child$clock;
+    reg  [255:0] hx_f$d;
+    wire  [255:0] hx_f$q;
+    reg  hx_f$clock;
+    reg  hx_eovf$d;
+    wire  hx_eovf$q;
+    reg  hx_eovf$clock;
+    reg  hx_ov$d;
+    wire  hx_ov$q;
+    reg  hx_ov$clock;
+    reg  [23:0] hx_ca$d;
+    wire  [23:0] hx_ca$q;
+    reg  hx_ca$clock;
+    reg  hx_mc$d;
+    wire  hx_mc$q;
+    reg  hx_mc$clock;
+    reg  hx_orig$d;
+    wire  hx_orig$q;
+    reg  hx_orig$clock;
+    reg  [7:0] hlow1$d;
+    wire  [7:0] hlow1$q;
+    reg  hlow1$clock;
+    reg  mc_c$d;
+    wire  mc_c$q;
+    reg  mc_c$clock;
+    reg  c_ov$d;
+    wire  c_ov$q;
+    reg  c_ov$clock;
+    reg  [23:0] c_ca$d;
+    wire  [23:0] c_ca$q;
+    reg  c_ca$clock;
+    reg  c_eovf$d;
+    wire  c_eovf$q;
+    reg  c_eovf$clock;
+    reg  c_fov$d;
+    wire  c_fov$q;
+    reg  c_fov$clock;
+    reg  orig_c$d;
+    wire  orig_c$q;
+    reg  orig_c$clock;
+    reg  [7:0] hlow$d;
+    wire  [7:0] hlow$q;
+    reg  hlow$clock;
+    reg  mc_b$d;
+    wire  mc_b$q;
+    reg  mc_b$clock;
+    reg  pb_hit$d;
+    wire  pb_hit$q;
+    reg  pb_hit$clock;
+    reg  pb_fov$d;
+    wire  pb_fov$q;
+    reg  pb_fov$clock;
+    
+    // Local signals
+    reg  ov_now;
+    
+    // Sub module instances
+    fanin_back_dest_hg hg(
+        .dst_mac(hg$dst_mac),
+        .src_mac(hg$src_mac),
+        .src_ip(hg$src_ip),
+        .dst_ip(hg$dst_ip),
+        .src_port(hg$src_port),
+        .dst_port(hg$dst_port),
+        .ptype(hg$ptype),
+        .flags(hg$flags),
+        .exponent(hg$exponent),
+        .job(hg$job),
+        .elements(hg$elements),
+        .block(hg$block),
+        .child(hg$child),
+        .bitmap(hg$bitmap),
+        .pc_bitmap(hg$pc_bitmap),
+        .hdr(hg$hdr),
+        .clock(hg$clock),
+        .ld1(hg$ld1),
+        .ld(hg$ld),
+        .ovf(hg$ovf),
+        .orig(hg$orig),
+        .orig_hdr(hg$orig_hdr),
+        .orig_len(hg$orig_len),
+        .hdr_q(hg$hdr_q),
+        .len_q(hg$len_q),
+        .len(hg$len)
+    );
+    fanin_back_dest_v_a v_a(
+        .d(v_a$d),
+        .q(v_a$q),
+        .clock(v_a$clock)
+    );
+    fanin_back_dest_v_b v_b(
+        .d(v_b$d),
+        .q(v_b$q),
+        .clock(v_b$clock)
+    );
+    fanin_back_dest_v_c v_c(
+        .d(v_c$d),
+        .q(v_c$q),
+        .clock(v_c$clock)
+    );
+    fanin_back_dest_hlow_s hlow_s(
+        .d(hlow_s$d),
+        .q(hlow_s$q),
+        .clock(hlow_s$clock)
+    );
+    fanin_back_dest_hs_mac hs_mac(
+        .d(hs_mac$d),
+        .q(hs_mac$q),
+        .clock(hs_mac$clock)
+    );
+    fanin_back_dest_hs_ip hs_ip(
+        .d(hs_ip$d),
+        .q(hs_ip$q),
+        .clock(hs_ip$clock)
+    );
+    fanin_back_dest_hs_udp hs_udp(
+        .d(hs_udp$d),
+        .q(hs_udp$q),
+        .clock(hs_udp$clock)
+    );
+    fanin_back_dest_hs_child hs_child(
+        .d(hs_child$d),
+        .q(hs_child$q),
+        .clock(hs_child$clock)
+    );
+    fanin_back_dest_hx_f hx_f(
+        .d(hx_f$d),
+        .q(hx_f$q),
+        .clock(hx_f$clock)
+    );
+    fanin_back_dest_hx_eovf hx_eovf(
+        .d(hx_eovf$d),
+        .q(hx_eovf$q),
+        .clock(hx_eovf$clock)
+    );
+    fanin_back_dest_hx_ov hx_ov(
+        .d(hx_ov$d),
+        .q(hx_ov$q),
+        .clock(hx_ov$clock)
+    );
+    fanin_back_dest_hx_ca hx_ca(
+        .d(hx_ca$d),
+        .q(hx_ca$q),
+        .clock(hx_ca$clock)
+    );
+    fanin_back_dest_hx_mc hx_mc(
+        .d(hx_mc$d),
+        .q(hx_mc$q),
+        .clock(hx_mc$clock)
+    );
+    fanin_back_dest_hx_orig hx_orig(
+        .d(hx_orig$d),
+        .q(hx_orig$q),
+        .clock(hx_orig$clock)
+    );
+    fanin_back_dest_hlow1 hlow1(
+        .d(hlow1$d),
+        .q(hlow1$q),
+        .clock(hlow1$clock)
+    );
+    fanin_back_dest_mc_c mc_c(
+        .d(mc_c$d),
+        .q(mc_c$q),
+        .clock(mc_c$clock)
+    );
+    fanin_back_dest_c_ov c_ov(
+        .d(c_ov$d),
+        .q(c_ov$q),
+        .clock(c_ov$clock)
+    );
+    fanin_back_dest_c_ca c_ca(
+        .d(c_ca$d),
+        .q(c_ca$q),
+        .clock(c_ca$clock)
+    );
+    fanin_back_dest_c_eovf c_eovf(
+        .d(c_eovf$d),
+        .q(c_eovf$q),
+        .clock(c_eovf$clock)
+    );
+    fanin_back_dest_c_fov c_fov(
+        .d(c_fov$d),
+        .q(c_fov$q),
+        .clock(c_fov$clock)
+    );
+    fanin_back_dest_orig_c orig_c(
+        .d(orig_c$d),
+        .q(orig_c$q),
+        .clock(orig_c$clock)
+    );
+    fanin_back_dest_hlow hlow(
+        .d(hlow$d),
+        .q(hlow$q),
+        .clock(hlow$clock)
+    );
+    fanin_back_dest_mc_b mc_b(
+        .d(mc_b$d),
+        .q(mc_b$q),
+        .clock(mc_b$clock)
+    );
+    fanin_back_dest_pb_hit pb_hit(
+        .d(pb_hit$d),
+        .q(pb_hit$q),
+        .clock(pb_hit$clock)
+    );
+    fanin_back_dest_pb_fov pb_fov(
+        .d(pb_fov$d),
+        .q(pb_fov$q),
+        .clock(pb_fov$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        v_a$clock = clock;
+        v_b$clock = clock;
+        v_c$clock = clock;
+        hlow_s$clock = clock;
+        hs_mac$clock = clock;
+        hs_ip$clock = clock;
+        hs_udp$clock = clock;
+        hs_child$clock = clock;
+        hx_f$clock = clock;
+        hx_eovf$clock = clock;
+        hx_ov$clock = clock;
+        hx_ca$clock = clock;
+        hx_mc$clock = clock;
+        hx_orig$clock = clock;
+        hlow1$clock = clock;
+        mc_c$clock = clock;
+        c_ov$clock = clock;
+        c_ca$clock = clock;
+        c_eovf$clock = clock;
+        c_fov$clock = clock;
+        orig_c$clock = clock;
+        hlow$clock = clock;
+        mc_b$clock = clock;
+        pb_hit$clock = clock;
+        pb_fov$clock = clock;
+        v_a$d = v_a$q;
+        v_b$d = v_b$q;
+        v_c$d = v_c$q;
+        hlow_s$d = hlow_s$q;
+        hs_mac$d = hs_mac$q;
+        hs_ip$d = hs_ip$q;
+        hs_udp$d = hs_udp$q;
+        hs_child$d = hs_child$q;
+        hx_f$d = hx_f$q;
+        hx_eovf$d = hx_eovf$q;
+        hx_ov$d = hx_ov$q;
+        hx_ca$d = hx_ca$q;
+        hx_mc$d = hx_mc$q;
+        hx_orig$d = hx_orig$q;
+        hlow1$d = hlow1$q;
+        mc_c$d = mc_c$q;
+        c_ov$d = c_ov$q;
+        c_ca$d = c_ca$q;
+        c_eovf$d = c_eovf$q;
+        c_fov$d = c_fov$q;
+        orig_c$d = orig_c$q;
+        hlow$d = hlow$q;
+        mc_b$d = mc_b$q;
+        pb_hit$d = pb_hit$q;
+        pb_fov$d = pb_fov$q;
+        v_a_q = v_a$q;
+        v_c_q = v_c$q;
+        pb_hit_q = pb_hit$q;
+        pb_fov_q = pb_fov$q;
+        hdr_q = hg$hdr_q;
+        len_q = hg$len_q;
+        push = 32'h0;
+        push_mc = 1'b0;
+        if (v_b$q) begin
+            push = hlow$q;
+            push_mc = mc_b$q;
+        end
+        if (t4_v & (t4_a == hx_ca$q)) begin
+            ov_now = ov_new;
+        end
+        else begin
+            ov_now = hx_ov$q;
+        end
+        hg$clock = clock;
+        hg$dst_mac = hs_mac$q;
+        hg$src_mac = hx_f$q[(64'hd0)+:(48)];
+        hg$src_ip = hx_f$q[(64'ha0)+:(32)];
+        hg$dst_ip = hs_ip$q;
+        hg$src_port = hx_f$q[(64'hc0)+:(16)];
+        hg$dst_port = hs_udp$q;
+        hg$ptype = hx_f$q[(64'h0)+:(8)];
+        hg$flags = hx_f$q[(64'h8)+:(8)];
+        if (t4_v & (t4_a == c_ca$q)) begin
+            hg$ovf = c_eovf$q & ov_new;
+        end
+        else begin
+            hg$ovf = c_eovf$q & c_ov$q;
+        end
+        hg$exponent = hx_f$q[(64'h10)+:(8)];
+        hg$job = hx_f$q[(64'h18)+:(16)];
+        hg$elements = hx_f$q[(64'h28)+:(16)];
+        hg$block = hx_f$q[(64'h38)+:(32)];
+        hg$child = hs_child$q;
+        hg$bitmap = hx_f$q[(64'h60)+:(64)];
+        hg$pc_bitmap = item[(64'h60)+:(64)];
+        hg$orig = orig_c$q;
+        hg$orig_hdr = orig_hdr;
+        hg$orig_len = orig_len;
+        hg$ld = 1'b0;
+        hg$ld1 = 1'b0;
+        v_a$d = 1'b0;
+        v_b$d = v_c$q;
+        v_c$d = v_a$q;
+        if (v_a$q) begin
+            hg$ld1 = 1'b1;
+            c_fov$d = (hx_f$q[(64'h8)+:(8)] & fl_overflow) != 32'h0;
+            hlow1$d = hlow_s$q;
+            mc_c$d = hx_mc$q;
+            c_ov$d = ov_now;
+            c_ca$d = hx_ca$q;
+            c_eovf$d = hx_eovf$q;
+            orig_c$d = hx_orig$q;
+        end
+        if (v_c$q) begin
+            hg$ld = 1'b1;
+            pb_fov$d = c_fov$q;
+            hlow$d = hlow1$q;
+            mc_b$d = mc_c$q;
+        end
+        pb_hit$d = v_c$q & c_eovf$q & ~orig_c$q & t3_v & (t3_a == c_ca$q);
+        if (ld) begin
+            v_a$d = 1'b1;
+            hlow_s$d = port;
+            if (mc) begin
+                hs_mac$d = ch_mac;
+                hs_ip$d = ch_ip;
+                hs_udp$d = ch_udp;
+                if (rly) begin
+                    hs_child$d = item[(64'h58)+:(8)];
+                end
+                else begin
+                    hs_child$d = ch_child;
+                end
+            end
+            else begin
+                hs_mac$d = item[(64'h130)+:(48)];
+                hs_ip$d = item[(64'h100)+:(32)];
+                hs_udp$d = item[(64'h120)+:(16)];
+                hs_child$d = item[(64'h58)+:(8)];
+            end
+            hx_f$d[(64'hd0)+:(48)] = item[(64'hd0)+:(48)];
+            hx_f$d[(64'ha0)+:(32)] = item[(64'ha0)+:(32)];
+            hx_f$d[(64'hc0)+:(16)] = item[(64'hc0)+:(16)];
+            hx_f$d[(64'h0)+:(8)] = item[(64'h0)+:(8)];
+            hx_f$d[(64'h8)+:(8)] = item[(64'h8)+:(8)];
+            hx_f$d[(64'h10)+:(8)] = item[(64'h10)+:(8)];
+            hx_f$d[(64'h18)+:(16)] = item[(64'h18)+:(16)];
+            hx_f$d[(64'h28)+:(16)] = item[(64'h28)+:(16)];
+            hx_f$d[(64'h38)+:(32)] = item[(64'h38)+:(32)];
+            hx_f$d[(64'h60)+:(64)] = item[(64'h60)+:(64)];
+            hx_eovf$d = eovf;
+            hx_ov$d = ov;
+            hx_ca$d = cadr;
+            hx_mc$d = mc & ~rly;
+            hx_orig$d = orig;
+        end
+    end
+    
+endmodule // fanin_back_dest
+
+
+module fanin_back_dest_c_ca(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_c_ca
+
+
+module fanin_back_dest_c_eovf(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_c_eovf
+
+
+module fanin_back_dest_c_fov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_c_fov
+
+
+module fanin_back_dest_c_ov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_c_ov
+
+
+module fanin_back_dest_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,pc_bitmap,hdr,clock,ld1,ld,ovf,orig,orig_hdr,orig_len,hdr_q,len_q,len);
+    
+    // Module arguments
+    input wire  [47:0] dst_mac;
+    input wire  [47:0] src_mac;
+    input wire  [31:0] src_ip;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] src_port;
+    input wire  [15:0] dst_port;
+    input wire  [7:0] ptype;
+    input wire  [7:0] flags;
+    input wire  [7:0] exponent;
+    input wire  [15:0] job;
+    input wire  [15:0] elements;
+    input wire  [31:0] block;
+    input wire  [7:0] child;
+    input wire  [63:0] bitmap;
+    input wire  [63:0] pc_bitmap;
+    output reg  [511:0] hdr;
+    input wire  clock;
+    input wire  ld1;
+    input wire  ld;
+    input wire  ovf;
+    input wire  orig;
+    input wire  [511:0] orig_hdr;
+    input wire  [15:0] orig_len;
+    output reg  [511:0] hdr_q;
+    output reg  [15:0] len_q;
+    output reg  [15:0] len;
+    
+    // Stub signals
+    reg  [511:0] hq$d;
+    wire  [511:0] hq$q;
+    reg  hq$clock;
+    reg  [15:0] lq$d;
+    wire  [15:0] lq$q;
+    reg  lq$clock;
+    reg  [47:0] r_dst_mac$d;
+    wire  [47:0] r_dst_mac$q;
+    reg  r_dst_mac$clock;
+    reg  [47:0] r_src_mac$d;
+    wire  [47:0] r_src_mac$q;
+    reg  r_src_mac$clock;
+    reg  [31:0] r_src_ip$d;
+    wire  [31:0] r_src_ip$q;
+    reg  r_src_ip$clock;
+    reg  [31:0] r_dst_ip$d;
+    wire  [31:0] r_dst_ip$q;
+    reg  r_dst_ip$clock;
+    reg  [15:0] r_src_port$d;
+    wire  [15:0] r_src_port$q;
+    reg  r_src_port$clock;
+    reg  [15:0] r_dst_port$d;
+    wire  [15:0] r_dst_port$q;
+    reg  r_dst_port$clock;
+    reg  [7:0] r_ptype$d;
+    wire  [7:0] r_ptype$q;
+    reg  r_ptype$clock;
+    reg  [7:0] r_flags$d;
+    wire  [7:0] r_flags$q;
+    reg  r_flags$clock;
+    reg  [7:0] r_exp$d;
+    wire  [7:0] r_exp$q;
+    reg  r_exp$clock;
+    reg  [15:0] r_job$d;
+    wire  [15:0] r_job$q;
+    reg  r_job$clock;
+    reg  [15:0] r_elements$d;
+    wire  [15:0] r_elements$q;
+    reg  r_elements$clock;
+    reg  [31:0] r_block$d;
+    wire  [31:0] r_block$q;
+    reg  r_block$clock;
+    reg  [7:0] r_child$d;
+    wire  [7:0] r_child$q;
+    reg  r_child$clock;
+    reg  [63:0] r_bitmap$d;
+    wire  [63:0] r_bitmap$q;
+    reg  r_bitmap$clock;
+    reg  [19:0] r_cs0$d;
+    wire  [19:0] r_cs0$q;
+    reg  r_cs0$clock;
+    reg  [15:0] r_total$d;
+    wire  [15:0] r_total$q;
+    reg  r_total$clock;
+    reg  [7:0] r_pc$d;
+    wire  [7:0] r_pc$q;
+    reg  r_pc$clock;
+    reg  [63:0] pcq$d;
+    wire  [63:0] pcq$q;
+    reg  pcq$clock;
+    reg  [47:0] lay$dst_mac;
+    reg  [47:0] lay$src_mac;
+    reg  [15:0] lay$total;
+    reg  [15:0] lay$csum;
+    reg  [31:0] lay$src_ip;
+    reg  [31:0] lay$dst_ip;
+    reg  [15:0] lay$src_port;
+    reg  [15:0] lay$dst_port;
+    reg  [15:0] lay$udp_len;
+    reg  [7:0] lay$ptype;
+    reg  [7:0] lay$flags;
+    reg  [7:0] lay$exponent;
+    reg  [15:0] lay$job;
+    reg  [15:0] lay$elements;
+    reg  [31:0] lay$block;
+    reg  [7:0] lay$child;
+    reg  [7:0] lay$count;
+    reg  [63:0] lay$bitmap;
+    wire  [511:0] lay$y;
+    
+    // Local signals
+    reg  [15:0] total;
+    reg  [19:0] cs0;
+    reg  [19:0] cs1;
+    reg  [19:0] cs2;
+    reg  [15:0] csum;
+    reg  [63:0] pc1;
+    reg  [63:0] pc2;
+    reg  [63:0] pc3;
+    reg  [63:0] pc4;
+    reg  [63:0] pc5;
+    reg  [63:0] pc6;
+    
+    // Sub module instances
+    fanin_back_dest_hg_hq hq(
+        .d(hq$d),
+        .q(hq$q),
+        .clock(hq$clock)
+    );
+    fanin_back_dest_hg_lq lq(
+        .d(lq$d),
+        .q(lq$q),
+        .clock(lq$clock)
+    );
+    fanin_back_dest_hg_r_dst_mac r_dst_mac(
+        .d(r_dst_mac$d),
+        .q(r_dst_mac$q),
+        .clock(r_dst_mac$clock)
+    );
+    fanin_back_dest_hg_r_src_mac r_src_mac(
+        .d(r_src_mac$d),
+        .q(r_src_mac$q),
+        .clock(r_src_mac$clock)
+    );
+    fanin_back_dest_hg_r_src_ip r_src_ip(
+        .d(r_src_ip$d),
+        .q(r_src_ip$q),
+        .clock(r_src_ip$clock)
+    );
+    fanin_back_dest_hg_r_dst_ip r_dst_ip(
+        .d(r_dst_ip$d),
+        .q(r_dst_ip$q),
+        .clock(r_dst_ip$clock)
+    );
+    fanin_back_dest_hg_r_src_port r_src_port(
+        .d(r_src_port$d),
+        .q(r_src_port$q),
+        .clock(r_src_port$clock)
+    );
+    fanin_back_dest_hg_r_dst_port r_dst_port(
+        .d(r_dst_port$d),
+        .q(r_dst_port$q),
+        .clock(r_dst_port$clock)
+    );
+    fanin_back_dest_hg_r_ptype r_ptype(
+        .d(r_ptype$d),
+        .q(r_ptype$q),
+        .clock(r_ptype$clock)
+    );
+    fanin_back_dest_hg_r_flags r_flags(
+        .d(r_flags$d),
+        .q(r_flags$q),
+        .clock(r_flags$clock)
+    );
+    fanin_back_dest_hg_r_exp r_exp(
+        .d(r_exp$d),
+        .q(r_exp$q),
+        .clock(r_exp$clock)
+    );
+    fanin_back_dest_hg_r_job r_job(
+        .d(r_job$d),
+        .q(r_job$q),
+        .clock(r_job$clock)
+    );
+    fanin_back_dest_hg_r_elements r_elements(
+        .d(r_elements$d),
+        .q(r_elements$q),
+        .clock(r_elements$clock)
+    );
+    fanin_back_dest_hg_r_block r_block(
+        .d(r_block$d),
+        .q(r_block$q),
+        .clock(r_block$clock)
+    );
+    fanin_back_dest_hg_r_child r_child(
+        .d(r_child$d),
+        .q(r_child$q),
+        .clock(r_child$clock)
+    );
+    fanin_back_dest_hg_r_bitmap r_bitmap(
+        .d(r_bitmap$d),
+        .q(r_bitmap$q),
+        .clock(r_bitmap$clock)
+    );
+    fanin_back_dest_hg_r_cs0 r_cs0(
+        .d(r_cs0$d),
+        .q(r_cs0$q),
+        .clock(r_cs0$clock)
+    );
+    fanin_back_dest_hg_r_total r_total(
+        .d(r_total$d),
+        .q(r_total$q),
+        .clock(r_total$clock)
+    );
+    fanin_back_dest_hg_r_pc r_pc(
+        .d(r_pc$d),
+        .q(r_pc$q),
+        .clock(r_pc$clock)
+    );
+    fanin_back_dest_hg_pcq pcq(
+        .d(pcq$d),
+        .q(pcq$q),
+        .clock(pcq$clock)
+    );
+    fanin_back_dest_hg_lay lay(
+        .dst_mac(lay$dst_mac),
+        .src_mac(lay$src_mac),
+        .total(lay$total),
+        .csum(lay$csum),
+        .src_ip(lay$src_ip),
+        .dst_ip(lay$dst_ip),
+        .src_port(lay$src_port),
+        .dst_port(lay$dst_port),
+        .udp_len(lay$udp_len),
+        .ptype(lay$ptype),
+        .flags(lay$flags),
+        .exponent(lay$exponent),
+        .job(lay$job),
+        .elements(lay$elements),
+        .block(lay$block),
+        .child(lay$child),
+        .count(lay$count),
+        .bitmap(lay$bitmap),
+        .y(lay$y)
+    );
+    
+    // Update code
+    always @(*) begin
+        hq$clock = clock;
+        lq$clock = clock;
+        r_dst_mac$clock = clock;
+        r_src_mac$clock = clock;
+        r_src_ip$clock = clock;
+        r_dst_ip$clock = clock;
+        r_src_port$clock = clock;
+        r_dst_port$clock = clock;
+        r_ptype$clock = clock;
+        r_flags$clock = clock;
+        r_exp$clock = clock;
+        r_job$clock = clock;
+        r_elements$clock = clock;
+        r_block$clock = clock;
+        r_child$clock = clock;
+        r_bitmap$clock = clock;
+        r_cs0$clock = clock;
+        r_total$clock = clock;
+        r_pc$clock = clock;
+        pcq$clock = clock;
+        hq$d = hq$q;
+        lq$d = lq$q;
+        r_dst_mac$d = r_dst_mac$q;
+        r_src_mac$d = r_src_mac$q;
+        r_src_ip$d = r_src_ip$q;
+        r_dst_ip$d = r_dst_ip$q;
+        r_src_port$d = r_src_port$q;
+        r_dst_port$d = r_dst_port$q;
+        r_ptype$d = r_ptype$q;
+        r_flags$d = r_flags$q;
+        r_exp$d = r_exp$q;
+        r_job$d = r_job$q;
+        r_elements$d = r_elements$q;
+        r_block$d = r_block$q;
+        r_child$d = r_child$q;
+        r_bitmap$d = r_bitmap$q;
+        r_cs0$d = r_cs0$q;
+        r_total$d = r_total$q;
+        r_pc$d = r_pc$q;
+        pcq$d = pcq$q;
+        total = (elements << 32'h2) + 32'h32;
+        cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
+        pc1 = pc_bitmap - ((pc_bitmap >> 32'h1) & 64'h5555555555555555);
+        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
+        pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
+        pcq$d = pc3;
+        pc4 = pcq$q + (pcq$q >> 32'h8);
+        pc5 = pc4 + (pc4 >> 32'h10);
+        pc6 = (pc5 + (pc5 >> 32'h20)) & 32'h7f;
+        if (ld1) begin
+            r_dst_mac$d = dst_mac;
+            r_src_mac$d = src_mac;
+            r_src_ip$d = src_ip;
+            r_dst_ip$d = dst_ip;
+            r_src_port$d = src_port;
+            r_dst_port$d = dst_port;
+            r_ptype$d = ptype;
+            r_flags$d = flags;
+            r_exp$d = exponent;
+            r_job$d = job;
+            r_elements$d = elements;
+            r_block$d = block;
+            r_child$d = child;
+            r_bitmap$d = bitmap;
+            r_cs0$d = cs0;
+            r_total$d = total;
+            r_pc$d = pc6[(32'h0)+:(8)];
+        end
+        len = r_total$q + 32'he;
+        cs1 = (r_cs0$q & 32'hffff) + (r_cs0$q >> 32'h10);
+        cs2 = (cs1 & 32'hffff) + (cs1 >> 32'h10);
+        csum = ~cs2[(32'h0)+:(16)];
+        lay$dst_mac = r_dst_mac$q;
+        lay$src_mac = r_src_mac$q;
+        lay$total = r_total$q;
+        lay$csum = csum;
+        lay$src_ip = r_src_ip$q;
+        lay$dst_ip = r_dst_ip$q;
+        lay$src_port = r_src_port$q;
+        lay$dst_port = r_dst_port$q;
+        lay$udp_len = r_total$q - 32'h14;
+        lay$ptype = r_ptype$q;
+        if (ovf) begin
+            lay$flags = r_flags$q | 32'h8;
+        end
+        else begin
+            lay$flags = r_flags$q;
+        end
+        lay$exponent = r_exp$q;
+        lay$job = r_job$q;
+        lay$elements = r_elements$q;
+        lay$block = r_block$q;
+        lay$child = r_child$q;
+        lay$count = r_pc$q;
+        lay$bitmap = r_bitmap$q;
+        hdr = lay$y;
+        if (ld) begin
+            if (orig) begin
+                hq$d = orig_hdr;
+                lq$d = orig_len;
+            end
+            else begin
+                hq$d = lay$y;
+                lq$d = len;
+            end
+        end
+        hdr_q = hq$q;
+        len_q = lq$q;
+    end
+    
+endmodule // fanin_back_dest_hg
+
+
+module fanin_back_dest_hg_hq(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_hq
+
+
+module fanin_back_dest_hg_lay(dst_mac,src_mac,total,csum,src_ip,dst_ip,src_port,dst_port,udp_len,ptype,flags,exponent,job,elements,block,child,count,bitmap,y);
+    
+    // Module arguments
+    input wire  [47:0] dst_mac;
+    input wire  [47:0] src_mac;
+    input wire  [15:0] total;
+    input wire  [15:0] csum;
+    input wire  [31:0] src_ip;
+    input wire  [31:0] dst_ip;
+    input wire  [15:0] src_port;
+    input wire  [15:0] dst_port;
+    input wire  [15:0] udp_len;
+    input wire  [7:0] ptype;
+    input wire  [7:0] flags;
+    input wire  [7:0] exponent;
+    input wire  [15:0] job;
+    input wire  [15:0] elements;
+    input wire  [31:0] block;
+    input wire  [7:0] child;
+    input wire  [7:0] count;
+    input wire  [63:0] bitmap;
+    output reg  [511:0] y;
+    
+    // Update code (custom)
+    assign y = {bitmap[7:0], bitmap[15:8], bitmap[23:16], bitmap[31:24], bitmap[39:32], bitmap[47:40], bitmap[55:48], bitmap[63:56], count[7:0], child[7:0], block[7:0], block[15:8], block[23:16], block[31:24], elements[7:0], elements[15:8], job[7:0], job[15:8], exponent[7:0], flags[7:0], ptype[7:0], 8'h01, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], csum[7:0], csum[15:8], 8'h11, 8'h40, 8'h00, 8'h40, 8'h00, 8'h00, total[7:0], total[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
+endmodule // fanin_back_dest_hg_lay
+
+
+module fanin_back_dest_hg_lq(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_lq
+
+
+module fanin_back_dest_hg_pcq(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_pcq
+
+
+module fanin_back_dest_hg_r_bitmap(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_bitmap
+
+
+module fanin_back_dest_hg_r_block(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_block
+
+
+module fanin_back_dest_hg_r_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_child
+
+
+module fanin_back_dest_hg_r_cs0(d,q,clock);
+    
+    // Module arguments
+    input wire  [19:0] d;
+    output reg  [19:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 20'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_cs0
+
+
+module fanin_back_dest_hg_r_dst_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_dst_ip
+
+
+module fanin_back_dest_hg_r_dst_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_dst_mac
+
+
+module fanin_back_dest_hg_r_dst_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_dst_port
+
+
+module fanin_back_dest_hg_r_elements(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_elements
+
+
+module fanin_back_dest_hg_r_exp(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_exp
+
+
+module fanin_back_dest_hg_r_flags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_flags
+
+
+module fanin_back_dest_hg_r_job(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_job
+
+
+module fanin_back_dest_hg_r_pc(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_pc
+
+
+module fanin_back_dest_hg_r_ptype(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_ptype
+
+
+module fanin_back_dest_hg_r_src_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_src_ip
+
+
+module fanin_back_dest_hg_r_src_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_src_mac
+
+
+module fanin_back_dest_hg_r_src_port(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_src_port
+
+
+module fanin_back_dest_hg_r_total(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hg_r_total
+
+
+module fanin_back_dest_hlow(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hlow
+
+
+module fanin_back_dest_hlow1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hlow1
+
+
+module fanin_back_dest_hlow_s(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hlow_s
+
+
+module fanin_back_dest_hs_child(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hs_child
+
+
+module fanin_back_dest_hs_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hs_ip
+
+
+module fanin_back_dest_hs_mac(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hs_mac
+
+
+module fanin_back_dest_hs_udp(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hs_udp
+
+
+module fanin_back_dest_hx_ca(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hx_ca
+
+
+module fanin_back_dest_hx_eovf(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hx_eovf
+
+
+module fanin_back_dest_hx_f(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hx_f
+
+
+module fanin_back_dest_hx_mc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hx_mc
+
+
+module fanin_back_dest_hx_orig(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hx_orig
+
+
+module fanin_back_dest_hx_ov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_hx_ov
+
+
+module fanin_back_dest_mc_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_mc_b
+
+
+module fanin_back_dest_mc_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_mc_c
+
+
+module fanin_back_dest_orig_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_orig_c
+
+
+module fanin_back_dest_pb_fov(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_pb_fov
+
+
+module fanin_back_dest_pb_hit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_pb_hit
+
+
+module fanin_back_dest_v_a(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_v_a
+
+
+module fanin_back_dest_v_b(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_v_b
+
+
+module fanin_back_dest_v_c(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_dest_v_c
+
+
+module fanin_back_e_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_e_last
+
+
+module fanin_back_e_mc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_e_mc
+
+
+module fanin_back_e_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_e_more
+
+
+module fanin_back_e_orig(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_e_orig
+
+
+module fanin_back_e_slot(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_e_slot
+
+
+module fanin_back_ei(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ei
+
+
+module fanin_back_fin(bstate,rl,emit,ri_nz,e_more,e_last,pmask,pm_two,more,orig,mc,eovf,cadr,or_a,v_a,v_c,hdr_ok,last_sel,done_now,done_if_room);
+    
+    // Module arguments
+    input wire  [2:0] bstate;
+    input wire  rl;
+    input wire  emit;
+    input wire  ri_nz;
+    input wire  e_more;
+    input wire  e_last;
+    input wire  [7:0] pmask;
+    input wire  pm_two;
+    input wire  more;
+    input wire  orig;
+    input wire  mc;
+    input wire  eovf;
+    input wire  [23:0] cadr;
+    input wire  [23:0] or_a;
+    input wire  v_a;
+    input wire  v_c;
+    output reg  hdr_ok;
+    output reg  last_sel;
+    output reg  done_now;
+    output reg  done_if_room;
+    
+    // Enums
+    localparam BackState$Idle = 0;
+    localparam BackState$Rmw = 1;
+    localparam BackState$ChildScan = 2;
+    localparam BackState$CopyRows = 3;
+    localparam BackState$FirstHeader = 4;
+    localparam BackState$Select = 5;
+    localparam BackState$Release = 6;
+    
+    // Local signals
+    reg  cp_end;
+    
+    // Update code
+    always @(*) begin
+        hdr_ok = ~eovf | (or_a == cadr);
+        if (bstate == BackState$Select) begin
+            last_sel = pm_two & ~more & ~orig;
+        end
+        else begin
+            last_sel = (pmask != 32'h0) & ~mc & ~more & ~orig;
+        end
+        cp_end = hdr_ok & last_sel & (~e_more | e_last);
+        done_now = 1'b0;
+        case (bstate)
+            BackState$Rmw:
+                begin
+                    done_now = rl & ~emit;
+                end
+            BackState$CopyRows:
+                begin
+                    done_now = ri_nz & cp_end;
+                end
+            BackState$FirstHeader:
+                begin
+                    done_now = hdr_ok & last_sel;
+                end
+            BackState$Select:
+                begin
+                    done_now = ((pmask != 32'h0) & last_sel) | ((pmask == 32'h0) & ~v_a & ~v_c & ~more);
+                end
+            BackState$Release:
+                begin
+                    done_now = 1'b1;
+                end
+            default:
+                begin
+                end
+        endcase
+        done_if_room = (bstate == BackState$CopyRows) & ~v_a & cp_end;
+    end
+    
+endmodule // fanin_back_fin
+
+
+module fanin_back_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_more
+
+
+module fanin_back_nr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_nr
+
+
+module fanin_back_nr1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_nr1
+
+
+module fanin_back_o_f(d,q,clock);
+    
+    // Module arguments
+    input wire  [351:0] d;
+    output reg  [351:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 352'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_o_f
+
+
+module fanin_back_ovb(clock,tg_v,tg_first,start,cadr,sat,t3_v_q,t3_a_q,t4_v_q,t4_a_q,or_a_q,rd,prev);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  tg_v;
+    input wire  tg_first;
+    input wire  start;
+    input wire  [23:0] cadr;
+    input wire  sat;
+    output reg  t3_v_q;
+    output reg  [23:0] t3_a_q;
+    output reg  t4_v_q;
+    output reg  [23:0] t4_a_q;
+    output reg  [23:0] or_a_q;
+    output reg  rd;
+    output reg  prev;
+    
+    // Stub signals
+    reg  ovram$clock;
+    reg  [23:0] ovram$waddr;
+    reg  [1:0] ovram$wdata;
+    reg  [31:0] ovram$we;
+    reg  [23:0] ovram$raddr;
+    wire  [1:0] ovram$rdata;
+    reg  t1_v$d;
+    wire  t1_v$q;
+    reg  t1_v$clock;
+    reg  t1_first$d;
+    wire  t1_first$q;
+    reg  t1_first$clock;
+    reg  t1_start$d;
+    wire  t1_start$q;
+    reg  t1_start$clock;
+    reg  [23:0] t1_a$d;
+    wire  [23:0] t1_a$q;
+    reg  t1_a$clock;
+    reg  t2_v$d;
+    wire  t2_v$q;
+    reg  t2_v$clock;
+    reg  t2_first$d;
+    wire  t2_first$q;
+    reg  t2_first$clock;
+    reg  t2_start$d;
+    wire  t2_start$q;
+    reg  t2_start$clock;
+    reg  [23:0] t2_a$d;
+    wire  [23:0] t2_a$q;
+    reg  t2_a$clock;
+    reg  t3_v$d;
+    wire  t3_v$q;
+    reg  t3_v$clock;
+    reg  t3_first$d;
+    wire  t3_first$q;
+    reg  t3_first$clock;
+    reg  t3_start$d;
+    wire  t3_start$q;
+    reg  t3_start$clock;
+    reg  [23:0] t3_a$d;
+    wire  [23:0] t3_a$q;
+    reg  t3_a$clock;
+    reg  t4_v$d;
+    wire  t4_v$q;
+    reg  t4_v$clock;
+    reg  t4_first$d;
+    wire  t4_first$q;
+    reg  t4_first$clock;
+    reg  t4_start$d;
+    wire  t4_start$q;
+    reg  t4_start$clock;
+    reg  [23:0] t4_a$d;
+    wire  [23:0] t4_a$q;
+    reg  t4_a$clock;
+    reg  ov_run$d;
+    wire  ov_run$q;
+    reg  ov_run$clock;
+    reg  ow_v$d;
+    wire  ow_v$q;
+    reg  ow_v$clock;
+    reg  [23:0] ow_a$d;
+    wire  [23:0] ow_a$q;
+    reg  ow_a$clock;
+    reg  ow_val$d;
+    wire  ow_val$q;
+    reg  ow_val$clock;
+    reg  [23:0] or_a$d;
+    wire  [23:0] or_a$q;
+    reg  or_a$clock;
+    
+    // Local signals
+    reg  [23:0] ov_ra;
+    reg  ov_rd;
+    reg  ov_prev;
+    reg  ov_new;
+    
+    // Sub module instances
+    fanin_back_ovb_ovram ovram(
+        .clock(ovram$clock),
+        .waddr(ovram$waddr),
+        .wdata(ovram$wdata),
+        .we(ovram$we),
+        .raddr(ovram$raddr),
+        .rdata(ovram$rdata)
+    );
+    fanin_back_ovb_t1_v t1_v(
+        .d(t1_v$d),
+        .q(t1_v$q),
+        .clock(t1_v$clock)
+    );
+    fanin_back_ovb_t1_first t1_first(
+        .d(t1_first$d),
+        .q(t1_first$q),
+        .clock(t1_first$clock)
+    );
+    fanin_back_ovb_t1_start t1_start(
+        .d(t1_start$d),
+        .q(t1_start$q),
+        .clock(t1_start$clock)
+    );
+    fanin_back_ovb_t1_a t1_a(
+        .d(t1_a$d),
+        .q(t1_a$q),
+        .clock(t1_a$clock)
+    );
+    fanin_back_ovb_t2_v t2_v(
+        .d(t2_v$d),
+        .q(t2_v$q),
+        .clock(t2_v$clock)
+    );
+    fanin_back_ovb_t2_first t2_first(
+        .d(t2_first$d),
+        .q(t2_first$q),
+        .clock(t2_first$clock)
+    );
+    fanin_back_ovb_t2_start t2_start(
+        .d(t2_start$d),
+        .q(t2_start$q),
+        .clock(t2_start$clock)
+    );
+    fanin_back_ovb_t2_a t2_a(
+        .d(t2_a$d),
+        .q(t2_a$q),
+        .clock(t2_a$clock)
+    );
+    fanin_back_ovb_t3_v t3_v(
+        .d(t3_v$d),
+        .q(t3_v$q),
+        .clock(t3_v$clock)
+    );
+    fanin_back_ovb_t3_first t3_first(
+        .d(t3_first$d),
+        .q(t3_first$q),
+        .clock(t3_first$clock)
+    );
+    fanin_back_ovb_t3_start t3_start(
+        .d(t3_start$d),
+        .q(t3_start$q),
+        .clock(t3_start$clock)
+    );
+    fanin_back_ovb_t3_a t3_a(
+        .d(t3_a$d),
+        .q(t3_a$q),
+        .clock(t3_a$clock)
+    );
+    fanin_back_ovb_t4_v t4_v(
+        .d(t4_v$d),
+        .q(t4_v$q),
+        .clock(t4_v$clock)
+    );
+    fanin_back_ovb_t4_first t4_first(
+        .d(t4_first$d),
+        .q(t4_first$q),
+        .clock(t4_first$clock)
+    );
+    fanin_back_ovb_t4_start t4_start(
+        .d(t4_start$d),
+        .q(t4_start$q),
+        .clock(t4_start$clock)
+    );
+    fanin_back_ovb_t4_a t4_a(
+        .d(t4_a$d),
+        .q(t4_a$q),
+        .clock(t4_a$clock)
+    );
+    fanin_back_ovb_ov_run ov_run(
+        .d(ov_run$d),
+        .q(ov_run$q),
+        .clock(ov_run$clock)
+    );
+    fanin_back_ovb_ow_v ow_v(
+        .d(ow_v$d),
+        .q(ow_v$q),
+        .clock(ow_v$clock)
+    );
+    fanin_back_ovb_ow_a ow_a(
+        .d(ow_a$d),
+        .q(ow_a$q),
+        .clock(ow_a$clock)
+    );
+    fanin_back_ovb_ow_val ow_val(
+        .d(ow_val$d),
+        .q(ow_val$q),
+        .clock(ow_val$clock)
+    );
+    fanin_back_ovb_or_a or_a(
+        .d(or_a$d),
+        .q(or_a$q),
+        .clock(or_a$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        t1_v$clock = clock;
+        t1_first$clock = clock;
+        t1_start$clock = clock;
+        t1_a$clock = clock;
+        t2_v$clock = clock;
+        t2_first$clock = clock;
+        t2_start$clock = clock;
+        t2_a$clock = clock;
+        t3_v$clock = clock;
+        t3_first$clock = clock;
+        t3_start$clock = clock;
+        t3_a$clock = clock;
+        t4_v$clock = clock;
+        t4_first$clock = clock;
+        t4_start$clock = clock;
+        t4_a$clock = clock;
+        ov_run$clock = clock;
+        ow_v$clock = clock;
+        ow_a$clock = clock;
+        ow_val$clock = clock;
+        or_a$clock = clock;
+        t1_v$d = t1_v$q;
+        t1_first$d = t1_first$q;
+        t1_start$d = t1_start$q;
+        t1_a$d = t1_a$q;
+        t2_v$d = t2_v$q;
+        t2_first$d = t2_first$q;
+        t2_start$d = t2_start$q;
+        t2_a$d = t2_a$q;
+        t3_v$d = t3_v$q;
+        t3_first$d = t3_first$q;
+        t3_start$d = t3_start$q;
+        t3_a$d = t3_a$q;
+        t4_v$d = t4_v$q;
+        t4_first$d = t4_first$q;
+        t4_start$d = t4_start$q;
+        t4_a$d = t4_a$q;
+        ov_run$d = ov_run$q;
+        ow_v$d = ow_v$q;
+        ow_a$d = ow_a$q;
+        ow_val$d = ow_val$q;
+        or_a$d = or_a$q;
+        ovram$clock = clock;
+        if (t3_v$q) begin
+            ov_ra = t3_a$q;
+        end
+        else begin
+            ov_ra = cadr;
+        end
+        ovram$raddr = ov_ra;
+        or_a$d = ov_ra;
+        if (ow_v$q & (ow_a$q == or_a$q)) begin
+            ov_rd = ow_val$q;
+        end
+        else begin
+            ov_rd = ovram$rdata[32'h0];
+        end
+        if (t4_first$q) begin
+            ov_prev = ~t4_start$q & ov_rd;
+        end
+        else begin
+            ov_prev = ov_run$q;
+        end
+        ov_new = ov_prev | sat;
+        t3_v_q = t3_v$q;
+        t3_a_q = t3_a$q;
+        t4_v_q = t4_v$q;
+        t4_a_q = t4_a$q;
+        or_a_q = or_a$q;
+        rd = ov_rd;
+        prev = ov_prev;
+        t1_v$d = tg_v;
+        t1_first$d = tg_first;
+        t1_start$d = start;
+        t1_a$d = cadr;
+        t2_v$d = t1_v$q;
+        t2_first$d = t1_first$q;
+        t2_start$d = t1_start$q;
+        t2_a$d = t1_a$q;
+        t3_v$d = t2_v$q;
+        t3_first$d = t2_first$q;
+        t3_start$d = t2_start$q;
+        t3_a$d = t2_a$q;
+        t4_v$d = t3_v$q;
+        t4_first$d = t3_first$q;
+        t4_start$d = t3_start$q;
+        t4_a$d = t3_a$q;
+        ovram$waddr = t4_a$q;
+        ovram$wdata = ((ov_new) & 2'h3);
+        ovram$we = 32'h0;
+        ow_v$d = 1'b0;
+        if (t4_v$q) begin
+            ovram$we = 32'h1;
+            ow_v$d = 1'b1;
+            ow_a$d = t4_a$q;
+            ow_val$d = ov_new;
+            ov_run$d = ov_new;
+        end
+    end
+    
+endmodule // fanin_back_ovb
+
+
+module fanin_back_ovb_or_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_or_a
+
+
+module fanin_back_ovb_ov_run(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_ov_run
+
+
+module fanin_back_ovb_ovram(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [1:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [1:0] rdata;
+    
+    // Update code (custom)
+    // 512 x 2 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 9 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [1:0] mem [0:511];
+    reg [1:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[8:0]];
+        if (we[0]) mem[waddr[8:0]][0 +: 2] <= wdata[0 +: 2];
+    end
+endmodule // fanin_back_ovb_ovram
+
+
+module fanin_back_ovb_ow_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_ow_a
+
+
+module fanin_back_ovb_ow_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_ow_v
+
+
+module fanin_back_ovb_ow_val(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_ow_val
+
+
+module fanin_back_ovb_t1_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t1_a
+
+
+module fanin_back_ovb_t1_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t1_first
+
+
+module fanin_back_ovb_t1_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t1_start
+
+
+module fanin_back_ovb_t1_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t1_v
+
+
+module fanin_back_ovb_t2_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t2_a
+
+
+module fanin_back_ovb_t2_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t2_first
+
+
+module fanin_back_ovb_t2_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t2_start
+
+
+module fanin_back_ovb_t2_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t2_v
+
+
+module fanin_back_ovb_t3_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t3_a
+
+
+module fanin_back_ovb_t3_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t3_first
+
+
+module fanin_back_ovb_t3_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t3_start
+
+
+module fanin_back_ovb_t3_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t3_v
+
+
+module fanin_back_ovb_t4_a(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t4_a
+
+
+module fanin_back_ovb_t4_first(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t4_first
+
+
+module fanin_back_ovb_t4_start(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t4_start
+
+
+module fanin_back_ovb_t4_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ovb_t4_v
+
+
+module fanin_back_pm_two(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pm_two
+
+
+module fanin_back_pmask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pmask
+
+
+module fanin_back_pp_child_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_child_0
+
+
+module fanin_back_pp_child_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_child_1
+
+
+module fanin_back_pp_child_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_child_2
+
+
+module fanin_back_pp_child_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_child_3
+
+
+module fanin_back_pp_ip_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_ip_0
+
+
+module fanin_back_pp_ip_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_ip_1
+
+
+module fanin_back_pp_ip_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_ip_2
+
+
+module fanin_back_pp_ip_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_ip_3
+
+
+module fanin_back_pp_mac_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_mac_0
+
+
+module fanin_back_pp_mac_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_mac_1
+
+
+module fanin_back_pp_mac_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_mac_2
+
+
+module fanin_back_pp_mac_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_mac_3
+
+
+module fanin_back_pp_udp_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_udp_0
+
+
+module fanin_back_pp_udp_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_udp_1
+
+
+module fanin_back_pp_udp_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_udp_2
+
+
+module fanin_back_pp_udp_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_pp_udp_3
+
+
+module fanin_back_ri(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ri
+
+
+module fanin_back_ri2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_ri2
+
+
+module fanin_back_rl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_back_rl
 
 
 module fanin_bcd(d,q,clock);
@@ -7615,34 +11694,6 @@ module fanin_bq_j(d,q,clock);
     end
           
 endmodule // fanin_bq_j
-
-
-module fanin_bstate(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Enums
-    localparam BackState$Idle = 0;
-    localparam BackState$Rmw = 1;
-    localparam BackState$ChildScan = 2;
-    localparam BackState$CopyRows = 3;
-    localparam BackState$FirstHeader = 4;
-    localparam BackState$Select = 5;
-    localparam BackState$Release = 6;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_bstate
 
 
 module fanin_cadr(d,q,clock);
@@ -7813,495 +11864,6 @@ module fanin_cls(non_ip,arp,ip_bad,route,bad,wire_bad,pop_ok,kind);
     end
     
 endmodule // fanin_cls
-
-
-module fanin_copy(clock,rd,mask,slot,accept,nonce_in,sel,wm_q,slot_q,accept_q,nonce_q,sel_q);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  rd;
-    input wire  [7:0] mask;
-    input wire  slot;
-    input wire  accept;
-    input wire  [31:0] nonce_in;
-    input wire  [3:0] sel;
-    output reg  [7:0] wm_q;
-    output reg  slot_q;
-    output reg  accept_q;
-    output reg  [31:0] nonce_q;
-    output reg  [3:0] sel_q;
-    
-    // Stub signals
-    reg  v1$d;
-    wire  v1$q;
-    reg  v1$clock;
-    reg  v2$d;
-    wire  v2$q;
-    reg  v2$clock;
-    reg  [7:0] cp_mask$d;
-    wire  [7:0] cp_mask$q;
-    reg  cp_mask$clock;
-    reg  [7:0] cm2$d;
-    wire  [7:0] cm2$q;
-    reg  cm2$clock;
-    reg  [7:0] wm$d;
-    wire  [7:0] wm$q;
-    reg  wm$clock;
-    reg  cp_slot1$d;
-    wire  cp_slot1$q;
-    reg  cp_slot1$clock;
-    reg  cp_slot2$d;
-    wire  cp_slot2$q;
-    reg  cp_slot2$clock;
-    reg  cp_slot3$d;
-    wire  cp_slot3$q;
-    reg  cp_slot3$clock;
-    reg  cp_reg1$d;
-    wire  cp_reg1$q;
-    reg  cp_reg1$clock;
-    reg  cp_reg2$d;
-    wire  cp_reg2$q;
-    reg  cp_reg2$clock;
-    reg  cp_reg3$d;
-    wire  cp_reg3$q;
-    reg  cp_reg3$clock;
-    reg  [31:0] cp_n1$d;
-    wire  [31:0] cp_n1$q;
-    reg  cp_n1$clock;
-    reg  [31:0] cp_n2$d;
-    wire  [31:0] cp_n2$q;
-    reg  cp_n2$clock;
-    reg  [31:0] cp_n3$d;
-    wire  [31:0] cp_n3$q;
-    reg  cp_n3$clock;
-    reg  [3:0] s1_sel$d;
-    wire  [3:0] s1_sel$q;
-    reg  s1_sel$clock;
-    
-    // Sub module instances
-    fanin_copy_v1 v1(
-        .d(v1$d),
-        .q(v1$q),
-        .clock(v1$clock)
-    );
-    fanin_copy_v2 v2(
-        .d(v2$d),
-        .q(v2$q),
-        .clock(v2$clock)
-    );
-    fanin_copy_cp_mask cp_mask(
-        .d(cp_mask$d),
-        .q(cp_mask$q),
-        .clock(cp_mask$clock)
-    );
-    fanin_copy_cm2 cm2(
-        .d(cm2$d),
-        .q(cm2$q),
-        .clock(cm2$clock)
-    );
-    fanin_copy_wm wm(
-        .d(wm$d),
-        .q(wm$q),
-        .clock(wm$clock)
-    );
-    fanin_copy_cp_slot1 cp_slot1(
-        .d(cp_slot1$d),
-        .q(cp_slot1$q),
-        .clock(cp_slot1$clock)
-    );
-    fanin_copy_cp_slot2 cp_slot2(
-        .d(cp_slot2$d),
-        .q(cp_slot2$q),
-        .clock(cp_slot2$clock)
-    );
-    fanin_copy_cp_slot3 cp_slot3(
-        .d(cp_slot3$d),
-        .q(cp_slot3$q),
-        .clock(cp_slot3$clock)
-    );
-    fanin_copy_cp_reg1 cp_reg1(
-        .d(cp_reg1$d),
-        .q(cp_reg1$q),
-        .clock(cp_reg1$clock)
-    );
-    fanin_copy_cp_reg2 cp_reg2(
-        .d(cp_reg2$d),
-        .q(cp_reg2$q),
-        .clock(cp_reg2$clock)
-    );
-    fanin_copy_cp_reg3 cp_reg3(
-        .d(cp_reg3$d),
-        .q(cp_reg3$q),
-        .clock(cp_reg3$clock)
-    );
-    fanin_copy_cp_n1 cp_n1(
-        .d(cp_n1$d),
-        .q(cp_n1$q),
-        .clock(cp_n1$clock)
-    );
-    fanin_copy_cp_n2 cp_n2(
-        .d(cp_n2$d),
-        .q(cp_n2$q),
-        .clock(cp_n2$clock)
-    );
-    fanin_copy_cp_n3 cp_n3(
-        .d(cp_n3$d),
-        .q(cp_n3$q),
-        .clock(cp_n3$clock)
-    );
-    fanin_copy_s1_sel s1_sel(
-        .d(s1_sel$d),
-        .q(s1_sel$q),
-        .clock(s1_sel$clock)
-    );
-    
-    // Update code
-    always @(*) begin
-        v1$clock = clock;
-        v2$clock = clock;
-        cp_mask$clock = clock;
-        cm2$clock = clock;
-        wm$clock = clock;
-        cp_slot1$clock = clock;
-        cp_slot2$clock = clock;
-        cp_slot3$clock = clock;
-        cp_reg1$clock = clock;
-        cp_reg2$clock = clock;
-        cp_reg3$clock = clock;
-        cp_n1$clock = clock;
-        cp_n2$clock = clock;
-        cp_n3$clock = clock;
-        s1_sel$clock = clock;
-        v1$d = v1$q;
-        v2$d = v2$q;
-        cp_mask$d = cp_mask$q;
-        cm2$d = cm2$q;
-        wm$d = wm$q;
-        cp_slot1$d = cp_slot1$q;
-        cp_slot2$d = cp_slot2$q;
-        cp_slot3$d = cp_slot3$q;
-        cp_reg1$d = cp_reg1$q;
-        cp_reg2$d = cp_reg2$q;
-        cp_reg3$d = cp_reg3$q;
-        cp_n1$d = cp_n1$q;
-        cp_n2$d = cp_n2$q;
-        cp_n3$d = cp_n3$q;
-        s1_sel$d = s1_sel$q;
-        wm_q = wm$q;
-        slot_q = cp_slot3$q;
-        accept_q = cp_reg3$q;
-        nonce_q = cp_n3$q;
-        sel_q = s1_sel$q;
-        s1_sel$d = sel;
-        cp_slot1$d = slot;
-        cp_slot2$d = cp_slot1$q;
-        cp_slot3$d = cp_slot2$q;
-        cp_reg1$d = accept;
-        cp_reg2$d = cp_reg1$q;
-        cp_reg3$d = cp_reg2$q;
-        cp_n1$d = nonce_in;
-        cp_n2$d = cp_n1$q;
-        cp_n3$d = cp_n2$q;
-        v1$d = rd;
-        if (rd) begin
-            cp_mask$d = mask;
-        end
-        v2$d = v1$q;
-        cm2$d = cp_mask$q;
-        if (v2$q) begin
-            wm$d = cm2$q;
-        end
-        else begin
-            wm$d = 32'h0;
-        end
-    end
-    
-endmodule // fanin_copy
-
-
-module fanin_copy_cm2(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cm2
-
-
-module fanin_copy_cp_mask(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cp_mask
-
-
-module fanin_copy_cp_n1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cp_n1
-
-
-module fanin_copy_cp_n2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cp_n2
-
-
-module fanin_copy_cp_n3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cp_n3
-
-
-module fanin_copy_cp_reg1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cp_reg1
-
-
-module fanin_copy_cp_reg2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cp_reg2
-
-
-module fanin_copy_cp_reg3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cp_reg3
-
-
-module fanin_copy_cp_slot1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cp_slot1
-
-
-module fanin_copy_cp_slot2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cp_slot2
-
-
-module fanin_copy_cp_slot3(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_cp_slot3
-
-
-module fanin_copy_s1_sel(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_s1_sel
-
-
-module fanin_copy_v1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_v1
-
-
-module fanin_copy_v2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_v2
-
-
-module fanin_copy_wm(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_copy_wm
 
 
 module fanin_counters(clock,rst,araddr,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_free,rx_take$0,rx_take$1,rx_take$2,rx_take$3,rx_len,tx_sent$0,tx_sent$1,tx_sent$2,tx_sent$3,tx_len$0,tx_len$1,tx_len$2,tx_len$3,rx_bad$0,rx_bad$1,rx_bad$2,rx_bad$3,rd);
@@ -11541,63 +15103,6 @@ module fanin_counters_txp_3(d,q,clock);
     end
           
 endmodule // fanin_counters_txp_3
-
-
-module fanin_cs_i(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cs_i
-
-
-module fanin_cs_j(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cs_j
-
-
-module fanin_cs_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cs_v
 
 
 module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bvalid,bready,araddr,arvalid,arready,rdata,rresp,rvalid,rready,hold,now,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,jt_waddr,jt_wdata,jt_we,cnt_rd,me_ip,me_port,me_mac,tick_div,scan_ticks,route_ip$0,route_ip$1,route_ip$2,route_ip$3,route_ip$4,route_ip$5,route_ip$6,route_ip$7,route_ip$8,route_ip$9,route_ip$10,route_ip$11,route_ip$12,route_ip$13,route_ip$14,route_ip$15,route_valid$0,route_valid$1,route_valid$2,route_valid$3,route_valid$4,route_valid$5,route_valid$6,route_valid$7,route_valid$8,route_valid$9,route_valid$10,route_valid$11,route_valid$12,route_valid$13,route_valid$14,route_valid$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,job_commit,job_commit_entry,job_word,child_we,child_waddr,child_wdata,pb_we,pb_waddr,pb_wdata);
@@ -16453,1706 +19958,6 @@ module fanin_csr_wd(d,q,clock);
 endmodule // fanin_csr_wd
 
 
-module fanin_dest(clock,ld,port,mc,rly,ch_mac,ch_ip,ch_udp,ch_child,item,eovf,ov,cadr,orig,orig_hdr,orig_len,t3_v,t3_a,t4_v,t4_a,ov_new,v_a_q,v_c_q,push,push_mc,pb_hit_q,pb_fov_q,hdr_q,len_q);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  ld;
-    input wire  [7:0] port;
-    input wire  mc;
-    input wire  rly;
-    input wire  [47:0] ch_mac;
-    input wire  [31:0] ch_ip;
-    input wire  [15:0] ch_udp;
-    input wire  [7:0] ch_child;
-    input wire  [351:0] item;
-    input wire  eovf;
-    input wire  ov;
-    input wire  [23:0] cadr;
-    input wire  orig;
-    input wire  [511:0] orig_hdr;
-    input wire  [15:0] orig_len;
-    input wire  t3_v;
-    input wire  [23:0] t3_a;
-    input wire  t4_v;
-    input wire  [23:0] t4_a;
-    input wire  ov_new;
-    output reg  v_a_q;
-    output reg  v_c_q;
-    output reg  [7:0] push;
-    output reg  push_mc;
-    output reg  pb_hit_q;
-    output reg  pb_fov_q;
-    output reg  [511:0] hdr_q;
-    output reg  [15:0] len_q;
-    
-    // Constant declarations
-    localparam  fl_overflow = 8'h8;
-    
-    // Stub signals
-    reg  [47:0] hg$dst_mac;
-    reg  [47:0] hg$src_mac;
-    reg  [31:0] hg$src_ip;
-    reg  [31:0] hg$dst_ip;
-    reg  [15:0] hg$src_port;
-    reg  [15:0] hg$dst_port;
-    reg  [7:0] hg$ptype;
-    reg  [7:0] hg$flags;
-    reg  [7:0] hg$exponent;
-    reg  [15:0] hg$job;
-    reg  [15:0] hg$elements;
-    reg  [31:0] hg$block;
-    reg  [7:0] hg$child;
-    reg  [63:0] hg$bitmap;
-    reg  [63:0] hg$pc_bitmap;
-    wire  [511:0] hg$hdr;
-    reg  hg$clock;
-    reg  hg$ld1;
-    reg  hg$ld;
-    reg  hg$ovf;
-    reg  hg$orig;
-    reg  [511:0] hg$orig_hdr;
-    reg  [15:0] hg$orig_len;
-    wire  [511:0] hg$hdr_q;
-    wire  [15:0] hg$len_q;
-    wire  [15:0] hg$len;
-    reg  v_a$d;
-    wire  v_a$q;
-    reg  v_a$clock;
-    reg  v_b$d;
-    wire  v_b$q;
-    reg  v_b$clock;
-    reg  v_c$d;
-    wire  v_c$q;
-    reg  v_c$clock;
-    reg  [7:0] hlow_s$d;
-    wire  [7:0] hlow_s$q;
-    reg  hlow_s$clock;
-    reg  [47:0] hs_mac$d;
-    wire  [47:0] hs_mac$q;
-    reg  hs_mac$clock;
-    reg  [31:0] hs_ip$d;
-    wire  [31:0] hs_ip$q;
-    reg  hs_ip$clock;
-    reg  [15:0] hs_udp$d;
-    wire  [15:0] hs_udp$q;
-    reg  hs_udp$clock;
-    reg  [7:0] hs_child$d;
-    wire  [7:0] hs_child$q;
-    reg  hs_child$clock;
-    reg  [255:0] hx_f$d;
-    wire  [255:0] hx_f$q;
-    reg  hx_f$clock;
-    reg  hx_eovf$d;
-    wire  hx_eovf$q;
-    reg  hx_eovf$clock;
-    reg  hx_ov$d;
-    wire  hx_ov$q;
-    reg  hx_ov$clock;
-    reg  [23:0] hx_ca$d;
-    wire  [23:0] hx_ca$q;
-    reg  hx_ca$clock;
-    reg  hx_mc$d;
-    wire  hx_mc$q;
-    reg  hx_mc$clock;
-    reg  hx_orig$d;
-    wire  hx_orig$q;
-    reg  hx_orig$clock;
-    reg  [7:0] hlow1$d;
-    wire  [7:0] hlow1$q;
-    reg  hlow1$clock;
-    reg  mc_c$d;
-    wire  mc_c$q;
-    reg  mc_c$clock;
-    reg  c_ov$d;
-    wire  c_ov$q;
-    reg  c_ov$clock;
-    reg  [23:0] c_ca$d;
-    wire  [23:0] c_ca$q;
-    reg  c_ca$clock;
-    reg  c_eovf$d;
-    wire  c_eovf$q;
-    reg  c_eovf$clock;
-    reg  c_fov$d;
-    wire  c_fov$q;
-    reg  c_fov$clock;
-    reg  orig_c$d;
-    wire  orig_c$q;
-    reg  orig_c$clock;
-    reg  [7:0] hlow$d;
-    wire  [7:0] hlow$q;
-    reg  hlow$clock;
-    reg  mc_b$d;
-    wire  mc_b$q;
-    reg  mc_b$clock;
-    reg  pb_hit$d;
-    wire  pb_hit$q;
-    reg  pb_hit$clock;
-    reg  pb_fov$d;
-    wire  pb_fov$q;
-    reg  pb_fov$clock;
-    
-    // Local signals
-    reg  ov_now;
-    
-    // Sub module instances
-    fanin_dest_hg hg(
-        .dst_mac(hg$dst_mac),
-        .src_mac(hg$src_mac),
-        .src_ip(hg$src_ip),
-        .dst_ip(hg$dst_ip),
-        .src_port(hg$src_port),
-        .dst_port(hg$dst_port),
-        .ptype(hg$ptype),
-        .flags(hg$flags),
-        .exponent(hg$exponent),
-        .job(hg$job),
-        .elements(hg$elements),
-        .block(hg$block),
-        .child(hg$child),
-        .bitmap(hg$bitmap),
-        .pc_bitmap(hg$pc_bitmap),
-        .hdr(hg$hdr),
-        .clock(hg$clock),
-        .ld1(hg$ld1),
-        .ld(hg$ld),
-        .ovf(hg$ovf),
-        .orig(hg$orig),
-        .orig_hdr(hg$orig_hdr),
-        .orig_len(hg$orig_len),
-        .hdr_q(hg$hdr_q),
-        .len_q(hg$len_q),
-        .len(hg$len)
-    );
-    fanin_dest_v_a v_a(
-        .d(v_a$d),
-        .q(v_a$q),
-        .clock(v_a$clock)
-    );
-    fanin_dest_v_b v_b(
-        .d(v_b$d),
-        .q(v_b$q),
-        .clock(v_b$clock)
-    );
-    fanin_dest_v_c v_c(
-        .d(v_c$d),
-        .q(v_c$q),
-        .clock(v_c$clock)
-    );
-    fanin_dest_hlow_s hlow_s(
-        .d(hlow_s$d),
-        .q(hlow_s$q),
-        .clock(hlow_s$clock)
-    );
-    fanin_dest_hs_mac hs_mac(
-        .d(hs_mac$d),
-        .q(hs_mac$q),
-        .clock(hs_mac$clock)
-    );
-    fanin_dest_hs_ip hs_ip(
-        .d(hs_ip$d),
-        .q(hs_ip$q),
-        .clock(hs_ip$clock)
-    );
-    fanin_dest_hs_udp hs_udp(
-        .d(hs_udp$d),
-        .q(hs_udp$q),
-        .clock(hs_udp$clock)
-    );
-    fanin_dest_hs_child hs_child(
-        .d(hs_child$d),
-        .q(hs_child$q),
-        .clock(hs_child$clock)
-    );
-    fanin_dest_hx_f hx_f(
-        .d(hx_f$d),
-        .q(hx_f$q),
-        .clock(hx_f$clock)
-    );
-    fanin_dest_hx_eovf hx_eovf(
-        .d(hx_eovf$d),
-        .q(hx_eovf$q),
-        .clock(hx_eovf$clock)
-    );
-    fanin_dest_hx_ov hx_ov(
-        .d(hx_ov$d),
-        .q(hx_ov$q),
-        .clock(hx_ov$clock)
-    );
-    fanin_dest_hx_ca hx_ca(
-        .d(hx_ca$d),
-        .q(hx_ca$q),
-        .clock(hx_ca$clock)
-    );
-    fanin_dest_hx_mc hx_mc(
-        .d(hx_mc$d),
-        .q(hx_mc$q),
-        .clock(hx_mc$clock)
-    );
-    fanin_dest_hx_orig hx_orig(
-        .d(hx_orig$d),
-        .q(hx_orig$q),
-        .clock(hx_orig$clock)
-    );
-    fanin_dest_hlow1 hlow1(
-        .d(hlow1$d),
-        .q(hlow1$q),
-        .clock(hlow1$clock)
-    );
-    fanin_dest_mc_c mc_c(
-        .d(mc_c$d),
-        .q(mc_c$q),
-        .clock(mc_c$clock)
-    );
-    fanin_dest_c_ov c_ov(
-        .d(c_ov$d),
-        .q(c_ov$q),
-        .clock(c_ov$clock)
-    );
-    fanin_dest_c_ca c_ca(
-        .d(c_ca$d),
-        .q(c_ca$q),
-        .clock(c_ca$clock)
-    );
-    fanin_dest_c_eovf c_eovf(
-        .d(c_eovf$d),
-        .q(c_eovf$q),
-        .clock(c_eovf$clock)
-    );
-    fanin_dest_c_fov c_fov(
-        .d(c_fov$d),
-        .q(c_fov$q),
-        .clock(c_fov$clock)
-    );
-    fanin_dest_orig_c orig_c(
-        .d(orig_c$d),
-        .q(orig_c$q),
-        .clock(orig_c$clock)
-    );
-    fanin_dest_hlow hlow(
-        .d(hlow$d),
-        .q(hlow$q),
-        .clock(hlow$clock)
-    );
-    fanin_dest_mc_b mc_b(
-        .d(mc_b$d),
-        .q(mc_b$q),
-        .clock(mc_b$clock)
-    );
-    fanin_dest_pb_hit pb_hit(
-        .d(pb_hit$d),
-        .q(pb_hit$q),
-        .clock(pb_hit$clock)
-    );
-    fanin_dest_pb_fov pb_fov(
-        .d(pb_fov$d),
-        .q(pb_fov$q),
-        .clock(pb_fov$clock)
-    );
-    
-    // Update code
-    always @(*) begin
-        v_a$clock = clock;
-        v_b$clock = clock;
-        v_c$clock = clock;
-        hlow_s$clock = clock;
-        hs_mac$clock = clock;
-        hs_ip$clock = clock;
-        hs_udp$clock = clock;
-        hs_child$clock = clock;
-        hx_f$clock = clock;
-        hx_eovf$clock = clock;
-        hx_ov$clock = clock;
-        hx_ca$clock = clock;
-        hx_mc$clock = clock;
-        hx_orig$clock = clock;
-        hlow1$clock = clock;
-        mc_c$clock = clock;
-        c_ov$clock = clock;
-        c_ca$clock = clock;
-        c_eovf$clock = clock;
-        c_fov$clock = clock;
-        orig_c$clock = clock;
-        hlow$clock = clock;
-        mc_b$clock = clock;
-        pb_hit$clock = clock;
-        pb_fov$clock = clock;
-        v_a$d = v_a$q;
-        v_b$d = v_b$q;
-        v_c$d = v_c$q;
-        hlow_s$d = hlow_s$q;
-        hs_mac$d = hs_mac$q;
-        hs_ip$d = hs_ip$q;
-        hs_udp$d = hs_udp$q;
-        hs_child$d = hs_child$q;
-        hx_f$d = hx_f$q;
-        hx_eovf$d = hx_eovf$q;
-        hx_ov$d = hx_ov$q;
-        hx_ca$d = hx_ca$q;
-        hx_mc$d = hx_mc$q;
-        hx_orig$d = hx_orig$q;
-        hlow1$d = hlow1$q;
-        mc_c$d = mc_c$q;
-        c_ov$d = c_ov$q;
-        c_ca$d = c_ca$q;
-        c_eovf$d = c_eovf$q;
-        c_fov$d = c_fov$q;
-        orig_c$d = orig_c$q;
-        hlow$d = hlow$q;
-        mc_b$d = mc_b$q;
-        pb_hit$d = pb_hit$q;
-        pb_fov$d = pb_fov$q;
-        v_a_q = v_a$q;
-        v_c_q = v_c$q;
-        pb_hit_q = pb_hit$q;
-        pb_fov_q = pb_fov$q;
-        hdr_q = hg$hdr_q;
-        len_q = hg$len_q;
-        push = 32'h0;
-        push_mc = 1'b0;
-        if (v_b$q) begin
-            push = hlow$q;
-            push_mc = mc_b$q;
-        end
-        if (t4_v & (t4_a == hx_ca$q)) begin
-            ov_now = ov_new;
-        end
-        else begin
-            ov_now = hx_ov$q;
-        end
-        hg$clock = clock;
-        hg$dst_mac = hs_mac$q;
-        hg$src_mac = hx_f$q[(64'hd0)+:(48)];
-        hg$src_ip = hx_f$q[(64'ha0)+:(32)];
-        hg$dst_ip = hs_ip$q;
-        hg$src_port = hx_f$q[(64'hc0)+:(16)];
-        hg$dst_port = hs_udp$q;
-        hg$ptype = hx_f$q[(64'h0)+:(8)];
-        hg$flags = hx_f$q[(64'h8)+:(8)];
-        if (t4_v & (t4_a == c_ca$q)) begin
-            hg$ovf = c_eovf$q & ov_new;
-        end
-        else begin
-            hg$ovf = c_eovf$q & c_ov$q;
-        end
-        hg$exponent = hx_f$q[(64'h10)+:(8)];
-        hg$job = hx_f$q[(64'h18)+:(16)];
-        hg$elements = hx_f$q[(64'h28)+:(16)];
-        hg$block = hx_f$q[(64'h38)+:(32)];
-        hg$child = hs_child$q;
-        hg$bitmap = hx_f$q[(64'h60)+:(64)];
-        hg$pc_bitmap = item[(64'h60)+:(64)];
-        hg$orig = orig_c$q;
-        hg$orig_hdr = orig_hdr;
-        hg$orig_len = orig_len;
-        hg$ld = 1'b0;
-        hg$ld1 = 1'b0;
-        v_a$d = 1'b0;
-        v_b$d = v_c$q;
-        v_c$d = v_a$q;
-        if (v_a$q) begin
-            hg$ld1 = 1'b1;
-            c_fov$d = (hx_f$q[(64'h8)+:(8)] & fl_overflow) != 32'h0;
-            hlow1$d = hlow_s$q;
-            mc_c$d = hx_mc$q;
-            c_ov$d = ov_now;
-            c_ca$d = hx_ca$q;
-            c_eovf$d = hx_eovf$q;
-            orig_c$d = hx_orig$q;
-        end
-        if (v_c$q) begin
-            hg$ld = 1'b1;
-            pb_fov$d = c_fov$q;
-            hlow$d = hlow1$q;
-            mc_b$d = mc_c$q;
-        end
-        pb_hit$d = v_c$q & c_eovf$q & ~orig_c$q & t3_v & (t3_a == c_ca$q);
-        if (ld) begin
-            v_a$d = 1'b1;
-            hlow_s$d = port;
-            if (mc) begin
-                hs_mac$d = ch_mac;
-                hs_ip$d = ch_ip;
-                hs_udp$d = ch_udp;
-                if (rly) begin
-                    hs_child$d = item[(64'h58)+:(8)];
-                end
-                else begin
-                    hs_child$d = ch_child;
-                end
-            end
-            else begin
-                hs_mac$d = item[(64'h130)+:(48)];
-                hs_ip$d = item[(64'h100)+:(32)];
-                hs_udp$d = item[(64'h120)+:(16)];
-                hs_child$d = item[(64'h58)+:(8)];
-            end
-            hx_f$d[(64'hd0)+:(48)] = item[(64'hd0)+:(48)];
-            hx_f$d[(64'ha0)+:(32)] = item[(64'ha0)+:(32)];
-            hx_f$d[(64'hc0)+:(16)] = item[(64'hc0)+:(16)];
-            hx_f$d[(64'h0)+:(8)] = item[(64'h0)+:(8)];
-            hx_f$d[(64'h8)+:(8)] = item[(64'h8)+:(8)];
-            hx_f$d[(64'h10)+:(8)] = item[(64'h10)+:(8)];
-            hx_f$d[(64'h18)+:(16)] = item[(64'h18)+:(16)];
-            hx_f$d[(64'h28)+:(16)] = item[(64'h28)+:(16)];
-            hx_f$d[(64'h38)+:(32)] = item[(64'h38)+:(32)];
-            hx_f$d[(64'h60)+:(64)] = item[(64'h60)+:(64)];
-            hx_eovf$d = eovf;
-            hx_ov$d = ov;
-            hx_ca$d = cadr;
-            hx_mc$d = mc & ~rly;
-            hx_orig$d = orig;
-        end
-    end
-    
-endmodule // fanin_dest
-
-
-module fanin_dest_c_ca(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_c_ca
-
-
-module fanin_dest_c_eovf(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_c_eovf
-
-
-module fanin_dest_c_fov(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_c_fov
-
-
-module fanin_dest_c_ov(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_c_ov
-
-
-module fanin_dest_hg(dst_mac,src_mac,src_ip,dst_ip,src_port,dst_port,ptype,flags,exponent,job,elements,block,child,bitmap,pc_bitmap,hdr,clock,ld1,ld,ovf,orig,orig_hdr,orig_len,hdr_q,len_q,len);
-    
-    // Module arguments
-    input wire  [47:0] dst_mac;
-    input wire  [47:0] src_mac;
-    input wire  [31:0] src_ip;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] src_port;
-    input wire  [15:0] dst_port;
-    input wire  [7:0] ptype;
-    input wire  [7:0] flags;
-    input wire  [7:0] exponent;
-    input wire  [15:0] job;
-    input wire  [15:0] elements;
-    input wire  [31:0] block;
-    input wire  [7:0] child;
-    input wire  [63:0] bitmap;
-    input wire  [63:0] pc_bitmap;
-    output reg  [511:0] hdr;
-    input wire  clock;
-    input wire  ld1;
-    input wire  ld;
-    input wire  ovf;
-    input wire  orig;
-    input wire  [511:0] orig_hdr;
-    input wire  [15:0] orig_len;
-    output reg  [511:0] hdr_q;
-    output reg  [15:0] len_q;
-    output reg  [15:0] len;
-    
-    // Stub signals
-    reg  [511:0] hq$d;
-    wire  [511:0] hq$q;
-    reg  hq$clock;
-    reg  [15:0] lq$d;
-    wire  [15:0] lq$q;
-    reg  lq$clock;
-    reg  [47:0] r_dst_mac$d;
-    wire  [47:0] r_dst_mac$q;
-    reg  r_dst_mac$clock;
-    reg  [47:0] r_src_mac$d;
-    wire  [47:0] r_src_mac$q;
-    reg  r_src_mac$clock;
-    reg  [31:0] r_src_ip$d;
-    wire  [31:0] r_src_ip$q;
-    reg  r_src_ip$clock;
-    reg  [31:0] r_dst_ip$d;
-    wire  [31:0] r_dst_ip$q;
-    reg  r_dst_ip$clock;
-    reg  [15:0] r_src_port$d;
-    wire  [15:0] r_src_port$q;
-    reg  r_src_port$clock;
-    reg  [15:0] r_dst_port$d;
-    wire  [15:0] r_dst_port$q;
-    reg  r_dst_port$clock;
-    reg  [7:0] r_ptype$d;
-    wire  [7:0] r_ptype$q;
-    reg  r_ptype$clock;
-    reg  [7:0] r_flags$d;
-    wire  [7:0] r_flags$q;
-    reg  r_flags$clock;
-    reg  [7:0] r_exp$d;
-    wire  [7:0] r_exp$q;
-    reg  r_exp$clock;
-    reg  [15:0] r_job$d;
-    wire  [15:0] r_job$q;
-    reg  r_job$clock;
-    reg  [15:0] r_elements$d;
-    wire  [15:0] r_elements$q;
-    reg  r_elements$clock;
-    reg  [31:0] r_block$d;
-    wire  [31:0] r_block$q;
-    reg  r_block$clock;
-    reg  [7:0] r_child$d;
-    wire  [7:0] r_child$q;
-    reg  r_child$clock;
-    reg  [63:0] r_bitmap$d;
-    wire  [63:0] r_bitmap$q;
-    reg  r_bitmap$clock;
-    reg  [19:0] r_cs0$d;
-    wire  [19:0] r_cs0$q;
-    reg  r_cs0$clock;
-    reg  [15:0] r_total$d;
-    wire  [15:0] r_total$q;
-    reg  r_total$clock;
-    reg  [7:0] r_pc$d;
-    wire  [7:0] r_pc$q;
-    reg  r_pc$clock;
-    reg  [63:0] pcq$d;
-    wire  [63:0] pcq$q;
-    reg  pcq$clock;
-    reg  [47:0] lay$dst_mac;
-    reg  [47:0] lay$src_mac;
-    reg  [15:0] lay$total;
-    reg  [15:0] lay$csum;
-    reg  [31:0] lay$src_ip;
-    reg  [31:0] lay$dst_ip;
-    reg  [15:0] lay$src_port;
-    reg  [15:0] lay$dst_port;
-    reg  [15:0] lay$udp_len;
-    reg  [7:0] lay$ptype;
-    reg  [7:0] lay$flags;
-    reg  [7:0] lay$exponent;
-    reg  [15:0] lay$job;
-    reg  [15:0] lay$elements;
-    reg  [31:0] lay$block;
-    reg  [7:0] lay$child;
-    reg  [7:0] lay$count;
-    reg  [63:0] lay$bitmap;
-    wire  [511:0] lay$y;
-    
-    // Local signals
-    reg  [15:0] total;
-    reg  [19:0] cs0;
-    reg  [19:0] cs1;
-    reg  [19:0] cs2;
-    reg  [15:0] csum;
-    reg  [63:0] pc1;
-    reg  [63:0] pc2;
-    reg  [63:0] pc3;
-    reg  [63:0] pc4;
-    reg  [63:0] pc5;
-    reg  [63:0] pc6;
-    
-    // Sub module instances
-    fanin_dest_hg_hq hq(
-        .d(hq$d),
-        .q(hq$q),
-        .clock(hq$clock)
-    );
-    fanin_dest_hg_lq lq(
-        .d(lq$d),
-        .q(lq$q),
-        .clock(lq$clock)
-    );
-    fanin_dest_hg_r_dst_mac r_dst_mac(
-        .d(r_dst_mac$d),
-        .q(r_dst_mac$q),
-        .clock(r_dst_mac$clock)
-    );
-    fanin_dest_hg_r_src_mac r_src_mac(
-        .d(r_src_mac$d),
-        .q(r_src_mac$q),
-        .clock(r_src_mac$clock)
-    );
-    fanin_dest_hg_r_src_ip r_src_ip(
-        .d(r_src_ip$d),
-        .q(r_src_ip$q),
-        .clock(r_src_ip$clock)
-    );
-    fanin_dest_hg_r_dst_ip r_dst_ip(
-        .d(r_dst_ip$d),
-        .q(r_dst_ip$q),
-        .clock(r_dst_ip$clock)
-    );
-    fanin_dest_hg_r_src_port r_src_port(
-        .d(r_src_port$d),
-        .q(r_src_port$q),
-        .clock(r_src_port$clock)
-    );
-    fanin_dest_hg_r_dst_port r_dst_port(
-        .d(r_dst_port$d),
-        .q(r_dst_port$q),
-        .clock(r_dst_port$clock)
-    );
-    fanin_dest_hg_r_ptype r_ptype(
-        .d(r_ptype$d),
-        .q(r_ptype$q),
-        .clock(r_ptype$clock)
-    );
-    fanin_dest_hg_r_flags r_flags(
-        .d(r_flags$d),
-        .q(r_flags$q),
-        .clock(r_flags$clock)
-    );
-    fanin_dest_hg_r_exp r_exp(
-        .d(r_exp$d),
-        .q(r_exp$q),
-        .clock(r_exp$clock)
-    );
-    fanin_dest_hg_r_job r_job(
-        .d(r_job$d),
-        .q(r_job$q),
-        .clock(r_job$clock)
-    );
-    fanin_dest_hg_r_elements r_elements(
-        .d(r_elements$d),
-        .q(r_elements$q),
-        .clock(r_elements$clock)
-    );
-    fanin_dest_hg_r_block r_block(
-        .d(r_block$d),
-        .q(r_block$q),
-        .clock(r_block$clock)
-    );
-    fanin_dest_hg_r_child r_child(
-        .d(r_child$d),
-        .q(r_child$q),
-        .clock(r_child$clock)
-    );
-    fanin_dest_hg_r_bitmap r_bitmap(
-        .d(r_bitmap$d),
-        .q(r_bitmap$q),
-        .clock(r_bitmap$clock)
-    );
-    fanin_dest_hg_r_cs0 r_cs0(
-        .d(r_cs0$d),
-        .q(r_cs0$q),
-        .clock(r_cs0$clock)
-    );
-    fanin_dest_hg_r_total r_total(
-        .d(r_total$d),
-        .q(r_total$q),
-        .clock(r_total$clock)
-    );
-    fanin_dest_hg_r_pc r_pc(
-        .d(r_pc$d),
-        .q(r_pc$q),
-        .clock(r_pc$clock)
-    );
-    fanin_dest_hg_pcq pcq(
-        .d(pcq$d),
-        .q(pcq$q),
-        .clock(pcq$clock)
-    );
-    fanin_dest_hg_lay lay(
-        .dst_mac(lay$dst_mac),
-        .src_mac(lay$src_mac),
-        .total(lay$total),
-        .csum(lay$csum),
-        .src_ip(lay$src_ip),
-        .dst_ip(lay$dst_ip),
-        .src_port(lay$src_port),
-        .dst_port(lay$dst_port),
-        .udp_len(lay$udp_len),
-        .ptype(lay$ptype),
-        .flags(lay$flags),
-        .exponent(lay$exponent),
-        .job(lay$job),
-        .elements(lay$elements),
-        .block(lay$block),
-        .child(lay$child),
-        .count(lay$count),
-        .bitmap(lay$bitmap),
-        .y(lay$y)
-    );
-    
-    // Update code
-    always @(*) begin
-        hq$clock = clock;
-        lq$clock = clock;
-        r_dst_mac$clock = clock;
-        r_src_mac$clock = clock;
-        r_src_ip$clock = clock;
-        r_dst_ip$clock = clock;
-        r_src_port$clock = clock;
-        r_dst_port$clock = clock;
-        r_ptype$clock = clock;
-        r_flags$clock = clock;
-        r_exp$clock = clock;
-        r_job$clock = clock;
-        r_elements$clock = clock;
-        r_block$clock = clock;
-        r_child$clock = clock;
-        r_bitmap$clock = clock;
-        r_cs0$clock = clock;
-        r_total$clock = clock;
-        r_pc$clock = clock;
-        pcq$clock = clock;
-        hq$d = hq$q;
-        lq$d = lq$q;
-        r_dst_mac$d = r_dst_mac$q;
-        r_src_mac$d = r_src_mac$q;
-        r_src_ip$d = r_src_ip$q;
-        r_dst_ip$d = r_dst_ip$q;
-        r_src_port$d = r_src_port$q;
-        r_dst_port$d = r_dst_port$q;
-        r_ptype$d = r_ptype$q;
-        r_flags$d = r_flags$q;
-        r_exp$d = r_exp$q;
-        r_job$d = r_job$q;
-        r_elements$d = r_elements$q;
-        r_block$d = r_block$q;
-        r_child$d = r_child$q;
-        r_bitmap$d = r_bitmap$q;
-        r_cs0$d = r_cs0$q;
-        r_total$d = r_total$q;
-        r_pc$d = r_pc$q;
-        pcq$d = pcq$q;
-        total = (elements << 32'h2) + 32'h32;
-        cs0 = ((total) & 20'hfffff) + 32'h4500 + 32'h4000 + 32'h4011 + ((src_ip[(32'h10)+:(16)]) & 20'hfffff) + ((src_ip[(32'h0)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h10)+:(16)]) & 20'hfffff) + ((dst_ip[(32'h0)+:(16)]) & 20'hfffff);
-        pc1 = pc_bitmap - ((pc_bitmap >> 32'h1) & 64'h5555555555555555);
-        pc2 = (pc1 & 64'h3333333333333333) + ((pc1 >> 32'h2) & 64'h3333333333333333);
-        pc3 = (pc2 + (pc2 >> 32'h4)) & 64'hf0f0f0f0f0f0f0f;
-        pcq$d = pc3;
-        pc4 = pcq$q + (pcq$q >> 32'h8);
-        pc5 = pc4 + (pc4 >> 32'h10);
-        pc6 = (pc5 + (pc5 >> 32'h20)) & 32'h7f;
-        if (ld1) begin
-            r_dst_mac$d = dst_mac;
-            r_src_mac$d = src_mac;
-            r_src_ip$d = src_ip;
-            r_dst_ip$d = dst_ip;
-            r_src_port$d = src_port;
-            r_dst_port$d = dst_port;
-            r_ptype$d = ptype;
-            r_flags$d = flags;
-            r_exp$d = exponent;
-            r_job$d = job;
-            r_elements$d = elements;
-            r_block$d = block;
-            r_child$d = child;
-            r_bitmap$d = bitmap;
-            r_cs0$d = cs0;
-            r_total$d = total;
-            r_pc$d = pc6[(32'h0)+:(8)];
-        end
-        len = r_total$q + 32'he;
-        cs1 = (r_cs0$q & 32'hffff) + (r_cs0$q >> 32'h10);
-        cs2 = (cs1 & 32'hffff) + (cs1 >> 32'h10);
-        csum = ~cs2[(32'h0)+:(16)];
-        lay$dst_mac = r_dst_mac$q;
-        lay$src_mac = r_src_mac$q;
-        lay$total = r_total$q;
-        lay$csum = csum;
-        lay$src_ip = r_src_ip$q;
-        lay$dst_ip = r_dst_ip$q;
-        lay$src_port = r_src_port$q;
-        lay$dst_port = r_dst_port$q;
-        lay$udp_len = r_total$q - 32'h14;
-        lay$ptype = r_ptype$q;
-        if (ovf) begin
-            lay$flags = r_flags$q | 32'h8;
-        end
-        else begin
-            lay$flags = r_flags$q;
-        end
-        lay$exponent = r_exp$q;
-        lay$job = r_job$q;
-        lay$elements = r_elements$q;
-        lay$block = r_block$q;
-        lay$child = r_child$q;
-        lay$count = r_pc$q;
-        lay$bitmap = r_bitmap$q;
-        hdr = lay$y;
-        if (ld) begin
-            if (orig) begin
-                hq$d = orig_hdr;
-                lq$d = orig_len;
-            end
-            else begin
-                hq$d = lay$y;
-                lq$d = len;
-            end
-        end
-        hdr_q = hq$q;
-        len_q = lq$q;
-    end
-    
-endmodule // fanin_dest_hg
-
-
-module fanin_dest_hg_hq(d,q,clock);
-    
-    // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 512'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_hq
-
-
-module fanin_dest_hg_lay(dst_mac,src_mac,total,csum,src_ip,dst_ip,src_port,dst_port,udp_len,ptype,flags,exponent,job,elements,block,child,count,bitmap,y);
-    
-    // Module arguments
-    input wire  [47:0] dst_mac;
-    input wire  [47:0] src_mac;
-    input wire  [15:0] total;
-    input wire  [15:0] csum;
-    input wire  [31:0] src_ip;
-    input wire  [31:0] dst_ip;
-    input wire  [15:0] src_port;
-    input wire  [15:0] dst_port;
-    input wire  [15:0] udp_len;
-    input wire  [7:0] ptype;
-    input wire  [7:0] flags;
-    input wire  [7:0] exponent;
-    input wire  [15:0] job;
-    input wire  [15:0] elements;
-    input wire  [31:0] block;
-    input wire  [7:0] child;
-    input wire  [7:0] count;
-    input wire  [63:0] bitmap;
-    output reg  [511:0] y;
-    
-    // Update code (custom)
-    assign y = {bitmap[7:0], bitmap[15:8], bitmap[23:16], bitmap[31:24], bitmap[39:32], bitmap[47:40], bitmap[55:48], bitmap[63:56], count[7:0], child[7:0], block[7:0], block[15:8], block[23:16], block[31:24], elements[7:0], elements[15:8], job[7:0], job[15:8], exponent[7:0], flags[7:0], ptype[7:0], 8'h01, 8'h00, 8'h00, udp_len[7:0], udp_len[15:8], dst_port[7:0], dst_port[15:8], src_port[7:0], src_port[15:8], dst_ip[7:0], dst_ip[15:8], dst_ip[23:16], dst_ip[31:24], src_ip[7:0], src_ip[15:8], src_ip[23:16], src_ip[31:24], csum[7:0], csum[15:8], 8'h11, 8'h40, 8'h00, 8'h40, 8'h00, 8'h00, total[7:0], total[15:8], 8'h00, 8'h45, 8'h00, 8'h08, src_mac[7:0], src_mac[15:8], src_mac[23:16], src_mac[31:24], src_mac[39:32], src_mac[47:40], dst_mac[7:0], dst_mac[15:8], dst_mac[23:16], dst_mac[31:24], dst_mac[39:32], dst_mac[47:40]};
-endmodule // fanin_dest_hg_lay
-
-
-module fanin_dest_hg_lq(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_lq
-
-
-module fanin_dest_hg_pcq(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_pcq
-
-
-module fanin_dest_hg_r_bitmap(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_bitmap
-
-
-module fanin_dest_hg_r_block(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_block
-
-
-module fanin_dest_hg_r_child(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_child
-
-
-module fanin_dest_hg_r_cs0(d,q,clock);
-    
-    // Module arguments
-    input wire  [19:0] d;
-    output reg  [19:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 20'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_cs0
-
-
-module fanin_dest_hg_r_dst_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_dst_ip
-
-
-module fanin_dest_hg_r_dst_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_dst_mac
-
-
-module fanin_dest_hg_r_dst_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_dst_port
-
-
-module fanin_dest_hg_r_elements(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_elements
-
-
-module fanin_dest_hg_r_exp(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_exp
-
-
-module fanin_dest_hg_r_flags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_flags
-
-
-module fanin_dest_hg_r_job(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_job
-
-
-module fanin_dest_hg_r_pc(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_pc
-
-
-module fanin_dest_hg_r_ptype(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_ptype
-
-
-module fanin_dest_hg_r_src_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_src_ip
-
-
-module fanin_dest_hg_r_src_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_src_mac
-
-
-module fanin_dest_hg_r_src_port(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_src_port
-
-
-module fanin_dest_hg_r_total(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hg_r_total
-
-
-module fanin_dest_hlow(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hlow
-
-
-module fanin_dest_hlow1(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hlow1
-
-
-module fanin_dest_hlow_s(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hlow_s
-
-
-module fanin_dest_hs_child(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hs_child
-
-
-module fanin_dest_hs_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hs_ip
-
-
-module fanin_dest_hs_mac(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hs_mac
-
-
-module fanin_dest_hs_udp(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hs_udp
-
-
-module fanin_dest_hx_ca(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hx_ca
-
-
-module fanin_dest_hx_eovf(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hx_eovf
-
-
-module fanin_dest_hx_f(d,q,clock);
-    
-    // Module arguments
-    input wire  [255:0] d;
-    output reg  [255:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 256'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hx_f
-
-
-module fanin_dest_hx_mc(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hx_mc
-
-
-module fanin_dest_hx_orig(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hx_orig
-
-
-module fanin_dest_hx_ov(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_hx_ov
-
-
-module fanin_dest_mc_b(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_mc_b
-
-
-module fanin_dest_mc_c(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_mc_c
-
-
-module fanin_dest_orig_c(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_orig_c
-
-
-module fanin_dest_pb_fov(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_pb_fov
-
-
-module fanin_dest_pb_hit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_pb_hit
-
-
-module fanin_dest_v_a(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_v_a
-
-
-module fanin_dest_v_b(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_v_b
-
-
-module fanin_dest_v_c(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dest_v_c
-
-
 module fanin_dq_act(d,q,clock);
     
     // Module arguments
@@ -18486,82 +20291,6 @@ module fanin_dx_sel(d,q,clock);
 endmodule // fanin_dx_sel
 
 
-module fanin_e_last(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_e_last
-
-
-module fanin_e_mc(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_e_mc
-
-
-module fanin_e_more(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_e_more
-
-
-module fanin_e_orig(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_e_orig
-
-
 module fanin_e_scan(d,q,clock);
     
     // Module arguments
@@ -18579,44 +20308,6 @@ module fanin_e_scan(d,q,clock);
     end
           
 endmodule // fanin_e_scan
-
-
-module fanin_e_slot(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_e_slot
-
-
-module fanin_ei(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ei
 
 
 module fanin_hdr(d,q,clock);
@@ -27548,25 +29239,6 @@ module fanin_meta_wq_v(d,q,clock);
 endmodule // fanin_meta_wq_v
 
 
-module fanin_more(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_more
-
-
 module fanin_now_r(d,q,clock);
     
     // Module arguments
@@ -27586,44 +29258,6 @@ module fanin_now_r(d,q,clock);
 endmodule // fanin_now_r
 
 
-module fanin_nr(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_nr
-
-
-module fanin_nr1(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_nr1
-
-
 module fanin_nrows(d,q,clock);
     
     // Module arguments
@@ -27641,761 +29275,6 @@ module fanin_nrows(d,q,clock);
     end
           
 endmodule // fanin_nrows
-
-
-module fanin_o_f(d,q,clock);
-    
-    // Module arguments
-    input wire  [351:0] d;
-    output reg  [351:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 352'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_o_f
-
-
-module fanin_ovb(clock,tg_v,tg_first,start,cadr,sat,t3_v_q,t3_a_q,t4_v_q,t4_a_q,or_a_q,rd,prev);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  tg_v;
-    input wire  tg_first;
-    input wire  start;
-    input wire  [23:0] cadr;
-    input wire  sat;
-    output reg  t3_v_q;
-    output reg  [23:0] t3_a_q;
-    output reg  t4_v_q;
-    output reg  [23:0] t4_a_q;
-    output reg  [23:0] or_a_q;
-    output reg  rd;
-    output reg  prev;
-    
-    // Stub signals
-    reg  ovram$clock;
-    reg  [23:0] ovram$waddr;
-    reg  [1:0] ovram$wdata;
-    reg  [31:0] ovram$we;
-    reg  [23:0] ovram$raddr;
-    wire  [1:0] ovram$rdata;
-    reg  t1_v$d;
-    wire  t1_v$q;
-    reg  t1_v$clock;
-    reg  t1_first$d;
-    wire  t1_first$q;
-    reg  t1_first$clock;
-    reg  t1_start$d;
-    wire  t1_start$q;
-    reg  t1_start$clock;
-    reg  [23:0] t1_a$d;
-    wire  [23:0] t1_a$q;
-    reg  t1_a$clock;
-    reg  t2_v$d;
-    wire  t2_v$q;
-    reg  t2_v$clock;
-    reg  t2_first$d;
-    wire  t2_first$q;
-    reg  t2_first$clock;
-    reg  t2_start$d;
-    wire  t2_start$q;
-    reg  t2_start$clock;
-    reg  [23:0] t2_a$d;
-    wire  [23:0] t2_a$q;
-    reg  t2_a$clock;
-    reg  t3_v$d;
-    wire  t3_v$q;
-    reg  t3_v$clock;
-    reg  t3_first$d;
-    wire  t3_first$q;
-    reg  t3_first$clock;
-    reg  t3_start$d;
-    wire  t3_start$q;
-    reg  t3_start$clock;
-    reg  [23:0] t3_a$d;
-    wire  [23:0] t3_a$q;
-    reg  t3_a$clock;
-    reg  t4_v$d;
-    wire  t4_v$q;
-    reg  t4_v$clock;
-    reg  t4_first$d;
-    wire  t4_first$q;
-    reg  t4_first$clock;
-    reg  t4_start$d;
-    wire  t4_start$q;
-    reg  t4_start$clock;
-    reg  [23:0] t4_a$d;
-    wire  [23:0] t4_a$q;
-    reg  t4_a$clock;
-    reg  ov_run$d;
-    wire  ov_run$q;
-    reg  ov_run$clock;
-    reg  ow_v$d;
-    wire  ow_v$q;
-    reg  ow_v$clock;
-    reg  [23:0] ow_a$d;
-    wire  [23:0] ow_a$q;
-    reg  ow_a$clock;
-    reg  ow_val$d;
-    wire  ow_val$q;
-    reg  ow_val$clock;
-    reg  [23:0] or_a$d;
-    wire  [23:0] or_a$q;
-    reg  or_a$clock;
-    
-    // Local signals
-    reg  [23:0] ov_ra;
-    reg  ov_rd;
-    reg  ov_prev;
-    reg  ov_new;
-    
-    // Sub module instances
-    fanin_ovb_ovram ovram(
-        .clock(ovram$clock),
-        .waddr(ovram$waddr),
-        .wdata(ovram$wdata),
-        .we(ovram$we),
-        .raddr(ovram$raddr),
-        .rdata(ovram$rdata)
-    );
-    fanin_ovb_t1_v t1_v(
-        .d(t1_v$d),
-        .q(t1_v$q),
-        .clock(t1_v$clock)
-    );
-    fanin_ovb_t1_first t1_first(
-        .d(t1_first$d),
-        .q(t1_first$q),
-        .clock(t1_first$clock)
-    );
-    fanin_ovb_t1_start t1_start(
-        .d(t1_start$d),
-        .q(t1_start$q),
-        .clock(t1_start$clock)
-    );
-    fanin_ovb_t1_a t1_a(
-        .d(t1_a$d),
-        .q(t1_a$q),
-        .clock(t1_a$clock)
-    );
-    fanin_ovb_t2_v t2_v(
-        .d(t2_v$d),
-        .q(t2_v$q),
-        .clock(t2_v$clock)
-    );
-    fanin_ovb_t2_first t2_first(
-        .d(t2_first$d),
-        .q(t2_first$q),
-        .clock(t2_first$clock)
-    );
-    fanin_ovb_t2_start t2_start(
-        .d(t2_start$d),
-        .q(t2_start$q),
-        .clock(t2_start$clock)
-    );
-    fanin_ovb_t2_a t2_a(
-        .d(t2_a$d),
-        .q(t2_a$q),
-        .clock(t2_a$clock)
-    );
-    fanin_ovb_t3_v t3_v(
-        .d(t3_v$d),
-        .q(t3_v$q),
-        .clock(t3_v$clock)
-    );
-    fanin_ovb_t3_first t3_first(
-        .d(t3_first$d),
-        .q(t3_first$q),
-        .clock(t3_first$clock)
-    );
-    fanin_ovb_t3_start t3_start(
-        .d(t3_start$d),
-        .q(t3_start$q),
-        .clock(t3_start$clock)
-    );
-    fanin_ovb_t3_a t3_a(
-        .d(t3_a$d),
-        .q(t3_a$q),
-        .clock(t3_a$clock)
-    );
-    fanin_ovb_t4_v t4_v(
-        .d(t4_v$d),
-        .q(t4_v$q),
-        .clock(t4_v$clock)
-    );
-    fanin_ovb_t4_first t4_first(
-        .d(t4_first$d),
-        .q(t4_first$q),
-        .clock(t4_first$clock)
-    );
-    fanin_ovb_t4_start t4_start(
-        .d(t4_start$d),
-        .q(t4_start$q),
-        .clock(t4_start$clock)
-    );
-    fanin_ovb_t4_a t4_a(
-        .d(t4_a$d),
-        .q(t4_a$q),
-        .clock(t4_a$clock)
-    );
-    fanin_ovb_ov_run ov_run(
-        .d(ov_run$d),
-        .q(ov_run$q),
-        .clock(ov_run$clock)
-    );
-    fanin_ovb_ow_v ow_v(
-        .d(ow_v$d),
-        .q(ow_v$q),
-        .clock(ow_v$clock)
-    );
-    fanin_ovb_ow_a ow_a(
-        .d(ow_a$d),
-        .q(ow_a$q),
-        .clock(ow_a$clock)
-    );
-    fanin_ovb_ow_val ow_val(
-        .d(ow_val$d),
-        .q(ow_val$q),
-        .clock(ow_val$clock)
-    );
-    fanin_ovb_or_a or_a(
-        .d(or_a$d),
-        .q(or_a$q),
-        .clock(or_a$clock)
-    );
-    
-    // Update code
-    always @(*) begin
-        t1_v$clock = clock;
-        t1_first$clock = clock;
-        t1_start$clock = clock;
-        t1_a$clock = clock;
-        t2_v$clock = clock;
-        t2_first$clock = clock;
-        t2_start$clock = clock;
-        t2_a$clock = clock;
-        t3_v$clock = clock;
-        t3_first$clock = clock;
-        t3_start$clock = clock;
-        t3_a$clock = clock;
-        t4_v$clock = clock;
-        t4_first$clock = clock;
-        t4_start$clock = clock;
-        t4_a$clock = clock;
-        ov_run$clock = clock;
-        ow_v$clock = clock;
-        ow_a$clock = clock;
-        ow_val$clock = clock;
-        or_a$clock = clock;
-        t1_v$d = t1_v$q;
-        t1_first$d = t1_first$q;
-        t1_start$d = t1_start$q;
-        t1_a$d = t1_a$q;
-        t2_v$d = t2_v$q;
-        t2_first$d = t2_first$q;
-        t2_start$d = t2_start$q;
-        t2_a$d = t2_a$q;
-        t3_v$d = t3_v$q;
-        t3_first$d = t3_first$q;
-        t3_start$d = t3_start$q;
-        t3_a$d = t3_a$q;
-        t4_v$d = t4_v$q;
-        t4_first$d = t4_first$q;
-        t4_start$d = t4_start$q;
-        t4_a$d = t4_a$q;
-        ov_run$d = ov_run$q;
-        ow_v$d = ow_v$q;
-        ow_a$d = ow_a$q;
-        ow_val$d = ow_val$q;
-        or_a$d = or_a$q;
-        ovram$clock = clock;
-        if (t3_v$q) begin
-            ov_ra = t3_a$q;
-        end
-        else begin
-            ov_ra = cadr;
-        end
-        ovram$raddr = ov_ra;
-        or_a$d = ov_ra;
-        if (ow_v$q & (ow_a$q == or_a$q)) begin
-            ov_rd = ow_val$q;
-        end
-        else begin
-            ov_rd = ovram$rdata[32'h0];
-        end
-        if (t4_first$q) begin
-            ov_prev = ~t4_start$q & ov_rd;
-        end
-        else begin
-            ov_prev = ov_run$q;
-        end
-        ov_new = ov_prev | sat;
-        t3_v_q = t3_v$q;
-        t3_a_q = t3_a$q;
-        t4_v_q = t4_v$q;
-        t4_a_q = t4_a$q;
-        or_a_q = or_a$q;
-        rd = ov_rd;
-        prev = ov_prev;
-        t1_v$d = tg_v;
-        t1_first$d = tg_first;
-        t1_start$d = start;
-        t1_a$d = cadr;
-        t2_v$d = t1_v$q;
-        t2_first$d = t1_first$q;
-        t2_start$d = t1_start$q;
-        t2_a$d = t1_a$q;
-        t3_v$d = t2_v$q;
-        t3_first$d = t2_first$q;
-        t3_start$d = t2_start$q;
-        t3_a$d = t2_a$q;
-        t4_v$d = t3_v$q;
-        t4_first$d = t3_first$q;
-        t4_start$d = t3_start$q;
-        t4_a$d = t3_a$q;
-        ovram$waddr = t4_a$q;
-        ovram$wdata = ((ov_new) & 2'h3);
-        ovram$we = 32'h0;
-        ow_v$d = 1'b0;
-        if (t4_v$q) begin
-            ovram$we = 32'h1;
-            ow_v$d = 1'b1;
-            ow_a$d = t4_a$q;
-            ow_val$d = ov_new;
-            ov_run$d = ov_new;
-        end
-    end
-    
-endmodule // fanin_ovb
-
-
-module fanin_ovb_or_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_or_a
-
-
-module fanin_ovb_ov_run(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_ov_run
-
-
-module fanin_ovb_ovram(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [1:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [1:0] rdata;
-    
-    // Update code (custom)
-    // 512 x 2 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 9 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [1:0] mem [0:511];
-    reg [1:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[8:0]];
-        if (we[0]) mem[waddr[8:0]][0 +: 2] <= wdata[0 +: 2];
-    end
-endmodule // fanin_ovb_ovram
-
-
-module fanin_ovb_ow_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_ow_a
-
-
-module fanin_ovb_ow_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_ow_v
-
-
-module fanin_ovb_ow_val(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_ow_val
-
-
-module fanin_ovb_t1_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t1_a
-
-
-module fanin_ovb_t1_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t1_first
-
-
-module fanin_ovb_t1_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t1_start
-
-
-module fanin_ovb_t1_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t1_v
-
-
-module fanin_ovb_t2_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t2_a
-
-
-module fanin_ovb_t2_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t2_first
-
-
-module fanin_ovb_t2_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t2_start
-
-
-module fanin_ovb_t2_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t2_v
-
-
-module fanin_ovb_t3_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t3_a
-
-
-module fanin_ovb_t3_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t3_first
-
-
-module fanin_ovb_t3_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t3_start
-
-
-module fanin_ovb_t3_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t3_v
-
-
-module fanin_ovb_t4_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t4_a
-
-
-module fanin_ovb_t4_first(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t4_first
-
-
-module fanin_ovb_t4_start(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t4_start
-
-
-module fanin_ovb_t4_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ovb_t4_v
 
 
 module fanin_own_age(d,q,clock);
@@ -30403,348 +31282,6 @@ module fanin_pick_pk_idx(d,q,clock);
 endmodule // fanin_pick_pk_idx
 
 
-module fanin_pm_two(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pm_two
-
-
-module fanin_pmask(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pmask
-
-
-module fanin_pp_child_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_child_0
-
-
-module fanin_pp_child_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_child_1
-
-
-module fanin_pp_child_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_child_2
-
-
-module fanin_pp_child_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_child_3
-
-
-module fanin_pp_ip_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_ip_0
-
-
-module fanin_pp_ip_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_ip_1
-
-
-module fanin_pp_ip_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_ip_2
-
-
-module fanin_pp_ip_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_ip_3
-
-
-module fanin_pp_mac_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_mac_0
-
-
-module fanin_pp_mac_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_mac_1
-
-
-module fanin_pp_mac_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_mac_2
-
-
-module fanin_pp_mac_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_mac_3
-
-
-module fanin_pp_udp_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_udp_0
-
-
-module fanin_pp_udp_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_udp_1
-
-
-module fanin_pp_udp_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_udp_2
-
-
-module fanin_pp_udp_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pp_udp_3
-
-
 module fanin_pr_f(d,q,clock);
     
     // Module arguments
@@ -31503,63 +32040,6 @@ module fanin_q_toolong(d,q,clock);
     end
           
 endmodule // fanin_q_toolong
-
-
-module fanin_ri(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ri
-
-
-module fanin_ri2(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ri2
-
-
-module fanin_rl(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_rl
 
 
 module fanin_row0(d,q,clock);

@@ -11,7 +11,6 @@
     clippy::collapsible_match
 )]
 
-use crate::acc::Acc;
 use crate::hdrgen::ArpLayout;
 use crate::layout::{at, mask, ChildWord, HdrWindow, JobWord, MetaWord, RegValue};
 use crate::parse::{
@@ -28,10 +27,12 @@ use rust_hdl::prelude::*;
 use states::{event, flag};
 pub use states::{Action, BackState, DecState, Fields, FrontState, OutFields, SessState};
 
+pub mod back;
 pub mod copy;
 pub mod counters;
 pub mod csr;
 pub mod dest;
+pub mod finish;
 pub mod lookup;
 pub mod metaport;
 mod new;
@@ -43,13 +44,11 @@ pub mod staging;
 pub mod states;
 pub mod timer;
 
-use copy::CopyPipe;
+use back::BackEnd;
 use counters::Counters;
 use csr::Csr;
-use dest::DestPipe;
 use lookup::Lookup;
 use metaport::MetaPort;
-use overflow::OvfBits;
 use pick::Pick;
 use session::SessionUnit;
 use timer::Timer;
@@ -153,7 +152,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     rx: Vec<Rx<DW, KW, WB>>,
     tx: Vec<Tx<DW, KW, WB>>,
     parser: Parser,
-    acc: Acc<WB>,
     /// The ARP reply to the frame in `hdr` (pure wiring; loaded into `b_hdr` for an ARP
     /// request handed over).
     arp_lay: ArpLayout,
@@ -171,8 +169,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // each port's bitmap population count.
     pick: Pick,
     // Pipeline registers that keep the decision logic shallow.
-    e_more: DFF<bool>,
-    e_last: DFF<bool>,
     la_chk: DFF<Bits<16>>,
     // LOOK: a frame waits here for the decision stages (`lk_v`: it holds one).
     lk_v: DFF<bool>,
@@ -185,7 +181,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     own_age: DFF<Bits<2>>,
     q_rows: DFF<Bits<16>>,
     q_rle1: DFF<bool>,
-    rl: DFF<bool>,
     sage: DFF<Bits<32>>,
     bq_inc: DFF<bool>,
     bq_dec: DFF<bool>,
@@ -372,9 +367,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     len: DFF<Bits<16>>,
     row0: DFF<Bits<16>>,
     nrows: DFF<Bits<16>>,
-    ri: DFF<Bits<16>>,
-    /// `ri + 2`, kept beside `ri` (the last-row compare reads it: no adder before it).
-    ri2: DFF<Bits<16>>,
     ji: DFF<Bits<8>>,
     je: DFF<Bits<JOB_W>>,
     jep: DFF<Bits<32>>,
@@ -398,51 +390,12 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     q_sidle: DFF<bool>,
     q_semit: DFF<bool>,
     cadr: DFF<Bits<ADDR_W>>,
-    agg_op: DFF<Bits<2>>,
-    nr: DFF<Bits<16>>,
-    // `max(nr, 1)`, registered with `nr` (the RMW's last-row test starts from it).
-    nr1: DFF<Bits<16>>,
-    ei: DFF<Bits<8>>,
-    e_mc: DFF<bool>,
-    // The back end's item relays an ACCEPT or REFUSE (`sq_rly`).
-    b_rly: DFF<bool>,
-    e_slot: DFF<bool>,
-    e_orig: DFF<bool>,
     e_scan: DFF<bool>,
     now_r: DFF<Bits<32>>,
-    o_f: DFF<OutFields>,
-    // Back end: the item it works on (written by the front end at hand-over).
-    bstate: DFF<BackState>,
-    b_sel: DFF<Bits<4>>,
-    b_row0: DFF<Bits<16>>,
-    b_nrows: DFF<Bits<16>>,
-    b_enr: DFF<Bits<16>>,
-    b_rel: DFF<bool>,
-    b_cadr: DFF<Bits<ADDR_W>>,
-    b_hdr: DFF<Bits<512>>,
-    b_len: DFF<Bits<16>>,
-    b_ji: DFF<Bits<8>>,
-    b_nch: DFF<Bits<8>>,
-    b_emit: DFF<bool>,
-    b_eovf: DFF<bool>,
-    // Multicast rounds: child scan and destination ports.
-    cs_i: DFF<Bits<8>>,
-    cs_j: DFF<Bits<8>>,
-    cs_v: DFF<bool>,
-    more: DFF<bool>,
-    pmask: DFF<Bits<8>>,
-    // The destination pipeline (`dest.rs`): select, HdrGen's two stages, push.
-    dest: DestPipe,
-    c_ovbit: Constant<Bits<512>>,
-    p_hdr_x: Signal<Local, Bits<512>>,
-    pp_mac: Vec<DFF<Bits<48>>>,
-    pp_ip: Vec<DFF<Bits<32>>>,
-    pp_udp: Vec<DFF<Bits<16>>>,
-    pp_child: Vec<DFF<Bits<8>>>,
+    // The back end (`back.rs`): the row work of one item at a time, its destinations, the
+    // Acc; its child-table copy (the child scan of a later multicast round).
+    back: BackEnd<WB>,
     chram2: FaninRam<CHILD_W>,
-    // Overflow bit per slot copy, with the tags that follow RMW rows through the Acc
-    // (`overflow.rs`).
-    ovb: OvfBits,
     // Timer and scan: the tick, the sweep and the scan's pointer (`timer.rs`); the front
     // end's turn between a frame and a scan visit (`scan_turn`).
     timer: Timer,
@@ -459,30 +412,11 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pick_ok: Signal<Local, bool>,
     h_st: Signal<Local, BackState>,
     b_free: Signal<Local, bool>,
-    /// `e_last` for an item or round handed over this cycle (written when `b_free`).
-    el_init: Signal<Local, bool>,
     b_done: Signal<Local, bool>,
     ev_b: Signal<Local, Bits<32>>,
-    pm_low: Signal<Local, Bits<8>>,
-    sel_mac: Signal<Local, Bits<48>>,
-    sel_ip: Signal<Local, Bits<32>>,
-    sel_udp: Signal<Local, Bits<16>>,
-    sel_child: Signal<Local, Bits<8>>,
     all_rdy: Signal<Local, bool>,
-    cs_port: Signal<Local, Bits<4>>,
-    cs_hit: Signal<Local, bool>,
-    // The child read in the back end's scan takes part in the round (as `ps_ok`).
-    cs_ok: Signal<Local, bool>,
     // DECIDE's action is a relay (`Action::Relay`).
     d_rly: Signal<Local, bool>,
-    tg_v: Signal<Local, bool>,
-    tg_first: Signal<Local, bool>,
-    ov_new: Signal<Local, bool>,
-    ov_cur: Signal<Local, bool>,
-    hdr_ok: Signal<Local, bool>,
-    last_sel: Signal<Local, bool>,
-    pm_two: DFF<bool>,
-    h_latch: Signal<Local, bool>,
     rpm: Signal<Local, Bits<8>>,
     jcb: Signal<Local, Bits<64>>,
     chaddr: Signal<Local, Bits<ADDR_W>>,
@@ -521,7 +455,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     rows_m: Signal<Local, Bits<16>>,
     sj: Signal<Local, Bits<JOB_W>>,
     sj_ep: Signal<Local, Bits<32>>,
-    acc_row: Signal<Local, Bits<WB>>,
     bz_inc: Signal<Local, bool>,
     bz_dec: Signal<Local, bool>,
     bz_j: Signal<Local, Bits<8>>,
@@ -536,7 +469,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dbi: Signal<Local, bool>,
     dbd: Signal<Local, bool>,
     dhwc: Signal<Local, bool>,
-    rx_row_data: Signal<Local, Bits<WB>>,
     ev: Signal<Local, Bits<32>>,
     rx_ev: Vec<Signal<Local, bool>>,
     // Constants (from the configuration).
@@ -546,8 +478,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     c_idx8: Vec<Constant<Bits<8>>>,
     c_mclog: Constant<Bits<16>>,
     c_mcmask: Constant<Bits<ADDR_W>>,
-    c_rpclog: Constant<Bits<16>>,
-    c_lprlog: Constant<Bits<16>>,
     c_lanes: Constant<Bits<16>>,
     // Named values (`states.rs`): counter events (`ev_<counter>`: bit k of `ev` counts
     // `Counter::ALL[k]`), slot-copy states, packet types, header flags, parser terms.
@@ -646,14 +576,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // The staged item's one payload row is `sq_b_nonce` (an ACCEPT), not a buffer's.
     sq_reg: DFF<bool>,
     sq_b_nonce: DFF<Bits<32>>,
-    b_reg: DFF<bool>,
-    b_nonce: DFF<Bits<32>>,
-    nonce_be: Signal<Local, Bits<32>>,
-    nonce_row: Signal<Local, Bits<WB>>,
     // The copied rows from the read to the egress ports (`copy.rs`); a row is read this
     // cycle (`cp_rd`).
-    copy: CopyPipe,
-    cp_rd: Signal<Local, bool>,
     // Per job-table entry, the root's session (`Session`): open, first block, newest block, ranks joined.
     // Session members (row `entry · 64 + rank`, `layout::member`).
     ev_refused: Constant<Bits<32>>,
@@ -678,24 +602,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count, pc_pop, q_st,
             q_busy_st, q_same, q_samebl, q_subset, q_disjoint, q_newer_cb, q_newer_bc, q_stale,
             q_qfull, q_badrank, q_toolong, q_badchild, q_chrank, q_degree, q_cpl0, q_cpl1, q_elne,
-            q_partial, q_sj, q_sflush, q_srecl, q_spartial, len, row0, nrows, ri, ri2, ji, je, jep,
-            chr, pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, agg_op, nr,
-            nr1, bstate, b_sel, b_row0, b_nrows, b_enr, b_rel, b_cadr, b_hdr, b_len, b_ji, b_nch,
-            b_emit, b_eovf, cs_i, cs_j, cs_v, more, pmask, pm_two, ei, e_mc, b_rly, e_slot, e_orig,
-            e_scan, now_r, o_f, scan_turn, e_more, e_last, la_chk, lk_v, dq_ev, dq_act, dq_aop,
-            dq_cpl, dq_merge, jgen, own_age, q_rows, q_rle1, rl, sage, bq_inc, bq_dec, bq_hwc,
-            bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join, dq_why, dq_hup, q_ses_nos, q_ses_old,
-            sbq, soq, hu_v, hu_j, hu_b, sq_reg, sq_b_nonce, b_reg, b_nonce
+            q_partial, q_sj, q_sflush, q_srecl, q_spartial, len, row0, nrows, ji, je, jep, chr,
+            pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, e_scan, now_r,
+            scan_turn, la_chk, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, own_age,
+            q_rows, q_rle1, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq,
+            x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b, sq_reg,
+            sq_b_nonce
         );
-        for p in 0..self.pp_mac.len() {
-            self.pp_mac[p].clock.next = self.clock.val();
-            self.pp_mac[p].d.next = self.pp_mac[p].q.val();
-            self.pp_ip[p].clock.next = self.clock.val();
-            self.pp_ip[p].d.next = self.pp_ip[p].q.val();
-            self.pp_udp[p].clock.next = self.clock.val();
-            self.pp_udp[p].d.next = self.pp_udp[p].q.val();
-            self.pp_child[p].clock.next = self.clock.val();
-            self.pp_child[p].d.next = self.pp_child[p].q.val();
+        for p in 0..self.rx.len() {
             self.sq_pp_mac[p].clock.next = self.clock.val();
             self.sq_pp_mac[p].d.next = self.sq_pp_mac[p].q.val();
             self.sq_pp_ip[p].clock.next = self.clock.val();
@@ -705,7 +619,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.sq_pp_child[p].clock.next = self.clock.val();
             self.sq_pp_child[p].d.next = self.sq_pp_child[p].q.val();
         }
-        self.acc.clock.next = self.clock.val();
         self.meta.clock.next = self.clock.val();
         self.meta.rst.next = self.rst.val();
         self.jram.clock.next = self.clock.val();
@@ -722,74 +635,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.timer.start.next = false;
         self.timer.c_set.next = false;
         self.timer.c_clr.next = false;
-        // Payload row read in the previous cycle (the port is the one of that cycle's item,
-        // `copy.sel_q`: the next item may already have started).
-        self.rx_row_data.next = self.rx[0].r_data.val();
-        for p in 0..self.rx.len() {
-            if self.copy.sel_q.val() == self.c_idx4[p].val() {
-                self.rx_row_data.next = self.rx[p].r_data.val();
-            }
-        }
-        // Rows copied to the egress: the Acc's stage-3 row (slot rows read by `OP_READ`),
-        // or the ingress row it carries alongside (`bd`: forwarded frames).
-        // (`e_slot` of the item that read the row three cycles before, `copy.slot_q`: the
-        // next item may already have started; `copy.rs`.)
-        // An ACCEPT's one row is its nonce (an element, big-endian; `b_reg`, as `e_slot`).
-        // (Swapped in a 32-bit signal first: inside `bit_cast` the Verilog shifts would be
-        // evaluated at the row's width and keep the bits shifted out; toolchain notes.)
-        self.nonce_be.next = (self.copy.nonce_q.val() >> 24)
-            | ((self.copy.nonce_q.val() >> 8) & 0xff00)
-            | ((self.copy.nonce_q.val() << 8) & 0xff0000)
-            | (self.copy.nonce_q.val() << 24);
-        self.nonce_row.next = bit_cast::<WB, 32>(self.nonce_be.val());
-        if self.copy.slot_q.val() {
-            self.acc_row.next = self.acc.rd.val();
-        } else if self.copy.accept_q.val() {
-            self.acc_row.next = self.nonce_row.val();
-        } else {
-            self.acc_row.next = self.acc.bd.val();
-        }
-        // Destination ports of the back end's item: the lowest one is pushed next.
-        self.pm_low.next = self.pmask.q.val() & (!self.pmask.q.val() + 1);
-        self.sel_mac.next = 0.into();
-        self.sel_ip.next = 0.into();
-        self.sel_udp.next = 0.into();
-        self.sel_child.next = 0.into();
+        // Every destination port of the back end's item has room for a maximum frame.
         self.all_rdy.next = true;
         for p in 0..self.rx.len() {
-            if self.pm_low.val().get_bit(p) {
-                self.sel_mac.next = self.sel_mac.val() | self.pp_mac[p].q.val();
-                self.sel_ip.next = self.sel_ip.val() | self.pp_ip[p].q.val();
-                self.sel_udp.next = self.sel_udp.val() | self.pp_udp[p].q.val();
-                self.sel_child.next = self.sel_child.val() | self.pp_child[p].q.val();
-            }
-            if self.pmask.q.val().get_bit(p) & !self.tx[p].ready.val() {
+            if self.back.pmask_q.val().get_bit(p) & !self.tx[p].ready.val() {
                 self.all_rdy.next = false;
             }
-        }
-        // The slot copy's overflow bit (`overflow.rs`): with the Acc's saturation of the
-        // stage-4 row (`ov_new`), and as of this cycle (`ov_cur`, for headers of frames
-        // built from slot rows).
-        self.ov_new.next = self.ovb.prev.val() | self.acc.ovf.val();
-        if self.ovb.t4_v_q.val() & (self.ovb.t4_a_q.val() == self.b_cadr.q.val()) {
-            self.ov_cur.next = self.ov_new.val();
-        } else {
-            self.ov_cur.next = self.ovb.rd.val();
         }
         self.arp_lay.req.next = self.hdr.q.val().get_value_headers();
         self.arp_lay.mac.next = self.csr.me_mac.val();
         self.arp_lay.ip.next = self.csr.me_ip.val();
-        // The header pushed (`p_hdr_x`): the destination pipeline's header register, with
-        // the copy's overflow bit of the RMW row that reaches stage 4 in the push cycle
-        // (`pb_hit_q`, see `dest.rs`).
-        self.p_hdr_x.next = self.dest.hdr_q.val();
-        if self.dest.pb_hit_q.val() {
-            if self.dest.pb_fov_q.val() | self.ov_new.val() {
-                self.p_hdr_x.next = self.dest.hdr_q.val() | self.c_ovbit.val();
-            } else {
-                self.p_hdr_x.next = self.dest.hdr_q.val() & !self.c_ovbit.val();
-            }
-        }
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
         for p in 0..self.rx.len() {
             self.rx[p].clock.next = self.clock.val();
@@ -800,8 +655,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.rx[p].tlast.next = self.s_tlast[p].val();
             self.rx[p].tuser.next = self.s_tuser[p].val();
             self.s_tready[p].next = self.rx[p].tready.val();
-            self.rx[p].r_addr.next = self.b_row0.q.val() + self.ri.q.val();
-            self.rx[p].rel_row.next = self.b_row0.q.val() + self.b_nrows.q.val();
+            self.rx[p].r_addr.next = self.back.r_addr.val();
+            self.rx[p].rel_row.next = self.back.rel_row.val();
             self.rx[p].d_pop.next = false;
             self.rx[p].rel.next = false;
             self.tx[p].clock.next = self.clock.val();
@@ -812,11 +667,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.m_tlast[p].next = self.tx[p].tlast.val();
             self.m_tuser[p].next = self.tx[p].tuser.val();
             self.tx[p].tready.next = self.m_tready[p].val();
-            self.tx[p].w_we.next = false;
-            self.tx[p].push.next = false;
-            self.tx[p].w_row.next = self.acc_row.val();
-            self.tx[p].p_hdr.next = self.p_hdr_x.val();
-            self.tx[p].p_len.next = self.dest.len_q.val();
+            self.tx[p].w_we.next = self.back.w_we.val().get_bit(p);
+            self.tx[p].push.next = self.back.push.val().get_bit(p);
+            self.tx[p].w_row.next = self.back.w_row.val();
+            self.tx[p].p_hdr.next = self.back.p_hdr.val();
+            self.tx[p].p_len.next = self.back.p_len.val();
             self.rx_ev[p].next = false;
         }
         // The port pick and look-ahead (`pick.rs`): the picked port's head, registered
@@ -1001,12 +856,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.rows_p.next =
             ((self.xp_f.q.val().elements << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
         self.rows_m.next = ((self.m_elem.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
-        // Slot data path.
-        self.acc.op.next = 0.into();
-        self.acc.addr.next =
-            (self.b_cadr.q.val() << self.c_rpclog.val()) + bit_cast::<ADDR_W, 16>(self.ri.q.val());
-        self.acc.lim.next = self.o_f.q.val().elements - (self.ri.q.val() << self.c_lprlog.val());
-        self.acc.b.next = self.rx_row_data.val();
         self.bz_inc.next = false;
         self.bz_dec.next = false;
         self.bz_j.next = self.ji.q.val();
@@ -1020,342 +869,107 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dact.next = Action::Drop;
         self.hwc.next = false;
         self.cr.next = false;
-        self.cp_rd.next = false;
-        // ---- Back end: the row work of one item at a time, in decision order. ----
-        // 0 idle, 1 RMW, 3 child scan of a later multicast round, 5 copy the payload rows to
-        // every destination port, 6 push one descriptor per destination port, 7 release only.
-        self.b_done.next = false;
-        self.h_latch.next = false;
-        self.tg_v.next = false;
-        self.tg_first.next = false;
-        self.cs_port.next = self.chram2.rdata.val().get_value_port();
-        self.cs_hit.next =
-            (self.pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.cs_port.val()))) != 0;
-        self.cs_ok.next = !self.b_rly.q.val()
-            | ((self.chram2.rdata.val().get_value_ranks() & self.o_f.q.val().bitmap) != 0);
-        self.chram2.raddr.next = (bit_cast::<ADDR_W, 8>(self.b_ji.q.val()) << self.c_mclog.val())
-            | (bit_cast::<ADDR_W, 8>(self.cs_i.q.val()) & self.c_mcmask.val());
-        // A header that carries the copy's overflow bit waits until that bit was read
-        // for its own copy (the read port may have served an RMW tag the cycle before).
-        self.hdr_ok.next = !self.b_eovf.q.val() | (self.ovb.or_a_q.val() == self.b_cadr.q.val());
-        // The last destination is selected in this cycle: the rest of the pipeline runs by
-        // itself with the fields registered at the select (`hs_*`, `hx_*`), and the next
-        // item may start (a routed frame's original header is not carried: its item waits
-        // for the push; so does a multicast round with more to come). Shallow on purpose
-        // (it reaches the hand-over and, through it, the decision stages): the first
-        // select is the last for an item that is not a multicast (one destination port);
-        // a later select (`BackState::Select`, always the cycle after a select) is the last when the
-        // mask had two ports in the cycle before (`pm_two`, registered).
-        if self.bstate.q.val() == BackState::Select {
-            self.last_sel.next = self.pm_two.q.val() & !self.more.q.val() & !self.e_orig.q.val();
-        } else {
-            self.last_sel.next = (self.pmask.q.val() != 0)
-                & !self.e_mc.q.val()
-                & !self.more.q.val()
-                & !self.e_orig.q.val();
-        }
-        self.pm_two.d.next = false;
-        for a in 0..8 {
-            for b in 0..8 {
-                if (a < b) & (self.pmask.q.val() == ((bits::<8>(1) << a) | (bits::<8>(1) << b))) {
-                    self.pm_two.d.next = true;
-                }
-            }
-        }
-        // The destination pipeline (`dest.rs`: select, then HdrGen's field registers, its
-        // header register, the push), one port per cycle. It runs by itself, so the back
-        // end may hand over to the next item in the cycle of the last select (`last_sel`).
+        // ---- Back end (`back.rs`): its inputs. ----
+        self.back.clock.next = self.clock.val();
+        self.back.room.next = self.all_rdy.val();
+        self.back.ch_data.next = self.chram2.rdata.val();
+        self.chram2.raddr.next = self.back.ch_addr.val();
         for p in 0..self.rx.len() {
-            if self.dest.push.val().get_bit(p) {
-                self.tx[p].push.next = true;
-            }
+            self.back.rx_data[p].next = self.rx[p].r_data.val();
         }
-        if self.dest.push_mc.val() {
-            self.ev_b.next = self.ev_results_sent.val();
-        }
-        match self.bstate.q.val() {
-            BackState::Rmw => {
-                // RMW: one slot row per cycle through the Acc (an item without rows still
-                // records its overflow bit). The next item's rows may follow at once.
-                self.tg_v.next = true;
-                self.tg_first.next = self.ri.q.val() == 0;
-                if self.ri.q.val() < self.nr.q.val() {
-                    self.acc.op.next = self.agg_op.q.val();
-                }
-                self.ri.d.next = self.ri.q.val() + 1;
-                self.ri2.d.next = self.ri2.q.val() + 1;
-                // `rl`: this is the item's last RMW cycle (set at hand-over for row 0).
-                self.rl.d.next = (self.ri.q.val() + 2) >= self.nr1.q.val();
-                if self.rl.q.val() {
-                    self.ri.d.next = 0.into();
-                    self.ri2.d.next = 2.into();
-                    self.e_more.d.next = self.b_enr.q.val() != 0;
-                    self.e_last.d.next = self.b_enr.q.val() == 1;
-                    if !self.b_emit.q.val() {
-                        self.b_done.next = true;
-                        self.bstate.d.next = BackState::Idle;
-                    } else {
-                        // (A multicast's first round was scanned in the item stage.)
-                        self.bstate.d.next = BackState::CopyRows;
-                    }
-                }
-            }
-            BackState::ChildScan => {
-                // Child scan of one multicast round: the children from `ei` on while their
-                // ports are distinct (one frame per port per round keeps every port's frames
-                // in child order); a child on a port already taken starts the next round.
-                if self.cs_i.q.val() < self.b_nch.q.val() {
-                    self.cs_v.d.next = true;
-                    self.cs_j.d.next = self.cs_i.q.val();
-                    self.cs_i.d.next = self.cs_i.q.val() + 1;
-                } else {
-                    self.cs_v.d.next = false;
-                }
-                if self.cs_v.q.val() & self.cs_ok.val() & self.cs_hit.val() {
-                    self.ei.d.next = self.cs_j.q.val();
-                    self.more.d.next = true;
-                    self.bstate.d.next = BackState::CopyRows;
-                } else {
-                    if self.cs_v.q.val() & self.cs_ok.val() {
-                        self.pmask.d.next = self.pmask.q.val()
-                            | (bits::<8>(1) << bit_cast::<8, 4>(self.cs_port.val()));
-                        for p in 0..self.rx.len() {
-                            if self.cs_port.val() == self.c_idx4[p].val() {
-                                self.pp_mac[p].d.next = self.chram2.rdata.val().get_value_mac();
-                                self.pp_ip[p].d.next = self.chram2.rdata.val().get_value_ip();
-                                self.pp_udp[p].d.next = self.chram2.rdata.val().get_value_udp();
-                                self.pp_child[p].d.next = self.cs_j.q.val();
-                            }
-                        }
-                    }
-                    if self.cs_i.q.val() >= self.b_nch.q.val() {
-                        self.more.d.next = false;
-                        self.bstate.d.next = BackState::CopyRows;
-                    }
-                }
-            }
-            BackState::CopyRows => {
-                // Copy the payload rows (slot rows or ingress rows) to all destination ports
-                // at once, starting when every one of them has room for a maximum frame.
-                // (Not in the cycle after a select: the egress ports' `ready` counts the
-                // rows the item before still has in the Acc's pipeline (three cycles from
-                // read to egress write) only from two cycles after they are written; this
-                // bounds those uncounted rows to three, the margin `Tx` keeps.)
-                if (self.ri.q.val() != 0) | (self.all_rdy.val() & !self.dest.v_a_q.val()) {
-                    // (`e_more`: ri != b_enr; `e_last`: ri + 1 == b_enr; both registered,
-                    // set at hand-over and updated as ri counts.)
-                    if self.e_more.q.val() {
-                        if self.e_slot.q.val() {
-                            self.acc.op.next = 3.into();
-                        }
-                        self.ri.d.next = self.ri.q.val() + 1;
-                        self.ri2.d.next = self.ri2.q.val() + 1;
-                        self.e_more.d.next = !self.e_last.q.val();
-                        self.e_last.d.next = self.ri2.q.val() == self.b_enr.q.val();
-                        self.cp_rd.next = true;
-                        if self.e_last.q.val() {
-                            // The first destination is selected with the last row (its
-                            // push comes after the row reaches the egress ports).
-                            self.bstate.d.next = BackState::FirstHeader;
-                            if self.hdr_ok.val() {
-                                self.h_latch.next = self.pmask.q.val() != 0;
-                                self.bstate.d.next = BackState::Select;
-                                if self.last_sel.val() {
-                                    self.b_done.next = true;
-                                    self.bstate.d.next = BackState::Idle;
-                                }
-                            }
-                        }
-                    } else {
-                        // (No rows: the first destination is selected at once.)
-                        self.bstate.d.next = BackState::FirstHeader;
-                        if self.hdr_ok.val() {
-                            self.h_latch.next = self.pmask.q.val() != 0;
-                            self.bstate.d.next = BackState::Select;
-                            if self.last_sel.val() {
-                                self.b_done.next = true;
-                                self.bstate.d.next = BackState::Idle;
-                            }
-                        }
-                    }
-                }
-            }
-            BackState::FirstHeader => {
-                // Destinations, four stages per port, one port per cycle: select (the
-                // destination's and the item's header fields into `hs_*`/`hx_*`), build in
-                // two (HdrGen's field registers, then its header register), push. Starts
-                // once the copy's overflow bit is readable (it joins the flags; a later
-                // RMW row's update is caught at the build, `ov_now`).
-                if self.hdr_ok.val() {
-                    self.h_latch.next = self.pmask.q.val() != 0;
-                    self.bstate.d.next = BackState::Select;
-                    if self.last_sel.val() {
-                        self.b_done.next = true;
-                        self.bstate.d.next = BackState::Idle;
-                    }
-                }
-            }
-            BackState::Select => {
-                if self.pmask.q.val() != 0 {
-                    self.h_latch.next = true;
-                    if self.last_sel.val() {
-                        self.b_done.next = true;
-                        self.bstate.d.next = BackState::Idle;
-                    }
-                } else if !self.dest.v_a_q.val() & !self.dest.v_c_q.val() {
-                    // This cycle's push (if any) is the last of the round.
-                    if self.more.q.val() {
-                        // The next multicast round.
-                        self.cs_i.d.next = self.ei.q.val();
-                        self.cs_v.d.next = false;
-                        self.more.d.next = false;
-                        self.ri.d.next = 0.into();
-                        self.ri2.d.next = 2.into();
-                        self.e_more.d.next = self.b_enr.q.val() != 0;
-                        self.e_last.d.next = self.b_enr.q.val() == 1;
-                        self.bstate.d.next = BackState::ChildScan;
-                    } else {
-                        self.b_done.next = true;
-                        self.bstate.d.next = BackState::Idle;
-                    }
-                }
-            }
-            BackState::Release => {
-                // Release only (the frame was dropped or only counted).
-                self.b_done.next = true;
-                self.bstate.d.next = BackState::Idle;
-            }
-            _ => {}
-        }
-        // Select the lowest remaining destination port: the destination pipeline takes it
-        // with the destination's fields (a multicast child's, or the item's own) and the
-        // item's header fields.
-        if self.h_latch.val() {
-            self.pmask.d.next = self.pmask.q.val() & !self.pm_low.val();
-        }
-        self.dest.clock.next = self.clock.val();
-        self.dest.ld.next = self.h_latch.val();
-        self.dest.port.next = self.pm_low.val();
-        self.dest.mc.next = self.e_mc.q.val();
-        self.dest.rly.next = self.b_rly.q.val();
-        self.dest.ch_mac.next = self.sel_mac.val();
-        self.dest.ch_ip.next = self.sel_ip.val();
-        self.dest.ch_udp.next = self.sel_udp.val();
-        self.dest.ch_child.next = self.sel_child.val();
-        self.dest.item.next = self.o_f.q.val();
-        self.dest.eovf.next = self.b_eovf.q.val();
-        self.dest.ov.next = self.ov_cur.val();
-        self.dest.cadr.next = self.b_cadr.q.val();
-        self.dest.orig.next = self.e_orig.q.val();
-        self.dest.orig_hdr.next = self.b_hdr.q.val();
-        self.dest.orig_len.next = self.b_len.q.val();
-        self.dest.t3_v.next = self.ovb.t3_v_q.val();
-        self.dest.t3_a.next = self.ovb.t3_a_q.val();
-        self.dest.t4_v.next = self.ovb.t4_v_q.val();
-        self.dest.t4_a.next = self.ovb.t4_a_q.val();
-        self.dest.ov_new.next = self.ov_new.val();
-        if self.b_done.val() & self.b_rel.q.val() {
+        // ---- Hand-over: the back end takes its next item when it is idle or finishing
+        // its item this cycle (`b_free`): the item stage's (`sq_ld`) or the front end's
+        // (`h_go`, below). The item finishes when the back end says so, or when it may and
+        // its destination ports have room (`back.rs`). ----
+        self.b_done.next =
+            self.back.done_now.val() | (self.back.done_if_room.val() & self.all_rdy.val());
+        self.b_free.next = self.back.idle.val() | self.b_done.val();
+        if self.b_done.val() & self.back.rel_q.val() {
             for p in 0..self.rx.len() {
-                if self.b_sel.q.val() == self.c_idx4[p].val() {
+                if self.back.sel_q.val() == self.c_idx4[p].val() {
                     self.rx[p].rel.next = true;
                 }
             }
         }
-        // A copied row reaches the Acc's stage 3 three cycles after its read was issued
-        // (`copy.rs`), and is written there to the destination ports of the read's cycle.
-        self.copy.clock.next = self.clock.val();
-        self.copy.rd.next = self.cp_rd.val();
-        self.copy.mask.next = self.pmask.q.val();
-        self.copy.slot.next = self.e_slot.q.val();
-        self.copy.accept.next = self.b_reg.q.val();
-        self.copy.nonce_in.next = self.b_nonce.q.val();
-        self.copy.sel.next = self.b_sel.q.val();
-        for p in 0..self.rx.len() {
-            if self.copy.wm_q.val().get_bit(p) {
-                self.tx[p].w_we.next = true;
-            }
+        if self.back.push_mc.val() {
+            self.ev_b.next = self.ev_results_sent.val();
         }
-        // The overflow bits of the slot copies (`overflow.rs`): the tag of this cycle's RMW
-        // row follows it through the Acc.
-        self.ovb.clock.next = self.clock.val();
-        self.ovb.tg_v.next = self.tg_v.val();
-        self.ovb.tg_first.next = self.tg_first.val();
-        self.ovb.start.next = self.agg_op.q.val() == 1;
-        self.ovb.cadr.next = self.b_cadr.q.val();
-        self.ovb.sat.next = self.acc.ovf.val();
-        // ---- Hand-over: the front end gives the back end its next item when it is idle or
-        // finishing this cycle. Item defaults first, then the deciding state's fields.
-        self.b_free.next = (self.bstate.q.val() == BackState::Idle) | self.b_done.val();
         self.h_go.next = false;
         self.h_st.next = BackState::Idle;
         self.dh_st.next = BackState::Idle;
-        // (`e_last` is written last from `el_init` when `b_free`: every hand-over below
-        // implies it, and one mux on `b_free` keeps its row compare off a long chain.)
-        self.el_init.next = self.b_enr.q.val() == 1;
-        if self.b_free.val() {
-            self.b_sel.d.next = self.sel.q.val();
-            self.b_row0.d.next = self.row0.q.val();
-            self.b_nrows.d.next = self.nrows.q.val();
-            self.b_rel.d.next = !self.e_scan.q.val();
-            self.b_hdr.d.next = self.hdr.q.val().get_value_headers();
-            self.b_len.d.next = self.len.q.val();
-            self.e_orig.d.next = false;
-            self.e_mc.d.next = false;
-            self.b_rly.d.next = false;
-            self.b_reg.d.next = false;
-            self.e_slot.d.next = false;
-            self.b_emit.d.next = false;
-            self.b_eovf.d.next = false;
-            self.ri.d.next = 0.into();
-            self.ri2.d.next = 2.into();
-            self.e_more.d.next = self.b_enr.q.val() != 0;
-            self.ei.d.next = 0.into();
-            self.more.d.next = false;
+        // The front end's frame (the back end loads it whenever it is free) and its item,
+        // set below where the front end hands one over.
+        self.back.f_sel.next = self.sel.q.val();
+        self.back.f_row0.next = self.row0.q.val();
+        self.back.f_nrows.next = self.nrows.q.val();
+        self.back.f_rel.next = !self.e_scan.q.val();
+        self.back.f_hdr.next = self.hdr.q.val().get_value_headers();
+        self.back.f_len.next = self.len.q.val();
+        self.back.f_item.next = false;
+        self.back.f_enr.next = 0.into();
+        self.back.f_more.next = false;
+        self.back.f_last.next = false;
+        self.back.f_pmask.next = 0.into();
+        self.back.f_orig.next = false;
+        self.back.f_slot.next = false;
+        self.back.f_cadr.next = self.cadr.q.val();
+        // The scan's flush (`f_slot`, SDEC): the copy's partial aggregate to the parent.
+        self.back.f_o.next.src_mac = self.csr.me_mac.val();
+        self.back.f_o.next.src_ip = self.csr.me_ip.val();
+        self.back.f_o.next.src_port = self.csr.me_port.val();
+        self.back.f_o.next.dst_mac = self.q_sj.q.val().get_value_parent_mac();
+        self.back.f_o.next.dst_ip = self.q_sj.q.val().get_value_parent_ip();
+        self.back.f_o.next.dst_port = self.q_sj.q.val().get_value_parent_udp();
+        self.back.f_o.next.ptype = self.pt_contribution.val();
+        if self.q_spartial.q.val() {
+            self.back.f_o.next.flags = self.m_flags.val() | self.fl_partial.val();
+        } else {
+            self.back.f_o.next.flags = self.m_flags.val();
         }
+        self.back.f_o.next.exponent = self.m_exp.val();
+        self.back.f_o.next.job = self.q_sj.q.val().get_value_job();
+        self.back.f_o.next.elements = self.m_elem.val();
+        self.back.f_o.next.block = self.m_block.val();
+        self.back.f_o.next.child = self.q_sj.q.val().get_value_index_at_parent();
+        self.back.f_o.next.bitmap = self.m_bitmap.val();
         // The item DECIDE staged (`sq_*`) moves to the back end when the back end is idle or
         // finishing its item; the stage is then free for the next decision's item.
         self.sq_ld.next = self.sq_v.q.val() & self.b_free.val() & self.sq_psd.q.val();
         if self.sq_ld.val() {
             self.sq_v.d.next = false;
-            self.bstate.d.next = self.sq_hst.q.val();
-            self.rl.d.next = self.sq_rl.q.val();
-            // (An ACCEPT of the session unit has no ingress frame to release.)
-            self.b_rel.d.next = !self.sq_reg.q.val();
-            self.b_reg.d.next = self.sq_reg.q.val();
-            self.b_nonce.d.next = self.sq_b_nonce.q.val();
-            self.agg_op.d.next = self.sq_agg_op.q.val();
-            self.b_cadr.d.next = self.sq_b_cadr.q.val();
-            self.b_emit.d.next = self.sq_b_emit.q.val();
-            self.b_enr.d.next = self.sq_b_enr.q.val();
-            self.b_eovf.d.next = self.sq_b_eovf.q.val();
-            self.b_hdr.d.next = self.sq_b_hdr.q.val();
-            self.b_ji.d.next = self.sq_b_ji.q.val();
-            self.b_len.d.next = self.sq_b_len.q.val();
-            self.b_nch.d.next = self.sq_b_nch.q.val();
-            self.b_nrows.d.next = self.sq_b_nrows.q.val();
-            self.b_row0.d.next = self.sq_b_row0.q.val();
-            self.b_sel.d.next = self.sq_b_sel.q.val();
-            self.el_init.next = self.sq_e_last.q.val();
-            self.e_mc.d.next = self.sq_e_mc.q.val();
-            self.b_rly.d.next = self.sq_rly.q.val();
-            self.e_more.d.next = self.sq_e_more.q.val();
-            self.e_slot.d.next = self.sq_e_slot.q.val();
-            self.nr.d.next = self.sq_nr.q.val();
-            if self.sq_nr.q.val() == 0 {
-                self.nr1.d.next = 1.into();
-            } else {
-                self.nr1.d.next = self.sq_nr.q.val();
-            }
-            self.o_f.d.next = self.sq_o.q.val();
-            self.pmask.d.next = self.sq_pmask.q.val();
-            self.ei.d.next = self.sq_ei.q.val();
-            self.more.d.next = self.sq_more.q.val();
-            for p in 0..self.rx.len() {
-                self.pp_mac[p].d.next = self.sq_pp_mac[p].q.val();
-                self.pp_ip[p].d.next = self.sq_pp_ip[p].q.val();
-                self.pp_udp[p].d.next = self.sq_pp_udp[p].q.val();
-                self.pp_child[p].d.next = self.sq_pp_child[p].q.val();
-            }
+        }
+        self.back.l_go.next = self.sq_ld.val();
+        self.back.l_st.next = self.sq_hst.q.val();
+        self.back.l_rl.next = self.sq_rl.q.val();
+        self.back.l_reg.next = self.sq_reg.q.val();
+        self.back.l_nonce.next = self.sq_b_nonce.q.val();
+        self.back.l_aop.next = self.sq_agg_op.q.val();
+        self.back.l_cadr.next = self.sq_b_cadr.q.val();
+        self.back.l_emit.next = self.sq_b_emit.q.val();
+        self.back.l_enr.next = self.sq_b_enr.q.val();
+        self.back.l_eovf.next = self.sq_b_eovf.q.val();
+        self.back.l_hdr.next = self.sq_b_hdr.q.val();
+        self.back.l_ji.next = self.sq_b_ji.q.val();
+        self.back.l_len.next = self.sq_b_len.q.val();
+        self.back.l_nch.next = self.sq_b_nch.q.val();
+        self.back.l_nrows.next = self.sq_b_nrows.q.val();
+        self.back.l_row0.next = self.sq_b_row0.q.val();
+        self.back.l_sel.next = self.sq_b_sel.q.val();
+        self.back.l_last.next = self.sq_e_last.q.val();
+        self.back.l_mc.next = self.sq_e_mc.q.val();
+        self.back.l_rly.next = self.sq_rly.q.val();
+        self.back.l_more_rows.next = self.sq_e_more.q.val();
+        self.back.l_slot.next = self.sq_e_slot.q.val();
+        self.back.l_nr.next = self.sq_nr.q.val();
+        self.back.l_o.next = self.sq_o.q.val();
+        self.back.l_pmask.next = self.sq_pmask.q.val();
+        self.back.l_ei.next = self.sq_ei.q.val();
+        self.back.l_more.next = self.sq_more.q.val();
+        for p in 0..self.rx.len() {
+            self.back.l_pp_mac[p].next = self.sq_pp_mac[p].q.val();
+            self.back.l_pp_ip[p].next = self.sq_pp_ip[p].q.val();
+            self.back.l_pp_udp[p].next = self.sq_pp_udp[p].q.val();
+            self.back.l_pp_child[p].next = self.sq_pp_child[p].q.val();
         }
         // The first round of a staged multicast item: its children from index 0 while
         // their ports are distinct (as the back end's child scan does for later rounds),
@@ -1572,13 +1186,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             // The reply, as a routed frame of its own header region only
                             // (60 bytes, no rows), out of the ingress port.
                             self.ev.next = self.ev_arp.val();
-                            self.e_orig.d.next = true;
-                            self.b_hdr.d.next = self.arp_lay.y.val();
-                            self.b_len.d.next = 60.into();
-                            self.b_enr.d.next = 0.into();
-                            self.e_more.d.next = false;
-                            self.el_init.next = false;
-                            self.pmask.d.next = bits::<8>(1) << bit_cast::<8, 4>(self.sel.q.val());
+                            self.back.f_orig.next = true;
+                            self.back.f_hdr.next = self.arp_lay.y.val();
+                            self.back.f_len.next = 60.into();
+                            self.back.f_item.next = true;
+                            self.back.f_enr.next = 0.into();
+                            self.back.f_more.next = false;
+                            self.back.f_last.next = false;
+                            self.back.f_pmask.next =
+                                bits::<8>(1) << bit_cast::<8, 4>(self.sel.q.val());
                             self.h_st.next = BackState::CopyRows;
                         }
                         FrameClass::Malformed => {
@@ -1587,11 +1203,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         FrameClass::Route => {
                             if self.lookup.rhit_q.val() {
                                 self.ev.next = self.ev_forwarded.val();
-                                self.e_orig.d.next = true;
-                                self.b_enr.d.next = self.nrows.q.val();
-                                self.e_more.d.next = self.nrows.q.val() != 0;
-                                self.el_init.next = self.nrows.q.val() == 1;
-                                self.pmask.d.next = self.rpm.val();
+                                self.back.f_orig.next = true;
+                                self.back.f_item.next = true;
+                                self.back.f_enr.next = self.nrows.q.val();
+                                self.back.f_more.next = self.nrows.q.val() != 0;
+                                self.back.f_last.next = self.nrows.q.val() == 1;
+                                self.back.f_pmask.next = self.rpm.val();
                                 self.h_st.next = BackState::CopyRows;
                             } else {
                                 self.ev.next = self.ev_no_route.val();
@@ -1646,8 +1263,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     if self.b_free.val() & !self.sq_v.q.val() {
                         self.h_go.next = true;
                         self.h_st.next = BackState::CopyRows;
-                        self.b_cadr.d.next = self.cadr.q.val();
-                        self.b_eovf.d.next = true;
+                        self.back.f_slot.next = true;
+                        self.back.f_item.next = true;
                         self.ev.next = self.ev_timeouts.val();
                         self.meta.wdata.next = (self.m.val() & !self.mk_meta_state_times.val())
                             | bit_cast::<META_W, 3>(self.cs_emitted.val())
@@ -1656,30 +1273,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                             | (bit_cast::<META_W, 32>(self.now_r.q.val())
                                 << self.at_meta_touched.val());
                         self.meta.we.next = 1.into();
-                        self.e_slot.d.next = true;
-                        self.o_f.d.next.src_mac = self.csr.me_mac.val();
-                        self.o_f.d.next.src_ip = self.csr.me_ip.val();
-                        self.o_f.d.next.src_port = self.csr.me_port.val();
-                        self.o_f.d.next.dst_mac = self.q_sj.q.val().get_value_parent_mac();
-                        self.o_f.d.next.dst_ip = self.q_sj.q.val().get_value_parent_ip();
-                        self.o_f.d.next.dst_port = self.q_sj.q.val().get_value_parent_udp();
-                        self.pmask.d.next = bits::<8>(1)
+                        self.back.f_pmask.next = bits::<8>(1)
                             << bit_cast::<8, 4>(self.q_sj.q.val().get_value_parent_port());
-                        self.o_f.d.next.ptype = self.pt_contribution.val();
-                        if self.q_spartial.q.val() {
-                            self.o_f.d.next.flags = self.m_flags.val() | self.fl_partial.val();
-                        } else {
-                            self.o_f.d.next.flags = self.m_flags.val();
-                        }
-                        self.o_f.d.next.exponent = self.m_exp.val();
-                        self.o_f.d.next.job = self.q_sj.q.val().get_value_job();
-                        self.o_f.d.next.elements = self.m_elem.val();
-                        self.b_enr.d.next = self.rows_m.val();
-                        self.e_more.d.next = self.rows_m.val() != 0;
-                        self.el_init.next = self.rows_m.val() == 1;
-                        self.o_f.d.next.block = self.m_block.val();
-                        self.o_f.d.next.child = self.q_sj.q.val().get_value_index_at_parent();
-                        self.o_f.d.next.bitmap = self.m_bitmap.val();
+                        self.back.f_enr.next = self.rows_m.val();
+                        self.back.f_more.next = self.rows_m.val() != 0;
+                        self.back.f_last.next = self.rows_m.val() == 1;
                     } else {
                         self.state.d.next = FrontState::SDec;
                     }
@@ -1794,9 +1392,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             } else {
                 self.dbd.next = self.cr.val();
             }
-        }
-        if self.b_free.val() {
-            self.e_last.d.next = self.el_init.val();
         }
         // ---- Decision stages (`xstate`: PRED, DSEL, DECIDE), overlapping the front
         // end's take, PREP2, PARSE and LOOK of the next frame. ----
@@ -2389,10 +1984,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.chram.raddr.next = self.chaddr.val();
         self.pbram.raddr.next = self.pbaddr.val();
-        if self.h_go.val() {
-            self.bstate.d.next = self.h_st.val();
-            self.rl.d.next = self.q_rle1.q.val();
-        }
         // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists
         // (the lookup's `any_to_q`).
         if !self.timer.sweep_on_q.val()
@@ -2562,6 +2153,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         for j in 0..self.lookup.jcm.len() {
             self.sess.jcm[j].next = self.lookup.jcm[j].val();
         }
+        // The back end's hand-over from the front end (after every assignment to them).
+        self.back.f_go.next = self.h_go.val();
+        self.back.f_st.next = self.h_st.val();
+        self.back.f_rl.next = self.q_rle1.q.val();
         // The lookup's inputs (after every assignment to them).
         self.lookup.clock.next = self.clock.val();
         self.lookup.rst.next = self.rst.val();
