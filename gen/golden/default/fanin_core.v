@@ -1320,32 +1320,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] back$f_cadr;
     reg  [351:0] back$f_o;
     reg  back$l_go;
-    reg  [2:0] back$l_st;
-    reg  back$l_rl;
-    reg  back$l_reg;
-    reg  [31:0] back$l_nonce;
-    reg  [1:0] back$l_aop;
-    reg  [23:0] back$l_cadr;
-    reg  back$l_emit;
-    reg  [15:0] back$l_enr;
-    reg  back$l_eovf;
-    reg  [511:0] back$l_hdr;
-    reg  [7:0] back$l_ji;
-    reg  [15:0] back$l_len;
-    reg  [7:0] back$l_nch;
-    reg  [15:0] back$l_nrows;
-    reg  [15:0] back$l_row0;
-    reg  [3:0] back$l_sel;
-    reg  back$l_last;
-    reg  back$l_mc;
-    reg  back$l_rly;
-    reg  back$l_more_rows;
-    reg  back$l_slot;
-    reg  [15:0] back$l_nr;
+    reg  [698:0] back$l_item;
     reg  [351:0] back$l_o;
-    reg  [7:0] back$l_pmask;
-    reg  [7:0] back$l_ei;
-    reg  back$l_more;
     reg  [47:0] back$l_pp_mac$0;
     reg  [47:0] back$l_pp_mac$1;
     reg  [47:0] back$l_pp_mac$2;
@@ -3035,32 +3011,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .f_cadr(back$f_cadr),
         .f_o(back$f_o),
         .l_go(back$l_go),
-        .l_st(back$l_st),
-        .l_rl(back$l_rl),
-        .l_reg(back$l_reg),
-        .l_nonce(back$l_nonce),
-        .l_aop(back$l_aop),
-        .l_cadr(back$l_cadr),
-        .l_emit(back$l_emit),
-        .l_enr(back$l_enr),
-        .l_eovf(back$l_eovf),
-        .l_hdr(back$l_hdr),
-        .l_ji(back$l_ji),
-        .l_len(back$l_len),
-        .l_nch(back$l_nch),
-        .l_nrows(back$l_nrows),
-        .l_row0(back$l_row0),
-        .l_sel(back$l_sel),
-        .l_last(back$l_last),
-        .l_mc(back$l_mc),
-        .l_rly(back$l_rly),
-        .l_more_rows(back$l_more_rows),
-        .l_slot(back$l_slot),
-        .l_nr(back$l_nr),
+        .l_item(back$l_item),
         .l_o(back$l_o),
-        .l_pmask(back$l_pmask),
-        .l_ei(back$l_ei),
-        .l_more(back$l_more),
         .l_pp_mac$0(back$l_pp_mac$0),
         .l_pp_mac$1(back$l_pp_mac$1),
         .l_pp_mac$2(back$l_pp_mac$2),
@@ -4043,32 +3995,32 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             sq_v$d = 1'b0;
         end
         back$l_go = sq_ld;
-        back$l_st = sq_hst$q;
-        back$l_rl = sq_rl$q;
-        back$l_reg = sq_reg$q;
-        back$l_nonce = sq_b_nonce$q;
-        back$l_aop = sq_agg_op$q;
-        back$l_cadr = sq_b_cadr$q;
-        back$l_emit = sq_b_emit$q;
-        back$l_enr = sq_b_enr$q;
-        back$l_eovf = sq_b_eovf$q;
-        back$l_hdr = sq_b_hdr$q;
-        back$l_ji = sq_b_ji$q;
-        back$l_len = sq_b_len$q;
-        back$l_nch = sq_b_nch$q;
-        back$l_nrows = sq_b_nrows$q;
-        back$l_row0 = sq_b_row0$q;
-        back$l_sel = sq_b_sel$q;
-        back$l_last = sq_e_last$q;
-        back$l_mc = sq_e_mc$q;
-        back$l_rly = sq_rly$q;
-        back$l_more_rows = sq_e_more$q;
-        back$l_slot = sq_e_slot$q;
-        back$l_nr = sq_nr$q;
+        back$l_item[(64'h0)+:(3)] = sq_hst$q;
+        back$l_item[(64'h3)+:(1)] = sq_rl$q;
+        back$l_item[(64'h4)+:(1)] = sq_reg$q;
+        back$l_item[(64'h5)+:(32)] = sq_b_nonce$q;
+        back$l_item[(64'h25)+:(2)] = sq_agg_op$q;
+        back$l_item[(64'h27)+:(24)] = sq_b_cadr$q;
+        back$l_item[(64'h3f)+:(1)] = sq_b_emit$q;
+        back$l_item[(64'h40)+:(16)] = sq_b_enr$q;
+        back$l_item[(64'h50)+:(1)] = sq_b_eovf$q;
+        back$l_item[(64'h51)+:(512)] = sq_b_hdr$q;
+        back$l_item[(64'h251)+:(8)] = sq_b_ji$q;
+        back$l_item[(64'h259)+:(16)] = sq_b_len$q;
+        back$l_item[(64'h269)+:(8)] = sq_b_nch$q;
+        back$l_item[(64'h271)+:(16)] = sq_b_nrows$q;
+        back$l_item[(64'h281)+:(16)] = sq_b_row0$q;
+        back$l_item[(64'h291)+:(4)] = sq_b_sel$q;
+        back$l_item[(64'h295)+:(1)] = sq_e_last$q;
+        back$l_item[(64'h296)+:(1)] = sq_e_mc$q;
+        back$l_item[(64'h297)+:(1)] = sq_rly$q;
+        back$l_item[(64'h298)+:(1)] = sq_e_more$q;
+        back$l_item[(64'h299)+:(1)] = sq_e_slot$q;
+        back$l_item[(64'h29a)+:(16)] = sq_nr$q;
         back$l_o = sq_o$q;
-        back$l_pmask = sq_pmask$q;
-        back$l_ei = sq_ei$q;
-        back$l_more = sq_more$q;
+        back$l_item[(64'h2aa)+:(8)] = sq_pmask$q;
+        back$l_item[(64'h2b2)+:(8)] = sq_ei$q;
+        back$l_item[(64'h2ba)+:(1)] = sq_more$q;
         back$l_pp_mac$0 = sq_pp_mac$0$q;
         back$l_pp_ip$0 = sq_pp_ip$0$q;
         back$l_pp_udp$0 = sq_pp_udp$0$q;
@@ -5310,7 +5262,7 @@ module fanin_arp_lay(req,mac,ip,y);
 endmodule // fanin_arp_lay
 
 
-module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_go,f_st,f_rl,f_sel,f_row0,f_nrows,f_rel,f_hdr,f_len,f_item,f_enr,f_more,f_last,f_pmask,f_orig,f_slot,f_cadr,f_o,l_go,l_st,l_rl,l_reg,l_nonce,l_aop,l_cadr,l_emit,l_enr,l_eovf,l_hdr,l_ji,l_len,l_nch,l_nrows,l_row0,l_sel,l_last,l_mc,l_rly,l_more_rows,l_slot,l_nr,l_o,l_pmask,l_ei,l_more,l_pp_mac$0,l_pp_mac$1,l_pp_mac$2,l_pp_mac$3,l_pp_ip$0,l_pp_ip$1,l_pp_ip$2,l_pp_ip$3,l_pp_udp$0,l_pp_udp$1,l_pp_udp$2,l_pp_udp$3,l_pp_child$0,l_pp_child$1,l_pp_child$2,l_pp_child$3,idle,done_now,done_if_room,pmask_q,rel_q,sel_q,r_addr,rel_row,ch_addr,push,push_mc,p_hdr,p_len,w_we,w_row);
+module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_go,f_st,f_rl,f_sel,f_row0,f_nrows,f_rel,f_hdr,f_len,f_item,f_enr,f_more,f_last,f_pmask,f_orig,f_slot,f_cadr,f_o,l_go,l_item,l_o,l_pp_mac$0,l_pp_mac$1,l_pp_mac$2,l_pp_mac$3,l_pp_ip$0,l_pp_ip$1,l_pp_ip$2,l_pp_ip$3,l_pp_udp$0,l_pp_udp$1,l_pp_udp$2,l_pp_udp$3,l_pp_child$0,l_pp_child$1,l_pp_child$2,l_pp_child$3,idle,done_now,done_if_room,pmask_q,rel_q,sel_q,r_addr,rel_row,ch_addr,push,push_mc,p_hdr,p_len,w_we,w_row);
     
     // Module arguments
     input wire  clock;
@@ -5339,32 +5291,8 @@ module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_g
     input wire  [23:0] f_cadr;
     input wire  [351:0] f_o;
     input wire  l_go;
-    input wire  [2:0] l_st;
-    input wire  l_rl;
-    input wire  l_reg;
-    input wire  [31:0] l_nonce;
-    input wire  [1:0] l_aop;
-    input wire  [23:0] l_cadr;
-    input wire  l_emit;
-    input wire  [15:0] l_enr;
-    input wire  l_eovf;
-    input wire  [511:0] l_hdr;
-    input wire  [7:0] l_ji;
-    input wire  [15:0] l_len;
-    input wire  [7:0] l_nch;
-    input wire  [15:0] l_nrows;
-    input wire  [15:0] l_row0;
-    input wire  [3:0] l_sel;
-    input wire  l_last;
-    input wire  l_mc;
-    input wire  l_rly;
-    input wire  l_more_rows;
-    input wire  l_slot;
-    input wire  [15:0] l_nr;
+    input wire  [698:0] l_item;
     input wire  [351:0] l_o;
-    input wire  [7:0] l_pmask;
-    input wire  [7:0] l_ei;
-    input wire  l_more;
     input wire  [47:0] l_pp_mac$0;
     input wire  [47:0] l_pp_mac$1;
     input wire  [47:0] l_pp_mac$2;
@@ -6647,39 +6575,39 @@ module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_g
             more$d = 1'b0;
         end
         if (l_go) begin
-            bstate$d = l_st;
-            rl$d = l_rl;
-            b_rel$d = ~l_reg;
-            b_reg$d = l_reg;
-            b_nonce$d = l_nonce;
-            agg_op$d = l_aop;
-            b_cadr$d = l_cadr;
-            b_emit$d = l_emit;
-            b_enr$d = l_enr;
-            b_eovf$d = l_eovf;
-            b_hdr$d = l_hdr;
-            b_ji$d = l_ji;
-            b_len$d = l_len;
-            b_nch$d = l_nch;
-            b_nrows$d = l_nrows;
-            b_row0$d = l_row0;
-            b_sel$d = l_sel;
-            el_init = l_last;
-            e_mc$d = l_mc;
-            b_rly$d = l_rly;
-            e_more$d = l_more_rows;
-            e_slot$d = l_slot;
-            nr$d = l_nr;
-            if (l_nr == 32'h0) begin
+            bstate$d = l_item[(64'h0)+:(3)];
+            rl$d = l_item[(64'h3)+:(1)];
+            b_rel$d = ~l_item[(64'h4)+:(1)];
+            b_reg$d = l_item[(64'h4)+:(1)];
+            b_nonce$d = l_item[(64'h5)+:(32)];
+            agg_op$d = l_item[(64'h25)+:(2)];
+            b_cadr$d = l_item[(64'h27)+:(24)];
+            b_emit$d = l_item[(64'h3f)+:(1)];
+            b_enr$d = l_item[(64'h40)+:(16)];
+            b_eovf$d = l_item[(64'h50)+:(1)];
+            b_hdr$d = l_item[(64'h51)+:(512)];
+            b_ji$d = l_item[(64'h251)+:(8)];
+            b_len$d = l_item[(64'h259)+:(16)];
+            b_nch$d = l_item[(64'h269)+:(8)];
+            b_nrows$d = l_item[(64'h271)+:(16)];
+            b_row0$d = l_item[(64'h281)+:(16)];
+            b_sel$d = l_item[(64'h291)+:(4)];
+            el_init = l_item[(64'h295)+:(1)];
+            e_mc$d = l_item[(64'h296)+:(1)];
+            b_rly$d = l_item[(64'h297)+:(1)];
+            e_more$d = l_item[(64'h298)+:(1)];
+            e_slot$d = l_item[(64'h299)+:(1)];
+            nr$d = l_item[(64'h29a)+:(16)];
+            if (l_item[(64'h29a)+:(16)] == 32'h0) begin
                 nr1$d = 32'h1;
             end
             else begin
-                nr1$d = l_nr;
+                nr1$d = l_item[(64'h29a)+:(16)];
             end
             o_f$d = l_o;
-            pmask$d = l_pmask;
-            ei$d = l_ei;
-            more$d = l_more;
+            pmask$d = l_item[(64'h2aa)+:(8)];
+            ei$d = l_item[(64'h2b2)+:(8)];
+            more$d = l_item[(64'h2ba)+:(1)];
             pp_mac$0$d = l_pp_mac$0;
             pp_ip$0$d = l_pp_ip$0;
             pp_udp$0$d = l_pp_udp$0;

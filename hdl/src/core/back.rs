@@ -28,7 +28,7 @@ use super::copy::CopyPipe;
 use super::dest::DestPipe;
 use super::finish::Finish;
 use super::overflow::OvfBits;
-use super::states::{BackState, OutFields};
+use super::states::{BackState, OutFields, Staged};
 
 /// The back end of the engine (see the module documentation).
 #[derive(LogicBlock)]
@@ -82,58 +82,10 @@ pub struct BackEnd<const WB: usize> {
     /// The item stage hands over its item this cycle (`sq_ld`; only when the back end is
     /// free), with the fields below (the item stage's `sq_*`).
     pub l_go: Signal<In, bool>,
-    /// (`sq_hst`.)
-    pub l_st: Signal<In, BackState>,
-    /// (`sq_rl`.)
-    pub l_rl: Signal<In, bool>,
-    /// (`sq_reg`: an ACCEPT, no ingress frame to release.)
-    pub l_reg: Signal<In, bool>,
-    /// (`sq_b_nonce`.)
-    pub l_nonce: Signal<In, Bits<32>>,
-    /// (`sq_agg_op`.)
-    pub l_aop: Signal<In, Bits<2>>,
-    /// (`sq_b_cadr`.)
-    pub l_cadr: Signal<In, Bits<ADDR_W>>,
-    /// (`sq_b_emit`.)
-    pub l_emit: Signal<In, bool>,
-    /// (`sq_b_enr`.)
-    pub l_enr: Signal<In, Bits<16>>,
-    /// (`sq_b_eovf`.)
-    pub l_eovf: Signal<In, bool>,
-    /// (`sq_b_hdr`.)
-    pub l_hdr: Signal<In, Bits<512>>,
-    /// (`sq_b_ji`.)
-    pub l_ji: Signal<In, Bits<8>>,
-    /// (`sq_b_len`.)
-    pub l_len: Signal<In, Bits<16>>,
-    /// (`sq_b_nch`.)
-    pub l_nch: Signal<In, Bits<8>>,
-    /// (`sq_b_nrows`.)
-    pub l_nrows: Signal<In, Bits<16>>,
-    /// (`sq_b_row0`.)
-    pub l_row0: Signal<In, Bits<16>>,
-    /// (`sq_b_sel`.)
-    pub l_sel: Signal<In, Bits<4>>,
-    /// (`sq_e_last`.)
-    pub l_last: Signal<In, bool>,
-    /// (`sq_e_mc`.)
-    pub l_mc: Signal<In, bool>,
-    /// (`sq_rly`.)
-    pub l_rly: Signal<In, bool>,
-    /// (`sq_e_more`.)
-    pub l_more_rows: Signal<In, bool>,
-    /// (`sq_e_slot`.)
-    pub l_slot: Signal<In, bool>,
-    /// (`sq_nr`.)
-    pub l_nr: Signal<In, Bits<16>>,
+    /// (The item: `states::Staged`.)
+    pub l_item: Signal<In, Staged>,
     /// (`sq_o`.)
     pub l_o: Signal<In, OutFields>,
-    /// (`sq_pmask`.)
-    pub l_pmask: Signal<In, Bits<8>>,
-    /// (`sq_ei`.)
-    pub l_ei: Signal<In, Bits<8>>,
-    /// (`sq_more`.)
-    pub l_more: Signal<In, bool>,
     /// (`sq_pp_mac`, per port.)
     pub l_pp_mac: Vec<Signal<In, Bits<48>>>,
     /// (`sq_pp_ip`, per port.)
@@ -297,32 +249,8 @@ impl<const WB: usize> BackEnd<WB> {
             f_cadr: Default::default(),
             f_o: Default::default(),
             l_go: Default::default(),
-            l_st: Default::default(),
-            l_rl: Default::default(),
-            l_reg: Default::default(),
-            l_nonce: Default::default(),
-            l_aop: Default::default(),
-            l_cadr: Default::default(),
-            l_emit: Default::default(),
-            l_enr: Default::default(),
-            l_eovf: Default::default(),
-            l_hdr: Default::default(),
-            l_ji: Default::default(),
-            l_len: Default::default(),
-            l_nch: Default::default(),
-            l_nrows: Default::default(),
-            l_row0: Default::default(),
-            l_sel: Default::default(),
-            l_last: Default::default(),
-            l_mc: Default::default(),
-            l_rly: Default::default(),
-            l_more_rows: Default::default(),
-            l_slot: Default::default(),
-            l_nr: Default::default(),
+            l_item: Default::default(),
             l_o: Default::default(),
-            l_pmask: Default::default(),
-            l_ei: Default::default(),
-            l_more: Default::default(),
             l_pp_mac: n(p),
             l_pp_ip: n(p),
             l_pp_udp: n(p),
@@ -783,39 +711,39 @@ impl<const WB: usize> Logic for BackEnd<WB> {
         }
         // The item stage's item (it moves here when the back end is free).
         if self.l_go.val() {
-            self.bstate.d.next = self.l_st.val();
-            self.rl.d.next = self.l_rl.val();
+            self.bstate.d.next = self.l_item.val().st;
+            self.rl.d.next = self.l_item.val().rl;
             // (An ACCEPT of the session unit has no ingress frame to release.)
-            self.b_rel.d.next = !self.l_reg.val();
-            self.b_reg.d.next = self.l_reg.val();
-            self.b_nonce.d.next = self.l_nonce.val();
-            self.agg_op.d.next = self.l_aop.val();
-            self.b_cadr.d.next = self.l_cadr.val();
-            self.b_emit.d.next = self.l_emit.val();
-            self.b_enr.d.next = self.l_enr.val();
-            self.b_eovf.d.next = self.l_eovf.val();
-            self.b_hdr.d.next = self.l_hdr.val();
-            self.b_ji.d.next = self.l_ji.val();
-            self.b_len.d.next = self.l_len.val();
-            self.b_nch.d.next = self.l_nch.val();
-            self.b_nrows.d.next = self.l_nrows.val();
-            self.b_row0.d.next = self.l_row0.val();
-            self.b_sel.d.next = self.l_sel.val();
-            self.el_init.next = self.l_last.val();
-            self.e_mc.d.next = self.l_mc.val();
-            self.b_rly.d.next = self.l_rly.val();
-            self.e_more.d.next = self.l_more_rows.val();
-            self.e_slot.d.next = self.l_slot.val();
-            self.nr.d.next = self.l_nr.val();
-            if self.l_nr.val() == 0 {
+            self.b_rel.d.next = !self.l_item.val().accept;
+            self.b_reg.d.next = self.l_item.val().accept;
+            self.b_nonce.d.next = self.l_item.val().nonce;
+            self.agg_op.d.next = self.l_item.val().aop;
+            self.b_cadr.d.next = self.l_item.val().cadr;
+            self.b_emit.d.next = self.l_item.val().emit;
+            self.b_enr.d.next = self.l_item.val().enr;
+            self.b_eovf.d.next = self.l_item.val().eovf;
+            self.b_hdr.d.next = self.l_item.val().hdr;
+            self.b_ji.d.next = self.l_item.val().ji;
+            self.b_len.d.next = self.l_item.val().len;
+            self.b_nch.d.next = self.l_item.val().nch;
+            self.b_nrows.d.next = self.l_item.val().nrows;
+            self.b_row0.d.next = self.l_item.val().row0;
+            self.b_sel.d.next = self.l_item.val().sel;
+            self.el_init.next = self.l_item.val().last;
+            self.e_mc.d.next = self.l_item.val().mc;
+            self.b_rly.d.next = self.l_item.val().rly;
+            self.e_more.d.next = self.l_item.val().more_rows;
+            self.e_slot.d.next = self.l_item.val().slot;
+            self.nr.d.next = self.l_item.val().nr;
+            if self.l_item.val().nr == 0 {
                 self.nr1.d.next = 1.into();
             } else {
-                self.nr1.d.next = self.l_nr.val();
+                self.nr1.d.next = self.l_item.val().nr;
             }
             self.o_f.d.next = self.l_o.val();
-            self.pmask.d.next = self.l_pmask.val();
-            self.ei.d.next = self.l_ei.val();
-            self.more.d.next = self.l_more.val();
+            self.pmask.d.next = self.l_item.val().pmask;
+            self.ei.d.next = self.l_item.val().ei;
+            self.more.d.next = self.l_item.val().more;
             for p in 0..self.pp_mac.len() {
                 self.pp_mac[p].d.next = self.l_pp_mac[p].val();
                 self.pp_ip[p].d.next = self.l_pp_ip[p].val();

@@ -4,6 +4,7 @@
 //! (`localparam FrontState$Idle = 0;` ...), so the match arms and the generated code say
 //! which state they mean.
 
+use crate::ram::ADDR_W;
 use fanin_proto::model::{CopyState, Counter};
 use fanin_proto::wire::PacketType;
 use rust_hdl::prelude::*;
@@ -212,4 +213,60 @@ pub struct OutFields {
     pub dst_port: Bits<16>,
     /// Destination MAC address.
     pub dst_mac: Bits<48>,
+}
+
+/// The item the item stage hands to the back end (`back.rs`' `l_item`, from the item
+/// stage's `sq_*`), but for its header fields (`sq_o`) and per-port children (`sq_pp_*`).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Staged {
+    /// The back end's state for the item (`sq_hst`).
+    pub st: BackState,
+    /// Its RMW's first cycle is its last (`sq_rl`).
+    pub rl: bool,
+    /// An ACCEPT of the session unit: no ingress frame to release (`sq_reg`).
+    pub accept: bool,
+    /// The ACCEPT's nonce, its one row (`sq_b_nonce`).
+    pub nonce: Bits<32>,
+    /// The RMW's Acc operation (`sq_agg_op`).
+    pub aop: Bits<2>,
+    /// The slot copy (`sq_b_cadr`).
+    pub cadr: Bits<ADDR_W>,
+    /// A frame is sent after the RMW (`sq_b_emit`).
+    pub emit: bool,
+    /// Rows to send (`sq_b_enr`).
+    pub enr: Bits<16>,
+    /// The header carries the copy's overflow bit (`sq_b_eovf`).
+    pub eovf: bool,
+    /// The ingress frame's header region (`sq_b_hdr`).
+    pub hdr: Bits<512>,
+    /// The job-table entry (`sq_b_ji`).
+    pub ji: Bits<8>,
+    /// The ingress frame's length (`sq_b_len`).
+    pub len: Bits<16>,
+    /// The entry's children (`sq_b_nch`).
+    pub nch: Bits<8>,
+    /// The ingress frame's buffer rows (`sq_b_nrows`).
+    pub nrows: Bits<16>,
+    /// Its first buffer row (`sq_b_row0`).
+    pub row0: Bits<16>,
+    /// Its ingress port (`sq_b_sel`).
+    pub sel: Bits<4>,
+    /// One row to send (`sq_e_last`).
+    pub last: bool,
+    /// A multicast (`sq_e_mc`).
+    pub mc: bool,
+    /// A relayed ACCEPT or REFUSE (`sq_rly`).
+    pub rly: bool,
+    /// Rows to send (`sq_e_more`).
+    pub more_rows: bool,
+    /// The rows sent are slot rows (`sq_e_slot`).
+    pub slot: bool,
+    /// RMW rows (`sq_nr`).
+    pub nr: Bits<16>,
+    /// The first round's destination ports (`sq_pmask`).
+    pub pmask: Bits<8>,
+    /// The child the next round starts at (`sq_ei`).
+    pub ei: Bits<8>,
+    /// Another round follows (`sq_more`).
+    pub more: bool,
 }
