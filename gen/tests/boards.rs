@@ -1666,20 +1666,29 @@ fn ila_is_opt_in() {
             "{}: {err}",
             b.name()
         );
-        // The state registers are instances (`fanin_<r> <r>(`, output reg q) of the core's
+        // The state registers are instance paths (`a/b`: instance `b`, module `fanin_a_b`, of
+        // instance `a`, module `fanin_a`, ...; the last with output reg q) below the core's
         // `fanin_core_impl`, which `fanin_core` instantiates as `core`.
         let core = &on["fanin_core.v"];
         assert!(core.contains("fanin_core_impl core ("), "no core instance");
-        let imp = &core[core.find("module fanin_core_impl(").unwrap()..];
-        let imp = &imp[..imp.find("endmodule").unwrap()];
+        let module = |name: &str| {
+            let m = &core[core
+                .find(&format!("module {name}("))
+                .unwrap_or_else(|| panic!("no module {name}"))..];
+            &m[..m.find("endmodule").unwrap()]
+        };
         for r in board::ILA_STATE_REGS {
+            let (mut parent, mut prefix) = ("fanin_core_impl".to_string(), "fanin".to_string());
+            for seg in r.split('/') {
+                prefix = format!("{prefix}_{seg}");
+                assert!(
+                    module(&parent).contains(&format!("{prefix} {seg}(")),
+                    "no state register instance {r} ({seg} in {parent})"
+                );
+                parent = prefix.clone();
+            }
             assert!(
-                imp.contains(&format!("fanin_{r} {r}(")),
-                "no state register instance {r}"
-            );
-            let m = &core[core.find(&format!("module fanin_{r}(d,q,clock);")).unwrap()..];
-            assert!(
-                m[..m.find("endmodule").unwrap()].contains("output reg "),
+                module(&parent).contains("output reg "),
                 "{r}: q is not a register"
             );
         }

@@ -108,22 +108,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_mclog = 16'h4;
     localparam  c_mcmask = 24'hf;
     localparam  c_lanes = 16'h40;
-    localparam  ev_aggregated = 32'h4;
     localparam  ev_completions = 32'h8;
     localparam  ev_results_sent = 32'h10;
-    localparam  ev_duplicates = 32'h20;
-    localparam  ev_overlaps = 32'h40;
-    localparam  ev_reemits = 32'h80;
-    localparam  ev_bypass_collision = 32'h100;
-    localparam  ev_bypass_quota = 32'h200;
-    localparam  ev_bypass_degree = 32'h400;
-    localparam  ev_bypass_straggler = 32'h800;
-    localparam  ev_bypass_transit = 32'h1000;
-    localparam  ev_root_drops = 32'h2000;
     localparam  ev_unknown_job = 32'h4000;
-    localparam  ev_bad_source = 32'h200000;
     localparam  ev_idle_reclaims = 32'h400000;
-    localparam  ev_joins = 32'h800000;
     localparam  sc_ip_port = 2'b10;
     localparam  ev_malformed = 32'h8000;
     localparam  ev_timeouts = 32'h10000;
@@ -167,10 +155,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  mk_meta_state = 240'h7;
     localparam  mk_meta_state_times = 240'hffffffff0000ffffffff0000000000000000000000000000000000000007;
     localparam  mk_meta_bitmap_flags = 240'hffffffff0000000000000000ff00ffffffffffffffff0000000000000000;
-    localparam  ev_refused = 32'h2000000;
     localparam  ev_sessions = 32'h1000000;
-    localparam  rr_no_session = 8'h1;
-    localparam  rr_stale = 8'h2;
     localparam  mk_job_epoch = 576'hffffffff00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
     
     // Enums
@@ -770,21 +755,22 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  lk_v$d;
     wire  lk_v$q;
     reg  lk_v$clock;
-    reg  [31:0] dq_ev$d;
-    wire  [31:0] dq_ev$q;
-    reg  dq_ev$clock;
-    reg  [2:0] dq_act$d;
-    wire  [2:0] dq_act$q;
-    reg  dq_act$clock;
-    reg  [1:0] dq_aop$d;
-    wire  [1:0] dq_aop$q;
-    reg  dq_aop$clock;
-    reg  dq_cpl$d;
-    wire  dq_cpl$q;
-    reg  dq_cpl$clock;
-    reg  dq_merge$d;
-    wire  dq_merge$q;
-    reg  dq_merge$clock;
+    reg  dsel$clock;
+    reg  dsel$go;
+    reg  [7:0] dsel$ptype;
+    reg  [7:0] dsel$flags;
+    reg  dsel$inner;
+    reg  dsel$sessions;
+    reg  [22:0] dsel$c;
+    reg  dsel$qf;
+    wire  [31:0] dsel$ev_q;
+    wire  [2:0] dsel$act_q;
+    wire  [1:0] dsel$aop_q;
+    wire  dsel$cpl_q;
+    wire  dsel$merge_q;
+    wire  dsel$rok_q;
+    wire  [7:0] dsel$why_q;
+    wire  dsel$hup_q;
     reg  [31:0] jgen$d;
     wire  [31:0] jgen$q;
     reg  jgen$clock;
@@ -1165,60 +1151,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] pc_pop$d;
     wire  [7:0] pc_pop$q;
     reg  pc_pop$clock;
-    reg  [2:0] q_st$d;
-    wire  [2:0] q_st$q;
-    reg  q_st$clock;
-    reg  q_busy_st$d;
-    wire  q_busy_st$q;
-    reg  q_busy_st$clock;
-    reg  q_same$d;
-    wire  q_same$q;
-    reg  q_same$clock;
-    reg  q_samebl$d;
-    wire  q_samebl$q;
-    reg  q_samebl$clock;
-    reg  q_subset$d;
-    wire  q_subset$q;
-    reg  q_subset$clock;
-    reg  q_disjoint$d;
-    wire  q_disjoint$q;
-    reg  q_disjoint$clock;
-    reg  q_newer_cb$d;
-    wire  q_newer_cb$q;
-    reg  q_newer_cb$clock;
-    reg  q_newer_bc$d;
-    wire  q_newer_bc$q;
-    reg  q_newer_bc$clock;
-    reg  q_stale$d;
-    wire  q_stale$q;
-    reg  q_stale$clock;
+    reg  [22:0] q_c$d;
+    wire  [22:0] q_c$q;
+    reg  q_c$clock;
     reg  q_qfull$d;
     wire  q_qfull$q;
     reg  q_qfull$clock;
-    reg  q_badrank$d;
-    wire  q_badrank$q;
-    reg  q_badrank$clock;
-    reg  q_toolong$d;
-    wire  q_toolong$q;
-    reg  q_toolong$clock;
-    reg  q_badchild$d;
-    wire  q_badchild$q;
-    reg  q_badchild$clock;
-    reg  q_chrank$d;
-    wire  q_chrank$q;
-    reg  q_chrank$clock;
-    reg  q_degree$d;
-    wire  q_degree$q;
-    reg  q_degree$clock;
-    reg  q_cpl0$d;
-    wire  q_cpl0$q;
-    reg  q_cpl0$clock;
-    reg  q_cpl1$d;
-    wire  q_cpl1$q;
-    reg  q_cpl1$clock;
-    reg  q_elne$d;
-    wire  q_elne$q;
-    reg  q_elne$clock;
     reg  q_partial$d;
     wire  q_partial$q;
     reg  q_partial$clock;
@@ -1267,15 +1205,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] pba_q$d;
     wire  [23:0] pba_q$q;
     reg  pba_q$clock;
-    reg  q_badsrc$d;
-    wire  q_badsrc$q;
-    reg  q_badsrc$clock;
-    reg  q_rbadsrc$d;
-    wire  q_rbadsrc$q;
-    reg  q_rbadsrc$clock;
-    reg  dq_rok$d;
-    wire  dq_rok$q;
-    reg  dq_rok$clock;
     reg  [31:0] tage$d;
     wire  [31:0] tage$q;
     reg  tage$clock;
@@ -1377,18 +1306,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  x_join$d;
     wire  x_join$q;
     reg  x_join$clock;
-    reg  [7:0] dq_why$d;
-    wire  [7:0] dq_why$q;
-    reg  dq_why$clock;
-    reg  dq_hup$d;
-    wire  dq_hup$q;
-    reg  dq_hup$clock;
-    reg  q_ses_nos$d;
-    wire  q_ses_nos$q;
-    reg  q_ses_nos$clock;
-    reg  q_ses_old$d;
-    wire  q_ses_old$q;
-    reg  q_ses_old$clock;
     reg  [31:0] sbq$d;
     wire  [31:0] sbq$q;
     reg  sbq$clock;
@@ -2118,30 +2035,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(lk_v$q),
         .clock(lk_v$clock)
     );
-    fanin_dq_ev dq_ev(
-        .d(dq_ev$d),
-        .q(dq_ev$q),
-        .clock(dq_ev$clock)
-    );
-    fanin_dq_act dq_act(
-        .d(dq_act$d),
-        .q(dq_act$q),
-        .clock(dq_act$clock)
-    );
-    fanin_dq_aop dq_aop(
-        .d(dq_aop$d),
-        .q(dq_aop$q),
-        .clock(dq_aop$clock)
-    );
-    fanin_dq_cpl dq_cpl(
-        .d(dq_cpl$d),
-        .q(dq_cpl$q),
-        .clock(dq_cpl$clock)
-    );
-    fanin_dq_merge dq_merge(
-        .d(dq_merge$d),
-        .q(dq_merge$q),
-        .clock(dq_merge$clock)
+    fanin_dsel dsel(
+        .clock(dsel$clock),
+        .go(dsel$go),
+        .ptype(dsel$ptype),
+        .flags(dsel$flags),
+        .inner(dsel$inner),
+        .sessions(dsel$sessions),
+        .c(dsel$c),
+        .qf(dsel$qf),
+        .ev_q(dsel$ev_q),
+        .act_q(dsel$act_q),
+        .aop_q(dsel$aop_q),
+        .cpl_q(dsel$cpl_q),
+        .merge_q(dsel$merge_q),
+        .rok_q(dsel$rok_q),
+        .why_q(dsel$why_q),
+        .hup_q(dsel$hup_q)
     );
     fanin_jgen jgen(
         .d(jgen$d),
@@ -2771,95 +2681,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pc_pop$q),
         .clock(pc_pop$clock)
     );
-    fanin_q_st q_st(
-        .d(q_st$d),
-        .q(q_st$q),
-        .clock(q_st$clock)
-    );
-    fanin_q_busy_st q_busy_st(
-        .d(q_busy_st$d),
-        .q(q_busy_st$q),
-        .clock(q_busy_st$clock)
-    );
-    fanin_q_same q_same(
-        .d(q_same$d),
-        .q(q_same$q),
-        .clock(q_same$clock)
-    );
-    fanin_q_samebl q_samebl(
-        .d(q_samebl$d),
-        .q(q_samebl$q),
-        .clock(q_samebl$clock)
-    );
-    fanin_q_subset q_subset(
-        .d(q_subset$d),
-        .q(q_subset$q),
-        .clock(q_subset$clock)
-    );
-    fanin_q_disjoint q_disjoint(
-        .d(q_disjoint$d),
-        .q(q_disjoint$q),
-        .clock(q_disjoint$clock)
-    );
-    fanin_q_newer_cb q_newer_cb(
-        .d(q_newer_cb$d),
-        .q(q_newer_cb$q),
-        .clock(q_newer_cb$clock)
-    );
-    fanin_q_newer_bc q_newer_bc(
-        .d(q_newer_bc$d),
-        .q(q_newer_bc$q),
-        .clock(q_newer_bc$clock)
-    );
-    fanin_q_stale q_stale(
-        .d(q_stale$d),
-        .q(q_stale$q),
-        .clock(q_stale$clock)
+    fanin_q_c q_c(
+        .d(q_c$d),
+        .q(q_c$q),
+        .clock(q_c$clock)
     );
     fanin_q_qfull q_qfull(
         .d(q_qfull$d),
         .q(q_qfull$q),
         .clock(q_qfull$clock)
-    );
-    fanin_q_badrank q_badrank(
-        .d(q_badrank$d),
-        .q(q_badrank$q),
-        .clock(q_badrank$clock)
-    );
-    fanin_q_toolong q_toolong(
-        .d(q_toolong$d),
-        .q(q_toolong$q),
-        .clock(q_toolong$clock)
-    );
-    fanin_q_badchild q_badchild(
-        .d(q_badchild$d),
-        .q(q_badchild$q),
-        .clock(q_badchild$clock)
-    );
-    fanin_q_chrank q_chrank(
-        .d(q_chrank$d),
-        .q(q_chrank$q),
-        .clock(q_chrank$clock)
-    );
-    fanin_q_degree q_degree(
-        .d(q_degree$d),
-        .q(q_degree$q),
-        .clock(q_degree$clock)
-    );
-    fanin_q_cpl0 q_cpl0(
-        .d(q_cpl0$d),
-        .q(q_cpl0$q),
-        .clock(q_cpl0$clock)
-    );
-    fanin_q_cpl1 q_cpl1(
-        .d(q_cpl1$d),
-        .q(q_cpl1$q),
-        .clock(q_cpl1$clock)
-    );
-    fanin_q_elne q_elne(
-        .d(q_elne$d),
-        .q(q_elne$q),
-        .clock(q_elne$clock)
     );
     fanin_q_partial q_partial(
         .d(q_partial$d),
@@ -2938,21 +2768,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(pba_q$d),
         .q(pba_q$q),
         .clock(pba_q$clock)
-    );
-    fanin_q_badsrc q_badsrc(
-        .d(q_badsrc$d),
-        .q(q_badsrc$q),
-        .clock(q_badsrc$clock)
-    );
-    fanin_q_rbadsrc q_rbadsrc(
-        .d(q_rbadsrc$d),
-        .q(q_rbadsrc$q),
-        .clock(q_rbadsrc$clock)
-    );
-    fanin_dq_rok dq_rok(
-        .d(dq_rok$d),
-        .q(dq_rok$q),
-        .clock(dq_rok$clock)
     );
     fanin_tage tage(
         .d(tage$d),
@@ -3076,26 +2891,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(x_join$d),
         .q(x_join$q),
         .clock(x_join$clock)
-    );
-    fanin_dq_why dq_why(
-        .d(dq_why$d),
-        .q(dq_why$q),
-        .clock(dq_why$clock)
-    );
-    fanin_dq_hup dq_hup(
-        .d(dq_hup$d),
-        .q(dq_hup$q),
-        .clock(dq_hup$clock)
-    );
-    fanin_q_ses_nos q_ses_nos(
-        .d(q_ses_nos$d),
-        .q(q_ses_nos$q),
-        .clock(q_ses_nos$clock)
-    );
-    fanin_q_ses_old q_ses_old(
-        .d(q_ses_old$d),
-        .q(q_ses_old$q),
-        .clock(q_ses_old$clock)
     );
     fanin_sbq sbq(
         .d(sbq$d),
@@ -3227,24 +3022,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_wbad$clock = clock;
         pc_count$clock = clock;
         pc_pop$clock = clock;
-        q_st$clock = clock;
-        q_busy_st$clock = clock;
-        q_same$clock = clock;
-        q_samebl$clock = clock;
-        q_subset$clock = clock;
-        q_disjoint$clock = clock;
-        q_newer_cb$clock = clock;
-        q_newer_bc$clock = clock;
-        q_stale$clock = clock;
         q_qfull$clock = clock;
-        q_badrank$clock = clock;
-        q_toolong$clock = clock;
-        q_badchild$clock = clock;
-        q_chrank$clock = clock;
-        q_degree$clock = clock;
-        q_cpl0$clock = clock;
-        q_cpl1$clock = clock;
-        q_elne$clock = clock;
         q_partial$clock = clock;
         q_sj$clock = clock;
         q_sflush$clock = clock;
@@ -3259,9 +3037,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chr$clock = clock;
         pbr$clock = clock;
         pba_q$clock = clock;
-        q_badsrc$clock = clock;
-        q_rbadsrc$clock = clock;
-        dq_rok$clock = clock;
         tage$clock = clock;
         q_sidle$clock = clock;
         q_semit$clock = clock;
@@ -3271,11 +3046,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         scan_turn$clock = clock;
         la_chk$clock = clock;
         lk_v$clock = clock;
-        dq_ev$clock = clock;
-        dq_act$clock = clock;
-        dq_aop$clock = clock;
-        dq_cpl$clock = clock;
-        dq_merge$clock = clock;
         jgen$clock = clock;
         own_age$clock = clock;
         q_rows$clock = clock;
@@ -3291,10 +3061,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc2$clock = clock;
         jc_bq$clock = clock;
         x_join$clock = clock;
-        dq_why$clock = clock;
-        dq_hup$clock = clock;
-        q_ses_nos$clock = clock;
-        q_ses_old$clock = clock;
         sbq$clock = clock;
         soq$clock = clock;
         hu_v$clock = clock;
@@ -3302,6 +3068,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_b$clock = clock;
         sq_reg$clock = clock;
         sq_b_nonce$clock = clock;
+        q_c$clock = clock;
         sq_v$d = sq_v$q;
         sq_hst$d = sq_hst$q;
         sq_rl$d = sq_rl$q;
@@ -3394,24 +3161,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pc_wbad$d = pc_wbad$q;
         pc_count$d = pc_count$q;
         pc_pop$d = pc_pop$q;
-        q_st$d = q_st$q;
-        q_busy_st$d = q_busy_st$q;
-        q_same$d = q_same$q;
-        q_samebl$d = q_samebl$q;
-        q_subset$d = q_subset$q;
-        q_disjoint$d = q_disjoint$q;
-        q_newer_cb$d = q_newer_cb$q;
-        q_newer_bc$d = q_newer_bc$q;
-        q_stale$d = q_stale$q;
         q_qfull$d = q_qfull$q;
-        q_badrank$d = q_badrank$q;
-        q_toolong$d = q_toolong$q;
-        q_badchild$d = q_badchild$q;
-        q_chrank$d = q_chrank$q;
-        q_degree$d = q_degree$q;
-        q_cpl0$d = q_cpl0$q;
-        q_cpl1$d = q_cpl1$q;
-        q_elne$d = q_elne$q;
         q_partial$d = q_partial$q;
         q_sj$d = q_sj$q;
         q_sflush$d = q_sflush$q;
@@ -3426,9 +3176,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chr$d = chr$q;
         pbr$d = pbr$q;
         pba_q$d = pba_q$q;
-        q_badsrc$d = q_badsrc$q;
-        q_rbadsrc$d = q_rbadsrc$q;
-        dq_rok$d = dq_rok$q;
         tage$d = tage$q;
         q_sidle$d = q_sidle$q;
         q_semit$d = q_semit$q;
@@ -3438,11 +3185,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         scan_turn$d = scan_turn$q;
         la_chk$d = la_chk$q;
         lk_v$d = lk_v$q;
-        dq_ev$d = dq_ev$q;
-        dq_act$d = dq_act$q;
-        dq_aop$d = dq_aop$q;
-        dq_cpl$d = dq_cpl$q;
-        dq_merge$d = dq_merge$q;
         jgen$d = jgen$q;
         own_age$d = own_age$q;
         q_rows$d = q_rows$q;
@@ -3458,10 +3200,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc2$d = jc2$q;
         jc_bq$d = jc_bq$q;
         x_join$d = x_join$q;
-        dq_why$d = dq_why$q;
-        dq_hup$d = dq_hup$q;
-        q_ses_nos$d = q_ses_nos$q;
-        q_ses_old$d = q_ses_old$q;
         sbq$d = sbq$q;
         soq$d = soq$q;
         hu_v$d = hu_v$q;
@@ -3469,6 +3207,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_b$d = hu_b$q;
         sq_reg$d = sq_reg$q;
         sq_b_nonce$d = sq_b_nonce$q;
+        q_c$d = q_c$q;
         sq_pp_mac$0$clock = clock;
         sq_pp_mac$0$d = sq_pp_mac$0$q;
         sq_pp_ip$0$clock = clock;
@@ -4315,12 +4054,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
         endcase
         dec_v = (xstate$q == DecState$Decide) | xo_v$q;
-        dact = dq_act$q;
-        d_rly = dq_act$q == Action$Relay;
-        aop = dq_aop$q;
-        cpl = dq_cpl$q;
+        dact = dsel$act_q;
+        d_rly = dsel$act_q == Action$Relay;
+        aop = dsel$aop_q;
+        cpl = dsel$cpl_q;
         cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((x_jep$q[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((x_jep$q[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((dx_f$q[(64'h38)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((dx_f$q[(64'h60)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((dx_f$q[(64'h10)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((x_sflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_f$q[(64'h28)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
-        if (dq_merge$q) begin
+        if (dsel$merge_q) begin
             cmw = (xm & ~mk_meta_bitmap_flags) | (((x_newbm$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((x_mflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
         end
         cr = cpl & ~x_je$q[(32'h1)+:(1)];
@@ -4329,10 +4068,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dbi = 1'b0;
         dbd = 1'b0;
         dhwc = 1'b0;
-        if ((dx_f$q[(64'h0)+:(8)] == pt_result) & x_je$q[(32'h1)+:(1)] & dq_rok$q & q_samebl$q) begin
+        if ((dx_f$q[(64'h0)+:(8)] == pt_result) & x_je$q[(32'h1)+:(1)] & dsel$rok_q & q_c$q[(64'h5)+:(1)]) begin
             dwe = 1'b1;
             dwd = (xm & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-            dbd = q_busy_st$q;
+            dbd = q_c$q[(64'h3)+:(1)];
         end
         if (dact == Action$Aggregate) begin
             dwe = 1'b1;
@@ -4345,9 +4084,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             end
             if (aop == 32'h1) begin
-                dhwc = ~q_busy_st$q;
-                dbi = ~q_busy_st$q & ~cr;
-                dbd = q_busy_st$q & cr;
+                dhwc = ~q_c$q[(64'h3)+:(1)];
+                dbi = ~q_c$q[(64'h3)+:(1)] & ~cr;
+                dbd = q_c$q[(64'h3)+:(1)] & cr;
             end
             else begin
                 dbd = cr;
@@ -4367,7 +4106,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 if (dx_f$q[(64'h0)+:(8)] == pt_join) begin
                     x_join$d = 1'b0;
                 end
-                hu_v$d = dq_hup$q;
+                hu_v$d = dsel$hup_q;
                 hu_j$d = dx_ji$q;
                 hu_b$d = dx_f$q[(64'h38)+:(32)];
                 sq_ei$d = 32'h0;
@@ -4405,7 +4144,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 sq_o$d[(64'h58)+:(8)] = dx_f$q[(64'h58)+:(8)];
                 sq_o$d[(64'h60)+:(64)] = dx_f$q[(64'h60)+:(64)];
                 sq_nr$d = q_rows$q;
-                ev = dq_ev$q;
+                ev = dsel$ev_q;
                 if (dwe) begin
                     meta$wdata = dwd;
                     meta$we = 32'h1;
@@ -4413,7 +4152,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 bz_inc = dbi;
                 bz_dec = dbd;
                 hwc = dhwc;
-                if ((dx_f$q[(64'h0)+:(8)] == pt_result) & x_je$q[(32'h1)+:(1)] & dq_rok$q) begin
+                if ((dx_f$q[(64'h0)+:(8)] == pt_result) & x_je$q[(32'h1)+:(1)] & dsel$rok_q) begin
                     sq_o$d[(64'ha0)+:(32)] = csr$me_ip;
                     sq_o$d[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)] | fl_multicast;
                     mc_new = 1'b1;
@@ -4476,7 +4215,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             sq_o$d[(64'h8)+:(8)] = 32'h0;
                             sq_o$d[(64'h10)+:(8)] = 32'h0;
                             sq_o$d[(64'h28)+:(16)] = 32'h0;
-                            sq_o$d[(64'h58)+:(8)] = dq_why$q;
+                            sq_o$d[(64'h58)+:(8)] = dsel$why_q;
                             sq_b_enr$d = 32'h0;
                             sq_e_more$d = 1'b0;
                             sq_e_last$d = 1'b0;
@@ -4550,32 +4289,32 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         case (xstate$q)
             DecState$Pred:
                 begin
-                    q_st$d = st;
-                    q_busy_st$d = busy_st;
-                    q_same$d = same;
-                    q_samebl$d = samebl;
-                    q_subset$d = subset;
-                    q_disjoint$d = disjoint;
-                    q_newer_cb$d = newer_cb;
-                    q_newer_bc$d = newer_bc;
-                    q_stale$d = stale;
+                    q_c$d[(64'h0)+:(3)] = st;
+                    q_c$d[(64'h3)+:(1)] = busy_st;
+                    q_c$d[(64'h4)+:(1)] = same;
+                    q_c$d[(64'h5)+:(1)] = samebl;
+                    q_c$d[(64'h6)+:(1)] = subset;
+                    q_c$d[(64'h7)+:(1)] = disjoint;
+                    q_c$d[(64'h8)+:(1)] = newer_cb;
+                    q_c$d[(64'h9)+:(1)] = newer_bc;
+                    q_c$d[(64'ha)+:(1)] = stale;
                     q_qfull$d = qf0;
                     q_qf_p$d = qfp;
                     q_qf_m$d = qfm;
                     q_bi$d = xo_v$q & dbi & (dx_ji$q == x_ji$q);
                     q_bd$d = xo_v$q & dbd & (dx_ji$q == x_ji$q);
-                    q_badrank$d = (xp_f$q[(64'h60)+:(64)] & ~je$q[(32'h40)+:(64)]) != 32'h0;
-                    q_toolong$d = xp_f$q[(64'h28)+:(16)] > c_lanes;
-                    q_badchild$d = ~xp_byp & (xp_f$q[(64'h58)+:(8)] >= je$q[(32'h10)+:(8)]);
-                    q_chrank$d = ~xp_byp & ((xp_f$q[(64'h60)+:(64)] & ~chr$q[(32'h0)+:(64)]) != 32'h0);
-                    q_degree$d = ~xp_byp & (xp_f$q[(64'h58)+:(8)] >= je$q[(32'h8)+:(8)]);
-                    q_badsrc$d = (xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & ((xp_f$q[(64'h60)+:(64)] & ~pbr$q) != 32'h0)) | (~xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & (xp_f$q[(64'ha0)+:(32)] != chr$q[(32'h70)+:(32)])) | (~xp_byp & (je$q[(32'h3)+:(2)] == sc_ip_port) & (xp_f$q[(64'hc0)+:(16)] != chr$q[(32'h90)+:(16)]));
-                    q_rbadsrc$d = (je$q[(32'h3)+:(2)] != 32'h0) & (x_sel$q != je$q[(32'h1c0)+:(4)]);
-                    q_ses_nos$d = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & ~soq$q;
-                    q_ses_old$d = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & soq$q & ses_d[32'h1f];
-                    q_cpl0$d = xp_f$q[(64'h60)+:(64)] == je$q[(32'h80)+:(64)];
-                    q_cpl1$d = newbm == je$q[(32'h80)+:(64)];
-                    q_elne$d = xp_f$q[(64'h28)+:(16)] != m_elem;
+                    q_c$d[(64'hb)+:(1)] = (xp_f$q[(64'h60)+:(64)] & ~je$q[(32'h40)+:(64)]) != 32'h0;
+                    q_c$d[(64'hc)+:(1)] = xp_f$q[(64'h28)+:(16)] > c_lanes;
+                    q_c$d[(64'hd)+:(1)] = ~xp_byp & (xp_f$q[(64'h58)+:(8)] >= je$q[(32'h10)+:(8)]);
+                    q_c$d[(64'he)+:(1)] = ~xp_byp & ((xp_f$q[(64'h60)+:(64)] & ~chr$q[(32'h0)+:(64)]) != 32'h0);
+                    q_c$d[(64'hf)+:(1)] = ~xp_byp & (xp_f$q[(64'h58)+:(8)] >= je$q[(32'h8)+:(8)]);
+                    q_c$d[(64'h10)+:(1)] = (xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & ((xp_f$q[(64'h60)+:(64)] & ~pbr$q) != 32'h0)) | (~xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & (xp_f$q[(64'ha0)+:(32)] != chr$q[(32'h70)+:(32)])) | (~xp_byp & (je$q[(32'h3)+:(2)] == sc_ip_port) & (xp_f$q[(64'hc0)+:(16)] != chr$q[(32'h90)+:(16)]));
+                    q_c$d[(64'h11)+:(1)] = (je$q[(32'h3)+:(2)] != 32'h0) & (x_sel$q != je$q[(32'h1c0)+:(4)]);
+                    q_c$d[(64'h12)+:(1)] = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & ~soq$q;
+                    q_c$d[(64'h13)+:(1)] = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & soq$q & ses_d[32'h1f];
+                    q_c$d[(64'h14)+:(1)] = xp_f$q[(64'h60)+:(64)] == je$q[(32'h80)+:(64)];
+                    q_c$d[(64'h15)+:(1)] = newbm == je$q[(32'h80)+:(64)];
+                    q_c$d[(64'h16)+:(1)] = xp_f$q[(64'h28)+:(16)] != m_elem;
                     q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
                     q_rows$d = rows_p;
                     q_rle1$d = rows_p <= 32'h1;
@@ -4590,162 +4329,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             DecState$DSel:
                 begin
-                    dq_ev$d = 32'h0;
-                    dq_act$d = Action$Drop;
-                    dq_aop$d = 32'h1;
-                    dq_cpl$d = q_cpl0$q;
-                    dq_merge$d = 1'b0;
-                    dq_rok$d = 1'b1;
-                    dq_why$d = rr_no_session;
-                    dq_hup$d = (xp_f$q[(64'h0)+:(8)] == pt_contribution) & x_je$q[(32'h5)+:(1)] & ~x_je$q[(32'h1)+:(1)] & ~q_badrank$q & ~q_toolong$q & ~q_badchild$q & ~q_chrank$q & ~q_badsrc$q & ~q_degree$q & ~q_ses_nos$q & ~q_ses_old$q;
-                    if (xp_f$q[(64'h0)+:(8)] == pt_result) begin
-                        if (~x_je$q[(32'h1)+:(1)]) begin
-                            dq_ev$d = ev_malformed;
-                        end
-                        else if (q_rbadsrc$q) begin
-                            dq_ev$d = ev_bad_source;
-                            dq_rok$d = 1'b0;
-                        end
-                    end
-                    else if ((xp_f$q[(64'h0)+:(8)] == pt_accept) | (xp_f$q[(64'h0)+:(8)] == pt_refuse)) begin
-                        if (~x_je$q[(32'h1)+:(1)] | ~x_je$q[(32'h5)+:(1)]) begin
-                            dq_ev$d = ev_malformed;
-                        end
-                        else if (q_rbadsrc$q) begin
-                            dq_ev$d = ev_bad_source;
-                        end
-                        else if (q_badrank$q) begin
-                            dq_ev$d = ev_malformed;
-                        end
-                        else begin
-                            dq_act$d = Action$Relay;
-                        end
-                    end
-                    else if (xp_f$q[(64'h0)+:(8)] == pt_join) begin
-                        if (~x_je$q[(32'h5)+:(1)] | q_badrank$q | q_badchild$q | q_chrank$q) begin
-                            dq_ev$d = ev_malformed;
-                        end
-                        else if (q_badsrc$q) begin
-                            dq_ev$d = ev_bad_source;
-                        end
-                        else if (x_je$q[(32'h1)+:(1)]) begin
-                            dq_ev$d = ev_joins;
-                            dq_act$d = Action$Bypass;
-                        end
-                        else begin
-                            dq_ev$d = ev_joins;
-                            dq_act$d = Action$Join;
-                        end
-                    end
-                    else if (q_badrank$q) begin
-                        dq_ev$d = ev_malformed;
-                    end
-                    else if (q_toolong$q) begin
-                        dq_ev$d = ev_malformed;
-                    end
-                    else if (q_badchild$q) begin
-                        dq_ev$d = ev_malformed;
-                    end
-                    else if (q_chrank$q) begin
-                        dq_ev$d = ev_malformed;
-                    end
-                    else if (q_badsrc$q) begin
-                        dq_ev$d = ev_bad_source;
-                    end
-                    else if (q_degree$q) begin
-                        dq_ev$d = ev_bypass_degree;
-                        dq_act$d = Action$Bypass;
-                    end
-                    else if (((xp_f$q[(64'h8)+:(8)] & fl_bypass) != 32'h0) & x_je$q[(32'h1)+:(1)]) begin
-                        dq_ev$d = ev_bypass_transit;
-                        dq_act$d = Action$Bypass;
-                    end
-                    else if (q_ses_nos$q | q_ses_old$q) begin
-                        dq_ev$d = ev_refused;
-                        dq_act$d = Action$Refuse;
-                        if (q_ses_old$q) begin
-                            dq_why$d = rr_stale;
-                        end
-                    end
-                    else if (q_samebl$q) begin
-                        if (q_st$q == cs_aggregating) begin
-                            if (q_subset$q) begin
-                                dq_ev$d = ev_duplicates;
-                            end
-                            else if (~q_disjoint$q) begin
-                                dq_ev$d = ev_overlaps;
-                            end
-                            else if (q_elne$q) begin
-                                dq_ev$d = ev_malformed;
-                            end
-                            else begin
-                                dq_ev$d = ev_aggregated;
-                                dq_act$d = Action$Aggregate;
-                                dq_aop$d = 32'h2;
-                                dq_cpl$d = q_cpl1$q;
-                                dq_merge$d = 1'b1;
-                            end
-                        end
-                        else if ((q_st$q == cs_emitted) & q_subset$q) begin
-                            dq_ev$d = ev_duplicates | ev_reemits;
-                            dq_act$d = Action$ReEmit;
-                        end
-                        else if ((q_st$q == cs_done) & ~x_je$q[(32'h1)+:(1)]) begin
-                            if (q_subset$q) begin
-                                dq_ev$d = ev_duplicates | ev_results_sent;
-                                dq_act$d = Action$Replay;
-                            end
-                            else begin
-                                dq_ev$d = ev_overlaps;
-                            end
-                        end
-                        else if (~q_disjoint$q & ~q_subset$q) begin
-                            dq_ev$d = ev_overlaps;
-                        end
-                        else begin
-                            dq_ev$d = ev_bypass_straggler;
-                            dq_act$d = Action$Bypass;
-                        end
-                    end
-                    else if (q_same$q & q_newer_cb$q) begin
-                        if (x_je$q[(32'h1)+:(1)]) begin
-                            dq_ev$d = ev_bypass_straggler;
-                            dq_act$d = Action$Bypass;
-                        end
-                        else begin
-                            dq_ev$d = ev_duplicates;
-                        end
-                    end
-                    else if (q_busy_st$q & ~(q_st$q == cs_emitted) & ~(~x_je$q[(32'h1)+:(1)] & (q_st$q == cs_aggregating) & q_newer_bc$q & q_stale$q)) begin
-                        if (x_je$q[(32'h1)+:(1)]) begin
-                            dq_ev$d = ev_bypass_collision;
-                            dq_act$d = Action$Bypass;
-                        end
-                        else begin
-                            dq_ev$d = ev_root_drops;
-                        end
-                    end
-                    else if (qf) begin
-                        if (x_je$q[(32'h1)+:(1)]) begin
-                            dq_ev$d = ev_bypass_quota;
-                            dq_act$d = Action$Bypass;
-                        end
-                        else if ((q_st$q == cs_aggregating) & q_busy_st$q) begin
-                            dq_ev$d = ev_root_drops | ev_reclaims;
-                        end
-                        else begin
-                            dq_ev$d = ev_root_drops;
-                        end
-                    end
-                    else begin
-                        if (~x_je$q[(32'h1)+:(1)] & (q_st$q == cs_aggregating)) begin
-                            dq_ev$d = ev_aggregated | ev_reclaims;
-                        end
-                        else begin
-                            dq_ev$d = ev_aggregated;
-                        end
-                        dq_act$d = Action$Aggregate;
-                    end
                     xstate$d = DecState$Decide;
                     dx_f$d = xp_f$q;
                     dx_ji$d = x_ji$q;
@@ -4761,6 +4344,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                 end
         endcase
+        dsel$clock = clock;
+        dsel$go = xstate$q == DecState$DSel;
+        dsel$ptype = xp_f$q[(64'h0)+:(8)];
+        dsel$flags = xp_f$q[(64'h8)+:(8)];
+        dsel$inner = x_je$q[(32'h1)+:(1)];
+        dsel$sessions = x_je$q[(32'h5)+:(1)];
+        dsel$c = q_c$q;
+        dsel$qf = qf;
         lk_ne$d = cadr$q != x_cadr$q;
         lk_old$d = lk_v$q & ~lk_go;
         xo_v$d = 1'b0;
@@ -19886,7 +19477,323 @@ module fanin_csr_wd(d,q,clock);
 endmodule // fanin_csr_wd
 
 
-module fanin_dq_act(d,q,clock);
+module fanin_dsel(clock,go,ptype,flags,inner,sessions,c,qf,ev_q,act_q,aop_q,cpl_q,merge_q,rok_q,why_q,hup_q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  go;
+    input wire  [7:0] ptype;
+    input wire  [7:0] flags;
+    input wire  inner;
+    input wire  sessions;
+    input wire  [22:0] c;
+    input wire  qf;
+    output reg  [31:0] ev_q;
+    output reg  [2:0] act_q;
+    output reg  [1:0] aop_q;
+    output reg  cpl_q;
+    output reg  merge_q;
+    output reg  rok_q;
+    output reg  [7:0] why_q;
+    output reg  hup_q;
+    
+    // Constant declarations
+    localparam  cs_aggregating = 3'b1;
+    localparam  cs_done = 3'b11;
+    localparam  cs_emitted = 3'b10;
+    localparam  ev_aggregated = 32'h4;
+    localparam  ev_bad_source = 32'h200000;
+    localparam  ev_bypass_collision = 32'h100;
+    localparam  ev_bypass_degree = 32'h400;
+    localparam  ev_bypass_quota = 32'h200;
+    localparam  ev_bypass_straggler = 32'h800;
+    localparam  ev_bypass_transit = 32'h1000;
+    localparam  ev_duplicates = 32'h20;
+    localparam  ev_joins = 32'h800000;
+    localparam  ev_malformed = 32'h8000;
+    localparam  ev_overlaps = 32'h40;
+    localparam  ev_reclaims = 32'h20000;
+    localparam  ev_reemits = 32'h80;
+    localparam  ev_refused = 32'h2000000;
+    localparam  ev_results_sent = 32'h10;
+    localparam  ev_root_drops = 32'h2000;
+    localparam  fl_bypass = 8'h1;
+    localparam  pt_accept = 8'h4;
+    localparam  pt_contribution = 8'h1;
+    localparam  pt_join = 8'h3;
+    localparam  pt_refuse = 8'h5;
+    localparam  pt_result = 8'h2;
+    localparam  rr_no_session = 8'h1;
+    localparam  rr_stale = 8'h2;
+    
+    // Enums
+    localparam Action$Drop = 0;
+    localparam Action$Bypass = 1;
+    localparam Action$Aggregate = 2;
+    localparam Action$ReEmit = 3;
+    localparam Action$Replay = 4;
+    localparam Action$Relay = 5;
+    localparam Action$Refuse = 6;
+    localparam Action$Join = 7;
+    
+    // Stub signals
+    reg  [31:0] ev$d;
+    wire  [31:0] ev$q;
+    reg  ev$clock;
+    reg  [2:0] act$d;
+    wire  [2:0] act$q;
+    reg  act$clock;
+    reg  [1:0] aop$d;
+    wire  [1:0] aop$q;
+    reg  aop$clock;
+    reg  cpl$d;
+    wire  cpl$q;
+    reg  cpl$clock;
+    reg  merge$d;
+    wire  merge$q;
+    reg  merge$clock;
+    reg  rok$d;
+    wire  rok$q;
+    reg  rok$clock;
+    reg  [7:0] why$d;
+    wire  [7:0] why$q;
+    reg  why$clock;
+    reg  hup$d;
+    wire  hup$q;
+    reg  hup$clock;
+    
+    // Sub module instances
+    fanin_dsel_ev ev(
+        .d(ev$d),
+        .q(ev$q),
+        .clock(ev$clock)
+    );
+    fanin_dsel_act act(
+        .d(act$d),
+        .q(act$q),
+        .clock(act$clock)
+    );
+    fanin_dsel_aop aop(
+        .d(aop$d),
+        .q(aop$q),
+        .clock(aop$clock)
+    );
+    fanin_dsel_cpl cpl(
+        .d(cpl$d),
+        .q(cpl$q),
+        .clock(cpl$clock)
+    );
+    fanin_dsel_merge merge(
+        .d(merge$d),
+        .q(merge$q),
+        .clock(merge$clock)
+    );
+    fanin_dsel_rok rok(
+        .d(rok$d),
+        .q(rok$q),
+        .clock(rok$clock)
+    );
+    fanin_dsel_why why(
+        .d(why$d),
+        .q(why$q),
+        .clock(why$clock)
+    );
+    fanin_dsel_hup hup(
+        .d(hup$d),
+        .q(hup$q),
+        .clock(hup$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        ev$clock = clock;
+        act$clock = clock;
+        aop$clock = clock;
+        cpl$clock = clock;
+        merge$clock = clock;
+        rok$clock = clock;
+        why$clock = clock;
+        hup$clock = clock;
+        ev$d = ev$q;
+        act$d = act$q;
+        aop$d = aop$q;
+        cpl$d = cpl$q;
+        merge$d = merge$q;
+        rok$d = rok$q;
+        why$d = why$q;
+        hup$d = hup$q;
+        ev_q = ev$q;
+        act_q = act$q;
+        aop_q = aop$q;
+        cpl_q = cpl$q;
+        merge_q = merge$q;
+        rok_q = rok$q;
+        why_q = why$q;
+        hup_q = hup$q;
+        if (go) begin
+            ev$d = 32'h0;
+            act$d = Action$Drop;
+            aop$d = 32'h1;
+            cpl$d = c[(64'h14)+:(1)];
+            merge$d = 1'b0;
+            rok$d = 1'b1;
+            why$d = rr_no_session;
+            hup$d = (ptype == pt_contribution) & sessions & ~inner & ~c[(64'hb)+:(1)] & ~c[(64'hc)+:(1)] & ~c[(64'hd)+:(1)] & ~c[(64'he)+:(1)] & ~c[(64'h10)+:(1)] & ~c[(64'hf)+:(1)] & ~c[(64'h12)+:(1)] & ~c[(64'h13)+:(1)];
+            if (ptype == pt_result) begin
+                if (~inner) begin
+                    ev$d = ev_malformed;
+                end
+                else if (c[(64'h11)+:(1)]) begin
+                    ev$d = ev_bad_source;
+                    rok$d = 1'b0;
+                end
+            end
+            else if ((ptype == pt_accept) | (ptype == pt_refuse)) begin
+                if (~inner | ~sessions) begin
+                    ev$d = ev_malformed;
+                end
+                else if (c[(64'h11)+:(1)]) begin
+                    ev$d = ev_bad_source;
+                end
+                else if (c[(64'hb)+:(1)]) begin
+                    ev$d = ev_malformed;
+                end
+                else begin
+                    act$d = Action$Relay;
+                end
+            end
+            else if (ptype == pt_join) begin
+                if (~sessions | c[(64'hb)+:(1)] | c[(64'hd)+:(1)] | c[(64'he)+:(1)]) begin
+                    ev$d = ev_malformed;
+                end
+                else if (c[(64'h10)+:(1)]) begin
+                    ev$d = ev_bad_source;
+                end
+                else if (inner) begin
+                    ev$d = ev_joins;
+                    act$d = Action$Bypass;
+                end
+                else begin
+                    ev$d = ev_joins;
+                    act$d = Action$Join;
+                end
+            end
+            else if (c[(64'hb)+:(1)]) begin
+                ev$d = ev_malformed;
+            end
+            else if (c[(64'hc)+:(1)]) begin
+                ev$d = ev_malformed;
+            end
+            else if (c[(64'hd)+:(1)]) begin
+                ev$d = ev_malformed;
+            end
+            else if (c[(64'he)+:(1)]) begin
+                ev$d = ev_malformed;
+            end
+            else if (c[(64'h10)+:(1)]) begin
+                ev$d = ev_bad_source;
+            end
+            else if (c[(64'hf)+:(1)]) begin
+                ev$d = ev_bypass_degree;
+                act$d = Action$Bypass;
+            end
+            else if (((flags & fl_bypass) != 32'h0) & inner) begin
+                ev$d = ev_bypass_transit;
+                act$d = Action$Bypass;
+            end
+            else if (c[(64'h12)+:(1)] | c[(64'h13)+:(1)]) begin
+                ev$d = ev_refused;
+                act$d = Action$Refuse;
+                if (c[(64'h13)+:(1)]) begin
+                    why$d = rr_stale;
+                end
+            end
+            else if (c[(64'h5)+:(1)]) begin
+                if (c[(64'h0)+:(3)] == cs_aggregating) begin
+                    if (c[(64'h6)+:(1)]) begin
+                        ev$d = ev_duplicates;
+                    end
+                    else if (~c[(64'h7)+:(1)]) begin
+                        ev$d = ev_overlaps;
+                    end
+                    else if (c[(64'h16)+:(1)]) begin
+                        ev$d = ev_malformed;
+                    end
+                    else begin
+                        ev$d = ev_aggregated;
+                        act$d = Action$Aggregate;
+                        aop$d = 32'h2;
+                        cpl$d = c[(64'h15)+:(1)];
+                        merge$d = 1'b1;
+                    end
+                end
+                else if ((c[(64'h0)+:(3)] == cs_emitted) & c[(64'h6)+:(1)]) begin
+                    ev$d = ev_duplicates | ev_reemits;
+                    act$d = Action$ReEmit;
+                end
+                else if ((c[(64'h0)+:(3)] == cs_done) & ~inner) begin
+                    if (c[(64'h6)+:(1)]) begin
+                        ev$d = ev_duplicates | ev_results_sent;
+                        act$d = Action$Replay;
+                    end
+                    else begin
+                        ev$d = ev_overlaps;
+                    end
+                end
+                else if (~c[(64'h7)+:(1)] & ~c[(64'h6)+:(1)]) begin
+                    ev$d = ev_overlaps;
+                end
+                else begin
+                    ev$d = ev_bypass_straggler;
+                    act$d = Action$Bypass;
+                end
+            end
+            else if (c[(64'h4)+:(1)] & c[(64'h8)+:(1)]) begin
+                if (inner) begin
+                    ev$d = ev_bypass_straggler;
+                    act$d = Action$Bypass;
+                end
+                else begin
+                    ev$d = ev_duplicates;
+                end
+            end
+            else if (c[(64'h3)+:(1)] & ~(c[(64'h0)+:(3)] == cs_emitted) & ~(~inner & (c[(64'h0)+:(3)] == cs_aggregating) & c[(64'h9)+:(1)] & c[(64'ha)+:(1)])) begin
+                if (inner) begin
+                    ev$d = ev_bypass_collision;
+                    act$d = Action$Bypass;
+                end
+                else begin
+                    ev$d = ev_root_drops;
+                end
+            end
+            else if (qf) begin
+                if (inner) begin
+                    ev$d = ev_bypass_quota;
+                    act$d = Action$Bypass;
+                end
+                else if ((c[(64'h0)+:(3)] == cs_aggregating) & c[(64'h3)+:(1)]) begin
+                    ev$d = ev_root_drops | ev_reclaims;
+                end
+                else begin
+                    ev$d = ev_root_drops;
+                end
+            end
+            else begin
+                if (~inner & (c[(64'h0)+:(3)] == cs_aggregating)) begin
+                    ev$d = ev_aggregated | ev_reclaims;
+                end
+                else begin
+                    ev$d = ev_aggregated;
+                end
+                act$d = Action$Aggregate;
+            end
+        end
+    end
+    
+endmodule // fanin_dsel
+
+
+module fanin_dsel_act(d,q,clock);
     
     // Module arguments
     input wire  [2:0] d;
@@ -19912,10 +19819,10 @@ module fanin_dq_act(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_dq_act
+endmodule // fanin_dsel_act
 
 
-module fanin_dq_aop(d,q,clock);
+module fanin_dsel_aop(d,q,clock);
     
     // Module arguments
     input wire  [1:0] d;
@@ -19931,10 +19838,10 @@ module fanin_dq_aop(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_dq_aop
+endmodule // fanin_dsel_aop
 
 
-module fanin_dq_cpl(d,q,clock);
+module fanin_dsel_cpl(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19950,10 +19857,10 @@ module fanin_dq_cpl(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_dq_cpl
+endmodule // fanin_dsel_cpl
 
 
-module fanin_dq_ev(d,q,clock);
+module fanin_dsel_ev(d,q,clock);
     
     // Module arguments
     input wire  [31:0] d;
@@ -19969,10 +19876,10 @@ module fanin_dq_ev(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_dq_ev
+endmodule // fanin_dsel_ev
 
 
-module fanin_dq_hup(d,q,clock);
+module fanin_dsel_hup(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -19988,10 +19895,10 @@ module fanin_dq_hup(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_dq_hup
+endmodule // fanin_dsel_hup
 
 
-module fanin_dq_merge(d,q,clock);
+module fanin_dsel_merge(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -20007,10 +19914,10 @@ module fanin_dq_merge(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_dq_merge
+endmodule // fanin_dsel_merge
 
 
-module fanin_dq_rok(d,q,clock);
+module fanin_dsel_rok(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -20026,10 +19933,10 @@ module fanin_dq_rok(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_dq_rok
+endmodule // fanin_dsel_rok
 
 
-module fanin_dq_why(d,q,clock);
+module fanin_dsel_why(d,q,clock);
     
     // Module arguments
     input wire  [7:0] d;
@@ -20045,7 +19952,7 @@ module fanin_dq_why(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_dq_why
+endmodule // fanin_dsel_why
 
 
 module fanin_dx_cadr(d,q,clock);
@@ -31305,63 +31212,6 @@ module fanin_ps_v(d,q,clock);
 endmodule // fanin_ps_v
 
 
-module fanin_q_badchild(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_badchild
-
-
-module fanin_q_badrank(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_badrank
-
-
-module fanin_q_badsrc(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_badsrc
-
-
 module fanin_q_bd(d,q,clock);
     
     // Module arguments
@@ -31400,175 +31250,23 @@ module fanin_q_bi(d,q,clock);
 endmodule // fanin_q_bi
 
 
-module fanin_q_busy_st(d,q,clock);
+module fanin_q_c(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [22:0] d;
+    output reg  [22:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 23'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_q_busy_st
-
-
-module fanin_q_chrank(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_chrank
-
-
-module fanin_q_cpl0(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_cpl0
-
-
-module fanin_q_cpl1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_cpl1
-
-
-module fanin_q_degree(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_degree
-
-
-module fanin_q_disjoint(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_disjoint
-
-
-module fanin_q_elne(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_elne
-
-
-module fanin_q_newer_bc(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_newer_bc
-
-
-module fanin_q_newer_cb(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_newer_cb
+endmodule // fanin_q_c
 
 
 module fanin_q_partial(d,q,clock);
@@ -31647,25 +31345,6 @@ module fanin_q_qfull(d,q,clock);
 endmodule // fanin_q_qfull
 
 
-module fanin_q_rbadsrc(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_rbadsrc
-
-
 module fanin_q_rle1(d,q,clock);
     
     // Module arguments
@@ -31704,44 +31383,6 @@ module fanin_q_rows(d,q,clock);
 endmodule // fanin_q_rows
 
 
-module fanin_q_same(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_same
-
-
-module fanin_q_samebl(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_samebl
-
-
 module fanin_q_semit(d,q,clock);
     
     // Module arguments
@@ -31759,44 +31400,6 @@ module fanin_q_semit(d,q,clock);
     end
           
 endmodule // fanin_q_semit
-
-
-module fanin_q_ses_nos(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_ses_nos
-
-
-module fanin_q_ses_old(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_ses_old
 
 
 module fanin_q_sflush(d,q,clock);
@@ -31892,82 +31495,6 @@ module fanin_q_srecl(d,q,clock);
     end
           
 endmodule // fanin_q_srecl
-
-
-module fanin_q_st(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 3'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_st
-
-
-module fanin_q_stale(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_stale
-
-
-module fanin_q_subset(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_subset
-
-
-module fanin_q_toolong(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_toolong
 
 
 module fanin_row0(d,q,clock);

@@ -275,9 +275,11 @@ pub struct Options {
     pub ila: bool,
 }
 
-/// The engine's state registers the `--ila` build probes: instances of `fanin_core_impl`
-/// (instance `core` of `fanin_core`) whose output `q` is the register.
-pub const ILA_STATE_REGS: &[&str] = &["state", "xstate", "bstate", "dq_act"];
+/// The engine's state registers the `--ila` build probes: instance paths below
+/// `fanin_core_impl` (instance `core` of `fanin_core`) whose output `q` is the register:
+/// the front end's and the decision stages' state, the back end's (`core/back.rs`) and
+/// DSEL's action (`core/dsel.rs`).
+pub const ILA_STATE_REGS: &[&str] = &["state", "xstate", "back/bstate", "dsel/act"];
 
 /// A board's configuration flash as `write_cfgmem` takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,14 +8,15 @@
 //!
 //! The children are the ones whose strobes depend on the egress ports' room: the Acc
 //! (`acc.rs`), the destination pipeline, the copied rows (`copy.rs`) and the slot copies'
-//! overflow bits (`overflow.rs`).
+//! overflow bits (`overflow.rs`); and the end-of-item terms (`finish.rs`).
 //!
 //! Every output is a register, or a function of this block's and its children's registers
 //! (issue #24: cut only where a stage's outputs are registered). The item finishes this
 //! cycle (`b_done`) when `done_now`, or when `done_if_room` and the destination ports have
 //! room for a maximum frame (`room`, the engine's `all_rdy` from the egress ports'
-//! `ready`): the engine forms the same term from the two outputs, because the front end
-//! and the item stage hand over in that cycle (`b_free`).
+//! `ready`); `Finish` computes the two terms from this block's registers. The engine forms
+//! the same `b_done` from the two outputs, because the front end and the item stage hand
+//! over in that cycle (`b_free`).
 
 use crate::acc::Acc;
 use crate::config::CoreConfig;

@@ -21,17 +21,17 @@ use crate::ram::{FaninRam, ADDR_W};
 use crate::rx::Rx;
 use crate::tx::Tx;
 use fanin_proto::model::Counter;
-use fanin_proto::wire::RefuseReason;
 use fanin_regs::layout::{job, meta};
 use rust_hdl::prelude::*;
 use states::{event, flag};
-pub use states::{Action, BackState, DecState, Fields, FrontState, OutFields, SessState};
+pub use states::{Action, BackState, Conds, DecState, Fields, FrontState, OutFields, SessState};
 
 pub mod back;
 pub mod copy;
 pub mod counters;
 pub mod csr;
 pub mod dest;
+pub mod dsel;
 pub mod finish;
 pub mod lookup;
 pub mod metaport;
@@ -47,6 +47,7 @@ pub mod timer;
 use back::BackEnd;
 use counters::Counters;
 use csr::Csr;
+use dsel::DSel;
 use lookup::Lookup;
 use metaport::MetaPort;
 use pick::Pick;
@@ -172,11 +173,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     la_chk: DFF<Bits<16>>,
     // LOOK: a frame waits here for the decision stages (`lk_v`: it holds one).
     lk_v: DFF<bool>,
-    dq_ev: DFF<Bits<32>>,
-    dq_act: DFF<Action>,
-    dq_aop: DFF<Bits<2>>,
-    dq_cpl: DFF<bool>,
-    dq_merge: DFF<bool>,
+    // DSEL (`dsel.rs`): the branch for DECIDE.
+    dsel: DSel,
     jgen: DFF<Bits<32>>,
     own_age: DFF<Bits<2>>,
     q_rows: DFF<Bits<16>>,
@@ -340,25 +338,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pc_count: DFF<Bits<8>>,
     cls: Classify,
     pc_pop: DFF<Bits<8>>,
-    // Predicates of the decision, registered in PRED.
-    q_st: DFF<Bits<3>>,
-    q_busy_st: DFF<bool>,
-    q_same: DFF<bool>,
-    q_samebl: DFF<bool>,
-    q_subset: DFF<bool>,
-    q_disjoint: DFF<bool>,
-    q_newer_cb: DFF<bool>,
-    q_newer_bc: DFF<bool>,
-    q_stale: DFF<bool>,
+    // Predicates of the decision, registered in PRED: the conditions DSEL reads
+    // (`states::Conds`, `dsel.rs`), and the others.
+    q_c: DFF<Conds>,
     q_qfull: DFF<bool>,
-    q_badrank: DFF<bool>,
-    q_toolong: DFF<bool>,
-    q_badchild: DFF<bool>,
-    q_chrank: DFF<bool>,
-    q_degree: DFF<bool>,
-    q_cpl0: DFF<bool>,
-    q_cpl1: DFF<bool>,
-    q_elne: DFF<bool>,
     q_partial: DFF<bool>,
     q_sj: DFF<Bits<JOB_W>>,
     q_sflush: DFF<bool>,
@@ -380,10 +363,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pbaddr: Signal<Local, Bits<ADDR_W>>,
     // Source validation (PRED: a contribution's source, a result's ingress port; DSEL: a
     // result from elsewhere takes no effect in DECIDE).
-    q_badsrc: DFF<bool>,
-    q_rbadsrc: DFF<bool>,
     xp_byp: Signal<Local, bool>,
-    dq_rok: DFF<bool>,
     // Idle reclaim (timer scan): ticks since the copy's last progress, the decision, and
     // whether the copy was emitted (it becomes Stale, else Free).
     tage: DFF<Bits<32>>,
@@ -481,22 +461,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     c_lanes: Constant<Bits<16>>,
     // Named values (`states.rs`): counter events (`ev_<counter>`: bit k of `ev` counts
     // `Counter::ALL[k]`), slot-copy states, packet types, header flags, parser terms.
-    ev_aggregated: Constant<Bits<32>>,
     ev_completions: Constant<Bits<32>>,
     ev_results_sent: Constant<Bits<32>>,
-    ev_duplicates: Constant<Bits<32>>,
-    ev_overlaps: Constant<Bits<32>>,
-    ev_reemits: Constant<Bits<32>>,
-    ev_bypass_collision: Constant<Bits<32>>,
-    ev_bypass_quota: Constant<Bits<32>>,
-    ev_bypass_degree: Constant<Bits<32>>,
-    ev_bypass_straggler: Constant<Bits<32>>,
-    ev_bypass_transit: Constant<Bits<32>>,
-    ev_root_drops: Constant<Bits<32>>,
     ev_unknown_job: Constant<Bits<32>>,
-    ev_bad_source: Constant<Bits<32>>,
     ev_idle_reclaims: Constant<Bits<32>>,
-    ev_joins: Constant<Bits<32>>,
     sc_ip_port: Constant<Bits<2>>,
     ev_malformed: Constant<Bits<32>>,
     ev_timeouts: Constant<Bits<32>>,
@@ -544,14 +512,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     mk_meta_bitmap_flags: Constant<Bits<META_W>>,
     // The frame in the decision stages is a JOIN: LOOK waits until its DECIDE.
     x_join: DFF<bool>,
-    // DSEL: the REFUSE's reason (`RefuseReason`).
-    dq_why: DFF<Bits<8>>,
-    // DSEL: a contribution passed the root's session floor (`high` moves on).
-    dq_hup: DFF<bool>,
-    // PRED: root with sessions and no session open.
-    q_ses_nos: DFF<bool>,
-    // PRED: root with sessions, the block before the session's first.
-    q_ses_old: DFF<bool>,
     // LOOK: the latched entry's session base.
     sbq: DFF<Bits<32>>,
     // LOOK: the latched entry has a session open.
@@ -566,9 +526,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hu_v: DFF<bool>,
     hu_j: DFF<Bits<8>>,
     hu_b: DFF<Bits<32>>,
-    // The session unit: its state and the JOIN it serves.
-    // The ACCEPT the session unit stages next.
-    // A session opened: the entry's epoch moves on (the commit path, `jcg`).
     // The commit path applies now (a job commit or a session's epoch move), to entry `jcx`, with `jpk`.
     jcg: Signal<Local, bool>,
     jcx: Signal<Local, Bits<8>>,
@@ -576,14 +533,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // The staged item's one payload row is `sq_b_nonce` (an ACCEPT), not a buffer's.
     sq_reg: DFF<bool>,
     sq_b_nonce: DFF<Bits<32>>,
-    // The copied rows from the read to the egress ports (`copy.rs`); a row is read this
-    // cycle (`cp_rd`).
-    // Per job-table entry, the root's session (`Session`): open, first block, newest block, ranks joined.
-    // Session members (row `entry · 64 + rank`, `layout::member`).
-    ev_refused: Constant<Bits<32>>,
     ev_sessions: Constant<Bits<32>>,
-    rr_no_session: Constant<Bits<8>>,
-    rr_stale: Constant<Bits<8>>,
     mk_job_epoch: Constant<Bits<JOB_W>>,
 }
 
@@ -599,15 +549,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             x_len, x_row0, x_nrows, lk_f, lk_now, lk_sel, lk_hdr, lk_len, lk_row0, lk_nrows, xo_v,
             lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji, dx_cadr, dx_now, dx_sel,
             dx_hdr, dx_len, dx_row0, dx_nrows, cha_q, bcd, state, sel, last, hdr, pr_f, pc_popok,
-            bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count, pc_pop, q_st,
-            q_busy_st, q_same, q_samebl, q_subset, q_disjoint, q_newer_cb, q_newer_bc, q_stale,
-            q_qfull, q_badrank, q_toolong, q_badchild, q_chrank, q_degree, q_cpl0, q_cpl1, q_elne,
-            q_partial, q_sj, q_sflush, q_srecl, q_spartial, len, row0, nrows, ji, je, jep, chr,
-            pbr, pba_q, q_badsrc, q_rbadsrc, dq_rok, tage, q_sidle, q_semit, cadr, e_scan, now_r,
-            scan_turn, la_chk, lk_v, dq_ev, dq_act, dq_aop, dq_cpl, dq_merge, jgen, own_age,
-            q_rows, q_rle1, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq,
-            x_join, dq_why, dq_hup, q_ses_nos, q_ses_old, sbq, soq, hu_v, hu_j, hu_b, sq_reg,
-            sq_b_nonce
+            bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count, pc_pop,
+            q_qfull, q_partial, q_sj, q_sflush, q_srecl, q_spartial, len, row0, nrows, ji, je, jep,
+            chr, pbr, pba_q, tage, q_sidle, q_semit, cadr, e_scan, now_r, scan_turn, la_chk, lk_v,
+            jgen, own_age, q_rows, q_rle1, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i,
+            jc2, jc_bq, x_join, sbq, soq, hu_v, hu_j, hu_b, sq_reg, sq_b_nonce, q_c
         );
         for p in 0..self.rx.len() {
             self.sq_pp_mac[p].clock.next = self.clock.val();
@@ -1324,12 +1270,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // DECIDE holds a frame: the newest one, or an older one beside PRED (`xo_v`).
         self.dec_v.next = (self.xstate.q.val() == DecState::Decide) | self.xo_v.q.val();
         // DECIDE's effects on the slot metadata and the busy counts, from its registers
-        // (`dq_*`, the conditions, the context): applied when DECIDE completes, and
+        // (`dsel.*_q`, the conditions, the context): applied when DECIDE completes, and
         // forwarded to the frame in LOOK, which may move to PRED in the same cycle.
-        self.dact.next = self.dq_act.q.val();
-        self.d_rly.next = self.dq_act.q.val() == Action::Relay;
-        self.aop.next = self.dq_aop.q.val();
-        self.cpl.next = self.dq_cpl.q.val();
+        self.dact.next = self.dsel.act_q.val();
+        self.d_rly.next = self.dsel.act_q.val() == Action::Relay;
+        self.aop.next = self.dsel.aop_q.val();
+        self.cpl.next = self.dsel.cpl_q.val();
         // Aggregation defaults: start a new epoch of the copy.
         self.cmw.next = bit_cast::<META_W, 3>(self.cs_aggregating.val())
             | (bit_cast::<META_W, 8>(self.dx_ji.q.val()) << self.at_meta_entry.val())
@@ -1344,7 +1290,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<META_W, 16>(self.dx_f.q.val().elements) << self.at_meta_elements.val())
             | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_timer.val())
             | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_touched.val());
-        if self.dq_merge.q.val() {
+        if self.dsel.merge_q.val() {
             // A merge is progress: `touched` moves on (the timer stays the first
             // contribution's).
             self.cmw.next = (self.xm.val() & !self.mk_meta_bitmap_flags.val())
@@ -1360,14 +1306,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dhwc.next = false;
         if (self.dx_f.q.val().ptype == self.pt_result.val())
             & self.x_je.q.val().get_value_inner()
-            & self.dq_rok.q.val()
-            & self.q_samebl.q.val()
+            & self.dsel.rok_q.val()
+            & self.q_c.q.val().samebl
         {
             // A result at an inner switch: the copy holding this block is Done.
             self.dwe.next = true;
             self.dwd.next = (self.xm.val() & !self.mk_meta_state.val())
                 | bit_cast::<META_W, 3>(self.cs_done.val());
-            self.dbd.next = self.q_busy_st.q.val();
+            self.dbd.next = self.q_c.q.val().busy_st;
         }
         if self.dact.val() == Action::Aggregate {
             // Aggregate: the copy's metadata after the merge (Switch::try_complete: Emitted
@@ -1386,9 +1332,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 }
             }
             if self.aop.val() == 1 {
-                self.dhwc.next = !self.q_busy_st.q.val();
-                self.dbi.next = !self.q_busy_st.q.val() & !self.cr.val();
-                self.dbd.next = self.q_busy_st.q.val() & self.cr.val();
+                self.dhwc.next = !self.q_c.q.val().busy_st;
+                self.dbi.next = !self.q_c.q.val().busy_st & !self.cr.val();
+                self.dbd.next = self.q_c.q.val().busy_st & self.cr.val();
             } else {
                 self.dbd.next = self.cr.val();
             }
@@ -1418,7 +1364,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.x_join.d.next = false;
                 }
                 // A contribution past the session floor: `high` moves on (two cycles on).
-                self.hu_v.d.next = self.dq_hup.q.val();
+                self.hu_v.d.next = self.dsel.hup_q.val();
                 self.hu_j.d.next = self.dx_ji.q.val();
                 self.hu_b.d.next = self.dx_f.q.val().block;
                 self.sq_ei.d.next = 0.into();
@@ -1459,9 +1405,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.sq_o.d.next.child = self.dx_f.q.val().child;
                 self.sq_o.d.next.bitmap = self.dx_f.q.val().bitmap;
                 self.sq_nr.d.next = self.q_rows.q.val();
-                // The branch was chosen in DSEL (`dq_*`); its metadata write and
+                // The branch was chosen in DSEL (`dsel.*_q`); its metadata write and
                 // busy-count update are `dwe`/`dwd`, `dbi`/`dbd` (above).
-                self.ev.next = self.dq_ev.q.val();
+                self.ev.next = self.dsel.ev_q.val();
                 if self.dwe.val() {
                     self.meta.wdata.next = self.dwd.val();
                     self.meta.we.next = 1.into();
@@ -1471,7 +1417,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.hwc.next = self.dhwc.val();
                 if (self.dx_f.q.val().ptype == self.pt_result.val())
                     & self.x_je.q.val().get_value_inner()
-                    & self.dq_rok.q.val()
+                    & self.dsel.rok_q.val()
                 {
                     // Result at an inner switch: multicast to the children.
                     self.sq_o.d.next.src_ip = self.csr.me_ip.val();
@@ -1540,7 +1486,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.sq_o.d.next.flags = 0.into();
                         self.sq_o.d.next.exponent = 0.into();
                         self.sq_o.d.next.elements = 0.into();
-                        self.sq_o.d.next.child = self.dq_why.q.val();
+                        self.sq_o.d.next.child = self.dsel.why_q.val();
                         self.sq_b_enr.d.next = 0.into();
                         self.sq_e_more.d.next = false;
                         self.sq_e_last.d.next = false;
@@ -1622,15 +1568,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             DecState::Pred => {
                 // PRED: the decision's conditions on the copy's metadata, the packet and the
                 // job entry, registered (the metadata read stays on the same address).
-                self.q_st.d.next = self.st.val();
-                self.q_busy_st.d.next = self.busy_st.val();
-                self.q_same.d.next = self.same.val();
-                self.q_samebl.d.next = self.samebl.val();
-                self.q_subset.d.next = self.subset.val();
-                self.q_disjoint.d.next = self.disjoint.val();
-                self.q_newer_cb.d.next = self.newer_cb.val();
-                self.q_newer_bc.d.next = self.newer_bc.val();
-                self.q_stale.d.next = self.stale.val();
+                self.q_c.d.next.st = self.st.val();
+                self.q_c.d.next.busy_st = self.busy_st.val();
+                self.q_c.d.next.same = self.same.val();
+                self.q_c.d.next.samebl = self.samebl.val();
+                self.q_c.d.next.subset = self.subset.val();
+                self.q_c.d.next.disjoint = self.disjoint.val();
+                self.q_c.d.next.newer_cb = self.newer_cb.val();
+                self.q_c.d.next.newer_bc = self.newer_bc.val();
+                self.q_c.d.next.stale = self.stale.val();
                 self.q_qfull.d.next = self.qf0.val();
                 self.q_qf_p.d.next = self.qfp.val();
                 self.q_qf_m.d.next = self.qfm.val();
@@ -1640,19 +1586,19 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.xo_v.q.val() & self.dbi.val() & (self.dx_ji.q.val() == self.x_ji.q.val());
                 self.q_bd.d.next =
                     self.xo_v.q.val() & self.dbd.val() & (self.dx_ji.q.val() == self.x_ji.q.val());
-                self.q_badrank.d.next =
+                self.q_c.d.next.badrank =
                     (self.xp_f.q.val().bitmap & !self.je.q.val().get_value_ranks()) != 0;
-                self.q_toolong.d.next = self.xp_f.q.val().elements > self.c_lanes.val();
-                self.q_badchild.d.next = !self.xp_byp.val()
+                self.q_c.d.next.toolong = self.xp_f.q.val().elements > self.c_lanes.val();
+                self.q_c.d.next.badchild = !self.xp_byp.val()
                     & (self.xp_f.q.val().child >= self.je.q.val().get_value_children());
-                self.q_chrank.d.next = !self.xp_byp.val()
+                self.q_c.d.next.chrank = !self.xp_byp.val()
                     & ((self.xp_f.q.val().bitmap & !self.chr.q.val().get_value_ranks()) != 0);
-                self.q_degree.d.next = !self.xp_byp.val()
+                self.q_c.d.next.degree = !self.xp_byp.val()
                     & (self.xp_f.q.val().child >= self.je.q.val().get_value_degree_limit());
                 // Source validation (`Switch::check_child_source`): a bypass-flagged packet
                 // only with ranks below the children on its ingress port (`pbr`), any other
                 // only from its child's IPv4 source (and UDP source port).
-                self.q_badsrc.d.next = (self.xp_byp.val()
+                self.q_c.d.next.badsrc = (self.xp_byp.val()
                     & (self.je.q.val().get_value_src_check() != 0)
                     & ((self.xp_f.q.val().bitmap & !self.pbr.q.val()) != 0))
                     | (!self.xp_byp.val()
@@ -1662,22 +1608,22 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         & (self.je.q.val().get_value_src_check() == self.sc_ip_port.val())
                         & (self.xp_f.q.val().src_port != self.chr.q.val().get_value_udp()));
                 // A result only on the port facing the parent (`from_above`).
-                self.q_rbadsrc.d.next = (self.je.q.val().get_value_src_check() != 0)
+                self.q_c.d.next.rbadsrc = (self.je.q.val().get_value_src_check() != 0)
                     & (self.x_sel.q.val() != self.je.q.val().get_value_parent_port());
                 // A root's session floor (`Switch::session_floor`): no session open, or a
                 // block before the open session's first (serial arithmetic: the sign of the
                 // difference).
-                self.q_ses_nos.d.next = self.je.q.val().get_value_sessions()
+                self.q_c.d.next.ses_nos = self.je.q.val().get_value_sessions()
                     & !self.je.q.val().get_value_inner()
                     & !self.soq.q.val();
-                self.q_ses_old.d.next = self.je.q.val().get_value_sessions()
+                self.q_c.d.next.ses_old = self.je.q.val().get_value_sessions()
                     & !self.je.q.val().get_value_inner()
                     & self.soq.q.val()
                     & self.ses_d.val().get_bit(31);
-                self.q_cpl0.d.next =
+                self.q_c.d.next.cpl0 =
                     self.xp_f.q.val().bitmap == self.je.q.val().get_value_expected();
-                self.q_cpl1.d.next = self.newbm.val() == self.je.q.val().get_value_expected();
-                self.q_elne.d.next = self.xp_f.q.val().elements != self.m_elem.val();
+                self.q_c.d.next.cpl1 = self.newbm.val() == self.je.q.val().get_value_expected();
+                self.q_c.d.next.elne = self.xp_f.q.val().elements != self.m_elem.val();
                 self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_value_expected();
                 self.q_rows.d.next = self.rows_p.val();
                 self.q_rle1.d.next = self.rows_p.val() <= 1;
@@ -1693,181 +1639,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.x_jep.d.next = self.jep.q.val();
             }
             DecState::DSel => {
-                // DSEL: the model's branch for this frame (Switch::contribution / result /
-                // same_block), from the registered conditions, registered for DECIDE.
-                self.dq_ev.d.next = 0.into();
-                self.dq_act.d.next = Action::Drop;
-                self.dq_aop.d.next = 1.into();
-                self.dq_cpl.d.next = self.q_cpl0.q.val();
-                self.dq_merge.d.next = false;
-                self.dq_rok.d.next = true;
-                self.dq_why.d.next = self.rr_no_session.val();
-                // A contribution that passes a root's session floor moves `high` on.
-                self.dq_hup.d.next = (self.xp_f.q.val().ptype == self.pt_contribution.val())
-                    & self.x_je.q.val().get_value_sessions()
-                    & !self.x_je.q.val().get_value_inner()
-                    & !self.q_badrank.q.val()
-                    & !self.q_toolong.q.val()
-                    & !self.q_badchild.q.val()
-                    & !self.q_chrank.q.val()
-                    & !self.q_badsrc.q.val()
-                    & !self.q_degree.q.val()
-                    & !self.q_ses_nos.q.val()
-                    & !self.q_ses_old.q.val();
-                if self.xp_f.q.val().ptype == self.pt_result.val() {
-                    // Result (its effects are DECIDE's, unless it came from elsewhere).
-                    if !self.x_je.q.val().get_value_inner() {
-                        self.dq_ev.d.next = self.ev_malformed.val();
-                    } else if self.q_rbadsrc.q.val() {
-                        self.dq_ev.d.next = self.ev_bad_source.val();
-                        self.dq_rok.d.next = false;
-                    }
-                } else if (self.xp_f.q.val().ptype == self.pt_accept.val())
-                    | (self.xp_f.q.val().ptype == self.pt_refuse.val())
-                {
-                    // ACCEPT or REFUSE (Switch::relay_down): from the parent's port, down to
-                    // the children delivering one of its ranks.
-                    if !self.x_je.q.val().get_value_inner()
-                        | !self.x_je.q.val().get_value_sessions()
-                    {
-                        self.dq_ev.d.next = self.ev_malformed.val();
-                    } else if self.q_rbadsrc.q.val() {
-                        self.dq_ev.d.next = self.ev_bad_source.val();
-                    } else if self.q_badrank.q.val() {
-                        self.dq_ev.d.next = self.ev_malformed.val();
-                    } else {
-                        self.dq_act.d.next = Action::Relay;
-                    }
-                } else if self.xp_f.q.val().ptype == self.pt_join.val() {
-                    // JOIN (Switch::join): source-checked like a contribution (without the
-                    // element count and the degree limit), then up to the parent with
-                    // BYPASS, the worker's source kept.
-                    if !self.x_je.q.val().get_value_sessions()
-                        | self.q_badrank.q.val()
-                        | self.q_badchild.q.val()
-                        | self.q_chrank.q.val()
-                    {
-                        self.dq_ev.d.next = self.ev_malformed.val();
-                    } else if self.q_badsrc.q.val() {
-                        self.dq_ev.d.next = self.ev_bad_source.val();
-                    } else if self.x_je.q.val().get_value_inner() {
-                        self.dq_ev.d.next = self.ev_joins.val();
-                        self.dq_act.d.next = Action::Bypass;
-                    } else {
-                        // At the root: the session unit.
-                        self.dq_ev.d.next = self.ev_joins.val();
-                        self.dq_act.d.next = Action::Join;
-                    }
-                } else if self.q_badrank.q.val() {
-                    self.dq_ev.d.next = self.ev_malformed.val();
-                } else if self.q_toolong.q.val() {
-                    self.dq_ev.d.next = self.ev_malformed.val();
-                } else if self.q_badchild.q.val() {
-                    self.dq_ev.d.next = self.ev_malformed.val();
-                } else if self.q_chrank.q.val() {
-                    self.dq_ev.d.next = self.ev_malformed.val();
-                } else if self.q_badsrc.q.val() {
-                    self.dq_ev.d.next = self.ev_bad_source.val();
-                } else if self.q_degree.q.val() {
-                    // Degree limit: bypass.
-                    self.dq_ev.d.next = self.ev_bypass_degree.val();
-                    self.dq_act.d.next = Action::Bypass;
-                } else if ((self.xp_f.q.val().flags & self.fl_bypass.val()) != 0)
-                    & self.x_je.q.val().get_value_inner()
-                {
-                    // Transit.
-                    self.dq_ev.d.next = self.ev_bypass_transit.val();
-                    self.dq_act.d.next = Action::Bypass;
-                } else if self.q_ses_nos.q.val() | self.q_ses_old.q.val() {
-                    // Refused at a root with sessions, answered with a REFUSE.
-                    self.dq_ev.d.next = self.ev_refused.val();
-                    self.dq_act.d.next = Action::Refuse;
-                    if self.q_ses_old.q.val() {
-                        self.dq_why.d.next = self.rr_stale.val();
-                    }
-                } else if self.q_samebl.q.val() {
-                    // Same block (Switch::same_block).
-                    if self.q_st.q.val() == self.cs_aggregating.val() {
-                        if self.q_subset.q.val() {
-                            self.dq_ev.d.next = self.ev_duplicates.val();
-                        } else if !self.q_disjoint.q.val() {
-                            self.dq_ev.d.next = self.ev_overlaps.val();
-                        } else if self.q_elne.q.val() {
-                            self.dq_ev.d.next = self.ev_malformed.val();
-                        } else {
-                            // Merge.
-                            self.dq_ev.d.next = self.ev_aggregated.val();
-                            self.dq_act.d.next = Action::Aggregate;
-                            self.dq_aop.d.next = 2.into();
-                            self.dq_cpl.d.next = self.q_cpl1.q.val();
-                            self.dq_merge.d.next = true;
-                        }
-                    } else if (self.q_st.q.val() == self.cs_emitted.val()) & self.q_subset.q.val() {
-                        // Emitted: re-emit the stored aggregate.
-                        self.dq_ev.d.next = self.ev_duplicates.val() | self.ev_reemits.val();
-                        self.dq_act.d.next = Action::ReEmit;
-                    } else if (self.q_st.q.val() == self.cs_done.val())
-                        & !self.x_je.q.val().get_value_inner()
-                    {
-                        if self.q_subset.q.val() {
-                            // Done at the root: replay to the sender.
-                            self.dq_ev.d.next =
-                                self.ev_duplicates.val() | self.ev_results_sent.val();
-                            self.dq_act.d.next = Action::Replay;
-                        } else {
-                            self.dq_ev.d.next = self.ev_overlaps.val();
-                        }
-                    } else if !self.q_disjoint.q.val() & !self.q_subset.q.val() {
-                        self.dq_ev.d.next = self.ev_overlaps.val();
-                    } else {
-                        self.dq_ev.d.next = self.ev_bypass_straggler.val();
-                        self.dq_act.d.next = Action::Bypass;
-                    }
-                } else if self.q_same.q.val() & self.q_newer_cb.q.val() {
-                    // An older block than the copy holds.
-                    if self.x_je.q.val().get_value_inner() {
-                        self.dq_ev.d.next = self.ev_bypass_straggler.val();
-                        self.dq_act.d.next = Action::Bypass;
-                    } else {
-                        self.dq_ev.d.next = self.ev_duplicates.val();
-                    }
-                } else if self.q_busy_st.q.val()
-                    & !(self.q_st.q.val() == self.cs_emitted.val())
-                    & !(!self.x_je.q.val().get_value_inner()
-                        & (self.q_st.q.val() == self.cs_aggregating.val())
-                        & self.q_newer_bc.q.val()
-                        & self.q_stale.q.val())
-                {
-                    // Collision: root drop or bypass.
-                    if self.x_je.q.val().get_value_inner() {
-                        self.dq_ev.d.next = self.ev_bypass_collision.val();
-                        self.dq_act.d.next = Action::Bypass;
-                    } else {
-                        self.dq_ev.d.next = self.ev_root_drops.val();
-                    }
-                } else if self.qf.val() {
-                    // Quota (a stale root copy counts as reclaimed even so).
-                    if self.x_je.q.val().get_value_inner() {
-                        self.dq_ev.d.next = self.ev_bypass_quota.val();
-                        self.dq_act.d.next = Action::Bypass;
-                    } else if (self.q_st.q.val() == self.cs_aggregating.val())
-                        & self.q_busy_st.q.val()
-                    {
-                        self.dq_ev.d.next = self.ev_root_drops.val() | self.ev_reclaims.val();
-                    } else {
-                        self.dq_ev.d.next = self.ev_root_drops.val();
-                    }
-                } else {
-                    // Start a new epoch of the copy.
-                    if !self.x_je.q.val().get_value_inner()
-                        & (self.q_st.q.val() == self.cs_aggregating.val())
-                    {
-                        self.dq_ev.d.next = self.ev_aggregated.val() | self.ev_reclaims.val();
-                    } else {
-                        self.dq_ev.d.next = self.ev_aggregated.val();
-                    }
-                    self.dq_act.d.next = Action::Aggregate;
-                }
+                // DSEL: the branch (`dsel.rs`, strobed by `dsel.go`).
                 self.xstate.d.next = DecState::Decide;
                 // DECIDE's copy of the frame's fields: the next frame may leave LOOK now.
                 self.dx_f.d.next = self.xp_f.q.val();
@@ -1882,6 +1654,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             _ => {}
         }
+        // DSEL's inputs (`dsel.rs`).
+        self.dsel.clock.next = self.clock.val();
+        self.dsel.go.next = self.xstate.q.val() == DecState::DSel;
+        self.dsel.ptype.next = self.xp_f.q.val().ptype;
+        self.dsel.flags.next = self.xp_f.q.val().flags;
+        self.dsel.inner.next = self.x_je.q.val().get_value_inner();
+        self.dsel.sessions.next = self.x_je.q.val().get_value_sessions();
+        self.dsel.c.next = self.q_c.q.val();
+        self.dsel.qf.next = self.qf.val();
         // ---- LOOK (`lk_v`): the frame PARSE handed over waits for the decision stages. Its
         // job entry, child entry and slot copy's metadata (read in PARSE) arrive and are
         // registered (`je`, `chr`, `mq`) every cycle it waits, with the job's busy count

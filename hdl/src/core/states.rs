@@ -70,7 +70,7 @@ pub enum BackState {
     Release,
 }
 
-/// The action DECIDE chose for a fanin frame of a known job (`dq_act`, `dact`).
+/// The action DECIDE chose for a fanin frame of a known job (`dsel.act_q`, `dact`).
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum Action {
     /// Dropped (counted only).
@@ -125,7 +125,7 @@ pub enum SessState {
     AStage,
 }
 
-/// The engine's counter-event words (`ev`, `ev_b`, `dq_ev`): bit k counts `Counter::ALL[k]`
+/// The engine's counter-event words (`ev`, `ev_b`, `dsel.ev_q`): bit k counts `Counter::ALL[k]`
 /// (the register order), so an event is named by its counter. The core holds one
 /// constant per counter it raises (`ev_<counter>`), made here.
 pub fn event(c: Counter) -> Constant<Bits<32>> {
@@ -269,4 +269,52 @@ pub struct Staged {
     pub ei: Bits<8>,
     /// Another round follows (`sq_more`).
     pub more: bool,
+}
+
+/// PRED's registered conditions on the copy, the frame and the job entry (`q_c`), from which
+/// DSEL chooses the branch (`dsel.rs`).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Conds {
+    /// The copy's state (`CopyState`).
+    pub st: Bits<3>,
+    /// The copy is busy (Aggregating or Emitted).
+    pub busy_st: bool,
+    /// The copy holds a block (not Free).
+    pub same: bool,
+    /// It holds the frame's block.
+    pub samebl: bool,
+    /// The frame's ranks are a subset of the copy's.
+    pub subset: bool,
+    /// They are disjoint from the copy's.
+    pub disjoint: bool,
+    /// The copy's block is newer than the frame's (serial order).
+    pub newer_cb: bool,
+    /// The frame's block is newer than the copy's.
+    pub newer_bc: bool,
+    /// The copy is past its timeouts (flush plus reclaim).
+    pub stale: bool,
+    /// The frame has ranks the job does not.
+    pub badrank: bool,
+    /// The frame has more elements than a slot's lanes.
+    pub toolong: bool,
+    /// Its child index is past the job's children.
+    pub badchild: bool,
+    /// It has ranks its child does not deliver.
+    pub chrank: bool,
+    /// Its child index is past the degree limit.
+    pub degree: bool,
+    /// A contribution or JOIN from the wrong source.
+    pub badsrc: bool,
+    /// A result, ACCEPT or REFUSE not from the parent's port.
+    pub rbadsrc: bool,
+    /// At a root with sessions: no session open.
+    pub ses_nos: bool,
+    /// At a root with sessions: a block before the session's first.
+    pub ses_old: bool,
+    /// The frame alone completes the copy.
+    pub cpl0: bool,
+    /// The frame merged into the copy completes it.
+    pub cpl1: bool,
+    /// The frame's element count differs from the copy's.
+    pub elne: bool,
 }
