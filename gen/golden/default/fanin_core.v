@@ -939,165 +939,83 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] bcd$d;
     wire  [1:0] bcd$q;
     reg  bcd$clock;
-    reg  sq_v$d;
-    wire  sq_v$q;
-    reg  sq_v$clock;
-    reg  [2:0] sq_hst$d;
-    wire  [2:0] sq_hst$q;
-    reg  sq_hst$clock;
-    reg  sq_rl$d;
-    wire  sq_rl$q;
-    reg  sq_rl$clock;
-    reg  [1:0] sq_agg_op$d;
-    wire  [1:0] sq_agg_op$q;
-    reg  sq_agg_op$clock;
-    reg  [23:0] sq_b_cadr$d;
-    wire  [23:0] sq_b_cadr$q;
-    reg  sq_b_cadr$clock;
-    reg  sq_b_emit$d;
-    wire  sq_b_emit$q;
-    reg  sq_b_emit$clock;
-    reg  [15:0] sq_b_enr$d;
-    wire  [15:0] sq_b_enr$q;
-    reg  sq_b_enr$clock;
-    reg  sq_b_eovf$d;
-    wire  sq_b_eovf$q;
-    reg  sq_b_eovf$clock;
-    reg  [511:0] sq_b_hdr$d;
-    wire  [511:0] sq_b_hdr$q;
-    reg  sq_b_hdr$clock;
-    reg  [7:0] sq_b_ji$d;
-    wire  [7:0] sq_b_ji$q;
-    reg  sq_b_ji$clock;
-    reg  [15:0] sq_b_len$d;
-    wire  [15:0] sq_b_len$q;
-    reg  sq_b_len$clock;
-    reg  [7:0] sq_b_nch$d;
-    wire  [7:0] sq_b_nch$q;
-    reg  sq_b_nch$clock;
-    reg  [15:0] sq_b_nrows$d;
-    wire  [15:0] sq_b_nrows$q;
-    reg  sq_b_nrows$clock;
-    reg  [15:0] sq_b_row0$d;
-    wire  [15:0] sq_b_row0$q;
-    reg  sq_b_row0$clock;
-    reg  [3:0] sq_b_sel$d;
-    wire  [3:0] sq_b_sel$q;
-    reg  sq_b_sel$clock;
-    reg  sq_e_last$d;
-    wire  sq_e_last$q;
-    reg  sq_e_last$clock;
-    reg  sq_e_mc$d;
-    wire  sq_e_mc$q;
-    reg  sq_e_mc$clock;
-    reg  sq_rly$d;
-    wire  sq_rly$q;
-    reg  sq_rly$clock;
-    reg  sq_e_more$d;
-    wire  sq_e_more$q;
-    reg  sq_e_more$clock;
-    reg  sq_e_slot$d;
-    wire  sq_e_slot$q;
-    reg  sq_e_slot$clock;
-    reg  [15:0] sq_nr$d;
-    wire  [15:0] sq_nr$q;
-    reg  sq_nr$clock;
-    reg  [351:0] sq_o$d;
-    wire  [351:0] sq_o$q;
-    reg  sq_o$clock;
-    reg  [7:0] sq_pmask$d;
-    wire  [7:0] sq_pmask$q;
-    reg  sq_pmask$clock;
-    reg  sq_psd$d;
-    wire  sq_psd$q;
-    reg  sq_psd$clock;
-    reg  [7:0] sq_ei$d;
-    wire  [7:0] sq_ei$q;
-    reg  sq_ei$clock;
-    reg  sq_more$d;
-    wire  sq_more$q;
-    reg  sq_more$clock;
-    reg  [47:0] sq_pp_mac$0$d;
-    wire  [47:0] sq_pp_mac$0$q;
-    reg  sq_pp_mac$0$clock;
-    reg  [47:0] sq_pp_mac$1$d;
-    wire  [47:0] sq_pp_mac$1$q;
-    reg  sq_pp_mac$1$clock;
-    reg  [47:0] sq_pp_mac$2$d;
-    wire  [47:0] sq_pp_mac$2$q;
-    reg  sq_pp_mac$2$clock;
-    reg  [47:0] sq_pp_mac$3$d;
-    wire  [47:0] sq_pp_mac$3$q;
-    reg  sq_pp_mac$3$clock;
-    reg  [31:0] sq_pp_ip$0$d;
-    wire  [31:0] sq_pp_ip$0$q;
-    reg  sq_pp_ip$0$clock;
-    reg  [31:0] sq_pp_ip$1$d;
-    wire  [31:0] sq_pp_ip$1$q;
-    reg  sq_pp_ip$1$clock;
-    reg  [31:0] sq_pp_ip$2$d;
-    wire  [31:0] sq_pp_ip$2$q;
-    reg  sq_pp_ip$2$clock;
-    reg  [31:0] sq_pp_ip$3$d;
-    wire  [31:0] sq_pp_ip$3$q;
-    reg  sq_pp_ip$3$clock;
-    reg  [15:0] sq_pp_udp$0$d;
-    wire  [15:0] sq_pp_udp$0$q;
-    reg  sq_pp_udp$0$clock;
-    reg  [15:0] sq_pp_udp$1$d;
-    wire  [15:0] sq_pp_udp$1$q;
-    reg  sq_pp_udp$1$clock;
-    reg  [15:0] sq_pp_udp$2$d;
-    wire  [15:0] sq_pp_udp$2$q;
-    reg  sq_pp_udp$2$clock;
-    reg  [15:0] sq_pp_udp$3$d;
-    wire  [15:0] sq_pp_udp$3$q;
-    reg  sq_pp_udp$3$clock;
-    reg  [7:0] sq_pp_child$0$d;
-    wire  [7:0] sq_pp_child$0$q;
-    reg  sq_pp_child$0$clock;
-    reg  [7:0] sq_pp_child$1$d;
-    wire  [7:0] sq_pp_child$1$q;
-    reg  sq_pp_child$1$clock;
-    reg  [7:0] sq_pp_child$2$d;
-    wire  [7:0] sq_pp_child$2$q;
-    reg  sq_pp_child$2$clock;
-    reg  [7:0] sq_pp_child$3$d;
-    wire  [7:0] sq_pp_child$3$q;
-    reg  sq_pp_child$3$clock;
-    reg  [7:0] ps_i$d;
-    wire  [7:0] ps_i$q;
-    reg  ps_i$clock;
-    reg  [7:0] ps_j$d;
-    wire  [7:0] ps_j$q;
-    reg  ps_j$clock;
-    reg  ps_v$d;
-    wire  ps_v$q;
-    reg  ps_v$clock;
-    reg  chram3$clock;
-    reg  [23:0] chram3$waddr;
-    reg  [167:0] chram3$wdata;
-    reg  [31:0] chram3$we;
-    reg  [23:0] chram3$raddr;
-    wire  [167:0] chram3$rdata;
-    reg  pc_v$d;
-    wire  pc_v$q;
-    reg  pc_v$clock;
-    reg  [7:0] pc_j$d;
-    wire  [7:0] pc_j$q;
-    reg  pc_j$clock;
-    reg  [7:0] pc_pmask$d;
-    wire  [7:0] pc_pmask$q;
-    reg  pc_pmask$clock;
-    reg  [7:0] pc_ei$d;
-    wire  [7:0] pc_ei$q;
-    reg  pc_ei$clock;
-    reg  pc_more$d;
-    wire  pc_more$q;
-    reg  pc_more$clock;
-    reg  ps_dirty$d;
-    wire  ps_dirty$q;
-    reg  ps_dirty$clock;
+    reg  item$clock;
+    reg  item$rst;
+    reg  item$dec_go;
+    reg  item$ac_go;
+    reg  item$mc;
+    reg  item$drain;
+    reg  item$jc;
+    reg  [23:0] item$c_waddr;
+    reg  [167:0] item$c_wdata;
+    reg  [31:0] item$c_we;
+    reg  [2:0] item$ld_hst;
+    reg  item$ld_rl;
+    reg  item$ld_reg;
+    reg  [31:0] item$ld_b_nonce;
+    reg  [1:0] item$ld_agg_op;
+    reg  [23:0] item$ld_b_cadr;
+    reg  item$ld_b_emit;
+    reg  [15:0] item$ld_b_enr;
+    reg  item$ld_b_eovf;
+    reg  [511:0] item$ld_b_hdr;
+    reg  [7:0] item$ld_b_ji;
+    reg  [15:0] item$ld_b_len;
+    reg  [7:0] item$ld_b_nch;
+    reg  [15:0] item$ld_b_nrows;
+    reg  [15:0] item$ld_b_row0;
+    reg  [3:0] item$ld_b_sel;
+    reg  item$ld_e_last;
+    reg  item$ld_e_slot;
+    reg  item$ld_rly;
+    reg  item$ld_e_more;
+    reg  [15:0] item$ld_nr;
+    reg  [351:0] item$ld_o;
+    reg  [7:0] item$ld_pmask;
+    wire  item$v_q;
+    wire  item$psd_q;
+    wire  [2:0] item$hst_q;
+    wire  item$rl_q;
+    wire  item$reg_q;
+    wire  [31:0] item$b_nonce_q;
+    wire  [1:0] item$agg_op_q;
+    wire  [23:0] item$b_cadr_q;
+    wire  item$b_emit_q;
+    wire  [15:0] item$b_enr_q;
+    wire  item$b_eovf_q;
+    wire  [511:0] item$b_hdr_q;
+    wire  [7:0] item$b_ji_q;
+    wire  [15:0] item$b_len_q;
+    wire  [7:0] item$b_nch_q;
+    wire  [15:0] item$b_nrows_q;
+    wire  [15:0] item$b_row0_q;
+    wire  [3:0] item$b_sel_q;
+    wire  item$e_last_q;
+    wire  item$e_mc_q;
+    wire  item$rly_q;
+    wire  item$e_more_q;
+    wire  item$e_slot_q;
+    wire  [15:0] item$nr_q;
+    wire  [351:0] item$o_q;
+    wire  [7:0] item$pmask_q;
+    wire  [7:0] item$ei_q;
+    wire  item$more_q;
+    wire  [47:0] item$pp_mac_q$0;
+    wire  [47:0] item$pp_mac_q$1;
+    wire  [47:0] item$pp_mac_q$2;
+    wire  [47:0] item$pp_mac_q$3;
+    wire  [31:0] item$pp_ip_q$0;
+    wire  [31:0] item$pp_ip_q$1;
+    wire  [31:0] item$pp_ip_q$2;
+    wire  [31:0] item$pp_ip_q$3;
+    wire  [15:0] item$pp_udp_q$0;
+    wire  [15:0] item$pp_udp_q$1;
+    wire  [15:0] item$pp_udp_q$2;
+    wire  [15:0] item$pp_udp_q$3;
+    wire  [7:0] item$pp_child_q$0;
+    wire  [7:0] item$pp_child_q$1;
+    wire  [7:0] item$pp_child_q$2;
+    wire  [7:0] item$pp_child_q$3;
     reg  [3:0] state$d;
     wire  [3:0] state$q;
     reg  state$clock;
@@ -1321,12 +1239,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] hu_b$d;
     wire  [31:0] hu_b$q;
     reg  hu_b$clock;
-    reg  sq_reg$d;
-    wire  sq_reg$q;
-    reg  sq_reg$clock;
-    reg  [31:0] sq_b_nonce$d;
-    wire  [31:0] sq_b_nonce$q;
-    reg  sq_b_nonce$clock;
     
     // Local signals
     reg  lk_free;
@@ -1345,13 +1257,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] xm_block;
     reg  [63:0] xm_bitmap;
     reg  qf0;
-    reg  [3:0] ps_port;
-    reg  ps_hit;
-    reg  ps_ok;
-    reg  [7:0] ps_pm;
-    reg  ps_done;
-    reg  pc_hit;
-    reg  mc_new;
     reg  sq_ld;
     reg  [2:0] dh_st;
     reg  [2:0] pr_kind;
@@ -2333,268 +2238,84 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(bcd$q),
         .clock(bcd$clock)
     );
-    fanin_sq_v sq_v(
-        .d(sq_v$d),
-        .q(sq_v$q),
-        .clock(sq_v$clock)
-    );
-    fanin_sq_hst sq_hst(
-        .d(sq_hst$d),
-        .q(sq_hst$q),
-        .clock(sq_hst$clock)
-    );
-    fanin_sq_rl sq_rl(
-        .d(sq_rl$d),
-        .q(sq_rl$q),
-        .clock(sq_rl$clock)
-    );
-    fanin_sq_agg_op sq_agg_op(
-        .d(sq_agg_op$d),
-        .q(sq_agg_op$q),
-        .clock(sq_agg_op$clock)
-    );
-    fanin_sq_b_cadr sq_b_cadr(
-        .d(sq_b_cadr$d),
-        .q(sq_b_cadr$q),
-        .clock(sq_b_cadr$clock)
-    );
-    fanin_sq_b_emit sq_b_emit(
-        .d(sq_b_emit$d),
-        .q(sq_b_emit$q),
-        .clock(sq_b_emit$clock)
-    );
-    fanin_sq_b_enr sq_b_enr(
-        .d(sq_b_enr$d),
-        .q(sq_b_enr$q),
-        .clock(sq_b_enr$clock)
-    );
-    fanin_sq_b_eovf sq_b_eovf(
-        .d(sq_b_eovf$d),
-        .q(sq_b_eovf$q),
-        .clock(sq_b_eovf$clock)
-    );
-    fanin_sq_b_hdr sq_b_hdr(
-        .d(sq_b_hdr$d),
-        .q(sq_b_hdr$q),
-        .clock(sq_b_hdr$clock)
-    );
-    fanin_sq_b_ji sq_b_ji(
-        .d(sq_b_ji$d),
-        .q(sq_b_ji$q),
-        .clock(sq_b_ji$clock)
-    );
-    fanin_sq_b_len sq_b_len(
-        .d(sq_b_len$d),
-        .q(sq_b_len$q),
-        .clock(sq_b_len$clock)
-    );
-    fanin_sq_b_nch sq_b_nch(
-        .d(sq_b_nch$d),
-        .q(sq_b_nch$q),
-        .clock(sq_b_nch$clock)
-    );
-    fanin_sq_b_nrows sq_b_nrows(
-        .d(sq_b_nrows$d),
-        .q(sq_b_nrows$q),
-        .clock(sq_b_nrows$clock)
-    );
-    fanin_sq_b_row0 sq_b_row0(
-        .d(sq_b_row0$d),
-        .q(sq_b_row0$q),
-        .clock(sq_b_row0$clock)
-    );
-    fanin_sq_b_sel sq_b_sel(
-        .d(sq_b_sel$d),
-        .q(sq_b_sel$q),
-        .clock(sq_b_sel$clock)
-    );
-    fanin_sq_e_last sq_e_last(
-        .d(sq_e_last$d),
-        .q(sq_e_last$q),
-        .clock(sq_e_last$clock)
-    );
-    fanin_sq_e_mc sq_e_mc(
-        .d(sq_e_mc$d),
-        .q(sq_e_mc$q),
-        .clock(sq_e_mc$clock)
-    );
-    fanin_sq_rly sq_rly(
-        .d(sq_rly$d),
-        .q(sq_rly$q),
-        .clock(sq_rly$clock)
-    );
-    fanin_sq_e_more sq_e_more(
-        .d(sq_e_more$d),
-        .q(sq_e_more$q),
-        .clock(sq_e_more$clock)
-    );
-    fanin_sq_e_slot sq_e_slot(
-        .d(sq_e_slot$d),
-        .q(sq_e_slot$q),
-        .clock(sq_e_slot$clock)
-    );
-    fanin_sq_nr sq_nr(
-        .d(sq_nr$d),
-        .q(sq_nr$q),
-        .clock(sq_nr$clock)
-    );
-    fanin_sq_o sq_o(
-        .d(sq_o$d),
-        .q(sq_o$q),
-        .clock(sq_o$clock)
-    );
-    fanin_sq_pmask sq_pmask(
-        .d(sq_pmask$d),
-        .q(sq_pmask$q),
-        .clock(sq_pmask$clock)
-    );
-    fanin_sq_psd sq_psd(
-        .d(sq_psd$d),
-        .q(sq_psd$q),
-        .clock(sq_psd$clock)
-    );
-    fanin_sq_ei sq_ei(
-        .d(sq_ei$d),
-        .q(sq_ei$q),
-        .clock(sq_ei$clock)
-    );
-    fanin_sq_more sq_more(
-        .d(sq_more$d),
-        .q(sq_more$q),
-        .clock(sq_more$clock)
-    );
-    fanin_sq_pp_mac_0 sq_pp_mac$0(
-        .d(sq_pp_mac$0$d),
-        .q(sq_pp_mac$0$q),
-        .clock(sq_pp_mac$0$clock)
-    );
-    fanin_sq_pp_mac_1 sq_pp_mac$1(
-        .d(sq_pp_mac$1$d),
-        .q(sq_pp_mac$1$q),
-        .clock(sq_pp_mac$1$clock)
-    );
-    fanin_sq_pp_mac_2 sq_pp_mac$2(
-        .d(sq_pp_mac$2$d),
-        .q(sq_pp_mac$2$q),
-        .clock(sq_pp_mac$2$clock)
-    );
-    fanin_sq_pp_mac_3 sq_pp_mac$3(
-        .d(sq_pp_mac$3$d),
-        .q(sq_pp_mac$3$q),
-        .clock(sq_pp_mac$3$clock)
-    );
-    fanin_sq_pp_ip_0 sq_pp_ip$0(
-        .d(sq_pp_ip$0$d),
-        .q(sq_pp_ip$0$q),
-        .clock(sq_pp_ip$0$clock)
-    );
-    fanin_sq_pp_ip_1 sq_pp_ip$1(
-        .d(sq_pp_ip$1$d),
-        .q(sq_pp_ip$1$q),
-        .clock(sq_pp_ip$1$clock)
-    );
-    fanin_sq_pp_ip_2 sq_pp_ip$2(
-        .d(sq_pp_ip$2$d),
-        .q(sq_pp_ip$2$q),
-        .clock(sq_pp_ip$2$clock)
-    );
-    fanin_sq_pp_ip_3 sq_pp_ip$3(
-        .d(sq_pp_ip$3$d),
-        .q(sq_pp_ip$3$q),
-        .clock(sq_pp_ip$3$clock)
-    );
-    fanin_sq_pp_udp_0 sq_pp_udp$0(
-        .d(sq_pp_udp$0$d),
-        .q(sq_pp_udp$0$q),
-        .clock(sq_pp_udp$0$clock)
-    );
-    fanin_sq_pp_udp_1 sq_pp_udp$1(
-        .d(sq_pp_udp$1$d),
-        .q(sq_pp_udp$1$q),
-        .clock(sq_pp_udp$1$clock)
-    );
-    fanin_sq_pp_udp_2 sq_pp_udp$2(
-        .d(sq_pp_udp$2$d),
-        .q(sq_pp_udp$2$q),
-        .clock(sq_pp_udp$2$clock)
-    );
-    fanin_sq_pp_udp_3 sq_pp_udp$3(
-        .d(sq_pp_udp$3$d),
-        .q(sq_pp_udp$3$q),
-        .clock(sq_pp_udp$3$clock)
-    );
-    fanin_sq_pp_child_0 sq_pp_child$0(
-        .d(sq_pp_child$0$d),
-        .q(sq_pp_child$0$q),
-        .clock(sq_pp_child$0$clock)
-    );
-    fanin_sq_pp_child_1 sq_pp_child$1(
-        .d(sq_pp_child$1$d),
-        .q(sq_pp_child$1$q),
-        .clock(sq_pp_child$1$clock)
-    );
-    fanin_sq_pp_child_2 sq_pp_child$2(
-        .d(sq_pp_child$2$d),
-        .q(sq_pp_child$2$q),
-        .clock(sq_pp_child$2$clock)
-    );
-    fanin_sq_pp_child_3 sq_pp_child$3(
-        .d(sq_pp_child$3$d),
-        .q(sq_pp_child$3$q),
-        .clock(sq_pp_child$3$clock)
-    );
-    fanin_ps_i ps_i(
-        .d(ps_i$d),
-        .q(ps_i$q),
-        .clock(ps_i$clock)
-    );
-    fanin_ps_j ps_j(
-        .d(ps_j$d),
-        .q(ps_j$q),
-        .clock(ps_j$clock)
-    );
-    fanin_ps_v ps_v(
-        .d(ps_v$d),
-        .q(ps_v$q),
-        .clock(ps_v$clock)
-    );
-    fanin_chram3 chram3(
-        .clock(chram3$clock),
-        .waddr(chram3$waddr),
-        .wdata(chram3$wdata),
-        .we(chram3$we),
-        .raddr(chram3$raddr),
-        .rdata(chram3$rdata)
-    );
-    fanin_pc_v pc_v(
-        .d(pc_v$d),
-        .q(pc_v$q),
-        .clock(pc_v$clock)
-    );
-    fanin_pc_j pc_j(
-        .d(pc_j$d),
-        .q(pc_j$q),
-        .clock(pc_j$clock)
-    );
-    fanin_pc_pmask pc_pmask(
-        .d(pc_pmask$d),
-        .q(pc_pmask$q),
-        .clock(pc_pmask$clock)
-    );
-    fanin_pc_ei pc_ei(
-        .d(pc_ei$d),
-        .q(pc_ei$q),
-        .clock(pc_ei$clock)
-    );
-    fanin_pc_more pc_more(
-        .d(pc_more$d),
-        .q(pc_more$q),
-        .clock(pc_more$clock)
-    );
-    fanin_ps_dirty ps_dirty(
-        .d(ps_dirty$d),
-        .q(ps_dirty$q),
-        .clock(ps_dirty$clock)
+    fanin_item item(
+        .clock(item$clock),
+        .rst(item$rst),
+        .dec_go(item$dec_go),
+        .ac_go(item$ac_go),
+        .mc(item$mc),
+        .drain(item$drain),
+        .jc(item$jc),
+        .c_waddr(item$c_waddr),
+        .c_wdata(item$c_wdata),
+        .c_we(item$c_we),
+        .ld_hst(item$ld_hst),
+        .ld_rl(item$ld_rl),
+        .ld_reg(item$ld_reg),
+        .ld_b_nonce(item$ld_b_nonce),
+        .ld_agg_op(item$ld_agg_op),
+        .ld_b_cadr(item$ld_b_cadr),
+        .ld_b_emit(item$ld_b_emit),
+        .ld_b_enr(item$ld_b_enr),
+        .ld_b_eovf(item$ld_b_eovf),
+        .ld_b_hdr(item$ld_b_hdr),
+        .ld_b_ji(item$ld_b_ji),
+        .ld_b_len(item$ld_b_len),
+        .ld_b_nch(item$ld_b_nch),
+        .ld_b_nrows(item$ld_b_nrows),
+        .ld_b_row0(item$ld_b_row0),
+        .ld_b_sel(item$ld_b_sel),
+        .ld_e_last(item$ld_e_last),
+        .ld_e_slot(item$ld_e_slot),
+        .ld_rly(item$ld_rly),
+        .ld_e_more(item$ld_e_more),
+        .ld_nr(item$ld_nr),
+        .ld_o(item$ld_o),
+        .ld_pmask(item$ld_pmask),
+        .v_q(item$v_q),
+        .psd_q(item$psd_q),
+        .hst_q(item$hst_q),
+        .rl_q(item$rl_q),
+        .reg_q(item$reg_q),
+        .b_nonce_q(item$b_nonce_q),
+        .agg_op_q(item$agg_op_q),
+        .b_cadr_q(item$b_cadr_q),
+        .b_emit_q(item$b_emit_q),
+        .b_enr_q(item$b_enr_q),
+        .b_eovf_q(item$b_eovf_q),
+        .b_hdr_q(item$b_hdr_q),
+        .b_ji_q(item$b_ji_q),
+        .b_len_q(item$b_len_q),
+        .b_nch_q(item$b_nch_q),
+        .b_nrows_q(item$b_nrows_q),
+        .b_row0_q(item$b_row0_q),
+        .b_sel_q(item$b_sel_q),
+        .e_last_q(item$e_last_q),
+        .e_mc_q(item$e_mc_q),
+        .rly_q(item$rly_q),
+        .e_more_q(item$e_more_q),
+        .e_slot_q(item$e_slot_q),
+        .nr_q(item$nr_q),
+        .o_q(item$o_q),
+        .pmask_q(item$pmask_q),
+        .ei_q(item$ei_q),
+        .more_q(item$more_q),
+        .pp_mac_q$0(item$pp_mac_q$0),
+        .pp_mac_q$1(item$pp_mac_q$1),
+        .pp_mac_q$2(item$pp_mac_q$2),
+        .pp_mac_q$3(item$pp_mac_q$3),
+        .pp_ip_q$0(item$pp_ip_q$0),
+        .pp_ip_q$1(item$pp_ip_q$1),
+        .pp_ip_q$2(item$pp_ip_q$2),
+        .pp_ip_q$3(item$pp_ip_q$3),
+        .pp_udp_q$0(item$pp_udp_q$0),
+        .pp_udp_q$1(item$pp_udp_q$1),
+        .pp_udp_q$2(item$pp_udp_q$2),
+        .pp_udp_q$3(item$pp_udp_q$3),
+        .pp_child_q$0(item$pp_child_q$0),
+        .pp_child_q$1(item$pp_child_q$1),
+        .pp_child_q$2(item$pp_child_q$2),
+        .pp_child_q$3(item$pp_child_q$3)
     );
     fanin_state state(
         .d(state$d),
@@ -2917,54 +2638,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(hu_b$q),
         .clock(hu_b$clock)
     );
-    fanin_sq_reg sq_reg(
-        .d(sq_reg$d),
-        .q(sq_reg$q),
-        .clock(sq_reg$clock)
-    );
-    fanin_sq_b_nonce sq_b_nonce(
-        .d(sq_b_nonce$d),
-        .q(sq_b_nonce$q),
-        .clock(sq_b_nonce$clock)
-    );
     
     // Update code
     always @(*) begin
-        sq_v$clock = clock;
-        sq_hst$clock = clock;
-        sq_rl$clock = clock;
-        sq_agg_op$clock = clock;
-        sq_b_cadr$clock = clock;
-        sq_b_emit$clock = clock;
-        sq_b_enr$clock = clock;
-        sq_b_eovf$clock = clock;
-        sq_b_hdr$clock = clock;
-        sq_b_ji$clock = clock;
-        sq_b_len$clock = clock;
-        sq_b_nch$clock = clock;
-        sq_b_nrows$clock = clock;
-        sq_b_row0$clock = clock;
-        sq_b_sel$clock = clock;
-        sq_e_last$clock = clock;
-        sq_e_mc$clock = clock;
-        sq_rly$clock = clock;
-        sq_e_more$clock = clock;
-        sq_e_slot$clock = clock;
-        sq_nr$clock = clock;
-        sq_o$clock = clock;
-        sq_pmask$clock = clock;
-        sq_psd$clock = clock;
-        sq_ei$clock = clock;
-        sq_more$clock = clock;
-        ps_i$clock = clock;
-        ps_j$clock = clock;
-        ps_v$clock = clock;
-        pc_v$clock = clock;
-        pc_j$clock = clock;
-        pc_pmask$clock = clock;
-        pc_ei$clock = clock;
-        pc_more$clock = clock;
-        ps_dirty$clock = clock;
         xstate$clock = clock;
         x_m$clock = clock;
         x_newbm$clock = clock;
@@ -3066,44 +2742,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_v$clock = clock;
         hu_j$clock = clock;
         hu_b$clock = clock;
-        sq_reg$clock = clock;
-        sq_b_nonce$clock = clock;
         q_c$clock = clock;
-        sq_v$d = sq_v$q;
-        sq_hst$d = sq_hst$q;
-        sq_rl$d = sq_rl$q;
-        sq_agg_op$d = sq_agg_op$q;
-        sq_b_cadr$d = sq_b_cadr$q;
-        sq_b_emit$d = sq_b_emit$q;
-        sq_b_enr$d = sq_b_enr$q;
-        sq_b_eovf$d = sq_b_eovf$q;
-        sq_b_hdr$d = sq_b_hdr$q;
-        sq_b_ji$d = sq_b_ji$q;
-        sq_b_len$d = sq_b_len$q;
-        sq_b_nch$d = sq_b_nch$q;
-        sq_b_nrows$d = sq_b_nrows$q;
-        sq_b_row0$d = sq_b_row0$q;
-        sq_b_sel$d = sq_b_sel$q;
-        sq_e_last$d = sq_e_last$q;
-        sq_e_mc$d = sq_e_mc$q;
-        sq_rly$d = sq_rly$q;
-        sq_e_more$d = sq_e_more$q;
-        sq_e_slot$d = sq_e_slot$q;
-        sq_nr$d = sq_nr$q;
-        sq_o$d = sq_o$q;
-        sq_pmask$d = sq_pmask$q;
-        sq_psd$d = sq_psd$q;
-        sq_ei$d = sq_ei$q;
-        sq_more$d = sq_more$q;
-        ps_i$d = ps_i$q;
-        ps_j$d = ps_j$q;
-        ps_v$d = ps_v$q;
-        pc_v$d = pc_v$q;
-        pc_j$d = pc_j$q;
-        pc_pmask$d = pc_pmask$q;
-        pc_ei$d = pc_ei$q;
-        pc_more$d = pc_more$q;
-        ps_dirty$d = ps_dirty$q;
         xstate$d = xstate$q;
         x_m$d = x_m$q;
         x_newbm$d = x_newbm$q;
@@ -3205,48 +2844,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_v$d = hu_v$q;
         hu_j$d = hu_j$q;
         hu_b$d = hu_b$q;
-        sq_reg$d = sq_reg$q;
-        sq_b_nonce$d = sq_b_nonce$q;
         q_c$d = q_c$q;
-        sq_pp_mac$0$clock = clock;
-        sq_pp_mac$0$d = sq_pp_mac$0$q;
-        sq_pp_ip$0$clock = clock;
-        sq_pp_ip$0$d = sq_pp_ip$0$q;
-        sq_pp_udp$0$clock = clock;
-        sq_pp_udp$0$d = sq_pp_udp$0$q;
-        sq_pp_child$0$clock = clock;
-        sq_pp_child$0$d = sq_pp_child$0$q;
-        sq_pp_mac$1$clock = clock;
-        sq_pp_mac$1$d = sq_pp_mac$1$q;
-        sq_pp_ip$1$clock = clock;
-        sq_pp_ip$1$d = sq_pp_ip$1$q;
-        sq_pp_udp$1$clock = clock;
-        sq_pp_udp$1$d = sq_pp_udp$1$q;
-        sq_pp_child$1$clock = clock;
-        sq_pp_child$1$d = sq_pp_child$1$q;
-        sq_pp_mac$2$clock = clock;
-        sq_pp_mac$2$d = sq_pp_mac$2$q;
-        sq_pp_ip$2$clock = clock;
-        sq_pp_ip$2$d = sq_pp_ip$2$q;
-        sq_pp_udp$2$clock = clock;
-        sq_pp_udp$2$d = sq_pp_udp$2$q;
-        sq_pp_child$2$clock = clock;
-        sq_pp_child$2$d = sq_pp_child$2$q;
-        sq_pp_mac$3$clock = clock;
-        sq_pp_mac$3$d = sq_pp_mac$3$q;
-        sq_pp_ip$3$clock = clock;
-        sq_pp_ip$3$d = sq_pp_ip$3$q;
-        sq_pp_udp$3$clock = clock;
-        sq_pp_udp$3$d = sq_pp_udp$3$q;
-        sq_pp_child$3$clock = clock;
-        sq_pp_child$3$d = sq_pp_child$3$q;
         meta$clock = clock;
         meta$rst = rst;
         jram$clock = clock;
         chram$clock = clock;
         pbram$clock = clock;
         chram2$clock = clock;
-        chram3$clock = clock;
+        item$clock = clock;
+        item$rst = rst;
         timer$clock = clock;
         timer$rst = rst;
         timer$tick_div = csr$tick_div;
@@ -3729,120 +3335,80 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         back$f_o[(64'h38)+:(32)] = m_block;
         back$f_o[(64'h58)+:(8)] = q_sj$q[(32'h18)+:(8)];
         back$f_o[(64'h60)+:(64)] = m_bitmap;
-        sq_ld = sq_v$q & b_free & sq_psd$q;
-        if (sq_ld) begin
-            sq_v$d = 1'b0;
-        end
+        sq_ld = item$v_q & b_free & item$psd_q;
         back$l_go = sq_ld;
-        back$l_item[(64'h0)+:(3)] = sq_hst$q;
-        back$l_item[(64'h3)+:(1)] = sq_rl$q;
-        back$l_item[(64'h4)+:(1)] = sq_reg$q;
-        back$l_item[(64'h5)+:(32)] = sq_b_nonce$q;
-        back$l_item[(64'h25)+:(2)] = sq_agg_op$q;
-        back$l_item[(64'h27)+:(24)] = sq_b_cadr$q;
-        back$l_item[(64'h3f)+:(1)] = sq_b_emit$q;
-        back$l_item[(64'h40)+:(16)] = sq_b_enr$q;
-        back$l_item[(64'h50)+:(1)] = sq_b_eovf$q;
-        back$l_item[(64'h51)+:(512)] = sq_b_hdr$q;
-        back$l_item[(64'h251)+:(8)] = sq_b_ji$q;
-        back$l_item[(64'h259)+:(16)] = sq_b_len$q;
-        back$l_item[(64'h269)+:(8)] = sq_b_nch$q;
-        back$l_item[(64'h271)+:(16)] = sq_b_nrows$q;
-        back$l_item[(64'h281)+:(16)] = sq_b_row0$q;
-        back$l_item[(64'h291)+:(4)] = sq_b_sel$q;
-        back$l_item[(64'h295)+:(1)] = sq_e_last$q;
-        back$l_item[(64'h296)+:(1)] = sq_e_mc$q;
-        back$l_item[(64'h297)+:(1)] = sq_rly$q;
-        back$l_item[(64'h298)+:(1)] = sq_e_more$q;
-        back$l_item[(64'h299)+:(1)] = sq_e_slot$q;
-        back$l_item[(64'h29a)+:(16)] = sq_nr$q;
-        back$l_o = sq_o$q;
-        back$l_item[(64'h2aa)+:(8)] = sq_pmask$q;
-        back$l_item[(64'h2b2)+:(8)] = sq_ei$q;
-        back$l_item[(64'h2ba)+:(1)] = sq_more$q;
-        back$l_pp_mac$0 = sq_pp_mac$0$q;
-        back$l_pp_ip$0 = sq_pp_ip$0$q;
-        back$l_pp_udp$0 = sq_pp_udp$0$q;
-        back$l_pp_child$0 = sq_pp_child$0$q;
-        back$l_pp_mac$1 = sq_pp_mac$1$q;
-        back$l_pp_ip$1 = sq_pp_ip$1$q;
-        back$l_pp_udp$1 = sq_pp_udp$1$q;
-        back$l_pp_child$1 = sq_pp_child$1$q;
-        back$l_pp_mac$2 = sq_pp_mac$2$q;
-        back$l_pp_ip$2 = sq_pp_ip$2$q;
-        back$l_pp_udp$2 = sq_pp_udp$2$q;
-        back$l_pp_child$2 = sq_pp_child$2$q;
-        back$l_pp_mac$3 = sq_pp_mac$3$q;
-        back$l_pp_ip$3 = sq_pp_ip$3$q;
-        back$l_pp_udp$3 = sq_pp_udp$3$q;
-        back$l_pp_child$3 = sq_pp_child$3$q;
-        chram3$raddr = (((sq_b_ji$q) & 24'hffffff) << c_mclog) | (((ps_i$q) & 24'hffffff) & c_mcmask);
-        ps_port = chram3$rdata[(32'ha0)+:(4)];
-        ps_hit = (sq_pmask$q & (((32'h1) & 8'hff) << ((ps_port) & 8'hff))) != 32'h0;
-        ps_ok = ~sq_rly$q | ((chram3$rdata[(32'h0)+:(64)] & sq_o$q[(64'h60)+:(64)]) != 32'h0);
-        ps_v$d = 1'b0;
-        ps_pm = sq_pmask$q;
-        ps_done = 1'b0;
-        if (sq_v$q & ~sq_psd$q) begin
-            if (ps_i$q < sq_b_nch$q) begin
-                ps_v$d = 1'b1;
-                ps_j$d = ps_i$q;
-                ps_i$d = ps_i$q + 32'h1;
-            end
-            if (ps_v$q & ps_ok & ps_hit) begin
-                sq_ei$d = ps_j$q;
-                sq_more$d = 1'b1;
-                pc_ei$d = ps_j$q;
-                pc_more$d = 1'b1;
-                ps_done = 1'b1;
-            end
-            else begin
-                if (ps_v$q & ps_ok) begin
-                    ps_pm = sq_pmask$q | (((32'h1) & 8'hff) << ((ps_port) & 8'hff));
-                    sq_pmask$d = ps_pm;
-                    if (ps_port == c_idx4$0) begin
-                        sq_pp_mac$0$d = chram3$rdata[(32'h40)+:(48)];
-                        sq_pp_ip$0$d = chram3$rdata[(32'h70)+:(32)];
-                        sq_pp_udp$0$d = chram3$rdata[(32'h90)+:(16)];
-                        sq_pp_child$0$d = ps_j$q;
-                    end
-                    if (ps_port == c_idx4$1) begin
-                        sq_pp_mac$1$d = chram3$rdata[(32'h40)+:(48)];
-                        sq_pp_ip$1$d = chram3$rdata[(32'h70)+:(32)];
-                        sq_pp_udp$1$d = chram3$rdata[(32'h90)+:(16)];
-                        sq_pp_child$1$d = ps_j$q;
-                    end
-                    if (ps_port == c_idx4$2) begin
-                        sq_pp_mac$2$d = chram3$rdata[(32'h40)+:(48)];
-                        sq_pp_ip$2$d = chram3$rdata[(32'h70)+:(32)];
-                        sq_pp_udp$2$d = chram3$rdata[(32'h90)+:(16)];
-                        sq_pp_child$2$d = ps_j$q;
-                    end
-                    if (ps_port == c_idx4$3) begin
-                        sq_pp_mac$3$d = chram3$rdata[(32'h40)+:(48)];
-                        sq_pp_ip$3$d = chram3$rdata[(32'h70)+:(32)];
-                        sq_pp_udp$3$d = chram3$rdata[(32'h90)+:(16)];
-                        sq_pp_child$3$d = ps_j$q;
-                    end
-                end
-                if (ps_i$q >= sq_b_nch$q) begin
-                    pc_ei$d = 32'h0;
-                    pc_more$d = 1'b0;
-                    ps_done = 1'b1;
-                end
-            end
-            if (ps_done) begin
-                sq_psd$d = 1'b1;
-                pc_v$d = ~ps_dirty$q & ~sq_rly$q;
-                pc_j$d = sq_b_ji$q;
-                pc_pmask$d = ps_pm;
-            end
-        end
-        pc_hit = pc_v$q & (pc_j$q == dx_ji$q);
-        mc_new = 1'b0;
+        back$l_item[(64'h0)+:(3)] = item$hst_q;
+        back$l_item[(64'h3)+:(1)] = item$rl_q;
+        back$l_item[(64'h4)+:(1)] = item$reg_q;
+        back$l_item[(64'h5)+:(32)] = item$b_nonce_q;
+        back$l_item[(64'h25)+:(2)] = item$agg_op_q;
+        back$l_item[(64'h27)+:(24)] = item$b_cadr_q;
+        back$l_item[(64'h3f)+:(1)] = item$b_emit_q;
+        back$l_item[(64'h40)+:(16)] = item$b_enr_q;
+        back$l_item[(64'h50)+:(1)] = item$b_eovf_q;
+        back$l_item[(64'h51)+:(512)] = item$b_hdr_q;
+        back$l_item[(64'h251)+:(8)] = item$b_ji_q;
+        back$l_item[(64'h259)+:(16)] = item$b_len_q;
+        back$l_item[(64'h269)+:(8)] = item$b_nch_q;
+        back$l_item[(64'h271)+:(16)] = item$b_nrows_q;
+        back$l_item[(64'h281)+:(16)] = item$b_row0_q;
+        back$l_item[(64'h291)+:(4)] = item$b_sel_q;
+        back$l_item[(64'h295)+:(1)] = item$e_last_q;
+        back$l_item[(64'h296)+:(1)] = item$e_mc_q;
+        back$l_item[(64'h297)+:(1)] = item$rly_q;
+        back$l_item[(64'h298)+:(1)] = item$e_more_q;
+        back$l_item[(64'h299)+:(1)] = item$e_slot_q;
+        back$l_item[(64'h29a)+:(16)] = item$nr_q;
+        back$l_item[(64'h2aa)+:(8)] = item$pmask_q;
+        back$l_item[(64'h2b2)+:(8)] = item$ei_q;
+        back$l_item[(64'h2ba)+:(1)] = item$more_q;
+        back$l_o = item$o_q;
+        back$l_pp_mac$0 = item$pp_mac_q$0;
+        back$l_pp_ip$0 = item$pp_ip_q$0;
+        back$l_pp_udp$0 = item$pp_udp_q$0;
+        back$l_pp_child$0 = item$pp_child_q$0;
+        back$l_pp_mac$1 = item$pp_mac_q$1;
+        back$l_pp_ip$1 = item$pp_ip_q$1;
+        back$l_pp_udp$1 = item$pp_udp_q$1;
+        back$l_pp_child$1 = item$pp_child_q$1;
+        back$l_pp_mac$2 = item$pp_mac_q$2;
+        back$l_pp_ip$2 = item$pp_ip_q$2;
+        back$l_pp_udp$2 = item$pp_udp_q$2;
+        back$l_pp_child$2 = item$pp_child_q$2;
+        back$l_pp_mac$3 = item$pp_mac_q$3;
+        back$l_pp_ip$3 = item$pp_ip_q$3;
+        back$l_pp_udp$3 = item$pp_udp_q$3;
+        back$l_pp_child$3 = item$pp_child_q$3;
+        item$drain = sq_ld;
+        item$dec_go = 1'b0;
+        item$ac_go = 1'b0;
+        item$mc = 1'b0;
+        item$ld_hst = item$hst_q;
+        item$ld_rl = item$rl_q;
+        item$ld_reg = item$reg_q;
+        item$ld_b_nonce = item$b_nonce_q;
+        item$ld_agg_op = item$agg_op_q;
+        item$ld_b_cadr = item$b_cadr_q;
+        item$ld_b_emit = item$b_emit_q;
+        item$ld_b_enr = item$b_enr_q;
+        item$ld_b_eovf = item$b_eovf_q;
+        item$ld_b_hdr = item$b_hdr_q;
+        item$ld_b_ji = item$b_ji_q;
+        item$ld_b_len = item$b_len_q;
+        item$ld_b_nch = item$b_nch_q;
+        item$ld_b_nrows = item$b_nrows_q;
+        item$ld_b_row0 = item$b_row0_q;
+        item$ld_b_sel = item$b_sel_q;
+        item$ld_e_last = item$e_last_q;
+        item$ld_e_slot = item$e_slot_q;
+        item$ld_rly = item$rly_q;
+        item$ld_e_more = item$e_more_q;
+        item$ld_nr = item$nr_q;
+        item$ld_o = item$o_q;
+        item$ld_pmask = item$pmask_q;
         pick_now = 1'b0;
         jc_hold = jc_pend$q | jc_q$q | sess$busy | sess$epoch_move;
-        lk_go = lk_v$q & ~x_join$q & ~sess$busy & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & lk_ne$q & lk_old$q)) & (~sq_v$q | sq_ld)));
+        lk_go = lk_v$q & ~x_join$q & ~sess$busy & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & lk_ne$q & lk_old$q)) & (~item$v_q | sq_ld)));
         lk_free = ~lk_v$q | lk_go;
         if (lk_go) begin
             lk_v$d = 1'b0;
@@ -3919,7 +3485,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             end
                         end
                     end
-                    else if (b_free & (xstate$q == DecState$Idle) & ~sq_v$q & ~lk_v$q) begin
+                    else if (b_free & (xstate$q == DecState$Idle) & ~item$v_q & ~lk_v$q) begin
                         h_go = 1'b1;
                         h_st = BackState$Release;
                         state$d = FrontState$Idle;
@@ -3997,7 +3563,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     state$d = FrontState$SNext;
                     if (q_sflush$q) begin
-                        if (b_free & ~sq_v$q) begin
+                        if (b_free & ~item$v_q) begin
                             h_go = 1'b1;
                             h_st = BackState$CopyRows;
                             back$f_slot = 1'b1;
@@ -4095,55 +3661,49 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_v$d = 1'b0;
         sess$join_go = 1'b0;
         if (dec_v) begin
-            if (~sq_v$q | sq_ld) begin
-                sq_e_mc$d = 1'b0;
-                sq_e_slot$d = 1'b0;
-                sq_b_emit$d = 1'b0;
-                sq_b_eovf$d = 1'b0;
-                sq_v$d = 1'b1;
-                sq_psd$d = 1'b1;
-                sq_reg$d = 1'b0;
+            if (~item$v_q | sq_ld) begin
+                item$dec_go = 1'b1;
+                item$ld_e_slot = 1'b0;
+                item$ld_b_emit = 1'b0;
+                item$ld_b_eovf = 1'b0;
+                item$ld_reg = 1'b0;
                 if (dx_f$q[(64'h0)+:(8)] == pt_join) begin
                     x_join$d = 1'b0;
                 end
                 hu_v$d = dsel$hup_q;
                 hu_j$d = dx_ji$q;
                 hu_b$d = dx_f$q[(64'h38)+:(32)];
-                sq_ei$d = 32'h0;
-                sq_more$d = 1'b0;
-                ps_i$d = 32'h0;
-                ps_v$d = 1'b0;
                 dh_st = BackState$Release;
                 xstate$d = DecState$Idle;
-                sq_b_sel$d = dx_sel$q;
-                sq_b_row0$d = dx_row0$q;
-                sq_b_nrows$d = dx_nrows$q;
-                sq_b_hdr$d = dx_hdr$q;
-                sq_b_len$d = dx_len$q;
+                item$ld_b_sel = dx_sel$q;
+                item$ld_b_row0 = dx_row0$q;
+                item$ld_b_nrows = dx_nrows$q;
+                item$ld_b_hdr = dx_hdr$q;
+                item$ld_b_len = dx_len$q;
                 meta$waddr = dx_cadr$q;
                 bz_j = dx_ji$q;
-                sq_b_cadr$d = dx_cadr$q;
-                sq_b_ji$d = dx_ji$q;
-                sq_b_nch$d = x_je$q[(32'h10)+:(8)];
-                sq_o$d[(64'hd0)+:(48)] = csr$me_mac;
-                sq_o$d[(64'ha0)+:(32)] = csr$me_ip;
-                sq_o$d[(64'hc0)+:(16)] = csr$me_port;
-                sq_o$d[(64'h130)+:(48)] = x_je$q[(32'h180)+:(48)];
-                sq_o$d[(64'h100)+:(32)] = x_je$q[(32'h160)+:(32)];
-                sq_o$d[(64'h120)+:(16)] = x_je$q[(32'h1b0)+:(16)];
-                sq_pmask$d = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
-                sq_o$d[(64'h0)+:(8)] = dx_f$q[(64'h0)+:(8)];
-                sq_o$d[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)];
-                sq_o$d[(64'h10)+:(8)] = dx_f$q[(64'h10)+:(8)];
-                sq_o$d[(64'h18)+:(16)] = dx_f$q[(64'h18)+:(16)];
-                sq_o$d[(64'h28)+:(16)] = dx_f$q[(64'h28)+:(16)];
-                sq_b_enr$d = q_rows$q;
-                sq_e_more$d = q_rows$q != 32'h0;
-                sq_e_last$d = q_rows$q == 32'h1;
-                sq_o$d[(64'h38)+:(32)] = dx_f$q[(64'h38)+:(32)];
-                sq_o$d[(64'h58)+:(8)] = dx_f$q[(64'h58)+:(8)];
-                sq_o$d[(64'h60)+:(64)] = dx_f$q[(64'h60)+:(64)];
-                sq_nr$d = q_rows$q;
+                item$ld_b_cadr = dx_cadr$q;
+                item$ld_b_ji = dx_ji$q;
+                item$ld_b_nch = x_je$q[(32'h10)+:(8)];
+                item$ld_o[(64'hd0)+:(48)] = csr$me_mac;
+                item$ld_o[(64'ha0)+:(32)] = csr$me_ip;
+                item$ld_o[(64'hc0)+:(16)] = csr$me_port;
+                item$ld_o[(64'h130)+:(48)] = x_je$q[(32'h180)+:(48)];
+                item$ld_o[(64'h100)+:(32)] = x_je$q[(32'h160)+:(32)];
+                item$ld_o[(64'h120)+:(16)] = x_je$q[(32'h1b0)+:(16)];
+                item$ld_pmask = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
+                item$ld_o[(64'h0)+:(8)] = dx_f$q[(64'h0)+:(8)];
+                item$ld_o[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)];
+                item$ld_o[(64'h10)+:(8)] = dx_f$q[(64'h10)+:(8)];
+                item$ld_o[(64'h18)+:(16)] = dx_f$q[(64'h18)+:(16)];
+                item$ld_o[(64'h28)+:(16)] = dx_f$q[(64'h28)+:(16)];
+                item$ld_b_enr = q_rows$q;
+                item$ld_e_more = q_rows$q != 32'h0;
+                item$ld_e_last = q_rows$q == 32'h1;
+                item$ld_o[(64'h38)+:(32)] = dx_f$q[(64'h38)+:(32)];
+                item$ld_o[(64'h58)+:(8)] = dx_f$q[(64'h58)+:(8)];
+                item$ld_o[(64'h60)+:(64)] = dx_f$q[(64'h60)+:(64)];
+                item$ld_nr = q_rows$q;
                 ev = dsel$ev_q;
                 if (dwe) begin
                     meta$wdata = dwd;
@@ -4153,17 +3713,17 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 bz_dec = dbd;
                 hwc = dhwc;
                 if ((dx_f$q[(64'h0)+:(8)] == pt_result) & x_je$q[(32'h1)+:(1)] & dsel$rok_q) begin
-                    sq_o$d[(64'ha0)+:(32)] = csr$me_ip;
-                    sq_o$d[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)] | fl_multicast;
-                    mc_new = 1'b1;
+                    item$ld_o[(64'ha0)+:(32)] = csr$me_ip;
+                    item$ld_o[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)] | fl_multicast;
+                    item$mc = 1'b1;
                     dh_st = BackState$CopyRows;
                 end
                 case (dact)
                     Action$Bypass:
                         begin
-                            sq_o$d[(64'ha0)+:(32)] = dx_f$q[(64'ha0)+:(32)];
-                            sq_o$d[(64'hc0)+:(16)] = dx_f$q[(64'hc0)+:(16)];
-                            sq_o$d[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)] | fl_bypass;
+                            item$ld_o[(64'ha0)+:(32)] = dx_f$q[(64'ha0)+:(32)];
+                            item$ld_o[(64'hc0)+:(16)] = dx_f$q[(64'hc0)+:(16)];
+                            item$ld_o[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)] | fl_bypass;
                             dh_st = BackState$CopyRows;
                         end
                     Action$Aggregate:
@@ -4171,58 +3731,58 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             dh_st = BackState$Rmw;
                             if (cpl) begin
                                 ev = ev | ev_completions;
-                                sq_b_emit$d = 1'b1;
-                                sq_e_slot$d = 1'b1;
-                                sq_b_eovf$d = 1'b1;
-                                sq_o$d[(64'h10)+:(8)] = cmw[(32'h80)+:(8)];
-                                sq_o$d[(64'h60)+:(64)] = cmw[(32'h40)+:(64)];
+                                item$ld_b_emit = 1'b1;
+                                item$ld_e_slot = 1'b1;
+                                item$ld_b_eovf = 1'b1;
+                                item$ld_o[(64'h10)+:(8)] = cmw[(32'h80)+:(8)];
+                                item$ld_o[(64'h60)+:(64)] = cmw[(32'h40)+:(64)];
                                 if (x_je$q[(32'h1)+:(1)]) begin
-                                    sq_o$d[(64'h0)+:(8)] = pt_contribution;
-                                    sq_o$d[(64'h8)+:(8)] = cmw[(32'h88)+:(8)];
-                                    sq_o$d[(64'h58)+:(8)] = x_je$q[(32'h18)+:(8)];
+                                    item$ld_o[(64'h0)+:(8)] = pt_contribution;
+                                    item$ld_o[(64'h8)+:(8)] = cmw[(32'h88)+:(8)];
+                                    item$ld_o[(64'h58)+:(8)] = x_je$q[(32'h18)+:(8)];
                                 end
                                 else begin
-                                    sq_o$d[(64'h0)+:(8)] = pt_result;
-                                    sq_o$d[(64'h8)+:(8)] = cmw[(32'h88)+:(8)] | fl_multicast;
-                                    mc_new = 1'b1;
+                                    item$ld_o[(64'h0)+:(8)] = pt_result;
+                                    item$ld_o[(64'h8)+:(8)] = cmw[(32'h88)+:(8)] | fl_multicast;
+                                    item$mc = 1'b1;
                                 end
                             end
                         end
                     Action$ReEmit:
                         begin
-                            sq_e_slot$d = 1'b1;
-                            sq_o$d[(64'h0)+:(8)] = pt_contribution;
+                            item$ld_e_slot = 1'b1;
+                            item$ld_o[(64'h0)+:(8)] = pt_contribution;
                             if (q_partial$q) begin
-                                sq_o$d[(64'h8)+:(8)] = xm_flags | fl_partial;
+                                item$ld_o[(64'h8)+:(8)] = xm_flags | fl_partial;
                             end
                             else begin
-                                sq_o$d[(64'h8)+:(8)] = xm_flags;
+                                item$ld_o[(64'h8)+:(8)] = xm_flags;
                             end
-                            sq_o$d[(64'h10)+:(8)] = xm_exp;
-                            sq_o$d[(64'h28)+:(16)] = xm_elem;
-                            sq_b_enr$d = x_rows_m$q;
-                            sq_e_more$d = x_rows_m$q != 32'h0;
-                            sq_e_last$d = x_rows_m$q == 32'h1;
-                            sq_o$d[(64'h38)+:(32)] = xm_block;
-                            sq_o$d[(64'h58)+:(8)] = x_je$q[(32'h18)+:(8)];
-                            sq_o$d[(64'h60)+:(64)] = xm_bitmap;
-                            sq_b_eovf$d = 1'b1;
+                            item$ld_o[(64'h10)+:(8)] = xm_exp;
+                            item$ld_o[(64'h28)+:(16)] = xm_elem;
+                            item$ld_b_enr = x_rows_m$q;
+                            item$ld_e_more = x_rows_m$q != 32'h0;
+                            item$ld_e_last = x_rows_m$q == 32'h1;
+                            item$ld_o[(64'h38)+:(32)] = xm_block;
+                            item$ld_o[(64'h58)+:(8)] = x_je$q[(32'h18)+:(8)];
+                            item$ld_o[(64'h60)+:(64)] = xm_bitmap;
+                            item$ld_b_eovf = 1'b1;
                             dh_st = BackState$CopyRows;
                         end
                     Action$Refuse:
                         begin
-                            sq_o$d[(64'h0)+:(8)] = pt_refuse;
-                            sq_o$d[(64'h8)+:(8)] = 32'h0;
-                            sq_o$d[(64'h10)+:(8)] = 32'h0;
-                            sq_o$d[(64'h28)+:(16)] = 32'h0;
-                            sq_o$d[(64'h58)+:(8)] = dsel$why_q;
-                            sq_b_enr$d = 32'h0;
-                            sq_e_more$d = 1'b0;
-                            sq_e_last$d = 1'b0;
-                            sq_o$d[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
-                            sq_o$d[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
-                            sq_o$d[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
-                            sq_pmask$d = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
+                            item$ld_o[(64'h0)+:(8)] = pt_refuse;
+                            item$ld_o[(64'h8)+:(8)] = 32'h0;
+                            item$ld_o[(64'h10)+:(8)] = 32'h0;
+                            item$ld_o[(64'h28)+:(16)] = 32'h0;
+                            item$ld_o[(64'h58)+:(8)] = dsel$why_q;
+                            item$ld_b_enr = 32'h0;
+                            item$ld_e_more = 1'b0;
+                            item$ld_e_last = 1'b0;
+                            item$ld_o[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
+                            item$ld_o[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
+                            item$ld_o[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
+                            item$ld_pmask = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
                             dh_st = BackState$CopyRows;
                         end
                     Action$Join:
@@ -4231,48 +3791,36 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                     Action$Relay:
                         begin
-                            mc_new = 1'b1;
+                            item$mc = 1'b1;
                             dh_st = BackState$CopyRows;
                         end
                     Action$Replay:
                         begin
-                            sq_e_slot$d = 1'b1;
-                            sq_b_eovf$d = 1'b1;
-                            sq_o$d[(64'h0)+:(8)] = pt_result;
-                            sq_o$d[(64'h8)+:(8)] = xm_flags;
-                            sq_o$d[(64'h10)+:(8)] = xm_exp;
-                            sq_o$d[(64'h28)+:(16)] = xm_elem;
-                            sq_b_enr$d = x_rows_m$q;
-                            sq_e_more$d = x_rows_m$q != 32'h0;
-                            sq_e_last$d = x_rows_m$q == 32'h1;
-                            sq_o$d[(64'h38)+:(32)] = xm_block;
-                            sq_o$d[(64'h60)+:(64)] = xm_bitmap;
-                            sq_o$d[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
-                            sq_o$d[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
-                            sq_o$d[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
-                            sq_pmask$d = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
+                            item$ld_e_slot = 1'b1;
+                            item$ld_b_eovf = 1'b1;
+                            item$ld_o[(64'h0)+:(8)] = pt_result;
+                            item$ld_o[(64'h8)+:(8)] = xm_flags;
+                            item$ld_o[(64'h10)+:(8)] = xm_exp;
+                            item$ld_o[(64'h28)+:(16)] = xm_elem;
+                            item$ld_b_enr = x_rows_m$q;
+                            item$ld_e_more = x_rows_m$q != 32'h0;
+                            item$ld_e_last = x_rows_m$q == 32'h1;
+                            item$ld_o[(64'h38)+:(32)] = xm_block;
+                            item$ld_o[(64'h60)+:(64)] = xm_bitmap;
+                            item$ld_o[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
+                            item$ld_o[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
+                            item$ld_o[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
+                            item$ld_pmask = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
                             dh_st = BackState$CopyRows;
                         end
                     default:
                         begin
                         end
                 endcase
-                if (mc_new) begin
-                    sq_e_mc$d = 1'b1;
-                    sq_psd$d = 1'b0;
-                    sq_pmask$d = 32'h0;
-                    ps_dirty$d = 1'b0;
-                    if (pc_hit & ~d_rly) begin
-                        sq_psd$d = 1'b1;
-                        sq_pmask$d = pc_pmask$q;
-                        sq_ei$d = pc_ei$q;
-                        sq_more$d = pc_more$q;
-                    end
-                end
-                sq_agg_op$d = aop;
-                sq_rly$d = d_rly;
-                sq_hst$d = dh_st;
-                sq_rl$d = q_rle1$q;
+                item$ld_agg_op = aop;
+                item$ld_rly = d_rly;
+                item$ld_hst = dh_st;
+                item$ld_rl = q_rle1$q;
             end
         end
         if (q_bi$q) begin
@@ -4482,60 +4030,53 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         chram2$waddr = csr$child_waddr;
         chram2$wdata = csr$child_wdata;
         chram2$we = csr$child_we;
-        chram3$waddr = csr$child_waddr;
-        chram3$wdata = csr$child_wdata;
-        chram3$we = csr$child_we;
+        item$c_waddr = csr$child_waddr;
+        item$c_wdata = csr$child_wdata;
+        item$c_we = csr$child_we;
         pbram$waddr = csr$pb_waddr;
         pbram$wdata = csr$pb_wdata;
         pbram$we = csr$pb_we;
-        if ((csr$child_we != 32'h0) | jcg) begin
-            pc_v$d = 1'b0;
-            ps_dirty$d = 1'b1;
-        end
+        item$jc = jcg;
         sess$clock = clock;
         sess$rst = rst;
         sess$ac_take = 1'b0;
-        if (sess$ac_ready & ~sq_v$q & ~dec_v) begin
+        if (sess$ac_ready & ~item$v_q & ~dec_v) begin
             sess$ac_take = 1'b1;
-            sq_v$d = 1'b1;
-            sq_psd$d = 1'b1;
-            sq_hst$d = BackState$CopyRows;
-            sq_rl$d = 1'b1;
-            sq_agg_op$d = 32'h0;
-            sq_nr$d = 32'h0;
-            sq_e_mc$d = 1'b0;
-            sq_e_slot$d = 1'b0;
-            sq_b_emit$d = 1'b0;
-            sq_b_eovf$d = 1'b0;
-            sq_rly$d = 1'b0;
-            sq_reg$d = 1'b1;
-            sq_b_nonce$d = sess$ac_nonce;
-            sq_more$d = 1'b0;
-            sq_ei$d = 32'h0;
-            sq_b_enr$d = 32'h1;
-            sq_e_more$d = 1'b1;
-            sq_e_last$d = 1'b1;
-            sq_b_sel$d = sess$ac_port;
-            sq_b_row0$d = 32'h0;
-            sq_b_nrows$d = 32'h0;
-            sq_b_cadr$d = 32'h0;
-            sq_b_ji$d = sess$entry;
-            sq_b_nch$d = 32'h0;
-            sq_o$d[(64'hd0)+:(48)] = csr$me_mac;
-            sq_o$d[(64'ha0)+:(32)] = csr$me_ip;
-            sq_o$d[(64'hc0)+:(16)] = csr$me_port;
-            sq_o$d[(64'h130)+:(48)] = sess$ac_mac;
-            sq_o$d[(64'h100)+:(32)] = sess$ac_ip;
-            sq_o$d[(64'h120)+:(16)] = sess$ac_udp;
-            sq_pmask$d = ((32'h1) & 8'hff) << ((sess$ac_port) & 8'hff);
-            sq_o$d[(64'h0)+:(8)] = pt_accept;
-            sq_o$d[(64'h8)+:(8)] = 32'h0;
-            sq_o$d[(64'h10)+:(8)] = 32'h0;
-            sq_o$d[(64'h18)+:(16)] = sess$ac_job;
-            sq_o$d[(64'h28)+:(16)] = 32'h1;
-            sq_o$d[(64'h38)+:(32)] = sess$ac_block;
-            sq_o$d[(64'h58)+:(8)] = 32'h0;
-            sq_o$d[(64'h60)+:(64)] = sess$ac_bm;
+            item$ac_go = 1'b1;
+            item$ld_hst = BackState$CopyRows;
+            item$ld_rl = 1'b1;
+            item$ld_agg_op = 32'h0;
+            item$ld_nr = 32'h0;
+            item$ld_e_slot = 1'b0;
+            item$ld_b_emit = 1'b0;
+            item$ld_b_eovf = 1'b0;
+            item$ld_rly = 1'b0;
+            item$ld_reg = 1'b1;
+            item$ld_b_nonce = sess$ac_nonce;
+            item$ld_b_enr = 32'h1;
+            item$ld_e_more = 1'b1;
+            item$ld_e_last = 1'b1;
+            item$ld_b_sel = sess$ac_port;
+            item$ld_b_row0 = 32'h0;
+            item$ld_b_nrows = 32'h0;
+            item$ld_b_cadr = 32'h0;
+            item$ld_b_ji = sess$entry;
+            item$ld_b_nch = 32'h0;
+            item$ld_o[(64'hd0)+:(48)] = csr$me_mac;
+            item$ld_o[(64'ha0)+:(32)] = csr$me_ip;
+            item$ld_o[(64'hc0)+:(16)] = csr$me_port;
+            item$ld_o[(64'h130)+:(48)] = sess$ac_mac;
+            item$ld_o[(64'h100)+:(32)] = sess$ac_ip;
+            item$ld_o[(64'h120)+:(16)] = sess$ac_udp;
+            item$ld_pmask = ((32'h1) & 8'hff) << ((sess$ac_port) & 8'hff);
+            item$ld_o[(64'h0)+:(8)] = pt_accept;
+            item$ld_o[(64'h8)+:(8)] = 32'h0;
+            item$ld_o[(64'h10)+:(8)] = 32'h0;
+            item$ld_o[(64'h18)+:(16)] = sess$ac_job;
+            item$ld_o[(64'h28)+:(16)] = 32'h1;
+            item$ld_o[(64'h38)+:(32)] = sess$ac_block;
+            item$ld_o[(64'h58)+:(8)] = 32'h0;
+            item$ld_o[(64'h60)+:(64)] = sess$ac_bm;
         end
         if (sess$opened) begin
             ev = ev | ev_sessions;
@@ -4824,8 +4365,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             xstate$d = DecState$Idle;
             xo_v$d = 1'b0;
             lk_v$d = 1'b0;
-            sq_v$d = 1'b0;
-            pc_v$d = 1'b0;
             own_age$d = 32'h0;
             jc_q$d = 1'b0;
             x_join$d = 1'b0;
@@ -11316,29 +10855,6 @@ module fanin_chram2(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
     end
 endmodule // fanin_chram2
-
-
-module fanin_chram3(clock,waddr,wdata,we,raddr,rdata);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  [23:0] waddr;
-    input wire  [167:0] wdata;
-    input wire  [31:0] we;
-    input wire  [23:0] raddr;
-    output reg  [167:0] rdata;
-    
-    // Update code (custom)
-    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
-    // Only the low 8 address bits and 1 enable bits are used by this instance.
-    (* ram_style = "block" *) reg [167:0] mem [0:255];
-    reg [167:0] rdata_r;
-    assign rdata = rdata_r;
-    always @(posedge clock) begin
-        rdata_r <= mem[raddr[7:0]];
-        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
-    end
-endmodule // fanin_chram3
 
 
 module fanin_cls(non_ip,arp,ip_bad,route,bad,wire_bad,pop_ok,kind);
@@ -20219,6 +19735,1874 @@ module fanin_hu_v(d,q,clock);
     end
           
 endmodule // fanin_hu_v
+
+
+module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst,ld_rl,ld_reg,ld_b_nonce,ld_agg_op,ld_b_cadr,ld_b_emit,ld_b_enr,ld_b_eovf,ld_b_hdr,ld_b_ji,ld_b_len,ld_b_nch,ld_b_nrows,ld_b_row0,ld_b_sel,ld_e_last,ld_e_slot,ld_rly,ld_e_more,ld_nr,ld_o,ld_pmask,v_q,psd_q,hst_q,rl_q,reg_q,b_nonce_q,agg_op_q,b_cadr_q,b_emit_q,b_enr_q,b_eovf_q,b_hdr_q,b_ji_q,b_len_q,b_nch_q,b_nrows_q,b_row0_q,b_sel_q,e_last_q,e_mc_q,rly_q,e_more_q,e_slot_q,nr_q,o_q,pmask_q,ei_q,more_q,pp_mac_q$0,pp_mac_q$1,pp_mac_q$2,pp_mac_q$3,pp_ip_q$0,pp_ip_q$1,pp_ip_q$2,pp_ip_q$3,pp_udp_q$0,pp_udp_q$1,pp_udp_q$2,pp_udp_q$3,pp_child_q$0,pp_child_q$1,pp_child_q$2,pp_child_q$3);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  dec_go;
+    input wire  ac_go;
+    input wire  mc;
+    input wire  drain;
+    input wire  jc;
+    input wire  [23:0] c_waddr;
+    input wire  [167:0] c_wdata;
+    input wire  [31:0] c_we;
+    input wire  [2:0] ld_hst;
+    input wire  ld_rl;
+    input wire  ld_reg;
+    input wire  [31:0] ld_b_nonce;
+    input wire  [1:0] ld_agg_op;
+    input wire  [23:0] ld_b_cadr;
+    input wire  ld_b_emit;
+    input wire  [15:0] ld_b_enr;
+    input wire  ld_b_eovf;
+    input wire  [511:0] ld_b_hdr;
+    input wire  [7:0] ld_b_ji;
+    input wire  [15:0] ld_b_len;
+    input wire  [7:0] ld_b_nch;
+    input wire  [15:0] ld_b_nrows;
+    input wire  [15:0] ld_b_row0;
+    input wire  [3:0] ld_b_sel;
+    input wire  ld_e_last;
+    input wire  ld_e_slot;
+    input wire  ld_rly;
+    input wire  ld_e_more;
+    input wire  [15:0] ld_nr;
+    input wire  [351:0] ld_o;
+    input wire  [7:0] ld_pmask;
+    output reg  v_q;
+    output reg  psd_q;
+    output reg  [2:0] hst_q;
+    output reg  rl_q;
+    output reg  reg_q;
+    output reg  [31:0] b_nonce_q;
+    output reg  [1:0] agg_op_q;
+    output reg  [23:0] b_cadr_q;
+    output reg  b_emit_q;
+    output reg  [15:0] b_enr_q;
+    output reg  b_eovf_q;
+    output reg  [511:0] b_hdr_q;
+    output reg  [7:0] b_ji_q;
+    output reg  [15:0] b_len_q;
+    output reg  [7:0] b_nch_q;
+    output reg  [15:0] b_nrows_q;
+    output reg  [15:0] b_row0_q;
+    output reg  [3:0] b_sel_q;
+    output reg  e_last_q;
+    output reg  e_mc_q;
+    output reg  rly_q;
+    output reg  e_more_q;
+    output reg  e_slot_q;
+    output reg  [15:0] nr_q;
+    output reg  [351:0] o_q;
+    output reg  [7:0] pmask_q;
+    output reg  [7:0] ei_q;
+    output reg  more_q;
+    output reg  [47:0] pp_mac_q$0;
+    output reg  [47:0] pp_mac_q$1;
+    output reg  [47:0] pp_mac_q$2;
+    output reg  [47:0] pp_mac_q$3;
+    output reg  [31:0] pp_ip_q$0;
+    output reg  [31:0] pp_ip_q$1;
+    output reg  [31:0] pp_ip_q$2;
+    output reg  [31:0] pp_ip_q$3;
+    output reg  [15:0] pp_udp_q$0;
+    output reg  [15:0] pp_udp_q$1;
+    output reg  [15:0] pp_udp_q$2;
+    output reg  [15:0] pp_udp_q$3;
+    output reg  [7:0] pp_child_q$0;
+    output reg  [7:0] pp_child_q$1;
+    output reg  [7:0] pp_child_q$2;
+    output reg  [7:0] pp_child_q$3;
+    
+    // Constant declarations
+    localparam  c_idx4$0 = 4'h0;
+    localparam  c_idx4$1 = 4'h1;
+    localparam  c_idx4$2 = 4'h2;
+    localparam  c_idx4$3 = 4'h3;
+    localparam  c_mclog = 16'h4;
+    localparam  c_mcmask = 24'hf;
+    
+    // Enums
+    localparam BackState$Idle = 0;
+    localparam BackState$Rmw = 1;
+    localparam BackState$ChildScan = 2;
+    localparam BackState$CopyRows = 3;
+    localparam BackState$FirstHeader = 4;
+    localparam BackState$Select = 5;
+    localparam BackState$Release = 6;
+    
+    // Stub signals
+    reg  sq_v$d;
+    wire  sq_v$q;
+    reg  sq_v$clock;
+    reg  [2:0] sq_hst$d;
+    wire  [2:0] sq_hst$q;
+    reg  sq_hst$clock;
+    reg  sq_rl$d;
+    wire  sq_rl$q;
+    reg  sq_rl$clock;
+    reg  [1:0] sq_agg_op$d;
+    wire  [1:0] sq_agg_op$q;
+    reg  sq_agg_op$clock;
+    reg  [23:0] sq_b_cadr$d;
+    wire  [23:0] sq_b_cadr$q;
+    reg  sq_b_cadr$clock;
+    reg  sq_b_emit$d;
+    wire  sq_b_emit$q;
+    reg  sq_b_emit$clock;
+    reg  [15:0] sq_b_enr$d;
+    wire  [15:0] sq_b_enr$q;
+    reg  sq_b_enr$clock;
+    reg  sq_b_eovf$d;
+    wire  sq_b_eovf$q;
+    reg  sq_b_eovf$clock;
+    reg  [511:0] sq_b_hdr$d;
+    wire  [511:0] sq_b_hdr$q;
+    reg  sq_b_hdr$clock;
+    reg  [7:0] sq_b_ji$d;
+    wire  [7:0] sq_b_ji$q;
+    reg  sq_b_ji$clock;
+    reg  [15:0] sq_b_len$d;
+    wire  [15:0] sq_b_len$q;
+    reg  sq_b_len$clock;
+    reg  [7:0] sq_b_nch$d;
+    wire  [7:0] sq_b_nch$q;
+    reg  sq_b_nch$clock;
+    reg  [15:0] sq_b_nrows$d;
+    wire  [15:0] sq_b_nrows$q;
+    reg  sq_b_nrows$clock;
+    reg  [15:0] sq_b_row0$d;
+    wire  [15:0] sq_b_row0$q;
+    reg  sq_b_row0$clock;
+    reg  [3:0] sq_b_sel$d;
+    wire  [3:0] sq_b_sel$q;
+    reg  sq_b_sel$clock;
+    reg  sq_e_last$d;
+    wire  sq_e_last$q;
+    reg  sq_e_last$clock;
+    reg  sq_e_mc$d;
+    wire  sq_e_mc$q;
+    reg  sq_e_mc$clock;
+    reg  sq_rly$d;
+    wire  sq_rly$q;
+    reg  sq_rly$clock;
+    reg  sq_e_more$d;
+    wire  sq_e_more$q;
+    reg  sq_e_more$clock;
+    reg  sq_e_slot$d;
+    wire  sq_e_slot$q;
+    reg  sq_e_slot$clock;
+    reg  [15:0] sq_nr$d;
+    wire  [15:0] sq_nr$q;
+    reg  sq_nr$clock;
+    reg  [351:0] sq_o$d;
+    wire  [351:0] sq_o$q;
+    reg  sq_o$clock;
+    reg  [7:0] sq_pmask$d;
+    wire  [7:0] sq_pmask$q;
+    reg  sq_pmask$clock;
+    reg  sq_reg$d;
+    wire  sq_reg$q;
+    reg  sq_reg$clock;
+    reg  [31:0] sq_b_nonce$d;
+    wire  [31:0] sq_b_nonce$q;
+    reg  sq_b_nonce$clock;
+    reg  sq_psd$d;
+    wire  sq_psd$q;
+    reg  sq_psd$clock;
+    reg  [7:0] sq_ei$d;
+    wire  [7:0] sq_ei$q;
+    reg  sq_ei$clock;
+    reg  sq_more$d;
+    wire  sq_more$q;
+    reg  sq_more$clock;
+    reg  [47:0] sq_pp_mac$0$d;
+    wire  [47:0] sq_pp_mac$0$q;
+    reg  sq_pp_mac$0$clock;
+    reg  [47:0] sq_pp_mac$1$d;
+    wire  [47:0] sq_pp_mac$1$q;
+    reg  sq_pp_mac$1$clock;
+    reg  [47:0] sq_pp_mac$2$d;
+    wire  [47:0] sq_pp_mac$2$q;
+    reg  sq_pp_mac$2$clock;
+    reg  [47:0] sq_pp_mac$3$d;
+    wire  [47:0] sq_pp_mac$3$q;
+    reg  sq_pp_mac$3$clock;
+    reg  [31:0] sq_pp_ip$0$d;
+    wire  [31:0] sq_pp_ip$0$q;
+    reg  sq_pp_ip$0$clock;
+    reg  [31:0] sq_pp_ip$1$d;
+    wire  [31:0] sq_pp_ip$1$q;
+    reg  sq_pp_ip$1$clock;
+    reg  [31:0] sq_pp_ip$2$d;
+    wire  [31:0] sq_pp_ip$2$q;
+    reg  sq_pp_ip$2$clock;
+    reg  [31:0] sq_pp_ip$3$d;
+    wire  [31:0] sq_pp_ip$3$q;
+    reg  sq_pp_ip$3$clock;
+    reg  [15:0] sq_pp_udp$0$d;
+    wire  [15:0] sq_pp_udp$0$q;
+    reg  sq_pp_udp$0$clock;
+    reg  [15:0] sq_pp_udp$1$d;
+    wire  [15:0] sq_pp_udp$1$q;
+    reg  sq_pp_udp$1$clock;
+    reg  [15:0] sq_pp_udp$2$d;
+    wire  [15:0] sq_pp_udp$2$q;
+    reg  sq_pp_udp$2$clock;
+    reg  [15:0] sq_pp_udp$3$d;
+    wire  [15:0] sq_pp_udp$3$q;
+    reg  sq_pp_udp$3$clock;
+    reg  [7:0] sq_pp_child$0$d;
+    wire  [7:0] sq_pp_child$0$q;
+    reg  sq_pp_child$0$clock;
+    reg  [7:0] sq_pp_child$1$d;
+    wire  [7:0] sq_pp_child$1$q;
+    reg  sq_pp_child$1$clock;
+    reg  [7:0] sq_pp_child$2$d;
+    wire  [7:0] sq_pp_child$2$q;
+    reg  sq_pp_child$2$clock;
+    reg  [7:0] sq_pp_child$3$d;
+    wire  [7:0] sq_pp_child$3$q;
+    reg  sq_pp_child$3$clock;
+    reg  [7:0] ps_i$d;
+    wire  [7:0] ps_i$q;
+    reg  ps_i$clock;
+    reg  [7:0] ps_j$d;
+    wire  [7:0] ps_j$q;
+    reg  ps_j$clock;
+    reg  ps_v$d;
+    wire  ps_v$q;
+    reg  ps_v$clock;
+    reg  chram3$clock;
+    reg  [23:0] chram3$waddr;
+    reg  [167:0] chram3$wdata;
+    reg  [31:0] chram3$we;
+    reg  [23:0] chram3$raddr;
+    wire  [167:0] chram3$rdata;
+    reg  pc_v$d;
+    wire  pc_v$q;
+    reg  pc_v$clock;
+    reg  [7:0] pc_j$d;
+    wire  [7:0] pc_j$q;
+    reg  pc_j$clock;
+    reg  [7:0] pc_pmask$d;
+    wire  [7:0] pc_pmask$q;
+    reg  pc_pmask$clock;
+    reg  [7:0] pc_ei$d;
+    wire  [7:0] pc_ei$q;
+    reg  pc_ei$clock;
+    reg  pc_more$d;
+    wire  pc_more$q;
+    reg  pc_more$clock;
+    reg  ps_dirty$d;
+    wire  ps_dirty$q;
+    reg  ps_dirty$clock;
+    
+    // Local signals
+    reg  [3:0] ps_port;
+    reg  ps_hit;
+    reg  ps_ok;
+    reg  [7:0] ps_pm;
+    reg  ps_done;
+    reg  pc_hit;
+    
+    // Sub module instances
+    fanin_item_sq_v sq_v(
+        .d(sq_v$d),
+        .q(sq_v$q),
+        .clock(sq_v$clock)
+    );
+    fanin_item_sq_hst sq_hst(
+        .d(sq_hst$d),
+        .q(sq_hst$q),
+        .clock(sq_hst$clock)
+    );
+    fanin_item_sq_rl sq_rl(
+        .d(sq_rl$d),
+        .q(sq_rl$q),
+        .clock(sq_rl$clock)
+    );
+    fanin_item_sq_agg_op sq_agg_op(
+        .d(sq_agg_op$d),
+        .q(sq_agg_op$q),
+        .clock(sq_agg_op$clock)
+    );
+    fanin_item_sq_b_cadr sq_b_cadr(
+        .d(sq_b_cadr$d),
+        .q(sq_b_cadr$q),
+        .clock(sq_b_cadr$clock)
+    );
+    fanin_item_sq_b_emit sq_b_emit(
+        .d(sq_b_emit$d),
+        .q(sq_b_emit$q),
+        .clock(sq_b_emit$clock)
+    );
+    fanin_item_sq_b_enr sq_b_enr(
+        .d(sq_b_enr$d),
+        .q(sq_b_enr$q),
+        .clock(sq_b_enr$clock)
+    );
+    fanin_item_sq_b_eovf sq_b_eovf(
+        .d(sq_b_eovf$d),
+        .q(sq_b_eovf$q),
+        .clock(sq_b_eovf$clock)
+    );
+    fanin_item_sq_b_hdr sq_b_hdr(
+        .d(sq_b_hdr$d),
+        .q(sq_b_hdr$q),
+        .clock(sq_b_hdr$clock)
+    );
+    fanin_item_sq_b_ji sq_b_ji(
+        .d(sq_b_ji$d),
+        .q(sq_b_ji$q),
+        .clock(sq_b_ji$clock)
+    );
+    fanin_item_sq_b_len sq_b_len(
+        .d(sq_b_len$d),
+        .q(sq_b_len$q),
+        .clock(sq_b_len$clock)
+    );
+    fanin_item_sq_b_nch sq_b_nch(
+        .d(sq_b_nch$d),
+        .q(sq_b_nch$q),
+        .clock(sq_b_nch$clock)
+    );
+    fanin_item_sq_b_nrows sq_b_nrows(
+        .d(sq_b_nrows$d),
+        .q(sq_b_nrows$q),
+        .clock(sq_b_nrows$clock)
+    );
+    fanin_item_sq_b_row0 sq_b_row0(
+        .d(sq_b_row0$d),
+        .q(sq_b_row0$q),
+        .clock(sq_b_row0$clock)
+    );
+    fanin_item_sq_b_sel sq_b_sel(
+        .d(sq_b_sel$d),
+        .q(sq_b_sel$q),
+        .clock(sq_b_sel$clock)
+    );
+    fanin_item_sq_e_last sq_e_last(
+        .d(sq_e_last$d),
+        .q(sq_e_last$q),
+        .clock(sq_e_last$clock)
+    );
+    fanin_item_sq_e_mc sq_e_mc(
+        .d(sq_e_mc$d),
+        .q(sq_e_mc$q),
+        .clock(sq_e_mc$clock)
+    );
+    fanin_item_sq_rly sq_rly(
+        .d(sq_rly$d),
+        .q(sq_rly$q),
+        .clock(sq_rly$clock)
+    );
+    fanin_item_sq_e_more sq_e_more(
+        .d(sq_e_more$d),
+        .q(sq_e_more$q),
+        .clock(sq_e_more$clock)
+    );
+    fanin_item_sq_e_slot sq_e_slot(
+        .d(sq_e_slot$d),
+        .q(sq_e_slot$q),
+        .clock(sq_e_slot$clock)
+    );
+    fanin_item_sq_nr sq_nr(
+        .d(sq_nr$d),
+        .q(sq_nr$q),
+        .clock(sq_nr$clock)
+    );
+    fanin_item_sq_o sq_o(
+        .d(sq_o$d),
+        .q(sq_o$q),
+        .clock(sq_o$clock)
+    );
+    fanin_item_sq_pmask sq_pmask(
+        .d(sq_pmask$d),
+        .q(sq_pmask$q),
+        .clock(sq_pmask$clock)
+    );
+    fanin_item_sq_reg sq_reg(
+        .d(sq_reg$d),
+        .q(sq_reg$q),
+        .clock(sq_reg$clock)
+    );
+    fanin_item_sq_b_nonce sq_b_nonce(
+        .d(sq_b_nonce$d),
+        .q(sq_b_nonce$q),
+        .clock(sq_b_nonce$clock)
+    );
+    fanin_item_sq_psd sq_psd(
+        .d(sq_psd$d),
+        .q(sq_psd$q),
+        .clock(sq_psd$clock)
+    );
+    fanin_item_sq_ei sq_ei(
+        .d(sq_ei$d),
+        .q(sq_ei$q),
+        .clock(sq_ei$clock)
+    );
+    fanin_item_sq_more sq_more(
+        .d(sq_more$d),
+        .q(sq_more$q),
+        .clock(sq_more$clock)
+    );
+    fanin_item_sq_pp_mac_0 sq_pp_mac$0(
+        .d(sq_pp_mac$0$d),
+        .q(sq_pp_mac$0$q),
+        .clock(sq_pp_mac$0$clock)
+    );
+    fanin_item_sq_pp_mac_1 sq_pp_mac$1(
+        .d(sq_pp_mac$1$d),
+        .q(sq_pp_mac$1$q),
+        .clock(sq_pp_mac$1$clock)
+    );
+    fanin_item_sq_pp_mac_2 sq_pp_mac$2(
+        .d(sq_pp_mac$2$d),
+        .q(sq_pp_mac$2$q),
+        .clock(sq_pp_mac$2$clock)
+    );
+    fanin_item_sq_pp_mac_3 sq_pp_mac$3(
+        .d(sq_pp_mac$3$d),
+        .q(sq_pp_mac$3$q),
+        .clock(sq_pp_mac$3$clock)
+    );
+    fanin_item_sq_pp_ip_0 sq_pp_ip$0(
+        .d(sq_pp_ip$0$d),
+        .q(sq_pp_ip$0$q),
+        .clock(sq_pp_ip$0$clock)
+    );
+    fanin_item_sq_pp_ip_1 sq_pp_ip$1(
+        .d(sq_pp_ip$1$d),
+        .q(sq_pp_ip$1$q),
+        .clock(sq_pp_ip$1$clock)
+    );
+    fanin_item_sq_pp_ip_2 sq_pp_ip$2(
+        .d(sq_pp_ip$2$d),
+        .q(sq_pp_ip$2$q),
+        .clock(sq_pp_ip$2$clock)
+    );
+    fanin_item_sq_pp_ip_3 sq_pp_ip$3(
+        .d(sq_pp_ip$3$d),
+        .q(sq_pp_ip$3$q),
+        .clock(sq_pp_ip$3$clock)
+    );
+    fanin_item_sq_pp_udp_0 sq_pp_udp$0(
+        .d(sq_pp_udp$0$d),
+        .q(sq_pp_udp$0$q),
+        .clock(sq_pp_udp$0$clock)
+    );
+    fanin_item_sq_pp_udp_1 sq_pp_udp$1(
+        .d(sq_pp_udp$1$d),
+        .q(sq_pp_udp$1$q),
+        .clock(sq_pp_udp$1$clock)
+    );
+    fanin_item_sq_pp_udp_2 sq_pp_udp$2(
+        .d(sq_pp_udp$2$d),
+        .q(sq_pp_udp$2$q),
+        .clock(sq_pp_udp$2$clock)
+    );
+    fanin_item_sq_pp_udp_3 sq_pp_udp$3(
+        .d(sq_pp_udp$3$d),
+        .q(sq_pp_udp$3$q),
+        .clock(sq_pp_udp$3$clock)
+    );
+    fanin_item_sq_pp_child_0 sq_pp_child$0(
+        .d(sq_pp_child$0$d),
+        .q(sq_pp_child$0$q),
+        .clock(sq_pp_child$0$clock)
+    );
+    fanin_item_sq_pp_child_1 sq_pp_child$1(
+        .d(sq_pp_child$1$d),
+        .q(sq_pp_child$1$q),
+        .clock(sq_pp_child$1$clock)
+    );
+    fanin_item_sq_pp_child_2 sq_pp_child$2(
+        .d(sq_pp_child$2$d),
+        .q(sq_pp_child$2$q),
+        .clock(sq_pp_child$2$clock)
+    );
+    fanin_item_sq_pp_child_3 sq_pp_child$3(
+        .d(sq_pp_child$3$d),
+        .q(sq_pp_child$3$q),
+        .clock(sq_pp_child$3$clock)
+    );
+    fanin_item_ps_i ps_i(
+        .d(ps_i$d),
+        .q(ps_i$q),
+        .clock(ps_i$clock)
+    );
+    fanin_item_ps_j ps_j(
+        .d(ps_j$d),
+        .q(ps_j$q),
+        .clock(ps_j$clock)
+    );
+    fanin_item_ps_v ps_v(
+        .d(ps_v$d),
+        .q(ps_v$q),
+        .clock(ps_v$clock)
+    );
+    fanin_item_chram3 chram3(
+        .clock(chram3$clock),
+        .waddr(chram3$waddr),
+        .wdata(chram3$wdata),
+        .we(chram3$we),
+        .raddr(chram3$raddr),
+        .rdata(chram3$rdata)
+    );
+    fanin_item_pc_v pc_v(
+        .d(pc_v$d),
+        .q(pc_v$q),
+        .clock(pc_v$clock)
+    );
+    fanin_item_pc_j pc_j(
+        .d(pc_j$d),
+        .q(pc_j$q),
+        .clock(pc_j$clock)
+    );
+    fanin_item_pc_pmask pc_pmask(
+        .d(pc_pmask$d),
+        .q(pc_pmask$q),
+        .clock(pc_pmask$clock)
+    );
+    fanin_item_pc_ei pc_ei(
+        .d(pc_ei$d),
+        .q(pc_ei$q),
+        .clock(pc_ei$clock)
+    );
+    fanin_item_pc_more pc_more(
+        .d(pc_more$d),
+        .q(pc_more$q),
+        .clock(pc_more$clock)
+    );
+    fanin_item_ps_dirty ps_dirty(
+        .d(ps_dirty$d),
+        .q(ps_dirty$q),
+        .clock(ps_dirty$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        sq_v$clock = clock;
+        sq_hst$clock = clock;
+        sq_rl$clock = clock;
+        sq_agg_op$clock = clock;
+        sq_b_cadr$clock = clock;
+        sq_b_emit$clock = clock;
+        sq_b_enr$clock = clock;
+        sq_b_eovf$clock = clock;
+        sq_b_hdr$clock = clock;
+        sq_b_ji$clock = clock;
+        sq_b_len$clock = clock;
+        sq_b_nch$clock = clock;
+        sq_b_nrows$clock = clock;
+        sq_b_row0$clock = clock;
+        sq_b_sel$clock = clock;
+        sq_e_last$clock = clock;
+        sq_e_mc$clock = clock;
+        sq_rly$clock = clock;
+        sq_e_more$clock = clock;
+        sq_e_slot$clock = clock;
+        sq_nr$clock = clock;
+        sq_o$clock = clock;
+        sq_pmask$clock = clock;
+        sq_reg$clock = clock;
+        sq_b_nonce$clock = clock;
+        sq_psd$clock = clock;
+        sq_ei$clock = clock;
+        sq_more$clock = clock;
+        ps_i$clock = clock;
+        ps_j$clock = clock;
+        ps_v$clock = clock;
+        pc_v$clock = clock;
+        pc_j$clock = clock;
+        pc_pmask$clock = clock;
+        pc_ei$clock = clock;
+        pc_more$clock = clock;
+        ps_dirty$clock = clock;
+        sq_v$d = sq_v$q;
+        sq_hst$d = sq_hst$q;
+        sq_rl$d = sq_rl$q;
+        sq_agg_op$d = sq_agg_op$q;
+        sq_b_cadr$d = sq_b_cadr$q;
+        sq_b_emit$d = sq_b_emit$q;
+        sq_b_enr$d = sq_b_enr$q;
+        sq_b_eovf$d = sq_b_eovf$q;
+        sq_b_hdr$d = sq_b_hdr$q;
+        sq_b_ji$d = sq_b_ji$q;
+        sq_b_len$d = sq_b_len$q;
+        sq_b_nch$d = sq_b_nch$q;
+        sq_b_nrows$d = sq_b_nrows$q;
+        sq_b_row0$d = sq_b_row0$q;
+        sq_b_sel$d = sq_b_sel$q;
+        sq_e_last$d = sq_e_last$q;
+        sq_e_mc$d = sq_e_mc$q;
+        sq_rly$d = sq_rly$q;
+        sq_e_more$d = sq_e_more$q;
+        sq_e_slot$d = sq_e_slot$q;
+        sq_nr$d = sq_nr$q;
+        sq_o$d = sq_o$q;
+        sq_pmask$d = sq_pmask$q;
+        sq_reg$d = sq_reg$q;
+        sq_b_nonce$d = sq_b_nonce$q;
+        sq_psd$d = sq_psd$q;
+        sq_ei$d = sq_ei$q;
+        sq_more$d = sq_more$q;
+        ps_i$d = ps_i$q;
+        ps_j$d = ps_j$q;
+        ps_v$d = ps_v$q;
+        pc_v$d = pc_v$q;
+        pc_j$d = pc_j$q;
+        pc_pmask$d = pc_pmask$q;
+        pc_ei$d = pc_ei$q;
+        pc_more$d = pc_more$q;
+        ps_dirty$d = ps_dirty$q;
+        sq_pp_mac$0$clock = clock;
+        sq_pp_mac$0$d = sq_pp_mac$0$q;
+        sq_pp_ip$0$clock = clock;
+        sq_pp_ip$0$d = sq_pp_ip$0$q;
+        sq_pp_udp$0$clock = clock;
+        sq_pp_udp$0$d = sq_pp_udp$0$q;
+        sq_pp_child$0$clock = clock;
+        sq_pp_child$0$d = sq_pp_child$0$q;
+        pp_mac_q$0 = sq_pp_mac$0$q;
+        pp_ip_q$0 = sq_pp_ip$0$q;
+        pp_udp_q$0 = sq_pp_udp$0$q;
+        pp_child_q$0 = sq_pp_child$0$q;
+        sq_pp_mac$1$clock = clock;
+        sq_pp_mac$1$d = sq_pp_mac$1$q;
+        sq_pp_ip$1$clock = clock;
+        sq_pp_ip$1$d = sq_pp_ip$1$q;
+        sq_pp_udp$1$clock = clock;
+        sq_pp_udp$1$d = sq_pp_udp$1$q;
+        sq_pp_child$1$clock = clock;
+        sq_pp_child$1$d = sq_pp_child$1$q;
+        pp_mac_q$1 = sq_pp_mac$1$q;
+        pp_ip_q$1 = sq_pp_ip$1$q;
+        pp_udp_q$1 = sq_pp_udp$1$q;
+        pp_child_q$1 = sq_pp_child$1$q;
+        sq_pp_mac$2$clock = clock;
+        sq_pp_mac$2$d = sq_pp_mac$2$q;
+        sq_pp_ip$2$clock = clock;
+        sq_pp_ip$2$d = sq_pp_ip$2$q;
+        sq_pp_udp$2$clock = clock;
+        sq_pp_udp$2$d = sq_pp_udp$2$q;
+        sq_pp_child$2$clock = clock;
+        sq_pp_child$2$d = sq_pp_child$2$q;
+        pp_mac_q$2 = sq_pp_mac$2$q;
+        pp_ip_q$2 = sq_pp_ip$2$q;
+        pp_udp_q$2 = sq_pp_udp$2$q;
+        pp_child_q$2 = sq_pp_child$2$q;
+        sq_pp_mac$3$clock = clock;
+        sq_pp_mac$3$d = sq_pp_mac$3$q;
+        sq_pp_ip$3$clock = clock;
+        sq_pp_ip$3$d = sq_pp_ip$3$q;
+        sq_pp_udp$3$clock = clock;
+        sq_pp_udp$3$d = sq_pp_udp$3$q;
+        sq_pp_child$3$clock = clock;
+        sq_pp_child$3$d = sq_pp_child$3$q;
+        pp_mac_q$3 = sq_pp_mac$3$q;
+        pp_ip_q$3 = sq_pp_ip$3$q;
+        pp_udp_q$3 = sq_pp_udp$3$q;
+        pp_child_q$3 = sq_pp_child$3$q;
+        chram3$clock = clock;
+        chram3$waddr = c_waddr;
+        chram3$wdata = c_wdata;
+        chram3$we = c_we;
+        v_q = sq_v$q;
+        psd_q = sq_psd$q;
+        hst_q = sq_hst$q;
+        rl_q = sq_rl$q;
+        reg_q = sq_reg$q;
+        b_nonce_q = sq_b_nonce$q;
+        agg_op_q = sq_agg_op$q;
+        b_cadr_q = sq_b_cadr$q;
+        b_emit_q = sq_b_emit$q;
+        b_enr_q = sq_b_enr$q;
+        b_eovf_q = sq_b_eovf$q;
+        b_hdr_q = sq_b_hdr$q;
+        b_ji_q = sq_b_ji$q;
+        b_len_q = sq_b_len$q;
+        b_nch_q = sq_b_nch$q;
+        b_nrows_q = sq_b_nrows$q;
+        b_row0_q = sq_b_row0$q;
+        b_sel_q = sq_b_sel$q;
+        e_last_q = sq_e_last$q;
+        e_mc_q = sq_e_mc$q;
+        rly_q = sq_rly$q;
+        e_more_q = sq_e_more$q;
+        e_slot_q = sq_e_slot$q;
+        nr_q = sq_nr$q;
+        o_q = sq_o$q;
+        pmask_q = sq_pmask$q;
+        ei_q = sq_ei$q;
+        more_q = sq_more$q;
+        if (drain) begin
+            sq_v$d = 1'b0;
+        end
+        chram3$raddr = (((sq_b_ji$q) & 24'hffffff) << c_mclog) | (((ps_i$q) & 24'hffffff) & c_mcmask);
+        ps_port = chram3$rdata[(32'ha0)+:(4)];
+        ps_hit = (sq_pmask$q & (((32'h1) & 8'hff) << ((ps_port) & 8'hff))) != 32'h0;
+        ps_ok = ~sq_rly$q | ((chram3$rdata[(32'h0)+:(64)] & sq_o$q[(64'h60)+:(64)]) != 32'h0);
+        ps_v$d = 1'b0;
+        ps_pm = sq_pmask$q;
+        ps_done = 1'b0;
+        if (sq_v$q & ~sq_psd$q) begin
+            if (ps_i$q < sq_b_nch$q) begin
+                ps_v$d = 1'b1;
+                ps_j$d = ps_i$q;
+                ps_i$d = ps_i$q + 32'h1;
+            end
+            if (ps_v$q & ps_ok & ps_hit) begin
+                sq_ei$d = ps_j$q;
+                sq_more$d = 1'b1;
+                pc_ei$d = ps_j$q;
+                pc_more$d = 1'b1;
+                ps_done = 1'b1;
+            end
+            else begin
+                if (ps_v$q & ps_ok) begin
+                    ps_pm = sq_pmask$q | (((32'h1) & 8'hff) << ((ps_port) & 8'hff));
+                    sq_pmask$d = ps_pm;
+                    if (ps_port == c_idx4$0) begin
+                        sq_pp_mac$0$d = chram3$rdata[(32'h40)+:(48)];
+                        sq_pp_ip$0$d = chram3$rdata[(32'h70)+:(32)];
+                        sq_pp_udp$0$d = chram3$rdata[(32'h90)+:(16)];
+                        sq_pp_child$0$d = ps_j$q;
+                    end
+                    if (ps_port == c_idx4$1) begin
+                        sq_pp_mac$1$d = chram3$rdata[(32'h40)+:(48)];
+                        sq_pp_ip$1$d = chram3$rdata[(32'h70)+:(32)];
+                        sq_pp_udp$1$d = chram3$rdata[(32'h90)+:(16)];
+                        sq_pp_child$1$d = ps_j$q;
+                    end
+                    if (ps_port == c_idx4$2) begin
+                        sq_pp_mac$2$d = chram3$rdata[(32'h40)+:(48)];
+                        sq_pp_ip$2$d = chram3$rdata[(32'h70)+:(32)];
+                        sq_pp_udp$2$d = chram3$rdata[(32'h90)+:(16)];
+                        sq_pp_child$2$d = ps_j$q;
+                    end
+                    if (ps_port == c_idx4$3) begin
+                        sq_pp_mac$3$d = chram3$rdata[(32'h40)+:(48)];
+                        sq_pp_ip$3$d = chram3$rdata[(32'h70)+:(32)];
+                        sq_pp_udp$3$d = chram3$rdata[(32'h90)+:(16)];
+                        sq_pp_child$3$d = ps_j$q;
+                    end
+                end
+                if (ps_i$q >= sq_b_nch$q) begin
+                    pc_ei$d = 32'h0;
+                    pc_more$d = 1'b0;
+                    ps_done = 1'b1;
+                end
+            end
+            if (ps_done) begin
+                sq_psd$d = 1'b1;
+                pc_v$d = ~ps_dirty$q & ~sq_rly$q;
+                pc_j$d = sq_b_ji$q;
+                pc_pmask$d = ps_pm;
+            end
+        end
+        pc_hit = pc_v$q & (pc_j$q == ld_b_ji);
+        if (dec_go | ac_go) begin
+            sq_v$d = 1'b1;
+            sq_psd$d = 1'b1;
+            sq_e_mc$d = 1'b0;
+            sq_ei$d = 32'h0;
+            sq_more$d = 1'b0;
+            sq_hst$d = ld_hst;
+            sq_rl$d = ld_rl;
+            sq_reg$d = ld_reg;
+            sq_b_nonce$d = ld_b_nonce;
+            sq_agg_op$d = ld_agg_op;
+            sq_b_cadr$d = ld_b_cadr;
+            sq_b_emit$d = ld_b_emit;
+            sq_b_enr$d = ld_b_enr;
+            sq_b_eovf$d = ld_b_eovf;
+            sq_b_hdr$d = ld_b_hdr;
+            sq_b_ji$d = ld_b_ji;
+            sq_b_len$d = ld_b_len;
+            sq_b_nch$d = ld_b_nch;
+            sq_b_nrows$d = ld_b_nrows;
+            sq_b_row0$d = ld_b_row0;
+            sq_b_sel$d = ld_b_sel;
+            sq_e_last$d = ld_e_last;
+            sq_e_slot$d = ld_e_slot;
+            sq_rly$d = ld_rly;
+            sq_e_more$d = ld_e_more;
+            sq_nr$d = ld_nr;
+            sq_o$d = ld_o;
+            sq_pmask$d = ld_pmask;
+            if (mc) begin
+                sq_e_mc$d = 1'b1;
+                sq_psd$d = 1'b0;
+                sq_pmask$d = 32'h0;
+                ps_dirty$d = 1'b0;
+                if (pc_hit & ~ld_rly) begin
+                    sq_psd$d = 1'b1;
+                    sq_pmask$d = pc_pmask$q;
+                    sq_ei$d = pc_ei$q;
+                    sq_more$d = pc_more$q;
+                end
+            end
+        end
+        if (dec_go) begin
+            ps_i$d = 32'h0;
+            ps_v$d = 1'b0;
+        end
+        if ((c_we != 32'h0) | jc) begin
+            pc_v$d = 1'b0;
+            ps_dirty$d = 1'b1;
+        end
+        if (rst) begin
+            sq_v$d = 1'b0;
+            pc_v$d = 1'b0;
+        end
+    end
+    
+endmodule // fanin_item
+
+
+module fanin_item_chram3(clock,waddr,wdata,we,raddr,rdata);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  [23:0] waddr;
+    input wire  [167:0] wdata;
+    input wire  [31:0] we;
+    input wire  [23:0] raddr;
+    output reg  [167:0] rdata;
+    
+    // Update code (custom)
+    // 256 x 168 simple dual-port RAM, read-old-data, 1 write chunk(s).
+    // Only the low 8 address bits and 1 enable bits are used by this instance.
+    (* ram_style = "block" *) reg [167:0] mem [0:255];
+    reg [167:0] rdata_r;
+    assign rdata = rdata_r;
+    always @(posedge clock) begin
+        rdata_r <= mem[raddr[7:0]];
+        if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
+    end
+endmodule // fanin_item_chram3
+
+
+module fanin_item_pc_ei(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_pc_ei
+
+
+module fanin_item_pc_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_pc_j
+
+
+module fanin_item_pc_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_pc_more
+
+
+module fanin_item_pc_pmask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_pc_pmask
+
+
+module fanin_item_pc_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_pc_v
+
+
+module fanin_item_ps_dirty(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_ps_dirty
+
+
+module fanin_item_ps_i(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_ps_i
+
+
+module fanin_item_ps_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_ps_j
+
+
+module fanin_item_ps_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_ps_v
+
+
+module fanin_item_sq_agg_op(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_agg_op
+
+
+module fanin_item_sq_b_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_cadr
+
+
+module fanin_item_sq_b_emit(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_emit
+
+
+module fanin_item_sq_b_enr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_enr
+
+
+module fanin_item_sq_b_eovf(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_eovf
+
+
+module fanin_item_sq_b_hdr(d,q,clock);
+    
+    // Module arguments
+    input wire  [511:0] d;
+    output reg  [511:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 512'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_hdr
+
+
+module fanin_item_sq_b_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_ji
+
+
+module fanin_item_sq_b_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_len
+
+
+module fanin_item_sq_b_nch(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_nch
+
+
+module fanin_item_sq_b_nonce(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_nonce
+
+
+module fanin_item_sq_b_nrows(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_nrows
+
+
+module fanin_item_sq_b_row0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_row0
+
+
+module fanin_item_sq_b_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_b_sel
+
+
+module fanin_item_sq_e_last(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_e_last
+
+
+module fanin_item_sq_e_mc(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_e_mc
+
+
+module fanin_item_sq_e_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_e_more
+
+
+module fanin_item_sq_e_slot(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_e_slot
+
+
+module fanin_item_sq_ei(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_ei
+
+
+module fanin_item_sq_hst(d,q,clock);
+    
+    // Module arguments
+    input wire  [2:0] d;
+    output reg  [2:0] q;
+    input wire  clock;
+    
+    // Enums
+    localparam BackState$Idle = 0;
+    localparam BackState$Rmw = 1;
+    localparam BackState$ChildScan = 2;
+    localparam BackState$CopyRows = 3;
+    localparam BackState$FirstHeader = 4;
+    localparam BackState$Select = 5;
+    localparam BackState$Release = 6;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_hst
+
+
+module fanin_item_sq_more(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_more
+
+
+module fanin_item_sq_nr(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_nr
+
+
+module fanin_item_sq_o(d,q,clock);
+    
+    // Module arguments
+    input wire  [351:0] d;
+    output reg  [351:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 352'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_o
+
+
+module fanin_item_sq_pmask(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pmask
+
+
+module fanin_item_sq_pp_child_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_child_0
+
+
+module fanin_item_sq_pp_child_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_child_1
+
+
+module fanin_item_sq_pp_child_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_child_2
+
+
+module fanin_item_sq_pp_child_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_child_3
+
+
+module fanin_item_sq_pp_ip_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_ip_0
+
+
+module fanin_item_sq_pp_ip_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_ip_1
+
+
+module fanin_item_sq_pp_ip_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_ip_2
+
+
+module fanin_item_sq_pp_ip_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_ip_3
+
+
+module fanin_item_sq_pp_mac_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_mac_0
+
+
+module fanin_item_sq_pp_mac_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_mac_1
+
+
+module fanin_item_sq_pp_mac_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_mac_2
+
+
+module fanin_item_sq_pp_mac_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [47:0] d;
+    output reg  [47:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 48'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_mac_3
+
+
+module fanin_item_sq_pp_udp_0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_udp_0
+
+
+module fanin_item_sq_pp_udp_1(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_udp_1
+
+
+module fanin_item_sq_pp_udp_2(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_udp_2
+
+
+module fanin_item_sq_pp_udp_3(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_pp_udp_3
+
+
+module fanin_item_sq_psd(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_psd
+
+
+module fanin_item_sq_reg(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_reg
+
+
+module fanin_item_sq_rl(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_rl
+
+
+module fanin_item_sq_rly(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_rly
+
+
+module fanin_item_sq_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_item_sq_v
 
 
 module fanin_jc2(d,q,clock);
@@ -29516,25 +30900,6 @@ module fanin_pc_count(d,q,clock);
 endmodule // fanin_pc_count
 
 
-module fanin_pc_ei(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_ei
-
-
 module fanin_pc_ip_bad(d,q,clock);
     
     // Module arguments
@@ -29554,44 +30919,6 @@ module fanin_pc_ip_bad(d,q,clock);
 endmodule // fanin_pc_ip_bad
 
 
-module fanin_pc_j(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_j
-
-
-module fanin_pc_more(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_more
-
-
 module fanin_pc_non_ip(d,q,clock);
     
     // Module arguments
@@ -29609,25 +30936,6 @@ module fanin_pc_non_ip(d,q,clock);
     end
           
 endmodule // fanin_pc_non_ip
-
-
-module fanin_pc_pmask(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_pmask
 
 
 module fanin_pc_pop(d,q,clock);
@@ -29685,25 +30993,6 @@ module fanin_pc_route(d,q,clock);
     end
           
 endmodule // fanin_pc_route
-
-
-module fanin_pc_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_v
 
 
 module fanin_pc_wbad(d,q,clock);
@@ -31134,82 +32423,6 @@ module fanin_pr_f(d,q,clock);
     end
           
 endmodule // fanin_pr_f
-
-
-module fanin_ps_dirty(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ps_dirty
-
-
-module fanin_ps_i(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ps_i
-
-
-module fanin_ps_j(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ps_j
-
-
-module fanin_ps_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ps_v
 
 
 module fanin_q_bd(d,q,clock);
@@ -44102,851 +45315,6 @@ module fanin_soq(d,q,clock);
     end
           
 endmodule // fanin_soq
-
-
-module fanin_sq_agg_op(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_agg_op
-
-
-module fanin_sq_b_cadr(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_cadr
-
-
-module fanin_sq_b_emit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_emit
-
-
-module fanin_sq_b_enr(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_enr
-
-
-module fanin_sq_b_eovf(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_eovf
-
-
-module fanin_sq_b_hdr(d,q,clock);
-    
-    // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 512'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_hdr
-
-
-module fanin_sq_b_ji(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_ji
-
-
-module fanin_sq_b_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_len
-
-
-module fanin_sq_b_nch(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_nch
-
-
-module fanin_sq_b_nonce(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_nonce
-
-
-module fanin_sq_b_nrows(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_nrows
-
-
-module fanin_sq_b_row0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_row0
-
-
-module fanin_sq_b_sel(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_b_sel
-
-
-module fanin_sq_e_last(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_e_last
-
-
-module fanin_sq_e_mc(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_e_mc
-
-
-module fanin_sq_e_more(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_e_more
-
-
-module fanin_sq_e_slot(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_e_slot
-
-
-module fanin_sq_ei(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_ei
-
-
-module fanin_sq_hst(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
-    input wire  clock;
-    
-    // Enums
-    localparam BackState$Idle = 0;
-    localparam BackState$Rmw = 1;
-    localparam BackState$ChildScan = 2;
-    localparam BackState$CopyRows = 3;
-    localparam BackState$FirstHeader = 4;
-    localparam BackState$Select = 5;
-    localparam BackState$Release = 6;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_hst
-
-
-module fanin_sq_more(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_more
-
-
-module fanin_sq_nr(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_nr
-
-
-module fanin_sq_o(d,q,clock);
-    
-    // Module arguments
-    input wire  [351:0] d;
-    output reg  [351:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 352'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_o
-
-
-module fanin_sq_pmask(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pmask
-
-
-module fanin_sq_pp_child_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_child_0
-
-
-module fanin_sq_pp_child_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_child_1
-
-
-module fanin_sq_pp_child_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_child_2
-
-
-module fanin_sq_pp_child_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_child_3
-
-
-module fanin_sq_pp_ip_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_ip_0
-
-
-module fanin_sq_pp_ip_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_ip_1
-
-
-module fanin_sq_pp_ip_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_ip_2
-
-
-module fanin_sq_pp_ip_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_ip_3
-
-
-module fanin_sq_pp_mac_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_mac_0
-
-
-module fanin_sq_pp_mac_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_mac_1
-
-
-module fanin_sq_pp_mac_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_mac_2
-
-
-module fanin_sq_pp_mac_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [47:0] d;
-    output reg  [47:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 48'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_mac_3
-
-
-module fanin_sq_pp_udp_0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_udp_0
-
-
-module fanin_sq_pp_udp_1(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_udp_1
-
-
-module fanin_sq_pp_udp_2(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_udp_2
-
-
-module fanin_sq_pp_udp_3(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_pp_udp_3
-
-
-module fanin_sq_psd(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_psd
-
-
-module fanin_sq_reg(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_reg
-
-
-module fanin_sq_rl(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_rl
-
-
-module fanin_sq_rly(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_rly
-
-
-module fanin_sq_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sq_v
 
 
 module fanin_state(d,q,clock);

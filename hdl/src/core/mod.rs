@@ -33,6 +33,7 @@ pub mod csr;
 pub mod dest;
 pub mod dsel;
 pub mod finish;
+pub mod item;
 pub mod lookup;
 pub mod metaport;
 mod new;
@@ -48,6 +49,7 @@ use back::BackEnd;
 use counters::Counters;
 use csr::Csr;
 use dsel::DSel;
+use item::ItemStage;
 use lookup::Lookup;
 use metaport::MetaPort;
 use pick::Pick;
@@ -261,62 +263,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     xm_block: Signal<Local, Bits<32>>,
     xm_bitmap: Signal<Local, Bits<64>>,
     qf0: Signal<Local, bool>,
-    // The item stage between DECIDE and the back end (`sq_v`: it holds an item).
-    sq_v: DFF<bool>,
-    sq_hst: DFF<BackState>,
-    sq_rl: DFF<bool>,
-    sq_agg_op: DFF<Bits<2>>,
-    sq_b_cadr: DFF<Bits<ADDR_W>>,
-    sq_b_emit: DFF<bool>,
-    sq_b_enr: DFF<Bits<16>>,
-    sq_b_eovf: DFF<bool>,
-    sq_b_hdr: DFF<Bits<512>>,
-    sq_b_ji: DFF<Bits<8>>,
-    sq_b_len: DFF<Bits<16>>,
-    sq_b_nch: DFF<Bits<8>>,
-    sq_b_nrows: DFF<Bits<16>>,
-    sq_b_row0: DFF<Bits<16>>,
-    sq_b_sel: DFF<Bits<4>>,
-    sq_e_last: DFF<bool>,
-    sq_e_mc: DFF<bool>,
-    // The staged item relays an ACCEPT or REFUSE: its scans skip children without one of
-    // its ranks, and its pushes are not `results_sent`.
-    sq_rly: DFF<bool>,
-    sq_e_more: DFF<bool>,
-    sq_e_slot: DFF<bool>,
-    sq_nr: DFF<Bits<16>>,
-    sq_o: DFF<OutFields>,
-    sq_pmask: DFF<Bits<8>>,
-    // A multicast item's first round, scanned while it is staged (`sq_psd`: done): the
-    // child ports (`sq_pmask`), each port's child (`sq_pp_*`), where the next round starts.
-    sq_psd: DFF<bool>,
-    sq_ei: DFF<Bits<8>>,
-    sq_more: DFF<bool>,
-    sq_pp_mac: Vec<DFF<Bits<48>>>,
-    sq_pp_ip: Vec<DFF<Bits<32>>>,
-    sq_pp_udp: Vec<DFF<Bits<16>>>,
-    sq_pp_child: Vec<DFF<Bits<8>>>,
-    ps_i: DFF<Bits<8>>,
-    ps_j: DFF<Bits<8>>,
-    ps_v: DFF<bool>,
-    ps_port: Signal<Local, Bits<4>>,
-    ps_hit: Signal<Local, bool>,
-    // The child read in the item stage takes part in the round (a relay: one of its ranks).
-    ps_ok: Signal<Local, bool>,
-    chram3: FaninRam<CHILD_W>,
-    // The last first-round scan, kept for the next multicast item of the same job
-    // (`pc_v`: valid; cleared by a child-table write or a job commit).
-    pc_v: DFF<bool>,
-    pc_j: DFF<Bits<8>>,
-    pc_pmask: DFF<Bits<8>>,
-    pc_ei: DFF<Bits<8>>,
-    pc_more: DFF<bool>,
-    ps_dirty: DFF<bool>,
-    ps_pm: Signal<Local, Bits<8>>,
-    ps_done: Signal<Local, bool>,
-    pc_hit: Signal<Local, bool>,
-    /// DECIDE stages a multicast item.
-    mc_new: Signal<Local, bool>,
+    // The item stage between DECIDE and the back end, with a multicast item's first round
+    // of children scanned while it waits and the last such scan kept (`item.rs`).
+    item: ItemStage,
+    // The item stage hands its item to the back end (clears it: `item.drain`).
     sq_ld: Signal<Local, bool>,
     dh_st: Signal<Local, BackState>,
     // Engine.
@@ -530,9 +480,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jcg: Signal<Local, bool>,
     jcx: Signal<Local, Bits<8>>,
     jpk: Signal<Local, Bits<JOB_W>>,
-    // The staged item's one payload row is `sq_b_nonce` (an ACCEPT), not a buffer's.
-    sq_reg: DFF<bool>,
-    sq_b_nonce: DFF<Bits<32>>,
     ev_sessions: Constant<Bits<32>>,
     mk_job_epoch: Constant<Bits<JOB_W>>,
 }
@@ -541,37 +488,25 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, sq_v, sq_hst, sq_rl, sq_agg_op, sq_b_cadr, sq_b_emit, sq_b_enr, sq_b_eovf,
-            sq_b_hdr, sq_b_ji, sq_b_len, sq_b_nch, sq_b_nrows, sq_b_row0, sq_b_sel, sq_e_last,
-            sq_e_mc, sq_rly, sq_e_more, sq_e_slot, sq_nr, sq_o, sq_pmask, sq_psd, sq_ei, sq_more,
-            ps_i, ps_j, ps_v, pc_v, pc_j, pc_pmask, pc_ei, pc_more, ps_dirty, xstate, x_m, x_newbm,
-            x_mflags, x_sflags, x_rows_m, xp_f, x_je, x_jep, x_ji, x_cadr, x_now, x_sel, x_hdr,
-            x_len, x_row0, x_nrows, lk_f, lk_now, lk_sel, lk_hdr, lk_len, lk_row0, lk_nrows, xo_v,
-            lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji, dx_cadr, dx_now, dx_sel,
-            dx_hdr, dx_len, dx_row0, dx_nrows, cha_q, bcd, state, sel, last, hdr, pr_f, pc_popok,
-            bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count, pc_pop,
-            q_qfull, q_partial, q_sj, q_sflush, q_srecl, q_spartial, len, row0, nrows, ji, je, jep,
-            chr, pbr, pba_q, tage, q_sidle, q_semit, cadr, e_scan, now_r, scan_turn, la_chk, lk_v,
-            jgen, own_age, q_rows, q_rle1, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i,
-            jc2, jc_bq, x_join, sbq, soq, hu_v, hu_j, hu_b, sq_reg, sq_b_nonce, q_c
+            self, clock, xstate, x_m, x_newbm, x_mflags, x_sflags, x_rows_m, xp_f, x_je, x_jep,
+            x_ji, x_cadr, x_now, x_sel, x_hdr, x_len, x_row0, x_nrows, lk_f, lk_now, lk_sel,
+            lk_hdr, lk_len, lk_row0, lk_nrows, xo_v, lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd,
+            dx_f, dx_ji, dx_cadr, dx_now, dx_sel, dx_hdr, dx_len, dx_row0, dx_nrows, cha_q, bcd,
+            state, sel, last, hdr, pr_f, pc_popok, bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route,
+            pc_bad, pc_wbad, pc_count, pc_pop, q_qfull, q_partial, q_sj, q_sflush, q_srecl,
+            q_spartial, len, row0, nrows, ji, je, jep, chr, pbr, pba_q, tage, q_sidle, q_semit,
+            cadr, e_scan, now_r, scan_turn, la_chk, lk_v, jgen, own_age, q_rows, q_rle1, sage,
+            bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join, sbq, soq, hu_v,
+            hu_j, hu_b, q_c
         );
-        for p in 0..self.rx.len() {
-            self.sq_pp_mac[p].clock.next = self.clock.val();
-            self.sq_pp_mac[p].d.next = self.sq_pp_mac[p].q.val();
-            self.sq_pp_ip[p].clock.next = self.clock.val();
-            self.sq_pp_ip[p].d.next = self.sq_pp_ip[p].q.val();
-            self.sq_pp_udp[p].clock.next = self.clock.val();
-            self.sq_pp_udp[p].d.next = self.sq_pp_udp[p].q.val();
-            self.sq_pp_child[p].clock.next = self.clock.val();
-            self.sq_pp_child[p].d.next = self.sq_pp_child[p].q.val();
-        }
         self.meta.clock.next = self.clock.val();
         self.meta.rst.next = self.rst.val();
         self.jram.clock.next = self.clock.val();
         self.chram.clock.next = self.clock.val();
         self.pbram.clock.next = self.clock.val();
         self.chram2.clock.next = self.clock.val();
-        self.chram3.clock.next = self.clock.val();
+        self.item.clock.next = self.clock.val();
+        self.item.rst.next = self.rst.val();
         // Timer and scan (`timer.rs`: `tick_div` cycles per tick, the block's); the scan's
         // strobes, set by the front end's visits and the sweep start below.
         self.timer.clock.next = self.clock.val();
@@ -880,100 +815,70 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.back.f_o.next.bitmap = self.m_bitmap.val();
         // The item DECIDE staged (`sq_*`) moves to the back end when the back end is idle or
         // finishing its item; the stage is then free for the next decision's item.
-        self.sq_ld.next = self.sq_v.q.val() & self.b_free.val() & self.sq_psd.q.val();
-        if self.sq_ld.val() {
-            self.sq_v.d.next = false;
-        }
+        self.sq_ld.next = self.item.v_q.val() & self.b_free.val() & self.item.psd_q.val();
         self.back.l_go.next = self.sq_ld.val();
-        self.back.l_item.next.st = self.sq_hst.q.val();
-        self.back.l_item.next.rl = self.sq_rl.q.val();
-        self.back.l_item.next.accept = self.sq_reg.q.val();
-        self.back.l_item.next.nonce = self.sq_b_nonce.q.val();
-        self.back.l_item.next.aop = self.sq_agg_op.q.val();
-        self.back.l_item.next.cadr = self.sq_b_cadr.q.val();
-        self.back.l_item.next.emit = self.sq_b_emit.q.val();
-        self.back.l_item.next.enr = self.sq_b_enr.q.val();
-        self.back.l_item.next.eovf = self.sq_b_eovf.q.val();
-        self.back.l_item.next.hdr = self.sq_b_hdr.q.val();
-        self.back.l_item.next.ji = self.sq_b_ji.q.val();
-        self.back.l_item.next.len = self.sq_b_len.q.val();
-        self.back.l_item.next.nch = self.sq_b_nch.q.val();
-        self.back.l_item.next.nrows = self.sq_b_nrows.q.val();
-        self.back.l_item.next.row0 = self.sq_b_row0.q.val();
-        self.back.l_item.next.sel = self.sq_b_sel.q.val();
-        self.back.l_item.next.last = self.sq_e_last.q.val();
-        self.back.l_item.next.mc = self.sq_e_mc.q.val();
-        self.back.l_item.next.rly = self.sq_rly.q.val();
-        self.back.l_item.next.more_rows = self.sq_e_more.q.val();
-        self.back.l_item.next.slot = self.sq_e_slot.q.val();
-        self.back.l_item.next.nr = self.sq_nr.q.val();
-        self.back.l_o.next = self.sq_o.q.val();
-        self.back.l_item.next.pmask = self.sq_pmask.q.val();
-        self.back.l_item.next.ei = self.sq_ei.q.val();
-        self.back.l_item.next.more = self.sq_more.q.val();
+        self.back.l_item.next.st = self.item.hst_q.val();
+        self.back.l_item.next.rl = self.item.rl_q.val();
+        self.back.l_item.next.accept = self.item.reg_q.val();
+        self.back.l_item.next.nonce = self.item.b_nonce_q.val();
+        self.back.l_item.next.aop = self.item.agg_op_q.val();
+        self.back.l_item.next.cadr = self.item.b_cadr_q.val();
+        self.back.l_item.next.emit = self.item.b_emit_q.val();
+        self.back.l_item.next.enr = self.item.b_enr_q.val();
+        self.back.l_item.next.eovf = self.item.b_eovf_q.val();
+        self.back.l_item.next.hdr = self.item.b_hdr_q.val();
+        self.back.l_item.next.ji = self.item.b_ji_q.val();
+        self.back.l_item.next.len = self.item.b_len_q.val();
+        self.back.l_item.next.nch = self.item.b_nch_q.val();
+        self.back.l_item.next.nrows = self.item.b_nrows_q.val();
+        self.back.l_item.next.row0 = self.item.b_row0_q.val();
+        self.back.l_item.next.sel = self.item.b_sel_q.val();
+        self.back.l_item.next.last = self.item.e_last_q.val();
+        self.back.l_item.next.mc = self.item.e_mc_q.val();
+        self.back.l_item.next.rly = self.item.rly_q.val();
+        self.back.l_item.next.more_rows = self.item.e_more_q.val();
+        self.back.l_item.next.slot = self.item.e_slot_q.val();
+        self.back.l_item.next.nr = self.item.nr_q.val();
+        self.back.l_item.next.pmask = self.item.pmask_q.val();
+        self.back.l_item.next.ei = self.item.ei_q.val();
+        self.back.l_item.next.more = self.item.more_q.val();
+        self.back.l_o.next = self.item.o_q.val();
         for p in 0..self.rx.len() {
-            self.back.l_pp_mac[p].next = self.sq_pp_mac[p].q.val();
-            self.back.l_pp_ip[p].next = self.sq_pp_ip[p].q.val();
-            self.back.l_pp_udp[p].next = self.sq_pp_udp[p].q.val();
-            self.back.l_pp_child[p].next = self.sq_pp_child[p].q.val();
+            self.back.l_pp_mac[p].next = self.item.pp_mac_q[p].val();
+            self.back.l_pp_ip[p].next = self.item.pp_ip_q[p].val();
+            self.back.l_pp_udp[p].next = self.item.pp_udp_q[p].val();
+            self.back.l_pp_child[p].next = self.item.pp_child_q[p].val();
         }
-        // The first round of a staged multicast item: its children from index 0 while
-        // their ports are distinct (as the back end's child scan does for later rounds),
-        // one read per cycle from the item stage's copy of the child table (`chram3`).
-        self.chram3.raddr.next = (bit_cast::<ADDR_W, 8>(self.sq_b_ji.q.val())
-            << self.c_mclog.val())
-            | (bit_cast::<ADDR_W, 8>(self.ps_i.q.val()) & self.c_mcmask.val());
-        self.ps_port.next = self.chram3.rdata.val().get_value_port();
-        self.ps_hit.next =
-            (self.sq_pmask.q.val() & (bits::<8>(1) << bit_cast::<8, 4>(self.ps_port.val()))) != 0;
-        self.ps_ok.next = !self.sq_rly.q.val()
-            | ((self.chram3.rdata.val().get_value_ranks() & self.sq_o.q.val().bitmap) != 0);
-        self.ps_v.d.next = false;
-        self.ps_pm.next = self.sq_pmask.q.val();
-        self.ps_done.next = false;
-        if self.sq_v.q.val() & !self.sq_psd.q.val() {
-            if self.ps_i.q.val() < self.sq_b_nch.q.val() {
-                self.ps_v.d.next = true;
-                self.ps_j.d.next = self.ps_i.q.val();
-                self.ps_i.d.next = self.ps_i.q.val() + 1;
-            }
-            if self.ps_v.q.val() & self.ps_ok.val() & self.ps_hit.val() {
-                // A second child on a port already taken: the next round starts there.
-                self.sq_ei.d.next = self.ps_j.q.val();
-                self.sq_more.d.next = true;
-                self.pc_ei.d.next = self.ps_j.q.val();
-                self.pc_more.d.next = true;
-                self.ps_done.next = true;
-            } else {
-                if self.ps_v.q.val() & self.ps_ok.val() {
-                    self.ps_pm.next = self.sq_pmask.q.val()
-                        | (bits::<8>(1) << bit_cast::<8, 4>(self.ps_port.val()));
-                    self.sq_pmask.d.next = self.ps_pm.val();
-                    for p in 0..self.rx.len() {
-                        if self.ps_port.val() == self.c_idx4[p].val() {
-                            self.sq_pp_mac[p].d.next = self.chram3.rdata.val().get_value_mac();
-                            self.sq_pp_ip[p].d.next = self.chram3.rdata.val().get_value_ip();
-                            self.sq_pp_udp[p].d.next = self.chram3.rdata.val().get_value_udp();
-                            self.sq_pp_child[p].d.next = self.ps_j.q.val();
-                        }
-                    }
-                }
-                if self.ps_i.q.val() >= self.sq_b_nch.q.val() {
-                    self.pc_ei.d.next = 0.into();
-                    self.pc_more.d.next = false;
-                    self.ps_done.next = true;
-                }
-            }
-            if self.ps_done.val() {
-                self.sq_psd.d.next = true;
-                self.pc_v.d.next = !self.ps_dirty.q.val() & !self.sq_rly.q.val();
-                self.pc_j.d.next = self.sq_b_ji.q.val();
-                self.pc_pmask.d.next = self.ps_pm.val();
-            }
-        }
-        // A multicast item of the job scanned last takes that scan's result.
-        self.pc_hit.next = self.pc_v.q.val() & (self.pc_j.q.val() == self.dx_ji.q.val());
-        self.mc_new.next = false;
+        // The item stage (`item.rs`): emptied by the hand-over above; DECIDE and the
+        // session unit's ACCEPT load it below (`dec_go`, `ac_go`), a field they do not
+        // write holding the stage's value. It scans a multicast item's first round itself.
+        self.item.drain.next = self.sq_ld.val();
+        self.item.dec_go.next = false;
+        self.item.ac_go.next = false;
+        self.item.mc.next = false;
+        self.item.ld_hst.next = self.item.hst_q.val();
+        self.item.ld_rl.next = self.item.rl_q.val();
+        self.item.ld_reg.next = self.item.reg_q.val();
+        self.item.ld_b_nonce.next = self.item.b_nonce_q.val();
+        self.item.ld_agg_op.next = self.item.agg_op_q.val();
+        self.item.ld_b_cadr.next = self.item.b_cadr_q.val();
+        self.item.ld_b_emit.next = self.item.b_emit_q.val();
+        self.item.ld_b_enr.next = self.item.b_enr_q.val();
+        self.item.ld_b_eovf.next = self.item.b_eovf_q.val();
+        self.item.ld_b_hdr.next = self.item.b_hdr_q.val();
+        self.item.ld_b_ji.next = self.item.b_ji_q.val();
+        self.item.ld_b_len.next = self.item.b_len_q.val();
+        self.item.ld_b_nch.next = self.item.b_nch_q.val();
+        self.item.ld_b_nrows.next = self.item.b_nrows_q.val();
+        self.item.ld_b_row0.next = self.item.b_row0_q.val();
+        self.item.ld_b_sel.next = self.item.b_sel_q.val();
+        self.item.ld_e_last.next = self.item.e_last_q.val();
+        self.item.ld_e_slot.next = self.item.e_slot_q.val();
+        self.item.ld_rly.next = self.item.rly_q.val();
+        self.item.ld_e_more.next = self.item.e_more_q.val();
+        self.item.ld_nr.next = self.item.nr_q.val();
+        self.item.ld_o.next = self.item.o_q.val();
+        self.item.ld_pmask.next = self.item.pmask_q.val();
         // ---- Front end: one frame or scan visit at a time, in the order of the dbg events.
         // A frame is taken when the front end is idle (also while the decision stages work
         // on the frame before), unless the timer scan has its turn or a commit is pending.
@@ -1000,7 +905,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     | ((self.xstate.q.val() == DecState::DSel)
                         & self.lk_ne.q.val()
                         & self.lk_old.q.val()))
-                    & (!self.sq_v.q.val() | self.sq_ld.val())));
+                    & (!self.item.v_q.val() | self.sq_ld.val())));
         self.lk_free.next = !self.lk_v.q.val() | self.lk_go.val();
         // (Before PARSE, which may hand the next frame to LOOK in the same cycle.)
         if self.lk_go.val() {
@@ -1117,7 +1022,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                 } else if self.b_free.val()
                     & (self.xstate.q.val() == DecState::Idle)
-                    & !self.sq_v.q.val()
+                    & !self.item.v_q.val()
                     & !self.lk_v.q.val()
                 {
                     self.h_go.next = true;
@@ -1206,7 +1111,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.state.d.next = FrontState::SNext;
                 if self.q_sflush.q.val() {
                     // Flush the partial aggregate upward (once the back end can take it).
-                    if self.b_free.val() & !self.sq_v.q.val() {
+                    if self.b_free.val() & !self.item.v_q.val() {
                         self.h_go.next = true;
                         self.h_st.next = BackState::CopyRows;
                         self.back.f_slot.next = true;
@@ -1350,14 +1255,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             // metadata, busy counts and counters change here, in decision order; the rows
             // are the back end's. The item is staged (`sq_*`); waits until the stage is
             // free or being emptied this cycle.
-            if !self.sq_v.q.val() | self.sq_ld.val() {
-                self.sq_e_mc.d.next = false;
-                self.sq_e_slot.d.next = false;
-                self.sq_b_emit.d.next = false;
-                self.sq_b_eovf.d.next = false;
-                self.sq_v.d.next = true;
-                self.sq_psd.d.next = true;
-                self.sq_reg.d.next = false;
+            if !self.item.v_q.val() | self.sq_ld.val() {
+                self.item.dec_go.next = true;
+                self.item.ld_e_slot.next = false;
+                self.item.ld_b_emit.next = false;
+                self.item.ld_b_eovf.next = false;
+                self.item.ld_reg.next = false;
                 // (Only the JOIN's own DECIDE ends the wait: with two frames in the decision
                 // stages, the older one's DECIDE comes first.)
                 if self.dx_f.q.val().ptype == self.pt_join.val() {
@@ -1367,44 +1270,40 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.hu_v.d.next = self.dsel.hup_q.val();
                 self.hu_j.d.next = self.dx_ji.q.val();
                 self.hu_b.d.next = self.dx_f.q.val().block;
-                self.sq_ei.d.next = 0.into();
-                self.sq_more.d.next = false;
-                self.ps_i.d.next = 0.into();
-                self.ps_v.d.next = false;
                 self.dh_st.next = BackState::Release;
                 self.xstate.d.next = DecState::Idle;
                 // The item's frame fields are the decision's copies.
-                self.sq_b_sel.d.next = self.dx_sel.q.val();
-                self.sq_b_row0.d.next = self.dx_row0.q.val();
-                self.sq_b_nrows.d.next = self.dx_nrows.q.val();
-                self.sq_b_hdr.d.next = self.dx_hdr.q.val();
-                self.sq_b_len.d.next = self.dx_len.q.val();
+                self.item.ld_b_sel.next = self.dx_sel.q.val();
+                self.item.ld_b_row0.next = self.dx_row0.q.val();
+                self.item.ld_b_nrows.next = self.dx_nrows.q.val();
+                self.item.ld_b_hdr.next = self.dx_hdr.q.val();
+                self.item.ld_b_len.next = self.dx_len.q.val();
                 self.meta.waddr.next = self.dx_cadr.q.val();
                 self.bz_j.next = self.dx_ji.q.val();
-                self.sq_b_cadr.d.next = self.dx_cadr.q.val();
-                self.sq_b_ji.d.next = self.dx_ji.q.val();
-                self.sq_b_nch.d.next = self.x_je.q.val().get_value_children();
+                self.item.ld_b_cadr.next = self.dx_cadr.q.val();
+                self.item.ld_b_ji.next = self.dx_ji.q.val();
+                self.item.ld_b_nch.next = self.x_je.q.val().get_value_children();
                 // Fields of originated frames, by default from the packet.
-                self.sq_o.d.next.src_mac = self.csr.me_mac.val();
-                self.sq_o.d.next.src_ip = self.csr.me_ip.val();
-                self.sq_o.d.next.src_port = self.csr.me_port.val();
-                self.sq_o.d.next.dst_mac = self.x_je.q.val().get_value_parent_mac();
-                self.sq_o.d.next.dst_ip = self.x_je.q.val().get_value_parent_ip();
-                self.sq_o.d.next.dst_port = self.x_je.q.val().get_value_parent_udp();
-                self.sq_pmask.d.next =
+                self.item.ld_o.next.src_mac = self.csr.me_mac.val();
+                self.item.ld_o.next.src_ip = self.csr.me_ip.val();
+                self.item.ld_o.next.src_port = self.csr.me_port.val();
+                self.item.ld_o.next.dst_mac = self.x_je.q.val().get_value_parent_mac();
+                self.item.ld_o.next.dst_ip = self.x_je.q.val().get_value_parent_ip();
+                self.item.ld_o.next.dst_port = self.x_je.q.val().get_value_parent_udp();
+                self.item.ld_pmask.next =
                     bits::<8>(1) << bit_cast::<8, 4>(self.x_je.q.val().get_value_parent_port());
-                self.sq_o.d.next.ptype = self.dx_f.q.val().ptype;
-                self.sq_o.d.next.flags = self.dx_f.q.val().flags;
-                self.sq_o.d.next.exponent = self.dx_f.q.val().exponent;
-                self.sq_o.d.next.job = self.dx_f.q.val().job;
-                self.sq_o.d.next.elements = self.dx_f.q.val().elements;
-                self.sq_b_enr.d.next = self.q_rows.q.val();
-                self.sq_e_more.d.next = self.q_rows.q.val() != 0;
-                self.sq_e_last.d.next = self.q_rows.q.val() == 1;
-                self.sq_o.d.next.block = self.dx_f.q.val().block;
-                self.sq_o.d.next.child = self.dx_f.q.val().child;
-                self.sq_o.d.next.bitmap = self.dx_f.q.val().bitmap;
-                self.sq_nr.d.next = self.q_rows.q.val();
+                self.item.ld_o.next.ptype = self.dx_f.q.val().ptype;
+                self.item.ld_o.next.flags = self.dx_f.q.val().flags;
+                self.item.ld_o.next.exponent = self.dx_f.q.val().exponent;
+                self.item.ld_o.next.job = self.dx_f.q.val().job;
+                self.item.ld_o.next.elements = self.dx_f.q.val().elements;
+                self.item.ld_b_enr.next = self.q_rows.q.val();
+                self.item.ld_e_more.next = self.q_rows.q.val() != 0;
+                self.item.ld_e_last.next = self.q_rows.q.val() == 1;
+                self.item.ld_o.next.block = self.dx_f.q.val().block;
+                self.item.ld_o.next.child = self.dx_f.q.val().child;
+                self.item.ld_o.next.bitmap = self.dx_f.q.val().bitmap;
+                self.item.ld_nr.next = self.q_rows.q.val();
                 // The branch was chosen in DSEL (`dsel.*_q`); its metadata write and
                 // busy-count update are `dwe`/`dwd`, `dbi`/`dbd` (above).
                 self.ev.next = self.dsel.ev_q.val();
@@ -1420,17 +1319,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & self.dsel.rok_q.val()
                 {
                     // Result at an inner switch: multicast to the children.
-                    self.sq_o.d.next.src_ip = self.csr.me_ip.val();
-                    self.sq_o.d.next.flags = self.dx_f.q.val().flags | self.fl_multicast.val();
-                    self.mc_new.next = true;
+                    self.item.ld_o.next.src_ip = self.csr.me_ip.val();
+                    self.item.ld_o.next.flags = self.dx_f.q.val().flags | self.fl_multicast.val();
+                    self.item.mc.next = true;
                     self.dh_st.next = BackState::CopyRows;
                 }
                 match self.dact.val() {
                     Action::Bypass => {
                         // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
-                        self.sq_o.d.next.src_ip = self.dx_f.q.val().src_ip;
-                        self.sq_o.d.next.src_port = self.dx_f.q.val().src_port;
-                        self.sq_o.d.next.flags = self.dx_f.q.val().flags | self.fl_bypass.val();
+                        self.item.ld_o.next.src_ip = self.dx_f.q.val().src_ip;
+                        self.item.ld_o.next.src_port = self.dx_f.q.val().src_port;
+                        self.item.ld_o.next.flags = self.dx_f.q.val().flags | self.fl_bypass.val();
                         self.dh_st.next = BackState::CopyRows;
                     }
                     Action::Aggregate => {
@@ -1439,61 +1338,61 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.dh_st.next = BackState::Rmw;
                         if self.cpl.val() {
                             self.ev.next = self.ev.val() | self.ev_completions.val();
-                            self.sq_b_emit.d.next = true;
-                            self.sq_e_slot.d.next = true;
-                            self.sq_b_eovf.d.next = true;
-                            self.sq_o.d.next.exponent = self.cmw.val().get_value_exponent();
-                            self.sq_o.d.next.bitmap = self.cmw.val().get_value_bitmap();
+                            self.item.ld_b_emit.next = true;
+                            self.item.ld_e_slot.next = true;
+                            self.item.ld_b_eovf.next = true;
+                            self.item.ld_o.next.exponent = self.cmw.val().get_value_exponent();
+                            self.item.ld_o.next.bitmap = self.cmw.val().get_value_bitmap();
                             if self.x_je.q.val().get_value_inner() {
                                 // Aggregate upward.
-                                self.sq_o.d.next.ptype = self.pt_contribution.val();
-                                self.sq_o.d.next.flags = self.cmw.val().get_value_flags();
-                                self.sq_o.d.next.child =
+                                self.item.ld_o.next.ptype = self.pt_contribution.val();
+                                self.item.ld_o.next.flags = self.cmw.val().get_value_flags();
+                                self.item.ld_o.next.child =
                                     self.x_je.q.val().get_value_index_at_parent();
                             } else {
                                 // Result multicast to the children.
-                                self.sq_o.d.next.ptype = self.pt_result.val();
-                                self.sq_o.d.next.flags =
+                                self.item.ld_o.next.ptype = self.pt_result.val();
+                                self.item.ld_o.next.flags =
                                     self.cmw.val().get_value_flags() | self.fl_multicast.val();
-                                self.mc_new.next = true;
+                                self.item.mc.next = true;
                             }
                         }
                     }
                     Action::ReEmit => {
                         // Re-emit the stored aggregate (Switch::aggregate_frame).
-                        self.sq_e_slot.d.next = true;
-                        self.sq_o.d.next.ptype = self.pt_contribution.val();
+                        self.item.ld_e_slot.next = true;
+                        self.item.ld_o.next.ptype = self.pt_contribution.val();
                         if self.q_partial.q.val() {
-                            self.sq_o.d.next.flags = self.xm_flags.val() | self.fl_partial.val();
+                            self.item.ld_o.next.flags = self.xm_flags.val() | self.fl_partial.val();
                         } else {
-                            self.sq_o.d.next.flags = self.xm_flags.val();
+                            self.item.ld_o.next.flags = self.xm_flags.val();
                         }
-                        self.sq_o.d.next.exponent = self.xm_exp.val();
-                        self.sq_o.d.next.elements = self.xm_elem.val();
-                        self.sq_b_enr.d.next = self.x_rows_m.q.val();
-                        self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
-                        self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
-                        self.sq_o.d.next.block = self.xm_block.val();
-                        self.sq_o.d.next.child = self.x_je.q.val().get_value_index_at_parent();
-                        self.sq_o.d.next.bitmap = self.xm_bitmap.val();
-                        self.sq_b_eovf.d.next = true;
+                        self.item.ld_o.next.exponent = self.xm_exp.val();
+                        self.item.ld_o.next.elements = self.xm_elem.val();
+                        self.item.ld_b_enr.next = self.x_rows_m.q.val();
+                        self.item.ld_e_more.next = self.x_rows_m.q.val() != 0;
+                        self.item.ld_e_last.next = self.x_rows_m.q.val() == 1;
+                        self.item.ld_o.next.block = self.xm_block.val();
+                        self.item.ld_o.next.child = self.x_je.q.val().get_value_index_at_parent();
+                        self.item.ld_o.next.bitmap = self.xm_bitmap.val();
+                        self.item.ld_b_eovf.next = true;
                         self.dh_st.next = BackState::CopyRows;
                     }
                     Action::Refuse => {
                         // REFUSE to the sender out of the ingress port (Switch::refuse_frame):
                         // the header only, the reason in `child`.
-                        self.sq_o.d.next.ptype = self.pt_refuse.val();
-                        self.sq_o.d.next.flags = 0.into();
-                        self.sq_o.d.next.exponent = 0.into();
-                        self.sq_o.d.next.elements = 0.into();
-                        self.sq_o.d.next.child = self.dsel.why_q.val();
-                        self.sq_b_enr.d.next = 0.into();
-                        self.sq_e_more.d.next = false;
-                        self.sq_e_last.d.next = false;
-                        self.sq_o.d.next.dst_mac = self.dx_f.q.val().src_mac;
-                        self.sq_o.d.next.dst_ip = self.dx_f.q.val().src_ip;
-                        self.sq_o.d.next.dst_port = self.dx_f.q.val().src_port;
-                        self.sq_pmask.d.next =
+                        self.item.ld_o.next.ptype = self.pt_refuse.val();
+                        self.item.ld_o.next.flags = 0.into();
+                        self.item.ld_o.next.exponent = 0.into();
+                        self.item.ld_o.next.elements = 0.into();
+                        self.item.ld_o.next.child = self.dsel.why_q.val();
+                        self.item.ld_b_enr.next = 0.into();
+                        self.item.ld_e_more.next = false;
+                        self.item.ld_e_last.next = false;
+                        self.item.ld_o.next.dst_mac = self.dx_f.q.val().src_mac;
+                        self.item.ld_o.next.dst_ip = self.dx_f.q.val().src_ip;
+                        self.item.ld_o.next.dst_port = self.dx_f.q.val().src_port;
+                        self.item.ld_pmask.next =
                             bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
                         self.dh_st.next = BackState::CopyRows;
                     }
@@ -1504,53 +1403,35 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     Action::Relay => {
                         // ACCEPT/REFUSE down to the children with one of its ranks: a
                         // multicast of the packet as it came (no MULTICAST flag), from us.
-                        self.mc_new.next = true;
+                        self.item.mc.next = true;
                         self.dh_st.next = BackState::CopyRows;
                     }
                     Action::Replay => {
                         // Replay the result to the sender out of the ingress port.
-                        self.sq_e_slot.d.next = true;
-                        self.sq_b_eovf.d.next = true;
-                        self.sq_o.d.next.ptype = self.pt_result.val();
-                        self.sq_o.d.next.flags = self.xm_flags.val();
-                        self.sq_o.d.next.exponent = self.xm_exp.val();
-                        self.sq_o.d.next.elements = self.xm_elem.val();
-                        self.sq_b_enr.d.next = self.x_rows_m.q.val();
-                        self.sq_e_more.d.next = self.x_rows_m.q.val() != 0;
-                        self.sq_e_last.d.next = self.x_rows_m.q.val() == 1;
-                        self.sq_o.d.next.block = self.xm_block.val();
-                        self.sq_o.d.next.bitmap = self.xm_bitmap.val();
-                        self.sq_o.d.next.dst_mac = self.dx_f.q.val().src_mac;
-                        self.sq_o.d.next.dst_ip = self.dx_f.q.val().src_ip;
-                        self.sq_o.d.next.dst_port = self.dx_f.q.val().src_port;
-                        self.sq_pmask.d.next =
+                        self.item.ld_e_slot.next = true;
+                        self.item.ld_b_eovf.next = true;
+                        self.item.ld_o.next.ptype = self.pt_result.val();
+                        self.item.ld_o.next.flags = self.xm_flags.val();
+                        self.item.ld_o.next.exponent = self.xm_exp.val();
+                        self.item.ld_o.next.elements = self.xm_elem.val();
+                        self.item.ld_b_enr.next = self.x_rows_m.q.val();
+                        self.item.ld_e_more.next = self.x_rows_m.q.val() != 0;
+                        self.item.ld_e_last.next = self.x_rows_m.q.val() == 1;
+                        self.item.ld_o.next.block = self.xm_block.val();
+                        self.item.ld_o.next.bitmap = self.xm_bitmap.val();
+                        self.item.ld_o.next.dst_mac = self.dx_f.q.val().src_mac;
+                        self.item.ld_o.next.dst_ip = self.dx_f.q.val().src_ip;
+                        self.item.ld_o.next.dst_port = self.dx_f.q.val().src_port;
+                        self.item.ld_pmask.next =
                             bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
                         self.dh_st.next = BackState::CopyRows;
                     }
                     _ => {}
                 }
-                if self.mc_new.val() {
-                    // A multicast item (a result passing down, or the root's result):
-                    // its first round is scanned in the item stage, or taken at once
-                    // from the kept scan of the same job. (Neither branch that sets
-                    // `mc_new` has an action that sets `sq_pmask` itself.)
-                    self.sq_e_mc.d.next = true;
-                    self.sq_psd.d.next = false;
-                    self.sq_pmask.d.next = 0.into();
-                    self.ps_dirty.d.next = false;
-                    // (The kept scan is of every child: not for a relay, whose scan skips
-                    // children.)
-                    if self.pc_hit.val() & !self.d_rly.val() {
-                        self.sq_psd.d.next = true;
-                        self.sq_pmask.d.next = self.pc_pmask.q.val();
-                        self.sq_ei.d.next = self.pc_ei.q.val();
-                        self.sq_more.d.next = self.pc_more.q.val();
-                    }
-                }
-                self.sq_agg_op.d.next = self.aop.val();
-                self.sq_rly.d.next = self.d_rly.val();
-                self.sq_hst.d.next = self.dh_st.val();
-                self.sq_rl.d.next = self.q_rle1.q.val();
+                self.item.ld_agg_op.next = self.aop.val();
+                self.item.ld_rly.next = self.d_rly.val();
+                self.item.ld_hst.next = self.dh_st.val();
+                self.item.ld_rl.next = self.q_rle1.q.val();
             }
         }
         // The quota condition for DSEL (see `q_bi`).
@@ -1808,63 +1689,57 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.chram2.waddr.next = self.csr.child_waddr.val();
         self.chram2.wdata.next = self.csr.child_wdata.val();
         self.chram2.we.next = self.csr.child_we.val();
-        self.chram3.waddr.next = self.csr.child_waddr.val();
-        self.chram3.wdata.next = self.csr.child_wdata.val();
-        self.chram3.we.next = self.csr.child_we.val();
+        self.item.c_waddr.next = self.csr.child_waddr.val();
+        self.item.c_wdata.next = self.csr.child_wdata.val();
+        self.item.c_we.next = self.csr.child_we.val();
         self.pbram.waddr.next = self.csr.pb_waddr.val();
         self.pbram.wdata.next = self.csr.pb_wdata.val();
         self.pbram.we.next = self.csr.pb_we.val();
-        if (self.csr.child_we.val() != 0) | self.jcg.val() {
-            self.pc_v.d.next = false;
-            self.ps_dirty.d.next = true;
-        }
+        // (A job commit makes the item stage's kept scan stale, as a child-table write.)
+        self.item.jc.next = self.jcg.val();
         // ---- The root's session unit (`session.rs`): a JOIN handed over by DECIDE, the
         // session state LOOK and PRED read, and the ACCEPTs it offers, staged here when the
         // item stage is free (`Switch::accept_frame`: one element, the nonce). ----
         self.sess.clock.next = self.clock.val();
         self.sess.rst.next = self.rst.val();
         self.sess.ac_take.next = false;
-        if self.sess.ac_ready.val() & !self.sq_v.q.val() & !self.dec_v.val() {
+        if self.sess.ac_ready.val() & !self.item.v_q.val() & !self.dec_v.val() {
             self.sess.ac_take.next = true;
-            self.sq_v.d.next = true;
-            self.sq_psd.d.next = true;
-            self.sq_hst.d.next = BackState::CopyRows;
-            self.sq_rl.d.next = true;
-            self.sq_agg_op.d.next = 0.into();
-            self.sq_nr.d.next = 0.into();
-            self.sq_e_mc.d.next = false;
-            self.sq_e_slot.d.next = false;
-            self.sq_b_emit.d.next = false;
-            self.sq_b_eovf.d.next = false;
-            self.sq_rly.d.next = false;
-            self.sq_reg.d.next = true;
-            self.sq_b_nonce.d.next = self.sess.ac_nonce.val();
-            self.sq_more.d.next = false;
-            self.sq_ei.d.next = 0.into();
-            self.sq_b_enr.d.next = 1.into();
-            self.sq_e_more.d.next = true;
-            self.sq_e_last.d.next = true;
-            self.sq_b_sel.d.next = self.sess.ac_port.val();
-            self.sq_b_row0.d.next = 0.into();
-            self.sq_b_nrows.d.next = 0.into();
-            self.sq_b_cadr.d.next = 0.into();
-            self.sq_b_ji.d.next = self.sess.entry.val();
-            self.sq_b_nch.d.next = 0.into();
-            self.sq_o.d.next.src_mac = self.csr.me_mac.val();
-            self.sq_o.d.next.src_ip = self.csr.me_ip.val();
-            self.sq_o.d.next.src_port = self.csr.me_port.val();
-            self.sq_o.d.next.dst_mac = self.sess.ac_mac.val();
-            self.sq_o.d.next.dst_ip = self.sess.ac_ip.val();
-            self.sq_o.d.next.dst_port = self.sess.ac_udp.val();
-            self.sq_pmask.d.next = bits::<8>(1) << bit_cast::<8, 4>(self.sess.ac_port.val());
-            self.sq_o.d.next.ptype = self.pt_accept.val();
-            self.sq_o.d.next.flags = 0.into();
-            self.sq_o.d.next.exponent = 0.into();
-            self.sq_o.d.next.job = self.sess.ac_job.val();
-            self.sq_o.d.next.elements = 1.into();
-            self.sq_o.d.next.block = self.sess.ac_block.val();
-            self.sq_o.d.next.child = 0.into();
-            self.sq_o.d.next.bitmap = self.sess.ac_bm.val();
+            self.item.ac_go.next = true;
+            self.item.ld_hst.next = BackState::CopyRows;
+            self.item.ld_rl.next = true;
+            self.item.ld_agg_op.next = 0.into();
+            self.item.ld_nr.next = 0.into();
+            self.item.ld_e_slot.next = false;
+            self.item.ld_b_emit.next = false;
+            self.item.ld_b_eovf.next = false;
+            self.item.ld_rly.next = false;
+            self.item.ld_reg.next = true;
+            self.item.ld_b_nonce.next = self.sess.ac_nonce.val();
+            self.item.ld_b_enr.next = 1.into();
+            self.item.ld_e_more.next = true;
+            self.item.ld_e_last.next = true;
+            self.item.ld_b_sel.next = self.sess.ac_port.val();
+            self.item.ld_b_row0.next = 0.into();
+            self.item.ld_b_nrows.next = 0.into();
+            self.item.ld_b_cadr.next = 0.into();
+            self.item.ld_b_ji.next = self.sess.entry.val();
+            self.item.ld_b_nch.next = 0.into();
+            self.item.ld_o.next.src_mac = self.csr.me_mac.val();
+            self.item.ld_o.next.src_ip = self.csr.me_ip.val();
+            self.item.ld_o.next.src_port = self.csr.me_port.val();
+            self.item.ld_o.next.dst_mac = self.sess.ac_mac.val();
+            self.item.ld_o.next.dst_ip = self.sess.ac_ip.val();
+            self.item.ld_o.next.dst_port = self.sess.ac_udp.val();
+            self.item.ld_pmask.next = bits::<8>(1) << bit_cast::<8, 4>(self.sess.ac_port.val());
+            self.item.ld_o.next.ptype = self.pt_accept.val();
+            self.item.ld_o.next.flags = 0.into();
+            self.item.ld_o.next.exponent = 0.into();
+            self.item.ld_o.next.job = self.sess.ac_job.val();
+            self.item.ld_o.next.elements = 1.into();
+            self.item.ld_o.next.block = self.sess.ac_block.val();
+            self.item.ld_o.next.child = 0.into();
+            self.item.ld_o.next.bitmap = self.sess.ac_bm.val();
         }
         // A session opened at the root: `sessions` (a JOIN was counted in `joins` at its
         // decision).
@@ -2003,8 +1878,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.xstate.d.next = DecState::Idle;
             self.xo_v.d.next = false;
             self.lk_v.d.next = false;
-            self.sq_v.d.next = false;
-            self.pc_v.d.next = false;
             self.own_age.d.next = 0.into();
             self.jc_q.d.next = false;
             self.x_join.d.next = false;
