@@ -949,57 +949,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] item$c_waddr;
     reg  [167:0] item$c_wdata;
     reg  [31:0] item$c_we;
-    reg  [2:0] item$ld_hst;
-    reg  item$ld_rl;
-    reg  item$ld_reg;
-    reg  [31:0] item$ld_b_nonce;
-    reg  [1:0] item$ld_agg_op;
-    reg  [23:0] item$ld_b_cadr;
-    reg  item$ld_b_emit;
-    reg  [15:0] item$ld_b_enr;
-    reg  item$ld_b_eovf;
-    reg  [511:0] item$ld_b_hdr;
-    reg  [7:0] item$ld_b_ji;
-    reg  [15:0] item$ld_b_len;
-    reg  [7:0] item$ld_b_nch;
-    reg  [15:0] item$ld_b_nrows;
-    reg  [15:0] item$ld_b_row0;
-    reg  [3:0] item$ld_b_sel;
-    reg  item$ld_e_last;
-    reg  item$ld_e_slot;
-    reg  item$ld_rly;
-    reg  item$ld_e_more;
-    reg  [15:0] item$ld_nr;
+    reg  [698:0] item$ld;
     reg  [351:0] item$ld_o;
-    reg  [7:0] item$ld_pmask;
     wire  item$v_q;
     wire  item$psd_q;
-    wire  [2:0] item$hst_q;
-    wire  item$rl_q;
-    wire  item$reg_q;
-    wire  [31:0] item$b_nonce_q;
-    wire  [1:0] item$agg_op_q;
-    wire  [23:0] item$b_cadr_q;
-    wire  item$b_emit_q;
-    wire  [15:0] item$b_enr_q;
-    wire  item$b_eovf_q;
-    wire  [511:0] item$b_hdr_q;
-    wire  [7:0] item$b_ji_q;
-    wire  [15:0] item$b_len_q;
-    wire  [7:0] item$b_nch_q;
-    wire  [15:0] item$b_nrows_q;
-    wire  [15:0] item$b_row0_q;
-    wire  [3:0] item$b_sel_q;
-    wire  item$e_last_q;
-    wire  item$e_mc_q;
-    wire  item$rly_q;
-    wire  item$e_more_q;
-    wire  item$e_slot_q;
-    wire  [15:0] item$nr_q;
+    wire  [698:0] item$sq_q;
     wire  [351:0] item$o_q;
-    wire  [7:0] item$pmask_q;
-    wire  [7:0] item$ei_q;
-    wire  item$more_q;
     wire  [47:0] item$pp_mac_q$0;
     wire  [47:0] item$pp_mac_q$1;
     wire  [47:0] item$pp_mac_q$2;
@@ -2249,57 +2204,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .c_waddr(item$c_waddr),
         .c_wdata(item$c_wdata),
         .c_we(item$c_we),
-        .ld_hst(item$ld_hst),
-        .ld_rl(item$ld_rl),
-        .ld_reg(item$ld_reg),
-        .ld_b_nonce(item$ld_b_nonce),
-        .ld_agg_op(item$ld_agg_op),
-        .ld_b_cadr(item$ld_b_cadr),
-        .ld_b_emit(item$ld_b_emit),
-        .ld_b_enr(item$ld_b_enr),
-        .ld_b_eovf(item$ld_b_eovf),
-        .ld_b_hdr(item$ld_b_hdr),
-        .ld_b_ji(item$ld_b_ji),
-        .ld_b_len(item$ld_b_len),
-        .ld_b_nch(item$ld_b_nch),
-        .ld_b_nrows(item$ld_b_nrows),
-        .ld_b_row0(item$ld_b_row0),
-        .ld_b_sel(item$ld_b_sel),
-        .ld_e_last(item$ld_e_last),
-        .ld_e_slot(item$ld_e_slot),
-        .ld_rly(item$ld_rly),
-        .ld_e_more(item$ld_e_more),
-        .ld_nr(item$ld_nr),
+        .ld(item$ld),
         .ld_o(item$ld_o),
-        .ld_pmask(item$ld_pmask),
         .v_q(item$v_q),
         .psd_q(item$psd_q),
-        .hst_q(item$hst_q),
-        .rl_q(item$rl_q),
-        .reg_q(item$reg_q),
-        .b_nonce_q(item$b_nonce_q),
-        .agg_op_q(item$agg_op_q),
-        .b_cadr_q(item$b_cadr_q),
-        .b_emit_q(item$b_emit_q),
-        .b_enr_q(item$b_enr_q),
-        .b_eovf_q(item$b_eovf_q),
-        .b_hdr_q(item$b_hdr_q),
-        .b_ji_q(item$b_ji_q),
-        .b_len_q(item$b_len_q),
-        .b_nch_q(item$b_nch_q),
-        .b_nrows_q(item$b_nrows_q),
-        .b_row0_q(item$b_row0_q),
-        .b_sel_q(item$b_sel_q),
-        .e_last_q(item$e_last_q),
-        .e_mc_q(item$e_mc_q),
-        .rly_q(item$rly_q),
-        .e_more_q(item$e_more_q),
-        .e_slot_q(item$e_slot_q),
-        .nr_q(item$nr_q),
+        .sq_q(item$sq_q),
         .o_q(item$o_q),
-        .pmask_q(item$pmask_q),
-        .ei_q(item$ei_q),
-        .more_q(item$more_q),
         .pp_mac_q$0(item$pp_mac_q$0),
         .pp_mac_q$1(item$pp_mac_q$1),
         .pp_mac_q$2(item$pp_mac_q$2),
@@ -3337,31 +3247,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         back$f_o[(64'h60)+:(64)] = m_bitmap;
         sq_ld = item$v_q & b_free & item$psd_q;
         back$l_go = sq_ld;
-        back$l_item[(64'h0)+:(3)] = item$hst_q;
-        back$l_item[(64'h3)+:(1)] = item$rl_q;
-        back$l_item[(64'h4)+:(1)] = item$reg_q;
-        back$l_item[(64'h5)+:(32)] = item$b_nonce_q;
-        back$l_item[(64'h25)+:(2)] = item$agg_op_q;
-        back$l_item[(64'h27)+:(24)] = item$b_cadr_q;
-        back$l_item[(64'h3f)+:(1)] = item$b_emit_q;
-        back$l_item[(64'h40)+:(16)] = item$b_enr_q;
-        back$l_item[(64'h50)+:(1)] = item$b_eovf_q;
-        back$l_item[(64'h51)+:(512)] = item$b_hdr_q;
-        back$l_item[(64'h251)+:(8)] = item$b_ji_q;
-        back$l_item[(64'h259)+:(16)] = item$b_len_q;
-        back$l_item[(64'h269)+:(8)] = item$b_nch_q;
-        back$l_item[(64'h271)+:(16)] = item$b_nrows_q;
-        back$l_item[(64'h281)+:(16)] = item$b_row0_q;
-        back$l_item[(64'h291)+:(4)] = item$b_sel_q;
-        back$l_item[(64'h295)+:(1)] = item$e_last_q;
-        back$l_item[(64'h296)+:(1)] = item$e_mc_q;
-        back$l_item[(64'h297)+:(1)] = item$rly_q;
-        back$l_item[(64'h298)+:(1)] = item$e_more_q;
-        back$l_item[(64'h299)+:(1)] = item$e_slot_q;
-        back$l_item[(64'h29a)+:(16)] = item$nr_q;
-        back$l_item[(64'h2aa)+:(8)] = item$pmask_q;
-        back$l_item[(64'h2b2)+:(8)] = item$ei_q;
-        back$l_item[(64'h2ba)+:(1)] = item$more_q;
+        back$l_item = item$sq_q;
         back$l_o = item$o_q;
         back$l_pp_mac$0 = item$pp_mac_q$0;
         back$l_pp_ip$0 = item$pp_ip_q$0;
@@ -3383,29 +3269,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         item$dec_go = 1'b0;
         item$ac_go = 1'b0;
         item$mc = 1'b0;
-        item$ld_hst = item$hst_q;
-        item$ld_rl = item$rl_q;
-        item$ld_reg = item$reg_q;
-        item$ld_b_nonce = item$b_nonce_q;
-        item$ld_agg_op = item$agg_op_q;
-        item$ld_b_cadr = item$b_cadr_q;
-        item$ld_b_emit = item$b_emit_q;
-        item$ld_b_enr = item$b_enr_q;
-        item$ld_b_eovf = item$b_eovf_q;
-        item$ld_b_hdr = item$b_hdr_q;
-        item$ld_b_ji = item$b_ji_q;
-        item$ld_b_len = item$b_len_q;
-        item$ld_b_nch = item$b_nch_q;
-        item$ld_b_nrows = item$b_nrows_q;
-        item$ld_b_row0 = item$b_row0_q;
-        item$ld_b_sel = item$b_sel_q;
-        item$ld_e_last = item$e_last_q;
-        item$ld_e_slot = item$e_slot_q;
-        item$ld_rly = item$rly_q;
-        item$ld_e_more = item$e_more_q;
-        item$ld_nr = item$nr_q;
+        item$ld = item$sq_q;
         item$ld_o = item$o_q;
-        item$ld_pmask = item$pmask_q;
         pick_now = 1'b0;
         jc_hold = jc_pend$q | jc_q$q | sess$busy | sess$epoch_move;
         lk_go = lk_v$q & ~x_join$q & ~sess$busy & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & lk_ne$q & lk_old$q)) & (~item$v_q | sq_ld)));
@@ -3663,10 +3528,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (dec_v) begin
             if (~item$v_q | sq_ld) begin
                 item$dec_go = 1'b1;
-                item$ld_e_slot = 1'b0;
-                item$ld_b_emit = 1'b0;
-                item$ld_b_eovf = 1'b0;
-                item$ld_reg = 1'b0;
+                item$ld[(64'h299)+:(1)] = 1'b0;
+                item$ld[(64'h3f)+:(1)] = 1'b0;
+                item$ld[(64'h50)+:(1)] = 1'b0;
+                item$ld[(64'h4)+:(1)] = 1'b0;
                 if (dx_f$q[(64'h0)+:(8)] == pt_join) begin
                     x_join$d = 1'b0;
                 end
@@ -3675,35 +3540,35 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 hu_b$d = dx_f$q[(64'h38)+:(32)];
                 dh_st = BackState$Release;
                 xstate$d = DecState$Idle;
-                item$ld_b_sel = dx_sel$q;
-                item$ld_b_row0 = dx_row0$q;
-                item$ld_b_nrows = dx_nrows$q;
-                item$ld_b_hdr = dx_hdr$q;
-                item$ld_b_len = dx_len$q;
+                item$ld[(64'h291)+:(4)] = dx_sel$q;
+                item$ld[(64'h281)+:(16)] = dx_row0$q;
+                item$ld[(64'h271)+:(16)] = dx_nrows$q;
+                item$ld[(64'h51)+:(512)] = dx_hdr$q;
+                item$ld[(64'h259)+:(16)] = dx_len$q;
                 meta$waddr = dx_cadr$q;
                 bz_j = dx_ji$q;
-                item$ld_b_cadr = dx_cadr$q;
-                item$ld_b_ji = dx_ji$q;
-                item$ld_b_nch = x_je$q[(32'h10)+:(8)];
+                item$ld[(64'h27)+:(24)] = dx_cadr$q;
+                item$ld[(64'h251)+:(8)] = dx_ji$q;
+                item$ld[(64'h269)+:(8)] = x_je$q[(32'h10)+:(8)];
                 item$ld_o[(64'hd0)+:(48)] = csr$me_mac;
                 item$ld_o[(64'ha0)+:(32)] = csr$me_ip;
                 item$ld_o[(64'hc0)+:(16)] = csr$me_port;
                 item$ld_o[(64'h130)+:(48)] = x_je$q[(32'h180)+:(48)];
                 item$ld_o[(64'h100)+:(32)] = x_je$q[(32'h160)+:(32)];
                 item$ld_o[(64'h120)+:(16)] = x_je$q[(32'h1b0)+:(16)];
-                item$ld_pmask = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
+                item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
                 item$ld_o[(64'h0)+:(8)] = dx_f$q[(64'h0)+:(8)];
                 item$ld_o[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)];
                 item$ld_o[(64'h10)+:(8)] = dx_f$q[(64'h10)+:(8)];
                 item$ld_o[(64'h18)+:(16)] = dx_f$q[(64'h18)+:(16)];
                 item$ld_o[(64'h28)+:(16)] = dx_f$q[(64'h28)+:(16)];
-                item$ld_b_enr = q_rows$q;
-                item$ld_e_more = q_rows$q != 32'h0;
-                item$ld_e_last = q_rows$q == 32'h1;
+                item$ld[(64'h40)+:(16)] = q_rows$q;
+                item$ld[(64'h298)+:(1)] = q_rows$q != 32'h0;
+                item$ld[(64'h295)+:(1)] = q_rows$q == 32'h1;
                 item$ld_o[(64'h38)+:(32)] = dx_f$q[(64'h38)+:(32)];
                 item$ld_o[(64'h58)+:(8)] = dx_f$q[(64'h58)+:(8)];
                 item$ld_o[(64'h60)+:(64)] = dx_f$q[(64'h60)+:(64)];
-                item$ld_nr = q_rows$q;
+                item$ld[(64'h29a)+:(16)] = q_rows$q;
                 ev = dsel$ev_q;
                 if (dwe) begin
                     meta$wdata = dwd;
@@ -3731,9 +3596,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             dh_st = BackState$Rmw;
                             if (cpl) begin
                                 ev = ev | ev_completions;
-                                item$ld_b_emit = 1'b1;
-                                item$ld_e_slot = 1'b1;
-                                item$ld_b_eovf = 1'b1;
+                                item$ld[(64'h3f)+:(1)] = 1'b1;
+                                item$ld[(64'h299)+:(1)] = 1'b1;
+                                item$ld[(64'h50)+:(1)] = 1'b1;
                                 item$ld_o[(64'h10)+:(8)] = cmw[(32'h80)+:(8)];
                                 item$ld_o[(64'h60)+:(64)] = cmw[(32'h40)+:(64)];
                                 if (x_je$q[(32'h1)+:(1)]) begin
@@ -3750,7 +3615,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                     Action$ReEmit:
                         begin
-                            item$ld_e_slot = 1'b1;
+                            item$ld[(64'h299)+:(1)] = 1'b1;
                             item$ld_o[(64'h0)+:(8)] = pt_contribution;
                             if (q_partial$q) begin
                                 item$ld_o[(64'h8)+:(8)] = xm_flags | fl_partial;
@@ -3760,13 +3625,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             end
                             item$ld_o[(64'h10)+:(8)] = xm_exp;
                             item$ld_o[(64'h28)+:(16)] = xm_elem;
-                            item$ld_b_enr = x_rows_m$q;
-                            item$ld_e_more = x_rows_m$q != 32'h0;
-                            item$ld_e_last = x_rows_m$q == 32'h1;
+                            item$ld[(64'h40)+:(16)] = x_rows_m$q;
+                            item$ld[(64'h298)+:(1)] = x_rows_m$q != 32'h0;
+                            item$ld[(64'h295)+:(1)] = x_rows_m$q == 32'h1;
                             item$ld_o[(64'h38)+:(32)] = xm_block;
                             item$ld_o[(64'h58)+:(8)] = x_je$q[(32'h18)+:(8)];
                             item$ld_o[(64'h60)+:(64)] = xm_bitmap;
-                            item$ld_b_eovf = 1'b1;
+                            item$ld[(64'h50)+:(1)] = 1'b1;
                             dh_st = BackState$CopyRows;
                         end
                     Action$Refuse:
@@ -3776,13 +3641,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             item$ld_o[(64'h10)+:(8)] = 32'h0;
                             item$ld_o[(64'h28)+:(16)] = 32'h0;
                             item$ld_o[(64'h58)+:(8)] = dsel$why_q;
-                            item$ld_b_enr = 32'h0;
-                            item$ld_e_more = 1'b0;
-                            item$ld_e_last = 1'b0;
+                            item$ld[(64'h40)+:(16)] = 32'h0;
+                            item$ld[(64'h298)+:(1)] = 1'b0;
+                            item$ld[(64'h295)+:(1)] = 1'b0;
                             item$ld_o[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
                             item$ld_o[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
                             item$ld_o[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
-                            item$ld_pmask = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
+                            item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
                             dh_st = BackState$CopyRows;
                         end
                     Action$Join:
@@ -3796,31 +3661,31 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                         end
                     Action$Replay:
                         begin
-                            item$ld_e_slot = 1'b1;
-                            item$ld_b_eovf = 1'b1;
+                            item$ld[(64'h299)+:(1)] = 1'b1;
+                            item$ld[(64'h50)+:(1)] = 1'b1;
                             item$ld_o[(64'h0)+:(8)] = pt_result;
                             item$ld_o[(64'h8)+:(8)] = xm_flags;
                             item$ld_o[(64'h10)+:(8)] = xm_exp;
                             item$ld_o[(64'h28)+:(16)] = xm_elem;
-                            item$ld_b_enr = x_rows_m$q;
-                            item$ld_e_more = x_rows_m$q != 32'h0;
-                            item$ld_e_last = x_rows_m$q == 32'h1;
+                            item$ld[(64'h40)+:(16)] = x_rows_m$q;
+                            item$ld[(64'h298)+:(1)] = x_rows_m$q != 32'h0;
+                            item$ld[(64'h295)+:(1)] = x_rows_m$q == 32'h1;
                             item$ld_o[(64'h38)+:(32)] = xm_block;
                             item$ld_o[(64'h60)+:(64)] = xm_bitmap;
                             item$ld_o[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
                             item$ld_o[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
                             item$ld_o[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
-                            item$ld_pmask = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
+                            item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
                             dh_st = BackState$CopyRows;
                         end
                     default:
                         begin
                         end
                 endcase
-                item$ld_agg_op = aop;
-                item$ld_rly = d_rly;
-                item$ld_hst = dh_st;
-                item$ld_rl = q_rle1$q;
+                item$ld[(64'h25)+:(2)] = aop;
+                item$ld[(64'h297)+:(1)] = d_rly;
+                item$ld[(64'h0)+:(3)] = dh_st;
+                item$ld[(64'h3)+:(1)] = q_rle1$q;
             end
         end
         if (q_bi$q) begin
@@ -4043,32 +3908,32 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (sess$ac_ready & ~item$v_q & ~dec_v) begin
             sess$ac_take = 1'b1;
             item$ac_go = 1'b1;
-            item$ld_hst = BackState$CopyRows;
-            item$ld_rl = 1'b1;
-            item$ld_agg_op = 32'h0;
-            item$ld_nr = 32'h0;
-            item$ld_e_slot = 1'b0;
-            item$ld_b_emit = 1'b0;
-            item$ld_b_eovf = 1'b0;
-            item$ld_rly = 1'b0;
-            item$ld_reg = 1'b1;
-            item$ld_b_nonce = sess$ac_nonce;
-            item$ld_b_enr = 32'h1;
-            item$ld_e_more = 1'b1;
-            item$ld_e_last = 1'b1;
-            item$ld_b_sel = sess$ac_port;
-            item$ld_b_row0 = 32'h0;
-            item$ld_b_nrows = 32'h0;
-            item$ld_b_cadr = 32'h0;
-            item$ld_b_ji = sess$entry;
-            item$ld_b_nch = 32'h0;
+            item$ld[(64'h0)+:(3)] = BackState$CopyRows;
+            item$ld[(64'h3)+:(1)] = 1'b1;
+            item$ld[(64'h25)+:(2)] = 32'h0;
+            item$ld[(64'h29a)+:(16)] = 32'h0;
+            item$ld[(64'h299)+:(1)] = 1'b0;
+            item$ld[(64'h3f)+:(1)] = 1'b0;
+            item$ld[(64'h50)+:(1)] = 1'b0;
+            item$ld[(64'h297)+:(1)] = 1'b0;
+            item$ld[(64'h4)+:(1)] = 1'b1;
+            item$ld[(64'h5)+:(32)] = sess$ac_nonce;
+            item$ld[(64'h40)+:(16)] = 32'h1;
+            item$ld[(64'h298)+:(1)] = 1'b1;
+            item$ld[(64'h295)+:(1)] = 1'b1;
+            item$ld[(64'h291)+:(4)] = sess$ac_port;
+            item$ld[(64'h281)+:(16)] = 32'h0;
+            item$ld[(64'h271)+:(16)] = 32'h0;
+            item$ld[(64'h27)+:(24)] = 32'h0;
+            item$ld[(64'h251)+:(8)] = sess$entry;
+            item$ld[(64'h269)+:(8)] = 32'h0;
             item$ld_o[(64'hd0)+:(48)] = csr$me_mac;
             item$ld_o[(64'ha0)+:(32)] = csr$me_ip;
             item$ld_o[(64'hc0)+:(16)] = csr$me_port;
             item$ld_o[(64'h130)+:(48)] = sess$ac_mac;
             item$ld_o[(64'h100)+:(32)] = sess$ac_ip;
             item$ld_o[(64'h120)+:(16)] = sess$ac_udp;
-            item$ld_pmask = ((32'h1) & 8'hff) << ((sess$ac_port) & 8'hff);
+            item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((sess$ac_port) & 8'hff);
             item$ld_o[(64'h0)+:(8)] = pt_accept;
             item$ld_o[(64'h8)+:(8)] = 32'h0;
             item$ld_o[(64'h10)+:(8)] = 32'h0;
@@ -19737,7 +19602,7 @@ module fanin_hu_v(d,q,clock);
 endmodule // fanin_hu_v
 
 
-module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst,ld_rl,ld_reg,ld_b_nonce,ld_agg_op,ld_b_cadr,ld_b_emit,ld_b_enr,ld_b_eovf,ld_b_hdr,ld_b_ji,ld_b_len,ld_b_nch,ld_b_nrows,ld_b_row0,ld_b_sel,ld_e_last,ld_e_slot,ld_rly,ld_e_more,ld_nr,ld_o,ld_pmask,v_q,psd_q,hst_q,rl_q,reg_q,b_nonce_q,agg_op_q,b_cadr_q,b_emit_q,b_enr_q,b_eovf_q,b_hdr_q,b_ji_q,b_len_q,b_nch_q,b_nrows_q,b_row0_q,b_sel_q,e_last_q,e_mc_q,rly_q,e_more_q,e_slot_q,nr_q,o_q,pmask_q,ei_q,more_q,pp_mac_q$0,pp_mac_q$1,pp_mac_q$2,pp_mac_q$3,pp_ip_q$0,pp_ip_q$1,pp_ip_q$2,pp_ip_q$3,pp_udp_q$0,pp_udp_q$1,pp_udp_q$2,pp_udp_q$3,pp_child_q$0,pp_child_q$1,pp_child_q$2,pp_child_q$3);
+module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld,ld_o,v_q,psd_q,sq_q,o_q,pp_mac_q$0,pp_mac_q$1,pp_mac_q$2,pp_mac_q$3,pp_ip_q$0,pp_ip_q$1,pp_ip_q$2,pp_ip_q$3,pp_udp_q$0,pp_udp_q$1,pp_udp_q$2,pp_udp_q$3,pp_child_q$0,pp_child_q$1,pp_child_q$2,pp_child_q$3);
     
     // Module arguments
     input wire  clock;
@@ -19750,57 +19615,12 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst
     input wire  [23:0] c_waddr;
     input wire  [167:0] c_wdata;
     input wire  [31:0] c_we;
-    input wire  [2:0] ld_hst;
-    input wire  ld_rl;
-    input wire  ld_reg;
-    input wire  [31:0] ld_b_nonce;
-    input wire  [1:0] ld_agg_op;
-    input wire  [23:0] ld_b_cadr;
-    input wire  ld_b_emit;
-    input wire  [15:0] ld_b_enr;
-    input wire  ld_b_eovf;
-    input wire  [511:0] ld_b_hdr;
-    input wire  [7:0] ld_b_ji;
-    input wire  [15:0] ld_b_len;
-    input wire  [7:0] ld_b_nch;
-    input wire  [15:0] ld_b_nrows;
-    input wire  [15:0] ld_b_row0;
-    input wire  [3:0] ld_b_sel;
-    input wire  ld_e_last;
-    input wire  ld_e_slot;
-    input wire  ld_rly;
-    input wire  ld_e_more;
-    input wire  [15:0] ld_nr;
+    input wire  [698:0] ld;
     input wire  [351:0] ld_o;
-    input wire  [7:0] ld_pmask;
     output reg  v_q;
     output reg  psd_q;
-    output reg  [2:0] hst_q;
-    output reg  rl_q;
-    output reg  reg_q;
-    output reg  [31:0] b_nonce_q;
-    output reg  [1:0] agg_op_q;
-    output reg  [23:0] b_cadr_q;
-    output reg  b_emit_q;
-    output reg  [15:0] b_enr_q;
-    output reg  b_eovf_q;
-    output reg  [511:0] b_hdr_q;
-    output reg  [7:0] b_ji_q;
-    output reg  [15:0] b_len_q;
-    output reg  [7:0] b_nch_q;
-    output reg  [15:0] b_nrows_q;
-    output reg  [15:0] b_row0_q;
-    output reg  [3:0] b_sel_q;
-    output reg  e_last_q;
-    output reg  e_mc_q;
-    output reg  rly_q;
-    output reg  e_more_q;
-    output reg  e_slot_q;
-    output reg  [15:0] nr_q;
+    output reg  [698:0] sq_q;
     output reg  [351:0] o_q;
-    output reg  [7:0] pmask_q;
-    output reg  [7:0] ei_q;
-    output reg  more_q;
     output reg  [47:0] pp_mac_q$0;
     output reg  [47:0] pp_mac_q$1;
     output reg  [47:0] pp_mac_q$2;
@@ -19839,87 +19659,15 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst
     reg  sq_v$d;
     wire  sq_v$q;
     reg  sq_v$clock;
-    reg  [2:0] sq_hst$d;
-    wire  [2:0] sq_hst$q;
-    reg  sq_hst$clock;
-    reg  sq_rl$d;
-    wire  sq_rl$q;
-    reg  sq_rl$clock;
-    reg  [1:0] sq_agg_op$d;
-    wire  [1:0] sq_agg_op$q;
-    reg  sq_agg_op$clock;
-    reg  [23:0] sq_b_cadr$d;
-    wire  [23:0] sq_b_cadr$q;
-    reg  sq_b_cadr$clock;
-    reg  sq_b_emit$d;
-    wire  sq_b_emit$q;
-    reg  sq_b_emit$clock;
-    reg  [15:0] sq_b_enr$d;
-    wire  [15:0] sq_b_enr$q;
-    reg  sq_b_enr$clock;
-    reg  sq_b_eovf$d;
-    wire  sq_b_eovf$q;
-    reg  sq_b_eovf$clock;
-    reg  [511:0] sq_b_hdr$d;
-    wire  [511:0] sq_b_hdr$q;
-    reg  sq_b_hdr$clock;
-    reg  [7:0] sq_b_ji$d;
-    wire  [7:0] sq_b_ji$q;
-    reg  sq_b_ji$clock;
-    reg  [15:0] sq_b_len$d;
-    wire  [15:0] sq_b_len$q;
-    reg  sq_b_len$clock;
-    reg  [7:0] sq_b_nch$d;
-    wire  [7:0] sq_b_nch$q;
-    reg  sq_b_nch$clock;
-    reg  [15:0] sq_b_nrows$d;
-    wire  [15:0] sq_b_nrows$q;
-    reg  sq_b_nrows$clock;
-    reg  [15:0] sq_b_row0$d;
-    wire  [15:0] sq_b_row0$q;
-    reg  sq_b_row0$clock;
-    reg  [3:0] sq_b_sel$d;
-    wire  [3:0] sq_b_sel$q;
-    reg  sq_b_sel$clock;
-    reg  sq_e_last$d;
-    wire  sq_e_last$q;
-    reg  sq_e_last$clock;
-    reg  sq_e_mc$d;
-    wire  sq_e_mc$q;
-    reg  sq_e_mc$clock;
-    reg  sq_rly$d;
-    wire  sq_rly$q;
-    reg  sq_rly$clock;
-    reg  sq_e_more$d;
-    wire  sq_e_more$q;
-    reg  sq_e_more$clock;
-    reg  sq_e_slot$d;
-    wire  sq_e_slot$q;
-    reg  sq_e_slot$clock;
-    reg  [15:0] sq_nr$d;
-    wire  [15:0] sq_nr$q;
-    reg  sq_nr$clock;
+    reg  [698:0] sq$d;
+    wire  [698:0] sq$q;
+    reg  sq$clock;
     reg  [351:0] sq_o$d;
     wire  [351:0] sq_o$q;
     reg  sq_o$clock;
-    reg  [7:0] sq_pmask$d;
-    wire  [7:0] sq_pmask$q;
-    reg  sq_pmask$clock;
-    reg  sq_reg$d;
-    wire  sq_reg$q;
-    reg  sq_reg$clock;
-    reg  [31:0] sq_b_nonce$d;
-    wire  [31:0] sq_b_nonce$q;
-    reg  sq_b_nonce$clock;
     reg  sq_psd$d;
     wire  sq_psd$q;
     reg  sq_psd$clock;
-    reg  [7:0] sq_ei$d;
-    wire  [7:0] sq_ei$q;
-    reg  sq_ei$clock;
-    reg  sq_more$d;
-    wire  sq_more$q;
-    reg  sq_more$clock;
     reg  [47:0] sq_pp_mac$0$d;
     wire  [47:0] sq_pp_mac$0$q;
     reg  sq_pp_mac$0$clock;
@@ -20016,140 +19764,20 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst
         .q(sq_v$q),
         .clock(sq_v$clock)
     );
-    fanin_item_sq_hst sq_hst(
-        .d(sq_hst$d),
-        .q(sq_hst$q),
-        .clock(sq_hst$clock)
-    );
-    fanin_item_sq_rl sq_rl(
-        .d(sq_rl$d),
-        .q(sq_rl$q),
-        .clock(sq_rl$clock)
-    );
-    fanin_item_sq_agg_op sq_agg_op(
-        .d(sq_agg_op$d),
-        .q(sq_agg_op$q),
-        .clock(sq_agg_op$clock)
-    );
-    fanin_item_sq_b_cadr sq_b_cadr(
-        .d(sq_b_cadr$d),
-        .q(sq_b_cadr$q),
-        .clock(sq_b_cadr$clock)
-    );
-    fanin_item_sq_b_emit sq_b_emit(
-        .d(sq_b_emit$d),
-        .q(sq_b_emit$q),
-        .clock(sq_b_emit$clock)
-    );
-    fanin_item_sq_b_enr sq_b_enr(
-        .d(sq_b_enr$d),
-        .q(sq_b_enr$q),
-        .clock(sq_b_enr$clock)
-    );
-    fanin_item_sq_b_eovf sq_b_eovf(
-        .d(sq_b_eovf$d),
-        .q(sq_b_eovf$q),
-        .clock(sq_b_eovf$clock)
-    );
-    fanin_item_sq_b_hdr sq_b_hdr(
-        .d(sq_b_hdr$d),
-        .q(sq_b_hdr$q),
-        .clock(sq_b_hdr$clock)
-    );
-    fanin_item_sq_b_ji sq_b_ji(
-        .d(sq_b_ji$d),
-        .q(sq_b_ji$q),
-        .clock(sq_b_ji$clock)
-    );
-    fanin_item_sq_b_len sq_b_len(
-        .d(sq_b_len$d),
-        .q(sq_b_len$q),
-        .clock(sq_b_len$clock)
-    );
-    fanin_item_sq_b_nch sq_b_nch(
-        .d(sq_b_nch$d),
-        .q(sq_b_nch$q),
-        .clock(sq_b_nch$clock)
-    );
-    fanin_item_sq_b_nrows sq_b_nrows(
-        .d(sq_b_nrows$d),
-        .q(sq_b_nrows$q),
-        .clock(sq_b_nrows$clock)
-    );
-    fanin_item_sq_b_row0 sq_b_row0(
-        .d(sq_b_row0$d),
-        .q(sq_b_row0$q),
-        .clock(sq_b_row0$clock)
-    );
-    fanin_item_sq_b_sel sq_b_sel(
-        .d(sq_b_sel$d),
-        .q(sq_b_sel$q),
-        .clock(sq_b_sel$clock)
-    );
-    fanin_item_sq_e_last sq_e_last(
-        .d(sq_e_last$d),
-        .q(sq_e_last$q),
-        .clock(sq_e_last$clock)
-    );
-    fanin_item_sq_e_mc sq_e_mc(
-        .d(sq_e_mc$d),
-        .q(sq_e_mc$q),
-        .clock(sq_e_mc$clock)
-    );
-    fanin_item_sq_rly sq_rly(
-        .d(sq_rly$d),
-        .q(sq_rly$q),
-        .clock(sq_rly$clock)
-    );
-    fanin_item_sq_e_more sq_e_more(
-        .d(sq_e_more$d),
-        .q(sq_e_more$q),
-        .clock(sq_e_more$clock)
-    );
-    fanin_item_sq_e_slot sq_e_slot(
-        .d(sq_e_slot$d),
-        .q(sq_e_slot$q),
-        .clock(sq_e_slot$clock)
-    );
-    fanin_item_sq_nr sq_nr(
-        .d(sq_nr$d),
-        .q(sq_nr$q),
-        .clock(sq_nr$clock)
+    fanin_item_sq sq(
+        .d(sq$d),
+        .q(sq$q),
+        .clock(sq$clock)
     );
     fanin_item_sq_o sq_o(
         .d(sq_o$d),
         .q(sq_o$q),
         .clock(sq_o$clock)
     );
-    fanin_item_sq_pmask sq_pmask(
-        .d(sq_pmask$d),
-        .q(sq_pmask$q),
-        .clock(sq_pmask$clock)
-    );
-    fanin_item_sq_reg sq_reg(
-        .d(sq_reg$d),
-        .q(sq_reg$q),
-        .clock(sq_reg$clock)
-    );
-    fanin_item_sq_b_nonce sq_b_nonce(
-        .d(sq_b_nonce$d),
-        .q(sq_b_nonce$q),
-        .clock(sq_b_nonce$clock)
-    );
     fanin_item_sq_psd sq_psd(
         .d(sq_psd$d),
         .q(sq_psd$q),
         .clock(sq_psd$clock)
-    );
-    fanin_item_sq_ei sq_ei(
-        .d(sq_ei$d),
-        .q(sq_ei$q),
-        .clock(sq_ei$clock)
-    );
-    fanin_item_sq_more sq_more(
-        .d(sq_more$d),
-        .q(sq_more$q),
-        .clock(sq_more$clock)
     );
     fanin_item_sq_pp_mac_0 sq_pp_mac$0(
         .d(sq_pp_mac$0$d),
@@ -20288,33 +19916,8 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst
     // Update code
     always @(*) begin
         sq_v$clock = clock;
-        sq_hst$clock = clock;
-        sq_rl$clock = clock;
-        sq_agg_op$clock = clock;
-        sq_b_cadr$clock = clock;
-        sq_b_emit$clock = clock;
-        sq_b_enr$clock = clock;
-        sq_b_eovf$clock = clock;
-        sq_b_hdr$clock = clock;
-        sq_b_ji$clock = clock;
-        sq_b_len$clock = clock;
-        sq_b_nch$clock = clock;
-        sq_b_nrows$clock = clock;
-        sq_b_row0$clock = clock;
-        sq_b_sel$clock = clock;
-        sq_e_last$clock = clock;
-        sq_e_mc$clock = clock;
-        sq_rly$clock = clock;
-        sq_e_more$clock = clock;
-        sq_e_slot$clock = clock;
-        sq_nr$clock = clock;
         sq_o$clock = clock;
-        sq_pmask$clock = clock;
-        sq_reg$clock = clock;
-        sq_b_nonce$clock = clock;
         sq_psd$clock = clock;
-        sq_ei$clock = clock;
-        sq_more$clock = clock;
         ps_i$clock = clock;
         ps_j$clock = clock;
         ps_v$clock = clock;
@@ -20324,34 +19927,10 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst
         pc_ei$clock = clock;
         pc_more$clock = clock;
         ps_dirty$clock = clock;
+        sq$clock = clock;
         sq_v$d = sq_v$q;
-        sq_hst$d = sq_hst$q;
-        sq_rl$d = sq_rl$q;
-        sq_agg_op$d = sq_agg_op$q;
-        sq_b_cadr$d = sq_b_cadr$q;
-        sq_b_emit$d = sq_b_emit$q;
-        sq_b_enr$d = sq_b_enr$q;
-        sq_b_eovf$d = sq_b_eovf$q;
-        sq_b_hdr$d = sq_b_hdr$q;
-        sq_b_ji$d = sq_b_ji$q;
-        sq_b_len$d = sq_b_len$q;
-        sq_b_nch$d = sq_b_nch$q;
-        sq_b_nrows$d = sq_b_nrows$q;
-        sq_b_row0$d = sq_b_row0$q;
-        sq_b_sel$d = sq_b_sel$q;
-        sq_e_last$d = sq_e_last$q;
-        sq_e_mc$d = sq_e_mc$q;
-        sq_rly$d = sq_rly$q;
-        sq_e_more$d = sq_e_more$q;
-        sq_e_slot$d = sq_e_slot$q;
-        sq_nr$d = sq_nr$q;
         sq_o$d = sq_o$q;
-        sq_pmask$d = sq_pmask$q;
-        sq_reg$d = sq_reg$q;
-        sq_b_nonce$d = sq_b_nonce$q;
         sq_psd$d = sq_psd$q;
-        sq_ei$d = sq_ei$q;
-        sq_more$d = sq_more$q;
         ps_i$d = ps_i$q;
         ps_j$d = ps_j$q;
         ps_v$d = ps_v$q;
@@ -20361,6 +19940,7 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst
         pc_ei$d = pc_ei$q;
         pc_more$d = pc_more$q;
         ps_dirty$d = ps_dirty$q;
+        sq$d = sq$q;
         sq_pp_mac$0$clock = clock;
         sq_pp_mac$0$d = sq_pp_mac$0$q;
         sq_pp_ip$0$clock = clock;
@@ -20414,60 +19994,36 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst
         chram3$wdata = c_wdata;
         chram3$we = c_we;
         v_q = sq_v$q;
+        sq_q = sq$q;
         psd_q = sq_psd$q;
-        hst_q = sq_hst$q;
-        rl_q = sq_rl$q;
-        reg_q = sq_reg$q;
-        b_nonce_q = sq_b_nonce$q;
-        agg_op_q = sq_agg_op$q;
-        b_cadr_q = sq_b_cadr$q;
-        b_emit_q = sq_b_emit$q;
-        b_enr_q = sq_b_enr$q;
-        b_eovf_q = sq_b_eovf$q;
-        b_hdr_q = sq_b_hdr$q;
-        b_ji_q = sq_b_ji$q;
-        b_len_q = sq_b_len$q;
-        b_nch_q = sq_b_nch$q;
-        b_nrows_q = sq_b_nrows$q;
-        b_row0_q = sq_b_row0$q;
-        b_sel_q = sq_b_sel$q;
-        e_last_q = sq_e_last$q;
-        e_mc_q = sq_e_mc$q;
-        rly_q = sq_rly$q;
-        e_more_q = sq_e_more$q;
-        e_slot_q = sq_e_slot$q;
-        nr_q = sq_nr$q;
         o_q = sq_o$q;
-        pmask_q = sq_pmask$q;
-        ei_q = sq_ei$q;
-        more_q = sq_more$q;
         if (drain) begin
             sq_v$d = 1'b0;
         end
-        chram3$raddr = (((sq_b_ji$q) & 24'hffffff) << c_mclog) | (((ps_i$q) & 24'hffffff) & c_mcmask);
+        chram3$raddr = (((sq$q[(64'h251)+:(8)]) & 24'hffffff) << c_mclog) | (((ps_i$q) & 24'hffffff) & c_mcmask);
         ps_port = chram3$rdata[(32'ha0)+:(4)];
-        ps_hit = (sq_pmask$q & (((32'h1) & 8'hff) << ((ps_port) & 8'hff))) != 32'h0;
-        ps_ok = ~sq_rly$q | ((chram3$rdata[(32'h0)+:(64)] & sq_o$q[(64'h60)+:(64)]) != 32'h0);
+        ps_hit = (sq$q[(64'h2aa)+:(8)] & (((32'h1) & 8'hff) << ((ps_port) & 8'hff))) != 32'h0;
+        ps_ok = ~sq$q[(64'h297)+:(1)] | ((chram3$rdata[(32'h0)+:(64)] & sq_o$q[(64'h60)+:(64)]) != 32'h0);
         ps_v$d = 1'b0;
-        ps_pm = sq_pmask$q;
+        ps_pm = sq$q[(64'h2aa)+:(8)];
         ps_done = 1'b0;
         if (sq_v$q & ~sq_psd$q) begin
-            if (ps_i$q < sq_b_nch$q) begin
+            if (ps_i$q < sq$q[(64'h269)+:(8)]) begin
                 ps_v$d = 1'b1;
                 ps_j$d = ps_i$q;
                 ps_i$d = ps_i$q + 32'h1;
             end
             if (ps_v$q & ps_ok & ps_hit) begin
-                sq_ei$d = ps_j$q;
-                sq_more$d = 1'b1;
+                sq$d[(64'h2b2)+:(8)] = ps_j$q;
+                sq$d[(64'h2ba)+:(1)] = 1'b1;
                 pc_ei$d = ps_j$q;
                 pc_more$d = 1'b1;
                 ps_done = 1'b1;
             end
             else begin
                 if (ps_v$q & ps_ok) begin
-                    ps_pm = sq_pmask$q | (((32'h1) & 8'hff) << ((ps_port) & 8'hff));
-                    sq_pmask$d = ps_pm;
+                    ps_pm = sq$q[(64'h2aa)+:(8)] | (((32'h1) & 8'hff) << ((ps_port) & 8'hff));
+                    sq$d[(64'h2aa)+:(8)] = ps_pm;
                     if (ps_port == c_idx4$0) begin
                         sq_pp_mac$0$d = chram3$rdata[(32'h40)+:(48)];
                         sq_pp_ip$0$d = chram3$rdata[(32'h70)+:(32)];
@@ -20493,7 +20049,7 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst
                         sq_pp_child$3$d = ps_j$q;
                     end
                 end
-                if (ps_i$q >= sq_b_nch$q) begin
+                if (ps_i$q >= sq$q[(64'h269)+:(8)]) begin
                     pc_ei$d = 32'h0;
                     pc_more$d = 1'b0;
                     ps_done = 1'b1;
@@ -20501,51 +20057,30 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld_hst
             end
             if (ps_done) begin
                 sq_psd$d = 1'b1;
-                pc_v$d = ~ps_dirty$q & ~sq_rly$q;
-                pc_j$d = sq_b_ji$q;
+                pc_v$d = ~ps_dirty$q & ~sq$q[(64'h297)+:(1)];
+                pc_j$d = sq$q[(64'h251)+:(8)];
                 pc_pmask$d = ps_pm;
             end
         end
-        pc_hit = pc_v$q & (pc_j$q == ld_b_ji);
+        pc_hit = pc_v$q & (pc_j$q == ld[(64'h251)+:(8)]);
         if (dec_go | ac_go) begin
             sq_v$d = 1'b1;
             sq_psd$d = 1'b1;
-            sq_e_mc$d = 1'b0;
-            sq_ei$d = 32'h0;
-            sq_more$d = 1'b0;
-            sq_hst$d = ld_hst;
-            sq_rl$d = ld_rl;
-            sq_reg$d = ld_reg;
-            sq_b_nonce$d = ld_b_nonce;
-            sq_agg_op$d = ld_agg_op;
-            sq_b_cadr$d = ld_b_cadr;
-            sq_b_emit$d = ld_b_emit;
-            sq_b_enr$d = ld_b_enr;
-            sq_b_eovf$d = ld_b_eovf;
-            sq_b_hdr$d = ld_b_hdr;
-            sq_b_ji$d = ld_b_ji;
-            sq_b_len$d = ld_b_len;
-            sq_b_nch$d = ld_b_nch;
-            sq_b_nrows$d = ld_b_nrows;
-            sq_b_row0$d = ld_b_row0;
-            sq_b_sel$d = ld_b_sel;
-            sq_e_last$d = ld_e_last;
-            sq_e_slot$d = ld_e_slot;
-            sq_rly$d = ld_rly;
-            sq_e_more$d = ld_e_more;
-            sq_nr$d = ld_nr;
+            sq$d = ld;
             sq_o$d = ld_o;
-            sq_pmask$d = ld_pmask;
+            sq$d[(64'h296)+:(1)] = 1'b0;
+            sq$d[(64'h2b2)+:(8)] = 32'h0;
+            sq$d[(64'h2ba)+:(1)] = 1'b0;
             if (mc) begin
-                sq_e_mc$d = 1'b1;
+                sq$d[(64'h296)+:(1)] = 1'b1;
                 sq_psd$d = 1'b0;
-                sq_pmask$d = 32'h0;
+                sq$d[(64'h2aa)+:(8)] = 32'h0;
                 ps_dirty$d = 1'b0;
-                if (pc_hit & ~ld_rly) begin
+                if (pc_hit & ~ld[(64'h297)+:(1)]) begin
                     sq_psd$d = 1'b1;
-                    sq_pmask$d = pc_pmask$q;
-                    sq_ei$d = pc_ei$q;
-                    sq_more$d = pc_more$q;
+                    sq$d[(64'h2aa)+:(8)] = pc_pmask$q;
+                    sq$d[(64'h2b2)+:(8)] = pc_ei$q;
+                    sq$d[(64'h2ba)+:(1)] = pc_more$q;
                 end
             end
         end
@@ -20760,353 +20295,11 @@ module fanin_item_ps_v(d,q,clock);
 endmodule // fanin_item_ps_v
 
 
-module fanin_item_sq_agg_op(d,q,clock);
+module fanin_item_sq(d,q,clock);
     
     // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_agg_op
-
-
-module fanin_item_sq_b_cadr(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_cadr
-
-
-module fanin_item_sq_b_emit(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_emit
-
-
-module fanin_item_sq_b_enr(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_enr
-
-
-module fanin_item_sq_b_eovf(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_eovf
-
-
-module fanin_item_sq_b_hdr(d,q,clock);
-    
-    // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 512'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_hdr
-
-
-module fanin_item_sq_b_ji(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_ji
-
-
-module fanin_item_sq_b_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_len
-
-
-module fanin_item_sq_b_nch(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_nch
-
-
-module fanin_item_sq_b_nonce(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_nonce
-
-
-module fanin_item_sq_b_nrows(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_nrows
-
-
-module fanin_item_sq_b_row0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_row0
-
-
-module fanin_item_sq_b_sel(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_b_sel
-
-
-module fanin_item_sq_e_last(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_e_last
-
-
-module fanin_item_sq_e_mc(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_e_mc
-
-
-module fanin_item_sq_e_more(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_e_more
-
-
-module fanin_item_sq_e_slot(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_e_slot
-
-
-module fanin_item_sq_ei(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_ei
-
-
-module fanin_item_sq_hst(d,q,clock);
-    
-    // Module arguments
-    input wire  [2:0] d;
-    output reg  [2:0] q;
+    input wire  [698:0] d;
+    output reg  [698:0] q;
     input wire  clock;
     
     // Enums
@@ -21120,52 +20313,14 @@ module fanin_item_sq_hst(d,q,clock);
     
     // Update code (custom)
     initial begin
-       q = 64'h0;
+       q = 699'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_item_sq_hst
-
-
-module fanin_item_sq_more(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_more
-
-
-module fanin_item_sq_nr(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_nr
+endmodule // fanin_item_sq
 
 
 module fanin_item_sq_o(d,q,clock);
@@ -21185,25 +20340,6 @@ module fanin_item_sq_o(d,q,clock);
     end
           
 endmodule // fanin_item_sq_o
-
-
-module fanin_item_sq_pmask(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_pmask
 
 
 module fanin_item_sq_pp_child_0(d,q,clock);
@@ -21527,63 +20663,6 @@ module fanin_item_sq_psd(d,q,clock);
     end
           
 endmodule // fanin_item_sq_psd
-
-
-module fanin_item_sq_reg(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_reg
-
-
-module fanin_item_sq_rl(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_rl
-
-
-module fanin_item_sq_rly(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_item_sq_rly
 
 
 module fanin_item_sq_v(d,q,clock);

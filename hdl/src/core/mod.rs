@@ -817,31 +817,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // finishing its item; the stage is then free for the next decision's item.
         self.sq_ld.next = self.item.v_q.val() & self.b_free.val() & self.item.psd_q.val();
         self.back.l_go.next = self.sq_ld.val();
-        self.back.l_item.next.st = self.item.hst_q.val();
-        self.back.l_item.next.rl = self.item.rl_q.val();
-        self.back.l_item.next.accept = self.item.reg_q.val();
-        self.back.l_item.next.nonce = self.item.b_nonce_q.val();
-        self.back.l_item.next.aop = self.item.agg_op_q.val();
-        self.back.l_item.next.cadr = self.item.b_cadr_q.val();
-        self.back.l_item.next.emit = self.item.b_emit_q.val();
-        self.back.l_item.next.enr = self.item.b_enr_q.val();
-        self.back.l_item.next.eovf = self.item.b_eovf_q.val();
-        self.back.l_item.next.hdr = self.item.b_hdr_q.val();
-        self.back.l_item.next.ji = self.item.b_ji_q.val();
-        self.back.l_item.next.len = self.item.b_len_q.val();
-        self.back.l_item.next.nch = self.item.b_nch_q.val();
-        self.back.l_item.next.nrows = self.item.b_nrows_q.val();
-        self.back.l_item.next.row0 = self.item.b_row0_q.val();
-        self.back.l_item.next.sel = self.item.b_sel_q.val();
-        self.back.l_item.next.last = self.item.e_last_q.val();
-        self.back.l_item.next.mc = self.item.e_mc_q.val();
-        self.back.l_item.next.rly = self.item.rly_q.val();
-        self.back.l_item.next.more_rows = self.item.e_more_q.val();
-        self.back.l_item.next.slot = self.item.e_slot_q.val();
-        self.back.l_item.next.nr = self.item.nr_q.val();
-        self.back.l_item.next.pmask = self.item.pmask_q.val();
-        self.back.l_item.next.ei = self.item.ei_q.val();
-        self.back.l_item.next.more = self.item.more_q.val();
+        self.back.l_item.next = self.item.sq_q.val();
         self.back.l_o.next = self.item.o_q.val();
         for p in 0..self.rx.len() {
             self.back.l_pp_mac[p].next = self.item.pp_mac_q[p].val();
@@ -856,29 +832,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.item.dec_go.next = false;
         self.item.ac_go.next = false;
         self.item.mc.next = false;
-        self.item.ld_hst.next = self.item.hst_q.val();
-        self.item.ld_rl.next = self.item.rl_q.val();
-        self.item.ld_reg.next = self.item.reg_q.val();
-        self.item.ld_b_nonce.next = self.item.b_nonce_q.val();
-        self.item.ld_agg_op.next = self.item.agg_op_q.val();
-        self.item.ld_b_cadr.next = self.item.b_cadr_q.val();
-        self.item.ld_b_emit.next = self.item.b_emit_q.val();
-        self.item.ld_b_enr.next = self.item.b_enr_q.val();
-        self.item.ld_b_eovf.next = self.item.b_eovf_q.val();
-        self.item.ld_b_hdr.next = self.item.b_hdr_q.val();
-        self.item.ld_b_ji.next = self.item.b_ji_q.val();
-        self.item.ld_b_len.next = self.item.b_len_q.val();
-        self.item.ld_b_nch.next = self.item.b_nch_q.val();
-        self.item.ld_b_nrows.next = self.item.b_nrows_q.val();
-        self.item.ld_b_row0.next = self.item.b_row0_q.val();
-        self.item.ld_b_sel.next = self.item.b_sel_q.val();
-        self.item.ld_e_last.next = self.item.e_last_q.val();
-        self.item.ld_e_slot.next = self.item.e_slot_q.val();
-        self.item.ld_rly.next = self.item.rly_q.val();
-        self.item.ld_e_more.next = self.item.e_more_q.val();
-        self.item.ld_nr.next = self.item.nr_q.val();
+        self.item.ld.next = self.item.sq_q.val();
         self.item.ld_o.next = self.item.o_q.val();
-        self.item.ld_pmask.next = self.item.pmask_q.val();
         // ---- Front end: one frame or scan visit at a time, in the order of the dbg events.
         // A frame is taken when the front end is idle (also while the decision stages work
         // on the frame before), unless the timer scan has its turn or a commit is pending.
@@ -1257,10 +1212,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             // free or being emptied this cycle.
             if !self.item.v_q.val() | self.sq_ld.val() {
                 self.item.dec_go.next = true;
-                self.item.ld_e_slot.next = false;
-                self.item.ld_b_emit.next = false;
-                self.item.ld_b_eovf.next = false;
-                self.item.ld_reg.next = false;
+                self.item.ld.next.slot = false;
+                self.item.ld.next.emit = false;
+                self.item.ld.next.eovf = false;
+                self.item.ld.next.accept = false;
                 // (Only the JOIN's own DECIDE ends the wait: with two frames in the decision
                 // stages, the older one's DECIDE comes first.)
                 if self.dx_f.q.val().ptype == self.pt_join.val() {
@@ -1273,16 +1228,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.dh_st.next = BackState::Release;
                 self.xstate.d.next = DecState::Idle;
                 // The item's frame fields are the decision's copies.
-                self.item.ld_b_sel.next = self.dx_sel.q.val();
-                self.item.ld_b_row0.next = self.dx_row0.q.val();
-                self.item.ld_b_nrows.next = self.dx_nrows.q.val();
-                self.item.ld_b_hdr.next = self.dx_hdr.q.val();
-                self.item.ld_b_len.next = self.dx_len.q.val();
+                self.item.ld.next.sel = self.dx_sel.q.val();
+                self.item.ld.next.row0 = self.dx_row0.q.val();
+                self.item.ld.next.nrows = self.dx_nrows.q.val();
+                self.item.ld.next.hdr = self.dx_hdr.q.val();
+                self.item.ld.next.len = self.dx_len.q.val();
                 self.meta.waddr.next = self.dx_cadr.q.val();
                 self.bz_j.next = self.dx_ji.q.val();
-                self.item.ld_b_cadr.next = self.dx_cadr.q.val();
-                self.item.ld_b_ji.next = self.dx_ji.q.val();
-                self.item.ld_b_nch.next = self.x_je.q.val().get_value_children();
+                self.item.ld.next.cadr = self.dx_cadr.q.val();
+                self.item.ld.next.ji = self.dx_ji.q.val();
+                self.item.ld.next.nch = self.x_je.q.val().get_value_children();
                 // Fields of originated frames, by default from the packet.
                 self.item.ld_o.next.src_mac = self.csr.me_mac.val();
                 self.item.ld_o.next.src_ip = self.csr.me_ip.val();
@@ -1290,20 +1245,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.item.ld_o.next.dst_mac = self.x_je.q.val().get_value_parent_mac();
                 self.item.ld_o.next.dst_ip = self.x_je.q.val().get_value_parent_ip();
                 self.item.ld_o.next.dst_port = self.x_je.q.val().get_value_parent_udp();
-                self.item.ld_pmask.next =
+                self.item.ld.next.pmask =
                     bits::<8>(1) << bit_cast::<8, 4>(self.x_je.q.val().get_value_parent_port());
                 self.item.ld_o.next.ptype = self.dx_f.q.val().ptype;
                 self.item.ld_o.next.flags = self.dx_f.q.val().flags;
                 self.item.ld_o.next.exponent = self.dx_f.q.val().exponent;
                 self.item.ld_o.next.job = self.dx_f.q.val().job;
                 self.item.ld_o.next.elements = self.dx_f.q.val().elements;
-                self.item.ld_b_enr.next = self.q_rows.q.val();
-                self.item.ld_e_more.next = self.q_rows.q.val() != 0;
-                self.item.ld_e_last.next = self.q_rows.q.val() == 1;
+                self.item.ld.next.enr = self.q_rows.q.val();
+                self.item.ld.next.more_rows = self.q_rows.q.val() != 0;
+                self.item.ld.next.last = self.q_rows.q.val() == 1;
                 self.item.ld_o.next.block = self.dx_f.q.val().block;
                 self.item.ld_o.next.child = self.dx_f.q.val().child;
                 self.item.ld_o.next.bitmap = self.dx_f.q.val().bitmap;
-                self.item.ld_nr.next = self.q_rows.q.val();
+                self.item.ld.next.nr = self.q_rows.q.val();
                 // The branch was chosen in DSEL (`dsel.*_q`); its metadata write and
                 // busy-count update are `dwe`/`dwd`, `dbi`/`dbd` (above).
                 self.ev.next = self.dsel.ev_q.val();
@@ -1338,9 +1293,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.dh_st.next = BackState::Rmw;
                         if self.cpl.val() {
                             self.ev.next = self.ev.val() | self.ev_completions.val();
-                            self.item.ld_b_emit.next = true;
-                            self.item.ld_e_slot.next = true;
-                            self.item.ld_b_eovf.next = true;
+                            self.item.ld.next.emit = true;
+                            self.item.ld.next.slot = true;
+                            self.item.ld.next.eovf = true;
                             self.item.ld_o.next.exponent = self.cmw.val().get_value_exponent();
                             self.item.ld_o.next.bitmap = self.cmw.val().get_value_bitmap();
                             if self.x_je.q.val().get_value_inner() {
@@ -1360,7 +1315,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                     Action::ReEmit => {
                         // Re-emit the stored aggregate (Switch::aggregate_frame).
-                        self.item.ld_e_slot.next = true;
+                        self.item.ld.next.slot = true;
                         self.item.ld_o.next.ptype = self.pt_contribution.val();
                         if self.q_partial.q.val() {
                             self.item.ld_o.next.flags = self.xm_flags.val() | self.fl_partial.val();
@@ -1369,13 +1324,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         }
                         self.item.ld_o.next.exponent = self.xm_exp.val();
                         self.item.ld_o.next.elements = self.xm_elem.val();
-                        self.item.ld_b_enr.next = self.x_rows_m.q.val();
-                        self.item.ld_e_more.next = self.x_rows_m.q.val() != 0;
-                        self.item.ld_e_last.next = self.x_rows_m.q.val() == 1;
+                        self.item.ld.next.enr = self.x_rows_m.q.val();
+                        self.item.ld.next.more_rows = self.x_rows_m.q.val() != 0;
+                        self.item.ld.next.last = self.x_rows_m.q.val() == 1;
                         self.item.ld_o.next.block = self.xm_block.val();
                         self.item.ld_o.next.child = self.x_je.q.val().get_value_index_at_parent();
                         self.item.ld_o.next.bitmap = self.xm_bitmap.val();
-                        self.item.ld_b_eovf.next = true;
+                        self.item.ld.next.eovf = true;
                         self.dh_st.next = BackState::CopyRows;
                     }
                     Action::Refuse => {
@@ -1386,13 +1341,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.item.ld_o.next.exponent = 0.into();
                         self.item.ld_o.next.elements = 0.into();
                         self.item.ld_o.next.child = self.dsel.why_q.val();
-                        self.item.ld_b_enr.next = 0.into();
-                        self.item.ld_e_more.next = false;
-                        self.item.ld_e_last.next = false;
+                        self.item.ld.next.enr = 0.into();
+                        self.item.ld.next.more_rows = false;
+                        self.item.ld.next.last = false;
                         self.item.ld_o.next.dst_mac = self.dx_f.q.val().src_mac;
                         self.item.ld_o.next.dst_ip = self.dx_f.q.val().src_ip;
                         self.item.ld_o.next.dst_port = self.dx_f.q.val().src_port;
-                        self.item.ld_pmask.next =
+                        self.item.ld.next.pmask =
                             bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
                         self.dh_st.next = BackState::CopyRows;
                     }
@@ -1408,30 +1363,30 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     }
                     Action::Replay => {
                         // Replay the result to the sender out of the ingress port.
-                        self.item.ld_e_slot.next = true;
-                        self.item.ld_b_eovf.next = true;
+                        self.item.ld.next.slot = true;
+                        self.item.ld.next.eovf = true;
                         self.item.ld_o.next.ptype = self.pt_result.val();
                         self.item.ld_o.next.flags = self.xm_flags.val();
                         self.item.ld_o.next.exponent = self.xm_exp.val();
                         self.item.ld_o.next.elements = self.xm_elem.val();
-                        self.item.ld_b_enr.next = self.x_rows_m.q.val();
-                        self.item.ld_e_more.next = self.x_rows_m.q.val() != 0;
-                        self.item.ld_e_last.next = self.x_rows_m.q.val() == 1;
+                        self.item.ld.next.enr = self.x_rows_m.q.val();
+                        self.item.ld.next.more_rows = self.x_rows_m.q.val() != 0;
+                        self.item.ld.next.last = self.x_rows_m.q.val() == 1;
                         self.item.ld_o.next.block = self.xm_block.val();
                         self.item.ld_o.next.bitmap = self.xm_bitmap.val();
                         self.item.ld_o.next.dst_mac = self.dx_f.q.val().src_mac;
                         self.item.ld_o.next.dst_ip = self.dx_f.q.val().src_ip;
                         self.item.ld_o.next.dst_port = self.dx_f.q.val().src_port;
-                        self.item.ld_pmask.next =
+                        self.item.ld.next.pmask =
                             bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
                         self.dh_st.next = BackState::CopyRows;
                     }
                     _ => {}
                 }
-                self.item.ld_agg_op.next = self.aop.val();
-                self.item.ld_rly.next = self.d_rly.val();
-                self.item.ld_hst.next = self.dh_st.val();
-                self.item.ld_rl.next = self.q_rle1.q.val();
+                self.item.ld.next.aop = self.aop.val();
+                self.item.ld.next.rly = self.d_rly.val();
+                self.item.ld.next.st = self.dh_st.val();
+                self.item.ld.next.rl = self.q_rle1.q.val();
             }
         }
         // The quota condition for DSEL (see `q_bi`).
@@ -1706,32 +1661,32 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.sess.ac_ready.val() & !self.item.v_q.val() & !self.dec_v.val() {
             self.sess.ac_take.next = true;
             self.item.ac_go.next = true;
-            self.item.ld_hst.next = BackState::CopyRows;
-            self.item.ld_rl.next = true;
-            self.item.ld_agg_op.next = 0.into();
-            self.item.ld_nr.next = 0.into();
-            self.item.ld_e_slot.next = false;
-            self.item.ld_b_emit.next = false;
-            self.item.ld_b_eovf.next = false;
-            self.item.ld_rly.next = false;
-            self.item.ld_reg.next = true;
-            self.item.ld_b_nonce.next = self.sess.ac_nonce.val();
-            self.item.ld_b_enr.next = 1.into();
-            self.item.ld_e_more.next = true;
-            self.item.ld_e_last.next = true;
-            self.item.ld_b_sel.next = self.sess.ac_port.val();
-            self.item.ld_b_row0.next = 0.into();
-            self.item.ld_b_nrows.next = 0.into();
-            self.item.ld_b_cadr.next = 0.into();
-            self.item.ld_b_ji.next = self.sess.entry.val();
-            self.item.ld_b_nch.next = 0.into();
+            self.item.ld.next.st = BackState::CopyRows;
+            self.item.ld.next.rl = true;
+            self.item.ld.next.aop = 0.into();
+            self.item.ld.next.nr = 0.into();
+            self.item.ld.next.slot = false;
+            self.item.ld.next.emit = false;
+            self.item.ld.next.eovf = false;
+            self.item.ld.next.rly = false;
+            self.item.ld.next.accept = true;
+            self.item.ld.next.nonce = self.sess.ac_nonce.val();
+            self.item.ld.next.enr = 1.into();
+            self.item.ld.next.more_rows = true;
+            self.item.ld.next.last = true;
+            self.item.ld.next.sel = self.sess.ac_port.val();
+            self.item.ld.next.row0 = 0.into();
+            self.item.ld.next.nrows = 0.into();
+            self.item.ld.next.cadr = 0.into();
+            self.item.ld.next.ji = self.sess.entry.val();
+            self.item.ld.next.nch = 0.into();
             self.item.ld_o.next.src_mac = self.csr.me_mac.val();
             self.item.ld_o.next.src_ip = self.csr.me_ip.val();
             self.item.ld_o.next.src_port = self.csr.me_port.val();
             self.item.ld_o.next.dst_mac = self.sess.ac_mac.val();
             self.item.ld_o.next.dst_ip = self.sess.ac_ip.val();
             self.item.ld_o.next.dst_port = self.sess.ac_udp.val();
-            self.item.ld_pmask.next = bits::<8>(1) << bit_cast::<8, 4>(self.sess.ac_port.val());
+            self.item.ld.next.pmask = bits::<8>(1) << bit_cast::<8, 4>(self.sess.ac_port.val());
             self.item.ld_o.next.ptype = self.pt_accept.val();
             self.item.ld_o.next.flags = 0.into();
             self.item.ld_o.next.exponent = 0.into();

@@ -51,7 +51,7 @@ pub enum DecState {
     Decide,
 }
 
-/// Back end (`bstate`, and the state an item hands over with, `h_st`/`dh_st`/`sq_hst`).
+/// Back end (`bstate`, and the state an item hands over with, `h_st`/`dh_st`/`sq.st`).
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum BackState {
     /// No item.
@@ -215,59 +215,61 @@ pub struct OutFields {
     pub dst_mac: Bits<48>,
 }
 
-/// The item the item stage hands to the back end (`back.rs`' `l_item`, from the item
-/// stage's `sq_*`), but for its header fields (`sq_o`) and per-port children (`sq_pp_*`).
+/// The item the item stage holds (`item.rs`' `sq`, loaded from DECIDE's or the session
+/// unit's `ld`) and hands to the back end (`back.rs`' `l_item`), but for its header fields
+/// (`sq_o`) and per-port children (`sq_pp_*`).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct Staged {
-    /// The back end's state for the item (`sq_hst`).
+    /// The back end's state for the item at hand-over.
     pub st: BackState,
-    /// Its RMW's first cycle is its last (`sq_rl`).
+    /// Its RMW's first cycle is its last.
     pub rl: bool,
-    /// An ACCEPT of the session unit: no ingress frame to release (`sq_reg`).
+    /// An ACCEPT of the session unit: no ingress frame to release.
     pub accept: bool,
-    /// The ACCEPT's nonce, its one row (`sq_b_nonce`).
+    /// The ACCEPT's nonce, its one row.
     pub nonce: Bits<32>,
-    /// The RMW's Acc operation (`sq_agg_op`).
+    /// The RMW's Acc operation.
     pub aop: Bits<2>,
-    /// The slot copy (`sq_b_cadr`).
+    /// The slot copy.
     pub cadr: Bits<ADDR_W>,
-    /// A frame is sent after the RMW (`sq_b_emit`).
+    /// A frame is sent after the RMW.
     pub emit: bool,
-    /// Rows to send (`sq_b_enr`).
+    /// Rows to send.
     pub enr: Bits<16>,
-    /// The header carries the copy's overflow bit (`sq_b_eovf`).
+    /// The header carries the copy's overflow bit.
     pub eovf: bool,
-    /// The ingress frame's header region (`sq_b_hdr`).
+    /// The ingress frame's header region.
     pub hdr: Bits<512>,
-    /// The job-table entry (`sq_b_ji`).
+    /// The job-table entry.
     pub ji: Bits<8>,
-    /// The ingress frame's length (`sq_b_len`).
+    /// The ingress frame's length.
     pub len: Bits<16>,
-    /// The entry's children (`sq_b_nch`).
+    /// The entry's children.
     pub nch: Bits<8>,
-    /// The ingress frame's buffer rows (`sq_b_nrows`).
+    /// The ingress frame's buffer rows.
     pub nrows: Bits<16>,
-    /// Its first buffer row (`sq_b_row0`).
+    /// Its first buffer row.
     pub row0: Bits<16>,
-    /// Its ingress port (`sq_b_sel`).
+    /// Its ingress port.
     pub sel: Bits<4>,
-    /// One row to send (`sq_e_last`).
+    /// One row to send.
     pub last: bool,
-    /// A multicast (`sq_e_mc`).
+    /// A multicast.
     pub mc: bool,
-    /// A relayed ACCEPT or REFUSE (`sq_rly`).
+    /// A relayed ACCEPT or REFUSE: its scans skip children without one of its ranks, and
+    /// its pushes are not `results_sent`.
     pub rly: bool,
-    /// Rows to send (`sq_e_more`).
+    /// Rows to send.
     pub more_rows: bool,
-    /// The rows sent are slot rows (`sq_e_slot`).
+    /// The rows sent are slot rows.
     pub slot: bool,
-    /// RMW rows (`sq_nr`).
+    /// RMW rows.
     pub nr: Bits<16>,
-    /// The first round's destination ports (`sq_pmask`).
+    /// The first round's destination ports.
     pub pmask: Bits<8>,
-    /// The child the next round starts at (`sq_ei`).
+    /// The child the next round starts at.
     pub ei: Bits<8>,
-    /// Another round follows (`sq_more`).
+    /// Another round follows.
     pub more: bool,
 }
 
