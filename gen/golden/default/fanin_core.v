@@ -846,45 +846,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] x_cadr$d;
     wire  [23:0] x_cadr$q;
     reg  x_cadr$clock;
-    reg  [31:0] x_now$d;
-    wire  [31:0] x_now$q;
-    reg  x_now$clock;
-    reg  [3:0] x_sel$d;
-    wire  [3:0] x_sel$q;
-    reg  x_sel$clock;
-    reg  [511:0] x_hdr$d;
-    wire  [511:0] x_hdr$q;
-    reg  x_hdr$clock;
-    reg  [15:0] x_len$d;
-    wire  [15:0] x_len$q;
-    reg  x_len$clock;
-    reg  [15:0] x_row0$d;
-    wire  [15:0] x_row0$q;
-    reg  x_row0$clock;
-    reg  [15:0] x_nrows$d;
-    wire  [15:0] x_nrows$q;
-    reg  x_nrows$clock;
+    reg  [595:0] x_c$d;
+    wire  [595:0] x_c$q;
+    reg  x_c$clock;
     reg  [255:0] lk_f$d;
     wire  [255:0] lk_f$q;
     reg  lk_f$clock;
-    reg  [31:0] lk_now$d;
-    wire  [31:0] lk_now$q;
-    reg  lk_now$clock;
-    reg  [3:0] lk_sel$d;
-    wire  [3:0] lk_sel$q;
-    reg  lk_sel$clock;
-    reg  [511:0] lk_hdr$d;
-    wire  [511:0] lk_hdr$q;
-    reg  lk_hdr$clock;
-    reg  [15:0] lk_len$d;
-    wire  [15:0] lk_len$q;
-    reg  lk_len$clock;
-    reg  [15:0] lk_row0$d;
-    wire  [15:0] lk_row0$q;
-    reg  lk_row0$clock;
-    reg  [15:0] lk_nrows$d;
-    wire  [15:0] lk_nrows$q;
-    reg  lk_nrows$clock;
+    reg  [595:0] lk_c$d;
+    wire  [595:0] lk_c$q;
+    reg  lk_c$clock;
     reg  xo_v$d;
     wire  xo_v$q;
     reg  xo_v$clock;
@@ -915,24 +885,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] dx_cadr$d;
     wire  [23:0] dx_cadr$q;
     reg  dx_cadr$clock;
-    reg  [31:0] dx_now$d;
-    wire  [31:0] dx_now$q;
-    reg  dx_now$clock;
-    reg  [3:0] dx_sel$d;
-    wire  [3:0] dx_sel$q;
-    reg  dx_sel$clock;
-    reg  [511:0] dx_hdr$d;
-    wire  [511:0] dx_hdr$q;
-    reg  dx_hdr$clock;
-    reg  [15:0] dx_len$d;
-    wire  [15:0] dx_len$q;
-    reg  dx_len$clock;
-    reg  [15:0] dx_row0$d;
-    wire  [15:0] dx_row0$q;
-    reg  dx_row0$clock;
-    reg  [15:0] dx_nrows$d;
-    wire  [15:0] dx_nrows$q;
-    reg  dx_nrows$clock;
+    reg  [595:0] dx_c$d;
+    wire  [595:0] dx_c$q;
+    reg  dx_c$clock;
     reg  [23:0] cha_q$d;
     wire  [23:0] cha_q$q;
     reg  cha_q$clock;
@@ -2038,70 +1993,20 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(x_cadr$q),
         .clock(x_cadr$clock)
     );
-    fanin_x_now x_now(
-        .d(x_now$d),
-        .q(x_now$q),
-        .clock(x_now$clock)
-    );
-    fanin_x_sel x_sel(
-        .d(x_sel$d),
-        .q(x_sel$q),
-        .clock(x_sel$clock)
-    );
-    fanin_x_hdr x_hdr(
-        .d(x_hdr$d),
-        .q(x_hdr$q),
-        .clock(x_hdr$clock)
-    );
-    fanin_x_len x_len(
-        .d(x_len$d),
-        .q(x_len$q),
-        .clock(x_len$clock)
-    );
-    fanin_x_row0 x_row0(
-        .d(x_row0$d),
-        .q(x_row0$q),
-        .clock(x_row0$clock)
-    );
-    fanin_x_nrows x_nrows(
-        .d(x_nrows$d),
-        .q(x_nrows$q),
-        .clock(x_nrows$clock)
+    fanin_x_c x_c(
+        .d(x_c$d),
+        .q(x_c$q),
+        .clock(x_c$clock)
     );
     fanin_lk_f lk_f(
         .d(lk_f$d),
         .q(lk_f$q),
         .clock(lk_f$clock)
     );
-    fanin_lk_now lk_now(
-        .d(lk_now$d),
-        .q(lk_now$q),
-        .clock(lk_now$clock)
-    );
-    fanin_lk_sel lk_sel(
-        .d(lk_sel$d),
-        .q(lk_sel$q),
-        .clock(lk_sel$clock)
-    );
-    fanin_lk_hdr lk_hdr(
-        .d(lk_hdr$d),
-        .q(lk_hdr$q),
-        .clock(lk_hdr$clock)
-    );
-    fanin_lk_len lk_len(
-        .d(lk_len$d),
-        .q(lk_len$q),
-        .clock(lk_len$clock)
-    );
-    fanin_lk_row0 lk_row0(
-        .d(lk_row0$d),
-        .q(lk_row0$q),
-        .clock(lk_row0$clock)
-    );
-    fanin_lk_nrows lk_nrows(
-        .d(lk_nrows$d),
-        .q(lk_nrows$q),
-        .clock(lk_nrows$clock)
+    fanin_lk_c lk_c(
+        .d(lk_c$d),
+        .q(lk_c$q),
+        .clock(lk_c$clock)
     );
     fanin_xo_v xo_v(
         .d(xo_v$d),
@@ -2153,35 +2058,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(dx_cadr$q),
         .clock(dx_cadr$clock)
     );
-    fanin_dx_now dx_now(
-        .d(dx_now$d),
-        .q(dx_now$q),
-        .clock(dx_now$clock)
-    );
-    fanin_dx_sel dx_sel(
-        .d(dx_sel$d),
-        .q(dx_sel$q),
-        .clock(dx_sel$clock)
-    );
-    fanin_dx_hdr dx_hdr(
-        .d(dx_hdr$d),
-        .q(dx_hdr$q),
-        .clock(dx_hdr$clock)
-    );
-    fanin_dx_len dx_len(
-        .d(dx_len$d),
-        .q(dx_len$q),
-        .clock(dx_len$clock)
-    );
-    fanin_dx_row0 dx_row0(
-        .d(dx_row0$d),
-        .q(dx_row0$q),
-        .clock(dx_row0$clock)
-    );
-    fanin_dx_nrows dx_nrows(
-        .d(dx_nrows$d),
-        .q(dx_nrows$q),
-        .clock(dx_nrows$clock)
+    fanin_dx_c dx_c(
+        .d(dx_c$d),
+        .q(dx_c$q),
+        .clock(dx_c$clock)
     );
     fanin_cha_q cha_q(
         .d(cha_q$d),
@@ -2562,19 +2442,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_jep$clock = clock;
         x_ji$clock = clock;
         x_cadr$clock = clock;
-        x_now$clock = clock;
-        x_sel$clock = clock;
-        x_hdr$clock = clock;
-        x_len$clock = clock;
-        x_row0$clock = clock;
-        x_nrows$clock = clock;
         lk_f$clock = clock;
-        lk_now$clock = clock;
-        lk_sel$clock = clock;
-        lk_hdr$clock = clock;
-        lk_len$clock = clock;
-        lk_row0$clock = clock;
-        lk_nrows$clock = clock;
         xo_v$clock = clock;
         lk_ne$clock = clock;
         lk_old$clock = clock;
@@ -2585,12 +2453,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dx_f$clock = clock;
         dx_ji$clock = clock;
         dx_cadr$clock = clock;
-        dx_now$clock = clock;
-        dx_sel$clock = clock;
-        dx_hdr$clock = clock;
-        dx_len$clock = clock;
-        dx_row0$clock = clock;
-        dx_nrows$clock = clock;
         cha_q$clock = clock;
         bcd$clock = clock;
         state$clock = clock;
@@ -2653,6 +2515,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_j$clock = clock;
         hu_b$clock = clock;
         q_c$clock = clock;
+        lk_c$clock = clock;
+        x_c$clock = clock;
+        dx_c$clock = clock;
         xstate$d = xstate$q;
         x_m$d = x_m$q;
         x_newbm$d = x_newbm$q;
@@ -2664,19 +2529,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_jep$d = x_jep$q;
         x_ji$d = x_ji$q;
         x_cadr$d = x_cadr$q;
-        x_now$d = x_now$q;
-        x_sel$d = x_sel$q;
-        x_hdr$d = x_hdr$q;
-        x_len$d = x_len$q;
-        x_row0$d = x_row0$q;
-        x_nrows$d = x_nrows$q;
         lk_f$d = lk_f$q;
-        lk_now$d = lk_now$q;
-        lk_sel$d = lk_sel$q;
-        lk_hdr$d = lk_hdr$q;
-        lk_len$d = lk_len$q;
-        lk_row0$d = lk_row0$q;
-        lk_nrows$d = lk_nrows$q;
         xo_v$d = xo_v$q;
         lk_ne$d = lk_ne$q;
         lk_old$d = lk_old$q;
@@ -2687,12 +2540,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dx_f$d = dx_f$q;
         dx_ji$d = dx_ji$q;
         dx_cadr$d = dx_cadr$q;
-        dx_now$d = dx_now$q;
-        dx_sel$d = dx_sel$q;
-        dx_hdr$d = dx_hdr$q;
-        dx_len$d = dx_len$q;
-        dx_row0$d = dx_row0$q;
-        dx_nrows$d = dx_nrows$q;
         cha_q$d = cha_q$q;
         bcd$d = bcd$q;
         state$d = state$q;
@@ -2755,6 +2602,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_j$d = hu_j$q;
         hu_b$d = hu_b$q;
         q_c$d = q_c$q;
+        lk_c$d = lk_c$q;
+        x_c$d = x_c$q;
+        dx_c$d = dx_c$q;
         meta$clock = clock;
         meta$rst = rst;
         jram$clock = clock;
@@ -3132,7 +2982,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         d_bc = xp_f$q[(64'h38)+:(32)] - m_block;
         newer_cb = ~d_cb[32'h1f] & (m_block != xp_f$q[(64'h38)+:(32)]);
         newer_bc = ~d_bc[32'h1f] & (m_block != xp_f$q[(64'h38)+:(32)]);
-        age = x_now$q - m_timer;
+        age = x_c$q[(64'h0)+:(32)] - m_timer;
         lim33 = ((je$q[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je$q[(32'h140)+:(32)]) & 33'h1ffffffff);
         stale = je$q[(32'h2)+:(1)] & (((age) & 33'h1ffffffff) >= lim33);
         ge_m3 = (bcur$q - 32'h3) >= je$q[(32'h100)+:(32)];
@@ -3297,7 +3147,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     else if (timer$sweep_on_q & lookup$own_q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~lk_v$q) begin
                         scan_turn$d = 1'b0;
                         now_r$d = timer$now_q;
-                        x_now$d = timer$now_q;
+                        x_c$d[(64'h0)+:(32)] = timer$now_q;
                         e_scan$d = 1'b1;
                         timer$c_clr = 1'b1;
                         cadr$d = timer$scan_ptr_q << 32'h1;
@@ -3339,12 +3189,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             lk_v$d = 1'b1;
                             state$d = FrontState$Idle;
                             lk_f$d = pr_f$q;
-                            lk_now$d = now_r$q;
-                            lk_sel$d = sel$q;
-                            lk_hdr$d = hdr$q[(32'h0)+:(512)];
-                            lk_len$d = len$q;
-                            lk_row0$d = row0$q;
-                            lk_nrows$d = nrows$q;
+                            lk_c$d[(64'h0)+:(32)] = now_r$q;
+                            lk_c$d[(64'h20)+:(4)] = sel$q;
+                            lk_c$d[(64'h24)+:(512)] = hdr$q[(32'h0)+:(512)];
+                            lk_c$d[(64'h224)+:(16)] = len$q;
+                            lk_c$d[(64'h234)+:(16)] = row0$q;
+                            lk_c$d[(64'h244)+:(16)] = nrows$q;
                             if (~jc_pend$q & pick_ok) begin
                                 pick_now = 1'b1;
                             end
@@ -3411,7 +3261,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 begin
                     jram$raddr = ((m_jidx) & 24'hffffff);
                     sage$d = age;
-                    tage$d = x_now$q - m[(32'hd0)+:(32)];
+                    tage$d = x_c$q[(64'h0)+:(32)] - m[(32'hd0)+:(32)];
                     state$d = FrontState$SPred;
                 end
             FrontState$SPred:
@@ -3489,9 +3339,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         d_rly = dsel$act_q == Action$Relay;
         aop = dsel$aop_q;
         cpl = dsel$cpl_q;
-        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((x_jep$q[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((x_jep$q[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((dx_f$q[(64'h38)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((dx_f$q[(64'h60)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((dx_f$q[(64'h10)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((x_sflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_f$q[(64'h28)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((x_jep$q[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((x_jep$q[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((dx_f$q[(64'h38)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((dx_f$q[(64'h60)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((dx_f$q[(64'h10)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((x_sflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_f$q[(64'h28)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((dx_c$q[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_c$q[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
         if (dsel$merge_q) begin
-            cmw = (xm & ~mk_meta_bitmap_flags) | (((x_newbm$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((x_mflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+            cmw = (xm & ~mk_meta_bitmap_flags) | (((x_newbm$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((x_mflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_c$q[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
         end
         cr = cpl & ~x_je$q[(32'h1)+:(1)];
         dwe = 1'b0;
@@ -3508,7 +3358,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             dwe = 1'b1;
             if (cpl) begin
                 if (x_je$q[(32'h1)+:(1)]) begin
-                    dwd = (cmw & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_now$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+                    dwd = (cmw & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_c$q[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_c$q[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                 end
                 else begin
                     dwd = (cmw & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
@@ -3540,11 +3390,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 hu_b$d = dx_f$q[(64'h38)+:(32)];
                 dh_st = BackState$Release;
                 xstate$d = DecState$Idle;
-                item$ld[(64'h291)+:(4)] = dx_sel$q;
-                item$ld[(64'h281)+:(16)] = dx_row0$q;
-                item$ld[(64'h271)+:(16)] = dx_nrows$q;
-                item$ld[(64'h51)+:(512)] = dx_hdr$q;
-                item$ld[(64'h259)+:(16)] = dx_len$q;
+                item$ld[(64'h291)+:(4)] = dx_c$q[(64'h20)+:(4)];
+                item$ld[(64'h281)+:(16)] = dx_c$q[(64'h234)+:(16)];
+                item$ld[(64'h271)+:(16)] = dx_c$q[(64'h244)+:(16)];
+                item$ld[(64'h51)+:(512)] = dx_c$q[(64'h24)+:(512)];
+                item$ld[(64'h259)+:(16)] = dx_c$q[(64'h224)+:(16)];
                 meta$waddr = dx_cadr$q;
                 bz_j = dx_ji$q;
                 item$ld[(64'h27)+:(24)] = dx_cadr$q;
@@ -3647,7 +3497,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             item$ld_o[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
                             item$ld_o[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
                             item$ld_o[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
-                            item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
+                            item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((dx_c$q[(64'h20)+:(4)]) & 8'hff);
                             dh_st = BackState$CopyRows;
                         end
                     Action$Join:
@@ -3675,7 +3525,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             item$ld_o[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
                             item$ld_o[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
                             item$ld_o[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
-                            item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((dx_sel$q) & 8'hff);
+                            item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((dx_c$q[(64'h20)+:(4)]) & 8'hff);
                             dh_st = BackState$CopyRows;
                         end
                     default:
@@ -3722,7 +3572,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_c$d[(64'he)+:(1)] = ~xp_byp & ((xp_f$q[(64'h60)+:(64)] & ~chr$q[(32'h0)+:(64)]) != 32'h0);
                     q_c$d[(64'hf)+:(1)] = ~xp_byp & (xp_f$q[(64'h58)+:(8)] >= je$q[(32'h8)+:(8)]);
                     q_c$d[(64'h10)+:(1)] = (xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & ((xp_f$q[(64'h60)+:(64)] & ~pbr$q) != 32'h0)) | (~xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & (xp_f$q[(64'ha0)+:(32)] != chr$q[(32'h70)+:(32)])) | (~xp_byp & (je$q[(32'h3)+:(2)] == sc_ip_port) & (xp_f$q[(64'hc0)+:(16)] != chr$q[(32'h90)+:(16)]));
-                    q_c$d[(64'h11)+:(1)] = (je$q[(32'h3)+:(2)] != 32'h0) & (x_sel$q != je$q[(32'h1c0)+:(4)]);
+                    q_c$d[(64'h11)+:(1)] = (je$q[(32'h3)+:(2)] != 32'h0) & (x_c$q[(64'h20)+:(4)] != je$q[(32'h1c0)+:(4)]);
                     q_c$d[(64'h12)+:(1)] = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & ~soq$q;
                     q_c$d[(64'h13)+:(1)] = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & soq$q & ses_d[32'h1f];
                     q_c$d[(64'h14)+:(1)] = xp_f$q[(64'h60)+:(64)] == je$q[(32'h80)+:(64)];
@@ -3746,12 +3596,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     dx_f$d = xp_f$q;
                     dx_ji$d = x_ji$q;
                     dx_cadr$d = x_cadr$q;
-                    dx_now$d = x_now$q;
-                    dx_sel$d = x_sel$q;
-                    dx_hdr$d = x_hdr$q;
-                    dx_len$d = x_len$q;
-                    dx_row0$d = x_row0$q;
-                    dx_nrows$d = x_nrows$q;
+                    dx_c$d = x_c$q;
                 end
             default:
                 begin
@@ -3791,12 +3636,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             xp_f$d = lk_f$q;
             x_ji$d = ji$q;
             x_cadr$d = cadr$q;
-            x_now$d = lk_now$q;
-            x_sel$d = lk_sel$q;
-            x_hdr$d = lk_hdr$q;
-            x_len$d = lk_len$q;
-            x_row0$d = lk_row0$q;
-            x_nrows$d = lk_nrows$q;
+            x_c$d = lk_c$q;
         end
         meta$dw_v = dec_v & dwe;
         meta$dw_a = dx_cadr$q;
@@ -4073,7 +3913,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sess$join_mac = dx_f$q[(64'hd0)+:(48)];
         sess$join_ip = dx_f$q[(64'ha0)+:(32)];
         sess$join_udp = dx_f$q[(64'hc0)+:(16)];
-        sess$join_port = dx_sel$q;
+        sess$join_port = dx_c$q[(64'h20)+:(4)];
         sess$join_job = dx_f$q[(64'h18)+:(16)];
         sess$join_ranks = x_je$q[(32'h40)+:(64)];
         sess$hu_v = hu_v$q;
@@ -19336,6 +19176,25 @@ module fanin_dsel_why(d,q,clock);
 endmodule // fanin_dsel_why
 
 
+module fanin_dx_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [595:0] d;
+    output reg  [595:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 596'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_c
+
+
 module fanin_dx_cadr(d,q,clock);
     
     // Module arguments
@@ -19374,25 +19233,6 @@ module fanin_dx_f(d,q,clock);
 endmodule // fanin_dx_f
 
 
-module fanin_dx_hdr(d,q,clock);
-    
-    // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 512'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_hdr
-
-
 module fanin_dx_ji(d,q,clock);
     
     // Module arguments
@@ -19410,101 +19250,6 @@ module fanin_dx_ji(d,q,clock);
     end
           
 endmodule // fanin_dx_ji
-
-
-module fanin_dx_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_len
-
-
-module fanin_dx_now(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_now
-
-
-module fanin_dx_nrows(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_nrows
-
-
-module fanin_dx_row0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_row0
-
-
-module fanin_dx_sel(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dx_sel
 
 
 module fanin_e_scan(d,q,clock);
@@ -20935,6 +20680,25 @@ module fanin_len(d,q,clock);
 endmodule // fanin_len
 
 
+module fanin_lk_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [595:0] d;
+    output reg  [595:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 596'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_lk_c
+
+
 module fanin_lk_f(d,q,clock);
     
     // Module arguments
@@ -20952,44 +20716,6 @@ module fanin_lk_f(d,q,clock);
     end
           
 endmodule // fanin_lk_f
-
-
-module fanin_lk_hdr(d,q,clock);
-    
-    // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 512'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_hdr
-
-
-module fanin_lk_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_len
 
 
 module fanin_lk_ne(d,q,clock);
@@ -21011,44 +20737,6 @@ module fanin_lk_ne(d,q,clock);
 endmodule // fanin_lk_ne
 
 
-module fanin_lk_now(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_now
-
-
-module fanin_lk_nrows(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_nrows
-
-
 module fanin_lk_old(d,q,clock);
     
     // Module arguments
@@ -21066,44 +20754,6 @@ module fanin_lk_old(d,q,clock);
     end
           
 endmodule // fanin_lk_old
-
-
-module fanin_lk_row0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_row0
-
-
-module fanin_lk_sel(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_sel
 
 
 module fanin_lk_v(d,q,clock);
@@ -48274,6 +47924,25 @@ module fanin_tx_3_wrow(d,q,clock);
 endmodule // fanin_tx_3_wrow
 
 
+module fanin_x_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [595:0] d;
+    output reg  [595:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 596'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_c
+
+
 module fanin_x_cadr(d,q,clock);
     
     // Module arguments
@@ -48291,25 +47960,6 @@ module fanin_x_cadr(d,q,clock);
     end
           
 endmodule // fanin_x_cadr
-
-
-module fanin_x_hdr(d,q,clock);
-    
-    // Module arguments
-    input wire  [511:0] d;
-    output reg  [511:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 512'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_x_hdr
 
 
 module fanin_x_je(d,q,clock);
@@ -48388,25 +48038,6 @@ module fanin_x_join(d,q,clock);
 endmodule // fanin_x_join
 
 
-module fanin_x_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_x_len
-
-
 module fanin_x_m(d,q,clock);
     
     // Module arguments
@@ -48464,63 +48095,6 @@ module fanin_x_newbm(d,q,clock);
 endmodule // fanin_x_newbm
 
 
-module fanin_x_now(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_x_now
-
-
-module fanin_x_nrows(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_x_nrows
-
-
-module fanin_x_row0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_x_row0
-
-
 module fanin_x_rows_m(d,q,clock);
     
     // Module arguments
@@ -48538,25 +48112,6 @@ module fanin_x_rows_m(d,q,clock);
     end
           
 endmodule // fanin_x_rows_m
-
-
-module fanin_x_sel(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_x_sel
 
 
 module fanin_x_sflags(d,q,clock);

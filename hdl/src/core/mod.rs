@@ -24,7 +24,9 @@ use fanin_proto::model::Counter;
 use fanin_regs::layout::{job, meta};
 use rust_hdl::prelude::*;
 use states::{event, flag};
-pub use states::{Action, BackState, Conds, DecState, Fields, FrontState, OutFields, SessState};
+pub use states::{
+    Action, BackState, Conds, Ctx, DecState, Fields, FrontState, OutFields, SessState,
+};
 
 pub mod back;
 pub mod copy;
@@ -206,22 +208,12 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     x_jep: DFF<Bits<32>>,
     x_ji: DFF<Bits<8>>,
     x_cadr: DFF<Bits<ADDR_W>>,
-    x_now: DFF<Bits<32>>,
-    x_sel: DFF<Bits<4>>,
-    x_hdr: DFF<Bits<512>>,
-    x_len: DFF<Bits<16>>,
-    x_row0: DFF<Bits<16>>,
-    x_nrows: DFF<Bits<16>>,
+    x_c: DFF<Ctx>,
     // LOOK's copy of the frame's fields the next take overwrites (loaded in PARSE), so
     // that the front end takes, parses and looks up the next frame meanwhile;
     // `lk_free`: LOOK is free or its frame leaves in this cycle.
     lk_f: DFF<Fields>,
-    lk_now: DFF<Bits<32>>,
-    lk_sel: DFF<Bits<4>>,
-    lk_hdr: DFF<Bits<512>>,
-    lk_len: DFF<Bits<16>>,
-    lk_row0: DFF<Bits<16>>,
-    lk_nrows: DFF<Bits<16>>,
+    lk_c: DFF<Ctx>,
     lk_free: Signal<Local, bool>,
     // DECIDE's own copy of the frame's fields (loaded in DSEL), so that the next frame
     // can leave LOOK for PRED while this one is in DSEL (`xo_v`: PRED runs beside an
@@ -239,12 +231,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dx_f: DFF<Fields>,
     dx_ji: DFF<Bits<8>>,
     dx_cadr: DFF<Bits<ADDR_W>>,
-    dx_now: DFF<Bits<32>>,
-    dx_sel: DFF<Bits<4>>,
-    dx_hdr: DFF<Bits<512>>,
-    dx_len: DFF<Bits<16>>,
-    dx_row0: DFF<Bits<16>>,
-    dx_nrows: DFF<Bits<16>>,
+    dx_c: DFF<Ctx>,
     ge_m3: Signal<Local, bool>,
     ge_m2: Signal<Local, bool>,
     ge_m1: Signal<Local, bool>,
@@ -489,15 +476,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
     fn update(&mut self) {
         dff_setup!(
             self, clock, xstate, x_m, x_newbm, x_mflags, x_sflags, x_rows_m, xp_f, x_je, x_jep,
-            x_ji, x_cadr, x_now, x_sel, x_hdr, x_len, x_row0, x_nrows, lk_f, lk_now, lk_sel,
-            lk_hdr, lk_len, lk_row0, lk_nrows, xo_v, lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd,
-            dx_f, dx_ji, dx_cadr, dx_now, dx_sel, dx_hdr, dx_len, dx_row0, dx_nrows, cha_q, bcd,
-            state, sel, last, hdr, pr_f, pc_popok, bcur, pc_non_ip, pc_arp, pc_ip_bad, pc_route,
-            pc_bad, pc_wbad, pc_count, pc_pop, q_qfull, q_partial, q_sj, q_sflush, q_srecl,
-            q_spartial, len, row0, nrows, ji, je, jep, chr, pbr, pba_q, tage, q_sidle, q_semit,
-            cadr, e_scan, now_r, scan_turn, la_chk, lk_v, jgen, own_age, q_rows, q_rle1, sage,
-            bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join, sbq, soq, hu_v,
-            hu_j, hu_b, q_c
+            x_ji, x_cadr, lk_f, xo_v, lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji,
+            dx_cadr, cha_q, bcd, state, sel, last, hdr, pr_f, pc_popok, bcur, pc_non_ip, pc_arp,
+            pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count, pc_pop, q_qfull, q_partial, q_sj,
+            q_sflush, q_srecl, q_spartial, len, row0, nrows, ji, je, jep, chr, pbr, pba_q, tage,
+            q_sidle, q_semit, cadr, e_scan, now_r, scan_turn, la_chk, lk_v, jgen, own_age, q_rows,
+            q_rle1, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join,
+            sbq, soq, hu_v, hu_j, hu_b, q_c, lk_c, x_c, dx_c
         );
         self.meta.clock.next = self.clock.val();
         self.meta.rst.next = self.rst.val();
@@ -689,7 +674,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             !self.d_cb.val().get_bit(31) & (self.m_block.val() != self.xp_f.q.val().block);
         self.newer_bc.next =
             !self.d_bc.val().get_bit(31) & (self.m_block.val() != self.xp_f.q.val().block);
-        self.age.next = self.x_now.q.val() - self.m_timer.val();
+        self.age.next = self.x_c.q.val().now - self.m_timer.val();
         self.lim33.next = bit_cast::<33, 32>(self.je.q.val().get_value_flush_after())
             + bit_cast::<33, 32>(self.je.q.val().get_value_reclaim_after());
         self.stale.next = self.je.q.val().get_value_timeout()
@@ -903,7 +888,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 {
                     self.scan_turn.d.next = false;
                     self.now_r.d.next = self.timer.now_q.val();
-                    self.x_now.d.next = self.timer.now_q.val();
+                    self.x_c.d.next.now = self.timer.now_q.val();
                     self.e_scan.d.next = true;
                     self.timer.c_clr.next = true;
                     self.cadr.d.next = self.timer.scan_ptr_q.val() << 1;
@@ -965,12 +950,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.lk_v.d.next = true;
                         self.state.d.next = FrontState::Idle;
                         self.lk_f.d.next = self.pr_f.q.val();
-                        self.lk_now.d.next = self.now_r.q.val();
-                        self.lk_sel.d.next = self.sel.q.val();
-                        self.lk_hdr.d.next = self.hdr.q.val().get_value_headers();
-                        self.lk_len.d.next = self.len.q.val();
-                        self.lk_row0.d.next = self.row0.q.val();
-                        self.lk_nrows.d.next = self.nrows.q.val();
+                        self.lk_c.d.next.now = self.now_r.q.val();
+                        self.lk_c.d.next.sel = self.sel.q.val();
+                        self.lk_c.d.next.hdr = self.hdr.q.val().get_value_headers();
+                        self.lk_c.d.next.len = self.len.q.val();
+                        self.lk_c.d.next.row0 = self.row0.q.val();
+                        self.lk_c.d.next.nrows = self.nrows.q.val();
                         if !self.jc_pend.q.val() & self.pick_ok.val() {
                             self.pick_now.next = true;
                         }
@@ -1040,7 +1025,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // under; its age, registered.
                 self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.m_jidx.val());
                 self.sage.d.next = self.age.val();
-                self.tage.d.next = self.x_now.q.val() - self.m.val().get_value_touched();
+                self.tage.d.next = self.x_c.q.val().now - self.m.val().get_value_touched();
                 self.state.d.next = FrontState::SPred;
             }
             FrontState::SPred => {
@@ -1148,15 +1133,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             | (bit_cast::<META_W, 8>(self.dx_f.q.val().exponent) << self.at_meta_exponent.val())
             | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << self.at_meta_flags.val())
             | (bit_cast::<META_W, 16>(self.dx_f.q.val().elements) << self.at_meta_elements.val())
-            | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_timer.val())
-            | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_touched.val());
+            | (bit_cast::<META_W, 32>(self.dx_c.q.val().now) << self.at_meta_timer.val())
+            | (bit_cast::<META_W, 32>(self.dx_c.q.val().now) << self.at_meta_touched.val());
         if self.dsel.merge_q.val() {
             // A merge is progress: `touched` moves on (the timer stays the first
             // contribution's).
             self.cmw.next = (self.xm.val() & !self.mk_meta_bitmap_flags.val())
                 | (bit_cast::<META_W, 64>(self.x_newbm.q.val()) << self.at_meta_bitmap.val())
                 | (bit_cast::<META_W, 8>(self.x_mflags.q.val()) << self.at_meta_flags.val())
-                | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_touched.val());
+                | (bit_cast::<META_W, 32>(self.dx_c.q.val().now) << self.at_meta_touched.val());
         }
         self.cr.next = self.cpl.val() & !self.x_je.q.val().get_value_inner();
         self.dwe.next = false;
@@ -1183,8 +1168,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 if self.x_je.q.val().get_value_inner() {
                     self.dwd.next = (self.cmw.val() & !self.mk_meta_state_times.val())
                         | bit_cast::<META_W, 3>(self.cs_emitted.val())
-                        | (bit_cast::<META_W, 32>(self.dx_now.q.val()) << self.at_meta_timer.val())
-                        | (bit_cast::<META_W, 32>(self.dx_now.q.val())
+                        | (bit_cast::<META_W, 32>(self.dx_c.q.val().now)
+                            << self.at_meta_timer.val())
+                        | (bit_cast::<META_W, 32>(self.dx_c.q.val().now)
                             << self.at_meta_touched.val());
                 } else {
                     self.dwd.next = (self.cmw.val() & !self.mk_meta_state.val())
@@ -1228,11 +1214,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.dh_st.next = BackState::Release;
                 self.xstate.d.next = DecState::Idle;
                 // The item's frame fields are the decision's copies.
-                self.item.ld.next.sel = self.dx_sel.q.val();
-                self.item.ld.next.row0 = self.dx_row0.q.val();
-                self.item.ld.next.nrows = self.dx_nrows.q.val();
-                self.item.ld.next.hdr = self.dx_hdr.q.val();
-                self.item.ld.next.len = self.dx_len.q.val();
+                self.item.ld.next.sel = self.dx_c.q.val().sel;
+                self.item.ld.next.row0 = self.dx_c.q.val().row0;
+                self.item.ld.next.nrows = self.dx_c.q.val().nrows;
+                self.item.ld.next.hdr = self.dx_c.q.val().hdr;
+                self.item.ld.next.len = self.dx_c.q.val().len;
                 self.meta.waddr.next = self.dx_cadr.q.val();
                 self.bz_j.next = self.dx_ji.q.val();
                 self.item.ld.next.cadr = self.dx_cadr.q.val();
@@ -1348,7 +1334,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.item.ld_o.next.dst_ip = self.dx_f.q.val().src_ip;
                         self.item.ld_o.next.dst_port = self.dx_f.q.val().src_port;
                         self.item.ld.next.pmask =
-                            bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
+                            bits::<8>(1) << bit_cast::<8, 4>(self.dx_c.q.val().sel);
                         self.dh_st.next = BackState::CopyRows;
                     }
                     Action::Join => {
@@ -1378,7 +1364,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.item.ld_o.next.dst_ip = self.dx_f.q.val().src_ip;
                         self.item.ld_o.next.dst_port = self.dx_f.q.val().src_port;
                         self.item.ld.next.pmask =
-                            bits::<8>(1) << bit_cast::<8, 4>(self.dx_sel.q.val());
+                            bits::<8>(1) << bit_cast::<8, 4>(self.dx_c.q.val().sel);
                         self.dh_st.next = BackState::CopyRows;
                     }
                     _ => {}
@@ -1445,7 +1431,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         & (self.xp_f.q.val().src_port != self.chr.q.val().get_value_udp()));
                 // A result only on the port facing the parent (`from_above`).
                 self.q_c.d.next.rbadsrc = (self.je.q.val().get_value_src_check() != 0)
-                    & (self.x_sel.q.val() != self.je.q.val().get_value_parent_port());
+                    & (self.x_c.q.val().sel != self.je.q.val().get_value_parent_port());
                 // A root's session floor (`Switch::session_floor`): no session open, or a
                 // block before the open session's first (serial arithmetic: the sign of the
                 // difference).
@@ -1481,12 +1467,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.dx_f.d.next = self.xp_f.q.val();
                 self.dx_ji.d.next = self.x_ji.q.val();
                 self.dx_cadr.d.next = self.x_cadr.q.val();
-                self.dx_now.d.next = self.x_now.q.val();
-                self.dx_sel.d.next = self.x_sel.q.val();
-                self.dx_hdr.d.next = self.x_hdr.q.val();
-                self.dx_len.d.next = self.x_len.q.val();
-                self.dx_row0.d.next = self.x_row0.q.val();
-                self.dx_nrows.d.next = self.x_nrows.q.val();
+                self.dx_c.d.next = self.x_c.q.val();
             }
             _ => {}
         }
@@ -1541,12 +1522,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.xp_f.d.next = self.lk_f.q.val();
             self.x_ji.d.next = self.ji.q.val();
             self.x_cadr.d.next = self.cadr.q.val();
-            self.x_now.d.next = self.lk_now.q.val();
-            self.x_sel.d.next = self.lk_sel.q.val();
-            self.x_hdr.d.next = self.lk_hdr.q.val();
-            self.x_len.d.next = self.lk_len.q.val();
-            self.x_row0.d.next = self.lk_row0.q.val();
-            self.x_nrows.d.next = self.lk_nrows.q.val();
+            self.x_c.d.next = self.lk_c.q.val();
         }
         // DECIDE's write in this cycle, forwarded to the metadata read (`metaport.rs`), for
         // a frame leaving LOOK.
@@ -1751,7 +1727,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.sess.join_mac.next = self.dx_f.q.val().src_mac;
         self.sess.join_ip.next = self.dx_f.q.val().src_ip;
         self.sess.join_udp.next = self.dx_f.q.val().src_port;
-        self.sess.join_port.next = self.dx_sel.q.val();
+        self.sess.join_port.next = self.dx_c.q.val().sel;
         self.sess.join_job.next = self.dx_f.q.val().job;
         self.sess.join_ranks.next = self.x_je.q.val().get_value_ranks();
         self.sess.hu_v.next = self.hu_v.q.val();

@@ -320,3 +320,21 @@ pub struct Conds {
     /// The frame's element count differs from the copy's.
     pub elne: bool,
 }
+
+/// A frame's context beside its header fields, as the decision stages carry it (`lk_c`:
+/// LOOK, `x_c`: PRED and DSEL, `dx_c`: DECIDE), one register per stage.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Ctx {
+    /// The tick the frame was taken at (a scan visit's: the visit's).
+    pub now: Bits<32>,
+    /// Its ingress port.
+    pub sel: Bits<4>,
+    /// Its header region.
+    pub hdr: Bits<512>,
+    /// Its length.
+    pub len: Bits<16>,
+    /// Its first buffer row.
+    pub row0: Bits<16>,
+    /// Its buffer rows.
+    pub nrows: Bits<16>,
+}
