@@ -9285,12 +9285,9 @@ module fanin_back_ovb(clock,tg_v,tg_first,start,cadr,sat,t3_v_q,t3_a_q,t4_v_q,t4
     reg  ov_run$d;
     wire  ov_run$q;
     reg  ov_run$clock;
-    reg  ow_v$d;
-    wire  ow_v$q;
-    reg  ow_v$clock;
-    reg  [23:0] ow_a$d;
-    wire  [23:0] ow_a$q;
-    reg  ow_a$clock;
+    reg  ow_hit$d;
+    wire  ow_hit$q;
+    reg  ow_hit$clock;
     reg  ow_val$d;
     wire  ow_val$q;
     reg  ow_val$clock;
@@ -9398,15 +9395,10 @@ module fanin_back_ovb(clock,tg_v,tg_first,start,cadr,sat,t3_v_q,t3_a_q,t4_v_q,t4
         .q(ov_run$q),
         .clock(ov_run$clock)
     );
-    fanin_back_ovb_ow_v ow_v(
-        .d(ow_v$d),
-        .q(ow_v$q),
-        .clock(ow_v$clock)
-    );
-    fanin_back_ovb_ow_a ow_a(
-        .d(ow_a$d),
-        .q(ow_a$q),
-        .clock(ow_a$clock)
+    fanin_back_ovb_ow_hit ow_hit(
+        .d(ow_hit$d),
+        .q(ow_hit$q),
+        .clock(ow_hit$clock)
     );
     fanin_back_ovb_ow_val ow_val(
         .d(ow_val$d),
@@ -9438,8 +9430,7 @@ module fanin_back_ovb(clock,tg_v,tg_first,start,cadr,sat,t3_v_q,t3_a_q,t4_v_q,t4
         t4_start$clock = clock;
         t4_a$clock = clock;
         ov_run$clock = clock;
-        ow_v$clock = clock;
-        ow_a$clock = clock;
+        ow_hit$clock = clock;
         ow_val$clock = clock;
         or_a$clock = clock;
         t1_v$d = t1_v$q;
@@ -9459,8 +9450,7 @@ module fanin_back_ovb(clock,tg_v,tg_first,start,cadr,sat,t3_v_q,t3_a_q,t4_v_q,t4
         t4_start$d = t4_start$q;
         t4_a$d = t4_a$q;
         ov_run$d = ov_run$q;
-        ow_v$d = ow_v$q;
-        ow_a$d = ow_a$q;
+        ow_hit$d = ow_hit$q;
         ow_val$d = ow_val$q;
         or_a$d = or_a$q;
         ovram$clock = clock;
@@ -9472,7 +9462,8 @@ module fanin_back_ovb(clock,tg_v,tg_first,start,cadr,sat,t3_v_q,t3_a_q,t4_v_q,t4
         end
         ovram$raddr = ov_ra;
         or_a$d = ov_ra;
-        if (ow_v$q & (ow_a$q == or_a$q)) begin
+        ow_hit$d = t4_v$q & (t4_a$q == ov_ra);
+        if (ow_hit$q) begin
             ov_rd = ow_val$q;
         end
         else begin
@@ -9511,11 +9502,8 @@ module fanin_back_ovb(clock,tg_v,tg_first,start,cadr,sat,t3_v_q,t3_a_q,t4_v_q,t4
         ovram$waddr = t4_a$q;
         ovram$wdata = ((ov_new) & 2'h3);
         ovram$we = 32'h0;
-        ow_v$d = 1'b0;
         if (t4_v$q) begin
             ovram$we = 32'h1;
-            ow_v$d = 1'b1;
-            ow_a$d = t4_a$q;
             ow_val$d = ov_new;
             ov_run$d = ov_new;
         end
@@ -9585,26 +9573,7 @@ module fanin_back_ovb_ovram(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_back_ovb_ovram
 
 
-module fanin_back_ovb_ow_a(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_back_ovb_ow_a
-
-
-module fanin_back_ovb_ow_v(d,q,clock);
+module fanin_back_ovb_ow_hit(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -9620,7 +9589,7 @@ module fanin_back_ovb_ow_v(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_back_ovb_ow_v
+endmodule // fanin_back_ovb_ow_hit
 
 
 module fanin_back_ovb_ow_val(d,q,clock);

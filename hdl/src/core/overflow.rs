@@ -59,10 +59,10 @@ pub struct OvfBits {
     t4_first: DFF<bool>,
     t4_start: DFF<bool>,
     t4_a: DFF<Bits<ADDR_W>>,
-    // The bit of the item's rows so far; the last write (forwarded to a read of it).
+    // The bit of the item's rows so far; the last write's bit, and whether it went to the
+    // copy read in the same cycle (`ow_hit`, compared a cycle ahead: forwarded to the read).
     ov_run: DFF<bool>,
-    ow_v: DFF<bool>,
-    ow_a: DFF<Bits<ADDR_W>>,
+    ow_hit: DFF<bool>,
     ow_val: DFF<bool>,
     or_a: DFF<Bits<ADDR_W>>,
     ov_ra: Signal<Local, Bits<ADDR_W>>,
@@ -106,8 +106,7 @@ impl OvfBits {
             t4_start: Default::default(),
             t4_a: Default::default(),
             ov_run: Default::default(),
-            ow_v: Default::default(),
-            ow_a: Default::default(),
+            ow_hit: Default::default(),
             ow_val: Default::default(),
             or_a: Default::default(),
             ov_ra: Default::default(),
@@ -123,8 +122,7 @@ impl Logic for OvfBits {
     fn update(&mut self) {
         dff_setup!(
             self, clock, t1_v, t1_first, t1_start, t1_a, t2_v, t2_first, t2_start, t2_a, t3_v,
-            t3_first, t3_start, t3_a, t4_v, t4_first, t4_start, t4_a, ov_run, ow_v, ow_a, ow_val,
-            or_a
+            t3_first, t3_start, t3_a, t4_v, t4_first, t4_start, t4_a, ov_run, ow_hit, ow_val, or_a
         );
         self.ovram.clock.next = self.clock.val();
         // Read: the stage-3 tag's copy, else the back end's; the write of the cycle before
@@ -136,7 +134,11 @@ impl Logic for OvfBits {
         }
         self.ovram.raddr.next = self.ov_ra.val();
         self.or_a.d.next = self.ov_ra.val();
-        if self.ow_v.q.val() & (self.ow_a.q.val() == self.or_a.q.val()) {
+        // The stage-4 write of this cycle is to the copy read in this cycle: its bit is
+        // forwarded to the read data next cycle (the compare registered, off the read's
+        // path to the pushed header).
+        self.ow_hit.d.next = self.t4_v.q.val() & (self.t4_a.q.val() == self.ov_ra.val());
+        if self.ow_hit.q.val() {
             self.ov_rd.next = self.ow_val.q.val();
         } else {
             self.ov_rd.next = self.ovram.rdata.val().get_bit(0);
@@ -175,11 +177,8 @@ impl Logic for OvfBits {
         self.ovram.waddr.next = self.t4_a.q.val();
         self.ovram.wdata.next = bit_cast::<2, 1>(self.ov_new.val().into());
         self.ovram.we.next = 0.into();
-        self.ow_v.d.next = false;
         if self.t4_v.q.val() {
             self.ovram.we.next = 1.into();
-            self.ow_v.d.next = true;
-            self.ow_a.d.next = self.t4_a.q.val();
             self.ow_val.d.next = self.ov_new.val();
             self.ov_run.d.next = self.ov_new.val();
         }
