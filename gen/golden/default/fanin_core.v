@@ -899,6 +899,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  item$dec_go;
     reg  item$ac_go;
     reg  item$mc;
+    reg  [7:0] item$mc_ji;
+    reg  item$mc_rly;
     reg  item$drain;
     reg  item$jc;
     reg  [23:0] item$c_waddr;
@@ -2079,6 +2081,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .dec_go(item$dec_go),
         .ac_go(item$ac_go),
         .mc(item$mc),
+        .mc_ji(item$mc_ji),
+        .mc_rly(item$mc_rly),
         .drain(item$drain),
         .jc(item$jc),
         .c_waddr(item$c_waddr),
@@ -3119,6 +3123,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         item$dec_go = 1'b0;
         item$ac_go = 1'b0;
         item$mc = 1'b0;
+        item$mc_ji = dx_ji$q;
+        item$mc_rly = dsel$act_q == Action$Relay;
         item$ld = item$sq_q;
         item$ld_o = item$o_q;
         pick_now = 1'b0;
@@ -19316,7 +19322,7 @@ module fanin_hu_v(d,q,clock);
 endmodule // fanin_hu_v
 
 
-module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld,ld_o,v_q,psd_q,sq_q,o_q,pp_mac_q$0,pp_mac_q$1,pp_mac_q$2,pp_mac_q$3,pp_ip_q$0,pp_ip_q$1,pp_ip_q$2,pp_ip_q$3,pp_udp_q$0,pp_udp_q$1,pp_udp_q$2,pp_udp_q$3,pp_child_q$0,pp_child_q$1,pp_child_q$2,pp_child_q$3);
+module fanin_item(clock,rst,dec_go,ac_go,mc,mc_ji,mc_rly,drain,jc,c_waddr,c_wdata,c_we,ld,ld_o,v_q,psd_q,sq_q,o_q,pp_mac_q$0,pp_mac_q$1,pp_mac_q$2,pp_mac_q$3,pp_ip_q$0,pp_ip_q$1,pp_ip_q$2,pp_ip_q$3,pp_udp_q$0,pp_udp_q$1,pp_udp_q$2,pp_udp_q$3,pp_child_q$0,pp_child_q$1,pp_child_q$2,pp_child_q$3);
     
     // Module arguments
     input wire  clock;
@@ -19324,6 +19330,8 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld,ld_
     input wire  dec_go;
     input wire  ac_go;
     input wire  mc;
+    input wire  [7:0] mc_ji;
+    input wire  mc_rly;
     input wire  drain;
     input wire  jc;
     input wire  [23:0] c_waddr;
@@ -19776,7 +19784,7 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld,ld_
                 pc_pmask$d = ps_pm;
             end
         end
-        pc_hit = pc_v$q & (pc_j$q == ld[(64'h251)+:(8)]);
+        pc_hit = pc_v$q & (pc_j$q == mc_ji);
         if (dec_go | ac_go) begin
             sq_v$d = 1'b1;
             sq_psd$d = 1'b1;
@@ -19790,7 +19798,7 @@ module fanin_item(clock,rst,dec_go,ac_go,mc,drain,jc,c_waddr,c_wdata,c_we,ld,ld_
                 sq_psd$d = 1'b0;
                 sq$d[(64'h2aa)+:(8)] = 32'h0;
                 ps_dirty$d = 1'b0;
-                if (pc_hit & ~ld[(64'h297)+:(1)]) begin
+                if (pc_hit & ~mc_rly) begin
                     sq_psd$d = 1'b1;
                     sq$d[(64'h2aa)+:(8)] = pc_pmask$q;
                     sq$d[(64'h2b2)+:(8)] = pc_ei$q;

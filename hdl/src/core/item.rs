@@ -39,6 +39,12 @@ pub struct ItemStage {
     pub ac_go: Signal<In, bool>,
     /// DECIDE's item is a multicast (scanned here, or the kept scan of its job taken).
     pub mc: Signal<In, bool>,
+    /// DECIDE's job-table entry (for the kept scan; a register of the engine's, so that
+    /// the test does not wait for the load's condition).
+    pub mc_ji: Signal<In, Bits<8>>,
+    /// DECIDE's item relays an ACCEPT or REFUSE (its scan skips children: the kept scan
+    /// is not for it).
+    pub mc_rly: Signal<In, bool>,
     /// The item moves to the back end (the engine's `sq_ld`).
     pub drain: Signal<In, bool>,
     /// A job commit (the kept scan is stale).
@@ -117,6 +123,8 @@ impl ItemStage {
             dec_go: Default::default(),
             ac_go: Default::default(),
             mc: Default::default(),
+            mc_ji: Default::default(),
+            mc_rly: Default::default(),
             drain: Default::default(),
             jc: Default::default(),
             c_waddr: Default::default(),
@@ -253,7 +261,7 @@ impl Logic for ItemStage {
             }
         }
         // A multicast item of the job scanned last takes that scan's result.
-        self.pc_hit.next = self.pc_v.q.val() & (self.pc_j.q.val() == self.ld.val().ji);
+        self.pc_hit.next = self.pc_v.q.val() & (self.pc_j.q.val() == self.mc_ji.val());
         // A loader's item (DECIDE's, or the session unit's ACCEPT; never both in a cycle,
         // nor while the scan above runs: the stage is then full and not emptied).
         if self.dec_go.val() | self.ac_go.val() {
@@ -274,7 +282,7 @@ impl Logic for ItemStage {
                 self.ps_dirty.d.next = false;
                 // (The kept scan is of every child: not for a relay, whose scan skips
                 // children.)
-                if self.pc_hit.val() & !self.ld.val().rly {
+                if self.pc_hit.val() & !self.mc_rly.val() {
                     self.sq_psd.d.next = true;
                     self.sq.d.next.pmask = self.pc_pmask.q.val();
                     self.sq.d.next.ei = self.pc_ei.q.val();

@@ -817,6 +817,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.item.dec_go.next = false;
         self.item.ac_go.next = false;
         self.item.mc.next = false;
+        self.item.mc_ji.next = self.dx_ji.q.val();
+        self.item.mc_rly.next = self.dsel.act_q.val() == Action::Relay;
         self.item.ld.next = self.item.sq_q.val();
         self.item.ld_o.next = self.item.o_q.val();
         // ---- Front end: one frame or scan visit at a time, in the order of the dbg events.
