@@ -30,6 +30,7 @@ use super::dest::DestPipe;
 use super::finish::Finish;
 use super::overflow::OvfBits;
 use super::states::{BackState, OutFields, Staged};
+use super::{idx4, k16, mc_mask, n};
 
 /// The back end of the engine (see the module documentation).
 #[derive(LogicBlock)]
@@ -223,9 +224,6 @@ impl<const WB: usize> BackEnd<WB> {
         let mclog = cfg.child_bits();
         let rpc = cfg.lanes as usize * 32 / WB;
         let lpr = WB / 32;
-        fn n<T: Default>(k: usize) -> Vec<T> {
-            (0..k).map(|_| T::default()).collect()
-        }
         Self {
             clock: Default::default(),
             room: Default::default(),
@@ -335,11 +333,11 @@ impl<const WB: usize> BackEnd<WB> {
             rx_row_data: Default::default(),
             nonce_be: Default::default(),
             nonce_row: Default::default(),
-            c_idx4: (0..8).map(|i| Constant::new((i as u64).into())).collect(),
-            c_mclog: Constant::new((mclog as u64).into()),
-            c_mcmask: Constant::new(((1u64 << mclog) - 1).into()),
-            c_rpclog: Constant::new((rpc.trailing_zeros() as u64).into()),
-            c_lprlog: Constant::new((lpr.trailing_zeros() as u64).into()),
+            c_idx4: idx4(8),
+            c_mclog: k16(mclog as u64),
+            c_mcmask: mc_mask(mclog as u64),
+            c_rpclog: k16(rpc.trailing_zeros() as u64),
+            c_lprlog: k16(lpr.trailing_zeros() as u64),
             // The OVERFLOW flag in the header region (AXI-Stream byte order).
             c_ovbit: Constant::new(Bits::<512>::default().replace_bit(
                 8 * (fanin_proto::wire::L2L4_LEN + fanin_proto::wire::header::field::FLAGS)

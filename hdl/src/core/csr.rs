@@ -264,7 +264,7 @@ impl Csr {
                 .map(|v| Constant::new((v as u64).into()))
                 .collect(),
             c_mclog: k16(mclog as u64),
-            c_mcmask: Constant::new(((1u64 << mclog) - 1).into()),
+            c_mcmask: super::mc_mask(mclog as u64),
             a_me_ip: a("me_ip"),
             a_me_port: a("me_udp_port"),
             a_me_mac_lo: a("me_mac_lo"),

@@ -23,8 +23,8 @@ use crate::layout::{ChildWord, CHILD_W};
 use crate::ram::{FaninRam, ADDR_W};
 use rust_hdl::prelude::*;
 
-use super::n;
 use super::states::{OutFields, Staged};
+use super::{idx4, k16, mc_mask, n};
 
 /// The item stage (see the module documentation).
 #[derive(LogicBlock)]
@@ -164,9 +164,9 @@ impl ItemStage {
             ps_pm: Default::default(),
             ps_done: Default::default(),
             pc_hit: Default::default(),
-            c_idx4: (0..p).map(|i| Constant::new((i as u64).into())).collect(),
-            c_mclog: Constant::new((mclog as u64).into()),
-            c_mcmask: Constant::new(((1u64 << mclog) - 1).into()),
+            c_idx4: idx4(p),
+            c_mclog: k16(mclog as u64),
+            c_mcmask: mc_mask(mclog as u64),
         }
     }
 }

@@ -68,6 +68,16 @@ fn k16(v: u64) -> Constant<Bits<16>> {
     Constant::new(v.into())
 }
 
+/// Port numbers `0..k` as 4-bit constants (a per-port loop compares a port field with them).
+fn idx4(k: usize) -> Vec<Constant<Bits<4>>> {
+    (0..k).map(|i| Constant::new((i as u64).into())).collect()
+}
+
+/// The mask of a child's row within its job's rows of a child table (`mclog` bits).
+fn mc_mask(mclog: u64) -> Constant<Bits<ADDR_W>> {
+    Constant::new(((1u64 << mclog) - 1).into())
+}
+
 pub use crate::layout::{CHILD_W, JOB_W, META_W};
 
 // The states of the front end (`state`), the decision stages (`xstate`) and the back end

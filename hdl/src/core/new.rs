@@ -243,12 +243,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             dhwc: Default::default(),
             ev: Default::default(),
             rx_ev: n(p),
-            c_idx4: (0..8).map(|i| Constant::new((i as u64).into())).collect(),
+            c_idx4: idx4(8),
             c_idx8: (0..nj.max(8))
                 .map(|i| Constant::new((i as u64).into()))
                 .collect(),
             c_mclog: k16(mclog as u64),
-            c_mcmask: Constant::new(((1u64 << mclog) - 1).into()),
+            c_mcmask: mc_mask(mclog as u64),
             c_lanes: k16(cfg.lanes as u64),
             c_rowlog: k16(wbb.trailing_zeros() as u64),
             c_rowmask: k16((wbb - 1) as u64),

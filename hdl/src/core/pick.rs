@@ -145,7 +145,7 @@ impl Pick {
             hp_sum: n(p),
             hp_pop: n(p),
             c_onehot: (0..8).map(|i| Constant::new((1u64 << i).into())).collect(),
-            c_idx4: (0..8).map(|i| Constant::new((i as u64).into())).collect(),
+            c_idx4: super::idx4(8),
         }
     }
 }
