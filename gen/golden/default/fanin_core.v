@@ -31625,15 +31625,20 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] uws$tw;
     reg  [31:0] uws$acc;
     reg  uws$first;
-    reg  [639:0] uws$hdr;
+    reg  [31:0] uws$psh;
     wire  [31:0] uws$tot;
     wire  [31:0] uws$ptot;
     reg  [63:0] iws$tw;
     reg  [31:0] iws$acc;
     reg  iws$first;
-    reg  [639:0] iws$hdr;
+    reg  [31:0] iws$psh;
     wire  [31:0] iws$tot;
     wire  [31:0] iws$ptot;
+    reg  [639:0] pss$hdr;
+    wire  [31:0] pss$s;
+    reg  [31:0] psh$d;
+    wire  [31:0] psh$q;
+    reg  psh$clock;
     reg  pend_a$d;
     wire  pend_a$q;
     reg  pend_a$clock;
@@ -31649,7 +31654,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] p_desc$len;
     reg  [15:0] p_desc$row;
     wire  [15:0] p_desc$uck;
-    wire  [639:0] p_desc$hq;
     wire  [671:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
@@ -31939,7 +31943,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tw(uws$tw),
         .acc(uws$acc),
         .first(uws$first),
-        .hdr(uws$hdr),
+        .psh(uws$psh),
         .tot(uws$tot),
         .ptot(uws$ptot)
     );
@@ -31947,9 +31951,18 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tw(iws$tw),
         .acc(iws$acc),
         .first(iws$first),
-        .hdr(iws$hdr),
+        .psh(iws$psh),
         .tot(iws$tot),
         .ptot(iws$ptot)
+    );
+    fanin_rx_0_pss pss(
+        .hdr(pss$hdr),
+        .s(pss$s)
+    );
+    fanin_rx_0_psh psh(
+        .d(psh$d),
+        .q(psh$q),
+        .clock(psh$clock)
     );
     fanin_rx_0_pend_a pend_a(
         .d(pend_a$d),
@@ -31973,7 +31986,6 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .len(p_desc$len),
         .row(p_desc$row),
         .uck(p_desc$uck),
-        .hq(p_desc$hq),
         .wdata(p_desc$wdata)
     );
     fanin_rx_0_p_utot p_utot(
@@ -32071,6 +32083,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$clock = clock;
         pend$clock = clock;
         pa_row$clock = clock;
+        psh$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
         p_uck0$clock = clock;
@@ -32115,6 +32128,7 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$d = pend_a$q;
         pend$d = pend$q;
         pa_row$d = pa_row$q;
+        psh$d = psh$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
         p_uck0$d = p_uck0$q;
@@ -32155,11 +32169,12 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = p_desc$hq;
+        uws$psh = psh$q;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
-        iws$hdr = hc$hdr;
+        iws$psh = 32'h0;
+        pss$hdr = hc$hdr;
         rep$a = wq_data$q;
         pw = ph$q & ~drop$q & ~full$q;
         cwrap = (ch$q & c_clast) != 32'h0;
@@ -32208,6 +32223,9 @@ module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         p_desc$hdr = hc$hdr;
         p_desc$len = dlen;
         p_desc$row = pa_row$q;
+        if (pend_a$q) begin
+            psh$d = pss$s;
+        end
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
         p_uck0$d = p_desc$uck == 32'h0;
@@ -32738,13 +32756,13 @@ module fanin_rx_0_isum(d,q,clock);
 endmodule // fanin_rx_0_isum
 
 
-module fanin_rx_0_iws(tw,acc,first,hdr,tot,ptot);
+module fanin_rx_0_iws(tw,acc,first,psh,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
     input wire  [31:0] acc;
     input wire  first;
-    input wire  [639:0] hdr;
+    input wire  [31:0] psh;
     output reg  [31:0] tot;
     output reg  [31:0] ptot;
     
@@ -32755,7 +32773,7 @@ module fanin_rx_0_iws(tw,acc,first,hdr,tot,ptot);
     wire [31:0] t3 = {16'd0, tw[63:48]};
     wire [31:0] base = first ? 32'd0 : acc;
     assign tot = base + ((t0 + t1) + (t2 + t3));
-    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + psh;
 endmodule // fanin_rx_0_iws
 
 
@@ -32900,7 +32918,7 @@ module fanin_rx_0_oku(clock,we,waddr,wd,raddr,rd);
 endmodule // fanin_rx_0_oku
 
 
-module fanin_rx_0_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
+module fanin_rx_0_p_desc(clock,en,hdr,len,row,uck,wdata);
     
     // Module arguments
     input wire  clock;
@@ -32909,7 +32927,6 @@ module fanin_rx_0_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     input wire  [15:0] len;
     input wire  [15:0] row;
     output reg  [15:0] uck;
-    output reg  [639:0] hq;
     output reg  [671:0] wdata;
     
     // Local signals
@@ -32925,7 +32942,6 @@ module fanin_rx_0_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     end
     
     assign uck = q[335:320];
-    assign hq = q[639:0];
     assign wdata = q;
 endmodule // fanin_rx_0_p_desc
 
@@ -33099,6 +33115,36 @@ module fanin_rx_0_popped(d,q,clock);
     end
           
 endmodule // fanin_rx_0_popped
+
+
+module fanin_rx_0_psh(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_0_psh
+
+
+module fanin_rx_0_pss(hdr,s);
+    
+    // Module arguments
+    input wire  [639:0] hdr;
+    output reg  [31:0] s;
+    
+    // Update code (custom)
+    assign s = (({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]});
+endmodule // fanin_rx_0_pss
 
 
 module fanin_rx_0_r0x(d,q,clock);
@@ -33442,13 +33488,13 @@ module fanin_rx_0_usum(d,q,clock);
 endmodule // fanin_rx_0_usum
 
 
-module fanin_rx_0_uws(tw,acc,first,hdr,tot,ptot);
+module fanin_rx_0_uws(tw,acc,first,psh,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
     input wire  [31:0] acc;
     input wire  first;
-    input wire  [639:0] hdr;
+    input wire  [31:0] psh;
     output reg  [31:0] tot;
     output reg  [31:0] ptot;
     
@@ -33459,7 +33505,7 @@ module fanin_rx_0_uws(tw,acc,first,hdr,tot,ptot);
     wire [31:0] t3 = {16'd0, tw[63:48]};
     wire [31:0] base = first ? 32'd0 : acc;
     assign tot = base + ((t0 + t1) + (t2 + t3));
-    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + psh;
 endmodule // fanin_rx_0_uws
 
 
@@ -33748,15 +33794,20 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] uws$tw;
     reg  [31:0] uws$acc;
     reg  uws$first;
-    reg  [639:0] uws$hdr;
+    reg  [31:0] uws$psh;
     wire  [31:0] uws$tot;
     wire  [31:0] uws$ptot;
     reg  [63:0] iws$tw;
     reg  [31:0] iws$acc;
     reg  iws$first;
-    reg  [639:0] iws$hdr;
+    reg  [31:0] iws$psh;
     wire  [31:0] iws$tot;
     wire  [31:0] iws$ptot;
+    reg  [639:0] pss$hdr;
+    wire  [31:0] pss$s;
+    reg  [31:0] psh$d;
+    wire  [31:0] psh$q;
+    reg  psh$clock;
     reg  pend_a$d;
     wire  pend_a$q;
     reg  pend_a$clock;
@@ -33772,7 +33823,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] p_desc$len;
     reg  [15:0] p_desc$row;
     wire  [15:0] p_desc$uck;
-    wire  [639:0] p_desc$hq;
     wire  [671:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
@@ -34062,7 +34112,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tw(uws$tw),
         .acc(uws$acc),
         .first(uws$first),
-        .hdr(uws$hdr),
+        .psh(uws$psh),
         .tot(uws$tot),
         .ptot(uws$ptot)
     );
@@ -34070,9 +34120,18 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tw(iws$tw),
         .acc(iws$acc),
         .first(iws$first),
-        .hdr(iws$hdr),
+        .psh(iws$psh),
         .tot(iws$tot),
         .ptot(iws$ptot)
+    );
+    fanin_rx_1_pss pss(
+        .hdr(pss$hdr),
+        .s(pss$s)
+    );
+    fanin_rx_1_psh psh(
+        .d(psh$d),
+        .q(psh$q),
+        .clock(psh$clock)
     );
     fanin_rx_1_pend_a pend_a(
         .d(pend_a$d),
@@ -34096,7 +34155,6 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .len(p_desc$len),
         .row(p_desc$row),
         .uck(p_desc$uck),
-        .hq(p_desc$hq),
         .wdata(p_desc$wdata)
     );
     fanin_rx_1_p_utot p_utot(
@@ -34194,6 +34252,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$clock = clock;
         pend$clock = clock;
         pa_row$clock = clock;
+        psh$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
         p_uck0$clock = clock;
@@ -34238,6 +34297,7 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$d = pend_a$q;
         pend$d = pend$q;
         pa_row$d = pa_row$q;
+        psh$d = psh$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
         p_uck0$d = p_uck0$q;
@@ -34278,11 +34338,12 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = p_desc$hq;
+        uws$psh = psh$q;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
-        iws$hdr = hc$hdr;
+        iws$psh = 32'h0;
+        pss$hdr = hc$hdr;
         rep$a = wq_data$q;
         pw = ph$q & ~drop$q & ~full$q;
         cwrap = (ch$q & c_clast) != 32'h0;
@@ -34331,6 +34392,9 @@ module fanin_rx_1(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         p_desc$hdr = hc$hdr;
         p_desc$len = dlen;
         p_desc$row = pa_row$q;
+        if (pend_a$q) begin
+            psh$d = pss$s;
+        end
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
         p_uck0$d = p_desc$uck == 32'h0;
@@ -34861,13 +34925,13 @@ module fanin_rx_1_isum(d,q,clock);
 endmodule // fanin_rx_1_isum
 
 
-module fanin_rx_1_iws(tw,acc,first,hdr,tot,ptot);
+module fanin_rx_1_iws(tw,acc,first,psh,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
     input wire  [31:0] acc;
     input wire  first;
-    input wire  [639:0] hdr;
+    input wire  [31:0] psh;
     output reg  [31:0] tot;
     output reg  [31:0] ptot;
     
@@ -34878,7 +34942,7 @@ module fanin_rx_1_iws(tw,acc,first,hdr,tot,ptot);
     wire [31:0] t3 = {16'd0, tw[63:48]};
     wire [31:0] base = first ? 32'd0 : acc;
     assign tot = base + ((t0 + t1) + (t2 + t3));
-    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + psh;
 endmodule // fanin_rx_1_iws
 
 
@@ -35023,7 +35087,7 @@ module fanin_rx_1_oku(clock,we,waddr,wd,raddr,rd);
 endmodule // fanin_rx_1_oku
 
 
-module fanin_rx_1_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
+module fanin_rx_1_p_desc(clock,en,hdr,len,row,uck,wdata);
     
     // Module arguments
     input wire  clock;
@@ -35032,7 +35096,6 @@ module fanin_rx_1_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     input wire  [15:0] len;
     input wire  [15:0] row;
     output reg  [15:0] uck;
-    output reg  [639:0] hq;
     output reg  [671:0] wdata;
     
     // Local signals
@@ -35048,7 +35111,6 @@ module fanin_rx_1_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     end
     
     assign uck = q[335:320];
-    assign hq = q[639:0];
     assign wdata = q;
 endmodule // fanin_rx_1_p_desc
 
@@ -35222,6 +35284,36 @@ module fanin_rx_1_popped(d,q,clock);
     end
           
 endmodule // fanin_rx_1_popped
+
+
+module fanin_rx_1_psh(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_1_psh
+
+
+module fanin_rx_1_pss(hdr,s);
+    
+    // Module arguments
+    input wire  [639:0] hdr;
+    output reg  [31:0] s;
+    
+    // Update code (custom)
+    assign s = (({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]});
+endmodule // fanin_rx_1_pss
 
 
 module fanin_rx_1_r0x(d,q,clock);
@@ -35565,13 +35657,13 @@ module fanin_rx_1_usum(d,q,clock);
 endmodule // fanin_rx_1_usum
 
 
-module fanin_rx_1_uws(tw,acc,first,hdr,tot,ptot);
+module fanin_rx_1_uws(tw,acc,first,psh,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
     input wire  [31:0] acc;
     input wire  first;
-    input wire  [639:0] hdr;
+    input wire  [31:0] psh;
     output reg  [31:0] tot;
     output reg  [31:0] ptot;
     
@@ -35582,7 +35674,7 @@ module fanin_rx_1_uws(tw,acc,first,hdr,tot,ptot);
     wire [31:0] t3 = {16'd0, tw[63:48]};
     wire [31:0] base = first ? 32'd0 : acc;
     assign tot = base + ((t0 + t1) + (t2 + t3));
-    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + psh;
 endmodule // fanin_rx_1_uws
 
 
@@ -35871,15 +35963,20 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] uws$tw;
     reg  [31:0] uws$acc;
     reg  uws$first;
-    reg  [639:0] uws$hdr;
+    reg  [31:0] uws$psh;
     wire  [31:0] uws$tot;
     wire  [31:0] uws$ptot;
     reg  [63:0] iws$tw;
     reg  [31:0] iws$acc;
     reg  iws$first;
-    reg  [639:0] iws$hdr;
+    reg  [31:0] iws$psh;
     wire  [31:0] iws$tot;
     wire  [31:0] iws$ptot;
+    reg  [639:0] pss$hdr;
+    wire  [31:0] pss$s;
+    reg  [31:0] psh$d;
+    wire  [31:0] psh$q;
+    reg  psh$clock;
     reg  pend_a$d;
     wire  pend_a$q;
     reg  pend_a$clock;
@@ -35895,7 +35992,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] p_desc$len;
     reg  [15:0] p_desc$row;
     wire  [15:0] p_desc$uck;
-    wire  [639:0] p_desc$hq;
     wire  [671:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
@@ -36185,7 +36281,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tw(uws$tw),
         .acc(uws$acc),
         .first(uws$first),
-        .hdr(uws$hdr),
+        .psh(uws$psh),
         .tot(uws$tot),
         .ptot(uws$ptot)
     );
@@ -36193,9 +36289,18 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tw(iws$tw),
         .acc(iws$acc),
         .first(iws$first),
-        .hdr(iws$hdr),
+        .psh(iws$psh),
         .tot(iws$tot),
         .ptot(iws$ptot)
+    );
+    fanin_rx_2_pss pss(
+        .hdr(pss$hdr),
+        .s(pss$s)
+    );
+    fanin_rx_2_psh psh(
+        .d(psh$d),
+        .q(psh$q),
+        .clock(psh$clock)
     );
     fanin_rx_2_pend_a pend_a(
         .d(pend_a$d),
@@ -36219,7 +36324,6 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .len(p_desc$len),
         .row(p_desc$row),
         .uck(p_desc$uck),
-        .hq(p_desc$hq),
         .wdata(p_desc$wdata)
     );
     fanin_rx_2_p_utot p_utot(
@@ -36317,6 +36421,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$clock = clock;
         pend$clock = clock;
         pa_row$clock = clock;
+        psh$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
         p_uck0$clock = clock;
@@ -36361,6 +36466,7 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$d = pend_a$q;
         pend$d = pend$q;
         pa_row$d = pa_row$q;
+        psh$d = psh$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
         p_uck0$d = p_uck0$q;
@@ -36401,11 +36507,12 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = p_desc$hq;
+        uws$psh = psh$q;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
-        iws$hdr = hc$hdr;
+        iws$psh = 32'h0;
+        pss$hdr = hc$hdr;
         rep$a = wq_data$q;
         pw = ph$q & ~drop$q & ~full$q;
         cwrap = (ch$q & c_clast) != 32'h0;
@@ -36454,6 +36561,9 @@ module fanin_rx_2(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         p_desc$hdr = hc$hdr;
         p_desc$len = dlen;
         p_desc$row = pa_row$q;
+        if (pend_a$q) begin
+            psh$d = pss$s;
+        end
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
         p_uck0$d = p_desc$uck == 32'h0;
@@ -36984,13 +37094,13 @@ module fanin_rx_2_isum(d,q,clock);
 endmodule // fanin_rx_2_isum
 
 
-module fanin_rx_2_iws(tw,acc,first,hdr,tot,ptot);
+module fanin_rx_2_iws(tw,acc,first,psh,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
     input wire  [31:0] acc;
     input wire  first;
-    input wire  [639:0] hdr;
+    input wire  [31:0] psh;
     output reg  [31:0] tot;
     output reg  [31:0] ptot;
     
@@ -37001,7 +37111,7 @@ module fanin_rx_2_iws(tw,acc,first,hdr,tot,ptot);
     wire [31:0] t3 = {16'd0, tw[63:48]};
     wire [31:0] base = first ? 32'd0 : acc;
     assign tot = base + ((t0 + t1) + (t2 + t3));
-    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + psh;
 endmodule // fanin_rx_2_iws
 
 
@@ -37146,7 +37256,7 @@ module fanin_rx_2_oku(clock,we,waddr,wd,raddr,rd);
 endmodule // fanin_rx_2_oku
 
 
-module fanin_rx_2_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
+module fanin_rx_2_p_desc(clock,en,hdr,len,row,uck,wdata);
     
     // Module arguments
     input wire  clock;
@@ -37155,7 +37265,6 @@ module fanin_rx_2_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     input wire  [15:0] len;
     input wire  [15:0] row;
     output reg  [15:0] uck;
-    output reg  [639:0] hq;
     output reg  [671:0] wdata;
     
     // Local signals
@@ -37171,7 +37280,6 @@ module fanin_rx_2_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     end
     
     assign uck = q[335:320];
-    assign hq = q[639:0];
     assign wdata = q;
 endmodule // fanin_rx_2_p_desc
 
@@ -37345,6 +37453,36 @@ module fanin_rx_2_popped(d,q,clock);
     end
           
 endmodule // fanin_rx_2_popped
+
+
+module fanin_rx_2_psh(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_2_psh
+
+
+module fanin_rx_2_pss(hdr,s);
+    
+    // Module arguments
+    input wire  [639:0] hdr;
+    output reg  [31:0] s;
+    
+    // Update code (custom)
+    assign s = (({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]});
+endmodule // fanin_rx_2_pss
 
 
 module fanin_rx_2_r0x(d,q,clock);
@@ -37688,13 +37826,13 @@ module fanin_rx_2_usum(d,q,clock);
 endmodule // fanin_rx_2_usum
 
 
-module fanin_rx_2_uws(tw,acc,first,hdr,tot,ptot);
+module fanin_rx_2_uws(tw,acc,first,psh,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
     input wire  [31:0] acc;
     input wire  first;
-    input wire  [639:0] hdr;
+    input wire  [31:0] psh;
     output reg  [31:0] tot;
     output reg  [31:0] ptot;
     
@@ -37705,7 +37843,7 @@ module fanin_rx_2_uws(tw,acc,first,hdr,tot,ptot);
     wire [31:0] t3 = {16'd0, tw[63:48]};
     wire [31:0] base = first ? 32'd0 : acc;
     assign tot = base + ((t0 + t1) + (t2 + t3));
-    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + psh;
 endmodule // fanin_rx_2_uws
 
 
@@ -37994,15 +38132,20 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [63:0] uws$tw;
     reg  [31:0] uws$acc;
     reg  uws$first;
-    reg  [639:0] uws$hdr;
+    reg  [31:0] uws$psh;
     wire  [31:0] uws$tot;
     wire  [31:0] uws$ptot;
     reg  [63:0] iws$tw;
     reg  [31:0] iws$acc;
     reg  iws$first;
-    reg  [639:0] iws$hdr;
+    reg  [31:0] iws$psh;
     wire  [31:0] iws$tot;
     wire  [31:0] iws$ptot;
+    reg  [639:0] pss$hdr;
+    wire  [31:0] pss$s;
+    reg  [31:0] psh$d;
+    wire  [31:0] psh$q;
+    reg  psh$clock;
     reg  pend_a$d;
     wire  pend_a$q;
     reg  pend_a$clock;
@@ -38018,7 +38161,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
     reg  [15:0] p_desc$len;
     reg  [15:0] p_desc$row;
     wire  [15:0] p_desc$uck;
-    wire  [639:0] p_desc$hq;
     wire  [671:0] p_desc$wdata;
     reg  [31:0] p_utot$d;
     wire  [31:0] p_utot$q;
@@ -38308,7 +38450,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tw(uws$tw),
         .acc(uws$acc),
         .first(uws$first),
-        .hdr(uws$hdr),
+        .psh(uws$psh),
         .tot(uws$tot),
         .ptot(uws$ptot)
     );
@@ -38316,9 +38458,18 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .tw(iws$tw),
         .acc(iws$acc),
         .first(iws$first),
-        .hdr(iws$hdr),
+        .psh(iws$psh),
         .tot(iws$tot),
         .ptot(iws$ptot)
+    );
+    fanin_rx_3_pss pss(
+        .hdr(pss$hdr),
+        .s(pss$s)
+    );
+    fanin_rx_3_psh psh(
+        .d(psh$d),
+        .q(psh$q),
+        .clock(psh$clock)
     );
     fanin_rx_3_pend_a pend_a(
         .d(pend_a$d),
@@ -38342,7 +38493,6 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         .len(p_desc$len),
         .row(p_desc$row),
         .uck(p_desc$uck),
-        .hq(p_desc$hq),
         .wdata(p_desc$wdata)
     );
     fanin_rx_3_p_utot p_utot(
@@ -38440,6 +38590,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$clock = clock;
         pend$clock = clock;
         pa_row$clock = clock;
+        psh$clock = clock;
         p_utot$clock = clock;
         p_itot$clock = clock;
         p_uck0$clock = clock;
@@ -38484,6 +38635,7 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         pend_a$d = pend_a$q;
         pend$d = pend$q;
         pa_row$d = pa_row$q;
+        psh$d = psh$q;
         p_utot$d = p_utot$q;
         p_itot$d = p_itot$q;
         p_uck0$d = p_uck0$q;
@@ -38524,11 +38676,12 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         uws$tw = s1_us$q;
         uws$acc = usum$q;
         uws$first = s1_first$q;
-        uws$hdr = p_desc$hq;
+        uws$psh = psh$q;
         iws$tw = s1_is$q;
         iws$acc = isum$q;
         iws$first = s1_first$q;
-        iws$hdr = hc$hdr;
+        iws$psh = 32'h0;
+        pss$hdr = hc$hdr;
         rep$a = wq_data$q;
         pw = ph$q & ~drop$q & ~full$q;
         cwrap = (ch$q & c_clast) != 32'h0;
@@ -38577,6 +38730,9 @@ module fanin_rx_3(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,
         p_desc$hdr = hc$hdr;
         p_desc$len = dlen;
         p_desc$row = pa_row$q;
+        if (pend_a$q) begin
+            psh$d = pss$s;
+        end
         p_utot$d = uws$ptot;
         p_itot$d = iws$tot;
         p_uck0$d = p_desc$uck == 32'h0;
@@ -39107,13 +39263,13 @@ module fanin_rx_3_isum(d,q,clock);
 endmodule // fanin_rx_3_isum
 
 
-module fanin_rx_3_iws(tw,acc,first,hdr,tot,ptot);
+module fanin_rx_3_iws(tw,acc,first,psh,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
     input wire  [31:0] acc;
     input wire  first;
-    input wire  [639:0] hdr;
+    input wire  [31:0] psh;
     output reg  [31:0] tot;
     output reg  [31:0] ptot;
     
@@ -39124,7 +39280,7 @@ module fanin_rx_3_iws(tw,acc,first,hdr,tot,ptot);
     wire [31:0] t3 = {16'd0, tw[63:48]};
     wire [31:0] base = first ? 32'd0 : acc;
     assign tot = base + ((t0 + t1) + (t2 + t3));
-    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + psh;
 endmodule // fanin_rx_3_iws
 
 
@@ -39269,7 +39425,7 @@ module fanin_rx_3_oku(clock,we,waddr,wd,raddr,rd);
 endmodule // fanin_rx_3_oku
 
 
-module fanin_rx_3_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
+module fanin_rx_3_p_desc(clock,en,hdr,len,row,uck,wdata);
     
     // Module arguments
     input wire  clock;
@@ -39278,7 +39434,6 @@ module fanin_rx_3_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     input wire  [15:0] len;
     input wire  [15:0] row;
     output reg  [15:0] uck;
-    output reg  [639:0] hq;
     output reg  [671:0] wdata;
     
     // Local signals
@@ -39294,7 +39449,6 @@ module fanin_rx_3_p_desc(clock,en,hdr,len,row,uck,hq,wdata);
     end
     
     assign uck = q[335:320];
-    assign hq = q[639:0];
     assign wdata = q;
 endmodule // fanin_rx_3_p_desc
 
@@ -39468,6 +39622,36 @@ module fanin_rx_3_popped(d,q,clock);
     end
           
 endmodule // fanin_rx_3_popped
+
+
+module fanin_rx_3_psh(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_rx_3_psh
+
+
+module fanin_rx_3_pss(hdr,s);
+    
+    // Module arguments
+    input wire  [639:0] hdr;
+    output reg  [31:0] s;
+    
+    // Update code (custom)
+    assign s = (({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]});
+endmodule // fanin_rx_3_pss
 
 
 module fanin_rx_3_r0x(d,q,clock);
@@ -39811,13 +39995,13 @@ module fanin_rx_3_usum(d,q,clock);
 endmodule // fanin_rx_3_usum
 
 
-module fanin_rx_3_uws(tw,acc,first,hdr,tot,ptot);
+module fanin_rx_3_uws(tw,acc,first,psh,tot,ptot);
     
     // Module arguments
     input wire  [63:0] tw;
     input wire  [31:0] acc;
     input wire  first;
-    input wire  [639:0] hdr;
+    input wire  [31:0] psh;
     output reg  [31:0] tot;
     output reg  [31:0] ptot;
     
@@ -39828,7 +40012,7 @@ module fanin_rx_3_uws(tw,acc,first,hdr,tot,ptot);
     wire [31:0] t3 = {16'd0, tw[63:48]};
     wire [31:0] base = first ? 32'd0 : acc;
     assign tot = base + ((t0 + t1) + (t2 + t3));
-    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + ((({16'd0, hdr[311:304], hdr[319:312]} + 32'd17) + ({16'd0, hdr[215:208], hdr[223:216]} + {16'd0, hdr[231:224], hdr[239:232]})) + ({16'd0, hdr[247:240], hdr[255:248]} + {16'd0, hdr[263:256], hdr[271:264]}));
+    assign ptot = (base + ((t0 + t2) + (t1 + t3))) + psh;
 endmodule // fanin_rx_3_uws
 
 

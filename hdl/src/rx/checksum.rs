@@ -428,11 +428,57 @@ impl<const DW: usize, const KW: usize> Logic for IpMask<DW, KW> {
     }
 }
 
+/// Byte offsets of the big-endian words the UDP pseudo header adds to the sum: the UDP
+/// length (38), then the IPv4 source and destination addresses (26..33). The protocol
+/// (17, UDP) is the constant beside them.
+const PSEUDO_WORDS: [usize; 5] = [38, 26, 28, 30, 32];
+
+/// The UDP pseudo header's share of the checksum sum: 17 plus the words at
+/// [`PSEUDO_WORDS`] of the capture (at most 17 + 5 · 0xffff, 19 bits). The port registers
+/// it with the descriptor, so that [`CkTotal`] adds one operand instead of six.
+#[derive(LogicBlock, Default)]
+pub struct PseudoSum {
+    /// The capture.
+    pub hdr: Signal<In, Bits<PARSE_W>>,
+    /// The sum (zero-extended).
+    pub s: Signal<Out, Bits<32>>,
+}
+
+impl Logic for PseudoSum {
+    fn update(&mut self) {
+        let h = self.hdr.val();
+        let w = |o: usize| {
+            (h.get_bits::<8>(8 * o).index() << 8 | h.get_bits::<8>(8 * o + 8).index()) as u64
+        };
+        self.s.next = (17 + PSEUDO_WORDS.iter().map(|&o| w(o)).sum::<u64>()).into();
+    }
+    fn connect(&mut self) {
+        self.s.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let w: Vec<String> = PSEUDO_WORDS
+            .iter()
+            .map(|&o| {
+                format!(
+                    "{{16'd0, hdr[{}:{}], hdr[{}:{}]}}",
+                    8 * o + 7,
+                    8 * o,
+                    8 * o + 15,
+                    8 * o + 8
+                )
+            })
+            .collect();
+        Verilog::Custom(format!(
+            "assign s = (({} + 32'd17) + ({} + {})) + ({} + {});\n",
+            w[0], w[1], w[2], w[3], w[4]
+        ))
+    }
+}
+
 /// The checksum totals of a beat a cycle after its masking: the slots of the masked beat
 /// ([`ck_group`] words per slot, at most 8) added in a balanced tree, plus the sum of the
 /// earlier beats (`acc`, unless this is a first beat): `tot`; and `ptot`, the same plus
-/// the UDP pseudo header (17 + UDP length + the IPv4 addresses, bytes 26..33 of the
-/// capture), for the total of a frame's last beat (the capture then holds every byte).
+/// `psh` (the registered [`PseudoSum`]), for the total of a frame's last beat.
 #[derive(LogicBlock, Default)]
 pub struct CkTotal<const DW: usize> {
     /// The group sums of the masked beat.
@@ -441,11 +487,11 @@ pub struct CkTotal<const DW: usize> {
     pub acc: Signal<In, Bits<32>>,
     /// The beat is a first beat (`acc` is not added).
     pub first: Signal<In, bool>,
-    /// The capture (for the pseudo header).
-    pub hdr: Signal<In, Bits<PARSE_W>>,
+    /// The UDP pseudo header's sum (a register).
+    pub psh: Signal<In, Bits<32>>,
     /// The sum so far (not folded).
     pub tot: Signal<Out, Bits<32>>,
-    /// `tot` plus the UDP pseudo header.
+    /// `tot` plus `psh`.
     pub ptot: Signal<Out, Bits<32>>,
 }
 
@@ -460,11 +506,7 @@ impl<const DW: usize> Logic for CkTotal<DW> {
         if !self.first.val() {
             s += self.acc.val().index() as u64;
         }
-        let h = self.hdr.val();
-        let w = |o: usize| {
-            (h.get_bits::<8>(8 * o).index() << 8 | h.get_bits::<8>(8 * o + 8).index()) as u64
-        };
-        let p = 17 + w(38) + w(26) + w(28) + w(30) + w(32);
+        let p = self.psh.val().index() as u64;
         self.tot.next = (s & 0xffff_ffff).into();
         self.ptot.next = ((s + p) & 0xffff_ffff).into();
     }
@@ -503,26 +545,12 @@ impl<const DW: usize> Logic for CkTotal<DW> {
             }
             ts.remove(0)
         };
-        let w = |o: usize| {
-            format!(
-                "{{16'd0, hdr[{}:{}], hdr[{}:{}]}}",
-                8 * o + 7,
-                8 * o,
-                8 * o + 15,
-                8 * o + 8
-            )
-        };
         v.push_str(&format!(
             "wire [31:0] base = first ? 32'd0 : acc;\n\
              assign tot = base + {st};\n\
-             assign ptot = (base + {sp}) + ((({ul} + 32'd17) + ({w26} + {w28})) + ({w30} + {w32}));\n",
+             assign ptot = (base + {sp}) + psh;\n",
             st = tree(terms.clone()),
             sp = tree(order.iter().map(|&i| terms[i].clone()).collect()),
-            ul = w(38),
-            w26 = w(26),
-            w28 = w(28),
-            w30 = w(30),
-            w32 = w(32)
         ));
         Verilog::Custom(v)
     }

@@ -74,8 +74,6 @@ pub struct DescReg {
     pub row: Signal<In, Bits<16>>,
     /// The registered capture's UDP checksum field (`layout::small::UDP_CSUM`).
     pub uck: Signal<Out, Bits<16>>,
-    /// The registered capture.
-    pub hq: Signal<Out, Bits<PARSE_W>>,
     /// The descriptor: the register and the verdicts.
     pub wdata: Signal<Out, Bits<DESC_W>>,
     /// The register (native model).
@@ -90,12 +88,10 @@ impl Logic for DescReg {
                 | (bit_cast::<DESC_W, 16>(self.row.val()) << desc::RX_ROW.offset as u64);
         }
         self.uck.next = self.q.val().get_bits::<16>(small::UDP_CSUM.offset);
-        self.hq.next = self.q.val().get_bits::<PARSE_W>(desc::RX_HDR.offset);
         self.wdata.next = self.q.val();
     }
     fn connect(&mut self) {
         self.uck.connect();
-        self.hq.connect();
         self.wdata.connect();
         self.q.connect();
     }
@@ -105,10 +101,8 @@ impl Logic for DescReg {
             "initial begin\n    q = {DESC_W}'h0;\nend\n\n\
              always @(posedge clock) begin\n    if (en) q <= {{row, len, hdr}};\nend\n\n\
              assign uck = q[{ck}];\n\
-             assign hq = q[{hq}];\n\
              assign wdata = q;\n",
             ck = range(small::UDP_CSUM),
-            hq = range(desc::RX_HDR),
         ))
     }
     fn timing(&self) -> Vec<TimingInfo> {
@@ -116,7 +110,7 @@ impl Logic for DescReg {
             name: "desc".into(),
             clock: "clock".into(),
             inputs: vec!["en".into(), "hdr".into(), "len".into(), "row".into()],
-            outputs: vec!["uck".into(), "hq".into()],
+            outputs: vec!["uck".into()],
         }]
     }
 }

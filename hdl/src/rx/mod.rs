@@ -30,7 +30,7 @@ use rust_hdl::prelude::*;
 
 mod checksum;
 mod desc;
-pub use checksum::{CkTotal, IpMask, MaskSum, OkFlags, Repeat, UdpMask};
+pub use checksum::{CkTotal, IpMask, MaskSum, OkFlags, PseudoSum, Repeat, UdpMask};
 pub use desc::{DescReg, DescRoom, HdrCap, KeepCount};
 
 /// Width of an ingress descriptor: 640-bit capture (bits 639:0), 16-bit length (655:640),
@@ -193,6 +193,10 @@ pub struct Rx<const DW: usize, const KW: usize, const WB: usize> {
     ims: MaskSum<DW, KW>,
     uws: CkTotal<DW>,
     iws: CkTotal<DW>,
+    /// The UDP pseudo header's sum of the capture (registered in `psh`).
+    pss: PseudoSum,
+    /// The pseudo header's sum of the frame whose descriptor is loaded (taken with it).
+    psh: DFF<Bits<32>>,
     pend_a: DFF<bool>,
     pend: DFF<bool>,
     pa_row: DFF<Bits<16>>,
@@ -326,6 +330,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Rx<DW, KW, WB> {
             ims: Default::default(),
             uws: Default::default(),
             iws: Default::default(),
+            pss: Default::default(),
+            psh: Default::default(),
             pend_a: Default::default(),
             pend: Default::default(),
             pa_row: Default::default(),
@@ -362,7 +368,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         dff_setup!(
             self, clock, in_frame, bo, ph, drop, full, nrow, ch, wrow, row0, wx, r0x, rdrow, rem,
             neg, hz, dw, dwq, dr, occ, popped, usum, isum, s1_v, s1_first, s1_us, s1_is, umk, imk,
-            s0_v, s0_first, um, ur, im, pend_a, pend, pa_row, p_utot, p_itot, p_uck0, pend_c, dwl,
+            s0_v, s0_first, um, ur, im, pend_a, pend, pa_row, psh, p_utot, p_itot, p_uck0, pend_c, dwl,
             wq_we, wq_addr, wq_data
         );
         self.data.clock.next = self.clock.val();
@@ -405,11 +411,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.uws.tw.next = self.s1_us.q.val();
         self.uws.acc.next = self.usum.q.val();
         self.uws.first.next = self.s1_first.q.val();
-        self.uws.hdr.next = self.p_desc.hq.val();
+        self.uws.psh.next = self.psh.q.val();
         self.iws.tw.next = self.s1_is.q.val();
         self.iws.acc.next = self.isum.q.val();
         self.iws.first.next = self.s1_first.q.val();
-        self.iws.hdr.next = self.hc.hdr.val();
+        self.iws.psh.next = 0.into();
+        self.pss.hdr.next = self.hc.hdr.val();
         self.rep.a.next = self.wq_data.q.val();
         // A payload write happens on an accepted beat in the payload phase of a frame that
         // is not being dropped and has a row left.
@@ -486,10 +493,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         self.p_desc.hdr.next = self.hc.hdr.val();
         self.p_desc.len.next = self.dlen.val();
         self.p_desc.row.next = self.pa_row.q.val();
+        if self.pend_a.q.val() {
+            self.psh.d.next = self.pss.s.val();
+        }
         // The totals of the last beat are ready two cycles after tlast, a cycle after the
-        // capture may have started on the next frame: the UDP pseudo header comes from the
-        // descriptor register (this frame's capture from `pend_a` on), and so does
-        // `p_uck0`, taken before the register can reload.
+        // capture may have started on the next frame: the UDP pseudo header's sum is
+        // registered with the descriptor (`psh`, this frame's capture from `pend_a` on; one
+        // operand of the last total instead of six), and `p_uck0` comes from the
+        // descriptor register, taken before it can reload.
         self.p_utot.d.next = self.uws.ptot.val();
         self.p_itot.d.next = self.iws.tot.val();
         self.p_uck0.d.next = self.p_desc.uck.val() == 0;
