@@ -108,7 +108,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_mclog = 16'h4;
     localparam  c_mcmask = 24'hf;
     localparam  c_lanes = 16'h40;
-    localparam  ev_completions = 32'h8;
     localparam  ev_results_sent = 32'h10;
     localparam  ev_unknown_job = 32'h4000;
     localparam  ev_idle_reclaims = 32'h400000;
@@ -123,15 +122,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  cs_free = 3'b0;
     localparam  cs_aggregating = 3'b1;
     localparam  cs_emitted = 3'b10;
-    localparam  cs_done = 3'b11;
     localparam  cs_stale = 3'b100;
     localparam  pt_contribution = 8'h1;
-    localparam  pt_result = 8'h2;
     localparam  pt_join = 8'h3;
-    localparam  pt_accept = 8'h4;
-    localparam  pt_refuse = 8'h5;
     localparam  fl_bypass = 8'h1;
-    localparam  fl_multicast = 8'h2;
     localparam  fl_partial = 8'h4;
     localparam  fl_exp_mismatch = 8'h10;
     localparam  fl_kept = 8'h18;
@@ -142,19 +136,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  t_wire_bad = 16'h7c00;
     localparam  t_arp = 16'h8200;
     localparam  at_job_epoch = 16'h1d0;
-    localparam  at_meta_entry = 16'h8;
-    localparam  at_meta_epoch_lo = 16'h10;
-    localparam  at_meta_epoch_hi = 16'hc0;
-    localparam  at_meta_block = 16'h20;
-    localparam  at_meta_bitmap = 16'h40;
-    localparam  at_meta_exponent = 16'h80;
-    localparam  at_meta_flags = 16'h88;
-    localparam  at_meta_elements = 16'h90;
     localparam  at_meta_timer = 16'ha0;
     localparam  at_meta_touched = 16'hd0;
     localparam  mk_meta_state = 240'h7;
     localparam  mk_meta_state_times = 240'hffffffff0000ffffffff0000000000000000000000000000000000000007;
-    localparam  mk_meta_bitmap_flags = 240'hffffffff0000000000000000ff00ffffffffffffffff0000000000000000;
     localparam  ev_sessions = 32'h1000000;
     localparam  mk_job_epoch = 576'hffffffff00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
     
@@ -928,6 +913,54 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [7:0] item$pp_child_q$1;
     wire  [7:0] item$pp_child_q$2;
     wire  [7:0] item$pp_child_q$3;
+    reg  [2:0] loads$act;
+    reg  [1:0] loads$aop;
+    reg  loads$cpl;
+    reg  loads$merge;
+    reg  loads$rok;
+    reg  [7:0] loads$why;
+    reg  [31:0] loads$dev;
+    reg  [255:0] loads$f;
+    reg  [595:0] loads$c;
+    reg  [7:0] loads$ji;
+    reg  [23:0] loads$cadr;
+    reg  [575:0] loads$je;
+    reg  [31:0] loads$jep;
+    reg  [239:0] loads$xm;
+    reg  [63:0] loads$newbm;
+    reg  [7:0] loads$mflags;
+    reg  [7:0] loads$sflags;
+    reg  [15:0] loads$rows_m;
+    reg  [15:0] loads$rows;
+    reg  loads$rle1;
+    reg  loads$partial;
+    reg  loads$busy_st;
+    reg  loads$samebl;
+    reg  [47:0] loads$me_mac;
+    reg  [31:0] loads$me_ip;
+    reg  [15:0] loads$me_port;
+    reg  [698:0] loads$sq;
+    reg  [31:0] loads$ac_nonce;
+    reg  [47:0] loads$ac_mac;
+    reg  [31:0] loads$ac_ip;
+    reg  [15:0] loads$ac_udp;
+    reg  [3:0] loads$ac_port;
+    reg  [63:0] loads$ac_bm;
+    reg  [15:0] loads$ac_job;
+    reg  [31:0] loads$ac_block;
+    reg  [7:0] loads$ac_entry;
+    wire  [698:0] loads$ld;
+    wire  [351:0] loads$ld_o;
+    wire  loads$mc;
+    wire  [31:0] loads$ev;
+    wire  loads$join_go;
+    wire  loads$dwe;
+    wire  [239:0] loads$dwd;
+    wire  loads$dbi;
+    wire  loads$dbd;
+    wire  loads$dhwc;
+    wire  [698:0] loads$ac;
+    wire  [351:0] loads$ac_o;
     reg  [3:0] state$d;
     wire  [3:0] state$q;
     reg  state$clock;
@@ -1162,24 +1195,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  ge_p2;
     reg  qf;
     reg  dec_v;
-    reg  [239:0] xm;
-    reg  [7:0] xm_flags;
-    reg  [7:0] xm_exp;
-    reg  [15:0] xm_elem;
-    reg  [31:0] xm_block;
-    reg  [63:0] xm_bitmap;
     reg  qf0;
     reg  sq_ld;
-    reg  [2:0] dh_st;
     reg  [2:0] pr_kind;
     reg  [23:0] pbaddr;
     reg  xp_byp;
-    reg  [2:0] dact;
     reg  hwc;
-    reg  cr;
-    reg  [239:0] cmw;
-    reg  cpl;
-    reg  [1:0] aop;
     reg  h_go;
     reg  pick_now;
     reg  pick_ok;
@@ -1188,7 +1209,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  b_done;
     reg  [31:0] ev_b;
     reg  all_rdy;
-    reg  d_rly;
     reg  [7:0] rpm;
     reg  [63:0] jcb;
     reg  [23:0] chaddr;
@@ -1233,11 +1253,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  jc_hold;
     reg  [31:0] jc_busy;
     reg  lk_go;
-    reg  dwe;
-    reg  [239:0] dwd;
-    reg  dbi;
-    reg  dbd;
-    reg  dhwc;
     reg  [31:0] ev;
     reg  rx_ev$0;
     reg  rx_ev$1;
@@ -2111,6 +2126,56 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .pp_child_q$2(item$pp_child_q$2),
         .pp_child_q$3(item$pp_child_q$3)
     );
+    fanin_loads loads(
+        .act(loads$act),
+        .aop(loads$aop),
+        .cpl(loads$cpl),
+        .merge(loads$merge),
+        .rok(loads$rok),
+        .why(loads$why),
+        .dev(loads$dev),
+        .f(loads$f),
+        .c(loads$c),
+        .ji(loads$ji),
+        .cadr(loads$cadr),
+        .je(loads$je),
+        .jep(loads$jep),
+        .xm(loads$xm),
+        .newbm(loads$newbm),
+        .mflags(loads$mflags),
+        .sflags(loads$sflags),
+        .rows_m(loads$rows_m),
+        .rows(loads$rows),
+        .rle1(loads$rle1),
+        .partial(loads$partial),
+        .busy_st(loads$busy_st),
+        .samebl(loads$samebl),
+        .me_mac(loads$me_mac),
+        .me_ip(loads$me_ip),
+        .me_port(loads$me_port),
+        .sq(loads$sq),
+        .ac_nonce(loads$ac_nonce),
+        .ac_mac(loads$ac_mac),
+        .ac_ip(loads$ac_ip),
+        .ac_udp(loads$ac_udp),
+        .ac_port(loads$ac_port),
+        .ac_bm(loads$ac_bm),
+        .ac_job(loads$ac_job),
+        .ac_block(loads$ac_block),
+        .ac_entry(loads$ac_entry),
+        .ld(loads$ld),
+        .ld_o(loads$ld_o),
+        .mc(loads$mc),
+        .ev(loads$ev),
+        .join_go(loads$join_go),
+        .dwe(loads$dwe),
+        .dwd(loads$dwd),
+        .dbi(loads$dbi),
+        .dbd(loads$dbd),
+        .dhwc(loads$dhwc),
+        .ac(loads$ac),
+        .ac_o(loads$ac_o)
+    );
     fanin_state state(
         .d(state$d),
         .q(state$q),
@@ -2948,12 +3013,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         meta$wdata = 32'h0;
         meta$we = 32'h0;
         m = meta$m;
-        xm = x_m$q;
-        xm_block = xm[(32'h20)+:(32)];
-        xm_bitmap = xm[(32'h40)+:(64)];
-        xm_exp = xm[(32'h80)+:(8)];
-        xm_flags = xm[(32'h88)+:(8)];
-        xm_elem = xm[(32'h90)+:(16)];
         m_st = m[(32'h0)+:(3)];
         m_jidx = m[(32'h8)+:(8)];
         m_block = m[(32'h20)+:(32)];
@@ -3033,9 +3092,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dbg_tick = timer$now_q;
         ev = 32'h0;
         ev_b = 32'h0;
-        dact = Action$Drop;
         hwc = 1'b0;
-        cr = 1'b0;
         back$clock = clock;
         back$room = all_rdy;
         back$ch_data = chram2$rdata;
@@ -3065,7 +3122,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         h_go = 1'b0;
         h_st = BackState$Idle;
-        dh_st = BackState$Idle;
         back$f_sel = sel$q;
         back$f_row0 = row0$q;
         back$f_nrows = nrows$q;
@@ -3341,207 +3397,68 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
         endcase
         dec_v = (xstate$q == DecState$Decide) | xo_v$q;
-        dact = dsel$act_q;
-        d_rly = dsel$act_q == Action$Relay;
-        aop = dsel$aop_q;
-        cpl = dsel$cpl_q;
-        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_ji$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((x_jep$q[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((x_jep$q[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((dx_f$q[(64'h38)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((dx_f$q[(64'h60)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((dx_f$q[(64'h10)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((x_sflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_f$q[(64'h28)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((dx_c$q[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_c$q[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
-        if (dsel$merge_q) begin
-            cmw = (xm & ~mk_meta_bitmap_flags) | (((x_newbm$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((x_mflags$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((dx_c$q[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
-        end
-        cr = cpl & ~x_je$q[(32'h1)+:(1)];
-        dwe = 1'b0;
-        dwd = cmw;
-        dbi = 1'b0;
-        dbd = 1'b0;
-        dhwc = 1'b0;
-        if ((dx_f$q[(64'h0)+:(8)] == pt_result) & x_je$q[(32'h1)+:(1)] & dsel$rok_q & q_c$q[(64'h5)+:(1)]) begin
-            dwe = 1'b1;
-            dwd = (xm & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-            dbd = q_c$q[(64'h3)+:(1)];
-        end
-        if (dact == Action$Aggregate) begin
-            dwe = 1'b1;
-            if (cpl) begin
-                if (x_je$q[(32'h1)+:(1)]) begin
-                    dwd = (cmw & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((dx_c$q[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((dx_c$q[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
-                end
-                else begin
-                    dwd = (cmw & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-                end
-            end
-            if (aop == 32'h1) begin
-                dhwc = ~q_c$q[(64'h3)+:(1)];
-                dbi = ~q_c$q[(64'h3)+:(1)] & ~cr;
-                dbd = q_c$q[(64'h3)+:(1)] & cr;
-            end
-            else begin
-                dbd = cr;
-            end
-        end
+        loads$act = dsel$act_q;
+        loads$aop = dsel$aop_q;
+        loads$cpl = dsel$cpl_q;
+        loads$merge = dsel$merge_q;
+        loads$rok = dsel$rok_q;
+        loads$why = dsel$why_q;
+        loads$dev = dsel$ev_q;
+        loads$f = dx_f$q;
+        loads$c = dx_c$q;
+        loads$ji = dx_ji$q;
+        loads$cadr = dx_cadr$q;
+        loads$je = x_je$q;
+        loads$jep = x_jep$q;
+        loads$xm = x_m$q;
+        loads$newbm = x_newbm$q;
+        loads$mflags = x_mflags$q;
+        loads$sflags = x_sflags$q;
+        loads$rows_m = x_rows_m$q;
+        loads$rows = q_rows$q;
+        loads$rle1 = q_rle1$q;
+        loads$partial = q_partial$q;
+        loads$busy_st = q_c$q[(64'h3)+:(1)];
+        loads$samebl = q_c$q[(64'h5)+:(1)];
+        loads$me_mac = csr$me_mac;
+        loads$me_ip = csr$me_ip;
+        loads$me_port = csr$me_port;
+        loads$sq = item$sq_q;
+        loads$ac_nonce = sess$ac_nonce;
+        loads$ac_mac = sess$ac_mac;
+        loads$ac_ip = sess$ac_ip;
+        loads$ac_udp = sess$ac_udp;
+        loads$ac_port = sess$ac_port;
+        loads$ac_bm = sess$ac_bm;
+        loads$ac_job = sess$ac_job;
+        loads$ac_block = sess$ac_block;
+        loads$ac_entry = sess$entry;
         hu_v$d = 1'b0;
         sess$join_go = 1'b0;
         if (dec_v) begin
             if (~item$v_q | sq_ld) begin
                 item$dec_go = 1'b1;
-                item$ld[(64'h299)+:(1)] = 1'b0;
-                item$ld[(64'h3f)+:(1)] = 1'b0;
-                item$ld[(64'h50)+:(1)] = 1'b0;
-                item$ld[(64'h4)+:(1)] = 1'b0;
                 if (dx_f$q[(64'h0)+:(8)] == pt_join) begin
                     x_join$d = 1'b0;
                 end
                 hu_v$d = dsel$hup_q;
                 hu_j$d = dx_ji$q;
                 hu_b$d = dx_f$q[(64'h38)+:(32)];
-                dh_st = BackState$Release;
                 xstate$d = DecState$Idle;
-                item$ld[(64'h291)+:(4)] = dx_c$q[(64'h20)+:(4)];
-                item$ld[(64'h281)+:(16)] = dx_c$q[(64'h234)+:(16)];
-                item$ld[(64'h271)+:(16)] = dx_c$q[(64'h244)+:(16)];
-                item$ld[(64'h51)+:(512)] = dx_c$q[(64'h24)+:(512)];
-                item$ld[(64'h259)+:(16)] = dx_c$q[(64'h224)+:(16)];
+                item$ld = loads$ld;
+                item$ld_o = loads$ld_o;
+                item$mc = loads$mc;
+                ev = loads$ev;
+                sess$join_go = loads$join_go;
                 meta$waddr = dx_cadr$q;
-                bz_j = dx_ji$q;
-                item$ld[(64'h27)+:(24)] = dx_cadr$q;
-                item$ld[(64'h251)+:(8)] = dx_ji$q;
-                item$ld[(64'h269)+:(8)] = x_je$q[(32'h10)+:(8)];
-                item$ld_o[(64'hd0)+:(48)] = csr$me_mac;
-                item$ld_o[(64'ha0)+:(32)] = csr$me_ip;
-                item$ld_o[(64'hc0)+:(16)] = csr$me_port;
-                item$ld_o[(64'h130)+:(48)] = x_je$q[(32'h180)+:(48)];
-                item$ld_o[(64'h100)+:(32)] = x_je$q[(32'h160)+:(32)];
-                item$ld_o[(64'h120)+:(16)] = x_je$q[(32'h1b0)+:(16)];
-                item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((x_je$q[(32'h1c0)+:(4)]) & 8'hff);
-                item$ld_o[(64'h0)+:(8)] = dx_f$q[(64'h0)+:(8)];
-                item$ld_o[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)];
-                item$ld_o[(64'h10)+:(8)] = dx_f$q[(64'h10)+:(8)];
-                item$ld_o[(64'h18)+:(16)] = dx_f$q[(64'h18)+:(16)];
-                item$ld_o[(64'h28)+:(16)] = dx_f$q[(64'h28)+:(16)];
-                item$ld[(64'h40)+:(16)] = q_rows$q;
-                item$ld[(64'h298)+:(1)] = q_rows$q != 32'h0;
-                item$ld[(64'h295)+:(1)] = q_rows$q == 32'h1;
-                item$ld_o[(64'h38)+:(32)] = dx_f$q[(64'h38)+:(32)];
-                item$ld_o[(64'h58)+:(8)] = dx_f$q[(64'h58)+:(8)];
-                item$ld_o[(64'h60)+:(64)] = dx_f$q[(64'h60)+:(64)];
-                item$ld[(64'h29a)+:(16)] = q_rows$q;
-                ev = dsel$ev_q;
-                if (dwe) begin
-                    meta$wdata = dwd;
+                if (loads$dwe) begin
+                    meta$wdata = loads$dwd;
                     meta$we = 32'h1;
                 end
-                bz_inc = dbi;
-                bz_dec = dbd;
-                hwc = dhwc;
-                if ((dx_f$q[(64'h0)+:(8)] == pt_result) & x_je$q[(32'h1)+:(1)] & dsel$rok_q) begin
-                    item$ld_o[(64'ha0)+:(32)] = csr$me_ip;
-                    item$ld_o[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)] | fl_multicast;
-                    item$mc = 1'b1;
-                    dh_st = BackState$CopyRows;
-                end
-                case (dact)
-                    Action$Bypass:
-                        begin
-                            item$ld_o[(64'ha0)+:(32)] = dx_f$q[(64'ha0)+:(32)];
-                            item$ld_o[(64'hc0)+:(16)] = dx_f$q[(64'hc0)+:(16)];
-                            item$ld_o[(64'h8)+:(8)] = dx_f$q[(64'h8)+:(8)] | fl_bypass;
-                            dh_st = BackState$CopyRows;
-                        end
-                    Action$Aggregate:
-                        begin
-                            dh_st = BackState$Rmw;
-                            if (cpl) begin
-                                ev = ev | ev_completions;
-                                item$ld[(64'h3f)+:(1)] = 1'b1;
-                                item$ld[(64'h299)+:(1)] = 1'b1;
-                                item$ld[(64'h50)+:(1)] = 1'b1;
-                                item$ld_o[(64'h10)+:(8)] = cmw[(32'h80)+:(8)];
-                                item$ld_o[(64'h60)+:(64)] = cmw[(32'h40)+:(64)];
-                                if (x_je$q[(32'h1)+:(1)]) begin
-                                    item$ld_o[(64'h0)+:(8)] = pt_contribution;
-                                    item$ld_o[(64'h8)+:(8)] = cmw[(32'h88)+:(8)];
-                                    item$ld_o[(64'h58)+:(8)] = x_je$q[(32'h18)+:(8)];
-                                end
-                                else begin
-                                    item$ld_o[(64'h0)+:(8)] = pt_result;
-                                    item$ld_o[(64'h8)+:(8)] = cmw[(32'h88)+:(8)] | fl_multicast;
-                                    item$mc = 1'b1;
-                                end
-                            end
-                        end
-                    Action$ReEmit:
-                        begin
-                            item$ld[(64'h299)+:(1)] = 1'b1;
-                            item$ld_o[(64'h0)+:(8)] = pt_contribution;
-                            if (q_partial$q) begin
-                                item$ld_o[(64'h8)+:(8)] = xm_flags | fl_partial;
-                            end
-                            else begin
-                                item$ld_o[(64'h8)+:(8)] = xm_flags;
-                            end
-                            item$ld_o[(64'h10)+:(8)] = xm_exp;
-                            item$ld_o[(64'h28)+:(16)] = xm_elem;
-                            item$ld[(64'h40)+:(16)] = x_rows_m$q;
-                            item$ld[(64'h298)+:(1)] = x_rows_m$q != 32'h0;
-                            item$ld[(64'h295)+:(1)] = x_rows_m$q == 32'h1;
-                            item$ld_o[(64'h38)+:(32)] = xm_block;
-                            item$ld_o[(64'h58)+:(8)] = x_je$q[(32'h18)+:(8)];
-                            item$ld_o[(64'h60)+:(64)] = xm_bitmap;
-                            item$ld[(64'h50)+:(1)] = 1'b1;
-                            dh_st = BackState$CopyRows;
-                        end
-                    Action$Refuse:
-                        begin
-                            item$ld_o[(64'h0)+:(8)] = pt_refuse;
-                            item$ld_o[(64'h8)+:(8)] = 32'h0;
-                            item$ld_o[(64'h10)+:(8)] = 32'h0;
-                            item$ld_o[(64'h28)+:(16)] = 32'h0;
-                            item$ld_o[(64'h58)+:(8)] = dsel$why_q;
-                            item$ld[(64'h40)+:(16)] = 32'h0;
-                            item$ld[(64'h298)+:(1)] = 1'b0;
-                            item$ld[(64'h295)+:(1)] = 1'b0;
-                            item$ld_o[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
-                            item$ld_o[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
-                            item$ld_o[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
-                            item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((dx_c$q[(64'h20)+:(4)]) & 8'hff);
-                            dh_st = BackState$CopyRows;
-                        end
-                    Action$Join:
-                        begin
-                            sess$join_go = 1'b1;
-                        end
-                    Action$Relay:
-                        begin
-                            item$mc = 1'b1;
-                            dh_st = BackState$CopyRows;
-                        end
-                    Action$Replay:
-                        begin
-                            item$ld[(64'h299)+:(1)] = 1'b1;
-                            item$ld[(64'h50)+:(1)] = 1'b1;
-                            item$ld_o[(64'h0)+:(8)] = pt_result;
-                            item$ld_o[(64'h8)+:(8)] = xm_flags;
-                            item$ld_o[(64'h10)+:(8)] = xm_exp;
-                            item$ld_o[(64'h28)+:(16)] = xm_elem;
-                            item$ld[(64'h40)+:(16)] = x_rows_m$q;
-                            item$ld[(64'h298)+:(1)] = x_rows_m$q != 32'h0;
-                            item$ld[(64'h295)+:(1)] = x_rows_m$q == 32'h1;
-                            item$ld_o[(64'h38)+:(32)] = xm_block;
-                            item$ld_o[(64'h60)+:(64)] = xm_bitmap;
-                            item$ld_o[(64'h130)+:(48)] = dx_f$q[(64'hd0)+:(48)];
-                            item$ld_o[(64'h100)+:(32)] = dx_f$q[(64'ha0)+:(32)];
-                            item$ld_o[(64'h120)+:(16)] = dx_f$q[(64'hc0)+:(16)];
-                            item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((dx_c$q[(64'h20)+:(4)]) & 8'hff);
-                            dh_st = BackState$CopyRows;
-                        end
-                    default:
-                        begin
-                        end
-                endcase
-                item$ld[(64'h25)+:(2)] = aop;
-                item$ld[(64'h297)+:(1)] = d_rly;
-                item$ld[(64'h0)+:(3)] = dh_st;
-                item$ld[(64'h3)+:(1)] = q_rle1$q;
+                bz_j = dx_ji$q;
+                bz_inc = loads$dbi;
+                bz_dec = loads$dbd;
+                hwc = loads$dhwc;
             end
         end
         if (q_bi$q) begin
@@ -3570,8 +3487,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_qfull$d = qf0;
                     q_qf_p$d = qfp;
                     q_qf_m$d = qfm;
-                    q_bi$d = xo_v$q & dbi & (dx_ji$q == x_ji$q);
-                    q_bd$d = xo_v$q & dbd & (dx_ji$q == x_ji$q);
+                    q_bi$d = xo_v$q & loads$dbi & (dx_ji$q == x_ji$q);
+                    q_bd$d = xo_v$q & loads$dbd & (dx_ji$q == x_ji$q);
                     q_c$d[(64'hb)+:(1)] = (xp_f$q[(64'h60)+:(64)] & ~je$q[(32'h40)+:(64)]) != 32'h0;
                     q_c$d[(64'hc)+:(1)] = xp_f$q[(64'h28)+:(16)] > c_lanes;
                     q_c$d[(64'hd)+:(1)] = ~xp_byp & (xp_f$q[(64'h58)+:(8)] >= je$q[(32'h10)+:(8)]);
@@ -3626,8 +3543,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             sbq$d = sb_cur;
             soq$d = so_cur;
             bcd$d = 32'h0;
-            if (dec_v & (dbi | dbd) & (dx_ji$q == ji$q)) begin
-                bcd$d = ((dbi) & 2'h3) | (((dbd) & 2'h3) << 32'h1);
+            if (dec_v & (loads$dbi | loads$dbd) & (dx_ji$q == ji$q)) begin
+                bcd$d = ((loads$dbi) & 2'h3) | (((loads$dbd) & 2'h3) << 32'h1);
             end
             else if (bq_j$q == ji$q) begin
                 bcd$d = ((bq_inc$q) & 2'h3) | (((bq_dec$q) & 2'h3) << 32'h1);
@@ -3644,9 +3561,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             x_cadr$d = cadr$q;
             x_c$d = lk_c$q;
         end
-        meta$dw_v = dec_v & dwe;
+        meta$dw_v = dec_v & loads$dwe;
         meta$dw_a = dx_cadr$q;
-        meta$dw_d = dwd;
+        meta$dw_d = loads$dwd;
         if (pick_now) begin
             sel$d = pick$pk_idx_q;
             last$d = pick$pk_idx_q;
@@ -3754,40 +3671,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (sess$ac_ready & ~item$v_q & ~dec_v) begin
             sess$ac_take = 1'b1;
             item$ac_go = 1'b1;
-            item$ld[(64'h0)+:(3)] = BackState$CopyRows;
-            item$ld[(64'h3)+:(1)] = 1'b1;
-            item$ld[(64'h25)+:(2)] = 32'h0;
-            item$ld[(64'h29a)+:(16)] = 32'h0;
-            item$ld[(64'h299)+:(1)] = 1'b0;
-            item$ld[(64'h3f)+:(1)] = 1'b0;
-            item$ld[(64'h50)+:(1)] = 1'b0;
-            item$ld[(64'h297)+:(1)] = 1'b0;
-            item$ld[(64'h4)+:(1)] = 1'b1;
-            item$ld[(64'h5)+:(32)] = sess$ac_nonce;
-            item$ld[(64'h40)+:(16)] = 32'h1;
-            item$ld[(64'h298)+:(1)] = 1'b1;
-            item$ld[(64'h295)+:(1)] = 1'b1;
-            item$ld[(64'h291)+:(4)] = sess$ac_port;
-            item$ld[(64'h281)+:(16)] = 32'h0;
-            item$ld[(64'h271)+:(16)] = 32'h0;
-            item$ld[(64'h27)+:(24)] = 32'h0;
-            item$ld[(64'h251)+:(8)] = sess$entry;
-            item$ld[(64'h269)+:(8)] = 32'h0;
-            item$ld_o[(64'hd0)+:(48)] = csr$me_mac;
-            item$ld_o[(64'ha0)+:(32)] = csr$me_ip;
-            item$ld_o[(64'hc0)+:(16)] = csr$me_port;
-            item$ld_o[(64'h130)+:(48)] = sess$ac_mac;
-            item$ld_o[(64'h100)+:(32)] = sess$ac_ip;
-            item$ld_o[(64'h120)+:(16)] = sess$ac_udp;
-            item$ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((sess$ac_port) & 8'hff);
-            item$ld_o[(64'h0)+:(8)] = pt_accept;
-            item$ld_o[(64'h8)+:(8)] = 32'h0;
-            item$ld_o[(64'h10)+:(8)] = 32'h0;
-            item$ld_o[(64'h18)+:(16)] = sess$ac_job;
-            item$ld_o[(64'h28)+:(16)] = 32'h1;
-            item$ld_o[(64'h38)+:(32)] = sess$ac_block;
-            item$ld_o[(64'h58)+:(8)] = 32'h0;
-            item$ld_o[(64'h60)+:(64)] = sess$ac_bm;
+            item$ld = loads$ac;
+            item$ld_o = loads$ac_o;
         end
         if (sess$opened) begin
             ev = ev | ev_sessions;
@@ -20750,6 +20635,337 @@ module fanin_lk_v(d,q,clock);
     end
           
 endmodule // fanin_lk_v
+
+
+module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mflags,sflags,rows_m,rows,rle1,partial,busy_st,samebl,me_mac,me_ip,me_port,sq,ac_nonce,ac_mac,ac_ip,ac_udp,ac_port,ac_bm,ac_job,ac_block,ac_entry,ld,ld_o,mc,ev,join_go,dwe,dwd,dbi,dbd,dhwc,ac,ac_o);
+    
+    // Module arguments
+    input wire  [2:0] act;
+    input wire  [1:0] aop;
+    input wire  cpl;
+    input wire  merge;
+    input wire  rok;
+    input wire  [7:0] why;
+    input wire  [31:0] dev;
+    input wire  [255:0] f;
+    input wire  [595:0] c;
+    input wire  [7:0] ji;
+    input wire  [23:0] cadr;
+    input wire  [575:0] je;
+    input wire  [31:0] jep;
+    input wire  [239:0] xm;
+    input wire  [63:0] newbm;
+    input wire  [7:0] mflags;
+    input wire  [7:0] sflags;
+    input wire  [15:0] rows_m;
+    input wire  [15:0] rows;
+    input wire  rle1;
+    input wire  partial;
+    input wire  busy_st;
+    input wire  samebl;
+    input wire  [47:0] me_mac;
+    input wire  [31:0] me_ip;
+    input wire  [15:0] me_port;
+    input wire  [698:0] sq;
+    input wire  [31:0] ac_nonce;
+    input wire  [47:0] ac_mac;
+    input wire  [31:0] ac_ip;
+    input wire  [15:0] ac_udp;
+    input wire  [3:0] ac_port;
+    input wire  [63:0] ac_bm;
+    input wire  [15:0] ac_job;
+    input wire  [31:0] ac_block;
+    input wire  [7:0] ac_entry;
+    output reg  [698:0] ld;
+    output reg  [351:0] ld_o;
+    output reg  mc;
+    output reg  [31:0] ev;
+    output reg  join_go;
+    output reg  dwe;
+    output reg  [239:0] dwd;
+    output reg  dbi;
+    output reg  dbd;
+    output reg  dhwc;
+    output reg  [698:0] ac;
+    output reg  [351:0] ac_o;
+    
+    // Constant declarations
+    localparam  cs_aggregating = 3'b1;
+    localparam  cs_done = 3'b11;
+    localparam  cs_emitted = 3'b10;
+    localparam  ev_completions = 32'h8;
+    localparam  fl_bypass = 8'h1;
+    localparam  fl_multicast = 8'h2;
+    localparam  fl_partial = 8'h4;
+    localparam  pt_accept = 8'h4;
+    localparam  pt_contribution = 8'h1;
+    localparam  pt_refuse = 8'h5;
+    localparam  pt_result = 8'h2;
+    localparam  at_meta_entry = 16'h8;
+    localparam  at_meta_epoch_lo = 16'h10;
+    localparam  at_meta_epoch_hi = 16'hc0;
+    localparam  at_meta_block = 16'h20;
+    localparam  at_meta_bitmap = 16'h40;
+    localparam  at_meta_exponent = 16'h80;
+    localparam  at_meta_flags = 16'h88;
+    localparam  at_meta_elements = 16'h90;
+    localparam  at_meta_timer = 16'ha0;
+    localparam  at_meta_touched = 16'hd0;
+    localparam  mk_meta_state = 240'h7;
+    localparam  mk_meta_state_times = 240'hffffffff0000ffffffff0000000000000000000000000000000000000007;
+    localparam  mk_meta_bitmap_flags = 240'hffffffff0000000000000000ff00ffffffffffffffff0000000000000000;
+    
+    // Enums
+    localparam Action$Drop = 0;
+    localparam Action$Bypass = 1;
+    localparam Action$Aggregate = 2;
+    localparam Action$ReEmit = 3;
+    localparam Action$Replay = 4;
+    localparam Action$Relay = 5;
+    localparam Action$Refuse = 6;
+    localparam Action$Join = 7;
+    localparam BackState$Idle = 0;
+    localparam BackState$Rmw = 1;
+    localparam BackState$ChildScan = 2;
+    localparam BackState$CopyRows = 3;
+    localparam BackState$FirstHeader = 4;
+    localparam BackState$Select = 5;
+    localparam BackState$Release = 6;
+    
+    // Local signals
+    reg  [239:0] cmw;
+    reg  cr;
+    reg  [2:0] st;
+    reg  [7:0] xm_flags;
+    reg  [7:0] xm_exp;
+    reg  [15:0] xm_elem;
+    reg  [31:0] xm_block;
+    reg  [63:0] xm_bitmap;
+    
+    // Update code
+    always @(*) begin
+        xm_block = xm[(32'h20)+:(32)];
+        xm_bitmap = xm[(32'h40)+:(64)];
+        xm_exp = xm[(32'h80)+:(8)];
+        xm_flags = xm[(32'h88)+:(8)];
+        xm_elem = xm[(32'h90)+:(16)];
+        mc = 1'b0;
+        join_go = 1'b0;
+        ld = sq;
+        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((jep[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((jep[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((f[(64'h38)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((f[(64'h60)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((f[(64'h10)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((sflags) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((f[(64'h28)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+        if (merge) begin
+            cmw = (xm & ~mk_meta_bitmap_flags) | (((newbm) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((mflags) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+        end
+        cr = cpl & ~je[(32'h1)+:(1)];
+        dwe = 1'b0;
+        dwd = cmw;
+        dbi = 1'b0;
+        dbd = 1'b0;
+        dhwc = 1'b0;
+        if ((f[(64'h0)+:(8)] == pt_result) & je[(32'h1)+:(1)] & rok & samebl) begin
+            dwe = 1'b1;
+            dwd = (xm & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+            dbd = busy_st;
+        end
+        if (act == Action$Aggregate) begin
+            dwe = 1'b1;
+            if (cpl) begin
+                if (je[(32'h1)+:(1)]) begin
+                    dwd = (cmw & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+                end
+                else begin
+                    dwd = (cmw & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                end
+            end
+            if (aop == 32'h1) begin
+                dhwc = ~busy_st;
+                dbi = ~busy_st & ~cr;
+                dbd = busy_st & cr;
+            end
+            else begin
+                dbd = cr;
+            end
+        end
+        ld[(64'h299)+:(1)] = 1'b0;
+        ld[(64'h3f)+:(1)] = 1'b0;
+        ld[(64'h50)+:(1)] = 1'b0;
+        ld[(64'h4)+:(1)] = 1'b0;
+        st = BackState$Release;
+        ld[(64'h291)+:(4)] = c[(64'h20)+:(4)];
+        ld[(64'h281)+:(16)] = c[(64'h234)+:(16)];
+        ld[(64'h271)+:(16)] = c[(64'h244)+:(16)];
+        ld[(64'h51)+:(512)] = c[(64'h24)+:(512)];
+        ld[(64'h259)+:(16)] = c[(64'h224)+:(16)];
+        ld[(64'h27)+:(24)] = cadr;
+        ld[(64'h251)+:(8)] = ji;
+        ld[(64'h269)+:(8)] = je[(32'h10)+:(8)];
+        ld_o[(64'hd0)+:(48)] = me_mac;
+        ld_o[(64'ha0)+:(32)] = me_ip;
+        ld_o[(64'hc0)+:(16)] = me_port;
+        ld_o[(64'h130)+:(48)] = je[(32'h180)+:(48)];
+        ld_o[(64'h100)+:(32)] = je[(32'h160)+:(32)];
+        ld_o[(64'h120)+:(16)] = je[(32'h1b0)+:(16)];
+        ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((je[(32'h1c0)+:(4)]) & 8'hff);
+        ld_o[(64'h0)+:(8)] = f[(64'h0)+:(8)];
+        ld_o[(64'h8)+:(8)] = f[(64'h8)+:(8)];
+        ld_o[(64'h10)+:(8)] = f[(64'h10)+:(8)];
+        ld_o[(64'h18)+:(16)] = f[(64'h18)+:(16)];
+        ld_o[(64'h28)+:(16)] = f[(64'h28)+:(16)];
+        ld[(64'h40)+:(16)] = rows;
+        ld[(64'h298)+:(1)] = rows != 32'h0;
+        ld[(64'h295)+:(1)] = rows == 32'h1;
+        ld_o[(64'h38)+:(32)] = f[(64'h38)+:(32)];
+        ld_o[(64'h58)+:(8)] = f[(64'h58)+:(8)];
+        ld_o[(64'h60)+:(64)] = f[(64'h60)+:(64)];
+        ld[(64'h29a)+:(16)] = rows;
+        ev = dev;
+        if ((f[(64'h0)+:(8)] == pt_result) & je[(32'h1)+:(1)] & rok) begin
+            ld_o[(64'ha0)+:(32)] = me_ip;
+            ld_o[(64'h8)+:(8)] = f[(64'h8)+:(8)] | fl_multicast;
+            mc = 1'b1;
+            st = BackState$CopyRows;
+        end
+        case (act)
+            Action$Bypass:
+                begin
+                    ld_o[(64'ha0)+:(32)] = f[(64'ha0)+:(32)];
+                    ld_o[(64'hc0)+:(16)] = f[(64'hc0)+:(16)];
+                    ld_o[(64'h8)+:(8)] = f[(64'h8)+:(8)] | fl_bypass;
+                    st = BackState$CopyRows;
+                end
+            Action$Aggregate:
+                begin
+                    st = BackState$Rmw;
+                    if (cpl) begin
+                        ev = ev | ev_completions;
+                        ld[(64'h3f)+:(1)] = 1'b1;
+                        ld[(64'h299)+:(1)] = 1'b1;
+                        ld[(64'h50)+:(1)] = 1'b1;
+                        ld_o[(64'h10)+:(8)] = cmw[(32'h80)+:(8)];
+                        ld_o[(64'h60)+:(64)] = cmw[(32'h40)+:(64)];
+                        if (je[(32'h1)+:(1)]) begin
+                            ld_o[(64'h0)+:(8)] = pt_contribution;
+                            ld_o[(64'h8)+:(8)] = cmw[(32'h88)+:(8)];
+                            ld_o[(64'h58)+:(8)] = je[(32'h18)+:(8)];
+                        end
+                        else begin
+                            ld_o[(64'h0)+:(8)] = pt_result;
+                            ld_o[(64'h8)+:(8)] = cmw[(32'h88)+:(8)] | fl_multicast;
+                            mc = 1'b1;
+                        end
+                    end
+                end
+            Action$ReEmit:
+                begin
+                    ld[(64'h299)+:(1)] = 1'b1;
+                    ld_o[(64'h0)+:(8)] = pt_contribution;
+                    if (partial) begin
+                        ld_o[(64'h8)+:(8)] = xm_flags | fl_partial;
+                    end
+                    else begin
+                        ld_o[(64'h8)+:(8)] = xm_flags;
+                    end
+                    ld_o[(64'h10)+:(8)] = xm_exp;
+                    ld_o[(64'h28)+:(16)] = xm_elem;
+                    ld[(64'h40)+:(16)] = rows_m;
+                    ld[(64'h298)+:(1)] = rows_m != 32'h0;
+                    ld[(64'h295)+:(1)] = rows_m == 32'h1;
+                    ld_o[(64'h38)+:(32)] = xm_block;
+                    ld_o[(64'h58)+:(8)] = je[(32'h18)+:(8)];
+                    ld_o[(64'h60)+:(64)] = xm_bitmap;
+                    ld[(64'h50)+:(1)] = 1'b1;
+                    st = BackState$CopyRows;
+                end
+            Action$Refuse:
+                begin
+                    ld_o[(64'h0)+:(8)] = pt_refuse;
+                    ld_o[(64'h8)+:(8)] = 32'h0;
+                    ld_o[(64'h10)+:(8)] = 32'h0;
+                    ld_o[(64'h28)+:(16)] = 32'h0;
+                    ld_o[(64'h58)+:(8)] = why;
+                    ld[(64'h40)+:(16)] = 32'h0;
+                    ld[(64'h298)+:(1)] = 1'b0;
+                    ld[(64'h295)+:(1)] = 1'b0;
+                    ld_o[(64'h130)+:(48)] = f[(64'hd0)+:(48)];
+                    ld_o[(64'h100)+:(32)] = f[(64'ha0)+:(32)];
+                    ld_o[(64'h120)+:(16)] = f[(64'hc0)+:(16)];
+                    ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((c[(64'h20)+:(4)]) & 8'hff);
+                    st = BackState$CopyRows;
+                end
+            Action$Join:
+                begin
+                    join_go = 1'b1;
+                end
+            Action$Relay:
+                begin
+                    mc = 1'b1;
+                    st = BackState$CopyRows;
+                end
+            Action$Replay:
+                begin
+                    ld[(64'h299)+:(1)] = 1'b1;
+                    ld[(64'h50)+:(1)] = 1'b1;
+                    ld_o[(64'h0)+:(8)] = pt_result;
+                    ld_o[(64'h8)+:(8)] = xm_flags;
+                    ld_o[(64'h10)+:(8)] = xm_exp;
+                    ld_o[(64'h28)+:(16)] = xm_elem;
+                    ld[(64'h40)+:(16)] = rows_m;
+                    ld[(64'h298)+:(1)] = rows_m != 32'h0;
+                    ld[(64'h295)+:(1)] = rows_m == 32'h1;
+                    ld_o[(64'h38)+:(32)] = xm_block;
+                    ld_o[(64'h60)+:(64)] = xm_bitmap;
+                    ld_o[(64'h130)+:(48)] = f[(64'hd0)+:(48)];
+                    ld_o[(64'h100)+:(32)] = f[(64'ha0)+:(32)];
+                    ld_o[(64'h120)+:(16)] = f[(64'hc0)+:(16)];
+                    ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((c[(64'h20)+:(4)]) & 8'hff);
+                    st = BackState$CopyRows;
+                end
+            default:
+                begin
+                end
+        endcase
+        ld[(64'h25)+:(2)] = aop;
+        ld[(64'h297)+:(1)] = act == Action$Relay;
+        ld[(64'h0)+:(3)] = st;
+        ld[(64'h3)+:(1)] = rle1;
+        ac = sq;
+        ac[(64'h0)+:(3)] = BackState$CopyRows;
+        ac[(64'h3)+:(1)] = 1'b1;
+        ac[(64'h25)+:(2)] = 32'h0;
+        ac[(64'h29a)+:(16)] = 32'h0;
+        ac[(64'h299)+:(1)] = 1'b0;
+        ac[(64'h3f)+:(1)] = 1'b0;
+        ac[(64'h50)+:(1)] = 1'b0;
+        ac[(64'h297)+:(1)] = 1'b0;
+        ac[(64'h4)+:(1)] = 1'b1;
+        ac[(64'h5)+:(32)] = ac_nonce;
+        ac[(64'h40)+:(16)] = 32'h1;
+        ac[(64'h298)+:(1)] = 1'b1;
+        ac[(64'h295)+:(1)] = 1'b1;
+        ac[(64'h291)+:(4)] = ac_port;
+        ac[(64'h281)+:(16)] = 32'h0;
+        ac[(64'h271)+:(16)] = 32'h0;
+        ac[(64'h27)+:(24)] = 32'h0;
+        ac[(64'h251)+:(8)] = ac_entry;
+        ac[(64'h269)+:(8)] = 32'h0;
+        ac_o[(64'hd0)+:(48)] = me_mac;
+        ac_o[(64'ha0)+:(32)] = me_ip;
+        ac_o[(64'hc0)+:(16)] = me_port;
+        ac_o[(64'h130)+:(48)] = ac_mac;
+        ac_o[(64'h100)+:(32)] = ac_ip;
+        ac_o[(64'h120)+:(16)] = ac_udp;
+        ac[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((ac_port) & 8'hff);
+        ac_o[(64'h0)+:(8)] = pt_accept;
+        ac_o[(64'h8)+:(8)] = 32'h0;
+        ac_o[(64'h10)+:(8)] = 32'h0;
+        ac_o[(64'h18)+:(16)] = ac_job;
+        ac_o[(64'h28)+:(16)] = 32'h1;
+        ac_o[(64'h38)+:(32)] = ac_block;
+        ac_o[(64'h58)+:(8)] = 32'h0;
+        ac_o[(64'h60)+:(64)] = ac_bm;
+    end
+    
+endmodule // fanin_loads
 
 
 module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,route_valid$2,route_valid$3,route_valid$4,route_valid$5,route_valid$6,route_valid$7,route_valid$8,route_valid$9,route_valid$10,route_valid$11,route_valid$12,route_valid$13,route_valid$14,route_valid$15,route_ip$0,route_ip$1,route_ip$2,route_ip$3,route_ip$4,route_ip$5,route_ip$6,route_ip$7,route_ip$8,route_ip$9,route_ip$10,route_ip$11,route_ip$12,route_ip$13,route_ip$14,route_ip$15,frame_block,scan_ptr,busy_inc,busy_dec,busy_entry,commit,commit_entry,commit_word,jhit_q,rhit_q,rone$0,rone$1,rone$2,rone$3,rone$4,rone$5,rone$6,rone$7,rone$8,rone$9,rone$10,rone$11,rone$12,rone$13,rone$14,rone$15,jsel,slot,ci,own_q,any_to_q,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,jcm$0,jcm$1,jcm$2,jcm$3,jcm$4,jcm$5,jcm$6,jcm$7,jcm$8,jcm$9,jcm$10,jcm$11,jcm$12,jcm$13,jcm$14,jcm$15);

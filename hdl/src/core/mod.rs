@@ -12,7 +12,7 @@
 )]
 
 use crate::hdrgen::ArpLayout;
-use crate::layout::{at, mask, ChildWord, HdrWindow, JobWord, MetaWord, RegValue};
+use crate::layout::{at, mask, ChildWord, HdrWindow, JobWord, MetaWord};
 use crate::parse::{
     Classify, FrameClass, Parser, PARSE_W, TERMS_ARP, TERMS_BAD, TERMS_IP_BAD, TERMS_NON_IP,
     TERMS_ROUTE, TERMS_WIRE_BAD,
@@ -36,6 +36,7 @@ pub mod dest;
 pub mod dsel;
 pub mod finish;
 pub mod item;
+pub mod loads;
 pub mod lookup;
 pub mod metaport;
 mod new;
@@ -52,6 +53,7 @@ use counters::Counters;
 use csr::Csr;
 use dsel::DSel;
 use item::ItemStage;
+use loads::Loads;
 use lookup::Lookup;
 use metaport::MetaPort;
 use pick::Pick;
@@ -253,19 +255,15 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // (The child-table read address PARSE issued, held while LOOK waits.)
     cha_q: DFF<Bits<ADDR_W>>,
     bcd: DFF<Bits<2>>,
-    xm: Signal<Local, Bits<META_W>>,
-    xm_flags: Signal<Local, Bits<8>>,
-    xm_exp: Signal<Local, Bits<8>>,
-    xm_elem: Signal<Local, Bits<16>>,
-    xm_block: Signal<Local, Bits<32>>,
-    xm_bitmap: Signal<Local, Bits<64>>,
     qf0: Signal<Local, bool>,
     // The item stage between DECIDE and the back end, with a multicast item's first round
     // of children scanned while it waits and the last such scan kept (`item.rs`).
     item: ItemStage,
+    // DECIDE's and the session unit's ACCEPT's items for the item stage, with DECIDE's
+    // effects: terms of registers (`loads.rs`).
+    loads: Loads,
     // The item stage hands its item to the back end (clears it: `item.drain`).
     sq_ld: Signal<Local, bool>,
-    dh_st: Signal<Local, BackState>,
     // Engine.
     state: DFF<FrontState>,
     sel: DFF<Bits<4>>,
@@ -328,12 +326,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     timer: Timer,
     scan_turn: DFF<bool>,
     // Decision helpers.
-    dact: Signal<Local, Action>,
     hwc: Signal<Local, bool>,
-    cr: Signal<Local, bool>,
-    cmw: Signal<Local, Bits<META_W>>,
-    cpl: Signal<Local, bool>,
-    aop: Signal<Local, Bits<2>>,
     h_go: Signal<Local, bool>,
     pick_now: Signal<Local, bool>,
     pick_ok: Signal<Local, bool>,
@@ -342,8 +335,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     b_done: Signal<Local, bool>,
     ev_b: Signal<Local, Bits<32>>,
     all_rdy: Signal<Local, bool>,
-    // DECIDE's action is a relay (`Action::Relay`).
-    d_rly: Signal<Local, bool>,
     rpm: Signal<Local, Bits<8>>,
     jcb: Signal<Local, Bits<64>>,
     chaddr: Signal<Local, Bits<ADDR_W>>,
@@ -389,13 +380,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jc_hold: Signal<Local, bool>,
     jc_busy: Signal<Local, Bits<32>>,
     lk_go: Signal<Local, bool>,
-    // DECIDE's metadata write and busy-count update, from its registers (applied when it
-    // completes; forwarded to LOOK).
-    dwe: Signal<Local, bool>,
-    dwd: Signal<Local, Bits<META_W>>,
-    dbi: Signal<Local, bool>,
-    dbd: Signal<Local, bool>,
-    dhwc: Signal<Local, bool>,
     ev: Signal<Local, Bits<32>>,
     rx_ev: Vec<Signal<Local, bool>>,
     // Constants (from the configuration).
@@ -408,7 +392,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     c_lanes: Constant<Bits<16>>,
     // Named values (`states.rs`): counter events (`ev_<counter>`: bit k of `ev` counts
     // `Counter::ALL[k]`), slot-copy states, packet types, header flags, parser terms.
-    ev_completions: Constant<Bits<32>>,
     ev_results_sent: Constant<Bits<32>>,
     ev_unknown_job: Constant<Bits<32>>,
     ev_idle_reclaims: Constant<Bits<32>>,
@@ -423,15 +406,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     cs_free: Constant<Bits<3>>,
     cs_aggregating: Constant<Bits<3>>,
     cs_emitted: Constant<Bits<3>>,
-    cs_done: Constant<Bits<3>>,
     cs_stale: Constant<Bits<3>>,
     pt_contribution: Constant<Bits<8>>,
-    pt_result: Constant<Bits<8>>,
     pt_join: Constant<Bits<8>>,
-    pt_accept: Constant<Bits<8>>,
-    pt_refuse: Constant<Bits<8>>,
     fl_bypass: Constant<Bits<8>>,
-    fl_multicast: Constant<Bits<8>>,
     fl_partial: Constant<Bits<8>>,
     fl_exp_mismatch: Constant<Bits<8>>,
     // The flags a slot copy keeps from its contributions (OVERFLOW, EXP_MISMATCH).
@@ -444,19 +422,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     t_arp: Constant<Bits<16>>,
     // Field offsets and masks of the packed words (`layout.rs`), for packing them.
     at_job_epoch: Constant<Bits<16>>,
-    at_meta_entry: Constant<Bits<16>>,
-    at_meta_epoch_lo: Constant<Bits<16>>,
-    at_meta_epoch_hi: Constant<Bits<16>>,
-    at_meta_block: Constant<Bits<16>>,
-    at_meta_bitmap: Constant<Bits<16>>,
-    at_meta_exponent: Constant<Bits<16>>,
-    at_meta_flags: Constant<Bits<16>>,
-    at_meta_elements: Constant<Bits<16>>,
     at_meta_timer: Constant<Bits<16>>,
     at_meta_touched: Constant<Bits<16>>,
     mk_meta_state: Constant<Bits<META_W>>,
     mk_meta_state_times: Constant<Bits<META_W>>,
-    mk_meta_bitmap_flags: Constant<Bits<META_W>>,
     // The frame in the decision stages is a JOIN: LOOK waits until its DECIDE.
     x_join: DFF<bool>,
     // LOOK: the latched entry's session base.
@@ -637,13 +606,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Metadata of the copy just read (`metaport.rs`: the RAM's output register, or a
         // write it misses).
         self.m.next = self.meta.m.val();
-        // The decision stages' copy of the metadata.
-        self.xm.next = self.x_m.q.val();
-        self.xm_block.next = self.xm.val().get_value_block();
-        self.xm_bitmap.next = self.xm.val().get_value_bitmap();
-        self.xm_exp.next = self.xm.val().get_value_exponent();
-        self.xm_flags.next = self.xm.val().get_value_flags();
-        self.xm_elem.next = self.xm.val().get_value_elements();
         self.m_st.next = self.m.val().get_value_state();
         self.m_jidx.next = self.m.val().get_value_entry();
         self.m_block.next = self.m.val().get_value_block();
@@ -742,9 +704,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dbg_tick.next = self.timer.now_q.val();
         self.ev.next = 0.into();
         self.ev_b.next = 0.into();
-        self.dact.next = Action::Drop;
         self.hwc.next = false;
-        self.cr.next = false;
         // ---- Back end (`back.rs`): its inputs. ----
         self.back.clock.next = self.clock.val();
         self.back.room.next = self.all_rdy.val();
@@ -772,7 +732,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.h_go.next = false;
         self.h_st.next = BackState::Idle;
-        self.dh_st.next = BackState::Idle;
         // The front end's frame (the back end loads it whenever it is free) and its item,
         // set below where the front end hands one over.
         self.back.f_sel.next = self.sel.q.val();
@@ -1126,77 +1085,46 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // DECIDE holds a frame: the newest one, or an older one beside PRED (`xo_v`).
         self.dec_v.next = (self.xstate.q.val() == DecState::Decide) | self.xo_v.q.val();
-        // DECIDE's effects on the slot metadata and the busy counts, from its registers
-        // (`dsel.*_q`, the conditions, the context): applied when DECIDE completes, and
-        // forwarded to the frame in LOOK, which may move to PRED in the same cycle.
-        self.dact.next = self.dsel.act_q.val();
-        self.d_rly.next = self.dsel.act_q.val() == Action::Relay;
-        self.aop.next = self.dsel.aop_q.val();
-        self.cpl.next = self.dsel.cpl_q.val();
-        // Aggregation defaults: start a new epoch of the copy.
-        self.cmw.next = bit_cast::<META_W, 3>(self.cs_aggregating.val())
-            | (bit_cast::<META_W, 8>(self.dx_ji.q.val()) << self.at_meta_entry.val())
-            | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_value_epoch_lo())
-                << self.at_meta_epoch_lo.val())
-            | (bit_cast::<META_W, 16>(self.x_jep.q.val().get_value_epoch_hi())
-                << self.at_meta_epoch_hi.val())
-            | (bit_cast::<META_W, 32>(self.dx_f.q.val().block) << self.at_meta_block.val())
-            | (bit_cast::<META_W, 64>(self.dx_f.q.val().bitmap) << self.at_meta_bitmap.val())
-            | (bit_cast::<META_W, 8>(self.dx_f.q.val().exponent) << self.at_meta_exponent.val())
-            | (bit_cast::<META_W, 8>(self.x_sflags.q.val()) << self.at_meta_flags.val())
-            | (bit_cast::<META_W, 16>(self.dx_f.q.val().elements) << self.at_meta_elements.val())
-            | (bit_cast::<META_W, 32>(self.dx_c.q.val().now) << self.at_meta_timer.val())
-            | (bit_cast::<META_W, 32>(self.dx_c.q.val().now) << self.at_meta_touched.val());
-        if self.dsel.merge_q.val() {
-            // A merge is progress: `touched` moves on (the timer stays the first
-            // contribution's).
-            self.cmw.next = (self.xm.val() & !self.mk_meta_bitmap_flags.val())
-                | (bit_cast::<META_W, 64>(self.x_newbm.q.val()) << self.at_meta_bitmap.val())
-                | (bit_cast::<META_W, 8>(self.x_mflags.q.val()) << self.at_meta_flags.val())
-                | (bit_cast::<META_W, 32>(self.dx_c.q.val().now) << self.at_meta_touched.val());
-        }
-        self.cr.next = self.cpl.val() & !self.x_je.q.val().get_value_inner();
-        self.dwe.next = false;
-        self.dwd.next = self.cmw.val();
-        self.dbi.next = false;
-        self.dbd.next = false;
-        self.dhwc.next = false;
-        if (self.dx_f.q.val().ptype == self.pt_result.val())
-            & self.x_je.q.val().get_value_inner()
-            & self.dsel.rok_q.val()
-            & self.q_c.q.val().samebl
-        {
-            // A result at an inner switch: the copy holding this block is Done.
-            self.dwe.next = true;
-            self.dwd.next = (self.xm.val() & !self.mk_meta_state.val())
-                | bit_cast::<META_W, 3>(self.cs_done.val());
-            self.dbd.next = self.q_c.q.val().busy_st;
-        }
-        if self.dact.val() == Action::Aggregate {
-            // Aggregate: the copy's metadata after the merge (Switch::try_complete: Emitted
-            // at an inner switch, Done at the root on completion).
-            self.dwe.next = true;
-            if self.cpl.val() {
-                if self.x_je.q.val().get_value_inner() {
-                    self.dwd.next = (self.cmw.val() & !self.mk_meta_state_times.val())
-                        | bit_cast::<META_W, 3>(self.cs_emitted.val())
-                        | (bit_cast::<META_W, 32>(self.dx_c.q.val().now)
-                            << self.at_meta_timer.val())
-                        | (bit_cast::<META_W, 32>(self.dx_c.q.val().now)
-                            << self.at_meta_touched.val());
-                } else {
-                    self.dwd.next = (self.cmw.val() & !self.mk_meta_state.val())
-                        | bit_cast::<META_W, 3>(self.cs_done.val());
-                }
-            }
-            if self.aop.val() == 1 {
-                self.dhwc.next = !self.q_c.q.val().busy_st;
-                self.dbi.next = !self.q_c.q.val().busy_st & !self.cr.val();
-                self.dbd.next = self.q_c.q.val().busy_st & self.cr.val();
-            } else {
-                self.dbd.next = self.cr.val();
-            }
-        }
+        // DECIDE holds a frame: its item and effects (`loads.rs`) are terms of its
+        // registers (`dsel.*_q`, the conditions, the context), applied when DECIDE
+        // completes and forwarded to the frame in LOOK, which may move to PRED in the same
+        // cycle.
+        self.loads.act.next = self.dsel.act_q.val();
+        self.loads.aop.next = self.dsel.aop_q.val();
+        self.loads.cpl.next = self.dsel.cpl_q.val();
+        self.loads.merge.next = self.dsel.merge_q.val();
+        self.loads.rok.next = self.dsel.rok_q.val();
+        self.loads.why.next = self.dsel.why_q.val();
+        self.loads.dev.next = self.dsel.ev_q.val();
+        self.loads.f.next = self.dx_f.q.val();
+        self.loads.c.next = self.dx_c.q.val();
+        self.loads.ji.next = self.dx_ji.q.val();
+        self.loads.cadr.next = self.dx_cadr.q.val();
+        self.loads.je.next = self.x_je.q.val();
+        self.loads.jep.next = self.x_jep.q.val();
+        self.loads.xm.next = self.x_m.q.val();
+        self.loads.newbm.next = self.x_newbm.q.val();
+        self.loads.mflags.next = self.x_mflags.q.val();
+        self.loads.sflags.next = self.x_sflags.q.val();
+        self.loads.rows_m.next = self.x_rows_m.q.val();
+        self.loads.rows.next = self.q_rows.q.val();
+        self.loads.rle1.next = self.q_rle1.q.val();
+        self.loads.partial.next = self.q_partial.q.val();
+        self.loads.busy_st.next = self.q_c.q.val().busy_st;
+        self.loads.samebl.next = self.q_c.q.val().samebl;
+        self.loads.me_mac.next = self.csr.me_mac.val();
+        self.loads.me_ip.next = self.csr.me_ip.val();
+        self.loads.me_port.next = self.csr.me_port.val();
+        self.loads.sq.next = self.item.sq_q.val();
+        self.loads.ac_nonce.next = self.sess.ac_nonce.val();
+        self.loads.ac_mac.next = self.sess.ac_mac.val();
+        self.loads.ac_ip.next = self.sess.ac_ip.val();
+        self.loads.ac_udp.next = self.sess.ac_udp.val();
+        self.loads.ac_port.next = self.sess.ac_port.val();
+        self.loads.ac_bm.next = self.sess.ac_bm.val();
+        self.loads.ac_job.next = self.sess.ac_job.val();
+        self.loads.ac_block.next = self.sess.ac_block.val();
+        self.loads.ac_entry.next = self.sess.entry.val();
         // ---- Decision stages (`xstate`: PRED, DSEL, DECIDE), overlapping the front
         // end's take, PREP2, PARSE and LOOK of the next frame. ----
         // DECIDE (before PRED and DSEL below: with an older frame in DECIDE while the next
@@ -1210,10 +1138,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             // free or being emptied this cycle.
             if !self.item.v_q.val() | self.sq_ld.val() {
                 self.item.dec_go.next = true;
-                self.item.ld.next.slot = false;
-                self.item.ld.next.emit = false;
-                self.item.ld.next.eovf = false;
-                self.item.ld.next.accept = false;
                 // (Only the JOIN's own DECIDE ends the wait: with two frames in the decision
                 // stages, the older one's DECIDE comes first.)
                 if self.dx_f.q.val().ptype == self.pt_join.val() {
@@ -1223,168 +1147,23 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.hu_v.d.next = self.dsel.hup_q.val();
                 self.hu_j.d.next = self.dx_ji.q.val();
                 self.hu_b.d.next = self.dx_f.q.val().block;
-                self.dh_st.next = BackState::Release;
                 self.xstate.d.next = DecState::Idle;
-                // The item's frame fields are the decision's copies.
-                self.item.ld.next.sel = self.dx_c.q.val().sel;
-                self.item.ld.next.row0 = self.dx_c.q.val().row0;
-                self.item.ld.next.nrows = self.dx_c.q.val().nrows;
-                self.item.ld.next.hdr = self.dx_c.q.val().hdr;
-                self.item.ld.next.len = self.dx_c.q.val().len;
+                // The item, its counter events, the metadata write and the busy-count
+                // update (`loads.rs`); a JOIN goes to the session unit.
+                self.item.ld.next = self.loads.ld.val();
+                self.item.ld_o.next = self.loads.ld_o.val();
+                self.item.mc.next = self.loads.mc.val();
+                self.ev.next = self.loads.ev.val();
+                self.sess.join_go.next = self.loads.join_go.val();
                 self.meta.waddr.next = self.dx_cadr.q.val();
-                self.bz_j.next = self.dx_ji.q.val();
-                self.item.ld.next.cadr = self.dx_cadr.q.val();
-                self.item.ld.next.ji = self.dx_ji.q.val();
-                self.item.ld.next.nch = self.x_je.q.val().get_value_children();
-                // Fields of originated frames, by default from the packet.
-                self.item.ld_o.next.src_mac = self.csr.me_mac.val();
-                self.item.ld_o.next.src_ip = self.csr.me_ip.val();
-                self.item.ld_o.next.src_port = self.csr.me_port.val();
-                self.item.ld_o.next.dst_mac = self.x_je.q.val().get_value_parent_mac();
-                self.item.ld_o.next.dst_ip = self.x_je.q.val().get_value_parent_ip();
-                self.item.ld_o.next.dst_port = self.x_je.q.val().get_value_parent_udp();
-                self.item.ld.next.pmask =
-                    bits::<8>(1) << bit_cast::<8, 4>(self.x_je.q.val().get_value_parent_port());
-                self.item.ld_o.next.ptype = self.dx_f.q.val().ptype;
-                self.item.ld_o.next.flags = self.dx_f.q.val().flags;
-                self.item.ld_o.next.exponent = self.dx_f.q.val().exponent;
-                self.item.ld_o.next.job = self.dx_f.q.val().job;
-                self.item.ld_o.next.elements = self.dx_f.q.val().elements;
-                self.item.ld.next.enr = self.q_rows.q.val();
-                self.item.ld.next.more_rows = self.q_rows.q.val() != 0;
-                self.item.ld.next.last = self.q_rows.q.val() == 1;
-                self.item.ld_o.next.block = self.dx_f.q.val().block;
-                self.item.ld_o.next.child = self.dx_f.q.val().child;
-                self.item.ld_o.next.bitmap = self.dx_f.q.val().bitmap;
-                self.item.ld.next.nr = self.q_rows.q.val();
-                // The branch was chosen in DSEL (`dsel.*_q`); its metadata write and
-                // busy-count update are `dwe`/`dwd`, `dbi`/`dbd` (above).
-                self.ev.next = self.dsel.ev_q.val();
-                if self.dwe.val() {
-                    self.meta.wdata.next = self.dwd.val();
+                if self.loads.dwe.val() {
+                    self.meta.wdata.next = self.loads.dwd.val();
                     self.meta.we.next = 1.into();
                 }
-                self.bz_inc.next = self.dbi.val();
-                self.bz_dec.next = self.dbd.val();
-                self.hwc.next = self.dhwc.val();
-                if (self.dx_f.q.val().ptype == self.pt_result.val())
-                    & self.x_je.q.val().get_value_inner()
-                    & self.dsel.rok_q.val()
-                {
-                    // Result at an inner switch: multicast to the children.
-                    self.item.ld_o.next.src_ip = self.csr.me_ip.val();
-                    self.item.ld_o.next.flags = self.dx_f.q.val().flags | self.fl_multicast.val();
-                    self.item.mc.next = true;
-                    self.dh_st.next = BackState::CopyRows;
-                }
-                match self.dact.val() {
-                    Action::Bypass => {
-                        // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
-                        self.item.ld_o.next.src_ip = self.dx_f.q.val().src_ip;
-                        self.item.ld_o.next.src_port = self.dx_f.q.val().src_port;
-                        self.item.ld_o.next.flags = self.dx_f.q.val().flags | self.fl_bypass.val();
-                        self.dh_st.next = BackState::CopyRows;
-                    }
-                    Action::Aggregate => {
-                        // Aggregate: the copy's metadata after the merge (Switch::try_complete:
-                        // Emitted at an inner switch, Done at the root on completion).
-                        self.dh_st.next = BackState::Rmw;
-                        if self.cpl.val() {
-                            self.ev.next = self.ev.val() | self.ev_completions.val();
-                            self.item.ld.next.emit = true;
-                            self.item.ld.next.slot = true;
-                            self.item.ld.next.eovf = true;
-                            self.item.ld_o.next.exponent = self.cmw.val().get_value_exponent();
-                            self.item.ld_o.next.bitmap = self.cmw.val().get_value_bitmap();
-                            if self.x_je.q.val().get_value_inner() {
-                                // Aggregate upward.
-                                self.item.ld_o.next.ptype = self.pt_contribution.val();
-                                self.item.ld_o.next.flags = self.cmw.val().get_value_flags();
-                                self.item.ld_o.next.child =
-                                    self.x_je.q.val().get_value_index_at_parent();
-                            } else {
-                                // Result multicast to the children.
-                                self.item.ld_o.next.ptype = self.pt_result.val();
-                                self.item.ld_o.next.flags =
-                                    self.cmw.val().get_value_flags() | self.fl_multicast.val();
-                                self.item.mc.next = true;
-                            }
-                        }
-                    }
-                    Action::ReEmit => {
-                        // Re-emit the stored aggregate (Switch::aggregate_frame).
-                        self.item.ld.next.slot = true;
-                        self.item.ld_o.next.ptype = self.pt_contribution.val();
-                        if self.q_partial.q.val() {
-                            self.item.ld_o.next.flags = self.xm_flags.val() | self.fl_partial.val();
-                        } else {
-                            self.item.ld_o.next.flags = self.xm_flags.val();
-                        }
-                        self.item.ld_o.next.exponent = self.xm_exp.val();
-                        self.item.ld_o.next.elements = self.xm_elem.val();
-                        self.item.ld.next.enr = self.x_rows_m.q.val();
-                        self.item.ld.next.more_rows = self.x_rows_m.q.val() != 0;
-                        self.item.ld.next.last = self.x_rows_m.q.val() == 1;
-                        self.item.ld_o.next.block = self.xm_block.val();
-                        self.item.ld_o.next.child = self.x_je.q.val().get_value_index_at_parent();
-                        self.item.ld_o.next.bitmap = self.xm_bitmap.val();
-                        self.item.ld.next.eovf = true;
-                        self.dh_st.next = BackState::CopyRows;
-                    }
-                    Action::Refuse => {
-                        // REFUSE to the sender out of the ingress port (Switch::refuse_frame):
-                        // the header only, the reason in `child`.
-                        self.item.ld_o.next.ptype = self.pt_refuse.val();
-                        self.item.ld_o.next.flags = 0.into();
-                        self.item.ld_o.next.exponent = 0.into();
-                        self.item.ld_o.next.elements = 0.into();
-                        self.item.ld_o.next.child = self.dsel.why_q.val();
-                        self.item.ld.next.enr = 0.into();
-                        self.item.ld.next.more_rows = false;
-                        self.item.ld.next.last = false;
-                        self.item.ld_o.next.dst_mac = self.dx_f.q.val().src_mac;
-                        self.item.ld_o.next.dst_ip = self.dx_f.q.val().src_ip;
-                        self.item.ld_o.next.dst_port = self.dx_f.q.val().src_port;
-                        self.item.ld.next.pmask =
-                            bits::<8>(1) << bit_cast::<8, 4>(self.dx_c.q.val().sel);
-                        self.dh_st.next = BackState::CopyRows;
-                    }
-                    Action::Join => {
-                        // A JOIN at the root goes to the session unit; its frame is released.
-                        self.sess.join_go.next = true;
-                    }
-                    Action::Relay => {
-                        // ACCEPT/REFUSE down to the children with one of its ranks: a
-                        // multicast of the packet as it came (no MULTICAST flag), from us.
-                        self.item.mc.next = true;
-                        self.dh_st.next = BackState::CopyRows;
-                    }
-                    Action::Replay => {
-                        // Replay the result to the sender out of the ingress port.
-                        self.item.ld.next.slot = true;
-                        self.item.ld.next.eovf = true;
-                        self.item.ld_o.next.ptype = self.pt_result.val();
-                        self.item.ld_o.next.flags = self.xm_flags.val();
-                        self.item.ld_o.next.exponent = self.xm_exp.val();
-                        self.item.ld_o.next.elements = self.xm_elem.val();
-                        self.item.ld.next.enr = self.x_rows_m.q.val();
-                        self.item.ld.next.more_rows = self.x_rows_m.q.val() != 0;
-                        self.item.ld.next.last = self.x_rows_m.q.val() == 1;
-                        self.item.ld_o.next.block = self.xm_block.val();
-                        self.item.ld_o.next.bitmap = self.xm_bitmap.val();
-                        self.item.ld_o.next.dst_mac = self.dx_f.q.val().src_mac;
-                        self.item.ld_o.next.dst_ip = self.dx_f.q.val().src_ip;
-                        self.item.ld_o.next.dst_port = self.dx_f.q.val().src_port;
-                        self.item.ld.next.pmask =
-                            bits::<8>(1) << bit_cast::<8, 4>(self.dx_c.q.val().sel);
-                        self.dh_st.next = BackState::CopyRows;
-                    }
-                    _ => {}
-                }
-                self.item.ld.next.aop = self.aop.val();
-                self.item.ld.next.rly = self.d_rly.val();
-                self.item.ld.next.st = self.dh_st.val();
-                self.item.ld.next.rl = self.q_rle1.q.val();
+                self.bz_j.next = self.dx_ji.q.val();
+                self.bz_inc.next = self.loads.dbi.val();
+                self.bz_dec.next = self.loads.dbd.val();
+                self.hwc.next = self.loads.dhwc.val();
             }
         }
         // The quota condition for DSEL (see `q_bi`).
@@ -1416,10 +1195,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_qf_m.d.next = self.qfm.val();
                 // An older frame's DECIDE beside this PRED (it completes now) changes the
                 // busy count of its job by `dbi`/`dbd`: DSEL picks the matching condition.
-                self.q_bi.d.next =
-                    self.xo_v.q.val() & self.dbi.val() & (self.dx_ji.q.val() == self.x_ji.q.val());
-                self.q_bd.d.next =
-                    self.xo_v.q.val() & self.dbd.val() & (self.dx_ji.q.val() == self.x_ji.q.val());
+                self.q_bi.d.next = self.xo_v.q.val()
+                    & self.loads.dbi.val()
+                    & (self.dx_ji.q.val() == self.x_ji.q.val());
+                self.q_bd.d.next = self.xo_v.q.val()
+                    & self.loads.dbd.val()
+                    & (self.dx_ji.q.val() == self.x_ji.q.val());
                 self.q_c.d.next.badrank =
                     (self.xp_f.q.val().bitmap & !self.je.q.val().get_value_ranks()) != 0;
                 self.q_c.d.next.toolong = self.xp_f.q.val().elements > self.c_lanes.val();
@@ -1515,11 +1296,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.soq.d.next = self.so_cur.val();
             self.bcd.d.next = 0.into();
             if self.dec_v.val()
-                & (self.dbi.val() | self.dbd.val())
+                & (self.loads.dbi.val() | self.loads.dbd.val())
                 & (self.dx_ji.q.val() == self.ji.q.val())
             {
-                self.bcd.d.next = bit_cast::<2, 1>(self.dbi.val().into())
-                    | (bit_cast::<2, 1>(self.dbd.val().into()) << 1);
+                self.bcd.d.next = bit_cast::<2, 1>(self.loads.dbi.val().into())
+                    | (bit_cast::<2, 1>(self.loads.dbd.val().into()) << 1);
             } else if self.bq_j.q.val() == self.ji.q.val() {
                 self.bcd.d.next = bit_cast::<2, 1>(self.bq_inc.q.val().into())
                     | (bit_cast::<2, 1>(self.bq_dec.q.val().into()) << 1);
@@ -1538,9 +1319,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // DECIDE's write in this cycle, forwarded to the metadata read (`metaport.rs`), for
         // a frame leaving LOOK.
-        self.meta.dw_v.next = self.dec_v.val() & self.dwe.val();
+        self.meta.dw_v.next = self.dec_v.val() & self.loads.dwe.val();
         self.meta.dw_a.next = self.dx_cadr.q.val();
-        self.meta.dw_d.next = self.dwd.val();
+        self.meta.dw_d.next = self.loads.dwd.val();
         if self.pick_now.val() {
             self.sel.d.next = self.pick.pk_idx_q.val();
             self.last.d.next = self.pick.pk_idx_q.val();
@@ -1649,40 +1430,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.sess.ac_ready.val() & !self.item.v_q.val() & !self.dec_v.val() {
             self.sess.ac_take.next = true;
             self.item.ac_go.next = true;
-            self.item.ld.next.st = BackState::CopyRows;
-            self.item.ld.next.rl = true;
-            self.item.ld.next.aop = 0.into();
-            self.item.ld.next.nr = 0.into();
-            self.item.ld.next.slot = false;
-            self.item.ld.next.emit = false;
-            self.item.ld.next.eovf = false;
-            self.item.ld.next.rly = false;
-            self.item.ld.next.accept = true;
-            self.item.ld.next.nonce = self.sess.ac_nonce.val();
-            self.item.ld.next.enr = 1.into();
-            self.item.ld.next.more_rows = true;
-            self.item.ld.next.last = true;
-            self.item.ld.next.sel = self.sess.ac_port.val();
-            self.item.ld.next.row0 = 0.into();
-            self.item.ld.next.nrows = 0.into();
-            self.item.ld.next.cadr = 0.into();
-            self.item.ld.next.ji = self.sess.entry.val();
-            self.item.ld.next.nch = 0.into();
-            self.item.ld_o.next.src_mac = self.csr.me_mac.val();
-            self.item.ld_o.next.src_ip = self.csr.me_ip.val();
-            self.item.ld_o.next.src_port = self.csr.me_port.val();
-            self.item.ld_o.next.dst_mac = self.sess.ac_mac.val();
-            self.item.ld_o.next.dst_ip = self.sess.ac_ip.val();
-            self.item.ld_o.next.dst_port = self.sess.ac_udp.val();
-            self.item.ld.next.pmask = bits::<8>(1) << bit_cast::<8, 4>(self.sess.ac_port.val());
-            self.item.ld_o.next.ptype = self.pt_accept.val();
-            self.item.ld_o.next.flags = 0.into();
-            self.item.ld_o.next.exponent = 0.into();
-            self.item.ld_o.next.job = self.sess.ac_job.val();
-            self.item.ld_o.next.elements = 1.into();
-            self.item.ld_o.next.block = self.sess.ac_block.val();
-            self.item.ld_o.next.child = 0.into();
-            self.item.ld_o.next.bitmap = self.sess.ac_bm.val();
+            self.item.ld.next = self.loads.ac.val();
+            self.item.ld_o.next = self.loads.ac_o.val();
         }
         // A session opened at the root: `sessions` (a JOIN was counted in `joins` at its
         // decision).

@@ -368,8 +368,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Rx<DW, KW, WB>
         dff_setup!(
             self, clock, in_frame, bo, ph, drop, full, nrow, ch, wrow, row0, wx, r0x, rdrow, rem,
             neg, hz, dw, dwq, dr, occ, popped, usum, isum, s1_v, s1_first, s1_us, s1_is, umk, imk,
-            s0_v, s0_first, um, ur, im, pend_a, pend, pa_row, psh, p_utot, p_itot, p_uck0, pend_c, dwl,
-            wq_we, wq_addr, wq_data
+            s0_v, s0_first, um, ur, im, pend_a, pend, pa_row, psh, p_utot, p_itot, p_uck0, pend_c,
+            dwl, wq_we, wq_addr, wq_data
         );
         self.data.clock.next = self.clock.val();
         self.desc.clock.next = self.clock.val();
