@@ -127,8 +127,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  pt_join = 8'h3;
     localparam  fl_bypass = 8'h1;
     localparam  fl_partial = 8'h4;
-    localparam  fl_exp_mismatch = 8'h10;
-    localparam  fl_kept = 8'h18;
     localparam  t_non_ip = 16'h1;
     localparam  t_ip_bad = 16'h1e;
     localparam  t_route = 16'h20;
@@ -873,6 +871,36 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [595:0] dx_c$d;
     wire  [595:0] dx_c$q;
     reg  dx_c$clock;
+    reg  [239:0] pred$m;
+    reg  [575:0] pred$sj;
+    reg  pred$e_scan;
+    reg  [7:0] pred$x_ji;
+    reg  [31:0] pred$jep;
+    reg  [255:0] pred$f;
+    reg  [31:0] pred$now;
+    reg  [575:0] pred$je;
+    reg  [31:0] pred$bcur;
+    reg  [1:0] pred$bcd;
+    reg  [15:0] pred$rowmask;
+    reg  [15:0] pred$rowlog;
+    wire  [2:0] pred$st;
+    wire  pred$busy_st;
+    wire  pred$same;
+    wire  pred$samebl;
+    wire  pred$subset;
+    wire  pred$disjoint;
+    wire  pred$newer_cb;
+    wire  pred$newer_bc;
+    wire  [31:0] pred$age;
+    wire  pred$stale;
+    wire  pred$qf0;
+    wire  pred$qfp;
+    wire  pred$qfm;
+    wire  [63:0] pred$newbm;
+    wire  [7:0] pred$mflags;
+    wire  [7:0] pred$sflags;
+    wire  [15:0] pred$rows_p;
+    wire  [15:0] pred$rows_m;
     reg  [23:0] cha_q$d;
     wire  [23:0] cha_q$q;
     reg  cha_q$clock;
@@ -1187,15 +1215,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Local signals
     reg  lk_free;
-    reg  ge_m3;
-    reg  ge_m2;
-    reg  ge_m1;
-    reg  ge_0;
-    reg  ge_p1;
-    reg  ge_p2;
     reg  qf;
     reg  dec_v;
-    reg  qf0;
     reg  sq_ld;
     reg  [2:0] pr_kind;
     reg  [23:0] pbaddr;
@@ -1213,39 +1234,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [63:0] jcb;
     reg  [23:0] chaddr;
     reg  [239:0] m;
-    reg  [2:0] m_st;
     reg  [7:0] m_jidx;
     reg  [31:0] m_block;
     reg  [63:0] m_bitmap;
     reg  [7:0] m_exp;
     reg  [7:0] m_flags;
     reg  [15:0] m_elem;
-    reg  [31:0] m_timer;
-    reg  [31:0] m_ep;
-    reg  live;
-    reg  [2:0] st;
-    reg  busy_st;
-    reg  same;
-    reg  samebl;
-    reg  subset;
-    reg  disjoint;
-    reg  [31:0] d_cb;
-    reg  [31:0] d_bc;
-    reg  newer_cb;
-    reg  newer_bc;
-    reg  [31:0] age;
-    reg  [32:0] lim33;
-    reg  stale;
     reg  [31:0] busy_cur;
-    reg  qfp;
-    reg  qfm;
-    reg  [63:0] newbm;
-    reg  [7:0] mflags;
-    reg  [7:0] sflags;
-    reg  [15:0] rows_p;
-    reg  [15:0] rows_m;
     reg  [575:0] sj;
-    reg  [31:0] sj_ep;
     reg  bz_inc;
     reg  bz_dec;
     reg  [7:0] bz_j;
@@ -2079,6 +2075,38 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(dx_c$d),
         .q(dx_c$q),
         .clock(dx_c$clock)
+    );
+    fanin_pred pred(
+        .m(pred$m),
+        .sj(pred$sj),
+        .e_scan(pred$e_scan),
+        .x_ji(pred$x_ji),
+        .jep(pred$jep),
+        .f(pred$f),
+        .now(pred$now),
+        .je(pred$je),
+        .bcur(pred$bcur),
+        .bcd(pred$bcd),
+        .rowmask(pred$rowmask),
+        .rowlog(pred$rowlog),
+        .st(pred$st),
+        .busy_st(pred$busy_st),
+        .same(pred$same),
+        .samebl(pred$samebl),
+        .subset(pred$subset),
+        .disjoint(pred$disjoint),
+        .newer_cb(pred$newer_cb),
+        .newer_bc(pred$newer_bc),
+        .age(pred$age),
+        .stale(pred$stale),
+        .qf0(pred$qf0),
+        .qfp(pred$qfp),
+        .qfm(pred$qfm),
+        .newbm(pred$newbm),
+        .mflags(pred$mflags),
+        .sflags(pred$sflags),
+        .rows_p(pred$rows_p),
+        .rows_m(pred$rows_m)
     );
     fanin_cha_q cha_q(
         .d(cha_q$d),
@@ -3013,75 +3041,25 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         meta$wdata = 32'h0;
         meta$we = 32'h0;
         m = meta$m;
-        m_st = m[(32'h0)+:(3)];
         m_jidx = m[(32'h8)+:(8)];
         m_block = m[(32'h20)+:(32)];
         m_bitmap = m[(32'h40)+:(64)];
         m_exp = m[(32'h80)+:(8)];
         m_flags = m[(32'h88)+:(8)];
         m_elem = m[(32'h90)+:(16)];
-        m_timer = m[(32'ha0)+:(32)];
-        m_ep = ((m[(32'h10)+:(16)]) & 32'hffffffff) | (((m[(32'hc0)+:(16)]) & 32'hffffffff) << 32'h10);
         sj = jram$rdata;
-        sj_ep = jram$rdata[(32'h1d0)+:(32)];
-        if (e_scan$q) begin
-            live = sj[(32'h0)+:(1)] & (m_ep == sj_ep);
-        end
-        else begin
-            live = (m_jidx == x_ji$q) & (m_ep == jep$q);
-        end
-        if (live) begin
-            st = m_st;
-        end
-        else begin
-            st = cs_free;
-        end
-        busy_st = (st == cs_aggregating) | (st == cs_emitted);
-        same = st != cs_free;
-        samebl = same & (m_block == xp_f$q[(64'h38)+:(32)]);
-        subset = (xp_f$q[(64'h60)+:(64)] & ~m_bitmap) == 32'h0;
-        disjoint = (xp_f$q[(64'h60)+:(64)] & m_bitmap) == 32'h0;
-        d_cb = m_block - xp_f$q[(64'h38)+:(32)];
-        d_bc = xp_f$q[(64'h38)+:(32)] - m_block;
-        newer_cb = ~d_cb[32'h1f] & (m_block != xp_f$q[(64'h38)+:(32)]);
-        newer_bc = ~d_bc[32'h1f] & (m_block != xp_f$q[(64'h38)+:(32)]);
-        age = x_c$q[(64'h0)+:(32)] - m_timer;
-        lim33 = ((je$q[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je$q[(32'h140)+:(32)]) & 33'h1ffffffff);
-        stale = je$q[(32'h2)+:(1)] & (((age) & 33'h1ffffffff) >= lim33);
-        ge_m3 = (bcur$q - 32'h3) >= je$q[(32'h100)+:(32)];
-        ge_m2 = (bcur$q - 32'h2) >= je$q[(32'h100)+:(32)];
-        ge_m1 = (bcur$q - 32'h1) >= je$q[(32'h100)+:(32)];
-        ge_0 = bcur$q >= je$q[(32'h100)+:(32)];
-        ge_p1 = (bcur$q + 32'h1) >= je$q[(32'h100)+:(32)];
-        ge_p2 = (bcur$q + 32'h2) >= je$q[(32'h100)+:(32)];
-        qf0 = ge_0;
-        qfp = ge_p1;
-        qfm = ge_m1;
-        if (bcd$q[32'h0] & ~busy_st) begin
-            qf0 = ge_p1;
-            qfp = ge_p2;
-            qfm = ge_0;
-        end
-        if (~bcd$q[32'h0] & (bcd$q[32'h1] ^ busy_st)) begin
-            qf0 = ge_m1;
-            qfp = ge_0;
-            qfm = ge_m2;
-        end
-        if (bcd$q[32'h1] & busy_st) begin
-            qf0 = ge_m2;
-            qfp = ge_m1;
-            qfm = ge_m3;
-        end
-        newbm = m_bitmap | xp_f$q[(64'h60)+:(64)];
-        if (xp_f$q[(64'h10)+:(8)] != m_exp) begin
-            mflags = m_flags | (xp_f$q[(64'h8)+:(8)] & fl_kept) | fl_exp_mismatch;
-        end
-        else begin
-            mflags = m_flags | (xp_f$q[(64'h8)+:(8)] & fl_kept);
-        end
-        sflags = xp_f$q[(64'h8)+:(8)] & fl_kept;
-        rows_p = ((xp_f$q[(64'h28)+:(16)] << 32'h2) + c_rowmask) >> c_rowlog;
-        rows_m = ((m_elem << 32'h2) + c_rowmask) >> c_rowlog;
+        pred$m = meta$m;
+        pred$sj = jram$rdata;
+        pred$e_scan = e_scan$q;
+        pred$x_ji = x_ji$q;
+        pred$jep = jep$q;
+        pred$f = xp_f$q;
+        pred$now = x_c$q[(64'h0)+:(32)];
+        pred$je = je$q;
+        pred$bcur = bcur$q;
+        pred$bcd = bcd$q;
+        pred$rowmask = c_rowmask;
+        pred$rowlog = c_rowlog;
         bz_inc = 1'b0;
         bz_dec = 1'b0;
         bz_j = ji$q;
@@ -3322,18 +3300,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             FrontState$SLat:
                 begin
                     jram$raddr = ((m_jidx) & 24'hffffff);
-                    sage$d = age;
+                    sage$d = pred$age;
                     tage$d = x_c$q[(64'h0)+:(32)] - m[(32'hd0)+:(32)];
                     state$d = FrontState$SPred;
                 end
             FrontState$SPred:
                 begin
                     q_sj$d = sj;
-                    q_sflush$d = sj[(32'h2)+:(1)] & sj[(32'h1)+:(1)] & (st == cs_aggregating) & (sage$q >= sj[(32'h120)+:(32)]);
-                    q_srecl$d = sj[(32'h2)+:(1)] & (st == cs_emitted) & (sage$q >= sj[(32'h140)+:(32)]);
+                    q_sflush$d = sj[(32'h2)+:(1)] & sj[(32'h1)+:(1)] & (pred$st == cs_aggregating) & (sage$q >= sj[(32'h120)+:(32)]);
+                    q_srecl$d = sj[(32'h2)+:(1)] & (pred$st == cs_emitted) & (sage$q >= sj[(32'h140)+:(32)]);
                     q_spartial$d = m_bitmap != sj[(32'h80)+:(64)];
-                    q_sidle$d = (sj[(32'h200)+:(32)] != 32'h0) & busy_st & (tage$q >= sj[(32'h200)+:(32)]);
-                    q_semit$d = st == cs_emitted;
+                    q_sidle$d = (sj[(32'h200)+:(32)] != 32'h0) & pred$busy_st & (tage$q >= sj[(32'h200)+:(32)]);
+                    q_semit$d = pred$st == cs_emitted;
                     state$d = FrontState$SDec;
                 end
             FrontState$SDec:
@@ -3349,9 +3327,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             meta$wdata = (m & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                             meta$we = 32'h1;
                             back$f_pmask = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
-                            back$f_enr = rows_m;
-                            back$f_more = rows_m != 32'h0;
-                            back$f_last = rows_m == 32'h1;
+                            back$f_enr = pred$rows_m;
+                            back$f_more = pred$rows_m != 32'h0;
+                            back$f_last = pred$rows_m == 32'h1;
                         end
                         else begin
                             state$d = FrontState$SDec;
@@ -3475,18 +3453,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         case (xstate$q)
             DecState$Pred:
                 begin
-                    q_c$d[(64'h0)+:(3)] = st;
-                    q_c$d[(64'h3)+:(1)] = busy_st;
-                    q_c$d[(64'h4)+:(1)] = same;
-                    q_c$d[(64'h5)+:(1)] = samebl;
-                    q_c$d[(64'h6)+:(1)] = subset;
-                    q_c$d[(64'h7)+:(1)] = disjoint;
-                    q_c$d[(64'h8)+:(1)] = newer_cb;
-                    q_c$d[(64'h9)+:(1)] = newer_bc;
-                    q_c$d[(64'ha)+:(1)] = stale;
-                    q_qfull$d = qf0;
-                    q_qf_p$d = qfp;
-                    q_qf_m$d = qfm;
+                    q_c$d[(64'h0)+:(3)] = pred$st;
+                    q_c$d[(64'h3)+:(1)] = pred$busy_st;
+                    q_c$d[(64'h4)+:(1)] = pred$same;
+                    q_c$d[(64'h5)+:(1)] = pred$samebl;
+                    q_c$d[(64'h6)+:(1)] = pred$subset;
+                    q_c$d[(64'h7)+:(1)] = pred$disjoint;
+                    q_c$d[(64'h8)+:(1)] = pred$newer_cb;
+                    q_c$d[(64'h9)+:(1)] = pred$newer_bc;
+                    q_c$d[(64'ha)+:(1)] = pred$stale;
+                    q_qfull$d = pred$qf0;
+                    q_qf_p$d = pred$qfp;
+                    q_qf_m$d = pred$qfm;
                     q_bi$d = xo_v$q & loads$dbi & (dx_ji$q == x_ji$q);
                     q_bd$d = xo_v$q & loads$dbd & (dx_ji$q == x_ji$q);
                     q_c$d[(64'hb)+:(1)] = (xp_f$q[(64'h60)+:(64)] & ~je$q[(32'h40)+:(64)]) != 32'h0;
@@ -3499,17 +3477,17 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_c$d[(64'h12)+:(1)] = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & ~soq$q;
                     q_c$d[(64'h13)+:(1)] = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & soq$q & ses_d[32'h1f];
                     q_c$d[(64'h14)+:(1)] = xp_f$q[(64'h60)+:(64)] == je$q[(32'h80)+:(64)];
-                    q_c$d[(64'h15)+:(1)] = newbm == je$q[(32'h80)+:(64)];
+                    q_c$d[(64'h15)+:(1)] = pred$newbm == je$q[(32'h80)+:(64)];
                     q_c$d[(64'h16)+:(1)] = xp_f$q[(64'h28)+:(16)] != m_elem;
                     q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
-                    q_rows$d = rows_p;
-                    q_rle1$d = rows_p <= 32'h1;
+                    q_rows$d = pred$rows_p;
+                    q_rle1$d = pred$rows_p <= 32'h1;
                     xstate$d = DecState$DSel;
                     x_m$d = m;
-                    x_newbm$d = newbm;
-                    x_mflags$d = mflags;
-                    x_sflags$d = sflags;
-                    x_rows_m$d = rows_m;
+                    x_newbm$d = pred$newbm;
+                    x_mflags$d = pred$mflags;
+                    x_sflags$d = pred$sflags;
+                    x_rows_m$d = pred$rows_m;
                     x_je$d = je$q;
                     x_jep$d = jep$q;
                 end
@@ -31345,6 +31323,144 @@ module fanin_pr_f(d,q,clock);
     end
           
 endmodule // fanin_pr_f
+
+
+module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,st,busy_st,same,samebl,subset,disjoint,newer_cb,newer_bc,age,stale,qf0,qfp,qfm,newbm,mflags,sflags,rows_p,rows_m);
+    
+    // Module arguments
+    input wire  [239:0] m;
+    input wire  [575:0] sj;
+    input wire  e_scan;
+    input wire  [7:0] x_ji;
+    input wire  [31:0] jep;
+    input wire  [255:0] f;
+    input wire  [31:0] now;
+    input wire  [575:0] je;
+    input wire  [31:0] bcur;
+    input wire  [1:0] bcd;
+    input wire  [15:0] rowmask;
+    input wire  [15:0] rowlog;
+    output reg  [2:0] st;
+    output reg  busy_st;
+    output reg  same;
+    output reg  samebl;
+    output reg  subset;
+    output reg  disjoint;
+    output reg  newer_cb;
+    output reg  newer_bc;
+    output reg  [31:0] age;
+    output reg  stale;
+    output reg  qf0;
+    output reg  qfp;
+    output reg  qfm;
+    output reg  [63:0] newbm;
+    output reg  [7:0] mflags;
+    output reg  [7:0] sflags;
+    output reg  [15:0] rows_p;
+    output reg  [15:0] rows_m;
+    
+    // Constant declarations
+    localparam  cs_free = 3'b0;
+    localparam  cs_aggregating = 3'b1;
+    localparam  cs_emitted = 3'b10;
+    localparam  fl_exp_mismatch = 8'h10;
+    localparam  fl_kept = 8'h18;
+    
+    // Local signals
+    reg  [2:0] m_st;
+    reg  [7:0] m_jidx;
+    reg  [31:0] m_block;
+    reg  [63:0] m_bitmap;
+    reg  [7:0] m_exp;
+    reg  [7:0] m_flags;
+    reg  [15:0] m_elem;
+    reg  [31:0] m_timer;
+    reg  [31:0] m_ep;
+    reg  [31:0] sj_ep;
+    reg  live;
+    reg  [31:0] d_cb;
+    reg  [31:0] d_bc;
+    reg  [32:0] lim33;
+    reg  ge_m3;
+    reg  ge_m2;
+    reg  ge_m1;
+    reg  ge_0;
+    reg  ge_p1;
+    reg  ge_p2;
+    
+    // Update code
+    always @(*) begin
+        m_st = m[(32'h0)+:(3)];
+        m_jidx = m[(32'h8)+:(8)];
+        m_block = m[(32'h20)+:(32)];
+        m_bitmap = m[(32'h40)+:(64)];
+        m_exp = m[(32'h80)+:(8)];
+        m_flags = m[(32'h88)+:(8)];
+        m_elem = m[(32'h90)+:(16)];
+        m_timer = m[(32'ha0)+:(32)];
+        m_ep = ((m[(32'h10)+:(16)]) & 32'hffffffff) | (((m[(32'hc0)+:(16)]) & 32'hffffffff) << 32'h10);
+        sj_ep = sj[(32'h1d0)+:(32)];
+        if (e_scan) begin
+            live = sj[(32'h0)+:(1)] & (m_ep == sj_ep);
+        end
+        else begin
+            live = (m_jidx == x_ji) & (m_ep == jep);
+        end
+        if (live) begin
+            st = m_st;
+        end
+        else begin
+            st = cs_free;
+        end
+        busy_st = (st == cs_aggregating) | (st == cs_emitted);
+        same = st != cs_free;
+        samebl = same & (m_block == f[(64'h38)+:(32)]);
+        subset = (f[(64'h60)+:(64)] & ~m_bitmap) == 32'h0;
+        disjoint = (f[(64'h60)+:(64)] & m_bitmap) == 32'h0;
+        d_cb = m_block - f[(64'h38)+:(32)];
+        d_bc = f[(64'h38)+:(32)] - m_block;
+        newer_cb = ~d_cb[32'h1f] & (m_block != f[(64'h38)+:(32)]);
+        newer_bc = ~d_bc[32'h1f] & (m_block != f[(64'h38)+:(32)]);
+        age = now - m_timer;
+        lim33 = ((je[(32'h120)+:(32)]) & 33'h1ffffffff) + ((je[(32'h140)+:(32)]) & 33'h1ffffffff);
+        stale = je[(32'h2)+:(1)] & (((age) & 33'h1ffffffff) >= lim33);
+        ge_m3 = (bcur - 32'h3) >= je[(32'h100)+:(32)];
+        ge_m2 = (bcur - 32'h2) >= je[(32'h100)+:(32)];
+        ge_m1 = (bcur - 32'h1) >= je[(32'h100)+:(32)];
+        ge_0 = bcur >= je[(32'h100)+:(32)];
+        ge_p1 = (bcur + 32'h1) >= je[(32'h100)+:(32)];
+        ge_p2 = (bcur + 32'h2) >= je[(32'h100)+:(32)];
+        qf0 = ge_0;
+        qfp = ge_p1;
+        qfm = ge_m1;
+        if (bcd[32'h0] & ~busy_st) begin
+            qf0 = ge_p1;
+            qfp = ge_p2;
+            qfm = ge_0;
+        end
+        if (~bcd[32'h0] & (bcd[32'h1] ^ busy_st)) begin
+            qf0 = ge_m1;
+            qfp = ge_0;
+            qfm = ge_m2;
+        end
+        if (bcd[32'h1] & busy_st) begin
+            qf0 = ge_m2;
+            qfp = ge_m1;
+            qfm = ge_m3;
+        end
+        newbm = m_bitmap | f[(64'h60)+:(64)];
+        if (f[(64'h10)+:(8)] != m_exp) begin
+            mflags = m_flags | (f[(64'h8)+:(8)] & fl_kept) | fl_exp_mismatch;
+        end
+        else begin
+            mflags = m_flags | (f[(64'h8)+:(8)] & fl_kept);
+        end
+        sflags = f[(64'h8)+:(8)] & fl_kept;
+        rows_p = ((f[(64'h28)+:(16)] << 32'h2) + rowmask) >> rowlog;
+        rows_m = ((m_elem << 32'h2) + rowmask) >> rowlog;
+    end
+    
+endmodule // fanin_pred
 
 
 module fanin_q_bd(d,q,clock);

@@ -42,6 +42,7 @@ pub mod metaport;
 mod new;
 pub mod overflow;
 pub mod pick;
+pub mod pred;
 pub mod readback;
 pub mod session;
 pub mod staging;
@@ -57,6 +58,7 @@ use loads::Loads;
 use lookup::Lookup;
 use metaport::MetaPort;
 use pick::Pick;
+use pred::Pred;
 use session::SessionUnit;
 use timer::Timer;
 
@@ -244,18 +246,13 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dx_ji: DFF<Bits<8>>,
     dx_cadr: DFF<Bits<ADDR_W>>,
     dx_c: DFF<Ctx>,
-    ge_m3: Signal<Local, bool>,
-    ge_m2: Signal<Local, bool>,
-    ge_m1: Signal<Local, bool>,
-    ge_0: Signal<Local, bool>,
-    ge_p1: Signal<Local, bool>,
-    ge_p2: Signal<Local, bool>,
+    // PRED's conditions, terms of registers (`pred.rs`).
+    pred: Pred,
     qf: Signal<Local, bool>,
     dec_v: Signal<Local, bool>,
     // (The child-table read address PARSE issued, held while LOOK waits.)
     cha_q: DFF<Bits<ADDR_W>>,
     bcd: DFF<Bits<2>>,
-    qf0: Signal<Local, bool>,
     // The item stage between DECIDE and the back end, with a multicast item's first round
     // of children scanned while it waits and the last such scan kept (`item.rs`).
     item: ItemStage,
@@ -339,40 +336,14 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     jcb: Signal<Local, Bits<64>>,
     chaddr: Signal<Local, Bits<ADDR_W>>,
     m: Signal<Local, Bits<META_W>>,
-    m_st: Signal<Local, Bits<3>>,
     m_jidx: Signal<Local, Bits<8>>,
     m_block: Signal<Local, Bits<32>>,
     m_bitmap: Signal<Local, Bits<64>>,
     m_exp: Signal<Local, Bits<8>>,
     m_flags: Signal<Local, Bits<8>>,
     m_elem: Signal<Local, Bits<16>>,
-    m_timer: Signal<Local, Bits<32>>,
-    /// The copy's epoch (metadata bits 31:16 and 207:192).
-    m_ep: Signal<Local, Bits<32>>,
-    live: Signal<Local, bool>,
-    st: Signal<Local, Bits<3>>,
-    busy_st: Signal<Local, bool>,
-    same: Signal<Local, bool>,
-    samebl: Signal<Local, bool>,
-    subset: Signal<Local, bool>,
-    disjoint: Signal<Local, bool>,
-    d_cb: Signal<Local, Bits<32>>,
-    d_bc: Signal<Local, Bits<32>>,
-    newer_cb: Signal<Local, bool>,
-    newer_bc: Signal<Local, bool>,
-    age: Signal<Local, Bits<32>>,
-    lim33: Signal<Local, Bits<33>>,
-    stale: Signal<Local, bool>,
     busy_cur: Signal<Local, Bits<32>>,
-    qfp: Signal<Local, bool>,
-    qfm: Signal<Local, bool>,
-    newbm: Signal<Local, Bits<64>>,
-    mflags: Signal<Local, Bits<8>>,
-    sflags: Signal<Local, Bits<8>>,
-    rows_p: Signal<Local, Bits<16>>,
-    rows_m: Signal<Local, Bits<16>>,
     sj: Signal<Local, Bits<JOB_W>>,
-    sj_ep: Signal<Local, Bits<32>>,
     bz_inc: Signal<Local, bool>,
     bz_dec: Signal<Local, bool>,
     bz_j: Signal<Local, Bits<8>>,
@@ -411,9 +382,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pt_join: Constant<Bits<8>>,
     fl_bypass: Constant<Bits<8>>,
     fl_partial: Constant<Bits<8>>,
-    fl_exp_mismatch: Constant<Bits<8>>,
     // The flags a slot copy keeps from its contributions (OVERFLOW, EXP_MISMATCH).
-    fl_kept: Constant<Bits<8>>,
     t_non_ip: Constant<Bits<16>>,
     t_ip_bad: Constant<Bits<16>>,
     t_route: Constant<Bits<16>>,
@@ -606,94 +575,28 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Metadata of the copy just read (`metaport.rs`: the RAM's output register, or a
         // write it misses).
         self.m.next = self.meta.m.val();
-        self.m_st.next = self.m.val().get_value_state();
         self.m_jidx.next = self.m.val().get_value_entry();
         self.m_block.next = self.m.val().get_value_block();
         self.m_bitmap.next = self.m.val().get_value_bitmap();
         self.m_exp.next = self.m.val().get_value_exponent();
         self.m_flags.next = self.m.val().get_value_flags();
         self.m_elem.next = self.m.val().get_value_elements();
-        self.m_timer.next = self.m.val().get_value_timer();
-        self.m_ep.next = bit_cast::<32, 16>(self.m.val().get_value_epoch_lo())
-            | (bit_cast::<32, 16>(self.m.val().get_value_epoch_hi()) << 16);
         // The job entry the copy was written under (timer scan).
         self.sj.next = self.jram.rdata.val();
-        self.sj_ep.next = self.jram.rdata.val().get_value_epoch();
-        // A copy is live only if written under the current epoch of its job entry;
-        // otherwise it is Free (its job was replaced or removed).
-        if self.e_scan.q.val() {
-            self.live.next =
-                self.sj.val().get_value_valid() & (self.m_ep.val() == self.sj_ep.val());
-        } else {
-            self.live.next =
-                (self.m_jidx.val() == self.x_ji.q.val()) & (self.m_ep.val() == self.jep.q.val());
-        }
-        if self.live.val() {
-            self.st.next = self.m_st.val();
-        } else {
-            self.st.next = self.cs_free.val();
-        }
-        self.busy_st.next =
-            (self.st.val() == self.cs_aggregating.val()) | (self.st.val() == self.cs_emitted.val());
-        self.same.next = self.st.val() != self.cs_free.val();
-        self.samebl.next = self.same.val() & (self.m_block.val() == self.xp_f.q.val().block);
-        self.subset.next = (self.xp_f.q.val().bitmap & !self.m_bitmap.val()) == 0;
-        self.disjoint.next = (self.xp_f.q.val().bitmap & self.m_bitmap.val()) == 0;
-        self.d_cb.next = self.m_block.val() - self.xp_f.q.val().block;
-        self.d_bc.next = self.xp_f.q.val().block - self.m_block.val();
-        // (d != 0 is the blocks' inequality, off the subtraction's carry chain.)
-        self.newer_cb.next =
-            !self.d_cb.val().get_bit(31) & (self.m_block.val() != self.xp_f.q.val().block);
-        self.newer_bc.next =
-            !self.d_bc.val().get_bit(31) & (self.m_block.val() != self.xp_f.q.val().block);
-        self.age.next = self.x_c.q.val().now - self.m_timer.val();
-        self.lim33.next = bit_cast::<33, 32>(self.je.q.val().get_value_flush_after())
-            + bit_cast::<33, 32>(self.je.q.val().get_value_reclaim_after());
-        self.stale.next = self.je.q.val().get_value_timeout()
-            & (bit_cast::<33, 32>(self.age.val()) >= self.lim33.val());
-        // The quota check on the job's busy count once this copy is reclaimed: the count
-        // LOOK latched (`bcur`), plus an update that was in flight then (`bcd`: +1, -1),
-        // minus the copy if it is busy; `_p`/`_m` with one more or one fewer busy copy (an
-        // update of the older frame's DECIDE beside PRED, which `bcd` does not hold). Every
-        // offset's comparison (32-bit, wrapping as the sum would) is made from registers,
-        // and the copy's state only picks one: no adder between the metadata read and the
-        // comparison.
-        self.ge_m3.next = (self.bcur.q.val() - 3) >= self.je.q.val().get_value_quota();
-        self.ge_m2.next = (self.bcur.q.val() - 2) >= self.je.q.val().get_value_quota();
-        self.ge_m1.next = (self.bcur.q.val() - 1) >= self.je.q.val().get_value_quota();
-        self.ge_0.next = self.bcur.q.val() >= self.je.q.val().get_value_quota();
-        self.ge_p1.next = (self.bcur.q.val() + 1) >= self.je.q.val().get_value_quota();
-        self.ge_p2.next = (self.bcur.q.val() + 2) >= self.je.q.val().get_value_quota();
-        self.qf0.next = self.ge_0.val();
-        self.qfp.next = self.ge_p1.val();
-        self.qfm.next = self.ge_m1.val();
-        if self.bcd.q.val().get_bit(0) & !self.busy_st.val() {
-            self.qf0.next = self.ge_p1.val();
-            self.qfp.next = self.ge_p2.val();
-            self.qfm.next = self.ge_0.val();
-        }
-        if !self.bcd.q.val().get_bit(0) & (self.bcd.q.val().get_bit(1) ^ self.busy_st.val()) {
-            self.qf0.next = self.ge_m1.val();
-            self.qfp.next = self.ge_0.val();
-            self.qfm.next = self.ge_m2.val();
-        }
-        if self.bcd.q.val().get_bit(1) & self.busy_st.val() {
-            self.qf0.next = self.ge_m2.val();
-            self.qfp.next = self.ge_m1.val();
-            self.qfm.next = self.ge_m3.val();
-        }
-        self.newbm.next = self.m_bitmap.val() | self.xp_f.q.val().bitmap;
-        if self.xp_f.q.val().exponent != self.m_exp.val() {
-            self.mflags.next = self.m_flags.val()
-                | (self.xp_f.q.val().flags & self.fl_kept.val())
-                | self.fl_exp_mismatch.val();
-        } else {
-            self.mflags.next = self.m_flags.val() | (self.xp_f.q.val().flags & self.fl_kept.val());
-        }
-        self.sflags.next = self.xp_f.q.val().flags & self.fl_kept.val();
-        self.rows_p.next =
-            ((self.xp_f.q.val().elements << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
-        self.rows_m.next = ((self.m_elem.val() << 2) + self.c_rowmask.val()) >> self.c_rowlog.val();
+        // PRED's conditions (`pred.rs`), terms of registers: the copy just read against
+        // the frame in PRED, or against its job entry for a scan visit.
+        self.pred.m.next = self.meta.m.val();
+        self.pred.sj.next = self.jram.rdata.val();
+        self.pred.e_scan.next = self.e_scan.q.val();
+        self.pred.x_ji.next = self.x_ji.q.val();
+        self.pred.jep.next = self.jep.q.val();
+        self.pred.f.next = self.xp_f.q.val();
+        self.pred.now.next = self.x_c.q.val().now;
+        self.pred.je.next = self.je.q.val();
+        self.pred.bcur.next = self.bcur.q.val();
+        self.pred.bcd.next = self.bcd.q.val();
+        self.pred.rowmask.next = self.c_rowmask.val();
+        self.pred.rowlog.next = self.c_rowlog.val();
         self.bz_inc.next = false;
         self.bz_dec.next = false;
         self.bz_j.next = self.ji.q.val();
@@ -995,7 +898,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // SLAT: the copy's metadata is here: read the job entry it was written
                 // under; its age, registered.
                 self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.m_jidx.val());
-                self.sage.d.next = self.age.val();
+                self.sage.d.next = self.pred.age.val();
                 self.tage.d.next = self.x_c.q.val().now - self.m.val().get_value_touched();
                 self.state.d.next = FrontState::SPred;
             }
@@ -1004,17 +907,17 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_sj.d.next = self.sj.val();
                 self.q_sflush.d.next = self.sj.val().get_value_timeout()
                     & self.sj.val().get_value_inner()
-                    & (self.st.val() == self.cs_aggregating.val())
+                    & (self.pred.st.val() == self.cs_aggregating.val())
                     & (self.sage.q.val() >= self.sj.val().get_value_flush_after());
                 self.q_srecl.d.next = self.sj.val().get_value_timeout()
-                    & (self.st.val() == self.cs_emitted.val())
+                    & (self.pred.st.val() == self.cs_emitted.val())
                     & (self.sage.q.val() >= self.sj.val().get_value_reclaim_after());
                 self.q_spartial.d.next = self.m_bitmap.val() != self.sj.val().get_value_expected();
                 // Slot hygiene, every mode: a busy copy without progress for `reclaim_idle`.
                 self.q_sidle.d.next = (self.sj.val().get_value_reclaim_idle() != 0)
-                    & self.busy_st.val()
+                    & self.pred.busy_st.val()
                     & (self.tage.q.val() >= self.sj.val().get_value_reclaim_idle());
-                self.q_semit.d.next = self.st.val() == self.cs_emitted.val();
+                self.q_semit.d.next = self.pred.st.val() == self.cs_emitted.val();
                 self.state.d.next = FrontState::SDec;
             }
             FrontState::SDec => {
@@ -1037,9 +940,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.meta.we.next = 1.into();
                         self.back.f_pmask.next = bits::<8>(1)
                             << bit_cast::<8, 4>(self.q_sj.q.val().get_value_parent_port());
-                        self.back.f_enr.next = self.rows_m.val();
-                        self.back.f_more.next = self.rows_m.val() != 0;
-                        self.back.f_last.next = self.rows_m.val() == 1;
+                        self.back.f_enr.next = self.pred.rows_m.val();
+                        self.back.f_more.next = self.pred.rows_m.val() != 0;
+                        self.back.f_last.next = self.pred.rows_m.val() == 1;
                     } else {
                         self.state.d.next = FrontState::SDec;
                     }
@@ -1181,18 +1084,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             DecState::Pred => {
                 // PRED: the decision's conditions on the copy's metadata, the packet and the
                 // job entry, registered (the metadata read stays on the same address).
-                self.q_c.d.next.st = self.st.val();
-                self.q_c.d.next.busy_st = self.busy_st.val();
-                self.q_c.d.next.same = self.same.val();
-                self.q_c.d.next.samebl = self.samebl.val();
-                self.q_c.d.next.subset = self.subset.val();
-                self.q_c.d.next.disjoint = self.disjoint.val();
-                self.q_c.d.next.newer_cb = self.newer_cb.val();
-                self.q_c.d.next.newer_bc = self.newer_bc.val();
-                self.q_c.d.next.stale = self.stale.val();
-                self.q_qfull.d.next = self.qf0.val();
-                self.q_qf_p.d.next = self.qfp.val();
-                self.q_qf_m.d.next = self.qfm.val();
+                self.q_c.d.next.st = self.pred.st.val();
+                self.q_c.d.next.busy_st = self.pred.busy_st.val();
+                self.q_c.d.next.same = self.pred.same.val();
+                self.q_c.d.next.samebl = self.pred.samebl.val();
+                self.q_c.d.next.subset = self.pred.subset.val();
+                self.q_c.d.next.disjoint = self.pred.disjoint.val();
+                self.q_c.d.next.newer_cb = self.pred.newer_cb.val();
+                self.q_c.d.next.newer_bc = self.pred.newer_bc.val();
+                self.q_c.d.next.stale = self.pred.stale.val();
+                self.q_qfull.d.next = self.pred.qf0.val();
+                self.q_qf_p.d.next = self.pred.qfp.val();
+                self.q_qf_m.d.next = self.pred.qfm.val();
                 // An older frame's DECIDE beside this PRED (it completes now) changes the
                 // busy count of its job by `dbi`/`dbd`: DSEL picks the matching condition.
                 self.q_bi.d.next = self.xo_v.q.val()
@@ -1237,19 +1140,20 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & self.ses_d.val().get_bit(31);
                 self.q_c.d.next.cpl0 =
                     self.xp_f.q.val().bitmap == self.je.q.val().get_value_expected();
-                self.q_c.d.next.cpl1 = self.newbm.val() == self.je.q.val().get_value_expected();
+                self.q_c.d.next.cpl1 =
+                    self.pred.newbm.val() == self.je.q.val().get_value_expected();
                 self.q_c.d.next.elne = self.xp_f.q.val().elements != self.m_elem.val();
                 self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_value_expected();
-                self.q_rows.d.next = self.rows_p.val();
-                self.q_rle1.d.next = self.rows_p.val() <= 1;
+                self.q_rows.d.next = self.pred.rows_p.val();
+                self.q_rle1.d.next = self.pred.rows_p.val() <= 1;
                 self.xstate.d.next = DecState::DSel;
                 // The decision's context, copied for DSEL and DECIDE (the frame's fields
                 // were copied when it left LOOK): LOOK registers the next frame's meanwhile.
                 self.x_m.d.next = self.m.val();
-                self.x_newbm.d.next = self.newbm.val();
-                self.x_mflags.d.next = self.mflags.val();
-                self.x_sflags.d.next = self.sflags.val();
-                self.x_rows_m.d.next = self.rows_m.val();
+                self.x_newbm.d.next = self.pred.newbm.val();
+                self.x_mflags.d.next = self.pred.mflags.val();
+                self.x_sflags.d.next = self.pred.sflags.val();
+                self.x_rows_m.d.next = self.pred.rows_m.val();
                 self.x_je.d.next = self.je.q.val();
                 self.x_jep.d.next = self.jep.q.val();
             }
