@@ -102,6 +102,11 @@ pub struct Resources {
     /// Every net that ends a path of the critical depth (the critical path's end among
     /// them), sorted: what must change for the depth to drop.
     pub critical_ends: Vec<String>,
+    /// The registers and ports (nets without their bit index) that start a path of the
+    /// critical depth, with how many of their bits do, most bits first. ABC relaxes every
+    /// path up to the critical depth to save area, so the ends are many; the starts name
+    /// the blocks they are in.
+    pub critical_starts: Vec<(String, usize)>,
     /// The second figure: paths from a RAM read and the widest fan-outs.
     pub second: SecondFigure,
 }
@@ -187,6 +192,19 @@ impl Resources {
         );
         for n in self.critical_ends.iter().take(SHOWN) {
             let _ = writeln!(s, "    {n}");
+        }
+        let _ = writeln!(
+            s,
+            "  {} registers and ports start them{}",
+            self.critical_starts.len(),
+            if self.critical_starts.len() > SHOWN {
+                format!(" (the {SHOWN} with the most bits)")
+            } else {
+                String::new()
+            }
+        );
+        for (n, k) in self.critical_starts.iter().take(SHOWN) {
+            let _ = writeln!(s, "    {n} ({k} bit{})", if *k == 1 { "" } else { "s" });
         }
         let f = &self.second;
         let _ = writeln!(
@@ -442,11 +460,12 @@ pub fn analyse(m: &Netlist) -> Result<Resources> {
             _ => r.lutram += lutram_luts(t),
         }
     }
-    let (depth, path, nets, ends) = critical_path(m)?;
+    let (depth, path, nets, ends, starts) = critical_path(m)?;
     r.depth = depth;
     r.path = path;
     r.path_nets = nets;
     r.critical_ends = ends;
+    r.critical_starts = starts;
     r.second = second_figure(m)?;
     Ok(r)
 }
@@ -664,8 +683,15 @@ fn second_figure(m: &Netlist) -> Result<SecondFigure> {
     Ok(f)
 }
 
-/// Depth, the critical path's cell types, its start and end nets, every end at that depth.
-type CriticalPath = (u32, Vec<String>, (String, String), Vec<String>);
+/// Depth, the critical path's cell types, its start and end nets, every end at that depth,
+/// and the start nets of the paths at that depth grouped by net (bit counts).
+type CriticalPath = (
+    u32,
+    Vec<String>,
+    (String, String),
+    Vec<String>,
+    Vec<(String, usize)>,
+);
 
 fn critical_path(m: &Netlist) -> Result<CriticalPath> {
     let cells: Vec<&Cell> = m.cells.iter().collect();
@@ -740,7 +766,7 @@ fn critical_path(m: &Netlist) -> Result<CriticalPath> {
         .filter(|(i, _)| matches!(kind(&cells[*i].ty), Kind::Comb(_)))
         .max_by_key(|x| *x.1)
     else {
-        return Ok((0, Vec::new(), Default::default(), Vec::new()));
+        return Ok((0, Vec::new(), Default::default(), Vec::new(), Vec::new()));
     };
     let mut path = Vec::new();
     let mut cur = Some(end);
@@ -780,7 +806,51 @@ fn critical_path(m: &Netlist) -> Result<CriticalPath> {
         .collect();
     ends.sort();
     ends.dedup();
-    Ok((depth, path, (start_net, end_net), ends))
+    // The starts: walk back from every cell at the critical depth through the inputs that
+    // arrive at its level less its own weight; an input no combinational cell drives is a
+    // start when the cell's whole level is its own weight.
+    let weight = |i: usize| match kind(&cells[i].ty) {
+        Kind::Comb(w) => w,
+        _ => 0,
+    };
+    let mut seen = vec![false; cells.len()];
+    let mut stack: Vec<usize> = (0..cells.len()).filter(|&i| at_depth(i)).collect();
+    for &i in &stack {
+        seen[i] = true;
+    }
+    let mut start_bits: std::collections::BTreeSet<&str> = Default::default();
+    while let Some(i) = stack.pop() {
+        let before = level[i] - weight(i);
+        for (p, n) in &cells[i].conns {
+            if is_output(p) {
+                continue;
+            }
+            match driver.get(n.as_str()) {
+                Some(&j) => {
+                    if level[j] == before && !seen[j] {
+                        seen[j] = true;
+                        stack.push(j);
+                    }
+                }
+                None => {
+                    if before == 0 && !n.starts_with('$') {
+                        start_bits.insert(n.as_str());
+                    }
+                }
+            }
+        }
+    }
+    let mut by_net: HashMap<&str, usize> = HashMap::new();
+    for b in start_bits {
+        let base = b.rsplit_once('[').map_or(b, |(h, _)| h);
+        *by_net.entry(base).or_default() += 1;
+    }
+    let mut starts: Vec<(String, usize)> = by_net
+        .into_iter()
+        .map(|(n, k)| (n.to_string(), k))
+        .collect();
+    starts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok((depth, path, (start_net, end_net), ends, starts))
 }
 
 #[cfg(test)]
@@ -847,6 +917,37 @@ mod tests {
         assert!(r
             .render("t", Family::Xcup)
             .contains("2 end points at depth 2\n    a2\n    b3\n"));
+        // Both start at `r` (the 1-LUT path from it is not critical).
+        assert_eq!(r.critical_starts, vec![("r".to_string(), 1)]);
+        assert!(r
+            .render("t", Family::Xcup)
+            .contains("1 registers and ports start them\n    r (1 bit)\n"));
+    }
+
+    #[test]
+    fn the_starts_of_the_critical_paths_are_grouped_by_net() {
+        // `s[0]`, `s[1]` and `t[0]` start 2-LUT paths; `u` joins one at its second LUT
+        // (a 1-LUT path of its own, not critical).
+        let b = ".model top\n\
+                 .subckt FDRE C=clk D=z Q=s[0] R=$false\n\
+                 .subckt FDRE C=clk D=z Q=s[1] R=$false\n\
+                 .subckt FDRE C=clk D=z Q=t[0] R=$false\n\
+                 .subckt FDRE C=clk D=z Q=u R=$false\n\
+                 .subckt LUT1 I0=s[0] O=a1\n.subckt LUT2 I0=a1 I1=u O=a2\n\
+                 .subckt LUT1 I0=s[1] O=b1\n.subckt LUT1 I0=b1 O=b2\n\
+                 .subckt LUT1 I0=t[0] O=c1\n.subckt LUT1 I0=c1 O=c2\n\
+                 .subckt FDRE C=clk D=a2 Q=x R=$false\n\
+                 .subckt FDRE C=clk D=b2 Q=y R=$false\n\
+                 .subckt FDRE C=clk D=c2 Q=z R=$false\n.end\n";
+        let r = analyse(&Netlist::from_blif(b, "top").unwrap()).unwrap();
+        assert_eq!(r.depth, 2);
+        assert_eq!(
+            r.critical_starts,
+            vec![("s".to_string(), 2), ("t".to_string(), 1)]
+        );
+        assert!(r
+            .render("t", Family::Xcup)
+            .contains("2 registers and ports start them\n    s (2 bits)\n    t (1 bit)\n"));
     }
 
     #[test]
