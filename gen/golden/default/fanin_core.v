@@ -120,13 +120,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  ev_non_ip = 32'h100000;
     localparam  ev_arp = 32'h4000000;
     localparam  cs_free = 3'b0;
-    localparam  cs_aggregating = 3'b1;
     localparam  cs_emitted = 3'b10;
     localparam  cs_stale = 3'b100;
-    localparam  pt_contribution = 8'h1;
     localparam  pt_join = 8'h3;
     localparam  fl_bypass = 8'h1;
-    localparam  fl_partial = 8'h4;
     localparam  t_non_ip = 16'h1;
     localparam  t_ip_bad = 16'h1e;
     localparam  t_route = 16'h20;
@@ -883,6 +880,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] pred$bcd;
     reg  [15:0] pred$rowmask;
     reg  [15:0] pred$rowlog;
+    reg  [31:0] pred$sage;
+    reg  [31:0] pred$tage;
     wire  [2:0] pred$st;
     wire  pred$busy_st;
     wire  pred$same;
@@ -901,6 +900,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [7:0] pred$sflags;
     wire  [15:0] pred$rows_p;
     wire  [15:0] pred$rows_m;
+    wire  [4:0] pred$s;
     reg  [23:0] cha_q$d;
     wire  [23:0] cha_q$q;
     reg  cha_q$clock;
@@ -977,6 +977,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] loads$ac_job;
     reg  [31:0] loads$ac_block;
     reg  [7:0] loads$ac_entry;
+    reg  [239:0] loads$sm;
+    reg  [575:0] loads$sj;
+    reg  loads$spartial;
     wire  [698:0] loads$ld;
     wire  [351:0] loads$ld_o;
     wire  loads$mc;
@@ -989,6 +992,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  loads$dhwc;
     wire  [698:0] loads$ac;
     wire  [351:0] loads$ac_o;
+    wire  [351:0] loads$sf_o;
     reg  [3:0] state$d;
     wire  [3:0] state$q;
     reg  state$clock;
@@ -1051,18 +1055,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  q_partial$d;
     wire  q_partial$q;
     reg  q_partial$clock;
+    reg  [4:0] q_s$d;
+    wire  [4:0] q_s$q;
+    reg  q_s$clock;
     reg  [575:0] q_sj$d;
     wire  [575:0] q_sj$q;
     reg  q_sj$clock;
-    reg  q_sflush$d;
-    wire  q_sflush$q;
-    reg  q_sflush$clock;
-    reg  q_srecl$d;
-    wire  q_srecl$q;
-    reg  q_srecl$clock;
-    reg  q_spartial$d;
-    wire  q_spartial$q;
-    reg  q_spartial$clock;
     reg  [15:0] len$d;
     wire  [15:0] len$q;
     reg  len$clock;
@@ -1099,12 +1097,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] tage$d;
     wire  [31:0] tage$q;
     reg  tage$clock;
-    reg  q_sidle$d;
-    wire  q_sidle$q;
-    reg  q_sidle$clock;
-    reg  q_semit$d;
-    wire  q_semit$q;
-    reg  q_semit$clock;
     reg  [23:0] cadr$d;
     wire  [23:0] cadr$q;
     reg  cadr$clock;
@@ -1235,13 +1227,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] chaddr;
     reg  [239:0] m;
     reg  [7:0] m_jidx;
-    reg  [31:0] m_block;
     reg  [63:0] m_bitmap;
-    reg  [7:0] m_exp;
-    reg  [7:0] m_flags;
     reg  [15:0] m_elem;
     reg  [31:0] busy_cur;
-    reg  [575:0] sj;
     reg  bz_inc;
     reg  bz_dec;
     reg  [7:0] bz_j;
@@ -2089,6 +2077,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .bcd(pred$bcd),
         .rowmask(pred$rowmask),
         .rowlog(pred$rowlog),
+        .sage(pred$sage),
+        .tage(pred$tage),
         .st(pred$st),
         .busy_st(pred$busy_st),
         .same(pred$same),
@@ -2106,7 +2096,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .mflags(pred$mflags),
         .sflags(pred$sflags),
         .rows_p(pred$rows_p),
-        .rows_m(pred$rows_m)
+        .rows_m(pred$rows_m),
+        .s(pred$s)
     );
     fanin_cha_q cha_q(
         .d(cha_q$d),
@@ -2191,6 +2182,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .ac_job(loads$ac_job),
         .ac_block(loads$ac_block),
         .ac_entry(loads$ac_entry),
+        .sm(loads$sm),
+        .sj(loads$sj),
+        .spartial(loads$spartial),
         .ld(loads$ld),
         .ld_o(loads$ld_o),
         .mc(loads$mc),
@@ -2202,7 +2196,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .dbd(loads$dbd),
         .dhwc(loads$dhwc),
         .ac(loads$ac),
-        .ac_o(loads$ac_o)
+        .ac_o(loads$ac_o),
+        .sf_o(loads$sf_o)
     );
     fanin_state state(
         .d(state$d),
@@ -2304,25 +2299,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(q_partial$q),
         .clock(q_partial$clock)
     );
+    fanin_q_s q_s(
+        .d(q_s$d),
+        .q(q_s$q),
+        .clock(q_s$clock)
+    );
     fanin_q_sj q_sj(
         .d(q_sj$d),
         .q(q_sj$q),
         .clock(q_sj$clock)
-    );
-    fanin_q_sflush q_sflush(
-        .d(q_sflush$d),
-        .q(q_sflush$q),
-        .clock(q_sflush$clock)
-    );
-    fanin_q_srecl q_srecl(
-        .d(q_srecl$d),
-        .q(q_srecl$q),
-        .clock(q_srecl$clock)
-    );
-    fanin_q_spartial q_spartial(
-        .d(q_spartial$d),
-        .q(q_spartial$q),
-        .clock(q_spartial$clock)
     );
     fanin_len len(
         .d(len$d),
@@ -2381,16 +2366,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(tage$d),
         .q(tage$q),
         .clock(tage$clock)
-    );
-    fanin_q_sidle q_sidle(
-        .d(q_sidle$d),
-        .q(q_sidle$q),
-        .clock(q_sidle$clock)
-    );
-    fanin_q_semit q_semit(
-        .d(q_semit$d),
-        .q(q_semit$q),
-        .clock(q_semit$clock)
     );
     fanin_cadr cadr(
         .d(cadr$d),
@@ -2528,6 +2503,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Update code
     always @(*) begin
+        q_s$clock = clock;
         xstate$clock = clock;
         x_m$clock = clock;
         x_newbm$clock = clock;
@@ -2570,9 +2546,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         q_qfull$clock = clock;
         q_partial$clock = clock;
         q_sj$clock = clock;
-        q_sflush$clock = clock;
-        q_srecl$clock = clock;
-        q_spartial$clock = clock;
         len$clock = clock;
         row0$clock = clock;
         nrows$clock = clock;
@@ -2583,8 +2556,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pbr$clock = clock;
         pba_q$clock = clock;
         tage$clock = clock;
-        q_sidle$clock = clock;
-        q_semit$clock = clock;
         cadr$clock = clock;
         e_scan$clock = clock;
         now_r$clock = clock;
@@ -2615,6 +2586,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         lk_c$clock = clock;
         x_c$clock = clock;
         dx_c$clock = clock;
+        q_s$d = q_s$q;
         xstate$d = xstate$q;
         x_m$d = x_m$q;
         x_newbm$d = x_newbm$q;
@@ -2657,9 +2629,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         q_qfull$d = q_qfull$q;
         q_partial$d = q_partial$q;
         q_sj$d = q_sj$q;
-        q_sflush$d = q_sflush$q;
-        q_srecl$d = q_srecl$q;
-        q_spartial$d = q_spartial$q;
         len$d = len$q;
         row0$d = row0$q;
         nrows$d = nrows$q;
@@ -2670,8 +2639,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pbr$d = pbr$q;
         pba_q$d = pba_q$q;
         tage$d = tage$q;
-        q_sidle$d = q_sidle$q;
-        q_semit$d = q_semit$q;
         cadr$d = cadr$q;
         e_scan$d = e_scan$q;
         now_r$d = now_r$q;
@@ -3042,12 +3009,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         meta$we = 32'h0;
         m = meta$m;
         m_jidx = m[(32'h8)+:(8)];
-        m_block = m[(32'h20)+:(32)];
         m_bitmap = m[(32'h40)+:(64)];
-        m_exp = m[(32'h80)+:(8)];
-        m_flags = m[(32'h88)+:(8)];
         m_elem = m[(32'h90)+:(16)];
-        sj = jram$rdata;
         pred$m = meta$m;
         pred$sj = jram$rdata;
         pred$e_scan = e_scan$q;
@@ -3060,6 +3023,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pred$bcd = bcd$q;
         pred$rowmask = c_rowmask;
         pred$rowlog = c_rowlog;
+        pred$sage = sage$q;
+        pred$tage = tage$q;
         bz_inc = 1'b0;
         bz_dec = 1'b0;
         bz_j = ji$q;
@@ -3114,25 +3079,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         back$f_orig = 1'b0;
         back$f_slot = 1'b0;
         back$f_cadr = cadr$q;
-        back$f_o[(64'hd0)+:(48)] = csr$me_mac;
-        back$f_o[(64'ha0)+:(32)] = csr$me_ip;
-        back$f_o[(64'hc0)+:(16)] = csr$me_port;
-        back$f_o[(64'h130)+:(48)] = q_sj$q[(32'h180)+:(48)];
-        back$f_o[(64'h100)+:(32)] = q_sj$q[(32'h160)+:(32)];
-        back$f_o[(64'h120)+:(16)] = q_sj$q[(32'h1b0)+:(16)];
-        back$f_o[(64'h0)+:(8)] = pt_contribution;
-        if (q_spartial$q) begin
-            back$f_o[(64'h8)+:(8)] = m_flags | fl_partial;
-        end
-        else begin
-            back$f_o[(64'h8)+:(8)] = m_flags;
-        end
-        back$f_o[(64'h10)+:(8)] = m_exp;
-        back$f_o[(64'h18)+:(16)] = q_sj$q[(32'h20)+:(16)];
-        back$f_o[(64'h28)+:(16)] = m_elem;
-        back$f_o[(64'h38)+:(32)] = m_block;
-        back$f_o[(64'h58)+:(8)] = q_sj$q[(32'h18)+:(8)];
-        back$f_o[(64'h60)+:(64)] = m_bitmap;
+        back$f_o = loads$sf_o;
         sq_ld = item$v_q & b_free & item$psd_q;
         back$l_go = sq_ld;
         back$l_item = item$sq_q;
@@ -3306,18 +3253,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
             FrontState$SPred:
                 begin
-                    q_sj$d = sj;
-                    q_sflush$d = sj[(32'h2)+:(1)] & sj[(32'h1)+:(1)] & (pred$st == cs_aggregating) & (sage$q >= sj[(32'h120)+:(32)]);
-                    q_srecl$d = sj[(32'h2)+:(1)] & (pred$st == cs_emitted) & (sage$q >= sj[(32'h140)+:(32)]);
-                    q_spartial$d = m_bitmap != sj[(32'h80)+:(64)];
-                    q_sidle$d = (sj[(32'h200)+:(32)] != 32'h0) & pred$busy_st & (tage$q >= sj[(32'h200)+:(32)]);
-                    q_semit$d = pred$st == cs_emitted;
+                    q_sj$d = jram$rdata;
+                    q_s$d = pred$s;
                     state$d = FrontState$SDec;
                 end
             FrontState$SDec:
                 begin
                     state$d = FrontState$SNext;
-                    if (q_sflush$q) begin
+                    if (q_s$q[(64'h0)+:(1)]) begin
                         if (b_free & ~item$v_q) begin
                             h_go = 1'b1;
                             h_st = BackState$CopyRows;
@@ -3335,16 +3278,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             state$d = FrontState$SDec;
                         end
                     end
-                    else if (q_srecl$q) begin
+                    else if (q_s$q[(64'h1)+:(1)]) begin
                         ev = ev_reclaims;
                         meta$wdata = (m & ~mk_meta_state) | ((cs_stale) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                         meta$we = 32'h1;
                         bz_dec = 1'b1;
                         bz_j = m_jidx;
                     end
-                    else if (q_sidle$q) begin
+                    else if (q_s$q[(64'h3)+:(1)]) begin
                         ev = ev_idle_reclaims;
-                        if (q_semit$q) begin
+                        if (q_s$q[(64'h4)+:(1)]) begin
                             meta$wdata = (m & ~mk_meta_state) | ((cs_stale) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                         end
                         else begin
@@ -3411,6 +3354,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         loads$ac_job = sess$ac_job;
         loads$ac_block = sess$ac_block;
         loads$ac_entry = sess$entry;
+        loads$sm = meta$m;
+        loads$sj = q_sj$q;
+        loads$spartial = q_s$q[(64'h2)+:(1)];
         hu_v$d = 1'b0;
         sess$join_go = 1'b0;
         if (dec_v) begin
@@ -20615,7 +20561,7 @@ module fanin_lk_v(d,q,clock);
 endmodule // fanin_lk_v
 
 
-module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mflags,sflags,rows_m,rows,rle1,partial,busy_st,samebl,me_mac,me_ip,me_port,sq,ac_nonce,ac_mac,ac_ip,ac_udp,ac_port,ac_bm,ac_job,ac_block,ac_entry,ld,ld_o,mc,ev,join_go,dwe,dwd,dbi,dbd,dhwc,ac,ac_o);
+module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mflags,sflags,rows_m,rows,rle1,partial,busy_st,samebl,me_mac,me_ip,me_port,sq,ac_nonce,ac_mac,ac_ip,ac_udp,ac_port,ac_bm,ac_job,ac_block,ac_entry,sm,sj,spartial,ld,ld_o,mc,ev,join_go,dwe,dwd,dbi,dbd,dhwc,ac,ac_o,sf_o);
     
     // Module arguments
     input wire  [2:0] act;
@@ -20654,6 +20600,9 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
     input wire  [15:0] ac_job;
     input wire  [31:0] ac_block;
     input wire  [7:0] ac_entry;
+    input wire  [239:0] sm;
+    input wire  [575:0] sj;
+    input wire  spartial;
     output reg  [698:0] ld;
     output reg  [351:0] ld_o;
     output reg  mc;
@@ -20666,6 +20615,7 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
     output reg  dhwc;
     output reg  [698:0] ac;
     output reg  [351:0] ac_o;
+    output reg  [351:0] sf_o;
     
     // Constant declarations
     localparam  cs_aggregating = 3'b1;
@@ -20941,6 +20891,25 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
         ac_o[(64'h38)+:(32)] = ac_block;
         ac_o[(64'h58)+:(8)] = 32'h0;
         ac_o[(64'h60)+:(64)] = ac_bm;
+        sf_o[(64'hd0)+:(48)] = me_mac;
+        sf_o[(64'ha0)+:(32)] = me_ip;
+        sf_o[(64'hc0)+:(16)] = me_port;
+        sf_o[(64'h130)+:(48)] = sj[(32'h180)+:(48)];
+        sf_o[(64'h100)+:(32)] = sj[(32'h160)+:(32)];
+        sf_o[(64'h120)+:(16)] = sj[(32'h1b0)+:(16)];
+        sf_o[(64'h0)+:(8)] = pt_contribution;
+        if (spartial) begin
+            sf_o[(64'h8)+:(8)] = sm[(32'h88)+:(8)] | fl_partial;
+        end
+        else begin
+            sf_o[(64'h8)+:(8)] = sm[(32'h88)+:(8)];
+        end
+        sf_o[(64'h10)+:(8)] = sm[(32'h80)+:(8)];
+        sf_o[(64'h18)+:(16)] = sj[(32'h20)+:(16)];
+        sf_o[(64'h28)+:(16)] = sm[(32'h90)+:(16)];
+        sf_o[(64'h38)+:(32)] = sm[(32'h20)+:(32)];
+        sf_o[(64'h58)+:(8)] = sj[(32'h18)+:(8)];
+        sf_o[(64'h60)+:(64)] = sm[(32'h40)+:(64)];
     end
     
 endmodule // fanin_loads
@@ -31325,7 +31294,7 @@ module fanin_pr_f(d,q,clock);
 endmodule // fanin_pr_f
 
 
-module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,st,busy_st,same,samebl,subset,disjoint,newer_cb,newer_bc,age,stale,qf0,qfp,qfm,newbm,mflags,sflags,rows_p,rows_m);
+module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,sage,tage,st,busy_st,same,samebl,subset,disjoint,newer_cb,newer_bc,age,stale,qf0,qfp,qfm,newbm,mflags,sflags,rows_p,rows_m,s);
     
     // Module arguments
     input wire  [239:0] m;
@@ -31340,6 +31309,8 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,st,busy_
     input wire  [1:0] bcd;
     input wire  [15:0] rowmask;
     input wire  [15:0] rowlog;
+    input wire  [31:0] sage;
+    input wire  [31:0] tage;
     output reg  [2:0] st;
     output reg  busy_st;
     output reg  same;
@@ -31358,6 +31329,7 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,st,busy_
     output reg  [7:0] sflags;
     output reg  [15:0] rows_p;
     output reg  [15:0] rows_m;
+    output reg  [4:0] s;
     
     // Constant declarations
     localparam  cs_free = 3'b0;
@@ -31458,6 +31430,11 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,st,busy_
         sflags = f[(64'h8)+:(8)] & fl_kept;
         rows_p = ((f[(64'h28)+:(16)] << 32'h2) + rowmask) >> rowlog;
         rows_m = ((m_elem << 32'h2) + rowmask) >> rowlog;
+        s[(64'h0)+:(1)] = sj[(32'h2)+:(1)] & sj[(32'h1)+:(1)] & (st == cs_aggregating) & (sage >= sj[(32'h120)+:(32)]);
+        s[(64'h1)+:(1)] = sj[(32'h2)+:(1)] & (st == cs_emitted) & (sage >= sj[(32'h140)+:(32)]);
+        s[(64'h2)+:(1)] = m_bitmap != sj[(32'h80)+:(64)];
+        s[(64'h3)+:(1)] = (sj[(32'h200)+:(32)] != 32'h0) & busy_st & (tage >= sj[(32'h200)+:(32)]);
+        s[(64'h4)+:(1)] = st == cs_emitted;
     end
     
 endmodule // fanin_pred
@@ -31634,61 +31611,23 @@ module fanin_q_rows(d,q,clock);
 endmodule // fanin_q_rows
 
 
-module fanin_q_semit(d,q,clock);
+module fanin_q_s(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [4:0] d;
+    output reg  [4:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 5'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_q_semit
-
-
-module fanin_q_sflush(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_sflush
-
-
-module fanin_q_sidle(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_sidle
+endmodule // fanin_q_s
 
 
 module fanin_q_sj(d,q,clock);
@@ -31708,44 +31647,6 @@ module fanin_q_sj(d,q,clock);
     end
           
 endmodule // fanin_q_sj
-
-
-module fanin_q_spartial(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_spartial
-
-
-module fanin_q_srecl(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_srecl
 
 
 module fanin_row0(d,q,clock);

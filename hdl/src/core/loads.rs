@@ -1,13 +1,15 @@
 //! The item stage's two loaders, as terms of registers: DECIDE's item with its effects
 //! (the copy's metadata write `dwe`/`dwd`, the busy-count update `dbi`/`dbd`/`dhwc`, the
 //! counter events `ev`, a multicast `mc`, a JOIN for the session unit `join_go`), and the
-//! root's session unit's ACCEPT (`ac`, `ac_o`). The branch was chosen in DSEL (`dsel.rs`);
+//! root's session unit's ACCEPT (`ac`, `ac_o`); and the header fields of the timer scan's
+//! flush, which the back end loads (`sf_o`). The branch was chosen in DSEL (`dsel.rs`);
 //! this block fills the item's fields for it (`Switch::contribution` / `result` /
 //! `aggregate_frame` / `refuse_frame` / `accept_frame`).
 //!
 //! A leaf with no registers, as `finish.rs`: its inputs are registers (DECIDE's copies
 //! `dx_*`, the decision's context `x_*` and `q_*`, DSEL's outputs, the item stage's `sq`,
-//! the session unit's ACCEPT, the identity registers), and the engine loads the item
+//! the session unit's ACCEPT, the scan's `q_*`, the metadata port's output, the identity
+//! registers), and the engine loads the item
 //! stage from its outputs when DECIDE completes (`item.dec_go`) or an ACCEPT is staged
 //! (`item.ac_go`). A field a loader does not write holds the stage's value (`sq`): DECIDE
 //! does not write `nonce`, an ACCEPT not `hdr` and `len`.
@@ -99,6 +101,12 @@ pub struct Loads {
     pub ac_block: Signal<In, Bits<32>>,
     /// The ACCEPT's job entry.
     pub ac_entry: Signal<In, Bits<8>>,
+    /// The scan's copy's metadata (`metaport.rs`' `m`).
+    pub sm: Signal<In, Bits<META_W>>,
+    /// The job entry the scan's copy was written under (`q_sj`).
+    pub sj: Signal<In, Bits<JOB_W>>,
+    /// The scan's copy is partial (`q_s.partial`).
+    pub spartial: Signal<In, bool>,
     /// DECIDE's item.
     pub ld: Signal<Out, Staged>,
     /// DECIDE's item's header fields.
@@ -123,6 +131,8 @@ pub struct Loads {
     pub ac: Signal<Out, Staged>,
     /// The ACCEPT's header fields.
     pub ac_o: Signal<Out, OutFields>,
+    /// The header fields of the scan's flush (for the back end's `f_o`).
+    pub sf_o: Signal<Out, OutFields>,
     /// The copy's metadata after an aggregation (a new epoch, or the merge).
     cmw: Signal<Local, Bits<META_W>>,
     /// The copy completes at the root.
@@ -199,6 +209,9 @@ impl Default for Loads {
             ac_job: Default::default(),
             ac_block: Default::default(),
             ac_entry: Default::default(),
+            sm: Default::default(),
+            sj: Default::default(),
+            spartial: Default::default(),
             ld: Default::default(),
             ld_o: Default::default(),
             mc: Default::default(),
@@ -211,6 +224,7 @@ impl Default for Loads {
             dhwc: Default::default(),
             ac: Default::default(),
             ac_o: Default::default(),
+            sf_o: Default::default(),
             cmw: Default::default(),
             cr: Default::default(),
             st: Default::default(),
@@ -509,5 +523,24 @@ impl Logic for Loads {
         self.ac_o.next.block = self.ac_block.val();
         self.ac_o.next.child = 0.into();
         self.ac_o.next.bitmap = self.ac_bm.val();
+        // The timer scan's flush (SDEC): the copy's partial aggregate to the parent.
+        self.sf_o.next.src_mac = self.me_mac.val();
+        self.sf_o.next.src_ip = self.me_ip.val();
+        self.sf_o.next.src_port = self.me_port.val();
+        self.sf_o.next.dst_mac = self.sj.val().get_value_parent_mac();
+        self.sf_o.next.dst_ip = self.sj.val().get_value_parent_ip();
+        self.sf_o.next.dst_port = self.sj.val().get_value_parent_udp();
+        self.sf_o.next.ptype = self.pt_contribution.val();
+        if self.spartial.val() {
+            self.sf_o.next.flags = self.sm.val().get_value_flags() | self.fl_partial.val();
+        } else {
+            self.sf_o.next.flags = self.sm.val().get_value_flags();
+        }
+        self.sf_o.next.exponent = self.sm.val().get_value_exponent();
+        self.sf_o.next.job = self.sj.val().get_value_job();
+        self.sf_o.next.elements = self.sm.val().get_value_elements();
+        self.sf_o.next.block = self.sm.val().get_value_block();
+        self.sf_o.next.child = self.sj.val().get_value_index_at_parent();
+        self.sf_o.next.bitmap = self.sm.val().get_value_bitmap();
     }
 }

@@ -25,7 +25,7 @@ use fanin_regs::layout::{job, meta};
 use rust_hdl::prelude::*;
 use states::{event, flag};
 pub use states::{
-    Action, BackState, Conds, Ctx, DecState, Fields, FrontState, OutFields, SessState,
+    Action, BackState, Conds, Ctx, DecState, Fields, FrontState, OutFields, ScanConds, SessState,
 };
 
 pub mod back;
@@ -285,10 +285,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     q_c: DFF<Conds>,
     q_qfull: DFF<bool>,
     q_partial: DFF<bool>,
+    // The timer scan's conditions (`pred.rs`), registered in SPRED.
+    q_s: DFF<ScanConds>,
     q_sj: DFF<Bits<JOB_W>>,
-    q_sflush: DFF<bool>,
-    q_srecl: DFF<bool>,
-    q_spartial: DFF<bool>,
     len: DFF<Bits<16>>,
     row0: DFF<Bits<16>>,
     nrows: DFF<Bits<16>>,
@@ -309,8 +308,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Idle reclaim (timer scan): ticks since the copy's last progress, the decision, and
     // whether the copy was emitted (it becomes Stale, else Free).
     tage: DFF<Bits<32>>,
-    q_sidle: DFF<bool>,
-    q_semit: DFF<bool>,
     cadr: DFF<Bits<ADDR_W>>,
     e_scan: DFF<bool>,
     now_r: DFF<Bits<32>>,
@@ -337,13 +334,9 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     chaddr: Signal<Local, Bits<ADDR_W>>,
     m: Signal<Local, Bits<META_W>>,
     m_jidx: Signal<Local, Bits<8>>,
-    m_block: Signal<Local, Bits<32>>,
     m_bitmap: Signal<Local, Bits<64>>,
-    m_exp: Signal<Local, Bits<8>>,
-    m_flags: Signal<Local, Bits<8>>,
     m_elem: Signal<Local, Bits<16>>,
     busy_cur: Signal<Local, Bits<32>>,
-    sj: Signal<Local, Bits<JOB_W>>,
     bz_inc: Signal<Local, bool>,
     bz_dec: Signal<Local, bool>,
     bz_j: Signal<Local, Bits<8>>,
@@ -375,13 +368,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ev_non_ip: Constant<Bits<32>>,
     ev_arp: Constant<Bits<32>>,
     cs_free: Constant<Bits<3>>,
-    cs_aggregating: Constant<Bits<3>>,
     cs_emitted: Constant<Bits<3>>,
     cs_stale: Constant<Bits<3>>,
-    pt_contribution: Constant<Bits<8>>,
     pt_join: Constant<Bits<8>>,
     fl_bypass: Constant<Bits<8>>,
-    fl_partial: Constant<Bits<8>>,
     // The flags a slot copy keeps from its contributions (OVERFLOW, EXP_MISMATCH).
     t_non_ip: Constant<Bits<16>>,
     t_ip_bad: Constant<Bits<16>>,
@@ -423,14 +413,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, xstate, x_m, x_newbm, x_mflags, x_sflags, x_rows_m, xp_f, x_je, x_jep,
-            x_ji, x_cadr, lk_f, xo_v, lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji,
-            dx_cadr, cha_q, bcd, state, sel, last, hdr, pr_f, pc_popok, bcur, pc_non_ip, pc_arp,
-            pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count, pc_pop, q_qfull, q_partial, q_sj,
-            q_sflush, q_srecl, q_spartial, len, row0, nrows, ji, je, jep, chr, pbr, pba_q, tage,
-            q_sidle, q_semit, cadr, e_scan, now_r, scan_turn, la_chk, lk_v, jgen, own_age, q_rows,
-            q_rle1, sage, bq_inc, bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join,
-            sbq, soq, hu_v, hu_j, hu_b, q_c, lk_c, x_c, dx_c
+            self, clock, q_s, xstate, x_m, x_newbm, x_mflags, x_sflags, x_rows_m, xp_f, x_je,
+            x_jep, x_ji, x_cadr, lk_f, xo_v, lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f,
+            dx_ji, dx_cadr, cha_q, bcd, state, sel, last, hdr, pr_f, pc_popok, bcur, pc_non_ip,
+            pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count, pc_pop, q_qfull, q_partial,
+            q_sj, len, row0, nrows, ji, je, jep, chr, pbr, pba_q, tage, cadr, e_scan, now_r,
+            scan_turn, la_chk, lk_v, jgen, own_age, q_rows, q_rle1, sage, bq_inc, bq_dec, bq_hwc,
+            bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join, sbq, soq, hu_v, hu_j, hu_b, q_c, lk_c,
+            x_c, dx_c
         );
         self.meta.clock.next = self.clock.val();
         self.meta.rst.next = self.rst.val();
@@ -576,13 +566,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // write it misses).
         self.m.next = self.meta.m.val();
         self.m_jidx.next = self.m.val().get_value_entry();
-        self.m_block.next = self.m.val().get_value_block();
         self.m_bitmap.next = self.m.val().get_value_bitmap();
-        self.m_exp.next = self.m.val().get_value_exponent();
-        self.m_flags.next = self.m.val().get_value_flags();
         self.m_elem.next = self.m.val().get_value_elements();
-        // The job entry the copy was written under (timer scan).
-        self.sj.next = self.jram.rdata.val();
         // PRED's conditions (`pred.rs`), terms of registers: the copy just read against
         // the frame in PRED, or against its job entry for a scan visit.
         self.pred.m.next = self.meta.m.val();
@@ -597,6 +582,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pred.bcd.next = self.bcd.q.val();
         self.pred.rowmask.next = self.c_rowmask.val();
         self.pred.rowlog.next = self.c_rowlog.val();
+        self.pred.sage.next = self.sage.q.val();
+        self.pred.tage.next = self.tage.q.val();
         self.bz_inc.next = false;
         self.bz_dec.next = false;
         self.bz_j.next = self.ji.q.val();
@@ -651,25 +638,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.back.f_orig.next = false;
         self.back.f_slot.next = false;
         self.back.f_cadr.next = self.cadr.q.val();
-        // The scan's flush (`f_slot`, SDEC): the copy's partial aggregate to the parent.
-        self.back.f_o.next.src_mac = self.csr.me_mac.val();
-        self.back.f_o.next.src_ip = self.csr.me_ip.val();
-        self.back.f_o.next.src_port = self.csr.me_port.val();
-        self.back.f_o.next.dst_mac = self.q_sj.q.val().get_value_parent_mac();
-        self.back.f_o.next.dst_ip = self.q_sj.q.val().get_value_parent_ip();
-        self.back.f_o.next.dst_port = self.q_sj.q.val().get_value_parent_udp();
-        self.back.f_o.next.ptype = self.pt_contribution.val();
-        if self.q_spartial.q.val() {
-            self.back.f_o.next.flags = self.m_flags.val() | self.fl_partial.val();
-        } else {
-            self.back.f_o.next.flags = self.m_flags.val();
-        }
-        self.back.f_o.next.exponent = self.m_exp.val();
-        self.back.f_o.next.job = self.q_sj.q.val().get_value_job();
-        self.back.f_o.next.elements = self.m_elem.val();
-        self.back.f_o.next.block = self.m_block.val();
-        self.back.f_o.next.child = self.q_sj.q.val().get_value_index_at_parent();
-        self.back.f_o.next.bitmap = self.m_bitmap.val();
+        // The scan's flush (`f_slot`, SDEC): the copy's partial aggregate to the parent
+        // (`loads.rs`).
+        self.back.f_o.next = self.loads.sf_o.val();
         // The item DECIDE staged (`sq_*`) moves to the back end when the back end is idle or
         // finishing its item; the stage is then free for the next decision's item.
         self.sq_ld.next = self.item.v_q.val() & self.b_free.val() & self.item.psd_q.val();
@@ -904,26 +875,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             }
             FrontState::SPred => {
                 // SPRED: the scan decision's conditions and the copy's job entry, registered.
-                self.q_sj.d.next = self.sj.val();
-                self.q_sflush.d.next = self.sj.val().get_value_timeout()
-                    & self.sj.val().get_value_inner()
-                    & (self.pred.st.val() == self.cs_aggregating.val())
-                    & (self.sage.q.val() >= self.sj.val().get_value_flush_after());
-                self.q_srecl.d.next = self.sj.val().get_value_timeout()
-                    & (self.pred.st.val() == self.cs_emitted.val())
-                    & (self.sage.q.val() >= self.sj.val().get_value_reclaim_after());
-                self.q_spartial.d.next = self.m_bitmap.val() != self.sj.val().get_value_expected();
-                // Slot hygiene, every mode: a busy copy without progress for `reclaim_idle`.
-                self.q_sidle.d.next = (self.sj.val().get_value_reclaim_idle() != 0)
-                    & self.pred.busy_st.val()
-                    & (self.tage.q.val() >= self.sj.val().get_value_reclaim_idle());
-                self.q_semit.d.next = self.pred.st.val() == self.cs_emitted.val();
+                self.q_sj.d.next = self.jram.rdata.val();
+                self.q_s.d.next = self.pred.s.val();
                 self.state.d.next = FrontState::SDec;
             }
             FrontState::SDec => {
                 // SDEC (Switch::scan_slot for one copy).
                 self.state.d.next = FrontState::SNext;
-                if self.q_sflush.q.val() {
+                if self.q_s.q.val().flush {
                     // Flush the partial aggregate upward (once the back end can take it).
                     if self.b_free.val() & !self.item.v_q.val() {
                         self.h_go.next = true;
@@ -946,7 +905,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     } else {
                         self.state.d.next = FrontState::SDec;
                     }
-                } else if self.q_srecl.q.val() {
+                } else if self.q_s.q.val().recl {
                     // Reclaim the emitted copy: Stale.
                     self.ev.next = self.ev_reclaims.val();
                     self.meta.wdata.next = (self.m.val() & !self.mk_meta_state.val())
@@ -954,10 +913,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.meta.we.next = 1.into();
                     self.bz_dec.next = true;
                     self.bz_j.next = self.m_jidx.val();
-                } else if self.q_sidle.q.val() {
+                } else if self.q_s.q.val().idle {
                     // Idle reclaim: an emitted copy becomes Stale, an aggregating one Free.
                     self.ev.next = self.ev_idle_reclaims.val();
-                    if self.q_semit.q.val() {
+                    if self.q_s.q.val().emit {
                         self.meta.wdata.next = (self.m.val() & !self.mk_meta_state.val())
                             | bit_cast::<META_W, 3>(self.cs_stale.val());
                     } else {
@@ -1028,6 +987,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.loads.ac_job.next = self.sess.ac_job.val();
         self.loads.ac_block.next = self.sess.ac_block.val();
         self.loads.ac_entry.next = self.sess.entry.val();
+        self.loads.sm.next = self.meta.m.val();
+        self.loads.sj.next = self.q_sj.q.val();
+        self.loads.spartial.next = self.q_s.q.val().partial;
         // ---- Decision stages (`xstate`: PRED, DSEL, DECIDE), overlapping the front
         // end's take, PREP2, PARSE and LOOK of the next frame. ----
         // DECIDE (before PRED and DSEL below: with an older frame in DECIDE while the next

@@ -1,8 +1,9 @@
 //! PRED's conditions, as terms of registers: the slot copy's state and how the frame
 //! relates to it (same block, subset/disjoint bitmaps, newer, stale), the job's quota
 //! with the busy count as DECIDE leaves it, the copy's bitmap and flags after a merge and
-//! both row counts. The engine registers them in PRED (`q_c`, `q_qf*`, `q_rows`, `x_*`)
-//! and the timer scan's visits read the copy's state and age in SLAT/SPRED.
+//! both row counts. The engine registers them in PRED (`q_c`, `q_qf*`, `q_rows`, `x_*`).
+//! A timer scan visit reads the copy's state and age in SLAT and registers its conditions
+//! (`s`, a `ScanConds`) in SPRED.
 //!
 //! The quota conditions: every offset's comparison of the count LOOK latched (`bcur`,
 //! 32-bit, wrapping as the sum would) against the quota is made from registers, and the
@@ -22,7 +23,7 @@ use fanin_proto::model::CopyState;
 use fanin_proto::wire::Flags;
 use rust_hdl::prelude::*;
 
-use super::states::{copy_state, flag, Fields};
+use super::states::{copy_state, flag, Fields, ScanConds};
 use super::{JOB_W, META_W};
 
 /// PRED's conditions (see the module documentation).
@@ -52,6 +53,10 @@ pub struct Pred {
     pub rowmask: Signal<In, Bits<16>>,
     /// log2 of the elements per row (`c_rowlog`).
     pub rowlog: Signal<In, Bits<16>>,
+    /// A scan visit's age of the copy's timer (`sage`, registered in SLAT).
+    pub sage: Signal<In, Bits<32>>,
+    /// A scan visit's ticks since the copy's last progress (`tage`, registered in SLAT).
+    pub tage: Signal<In, Bits<32>>,
     /// The copy's state (Free unless it is live: written under the current epoch of its job entry).
     pub st: Signal<Out, Bits<3>>,
     /// The copy is busy (Aggregating or Emitted).
@@ -88,6 +93,8 @@ pub struct Pred {
     pub rows_p: Signal<Out, Bits<16>>,
     /// The copy's payload rows.
     pub rows_m: Signal<Out, Bits<16>>,
+    /// A scan visit's conditions (against `sj`, the entry the copy was written under).
+    pub s: Signal<Out, ScanConds>,
     m_st: Signal<Local, Bits<3>>,
     m_jidx: Signal<Local, Bits<8>>,
     m_block: Signal<Local, Bits<32>>,
@@ -130,6 +137,8 @@ impl Default for Pred {
             bcd: Default::default(),
             rowmask: Default::default(),
             rowlog: Default::default(),
+            sage: Default::default(),
+            tage: Default::default(),
             st: Default::default(),
             busy_st: Default::default(),
             same: Default::default(),
@@ -148,6 +157,7 @@ impl Default for Pred {
             sflags: Default::default(),
             rows_p: Default::default(),
             rows_m: Default::default(),
+            s: Default::default(),
             m_st: Default::default(),
             m_jidx: Default::default(),
             m_block: Default::default(),
@@ -265,5 +275,19 @@ impl Logic for Pred {
         self.sflags.next = self.f.val().flags & self.fl_kept.val();
         self.rows_p.next = ((self.f.val().elements << 2) + self.rowmask.val()) >> self.rowlog.val();
         self.rows_m.next = ((self.m_elem.val() << 2) + self.rowmask.val()) >> self.rowlog.val();
+        // A scan visit's conditions (`Switch::scan_slot`).
+        self.s.next.flush = self.sj.val().get_value_timeout()
+            & self.sj.val().get_value_inner()
+            & (self.st.val() == self.cs_aggregating.val())
+            & (self.sage.val() >= self.sj.val().get_value_flush_after());
+        self.s.next.recl = self.sj.val().get_value_timeout()
+            & (self.st.val() == self.cs_emitted.val())
+            & (self.sage.val() >= self.sj.val().get_value_reclaim_after());
+        self.s.next.partial = self.m_bitmap.val() != self.sj.val().get_value_expected();
+        // Slot hygiene, every mode: a busy copy without progress for `reclaim_idle`.
+        self.s.next.idle = (self.sj.val().get_value_reclaim_idle() != 0)
+            & self.busy_st.val()
+            & (self.tage.val() >= self.sj.val().get_value_reclaim_idle());
+        self.s.next.emit = self.st.val() == self.cs_emitted.val();
     }
 }

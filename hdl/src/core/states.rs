@@ -321,6 +321,23 @@ pub struct Conds {
     pub elne: bool,
 }
 
+/// The timer scan's registered conditions on the copy it visits and the job entry the
+/// copy was written under (`q_s`, SPRED), from which SDEC acts (`Switch::scan_slot`).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct ScanConds {
+    /// Flush the partial aggregate upward (an inner switch's timeout-mode copy,
+    /// Aggregating past `flush_after`).
+    pub flush: bool,
+    /// Reclaim the emitted copy (timeout mode, past `reclaim_after`): Stale.
+    pub recl: bool,
+    /// The copy's bitmap is not the expected one (a flush is PARTIAL).
+    pub partial: bool,
+    /// Idle reclaim (every mode): a busy copy without progress for `reclaim_idle`.
+    pub idle: bool,
+    /// The copy is Emitted.
+    pub emit: bool,
+}
+
 /// A frame's context beside its header fields, as the decision stages carry it (`lk_c`:
 /// LOOK, `x_c`: PRED and DSEL, `dx_c`: DECIDE), one register per stage.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
