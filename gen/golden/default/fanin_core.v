@@ -111,7 +111,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  ev_results_sent = 32'h10;
     localparam  ev_unknown_job = 32'h4000;
     localparam  ev_idle_reclaims = 32'h400000;
-    localparam  sc_ip_port = 2'b10;
     localparam  ev_malformed = 32'h8000;
     localparam  ev_timeouts = 32'h10000;
     localparam  ev_reclaims = 32'h20000;
@@ -123,7 +122,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  cs_emitted = 3'b10;
     localparam  cs_stale = 3'b100;
     localparam  pt_join = 8'h3;
-    localparam  fl_bypass = 8'h1;
     localparam  t_non_ip = 16'h1;
     localparam  t_ip_bad = 16'h1e;
     localparam  t_route = 16'h20;
@@ -880,18 +878,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] pred$bcd;
     reg  [15:0] pred$rowmask;
     reg  [15:0] pred$rowlog;
+    reg  [167:0] pred$chr;
+    reg  [63:0] pred$pbr;
+    reg  [31:0] pred$sbq;
+    reg  pred$soq;
+    reg  [3:0] pred$sel;
+    reg  [15:0] pred$lanes;
     reg  [31:0] pred$sage;
     reg  [31:0] pred$tage;
-    wire  [2:0] pred$st;
-    wire  pred$busy_st;
-    wire  pred$same;
-    wire  pred$samebl;
-    wire  pred$subset;
-    wire  pred$disjoint;
-    wire  pred$newer_cb;
-    wire  pred$newer_bc;
     wire  [31:0] pred$age;
-    wire  pred$stale;
     wire  pred$qf0;
     wire  pred$qfp;
     wire  pred$qfm;
@@ -901,6 +896,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [15:0] pred$rows_p;
     wire  [15:0] pred$rows_m;
     wire  [4:0] pred$s;
+    wire  [22:0] pred$c;
+    wire  pred$partial;
     reg  [23:0] cha_q$d;
     wire  [23:0] cha_q$q;
     reg  cha_q$clock;
@@ -1212,7 +1209,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  sq_ld;
     reg  [2:0] pr_kind;
     reg  [23:0] pbaddr;
-    reg  xp_byp;
     reg  hwc;
     reg  h_go;
     reg  pick_now;
@@ -1227,8 +1223,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] chaddr;
     reg  [239:0] m;
     reg  [7:0] m_jidx;
-    reg  [63:0] m_bitmap;
-    reg  [15:0] m_elem;
     reg  [31:0] busy_cur;
     reg  bz_inc;
     reg  bz_dec;
@@ -1242,7 +1236,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  rx_ev$1;
     reg  rx_ev$2;
     reg  rx_ev$3;
-    reg  [31:0] ses_d;
     reg  [31:0] sb_cur;
     reg  so_cur;
     reg  jcg;
@@ -2077,18 +2070,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .bcd(pred$bcd),
         .rowmask(pred$rowmask),
         .rowlog(pred$rowlog),
+        .chr(pred$chr),
+        .pbr(pred$pbr),
+        .sbq(pred$sbq),
+        .soq(pred$soq),
+        .sel(pred$sel),
+        .lanes(pred$lanes),
         .sage(pred$sage),
         .tage(pred$tage),
-        .st(pred$st),
-        .busy_st(pred$busy_st),
-        .same(pred$same),
-        .samebl(pred$samebl),
-        .subset(pred$subset),
-        .disjoint(pred$disjoint),
-        .newer_cb(pred$newer_cb),
-        .newer_bc(pred$newer_bc),
         .age(pred$age),
-        .stale(pred$stale),
         .qf0(pred$qf0),
         .qfp(pred$qfp),
         .qfm(pred$qfm),
@@ -2097,7 +2087,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .sflags(pred$sflags),
         .rows_p(pred$rows_p),
         .rows_m(pred$rows_m),
-        .s(pred$s)
+        .s(pred$s),
+        .c(pred$c),
+        .partial(pred$partial)
     );
     fanin_cha_q cha_q(
         .d(cha_q$d),
@@ -3009,8 +3001,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         meta$we = 32'h0;
         m = meta$m;
         m_jidx = m[(32'h8)+:(8)];
-        m_bitmap = m[(32'h40)+:(64)];
-        m_elem = m[(32'h90)+:(16)];
         pred$m = meta$m;
         pred$sj = jram$rdata;
         pred$e_scan = e_scan$q;
@@ -3023,6 +3013,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pred$bcd = bcd$q;
         pred$rowmask = c_rowmask;
         pred$rowlog = c_rowlog;
+        pred$chr = chr$q;
+        pred$pbr = pbr$q;
+        pred$sbq = sbq$q;
+        pred$soq = soq$q;
+        pred$sel = x_c$q[(64'h20)+:(4)];
+        pred$lanes = c_lanes;
         pred$sage = sage$q;
         pred$tage = tage$q;
         bz_inc = 1'b0;
@@ -3394,38 +3390,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         else begin
             qf = q_qfull$q;
         end
-        xp_byp = (xp_f$q[(64'h8)+:(8)] & fl_bypass) != 32'h0;
-        ses_d = xp_f$q[(64'h38)+:(32)] - sbq$q;
         case (xstate$q)
             DecState$Pred:
                 begin
-                    q_c$d[(64'h0)+:(3)] = pred$st;
-                    q_c$d[(64'h3)+:(1)] = pred$busy_st;
-                    q_c$d[(64'h4)+:(1)] = pred$same;
-                    q_c$d[(64'h5)+:(1)] = pred$samebl;
-                    q_c$d[(64'h6)+:(1)] = pred$subset;
-                    q_c$d[(64'h7)+:(1)] = pred$disjoint;
-                    q_c$d[(64'h8)+:(1)] = pred$newer_cb;
-                    q_c$d[(64'h9)+:(1)] = pred$newer_bc;
-                    q_c$d[(64'ha)+:(1)] = pred$stale;
+                    q_c$d = pred$c;
                     q_qfull$d = pred$qf0;
                     q_qf_p$d = pred$qfp;
                     q_qf_m$d = pred$qfm;
                     q_bi$d = xo_v$q & loads$dbi & (dx_ji$q == x_ji$q);
                     q_bd$d = xo_v$q & loads$dbd & (dx_ji$q == x_ji$q);
-                    q_c$d[(64'hb)+:(1)] = (xp_f$q[(64'h60)+:(64)] & ~je$q[(32'h40)+:(64)]) != 32'h0;
-                    q_c$d[(64'hc)+:(1)] = xp_f$q[(64'h28)+:(16)] > c_lanes;
-                    q_c$d[(64'hd)+:(1)] = ~xp_byp & (xp_f$q[(64'h58)+:(8)] >= je$q[(32'h10)+:(8)]);
-                    q_c$d[(64'he)+:(1)] = ~xp_byp & ((xp_f$q[(64'h60)+:(64)] & ~chr$q[(32'h0)+:(64)]) != 32'h0);
-                    q_c$d[(64'hf)+:(1)] = ~xp_byp & (xp_f$q[(64'h58)+:(8)] >= je$q[(32'h8)+:(8)]);
-                    q_c$d[(64'h10)+:(1)] = (xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & ((xp_f$q[(64'h60)+:(64)] & ~pbr$q) != 32'h0)) | (~xp_byp & (je$q[(32'h3)+:(2)] != 32'h0) & (xp_f$q[(64'ha0)+:(32)] != chr$q[(32'h70)+:(32)])) | (~xp_byp & (je$q[(32'h3)+:(2)] == sc_ip_port) & (xp_f$q[(64'hc0)+:(16)] != chr$q[(32'h90)+:(16)]));
-                    q_c$d[(64'h11)+:(1)] = (je$q[(32'h3)+:(2)] != 32'h0) & (x_c$q[(64'h20)+:(4)] != je$q[(32'h1c0)+:(4)]);
-                    q_c$d[(64'h12)+:(1)] = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & ~soq$q;
-                    q_c$d[(64'h13)+:(1)] = je$q[(32'h5)+:(1)] & ~je$q[(32'h1)+:(1)] & soq$q & ses_d[32'h1f];
-                    q_c$d[(64'h14)+:(1)] = xp_f$q[(64'h60)+:(64)] == je$q[(32'h80)+:(64)];
-                    q_c$d[(64'h15)+:(1)] = pred$newbm == je$q[(32'h80)+:(64)];
-                    q_c$d[(64'h16)+:(1)] = xp_f$q[(64'h28)+:(16)] != m_elem;
-                    q_partial$d = m_bitmap != je$q[(32'h80)+:(64)];
+                    q_partial$d = pred$partial;
                     q_rows$d = pred$rows_p;
                     q_rle1$d = pred$rows_p <= 32'h1;
                     xstate$d = DecState$DSel;
@@ -31294,7 +31268,7 @@ module fanin_pr_f(d,q,clock);
 endmodule // fanin_pr_f
 
 
-module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,sage,tage,st,busy_st,same,samebl,subset,disjoint,newer_cb,newer_bc,age,stale,qf0,qfp,qfm,newbm,mflags,sflags,rows_p,rows_m,s);
+module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,sbq,soq,sel,lanes,sage,tage,age,qf0,qfp,qfm,newbm,mflags,sflags,rows_p,rows_m,s,c,partial);
     
     // Module arguments
     input wire  [239:0] m;
@@ -31309,18 +31283,15 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,sage,tag
     input wire  [1:0] bcd;
     input wire  [15:0] rowmask;
     input wire  [15:0] rowlog;
+    input wire  [167:0] chr;
+    input wire  [63:0] pbr;
+    input wire  [31:0] sbq;
+    input wire  soq;
+    input wire  [3:0] sel;
+    input wire  [15:0] lanes;
     input wire  [31:0] sage;
     input wire  [31:0] tage;
-    output reg  [2:0] st;
-    output reg  busy_st;
-    output reg  same;
-    output reg  samebl;
-    output reg  subset;
-    output reg  disjoint;
-    output reg  newer_cb;
-    output reg  newer_bc;
     output reg  [31:0] age;
-    output reg  stale;
     output reg  qf0;
     output reg  qfp;
     output reg  qfm;
@@ -31330,6 +31301,8 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,sage,tag
     output reg  [15:0] rows_p;
     output reg  [15:0] rows_m;
     output reg  [4:0] s;
+    output reg  [22:0] c;
+    output reg  partial;
     
     // Constant declarations
     localparam  cs_free = 3'b0;
@@ -31337,8 +31310,21 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,sage,tag
     localparam  cs_emitted = 3'b10;
     localparam  fl_exp_mismatch = 8'h10;
     localparam  fl_kept = 8'h18;
+    localparam  fl_bypass = 8'h1;
+    localparam  sc_ip_port = 2'b10;
     
     // Local signals
+    reg  [2:0] st;
+    reg  busy_st;
+    reg  same;
+    reg  samebl;
+    reg  subset;
+    reg  disjoint;
+    reg  newer_cb;
+    reg  newer_bc;
+    reg  stale;
+    reg  byp;
+    reg  [31:0] ses_d;
     reg  [2:0] m_st;
     reg  [7:0] m_jidx;
     reg  [31:0] m_block;
@@ -31435,6 +31421,30 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,sage,tag
         s[(64'h2)+:(1)] = m_bitmap != sj[(32'h80)+:(64)];
         s[(64'h3)+:(1)] = (sj[(32'h200)+:(32)] != 32'h0) & busy_st & (tage >= sj[(32'h200)+:(32)]);
         s[(64'h4)+:(1)] = st == cs_emitted;
+        c[(64'h0)+:(3)] = st;
+        c[(64'h3)+:(1)] = busy_st;
+        c[(64'h4)+:(1)] = same;
+        c[(64'h5)+:(1)] = samebl;
+        c[(64'h6)+:(1)] = subset;
+        c[(64'h7)+:(1)] = disjoint;
+        c[(64'h8)+:(1)] = newer_cb;
+        c[(64'h9)+:(1)] = newer_bc;
+        c[(64'ha)+:(1)] = stale;
+        byp = (f[(64'h8)+:(8)] & fl_bypass) != 32'h0;
+        c[(64'hb)+:(1)] = (f[(64'h60)+:(64)] & ~je[(32'h40)+:(64)]) != 32'h0;
+        c[(64'hc)+:(1)] = f[(64'h28)+:(16)] > lanes;
+        c[(64'hd)+:(1)] = ~byp & (f[(64'h58)+:(8)] >= je[(32'h10)+:(8)]);
+        c[(64'he)+:(1)] = ~byp & ((f[(64'h60)+:(64)] & ~chr[(32'h0)+:(64)]) != 32'h0);
+        c[(64'hf)+:(1)] = ~byp & (f[(64'h58)+:(8)] >= je[(32'h8)+:(8)]);
+        c[(64'h10)+:(1)] = (byp & (je[(32'h3)+:(2)] != 32'h0) & ((f[(64'h60)+:(64)] & ~pbr) != 32'h0)) | (~byp & (je[(32'h3)+:(2)] != 32'h0) & (f[(64'ha0)+:(32)] != chr[(32'h70)+:(32)])) | (~byp & (je[(32'h3)+:(2)] == sc_ip_port) & (f[(64'hc0)+:(16)] != chr[(32'h90)+:(16)]));
+        c[(64'h11)+:(1)] = (je[(32'h3)+:(2)] != 32'h0) & (sel != je[(32'h1c0)+:(4)]);
+        ses_d = f[(64'h38)+:(32)] - sbq;
+        c[(64'h12)+:(1)] = je[(32'h5)+:(1)] & ~je[(32'h1)+:(1)] & ~soq;
+        c[(64'h13)+:(1)] = je[(32'h5)+:(1)] & ~je[(32'h1)+:(1)] & soq & ses_d[32'h1f];
+        c[(64'h14)+:(1)] = f[(64'h60)+:(64)] == je[(32'h80)+:(64)];
+        c[(64'h15)+:(1)] = newbm == je[(32'h80)+:(64)];
+        c[(64'h16)+:(1)] = f[(64'h28)+:(16)] != m_elem;
+        partial = m_bitmap != je[(32'h80)+:(64)];
     end
     
 endmodule // fanin_pred

@@ -12,7 +12,7 @@
 )]
 
 use crate::hdrgen::ArpLayout;
-use crate::layout::{at, mask, ChildWord, HdrWindow, JobWord, MetaWord};
+use crate::layout::{at, mask, HdrWindow, JobWord, MetaWord};
 use crate::parse::{
     Classify, FrameClass, Parser, PARSE_W, TERMS_ARP, TERMS_BAD, TERMS_IP_BAD, TERMS_NON_IP,
     TERMS_ROUTE, TERMS_WIRE_BAD,
@@ -23,7 +23,7 @@ use crate::tx::Tx;
 use fanin_proto::model::Counter;
 use fanin_regs::layout::{job, meta};
 use rust_hdl::prelude::*;
-use states::{event, flag};
+use states::event;
 pub use states::{
     Action, BackState, Conds, Ctx, DecState, Fields, FrontState, OutFields, ScanConds, SessState,
 };
@@ -304,7 +304,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pbaddr: Signal<Local, Bits<ADDR_W>>,
     // Source validation (PRED: a contribution's source, a result's ingress port; DSEL: a
     // result from elsewhere takes no effect in DECIDE).
-    xp_byp: Signal<Local, bool>,
     // Idle reclaim (timer scan): ticks since the copy's last progress, the decision, and
     // whether the copy was emitted (it becomes Stale, else Free).
     tage: DFF<Bits<32>>,
@@ -334,8 +333,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     chaddr: Signal<Local, Bits<ADDR_W>>,
     m: Signal<Local, Bits<META_W>>,
     m_jidx: Signal<Local, Bits<8>>,
-    m_bitmap: Signal<Local, Bits<64>>,
-    m_elem: Signal<Local, Bits<16>>,
     busy_cur: Signal<Local, Bits<32>>,
     bz_inc: Signal<Local, bool>,
     bz_dec: Signal<Local, bool>,
@@ -359,7 +356,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ev_results_sent: Constant<Bits<32>>,
     ev_unknown_job: Constant<Bits<32>>,
     ev_idle_reclaims: Constant<Bits<32>>,
-    sc_ip_port: Constant<Bits<2>>,
     ev_malformed: Constant<Bits<32>>,
     ev_timeouts: Constant<Bits<32>>,
     ev_reclaims: Constant<Bits<32>>,
@@ -371,7 +367,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     cs_emitted: Constant<Bits<3>>,
     cs_stale: Constant<Bits<3>>,
     pt_join: Constant<Bits<8>>,
-    fl_bypass: Constant<Bits<8>>,
     // The flags a slot copy keeps from its contributions (OVERFLOW, EXP_MISMATCH).
     t_non_ip: Constant<Bits<16>>,
     t_ip_bad: Constant<Bits<16>>,
@@ -392,7 +387,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // LOOK: the latched entry has a session open.
     soq: DFF<bool>,
     // Block minus the session base (its sign: before it).
-    ses_d: Signal<Local, Bits<32>>,
     // Session base of the job in LOOK.
     sb_cur: Signal<Local, Bits<32>>,
     // Session open of the job in LOOK.
@@ -566,8 +560,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // write it misses).
         self.m.next = self.meta.m.val();
         self.m_jidx.next = self.m.val().get_value_entry();
-        self.m_bitmap.next = self.m.val().get_value_bitmap();
-        self.m_elem.next = self.m.val().get_value_elements();
         // PRED's conditions (`pred.rs`), terms of registers: the copy just read against
         // the frame in PRED, or against its job entry for a scan visit.
         self.pred.m.next = self.meta.m.val();
@@ -582,6 +574,12 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pred.bcd.next = self.bcd.q.val();
         self.pred.rowmask.next = self.c_rowmask.val();
         self.pred.rowlog.next = self.c_rowlog.val();
+        self.pred.chr.next = self.chr.q.val();
+        self.pred.pbr.next = self.pbr.q.val();
+        self.pred.sbq.next = self.sbq.q.val();
+        self.pred.soq.next = self.soq.q.val();
+        self.pred.sel.next = self.x_c.q.val().sel;
+        self.pred.lanes.next = self.c_lanes.val();
         self.pred.sage.next = self.sage.q.val();
         self.pred.tage.next = self.tage.q.val();
         self.bz_inc.next = false;
@@ -1039,22 +1037,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         } else {
             self.qf.next = self.q_qfull.q.val();
         }
-        // The frame in PRED carries BYPASS.
-        self.xp_byp.next = (self.xp_f.q.val().flags & self.fl_bypass.val()) != 0;
-        self.ses_d.next = self.xp_f.q.val().block - self.sbq.q.val();
         match self.xstate.q.val() {
             DecState::Pred => {
                 // PRED: the decision's conditions on the copy's metadata, the packet and the
                 // job entry, registered (the metadata read stays on the same address).
-                self.q_c.d.next.st = self.pred.st.val();
-                self.q_c.d.next.busy_st = self.pred.busy_st.val();
-                self.q_c.d.next.same = self.pred.same.val();
-                self.q_c.d.next.samebl = self.pred.samebl.val();
-                self.q_c.d.next.subset = self.pred.subset.val();
-                self.q_c.d.next.disjoint = self.pred.disjoint.val();
-                self.q_c.d.next.newer_cb = self.pred.newer_cb.val();
-                self.q_c.d.next.newer_bc = self.pred.newer_bc.val();
-                self.q_c.d.next.stale = self.pred.stale.val();
+                self.q_c.d.next = self.pred.c.val();
                 self.q_qfull.d.next = self.pred.qf0.val();
                 self.q_qf_p.d.next = self.pred.qfp.val();
                 self.q_qf_m.d.next = self.pred.qfm.val();
@@ -1066,46 +1053,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_bd.d.next = self.xo_v.q.val()
                     & self.loads.dbd.val()
                     & (self.dx_ji.q.val() == self.x_ji.q.val());
-                self.q_c.d.next.badrank =
-                    (self.xp_f.q.val().bitmap & !self.je.q.val().get_value_ranks()) != 0;
-                self.q_c.d.next.toolong = self.xp_f.q.val().elements > self.c_lanes.val();
-                self.q_c.d.next.badchild = !self.xp_byp.val()
-                    & (self.xp_f.q.val().child >= self.je.q.val().get_value_children());
-                self.q_c.d.next.chrank = !self.xp_byp.val()
-                    & ((self.xp_f.q.val().bitmap & !self.chr.q.val().get_value_ranks()) != 0);
-                self.q_c.d.next.degree = !self.xp_byp.val()
-                    & (self.xp_f.q.val().child >= self.je.q.val().get_value_degree_limit());
-                // Source validation (`Switch::check_child_source`): a bypass-flagged packet
-                // only with ranks below the children on its ingress port (`pbr`), any other
-                // only from its child's IPv4 source (and UDP source port).
-                self.q_c.d.next.badsrc = (self.xp_byp.val()
-                    & (self.je.q.val().get_value_src_check() != 0)
-                    & ((self.xp_f.q.val().bitmap & !self.pbr.q.val()) != 0))
-                    | (!self.xp_byp.val()
-                        & (self.je.q.val().get_value_src_check() != 0)
-                        & (self.xp_f.q.val().src_ip != self.chr.q.val().get_value_ip()))
-                    | (!self.xp_byp.val()
-                        & (self.je.q.val().get_value_src_check() == self.sc_ip_port.val())
-                        & (self.xp_f.q.val().src_port != self.chr.q.val().get_value_udp()));
-                // A result only on the port facing the parent (`from_above`).
-                self.q_c.d.next.rbadsrc = (self.je.q.val().get_value_src_check() != 0)
-                    & (self.x_c.q.val().sel != self.je.q.val().get_value_parent_port());
-                // A root's session floor (`Switch::session_floor`): no session open, or a
-                // block before the open session's first (serial arithmetic: the sign of the
-                // difference).
-                self.q_c.d.next.ses_nos = self.je.q.val().get_value_sessions()
-                    & !self.je.q.val().get_value_inner()
-                    & !self.soq.q.val();
-                self.q_c.d.next.ses_old = self.je.q.val().get_value_sessions()
-                    & !self.je.q.val().get_value_inner()
-                    & self.soq.q.val()
-                    & self.ses_d.val().get_bit(31);
-                self.q_c.d.next.cpl0 =
-                    self.xp_f.q.val().bitmap == self.je.q.val().get_value_expected();
-                self.q_c.d.next.cpl1 =
-                    self.pred.newbm.val() == self.je.q.val().get_value_expected();
-                self.q_c.d.next.elne = self.xp_f.q.val().elements != self.m_elem.val();
-                self.q_partial.d.next = self.m_bitmap.val() != self.je.q.val().get_value_expected();
+                self.q_partial.d.next = self.pred.partial.val();
                 self.q_rows.d.next = self.pred.rows_p.val();
                 self.q_rle1.d.next = self.pred.rows_p.val() <= 1;
                 self.xstate.d.next = DecState::DSel;

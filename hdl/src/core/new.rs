@@ -7,7 +7,7 @@ use super::states::{copy_state, packet_type};
 use super::*;
 use crate::config::CoreConfig;
 use fanin_proto::model::CopyState;
-use fanin_proto::wire::{Flags, PacketType};
+use fanin_proto::wire::PacketType;
 
 impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
     /// Builds the core for a validated configuration.
@@ -93,7 +93,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             pbr: Default::default(),
             pba_q: Default::default(),
             pbaddr: Default::default(),
-            xp_byp: Default::default(),
             tage: Default::default(),
             cadr: Default::default(),
             back: BackEnd::new(cfg),
@@ -116,8 +115,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             chaddr: Default::default(),
             m: Default::default(),
             m_jidx: Default::default(),
-            m_bitmap: Default::default(),
-            m_elem: Default::default(),
             busy_cur: Default::default(),
             bz_inc: Default::default(),
             bz_dec: Default::default(),
@@ -199,7 +196,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             ev_results_sent: event(Counter::ResultsSent),
             ev_unknown_job: event(Counter::UnknownJob),
             ev_idle_reclaims: event(Counter::IdleReclaims),
-            sc_ip_port: Constant::new(job::SRC_CHECK_IP_PORT.into()),
             ev_malformed: event(Counter::Malformed),
             ev_timeouts: event(Counter::Timeouts),
             ev_reclaims: event(Counter::Reclaims),
@@ -211,7 +207,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             cs_emitted: copy_state(CopyState::Emitted),
             cs_stale: copy_state(CopyState::Stale),
             pt_join: packet_type(PacketType::Join),
-            fl_bypass: flag(Flags::BYPASS),
             t_non_ip: k16(TERMS_NON_IP),
             t_ip_bad: k16(TERMS_IP_BAD),
             t_route: k16(TERMS_ROUTE),
@@ -226,7 +221,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             x_join: Default::default(),
             sbq: Default::default(),
             soq: Default::default(),
-            ses_d: Default::default(),
             sb_cur: Default::default(),
             so_cur: Default::default(),
             hu_v: Default::default(),

@@ -1,7 +1,9 @@
 //! PRED's conditions, as terms of registers: the slot copy's state and how the frame
 //! relates to it (same block, subset/disjoint bitmaps, newer, stale), the job's quota
 //! with the busy count as DECIDE leaves it, the copy's bitmap and flags after a merge and
-//! both row counts. The engine registers them in PRED (`q_c`, `q_qf*`, `q_rows`, `x_*`).
+//! both row counts, and the checks of the frame against its job and child entries (ranks,
+//! child index and degree, source, the root's session floor, completion): `c`, a `Conds`.
+//! The engine registers them in PRED (`q_c`, `q_qf*`, `q_partial`, `q_rows`, `x_*`).
 //! A timer scan visit reads the copy's state and age in SLAT and registers its conditions
 //! (`s`, a `ScanConds`) in SPRED.
 //!
@@ -18,12 +20,13 @@
 //! its own locals (`m`, `sj`), Verilator lint reported UNOPTFLAT on the outputs (the
 //! engine's one `always` block then both feeds and reads the leaf).
 
-use crate::layout::{JobWord, MetaWord};
+use crate::layout::{ChildWord, JobWord, MetaWord, CHILD_W};
 use fanin_proto::model::CopyState;
 use fanin_proto::wire::Flags;
+use fanin_regs::layout::job;
 use rust_hdl::prelude::*;
 
-use super::states::{copy_state, flag, Fields, ScanConds};
+use super::states::{copy_state, flag, Conds, Fields, ScanConds};
 use super::{JOB_W, META_W};
 
 /// PRED's conditions (see the module documentation).
@@ -53,30 +56,42 @@ pub struct Pred {
     pub rowmask: Signal<In, Bits<16>>,
     /// log2 of the elements per row (`c_rowlog`).
     pub rowlog: Signal<In, Bits<16>>,
+    /// The frame's child entry (`chr`).
+    pub chr: Signal<In, Bits<CHILD_W>>,
+    /// The ranks below the children on the frame's ingress port (`pbr`).
+    pub pbr: Signal<In, Bits<64>>,
+    /// The root's open session's first block (`sbq`).
+    pub sbq: Signal<In, Bits<32>>,
+    /// The root has a session open (`soq`).
+    pub soq: Signal<In, bool>,
+    /// The frame's ingress port.
+    pub sel: Signal<In, Bits<4>>,
+    /// A slot's lanes (`c_lanes`).
+    pub lanes: Signal<In, Bits<16>>,
     /// A scan visit's age of the copy's timer (`sage`, registered in SLAT).
     pub sage: Signal<In, Bits<32>>,
     /// A scan visit's ticks since the copy's last progress (`tage`, registered in SLAT).
     pub tage: Signal<In, Bits<32>>,
     /// The copy's state (Free unless it is live: written under the current epoch of its job entry).
-    pub st: Signal<Out, Bits<3>>,
+    st: Signal<Local, Bits<3>>,
     /// The copy is busy (Aggregating or Emitted).
-    pub busy_st: Signal<Out, bool>,
+    busy_st: Signal<Local, bool>,
     /// The copy is not Free.
-    pub same: Signal<Out, bool>,
+    same: Signal<Local, bool>,
     /// The copy holds the packet's block.
-    pub samebl: Signal<Out, bool>,
+    samebl: Signal<Local, bool>,
     /// The packet's bitmap is a subset of the copy's.
-    pub subset: Signal<Out, bool>,
+    subset: Signal<Local, bool>,
     /// The packet's bitmap and the copy's are disjoint.
-    pub disjoint: Signal<Out, bool>,
+    disjoint: Signal<Local, bool>,
     /// The copy's block is newer than the packet's (serial arithmetic).
-    pub newer_cb: Signal<Out, bool>,
+    newer_cb: Signal<Local, bool>,
     /// The packet's block is newer than the copy's.
-    pub newer_bc: Signal<Out, bool>,
+    newer_bc: Signal<Local, bool>,
     /// Ticks since the copy's timer.
     pub age: Signal<Out, Bits<32>>,
     /// A timeout-mode copy past `flush_after + reclaim_after`.
-    pub stale: Signal<Out, bool>,
+    stale: Signal<Local, bool>,
     /// The job's quota is full with the busy count as it will be (see the module documentation).
     pub qf0: Signal<Out, bool>,
     /// `qf0` with one more busy copy.
@@ -95,6 +110,14 @@ pub struct Pred {
     pub rows_m: Signal<Out, Bits<16>>,
     /// A scan visit's conditions (against `sj`, the entry the copy was written under).
     pub s: Signal<Out, ScanConds>,
+    /// The decision's conditions for DSEL (`dsel.rs`).
+    pub c: Signal<Out, Conds>,
+    /// The copy's bitmap is not the job's expected one (a re-emission is PARTIAL).
+    pub partial: Signal<Out, bool>,
+    /// The frame carries BYPASS.
+    byp: Signal<Local, bool>,
+    /// The frame's block less the open session's first (its sign: before the session).
+    ses_d: Signal<Local, Bits<32>>,
     m_st: Signal<Local, Bits<3>>,
     m_jidx: Signal<Local, Bits<8>>,
     m_block: Signal<Local, Bits<32>>,
@@ -120,6 +143,8 @@ pub struct Pred {
     cs_emitted: Constant<Bits<3>>,
     fl_exp_mismatch: Constant<Bits<8>>,
     fl_kept: Constant<Bits<8>>,
+    fl_bypass: Constant<Bits<8>>,
+    sc_ip_port: Constant<Bits<2>>,
 }
 
 impl Default for Pred {
@@ -137,6 +162,12 @@ impl Default for Pred {
             bcd: Default::default(),
             rowmask: Default::default(),
             rowlog: Default::default(),
+            chr: Default::default(),
+            pbr: Default::default(),
+            sbq: Default::default(),
+            soq: Default::default(),
+            sel: Default::default(),
+            lanes: Default::default(),
             sage: Default::default(),
             tage: Default::default(),
             st: Default::default(),
@@ -158,6 +189,10 @@ impl Default for Pred {
             rows_p: Default::default(),
             rows_m: Default::default(),
             s: Default::default(),
+            c: Default::default(),
+            partial: Default::default(),
+            byp: Default::default(),
+            ses_d: Default::default(),
             m_st: Default::default(),
             m_jidx: Default::default(),
             m_block: Default::default(),
@@ -183,6 +218,8 @@ impl Default for Pred {
             cs_emitted: copy_state(CopyState::Emitted),
             fl_exp_mismatch: flag(Flags::EXP_MISMATCH),
             fl_kept: flag(Flags::OVERFLOW | Flags::EXP_MISMATCH),
+            fl_bypass: flag(Flags::BYPASS),
+            sc_ip_port: Constant::new(job::SRC_CHECK_IP_PORT.into()),
         }
     }
 }
@@ -289,5 +326,52 @@ impl Logic for Pred {
             & self.busy_st.val()
             & (self.tage.val() >= self.sj.val().get_value_reclaim_idle());
         self.s.next.emit = self.st.val() == self.cs_emitted.val();
+        // The decision's conditions for DSEL.
+        self.c.next.st = self.st.val();
+        self.c.next.busy_st = self.busy_st.val();
+        self.c.next.same = self.same.val();
+        self.c.next.samebl = self.samebl.val();
+        self.c.next.subset = self.subset.val();
+        self.c.next.disjoint = self.disjoint.val();
+        self.c.next.newer_cb = self.newer_cb.val();
+        self.c.next.newer_bc = self.newer_bc.val();
+        self.c.next.stale = self.stale.val();
+        self.byp.next = (self.f.val().flags & self.fl_bypass.val()) != 0;
+        self.c.next.badrank = (self.f.val().bitmap & !self.je.val().get_value_ranks()) != 0;
+        self.c.next.toolong = self.f.val().elements > self.lanes.val();
+        self.c.next.badchild =
+            !self.byp.val() & (self.f.val().child >= self.je.val().get_value_children());
+        self.c.next.chrank =
+            !self.byp.val() & ((self.f.val().bitmap & !self.chr.val().get_value_ranks()) != 0);
+        self.c.next.degree =
+            !self.byp.val() & (self.f.val().child >= self.je.val().get_value_degree_limit());
+        // Source validation (`Switch::check_child_source`): a bypass-flagged packet only
+        // with ranks below the children on its ingress port (`pbr`), any other only from
+        // its child's IPv4 source (and UDP source port).
+        self.c.next.badsrc = (self.byp.val()
+            & (self.je.val().get_value_src_check() != 0)
+            & ((self.f.val().bitmap & !self.pbr.val()) != 0))
+            | (!self.byp.val()
+                & (self.je.val().get_value_src_check() != 0)
+                & (self.f.val().src_ip != self.chr.val().get_value_ip()))
+            | (!self.byp.val()
+                & (self.je.val().get_value_src_check() == self.sc_ip_port.val())
+                & (self.f.val().src_port != self.chr.val().get_value_udp()));
+        // A result only on the port facing the parent (`from_above`).
+        self.c.next.rbadsrc = (self.je.val().get_value_src_check() != 0)
+            & (self.sel.val() != self.je.val().get_value_parent_port());
+        // A root's session floor (`Switch::session_floor`): no session open, or a block
+        // before the open session's first (serial arithmetic: the sign of the difference).
+        self.ses_d.next = self.f.val().block - self.sbq.val();
+        self.c.next.ses_nos =
+            self.je.val().get_value_sessions() & !self.je.val().get_value_inner() & !self.soq.val();
+        self.c.next.ses_old = self.je.val().get_value_sessions()
+            & !self.je.val().get_value_inner()
+            & self.soq.val()
+            & self.ses_d.val().get_bit(31);
+        self.c.next.cpl0 = self.f.val().bitmap == self.je.val().get_value_expected();
+        self.c.next.cpl1 = self.newbm.val() == self.je.val().get_value_expected();
+        self.c.next.elne = self.f.val().elements != self.m_elem.val();
+        self.partial.next = self.m_bitmap.val() != self.je.val().get_value_expected();
     }
 }
