@@ -730,9 +730,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [15:0] la_chk$d;
     wire  [15:0] la_chk$q;
     reg  la_chk$clock;
-    reg  lk_v$d;
-    wire  lk_v$q;
-    reg  lk_v$clock;
     reg  dsel$clock;
     reg  dsel$go;
     reg  [7:0] dsel$ptype;
@@ -827,21 +824,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [595:0] x_c$d;
     wire  [595:0] x_c$q;
     reg  x_c$clock;
-    reg  [255:0] lk_f$d;
-    wire  [255:0] lk_f$q;
-    reg  lk_f$clock;
-    reg  [595:0] lk_c$d;
-    wire  [595:0] lk_c$q;
-    reg  lk_c$clock;
     reg  xo_v$d;
     wire  xo_v$q;
     reg  xo_v$clock;
-    reg  lk_ne$d;
-    wire  lk_ne$q;
-    reg  lk_ne$clock;
-    reg  lk_old$d;
-    wire  lk_old$q;
-    reg  lk_old$clock;
     reg  q_qf_p$d;
     wire  q_qf_p$q;
     reg  q_qf_p$clock;
@@ -866,6 +851,86 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [595:0] dx_c$d;
     wire  [595:0] dx_c$q;
     reg  dx_c$clock;
+    reg  look$clock;
+    reg  look$rst;
+    reg  look$go;
+    reg  look$load;
+    reg  [255:0] look$f;
+    reg  [595:0] look$c;
+    reg  [7:0] look$ji;
+    reg  [23:0] look$cadr;
+    reg  [23:0] look$x_cadr;
+    reg  [575:0] look$jr;
+    reg  [167:0] look$ch;
+    reg  [63:0] look$pb;
+    reg  [31:0] look$jbusy$0;
+    reg  [31:0] look$jbusy$1;
+    reg  [31:0] look$jbusy$2;
+    reg  [31:0] look$jbusy$3;
+    reg  [31:0] look$jbusy$4;
+    reg  [31:0] look$jbusy$5;
+    reg  [31:0] look$jbusy$6;
+    reg  [31:0] look$jbusy$7;
+    reg  [31:0] look$jbusy$8;
+    reg  [31:0] look$jbusy$9;
+    reg  [31:0] look$jbusy$10;
+    reg  [31:0] look$jbusy$11;
+    reg  [31:0] look$jbusy$12;
+    reg  [31:0] look$jbusy$13;
+    reg  [31:0] look$jbusy$14;
+    reg  [31:0] look$jbusy$15;
+    reg  [31:0] look$ss_base$0;
+    reg  [31:0] look$ss_base$1;
+    reg  [31:0] look$ss_base$2;
+    reg  [31:0] look$ss_base$3;
+    reg  [31:0] look$ss_base$4;
+    reg  [31:0] look$ss_base$5;
+    reg  [31:0] look$ss_base$6;
+    reg  [31:0] look$ss_base$7;
+    reg  [31:0] look$ss_base$8;
+    reg  [31:0] look$ss_base$9;
+    reg  [31:0] look$ss_base$10;
+    reg  [31:0] look$ss_base$11;
+    reg  [31:0] look$ss_base$12;
+    reg  [31:0] look$ss_base$13;
+    reg  [31:0] look$ss_base$14;
+    reg  [31:0] look$ss_base$15;
+    reg  look$ss_open$0;
+    reg  look$ss_open$1;
+    reg  look$ss_open$2;
+    reg  look$ss_open$3;
+    reg  look$ss_open$4;
+    reg  look$ss_open$5;
+    reg  look$ss_open$6;
+    reg  look$ss_open$7;
+    reg  look$ss_open$8;
+    reg  look$ss_open$9;
+    reg  look$ss_open$10;
+    reg  look$ss_open$11;
+    reg  look$ss_open$12;
+    reg  look$ss_open$13;
+    reg  look$ss_open$14;
+    reg  look$ss_open$15;
+    reg  look$dec_v;
+    reg  look$dbi;
+    reg  look$dbd;
+    reg  [7:0] look$dx_ji;
+    reg  look$bq_inc;
+    reg  look$bq_dec;
+    reg  [7:0] look$bq_j;
+    wire  look$v_q;
+    wire  [255:0] look$f_q;
+    wire  [595:0] look$c_q;
+    wire  look$ne_q;
+    wire  look$old_q;
+    wire  [575:0] look$je_q;
+    wire  [31:0] look$jep_q;
+    wire  [167:0] look$chr_q;
+    wire  [63:0] look$pbr_q;
+    wire  [31:0] look$bcur_q;
+    wire  [1:0] look$bcd_q;
+    wire  [31:0] look$sbq_q;
+    wire  look$soq_q;
     reg  [239:0] pred$m;
     reg  [575:0] pred$sj;
     reg  pred$e_scan;
@@ -901,9 +966,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] cha_q$d;
     wire  [23:0] cha_q$q;
     reg  cha_q$clock;
-    reg  [1:0] bcd$d;
-    wire  [1:0] bcd$q;
-    reg  bcd$clock;
     reg  item$clock;
     reg  item$rst;
     reg  item$dec_go;
@@ -1008,9 +1070,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  pc_popok$d;
     wire  pc_popok$q;
     reg  pc_popok$clock;
-    reg  [31:0] bcur$d;
-    wire  [31:0] bcur$q;
-    reg  bcur$clock;
     reg  pc_non_ip$d;
     wire  pc_non_ip$q;
     reg  pc_non_ip$clock;
@@ -1070,24 +1129,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] ji$d;
     wire  [7:0] ji$q;
     reg  ji$clock;
-    reg  [575:0] je$d;
-    wire  [575:0] je$q;
-    reg  je$clock;
-    reg  [31:0] jep$d;
-    wire  [31:0] jep$q;
-    reg  jep$clock;
-    reg  [167:0] chr$d;
-    wire  [167:0] chr$q;
-    reg  chr$clock;
     reg  pbram$clock;
     reg  [23:0] pbram$waddr;
     reg  [63:0] pbram$wdata;
     reg  [31:0] pbram$we;
     reg  [23:0] pbram$raddr;
     wire  [63:0] pbram$rdata;
-    reg  [63:0] pbr$d;
-    wire  [63:0] pbr$q;
-    reg  pbr$clock;
     reg  [23:0] pba_q$d;
     wire  [23:0] pba_q$q;
     reg  pba_q$clock;
@@ -1186,12 +1233,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  x_join$d;
     wire  x_join$q;
     reg  x_join$clock;
-    reg  [31:0] sbq$d;
-    wire  [31:0] sbq$q;
-    reg  sbq$clock;
-    reg  soq$d;
-    wire  soq$q;
-    reg  soq$clock;
     reg  hu_v$d;
     wire  hu_v$q;
     reg  hu_v$clock;
@@ -1223,7 +1264,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] chaddr;
     reg  [239:0] m;
     reg  [7:0] m_jidx;
-    reg  [31:0] busy_cur;
     reg  bz_inc;
     reg  bz_dec;
     reg  [7:0] bz_j;
@@ -1236,8 +1276,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  rx_ev$1;
     reg  rx_ev$2;
     reg  rx_ev$3;
-    reg  [31:0] sb_cur;
-    reg  so_cur;
     reg  jcg;
     reg  [7:0] jcx;
     reg  [575:0] jpk;
@@ -1839,11 +1877,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(la_chk$q),
         .clock(la_chk$clock)
     );
-    fanin_lk_v lk_v(
-        .d(lk_v$d),
-        .q(lk_v$q),
-        .clock(lk_v$clock)
-    );
     fanin_dsel dsel(
         .clock(dsel$clock),
         .go(dsel$go),
@@ -1992,30 +2025,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(x_c$q),
         .clock(x_c$clock)
     );
-    fanin_lk_f lk_f(
-        .d(lk_f$d),
-        .q(lk_f$q),
-        .clock(lk_f$clock)
-    );
-    fanin_lk_c lk_c(
-        .d(lk_c$d),
-        .q(lk_c$q),
-        .clock(lk_c$clock)
-    );
     fanin_xo_v xo_v(
         .d(xo_v$d),
         .q(xo_v$q),
         .clock(xo_v$clock)
-    );
-    fanin_lk_ne lk_ne(
-        .d(lk_ne$d),
-        .q(lk_ne$q),
-        .clock(lk_ne$clock)
-    );
-    fanin_lk_old lk_old(
-        .d(lk_old$d),
-        .q(lk_old$q),
-        .clock(lk_old$clock)
     );
     fanin_q_qf_p q_qf_p(
         .d(q_qf_p$d),
@@ -2057,6 +2070,88 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(dx_c$q),
         .clock(dx_c$clock)
     );
+    fanin_look look(
+        .clock(look$clock),
+        .rst(look$rst),
+        .go(look$go),
+        .load(look$load),
+        .f(look$f),
+        .c(look$c),
+        .ji(look$ji),
+        .cadr(look$cadr),
+        .x_cadr(look$x_cadr),
+        .jr(look$jr),
+        .ch(look$ch),
+        .pb(look$pb),
+        .jbusy$0(look$jbusy$0),
+        .jbusy$1(look$jbusy$1),
+        .jbusy$2(look$jbusy$2),
+        .jbusy$3(look$jbusy$3),
+        .jbusy$4(look$jbusy$4),
+        .jbusy$5(look$jbusy$5),
+        .jbusy$6(look$jbusy$6),
+        .jbusy$7(look$jbusy$7),
+        .jbusy$8(look$jbusy$8),
+        .jbusy$9(look$jbusy$9),
+        .jbusy$10(look$jbusy$10),
+        .jbusy$11(look$jbusy$11),
+        .jbusy$12(look$jbusy$12),
+        .jbusy$13(look$jbusy$13),
+        .jbusy$14(look$jbusy$14),
+        .jbusy$15(look$jbusy$15),
+        .ss_base$0(look$ss_base$0),
+        .ss_base$1(look$ss_base$1),
+        .ss_base$2(look$ss_base$2),
+        .ss_base$3(look$ss_base$3),
+        .ss_base$4(look$ss_base$4),
+        .ss_base$5(look$ss_base$5),
+        .ss_base$6(look$ss_base$6),
+        .ss_base$7(look$ss_base$7),
+        .ss_base$8(look$ss_base$8),
+        .ss_base$9(look$ss_base$9),
+        .ss_base$10(look$ss_base$10),
+        .ss_base$11(look$ss_base$11),
+        .ss_base$12(look$ss_base$12),
+        .ss_base$13(look$ss_base$13),
+        .ss_base$14(look$ss_base$14),
+        .ss_base$15(look$ss_base$15),
+        .ss_open$0(look$ss_open$0),
+        .ss_open$1(look$ss_open$1),
+        .ss_open$2(look$ss_open$2),
+        .ss_open$3(look$ss_open$3),
+        .ss_open$4(look$ss_open$4),
+        .ss_open$5(look$ss_open$5),
+        .ss_open$6(look$ss_open$6),
+        .ss_open$7(look$ss_open$7),
+        .ss_open$8(look$ss_open$8),
+        .ss_open$9(look$ss_open$9),
+        .ss_open$10(look$ss_open$10),
+        .ss_open$11(look$ss_open$11),
+        .ss_open$12(look$ss_open$12),
+        .ss_open$13(look$ss_open$13),
+        .ss_open$14(look$ss_open$14),
+        .ss_open$15(look$ss_open$15),
+        .dec_v(look$dec_v),
+        .dbi(look$dbi),
+        .dbd(look$dbd),
+        .dx_ji(look$dx_ji),
+        .bq_inc(look$bq_inc),
+        .bq_dec(look$bq_dec),
+        .bq_j(look$bq_j),
+        .v_q(look$v_q),
+        .f_q(look$f_q),
+        .c_q(look$c_q),
+        .ne_q(look$ne_q),
+        .old_q(look$old_q),
+        .je_q(look$je_q),
+        .jep_q(look$jep_q),
+        .chr_q(look$chr_q),
+        .pbr_q(look$pbr_q),
+        .bcur_q(look$bcur_q),
+        .bcd_q(look$bcd_q),
+        .sbq_q(look$sbq_q),
+        .soq_q(look$soq_q)
+    );
     fanin_pred pred(
         .m(pred$m),
         .sj(pred$sj),
@@ -2095,11 +2190,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(cha_q$d),
         .q(cha_q$q),
         .clock(cha_q$clock)
-    );
-    fanin_bcd bcd(
-        .d(bcd$d),
-        .q(bcd$q),
-        .clock(bcd$clock)
     );
     fanin_item item(
         .clock(item$clock),
@@ -2221,11 +2311,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(pc_popok$q),
         .clock(pc_popok$clock)
     );
-    fanin_bcur bcur(
-        .d(bcur$d),
-        .q(bcur$q),
-        .clock(bcur$clock)
-    );
     fanin_pc_non_ip pc_non_ip(
         .d(pc_non_ip$d),
         .q(pc_non_ip$q),
@@ -2321,21 +2406,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(ji$q),
         .clock(ji$clock)
     );
-    fanin_je je(
-        .d(je$d),
-        .q(je$q),
-        .clock(je$clock)
-    );
-    fanin_jep jep(
-        .d(jep$d),
-        .q(jep$q),
-        .clock(jep$clock)
-    );
-    fanin_chr chr(
-        .d(chr$d),
-        .q(chr$q),
-        .clock(chr$clock)
-    );
     fanin_pbram pbram(
         .clock(pbram$clock),
         .waddr(pbram$waddr),
@@ -2343,11 +2413,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .we(pbram$we),
         .raddr(pbram$raddr),
         .rdata(pbram$rdata)
-    );
-    fanin_pbr pbr(
-        .d(pbr$d),
-        .q(pbr$q),
-        .clock(pbr$clock)
     );
     fanin_pba_q pba_q(
         .d(pba_q$d),
@@ -2467,16 +2532,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(x_join$q),
         .clock(x_join$clock)
     );
-    fanin_sbq sbq(
-        .d(sbq$d),
-        .q(sbq$q),
-        .clock(sbq$clock)
-    );
-    fanin_soq soq(
-        .d(soq$d),
-        .q(soq$q),
-        .clock(soq$clock)
-    );
     fanin_hu_v hu_v(
         .d(hu_v$d),
         .q(hu_v$q),
@@ -2507,10 +2562,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_jep$clock = clock;
         x_ji$clock = clock;
         x_cadr$clock = clock;
-        lk_f$clock = clock;
         xo_v$clock = clock;
-        lk_ne$clock = clock;
-        lk_old$clock = clock;
         q_qf_p$clock = clock;
         q_qf_m$clock = clock;
         q_bi$clock = clock;
@@ -2519,14 +2571,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dx_ji$clock = clock;
         dx_cadr$clock = clock;
         cha_q$clock = clock;
-        bcd$clock = clock;
         state$clock = clock;
         sel$clock = clock;
         last$clock = clock;
         hdr$clock = clock;
         pr_f$clock = clock;
         pc_popok$clock = clock;
-        bcur$clock = clock;
         pc_non_ip$clock = clock;
         pc_arp$clock = clock;
         pc_ip_bad$clock = clock;
@@ -2542,10 +2592,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         row0$clock = clock;
         nrows$clock = clock;
         ji$clock = clock;
-        je$clock = clock;
-        jep$clock = clock;
-        chr$clock = clock;
-        pbr$clock = clock;
         pba_q$clock = clock;
         tage$clock = clock;
         cadr$clock = clock;
@@ -2553,7 +2599,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         now_r$clock = clock;
         scan_turn$clock = clock;
         la_chk$clock = clock;
-        lk_v$clock = clock;
         jgen$clock = clock;
         own_age$clock = clock;
         q_rows$clock = clock;
@@ -2569,13 +2614,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc2$clock = clock;
         jc_bq$clock = clock;
         x_join$clock = clock;
-        sbq$clock = clock;
-        soq$clock = clock;
         hu_v$clock = clock;
         hu_j$clock = clock;
         hu_b$clock = clock;
         q_c$clock = clock;
-        lk_c$clock = clock;
         x_c$clock = clock;
         dx_c$clock = clock;
         q_s$d = q_s$q;
@@ -2590,10 +2632,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_jep$d = x_jep$q;
         x_ji$d = x_ji$q;
         x_cadr$d = x_cadr$q;
-        lk_f$d = lk_f$q;
         xo_v$d = xo_v$q;
-        lk_ne$d = lk_ne$q;
-        lk_old$d = lk_old$q;
         q_qf_p$d = q_qf_p$q;
         q_qf_m$d = q_qf_m$q;
         q_bi$d = q_bi$q;
@@ -2602,14 +2641,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dx_ji$d = dx_ji$q;
         dx_cadr$d = dx_cadr$q;
         cha_q$d = cha_q$q;
-        bcd$d = bcd$q;
         state$d = state$q;
         sel$d = sel$q;
         last$d = last$q;
         hdr$d = hdr$q;
         pr_f$d = pr_f$q;
         pc_popok$d = pc_popok$q;
-        bcur$d = bcur$q;
         pc_non_ip$d = pc_non_ip$q;
         pc_arp$d = pc_arp$q;
         pc_ip_bad$d = pc_ip_bad$q;
@@ -2625,10 +2662,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         row0$d = row0$q;
         nrows$d = nrows$q;
         ji$d = ji$q;
-        je$d = je$q;
-        jep$d = jep$q;
-        chr$d = chr$q;
-        pbr$d = pbr$q;
         pba_q$d = pba_q$q;
         tage$d = tage$q;
         cadr$d = cadr$q;
@@ -2636,7 +2669,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         now_r$d = now_r$q;
         scan_turn$d = scan_turn$q;
         la_chk$d = la_chk$q;
-        lk_v$d = lk_v$q;
         jgen$d = jgen$q;
         own_age$d = own_age$q;
         q_rows$d = q_rows$q;
@@ -2652,13 +2684,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc2$d = jc2$q;
         jc_bq$d = jc_bq$q;
         x_join$d = x_join$q;
-        sbq$d = sbq$q;
-        soq$d = soq$q;
         hu_v$d = hu_v$q;
         hu_j$d = hu_j$q;
         hu_b$d = hu_b$q;
         q_c$d = q_c$q;
-        lk_c$d = lk_c$q;
         x_c$d = x_c$q;
         dx_c$d = dx_c$q;
         meta$clock = clock;
@@ -2860,7 +2889,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (lookup$rone$15) begin
             rpm = rpm | csr$route_pm$15;
         end
-        if (lk_v$q) begin
+        if (look$v_q) begin
             jram$raddr = ((ji$q) & 24'hffffff);
         end
         else begin
@@ -2875,121 +2904,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         jram$waddr = ((jcx) & 24'hffffff);
         jram$we = 32'h0;
-        sb_cur = 32'h0;
-        so_cur = 1'b0;
-        if (ji$q == c_idx8$0) begin
-            sb_cur = sb_cur | sess$ss_base$0;
-            so_cur = so_cur | sess$ss_open$0;
-        end
-        if (ji$q == c_idx8$1) begin
-            sb_cur = sb_cur | sess$ss_base$1;
-            so_cur = so_cur | sess$ss_open$1;
-        end
-        if (ji$q == c_idx8$2) begin
-            sb_cur = sb_cur | sess$ss_base$2;
-            so_cur = so_cur | sess$ss_open$2;
-        end
-        if (ji$q == c_idx8$3) begin
-            sb_cur = sb_cur | sess$ss_base$3;
-            so_cur = so_cur | sess$ss_open$3;
-        end
-        if (ji$q == c_idx8$4) begin
-            sb_cur = sb_cur | sess$ss_base$4;
-            so_cur = so_cur | sess$ss_open$4;
-        end
-        if (ji$q == c_idx8$5) begin
-            sb_cur = sb_cur | sess$ss_base$5;
-            so_cur = so_cur | sess$ss_open$5;
-        end
-        if (ji$q == c_idx8$6) begin
-            sb_cur = sb_cur | sess$ss_base$6;
-            so_cur = so_cur | sess$ss_open$6;
-        end
-        if (ji$q == c_idx8$7) begin
-            sb_cur = sb_cur | sess$ss_base$7;
-            so_cur = so_cur | sess$ss_open$7;
-        end
-        if (ji$q == c_idx8$8) begin
-            sb_cur = sb_cur | sess$ss_base$8;
-            so_cur = so_cur | sess$ss_open$8;
-        end
-        if (ji$q == c_idx8$9) begin
-            sb_cur = sb_cur | sess$ss_base$9;
-            so_cur = so_cur | sess$ss_open$9;
-        end
-        if (ji$q == c_idx8$10) begin
-            sb_cur = sb_cur | sess$ss_base$10;
-            so_cur = so_cur | sess$ss_open$10;
-        end
-        if (ji$q == c_idx8$11) begin
-            sb_cur = sb_cur | sess$ss_base$11;
-            so_cur = so_cur | sess$ss_open$11;
-        end
-        if (ji$q == c_idx8$12) begin
-            sb_cur = sb_cur | sess$ss_base$12;
-            so_cur = so_cur | sess$ss_open$12;
-        end
-        if (ji$q == c_idx8$13) begin
-            sb_cur = sb_cur | sess$ss_base$13;
-            so_cur = so_cur | sess$ss_open$13;
-        end
-        if (ji$q == c_idx8$14) begin
-            sb_cur = sb_cur | sess$ss_base$14;
-            so_cur = so_cur | sess$ss_open$14;
-        end
-        if (ji$q == c_idx8$15) begin
-            sb_cur = sb_cur | sess$ss_base$15;
-            so_cur = so_cur | sess$ss_open$15;
-        end
-        busy_cur = 32'h0;
-        if (ji$q == c_idx8$0) begin
-            busy_cur = busy_cur | lookup$jbusy$0;
-        end
-        if (ji$q == c_idx8$1) begin
-            busy_cur = busy_cur | lookup$jbusy$1;
-        end
-        if (ji$q == c_idx8$2) begin
-            busy_cur = busy_cur | lookup$jbusy$2;
-        end
-        if (ji$q == c_idx8$3) begin
-            busy_cur = busy_cur | lookup$jbusy$3;
-        end
-        if (ji$q == c_idx8$4) begin
-            busy_cur = busy_cur | lookup$jbusy$4;
-        end
-        if (ji$q == c_idx8$5) begin
-            busy_cur = busy_cur | lookup$jbusy$5;
-        end
-        if (ji$q == c_idx8$6) begin
-            busy_cur = busy_cur | lookup$jbusy$6;
-        end
-        if (ji$q == c_idx8$7) begin
-            busy_cur = busy_cur | lookup$jbusy$7;
-        end
-        if (ji$q == c_idx8$8) begin
-            busy_cur = busy_cur | lookup$jbusy$8;
-        end
-        if (ji$q == c_idx8$9) begin
-            busy_cur = busy_cur | lookup$jbusy$9;
-        end
-        if (ji$q == c_idx8$10) begin
-            busy_cur = busy_cur | lookup$jbusy$10;
-        end
-        if (ji$q == c_idx8$11) begin
-            busy_cur = busy_cur | lookup$jbusy$11;
-        end
-        if (ji$q == c_idx8$12) begin
-            busy_cur = busy_cur | lookup$jbusy$12;
-        end
-        if (ji$q == c_idx8$13) begin
-            busy_cur = busy_cur | lookup$jbusy$13;
-        end
-        if (ji$q == c_idx8$14) begin
-            busy_cur = busy_cur | lookup$jbusy$14;
-        end
-        if (ji$q == c_idx8$15) begin
-            busy_cur = busy_cur | lookup$jbusy$15;
-        end
         if (own_age$q != 32'h2) begin
             own_age$d = own_age$q + 32'h1;
         end
@@ -3005,18 +2919,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pred$sj = jram$rdata;
         pred$e_scan = e_scan$q;
         pred$x_ji = x_ji$q;
-        pred$jep = jep$q;
+        pred$jep = look$jep_q;
         pred$f = xp_f$q;
         pred$now = x_c$q[(64'h0)+:(32)];
-        pred$je = je$q;
-        pred$bcur = bcur$q;
-        pred$bcd = bcd$q;
+        pred$je = look$je_q;
+        pred$bcur = look$bcur_q;
+        pred$bcd = look$bcd_q;
         pred$rowmask = c_rowmask;
         pred$rowlog = c_rowlog;
-        pred$chr = chr$q;
-        pred$pbr = pbr$q;
-        pred$sbq = sbq$q;
-        pred$soq = soq$q;
+        pred$chr = look$chr_q;
+        pred$pbr = look$pbr_q;
+        pred$sbq = look$sbq_q;
+        pred$soq = look$soq_q;
         pred$sel = x_c$q[(64'h20)+:(4)];
         pred$lanes = c_lanes;
         pred$sage = sage$q;
@@ -3106,17 +3020,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         item$ld_o = item$o_q;
         pick_now = 1'b0;
         jc_hold = jc_pend$q | jc_q$q | sess$busy | sess$epoch_move;
-        lk_go = lk_v$q & ~x_join$q & ~sess$busy & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & lk_ne$q & lk_old$q)) & (~item$v_q | sq_ld)));
-        lk_free = ~lk_v$q | lk_go;
-        if (lk_go) begin
-            lk_v$d = 1'b0;
-        end
+        lk_go = look$v_q & ~x_join$q & ~sess$busy & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & look$ne_q & look$old_q)) & (~item$v_q | sq_ld)));
+        lk_free = ~look$v_q | lk_go;
+        look$go = lk_go;
+        look$load = 1'b0;
         pick_ok = pick$pk_any_q & pick$la_ok & ~jc_hold & ~(timer$sweep_on_q & lookup$own_q & (own_age$q == 32'h2) & scan_turn$q);
         case (state$q)
             FrontState$Idle:
                 begin
                     if (jc_pend$q) begin
-                        if ((xstate$q == DecState$Idle) & ~lk_v$q & ~sess$busy) begin
+                        if ((xstate$q == DecState$Idle) & ~look$v_q & ~sess$busy) begin
                             jc = 1'b1;
                             jc_pend$d = 1'b0;
                             dbg_valid = 1'b1;
@@ -3127,7 +3040,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     else if (pick_ok) begin
                         pick_now = 1'b1;
                     end
-                    else if (timer$sweep_on_q & lookup$own_q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~lk_v$q) begin
+                    else if (timer$sweep_on_q & lookup$own_q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~look$v_q) begin
                         scan_turn$d = 1'b0;
                         now_r$d = timer$now_q;
                         x_c$d[(64'h0)+:(32)] = timer$now_q;
@@ -3169,21 +3082,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     end
                     if ((pr_kind == FrameClass$Fanin) & lookup$jhit_q) begin
                         if (lk_free) begin
-                            lk_v$d = 1'b1;
+                            look$load = 1'b1;
                             state$d = FrontState$Idle;
-                            lk_f$d = pr_f$q;
-                            lk_c$d[(64'h0)+:(32)] = now_r$q;
-                            lk_c$d[(64'h20)+:(4)] = sel$q;
-                            lk_c$d[(64'h24)+:(512)] = hdr$q[(32'h0)+:(512)];
-                            lk_c$d[(64'h224)+:(16)] = len$q;
-                            lk_c$d[(64'h234)+:(16)] = row0$q;
-                            lk_c$d[(64'h244)+:(16)] = nrows$q;
                             if (~jc_pend$q & pick_ok) begin
                                 pick_now = 1'b1;
                             end
                         end
                     end
-                    else if (b_free & (xstate$q == DecState$Idle) & ~item$v_q & ~lk_v$q) begin
+                    else if (b_free & (xstate$q == DecState$Idle) & ~item$v_q & ~look$v_q) begin
                         h_go = 1'b1;
                         h_st = BackState$Release;
                         state$d = FrontState$Idle;
@@ -3408,8 +3314,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     x_mflags$d = pred$mflags;
                     x_sflags$d = pred$sflags;
                     x_rows_m$d = pred$rows_m;
-                    x_je$d = je$q;
-                    x_jep$d = jep$q;
+                    x_je$d = look$je_q;
+                    x_jep$d = look$jep_q;
                 end
             DecState$DSel:
                 begin
@@ -3431,33 +3337,85 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         dsel$sessions = x_je$q[(32'h5)+:(1)];
         dsel$c = q_c$q;
         dsel$qf = qf;
-        lk_ne$d = cadr$q != x_cadr$q;
-        lk_old$d = lk_v$q & ~lk_go;
         xo_v$d = 1'b0;
-        if (lk_v$q) begin
-            chr$d = chram$rdata;
-            pbr$d = pbram$rdata;
-            bcur$d = busy_cur;
-            sbq$d = sb_cur;
-            soq$d = so_cur;
-            bcd$d = 32'h0;
-            if (dec_v & (loads$dbi | loads$dbd) & (dx_ji$q == ji$q)) begin
-                bcd$d = ((loads$dbi) & 2'h3) | (((loads$dbd) & 2'h3) << 32'h1);
-            end
-            else if (bq_j$q == ji$q) begin
-                bcd$d = ((bq_inc$q) & 2'h3) | (((bq_dec$q) & 2'h3) << 32'h1);
-            end
-            je$d = jram$rdata;
-            jep$d = jram$rdata[(32'h1d0)+:(32)];
-        end
+        look$clock = clock;
+        look$rst = rst;
+        look$f = pr_f$q;
+        look$c[(64'h0)+:(32)] = now_r$q;
+        look$c[(64'h20)+:(4)] = sel$q;
+        look$c[(64'h24)+:(512)] = hdr$q[(32'h0)+:(512)];
+        look$c[(64'h224)+:(16)] = len$q;
+        look$c[(64'h234)+:(16)] = row0$q;
+        look$c[(64'h244)+:(16)] = nrows$q;
+        look$ji = ji$q;
+        look$cadr = cadr$q;
+        look$x_cadr = x_cadr$q;
+        look$jr = jram$rdata;
+        look$ch = chram$rdata;
+        look$pb = pbram$rdata;
+        look$jbusy$0 = lookup$jbusy$0;
+        look$jbusy$1 = lookup$jbusy$1;
+        look$jbusy$2 = lookup$jbusy$2;
+        look$jbusy$3 = lookup$jbusy$3;
+        look$jbusy$4 = lookup$jbusy$4;
+        look$jbusy$5 = lookup$jbusy$5;
+        look$jbusy$6 = lookup$jbusy$6;
+        look$jbusy$7 = lookup$jbusy$7;
+        look$jbusy$8 = lookup$jbusy$8;
+        look$jbusy$9 = lookup$jbusy$9;
+        look$jbusy$10 = lookup$jbusy$10;
+        look$jbusy$11 = lookup$jbusy$11;
+        look$jbusy$12 = lookup$jbusy$12;
+        look$jbusy$13 = lookup$jbusy$13;
+        look$jbusy$14 = lookup$jbusy$14;
+        look$jbusy$15 = lookup$jbusy$15;
+        look$ss_base$0 = sess$ss_base$0;
+        look$ss_open$0 = sess$ss_open$0;
+        look$ss_base$1 = sess$ss_base$1;
+        look$ss_open$1 = sess$ss_open$1;
+        look$ss_base$2 = sess$ss_base$2;
+        look$ss_open$2 = sess$ss_open$2;
+        look$ss_base$3 = sess$ss_base$3;
+        look$ss_open$3 = sess$ss_open$3;
+        look$ss_base$4 = sess$ss_base$4;
+        look$ss_open$4 = sess$ss_open$4;
+        look$ss_base$5 = sess$ss_base$5;
+        look$ss_open$5 = sess$ss_open$5;
+        look$ss_base$6 = sess$ss_base$6;
+        look$ss_open$6 = sess$ss_open$6;
+        look$ss_base$7 = sess$ss_base$7;
+        look$ss_open$7 = sess$ss_open$7;
+        look$ss_base$8 = sess$ss_base$8;
+        look$ss_open$8 = sess$ss_open$8;
+        look$ss_base$9 = sess$ss_base$9;
+        look$ss_open$9 = sess$ss_open$9;
+        look$ss_base$10 = sess$ss_base$10;
+        look$ss_open$10 = sess$ss_open$10;
+        look$ss_base$11 = sess$ss_base$11;
+        look$ss_open$11 = sess$ss_open$11;
+        look$ss_base$12 = sess$ss_base$12;
+        look$ss_open$12 = sess$ss_open$12;
+        look$ss_base$13 = sess$ss_base$13;
+        look$ss_open$13 = sess$ss_open$13;
+        look$ss_base$14 = sess$ss_base$14;
+        look$ss_open$14 = sess$ss_open$14;
+        look$ss_base$15 = sess$ss_base$15;
+        look$ss_open$15 = sess$ss_open$15;
+        look$dec_v = dec_v;
+        look$dbi = loads$dbi;
+        look$dbd = loads$dbd;
+        look$dx_ji = dx_ji$q;
+        look$bq_inc = bq_inc$q;
+        look$bq_dec = bq_dec$q;
+        look$bq_j = bq_j$q;
         if (lk_go) begin
-            x_join$d = lk_f$q[(64'h0)+:(8)] == pt_join;
+            x_join$d = look$f_q[(64'h0)+:(8)] == pt_join;
             xstate$d = DecState$Pred;
             xo_v$d = xstate$q == DecState$DSel;
-            xp_f$d = lk_f$q;
+            xp_f$d = look$f_q;
             x_ji$d = ji$q;
             x_cadr$d = cadr$q;
-            x_c$d = lk_c$q;
+            x_c$d = look$c_q;
         end
         meta$dw_v = dec_v & loads$dwe;
         meta$dw_a = dx_cadr$q;
@@ -3858,7 +3816,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             state$d = FrontState$Idle;
             xstate$d = DecState$Idle;
             xo_v$d = 1'b0;
-            lk_v$d = 1'b0;
             own_age$d = 32'h0;
             jc_q$d = 1'b0;
             x_join$d = 1'b0;
@@ -10103,44 +10060,6 @@ module fanin_back_rl(d,q,clock);
 endmodule // fanin_back_rl
 
 
-module fanin_bcd(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_bcd
-
-
-module fanin_bcur(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_bcur
-
-
 module fanin_bq_dec(d,q,clock);
     
     // Module arguments
@@ -10253,25 +10172,6 @@ module fanin_cha_q(d,q,clock);
     end
           
 endmodule // fanin_cha_q
-
-
-module fanin_chr(d,q,clock);
-    
-    // Module arguments
-    input wire  [167:0] d;
-    output reg  [167:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 168'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_chr
 
 
 module fanin_chram(clock,waddr,wdata,we,raddr,rdata);
@@ -20284,44 +20184,6 @@ module fanin_jc_q(d,q,clock);
 endmodule // fanin_jc_q
 
 
-module fanin_je(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_je
-
-
-module fanin_jep(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jep
-
-
 module fanin_jgen(d,q,clock);
     
     // Module arguments
@@ -20438,101 +20300,6 @@ module fanin_len(d,q,clock);
     end
           
 endmodule // fanin_len
-
-
-module fanin_lk_c(d,q,clock);
-    
-    // Module arguments
-    input wire  [595:0] d;
-    output reg  [595:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 596'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_c
-
-
-module fanin_lk_f(d,q,clock);
-    
-    // Module arguments
-    input wire  [255:0] d;
-    output reg  [255:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 256'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_f
-
-
-module fanin_lk_ne(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_ne
-
-
-module fanin_lk_old(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_old
-
-
-module fanin_lk_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_lk_v
 
 
 module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mflags,sflags,rows_m,rows,rle1,partial,busy_st,samebl,me_mac,me_ip,me_port,sq,ac_nonce,ac_mac,ac_ip,ac_udp,ac_port,ac_bm,ac_job,ac_block,ac_entry,sm,sj,spartial,ld,ld_o,mc,ev,join_go,dwe,dwd,dbi,dbd,dhwc,ac,ac_o,sf_o);
@@ -20887,6 +20654,658 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
     end
     
 endmodule // fanin_loads
+
+
+module fanin_look(clock,rst,go,load,f,c,ji,cadr,x_cadr,jr,ch,pb,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,ss_base$0,ss_base$1,ss_base$2,ss_base$3,ss_base$4,ss_base$5,ss_base$6,ss_base$7,ss_base$8,ss_base$9,ss_base$10,ss_base$11,ss_base$12,ss_base$13,ss_base$14,ss_base$15,ss_open$0,ss_open$1,ss_open$2,ss_open$3,ss_open$4,ss_open$5,ss_open$6,ss_open$7,ss_open$8,ss_open$9,ss_open$10,ss_open$11,ss_open$12,ss_open$13,ss_open$14,ss_open$15,dec_v,dbi,dbd,dx_ji,bq_inc,bq_dec,bq_j,v_q,f_q,c_q,ne_q,old_q,je_q,jep_q,chr_q,pbr_q,bcur_q,bcd_q,sbq_q,soq_q);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  go;
+    input wire  load;
+    input wire  [255:0] f;
+    input wire  [595:0] c;
+    input wire  [7:0] ji;
+    input wire  [23:0] cadr;
+    input wire  [23:0] x_cadr;
+    input wire  [575:0] jr;
+    input wire  [167:0] ch;
+    input wire  [63:0] pb;
+    input wire  [31:0] jbusy$0;
+    input wire  [31:0] jbusy$1;
+    input wire  [31:0] jbusy$2;
+    input wire  [31:0] jbusy$3;
+    input wire  [31:0] jbusy$4;
+    input wire  [31:0] jbusy$5;
+    input wire  [31:0] jbusy$6;
+    input wire  [31:0] jbusy$7;
+    input wire  [31:0] jbusy$8;
+    input wire  [31:0] jbusy$9;
+    input wire  [31:0] jbusy$10;
+    input wire  [31:0] jbusy$11;
+    input wire  [31:0] jbusy$12;
+    input wire  [31:0] jbusy$13;
+    input wire  [31:0] jbusy$14;
+    input wire  [31:0] jbusy$15;
+    input wire  [31:0] ss_base$0;
+    input wire  [31:0] ss_base$1;
+    input wire  [31:0] ss_base$2;
+    input wire  [31:0] ss_base$3;
+    input wire  [31:0] ss_base$4;
+    input wire  [31:0] ss_base$5;
+    input wire  [31:0] ss_base$6;
+    input wire  [31:0] ss_base$7;
+    input wire  [31:0] ss_base$8;
+    input wire  [31:0] ss_base$9;
+    input wire  [31:0] ss_base$10;
+    input wire  [31:0] ss_base$11;
+    input wire  [31:0] ss_base$12;
+    input wire  [31:0] ss_base$13;
+    input wire  [31:0] ss_base$14;
+    input wire  [31:0] ss_base$15;
+    input wire  ss_open$0;
+    input wire  ss_open$1;
+    input wire  ss_open$2;
+    input wire  ss_open$3;
+    input wire  ss_open$4;
+    input wire  ss_open$5;
+    input wire  ss_open$6;
+    input wire  ss_open$7;
+    input wire  ss_open$8;
+    input wire  ss_open$9;
+    input wire  ss_open$10;
+    input wire  ss_open$11;
+    input wire  ss_open$12;
+    input wire  ss_open$13;
+    input wire  ss_open$14;
+    input wire  ss_open$15;
+    input wire  dec_v;
+    input wire  dbi;
+    input wire  dbd;
+    input wire  [7:0] dx_ji;
+    input wire  bq_inc;
+    input wire  bq_dec;
+    input wire  [7:0] bq_j;
+    output reg  v_q;
+    output reg  [255:0] f_q;
+    output reg  [595:0] c_q;
+    output reg  ne_q;
+    output reg  old_q;
+    output reg  [575:0] je_q;
+    output reg  [31:0] jep_q;
+    output reg  [167:0] chr_q;
+    output reg  [63:0] pbr_q;
+    output reg  [31:0] bcur_q;
+    output reg  [1:0] bcd_q;
+    output reg  [31:0] sbq_q;
+    output reg  soq_q;
+    
+    // Constant declarations
+    localparam  c_idx8$0 = 8'h0;
+    localparam  c_idx8$1 = 8'h1;
+    localparam  c_idx8$2 = 8'h2;
+    localparam  c_idx8$3 = 8'h3;
+    localparam  c_idx8$4 = 8'h4;
+    localparam  c_idx8$5 = 8'h5;
+    localparam  c_idx8$6 = 8'h6;
+    localparam  c_idx8$7 = 8'h7;
+    localparam  c_idx8$8 = 8'h8;
+    localparam  c_idx8$9 = 8'h9;
+    localparam  c_idx8$10 = 8'ha;
+    localparam  c_idx8$11 = 8'hb;
+    localparam  c_idx8$12 = 8'hc;
+    localparam  c_idx8$13 = 8'hd;
+    localparam  c_idx8$14 = 8'he;
+    localparam  c_idx8$15 = 8'hf;
+    
+    // Stub signals
+    reg  v$d;
+    wire  v$q;
+    reg  v$clock;
+    reg  [255:0] f_r$d;
+    wire  [255:0] f_r$q;
+    reg  f_r$clock;
+    reg  [595:0] c_r$d;
+    wire  [595:0] c_r$q;
+    reg  c_r$clock;
+    reg  ne$d;
+    wire  ne$q;
+    reg  ne$clock;
+    reg  old$d;
+    wire  old$q;
+    reg  old$clock;
+    reg  [575:0] je$d;
+    wire  [575:0] je$q;
+    reg  je$clock;
+    reg  [31:0] jep$d;
+    wire  [31:0] jep$q;
+    reg  jep$clock;
+    reg  [167:0] chr$d;
+    wire  [167:0] chr$q;
+    reg  chr$clock;
+    reg  [63:0] pbr$d;
+    wire  [63:0] pbr$q;
+    reg  pbr$clock;
+    reg  [31:0] bcur$d;
+    wire  [31:0] bcur$q;
+    reg  bcur$clock;
+    reg  [1:0] bcd$d;
+    wire  [1:0] bcd$q;
+    reg  bcd$clock;
+    reg  [31:0] sbq$d;
+    wire  [31:0] sbq$q;
+    reg  sbq$clock;
+    reg  soq$d;
+    wire  soq$q;
+    reg  soq$clock;
+    
+    // Local signals
+    reg  [31:0] busy_cur;
+    reg  [31:0] sb_cur;
+    reg  so_cur;
+    
+    // Sub module instances
+    fanin_look_v v(
+        .d(v$d),
+        .q(v$q),
+        .clock(v$clock)
+    );
+    fanin_look_f_r f_r(
+        .d(f_r$d),
+        .q(f_r$q),
+        .clock(f_r$clock)
+    );
+    fanin_look_c_r c_r(
+        .d(c_r$d),
+        .q(c_r$q),
+        .clock(c_r$clock)
+    );
+    fanin_look_ne ne(
+        .d(ne$d),
+        .q(ne$q),
+        .clock(ne$clock)
+    );
+    fanin_look_old old(
+        .d(old$d),
+        .q(old$q),
+        .clock(old$clock)
+    );
+    fanin_look_je je(
+        .d(je$d),
+        .q(je$q),
+        .clock(je$clock)
+    );
+    fanin_look_jep jep(
+        .d(jep$d),
+        .q(jep$q),
+        .clock(jep$clock)
+    );
+    fanin_look_chr chr(
+        .d(chr$d),
+        .q(chr$q),
+        .clock(chr$clock)
+    );
+    fanin_look_pbr pbr(
+        .d(pbr$d),
+        .q(pbr$q),
+        .clock(pbr$clock)
+    );
+    fanin_look_bcur bcur(
+        .d(bcur$d),
+        .q(bcur$q),
+        .clock(bcur$clock)
+    );
+    fanin_look_bcd bcd(
+        .d(bcd$d),
+        .q(bcd$q),
+        .clock(bcd$clock)
+    );
+    fanin_look_sbq sbq(
+        .d(sbq$d),
+        .q(sbq$q),
+        .clock(sbq$clock)
+    );
+    fanin_look_soq soq(
+        .d(soq$d),
+        .q(soq$q),
+        .clock(soq$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        v$clock = clock;
+        f_r$clock = clock;
+        c_r$clock = clock;
+        ne$clock = clock;
+        old$clock = clock;
+        je$clock = clock;
+        jep$clock = clock;
+        chr$clock = clock;
+        pbr$clock = clock;
+        bcur$clock = clock;
+        bcd$clock = clock;
+        sbq$clock = clock;
+        soq$clock = clock;
+        v$d = v$q;
+        f_r$d = f_r$q;
+        c_r$d = c_r$q;
+        ne$d = ne$q;
+        old$d = old$q;
+        je$d = je$q;
+        jep$d = jep$q;
+        chr$d = chr$q;
+        pbr$d = pbr$q;
+        bcur$d = bcur$q;
+        bcd$d = bcd$q;
+        sbq$d = sbq$q;
+        soq$d = soq$q;
+        v_q = v$q;
+        f_q = f_r$q;
+        c_q = c_r$q;
+        ne_q = ne$q;
+        old_q = old$q;
+        je_q = je$q;
+        jep_q = jep$q;
+        chr_q = chr$q;
+        pbr_q = pbr$q;
+        bcur_q = bcur$q;
+        bcd_q = bcd$q;
+        sbq_q = sbq$q;
+        soq_q = soq$q;
+        busy_cur = 32'h0;
+        if (ji == c_idx8$0) begin
+            busy_cur = busy_cur | jbusy$0;
+        end
+        if (ji == c_idx8$1) begin
+            busy_cur = busy_cur | jbusy$1;
+        end
+        if (ji == c_idx8$2) begin
+            busy_cur = busy_cur | jbusy$2;
+        end
+        if (ji == c_idx8$3) begin
+            busy_cur = busy_cur | jbusy$3;
+        end
+        if (ji == c_idx8$4) begin
+            busy_cur = busy_cur | jbusy$4;
+        end
+        if (ji == c_idx8$5) begin
+            busy_cur = busy_cur | jbusy$5;
+        end
+        if (ji == c_idx8$6) begin
+            busy_cur = busy_cur | jbusy$6;
+        end
+        if (ji == c_idx8$7) begin
+            busy_cur = busy_cur | jbusy$7;
+        end
+        if (ji == c_idx8$8) begin
+            busy_cur = busy_cur | jbusy$8;
+        end
+        if (ji == c_idx8$9) begin
+            busy_cur = busy_cur | jbusy$9;
+        end
+        if (ji == c_idx8$10) begin
+            busy_cur = busy_cur | jbusy$10;
+        end
+        if (ji == c_idx8$11) begin
+            busy_cur = busy_cur | jbusy$11;
+        end
+        if (ji == c_idx8$12) begin
+            busy_cur = busy_cur | jbusy$12;
+        end
+        if (ji == c_idx8$13) begin
+            busy_cur = busy_cur | jbusy$13;
+        end
+        if (ji == c_idx8$14) begin
+            busy_cur = busy_cur | jbusy$14;
+        end
+        if (ji == c_idx8$15) begin
+            busy_cur = busy_cur | jbusy$15;
+        end
+        sb_cur = 32'h0;
+        so_cur = 1'b0;
+        if (ji == c_idx8$0) begin
+            sb_cur = sb_cur | ss_base$0;
+            so_cur = so_cur | ss_open$0;
+        end
+        if (ji == c_idx8$1) begin
+            sb_cur = sb_cur | ss_base$1;
+            so_cur = so_cur | ss_open$1;
+        end
+        if (ji == c_idx8$2) begin
+            sb_cur = sb_cur | ss_base$2;
+            so_cur = so_cur | ss_open$2;
+        end
+        if (ji == c_idx8$3) begin
+            sb_cur = sb_cur | ss_base$3;
+            so_cur = so_cur | ss_open$3;
+        end
+        if (ji == c_idx8$4) begin
+            sb_cur = sb_cur | ss_base$4;
+            so_cur = so_cur | ss_open$4;
+        end
+        if (ji == c_idx8$5) begin
+            sb_cur = sb_cur | ss_base$5;
+            so_cur = so_cur | ss_open$5;
+        end
+        if (ji == c_idx8$6) begin
+            sb_cur = sb_cur | ss_base$6;
+            so_cur = so_cur | ss_open$6;
+        end
+        if (ji == c_idx8$7) begin
+            sb_cur = sb_cur | ss_base$7;
+            so_cur = so_cur | ss_open$7;
+        end
+        if (ji == c_idx8$8) begin
+            sb_cur = sb_cur | ss_base$8;
+            so_cur = so_cur | ss_open$8;
+        end
+        if (ji == c_idx8$9) begin
+            sb_cur = sb_cur | ss_base$9;
+            so_cur = so_cur | ss_open$9;
+        end
+        if (ji == c_idx8$10) begin
+            sb_cur = sb_cur | ss_base$10;
+            so_cur = so_cur | ss_open$10;
+        end
+        if (ji == c_idx8$11) begin
+            sb_cur = sb_cur | ss_base$11;
+            so_cur = so_cur | ss_open$11;
+        end
+        if (ji == c_idx8$12) begin
+            sb_cur = sb_cur | ss_base$12;
+            so_cur = so_cur | ss_open$12;
+        end
+        if (ji == c_idx8$13) begin
+            sb_cur = sb_cur | ss_base$13;
+            so_cur = so_cur | ss_open$13;
+        end
+        if (ji == c_idx8$14) begin
+            sb_cur = sb_cur | ss_base$14;
+            so_cur = so_cur | ss_open$14;
+        end
+        if (ji == c_idx8$15) begin
+            sb_cur = sb_cur | ss_base$15;
+            so_cur = so_cur | ss_open$15;
+        end
+        if (go) begin
+            v$d = 1'b0;
+        end
+        if (load) begin
+            v$d = 1'b1;
+            f_r$d = f;
+            c_r$d = c;
+        end
+        ne$d = cadr != x_cadr;
+        old$d = v$q & ~go;
+        if (v$q) begin
+            chr$d = ch;
+            pbr$d = pb;
+            bcur$d = busy_cur;
+            sbq$d = sb_cur;
+            soq$d = so_cur;
+            bcd$d = 32'h0;
+            if (dec_v & (dbi | dbd) & (dx_ji == ji)) begin
+                bcd$d = ((dbi) & 2'h3) | (((dbd) & 2'h3) << 32'h1);
+            end
+            else if (bq_j == ji) begin
+                bcd$d = ((bq_inc) & 2'h3) | (((bq_dec) & 2'h3) << 32'h1);
+            end
+            je$d = jr;
+            jep$d = jr[(32'h1d0)+:(32)];
+        end
+        if (rst) begin
+            v$d = 1'b0;
+        end
+    end
+    
+endmodule // fanin_look
+
+
+module fanin_look_bcd(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_bcd
+
+
+module fanin_look_bcur(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_bcur
+
+
+module fanin_look_c_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [595:0] d;
+    output reg  [595:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 596'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_c_r
+
+
+module fanin_look_chr(d,q,clock);
+    
+    // Module arguments
+    input wire  [167:0] d;
+    output reg  [167:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 168'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_chr
+
+
+module fanin_look_f_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_f_r
+
+
+module fanin_look_je(d,q,clock);
+    
+    // Module arguments
+    input wire  [575:0] d;
+    output reg  [575:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 576'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_je
+
+
+module fanin_look_jep(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_jep
+
+
+module fanin_look_ne(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_ne
+
+
+module fanin_look_old(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_old
+
+
+module fanin_look_pbr(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_pbr
+
+
+module fanin_look_sbq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_sbq
+
+
+module fanin_look_soq(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_soq
+
+
+module fanin_look_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_look_v
 
 
 module fanin_lookup(clock,rst,hit_ld,job,dst_ip,route_valid$0,route_valid$1,route_valid$2,route_valid$3,route_valid$4,route_valid$5,route_valid$6,route_valid$7,route_valid$8,route_valid$9,route_valid$10,route_valid$11,route_valid$12,route_valid$13,route_valid$14,route_valid$15,route_ip$0,route_ip$1,route_ip$2,route_ip$3,route_ip$4,route_ip$5,route_ip$6,route_ip$7,route_ip$8,route_ip$9,route_ip$10,route_ip$11,route_ip$12,route_ip$13,route_ip$14,route_ip$15,frame_block,scan_ptr,busy_inc,busy_dec,busy_entry,commit,commit_entry,commit_word,jhit_q,rhit_q,rone$0,rone$1,rone$2,rone$3,rone$4,rone$5,rone$6,rone$7,rone$8,rone$9,rone$10,rone$11,rone$12,rone$13,rone$14,rone$15,jsel,slot,ci,own_q,any_to_q,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,jcm$0,jcm$1,jcm$2,jcm$3,jcm$4,jcm$5,jcm$6,jcm$7,jcm$8,jcm$9,jcm$10,jcm$11,jcm$12,jcm$13,jcm$14,jcm$15);
@@ -29642,25 +30061,6 @@ module fanin_pba_q(d,q,clock);
     end
           
 endmodule // fanin_pba_q
-
-
-module fanin_pbr(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pbr
 
 
 module fanin_pbram(clock,waddr,wdata,we,raddr,rdata);
@@ -40373,25 +40773,6 @@ module fanin_sage(d,q,clock);
 endmodule // fanin_sage
 
 
-module fanin_sbq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sbq
-
-
 module fanin_scan_turn(d,q,clock);
     
     // Module arguments
@@ -44429,25 +44810,6 @@ module fanin_sess_su_v(d,q,clock);
     end
           
 endmodule // fanin_sess_su_v
-
-
-module fanin_soq(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_soq
 
 
 module fanin_state(d,q,clock);

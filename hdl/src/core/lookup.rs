@@ -20,7 +20,7 @@ use crate::layout::{JobWord, JOB_W};
 use crate::ram::ADDR_W;
 use rust_hdl::prelude::*;
 
-use super::n;
+use super::{idx8, n};
 
 /// The job and route tables' lookup (see the module documentation).
 #[derive(LogicBlock)]
@@ -165,9 +165,7 @@ impl Lookup {
             scan_own: Default::default(),
             own: Default::default(),
             any_to: Default::default(),
-            c_idx8: (0..nj.max(8))
-                .map(|i| Constant::new((i as u64).into()))
-                .collect(),
+            c_idx8: idx8(nj),
             c_smask: Constant::new(((cfg.slots - 1) as u64).into()),
         }
     }

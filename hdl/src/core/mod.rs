@@ -37,6 +37,7 @@ pub mod dsel;
 pub mod finish;
 pub mod item;
 pub mod loads;
+pub mod look;
 pub mod lookup;
 pub mod metaport;
 mod new;
@@ -55,6 +56,7 @@ use csr::Csr;
 use dsel::DSel;
 use item::ItemStage;
 use loads::Loads;
+use look::Look;
 use lookup::Lookup;
 use metaport::MetaPort;
 use pick::Pick;
@@ -75,6 +77,13 @@ fn k16(v: u64) -> Constant<Bits<16>> {
 /// Port numbers `0..k` as 4-bit constants (a per-port loop compares a port field with them).
 fn idx4(k: usize) -> Vec<Constant<Bits<4>>> {
     (0..k).map(|i| Constant::new((i as u64).into())).collect()
+}
+
+/// The job-entry indices `0..max(k, 8)` as 8-bit constants (per-entry compares).
+fn idx8(k: usize) -> Vec<Constant<Bits<8>>> {
+    (0..k.max(8))
+        .map(|i| Constant::new((i as u64).into()))
+        .collect()
 }
 
 /// The mask of a child's row within its job's rows of a child table (`mclog` bits).
@@ -189,8 +198,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pick: Pick,
     // Pipeline registers that keep the decision logic shallow.
     la_chk: DFF<Bits<16>>,
-    // LOOK: a frame waits here for the decision stages (`lk_v`: it holds one).
-    lk_v: DFF<bool>,
     // DSEL (`dsel.rs`): the branch for DECIDE.
     dsel: DSel,
     jgen: DFF<Bits<32>>,
@@ -223,21 +230,14 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     x_ji: DFF<Bits<8>>,
     x_cadr: DFF<Bits<ADDR_W>>,
     x_c: DFF<Ctx>,
-    // LOOK's copy of the frame's fields the next take overwrites (loaded in PARSE), so
-    // that the front end takes, parses and looks up the next frame meanwhile;
-    // `lk_free`: LOOK is free or its frame leaves in this cycle.
-    lk_f: DFF<Fields>,
-    lk_c: DFF<Ctx>,
+    // `lk_free`: LOOK (`look.rs`) is free or its frame leaves in this cycle.
     lk_free: Signal<Local, bool>,
     // DECIDE's own copy of the frame's fields (loaded in DSEL), so that the next frame
     // can leave LOOK for PRED while this one is in DSEL (`xo_v`: PRED runs beside an
-    // older frame's DECIDE); `lk_ne`/`lk_old`: LOOK's copy differs from the one in the
-    // decision stages (registered; valid once the frame has waited a cycle); the quota
+    // older frame's DECIDE); the quota
     // condition for the outcomes of a busy-count update in flight (`q_qf_p`/`q_qf_m`,
     // selected by `q_bi`/`q_bd`).
     xo_v: DFF<bool>,
-    lk_ne: DFF<bool>,
-    lk_old: DFF<bool>,
     q_qf_p: DFF<bool>,
     q_qf_m: DFF<bool>,
     q_bi: DFF<bool>,
@@ -246,13 +246,14 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     dx_ji: DFF<Bits<8>>,
     dx_cadr: DFF<Bits<ADDR_W>>,
     dx_c: DFF<Ctx>,
+    // LOOK: the frame PARSE handed over, waiting for the decision stages (`look.rs`).
+    look: Look,
     // PRED's conditions, terms of registers (`pred.rs`).
     pred: Pred,
     qf: Signal<Local, bool>,
     dec_v: Signal<Local, bool>,
     // (The child-table read address PARSE issued, held while LOOK waits.)
     cha_q: DFF<Bits<ADDR_W>>,
-    bcd: DFF<Bits<2>>,
     // The item stage between DECIDE and the back end, with a multicast item's first round
     // of children scanned while it waits and the last such scan kept (`item.rs`).
     item: ItemStage,
@@ -270,7 +271,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pr_f: DFF<Fields>,
     pc_popok: DFF<bool>,
     pr_kind: Signal<Local, FrameClass>,
-    bcur: DFF<Bits<32>>,
     pc_non_ip: DFF<bool>,
     pc_ip_bad: DFF<bool>,
     pc_route: DFF<bool>,
@@ -292,14 +292,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     row0: DFF<Bits<16>>,
     nrows: DFF<Bits<16>>,
     ji: DFF<Bits<8>>,
-    je: DFF<Bits<JOB_W>>,
-    jep: DFF<Bits<32>>,
-    chr: DFF<Bits<CHILD_W>>,
     // Port-below table (bypass source checks, `Switch::bypass_source_ok`): row
     // `entry << 3 | port`, read with the child entry (`pba_q` holds PARSE's address while
     // LOOK waits), registered into `pbr`; written by `csr`'s commits.
     pbram: FaninRam<64>,
-    pbr: DFF<Bits<64>>,
     pba_q: DFF<Bits<ADDR_W>>,
     pbaddr: Signal<Local, Bits<ADDR_W>>,
     // Source validation (PRED: a contribution's source, a result's ingress port; DSEL: a
@@ -333,7 +329,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     chaddr: Signal<Local, Bits<ADDR_W>>,
     m: Signal<Local, Bits<META_W>>,
     m_jidx: Signal<Local, Bits<8>>,
-    busy_cur: Signal<Local, Bits<32>>,
     bz_inc: Signal<Local, bool>,
     bz_dec: Signal<Local, bool>,
     bz_j: Signal<Local, Bits<8>>,
@@ -383,14 +378,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // The frame in the decision stages is a JOIN: LOOK waits until its DECIDE.
     x_join: DFF<bool>,
     // LOOK: the latched entry's session base.
-    sbq: DFF<Bits<32>>,
     // LOOK: the latched entry has a session open.
-    soq: DFF<bool>,
     // Block minus the session base (its sign: before it).
     // Session base of the job in LOOK.
-    sb_cur: Signal<Local, Bits<32>>,
     // Session open of the job in LOOK.
-    so_cur: Signal<Local, bool>,
     // `high` update: DECIDE's (entry, block), then the entry's `high` read, then the write.
     hu_v: DFF<bool>,
     hu_j: DFF<Bits<8>>,
@@ -408,12 +399,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
     fn update(&mut self) {
         dff_setup!(
             self, clock, q_s, xstate, x_m, x_newbm, x_mflags, x_sflags, x_rows_m, xp_f, x_je,
-            x_jep, x_ji, x_cadr, lk_f, xo_v, lk_ne, lk_old, q_qf_p, q_qf_m, q_bi, q_bd, dx_f,
-            dx_ji, dx_cadr, cha_q, bcd, state, sel, last, hdr, pr_f, pc_popok, bcur, pc_non_ip,
-            pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_count, pc_pop, q_qfull, q_partial,
-            q_sj, len, row0, nrows, ji, je, jep, chr, pbr, pba_q, tage, cadr, e_scan, now_r,
-            scan_turn, la_chk, lk_v, jgen, own_age, q_rows, q_rle1, sage, bq_inc, bq_dec, bq_hwc,
-            bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join, sbq, soq, hu_v, hu_j, hu_b, q_c, lk_c,
+            x_jep, x_ji, x_cadr, xo_v, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji, dx_cadr, cha_q,
+            state, sel, last, hdr, pr_f, pc_popok, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad,
+            pc_wbad, pc_count, pc_pop, q_qfull, q_partial, q_sj, len, row0, nrows, ji, pba_q, tage,
+            cadr, e_scan, now_r, scan_turn, la_chk, jgen, own_age, q_rows, q_rle1, sage, bq_inc,
+            bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join, hu_v, hu_j, hu_b, q_c,
             x_c, dx_c
         );
         self.meta.clock.next = self.clock.val();
@@ -508,7 +498,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // The entry itself is read from `jram` (address in PARSE, data in LOOK); the timer
         // scan reads the entry a slot copy was written under (address in SLAT).
-        if self.lk_v.q.val() {
+        if self.look.v_q.val() {
             self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.ji.q.val());
         } else {
             self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.lookup.jsel.val());
@@ -524,22 +514,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.jram.waddr.next = bit_cast::<ADDR_W, 8>(self.jcx.val());
         self.jram.we.next = 0.into();
-        // Session state of the latched job (a root's session floor, in PRED).
-        self.sb_cur.next = 0.into();
-        self.so_cur.next = false;
-        for j in 0..self.sess.ss_base.len() {
-            if self.ji.q.val() == self.c_idx8[j].val() {
-                self.sb_cur.next = self.sb_cur.val() | self.sess.ss_base[j].val();
-                self.so_cur.next = self.so_cur.val() | self.sess.ss_open[j].val();
-            }
-        }
-        // Busy count of the latched job.
-        self.busy_cur.next = 0.into();
-        for j in 0..self.lookup.jbusy.len() {
-            if self.ji.q.val() == self.c_idx8[j].val() {
-                self.busy_cur.next = self.busy_cur.val() | self.lookup.jbusy[j].val();
-            }
-        }
         // The slot under the scan pointer belongs to a timeout-mode job (others are skipped:
         // `Switch::scan_slot` does nothing for them): the lookup's `own_q`, two registered
         // stages; `own_age` counts the cycles since the pointer moved (2: `own_q` is current).
@@ -566,18 +540,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pred.sj.next = self.jram.rdata.val();
         self.pred.e_scan.next = self.e_scan.q.val();
         self.pred.x_ji.next = self.x_ji.q.val();
-        self.pred.jep.next = self.jep.q.val();
+        self.pred.jep.next = self.look.jep_q.val();
         self.pred.f.next = self.xp_f.q.val();
         self.pred.now.next = self.x_c.q.val().now;
-        self.pred.je.next = self.je.q.val();
-        self.pred.bcur.next = self.bcur.q.val();
-        self.pred.bcd.next = self.bcd.q.val();
+        self.pred.je.next = self.look.je_q.val();
+        self.pred.bcur.next = self.look.bcur_q.val();
+        self.pred.bcd.next = self.look.bcd_q.val();
         self.pred.rowmask.next = self.c_rowmask.val();
         self.pred.rowlog.next = self.c_rowlog.val();
-        self.pred.chr.next = self.chr.q.val();
-        self.pred.pbr.next = self.pbr.q.val();
-        self.pred.sbq.next = self.sbq.q.val();
-        self.pred.soq.next = self.soq.q.val();
+        self.pred.chr.next = self.look.chr_q.val();
+        self.pred.pbr.next = self.look.pbr_q.val();
+        self.pred.sbq.next = self.look.sbq_q.val();
+        self.pred.soq.next = self.look.soq_q.val();
         self.pred.sel.next = self.x_c.q.val().sel;
         self.pred.lanes.next = self.c_lanes.val();
         self.pred.sage.next = self.sage.q.val();
@@ -675,25 +649,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // LOOK's frame moves to PRED when the decision stages are empty or DECIDE completes
         // in this cycle (the item stage is empty or hands its item over); a frame for
         // another slot copy than the one in DSEL may also leave while it is in DSEL
-        // (`lk_ne`, after a cycle in LOOK), if the item stage is free in the next cycle:
+        // (`look.ne_q`, after a cycle in LOOK, `look.old_q`), if the item stage is free in the next cycle:
         // that DECIDE then completes beside the next PRED (`xo_v`). PARSE hands the next
         // frame to LOOK when it is free or its frame leaves.
         // (Not while a JOIN is in the decision stages or the session unit works: a session
         // that opens changes the job's entry and state before the next decision.)
-        self.lk_go.next = self.lk_v.q.val()
+        self.lk_go.next = self.look.v_q.val()
             & !self.x_join.q.val()
             & !self.sess.busy.val()
             & ((self.xstate.q.val() == DecState::Idle)
                 | (((self.xstate.q.val() == DecState::Decide)
                     | ((self.xstate.q.val() == DecState::DSel)
-                        & self.lk_ne.q.val()
-                        & self.lk_old.q.val()))
+                        & self.look.ne_q.val()
+                        & self.look.old_q.val()))
                     & (!self.item.v_q.val() | self.sq_ld.val())));
-        self.lk_free.next = !self.lk_v.q.val() | self.lk_go.val();
+        self.lk_free.next = !self.look.v_q.val() | self.lk_go.val();
         // (Before PARSE, which may hand the next frame to LOOK in the same cycle.)
-        if self.lk_go.val() {
-            self.lk_v.d.next = false;
-        }
+        self.look.go.next = self.lk_go.val();
+        self.look.load.next = false;
         self.pick_ok.next = self.pick.pk_any_q.val()
             & self.pick.la_ok.val()
             & !self.jc_hold.val()
@@ -711,7 +684,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 // empty. PARSE also takes the next frame when it hands one to LOOK.
                 if self.jc_pend.q.val() {
                     if (self.xstate.q.val() == DecState::Idle)
-                        & !self.lk_v.q.val()
+                        & !self.look.v_q.val()
                         & !self.sess.busy.val()
                     {
                         self.jc.next = true;
@@ -727,7 +700,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     & (self.own_age.q.val() == 2)
                     & !self.jc_hold.val()
                     & (self.xstate.q.val() == DecState::Idle)
-                    & !self.lk_v.q.val()
+                    & !self.look.v_q.val()
                 {
                     self.scan_turn.d.next = false;
                     self.now_r.d.next = self.timer.now_q.val();
@@ -790,15 +763,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     // To LOOK once it is free, with the fields the next take overwrites; the
                     // next frame may be taken in the same cycle (`pick_now`, below).
                     if self.lk_free.val() {
-                        self.lk_v.d.next = true;
+                        self.look.load.next = true;
                         self.state.d.next = FrontState::Idle;
-                        self.lk_f.d.next = self.pr_f.q.val();
-                        self.lk_c.d.next.now = self.now_r.q.val();
-                        self.lk_c.d.next.sel = self.sel.q.val();
-                        self.lk_c.d.next.hdr = self.hdr.q.val().get_value_headers();
-                        self.lk_c.d.next.len = self.len.q.val();
-                        self.lk_c.d.next.row0 = self.row0.q.val();
-                        self.lk_c.d.next.nrows = self.nrows.q.val();
                         if !self.jc_pend.q.val() & self.pick_ok.val() {
                             self.pick_now.next = true;
                         }
@@ -806,7 +772,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 } else if self.b_free.val()
                     & (self.xstate.q.val() == DecState::Idle)
                     & !self.item.v_q.val()
-                    & !self.lk_v.q.val()
+                    & !self.look.v_q.val()
                 {
                     self.h_go.next = true;
                     self.h_st.next = BackState::Release;
@@ -1064,8 +1030,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.x_mflags.d.next = self.pred.mflags.val();
                 self.x_sflags.d.next = self.pred.sflags.val();
                 self.x_rows_m.d.next = self.pred.rows_m.val();
-                self.x_je.d.next = self.je.q.val();
-                self.x_jep.d.next = self.jep.q.val();
+                self.x_je.d.next = self.look.je_q.val();
+                self.x_jep.d.next = self.look.jep_q.val();
             }
             DecState::DSel => {
                 // DSEL: the branch (`dsel.rs`, strobed by `dsel.go`).
@@ -1087,11 +1053,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dsel.sessions.next = self.x_je.q.val().get_value_sessions();
         self.dsel.c.next = self.q_c.q.val();
         self.dsel.qf.next = self.qf.val();
-        // ---- LOOK (`lk_v`): the frame PARSE handed over waits for the decision stages. Its
-        // job entry, child entry and slot copy's metadata (read in PARSE) arrive and are
-        // registered (`je`, `chr`, `mq`) every cycle it waits, with the job's busy count
-        // and the update still in flight (`bcd`: from the decision of the cycle before, or
-        // DECIDE's of this cycle). It moves to PRED (`lk_go`, above) when the decision
+        // ---- LOOK (`look.rs`): the frame PARSE handed over waits for the decision stages.
+        // Its job entry, child entry and slot copy's metadata (read in PARSE) arrive and are
+        // registered (`look.je_q`, `look.chr_q`, `mq`) every cycle it waits, with the job's
+        // busy count and the update still in flight (`look.bcd_q`: from the decision of the
+        // cycle before, or DECIDE's of this cycle). It moves to PRED (`lk_go`, above) when the decision
         // stages are empty or DECIDE completes in this cycle: then DECIDE's metadata write
         // and busy-count update are forwarded to it, so that the next decision starts right
         // behind (three cycles per frame); or, for another slot copy, while the frame
@@ -1099,37 +1065,44 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // quota condition DSEL picks for the busy-count update it made, `q_bi`/`q_bd`).
         // Leaving, it copies its fields for the decision stages, and PARSE may hand it the
         // next frame in the same cycle.
-        self.lk_ne.d.next = self.cadr.q.val() != self.x_cadr.q.val();
-        self.lk_old.d.next = self.lk_v.q.val() & !self.lk_go.val();
         self.xo_v.d.next = false;
-        if self.lk_v.q.val() {
-            self.chr.d.next = self.chram.rdata.val();
-            self.pbr.d.next = self.pbram.rdata.val();
-            self.bcur.d.next = self.busy_cur.val();
-            self.sbq.d.next = self.sb_cur.val();
-            self.soq.d.next = self.so_cur.val();
-            self.bcd.d.next = 0.into();
-            if self.dec_v.val()
-                & (self.loads.dbi.val() | self.loads.dbd.val())
-                & (self.dx_ji.q.val() == self.ji.q.val())
-            {
-                self.bcd.d.next = bit_cast::<2, 1>(self.loads.dbi.val().into())
-                    | (bit_cast::<2, 1>(self.loads.dbd.val().into()) << 1);
-            } else if self.bq_j.q.val() == self.ji.q.val() {
-                self.bcd.d.next = bit_cast::<2, 1>(self.bq_inc.q.val().into())
-                    | (bit_cast::<2, 1>(self.bq_dec.q.val().into()) << 1);
-            }
-            self.je.d.next = self.jram.rdata.val();
-            self.jep.d.next = self.jram.rdata.val().get_value_epoch();
+        self.look.clock.next = self.clock.val();
+        self.look.rst.next = self.rst.val();
+        self.look.f.next = self.pr_f.q.val();
+        self.look.c.next.now = self.now_r.q.val();
+        self.look.c.next.sel = self.sel.q.val();
+        self.look.c.next.hdr = self.hdr.q.val().get_value_headers();
+        self.look.c.next.len = self.len.q.val();
+        self.look.c.next.row0 = self.row0.q.val();
+        self.look.c.next.nrows = self.nrows.q.val();
+        self.look.ji.next = self.ji.q.val();
+        self.look.cadr.next = self.cadr.q.val();
+        self.look.x_cadr.next = self.x_cadr.q.val();
+        self.look.jr.next = self.jram.rdata.val();
+        self.look.ch.next = self.chram.rdata.val();
+        self.look.pb.next = self.pbram.rdata.val();
+        for j in 0..self.lookup.jbusy.len() {
+            self.look.jbusy[j].next = self.lookup.jbusy[j].val();
         }
+        for j in 0..self.sess.ss_base.len() {
+            self.look.ss_base[j].next = self.sess.ss_base[j].val();
+            self.look.ss_open[j].next = self.sess.ss_open[j].val();
+        }
+        self.look.dec_v.next = self.dec_v.val();
+        self.look.dbi.next = self.loads.dbi.val();
+        self.look.dbd.next = self.loads.dbd.val();
+        self.look.dx_ji.next = self.dx_ji.q.val();
+        self.look.bq_inc.next = self.bq_inc.q.val();
+        self.look.bq_dec.next = self.bq_dec.q.val();
+        self.look.bq_j.next = self.bq_j.q.val();
         if self.lk_go.val() {
-            self.x_join.d.next = self.lk_f.q.val().ptype == self.pt_join.val();
+            self.x_join.d.next = self.look.f_q.val().ptype == self.pt_join.val();
             self.xstate.d.next = DecState::Pred;
             self.xo_v.d.next = self.xstate.q.val() == DecState::DSel;
-            self.xp_f.d.next = self.lk_f.q.val();
+            self.xp_f.d.next = self.look.f_q.val();
             self.x_ji.d.next = self.ji.q.val();
             self.x_cadr.d.next = self.cadr.q.val();
-            self.x_c.d.next = self.lk_c.q.val();
+            self.x_c.d.next = self.look.c_q.val();
         }
         // DECIDE's write in this cycle, forwarded to the metadata read (`metaport.rs`), for
         // a frame leaving LOOK.
@@ -1383,7 +1356,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.state.d.next = FrontState::Idle;
             self.xstate.d.next = DecState::Idle;
             self.xo_v.d.next = false;
-            self.lk_v.d.next = false;
             self.own_age.d.next = 0.into();
             self.jc_q.d.next = false;
             self.x_join.d.next = false;

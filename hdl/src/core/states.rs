@@ -151,7 +151,7 @@ pub fn flag(bits: u8) -> Constant<Bits<8>> {
     Constant::new((bits as u64).into())
 }
 
-/// The fanin header fields of a frame, as a stage carries them (`pr_f`: PREP, `lk_f`: LOOK,
+/// The fanin header fields of a frame, as a stage carries them (`pr_f`: PREP, `look.f_r`: LOOK,
 /// `xp_f`: PRED, `dx_f`: DSEL/DECIDE, `hx_f`: the header generator's item): one register per
 /// stage instead of eleven (`proto::wire::Header`; `exponent` is the header's `exp`).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
@@ -338,7 +338,7 @@ pub struct ScanConds {
     pub emit: bool,
 }
 
-/// A frame's context beside its header fields, as the decision stages carry it (`lk_c`:
+/// A frame's context beside its header fields, as the decision stages carry it (`look.c_r`:
 /// LOOK, `x_c`: PRED and DSEL, `dx_c`: DECIDE), one register per stage.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct Ctx {
