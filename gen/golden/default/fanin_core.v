@@ -960,7 +960,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [7:0] pred$sflags;
     wire  [15:0] pred$rows_p;
     wire  [15:0] pred$rows_m;
-    wire  [4:0] pred$s;
+    wire  [22:0] pred$s;
     wire  [22:0] pred$c;
     wire  pred$partial;
     reg  [23:0] cha_q$d;
@@ -1111,8 +1111,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  q_partial$d;
     wire  q_partial$q;
     reg  q_partial$clock;
-    reg  [4:0] q_s$d;
-    wire  [4:0] q_s$q;
+    reg  [22:0] q_s$d;
+    wire  [22:0] q_s$q;
     reg  q_s$clock;
     reg  [575:0] q_sj$d;
     wire  [575:0] q_sj$q;
@@ -3172,9 +3172,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                             meta$wdata = (m & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                             meta$we = 32'h1;
                             back$f_pmask = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
-                            back$f_enr = pred$rows_m;
-                            back$f_more = pred$rows_m != 32'h0;
-                            back$f_last = pred$rows_m == 32'h1;
+                            back$f_enr = q_s$q[(64'h5)+:(16)];
+                            back$f_more = q_s$q[(64'h15)+:(1)];
+                            back$f_last = q_s$q[(64'h16)+:(1)];
                         end
                         else begin
                             state$d = FrontState$SDec;
@@ -31700,7 +31700,7 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,
     output reg  [7:0] sflags;
     output reg  [15:0] rows_p;
     output reg  [15:0] rows_m;
-    output reg  [4:0] s;
+    output reg  [22:0] s;
     output reg  [22:0] c;
     output reg  partial;
     
@@ -31821,6 +31821,9 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,
         s[(64'h2)+:(1)] = m_bitmap != sj[(32'h80)+:(64)];
         s[(64'h3)+:(1)] = (sj[(32'h200)+:(32)] != 32'h0) & busy_st & (tage >= sj[(32'h200)+:(32)]);
         s[(64'h4)+:(1)] = st == cs_emitted;
+        s[(64'h5)+:(16)] = rows_m;
+        s[(64'h15)+:(1)] = rows_m != 32'h0;
+        s[(64'h16)+:(1)] = rows_m == 32'h1;
         c[(64'h0)+:(3)] = st;
         c[(64'h3)+:(1)] = busy_st;
         c[(64'h4)+:(1)] = same;
@@ -32024,13 +32027,13 @@ endmodule // fanin_q_rows
 module fanin_q_s(d,q,clock);
     
     // Module arguments
-    input wire  [4:0] d;
-    output reg  [4:0] q;
+    input wire  [22:0] d;
+    output reg  [22:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 5'h0;
+       q = 23'h0;
     end
     
     always @(posedge clock) begin

@@ -863,9 +863,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                         self.meta.we.next = 1.into();
                         self.back.f_pmask.next = bits::<8>(1)
                             << bit_cast::<8, 4>(self.q_sj.q.val().get_value_parent_port());
-                        self.back.f_enr.next = self.pred.rows_m.val();
-                        self.back.f_more.next = self.pred.rows_m.val() != 0;
-                        self.back.f_last.next = self.pred.rows_m.val() == 1;
+                        self.back.f_enr.next = self.q_s.q.val().rows;
+                        self.back.f_more.next = self.q_s.q.val().more;
+                        self.back.f_last.next = self.q_s.q.val().last;
                     } else {
                         self.state.d.next = FrontState::SDec;
                     }

@@ -326,6 +326,9 @@ impl Logic for Pred {
             & self.busy_st.val()
             & (self.tage.val() >= self.sj.val().get_value_reclaim_idle());
         self.s.next.emit = self.st.val() == self.cs_emitted.val();
+        self.s.next.rows = self.rows_m.val();
+        self.s.next.more = self.rows_m.val() != 0;
+        self.s.next.last = self.rows_m.val() == 1;
         // The decision's conditions for DSEL.
         self.c.next.st = self.st.val();
         self.c.next.busy_st = self.busy_st.val();

@@ -322,7 +322,9 @@ pub struct Conds {
 }
 
 /// The timer scan's registered conditions on the copy it visits and the job entry the
-/// copy was written under (`q_s`, SPRED), from which SDEC acts (`Switch::scan_slot`).
+/// copy was written under (`q_s`, SPRED), from which SDEC acts (`Switch::scan_slot`), and
+/// the copy's rows for a flush (registered: on `sume` the rows computed from the metadata
+/// read in SDEC reached the back end's `e_more`/`e_last` at 6 LUT levels).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct ScanConds {
     /// Flush the partial aggregate upward (an inner switch's timeout-mode copy,
@@ -336,6 +338,12 @@ pub struct ScanConds {
     pub idle: bool,
     /// The copy is Emitted.
     pub emit: bool,
+    /// The copy's payload rows (a flush sends them).
+    pub rows: Bits<16>,
+    /// It has rows.
+    pub more: bool,
+    /// It has exactly one.
+    pub last: bool,
 }
 
 /// A frame's context beside its header fields, as the decision stages carry it (`look.c_r`:
