@@ -31,6 +31,9 @@ pub enum FrameClass {
     Fanin,
 }
 
+// The parser's element-count test (term 12) is written for this limit.
+const _: () = assert!(fanin_proto::wire::MAX_WIRE_ELEMENTS == 0x8bd);
+
 /// `c_terms` bits whose OR is `c_non_ip`.
 pub const TERMS_NON_IP: u64 = 0x0001;
 /// `c_terms` bits whose OR is `c_ip_bad`.
@@ -221,10 +224,18 @@ impl Logic for Parser {
         self.pl_bad.next = self.pl_k.val() != (self.pl_g.val() << 1);
         // Population count of the bitmap's bytes, compared with the count byte.
         self.pop.x.next = self.bitmap.val();
-        // (terms 10..=12: the lengths, then the fields)
+        // (terms 10..=12: the lengths, then the fields. The element count's limit is the
+        // wire's, `MAX_WIRE_ELEMENTS` = 2237 = 0x8bd, as `Repr::parse` has it (a switch's own
+        // lane count is PRED's `toolong`, after the job lookup), written as bit tests, not
+        // a comparator: its carry chain put this term at 6 LUT levels on `alveo`.)
         self.wire_bad0.next = (self.be.val().get_value_version() != 1)
             | ((self.flags.val() & 0xe0) != 0)
-            | (self.elements.val() > 256)
+            | ((self.elements.val() & 0xf000) != 0)
+            | (self.elements.val().get_bit(11)
+                & (((self.elements.val() & 0x0700) != 0)
+                    | (self.elements.val().get_bit(7)
+                        & (self.elements.val().get_bit(6)
+                            | ((self.elements.val() & 0x003e) == 0x003e)))))
             | (self.bitmap.val() == 0);
         // The session types' own rules (term 13; `Repr::parse`, `BadSessionPacket`): a JOIN
         // names one rank (the count byte; a count that is not the bitmap's population is

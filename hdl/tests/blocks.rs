@@ -632,3 +632,56 @@ fn rx_checksums_match_model_256() {
 fn rx_checksums_match_model_512() {
     rx_checksums_match_model::<512, 64, 2048>(300);
 }
+
+/// The element count's limit is the wire's (`MAX_WIRE_ELEMENTS`, as `Repr::parse`), not a
+/// switch's lane count: a contribution of 257 elements parses (an unknown job, or
+/// `TooManyElements` after the lookup), one of `MAX_WIRE_ELEMENTS + 1` is malformed, with
+/// lengths that agree so that no other check decides.
+#[test]
+fn parser_element_limit_is_the_wires() {
+    let most = fanin_proto::wire::MAX_WIRE_ELEMENTS;
+    let mut uut = Parser::default();
+    uut.connect_all();
+    for (n, want) in [
+        (1, FrameClass::Fanin),
+        (256, FrameClass::Fanin),
+        (257, FrameClass::Fanin),
+        (most, FrameClass::Fanin),
+        (most + 1, FrameClass::Malformed),
+    ] {
+        let repr = Repr {
+            ptype: PacketType::Contribution,
+            flags: fanin_proto::wire::Flags(0),
+            exponent: 0,
+            job: 9,
+            elements: n,
+            block: 1,
+            child: 0,
+            bitmap: 1,
+        };
+        let payload = repr.to_bytes(&vec![3; n as usize]);
+        let f = Datagram {
+            src: L4Addr {
+                mac: [2, 0, 0, 0, 0, 9],
+                ip: Ipv4Addr::new(10, 0, 0, 9),
+                port: 5000,
+            },
+            dst: L4Addr {
+                mac: [2, 0, 0, 0, 0, 1],
+                ip: ME,
+                port: PORT,
+            },
+            payload: &payload,
+        }
+        .to_frame(false);
+        assert_eq!(model_class(&f), want, "{n} elements: the model");
+        uut.hdr.next = hdr_bits(&f);
+        uut.len.next = (f.len() as u64).into();
+        uut.me_ip.next = (u32::from(ME) as u64).into();
+        uut.me_port.next = (PORT as u64).into();
+        uut.udp_ok.next = true;
+        uut.ip_ok.next = ip_hdr_ok(&f);
+        settle(&mut uut);
+        assert_eq!(uut.kind.val(), want, "{n} elements: the parser");
+    }
+}

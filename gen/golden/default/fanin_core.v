@@ -29915,7 +29915,7 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_
         pl_g = ((elements << 32'h2) & 32'h32) | (((elements << 32'h2) | 32'h32) & ~total);
         pl_bad = pl_k != (pl_g << 32'h1);
         pop$x = bitmap;
-        wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | ((flags & 32'he0) != 32'h0) | (elements > 32'h100) | (bitmap == 32'h0);
+        wire_bad0 = (be[(32'h128)+:(8)] != 32'h1) | ((flags & 32'he0) != 32'h0) | ((elements & 32'hf000) != 32'h0) | (elements[32'hb] & (((elements & 32'h700) != 32'h0) | (elements[32'h7] & (elements[32'h6] | ((elements & 32'h3e) == 32'h3e))))) | (bitmap == 32'h0);
         sess_bad = ((ptype == 32'h3) & ((be[(32'hc0)+:(8)] != 32'h1) | (elements != 32'h0) | (block == 32'h0))) | ((ptype == 32'h4) & ((be[(32'hc0)+:(8)] != 32'h1) | (elements != 32'h1))) | ((ptype == 32'h5) & ((elements != 32'h0) | ((child != 32'h1) & (child != 32'h2))));
         terms = ((non_ip) & 16'hffff) | (((ip_bad0) & 16'hffff) << 32'h1) | ((((iplen < ihl)) & 16'hffff) << 32'h2) | ((((total < ihl)) & 16'hffff) << 32'h3) | ((((total > iplen)) & 16'hffff) << 32'h4) | ((((dst_ip != me_ip)) & 16'hffff) << 32'h5) | (((bad0) & 16'hffff) << 32'h6) | ((((total < 32'h1c)) & 16'hffff) << 32'h7) | (((udp_len_bad) & 16'hffff) << 32'h8) | (((arp) & 16'hffff) << 32'h9) | (((((total >= 32'h1c) & (total < 32'h32))) & 16'hffff) << 32'ha) | (((pl_bad) & 16'hffff) << 32'hb) | (((wire_bad0) & 16'hffff) << 32'hc) | (((sess_bad) & 16'hffff) << 32'hd) | (((((ptype == 32'h0) | (ptype > 32'h5))) & 16'hffff) << 32'he) | (((arp_tpa) & 16'hffff) << 32'hf);
         c_terms = terms;

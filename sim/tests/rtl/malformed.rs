@@ -56,6 +56,10 @@ fn malformed_and_unknown_job_are_counted() {
         let mut f = frame(&good);
         f[70] ^= 1; // payload bit: UDP checksum now wrong
         cases.push(f);
+        // The wire's element limit, on either side: 256 is well formed (an unknown job),
+        // 257 is malformed.
+        // cases.push(frame(&contribution(9, 256)));
+        cases.push(frame(&contribution(9, 257)));
         let mut to_other_port = me();
         to_other_port.port = 1234;
         cases.push(
