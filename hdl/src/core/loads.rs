@@ -26,7 +26,7 @@ use super::states::{
 };
 use super::{JOB_W, META_W};
 
-/// DECIDE's and the ACCEPT's items (see the module documentation).
+/// DECIDE's and the ACCEPT's items and the scan flush's fields (see the module documentation).
 #[derive(LogicBlock)]
 pub struct Loads {
     /// DSEL's action.
