@@ -17,7 +17,7 @@ pub enum FrontState {
     /// visit (those two only when the decision stages are empty).
     Idle,
     /// Job index, slot address; job/child/metadata reads; hand-over of non-job frames
-    /// (once the decision stages are empty). The frame then waits in LOOK (`lk_v`, a stage
+    /// (once the decision stages are empty). The frame then waits in LOOK (`look.rs`, a stage
     /// of its own) until PRED takes it.
     Parse,
     /// Parser checks and population-count check registered (from the look-ahead's
@@ -51,7 +51,7 @@ pub enum DecState {
     Decide,
 }
 
-/// Back end (`bstate`, and the state an item hands over with, `h_st`/`dh_st`/`sq.st`).
+/// Back end (`bstate`, and the state an item hands over with, `h_st`, `loads.rs`' `st`, `sq.st`).
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum BackState {
     /// No item.
@@ -70,7 +70,7 @@ pub enum BackState {
     Release,
 }
 
-/// The action DECIDE chose for a fanin frame of a known job (`dsel.act_q`, `dact`).
+/// The action DECIDE chose for a fanin frame of a known job (`dsel.act_q`, `Loads`' `act`).
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum Action {
     /// Dropped (counted only).
