@@ -1741,7 +1741,10 @@ fn ila_is_opt_in() {
             b.name()
         );
         assert!(
-            out.contains("ERROR: fanin: --ila: no state register core_inst/core/state/q"),
+            out.contains(&format!(
+                "ERROR: fanin: --ila: no state register core_inst/core/{}/q",
+                board::ILA_STATE_REGS[0]
+            )),
             "{out}"
         );
     }

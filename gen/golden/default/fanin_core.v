@@ -105,35 +105,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_idx8$13 = 8'hd;
     localparam  c_idx8$14 = 8'he;
     localparam  c_idx8$15 = 8'hf;
-    localparam  c_mclog = 16'h4;
-    localparam  c_mcmask = 24'hf;
     localparam  c_lanes = 16'h40;
     localparam  ev_results_sent = 32'h10;
-    localparam  ev_unknown_job = 32'h4000;
-    localparam  ev_idle_reclaims = 32'h400000;
-    localparam  ev_malformed = 32'h8000;
-    localparam  ev_timeouts = 32'h10000;
-    localparam  ev_reclaims = 32'h20000;
-    localparam  ev_forwarded = 32'h40000;
-    localparam  ev_no_route = 32'h80000;
-    localparam  ev_non_ip = 32'h100000;
-    localparam  ev_arp = 32'h4000000;
-    localparam  cs_free = 3'b0;
-    localparam  cs_emitted = 3'b10;
-    localparam  cs_stale = 3'b100;
-    localparam  pt_join = 8'h3;
-    localparam  t_non_ip = 16'h1;
-    localparam  t_ip_bad = 16'h1e;
-    localparam  t_route = 16'h20;
-    localparam  t_bad = 16'h1c0;
-    localparam  t_wire_bad = 16'h7c00;
-    localparam  t_arp = 16'h8200;
-    localparam  at_job_epoch = 16'h1d0;
-    localparam  at_meta_timer = 16'ha0;
-    localparam  at_meta_touched = 16'hd0;
-    localparam  mk_meta_state = 240'h7;
-    localparam  mk_meta_state_times = 240'hffffffff0000ffffffff0000000000000000000000000000000000000007;
     localparam  ev_sessions = 32'h1000000;
+    localparam  pt_join = 8'h3;
+    localparam  at_job_epoch = 16'h1d0;
     localparam  mk_job_epoch = 576'hffffffff00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
     
     // Enums
@@ -142,14 +118,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam FrameClass$Malformed = 2;
     localparam FrameClass$Route = 3;
     localparam FrameClass$Fanin = 4;
-    localparam Action$Drop = 0;
-    localparam Action$Bypass = 1;
-    localparam Action$Aggregate = 2;
-    localparam Action$ReEmit = 3;
-    localparam Action$Replay = 4;
-    localparam Action$Relay = 5;
-    localparam Action$Refuse = 6;
-    localparam Action$Join = 7;
     localparam DecState$Idle = 0;
     localparam DecState$Pred = 1;
     localparam DecState$DSel = 2;
@@ -161,15 +129,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam BackState$FirstHeader = 4;
     localparam BackState$Select = 5;
     localparam BackState$Release = 6;
-    localparam FrontState$Idle = 0;
-    localparam FrontState$Parse = 1;
-    localparam FrontState$Prep2 = 2;
-    localparam FrontState$Scan = 3;
-    localparam FrontState$SWait = 4;
-    localparam FrontState$SLat = 5;
-    localparam FrontState$SPred = 6;
-    localparam FrontState$SDec = 7;
-    localparam FrontState$SNext = 8;
+    localparam Action$Drop = 0;
+    localparam Action$Bypass = 1;
+    localparam Action$Aggregate = 2;
+    localparam Action$ReEmit = 3;
+    localparam Action$Replay = 4;
+    localparam Action$Relay = 5;
+    localparam Action$Refuse = 6;
+    localparam Action$Join = 7;
     
     // Stub signals
     reg  csr$clock;
@@ -572,12 +539,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [23:0] meta$dw_a;
     reg  [239:0] meta$dw_d;
     wire  [239:0] meta$m;
-    reg  chram$clock;
-    reg  [23:0] chram$waddr;
-    reg  [167:0] chram$wdata;
-    reg  [31:0] chram$we;
-    reg  [23:0] chram$raddr;
-    wire  [167:0] chram$rdata;
     reg  jram$clock;
     reg  [23:0] jram$waddr;
     reg  [575:0] jram$wdata;
@@ -684,6 +645,24 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [23:0] lookup$jcm$13;
     wire  [23:0] lookup$jcm$14;
     wire  [23:0] lookup$jcm$15;
+    reg  chram$clock;
+    reg  [23:0] chram$waddr;
+    reg  [167:0] chram$wdata;
+    reg  [31:0] chram$we;
+    reg  [23:0] chram$raddr;
+    wire  [167:0] chram$rdata;
+    reg  chram2$clock;
+    reg  [23:0] chram2$waddr;
+    reg  [167:0] chram2$wdata;
+    reg  [31:0] chram2$we;
+    reg  [23:0] chram2$raddr;
+    wire  [167:0] chram2$rdata;
+    reg  pbram$clock;
+    reg  [23:0] pbram$waddr;
+    reg  [63:0] pbram$wdata;
+    reg  [31:0] pbram$we;
+    reg  [23:0] pbram$raddr;
+    wire  [63:0] pbram$rdata;
     reg  pick$clock;
     reg  pick$d_valid$0;
     reg  pick$d_valid$1;
@@ -727,130 +706,160 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [7:0] pick$hp_pop_q$1;
     wire  [7:0] pick$hp_pop_q$2;
     wire  [7:0] pick$hp_pop_q$3;
-    reg  [15:0] la_chk$d;
-    wire  [15:0] la_chk$q;
-    reg  la_chk$clock;
-    reg  dsel$clock;
-    reg  dsel$go;
-    reg  [7:0] dsel$ptype;
-    reg  [7:0] dsel$flags;
-    reg  dsel$inner;
-    reg  dsel$sessions;
-    reg  [22:0] dsel$c;
-    reg  dsel$qf;
-    wire  [31:0] dsel$ev_q;
-    wire  [2:0] dsel$act_q;
-    wire  [1:0] dsel$aop_q;
-    wire  dsel$cpl_q;
-    wire  dsel$merge_q;
-    wire  dsel$rok_q;
-    wire  [7:0] dsel$why_q;
-    wire  dsel$hup_q;
-    reg  [31:0] jgen$d;
-    wire  [31:0] jgen$q;
-    reg  jgen$clock;
-    reg  [1:0] own_age$d;
-    wire  [1:0] own_age$q;
-    reg  own_age$clock;
-    reg  [15:0] q_rows$d;
-    wire  [15:0] q_rows$q;
-    reg  q_rows$clock;
-    reg  q_rle1$d;
-    wire  q_rle1$q;
-    reg  q_rle1$clock;
-    reg  [31:0] sage$d;
-    wire  [31:0] sage$q;
-    reg  sage$clock;
-    reg  bq_inc$d;
-    wire  bq_inc$q;
-    reg  bq_inc$clock;
-    reg  bq_dec$d;
-    wire  bq_dec$q;
-    reg  bq_dec$clock;
-    reg  bq_hwc$d;
-    wire  bq_hwc$q;
-    reg  bq_hwc$clock;
-    reg  [7:0] bq_j$d;
-    wire  [7:0] bq_j$q;
-    reg  bq_j$clock;
-    reg  jc_q$d;
-    wire  jc_q$q;
-    reg  jc_q$clock;
-    reg  jc_pend$d;
-    wire  jc_pend$q;
-    reg  jc_pend$clock;
-    reg  [7:0] jc_i$d;
-    wire  [7:0] jc_i$q;
-    reg  jc_i$clock;
-    reg  jc2$d;
-    wire  jc2$q;
-    reg  jc2$clock;
-    reg  [31:0] jc_bq$d;
-    wire  [31:0] jc_bq$q;
-    reg  jc_bq$clock;
-    reg  [1:0] xstate$d;
-    wire  [1:0] xstate$q;
-    reg  xstate$clock;
-    reg  [239:0] x_m$d;
-    wire  [239:0] x_m$q;
-    reg  x_m$clock;
-    reg  [63:0] x_newbm$d;
-    wire  [63:0] x_newbm$q;
-    reg  x_newbm$clock;
-    reg  [7:0] x_mflags$d;
-    wire  [7:0] x_mflags$q;
-    reg  x_mflags$clock;
-    reg  [7:0] x_sflags$d;
-    wire  [7:0] x_sflags$q;
-    reg  x_sflags$clock;
-    reg  [15:0] x_rows_m$d;
-    wire  [15:0] x_rows_m$q;
-    reg  x_rows_m$clock;
-    reg  [255:0] xp_f$d;
-    wire  [255:0] xp_f$q;
-    reg  xp_f$clock;
-    reg  [575:0] x_je$d;
-    wire  [575:0] x_je$q;
-    reg  x_je$clock;
-    reg  [31:0] x_jep$d;
-    wire  [31:0] x_jep$q;
-    reg  x_jep$clock;
-    reg  [7:0] x_ji$d;
-    wire  [7:0] x_ji$q;
-    reg  x_ji$clock;
-    reg  [23:0] x_cadr$d;
-    wire  [23:0] x_cadr$q;
-    reg  x_cadr$clock;
-    reg  [595:0] x_c$d;
-    wire  [595:0] x_c$q;
-    reg  x_c$clock;
-    reg  xo_v$d;
-    wire  xo_v$q;
-    reg  xo_v$clock;
-    reg  q_qf_p$d;
-    wire  q_qf_p$q;
-    reg  q_qf_p$clock;
-    reg  q_qf_m$d;
-    wire  q_qf_m$q;
-    reg  q_qf_m$clock;
-    reg  q_bi$d;
-    wire  q_bi$q;
-    reg  q_bi$clock;
-    reg  q_bd$d;
-    wire  q_bd$q;
-    reg  q_bd$clock;
-    reg  [255:0] dx_f$d;
-    wire  [255:0] dx_f$q;
-    reg  dx_f$clock;
-    reg  [7:0] dx_ji$d;
-    wire  [7:0] dx_ji$q;
-    reg  dx_ji$clock;
-    reg  [23:0] dx_cadr$d;
-    wire  [23:0] dx_cadr$q;
-    reg  dx_cadr$clock;
-    reg  [595:0] dx_c$d;
-    wire  [595:0] dx_c$q;
-    reg  dx_c$clock;
+    reg  timer$clock;
+    reg  timer$rst;
+    reg  [31:0] timer$tick_div;
+    reg  timer$adv;
+    reg  timer$start;
+    reg  timer$c_set;
+    reg  timer$c_clr;
+    wire  [31:0] timer$now_q;
+    wire  timer$sweep_on_q;
+    wire  [31:0] timer$sweep_el_q;
+    wire  [23:0] timer$scan_ptr_q;
+    wire  timer$scan_c_q;
+    reg  front$clock;
+    reg  front$rst;
+    reg  front$b_free;
+    reg  front$lk_free;
+    reg  [1:0] front$xstate;
+    reg  front$look_v;
+    reg  front$item_v;
+    reg  front$sess_busy;
+    reg  front$epoch_move;
+    reg  front$jc_pend;
+    reg  front$jc_q;
+    reg  [7:0] front$jc_i;
+    reg  front$pk_any;
+    reg  front$la_ok;
+    reg  [3:0] front$pk_idx;
+    reg  [15:0] front$la_len;
+    reg  [639:0] front$la_hdr;
+    reg  [15:0] front$la_row;
+    reg  [7:0] front$hp_pop$0;
+    reg  [7:0] front$hp_pop$1;
+    reg  [7:0] front$hp_pop$2;
+    reg  [7:0] front$hp_pop$3;
+    reg  [255:0] front$pf;
+    reg  [15:0] front$c_terms;
+    reg  [7:0] front$c_count;
+    reg  [7:0] front$jsel;
+    reg  front$jhit;
+    reg  front$rhit;
+    reg  front$rone$0;
+    reg  front$rone$1;
+    reg  front$rone$2;
+    reg  front$rone$3;
+    reg  front$rone$4;
+    reg  front$rone$5;
+    reg  front$rone$6;
+    reg  front$rone$7;
+    reg  front$rone$8;
+    reg  front$rone$9;
+    reg  front$rone$10;
+    reg  front$rone$11;
+    reg  front$rone$12;
+    reg  front$rone$13;
+    reg  front$rone$14;
+    reg  front$rone$15;
+    reg  [7:0] front$route_pm$0;
+    reg  [7:0] front$route_pm$1;
+    reg  [7:0] front$route_pm$2;
+    reg  [7:0] front$route_pm$3;
+    reg  [7:0] front$route_pm$4;
+    reg  [7:0] front$route_pm$5;
+    reg  [7:0] front$route_pm$6;
+    reg  [7:0] front$route_pm$7;
+    reg  [7:0] front$route_pm$8;
+    reg  [7:0] front$route_pm$9;
+    reg  [7:0] front$route_pm$10;
+    reg  [7:0] front$route_pm$11;
+    reg  [7:0] front$route_pm$12;
+    reg  [7:0] front$route_pm$13;
+    reg  [7:0] front$route_pm$14;
+    reg  [7:0] front$route_pm$15;
+    reg  [23:0] front$slot;
+    reg  front$ci;
+    reg  front$own;
+    reg  front$any_to;
+    reg  front$sweep_on;
+    reg  [31:0] front$now;
+    reg  [23:0] front$scan_ptr;
+    reg  front$scan_c;
+    reg  [31:0] front$sweep_el;
+    reg  [31:0] front$scan_ticks;
+    reg  [511:0] front$arp_y;
+    reg  [239:0] front$m;
+    reg  [575:0] front$jr;
+    reg  [31:0] front$age;
+    reg  [22:0] front$s;
+    wire  [3:0] front$sel_q;
+    wire  [15:0] front$len_q;
+    wire  [639:0] front$hdr_q;
+    wire  [15:0] front$row0_q;
+    wire  [15:0] front$nrows_q;
+    wire  [255:0] front$f_q;
+    wire  [7:0] front$ji_q;
+    wire  [23:0] front$cadr_q;
+    wire  [31:0] front$now_q;
+    wire  front$e_scan_q;
+    wire  [31:0] front$sage_q;
+    wire  [31:0] front$tage_q;
+    wire  [22:0] front$s_q;
+    wire  [575:0] front$sj_q;
+    wire  front$take;
+    wire  front$jc;
+    wire  front$scan_go;
+    wire  front$look_load;
+    wire  front$h_go;
+    wire  [2:0] front$h_st;
+    wire  front$f_orig;
+    wire  [511:0] front$f_hdr;
+    wire  [15:0] front$f_len;
+    wire  front$f_item;
+    wire  [15:0] front$f_enr;
+    wire  front$f_more;
+    wire  front$f_last;
+    wire  [7:0] front$f_pmask;
+    wire  front$f_slot;
+    wire  [23:0] front$m_raddr;
+    wire  front$m_we;
+    wire  [239:0] front$m_wdata;
+    wire  [23:0] front$j_raddr;
+    wire  [23:0] front$ch_raddr;
+    wire  [23:0] front$pb_raddr;
+    wire  [31:0] front$ev;
+    wire  front$bz_dec;
+    wire  [7:0] front$bz_j;
+    wire  front$dbg_valid;
+    wire  [1:0] front$dbg_kind;
+    wire  [31:0] front$dbg_arg;
+    wire  front$t_adv;
+    wire  front$t_start;
+    wire  front$t_cset;
+    wire  front$t_cclr;
+    reg  hand$done_now;
+    reg  hand$done_if_room;
+    reg  hand$b_idle;
+    reg  [7:0] hand$pmask;
+    reg  hand$tx_rdy$0;
+    reg  hand$tx_rdy$1;
+    reg  hand$tx_rdy$2;
+    reg  hand$tx_rdy$3;
+    reg  hand$item_v;
+    reg  hand$item_psd;
+    reg  hand$look_v;
+    reg  hand$look_ne;
+    reg  hand$look_old;
+    reg  hand$x_join;
+    reg  hand$sess_busy;
+    reg  [1:0] hand$xstate;
+    wire  hand$all_rdy;
+    wire  hand$b_done;
+    wire  hand$b_free;
+    wire  hand$sq_ld;
+    wire  hand$lk_go;
+    wire  hand$lk_free;
     reg  look$clock;
     reg  look$rst;
     reg  look$go;
@@ -931,6 +940,45 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [1:0] look$bcd_q;
     wire  [31:0] look$sbq_q;
     wire  look$soq_q;
+    reg  [1:0] xstate$d;
+    wire  [1:0] xstate$q;
+    reg  xstate$clock;
+    reg  [239:0] x_m$d;
+    wire  [239:0] x_m$q;
+    reg  x_m$clock;
+    reg  [63:0] x_newbm$d;
+    wire  [63:0] x_newbm$q;
+    reg  x_newbm$clock;
+    reg  [7:0] x_mflags$d;
+    wire  [7:0] x_mflags$q;
+    reg  x_mflags$clock;
+    reg  [7:0] x_sflags$d;
+    wire  [7:0] x_sflags$q;
+    reg  x_sflags$clock;
+    reg  [15:0] x_rows_m$d;
+    wire  [15:0] x_rows_m$q;
+    reg  x_rows_m$clock;
+    reg  [255:0] xp_f$d;
+    wire  [255:0] xp_f$q;
+    reg  xp_f$clock;
+    reg  [575:0] x_je$d;
+    wire  [575:0] x_je$q;
+    reg  x_je$clock;
+    reg  [31:0] x_jep$d;
+    wire  [31:0] x_jep$q;
+    reg  x_jep$clock;
+    reg  [7:0] x_ji$d;
+    wire  [7:0] x_ji$q;
+    reg  x_ji$clock;
+    reg  [23:0] x_cadr$d;
+    wire  [23:0] x_cadr$q;
+    reg  x_cadr$clock;
+    reg  [595:0] x_c$d;
+    wire  [595:0] x_c$q;
+    reg  x_c$clock;
+    reg  x_join$d;
+    wire  x_join$q;
+    reg  x_join$clock;
     reg  [239:0] pred$m;
     reg  [575:0] pred$sj;
     reg  pred$e_scan;
@@ -963,43 +1011,64 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [22:0] pred$s;
     wire  [22:0] pred$c;
     wire  pred$partial;
-    reg  [23:0] cha_q$d;
-    wire  [23:0] cha_q$q;
-    reg  cha_q$clock;
-    reg  item$clock;
-    reg  item$rst;
-    reg  item$dec_go;
-    reg  item$ac_go;
-    reg  item$mc;
-    reg  [7:0] item$mc_ji;
-    reg  item$mc_rly;
-    reg  item$drain;
-    reg  item$jc;
-    reg  [23:0] item$c_waddr;
-    reg  [167:0] item$c_wdata;
-    reg  [31:0] item$c_we;
-    reg  [698:0] item$ld;
-    reg  [351:0] item$ld_o;
-    wire  item$v_q;
-    wire  item$psd_q;
-    wire  [698:0] item$sq_q;
-    wire  [351:0] item$o_q;
-    wire  [47:0] item$pp_mac_q$0;
-    wire  [47:0] item$pp_mac_q$1;
-    wire  [47:0] item$pp_mac_q$2;
-    wire  [47:0] item$pp_mac_q$3;
-    wire  [31:0] item$pp_ip_q$0;
-    wire  [31:0] item$pp_ip_q$1;
-    wire  [31:0] item$pp_ip_q$2;
-    wire  [31:0] item$pp_ip_q$3;
-    wire  [15:0] item$pp_udp_q$0;
-    wire  [15:0] item$pp_udp_q$1;
-    wire  [15:0] item$pp_udp_q$2;
-    wire  [15:0] item$pp_udp_q$3;
-    wire  [7:0] item$pp_child_q$0;
-    wire  [7:0] item$pp_child_q$1;
-    wire  [7:0] item$pp_child_q$2;
-    wire  [7:0] item$pp_child_q$3;
+    reg  [22:0] q_c$d;
+    wire  [22:0] q_c$q;
+    reg  q_c$clock;
+    reg  q_qfull$d;
+    wire  q_qfull$q;
+    reg  q_qfull$clock;
+    reg  q_partial$d;
+    wire  q_partial$q;
+    reg  q_partial$clock;
+    reg  [15:0] q_rows$d;
+    wire  [15:0] q_rows$q;
+    reg  q_rows$clock;
+    reg  q_rle1$d;
+    wire  q_rle1$q;
+    reg  q_rle1$clock;
+    reg  q_qf_p$d;
+    wire  q_qf_p$q;
+    reg  q_qf_p$clock;
+    reg  q_qf_m$d;
+    wire  q_qf_m$q;
+    reg  q_qf_m$clock;
+    reg  q_bi$d;
+    wire  q_bi$q;
+    reg  q_bi$clock;
+    reg  q_bd$d;
+    wire  q_bd$q;
+    reg  q_bd$clock;
+    reg  dsel$clock;
+    reg  dsel$go;
+    reg  [7:0] dsel$ptype;
+    reg  [7:0] dsel$flags;
+    reg  dsel$inner;
+    reg  dsel$sessions;
+    reg  [22:0] dsel$c;
+    reg  dsel$qf;
+    wire  [31:0] dsel$ev_q;
+    wire  [2:0] dsel$act_q;
+    wire  [1:0] dsel$aop_q;
+    wire  dsel$cpl_q;
+    wire  dsel$merge_q;
+    wire  dsel$rok_q;
+    wire  [7:0] dsel$why_q;
+    wire  dsel$hup_q;
+    reg  xo_v$d;
+    wire  xo_v$q;
+    reg  xo_v$clock;
+    reg  [255:0] dx_f$d;
+    wire  [255:0] dx_f$q;
+    reg  dx_f$clock;
+    reg  [7:0] dx_ji$d;
+    wire  [7:0] dx_ji$q;
+    reg  dx_ji$clock;
+    reg  [23:0] dx_cadr$d;
+    wire  [23:0] dx_cadr$q;
+    reg  dx_cadr$clock;
+    reg  [595:0] dx_c$d;
+    wire  [595:0] dx_c$q;
+    reg  dx_c$clock;
     reg  [2:0] loads$act;
     reg  [1:0] loads$aop;
     reg  loads$cpl;
@@ -1052,104 +1121,40 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [698:0] loads$ac;
     wire  [351:0] loads$ac_o;
     wire  [351:0] loads$sf_o;
-    reg  [3:0] state$d;
-    wire  [3:0] state$q;
-    reg  state$clock;
-    reg  [3:0] sel$d;
-    wire  [3:0] sel$q;
-    reg  sel$clock;
-    reg  [3:0] last$d;
-    wire  [3:0] last$q;
-    reg  last$clock;
-    reg  [639:0] hdr$d;
-    wire  [639:0] hdr$q;
-    reg  hdr$clock;
-    reg  [255:0] pr_f$d;
-    wire  [255:0] pr_f$q;
-    reg  pr_f$clock;
-    reg  pc_popok$d;
-    wire  pc_popok$q;
-    reg  pc_popok$clock;
-    reg  pc_non_ip$d;
-    wire  pc_non_ip$q;
-    reg  pc_non_ip$clock;
-    reg  pc_ip_bad$d;
-    wire  pc_ip_bad$q;
-    reg  pc_ip_bad$clock;
-    reg  pc_route$d;
-    wire  pc_route$q;
-    reg  pc_route$clock;
-    reg  pc_bad$d;
-    wire  pc_bad$q;
-    reg  pc_bad$clock;
-    reg  pc_wbad$d;
-    wire  pc_wbad$q;
-    reg  pc_wbad$clock;
-    reg  pc_arp$d;
-    wire  pc_arp$q;
-    reg  pc_arp$clock;
-    reg  [7:0] pc_count$d;
-    wire  [7:0] pc_count$q;
-    reg  pc_count$clock;
-    reg  cls$non_ip;
-    reg  cls$arp;
-    reg  cls$ip_bad;
-    reg  cls$route;
-    reg  cls$bad;
-    reg  cls$wire_bad;
-    reg  cls$pop_ok;
-    wire  [2:0] cls$kind;
-    reg  [7:0] pc_pop$d;
-    wire  [7:0] pc_pop$q;
-    reg  pc_pop$clock;
-    reg  [22:0] q_c$d;
-    wire  [22:0] q_c$q;
-    reg  q_c$clock;
-    reg  q_qfull$d;
-    wire  q_qfull$q;
-    reg  q_qfull$clock;
-    reg  q_partial$d;
-    wire  q_partial$q;
-    reg  q_partial$clock;
-    reg  [22:0] q_s$d;
-    wire  [22:0] q_s$q;
-    reg  q_s$clock;
-    reg  [575:0] q_sj$d;
-    wire  [575:0] q_sj$q;
-    reg  q_sj$clock;
-    reg  [15:0] len$d;
-    wire  [15:0] len$q;
-    reg  len$clock;
-    reg  [15:0] row0$d;
-    wire  [15:0] row0$q;
-    reg  row0$clock;
-    reg  [15:0] nrows$d;
-    wire  [15:0] nrows$q;
-    reg  nrows$clock;
-    reg  [7:0] ji$d;
-    wire  [7:0] ji$q;
-    reg  ji$clock;
-    reg  pbram$clock;
-    reg  [23:0] pbram$waddr;
-    reg  [63:0] pbram$wdata;
-    reg  [31:0] pbram$we;
-    reg  [23:0] pbram$raddr;
-    wire  [63:0] pbram$rdata;
-    reg  [23:0] pba_q$d;
-    wire  [23:0] pba_q$q;
-    reg  pba_q$clock;
-    reg  [31:0] tage$d;
-    wire  [31:0] tage$q;
-    reg  tage$clock;
-    reg  [23:0] cadr$d;
-    wire  [23:0] cadr$q;
-    reg  cadr$clock;
-    reg  e_scan$d;
-    wire  e_scan$q;
-    reg  e_scan$clock;
-    reg  [31:0] now_r$d;
-    wire  [31:0] now_r$q;
-    reg  now_r$clock;
+    reg  item$clock;
+    reg  item$rst;
+    reg  item$dec_go;
+    reg  item$ac_go;
+    reg  item$mc;
+    reg  [7:0] item$mc_ji;
+    reg  item$mc_rly;
+    reg  item$drain;
+    reg  item$jc;
+    reg  [23:0] item$c_waddr;
+    reg  [167:0] item$c_wdata;
+    reg  [31:0] item$c_we;
+    reg  [698:0] item$ld;
+    reg  [351:0] item$ld_o;
+    wire  item$v_q;
+    wire  item$psd_q;
+    wire  [698:0] item$sq_q;
+    wire  [351:0] item$o_q;
+    wire  [47:0] item$pp_mac_q$0;
+    wire  [47:0] item$pp_mac_q$1;
+    wire  [47:0] item$pp_mac_q$2;
+    wire  [47:0] item$pp_mac_q$3;
+    wire  [31:0] item$pp_ip_q$0;
+    wire  [31:0] item$pp_ip_q$1;
+    wire  [31:0] item$pp_ip_q$2;
+    wire  [31:0] item$pp_ip_q$3;
+    wire  [15:0] item$pp_udp_q$0;
+    wire  [15:0] item$pp_udp_q$1;
+    wire  [15:0] item$pp_udp_q$2;
+    wire  [15:0] item$pp_udp_q$3;
+    wire  [7:0] item$pp_child_q$0;
+    wire  [7:0] item$pp_child_q$1;
+    wire  [7:0] item$pp_child_q$2;
+    wire  [7:0] item$pp_child_q$3;
     reg  back$clock;
     reg  back$room;
     reg  [511:0] back$rx_data$0;
@@ -1209,30 +1214,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [15:0] back$p_len;
     wire  [7:0] back$w_we;
     wire  [511:0] back$w_row;
-    reg  chram2$clock;
-    reg  [23:0] chram2$waddr;
-    reg  [167:0] chram2$wdata;
-    reg  [31:0] chram2$we;
-    reg  [23:0] chram2$raddr;
-    wire  [167:0] chram2$rdata;
-    reg  timer$clock;
-    reg  timer$rst;
-    reg  [31:0] timer$tick_div;
-    reg  timer$adv;
-    reg  timer$start;
-    reg  timer$c_set;
-    reg  timer$c_clr;
-    wire  [31:0] timer$now_q;
-    wire  timer$sweep_on_q;
-    wire  [31:0] timer$sweep_el_q;
-    wire  [23:0] timer$scan_ptr_q;
-    wire  timer$scan_c_q;
-    reg  scan_turn$d;
-    wire  scan_turn$q;
-    reg  scan_turn$clock;
-    reg  x_join$d;
-    wire  x_join$q;
-    reg  x_join$clock;
+    reg  bq_inc$d;
+    wire  bq_inc$q;
+    reg  bq_inc$clock;
+    reg  bq_dec$d;
+    wire  bq_dec$q;
+    reg  bq_dec$clock;
+    reg  bq_hwc$d;
+    wire  bq_hwc$q;
+    reg  bq_hwc$clock;
+    reg  [7:0] bq_j$d;
+    wire  [7:0] bq_j$q;
+    reg  bq_j$clock;
     reg  hu_v$d;
     wire  hu_v$q;
     reg  hu_v$clock;
@@ -1242,36 +1235,34 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [31:0] hu_b$d;
     wire  [31:0] hu_b$q;
     reg  hu_b$clock;
+    reg  jc_pend$d;
+    wire  jc_pend$q;
+    reg  jc_pend$clock;
+    reg  [7:0] jc_i$d;
+    wire  [7:0] jc_i$q;
+    reg  jc_i$clock;
+    reg  jc_q$d;
+    wire  jc_q$q;
+    reg  jc_q$clock;
+    reg  jc2$d;
+    wire  jc2$q;
+    reg  jc2$clock;
+    reg  [31:0] jc_bq$d;
+    wire  [31:0] jc_bq$q;
+    reg  jc_bq$clock;
+    reg  [31:0] jgen$d;
+    wire  [31:0] jgen$q;
+    reg  jgen$clock;
     
     // Local signals
-    reg  lk_free;
     reg  qf;
     reg  dec_v;
-    reg  sq_ld;
-    reg  [2:0] pr_kind;
-    reg  [23:0] pbaddr;
-    reg  hwc;
-    reg  h_go;
-    reg  pick_now;
-    reg  pick_ok;
-    reg  [2:0] h_st;
-    reg  b_free;
-    reg  b_done;
-    reg  [31:0] ev_b;
-    reg  all_rdy;
-    reg  [7:0] rpm;
-    reg  [63:0] jcb;
-    reg  [23:0] chaddr;
-    reg  [239:0] m;
-    reg  [7:0] m_jidx;
     reg  bz_inc;
     reg  bz_dec;
     reg  [7:0] bz_j;
-    reg  jc;
-    reg  jc_hold;
-    reg  [31:0] jc_busy;
-    reg  lk_go;
+    reg  hwc;
     reg  [31:0] ev;
+    reg  [31:0] ev_b;
     reg  rx_ev$0;
     reg  rx_ev$1;
     reg  rx_ev$2;
@@ -1279,6 +1270,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  jcg;
     reg  [7:0] jcx;
     reg  [575:0] jpk;
+    reg  [31:0] jc_busy;
+    reg  [63:0] jcb;
     
     // Sub module instances
     fanin_csr csr(
@@ -1709,14 +1702,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .dw_d(meta$dw_d),
         .m(meta$m)
     );
-    fanin_chram chram(
-        .clock(chram$clock),
-        .waddr(chram$waddr),
-        .wdata(chram$wdata),
-        .we(chram$we),
-        .raddr(chram$raddr),
-        .rdata(chram$rdata)
-    );
     fanin_jram jram(
         .clock(jram$clock),
         .waddr(jram$waddr),
@@ -1827,6 +1812,30 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .jcm$14(lookup$jcm$14),
         .jcm$15(lookup$jcm$15)
     );
+    fanin_chram chram(
+        .clock(chram$clock),
+        .waddr(chram$waddr),
+        .wdata(chram$wdata),
+        .we(chram$we),
+        .raddr(chram$raddr),
+        .rdata(chram$rdata)
+    );
+    fanin_chram2 chram2(
+        .clock(chram2$clock),
+        .waddr(chram2$waddr),
+        .wdata(chram2$wdata),
+        .we(chram2$we),
+        .raddr(chram2$raddr),
+        .rdata(chram2$rdata)
+    );
+    fanin_pbram pbram(
+        .clock(pbram$clock),
+        .waddr(pbram$waddr),
+        .wdata(pbram$wdata),
+        .we(pbram$we),
+        .raddr(pbram$raddr),
+        .rdata(pbram$rdata)
+    );
     fanin_pick pick(
         .clock(pick$clock),
         .d_valid$0(pick$d_valid$0),
@@ -1872,203 +1881,165 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .hp_pop_q$2(pick$hp_pop_q$2),
         .hp_pop_q$3(pick$hp_pop_q$3)
     );
-    fanin_la_chk la_chk(
-        .d(la_chk$d),
-        .q(la_chk$q),
-        .clock(la_chk$clock)
+    fanin_timer timer(
+        .clock(timer$clock),
+        .rst(timer$rst),
+        .tick_div(timer$tick_div),
+        .adv(timer$adv),
+        .start(timer$start),
+        .c_set(timer$c_set),
+        .c_clr(timer$c_clr),
+        .now_q(timer$now_q),
+        .sweep_on_q(timer$sweep_on_q),
+        .sweep_el_q(timer$sweep_el_q),
+        .scan_ptr_q(timer$scan_ptr_q),
+        .scan_c_q(timer$scan_c_q)
     );
-    fanin_dsel dsel(
-        .clock(dsel$clock),
-        .go(dsel$go),
-        .ptype(dsel$ptype),
-        .flags(dsel$flags),
-        .inner(dsel$inner),
-        .sessions(dsel$sessions),
-        .c(dsel$c),
-        .qf(dsel$qf),
-        .ev_q(dsel$ev_q),
-        .act_q(dsel$act_q),
-        .aop_q(dsel$aop_q),
-        .cpl_q(dsel$cpl_q),
-        .merge_q(dsel$merge_q),
-        .rok_q(dsel$rok_q),
-        .why_q(dsel$why_q),
-        .hup_q(dsel$hup_q)
+    fanin_front front(
+        .clock(front$clock),
+        .rst(front$rst),
+        .b_free(front$b_free),
+        .lk_free(front$lk_free),
+        .xstate(front$xstate),
+        .look_v(front$look_v),
+        .item_v(front$item_v),
+        .sess_busy(front$sess_busy),
+        .epoch_move(front$epoch_move),
+        .jc_pend(front$jc_pend),
+        .jc_q(front$jc_q),
+        .jc_i(front$jc_i),
+        .pk_any(front$pk_any),
+        .la_ok(front$la_ok),
+        .pk_idx(front$pk_idx),
+        .la_len(front$la_len),
+        .la_hdr(front$la_hdr),
+        .la_row(front$la_row),
+        .hp_pop$0(front$hp_pop$0),
+        .hp_pop$1(front$hp_pop$1),
+        .hp_pop$2(front$hp_pop$2),
+        .hp_pop$3(front$hp_pop$3),
+        .pf(front$pf),
+        .c_terms(front$c_terms),
+        .c_count(front$c_count),
+        .jsel(front$jsel),
+        .jhit(front$jhit),
+        .rhit(front$rhit),
+        .rone$0(front$rone$0),
+        .rone$1(front$rone$1),
+        .rone$2(front$rone$2),
+        .rone$3(front$rone$3),
+        .rone$4(front$rone$4),
+        .rone$5(front$rone$5),
+        .rone$6(front$rone$6),
+        .rone$7(front$rone$7),
+        .rone$8(front$rone$8),
+        .rone$9(front$rone$9),
+        .rone$10(front$rone$10),
+        .rone$11(front$rone$11),
+        .rone$12(front$rone$12),
+        .rone$13(front$rone$13),
+        .rone$14(front$rone$14),
+        .rone$15(front$rone$15),
+        .route_pm$0(front$route_pm$0),
+        .route_pm$1(front$route_pm$1),
+        .route_pm$2(front$route_pm$2),
+        .route_pm$3(front$route_pm$3),
+        .route_pm$4(front$route_pm$4),
+        .route_pm$5(front$route_pm$5),
+        .route_pm$6(front$route_pm$6),
+        .route_pm$7(front$route_pm$7),
+        .route_pm$8(front$route_pm$8),
+        .route_pm$9(front$route_pm$9),
+        .route_pm$10(front$route_pm$10),
+        .route_pm$11(front$route_pm$11),
+        .route_pm$12(front$route_pm$12),
+        .route_pm$13(front$route_pm$13),
+        .route_pm$14(front$route_pm$14),
+        .route_pm$15(front$route_pm$15),
+        .slot(front$slot),
+        .ci(front$ci),
+        .own(front$own),
+        .any_to(front$any_to),
+        .sweep_on(front$sweep_on),
+        .now(front$now),
+        .scan_ptr(front$scan_ptr),
+        .scan_c(front$scan_c),
+        .sweep_el(front$sweep_el),
+        .scan_ticks(front$scan_ticks),
+        .arp_y(front$arp_y),
+        .m(front$m),
+        .jr(front$jr),
+        .age(front$age),
+        .s(front$s),
+        .sel_q(front$sel_q),
+        .len_q(front$len_q),
+        .hdr_q(front$hdr_q),
+        .row0_q(front$row0_q),
+        .nrows_q(front$nrows_q),
+        .f_q(front$f_q),
+        .ji_q(front$ji_q),
+        .cadr_q(front$cadr_q),
+        .now_q(front$now_q),
+        .e_scan_q(front$e_scan_q),
+        .sage_q(front$sage_q),
+        .tage_q(front$tage_q),
+        .s_q(front$s_q),
+        .sj_q(front$sj_q),
+        .take(front$take),
+        .jc(front$jc),
+        .scan_go(front$scan_go),
+        .look_load(front$look_load),
+        .h_go(front$h_go),
+        .h_st(front$h_st),
+        .f_orig(front$f_orig),
+        .f_hdr(front$f_hdr),
+        .f_len(front$f_len),
+        .f_item(front$f_item),
+        .f_enr(front$f_enr),
+        .f_more(front$f_more),
+        .f_last(front$f_last),
+        .f_pmask(front$f_pmask),
+        .f_slot(front$f_slot),
+        .m_raddr(front$m_raddr),
+        .m_we(front$m_we),
+        .m_wdata(front$m_wdata),
+        .j_raddr(front$j_raddr),
+        .ch_raddr(front$ch_raddr),
+        .pb_raddr(front$pb_raddr),
+        .ev(front$ev),
+        .bz_dec(front$bz_dec),
+        .bz_j(front$bz_j),
+        .dbg_valid(front$dbg_valid),
+        .dbg_kind(front$dbg_kind),
+        .dbg_arg(front$dbg_arg),
+        .t_adv(front$t_adv),
+        .t_start(front$t_start),
+        .t_cset(front$t_cset),
+        .t_cclr(front$t_cclr)
     );
-    fanin_jgen jgen(
-        .d(jgen$d),
-        .q(jgen$q),
-        .clock(jgen$clock)
-    );
-    fanin_own_age own_age(
-        .d(own_age$d),
-        .q(own_age$q),
-        .clock(own_age$clock)
-    );
-    fanin_q_rows q_rows(
-        .d(q_rows$d),
-        .q(q_rows$q),
-        .clock(q_rows$clock)
-    );
-    fanin_q_rle1 q_rle1(
-        .d(q_rle1$d),
-        .q(q_rle1$q),
-        .clock(q_rle1$clock)
-    );
-    fanin_sage sage(
-        .d(sage$d),
-        .q(sage$q),
-        .clock(sage$clock)
-    );
-    fanin_bq_inc bq_inc(
-        .d(bq_inc$d),
-        .q(bq_inc$q),
-        .clock(bq_inc$clock)
-    );
-    fanin_bq_dec bq_dec(
-        .d(bq_dec$d),
-        .q(bq_dec$q),
-        .clock(bq_dec$clock)
-    );
-    fanin_bq_hwc bq_hwc(
-        .d(bq_hwc$d),
-        .q(bq_hwc$q),
-        .clock(bq_hwc$clock)
-    );
-    fanin_bq_j bq_j(
-        .d(bq_j$d),
-        .q(bq_j$q),
-        .clock(bq_j$clock)
-    );
-    fanin_jc_q jc_q(
-        .d(jc_q$d),
-        .q(jc_q$q),
-        .clock(jc_q$clock)
-    );
-    fanin_jc_pend jc_pend(
-        .d(jc_pend$d),
-        .q(jc_pend$q),
-        .clock(jc_pend$clock)
-    );
-    fanin_jc_i jc_i(
-        .d(jc_i$d),
-        .q(jc_i$q),
-        .clock(jc_i$clock)
-    );
-    fanin_jc2 jc2(
-        .d(jc2$d),
-        .q(jc2$q),
-        .clock(jc2$clock)
-    );
-    fanin_jc_bq jc_bq(
-        .d(jc_bq$d),
-        .q(jc_bq$q),
-        .clock(jc_bq$clock)
-    );
-    fanin_xstate xstate(
-        .d(xstate$d),
-        .q(xstate$q),
-        .clock(xstate$clock)
-    );
-    fanin_x_m x_m(
-        .d(x_m$d),
-        .q(x_m$q),
-        .clock(x_m$clock)
-    );
-    fanin_x_newbm x_newbm(
-        .d(x_newbm$d),
-        .q(x_newbm$q),
-        .clock(x_newbm$clock)
-    );
-    fanin_x_mflags x_mflags(
-        .d(x_mflags$d),
-        .q(x_mflags$q),
-        .clock(x_mflags$clock)
-    );
-    fanin_x_sflags x_sflags(
-        .d(x_sflags$d),
-        .q(x_sflags$q),
-        .clock(x_sflags$clock)
-    );
-    fanin_x_rows_m x_rows_m(
-        .d(x_rows_m$d),
-        .q(x_rows_m$q),
-        .clock(x_rows_m$clock)
-    );
-    fanin_xp_f xp_f(
-        .d(xp_f$d),
-        .q(xp_f$q),
-        .clock(xp_f$clock)
-    );
-    fanin_x_je x_je(
-        .d(x_je$d),
-        .q(x_je$q),
-        .clock(x_je$clock)
-    );
-    fanin_x_jep x_jep(
-        .d(x_jep$d),
-        .q(x_jep$q),
-        .clock(x_jep$clock)
-    );
-    fanin_x_ji x_ji(
-        .d(x_ji$d),
-        .q(x_ji$q),
-        .clock(x_ji$clock)
-    );
-    fanin_x_cadr x_cadr(
-        .d(x_cadr$d),
-        .q(x_cadr$q),
-        .clock(x_cadr$clock)
-    );
-    fanin_x_c x_c(
-        .d(x_c$d),
-        .q(x_c$q),
-        .clock(x_c$clock)
-    );
-    fanin_xo_v xo_v(
-        .d(xo_v$d),
-        .q(xo_v$q),
-        .clock(xo_v$clock)
-    );
-    fanin_q_qf_p q_qf_p(
-        .d(q_qf_p$d),
-        .q(q_qf_p$q),
-        .clock(q_qf_p$clock)
-    );
-    fanin_q_qf_m q_qf_m(
-        .d(q_qf_m$d),
-        .q(q_qf_m$q),
-        .clock(q_qf_m$clock)
-    );
-    fanin_q_bi q_bi(
-        .d(q_bi$d),
-        .q(q_bi$q),
-        .clock(q_bi$clock)
-    );
-    fanin_q_bd q_bd(
-        .d(q_bd$d),
-        .q(q_bd$q),
-        .clock(q_bd$clock)
-    );
-    fanin_dx_f dx_f(
-        .d(dx_f$d),
-        .q(dx_f$q),
-        .clock(dx_f$clock)
-    );
-    fanin_dx_ji dx_ji(
-        .d(dx_ji$d),
-        .q(dx_ji$q),
-        .clock(dx_ji$clock)
-    );
-    fanin_dx_cadr dx_cadr(
-        .d(dx_cadr$d),
-        .q(dx_cadr$q),
-        .clock(dx_cadr$clock)
-    );
-    fanin_dx_c dx_c(
-        .d(dx_c$d),
-        .q(dx_c$q),
-        .clock(dx_c$clock)
+    fanin_hand hand(
+        .done_now(hand$done_now),
+        .done_if_room(hand$done_if_room),
+        .b_idle(hand$b_idle),
+        .pmask(hand$pmask),
+        .tx_rdy$0(hand$tx_rdy$0),
+        .tx_rdy$1(hand$tx_rdy$1),
+        .tx_rdy$2(hand$tx_rdy$2),
+        .tx_rdy$3(hand$tx_rdy$3),
+        .item_v(hand$item_v),
+        .item_psd(hand$item_psd),
+        .look_v(hand$look_v),
+        .look_ne(hand$look_ne),
+        .look_old(hand$look_old),
+        .x_join(hand$x_join),
+        .sess_busy(hand$sess_busy),
+        .xstate(hand$xstate),
+        .all_rdy(hand$all_rdy),
+        .b_done(hand$b_done),
+        .b_free(hand$b_free),
+        .sq_ld(hand$sq_ld),
+        .lk_go(hand$lk_go),
+        .lk_free(hand$lk_free)
     );
     fanin_look look(
         .clock(look$clock),
@@ -2152,6 +2123,71 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .sbq_q(look$sbq_q),
         .soq_q(look$soq_q)
     );
+    fanin_xstate xstate(
+        .d(xstate$d),
+        .q(xstate$q),
+        .clock(xstate$clock)
+    );
+    fanin_x_m x_m(
+        .d(x_m$d),
+        .q(x_m$q),
+        .clock(x_m$clock)
+    );
+    fanin_x_newbm x_newbm(
+        .d(x_newbm$d),
+        .q(x_newbm$q),
+        .clock(x_newbm$clock)
+    );
+    fanin_x_mflags x_mflags(
+        .d(x_mflags$d),
+        .q(x_mflags$q),
+        .clock(x_mflags$clock)
+    );
+    fanin_x_sflags x_sflags(
+        .d(x_sflags$d),
+        .q(x_sflags$q),
+        .clock(x_sflags$clock)
+    );
+    fanin_x_rows_m x_rows_m(
+        .d(x_rows_m$d),
+        .q(x_rows_m$q),
+        .clock(x_rows_m$clock)
+    );
+    fanin_xp_f xp_f(
+        .d(xp_f$d),
+        .q(xp_f$q),
+        .clock(xp_f$clock)
+    );
+    fanin_x_je x_je(
+        .d(x_je$d),
+        .q(x_je$q),
+        .clock(x_je$clock)
+    );
+    fanin_x_jep x_jep(
+        .d(x_jep$d),
+        .q(x_jep$q),
+        .clock(x_jep$clock)
+    );
+    fanin_x_ji x_ji(
+        .d(x_ji$d),
+        .q(x_ji$q),
+        .clock(x_ji$clock)
+    );
+    fanin_x_cadr x_cadr(
+        .d(x_cadr$d),
+        .q(x_cadr$q),
+        .clock(x_cadr$clock)
+    );
+    fanin_x_c x_c(
+        .d(x_c$d),
+        .q(x_c$q),
+        .clock(x_c$clock)
+    );
+    fanin_x_join x_join(
+        .d(x_join$d),
+        .q(x_join$q),
+        .clock(x_join$clock)
+    );
     fanin_pred pred(
         .m(pred$m),
         .sj(pred$sj),
@@ -2186,46 +2222,93 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .c(pred$c),
         .partial(pred$partial)
     );
-    fanin_cha_q cha_q(
-        .d(cha_q$d),
-        .q(cha_q$q),
-        .clock(cha_q$clock)
+    fanin_q_c q_c(
+        .d(q_c$d),
+        .q(q_c$q),
+        .clock(q_c$clock)
     );
-    fanin_item item(
-        .clock(item$clock),
-        .rst(item$rst),
-        .dec_go(item$dec_go),
-        .ac_go(item$ac_go),
-        .mc(item$mc),
-        .mc_ji(item$mc_ji),
-        .mc_rly(item$mc_rly),
-        .drain(item$drain),
-        .jc(item$jc),
-        .c_waddr(item$c_waddr),
-        .c_wdata(item$c_wdata),
-        .c_we(item$c_we),
-        .ld(item$ld),
-        .ld_o(item$ld_o),
-        .v_q(item$v_q),
-        .psd_q(item$psd_q),
-        .sq_q(item$sq_q),
-        .o_q(item$o_q),
-        .pp_mac_q$0(item$pp_mac_q$0),
-        .pp_mac_q$1(item$pp_mac_q$1),
-        .pp_mac_q$2(item$pp_mac_q$2),
-        .pp_mac_q$3(item$pp_mac_q$3),
-        .pp_ip_q$0(item$pp_ip_q$0),
-        .pp_ip_q$1(item$pp_ip_q$1),
-        .pp_ip_q$2(item$pp_ip_q$2),
-        .pp_ip_q$3(item$pp_ip_q$3),
-        .pp_udp_q$0(item$pp_udp_q$0),
-        .pp_udp_q$1(item$pp_udp_q$1),
-        .pp_udp_q$2(item$pp_udp_q$2),
-        .pp_udp_q$3(item$pp_udp_q$3),
-        .pp_child_q$0(item$pp_child_q$0),
-        .pp_child_q$1(item$pp_child_q$1),
-        .pp_child_q$2(item$pp_child_q$2),
-        .pp_child_q$3(item$pp_child_q$3)
+    fanin_q_qfull q_qfull(
+        .d(q_qfull$d),
+        .q(q_qfull$q),
+        .clock(q_qfull$clock)
+    );
+    fanin_q_partial q_partial(
+        .d(q_partial$d),
+        .q(q_partial$q),
+        .clock(q_partial$clock)
+    );
+    fanin_q_rows q_rows(
+        .d(q_rows$d),
+        .q(q_rows$q),
+        .clock(q_rows$clock)
+    );
+    fanin_q_rle1 q_rle1(
+        .d(q_rle1$d),
+        .q(q_rle1$q),
+        .clock(q_rle1$clock)
+    );
+    fanin_q_qf_p q_qf_p(
+        .d(q_qf_p$d),
+        .q(q_qf_p$q),
+        .clock(q_qf_p$clock)
+    );
+    fanin_q_qf_m q_qf_m(
+        .d(q_qf_m$d),
+        .q(q_qf_m$q),
+        .clock(q_qf_m$clock)
+    );
+    fanin_q_bi q_bi(
+        .d(q_bi$d),
+        .q(q_bi$q),
+        .clock(q_bi$clock)
+    );
+    fanin_q_bd q_bd(
+        .d(q_bd$d),
+        .q(q_bd$q),
+        .clock(q_bd$clock)
+    );
+    fanin_dsel dsel(
+        .clock(dsel$clock),
+        .go(dsel$go),
+        .ptype(dsel$ptype),
+        .flags(dsel$flags),
+        .inner(dsel$inner),
+        .sessions(dsel$sessions),
+        .c(dsel$c),
+        .qf(dsel$qf),
+        .ev_q(dsel$ev_q),
+        .act_q(dsel$act_q),
+        .aop_q(dsel$aop_q),
+        .cpl_q(dsel$cpl_q),
+        .merge_q(dsel$merge_q),
+        .rok_q(dsel$rok_q),
+        .why_q(dsel$why_q),
+        .hup_q(dsel$hup_q)
+    );
+    fanin_xo_v xo_v(
+        .d(xo_v$d),
+        .q(xo_v$q),
+        .clock(xo_v$clock)
+    );
+    fanin_dx_f dx_f(
+        .d(dx_f$d),
+        .q(dx_f$q),
+        .clock(dx_f$clock)
+    );
+    fanin_dx_ji dx_ji(
+        .d(dx_ji$d),
+        .q(dx_ji$q),
+        .clock(dx_ji$clock)
+    );
+    fanin_dx_cadr dx_cadr(
+        .d(dx_cadr$d),
+        .q(dx_cadr$q),
+        .clock(dx_cadr$clock)
+    );
+    fanin_dx_c dx_c(
+        .d(dx_c$d),
+        .q(dx_c$q),
+        .clock(dx_c$clock)
     );
     fanin_loads loads(
         .act(loads$act),
@@ -2281,163 +2364,41 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .ac_o(loads$ac_o),
         .sf_o(loads$sf_o)
     );
-    fanin_state state(
-        .d(state$d),
-        .q(state$q),
-        .clock(state$clock)
-    );
-    fanin_sel sel(
-        .d(sel$d),
-        .q(sel$q),
-        .clock(sel$clock)
-    );
-    fanin_last last(
-        .d(last$d),
-        .q(last$q),
-        .clock(last$clock)
-    );
-    fanin_hdr hdr(
-        .d(hdr$d),
-        .q(hdr$q),
-        .clock(hdr$clock)
-    );
-    fanin_pr_f pr_f(
-        .d(pr_f$d),
-        .q(pr_f$q),
-        .clock(pr_f$clock)
-    );
-    fanin_pc_popok pc_popok(
-        .d(pc_popok$d),
-        .q(pc_popok$q),
-        .clock(pc_popok$clock)
-    );
-    fanin_pc_non_ip pc_non_ip(
-        .d(pc_non_ip$d),
-        .q(pc_non_ip$q),
-        .clock(pc_non_ip$clock)
-    );
-    fanin_pc_ip_bad pc_ip_bad(
-        .d(pc_ip_bad$d),
-        .q(pc_ip_bad$q),
-        .clock(pc_ip_bad$clock)
-    );
-    fanin_pc_route pc_route(
-        .d(pc_route$d),
-        .q(pc_route$q),
-        .clock(pc_route$clock)
-    );
-    fanin_pc_bad pc_bad(
-        .d(pc_bad$d),
-        .q(pc_bad$q),
-        .clock(pc_bad$clock)
-    );
-    fanin_pc_wbad pc_wbad(
-        .d(pc_wbad$d),
-        .q(pc_wbad$q),
-        .clock(pc_wbad$clock)
-    );
-    fanin_pc_arp pc_arp(
-        .d(pc_arp$d),
-        .q(pc_arp$q),
-        .clock(pc_arp$clock)
-    );
-    fanin_pc_count pc_count(
-        .d(pc_count$d),
-        .q(pc_count$q),
-        .clock(pc_count$clock)
-    );
-    fanin_cls cls(
-        .non_ip(cls$non_ip),
-        .arp(cls$arp),
-        .ip_bad(cls$ip_bad),
-        .route(cls$route),
-        .bad(cls$bad),
-        .wire_bad(cls$wire_bad),
-        .pop_ok(cls$pop_ok),
-        .kind(cls$kind)
-    );
-    fanin_pc_pop pc_pop(
-        .d(pc_pop$d),
-        .q(pc_pop$q),
-        .clock(pc_pop$clock)
-    );
-    fanin_q_c q_c(
-        .d(q_c$d),
-        .q(q_c$q),
-        .clock(q_c$clock)
-    );
-    fanin_q_qfull q_qfull(
-        .d(q_qfull$d),
-        .q(q_qfull$q),
-        .clock(q_qfull$clock)
-    );
-    fanin_q_partial q_partial(
-        .d(q_partial$d),
-        .q(q_partial$q),
-        .clock(q_partial$clock)
-    );
-    fanin_q_s q_s(
-        .d(q_s$d),
-        .q(q_s$q),
-        .clock(q_s$clock)
-    );
-    fanin_q_sj q_sj(
-        .d(q_sj$d),
-        .q(q_sj$q),
-        .clock(q_sj$clock)
-    );
-    fanin_len len(
-        .d(len$d),
-        .q(len$q),
-        .clock(len$clock)
-    );
-    fanin_row0 row0(
-        .d(row0$d),
-        .q(row0$q),
-        .clock(row0$clock)
-    );
-    fanin_nrows nrows(
-        .d(nrows$d),
-        .q(nrows$q),
-        .clock(nrows$clock)
-    );
-    fanin_ji ji(
-        .d(ji$d),
-        .q(ji$q),
-        .clock(ji$clock)
-    );
-    fanin_pbram pbram(
-        .clock(pbram$clock),
-        .waddr(pbram$waddr),
-        .wdata(pbram$wdata),
-        .we(pbram$we),
-        .raddr(pbram$raddr),
-        .rdata(pbram$rdata)
-    );
-    fanin_pba_q pba_q(
-        .d(pba_q$d),
-        .q(pba_q$q),
-        .clock(pba_q$clock)
-    );
-    fanin_tage tage(
-        .d(tage$d),
-        .q(tage$q),
-        .clock(tage$clock)
-    );
-    fanin_cadr cadr(
-        .d(cadr$d),
-        .q(cadr$q),
-        .clock(cadr$clock)
-    );
-    fanin_e_scan e_scan(
-        .d(e_scan$d),
-        .q(e_scan$q),
-        .clock(e_scan$clock)
-    );
-    fanin_now_r now_r(
-        .d(now_r$d),
-        .q(now_r$q),
-        .clock(now_r$clock)
+    fanin_item item(
+        .clock(item$clock),
+        .rst(item$rst),
+        .dec_go(item$dec_go),
+        .ac_go(item$ac_go),
+        .mc(item$mc),
+        .mc_ji(item$mc_ji),
+        .mc_rly(item$mc_rly),
+        .drain(item$drain),
+        .jc(item$jc),
+        .c_waddr(item$c_waddr),
+        .c_wdata(item$c_wdata),
+        .c_we(item$c_we),
+        .ld(item$ld),
+        .ld_o(item$ld_o),
+        .v_q(item$v_q),
+        .psd_q(item$psd_q),
+        .sq_q(item$sq_q),
+        .o_q(item$o_q),
+        .pp_mac_q$0(item$pp_mac_q$0),
+        .pp_mac_q$1(item$pp_mac_q$1),
+        .pp_mac_q$2(item$pp_mac_q$2),
+        .pp_mac_q$3(item$pp_mac_q$3),
+        .pp_ip_q$0(item$pp_ip_q$0),
+        .pp_ip_q$1(item$pp_ip_q$1),
+        .pp_ip_q$2(item$pp_ip_q$2),
+        .pp_ip_q$3(item$pp_ip_q$3),
+        .pp_udp_q$0(item$pp_udp_q$0),
+        .pp_udp_q$1(item$pp_udp_q$1),
+        .pp_udp_q$2(item$pp_udp_q$2),
+        .pp_udp_q$3(item$pp_udp_q$3),
+        .pp_child_q$0(item$pp_child_q$0),
+        .pp_child_q$1(item$pp_child_q$1),
+        .pp_child_q$2(item$pp_child_q$2),
+        .pp_child_q$3(item$pp_child_q$3)
     );
     fanin_back back(
         .clock(back$clock),
@@ -2500,37 +2461,25 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .w_we(back$w_we),
         .w_row(back$w_row)
     );
-    fanin_chram2 chram2(
-        .clock(chram2$clock),
-        .waddr(chram2$waddr),
-        .wdata(chram2$wdata),
-        .we(chram2$we),
-        .raddr(chram2$raddr),
-        .rdata(chram2$rdata)
+    fanin_bq_inc bq_inc(
+        .d(bq_inc$d),
+        .q(bq_inc$q),
+        .clock(bq_inc$clock)
     );
-    fanin_timer timer(
-        .clock(timer$clock),
-        .rst(timer$rst),
-        .tick_div(timer$tick_div),
-        .adv(timer$adv),
-        .start(timer$start),
-        .c_set(timer$c_set),
-        .c_clr(timer$c_clr),
-        .now_q(timer$now_q),
-        .sweep_on_q(timer$sweep_on_q),
-        .sweep_el_q(timer$sweep_el_q),
-        .scan_ptr_q(timer$scan_ptr_q),
-        .scan_c_q(timer$scan_c_q)
+    fanin_bq_dec bq_dec(
+        .d(bq_dec$d),
+        .q(bq_dec$q),
+        .clock(bq_dec$clock)
     );
-    fanin_scan_turn scan_turn(
-        .d(scan_turn$d),
-        .q(scan_turn$q),
-        .clock(scan_turn$clock)
+    fanin_bq_hwc bq_hwc(
+        .d(bq_hwc$d),
+        .q(bq_hwc$q),
+        .clock(bq_hwc$clock)
     );
-    fanin_x_join x_join(
-        .d(x_join$d),
-        .q(x_join$q),
-        .clock(x_join$clock)
+    fanin_bq_j bq_j(
+        .d(bq_j$d),
+        .q(bq_j$q),
+        .clock(bq_j$clock)
     );
     fanin_hu_v hu_v(
         .d(hu_v$d),
@@ -2547,10 +2496,39 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(hu_b$q),
         .clock(hu_b$clock)
     );
+    fanin_jc_pend jc_pend(
+        .d(jc_pend$d),
+        .q(jc_pend$q),
+        .clock(jc_pend$clock)
+    );
+    fanin_jc_i jc_i(
+        .d(jc_i$d),
+        .q(jc_i$q),
+        .clock(jc_i$clock)
+    );
+    fanin_jc_q jc_q(
+        .d(jc_q$d),
+        .q(jc_q$q),
+        .clock(jc_q$clock)
+    );
+    fanin_jc2 jc2(
+        .d(jc2$d),
+        .q(jc2$q),
+        .clock(jc2$clock)
+    );
+    fanin_jc_bq jc_bq(
+        .d(jc_bq$d),
+        .q(jc_bq$q),
+        .clock(jc_bq$clock)
+    );
+    fanin_jgen jgen(
+        .d(jgen$d),
+        .q(jgen$q),
+        .clock(jgen$clock)
+    );
     
     // Update code
     always @(*) begin
-        q_s$clock = clock;
         xstate$clock = clock;
         x_m$clock = clock;
         x_newbm$clock = clock;
@@ -2562,65 +2540,35 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_jep$clock = clock;
         x_ji$clock = clock;
         x_cadr$clock = clock;
-        xo_v$clock = clock;
+        x_c$clock = clock;
+        x_join$clock = clock;
+        q_c$clock = clock;
+        q_qfull$clock = clock;
+        q_partial$clock = clock;
+        q_rows$clock = clock;
+        q_rle1$clock = clock;
         q_qf_p$clock = clock;
         q_qf_m$clock = clock;
         q_bi$clock = clock;
         q_bd$clock = clock;
+        xo_v$clock = clock;
         dx_f$clock = clock;
         dx_ji$clock = clock;
         dx_cadr$clock = clock;
-        cha_q$clock = clock;
-        state$clock = clock;
-        sel$clock = clock;
-        last$clock = clock;
-        hdr$clock = clock;
-        pr_f$clock = clock;
-        pc_popok$clock = clock;
-        pc_non_ip$clock = clock;
-        pc_arp$clock = clock;
-        pc_ip_bad$clock = clock;
-        pc_route$clock = clock;
-        pc_bad$clock = clock;
-        pc_wbad$clock = clock;
-        pc_count$clock = clock;
-        pc_pop$clock = clock;
-        q_qfull$clock = clock;
-        q_partial$clock = clock;
-        q_sj$clock = clock;
-        len$clock = clock;
-        row0$clock = clock;
-        nrows$clock = clock;
-        ji$clock = clock;
-        pba_q$clock = clock;
-        tage$clock = clock;
-        cadr$clock = clock;
-        e_scan$clock = clock;
-        now_r$clock = clock;
-        scan_turn$clock = clock;
-        la_chk$clock = clock;
-        jgen$clock = clock;
-        own_age$clock = clock;
-        q_rows$clock = clock;
-        q_rle1$clock = clock;
-        sage$clock = clock;
+        dx_c$clock = clock;
         bq_inc$clock = clock;
         bq_dec$clock = clock;
         bq_hwc$clock = clock;
         bq_j$clock = clock;
-        jc_q$clock = clock;
-        jc_pend$clock = clock;
-        jc_i$clock = clock;
-        jc2$clock = clock;
-        jc_bq$clock = clock;
-        x_join$clock = clock;
         hu_v$clock = clock;
         hu_j$clock = clock;
         hu_b$clock = clock;
-        q_c$clock = clock;
-        x_c$clock = clock;
-        dx_c$clock = clock;
-        q_s$d = q_s$q;
+        jc_pend$clock = clock;
+        jc_i$clock = clock;
+        jc_q$clock = clock;
+        jc2$clock = clock;
+        jc_bq$clock = clock;
+        jgen$clock = clock;
         xstate$d = xstate$q;
         x_m$d = x_m$q;
         x_newbm$d = x_newbm$q;
@@ -2632,64 +2580,35 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_jep$d = x_jep$q;
         x_ji$d = x_ji$q;
         x_cadr$d = x_cadr$q;
-        xo_v$d = xo_v$q;
+        x_c$d = x_c$q;
+        x_join$d = x_join$q;
+        q_c$d = q_c$q;
+        q_qfull$d = q_qfull$q;
+        q_partial$d = q_partial$q;
+        q_rows$d = q_rows$q;
+        q_rle1$d = q_rle1$q;
         q_qf_p$d = q_qf_p$q;
         q_qf_m$d = q_qf_m$q;
         q_bi$d = q_bi$q;
         q_bd$d = q_bd$q;
+        xo_v$d = xo_v$q;
         dx_f$d = dx_f$q;
         dx_ji$d = dx_ji$q;
         dx_cadr$d = dx_cadr$q;
-        cha_q$d = cha_q$q;
-        state$d = state$q;
-        sel$d = sel$q;
-        last$d = last$q;
-        hdr$d = hdr$q;
-        pr_f$d = pr_f$q;
-        pc_popok$d = pc_popok$q;
-        pc_non_ip$d = pc_non_ip$q;
-        pc_arp$d = pc_arp$q;
-        pc_ip_bad$d = pc_ip_bad$q;
-        pc_route$d = pc_route$q;
-        pc_bad$d = pc_bad$q;
-        pc_wbad$d = pc_wbad$q;
-        pc_count$d = pc_count$q;
-        pc_pop$d = pc_pop$q;
-        q_qfull$d = q_qfull$q;
-        q_partial$d = q_partial$q;
-        q_sj$d = q_sj$q;
-        len$d = len$q;
-        row0$d = row0$q;
-        nrows$d = nrows$q;
-        ji$d = ji$q;
-        pba_q$d = pba_q$q;
-        tage$d = tage$q;
-        cadr$d = cadr$q;
-        e_scan$d = e_scan$q;
-        now_r$d = now_r$q;
-        scan_turn$d = scan_turn$q;
-        la_chk$d = la_chk$q;
-        jgen$d = jgen$q;
-        own_age$d = own_age$q;
-        q_rows$d = q_rows$q;
-        q_rle1$d = q_rle1$q;
-        sage$d = sage$q;
+        dx_c$d = dx_c$q;
         bq_inc$d = bq_inc$q;
         bq_dec$d = bq_dec$q;
         bq_hwc$d = bq_hwc$q;
         bq_j$d = bq_j$q;
-        jc_q$d = jc_q$q;
-        jc_pend$d = jc_pend$q;
-        jc_i$d = jc_i$q;
-        jc2$d = jc2$q;
-        jc_bq$d = jc_bq$q;
-        x_join$d = x_join$q;
         hu_v$d = hu_v$q;
         hu_j$d = hu_j$q;
         hu_b$d = hu_b$q;
-        q_c$d = q_c$q;
-        x_c$d = x_c$q;
-        dx_c$d = dx_c$q;
+        jc_pend$d = jc_pend$q;
+        jc_i$d = jc_i$q;
+        jc_q$d = jc_q$q;
+        jc2$d = jc2$q;
+        jc_bq$d = jc_bq$q;
+        jgen$d = jgen$q;
         meta$clock = clock;
         meta$rst = rst;
         jram$clock = clock;
@@ -2701,24 +2620,11 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         timer$clock = clock;
         timer$rst = rst;
         timer$tick_div = csr$tick_div;
-        timer$adv = 1'b0;
-        timer$start = 1'b0;
-        timer$c_set = 1'b0;
-        timer$c_clr = 1'b0;
-        all_rdy = 1'b1;
-        if (back$pmask_q[0] & ~tx$0$ready) begin
-            all_rdy = 1'b0;
-        end
-        if (back$pmask_q[1] & ~tx$1$ready) begin
-            all_rdy = 1'b0;
-        end
-        if (back$pmask_q[2] & ~tx$2$ready) begin
-            all_rdy = 1'b0;
-        end
-        if (back$pmask_q[3] & ~tx$3$ready) begin
-            all_rdy = 1'b0;
-        end
-        arp_lay$req = hdr$q[(32'h0)+:(512)];
+        timer$adv = front$t_adv;
+        timer$start = front$t_start;
+        timer$c_set = front$t_cset;
+        timer$c_clr = front$t_cclr;
+        arp_lay$req = front$hdr_q[(32'h0)+:(512)];
         arp_lay$mac = csr$me_mac;
         arp_lay$ip = csr$me_ip;
         rx$0$clock = clock;
@@ -2831,70 +2737,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         parser$me_port = csr$me_port;
         parser$udp_ok = pick$la_udp_q;
         parser$ip_ok = pick$la_ip_q;
-        cls$non_ip = pc_non_ip$q;
-        cls$arp = pc_arp$q;
-        cls$ip_bad = pc_ip_bad$q;
-        cls$route = pc_route$q;
-        cls$bad = pc_bad$q;
-        cls$wire_bad = pc_wbad$q;
-        la_chk$d = parser$c_terms;
-        cls$pop_ok = pc_popok$q;
-        pr_kind = cls$kind;
-        rpm = 32'h0;
-        if (lookup$rone$0) begin
-            rpm = rpm | csr$route_pm$0;
-        end
-        if (lookup$rone$1) begin
-            rpm = rpm | csr$route_pm$1;
-        end
-        if (lookup$rone$2) begin
-            rpm = rpm | csr$route_pm$2;
-        end
-        if (lookup$rone$3) begin
-            rpm = rpm | csr$route_pm$3;
-        end
-        if (lookup$rone$4) begin
-            rpm = rpm | csr$route_pm$4;
-        end
-        if (lookup$rone$5) begin
-            rpm = rpm | csr$route_pm$5;
-        end
-        if (lookup$rone$6) begin
-            rpm = rpm | csr$route_pm$6;
-        end
-        if (lookup$rone$7) begin
-            rpm = rpm | csr$route_pm$7;
-        end
-        if (lookup$rone$8) begin
-            rpm = rpm | csr$route_pm$8;
-        end
-        if (lookup$rone$9) begin
-            rpm = rpm | csr$route_pm$9;
-        end
-        if (lookup$rone$10) begin
-            rpm = rpm | csr$route_pm$10;
-        end
-        if (lookup$rone$11) begin
-            rpm = rpm | csr$route_pm$11;
-        end
-        if (lookup$rone$12) begin
-            rpm = rpm | csr$route_pm$12;
-        end
-        if (lookup$rone$13) begin
-            rpm = rpm | csr$route_pm$13;
-        end
-        if (lookup$rone$14) begin
-            rpm = rpm | csr$route_pm$14;
-        end
-        if (lookup$rone$15) begin
-            rpm = rpm | csr$route_pm$15;
-        end
-        if (look$v_q) begin
-            jram$raddr = ((ji$q) & 24'hffffff);
-        end
-        else begin
-            jram$raddr = ((lookup$jsel) & 24'hffffff);
-        end
         jcg = jc_q$q | sess$epoch_move;
         if (sess$epoch_move) begin
             jcx = sess$entry;
@@ -2904,20 +2746,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         jram$waddr = ((jcx) & 24'hffffff);
         jram$we = 32'h0;
-        if (own_age$q != 32'h2) begin
-            own_age$d = own_age$q + 32'h1;
-        end
-        chaddr = cha_q$q;
-        pbaddr = pba_q$q;
-        meta$raddr = cadr$q;
-        meta$waddr = cadr$q;
-        meta$wdata = 32'h0;
+        jram$raddr = front$j_raddr;
+        chram$raddr = front$ch_raddr;
+        pbram$raddr = front$pb_raddr;
+        meta$raddr = front$m_raddr;
+        meta$waddr = front$cadr_q;
+        meta$wdata = front$m_wdata;
         meta$we = 32'h0;
-        m = meta$m;
-        m_jidx = m[(32'h8)+:(8)];
+        if (front$m_we) begin
+            meta$we = 32'h1;
+        end
         pred$m = meta$m;
         pred$sj = jram$rdata;
-        pred$e_scan = e_scan$q;
+        pred$e_scan = front$e_scan_q;
         pred$x_ji = x_ji$q;
         pred$jep = look$jep_q;
         pred$f = xp_f$q;
@@ -2933,30 +2774,43 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pred$soq = look$soq_q;
         pred$sel = x_c$q[(64'h20)+:(4)];
         pred$lanes = c_lanes;
-        pred$sage = sage$q;
-        pred$tage = tage$q;
+        pred$sage = front$sage_q;
+        pred$tage = front$tage_q;
         bz_inc = 1'b0;
-        bz_dec = 1'b0;
-        bz_j = ji$q;
-        jc = 1'b0;
-        dbg_valid = 1'b0;
-        dbg_kind = 32'h0;
-        dbg_arg = 32'h0;
-        dbg_tick = timer$now_q;
-        ev = 32'h0;
-        ev_b = 32'h0;
+        bz_dec = front$bz_dec;
+        bz_j = front$bz_j;
         hwc = 1'b0;
+        ev = front$ev;
+        ev_b = 32'h0;
+        dbg_valid = front$dbg_valid;
+        dbg_kind = front$dbg_kind;
+        dbg_arg = front$dbg_arg;
+        dbg_tick = timer$now_q;
         back$clock = clock;
-        back$room = all_rdy;
+        back$room = hand$all_rdy;
         back$ch_data = chram2$rdata;
         chram2$raddr = back$ch_addr;
         back$rx_data$0 = rx$0$r_data;
         back$rx_data$1 = rx$1$r_data;
         back$rx_data$2 = rx$2$r_data;
         back$rx_data$3 = rx$3$r_data;
-        b_done = back$done_now | (back$done_if_room & all_rdy);
-        b_free = back$idle | b_done;
-        if (b_done & back$rel_q) begin
+        hand$done_now = back$done_now;
+        hand$done_if_room = back$done_if_room;
+        hand$b_idle = back$idle;
+        hand$pmask = back$pmask_q;
+        hand$tx_rdy$0 = tx$0$ready;
+        hand$tx_rdy$1 = tx$1$ready;
+        hand$tx_rdy$2 = tx$2$ready;
+        hand$tx_rdy$3 = tx$3$ready;
+        hand$item_v = item$v_q;
+        hand$item_psd = item$psd_q;
+        hand$look_v = look$v_q;
+        hand$look_ne = look$ne_q;
+        hand$look_old = look$old_q;
+        hand$x_join = x_join$q;
+        hand$sess_busy = sess$busy;
+        hand$xstate = xstate$q;
+        if (hand$b_done & back$rel_q) begin
             if (back$sel_q == c_idx4$0) begin
                 rx$0$rel = 1'b1;
             end
@@ -2973,25 +2827,25 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (back$push_mc) begin
             ev_b = ev_results_sent;
         end
-        h_go = 1'b0;
-        h_st = BackState$Idle;
-        back$f_sel = sel$q;
-        back$f_row0 = row0$q;
-        back$f_nrows = nrows$q;
-        back$f_rel = ~e_scan$q;
-        back$f_hdr = hdr$q[(32'h0)+:(512)];
-        back$f_len = len$q;
-        back$f_item = 1'b0;
-        back$f_enr = 32'h0;
-        back$f_more = 1'b0;
-        back$f_last = 1'b0;
-        back$f_pmask = 32'h0;
-        back$f_orig = 1'b0;
-        back$f_slot = 1'b0;
-        back$f_cadr = cadr$q;
+        back$f_go = front$h_go;
+        back$f_st = front$h_st;
+        back$f_rl = q_rle1$q;
+        back$f_sel = front$sel_q;
+        back$f_row0 = front$row0_q;
+        back$f_nrows = front$nrows_q;
+        back$f_rel = ~front$e_scan_q;
+        back$f_hdr = front$f_hdr;
+        back$f_len = front$f_len;
+        back$f_item = front$f_item;
+        back$f_enr = front$f_enr;
+        back$f_more = front$f_more;
+        back$f_last = front$f_last;
+        back$f_pmask = front$f_pmask;
+        back$f_orig = front$f_orig;
+        back$f_slot = front$f_slot;
+        back$f_cadr = front$cadr_q;
         back$f_o = loads$sf_o;
-        sq_ld = item$v_q & b_free & item$psd_q;
-        back$l_go = sq_ld;
+        back$l_go = hand$sq_ld;
         back$l_item = item$sq_q;
         back$l_o = item$o_q;
         back$l_pp_mac$0 = item$pp_mac_q$0;
@@ -3010,7 +2864,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         back$l_pp_ip$3 = item$pp_ip_q$3;
         back$l_pp_udp$3 = item$pp_udp_q$3;
         back$l_pp_child$3 = item$pp_child_q$3;
-        item$drain = sq_ld;
+        item$drain = hand$sq_ld;
         item$dec_go = 1'b0;
         item$ac_go = 1'b0;
         item$mc = 1'b0;
@@ -3018,207 +2872,14 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         item$mc_rly = dsel$act_q == Action$Relay;
         item$ld = item$sq_q;
         item$ld_o = item$o_q;
-        pick_now = 1'b0;
-        jc_hold = jc_pend$q | jc_q$q | sess$busy | sess$epoch_move;
-        lk_go = look$v_q & ~x_join$q & ~sess$busy & ((xstate$q == DecState$Idle) | (((xstate$q == DecState$Decide) | ((xstate$q == DecState$DSel) & look$ne_q & look$old_q)) & (~item$v_q | sq_ld)));
-        lk_free = ~look$v_q | lk_go;
-        look$go = lk_go;
-        look$load = 1'b0;
-        pick_ok = pick$pk_any_q & pick$la_ok & ~jc_hold & ~(timer$sweep_on_q & lookup$own_q & (own_age$q == 32'h2) & scan_turn$q);
-        case (state$q)
-            FrontState$Idle:
-                begin
-                    if (jc_pend$q) begin
-                        if ((xstate$q == DecState$Idle) & ~look$v_q & ~sess$busy) begin
-                            jc = 1'b1;
-                            jc_pend$d = 1'b0;
-                            dbg_valid = 1'b1;
-                            dbg_kind = 32'h2;
-                            dbg_arg = ((jc_i$q) & 32'hffffffff);
-                        end
-                    end
-                    else if (pick_ok) begin
-                        pick_now = 1'b1;
-                    end
-                    else if (timer$sweep_on_q & lookup$own_q & (own_age$q == 32'h2) & ~jc_hold & (xstate$q == DecState$Idle) & ~look$v_q) begin
-                        scan_turn$d = 1'b0;
-                        now_r$d = timer$now_q;
-                        x_c$d[(64'h0)+:(32)] = timer$now_q;
-                        e_scan$d = 1'b1;
-                        timer$c_clr = 1'b1;
-                        cadr$d = timer$scan_ptr_q << 32'h1;
-                        dbg_valid = 1'b1;
-                        dbg_kind = 32'h1;
-                        dbg_arg = ((timer$scan_ptr_q) & 32'hffffffff);
-                        state$d = FrontState$Scan;
-                    end
-                    if (timer$sweep_on_q & ~lookup$own_q & (own_age$q == 32'h2) & ~jc_hold) begin
-                        own_age$d = 32'h0;
-                        timer$adv = 1'b1;
-                    end
-                end
-            FrontState$Prep2:
-                begin
-                    pc_non_ip$d = (la_chk$q & t_non_ip) != 32'h0;
-                    pc_arp$d = (la_chk$q & t_arp) == t_arp;
-                    pc_ip_bad$d = (la_chk$q & t_ip_bad) != 32'h0;
-                    pc_route$d = (la_chk$q & t_route) != 32'h0;
-                    pc_bad$d = (la_chk$q & t_bad) != 32'h0;
-                    pc_wbad$d = (la_chk$q & t_wire_bad) != 32'h0;
-                    pc_popok$d = pc_pop$q == pc_count$q;
-                    state$d = FrontState$Parse;
-                end
-            FrontState$Parse:
-                begin
-                    if (lk_free) begin
-                        ji$d = lookup$jsel;
-                        chaddr = (((lookup$jsel) & 24'hffffff) << c_mclog) | (((pr_f$q[(64'h58)+:(8)]) & 24'hffffff) & c_mcmask);
-                        cha_q$d = chaddr;
-                        pbaddr = (((lookup$jsel) & 24'hffffff) << 32'h3) | ((sel$q) & 24'hffffff);
-                        pba_q$d = pbaddr;
-                        cadr$d = lookup$slot | ((lookup$ci) & 24'hffffff);
-                        meta$raddr = lookup$slot | ((lookup$ci) & 24'hffffff);
-                        jram$raddr = ((lookup$jsel) & 24'hffffff);
-                    end
-                    if ((pr_kind == FrameClass$Fanin) & lookup$jhit_q) begin
-                        if (lk_free) begin
-                            look$load = 1'b1;
-                            state$d = FrontState$Idle;
-                            if (~jc_pend$q & pick_ok) begin
-                                pick_now = 1'b1;
-                            end
-                        end
-                    end
-                    else if (b_free & (xstate$q == DecState$Idle) & ~item$v_q & ~look$v_q) begin
-                        h_go = 1'b1;
-                        h_st = BackState$Release;
-                        state$d = FrontState$Idle;
-                        case (pr_kind)
-                            FrameClass$NonIp:
-                                begin
-                                    ev = ev_non_ip;
-                                end
-                            FrameClass$Arp:
-                                begin
-                                    ev = ev_arp;
-                                    back$f_orig = 1'b1;
-                                    back$f_hdr = arp_lay$y;
-                                    back$f_len = 32'h3c;
-                                    back$f_item = 1'b1;
-                                    back$f_enr = 32'h0;
-                                    back$f_more = 1'b0;
-                                    back$f_last = 1'b0;
-                                    back$f_pmask = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
-                                    h_st = BackState$CopyRows;
-                                end
-                            FrameClass$Malformed:
-                                begin
-                                    ev = ev_malformed;
-                                end
-                            FrameClass$Route:
-                                begin
-                                    if (lookup$rhit_q) begin
-                                        ev = ev_forwarded;
-                                        back$f_orig = 1'b1;
-                                        back$f_item = 1'b1;
-                                        back$f_enr = nrows$q;
-                                        back$f_more = nrows$q != 32'h0;
-                                        back$f_last = nrows$q == 32'h1;
-                                        back$f_pmask = rpm;
-                                        h_st = BackState$CopyRows;
-                                    end
-                                    else begin
-                                        ev = ev_no_route;
-                                    end
-                                end
-                            FrameClass$Fanin:
-                                begin
-                                    ev = ev_unknown_job;
-                                end
-                        endcase
-                    end
-                end
-            FrontState$Scan:
-                begin
-                    state$d = FrontState$SWait;
-                end
-            FrontState$SWait:
-                begin
-                    state$d = FrontState$SLat;
-                end
-            FrontState$SLat:
-                begin
-                    jram$raddr = ((m_jidx) & 24'hffffff);
-                    sage$d = pred$age;
-                    tage$d = x_c$q[(64'h0)+:(32)] - m[(32'hd0)+:(32)];
-                    state$d = FrontState$SPred;
-                end
-            FrontState$SPred:
-                begin
-                    q_sj$d = jram$rdata;
-                    q_s$d = pred$s;
-                    state$d = FrontState$SDec;
-                end
-            FrontState$SDec:
-                begin
-                    state$d = FrontState$SNext;
-                    if (q_s$q[(64'h0)+:(1)]) begin
-                        if (b_free & ~item$v_q) begin
-                            h_go = 1'b1;
-                            h_st = BackState$CopyRows;
-                            back$f_slot = 1'b1;
-                            back$f_item = 1'b1;
-                            ev = ev_timeouts;
-                            meta$wdata = (m & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
-                            meta$we = 32'h1;
-                            back$f_pmask = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
-                            back$f_enr = q_s$q[(64'h5)+:(16)];
-                            back$f_more = q_s$q[(64'h15)+:(1)];
-                            back$f_last = q_s$q[(64'h16)+:(1)];
-                        end
-                        else begin
-                            state$d = FrontState$SDec;
-                        end
-                    end
-                    else if (q_s$q[(64'h1)+:(1)]) begin
-                        ev = ev_reclaims;
-                        meta$wdata = (m & ~mk_meta_state) | ((cs_stale) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-                        meta$we = 32'h1;
-                        bz_dec = 1'b1;
-                        bz_j = m_jidx;
-                    end
-                    else if (q_s$q[(64'h3)+:(1)]) begin
-                        ev = ev_idle_reclaims;
-                        if (q_s$q[(64'h4)+:(1)]) begin
-                            meta$wdata = (m & ~mk_meta_state) | ((cs_stale) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-                        end
-                        else begin
-                            meta$wdata = (m & ~mk_meta_state) | ((cs_free) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
-                        end
-                        meta$we = 32'h1;
-                        bz_dec = 1'b1;
-                        bz_j = m_jidx;
-                    end
-                end
-            FrontState$SNext:
-                begin
-                    if (~timer$scan_c_q) begin
-                        timer$c_set = 1'b1;
-                        cadr$d = (timer$scan_ptr_q << 32'h1) | 32'h1;
-                        state$d = FrontState$Scan;
-                    end
-                    else begin
-                        timer$c_clr = 1'b1;
-                        own_age$d = 32'h0;
-                        timer$adv = 1'b1;
-                        state$d = FrontState$Idle;
-                    end
-                end
-            default:
-                begin
-                    state$d = FrontState$Idle;
-                end
-        endcase
+        look$go = hand$lk_go;
+        look$load = front$look_load;
+        if (front$jc) begin
+            jc_pend$d = 1'b0;
+        end
+        if (front$scan_go) begin
+            x_c$d[(64'h0)+:(32)] = timer$now_q;
+        end
         dec_v = (xstate$q == DecState$Decide) | xo_v$q;
         loads$act = dsel$act_q;
         loads$aop = dsel$aop_q;
@@ -3257,12 +2918,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         loads$ac_block = sess$ac_block;
         loads$ac_entry = sess$entry;
         loads$sm = meta$m;
-        loads$sj = q_sj$q;
-        loads$spartial = q_s$q[(64'h2)+:(1)];
+        loads$sj = front$sj_q;
+        loads$spartial = front$s_q[(64'h2)+:(1)];
         hu_v$d = 1'b0;
         sess$join_go = 1'b0;
         if (dec_v) begin
-            if (~item$v_q | sq_ld) begin
+            if (~item$v_q | hand$sq_ld) begin
                 item$dec_go = 1'b1;
                 if (dx_f$q[(64'h0)+:(8)] == pt_join) begin
                     x_join$d = 1'b0;
@@ -3309,7 +2970,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_rows$d = pred$rows_p;
                     q_rle1$d = pred$rows_p <= 32'h1;
                     xstate$d = DecState$DSel;
-                    x_m$d = m;
+                    x_m$d = meta$m;
                     x_newbm$d = pred$newbm;
                     x_mflags$d = pred$mflags;
                     x_sflags$d = pred$sflags;
@@ -3340,15 +3001,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         xo_v$d = 1'b0;
         look$clock = clock;
         look$rst = rst;
-        look$f = pr_f$q;
-        look$c[(64'h0)+:(32)] = now_r$q;
-        look$c[(64'h20)+:(4)] = sel$q;
-        look$c[(64'h24)+:(512)] = hdr$q[(32'h0)+:(512)];
-        look$c[(64'h224)+:(16)] = len$q;
-        look$c[(64'h234)+:(16)] = row0$q;
-        look$c[(64'h244)+:(16)] = nrows$q;
-        look$ji = ji$q;
-        look$cadr = cadr$q;
+        look$f = front$f_q;
+        look$c[(64'h0)+:(32)] = front$now_q;
+        look$c[(64'h20)+:(4)] = front$sel_q;
+        look$c[(64'h24)+:(512)] = front$hdr_q[(32'h0)+:(512)];
+        look$c[(64'h224)+:(16)] = front$len_q;
+        look$c[(64'h234)+:(16)] = front$row0_q;
+        look$c[(64'h244)+:(16)] = front$nrows_q;
+        look$ji = front$ji_q;
+        look$cadr = front$cadr_q;
         look$x_cadr = x_cadr$q;
         look$jr = jram$rdata;
         look$ch = chram$rdata;
@@ -3408,28 +3069,19 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         look$bq_inc = bq_inc$q;
         look$bq_dec = bq_dec$q;
         look$bq_j = bq_j$q;
-        if (lk_go) begin
+        if (hand$lk_go) begin
             x_join$d = look$f_q[(64'h0)+:(8)] == pt_join;
             xstate$d = DecState$Pred;
             xo_v$d = xstate$q == DecState$DSel;
             xp_f$d = look$f_q;
-            x_ji$d = ji$q;
-            x_cadr$d = cadr$q;
+            x_ji$d = front$ji_q;
+            x_cadr$d = front$cadr_q;
             x_c$d = look$c_q;
         end
         meta$dw_v = dec_v & loads$dwe;
         meta$dw_a = dx_cadr$q;
         meta$dw_d = loads$dwd;
-        if (pick_now) begin
-            sel$d = pick$pk_idx_q;
-            last$d = pick$pk_idx_q;
-            len$d = pick$la_len_q;
-            now_r$d = timer$now_q;
-            e_scan$d = 1'b0;
-            scan_turn$d = 1'b1;
-            dbg_valid = 1'b1;
-            dbg_kind = 32'h0;
-            dbg_arg = ((pick$pk_idx_q) & 32'hffffffff);
+        if (front$take) begin
             if (pick$pk_idx_q == c_idx4$0) begin
                 rx$0$d_pop = 1'b1;
                 rx_ev$0 = 1'b1;
@@ -3446,45 +3098,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 rx$3$d_pop = 1'b1;
                 rx_ev$3 = 1'b1;
             end
-            hdr$d = pick$la_hdr_q;
-            row0$d = pick$la_row_q;
-            if (pick$la_len_q > 32'h40) begin
-                nrows$d = (pick$la_len_q - 32'h40 + c_rowmask) >> c_rowlog;
-            end
-            else begin
-                nrows$d = 32'h0;
-            end
-            pr_f$d[(64'h60)+:(64)] = parser$bitmap;
-            pr_f$d[(64'h38)+:(32)] = parser$block;
-            pr_f$d[(64'h58)+:(8)] = parser$child;
-            pr_f$d[(64'h28)+:(16)] = parser$elements;
-            pr_f$d[(64'h10)+:(8)] = parser$exponent;
-            pr_f$d[(64'h8)+:(8)] = parser$flags;
-            pr_f$d[(64'h18)+:(16)] = parser$job;
-            pc_count$d = parser$c_count;
-            if (pick$pk_idx_q == c_idx4$0) begin
-                pc_pop$d = pick$hp_pop_q$0;
-            end
-            if (pick$pk_idx_q == c_idx4$1) begin
-                pc_pop$d = pick$hp_pop_q$1;
-            end
-            if (pick$pk_idx_q == c_idx4$2) begin
-                pc_pop$d = pick$hp_pop_q$2;
-            end
-            if (pick$pk_idx_q == c_idx4$3) begin
-                pc_pop$d = pick$hp_pop_q$3;
-            end
-            pr_f$d[(64'h0)+:(8)] = parser$ptype;
-            pr_f$d[(64'ha0)+:(32)] = parser$src_ip;
-            pr_f$d[(64'hd0)+:(48)] = parser$src_mac;
-            pr_f$d[(64'hc0)+:(16)] = parser$src_port;
-            state$d = FrontState$Prep2;
-        end
-        chram$raddr = chaddr;
-        pbram$raddr = pbaddr;
-        if (~timer$sweep_on_q & lookup$any_to_q & (csr$scan_ticks != 32'h0) & (timer$sweep_el_q >= csr$scan_ticks)) begin
-            timer$start = 1'b1;
-            own_age$d = 32'h0;
         end
         csr$clock = clock;
         csr$rst = rst;
@@ -3537,7 +3150,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bq_dec$d = bz_dec;
         bq_hwc$d = hwc;
         bq_j$d = bz_j;
-        jc_q$d = jc;
+        jc_q$d = front$jc;
         jc2$d = jcg;
         if (jc2$q) begin
             jcb = ((jc_bq$q) & 64'hffffffffffffffff);
@@ -3652,7 +3265,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         jc_bq$d = jc_busy;
         if (jcg) begin
             jgen$d = jgen$q + 32'h1;
-            own_age$d = 32'h0;
         end
         sess$join_entry = dx_ji$q;
         sess$join_bm = dx_f$q[(64'h60)+:(64)];
@@ -3685,12 +3297,94 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sess$jcm$13 = lookup$jcm$13;
         sess$jcm$14 = lookup$jcm$14;
         sess$jcm$15 = lookup$jcm$15;
-        back$f_go = h_go;
-        back$f_st = h_st;
-        back$f_rl = q_rle1$q;
+        front$clock = clock;
+        front$rst = rst;
+        front$b_free = hand$b_free;
+        front$lk_free = hand$lk_free;
+        front$xstate = xstate$q;
+        front$look_v = look$v_q;
+        front$item_v = item$v_q;
+        front$sess_busy = sess$busy;
+        front$epoch_move = sess$epoch_move;
+        front$jc_pend = jc_pend$q;
+        front$jc_q = jc_q$q;
+        front$jc_i = jc_i$q;
+        front$pk_any = pick$pk_any_q;
+        front$la_ok = pick$la_ok;
+        front$pk_idx = pick$pk_idx_q;
+        front$la_len = pick$la_len_q;
+        front$la_hdr = pick$la_hdr_q;
+        front$la_row = pick$la_row_q;
+        front$hp_pop$0 = pick$hp_pop_q$0;
+        front$hp_pop$1 = pick$hp_pop_q$1;
+        front$hp_pop$2 = pick$hp_pop_q$2;
+        front$hp_pop$3 = pick$hp_pop_q$3;
+        front$pf[(64'h0)+:(8)] = parser$ptype;
+        front$pf[(64'h8)+:(8)] = parser$flags;
+        front$pf[(64'h10)+:(8)] = parser$exponent;
+        front$pf[(64'h18)+:(16)] = parser$job;
+        front$pf[(64'h28)+:(16)] = parser$elements;
+        front$pf[(64'h38)+:(32)] = parser$block;
+        front$pf[(64'h58)+:(8)] = parser$child;
+        front$pf[(64'h60)+:(64)] = parser$bitmap;
+        front$pf[(64'ha0)+:(32)] = parser$src_ip;
+        front$pf[(64'hc0)+:(16)] = parser$src_port;
+        front$pf[(64'hd0)+:(48)] = parser$src_mac;
+        front$c_terms = parser$c_terms;
+        front$c_count = parser$c_count;
+        front$jsel = lookup$jsel;
+        front$jhit = lookup$jhit_q;
+        front$rhit = lookup$rhit_q;
+        front$rone$0 = lookup$rone$0;
+        front$route_pm$0 = csr$route_pm$0;
+        front$rone$1 = lookup$rone$1;
+        front$route_pm$1 = csr$route_pm$1;
+        front$rone$2 = lookup$rone$2;
+        front$route_pm$2 = csr$route_pm$2;
+        front$rone$3 = lookup$rone$3;
+        front$route_pm$3 = csr$route_pm$3;
+        front$rone$4 = lookup$rone$4;
+        front$route_pm$4 = csr$route_pm$4;
+        front$rone$5 = lookup$rone$5;
+        front$route_pm$5 = csr$route_pm$5;
+        front$rone$6 = lookup$rone$6;
+        front$route_pm$6 = csr$route_pm$6;
+        front$rone$7 = lookup$rone$7;
+        front$route_pm$7 = csr$route_pm$7;
+        front$rone$8 = lookup$rone$8;
+        front$route_pm$8 = csr$route_pm$8;
+        front$rone$9 = lookup$rone$9;
+        front$route_pm$9 = csr$route_pm$9;
+        front$rone$10 = lookup$rone$10;
+        front$route_pm$10 = csr$route_pm$10;
+        front$rone$11 = lookup$rone$11;
+        front$route_pm$11 = csr$route_pm$11;
+        front$rone$12 = lookup$rone$12;
+        front$route_pm$12 = csr$route_pm$12;
+        front$rone$13 = lookup$rone$13;
+        front$route_pm$13 = csr$route_pm$13;
+        front$rone$14 = lookup$rone$14;
+        front$route_pm$14 = csr$route_pm$14;
+        front$rone$15 = lookup$rone$15;
+        front$route_pm$15 = csr$route_pm$15;
+        front$slot = lookup$slot;
+        front$ci = lookup$ci;
+        front$own = lookup$own_q;
+        front$any_to = lookup$any_to_q;
+        front$sweep_on = timer$sweep_on_q;
+        front$now = timer$now_q;
+        front$scan_ptr = timer$scan_ptr_q;
+        front$scan_c = timer$scan_c_q;
+        front$sweep_el = timer$sweep_el_q;
+        front$scan_ticks = csr$scan_ticks;
+        front$arp_y = arp_lay$y;
+        front$m = meta$m;
+        front$jr = jram$rdata;
+        front$age = pred$age;
+        front$s = pred$s;
         lookup$clock = clock;
         lookup$rst = rst;
-        lookup$hit_ld = pick_now;
+        lookup$hit_ld = front$take;
         lookup$job = parser$job;
         lookup$dst_ip = parser$dst_ip;
         lookup$route_valid$0 = csr$route_valid$0;
@@ -3725,7 +3419,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         lookup$route_ip$14 = csr$route_ip$14;
         lookup$route_valid$15 = csr$route_valid$15;
         lookup$route_ip$15 = csr$route_ip$15;
-        lookup$frame_block = pr_f$q[(64'h38)+:(32)];
+        lookup$frame_block = front$f_q[(64'h38)+:(32)];
         lookup$scan_ptr = timer$scan_ptr_q;
         lookup$busy_inc = bq_inc$q;
         lookup$busy_dec = bq_dec$q;
@@ -3762,8 +3456,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pick$d_ip_ok$3 = rx$3$d_ip_ok;
         pick$d_row$3 = rx$3$d_row;
         pick$d_bitmap$3 = rx$3$d_bitmap;
-        pick$last = last$q;
-        pick$take = pick_now;
+        pick$last = front$sel_q;
+        pick$take = front$take;
         csr$hold = jc_pend$q | jc_q$q;
         csr$now = timer$now_q;
         csr$jbusy$0 = lookup$jbusy$0;
@@ -3813,10 +3507,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         counters$tx_len$3 = tx$3$sent_len;
         counters$rx_bad$3 = rx$3$bad;
         if (rst) begin
-            state$d = FrontState$Idle;
             xstate$d = DecState$Idle;
             xo_v$d = 1'b0;
-            own_age$d = 32'h0;
             jc_q$d = 1'b0;
             x_join$d = 1'b0;
             hu_v$d = 1'b0;
@@ -10136,44 +9828,6 @@ module fanin_bq_j(d,q,clock);
 endmodule // fanin_bq_j
 
 
-module fanin_cadr(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cadr
-
-
-module fanin_cha_q(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_cha_q
-
-
 module fanin_chram(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
@@ -10218,50 +9872,6 @@ module fanin_chram2(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
     end
 endmodule // fanin_chram2
-
-
-module fanin_cls(non_ip,arp,ip_bad,route,bad,wire_bad,pop_ok,kind);
-    
-    // Module arguments
-    input wire  non_ip;
-    input wire  arp;
-    input wire  ip_bad;
-    input wire  route;
-    input wire  bad;
-    input wire  wire_bad;
-    input wire  pop_ok;
-    output reg  [2:0] kind;
-    
-    // Enums
-    localparam FrameClass$NonIp = 0;
-    localparam FrameClass$Arp = 1;
-    localparam FrameClass$Malformed = 2;
-    localparam FrameClass$Route = 3;
-    localparam FrameClass$Fanin = 4;
-    
-    // Update code
-    always @(*) begin
-        if (non_ip & arp) begin
-            kind = FrameClass$Arp;
-        end
-        else if (non_ip) begin
-            kind = FrameClass$NonIp;
-        end
-        else if (ip_bad) begin
-            kind = FrameClass$Malformed;
-        end
-        else if (route) begin
-            kind = FrameClass$Route;
-        end
-        else if (bad | wire_bad | ~pop_ok) begin
-            kind = FrameClass$Malformed;
-        end
-        else begin
-            kind = FrameClass$Fanin;
-        end
-    end
-    
-endmodule // fanin_cls
 
 
 module fanin_counters(clock,rst,araddr,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_free,rx_take$0,rx_take$1,rx_take$2,rx_take$3,rx_len,tx_sent$0,tx_sent$1,tx_sent$2,tx_sent$3,tx_len$0,tx_len$1,tx_len$2,tx_len$3,rx_bad$0,rx_bad$1,rx_bad$2,rx_bad$3,rd);
@@ -18910,7 +18520,952 @@ module fanin_dx_ji(d,q,clock);
 endmodule // fanin_dx_ji
 
 
-module fanin_e_scan(d,q,clock);
+module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch_move,jc_pend,jc_q,jc_i,pk_any,la_ok,pk_idx,la_len,la_hdr,la_row,hp_pop$0,hp_pop$1,hp_pop$2,hp_pop$3,pf,c_terms,c_count,jsel,jhit,rhit,rone$0,rone$1,rone$2,rone$3,rone$4,rone$5,rone$6,rone$7,rone$8,rone$9,rone$10,rone$11,rone$12,rone$13,rone$14,rone$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,slot,ci,own,any_to,sweep_on,now,scan_ptr,scan_c,sweep_el,scan_ticks,arp_y,m,jr,age,s,sel_q,len_q,hdr_q,row0_q,nrows_q,f_q,ji_q,cadr_q,now_q,e_scan_q,sage_q,tage_q,s_q,sj_q,take,jc,scan_go,look_load,h_go,h_st,f_orig,f_hdr,f_len,f_item,f_enr,f_more,f_last,f_pmask,f_slot,m_raddr,m_we,m_wdata,j_raddr,ch_raddr,pb_raddr,ev,bz_dec,bz_j,dbg_valid,dbg_kind,dbg_arg,t_adv,t_start,t_cset,t_cclr);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  b_free;
+    input wire  lk_free;
+    input wire  [1:0] xstate;
+    input wire  look_v;
+    input wire  item_v;
+    input wire  sess_busy;
+    input wire  epoch_move;
+    input wire  jc_pend;
+    input wire  jc_q;
+    input wire  [7:0] jc_i;
+    input wire  pk_any;
+    input wire  la_ok;
+    input wire  [3:0] pk_idx;
+    input wire  [15:0] la_len;
+    input wire  [639:0] la_hdr;
+    input wire  [15:0] la_row;
+    input wire  [7:0] hp_pop$0;
+    input wire  [7:0] hp_pop$1;
+    input wire  [7:0] hp_pop$2;
+    input wire  [7:0] hp_pop$3;
+    input wire  [255:0] pf;
+    input wire  [15:0] c_terms;
+    input wire  [7:0] c_count;
+    input wire  [7:0] jsel;
+    input wire  jhit;
+    input wire  rhit;
+    input wire  rone$0;
+    input wire  rone$1;
+    input wire  rone$2;
+    input wire  rone$3;
+    input wire  rone$4;
+    input wire  rone$5;
+    input wire  rone$6;
+    input wire  rone$7;
+    input wire  rone$8;
+    input wire  rone$9;
+    input wire  rone$10;
+    input wire  rone$11;
+    input wire  rone$12;
+    input wire  rone$13;
+    input wire  rone$14;
+    input wire  rone$15;
+    input wire  [7:0] route_pm$0;
+    input wire  [7:0] route_pm$1;
+    input wire  [7:0] route_pm$2;
+    input wire  [7:0] route_pm$3;
+    input wire  [7:0] route_pm$4;
+    input wire  [7:0] route_pm$5;
+    input wire  [7:0] route_pm$6;
+    input wire  [7:0] route_pm$7;
+    input wire  [7:0] route_pm$8;
+    input wire  [7:0] route_pm$9;
+    input wire  [7:0] route_pm$10;
+    input wire  [7:0] route_pm$11;
+    input wire  [7:0] route_pm$12;
+    input wire  [7:0] route_pm$13;
+    input wire  [7:0] route_pm$14;
+    input wire  [7:0] route_pm$15;
+    input wire  [23:0] slot;
+    input wire  ci;
+    input wire  own;
+    input wire  any_to;
+    input wire  sweep_on;
+    input wire  [31:0] now;
+    input wire  [23:0] scan_ptr;
+    input wire  scan_c;
+    input wire  [31:0] sweep_el;
+    input wire  [31:0] scan_ticks;
+    input wire  [511:0] arp_y;
+    input wire  [239:0] m;
+    input wire  [575:0] jr;
+    input wire  [31:0] age;
+    input wire  [22:0] s;
+    output reg  [3:0] sel_q;
+    output reg  [15:0] len_q;
+    output reg  [639:0] hdr_q;
+    output reg  [15:0] row0_q;
+    output reg  [15:0] nrows_q;
+    output reg  [255:0] f_q;
+    output reg  [7:0] ji_q;
+    output reg  [23:0] cadr_q;
+    output reg  [31:0] now_q;
+    output reg  e_scan_q;
+    output reg  [31:0] sage_q;
+    output reg  [31:0] tage_q;
+    output reg  [22:0] s_q;
+    output reg  [575:0] sj_q;
+    output reg  take;
+    output reg  jc;
+    output reg  scan_go;
+    output reg  look_load;
+    output reg  h_go;
+    output reg  [2:0] h_st;
+    output reg  f_orig;
+    output reg  [511:0] f_hdr;
+    output reg  [15:0] f_len;
+    output reg  f_item;
+    output reg  [15:0] f_enr;
+    output reg  f_more;
+    output reg  f_last;
+    output reg  [7:0] f_pmask;
+    output reg  f_slot;
+    output reg  [23:0] m_raddr;
+    output reg  m_we;
+    output reg  [239:0] m_wdata;
+    output reg  [23:0] j_raddr;
+    output reg  [23:0] ch_raddr;
+    output reg  [23:0] pb_raddr;
+    output reg  [31:0] ev;
+    output reg  bz_dec;
+    output reg  [7:0] bz_j;
+    output reg  dbg_valid;
+    output reg  [1:0] dbg_kind;
+    output reg  [31:0] dbg_arg;
+    output reg  t_adv;
+    output reg  t_start;
+    output reg  t_cset;
+    output reg  t_cclr;
+    
+    // Constant declarations
+    localparam  c_idx4$0 = 4'h0;
+    localparam  c_idx4$1 = 4'h1;
+    localparam  c_idx4$2 = 4'h2;
+    localparam  c_idx4$3 = 4'h3;
+    localparam  c_idx4$4 = 4'h4;
+    localparam  c_idx4$5 = 4'h5;
+    localparam  c_idx4$6 = 4'h6;
+    localparam  c_idx4$7 = 4'h7;
+    localparam  c_rowlog = 16'h6;
+    localparam  c_rowmask = 16'h3f;
+    localparam  c_mclog = 16'h4;
+    localparam  c_mcmask = 24'hf;
+    localparam  ev_unknown_job = 32'h4000;
+    localparam  ev_idle_reclaims = 32'h400000;
+    localparam  ev_malformed = 32'h8000;
+    localparam  ev_timeouts = 32'h10000;
+    localparam  ev_reclaims = 32'h20000;
+    localparam  ev_forwarded = 32'h40000;
+    localparam  ev_no_route = 32'h80000;
+    localparam  ev_non_ip = 32'h100000;
+    localparam  ev_arp = 32'h4000000;
+    localparam  cs_free = 3'b0;
+    localparam  cs_emitted = 3'b10;
+    localparam  cs_stale = 3'b100;
+    localparam  t_non_ip = 16'h1;
+    localparam  t_ip_bad = 16'h1e;
+    localparam  t_route = 16'h20;
+    localparam  t_bad = 16'h1c0;
+    localparam  t_wire_bad = 16'h7c00;
+    localparam  t_arp = 16'h8200;
+    localparam  at_meta_timer = 16'ha0;
+    localparam  at_meta_touched = 16'hd0;
+    localparam  mk_meta_state = 240'h7;
+    localparam  mk_meta_state_times = 240'hffffffff0000ffffffff0000000000000000000000000000000000000007;
+    
+    // Enums
+    localparam DecState$Idle = 0;
+    localparam DecState$Pred = 1;
+    localparam DecState$DSel = 2;
+    localparam DecState$Decide = 3;
+    localparam BackState$Idle = 0;
+    localparam BackState$Rmw = 1;
+    localparam BackState$ChildScan = 2;
+    localparam BackState$CopyRows = 3;
+    localparam BackState$FirstHeader = 4;
+    localparam BackState$Select = 5;
+    localparam BackState$Release = 6;
+    localparam FrontState$Idle = 0;
+    localparam FrontState$Parse = 1;
+    localparam FrontState$Prep2 = 2;
+    localparam FrontState$Scan = 3;
+    localparam FrontState$SWait = 4;
+    localparam FrontState$SLat = 5;
+    localparam FrontState$SPred = 6;
+    localparam FrontState$SDec = 7;
+    localparam FrontState$SNext = 8;
+    localparam FrameClass$NonIp = 0;
+    localparam FrameClass$Arp = 1;
+    localparam FrameClass$Malformed = 2;
+    localparam FrameClass$Route = 3;
+    localparam FrameClass$Fanin = 4;
+    
+    // Stub signals
+    reg  [3:0] state$d;
+    wire  [3:0] state$q;
+    reg  state$clock;
+    reg  [3:0] sel$d;
+    wire  [3:0] sel$q;
+    reg  sel$clock;
+    reg  [15:0] len$d;
+    wire  [15:0] len$q;
+    reg  len$clock;
+    reg  [639:0] hdr$d;
+    wire  [639:0] hdr$q;
+    reg  hdr$clock;
+    reg  [15:0] row0$d;
+    wire  [15:0] row0$q;
+    reg  row0$clock;
+    reg  [15:0] nrows$d;
+    wire  [15:0] nrows$q;
+    reg  nrows$clock;
+    reg  [255:0] f$d;
+    wire  [255:0] f$q;
+    reg  f$clock;
+    reg  [7:0] ji$d;
+    wire  [7:0] ji$q;
+    reg  ji$clock;
+    reg  [23:0] cadr$d;
+    wire  [23:0] cadr$q;
+    reg  cadr$clock;
+    reg  [31:0] now_r$d;
+    wire  [31:0] now_r$q;
+    reg  now_r$clock;
+    reg  e_scan$d;
+    wire  e_scan$q;
+    reg  e_scan$clock;
+    reg  [31:0] sage$d;
+    wire  [31:0] sage$q;
+    reg  sage$clock;
+    reg  [31:0] tage$d;
+    wire  [31:0] tage$q;
+    reg  tage$clock;
+    reg  [22:0] q_s$d;
+    wire  [22:0] q_s$q;
+    reg  q_s$clock;
+    reg  [575:0] q_sj$d;
+    wire  [575:0] q_sj$q;
+    reg  q_sj$clock;
+    reg  [15:0] la_chk$d;
+    wire  [15:0] la_chk$q;
+    reg  la_chk$clock;
+    reg  pc_non_ip$d;
+    wire  pc_non_ip$q;
+    reg  pc_non_ip$clock;
+    reg  pc_arp$d;
+    wire  pc_arp$q;
+    reg  pc_arp$clock;
+    reg  pc_ip_bad$d;
+    wire  pc_ip_bad$q;
+    reg  pc_ip_bad$clock;
+    reg  pc_route$d;
+    wire  pc_route$q;
+    reg  pc_route$clock;
+    reg  pc_bad$d;
+    wire  pc_bad$q;
+    reg  pc_bad$clock;
+    reg  pc_wbad$d;
+    wire  pc_wbad$q;
+    reg  pc_wbad$clock;
+    reg  pc_popok$d;
+    wire  pc_popok$q;
+    reg  pc_popok$clock;
+    reg  [7:0] pc_count$d;
+    wire  [7:0] pc_count$q;
+    reg  pc_count$clock;
+    reg  [7:0] pc_pop$d;
+    wire  [7:0] pc_pop$q;
+    reg  pc_pop$clock;
+    reg  cls$non_ip;
+    reg  cls$arp;
+    reg  cls$ip_bad;
+    reg  cls$route;
+    reg  cls$bad;
+    reg  cls$wire_bad;
+    reg  cls$pop_ok;
+    wire  [2:0] cls$kind;
+    reg  [23:0] cha_q$d;
+    wire  [23:0] cha_q$q;
+    reg  cha_q$clock;
+    reg  [23:0] pba_q$d;
+    wire  [23:0] pba_q$q;
+    reg  pba_q$clock;
+    reg  [1:0] own_age$d;
+    wire  [1:0] own_age$q;
+    reg  own_age$clock;
+    reg  scan_turn$d;
+    wire  scan_turn$q;
+    reg  scan_turn$clock;
+    
+    // Local signals
+    reg  [2:0] kind;
+    reg  pick_ok;
+    reg  jc_hold;
+    reg  scan_due;
+    reg  [7:0] rpm;
+    reg  [7:0] m_jidx;
+    
+    // Sub module instances
+    fanin_front_state state(
+        .d(state$d),
+        .q(state$q),
+        .clock(state$clock)
+    );
+    fanin_front_sel sel(
+        .d(sel$d),
+        .q(sel$q),
+        .clock(sel$clock)
+    );
+    fanin_front_len len(
+        .d(len$d),
+        .q(len$q),
+        .clock(len$clock)
+    );
+    fanin_front_hdr hdr(
+        .d(hdr$d),
+        .q(hdr$q),
+        .clock(hdr$clock)
+    );
+    fanin_front_row0 row0(
+        .d(row0$d),
+        .q(row0$q),
+        .clock(row0$clock)
+    );
+    fanin_front_nrows nrows(
+        .d(nrows$d),
+        .q(nrows$q),
+        .clock(nrows$clock)
+    );
+    fanin_front_f f(
+        .d(f$d),
+        .q(f$q),
+        .clock(f$clock)
+    );
+    fanin_front_ji ji(
+        .d(ji$d),
+        .q(ji$q),
+        .clock(ji$clock)
+    );
+    fanin_front_cadr cadr(
+        .d(cadr$d),
+        .q(cadr$q),
+        .clock(cadr$clock)
+    );
+    fanin_front_now_r now_r(
+        .d(now_r$d),
+        .q(now_r$q),
+        .clock(now_r$clock)
+    );
+    fanin_front_e_scan e_scan(
+        .d(e_scan$d),
+        .q(e_scan$q),
+        .clock(e_scan$clock)
+    );
+    fanin_front_sage sage(
+        .d(sage$d),
+        .q(sage$q),
+        .clock(sage$clock)
+    );
+    fanin_front_tage tage(
+        .d(tage$d),
+        .q(tage$q),
+        .clock(tage$clock)
+    );
+    fanin_front_q_s q_s(
+        .d(q_s$d),
+        .q(q_s$q),
+        .clock(q_s$clock)
+    );
+    fanin_front_q_sj q_sj(
+        .d(q_sj$d),
+        .q(q_sj$q),
+        .clock(q_sj$clock)
+    );
+    fanin_front_la_chk la_chk(
+        .d(la_chk$d),
+        .q(la_chk$q),
+        .clock(la_chk$clock)
+    );
+    fanin_front_pc_non_ip pc_non_ip(
+        .d(pc_non_ip$d),
+        .q(pc_non_ip$q),
+        .clock(pc_non_ip$clock)
+    );
+    fanin_front_pc_arp pc_arp(
+        .d(pc_arp$d),
+        .q(pc_arp$q),
+        .clock(pc_arp$clock)
+    );
+    fanin_front_pc_ip_bad pc_ip_bad(
+        .d(pc_ip_bad$d),
+        .q(pc_ip_bad$q),
+        .clock(pc_ip_bad$clock)
+    );
+    fanin_front_pc_route pc_route(
+        .d(pc_route$d),
+        .q(pc_route$q),
+        .clock(pc_route$clock)
+    );
+    fanin_front_pc_bad pc_bad(
+        .d(pc_bad$d),
+        .q(pc_bad$q),
+        .clock(pc_bad$clock)
+    );
+    fanin_front_pc_wbad pc_wbad(
+        .d(pc_wbad$d),
+        .q(pc_wbad$q),
+        .clock(pc_wbad$clock)
+    );
+    fanin_front_pc_popok pc_popok(
+        .d(pc_popok$d),
+        .q(pc_popok$q),
+        .clock(pc_popok$clock)
+    );
+    fanin_front_pc_count pc_count(
+        .d(pc_count$d),
+        .q(pc_count$q),
+        .clock(pc_count$clock)
+    );
+    fanin_front_pc_pop pc_pop(
+        .d(pc_pop$d),
+        .q(pc_pop$q),
+        .clock(pc_pop$clock)
+    );
+    fanin_front_cls cls(
+        .non_ip(cls$non_ip),
+        .arp(cls$arp),
+        .ip_bad(cls$ip_bad),
+        .route(cls$route),
+        .bad(cls$bad),
+        .wire_bad(cls$wire_bad),
+        .pop_ok(cls$pop_ok),
+        .kind(cls$kind)
+    );
+    fanin_front_cha_q cha_q(
+        .d(cha_q$d),
+        .q(cha_q$q),
+        .clock(cha_q$clock)
+    );
+    fanin_front_pba_q pba_q(
+        .d(pba_q$d),
+        .q(pba_q$q),
+        .clock(pba_q$clock)
+    );
+    fanin_front_own_age own_age(
+        .d(own_age$d),
+        .q(own_age$q),
+        .clock(own_age$clock)
+    );
+    fanin_front_scan_turn scan_turn(
+        .d(scan_turn$d),
+        .q(scan_turn$q),
+        .clock(scan_turn$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        state$clock = clock;
+        sel$clock = clock;
+        len$clock = clock;
+        hdr$clock = clock;
+        row0$clock = clock;
+        nrows$clock = clock;
+        f$clock = clock;
+        ji$clock = clock;
+        cadr$clock = clock;
+        now_r$clock = clock;
+        e_scan$clock = clock;
+        sage$clock = clock;
+        tage$clock = clock;
+        q_s$clock = clock;
+        q_sj$clock = clock;
+        la_chk$clock = clock;
+        pc_non_ip$clock = clock;
+        pc_arp$clock = clock;
+        pc_ip_bad$clock = clock;
+        pc_route$clock = clock;
+        pc_bad$clock = clock;
+        pc_wbad$clock = clock;
+        pc_popok$clock = clock;
+        pc_count$clock = clock;
+        pc_pop$clock = clock;
+        cha_q$clock = clock;
+        pba_q$clock = clock;
+        own_age$clock = clock;
+        scan_turn$clock = clock;
+        state$d = state$q;
+        sel$d = sel$q;
+        len$d = len$q;
+        hdr$d = hdr$q;
+        row0$d = row0$q;
+        nrows$d = nrows$q;
+        f$d = f$q;
+        ji$d = ji$q;
+        cadr$d = cadr$q;
+        now_r$d = now_r$q;
+        e_scan$d = e_scan$q;
+        sage$d = sage$q;
+        tage$d = tage$q;
+        q_s$d = q_s$q;
+        q_sj$d = q_sj$q;
+        la_chk$d = la_chk$q;
+        pc_non_ip$d = pc_non_ip$q;
+        pc_arp$d = pc_arp$q;
+        pc_ip_bad$d = pc_ip_bad$q;
+        pc_route$d = pc_route$q;
+        pc_bad$d = pc_bad$q;
+        pc_wbad$d = pc_wbad$q;
+        pc_popok$d = pc_popok$q;
+        pc_count$d = pc_count$q;
+        pc_pop$d = pc_pop$q;
+        cha_q$d = cha_q$q;
+        pba_q$d = pba_q$q;
+        own_age$d = own_age$q;
+        scan_turn$d = scan_turn$q;
+        sel_q = sel$q;
+        len_q = len$q;
+        hdr_q = hdr$q;
+        row0_q = row0$q;
+        nrows_q = nrows$q;
+        f_q = f$q;
+        ji_q = ji$q;
+        cadr_q = cadr$q;
+        now_q = now_r$q;
+        e_scan_q = e_scan$q;
+        sage_q = sage$q;
+        tage_q = tage$q;
+        s_q = q_s$q;
+        sj_q = q_sj$q;
+        cls$non_ip = pc_non_ip$q;
+        cls$arp = pc_arp$q;
+        cls$ip_bad = pc_ip_bad$q;
+        cls$route = pc_route$q;
+        cls$bad = pc_bad$q;
+        cls$wire_bad = pc_wbad$q;
+        cls$pop_ok = pc_popok$q;
+        kind = cls$kind;
+        rpm = 32'h0;
+        if (rone$0) begin
+            rpm = rpm | route_pm$0;
+        end
+        if (rone$1) begin
+            rpm = rpm | route_pm$1;
+        end
+        if (rone$2) begin
+            rpm = rpm | route_pm$2;
+        end
+        if (rone$3) begin
+            rpm = rpm | route_pm$3;
+        end
+        if (rone$4) begin
+            rpm = rpm | route_pm$4;
+        end
+        if (rone$5) begin
+            rpm = rpm | route_pm$5;
+        end
+        if (rone$6) begin
+            rpm = rpm | route_pm$6;
+        end
+        if (rone$7) begin
+            rpm = rpm | route_pm$7;
+        end
+        if (rone$8) begin
+            rpm = rpm | route_pm$8;
+        end
+        if (rone$9) begin
+            rpm = rpm | route_pm$9;
+        end
+        if (rone$10) begin
+            rpm = rpm | route_pm$10;
+        end
+        if (rone$11) begin
+            rpm = rpm | route_pm$11;
+        end
+        if (rone$12) begin
+            rpm = rpm | route_pm$12;
+        end
+        if (rone$13) begin
+            rpm = rpm | route_pm$13;
+        end
+        if (rone$14) begin
+            rpm = rpm | route_pm$14;
+        end
+        if (rone$15) begin
+            rpm = rpm | route_pm$15;
+        end
+        if (look_v) begin
+            j_raddr = ((ji$q) & 24'hffffff);
+        end
+        else begin
+            j_raddr = ((jsel) & 24'hffffff);
+        end
+        if (own_age$q != 32'h2) begin
+            own_age$d = own_age$q + 32'h1;
+        end
+        scan_due = sweep_on & own & (own_age$q == 32'h2);
+        ch_raddr = cha_q$q;
+        pb_raddr = pba_q$q;
+        m_raddr = cadr$q;
+        m_wdata = 32'h0;
+        m_we = 1'b0;
+        m_jidx = m[(32'h8)+:(8)];
+        bz_dec = 1'b0;
+        bz_j = ji$q;
+        jc = 1'b0;
+        take = 1'b0;
+        scan_go = 1'b0;
+        look_load = 1'b0;
+        dbg_valid = 1'b0;
+        dbg_kind = 32'h0;
+        dbg_arg = 32'h0;
+        ev = 32'h0;
+        t_adv = 1'b0;
+        t_start = 1'b0;
+        t_cset = 1'b0;
+        t_cclr = 1'b0;
+        h_go = 1'b0;
+        h_st = BackState$Idle;
+        f_orig = 1'b0;
+        f_hdr = hdr$q[(32'h0)+:(512)];
+        f_len = len$q;
+        f_item = 1'b0;
+        f_enr = 32'h0;
+        f_more = 1'b0;
+        f_last = 1'b0;
+        f_pmask = 32'h0;
+        f_slot = 1'b0;
+        jc_hold = jc_pend | jc_q | sess_busy | epoch_move;
+        pick_ok = pk_any & la_ok & ~jc_hold & ~(scan_due & scan_turn$q);
+        case (state$q)
+            FrontState$Idle:
+                begin
+                    if (jc_pend) begin
+                        if ((xstate == DecState$Idle) & ~look_v & ~sess_busy) begin
+                            jc = 1'b1;
+                            dbg_valid = 1'b1;
+                            dbg_kind = 32'h2;
+                            dbg_arg = ((jc_i) & 32'hffffffff);
+                        end
+                    end
+                    else if (pick_ok) begin
+                        take = 1'b1;
+                    end
+                    else if (scan_due & ~jc_hold & (xstate == DecState$Idle) & ~look_v) begin
+                        scan_go = 1'b1;
+                        scan_turn$d = 1'b0;
+                        now_r$d = now;
+                        e_scan$d = 1'b1;
+                        t_cclr = 1'b1;
+                        cadr$d = scan_ptr << 32'h1;
+                        dbg_valid = 1'b1;
+                        dbg_kind = 32'h1;
+                        dbg_arg = ((scan_ptr) & 32'hffffffff);
+                        state$d = FrontState$Scan;
+                    end
+                    if (sweep_on & ~own & (own_age$q == 32'h2) & ~jc_hold) begin
+                        own_age$d = 32'h0;
+                        t_adv = 1'b1;
+                    end
+                end
+            FrontState$Prep2:
+                begin
+                    pc_non_ip$d = (la_chk$q & t_non_ip) != 32'h0;
+                    pc_arp$d = (la_chk$q & t_arp) == t_arp;
+                    pc_ip_bad$d = (la_chk$q & t_ip_bad) != 32'h0;
+                    pc_route$d = (la_chk$q & t_route) != 32'h0;
+                    pc_bad$d = (la_chk$q & t_bad) != 32'h0;
+                    pc_wbad$d = (la_chk$q & t_wire_bad) != 32'h0;
+                    pc_popok$d = pc_pop$q == pc_count$q;
+                    state$d = FrontState$Parse;
+                end
+            FrontState$Parse:
+                begin
+                    if (lk_free) begin
+                        ji$d = jsel;
+                        ch_raddr = (((jsel) & 24'hffffff) << c_mclog) | (((f$q[(64'h58)+:(8)]) & 24'hffffff) & c_mcmask);
+                        cha_q$d = ch_raddr;
+                        pb_raddr = (((jsel) & 24'hffffff) << 32'h3) | ((sel$q) & 24'hffffff);
+                        pba_q$d = pb_raddr;
+                        cadr$d = slot | ((ci) & 24'hffffff);
+                        m_raddr = slot | ((ci) & 24'hffffff);
+                        j_raddr = ((jsel) & 24'hffffff);
+                    end
+                    if ((kind == FrameClass$Fanin) & jhit) begin
+                        if (lk_free) begin
+                            look_load = 1'b1;
+                            state$d = FrontState$Idle;
+                            if (~jc_pend & pick_ok) begin
+                                take = 1'b1;
+                            end
+                        end
+                    end
+                    else if (b_free & (xstate == DecState$Idle) & ~item_v & ~look_v) begin
+                        h_go = 1'b1;
+                        h_st = BackState$Release;
+                        state$d = FrontState$Idle;
+                        case (kind)
+                            FrameClass$NonIp:
+                                begin
+                                    ev = ev_non_ip;
+                                end
+                            FrameClass$Arp:
+                                begin
+                                    ev = ev_arp;
+                                    f_orig = 1'b1;
+                                    f_hdr = arp_y;
+                                    f_len = 32'h3c;
+                                    f_item = 1'b1;
+                                    f_pmask = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
+                                    h_st = BackState$CopyRows;
+                                end
+                            FrameClass$Malformed:
+                                begin
+                                    ev = ev_malformed;
+                                end
+                            FrameClass$Route:
+                                begin
+                                    if (rhit) begin
+                                        ev = ev_forwarded;
+                                        f_orig = 1'b1;
+                                        f_item = 1'b1;
+                                        f_enr = nrows$q;
+                                        f_more = nrows$q != 32'h0;
+                                        f_last = nrows$q == 32'h1;
+                                        f_pmask = rpm;
+                                        h_st = BackState$CopyRows;
+                                    end
+                                    else begin
+                                        ev = ev_no_route;
+                                    end
+                                end
+                            FrameClass$Fanin:
+                                begin
+                                    ev = ev_unknown_job;
+                                end
+                        endcase
+                    end
+                end
+            FrontState$Scan:
+                begin
+                    state$d = FrontState$SWait;
+                end
+            FrontState$SWait:
+                begin
+                    state$d = FrontState$SLat;
+                end
+            FrontState$SLat:
+                begin
+                    j_raddr = ((m_jidx) & 24'hffffff);
+                    sage$d = age;
+                    tage$d = now_r$q - m[(32'hd0)+:(32)];
+                    state$d = FrontState$SPred;
+                end
+            FrontState$SPred:
+                begin
+                    q_sj$d = jr;
+                    q_s$d = s;
+                    state$d = FrontState$SDec;
+                end
+            FrontState$SDec:
+                begin
+                    state$d = FrontState$SNext;
+                    if (q_s$q[(64'h0)+:(1)]) begin
+                        if (b_free & ~item_v) begin
+                            h_go = 1'b1;
+                            h_st = BackState$CopyRows;
+                            f_slot = 1'b1;
+                            f_item = 1'b1;
+                            ev = ev_timeouts;
+                            m_wdata = (m & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+                            m_we = 1'b1;
+                            f_pmask = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
+                            f_enr = q_s$q[(64'h5)+:(16)];
+                            f_more = q_s$q[(64'h15)+:(1)];
+                            f_last = q_s$q[(64'h16)+:(1)];
+                        end
+                        else begin
+                            state$d = FrontState$SDec;
+                        end
+                    end
+                    else if (q_s$q[(64'h1)+:(1)]) begin
+                        ev = ev_reclaims;
+                        m_wdata = (m & ~mk_meta_state) | ((cs_stale) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                        m_we = 1'b1;
+                        bz_dec = 1'b1;
+                        bz_j = m_jidx;
+                    end
+                    else if (q_s$q[(64'h3)+:(1)]) begin
+                        ev = ev_idle_reclaims;
+                        if (q_s$q[(64'h4)+:(1)]) begin
+                            m_wdata = (m & ~mk_meta_state) | ((cs_stale) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                        end
+                        else begin
+                            m_wdata = (m & ~mk_meta_state) | ((cs_free) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
+                        end
+                        m_we = 1'b1;
+                        bz_dec = 1'b1;
+                        bz_j = m_jidx;
+                    end
+                end
+            FrontState$SNext:
+                begin
+                    if (~scan_c) begin
+                        t_cset = 1'b1;
+                        cadr$d = (scan_ptr << 32'h1) | 32'h1;
+                        state$d = FrontState$Scan;
+                    end
+                    else begin
+                        t_cclr = 1'b1;
+                        own_age$d = 32'h0;
+                        t_adv = 1'b1;
+                        state$d = FrontState$Idle;
+                    end
+                end
+            default:
+                begin
+                    state$d = FrontState$Idle;
+                end
+        endcase
+        if (take) begin
+            sel$d = pk_idx;
+            len$d = la_len;
+            now_r$d = now;
+            e_scan$d = 1'b0;
+            scan_turn$d = 1'b1;
+            dbg_valid = 1'b1;
+            dbg_kind = 32'h0;
+            dbg_arg = ((pk_idx) & 32'hffffffff);
+            hdr$d = la_hdr;
+            row0$d = la_row;
+            if (la_len > 32'h40) begin
+                nrows$d = (la_len - 32'h40 + c_rowmask) >> c_rowlog;
+            end
+            else begin
+                nrows$d = 32'h0;
+            end
+            f$d = pf;
+            pc_count$d = c_count;
+            if (pk_idx == c_idx4$0) begin
+                pc_pop$d = hp_pop$0;
+            end
+            if (pk_idx == c_idx4$1) begin
+                pc_pop$d = hp_pop$1;
+            end
+            if (pk_idx == c_idx4$2) begin
+                pc_pop$d = hp_pop$2;
+            end
+            if (pk_idx == c_idx4$3) begin
+                pc_pop$d = hp_pop$3;
+            end
+            state$d = FrontState$Prep2;
+        end
+        la_chk$d = c_terms;
+        if (~sweep_on & any_to & (scan_ticks != 32'h0) & (sweep_el >= scan_ticks)) begin
+            t_start = 1'b1;
+            own_age$d = 32'h0;
+        end
+        if (jc_q | epoch_move) begin
+            own_age$d = 32'h0;
+        end
+        if (rst) begin
+            state$d = FrontState$Idle;
+            own_age$d = 32'h0;
+        end
+    end
+    
+endmodule // fanin_front
+
+
+module fanin_front_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_cadr
+
+
+module fanin_front_cha_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_cha_q
+
+
+module fanin_front_cls(non_ip,arp,ip_bad,route,bad,wire_bad,pop_ok,kind);
+    
+    // Module arguments
+    input wire  non_ip;
+    input wire  arp;
+    input wire  ip_bad;
+    input wire  route;
+    input wire  bad;
+    input wire  wire_bad;
+    input wire  pop_ok;
+    output reg  [2:0] kind;
+    
+    // Enums
+    localparam FrameClass$NonIp = 0;
+    localparam FrameClass$Arp = 1;
+    localparam FrameClass$Malformed = 2;
+    localparam FrameClass$Route = 3;
+    localparam FrameClass$Fanin = 4;
+    
+    // Update code
+    always @(*) begin
+        if (non_ip & arp) begin
+            kind = FrameClass$Arp;
+        end
+        else if (non_ip) begin
+            kind = FrameClass$NonIp;
+        end
+        else if (ip_bad) begin
+            kind = FrameClass$Malformed;
+        end
+        else if (route) begin
+            kind = FrameClass$Route;
+        end
+        else if (bad | wire_bad | ~pop_ok) begin
+            kind = FrameClass$Malformed;
+        end
+        else begin
+            kind = FrameClass$Fanin;
+        end
+    end
+    
+endmodule // fanin_front_cls
+
+
+module fanin_front_e_scan(d,q,clock);
     
     // Module arguments
     input wire  d;
@@ -18926,10 +19481,29 @@ module fanin_e_scan(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_e_scan
+endmodule // fanin_front_e_scan
 
 
-module fanin_hdr(d,q,clock);
+module fanin_front_f(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_f
+
+
+module fanin_front_hdr(d,q,clock);
     
     // Module arguments
     input wire  [639:0] d;
@@ -18945,7 +19519,531 @@ module fanin_hdr(d,q,clock);
        q <= d;
     end
           
-endmodule // fanin_hdr
+endmodule // fanin_front_hdr
+
+
+module fanin_front_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_ji
+
+
+module fanin_front_la_chk(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_la_chk
+
+
+module fanin_front_len(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_len
+
+
+module fanin_front_now_r(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_now_r
+
+
+module fanin_front_nrows(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_nrows
+
+
+module fanin_front_own_age(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 2'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_own_age
+
+
+module fanin_front_pba_q(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_pba_q
+
+
+module fanin_front_pc_arp(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_pc_arp
+
+
+module fanin_front_pc_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_pc_bad
+
+
+module fanin_front_pc_count(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_pc_count
+
+
+module fanin_front_pc_ip_bad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_pc_ip_bad
+
+
+module fanin_front_pc_non_ip(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_pc_non_ip
+
+
+module fanin_front_pc_pop(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_pc_pop
+
+
+module fanin_front_pc_popok(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_pc_popok
+
+
+module fanin_front_pc_route(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_pc_route
+
+
+module fanin_front_pc_wbad(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_pc_wbad
+
+
+module fanin_front_q_s(d,q,clock);
+    
+    // Module arguments
+    input wire  [22:0] d;
+    output reg  [22:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 23'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_q_s
+
+
+module fanin_front_q_sj(d,q,clock);
+    
+    // Module arguments
+    input wire  [575:0] d;
+    output reg  [575:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 576'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_q_sj
+
+
+module fanin_front_row0(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_row0
+
+
+module fanin_front_sage(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_sage
+
+
+module fanin_front_scan_turn(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_scan_turn
+
+
+module fanin_front_sel(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 4'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_sel
+
+
+module fanin_front_state(d,q,clock);
+    
+    // Module arguments
+    input wire  [3:0] d;
+    output reg  [3:0] q;
+    input wire  clock;
+    
+    // Enums
+    localparam FrontState$Idle = 0;
+    localparam FrontState$Parse = 1;
+    localparam FrontState$Prep2 = 2;
+    localparam FrontState$Scan = 3;
+    localparam FrontState$SWait = 4;
+    localparam FrontState$SLat = 5;
+    localparam FrontState$SPred = 6;
+    localparam FrontState$SDec = 7;
+    localparam FrontState$SNext = 8;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_state
+
+
+module fanin_front_tage(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_front_tage
+
+
+module fanin_hand(done_now,done_if_room,b_idle,pmask,tx_rdy$0,tx_rdy$1,tx_rdy$2,tx_rdy$3,item_v,item_psd,look_v,look_ne,look_old,x_join,sess_busy,xstate,all_rdy,b_done,b_free,sq_ld,lk_go,lk_free);
+    
+    // Module arguments
+    input wire  done_now;
+    input wire  done_if_room;
+    input wire  b_idle;
+    input wire  [7:0] pmask;
+    input wire  tx_rdy$0;
+    input wire  tx_rdy$1;
+    input wire  tx_rdy$2;
+    input wire  tx_rdy$3;
+    input wire  item_v;
+    input wire  item_psd;
+    input wire  look_v;
+    input wire  look_ne;
+    input wire  look_old;
+    input wire  x_join;
+    input wire  sess_busy;
+    input wire  [1:0] xstate;
+    output reg  all_rdy;
+    output reg  b_done;
+    output reg  b_free;
+    output reg  sq_ld;
+    output reg  lk_go;
+    output reg  lk_free;
+    
+    // Enums
+    localparam DecState$Idle = 0;
+    localparam DecState$Pred = 1;
+    localparam DecState$DSel = 2;
+    localparam DecState$Decide = 3;
+    
+    // Update code
+    always @(*) begin
+        all_rdy = 1'b1;
+        if (pmask[0] & ~tx_rdy$0) begin
+            all_rdy = 1'b0;
+        end
+        if (pmask[1] & ~tx_rdy$1) begin
+            all_rdy = 1'b0;
+        end
+        if (pmask[2] & ~tx_rdy$2) begin
+            all_rdy = 1'b0;
+        end
+        if (pmask[3] & ~tx_rdy$3) begin
+            all_rdy = 1'b0;
+        end
+        b_done = done_now | (done_if_room & all_rdy);
+        b_free = b_idle | b_done;
+        sq_ld = item_v & b_free & item_psd;
+        lk_go = look_v & ~x_join & ~sess_busy & ((xstate == DecState$Idle) | (((xstate == DecState$Decide) | ((xstate == DecState$DSel) & look_ne & look_old)) & (~item_v | sq_ld)));
+        lk_free = ~look_v | lk_go;
+    end
+    
+endmodule // fanin_hand
 
 
 module fanin_hu_b(d,q,clock);
@@ -20203,25 +21301,6 @@ module fanin_jgen(d,q,clock);
 endmodule // fanin_jgen
 
 
-module fanin_ji(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_ji
-
-
 module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
@@ -20243,63 +21322,6 @@ module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[3:0]][0 +: 576] <= wdata[0 +: 576];
     end
 endmodule // fanin_jram
-
-
-module fanin_la_chk(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_la_chk
-
-
-module fanin_last(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_last
-
-
-module fanin_len(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_len
 
 
 module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mflags,sflags,rows_m,rows,rle1,partial,busy_st,samebl,me_mac,me_ip,me_port,sq,ac_nonce,ac_mac,ac_ip,ac_udp,ac_port,ac_bm,ac_job,ac_block,ac_entry,sm,sj,spartial,ld,ld_o,mc,ev,join_go,dwe,dwd,dbi,dbd,dhwc,ac,ac_o,sf_o);
@@ -29720,63 +30742,6 @@ module fanin_meta_wq_v(d,q,clock);
 endmodule // fanin_meta_wq_v
 
 
-module fanin_now_r(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_now_r
-
-
-module fanin_nrows(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_nrows
-
-
-module fanin_own_age(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 2'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_own_age
-
-
 module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_bad,c_route,c_bad,c_wire_bad,c_terms,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
     
     // Module arguments
@@ -30044,25 +31009,6 @@ module fanin_parser_swap(a,y);
 endmodule // fanin_parser_swap
 
 
-module fanin_pba_q(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pba_q
-
-
 module fanin_pbram(clock,waddr,wdata,we,raddr,rdata);
     
     // Module arguments
@@ -30084,177 +31030,6 @@ module fanin_pbram(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[6:0]][0 +: 64] <= wdata[0 +: 64];
     end
 endmodule // fanin_pbram
-
-
-module fanin_pc_arp(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_arp
-
-
-module fanin_pc_bad(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_bad
-
-
-module fanin_pc_count(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_count
-
-
-module fanin_pc_ip_bad(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_ip_bad
-
-
-module fanin_pc_non_ip(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_non_ip
-
-
-module fanin_pc_pop(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_pop
-
-
-module fanin_pc_popok(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_popok
-
-
-module fanin_pc_route(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_route
-
-
-module fanin_pc_wbad(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pc_wbad
 
 
 module fanin_pick(clock,d_valid$0,d_valid$1,d_valid$2,d_valid$3,d_hdr$0,d_hdr$1,d_hdr$2,d_hdr$3,d_len$0,d_len$1,d_len$2,d_len$3,d_udp_ok$0,d_udp_ok$1,d_udp_ok$2,d_udp_ok$3,d_ip_ok$0,d_ip_ok$1,d_ip_ok$2,d_ip_ok$3,d_row$0,d_row$1,d_row$2,d_row$3,d_bitmap$0,d_bitmap$1,d_bitmap$2,d_bitmap$3,last,take,pk_any_q,pk_idx_q,la_hdr_q,la_len_q,la_udp_q,la_ip_q,la_row_q,la_ok,hp_pop_q$0,hp_pop_q$1,hp_pop_q$2,hp_pop_q$3);
@@ -31649,25 +32424,6 @@ module fanin_pick_pk_idx(d,q,clock);
 endmodule // fanin_pick_pk_idx
 
 
-module fanin_pr_f(d,q,clock);
-    
-    // Module arguments
-    input wire  [255:0] d;
-    output reg  [255:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 256'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_pr_f
-
-
 module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,sbq,soq,sel,lanes,sage,tage,age,qf0,qfp,qfm,newbm,mflags,sflags,rows_p,rows_m,s,c,partial);
     
     // Module arguments
@@ -32022,63 +32778,6 @@ module fanin_q_rows(d,q,clock);
     end
           
 endmodule // fanin_q_rows
-
-
-module fanin_q_s(d,q,clock);
-    
-    // Module arguments
-    input wire  [22:0] d;
-    output reg  [22:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 23'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_s
-
-
-module fanin_q_sj(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_sj
-
-
-module fanin_row0(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_row0
 
 
 module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_bitmap,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
@@ -40757,63 +41456,6 @@ module fanin_rx_3_wx(d,q,clock);
 endmodule // fanin_rx_3_wx
 
 
-module fanin_sage(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sage
-
-
-module fanin_scan_turn(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_scan_turn
-
-
-module fanin_sel(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 4'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_sel
-
-
 module fanin_sess(clock,rst,join_go,join_entry,join_bm,join_nonce,join_mac,join_ip,join_udp,join_port,join_job,join_ranks,hu_v,hu_j,hu_b,reset,reset_entry,reset_high,jcm$0,jcm$1,jcm$2,jcm$3,jcm$4,jcm$5,jcm$6,jcm$7,jcm$8,jcm$9,jcm$10,jcm$11,jcm$12,jcm$13,jcm$14,jcm$15,ac_take,busy,epoch_move,entry,opened,ss_open$0,ss_open$1,ss_open$2,ss_open$3,ss_open$4,ss_open$5,ss_open$6,ss_open$7,ss_open$8,ss_open$9,ss_open$10,ss_open$11,ss_open$12,ss_open$13,ss_open$14,ss_open$15,ss_base$0,ss_base$1,ss_base$2,ss_base$3,ss_base$4,ss_base$5,ss_base$6,ss_base$7,ss_base$8,ss_base$9,ss_base$10,ss_base$11,ss_base$12,ss_base$13,ss_base$14,ss_base$15,ac_ready,ac_nonce,ac_mac,ac_ip,ac_udp,ac_port,ac_bm,ac_job,ac_block);
     
     // Module arguments
@@ -44813,55 +45455,6 @@ module fanin_sess_su_v(d,q,clock);
     end
           
 endmodule // fanin_sess_su_v
-
-
-module fanin_state(d,q,clock);
-    
-    // Module arguments
-    input wire  [3:0] d;
-    output reg  [3:0] q;
-    input wire  clock;
-    
-    // Enums
-    localparam FrontState$Idle = 0;
-    localparam FrontState$Parse = 1;
-    localparam FrontState$Prep2 = 2;
-    localparam FrontState$Scan = 3;
-    localparam FrontState$SWait = 4;
-    localparam FrontState$SLat = 5;
-    localparam FrontState$SPred = 6;
-    localparam FrontState$SDec = 7;
-    localparam FrontState$SNext = 8;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_state
-
-
-module fanin_tage(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_tage
 
 
 module fanin_timer(clock,rst,tick_div,adv,start,c_set,c_clr,now_q,sweep_on_q,sweep_el_q,scan_ptr_q,scan_c_q);

@@ -12,16 +12,13 @@
 )]
 
 use crate::hdrgen::ArpLayout;
-use crate::layout::{at, mask, HdrWindow, JobWord, MetaWord};
-use crate::parse::{
-    Classify, FrameClass, Parser, PARSE_W, TERMS_ARP, TERMS_BAD, TERMS_IP_BAD, TERMS_NON_IP,
-    TERMS_ROUTE, TERMS_WIRE_BAD,
-};
+use crate::layout::{at, mask, HdrWindow, JobWord};
+use crate::parse::Parser;
 use crate::ram::{FaninRam, ADDR_W};
 use crate::rx::Rx;
 use crate::tx::Tx;
 use fanin_proto::model::Counter;
-use fanin_regs::layout::{job, meta};
+use fanin_regs::layout::job;
 use rust_hdl::prelude::*;
 use states::event;
 pub use states::{
@@ -35,6 +32,8 @@ pub mod csr;
 pub mod dest;
 pub mod dsel;
 pub mod finish;
+pub mod front;
+pub mod hand;
 pub mod item;
 pub mod loads;
 pub mod look;
@@ -54,6 +53,8 @@ use back::BackEnd;
 use counters::Counters;
 use csr::Csr;
 use dsel::DSel;
+use front::FrontEnd;
+use hand::Hand;
 use item::ItemStage;
 use loads::Loads;
 use look::Look;
@@ -180,44 +181,38 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     rx: Vec<Rx<DW, KW, WB>>,
     tx: Vec<Tx<DW, KW, WB>>,
     parser: Parser,
-    /// The ARP reply to the frame in `hdr` (pure wiring; loaded into `b_hdr` for an ARP
-    /// request handed over).
+    /// The ARP reply to the frame in the front end's `hdr` (pure wiring; the back end
+    /// pushes it for an ARP request handed over).
     arp_lay: ArpLayout,
     // The slot copies' metadata RAM and its read side, the writes it misses forwarded
     // (`metaport.rs`).
     meta: MetaPort,
-    chram: FaninRam<CHILD_W>,
     // Job table: the packed entries in `jram` (read by index); the lookup (`lookup.rs`):
     // the entries' keys and busy counts, the job and route hits, each entry's slot copy
     // for the frame's block, the timer scan's ownership test.
     jram: FaninRam<JOB_W>,
     lookup: Lookup,
+    // The child table and the back end's copy of it (the child scan of a later multicast
+    // round). The port-below table (bypass source checks, `Switch::bypass_source_ok`): row
+    // `entry << 3 | port`, read with the child entry. Both are written by `csr`'s commits.
+    chram: FaninRam<CHILD_W>,
+    chram2: FaninRam<CHILD_W>,
+    pbram: FaninRam<64>,
     // The front end's port pick and look-ahead (`pick.rs`): the ports' registered heads,
     // the round-robin arbiter, the registered pick, the picked port's head registered, and
     // each port's bitmap population count.
     pick: Pick,
-    // Pipeline registers that keep the decision logic shallow.
-    la_chk: DFF<Bits<16>>,
-    // DSEL (`dsel.rs`): the branch for DECIDE.
-    dsel: DSel,
-    jgen: DFF<Bits<32>>,
-    own_age: DFF<Bits<2>>,
-    q_rows: DFF<Bits<16>>,
-    q_rle1: DFF<bool>,
-    sage: DFF<Bits<32>>,
-    bq_inc: DFF<bool>,
-    bq_dec: DFF<bool>,
-    bq_hwc: DFF<bool>,
-    bq_j: DFF<Bits<8>>,
-    jc_q: DFF<bool>,
-    jc_pend: DFF<bool>,
-    jc_i: DFF<Bits<8>>,
-    jc2: DFF<bool>,
-    jc_bq: DFF<Bits<32>>,
+    // Timer and scan: the tick, the sweep and the scan's pointer (`timer.rs`).
+    timer: Timer,
+    // The front end (`front.rs`): the take, PREP2, PARSE and the timer scan's visits.
+    front: FrontEnd,
+    // The hand-overs of this cycle (`hand.rs`): the back end free, the item stage's item
+    // to it, LOOK's frame to PRED.
+    hand: Hand,
+    // LOOK: the frame PARSE handed over, waiting for the decision stages (`look.rs`).
+    look: Look,
     // Decision stages (PRED, DSEL, DECIDE): their own copy of the decision's context, so
-    // that the front end can take, parse and look up the next frame meanwhile; the last
-    // metadata write (forwarded to a read of the same copy in the next cycle), the read
-    // address of the cycle before, and the busy-count update in flight when LOOK latched.
+    // that the front end can take, parse and look up the next frame meanwhile.
     xstate: DFF<DecState>,
     x_m: DFF<Bits<META_W>>,
     x_newbm: DFF<Bits<64>>,
@@ -230,167 +225,86 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     x_ji: DFF<Bits<8>>,
     x_cadr: DFF<Bits<ADDR_W>>,
     x_c: DFF<Ctx>,
-    // `lk_free`: LOOK (`look.rs`) is free or its frame leaves in this cycle.
-    lk_free: Signal<Local, bool>,
-    // DECIDE's own copy of the frame's fields (loaded in DSEL), so that the next frame
-    // can leave LOOK for PRED while this one is in DSEL (`xo_v`: PRED runs beside an
-    // older frame's DECIDE); the quota
+    // The frame in the decision stages is a JOIN: LOOK waits until its DECIDE.
+    x_join: DFF<bool>,
+    // PRED's conditions, terms of registers (`pred.rs`), and those registered in PRED:
+    // the conditions DSEL reads (`states::Conds`, `dsel.rs`), and the others; the quota
     // condition for the outcomes of a busy-count update in flight (`q_qf_p`/`q_qf_m`,
     // selected by `q_bi`/`q_bd`).
-    xo_v: DFF<bool>,
+    pred: Pred,
+    q_c: DFF<Conds>,
+    q_qfull: DFF<bool>,
+    q_partial: DFF<bool>,
+    q_rows: DFF<Bits<16>>,
+    q_rle1: DFF<bool>,
     q_qf_p: DFF<bool>,
     q_qf_m: DFF<bool>,
     q_bi: DFF<bool>,
     q_bd: DFF<bool>,
+    qf: Signal<Local, bool>,
+    // DSEL (`dsel.rs`): the branch for DECIDE.
+    dsel: DSel,
+    // DECIDE's own copy of the frame's fields (loaded in DSEL), so that the next frame
+    // can leave LOOK for PRED while this one is in DSEL (`xo_v`: PRED runs beside an
+    // older frame's DECIDE).
+    xo_v: DFF<bool>,
     dx_f: DFF<Fields>,
     dx_ji: DFF<Bits<8>>,
     dx_cadr: DFF<Bits<ADDR_W>>,
     dx_c: DFF<Ctx>,
-    // LOOK: the frame PARSE handed over, waiting for the decision stages (`look.rs`).
-    look: Look,
-    // PRED's conditions, terms of registers (`pred.rs`).
-    pred: Pred,
-    qf: Signal<Local, bool>,
     dec_v: Signal<Local, bool>,
-    // (The child-table read address PARSE issued, held while LOOK waits.)
-    cha_q: DFF<Bits<ADDR_W>>,
-    // The item stage between DECIDE and the back end, with a multicast item's first round
-    // of children scanned while it waits and the last such scan kept (`item.rs`).
-    item: ItemStage,
     // DECIDE's and the session unit's ACCEPT's items for the item stage, with DECIDE's
     // effects: terms of registers (`loads.rs`).
     loads: Loads,
-    // The item stage hands its item to the back end (clears it: `item.drain`).
-    sq_ld: Signal<Local, bool>,
-    // Engine.
-    state: DFF<FrontState>,
-    sel: DFF<Bits<4>>,
-    last: DFF<Bits<4>>,
-    hdr: DFF<Bits<PARSE_W>>,
-    // Parser outputs, registered (PREP): the decision logic starts from flip-flops.
-    pr_f: DFF<Fields>,
-    pc_popok: DFF<bool>,
-    pr_kind: Signal<Local, FrameClass>,
-    pc_non_ip: DFF<bool>,
-    pc_ip_bad: DFF<bool>,
-    pc_route: DFF<bool>,
-    pc_bad: DFF<bool>,
-    pc_wbad: DFF<bool>,
-    pc_arp: DFF<bool>,
-    pc_count: DFF<Bits<8>>,
-    cls: Classify,
-    pc_pop: DFF<Bits<8>>,
-    // Predicates of the decision, registered in PRED: the conditions DSEL reads
-    // (`states::Conds`, `dsel.rs`), and the others.
-    q_c: DFF<Conds>,
-    q_qfull: DFF<bool>,
-    q_partial: DFF<bool>,
-    // The timer scan's conditions (`pred.rs`), registered in SPRED.
-    q_s: DFF<ScanConds>,
-    q_sj: DFF<Bits<JOB_W>>,
-    len: DFF<Bits<16>>,
-    row0: DFF<Bits<16>>,
-    nrows: DFF<Bits<16>>,
-    ji: DFF<Bits<8>>,
-    // Port-below table (bypass source checks, `Switch::bypass_source_ok`): row
-    // `entry << 3 | port`, read with the child entry (`pba_q` holds PARSE's address while
-    // LOOK waits), registered into `pbr`; written by `csr`'s commits.
-    pbram: FaninRam<64>,
-    pba_q: DFF<Bits<ADDR_W>>,
-    pbaddr: Signal<Local, Bits<ADDR_W>>,
-    // Source validation (PRED: a contribution's source, a result's ingress port; DSEL: a
-    // result from elsewhere takes no effect in DECIDE).
-    // Idle reclaim (timer scan): ticks since the copy's last progress, the decision, and
-    // whether the copy was emitted (it becomes Stale, else Free).
-    tage: DFF<Bits<32>>,
-    cadr: DFF<Bits<ADDR_W>>,
-    e_scan: DFF<bool>,
-    now_r: DFF<Bits<32>>,
+    // The item stage between DECIDE and the back end, with a multicast item's first round
+    // of children scanned while it waits and the last such scan kept (`item.rs`).
+    item: ItemStage,
     // The back end (`back.rs`): the row work of one item at a time, its destinations, the
-    // Acc; its child-table copy (the child scan of a later multicast round).
+    // Acc.
     back: BackEnd<WB>,
-    chram2: FaninRam<CHILD_W>,
-    // Timer and scan: the tick, the sweep and the scan's pointer (`timer.rs`); the front
-    // end's turn between a frame and a scan visit (`scan_turn`).
-    timer: Timer,
-    scan_turn: DFF<bool>,
-    // Decision helpers.
-    hwc: Signal<Local, bool>,
-    h_go: Signal<Local, bool>,
-    pick_now: Signal<Local, bool>,
-    pick_ok: Signal<Local, bool>,
-    h_st: Signal<Local, BackState>,
-    b_free: Signal<Local, bool>,
-    b_done: Signal<Local, bool>,
-    ev_b: Signal<Local, Bits<32>>,
-    all_rdy: Signal<Local, bool>,
-    rpm: Signal<Local, Bits<8>>,
-    jcb: Signal<Local, Bits<64>>,
-    chaddr: Signal<Local, Bits<ADDR_W>>,
-    m: Signal<Local, Bits<META_W>>,
-    m_jidx: Signal<Local, Bits<8>>,
+    // Busy-count updates (`bz_*`, `hwc`; registered a cycle after the decision, `bq_*`),
+    // counter events (`ev`; the back end's, `ev_b`), the ports' takes.
     bz_inc: Signal<Local, bool>,
     bz_dec: Signal<Local, bool>,
     bz_j: Signal<Local, Bits<8>>,
-    jc: Signal<Local, bool>,
-    jc_hold: Signal<Local, bool>,
-    jc_busy: Signal<Local, Bits<32>>,
-    lk_go: Signal<Local, bool>,
+    hwc: Signal<Local, bool>,
+    bq_inc: DFF<bool>,
+    bq_dec: DFF<bool>,
+    bq_hwc: DFF<bool>,
+    bq_j: DFF<Bits<8>>,
     ev: Signal<Local, Bits<32>>,
+    ev_b: Signal<Local, Bits<32>>,
     rx_ev: Vec<Signal<Local, bool>>,
-    // Constants (from the configuration).
-    c_idx4: Vec<Constant<Bits<4>>>,
-    c_rowlog: Constant<Bits<16>>,
-    c_rowmask: Constant<Bits<16>>,
-    c_idx8: Vec<Constant<Bits<8>>>,
-    c_mclog: Constant<Bits<16>>,
-    c_mcmask: Constant<Bits<ADDR_W>>,
-    c_lanes: Constant<Bits<16>>,
-    // Named values (`states.rs`): counter events (`ev_<counter>`: bit k of `ev` counts
-    // `Counter::ALL[k]`), slot-copy states, packet types, header flags, parser terms.
-    ev_results_sent: Constant<Bits<32>>,
-    ev_unknown_job: Constant<Bits<32>>,
-    ev_idle_reclaims: Constant<Bits<32>>,
-    ev_malformed: Constant<Bits<32>>,
-    ev_timeouts: Constant<Bits<32>>,
-    ev_reclaims: Constant<Bits<32>>,
-    ev_forwarded: Constant<Bits<32>>,
-    ev_no_route: Constant<Bits<32>>,
-    ev_non_ip: Constant<Bits<32>>,
-    ev_arp: Constant<Bits<32>>,
-    cs_free: Constant<Bits<3>>,
-    cs_emitted: Constant<Bits<3>>,
-    cs_stale: Constant<Bits<3>>,
-    pt_join: Constant<Bits<8>>,
-    // The flags a slot copy keeps from its contributions (OVERFLOW, EXP_MISMATCH).
-    t_non_ip: Constant<Bits<16>>,
-    t_ip_bad: Constant<Bits<16>>,
-    t_route: Constant<Bits<16>>,
-    t_bad: Constant<Bits<16>>,
-    t_wire_bad: Constant<Bits<16>>,
-    t_arp: Constant<Bits<16>>,
-    // Field offsets and masks of the packed words (`layout.rs`), for packing them.
-    at_job_epoch: Constant<Bits<16>>,
-    at_meta_timer: Constant<Bits<16>>,
-    at_meta_touched: Constant<Bits<16>>,
-    mk_meta_state: Constant<Bits<META_W>>,
-    mk_meta_state_times: Constant<Bits<META_W>>,
-    // The frame in the decision stages is a JOIN: LOOK waits until its DECIDE.
-    x_join: DFF<bool>,
-    // LOOK: the latched entry's session base.
-    // LOOK: the latched entry has a session open.
-    // Block minus the session base (its sign: before it).
-    // Session base of the job in LOOK.
-    // Session open of the job in LOOK.
     // `high` update: DECIDE's (entry, block), then the entry's `high` read, then the write.
     hu_v: DFF<bool>,
     hu_j: DFF<Bits<8>>,
     hu_b: DFF<Bits<32>>,
-    // The commit path applies now (a job commit or a session's epoch move), to entry `jcx`, with `jpk`.
+    // Job commits (see "Job commits" in `update`): pending, applied, their epoch counter;
+    // the commit path applies now (a job commit or a session's epoch move), to entry `jcx`,
+    // with `jpk`; the entry's busy count, freed from slots_in_use (`jcb`).
+    jc_pend: DFF<bool>,
+    jc_i: DFF<Bits<8>>,
+    jc_q: DFF<bool>,
+    jc2: DFF<bool>,
+    jc_bq: DFF<Bits<32>>,
+    jgen: DFF<Bits<32>>,
     jcg: Signal<Local, bool>,
     jcx: Signal<Local, Bits<8>>,
     jpk: Signal<Local, Bits<JOB_W>>,
+    jc_busy: Signal<Local, Bits<32>>,
+    jcb: Signal<Local, Bits<64>>,
+    // Constants (from the configuration) and named values (`states.rs`, `layout.rs`):
+    // counter events (`ev_<counter>`: bit k of `ev` counts `Counter::ALL[k]`), packet
+    // types, field offsets and masks.
+    c_idx4: Vec<Constant<Bits<4>>>,
+    c_rowlog: Constant<Bits<16>>,
+    c_rowmask: Constant<Bits<16>>,
+    c_idx8: Vec<Constant<Bits<8>>>,
+    c_lanes: Constant<Bits<16>>,
+    ev_results_sent: Constant<Bits<32>>,
     ev_sessions: Constant<Bits<32>>,
+    pt_join: Constant<Bits<8>>,
+    at_job_epoch: Constant<Bits<16>>,
     mk_job_epoch: Constant<Bits<JOB_W>>,
 }
 
@@ -398,13 +312,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, q_s, xstate, x_m, x_newbm, x_mflags, x_sflags, x_rows_m, xp_f, x_je,
-            x_jep, x_ji, x_cadr, xo_v, q_qf_p, q_qf_m, q_bi, q_bd, dx_f, dx_ji, dx_cadr, cha_q,
-            state, sel, last, hdr, pr_f, pc_popok, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad,
-            pc_wbad, pc_count, pc_pop, q_qfull, q_partial, q_sj, len, row0, nrows, ji, pba_q, tage,
-            cadr, e_scan, now_r, scan_turn, la_chk, jgen, own_age, q_rows, q_rle1, sage, bq_inc,
-            bq_dec, bq_hwc, bq_j, jc_q, jc_pend, jc_i, jc2, jc_bq, x_join, hu_v, hu_j, hu_b, q_c,
-            x_c, dx_c
+            self, clock, xstate, x_m, x_newbm, x_mflags, x_sflags, x_rows_m, xp_f, x_je, x_jep,
+            x_ji, x_cadr, x_c, x_join, q_c, q_qfull, q_partial, q_rows, q_rle1, q_qf_p, q_qf_m,
+            q_bi, q_bd, xo_v, dx_f, dx_ji, dx_cadr, dx_c, bq_inc, bq_dec, bq_hwc, bq_j, hu_v, hu_j,
+            hu_b, jc_pend, jc_i, jc_q, jc2, jc_bq, jgen
         );
         self.meta.clock.next = self.clock.val();
         self.meta.rst.next = self.rst.val();
@@ -415,22 +326,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.item.clock.next = self.clock.val();
         self.item.rst.next = self.rst.val();
         // Timer and scan (`timer.rs`: `tick_div` cycles per tick, the block's); the scan's
-        // strobes, set by the front end's visits and the sweep start below.
+        // strobes are the front end's (its visits and the sweep start).
         self.timer.clock.next = self.clock.val();
         self.timer.rst.next = self.rst.val();
         self.timer.tick_div.next = self.csr.tick_div.val();
-        self.timer.adv.next = false;
-        self.timer.start.next = false;
-        self.timer.c_set.next = false;
-        self.timer.c_clr.next = false;
-        // Every destination port of the back end's item has room for a maximum frame.
-        self.all_rdy.next = true;
-        for p in 0..self.rx.len() {
-            if self.back.pmask_q.val().get_bit(p) & !self.tx[p].ready.val() {
-                self.all_rdy.next = false;
-            }
-        }
-        self.arp_lay.req.next = self.hdr.q.val().get_value_headers();
+        self.timer.adv.next = self.front.t_adv.val();
+        self.timer.start.next = self.front.t_start.val();
+        self.timer.c_set.next = self.front.t_cset.val();
+        self.timer.c_clr.next = self.front.t_cclr.val();
+        self.arp_lay.req.next = self.front.hdr_q.val().get_value_headers();
         self.arp_lay.mac.next = self.csr.me_mac.val();
         self.arp_lay.ip.next = self.csr.me_ip.val();
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
@@ -464,48 +368,16 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // The port pick and look-ahead (`pick.rs`): the picked port's head, registered
         // (`la_*_q`), and the parser on it, so that a frame's fields and checks are ready in
-        // the cycle it is taken. The registered check terms (`la_chk`) are a stage further:
-        // PREP2, the cycle after the take, reads them.
+        // the cycle it is taken (the front end registers them at the take, `front.rs`).
         self.parser.hdr.next = self.pick.la_hdr_q.val();
         self.parser.len.next = self.pick.la_len_q.val();
         self.parser.me_ip.next = self.csr.me_ip.val();
         self.parser.me_port.next = self.csr.me_port.val();
         self.parser.udp_ok.next = self.pick.la_udp_q.val();
         self.parser.ip_ok.next = self.pick.la_ip_q.val();
-        self.cls.non_ip.next = self.pc_non_ip.q.val();
-        self.cls.arp.next = self.pc_arp.q.val();
-        self.cls.ip_bad.next = self.pc_ip_bad.q.val();
-        self.cls.route.next = self.pc_route.q.val();
-        self.cls.bad.next = self.pc_bad.q.val();
-        self.cls.wire_bad.next = self.pc_wbad.q.val();
-        // (the parser's check terms, registered alongside `la_*` and ORed in PREP2: the
-        // `TERMS_*` masks of parse.rs)
-        self.la_chk.d.next = self.parser.c_terms.val();
-        self.cls.pop_ok.next = self.pc_popok.q.val();
-        self.pr_kind.next = self.cls.kind.val();
-        // Forwarding table (exact match on the destination IPv4 address) and job table
-        // (match on the job id), in three steps so that no step is deep: every entry's hit
-        // (registered when the frame is picked, from the parser's fields, used in PREP2),
-        // the first hit as a one-hot vector (prefix OR, registered, used in PARSE), then an
-        // AND-OR of the entries' fields under the one-hot. The lowest-numbered matching
-        // entry wins. The lookup (`lookup.rs`) holds the steps; the route's egress ports
-        // are the register block's, ORed here under the route one-hot.
-        self.rpm.next = 0.into();
-        for r in 0..self.lookup.rone.len() {
-            if self.lookup.rone[r].val() {
-                self.rpm.next = self.rpm.val() | self.csr.route_pm[r].val();
-            }
-        }
-        // The entry itself is read from `jram` (address in PARSE, data in LOOK); the timer
-        // scan reads the entry a slot copy was written under (address in SLAT).
-        if self.look.v_q.val() {
-            self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.ji.q.val());
-        } else {
-            self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.lookup.jsel.val());
-        }
         // The commit path (below, "Job commits") applies a job commit (`jc_q`: the staged
-        // entry, to `jc_i`) or a session's opening at the root (`sess.epoch_move`: the entry as it is,
-        // with a new epoch, to the session unit's entry): `jcg`, `jcx`, `jpk`.
+        // entry, to `jc_i`) or a session's opening at the root (`sess.epoch_move`: the entry
+        // as it is, with a new epoch, to the session unit's entry): `jcg`, `jcx`, `jpk`.
         self.jcg.next = self.jc_q.q.val() | self.sess.epoch_move.val();
         if self.sess.epoch_move.val() {
             self.jcx.next = self.sess.entry.val();
@@ -514,31 +386,25 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         self.jram.waddr.next = bit_cast::<ADDR_W, 8>(self.jcx.val());
         self.jram.we.next = 0.into();
-        // The slot under the scan pointer belongs to a timeout-mode job (others are skipped:
-        // `Switch::scan_slot` does nothing for them): the lookup's `own_q`, two registered
-        // stages; `own_age` counts the cycles since the pointer moved (2: `own_q` is current).
-        if self.own_age.q.val() != 2 {
-            self.own_age.d.next = self.own_age.q.val() + 1;
-        }
-        // Child table read address: the one PARSE issued, held while LOOK waits (LOOK
-        // registers the entry every cycle).
-        self.chaddr.next = self.cha_q.q.val();
-        self.pbaddr.next = self.pba_q.q.val();
-        // (Slot copy of the packet's block, `slot` and `ci`: the lookup's, from PREP2's
-        // block.)
-        self.meta.raddr.next = self.cadr.q.val();
-        self.meta.waddr.next = self.cadr.q.val();
-        self.meta.wdata.next = 0.into();
+        // The tables' reads are the front end's: the job entry (PARSE, or the entry a slot
+        // copy was written under for a scan visit), the child and port-below entries
+        // (PARSE's, held while LOOK waits), the slot copy's metadata.
+        self.jram.raddr.next = self.front.j_raddr.val();
+        self.chram.raddr.next = self.front.ch_raddr.val();
+        self.pbram.raddr.next = self.front.pb_raddr.val();
+        self.meta.raddr.next = self.front.m_raddr.val();
+        // The metadata write: the scan's (SDEC), or DECIDE's (below).
+        self.meta.waddr.next = self.front.cadr_q.val();
+        self.meta.wdata.next = self.front.m_wdata.val();
         self.meta.we.next = 0.into();
-        // Metadata of the copy just read (`metaport.rs`: the RAM's output register, or a
-        // write it misses).
-        self.m.next = self.meta.m.val();
-        self.m_jidx.next = self.m.val().get_value_entry();
+        if self.front.m_we.val() {
+            self.meta.we.next = 1.into();
+        }
         // PRED's conditions (`pred.rs`), terms of registers: the copy just read against
         // the frame in PRED, or against its job entry for a scan visit.
         self.pred.m.next = self.meta.m.val();
         self.pred.sj.next = self.jram.rdata.val();
-        self.pred.e_scan.next = self.e_scan.q.val();
+        self.pred.e_scan.next = self.front.e_scan_q.val();
         self.pred.x_ji.next = self.x_ji.q.val();
         self.pred.jep.next = self.look.jep_q.val();
         self.pred.f.next = self.xp_f.q.val();
@@ -554,35 +420,47 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pred.soq.next = self.look.soq_q.val();
         self.pred.sel.next = self.x_c.q.val().sel;
         self.pred.lanes.next = self.c_lanes.val();
-        self.pred.sage.next = self.sage.q.val();
-        self.pred.tage.next = self.tage.q.val();
+        self.pred.sage.next = self.front.sage_q.val();
+        self.pred.tage.next = self.front.tage_q.val();
+        // Busy-count updates and counter events: the front end's (a scan's reclaim, the
+        // counter of a frame handed over), or DECIDE's (below).
         self.bz_inc.next = false;
-        self.bz_dec.next = false;
-        self.bz_j.next = self.ji.q.val();
-        self.jc.next = false;
-        self.dbg_valid.next = false;
-        self.dbg_kind.next = 0.into();
-        self.dbg_arg.next = 0.into();
-        self.dbg_tick.next = self.timer.now_q.val();
-        self.ev.next = 0.into();
-        self.ev_b.next = 0.into();
+        self.bz_dec.next = self.front.bz_dec.val();
+        self.bz_j.next = self.front.bz_j.val();
         self.hwc.next = false;
+        self.ev.next = self.front.ev.val();
+        self.ev_b.next = 0.into();
+        self.dbg_valid.next = self.front.dbg_valid.val();
+        self.dbg_kind.next = self.front.dbg_kind.val();
+        self.dbg_arg.next = self.front.dbg_arg.val();
+        self.dbg_tick.next = self.timer.now_q.val();
         // ---- Back end (`back.rs`): its inputs. ----
         self.back.clock.next = self.clock.val();
-        self.back.room.next = self.all_rdy.val();
+        self.back.room.next = self.hand.all_rdy.val();
         self.back.ch_data.next = self.chram2.rdata.val();
         self.chram2.raddr.next = self.back.ch_addr.val();
         for p in 0..self.rx.len() {
             self.back.rx_data[p].next = self.rx[p].r_data.val();
         }
-        // ---- Hand-over: the back end takes its next item when it is idle or finishing
-        // its item this cycle (`b_free`): the item stage's (`sq_ld`) or the front end's
-        // (`h_go`, below). The item finishes when the back end says so, or when it may and
-        // its destination ports have room (`back.rs`). ----
-        self.b_done.next =
-            self.back.done_now.val() | (self.back.done_if_room.val() & self.all_rdy.val());
-        self.b_free.next = self.back.idle.val() | self.b_done.val();
-        if self.b_done.val() & self.back.rel_q.val() {
+        // ---- Hand-over (`hand.rs`): the back end takes its next item when it is idle or
+        // finishing its item this cycle (`b_free`): the item stage's (`sq_ld`) or the front
+        // end's (`front.h_go`). A finished item releases its frame's rows. ----
+        self.hand.done_now.next = self.back.done_now.val();
+        self.hand.done_if_room.next = self.back.done_if_room.val();
+        self.hand.b_idle.next = self.back.idle.val();
+        self.hand.pmask.next = self.back.pmask_q.val();
+        for p in 0..self.rx.len() {
+            self.hand.tx_rdy[p].next = self.tx[p].ready.val();
+        }
+        self.hand.item_v.next = self.item.v_q.val();
+        self.hand.item_psd.next = self.item.psd_q.val();
+        self.hand.look_v.next = self.look.v_q.val();
+        self.hand.look_ne.next = self.look.ne_q.val();
+        self.hand.look_old.next = self.look.old_q.val();
+        self.hand.x_join.next = self.x_join.q.val();
+        self.hand.sess_busy.next = self.sess.busy.val();
+        self.hand.xstate.next = self.xstate.q.val();
+        if self.hand.b_done.val() & self.back.rel_q.val() {
             for p in 0..self.rx.len() {
                 if self.back.sel_q.val() == self.c_idx4[p].val() {
                     self.rx[p].rel.next = true;
@@ -592,31 +470,30 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.back.push_mc.val() {
             self.ev_b.next = self.ev_results_sent.val();
         }
-        self.h_go.next = false;
-        self.h_st.next = BackState::Idle;
-        // The front end's frame (the back end loads it whenever it is free) and its item,
-        // set below where the front end hands one over.
-        self.back.f_sel.next = self.sel.q.val();
-        self.back.f_row0.next = self.row0.q.val();
-        self.back.f_nrows.next = self.nrows.q.val();
-        self.back.f_rel.next = !self.e_scan.q.val();
-        self.back.f_hdr.next = self.hdr.q.val().get_value_headers();
-        self.back.f_len.next = self.len.q.val();
-        self.back.f_item.next = false;
-        self.back.f_enr.next = 0.into();
-        self.back.f_more.next = false;
-        self.back.f_last.next = false;
-        self.back.f_pmask.next = 0.into();
-        self.back.f_orig.next = false;
-        self.back.f_slot.next = false;
-        self.back.f_cadr.next = self.cadr.q.val();
+        // The front end's frame (the back end loads it whenever it is free) and its item.
+        self.back.f_go.next = self.front.h_go.val();
+        self.back.f_st.next = self.front.h_st.val();
+        self.back.f_rl.next = self.q_rle1.q.val();
+        self.back.f_sel.next = self.front.sel_q.val();
+        self.back.f_row0.next = self.front.row0_q.val();
+        self.back.f_nrows.next = self.front.nrows_q.val();
+        self.back.f_rel.next = !self.front.e_scan_q.val();
+        self.back.f_hdr.next = self.front.f_hdr.val();
+        self.back.f_len.next = self.front.f_len.val();
+        self.back.f_item.next = self.front.f_item.val();
+        self.back.f_enr.next = self.front.f_enr.val();
+        self.back.f_more.next = self.front.f_more.val();
+        self.back.f_last.next = self.front.f_last.val();
+        self.back.f_pmask.next = self.front.f_pmask.val();
+        self.back.f_orig.next = self.front.f_orig.val();
+        self.back.f_slot.next = self.front.f_slot.val();
+        self.back.f_cadr.next = self.front.cadr_q.val();
         // The scan's flush (`f_slot`, SDEC): the copy's partial aggregate to the parent
         // (`loads.rs`).
         self.back.f_o.next = self.loads.sf_o.val();
-        // The item DECIDE staged (`sq_*`) moves to the back end when the back end is idle or
+        // The item DECIDE staged moves to the back end when the back end is idle or
         // finishing its item; the stage is then free for the next decision's item.
-        self.sq_ld.next = self.item.v_q.val() & self.b_free.val() & self.item.psd_q.val();
-        self.back.l_go.next = self.sq_ld.val();
+        self.back.l_go.next = self.hand.sq_ld.val();
         self.back.l_item.next = self.item.sq_q.val();
         self.back.l_o.next = self.item.o_q.val();
         for p in 0..self.rx.len() {
@@ -628,7 +505,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // The item stage (`item.rs`): emptied by the hand-over above; DECIDE and the
         // session unit's ACCEPT load it below (`dec_go`, `ac_go`), a field they do not
         // write holding the stage's value. It scans a multicast item's first round itself.
-        self.item.drain.next = self.sq_ld.val();
+        self.item.drain.next = self.hand.sq_ld.val();
         self.item.dec_go.next = false;
         self.item.ac_go.next = false;
         self.item.mc.next = false;
@@ -636,278 +513,18 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.item.mc_rly.next = self.dsel.act_q.val() == Action::Relay;
         self.item.ld.next = self.item.sq_q.val();
         self.item.ld_o.next = self.item.o_q.val();
-        // ---- Front end: one frame or scan visit at a time, in the order of the dbg events.
-        // A frame is taken when the front end is idle (also while the decision stages work
-        // on the frame before), unless the timer scan has its turn or a commit is pending.
-        self.pick_now.next = false;
-        // A job commit waits for the front end to be idle and holds it for a cycle after
-        // (`jc_hold`): no decision straddles it (see "Job commits" below).
-        self.jc_hold.next = self.jc_pend.q.val()
-            | self.jc_q.q.val()
-            | self.sess.busy.val()
-            | self.sess.epoch_move.val();
-        // LOOK's frame moves to PRED when the decision stages are empty or DECIDE completes
-        // in this cycle (the item stage is empty or hands its item over); a frame for
-        // another slot copy than the one in DSEL may also leave while it is in DSEL
-        // (`look.ne_q`, after a cycle in LOOK, `look.old_q`), if the item stage is free in the next cycle:
-        // that DECIDE then completes beside the next PRED (`xo_v`). PARSE hands the next
-        // frame to LOOK when it is free or its frame leaves.
-        // (Not while a JOIN is in the decision stages or the session unit works: a session
-        // that opens changes the job's entry and state before the next decision.)
-        self.lk_go.next = self.look.v_q.val()
-            & !self.x_join.q.val()
-            & !self.sess.busy.val()
-            & ((self.xstate.q.val() == DecState::Idle)
-                | (((self.xstate.q.val() == DecState::Decide)
-                    | ((self.xstate.q.val() == DecState::DSel)
-                        & self.look.ne_q.val()
-                        & self.look.old_q.val()))
-                    & (!self.item.v_q.val() | self.sq_ld.val())));
-        self.lk_free.next = !self.look.v_q.val() | self.lk_go.val();
-        // (Before PARSE, which may hand the next frame to LOOK in the same cycle.)
-        self.look.go.next = self.lk_go.val();
-        self.look.load.next = false;
-        self.pick_ok.next = self.pick.pk_any_q.val()
-            & self.pick.la_ok.val()
-            & !self.jc_hold.val()
-            & !(self.timer.sweep_on_q.val()
-                & self.lookup.own_q.val()
-                & (self.own_age.q.val() == 2)
-                & self.scan_turn.q.val());
-        match self.state.q.val() {
-            FrontState::Idle => {
-                // IDLE: apply a pending job commit, take the picked frame (below,
-                // `pick_now`), or visit the slot under the scan pointer. (`own_q` is its
-                // ownership once `own_age` is 2.) A frame may be taken while LOOK and the
-                // decision stages still hold the ones before (LOOK has its own copy of the
-                // fields a take overwrites); a commit or a scan visit waits until they are
-                // empty. PARSE also takes the next frame when it hands one to LOOK.
-                if self.jc_pend.q.val() {
-                    if (self.xstate.q.val() == DecState::Idle)
-                        & !self.look.v_q.val()
-                        & !self.sess.busy.val()
-                    {
-                        self.jc.next = true;
-                        self.jc_pend.d.next = false;
-                        self.dbg_valid.next = true;
-                        self.dbg_kind.next = 2.into();
-                        self.dbg_arg.next = bit_cast::<32, 8>(self.jc_i.q.val());
-                    }
-                } else if self.pick_ok.val() {
-                    self.pick_now.next = true;
-                } else if self.timer.sweep_on_q.val()
-                    & self.lookup.own_q.val()
-                    & (self.own_age.q.val() == 2)
-                    & !self.jc_hold.val()
-                    & (self.xstate.q.val() == DecState::Idle)
-                    & !self.look.v_q.val()
-                {
-                    self.scan_turn.d.next = false;
-                    self.now_r.d.next = self.timer.now_q.val();
-                    self.x_c.d.next.now = self.timer.now_q.val();
-                    self.e_scan.d.next = true;
-                    self.timer.c_clr.next = true;
-                    self.cadr.d.next = self.timer.scan_ptr_q.val() << 1;
-                    self.dbg_valid.next = true;
-                    self.dbg_kind.next = 1.into();
-                    self.dbg_arg.next = bit_cast::<32, ADDR_W>(self.timer.scan_ptr_q.val());
-                    self.state.d.next = FrontState::Scan;
-                }
-                if self.timer.sweep_on_q.val()
-                    & !self.lookup.own_q.val()
-                    & (self.own_age.q.val() == 2)
-                    & !self.jc_hold.val()
-                {
-                    // Not a timeout-mode slot: skip it without a visit.
-                    self.own_age.d.next = 0.into();
-                    self.timer.adv.next = true;
-                }
-            }
-            FrontState::Prep2 => {
-                // PREP2: the parser's checks and the population-count check (registered by
-                // the look-ahead in the take's cycle, from the frame taken), and the first
-                // hit of each table, registered. (TERMS_NON_IP, TERMS_IP_BAD, TERMS_ROUTE,
-                // TERMS_BAD, TERMS_WIRE_BAD, TERMS_ARP)
-                self.pc_non_ip.d.next = (self.la_chk.q.val() & self.t_non_ip.val()) != 0;
-                self.pc_arp.d.next = (self.la_chk.q.val() & self.t_arp.val()) == self.t_arp.val();
-                self.pc_ip_bad.d.next = (self.la_chk.q.val() & self.t_ip_bad.val()) != 0;
-                self.pc_route.d.next = (self.la_chk.q.val() & self.t_route.val()) != 0;
-                self.pc_bad.d.next = (self.la_chk.q.val() & self.t_bad.val()) != 0;
-                self.pc_wbad.d.next = (self.la_chk.q.val() & self.t_wire_bad.val()) != 0;
-                self.pc_popok.d.next = self.pc_pop.q.val() == self.pc_count.q.val();
-                self.state.d.next = FrontState::Parse;
-            }
-            FrontState::Parse => {
-                // PARSE: a frame that is not a contribution or result of a known job is
-                // handed over at once (forwarded, or only released and counted).
-                // The job, child entry and slot copy (LOOK's: loaded when LOOK is free or
-                // its frame leaves, so that they stay put while it waits); their reads.
-                if self.lk_free.val() {
-                    self.ji.d.next = self.lookup.jsel.val();
-                    self.chaddr.next = (bit_cast::<ADDR_W, 8>(self.lookup.jsel.val())
-                        << self.c_mclog.val())
-                        | (bit_cast::<ADDR_W, 8>(self.pr_f.q.val().child) & self.c_mcmask.val());
-                    self.cha_q.d.next = self.chaddr.val();
-                    self.pbaddr.next = (bit_cast::<ADDR_W, 8>(self.lookup.jsel.val()) << 3)
-                        | bit_cast::<ADDR_W, 4>(self.sel.q.val());
-                    self.pba_q.d.next = self.pbaddr.val();
-                    self.cadr.d.next =
-                        self.lookup.slot.val() | bit_cast::<ADDR_W, 1>(self.lookup.ci.val().into());
-                    self.meta.raddr.next =
-                        self.lookup.slot.val() | bit_cast::<ADDR_W, 1>(self.lookup.ci.val().into());
-                    self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.lookup.jsel.val());
-                }
-                // (A frame handed over here waits until the decision before it has handed
-                // over its item: items stay in decision order.)
-                if (self.pr_kind.val() == FrameClass::Fanin) & self.lookup.jhit_q.val() {
-                    // To LOOK once it is free, with the fields the next take overwrites; the
-                    // next frame may be taken in the same cycle (`pick_now`, below).
-                    if self.lk_free.val() {
-                        self.look.load.next = true;
-                        self.state.d.next = FrontState::Idle;
-                        if !self.jc_pend.q.val() & self.pick_ok.val() {
-                            self.pick_now.next = true;
-                        }
-                    }
-                } else if self.b_free.val()
-                    & (self.xstate.q.val() == DecState::Idle)
-                    & !self.item.v_q.val()
-                    & !self.look.v_q.val()
-                {
-                    self.h_go.next = true;
-                    self.h_st.next = BackState::Release;
-                    self.state.d.next = FrontState::Idle;
-                    // The counter each class raises (`ev_<counter>`, `states::event`).
-                    match self.pr_kind.val() {
-                        FrameClass::NonIp => {
-                            self.ev.next = self.ev_non_ip.val();
-                        }
-                        FrameClass::Arp => {
-                            // The reply, as a routed frame of its own header region only
-                            // (60 bytes, no rows), out of the ingress port.
-                            self.ev.next = self.ev_arp.val();
-                            self.back.f_orig.next = true;
-                            self.back.f_hdr.next = self.arp_lay.y.val();
-                            self.back.f_len.next = 60.into();
-                            self.back.f_item.next = true;
-                            self.back.f_enr.next = 0.into();
-                            self.back.f_more.next = false;
-                            self.back.f_last.next = false;
-                            self.back.f_pmask.next =
-                                bits::<8>(1) << bit_cast::<8, 4>(self.sel.q.val());
-                            self.h_st.next = BackState::CopyRows;
-                        }
-                        FrameClass::Malformed => {
-                            self.ev.next = self.ev_malformed.val();
-                        }
-                        FrameClass::Route => {
-                            if self.lookup.rhit_q.val() {
-                                self.ev.next = self.ev_forwarded.val();
-                                self.back.f_orig.next = true;
-                                self.back.f_item.next = true;
-                                self.back.f_enr.next = self.nrows.q.val();
-                                self.back.f_more.next = self.nrows.q.val() != 0;
-                                self.back.f_last.next = self.nrows.q.val() == 1;
-                                self.back.f_pmask.next = self.rpm.val();
-                                self.h_st.next = BackState::CopyRows;
-                            } else {
-                                self.ev.next = self.ev_no_route.val();
-                            }
-                        }
-                        FrameClass::Fanin => {
-                            // Of an unknown job.
-                            self.ev.next = self.ev_unknown_job.val();
-                        }
-                    }
-                }
-            }
-            FrontState::Scan => {
-                // SCAN: metadata of (scan_ptr, scan_c) under way.
-                self.state.d.next = FrontState::SWait;
-            }
-            FrontState::SWait => {
-                // SWAIT: the metadata arrives (registered into `mq`, or `mf`: `metaport.rs`).
-                self.state.d.next = FrontState::SLat;
-            }
-            FrontState::SLat => {
-                // SLAT: the copy's metadata is here: read the job entry it was written
-                // under; its age, registered.
-                self.jram.raddr.next = bit_cast::<ADDR_W, 8>(self.m_jidx.val());
-                self.sage.d.next = self.pred.age.val();
-                self.tage.d.next = self.x_c.q.val().now - self.m.val().get_value_touched();
-                self.state.d.next = FrontState::SPred;
-            }
-            FrontState::SPred => {
-                // SPRED: the scan decision's conditions and the copy's job entry, registered.
-                self.q_sj.d.next = self.jram.rdata.val();
-                self.q_s.d.next = self.pred.s.val();
-                self.state.d.next = FrontState::SDec;
-            }
-            FrontState::SDec => {
-                // SDEC (Switch::scan_slot for one copy).
-                self.state.d.next = FrontState::SNext;
-                if self.q_s.q.val().flush {
-                    // Flush the partial aggregate upward (once the back end can take it).
-                    if self.b_free.val() & !self.item.v_q.val() {
-                        self.h_go.next = true;
-                        self.h_st.next = BackState::CopyRows;
-                        self.back.f_slot.next = true;
-                        self.back.f_item.next = true;
-                        self.ev.next = self.ev_timeouts.val();
-                        self.meta.wdata.next = (self.m.val() & !self.mk_meta_state_times.val())
-                            | bit_cast::<META_W, 3>(self.cs_emitted.val())
-                            | (bit_cast::<META_W, 32>(self.now_r.q.val())
-                                << self.at_meta_timer.val())
-                            | (bit_cast::<META_W, 32>(self.now_r.q.val())
-                                << self.at_meta_touched.val());
-                        self.meta.we.next = 1.into();
-                        self.back.f_pmask.next = bits::<8>(1)
-                            << bit_cast::<8, 4>(self.q_sj.q.val().get_value_parent_port());
-                        self.back.f_enr.next = self.q_s.q.val().rows;
-                        self.back.f_more.next = self.q_s.q.val().more;
-                        self.back.f_last.next = self.q_s.q.val().last;
-                    } else {
-                        self.state.d.next = FrontState::SDec;
-                    }
-                } else if self.q_s.q.val().recl {
-                    // Reclaim the emitted copy: Stale.
-                    self.ev.next = self.ev_reclaims.val();
-                    self.meta.wdata.next = (self.m.val() & !self.mk_meta_state.val())
-                        | bit_cast::<META_W, 3>(self.cs_stale.val());
-                    self.meta.we.next = 1.into();
-                    self.bz_dec.next = true;
-                    self.bz_j.next = self.m_jidx.val();
-                } else if self.q_s.q.val().idle {
-                    // Idle reclaim: an emitted copy becomes Stale, an aggregating one Free.
-                    self.ev.next = self.ev_idle_reclaims.val();
-                    if self.q_s.q.val().emit {
-                        self.meta.wdata.next = (self.m.val() & !self.mk_meta_state.val())
-                            | bit_cast::<META_W, 3>(self.cs_stale.val());
-                    } else {
-                        self.meta.wdata.next = (self.m.val() & !self.mk_meta_state.val())
-                            | bit_cast::<META_W, 3>(self.cs_free.val());
-                    }
-                    self.meta.we.next = 1.into();
-                    self.bz_dec.next = true;
-                    self.bz_j.next = self.m_jidx.val();
-                }
-            }
-            FrontState::SNext => {
-                // SNEXT
-                if !self.timer.scan_c_q.val() {
-                    self.timer.c_set.next = true;
-                    self.cadr.d.next = (self.timer.scan_ptr_q.val() << 1) | 1;
-                    self.state.d.next = FrontState::Scan;
-                } else {
-                    self.timer.c_clr.next = true;
-                    self.own_age.d.next = 0.into();
-                    self.timer.adv.next = true;
-                    self.state.d.next = FrontState::Idle;
-                }
-            }
-            _ => {
-                self.state.d.next = FrontState::Idle;
-            }
+        // ---- Front end (`front.rs`): one frame or scan visit at a time, in the order of
+        // the dbg events. PARSE hands a frame of a known job to LOOK (`look.load`) when
+        // LOOK is free or its frame moves to PRED (`hand.lk_go`) in this cycle. ----
+        self.look.go.next = self.hand.lk_go.val();
+        self.look.load.next = self.front.look_load.val();
+        // A job commit applied (IDLE) is no longer pending; a scan visit's tick is the
+        // decision stages' `now` (PRED's age terms).
+        if self.front.jc.val() {
+            self.jc_pend.d.next = false;
+        }
+        if self.front.scan_go.val() {
+            self.x_c.d.next.now = self.timer.now_q.val();
         }
         // DECIDE holds a frame: the newest one, or an older one beside PRED (`xo_v`).
         self.dec_v.next = (self.xstate.q.val() == DecState::Decide) | self.xo_v.q.val();
@@ -952,8 +569,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.loads.ac_block.next = self.sess.ac_block.val();
         self.loads.ac_entry.next = self.sess.entry.val();
         self.loads.sm.next = self.meta.m.val();
-        self.loads.sj.next = self.q_sj.q.val();
-        self.loads.spartial.next = self.q_s.q.val().partial;
+        self.loads.sj.next = self.front.sj_q.val();
+        self.loads.spartial.next = self.front.s_q.val().partial;
         // ---- Decision stages (`xstate`: PRED, DSEL, DECIDE), overlapping the front
         // end's take, PREP2, PARSE and LOOK of the next frame. ----
         // DECIDE (before PRED and DSEL below: with an older frame in DECIDE while the next
@@ -965,7 +582,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             // metadata, busy counts and counters change here, in decision order; the rows
             // are the back end's. The item is staged (`sq_*`); waits until the stage is
             // free or being emptied this cycle.
-            if !self.item.v_q.val() | self.sq_ld.val() {
+            if !self.item.v_q.val() | self.hand.sq_ld.val() {
                 self.item.dec_go.next = true;
                 // (Only the JOIN's own DECIDE ends the wait: with two frames in the decision
                 // stages, the older one's DECIDE comes first.)
@@ -1025,7 +642,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.xstate.d.next = DecState::DSel;
                 // The decision's context, copied for DSEL and DECIDE (the frame's fields
                 // were copied when it left LOOK): LOOK registers the next frame's meanwhile.
-                self.x_m.d.next = self.m.val();
+                self.x_m.d.next = self.meta.m.val();
                 self.x_newbm.d.next = self.pred.newbm.val();
                 self.x_mflags.d.next = self.pred.mflags.val();
                 self.x_sflags.d.next = self.pred.sflags.val();
@@ -1057,7 +674,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // Its job entry, child entry and slot copy's metadata (read in PARSE) arrive and are
         // registered (`look.je_q`, `look.chr_q`, `mq`) every cycle it waits, with the job's
         // busy count and the update still in flight (`look.bcd_q`: from the decision of the
-        // cycle before, or DECIDE's of this cycle). It moves to PRED (`lk_go`, above) when the decision
+        // cycle before, or DECIDE's of this cycle). It moves to PRED (`hand.lk_go`) when the decision
         // stages are empty or DECIDE completes in this cycle: then DECIDE's metadata write
         // and busy-count update are forwarded to it, so that the next decision starts right
         // behind (three cycles per frame); or, for another slot copy, while the frame
@@ -1068,15 +685,15 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.xo_v.d.next = false;
         self.look.clock.next = self.clock.val();
         self.look.rst.next = self.rst.val();
-        self.look.f.next = self.pr_f.q.val();
-        self.look.c.next.now = self.now_r.q.val();
-        self.look.c.next.sel = self.sel.q.val();
-        self.look.c.next.hdr = self.hdr.q.val().get_value_headers();
-        self.look.c.next.len = self.len.q.val();
-        self.look.c.next.row0 = self.row0.q.val();
-        self.look.c.next.nrows = self.nrows.q.val();
-        self.look.ji.next = self.ji.q.val();
-        self.look.cadr.next = self.cadr.q.val();
+        self.look.f.next = self.front.f_q.val();
+        self.look.c.next.now = self.front.now_q.val();
+        self.look.c.next.sel = self.front.sel_q.val();
+        self.look.c.next.hdr = self.front.hdr_q.val().get_value_headers();
+        self.look.c.next.len = self.front.len_q.val();
+        self.look.c.next.row0 = self.front.row0_q.val();
+        self.look.c.next.nrows = self.front.nrows_q.val();
+        self.look.ji.next = self.front.ji_q.val();
+        self.look.cadr.next = self.front.cadr_q.val();
         self.look.x_cadr.next = self.x_cadr.q.val();
         self.look.jr.next = self.jram.rdata.val();
         self.look.ch.next = self.chram.rdata.val();
@@ -1095,13 +712,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.look.bq_inc.next = self.bq_inc.q.val();
         self.look.bq_dec.next = self.bq_dec.q.val();
         self.look.bq_j.next = self.bq_j.q.val();
-        if self.lk_go.val() {
+        if self.hand.lk_go.val() {
             self.x_join.d.next = self.look.f_q.val().ptype == self.pt_join.val();
             self.xstate.d.next = DecState::Pred;
             self.xo_v.d.next = self.xstate.q.val() == DecState::DSel;
             self.xp_f.d.next = self.look.f_q.val();
-            self.x_ji.d.next = self.ji.q.val();
-            self.x_cadr.d.next = self.cadr.q.val();
+            self.x_ji.d.next = self.front.ji_q.val();
+            self.x_cadr.d.next = self.front.cadr_q.val();
             self.x_c.d.next = self.look.c_q.val();
         }
         // DECIDE's write in this cycle, forwarded to the metadata read (`metaport.rs`), for
@@ -1109,63 +726,14 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.meta.dw_v.next = self.dec_v.val() & self.loads.dwe.val();
         self.meta.dw_a.next = self.dx_cadr.q.val();
         self.meta.dw_d.next = self.loads.dwd.val();
-        if self.pick_now.val() {
-            self.sel.d.next = self.pick.pk_idx_q.val();
-            self.last.d.next = self.pick.pk_idx_q.val();
-            self.len.d.next = self.pick.la_len_q.val();
-            self.now_r.d.next = self.timer.now_q.val();
-            self.e_scan.d.next = false;
-            self.scan_turn.d.next = true;
-            self.dbg_valid.next = true;
-            self.dbg_kind.next = 0.into();
-            self.dbg_arg.next = bit_cast::<32, 4>(self.pick.pk_idx_q.val());
+        // The take pops the frame's descriptor from its port.
+        if self.front.take.val() {
             for p in 0..self.rx.len() {
                 if self.pick.pk_idx_q.val() == self.c_idx4[p].val() {
                     self.rx[p].d_pop.next = true;
                     self.rx_ev[p].next = true;
                 }
             }
-            self.hdr.d.next = self.pick.la_hdr_q.val();
-            self.row0.d.next = self.pick.la_row_q.val();
-            // (The pick's block restarts the look-ahead's age and loads the pick after the
-            // take: `pick.rs`, `take`.)
-            // The frame's fields, checks and table hits (from the look-ahead parser).
-            if self.pick.la_len_q.val() > 64 {
-                self.nrows.d.next =
-                    (self.pick.la_len_q.val() - 64 + self.c_rowmask.val()) >> self.c_rowlog.val();
-            } else {
-                self.nrows.d.next = 0.into();
-            }
-            self.pr_f.d.next.bitmap = self.parser.bitmap.val();
-            self.pr_f.d.next.block = self.parser.block.val();
-            self.pr_f.d.next.child = self.parser.child.val();
-            self.pr_f.d.next.elements = self.parser.elements.val();
-            self.pr_f.d.next.exponent = self.parser.exponent.val();
-            self.pr_f.d.next.flags = self.parser.flags.val();
-            self.pr_f.d.next.job = self.parser.job.val();
-            self.pc_count.d.next = self.parser.c_count.val();
-            for p in 0..self.rx.len() {
-                if self.pick.pk_idx_q.val() == self.c_idx4[p].val() {
-                    self.pc_pop.d.next = self.pick.hp_pop_q[p].val();
-                }
-            }
-            self.pr_f.d.next.ptype = self.parser.ptype.val();
-            self.pr_f.d.next.src_ip = self.parser.src_ip.val();
-            self.pr_f.d.next.src_mac = self.parser.src_mac.val();
-            self.pr_f.d.next.src_port = self.parser.src_port.val();
-            self.state.d.next = FrontState::Prep2;
-        }
-        self.chram.raddr.next = self.chaddr.val();
-        self.pbram.raddr.next = self.pbaddr.val();
-        // Sweep start: every `scan_ticks` ticks (0: no scan), while a timeout-mode job exists
-        // (the lookup's `any_to_q`).
-        if !self.timer.sweep_on_q.val()
-            & self.lookup.any_to_q.val()
-            & (self.csr.scan_ticks.val() != 0)
-            & (self.timer.sweep_el_q.val() >= self.csr.scan_ticks.val())
-        {
-            self.timer.start.next = true;
-            self.own_age.d.next = 0.into();
         }
         // The control and status registers (`csr.rs`): the AXI4-Lite slave, the staging,
         // identity, timer and route registers, the counters and the table read-back.
@@ -1239,7 +807,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.bq_dec.d.next = self.bz_dec.val();
         self.bq_hwc.d.next = self.hwc.val();
         self.bq_j.d.next = self.bz_j.val();
-        self.jc_q.d.next = self.jc.val();
+        self.jc_q.d.next = self.front.jc.val();
         self.jc2.d.next = self.jcg.val();
         if self.jc2.q.val() {
             self.jcb.next = bit_cast::<64, 32>(self.jc_bq.q.val());
@@ -1266,7 +834,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.jc_bq.d.next = self.jc_busy.val();
         if self.jcg.val() {
             self.jgen.d.next = self.jgen.q.val() + 1;
-            self.own_age.d.next = 0.into();
         }
         // The session unit's inputs (after every assignment to them).
         self.sess.join_entry.next = self.dx_ji.q.val();
@@ -1288,21 +855,74 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         for j in 0..self.lookup.jcm.len() {
             self.sess.jcm[j].next = self.lookup.jcm[j].val();
         }
-        // The back end's hand-over from the front end (after every assignment to them).
-        self.back.f_go.next = self.h_go.val();
-        self.back.f_st.next = self.h_st.val();
-        self.back.f_rl.next = self.q_rle1.q.val();
+        // The front end's inputs: registers and sub-block outputs only (`front.rs`).
+        self.front.clock.next = self.clock.val();
+        self.front.rst.next = self.rst.val();
+        self.front.b_free.next = self.hand.b_free.val();
+        self.front.lk_free.next = self.hand.lk_free.val();
+        self.front.xstate.next = self.xstate.q.val();
+        self.front.look_v.next = self.look.v_q.val();
+        self.front.item_v.next = self.item.v_q.val();
+        self.front.sess_busy.next = self.sess.busy.val();
+        self.front.epoch_move.next = self.sess.epoch_move.val();
+        self.front.jc_pend.next = self.jc_pend.q.val();
+        self.front.jc_q.next = self.jc_q.q.val();
+        self.front.jc_i.next = self.jc_i.q.val();
+        self.front.pk_any.next = self.pick.pk_any_q.val();
+        self.front.la_ok.next = self.pick.la_ok.val();
+        self.front.pk_idx.next = self.pick.pk_idx_q.val();
+        self.front.la_len.next = self.pick.la_len_q.val();
+        self.front.la_hdr.next = self.pick.la_hdr_q.val();
+        self.front.la_row.next = self.pick.la_row_q.val();
+        for p in 0..self.rx.len() {
+            self.front.hp_pop[p].next = self.pick.hp_pop_q[p].val();
+        }
+        self.front.pf.next.ptype = self.parser.ptype.val();
+        self.front.pf.next.flags = self.parser.flags.val();
+        self.front.pf.next.exponent = self.parser.exponent.val();
+        self.front.pf.next.job = self.parser.job.val();
+        self.front.pf.next.elements = self.parser.elements.val();
+        self.front.pf.next.block = self.parser.block.val();
+        self.front.pf.next.child = self.parser.child.val();
+        self.front.pf.next.bitmap = self.parser.bitmap.val();
+        self.front.pf.next.src_ip = self.parser.src_ip.val();
+        self.front.pf.next.src_port = self.parser.src_port.val();
+        self.front.pf.next.src_mac = self.parser.src_mac.val();
+        self.front.c_terms.next = self.parser.c_terms.val();
+        self.front.c_count.next = self.parser.c_count.val();
+        self.front.jsel.next = self.lookup.jsel.val();
+        self.front.jhit.next = self.lookup.jhit_q.val();
+        self.front.rhit.next = self.lookup.rhit_q.val();
+        for r in 0..self.lookup.rone.len() {
+            self.front.rone[r].next = self.lookup.rone[r].val();
+            self.front.route_pm[r].next = self.csr.route_pm[r].val();
+        }
+        self.front.slot.next = self.lookup.slot.val();
+        self.front.ci.next = self.lookup.ci.val();
+        self.front.own.next = self.lookup.own_q.val();
+        self.front.any_to.next = self.lookup.any_to_q.val();
+        self.front.sweep_on.next = self.timer.sweep_on_q.val();
+        self.front.now.next = self.timer.now_q.val();
+        self.front.scan_ptr.next = self.timer.scan_ptr_q.val();
+        self.front.scan_c.next = self.timer.scan_c_q.val();
+        self.front.sweep_el.next = self.timer.sweep_el_q.val();
+        self.front.scan_ticks.next = self.csr.scan_ticks.val();
+        self.front.arp_y.next = self.arp_lay.y.val();
+        self.front.m.next = self.meta.m.val();
+        self.front.jr.next = self.jram.rdata.val();
+        self.front.age.next = self.pred.age.val();
+        self.front.s.next = self.pred.s.val();
         // The lookup's inputs (after every assignment to them).
         self.lookup.clock.next = self.clock.val();
         self.lookup.rst.next = self.rst.val();
-        self.lookup.hit_ld.next = self.pick_now.val();
+        self.lookup.hit_ld.next = self.front.take.val();
         self.lookup.job.next = self.parser.job.val();
         self.lookup.dst_ip.next = self.parser.dst_ip.val();
         for r in 0..self.lookup.route_ip.len() {
             self.lookup.route_valid[r].next = self.csr.route_valid[r].val();
             self.lookup.route_ip[r].next = self.csr.route_ip[r].val();
         }
-        self.lookup.frame_block.next = self.pr_f.q.val().block;
+        self.lookup.frame_block.next = self.front.f_q.val().block;
         self.lookup.scan_ptr.next = self.timer.scan_ptr_q.val();
         self.lookup.busy_inc.next = self.bq_inc.q.val();
         self.lookup.busy_dec.next = self.bq_dec.q.val();
@@ -1321,8 +941,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pick.d_row[p].next = self.rx[p].d_row.val();
             self.pick.d_bitmap[p].next = self.rx[p].d_bitmap.val();
         }
-        self.pick.last.next = self.last.q.val();
-        self.pick.take.next = self.pick_now.val();
+        self.pick.last.next = self.front.sel_q.val();
+        self.pick.take.next = self.front.take.val();
         // The control and status registers' inputs (after every assignment to them).
         // Register writes wait while a job commit is pending or being applied: it reads the
         // staged entry in its `jc_q` cycle.
@@ -1353,10 +973,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.counters.rx_bad[p].next = self.rx[p].bad.val();
         }
         if self.rst.val() {
-            self.state.d.next = FrontState::Idle;
             self.xstate.d.next = DecState::Idle;
             self.xo_v.d.next = false;
-            self.own_age.d.next = 0.into();
             self.jc_q.d.next = false;
             self.x_join.d.next = false;
             self.hu_v.d.next = false;

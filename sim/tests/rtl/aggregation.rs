@@ -12,10 +12,15 @@ use rand::{Rng, SeedableRng};
 use crate::common::*;
 
 fn spec(job: u16, mode: Mode) -> JobSpec {
+    spec_e(job, mode, 8)
+}
+
+/// As [`spec`], with `elements` per packet.
+fn spec_e(job: u16, mode: Mode, elements: u16) -> JobSpec {
     JobSpec {
         job,
         slot_count: 4,
-        elements: 8,
+        elements,
         mode,
         addressing: Addressing::Network,
         trust: fanin_proto::config::Trust::OFF,
@@ -31,8 +36,13 @@ fn star(n: usize, mode: Mode) -> (SwitchConfig, Plan) {
 /// Root r (worker 3 on its port 2), inner switch a (the DUT; workers 0..3 on ports 1..3,
 /// degree limit `lim`).
 fn inner(lim: Option<u8>, mode: Mode) -> (SwitchConfig, Plan) {
+    inner_e(lim, mode, 8)
+}
+
+/// As [`inner`], with `elements` per packet.
+fn inner_e(lim: Option<u8>, mode: Mode, elements: u16) -> (SwitchConfig, Plan) {
     let nodes = plan::two_level(lim);
-    let p = plan::build(&nodes, spec(7, mode)).unwrap();
+    let p = plan::build(&nodes, spec_e(7, mode, elements)).unwrap();
     (fold(&p.switches[1], &core()), p)
 }
 
@@ -271,6 +281,34 @@ fn timeout_flushes_partial_aggregates_and_reclaims() {
                 tb.step();
             }
             tb.src[port_of(&cfg, &p, 2)].push(contrib(&p, 2, 0, &[3; 8]), false);
+        },
+    );
+}
+
+/// The timeout flush of a partial aggregate of several payload rows (40 elements: 160
+/// bytes, three rows of a 512-bit engine): the flush copies every row and ends the frame
+/// on the last, as a frame's own rows.
+#[test]
+fn timeout_flushes_a_partial_aggregate_of_several_rows() {
+    let (cfg, p) = inner_e(
+        None,
+        Mode::Timeout {
+            flush_after: 200,
+            reclaim_after: 400,
+        },
+        40,
+    );
+    let data = |r: i32| (0..40).map(|i| r * 1000 + i).collect::<Vec<i32>>();
+    run(
+        "timeout rows",
+        &cfg,
+        &[(Counter::Timeouts, 2), (Counter::Reclaims, 2)],
+        |tb| {
+            tb.src[port_of(&cfg, &p, 0)].push(contrib(&p, 0, 0, &data(1)), false);
+            tb.src[port_of(&cfg, &p, 1)].push(contrib(&p, 1, 1, &data(2)), false);
+            for _ in 0..3000.max(9 * core().slots) {
+                tb.step();
+            }
         },
     );
 }
