@@ -13,7 +13,7 @@
 //! Every output is a register, or a function of this block's and its children's registers
 //! (issue #24: cut only where a stage's outputs are registered). The item finishes this
 //! cycle (`b_done`) when `done_now`, or when `done_if_room` and the destination ports have
-//! room for a maximum frame (`room`, the engine's `all_rdy` from the egress ports'
+//! room for a maximum frame (`room`, `Hand`'s `all_rdy` from the egress ports'
 //! `ready`); `Finish` computes the two terms from this block's registers. The engine forms
 //! the same `b_done` from the two outputs, because the front end and the item stage hand
 //! over in that cycle (`b_free`).

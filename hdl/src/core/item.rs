@@ -11,7 +11,7 @@
 //! `ld` (a `Staged`) and `ld_o`, which the engine holds at the stage's own values (`sq_q`,
 //! `o_q`) where a loader does not write a field (DECIDE does not write `ld.nonce`, an
 //! ACCEPT not `ld.hdr` and `ld.len`). The back end's hand-over empties the stage (`drain`,
-//! the engine's `sq_ld`, from `sq_v`, `sq_psd` and the back end's `b_free`); DECIDE may
+//! `Hand`'s `sq_ld`, from `sq_v`, `sq_psd` and the back end's `b_free`); DECIDE may
 //! load in the same cycle. The engine writes the child table's rows to `chram3` as to its
 //! own (`c_*`) and strobes a job commit (`jc`).
 //!
@@ -39,13 +39,13 @@ pub struct ItemStage {
     pub ac_go: Signal<In, bool>,
     /// DECIDE's item is a multicast (scanned here, or the kept scan of its job taken).
     pub mc: Signal<In, bool>,
-    /// DECIDE's job-table entry (for the kept scan; a register of the engine's, so that
+    /// DECIDE's job-table entry (for the kept scan; a register, `dec.dx_ji`, so that
     /// the test does not wait for the load's condition).
     pub mc_ji: Signal<In, Bits<8>>,
     /// DECIDE's item relays an ACCEPT or REFUSE (its scan skips children: the kept scan
     /// is not for it).
     pub mc_rly: Signal<In, bool>,
-    /// The item moves to the back end (the engine's `sq_ld`).
+    /// The item moves to the back end (`Hand`'s `sq_ld`).
     pub drain: Signal<In, bool>,
     /// A job commit (the kept scan is stale).
     pub jc: Signal<In, bool>,

@@ -6,11 +6,11 @@
 //! and the busy-count update still in flight (`bcd_q`: DECIDE's of this cycle, else the
 //! one of the decision before, `bq_*`).
 //!
-//! The engine decides when the frame leaves (`go`, the engine's `lk_go`: the decision
+//! `Hand` decides when the frame leaves (`go`, its `lk_go`: the decision
 //! stages are empty or DECIDE completes, or the frame is for another slot copy than the
 //! one in DSEL, `ne_q`, after a cycle in LOOK, `old_q`) and when PARSE hands the next one
-//! over (`load`, in the same cycle or when LOOK is empty); it copies the outputs into the
-//! decision stages' registers when the frame leaves.
+//! over (`load`, the front end's `look_load`, in the same cycle or when LOOK is empty); the
+//! decision stages' registers take the outputs when the frame leaves (`decision.rs`).
 //!
 //! Every output is a register: no input reaches an output in the same cycle (issue #24:
 //! cut only where a stage's outputs are registered).

@@ -7,8 +7,8 @@
 //! (`own_in`, then `own`).
 //!
 //! The lowest-numbered matching entry wins. The entry's index (`jsel`) and slot copy
-//! (`slot`, `ci`) are AND-ORs under the one-hot; the route's egress ports are the engine's
-//! (they are the register block's), so the route one-hot is an output.
+//! (`slot`, `ci`) are AND-ORs under the one-hot; the route's egress ports are the front
+//! end's (`front.rs`: they are the register block's), so the route one-hot is an output.
 //!
 //! Every output is a register, or a function of this block's registers only (the AND-ORs
 //! under `jone`): no input reaches an output in the same cycle (issue #24: cut only where

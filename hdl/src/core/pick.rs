@@ -39,7 +39,7 @@ pub struct Pick {
     pub d_row: Vec<Signal<In, Bits<16>>>,
     /// Per port: the head frame's bitmap (`d_bitmap`).
     pub d_bitmap: Vec<Signal<In, Bits<64>>>,
-    /// The last port served (the engine's `last`): the pick's round-robin pointer.
+    /// The last port served (the front end's `sel`): the pick's round-robin pointer.
     pub last: Signal<In, Bits<4>>,
     /// The engine takes the picked frame this cycle (`pick_now`).
     pub take: Signal<In, bool>,
@@ -271,7 +271,7 @@ impl Logic for Pick {
             self.hp_pop[p].clock.next = self.clock.val();
             self.hp_pop[p].d.next = self.hp_sum[p].pop.val();
         }
-        // A take (the engine's `pick_now`): the look-ahead's age restarts from the port taken.
+        // A take (the front end's `take`): the look-ahead's age restarts from the port taken.
         if self.take.val() {
             self.la_age.d.next = 0.into();
             self.la_pp.d.next = self.pk_idx.q.val();
