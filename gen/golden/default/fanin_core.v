@@ -89,27 +89,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_idx4$7 = 4'h7;
     localparam  c_rowlog = 16'h6;
     localparam  c_rowmask = 16'h3f;
-    localparam  c_idx8$0 = 8'h0;
-    localparam  c_idx8$1 = 8'h1;
-    localparam  c_idx8$2 = 8'h2;
-    localparam  c_idx8$3 = 8'h3;
-    localparam  c_idx8$4 = 8'h4;
-    localparam  c_idx8$5 = 8'h5;
-    localparam  c_idx8$6 = 8'h6;
-    localparam  c_idx8$7 = 8'h7;
-    localparam  c_idx8$8 = 8'h8;
-    localparam  c_idx8$9 = 8'h9;
-    localparam  c_idx8$10 = 8'ha;
-    localparam  c_idx8$11 = 8'hb;
-    localparam  c_idx8$12 = 8'hc;
-    localparam  c_idx8$13 = 8'hd;
-    localparam  c_idx8$14 = 8'he;
-    localparam  c_idx8$15 = 8'hf;
     localparam  c_lanes = 16'h40;
     localparam  ev_results_sent = 32'h10;
     localparam  ev_sessions = 32'h1000000;
-    localparam  at_job_epoch = 16'h1d0;
-    localparam  mk_job_epoch = 576'hffffffff00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
     
     // Enums
     localparam FrameClass$NonIp = 0;
@@ -1199,24 +1181,41 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] bq_j$d;
     wire  [7:0] bq_j$q;
     reg  bq_j$clock;
-    reg  jc_pend$d;
-    wire  jc_pend$q;
-    reg  jc_pend$clock;
-    reg  [7:0] jc_i$d;
-    wire  [7:0] jc_i$q;
-    reg  jc_i$clock;
-    reg  jc_q$d;
-    wire  jc_q$q;
-    reg  jc_q$clock;
-    reg  jc2$d;
-    wire  jc2$q;
-    reg  jc2$clock;
-    reg  [31:0] jc_bq$d;
-    wire  [31:0] jc_bq$q;
-    reg  jc_bq$clock;
-    reg  [31:0] jgen$d;
-    wire  [31:0] jgen$q;
-    reg  jgen$clock;
+    reg  commit$clock;
+    reg  commit$rst;
+    reg  commit$req;
+    reg  [7:0] commit$req_entry;
+    reg  [575:0] commit$job_word;
+    reg  commit$apply;
+    reg  commit$epoch_move;
+    reg  [7:0] commit$sess_entry;
+    reg  [575:0] commit$x_je;
+    reg  [31:0] commit$jbusy$0;
+    reg  [31:0] commit$jbusy$1;
+    reg  [31:0] commit$jbusy$2;
+    reg  [31:0] commit$jbusy$3;
+    reg  [31:0] commit$jbusy$4;
+    reg  [31:0] commit$jbusy$5;
+    reg  [31:0] commit$jbusy$6;
+    reg  [31:0] commit$jbusy$7;
+    reg  [31:0] commit$jbusy$8;
+    reg  [31:0] commit$jbusy$9;
+    reg  [31:0] commit$jbusy$10;
+    reg  [31:0] commit$jbusy$11;
+    reg  [31:0] commit$jbusy$12;
+    reg  [31:0] commit$jbusy$13;
+    reg  [31:0] commit$jbusy$14;
+    reg  [31:0] commit$jbusy$15;
+    wire  commit$pend_q;
+    wire  [7:0] commit$entry_q;
+    wire  commit$q;
+    wire  commit$go;
+    wire  [7:0] commit$idx;
+    wire  [575:0] commit$word;
+    wire  [23:0] commit$waddr;
+    wire  [575:0] commit$wdata;
+    wire  [31:0] commit$we;
+    wire  [63:0] commit$freed;
     
     // Local signals
     reg  bz_inc;
@@ -1229,11 +1228,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  rx_ev$1;
     reg  rx_ev$2;
     reg  rx_ev$3;
-    reg  jcg;
-    reg  [7:0] jcx;
-    reg  [575:0] jpk;
-    reg  [31:0] jc_busy;
-    reg  [63:0] jcb;
     
     // Sub module instances
     fanin_csr csr(
@@ -2365,35 +2359,42 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(bq_j$q),
         .clock(bq_j$clock)
     );
-    fanin_jc_pend jc_pend(
-        .d(jc_pend$d),
-        .q(jc_pend$q),
-        .clock(jc_pend$clock)
-    );
-    fanin_jc_i jc_i(
-        .d(jc_i$d),
-        .q(jc_i$q),
-        .clock(jc_i$clock)
-    );
-    fanin_jc_q jc_q(
-        .d(jc_q$d),
-        .q(jc_q$q),
-        .clock(jc_q$clock)
-    );
-    fanin_jc2 jc2(
-        .d(jc2$d),
-        .q(jc2$q),
-        .clock(jc2$clock)
-    );
-    fanin_jc_bq jc_bq(
-        .d(jc_bq$d),
-        .q(jc_bq$q),
-        .clock(jc_bq$clock)
-    );
-    fanin_jgen jgen(
-        .d(jgen$d),
-        .q(jgen$q),
-        .clock(jgen$clock)
+    fanin_commit commit(
+        .clock(commit$clock),
+        .rst(commit$rst),
+        .req(commit$req),
+        .req_entry(commit$req_entry),
+        .job_word(commit$job_word),
+        .apply(commit$apply),
+        .epoch_move(commit$epoch_move),
+        .sess_entry(commit$sess_entry),
+        .x_je(commit$x_je),
+        .jbusy$0(commit$jbusy$0),
+        .jbusy$1(commit$jbusy$1),
+        .jbusy$2(commit$jbusy$2),
+        .jbusy$3(commit$jbusy$3),
+        .jbusy$4(commit$jbusy$4),
+        .jbusy$5(commit$jbusy$5),
+        .jbusy$6(commit$jbusy$6),
+        .jbusy$7(commit$jbusy$7),
+        .jbusy$8(commit$jbusy$8),
+        .jbusy$9(commit$jbusy$9),
+        .jbusy$10(commit$jbusy$10),
+        .jbusy$11(commit$jbusy$11),
+        .jbusy$12(commit$jbusy$12),
+        .jbusy$13(commit$jbusy$13),
+        .jbusy$14(commit$jbusy$14),
+        .jbusy$15(commit$jbusy$15),
+        .pend_q(commit$pend_q),
+        .entry_q(commit$entry_q),
+        .q(commit$q),
+        .go(commit$go),
+        .idx(commit$idx),
+        .word(commit$word),
+        .waddr(commit$waddr),
+        .wdata(commit$wdata),
+        .we(commit$we),
+        .freed(commit$freed)
     );
     
     // Update code
@@ -2402,22 +2403,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bq_dec$clock = clock;
         bq_hwc$clock = clock;
         bq_j$clock = clock;
-        jc_pend$clock = clock;
-        jc_i$clock = clock;
-        jc_q$clock = clock;
-        jc2$clock = clock;
-        jc_bq$clock = clock;
-        jgen$clock = clock;
         bq_inc$d = bq_inc$q;
         bq_dec$d = bq_dec$q;
         bq_hwc$d = bq_hwc$q;
         bq_j$d = bq_j$q;
-        jc_pend$d = jc_pend$q;
-        jc_i$d = jc_i$q;
-        jc_q$d = jc_q$q;
-        jc2$d = jc2$q;
-        jc_bq$d = jc_bq$q;
-        jgen$d = jgen$q;
         meta$clock = clock;
         meta$rst = rst;
         jram$clock = clock;
@@ -2546,15 +2535,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         parser$me_port = csr$me_port;
         parser$udp_ok = pick$la_udp_q;
         parser$ip_ok = pick$la_ip_q;
-        jcg = jc_q$q | sess$epoch_move;
-        if (sess$epoch_move) begin
-            jcx = sess$entry;
-        end
-        else begin
-            jcx = jc_i$q;
-        end
-        jram$waddr = ((jcx) & 24'hffffff);
-        jram$we = 32'h0;
+        jram$waddr = commit$waddr;
+        jram$wdata = commit$wdata;
+        jram$we = commit$we;
         jram$raddr = front$j_raddr;
         chram$raddr = front$ch_raddr;
         pbram$raddr = front$pb_raddr;
@@ -2684,9 +2667,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         item$ld_o = item$o_q;
         look$go = hand$lk_go;
         look$load = front$look_load;
-        if (front$jc) begin
-            jc_pend$d = 1'b0;
-        end
         loads$act = dsel$act_q;
         loads$aop = dsel$aop_q;
         loads$cpl = dsel$cpl_q;
@@ -2887,10 +2867,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         rresp = csr$rresp;
         rvalid = csr$rvalid;
         csr$rready = rready;
-        if (csr$job_commit) begin
-            jc_pend$d = 1'b1;
-            jc_i$d = csr$job_commit_entry;
-        end
         chram$waddr = csr$child_waddr;
         chram$wdata = csr$child_wdata;
         chram$we = csr$child_we;
@@ -2903,7 +2879,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pbram$waddr = csr$pb_waddr;
         pbram$wdata = csr$pb_wdata;
         pbram$we = csr$pb_we;
-        item$jc = jcg;
+        item$jc = commit$go;
         sess$clock = clock;
         sess$rst = rst;
         sess$ac_take = 1'b0;
@@ -2920,122 +2896,31 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         bq_dec$d = bz_dec;
         bq_hwc$d = hwc;
         bq_j$d = bz_j;
-        jc_q$d = front$jc;
-        jc2$d = jcg;
-        if (jc2$q) begin
-            jcb = ((jc_bq$q) & 64'hffffffffffffffff);
-        end
-        else begin
-            jcb = 32'h0;
-        end
-        if (sess$epoch_move) begin
-            jpk = dec$x_je_q & ~mk_job_epoch;
-        end
-        else begin
-            jpk = csr$job_word;
-        end
-        jram$wdata = jpk | (((jgen$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_epoch);
-        jc_busy = 32'h0;
-        if (jcx == c_idx8$0) begin
-            jc_busy = jc_busy | lookup$jbusy$0;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$1) begin
-            jc_busy = jc_busy | lookup$jbusy$1;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$2) begin
-            jc_busy = jc_busy | lookup$jbusy$2;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$3) begin
-            jc_busy = jc_busy | lookup$jbusy$3;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$4) begin
-            jc_busy = jc_busy | lookup$jbusy$4;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$5) begin
-            jc_busy = jc_busy | lookup$jbusy$5;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$6) begin
-            jc_busy = jc_busy | lookup$jbusy$6;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$7) begin
-            jc_busy = jc_busy | lookup$jbusy$7;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$8) begin
-            jc_busy = jc_busy | lookup$jbusy$8;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$9) begin
-            jc_busy = jc_busy | lookup$jbusy$9;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$10) begin
-            jc_busy = jc_busy | lookup$jbusy$10;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$11) begin
-            jc_busy = jc_busy | lookup$jbusy$11;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$12) begin
-            jc_busy = jc_busy | lookup$jbusy$12;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$13) begin
-            jc_busy = jc_busy | lookup$jbusy$13;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$14) begin
-            jc_busy = jc_busy | lookup$jbusy$14;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        if (jcx == c_idx8$15) begin
-            jc_busy = jc_busy | lookup$jbusy$15;
-            if (jcg) begin
-                jram$we = 32'h1;
-            end
-        end
-        jc_bq$d = jc_busy;
-        if (jcg) begin
-            jgen$d = jgen$q + 32'h1;
-        end
+        commit$clock = clock;
+        commit$rst = rst;
+        commit$req = csr$job_commit;
+        commit$req_entry = csr$job_commit_entry;
+        commit$job_word = csr$job_word;
+        commit$apply = front$jc;
+        commit$epoch_move = sess$epoch_move;
+        commit$sess_entry = sess$entry;
+        commit$x_je = dec$x_je_q;
+        commit$jbusy$0 = lookup$jbusy$0;
+        commit$jbusy$1 = lookup$jbusy$1;
+        commit$jbusy$2 = lookup$jbusy$2;
+        commit$jbusy$3 = lookup$jbusy$3;
+        commit$jbusy$4 = lookup$jbusy$4;
+        commit$jbusy$5 = lookup$jbusy$5;
+        commit$jbusy$6 = lookup$jbusy$6;
+        commit$jbusy$7 = lookup$jbusy$7;
+        commit$jbusy$8 = lookup$jbusy$8;
+        commit$jbusy$9 = lookup$jbusy$9;
+        commit$jbusy$10 = lookup$jbusy$10;
+        commit$jbusy$11 = lookup$jbusy$11;
+        commit$jbusy$12 = lookup$jbusy$12;
+        commit$jbusy$13 = lookup$jbusy$13;
+        commit$jbusy$14 = lookup$jbusy$14;
+        commit$jbusy$15 = lookup$jbusy$15;
         sess$join_entry = dec$dx_ji_q;
         sess$join_bm = dec$dx_f_q[(64'h60)+:(64)];
         sess$join_nonce = dec$dx_f_q[(64'h38)+:(32)];
@@ -3048,9 +2933,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sess$hu_v = dec$hu_v_q;
         sess$hu_j = dec$hu_j_q;
         sess$hu_b = dec$hu_b_q;
-        sess$reset = jc_q$q;
-        sess$reset_entry = jc_i$q;
-        sess$reset_high = jpk[(32'h220)+:(32)] - 32'h1;
+        sess$reset = commit$q;
+        sess$reset_entry = commit$entry_q;
+        sess$reset_high = commit$word[(32'h220)+:(32)] - 32'h1;
         sess$jcm$0 = lookup$jcm$0;
         sess$jcm$1 = lookup$jcm$1;
         sess$jcm$2 = lookup$jcm$2;
@@ -3076,9 +2961,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         front$item_v = item$v_q;
         front$sess_busy = sess$busy;
         front$epoch_move = sess$epoch_move;
-        front$jc_pend = jc_pend$q;
-        front$jc_q = jc_q$q;
-        front$jc_i = jc_i$q;
+        front$jc_pend = commit$pend_q;
+        front$jc_q = commit$q;
+        front$jc_i = commit$entry_q;
         front$pk_any = pick$pk_any_q;
         front$la_ok = pick$la_ok;
         front$pk_idx = pick$pk_idx_q;
@@ -3194,9 +3079,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         lookup$busy_inc = bq_inc$q;
         lookup$busy_dec = bq_dec$q;
         lookup$busy_entry = bq_j$q;
-        lookup$commit = jcg;
-        lookup$commit_entry = jcx;
-        lookup$commit_word = jpk;
+        lookup$commit = commit$go;
+        lookup$commit_entry = commit$idx;
+        lookup$commit_word = commit$word;
         pick$clock = clock;
         pick$d_valid$0 = rx$0$d_valid;
         pick$d_hdr$0 = rx$0$d_hdr;
@@ -3228,7 +3113,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pick$d_bitmap$3 = rx$3$d_bitmap;
         pick$last = front$sel_q;
         pick$take = front$take;
-        csr$hold = jc_pend$q | jc_q$q;
+        csr$hold = commit$pend_q | commit$q;
         csr$now = timer$now_q;
         csr$jbusy$0 = lookup$jbusy$0;
         csr$jbusy$1 = lookup$jbusy$1;
@@ -3258,7 +3143,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         counters$occ_inc = bq_inc$q;
         counters$occ_dec = bq_dec$q;
         counters$occ_hwc = bq_hwc$q;
-        counters$occ_free = jcb;
+        counters$occ_free = commit$freed;
         counters$rx_len = pick$la_len_q;
         counters$rx_take$0 = rx_ev$0;
         counters$tx_sent$0 = tx$0$sent;
@@ -3277,9 +3162,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         counters$tx_len$3 = tx$3$sent_len;
         counters$rx_bad$3 = rx$3$bad;
         if (rst) begin
-            jc_q$d = 1'b0;
-            jc_pend$d = 1'b0;
-            jc2$d = 1'b0;
             bq_inc$d = 1'b0;
             bq_dec$d = 1'b0;
         end
@@ -9638,6 +9520,389 @@ module fanin_chram2(clock,waddr,wdata,we,raddr,rdata);
         if (we[0]) mem[waddr[7:0]][0 +: 168] <= wdata[0 +: 168];
     end
 endmodule // fanin_chram2
+
+
+module fanin_commit(clock,rst,req,req_entry,job_word,apply,epoch_move,sess_entry,x_je,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,pend_q,entry_q,q,go,idx,word,waddr,wdata,we,freed);
+    
+    // Module arguments
+    input wire  clock;
+    input wire  rst;
+    input wire  req;
+    input wire  [7:0] req_entry;
+    input wire  [575:0] job_word;
+    input wire  apply;
+    input wire  epoch_move;
+    input wire  [7:0] sess_entry;
+    input wire  [575:0] x_je;
+    input wire  [31:0] jbusy$0;
+    input wire  [31:0] jbusy$1;
+    input wire  [31:0] jbusy$2;
+    input wire  [31:0] jbusy$3;
+    input wire  [31:0] jbusy$4;
+    input wire  [31:0] jbusy$5;
+    input wire  [31:0] jbusy$6;
+    input wire  [31:0] jbusy$7;
+    input wire  [31:0] jbusy$8;
+    input wire  [31:0] jbusy$9;
+    input wire  [31:0] jbusy$10;
+    input wire  [31:0] jbusy$11;
+    input wire  [31:0] jbusy$12;
+    input wire  [31:0] jbusy$13;
+    input wire  [31:0] jbusy$14;
+    input wire  [31:0] jbusy$15;
+    output reg  pend_q;
+    output reg  [7:0] entry_q;
+    output reg  q;
+    output reg  go;
+    output reg  [7:0] idx;
+    output reg  [575:0] word;
+    output reg  [23:0] waddr;
+    output reg  [575:0] wdata;
+    output reg  [31:0] we;
+    output reg  [63:0] freed;
+    
+    // Constant declarations
+    localparam  c_idx8$0 = 8'h0;
+    localparam  c_idx8$1 = 8'h1;
+    localparam  c_idx8$2 = 8'h2;
+    localparam  c_idx8$3 = 8'h3;
+    localparam  c_idx8$4 = 8'h4;
+    localparam  c_idx8$5 = 8'h5;
+    localparam  c_idx8$6 = 8'h6;
+    localparam  c_idx8$7 = 8'h7;
+    localparam  c_idx8$8 = 8'h8;
+    localparam  c_idx8$9 = 8'h9;
+    localparam  c_idx8$10 = 8'ha;
+    localparam  c_idx8$11 = 8'hb;
+    localparam  c_idx8$12 = 8'hc;
+    localparam  c_idx8$13 = 8'hd;
+    localparam  c_idx8$14 = 8'he;
+    localparam  c_idx8$15 = 8'hf;
+    localparam  at_job_epoch = 16'h1d0;
+    localparam  mk_job_epoch = 576'hffffffff00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000;
+    
+    // Stub signals
+    reg  pend$d;
+    wire  pend$q;
+    reg  pend$clock;
+    reg  [7:0] entry$d;
+    wire  [7:0] entry$q;
+    reg  entry$clock;
+    reg  jc_q$d;
+    wire  jc_q$q;
+    reg  jc_q$clock;
+    reg  jc2$d;
+    wire  jc2$q;
+    reg  jc2$clock;
+    reg  [31:0] bq$d;
+    wire  [31:0] bq$q;
+    reg  bq$clock;
+    reg  [31:0] jgen$d;
+    wire  [31:0] jgen$q;
+    reg  jgen$clock;
+    
+    // Local signals
+    reg  [31:0] busy;
+    
+    // Sub module instances
+    fanin_commit_pend pend(
+        .d(pend$d),
+        .q(pend$q),
+        .clock(pend$clock)
+    );
+    fanin_commit_entry entry(
+        .d(entry$d),
+        .q(entry$q),
+        .clock(entry$clock)
+    );
+    fanin_commit_jc_q jc_q(
+        .d(jc_q$d),
+        .q(jc_q$q),
+        .clock(jc_q$clock)
+    );
+    fanin_commit_jc2 jc2(
+        .d(jc2$d),
+        .q(jc2$q),
+        .clock(jc2$clock)
+    );
+    fanin_commit_bq bq(
+        .d(bq$d),
+        .q(bq$q),
+        .clock(bq$clock)
+    );
+    fanin_commit_jgen jgen(
+        .d(jgen$d),
+        .q(jgen$q),
+        .clock(jgen$clock)
+    );
+    
+    // Update code
+    always @(*) begin
+        pend$clock = clock;
+        entry$clock = clock;
+        jc_q$clock = clock;
+        jc2$clock = clock;
+        bq$clock = clock;
+        jgen$clock = clock;
+        pend$d = pend$q;
+        entry$d = entry$q;
+        jc_q$d = jc_q$q;
+        jc2$d = jc2$q;
+        bq$d = bq$q;
+        jgen$d = jgen$q;
+        pend_q = pend$q;
+        entry_q = entry$q;
+        q = jc_q$q;
+        if (apply) begin
+            pend$d = 1'b0;
+        end
+        if (req) begin
+            pend$d = 1'b1;
+            entry$d = req_entry;
+        end
+        jc_q$d = apply;
+        go = jc_q$q | epoch_move;
+        if (epoch_move) begin
+            idx = sess_entry;
+            word = x_je & ~mk_job_epoch;
+        end
+        else begin
+            idx = entry$q;
+            word = job_word;
+        end
+        waddr = ((idx) & 24'hffffff);
+        wdata = word | (((jgen$q) & 576'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_job_epoch);
+        we = 32'h0;
+        busy = 32'h0;
+        if (idx == c_idx8$0) begin
+            busy = busy | jbusy$0;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$1) begin
+            busy = busy | jbusy$1;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$2) begin
+            busy = busy | jbusy$2;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$3) begin
+            busy = busy | jbusy$3;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$4) begin
+            busy = busy | jbusy$4;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$5) begin
+            busy = busy | jbusy$5;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$6) begin
+            busy = busy | jbusy$6;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$7) begin
+            busy = busy | jbusy$7;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$8) begin
+            busy = busy | jbusy$8;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$9) begin
+            busy = busy | jbusy$9;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$10) begin
+            busy = busy | jbusy$10;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$11) begin
+            busy = busy | jbusy$11;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$12) begin
+            busy = busy | jbusy$12;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$13) begin
+            busy = busy | jbusy$13;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$14) begin
+            busy = busy | jbusy$14;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (idx == c_idx8$15) begin
+            busy = busy | jbusy$15;
+            if (go) begin
+                we = 32'h1;
+            end
+        end
+        if (go) begin
+            jgen$d = jgen$q + 32'h1;
+        end
+        bq$d = busy;
+        jc2$d = go;
+        if (jc2$q) begin
+            freed = ((bq$q) & 64'hffffffffffffffff);
+        end
+        else begin
+            freed = 32'h0;
+        end
+        if (rst) begin
+            pend$d = 1'b0;
+            jc_q$d = 1'b0;
+            jc2$d = 1'b0;
+        end
+    end
+    
+endmodule // fanin_commit
+
+
+module fanin_commit_bq(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_commit_bq
+
+
+module fanin_commit_entry(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_commit_entry
+
+
+module fanin_commit_jc2(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_commit_jc2
+
+
+module fanin_commit_jc_q(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_commit_jc_q
+
+
+module fanin_commit_jgen(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_commit_jgen
+
+
+module fanin_commit_pend(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_commit_pend
 
 
 module fanin_counters(clock,rst,araddr,ev,ev_b,occ_inc,occ_dec,occ_hwc,occ_free,rx_take$0,rx_take$1,rx_take$2,rx_take$3,rx_len,tx_sent$0,tx_sent$1,tx_sent$2,tx_sent$3,tx_len$0,tx_len$1,tx_len$2,tx_len$3,rx_bad$0,rx_bad$1,rx_bad$2,rx_bad$3,rd);
@@ -21871,120 +22136,6 @@ module fanin_item_sq_v(d,q,clock);
     end
           
 endmodule // fanin_item_sq_v
-
-
-module fanin_jc2(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jc2
-
-
-module fanin_jc_bq(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jc_bq
-
-
-module fanin_jc_i(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jc_i
-
-
-module fanin_jc_pend(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jc_pend
-
-
-module fanin_jc_q(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jc_q
-
-
-module fanin_jgen(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_jgen
 
 
 module fanin_jram(clock,waddr,wdata,we,raddr,rdata);

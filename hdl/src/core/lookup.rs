@@ -49,7 +49,7 @@ pub struct Lookup {
     pub busy_dec: Signal<In, bool>,
     /// The busy update's entry.
     pub busy_entry: Signal<In, Bits<8>>,
-    /// A job commit or a session's epoch move writes entry `commit_entry` this cycle (`jcg`).
+    /// A job commit or a session's epoch move writes entry `commit_entry` this cycle (`commit.go`).
     pub commit: Signal<In, bool>,
     /// The committed entry (`jcx`).
     pub commit_entry: Signal<In, Bits<8>>,

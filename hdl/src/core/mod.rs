@@ -12,13 +12,12 @@
 )]
 
 use crate::hdrgen::ArpLayout;
-use crate::layout::{at, mask, HdrWindow, JobWord};
+use crate::layout::{HdrWindow, JobWord};
 use crate::parse::Parser;
 use crate::ram::{FaninRam, ADDR_W};
 use crate::rx::Rx;
 use crate::tx::Tx;
 use fanin_proto::model::Counter;
-use fanin_regs::layout::job;
 use rust_hdl::prelude::*;
 use states::event;
 pub use states::{
@@ -26,6 +25,7 @@ pub use states::{
 };
 
 pub mod back;
+pub mod commit;
 pub mod copy;
 pub mod counters;
 pub mod csr;
@@ -51,6 +51,7 @@ pub mod states;
 pub mod timer;
 
 use back::BackEnd;
+use commit::Commit;
 use counters::Counters;
 use csr::Csr;
 use decision::Decision;
@@ -251,40 +252,22 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ev_b: Signal<Local, Bits<32>>,
     rx_ev: Vec<Signal<Local, bool>>,
     // `high` update: DECIDE's (entry, block), then the entry's `high` read, then the write.
-    // Job commits (see "Job commits" in `update`): pending, applied, their epoch counter;
-    // the commit path applies now (a job commit or a session's epoch move), to entry `jcx`,
-    // with `jpk`; the entry's busy count, freed from slots_in_use (`jcb`).
-    jc_pend: DFF<bool>,
-    jc_i: DFF<Bits<8>>,
-    jc_q: DFF<bool>,
-    jc2: DFF<bool>,
-    jc_bq: DFF<Bits<32>>,
-    jgen: DFF<Bits<32>>,
-    jcg: Signal<Local, bool>,
-    jcx: Signal<Local, Bits<8>>,
-    jpk: Signal<Local, Bits<JOB_W>>,
-    jc_busy: Signal<Local, Bits<32>>,
-    jcb: Signal<Local, Bits<64>>,
-    // Constants (from the configuration) and named values (`states.rs`, `layout.rs`):
-    // counter events (`ev_<counter>`: bit k of `ev` counts `Counter::ALL[k]`), field
-    // offsets and masks.
+    // Job commits and the job table's write port (`commit.rs`).
+    commit: Commit,
+    // Constants (from the configuration) and named values (`states.rs`):
+    // counter events (`ev_<counter>`: bit k of `ev` counts `Counter::ALL[k]`).
     c_idx4: Vec<Constant<Bits<4>>>,
     c_rowlog: Constant<Bits<16>>,
     c_rowmask: Constant<Bits<16>>,
-    c_idx8: Vec<Constant<Bits<8>>>,
     c_lanes: Constant<Bits<16>>,
     ev_results_sent: Constant<Bits<32>>,
     ev_sessions: Constant<Bits<32>>,
-    at_job_epoch: Constant<Bits<16>>,
-    mk_job_epoch: Constant<Bits<JOB_W>>,
 }
 
 impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, WB> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self, clock, bq_inc, bq_dec, bq_hwc, bq_j, jc_pend, jc_i, jc_q, jc2, jc_bq, jgen
-        );
+        dff_setup!(self, clock, bq_inc, bq_dec, bq_hwc, bq_j);
         self.meta.clock.next = self.clock.val();
         self.meta.rst.next = self.rst.val();
         self.jram.clock.next = self.clock.val();
@@ -343,17 +326,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.parser.me_port.next = self.csr.me_port.val();
         self.parser.udp_ok.next = self.pick.la_udp_q.val();
         self.parser.ip_ok.next = self.pick.la_ip_q.val();
-        // The commit path (below, "Job commits") applies a job commit (`jc_q`: the staged
-        // entry, to `jc_i`) or a session's opening at the root (`sess.epoch_move`: the entry
-        // as it is, with a new epoch, to the session unit's entry): `jcg`, `jcx`, `jpk`.
-        self.jcg.next = self.jc_q.q.val() | self.sess.epoch_move.val();
-        if self.sess.epoch_move.val() {
-            self.jcx.next = self.sess.entry.val();
-        } else {
-            self.jcx.next = self.jc_i.q.val();
-        }
-        self.jram.waddr.next = bit_cast::<ADDR_W, 8>(self.jcx.val());
-        self.jram.we.next = 0.into();
+        // The job table's write port: job commits and a session's epoch move at the root
+        // (`commit.rs`).
+        self.jram.waddr.next = self.commit.waddr.val();
+        self.jram.wdata.next = self.commit.wdata.val();
+        self.jram.we.next = self.commit.we.val();
         // The tables' reads are the front end's: the job entry (PARSE, or the entry a slot
         // copy was written under for a scan visit), the child and port-below entries
         // (PARSE's, held while LOOK waits), the slot copy's metadata.
@@ -487,10 +464,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // LOOK is free or its frame moves to PRED (`hand.lk_go`) in this cycle. ----
         self.look.go.next = self.hand.lk_go.val();
         self.look.load.next = self.front.look_load.val();
-        // A job commit applied (IDLE) is no longer pending.
-        if self.front.jc.val() {
-            self.jc_pend.d.next = false;
-        }
         // DECIDE holds a frame: its item and effects (`loads.rs`) are terms of its
         // registers (`dsel.*_q`, the conditions, the context), applied when DECIDE
         // completes and forwarded to the frame in LOOK, which may move to PRED in the same
@@ -673,11 +646,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.rresp.next = self.csr.rresp.val();
         self.rvalid.next = self.csr.rvalid.val();
         self.csr.rready.next = self.rready.val();
-        if self.csr.job_commit.val() {
-            // Applied when the front end is idle (IDLE above), in decision order.
-            self.jc_pend.d.next = true;
-            self.jc_i.d.next = self.csr.job_commit_entry.val();
-        }
         // The child table and the back end's and the item stage's copies of it (their own
         // read ports for multicast rounds), and the port-below table, written by commits.
         self.chram.waddr.next = self.csr.child_waddr.val();
@@ -693,7 +661,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pbram.wdata.next = self.csr.pb_wdata.val();
         self.pbram.we.next = self.csr.pb_we.val();
         // (A job commit makes the item stage's kept scan stale, as a child-table write.)
-        self.item.jc.next = self.jcg.val();
+        self.item.jc.next = self.commit.go.val();
         // ---- The root's session unit (`session.rs`): a JOIN handed over by DECIDE, the
         // session state LOOK and PRED read, and the ACCEPTs it offers, staged here when the
         // item stage is free (`Switch::accept_frame`: one element, the nonce). ----
@@ -715,43 +683,23 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // copies, a cycle after the decision (`bq_*`; a frame in LOOK latches the count
         // with the update of the decision of the cycle before, `bq_*`, or of DECIDE in the
         // same cycle, `dbi`/`dbd`, added in PRED).
-        // Job commits: the register write sets `jc_pend`; the commit is applied when the
-        // front end is idle (`jc` in IDLE, a `dbg` event of kind 2), so every decision
-        // before it has been taken and its busy update (a cycle later) made, and no frame
-        // is picked until the new entry is in place. It takes effect a cycle later (`jc_q`:
-        // table entry, epoch, busy count 0; the scan's ownership test restarts) and leaves
-        // slots_in_use a cycle after that (`jc2`).
         self.bq_inc.d.next = self.bz_inc.val();
         self.bq_dec.d.next = self.bz_dec.val();
         self.bq_hwc.d.next = self.hwc.val();
         self.bq_j.d.next = self.bz_j.val();
-        self.jc_q.d.next = self.front.jc.val();
-        self.jc2.d.next = self.jcg.val();
-        if self.jc2.q.val() {
-            self.jcb.next = bit_cast::<64, 32>(self.jc_bq.q.val());
-        } else {
-            self.jcb.next = 0.into();
-        }
-        if self.sess.epoch_move.val() {
-            self.jpk.next = self.dec.x_je_q.val() & !self.mk_job_epoch.val();
-        } else {
-            self.jpk.next = self.csr.job_word.val();
-        }
-        self.jram.wdata.next =
-            self.jpk.val() | (bit_cast::<JOB_W, 32>(self.jgen.q.val()) << self.at_job_epoch.val());
-        // (The lookup applies the busy updates and the commit to its keys: `lookup.rs`.)
-        self.jc_busy.next = 0.into();
+        // Job commits (`commit.rs`): requested by a register write, applied by the front
+        // end when it is idle (`front.jc`).
+        self.commit.clock.next = self.clock.val();
+        self.commit.rst.next = self.rst.val();
+        self.commit.req.next = self.csr.job_commit.val();
+        self.commit.req_entry.next = self.csr.job_commit_entry.val();
+        self.commit.job_word.next = self.csr.job_word.val();
+        self.commit.apply.next = self.front.jc.val();
+        self.commit.epoch_move.next = self.sess.epoch_move.val();
+        self.commit.sess_entry.next = self.sess.entry.val();
+        self.commit.x_je.next = self.dec.x_je_q.val();
         for j in 0..self.lookup.jbusy.len() {
-            if self.jcx.val() == self.c_idx8[j].val() {
-                self.jc_busy.next = self.jc_busy.val() | self.lookup.jbusy[j].val();
-                if self.jcg.val() {
-                    self.jram.we.next = 1.into();
-                }
-            }
-        }
-        self.jc_bq.d.next = self.jc_busy.val();
-        if self.jcg.val() {
-            self.jgen.d.next = self.jgen.q.val() + 1;
+            self.commit.jbusy[j].next = self.lookup.jbusy[j].val();
         }
         // The session unit's inputs (after every assignment to them).
         self.sess.join_entry.next = self.dec.dx_ji_q.val();
@@ -767,9 +715,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.sess.hu_j.next = self.dec.hu_j_q.val();
         self.sess.hu_b.next = self.dec.hu_b_q.val();
         // A job commit: the entry starts without a session (`Session::new`).
-        self.sess.reset.next = self.jc_q.q.val();
-        self.sess.reset_entry.next = self.jc_i.q.val();
-        self.sess.reset_high.next = self.jpk.val().get_value_first_block() - 1;
+        self.sess.reset.next = self.commit.q.val();
+        self.sess.reset_entry.next = self.commit.entry_q.val();
+        self.sess.reset_high.next = self.commit.word.val().get_value_first_block() - 1;
         for j in 0..self.lookup.jcm.len() {
             self.sess.jcm[j].next = self.lookup.jcm[j].val();
         }
@@ -783,9 +731,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.front.item_v.next = self.item.v_q.val();
         self.front.sess_busy.next = self.sess.busy.val();
         self.front.epoch_move.next = self.sess.epoch_move.val();
-        self.front.jc_pend.next = self.jc_pend.q.val();
-        self.front.jc_q.next = self.jc_q.q.val();
-        self.front.jc_i.next = self.jc_i.q.val();
+        self.front.jc_pend.next = self.commit.pend_q.val();
+        self.front.jc_q.next = self.commit.q.val();
+        self.front.jc_i.next = self.commit.entry_q.val();
         self.front.pk_any.next = self.pick.pk_any_q.val();
         self.front.la_ok.next = self.pick.la_ok.val();
         self.front.pk_idx.next = self.pick.pk_idx_q.val();
@@ -845,9 +793,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.lookup.busy_inc.next = self.bq_inc.q.val();
         self.lookup.busy_dec.next = self.bq_dec.q.val();
         self.lookup.busy_entry.next = self.bq_j.q.val();
-        self.lookup.commit.next = self.jcg.val();
-        self.lookup.commit_entry.next = self.jcx.val();
-        self.lookup.commit_word.next = self.jpk.val();
+        self.lookup.commit.next = self.commit.go.val();
+        self.lookup.commit_entry.next = self.commit.idx.val();
+        self.lookup.commit_word.next = self.commit.word.val();
         // The pick's inputs (after every assignment to them).
         self.pick.clock.next = self.clock.val();
         for p in 0..self.rx.len() {
@@ -863,8 +811,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pick.take.next = self.front.take.val();
         // The control and status registers' inputs (after every assignment to them).
         // Register writes wait while a job commit is pending or being applied: it reads the
-        // staged entry in its `jc_q` cycle.
-        self.csr.hold.next = self.jc_pend.q.val() | self.jc_q.q.val();
+        // staged entry in its `commit.q` cycle.
+        self.csr.hold.next = self.commit.pend_q.val() | self.commit.q.val();
         self.csr.now.next = self.timer.now_q.val();
         for j in 0..self.lookup.jbusy.len() {
             self.csr.jbusy[j].next = self.lookup.jbusy[j].val();
@@ -882,7 +830,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.counters.occ_inc.next = self.bq_inc.q.val();
         self.counters.occ_dec.next = self.bq_dec.q.val();
         self.counters.occ_hwc.next = self.bq_hwc.q.val();
-        self.counters.occ_free.next = self.jcb.val();
+        self.counters.occ_free.next = self.commit.freed.val();
         self.counters.rx_len.next = self.pick.la_len_q.val();
         for p in 0..self.rx.len() {
             self.counters.rx_take[p].next = self.rx_ev[p].val();
@@ -891,9 +839,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.counters.rx_bad[p].next = self.rx[p].bad.val();
         }
         if self.rst.val() {
-            self.jc_q.d.next = false;
-            self.jc_pend.d.next = false;
-            self.jc2.d.next = false;
             self.bq_inc.d.next = false;
             self.bq_dec.d.next = false;
         }
