@@ -92,6 +92,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_lanes = 16'h40;
     localparam  ev_results_sent = 32'h10;
     localparam  ev_sessions = 32'h1000000;
+    localparam  pt_join = 8'h3;
     
     // Enums
     localparam FrameClass$NonIp = 0;
@@ -835,14 +836,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  hand$x_join;
     reg  hand$sess_busy;
     reg  [1:0] hand$xstate;
-    reg  hand$dec_v;
     wire  hand$all_rdy;
     wire  hand$b_done;
     wire  hand$b_free;
     wire  hand$sq_ld;
     wire  hand$lk_go;
     wire  hand$lk_free;
-    wire  hand$dec_go;
     reg  look$clock;
     reg  look$rst;
     reg  look$go;
@@ -923,59 +922,45 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [1:0] look$bcd_q;
     wire  [31:0] look$sbq_q;
     wire  look$soq_q;
-    reg  dec$clock;
-    reg  dec$rst;
-    reg  dec$go;
-    reg  dec$dec_go;
-    reg  dec$scan_go;
-    reg  [31:0] dec$now;
-    reg  [255:0] dec$look_f;
-    reg  [595:0] dec$look_c;
-    reg  [7:0] dec$ji;
-    reg  [23:0] dec$cadr;
-    reg  [575:0] dec$je;
-    reg  [31:0] dec$jep;
-    reg  [239:0] dec$m;
-    reg  [22:0] dec$c;
-    reg  dec$qf0;
-    reg  dec$qfp;
-    reg  dec$qfm;
-    reg  dec$partial;
-    reg  [15:0] dec$rows_p;
-    reg  [63:0] dec$newbm;
-    reg  [7:0] dec$mflags;
-    reg  [7:0] dec$sflags;
-    reg  [15:0] dec$rows_m;
-    reg  dec$dbi;
-    reg  dec$dbd;
-    reg  dec$hup;
-    wire  [1:0] dec$xstate_q;
-    wire  dec$xo_v_q;
-    wire  dec$x_join_q;
-    wire  dec$dec_v;
-    wire  dec$qf;
-    wire  [255:0] dec$xp_f_q;
-    wire  [7:0] dec$x_ji_q;
-    wire  [23:0] dec$x_cadr_q;
-    wire  [595:0] dec$x_c_q;
-    wire  [239:0] dec$x_m_q;
-    wire  [63:0] dec$x_newbm_q;
-    wire  [7:0] dec$x_mflags_q;
-    wire  [7:0] dec$x_sflags_q;
-    wire  [15:0] dec$x_rows_m_q;
-    wire  [575:0] dec$x_je_q;
-    wire  [31:0] dec$x_jep_q;
-    wire  [22:0] dec$q_c_q;
-    wire  dec$q_partial_q;
-    wire  [15:0] dec$q_rows_q;
-    wire  dec$q_rle1_q;
-    wire  [255:0] dec$dx_f_q;
-    wire  [7:0] dec$dx_ji_q;
-    wire  [23:0] dec$dx_cadr_q;
-    wire  [595:0] dec$dx_c_q;
-    wire  dec$hu_v_q;
-    wire  [7:0] dec$hu_j_q;
-    wire  [31:0] dec$hu_b_q;
+    reg  [1:0] xstate$d;
+    wire  [1:0] xstate$q;
+    reg  xstate$clock;
+    reg  [239:0] x_m$d;
+    wire  [239:0] x_m$q;
+    reg  x_m$clock;
+    reg  [63:0] x_newbm$d;
+    wire  [63:0] x_newbm$q;
+    reg  x_newbm$clock;
+    reg  [7:0] x_mflags$d;
+    wire  [7:0] x_mflags$q;
+    reg  x_mflags$clock;
+    reg  [7:0] x_sflags$d;
+    wire  [7:0] x_sflags$q;
+    reg  x_sflags$clock;
+    reg  [15:0] x_rows_m$d;
+    wire  [15:0] x_rows_m$q;
+    reg  x_rows_m$clock;
+    reg  [255:0] xp_f$d;
+    wire  [255:0] xp_f$q;
+    reg  xp_f$clock;
+    reg  [575:0] x_je$d;
+    wire  [575:0] x_je$q;
+    reg  x_je$clock;
+    reg  [31:0] x_jep$d;
+    wire  [31:0] x_jep$q;
+    reg  x_jep$clock;
+    reg  [7:0] x_ji$d;
+    wire  [7:0] x_ji$q;
+    reg  x_ji$clock;
+    reg  [23:0] x_cadr$d;
+    wire  [23:0] x_cadr$q;
+    reg  x_cadr$clock;
+    reg  [595:0] x_c$d;
+    wire  [595:0] x_c$q;
+    reg  x_c$clock;
+    reg  x_join$d;
+    wire  x_join$q;
+    reg  x_join$clock;
     reg  [239:0] pred$m;
     reg  [575:0] pred$sj;
     reg  pred$e_scan;
@@ -1008,6 +993,33 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [22:0] pred$s;
     wire  [22:0] pred$c;
     wire  pred$partial;
+    reg  [22:0] q_c$d;
+    wire  [22:0] q_c$q;
+    reg  q_c$clock;
+    reg  q_qfull$d;
+    wire  q_qfull$q;
+    reg  q_qfull$clock;
+    reg  q_partial$d;
+    wire  q_partial$q;
+    reg  q_partial$clock;
+    reg  [15:0] q_rows$d;
+    wire  [15:0] q_rows$q;
+    reg  q_rows$clock;
+    reg  q_rle1$d;
+    wire  q_rle1$q;
+    reg  q_rle1$clock;
+    reg  q_qf_p$d;
+    wire  q_qf_p$q;
+    reg  q_qf_p$clock;
+    reg  q_qf_m$d;
+    wire  q_qf_m$q;
+    reg  q_qf_m$clock;
+    reg  q_bi$d;
+    wire  q_bi$q;
+    reg  q_bi$clock;
+    reg  q_bd$d;
+    wire  q_bd$q;
+    reg  q_bd$clock;
     reg  dsel$clock;
     reg  dsel$go;
     reg  [7:0] dsel$ptype;
@@ -1024,6 +1036,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  dsel$rok_q;
     wire  [7:0] dsel$why_q;
     wire  dsel$hup_q;
+    reg  xo_v$d;
+    wire  xo_v$q;
+    reg  xo_v$clock;
+    reg  [255:0] dx_f$d;
+    wire  [255:0] dx_f$q;
+    reg  dx_f$clock;
+    reg  [7:0] dx_ji$d;
+    wire  [7:0] dx_ji$q;
+    reg  dx_ji$clock;
+    reg  [23:0] dx_cadr$d;
+    wire  [23:0] dx_cadr$q;
+    reg  dx_cadr$clock;
+    reg  [595:0] dx_c$d;
+    wire  [595:0] dx_c$q;
+    reg  dx_c$clock;
     reg  [2:0] loads$act;
     reg  [1:0] loads$aop;
     reg  loads$cpl;
@@ -1181,6 +1208,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] bq_j$d;
     wire  [7:0] bq_j$q;
     reg  bq_j$clock;
+    reg  hu_v$d;
+    wire  hu_v$q;
+    reg  hu_v$clock;
+    reg  [7:0] hu_j$d;
+    wire  [7:0] hu_j$q;
+    reg  hu_j$clock;
+    reg  [31:0] hu_b$d;
+    wire  [31:0] hu_b$q;
+    reg  hu_b$clock;
     reg  commit$clock;
     reg  commit$rst;
     reg  commit$req;
@@ -1218,6 +1254,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [63:0] commit$freed;
     
     // Local signals
+    reg  qf;
+    reg  dec_v;
     reg  bz_inc;
     reg  bz_dec;
     reg  [7:0] bz_j;
@@ -1990,14 +2028,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .x_join(hand$x_join),
         .sess_busy(hand$sess_busy),
         .xstate(hand$xstate),
-        .dec_v(hand$dec_v),
         .all_rdy(hand$all_rdy),
         .b_done(hand$b_done),
         .b_free(hand$b_free),
         .sq_ld(hand$sq_ld),
         .lk_go(hand$lk_go),
-        .lk_free(hand$lk_free),
-        .dec_go(hand$dec_go)
+        .lk_free(hand$lk_free)
     );
     fanin_look look(
         .clock(look$clock),
@@ -2081,60 +2117,70 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .sbq_q(look$sbq_q),
         .soq_q(look$soq_q)
     );
-    fanin_dec dec(
-        .clock(dec$clock),
-        .rst(dec$rst),
-        .go(dec$go),
-        .dec_go(dec$dec_go),
-        .scan_go(dec$scan_go),
-        .now(dec$now),
-        .look_f(dec$look_f),
-        .look_c(dec$look_c),
-        .ji(dec$ji),
-        .cadr(dec$cadr),
-        .je(dec$je),
-        .jep(dec$jep),
-        .m(dec$m),
-        .c(dec$c),
-        .qf0(dec$qf0),
-        .qfp(dec$qfp),
-        .qfm(dec$qfm),
-        .partial(dec$partial),
-        .rows_p(dec$rows_p),
-        .newbm(dec$newbm),
-        .mflags(dec$mflags),
-        .sflags(dec$sflags),
-        .rows_m(dec$rows_m),
-        .dbi(dec$dbi),
-        .dbd(dec$dbd),
-        .hup(dec$hup),
-        .xstate_q(dec$xstate_q),
-        .xo_v_q(dec$xo_v_q),
-        .x_join_q(dec$x_join_q),
-        .dec_v(dec$dec_v),
-        .qf(dec$qf),
-        .xp_f_q(dec$xp_f_q),
-        .x_ji_q(dec$x_ji_q),
-        .x_cadr_q(dec$x_cadr_q),
-        .x_c_q(dec$x_c_q),
-        .x_m_q(dec$x_m_q),
-        .x_newbm_q(dec$x_newbm_q),
-        .x_mflags_q(dec$x_mflags_q),
-        .x_sflags_q(dec$x_sflags_q),
-        .x_rows_m_q(dec$x_rows_m_q),
-        .x_je_q(dec$x_je_q),
-        .x_jep_q(dec$x_jep_q),
-        .q_c_q(dec$q_c_q),
-        .q_partial_q(dec$q_partial_q),
-        .q_rows_q(dec$q_rows_q),
-        .q_rle1_q(dec$q_rle1_q),
-        .dx_f_q(dec$dx_f_q),
-        .dx_ji_q(dec$dx_ji_q),
-        .dx_cadr_q(dec$dx_cadr_q),
-        .dx_c_q(dec$dx_c_q),
-        .hu_v_q(dec$hu_v_q),
-        .hu_j_q(dec$hu_j_q),
-        .hu_b_q(dec$hu_b_q)
+    fanin_xstate xstate(
+        .d(xstate$d),
+        .q(xstate$q),
+        .clock(xstate$clock)
+    );
+    fanin_x_m x_m(
+        .d(x_m$d),
+        .q(x_m$q),
+        .clock(x_m$clock)
+    );
+    fanin_x_newbm x_newbm(
+        .d(x_newbm$d),
+        .q(x_newbm$q),
+        .clock(x_newbm$clock)
+    );
+    fanin_x_mflags x_mflags(
+        .d(x_mflags$d),
+        .q(x_mflags$q),
+        .clock(x_mflags$clock)
+    );
+    fanin_x_sflags x_sflags(
+        .d(x_sflags$d),
+        .q(x_sflags$q),
+        .clock(x_sflags$clock)
+    );
+    fanin_x_rows_m x_rows_m(
+        .d(x_rows_m$d),
+        .q(x_rows_m$q),
+        .clock(x_rows_m$clock)
+    );
+    fanin_xp_f xp_f(
+        .d(xp_f$d),
+        .q(xp_f$q),
+        .clock(xp_f$clock)
+    );
+    fanin_x_je x_je(
+        .d(x_je$d),
+        .q(x_je$q),
+        .clock(x_je$clock)
+    );
+    fanin_x_jep x_jep(
+        .d(x_jep$d),
+        .q(x_jep$q),
+        .clock(x_jep$clock)
+    );
+    fanin_x_ji x_ji(
+        .d(x_ji$d),
+        .q(x_ji$q),
+        .clock(x_ji$clock)
+    );
+    fanin_x_cadr x_cadr(
+        .d(x_cadr$d),
+        .q(x_cadr$q),
+        .clock(x_cadr$clock)
+    );
+    fanin_x_c x_c(
+        .d(x_c$d),
+        .q(x_c$q),
+        .clock(x_c$clock)
+    );
+    fanin_x_join x_join(
+        .d(x_join$d),
+        .q(x_join$q),
+        .clock(x_join$clock)
     );
     fanin_pred pred(
         .m(pred$m),
@@ -2170,6 +2216,51 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .c(pred$c),
         .partial(pred$partial)
     );
+    fanin_q_c q_c(
+        .d(q_c$d),
+        .q(q_c$q),
+        .clock(q_c$clock)
+    );
+    fanin_q_qfull q_qfull(
+        .d(q_qfull$d),
+        .q(q_qfull$q),
+        .clock(q_qfull$clock)
+    );
+    fanin_q_partial q_partial(
+        .d(q_partial$d),
+        .q(q_partial$q),
+        .clock(q_partial$clock)
+    );
+    fanin_q_rows q_rows(
+        .d(q_rows$d),
+        .q(q_rows$q),
+        .clock(q_rows$clock)
+    );
+    fanin_q_rle1 q_rle1(
+        .d(q_rle1$d),
+        .q(q_rle1$q),
+        .clock(q_rle1$clock)
+    );
+    fanin_q_qf_p q_qf_p(
+        .d(q_qf_p$d),
+        .q(q_qf_p$q),
+        .clock(q_qf_p$clock)
+    );
+    fanin_q_qf_m q_qf_m(
+        .d(q_qf_m$d),
+        .q(q_qf_m$q),
+        .clock(q_qf_m$clock)
+    );
+    fanin_q_bi q_bi(
+        .d(q_bi$d),
+        .q(q_bi$q),
+        .clock(q_bi$clock)
+    );
+    fanin_q_bd q_bd(
+        .d(q_bd$d),
+        .q(q_bd$q),
+        .clock(q_bd$clock)
+    );
     fanin_dsel dsel(
         .clock(dsel$clock),
         .go(dsel$go),
@@ -2187,6 +2278,31 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .rok_q(dsel$rok_q),
         .why_q(dsel$why_q),
         .hup_q(dsel$hup_q)
+    );
+    fanin_xo_v xo_v(
+        .d(xo_v$d),
+        .q(xo_v$q),
+        .clock(xo_v$clock)
+    );
+    fanin_dx_f dx_f(
+        .d(dx_f$d),
+        .q(dx_f$q),
+        .clock(dx_f$clock)
+    );
+    fanin_dx_ji dx_ji(
+        .d(dx_ji$d),
+        .q(dx_ji$q),
+        .clock(dx_ji$clock)
+    );
+    fanin_dx_cadr dx_cadr(
+        .d(dx_cadr$d),
+        .q(dx_cadr$q),
+        .clock(dx_cadr$clock)
+    );
+    fanin_dx_c dx_c(
+        .d(dx_c$d),
+        .q(dx_c$q),
+        .clock(dx_c$clock)
     );
     fanin_loads loads(
         .act(loads$act),
@@ -2359,6 +2475,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(bq_j$q),
         .clock(bq_j$clock)
     );
+    fanin_hu_v hu_v(
+        .d(hu_v$d),
+        .q(hu_v$q),
+        .clock(hu_v$clock)
+    );
+    fanin_hu_j hu_j(
+        .d(hu_j$d),
+        .q(hu_j$q),
+        .clock(hu_j$clock)
+    );
+    fanin_hu_b hu_b(
+        .d(hu_b$d),
+        .q(hu_b$q),
+        .clock(hu_b$clock)
+    );
     fanin_commit commit(
         .clock(commit$clock),
         .rst(commit$rst),
@@ -2399,14 +2530,74 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Update code
     always @(*) begin
+        xstate$clock = clock;
+        x_m$clock = clock;
+        x_newbm$clock = clock;
+        x_mflags$clock = clock;
+        x_sflags$clock = clock;
+        x_rows_m$clock = clock;
+        xp_f$clock = clock;
+        x_je$clock = clock;
+        x_jep$clock = clock;
+        x_ji$clock = clock;
+        x_cadr$clock = clock;
+        x_c$clock = clock;
+        x_join$clock = clock;
+        q_c$clock = clock;
+        q_qfull$clock = clock;
+        q_partial$clock = clock;
+        q_rows$clock = clock;
+        q_rle1$clock = clock;
+        q_qf_p$clock = clock;
+        q_qf_m$clock = clock;
+        q_bi$clock = clock;
+        q_bd$clock = clock;
+        xo_v$clock = clock;
+        dx_f$clock = clock;
+        dx_ji$clock = clock;
+        dx_cadr$clock = clock;
+        dx_c$clock = clock;
         bq_inc$clock = clock;
         bq_dec$clock = clock;
         bq_hwc$clock = clock;
         bq_j$clock = clock;
+        hu_v$clock = clock;
+        hu_j$clock = clock;
+        hu_b$clock = clock;
+        xstate$d = xstate$q;
+        x_m$d = x_m$q;
+        x_newbm$d = x_newbm$q;
+        x_mflags$d = x_mflags$q;
+        x_sflags$d = x_sflags$q;
+        x_rows_m$d = x_rows_m$q;
+        xp_f$d = xp_f$q;
+        x_je$d = x_je$q;
+        x_jep$d = x_jep$q;
+        x_ji$d = x_ji$q;
+        x_cadr$d = x_cadr$q;
+        x_c$d = x_c$q;
+        x_join$d = x_join$q;
+        q_c$d = q_c$q;
+        q_qfull$d = q_qfull$q;
+        q_partial$d = q_partial$q;
+        q_rows$d = q_rows$q;
+        q_rle1$d = q_rle1$q;
+        q_qf_p$d = q_qf_p$q;
+        q_qf_m$d = q_qf_m$q;
+        q_bi$d = q_bi$q;
+        q_bd$d = q_bd$q;
+        xo_v$d = xo_v$q;
+        dx_f$d = dx_f$q;
+        dx_ji$d = dx_ji$q;
+        dx_cadr$d = dx_cadr$q;
+        dx_c$d = dx_c$q;
         bq_inc$d = bq_inc$q;
         bq_dec$d = bq_dec$q;
         bq_hwc$d = bq_hwc$q;
         bq_j$d = bq_j$q;
+        hu_v$d = hu_v$q;
+        hu_j$d = hu_j$q;
+        hu_b$d = hu_b$q;
         meta$clock = clock;
         meta$rst = rst;
         jram$clock = clock;
@@ -2551,10 +2742,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pred$m = meta$m;
         pred$sj = jram$rdata;
         pred$e_scan = front$e_scan_q;
-        pred$x_ji = dec$x_ji_q;
+        pred$x_ji = x_ji$q;
         pred$jep = look$jep_q;
-        pred$f = dec$xp_f_q;
-        pred$now = dec$x_c_q[(64'h0)+:(32)];
+        pred$f = xp_f$q;
+        pred$now = x_c$q[(64'h0)+:(32)];
         pred$je = look$je_q;
         pred$bcur = look$bcur_q;
         pred$bcd = look$bcd_q;
@@ -2564,7 +2755,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pred$pbr = look$pbr_q;
         pred$sbq = look$sbq_q;
         pred$soq = look$soq_q;
-        pred$sel = dec$x_c_q[(64'h20)+:(4)];
+        pred$sel = x_c$q[(64'h20)+:(4)];
         pred$lanes = c_lanes;
         pred$sage = front$sage_q;
         pred$tage = front$tage_q;
@@ -2599,10 +2790,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hand$look_v = look$v_q;
         hand$look_ne = look$ne_q;
         hand$look_old = look$old_q;
-        hand$x_join = dec$x_join_q;
+        hand$x_join = x_join$q;
         hand$sess_busy = sess$busy;
-        hand$xstate = dec$xstate_q;
-        hand$dec_v = dec$dec_v;
+        hand$xstate = xstate$q;
         if (hand$b_done & back$rel_q) begin
             if (back$sel_q == c_idx4$0) begin
                 rx$0$rel = 1'b1;
@@ -2622,7 +2812,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         back$f_go = front$h_go;
         back$f_st = front$h_st;
-        back$f_rl = dec$q_rle1_q;
+        back$f_rl = q_rle1$q;
         back$f_sel = front$sel_q;
         back$f_row0 = front$row0_q;
         back$f_nrows = front$nrows_q;
@@ -2661,12 +2851,16 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         item$dec_go = 1'b0;
         item$ac_go = 1'b0;
         item$mc = 1'b0;
-        item$mc_ji = dec$dx_ji_q;
+        item$mc_ji = dx_ji$q;
         item$mc_rly = dsel$act_q == Action$Relay;
         item$ld = item$sq_q;
         item$ld_o = item$o_q;
         look$go = hand$lk_go;
         look$load = front$look_load;
+        if (front$scan_go) begin
+            x_c$d[(64'h0)+:(32)] = timer$now_q;
+        end
+        dec_v = (xstate$q == DecState$Decide) | xo_v$q;
         loads$act = dsel$act_q;
         loads$aop = dsel$aop_q;
         loads$cpl = dsel$cpl_q;
@@ -2674,22 +2868,22 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         loads$rok = dsel$rok_q;
         loads$why = dsel$why_q;
         loads$dev = dsel$ev_q;
-        loads$f = dec$dx_f_q;
-        loads$c = dec$dx_c_q;
-        loads$ji = dec$dx_ji_q;
-        loads$cadr = dec$dx_cadr_q;
-        loads$je = dec$x_je_q;
-        loads$jep = dec$x_jep_q;
-        loads$xm = dec$x_m_q;
-        loads$newbm = dec$x_newbm_q;
-        loads$mflags = dec$x_mflags_q;
-        loads$sflags = dec$x_sflags_q;
-        loads$rows_m = dec$x_rows_m_q;
-        loads$rows = dec$q_rows_q;
-        loads$rle1 = dec$q_rle1_q;
-        loads$partial = dec$q_partial_q;
-        loads$busy_st = dec$q_c_q[(64'h3)+:(1)];
-        loads$samebl = dec$q_c_q[(64'h5)+:(1)];
+        loads$f = dx_f$q;
+        loads$c = dx_c$q;
+        loads$ji = dx_ji$q;
+        loads$cadr = dx_cadr$q;
+        loads$je = x_je$q;
+        loads$jep = x_jep$q;
+        loads$xm = x_m$q;
+        loads$newbm = x_newbm$q;
+        loads$mflags = x_mflags$q;
+        loads$sflags = x_sflags$q;
+        loads$rows_m = x_rows_m$q;
+        loads$rows = q_rows$q;
+        loads$rle1 = q_rle1$q;
+        loads$partial = q_partial$q;
+        loads$busy_st = q_c$q[(64'h3)+:(1)];
+        loads$samebl = q_c$q[(64'h5)+:(1)];
         loads$me_mac = csr$me_mac;
         loads$me_ip = csr$me_ip;
         loads$me_port = csr$me_port;
@@ -2706,58 +2900,85 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         loads$sm = meta$m;
         loads$sj = front$sj_q;
         loads$spartial = front$s_q[(64'h2)+:(1)];
+        hu_v$d = 1'b0;
         sess$join_go = 1'b0;
-        if (hand$dec_go) begin
-            item$dec_go = 1'b1;
-            item$ld = loads$ld;
-            item$ld_o = loads$ld_o;
-            item$mc = loads$mc;
-            ev = loads$ev;
-            sess$join_go = loads$join_go;
-            meta$waddr = dec$dx_cadr_q;
-            if (loads$dwe) begin
-                meta$wdata = loads$dwd;
-                meta$we = 32'h1;
+        if (dec_v) begin
+            if (~item$v_q | hand$sq_ld) begin
+                item$dec_go = 1'b1;
+                if (dx_f$q[(64'h0)+:(8)] == pt_join) begin
+                    x_join$d = 1'b0;
+                end
+                hu_v$d = dsel$hup_q;
+                hu_j$d = dx_ji$q;
+                hu_b$d = dx_f$q[(64'h38)+:(32)];
+                xstate$d = DecState$Idle;
+                item$ld = loads$ld;
+                item$ld_o = loads$ld_o;
+                item$mc = loads$mc;
+                ev = loads$ev;
+                sess$join_go = loads$join_go;
+                meta$waddr = dx_cadr$q;
+                if (loads$dwe) begin
+                    meta$wdata = loads$dwd;
+                    meta$we = 32'h1;
+                end
+                bz_j = dx_ji$q;
+                bz_inc = loads$dbi;
+                bz_dec = loads$dbd;
+                hwc = loads$dhwc;
             end
-            bz_j = dec$dx_ji_q;
-            bz_inc = loads$dbi;
-            bz_dec = loads$dbd;
-            hwc = loads$dhwc;
         end
-        dec$clock = clock;
-        dec$rst = rst;
-        dec$go = hand$lk_go;
-        dec$dec_go = hand$dec_go;
-        dec$scan_go = front$scan_go;
-        dec$now = timer$now_q;
-        dec$look_f = look$f_q;
-        dec$look_c = look$c_q;
-        dec$ji = front$ji_q;
-        dec$cadr = front$cadr_q;
-        dec$je = look$je_q;
-        dec$jep = look$jep_q;
-        dec$m = meta$m;
-        dec$c = pred$c;
-        dec$qf0 = pred$qf0;
-        dec$qfp = pred$qfp;
-        dec$qfm = pred$qfm;
-        dec$partial = pred$partial;
-        dec$rows_p = pred$rows_p;
-        dec$newbm = pred$newbm;
-        dec$mflags = pred$mflags;
-        dec$sflags = pred$sflags;
-        dec$rows_m = pred$rows_m;
-        dec$dbi = loads$dbi;
-        dec$dbd = loads$dbd;
-        dec$hup = dsel$hup_q;
+        if (q_bi$q) begin
+            qf = q_qf_p$q;
+        end
+        else if (q_bd$q) begin
+            qf = q_qf_m$q;
+        end
+        else begin
+            qf = q_qfull$q;
+        end
+        case (xstate$q)
+            DecState$Pred:
+                begin
+                    q_c$d = pred$c;
+                    q_qfull$d = pred$qf0;
+                    q_qf_p$d = pred$qfp;
+                    q_qf_m$d = pred$qfm;
+                    q_bi$d = xo_v$q & loads$dbi & (dx_ji$q == x_ji$q);
+                    q_bd$d = xo_v$q & loads$dbd & (dx_ji$q == x_ji$q);
+                    q_partial$d = pred$partial;
+                    q_rows$d = pred$rows_p;
+                    q_rle1$d = pred$rows_p <= 32'h1;
+                    xstate$d = DecState$DSel;
+                    x_m$d = meta$m;
+                    x_newbm$d = pred$newbm;
+                    x_mflags$d = pred$mflags;
+                    x_sflags$d = pred$sflags;
+                    x_rows_m$d = pred$rows_m;
+                    x_je$d = look$je_q;
+                    x_jep$d = look$jep_q;
+                end
+            DecState$DSel:
+                begin
+                    xstate$d = DecState$Decide;
+                    dx_f$d = xp_f$q;
+                    dx_ji$d = x_ji$q;
+                    dx_cadr$d = x_cadr$q;
+                    dx_c$d = x_c$q;
+                end
+            default:
+                begin
+                end
+        endcase
         dsel$clock = clock;
-        dsel$go = dec$xstate_q == DecState$DSel;
-        dsel$ptype = dec$xp_f_q[(64'h0)+:(8)];
-        dsel$flags = dec$xp_f_q[(64'h8)+:(8)];
-        dsel$inner = dec$x_je_q[(32'h1)+:(1)];
-        dsel$sessions = dec$x_je_q[(32'h5)+:(1)];
-        dsel$c = dec$q_c_q;
-        dsel$qf = dec$qf;
+        dsel$go = xstate$q == DecState$DSel;
+        dsel$ptype = xp_f$q[(64'h0)+:(8)];
+        dsel$flags = xp_f$q[(64'h8)+:(8)];
+        dsel$inner = x_je$q[(32'h1)+:(1)];
+        dsel$sessions = x_je$q[(32'h5)+:(1)];
+        dsel$c = q_c$q;
+        dsel$qf = qf;
+        xo_v$d = 1'b0;
         look$clock = clock;
         look$rst = rst;
         look$f = front$f_q;
@@ -2769,7 +2990,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         look$c[(64'h244)+:(16)] = front$nrows_q;
         look$ji = front$ji_q;
         look$cadr = front$cadr_q;
-        look$x_cadr = dec$x_cadr_q;
+        look$x_cadr = x_cadr$q;
         look$jr = jram$rdata;
         look$ch = chram$rdata;
         look$pb = pbram$rdata;
@@ -2821,15 +3042,24 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         look$ss_open$14 = sess$ss_open$14;
         look$ss_base$15 = sess$ss_base$15;
         look$ss_open$15 = sess$ss_open$15;
-        look$dec_v = dec$dec_v;
+        look$dec_v = dec_v;
         look$dbi = loads$dbi;
         look$dbd = loads$dbd;
-        look$dx_ji = dec$dx_ji_q;
+        look$dx_ji = dx_ji$q;
         look$bq_inc = bq_inc$q;
         look$bq_dec = bq_dec$q;
         look$bq_j = bq_j$q;
-        meta$dw_v = dec$dec_v & loads$dwe;
-        meta$dw_a = dec$dx_cadr_q;
+        if (hand$lk_go) begin
+            x_join$d = look$f_q[(64'h0)+:(8)] == pt_join;
+            xstate$d = DecState$Pred;
+            xo_v$d = xstate$q == DecState$DSel;
+            xp_f$d = look$f_q;
+            x_ji$d = front$ji_q;
+            x_cadr$d = front$cadr_q;
+            x_c$d = look$c_q;
+        end
+        meta$dw_v = dec_v & loads$dwe;
+        meta$dw_a = dx_cadr$q;
         meta$dw_d = loads$dwd;
         if (front$take) begin
             if (pick$pk_idx_q == c_idx4$0) begin
@@ -2883,7 +3113,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sess$clock = clock;
         sess$rst = rst;
         sess$ac_take = 1'b0;
-        if (sess$ac_ready & ~item$v_q & ~dec$dec_v) begin
+        if (sess$ac_ready & ~item$v_q & ~dec_v) begin
             sess$ac_take = 1'b1;
             item$ac_go = 1'b1;
             item$ld = loads$ac;
@@ -2904,7 +3134,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         commit$apply = front$jc;
         commit$epoch_move = sess$epoch_move;
         commit$sess_entry = sess$entry;
-        commit$x_je = dec$x_je_q;
+        commit$x_je = x_je$q;
         commit$jbusy$0 = lookup$jbusy$0;
         commit$jbusy$1 = lookup$jbusy$1;
         commit$jbusy$2 = lookup$jbusy$2;
@@ -2921,18 +3151,18 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         commit$jbusy$13 = lookup$jbusy$13;
         commit$jbusy$14 = lookup$jbusy$14;
         commit$jbusy$15 = lookup$jbusy$15;
-        sess$join_entry = dec$dx_ji_q;
-        sess$join_bm = dec$dx_f_q[(64'h60)+:(64)];
-        sess$join_nonce = dec$dx_f_q[(64'h38)+:(32)];
-        sess$join_mac = dec$dx_f_q[(64'hd0)+:(48)];
-        sess$join_ip = dec$dx_f_q[(64'ha0)+:(32)];
-        sess$join_udp = dec$dx_f_q[(64'hc0)+:(16)];
-        sess$join_port = dec$dx_c_q[(64'h20)+:(4)];
-        sess$join_job = dec$dx_f_q[(64'h18)+:(16)];
-        sess$join_ranks = dec$x_je_q[(32'h40)+:(64)];
-        sess$hu_v = dec$hu_v_q;
-        sess$hu_j = dec$hu_j_q;
-        sess$hu_b = dec$hu_b_q;
+        sess$join_entry = dx_ji$q;
+        sess$join_bm = dx_f$q[(64'h60)+:(64)];
+        sess$join_nonce = dx_f$q[(64'h38)+:(32)];
+        sess$join_mac = dx_f$q[(64'hd0)+:(48)];
+        sess$join_ip = dx_f$q[(64'ha0)+:(32)];
+        sess$join_udp = dx_f$q[(64'hc0)+:(16)];
+        sess$join_port = dx_c$q[(64'h20)+:(4)];
+        sess$join_job = dx_f$q[(64'h18)+:(16)];
+        sess$join_ranks = x_je$q[(32'h40)+:(64)];
+        sess$hu_v = hu_v$q;
+        sess$hu_j = hu_j$q;
+        sess$hu_b = hu_b$q;
         sess$reset = commit$q;
         sess$reset_entry = commit$entry_q;
         sess$reset_high = commit$word[(32'h220)+:(32)] - 32'h1;
@@ -2956,7 +3186,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         front$rst = rst;
         front$b_free = hand$b_free;
         front$lk_free = hand$lk_free;
-        front$xstate = dec$xstate_q;
+        front$xstate = xstate$q;
         front$look_v = look$v_q;
         front$item_v = item$v_q;
         front$sess_busy = sess$busy;
@@ -3162,6 +3392,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         counters$tx_len$3 = tx$3$sent_len;
         counters$rx_bad$3 = rx$3$bad;
         if (rst) begin
+            xstate$d = DecState$Idle;
+            xo_v$d = 1'b0;
+            x_join$d = 1'b0;
+            hu_v$d = 1'b0;
             bq_inc$d = 1'b0;
             bq_dec$d = 1'b0;
         end
@@ -17997,1056 +18231,6 @@ module fanin_csr_wd(d,q,clock);
 endmodule // fanin_csr_wd
 
 
-module fanin_dec(clock,rst,go,dec_go,scan_go,now,look_f,look_c,ji,cadr,je,jep,m,c,qf0,qfp,qfm,partial,rows_p,newbm,mflags,sflags,rows_m,dbi,dbd,hup,xstate_q,xo_v_q,x_join_q,dec_v,qf,xp_f_q,x_ji_q,x_cadr_q,x_c_q,x_m_q,x_newbm_q,x_mflags_q,x_sflags_q,x_rows_m_q,x_je_q,x_jep_q,q_c_q,q_partial_q,q_rows_q,q_rle1_q,dx_f_q,dx_ji_q,dx_cadr_q,dx_c_q,hu_v_q,hu_j_q,hu_b_q);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  rst;
-    input wire  go;
-    input wire  dec_go;
-    input wire  scan_go;
-    input wire  [31:0] now;
-    input wire  [255:0] look_f;
-    input wire  [595:0] look_c;
-    input wire  [7:0] ji;
-    input wire  [23:0] cadr;
-    input wire  [575:0] je;
-    input wire  [31:0] jep;
-    input wire  [239:0] m;
-    input wire  [22:0] c;
-    input wire  qf0;
-    input wire  qfp;
-    input wire  qfm;
-    input wire  partial;
-    input wire  [15:0] rows_p;
-    input wire  [63:0] newbm;
-    input wire  [7:0] mflags;
-    input wire  [7:0] sflags;
-    input wire  [15:0] rows_m;
-    input wire  dbi;
-    input wire  dbd;
-    input wire  hup;
-    output reg  [1:0] xstate_q;
-    output reg  xo_v_q;
-    output reg  x_join_q;
-    output reg  dec_v;
-    output reg  qf;
-    output reg  [255:0] xp_f_q;
-    output reg  [7:0] x_ji_q;
-    output reg  [23:0] x_cadr_q;
-    output reg  [595:0] x_c_q;
-    output reg  [239:0] x_m_q;
-    output reg  [63:0] x_newbm_q;
-    output reg  [7:0] x_mflags_q;
-    output reg  [7:0] x_sflags_q;
-    output reg  [15:0] x_rows_m_q;
-    output reg  [575:0] x_je_q;
-    output reg  [31:0] x_jep_q;
-    output reg  [22:0] q_c_q;
-    output reg  q_partial_q;
-    output reg  [15:0] q_rows_q;
-    output reg  q_rle1_q;
-    output reg  [255:0] dx_f_q;
-    output reg  [7:0] dx_ji_q;
-    output reg  [23:0] dx_cadr_q;
-    output reg  [595:0] dx_c_q;
-    output reg  hu_v_q;
-    output reg  [7:0] hu_j_q;
-    output reg  [31:0] hu_b_q;
-    
-    // Constant declarations
-    localparam  pt_join = 8'h3;
-    
-    // Enums
-    localparam DecState$Idle = 0;
-    localparam DecState$Pred = 1;
-    localparam DecState$DSel = 2;
-    localparam DecState$Decide = 3;
-    
-    // Stub signals
-    reg  [1:0] xstate$d;
-    wire  [1:0] xstate$q;
-    reg  xstate$clock;
-    reg  xo_v$d;
-    wire  xo_v$q;
-    reg  xo_v$clock;
-    reg  x_join$d;
-    wire  x_join$q;
-    reg  x_join$clock;
-    reg  [255:0] xp_f$d;
-    wire  [255:0] xp_f$q;
-    reg  xp_f$clock;
-    reg  [7:0] x_ji$d;
-    wire  [7:0] x_ji$q;
-    reg  x_ji$clock;
-    reg  [23:0] x_cadr$d;
-    wire  [23:0] x_cadr$q;
-    reg  x_cadr$clock;
-    reg  [595:0] x_c$d;
-    wire  [595:0] x_c$q;
-    reg  x_c$clock;
-    reg  [239:0] x_m$d;
-    wire  [239:0] x_m$q;
-    reg  x_m$clock;
-    reg  [63:0] x_newbm$d;
-    wire  [63:0] x_newbm$q;
-    reg  x_newbm$clock;
-    reg  [7:0] x_mflags$d;
-    wire  [7:0] x_mflags$q;
-    reg  x_mflags$clock;
-    reg  [7:0] x_sflags$d;
-    wire  [7:0] x_sflags$q;
-    reg  x_sflags$clock;
-    reg  [15:0] x_rows_m$d;
-    wire  [15:0] x_rows_m$q;
-    reg  x_rows_m$clock;
-    reg  [575:0] x_je$d;
-    wire  [575:0] x_je$q;
-    reg  x_je$clock;
-    reg  [31:0] x_jep$d;
-    wire  [31:0] x_jep$q;
-    reg  x_jep$clock;
-    reg  [22:0] q_c$d;
-    wire  [22:0] q_c$q;
-    reg  q_c$clock;
-    reg  q_qfull$d;
-    wire  q_qfull$q;
-    reg  q_qfull$clock;
-    reg  q_qf_p$d;
-    wire  q_qf_p$q;
-    reg  q_qf_p$clock;
-    reg  q_qf_m$d;
-    wire  q_qf_m$q;
-    reg  q_qf_m$clock;
-    reg  q_bi$d;
-    wire  q_bi$q;
-    reg  q_bi$clock;
-    reg  q_bd$d;
-    wire  q_bd$q;
-    reg  q_bd$clock;
-    reg  q_partial$d;
-    wire  q_partial$q;
-    reg  q_partial$clock;
-    reg  [15:0] q_rows$d;
-    wire  [15:0] q_rows$q;
-    reg  q_rows$clock;
-    reg  q_rle1$d;
-    wire  q_rle1$q;
-    reg  q_rle1$clock;
-    reg  [255:0] dx_f$d;
-    wire  [255:0] dx_f$q;
-    reg  dx_f$clock;
-    reg  [7:0] dx_ji$d;
-    wire  [7:0] dx_ji$q;
-    reg  dx_ji$clock;
-    reg  [23:0] dx_cadr$d;
-    wire  [23:0] dx_cadr$q;
-    reg  dx_cadr$clock;
-    reg  [595:0] dx_c$d;
-    wire  [595:0] dx_c$q;
-    reg  dx_c$clock;
-    reg  hu_v$d;
-    wire  hu_v$q;
-    reg  hu_v$clock;
-    reg  [7:0] hu_j$d;
-    wire  [7:0] hu_j$q;
-    reg  hu_j$clock;
-    reg  [31:0] hu_b$d;
-    wire  [31:0] hu_b$q;
-    reg  hu_b$clock;
-    
-    // Sub module instances
-    fanin_dec_xstate xstate(
-        .d(xstate$d),
-        .q(xstate$q),
-        .clock(xstate$clock)
-    );
-    fanin_dec_xo_v xo_v(
-        .d(xo_v$d),
-        .q(xo_v$q),
-        .clock(xo_v$clock)
-    );
-    fanin_dec_x_join x_join(
-        .d(x_join$d),
-        .q(x_join$q),
-        .clock(x_join$clock)
-    );
-    fanin_dec_xp_f xp_f(
-        .d(xp_f$d),
-        .q(xp_f$q),
-        .clock(xp_f$clock)
-    );
-    fanin_dec_x_ji x_ji(
-        .d(x_ji$d),
-        .q(x_ji$q),
-        .clock(x_ji$clock)
-    );
-    fanin_dec_x_cadr x_cadr(
-        .d(x_cadr$d),
-        .q(x_cadr$q),
-        .clock(x_cadr$clock)
-    );
-    fanin_dec_x_c x_c(
-        .d(x_c$d),
-        .q(x_c$q),
-        .clock(x_c$clock)
-    );
-    fanin_dec_x_m x_m(
-        .d(x_m$d),
-        .q(x_m$q),
-        .clock(x_m$clock)
-    );
-    fanin_dec_x_newbm x_newbm(
-        .d(x_newbm$d),
-        .q(x_newbm$q),
-        .clock(x_newbm$clock)
-    );
-    fanin_dec_x_mflags x_mflags(
-        .d(x_mflags$d),
-        .q(x_mflags$q),
-        .clock(x_mflags$clock)
-    );
-    fanin_dec_x_sflags x_sflags(
-        .d(x_sflags$d),
-        .q(x_sflags$q),
-        .clock(x_sflags$clock)
-    );
-    fanin_dec_x_rows_m x_rows_m(
-        .d(x_rows_m$d),
-        .q(x_rows_m$q),
-        .clock(x_rows_m$clock)
-    );
-    fanin_dec_x_je x_je(
-        .d(x_je$d),
-        .q(x_je$q),
-        .clock(x_je$clock)
-    );
-    fanin_dec_x_jep x_jep(
-        .d(x_jep$d),
-        .q(x_jep$q),
-        .clock(x_jep$clock)
-    );
-    fanin_dec_q_c q_c(
-        .d(q_c$d),
-        .q(q_c$q),
-        .clock(q_c$clock)
-    );
-    fanin_dec_q_qfull q_qfull(
-        .d(q_qfull$d),
-        .q(q_qfull$q),
-        .clock(q_qfull$clock)
-    );
-    fanin_dec_q_qf_p q_qf_p(
-        .d(q_qf_p$d),
-        .q(q_qf_p$q),
-        .clock(q_qf_p$clock)
-    );
-    fanin_dec_q_qf_m q_qf_m(
-        .d(q_qf_m$d),
-        .q(q_qf_m$q),
-        .clock(q_qf_m$clock)
-    );
-    fanin_dec_q_bi q_bi(
-        .d(q_bi$d),
-        .q(q_bi$q),
-        .clock(q_bi$clock)
-    );
-    fanin_dec_q_bd q_bd(
-        .d(q_bd$d),
-        .q(q_bd$q),
-        .clock(q_bd$clock)
-    );
-    fanin_dec_q_partial q_partial(
-        .d(q_partial$d),
-        .q(q_partial$q),
-        .clock(q_partial$clock)
-    );
-    fanin_dec_q_rows q_rows(
-        .d(q_rows$d),
-        .q(q_rows$q),
-        .clock(q_rows$clock)
-    );
-    fanin_dec_q_rle1 q_rle1(
-        .d(q_rle1$d),
-        .q(q_rle1$q),
-        .clock(q_rle1$clock)
-    );
-    fanin_dec_dx_f dx_f(
-        .d(dx_f$d),
-        .q(dx_f$q),
-        .clock(dx_f$clock)
-    );
-    fanin_dec_dx_ji dx_ji(
-        .d(dx_ji$d),
-        .q(dx_ji$q),
-        .clock(dx_ji$clock)
-    );
-    fanin_dec_dx_cadr dx_cadr(
-        .d(dx_cadr$d),
-        .q(dx_cadr$q),
-        .clock(dx_cadr$clock)
-    );
-    fanin_dec_dx_c dx_c(
-        .d(dx_c$d),
-        .q(dx_c$q),
-        .clock(dx_c$clock)
-    );
-    fanin_dec_hu_v hu_v(
-        .d(hu_v$d),
-        .q(hu_v$q),
-        .clock(hu_v$clock)
-    );
-    fanin_dec_hu_j hu_j(
-        .d(hu_j$d),
-        .q(hu_j$q),
-        .clock(hu_j$clock)
-    );
-    fanin_dec_hu_b hu_b(
-        .d(hu_b$d),
-        .q(hu_b$q),
-        .clock(hu_b$clock)
-    );
-    
-    // Update code
-    always @(*) begin
-        xstate$clock = clock;
-        xo_v$clock = clock;
-        x_join$clock = clock;
-        xp_f$clock = clock;
-        x_ji$clock = clock;
-        x_cadr$clock = clock;
-        x_c$clock = clock;
-        x_m$clock = clock;
-        x_newbm$clock = clock;
-        x_mflags$clock = clock;
-        x_sflags$clock = clock;
-        x_rows_m$clock = clock;
-        x_je$clock = clock;
-        x_jep$clock = clock;
-        q_c$clock = clock;
-        q_qfull$clock = clock;
-        q_qf_p$clock = clock;
-        q_qf_m$clock = clock;
-        q_bi$clock = clock;
-        q_bd$clock = clock;
-        q_partial$clock = clock;
-        q_rows$clock = clock;
-        q_rle1$clock = clock;
-        dx_f$clock = clock;
-        dx_ji$clock = clock;
-        dx_cadr$clock = clock;
-        dx_c$clock = clock;
-        hu_v$clock = clock;
-        hu_j$clock = clock;
-        hu_b$clock = clock;
-        xstate$d = xstate$q;
-        xo_v$d = xo_v$q;
-        x_join$d = x_join$q;
-        xp_f$d = xp_f$q;
-        x_ji$d = x_ji$q;
-        x_cadr$d = x_cadr$q;
-        x_c$d = x_c$q;
-        x_m$d = x_m$q;
-        x_newbm$d = x_newbm$q;
-        x_mflags$d = x_mflags$q;
-        x_sflags$d = x_sflags$q;
-        x_rows_m$d = x_rows_m$q;
-        x_je$d = x_je$q;
-        x_jep$d = x_jep$q;
-        q_c$d = q_c$q;
-        q_qfull$d = q_qfull$q;
-        q_qf_p$d = q_qf_p$q;
-        q_qf_m$d = q_qf_m$q;
-        q_bi$d = q_bi$q;
-        q_bd$d = q_bd$q;
-        q_partial$d = q_partial$q;
-        q_rows$d = q_rows$q;
-        q_rle1$d = q_rle1$q;
-        dx_f$d = dx_f$q;
-        dx_ji$d = dx_ji$q;
-        dx_cadr$d = dx_cadr$q;
-        dx_c$d = dx_c$q;
-        hu_v$d = hu_v$q;
-        hu_j$d = hu_j$q;
-        hu_b$d = hu_b$q;
-        xstate_q = xstate$q;
-        xo_v_q = xo_v$q;
-        x_join_q = x_join$q;
-        xp_f_q = xp_f$q;
-        x_ji_q = x_ji$q;
-        x_cadr_q = x_cadr$q;
-        x_c_q = x_c$q;
-        x_m_q = x_m$q;
-        x_newbm_q = x_newbm$q;
-        x_mflags_q = x_mflags$q;
-        x_sflags_q = x_sflags$q;
-        x_rows_m_q = x_rows_m$q;
-        x_je_q = x_je$q;
-        x_jep_q = x_jep$q;
-        q_c_q = q_c$q;
-        q_partial_q = q_partial$q;
-        q_rows_q = q_rows$q;
-        q_rle1_q = q_rle1$q;
-        dx_f_q = dx_f$q;
-        dx_ji_q = dx_ji$q;
-        dx_cadr_q = dx_cadr$q;
-        dx_c_q = dx_c$q;
-        hu_v_q = hu_v$q;
-        hu_j_q = hu_j$q;
-        hu_b_q = hu_b$q;
-        dec_v = (xstate$q == DecState$Decide) | xo_v$q;
-        if (q_bi$q) begin
-            qf = q_qf_p$q;
-        end
-        else if (q_bd$q) begin
-            qf = q_qf_m$q;
-        end
-        else begin
-            qf = q_qfull$q;
-        end
-        hu_v$d = 1'b0;
-        if (dec_go) begin
-            if (dx_f$q[(64'h0)+:(8)] == pt_join) begin
-                x_join$d = 1'b0;
-            end
-            hu_v$d = hup;
-            hu_j$d = dx_ji$q;
-            hu_b$d = dx_f$q[(64'h38)+:(32)];
-            xstate$d = DecState$Idle;
-        end
-        case (xstate$q)
-            DecState$Pred:
-                begin
-                    q_c$d = c;
-                    q_qfull$d = qf0;
-                    q_qf_p$d = qfp;
-                    q_qf_m$d = qfm;
-                    q_bi$d = xo_v$q & dbi & (dx_ji$q == x_ji$q);
-                    q_bd$d = xo_v$q & dbd & (dx_ji$q == x_ji$q);
-                    q_partial$d = partial;
-                    q_rows$d = rows_p;
-                    q_rle1$d = rows_p <= 32'h1;
-                    xstate$d = DecState$DSel;
-                    x_m$d = m;
-                    x_newbm$d = newbm;
-                    x_mflags$d = mflags;
-                    x_sflags$d = sflags;
-                    x_rows_m$d = rows_m;
-                    x_je$d = je;
-                    x_jep$d = jep;
-                end
-            DecState$DSel:
-                begin
-                    xstate$d = DecState$Decide;
-                    dx_f$d = xp_f$q;
-                    dx_ji$d = x_ji$q;
-                    dx_cadr$d = x_cadr$q;
-                    dx_c$d = x_c$q;
-                end
-            default:
-                begin
-                end
-        endcase
-        if (scan_go) begin
-            x_c$d[(64'h0)+:(32)] = now;
-        end
-        xo_v$d = 1'b0;
-        if (go) begin
-            x_join$d = look_f[(64'h0)+:(8)] == pt_join;
-            xstate$d = DecState$Pred;
-            xo_v$d = xstate$q == DecState$DSel;
-            xp_f$d = look_f;
-            x_ji$d = ji;
-            x_cadr$d = cadr;
-            x_c$d = look_c;
-        end
-        if (rst) begin
-            xstate$d = DecState$Idle;
-            xo_v$d = 1'b0;
-            x_join$d = 1'b0;
-            hu_v$d = 1'b0;
-        end
-    end
-    
-endmodule // fanin_dec
-
-
-module fanin_dec_dx_c(d,q,clock);
-    
-    // Module arguments
-    input wire  [595:0] d;
-    output reg  [595:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 596'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_dx_c
-
-
-module fanin_dec_dx_cadr(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_dx_cadr
-
-
-module fanin_dec_dx_f(d,q,clock);
-    
-    // Module arguments
-    input wire  [255:0] d;
-    output reg  [255:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 256'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_dx_f
-
-
-module fanin_dec_dx_ji(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_dx_ji
-
-
-module fanin_dec_hu_b(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_hu_b
-
-
-module fanin_dec_hu_j(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_hu_j
-
-
-module fanin_dec_hu_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_hu_v
-
-
-module fanin_dec_q_bd(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_bd
-
-
-module fanin_dec_q_bi(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_bi
-
-
-module fanin_dec_q_c(d,q,clock);
-    
-    // Module arguments
-    input wire  [22:0] d;
-    output reg  [22:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 23'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_c
-
-
-module fanin_dec_q_partial(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_partial
-
-
-module fanin_dec_q_qf_m(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_qf_m
-
-
-module fanin_dec_q_qf_p(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_qf_p
-
-
-module fanin_dec_q_qfull(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_qfull
-
-
-module fanin_dec_q_rle1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_rle1
-
-
-module fanin_dec_q_rows(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_rows
-
-
-module fanin_dec_x_c(d,q,clock);
-    
-    // Module arguments
-    input wire  [595:0] d;
-    output reg  [595:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 596'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_c
-
-
-module fanin_dec_x_cadr(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_cadr
-
-
-module fanin_dec_x_je(d,q,clock);
-    
-    // Module arguments
-    input wire  [575:0] d;
-    output reg  [575:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 576'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_je
-
-
-module fanin_dec_x_jep(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_jep
-
-
-module fanin_dec_x_ji(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_ji
-
-
-module fanin_dec_x_join(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_join
-
-
-module fanin_dec_x_m(d,q,clock);
-    
-    // Module arguments
-    input wire  [239:0] d;
-    output reg  [239:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 240'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_m
-
-
-module fanin_dec_x_mflags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_mflags
-
-
-module fanin_dec_x_newbm(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_newbm
-
-
-module fanin_dec_x_rows_m(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_rows_m
-
-
-module fanin_dec_x_sflags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_sflags
-
-
-module fanin_dec_xo_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_xo_v
-
-
-module fanin_dec_xp_f(d,q,clock);
-    
-    // Module arguments
-    input wire  [255:0] d;
-    output reg  [255:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 256'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_xp_f
-
-
-module fanin_dec_xstate(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Enums
-    localparam DecState$Idle = 0;
-    localparam DecState$Pred = 1;
-    localparam DecState$DSel = 2;
-    localparam DecState$Decide = 3;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_xstate
-
-
 module fanin_dsel(clock,go,ptype,flags,inner,sessions,c,qf,ev_q,act_q,aop_q,cpl_q,merge_q,rok_q,why_q,hup_q);
     
     // Module arguments
@@ -19523,6 +18707,82 @@ module fanin_dsel_why(d,q,clock);
     end
           
 endmodule // fanin_dsel_why
+
+
+module fanin_dx_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [595:0] d;
+    output reg  [595:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 596'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_c
+
+
+module fanin_dx_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_cadr
+
+
+module fanin_dx_f(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_f
+
+
+module fanin_dx_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_ji
 
 
 module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch_move,jc_pend,jc_q,jc_i,pk_any,la_ok,pk_idx,la_len,la_hdr,la_row,hp_pop$0,hp_pop$1,hp_pop$2,hp_pop$3,pf,c_terms,c_count,jsel,jhit,rhit,rone$0,rone$1,rone$2,rone$3,rone$4,rone$5,rone$6,rone$7,rone$8,rone$9,rone$10,rone$11,rone$12,rone$13,rone$14,rone$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,slot,ci,own,any_to,sweep_on,now,scan_ptr,scan_c,sweep_el,scan_ticks,arp_y,m,jr,age,s,sel_q,len_q,hdr_q,row0_q,nrows_q,f_q,ji_q,cadr_q,now_q,e_scan_q,sage_q,tage_q,s_q,sj_q,take,jc,scan_go,look_load,h_go,h_st,f_orig,f_hdr,f_len,f_item,f_enr,f_more,f_last,f_pmask,f_slot,m_raddr,m_we,m_wdata,j_raddr,ch_raddr,pb_raddr,ev,bz_dec,bz_j,dbg_valid,dbg_kind,dbg_arg,t_adv,t_start,t_cset,t_cclr);
@@ -20994,7 +20254,7 @@ module fanin_front_tage(d,q,clock);
 endmodule // fanin_front_tage
 
 
-module fanin_hand(done_now,done_if_room,b_idle,pmask,tx_rdy$0,tx_rdy$1,tx_rdy$2,tx_rdy$3,item_v,item_psd,look_v,look_ne,look_old,x_join,sess_busy,xstate,dec_v,all_rdy,b_done,b_free,sq_ld,lk_go,lk_free,dec_go);
+module fanin_hand(done_now,done_if_room,b_idle,pmask,tx_rdy$0,tx_rdy$1,tx_rdy$2,tx_rdy$3,item_v,item_psd,look_v,look_ne,look_old,x_join,sess_busy,xstate,all_rdy,b_done,b_free,sq_ld,lk_go,lk_free);
     
     // Module arguments
     input wire  done_now;
@@ -21013,14 +20273,12 @@ module fanin_hand(done_now,done_if_room,b_idle,pmask,tx_rdy$0,tx_rdy$1,tx_rdy$2,
     input wire  x_join;
     input wire  sess_busy;
     input wire  [1:0] xstate;
-    input wire  dec_v;
     output reg  all_rdy;
     output reg  b_done;
     output reg  b_free;
     output reg  sq_ld;
     output reg  lk_go;
     output reg  lk_free;
-    output reg  dec_go;
     
     // Enums
     localparam DecState$Idle = 0;
@@ -21046,12 +20304,68 @@ module fanin_hand(done_now,done_if_room,b_idle,pmask,tx_rdy$0,tx_rdy$1,tx_rdy$2,
         b_done = done_now | (done_if_room & all_rdy);
         b_free = b_idle | b_done;
         sq_ld = item_v & b_free & item_psd;
-        dec_go = dec_v & (~item_v | sq_ld);
         lk_go = look_v & ~x_join & ~sess_busy & ((xstate == DecState$Idle) | (((xstate == DecState$Decide) | ((xstate == DecState$DSel) & look_ne & look_old)) & (~item_v | sq_ld)));
         lk_free = ~look_v | lk_go;
     end
     
 endmodule // fanin_hand
+
+
+module fanin_hu_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu_b
+
+
+module fanin_hu_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu_j
+
+
+module fanin_hu_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu_v
 
 
 module fanin_item(clock,rst,dec_go,ac_go,mc,mc_ji,mc_rly,drain,jc,c_waddr,c_wdata,c_we,ld,ld_o,v_q,psd_q,sq_q,o_q,pp_mac_q$0,pp_mac_q$1,pp_mac_q$2,pp_mac_q$3,pp_ip_q$0,pp_ip_q$1,pp_ip_q$2,pp_ip_q$3,pp_udp_q$0,pp_udp_q$1,pp_udp_q$2,pp_udp_q$3,pp_child_q$0,pp_child_q$1,pp_child_q$2,pp_child_q$3);
@@ -33444,6 +32758,177 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,
     end
     
 endmodule // fanin_pred
+
+
+module fanin_q_bd(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_bd
+
+
+module fanin_q_bi(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_bi
+
+
+module fanin_q_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [22:0] d;
+    output reg  [22:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 23'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_c
+
+
+module fanin_q_partial(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_partial
+
+
+module fanin_q_qf_m(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_qf_m
+
+
+module fanin_q_qf_p(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_qf_p
+
+
+module fanin_q_qfull(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_qfull
+
+
+module fanin_q_rle1(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_rle1
+
+
+module fanin_q_rows(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_rows
 
 
 module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_bitmap,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
@@ -49950,6 +49435,278 @@ module fanin_tx_3_wrow(d,q,clock);
     end
           
 endmodule // fanin_tx_3_wrow
+
+
+module fanin_x_c(d,q,clock);
+    
+    // Module arguments
+    input wire  [595:0] d;
+    output reg  [595:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 596'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_c
+
+
+module fanin_x_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_cadr
+
+
+module fanin_x_je(d,q,clock);
+    
+    // Module arguments
+    input wire  [575:0] d;
+    output reg  [575:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 576'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_je
+
+
+module fanin_x_jep(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_jep
+
+
+module fanin_x_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_ji
+
+
+module fanin_x_join(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_join
+
+
+module fanin_x_m(d,q,clock);
+    
+    // Module arguments
+    input wire  [239:0] d;
+    output reg  [239:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 240'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_m
+
+
+module fanin_x_mflags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_mflags
+
+
+module fanin_x_newbm(d,q,clock);
+    
+    // Module arguments
+    input wire  [63:0] d;
+    output reg  [63:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_newbm
+
+
+module fanin_x_rows_m(d,q,clock);
+    
+    // Module arguments
+    input wire  [15:0] d;
+    output reg  [15:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 16'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_rows_m
+
+
+module fanin_x_sflags(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_sflags
+
+
+module fanin_xo_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xo_v
+
+
+module fanin_xp_f(d,q,clock);
+    
+    // Module arguments
+    input wire  [255:0] d;
+    output reg  [255:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 256'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xp_f
+
+
+module fanin_xstate(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Enums
+    localparam DecState$Idle = 0;
+    localparam DecState$Pred = 1;
+    localparam DecState$DSel = 2;
+    localparam DecState$Decide = 3;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xstate
 
 // Top level: flat port names; all logic is in fanin_core_impl.
 module fanin_core (

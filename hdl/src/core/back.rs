@@ -14,7 +14,7 @@
 //! (issue #24: cut only where a stage's outputs are registered). The item finishes this
 //! cycle (`b_done`) when `done_now`, or when `done_if_room` and the destination ports have
 //! room for a maximum frame (`room`, `Hand`'s `all_rdy` from the egress ports'
-//! `ready`); `Finish` computes the two terms from this block's registers. The engine forms
+//! `ready`); `Finish` computes the two terms from this block's registers. `Hand` forms
 //! the same `b_done` from the two outputs, because the front end and the item stage hand
 //! over in that cycle (`b_free`).
 
@@ -43,8 +43,8 @@ pub struct BackEnd<const WB: usize> {
     pub rx_data: Vec<Signal<In, Bits<WB>>>,
     /// The back end's child-table copy's read data (`chram2`, read at `ch_addr`).
     pub ch_data: Signal<In, Bits<CHILD_W>>,
-    /// The front end hands over an item this cycle (`h_go`; only when the back end is
-    /// free), in state `f_st`.
+    /// The front end hands over an item this cycle (`front.h_go`; only when the back end
+    /// is free), in state `f_st`.
     pub f_go: Signal<In, bool>,
     /// (The state of the front end's item.)
     pub f_st: Signal<In, BackState>,

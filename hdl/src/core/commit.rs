@@ -13,7 +13,7 @@
 //!
 //! The write path's outputs are terms of this block's registers and of inputs that are
 //! registers or sub-block outputs (the session unit's, the register block's, the lookup's
-//! busy counts, `Decision`'s `x_je`).
+//! busy counts, the engine's `x_je`).
 
 use crate::config::CoreConfig;
 use crate::layout::{at, mask, JOB_W};
@@ -42,7 +42,7 @@ pub struct Commit {
     pub epoch_move: Signal<In, bool>,
     /// The session unit's entry.
     pub sess_entry: Signal<In, Bits<8>>,
-    /// The entry DECIDE read (`Decision`'s `x_je`).
+    /// The entry DECIDE read (the engine's `x_je`).
     pub x_je: Signal<In, Bits<JOB_W>>,
     /// The busy count of each job entry (`lookup.rs`).
     pub jbusy: Vec<Signal<In, Bits<32>>>,

@@ -39,7 +39,7 @@ pub struct ItemStage {
     pub ac_go: Signal<In, bool>,
     /// DECIDE's item is a multicast (scanned here, or the kept scan of its job taken).
     pub mc: Signal<In, bool>,
-    /// DECIDE's job-table entry (for the kept scan; a register, `dec.dx_ji`, so that
+    /// DECIDE's job-table entry (for the kept scan; a register, `dx_ji`, so that
     /// the test does not wait for the load's condition).
     pub mc_ji: Signal<In, Bits<8>>,
     /// DECIDE's item relays an ACCEPT or REFUSE (its scan skips children: the kept scan

@@ -10,7 +10,7 @@
 //! stages are empty or DECIDE completes, or the frame is for another slot copy than the
 //! one in DSEL, `ne_q`, after a cycle in LOOK, `old_q`) and when PARSE hands the next one
 //! over (`load`, the front end's `look_load`, in the same cycle or when LOOK is empty); the
-//! decision stages' registers take the outputs when the frame leaves (`decision.rs`).
+//! engine copies the outputs into the decision stages' registers when the frame leaves.
 //!
 //! Every output is a register: no input reaches an output in the same cycle (issue #24:
 //! cut only where a stage's outputs are registered).

@@ -29,7 +29,7 @@ pub struct Lookup {
     pub clock: Signal<In, Clock>,
     /// Synchronous active-high reset.
     pub rst: Signal<In, bool>,
-    /// The engine picks a frame this cycle: its table hits are registered (`pick_now`).
+    /// The front end takes a frame this cycle: its table hits are registered (`front.take`).
     pub hit_ld: Signal<In, bool>,
     /// The picked frame's job id (the parser's).
     pub job: Signal<In, Bits<16>>,

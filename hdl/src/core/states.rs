@@ -152,7 +152,7 @@ pub fn flag(bits: u8) -> Constant<Bits<8>> {
 }
 
 /// The fanin header fields of a frame, as a stage carries them (`front.f`: PREP, `look.f_r`:
-/// LOOK, `dec.xp_f`: PRED, `dec.dx_f`: DSEL/DECIDE, `hx_f`: the header generator's item): one register per
+/// LOOK, `xp_f`: PRED, `dx_f`: DSEL/DECIDE, `hx_f`: the header generator's item): one register per
 /// stage instead of eleven (`proto::wire::Header`; `exponent` is the header's `exp`).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct Fields {
@@ -273,7 +273,7 @@ pub struct Staged {
     pub more: bool,
 }
 
-/// PRED's registered conditions on the copy, the frame and the job entry (`dec.q_c`), from which
+/// PRED's registered conditions on the copy, the frame and the job entry (`q_c`), from which
 /// DSEL chooses the branch (`dsel.rs`).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct Conds {
@@ -347,7 +347,7 @@ pub struct ScanConds {
 }
 
 /// A frame's context beside its header fields, as the decision stages carry it (`look.c_r`:
-/// LOOK, `dec.x_c`: PRED and DSEL, `dec.dx_c`: DECIDE), one register per stage.
+/// LOOK, `x_c`: PRED and DSEL, `dx_c`: DECIDE), one register per stage.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct Ctx {
     /// The tick the frame was taken at (a scan visit's: the visit's).
