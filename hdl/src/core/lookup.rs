@@ -49,11 +49,12 @@ pub struct Lookup {
     pub busy_dec: Signal<In, bool>,
     /// The busy update's entry.
     pub busy_entry: Signal<In, Bits<8>>,
-    /// A job commit or a session's epoch move writes entry `commit_entry` this cycle (`commit.go`).
+    /// A job commit or a session's epoch move writes entry `commit_entry` this cycle
+    /// (`commit.go`).
     pub commit: Signal<In, bool>,
-    /// The committed entry (`jcx`).
+    /// The committed entry (`commit.idx`).
     pub commit_entry: Signal<In, Bits<8>>,
-    /// The committed entry's word (`jpk`).
+    /// The committed entry's word (`commit.word`).
     pub commit_word: Signal<In, Bits<JOB_W>>,
     /// The picked frame hit a job-table entry (registered in PREP2).
     pub jhit_q: Signal<Out, bool>,

@@ -1,7 +1,7 @@
 //! The core's constructor: every port, register, local and constant of [`Core`] at its
 //! reset value, the constants from the layout tables and the configuration. (rust-hdl's
-//! `Constant` has no `Default`, so `Core` cannot derive one; the fields are listed here, in
-//! the order of their declaration in `mod.rs`, which documents them.)
+//! `Constant` has no `Default`, so `Core` cannot derive one; `mod.rs` documents the
+//! fields.)
 
 use super::states::packet_type;
 use super::*;

@@ -4,9 +4,10 @@
 //! registered every cycle (`la_*`) with its age since the last take (`la_age`, `la_pp`),
 //! and each port's bitmap population count in two registered stages (`hp_pc`, `hp_pop`).
 //!
-//! The engine keeps the parser on the look-ahead (`parser`, `cls`, its check terms
-//! `la_chk`), the round-robin pointer (`last`, written at a take: an input here) and the
-//! take itself (`pick_now`: the `take` strobe here, the pops, `sel`, `hdr`, ...).
+//! The engine keeps the parser on the look-ahead (`parser`); the front end (`front.rs`) its
+//! verdict (`cls`, the check terms `la_chk`), the round-robin pointer (its `sel`, written at
+//! a take: `last` here) and the take itself (`take`: the strobe here, the pops, `sel`,
+//! `hdr`, ...).
 //!
 //! Every output is a register, or a function of this block's registers only (`la_ok`): no
 //! input reaches an output in the same cycle (issue #24: cut only where a stage's outputs
@@ -41,7 +42,7 @@ pub struct Pick {
     pub d_bitmap: Vec<Signal<In, Bits<64>>>,
     /// The last port served (the front end's `sel`): the pick's round-robin pointer.
     pub last: Signal<In, Bits<4>>,
-    /// The engine takes the picked frame this cycle (`pick_now`).
+    /// The front end takes the picked frame this cycle (its `take`).
     pub take: Signal<In, bool>,
     /// Some port is picked (registered).
     pub pk_any_q: Signal<Out, bool>,

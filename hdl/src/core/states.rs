@@ -12,7 +12,7 @@ use rust_hdl::prelude::*;
 /// Front end (`state`): the take, the lookup and the timer scan's visit of one slot copy.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum FrontState {
-    /// Take the picked frame (`pick_now`: the look-ahead has parsed it; also while the
+    /// Take the picked frame (`front.rs`' `take`: the look-ahead has parsed it; also while the
     /// decision stages work on the frame before), apply a job commit or start a timer-scan
     /// visit (those two only when the decision stages are empty).
     Idle,
