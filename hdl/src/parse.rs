@@ -6,6 +6,7 @@
 //! streams in (IPv4 header checksum over IHL words, UDP checksum). The decisions use bytes
 //! 0..64 (the L2-L4 + fanin header region); bytes 64..80 are captured but unused here.
 
+use crate::core::states::Fields;
 use crate::layout::NetHdr;
 use crate::ram::ByteSwap;
 use rust_hdl::prelude::*;
@@ -106,32 +107,19 @@ pub struct Parser {
     pub c_count: Signal<Out, Bits<8>>,
     cls: Classify,
     pchk: PopCheck,
-    /// Destination MAC.
-    pub dst_mac: Signal<Out, Bits<48>>,
-    /// Source MAC.
-    pub src_mac: Signal<Out, Bits<48>>,
-    /// Source IPv4.
-    pub src_ip: Signal<Out, Bits<32>>,
+    /// The fanin header's fields and the frame's source (`states::Fields`).
+    pub f: Signal<Out, Fields>,
     /// Destination IPv4 (forwarding key).
     pub dst_ip: Signal<Out, Bits<32>>,
-    /// UDP source port.
-    pub src_port: Signal<Out, Bits<16>>,
-    /// fanin packet type (1 contribution, 2 result, 3 JOIN, 4 ACCEPT, 5 REFUSE).
-    pub ptype: Signal<Out, Bits<8>>,
-    /// fanin flags.
-    pub flags: Signal<Out, Bits<8>>,
-    /// fanin exponent.
-    pub exponent: Signal<Out, Bits<8>>,
-    /// Job id.
-    pub job: Signal<Out, Bits<16>>,
-    /// Element count.
-    pub elements: Signal<Out, Bits<16>>,
-    /// Block id.
-    pub block: Signal<Out, Bits<32>>,
-    /// Child index.
-    pub child: Signal<Out, Bits<8>>,
-    /// Contributor bitmap.
-    pub bitmap: Signal<Out, Bits<64>>,
+    src_mac: Signal<Local, Bits<48>>,
+    src_ip: Signal<Local, Bits<32>>,
+    src_port: Signal<Local, Bits<16>>,
+    ptype: Signal<Local, Bits<8>>,
+    flags: Signal<Local, Bits<8>>,
+    elements: Signal<Local, Bits<16>>,
+    block: Signal<Local, Bits<32>>,
+    child: Signal<Local, Bits<8>>,
+    bitmap: Signal<Local, Bits<64>>,
     swap: ByteSwap<PARSE_W>,
     be: Signal<Local, Bits<PARSE_W>>,
     ihl: Signal<Local, Bits<16>>,
@@ -162,7 +150,6 @@ impl Logic for Parser {
         // its fields are named once, in `layout::net`.
         self.swap.a.next = self.hdr.val();
         self.be.next = self.swap.y.val();
-        self.dst_mac.next = self.be.val().get_value_dst_mac();
         self.src_mac.next = self.be.val().get_value_src_mac();
         self.ihl.next = bit_cast::<16, 4>(self.be.val().get_value_ip_ihl()) << 2;
         self.total.next = self.be.val().get_value_ip_total();
@@ -199,12 +186,21 @@ impl Logic for Parser {
         // fanin header (Packet::new_checked, then Repr::parse, in that order).
         self.ptype.next = self.be.val().get_value_ptype();
         self.flags.next = self.be.val().get_value_flags();
-        self.exponent.next = self.be.val().get_value_exponent();
-        self.job.next = self.be.val().get_value_job();
         self.elements.next = self.be.val().get_value_elements();
         self.block.next = self.be.val().get_value_block();
         self.child.next = self.be.val().get_value_child();
         self.bitmap.next = self.be.val().get_value_bitmap();
+        self.f.next.ptype = self.ptype.val();
+        self.f.next.flags = self.flags.val();
+        self.f.next.exponent = self.be.val().get_value_exponent();
+        self.f.next.job = self.be.val().get_value_job();
+        self.f.next.elements = self.elements.val();
+        self.f.next.block = self.block.val();
+        self.f.next.child = self.child.val();
+        self.f.next.bitmap = self.bitmap.val();
+        self.f.next.src_ip = self.src_ip.val();
+        self.f.next.src_port = self.src_port.val();
+        self.f.next.src_mac = self.src_mac.val();
         // The UDP length against the IPv4 length (term 8: udp_len + 20 == total) and the
         // fanin length against the element count (term 11: 4 * elements + 50 == total,
         // i.e. payload = 4 * elements + 22; modulo 2^16, which differs from the exact

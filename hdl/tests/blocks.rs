@@ -9,7 +9,7 @@ use fanin_hdl::rx::Rx;
 
 /// The parser's population-count check: the count byte equals the bitmap's popcount.
 fn uut_pop_ok(p: &Parser) -> bool {
-    let bm = p.bitmap.val();
+    let bm = p.f.val().bitmap;
     let pop: u32 = (0..8)
         .map(|k| bm.get_bits::<8>(8 * k).index().count_ones())
         .sum();
@@ -315,11 +315,31 @@ fn parser_matches_model() {
                 unreachable!()
             };
             let r = Repr::parse(&Packet::new_checked(d.payload).unwrap()).unwrap();
-            assert_eq!(uut.job.val().index() as u16, r.job);
-            assert_eq!(uut.block.val().index() as u32, r.block);
-            assert_eq!(uut.elements.val().index() as u16, r.elements);
-            assert_eq!(uut.bitmap.val().to_u64(), r.bitmap);
-            assert_eq!(uut.src_ip.val().index() as u32, u32::from(d.src.ip));
+            // Every field the core registers at the take, against the model's parse.
+            let g = uut.f.val();
+            let mut mac = [0u8; 8];
+            mac[2..].copy_from_slice(&d.src.mac);
+            let got = (
+                (
+                    g.ptype.to_u64(),
+                    g.flags.to_u64(),
+                    g.exponent.to_u64() as u8 as i8,
+                ),
+                (g.job.to_u64(), g.elements.to_u64(), g.block.to_u64()),
+                (g.child.to_u64(), g.bitmap.to_u64()),
+                (g.src_ip.to_u64(), g.src_port.to_u64(), g.src_mac.to_u64()),
+            );
+            let want = (
+                (r.ptype as u64, r.flags.0 as u64, r.exponent),
+                (r.job as u64, r.elements as u64, r.block as u64),
+                (r.child as u64, r.bitmap),
+                (
+                    u32::from(d.src.ip) as u64,
+                    d.src.port as u64,
+                    u64::from_be_bytes(mac),
+                ),
+            );
+            assert_eq!(got, want, "seed {seed} frame {i}: fields");
         }
     }
     assert!(

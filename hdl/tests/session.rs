@@ -3,6 +3,7 @@
 //! (`Switch::join`, `open_session`, `next_base`).
 
 use fanin_hdl::core::session::SessionUnit;
+use fanin_hdl::core::Fields;
 use fanin_hdl::sim::{settle, tick};
 use rust_hdl::prelude::*;
 
@@ -53,8 +54,10 @@ impl Bench {
         assert!(!self.u.busy.val(), "JOIN handed to a busy unit");
         self.u.join_go.next = true;
         self.u.join_entry.next = e.into();
-        self.u.join_bm.next = (1u64 << rank).into();
-        self.u.join_nonce.next = nonce.into();
+        let mut f = Fields::default();
+        f.bitmap = (1u64 << rank).into();
+        f.block = nonce.into();
+        self.u.join_f.next = f;
         self.u.join_ranks.next = ranks.into();
         self.u.join_port.next = 1.into();
         self.step();
@@ -70,11 +73,8 @@ impl Bench {
                 return out;
             }
             if self.u.ac_ready.val() {
-                out.push((
-                    self.u.ac_block.val().to_u64(),
-                    self.u.ac_bm.val().to_u64(),
-                    self.u.ac_nonce.val().to_u64(),
-                ));
+                let ac = self.u.ac.val();
+                out.push((ac.block.to_u64(), ac.bm.to_u64(), ac.nonce.to_u64()));
                 self.u.ac_take.next = true;
             }
             self.step();

@@ -254,13 +254,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  sess$rst;
     reg  sess$join_go;
     reg  [7:0] sess$join_entry;
-    reg  [63:0] sess$join_bm;
-    reg  [31:0] sess$join_nonce;
-    reg  [47:0] sess$join_mac;
-    reg  [31:0] sess$join_ip;
-    reg  [15:0] sess$join_udp;
+    reg  [255:0] sess$join_f;
     reg  [3:0] sess$join_port;
-    reg  [15:0] sess$join_job;
     reg  [63:0] sess$join_ranks;
     reg  sess$hu_v;
     reg  [7:0] sess$hu_j;
@@ -322,14 +317,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [31:0] sess$ss_base$14;
     wire  [31:0] sess$ss_base$15;
     wire  sess$ac_ready;
-    wire  [31:0] sess$ac_nonce;
-    wire  [47:0] sess$ac_mac;
-    wire  [31:0] sess$ac_ip;
-    wire  [15:0] sess$ac_udp;
-    wire  [3:0] sess$ac_port;
-    wire  [63:0] sess$ac_bm;
-    wire  [15:0] sess$ac_job;
-    wire  [31:0] sess$ac_block;
+    wire  [243:0] sess$ac;
     reg  rx$0$clock;
     reg  rx$0$rst;
     reg  [63:0] rx$0$tdata;
@@ -494,19 +482,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [15:0] parser$c_terms;
     wire  [63:0] parser$c_pc;
     wire  [7:0] parser$c_count;
-    wire  [47:0] parser$dst_mac;
-    wire  [47:0] parser$src_mac;
-    wire  [31:0] parser$src_ip;
+    wire  [255:0] parser$f;
     wire  [31:0] parser$dst_ip;
-    wire  [15:0] parser$src_port;
-    wire  [7:0] parser$ptype;
-    wire  [7:0] parser$flags;
-    wire  [7:0] parser$exponent;
-    wire  [15:0] parser$job;
-    wire  [15:0] parser$elements;
-    wire  [31:0] parser$block;
-    wire  [7:0] parser$child;
-    wire  [63:0] parser$bitmap;
     reg  [511:0] arp_lay$req;
     reg  [47:0] arp_lay$mac;
     reg  [31:0] arp_lay$ip;
@@ -775,15 +752,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [575:0] front$jr;
     reg  [31:0] front$age;
     reg  [22:0] front$s;
-    wire  [3:0] front$sel_q;
-    wire  [15:0] front$len_q;
-    wire  [639:0] front$hdr_q;
-    wire  [15:0] front$row0_q;
-    wire  [15:0] front$nrows_q;
+    wire  [595:0] front$c;
     wire  [255:0] front$f_q;
     wire  [7:0] front$ji_q;
     wire  [23:0] front$cadr_q;
-    wire  [31:0] front$now_q;
     wire  front$e_scan_q;
     wire  [31:0] front$sage_q;
     wire  [31:0] front$tage_q;
@@ -795,15 +767,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  front$look_load;
     wire  front$h_go;
     wire  [2:0] front$h_st;
-    wire  front$f_orig;
-    wire  [511:0] front$f_hdr;
-    wire  [15:0] front$f_len;
-    wire  front$f_item;
-    wire  [15:0] front$f_enr;
-    wire  front$f_more;
-    wire  front$f_last;
-    wire  [7:0] front$f_pmask;
-    wire  front$f_slot;
+    wire  [617:0] front$fi;
     wire  [23:0] front$m_raddr;
     wire  front$m_we;
     wire  [239:0] front$m_wdata;
@@ -925,21 +889,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [1:0] xstate$d;
     wire  [1:0] xstate$q;
     reg  xstate$clock;
-    reg  [239:0] x_m$d;
-    wire  [239:0] x_m$q;
-    reg  x_m$clock;
-    reg  [63:0] x_newbm$d;
-    wire  [63:0] x_newbm$q;
-    reg  x_newbm$clock;
-    reg  [7:0] x_mflags$d;
-    wire  [7:0] x_mflags$q;
-    reg  x_mflags$clock;
-    reg  [7:0] x_sflags$d;
-    wire  [7:0] x_sflags$q;
-    reg  x_sflags$clock;
-    reg  [15:0] x_rows_m$d;
-    wire  [15:0] x_rows_m$q;
-    reg  x_rows_m$clock;
+    reg  [353:0] x_mg$d;
+    wire  [353:0] x_mg$q;
+    reg  x_mg$clock;
     reg  [255:0] xp_f$d;
     wire  [255:0] xp_f$q;
     reg  xp_f$clock;
@@ -985,29 +937,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  pred$qf0;
     wire  pred$qfp;
     wire  pred$qfm;
-    wire  [63:0] pred$newbm;
-    wire  [7:0] pred$mflags;
-    wire  [7:0] pred$sflags;
-    wire  [15:0] pred$rows_p;
-    wire  [15:0] pred$rows_m;
+    wire  [353:0] pred$mg;
     wire  [22:0] pred$s;
     wire  [22:0] pred$c;
-    wire  pred$partial;
     reg  [22:0] q_c$d;
     wire  [22:0] q_c$q;
     reg  q_c$clock;
     reg  q_qfull$d;
     wire  q_qfull$q;
     reg  q_qfull$clock;
-    reg  q_partial$d;
-    wire  q_partial$q;
-    reg  q_partial$clock;
-    reg  [15:0] q_rows$d;
-    wire  [15:0] q_rows$q;
-    reg  q_rows$clock;
-    reg  q_rle1$d;
-    wire  q_rle1$q;
-    reg  q_rle1$clock;
     reg  q_qf_p$d;
     wire  q_qf_p$q;
     reg  q_qf_p$clock;
@@ -1028,14 +966,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  dsel$sessions;
     reg  [22:0] dsel$c;
     reg  dsel$qf;
-    wire  [31:0] dsel$ev_q;
-    wire  [2:0] dsel$act_q;
-    wire  [1:0] dsel$aop_q;
-    wire  dsel$cpl_q;
-    wire  dsel$merge_q;
-    wire  dsel$rok_q;
-    wire  [7:0] dsel$why_q;
-    wire  dsel$hup_q;
+    wire  [48:0] dsel$q;
     reg  xo_v$d;
     wire  xo_v$q;
     reg  xo_v$clock;
@@ -1051,41 +982,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [595:0] dx_c$d;
     wire  [595:0] dx_c$q;
     reg  dx_c$clock;
-    reg  [2:0] loads$act;
-    reg  [1:0] loads$aop;
-    reg  loads$cpl;
-    reg  loads$merge;
-    reg  loads$rok;
-    reg  [7:0] loads$why;
-    reg  [31:0] loads$dev;
+    reg  [48:0] loads$br;
     reg  [255:0] loads$f;
     reg  [595:0] loads$c;
     reg  [7:0] loads$ji;
     reg  [23:0] loads$cadr;
     reg  [575:0] loads$je;
     reg  [31:0] loads$jep;
-    reg  [239:0] loads$xm;
-    reg  [63:0] loads$newbm;
-    reg  [7:0] loads$mflags;
-    reg  [7:0] loads$sflags;
-    reg  [15:0] loads$rows_m;
-    reg  [15:0] loads$rows;
-    reg  loads$rle1;
-    reg  loads$partial;
+    reg  [353:0] loads$mg;
     reg  loads$busy_st;
     reg  loads$samebl;
     reg  [47:0] loads$me_mac;
     reg  [31:0] loads$me_ip;
     reg  [15:0] loads$me_port;
     reg  [698:0] loads$sq;
-    reg  [31:0] loads$ac_nonce;
-    reg  [47:0] loads$ac_mac;
-    reg  [31:0] loads$ac_ip;
-    reg  [15:0] loads$ac_udp;
-    reg  [3:0] loads$ac_port;
-    reg  [63:0] loads$ac_bm;
-    reg  [15:0] loads$ac_job;
-    reg  [31:0] loads$ac_block;
+    reg  [243:0] loads$ac_in;
     reg  [7:0] loads$ac_entry;
     reg  [239:0] loads$sm;
     reg  [575:0] loads$sj;
@@ -1147,20 +1058,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  back$f_go;
     reg  [2:0] back$f_st;
     reg  back$f_rl;
-    reg  [3:0] back$f_sel;
-    reg  [15:0] back$f_row0;
-    reg  [15:0] back$f_nrows;
-    reg  back$f_rel;
-    reg  [511:0] back$f_hdr;
-    reg  [15:0] back$f_len;
-    reg  back$f_item;
-    reg  [15:0] back$f_enr;
-    reg  back$f_more;
-    reg  back$f_last;
-    reg  [7:0] back$f_pmask;
-    reg  back$f_orig;
-    reg  back$f_slot;
-    reg  [23:0] back$f_cadr;
+    reg  [617:0] back$fi;
     reg  [351:0] back$f_o;
     reg  back$l_go;
     reg  [698:0] back$l_item;
@@ -1406,13 +1304,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .rst(sess$rst),
         .join_go(sess$join_go),
         .join_entry(sess$join_entry),
-        .join_bm(sess$join_bm),
-        .join_nonce(sess$join_nonce),
-        .join_mac(sess$join_mac),
-        .join_ip(sess$join_ip),
-        .join_udp(sess$join_udp),
+        .join_f(sess$join_f),
         .join_port(sess$join_port),
-        .join_job(sess$join_job),
         .join_ranks(sess$join_ranks),
         .hu_v(sess$hu_v),
         .hu_j(sess$hu_j),
@@ -1474,14 +1367,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .ss_base$14(sess$ss_base$14),
         .ss_base$15(sess$ss_base$15),
         .ac_ready(sess$ac_ready),
-        .ac_nonce(sess$ac_nonce),
-        .ac_mac(sess$ac_mac),
-        .ac_ip(sess$ac_ip),
-        .ac_udp(sess$ac_udp),
-        .ac_port(sess$ac_port),
-        .ac_bm(sess$ac_bm),
-        .ac_job(sess$ac_job),
-        .ac_block(sess$ac_block)
+        .ac(sess$ac)
     );
     fanin_rx_0 rx$0(
         .clock(rx$0$clock),
@@ -1664,19 +1550,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .c_terms(parser$c_terms),
         .c_pc(parser$c_pc),
         .c_count(parser$c_count),
-        .dst_mac(parser$dst_mac),
-        .src_mac(parser$src_mac),
-        .src_ip(parser$src_ip),
-        .dst_ip(parser$dst_ip),
-        .src_port(parser$src_port),
-        .ptype(parser$ptype),
-        .flags(parser$flags),
-        .exponent(parser$exponent),
-        .job(parser$job),
-        .elements(parser$elements),
-        .block(parser$block),
-        .child(parser$child),
-        .bitmap(parser$bitmap)
+        .f(parser$f),
+        .dst_ip(parser$dst_ip)
     );
     fanin_arp_lay arp_lay(
         .req(arp_lay$req),
@@ -1965,15 +1840,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .jr(front$jr),
         .age(front$age),
         .s(front$s),
-        .sel_q(front$sel_q),
-        .len_q(front$len_q),
-        .hdr_q(front$hdr_q),
-        .row0_q(front$row0_q),
-        .nrows_q(front$nrows_q),
+        .c(front$c),
         .f_q(front$f_q),
         .ji_q(front$ji_q),
         .cadr_q(front$cadr_q),
-        .now_q(front$now_q),
         .e_scan_q(front$e_scan_q),
         .sage_q(front$sage_q),
         .tage_q(front$tage_q),
@@ -1985,15 +1855,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .look_load(front$look_load),
         .h_go(front$h_go),
         .h_st(front$h_st),
-        .f_orig(front$f_orig),
-        .f_hdr(front$f_hdr),
-        .f_len(front$f_len),
-        .f_item(front$f_item),
-        .f_enr(front$f_enr),
-        .f_more(front$f_more),
-        .f_last(front$f_last),
-        .f_pmask(front$f_pmask),
-        .f_slot(front$f_slot),
+        .fi(front$fi),
         .m_raddr(front$m_raddr),
         .m_we(front$m_we),
         .m_wdata(front$m_wdata),
@@ -2122,30 +1984,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(xstate$q),
         .clock(xstate$clock)
     );
-    fanin_x_m x_m(
-        .d(x_m$d),
-        .q(x_m$q),
-        .clock(x_m$clock)
-    );
-    fanin_x_newbm x_newbm(
-        .d(x_newbm$d),
-        .q(x_newbm$q),
-        .clock(x_newbm$clock)
-    );
-    fanin_x_mflags x_mflags(
-        .d(x_mflags$d),
-        .q(x_mflags$q),
-        .clock(x_mflags$clock)
-    );
-    fanin_x_sflags x_sflags(
-        .d(x_sflags$d),
-        .q(x_sflags$q),
-        .clock(x_sflags$clock)
-    );
-    fanin_x_rows_m x_rows_m(
-        .d(x_rows_m$d),
-        .q(x_rows_m$q),
-        .clock(x_rows_m$clock)
+    fanin_x_mg x_mg(
+        .d(x_mg$d),
+        .q(x_mg$q),
+        .clock(x_mg$clock)
     );
     fanin_xp_f xp_f(
         .d(xp_f$d),
@@ -2207,14 +2049,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .qf0(pred$qf0),
         .qfp(pred$qfp),
         .qfm(pred$qfm),
-        .newbm(pred$newbm),
-        .mflags(pred$mflags),
-        .sflags(pred$sflags),
-        .rows_p(pred$rows_p),
-        .rows_m(pred$rows_m),
+        .mg(pred$mg),
         .s(pred$s),
-        .c(pred$c),
-        .partial(pred$partial)
+        .c(pred$c)
     );
     fanin_q_c q_c(
         .d(q_c$d),
@@ -2225,21 +2062,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .d(q_qfull$d),
         .q(q_qfull$q),
         .clock(q_qfull$clock)
-    );
-    fanin_q_partial q_partial(
-        .d(q_partial$d),
-        .q(q_partial$q),
-        .clock(q_partial$clock)
-    );
-    fanin_q_rows q_rows(
-        .d(q_rows$d),
-        .q(q_rows$q),
-        .clock(q_rows$clock)
-    );
-    fanin_q_rle1 q_rle1(
-        .d(q_rle1$d),
-        .q(q_rle1$q),
-        .clock(q_rle1$clock)
     );
     fanin_q_qf_p q_qf_p(
         .d(q_qf_p$d),
@@ -2270,14 +2092,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .sessions(dsel$sessions),
         .c(dsel$c),
         .qf(dsel$qf),
-        .ev_q(dsel$ev_q),
-        .act_q(dsel$act_q),
-        .aop_q(dsel$aop_q),
-        .cpl_q(dsel$cpl_q),
-        .merge_q(dsel$merge_q),
-        .rok_q(dsel$rok_q),
-        .why_q(dsel$why_q),
-        .hup_q(dsel$hup_q)
+        .q(dsel$q)
     );
     fanin_xo_v xo_v(
         .d(xo_v$d),
@@ -2305,41 +2120,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .clock(dx_c$clock)
     );
     fanin_loads loads(
-        .act(loads$act),
-        .aop(loads$aop),
-        .cpl(loads$cpl),
-        .merge(loads$merge),
-        .rok(loads$rok),
-        .why(loads$why),
-        .dev(loads$dev),
+        .br(loads$br),
         .f(loads$f),
         .c(loads$c),
         .ji(loads$ji),
         .cadr(loads$cadr),
         .je(loads$je),
         .jep(loads$jep),
-        .xm(loads$xm),
-        .newbm(loads$newbm),
-        .mflags(loads$mflags),
-        .sflags(loads$sflags),
-        .rows_m(loads$rows_m),
-        .rows(loads$rows),
-        .rle1(loads$rle1),
-        .partial(loads$partial),
+        .mg(loads$mg),
         .busy_st(loads$busy_st),
         .samebl(loads$samebl),
         .me_mac(loads$me_mac),
         .me_ip(loads$me_ip),
         .me_port(loads$me_port),
         .sq(loads$sq),
-        .ac_nonce(loads$ac_nonce),
-        .ac_mac(loads$ac_mac),
-        .ac_ip(loads$ac_ip),
-        .ac_udp(loads$ac_udp),
-        .ac_port(loads$ac_port),
-        .ac_bm(loads$ac_bm),
-        .ac_job(loads$ac_job),
-        .ac_block(loads$ac_block),
+        .ac_in(loads$ac_in),
         .ac_entry(loads$ac_entry),
         .sm(loads$sm),
         .sj(loads$sj),
@@ -2405,20 +2200,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .f_go(back$f_go),
         .f_st(back$f_st),
         .f_rl(back$f_rl),
-        .f_sel(back$f_sel),
-        .f_row0(back$f_row0),
-        .f_nrows(back$f_nrows),
-        .f_rel(back$f_rel),
-        .f_hdr(back$f_hdr),
-        .f_len(back$f_len),
-        .f_item(back$f_item),
-        .f_enr(back$f_enr),
-        .f_more(back$f_more),
-        .f_last(back$f_last),
-        .f_pmask(back$f_pmask),
-        .f_orig(back$f_orig),
-        .f_slot(back$f_slot),
-        .f_cadr(back$f_cadr),
+        .fi(back$fi),
         .f_o(back$f_o),
         .l_go(back$l_go),
         .l_item(back$l_item),
@@ -2531,11 +2313,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     // Update code
     always @(*) begin
         xstate$clock = clock;
-        x_m$clock = clock;
-        x_newbm$clock = clock;
-        x_mflags$clock = clock;
-        x_sflags$clock = clock;
-        x_rows_m$clock = clock;
+        x_mg$clock = clock;
         xp_f$clock = clock;
         x_je$clock = clock;
         x_jep$clock = clock;
@@ -2545,9 +2323,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_join$clock = clock;
         q_c$clock = clock;
         q_qfull$clock = clock;
-        q_partial$clock = clock;
-        q_rows$clock = clock;
-        q_rle1$clock = clock;
         q_qf_p$clock = clock;
         q_qf_m$clock = clock;
         q_bi$clock = clock;
@@ -2565,11 +2340,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hu_j$clock = clock;
         hu_b$clock = clock;
         xstate$d = xstate$q;
-        x_m$d = x_m$q;
-        x_newbm$d = x_newbm$q;
-        x_mflags$d = x_mflags$q;
-        x_sflags$d = x_sflags$q;
-        x_rows_m$d = x_rows_m$q;
+        x_mg$d = x_mg$q;
         xp_f$d = xp_f$q;
         x_je$d = x_je$q;
         x_jep$d = x_jep$q;
@@ -2579,9 +2350,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         x_join$d = x_join$q;
         q_c$d = q_c$q;
         q_qfull$d = q_qfull$q;
-        q_partial$d = q_partial$q;
-        q_rows$d = q_rows$q;
-        q_rle1$d = q_rle1$q;
         q_qf_p$d = q_qf_p$q;
         q_qf_m$d = q_qf_m$q;
         q_bi$d = q_bi$q;
@@ -2613,7 +2381,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         timer$start = front$t_start;
         timer$c_set = front$t_cset;
         timer$c_clr = front$t_cclr;
-        arp_lay$req = front$hdr_q[(32'h0)+:(512)];
+        arp_lay$req = front$c[(64'h24)+:(512)];
         arp_lay$mac = csr$me_mac;
         arp_lay$ip = csr$me_ip;
         rx$0$clock = clock;
@@ -2812,21 +2580,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         back$f_go = front$h_go;
         back$f_st = front$h_st;
-        back$f_rl = q_rle1$q;
-        back$f_sel = front$sel_q;
-        back$f_row0 = front$row0_q;
-        back$f_nrows = front$nrows_q;
-        back$f_rel = ~front$e_scan_q;
-        back$f_hdr = front$f_hdr;
-        back$f_len = front$f_len;
-        back$f_item = front$f_item;
-        back$f_enr = front$f_enr;
-        back$f_more = front$f_more;
-        back$f_last = front$f_last;
-        back$f_pmask = front$f_pmask;
-        back$f_orig = front$f_orig;
-        back$f_slot = front$f_slot;
-        back$f_cadr = front$cadr_q;
+        back$f_rl = x_mg$q[(64'h160)+:(1)];
+        back$fi = front$fi;
         back$f_o = loads$sf_o;
         back$l_go = hand$sq_ld;
         back$l_item = item$sq_q;
@@ -2852,7 +2607,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         item$ac_go = 1'b0;
         item$mc = 1'b0;
         item$mc_ji = dx_ji$q;
-        item$mc_rly = dsel$act_q == Action$Relay;
+        item$mc_rly = dsel$q[(64'h20)+:(3)] == Action$Relay;
         item$ld = item$sq_q;
         item$ld_o = item$o_q;
         look$go = hand$lk_go;
@@ -2861,41 +2616,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
             x_c$d[(64'h0)+:(32)] = timer$now_q;
         end
         dec_v = (xstate$q == DecState$Decide) | xo_v$q;
-        loads$act = dsel$act_q;
-        loads$aop = dsel$aop_q;
-        loads$cpl = dsel$cpl_q;
-        loads$merge = dsel$merge_q;
-        loads$rok = dsel$rok_q;
-        loads$why = dsel$why_q;
-        loads$dev = dsel$ev_q;
+        loads$br = dsel$q;
         loads$f = dx_f$q;
         loads$c = dx_c$q;
         loads$ji = dx_ji$q;
         loads$cadr = dx_cadr$q;
         loads$je = x_je$q;
         loads$jep = x_jep$q;
-        loads$xm = x_m$q;
-        loads$newbm = x_newbm$q;
-        loads$mflags = x_mflags$q;
-        loads$sflags = x_sflags$q;
-        loads$rows_m = x_rows_m$q;
-        loads$rows = q_rows$q;
-        loads$rle1 = q_rle1$q;
-        loads$partial = q_partial$q;
+        loads$mg = x_mg$q;
         loads$busy_st = q_c$q[(64'h3)+:(1)];
         loads$samebl = q_c$q[(64'h5)+:(1)];
         loads$me_mac = csr$me_mac;
         loads$me_ip = csr$me_ip;
         loads$me_port = csr$me_port;
         loads$sq = item$sq_q;
-        loads$ac_nonce = sess$ac_nonce;
-        loads$ac_mac = sess$ac_mac;
-        loads$ac_ip = sess$ac_ip;
-        loads$ac_udp = sess$ac_udp;
-        loads$ac_port = sess$ac_port;
-        loads$ac_bm = sess$ac_bm;
-        loads$ac_job = sess$ac_job;
-        loads$ac_block = sess$ac_block;
+        loads$ac_in = sess$ac;
         loads$ac_entry = sess$entry;
         loads$sm = meta$m;
         loads$sj = front$sj_q;
@@ -2908,7 +2643,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 if (dx_f$q[(64'h0)+:(8)] == pt_join) begin
                     x_join$d = 1'b0;
                 end
-                hu_v$d = dsel$hup_q;
+                hu_v$d = dsel$q[(64'h30)+:(1)];
                 hu_j$d = dx_ji$q;
                 hu_b$d = dx_f$q[(64'h38)+:(32)];
                 xstate$d = DecState$Idle;
@@ -2946,15 +2681,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                     q_qf_m$d = pred$qfm;
                     q_bi$d = xo_v$q & loads$dbi & (dx_ji$q == x_ji$q);
                     q_bd$d = xo_v$q & loads$dbd & (dx_ji$q == x_ji$q);
-                    q_partial$d = pred$partial;
-                    q_rows$d = pred$rows_p;
-                    q_rle1$d = pred$rows_p <= 32'h1;
                     xstate$d = DecState$DSel;
-                    x_m$d = meta$m;
-                    x_newbm$d = pred$newbm;
-                    x_mflags$d = pred$mflags;
-                    x_sflags$d = pred$sflags;
-                    x_rows_m$d = pred$rows_m;
+                    x_mg$d = pred$mg;
                     x_je$d = look$je_q;
                     x_jep$d = look$jep_q;
                 end
@@ -2982,12 +2710,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         look$clock = clock;
         look$rst = rst;
         look$f = front$f_q;
-        look$c[(64'h0)+:(32)] = front$now_q;
-        look$c[(64'h20)+:(4)] = front$sel_q;
-        look$c[(64'h24)+:(512)] = front$hdr_q[(32'h0)+:(512)];
-        look$c[(64'h224)+:(16)] = front$len_q;
-        look$c[(64'h234)+:(16)] = front$row0_q;
-        look$c[(64'h244)+:(16)] = front$nrows_q;
+        look$c = front$c;
         look$ji = front$ji_q;
         look$cadr = front$cadr_q;
         look$x_cadr = x_cadr$q;
@@ -3152,13 +2875,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         commit$jbusy$14 = lookup$jbusy$14;
         commit$jbusy$15 = lookup$jbusy$15;
         sess$join_entry = dx_ji$q;
-        sess$join_bm = dx_f$q[(64'h60)+:(64)];
-        sess$join_nonce = dx_f$q[(64'h38)+:(32)];
-        sess$join_mac = dx_f$q[(64'hd0)+:(48)];
-        sess$join_ip = dx_f$q[(64'ha0)+:(32)];
-        sess$join_udp = dx_f$q[(64'hc0)+:(16)];
+        sess$join_f = dx_f$q;
         sess$join_port = dx_c$q[(64'h20)+:(4)];
-        sess$join_job = dx_f$q[(64'h18)+:(16)];
         sess$join_ranks = x_je$q[(32'h40)+:(64)];
         sess$hu_v = hu_v$q;
         sess$hu_j = hu_j$q;
@@ -3204,17 +2922,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         front$hp_pop$1 = pick$hp_pop_q$1;
         front$hp_pop$2 = pick$hp_pop_q$2;
         front$hp_pop$3 = pick$hp_pop_q$3;
-        front$pf[(64'h0)+:(8)] = parser$ptype;
-        front$pf[(64'h8)+:(8)] = parser$flags;
-        front$pf[(64'h10)+:(8)] = parser$exponent;
-        front$pf[(64'h18)+:(16)] = parser$job;
-        front$pf[(64'h28)+:(16)] = parser$elements;
-        front$pf[(64'h38)+:(32)] = parser$block;
-        front$pf[(64'h58)+:(8)] = parser$child;
-        front$pf[(64'h60)+:(64)] = parser$bitmap;
-        front$pf[(64'ha0)+:(32)] = parser$src_ip;
-        front$pf[(64'hc0)+:(16)] = parser$src_port;
-        front$pf[(64'hd0)+:(48)] = parser$src_mac;
+        front$pf = parser$f;
         front$c_terms = parser$c_terms;
         front$c_count = parser$c_count;
         front$jsel = lookup$jsel;
@@ -3270,7 +2978,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         lookup$clock = clock;
         lookup$rst = rst;
         lookup$hit_ld = front$take;
-        lookup$job = parser$job;
+        lookup$job = parser$f[(64'h18)+:(16)];
         lookup$dst_ip = parser$dst_ip;
         lookup$route_valid$0 = csr$route_valid$0;
         lookup$route_ip$0 = csr$route_ip$0;
@@ -3341,7 +3049,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pick$d_ip_ok$3 = rx$3$d_ip_ok;
         pick$d_row$3 = rx$3$d_row;
         pick$d_bitmap$3 = rx$3$d_bitmap;
-        pick$last = front$sel_q;
+        pick$last = front$c[(64'h20)+:(4)];
         pick$take = front$take;
         csr$hold = commit$pend_q | commit$q;
         csr$now = timer$now_q;
@@ -3417,7 +3125,7 @@ module fanin_arp_lay(req,mac,ip,y);
 endmodule // fanin_arp_lay
 
 
-module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_go,f_st,f_rl,f_sel,f_row0,f_nrows,f_rel,f_hdr,f_len,f_item,f_enr,f_more,f_last,f_pmask,f_orig,f_slot,f_cadr,f_o,l_go,l_item,l_o,l_pp_mac$0,l_pp_mac$1,l_pp_mac$2,l_pp_mac$3,l_pp_ip$0,l_pp_ip$1,l_pp_ip$2,l_pp_ip$3,l_pp_udp$0,l_pp_udp$1,l_pp_udp$2,l_pp_udp$3,l_pp_child$0,l_pp_child$1,l_pp_child$2,l_pp_child$3,idle,done_now,done_if_room,pmask_q,rel_q,sel_q,r_addr,rel_row,ch_addr,push,push_mc,p_hdr,p_len,w_we,w_row);
+module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_go,f_st,f_rl,fi,f_o,l_go,l_item,l_o,l_pp_mac$0,l_pp_mac$1,l_pp_mac$2,l_pp_mac$3,l_pp_ip$0,l_pp_ip$1,l_pp_ip$2,l_pp_ip$3,l_pp_udp$0,l_pp_udp$1,l_pp_udp$2,l_pp_udp$3,l_pp_child$0,l_pp_child$1,l_pp_child$2,l_pp_child$3,idle,done_now,done_if_room,pmask_q,rel_q,sel_q,r_addr,rel_row,ch_addr,push,push_mc,p_hdr,p_len,w_we,w_row);
     
     // Module arguments
     input wire  clock;
@@ -3430,20 +3138,7 @@ module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_g
     input wire  f_go;
     input wire  [2:0] f_st;
     input wire  f_rl;
-    input wire  [3:0] f_sel;
-    input wire  [15:0] f_row0;
-    input wire  [15:0] f_nrows;
-    input wire  f_rel;
-    input wire  [511:0] f_hdr;
-    input wire  [15:0] f_len;
-    input wire  f_item;
-    input wire  [15:0] f_enr;
-    input wire  f_more;
-    input wire  f_last;
-    input wire  [7:0] f_pmask;
-    input wire  f_orig;
-    input wire  f_slot;
-    input wire  [23:0] f_cadr;
+    input wire  [617:0] fi;
     input wire  [351:0] f_o;
     input wire  l_go;
     input wire  [698:0] l_item;
@@ -4710,19 +4405,19 @@ module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_g
         b_free = (bstate$q == BackState$Idle) | b_done;
         el_init = b_enr$q == 32'h1;
         if (b_free) begin
-            b_sel$d = f_sel;
-            b_row0$d = f_row0;
-            b_nrows$d = f_nrows;
-            b_rel$d = f_rel;
-            b_hdr$d = f_hdr;
-            b_len$d = f_len;
-            e_orig$d = f_orig;
+            b_sel$d = fi[(64'h0)+:(4)];
+            b_row0$d = fi[(64'h4)+:(16)];
+            b_nrows$d = fi[(64'h14)+:(16)];
+            b_rel$d = fi[(64'h24)+:(1)];
+            b_hdr$d = fi[(64'h25)+:(512)];
+            b_len$d = fi[(64'h225)+:(16)];
+            e_orig$d = fi[(64'h250)+:(1)];
             e_mc$d = 1'b0;
             b_rly$d = 1'b0;
             b_reg$d = 1'b0;
-            e_slot$d = f_slot;
+            e_slot$d = fi[(64'h251)+:(1)];
             b_emit$d = 1'b0;
-            b_eovf$d = f_slot;
+            b_eovf$d = fi[(64'h251)+:(1)];
             ri$d = 32'h0;
             ri2$d = 32'h2;
             e_more$d = b_enr$q != 32'h0;
@@ -4780,14 +4475,14 @@ module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_g
             pp_udp$3$d = l_pp_udp$3;
             pp_child$3$d = l_pp_child$3;
         end
-        if (f_item) begin
-            b_enr$d = f_enr;
-            e_more$d = f_more;
-            el_init = f_last;
-            pmask$d = f_pmask;
+        if (fi[(64'h235)+:(1)]) begin
+            b_enr$d = fi[(64'h236)+:(16)];
+            e_more$d = fi[(64'h246)+:(1)];
+            el_init = fi[(64'h247)+:(1)];
+            pmask$d = fi[(64'h248)+:(8)];
         end
-        if (f_slot) begin
-            b_cadr$d = f_cadr;
+        if (fi[(64'h251)+:(1)]) begin
+            b_cadr$d = fi[(64'h252)+:(24)];
             o_f$d = f_o;
         end
         if (b_free) begin
@@ -18231,7 +17926,7 @@ module fanin_csr_wd(d,q,clock);
 endmodule // fanin_csr_wd
 
 
-module fanin_dsel(clock,go,ptype,flags,inner,sessions,c,qf,ev_q,act_q,aop_q,cpl_q,merge_q,rok_q,why_q,hup_q);
+module fanin_dsel(clock,go,ptype,flags,inner,sessions,c,qf,q);
     
     // Module arguments
     input wire  clock;
@@ -18242,14 +17937,7 @@ module fanin_dsel(clock,go,ptype,flags,inner,sessions,c,qf,ev_q,act_q,aop_q,cpl_
     input wire  sessions;
     input wire  [22:0] c;
     input wire  qf;
-    output reg  [31:0] ev_q;
-    output reg  [2:0] act_q;
-    output reg  [1:0] aop_q;
-    output reg  cpl_q;
-    output reg  merge_q;
-    output reg  rok_q;
-    output reg  [7:0] why_q;
-    output reg  hup_q;
+    output reg  [48:0] q;
     
     // Constant declarations
     localparam  cs_aggregating = 3'b1;
@@ -18376,14 +18064,14 @@ module fanin_dsel(clock,go,ptype,flags,inner,sessions,c,qf,ev_q,act_q,aop_q,cpl_
         rok$d = rok$q;
         why$d = why$q;
         hup$d = hup$q;
-        ev_q = ev$q;
-        act_q = act$q;
-        aop_q = aop$q;
-        cpl_q = cpl$q;
-        merge_q = merge$q;
-        rok_q = rok$q;
-        why_q = why$q;
-        hup_q = hup$q;
+        q[(64'h0)+:(32)] = ev$q;
+        q[(64'h20)+:(3)] = act$q;
+        q[(64'h23)+:(2)] = aop$q;
+        q[(64'h25)+:(1)] = cpl$q;
+        q[(64'h26)+:(1)] = merge$q;
+        q[(64'h27)+:(1)] = rok$q;
+        q[(64'h28)+:(8)] = why$q;
+        q[(64'h30)+:(1)] = hup$q;
         if (go) begin
             ev$d = 32'h0;
             act$d = Action$Drop;
@@ -18785,7 +18473,7 @@ module fanin_dx_ji(d,q,clock);
 endmodule // fanin_dx_ji
 
 
-module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch_move,jc_pend,jc_q,jc_i,pk_any,la_ok,pk_idx,la_len,la_hdr,la_row,hp_pop$0,hp_pop$1,hp_pop$2,hp_pop$3,pf,c_terms,c_count,jsel,jhit,rhit,rone$0,rone$1,rone$2,rone$3,rone$4,rone$5,rone$6,rone$7,rone$8,rone$9,rone$10,rone$11,rone$12,rone$13,rone$14,rone$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,slot,ci,own,any_to,sweep_on,now,scan_ptr,scan_c,sweep_el,scan_ticks,arp_y,m,jr,age,s,sel_q,len_q,hdr_q,row0_q,nrows_q,f_q,ji_q,cadr_q,now_q,e_scan_q,sage_q,tage_q,s_q,sj_q,take,jc,scan_go,look_load,h_go,h_st,f_orig,f_hdr,f_len,f_item,f_enr,f_more,f_last,f_pmask,f_slot,m_raddr,m_we,m_wdata,j_raddr,ch_raddr,pb_raddr,ev,bz_dec,bz_j,dbg_valid,dbg_kind,dbg_arg,t_adv,t_start,t_cset,t_cclr);
+module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch_move,jc_pend,jc_q,jc_i,pk_any,la_ok,pk_idx,la_len,la_hdr,la_row,hp_pop$0,hp_pop$1,hp_pop$2,hp_pop$3,pf,c_terms,c_count,jsel,jhit,rhit,rone$0,rone$1,rone$2,rone$3,rone$4,rone$5,rone$6,rone$7,rone$8,rone$9,rone$10,rone$11,rone$12,rone$13,rone$14,rone$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,slot,ci,own,any_to,sweep_on,now,scan_ptr,scan_c,sweep_el,scan_ticks,arp_y,m,jr,age,s,c,f_q,ji_q,cadr_q,e_scan_q,sage_q,tage_q,s_q,sj_q,take,jc,scan_go,look_load,h_go,h_st,fi,m_raddr,m_we,m_wdata,j_raddr,ch_raddr,pb_raddr,ev,bz_dec,bz_j,dbg_valid,dbg_kind,dbg_arg,t_adv,t_start,t_cset,t_cclr);
     
     // Module arguments
     input wire  clock;
@@ -18863,15 +18551,10 @@ module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch
     input wire  [575:0] jr;
     input wire  [31:0] age;
     input wire  [22:0] s;
-    output reg  [3:0] sel_q;
-    output reg  [15:0] len_q;
-    output reg  [639:0] hdr_q;
-    output reg  [15:0] row0_q;
-    output reg  [15:0] nrows_q;
+    output reg  [595:0] c;
     output reg  [255:0] f_q;
     output reg  [7:0] ji_q;
     output reg  [23:0] cadr_q;
-    output reg  [31:0] now_q;
     output reg  e_scan_q;
     output reg  [31:0] sage_q;
     output reg  [31:0] tage_q;
@@ -18883,15 +18566,7 @@ module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch
     output reg  look_load;
     output reg  h_go;
     output reg  [2:0] h_st;
-    output reg  f_orig;
-    output reg  [511:0] f_hdr;
-    output reg  [15:0] f_len;
-    output reg  f_item;
-    output reg  [15:0] f_enr;
-    output reg  f_more;
-    output reg  f_last;
-    output reg  [7:0] f_pmask;
-    output reg  f_slot;
+    output reg  [617:0] fi;
     output reg  [23:0] m_raddr;
     output reg  m_we;
     output reg  [239:0] m_wdata;
@@ -19294,15 +18969,15 @@ module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch
         pba_q$d = pba_q$q;
         own_age$d = own_age$q;
         scan_turn$d = scan_turn$q;
-        sel_q = sel$q;
-        len_q = len$q;
-        hdr_q = hdr$q;
-        row0_q = row0$q;
-        nrows_q = nrows$q;
+        c[(64'h0)+:(32)] = now_r$q;
+        c[(64'h20)+:(4)] = sel$q;
+        c[(64'h24)+:(512)] = hdr$q[(32'h0)+:(512)];
+        c[(64'h224)+:(16)] = len$q;
+        c[(64'h234)+:(16)] = row0$q;
+        c[(64'h244)+:(16)] = nrows$q;
         f_q = f$q;
         ji_q = ji$q;
         cadr_q = cadr$q;
-        now_q = now_r$q;
         e_scan_q = e_scan$q;
         sage_q = sage$q;
         tage_q = tage$q;
@@ -19397,15 +19072,20 @@ module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch
         t_cclr = 1'b0;
         h_go = 1'b0;
         h_st = BackState$Idle;
-        f_orig = 1'b0;
-        f_hdr = hdr$q[(32'h0)+:(512)];
-        f_len = len$q;
-        f_item = 1'b0;
-        f_enr = 32'h0;
-        f_more = 1'b0;
-        f_last = 1'b0;
-        f_pmask = 32'h0;
-        f_slot = 1'b0;
+        fi[(64'h0)+:(4)] = sel$q;
+        fi[(64'h4)+:(16)] = row0$q;
+        fi[(64'h14)+:(16)] = nrows$q;
+        fi[(64'h24)+:(1)] = ~e_scan$q;
+        fi[(64'h252)+:(24)] = cadr$q;
+        fi[(64'h250)+:(1)] = 1'b0;
+        fi[(64'h25)+:(512)] = hdr$q[(32'h0)+:(512)];
+        fi[(64'h225)+:(16)] = len$q;
+        fi[(64'h235)+:(1)] = 1'b0;
+        fi[(64'h236)+:(16)] = 32'h0;
+        fi[(64'h246)+:(1)] = 1'b0;
+        fi[(64'h247)+:(1)] = 1'b0;
+        fi[(64'h248)+:(8)] = 32'h0;
+        fi[(64'h251)+:(1)] = 1'b0;
         jc_hold = jc_pend | jc_q | sess_busy | epoch_move;
         pick_ok = pk_any & la_ok & ~jc_hold & ~(scan_due & scan_turn$q);
         case (state$q)
@@ -19483,11 +19163,11 @@ module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch
                             FrameClass$Arp:
                                 begin
                                     ev = ev_arp;
-                                    f_orig = 1'b1;
-                                    f_hdr = arp_y;
-                                    f_len = 32'h3c;
-                                    f_item = 1'b1;
-                                    f_pmask = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
+                                    fi[(64'h250)+:(1)] = 1'b1;
+                                    fi[(64'h25)+:(512)] = arp_y;
+                                    fi[(64'h225)+:(16)] = 32'h3c;
+                                    fi[(64'h235)+:(1)] = 1'b1;
+                                    fi[(64'h248)+:(8)] = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
                                     h_st = BackState$CopyRows;
                                 end
                             FrameClass$Malformed:
@@ -19498,12 +19178,12 @@ module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch
                                 begin
                                     if (rhit) begin
                                         ev = ev_forwarded;
-                                        f_orig = 1'b1;
-                                        f_item = 1'b1;
-                                        f_enr = nrows$q;
-                                        f_more = nrows$q != 32'h0;
-                                        f_last = nrows$q == 32'h1;
-                                        f_pmask = rpm;
+                                        fi[(64'h250)+:(1)] = 1'b1;
+                                        fi[(64'h235)+:(1)] = 1'b1;
+                                        fi[(64'h236)+:(16)] = nrows$q;
+                                        fi[(64'h246)+:(1)] = nrows$q != 32'h0;
+                                        fi[(64'h247)+:(1)] = nrows$q == 32'h1;
+                                        fi[(64'h248)+:(8)] = rpm;
                                         h_st = BackState$CopyRows;
                                     end
                                     else begin
@@ -19545,15 +19225,15 @@ module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch
                         if (b_free & ~item_v) begin
                             h_go = 1'b1;
                             h_st = BackState$CopyRows;
-                            f_slot = 1'b1;
-                            f_item = 1'b1;
+                            fi[(64'h251)+:(1)] = 1'b1;
+                            fi[(64'h235)+:(1)] = 1'b1;
                             ev = ev_timeouts;
                             m_wdata = (m & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((now_r$q) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                             m_we = 1'b1;
-                            f_pmask = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
-                            f_enr = q_s$q[(64'h5)+:(16)];
-                            f_more = q_s$q[(64'h15)+:(1)];
-                            f_last = q_s$q[(64'h16)+:(1)];
+                            fi[(64'h248)+:(8)] = ((32'h1) & 8'hff) << ((q_sj$q[(32'h1c0)+:(4)]) & 8'hff);
+                            fi[(64'h236)+:(16)] = q_s$q[(64'h5)+:(16)];
+                            fi[(64'h246)+:(1)] = q_s$q[(64'h15)+:(1)];
+                            fi[(64'h247)+:(1)] = q_s$q[(64'h16)+:(1)];
                         end
                         else begin
                             state$d = FrontState$SDec;
@@ -21475,44 +21155,24 @@ module fanin_jram(clock,waddr,wdata,we,raddr,rdata);
 endmodule // fanin_jram
 
 
-module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mflags,sflags,rows_m,rows,rle1,partial,busy_st,samebl,me_mac,me_ip,me_port,sq,ac_nonce,ac_mac,ac_ip,ac_udp,ac_port,ac_bm,ac_job,ac_block,ac_entry,sm,sj,spartial,ld,ld_o,mc,ev,join_go,dwe,dwd,dbi,dbd,dhwc,ac,ac_o,sf_o);
+module fanin_loads(br,f,c,ji,cadr,je,jep,mg,busy_st,samebl,me_mac,me_ip,me_port,sq,ac_in,ac_entry,sm,sj,spartial,ld,ld_o,mc,ev,join_go,dwe,dwd,dbi,dbd,dhwc,ac,ac_o,sf_o);
     
     // Module arguments
-    input wire  [2:0] act;
-    input wire  [1:0] aop;
-    input wire  cpl;
-    input wire  merge;
-    input wire  rok;
-    input wire  [7:0] why;
-    input wire  [31:0] dev;
+    input wire  [48:0] br;
     input wire  [255:0] f;
     input wire  [595:0] c;
     input wire  [7:0] ji;
     input wire  [23:0] cadr;
     input wire  [575:0] je;
     input wire  [31:0] jep;
-    input wire  [239:0] xm;
-    input wire  [63:0] newbm;
-    input wire  [7:0] mflags;
-    input wire  [7:0] sflags;
-    input wire  [15:0] rows_m;
-    input wire  [15:0] rows;
-    input wire  rle1;
-    input wire  partial;
+    input wire  [353:0] mg;
     input wire  busy_st;
     input wire  samebl;
     input wire  [47:0] me_mac;
     input wire  [31:0] me_ip;
     input wire  [15:0] me_port;
     input wire  [698:0] sq;
-    input wire  [31:0] ac_nonce;
-    input wire  [47:0] ac_mac;
-    input wire  [31:0] ac_ip;
-    input wire  [15:0] ac_udp;
-    input wire  [3:0] ac_port;
-    input wire  [63:0] ac_bm;
-    input wire  [15:0] ac_job;
-    input wire  [31:0] ac_block;
+    input wire  [243:0] ac_in;
     input wire  [7:0] ac_entry;
     input wire  [239:0] sm;
     input wire  [575:0] sj;
@@ -21578,6 +21238,7 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
     reg  [239:0] cmw;
     reg  cr;
     reg  [2:0] st;
+    reg  [239:0] xm;
     reg  [7:0] xm_flags;
     reg  [7:0] xm_exp;
     reg  [15:0] xm_elem;
@@ -21586,6 +21247,7 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
     
     // Update code
     always @(*) begin
+        xm = mg[(64'h0)+:(240)];
         xm_block = xm[(32'h20)+:(32)];
         xm_bitmap = xm[(32'h40)+:(64)];
         xm_exp = xm[(32'h80)+:(8)];
@@ -21594,24 +21256,24 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
         mc = 1'b0;
         join_go = 1'b0;
         ld = sq;
-        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((jep[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((jep[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((f[(64'h38)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((f[(64'h60)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((f[(64'h10)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((sflags) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((f[(64'h28)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
-        if (merge) begin
-            cmw = (xm & ~mk_meta_bitmap_flags) | (((newbm) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((mflags) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((jep[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((jep[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((f[(64'h38)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((f[(64'h60)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((f[(64'h10)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((mg[(64'h138)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((f[(64'h28)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+        if (br[(64'h26)+:(1)]) begin
+            cmw = (xm & ~mk_meta_bitmap_flags) | (((mg[(64'hf0)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((mg[(64'h130)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
         end
-        cr = cpl & ~je[(32'h1)+:(1)];
+        cr = br[(64'h25)+:(1)] & ~je[(32'h1)+:(1)];
         dwe = 1'b0;
         dwd = cmw;
         dbi = 1'b0;
         dbd = 1'b0;
         dhwc = 1'b0;
-        if ((f[(64'h0)+:(8)] == pt_result) & je[(32'h1)+:(1)] & rok & samebl) begin
+        if ((f[(64'h0)+:(8)] == pt_result) & je[(32'h1)+:(1)] & br[(64'h27)+:(1)] & samebl) begin
             dwe = 1'b1;
             dwd = (xm & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
             dbd = busy_st;
         end
-        if (act == Action$Aggregate) begin
+        if (br[(64'h20)+:(3)] == Action$Aggregate) begin
             dwe = 1'b1;
-            if (cpl) begin
+            if (br[(64'h25)+:(1)]) begin
                 if (je[(32'h1)+:(1)]) begin
                     dwd = (cmw & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                 end
@@ -21619,7 +21281,7 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
                     dwd = (cmw & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
                 end
             end
-            if (aop == 32'h1) begin
+            if (br[(64'h23)+:(2)] == 32'h1) begin
                 dhwc = ~busy_st;
                 dbi = ~busy_st & ~cr;
                 dbd = busy_st & cr;
@@ -21653,21 +21315,21 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
         ld_o[(64'h10)+:(8)] = f[(64'h10)+:(8)];
         ld_o[(64'h18)+:(16)] = f[(64'h18)+:(16)];
         ld_o[(64'h28)+:(16)] = f[(64'h28)+:(16)];
-        ld[(64'h40)+:(16)] = rows;
-        ld[(64'h298)+:(1)] = rows != 32'h0;
-        ld[(64'h295)+:(1)] = rows == 32'h1;
+        ld[(64'h40)+:(16)] = mg[(64'h150)+:(16)];
+        ld[(64'h298)+:(1)] = mg[(64'h150)+:(16)] != 32'h0;
+        ld[(64'h295)+:(1)] = mg[(64'h150)+:(16)] == 32'h1;
         ld_o[(64'h38)+:(32)] = f[(64'h38)+:(32)];
         ld_o[(64'h58)+:(8)] = f[(64'h58)+:(8)];
         ld_o[(64'h60)+:(64)] = f[(64'h60)+:(64)];
-        ld[(64'h29a)+:(16)] = rows;
-        ev = dev;
-        if ((f[(64'h0)+:(8)] == pt_result) & je[(32'h1)+:(1)] & rok) begin
+        ld[(64'h29a)+:(16)] = mg[(64'h150)+:(16)];
+        ev = br[(64'h0)+:(32)];
+        if ((f[(64'h0)+:(8)] == pt_result) & je[(32'h1)+:(1)] & br[(64'h27)+:(1)]) begin
             ld_o[(64'ha0)+:(32)] = me_ip;
             ld_o[(64'h8)+:(8)] = f[(64'h8)+:(8)] | fl_multicast;
             mc = 1'b1;
             st = BackState$CopyRows;
         end
-        case (act)
+        case (br[(64'h20)+:(3)])
             Action$Bypass:
                 begin
                     ld_o[(64'ha0)+:(32)] = f[(64'ha0)+:(32)];
@@ -21678,7 +21340,7 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
             Action$Aggregate:
                 begin
                     st = BackState$Rmw;
-                    if (cpl) begin
+                    if (br[(64'h25)+:(1)]) begin
                         ev = ev | ev_completions;
                         ld[(64'h3f)+:(1)] = 1'b1;
                         ld[(64'h299)+:(1)] = 1'b1;
@@ -21701,7 +21363,7 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
                 begin
                     ld[(64'h299)+:(1)] = 1'b1;
                     ld_o[(64'h0)+:(8)] = pt_contribution;
-                    if (partial) begin
+                    if (mg[(64'h161)+:(1)]) begin
                         ld_o[(64'h8)+:(8)] = xm_flags | fl_partial;
                     end
                     else begin
@@ -21709,9 +21371,9 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
                     end
                     ld_o[(64'h10)+:(8)] = xm_exp;
                     ld_o[(64'h28)+:(16)] = xm_elem;
-                    ld[(64'h40)+:(16)] = rows_m;
-                    ld[(64'h298)+:(1)] = rows_m != 32'h0;
-                    ld[(64'h295)+:(1)] = rows_m == 32'h1;
+                    ld[(64'h40)+:(16)] = mg[(64'h140)+:(16)];
+                    ld[(64'h298)+:(1)] = mg[(64'h140)+:(16)] != 32'h0;
+                    ld[(64'h295)+:(1)] = mg[(64'h140)+:(16)] == 32'h1;
                     ld_o[(64'h38)+:(32)] = xm_block;
                     ld_o[(64'h58)+:(8)] = je[(32'h18)+:(8)];
                     ld_o[(64'h60)+:(64)] = xm_bitmap;
@@ -21724,7 +21386,7 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
                     ld_o[(64'h8)+:(8)] = 32'h0;
                     ld_o[(64'h10)+:(8)] = 32'h0;
                     ld_o[(64'h28)+:(16)] = 32'h0;
-                    ld_o[(64'h58)+:(8)] = why;
+                    ld_o[(64'h58)+:(8)] = br[(64'h28)+:(8)];
                     ld[(64'h40)+:(16)] = 32'h0;
                     ld[(64'h298)+:(1)] = 1'b0;
                     ld[(64'h295)+:(1)] = 1'b0;
@@ -21751,9 +21413,9 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
                     ld_o[(64'h8)+:(8)] = xm_flags;
                     ld_o[(64'h10)+:(8)] = xm_exp;
                     ld_o[(64'h28)+:(16)] = xm_elem;
-                    ld[(64'h40)+:(16)] = rows_m;
-                    ld[(64'h298)+:(1)] = rows_m != 32'h0;
-                    ld[(64'h295)+:(1)] = rows_m == 32'h1;
+                    ld[(64'h40)+:(16)] = mg[(64'h140)+:(16)];
+                    ld[(64'h298)+:(1)] = mg[(64'h140)+:(16)] != 32'h0;
+                    ld[(64'h295)+:(1)] = mg[(64'h140)+:(16)] == 32'h1;
                     ld_o[(64'h38)+:(32)] = xm_block;
                     ld_o[(64'h60)+:(64)] = xm_bitmap;
                     ld_o[(64'h130)+:(48)] = f[(64'hd0)+:(48)];
@@ -21766,10 +21428,10 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
                 begin
                 end
         endcase
-        ld[(64'h25)+:(2)] = aop;
-        ld[(64'h297)+:(1)] = act == Action$Relay;
+        ld[(64'h25)+:(2)] = br[(64'h23)+:(2)];
+        ld[(64'h297)+:(1)] = br[(64'h20)+:(3)] == Action$Relay;
         ld[(64'h0)+:(3)] = st;
-        ld[(64'h3)+:(1)] = rle1;
+        ld[(64'h3)+:(1)] = mg[(64'h160)+:(1)];
         ac = sq;
         ac[(64'h0)+:(3)] = BackState$CopyRows;
         ac[(64'h3)+:(1)] = 1'b1;
@@ -21780,11 +21442,11 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
         ac[(64'h50)+:(1)] = 1'b0;
         ac[(64'h297)+:(1)] = 1'b0;
         ac[(64'h4)+:(1)] = 1'b1;
-        ac[(64'h5)+:(32)] = ac_nonce;
+        ac[(64'h5)+:(32)] = ac_in[(64'h0)+:(32)];
         ac[(64'h40)+:(16)] = 32'h1;
         ac[(64'h298)+:(1)] = 1'b1;
         ac[(64'h295)+:(1)] = 1'b1;
-        ac[(64'h291)+:(4)] = ac_port;
+        ac[(64'h291)+:(4)] = ac_in[(64'h80)+:(4)];
         ac[(64'h281)+:(16)] = 32'h0;
         ac[(64'h271)+:(16)] = 32'h0;
         ac[(64'h27)+:(24)] = 32'h0;
@@ -21793,18 +21455,18 @@ module fanin_loads(act,aop,cpl,merge,rok,why,dev,f,c,ji,cadr,je,jep,xm,newbm,mfl
         ac_o[(64'hd0)+:(48)] = me_mac;
         ac_o[(64'ha0)+:(32)] = me_ip;
         ac_o[(64'hc0)+:(16)] = me_port;
-        ac_o[(64'h130)+:(48)] = ac_mac;
-        ac_o[(64'h100)+:(32)] = ac_ip;
-        ac_o[(64'h120)+:(16)] = ac_udp;
-        ac[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((ac_port) & 8'hff);
+        ac_o[(64'h130)+:(48)] = ac_in[(64'h20)+:(48)];
+        ac_o[(64'h100)+:(32)] = ac_in[(64'h50)+:(32)];
+        ac_o[(64'h120)+:(16)] = ac_in[(64'h70)+:(16)];
+        ac[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((ac_in[(64'h80)+:(4)]) & 8'hff);
         ac_o[(64'h0)+:(8)] = pt_accept;
         ac_o[(64'h8)+:(8)] = 32'h0;
         ac_o[(64'h10)+:(8)] = 32'h0;
-        ac_o[(64'h18)+:(16)] = ac_job;
+        ac_o[(64'h18)+:(16)] = ac_in[(64'hc4)+:(16)];
         ac_o[(64'h28)+:(16)] = 32'h1;
-        ac_o[(64'h38)+:(32)] = ac_block;
+        ac_o[(64'h38)+:(32)] = ac_in[(64'hd4)+:(32)];
         ac_o[(64'h58)+:(8)] = 32'h0;
-        ac_o[(64'h60)+:(64)] = ac_bm;
+        ac_o[(64'h60)+:(64)] = ac_in[(64'h84)+:(64)];
         sf_o[(64'hd0)+:(48)] = me_mac;
         sf_o[(64'ha0)+:(32)] = me_ip;
         sf_o[(64'hc0)+:(16)] = me_port;
@@ -30893,7 +30555,7 @@ module fanin_meta_wq_v(d,q,clock);
 endmodule // fanin_meta_wq_v
 
 
-module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_bad,c_route,c_bad,c_wire_bad,c_terms,c_pc,c_count,dst_mac,src_mac,src_ip,dst_ip,src_port,ptype,flags,exponent,job,elements,block,child,bitmap);
+module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_bad,c_route,c_bad,c_wire_bad,c_terms,c_pc,c_count,f,dst_ip);
     
     // Module arguments
     input wire  [639:0] hdr;
@@ -30912,19 +30574,8 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_
     output reg  [15:0] c_terms;
     output reg  [63:0] c_pc;
     output reg  [7:0] c_count;
-    output reg  [47:0] dst_mac;
-    output reg  [47:0] src_mac;
-    output reg  [31:0] src_ip;
+    output reg  [255:0] f;
     output reg  [31:0] dst_ip;
-    output reg  [15:0] src_port;
-    output reg  [7:0] ptype;
-    output reg  [7:0] flags;
-    output reg  [7:0] exponent;
-    output reg  [15:0] job;
-    output reg  [15:0] elements;
-    output reg  [31:0] block;
-    output reg  [7:0] child;
-    output reg  [63:0] bitmap;
     
     // Enums
     localparam FrameClass$NonIp = 0;
@@ -30952,6 +30603,15 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_
     wire  [63:0] pop$pc;
     
     // Local signals
+    reg  [47:0] src_mac;
+    reg  [31:0] src_ip;
+    reg  [15:0] src_port;
+    reg  [7:0] ptype;
+    reg  [7:0] flags;
+    reg  [15:0] elements;
+    reg  [31:0] block;
+    reg  [7:0] child;
+    reg  [63:0] bitmap;
     reg  [639:0] be;
     reg  [15:0] ihl;
     reg  [15:0] total;
@@ -31002,7 +30662,6 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_
     always @(*) begin
         swap$a = hdr;
         be = swap$y;
-        dst_mac = be[(32'h250)+:(48)];
         src_mac = be[(32'h220)+:(48)];
         ihl = ((be[(32'h208)+:(4)]) & 16'hffff) << 32'h2;
         total = be[(32'h1f0)+:(16)];
@@ -31018,12 +30677,21 @@ module fanin_parser(hdr,len,me_ip,me_port,udp_ok,ip_ok,kind,c_non_ip,c_arp,c_ip_
         bad0 = ~udp_cand | ~udp_ok | (be[(32'h150)+:(16)] != me_port);
         ptype = be[(32'h120)+:(8)];
         flags = be[(32'h118)+:(8)];
-        exponent = be[(32'h110)+:(8)];
-        job = be[(32'h100)+:(16)];
         elements = be[(32'hf0)+:(16)];
         block = be[(32'hd0)+:(32)];
         child = be[(32'hc8)+:(8)];
         bitmap = be[(32'h80)+:(64)];
+        f[(64'h0)+:(8)] = ptype;
+        f[(64'h8)+:(8)] = flags;
+        f[(64'h10)+:(8)] = be[(32'h110)+:(8)];
+        f[(64'h18)+:(16)] = be[(32'h100)+:(16)];
+        f[(64'h28)+:(16)] = elements;
+        f[(64'h38)+:(32)] = block;
+        f[(64'h58)+:(8)] = child;
+        f[(64'h60)+:(64)] = bitmap;
+        f[(64'ha0)+:(32)] = src_ip;
+        f[(64'hc0)+:(16)] = src_port;
+        f[(64'hd0)+:(48)] = src_mac;
         ul_k = be[(32'h140)+:(16)] ^ 32'h14 ^ total;
         ul_g = (be[(32'h140)+:(16)] & 32'h14) | ((be[(32'h140)+:(16)] | 32'h14) & ~total);
         udp_len_bad = ul_k != (ul_g << 32'h1);
@@ -32575,7 +32243,7 @@ module fanin_pick_pk_idx(d,q,clock);
 endmodule // fanin_pick_pk_idx
 
 
-module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,sbq,soq,sel,lanes,sage,tage,age,qf0,qfp,qfm,newbm,mflags,sflags,rows_p,rows_m,s,c,partial);
+module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,sbq,soq,sel,lanes,sage,tage,age,qf0,qfp,qfm,mg,s,c);
     
     // Module arguments
     input wire  [239:0] m;
@@ -32602,14 +32270,9 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,
     output reg  qf0;
     output reg  qfp;
     output reg  qfm;
-    output reg  [63:0] newbm;
-    output reg  [7:0] mflags;
-    output reg  [7:0] sflags;
-    output reg  [15:0] rows_p;
-    output reg  [15:0] rows_m;
+    output reg  [353:0] mg;
     output reg  [22:0] s;
     output reg  [22:0] c;
-    output reg  partial;
     
     // Constant declarations
     localparam  cs_free = 3'b0;
@@ -32630,6 +32293,10 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,
     reg  newer_cb;
     reg  newer_bc;
     reg  stale;
+    reg  [63:0] newbm;
+    reg  [7:0] mflags;
+    reg  [15:0] rows_p;
+    reg  [15:0] rows_m;
     reg  byp;
     reg  [31:0] ses_d;
     reg  [2:0] m_st;
@@ -32720,9 +32387,16 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,
         else begin
             mflags = m_flags | (f[(64'h8)+:(8)] & fl_kept);
         end
-        sflags = f[(64'h8)+:(8)] & fl_kept;
         rows_p = ((f[(64'h28)+:(16)] << 32'h2) + rowmask) >> rowlog;
         rows_m = ((m_elem << 32'h2) + rowmask) >> rowlog;
+        mg[(64'h0)+:(240)] = m;
+        mg[(64'hf0)+:(64)] = newbm;
+        mg[(64'h130)+:(8)] = mflags;
+        mg[(64'h138)+:(8)] = f[(64'h8)+:(8)] & fl_kept;
+        mg[(64'h140)+:(16)] = rows_m;
+        mg[(64'h150)+:(16)] = rows_p;
+        mg[(64'h160)+:(1)] = rows_p <= 32'h1;
+        mg[(64'h161)+:(1)] = m_bitmap != je[(32'h80)+:(64)];
         s[(64'h0)+:(1)] = sj[(32'h2)+:(1)] & sj[(32'h1)+:(1)] & (st == cs_aggregating) & (sage >= sj[(32'h120)+:(32)]);
         s[(64'h1)+:(1)] = sj[(32'h2)+:(1)] & (st == cs_emitted) & (sage >= sj[(32'h140)+:(32)]);
         s[(64'h2)+:(1)] = m_bitmap != sj[(32'h80)+:(64)];
@@ -32754,7 +32428,6 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,
         c[(64'h14)+:(1)] = f[(64'h60)+:(64)] == je[(32'h80)+:(64)];
         c[(64'h15)+:(1)] = newbm == je[(32'h80)+:(64)];
         c[(64'h16)+:(1)] = f[(64'h28)+:(16)] != m_elem;
-        partial = m_bitmap != je[(32'h80)+:(64)];
     end
     
 endmodule // fanin_pred
@@ -32817,25 +32490,6 @@ module fanin_q_c(d,q,clock);
 endmodule // fanin_q_c
 
 
-module fanin_q_partial(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_partial
-
-
 module fanin_q_qf_m(d,q,clock);
     
     // Module arguments
@@ -32891,44 +32545,6 @@ module fanin_q_qfull(d,q,clock);
     end
           
 endmodule // fanin_q_qfull
-
-
-module fanin_q_rle1(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_rle1
-
-
-module fanin_q_rows(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_q_rows
 
 
 module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_bitmap,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
@@ -41607,20 +41223,15 @@ module fanin_rx_3_wx(d,q,clock);
 endmodule // fanin_rx_3_wx
 
 
-module fanin_sess(clock,rst,join_go,join_entry,join_bm,join_nonce,join_mac,join_ip,join_udp,join_port,join_job,join_ranks,hu_v,hu_j,hu_b,reset,reset_entry,reset_high,jcm$0,jcm$1,jcm$2,jcm$3,jcm$4,jcm$5,jcm$6,jcm$7,jcm$8,jcm$9,jcm$10,jcm$11,jcm$12,jcm$13,jcm$14,jcm$15,ac_take,busy,epoch_move,entry,opened,ss_open$0,ss_open$1,ss_open$2,ss_open$3,ss_open$4,ss_open$5,ss_open$6,ss_open$7,ss_open$8,ss_open$9,ss_open$10,ss_open$11,ss_open$12,ss_open$13,ss_open$14,ss_open$15,ss_base$0,ss_base$1,ss_base$2,ss_base$3,ss_base$4,ss_base$5,ss_base$6,ss_base$7,ss_base$8,ss_base$9,ss_base$10,ss_base$11,ss_base$12,ss_base$13,ss_base$14,ss_base$15,ac_ready,ac_nonce,ac_mac,ac_ip,ac_udp,ac_port,ac_bm,ac_job,ac_block);
+module fanin_sess(clock,rst,join_go,join_entry,join_f,join_port,join_ranks,hu_v,hu_j,hu_b,reset,reset_entry,reset_high,jcm$0,jcm$1,jcm$2,jcm$3,jcm$4,jcm$5,jcm$6,jcm$7,jcm$8,jcm$9,jcm$10,jcm$11,jcm$12,jcm$13,jcm$14,jcm$15,ac_take,busy,epoch_move,entry,opened,ss_open$0,ss_open$1,ss_open$2,ss_open$3,ss_open$4,ss_open$5,ss_open$6,ss_open$7,ss_open$8,ss_open$9,ss_open$10,ss_open$11,ss_open$12,ss_open$13,ss_open$14,ss_open$15,ss_base$0,ss_base$1,ss_base$2,ss_base$3,ss_base$4,ss_base$5,ss_base$6,ss_base$7,ss_base$8,ss_base$9,ss_base$10,ss_base$11,ss_base$12,ss_base$13,ss_base$14,ss_base$15,ac_ready,ac);
     
     // Module arguments
     input wire  clock;
     input wire  rst;
     input wire  join_go;
     input wire  [7:0] join_entry;
-    input wire  [63:0] join_bm;
-    input wire  [31:0] join_nonce;
-    input wire  [47:0] join_mac;
-    input wire  [31:0] join_ip;
-    input wire  [15:0] join_udp;
+    input wire  [255:0] join_f;
     input wire  [3:0] join_port;
-    input wire  [15:0] join_job;
     input wire  [63:0] join_ranks;
     input wire  hu_v;
     input wire  [7:0] hu_j;
@@ -41682,14 +41293,7 @@ module fanin_sess(clock,rst,join_go,join_entry,join_bm,join_nonce,join_mac,join_
     output reg  [31:0] ss_base$14;
     output reg  [31:0] ss_base$15;
     output reg  ac_ready;
-    output reg  [31:0] ac_nonce;
-    output reg  [47:0] ac_mac;
-    output reg  [31:0] ac_ip;
-    output reg  [15:0] ac_udp;
-    output reg  [3:0] ac_port;
-    output reg  [63:0] ac_bm;
-    output reg  [15:0] ac_job;
-    output reg  [31:0] ac_block;
+    output reg  [243:0] ac;
     
     // Constant declarations
     localparam  c_idx8$0 = 8'h0;
@@ -42852,14 +42456,14 @@ module fanin_sess(clock,rst,join_go,join_entry,join_bm,join_nonce,join_mac,join_
         ss_open$15 = ss_open_r$15$q;
         ss_base$15 = ss_base_r$15$q;
         ac_ready = su_st$q == SessState$AStage;
-        ac_nonce = ac_nonce_r$q;
-        ac_mac = ac_mac_r$q;
-        ac_ip = ac_ip_r$q;
-        ac_udp = ac_udp_r$q;
-        ac_port = ac_port_r$q;
-        ac_bm = ac_bm_r$q;
-        ac_job = su_job$q;
-        ac_block = su_base$q;
+        ac[(64'h0)+:(32)] = ac_nonce_r$q;
+        ac[(64'h20)+:(48)] = ac_mac_r$q;
+        ac[(64'h50)+:(32)] = ac_ip_r$q;
+        ac[(64'h70)+:(16)] = ac_udp_r$q;
+        ac[(64'h80)+:(4)] = ac_port_r$q;
+        ac[(64'h84)+:(64)] = ac_bm_r$q;
+        ac[(64'hc4)+:(16)] = su_job$q;
+        ac[(64'hd4)+:(32)] = su_base$q;
         hu2_v$d = hu_v;
         hu2_j$d = hu_j;
         hu2_b$d = hu_b;
@@ -43554,13 +43158,13 @@ module fanin_sess(clock,rst,join_go,join_entry,join_bm,join_nonce,join_mac,join_
             su_v$d = 1'b1;
             su_st$d = SessState$Load;
             su_j$d = join_entry;
-            su_bm$d = join_bm;
-            su_nonce$d = join_nonce;
-            su_mac$d = join_mac;
-            su_ip$d = join_ip;
-            su_udp$d = join_udp;
+            su_bm$d = join_f[(64'h60)+:(64)];
+            su_nonce$d = join_f[(64'h38)+:(32)];
+            su_mac$d = join_f[(64'hd0)+:(48)];
+            su_ip$d = join_f[(64'ha0)+:(32)];
+            su_udp$d = join_f[(64'hc0)+:(16)];
             su_port$d = join_port;
-            su_job$d = join_job;
+            su_job$d = join_f[(64'h18)+:(16)];
             su_ranks$d = join_ranks;
         end
         if (reset) begin
@@ -49551,99 +49155,23 @@ module fanin_x_join(d,q,clock);
 endmodule // fanin_x_join
 
 
-module fanin_x_m(d,q,clock);
+module fanin_x_mg(d,q,clock);
     
     // Module arguments
-    input wire  [239:0] d;
-    output reg  [239:0] q;
+    input wire  [353:0] d;
+    output reg  [353:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 240'h0;
+       q = 354'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_x_m
-
-
-module fanin_x_mflags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_x_mflags
-
-
-module fanin_x_newbm(d,q,clock);
-    
-    // Module arguments
-    input wire  [63:0] d;
-    output reg  [63:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_x_newbm
-
-
-module fanin_x_rows_m(d,q,clock);
-    
-    // Module arguments
-    input wire  [15:0] d;
-    output reg  [15:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 16'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_x_rows_m
-
-
-module fanin_x_sflags(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_x_sflags
+endmodule // fanin_x_mg
 
 
 module fanin_xo_v(d,q,clock);

@@ -1,6 +1,6 @@
 //! The back end: the row work of one item at a time, in decision order, and the item's
 //! destinations. An item comes from the item stage (`l_*`: a decision's, or an ACCEPT of
-//! the session unit) or straight from the front end (`f_*`: a routed frame, an ARP reply,
+//! the session unit) or straight from the front end (`fi`, `f_*`: a routed frame, an ARP reply,
 //! a frame only released, the timer scan's flush); `bstate` is its state (`BackState`):
 //! RMW of the slot rows through the Acc, the child scan of a later multicast round, the
 //! copy of the payload rows to every destination port, then one destination per cycle
@@ -29,7 +29,7 @@ use super::copy::CopyPipe;
 use super::dest::DestPipe;
 use super::finish::Finish;
 use super::overflow::OvfBits;
-use super::states::{BackState, OutFields, Staged};
+use super::states::{BackState, FrontItem, OutFields, Staged};
 use super::{idx4, k16, mc_mask, n};
 
 /// The back end of the engine (see the module documentation).
@@ -48,37 +48,10 @@ pub struct BackEnd<const WB: usize> {
     pub f_go: Signal<In, bool>,
     /// (The state of the front end's item.)
     pub f_st: Signal<In, BackState>,
-    /// (The front end's item is its RMW's last cycle: `q_rle1`.)
+    /// (The front end's item is its RMW's last cycle: `x_mg.rle1`.)
     pub f_rl: Signal<In, bool>,
-    /// The front end's frame, loaded whenever the back end is free: ingress port.
-    pub f_sel: Signal<In, Bits<4>>,
-    /// (Its first buffer row.)
-    pub f_row0: Signal<In, Bits<16>>,
-    /// (Its buffer rows.)
-    pub f_nrows: Signal<In, Bits<16>>,
-    /// (Its buffer is released at the end: not a scan visit.)
-    pub f_rel: Signal<In, bool>,
-    /// (Its header region, or the ARP reply's.)
-    pub f_hdr: Signal<In, Bits<512>>,
-    /// (Its length, or the ARP reply's.)
-    pub f_len: Signal<In, Bits<16>>,
-    /// The front end's item sends a frame: `f_enr` rows (`f_more`: not 0, `f_last`: 1)
-    /// to the ports `f_pmask`.
-    pub f_item: Signal<In, bool>,
-    /// (Rows to send.)
-    pub f_enr: Signal<In, Bits<16>>,
-    /// (`f_enr != 0`.)
-    pub f_more: Signal<In, bool>,
-    /// (`f_enr == 1`.)
-    pub f_last: Signal<In, bool>,
-    /// (The destination ports.)
-    pub f_pmask: Signal<In, Bits<8>>,
-    /// The front end's item pushes its original header (a routed frame, an ARP reply).
-    pub f_orig: Signal<In, bool>,
-    /// The front end's item is the scan's flush of slot copy `f_cadr` with fields `f_o`.
-    pub f_slot: Signal<In, bool>,
-    /// (The flushed copy.)
-    pub f_cadr: Signal<In, Bits<ADDR_W>>,
+    /// The front end's frame and item, loaded whenever the back end is free.
+    pub fi: Signal<In, FrontItem>,
     /// (The flush's header fields and destination.)
     pub f_o: Signal<In, OutFields>,
     /// The item stage hands over its item this cycle (`sq_ld`; only when the back end is
@@ -232,20 +205,7 @@ impl<const WB: usize> BackEnd<WB> {
             f_go: Default::default(),
             f_st: Default::default(),
             f_rl: Default::default(),
-            f_sel: Default::default(),
-            f_row0: Default::default(),
-            f_nrows: Default::default(),
-            f_rel: Default::default(),
-            f_hdr: Default::default(),
-            f_len: Default::default(),
-            f_item: Default::default(),
-            f_enr: Default::default(),
-            f_more: Default::default(),
-            f_last: Default::default(),
-            f_pmask: Default::default(),
-            f_orig: Default::default(),
-            f_slot: Default::default(),
-            f_cadr: Default::default(),
+            fi: Default::default(),
             f_o: Default::default(),
             l_go: Default::default(),
             l_item: Default::default(),
@@ -683,25 +643,25 @@ impl<const WB: usize> Logic for BackEnd<WB> {
         self.fin.v_c.next = self.dest.v_c_q.val();
         // ---- Hand-over: the next item comes in when the back end is idle or finishing
         // this cycle (`b_free`): the defaults first (the front end's frame), then the item
-        // stage's item (`l_go`) or the front end's (`f_go`, `f_item`, `f_slot`). ----
+        // stage's item (`l_go`) or the front end's (`f_go`, `fi.item`, `fi.slot`). ----
         self.b_free.next = (self.bstate.q.val() == BackState::Idle) | self.b_done.val();
         // (`e_last` is written last from `el_init` when `b_free`: every hand-over below
         // implies it, and one mux on `b_free` keeps its row compare off a long chain.)
         self.el_init.next = self.b_enr.q.val() == 1;
         if self.b_free.val() {
-            self.b_sel.d.next = self.f_sel.val();
-            self.b_row0.d.next = self.f_row0.val();
-            self.b_nrows.d.next = self.f_nrows.val();
-            self.b_rel.d.next = self.f_rel.val();
-            self.b_hdr.d.next = self.f_hdr.val();
-            self.b_len.d.next = self.f_len.val();
-            self.e_orig.d.next = self.f_orig.val();
+            self.b_sel.d.next = self.fi.val().sel;
+            self.b_row0.d.next = self.fi.val().row0;
+            self.b_nrows.d.next = self.fi.val().nrows;
+            self.b_rel.d.next = self.fi.val().rel;
+            self.b_hdr.d.next = self.fi.val().hdr;
+            self.b_len.d.next = self.fi.val().len;
+            self.e_orig.d.next = self.fi.val().orig;
             self.e_mc.d.next = false;
             self.b_rly.d.next = false;
             self.b_reg.d.next = false;
-            self.e_slot.d.next = self.f_slot.val();
+            self.e_slot.d.next = self.fi.val().slot;
             self.b_emit.d.next = false;
-            self.b_eovf.d.next = self.f_slot.val();
+            self.b_eovf.d.next = self.fi.val().slot;
             self.ri.d.next = 0.into();
             self.ri2.d.next = 2.into();
             self.e_more.d.next = self.b_enr.q.val() != 0;
@@ -752,14 +712,14 @@ impl<const WB: usize> Logic for BackEnd<WB> {
         }
         // The front end's item: a frame to send (a routed frame, an ARP reply, the scan's
         // flush), the flushed copy.
-        if self.f_item.val() {
-            self.b_enr.d.next = self.f_enr.val();
-            self.e_more.d.next = self.f_more.val();
-            self.el_init.next = self.f_last.val();
-            self.pmask.d.next = self.f_pmask.val();
+        if self.fi.val().item {
+            self.b_enr.d.next = self.fi.val().enr;
+            self.e_more.d.next = self.fi.val().more;
+            self.el_init.next = self.fi.val().last;
+            self.pmask.d.next = self.fi.val().pmask;
         }
-        if self.f_slot.val() {
-            self.b_cadr.d.next = self.f_cadr.val();
+        if self.fi.val().slot {
+            self.b_cadr.d.next = self.fi.val().cadr;
             self.o_f.d.next = self.f_o.val();
         }
         if self.b_free.val() {

@@ -1,10 +1,9 @@
 //! DSEL, the second decision stage: the model's branch for the frame in the decision
 //! stages (`Switch::contribution` / `result` / `same_block`, `relay_down`, `join`), chosen
 //! from the conditions PRED registered (`c`, a `Conds`) and registered for DECIDE: the
-//! counter events (`ev_q`), the action (`act_q`), the Acc operation (`aop_q`), whether the
-//! copy completes (`cpl_q`) or merges (`merge_q`), whether a result takes effect
-//! (`rok_q`), a REFUSE's reason (`why_q`) and whether a contribution moves the root's
-//! session floor on (`hup_q`). The engine strobes it (`go`) in the DSEL cycle and keeps the
+//! `states::Branch` (`q`): the counter events, the action, the Acc operation, whether the
+//! copy completes or merges, whether a result takes effect, a REFUSE's reason and whether
+//! a contribution moves the root's session floor on. The engine strobes it (`go`) in the DSEL cycle and keeps the
 //! stage's state and the copy of the frame's fields for DECIDE (`dx_*`).
 //!
 //! Every output is a register: no input reaches an output in the same cycle (issue #24:
@@ -14,7 +13,7 @@ use fanin_proto::model::{CopyState, Counter};
 use fanin_proto::wire::{Flags, PacketType, RefuseReason};
 use rust_hdl::prelude::*;
 
-use super::states::{copy_state, event, flag, packet_type, Action, Conds};
+use super::states::{copy_state, event, flag, packet_type, Action, Branch, Conds};
 
 /// The decision's branch select (see the module documentation).
 #[derive(LogicBlock)]
@@ -35,22 +34,8 @@ pub struct DSel {
     pub c: Signal<In, Conds>,
     /// The job's quota is full (PRED's condition for the busy count DECIDE leaves).
     pub qf: Signal<In, bool>,
-    /// The branch's counter events (`states::event` bits).
-    pub ev_q: Signal<Out, Bits<32>>,
-    /// The branch's action.
-    pub act_q: Signal<Out, Action>,
-    /// The Acc operation of an aggregation (1: start, 2: merge).
-    pub aop_q: Signal<Out, Bits<2>>,
-    /// The copy completes with this contribution.
-    pub cpl_q: Signal<Out, bool>,
-    /// The contribution merges into the copy's block.
-    pub merge_q: Signal<Out, bool>,
-    /// A result takes effect (it came from the parent's port).
-    pub rok_q: Signal<Out, bool>,
-    /// A REFUSE's reason.
-    pub why_q: Signal<Out, Bits<8>>,
-    /// The contribution moves the root's session floor (`high`) on.
-    pub hup_q: Signal<Out, bool>,
+    /// The branch, registered.
+    pub q: Signal<Out, Branch>,
     ev: DFF<Bits<32>>,
     act: DFF<Action>,
     aop: DFF<Bits<2>>,
@@ -99,14 +84,7 @@ impl Default for DSel {
             sessions: Default::default(),
             c: Default::default(),
             qf: Default::default(),
-            ev_q: Default::default(),
-            act_q: Default::default(),
-            aop_q: Default::default(),
-            cpl_q: Default::default(),
-            merge_q: Default::default(),
-            rok_q: Default::default(),
-            why_q: Default::default(),
-            hup_q: Default::default(),
+            q: Default::default(),
             ev: Default::default(),
             act: Default::default(),
             aop: Default::default(),
@@ -150,14 +128,14 @@ impl Logic for DSel {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, ev, act, aop, cpl, merge, rok, why, hup);
-        self.ev_q.next = self.ev.q.val();
-        self.act_q.next = self.act.q.val();
-        self.aop_q.next = self.aop.q.val();
-        self.cpl_q.next = self.cpl.q.val();
-        self.merge_q.next = self.merge.q.val();
-        self.rok_q.next = self.rok.q.val();
-        self.why_q.next = self.why.q.val();
-        self.hup_q.next = self.hup.q.val();
+        self.q.next.ev = self.ev.q.val();
+        self.q.next.act = self.act.q.val();
+        self.q.next.aop = self.aop.q.val();
+        self.q.next.cpl = self.cpl.q.val();
+        self.q.next.merge = self.merge.q.val();
+        self.q.next.rok = self.rok.q.val();
+        self.q.next.why = self.why.q.val();
+        self.q.next.hup = self.hup.q.val();
         if self.go.val() {
             // DSEL: the model's branch for this frame (Switch::contribution / result /
             // same_block), from the registered conditions, registered for DECIDE.

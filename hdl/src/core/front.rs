@@ -14,7 +14,7 @@
 //!   them (`Switch::scan_slot`).
 //!
 //! Its state and the frame's registers are outputs; its strobes (`take`, `h_go` and the
-//! back end's `f_*`, the metadata write, the counter events) are terms of its registers
+//! back end's `fi`, the metadata write, the counter events) are terms of its registers
 //! and of inputs that are registers or sub-block outputs (`hand.rs`'s `b_free`/`lk_free`).
 //! The engine applies the strobes, and gives the writes of the decision stages, which
 //! never coincide with the front end's, precedence.
@@ -30,7 +30,9 @@ use fanin_proto::model::{CopyState, Counter};
 use fanin_regs::layout::meta;
 use rust_hdl::prelude::*;
 
-use super::states::{copy_state, event, BackState, DecState, Fields, FrontState, ScanConds};
+use super::states::{
+    copy_state, event, BackState, Ctx, DecState, Fields, FrontItem, FrontState, ScanConds,
+};
 use super::{idx4, k16, mc_mask, n, JOB_W, META_W};
 
 /// The front end (see the module documentation).
@@ -120,24 +122,14 @@ pub struct FrontEnd {
     pub age: Signal<In, Bits<32>>,
     /// The scan's conditions on the copy (`pred.rs`).
     pub s: Signal<In, ScanConds>,
-    /// The taken frame's ingress port.
-    pub sel_q: Signal<Out, Bits<4>>,
-    /// Its length.
-    pub len_q: Signal<Out, Bits<16>>,
-    /// Its header region.
-    pub hdr_q: Signal<Out, Bits<PARSE_W>>,
-    /// Its first row.
-    pub row0_q: Signal<Out, Bits<16>>,
-    /// Its payload rows.
-    pub nrows_q: Signal<Out, Bits<16>>,
+    /// The taken frame's (or the scan visit's) context: tick, port, header, length, rows.
+    pub c: Signal<Out, Ctx>,
     /// Its fields.
     pub f_q: Signal<Out, Fields>,
     /// Its job entry (PARSE's; LOOK's while LOOK holds it).
     pub ji_q: Signal<Out, Bits<8>>,
     /// Its slot copy's address, or the scan's.
     pub cadr_q: Signal<Out, Bits<ADDR_W>>,
-    /// The tick of the take or visit.
-    pub now_q: Signal<Out, Bits<32>>,
     /// The front end works on a scan visit.
     pub e_scan_q: Signal<Out, bool>,
     /// The visited copy's age (SLAT).
@@ -160,24 +152,8 @@ pub struct FrontEnd {
     pub h_go: Signal<Out, bool>,
     /// The back end's first state for it.
     pub h_st: Signal<Out, BackState>,
-    /// The item pushes the frame's header (a forward, an ARP reply).
-    pub f_orig: Signal<Out, bool>,
-    /// The header it pushes.
-    pub f_hdr: Signal<Out, Bits<512>>,
-    /// The frame's length.
-    pub f_len: Signal<Out, Bits<16>>,
-    /// The hand-over carries an item (not only a release).
-    pub f_item: Signal<Out, bool>,
-    /// The item's rows.
-    pub f_enr: Signal<Out, Bits<16>>,
-    /// It has rows.
-    pub f_more: Signal<Out, bool>,
-    /// It has exactly one.
-    pub f_last: Signal<Out, bool>,
-    /// Its destination ports.
-    pub f_pmask: Signal<Out, Bits<8>>,
-    /// It is the scan's flush of the copy `cadr_q`.
-    pub f_slot: Signal<Out, bool>,
+    /// The frame and its item for the back end.
+    pub fi: Signal<Out, FrontItem>,
     /// The metadata read address.
     pub m_raddr: Signal<Out, Bits<ADDR_W>>,
     /// The scan's metadata write (to `cadr_q`).
@@ -327,15 +303,10 @@ impl FrontEnd {
             jr: Default::default(),
             age: Default::default(),
             s: Default::default(),
-            sel_q: Default::default(),
-            len_q: Default::default(),
-            hdr_q: Default::default(),
-            row0_q: Default::default(),
-            nrows_q: Default::default(),
+            c: Default::default(),
             f_q: Default::default(),
             ji_q: Default::default(),
             cadr_q: Default::default(),
-            now_q: Default::default(),
             e_scan_q: Default::default(),
             sage_q: Default::default(),
             tage_q: Default::default(),
@@ -347,15 +318,7 @@ impl FrontEnd {
             look_load: Default::default(),
             h_go: Default::default(),
             h_st: Default::default(),
-            f_orig: Default::default(),
-            f_hdr: Default::default(),
-            f_len: Default::default(),
-            f_item: Default::default(),
-            f_enr: Default::default(),
-            f_more: Default::default(),
-            f_last: Default::default(),
-            f_pmask: Default::default(),
-            f_slot: Default::default(),
+            fi: Default::default(),
             m_raddr: Default::default(),
             m_we: Default::default(),
             m_wdata: Default::default(),
@@ -447,15 +410,15 @@ impl Logic for FrontEnd {
             q_s, q_sj, la_chk, pc_non_ip, pc_arp, pc_ip_bad, pc_route, pc_bad, pc_wbad, pc_popok,
             pc_count, pc_pop, cha_q, pba_q, own_age, scan_turn
         );
-        self.sel_q.next = self.sel.q.val();
-        self.len_q.next = self.len.q.val();
-        self.hdr_q.next = self.hdr.q.val();
-        self.row0_q.next = self.row0.q.val();
-        self.nrows_q.next = self.nrows.q.val();
+        self.c.next.now = self.now_r.q.val();
+        self.c.next.sel = self.sel.q.val();
+        self.c.next.hdr = self.hdr.q.val().get_value_headers();
+        self.c.next.len = self.len.q.val();
+        self.c.next.row0 = self.row0.q.val();
+        self.c.next.nrows = self.nrows.q.val();
         self.f_q.next = self.f.q.val();
         self.ji_q.next = self.ji.q.val();
         self.cadr_q.next = self.cadr.q.val();
-        self.now_q.next = self.now_r.q.val();
         self.e_scan_q.next = self.e_scan.q.val();
         self.sage_q.next = self.sage.q.val();
         self.tage_q.next = self.tage.q.val();
@@ -514,15 +477,20 @@ impl Logic for FrontEnd {
         // The back end's item, set where the front end hands one over.
         self.h_go.next = false;
         self.h_st.next = BackState::Idle;
-        self.f_orig.next = false;
-        self.f_hdr.next = self.hdr.q.val().get_value_headers();
-        self.f_len.next = self.len.q.val();
-        self.f_item.next = false;
-        self.f_enr.next = 0.into();
-        self.f_more.next = false;
-        self.f_last.next = false;
-        self.f_pmask.next = 0.into();
-        self.f_slot.next = false;
+        self.fi.next.sel = self.sel.q.val();
+        self.fi.next.row0 = self.row0.q.val();
+        self.fi.next.nrows = self.nrows.q.val();
+        self.fi.next.rel = !self.e_scan.q.val();
+        self.fi.next.cadr = self.cadr.q.val();
+        self.fi.next.orig = false;
+        self.fi.next.hdr = self.hdr.q.val().get_value_headers();
+        self.fi.next.len = self.len.q.val();
+        self.fi.next.item = false;
+        self.fi.next.enr = 0.into();
+        self.fi.next.more = false;
+        self.fi.next.last = false;
+        self.fi.next.pmask = 0.into();
+        self.fi.next.slot = false;
         // A frame is taken when the front end is idle (also while the decision stages work
         // on the frame before), unless the scan has its turn or a commit is pending. A job
         // commit waits for the front end to be idle and holds it for a cycle after
@@ -636,11 +604,11 @@ impl Logic for FrontEnd {
                             // The reply, as a routed frame of its own header region only
                             // (60 bytes, no rows), out of the ingress port.
                             self.ev.next = self.ev_arp.val();
-                            self.f_orig.next = true;
-                            self.f_hdr.next = self.arp_y.val();
-                            self.f_len.next = 60.into();
-                            self.f_item.next = true;
-                            self.f_pmask.next = bits::<8>(1) << bit_cast::<8, 4>(self.sel.q.val());
+                            self.fi.next.orig = true;
+                            self.fi.next.hdr = self.arp_y.val();
+                            self.fi.next.len = 60.into();
+                            self.fi.next.item = true;
+                            self.fi.next.pmask = bits::<8>(1) << bit_cast::<8, 4>(self.sel.q.val());
                             self.h_st.next = BackState::CopyRows;
                         }
                         FrameClass::Malformed => {
@@ -649,12 +617,12 @@ impl Logic for FrontEnd {
                         FrameClass::Route => {
                             if self.rhit.val() {
                                 self.ev.next = self.ev_forwarded.val();
-                                self.f_orig.next = true;
-                                self.f_item.next = true;
-                                self.f_enr.next = self.nrows.q.val();
-                                self.f_more.next = self.nrows.q.val() != 0;
-                                self.f_last.next = self.nrows.q.val() == 1;
-                                self.f_pmask.next = self.rpm.val();
+                                self.fi.next.orig = true;
+                                self.fi.next.item = true;
+                                self.fi.next.enr = self.nrows.q.val();
+                                self.fi.next.more = self.nrows.q.val() != 0;
+                                self.fi.next.last = self.nrows.q.val() == 1;
+                                self.fi.next.pmask = self.rpm.val();
                                 self.h_st.next = BackState::CopyRows;
                             } else {
                                 self.ev.next = self.ev_no_route.val();
@@ -697,8 +665,8 @@ impl Logic for FrontEnd {
                     if self.b_free.val() & !self.item_v.val() {
                         self.h_go.next = true;
                         self.h_st.next = BackState::CopyRows;
-                        self.f_slot.next = true;
-                        self.f_item.next = true;
+                        self.fi.next.slot = true;
+                        self.fi.next.item = true;
                         self.ev.next = self.ev_timeouts.val();
                         self.m_wdata.next = (self.m.val() & !self.mk_meta_state_times.val())
                             | bit_cast::<META_W, 3>(self.cs_emitted.val())
@@ -707,11 +675,11 @@ impl Logic for FrontEnd {
                             | (bit_cast::<META_W, 32>(self.now_r.q.val())
                                 << self.at_meta_touched.val());
                         self.m_we.next = true;
-                        self.f_pmask.next = bits::<8>(1)
+                        self.fi.next.pmask = bits::<8>(1)
                             << bit_cast::<8, 4>(self.q_sj.q.val().get_value_parent_port());
-                        self.f_enr.next = self.q_s.q.val().rows;
-                        self.f_more.next = self.q_s.q.val().more;
-                        self.f_last.next = self.q_s.q.val().last;
+                        self.fi.next.enr = self.q_s.q.val().rows;
+                        self.fi.next.more = self.q_s.q.val().more;
+                        self.fi.next.last = self.q_s.q.val().last;
                     } else {
                         self.state.d.next = FrontState::SDec;
                     }

@@ -7,7 +7,7 @@
 //! `aggregate_frame` / `refuse_frame` / `accept_frame`).
 //!
 //! A leaf with no registers, as `finish.rs`: its inputs are registers (DECIDE's copies
-//! `dx_*`, the decision's context `x_*` and `q_*`, DSEL's outputs, the item stage's `sq`,
+//! `dx_*`, the decision's context `x_*` and `q_*` (PRED's `x_mg`), DSEL's branch, the item stage's `sq`,
 //! the session unit's ACCEPT, the scan's `q_*`, the metadata port's output, the identity
 //! registers), and the engine loads the item
 //! stage from its outputs when DECIDE completes (`item.dec_go`) or an ACCEPT is staged
@@ -22,27 +22,16 @@ use fanin_regs::layout::meta;
 use rust_hdl::prelude::*;
 
 use super::states::{
-    copy_state, event, flag, packet_type, Action, BackState, Ctx, Fields, OutFields, Staged,
+    copy_state, event, flag, packet_type, Accept, Action, BackState, Branch, Ctx, Fields, Merged,
+    OutFields, Staged,
 };
 use super::{JOB_W, META_W};
 
 /// DECIDE's and the ACCEPT's items and the scan flush's fields (see the module documentation).
 #[derive(LogicBlock)]
 pub struct Loads {
-    /// DSEL's action.
-    pub act: Signal<In, Action>,
-    /// DSEL's Acc operation (1: start, 2: merge).
-    pub aop: Signal<In, Bits<2>>,
-    /// The copy completes (DSEL).
-    pub cpl: Signal<In, bool>,
-    /// The contribution merges into the copy's block (DSEL).
-    pub merge: Signal<In, bool>,
-    /// A result takes effect (DSEL).
-    pub rok: Signal<In, bool>,
-    /// A REFUSE's reason (DSEL).
-    pub why: Signal<In, Bits<8>>,
-    /// DSEL's counter events.
-    pub dev: Signal<In, Bits<32>>,
+    /// DSEL's branch.
+    pub br: Signal<In, Branch>,
     /// DECIDE's frame fields (`dx_f`).
     pub f: Signal<In, Fields>,
     /// DECIDE's frame context (`dx_c`).
@@ -55,22 +44,8 @@ pub struct Loads {
     pub je: Signal<In, Bits<JOB_W>>,
     /// The job entry's epoch (`x_jep`).
     pub jep: Signal<In, Bits<32>>,
-    /// The copy's metadata PRED read (`x_m`).
-    pub xm: Signal<In, Bits<META_W>>,
-    /// The copy's bitmap after the merge (`x_newbm`).
-    pub newbm: Signal<In, Bits<64>>,
-    /// The copy's flags after the merge (`x_mflags`).
-    pub mflags: Signal<In, Bits<8>>,
-    /// The packet's kept flags (`x_sflags`).
-    pub sflags: Signal<In, Bits<8>>,
-    /// The copy's rows (`x_rows_m`).
-    pub rows_m: Signal<In, Bits<16>>,
-    /// The packet's rows (`q_rows`).
-    pub rows: Signal<In, Bits<16>>,
-    /// The packet has at most one row (`q_rle1`).
-    pub rle1: Signal<In, bool>,
-    /// The copy's bitmap is not the expected one (`q_partial`).
-    pub partial: Signal<In, bool>,
+    /// PRED's copy of the slot copy's metadata, the merge and the rows (`x_mg`).
+    pub mg: Signal<In, Merged>,
     /// PRED's condition: the copy is busy.
     pub busy_st: Signal<In, bool>,
     /// PRED's condition: the copy holds the packet's block.
@@ -83,22 +58,8 @@ pub struct Loads {
     pub me_port: Signal<In, Bits<16>>,
     /// The item stage's item (the fields a loader does not write).
     pub sq: Signal<In, Staged>,
-    /// The ACCEPT's nonce.
-    pub ac_nonce: Signal<In, Bits<32>>,
-    /// The ACCEPT's destination MAC address.
-    pub ac_mac: Signal<In, Bits<48>>,
-    /// The ACCEPT's destination IPv4 address.
-    pub ac_ip: Signal<In, Bits<32>>,
-    /// The ACCEPT's destination UDP port.
-    pub ac_udp: Signal<In, Bits<16>>,
-    /// The ACCEPT's egress port.
-    pub ac_port: Signal<In, Bits<4>>,
-    /// The ACCEPT's rank, one bit.
-    pub ac_bm: Signal<In, Bits<64>>,
-    /// The ACCEPT's job id.
-    pub ac_job: Signal<In, Bits<16>>,
-    /// The ACCEPT's block.
-    pub ac_block: Signal<In, Bits<32>>,
+    /// The session unit's ACCEPT.
+    pub ac_in: Signal<In, Accept>,
     /// The ACCEPT's job entry.
     pub ac_entry: Signal<In, Bits<8>>,
     /// The scan's copy's metadata (`metaport.rs`' `m`).
@@ -139,6 +100,8 @@ pub struct Loads {
     cr: Signal<Local, bool>,
     /// The item's back-end state.
     st: Signal<Local, BackState>,
+    // PRED's copy of the metadata word (`mg.m`) and its fields.
+    xm: Signal<Local, Bits<META_W>>,
     xm_flags: Signal<Local, Bits<8>>,
     xm_exp: Signal<Local, Bits<8>>,
     xm_elem: Signal<Local, Bits<16>>,
@@ -173,41 +136,21 @@ pub struct Loads {
 impl Default for Loads {
     fn default() -> Self {
         Self {
-            act: Default::default(),
-            aop: Default::default(),
-            cpl: Default::default(),
-            merge: Default::default(),
-            rok: Default::default(),
-            why: Default::default(),
-            dev: Default::default(),
+            br: Default::default(),
             f: Default::default(),
             c: Default::default(),
             ji: Default::default(),
             cadr: Default::default(),
             je: Default::default(),
             jep: Default::default(),
-            xm: Default::default(),
-            newbm: Default::default(),
-            mflags: Default::default(),
-            sflags: Default::default(),
-            rows_m: Default::default(),
-            rows: Default::default(),
-            rle1: Default::default(),
-            partial: Default::default(),
+            mg: Default::default(),
             busy_st: Default::default(),
             samebl: Default::default(),
             me_mac: Default::default(),
             me_ip: Default::default(),
             me_port: Default::default(),
             sq: Default::default(),
-            ac_nonce: Default::default(),
-            ac_mac: Default::default(),
-            ac_ip: Default::default(),
-            ac_udp: Default::default(),
-            ac_port: Default::default(),
-            ac_bm: Default::default(),
-            ac_job: Default::default(),
-            ac_block: Default::default(),
+            ac_in: Default::default(),
             ac_entry: Default::default(),
             sm: Default::default(),
             sj: Default::default(),
@@ -231,6 +174,7 @@ impl Default for Loads {
             xm_flags: Default::default(),
             xm_exp: Default::default(),
             xm_elem: Default::default(),
+            xm: Default::default(),
             xm_block: Default::default(),
             xm_bitmap: Default::default(),
             cs_aggregating: copy_state(CopyState::Aggregating),
@@ -264,6 +208,7 @@ impl Default for Loads {
 impl Logic for Loads {
     #[hdl_gen]
     fn update(&mut self) {
+        self.xm.next = self.mg.val().m;
         self.xm_block.next = self.xm.val().get_value_block();
         self.xm_bitmap.next = self.xm.val().get_value_bitmap();
         self.xm_exp.next = self.xm.val().get_value_exponent();
@@ -282,19 +227,19 @@ impl Logic for Loads {
             | (bit_cast::<META_W, 32>(self.f.val().block) << self.at_meta_block.val())
             | (bit_cast::<META_W, 64>(self.f.val().bitmap) << self.at_meta_bitmap.val())
             | (bit_cast::<META_W, 8>(self.f.val().exponent) << self.at_meta_exponent.val())
-            | (bit_cast::<META_W, 8>(self.sflags.val()) << self.at_meta_flags.val())
+            | (bit_cast::<META_W, 8>(self.mg.val().sflags) << self.at_meta_flags.val())
             | (bit_cast::<META_W, 16>(self.f.val().elements) << self.at_meta_elements.val())
             | (bit_cast::<META_W, 32>(self.c.val().now) << self.at_meta_timer.val())
             | (bit_cast::<META_W, 32>(self.c.val().now) << self.at_meta_touched.val());
-        if self.merge.val() {
+        if self.br.val().merge {
             // A merge is progress: `touched` moves on (the timer stays the first
             // contribution's).
             self.cmw.next = (self.xm.val() & !self.mk_meta_bitmap_flags.val())
-                | (bit_cast::<META_W, 64>(self.newbm.val()) << self.at_meta_bitmap.val())
-                | (bit_cast::<META_W, 8>(self.mflags.val()) << self.at_meta_flags.val())
+                | (bit_cast::<META_W, 64>(self.mg.val().newbm) << self.at_meta_bitmap.val())
+                | (bit_cast::<META_W, 8>(self.mg.val().mflags) << self.at_meta_flags.val())
                 | (bit_cast::<META_W, 32>(self.c.val().now) << self.at_meta_touched.val());
         }
-        self.cr.next = self.cpl.val() & !self.je.val().get_value_inner();
+        self.cr.next = self.br.val().cpl & !self.je.val().get_value_inner();
         self.dwe.next = false;
         self.dwd.next = self.cmw.val();
         self.dbi.next = false;
@@ -302,7 +247,7 @@ impl Logic for Loads {
         self.dhwc.next = false;
         if (self.f.val().ptype == self.pt_result.val())
             & self.je.val().get_value_inner()
-            & self.rok.val()
+            & self.br.val().rok
             & self.samebl.val()
         {
             // A result at an inner switch: the copy holding this block is Done.
@@ -311,11 +256,11 @@ impl Logic for Loads {
                 | bit_cast::<META_W, 3>(self.cs_done.val());
             self.dbd.next = self.busy_st.val();
         }
-        if self.act.val() == Action::Aggregate {
+        if self.br.val().act == Action::Aggregate {
             // Aggregate: the copy's metadata after the merge (Switch::try_complete: Emitted
             // at an inner switch, Done at the root on completion).
             self.dwe.next = true;
-            if self.cpl.val() {
+            if self.br.val().cpl {
                 if self.je.val().get_value_inner() {
                     self.dwd.next = (self.cmw.val() & !self.mk_meta_state_times.val())
                         | bit_cast::<META_W, 3>(self.cs_emitted.val())
@@ -326,7 +271,7 @@ impl Logic for Loads {
                         | bit_cast::<META_W, 3>(self.cs_done.val());
                 }
             }
-            if self.aop.val() == 1 {
+            if self.br.val().aop == 1 {
                 self.dhwc.next = !self.busy_st.val();
                 self.dbi.next = !self.busy_st.val() & !self.cr.val();
                 self.dbd.next = self.busy_st.val() & self.cr.val();
@@ -362,19 +307,19 @@ impl Logic for Loads {
         self.ld_o.next.exponent = self.f.val().exponent;
         self.ld_o.next.job = self.f.val().job;
         self.ld_o.next.elements = self.f.val().elements;
-        self.ld.next.enr = self.rows.val();
-        self.ld.next.more_rows = self.rows.val() != 0;
-        self.ld.next.last = self.rows.val() == 1;
+        self.ld.next.enr = self.mg.val().rows;
+        self.ld.next.more_rows = self.mg.val().rows != 0;
+        self.ld.next.last = self.mg.val().rows == 1;
         self.ld_o.next.block = self.f.val().block;
         self.ld_o.next.child = self.f.val().child;
         self.ld_o.next.bitmap = self.f.val().bitmap;
-        self.ld.next.nr = self.rows.val();
+        self.ld.next.nr = self.mg.val().rows;
         // The branch was chosen in DSEL; its metadata write and busy-count update
         // are `dwe`/`dwd`, `dbi`/`dbd` (above).
-        self.ev.next = self.dev.val();
+        self.ev.next = self.br.val().ev;
         if (self.f.val().ptype == self.pt_result.val())
             & self.je.val().get_value_inner()
-            & self.rok.val()
+            & self.br.val().rok
         {
             // Result at an inner switch: multicast to the children.
             self.ld_o.next.src_ip = self.me_ip.val();
@@ -382,7 +327,7 @@ impl Logic for Loads {
             self.mc.next = true;
             self.st.next = BackState::CopyRows;
         }
-        match self.act.val() {
+        match self.br.val().act {
             Action::Bypass => {
                 // Bypass toward the parent: the sender's IPv4/UDP source, our MAC.
                 self.ld_o.next.src_ip = self.f.val().src_ip;
@@ -394,7 +339,7 @@ impl Logic for Loads {
                 // Aggregate: the copy's metadata after the merge (Switch::try_complete:
                 // Emitted at an inner switch, Done at the root on completion).
                 self.st.next = BackState::Rmw;
-                if self.cpl.val() {
+                if self.br.val().cpl {
                     self.ev.next = self.ev.val() | self.ev_completions.val();
                     self.ld.next.emit = true;
                     self.ld.next.slot = true;
@@ -419,16 +364,16 @@ impl Logic for Loads {
                 // Re-emit the stored aggregate (Switch::aggregate_frame).
                 self.ld.next.slot = true;
                 self.ld_o.next.ptype = self.pt_contribution.val();
-                if self.partial.val() {
+                if self.mg.val().partial {
                     self.ld_o.next.flags = self.xm_flags.val() | self.fl_partial.val();
                 } else {
                     self.ld_o.next.flags = self.xm_flags.val();
                 }
                 self.ld_o.next.exponent = self.xm_exp.val();
                 self.ld_o.next.elements = self.xm_elem.val();
-                self.ld.next.enr = self.rows_m.val();
-                self.ld.next.more_rows = self.rows_m.val() != 0;
-                self.ld.next.last = self.rows_m.val() == 1;
+                self.ld.next.enr = self.mg.val().rows_m;
+                self.ld.next.more_rows = self.mg.val().rows_m != 0;
+                self.ld.next.last = self.mg.val().rows_m == 1;
                 self.ld_o.next.block = self.xm_block.val();
                 self.ld_o.next.child = self.je.val().get_value_index_at_parent();
                 self.ld_o.next.bitmap = self.xm_bitmap.val();
@@ -442,7 +387,7 @@ impl Logic for Loads {
                 self.ld_o.next.flags = 0.into();
                 self.ld_o.next.exponent = 0.into();
                 self.ld_o.next.elements = 0.into();
-                self.ld_o.next.child = self.why.val();
+                self.ld_o.next.child = self.br.val().why;
                 self.ld.next.enr = 0.into();
                 self.ld.next.more_rows = false;
                 self.ld.next.last = false;
@@ -470,9 +415,9 @@ impl Logic for Loads {
                 self.ld_o.next.flags = self.xm_flags.val();
                 self.ld_o.next.exponent = self.xm_exp.val();
                 self.ld_o.next.elements = self.xm_elem.val();
-                self.ld.next.enr = self.rows_m.val();
-                self.ld.next.more_rows = self.rows_m.val() != 0;
-                self.ld.next.last = self.rows_m.val() == 1;
+                self.ld.next.enr = self.mg.val().rows_m;
+                self.ld.next.more_rows = self.mg.val().rows_m != 0;
+                self.ld.next.last = self.mg.val().rows_m == 1;
                 self.ld_o.next.block = self.xm_block.val();
                 self.ld_o.next.bitmap = self.xm_bitmap.val();
                 self.ld_o.next.dst_mac = self.f.val().src_mac;
@@ -483,10 +428,10 @@ impl Logic for Loads {
             }
             _ => {}
         }
-        self.ld.next.aop = self.aop.val();
-        self.ld.next.rly = self.act.val() == Action::Relay;
+        self.ld.next.aop = self.br.val().aop;
+        self.ld.next.rly = self.br.val().act == Action::Relay;
         self.ld.next.st = self.st.val();
-        self.ld.next.rl = self.rle1.val();
+        self.ld.next.rl = self.mg.val().rle1;
         // The ACCEPT (`Switch::accept_frame`: one element, the nonce).
         self.ac.next = self.sq.val();
         self.ac.next.st = BackState::CopyRows;
@@ -498,11 +443,11 @@ impl Logic for Loads {
         self.ac.next.eovf = false;
         self.ac.next.rly = false;
         self.ac.next.accept = true;
-        self.ac.next.nonce = self.ac_nonce.val();
+        self.ac.next.nonce = self.ac_in.val().nonce;
         self.ac.next.enr = 1.into();
         self.ac.next.more_rows = true;
         self.ac.next.last = true;
-        self.ac.next.sel = self.ac_port.val();
+        self.ac.next.sel = self.ac_in.val().port;
         self.ac.next.row0 = 0.into();
         self.ac.next.nrows = 0.into();
         self.ac.next.cadr = 0.into();
@@ -511,18 +456,18 @@ impl Logic for Loads {
         self.ac_o.next.src_mac = self.me_mac.val();
         self.ac_o.next.src_ip = self.me_ip.val();
         self.ac_o.next.src_port = self.me_port.val();
-        self.ac_o.next.dst_mac = self.ac_mac.val();
-        self.ac_o.next.dst_ip = self.ac_ip.val();
-        self.ac_o.next.dst_port = self.ac_udp.val();
-        self.ac.next.pmask = bits::<8>(1) << bit_cast::<8, 4>(self.ac_port.val());
+        self.ac_o.next.dst_mac = self.ac_in.val().mac;
+        self.ac_o.next.dst_ip = self.ac_in.val().ip;
+        self.ac_o.next.dst_port = self.ac_in.val().udp;
+        self.ac.next.pmask = bits::<8>(1) << bit_cast::<8, 4>(self.ac_in.val().port);
         self.ac_o.next.ptype = self.pt_accept.val();
         self.ac_o.next.flags = 0.into();
         self.ac_o.next.exponent = 0.into();
-        self.ac_o.next.job = self.ac_job.val();
+        self.ac_o.next.job = self.ac_in.val().job;
         self.ac_o.next.elements = 1.into();
-        self.ac_o.next.block = self.ac_block.val();
+        self.ac_o.next.block = self.ac_in.val().block;
         self.ac_o.next.child = 0.into();
-        self.ac_o.next.bitmap = self.ac_bm.val();
+        self.ac_o.next.bitmap = self.ac_in.val().bm;
         // The timer scan's flush (SDEC): the copy's partial aggregate to the parent.
         self.sf_o.next.src_mac = self.me_mac.val();
         self.sf_o.next.src_ip = self.me_ip.val();

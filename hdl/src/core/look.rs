@@ -11,6 +11,11 @@
 //! one in DSEL, `ne_q`, after a cycle in LOOK, `old_q`) and when PARSE hands the next one
 //! over (`load`, the front end's `look_load`, in the same cycle or when LOOK is empty); the
 //! engine copies the outputs into the decision stages' registers when the frame leaves.
+//! Leaving as DECIDE completes, the frame gets DECIDE's metadata write and busy-count
+//! update forwarded (the metadata port's `dw_*`, `bcd_q`), so that the next decision starts
+//! right behind (three cycles per frame); for another slot copy it leaves while the frame
+//! before is in DSEL (two cycles per frame: that DECIDE runs beside this PRED, whose quota
+//! condition DSEL picks for the busy-count update DECIDE made, the engine's `q_bi`/`q_bd`).
 //!
 //! Every output is a register: no input reaches an output in the same cycle (issue #24:
 //! cut only where a stage's outputs are registered).

@@ -12,7 +12,7 @@
 )]
 
 use crate::hdrgen::ArpLayout;
-use crate::layout::{HdrWindow, JobWord};
+use crate::layout::JobWord;
 use crate::parse::Parser;
 use crate::ram::{FaninRam, ADDR_W};
 use crate::rx::Rx;
@@ -21,7 +21,8 @@ use fanin_proto::model::Counter;
 use rust_hdl::prelude::*;
 use states::event;
 pub use states::{
-    Action, BackState, Conds, Ctx, DecState, Fields, FrontState, OutFields, ScanConds, SessState,
+    Action, BackState, Conds, Ctx, DecState, Fields, FrontState, Merged, OutFields, ScanConds,
+    SessState,
 };
 
 pub mod back;
@@ -215,11 +216,7 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     // Decision stages (PRED, DSEL, DECIDE): their own copy of the decision's context, so
     // that the front end can take, parse and look up the next frame meanwhile.
     xstate: DFF<DecState>,
-    x_m: DFF<Bits<META_W>>,
-    x_newbm: DFF<Bits<64>>,
-    x_mflags: DFF<Bits<8>>,
-    x_sflags: DFF<Bits<8>>,
-    x_rows_m: DFF<Bits<16>>,
+    x_mg: DFF<Merged>,
     xp_f: DFF<Fields>,
     x_je: DFF<Bits<JOB_W>>,
     x_jep: DFF<Bits<32>>,
@@ -235,9 +232,6 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pred: Pred,
     q_c: DFF<Conds>,
     q_qfull: DFF<bool>,
-    q_partial: DFF<bool>,
-    q_rows: DFF<Bits<16>>,
-    q_rle1: DFF<bool>,
     q_qf_p: DFF<bool>,
     q_qf_m: DFF<bool>,
     q_bi: DFF<bool>,
@@ -297,10 +291,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, xstate, x_m, x_newbm, x_mflags, x_sflags, x_rows_m, xp_f, x_je, x_jep,
-            x_ji, x_cadr, x_c, x_join, q_c, q_qfull, q_partial, q_rows, q_rle1, q_qf_p, q_qf_m,
-            q_bi, q_bd, xo_v, dx_f, dx_ji, dx_cadr, dx_c, bq_inc, bq_dec, bq_hwc, bq_j, hu_v, hu_j,
-            hu_b
+            self, clock, xstate, x_mg, xp_f, x_je, x_jep, x_ji, x_cadr, x_c, x_join, q_c, q_qfull,
+            q_qf_p, q_qf_m, q_bi, q_bd, xo_v, dx_f, dx_ji, dx_cadr, dx_c, bq_inc, bq_dec, bq_hwc,
+            bq_j, hu_v, hu_j, hu_b
         );
         self.meta.clock.next = self.clock.val();
         self.meta.rst.next = self.rst.val();
@@ -319,7 +312,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.timer.start.next = self.front.t_start.val();
         self.timer.c_set.next = self.front.t_cset.val();
         self.timer.c_clr.next = self.front.t_cclr.val();
-        self.arp_lay.req.next = self.front.hdr_q.val().get_value_headers();
+        self.arp_lay.req.next = self.front.c.val().hdr;
         self.arp_lay.mac.next = self.csr.me_mac.val();
         self.arp_lay.ip.next = self.csr.me_ip.val();
         // Ports: wire the AXI-Stream interfaces to the ingress/egress blocks.
@@ -452,22 +445,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // The front end's frame (the back end loads it whenever it is free) and its item.
         self.back.f_go.next = self.front.h_go.val();
         self.back.f_st.next = self.front.h_st.val();
-        self.back.f_rl.next = self.q_rle1.q.val();
-        self.back.f_sel.next = self.front.sel_q.val();
-        self.back.f_row0.next = self.front.row0_q.val();
-        self.back.f_nrows.next = self.front.nrows_q.val();
-        self.back.f_rel.next = !self.front.e_scan_q.val();
-        self.back.f_hdr.next = self.front.f_hdr.val();
-        self.back.f_len.next = self.front.f_len.val();
-        self.back.f_item.next = self.front.f_item.val();
-        self.back.f_enr.next = self.front.f_enr.val();
-        self.back.f_more.next = self.front.f_more.val();
-        self.back.f_last.next = self.front.f_last.val();
-        self.back.f_pmask.next = self.front.f_pmask.val();
-        self.back.f_orig.next = self.front.f_orig.val();
-        self.back.f_slot.next = self.front.f_slot.val();
-        self.back.f_cadr.next = self.front.cadr_q.val();
-        // The scan's flush (`f_slot`, SDEC): the copy's partial aggregate to the parent
+        self.back.f_rl.next = self.x_mg.q.val().rle1;
+        self.back.fi.next = self.front.fi.val();
+        // The scan's flush (`fi.slot`, SDEC): the copy's partial aggregate to the parent
         // (`loads.rs`).
         self.back.f_o.next = self.loads.sf_o.val();
         // The item DECIDE staged moves to the back end when the back end is idle or
@@ -489,7 +469,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.item.ac_go.next = false;
         self.item.mc.next = false;
         self.item.mc_ji.next = self.dx_ji.q.val();
-        self.item.mc_rly.next = self.dsel.act_q.val() == Action::Relay;
+        self.item.mc_rly.next = self.dsel.q.val().act == Action::Relay;
         self.item.ld.next = self.item.sq_q.val();
         self.item.ld_o.next = self.item.o_q.val();
         // ---- Front end (`front.rs`): one frame or scan visit at a time, in the order of
@@ -504,44 +484,24 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // DECIDE holds a frame: the newest one, or an older one beside PRED (`xo_v`).
         self.dec_v.next = (self.xstate.q.val() == DecState::Decide) | self.xo_v.q.val();
         // DECIDE holds a frame: its item and effects (`loads.rs`) are terms of its
-        // registers (`dsel.*_q`, the conditions, the context), applied when DECIDE
+        // registers (`dsel.q`, the conditions, the context), applied when DECIDE
         // completes and forwarded to the frame in LOOK, which may move to PRED in the same
         // cycle.
-        self.loads.act.next = self.dsel.act_q.val();
-        self.loads.aop.next = self.dsel.aop_q.val();
-        self.loads.cpl.next = self.dsel.cpl_q.val();
-        self.loads.merge.next = self.dsel.merge_q.val();
-        self.loads.rok.next = self.dsel.rok_q.val();
-        self.loads.why.next = self.dsel.why_q.val();
-        self.loads.dev.next = self.dsel.ev_q.val();
+        self.loads.br.next = self.dsel.q.val();
         self.loads.f.next = self.dx_f.q.val();
         self.loads.c.next = self.dx_c.q.val();
         self.loads.ji.next = self.dx_ji.q.val();
         self.loads.cadr.next = self.dx_cadr.q.val();
         self.loads.je.next = self.x_je.q.val();
         self.loads.jep.next = self.x_jep.q.val();
-        self.loads.xm.next = self.x_m.q.val();
-        self.loads.newbm.next = self.x_newbm.q.val();
-        self.loads.mflags.next = self.x_mflags.q.val();
-        self.loads.sflags.next = self.x_sflags.q.val();
-        self.loads.rows_m.next = self.x_rows_m.q.val();
-        self.loads.rows.next = self.q_rows.q.val();
-        self.loads.rle1.next = self.q_rle1.q.val();
-        self.loads.partial.next = self.q_partial.q.val();
+        self.loads.mg.next = self.x_mg.q.val();
         self.loads.busy_st.next = self.q_c.q.val().busy_st;
         self.loads.samebl.next = self.q_c.q.val().samebl;
         self.loads.me_mac.next = self.csr.me_mac.val();
         self.loads.me_ip.next = self.csr.me_ip.val();
         self.loads.me_port.next = self.csr.me_port.val();
         self.loads.sq.next = self.item.sq_q.val();
-        self.loads.ac_nonce.next = self.sess.ac_nonce.val();
-        self.loads.ac_mac.next = self.sess.ac_mac.val();
-        self.loads.ac_ip.next = self.sess.ac_ip.val();
-        self.loads.ac_udp.next = self.sess.ac_udp.val();
-        self.loads.ac_port.next = self.sess.ac_port.val();
-        self.loads.ac_bm.next = self.sess.ac_bm.val();
-        self.loads.ac_job.next = self.sess.ac_job.val();
-        self.loads.ac_block.next = self.sess.ac_block.val();
+        self.loads.ac_in.next = self.sess.ac.val();
         self.loads.ac_entry.next = self.sess.entry.val();
         self.loads.sm.next = self.meta.m.val();
         self.loads.sj.next = self.front.sj_q.val();
@@ -565,7 +525,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                     self.x_join.d.next = false;
                 }
                 // A contribution past the session floor: `high` moves on (two cycles on).
-                self.hu_v.d.next = self.dsel.hup_q.val();
+                self.hu_v.d.next = self.dsel.q.val().hup;
                 self.hu_j.d.next = self.dx_ji.q.val();
                 self.hu_b.d.next = self.dx_f.q.val().block;
                 self.xstate.d.next = DecState::Idle;
@@ -611,17 +571,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.q_bd.d.next = self.xo_v.q.val()
                     & self.loads.dbd.val()
                     & (self.dx_ji.q.val() == self.x_ji.q.val());
-                self.q_partial.d.next = self.pred.partial.val();
-                self.q_rows.d.next = self.pred.rows_p.val();
-                self.q_rle1.d.next = self.pred.rows_p.val() <= 1;
                 self.xstate.d.next = DecState::DSel;
                 // The decision's context, copied for DSEL and DECIDE (the frame's fields
                 // were copied when it left LOOK): LOOK registers the next frame's meanwhile.
-                self.x_m.d.next = self.meta.m.val();
-                self.x_newbm.d.next = self.pred.newbm.val();
-                self.x_mflags.d.next = self.pred.mflags.val();
-                self.x_sflags.d.next = self.pred.sflags.val();
-                self.x_rows_m.d.next = self.pred.rows_m.val();
+                self.x_mg.d.next = self.pred.mg.val();
                 self.x_je.d.next = self.look.je_q.val();
                 self.x_jep.d.next = self.look.jep_q.val();
             }
@@ -645,28 +598,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.dsel.sessions.next = self.x_je.q.val().get_value_sessions();
         self.dsel.c.next = self.q_c.q.val();
         self.dsel.qf.next = self.qf.val();
-        // ---- LOOK (`look.rs`): the frame PARSE handed over waits for the decision stages.
-        // Its job entry, child entry and slot copy's metadata (read in PARSE) arrive and are
-        // registered (`look.je_q`, `look.chr_q`, `mq`) every cycle it waits, with the job's
-        // busy count and the update still in flight (`look.bcd_q`: from the decision of the
-        // cycle before, or DECIDE's of this cycle). It moves to PRED (`hand.lk_go`) when the decision
-        // stages are empty or DECIDE completes in this cycle: then DECIDE's metadata write
-        // and busy-count update are forwarded to it, so that the next decision starts right
-        // behind (three cycles per frame); or, for another slot copy, while the frame
-        // before is in DSEL (two cycles per frame: that DECIDE runs beside this PRED, whose
-        // quota condition DSEL picks for the busy-count update it made, `q_bi`/`q_bd`).
-        // Leaving, it copies its fields for the decision stages, and PARSE may hand it the
-        // next frame in the same cycle.
+        // ---- LOOK (`look.rs`): PARSE's frame waits for the decision stages and moves to
+        // PRED at `hand.lk_go`, its fields copied into their registers (below). ----
         self.xo_v.d.next = false;
         self.look.clock.next = self.clock.val();
         self.look.rst.next = self.rst.val();
         self.look.f.next = self.front.f_q.val();
-        self.look.c.next.now = self.front.now_q.val();
-        self.look.c.next.sel = self.front.sel_q.val();
-        self.look.c.next.hdr = self.front.hdr_q.val().get_value_headers();
-        self.look.c.next.len = self.front.len_q.val();
-        self.look.c.next.row0 = self.front.row0_q.val();
-        self.look.c.next.nrows = self.front.nrows_q.val();
+        self.look.c.next = self.front.c.val();
         self.look.ji.next = self.front.ji_q.val();
         self.look.cadr.next = self.front.cadr_q.val();
         self.look.x_cadr.next = self.x_cadr.q.val();
@@ -787,13 +725,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         }
         // The session unit's inputs (after every assignment to them).
         self.sess.join_entry.next = self.dx_ji.q.val();
-        self.sess.join_bm.next = self.dx_f.q.val().bitmap;
-        self.sess.join_nonce.next = self.dx_f.q.val().block;
-        self.sess.join_mac.next = self.dx_f.q.val().src_mac;
-        self.sess.join_ip.next = self.dx_f.q.val().src_ip;
-        self.sess.join_udp.next = self.dx_f.q.val().src_port;
+        self.sess.join_f.next = self.dx_f.q.val();
         self.sess.join_port.next = self.dx_c.q.val().sel;
-        self.sess.join_job.next = self.dx_f.q.val().job;
         self.sess.join_ranks.next = self.x_je.q.val().get_value_ranks();
         self.sess.hu_v.next = self.hu_v.q.val();
         self.sess.hu_j.next = self.hu_j.q.val();
@@ -827,17 +760,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         for p in 0..self.rx.len() {
             self.front.hp_pop[p].next = self.pick.hp_pop_q[p].val();
         }
-        self.front.pf.next.ptype = self.parser.ptype.val();
-        self.front.pf.next.flags = self.parser.flags.val();
-        self.front.pf.next.exponent = self.parser.exponent.val();
-        self.front.pf.next.job = self.parser.job.val();
-        self.front.pf.next.elements = self.parser.elements.val();
-        self.front.pf.next.block = self.parser.block.val();
-        self.front.pf.next.child = self.parser.child.val();
-        self.front.pf.next.bitmap = self.parser.bitmap.val();
-        self.front.pf.next.src_ip = self.parser.src_ip.val();
-        self.front.pf.next.src_port = self.parser.src_port.val();
-        self.front.pf.next.src_mac = self.parser.src_mac.val();
+        self.front.pf.next = self.parser.f.val();
         self.front.c_terms.next = self.parser.c_terms.val();
         self.front.c_count.next = self.parser.c_count.val();
         self.front.jsel.next = self.lookup.jsel.val();
@@ -866,7 +789,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.lookup.clock.next = self.clock.val();
         self.lookup.rst.next = self.rst.val();
         self.lookup.hit_ld.next = self.front.take.val();
-        self.lookup.job.next = self.parser.job.val();
+        self.lookup.job.next = self.parser.f.val().job;
         self.lookup.dst_ip.next = self.parser.dst_ip.val();
         for r in 0..self.lookup.route_ip.len() {
             self.lookup.route_valid[r].next = self.csr.route_valid[r].val();
@@ -891,7 +814,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.pick.d_row[p].next = self.rx[p].d_row.val();
             self.pick.d_bitmap[p].next = self.rx[p].d_bitmap.val();
         }
-        self.pick.last.next = self.front.sel_q.val();
+        self.pick.last.next = self.front.c.val().sel;
         self.pick.take.next = self.front.take.val();
         // The control and status registers' inputs (after every assignment to them).
         // Register writes wait while a job commit is pending or being applied: it reads the

@@ -3,7 +3,7 @@
 //! with the busy count as DECIDE leaves it, the copy's bitmap and flags after a merge and
 //! both row counts, and the checks of the frame against its job and child entries (ranks,
 //! child index and degree, source, the root's session floor, completion): `c`, a `Conds`.
-//! The engine registers them in PRED (`q_c`, `q_qf*`, `q_partial`, `q_rows`, `x_*`).
+//! The engine registers them in PRED (`q_c`, `q_qf*`; `mg`, a `Merged`, as `x_mg`).
 //! The front end's timer scan visit reads the copy's state and age in SLAT and registers
 //! its conditions (`s`, a `ScanConds`) in SPRED (`front.rs`).
 //!
@@ -26,7 +26,7 @@ use fanin_proto::wire::Flags;
 use fanin_regs::layout::job;
 use rust_hdl::prelude::*;
 
-use super::states::{copy_state, flag, Conds, Fields, ScanConds};
+use super::states::{copy_state, flag, Conds, Fields, Merged, ScanConds};
 use super::{JOB_W, META_W};
 
 /// PRED's conditions (see the module documentation).
@@ -98,22 +98,16 @@ pub struct Pred {
     pub qfp: Signal<Out, bool>,
     /// `qf0` with one fewer busy copy.
     pub qfm: Signal<Out, bool>,
-    /// The copy's bitmap after a merge.
-    pub newbm: Signal<Out, Bits<64>>,
-    /// The copy's flags after a merge.
-    pub mflags: Signal<Out, Bits<8>>,
-    /// The packet's kept flags (a new copy's).
-    pub sflags: Signal<Out, Bits<8>>,
-    /// The packet's payload rows.
-    pub rows_p: Signal<Out, Bits<16>>,
-    /// The copy's payload rows.
-    pub rows_m: Signal<Out, Bits<16>>,
+    /// The copy's metadata, its bitmap and flags after a merge, the rows (for DECIDE).
+    pub mg: Signal<Out, Merged>,
+    newbm: Signal<Local, Bits<64>>,
+    mflags: Signal<Local, Bits<8>>,
+    rows_p: Signal<Local, Bits<16>>,
+    rows_m: Signal<Local, Bits<16>>,
     /// A scan visit's conditions (against `sj`, the entry the copy was written under).
     pub s: Signal<Out, ScanConds>,
     /// The decision's conditions for DSEL (`dsel.rs`).
     pub c: Signal<Out, Conds>,
-    /// The copy's bitmap is not the job's expected one (a re-emission is PARTIAL).
-    pub partial: Signal<Out, bool>,
     /// The frame carries BYPASS.
     byp: Signal<Local, bool>,
     /// The frame's block less the open session's first (its sign: before the session).
@@ -183,14 +177,13 @@ impl Default for Pred {
             qf0: Default::default(),
             qfp: Default::default(),
             qfm: Default::default(),
+            mg: Default::default(),
             newbm: Default::default(),
             mflags: Default::default(),
-            sflags: Default::default(),
             rows_p: Default::default(),
             rows_m: Default::default(),
             s: Default::default(),
             c: Default::default(),
-            partial: Default::default(),
             byp: Default::default(),
             ses_d: Default::default(),
             m_st: Default::default(),
@@ -309,9 +302,16 @@ impl Logic for Pred {
         } else {
             self.mflags.next = self.m_flags.val() | (self.f.val().flags & self.fl_kept.val());
         }
-        self.sflags.next = self.f.val().flags & self.fl_kept.val();
         self.rows_p.next = ((self.f.val().elements << 2) + self.rowmask.val()) >> self.rowlog.val();
         self.rows_m.next = ((self.m_elem.val() << 2) + self.rowmask.val()) >> self.rowlog.val();
+        self.mg.next.m = self.m.val();
+        self.mg.next.newbm = self.newbm.val();
+        self.mg.next.mflags = self.mflags.val();
+        self.mg.next.sflags = self.f.val().flags & self.fl_kept.val();
+        self.mg.next.rows_m = self.rows_m.val();
+        self.mg.next.rows = self.rows_p.val();
+        self.mg.next.rle1 = self.rows_p.val() <= 1;
+        self.mg.next.partial = self.m_bitmap.val() != self.je.val().get_value_expected();
         // A scan visit's conditions (`Switch::scan_slot`).
         self.s.next.flush = self.sj.val().get_value_timeout()
             & self.sj.val().get_value_inner()
@@ -375,6 +375,5 @@ impl Logic for Pred {
         self.c.next.cpl0 = self.f.val().bitmap == self.je.val().get_value_expected();
         self.c.next.cpl1 = self.newbm.val() == self.je.val().get_value_expected();
         self.c.next.elne = self.f.val().elements != self.m_elem.val();
-        self.partial.next = self.m_bitmap.val() != self.je.val().get_value_expected();
     }
 }

@@ -24,7 +24,7 @@ use fanin_regs::layout::member;
 use rust_hdl::prelude::*;
 
 use super::n;
-use super::states::SessState;
+use super::states::{Accept, Fields, SessState};
 
 /// The root's session unit (see the module documentation).
 #[derive(LogicBlock)]
@@ -37,20 +37,11 @@ pub struct SessionUnit {
     pub join_go: Signal<In, bool>,
     /// The JOIN's job-table entry.
     pub join_entry: Signal<In, Bits<8>>,
-    /// The JOIN's rank, one bit.
-    pub join_bm: Signal<In, Bits<64>>,
-    /// The JOIN's nonce (its block field).
-    pub join_nonce: Signal<In, Bits<32>>,
-    /// The JOIN's source MAC address.
-    pub join_mac: Signal<In, Bits<48>>,
-    /// The JOIN's source IPv4 address.
-    pub join_ip: Signal<In, Bits<32>>,
-    /// The JOIN's source UDP port.
-    pub join_udp: Signal<In, Bits<16>>,
+    /// The JOIN's fields: its rank (`bitmap`, one bit), nonce (`block`), source addresses
+    /// and job id.
+    pub join_f: Signal<In, Fields>,
     /// The JOIN's ingress port.
     pub join_port: Signal<In, Bits<4>>,
-    /// The JOIN's job id.
-    pub join_job: Signal<In, Bits<16>>,
     /// The entry's ranks.
     pub join_ranks: Signal<In, Bits<64>>,
     /// DECIDE: a contribution past the session floor (`high` may move on), registered.
@@ -83,22 +74,8 @@ pub struct SessionUnit {
     pub ss_base: Vec<Signal<Out, Bits<32>>>,
     /// An ACCEPT waits to be staged.
     pub ac_ready: Signal<Out, bool>,
-    /// The ACCEPT's nonce (its one element).
-    pub ac_nonce: Signal<Out, Bits<32>>,
-    /// The ACCEPT's destination MAC address.
-    pub ac_mac: Signal<Out, Bits<48>>,
-    /// The ACCEPT's destination IPv4 address.
-    pub ac_ip: Signal<Out, Bits<32>>,
-    /// The ACCEPT's destination UDP port.
-    pub ac_udp: Signal<Out, Bits<16>>,
-    /// The ACCEPT's egress port.
-    pub ac_port: Signal<Out, Bits<4>>,
-    /// The ACCEPT's rank, one bit.
-    pub ac_bm: Signal<Out, Bits<64>>,
-    /// The ACCEPT's job id.
-    pub ac_job: Signal<Out, Bits<16>>,
-    /// The ACCEPT's block: the session's first.
-    pub ac_block: Signal<Out, Bits<32>>,
+    /// The ACCEPT waiting (`ac_ready`).
+    pub ac: Signal<Out, Accept>,
     // The unit: its state and the JOIN it serves.
     su_st: DFF<SessState>,
     su_v: DFF<bool>,
@@ -171,13 +148,8 @@ impl SessionUnit {
             rst: Default::default(),
             join_go: Default::default(),
             join_entry: Default::default(),
-            join_bm: Default::default(),
-            join_nonce: Default::default(),
-            join_mac: Default::default(),
-            join_ip: Default::default(),
-            join_udp: Default::default(),
+            join_f: Default::default(),
             join_port: Default::default(),
-            join_job: Default::default(),
             join_ranks: Default::default(),
             hu_v: Default::default(),
             hu_j: Default::default(),
@@ -194,14 +166,7 @@ impl SessionUnit {
             ss_open: n(nj),
             ss_base: n(nj),
             ac_ready: Default::default(),
-            ac_nonce: Default::default(),
-            ac_mac: Default::default(),
-            ac_ip: Default::default(),
-            ac_udp: Default::default(),
-            ac_port: Default::default(),
-            ac_bm: Default::default(),
-            ac_job: Default::default(),
-            ac_block: Default::default(),
+            ac: Default::default(),
             su_st: Default::default(),
             su_v: Default::default(),
             su_j: Default::default(),
@@ -294,14 +259,14 @@ impl Logic for SessionUnit {
             self.ss_base[j].next = self.ss_base_r[j].q.val();
         }
         self.ac_ready.next = self.su_st.q.val() == SessState::AStage;
-        self.ac_nonce.next = self.ac_nonce_r.q.val();
-        self.ac_mac.next = self.ac_mac_r.q.val();
-        self.ac_ip.next = self.ac_ip_r.q.val();
-        self.ac_udp.next = self.ac_udp_r.q.val();
-        self.ac_port.next = self.ac_port_r.q.val();
-        self.ac_bm.next = self.ac_bm_r.q.val();
-        self.ac_job.next = self.su_job.q.val();
-        self.ac_block.next = self.su_base.q.val();
+        self.ac.next.nonce = self.ac_nonce_r.q.val();
+        self.ac.next.mac = self.ac_mac_r.q.val();
+        self.ac.next.ip = self.ac_ip_r.q.val();
+        self.ac.next.udp = self.ac_udp_r.q.val();
+        self.ac.next.port = self.ac_port_r.q.val();
+        self.ac.next.bm = self.ac_bm_r.q.val();
+        self.ac.next.job = self.su_job.q.val();
+        self.ac.next.block = self.su_base.q.val();
         // `high`: read (forwarding the write of the stage after next), compare, write.
         self.hu2_v.d.next = self.hu_v.val();
         self.hu2_j.d.next = self.hu_j.val();
@@ -496,13 +461,13 @@ impl Logic for SessionUnit {
             self.su_v.d.next = true;
             self.su_st.d.next = SessState::Load;
             self.su_j.d.next = self.join_entry.val();
-            self.su_bm.d.next = self.join_bm.val();
-            self.su_nonce.d.next = self.join_nonce.val();
-            self.su_mac.d.next = self.join_mac.val();
-            self.su_ip.d.next = self.join_ip.val();
-            self.su_udp.d.next = self.join_udp.val();
+            self.su_bm.d.next = self.join_f.val().bitmap;
+            self.su_nonce.d.next = self.join_f.val().block;
+            self.su_mac.d.next = self.join_f.val().src_mac;
+            self.su_ip.d.next = self.join_f.val().src_ip;
+            self.su_udp.d.next = self.join_f.val().src_port;
             self.su_port.d.next = self.join_port.val();
-            self.su_job.d.next = self.join_job.val();
+            self.su_job.d.next = self.join_f.val().job;
             self.su_ranks.d.next = self.join_ranks.val();
         }
         // A job commit: the entry starts without a session (`Session::new`).

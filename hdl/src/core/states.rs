@@ -4,6 +4,7 @@
 //! (`localparam FrontState$Idle = 0;` ...), so the match arms and the generated code say
 //! which state they mean.
 
+use crate::layout::META_W;
 use crate::ram::ADDR_W;
 use fanin_proto::model::{CopyState, Counter};
 use fanin_proto::wire::PacketType;
@@ -70,7 +71,7 @@ pub enum BackState {
     Release,
 }
 
-/// The action DECIDE chose for a fanin frame of a known job (`dsel.act_q`, `Loads`' `act`).
+/// The action DECIDE chose for a fanin frame of a known job (`dsel.q.act`, `Loads`' `br.act`).
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum Action {
     /// Dropped (counted only).
@@ -125,7 +126,7 @@ pub enum SessState {
     AStage,
 }
 
-/// The engine's counter-event words (`ev`, `ev_b`, `dsel.ev_q`): bit k counts `Counter::ALL[k]`
+/// The engine's counter-event words (`ev`, `ev_b`, `dsel.q.ev`): bit k counts `Counter::ALL[k]`
 /// (the register order), so an event is named by its counter. The core holds one
 /// constant per counter it raises (`ev_<counter>`), made here.
 pub fn event(c: Counter) -> Constant<Bits<32>> {
@@ -149,6 +150,105 @@ pub fn packet_type(t: PacketType) -> Constant<Bits<8>> {
 /// Header flag bits (`Flags::*`): the core's `fl_<flag>` constants.
 pub fn flag(bits: u8) -> Constant<Bits<8>> {
     Constant::new((bits as u64).into())
+}
+
+/// The front end's frame, and its item if any, for the back end (`FrontEnd::fi`,
+/// `BackEnd::fi`; loaded whenever the back end is free, taken at `front.h_go`).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct FrontItem {
+    /// The frame's ingress port.
+    pub sel: Bits<4>,
+    /// Its first buffer row.
+    pub row0: Bits<16>,
+    /// Its buffer rows.
+    pub nrows: Bits<16>,
+    /// Its buffer is released at the end (not a scan visit).
+    pub rel: bool,
+    /// Its header region, or the ARP reply's.
+    pub hdr: Bits<512>,
+    /// Its length, or the ARP reply's.
+    pub len: Bits<16>,
+    /// The hand-over carries an item that sends a frame (not only a release).
+    pub item: bool,
+    /// The item's rows.
+    pub enr: Bits<16>,
+    /// It has rows (`enr != 0`).
+    pub more: bool,
+    /// It has exactly one (`enr == 1`).
+    pub last: bool,
+    /// Its destination ports.
+    pub pmask: Bits<8>,
+    /// It pushes the frame's original header (a routed frame, an ARP reply).
+    pub orig: bool,
+    /// It is the timer scan's flush of slot copy `cadr` (the back end's `f_o`).
+    pub slot: bool,
+    /// The slot copy PARSE or the scan visit addressed.
+    pub cadr: Bits<ADDR_W>,
+}
+
+/// What PRED computes for DECIDE besides the conditions (`Pred::mg`, registered as `x_mg`,
+/// read by `Loads`): the slot copy's metadata as read, the copy after a merge, the rows.
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Merged {
+    /// The copy's metadata word (`layout::META`).
+    pub m: Bits<META_W>,
+    /// The copy's bitmap after a merge.
+    pub newbm: Bits<64>,
+    /// The copy's flags after a merge.
+    pub mflags: Bits<8>,
+    /// The packet's kept flags (a new copy's).
+    pub sflags: Bits<8>,
+    /// The copy's payload rows.
+    pub rows_m: Bits<16>,
+    /// The packet's payload rows.
+    pub rows: Bits<16>,
+    /// The packet has at most one row.
+    pub rle1: bool,
+    /// The copy's bitmap is not the job's expected one (a re-emission is PARTIAL).
+    pub partial: bool,
+}
+
+/// DSEL's branch for the frame in DECIDE (`DSel::q`, read by `Loads`).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Branch {
+    /// The counter events (`event` bits).
+    pub ev: Bits<32>,
+    /// The action.
+    pub act: Action,
+    /// The Acc operation of an aggregation (1: start, 2: merge).
+    pub aop: Bits<2>,
+    /// The copy completes with this contribution.
+    pub cpl: bool,
+    /// The contribution merges into the copy's block.
+    pub merge: bool,
+    /// A result takes effect (it came from the parent's port).
+    pub rok: bool,
+    /// A REFUSE's reason.
+    pub why: Bits<8>,
+    /// The contribution moves the root's session floor (`high`) on.
+    pub hup: bool,
+}
+
+/// An ACCEPT the root's session unit offers, one per rank (`SessionUnit::ac`, staged by
+/// `Loads`).
+#[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
+pub struct Accept {
+    /// The nonce (its one element).
+    pub nonce: Bits<32>,
+    /// Destination MAC address.
+    pub mac: Bits<48>,
+    /// Destination IPv4 address.
+    pub ip: Bits<32>,
+    /// Destination UDP port.
+    pub udp: Bits<16>,
+    /// Egress port.
+    pub port: Bits<4>,
+    /// The rank, one bit.
+    pub bm: Bits<64>,
+    /// Job id.
+    pub job: Bits<16>,
+    /// Block: the session's first.
+    pub block: Bits<32>,
 }
 
 /// The fanin header fields of a frame, as a stage carries them (`front.f`: PREP, `look.f_r`:
