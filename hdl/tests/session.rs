@@ -54,10 +54,11 @@ impl Bench {
         assert!(!self.u.busy.val(), "JOIN handed to a busy unit");
         self.u.join_go.next = true;
         self.u.join_entry.next = e.into();
-        let mut f = Fields::default();
-        f.bitmap = (1u64 << rank).into();
-        f.block = nonce.into();
-        self.u.join_f.next = f;
+        self.u.join_f.next = Fields {
+            bitmap: (1u64 << rank).into(),
+            block: nonce.into(),
+            ..Default::default()
+        };
         self.u.join_ranks.next = ranks.into();
         self.u.join_port.next = 1.into();
         self.step();
