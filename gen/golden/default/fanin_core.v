@@ -2288,7 +2288,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         timer$start = front$t_start;
         timer$c_set = front$t_cset;
         timer$c_clr = front$t_cclr;
-        arp_lay$req = front$c[(64'h24)+:(512)];
+        arp_lay$req = front$c[(64'h0)+:(512)];
         arp_lay$mac = csr$me_mac;
         arp_lay$ip = csr$me_ip;
         rx$0$clock = clock;
@@ -2420,7 +2420,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pred$x_ji = dec$x_ji_q;
         pred$jep = look$jep_q;
         pred$f = xp_f$q;
-        pred$now = x_c$q[(64'h0)+:(32)];
+        pred$now = x_c$q[(64'h200)+:(32)];
         pred$je = look$je_q;
         pred$bcur = look$bcur_q;
         pred$bcd = look$bcd_q;
@@ -2430,7 +2430,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pred$pbr = look$pbr_q;
         pred$sbq = look$sbq_q;
         pred$soq = look$soq_q;
-        pred$sel = x_c$q[(64'h20)+:(4)];
+        pred$sel = x_c$q[(64'h220)+:(4)];
         pred$lanes = c_lanes;
         pred$sage = front$sage_q;
         pred$tage = front$tage_q;
@@ -2521,7 +2521,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         look$go = hand$lk_go;
         look$load = front$look_load;
         if (front$scan_go) begin
-            x_c$d[(64'h0)+:(32)] = timer$now_q;
+            x_c$d[(64'h200)+:(32)] = timer$now_q;
         end
         loads$br = dsel$q;
         loads$f = dx_f$q;
@@ -2764,7 +2764,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         commit$jbusy$15 = lookup$jbusy$15;
         sess$join_entry = dec$dx_ji_q;
         sess$join_f = dx_f$q;
-        sess$join_port = dx_c$q[(64'h20)+:(4)];
+        sess$join_port = dx_c$q[(64'h220)+:(4)];
         sess$join_ranks = x_je$q[(32'h40)+:(64)];
         sess$hu_v = dec$hu_v_q;
         sess$hu_j = dec$hu_j_q;
@@ -2937,7 +2937,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pick$d_ip_ok$3 = rx$3$d_ip_ok;
         pick$d_row$3 = rx$3$d_row;
         pick$d_bitmap$3 = rx$3$d_bitmap;
-        pick$last = front$c[(64'h20)+:(4)];
+        pick$last = front$c[(64'h220)+:(4)];
         pick$take = front$take;
         csr$hold = commit$pend_q | commit$q;
         csr$now = timer$now_q;
@@ -4289,11 +4289,11 @@ module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_g
         b_free = (bstate$q == BackState$Idle) | b_done;
         el_init = b_enr$q == 32'h1;
         if (b_free) begin
-            b_sel$d = fi[(64'h0)+:(4)];
-            b_row0$d = fi[(64'h4)+:(16)];
-            b_nrows$d = fi[(64'h14)+:(16)];
-            b_rel$d = fi[(64'h24)+:(1)];
-            b_hdr$d = fi[(64'h25)+:(512)];
+            b_sel$d = fi[(64'h200)+:(4)];
+            b_row0$d = fi[(64'h204)+:(16)];
+            b_nrows$d = fi[(64'h214)+:(16)];
+            b_rel$d = fi[(64'h224)+:(1)];
+            b_hdr$d = fi[(64'h0)+:(512)];
             b_len$d = fi[(64'h225)+:(16)];
             e_orig$d = fi[(64'h250)+:(1)];
             e_mc$d = 1'b0;
@@ -4309,17 +4309,17 @@ module fanin_back(clock,room,rx_data$0,rx_data$1,rx_data$2,rx_data$3,ch_data,f_g
             more$d = 1'b0;
         end
         if (l_go) begin
-            bstate$d = l_item[(64'h0)+:(3)];
-            rl$d = l_item[(64'h3)+:(1)];
-            b_rel$d = ~l_item[(64'h4)+:(1)];
-            b_reg$d = l_item[(64'h4)+:(1)];
-            b_nonce$d = l_item[(64'h5)+:(32)];
-            agg_op$d = l_item[(64'h25)+:(2)];
-            b_cadr$d = l_item[(64'h27)+:(24)];
-            b_emit$d = l_item[(64'h3f)+:(1)];
-            b_enr$d = l_item[(64'h40)+:(16)];
-            b_eovf$d = l_item[(64'h50)+:(1)];
-            b_hdr$d = l_item[(64'h51)+:(512)];
+            bstate$d = l_item[(64'h200)+:(3)];
+            rl$d = l_item[(64'h203)+:(1)];
+            b_rel$d = ~l_item[(64'h204)+:(1)];
+            b_reg$d = l_item[(64'h204)+:(1)];
+            b_nonce$d = l_item[(64'h205)+:(32)];
+            agg_op$d = l_item[(64'h225)+:(2)];
+            b_cadr$d = l_item[(64'h227)+:(24)];
+            b_emit$d = l_item[(64'h23f)+:(1)];
+            b_enr$d = l_item[(64'h240)+:(16)];
+            b_eovf$d = l_item[(64'h250)+:(1)];
+            b_hdr$d = l_item[(64'h0)+:(512)];
             b_ji$d = l_item[(64'h251)+:(8)];
             b_len$d = l_item[(64'h259)+:(16)];
             b_nch$d = l_item[(64'h269)+:(8)];
@@ -19369,9 +19369,9 @@ module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch
         pba_q$d = pba_q$q;
         own_age$d = own_age$q;
         scan_turn$d = scan_turn$q;
-        c[(64'h0)+:(32)] = now_r$q;
-        c[(64'h20)+:(4)] = sel$q;
-        c[(64'h24)+:(512)] = hdr$q[(32'h0)+:(512)];
+        c[(64'h200)+:(32)] = now_r$q;
+        c[(64'h220)+:(4)] = sel$q;
+        c[(64'h0)+:(512)] = hdr$q[(32'h0)+:(512)];
         c[(64'h224)+:(16)] = len$q;
         c[(64'h234)+:(16)] = row0$q;
         c[(64'h244)+:(16)] = nrows$q;
@@ -19472,13 +19472,13 @@ module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch
         t_cclr = 1'b0;
         h_go = 1'b0;
         h_st = BackState$Idle;
-        fi[(64'h0)+:(4)] = sel$q;
-        fi[(64'h4)+:(16)] = row0$q;
-        fi[(64'h14)+:(16)] = nrows$q;
-        fi[(64'h24)+:(1)] = ~e_scan$q;
+        fi[(64'h200)+:(4)] = sel$q;
+        fi[(64'h204)+:(16)] = row0$q;
+        fi[(64'h214)+:(16)] = nrows$q;
+        fi[(64'h224)+:(1)] = ~e_scan$q;
         fi[(64'h252)+:(24)] = cadr$q;
         fi[(64'h250)+:(1)] = 1'b0;
-        fi[(64'h25)+:(512)] = hdr$q[(32'h0)+:(512)];
+        fi[(64'h0)+:(512)] = hdr$q[(32'h0)+:(512)];
         fi[(64'h225)+:(16)] = len$q;
         fi[(64'h235)+:(1)] = 1'b0;
         fi[(64'h236)+:(16)] = 32'h0;
@@ -19564,7 +19564,7 @@ module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch
                                 begin
                                     ev = ev_arp;
                                     fi[(64'h250)+:(1)] = 1'b1;
-                                    fi[(64'h25)+:(512)] = arp_y;
+                                    fi[(64'h0)+:(512)] = arp_y;
                                     fi[(64'h225)+:(16)] = 32'h3c;
                                     fi[(64'h235)+:(1)] = 1'b1;
                                     fi[(64'h248)+:(8)] = ((32'h1) & 8'hff) << ((sel$q) & 8'hff);
@@ -21604,9 +21604,9 @@ module fanin_loads(br,f,c,ji,cadr,je,jep,mg,busy_st,samebl,me_mac,me_ip,me_port,
         mc = 1'b0;
         join_go = 1'b0;
         ld = sq;
-        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((jep[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((jep[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((f[(64'h38)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((f[(64'h60)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((f[(64'h10)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((mg[(64'h138)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((f[(64'h28)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+        cmw = ((cs_aggregating) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((ji) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_entry) | (((jep[(32'h0)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_lo) | (((jep[(32'h10)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_epoch_hi) | (((f[(64'h38)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_block) | (((f[(64'h60)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((f[(64'h10)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_exponent) | (((mg[(64'h138)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((f[(64'h28)+:(16)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_elements) | (((c[(64'h200)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((c[(64'h200)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
         if (br[(64'h26)+:(1)]) begin
-            cmw = (xm & ~mk_meta_bitmap_flags) | (((mg[(64'hf0)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((mg[(64'h130)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+            cmw = (xm & ~mk_meta_bitmap_flags) | (((mg[(64'hf0)+:(64)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_bitmap) | (((mg[(64'h130)+:(8)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_flags) | (((c[(64'h200)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
         end
         cr = br[(64'h25)+:(1)] & ~je[(32'h1)+:(1)];
         dwe = 1'b0;
@@ -21623,7 +21623,7 @@ module fanin_loads(br,f,c,ji,cadr,je,jep,mg,busy_st,samebl,me_mac,me_ip,me_port,
             dwe = 1'b1;
             if (br[(64'h25)+:(1)]) begin
                 if (je[(32'h1)+:(1)]) begin
-                    dwd = (cmw & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((c[(64'h0)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
+                    dwd = (cmw & ~mk_meta_state_times) | ((cs_emitted) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) | (((c[(64'h200)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_timer) | (((c[(64'h200)+:(32)]) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff) << at_meta_touched);
                 end
                 else begin
                     dwd = (cmw & ~mk_meta_state) | ((cs_done) & 240'hffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff);
@@ -21639,16 +21639,16 @@ module fanin_loads(br,f,c,ji,cadr,je,jep,mg,busy_st,samebl,me_mac,me_ip,me_port,
             end
         end
         ld[(64'h299)+:(1)] = 1'b0;
-        ld[(64'h3f)+:(1)] = 1'b0;
-        ld[(64'h50)+:(1)] = 1'b0;
-        ld[(64'h4)+:(1)] = 1'b0;
+        ld[(64'h23f)+:(1)] = 1'b0;
+        ld[(64'h250)+:(1)] = 1'b0;
+        ld[(64'h204)+:(1)] = 1'b0;
         st = BackState$Release;
-        ld[(64'h291)+:(4)] = c[(64'h20)+:(4)];
+        ld[(64'h291)+:(4)] = c[(64'h220)+:(4)];
         ld[(64'h281)+:(16)] = c[(64'h234)+:(16)];
         ld[(64'h271)+:(16)] = c[(64'h244)+:(16)];
-        ld[(64'h51)+:(512)] = c[(64'h24)+:(512)];
+        ld[(64'h0)+:(512)] = c[(64'h0)+:(512)];
         ld[(64'h259)+:(16)] = c[(64'h224)+:(16)];
-        ld[(64'h27)+:(24)] = cadr;
+        ld[(64'h227)+:(24)] = cadr;
         ld[(64'h251)+:(8)] = ji;
         ld[(64'h269)+:(8)] = je[(32'h10)+:(8)];
         ld_o[(64'hd0)+:(48)] = me_mac;
@@ -21663,7 +21663,7 @@ module fanin_loads(br,f,c,ji,cadr,je,jep,mg,busy_st,samebl,me_mac,me_ip,me_port,
         ld_o[(64'h10)+:(8)] = f[(64'h10)+:(8)];
         ld_o[(64'h18)+:(16)] = f[(64'h18)+:(16)];
         ld_o[(64'h28)+:(16)] = f[(64'h28)+:(16)];
-        ld[(64'h40)+:(16)] = mg[(64'h150)+:(16)];
+        ld[(64'h240)+:(16)] = mg[(64'h150)+:(16)];
         ld[(64'h298)+:(1)] = mg[(64'h150)+:(16)] != 32'h0;
         ld[(64'h295)+:(1)] = mg[(64'h150)+:(16)] == 32'h1;
         ld_o[(64'h38)+:(32)] = f[(64'h38)+:(32)];
@@ -21690,9 +21690,9 @@ module fanin_loads(br,f,c,ji,cadr,je,jep,mg,busy_st,samebl,me_mac,me_ip,me_port,
                     st = BackState$Rmw;
                     if (br[(64'h25)+:(1)]) begin
                         ev = ev | ev_completions;
-                        ld[(64'h3f)+:(1)] = 1'b1;
+                        ld[(64'h23f)+:(1)] = 1'b1;
                         ld[(64'h299)+:(1)] = 1'b1;
-                        ld[(64'h50)+:(1)] = 1'b1;
+                        ld[(64'h250)+:(1)] = 1'b1;
                         ld_o[(64'h10)+:(8)] = cmw[(32'h80)+:(8)];
                         ld_o[(64'h60)+:(64)] = cmw[(32'h40)+:(64)];
                         if (je[(32'h1)+:(1)]) begin
@@ -21719,13 +21719,13 @@ module fanin_loads(br,f,c,ji,cadr,je,jep,mg,busy_st,samebl,me_mac,me_ip,me_port,
                     end
                     ld_o[(64'h10)+:(8)] = xm_exp;
                     ld_o[(64'h28)+:(16)] = xm_elem;
-                    ld[(64'h40)+:(16)] = mg[(64'h140)+:(16)];
+                    ld[(64'h240)+:(16)] = mg[(64'h140)+:(16)];
                     ld[(64'h298)+:(1)] = mg[(64'h140)+:(16)] != 32'h0;
                     ld[(64'h295)+:(1)] = mg[(64'h140)+:(16)] == 32'h1;
                     ld_o[(64'h38)+:(32)] = xm_block;
                     ld_o[(64'h58)+:(8)] = je[(32'h18)+:(8)];
                     ld_o[(64'h60)+:(64)] = xm_bitmap;
-                    ld[(64'h50)+:(1)] = 1'b1;
+                    ld[(64'h250)+:(1)] = 1'b1;
                     st = BackState$CopyRows;
                 end
             Action$Refuse:
@@ -21735,13 +21735,13 @@ module fanin_loads(br,f,c,ji,cadr,je,jep,mg,busy_st,samebl,me_mac,me_ip,me_port,
                     ld_o[(64'h10)+:(8)] = 32'h0;
                     ld_o[(64'h28)+:(16)] = 32'h0;
                     ld_o[(64'h58)+:(8)] = br[(64'h28)+:(8)];
-                    ld[(64'h40)+:(16)] = 32'h0;
+                    ld[(64'h240)+:(16)] = 32'h0;
                     ld[(64'h298)+:(1)] = 1'b0;
                     ld[(64'h295)+:(1)] = 1'b0;
                     ld_o[(64'h130)+:(48)] = f[(64'hd0)+:(48)];
                     ld_o[(64'h100)+:(32)] = f[(64'ha0)+:(32)];
                     ld_o[(64'h120)+:(16)] = f[(64'hc0)+:(16)];
-                    ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((c[(64'h20)+:(4)]) & 8'hff);
+                    ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((c[(64'h220)+:(4)]) & 8'hff);
                     st = BackState$CopyRows;
                 end
             Action$Join:
@@ -21756,12 +21756,12 @@ module fanin_loads(br,f,c,ji,cadr,je,jep,mg,busy_st,samebl,me_mac,me_ip,me_port,
             Action$Replay:
                 begin
                     ld[(64'h299)+:(1)] = 1'b1;
-                    ld[(64'h50)+:(1)] = 1'b1;
+                    ld[(64'h250)+:(1)] = 1'b1;
                     ld_o[(64'h0)+:(8)] = pt_result;
                     ld_o[(64'h8)+:(8)] = xm_flags;
                     ld_o[(64'h10)+:(8)] = xm_exp;
                     ld_o[(64'h28)+:(16)] = xm_elem;
-                    ld[(64'h40)+:(16)] = mg[(64'h140)+:(16)];
+                    ld[(64'h240)+:(16)] = mg[(64'h140)+:(16)];
                     ld[(64'h298)+:(1)] = mg[(64'h140)+:(16)] != 32'h0;
                     ld[(64'h295)+:(1)] = mg[(64'h140)+:(16)] == 32'h1;
                     ld_o[(64'h38)+:(32)] = xm_block;
@@ -21769,35 +21769,35 @@ module fanin_loads(br,f,c,ji,cadr,je,jep,mg,busy_st,samebl,me_mac,me_ip,me_port,
                     ld_o[(64'h130)+:(48)] = f[(64'hd0)+:(48)];
                     ld_o[(64'h100)+:(32)] = f[(64'ha0)+:(32)];
                     ld_o[(64'h120)+:(16)] = f[(64'hc0)+:(16)];
-                    ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((c[(64'h20)+:(4)]) & 8'hff);
+                    ld[(64'h2aa)+:(8)] = ((32'h1) & 8'hff) << ((c[(64'h220)+:(4)]) & 8'hff);
                     st = BackState$CopyRows;
                 end
             default:
                 begin
                 end
         endcase
-        ld[(64'h25)+:(2)] = br[(64'h23)+:(2)];
+        ld[(64'h225)+:(2)] = br[(64'h23)+:(2)];
         ld[(64'h297)+:(1)] = br[(64'h20)+:(3)] == Action$Relay;
-        ld[(64'h0)+:(3)] = st;
-        ld[(64'h3)+:(1)] = mg[(64'h160)+:(1)];
+        ld[(64'h200)+:(3)] = st;
+        ld[(64'h203)+:(1)] = mg[(64'h160)+:(1)];
         ac = sq;
-        ac[(64'h0)+:(3)] = BackState$CopyRows;
-        ac[(64'h3)+:(1)] = 1'b1;
-        ac[(64'h25)+:(2)] = 32'h0;
+        ac[(64'h200)+:(3)] = BackState$CopyRows;
+        ac[(64'h203)+:(1)] = 1'b1;
+        ac[(64'h225)+:(2)] = 32'h0;
         ac[(64'h29a)+:(16)] = 32'h0;
         ac[(64'h299)+:(1)] = 1'b0;
-        ac[(64'h3f)+:(1)] = 1'b0;
-        ac[(64'h50)+:(1)] = 1'b0;
+        ac[(64'h23f)+:(1)] = 1'b0;
+        ac[(64'h250)+:(1)] = 1'b0;
         ac[(64'h297)+:(1)] = 1'b0;
-        ac[(64'h4)+:(1)] = 1'b1;
-        ac[(64'h5)+:(32)] = ac_in[(64'h0)+:(32)];
-        ac[(64'h40)+:(16)] = 32'h1;
+        ac[(64'h204)+:(1)] = 1'b1;
+        ac[(64'h205)+:(32)] = ac_in[(64'h0)+:(32)];
+        ac[(64'h240)+:(16)] = 32'h1;
         ac[(64'h298)+:(1)] = 1'b1;
         ac[(64'h295)+:(1)] = 1'b1;
         ac[(64'h291)+:(4)] = ac_in[(64'h80)+:(4)];
         ac[(64'h281)+:(16)] = 32'h0;
         ac[(64'h271)+:(16)] = 32'h0;
-        ac[(64'h27)+:(24)] = 32'h0;
+        ac[(64'h227)+:(24)] = 32'h0;
         ac[(64'h251)+:(8)] = ac_entry;
         ac[(64'h269)+:(8)] = 32'h0;
         ac_o[(64'hd0)+:(48)] = me_mac;

@@ -156,6 +156,8 @@ pub fn flag(bits: u8) -> Constant<Bits<8>> {
 /// `BackEnd::fi`; loaded whenever the back end is free, taken at `front.h_go`).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct FrontItem {
+    /// The frame's header region, or the ARP reply's (first: word-aligned).
+    pub hdr: Bits<512>,
     /// The frame's ingress port.
     pub sel: Bits<4>,
     /// Its first buffer row.
@@ -164,8 +166,6 @@ pub struct FrontItem {
     pub nrows: Bits<16>,
     /// Its buffer is released at the end (not a scan visit).
     pub rel: bool,
-    /// Its header region, or the ARP reply's.
-    pub hdr: Bits<512>,
     /// Its length, or the ARP reply's.
     pub len: Bits<16>,
     /// The hand-over carries an item that sends a frame (not only a release).
@@ -320,6 +320,8 @@ pub struct OutFields {
 /// (`sq_o`) and per-port children (`sq_pp_*`).
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct Staged {
+    /// The ingress frame's header region.
+    pub hdr: Bits<512>,
     /// The back end's state for the item at hand-over.
     pub st: BackState,
     /// Its RMW's first cycle is its last.
@@ -338,8 +340,6 @@ pub struct Staged {
     pub enr: Bits<16>,
     /// The header carries the copy's overflow bit.
     pub eovf: bool,
-    /// The ingress frame's header region.
-    pub hdr: Bits<512>,
     /// The job-table entry.
     pub ji: Bits<8>,
     /// The ingress frame's length.
@@ -450,12 +450,13 @@ pub struct ScanConds {
 /// LOOK, `x_c`: PRED and DSEL, `dx_c`: DECIDE), one register per stage.
 #[derive(Copy, Clone, Debug, PartialEq, Default, LogicStruct)]
 pub struct Ctx {
+    /// The frame's header region (first: a word-aligned field copies without shifts in the
+    /// Verilated model).
+    pub hdr: Bits<512>,
     /// The tick the frame was taken at (a scan visit's: the visit's).
     pub now: Bits<32>,
     /// Its ingress port.
     pub sel: Bits<4>,
-    /// Its header region.
-    pub hdr: Bits<512>,
     /// Its length.
     pub len: Bits<16>,
     /// Its first buffer row.
