@@ -92,6 +92,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     localparam  c_lanes = 16'h40;
     localparam  ev_results_sent = 32'h10;
     localparam  ev_sessions = 32'h1000000;
+    localparam  pt_join = 8'h3;
     
     // Enums
     localparam FrameClass$NonIp = 0;
@@ -799,13 +800,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  hand$x_join;
     reg  hand$sess_busy;
     reg  [1:0] hand$xstate;
-    reg  hand$xo_v;
     wire  hand$all_rdy;
     wire  hand$b_done;
     wire  hand$b_free;
     wire  hand$sq_ld;
-    wire  hand$dec_v;
-    wire  hand$dec_go;
     wire  hand$lk_go;
     wire  hand$lk_free;
     reg  look$clock;
@@ -888,44 +886,33 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [1:0] look$bcd_q;
     wire  [31:0] look$sbq_q;
     wire  look$soq_q;
-    reg  dec$clock;
-    reg  dec$rst;
-    reg  dec$go;
-    reg  dec$dec_go;
-    reg  [7:0] dec$look_ptype;
-    reg  [7:0] dec$ji;
-    reg  [23:0] dec$cadr;
-    reg  dec$qf0;
-    reg  dec$qfp;
-    reg  dec$qfm;
-    reg  dec$dbi;
-    reg  dec$dbd;
-    reg  dec$hup;
-    reg  [7:0] dec$dx_ptype;
-    reg  [31:0] dec$dx_block;
-    wire  [1:0] dec$xstate_q;
-    wire  dec$xo_v_q;
-    wire  dec$x_join_q;
-    wire  [7:0] dec$x_ji_q;
-    wire  [23:0] dec$x_cadr_q;
-    wire  [7:0] dec$dx_ji_q;
-    wire  [23:0] dec$dx_cadr_q;
-    wire  dec$qf;
-    wire  dec$hu_v_q;
-    wire  [7:0] dec$hu_j_q;
-    wire  [31:0] dec$hu_b_q;
+    reg  [1:0] xstate$d;
+    wire  [1:0] xstate$q;
+    reg  xstate$clock;
+    reg  [353:0] x_mg$d;
+    wire  [353:0] x_mg$q;
+    reg  x_mg$clock;
     reg  [255:0] xp_f$d;
     wire  [255:0] xp_f$q;
     reg  xp_f$clock;
+    reg  [575:0] x_je$d;
+    wire  [575:0] x_je$q;
+    reg  x_je$clock;
+    reg  [31:0] x_jep$d;
+    wire  [31:0] x_jep$q;
+    reg  x_jep$clock;
+    reg  [7:0] x_ji$d;
+    wire  [7:0] x_ji$q;
+    reg  x_ji$clock;
+    reg  [23:0] x_cadr$d;
+    wire  [23:0] x_cadr$q;
+    reg  x_cadr$clock;
     reg  [595:0] x_c$d;
     wire  [595:0] x_c$q;
     reg  x_c$clock;
-    reg  [255:0] dx_f$d;
-    wire  [255:0] dx_f$q;
-    reg  dx_f$clock;
-    reg  [595:0] dx_c$d;
-    wire  [595:0] dx_c$q;
-    reg  dx_c$clock;
+    reg  x_join$d;
+    wire  x_join$q;
+    reg  x_join$clock;
     reg  [239:0] pred$m;
     reg  [575:0] pred$sj;
     reg  pred$e_scan;
@@ -956,15 +943,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [22:0] q_c$d;
     wire  [22:0] q_c$q;
     reg  q_c$clock;
-    reg  [353:0] x_mg$d;
-    wire  [353:0] x_mg$q;
-    reg  x_mg$clock;
-    reg  [575:0] x_je$d;
-    wire  [575:0] x_je$q;
-    reg  x_je$clock;
-    reg  [31:0] x_jep$d;
-    wire  [31:0] x_jep$q;
-    reg  x_jep$clock;
+    reg  q_qfull$d;
+    wire  q_qfull$q;
+    reg  q_qfull$clock;
+    reg  q_qf_p$d;
+    wire  q_qf_p$q;
+    reg  q_qf_p$clock;
+    reg  q_qf_m$d;
+    wire  q_qf_m$q;
+    reg  q_qf_m$clock;
+    reg  q_bi$d;
+    wire  q_bi$q;
+    reg  q_bi$clock;
+    reg  q_bd$d;
+    wire  q_bd$q;
+    reg  q_bd$clock;
     reg  dsel$clock;
     reg  dsel$go;
     reg  [7:0] dsel$ptype;
@@ -974,6 +967,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [22:0] dsel$c;
     reg  dsel$qf;
     wire  [48:0] dsel$q;
+    reg  xo_v$d;
+    wire  xo_v$q;
+    reg  xo_v$clock;
+    reg  [255:0] dx_f$d;
+    wire  [255:0] dx_f$q;
+    reg  dx_f$clock;
+    reg  [7:0] dx_ji$d;
+    wire  [7:0] dx_ji$q;
+    reg  dx_ji$clock;
+    reg  [23:0] dx_cadr$d;
+    wire  [23:0] dx_cadr$q;
+    reg  dx_cadr$clock;
+    reg  [595:0] dx_c$d;
+    wire  [595:0] dx_c$q;
+    reg  dx_c$clock;
     reg  [48:0] loads$br;
     reg  [255:0] loads$f;
     reg  [595:0] loads$c;
@@ -1098,6 +1106,15 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     reg  [7:0] bq_j$d;
     wire  [7:0] bq_j$q;
     reg  bq_j$clock;
+    reg  hu_v$d;
+    wire  hu_v$q;
+    reg  hu_v$clock;
+    reg  [7:0] hu_j$d;
+    wire  [7:0] hu_j$q;
+    reg  hu_j$clock;
+    reg  [31:0] hu_b$d;
+    wire  [31:0] hu_b$q;
+    reg  hu_b$clock;
     reg  commit$clock;
     reg  commit$rst;
     reg  commit$req;
@@ -1135,6 +1152,8 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     wire  [63:0] commit$freed;
     
     // Local signals
+    reg  qf;
+    reg  dec_v;
     reg  bz_inc;
     reg  bz_dec;
     reg  [7:0] bz_j;
@@ -1871,13 +1890,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .x_join(hand$x_join),
         .sess_busy(hand$sess_busy),
         .xstate(hand$xstate),
-        .xo_v(hand$xo_v),
         .all_rdy(hand$all_rdy),
         .b_done(hand$b_done),
         .b_free(hand$b_free),
         .sq_ld(hand$sq_ld),
-        .dec_v(hand$dec_v),
-        .dec_go(hand$dec_go),
         .lk_go(hand$lk_go),
         .lk_free(hand$lk_free)
     );
@@ -1963,53 +1979,50 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .sbq_q(look$sbq_q),
         .soq_q(look$soq_q)
     );
-    fanin_dec dec(
-        .clock(dec$clock),
-        .rst(dec$rst),
-        .go(dec$go),
-        .dec_go(dec$dec_go),
-        .look_ptype(dec$look_ptype),
-        .ji(dec$ji),
-        .cadr(dec$cadr),
-        .qf0(dec$qf0),
-        .qfp(dec$qfp),
-        .qfm(dec$qfm),
-        .dbi(dec$dbi),
-        .dbd(dec$dbd),
-        .hup(dec$hup),
-        .dx_ptype(dec$dx_ptype),
-        .dx_block(dec$dx_block),
-        .xstate_q(dec$xstate_q),
-        .xo_v_q(dec$xo_v_q),
-        .x_join_q(dec$x_join_q),
-        .x_ji_q(dec$x_ji_q),
-        .x_cadr_q(dec$x_cadr_q),
-        .dx_ji_q(dec$dx_ji_q),
-        .dx_cadr_q(dec$dx_cadr_q),
-        .qf(dec$qf),
-        .hu_v_q(dec$hu_v_q),
-        .hu_j_q(dec$hu_j_q),
-        .hu_b_q(dec$hu_b_q)
+    fanin_xstate xstate(
+        .d(xstate$d),
+        .q(xstate$q),
+        .clock(xstate$clock)
+    );
+    fanin_x_mg x_mg(
+        .d(x_mg$d),
+        .q(x_mg$q),
+        .clock(x_mg$clock)
     );
     fanin_xp_f xp_f(
         .d(xp_f$d),
         .q(xp_f$q),
         .clock(xp_f$clock)
     );
+    fanin_x_je x_je(
+        .d(x_je$d),
+        .q(x_je$q),
+        .clock(x_je$clock)
+    );
+    fanin_x_jep x_jep(
+        .d(x_jep$d),
+        .q(x_jep$q),
+        .clock(x_jep$clock)
+    );
+    fanin_x_ji x_ji(
+        .d(x_ji$d),
+        .q(x_ji$q),
+        .clock(x_ji$clock)
+    );
+    fanin_x_cadr x_cadr(
+        .d(x_cadr$d),
+        .q(x_cadr$q),
+        .clock(x_cadr$clock)
+    );
     fanin_x_c x_c(
         .d(x_c$d),
         .q(x_c$q),
         .clock(x_c$clock)
     );
-    fanin_dx_f dx_f(
-        .d(dx_f$d),
-        .q(dx_f$q),
-        .clock(dx_f$clock)
-    );
-    fanin_dx_c dx_c(
-        .d(dx_c$d),
-        .q(dx_c$q),
-        .clock(dx_c$clock)
+    fanin_x_join x_join(
+        .d(x_join$d),
+        .q(x_join$q),
+        .clock(x_join$clock)
     );
     fanin_pred pred(
         .m(pred$m),
@@ -2045,20 +2058,30 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(q_c$q),
         .clock(q_c$clock)
     );
-    fanin_x_mg x_mg(
-        .d(x_mg$d),
-        .q(x_mg$q),
-        .clock(x_mg$clock)
+    fanin_q_qfull q_qfull(
+        .d(q_qfull$d),
+        .q(q_qfull$q),
+        .clock(q_qfull$clock)
     );
-    fanin_x_je x_je(
-        .d(x_je$d),
-        .q(x_je$q),
-        .clock(x_je$clock)
+    fanin_q_qf_p q_qf_p(
+        .d(q_qf_p$d),
+        .q(q_qf_p$q),
+        .clock(q_qf_p$clock)
     );
-    fanin_x_jep x_jep(
-        .d(x_jep$d),
-        .q(x_jep$q),
-        .clock(x_jep$clock)
+    fanin_q_qf_m q_qf_m(
+        .d(q_qf_m$d),
+        .q(q_qf_m$q),
+        .clock(q_qf_m$clock)
+    );
+    fanin_q_bi q_bi(
+        .d(q_bi$d),
+        .q(q_bi$q),
+        .clock(q_bi$clock)
+    );
+    fanin_q_bd q_bd(
+        .d(q_bd$d),
+        .q(q_bd$q),
+        .clock(q_bd$clock)
     );
     fanin_dsel dsel(
         .clock(dsel$clock),
@@ -2070,6 +2093,31 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .c(dsel$c),
         .qf(dsel$qf),
         .q(dsel$q)
+    );
+    fanin_xo_v xo_v(
+        .d(xo_v$d),
+        .q(xo_v$q),
+        .clock(xo_v$clock)
+    );
+    fanin_dx_f dx_f(
+        .d(dx_f$d),
+        .q(dx_f$q),
+        .clock(dx_f$clock)
+    );
+    fanin_dx_ji dx_ji(
+        .d(dx_ji$d),
+        .q(dx_ji$q),
+        .clock(dx_ji$clock)
+    );
+    fanin_dx_cadr dx_cadr(
+        .d(dx_cadr$d),
+        .q(dx_cadr$q),
+        .clock(dx_cadr$clock)
+    );
+    fanin_dx_c dx_c(
+        .d(dx_c$d),
+        .q(dx_c$q),
+        .clock(dx_c$clock)
     );
     fanin_loads loads(
         .br(loads$br),
@@ -2209,6 +2257,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         .q(bq_j$q),
         .clock(bq_j$clock)
     );
+    fanin_hu_v hu_v(
+        .d(hu_v$d),
+        .q(hu_v$q),
+        .clock(hu_v$clock)
+    );
+    fanin_hu_j hu_j(
+        .d(hu_j$d),
+        .q(hu_j$q),
+        .clock(hu_j$clock)
+    );
+    fanin_hu_b hu_b(
+        .d(hu_b$d),
+        .q(hu_b$q),
+        .clock(hu_b$clock)
+    );
     fanin_commit commit(
         .clock(commit$clock),
         .rst(commit$rst),
@@ -2249,30 +2312,60 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     
     // Update code
     always @(*) begin
+        xstate$clock = clock;
         x_mg$clock = clock;
         xp_f$clock = clock;
         x_je$clock = clock;
         x_jep$clock = clock;
+        x_ji$clock = clock;
+        x_cadr$clock = clock;
         x_c$clock = clock;
+        x_join$clock = clock;
         q_c$clock = clock;
+        q_qfull$clock = clock;
+        q_qf_p$clock = clock;
+        q_qf_m$clock = clock;
+        q_bi$clock = clock;
+        q_bd$clock = clock;
+        xo_v$clock = clock;
         dx_f$clock = clock;
+        dx_ji$clock = clock;
+        dx_cadr$clock = clock;
         dx_c$clock = clock;
         bq_inc$clock = clock;
         bq_dec$clock = clock;
         bq_hwc$clock = clock;
         bq_j$clock = clock;
+        hu_v$clock = clock;
+        hu_j$clock = clock;
+        hu_b$clock = clock;
+        xstate$d = xstate$q;
         x_mg$d = x_mg$q;
         xp_f$d = xp_f$q;
         x_je$d = x_je$q;
         x_jep$d = x_jep$q;
+        x_ji$d = x_ji$q;
+        x_cadr$d = x_cadr$q;
         x_c$d = x_c$q;
+        x_join$d = x_join$q;
         q_c$d = q_c$q;
+        q_qfull$d = q_qfull$q;
+        q_qf_p$d = q_qf_p$q;
+        q_qf_m$d = q_qf_m$q;
+        q_bi$d = q_bi$q;
+        q_bd$d = q_bd$q;
+        xo_v$d = xo_v$q;
         dx_f$d = dx_f$q;
+        dx_ji$d = dx_ji$q;
+        dx_cadr$d = dx_cadr$q;
         dx_c$d = dx_c$q;
         bq_inc$d = bq_inc$q;
         bq_dec$d = bq_dec$q;
         bq_hwc$d = bq_hwc$q;
         bq_j$d = bq_j$q;
+        hu_v$d = hu_v$q;
+        hu_j$d = hu_j$q;
+        hu_b$d = hu_b$q;
         meta$clock = clock;
         meta$rst = rst;
         jram$clock = clock;
@@ -2417,7 +2510,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         pred$m = meta$m;
         pred$sj = jram$rdata;
         pred$e_scan = front$e_scan_q;
-        pred$x_ji = dec$x_ji_q;
+        pred$x_ji = x_ji$q;
         pred$jep = look$jep_q;
         pred$f = xp_f$q;
         pred$now = x_c$q[(64'h200)+:(32)];
@@ -2465,10 +2558,9 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         hand$look_v = look$v_q;
         hand$look_ne = look$ne_q;
         hand$look_old = look$old_q;
-        hand$x_join = dec$x_join_q;
+        hand$x_join = x_join$q;
         hand$sess_busy = sess$busy;
-        hand$xstate = dec$xstate_q;
-        hand$xo_v = dec$xo_v_q;
+        hand$xstate = xstate$q;
         if (hand$b_done & back$rel_q) begin
             if (back$sel_q == c_idx4$0) begin
                 rx$0$rel = 1'b1;
@@ -2514,7 +2606,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         item$dec_go = 1'b0;
         item$ac_go = 1'b0;
         item$mc = 1'b0;
-        item$mc_ji = dec$dx_ji_q;
+        item$mc_ji = dx_ji$q;
         item$mc_rly = dsel$q[(64'h20)+:(3)] == Action$Relay;
         item$ld = item$sq_q;
         item$ld_o = item$o_q;
@@ -2523,11 +2615,12 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         if (front$scan_go) begin
             x_c$d[(64'h200)+:(32)] = timer$now_q;
         end
+        dec_v = (xstate$q == DecState$Decide) | xo_v$q;
         loads$br = dsel$q;
         loads$f = dx_f$q;
         loads$c = dx_c$q;
-        loads$ji = dec$dx_ji_q;
-        loads$cadr = dec$dx_cadr_q;
+        loads$ji = dx_ji$q;
+        loads$cadr = dx_cadr$q;
         loads$je = x_je$q;
         loads$jep = x_jep$q;
         loads$mg = x_mg$q;
@@ -2542,35 +2635,63 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         loads$sm = meta$m;
         loads$sj = front$sj_q;
         loads$spartial = front$s_q[(64'h2)+:(1)];
+        hu_v$d = 1'b0;
         sess$join_go = 1'b0;
-        if (hand$dec_go) begin
-            item$dec_go = 1'b1;
-            item$ld = loads$ld;
-            item$ld_o = loads$ld_o;
-            item$mc = loads$mc;
-            ev = loads$ev;
-            sess$join_go = loads$join_go;
-            meta$waddr = dec$dx_cadr_q;
-            if (loads$dwe) begin
-                meta$wdata = loads$dwd;
-                meta$we = 32'h1;
+        if (dec_v) begin
+            if (~item$v_q | hand$sq_ld) begin
+                item$dec_go = 1'b1;
+                if (dx_f$q[(64'h0)+:(8)] == pt_join) begin
+                    x_join$d = 1'b0;
+                end
+                hu_v$d = dsel$q[(64'h30)+:(1)];
+                hu_j$d = dx_ji$q;
+                hu_b$d = dx_f$q[(64'h38)+:(32)];
+                xstate$d = DecState$Idle;
+                item$ld = loads$ld;
+                item$ld_o = loads$ld_o;
+                item$mc = loads$mc;
+                ev = loads$ev;
+                sess$join_go = loads$join_go;
+                meta$waddr = dx_cadr$q;
+                if (loads$dwe) begin
+                    meta$wdata = loads$dwd;
+                    meta$we = 32'h1;
+                end
+                bz_j = dx_ji$q;
+                bz_inc = loads$dbi;
+                bz_dec = loads$dbd;
+                hwc = loads$dhwc;
             end
-            bz_j = dec$dx_ji_q;
-            bz_inc = loads$dbi;
-            bz_dec = loads$dbd;
-            hwc = loads$dhwc;
         end
-        case (dec$xstate_q)
+        if (q_bi$q) begin
+            qf = q_qf_p$q;
+        end
+        else if (q_bd$q) begin
+            qf = q_qf_m$q;
+        end
+        else begin
+            qf = q_qfull$q;
+        end
+        case (xstate$q)
             DecState$Pred:
                 begin
                     q_c$d = pred$c;
+                    q_qfull$d = pred$qf0;
+                    q_qf_p$d = pred$qfp;
+                    q_qf_m$d = pred$qfm;
+                    q_bi$d = xo_v$q & loads$dbi & (dx_ji$q == x_ji$q);
+                    q_bd$d = xo_v$q & loads$dbd & (dx_ji$q == x_ji$q);
+                    xstate$d = DecState$DSel;
                     x_mg$d = pred$mg;
                     x_je$d = look$je_q;
                     x_jep$d = look$jep_q;
                 end
             DecState$DSel:
                 begin
+                    xstate$d = DecState$Decide;
                     dx_f$d = xp_f$q;
+                    dx_ji$d = x_ji$q;
+                    dx_cadr$d = x_cadr$q;
                     dx_c$d = x_c$q;
                 end
             default:
@@ -2578,20 +2699,21 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
                 end
         endcase
         dsel$clock = clock;
-        dsel$go = dec$xstate_q == DecState$DSel;
+        dsel$go = xstate$q == DecState$DSel;
         dsel$ptype = xp_f$q[(64'h0)+:(8)];
         dsel$flags = xp_f$q[(64'h8)+:(8)];
         dsel$inner = x_je$q[(32'h1)+:(1)];
         dsel$sessions = x_je$q[(32'h5)+:(1)];
         dsel$c = q_c$q;
-        dsel$qf = dec$qf;
+        dsel$qf = qf;
+        xo_v$d = 1'b0;
         look$clock = clock;
         look$rst = rst;
         look$f = front$f_q;
         look$c = front$c;
         look$ji = front$ji_q;
         look$cadr = front$cadr_q;
-        look$x_cadr = dec$x_cadr_q;
+        look$x_cadr = x_cadr$q;
         look$jr = jram$rdata;
         look$ch = chram$rdata;
         look$pb = pbram$rdata;
@@ -2643,34 +2765,24 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         look$ss_open$14 = sess$ss_open$14;
         look$ss_base$15 = sess$ss_base$15;
         look$ss_open$15 = sess$ss_open$15;
-        look$dec_v = hand$dec_v;
+        look$dec_v = dec_v;
         look$dbi = loads$dbi;
         look$dbd = loads$dbd;
-        look$dx_ji = dec$dx_ji_q;
+        look$dx_ji = dx_ji$q;
         look$bq_inc = bq_inc$q;
         look$bq_dec = bq_dec$q;
         look$bq_j = bq_j$q;
         if (hand$lk_go) begin
+            x_join$d = look$f_q[(64'h0)+:(8)] == pt_join;
+            xstate$d = DecState$Pred;
+            xo_v$d = xstate$q == DecState$DSel;
             xp_f$d = look$f_q;
+            x_ji$d = front$ji_q;
+            x_cadr$d = front$cadr_q;
             x_c$d = look$c_q;
         end
-        dec$clock = clock;
-        dec$rst = rst;
-        dec$go = hand$lk_go;
-        dec$dec_go = hand$dec_go;
-        dec$look_ptype = look$f_q[(64'h0)+:(8)];
-        dec$ji = front$ji_q;
-        dec$cadr = front$cadr_q;
-        dec$qf0 = pred$qf0;
-        dec$qfp = pred$qfp;
-        dec$qfm = pred$qfm;
-        dec$dbi = loads$dbi;
-        dec$dbd = loads$dbd;
-        dec$hup = dsel$q[(64'h30)+:(1)];
-        dec$dx_ptype = dx_f$q[(64'h0)+:(8)];
-        dec$dx_block = dx_f$q[(64'h38)+:(32)];
-        meta$dw_v = hand$dec_v & loads$dwe;
-        meta$dw_a = dec$dx_cadr_q;
+        meta$dw_v = dec_v & loads$dwe;
+        meta$dw_a = dx_cadr$q;
         meta$dw_d = loads$dwd;
         if (front$take) begin
             if (pick$pk_idx_q == c_idx4$0) begin
@@ -2724,7 +2836,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         sess$clock = clock;
         sess$rst = rst;
         sess$ac_take = 1'b0;
-        if (sess$ac_ready & ~item$v_q & ~hand$dec_v) begin
+        if (sess$ac_ready & ~item$v_q & ~dec_v) begin
             sess$ac_take = 1'b1;
             item$ac_go = 1'b1;
             item$ld = loads$ac;
@@ -2762,13 +2874,13 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         commit$jbusy$13 = lookup$jbusy$13;
         commit$jbusy$14 = lookup$jbusy$14;
         commit$jbusy$15 = lookup$jbusy$15;
-        sess$join_entry = dec$dx_ji_q;
+        sess$join_entry = dx_ji$q;
         sess$join_f = dx_f$q;
         sess$join_port = dx_c$q[(64'h220)+:(4)];
         sess$join_ranks = x_je$q[(32'h40)+:(64)];
-        sess$hu_v = dec$hu_v_q;
-        sess$hu_j = dec$hu_j_q;
-        sess$hu_b = dec$hu_b_q;
+        sess$hu_v = hu_v$q;
+        sess$hu_j = hu_j$q;
+        sess$hu_b = hu_b$q;
         sess$reset = commit$q;
         sess$reset_entry = commit$entry_q;
         sess$reset_high = commit$word[(32'h220)+:(32)] - 32'h1;
@@ -2792,7 +2904,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         front$rst = rst;
         front$b_free = hand$b_free;
         front$lk_free = hand$lk_free;
-        front$xstate = dec$xstate_q;
+        front$xstate = xstate$q;
         front$look_v = look$v_q;
         front$item_v = item$v_q;
         front$sess_busy = sess$busy;
@@ -2988,6 +3100,10 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         counters$tx_len$3 = tx$3$sent_len;
         counters$rx_bad$3 = rx$3$bad;
         if (rst) begin
+            xstate$d = DecState$Idle;
+            xo_v$d = 1'b0;
+            x_join$d = 1'b0;
+            hu_v$d = 1'b0;
             bq_inc$d = 1'b0;
             bq_dec$d = 1'b0;
         end
@@ -17810,560 +17926,6 @@ module fanin_csr_wd(d,q,clock);
 endmodule // fanin_csr_wd
 
 
-module fanin_dec(clock,rst,go,dec_go,look_ptype,ji,cadr,qf0,qfp,qfm,dbi,dbd,hup,dx_ptype,dx_block,xstate_q,xo_v_q,x_join_q,x_ji_q,x_cadr_q,dx_ji_q,dx_cadr_q,qf,hu_v_q,hu_j_q,hu_b_q);
-    
-    // Module arguments
-    input wire  clock;
-    input wire  rst;
-    input wire  go;
-    input wire  dec_go;
-    input wire  [7:0] look_ptype;
-    input wire  [7:0] ji;
-    input wire  [23:0] cadr;
-    input wire  qf0;
-    input wire  qfp;
-    input wire  qfm;
-    input wire  dbi;
-    input wire  dbd;
-    input wire  hup;
-    input wire  [7:0] dx_ptype;
-    input wire  [31:0] dx_block;
-    output reg  [1:0] xstate_q;
-    output reg  xo_v_q;
-    output reg  x_join_q;
-    output reg  [7:0] x_ji_q;
-    output reg  [23:0] x_cadr_q;
-    output reg  [7:0] dx_ji_q;
-    output reg  [23:0] dx_cadr_q;
-    output reg  qf;
-    output reg  hu_v_q;
-    output reg  [7:0] hu_j_q;
-    output reg  [31:0] hu_b_q;
-    
-    // Constant declarations
-    localparam  pt_join = 8'h3;
-    
-    // Enums
-    localparam DecState$Idle = 0;
-    localparam DecState$Pred = 1;
-    localparam DecState$DSel = 2;
-    localparam DecState$Decide = 3;
-    
-    // Stub signals
-    reg  [1:0] xstate$d;
-    wire  [1:0] xstate$q;
-    reg  xstate$clock;
-    reg  xo_v$d;
-    wire  xo_v$q;
-    reg  xo_v$clock;
-    reg  x_join$d;
-    wire  x_join$q;
-    reg  x_join$clock;
-    reg  [7:0] x_ji$d;
-    wire  [7:0] x_ji$q;
-    reg  x_ji$clock;
-    reg  [23:0] x_cadr$d;
-    wire  [23:0] x_cadr$q;
-    reg  x_cadr$clock;
-    reg  q_qfull$d;
-    wire  q_qfull$q;
-    reg  q_qfull$clock;
-    reg  q_qf_p$d;
-    wire  q_qf_p$q;
-    reg  q_qf_p$clock;
-    reg  q_qf_m$d;
-    wire  q_qf_m$q;
-    reg  q_qf_m$clock;
-    reg  q_bi$d;
-    wire  q_bi$q;
-    reg  q_bi$clock;
-    reg  q_bd$d;
-    wire  q_bd$q;
-    reg  q_bd$clock;
-    reg  [7:0] dx_ji$d;
-    wire  [7:0] dx_ji$q;
-    reg  dx_ji$clock;
-    reg  [23:0] dx_cadr$d;
-    wire  [23:0] dx_cadr$q;
-    reg  dx_cadr$clock;
-    reg  hu_v$d;
-    wire  hu_v$q;
-    reg  hu_v$clock;
-    reg  [7:0] hu_j$d;
-    wire  [7:0] hu_j$q;
-    reg  hu_j$clock;
-    reg  [31:0] hu_b$d;
-    wire  [31:0] hu_b$q;
-    reg  hu_b$clock;
-    
-    // Sub module instances
-    fanin_dec_xstate xstate(
-        .d(xstate$d),
-        .q(xstate$q),
-        .clock(xstate$clock)
-    );
-    fanin_dec_xo_v xo_v(
-        .d(xo_v$d),
-        .q(xo_v$q),
-        .clock(xo_v$clock)
-    );
-    fanin_dec_x_join x_join(
-        .d(x_join$d),
-        .q(x_join$q),
-        .clock(x_join$clock)
-    );
-    fanin_dec_x_ji x_ji(
-        .d(x_ji$d),
-        .q(x_ji$q),
-        .clock(x_ji$clock)
-    );
-    fanin_dec_x_cadr x_cadr(
-        .d(x_cadr$d),
-        .q(x_cadr$q),
-        .clock(x_cadr$clock)
-    );
-    fanin_dec_q_qfull q_qfull(
-        .d(q_qfull$d),
-        .q(q_qfull$q),
-        .clock(q_qfull$clock)
-    );
-    fanin_dec_q_qf_p q_qf_p(
-        .d(q_qf_p$d),
-        .q(q_qf_p$q),
-        .clock(q_qf_p$clock)
-    );
-    fanin_dec_q_qf_m q_qf_m(
-        .d(q_qf_m$d),
-        .q(q_qf_m$q),
-        .clock(q_qf_m$clock)
-    );
-    fanin_dec_q_bi q_bi(
-        .d(q_bi$d),
-        .q(q_bi$q),
-        .clock(q_bi$clock)
-    );
-    fanin_dec_q_bd q_bd(
-        .d(q_bd$d),
-        .q(q_bd$q),
-        .clock(q_bd$clock)
-    );
-    fanin_dec_dx_ji dx_ji(
-        .d(dx_ji$d),
-        .q(dx_ji$q),
-        .clock(dx_ji$clock)
-    );
-    fanin_dec_dx_cadr dx_cadr(
-        .d(dx_cadr$d),
-        .q(dx_cadr$q),
-        .clock(dx_cadr$clock)
-    );
-    fanin_dec_hu_v hu_v(
-        .d(hu_v$d),
-        .q(hu_v$q),
-        .clock(hu_v$clock)
-    );
-    fanin_dec_hu_j hu_j(
-        .d(hu_j$d),
-        .q(hu_j$q),
-        .clock(hu_j$clock)
-    );
-    fanin_dec_hu_b hu_b(
-        .d(hu_b$d),
-        .q(hu_b$q),
-        .clock(hu_b$clock)
-    );
-    
-    // Update code
-    always @(*) begin
-        xstate$clock = clock;
-        xo_v$clock = clock;
-        x_join$clock = clock;
-        x_ji$clock = clock;
-        x_cadr$clock = clock;
-        q_qfull$clock = clock;
-        q_qf_p$clock = clock;
-        q_qf_m$clock = clock;
-        q_bi$clock = clock;
-        q_bd$clock = clock;
-        dx_ji$clock = clock;
-        dx_cadr$clock = clock;
-        hu_v$clock = clock;
-        hu_j$clock = clock;
-        hu_b$clock = clock;
-        xstate$d = xstate$q;
-        xo_v$d = xo_v$q;
-        x_join$d = x_join$q;
-        x_ji$d = x_ji$q;
-        x_cadr$d = x_cadr$q;
-        q_qfull$d = q_qfull$q;
-        q_qf_p$d = q_qf_p$q;
-        q_qf_m$d = q_qf_m$q;
-        q_bi$d = q_bi$q;
-        q_bd$d = q_bd$q;
-        dx_ji$d = dx_ji$q;
-        dx_cadr$d = dx_cadr$q;
-        hu_v$d = hu_v$q;
-        hu_j$d = hu_j$q;
-        hu_b$d = hu_b$q;
-        xstate_q = xstate$q;
-        xo_v_q = xo_v$q;
-        x_join_q = x_join$q;
-        x_ji_q = x_ji$q;
-        x_cadr_q = x_cadr$q;
-        dx_ji_q = dx_ji$q;
-        dx_cadr_q = dx_cadr$q;
-        hu_v_q = hu_v$q;
-        hu_j_q = hu_j$q;
-        hu_b_q = hu_b$q;
-        if (q_bi$q) begin
-            qf = q_qf_p$q;
-        end
-        else if (q_bd$q) begin
-            qf = q_qf_m$q;
-        end
-        else begin
-            qf = q_qfull$q;
-        end
-        hu_v$d = 1'b0;
-        if (dec_go) begin
-            if (dx_ptype == pt_join) begin
-                x_join$d = 1'b0;
-            end
-            hu_v$d = hup;
-            hu_j$d = dx_ji$q;
-            hu_b$d = dx_block;
-            xstate$d = DecState$Idle;
-        end
-        case (xstate$q)
-            DecState$Pred:
-                begin
-                    q_qfull$d = qf0;
-                    q_qf_p$d = qfp;
-                    q_qf_m$d = qfm;
-                    q_bi$d = xo_v$q & dbi & (dx_ji$q == x_ji$q);
-                    q_bd$d = xo_v$q & dbd & (dx_ji$q == x_ji$q);
-                    xstate$d = DecState$DSel;
-                end
-            DecState$DSel:
-                begin
-                    xstate$d = DecState$Decide;
-                    dx_ji$d = x_ji$q;
-                    dx_cadr$d = x_cadr$q;
-                end
-            default:
-                begin
-                end
-        endcase
-        xo_v$d = 1'b0;
-        if (go) begin
-            x_join$d = look_ptype == pt_join;
-            xstate$d = DecState$Pred;
-            xo_v$d = xstate$q == DecState$DSel;
-            x_ji$d = ji;
-            x_cadr$d = cadr;
-        end
-        if (rst) begin
-            xstate$d = DecState$Idle;
-            xo_v$d = 1'b0;
-            x_join$d = 1'b0;
-            hu_v$d = 1'b0;
-        end
-    end
-    
-endmodule // fanin_dec
-
-
-module fanin_dec_dx_cadr(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_dx_cadr
-
-
-module fanin_dec_dx_ji(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_dx_ji
-
-
-module fanin_dec_hu_b(d,q,clock);
-    
-    // Module arguments
-    input wire  [31:0] d;
-    output reg  [31:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 32'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_hu_b
-
-
-module fanin_dec_hu_j(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_hu_j
-
-
-module fanin_dec_hu_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_hu_v
-
-
-module fanin_dec_q_bd(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_bd
-
-
-module fanin_dec_q_bi(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_bi
-
-
-module fanin_dec_q_qf_m(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_qf_m
-
-
-module fanin_dec_q_qf_p(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_qf_p
-
-
-module fanin_dec_q_qfull(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_q_qfull
-
-
-module fanin_dec_x_cadr(d,q,clock);
-    
-    // Module arguments
-    input wire  [23:0] d;
-    output reg  [23:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 24'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_cadr
-
-
-module fanin_dec_x_ji(d,q,clock);
-    
-    // Module arguments
-    input wire  [7:0] d;
-    output reg  [7:0] q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 8'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_ji
-
-
-module fanin_dec_x_join(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_x_join
-
-
-module fanin_dec_xo_v(d,q,clock);
-    
-    // Module arguments
-    input wire  d;
-    output reg  q;
-    input wire  clock;
-    
-    // Update code (custom)
-    initial begin
-       q = 1'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_xo_v
-
-
-module fanin_dec_xstate(d,q,clock);
-    
-    // Module arguments
-    input wire  [1:0] d;
-    output reg  [1:0] q;
-    input wire  clock;
-    
-    // Enums
-    localparam DecState$Idle = 0;
-    localparam DecState$Pred = 1;
-    localparam DecState$DSel = 2;
-    localparam DecState$Decide = 3;
-    
-    // Update code (custom)
-    initial begin
-       q = 64'h0;
-    end
-    
-    always @(posedge clock) begin
-       q <= d;
-    end
-          
-endmodule // fanin_dec_xstate
-
-
 module fanin_dsel(clock,go,ptype,flags,inner,sessions,c,qf,q);
     
     // Module arguments
@@ -18854,6 +18416,25 @@ module fanin_dx_c(d,q,clock);
 endmodule // fanin_dx_c
 
 
+module fanin_dx_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_cadr
+
+
 module fanin_dx_f(d,q,clock);
     
     // Module arguments
@@ -18871,6 +18452,25 @@ module fanin_dx_f(d,q,clock);
     end
           
 endmodule // fanin_dx_f
+
+
+module fanin_dx_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_dx_ji
 
 
 module fanin_front(clock,rst,b_free,lk_free,xstate,look_v,item_v,sess_busy,epoch_move,jc_pend,jc_q,jc_i,pk_any,la_ok,pk_idx,la_len,la_hdr,la_row,hp_pop$0,hp_pop$1,hp_pop$2,hp_pop$3,pf,c_terms,c_count,jsel,jhit,rhit,rone$0,rone$1,rone$2,rone$3,rone$4,rone$5,rone$6,rone$7,rone$8,rone$9,rone$10,rone$11,rone$12,rone$13,rone$14,rone$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,slot,ci,own,any_to,sweep_on,now,scan_ptr,scan_c,sweep_el,scan_ticks,arp_y,m,jr,age,s,c,f_q,ji_q,cadr_q,e_scan_q,sage_q,tage_q,s_q,sj_q,take,jc,scan_go,look_load,h_go,h_st,fi,m_raddr,m_we,m_wdata,j_raddr,ch_raddr,pb_raddr,ev,bz_dec,bz_j,dbg_valid,dbg_kind,dbg_arg,t_adv,t_start,t_cset,t_cclr);
@@ -20334,7 +19934,7 @@ module fanin_front_tage(d,q,clock);
 endmodule // fanin_front_tage
 
 
-module fanin_hand(done_now,done_if_room,b_idle,pmask,tx_rdy$0,tx_rdy$1,tx_rdy$2,tx_rdy$3,item_v,item_psd,look_v,look_ne,look_old,x_join,sess_busy,xstate,xo_v,all_rdy,b_done,b_free,sq_ld,dec_v,dec_go,lk_go,lk_free);
+module fanin_hand(done_now,done_if_room,b_idle,pmask,tx_rdy$0,tx_rdy$1,tx_rdy$2,tx_rdy$3,item_v,item_psd,look_v,look_ne,look_old,x_join,sess_busy,xstate,all_rdy,b_done,b_free,sq_ld,lk_go,lk_free);
     
     // Module arguments
     input wire  done_now;
@@ -20353,13 +19953,10 @@ module fanin_hand(done_now,done_if_room,b_idle,pmask,tx_rdy$0,tx_rdy$1,tx_rdy$2,
     input wire  x_join;
     input wire  sess_busy;
     input wire  [1:0] xstate;
-    input wire  xo_v;
     output reg  all_rdy;
     output reg  b_done;
     output reg  b_free;
     output reg  sq_ld;
-    output reg  dec_v;
-    output reg  dec_go;
     output reg  lk_go;
     output reg  lk_free;
     
@@ -20387,13 +19984,68 @@ module fanin_hand(done_now,done_if_room,b_idle,pmask,tx_rdy$0,tx_rdy$1,tx_rdy$2,
         b_done = done_now | (done_if_room & all_rdy);
         b_free = b_idle | b_done;
         sq_ld = item_v & b_free & item_psd;
-        dec_v = (xstate == DecState$Decide) | xo_v;
-        dec_go = dec_v & (~item_v | sq_ld);
         lk_go = look_v & ~x_join & ~sess_busy & ((xstate == DecState$Idle) | (((xstate == DecState$Decide) | ((xstate == DecState$DSel) & look_ne & look_old)) & (~item_v | sq_ld)));
         lk_free = ~look_v | lk_go;
     end
     
 endmodule // fanin_hand
+
+
+module fanin_hu_b(d,q,clock);
+    
+    // Module arguments
+    input wire  [31:0] d;
+    output reg  [31:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 32'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu_b
+
+
+module fanin_hu_j(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu_j
+
+
+module fanin_hu_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_hu_v
 
 
 module fanin_item(clock,rst,dec_go,ac_go,mc,mc_ji,mc_rly,drain,jc,c_waddr,c_wdata,c_we,ld,ld_o,v_q,psd_q,sq_q,o_q,pp_mac_q$0,pp_mac_q$1,pp_mac_q$2,pp_mac_q$3,pp_ip_q$0,pp_ip_q$1,pp_ip_q$2,pp_ip_q$3,pp_udp_q$0,pp_udp_q$1,pp_udp_q$2,pp_udp_q$3,pp_child_q$0,pp_child_q$1,pp_child_q$2,pp_child_q$3);
@@ -32781,6 +32433,44 @@ module fanin_pred(m,sj,e_scan,x_ji,jep,f,now,je,bcur,bcd,rowmask,rowlog,chr,pbr,
 endmodule // fanin_pred
 
 
+module fanin_q_bd(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_bd
+
+
+module fanin_q_bi(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_bi
+
+
 module fanin_q_c(d,q,clock);
     
     // Module arguments
@@ -32798,6 +32488,63 @@ module fanin_q_c(d,q,clock);
     end
           
 endmodule // fanin_q_c
+
+
+module fanin_q_qf_m(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_qf_m
+
+
+module fanin_q_qf_p(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_qf_p
+
+
+module fanin_q_qfull(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_q_qfull
 
 
 module fanin_rx_0(clock,rst,tdata,tkeep,tvalid,tready,tlast,tuser,d_valid,d_pop,d_hdr,d_bitmap,d_len,d_row,d_udp_ok,d_ip_ok,r_addr,r_data,rel,rel_row,bad);
@@ -49313,6 +49060,25 @@ module fanin_x_c(d,q,clock);
 endmodule // fanin_x_c
 
 
+module fanin_x_cadr(d,q,clock);
+    
+    // Module arguments
+    input wire  [23:0] d;
+    output reg  [23:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 24'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_cadr
+
+
 module fanin_x_je(d,q,clock);
     
     // Module arguments
@@ -49351,6 +49117,44 @@ module fanin_x_jep(d,q,clock);
 endmodule // fanin_x_jep
 
 
+module fanin_x_ji(d,q,clock);
+    
+    // Module arguments
+    input wire  [7:0] d;
+    output reg  [7:0] q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 8'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_ji
+
+
+module fanin_x_join(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_x_join
+
+
 module fanin_x_mg(d,q,clock);
     
     // Module arguments
@@ -49370,6 +49174,25 @@ module fanin_x_mg(d,q,clock);
 endmodule // fanin_x_mg
 
 
+module fanin_xo_v(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xo_v
+
+
 module fanin_xp_f(d,q,clock);
     
     // Module arguments
@@ -49387,6 +49210,31 @@ module fanin_xp_f(d,q,clock);
     end
           
 endmodule // fanin_xp_f
+
+
+module fanin_xstate(d,q,clock);
+    
+    // Module arguments
+    input wire  [1:0] d;
+    output reg  [1:0] q;
+    input wire  clock;
+    
+    // Enums
+    localparam DecState$Idle = 0;
+    localparam DecState$Pred = 1;
+    localparam DecState$DSel = 2;
+    localparam DecState$Decide = 3;
+    
+    // Update code (custom)
+    initial begin
+       q = 64'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_xstate
 
 // Top level: flat port names; all logic is in fanin_core_impl.
 module fanin_core (

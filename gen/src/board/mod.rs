@@ -277,9 +277,9 @@ pub struct Options {
 
 /// The engine's state registers the `--ila` build probes: instance paths below
 /// `fanin_core_impl` (instance `core` of `fanin_core`) whose output `q` is the register:
-/// the front end's state (`core/front.rs`), the decision stages' (`core/decision.rs`), the
-/// back end's (`core/back.rs`) and DSEL's action (`core/dsel.rs`).
-pub const ILA_STATE_REGS: &[&str] = &["front/state", "dec/xstate", "back/bstate", "dsel/act"];
+/// the front end's state (`core/front.rs`), the decision stages', the back
+/// end's (`core/back.rs`) and DSEL's action (`core/dsel.rs`).
+pub const ILA_STATE_REGS: &[&str] = &["front/state", "xstate", "back/bstate", "dsel/act"];
 
 /// A board's configuration flash as `write_cfgmem` takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

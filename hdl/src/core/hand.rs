@@ -1,8 +1,7 @@
 //! The hand-overs between the engine's stages in the cycle they happen: the back end takes
 //! its next item (`b_free`: it is idle, or its item finishes, `b_done`), the item stage
-//! hands its item to it (`sq_ld`), DECIDE completes and stages its item (`dec_go`; `dec_v`:
-//! DECIDE holds a frame), and LOOK's frame moves to PRED (`lk_go`; `lk_free`: LOOK can take
-//! PARSE's next frame).
+//! hands its item to it (`sq_ld`), and LOOK's frame moves to PRED (`lk_go`; `lk_free`: LOOK
+//! can take PARSE's next frame).
 //!
 //! A leaf with no registers, fed only by registers and sub-block outputs: the front end
 //! (`front.rs`) reads `b_free` and `lk_free` to decide its own hand-overs in the same
@@ -43,8 +42,6 @@ pub struct Hand {
     pub sess_busy: Signal<In, bool>,
     /// The decision stages' state.
     pub xstate: Signal<In, DecState>,
-    /// An older frame's DECIDE runs beside PRED (`decision.rs`).
-    pub xo_v: Signal<In, bool>,
     /// Every destination port of the back end's item has room.
     pub all_rdy: Signal<Out, bool>,
     /// The back end's item finishes this cycle.
@@ -53,10 +50,6 @@ pub struct Hand {
     pub b_free: Signal<Out, bool>,
     /// The item stage hands its item to the back end.
     pub sq_ld: Signal<Out, bool>,
-    /// DECIDE holds a frame: the newest one, or an older one beside PRED.
-    pub dec_v: Signal<Out, bool>,
-    /// DECIDE completes: the item stage is empty or hands its item over.
-    pub dec_go: Signal<Out, bool>,
     /// LOOK's frame moves to PRED.
     pub lk_go: Signal<Out, bool>,
     /// LOOK is free or its frame leaves.
@@ -87,8 +80,6 @@ impl Logic for Hand {
         self.b_done.next = self.done_now.val() | (self.done_if_room.val() & self.all_rdy.val());
         self.b_free.next = self.b_idle.val() | self.b_done.val();
         self.sq_ld.next = self.item_v.val() & self.b_free.val() & self.item_psd.val();
-        self.dec_v.next = (self.xstate.val() == DecState::Decide) | self.xo_v.val();
-        self.dec_go.next = self.dec_v.val() & (!self.item_v.val() | self.sq_ld.val());
         // LOOK's frame moves to PRED when the decision stages are empty or DECIDE completes
         // in this cycle (the item stage is empty or hands its item over); a frame for
         // another slot copy than the one in DSEL may also leave while it is in DSEL, after

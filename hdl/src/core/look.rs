@@ -15,7 +15,7 @@
 //! update forwarded (the metadata port's `dw_*`, `bcd_q`), so that the next decision starts
 //! right behind (three cycles per frame); for another slot copy it leaves while the frame
 //! before is in DSEL (two cycles per frame: that DECIDE runs beside this PRED, whose quota
-//! condition DSEL picks for the busy-count update DECIDE made, `decision.rs`' `q_bi`/`q_bd`).
+//! condition DSEL picks for the busy-count update DECIDE made, the engine's `q_bi`/`q_bd`).
 //!
 //! Every output is a register: no input reaches an output in the same cycle (issue #24:
 //! cut only where a stage's outputs are registered).

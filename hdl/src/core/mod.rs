@@ -30,7 +30,6 @@ pub mod commit;
 pub mod copy;
 pub mod counters;
 pub mod csr;
-pub mod decision;
 pub mod dest;
 pub mod dsel;
 pub mod finish;
@@ -55,7 +54,6 @@ use back::BackEnd;
 use commit::Commit;
 use counters::Counters;
 use csr::Csr;
-use decision::Decision;
 use dsel::DSel;
 use front::FrontEnd;
 use hand::Hand;
@@ -215,25 +213,41 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     hand: Hand,
     // LOOK: the frame PARSE handed over, waiting for the decision stages (`look.rs`).
     look: Look,
-    // Decision stages (PRED, DSEL, DECIDE): their control (`decision.rs`: the state, the
-    // frame's indices, the JOIN wait, PRED's quota conditions, `high`'s update), and their
-    // own copies of the frame, so that the front end can take, parse and look up the next
-    // frame meanwhile: its fields and context for PRED and DSEL (`xp_f`, `x_c`), DECIDE's
-    // (`dx_f`, `dx_c`, copied in DSEL: the next frame can leave LOOK while this one is in
-    // DSEL). PRED's conditions are terms of registers (`pred.rs`); PRED registers those
-    // DSEL reads (`q_c`, `dsel.rs`), what DECIDE reads (`x_mg`) and the job entry.
-    dec: Decision,
-    xp_f: DFF<Fields>,
-    x_c: DFF<Ctx>,
-    dx_f: DFF<Fields>,
-    dx_c: DFF<Ctx>,
-    pred: Pred,
-    q_c: DFF<Conds>,
+    // Decision stages (PRED, DSEL, DECIDE): their own copy of the decision's context, so
+    // that the front end can take, parse and look up the next frame meanwhile.
+    xstate: DFF<DecState>,
     x_mg: DFF<Merged>,
+    xp_f: DFF<Fields>,
     x_je: DFF<Bits<JOB_W>>,
     x_jep: DFF<Bits<32>>,
+    x_ji: DFF<Bits<8>>,
+    x_cadr: DFF<Bits<ADDR_W>>,
+    x_c: DFF<Ctx>,
+    // The frame in the decision stages is a JOIN: LOOK waits until its DECIDE.
+    x_join: DFF<bool>,
+    // PRED's conditions, terms of registers (`pred.rs`), and those registered in PRED:
+    // the conditions DSEL reads (`states::Conds`, `dsel.rs`), and the others; the quota
+    // condition for the outcomes of a busy-count update in flight (`q_qf_p`/`q_qf_m`,
+    // selected by `q_bi`/`q_bd`).
+    pred: Pred,
+    q_c: DFF<Conds>,
+    q_qfull: DFF<bool>,
+    q_qf_p: DFF<bool>,
+    q_qf_m: DFF<bool>,
+    q_bi: DFF<bool>,
+    q_bd: DFF<bool>,
+    qf: Signal<Local, bool>,
     // DSEL (`dsel.rs`): the branch for DECIDE.
     dsel: DSel,
+    // DECIDE's own copy of the frame's fields (loaded in DSEL), so that the next frame
+    // can leave LOOK for PRED while this one is in DSEL (`xo_v`: PRED runs beside an
+    // older frame's DECIDE).
+    xo_v: DFF<bool>,
+    dx_f: DFF<Fields>,
+    dx_ji: DFF<Bits<8>>,
+    dx_cadr: DFF<Bits<ADDR_W>>,
+    dx_c: DFF<Ctx>,
+    dec_v: Signal<Local, bool>,
     // DECIDE's and the session unit's ACCEPT's items for the item stage, with DECIDE's
     // effects: terms of registers (`loads.rs`).
     loads: Loads,
@@ -256,6 +270,10 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     ev: Signal<Local, Bits<32>>,
     ev_b: Signal<Local, Bits<32>>,
     rx_ev: Vec<Signal<Local, bool>>,
+    // `high` update: DECIDE's (entry, block), then the entry's `high` read, then the write.
+    hu_v: DFF<bool>,
+    hu_j: DFF<Bits<8>>,
+    hu_b: DFF<Bits<32>>,
     // Job commits and the job table's write port (`commit.rs`).
     commit: Commit,
     // Constants (from the configuration) and named values (`states.rs`): counter events
@@ -266,14 +284,16 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     c_lanes: Constant<Bits<16>>,
     ev_results_sent: Constant<Bits<32>>,
     ev_sessions: Constant<Bits<32>>,
+    pt_join: Constant<Bits<8>>,
 }
 
 impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, WB> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, x_mg, xp_f, x_je, x_jep, x_c, q_c, dx_f, dx_c, bq_inc, bq_dec, bq_hwc,
-            bq_j
+            self, clock, xstate, x_mg, xp_f, x_je, x_jep, x_ji, x_cadr, x_c, x_join, q_c, q_qfull,
+            q_qf_p, q_qf_m, q_bi, q_bd, xo_v, dx_f, dx_ji, dx_cadr, dx_c, bq_inc, bq_dec, bq_hwc,
+            bq_j, hu_v, hu_j, hu_b
         );
         self.meta.clock.next = self.clock.val();
         self.meta.rst.next = self.rst.val();
@@ -357,7 +377,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.pred.m.next = self.meta.m.val();
         self.pred.sj.next = self.jram.rdata.val();
         self.pred.e_scan.next = self.front.e_scan_q.val();
-        self.pred.x_ji.next = self.dec.x_ji_q.val();
+        self.pred.x_ji.next = self.x_ji.q.val();
         self.pred.jep.next = self.look.jep_q.val();
         self.pred.f.next = self.xp_f.q.val();
         self.pred.now.next = self.x_c.q.val().now;
@@ -409,10 +429,9 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.hand.look_v.next = self.look.v_q.val();
         self.hand.look_ne.next = self.look.ne_q.val();
         self.hand.look_old.next = self.look.old_q.val();
-        self.hand.x_join.next = self.dec.x_join_q.val();
+        self.hand.x_join.next = self.x_join.q.val();
         self.hand.sess_busy.next = self.sess.busy.val();
-        self.hand.xstate.next = self.dec.xstate_q.val();
-        self.hand.xo_v.next = self.dec.xo_v_q.val();
+        self.hand.xstate.next = self.xstate.q.val();
         if self.hand.b_done.val() & self.back.rel_q.val() {
             for p in 0..self.rx.len() {
                 if self.back.sel_q.val() == self.c_idx4[p].val() {
@@ -449,7 +468,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.item.dec_go.next = false;
         self.item.ac_go.next = false;
         self.item.mc.next = false;
-        self.item.mc_ji.next = self.dec.dx_ji_q.val();
+        self.item.mc_ji.next = self.dx_ji.q.val();
         self.item.mc_rly.next = self.dsel.q.val().act == Action::Relay;
         self.item.ld.next = self.item.sq_q.val();
         self.item.ld_o.next = self.item.o_q.val();
@@ -462,6 +481,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         if self.front.scan_go.val() {
             self.x_c.d.next.now = self.timer.now_q.val();
         }
+        // DECIDE holds a frame: the newest one, or an older one beside PRED (`xo_v`).
+        self.dec_v.next = (self.xstate.q.val() == DecState::Decide) | self.xo_v.q.val();
         // DECIDE holds a frame: its item and effects (`loads.rs`) are terms of its
         // registers (`dsel.q`, the conditions, the context), applied when DECIDE
         // completes and forwarded to the frame in LOOK, which may move to PRED in the same
@@ -469,8 +490,8 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.loads.br.next = self.dsel.q.val();
         self.loads.f.next = self.dx_f.q.val();
         self.loads.c.next = self.dx_c.q.val();
-        self.loads.ji.next = self.dec.dx_ji_q.val();
-        self.loads.cadr.next = self.dec.dx_cadr_q.val();
+        self.loads.ji.next = self.dx_ji.q.val();
+        self.loads.cadr.next = self.dx_cadr.q.val();
         self.loads.je.next = self.x_je.q.val();
         self.loads.jep.next = self.x_jep.q.val();
         self.loads.mg.next = self.x_mg.q.val();
@@ -485,38 +506,72 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.loads.sm.next = self.meta.m.val();
         self.loads.sj.next = self.front.sj_q.val();
         self.loads.spartial.next = self.front.s_q.val().partial;
-        // ---- Decision stages (`decision.rs`' `xstate`: PRED, DSEL, DECIDE), overlapping
-        // the front end's take, PREP2, PARSE and LOOK of the next frame. ----
+        // ---- Decision stages (`xstate`: PRED, DSEL, DECIDE), overlapping the front
+        // end's take, PREP2, PARSE and LOOK of the next frame. ----
+        // DECIDE (before PRED and DSEL below: with an older frame in DECIDE while the next
+        // one is in PRED, `xo_v`, PRED's `xstate` wins).
+        self.hu_v.d.next = false;
         self.sess.join_go.next = false;
-        if self.hand.dec_go.val() {
+        if self.dec_v.val() {
             // DECIDE (Switch::contribution / result / same_block / try_complete): slot
             // metadata, busy counts and counters change here, in decision order; the rows
-            // are the back end's. The item is staged (`sq_*`) when the stage is free or
-            // being emptied this cycle (`hand.rs`); the stages' control moves on
-            // (`decision.rs`).
-            self.item.dec_go.next = true;
-            // The item, its counter events, the metadata write and the busy-count
-            // update (`loads.rs`); a JOIN goes to the session unit.
-            self.item.ld.next = self.loads.ld.val();
-            self.item.ld_o.next = self.loads.ld_o.val();
-            self.item.mc.next = self.loads.mc.val();
-            self.ev.next = self.loads.ev.val();
-            self.sess.join_go.next = self.loads.join_go.val();
-            self.meta.waddr.next = self.dec.dx_cadr_q.val();
-            if self.loads.dwe.val() {
-                self.meta.wdata.next = self.loads.dwd.val();
-                self.meta.we.next = 1.into();
+            // are the back end's. The item is staged (`sq_*`); waits until the stage is
+            // free or being emptied this cycle.
+            if !self.item.v_q.val() | self.hand.sq_ld.val() {
+                self.item.dec_go.next = true;
+                // (Only the JOIN's own DECIDE ends the wait: with two frames in the decision
+                // stages, the older one's DECIDE comes first.)
+                if self.dx_f.q.val().ptype == self.pt_join.val() {
+                    self.x_join.d.next = false;
+                }
+                // A contribution past the session floor: `high` moves on (two cycles on).
+                self.hu_v.d.next = self.dsel.q.val().hup;
+                self.hu_j.d.next = self.dx_ji.q.val();
+                self.hu_b.d.next = self.dx_f.q.val().block;
+                self.xstate.d.next = DecState::Idle;
+                // The item, its counter events, the metadata write and the busy-count
+                // update (`loads.rs`); a JOIN goes to the session unit.
+                self.item.ld.next = self.loads.ld.val();
+                self.item.ld_o.next = self.loads.ld_o.val();
+                self.item.mc.next = self.loads.mc.val();
+                self.ev.next = self.loads.ev.val();
+                self.sess.join_go.next = self.loads.join_go.val();
+                self.meta.waddr.next = self.dx_cadr.q.val();
+                if self.loads.dwe.val() {
+                    self.meta.wdata.next = self.loads.dwd.val();
+                    self.meta.we.next = 1.into();
+                }
+                self.bz_j.next = self.dx_ji.q.val();
+                self.bz_inc.next = self.loads.dbi.val();
+                self.bz_dec.next = self.loads.dbd.val();
+                self.hwc.next = self.loads.dhwc.val();
             }
-            self.bz_j.next = self.dec.dx_ji_q.val();
-            self.bz_inc.next = self.loads.dbi.val();
-            self.bz_dec.next = self.loads.dbd.val();
-            self.hwc.next = self.loads.dhwc.val();
         }
-        match self.dec.xstate_q.val() {
+        // The quota condition for DSEL (see `q_bi`).
+        if self.q_bi.q.val() {
+            self.qf.next = self.q_qf_p.q.val();
+        } else if self.q_bd.q.val() {
+            self.qf.next = self.q_qf_m.q.val();
+        } else {
+            self.qf.next = self.q_qfull.q.val();
+        }
+        match self.xstate.q.val() {
             DecState::Pred => {
                 // PRED: the decision's conditions on the copy's metadata, the packet and the
                 // job entry, registered (the metadata read stays on the same address).
                 self.q_c.d.next = self.pred.c.val();
+                self.q_qfull.d.next = self.pred.qf0.val();
+                self.q_qf_p.d.next = self.pred.qfp.val();
+                self.q_qf_m.d.next = self.pred.qfm.val();
+                // An older frame's DECIDE beside this PRED (it completes now) changes the
+                // busy count of its job by `dbi`/`dbd`: DSEL picks the matching condition.
+                self.q_bi.d.next = self.xo_v.q.val()
+                    & self.loads.dbi.val()
+                    & (self.dx_ji.q.val() == self.x_ji.q.val());
+                self.q_bd.d.next = self.xo_v.q.val()
+                    & self.loads.dbd.val()
+                    & (self.dx_ji.q.val() == self.x_ji.q.val());
+                self.xstate.d.next = DecState::DSel;
                 // The decision's context, copied for DSEL and DECIDE (the frame's fields
                 // were copied when it left LOOK): LOOK registers the next frame's meanwhile.
                 self.x_mg.d.next = self.pred.mg.val();
@@ -524,31 +579,35 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
                 self.x_jep.d.next = self.look.jep_q.val();
             }
             DecState::DSel => {
-                // DSEL: the branch (`dsel.rs`, strobed by `dsel.go`). DECIDE's copy of the
-                // frame: the next frame may leave LOOK now.
+                // DSEL: the branch (`dsel.rs`, strobed by `dsel.go`).
+                self.xstate.d.next = DecState::Decide;
+                // DECIDE's copy of the frame's fields: the next frame may leave LOOK now.
                 self.dx_f.d.next = self.xp_f.q.val();
+                self.dx_ji.d.next = self.x_ji.q.val();
+                self.dx_cadr.d.next = self.x_cadr.q.val();
                 self.dx_c.d.next = self.x_c.q.val();
             }
             _ => {}
         }
         // DSEL's inputs (`dsel.rs`).
         self.dsel.clock.next = self.clock.val();
-        self.dsel.go.next = self.dec.xstate_q.val() == DecState::DSel;
+        self.dsel.go.next = self.xstate.q.val() == DecState::DSel;
         self.dsel.ptype.next = self.xp_f.q.val().ptype;
         self.dsel.flags.next = self.xp_f.q.val().flags;
         self.dsel.inner.next = self.x_je.q.val().get_value_inner();
         self.dsel.sessions.next = self.x_je.q.val().get_value_sessions();
         self.dsel.c.next = self.q_c.q.val();
-        self.dsel.qf.next = self.dec.qf.val();
+        self.dsel.qf.next = self.qf.val();
         // ---- LOOK (`look.rs`): PARSE's frame waits for the decision stages and moves to
         // PRED at `hand.lk_go`, its fields copied into their registers (below). ----
+        self.xo_v.d.next = false;
         self.look.clock.next = self.clock.val();
         self.look.rst.next = self.rst.val();
         self.look.f.next = self.front.f_q.val();
         self.look.c.next = self.front.c.val();
         self.look.ji.next = self.front.ji_q.val();
         self.look.cadr.next = self.front.cadr_q.val();
-        self.look.x_cadr.next = self.dec.x_cadr_q.val();
+        self.look.x_cadr.next = self.x_cadr.q.val();
         self.look.jr.next = self.jram.rdata.val();
         self.look.ch.next = self.chram.rdata.val();
         self.look.pb.next = self.pbram.rdata.val();
@@ -559,37 +618,26 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.look.ss_base[j].next = self.sess.ss_base[j].val();
             self.look.ss_open[j].next = self.sess.ss_open[j].val();
         }
-        self.look.dec_v.next = self.hand.dec_v.val();
+        self.look.dec_v.next = self.dec_v.val();
         self.look.dbi.next = self.loads.dbi.val();
         self.look.dbd.next = self.loads.dbd.val();
-        self.look.dx_ji.next = self.dec.dx_ji_q.val();
+        self.look.dx_ji.next = self.dx_ji.q.val();
         self.look.bq_inc.next = self.bq_inc.q.val();
         self.look.bq_dec.next = self.bq_dec.q.val();
         self.look.bq_j.next = self.bq_j.q.val();
         if self.hand.lk_go.val() {
+            self.x_join.d.next = self.look.f_q.val().ptype == self.pt_join.val();
+            self.xstate.d.next = DecState::Pred;
+            self.xo_v.d.next = self.xstate.q.val() == DecState::DSel;
             self.xp_f.d.next = self.look.f_q.val();
+            self.x_ji.d.next = self.front.ji_q.val();
+            self.x_cadr.d.next = self.front.cadr_q.val();
             self.x_c.d.next = self.look.c_q.val();
         }
-        // The decision stages' control (`decision.rs`).
-        self.dec.clock.next = self.clock.val();
-        self.dec.rst.next = self.rst.val();
-        self.dec.go.next = self.hand.lk_go.val();
-        self.dec.dec_go.next = self.hand.dec_go.val();
-        self.dec.look_ptype.next = self.look.f_q.val().ptype;
-        self.dec.ji.next = self.front.ji_q.val();
-        self.dec.cadr.next = self.front.cadr_q.val();
-        self.dec.qf0.next = self.pred.qf0.val();
-        self.dec.qfp.next = self.pred.qfp.val();
-        self.dec.qfm.next = self.pred.qfm.val();
-        self.dec.dbi.next = self.loads.dbi.val();
-        self.dec.dbd.next = self.loads.dbd.val();
-        self.dec.hup.next = self.dsel.q.val().hup;
-        self.dec.dx_ptype.next = self.dx_f.q.val().ptype;
-        self.dec.dx_block.next = self.dx_f.q.val().block;
         // DECIDE's write in this cycle, forwarded to the metadata read (`metaport.rs`), for
         // a frame leaving LOOK.
-        self.meta.dw_v.next = self.hand.dec_v.val() & self.loads.dwe.val();
-        self.meta.dw_a.next = self.dec.dx_cadr_q.val();
+        self.meta.dw_v.next = self.dec_v.val() & self.loads.dwe.val();
+        self.meta.dw_a.next = self.dx_cadr.q.val();
         self.meta.dw_d.next = self.loads.dwd.val();
         // The take pops the frame's descriptor from its port.
         if self.front.take.val() {
@@ -642,7 +690,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.sess.clock.next = self.clock.val();
         self.sess.rst.next = self.rst.val();
         self.sess.ac_take.next = false;
-        if self.sess.ac_ready.val() & !self.item.v_q.val() & !self.hand.dec_v.val() {
+        if self.sess.ac_ready.val() & !self.item.v_q.val() & !self.dec_v.val() {
             self.sess.ac_take.next = true;
             self.item.ac_go.next = true;
             self.item.ld.next = self.loads.ac.val();
@@ -676,13 +724,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.commit.jbusy[j].next = self.lookup.jbusy[j].val();
         }
         // The session unit's inputs (after every assignment to them).
-        self.sess.join_entry.next = self.dec.dx_ji_q.val();
+        self.sess.join_entry.next = self.dx_ji.q.val();
         self.sess.join_f.next = self.dx_f.q.val();
         self.sess.join_port.next = self.dx_c.q.val().sel;
         self.sess.join_ranks.next = self.x_je.q.val().get_value_ranks();
-        self.sess.hu_v.next = self.dec.hu_v_q.val();
-        self.sess.hu_j.next = self.dec.hu_j_q.val();
-        self.sess.hu_b.next = self.dec.hu_b_q.val();
+        self.sess.hu_v.next = self.hu_v.q.val();
+        self.sess.hu_j.next = self.hu_j.q.val();
+        self.sess.hu_b.next = self.hu_b.q.val();
         // A job commit: the entry starts without a session (`Session::new`).
         self.sess.reset.next = self.commit.q.val();
         self.sess.reset_entry.next = self.commit.entry_q.val();
@@ -695,7 +743,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         self.front.rst.next = self.rst.val();
         self.front.b_free.next = self.hand.b_free.val();
         self.front.lk_free.next = self.hand.lk_free.val();
-        self.front.xstate.next = self.dec.xstate_q.val();
+        self.front.xstate.next = self.xstate.q.val();
         self.front.look_v.next = self.look.v_q.val();
         self.front.item_v.next = self.item.v_q.val();
         self.front.sess_busy.next = self.sess.busy.val();
@@ -798,6 +846,10 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
             self.counters.rx_bad[p].next = self.rx[p].bad.val();
         }
         if self.rst.val() {
+            self.xstate.d.next = DecState::Idle;
+            self.xo_v.d.next = false;
+            self.x_join.d.next = false;
+            self.hu_v.d.next = false;
             self.bq_inc.d.next = false;
             self.bq_dec.d.next = false;
         }

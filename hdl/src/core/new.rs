@@ -3,8 +3,10 @@
 //! `Constant` has no `Default`, so `Core` cannot derive one; `mod.rs` documents the
 //! fields.)
 
+use super::states::packet_type;
 use super::*;
 use crate::config::CoreConfig;
+use fanin_proto::wire::PacketType;
 
 impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
     /// Builds the core for a validated configuration.
@@ -66,7 +68,6 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             lookup: Lookup::new(cfg),
             pick: Pick::new(cfg),
             dsel: Default::default(),
-            dec: Default::default(),
             bq_inc: Default::default(),
             bq_dec: Default::default(),
             bq_hwc: Default::default(),
@@ -80,13 +81,25 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             bz_inc: Default::default(),
             bz_dec: Default::default(),
             bz_j: Default::default(),
+            xstate: Default::default(),
             x_mg: Default::default(),
             xp_f: Default::default(),
             x_je: Default::default(),
             x_jep: Default::default(),
+            x_ji: Default::default(),
+            x_cadr: Default::default(),
             x_c: Default::default(),
+            xo_v: Default::default(),
+            q_qf_p: Default::default(),
+            q_qf_m: Default::default(),
+            q_bi: Default::default(),
+            q_bd: Default::default(),
             dx_f: Default::default(),
+            dx_ji: Default::default(),
+            dx_cadr: Default::default(),
             dx_c: Default::default(),
+            qf: Default::default(),
+            dec_v: Default::default(),
             item: ItemStage::new(cfg),
             loads: Default::default(),
             look: Look::new(cfg),
@@ -95,6 +108,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             hand: Hand::new(p),
             pred: Default::default(),
             q_c: Default::default(),
+            q_qfull: Default::default(),
             ev: Default::default(),
             rx_ev: n(p),
             c_idx4: idx4(8),
@@ -102,6 +116,11 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             c_rowlog: k16(wbb.trailing_zeros() as u64),
             c_rowmask: k16((wbb - 1) as u64),
             ev_results_sent: event(Counter::ResultsSent),
+            pt_join: packet_type(PacketType::Join),
+            x_join: Default::default(),
+            hu_v: Default::default(),
+            hu_j: Default::default(),
+            hu_b: Default::default(),
             ev_sessions: event(Counter::Sessions),
         }
     }

@@ -3,8 +3,7 @@
 //! with the busy count as DECIDE leaves it, the copy's bitmap and flags after a merge and
 //! both row counts, and the checks of the frame against its job and child entries (ranks,
 //! child index and degree, source, the root's session floor, completion): `c`, a `Conds`.
-//! PRED registers them: the engine `q_c` and `mg`, a `Merged`, as `x_mg`; `Decision` the
-//! quota conditions (`q_qf*`, `decision.rs`).
+//! The engine registers them in PRED (`q_c`, `q_qf*`; `mg`, a `Merged`, as `x_mg`).
 //! The front end's timer scan visit reads the copy's state and age in SLAT and registers
 //! its conditions (`s`, a `ScanConds`) in SPRED (`front.rs`).
 //!

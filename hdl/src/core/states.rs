@@ -38,7 +38,7 @@ pub enum FrontState {
     SNext,
 }
 
-/// Decision stages (`decision.rs`' `xstate`), one frame at a time, overlapping the next frame's take,
+/// Decision stages (`xstate`), one frame at a time, overlapping the next frame's take,
 /// PREP2, PARSE and LOOK.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, LogicState)]
 pub enum DecState {
