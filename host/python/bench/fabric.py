@@ -419,7 +419,8 @@ def main():
         print(f"{r['n']:>3} {r['mib']:>5} {r['fanin_s']:>9.3f} {r['gloo_s']:>9.3f} {mbit:>13.0f} {r['speedup']:>9.2f} "
               f"{r['ideal']:>6.2f} {r['goal']:>6.2f}  {met:<4} {r['switchd_cpu']:>11.2f} {r['worker_cpu']:>10.2f}  {r['tc_drops']}")
     print(f"where the time goes (per host uplink, the busiest rank, median of {a.reps}): wire = frames on the "
-          f"link / payload S; busy = wire time at {a.rate} / the all_reduce's time")
+          f"link / payload S; busy = wire time at {a.rate} / the all_reduce's time "
+          f"(above 100 % by up to the burst's {a.burst} at the start)")
     print(f"{'N':>3} {'MiB':>5} {'backend':>7} {'wire MB':>8} {'wire/S':>7} {'frames':>8} {'extra':>6} {'busy':>6} "
           f"{'idle s':>7} {'overlim':>8} {'drops':>5}  switchd (fanin)")
     for w in wire:

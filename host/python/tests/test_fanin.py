@@ -387,7 +387,12 @@ def test_fabric_bench_smoke(tmp_path):
     for b, x in links.items():
         assert 1.0 < x["wire_ratio"] < 1.3, f"{b}: {x['bytes']} bytes on the uplink for 1 MiB"
         assert x["dropped"] == 0, f"{b}: tbf dropped {x['dropped']} packets"
-        assert 0 < x["busy"] <= 1.05, f"{b}: the uplink was busy {x['busy']:.0%} of the time"
+        # A tbf with burst B passes at most B + rate·t bytes in t (the bucket is full when the
+        # all_reduce starts), so busy can exceed 1 by B / (rate·t): 64 KiB at 200 Mbit/s is
+        # 2.6 ms, 5-6 % of gloo's ~45 ms here. 2 % more covers the timer around the counters.
+        allowance = 64 * 1024 * 8 / 200e6 / x["secs"]
+        assert 0 < x["busy"] <= 1.02 + allowance, (
+            f"{b}: the uplink was busy {x['busy']:.1%} of the time (burst allowance {allowance:.1%})")
     assert links["fanin"]["extra"] >= 2
     assert "where the time goes" in r.stdout
 
