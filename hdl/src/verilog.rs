@@ -139,7 +139,7 @@ fn wrapper(cfg: &CoreConfig) -> String {
             String::new()
         };
         ports.push(format!("{d} wire {range}s_axil_{n}"));
-        conns.push(format!(".{n}(s_axil_{n})"));
+        conns.push(format!(".axil${n}(s_axil_{n})"));
     }
     // Engine monitor for testbenches (docs/rtl.md, "Monitor port"); boards leave it open.
     for (n, w) in [

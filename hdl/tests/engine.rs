@@ -289,46 +289,46 @@ impl Bench {
     }
 
     fn write(&mut self, a: u32, v: u32) {
-        self.c.awaddr.next = (a as u64).into();
-        self.c.wdata.next = (v as u64).into();
-        self.c.wstrb.next = 0xf.into();
-        self.c.awvalid.next = true;
-        self.c.wvalid.next = true;
-        self.c.bready.next = true;
+        self.c.axil.awaddr.next = (a as u64).into();
+        self.c.axil.wdata.next = (v as u64).into();
+        self.c.axil.wstrb.next = 0xf.into();
+        self.c.axil.awvalid.next = true;
+        self.c.axil.wvalid.next = true;
+        self.c.axil.bready.next = true;
         // (The core holds writes off while a job commit is applied: wait for `awready`.)
         settle(&mut *self.c);
         let mut waited = 0;
-        while !self.c.awready.val() {
+        while !self.c.axil.awready.val() {
             self.cycle();
             settle(&mut *self.c);
             waited += 1;
             assert!(waited < 100, "write to {a:#x} not accepted");
         }
         self.cycle();
-        self.c.awvalid.next = false;
-        self.c.wvalid.next = false;
+        self.c.axil.awvalid.next = false;
+        self.c.axil.wvalid.next = false;
         self.cycle();
     }
 
     fn read(&mut self, a: u32) -> u32 {
-        self.c.araddr.next = (a as u64).into();
-        self.c.arvalid.next = true;
-        self.c.rready.next = false;
+        self.c.axil.araddr.next = (a as u64).into();
+        self.c.axil.arvalid.next = true;
+        self.c.axil.rready.next = false;
         self.cycle();
-        self.c.arvalid.next = false;
+        self.c.axil.arvalid.next = false;
         settle(&mut *self.c);
         for _ in 0..4 {
-            if self.c.rvalid.val() {
+            if self.c.axil.rvalid.val() {
                 break;
             }
             self.cycle();
             settle(&mut *self.c);
         }
-        assert!(self.c.rvalid.val(), "no read response from {a:#x}");
-        let v = self.c.rdata.val().index() as u32;
-        self.c.rready.next = true;
+        assert!(self.c.axil.rvalid.val(), "no read response from {a:#x}");
+        let v = self.c.axil.rdata.val().index() as u32;
+        self.c.axil.rready.next = true;
         self.cycle();
-        self.c.rready.next = false;
+        self.c.axil.rready.next = false;
         v
     }
 

@@ -7,12 +7,14 @@ use crate::dut::{Dut, PortId, SimError};
 /// One register access.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
-    /// Write `data` to `addr`.
+    /// Write `data` to `addr` with byte strobes `strb` (0xf: the whole word).
     Write {
         /// Byte address.
         addr: u32,
         /// Value.
         data: u32,
+        /// `wstrb`: the bytes written (the core refuses anything but 0xf with SLVERR).
+        strb: u8,
     },
     /// Read `addr`.
     Read {
@@ -102,10 +104,10 @@ impl AxilMaster {
             };
         }
         let (awv, wv, arv) = match (self.state, self.queue.front()) {
-            (State::Write { aw, w }, Some(&Op::Write { addr, data })) => {
+            (State::Write { aw, w }, Some(&Op::Write { addr, data, strb })) => {
                 m.set(self.aw[0], addr as u64);
                 m.set(self.w[0], data as u64);
-                m.set(self.w[1], 0xf);
+                m.set(self.w[1], strb as u64);
                 (!aw, !w, false)
             }
             (State::Read { ar }, Some(&Op::Read { addr })) => {

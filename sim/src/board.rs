@@ -371,7 +371,12 @@ impl Bench for BoardTb {
         self.sink.iter().map(|s| s.frames.as_slice()).collect()
     }
     fn write(&mut self, addr: u32, data: u32) -> Result<(), SimError> {
-        self.access(Op::Write { addr, data }).map(|_| ())
+        self.access(Op::Write {
+            addr,
+            data,
+            strb: 0xf,
+        })
+        .map(|_| ())
     }
     fn read64(&mut self, addr: u32) -> Result<u64, SimError> {
         let lo = self.read(addr)? as u64;

@@ -259,11 +259,16 @@ impl Tb {
         .map_err(|()| SimError::Check(format!("did not drain within {max} cycles")))
     }
 
-    /// Performs one register access to completion.
-    pub fn access(&mut self, op: Op) -> Result<Done, SimError> {
+    /// Performs one register access to completion; its response, whatever it is.
+    pub fn access_raw(&mut self, op: Op) -> Result<Done, SimError> {
         self.axil.push(op);
         self.run_until(1000, "an AXI4-Lite response", |t| !t.axil.done.is_empty())?;
-        let d = self.axil.done.pop_front().expect("done");
+        Ok(self.axil.done.pop_front().expect("done"))
+    }
+
+    /// Performs one register access to completion; a response other than OKAY is an error.
+    pub fn access(&mut self, op: Op) -> Result<Done, SimError> {
+        let d = self.access_raw(op)?;
         if d.resp != 0 {
             return Err(SimError::Check(format!(
                 "{op:?} answered with response {}",
@@ -275,7 +280,12 @@ impl Tb {
 
     /// Writes a register.
     pub fn write(&mut self, addr: u32, data: u32) -> Result<(), SimError> {
-        self.access(Op::Write { addr, data }).map(|_| ())
+        self.access(Op::Write {
+            addr,
+            data,
+            strb: 0xf,
+        })
+        .map(|_| ())
     }
 
     /// Reads a register.

@@ -3,7 +3,7 @@
 /* verilator lint_off DECLFILENAME */
 
 
-module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep$0,s_tkeep$1,s_tkeep$2,s_tkeep$3,s_tvalid$0,s_tvalid$1,s_tvalid$2,s_tvalid$3,s_tready$0,s_tready$1,s_tready$2,s_tready$3,s_tlast$0,s_tlast$1,s_tlast$2,s_tlast$3,s_tuser$0,s_tuser$1,s_tuser$2,s_tuser$3,m_tdata$0,m_tdata$1,m_tdata$2,m_tdata$3,m_tkeep$0,m_tkeep$1,m_tkeep$2,m_tkeep$3,m_tvalid$0,m_tvalid$1,m_tvalid$2,m_tvalid$3,m_tready$0,m_tready$1,m_tready$2,m_tready$3,m_tlast$0,m_tlast$1,m_tlast$2,m_tlast$3,m_tuser$0,m_tuser$1,m_tuser$2,m_tuser$3,awaddr,awvalid,awready,wdata,wstrb,wvalid,wready,bresp,bvalid,bready,araddr,arvalid,arready,rdata,rresp,rvalid,rready,dbg_valid,dbg_kind,dbg_arg,dbg_tick);
+module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep$0,s_tkeep$1,s_tkeep$2,s_tkeep$3,s_tvalid$0,s_tvalid$1,s_tvalid$2,s_tvalid$3,s_tready$0,s_tready$1,s_tready$2,s_tready$3,s_tlast$0,s_tlast$1,s_tlast$2,s_tlast$3,s_tuser$0,s_tuser$1,s_tuser$2,s_tuser$3,m_tdata$0,m_tdata$1,m_tdata$2,m_tdata$3,m_tkeep$0,m_tkeep$1,m_tkeep$2,m_tkeep$3,m_tvalid$0,m_tvalid$1,m_tvalid$2,m_tvalid$3,m_tready$0,m_tready$1,m_tready$2,m_tready$3,m_tlast$0,m_tlast$1,m_tlast$2,m_tlast$3,m_tuser$0,m_tuser$1,m_tuser$2,m_tuser$3,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil$wstrb,axil$wvalid,axil$wready,axil$bresp,axil$bvalid,axil$bready,axil$araddr,axil$arvalid,axil$arready,axil$rdata,axil$rresp,axil$rvalid,axil$rready,dbg_valid,dbg_kind,dbg_arg,dbg_tick);
     
     // Module arguments
     input wire  clock;
@@ -56,23 +56,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     output reg  m_tuser$1;
     output reg  m_tuser$2;
     output reg  m_tuser$3;
-    input wire  [15:0] awaddr;
-    input wire  awvalid;
-    output reg  awready;
-    input wire  [31:0] wdata;
-    input wire  [3:0] wstrb;
-    input wire  wvalid;
-    output reg  wready;
-    output reg  [1:0] bresp;
-    output reg  bvalid;
-    input wire  bready;
-    input wire  [15:0] araddr;
-    input wire  arvalid;
-    output reg  arready;
-    output reg  [31:0] rdata;
-    output reg  [1:0] rresp;
-    output reg  rvalid;
-    input wire  rready;
+    input wire  [15:0] axil$awaddr;
+    input wire  axil$awvalid;
+    output wire  axil$awready;
+    input wire  [31:0] axil$wdata;
+    input wire  [3:0] axil$wstrb;
+    input wire  axil$wvalid;
+    output wire  axil$wready;
+    output wire  [1:0] axil$bresp;
+    output wire  axil$bvalid;
+    input wire  axil$bready;
+    input wire  [15:0] axil$araddr;
+    input wire  axil$arvalid;
+    output wire  axil$arready;
+    output wire  [31:0] axil$rdata;
+    output wire  [1:0] axil$rresp;
+    output wire  axil$rvalid;
+    input wire  axil$rready;
     output reg  dbg_valid;
     output reg  [1:0] dbg_kind;
     output reg  [31:0] dbg_arg;
@@ -123,22 +123,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     // Stub signals
     reg  csr$clock;
     reg  csr$rst;
-    reg  [15:0] csr$awaddr;
-    reg  csr$awvalid;
-    wire  csr$awready;
-    reg  [31:0] csr$wdata;
-    reg  csr$wvalid;
-    wire  csr$wready;
-    wire  [1:0] csr$bresp;
-    wire  csr$bvalid;
-    reg  csr$bready;
-    reg  [15:0] csr$araddr;
-    reg  csr$arvalid;
-    wire  csr$arready;
-    wire  [31:0] csr$rdata;
-    wire  [1:0] csr$rresp;
-    wire  csr$rvalid;
-    reg  csr$rready;
     reg  csr$hold;
     reg  [31:0] csr$now;
     reg  [31:0] csr$jbusy$0;
@@ -1169,22 +1153,23 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
     fanin_csr csr(
         .clock(csr$clock),
         .rst(csr$rst),
-        .awaddr(csr$awaddr),
-        .awvalid(csr$awvalid),
-        .awready(csr$awready),
-        .wdata(csr$wdata),
-        .wvalid(csr$wvalid),
-        .wready(csr$wready),
-        .bresp(csr$bresp),
-        .bvalid(csr$bvalid),
-        .bready(csr$bready),
-        .araddr(csr$araddr),
-        .arvalid(csr$arvalid),
-        .arready(csr$arready),
-        .rdata(csr$rdata),
-        .rresp(csr$rresp),
-        .rvalid(csr$rvalid),
-        .rready(csr$rready),
+        .axil$awaddr(axil$awaddr),
+        .axil$awvalid(axil$awvalid),
+        .axil$awready(axil$awready),
+        .axil$wdata(axil$wdata),
+        .axil$wstrb(axil$wstrb),
+        .axil$wvalid(axil$wvalid),
+        .axil$wready(axil$wready),
+        .axil$bresp(axil$bresp),
+        .axil$bvalid(axil$bvalid),
+        .axil$bready(axil$bready),
+        .axil$araddr(axil$araddr),
+        .axil$arvalid(axil$arvalid),
+        .axil$arready(axil$arready),
+        .axil$rdata(axil$rdata),
+        .axil$rresp(axil$rresp),
+        .axil$rvalid(axil$rvalid),
+        .axil$rready(axil$rready),
         .hold(csr$hold),
         .now(csr$now),
         .jbusy$0(csr$jbusy$0),
@@ -2804,22 +2789,6 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         end
         csr$clock = clock;
         csr$rst = rst;
-        csr$awaddr = awaddr;
-        csr$awvalid = awvalid;
-        awready = csr$awready;
-        csr$wdata = wdata;
-        csr$wvalid = wvalid;
-        wready = csr$wready;
-        bresp = csr$bresp;
-        bvalid = csr$bvalid;
-        csr$bready = bready;
-        csr$araddr = araddr;
-        csr$arvalid = arvalid;
-        arready = csr$arready;
-        rdata = csr$rdata;
-        rresp = csr$rresp;
-        rvalid = csr$rvalid;
-        csr$rready = rready;
         chram$waddr = csr$child_waddr;
         chram$wdata = csr$child_wdata;
         chram$we = csr$child_we;
@@ -3075,7 +3044,7 @@ module fanin_core_impl(clock,rst,s_tdata$0,s_tdata$1,s_tdata$2,s_tdata$3,s_tkeep
         csr$cnt_rd = counters$rd;
         counters$clock = clock;
         counters$rst = rst;
-        counters$araddr = araddr;
+        counters$araddr = axil$araddr;
         counters$ev = ev;
         counters$ev_b = ev_b;
         counters$occ_inc = bq_inc$q;
@@ -13073,27 +13042,28 @@ module fanin_counters_txp_3(d,q,clock);
 endmodule // fanin_counters_txp_3
 
 
-module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bvalid,bready,araddr,arvalid,arready,rdata,rresp,rvalid,rready,hold,now,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,jt_waddr,jt_wdata,jt_we,cnt_rd,me_ip,me_port,me_mac,tick_div,scan_ticks,route_ip$0,route_ip$1,route_ip$2,route_ip$3,route_ip$4,route_ip$5,route_ip$6,route_ip$7,route_ip$8,route_ip$9,route_ip$10,route_ip$11,route_ip$12,route_ip$13,route_ip$14,route_ip$15,route_valid$0,route_valid$1,route_valid$2,route_valid$3,route_valid$4,route_valid$5,route_valid$6,route_valid$7,route_valid$8,route_valid$9,route_valid$10,route_valid$11,route_valid$12,route_valid$13,route_valid$14,route_valid$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,job_commit,job_commit_entry,job_word,child_we,child_waddr,child_wdata,pb_we,pb_waddr,pb_wdata);
+module fanin_csr(clock,rst,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil$wstrb,axil$wvalid,axil$wready,axil$bresp,axil$bvalid,axil$bready,axil$araddr,axil$arvalid,axil$arready,axil$rdata,axil$rresp,axil$rvalid,axil$rready,hold,now,jbusy$0,jbusy$1,jbusy$2,jbusy$3,jbusy$4,jbusy$5,jbusy$6,jbusy$7,jbusy$8,jbusy$9,jbusy$10,jbusy$11,jbusy$12,jbusy$13,jbusy$14,jbusy$15,jt_waddr,jt_wdata,jt_we,cnt_rd,me_ip,me_port,me_mac,tick_div,scan_ticks,route_ip$0,route_ip$1,route_ip$2,route_ip$3,route_ip$4,route_ip$5,route_ip$6,route_ip$7,route_ip$8,route_ip$9,route_ip$10,route_ip$11,route_ip$12,route_ip$13,route_ip$14,route_ip$15,route_valid$0,route_valid$1,route_valid$2,route_valid$3,route_valid$4,route_valid$5,route_valid$6,route_valid$7,route_valid$8,route_valid$9,route_valid$10,route_valid$11,route_valid$12,route_valid$13,route_valid$14,route_valid$15,route_pm$0,route_pm$1,route_pm$2,route_pm$3,route_pm$4,route_pm$5,route_pm$6,route_pm$7,route_pm$8,route_pm$9,route_pm$10,route_pm$11,route_pm$12,route_pm$13,route_pm$14,route_pm$15,job_commit,job_commit_entry,job_word,child_we,child_waddr,child_wdata,pb_we,pb_waddr,pb_wdata);
     
     // Module arguments
     input wire  clock;
     input wire  rst;
-    input wire  [15:0] awaddr;
-    input wire  awvalid;
-    output reg  awready;
-    input wire  [31:0] wdata;
-    input wire  wvalid;
-    output reg  wready;
-    output reg  [1:0] bresp;
-    output reg  bvalid;
-    input wire  bready;
-    input wire  [15:0] araddr;
-    input wire  arvalid;
-    output reg  arready;
-    output reg  [31:0] rdata;
-    output reg  [1:0] rresp;
-    output reg  rvalid;
-    input wire  rready;
+    input wire  [15:0] axil$awaddr;
+    input wire  axil$awvalid;
+    output reg  axil$awready;
+    input wire  [31:0] axil$wdata;
+    input wire  [3:0] axil$wstrb;
+    input wire  axil$wvalid;
+    output reg  axil$wready;
+    output reg  [1:0] axil$bresp;
+    output reg  axil$bvalid;
+    input wire  axil$bready;
+    input wire  [15:0] axil$araddr;
+    input wire  axil$arvalid;
+    output reg  axil$arready;
+    output reg  [31:0] axil$rdata;
+    output reg  [1:0] axil$rresp;
+    output reg  axil$rvalid;
+    input wire  axil$rready;
     input wire  hold;
     input wire  [31:0] now;
     input wire  [31:0] jbusy$0;
@@ -13228,6 +13198,12 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     reg  aw_ack$d;
     wire  aw_ack$q;
     reg  aw_ack$clock;
+    reg  w_go$d;
+    wire  w_go$q;
+    reg  w_go$clock;
+    reg  b_err$d;
+    wire  b_err$q;
+    reg  b_err$clock;
     reg  [15:0] wa$d;
     wire  [15:0] wa$q;
     reg  wa$clock;
@@ -13593,6 +13569,16 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         .d(aw_ack$d),
         .q(aw_ack$q),
         .clock(aw_ack$clock)
+    );
+    fanin_csr_w_go w_go(
+        .d(w_go$d),
+        .q(w_go$q),
+        .clock(w_go$clock)
+    );
+    fanin_csr_b_err b_err(
+        .d(b_err$d),
+        .q(b_err$q),
+        .clock(b_err$clock)
     );
     fanin_csr_wa wa(
         .d(wa$d),
@@ -14147,6 +14133,8 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
     // Update code
     always @(*) begin
         aw_ack$clock = clock;
+        w_go$clock = clock;
+        b_err$clock = clock;
         wa$clock = clock;
         wd$clock = clock;
         bvalid_r$clock = clock;
@@ -14168,6 +14156,8 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         rvalid_r$clock = clock;
         rdata_r$clock = clock;
         aw_ack$d = aw_ack$q;
+        w_go$d = w_go$q;
+        b_err$d = b_err$q;
         wa$d = wa$q;
         wd$d = wd$q;
         bvalid_r$d = bvalid_r$q;
@@ -14400,26 +14390,31 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         pb_we = ((pbw$q) & 32'hffffffff);
         pb_waddr = pbw_a$q;
         pb_wdata = staging$pbelow;
-        wr = awvalid & wvalid & ~aw_ack$q & ~bvalid_r$q & ~jcw$q & ~hold;
+        wr = axil$awvalid & axil$wvalid & ~aw_ack$q & ~bvalid_r$q & ~jcw$q & ~hold;
         aw_ack$d = wr;
+        w_go$d = wr & &axil$wstrb;
         if (wr) begin
-            wa$d = awaddr;
-            wd$d = wdata;
+            wa$d = axil$awaddr;
+            wd$d = axil$wdata;
         end
-        awready = aw_ack$q;
-        wready = aw_ack$q;
-        bvalid = bvalid_r$q;
-        bresp = 32'h0;
+        axil$awready = aw_ack$q;
+        axil$wready = aw_ack$q;
+        axil$bvalid = bvalid_r$q;
+        axil$bresp = 32'h0;
+        if (b_err$q) begin
+            axil$bresp = 32'h2;
+        end
         if (aw_ack$q) begin
             bvalid_r$d = 1'b1;
+            b_err$d = ~w_go$q;
         end
-        else if (bready) begin
+        else if (axil$bready) begin
             bvalid_r$d = 1'b0;
         end
         jcw$d = 1'b0;
         chw$d = 1'b0;
         pbw$d = 1'b0;
-        if (aw_ack$q) begin
+        if (w_go$q) begin
             if (wa$q == a_me_ip) begin
                 me_ip_r$d = wd$q;
             end
@@ -14540,14 +14535,14 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
             end
         end
         staging$clock = clock;
-        staging$w_ack = aw_ack$q;
+        staging$w_ack = w_go$q;
         staging$wa = wa$q;
         staging$wd = wd$q;
         readback$clock = clock;
-        readback$w_ack = aw_ack$q;
+        readback$w_ack = w_go$q;
         readback$wa = wa$q;
         readback$wd = wd$q;
-        readback$araddr = araddr;
+        readback$araddr = axil$araddr;
         readback$jt_waddr = jt_waddr;
         readback$jt_wdata = jt_wdata;
         readback$jt_we = jt_we;
@@ -14605,38 +14600,38 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
         readback$route_ip$15 = route_ip_r$15$q;
         readback$route_valid$15 = route_valid_r$15$q;
         readback$route_pm$15 = route_pm_r$15$q;
-        arready = ~rvalid_r$q & ~rs$q;
-        rvalid = rvalid_r$q;
-        rdata = rdata_r$q;
-        rresp = 32'h0;
-        s_info$0$d = araddr == (c_idx16$0 << 32'h2);
-        s_info$1$d = araddr == (c_idx16$1 << 32'h2);
-        s_info$2$d = araddr == (c_idx16$2 << 32'h2);
-        s_info$3$d = araddr == (c_idx16$3 << 32'h2);
-        s_info$4$d = araddr == (c_idx16$4 << 32'h2);
-        s_info$5$d = araddr == (c_idx16$5 << 32'h2);
-        s_info$6$d = araddr == (c_idx16$6 << 32'h2);
-        s_info$7$d = araddr == (c_idx16$7 << 32'h2);
-        s_info$8$d = araddr == (c_idx16$8 << 32'h2);
-        s_info$9$d = araddr == (c_idx16$9 << 32'h2);
-        s_info$10$d = araddr == (c_idx16$10 << 32'h2);
-        s_misc$d = (((araddr == a_me_ip)) & 8'hff) | ((((araddr == a_me_port)) & 8'hff) << 32'h1) | ((((araddr == a_me_mac_lo)) & 8'hff) << 32'h2) | ((((araddr == a_me_mac_hi)) & 8'hff) << 32'h3) | ((((araddr == a_tick_div)) & 8'hff) << 32'h4) | ((((araddr == a_tick)) & 8'hff) << 32'h5) | ((((araddr == a_scan_ticks)) & 8'hff) << 32'h6);
-        s_busy$0$d = araddr == a_busy + (c_idx16$0 << 32'h2);
-        s_busy$1$d = araddr == a_busy + (c_idx16$1 << 32'h2);
-        s_busy$2$d = araddr == a_busy + (c_idx16$2 << 32'h2);
-        s_busy$3$d = araddr == a_busy + (c_idx16$3 << 32'h2);
-        s_busy$4$d = araddr == a_busy + (c_idx16$4 << 32'h2);
-        s_busy$5$d = araddr == a_busy + (c_idx16$5 << 32'h2);
-        s_busy$6$d = araddr == a_busy + (c_idx16$6 << 32'h2);
-        s_busy$7$d = araddr == a_busy + (c_idx16$7 << 32'h2);
-        s_busy$8$d = araddr == a_busy + (c_idx16$8 << 32'h2);
-        s_busy$9$d = araddr == a_busy + (c_idx16$9 << 32'h2);
-        s_busy$10$d = araddr == a_busy + (c_idx16$10 << 32'h2);
-        s_busy$11$d = araddr == a_busy + (c_idx16$11 << 32'h2);
-        s_busy$12$d = araddr == a_busy + (c_idx16$12 << 32'h2);
-        s_busy$13$d = araddr == a_busy + (c_idx16$13 << 32'h2);
-        s_busy$14$d = araddr == a_busy + (c_idx16$14 << 32'h2);
-        s_busy$15$d = araddr == a_busy + (c_idx16$15 << 32'h2);
+        axil$arready = ~rvalid_r$q & ~rs$q;
+        axil$rvalid = rvalid_r$q;
+        axil$rdata = rdata_r$q;
+        axil$rresp = 32'h0;
+        s_info$0$d = axil$araddr == (c_idx16$0 << 32'h2);
+        s_info$1$d = axil$araddr == (c_idx16$1 << 32'h2);
+        s_info$2$d = axil$araddr == (c_idx16$2 << 32'h2);
+        s_info$3$d = axil$araddr == (c_idx16$3 << 32'h2);
+        s_info$4$d = axil$araddr == (c_idx16$4 << 32'h2);
+        s_info$5$d = axil$araddr == (c_idx16$5 << 32'h2);
+        s_info$6$d = axil$araddr == (c_idx16$6 << 32'h2);
+        s_info$7$d = axil$araddr == (c_idx16$7 << 32'h2);
+        s_info$8$d = axil$araddr == (c_idx16$8 << 32'h2);
+        s_info$9$d = axil$araddr == (c_idx16$9 << 32'h2);
+        s_info$10$d = axil$araddr == (c_idx16$10 << 32'h2);
+        s_misc$d = (((axil$araddr == a_me_ip)) & 8'hff) | ((((axil$araddr == a_me_port)) & 8'hff) << 32'h1) | ((((axil$araddr == a_me_mac_lo)) & 8'hff) << 32'h2) | ((((axil$araddr == a_me_mac_hi)) & 8'hff) << 32'h3) | ((((axil$araddr == a_tick_div)) & 8'hff) << 32'h4) | ((((axil$araddr == a_tick)) & 8'hff) << 32'h5) | ((((axil$araddr == a_scan_ticks)) & 8'hff) << 32'h6);
+        s_busy$0$d = axil$araddr == a_busy + (c_idx16$0 << 32'h2);
+        s_busy$1$d = axil$araddr == a_busy + (c_idx16$1 << 32'h2);
+        s_busy$2$d = axil$araddr == a_busy + (c_idx16$2 << 32'h2);
+        s_busy$3$d = axil$araddr == a_busy + (c_idx16$3 << 32'h2);
+        s_busy$4$d = axil$araddr == a_busy + (c_idx16$4 << 32'h2);
+        s_busy$5$d = axil$araddr == a_busy + (c_idx16$5 << 32'h2);
+        s_busy$6$d = axil$araddr == a_busy + (c_idx16$6 << 32'h2);
+        s_busy$7$d = axil$araddr == a_busy + (c_idx16$7 << 32'h2);
+        s_busy$8$d = axil$araddr == a_busy + (c_idx16$8 << 32'h2);
+        s_busy$9$d = axil$araddr == a_busy + (c_idx16$9 << 32'h2);
+        s_busy$10$d = axil$araddr == a_busy + (c_idx16$10 << 32'h2);
+        s_busy$11$d = axil$araddr == a_busy + (c_idx16$11 << 32'h2);
+        s_busy$12$d = axil$araddr == a_busy + (c_idx16$12 << 32'h2);
+        s_busy$13$d = axil$araddr == a_busy + (c_idx16$13 << 32'h2);
+        s_busy$14$d = axil$araddr == a_busy + (c_idx16$14 << 32'h2);
+        s_busy$15$d = axil$araddr == a_busy + (c_idx16$15 << 32'h2);
         rd = 32'h0;
         if (s_info$0$q) begin
             rd = rd | c_info$0;
@@ -14742,16 +14737,18 @@ module fanin_csr(clock,rst,awaddr,awvalid,awready,wdata,wvalid,wready,bresp,bval
             rd = rd | jbusy$15;
         end
         rd = rd | cnt_rd;
-        rs$d = arvalid & ~rvalid_r$q & ~rs$q;
+        rs$d = axil$arvalid & ~rvalid_r$q & ~rs$q;
         if (rs$q) begin
             rvalid_r$d = 1'b1;
             rdata_r$d = rd;
         end
-        else if (rready) begin
+        else if (axil$rready) begin
             rvalid_r$d = 1'b0;
         end
         if (rst) begin
             aw_ack$d = 1'b0;
+            w_go$d = 1'b0;
+            b_err$d = 1'b0;
             bvalid_r$d = 1'b0;
             rvalid_r$d = 1'b0;
             rs$d = 1'b0;
@@ -14799,6 +14796,25 @@ module fanin_csr_aw_ack(d,q,clock);
     end
           
 endmodule // fanin_csr_aw_ack
+
+
+module fanin_csr_b_err(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_b_err
 
 
 module fanin_csr_bvalid_r(d,q,clock);
@@ -17886,6 +17902,25 @@ module fanin_csr_tick_div_r(d,q,clock);
     end
           
 endmodule // fanin_csr_tick_div_r
+
+
+module fanin_csr_w_go(d,q,clock);
+    
+    // Module arguments
+    input wire  d;
+    output reg  q;
+    input wire  clock;
+    
+    // Update code (custom)
+    initial begin
+       q = 1'h0;
+    end
+    
+    always @(posedge clock) begin
+       q <= d;
+    end
+          
+endmodule // fanin_csr_w_go
 
 
 module fanin_csr_wa(d,q,clock);
@@ -49361,23 +49396,23 @@ fanin_core_impl core (
     .m_tready$3(m_axis_3_tready),
     .m_tlast$3(m_axis_3_tlast),
     .m_tuser$3(m_axis_3_tuser),
-    .awaddr(s_axil_awaddr),
-    .awvalid(s_axil_awvalid),
-    .awready(s_axil_awready),
-    .wdata(s_axil_wdata),
-    .wstrb(s_axil_wstrb),
-    .wvalid(s_axil_wvalid),
-    .wready(s_axil_wready),
-    .bresp(s_axil_bresp),
-    .bvalid(s_axil_bvalid),
-    .bready(s_axil_bready),
-    .araddr(s_axil_araddr),
-    .arvalid(s_axil_arvalid),
-    .arready(s_axil_arready),
-    .rdata(s_axil_rdata),
-    .rresp(s_axil_rresp),
-    .rvalid(s_axil_rvalid),
-    .rready(s_axil_rready),
+    .axil$awaddr(s_axil_awaddr),
+    .axil$awvalid(s_axil_awvalid),
+    .axil$awready(s_axil_awready),
+    .axil$wdata(s_axil_wdata),
+    .axil$wstrb(s_axil_wstrb),
+    .axil$wvalid(s_axil_wvalid),
+    .axil$wready(s_axil_wready),
+    .axil$bresp(s_axil_bresp),
+    .axil$bvalid(s_axil_bvalid),
+    .axil$bready(s_axil_bready),
+    .axil$araddr(s_axil_araddr),
+    .axil$arvalid(s_axil_arvalid),
+    .axil$arready(s_axil_arready),
+    .axil$rdata(s_axil_rdata),
+    .axil$rresp(s_axil_rresp),
+    .axil$rvalid(s_axil_rvalid),
+    .axil$rready(s_axil_rready),
     .dbg_valid(dbg_valid),
     .dbg_kind(dbg_kind),
     .dbg_arg(dbg_arg),

@@ -30,7 +30,7 @@ use super::dest::DestPipe;
 use super::finish::Finish;
 use super::overflow::OvfBits;
 use super::states::{BackState, FrontItem, OutFields, Staged};
-use super::{idx4, k16, mc_mask, n};
+use super::util::{idx4, k16, mc_mask, n};
 
 /// The back end of the engine (see the module documentation).
 #[derive(LogicBlock)]

@@ -21,7 +21,7 @@ use crate::ram::ADDR_W;
 use fanin_regs::layout::job;
 use rust_hdl::prelude::*;
 
-use super::{idx8, n};
+use super::util::{idx8, n};
 
 /// The job commit path (see the module documentation).
 #[derive(LogicBlock)]

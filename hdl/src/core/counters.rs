@@ -12,7 +12,7 @@ use crate::regs;
 use fanin_proto::model::Counter;
 use rust_hdl::prelude::*;
 
-use super::{k16, n};
+use super::util::{k16, n};
 
 /// The counters of a core (see the module documentation).
 #[derive(LogicBlock)]

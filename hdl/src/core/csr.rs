@@ -13,7 +13,8 @@
 //!
 //! Writes take two cycles: the cycle `awvalid` and `wvalid` are both seen (and the block is
 //! idle) latches address and data; the next cycle raises `awready`/`wready` (the handshake)
-//! and decodes the latched write. A table commit reaches the engine as a one-cycle
+//! and decodes the latched write; a write without all four strobes changes nothing and is
+//! answered SLVERR (registers are written whole). A table commit reaches the engine as a one-cycle
 //! registered pulse the cycle after that (`job_commit`, `child_we`, `pb_we`). Reads take
 //! two cycles as well: the selects, then the OR of the selected values.
 
@@ -22,9 +23,10 @@ use crate::layout::{Mac48, RegValue, RoutePort, CHILD_W, JOB_W};
 use crate::ram::ADDR_W;
 use crate::regs;
 
+use super::axil::AxiLite;
 use super::readback::Readback;
 use super::staging::Staging;
-use super::{k16, n};
+use super::util::{k16, n};
 use rust_hdl::prelude::*;
 
 /// The control and status registers (see the module documentation).
@@ -34,38 +36,10 @@ pub struct Csr {
     pub clock: Signal<In, Clock>,
     /// Synchronous active-high reset.
     pub rst: Signal<In, bool>,
-    /// AXI4-Lite write address.
-    pub awaddr: Signal<In, Bits<16>>,
-    /// AXI4-Lite write address valid.
-    pub awvalid: Signal<In, bool>,
-    /// AXI4-Lite write address ready (registered).
-    pub awready: Signal<Out, bool>,
-    /// AXI4-Lite write data.
-    pub wdata: Signal<In, Bits<32>>,
-    /// AXI4-Lite write data valid.
-    pub wvalid: Signal<In, bool>,
-    /// AXI4-Lite write data ready (registered).
-    pub wready: Signal<Out, bool>,
-    /// AXI4-Lite write response (always OKAY).
-    pub bresp: Signal<Out, Bits<2>>,
-    /// AXI4-Lite write response valid.
-    pub bvalid: Signal<Out, bool>,
-    /// AXI4-Lite write response ready.
-    pub bready: Signal<In, bool>,
-    /// AXI4-Lite read address.
-    pub araddr: Signal<In, Bits<16>>,
-    /// AXI4-Lite read address valid.
-    pub arvalid: Signal<In, bool>,
-    /// AXI4-Lite read address ready (registered).
-    pub arready: Signal<Out, bool>,
-    /// AXI4-Lite read data.
-    pub rdata: Signal<Out, Bits<32>>,
-    /// AXI4-Lite read response (always OKAY).
-    pub rresp: Signal<Out, Bits<2>>,
-    /// AXI4-Lite read data valid.
-    pub rvalid: Signal<Out, bool>,
-    /// AXI4-Lite read data ready.
-    pub rready: Signal<In, bool>,
+    /// The AXI4-Lite slave (`axil.rs`): registers are written whole, so a write without
+    /// all four strobes changes nothing and is answered SLVERR; every other response is
+    /// OKAY; the readies are registered.
+    pub axil: AxiLite,
     /// Engine: a job commit is pending or being applied (writes wait: the commit reads the
     /// staged entry, `job_word`, when it applies).
     pub hold: Signal<In, bool>,
@@ -116,8 +90,12 @@ pub struct Csr {
     pub pb_waddr: Signal<Out, Bits<ADDR_W>>,
     /// Port-below table write data (the staged rank set).
     pub pb_wdata: Signal<Out, Bits<64>>,
-    // Write side: accepted (the handshake cycle), and the latched address and data.
+    // Write side: accepted (the handshake cycle), and the latched address and data;
+    // `w_go`: the accepted write has all four strobes and is applied; `b_err`: the
+    // response is SLVERR (a partial write, refused whole).
     aw_ack: DFF<bool>,
+    w_go: DFF<bool>,
+    b_err: DFF<bool>,
     wa: DFF<Bits<16>>,
     wd: DFF<Bits<32>>,
     wr: Signal<Local, bool>,
@@ -185,22 +163,7 @@ impl Csr {
         Self {
             clock: Default::default(),
             rst: Default::default(),
-            awaddr: Default::default(),
-            awvalid: Default::default(),
-            awready: Default::default(),
-            wdata: Default::default(),
-            wvalid: Default::default(),
-            wready: Default::default(),
-            bresp: Default::default(),
-            bvalid: Default::default(),
-            bready: Default::default(),
-            araddr: Default::default(),
-            arvalid: Default::default(),
-            arready: Default::default(),
-            rdata: Default::default(),
-            rresp: Default::default(),
-            rvalid: Default::default(),
-            rready: Default::default(),
+            axil: Default::default(),
             hold: Default::default(),
             now: Default::default(),
             jbusy: n(nj),
@@ -226,6 +189,8 @@ impl Csr {
             pb_waddr: Default::default(),
             pb_wdata: Default::default(),
             aw_ack: Default::default(),
+            w_go: Default::default(),
+            b_err: Default::default(),
             wa: Default::default(),
             wd: Default::default(),
             wr: Default::default(),
@@ -264,7 +229,7 @@ impl Csr {
                 .map(|v| Constant::new((v as u64).into()))
                 .collect(),
             c_mclog: k16(mclog as u64),
-            c_mcmask: super::mc_mask(mclog as u64),
+            c_mcmask: super::util::mc_mask(mclog as u64),
             a_me_ip: a("me_ip"),
             a_me_port: a("me_udp_port"),
             a_me_mac_lo: a("me_mac_lo"),
@@ -290,6 +255,8 @@ impl Logic for Csr {
             self,
             clock,
             aw_ack,
+            w_go,
+            b_err,
             wa,
             wd,
             bvalid_r,
@@ -349,31 +316,38 @@ impl Logic for Csr {
         self.pb_wdata.next = self.staging.pbelow.val();
         // Write: accept address and data together, when no write is in its handshake or
         // response, no commit pulse is out and the engine is not applying a job commit.
-        self.wr.next = self.awvalid.val()
-            & self.wvalid.val()
+        self.wr.next = self.axil.awvalid.val()
+            & self.axil.wvalid.val()
             & !self.aw_ack.q.val()
             & !self.bvalid_r.q.val()
             & !self.jcw.q.val()
             & !self.hold.val();
         self.aw_ack.d.next = self.wr.val();
+        // Registers are written whole: a write without all four strobes changes nothing
+        // and is answered SLVERR.
+        self.w_go.d.next = self.wr.val() & self.axil.wstrb.val().all();
         if self.wr.val() {
-            self.wa.d.next = self.awaddr.val();
-            self.wd.d.next = self.wdata.val();
+            self.wa.d.next = self.axil.awaddr.val();
+            self.wd.d.next = self.axil.wdata.val();
         }
-        self.awready.next = self.aw_ack.q.val();
-        self.wready.next = self.aw_ack.q.val();
-        self.bvalid.next = self.bvalid_r.q.val();
-        self.bresp.next = 0.into();
+        self.axil.awready.next = self.aw_ack.q.val();
+        self.axil.wready.next = self.aw_ack.q.val();
+        self.axil.bvalid.next = self.bvalid_r.q.val();
+        self.axil.bresp.next = 0.into();
+        if self.b_err.q.val() {
+            self.axil.bresp.next = 2.into();
+        }
         if self.aw_ack.q.val() {
             self.bvalid_r.d.next = true;
-        } else if self.bready.val() {
+            self.b_err.d.next = !self.w_go.q.val();
+        } else if self.axil.bready.val() {
             self.bvalid_r.d.next = false;
         }
         // The write, decoded in its handshake cycle from the latched address and data.
         self.jcw.d.next = false;
         self.chw.d.next = false;
         self.pbw.d.next = false;
-        if self.aw_ack.q.val() {
+        if self.w_go.q.val() {
             if self.wa.q.val() == self.a_me_ip.val() {
                 self.me_ip_r.d.next = self.wd.q.val();
             }
@@ -432,17 +406,17 @@ impl Logic for Csr {
         }
         // The staging registers: the latched write.
         self.staging.clock.next = self.clock.val();
-        self.staging.w_ack.next = self.aw_ack.q.val();
+        self.staging.w_ack.next = self.w_go.q.val();
         self.staging.wa.next = self.wa.q.val();
         self.staging.wd.next = self.wd.q.val();
         // The table read-back window (`tbl_sel`, `tbl_data*`): the latched write, the read
         // address, the engine's job-table writes, this block's child and port-below
         // commits, and the route table.
         self.readback.clock.next = self.clock.val();
-        self.readback.w_ack.next = self.aw_ack.q.val();
+        self.readback.w_ack.next = self.w_go.q.val();
         self.readback.wa.next = self.wa.q.val();
         self.readback.wd.next = self.wd.q.val();
-        self.readback.araddr.next = self.araddr.val();
+        self.readback.araddr.next = self.axil.araddr.val();
         self.readback.jt_waddr.next = self.jt_waddr.val();
         self.readback.jt_wdata.next = self.jt_wdata.val();
         self.readback.jt_we.next = self.jt_we.val();
@@ -460,23 +434,27 @@ impl Logic for Csr {
         // Read: two cycles. The cycle a read is accepted registers one select per readable
         // register (the address compared with each register's address); the next cycle ORs
         // the selected values (every address is distinct, so at most one select is set).
-        self.arready.next = !self.rvalid_r.q.val() & !self.rs.q.val();
-        self.rvalid.next = self.rvalid_r.q.val();
-        self.rdata.next = self.rdata_r.q.val();
-        self.rresp.next = 0.into();
+        self.axil.arready.next = !self.rvalid_r.q.val() & !self.rs.q.val();
+        self.axil.rvalid.next = self.rvalid_r.q.val();
+        self.axil.rdata.next = self.rdata_r.q.val();
+        self.axil.rresp.next = 0.into();
         for i in 0..self.s_info.len() {
-            self.s_info[i].d.next = self.araddr.val() == (self.c_idx16[i].val() << 2);
+            self.s_info[i].d.next = self.axil.araddr.val() == (self.c_idx16[i].val() << 2);
         }
-        self.s_misc.d.next = bit_cast::<8, 1>((self.araddr.val() == self.a_me_ip.val()).into())
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_me_port.val()).into()) << 1)
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_me_mac_lo.val()).into()) << 2)
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_me_mac_hi.val()).into()) << 3)
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_tick_div.val()).into()) << 4)
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_tick.val()).into()) << 5)
-            | (bit_cast::<8, 1>((self.araddr.val() == self.a_scan_ticks.val()).into()) << 6);
+        self.s_misc.d.next =
+            bit_cast::<8, 1>((self.axil.araddr.val() == self.a_me_ip.val()).into())
+                | (bit_cast::<8, 1>((self.axil.araddr.val() == self.a_me_port.val()).into()) << 1)
+                | (bit_cast::<8, 1>((self.axil.araddr.val() == self.a_me_mac_lo.val()).into())
+                    << 2)
+                | (bit_cast::<8, 1>((self.axil.araddr.val() == self.a_me_mac_hi.val()).into())
+                    << 3)
+                | (bit_cast::<8, 1>((self.axil.araddr.val() == self.a_tick_div.val()).into()) << 4)
+                | (bit_cast::<8, 1>((self.axil.araddr.val() == self.a_tick.val()).into()) << 5)
+                | (bit_cast::<8, 1>((self.axil.araddr.val() == self.a_scan_ticks.val()).into())
+                    << 6);
         for j in 0..self.s_busy.len() {
             self.s_busy[j].d.next =
-                self.araddr.val() == self.a_busy.val() + (self.c_idx16[j].val() << 2);
+                self.axil.araddr.val() == self.a_busy.val() + (self.c_idx16[j].val() << 2);
         }
         self.rd.next = 0.into();
         for i in 0..self.s_info.len() {
@@ -513,15 +491,17 @@ impl Logic for Csr {
             }
         }
         self.rd.next = self.rd.val() | self.cnt_rd.val();
-        self.rs.d.next = self.arvalid.val() & !self.rvalid_r.q.val() & !self.rs.q.val();
+        self.rs.d.next = self.axil.arvalid.val() & !self.rvalid_r.q.val() & !self.rs.q.val();
         if self.rs.q.val() {
             self.rvalid_r.d.next = true;
             self.rdata_r.d.next = self.rd.val();
-        } else if self.rready.val() {
+        } else if self.axil.rready.val() {
             self.rvalid_r.d.next = false;
         }
         if self.rst.val() {
             self.aw_ack.d.next = false;
+            self.w_go.d.next = false;
+            self.b_err.d.next = false;
             self.bvalid_r.d.next = false;
             self.rvalid_r.d.next = false;
             self.rs.d.next = false;

@@ -33,7 +33,8 @@ use rust_hdl::prelude::*;
 use super::states::{
     copy_state, event, BackState, Ctx, DecState, Fields, FrontItem, FrontState, ScanConds,
 };
-use super::{idx4, k16, mc_mask, n, JOB_W, META_W};
+use super::util::{idx4, k16, mc_mask, n};
+use super::{JOB_W, META_W};
 
 /// The front end (see the module documentation).
 #[derive(LogicBlock)]

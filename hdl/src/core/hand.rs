@@ -60,7 +60,7 @@ impl Hand {
     /// The terms for `ports` egress ports.
     pub fn new(ports: usize) -> Self {
         Self {
-            tx_rdy: super::n(ports),
+            tx_rdy: super::util::n(ports),
             ..Default::default()
         }
     }

@@ -24,7 +24,7 @@ use crate::ram::{FaninRam, ADDR_W};
 use rust_hdl::prelude::*;
 
 use super::states::{OutFields, Staged};
-use super::{idx4, k16, mc_mask, n};
+use super::util::{idx4, k16, mc_mask, n};
 
 /// The item stage (see the module documentation).
 #[derive(LogicBlock)]

@@ -26,7 +26,8 @@ use crate::ram::ADDR_W;
 use rust_hdl::prelude::*;
 
 use super::states::{Ctx, Fields};
-use super::{idx8, n, JOB_W};
+use super::util::{idx8, n};
+use super::JOB_W;
 
 /// LOOK (see the module documentation).
 #[derive(LogicBlock)]

@@ -20,7 +20,7 @@ use crate::layout::{JobWord, JOB_W};
 use crate::ram::ADDR_W;
 use rust_hdl::prelude::*;
 
-use super::{idx8, n};
+use super::util::{idx8, n};
 
 /// The job and route tables' lookup (see the module documentation).
 #[derive(LogicBlock)]

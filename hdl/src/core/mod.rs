@@ -25,6 +25,7 @@ pub use states::{
     SessState,
 };
 
+pub mod axil;
 pub mod back;
 pub mod commit;
 pub mod copy;
@@ -49,7 +50,9 @@ pub mod session;
 pub mod staging;
 pub mod states;
 pub mod timer;
+mod util;
 
+use axil::AxiLite;
 use back::BackEnd;
 use commit::Commit;
 use counters::Counters;
@@ -66,33 +69,6 @@ use pick::Pick;
 use pred::Pred;
 use session::SessionUnit;
 use timer::Timer;
-
-/// `k` default values (a `Vec` of ports or registers).
-fn n<T: Default>(k: usize) -> Vec<T> {
-    (0..k).map(|_| T::default()).collect()
-}
-
-/// A 16-bit constant (register addresses, indices, field offsets).
-fn k16(v: u64) -> Constant<Bits<16>> {
-    Constant::new(v.into())
-}
-
-/// Port numbers `0..k` as 4-bit constants (a per-port loop compares a port field with them).
-fn idx4(k: usize) -> Vec<Constant<Bits<4>>> {
-    (0..k).map(|i| Constant::new((i as u64).into())).collect()
-}
-
-/// The job-entry indices `0..max(k, 8)` as 8-bit constants (per-entry compares).
-fn idx8(k: usize) -> Vec<Constant<Bits<8>>> {
-    (0..k.max(8))
-        .map(|i| Constant::new((i as u64).into()))
-        .collect()
-}
-
-/// The mask of a child's row within its job's rows of a child table (`mclog` bits).
-fn mc_mask(mclog: u64) -> Constant<Bits<ADDR_W>> {
-    Constant::new(((1u64 << mclog) - 1).into())
-}
 
 pub use crate::layout::{CHILD_W, JOB_W, META_W};
 
@@ -131,40 +107,8 @@ pub struct Core<const DW: usize, const KW: usize, const WB: usize> {
     pub m_tlast: Vec<Signal<Out, bool>>,
     /// Egress user.
     pub m_tuser: Vec<Signal<Out, bool>>,
-    /// AXI4-Lite write address.
-    pub awaddr: Signal<In, Bits<16>>,
-    /// AXI4-Lite write address valid.
-    pub awvalid: Signal<In, bool>,
-    /// AXI4-Lite write address ready.
-    pub awready: Signal<Out, bool>,
-    /// AXI4-Lite write data.
-    pub wdata: Signal<In, Bits<32>>,
-    /// AXI4-Lite write strobes (registers are written whole; must be all ones).
-    pub wstrb: Signal<In, Bits<4>>,
-    /// AXI4-Lite write data valid.
-    pub wvalid: Signal<In, bool>,
-    /// AXI4-Lite write data ready.
-    pub wready: Signal<Out, bool>,
-    /// AXI4-Lite write response.
-    pub bresp: Signal<Out, Bits<2>>,
-    /// AXI4-Lite write response valid.
-    pub bvalid: Signal<Out, bool>,
-    /// AXI4-Lite write response ready.
-    pub bready: Signal<In, bool>,
-    /// AXI4-Lite read address.
-    pub araddr: Signal<In, Bits<16>>,
-    /// AXI4-Lite read address valid.
-    pub arvalid: Signal<In, bool>,
-    /// AXI4-Lite read address ready.
-    pub arready: Signal<Out, bool>,
-    /// AXI4-Lite read data.
-    pub rdata: Signal<Out, Bits<32>>,
-    /// AXI4-Lite read response.
-    pub rresp: Signal<Out, Bits<2>>,
-    /// AXI4-Lite read data valid.
-    pub rvalid: Signal<Out, bool>,
-    /// AXI4-Lite read data ready.
-    pub rready: Signal<In, bool>,
+    /// The AXI4-Lite register interface (`axil.rs`; `s_axil_*` in `fanin_core`).
+    pub axil: AxiLite,
     /// Monitor: the engine took a frame or the timer scan visited a slot this cycle.
     pub dbg_valid: Signal<Out, bool>,
     /// Monitor: 0 frame taken from ingress port `dbg_arg`; 1 timer scan of slot `dbg_arg`;
@@ -652,22 +596,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // identity, timer and route registers, the counters and the table read-back.
         self.csr.clock.next = self.clock.val();
         self.csr.rst.next = self.rst.val();
-        self.csr.awaddr.next = self.awaddr.val();
-        self.csr.awvalid.next = self.awvalid.val();
-        self.awready.next = self.csr.awready.val();
-        self.csr.wdata.next = self.wdata.val();
-        self.csr.wvalid.next = self.wvalid.val();
-        self.wready.next = self.csr.wready.val();
-        self.bresp.next = self.csr.bresp.val();
-        self.bvalid.next = self.csr.bvalid.val();
-        self.csr.bready.next = self.bready.val();
-        self.csr.araddr.next = self.araddr.val();
-        self.csr.arvalid.next = self.arvalid.val();
-        self.arready.next = self.csr.arready.val();
-        self.rdata.next = self.csr.rdata.val();
-        self.rresp.next = self.csr.rresp.val();
-        self.rvalid.next = self.csr.rvalid.val();
-        self.csr.rready.next = self.rready.val();
+        AxiLite::link(&mut self.axil, &mut self.csr.axil);
         // The child table and the back end's and the item stage's copies of it (their own
         // read ports for multicast rounds), and the port-below table, written by commits.
         self.chram.waddr.next = self.csr.child_waddr.val();
@@ -831,7 +760,7 @@ impl<const DW: usize, const KW: usize, const WB: usize> Logic for Core<DW, KW, W
         // The counters: the engine's events and the register read address.
         self.counters.clock.next = self.clock.val();
         self.counters.rst.next = self.rst.val();
-        self.counters.araddr.next = self.araddr.val();
+        self.counters.araddr.next = self.axil.araddr.val();
         self.counters.ev.next = self.ev.val();
         self.counters.ev_b.next = self.ev_b.val();
         self.counters.occ_inc.next = self.bq_inc.q.val();

@@ -4,6 +4,7 @@
 //! fields.)
 
 use super::states::packet_type;
+use super::util::{idx4, k16, n};
 use super::*;
 use crate::config::CoreConfig;
 use fanin_proto::wire::PacketType;
@@ -33,29 +34,13 @@ impl<const DW: usize, const KW: usize, const WB: usize> Core<DW, KW, WB> {
             m_tready: n(p),
             m_tlast: n(p),
             m_tuser: n(p),
-            awaddr: Default::default(),
-            awvalid: Default::default(),
-            awready: Default::default(),
-            wdata: Default::default(),
-            wstrb: Default::default(),
-            wvalid: Default::default(),
-            wready: Default::default(),
-            bresp: Default::default(),
-            bvalid: Default::default(),
-            bready: Default::default(),
-            araddr: Default::default(),
-            arvalid: Default::default(),
-            arready: Default::default(),
-            rdata: Default::default(),
-            rresp: Default::default(),
-            rvalid: Default::default(),
-            rready: Default::default(),
             rx: (0..p)
                 .map(|_| Rx::new(cfg.rx_rows(), cfg.max_frame as usize))
                 .collect(),
             tx: (0..p)
                 .map(|_| Tx::new(cfg.tx_rows(), cfg.max_frame as usize))
                 .collect(),
+            axil: Default::default(),
             dbg_valid: Default::default(),
             dbg_kind: Default::default(),
             dbg_arg: Default::default(),

@@ -19,7 +19,7 @@ use crate::config::CoreConfig;
 use crate::parse::{BytePop, PopCheck, PARSE_W};
 use rust_hdl::prelude::*;
 
-use super::n;
+use super::util::n;
 
 /// The port pick and look-ahead (see the module documentation).
 #[derive(LogicBlock)]
@@ -146,7 +146,7 @@ impl Pick {
             hp_sum: n(p),
             hp_pop: n(p),
             c_onehot: (0..8).map(|i| Constant::new((1u64 << i).into())).collect(),
-            c_idx4: super::idx4(8),
+            c_idx4: super::util::idx4(8),
         }
     }
 }

@@ -15,7 +15,7 @@ use crate::ram::{FaninRam, ADDR_W};
 use crate::regs;
 use rust_hdl::prelude::*;
 
-use super::{k16, n};
+use super::util::{k16, n};
 
 /// The table read-back window of a core (see the module documentation).
 #[derive(LogicBlock)]
@@ -130,7 +130,7 @@ impl Readback {
             tbl_w: Default::default(),
             c_idx16: (0..nr).map(|i| k16(i as u64)).collect(),
             c_mclog: k16(mclog as u64),
-            c_mcmask: super::mc_mask(mclog as u64),
+            c_mcmask: super::util::mc_mask(mclog as u64),
             c_tbl_end: k16((regs::TBL_DATA_BASE + 4 * regs::TBL_WORDS) as u64),
             tb_job: Constant::new((regs::Table::Job as u64).into()),
             tb_child: Constant::new((regs::Table::Child as u64).into()),

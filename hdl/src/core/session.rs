@@ -23,8 +23,8 @@ use crate::ram::{FaninRam, ADDR_W};
 use fanin_regs::layout::member;
 use rust_hdl::prelude::*;
 
-use super::n;
 use super::states::{Accept, Fields, SessState};
+use super::util::n;
 
 /// The root's session unit (see the module documentation).
 #[derive(LogicBlock)]

@@ -13,7 +13,7 @@ use crate::regs;
 use fanin_regs::layout::{child, job};
 use rust_hdl::prelude::*;
 
-use super::k16;
+use super::util::k16;
 
 /// The staging registers of a core (see the module documentation).
 #[derive(LogicBlock)]

@@ -107,3 +107,55 @@ fn every_table_reads_back_as_programmed_and_a_changed_row_is_named() {
         "{found:?}"
     );
 }
+
+#[test]
+fn a_write_without_all_four_strobes_is_refused_and_changes_nothing() {
+    use fanin_regs::map::{addr, child_reg};
+    use fanin_sim::axil::Op;
+    let spec = JobSpec {
+        job: 7,
+        slot_count: 4,
+        elements: 8,
+        mode: Mode::Timeout {
+            flush_after: 100,
+            reclaim_after: 50,
+        },
+        addressing: Addressing::Network,
+        trust: Trust::default(),
+    };
+    let p = plan::build(&plan::star(3), spec).unwrap();
+    let core = core();
+    let mut cfg = fold(&p.switches[0], &core);
+    cfg.params = core.params();
+    let (mut tb, _sb) = setup_with(&cfg, Pacing::CORNERS[0], seed());
+    let me_ip = tb.read(addr::ME_IP).unwrap();
+    let c1 = cfg.jobs[0].children[1].clone();
+    let r0 = cfg.routes[0];
+    // Each of these, written whole, would change what the card holds: the identity, child
+    // 1's address (staged, then committed) and route 0's port.
+    let mut writes = vec![
+        (addr::ME_IP, !me_ip, 0x1),
+        (
+            CHILD_BASE + child_reg::IP,
+            u32::from(c1.endpoint.ip) ^ 0xff,
+            0x7,
+        ),
+        (CHILD_BASE + child_reg::COMMIT, 1, 0xe),
+    ];
+    for (a, v) in fanin_regs::route_writes(0, r0.ip, (r0.port + 1) % core.ports) {
+        writes.push((a, v, 0x0));
+    }
+    for (addr, data, strb) in writes {
+        let d = tb.access_raw(Op::Write { addr, data, strb }).unwrap();
+        assert_eq!(
+            d.resp, 2,
+            "write of {data:#x} to {addr:#x} with strobes {strb:#x}: SLVERR"
+        );
+    }
+    let found = verify(&cfg, &core, &mut TbBus(&mut tb)).unwrap();
+    assert_eq!(found, vec![], "refused writes changed nothing");
+    assert_eq!(tb.read(addr::ME_IP).unwrap(), me_ip, "me_ip unchanged");
+    // The next whole write is answered OKAY and applied.
+    tb.write(addr::ME_IP, me_ip ^ 1).unwrap();
+    assert_eq!(tb.read(addr::ME_IP).unwrap(), me_ip ^ 1);
+}
