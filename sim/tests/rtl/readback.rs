@@ -2,16 +2,19 @@
 //! configuration determines reads back as written, and a row changed behind the driver's
 //! back is reported by table, row and field.
 
+use fanin_hdl::CoreConfig;
+use fanin_proto::config::SwitchConfig;
 use fanin_proto::config::{Mode, SourceCheck, Trust};
 use fanin_proto::plan::{self, Addressing, JobSpec};
 use fanin_regs::map::{child_reg, CHILD_BASE};
 use fanin_regs::verify::{verify, Mismatch};
-use fanin_sim::tb::Pacing;
+use fanin_sim::tb::{Pacing, Tb};
 
 use crate::common::*;
 
-#[test]
-fn every_table_reads_back_as_programmed_and_a_changed_row_is_named() {
+/// A core programmed with job 7 (timeout mode, 3 workers, 4 slots) of the given trust:
+/// the testbench, the switch's configuration as folded for the core, and the core's.
+fn programmed(trust: Trust) -> (Tb, SwitchConfig, CoreConfig) {
     let spec = JobSpec {
         job: 7,
         slot_count: 4,
@@ -21,19 +24,24 @@ fn every_table_reads_back_as_programmed_and_a_changed_row_is_named() {
             reclaim_after: 50,
         },
         addressing: Addressing::Network,
-        trust: Trust {
-            sessions: false,
-            source_check: SourceCheck::IpPort,
-            reclaim_idle: 777,
-            first_block: None,
-        },
+        trust,
     };
     let p = plan::build(&plan::star(3), spec).unwrap();
     let core = core();
     let mut cfg = fold(&p.switches[0], &core);
     cfg.params = core.params();
-    let s = seed();
-    let (mut tb, _sb) = setup_with(&cfg, Pacing::CORNERS[0], s);
+    let (tb, _sb) = setup_with(&cfg, Pacing::CORNERS[0], seed());
+    (tb, cfg, core)
+}
+
+#[test]
+fn every_table_reads_back_as_programmed_and_a_changed_row_is_named() {
+    let (mut tb, cfg, core) = programmed(Trust {
+        sessions: false,
+        source_check: SourceCheck::IpPort,
+        reclaim_idle: 777,
+        first_block: None,
+    });
     let found = verify(&cfg, &core, &mut TbBus(&mut tb)).unwrap();
     assert_eq!(
         found,
@@ -112,22 +120,7 @@ fn every_table_reads_back_as_programmed_and_a_changed_row_is_named() {
 fn a_write_without_all_four_strobes_is_refused_and_changes_nothing() {
     use fanin_regs::map::{addr, child_reg};
     use fanin_sim::axil::Op;
-    let spec = JobSpec {
-        job: 7,
-        slot_count: 4,
-        elements: 8,
-        mode: Mode::Timeout {
-            flush_after: 100,
-            reclaim_after: 50,
-        },
-        addressing: Addressing::Network,
-        trust: Trust::default(),
-    };
-    let p = plan::build(&plan::star(3), spec).unwrap();
-    let core = core();
-    let mut cfg = fold(&p.switches[0], &core);
-    cfg.params = core.params();
-    let (mut tb, _sb) = setup_with(&cfg, Pacing::CORNERS[0], seed());
+    let (mut tb, cfg, core) = programmed(Trust::default());
     let me_ip = tb.read(addr::ME_IP).unwrap();
     let c1 = cfg.jobs[0].children[1].clone();
     let r0 = cfg.routes[0];
