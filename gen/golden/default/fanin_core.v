@@ -13150,6 +13150,46 @@ module fanin_csr(clock,rst,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil
     output reg  [63:0] pb_wdata;
     
     // Constant declarations
+    localparam  c_wr$0 = 16'h40;
+    localparam  c_wr$1 = 16'h44;
+    localparam  c_wr$2 = 16'h48;
+    localparam  c_wr$3 = 16'h4c;
+    localparam  c_wr$4 = 16'h50;
+    localparam  c_wr$5 = 16'h58;
+    localparam  c_wr$6 = 16'h80;
+    localparam  c_wr$7 = 16'h84;
+    localparam  c_wr$8 = 16'h88;
+    localparam  c_wr$9 = 16'h800;
+    localparam  c_wr$10 = 16'h804;
+    localparam  c_wr$11 = 16'h808;
+    localparam  c_wr$12 = 16'h80c;
+    localparam  c_wr$13 = 16'h810;
+    localparam  c_wr$14 = 16'h814;
+    localparam  c_wr$15 = 16'h818;
+    localparam  c_wr$16 = 16'h81c;
+    localparam  c_wr$17 = 16'h820;
+    localparam  c_wr$18 = 16'h824;
+    localparam  c_wr$19 = 16'h828;
+    localparam  c_wr$20 = 16'h82c;
+    localparam  c_wr$21 = 16'h830;
+    localparam  c_wr$22 = 16'h834;
+    localparam  c_wr$23 = 16'h838;
+    localparam  c_wr$24 = 16'h83c;
+    localparam  c_wr$25 = 16'h840;
+    localparam  c_wr$26 = 16'h844;
+    localparam  c_wr$27 = 16'h848;
+    localparam  c_wr$28 = 16'h880;
+    localparam  c_wr$29 = 16'h884;
+    localparam  c_wr$30 = 16'h888;
+    localparam  c_wr$31 = 16'h88c;
+    localparam  c_wr$32 = 16'h890;
+    localparam  c_wr$33 = 16'h894;
+    localparam  c_wr$34 = 16'h898;
+    localparam  c_wr$35 = 16'h89c;
+    localparam  c_wr$36 = 16'h8c0;
+    localparam  c_wr$37 = 16'h8c4;
+    localparam  c_wr$38 = 16'h8c8;
+    localparam  c_wr$39 = 16'h8e0;
     localparam  c_idx16$0 = 16'h0;
     localparam  c_idx16$1 = 16'h1;
     localparam  c_idx16$2 = 16'h2;
@@ -13201,9 +13241,9 @@ module fanin_csr(clock,rst,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil
     reg  w_go$d;
     wire  w_go$q;
     reg  w_go$clock;
-    reg  b_err$d;
-    wire  b_err$q;
-    reg  b_err$clock;
+    reg  [1:0] b_code$d;
+    wire  [1:0] b_code$q;
+    reg  b_code$clock;
     reg  [15:0] wa$d;
     wire  [15:0] wa$q;
     reg  wa$clock;
@@ -13561,6 +13601,7 @@ module fanin_csr(clock,rst,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil
     reg  rdata_r$clock;
     
     // Local signals
+    reg  w_hit;
     reg  wr;
     reg  [31:0] rd;
     
@@ -13575,10 +13616,10 @@ module fanin_csr(clock,rst,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil
         .q(w_go$q),
         .clock(w_go$clock)
     );
-    fanin_csr_b_err b_err(
-        .d(b_err$d),
-        .q(b_err$q),
-        .clock(b_err$clock)
+    fanin_csr_b_code b_code(
+        .d(b_code$d),
+        .q(b_code$q),
+        .clock(b_code$clock)
     );
     fanin_csr_wa wa(
         .d(wa$d),
@@ -14134,7 +14175,7 @@ module fanin_csr(clock,rst,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil
     always @(*) begin
         aw_ack$clock = clock;
         w_go$clock = clock;
-        b_err$clock = clock;
+        b_code$clock = clock;
         wa$clock = clock;
         wd$clock = clock;
         bvalid_r$clock = clock;
@@ -14157,7 +14198,7 @@ module fanin_csr(clock,rst,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil
         rdata_r$clock = clock;
         aw_ack$d = aw_ack$q;
         w_go$d = w_go$q;
-        b_err$d = b_err$q;
+        b_code$d = b_code$q;
         wa$d = wa$q;
         wd$d = wd$q;
         bvalid_r$d = bvalid_r$q;
@@ -14392,21 +14433,145 @@ module fanin_csr(clock,rst,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil
         pb_wdata = staging$pbelow;
         wr = axil$awvalid & axil$wvalid & ~aw_ack$q & ~bvalid_r$q & ~jcw$q & ~hold;
         aw_ack$d = wr;
-        w_go$d = wr & &axil$wstrb;
+        w_hit = 1'b0;
+        if (axil$awaddr == c_wr$0) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$1) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$2) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$3) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$4) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$5) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$6) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$7) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$8) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$9) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$10) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$11) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$12) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$13) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$14) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$15) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$16) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$17) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$18) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$19) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$20) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$21) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$22) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$23) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$24) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$25) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$26) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$27) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$28) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$29) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$30) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$31) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$32) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$33) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$34) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$35) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$36) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$37) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$38) begin
+            w_hit = 1'b1;
+        end
+        if (axil$awaddr == c_wr$39) begin
+            w_hit = 1'b1;
+        end
+        w_go$d = wr & &axil$wstrb & w_hit;
         if (wr) begin
             wa$d = axil$awaddr;
             wd$d = axil$wdata;
+            b_code$d = 32'h0;
+            if (~&axil$wstrb) begin
+                b_code$d = 32'h2;
+            end
+            if (~w_hit) begin
+                b_code$d = 32'h3;
+            end
         end
         axil$awready = aw_ack$q;
         axil$wready = aw_ack$q;
         axil$bvalid = bvalid_r$q;
-        axil$bresp = 32'h0;
-        if (b_err$q) begin
-            axil$bresp = 32'h2;
-        end
+        axil$bresp = b_code$q;
         if (aw_ack$q) begin
             bvalid_r$d = 1'b1;
-            b_err$d = ~w_go$q;
         end
         else if (axil$bready) begin
             bvalid_r$d = 1'b0;
@@ -14748,7 +14913,7 @@ module fanin_csr(clock,rst,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil
         if (rst) begin
             aw_ack$d = 1'b0;
             w_go$d = 1'b0;
-            b_err$d = 1'b0;
+            b_code$d = 32'h0;
             bvalid_r$d = 1'b0;
             rvalid_r$d = 1'b0;
             rs$d = 1'b0;
@@ -14798,23 +14963,23 @@ module fanin_csr_aw_ack(d,q,clock);
 endmodule // fanin_csr_aw_ack
 
 
-module fanin_csr_b_err(d,q,clock);
+module fanin_csr_b_code(d,q,clock);
     
     // Module arguments
-    input wire  d;
-    output reg  q;
+    input wire  [1:0] d;
+    output reg  [1:0] q;
     input wire  clock;
     
     // Update code (custom)
     initial begin
-       q = 1'h0;
+       q = 2'h0;
     end
     
     always @(posedge clock) begin
        q <= d;
     end
           
-endmodule // fanin_csr_b_err
+endmodule // fanin_csr_b_code
 
 
 module fanin_csr_bvalid_r(d,q,clock);

@@ -14,7 +14,8 @@
 //! Writes take two cycles: the cycle `awvalid` and `wvalid` are both seen (and the block is
 //! idle) latches address and data; the next cycle raises `awready`/`wready` (the handshake)
 //! and decodes the latched write; a write without all four strobes changes nothing and is
-//! answered SLVERR (registers are written whole). A table commit reaches the engine as a one-cycle
+//! answered SLVERR (registers are written whole), one to an address without a writable
+//! register changes nothing and is answered DECERR. A table commit reaches the engine as a one-cycle
 //! registered pulse the cycle after that (`job_commit`, `child_we`, `pb_we`). Reads take
 //! two cycles as well: the selects, then the OR of the selected values.
 
@@ -37,8 +38,9 @@ pub struct Csr {
     /// Synchronous active-high reset.
     pub rst: Signal<In, bool>,
     /// The AXI4-Lite slave (`axil.rs`): registers are written whole, so a write without
-    /// all four strobes changes nothing and is answered SLVERR; every other response is
-    /// OKAY; the readies are registered.
+    /// all four strobes changes nothing and is answered SLVERR; a write to an address
+    /// without a writable register changes nothing and is answered DECERR; every other
+    /// response is OKAY; the readies are registered.
     pub axil: AxiLite,
     /// Engine: a job commit is pending or being applied (writes wait: the commit reads the
     /// staged entry, `job_word`, when it applies).
@@ -91,11 +93,14 @@ pub struct Csr {
     /// Port-below table write data (the staged rank set).
     pub pb_wdata: Signal<Out, Bits<64>>,
     // Write side: accepted (the handshake cycle), and the latched address and data;
-    // `w_go`: the accepted write has all four strobes and is applied; `b_err`: the
-    // response is SLVERR (a partial write, refused whole).
+    // `w_go`: the accepted write is applied (all four strobes, to a writable register,
+    // `w_hit`: one of `c_wr`); `b_code`: its response (OKAY, SLVERR for a partial write,
+    // DECERR where no register takes a write).
     aw_ack: DFF<bool>,
     w_go: DFF<bool>,
-    b_err: DFF<bool>,
+    w_hit: Signal<Local, bool>,
+    b_code: DFF<Bits<2>>,
+    c_wr: Vec<Constant<Bits<16>>>,
     wa: DFF<Bits<16>>,
     wd: DFF<Bits<32>>,
     wr: Signal<Local, bool>,
@@ -190,7 +195,14 @@ impl Csr {
             pb_wdata: Default::default(),
             aw_ack: Default::default(),
             w_go: Default::default(),
-            b_err: Default::default(),
+            w_hit: Default::default(),
+            b_code: Default::default(),
+            c_wr: map
+                .regs
+                .iter()
+                .filter(|r| r.access != regs::map::Access::RO)
+                .map(|r| k16(r.addr as u64))
+                .collect(),
             wa: Default::default(),
             wd: Default::default(),
             wr: Default::default(),
@@ -256,7 +268,7 @@ impl Logic for Csr {
             clock,
             aw_ack,
             w_go,
-            b_err,
+            b_code,
             wa,
             wd,
             bvalid_r,
@@ -324,22 +336,32 @@ impl Logic for Csr {
             & !self.hold.val();
         self.aw_ack.d.next = self.wr.val();
         // Registers are written whole: a write without all four strobes changes nothing
-        // and is answered SLVERR.
-        self.w_go.d.next = self.wr.val() & self.axil.wstrb.val().all();
+        // and is answered SLVERR; one to an address without a writable register (none, or
+        // a read-only one) changes nothing and is answered DECERR.
+        self.w_hit.next = false;
+        for i in 0..self.c_wr.len() {
+            if self.axil.awaddr.val() == self.c_wr[i].val() {
+                self.w_hit.next = true;
+            }
+        }
+        self.w_go.d.next = self.wr.val() & self.axil.wstrb.val().all() & self.w_hit.val();
         if self.wr.val() {
             self.wa.d.next = self.axil.awaddr.val();
             self.wd.d.next = self.axil.wdata.val();
+            self.b_code.d.next = 0.into();
+            if !self.axil.wstrb.val().all() {
+                self.b_code.d.next = 2.into();
+            }
+            if !self.w_hit.val() {
+                self.b_code.d.next = 3.into();
+            }
         }
         self.axil.awready.next = self.aw_ack.q.val();
         self.axil.wready.next = self.aw_ack.q.val();
         self.axil.bvalid.next = self.bvalid_r.q.val();
-        self.axil.bresp.next = 0.into();
-        if self.b_err.q.val() {
-            self.axil.bresp.next = 2.into();
-        }
+        self.axil.bresp.next = self.b_code.q.val();
         if self.aw_ack.q.val() {
             self.bvalid_r.d.next = true;
-            self.b_err.d.next = !self.w_go.q.val();
         } else if self.axil.bready.val() {
             self.bvalid_r.d.next = false;
         }
@@ -501,7 +523,7 @@ impl Logic for Csr {
         if self.rst.val() {
             self.aw_ack.d.next = false;
             self.w_go.d.next = false;
-            self.b_err.d.next = false;
+            self.b_code.d.next = 0.into();
             self.bvalid_r.d.next = false;
             self.rvalid_r.d.next = false;
             self.rs.d.next = false;

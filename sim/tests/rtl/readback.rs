@@ -117,7 +117,7 @@ fn every_table_reads_back_as_programmed_and_a_changed_row_is_named() {
 }
 
 #[test]
-fn a_write_without_all_four_strobes_is_refused_and_changes_nothing() {
+fn a_partial_or_unmapped_write_is_refused_and_changes_nothing() {
     use fanin_regs::map::{addr, child_reg};
     use fanin_sim::axil::Op;
     let (mut tb, cfg, core) = programmed(Trust::default());
@@ -143,6 +143,27 @@ fn a_write_without_all_four_strobes_is_refused_and_changes_nothing() {
         assert_eq!(
             d.resp, 2,
             "write of {data:#x} to {addr:#x} with strobes {strb:#x}: SLVERR"
+        );
+    }
+    // Whole writes where no register takes one: a read-only register (`tick`, `id`), a
+    // gap in the map, the last word of the 16-bit space; and a partial one there.
+    for (addr, strb) in [
+        (addr::TICK, 0xf),
+        (0, 0xf),
+        (0x7fc, 0xf),
+        (0xfffc, 0xf),
+        (0x7fc, 0x1),
+    ] {
+        let d = tb
+            .access_raw(Op::Write {
+                addr,
+                data: 0x5a5a_5a5a,
+                strb,
+            })
+            .unwrap();
+        assert_eq!(
+            d.resp, 3,
+            "write to {addr:#x} with strobes {strb:#x}: DECERR"
         );
     }
     let found = verify(&cfg, &core, &mut TbBus(&mut tb)).unwrap();
