@@ -14434,125 +14434,127 @@ module fanin_csr(clock,rst,axil$awaddr,axil$awvalid,axil$awready,axil$wdata,axil
         wr = axil$awvalid & axil$wvalid & ~aw_ack$q & ~bvalid_r$q & ~jcw$q & ~hold;
         aw_ack$d = wr;
         w_hit = 1'b0;
-        if (axil$awaddr == c_wr$0) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$1) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$2) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$3) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$4) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$5) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$6) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$7) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$8) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$9) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$10) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$11) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$12) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$13) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$14) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$15) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$16) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$17) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$18) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$19) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$20) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$21) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$22) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$23) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$24) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$25) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$26) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$27) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$28) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$29) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$30) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$31) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$32) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$33) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$34) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$35) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$36) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$37) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$38) begin
-            w_hit = 1'b1;
-        end
-        if (axil$awaddr == c_wr$39) begin
-            w_hit = 1'b1;
+        if (axil$awvalid) begin
+            if (axil$awaddr == c_wr$0) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$1) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$2) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$3) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$4) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$5) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$6) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$7) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$8) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$9) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$10) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$11) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$12) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$13) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$14) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$15) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$16) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$17) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$18) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$19) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$20) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$21) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$22) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$23) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$24) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$25) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$26) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$27) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$28) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$29) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$30) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$31) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$32) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$33) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$34) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$35) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$36) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$37) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$38) begin
+                w_hit = 1'b1;
+            end
+            if (axil$awaddr == c_wr$39) begin
+                w_hit = 1'b1;
+            end
         end
         w_go$d = wr & &axil$wstrb & w_hit;
         if (wr) begin

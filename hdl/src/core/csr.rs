@@ -338,10 +338,14 @@ impl Logic for Csr {
         // Registers are written whole: a write without all four strobes changes nothing
         // and is answered SLVERR; one to an address without a writable register (none, or
         // a read-only one) changes nothing and is answered DECERR.
+        // (Compared only while `awvalid` is up: the Verilated model skips the compares in
+        // the cycles without a write, nearly all of them.)
         self.w_hit.next = false;
-        for i in 0..self.c_wr.len() {
-            if self.axil.awaddr.val() == self.c_wr[i].val() {
-                self.w_hit.next = true;
+        if self.axil.awvalid.val() {
+            for i in 0..self.c_wr.len() {
+                if self.axil.awaddr.val() == self.c_wr[i].val() {
+                    self.w_hit.next = true;
+                }
             }
         }
         self.w_go.d.next = self.wr.val() & self.axil.wstrb.val().all() & self.w_hit.val();
