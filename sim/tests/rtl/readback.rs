@@ -3,8 +3,7 @@
 //! back is reported by table, row and field.
 
 use fanin_hdl::CoreConfig;
-use fanin_proto::config::SwitchConfig;
-use fanin_proto::config::{Mode, SourceCheck, Trust};
+use fanin_proto::config::{Mode, SourceCheck, SwitchConfig, Trust};
 use fanin_proto::plan::{self, Addressing, JobSpec};
 use fanin_regs::map::{child_reg, CHILD_BASE};
 use fanin_regs::verify::{verify, Mismatch};
@@ -118,7 +117,7 @@ fn every_table_reads_back_as_programmed_and_a_changed_row_is_named() {
 
 #[test]
 fn a_partial_or_unmapped_write_is_refused_and_changes_nothing() {
-    use fanin_regs::map::{addr, child_reg};
+    use fanin_regs::map::addr;
     use fanin_sim::axil::Op;
     let (mut tb, cfg, core) = programmed(Trust::default());
     let me_ip = tb.read(addr::ME_IP).unwrap();
